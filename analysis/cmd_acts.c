@@ -1,0 +1,1 @@
+/* cmd_acts.c: not written yet */

@@ -1,0 +1,1 @@
+/* cmd_gates.c: not written yet */

@@ -1,0 +1,1 @@
+/* cmd_heatmap.c: not written yet */

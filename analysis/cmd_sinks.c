@@ -1,0 +1,1 @@
+/* cmd_sinks.c: not written yet */

@@ -1,0 +1,1 @@
+/* colormap.c: not written yet */

@@ -1,0 +1,1 @@
+/* heatmap.c: not written yet */

@@ -1,0 +1,1 @@
+/* plot.c: not written yet */

@@ -1,0 +1,1 @@
+/* runread.c: not written yet */

@@ -1,0 +1,1 @@
+/* adamw.c: not written yet */

@@ -1,0 +1,1 @@
+/* cmd_train.c: not written yet */

@@ -1,0 +1,155 @@
+/* config.h: every hyperparameter of a run, resolved from a preset INI file,
+ * an optional variant id, and --set key=value overrides.
+ *
+ * A gate variant is data: the enums below plus its parameters in the arena.
+ * The catalog of named ids (variants.c) only fills these fields in.
+ */
+#ifndef GATELAB_CONFIG_H
+#define GATELAB_CONFIG_H
+
+#include <stddef.h>
+
+#define CFG_STR 256 /* every string field is bounded; longer input is refused */
+
+typedef enum { NORM_RMS = 0, NORM_LAYER } NormKind;
+typedef enum { POS_ROPE = 0, POS_LEARNED, POS_NONE } PosKind;
+typedef enum { MLP_SWIGLU = 0, MLP_GELU } MlpKind;
+
+/* Where a gate sits (Qiu et al. Fig. 1). */
+typedef enum {
+    GATE_NONE = 0,
+    GATE_G1, /* SDPA output Y, before W_O */
+    GATE_G2, /* value projection output V */
+    GATE_G3, /* key projection output K (before QK-norm and RoPE) */
+    GATE_G4, /* query projection output Q (before QK-norm and RoPE) */
+    GATE_G5  /* dense output O, after W_O */
+} GatePos;
+typedef enum { GRAN_ELEM = 0, GRAN_HEAD } GateGran;
+typedef enum { FORM_MULT = 0, FORM_ADD } GateForm;
+typedef enum { ACT_SIGMOID = 0, ACT_SILU, ACT_IDENTITY, ACT_NS_SIGMOID } GateAct;
+/* What the gate reads. FULL: all of X (d_model -> channels).
+ * HEADSLICE: head h reads only its d_model/H slice of X, plus a bias
+ * (head-gate-linear). CONST: an input-independent theta (g1-const). */
+typedef enum { GIN_FULL = 0, GIN_HEADSLICE, GIN_CONST } GateInput;
+
+/* The attention normaliser, softmax or a sink remedy (variants.md C). */
+typedef enum {
+    NORMZ_SOFTMAX = 0,
+    NORMZ_SOFTMAX1,   /* e^s / (1 + sum e^s) */
+    NORMZ_SINK_LOGIT, /* e^s / (e^{b_h} + sum e^s) */
+    NORMZ_CLIPPED,    /* clip((zeta-gamma) softmax + gamma, 0, 1) */
+    NORMZ_SIGMOID,    /* sigma(s - log T) */
+    NORMZ_SOFTPICK    /* relu(e^s - 1) / (sum |e^s - 1| + eps) */
+} AttnNormaliser;
+
+/* A parameter-free change to Y itself (Table 3). */
+typedef enum { YMOD_NONE = 0, YMOD_RMSNORM, YMOD_SILU } YMod;
+
+typedef enum { DATA_BROWN = 0, DATA_TOKENS, DATA_BIGRAM, DATA_TEXT } DataSource;
+
+typedef struct {
+    /* --- model --- */
+    int n_layers;
+    int d_model;
+    int n_heads;
+    int n_kv_heads;   /* GQA when < n_heads; must divide n_heads */
+    int head_dim;     /* 0 means d_model / n_heads */
+    int d_ff;         /* MLP hidden size */
+    int vocab_size;   /* resolved from the data source; 257 for bytes + BOS */
+    int seq_len;      /* training length T */
+    int max_pos;      /* learned-position table size (>= every length used) */
+    NormKind norm;
+    PosKind pos;
+    MlpKind mlp;
+    float rope_base;
+    float yarn_scale; /* 1 = plain RoPE */
+    int qk_norm;
+    int tied_embed;
+    float norm_eps;
+    float init_std;
+
+    /* --- variant --- */
+    char variant[CFG_STR]; /* id from the catalog, or "custom" */
+    GatePos gate_pos;
+    GateGran gate_gran;
+    int gate_shared;       /* head-shared: scores averaged over heads */
+    GateForm gate_form;
+    GateAct gate_act;
+    GateInput gate_input;
+    AttnNormaliser normaliser;
+    float clip_alpha;      /* clipped softmax: gamma = -alpha / T */
+    float softpick_eps;
+    int kv_bias;           /* learned k', v' per head, always visible */
+    int sink_token;        /* learned embedding prepended; loss skips it */
+    YMod y_mod;
+
+    /* --- data --- */
+    DataSource data;
+    char data_dir[CFG_STR];   /* brown: dir with train.txt, val.txt */
+    char train_file[CFG_STR]; /* tokens/text: explicit files */
+    char val_file[CFG_STR];
+    int bos;                  /* prepend BOS to every sequence */
+    int bigram_vocab;         /* bigram-backcopy: ordinary tokens */
+    int bigram_triggers;      /* how many of them are triggers */
+    unsigned long long bigram_seed;
+
+    /* --- optimisation --- */
+    int batch_size;
+    int steps;
+    float lr;
+    float min_lr_frac;  /* cosine decays to lr * min_lr_frac */
+    int warmup;
+    float weight_decay;
+    float beta1, beta2, adam_eps;
+    float grad_clip;    /* global-norm clip; 0 = off */
+    unsigned long long init_seed;
+    unsigned long long data_seed;
+
+    /* --- bookkeeping --- */
+    int eval_every;
+    int eval_batches;
+    int ckpt_every;
+    int probe_n;        /* probe sequences */
+    int log_every;
+    int threads;
+    float spike_factor; /* loss spike: > factor * median of previous 50 */
+} Config;
+
+/* Fill cfg with built-in defaults (the `small`-like baseline). */
+void config_defaults(Config *cfg);
+
+/* Parse an INI file over cfg (inih). Keys may sit at top level or under
+ * [model] [variant] [data] [train] sections; an unknown key is an error.
+ * On error returns -1 and writes a one-line reason naming file:line:key. */
+int config_load_file(Config *cfg, const char *path, char *err, size_t errlen);
+
+/* Apply one "key=value" override. Returns -1 with a reason on error. */
+int config_set(Config *cfg, const char *kv, char *err, size_t errlen);
+
+/* Apply a variant id from the catalog (variants.md A, B and C), which may
+ * change model shape (parameter-matched baselines). -1 on unknown id. */
+int config_apply_variant(Config *cfg, const char *id, char *err, size_t errlen);
+
+/* Check shapes and refuse contradictory settings. -1 with a reason. */
+int config_validate(const Config *cfg, char *err, size_t errlen);
+
+/* Resolved values derived from others (head_dim, vocab_size, max_pos). */
+void config_resolve(Config *cfg);
+
+/* Write the resolved config as INI text that config_load_file accepts. */
+int config_to_text(const Config *cfg, char *buf, size_t len);
+
+/* Visit every key with its value as text (for typed HDF5 attributes). */
+typedef void (*ConfigVisit)(const char *key, const char *value, int is_int,
+                            int is_float, void *ctx);
+void config_visit(const Config *cfg, ConfigVisit fn, void *ctx);
+
+/* Names for enums, for logs, run files and reports. */
+const char *gate_pos_name(GatePos p);
+const char *normaliser_name(AttnNormaliser n);
+
+/* Catalog listing for --help and README: returns NULL past the end. */
+const char *variant_id_at(int i);
+const char *variant_formula(const char *id);
+
+#endif

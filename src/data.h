@@ -1,0 +1,64 @@
+/* data.h: tokens for training, eval and probes.
+ *
+ * Sources (Config.data):
+ *   DATA_BROWN  - byte-level text from data_dir/train.txt and val.txt
+ *                 (made by data/fetch_brown.sh)
+ *   DATA_TEXT   - byte-level text from train_file / val_file
+ *   DATA_TOKENS - uint16 little-endian token files train_file / val_file,
+ *                 made by any outside tokenizer
+ *   DATA_BIGRAM - the synthetic bigram-backcopy task (Guo et al. 2024),
+ *                 generated in process
+ *
+ * Byte tokenizer: token = byte value 0..255, BOS = 256, vocab 257.
+ * With bos on, every sequence's position 0 is BOS (for bigram: its BOS id).
+ *
+ * Batches are a pure function of (data_seed, split, step, index): no
+ * hidden cursor, so a resumed run sees exactly the batches it would have.
+ */
+#ifndef GATELAB_DATA_H
+#define GATELAB_DATA_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "config.h"
+
+#define BYTE_BOS 256
+
+typedef enum { SPLIT_TRAIN = 0, SPLIT_VAL = 1, SPLIT_PROBE = 2 } Split;
+
+typedef struct {
+    DataSource source;
+    int vocab_size;
+    int bos;         /* BOS on */
+    int bos_id;
+    /* corpus sources: tokens of each split */
+    uint16_t *train; size_t n_train;
+    uint16_t *val;   size_t n_val;
+    /* bigram-backcopy */
+    int bg_vocab, bg_triggers;
+    float *bg_cdf;   /* [bg_vocab, bg_vocab] row-wise cumulative transition */
+    unsigned long long bg_seed;
+} Dataset;
+
+/* Vocab size a config implies (257 for bytes with BOS, bigram_vocab+1, or
+ * max token + 1 for token files, read from the file). -1 with a reason. */
+int data_vocab_size(const Config *cfg, char *err, size_t errlen);
+
+/* Open the data source. -1 with a one-line reason naming the file. */
+int data_open(Dataset *ds, const Config *cfg, char *err, size_t errlen);
+void data_close(Dataset *ds);
+
+/* Fill inputs[B,T] and targets[B,T] (targets = inputs shifted by one) for a
+ * split at a given step. Deterministic in (seed, split, step, b). For the
+ * probe split, step is ignored: the same N sequences for every variant. */
+void data_batch(const Dataset *ds, int *inputs, int *targets, int B, int T,
+                Split split, unsigned long long seed, long long step);
+
+/* Bytes per token for bits-per-byte: 1 for byte data (BOS excluded by the
+ * caller's loss mask), or 0 when undefined (token files, bigram). */
+double data_bytes_per_token(const Dataset *ds);
+
+/* Bigram-backcopy helpers, exposed for tests. */
+int bigram_is_trigger(const Dataset *ds, int tok);
+
+#endif

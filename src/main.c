@@ -1,0 +1,52 @@
+/* main.c: the gatelab binary. Dispatches to a subcommand, git style. */
+#include <stdio.h>
+#include <string.h>
+
+#include "commands.h"
+#include "gatelab_build.h"
+
+typedef struct {
+    const char *name;
+    int (*fn)(int, char **);
+    const char *help;
+} Command;
+
+static const Command commands[] = {
+    {"train", cmd_train, "train one model and write its run file"},
+    {"eval", cmd_eval, "evaluate a run at other lengths (RoPE / YaRN)"},
+    {"sweep", cmd_sweep, "run a sweep file: many variants, seeds, jobs"},
+    {"bench", cmd_bench, "tokens/s, GFLOP/s and %% of sgemm peak"},
+    {"sinks", cmd_sinks, "first-token share and sink rate of a run"},
+    {"gates", cmd_gates, "gate mean, sparsity and histogram of a run"},
+    {"acts", cmd_acts, "massive activations, kurtosis, norm ratio"},
+    {"heatmap", cmd_heatmap, "attention heatmaps as PNG"},
+    {"plot", cmd_plot, "loss, sink and gate figures via gnuplot"},
+    {"report", cmd_report, "REPORT.md and results.csv over a directory"},
+};
+#define N_COMMANDS (sizeof commands / sizeof commands[0])
+
+static void usage(FILE *f) {
+    fprintf(f, "usage: gatelab <command> [options]   (gatelab <command> --help)\n\n");
+    for (size_t i = 0; i < N_COMMANDS; i++)
+        fprintf(f, "  %-8s ", commands[i].name), fprintf(f, commands[i].help), fputc('\n', f);
+    fprintf(f, "\ngatelab %s\n", GATELAB_VERSION);
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+        usage(stdout);
+        return 0;
+    }
+    if (!strcmp(argv[1], "--version")) {
+        printf("gatelab %s\n", GATELAB_VERSION);
+        return 0;
+    }
+    for (size_t i = 0; i < N_COMMANDS; i++)
+        if (!strcmp(argv[1], commands[i].name)) return commands[i].fn(argc - 1, argv + 1);
+    fprintf(stderr, "gatelab: unknown command '%s' (try gatelab --help)\n", argv[1]);
+    return 2;
+}

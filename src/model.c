@@ -1,0 +1,1 @@
+/* model.c: not written yet */

@@ -1,0 +1,158 @@
+/* model.h: the decoder (Config / Weights / RunState split, as in llama2.c).
+ *
+ * All parameters live in one arena. A ParamTable lists every tensor by its
+ * PyTorch-style name ("layers.3.attn.w_q"), shape and offset; Weights is a
+ * struct of pointers into an arena with that layout. The same layout serves
+ * the parameters, the gradients and AdamW's two moment buffers.
+ *
+ * Parameter names (shapes in PyTorch nn.Linear [out, in] order):
+ *   tok_embed                 [V, d]
+ *   pos_embed                 [max_pos, d]          (pos = learned)
+ *   sink_embed                [d]                   (sink-token)
+ *   layers.L.attn_norm.weight [d]    .bias [d] (LayerNorm only)
+ *   layers.L.attn.w_q         [H*dh, d]
+ *   layers.L.attn.w_k         [Hkv*dh, d]
+ *   layers.L.attn.w_v         [Hkv*dh, d]
+ *   layers.L.attn.w_o         [d, H*dh]
+ *   layers.L.attn.q_norm      [dh]   layers.L.attn.k_norm [dh] (qk_norm)
+ *   layers.L.attn.gate.w      [channels, d] (FULL) or [H, d/H] (HEADSLICE)
+ *                             or [H*dh] theta (CONST)
+ *   layers.L.attn.gate.b      [H]    (HEADSLICE only)
+ *   layers.L.attn.sink_logit  [H]
+ *   layers.L.attn.kv_bias_k   [H, dh]  layers.L.attn.kv_bias_v [H, dh]
+ *   layers.L.attn.y_norm      [H*dh] (sdpa-rmsnorm)
+ *   layers.L.mlp_norm.weight  [d]    .bias [d] (LayerNorm only)
+ *   layers.L.mlp.w_gate       [ff, d] (SwiGLU only)
+ *   layers.L.mlp.w_up         [ff, d]
+ *   layers.L.mlp.w_down       [d, ff]
+ *   final_norm.weight         [d]    .bias [d] (LayerNorm only)
+ *   lm_head                   [V, d] (untied only)
+ */
+#ifndef GATELAB_MODEL_H
+#define GATELAB_MODEL_H
+
+#include <stddef.h>
+#include "config.h"
+
+#define PARAM_NAME 64
+#define MAX_LAYERS 64
+
+typedef struct {
+    char name[PARAM_NAME];
+    size_t offset;  /* in floats, into the arena */
+    size_t numel;
+    int ndim;
+    int shape[2];
+    int decay;      /* AdamW weight decay applies (matrices and embeddings) */
+    int added;      /* belongs to the variant, not the baseline architecture */
+} ParamInfo;
+
+typedef struct {
+    ParamInfo *info;
+    int count;
+    size_t total; /* floats */
+} ParamTable;
+
+typedef struct {
+    float *attn_norm_w, *attn_norm_b;
+    float *w_q, *w_k, *w_v, *w_o;
+    float *q_norm, *k_norm;
+    float *gate_w, *gate_b;
+    float *sink_logit;
+    float *kv_bias_k, *kv_bias_v;
+    float *y_norm;
+    float *mlp_norm_w, *mlp_norm_b;
+    float *w_gate, *w_up, *w_down;
+} LayerWeights;
+
+typedef struct {
+    float *tok_embed, *pos_embed, *sink_embed;
+    LayerWeights layer[MAX_LAYERS];
+    float *final_norm_w, *final_norm_b;
+    float *lm_head; /* == tok_embed when tied */
+} Weights;
+
+/* Shape facts derived once from the Config. */
+typedef struct {
+    int L, d, H, Hkv, dh, ff, V;
+    int qdim, kvdim;      /* H*dh, Hkv*dh */
+    int gate_channels;    /* scores per token (0: no input gate) */
+    int gate_groups;      /* G of the gated tensor viewed [M, G, Cg] */
+    int gate_cg;          /* Cg */
+    int extra_pos;        /* 1 with sink-token, else 0 */
+} Dims;
+
+typedef struct {
+    Config cfg;
+    Dims dims;
+    ParamTable table;
+    float *params;  /* the arena */
+    Weights w;
+} Model;
+
+/* Per-layer activations kept for backward, for one worker's batch share. */
+typedef struct LayerActs LayerActs;
+
+/* Everything one worker needs for forward + backward on B sequences of
+ * length T (T may differ from cfg.seq_len at eval time). */
+typedef struct {
+    int B, T;          /* capacity */
+    int Bc, Tc;        /* current call */
+    float *grads;      /* gradient arena (same layout as params) */
+    Weights g;
+    void *mem;         /* one block for all activations */
+    size_t mem_floats;
+    LayerActs *la;
+    /* model-level activations */
+    int *tokens, *targets, *positions;
+    float *x0, *xf, *xfn, *fmean, *frstd, *logits, *probs, *losses;
+    float *dlogits, *dres, *dtmp;
+    float *rope_cos, *rope_sin;
+    float rope_m; /* YaRN attention temperature factor */
+    float loss;
+    int loss_count;
+} RunState;
+
+/* Build the parameter table for cfg (validated). Returns -1 on failure. */
+int param_table_build(ParamTable *t, const Config *cfg, const Dims *dims);
+void param_table_free(ParamTable *t);
+const ParamInfo *param_find(const ParamTable *t, const char *name);
+void weights_point(Weights *w, float *base, const ParamTable *t,
+                   const Config *cfg);
+void dims_from_config(Dims *d, const Config *cfg);
+
+/* Allocate the arena and initialise it from cfg.init_seed. */
+int model_init(Model *m, const Config *cfg, char *err, size_t errlen);
+void model_free(Model *m);
+/* Parameters the variant adds over its baseline architecture. */
+size_t model_added_params(const Model *m);
+
+int runstate_init(RunState *s, const Model *m, int B, int T);
+void runstate_free(RunState *s);
+
+/* Forward over tokens[B,T] (and targets[B,T] or NULL for no loss).
+ * T may be any length <= the RunState capacity. With a sink token the
+ * internal sequence is T+1 long; targets refer to the T real positions.
+ * Returns the mean loss (or 0 without targets). */
+float model_forward(const Model *m, RunState *s, const int *tokens,
+                    const int *targets, int B, int T);
+/* Backward of the last forward; accumulates into s->grads. */
+void model_backward(const Model *m, RunState *s);
+
+/* Probe accessors, valid after a forward, in each variant's own shape.
+ * Attention of layer l: [B, H, Tint, Tint] where Tint = T + extra_pos
+ * (position 0 is the sink token when there is one); the extra slot of
+ * sink-logit / kv-bias is apart: [B, H, Tint] or NULL.
+ * Gate scores: [B, Tint, gate_channels] after the activation, or NULL.
+ * Residual after block l: [B, Tint, d]. */
+const float *model_attention(const RunState *s, int l);
+const float *model_attention_slot(const RunState *s, int l);
+const float *model_gate_scores(const RunState *s, int l);
+const float *model_block_output(const RunState *s, int l);
+const float *model_logits(const RunState *s); /* [B, T, V] */
+
+/* FLOPs of one training step (forward + backward) per token, counted
+ * explicitly, including the gate's own matmuls. */
+double model_flops_per_token(const Model *m, int T);
+
+#endif

@@ -1,0 +1,1 @@
+/* op_act.c: not written yet */

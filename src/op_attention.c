@@ -1,0 +1,1 @@
+/* op_attention.c: not written yet */

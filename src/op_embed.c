@@ -1,0 +1,1 @@
+/* op_embed.c: not written yet */

@@ -1,0 +1,1 @@
+/* op_gate.c: not written yet */

@@ -1,0 +1,1 @@
+/* op_loss.c: not written yet */

@@ -1,0 +1,1 @@
+/* op_matmul.c: not written yet */

@@ -1,0 +1,1 @@
+/* op_norm.c: not written yet */

@@ -1,0 +1,1 @@
+/* op_rope.c: not written yet */

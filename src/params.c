@@ -1,0 +1,1 @@
+/* params.c: not written yet */

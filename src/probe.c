@@ -1,0 +1,1 @@
+/* probe.c: not written yet */

@@ -1,0 +1,1 @@
+/* runfile.c: not written yet */

@@ -1,0 +1,1 @@
+/* sweep.c: not written yet */

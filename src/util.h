@@ -1,0 +1,26 @@
+/* util.h: small helpers every module shares: errors, allocation, time. */
+#ifndef GATELAB_UTIL_H
+#define GATELAB_UTIL_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+/* Write a one-line error into err[errlen] (printf-style); returns -1 so
+ * callers can `return seterr(err, len, "...")`. */
+int seterr(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* calloc of n floats with an overflow check; NULL on failure. */
+float *falloc(size_t n);
+/* Aligned (64 B) zeroed allocation of bytes; NULL on failure. */
+void *zalloc_aligned(size_t bytes);
+
+/* Monotonic wall clock in seconds. */
+double now_seconds(void);
+
+/* Copy src into dst[dstlen]; returns -1 when it does not fit. */
+int str_copy(char *dst, size_t dstlen, const char *src);
+
+int file_exists(const char *path);
+
+#endif

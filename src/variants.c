@@ -1,0 +1,1 @@
+/* variants.c: not written yet */
