@@ -1,1 +1,52 @@
-/* adamw.c: not written yet */
+/* adamw.c: see adamw.h. */
+#include "adamw.h"
+
+#include <math.h>
+
+float lr_at_step(const Config *cfg, long long s) {
+    if (cfg->warmup > 0 && s < cfg->warmup)
+        return cfg->lr * (float)(s + 1) / (float)cfg->warmup;
+    long long span = cfg->steps - cfg->warmup;
+    if (span < 1) span = 1;
+    double p = (double)(s - cfg->warmup) / (double)span;
+    if (p > 1.0) p = 1.0;
+    double c = 0.5 * (1.0 + cos(M_PI * p));
+    return (float)(cfg->lr * (cfg->min_lr_frac + (1.0 - cfg->min_lr_frac) * c));
+}
+
+double grad_global_norm(const float *g, size_t n) {
+    double s = 0.0;
+    for (size_t i = 0; i < n; i++) s += (double)g[i] * (double)g[i];
+    return sqrt(s);
+}
+
+double grad_clip(float *g, size_t n, float clip) {
+    double norm = grad_global_norm(g, n);
+    if (clip > 0.0f && norm > clip && isfinite(norm)) {
+        float scale = (float)(clip / (norm + 1e-6));
+        for (size_t i = 0; i < n; i++) g[i] *= scale;
+    }
+    return norm;
+}
+
+void adamw_update(float *params, const float *grads, float *m, float *v,
+                  const ParamTable *t, const Config *cfg, float lr,
+                  long long step) {
+    const float b1 = cfg->beta1, b2 = cfg->beta2, eps = cfg->adam_eps;
+    const float bc1 = 1.0f - powf(b1, (float)(step + 1));
+    const float bc2 = 1.0f - powf(b2, (float)(step + 1));
+    /* the same operation order as torch.optim.AdamW, so fixtures agree */
+    const float step_size = lr / bc1, sqrt_bc2 = sqrtf(bc2);
+    for (int k = 0; k < t->count; k++) {
+        const ParamInfo *pi = &t->info[k];
+        const float decay = pi->decay ? lr * cfg->weight_decay : 0.0f;
+        float *p = params + pi->offset, *mm = m + pi->offset, *vv = v + pi->offset;
+        const float *g = grads + pi->offset;
+        for (size_t i = 0; i < pi->numel; i++) {
+            p[i] -= decay * p[i];
+            mm[i] = b1 * mm[i] + (1.0f - b1) * g[i];
+            vv[i] = b2 * vv[i] + (1.0f - b2) * g[i] * g[i];
+            p[i] -= step_size * mm[i] / (sqrtf(vv[i]) / sqrt_bc2 + eps);
+        }
+    }
+}

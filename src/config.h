@@ -123,6 +123,10 @@ void config_defaults(Config *cfg);
  * On error returns -1 and writes a one-line reason naming file:line:key. */
 int config_load_file(Config *cfg, const char *path, char *err, size_t errlen);
 
+/* Same, from a string holding INI text; name labels errors. */
+int config_load_string(Config *cfg, const char *text, const char *name,
+                       char *err, size_t errlen);
+
 /* Apply one "key=value" override. Returns -1 with a reason on error. */
 int config_set(Config *cfg, const char *kv, char *err, size_t errlen);
 

@@ -1,0 +1,25 @@
+/* adamw.h: AdamW, the warmup + cosine schedule, and global-norm clipping,
+ * exactly as src/MODEL.md "Optimiser" states (torch.optim.AdamW semantics). */
+#ifndef GATELAB_ADAMW_H
+#define GATELAB_ADAMW_H
+
+#include <stddef.h>
+#include "config.h"
+#include "model.h"
+
+/* Learning rate used at step s (0-based). */
+float lr_at_step(const Config *cfg, long long s);
+
+/* Global L2 norm of n gradients (accumulated in double). */
+double grad_global_norm(const float *g, size_t n);
+
+/* Scale g so its norm is at most clip; returns the pre-clip norm. */
+double grad_clip(float *g, size_t n, float clip);
+
+/* One AdamW update of every tensor in the table. step is 0-based (the bias
+ * correction uses step + 1). m and v have the arena's layout. */
+void adamw_update(float *params, const float *grads, float *m, float *v,
+                  const ParamTable *t, const Config *cfg, float lr,
+                  long long step);
+
+#endif
