@@ -1,1 +1,98 @@
-/* cmd_acts.c: not written yet */
+/* cmd_acts.c: `gatelab acts RUN.h5`: massive activations per layer (max
+ * |h|, top-1 over median, kurtosis, first-token norm ratio) and M-Act. */
+#include "cmdutil.h"
+#include "commands.h"
+#include "runstats.h"
+
+#include <getopt.h>
+#include <stdio.h>
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+        "usage: gatelab acts RUN.h5 [--step N] [--json]\n"
+        "  Activation statistics of each block's output at one probe "
+        "(default: the last).\n"
+        "  --step N   probe at training step N\n"
+        "  --json     machine-readable output\n");
+}
+
+static double top1_med(const RunProbe *p, int l)
+{
+    double med = p->h_median[l];
+    return med > 0.0 ? p->h_top3[l * 3] / med : 0.0;
+}
+
+static void print_text(RunReader *r, const RunProbe *p)
+{
+    const RunMeta *m = runread_meta(r);
+    printf("run %s: variant %s, seed %lld, probe step %lld, %d sequences of "
+           "length %d\n\n", m->path, m->variant, m->seed, p->step, p->N, p->T);
+    printf("Block l output h[T,C] (residual stream), each statistic the mean "
+           "over probe sequences:\n"
+           "  max_act = max |h| over tokens x features\n"
+           "  top1/median = largest |h| over the median |h| (Sun et al.: "
+           "massive when > 100)\n"
+           "  kurtosis = mean((x-mu)^4)/(sigma^4+1e-6) (Gaussian = 3)\n"
+           "  norm_ratio = ||h_0|| / mean over t != 0 of ||h_t||\n\n");
+    printf("  %5s %11s %11s %11s %11s %11s\n", "layer", "max_act", "median",
+           "top1/median", "kurtosis", "norm_ratio");
+    for (int l = 0; l < p->L; l++)
+        printf("  %5d %11.4g %11.4g %11.4g %11.4g %11.4g\n", l, p->h_max[l],
+               p->h_median[l], top1_med(p, l), p->h_kurtosis[l],
+               p->h_norm_ratio[l]);
+    printf("\nM-Act = mean over layers of max_act: %.4g\n", rs_m_act(p));
+}
+
+static void print_json(RunReader *r, const RunProbe *p)
+{
+    const RunMeta *m = runread_meta(r);
+    printf("{\"file\": ");
+    cu_json_str(m->path);
+    printf(", \"variant\": ");
+    cu_json_str(m->variant);
+    printf(", \"seed\": %lld, \"step\": %lld, \"m_act\": %.6g, \"layers\": [",
+           m->seed, p->step, rs_m_act(p));
+    for (int l = 0; l < p->L; l++)
+        printf("%s{\"max_act\": %.6g, \"median\": %.6g, \"top1_median\": "
+               "%.6g, \"kurtosis\": %.6g, \"norm_ratio\": %.6g}",
+               l ? ", " : "", p->h_max[l], p->h_median[l], top1_med(p, l),
+               p->h_kurtosis[l], p->h_norm_ratio[l]);
+    printf("]}\n");
+}
+
+int cmd_acts(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"step", required_argument, 0, 's'},
+        {"json", no_argument, 0, 'j'},
+        {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0}};
+    long long step = -1;
+    int json = 0, c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "s:jh", opts, NULL)) != -1) {
+        if (c == 's' && cu_parse_ll(optarg, &step) == 0) continue;
+        if (c == 'j') { json = 1; continue; }
+        if (c == 'h') { usage(stdout); return 0; }
+        if (c == 's')
+            fprintf(stderr, "gatelab acts: --step wants a step number, "
+                            "got '%s'\n", optarg);
+        else
+            usage(stderr);
+        return 2;
+    }
+    if (optind != argc - 1) {
+        fprintf(stderr, "gatelab acts: want exactly one RUN.h5 "
+                        "(gatelab acts --help)\n");
+        return 2;
+    }
+    RunReader *r;
+    RunProbe p;
+    if (cu_load("acts", argv[optind], step, &r, &p) < 0) return 2;
+    if (json) print_json(r, &p);
+    else print_text(r, &p);
+    runread_probe_free(&p);
+    runread_close(r);
+    return 0;
+}

@@ -1,1 +1,171 @@
-/* cmd_gates.c: not written yet */
+/* cmd_gates.c: `gatelab gates RUN.h5`: gate mean (overall, per layer, per
+ * head), sparsity (fractions below 0.5, 0.1, 1e-2, 1e-3) and the 50-bin
+ * histogram as a text bar chart. */
+#include "cmdutil.h"
+#include "commands.h"
+#include "runstats.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+        "usage: gatelab gates RUN.h5 [--step N] [--json]\n"
+        "  Gate mean, sparsity and score histogram of one probe (default: "
+        "the last).\n"
+        "  --step N   probe at training step N\n"
+        "  --json     machine-readable output\n");
+}
+
+/* hist[50] = sum over layers of gate_hist */
+static void total_hist(const RunProbe *p, double *hist, double *sum)
+{
+    memset(hist, 0, RUNREAD_GATE_BINS * sizeof *hist);
+    *sum = 0.0;
+    for (int l = 0; l < p->L; l++)
+        for (int b = 0; b < RUNREAD_GATE_BINS; b++) {
+            hist[b] += p->gate_hist[l * RUNREAD_GATE_BINS + b];
+            *sum += p->gate_hist[l * RUNREAD_GATE_BINS + b];
+        }
+}
+
+static void print_hist(const RunProbe *p)
+{
+    double hist[RUNREAD_GATE_BINS], sum, mx = 0.0;
+    total_hist(p, hist, &sum);
+    for (int b = 0; b < RUNREAD_GATE_BINS; b++) if (hist[b] > mx) mx = hist[b];
+    if (p->gate_bounded)
+        printf("\nHistogram of gate scores on [0,1], 50 bins, all layers "
+               "(%.0f scores):\n", sum);
+    else
+        printf("\nHistogram of the raw act(XW) values (additive / SiLU form: "
+               "no [0,1] claim; 50 bins over [0,1] as the probe stored them, "
+               "values outside clamped into the end bins; %.0f values):\n",
+               sum);
+    for (int b = 0; b < RUNREAD_GATE_BINS; b++) {
+        int w = mx > 0.0 ? (int)(50.0 * hist[b] / mx + 0.5) : 0;
+        printf("  [%.2f,%.2f%c %7.4f ", b / 50.0, (b + 1) / 50.0,
+               b == RUNREAD_GATE_BINS - 1 ? ']' : ')',
+               sum > 0.0 ? hist[b] / sum : 0.0);
+        for (int i = 0; i < w; i++) putchar('#');
+        putchar('\n');
+    }
+}
+
+static void print_text(RunReader *r, const RunProbe *p)
+{
+    const RunMeta *m = runread_meta(r);
+    printf("run %s: variant %s, seed %lld, probe step %lld, %d sequences of "
+           "length %d\n", m->path, m->variant, m->seed, p->step, p->N, p->T);
+    printf("gate: %d channels in %d heads, %s\n\n", p->gate_channels,
+           p->gate_heads, p->gate_bounded ? "bounded scores in [0,1]"
+                                          : "unbounded (raw act(XW))");
+    printf("gate_mean = mean of every gate score on the probe set over "
+           "layers, positions and channels: %.4f\n", rs_gate_mean(p, -1));
+    printf("sparsity = fraction of scores strictly below a threshold:\n");
+    printf("  %-7s %8s %8s %8s %8s %9s %9s\n", "layer", "<0.5", "<0.1",
+           "<1e-2", "<1e-3", "min", "max");
+    for (int l = -1; l < p->L; l++) {
+        char name[16];
+        if (l < 0) snprintf(name, sizeof name, "all");
+        else snprintf(name, sizeof name, "%d", l);
+        printf("  %-7s", name);
+        for (int k = 0; k < 4; k++) printf(" %8.4f", rs_gate_below(p, l, k));
+        if (l >= 0 && p->gate_stats)
+            printf(" %9.4g %9.4g", p->gate_stats[l * 4 + 1],
+                   p->gate_stats[l * 4 + 2]);
+        putchar('\n');
+    }
+    printf("\ngate mean per layer (rows) and gate head (columns; mean over "
+           "the head's channels, positions, sequences):\n  %-7s %8s",
+           "layer", "all");
+    for (int g = 0; g < p->gate_heads; g++) printf("  head %-3d", g);
+    putchar('\n');
+    for (int l = 0; l < p->L; l++) {
+        printf("  %-7d %8.4f", l, rs_gate_mean(p, l));
+        for (int g = 0; g < p->gate_heads; g++)
+            printf(" %9.4f", rs_gate_head_mean(p, l, g));
+        putchar('\n');
+    }
+    print_hist(p);
+}
+
+static void print_json(RunReader *r, const RunProbe *p)
+{
+    const RunMeta *m = runread_meta(r);
+    printf("{\"file\": ");
+    cu_json_str(m->path);
+    printf(", \"variant\": ");
+    cu_json_str(m->variant);
+    printf(", \"seed\": %lld, \"step\": %lld, \"has_gate\": %d", m->seed,
+           p->step, p->has_gate);
+    if (!p->has_gate) {
+        printf("}\n");
+        return;
+    }
+    printf(", \"gate_bounded\": %d, \"gate_channels\": %d, \"gate_heads\": %d"
+           ", \"gate_mean\": %.6g, \"below\": {", p->gate_bounded,
+           p->gate_channels, p->gate_heads, rs_gate_mean(p, -1));
+    for (int k = 0; k < 4; k++)
+        printf("%s\"%g\": %.6g", k ? ", " : "", rs_below_thr[k],
+               rs_gate_below(p, -1, k));
+    printf("}, \"layers\": [");
+    for (int l = 0; l < p->L; l++) {
+        printf("%s{\"mean\": %.6g, \"head_mean\": [", l ? ", " : "",
+               rs_gate_mean(p, l));
+        for (int g = 0; g < p->gate_heads; g++)
+            printf("%s%.6g", g ? ", " : "", rs_gate_head_mean(p, l, g));
+        printf("], \"below\": [");
+        for (int k = 0; k < 4; k++)
+            printf("%s%.6g", k ? ", " : "", rs_gate_below(p, l, k));
+        printf("]}");
+    }
+    double hist[RUNREAD_GATE_BINS], sum;
+    total_hist(p, hist, &sum);
+    printf("], \"hist\": [");
+    for (int b = 0; b < RUNREAD_GATE_BINS; b++)
+        printf("%s%.0f", b ? ", " : "", hist[b]);
+    printf("]}\n");
+}
+
+int cmd_gates(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"step", required_argument, 0, 's'},
+        {"json", no_argument, 0, 'j'},
+        {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0}};
+    long long step = -1;
+    int json = 0, c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "s:jh", opts, NULL)) != -1) {
+        if (c == 's' && cu_parse_ll(optarg, &step) == 0) continue;
+        if (c == 'j') { json = 1; continue; }
+        if (c == 'h') { usage(stdout); return 0; }
+        if (c == 's')
+            fprintf(stderr, "gatelab gates: --step wants a step number, "
+                            "got '%s'\n", optarg);
+        else
+            usage(stderr);
+        return 2;
+    }
+    if (optind != argc - 1) {
+        fprintf(stderr, "gatelab gates: want exactly one RUN.h5 "
+                        "(gatelab gates --help)\n");
+        return 2;
+    }
+    RunReader *r;
+    RunProbe p;
+    if (cu_load("gates", argv[optind], step, &r, &p) < 0) return 2;
+    if (json) print_json(r, &p);
+    else if (!p.has_gate)
+        printf("run %s (variant %s) has no gate: nothing to report\n",
+               runread_meta(r)->path, runread_meta(r)->variant);
+    else print_text(r, &p);
+    runread_probe_free(&p);
+    runread_close(r);
+    return 0;
+}

@@ -1,1 +1,158 @@
-/* cmd_sinks.c: not written yet */
+/* cmd_sinks.c: `gatelab sinks RUN.h5`: first-token share (F-Attn) and sink
+ * rate of one probe, each number printed with its definition and settings
+ * (probe length, eps, proxy), per layer and per head. */
+#include "cmdutil.h"
+#include "commands.h"
+#include "metrics.h"
+#include "runstats.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static const double EPS[3] = {0.1, 0.2, 0.3};
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+        "usage: gatelab sinks RUN.h5 [--step N] [--json]\n"
+        "  First-token share and sink rate of one probe (default: the last).\n"
+        "  --step N   probe at training step N\n"
+        "  --json     machine-readable output\n");
+}
+
+/* alpha_0 of uniform causal attention over len queries: H_len / len */
+static double uniform_alpha0(int len)
+{
+    return (uniform_first_share(len) * (len - 1) + 1.0) / len;
+}
+
+typedef struct {
+    const RunProbe *p;
+    int train_len;   /* config seq_len clamped to the probe length */
+    int len64;       /* Gu et al. probe length clamped likewise */
+} Ctx;
+
+static void print_text(RunReader *r, const Ctx *c)
+{
+    const RunProbe *p = c->p;
+    const RunMeta *m = runread_meta(r);
+    int T = p->T;
+    printf("run %s: variant %s, seed %lld, status %s\n", m->path, m->variant,
+           m->seed, m->status);
+    printf("probe: step %lld, %d sequences of length T=%d, normaliser %s, "
+           "%s\n\n", p->step, p->N, T, p->normaliser,
+           p->proxy ? "proxy used: A = |a|/sum|a| (Gu et al.)"
+                    : "no proxy: A is the post-softmax attention");
+    printf("First-token share (F-Attn) = mean over layers, heads, probe "
+           "sequences and queries t=1..T-1 of A[t,0]  (T=%d)\n", T);
+    printf("  uniform causal reference (H_T-1)/(T-1) at T=%d: %.4f\n", T,
+           uniform_first_share(T));
+    printf("  overall   %.4f\n", rs_share(p, -1));
+    for (int l = 0; l < p->L; l++)
+        printf("  layer %-3d %.4f\n", l, rs_share(p, l));
+    printf("\nSink rate = fraction of (layer, head) pairs with alpha_0 > eps,"
+           " alpha_0 = mean over queries t=0..len-1 of A[t,0];\n"
+           "  indicator per probe sequence, averaged over %d sequences%s\n",
+           p->N, p->proxy ? " (proxy map)" : "");
+    int lens[2] = {c->len64, c->train_len};
+    const char *what[2] = {"probe length (Gu et al.)", "training length"};
+    for (int i = 0; i < 2; i++) {
+        printf("  %-25s len=%-5d", what[i], lens[i]);
+        for (int e = 0; e < 3; e++)
+            printf("  eps=%.1f: %.4f", EPS[e], rs_sink_rate(p, EPS[e], lens[i]));
+        printf("   (uniform attention: alpha_0 = H_len/len = %.4f)\n",
+               uniform_alpha0(lens[i]));
+    }
+    printf("\nPer head (T=%d): alpha_0 = mean over queries t>=0 of A[t,0] "
+           "(mean over sequences); entropy = mean over t=1..T-1 of the row "
+           "entropy of the sequence-mean map (nats); share = first-token "
+           "share\n", T);
+    printf("  %5s %5s %9s %9s %9s\n", "layer", "head", "alpha_0", "entropy",
+           "share");
+    for (int l = 0; l < p->L; l++)
+        for (int h = 0; h < p->H; h++) {
+            const float *A = p->attention + ((size_t)l * p->H + h) * T * T;
+            printf("  %5d %5d %9.4f %9.4f %9.4f\n", l, h,
+                   rs_head_alpha0(p, l, h, T), attention_entropy(A, T),
+                   rs_head_share(p, l, h));
+        }
+}
+
+static void print_json(RunReader *r, const Ctx *c)
+{
+    const RunProbe *p = c->p;
+    const RunMeta *m = runread_meta(r);
+    int T = p->T;
+    printf("{\"file\": ");
+    cu_json_str(m->path);
+    printf(", \"variant\": ");
+    cu_json_str(m->variant);
+    printf(", \"seed\": %lld, \"step\": %lld, \"probe_len\": %d, "
+           "\"probe_n\": %d, \"proxy\": %d, \"normaliser\": ",
+           m->seed, p->step, T, p->N, p->proxy);
+    cu_json_str(p->normaliser);
+    printf(", \"f_attn\": %.6g, \"f_attn_uniform\": %.6g, \"f_attn_layer\": [",
+           rs_share(p, -1), uniform_first_share(T));
+    for (int l = 0; l < p->L; l++)
+        printf("%s%.6g", l ? ", " : "", rs_share(p, l));
+    printf("], \"sink_rate\": {");
+    int lens[2] = {c->len64, c->train_len};
+    const char *key[2] = {"probe64", "train_len"};
+    for (int i = 0; i < 2; i++) {
+        printf("%s\"%s\": {\"len\": %d", i ? ", " : "", key[i], lens[i]);
+        for (int e = 0; e < 3; e++)
+            printf(", \"%.1f\": %.6g", EPS[e], rs_sink_rate(p, EPS[e], lens[i]));
+        printf("}");
+    }
+    printf("}, \"heads\": [");
+    for (int l = 0; l < p->L; l++)
+        for (int h = 0; h < p->H; h++) {
+            const float *A = p->attention + ((size_t)l * p->H + h) * T * T;
+            printf("%s{\"layer\": %d, \"head\": %d, \"alpha0\": %.6g, "
+                   "\"entropy\": %.6g, \"share\": %.6g}",
+                   l || h ? ", " : "", l, h, rs_head_alpha0(p, l, h, T),
+                   attention_entropy(A, T), rs_head_share(p, l, h));
+        }
+    printf("]}\n");
+}
+
+int cmd_sinks(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"step", required_argument, 0, 's'},
+        {"json", no_argument, 0, 'j'},
+        {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0}};
+    long long step = -1;
+    int json = 0, c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "s:jh", opts, NULL)) != -1) {
+        if (c == 's' && cu_parse_ll(optarg, &step) == 0) continue;
+        if (c == 'j') { json = 1; continue; }
+        if (c == 'h') { usage(stdout); return 0; }
+        if (c == 's')
+            fprintf(stderr, "gatelab sinks: --step wants a step number, "
+                            "got '%s'\n", optarg);
+        else
+            usage(stderr);
+        return 2;
+    }
+    if (optind != argc - 1) {
+        fprintf(stderr, "gatelab sinks: want exactly one RUN.h5 "
+                        "(gatelab sinks --help)\n");
+        return 2;
+    }
+    RunReader *r;
+    RunProbe p;
+    if (cu_load("sinks", argv[optind], step, &r, &p) < 0) return 2;
+    double seq_len = p.T;
+    runread_config_double(r, "seq_len", &seq_len, NULL, 0);
+    Ctx ctx = {&p, seq_len < p.T ? (int)seq_len : p.T,
+               RUNSTATS_SINK_LEN < p.T ? RUNSTATS_SINK_LEN : p.T};
+    if (json) print_json(r, &ctx);
+    else print_text(r, &ctx);
+    runread_probe_free(&p);
+    runread_close(r);
+    return 0;
+}

@@ -1,1 +1,699 @@
-/* config.c: not written yet */
+/* config.c: defaults, INI parsing (inih), --set overrides, resolution,
+ * validation and serialisation of a run's Config.
+ *
+ * Every key lives in one table (name, type, offset, enum names), and
+ * parsing, config_set, config_to_text and config_visit all walk it, so a new
+ * hyperparameter is one table row and nothing else.
+ */
+#include "config.h"
+#include "config_priv.h"
+#include "model.h" /* MAX_LAYERS */
+#include "util.h"
+
+#include <errno.h>
+#include <ini.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Enum fields are written through an int pointer. */
+_Static_assert(sizeof(NormKind) == sizeof(int), "enum size");
+_Static_assert(sizeof(GatePos) == sizeof(int), "enum size");
+_Static_assert(sizeof(AttnNormaliser) == sizeof(int), "enum size");
+_Static_assert(sizeof(DataSource) == sizeof(int), "enum size");
+
+/* ---------------------------------------------------------------- names */
+
+/* NULL-terminated, indexed by enum value. */
+static const char *const norm_names[] = {"rms", "layer", NULL};
+static const char *const pos_names[] = {"rope", "learned", "none", NULL};
+static const char *const mlp_names[] = {"swiglu", "gelu", NULL};
+static const char *const gate_pos_names[] = {"none", "g1", "g2", "g3",
+                                             "g4", "g5", NULL};
+static const char *const gran_names[] = {"elem", "head", NULL};
+static const char *const form_names[] = {"mult", "add", NULL};
+static const char *const act_names[] = {"sigmoid", "silu", "identity",
+                                        "ns-sigmoid", NULL};
+static const char *const input_names[] = {"full", "headslice", "const", NULL};
+static const char *const normz_names[] = {"softmax", "softmax1", "sink-logit",
+                                          "clipped", "sigmoid", "softpick",
+                                          NULL};
+static const char *const ymod_names[] = {"none", "rmsnorm", "silu", NULL};
+static const char *const data_names[] = {"brown", "tokens", "bigram", "text",
+                                         NULL};
+
+static const char *enum_name(const char *const *names, int v) {
+    for (int i = 0; names[i]; i++)
+        if (i == v) return names[i];
+    return "?";
+}
+
+const char *gate_pos_name(GatePos p) { return enum_name(gate_pos_names, p); }
+const char *normaliser_name(AttnNormaliser n) {
+    return enum_name(normz_names, n);
+}
+
+/* ---------------------------------------------------------------- table */
+
+typedef enum {
+    KT_INT,     /* int, >= 0 */
+    KT_U64,     /* unsigned long long */
+    KT_FLOAT,   /* float, finite */
+    KT_BOOL,    /* int 0/1; accepts 0/1/true/false */
+    KT_ENUM,    /* int-sized enum, by name */
+    KT_STR,     /* char[CFG_STR] */
+    KT_VARIANT, /* applies a catalog id (config_apply_variant) */
+} KeyType;
+
+typedef enum { SEC_MODEL, SEC_VARIANT, SEC_DATA, SEC_TRAIN } Section;
+static const char *const section_names[] = {"model", "variant", "data",
+                                            "train", NULL};
+
+/* Which outputs a key appears in. `variant` applies a catalog id, so the
+ * resolved text records the id with `variant_name` (which applies nothing)
+ * followed by every field the id set; run-file attributes use `variant`. */
+enum { K_TEXT = 1, K_VISIT = 2, K_BOTH = 3 };
+
+typedef struct {
+    const char *name;
+    KeyType type;
+    size_t off;
+    const char *const *names; /* KT_ENUM only */
+    Section sec;
+    int out;
+} KeyDef;
+
+#define K(field, type, sec) {#field, type, offsetof(Config, field), NULL, sec, K_BOTH}
+#define E(field, names, sec) {#field, KT_ENUM, offsetof(Config, field), names, sec, K_BOTH}
+
+static const KeyDef keys[] = {
+    K(n_layers, KT_INT, SEC_MODEL),
+    K(d_model, KT_INT, SEC_MODEL),
+    K(n_heads, KT_INT, SEC_MODEL),
+    K(n_kv_heads, KT_INT, SEC_MODEL),
+    K(head_dim, KT_INT, SEC_MODEL),
+    K(d_ff, KT_INT, SEC_MODEL),
+    K(vocab_size, KT_INT, SEC_MODEL),
+    K(seq_len, KT_INT, SEC_MODEL),
+    K(max_pos, KT_INT, SEC_MODEL),
+    E(norm, norm_names, SEC_MODEL),
+    E(pos, pos_names, SEC_MODEL),
+    E(mlp, mlp_names, SEC_MODEL),
+    K(rope_base, KT_FLOAT, SEC_MODEL),
+    K(yarn_scale, KT_FLOAT, SEC_MODEL),
+    K(qk_norm, KT_BOOL, SEC_MODEL),
+    K(tied_embed, KT_BOOL, SEC_MODEL),
+    K(norm_eps, KT_FLOAT, SEC_MODEL),
+    K(init_std, KT_FLOAT, SEC_MODEL),
+
+    {"variant", KT_VARIANT, offsetof(Config, variant), NULL, SEC_VARIANT, K_VISIT},
+    {"variant_name", KT_STR, offsetof(Config, variant), NULL, SEC_VARIANT, K_TEXT},
+    E(gate_pos, gate_pos_names, SEC_VARIANT),
+    E(gate_gran, gran_names, SEC_VARIANT),
+    K(gate_shared, KT_BOOL, SEC_VARIANT),
+    E(gate_form, form_names, SEC_VARIANT),
+    E(gate_act, act_names, SEC_VARIANT),
+    E(gate_input, input_names, SEC_VARIANT),
+    E(normaliser, normz_names, SEC_VARIANT),
+    K(clip_alpha, KT_FLOAT, SEC_VARIANT),
+    K(softpick_eps, KT_FLOAT, SEC_VARIANT),
+    K(kv_bias, KT_BOOL, SEC_VARIANT),
+    K(sink_token, KT_BOOL, SEC_VARIANT),
+    E(y_mod, ymod_names, SEC_VARIANT),
+
+    E(data, data_names, SEC_DATA),
+    K(data_dir, KT_STR, SEC_DATA),
+    K(train_file, KT_STR, SEC_DATA),
+    K(val_file, KT_STR, SEC_DATA),
+    K(bos, KT_BOOL, SEC_DATA),
+    K(bigram_vocab, KT_INT, SEC_DATA),
+    K(bigram_triggers, KT_INT, SEC_DATA),
+    K(bigram_seed, KT_U64, SEC_DATA),
+
+    K(batch_size, KT_INT, SEC_TRAIN),
+    K(steps, KT_INT, SEC_TRAIN),
+    K(lr, KT_FLOAT, SEC_TRAIN),
+    K(min_lr_frac, KT_FLOAT, SEC_TRAIN),
+    K(warmup, KT_INT, SEC_TRAIN),
+    K(weight_decay, KT_FLOAT, SEC_TRAIN),
+    K(beta1, KT_FLOAT, SEC_TRAIN),
+    K(beta2, KT_FLOAT, SEC_TRAIN),
+    K(adam_eps, KT_FLOAT, SEC_TRAIN),
+    K(grad_clip, KT_FLOAT, SEC_TRAIN),
+    K(init_seed, KT_U64, SEC_TRAIN),
+    K(data_seed, KT_U64, SEC_TRAIN),
+    K(eval_every, KT_INT, SEC_TRAIN),
+    K(eval_batches, KT_INT, SEC_TRAIN),
+    K(ckpt_every, KT_INT, SEC_TRAIN),
+    K(probe_n, KT_INT, SEC_TRAIN),
+    K(log_every, KT_INT, SEC_TRAIN),
+    K(threads, KT_INT, SEC_TRAIN),
+    K(spike_factor, KT_FLOAT, SEC_TRAIN),
+};
+#define N_KEYS (sizeof keys / sizeof keys[0])
+
+static const KeyDef *find_key(const char *name) {
+    for (size_t i = 0; i < N_KEYS; i++)
+        if (strcmp(keys[i].name, name) == 0) return &keys[i];
+    return NULL;
+}
+
+/* ------------------------------------------------------------- defaults */
+
+void config_defaults(Config *c) {
+    memset(c, 0, sizeof *c);
+    c->n_layers = 4;
+    c->d_model = 128;
+    c->n_heads = 4;
+    c->n_kv_heads = 4;
+    c->seq_len = 256;
+    c->norm = NORM_RMS;
+    c->pos = POS_ROPE;
+    c->mlp = MLP_SWIGLU;
+    c->rope_base = 10000.0f;
+    c->yarn_scale = 1.0f;
+    c->norm_eps = 1e-5f;
+    c->init_std = 0.02f;
+
+    str_copy(c->variant, sizeof c->variant, "baseline");
+    c->normaliser = NORMZ_SOFTMAX;
+    c->clip_alpha = 4.0f;
+    c->softpick_eps = 1e-6f;
+
+    c->data = DATA_BROWN;
+    str_copy(c->data_dir, sizeof c->data_dir, "data/brown");
+    c->bos = 1;
+    c->bigram_vocab = 64;
+    c->bigram_triggers = 3;
+    c->bigram_seed = 1;
+
+    c->batch_size = 16;
+    c->steps = 1000;
+    c->lr = 3e-3f;
+    c->min_lr_frac = 0.1f;
+    c->warmup = 100;
+    c->weight_decay = 0.1f;
+    c->beta1 = 0.9f;
+    c->beta2 = 0.95f;
+    c->adam_eps = 1e-8f;
+    c->grad_clip = 1.0f;
+    c->init_seed = 1;
+    c->data_seed = 1;
+
+    c->eval_every = 200;
+    c->eval_batches = 8;
+    c->ckpt_every = 200;
+    c->probe_n = 16;
+    c->log_every = 10;
+    c->threads = 1;
+    c->spike_factor = 1.25f;
+}
+
+/* --------------------------------------------------------- value parsing */
+
+/* Parse value v into key k of cfg. On error writes "bad value ... (why)"
+ * without a location; the caller prefixes file:line or --set. */
+static int parse_int(const char *v, int *out) {
+    char *end;
+    errno = 0;
+    long x = strtol(v, &end, 10);
+    if (end == v || *end || errno == ERANGE || x < INT_MIN || x > INT_MAX)
+        return -1;
+    *out = (int)x;
+    return 0;
+}
+
+static int parse_u64(const char *v, unsigned long long *out) {
+    char *end;
+    if (*v == '-' || *v == '+') return -1; /* strtoull wraps negatives */
+    errno = 0;
+    unsigned long long x = strtoull(v, &end, 10);
+    if (end == v || *end || errno == ERANGE) return -1;
+    *out = x;
+    return 0;
+}
+
+static int parse_float(const char *v, float *out) {
+    char *end;
+    errno = 0;
+    float x = strtof(v, &end);
+    if (end == v || *end || errno == ERANGE || !isfinite(x)) return -1;
+    *out = x;
+    return 0;
+}
+
+static int parse_enum(const char *v, const char *const *names, int *out) {
+    for (int i = 0; names[i]; i++)
+        if (strcmp(v, names[i]) == 0) {
+            *out = i;
+            return 0;
+        }
+    return -1;
+}
+
+/* "a|b|c" into buf, for error messages. */
+static const char *enum_choices(const char *const *names, char *buf,
+                                size_t len) {
+    size_t used = 0;
+    buf[0] = 0;
+    for (int i = 0; names[i] && used < len; i++)
+        used += (size_t)snprintf(buf + used, len - used, "%s%s",
+                                 i ? "|" : "", names[i]);
+    return buf;
+}
+
+static int set_value(Config *cfg, const KeyDef *k, const char *v, char *err,
+                     size_t errlen) {
+    char *base = (char *)cfg + k->off;
+    const char *why = NULL;
+    char choices[160];
+
+    switch (k->type) {
+    case KT_INT: {
+        int x;
+        if (parse_int(v, &x)) why = "expected an integer";
+        else if (x < 0) why = "must not be negative";
+        else *(int *)base = x;
+        break;
+    }
+    case KT_U64:
+        if (parse_u64(v, (unsigned long long *)base))
+            why = "expected an unsigned integer";
+        break;
+    case KT_FLOAT:
+        if (parse_float(v, (float *)base)) why = "expected a finite number";
+        break;
+    case KT_BOOL:
+        if (!strcmp(v, "1") || !strcmp(v, "true")) *(int *)base = 1;
+        else if (!strcmp(v, "0") || !strcmp(v, "false")) *(int *)base = 0;
+        else why = "expected 0|1|true|false";
+        break;
+    case KT_ENUM:
+        if (parse_enum(v, k->names, (int *)base))
+            why = enum_choices(k->names, choices, sizeof choices);
+        break;
+    case KT_STR:
+        if (strlen(v) >= CFG_STR) why = "longer than 255 characters";
+        else if (strchr(v, ';')) why = "';' would start an INI comment";
+        else str_copy(base, CFG_STR, v);
+        break;
+    case KT_VARIANT: {
+        char why2[200];
+        if (config_apply_variant(cfg, v, why2, sizeof why2))
+            return seterr(err, errlen, "key 'variant': %s", why2);
+        break;
+    }
+    }
+    if (why) {
+        if (k->type == KT_ENUM)
+            return seterr(err, errlen, "key '%s': bad value '%.64s' (expected %s)",
+                          k->name, v, why);
+        return seterr(err, errlen, "key '%s': bad value '%.64s' (%s)", k->name,
+                      v, why);
+    }
+    return 0;
+}
+
+/* The shortest %g that reads back as the same float: 0.003, not
+ * 0.00300000003. %.9g always does, since nine digits round-trip float32. */
+static void format_float(float x, char *buf, size_t len) {
+    for (int prec = 6; prec <= 9; prec++) {
+        snprintf(buf, len, "%.*g", prec, (double)x);
+        if (strtof(buf, NULL) == x) return;
+    }
+}
+
+/* Format key k of cfg as text into buf. */
+static void format_value(const Config *cfg, const KeyDef *k, char *buf,
+                         size_t len) {
+    const char *base = (const char *)cfg + k->off;
+    switch (k->type) {
+    case KT_INT:
+    case KT_BOOL: snprintf(buf, len, "%d", *(const int *)base); break;
+    case KT_U64:
+        snprintf(buf, len, "%llu", *(const unsigned long long *)base);
+        break;
+    case KT_FLOAT: format_float(*(const float *)base, buf, len); break;
+    case KT_ENUM:
+        snprintf(buf, len, "%s", enum_name(k->names, *(const int *)base));
+        break;
+    case KT_STR:
+    case KT_VARIANT: snprintf(buf, len, "%s", base); break;
+    }
+}
+
+/* Apply key=value at location `where` (file:line or --set). */
+static int apply_kv(Config *cfg, const char *key, const char *value,
+                    const char *where, char *err, size_t errlen) {
+    const KeyDef *k = find_key(key);
+    if (!k) return seterr(err, errlen, "%s: unknown key '%.64s'", where, key);
+    char why[400];
+    if (set_value(cfg, k, value, why, sizeof why))
+        return seterr(err, errlen, "%s: %s", where, why);
+    return 0;
+}
+
+/* ------------------------------------------------------------ INI input */
+
+/* Parse state; also the `stream` of our own reader, which counts lines so
+ * the handler knows where it is (Debian's inih has no lineno callback). */
+typedef struct {
+    Config *cfg;
+    const char *name;
+    FILE *fp;          /* file source, or */
+    const char *s;     /* string source */
+    int line;          /* lines read so far */
+    int err_line;      /* first handler error, 0 = none */
+    int long_line;     /* a line that did not fit inih's buffer */
+    int max_line;
+    char msg[512];
+} Parse;
+
+/* fgets-style; refuses lines too long for inih's buffer instead of letting
+ * inih split them into two "lines". */
+static char *parse_reader(char *str, int num, void *stream) {
+    Parse *p = stream;
+    int n = 0;
+    if (p->fp) {
+        if (!fgets(str, num, p->fp)) return NULL;
+        n = (int)strlen(str);
+        if (n == num - 1 && str[n - 1] != '\n') {
+            int c = getc(p->fp);
+            if (c != EOF) {
+                p->long_line = p->line + 1;
+                p->max_line = num - 3;
+                return NULL;
+            }
+        }
+    } else {
+        if (!*p->s) return NULL;
+        while (n < num - 1 && p->s[n] && p->s[n] != '\n') n++;
+        if (p->s[n] == '\n' && n < num - 1) n++;
+        else if (p->s[n] && n == num - 1) {
+            p->long_line = p->line + 1;
+            p->max_line = num - 3;
+            return NULL;
+        }
+        memcpy(str, p->s, (size_t)n);
+        str[n] = 0;
+        p->s += n;
+    }
+    p->line++;
+    return str;
+}
+
+static int parse_handler(void *user, const char *section, const char *name,
+                         const char *value) {
+    Parse *p = user;
+    if (p->err_line) return 1; /* report only the first error */
+    char where[300];
+    snprintf(where, sizeof where, "%s:%d", p->name, p->line);
+    if (section[0] && parse_enum(section, section_names, &(int){0})) {
+        snprintf(p->msg, sizeof p->msg,
+                 "%s: unknown section [%.64s] (expected model, variant, data "
+                 "or train)", where, section);
+        p->err_line = p->line;
+        return 0;
+    }
+    if (apply_kv(p->cfg, name, value, where, p->msg, sizeof p->msg)) {
+        p->err_line = p->line;
+        return 0;
+    }
+    return 1;
+}
+
+static int run_parse(Parse *p, char *err, size_t errlen) {
+    int rc = ini_parse_stream(parse_reader, p, parse_handler, p);
+    /* inih reports the first failing line: ours, or a syntax error. */
+    if (rc > 0 && (!p->err_line || rc < p->err_line))
+        return seterr(err, errlen,
+                      "%s:%d: syntax error (expected 'key = value' or "
+                      "'[section]')", p->name, rc);
+    if (p->err_line) return seterr(err, errlen, "%s", p->msg);
+    if (p->long_line)
+        return seterr(err, errlen, "%s:%d: line longer than %d characters",
+                      p->name, p->long_line, p->max_line);
+    if (rc < 0) return seterr(err, errlen, "%s: out of memory", p->name);
+    return 0;
+}
+
+int config_load_file(Config *cfg, const char *path, char *err, size_t errlen) {
+    FILE *fp = fopen(path, "r");
+    if (!fp)
+        return seterr(err, errlen, "%s: cannot open: %s", path,
+                      strerror(errno));
+    Parse p = {.cfg = cfg, .name = path, .fp = fp};
+    int rc = run_parse(&p, err, errlen);
+    fclose(fp);
+    return rc;
+}
+
+int config_load_string(Config *cfg, const char *text, const char *name,
+                       char *err, size_t errlen) {
+    if (!text) return seterr(err, errlen, "%s: no text", name ? name : "<string>");
+    Parse p = {.cfg = cfg, .name = name ? name : "<string>", .s = text};
+    return run_parse(&p, err, errlen);
+}
+
+/* "key=value", whitespace around either side ignored. */
+int config_set(Config *cfg, const char *kv, char *err, size_t errlen) {
+    char buf[CFG_STR + 128];
+    if (str_copy(buf, sizeof buf, kv))
+        return seterr(err, errlen, "--set '%.40s...': too long", kv);
+    char *eq = strchr(buf, '=');
+    if (!eq)
+        return seterr(err, errlen, "--set '%.64s': expected key=value", kv);
+    *eq = 0;
+    char *key = buf, *val = eq + 1;
+    while (*key == ' ' || *key == '\t') key++;
+    for (char *e = eq; e > key && (e[-1] == ' ' || e[-1] == '\t');) *--e = 0;
+    while (*val == ' ' || *val == '\t') val++;
+    for (char *e = val + strlen(val); e > val && (e[-1] == ' ' || e[-1] == '\t');)
+        *--e = 0;
+    return apply_kv(cfg, key, val, "--set", err, errlen);
+}
+
+/* ------------------------------------------------------------ resolving */
+
+int config_auto_d_ff(int d_model, MlpKind mlp) {
+    if (mlp == MLP_GELU) return 4 * d_model;
+    long r = lround(8.0 * d_model / 3.0);
+    return (int)((r + 31) / 32 * 32);
+}
+
+int config_head_dim(const Config *c) {
+    if (c->head_dim > 0) return c->head_dim;
+    return c->n_heads > 0 ? c->d_model / c->n_heads : 0;
+}
+
+/* Internal sequence length the position table must cover. */
+static int needed_pos(const Config *c) {
+    return c->seq_len + (c->sink_token ? 1 : 0);
+}
+
+void config_resolve(Config *c) {
+    /* An uneven split stays 0 so config_validate names it. */
+    if (c->head_dim == 0 && c->n_heads > 0 && c->d_model % c->n_heads == 0)
+        c->head_dim = c->d_model / c->n_heads;
+    if (c->d_ff == 0) c->d_ff = config_auto_d_ff(c->d_model, c->mlp);
+    /* max_pos 0 means "just the training length"; an explicit larger value
+     * (for longer eval lengths) is kept. For learned positions a smaller
+     * explicit value is a validation error, for the others it is moot. */
+    if (c->max_pos == 0 || (c->pos != POS_LEARNED && c->max_pos < needed_pos(c)))
+        c->max_pos = needed_pos(c);
+    if (c->vocab_size <= 0) {
+        switch (c->data) {
+        case DATA_BROWN:
+        case DATA_TEXT: c->vocab_size = c->bos ? 257 : 256; break;
+        case DATA_BIGRAM: c->vocab_size = c->bigram_vocab + 1; break;
+        case DATA_TOKENS: break; /* the data layer reads the file */
+        }
+    }
+}
+
+/* ----------------------------------------------------------- validation */
+
+static int validate_shapes(const Config *c, char *err, size_t n) {
+    if (c->n_layers < 1 || c->n_layers > MAX_LAYERS)
+        return seterr(err, n, "n_layers %d is outside 1..%d", c->n_layers,
+                      MAX_LAYERS);
+    if (c->d_model <= 0) return seterr(err, n, "d_model %d must be positive", c->d_model);
+    if (c->n_heads <= 0) return seterr(err, n, "n_heads %d must be positive", c->n_heads);
+    if (c->n_kv_heads <= 0)
+        return seterr(err, n, "n_kv_heads %d must be positive", c->n_kv_heads);
+    if (c->n_heads % c->n_kv_heads)
+        return seterr(err, n, "n_kv_heads %d does not divide n_heads %d",
+                      c->n_kv_heads, c->n_heads);
+    if (c->head_dim < 0) return seterr(err, n, "head_dim %d is negative", c->head_dim);
+    if (c->head_dim == 0 && c->d_model % c->n_heads)
+        return seterr(err, n, "d_model %d is not divisible by n_heads %d",
+                      c->d_model, c->n_heads);
+    int dh = config_head_dim(c);
+    if (c->pos == POS_ROPE && dh % 2)
+        return seterr(err, n, "RoPE needs an even head_dim, got %d", dh);
+    if (c->d_ff < 0) return seterr(err, n, "d_ff %d is negative", c->d_ff);
+    if (c->vocab_size < 0) return seterr(err, n, "vocab_size %d is negative", c->vocab_size);
+    if (c->seq_len <= 0) return seterr(err, n, "seq_len %d must be positive", c->seq_len);
+    if (c->max_pos < 0) return seterr(err, n, "max_pos %d is negative", c->max_pos);
+    if (c->pos == POS_LEARNED && c->max_pos > 0 && c->max_pos < needed_pos(c))
+        return seterr(err, n, "seq_len %d%s exceeds max_pos %d", c->seq_len,
+                      c->sink_token ? " + sink token" : "", c->max_pos);
+    if (c->pos == POS_ROPE && !(c->rope_base > 1.0f))
+        return seterr(err, n, "rope_base %g must be > 1", (double)c->rope_base);
+    if (!(c->yarn_scale >= 1.0f))
+        return seterr(err, n, "yarn_scale %g must be >= 1", (double)c->yarn_scale);
+    if (!(c->norm_eps > 0.0f))
+        return seterr(err, n, "norm_eps %g must be positive", (double)c->norm_eps);
+    if (!(c->init_std > 0.0f))
+        return seterr(err, n, "init_std %g must be positive", (double)c->init_std);
+    return 0;
+}
+
+static int validate_variant(const Config *c, char *err, size_t n) {
+    if (!(c->clip_alpha >= 0.0f))
+        return seterr(err, n, "clip_alpha %g must not be negative", (double)c->clip_alpha);
+    if (!(c->softpick_eps > 0.0f))
+        return seterr(err, n, "softpick_eps %g must be positive", (double)c->softpick_eps);
+    if (c->kv_bias && c->sink_token)
+        return seterr(err, n, "kv_bias and sink_token both add an always-"
+                              "visible slot; pick one");
+    if (c->kv_bias && c->normaliser != NORMZ_SOFTMAX)
+        return seterr(err, n, "kv_bias needs the softmax normaliser, not %s",
+                      normaliser_name(c->normaliser));
+    if (c->gate_pos == GATE_NONE) return 0; /* other gate keys are moot */
+
+    const char *pos = gate_pos_name(c->gate_pos);
+    if (c->y_mod != YMOD_NONE && c->gate_pos == GATE_G1)
+        return seterr(err, n, "y_mod %s and a gate at g1 both rewrite Y; pick one",
+                      enum_name(ymod_names, c->y_mod));
+    if (c->gate_shared && c->gate_gran == GRAN_HEAD)
+        return seterr(err, n, "a headwise gate cannot be head-shared "
+                              "(gate_shared with gate_gran head)");
+    if (c->gate_shared && c->gate_pos != GATE_G1 && c->gate_pos != GATE_G2)
+        return seterr(err, n, "head-shared gating needs gate_pos g1 or g2, not %s",
+                      pos);
+    if (c->gate_form == FORM_ADD) {
+        if (c->gate_act == ACT_NS_SIGMOID)
+            return seterr(err, n, "ns-sigmoid is a multiplicative gate; "
+                                  "gate_form add is not allowed");
+        if (c->gate_gran == GRAN_HEAD)
+            return seterr(err, n, "an additive gate must be elementwise, "
+                                  "not headwise");
+        if (c->gate_input == GIN_CONST)
+            return seterr(err, n, "an additive gate cannot take const input");
+    }
+    if (c->gate_input == GIN_HEADSLICE) {
+        if (c->d_model % c->n_heads)
+            return seterr(err, n, "headslice gate input needs d_model %d "
+                                  "divisible by n_heads %d", c->d_model, c->n_heads);
+        if (c->gate_pos != GATE_G1 || c->gate_gran != GRAN_HEAD || c->gate_shared)
+            return seterr(err, n, "headslice gate input needs gate_pos g1, "
+                                  "headwise granularity and no sharing");
+    }
+    if (c->gate_input == GIN_CONST &&
+        (c->gate_pos != GATE_G1 || c->gate_gran != GRAN_ELEM || c->gate_shared))
+        return seterr(err, n, "const gate input needs gate_pos g1, elementwise "
+                              "and not head-shared");
+    return 0;
+}
+
+static int validate_data(const Config *c, char *err, size_t n) {
+    switch (c->data) {
+    case DATA_BROWN:
+        if (!c->data_dir[0]) return seterr(err, n, "data brown needs data_dir");
+        break;
+    case DATA_TOKENS:
+    case DATA_TEXT:
+        if (!c->train_file[0])
+            return seterr(err, n, "data %s needs train_file",
+                          enum_name(data_names, c->data));
+        break;
+    case DATA_BIGRAM:
+        if (c->bigram_vocab < 2)
+            return seterr(err, n, "bigram_vocab %d must be at least 2", c->bigram_vocab);
+        if (c->bigram_triggers >= c->bigram_vocab)
+            return seterr(err, n, "bigram_triggers %d must be below bigram_vocab %d",
+                          c->bigram_triggers, c->bigram_vocab);
+        if (c->vocab_size > 0 && c->vocab_size < c->bigram_vocab + 1)
+            return seterr(err, n, "vocab_size %d is below bigram_vocab + 1 = %d",
+                          c->vocab_size, c->bigram_vocab + 1);
+        break;
+    }
+    if ((c->data == DATA_BROWN || c->data == DATA_TEXT) && c->vocab_size > 0 &&
+        c->vocab_size < 256 + (c->bos ? 1 : 0))
+        return seterr(err, n, "vocab_size %d is too small for bytes%s",
+                      c->vocab_size, c->bos ? " + BOS" : "");
+    return 0;
+}
+
+static int validate_train(const Config *c, char *err, size_t n) {
+    if (c->batch_size <= 0) return seterr(err, n, "batch_size %d must be positive", c->batch_size);
+    if (c->steps <= 0) return seterr(err, n, "steps %d must be positive", c->steps);
+    if (!(c->lr > 0.0f)) return seterr(err, n, "lr %g must be positive", (double)c->lr);
+    if (!(c->min_lr_frac >= 0.0f && c->min_lr_frac <= 1.0f))
+        return seterr(err, n, "min_lr_frac %g is outside [0, 1]", (double)c->min_lr_frac);
+    if (c->warmup < 0) return seterr(err, n, "warmup %d is negative", c->warmup);
+    if (!(c->weight_decay >= 0.0f))
+        return seterr(err, n, "weight_decay %g is negative", (double)c->weight_decay);
+    if (!(c->beta1 > 0.0f && c->beta1 < 1.0f))
+        return seterr(err, n, "beta1 %g is outside (0, 1)", (double)c->beta1);
+    if (!(c->beta2 > 0.0f && c->beta2 < 1.0f))
+        return seterr(err, n, "beta2 %g is outside (0, 1)", (double)c->beta2);
+    if (!(c->adam_eps > 0.0f)) return seterr(err, n, "adam_eps %g must be positive", (double)c->adam_eps);
+    if (!(c->grad_clip >= 0.0f)) return seterr(err, n, "grad_clip %g is negative", (double)c->grad_clip);
+    if (c->eval_every < 0 || c->ckpt_every < 0 || c->probe_n < 0)
+        return seterr(err, n, "eval_every, ckpt_every and probe_n must not be negative");
+    if (c->eval_batches <= 0)
+        return seterr(err, n, "eval_batches %d must be positive", c->eval_batches);
+    if (c->log_every <= 0) return seterr(err, n, "log_every %d must be positive", c->log_every);
+    if (c->threads < 1 || c->threads > 64)
+        return seterr(err, n, "threads %d is outside 1..64", c->threads);
+    if (!(c->spike_factor >= 1.0f))
+        return seterr(err, n, "spike_factor %g must be >= 1", (double)c->spike_factor);
+    return 0;
+}
+
+int config_validate(const Config *c, char *err, size_t errlen) {
+    if (validate_shapes(c, err, errlen) || validate_variant(c, err, errlen) ||
+        validate_data(c, err, errlen) || validate_train(c, err, errlen))
+        return -1;
+    return 0;
+}
+
+/* ----------------------------------------------------------- text output */
+
+int config_to_text(const Config *cfg, char *buf, size_t len) {
+    size_t used = 0;
+    int sec = -1;
+    char val[CFG_STR + 8];
+    int w = snprintf(buf, len, "; gatelab resolved config; variant_name "
+                               "records the id, every field it set follows\n");
+    if (w < 0 || (size_t)w >= len) return -1;
+    used = (size_t)w;
+    for (size_t i = 0; i < N_KEYS; i++) {
+        const KeyDef *k = &keys[i];
+        if (!(k->out & K_TEXT)) continue;
+        format_value(cfg, k, val, sizeof val);
+        w = snprintf(buf + used, len - used, "%s%s%s%s = %s\n",
+                     (int)k->sec != sec ? "[" : "",
+                     (int)k->sec != sec ? section_names[k->sec] : "",
+                     (int)k->sec != sec ? "]\n" : "", k->name, val);
+        if (w < 0 || (size_t)w >= len - used) return -1;
+        used += (size_t)w;
+        sec = (int)k->sec;
+    }
+    return 0;
+}
+
+void config_visit(const Config *cfg, ConfigVisit fn, void *ctx) {
+    char val[CFG_STR + 8];
+    for (size_t i = 0; i < N_KEYS; i++) {
+        const KeyDef *k = &keys[i];
+        if (!(k->out & K_VISIT)) continue;
+        format_value(cfg, k, val, sizeof val);
+        int is_int = k->type == KT_INT || k->type == KT_BOOL || k->type == KT_U64;
+        fn(k->name, val, is_int, k->type == KT_FLOAT, ctx);
+    }
+}

@@ -37,6 +37,7 @@ typedef struct {
     /* bigram-backcopy */
     int bg_vocab, bg_triggers;
     float *bg_cdf;   /* [bg_vocab, bg_vocab] row-wise cumulative transition */
+    unsigned char *bg_trigger; /* [bg_vocab] 1 for a trigger token */
     unsigned long long bg_seed;
 } Dataset;
 

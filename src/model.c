@@ -1,1 +1,675 @@
-/* model.c: not written yet */
+/* model.c: forward and backward of the decoder, straight-line over the
+ * layers, for every variant. The exact maths is in src/MODEL.md.
+ *
+ * N = B * Ti rows, Ti = T + extra_pos (the sink token, when there is one).
+ * A variant never gets its own code path: each optional stage (a gate at
+ * G1..G5, QK-norm, a Y modification, a slot in the attention) either runs
+ * or its output pointer aliases its input.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model.h"
+#include "ops.h"
+#include "util.h"
+
+struct LayerActs {
+    float *x_in;                 /* [N,d] residual entering the layer */
+    float *n1, *mean1, *rstd1;   /* attn_norm */
+    float *q, *k, *v;            /* projections */
+    float *gz, *gs, *gbar;       /* gate: raw, activated, head-shared mean */
+    float *qg, *kg, *vg;         /* after G4 / G3 / G2 (or aliases) */
+    float *qn, *kn, *qrstd, *krstd; /* after QK-norm (or aliases) */
+    float *qr, *kr;              /* rotated (+ YaRN m) */
+    float *att, *preatt, *slot;  /* [B,H,Ti,Ti], [B,H,Ti] */
+    float *y;                    /* SDPA output [N,qdim] */
+    float *yrn, *yrstd;          /* sdpa-rmsnorm before its weight */
+    float *ym;                   /* after the Y modification (or alias) */
+    float *yg;                   /* after G1 (or alias): input to W_o */
+    float *o, *og;               /* W_o output, after G5 (or alias) */
+    float *x_mid;                /* [N,d] after the attention residual */
+    float *n2, *mean2, *rstd2;   /* mlp_norm */
+    float *h1, *h3, *hact;       /* MLP hidden */
+};
+
+struct Scratch {
+    float *dn, *dq, *dq2, *dk, *dk2, *dv, *dv2;
+    float *dy, *dy2, *dres, *dga, *dgate, *dgz;
+    float *dh1, *dh3, *dhact, *dxfn, *dlogits, *tmp;
+    float *inv_freq;
+};
+
+/* ---- memory plan: one pass counts, the second hands out pointers ---- */
+
+typedef struct {
+    float *base;
+    size_t used;
+} Bump;
+
+static float *take(Bump *b, size_t n) {
+    n = (n + 15) & ~(size_t)15; /* 64-byte aligned slices */
+    float *p = b->base ? b->base + b->used : NULL;
+    b->used += n;
+    return p;
+}
+
+static void plan_layer(LayerActs *a, Bump *b, const Model *m, size_t N,
+                       int B, int Ti) {
+    const Dims *D = &m->dims;
+    const Config *c = &m->cfg;
+    size_t att = (size_t)B * D->H * Ti * Ti;
+    a->x_in = take(b, N * D->d);
+    a->n1 = take(b, N * D->d);
+    a->mean1 = take(b, N);
+    a->rstd1 = take(b, N);
+    a->q = take(b, N * D->qdim);
+    a->k = take(b, N * D->kvdim);
+    a->v = take(b, N * D->kvdim);
+    if (c->gate_pos != GATE_NONE) {
+        size_t per = c->gate_input == GIN_CONST ? 1 : N;
+        a->gz = take(b, per * D->gate_channels);
+        a->gs = take(b, per * D->gate_channels);
+        if (c->gate_shared) a->gbar = take(b, N * D->gate_cg);
+    }
+    a->qg = c->gate_pos == GATE_G4 ? take(b, N * D->qdim) : a->q;
+    a->kg = c->gate_pos == GATE_G3 ? take(b, N * D->kvdim) : a->k;
+    a->vg = c->gate_pos == GATE_G2 ? take(b, N * D->kvdim) : a->v;
+    if (c->qk_norm) {
+        a->qn = take(b, N * D->qdim);
+        a->kn = take(b, N * D->kvdim);
+        a->qrstd = take(b, N * D->H);
+        a->krstd = take(b, N * D->Hkv);
+    } else {
+        a->qn = a->qg;
+        a->kn = a->kg;
+    }
+    a->qr = take(b, N * D->qdim);
+    a->kr = take(b, N * D->kvdim);
+    a->att = take(b, att);
+    a->preatt = take(b, att);
+    if (c->normaliser == NORMZ_SINK_LOGIT || c->kv_bias)
+        a->slot = take(b, (size_t)B * D->H * Ti);
+    a->y = take(b, N * D->qdim);
+    a->ym = a->y;
+    if (c->y_mod == YMOD_RMSNORM) {
+        a->yrn = take(b, N * D->qdim);
+        a->yrstd = take(b, N * D->H);
+        a->ym = take(b, N * D->qdim);
+    } else if (c->y_mod == YMOD_SILU) {
+        a->ym = take(b, N * D->qdim);
+    }
+    a->yg = c->gate_pos == GATE_G1 ? take(b, N * D->qdim) : a->ym;
+    a->o = take(b, N * D->d);
+    a->og = c->gate_pos == GATE_G5 ? take(b, N * D->d) : a->o;
+    a->x_mid = take(b, N * D->d);
+    a->n2 = take(b, N * D->d);
+    a->mean2 = take(b, N);
+    a->rstd2 = take(b, N);
+    a->h1 = take(b, N * D->ff);
+    a->h3 = c->mlp == MLP_SWIGLU ? take(b, N * D->ff) : NULL;
+    a->hact = take(b, N * D->ff);
+}
+
+static void plan_scratch(Scratch *sc, Bump *b, const Model *m, size_t N,
+                         size_t Nr) {
+    const Dims *D = &m->dims;
+    size_t wide = (size_t)(D->qdim > D->d ? D->qdim : D->d);
+    sc->dn = take(b, N * D->d);
+    sc->dq = take(b, N * D->qdim);
+    sc->dq2 = take(b, N * D->qdim);
+    sc->dk = take(b, N * D->kvdim);
+    sc->dk2 = take(b, N * D->kvdim);
+    sc->dv = take(b, N * D->kvdim);
+    sc->dv2 = take(b, N * D->kvdim);
+    sc->dy = take(b, N * D->qdim);
+    sc->dy2 = take(b, N * D->qdim);
+    sc->dres = take(b, N * D->d);
+    sc->dga = take(b, N * (size_t)(D->gate_channels + 1));
+    sc->dgate = take(b, N * (size_t)(D->gate_channels + 1));
+    sc->dgz = take(b, N * (size_t)(D->gate_channels + 1));
+    sc->dh1 = take(b, N * D->ff);
+    sc->dh3 = take(b, N * D->ff);
+    sc->dhact = take(b, N * D->ff);
+    sc->dxfn = take(b, N * D->d);
+    sc->dlogits = take(b, Nr * D->V);
+    sc->tmp = take(b, N * wide);
+    sc->inv_freq = take(b, (size_t)D->dh);
+}
+
+static size_t plan(RunState *s, const Model *m, float *base) {
+    const Dims *D = &m->dims;
+    Bump b = {base, 0};
+    int Ti = s->T + D->extra_pos;
+    size_t N = (size_t)s->B * Ti, Nr = (size_t)s->B * s->T;
+    for (int l = 0; l < D->L; l++) plan_layer(&s->la[l], &b, m, N, s->B, Ti);
+    plan_scratch(s->sc, &b, m, N, Nr);
+    s->x_out = take(&b, N * D->d);
+    s->xfn = take(&b, N * D->d);
+    s->fmean = take(&b, N);
+    s->frstd = take(&b, N);
+    s->xreal = D->extra_pos ? take(&b, Nr * D->d) : s->xfn;
+    s->logits = take(&b, Nr * D->V);
+    s->probs = take(&b, Nr * D->V);
+    s->losses = take(&b, Nr);
+    s->rope_cos = take(&b, (size_t)Ti * (D->dh / 2 + 1));
+    s->rope_sin = take(&b, (size_t)Ti * (D->dh / 2 + 1));
+    return b.used;
+}
+
+int runstate_init(RunState *s, const Model *m, int B, int T) {
+    memset(s, 0, sizeof *s);
+    s->B = B;
+    s->T = T;
+    s->L = m->dims.L;
+    int Ti = T + m->dims.extra_pos;
+    s->la = calloc((size_t)m->dims.L, sizeof *s->la);
+    s->sc = calloc(1, sizeof *s->sc);
+    s->tok_int = calloc((size_t)B * Ti, sizeof(int));
+    s->tgt_int = calloc((size_t)B * Ti, sizeof(int));
+    s->tgt_real = calloc((size_t)B * T, sizeof(int));
+    s->grads = zalloc_aligned(m->table.total * sizeof(float));
+    if (!s->la || !s->sc || !s->tok_int || !s->tgt_int || !s->tgt_real || !s->grads) {
+        runstate_free(s);
+        return -1;
+    }
+    s->mem_floats = plan(s, m, NULL);
+    s->mem = zalloc_aligned(s->mem_floats * sizeof(float));
+    if (!s->mem) {
+        runstate_free(s);
+        return -1;
+    }
+    plan(s, m, s->mem);
+    weights_point(&s->g, s->grads, &m->table, &m->cfg);
+    return 0;
+}
+
+void runstate_free(RunState *s) {
+    free(s->la);
+    free(s->sc);
+    free(s->tok_int);
+    free(s->tgt_int);
+    free(s->tgt_real);
+    free(s->grads);
+    free(s->mem);
+    memset(s, 0, sizeof *s);
+}
+
+/* ---- small helpers ---- */
+
+static void zero(float *p, size_t n) { memset(p, 0, n * sizeof *p); }
+
+static void scale_inplace(float *p, size_t n, float a) {
+    for (size_t i = 0; i < n; i++) p[i] *= a;
+}
+
+/* The model's main norm (RMSNorm or LayerNorm) over rows of d. */
+static void norm_forward(const Model *m, float *out, float *mean, float *rstd,
+                         const float *x, const float *w, const float *b,
+                         int N) {
+    if (m->cfg.norm == NORM_LAYER)
+        layernorm_forward(out, mean, rstd, x, w, b, N, m->dims.d, m->cfg.norm_eps);
+    else
+        rmsnorm_forward(out, rstd, x, w, N, m->dims.d, m->cfg.norm_eps);
+}
+
+static void norm_backward(const Model *m, float *dx, float *dw, float *db,
+                          const float *dout, const float *x, const float *w,
+                          const float *mean, const float *rstd, int N) {
+    if (m->cfg.norm == NORM_LAYER)
+        layernorm_backward(dx, dw, db, dout, x, w, mean, rstd, N, m->dims.d);
+    else
+        rmsnorm_backward(dx, dw, dout, x, w, rstd, N, m->dims.d);
+}
+
+static GateBroadcast gate_kind(const Config *c) {
+    if (c->gate_input == GIN_CONST) return GB_CONST;
+    if (c->gate_input == GIN_HEADSLICE || c->gate_gran == GRAN_HEAD) return GB_HEAD;
+    return c->gate_shared ? GB_SHARED : GB_ELEM;
+}
+
+/* The scores a gate applies: the head-shared mean, or the activated ones. */
+static const float *gate_applied(const LayerActs *a, const Config *c) {
+    return c->gate_shared ? a->gbar : a->gs;
+}
+
+static void attn_spec(AttnSpec *sp, const Model *m, int Ti) {
+    const Config *c = &m->cfg;
+    memset(sp, 0, sizeof *sp);
+    sp->normaliser = c->normaliser;
+    sp->has_sink_logit = c->normaliser == NORMZ_SINK_LOGIT;
+    sp->has_kv_bias = c->kv_bias;
+    sp->clip_gamma = -c->clip_alpha / (float)Ti;
+    sp->softpick_eps = c->softpick_eps;
+    sp->scale = 1.0f / sqrtf((float)m->dims.dh);
+}
+
+/* ---- gate scores: z = X W^T (or head slices, or theta), g = act(z) ---- */
+
+/* gz, gs: [N, C] (or [C] for const); gbar: [N, Cg] for head-shared */
+static void gate_scores_forward(const Model *m, LayerActs *a,
+                                const LayerWeights *lw, int N) {
+    const Config *c = &m->cfg;
+    const Dims *D = &m->dims;
+    size_t n = (size_t)N * D->gate_channels;
+    if (c->gate_input == GIN_CONST) {
+        gate_act_forward(a->gs, lw->gate_w, (size_t)D->gate_channels, c->gate_act);
+        return;
+    }
+    if (c->gate_input == GIN_HEADSLICE)
+        headslice_linear_forward(a->gz, a->n1, lw->gate_w, lw->gate_b, N, D->H, D->d / D->H);
+    else
+        matmul_forward(a->gz, a->n1, lw->gate_w, NULL, N, D->d, D->gate_channels);
+    gate_act_forward(a->gs, a->gz, n, c->gate_act);
+    if (c->gate_shared) group_mean_forward(a->gbar, a->gs, N, D->gate_groups, D->gate_cg);
+}
+
+/* dapplied: gradient w.r.t. the applied scores; adds into dn1 and the
+ * gate's parameter gradients. */
+static void gate_scores_backward(const Model *m, RunState *s, LayerActs *a,
+                                 const LayerWeights *lw, LayerWeights *gw,
+                                 float *dapplied, float *dn1, int N) {
+    const Config *c = &m->cfg;
+    const Dims *D = &m->dims;
+    Scratch *sc = s->sc;
+    size_t n = (size_t)N * D->gate_channels;
+    if (c->gate_input == GIN_CONST) {
+        gate_act_backward(gw->gate_w, dapplied, lw->gate_w, (size_t)D->gate_channels, c->gate_act);
+        return;
+    }
+    float *dgs = dapplied;
+    if (c->gate_shared) {
+        zero(sc->dgate, n);
+        group_mean_backward(sc->dgate, dapplied, N, D->gate_groups, D->gate_cg);
+        dgs = sc->dgate;
+    }
+    zero(sc->dgz, n);
+    gate_act_backward(sc->dgz, dgs, a->gz, n, c->gate_act);
+    if (c->gate_input == GIN_HEADSLICE)
+        headslice_linear_backward(dn1, gw->gate_w, gw->gate_b, sc->dgz, a->n1, lw->gate_w, N,
+                                  D->H, D->d / D->H);
+    else
+        matmul_backward(dn1, gw->gate_w, NULL, sc->dgz, a->n1, lw->gate_w, N, D->d,
+                        D->gate_channels);
+}
+
+/* Size of the applied-score buffer (for zeroing its gradient). */
+static size_t gate_applied_len(const Model *m, int N) {
+    const Dims *D = &m->dims;
+    if (m->cfg.gate_input == GIN_CONST) return (size_t)D->gate_channels;
+    if (m->cfg.gate_shared) return (size_t)N * D->gate_cg;
+    return (size_t)N * D->gate_channels;
+}
+
+/* ---- RoPE tables ---- */
+
+static void rope_prepare(const Model *m, RunState *s, int Ti) {
+    const Config *c = &m->cfg;
+    if (c->pos != POS_ROPE) return;
+    if (s->rope_T == Ti && s->rope_scale == c->yarn_scale) return;
+    s->rope_m = rope_inv_freq(s->sc->inv_freq, m->dims.dh, c->rope_base, c->yarn_scale,
+                              c->seq_len);
+    rope_tables(s->rope_cos, s->rope_sin, s->sc->inv_freq, Ti, m->dims.dh, 0);
+    s->rope_T = Ti;
+    s->rope_scale = c->yarn_scale;
+}
+
+/* ---- one block forward ---- */
+
+static void attention_block_forward(const Model *m, RunState *s, int l,
+                                    int B, int Ti) {
+    const Config *c = &m->cfg;
+    const Dims *D = &m->dims;
+    const LayerWeights *lw = &m->w.layer[l];
+    LayerActs *a = &s->la[l];
+    const int N = B * Ti;
+    const size_t Nq = (size_t)N * D->qdim, Nk = (size_t)N * D->kvdim;
+    GateBroadcast gk = gate_kind(c);
+
+    norm_forward(m, a->n1, a->mean1, a->rstd1, a->x_in, lw->attn_norm_w, lw->attn_norm_b, N);
+    matmul_forward(a->q, a->n1, lw->w_q, NULL, N, D->d, D->qdim);
+    matmul_forward(a->k, a->n1, lw->w_k, NULL, N, D->d, D->kvdim);
+    matmul_forward(a->v, a->n1, lw->w_v, NULL, N, D->d, D->kvdim);
+    if (c->gate_pos != GATE_NONE) gate_scores_forward(m, a, lw, N);
+    const float *ga = gate_applied(a, c);
+    if (c->gate_pos == GATE_G4)
+        gate_apply_forward(a->qg, a->q, ga, gk, c->gate_form, N, D->H, D->dh);
+    if (c->gate_pos == GATE_G3)
+        gate_apply_forward(a->kg, a->k, ga, gk, c->gate_form, N, D->Hkv, D->dh);
+    if (c->gate_pos == GATE_G2)
+        gate_apply_forward(a->vg, a->v, ga, gk, c->gate_form, N, D->Hkv, D->dh);
+    if (c->qk_norm) {
+        rmsnorm_forward(a->qn, a->qrstd, a->qg, lw->q_norm, N * D->H, D->dh, c->norm_eps);
+        rmsnorm_forward(a->kn, a->krstd, a->kg, lw->k_norm, N * D->Hkv, D->dh, c->norm_eps);
+    }
+    memcpy(a->qr, a->qn, Nq * sizeof(float));
+    memcpy(a->kr, a->kn, Nk * sizeof(float));
+    if (c->pos == POS_ROPE) {
+        rope_forward(a->qr, s->rope_cos, s->rope_sin, B, Ti, D->H, D->dh);
+        rope_forward(a->kr, s->rope_cos, s->rope_sin, B, Ti, D->Hkv, D->dh);
+        if (s->rope_m != 1.0f) {
+            scale_inplace(a->qr, Nq, s->rope_m);
+            scale_inplace(a->kr, Nk, s->rope_m);
+        }
+    }
+    AttnSpec sp;
+    attn_spec(&sp, m, Ti);
+    attention_forward(a->y, a->att, a->slot, a->preatt, a->qr, a->kr, a->vg, lw->sink_logit,
+                      lw->kv_bias_k, lw->kv_bias_v, &sp, B, Ti, D->H, D->Hkv, D->dh);
+    if (c->y_mod == YMOD_RMSNORM) {
+        rmsnorm_forward(a->yrn, a->yrstd, a->y, NULL, N * D->H, D->dh, c->norm_eps);
+        gate_apply_forward(a->ym, a->yrn, lw->y_norm, GB_CONST, FORM_MULT, N, D->H, D->dh);
+    } else if (c->y_mod == YMOD_SILU) {
+        silu_forward(a->ym, a->y, Nq);
+    }
+    if (c->gate_pos == GATE_G1)
+        gate_apply_forward(a->yg, a->ym, ga, gk, c->gate_form, N, D->H, D->dh);
+    matmul_forward(a->o, a->yg, lw->w_o, NULL, N, D->qdim, D->d);
+    if (c->gate_pos == GATE_G5)
+        gate_apply_forward(a->og, a->o, ga, gk, c->gate_form, N, 1, D->d);
+    residual_forward(a->x_mid, a->x_in, a->og, (size_t)N * D->d);
+}
+
+static void mlp_block_forward(const Model *m, RunState *s, int l, int N,
+                              float *x_out) {
+    const Dims *D = &m->dims;
+    const LayerWeights *lw = &m->w.layer[l];
+    LayerActs *a = &s->la[l];
+    const size_t Nf = (size_t)N * D->ff;
+    norm_forward(m, a->n2, a->mean2, a->rstd2, a->x_mid, lw->mlp_norm_w, lw->mlp_norm_b, N);
+    if (m->cfg.mlp == MLP_SWIGLU) {
+        matmul_forward(a->h1, a->n2, lw->w_gate, NULL, N, D->d, D->ff);
+        matmul_forward(a->h3, a->n2, lw->w_up, NULL, N, D->d, D->ff);
+        swiglu_forward(a->hact, a->h1, a->h3, Nf);
+    } else {
+        matmul_forward(a->h1, a->n2, lw->w_up, NULL, N, D->d, D->ff);
+        gelu_forward(a->hact, a->h1, Nf);
+    }
+    matmul_forward(s->sc->tmp, a->hact, lw->w_down, NULL, N, D->ff, D->d);
+    residual_forward(x_out, a->x_mid, s->sc->tmp, (size_t)N * D->d);
+}
+
+/* ---- embedding and head ---- */
+
+/* Internal tokens/targets: with a sink token, row 0 of each sequence is the
+ * sink (token 0 as a placeholder, target -1 so the loss skips it). */
+static void prepare_tokens(const Model *m, RunState *s, const int *tokens,
+                           const int *targets, int B, int T) {
+    const int e = m->dims.extra_pos, Ti = T + e;
+    for (int b = 0; b < B; b++) {
+        if (e) {
+            s->tok_int[(size_t)b * Ti] = 0;
+            s->tgt_int[(size_t)b * Ti] = -1;
+        }
+        for (int t = 0; t < T; t++) {
+            size_t i = (size_t)b * Ti + e + t, r = (size_t)b * T + t;
+            s->tok_int[i] = tokens[r];
+            s->tgt_int[i] = targets ? targets[r] : -1;
+            s->tgt_real[r] = targets ? targets[r] : -1;
+        }
+    }
+}
+
+static void embed_all(const Model *m, RunState *s, float *x, int B, int Ti) {
+    const Dims *D = &m->dims;
+    embed_forward(x, s->tok_int, m->w.tok_embed, m->w.pos_embed, B * Ti, Ti, D->d);
+    if (!D->extra_pos) return;
+    for (int b = 0; b < B; b++) { /* the sink row: sink_embed (+ pos 0) */
+        float *row = x + (size_t)b * Ti * D->d;
+        for (int i = 0; i < D->d; i++)
+            row[i] = m->w.sink_embed[i] + (m->w.pos_embed ? m->w.pos_embed[i] : 0.0f);
+    }
+}
+
+static void embed_all_backward(const Model *m, RunState *s, float *dx, int B,
+                               int Ti) {
+    const Dims *D = &m->dims;
+    const Weights *g = &s->g;
+    if (!D->extra_pos) {
+        embed_backward(g->tok_embed, g->pos_embed, dx, s->tok_int, B * Ti, Ti, D->d);
+        return;
+    }
+    /* positions see every row; token rows exclude the sink, whose gradient
+     * goes to sink_embed instead */
+    if (g->pos_embed) embed_backward(NULL, g->pos_embed, dx, s->tok_int, B * Ti, Ti, D->d);
+    for (int b = 0; b < B; b++) {
+        float *row = dx + (size_t)b * Ti * D->d;
+        for (int i = 0; i < D->d; i++) {
+            g->sink_embed[i] += row[i];
+            row[i] = 0.0f;
+        }
+    }
+    embed_backward(g->tok_embed, NULL, dx, s->tok_int, B * Ti, Ti, D->d);
+}
+
+/* Copy the real (non-sink) rows of x [B,Ti,C] into out [B,T,C], or back. */
+static void gather_real(float *out, const float *x, int B, int T, int e,
+                        int C, int scatter) {
+    for (int b = 0; b < B; b++) {
+        float *r = out + (size_t)b * T * C;
+        const float *xi = x + ((size_t)b * (T + e) + e) * C;
+        if (scatter) memcpy((float *)xi, r, (size_t)T * C * sizeof(float));
+        else memcpy(r, xi, (size_t)T * C * sizeof(float));
+    }
+}
+
+/* ---- the whole model ---- */
+
+float model_forward(const Model *m, RunState *s, const int *tokens,
+                    const int *targets, int B, int T) {
+    const Dims *D = &m->dims;
+    const int Ti = T + D->extra_pos, N = B * Ti, Nr = B * T;
+    s->Bc = B;
+    s->Tc = T;
+    s->Ti = Ti;
+    prepare_tokens(m, s, tokens, targets, B, T);
+    rope_prepare(m, s, Ti);
+    embed_all(m, s, s->la[0].x_in, B, Ti);
+    for (int l = 0; l < D->L; l++) {
+        float *x_out = l + 1 < D->L ? s->la[l + 1].x_in : s->x_out;
+        attention_block_forward(m, s, l, B, Ti);
+        mlp_block_forward(m, s, l, N, x_out);
+    }
+    norm_forward(m, s->xfn, s->fmean, s->frstd, s->x_out, m->w.final_norm_w, m->w.final_norm_b,
+                 N);
+    if (D->extra_pos) gather_real(s->xreal, s->xfn, B, T, 1, D->d, 0);
+    matmul_forward(s->logits, s->xreal, m->w.lm_head, NULL, Nr, D->d, D->V);
+    s->loss = 0.0f;
+    s->loss_count = 0;
+    if (targets)
+        s->loss = crossentropy_forward(s->probs, s->losses, s->logits, s->tgt_real, Nr, D->V,
+                                       &s->loss_count);
+    return s->loss;
+}
+
+static void mlp_block_backward(const Model *m, RunState *s, int l, int N,
+                               float *dres) {
+    const Dims *D = &m->dims;
+    const LayerWeights *lw = &m->w.layer[l];
+    LayerWeights *gw = &s->g.layer[l];
+    LayerActs *a = &s->la[l];
+    Scratch *sc = s->sc;
+    const size_t Nf = (size_t)N * D->ff;
+    zero(sc->dhact, Nf);
+    matmul_backward(sc->dhact, gw->w_down, NULL, dres, a->hact, lw->w_down, N, D->ff, D->d);
+    zero(sc->dn, (size_t)N * D->d);
+    zero(sc->dh1, Nf);
+    if (m->cfg.mlp == MLP_SWIGLU) {
+        zero(sc->dh3, Nf);
+        swiglu_backward(sc->dh1, sc->dh3, sc->dhact, a->h1, a->h3, Nf);
+        matmul_backward(sc->dn, gw->w_gate, NULL, sc->dh1, a->n2, lw->w_gate, N, D->d, D->ff);
+        matmul_backward(sc->dn, gw->w_up, NULL, sc->dh3, a->n2, lw->w_up, N, D->d, D->ff);
+    } else {
+        gelu_backward(sc->dh1, sc->dhact, a->h1, Nf);
+        matmul_backward(sc->dn, gw->w_up, NULL, sc->dh1, a->n2, lw->w_up, N, D->d, D->ff);
+    }
+    norm_backward(m, dres, gw->mlp_norm_w, gw->mlp_norm_b, sc->dn, a->x_mid, lw->mlp_norm_w,
+                  a->mean2, a->rstd2, N);
+}
+
+/* Backward through one gate application. dout is the gradient w.r.t. the
+ * gated output; writes the gradient w.r.t. its input into dx (zeroed here)
+ * and accumulates the applied-score gradient into dga. */
+static void gate_apply_back(const Model *m, float *dx, float *dga,
+                            const float *dout, const float *x,
+                            const float *ga, int N, int G, int Cg) {
+    zero(dx, (size_t)N * G * Cg);
+    gate_apply_backward(dx, dga, dout, x, ga, gate_kind(&m->cfg), m->cfg.gate_form, N, G, Cg);
+}
+
+#define SWAP(a, b) do { float *t_ = (a); (a) = (b); (b) = t_; } while (0)
+
+static void attention_block_backward(const Model *m, RunState *s, int l,
+                                     int B, int Ti, float *dres) {
+    const Config *c = &m->cfg;
+    const Dims *D = &m->dims;
+    const LayerWeights *lw = &m->w.layer[l];
+    LayerWeights *gw = &s->g.layer[l];
+    LayerActs *a = &s->la[l];
+    Scratch *sc = s->sc;
+    const int N = B * Ti;
+    const size_t Nq = (size_t)N * D->qdim, Nk = (size_t)N * D->kvdim;
+    const int gated = c->gate_pos != GATE_NONE;
+    const float *ga = gated ? gate_applied(a, c) : NULL;
+    if (gated) zero(sc->dga, gate_applied_len(m, N));
+
+    /* o = y W_o^T, then G5 */
+    const float *dog = dres;
+    if (c->gate_pos == GATE_G5) {
+        gate_apply_back(m, sc->tmp, sc->dga, dres, a->o, ga, N, 1, D->d);
+        dog = sc->tmp;
+    }
+    /* dcur is always the gradient w.r.t. the latest stage's output */
+    float *dcur = sc->dy, *dalt = sc->dy2;
+    zero(dcur, Nq);
+    matmul_backward(dcur, gw->w_o, NULL, dog, a->yg, lw->w_o, N, D->qdim, D->d);
+    if (c->gate_pos == GATE_G1) {
+        gate_apply_back(m, dalt, sc->dga, dcur, a->ym, ga, N, D->H, D->dh);
+        SWAP(dcur, dalt);
+    }
+    if (c->y_mod == YMOD_RMSNORM) {
+        zero(dalt, Nq);
+        gate_apply_backward(dalt, gw->y_norm, dcur, a->yrn, lw->y_norm, GB_CONST, FORM_MULT, N,
+                            D->H, D->dh);
+        SWAP(dcur, dalt);
+        zero(dalt, Nq);
+        rmsnorm_backward(dalt, NULL, dcur, a->y, NULL, a->yrstd, N * D->H, D->dh);
+        SWAP(dcur, dalt);
+    } else if (c->y_mod == YMOD_SILU) {
+        zero(dalt, Nq);
+        silu_backward(dalt, dcur, a->y, Nq);
+        SWAP(dcur, dalt);
+    }
+
+    /* attention core, then RoPE and QK-norm in reverse */
+    float *dq = sc->dq, *dq_alt = sc->dq2, *dk = sc->dk, *dk_alt = sc->dk2;
+    float *dv = sc->dv, *dv_alt = sc->dv2;
+    zero(dq, Nq);
+    zero(dk, Nk);
+    zero(dv, Nk);
+    AttnSpec sp;
+    attn_spec(&sp, m, Ti);
+    attention_backward(dq, dk, dv, gw->sink_logit, gw->kv_bias_k, gw->kv_bias_v, dcur, a->att,
+                       a->slot, a->preatt, a->qr, a->kr, a->vg, lw->sink_logit, lw->kv_bias_k,
+                       lw->kv_bias_v, &sp, B, Ti, D->H, D->Hkv, D->dh);
+    if (c->pos == POS_ROPE) {
+        if (s->rope_m != 1.0f) {
+            scale_inplace(dq, Nq, s->rope_m);
+            scale_inplace(dk, Nk, s->rope_m);
+        }
+        rope_backward(dq, s->rope_cos, s->rope_sin, B, Ti, D->H, D->dh);
+        rope_backward(dk, s->rope_cos, s->rope_sin, B, Ti, D->Hkv, D->dh);
+    }
+    if (c->qk_norm) {
+        zero(dq_alt, Nq);
+        zero(dk_alt, Nk);
+        rmsnorm_backward(dq_alt, gw->q_norm, dq, a->qg, lw->q_norm, a->qrstd, N * D->H, D->dh);
+        rmsnorm_backward(dk_alt, gw->k_norm, dk, a->kg, lw->k_norm, a->krstd, N * D->Hkv,
+                         D->dh);
+        SWAP(dq, dq_alt);
+        SWAP(dk, dk_alt);
+    }
+    /* G2..G4 gate the projections: back to the raw projection outputs */
+    if (c->gate_pos == GATE_G4) {
+        gate_apply_back(m, dq_alt, sc->dga, dq, a->q, ga, N, D->H, D->dh);
+        SWAP(dq, dq_alt);
+    } else if (c->gate_pos == GATE_G3) {
+        gate_apply_back(m, dk_alt, sc->dga, dk, a->k, ga, N, D->Hkv, D->dh);
+        SWAP(dk, dk_alt);
+    } else if (c->gate_pos == GATE_G2) {
+        gate_apply_back(m, dv_alt, sc->dga, dv, a->v, ga, N, D->Hkv, D->dh);
+        SWAP(dv, dv_alt);
+    }
+    zero(sc->dn, (size_t)N * D->d);
+    matmul_backward(sc->dn, gw->w_q, NULL, dq, a->n1, lw->w_q, N, D->d, D->qdim);
+    matmul_backward(sc->dn, gw->w_k, NULL, dk, a->n1, lw->w_k, N, D->d, D->kvdim);
+    matmul_backward(sc->dn, gw->w_v, NULL, dv, a->n1, lw->w_v, N, D->d, D->kvdim);
+    if (gated) gate_scores_backward(m, s, a, lw, gw, sc->dga, sc->dn, N);
+    norm_backward(m, dres, gw->attn_norm_w, gw->attn_norm_b, sc->dn, a->x_in, lw->attn_norm_w,
+                  a->mean1, a->rstd1, N);
+}
+
+void model_backward(const Model *m, RunState *s) {
+    const Dims *D = &m->dims;
+    const int B = s->Bc, T = s->Tc, Ti = s->Ti, N = B * Ti, Nr = B * T;
+    Scratch *sc = s->sc;
+    if (s->loss_count == 0) return;
+    /* head: logits = xreal lm_head^T */
+    zero(sc->dlogits, (size_t)Nr * D->V);
+    crossentropy_backward(sc->dlogits, s->probs, s->tgt_real, Nr, D->V, s->loss_count);
+    float *dxr = D->extra_pos ? sc->tmp : sc->dxfn;
+    zero(dxr, (size_t)Nr * D->d);
+    matmul_backward(dxr, s->g.lm_head, NULL, sc->dlogits, s->xreal, m->w.lm_head, Nr, D->d,
+                    D->V);
+    if (D->extra_pos) {
+        zero(sc->dxfn, (size_t)N * D->d);
+        gather_real(dxr, sc->dxfn, B, T, 1, D->d, 1);
+    }
+    /* dres carries the gradient of the residual stream down the layers */
+    float *dres = sc->dres;
+    zero(dres, (size_t)N * D->d);
+    norm_backward(m, dres, s->g.final_norm_w, s->g.final_norm_b, sc->dxfn, s->x_out,
+                  m->w.final_norm_w, s->fmean, s->frstd, N);
+    for (int l = D->L - 1; l >= 0; l--) {
+        mlp_block_backward(m, s, l, N, dres);
+        attention_block_backward(m, s, l, B, Ti, dres);
+    }
+    embed_all_backward(m, s, dres, B, Ti);
+}
+
+/* ---- probe accessors ---- */
+
+const float *model_attention(const RunState *s, int l) { return s->la[l].att; }
+const float *model_attention_slot(const RunState *s, int l) { return s->la[l].slot; }
+const float *model_block_output(const RunState *s, int l) {
+    return l + 1 < s->L ? s->la[l + 1].x_in : s->x_out;
+}
+
+const float *model_gate_scores(const RunState *s, int l) {
+    const LayerActs *a = &s->la[l];
+    return a->gbar ? a->gbar : a->gs;
+}
+
+int model_gate_probe_channels(const Model *m, int *per_token) {
+    const Config *c = &m->cfg;
+    if (per_token) *per_token = c->gate_input != GIN_CONST;
+    if (c->gate_pos == GATE_NONE) return 0;
+    return c->gate_shared ? m->dims.gate_cg : m->dims.gate_channels;
+}
+
+/* PaLM-style count: 6 FLOPs per matmul weight per token (forward 2,
+ * backward 4), gate matmuls included, plus attention's two T x T products,
+ * 6 * 2 * T * H * dh per layer per token (the full square, as computed). */
+double model_flops_per_token(const Model *m, int T) {
+    const Dims *D = &m->dims;
+    const Config *c = &m->cfg;
+    double per_layer = (double)D->d * (D->qdim + 2.0 * D->kvdim) + (double)D->qdim * D->d;
+    per_layer += (double)D->d * D->ff * (c->mlp == MLP_SWIGLU ? 3.0 : 2.0);
+    if (c->gate_pos != GATE_NONE && c->gate_input == GIN_FULL)
+        per_layer += (double)D->d * D->gate_channels;
+    if (c->gate_input == GIN_HEADSLICE) per_layer += (double)D->d;
+    double matmul = per_layer * D->L + (double)D->d * D->V;
+    double attn = 12.0 * (double)(T + D->extra_pos) * D->qdim * D->L;
+    return 6.0 * matmul + attn;
+}
+const float *model_logits(const RunState *s) { return s->logits; }

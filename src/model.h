@@ -90,25 +90,32 @@ typedef struct {
     Weights w;
 } Model;
 
-/* Per-layer activations kept for backward, for one worker's batch share. */
+/* Per-layer activations kept for backward, and backward scratch; both are
+ * private to model.c. */
 typedef struct LayerActs LayerActs;
+typedef struct Scratch Scratch;
 
-/* Everything one worker needs for forward + backward on B sequences of
- * length T (T may differ from cfg.seq_len at eval time). */
+/* Everything one worker needs for forward + backward on up to B sequences
+ * of up to T tokens (T may differ from cfg.seq_len at eval time). */
 typedef struct {
-    int B, T;          /* capacity */
-    int Bc, Tc;        /* current call */
+    int B, T, L;       /* capacity, layers */
+    int Bc, Tc, Ti;    /* current call; Ti = Tc + extra_pos */
     float *grads;      /* gradient arena (same layout as params) */
     Weights g;
-    void *mem;         /* one block for all activations */
+    float *mem;        /* one block for all activations and scratch */
     size_t mem_floats;
     LayerActs *la;
-    /* model-level activations */
-    int *tokens, *targets, *positions;
-    float *x0, *xf, *xfn, *fmean, *frstd, *logits, *probs, *losses;
-    float *dlogits, *dres, *dtmp;
-    float *rope_cos, *rope_sin;
-    float rope_m; /* YaRN attention temperature factor */
+    Scratch *sc;
+    int *tok_int, *tgt_int; /* internal [B, Ti] (sink rows: token 0, -1) */
+    int *tgt_real;          /* [B, T] */
+    float *x_out;      /* [B*Ti, d] residual after the last block */
+    float *xfn, *fmean, *frstd; /* final norm [B*Ti, d] */
+    float *xreal;      /* [B*T, d] final-normed real rows (alias w/o sink) */
+    float *logits, *probs, *losses; /* [B*T, V], [B*T] */
+    float *rope_cos, *rope_sin;     /* [T+extra, dh/2] */
+    int rope_T;        /* length the tables were built for (0: none) */
+    float rope_scale;  /* YaRN scale they were built with */
+    float rope_m;      /* YaRN attention temperature factor */
     float loss;
     int loss_count;
 } RunState;
@@ -144,12 +151,16 @@ void model_backward(const Model *m, RunState *s);
  * (position 0 is the sink token when there is one); the extra slot of
  * sink-logit / kv-bias is apart: [B, H, Tint] or NULL.
  * Gate scores: [B, Tint, gate_channels] after the activation, or NULL.
- * Residual after block l: [B, Tint, d]. */
+ * Residual after block l: [B, Tint, d]. Logits: [B, T, V] (real rows).
+ * model_gate_scores returns, per layer, [B, Tint, C] with C from
+ * model_gate_probe_channels (head-shared: the averaged dh scores), or for
+ * g1-const the C input-independent scores (per_token = 0). */
 const float *model_attention(const RunState *s, int l);
 const float *model_attention_slot(const RunState *s, int l);
 const float *model_gate_scores(const RunState *s, int l);
 const float *model_block_output(const RunState *s, int l);
 const float *model_logits(const RunState *s); /* [B, T, V] */
+int model_gate_probe_channels(const Model *m, int *per_token);
 
 /* FLOPs of one training step (forward + backward) per token, counted
  * explicitly, including the gate's own matmuls. */

@@ -1,1 +1,103 @@
-/* op_act.c: not written yet */
+/* op_act.c: elementwise activations (gate activations, SwiGLU, GELU, SiLU)
+ * and the residual add. Backward recomputes from the saved input, which is
+ * cheaper in memory than keeping activated copies, and accumulates (+=).
+ */
+#include <math.h>
+
+#include "ops.h"
+
+static inline float sigmoidf(float x) { return 1.0f / (1.0f + expf(-x)); }
+
+void gate_act_forward(float *out, const float *inp, size_t n, GateAct act) {
+    switch (act) {
+    case ACT_SIGMOID:
+        for (size_t i = 0; i < n; i++) out[i] = sigmoidf(inp[i]);
+        break;
+    case ACT_SILU:
+        for (size_t i = 0; i < n; i++) out[i] = inp[i] * sigmoidf(inp[i]);
+        break;
+    case ACT_NS_SIGMOID:
+        for (size_t i = 0; i < n; i++) out[i] = 0.5f + 0.5f * sigmoidf(inp[i]);
+        break;
+    case ACT_IDENTITY:
+    default:
+        for (size_t i = 0; i < n; i++) out[i] = inp[i];
+        break;
+    }
+}
+
+void gate_act_backward(float *dinp, const float *dout, const float *inp,
+                       size_t n, GateAct act) {
+    switch (act) {
+    case ACT_SIGMOID:
+        for (size_t i = 0; i < n; i++) {
+            float s = sigmoidf(inp[i]);
+            dinp[i] += dout[i] * s * (1.0f - s);
+        }
+        break;
+    case ACT_SILU:
+        for (size_t i = 0; i < n; i++) {
+            float s = sigmoidf(inp[i]);
+            dinp[i] += dout[i] * s * (1.0f + inp[i] * (1.0f - s));
+        }
+        break;
+    case ACT_NS_SIGMOID:
+        for (size_t i = 0; i < n; i++) {
+            float s = sigmoidf(inp[i]);
+            dinp[i] += dout[i] * 0.5f * s * (1.0f - s);
+        }
+        break;
+    case ACT_IDENTITY:
+    default:
+        for (size_t i = 0; i < n; i++) dinp[i] += dout[i];
+        break;
+    }
+}
+
+/* out = silu(a) * b */
+void swiglu_forward(float *out, const float *a, const float *b, size_t n) {
+    for (size_t i = 0; i < n; i++) out[i] = a[i] * sigmoidf(a[i]) * b[i];
+}
+
+void swiglu_backward(float *da, float *db, const float *dout, const float *a,
+                     const float *b, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        float s = sigmoidf(a[i]);
+        if (da) da[i] += dout[i] * b[i] * s * (1.0f + a[i] * (1.0f - s));
+        if (db) db[i] += dout[i] * a[i] * s;
+    }
+}
+
+#define GELU_K 0.7978845608028654f /* sqrt(2 / pi) */
+#define GELU_C 0.044715f
+
+/* 0.5 x (1 + tanh(k (x + c x^3))) */
+void gelu_forward(float *out, const float *inp, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        float x = inp[i];
+        out[i] = 0.5f * x * (1.0f + tanhf(GELU_K * (x + GELU_C * x * x * x)));
+    }
+}
+
+void gelu_backward(float *dinp, const float *dout, const float *inp,
+                   size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        float x = inp[i];
+        float th = tanhf(GELU_K * (x + GELU_C * x * x * x));
+        float dth = (1.0f - th * th) * GELU_K * (1.0f + 3.0f * GELU_C * x * x);
+        dinp[i] += dout[i] * (0.5f * (1.0f + th) + 0.5f * x * dth);
+    }
+}
+
+void silu_forward(float *out, const float *inp, size_t n) {
+    gate_act_forward(out, inp, n, ACT_SILU);
+}
+
+void silu_backward(float *dinp, const float *dout, const float *inp,
+                   size_t n) {
+    gate_act_backward(dinp, dout, inp, n, ACT_SILU);
+}
+
+void residual_forward(float *out, const float *a, const float *b, size_t n) {
+    for (size_t i = 0; i < n; i++) out[i] = a[i] + b[i];
+}

@@ -1,1 +1,410 @@
-/* op_attention.c: not written yet */
+/* op_attention.c: causal multi-head attention (GQA) with a choice of
+ * normaliser, per (batch, head) through sgemm on strided head views.
+ *
+ * q[B,T,H,dh]: head h of batch b is a T x dh matrix with leading dim H*dh,
+ * so sgemm reads heads in place with no transposes or copies.
+ *
+ * Every normaliser is a row operation on the scores s[t, 0..t] plus up to
+ * three "extra" keys every query sees:
+ *   null  logit 0,            no value   (softmax1: the "+1")
+ *   sink  logit b_h,          no value   (sink-logit; not scaled)
+ *   kv    logit q_t.k'_h*scale, value v'_h (kv-bias)
+ * An extra key joins the normaliser exactly like a visible key (softmax,
+ * clipping, softpick's denominator, sigmoid's own gate). slot[] records the
+ * weight of the kv key when there is one, else of the sink key, else (for
+ * softmax1, if slot is given) of the null key.
+ *
+ * Rows are processed in blocks of ATT_BLOCK queries; block [r0, r1) only
+ * needs keys [0, r1), which skips most of the masked upper triangle.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <cblas.h>
+
+#include "ops.h"
+
+#define ATT_BLOCK 64
+
+enum { XS_NULL = 0, XS_SINK, XS_KV, XS_N };
+enum { BASE_SOFTMAX = 0, BASE_CLIPPED, BASE_SIGMOID, BASE_SOFTPICK };
+
+typedef struct {
+    int base;
+    int on[XS_N];
+    float scale, gamma, eps, lnT;
+} Plan;
+
+/* Logits z and weights w of the extra keys of one row. */
+typedef struct {
+    float z[XS_N];
+    float w[XS_N];
+} Extra;
+
+/* A missing sink_logit reads as b = 0; kv-bias needs both k' and v'. */
+static Plan make_plan(const AttnSpec *sp, const float *kvb_k,
+                      const float *kvb_v, int T) {
+    Plan p = {0};
+    p.scale = sp->scale;
+    p.gamma = sp->clip_gamma;
+    p.eps = sp->softpick_eps;
+    p.lnT = logf((float)(T > 0 ? T : 1));
+    switch (sp->normaliser) {
+    case NORMZ_CLIPPED: p.base = BASE_CLIPPED; break;
+    case NORMZ_SIGMOID: p.base = BASE_SIGMOID; break;
+    case NORMZ_SOFTPICK: p.base = BASE_SOFTPICK; break;
+    default: p.base = BASE_SOFTMAX; break;
+    }
+    p.on[XS_NULL] = sp->normaliser == NORMZ_SOFTMAX1;
+    p.on[XS_SINK] = sp->has_sink_logit || sp->normaliser == NORMZ_SINK_LOGIT;
+    p.on[XS_KV] = sp->has_kv_bias && kvb_k && kvb_v;
+    return p;
+}
+
+static inline float sigm(float x) { return 1.0f / (1.0f + expf(-x)); }
+static inline float clamp01(float x) { return x < 0.0f ? 0.0f : (x > 1.0f ? 1.0f : x); }
+
+static float dot(const float *a, const float *b, int n) {
+    float s = 0.0f;
+    for (int i = 0; i < n; i++) s += a[i] * b[i];
+    return s;
+}
+
+/* p[0..n) and ex->w = softmax over the scores and the extra logits. */
+static void row_softmax(float *p, const float *s, int n, const Plan *pl,
+                        Extra *ex) {
+    float mx = -INFINITY;
+    for (int j = 0; j < n; j++) mx = s[j] > mx ? s[j] : mx;
+    for (int x = 0; x < XS_N; x++)
+        if (pl->on[x] && ex->z[x] > mx) mx = ex->z[x];
+    float sum = 0.0f;
+    for (int j = 0; j < n; j++) {
+        p[j] = expf(s[j] - mx);
+        sum += p[j];
+    }
+    for (int x = 0; x < XS_N; x++) {
+        ex->w[x] = pl->on[x] ? expf(ex->z[x] - mx) : 0.0f;
+        sum += ex->w[x];
+    }
+    float inv = 1.0f / sum;
+    for (int j = 0; j < n; j++) p[j] *= inv;
+    for (int x = 0; x < XS_N; x++) ex->w[x] *= inv;
+}
+
+/* Softpick with the shift m = max(0, max s): e^{s} - 1 = e^m (e^{s-m} - e^{-m}),
+ * so a = relu(u) / (sum |u| + eps e^{-m}) with u = e^{s-m} - e^{-m}, exactly
+ * the unshifted formula but with no overflow. Writes e^{s-m} into e (may
+ * alias a) when given, and returns the shifted denominator D'. */
+static float row_softpick(float *a, const float *s, int n, const Plan *pl,
+                          Extra *ex, float *ex_e) {
+    float m = 0.0f;
+    for (int j = 0; j < n; j++) m = s[j] > m ? s[j] : m;
+    for (int x = 0; x < XS_N; x++)
+        if (pl->on[x] && ex->z[x] > m) m = ex->z[x];
+    float em = expf(-m), den = 0.0f;
+    for (int j = 0; j < n; j++) {
+        float u = expf(s[j] - m) - em;
+        a[j] = u;
+        den += fabsf(u);
+    }
+    float ux[XS_N];
+    for (int x = 0; x < XS_N; x++) {
+        float e = pl->on[x] ? expf(ex->z[x] - m) : 0.0f;
+        if (ex_e) ex_e[x] = e;
+        ux[x] = pl->on[x] ? e - em : 0.0f;
+        den += fabsf(ux[x]);
+    }
+    den += pl->eps * em;
+    float inv = 1.0f / den;
+    for (int j = 0; j < n; j++) a[j] = a[j] > 0.0f ? a[j] * inv : 0.0f;
+    for (int x = 0; x < XS_N; x++) ex->w[x] = ux[x] > 0.0f ? ux[x] * inv : 0.0f;
+    return den;
+}
+
+/* a[0..T) for query row t (n = t + 1 visible keys); zeros above the diagonal. */
+static void row_forward(float *a, const float *s, int n, int T,
+                        const Plan *pl, Extra *ex) {
+    switch (pl->base) {
+    case BASE_SOFTMAX:
+        row_softmax(a, s, n, pl, ex);
+        break;
+    case BASE_CLIPPED: {
+        float k = 1.0f - pl->gamma, g = pl->gamma;
+        row_softmax(a, s, n, pl, ex);
+        for (int j = 0; j < n; j++) a[j] = clamp01(k * a[j] + g);
+        for (int x = 0; x < XS_N; x++)
+            ex->w[x] = pl->on[x] ? clamp01(k * ex->w[x] + g) : 0.0f;
+        break;
+    }
+    case BASE_SIGMOID:
+        for (int j = 0; j < n; j++) a[j] = sigm(s[j] - pl->lnT);
+        for (int x = 0; x < XS_N; x++)
+            ex->w[x] = pl->on[x] ? sigm(ex->z[x] - pl->lnT) : 0.0f;
+        break;
+    case BASE_SOFTPICK:
+        row_softpick(a, s, n, pl, ex, NULL);
+        break;
+    }
+    for (int j = n; j < T; j++) a[j] = 0.0f;
+}
+
+static float slot_weight(const Plan *pl, const Extra *ex) {
+    if (pl->on[XS_KV]) return ex->w[XS_KV];
+    if (pl->on[XS_SINK]) return ex->w[XS_SINK];
+    if (pl->on[XS_NULL]) return ex->w[XS_NULL];
+    return 0.0f;
+}
+
+/* Extra-key logits for query row q_t of head h. */
+static void extra_logits(Extra *ex, const Plan *pl, const float *qt, int h,
+                         const float *sink_logit, const float *kvb_k, int dh) {
+    ex->z[XS_NULL] = 0.0f;
+    ex->z[XS_SINK] = pl->on[XS_SINK] && sink_logit ? sink_logit[h] : 0.0f;
+    ex->z[XS_KV] = pl->on[XS_KV]
+                       ? dot(qt, kvb_k + (size_t)h * (size_t)dh, dh) * pl->scale
+                       : 0.0f;
+}
+
+void attention_forward(float *y, float *att, float *slot, float *preatt,
+                       const float *q, const float *k, const float *v,
+                       const float *sink_logit, const float *kvb_k,
+                       const float *kvb_v, const AttnSpec *spec, int B, int T,
+                       int H, int Hkv, int dh) {
+    if (B <= 0 || T <= 0 || H <= 0 || dh <= 0) return;
+    Plan pl = make_plan(spec, kvb_k, kvb_v, T);
+    if (Hkv <= 0 || Hkv > H) Hkv = H; /* config_validate refuses these */
+    int group = H / Hkv, ldq = H * dh, ldk = Hkv * dh;
+    size_t TT = (size_t)T * (size_t)T;
+    float wkv[ATT_BLOCK]; /* kv-bias weights of the current row block */
+    for (int b = 0; b < B; b++) {
+        for (int h = 0; h < H; h++) {
+            int g = h / group < Hkv ? h / group : Hkv - 1;
+            const float *qb = q + (size_t)b * T * ldq + (size_t)h * dh;
+            const float *kb = k + (size_t)b * T * ldk + (size_t)g * dh;
+            const float *vb = v + (size_t)b * T * ldk + (size_t)g * dh;
+            float *yb = y + (size_t)b * T * ldq + (size_t)h * dh;
+            size_t bh = (size_t)b * H + h;
+            float *sb = preatt + bh * TT, *ab = att + bh * TT;
+            for (int r0 = 0; r0 < T; r0 += ATT_BLOCK) {
+                int r1 = r0 + ATT_BLOCK < T ? r0 + ATT_BLOCK : T, m = r1 - r0;
+                /* s[r0:r1, 0:r1] = scale * q k^T */
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, r1, dh,
+                            pl.scale, qb + (size_t)r0 * ldq, ldq, kb, ldk,
+                            0.0f, sb + (size_t)r0 * T, T);
+                for (int t = r0; t < r1; t++) {
+                    Extra ex;
+                    extra_logits(&ex, &pl, qb + (size_t)t * ldq, h, sink_logit,
+                                 kvb_k, dh);
+                    row_forward(ab + (size_t)t * T, sb + (size_t)t * T, t + 1,
+                                T, &pl, &ex);
+                    if (slot) slot[bh * T + t] = slot_weight(&pl, &ex);
+                    wkv[t - r0] = ex.w[XS_KV];
+                }
+                /* y[r0:r1] = a[r0:r1, 0:r1] v[0:r1] */
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, dh,
+                            r1, 1.0f, ab + (size_t)r0 * T, T, vb, ldk, 0.0f,
+                            yb + (size_t)r0 * ldq, ldq);
+                if (!pl.on[XS_KV]) continue;
+                const float *vx = kvb_v + (size_t)h * dh;
+                for (int t = r0; t < r1; t++) {
+                    float *yt = yb + (size_t)t * ldq, w = wkv[t - r0];
+                    for (int i = 0; i < dh; i++) yt[i] += w * vx[i];
+                }
+            }
+        }
+    }
+}
+
+/* Softmax backward on a row: d holds da on entry and ds on exit;
+ * dpx are the upstream gradients of the extra weights, dsx receives the
+ * gradients of their logits. */
+static void softmax_bwd(float *d, const float *p, int n, const Plan *pl,
+                        const float *pw, const float *dpx, float *dsx) {
+    float S = 0.0f;
+    for (int j = 0; j < n; j++) S += p[j] * d[j];
+    for (int x = 0; x < XS_N; x++)
+        if (pl->on[x]) S += pw[x] * dpx[x];
+    for (int j = 0; j < n; j++) d[j] = p[j] * (d[j] - S);
+    for (int x = 0; x < XS_N; x++) dsx[x] = pl->on[x] ? pw[x] * (dpx[x] - S) : 0.0f;
+}
+
+/* Weights of the extra keys under plain softmax, from the saved slot
+ * weight; with both a sink and a kv key the sink takes the mass that is
+ * left (times sigmoid(b) when softmax1's null key shares it). */
+static void softmax_extra_from_slot(Extra *ex, const Plan *pl, const float *a,
+                                   int n, float slotw) {
+    ex->w[XS_NULL] = 0.0f;
+    if (pl->on[XS_KV] && pl->on[XS_SINK]) {
+        float rest = 1.0f;
+        for (int j = 0; j < n; j++) rest -= a[j];
+        rest -= slotw;
+        rest = rest < 0.0f ? 0.0f : rest;
+        ex->w[XS_KV] = slotw;
+        ex->w[XS_SINK] = pl->on[XS_NULL] ? rest * sigm(ex->z[XS_SINK]) : rest;
+    } else {
+        ex->w[XS_KV] = pl->on[XS_KV] ? slotw : 0.0f;
+        ex->w[XS_SINK] = pl->on[XS_SINK] ? slotw : 0.0f;
+    }
+}
+
+/* One row of the backward: d holds da[0..n) on entry, ds[0..n) on exit
+ * (gradient w.r.t. the scaled scores). da_kv is the upstream gradient of
+ * the kv weight. Fills ex->w with the extra weights and dsx with the
+ * gradients of the extra logits. tmp is scratch of n floats. */
+static void row_backward(float *d, const float *a, const float *s, int n,
+                         const Plan *pl, Extra *ex, const float *slotw,
+                         float da_kv, float *dsx, float *tmp) {
+    float dpx[XS_N] = {0.0f, 0.0f, da_kv};
+    switch (pl->base) {
+    case BASE_SOFTMAX:
+        if (!pl->on[XS_KV] && !pl->on[XS_SINK])
+            ex->w[XS_NULL] = ex->w[XS_SINK] = ex->w[XS_KV] = 0.0f; /* unused */
+        else if (slotw)
+            softmax_extra_from_slot(ex, pl, a, n, *slotw);
+        else
+            row_softmax(tmp, s, n, pl, ex);
+        softmax_bwd(d, a, n, pl, ex->w, dpx, dsx);
+        break;
+    case BASE_CLIPPED: {
+        /* a = clip(k p + g): dp = k da where the clip does not bind */
+        float k = 1.0f - pl->gamma, g = pl->gamma;
+        Extra pe = *ex;
+        row_softmax(tmp, s, n, pl, &pe);
+        for (int j = 0; j < n; j++) {
+            float u = k * tmp[j] + g;
+            d[j] = (u > 0.0f && u < 1.0f) ? k * d[j] : 0.0f;
+        }
+        for (int x = 0; x < XS_N; x++) {
+            float u = k * pe.w[x] + g;
+            ex->w[x] = pl->on[x] ? clamp01(u) : 0.0f;
+            dpx[x] = (u > 0.0f && u < 1.0f) ? k * dpx[x] : 0.0f;
+        }
+        softmax_bwd(d, tmp, n, pl, pe.w, dpx, dsx);
+        break;
+    }
+    case BASE_SIGMOID:
+        for (int j = 0; j < n; j++) d[j] *= a[j] * (1.0f - a[j]);
+        for (int x = 0; x < XS_N; x++) {
+            ex->w[x] = pl->on[x] ? sigm(ex->z[x] - pl->lnT) : 0.0f;
+            dsx[x] = dpx[x] * ex->w[x] * (1.0f - ex->w[x]);
+        }
+        break;
+    case BASE_SOFTPICK: {
+        /* ds_j = e^{s_j}/D [1(u_j > 0) da_j - sign(u_j) S], S = sum a da */
+        float ee[XS_N];
+        float den = row_softpick(tmp, s, n, pl, ex, ee);
+        float inv = 1.0f / den, m = 0.0f;
+        for (int j = 0; j < n; j++) m = s[j] > m ? s[j] : m;
+        for (int x = 0; x < XS_N; x++)
+            if (pl->on[x] && ex->z[x] > m) m = ex->z[x];
+        float em = expf(-m), S = 0.0f;
+        for (int j = 0; j < n; j++) S += tmp[j] * d[j];
+        for (int x = 0; x < XS_N; x++) S += ex->w[x] * dpx[x];
+        for (int j = 0; j < n; j++) {
+            float e = expf(s[j] - m), u = e - em;
+            float sg = u > 0.0f ? 1.0f : (u < 0.0f ? -1.0f : 0.0f);
+            d[j] = e * inv * ((u > 0.0f ? d[j] : 0.0f) - sg * S);
+        }
+        for (int x = 0; x < XS_N; x++) {
+            float u = ee[x] - em;
+            float sg = u > 0.0f ? 1.0f : (u < 0.0f ? -1.0f : 0.0f);
+            dsx[x] = pl->on[x]
+                         ? ee[x] * inv * ((u > 0.0f ? dpx[x] : 0.0f) - sg * S)
+                         : 0.0f;
+        }
+        break;
+    }
+    }
+}
+
+/* Per (b, h) and row block [r0, r1):
+ *   da = dy v^T;  dv += a^T dy;  ds = row_backward(da);
+ *   dq += scale ds k;  dk += scale ds^T q. */
+void attention_backward(float *dq, float *dk, float *dv, float *dsink_logit,
+                        float *dkvb_k, float *dkvb_v, const float *dy,
+                        const float *att, const float *slot,
+                        const float *preatt, const float *q, const float *k,
+                        const float *v, const float *sink_logit,
+                        const float *kvb_k, const float *kvb_v,
+                        const AttnSpec *spec, int B, int T, int H, int Hkv,
+                        int dh) {
+    if (B <= 0 || T <= 0 || H <= 0 || dh <= 0) return;
+    Plan pl = make_plan(spec, kvb_k, kvb_v, T);
+    if (Hkv <= 0 || Hkv > H) Hkv = H; /* config_validate refuses these */
+    int group = H / Hkv, ldq = H * dh, ldk = Hkv * dh;
+    int blk = T < ATT_BLOCK ? T : ATT_BLOCK;
+    size_t TT = (size_t)T * (size_t)T;
+    /* da / ds of one row block, plus one row of scratch */
+    float *da = malloc(((size_t)blk * T + (size_t)T) * sizeof(float));
+    if (!da) {
+        /* No way to return an error here: poison the gradient so the
+         * trainer's non-finite check stops the run with a clear reason. */
+        if (dq) dq[0] = NAN;
+        return;
+    }
+    float *tmp = da + (size_t)blk * T;
+    int has_slot_w = slot && pl.base == BASE_SOFTMAX &&
+                     (pl.on[XS_KV] || pl.on[XS_SINK]);
+    for (int b = 0; b < B; b++) {
+        for (int h = 0; h < H; h++) {
+            int g = h / group < Hkv ? h / group : Hkv - 1;
+            size_t boq = (size_t)b * T * ldq + (size_t)h * dh;
+            size_t bok = (size_t)b * T * ldk + (size_t)g * dh;
+            const float *qb = q + boq, *kb = k + bok, *vb = v + bok;
+            const float *dyb = dy + boq;
+            size_t bh = (size_t)b * H + h;
+            const float *sb = preatt + bh * TT, *ab = att + bh * TT;
+            const float *kx = pl.on[XS_KV] ? kvb_k + (size_t)h * dh : NULL;
+            const float *vx = pl.on[XS_KV] ? kvb_v + (size_t)h * dh : NULL;
+            for (int r0 = 0; r0 < T; r0 += blk) {
+                int r1 = r0 + blk < T ? r0 + blk : T, m = r1 - r0;
+                const float *ar = ab + (size_t)r0 * T;
+                /* da[0:m, 0:r1] = dy[r0:r1] v[0:r1]^T */
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, r1, dh,
+                            1.0f, dyb + (size_t)r0 * ldq, ldq, vb, ldk, 0.0f,
+                            da, T);
+                if (dv)
+                    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, r1, dh,
+                                m, 1.0f, ar, T, dyb + (size_t)r0 * ldq, ldq,
+                                1.0f, dv + bok, ldk);
+                for (int t = r0; t < r1; t++) {
+                    Extra ex;
+                    float dsx[XS_N];
+                    const float *qt = qb + (size_t)t * ldq;
+                    const float *dyt = dyb + (size_t)t * ldq;
+                    float *dr = da + (size_t)(t - r0) * T;
+                    extra_logits(&ex, &pl, qt, h, sink_logit, kvb_k, dh);
+                    float da_kv = pl.on[XS_KV] ? dot(dyt, vx, dh) : 0.0f;
+                    row_backward(dr, ab + (size_t)t * T, sb + (size_t)t * T,
+                                 t + 1, &pl, &ex,
+                                 has_slot_w ? slot + bh * T + t : NULL, da_kv,
+                                 dsx, tmp);
+                    for (int j = t + 1; j < r1; j++) dr[j] = 0.0f;
+                    if (dsink_logit && pl.on[XS_SINK]) dsink_logit[h] += dsx[XS_SINK];
+                    if (!pl.on[XS_KV]) continue;
+                    float c = dsx[XS_KV] * pl.scale, w = ex.w[XS_KV];
+                    if (dq) {
+                        float *dqt = dq + boq + (size_t)t * ldq;
+                        for (int i = 0; i < dh; i++) dqt[i] += c * kx[i];
+                    }
+                    if (dkvb_k) {
+                        float *d = dkvb_k + (size_t)h * dh;
+                        for (int i = 0; i < dh; i++) d[i] += c * qt[i];
+                    }
+                    if (dkvb_v) {
+                        float *d = dkvb_v + (size_t)h * dh;
+                        for (int i = 0; i < dh; i++) d[i] += w * dyt[i];
+                    }
+                }
+                if (dq)
+                    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m,
+                                dh, r1, pl.scale, da, T, kb, ldk, 1.0f,
+                                dq + boq + (size_t)r0 * ldq, ldq);
+                if (dk)
+                    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, r1, dh,
+                                m, pl.scale, da, T, qb + (size_t)r0 * ldq, ldq,
+                                1.0f, dk + bok, ldk);
+            }
+        }
+    }
+    free(da);
+}

@@ -1,1 +1,48 @@
-/* op_matmul.c: not written yet */
+/* op_matmul.c: linear layers through OpenBLAS sgemm.
+ *
+ * Weights use the [out, in] layout (nn.Linear.weight), so the forward is
+ * inp @ w^T and sgemm reads w transposed in place: no copies.
+ */
+#include <string.h>
+#include <cblas.h>
+
+#include "ops.h"
+
+/* out[M,N] = inp[M,K] @ w[N,K]^T (+ bias[N]) */
+void matmul_forward(float *out, const float *inp, const float *w,
+                    const float *bias, int M, int K, int N) {
+    if (M <= 0 || N <= 0) return;
+    size_t n = (size_t)N;
+    if (K <= 0) {
+        /* sgemm refuses K = 0; the product is empty, only the bias is left */
+        for (size_t m = 0; m < (size_t)M; m++)
+            for (size_t j = 0; j < n; j++) out[m * n + j] = bias ? bias[j] : 0.0f;
+        return;
+    }
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, N, K, 1.0f, inp,
+                K, w, K, 0.0f, out, N);
+    if (!bias) return;
+    for (size_t m = 0; m < (size_t)M; m++) {
+        float *o = out + m * n;
+        for (size_t j = 0; j < n; j++) o[j] += bias[j];
+    }
+}
+
+/* dinp[M,K] += dout[M,N] @ w[N,K]; dw[N,K] += dout^T @ inp[M,K];
+ * dbias[N] += column sums of dout. beta = 1 gives the accumulation. */
+void matmul_backward(float *dinp, float *dw, float *dbias, const float *dout,
+                     const float *inp, const float *w, int M, int K, int N) {
+    if (M <= 0 || N <= 0) return;
+    if (K > 0 && dinp)
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, K, N, 1.0f,
+                    dout, N, w, K, 1.0f, dinp, K);
+    if (K > 0 && dw)
+        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, N, K, M, 1.0f,
+                    dout, N, inp, K, 1.0f, dw, K);
+    if (!dbias) return;
+    size_t n = (size_t)N;
+    for (size_t m = 0; m < (size_t)M; m++) {
+        const float *g = dout + m * n;
+        for (size_t j = 0; j < n; j++) dbias[j] += g[j];
+    }
+}

@@ -1,1 +1,80 @@
-/* op_rope.c: not written yet */
+/* op_rope.c: rotary position embedding, rotate-half convention (HF Llama),
+ * with YaRN NTK-by-parts frequency interpolation.
+ *
+ * YaRN (Peng et al. 2023) leaves fast-rotating dims alone (they see many
+ * periods inside the original context), divides the slow ones by the scale
+ * (interpolation), and ramps linearly in between; alpha = 1, beta = 32.
+ */
+#include <math.h>
+
+#include "ops.h"
+
+#define YARN_ALPHA 1.0
+#define YARN_BETA 32.0
+
+float rope_inv_freq(float *inv_freq, int dh, float base, float scale,
+                    int orig_len) {
+    int half = dh / 2;
+    const double two_pi = 6.283185307179586;
+    for (int i = 0; i < half; i++) {
+        double f = 1.0 / pow((double)base, (double)(2 * i) / (double)dh);
+        if (scale > 1.0f) {
+            double r = (double)orig_len * f / two_pi; /* periods in orig_len */
+            double g = (r - YARN_ALPHA) / (YARN_BETA - YARN_ALPHA);
+            g = g < 0.0 ? 0.0 : (g > 1.0 ? 1.0 : g);
+            f = (1.0 - g) * f / (double)scale + g * f;
+        }
+        inv_freq[i] = (float)f;
+    }
+    return scale > 1.0f ? 0.1f * logf(scale) + 1.0f : 1.0f;
+}
+
+/* cos_t, sin_t [T, dh/2]: angle = (pos0 + t) * inv_freq[i], in float as
+ * PyTorch forms it (float positions times float frequencies). */
+void rope_tables(float *cos_t, float *sin_t, const float *inv_freq, int T,
+                 int dh, int pos0) {
+    size_t half = (size_t)(dh / 2);
+    for (int t = 0; t < T; t++) {
+        float p = (float)(pos0 + t);
+        for (size_t i = 0; i < half; i++) {
+            float a = p * inv_freq[i];
+            cos_t[(size_t)t * half + i] = cosf(a);
+            sin_t[(size_t)t * half + i] = sinf(a);
+        }
+    }
+}
+
+/* One rotation per (b, t, head): (x1, x2) -> (x1 c - x2 s, x2 c + x1 s).
+ * sign = -1 applies the inverse (transpose) rotation. */
+static void rope_apply(float *x, const float *cos_t, const float *sin_t,
+                       int B, int T, int nh, int dh, float sign) {
+    size_t half = (size_t)(dh / 2);
+    for (size_t b = 0; b < (size_t)B; b++) {
+        for (size_t t = 0; t < (size_t)T; t++) {
+            const float *c = cos_t + t * half;
+            const float *s = sin_t + t * half;
+            float *row = x + (b * (size_t)T + t) * (size_t)nh * (size_t)dh;
+            for (size_t h = 0; h < (size_t)nh; h++) {
+                float *x1 = row + h * (size_t)dh;
+                float *x2 = x1 + half;
+                for (size_t i = 0; i < half; i++) {
+                    float a = x1[i], bb = x2[i], si = sign * s[i];
+                    x1[i] = a * c[i] - bb * si;
+                    x2[i] = bb * c[i] + a * si;
+                }
+            }
+        }
+    }
+}
+
+/* x[B,T,nh,dh] in place */
+void rope_forward(float *x, const float *cos_t, const float *sin_t, int B,
+                  int T, int nh, int dh) {
+    rope_apply(x, cos_t, sin_t, B, T, nh, dh, 1.0f);
+}
+
+/* dx[B,T,nh,dh] in place: the rotation is orthogonal, so R^T = R(-angle). */
+void rope_backward(float *dx, const float *cos_t, const float *sin_t, int B,
+                   int T, int nh, int dh) {
+    rope_apply(dx, cos_t, sin_t, B, T, nh, dh, -1.0f);
+}

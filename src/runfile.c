@@ -1,1 +1,976 @@
-/* runfile.c: not written yet */
+/* runfile.c: the HDF5 run file (schema in runfile.h and src/RUNFILE.md).
+ *
+ * One RunFile keeps the file and the nine metric datasets open, so an
+ * append is set_extent + one-element write + flush. Every HDF5 failure is
+ * turned into one line naming the file and object; HDF5's own error stack
+ * is silenced while our public calls run (h5util.h). */
+#define _POSIX_C_SOURCE 200809L
+#include "runfile.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gatelab_build.h"
+#include "h5util.h"
+#include "util.h"
+
+#define RF_PATH 4096
+#define CHUNK_BYTES ((size_t)1 << 20) /* cap per chunk; readers slice heads */
+#define METRIC_CHUNK 1024
+#define DEFLATE_LEVEL 4
+#define RESERVE_MARGIN ((size_t)256 << 10) /* metadata a flush may add */
+
+typedef struct {
+    const char *name;
+    int is_int; /* int64, else double */
+    const char *units;
+    const char *desc;
+} MetricSpec;
+
+static const MetricSpec TRAIN[] = {
+    {"step", 1, "step", "optimiser step (0-based) of this row"},
+    {"loss", 0, "nats/token", "mean training cross-entropy of the step's batch"},
+    {"lr", 0, "1", "learning rate used at this step"},
+    {"grad_norm", 0, "1", "global gradient L2 norm before clipping"},
+    {"tokens", 1, "tokens", "training tokens consumed up to and including this step"},
+    {"seconds", 0, "s", "wall-clock training seconds since the run began"},
+};
+static const MetricSpec EVAL[] = {
+    {"step", 1, "step", "optimiser step after which validation ran"},
+    {"val_loss", 0, "nats/token", "mean validation cross-entropy"},
+    {"val_bpb", 0, "bits/byte", "validation bits per byte"},
+};
+#define N_TRAIN ((int)(sizeof TRAIN / sizeof TRAIN[0]))
+#define N_EVAL ((int)(sizeof EVAL / sizeof EVAL[0]))
+
+struct RunFile {
+    hid_t file;
+    int fd; /* our own descriptor, only for reserving disk space */
+    hid_t train[N_TRAIN];
+    hid_t eval[N_EVAL];
+    hsize_t n_train, n_eval;
+    char path[RF_PATH];
+};
+
+static _Thread_local char last_err[512];
+
+const char *runfile_error(void) { return last_err; }
+
+/* Record a one-line error (and copy it to err when given); returns -1. */
+__attribute__((format(printf, 3, 4)))
+static int fail(char *err, size_t errlen, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(last_err, sizeof last_err, fmt, ap);
+    va_end(ap);
+    if (err && errlen) snprintf(err, errlen, "%s", last_err);
+    return -1;
+}
+
+/* "path: what failed (hdf5: innermost reason)" */
+static int fail_h5(const RunFile *rf, const char *what) {
+    const char *why = h5u_reason();
+    if (*why) return fail(NULL, 0, "%s: cannot %s (hdf5: %s)", rf->path, what, why);
+    return fail(NULL, 0, "%s: cannot %s", rf->path, what);
+}
+
+static RunFile *rf_alloc(const char *path) {
+    RunFile *rf = calloc(1, sizeof *rf);
+    if (!rf) return NULL;
+    rf->file = -1;
+    rf->fd = -1;
+    for (int i = 0; i < N_TRAIN; i++) rf->train[i] = -1;
+    for (int i = 0; i < N_EVAL; i++) rf->eval[i] = -1;
+    snprintf(rf->path, sizeof rf->path, "%s", path);
+    return rf;
+}
+
+static int reserve(RunFile *rf, size_t bytes);
+
+/* Drop the unused reservation past HDF5's end of allocation (HDF5 does not
+ * always trim it): read the EOA the closed file records and cut there,
+ * exactly where HDF5 itself would. Best effort; a zero tail is harmless. */
+static void trim_tail(RunFile *rf) {
+    hid_t f = H5Fopen(rf->path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    haddr_t eoa = 0;
+    int ok = f >= 0 && H5Fget_eoa(f, &eoa) >= 0 && eoa > 0;
+    if (f >= 0) H5Fclose(f);
+    struct stat st;
+    if (ok && fstat(rf->fd, &st) == 0 && (haddr_t)st.st_size > eoa &&
+        ftruncate(rf->fd, (off_t)eoa) < 0)
+        h5u_reason(); /* nothing to report: the file is valid either way */
+    H5Eclear2(H5E_DEFAULT);
+}
+
+/* Close everything; -1 when the final flush/close failed (full disk). */
+static int rf_free(RunFile *rf) {
+    int rc = 0;
+    for (int i = 0; i < N_TRAIN; i++)
+        if (rf->train[i] >= 0 && H5Dclose(rf->train[i]) < 0) rc = -1;
+    for (int i = 0; i < N_EVAL; i++)
+        if (rf->eval[i] >= 0 && H5Dclose(rf->eval[i]) < 0) rc = -1;
+    if (rf->file >= 0) {
+        if (rf->fd >= 0) reserve(rf, 0); /* best effort: nothing should be dirty */
+        if (H5Fflush(rf->file, H5F_SCOPE_LOCAL) < 0) rc = -1;
+        if (H5Fclose(rf->file) < 0) rc = -1;
+    }
+    if (rc < 0) fail_h5(rf, "close the file");
+    if (rc == 0 && rf->file >= 0 && rf->fd >= 0) trim_tail(rf);
+    if (rf->fd >= 0) close(rf->fd);
+    free(rf);
+    return rc;
+}
+
+/* Why the disk is reserved before every write.
+ * In HDF5 1.10 a flush or close that fails on a full disk leaves the file
+ * id dangling, and the library then crashes the process at exit (fixed
+ * upstream in 1.14.1, HDFFV-11052). So HDF5 must never be the one to meet
+ * ENOSPC: before each operation we preallocate the blocks it can write
+ * past its end of allocation (posix_fallocate), and a full disk surfaces
+ * here, as our own clean error, with the file untouched and closable.
+ * Filesystems that cannot preallocate (or copy-on-write ones) get best
+ * effort. HDF5 trims the file back to its allocation when it closes. */
+static int reserve(RunFile *rf, size_t bytes) {
+    haddr_t eoa = 0;
+    if (H5Fget_eoa(rf->file, &eoa) < 0) return fail_h5(rf, "query the file's allocation");
+    size_t want = bytes + RESERVE_MARGIN;
+    int e = posix_fallocate(rf->fd, (off_t)eoa, (off_t)want);
+    if (e == 0 || e == EOPNOTSUPP || e == EINVAL) return 0;
+    return fail(NULL, 0, "%s: cannot reserve %zu bytes of disk for the next write: %s",
+                rf->path, want, strerror(e));
+}
+
+/* Deflate can grow incompressible data a little: bound it generously. */
+static size_t compressed_bound(size_t raw, size_t n_datasets) {
+    return raw + raw / 64 + n_datasets * ((size_t)8 << 10);
+}
+
+static hid_t make_group(hid_t loc, const char *name) {
+    htri_t e = H5Lexists(loc, name, H5P_DEFAULT);
+    if (e < 0) return -1;
+    if (e > 0) return H5Gopen2(loc, name, H5P_DEFAULT);
+    return H5Gcreate2(loc, name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+}
+
+/* Chunk shape for a fixed-size dataset: the whole array when it is small,
+ * else leading dims cut to 1 (so a reader slicing [l, h] reads one chunk),
+ * and the last dim cut if one row alone is still too big. */
+static void chunk_shape(int rank, const hsize_t *dims, size_t elsize,
+                        hsize_t *chunk) {
+    size_t bytes = elsize;
+    for (int i = 0; i < rank; i++) {
+        chunk[i] = dims[i];
+        bytes *= (size_t)dims[i];
+    }
+    for (int i = 0; i < rank - 1 && bytes > CHUNK_BYTES; i++) {
+        bytes /= (size_t)chunk[i];
+        chunk[i] = 1;
+    }
+    if (bytes > CHUNK_BYTES) {
+        size_t keep = CHUNK_BYTES / elsize;
+        chunk[rank - 1] = keep ? keep : 1;
+    }
+}
+
+/* dcpl with chunking + shuffle + deflate, or plain when the array is empty
+ * (a chunk dim may not exceed a fixed dim of 0). */
+static hid_t make_dcpl(int rank, const hsize_t *dims, size_t elsize) {
+    hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    if (dcpl < 0) return -1;
+    size_t total = 1;
+    for (int i = 0; i < rank; i++) total *= (size_t)dims[i];
+    if (total == 0) return dcpl;
+    hsize_t chunk[8];
+    chunk_shape(rank, dims, elsize, chunk);
+    if (H5Pset_chunk(dcpl, rank, chunk) < 0 || H5Pset_shuffle(dcpl) < 0 ||
+        H5Pset_deflate(dcpl, DEFLATE_LEVEL) < 0) {
+        H5Pclose(dcpl);
+        return -1;
+    }
+    return dcpl;
+}
+
+/* Write one fixed-shape compressed dataset loc/name with a description.
+ * `where` names the group for the error message. */
+static int write_array(RunFile *rf, hid_t loc, const char *where,
+                       const char *name, hid_t ftype, hid_t mtype, int rank,
+                       const hsize_t *dims, const void *data, const char *desc) {
+    char what[512];
+    snprintf(what, sizeof what, "write %s/%s", where, name);
+    htri_t e = H5Lexists(loc, name, H5P_DEFAULT);
+    if (e < 0 || (e > 0 && H5Ldelete(loc, name, H5P_DEFAULT) < 0))
+        return fail_h5(rf, what);
+    hid_t sp = H5Screate_simple(rank, dims, NULL);
+    hid_t dcpl = sp >= 0 ? make_dcpl(rank, dims, H5Tget_size(mtype)) : -1;
+    hid_t ds = dcpl >= 0 ? H5Dcreate2(loc, name, ftype, sp, H5P_DEFAULT, dcpl,
+                                      H5P_DEFAULT)
+                         : -1;
+    int rc = ds >= 0 ? 0 : -1;
+    if (rc == 0 && H5Sget_simple_extent_npoints(sp) > 0 &&
+        H5Dwrite(ds, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0)
+        rc = -1;
+    if (rc == 0 && desc && h5u_attr_str(ds, "description", desc) < 0) rc = -1;
+    if (ds >= 0 && H5Dclose(ds) < 0) rc = -1;
+    if (dcpl >= 0) H5Pclose(dcpl);
+    if (sp >= 0) H5Sclose(sp);
+    return rc < 0 ? fail_h5(rf, what) : 0;
+}
+
+/* ---- creation ---- */
+
+static void iso_utc_now(char *buf, size_t len) {
+    time_t t = time(NULL);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+typedef struct {
+    hid_t group;
+    int failed;
+    char bad[128];
+} VisitCtx;
+
+/* One typed attribute per config key. Integers that overflow int64 (a
+ * seed near 2^64) are stored unsigned; unparsable numbers fall back to a
+ * string, so nothing the config says is lost. */
+static void visit_key(const char *key, const char *value, int is_int,
+                      int is_float, void *vctx) {
+    VisitCtx *c = vctx;
+    if (c->failed) return;
+    char *end = NULL;
+    int rc = 1; /* 1: not yet written */
+    if (is_int && *value) {
+        errno = 0;
+        long long v = strtoll(value, &end, 0);
+        if (!*end && errno == 0) {
+            rc = h5u_attr_i64(c->group, key, v);
+        } else if (*value != '-') {
+            errno = 0;
+            unsigned long long u = strtoull(value, &end, 0);
+            if (!*end && errno == 0) rc = h5u_attr_u64(c->group, key, u);
+        }
+    } else if (is_float && *value) {
+        double v = strtod(value, &end);
+        if (!*end) rc = h5u_attr_f64(c->group, key, v);
+    }
+    if (rc == 1) rc = h5u_attr_str(c->group, key, value);
+    if (rc < 0) {
+        c->failed = 1;
+        snprintf(c->bad, sizeof c->bad, "%s", key);
+    }
+}
+
+/* The resolved config as INI text; grows the buffer until it fits. */
+static char *config_text_alloc(const Config *cfg) {
+    for (size_t len = (size_t)1 << 14; len <= ((size_t)1 << 24); len *= 4) {
+        char *buf = calloc(len, 1);
+        if (!buf) return NULL;
+        int n = config_to_text(cfg, buf, len);
+        if (n >= 0 && (size_t)n < len) return buf;
+        free(buf);
+    }
+    return NULL;
+}
+
+static int write_config(RunFile *rf, const Config *cfg) {
+    hid_t g = make_group(rf->file, "config");
+    if (g < 0) return fail_h5(rf, "create /config");
+    VisitCtx c = {g, 0, ""};
+    config_visit(cfg, visit_key, &c);
+    int rc = 0;
+    if (c.failed) {
+        char what[256];
+        snprintf(what, sizeof what, "write /config attribute '%s'", c.bad);
+        rc = fail_h5(rf, what);
+    }
+    char *text = rc == 0 ? config_text_alloc(cfg) : NULL;
+    if (rc == 0 && !text)
+        rc = fail(NULL, 0, "%s: config text does not fit in 16 MB", rf->path);
+    if (rc == 0 && h5u_attr_str(g, "text", text) < 0)
+        rc = fail_h5(rf, "write /config attribute 'text'");
+    free(text);
+    H5Gclose(g);
+    return rc;
+}
+
+static int write_root_attrs(RunFile *rf, const Config *cfg, const Model *m) {
+    char created[32];
+    iso_utc_now(created, sizeof created);
+    hid_t f = rf->file;
+    long long np = m ? (long long)m->table.total : 0;
+    long long na = m ? (long long)model_added_params(m) : 0;
+    if (h5u_attr_str(f, "schema", RUNFILE_SCHEMA) < 0 ||
+        h5u_attr_i64(f, "schema_version", RUNFILE_SCHEMA_VERSION) < 0 ||
+        h5u_attr_str(f, "variant", cfg ? cfg->variant : "") < 0 ||
+        h5u_attr_u64(f, "seed", cfg ? cfg->init_seed : 0) < 0 ||
+        h5u_attr_u64(f, "data_seed", cfg ? cfg->data_seed : 0) < 0 ||
+        h5u_attr_str(f, "created", created) < 0 ||
+        h5u_attr_str(f, "gatelab_version", GATELAB_VERSION) < 0 ||
+        h5u_attr_i64(f, "n_params", np) < 0 ||
+        h5u_attr_i64(f, "n_params_added", na) < 0 ||
+        h5u_attr_str(f, "status", "running") < 0)
+        return fail_h5(rf, "write root attributes");
+    return 0;
+}
+
+/* An empty extendible 1-D metric dataset, kept open in *out. */
+static int create_metric(RunFile *rf, hid_t g, const char *gname,
+                         const MetricSpec *s, hid_t *out) {
+    char what[256];
+    snprintf(what, sizeof what, "create /metrics/%s/%s", gname, s->name);
+    hsize_t dim = 0, maxdim = H5S_UNLIMITED, chunk = METRIC_CHUNK;
+    hid_t sp = H5Screate_simple(1, &dim, &maxdim);
+    hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    int ok = sp >= 0 && dcpl >= 0 && H5Pset_chunk(dcpl, 1, &chunk) >= 0 &&
+             H5Pset_shuffle(dcpl) >= 0 &&
+             H5Pset_deflate(dcpl, DEFLATE_LEVEL) >= 0;
+    hid_t ds = -1;
+    if (ok)
+        ds = H5Dcreate2(g, s->name, s->is_int ? H5T_STD_I64LE : H5T_IEEE_F64LE,
+                        sp, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+    ok = ds >= 0 && h5u_attr_str(ds, "units", s->units) >= 0 &&
+         h5u_attr_str(ds, "description", s->desc) >= 0;
+    if (dcpl >= 0) H5Pclose(dcpl);
+    if (sp >= 0) H5Sclose(sp);
+    if (!ok) {
+        if (ds >= 0) H5Dclose(ds);
+        return fail_h5(rf, what);
+    }
+    *out = ds;
+    return 0;
+}
+
+static int create_metrics(RunFile *rf) {
+    hid_t m = make_group(rf->file, "metrics");
+    hid_t tr = m >= 0 ? make_group(m, "train") : -1;
+    hid_t ev = m >= 0 ? make_group(m, "eval") : -1;
+    int rc = (m >= 0 && tr >= 0 && ev >= 0) ? 0 : fail_h5(rf, "create /metrics");
+    for (int i = 0; rc == 0 && i < N_TRAIN; i++)
+        rc = create_metric(rf, tr, "train", &TRAIN[i], &rf->train[i]);
+    for (int i = 0; rc == 0 && i < N_EVAL; i++)
+        rc = create_metric(rf, ev, "eval", &EVAL[i], &rf->eval[i]);
+    if (ev >= 0) H5Gclose(ev);
+    if (tr >= 0) H5Gclose(tr);
+    if (m >= 0) H5Gclose(m);
+    return rc;
+}
+
+/* Strong close: closing the file closes any handle we might have missed,
+ * so the file is never left open behind the caller's back. */
+static hid_t make_fapl(void) {
+    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+    if (fapl >= 0 && H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG) < 0) {
+        H5Pclose(fapl);
+        return -1;
+    }
+    return fapl;
+}
+
+static int open_metrics(RunFile *rf, const char *gname, const MetricSpec *spec,
+                        hid_t *ds, int nds, hsize_t *len);
+
+/* The new file's first state, built in memory (core driver, no backing
+ * store) and returned malloc'd: HDF5 does no disk I/O while creating. */
+static char *initial_image(RunFile *rf, const Config *cfg, const Model *m,
+                           size_t *len) {
+    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+    if (fapl >= 0 && H5Pset_fapl_core(fapl, (size_t)1 << 16, 0) >= 0)
+        rf->file = H5Fcreate("gatelab-run-image", H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+    if (fapl >= 0) H5Pclose(fapl);
+    if (rf->file < 0) {
+        fail_h5(rf, "build the file in memory");
+        return NULL;
+    }
+    int rc = write_root_attrs(rf, cfg, m);
+    if (rc == 0 && cfg) rc = write_config(rf, cfg);
+    if (rc == 0) rc = create_metrics(rf);
+    for (int i = 0; i < N_TRAIN; i++)
+        if (rf->train[i] >= 0) H5Dclose(rf->train[i]), rf->train[i] = -1;
+    for (int i = 0; i < N_EVAL; i++)
+        if (rf->eval[i] >= 0) H5Dclose(rf->eval[i]), rf->eval[i] = -1;
+    ssize_t n = -1;
+    char *buf = NULL;
+    if (rc == 0 && (H5Fflush(rf->file, H5F_SCOPE_LOCAL) < 0 ||
+                    (n = H5Fget_file_image(rf->file, NULL, 0)) <= 0))
+        rc = fail_h5(rf, "build the file in memory");
+    if (rc == 0 && !(buf = malloc((size_t)n)))
+        rc = fail(NULL, 0, "%s: out of memory", rf->path);
+    if (rc == 0 && H5Fget_file_image(rf->file, buf, (size_t)n) != n)
+        rc = fail_h5(rf, "build the file in memory");
+    if (H5Fclose(rf->file) < 0 && rc == 0) rc = fail_h5(rf, "build the file in memory");
+    rf->file = -1;
+    if (rc < 0) {
+        free(buf);
+        return NULL;
+    }
+    *len = (size_t)n;
+    return buf;
+}
+
+/* Put the image on disk with our own write(2), space reserved first. */
+static int write_image(RunFile *rf, const char *img, size_t len, int force,
+                       int *created) {
+    /* O_EXCL without force also closes the race with another process. */
+    int fd = open(rf->path, O_RDWR | O_CREAT | (force ? O_TRUNC : O_EXCL), 0644);
+    if (fd < 0 && errno == EEXIST)
+        return fail(NULL, 0, "%s exists (finished results are never overwritten; use --force)",
+                    rf->path);
+    if (fd < 0) return fail(NULL, 0, "%s: cannot create: %s", rf->path, strerror(errno));
+    rf->fd = fd;
+    *created = 1;
+    int e = posix_fallocate(fd, 0, (off_t)(len + RESERVE_MARGIN));
+    if (e && e != EOPNOTSUPP && e != EINVAL)
+        return fail(NULL, 0, "%s: cannot reserve %zu bytes of disk: %s", rf->path,
+                    len + RESERVE_MARGIN, strerror(e));
+    if (h5u_write_all(fd, img, len) < 0)
+        return fail(NULL, 0, "%s: write failed: %s", rf->path, strerror(errno));
+    return 0;
+}
+
+static RunFile *create_impl(const char *path, const Config *cfg,
+                            const Model *m, int force) {
+    if (!path || !*path) return fail(NULL, 0, "run file path is empty"), NULL;
+    if (strlen(path) >= RF_PATH) return fail(NULL, 0, "run file path is too long"), NULL;
+    if (file_exists(path) && !force) {
+        fail(NULL, 0, "%s exists (finished results are never overwritten; use --force)",
+             path);
+        return NULL;
+    }
+    RunFile *rf = rf_alloc(path);
+    if (!rf) return fail(NULL, 0, "%s: out of memory", path), NULL;
+    size_t len = 0;
+    int created = 0, rc = -1;
+    char *img = initial_image(rf, cfg, m, &len);
+    if (img) rc = write_image(rf, img, len, force, &created);
+    free(img);
+    if (rc == 0) {
+        hid_t fapl = make_fapl();
+        if (fapl >= 0) rf->file = H5Fopen(path, H5F_ACC_RDWR, fapl);
+        if (fapl >= 0) H5Pclose(fapl);
+        if (rf->file < 0) rc = fail_h5(rf, "open the new run file");
+    }
+    hsize_t n;
+    if (rc == 0) rc = open_metrics(rf, "train", TRAIN, rf->train, N_TRAIN, &n);
+    if (rc == 0) rc = open_metrics(rf, "eval", EVAL, rf->eval, N_EVAL, &n);
+    if (rc < 0) {
+        /* A half-written file would block the retry; nothing in it is a
+         * finished result (a forced one was already truncated). */
+        char keep[sizeof last_err];
+        memcpy(keep, last_err, sizeof keep);
+        rf_free(rf);
+        if (created) unlink(path);
+        memcpy(last_err, keep, sizeof keep);
+        return NULL;
+    }
+    return rf;
+}
+
+RunFile *runfile_create(const char *path, const Config *cfg, const Model *m,
+                        int force, char *err, size_t errlen) {
+    H5uQuiet q = h5u_quiet_begin();
+    RunFile *rf = create_impl(path, cfg, m, force);
+    h5u_quiet_end(q);
+    if (!rf && err && errlen) snprintf(err, errlen, "%s", last_err);
+    return rf;
+}
+
+/* ---- metrics ---- */
+
+/* Grow a 1-D dataset from n to n+1 elements and write v at index n. */
+static int append1(hid_t ds, hsize_t n, hid_t mtype, const void *v) {
+    hsize_t newn = n + 1, start = n, one = 1;
+    if (H5Dset_extent(ds, &newn) < 0) return -1;
+    hid_t fs = H5Dget_space(ds);
+    hid_t ms = H5Screate_simple(1, &one, NULL);
+    int rc = (fs >= 0 && ms >= 0 &&
+              H5Sselect_hyperslab(fs, H5S_SELECT_SET, &start, NULL, &one, NULL) >= 0 &&
+              H5Dwrite(ds, mtype, ms, fs, H5P_DEFAULT, v) >= 0)
+                 ? 0
+                 : -1;
+    if (ms >= 0) H5Sclose(ms);
+    if (fs >= 0) H5Sclose(fs);
+    return rc;
+}
+
+/* Append one row across a metric group, then flush so a reader (or a
+ * crash) sees every completed row. On failure the row count is left
+ * unchanged, so the next append overwrites the half-written row. */
+static int append_row(RunFile *rf, const char *gname, const MetricSpec *spec,
+                      const hid_t *ds, int nds, hsize_t *n, const void **vals) {
+    if (reserve(rf, (size_t)nds * 16 * METRIC_CHUNK) < 0) return -1;
+    for (int i = 0; i < nds; i++) {
+        hid_t mt = spec[i].is_int ? H5T_NATIVE_LLONG : H5T_NATIVE_DOUBLE;
+        if (append1(ds[i], *n, mt, vals[i]) < 0) {
+            char what[256];
+            snprintf(what, sizeof what, "append to /metrics/%s/%s", gname,
+                     spec[i].name);
+            return fail_h5(rf, what);
+        }
+    }
+    if (H5Fflush(rf->file, H5F_SCOPE_LOCAL) < 0) return fail_h5(rf, "flush");
+    (*n)++;
+    return 0;
+}
+
+int runfile_append_train(RunFile *rf, long long step, double loss, double lr,
+                         double grad_norm, long long tokens, double seconds) {
+    if (!rf) return fail(NULL, 0, "runfile_append_train: no run file");
+    const void *v[N_TRAIN] = {&step, &loss, &lr, &grad_norm, &tokens, &seconds};
+    H5uQuiet q = h5u_quiet_begin();
+    int rc = append_row(rf, "train", TRAIN, rf->train, N_TRAIN, &rf->n_train, v);
+    h5u_quiet_end(q);
+    return rc;
+}
+
+int runfile_append_eval(RunFile *rf, long long step, double val_loss,
+                        double val_bpb) {
+    if (!rf) return fail(NULL, 0, "runfile_append_eval: no run file");
+    const void *v[N_EVAL] = {&step, &val_loss, &val_bpb};
+    H5uQuiet q = h5u_quiet_begin();
+    int rc = append_row(rf, "eval", EVAL, rf->eval, N_EVAL, &rf->n_eval, v);
+    h5u_quiet_end(q);
+    return rc;
+}
+
+/* ---- status and summary ---- */
+
+static int set_status_impl(RunFile *rf, const char *status) {
+    if (reserve(rf, 0) < 0) return -1;
+    if (h5u_attr_str(rf->file, "status", status) < 0)
+        return fail_h5(rf, "write root attribute 'status'");
+    if (H5Fflush(rf->file, H5F_SCOPE_LOCAL) < 0) return fail_h5(rf, "flush");
+    return 0;
+}
+
+int runfile_set_status(RunFile *rf, const char *status) {
+    if (!rf || !status) return fail(NULL, 0, "runfile_set_status: no run file or status");
+    H5uQuiet q = h5u_quiet_begin();
+    int rc = set_status_impl(rf, status);
+    h5u_quiet_end(q);
+    return rc;
+}
+
+static int summary_impl(RunFile *rf, const char *key, double value) {
+    if (reserve(rf, 0) < 0) return -1;
+    hid_t g = make_group(rf->file, "summary");
+    if (g < 0) return fail_h5(rf, "create /summary");
+    int rc = 0;
+    if (h5u_attr_f64(g, key, value) < 0) {
+        char what[256];
+        snprintf(what, sizeof what, "write /summary attribute '%s'", key);
+        rc = fail_h5(rf, what);
+    }
+    H5Gclose(g);
+    if (rc == 0 && H5Fflush(rf->file, H5F_SCOPE_LOCAL) < 0) rc = fail_h5(rf, "flush");
+    return rc;
+}
+
+int runfile_set_summary(RunFile *rf, const char *key, double value) {
+    if (!rf || !key || !*key) return fail(NULL, 0, "runfile_set_summary: no run file or key");
+    H5uQuiet q = h5u_quiet_begin();
+    int rc = summary_impl(rf, key, value);
+    h5u_quiet_end(q);
+    return rc;
+}
+
+/* ---- probes ---- */
+
+static int probe_attrs(RunFile *rf, hid_t g, const char *gpath,
+                       const ProbeData *p) {
+    if (h5u_attr_i64(g, "step", p->step) < 0 ||
+        h5u_attr_i64(g, "proxy", p->proxy) < 0 ||
+        h5u_attr_str(g, "normaliser", p->normaliser ? p->normaliser : "") < 0 ||
+        h5u_attr_i64(g, "gate_channels", p->gate_channels) < 0 ||
+        h5u_attr_i64(g, "gate_heads", p->gate_heads) < 0 ||
+        h5u_attr_i64(g, "gate_bounded", p->gate_bounded) < 0 ||
+        h5u_attr_i64(g, "probe_n", p->N) < 0 ||
+        h5u_attr_i64(g, "probe_len", p->T) < 0) {
+        char what[128];
+        snprintf(what, sizeof what, "write attributes of %s", gpath);
+        return fail_h5(rf, what);
+    }
+    return 0;
+}
+
+#define F32 H5T_IEEE_F32LE, H5T_NATIVE_FLOAT
+#define F64 H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE
+
+static int probe_gates(RunFile *rf, hid_t g, const char *gp, const ProbeData *p) {
+    hsize_t L = (hsize_t)p->L, C = (hsize_t)p->gate_channels;
+    hsize_t Ns = (hsize_t)p->gate_sample_n, T = (hsize_t)p->T;
+    int rc = 0;
+    if (rc == 0 && p->gate_sample && Ns > 0)
+        rc = write_array(rf, g, gp, "gate_sample", F32, 4,
+                         (hsize_t[]){L, Ns, T, C}, p->gate_sample,
+                         "activated gate scores [layer, seq, t, channel] of the first probe sequences");
+    if (rc == 0 && p->gate_hist)
+        rc = write_array(rf, g, gp, "gate_hist", F64, 2, (hsize_t[]){L, 50},
+                         p->gate_hist,
+                         "counts of gate scores in 50 equal bins over [0,1], per layer");
+    if (rc == 0 && p->gate_channel_mean)
+        rc = write_array(rf, g, gp, "gate_channel_mean", F64, 2,
+                         (hsize_t[]){L, C}, p->gate_channel_mean,
+                         "mean gate score per layer and channel over the probe set");
+    if (rc == 0 && p->gate_below) {
+        rc = write_array(rf, g, gp, "gate_below", F64, 2, (hsize_t[]){L, 4},
+                         p->gate_below,
+                         "fraction of gate scores below each threshold (attr thresholds), per layer");
+        static const double th[4] = {0.5, 0.1, 1e-2, 1e-3};
+        hid_t ds = rc == 0 ? H5Dopen2(g, "gate_below", H5P_DEFAULT) : -1;
+        if (rc == 0 && (ds < 0 || h5u_attr_write(ds, "thresholds", H5T_IEEE_F64LE,
+                                                 H5T_NATIVE_DOUBLE, th, 4) < 0))
+            rc = fail_h5(rf, "write gate_below thresholds");
+        if (ds >= 0) H5Dclose(ds);
+    }
+    if (rc == 0 && p->gate_stats)
+        rc = write_array(rf, g, gp, "gate_stats", F64, 2, (hsize_t[]){L, 4},
+                         p->gate_stats,
+                         "per layer: mean, min, max of gate scores and how many scores");
+    return rc;
+}
+
+static int probe_hidden(RunFile *rf, hid_t g, const char *gp, const ProbeData *p) {
+    hsize_t L = (hsize_t)p->L;
+    char hp[128];
+    snprintf(hp, sizeof hp, "%s/hidden", gp);
+    hid_t h = make_group(g, "hidden");
+    if (h < 0) return fail_h5(rf, "create hidden group");
+    int rc = 0;
+    if (rc == 0 && p->h_max)
+        rc = write_array(rf, h, hp, "max", F64, 1, &L, p->h_max,
+                         "max |h| of each block's output (residual stream), mean over probe sequences");
+    if (rc == 0 && p->h_median)
+        rc = write_array(rf, h, hp, "median", F64, 1, &L, p->h_median,
+                         "median |h| of each block's output, mean over probe sequences");
+    if (rc == 0 && p->h_top3)
+        rc = write_array(rf, h, hp, "top3", F64, 2, (hsize_t[]){L, 3}, p->h_top3,
+                         "three largest |h| of each block's output, descending");
+    if (rc == 0 && p->h_kurtosis)
+        rc = write_array(rf, h, hp, "kurtosis", F64, 1, &L, p->h_kurtosis,
+                         "kurtosis of each block's output activations");
+    if (rc == 0 && p->h_norm_ratio)
+        rc = write_array(rf, h, hp, "norm_ratio", F64, 1, &L, p->h_norm_ratio,
+                         "per block: hidden-state norm at the first token over the median norm of the others");
+    H5Gclose(h);
+    return rc;
+}
+
+static int probe_core(RunFile *rf, hid_t g, const char *gp, const ProbeData *p) {
+    hsize_t L = (hsize_t)p->L, H = (hsize_t)p->H, N = (hsize_t)p->N,
+            T = (hsize_t)p->T;
+    int rc = 0;
+    if (rc == 0 && p->tokens)
+        rc = write_array(rf, g, gp, "tokens", H5T_STD_I32LE, H5T_NATIVE_INT, 2,
+                         (hsize_t[]){N, T}, p->tokens, "probe token ids [seq, t]");
+    if (rc == 0 && p->attention)
+        rc = write_array(rf, g, gp, "attention", F32, 4, (hsize_t[]){L, H, T, T},
+                         p->attention,
+                         "attention weights A[query, key] per layer and head, mean over probe sequences");
+    if (rc == 0 && p->attention_slot)
+        rc = write_array(rf, g, gp, "attention_slot", F32, 3, (hsize_t[]){L, H, T},
+                         p->attention_slot,
+                         "weight each query gives the extra slot (sink logit or kv bias), mean over sequences");
+    if (rc == 0 && p->first_col)
+        rc = write_array(rf, g, gp, "first_col", F32, 4, (hsize_t[]){N, L, H, T},
+                         p->first_col, "A[t, 0] per probe sequence [seq, layer, head, t]");
+    if (rc == 0 && p->alpha0)
+        rc = write_array(rf, g, gp, "alpha0", F32, 2, (hsize_t[]){L, H}, p->alpha0,
+                         "first-token attention share per layer and head");
+    return rc;
+}
+
+static int probe_impl(RunFile *rf, const ProbeData *p) {
+    if (p->L <= 0 || p->H <= 0 || p->N < 0 || p->T <= 0 || p->gate_channels < 0 ||
+        p->gate_sample_n < 0)
+        return fail(NULL, 0, "%s: probe at step %lld has bad shape L=%d H=%d N=%d T=%d",
+                    rf->path, p->step, p->L, p->H, p->N, p->T);
+    size_t L = (size_t)p->L, H = (size_t)p->H, N = (size_t)p->N, T = (size_t)p->T;
+    size_t C = (size_t)p->gate_channels, Ns = (size_t)p->gate_sample_n;
+    size_t raw = 4 * (N * T + L * H * T * T + L * H * T + N * L * H * T + L * H +
+                      L * Ns * T * C) +
+                 8 * (L * 50 + L * C + 8 * L + 7 * L);
+    if (reserve(rf, compressed_bound(raw, 16)) < 0) return -1;
+    char name[64], gp[96];
+    snprintf(name, sizeof name, "step_%07lld", p->step);
+    snprintf(gp, sizeof gp, "/probe/%s", name);
+    hid_t pr = make_group(rf->file, "probe");
+    if (pr < 0) return fail_h5(rf, "create /probe");
+    /* Rewriting a step replaces it whole: no stale dataset survives. */
+    htri_t e = H5Lexists(pr, name, H5P_DEFAULT);
+    if (e < 0 || (e > 0 && H5Ldelete(pr, name, H5P_DEFAULT) < 0)) {
+        H5Gclose(pr);
+        return fail_h5(rf, "replace the existing probe group");
+    }
+    hid_t g = H5Gcreate2(pr, name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    H5Gclose(pr);
+    if (g < 0) return fail_h5(rf, "create the probe group");
+    int rc = probe_attrs(rf, g, gp, p);
+    if (rc == 0) rc = probe_core(rf, g, gp, p);
+    if (rc == 0 && p->gate_channels > 0) rc = probe_gates(rf, g, gp, p);
+    if (rc == 0) rc = probe_hidden(rf, g, gp, p);
+    if (H5Gclose(g) < 0 && rc == 0) rc = fail_h5(rf, "close the probe group");
+    if (rc == 0 && H5Fflush(rf->file, H5F_SCOPE_LOCAL) < 0) rc = fail_h5(rf, "flush");
+    return rc;
+}
+
+int runfile_write_probe(RunFile *rf, const ProbeData *p) {
+    if (!rf || !p) return fail(NULL, 0, "runfile_write_probe: no run file or probe");
+    H5uQuiet q = h5u_quiet_begin();
+    int rc = probe_impl(rf, p);
+    h5u_quiet_end(q);
+    return rc;
+}
+
+/* ---- parameters ---- */
+
+static int params_impl(RunFile *rf, const Model *m) {
+    if (reserve(rf, compressed_bound(m->table.total * sizeof(float),
+                                     (size_t)m->table.count)) < 0)
+        return -1;
+    hid_t g = make_group(rf->file, "params");
+    if (g < 0) return fail_h5(rf, "create /params");
+    int rc = 0;
+    for (int i = 0; rc == 0 && i < m->table.count; i++) {
+        const ParamInfo *pi = &m->table.info[i];
+        hsize_t dims[2] = {(hsize_t)pi->shape[0], (hsize_t)pi->shape[1]};
+        size_t numel = pi->ndim == 2 ? (size_t)dims[0] * (size_t)dims[1]
+                                     : (size_t)dims[0];
+        if ((pi->ndim != 1 && pi->ndim != 2) || pi->shape[0] < 0 ||
+            (pi->ndim == 2 && pi->shape[1] < 0) || numel != pi->numel ||
+            pi->offset > m->table.total || numel > m->table.total - pi->offset ||
+            strchr(pi->name, '/') || !pi->name[0]) {
+            rc = fail(NULL, 0, "%s: parameter '%s' has a bad table entry (ndim %d)",
+                      rf->path, pi->name, pi->ndim);
+            break;
+        }
+        rc = write_array(rf, g, "/params", pi->name, F32, pi->ndim, dims,
+                         m->params + pi->offset,
+                         pi->ndim == 2 ? "weight, PyTorch nn.Linear [out, in] layout"
+                                       : "vector parameter");
+        if (rc == 0) {
+            hid_t ds = H5Dopen2(g, pi->name, H5P_DEFAULT);
+            if (ds < 0 || h5u_attr_i64(ds, "decay", pi->decay) < 0 ||
+                h5u_attr_i64(ds, "added", pi->added) < 0)
+                rc = fail_h5(rf, "write /params attributes");
+            if (ds >= 0) H5Dclose(ds);
+        }
+    }
+    H5Gclose(g);
+    if (rc == 0 && H5Fflush(rf->file, H5F_SCOPE_LOCAL) < 0) rc = fail_h5(rf, "flush");
+    return rc;
+}
+
+int runfile_write_params(RunFile *rf, const Model *m) {
+    if (!rf || !m || (!m->params && m->table.total))
+        return fail(NULL, 0, "runfile_write_params: no run file or model");
+    H5uQuiet q = h5u_quiet_begin();
+    int rc = params_impl(rf, m);
+    h5u_quiet_end(q);
+    return rc;
+}
+
+/* ---- reopen for resume ---- */
+
+static int check_schema(RunFile *rf) {
+    char *schema = NULL;
+    long long ver = 0;
+    if (h5u_attr_read_str(rf->file, "schema", &schema) < 0) {
+        h5u_reason();
+        return fail(NULL, 0, "%s: not a gatelab run file (no schema attribute)", rf->path);
+    }
+    int ok = strcmp(schema, RUNFILE_SCHEMA) == 0;
+    if (!ok)
+        fail(NULL, 0, "%s: not a gatelab run file (schema is '%.60s')", rf->path, schema);
+    free(schema);
+    if (!ok) return -1;
+    if (h5u_attr_read(rf->file, "schema_version", H5T_NATIVE_LLONG, &ver) < 0) {
+        h5u_reason();
+        return fail(NULL, 0, "%s: not a gatelab run file (no schema_version)", rf->path);
+    }
+    if (ver != RUNFILE_SCHEMA_VERSION)
+        return fail(NULL, 0, "%s: not a gatelab run file (schema_version %lld, this gatelab reads %d)",
+                    rf->path, ver, RUNFILE_SCHEMA_VERSION);
+    return 0;
+}
+
+/* Open the datasets of one metric group; each must be 1-D. Returns the
+ * shortest length through *len. */
+static int open_metrics(RunFile *rf, const char *gname, const MetricSpec *spec,
+                        hid_t *ds, int nds, hsize_t *len) {
+    *len = (hsize_t)-1;
+    for (int i = 0; i < nds; i++) {
+        char p[128];
+        snprintf(p, sizeof p, "/metrics/%s/%s", gname, spec[i].name);
+        htri_t e = H5Lexists(rf->file, "metrics", H5P_DEFAULT);
+        if (e > 0) {
+            char g[64];
+            snprintf(g, sizeof g, "/metrics/%s", gname);
+            e = H5Lexists(rf->file, g, H5P_DEFAULT);
+        }
+        if (e > 0) e = H5Lexists(rf->file, p, H5P_DEFAULT);
+        if (e <= 0) {
+            h5u_reason();
+            return fail(NULL, 0, "%s: not a gatelab run file (missing %s)", rf->path, p);
+        }
+        ds[i] = H5Dopen2(rf->file, p, H5P_DEFAULT);
+        hid_t sp = ds[i] >= 0 ? H5Dget_space(ds[i]) : -1;
+        hsize_t n = 0;
+        int ok = sp >= 0 && H5Sget_simple_extent_ndims(sp) == 1 &&
+                 H5Sget_simple_extent_dims(sp, &n, NULL) == 1;
+        if (sp >= 0) H5Sclose(sp);
+        if (!ok) {
+            char what[160];
+            snprintf(what, sizeof what, "read %s as a 1-D dataset", p);
+            return fail_h5(rf, what);
+        }
+        if (n < *len) *len = n;
+    }
+    return 0;
+}
+
+/* Keep the rows whose step is <= `step` (the prefix before the first
+ * later step; rows past a crash are simply dropped). */
+static int truncate_metrics(RunFile *rf, const char *gname, hid_t *ds, int nds,
+                            hsize_t len, long long step, hsize_t *kept) {
+    long long *steps = len ? malloc((size_t)len * sizeof *steps) : NULL;
+    if (len && !steps) return fail(NULL, 0, "%s: out of memory reading steps", rf->path);
+    hsize_t k = 0;
+    if (len) {
+        hid_t fs = H5Dget_space(ds[0]);
+        hsize_t start = 0;
+        hid_t ms = H5Screate_simple(1, &len, NULL);
+        int ok = fs >= 0 && ms >= 0 &&
+                 H5Sselect_hyperslab(fs, H5S_SELECT_SET, &start, NULL, &len, NULL) >= 0 &&
+                 H5Dread(ds[0], H5T_NATIVE_LLONG, ms, fs, H5P_DEFAULT, steps) >= 0;
+        if (ms >= 0) H5Sclose(ms);
+        if (fs >= 0) H5Sclose(fs);
+        if (!ok) {
+            free(steps);
+            char what[96];
+            snprintf(what, sizeof what, "read /metrics/%s/step", gname);
+            return fail_h5(rf, what);
+        }
+        while (k < len && steps[k] <= step) k++;
+    }
+    free(steps);
+    for (int i = 0; i < nds; i++)
+        if (H5Dset_extent(ds[i], &k) < 0) {
+            char what[96];
+            snprintf(what, sizeof what, "truncate /metrics/%s", gname);
+            return fail_h5(rf, what);
+        }
+    *kept = k;
+    return 0;
+}
+
+typedef struct {
+    char (*names)[64];
+    int n, cap;
+} NameList;
+
+static herr_t collect_cb(hid_t g, const char *name, const H5L_info_t *info,
+                         void *ctx) {
+    (void)g, (void)info;
+    NameList *l = ctx;
+    if (strlen(name) >= 64) return 0; /* not one of ours */
+    if (l->n == l->cap) {
+        int cap = l->cap ? 2 * l->cap : 64;
+        void *p = realloc(l->names, (size_t)cap * sizeof *l->names);
+        if (!p) return -1;
+        l->names = p;
+        l->cap = cap;
+    }
+    snprintf(l->names[l->n++], 64, "%s", name);
+    return 0;
+}
+
+/* Delete /probe/step_N groups with N > step (they belong to the future the
+ * resumed run is about to recompute). */
+static int drop_probes(RunFile *rf, long long step) {
+    htri_t e = H5Lexists(rf->file, "probe", H5P_DEFAULT);
+    if (e < 0) return fail_h5(rf, "look for /probe");
+    if (e == 0) return 0;
+    hid_t g = H5Gopen2(rf->file, "probe", H5P_DEFAULT);
+    if (g < 0) return fail_h5(rf, "open /probe");
+    NameList l = {NULL, 0, 0};
+    int rc = 0;
+    if (H5Literate(g, H5_INDEX_NAME, H5_ITER_NATIVE, NULL, collect_cb, &l) < 0)
+        rc = fail_h5(rf, "list /probe");
+    for (int i = 0; rc == 0 && i < l.n; i++) {
+        long long s;
+        char tail;
+        if (sscanf(l.names[i], "step_%lld%c", &s, &tail) != 1 || s <= step) continue;
+        if (H5Ldelete(g, l.names[i], H5P_DEFAULT) < 0) {
+            char what[128];
+            snprintf(what, sizeof what, "delete /probe/%s", l.names[i]);
+            rc = fail_h5(rf, what);
+        }
+    }
+    free(l.names);
+    H5Gclose(g);
+    return rc;
+}
+
+static RunFile *reopen_impl(const char *path, long long step) {
+    if (!path || !*path) return fail(NULL, 0, "run file path is empty"), NULL;
+    if (strlen(path) >= RF_PATH) return fail(NULL, 0, "run file path is too long"), NULL;
+    if (!file_exists(path)) return fail(NULL, 0, "%s: no such file", path), NULL;
+    RunFile *rf = rf_alloc(path);
+    if (!rf) return fail(NULL, 0, "%s: out of memory", path), NULL;
+    hid_t fapl = make_fapl();
+    if (fapl >= 0) rf->file = H5Fopen(path, H5F_ACC_RDWR, fapl);
+    if (fapl >= 0) H5Pclose(fapl);
+    if (rf->file < 0) {
+        const char *why = h5u_reason();
+        fail(NULL, 0, "%s: not a gatelab run file (%s)", path,
+             *why ? why : "not an HDF5 file");
+        free(rf);
+        return NULL;
+    }
+    hsize_t len;
+    int rc = check_schema(rf);
+    if (rc == 0 && (rf->fd = open(path, O_RDWR)) < 0)
+        rc = fail(NULL, 0, "%s: cannot open for writing: %s", path, strerror(errno));
+    if (rc == 0) rc = reserve(rf, 0);
+    if (rc == 0) rc = open_metrics(rf, "train", TRAIN, rf->train, N_TRAIN, &len);
+    if (rc == 0) rc = truncate_metrics(rf, "train", rf->train, N_TRAIN, len, step, &rf->n_train);
+    if (rc == 0) rc = open_metrics(rf, "eval", EVAL, rf->eval, N_EVAL, &len);
+    if (rc == 0) rc = truncate_metrics(rf, "eval", rf->eval, N_EVAL, len, step, &rf->n_eval);
+    if (rc == 0) rc = drop_probes(rf, step);
+    if (rc == 0) rc = set_status_impl(rf, "running");
+    if (rc < 0) {
+        char keep[sizeof last_err];
+        memcpy(keep, last_err, sizeof keep);
+        rf_free(rf);
+        h5u_reason();
+        memcpy(last_err, keep, sizeof keep);
+        return NULL;
+    }
+    return rf;
+}
+
+RunFile *runfile_reopen(const char *path, long long step, char *err,
+                        size_t errlen) {
+    H5uQuiet q = h5u_quiet_begin();
+    RunFile *rf = reopen_impl(path, step);
+    h5u_quiet_end(q);
+    if (!rf && err && errlen) snprintf(err, errlen, "%s", last_err);
+    return rf;
+}
+
+int runfile_close(RunFile *rf) {
+    if (!rf) return 0;
+    H5uQuiet q = h5u_quiet_begin();
+    int rc = rf_free(rf);
+    h5u_quiet_end(q);
+    return rc;
+}

@@ -1,1 +1,730 @@
-/* sweep.c: not written yet */
+/* sweep.c: the sweep runner. Plans each run from the files already in the
+ * out dir (resume), runs `gatelab train` children N at a time (each
+ * single-threaded: side-by-side runs give the most throughput for small
+ * models), isolates failures, forwards SIGINT/SIGTERM, writes Slurm
+ * scripts, and holds `gatelab sweep` itself (MPI-aware when built so).
+ */
+#include "sweep.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <hdf5.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "commands.h"
+#include "gatelab_build.h"
+#include "util.h"
+
+#if GATELAB_HAVE_MPI
+#include <mpi.h>
+#endif
+
+#if defined(__has_include)
+#if __has_include("report.h")
+#include "report.h"
+#define SWEEP_HAVE_REPORT_H 1
+#endif
+#endif
+
+#define TRAIN_EXIT_DIVERGED 3
+
+const char *sweep_action_name(SweepAction a) {
+    switch (a) {
+    case SWEEP_START: return "start";
+    case SWEEP_RESUME: return "resume";
+    case SWEEP_RESTART: return "restart";
+    case SWEEP_SKIP_DONE: return "skip (done)";
+    case SWEEP_SKIP_DIVERGED: return "skip (diverged)";
+    }
+    return "?";
+}
+
+/* ---- planning ---- */
+
+static int read_str_attr(hid_t obj, const char *name, char *buf, size_t len) {
+    htri_t e = H5Aexists(obj, name);
+    if (e < 0) return -1;
+    if (e == 0) return 0; /* missing: "" */
+    hid_t a = H5Aopen(obj, name, H5P_DEFAULT);
+    if (a < 0) return -1;
+    hid_t t = H5Aget_type(a);
+    int rc = -1;
+    if (t >= 0 && H5Tget_class(t) == H5T_STRING) {
+        hid_t mt = H5Tcopy(H5T_C_S1);
+        if (H5Tis_variable_str(t) > 0) {
+            char *s = NULL;
+            if (H5Tset_size(mt, H5T_VARIABLE) >= 0 && H5Aread(a, mt, &s) >= 0 && s) {
+                snprintf(buf, len, "%s", s);
+                H5free_memory(s);
+                rc = 0;
+            }
+        } else {
+            size_t n = H5Tget_size(t);
+            char *s = calloc(n + 1, 1);
+            if (s && H5Tset_size(mt, n + 1) >= 0 &&
+                H5Tset_strpad(mt, H5T_STR_NULLTERM) >= 0 && H5Aread(a, mt, s) >= 0) {
+                snprintf(buf, len, "%s", s);
+                rc = 0;
+            }
+            free(s);
+        }
+        H5Tclose(mt);
+    }
+    if (t >= 0) H5Tclose(t);
+    H5Aclose(a);
+    return rc;
+}
+
+int sweep_read_status(const char *h5path, char *buf, size_t len) {
+    if (len) buf[0] = '\0';
+    H5E_auto2_t fn;
+    void *data;
+    H5Eget_auto2(H5E_DEFAULT, &fn, &data);
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL); /* an unreadable file is a plan */
+    int rc = -1;
+    hid_t f = H5Fopen(h5path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (f >= 0) {
+        rc = read_str_attr(f, "status", buf, len);
+        H5Fclose(f);
+    }
+    H5Eclear2(H5E_DEFAULT);
+    H5Eset_auto2(H5E_DEFAULT, fn, data);
+    return rc;
+}
+
+static void run_path(char *out, size_t len, const char *dir, const SweepRun *r,
+                     const char *suffix) {
+    snprintf(out, len, "%s/%s%s", dir, r->out_name, suffix);
+}
+
+SweepAction sweep_plan_run(const char *out_dir, const SweepRun *r) {
+    char h5[SWEEP_PATH_MAX + 256], ckpt[SWEEP_PATH_MAX + 256], st[32];
+    run_path(h5, sizeof h5, out_dir, r, "");
+    run_path(ckpt, sizeof ckpt, out_dir, r, ".ckpt");
+    int have_h5 = file_exists(h5), have_ckpt = file_exists(ckpt);
+    if (!have_h5) /* a checkpoint without its run file cannot be resumed */
+        return have_ckpt ? SWEEP_RESTART : SWEEP_START;
+    if (sweep_read_status(h5, st, sizeof st) == 0) {
+        if (!strcmp(st, "done")) return SWEEP_SKIP_DONE;
+        if (!strcmp(st, "diverged")) return SWEEP_SKIP_DIVERGED;
+    }
+    return have_ckpt ? SWEEP_RESUME : SWEEP_RESTART;
+}
+
+int sweep_rank_owns(int index, int rank, int size) {
+    return size <= 1 || index % size == rank;
+}
+
+/* ---- running ---- */
+
+static volatile sig_atomic_t g_signal; /* last SIGINT/SIGTERM received */
+static volatile sig_atomic_t g_signals;
+
+static void on_signal(int sig) {
+    g_signal = sig;
+    g_signals++;
+}
+
+typedef struct {
+    pid_t pid;
+    int run;
+    double t0;
+} Child;
+
+typedef struct {
+    const Sweep *sw;
+    const SweepOptions *o;
+    SweepSummary *sum;
+    const char *exe;
+    Child *kids;
+    int n_kids;
+    double last_progress;
+} Runner;
+
+static int mkdir_p(const char *path) {
+    char tmp[SWEEP_PATH_MAX];
+    if (str_copy(tmp, sizeof tmp, path)) return -1;
+    for (char *p = tmp + 1; *p; p++) {
+        if (*p != '/') continue;
+        *p = '\0';
+        if (mkdir(tmp, 0777) && errno != EEXIST) return -1;
+        *p = '/';
+    }
+    if (mkdir(tmp, 0777) && errno != EEXIST) return -1;
+    struct stat st;
+    return (stat(tmp, &st) == 0 && S_ISDIR(st.st_mode)) ? 0 : -1;
+}
+
+/* argv of the child: train --config P --set threads=1 --set ... --out F. */
+static char **child_argv(const Runner *R, const SweepRun *r, SweepAction a,
+                         char *outpath) {
+    int n = 0, cap = 2 * r->n_sets + 12;
+    char **v = calloc((size_t)cap, sizeof *v);
+    if (!v) return NULL;
+    v[n++] = "gatelab";
+    v[n++] = "train";
+    v[n++] = "--config";
+    v[n++] = (char *)r->preset;
+    /* first, so a run that sets threads itself wins */
+    v[n++] = "--set";
+    v[n++] = "threads=1";
+    for (int i = 0; i < r->n_sets; i++) {
+        v[n++] = "--set";
+        v[n++] = r->sets[i];
+    }
+    v[n++] = "--out";
+    v[n++] = outpath;
+    if (a == SWEEP_RESUME) v[n++] = "--resume";
+    if (a == SWEEP_RESTART) v[n++] = "--force";
+    (void)R;
+    return v;
+}
+
+static void print_cmd(FILE *f, const char *exe, char **argv) {
+    fprintf(f, "%s", exe);
+    for (int i = 1; argv[i]; i++) fprintf(f, " %s", argv[i]);
+    fputc('\n', f);
+}
+
+static pid_t spawn(const Runner *R, const SweepRun *r, SweepAction a) {
+    char out[SWEEP_PATH_MAX + 256], log[SWEEP_PATH_MAX + 256];
+    run_path(out, sizeof out, R->o->out_dir, r, "");
+    snprintf(log, sizeof log, "%s/logs/%s.log", R->o->out_dir, r->id);
+    char **argv = child_argv(R, r, a, out);
+    if (!argv) return -1;
+    int fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
+    if (fd < 0) {
+        free(argv);
+        return -1;
+    }
+    /* a header per attempt, so a resumed run's log reads as a history */
+    time_t now = time(NULL);
+    char hdr[64];
+    strftime(hdr, sizeof hdr, "%Y-%m-%d %H:%M:%S", localtime(&now));
+    dprintf(fd, "== gatelab sweep: %s %s at %s\n== ", sweep_action_name(a),
+            r->id, hdr);
+    FILE *lf = fdopen(dup(fd), "a");
+    if (lf) {
+        print_cmd(lf, R->exe, argv);
+        fclose(lf);
+    }
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        int devnull = open("/dev/null", O_RDONLY);
+        if (devnull >= 0) dup2(devnull, 0);
+        dup2(fd, 1);
+        dup2(fd, 2);
+        setenv("OPENBLAS_NUM_THREADS", "1", 1);
+        setenv("OMP_NUM_THREADS", "1", 1);
+        execv(R->exe, argv);
+        dprintf(2, "gatelab sweep: cannot run %s: %s\n", R->exe, strerror(errno));
+        _exit(127);
+    }
+    close(fd);
+    free(argv);
+    return pid;
+}
+
+/* One row per ended child: name, seed, exit code, seconds, result. */
+static void record(const Runner *R, const SweepRun *r, int code, double secs,
+                   const char *result) {
+    char path[SWEEP_PATH_MAX + 32], row[512];
+    snprintf(path, sizeof path, "%s/sweep_status.tsv", R->o->out_dir);
+    /* O_EXCL: exactly one process (of several MPI ranks) writes the header */
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0666);
+    if (fd >= 0) dprintf(fd, "name\tseed\texit\tseconds\tresult\n");
+    else if (errno == EEXIST) fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+    if (fd < 0) {
+        fprintf(stderr, "sweep: cannot write %s: %s\n", path, strerror(errno));
+        return;
+    }
+    /* one write() per row: O_APPEND keeps rows whole across MPI ranks */
+    int k = snprintf(row, sizeof row, "%s\t%llu\t%d\t%.1f\t%s\n", r->name,
+                     r->seed, code, secs, result);
+    if (k > 0 && write(fd, row, (size_t)k) != k)
+        fprintf(stderr, "sweep: short write to %s\n", path);
+    close(fd);
+}
+
+/* Latest trainer progress of a log: "step 120/800 ETA 1m02s". */
+static void log_progress(const char *logpath, char *out, size_t len) {
+    snprintf(out, len, "starting");
+    FILE *f = fopen(logpath, "r");
+    if (!f) return;
+    char buf[4097];
+    long size = (fseek(f, 0, SEEK_END) == 0) ? ftell(f) : -1;
+    long from = size > 4096 ? size - 4096 : 0;
+    size_t n = 0;
+    if (size >= 0 && fseek(f, from, SEEK_SET) == 0) n = fread(buf, 1, 4096, f);
+    fclose(f);
+    buf[n] = '\0';
+    char *last = NULL;
+    for (char *p = buf; (p = strstr(p, "step ")); p += 5)
+        if (p == buf || p[-1] == '\n' || p[-1] == '\r') last = p;
+    if (!last) return;
+    size_t sl = strcspn(last, "|\r\n");
+    while (sl && last[sl - 1] == ' ') sl--;
+    char *eol = last + strcspn(last, "\r\n");
+    char *eta = strstr(last, "ETA ");
+    if (eta && eta < eol) {
+        size_t el = strcspn(eta, "|\r\n");
+        while (el && eta[el - 1] == ' ') el--;
+        snprintf(out, len, "%.*s %.*s", (int)sl, last, (int)el, eta);
+    } else {
+        snprintf(out, len, "%.*s", (int)sl, last);
+    }
+}
+
+static void progress(Runner *R, const char *tag) {
+    const SweepSummary *s = R->sum;
+    char line[2048], part[160];
+    int k = snprintf(line, sizeof line, "%s: %d/%d done, %d failed", tag,
+                     s->done + s->diverged, s->total, s->failed);
+    for (int i = 0; i < R->n_kids && k > 0 && (size_t)k < sizeof line; i++) {
+        const SweepRun *r = &R->sw->runs[R->kids[i].run];
+        char log[SWEEP_PATH_MAX + 256];
+        snprintf(log, sizeof log, "%s/logs/%s.log", R->o->out_dir, r->id);
+        log_progress(log, part, sizeof part);
+        k += snprintf(line + k, sizeof line - (size_t)k, " | %s %s", r->id, part);
+    }
+    fprintf(stderr, "%s\n", line);
+}
+
+static void child_ended(Runner *R, int slot, int status, const char *tag) {
+    Child *c = &R->kids[slot];
+    const SweepRun *r = &R->sw->runs[c->run];
+    double secs = now_seconds() - c->t0;
+    int code = WIFEXITED(status) ? WEXITSTATUS(status)
+               : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : -1;
+    const char *result;
+    if (code == 0) {
+        result = "done";
+        R->sum->done++;
+    } else if (code == TRAIN_EXIT_DIVERGED) {
+        result = "diverged";
+        R->sum->diverged++;
+    } else if (g_signal) {
+        result = "interrupted"; /* resumable: the next sweep picks it up */
+        R->sum->interrupted++;
+    } else {
+        result = WIFSIGNALED(status) ? "killed" : "failed";
+        R->sum->failed++;
+    }
+    record(R, r, code, secs, result);
+    if (code == 0 || code == TRAIN_EXIT_DIVERGED)
+        fprintf(stderr, "%s: %s %s (%.0f s)\n", tag, r->id, result, secs);
+    else
+        fprintf(stderr, "%s: %s %s (exit %d, %.0f s), log %s/logs/%s.log\n", tag,
+                r->id, result, code, secs, R->o->out_dir, r->id);
+    R->kids[slot] = R->kids[--R->n_kids];
+}
+
+/* Reap ended children; block when `block` (used while stopping). */
+static void reap(Runner *R, const char *tag) {
+    for (int i = 0; i < R->n_kids;) {
+        int status;
+        pid_t p = waitpid(R->kids[i].pid, &status, WNOHANG);
+        if (p == R->kids[i].pid) {
+            child_ended(R, i, status, tag); /* slot i now holds another */
+            continue;
+        }
+        if (p < 0 && errno != EINTR) { /* lost child: count it failed */
+            child_ended(R, i, 255 << 8, tag);
+            continue;
+        }
+        i++;
+    }
+}
+
+static void nap(double s) {
+    struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
+    nanosleep(&ts, NULL);
+}
+
+static void forward_signal(Runner *R, int *sent) {
+    if (*sent >= g_signals) return;
+    /* first signal: pass it on so trainers checkpoint; a second one kills */
+    int sig = g_signals > 1 ? SIGKILL : g_signal;
+    for (int i = 0; i < R->n_kids; i++) kill(R->kids[i].pid, sig);
+    *sent = g_signals;
+}
+
+static const char *resolve_exe(const SweepOptions *o) {
+    if (o->train_exe) return o->train_exe;
+    const char *e = getenv("GATELAB_TRAIN_EXE");
+    if (e && *e) return e;
+    static char self[SWEEP_PATH_MAX]; /* the real path reads better in logs */
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0) return "/proc/self/exe";
+    self[n] = '\0';
+    return self;
+}
+
+static int in_share(const SweepOptions *o, int i) {
+    if (o->only >= 0) return i == o->only;
+    return sweep_rank_owns(i, o->rank, o->size);
+}
+
+int sweep_execute(const Sweep *sw, const SweepOptions *o, SweepSummary *sum,
+                  char *err, size_t errlen) {
+    memset(sum, 0, sizeof *sum);
+    if (o->only >= sw->n_runs || o->only < -1)
+        return seterr(err, errlen, "--only %d: %s has runs 0..%d", o->only,
+                      sw->path, sw->n_runs - 1);
+    char logs[SWEEP_PATH_MAX + 8];
+    snprintf(logs, sizeof logs, "%s/logs", o->out_dir);
+    if (!o->dry_run && mkdir_p(logs))
+        return seterr(err, errlen, "cannot create %s: %s", logs, strerror(errno));
+    char tag[32];
+    if (o->size > 1) snprintf(tag, sizeof tag, "sweep[%d/%d]", o->rank, o->size);
+    else snprintf(tag, sizeof tag, "sweep");
+
+    int jobs = o->jobs > 0 ? o->jobs : (int)sysconf(_SC_NPROCESSORS_ONLN);
+    if (jobs < 1) jobs = 1;
+    Runner R = {.sw = sw, .o = o, .sum = sum, .exe = resolve_exe(o)};
+    int *todo = calloc((size_t)sw->n_runs, sizeof *todo);
+    SweepAction *act = calloc((size_t)sw->n_runs, sizeof *act);
+    R.kids = calloc((size_t)jobs, sizeof *R.kids);
+    if (!todo || !act || !R.kids) {
+        free(todo), free(act), free(R.kids);
+        return seterr(err, errlen, "out of memory");
+    }
+    int n_todo = 0;
+    for (int i = 0; i < sw->n_runs; i++) {
+        if (!in_share(o, i)) continue;
+        sum->total++;
+        act[i] = sweep_plan_run(o->out_dir, &sw->runs[i]);
+        if (o->dry_run) {
+            char out[SWEEP_PATH_MAX + 256];
+            run_path(out, sizeof out, o->out_dir, &sw->runs[i], "");
+            char **argv = child_argv(&R, &sw->runs[i], act[i], out);
+            printf("[%d] %s: %s: ", i, sw->runs[i].id, sweep_action_name(act[i]));
+            if (argv) print_cmd(stdout, R.exe, argv);
+            free(argv);
+        }
+        if (act[i] == SWEEP_SKIP_DONE || act[i] == SWEEP_SKIP_DIVERGED) {
+            sum->skipped++;
+            if (act[i] == SWEEP_SKIP_DONE) sum->done++;
+            else sum->diverged++;
+        } else {
+            todo[n_todo++] = i;
+        }
+    }
+    if (o->dry_run) {
+        free(todo), free(act), free(R.kids);
+        return 0;
+    }
+    if (sum->skipped)
+        fprintf(stderr, "%s: %d of %d runs already finished (skipped)\n", tag,
+                sum->skipped, sum->total);
+
+    struct sigaction sa, old_int, old_term;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    g_signal = 0;
+    g_signals = 0;
+    sigaction(SIGINT, &sa, &old_int);
+    sigaction(SIGTERM, &sa, &old_term);
+
+    double every = o->progress_every > 0 ? o->progress_every : 5.0;
+    R.last_progress = now_seconds();
+    int next = 0, sent = 0;
+    while (next < n_todo || R.n_kids > 0) {
+        if (g_signal) forward_signal(&R, &sent);
+        while (!g_signal && next < n_todo && R.n_kids < jobs) {
+            int i = todo[next++];
+            pid_t pid = spawn(&R, &sw->runs[i], act[i]);
+            if (pid < 0) {
+                fprintf(stderr, "%s: cannot start %s: %s\n", tag, sw->runs[i].id,
+                        strerror(errno));
+                record(&R, &sw->runs[i], -1, 0.0, "failed");
+                sum->failed++;
+                continue;
+            }
+            fprintf(stderr, "%s: %s %s\n", tag, sweep_action_name(act[i]),
+                    sw->runs[i].id);
+            R.kids[R.n_kids++] = (Child){pid, i, now_seconds()};
+        }
+        if (g_signal && next < n_todo) next = n_todo; /* start nothing more */
+        reap(&R, tag);
+        if (now_seconds() - R.last_progress >= every && R.n_kids > 0) {
+            progress(&R, tag);
+            R.last_progress = now_seconds();
+        }
+        if (R.n_kids > 0) nap(0.1);
+    }
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
+    int finished = sum->done + sum->diverged;
+    if (g_signal) sum->interrupted += sum->total - finished - sum->failed -
+                                      sum->interrupted;
+    progress(&R, tag);
+    free(todo), free(act), free(R.kids);
+    return finished == sum->total ? 0 : 1;
+}
+
+/* ---- Slurm ---- */
+
+int sweep_write_slurm(const Sweep *sw, const char *sweep_file,
+                      const char *out_dir, const char *script_path,
+                      char *err, size_t errlen) {
+    char exe[SWEEP_PATH_MAX], cwd[SWEEP_PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    exe[n > 0 ? n : 0] = '\0';
+    if (n <= 0) str_copy(exe, sizeof exe, "gatelab");
+    if (!getcwd(cwd, sizeof cwd)) str_copy(cwd, sizeof cwd, ".");
+    FILE *f = fopen(script_path, "w");
+    if (!f)
+        return seterr(err, errlen, "cannot write %s: %s", script_path,
+                      strerror(errno));
+    const char *base = strrchr(sweep_file, '/');
+    base = base ? base + 1 : sweep_file;
+    fprintf(f, "#!/bin/bash\n"
+               "#SBATCH --job-name=gatelab-%.*s\n"
+               "#SBATCH --array=0-%d\n"
+               "#SBATCH --cpus-per-task=1\n"
+               "#SBATCH --output=%s/logs/slurm-%%A_%%a.out\n",
+            (int)strcspn(base, "."), base, sw->n_runs - 1, out_dir);
+    fprintf(f, "#\n# gatelab sweep %s: %d runs, one per array task.\n"
+               "# Each task trains one run into %s/NAME_sSEED.h5 (resumable:\n"
+               "# resubmitting skips finished runs and resumes checkpoints).\n#\n"
+               "# index  run\n", sweep_file, sw->n_runs, out_dir);
+    for (int i = 0; i < sw->n_runs; i++)
+        fprintf(f, "# %5d  %s\n", i, sw->runs[i].id);
+    fprintf(f, "#\n# The report is a separate final step, once every task ended:\n"
+               "#   jid=$(sbatch --parsable %s)\n"
+               "#   sbatch --dependency=afterany:$jid --wrap \"%s report %s\"\n"
+               "# or, afterwards: %s report %s\n\n",
+            script_path, exe, out_dir, exe, out_dir);
+    fprintf(f, "set -eu\nmkdir -p '%s/logs'\ncd '%s'\n"
+               "export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1\n"
+               "GATELAB=${GATELAB:-%s}\n"
+               "exec \"$GATELAB\" sweep '%s' --out '%s' --only \"$SLURM_ARRAY_TASK_ID\"\n",
+            out_dir, cwd, exe, sweep_file, out_dir);
+    if (fclose(f) != 0)
+        return seterr(err, errlen, "cannot write %s: %s", script_path,
+                      strerror(errno));
+    chmod(script_path, 0755);
+    return 0;
+}
+
+/* ---- the command ---- */
+
+static void usage(FILE *f) {
+    fprintf(f,
+        "usage: gatelab sweep FILE --out DIR [options]\n"
+        "Run every run of a sweep file (variants x seeds), one `gatelab train`\n"
+        "child per run, then write the report over DIR.\n\n"
+        "  -o, --out DIR          where run files, logs/ and sweep_status.tsv go\n"
+        "  -j, --jobs N           parallel runs (default: online cores; 1 per\n"
+        "                         MPI rank); each child runs with threads=1\n"
+        "      --only K           run only expanded run K (0-based; Slurm tasks)\n"
+        "      --list             print the expanded runs and exit\n"
+        "      --dry-run          print what each run would do and exit\n"
+        "      --emit-slurm[=PATH] write an sbatch job-array script\n"
+        "                         (default DIR/sweep.sbatch) and exit\n"
+        "      --no-report        do not write the report at the end\n"
+        "  -h, --help             this help\n\n"
+        "Resumable: runs whose file says status done (or diverged) are skipped,\n"
+        "runs with a checkpoint resume, others restart. A failed run is\n"
+        "recorded in DIR/sweep_status.tsv and the others continue; the exit\n"
+        "code is 0 only when every run finished. Under mpirun (built with\n"
+        "MPI) rank r runs the runs with index %% size == r.\n"
+        "Env: GATELAB_TRAIN_EXE overrides the trainer binary (tests).\n");
+}
+
+/* Report over the finished sweep: report_run when analysis provides it,
+ * else `gatelab report DIR` as a child. */
+static int write_report(const char *dir) {
+#ifdef SWEEP_HAVE_REPORT_H
+    char err[512];
+    if (report_run(dir, dir, err, sizeof err) != 0) {
+        fprintf(stderr, "gatelab sweep: report: %s\n", err);
+        return 1;
+    }
+    return 0;
+#else
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        execl("/proc/self/exe", "gatelab", "report", dir, (char *)NULL);
+        _exit(127);
+    }
+    int st = 0;
+    if (pid < 0 || waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st)) {
+        fprintf(stderr, "gatelab sweep: `gatelab report %s` failed\n", dir);
+        return 1;
+    }
+    return 0;
+#endif
+}
+
+static void list_runs(const Sweep *sw) {
+    for (int i = 0; i < sw->n_runs; i++) {
+        const SweepRun *r = &sw->runs[i];
+        printf("%d\t%s\t%s", i, r->id, r->preset);
+        for (int k = 0; k < r->n_sets; k++) printf("%s%s", k ? " " : "\t", r->sets[k]);
+        putchar('\n');
+    }
+}
+
+typedef struct {
+    const char *file, *out, *slurm;
+    int jobs, only, list, dry, emit, no_report;
+} SweepArgs;
+
+static int parse_args(int argc, char **argv, SweepArgs *a) {
+    enum { O_ONLY = 256, O_LIST, O_DRY, O_SLURM, O_NOREPORT };
+    static const struct option opts[] = {
+        {"out", required_argument, 0, 'o'},   {"jobs", required_argument, 0, 'j'},
+        {"only", required_argument, 0, O_ONLY}, {"list", no_argument, 0, O_LIST},
+        {"dry-run", no_argument, 0, O_DRY},
+        {"emit-slurm", optional_argument, 0, O_SLURM},
+        {"no-report", no_argument, 0, O_NOREPORT},
+        {"help", no_argument, 0, 'h'},        {0, 0, 0, 0}};
+    memset(a, 0, sizeof *a);
+    a->only = -1;
+    optind = 0; /* glibc: full re-init, so cmd_sweep can run twice */
+    int c;
+    char *end;
+    while ((c = getopt_long(argc, argv, "o:j:h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'o': a->out = optarg; break;
+        case 'j':
+            a->jobs = (int)strtol(optarg, &end, 10);
+            if (*end || a->jobs < 1 || a->jobs > 4096) {
+                fprintf(stderr, "gatelab sweep: --jobs '%s' must be 1..4096\n", optarg);
+                return 2;
+            }
+            break;
+        case O_ONLY:
+            a->only = (int)strtol(optarg, &end, 10);
+            if (*end || !*optarg || a->only < 0) {
+                fprintf(stderr, "gatelab sweep: --only '%s' must be an index >= 0\n",
+                        optarg);
+                return 2;
+            }
+            break;
+        case O_LIST: a->list = 1; break;
+        case O_DRY: a->dry = 1; break;
+        case O_NOREPORT: a->no_report = 1; break;
+        case O_SLURM:
+            a->emit = 1;
+            a->slurm = optarg;
+            /* "--emit-slurm PATH": take the next word unless it is the
+             * sweep file or an option */
+            if (!optarg && optind < argc && argv[optind][0] != '-') {
+                const char *w = argv[optind];
+                size_t n = strlen(w);
+                if (n < 6 || strcmp(w + n - 6, ".sweep")) a->slurm = argv[optind++];
+            }
+            break;
+        case 'h': usage(stdout); return 0;
+        default: usage(stderr); return 2;
+        }
+    }
+    if (optind != argc - 1) {
+        fprintf(stderr, "gatelab sweep: expected one sweep FILE (try --help)\n");
+        return 2;
+    }
+    a->file = argv[optind];
+    if (!a->out && !a->list) {
+        fprintf(stderr, "gatelab sweep: --out DIR is required\n");
+        return 2;
+    }
+    return -1; /* go on */
+}
+
+/* World size mpirun (or srun) announced in the environment, 0 when not
+ * started that way. MPI_Init is called only then, so a plain run of an MPI
+ * build needs no MPI runtime. */
+static int mpi_env_size(void) {
+    const char *names[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        const char *v = getenv(names[i]);
+        if (v && atoi(v) > 0) return atoi(v);
+    }
+    return 0;
+}
+
+int cmd_sweep(int argc, char **argv) {
+    SweepArgs a;
+    int rc = parse_args(argc, argv, &a);
+    if (rc >= 0) return rc;
+    int rank = 0, size = 1, use_mpi = 0;
+#if GATELAB_HAVE_MPI
+    if (mpi_env_size() > 0 && !a.list && !a.emit && a.only < 0) {
+        MPI_Init(NULL, NULL);
+        MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+        MPI_Comm_size(MPI_COMM_WORLD, &size);
+        use_mpi = 1;
+    }
+#else
+    if (mpi_env_size() > 1 && !a.list && !a.emit && a.only < 0) {
+        fprintf(stderr, "gatelab sweep: started by mpirun but built without MPI "
+                "(every rank would run every run); rebuild with -Dmpi=enabled\n");
+        return 2;
+    }
+#endif
+    char err[1024];
+    Sweep sw;
+    if (sweep_parse(a.file, &sw, err, sizeof err)) {
+        if (rank == 0) fprintf(stderr, "gatelab sweep: %s\n", err);
+        rc = 2;
+        goto out;
+    }
+    if (a.list) {
+        list_runs(&sw);
+        rc = 0;
+    } else if (a.emit) {
+        char path[SWEEP_PATH_MAX + 32];
+        if (!a.slurm) snprintf(path, sizeof path, "%s/sweep.sbatch", a.out);
+        else snprintf(path, sizeof path, "%s", a.slurm);
+        if ((!a.slurm && mkdir_p(a.out)) ||
+            sweep_write_slurm(&sw, a.file, a.out, path, err, sizeof err)) {
+            fprintf(stderr, "gatelab sweep: %s\n", a.slurm ? err : "cannot create out dir");
+            rc = 1;
+        } else {
+            printf("%s: %d array tasks (sbatch %s)\n", path, sw.n_runs, path);
+            rc = 0;
+        }
+    } else {
+        SweepOptions o = {.out_dir = a.out, .jobs = a.jobs, .only = a.only,
+                          .rank = rank, .size = size, .dry_run = a.dry};
+        if (use_mpi && !o.jobs) o.jobs = 1;
+        SweepSummary s;
+        int r = sweep_execute(&sw, &o, &s, err, sizeof err);
+        if (r < 0) fprintf(stderr, "gatelab sweep: %s\n", err);
+        rc = r < 0 ? 2 : r;
+#if GATELAB_HAVE_MPI
+        if (use_mpi) { /* every rank reaches this, whatever its own rc */
+            int all = 0;
+            MPI_Allreduce(&rc, &all, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+            rc = all;
+        }
+#endif
+        int whole = a.only < 0 && !a.dry && rc != 2 && !a.no_report;
+        if (whole && rank == 0 && write_report(a.out) && rc == 0) rc = 1;
+    }
+    sweep_free(&sw);
+out:
+#if GATELAB_HAVE_MPI
+    if (use_mpi) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        MPI_Finalize();
+    }
+#endif
+    (void)use_mpi;
+    return rc;
+}

@@ -1,1 +1,203 @@
-/* variants.c: not written yet */
+/* variants.c: the catalog of named variants (reference/variants.md A, B, C).
+ *
+ * A variant is data: one table row sets the gate / normaliser / slot
+ * fields of a Config (every field not named stays at its baseline value),
+ * and the parameter-matched rows also change shapes relative to the config
+ * they are applied to.
+ */
+#include "config.h"
+#include "config_priv.h"
+#include "util.h"
+
+#include <math.h>
+#include <string.h>
+
+typedef enum {
+    SHAPE_SAME = 0,
+    SHAPE_MORE_KV,   /* n_kv_heads doubled */
+    SHAPE_MORE_Q,    /* n_heads raised, head_dim fixed */
+    SHAPE_WIDER_FFN, /* d_ff raised by about g1-elem's params */
+    SHAPE_NARROW_FFN /* d_ff lowered by the same amount */
+} ShapeChange;
+
+typedef struct {
+    const char *id;
+    GatePos pos;
+    GateGran gran;
+    int shared;
+    GateForm form;
+    GateAct act;
+    GateInput input;
+    AttnNormaliser normz;
+    int kv_bias, sink_token;
+    YMod ymod;
+    ShapeChange shape;
+    const char *formula;
+} VariantRow;
+
+static const VariantRow catalog[] = {
+    /* A. gate positions and forms (Qiu et al. 2025) */
+    {.id = "baseline", .formula = "Y = softmax(Q K^T / sqrt(dh)) V, no gate"},
+    {.id = "g1-elem", .pos = GATE_G1,
+     .formula = "Y' = Y * sigmoid(X W_theta), W_theta: d x H*dh"},
+    {.id = "g2-elem", .pos = GATE_G2,
+     .formula = "V' = V * sigmoid(X W_theta), W_theta: d x Hkv*dh"},
+    {.id = "g3-elem", .pos = GATE_G3,
+     .formula = "K' = K * sigmoid(X W_theta), W_theta: d x Hkv*dh"},
+    {.id = "g4-elem", .pos = GATE_G4,
+     .formula = "Q' = Q * sigmoid(X W_theta), W_theta: d x H*dh"},
+    {.id = "g5-elem", .pos = GATE_G5,
+     .formula = "O' = O * sigmoid(X W_theta), W_theta: d x d"},
+    {.id = "g1-head", .pos = GATE_G1, .gran = GRAN_HEAD,
+     .formula = "Y_h' = Y_h * sigmoid(X w_h), W_theta: d x H"},
+    {.id = "g2-head", .pos = GATE_G2, .gran = GRAN_HEAD,
+     .formula = "V_h' = V_h * sigmoid(X w_h), W_theta: d x Hkv"},
+    {.id = "g1-shared", .pos = GATE_G1, .shared = 1,
+     .formula = "Y_h' = Y_h * mean_h sigmoid(X W_theta)_h, shared over heads"},
+    {.id = "g2-shared", .pos = GATE_G2, .shared = 1,
+     .formula = "V_h' = V_h * mean_h sigmoid(X W_theta)_h, shared over kv heads"},
+    {.id = "g1-add-silu", .pos = GATE_G1, .form = FORM_ADD, .act = ACT_SILU,
+     .formula = "Y' = Y + silu(X W_theta)"},
+    {.id = "g1-mult-silu", .pos = GATE_G1, .act = ACT_SILU,
+     .formula = "Y' = Y * silu(X W_theta)"},
+    {.id = "g1-add-id", .pos = GATE_G1, .form = FORM_ADD, .act = ACT_IDENTITY,
+     .formula = "Y' = Y + X W_theta"},
+    {.id = "sdpa-rmsnorm", .ymod = YMOD_RMSNORM,
+     .formula = "Y_h' = RMSNorm_dh(Y_h) * w, no gate"},
+    {.id = "sdpa-silu", .ymod = YMOD_SILU, .formula = "Y' = silu(Y), no gate"},
+    {.id = "g1-const", .pos = GATE_G1, .input = GIN_CONST,
+     .formula = "Y' = Y * sigmoid(theta), theta in R^{H*dh}, zero-init"},
+    {.id = "g1-ns", .pos = GATE_G1, .act = ACT_NS_SIGMOID,
+     .formula = "Y' = Y * (0.5 + 0.5 sigmoid(X W_theta))"},
+
+    /* B. parameter-matched baselines */
+    {.id = "more-kv-heads", .shape = SHAPE_MORE_KV,
+     .formula = "baseline with n_kv_heads doubled (needs a GQA base)"},
+    {.id = "more-q-heads", .shape = SHAPE_MORE_Q,
+     .formula = "baseline with n_heads raised (head_dim fixed) by about "
+                "g1-elem's params"},
+    {.id = "wider-ffn", .shape = SHAPE_WIDER_FFN,
+     .formula = "baseline with d_ff raised by about g1-elem's params"},
+    {.id = "g1-elem-matched", .pos = GATE_G1, .shape = SHAPE_NARROW_FFN,
+     .formula = "g1-elem with d_ff narrowed so params match baseline"},
+
+    /* C. other sink remedies */
+    {.id = "softmax1", .normz = NORMZ_SOFTMAX1,
+     .formula = "a_ij = e^s_ij / (1 + sum_k e^s_ik)"},
+    {.id = "sink-logit", .normz = NORMZ_SINK_LOGIT,
+     .formula = "a_ij = e^s_ij / (e^b_h + sum_k e^s_ik), learned b_h"},
+    {.id = "kv-bias", .kv_bias = 1,
+     .formula = "softmax(q [K; k'] / sqrt(dh)) [V; v'], learned k', v' per head"},
+    {.id = "sink-token", .sink_token = 1,
+     .formula = "learned embedding prepended to every sequence, loss skips it"},
+    {.id = "clipped-softmax", .normz = NORMZ_CLIPPED,
+     .formula = "a = clip((1 - gamma) softmax(s) + gamma, 0, 1), gamma = -alpha/T"},
+    {.id = "head-gate-linear", .pos = GATE_G1, .gran = GRAN_HEAD,
+     .input = GIN_HEADSLICE,
+     .formula = "Y_h' = Y_h * sigmoid(w_h . x_{h,t} + b_h), x_{h,t} = X slice h"},
+    {.id = "sigmoid-attn", .normz = NORMZ_SIGMOID,
+     .formula = "a_ij = sigmoid(s_ij - log T)"},
+    {.id = "softpick", .normz = NORMZ_SOFTPICK,
+     .formula = "a_ij = relu(e^s_ij - 1) / (sum_k |e^s_ik - 1| + eps)"},
+};
+#define N_VARIANTS ((int)(sizeof catalog / sizeof catalog[0]))
+
+static const VariantRow *find_variant(const char *id) {
+    for (int i = 0; i < N_VARIANTS; i++)
+        if (strcmp(catalog[i].id, id) == 0) return &catalog[i];
+    return NULL;
+}
+
+const char *variant_id_at(int i) {
+    return i >= 0 && i < N_VARIANTS ? catalog[i].id : NULL;
+}
+
+const char *variant_formula(const char *id) {
+    const VariantRow *v = find_variant(id);
+    return v ? v->formula : NULL;
+}
+
+/* d_ff change worth g1-elem's d x H*dh params per layer: SwiGLU has 3 d x ff
+ * matrices, GELU 2; rounded to a multiple of 8, at least 8. */
+static int ffn_delta(const Config *c) {
+    double gate = (double)c->d_model * c->n_heads * config_head_dim(c);
+    double per_ff = (c->mlp == MLP_GELU ? 2.0 : 3.0) * c->d_model;
+    int d = 8 * (int)lround(gate / per_ff / 8.0);
+    return d < 8 ? 8 : d;
+}
+
+/* Extra query heads worth g1-elem's params. With GQA (kv fixed) each head
+ * adds q and o rows, 2 d dh, so dH = H/2 rounded to a multiple of n_kv_heads
+ * (it must still divide H). With MHA the kv heads follow (4 d dh per head),
+ * so dH = H/4. */
+static int more_q_delta(const Config *c) {
+    int H = c->n_heads, kv = c->n_kv_heads;
+    if (kv == H) {
+        int d = (int)lround(H / 4.0);
+        return d < 1 ? 1 : d;
+    }
+    int m = (int)lround(H / (2.0 * kv));
+    return (m < 1 ? 1 : m) * kv;
+}
+
+static int apply_shape(Config *c, ShapeChange s, const char *id, char *err,
+                       size_t n) {
+    if (s == SHAPE_SAME) return 0;
+    if (c->n_heads <= 0 || c->n_kv_heads <= 0 || c->d_model <= 0 ||
+        config_head_dim(c) <= 0)
+        return seterr(err, n, "variant %s needs positive d_model, n_heads, "
+                              "n_kv_heads and head_dim first", id);
+    if (c->d_ff == 0) c->d_ff = config_auto_d_ff(c->d_model, c->mlp);
+    switch (s) {
+    case SHAPE_SAME: break;
+    case SHAPE_MORE_KV:
+        if (c->n_kv_heads >= c->n_heads)
+            return seterr(err, n, "variant more-kv-heads needs a GQA base "
+                                  "(n_kv_heads %d < n_heads %d is false)",
+                          c->n_kv_heads, c->n_heads);
+        if (c->n_heads % (2 * c->n_kv_heads))
+            return seterr(err, n, "variant more-kv-heads: doubled n_kv_heads %d "
+                                  "does not divide n_heads %d",
+                          2 * c->n_kv_heads, c->n_heads);
+        c->n_kv_heads *= 2;
+        break;
+    case SHAPE_MORE_Q: {
+        int dh = config_head_dim(c), mha = c->n_kv_heads == c->n_heads;
+        c->head_dim = dh; /* fixed while H grows, so d_model != H*dh is fine */
+        c->n_heads += more_q_delta(c);
+        if (mha) c->n_kv_heads = c->n_heads;
+        break;
+    }
+    case SHAPE_WIDER_FFN: c->d_ff += ffn_delta(c); break;
+    case SHAPE_NARROW_FFN: {
+        int d = ffn_delta(c);
+        if (c->d_ff - d < 8)
+            return seterr(err, n, "variant %s: d_ff %d is too small to narrow "
+                                  "by %d", id, c->d_ff, d);
+        c->d_ff -= d;
+        break;
+    }
+    }
+    return 0;
+}
+
+int config_apply_variant(Config *cfg, const char *id, char *err,
+                         size_t errlen) {
+    const VariantRow *v = find_variant(id);
+    if (!v) return seterr(err, errlen, "unknown variant id '%.64s'", id);
+    Config c = *cfg; /* cfg is untouched on failure */
+    if (apply_shape(&c, v->shape, id, err, errlen)) return -1;
+    c.gate_pos = v->pos;
+    c.gate_gran = v->gran;
+    c.gate_shared = v->shared;
+    c.gate_form = v->form;
+    c.gate_act = v->act;
+    c.gate_input = v->input;
+    c.normaliser = v->normz;
+    c.kv_bias = v->kv_bias;
+    c.sink_token = v->sink_token;
+    c.y_mod = v->ymod;
+    str_copy(c.variant, sizeof c.variant, id);
+    *cfg = c;
+    return 0;
+}

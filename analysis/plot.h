@@ -1,0 +1,71 @@
+/* plot.h: figures via gnuplot. Every figure leaves three files side by
+ * side: NAME.dat (the numbers), NAME.gp (a plain gnuplot script that reads
+ * NAME.dat by its base name, so `cd DIR && gnuplot NAME.gp` redraws it
+ * after a restyle) and NAME.png. gnuplot is run with fork/execvp in DIR,
+ * never through a shell. Every failure returns -1 with one line in err. */
+#ifndef GATELAB_PLOT_H
+#define GATELAB_PLOT_H
+
+#include <stddef.h>
+
+/* ---- generic figures from arrays (no run files) ---- */
+
+typedef enum { PLOT_LINES, PLOT_POINTS, PLOT_STEPS } PlotStyle;
+
+typedef struct {
+    const char *label;
+    const double *x, *y; /* [n]; NaN y is a gap */
+    size_t n;            /* series with n == 0 are left out */
+    PlotStyle style;
+    int color;           /* gnuplot linetype 1.. ; 0 = automatic */
+    int panel;           /* 0 or 1: which of the stacked panels */
+} PlotSeries;
+
+typedef struct {
+    const char *title;
+    const char *xlabel;
+    const char *ylabel[2]; /* per panel */
+    int npanels;           /* 1, or 2 stacked panels sharing x */
+} PlotAxes;
+
+/* Line / point / step plot of ns series into png_path (must end in .png). */
+int plot_lines(const char *png_path, const PlotAxes *ax, const PlotSeries *s,
+               int ns, char *err, size_t errlen);
+
+typedef struct {
+    const char *title, *xlabel, *ylabel;
+    int ncat;                  /* categories on x (layers 0..ncat-1) */
+    int ngroups;               /* bars per category (runs) */
+    const char *const *group_labels; /* [ngroups] */
+    const double *v;           /* [ngroups, ncat]; NaN = no bar */
+    int nref;                  /* dashed horizontal reference lines */
+    const double *ref;         /* [nref] */
+    const char *const *ref_labels; /* [nref] */
+} PlotBars;
+
+/* Clustered bars: one cluster per category, runs side by side. */
+int plot_bars(const char *png_path, const PlotBars *b, char *err,
+              size_t errlen);
+
+/* ---- figures over run files (through analysis/runread.h) ----
+ * kind: "loss" | "first-share" | "gate-hist" | "mact" | "sink-steps".
+ * gate-hist takes exactly one run. Runs are labelled by variant (plus
+ * the seed when two runs share a variant). Figures over probes use the
+ * last probe of each run; a run without probes is left out of those
+ * figures, and it is an error only when no run has the data. */
+int plot_figure(const char *kind, char **run_paths, int n,
+                const char *png_path, char *err, size_t errlen);
+
+/* All figures for a set of runs into outdir (created if missing):
+ * loss.png, first_share_layers.png, gate_hist_<variant>.png (one per gated
+ * variant, its first run), mact_layers.png, sink_vs_step.png. A figure
+ * with no data in any run (e.g. no probes yet, no gated run) is skipped,
+ * not an error. 0 ok, -1 with err on an unreadable run or a gnuplot
+ * failure. */
+int plot_report_figures(const char *outdir, char **run_paths, int n,
+                        char *err, size_t errlen);
+
+/* 1 when an executable `gnuplot` is on PATH. */
+int plot_have_gnuplot(void);
+
+#endif

@@ -1,0 +1,107 @@
+/* runread.h: read-only access to a gatelab run file (schema in
+ * src/runfile.h). The analysis tools see runs only through this: never
+ * through trainer internals. Every failure returns -1 (or NULL) with one
+ * line in err naming the file and the bad object; nothing is printed.
+ *
+ * Shapes and types are checked before any read, and sizes are capped
+ * (RUNREAD_MAX_ELEMS) before anything is allocated, so a corrupt or hostile
+ * file gives an error instead of a crash or a huge malloc. */
+#ifndef GATELAB_RUNREAD_H
+#define GATELAB_RUNREAD_H
+
+#include <stddef.h>
+
+#define RUNREAD_MAX_ELEMS ((size_t)1 << 28)
+#define RUNREAD_GATE_BINS 50 /* gate_hist bins over [0,1] */
+#define RUNREAD_NBELOW 4     /* gate_below thresholds 0.5, 0.1, 1e-2, 1e-3 */
+
+typedef struct RunReader RunReader;
+
+/* Root attributes, read once at open. */
+typedef struct {
+    char path[1024];
+    char variant[256];
+    char status[32];       /* running | done | diverged */
+    char created[64];
+    char gatelab_version[32];
+    int schema_version;
+    long long seed, data_seed;
+    long long n_params, n_params_added;
+} RunMeta;
+
+/* Open read-only, validate schema="gatelab-run" and the schema version,
+ * read RunMeta. NULL + err on a missing, non-HDF5, truncated or foreign
+ * file. */
+RunReader *runread_open(const char *path, char *err, size_t errlen);
+void runread_close(RunReader *r);
+const RunMeta *runread_meta(const RunReader *r);
+
+/* /config attributes. Numeric attrs of any int/float type read as double;
+ * 0 ok, -1 if the key is missing or of the wrong class (err may be NULL). */
+int runread_config_double(RunReader *r, const char *key, double *out,
+                          char *err, size_t errlen);
+int runread_config_string(RunReader *r, const char *key, char *out,
+                          size_t outlen, char *err, size_t errlen);
+/* /summary attributes (doubles). 0 ok, -1 missing. */
+int runread_summary(RunReader *r, const char *key, double *out, char *err,
+                    size_t errlen);
+
+/* Probe steps present under /probe, ascending; *steps is malloc'd (NULL
+ * when n == 0). 0 ok (zero probes is not an error), -1 on error. */
+int runread_probe_steps(RunReader *r, long long **steps, int *n, char *err,
+                        size_t errlen);
+
+/* One probe, every array malloc'd (NULL when absent from the file). */
+typedef struct {
+    long long step;
+    int L, H, N, T;          /* layers, heads, probe sequences, length */
+    int proxy;               /* 1: Gu et al. |a|/sum|a| proxy was used */
+    char normaliser[64];
+    int *tokens;             /* [N, T] */
+    float *attention;        /* [L, H, T, T] mean over sequences */
+    float *attention_slot;   /* [L, H, T] or NULL */
+    float *first_col;        /* [N, L, H, T]: A[t, 0] per sequence */
+    float *alpha0;           /* [L, H] */
+    /* gates: has_gate 0 when the run has none (all pointers NULL) */
+    int has_gate;
+    int gate_channels;       /* C */
+    int gate_heads;          /* channels split into this many heads */
+    int gate_bounded;        /* 1: scores in [0,1] (sigmoid family) */
+    int gate_sample_n;       /* Ns */
+    float *gate_sample;      /* [L, Ns, T, C] */
+    double *gate_hist;       /* [L, 50] */
+    double *gate_channel_mean; /* [L, C] */
+    double *gate_below;      /* [L, 4] */
+    double *gate_stats;      /* [L, 4]: mean, min, max, count */
+    /* hidden-state statistics (mean over sequences) */
+    double *h_max;           /* [L] */
+    double *h_median;        /* [L] */
+    double *h_top3;          /* [L, 3] */
+    double *h_kurtosis;      /* [L] */
+    double *h_norm_ratio;    /* [L] */
+} RunProbe;
+
+/* Read the probe at `step`, or the last one when step < 0. 0 ok, -1 err
+ * (also when the run has no probes). Free with runread_probe_free. */
+int runread_probe(RunReader *r, long long step, RunProbe *p, char *err,
+                  size_t errlen);
+void runread_probe_free(RunProbe *p);
+
+/* /metrics/train and /metrics/eval series (all arrays length n). */
+typedef struct {
+    size_t n;
+    long long *step;
+    double *loss, *lr, *grad_norm, *seconds;
+    long long *tokens;
+} RunTrain;
+typedef struct {
+    size_t n;
+    long long *step;
+    double *val_loss, *val_bpb;
+} RunEval;
+int runread_train(RunReader *r, RunTrain *t, char *err, size_t errlen);
+int runread_eval(RunReader *r, RunEval *e, char *err, size_t errlen);
+void runread_train_free(RunTrain *t);
+void runread_eval_free(RunEval *e);
+
+#endif

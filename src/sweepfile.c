@@ -1,0 +1,471 @@
+/* sweepfile.c: parse and expand sweep files (format in sweep.h).
+ *
+ * inih does the INI syntax. Its handler is not told line numbers, so we
+ * feed it through our own line reader, which counts lines, strips leading
+ * blanks (an indented key must not become an inih continuation line) and
+ * checks [section] headers itself, since inih never reports an empty
+ * section. Every error is one line starting "FILE:LINE: ".
+ */
+#include "sweep.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <ini.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+#define LINE_MAX_LEN 1024 /* longest sweep file line we accept */
+
+typedef struct {
+    char name[SWEEP_NAME_MAX];
+    int line;
+    char **keys; /* "key=value" in file order */
+    int n_keys;
+} FileRun;
+
+typedef struct {
+    char path[SWEEP_PATH_MAX];
+    int line;
+} Include;
+
+/* State of one file being parsed. */
+typedef struct {
+    const char *path;
+    FILE *f;
+    char *buf;
+    size_t cap;
+    int line;
+    char *err;
+    size_t errlen;
+    int failed;
+    enum { SEC_NONE, SEC_SWEEP, SEC_RUN } sec;
+    char preset[SWEEP_PATH_MAX];
+    int preset_line;
+    unsigned long long seeds[SWEEP_MAX_SEEDS];
+    int n_seeds, seeds_line;
+    char **sets;
+    int n_sets;
+    FileRun *runs;
+    int n_runs;
+    Include *incs;
+    int n_incs;
+} FileCtx;
+
+/* The include chain being parsed (real paths), to refuse loops. */
+typedef struct {
+    char *paths[32];
+    int n;
+} Chain;
+
+static int fail(FileCtx *c, int line, const char *fmt, const char *a,
+                const char *b) {
+    if (c->failed) return 0;
+    c->failed = 1;
+    int k = snprintf(c->err, c->errlen, "%s:%d: ", c->path, line);
+    if (k >= 0 && (size_t)k < c->errlen)
+        snprintf(c->err + k, c->errlen - (size_t)k, fmt, a ? a : "", b ? b : "");
+    return 0; /* inih: handler error */
+}
+
+static char *trim(char *s) {
+    while (isspace((unsigned char)*s)) s++;
+    size_t n = strlen(s);
+    while (n && isspace((unsigned char)s[n - 1])) s[--n] = '\0';
+    return s;
+}
+
+/* Run names and keys end up in file names and argv: keep them plain. */
+static int name_ok(const char *s) {
+    if (!*s) return 0;
+    for (; *s; s++)
+        if (!isalnum((unsigned char)*s) && !strchr("._+-", *s)) return 0;
+    return 1;
+}
+
+static int key_ok(const char *s) {
+    if (!*s) return 0;
+    for (; *s; s++)
+        if (!isalnum((unsigned char)*s) && *s != '_') return 0;
+    return 1;
+}
+
+static int push_str(char ***v, int *n, const char *s) {
+    char **nv = realloc(*v, (size_t)(*n + 1) * sizeof **v);
+    if (!nv) return -1;
+    *v = nv;
+    if (!(nv[*n] = strdup(s))) return -1;
+    (*n)++;
+    return 0;
+}
+
+static void free_strs(char **v, int n) {
+    for (int i = 0; i < n; i++) free(v[i]);
+    free(v);
+}
+
+/* A [section] header line (already left-trimmed, starts with '['). */
+static void section_header(FileCtx *c, char *line) {
+    char *end = strchr(line, ']');
+    if (!end) {
+        fail(c, c->line, "section header without ']': %s", line, NULL);
+        return;
+    }
+    *end = '\0';
+    char *s = trim(line + 1);
+    if (!strcmp(s, "sweep")) {
+        c->sec = SEC_SWEEP;
+        return;
+    }
+    if (strncmp(s, "run", 3) || (s[3] && !isspace((unsigned char)s[3]))) {
+        fail(c, c->line, "unknown section [%s] (expected [sweep] or [run NAME])",
+             s, NULL);
+        return;
+    }
+    char *name = trim(s + 3);
+    if (!*name) {
+        fail(c, c->line, "[run] needs a name: [run NAME]", NULL, NULL);
+        return;
+    }
+    if (strlen(name) >= SWEEP_NAME_MAX || !name_ok(name)) {
+        fail(c, c->line, "bad run name '%s' (letters, digits, . _ + - only, "
+             "under 96 chars)", name, NULL);
+        return;
+    }
+    for (int i = 0; i < c->n_runs; i++)
+        if (!strcmp(c->runs[i].name, name)) {
+            char first[32];
+            snprintf(first, sizeof first, "%d", c->runs[i].line);
+            fail(c, c->line, "duplicate run name '%s' (first at line %s)",
+                 name, first);
+            return;
+        }
+    FileRun *nr = realloc(c->runs, (size_t)(c->n_runs + 1) * sizeof *nr);
+    if (!nr) {
+        fail(c, c->line, "out of memory", NULL, NULL);
+        return;
+    }
+    c->runs = nr;
+    FileRun *r = &nr[c->n_runs++];
+    memset(r, 0, sizeof *r);
+    str_copy(r->name, sizeof r->name, name);
+    r->line = c->line;
+    c->sec = SEC_RUN;
+}
+
+/* inih's fgets: one line per call, so c->line is the line the handler sees. */
+static char *reader(char *str, int num, void *stream) {
+    FileCtx *c = stream;
+    if (c->failed) return NULL;
+    ssize_t n = getline(&c->buf, &c->cap, c->f);
+    if (n < 0) return NULL;
+    c->line++;
+    char *s = c->buf;
+    while (n > 0 && (s[n - 1] == '\n' || s[n - 1] == '\r')) s[--n] = '\0';
+    while (*s == ' ' || *s == '\t') s++;
+    if (strlen(s) + 3 > (size_t)num) {
+        fail(c, c->line, "line too long", NULL, NULL);
+        return NULL;
+    }
+    if (*s == '[') {
+        char tmp[LINE_MAX_LEN];
+        snprintf(tmp, sizeof tmp, "%s", s);
+        section_header(c, tmp);
+        if (c->failed) return NULL;
+    }
+    snprintf(str, (size_t)num, "%s\n", s);
+    return str;
+}
+
+/* "1,2,3": decimal, non-negative, distinct. */
+static void parse_seeds(FileCtx *c, const char *value) {
+    char tmp[LINE_MAX_LEN];
+    snprintf(tmp, sizeof tmp, "%s", value);
+    c->n_seeds = 0;
+    char *save = NULL;
+    int empty_tok = 0;
+    for (const char *p = tmp; *p; p++)
+        if (*p == ',' && (p == tmp || p[1] == '\0' || p[1] == ',')) empty_tok = 1;
+    if (empty_tok || !*trim(tmp)) {
+        fail(c, c->line, "bad seeds list '%s' (expected e.g. 1,2,3)", value, NULL);
+        return;
+    }
+    for (char *t = strtok_r(tmp, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        t = trim(t);
+        char *end = NULL;
+        errno = 0;
+        unsigned long long v = strtoull(t, &end, 10);
+        if (!*t || !isdigit((unsigned char)*t) || *end || errno) {
+            fail(c, c->line, "bad seed '%s' in seeds = %s (non-negative integers)",
+                 t, value);
+            return;
+        }
+        for (int i = 0; i < c->n_seeds; i++)
+            if (c->seeds[i] == v) {
+                fail(c, c->line, "seed %s listed twice in seeds = %s", t, value);
+                return;
+            }
+        if (c->n_seeds == SWEEP_MAX_SEEDS) {
+            fail(c, c->line, "too many seeds in '%s' (at most 64)", value, NULL);
+            return;
+        }
+        c->seeds[c->n_seeds++] = v;
+    }
+}
+
+/* Check one "key=value" override; the trainer validates the value. */
+static int check_override(FileCtx *c, const char *key, const char *value) {
+    if (!key_ok(key))
+        return fail(c, c->line, "bad key '%s' (letters, digits, _ only)", key, NULL), -1;
+    if (!*value) return fail(c, c->line, "key '%s' has no value", key, NULL), -1;
+    if (!strcmp(key, "init_seed") || !strcmp(key, "data_seed"))
+        return fail(c, c->line, "%s is set per run by seeds = in [sweep]", key,
+                    NULL), -1;
+    return 0;
+}
+
+static int sweep_key(FileCtx *c, const char *name, const char *value) {
+    if (!strcmp(name, "preset")) {
+        if (c->preset_line)
+            return fail(c, c->line, "preset given twice", NULL, NULL);
+        if (!*value || strlen(value) >= SWEEP_PATH_MAX - 8)
+            return fail(c, c->line, "bad preset '%s'", value, NULL);
+        str_copy(c->preset, sizeof c->preset, value);
+        c->preset_line = c->line;
+    } else if (!strcmp(name, "seeds")) {
+        if (c->seeds_line) return fail(c, c->line, "seeds given twice", NULL, NULL);
+        c->seeds_line = c->line;
+        parse_seeds(c, value);
+    } else if (!strcmp(name, "set")) {
+        char tmp[LINE_MAX_LEN];
+        snprintf(tmp, sizeof tmp, "%s", value);
+        char *eq = strchr(tmp, '=');
+        if (!eq)
+            return fail(c, c->line, "set = '%s' is not key=value", value, NULL);
+        *eq = '\0';
+        char kv[LINE_MAX_LEN];
+        char *k = trim(tmp), *v = trim(eq + 1);
+        if (check_override(c, k, v)) return 0;
+        snprintf(kv, sizeof kv, "%s=%s", k, v);
+        if (push_str(&c->sets, &c->n_sets, kv))
+            return fail(c, c->line, "out of memory", NULL, NULL);
+    } else if (!strcmp(name, "include")) {
+        Include *ni = realloc(c->incs, (size_t)(c->n_incs + 1) * sizeof *ni);
+        if (!ni) return fail(c, c->line, "out of memory", NULL, NULL);
+        c->incs = ni;
+        if (!*value || str_copy(ni[c->n_incs].path, SWEEP_PATH_MAX, value))
+            return fail(c, c->line, "bad include '%s'", value, NULL);
+        ni[c->n_incs++].line = c->line;
+    } else {
+        return fail(c, c->line, "unknown key '%s' in [sweep] (preset, seeds, "
+                    "set, include)", name, NULL);
+    }
+    return 1;
+}
+
+static int handler(void *user, const char *section, const char *name,
+                   const char *value) {
+    (void)section; /* the reader tracks sections, with their lines */
+    FileCtx *c = user;
+    if (c->failed) return 0;
+    if (c->sec == SEC_NONE)
+        return fail(c, c->line, "key '%s' outside a section ([sweep] or "
+                    "[run NAME])", name, NULL);
+    if (c->sec == SEC_SWEEP) return sweep_key(c, name, value);
+    FileRun *r = &c->runs[c->n_runs - 1];
+    if (check_override(c, name, value)) return 0;
+    size_t kl = strlen(name);
+    for (int i = 0; i < r->n_keys; i++)
+        if (!strncmp(r->keys[i], name, kl) && r->keys[i][kl] == '=')
+            return fail(c, c->line, "key '%s' given twice in [run %s]", name,
+                        r->name);
+    char kv[LINE_MAX_LEN];
+    snprintf(kv, sizeof kv, "%s=%s", name, value);
+    if (push_str(&r->keys, &r->n_keys, kv))
+        return fail(c, c->line, "out of memory", NULL, NULL);
+    return 1;
+}
+
+static void ctx_free(FileCtx *c) {
+    free(c->buf);
+    free_strs(c->sets, c->n_sets);
+    for (int i = 0; i < c->n_runs; i++) free_strs(c->runs[i].keys, c->runs[i].n_keys);
+    free(c->runs);
+    free(c->incs);
+}
+
+/* dir of path + rel; rel used as is when absolute. */
+static int join_rel(char *out, size_t len, const char *path, const char *rel) {
+    if (rel[0] == '/') return str_copy(out, len, rel);
+    const char *slash = strrchr(path, '/');
+    int dl = slash ? (int)(slash - path) : 0;
+    int k = slash ? snprintf(out, len, "%.*s/%s", dl, path, rel)
+                  : snprintf(out, len, "%s", rel);
+    return (k < 0 || (size_t)k >= len) ? -1 : 0;
+}
+
+/* preset "small" means DIR/small.ini; a value with '/' or ".ini" is a path. */
+static int resolve_preset(FileCtx *c, char *out, size_t len) {
+    const char *p = c->preset;
+    size_t n = strlen(p);
+    char rel[SWEEP_PATH_MAX + 8];
+    if (strchr(p, '/') || (n > 4 && !strcmp(p + n - 4, ".ini")))
+        snprintf(rel, sizeof rel, "%s", p);
+    else
+        snprintf(rel, sizeof rel, "%s.ini", p);
+    if (join_rel(out, len, c->path, rel))
+        return fail(c, c->preset_line, "preset path too long: %s", p, NULL), -1;
+    if (!file_exists(out))
+        return fail(c, c->preset_line, "preset '%s': no file %s", p, out), -1;
+    return 0;
+}
+
+static int same_settings(const SweepRun *a, const SweepRun *b) {
+    if (a->n_sets != b->n_sets) return 0;
+    for (int i = 0; i < a->n_sets; i++)
+        if (strcmp(a->sets[i], b->sets[i])) return 0;
+    char ra[PATH_MAX], rb[PATH_MAX];
+    if (!realpath(a->preset, ra) || !realpath(b->preset, rb)) return 0;
+    return !strcmp(ra, rb);
+}
+
+static void run_free(SweepRun *r) {
+    free_strs(r->sets, r->n_sets);
+    r->sets = NULL;
+    r->n_sets = 0;
+}
+
+/* Add run fr x seed to sw; an identical run already there (a file included
+ * twice, or the same run in two sweeps) is dropped, a different one with
+ * the same id is an error. */
+static int add_run(FileCtx *c, Sweep *sw, const FileRun *fr, const char *preset,
+                   unsigned long long seed) {
+    SweepRun r;
+    memset(&r, 0, sizeof r);
+    str_copy(r.name, sizeof r.name, fr->name);
+    r.seed = seed;
+    snprintf(r.id, sizeof r.id, "%s_s%llu", fr->name, seed);
+    snprintf(r.out_name, sizeof r.out_name, "%s.h5", r.id);
+    str_copy(r.preset, sizeof r.preset, preset);
+    snprintf(r.where, sizeof r.where, "%s:%d", c->path, fr->line);
+    char kv[64];
+    int bad = 0;
+    for (int i = 0; i < c->n_sets; i++) bad |= push_str(&r.sets, &r.n_sets, c->sets[i]);
+    for (int i = 0; i < fr->n_keys; i++) bad |= push_str(&r.sets, &r.n_sets, fr->keys[i]);
+    snprintf(kv, sizeof kv, "init_seed=%llu", seed);
+    bad |= push_str(&r.sets, &r.n_sets, kv);
+    snprintf(kv, sizeof kv, "data_seed=%llu", seed);
+    bad |= push_str(&r.sets, &r.n_sets, kv);
+    if (bad) {
+        run_free(&r);
+        return fail(c, fr->line, "out of memory", NULL, NULL), -1;
+    }
+    for (int i = 0; i < sw->n_runs; i++) {
+        if (strcmp(sw->runs[i].id, r.id)) continue;
+        int same = same_settings(&sw->runs[i], &r);
+        const char *other = sw->runs[i].where;
+        run_free(&r);
+        if (same) return 0;
+        return fail(c, fr->line, "run '%s' is also defined at %s with other "
+                    "settings", fr->name, other), -1;
+    }
+    SweepRun *nr = realloc(sw->runs, (size_t)(sw->n_runs + 1) * sizeof *nr);
+    if (!nr) {
+        run_free(&r);
+        return fail(c, fr->line, "out of memory", NULL, NULL), -1;
+    }
+    sw->runs = nr;
+    nr[sw->n_runs++] = r;
+    return 0;
+}
+
+static int parse_file(const char *path, Chain *chain, Sweep *sw, char *err,
+                      size_t errlen);
+
+static int expand(FileCtx *c, Chain *chain, Sweep *sw) {
+    if (c->n_runs > 0) {
+        if (!c->preset_line)
+            return fail(c, c->runs[0].line, "no preset = in [sweep] for the "
+                        "runs of this file", NULL, NULL), -1;
+        char preset[SWEEP_PATH_MAX];
+        if (resolve_preset(c, preset, sizeof preset)) return -1;
+        if (!c->n_seeds) c->seeds[c->n_seeds++] = 1; /* default seed */
+        for (int i = 0; i < c->n_runs; i++)
+            for (int s = 0; s < c->n_seeds; s++)
+                if (add_run(c, sw, &c->runs[i], preset, c->seeds[s])) return -1;
+    }
+    for (int i = 0; i < c->n_incs; i++) {
+        char p[SWEEP_PATH_MAX], real[PATH_MAX];
+        const Include *in = &c->incs[i];
+        if (join_rel(p, sizeof p, c->path, in->path))
+            return fail(c, in->line, "include path too long: %s", in->path, NULL), -1;
+        if (!realpath(p, real))
+            return fail(c, in->line, "include '%s': cannot open %s", in->path, p), -1;
+        for (int k = 0; k < chain->n; k++)
+            if (!strcmp(chain->paths[k], real))
+                return fail(c, in->line, "include loop: %s is already being "
+                            "read (via %s)", p, c->path), -1;
+        if (parse_file(p, chain, sw, c->err, c->errlen)) {
+            c->failed = 1;
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int parse_file(const char *path, Chain *chain, Sweep *sw, char *err,
+                      size_t errlen) {
+    char real[PATH_MAX];
+    FileCtx c;
+    memset(&c, 0, sizeof c);
+    c.path = path;
+    c.err = err;
+    c.errlen = errlen;
+    if (!realpath(path, real) || !(c.f = fopen(path, "r")))
+        return seterr(err, errlen, "%s:0: cannot open sweep file: %s", path,
+                      strerror(errno));
+    if (chain->n == (int)(sizeof chain->paths / sizeof chain->paths[0])) {
+        fclose(c.f);
+        return seterr(err, errlen, "%s:0: includes nested too deep", path);
+    }
+    chain->paths[chain->n++] = real;
+    int rc = ini_parse_stream(reader, &c, handler, &c);
+    if (ferror(c.f) && !c.failed) fail(&c, c.line, "read error", NULL, NULL);
+    fclose(c.f);
+    if (rc > 0 && !c.failed)
+        fail(&c, rc, "expected 'key = value' or a [section]", NULL, NULL);
+    else if (rc < 0 && !c.failed)
+        fail(&c, 0, "cannot parse (out of memory)", NULL, NULL);
+    int ret = c.failed ? -1 : expand(&c, chain, sw);
+    chain->n--;
+    ctx_free(&c);
+    return ret;
+}
+
+int sweep_parse(const char *path, Sweep *sw, char *err, size_t errlen) {
+    memset(sw, 0, sizeof *sw);
+    if (str_copy(sw->path, sizeof sw->path, path))
+        return seterr(err, errlen, "%s:0: path too long", path);
+    Chain chain = {.n = 0};
+    if (parse_file(path, &chain, sw, err, errlen)) {
+        sweep_free(sw);
+        return -1;
+    }
+    if (sw->n_runs == 0) {
+        seterr(err, errlen, "%s:1: sweep has no runs ([run NAME] sections or "
+               "include =)", path);
+        sweep_free(sw);
+        return -1;
+    }
+    return 0;
+}
+
+void sweep_free(Sweep *sw) {
+    for (int i = 0; i < sw->n_runs; i++) run_free(&sw->runs[i]);
+    free(sw->runs);
+    sw->runs = NULL;
+    sw->n_runs = 0;
+}

@@ -1,0 +1,558 @@
+"""gatelab_ref.py: the PyTorch reference of the gatelab model.
+
+It implements src/MODEL.md exactly, option by option, so the C model can be
+checked against it (make_fixtures.py) and timed against it (torch_bench.py).
+
+The model is built from a config dict whose keys are the INI keys of
+src/config.h (n_layers, d_model, ..., gate_pos, normaliser, ..., lr, ...),
+with enums spelled as in the INI files (norm = rms|layer, gate_pos = none|g1..g5,
+...). Parameters live in an ordered dict keyed by the names of the comment at
+the top of src/model.h, in PyTorch [out, in] order, so a gatelab run file's
+/params/<name> loads straight in.
+
+Run with Debian's /usr/bin/python3 (python3-torch 1.13).
+"""
+import math
+from collections import OrderedDict
+
+import torch
+import torch.nn.functional as F
+
+# Every key the reference reads, with the value it takes when a config leaves
+# it out. The tiny fixture base; torch_bench.py overrides the shape.
+DEFAULTS = OrderedDict(
+    n_layers=2, d_model=16, n_heads=4, n_kv_heads=2, head_dim=4, d_ff=24,
+    vocab_size=13, seq_len=7, max_pos=16,
+    norm="rms", pos="rope", mlp="swiglu", rope_base=10000.0, yarn_scale=1.0,
+    qk_norm=0, tied_embed=0, norm_eps=1e-5,
+    gate_pos="none", gate_gran="elem", gate_shared=0, gate_form="mult",
+    gate_act="sigmoid", gate_input="full", normaliser="softmax",
+    clip_alpha=4.0, softpick_eps=1e-6, kv_bias=0, sink_token=0, y_mod="none",
+    batch_size=2, steps=10, lr=1e-2, min_lr_frac=0.1, warmup=2,
+    weight_decay=0.1, beta1=0.9, beta2=0.95, adam_eps=1e-8, grad_clip=1.0,
+)
+
+ENUMS = {
+    "norm": ("rms", "layer"),
+    "pos": ("rope", "learned", "none"),
+    "mlp": ("swiglu", "gelu"),
+    "gate_pos": ("none", "g1", "g2", "g3", "g4", "g5"),
+    "gate_gran": ("elem", "head"),
+    "gate_form": ("mult", "add"),
+    "gate_act": ("sigmoid", "silu", "identity", "ns-sigmoid"),
+    "gate_input": ("full", "headslice", "const"),
+    "normaliser": ("softmax", "softmax1", "sink-logit", "clipped", "sigmoid",
+                   "softpick"),
+    "y_mod": ("none", "rmsnorm", "silu"),
+}
+
+# The field values every variant id starts from (the baseline's).
+VARIANT_BASE = OrderedDict(
+    gate_pos="none", gate_gran="elem", gate_shared=0, gate_form="mult",
+    gate_act="sigmoid", gate_input="full", normaliser="softmax",
+    kv_bias=0, sink_token=0, y_mod="none",
+)
+
+
+def _g(pos, **kw):
+    d = dict(gate_pos=pos)
+    d.update(kw)
+    return d
+
+
+# The 29 ids of /work/shared/reference/variants.md as explicit field changes
+# over VARIANT_BASE. Shape changes of the parameter-matched ids (section B)
+# depend on the base shape, so they are functions of it (see variant_fields).
+VARIANTS = OrderedDict([
+    # A. gated attention (Qiu et al. 2025)
+    ("baseline", {}),
+    ("g1-elem", _g("g1")),
+    ("g2-elem", _g("g2")),
+    ("g3-elem", _g("g3")),
+    ("g4-elem", _g("g4")),
+    ("g5-elem", _g("g5")),
+    ("g1-head", _g("g1", gate_gran="head")),
+    ("g2-head", _g("g2", gate_gran="head")),
+    ("g1-shared", _g("g1", gate_shared=1)),
+    ("g2-shared", _g("g2", gate_shared=1)),
+    ("g1-add-silu", _g("g1", gate_form="add", gate_act="silu")),
+    ("g1-mult-silu", _g("g1", gate_act="silu")),
+    ("g1-add-id", _g("g1", gate_form="add", gate_act="identity")),
+    ("sdpa-rmsnorm", dict(y_mod="rmsnorm")),
+    ("sdpa-silu", dict(y_mod="silu")),
+    ("g1-const", _g("g1", gate_input="const")),
+    ("g1-ns", _g("g1", gate_act="ns-sigmoid")),
+    # B. parameter-matched baselines (shape set in variant_fields)
+    ("more-kv-heads", {}),
+    ("more-q-heads", {}),
+    ("wider-ffn", {}),
+    ("g1-elem-matched", _g("g1")),
+    # C. other sink remedies
+    ("softmax1", dict(normaliser="softmax1")),
+    ("sink-logit", dict(normaliser="sink-logit")),
+    ("kv-bias", dict(kv_bias=1)),
+    ("sink-token", dict(sink_token=1)),
+    ("clipped-softmax", dict(normaliser="clipped", clip_alpha=4.0)),
+    ("head-gate-linear", _g("g1", gate_gran="head", gate_input="headslice")),
+    ("sigmoid-attn", dict(normaliser="sigmoid")),
+    ("softpick", dict(normaliser="softpick")),
+])
+
+
+def _mlp_mats(cfg):
+    return 3 if cfg["mlp"] == "swiglu" else 2
+
+
+def variant_fields(vid, base):
+    """Explicit field values of variant vid over the config dict base.
+
+    Returns a dict of every variant field plus any shape field the id changes.
+    The parameter-matched ids follow the rule of src/variants.c, each worth
+    about g1-elem's d*H*dh gate params per layer: more-kv-heads doubles
+    n_kv_heads; more-q-heads adds query heads with head_dim fixed (with GQA
+    H/(2 Hkv) rounded, times Hkv; with MHA H/4 and the kv heads follow);
+    wider-ffn / g1-elem-matched widen / narrow d_ff by gate/(mats*d) rounded
+    to a multiple of 8, at least 8."""
+    if vid not in VARIANTS:
+        raise KeyError("unknown variant id '%s'" % vid)
+    out = OrderedDict(VARIANT_BASE)
+    out.update(VARIANTS[vid])
+    d, H, Hkv = base["d_model"], base["n_heads"], base["n_kv_heads"]
+    dh = base["head_dim"] or d // H
+    ffn_delta = max(8, 8 * int(math.floor(d * H * dh / (_mlp_mats(base) * d) / 8.0 + 0.5)))
+    if vid == "more-kv-heads":
+        out["n_kv_heads"] = 2 * Hkv
+    elif vid == "more-q-heads":
+        out["head_dim"] = dh
+        if Hkv == H:
+            out["n_heads"] = out["n_kv_heads"] = H + max(1, int(math.floor(H / 4.0 + 0.5)))
+        else:
+            out["n_heads"] = H + max(1, int(math.floor(H / (2.0 * Hkv) + 0.5))) * Hkv
+    elif vid == "wider-ffn":
+        out["d_ff"] = base["d_ff"] + ffn_delta
+    elif vid == "g1-elem-matched":
+        out["d_ff"] = base["d_ff"] - ffn_delta
+    return out
+
+
+def resolve(cfg):
+    """A complete config dict: defaults, then cfg; checks enum spellings."""
+    out = OrderedDict(DEFAULTS)
+    for k, v in cfg.items():
+        out[k] = v
+    for k, allowed in ENUMS.items():
+        if out[k] not in allowed:
+            raise ValueError("%s = %r: expected one of %s" % (k, out[k], allowed))
+    if not out["head_dim"]:
+        out["head_dim"] = out["d_model"] // out["n_heads"]
+    return out
+
+
+def parse_ini(text):
+    """key = value lines (sections and comments ignored) -> dict of typed values."""
+    cfg = OrderedDict()
+    for line in text.splitlines():
+        line = line.split("#")[0].split(";")[0].strip()
+        if not line or line.startswith("["):
+            continue
+        k, v = (s.strip() for s in line.split("=", 1))
+        if k in DEFAULTS and isinstance(DEFAULTS[k], int):
+            cfg[k] = int(v)
+        elif k in DEFAULTS and isinstance(DEFAULTS[k], float):
+            cfg[k] = float(v)
+        else:
+            cfg[k] = v
+    if "variant" in cfg and cfg["variant"] in VARIANTS:
+        # the id first, explicit fields after it override (as the C loader)
+        merged = OrderedDict(variant_fields(cfg["variant"], resolve(cfg)))
+        merged.update(cfg)
+        cfg = merged
+    return cfg
+
+
+# ---------------------------------------------------------------- shapes
+
+def gate_geometry(cfg):
+    """(G, Cg, channels, score shape) of the gated tensor, or None."""
+    pos = cfg["gate_pos"]
+    if pos == "none":
+        return None
+    d, H, Hkv, dh = cfg["d_model"], cfg["n_heads"], cfg["n_kv_heads"], cfg["head_dim"]
+    G, Cg = {"g1": (H, dh), "g2": (Hkv, dh), "g3": (Hkv, dh),
+             "g4": (H, dh), "g5": (1, d)}[pos]
+    inp = cfg["gate_input"]
+    if inp == "const":
+        return G, Cg, G * Cg, [G * Cg]
+    if inp == "headslice":
+        if G != H or d % H:
+            raise ValueError("gate_input headslice needs a G1/G4 gate and H | d_model")
+        return G, Cg, H, [H, d // H]
+    ch = G if cfg["gate_gran"] == "head" else G * Cg
+    return G, Cg, ch, [ch, d]
+
+
+def param_shapes(cfg):
+    """Ordered (name, shape, decay) triples exactly as src/model.h lists them."""
+    d, H, Hkv, dh = cfg["d_model"], cfg["n_heads"], cfg["n_kv_heads"], cfg["head_dim"]
+    V, ff = cfg["vocab_size"], cfg["d_ff"]
+    layer = cfg["norm"] == "layer"
+    out = [("tok_embed", [V, d], 1)]
+    if cfg["pos"] == "learned":
+        out.append(("pos_embed", [cfg["max_pos"], d], 1))
+    if cfg["sink_token"]:
+        out.append(("sink_embed", [d], 0))
+    geo = gate_geometry(cfg)
+    for l in range(cfg["n_layers"]):
+        p = "layers.%d." % l
+        out.append((p + "attn_norm.weight", [d], 0))
+        if layer:
+            out.append((p + "attn_norm.bias", [d], 0))
+        out += [(p + "attn.w_q", [H * dh, d], 1), (p + "attn.w_k", [Hkv * dh, d], 1),
+                (p + "attn.w_v", [Hkv * dh, d], 1), (p + "attn.w_o", [d, H * dh], 1)]
+        if cfg["qk_norm"]:
+            out += [(p + "attn.q_norm", [dh], 0), (p + "attn.k_norm", [dh], 0)]
+        if geo:
+            shape = geo[3]
+            out.append((p + "attn.gate.w", shape, int(len(shape) == 2)))
+            if cfg["gate_input"] == "headslice":
+                out.append((p + "attn.gate.b", [H], 0))
+        if cfg["normaliser"] == "sink-logit":
+            out.append((p + "attn.sink_logit", [H], 0))
+        if cfg["kv_bias"]:
+            out += [(p + "attn.kv_bias_k", [H, dh], 0), (p + "attn.kv_bias_v", [H, dh], 0)]
+        if cfg["y_mod"] == "rmsnorm":
+            out.append((p + "attn.y_norm", [H * dh], 0))
+        out.append((p + "mlp_norm.weight", [d], 0))
+        if layer:
+            out.append((p + "mlp_norm.bias", [d], 0))
+        if cfg["mlp"] == "swiglu":
+            out.append((p + "mlp.w_gate", [ff, d], 1))
+        out += [(p + "mlp.w_up", [ff, d], 1), (p + "mlp.w_down", [d, ff], 1)]
+    out.append(("final_norm.weight", [d], 0))
+    if layer:
+        out.append(("final_norm.bias", [d], 0))
+    if not cfg["tied_embed"]:
+        out.append(("lm_head", [V, d], 1))
+    return out
+
+
+def init_params(cfg, gen, dtype=torch.float64):
+    """Random weights for fixtures (large enough that every path matters):
+    matrices N(0, 1.2/sqrt(fan_in)) (0.3 at fan_in 16), embeddings N(0, 0.5),
+    norm weights 1 + N(0, 0.1), biases and sink logits N(0, 0.1/0.3)."""
+    params = OrderedDict()
+    for name, shape, _ in param_shapes(cfg):
+        leaf = name.split(".")[-1]
+        r = torch.randn(*shape, generator=gen, dtype=torch.float64)
+        if name in ("tok_embed", "pos_embed", "sink_embed"):
+            t = 0.5 * r
+        elif leaf.endswith("norm") or leaf == "weight":
+            t = 1.0 + 0.1 * r
+        elif leaf == "bias" or name.endswith("gate.b"):
+            t = 0.1 * r
+        elif leaf == "sink_logit":
+            t = 0.3 * r
+        elif leaf in ("kv_bias_k", "kv_bias_v"):
+            t = 0.5 * r
+        elif len(shape) == 1:  # g1-const theta
+            t = 0.5 * r
+        else:
+            t = 1.2 / math.sqrt(shape[1]) * r
+        params[name] = t.to(dtype).requires_grad_(True)
+    return params
+
+
+def init_params_model(cfg, gen, dtype=torch.float32):
+    """The C model's own initialisation scheme (MODEL.md "Initialisation"):
+    matrices N(0, init_std), w_o and w_down init_std / sqrt(2 L); norm
+    weights 1, biases 0, sink_logit 0, g1-const theta 0, head-slice b 0;
+    kv_bias_* and sink_embed N(0, init_std). For the bench."""
+    std = cfg.get("init_std", 0.02)
+    params = OrderedDict()
+    for name, shape, _ in param_shapes(cfg):
+        leaf = name.split(".")[-1]
+        if leaf.endswith("norm") or leaf == "weight":
+            t = torch.ones(*shape, dtype=torch.float64)
+        elif leaf in ("bias", "b", "sink_logit") or (leaf == "w" and len(shape) == 1):
+            t = torch.zeros(*shape, dtype=torch.float64)
+        else:
+            sd = std / math.sqrt(2 * cfg["n_layers"]) if leaf in ("w_o", "w_down") else std
+            t = sd * torch.randn(*shape, generator=gen, dtype=torch.float64)
+        params[name] = t.to(dtype).requires_grad_(True)
+    return params
+
+
+# ---------------------------------------------------------------- pieces
+
+def rmsnorm(x, w, eps):
+    return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * w
+
+
+def layernorm(x, w, b, eps):
+    mu = x.mean(-1, keepdim=True)
+    var = (x - mu).pow(2).mean(-1, keepdim=True)
+    return (x - mu) * torch.rsqrt(var + eps) * w + b
+
+
+def gelu_tanh(x):
+    return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x.pow(3))))
+
+
+def rope_inv_freq(cfg):
+    """inv_freq [dh/2] (float64) and the YaRN factor m."""
+    dh, base, s = cfg["head_dim"], cfg["rope_base"], cfg["yarn_scale"]
+    i = torch.arange(dh // 2, dtype=torch.float64)
+    inv = base ** (-2.0 * i / dh)
+    if s <= 1.0:
+        return inv, 1.0
+    lam = 2.0 * math.pi / inv
+    r = cfg["seq_len"] / lam
+    g = ((r - 1.0) / (32.0 - 1.0)).clamp(0.0, 1.0)
+    inv = (1.0 - g) * inv / s + g * inv
+    return inv, 0.1 * math.log(s) + 1.0
+
+
+def rope_tables(cfg, Ti, dtype):
+    inv, m = rope_inv_freq(cfg)
+    ang = torch.arange(Ti, dtype=torch.float64)[:, None] * inv[None, :]
+    return ang.cos().to(dtype), ang.sin().to(dtype), m
+
+
+def rope_apply(x, cos, sin):
+    """x [B, Ti, nh, dh], rotate-half; cos/sin [Ti, dh/2]."""
+    h = x.shape[-1] // 2
+    x1, x2 = x[..., :h], x[..., h:]
+    c, s = cos[None, :, None, :], sin[None, :, None, :]
+    return torch.cat([x1 * c - x2 * s, x2 * c + x1 * s], dim=-1)
+
+
+def gate_act(z, act):
+    if act == "sigmoid":
+        return torch.sigmoid(z)
+    if act == "silu":
+        return F.silu(z)
+    if act == "identity":
+        return z
+    return 0.5 + 0.5 * torch.sigmoid(z)  # ns-sigmoid
+
+
+# ---------------------------------------------------------------- model
+
+class Model:
+    """The gatelab decoder as a function of an ordered parameter dict."""
+
+    def __init__(self, cfg, params=None, gen=None, dtype=torch.float64):
+        self.cfg = resolve(cfg)
+        self.dtype = dtype
+        if params is None:
+            if gen is None:
+                gen = torch.Generator().manual_seed(0)
+            params = init_params(self.cfg, gen, dtype)
+        self.p = params
+        self.geo = gate_geometry(self.cfg)
+
+    def norm(self, x, prefix):
+        w = self.p[prefix + ".weight"]
+        if self.cfg["norm"] == "layer":
+            return layernorm(x, w, self.p[prefix + ".bias"], self.cfg["norm_eps"])
+        return rmsnorm(x, w, self.cfg["norm_eps"])
+
+    def gate(self, l, xn, t):
+        """Apply layer l's gate to t [B, Ti, G*Cg]; scores read xn."""
+        c, P = self.cfg, self.p
+        G, Cg, _, _ = self.geo
+        B, Ti, _ = t.shape
+        w = P["layers.%d.attn.gate.w" % l]
+        inp = c["gate_input"]
+        if inp == "full":
+            z = xn @ w.t()
+        elif inp == "headslice":
+            H = c["n_heads"]
+            xs = xn.reshape(B, Ti, H, c["d_model"] // H)
+            z = (xs * w).sum(-1) + P["layers.%d.attn.gate.b" % l]
+        else:
+            z = w
+        g = gate_act(z, c["gate_act"])
+        tv = t.reshape(B, Ti, G, Cg)
+        if inp == "const":
+            gg = g.reshape(G, Cg)
+        elif inp == "headslice" or c["gate_gran"] == "head":
+            gg = g.reshape(B, Ti, G, 1)
+        elif c["gate_shared"]:
+            gg = g.reshape(B, Ti, G, Cg).mean(2, keepdim=True)
+        else:
+            gg = g.reshape(B, Ti, G, Cg)
+        out = tv * gg if c["gate_form"] == "mult" else tv + gg
+        return out.reshape(B, Ti, G * Cg)
+
+    def normalise(self, l, s, q, mask):
+        """Attention weights from scores s [B,H,Ti,Ti] (q for the kv-bias slot).
+        Returns (a [B,H,Ti,Ti], a_slot [B,H,Ti,1] or None)."""
+        c, P = self.cfg, self.p
+        B, H, Ti, dh = q.shape
+        kind = c["normaliser"]
+        cols = []  # extra always-visible columns in front: (score, has value)
+        if c["kv_bias"]:
+            kb = P["layers.%d.attn.kv_bias_k" % l]  # [H, dh]
+            cols.append((torch.einsum("bhtd,hd->bht", q, kb)[..., None] / math.sqrt(dh), True))
+        if kind == "softmax1":
+            cols.append((torch.zeros(B, H, Ti, 1, dtype=s.dtype), False))
+        elif kind == "sink-logit":
+            b = P["layers.%d.attn.sink_logit" % l]
+            cols.append((b.reshape(1, H, 1, 1).expand(B, H, Ti, 1), False))
+        ne = len(cols)
+        full = torch.cat([x for x, _ in cols] + [s], dim=-1)
+        fmask = torch.cat([torch.ones(B, H, Ti, ne, dtype=torch.bool),
+                           mask.expand(B, H, Ti, Ti)], dim=-1)
+        if kind in ("softmax", "softmax1", "sink-logit", "clipped"):
+            a = torch.softmax(full.masked_fill(~fmask, float("-inf")), dim=-1)
+            if kind == "clipped":
+                gamma = -c["clip_alpha"] / Ti
+                a = torch.clamp((1.0 - gamma) * a + gamma, 0.0, 1.0)
+                a = torch.where(fmask, a, torch.zeros_like(a))
+        elif kind == "sigmoid":
+            a = torch.sigmoid(full.masked_fill(~fmask, 0.0) - math.log(Ti))
+            a = torch.where(fmask, a, torch.zeros_like(a))
+        else:  # softpick
+            e = torch.expm1(full.masked_fill(~fmask, 0.0))
+            e = torch.where(fmask, e, torch.zeros_like(e))
+            den = e.abs().sum(-1, keepdim=True) + c["softpick_eps"]
+            a = torch.relu(e) / den
+        slot = None
+        if c["kv_bias"]:
+            slot = a[..., 0:1]
+        return a[..., ne:], slot
+
+    def attention(self, l, x, rope):
+        c, P = self.cfg, self.p
+        pre = "layers.%d.attn." % l
+        B, Ti, _ = x.shape
+        H, Hkv, dh = c["n_heads"], c["n_kv_heads"], c["head_dim"]
+        xn = self.norm(x, "layers.%d.attn_norm" % l)
+        q = xn @ P[pre + "w_q"].t()
+        k = xn @ P[pre + "w_k"].t()
+        v = xn @ P[pre + "w_v"].t()
+        gp = c["gate_pos"]
+        if gp == "g4":
+            q = self.gate(l, xn, q)
+        if gp == "g3":
+            k = self.gate(l, xn, k)
+        if gp == "g2":
+            v = self.gate(l, xn, v)
+        q = q.reshape(B, Ti, H, dh)
+        k = k.reshape(B, Ti, Hkv, dh)
+        v = v.reshape(B, Ti, Hkv, dh)
+        if c["qk_norm"]:
+            q = rmsnorm(q, P[pre + "q_norm"], c["norm_eps"])
+            k = rmsnorm(k, P[pre + "k_norm"], c["norm_eps"])
+        if rope is not None:
+            cos, sin, m = rope
+            q = rope_apply(q, cos, sin) * m
+            k = rope_apply(k, cos, sin) * m
+        rep = H // Hkv  # head h reads kv head h // rep
+        q = q.transpose(1, 2)
+        k = k.repeat_interleave(rep, dim=2).transpose(1, 2)
+        v = v.repeat_interleave(rep, dim=2).transpose(1, 2)
+        s = q @ k.transpose(-1, -2) / math.sqrt(dh)
+        mask = torch.ones(Ti, Ti, dtype=torch.bool).tril()[None, None]
+        a, slot = self.normalise(l, s, q, mask)
+        y = a @ v
+        if slot is not None:
+            y = y + slot * P[pre + "kv_bias_v"][None, :, None, :]
+        y = y.transpose(1, 2)  # [B, Ti, H, dh]
+        if c["y_mod"] == "rmsnorm":
+            y = rmsnorm(y, P[pre + "y_norm"].reshape(H, dh), c["norm_eps"])
+        elif c["y_mod"] == "silu":
+            y = F.silu(y)
+        y = y.reshape(B, Ti, H * dh)
+        if gp == "g1":
+            y = self.gate(l, xn, y)
+        o = y @ P[pre + "w_o"].t()
+        if gp == "g5":
+            o = self.gate(l, xn, o)
+        return o
+
+    def mlp(self, l, x):
+        P, pre = self.p, "layers.%d.mlp." % l
+        xn = self.norm(x, "layers.%d.mlp_norm" % l)
+        if self.cfg["mlp"] == "swiglu":
+            h = F.silu(xn @ P[pre + "w_gate"].t()) * (xn @ P[pre + "w_up"].t())
+        else:
+            h = gelu_tanh(xn @ P[pre + "w_up"].t())
+        return h @ P[pre + "w_down"].t()
+
+    def forward(self, tokens):
+        """tokens [B, T] (long) -> logits [B, T, V] of the real positions."""
+        c, P = self.cfg, self.p
+        B, T = tokens.shape
+        x = P["tok_embed"][tokens]
+        extra = 1 if c["sink_token"] else 0
+        if extra:
+            x = torch.cat([P["sink_embed"].reshape(1, 1, -1).expand(B, 1, -1), x], 1)
+        Ti = T + extra
+        if c["pos"] == "learned":
+            x = x + P["pos_embed"][:Ti][None]
+        rope = rope_tables(c, Ti, x.dtype) if c["pos"] == "rope" else None
+        for l in range(c["n_layers"]):
+            x = x + self.attention(l, x, rope)
+            x = x + self.mlp(l, x)
+        xf = self.norm(x, "final_norm")
+        head = P["tok_embed"] if c["tied_embed"] else P["lm_head"]
+        logits = xf @ head.t()
+        return logits[:, extra:]
+
+    def loss(self, tokens, targets):
+        logits = self.forward(tokens)
+        V = logits.shape[-1]
+        return F.cross_entropy(logits.reshape(-1, V), targets.reshape(-1)), logits
+
+    def decay_flags(self):
+        return {n: dec for n, _, dec in param_shapes(self.cfg)}
+
+
+# ---------------------------------------------------------------- optimiser
+
+def lr_at_step(cfg, s):
+    lr, warm, steps = cfg["lr"], cfg["warmup"], cfg["steps"]
+    if warm > 0 and s < warm:
+        return lr * (s + 1) / warm
+    p = (s - warm) / max(1, steps - warm)
+    p = min(p, 1.0)
+    f = cfg["min_lr_frac"]
+    return lr * (f + (1.0 - f) * 0.5 * (1.0 + math.cos(math.pi * p)))
+
+
+def clip_grads(params, clip):
+    """Global-norm clipping as MODEL.md states; returns the pre-clip norm."""
+    grads = [p.grad for p in params if p.grad is not None]
+    n = math.sqrt(sum(float((g.double() ** 2).sum()) for g in grads))
+    if clip > 0 and n > clip:
+        for g in grads:
+            g.mul_(clip / (n + 1e-6))
+    return n
+
+
+def make_optimizer(model):
+    c = model.cfg
+    flags = model.decay_flags()
+    dec = [p for n, p in model.p.items() if flags[n]]
+    nodec = [p for n, p in model.p.items() if not flags[n]]
+    groups = [{"params": dec, "weight_decay": c["weight_decay"]},
+              {"params": nodec, "weight_decay": 0.0}]
+    return torch.optim.AdamW(groups, lr=c["lr"], betas=(c["beta1"], c["beta2"]),
+                             eps=c["adam_eps"])
+
+
+def train_step(model, opt, tokens, targets, s):
+    """One step: zero grads, forward, backward, clip, AdamW at lr_at_step(s).
+    Returns the loss before the update."""
+    for p in model.p.values():
+        p.grad = None
+    loss, _ = model.loss(tokens, targets)
+    loss.backward()
+    clip_grads(list(model.p.values()), model.cfg["grad_clip"])
+    lr = lr_at_step(model.cfg, s)
+    for gr in opt.param_groups:
+        gr["lr"] = lr
+    opt.step()
+    return float(loss)

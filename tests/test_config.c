@@ -1,0 +1,650 @@
+/* test_config.c: defaults, presets, INI errors, --set, round trip, the
+ * variant catalog, contradictions and impossible shapes. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <math.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "util.h"
+
+static char err[512];
+
+/* Fail with the actual message when it lacks the expected words. */
+static void expect_err(const char *what, const char *want) {
+    if (!strstr(err, want)) {
+        print_error("%s: error '%s' lacks '%s'\n", what, err, want);
+        fail();
+    }
+}
+
+static void expect_load_fails(const char *text, const char *want1,
+                              const char *want2) {
+    Config c;
+    config_defaults(&c);
+    err[0] = 0;
+    assert_int_equal(config_load_string(&c, text, "t.ini", err, sizeof err), -1);
+    expect_err(text, want1);
+    if (want2) expect_err(text, want2);
+    assert_null(strchr(err, '\n')); /* one line */
+}
+
+static void preset_path(char *buf, size_t len, const char *name) {
+    /* meson sets GATELAB_SRC; by hand, try the usual working directories. */
+    static const char *const roots[] = {"..", ".", "../.."};
+    const char *src = getenv("GATELAB_SRC");
+    snprintf(buf, len, "%s/experiments/%s.ini", src ? src : roots[0], name);
+    for (int i = 1; !src && i < 3 && !file_exists(buf); i++)
+        snprintf(buf, len, "%s/experiments/%s.ini", roots[i], name);
+}
+
+static void load_preset(Config *c, const char *name) {
+    char path[1024];
+    preset_path(path, sizeof path, name);
+    config_defaults(c);
+    if (config_load_file(c, path, err, sizeof err)) {
+        print_error("%s\n", err);
+        fail();
+    }
+}
+
+static void resolve_ok(Config *c, const char *what) {
+    config_resolve(c);
+    if (config_validate(c, err, sizeof err)) {
+        print_error("%s: %s\n", what, err);
+        fail();
+    }
+}
+
+/* ------------------------------------------------------------- defaults */
+
+static void test_defaults(void **state) {
+    (void)state;
+    Config c;
+    config_defaults(&c);
+    assert_int_equal(config_validate(&c, err, sizeof err), 0);
+    assert_int_equal(c.n_layers, 4);
+    assert_int_equal(c.d_model, 128);
+    assert_string_equal(c.variant, "baseline");
+    assert_string_equal(c.data_dir, "data/brown");
+    assert_int_equal(c.gate_pos, GATE_NONE);
+    assert_true(c.lr == 3e-3f && c.beta2 == 0.95f && c.spike_factor == 1.25f);
+    config_resolve(&c);
+    assert_int_equal(c.head_dim, 32);
+    assert_int_equal(c.d_ff, 352); /* round(8/3 * 128) = 341 -> 352 */
+    assert_int_equal(c.vocab_size, 257);
+    assert_int_equal(c.max_pos, 256);
+    assert_int_equal(config_validate(&c, err, sizeof err), 0);
+
+    config_defaults(&c);
+    c.mlp = MLP_GELU;
+    c.bos = 0;
+    c.sink_token = 1;
+    config_resolve(&c);
+    assert_int_equal(c.d_ff, 512);
+    assert_int_equal(c.vocab_size, 256);
+    assert_int_equal(c.max_pos, 257);
+
+    config_defaults(&c);
+    c.data = DATA_BIGRAM;
+    c.bigram_vocab = 10;
+    config_resolve(&c);
+    assert_int_equal(c.vocab_size, 11);
+
+    config_defaults(&c);
+    c.data = DATA_TOKENS;
+    config_resolve(&c);
+    assert_int_equal(c.vocab_size, 0); /* left to the data layer */
+}
+
+/* -------------------------------------------------------------- presets */
+
+static void test_presets(void **state) {
+    (void)state;
+    Config c;
+    load_preset(&c, "tiny");
+    resolve_ok(&c, "tiny");
+    assert_int_equal(c.n_layers, 2);
+    assert_int_equal(c.d_model, 32);
+    assert_int_equal(c.n_heads, 2);
+    assert_int_equal(c.seq_len, 32);
+    assert_int_equal(c.batch_size, 4);
+    assert_int_equal(c.steps, 60);
+    assert_int_equal(c.data, DATA_BIGRAM);
+    assert_int_equal(c.vocab_size, 65);
+    assert_int_equal(c.eval_every, 20);
+    assert_int_equal(c.ckpt_every, 20);
+    assert_int_equal(c.probe_n, 4);
+    assert_int_equal(c.warmup, 10);
+
+    load_preset(&c, "small");
+    resolve_ok(&c, "small");
+    assert_int_equal(c.data, DATA_BIGRAM);
+    assert_int_equal(c.bos, 1);
+    assert_true(c.n_kv_heads < c.n_heads);
+    assert_true(c.lr == 3e-3f);
+
+    load_preset(&c, "reference");
+    resolve_ok(&c, "reference");
+    assert_int_equal(c.n_layers, 4);
+    assert_int_equal(c.d_model, 128);
+    assert_int_equal(c.n_heads, 4);
+    assert_int_equal(c.n_kv_heads, 4);
+    assert_int_equal(c.seq_len, 256);
+    assert_int_equal(c.batch_size, 16);
+    assert_int_equal(c.data, DATA_BROWN);
+    assert_int_equal(c.vocab_size, 257);
+    assert_int_equal(c.norm, NORM_RMS);
+    assert_int_equal(c.pos, POS_ROPE);
+    assert_int_equal(c.mlp, MLP_SWIGLU);
+    assert_int_equal(c.d_ff, 352);
+
+    load_preset(&c, "paper-small");
+    resolve_ok(&c, "paper-small");
+    assert_int_equal(c.n_layers, 8);
+    assert_int_equal(c.d_model, 256);
+    assert_int_equal(c.n_heads, 8);
+    assert_int_equal(c.n_kv_heads, 4);
+    assert_int_equal(c.data, DATA_BROWN);
+
+    config_defaults(&c);
+    assert_int_equal(config_load_file(&c, "/nonexistent/x.ini", err, sizeof err), -1);
+    expect_err("missing file", "/nonexistent/x.ini");
+}
+
+/* ---------------------------------------------------------- INI errors */
+
+static void test_unknown_key(void **state) {
+    (void)state;
+    expect_load_fails("[model]\nn_layers = 2\nfoo = 3\n", "t.ini:3:",
+                      "unknown key 'foo'");
+    expect_load_fails("foo = 3\n", "t.ini:1: unknown key 'foo'", NULL);
+
+    /* Same from a real file: the message names the path. */
+    char path[] = "/tmp/gatelab_cfg_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    FILE *fp = fdopen(fd, "w");
+    fputs("; comment\n[train]\nsteps = 5\n\n[data]\nbogus_key = 1\n", fp);
+    fclose(fp);
+    Config c;
+    config_defaults(&c);
+    assert_int_equal(config_load_file(&c, path, err, sizeof err), -1);
+    char want[64];
+    snprintf(want, sizeof want, "%s:6: unknown key 'bogus_key'", path);
+    expect_err("file", want);
+    unlink(path);
+}
+
+static void test_bad_values(void **state) {
+    (void)state;
+    expect_load_fails("n_layers = abc\n", "t.ini:1:", "'n_layers': bad value 'abc'");
+    expect_load_fails("\n\nd_model = -4\n", "t.ini:3:", "negative");
+    expect_load_fails("norm = batch\n", "'batch'", "rms|layer");
+    expect_load_fails("gate_act = tanh\n", "gate_act",
+                      "sigmoid|silu|identity|ns-sigmoid");
+    expect_load_fails("lr = 1e-3x\n", "'lr'", "'1e-3x'");
+    expect_load_fails("steps = 10 steps\n", "'steps'", "integer");
+    expect_load_fails("n_layers = 99999999999\n", "n_layers", "integer");
+    expect_load_fails("lr = 1e999\n", "'lr'", "finite");
+    expect_load_fails("lr = nan\n", "'lr'", "finite");
+    expect_load_fails("qk_norm = yes\n", "qk_norm", "0|1|true|false");
+    expect_load_fails("bigram_seed = -1\n", "bigram_seed", "unsigned");
+    expect_load_fails("n_heads =\n", "n_heads", "integer");
+    expect_load_fails("variant = g9-elem\n", "t.ini:1:", "unknown variant id 'g9-elem'");
+
+    /* Unknown section, syntax error, over-long line. */
+    expect_load_fails("[model]\nd_model = 64\n[optim]\nlr = 1\n", "t.ini:4:",
+                      "unknown section [optim]");
+    expect_load_fails("[model]\nthis line has no equals sign\n", "t.ini:2:",
+                      "syntax error");
+    char longline[400];
+    memset(longline, 'a', sizeof longline);
+    memcpy(longline, "data_dir = ", 11);
+    strcpy(longline + 300, "\n");
+    expect_load_fails(longline, "t.ini:1:", "longer than");
+
+    /* Good values in every syntax the parser accepts. */
+    Config c;
+    config_defaults(&c);
+    assert_int_equal(config_load_string(&c,
+        "[model]\nqk_norm = true ; inline comment\ntied_embed = 1\n"
+        "norm = layer\n[variant]\nnormaliser = sink-logit\n"
+        "[data]\nbigram_seed = 18446744073709551615\n[train]\nlr = 2.5e-4\n",
+        "ok.ini", err, sizeof err), 0);
+    assert_int_equal(c.qk_norm, 1);
+    assert_int_equal(c.tied_embed, 1);
+    assert_int_equal(c.norm, NORM_LAYER);
+    assert_int_equal(c.normaliser, NORMZ_SINK_LOGIT);
+    assert_true(c.bigram_seed == 18446744073709551615ULL);
+    assert_true(c.lr == 2.5e-4f);
+}
+
+/* --------------------------------------------------------------- --set */
+
+static void test_set(void **state) {
+    (void)state;
+    Config c;
+    config_defaults(&c);
+    assert_int_equal(config_set(&c, "n_layers=3", err, sizeof err), 0);
+    assert_int_equal(c.n_layers, 3);
+    assert_int_equal(config_set(&c, "  lr = 0.5  ", err, sizeof err), 0);
+    assert_true(c.lr == 0.5f);
+    assert_int_equal(config_set(&c, "data_dir=my data/dir", err, sizeof err), 0);
+    assert_string_equal(c.data_dir, "my data/dir");
+    assert_int_equal(config_set(&c, "variant=g1-elem", err, sizeof err), 0);
+    assert_int_equal(c.gate_pos, GATE_G1);
+    assert_string_equal(c.variant, "g1-elem");
+
+    assert_int_equal(config_set(&c, "nokey=1", err, sizeof err), -1);
+    expect_err("set", "--set: unknown key 'nokey'");
+    assert_int_equal(config_set(&c, "n_layers=x", err, sizeof err), -1);
+    expect_err("set", "--set: key 'n_layers': bad value 'x'");
+    assert_int_equal(config_set(&c, "n_layers", err, sizeof err), -1);
+    expect_err("set", "key=value");
+    assert_int_equal(config_set(&c, "variant=nope", err, sizeof err), -1);
+    expect_err("set", "unknown variant id 'nope'");
+    assert_int_equal(config_set(&c, "pos=sinusoid", err, sizeof err), -1);
+    expect_err("set", "rope|learned|none");
+    char big[CFG_STR + 20];
+    memset(big, 'x', sizeof big);
+    memcpy(big, "val_file=", 9);
+    big[CFG_STR + 19] = 0;
+    assert_int_equal(config_set(&c, big, err, sizeof err), -1);
+    expect_err("set", "val_file");
+    assert_int_equal(c.n_layers, 3); /* failures changed nothing */
+    assert_string_equal(c.val_file, "");
+
+    /* A variant resets the gate fields; keys after it override. */
+    config_defaults(&c);
+    assert_int_equal(config_load_string(&c, "variant = g1-elem\ngate_act = silu\n",
+                                        "v.ini", err, sizeof err), 0);
+    assert_int_equal(c.gate_act, ACT_SILU);
+    assert_int_equal(c.gate_pos, GATE_G1);
+    assert_int_equal(config_load_string(&c, "gate_act = silu\nvariant = g2-head\n",
+                                        "v.ini", err, sizeof err), 0);
+    assert_int_equal(c.gate_act, ACT_SIGMOID);
+    assert_int_equal(c.gate_pos, GATE_G2);
+    assert_int_equal(c.gate_gran, GRAN_HEAD);
+}
+
+/* ---------------------------------------------------------- round trip */
+
+typedef struct {
+    int n;
+    char key[128][64];
+    char val[128][CFG_STR + 8];
+    int is_int[128], is_float[128];
+} Visited;
+
+static void collect(const char *k, const char *v, int is_int, int is_float,
+                    void *ctx) {
+    Visited *vis = ctx;
+    assert_true(vis->n < 128);
+    snprintf(vis->key[vis->n], 64, "%s", k);
+    snprintf(vis->val[vis->n], CFG_STR + 8, "%s", v);
+    vis->is_int[vis->n] = is_int;
+    vis->is_float[vis->n] = is_float;
+    vis->n++;
+}
+
+static int find_visit(const Visited *v, const char *key) {
+    for (int i = 0; i < v->n; i++)
+        if (!strcmp(v->key[i], key)) return i;
+    return -1;
+}
+
+/* to_text, load it back over defaults, and compare every visited key. */
+static void roundtrip(const Config *a) {
+    static char text[16384];
+    static Visited va, vb;
+    assert_int_equal(config_to_text(a, text, sizeof text), 0);
+    Config b;
+    config_defaults(&b);
+    if (config_load_string(&b, text, "resolved", err, sizeof err)) {
+        print_error("%s\n%s\n", err, text);
+        fail();
+    }
+    memset(&va, 0, sizeof va);
+    memset(&vb, 0, sizeof vb);
+    config_visit(a, collect, &va);
+    config_visit(&b, collect, &vb);
+    assert_int_equal(va.n, vb.n);
+    for (int i = 0; i < va.n; i++) {
+        assert_string_equal(va.key[i], vb.key[i]);
+        if (strcmp(va.val[i], vb.val[i])) {
+            print_error("key %s: %s != %s\n", va.key[i], va.val[i], vb.val[i]);
+            fail();
+        }
+    }
+    /* Floats bit-exact, not just equal as text. */
+    static const size_t floats[] = {
+        offsetof(Config, rope_base), offsetof(Config, yarn_scale),
+        offsetof(Config, norm_eps), offsetof(Config, init_std),
+        offsetof(Config, clip_alpha), offsetof(Config, softpick_eps),
+        offsetof(Config, lr), offsetof(Config, min_lr_frac),
+        offsetof(Config, weight_decay), offsetof(Config, beta1),
+        offsetof(Config, beta2), offsetof(Config, adam_eps),
+        offsetof(Config, grad_clip), offsetof(Config, spike_factor)};
+    for (size_t i = 0; i < sizeof floats / sizeof floats[0]; i++)
+        assert_memory_equal((const char *)a + floats[i],
+                            (const char *)&b + floats[i], sizeof(float));
+    assert_true(a->bigram_seed == b.bigram_seed && a->init_seed == b.init_seed);
+    assert_string_equal(a->variant, b.variant);
+    assert_string_equal(a->data_dir, b.data_dir);
+    assert_string_equal(a->train_file, b.train_file);
+}
+
+static void test_roundtrip(void **state) {
+    (void)state;
+    Config c;
+    config_defaults(&c);
+    assert_int_equal(config_set(&c, "variant=g1-ns", err, sizeof err), 0);
+    c.lr = 0.1f;
+    c.min_lr_frac = 1.0f / 3.0f;
+    c.norm_eps = 1.17549435e-38f;
+    c.rope_base = 500000.06f;
+    c.weight_decay = nextafterf(0.1f, 1.0f); /* one ulp above 0.1 */
+    c.beta2 = 0.999f;
+    c.adam_eps = 3.3333333e-9f;
+    c.clip_alpha = 1e-30f;
+    c.init_seed = 123456789012345ULL;
+    c.bigram_seed = 18446744073709551615ULL;
+    c.pos = POS_LEARNED;
+    c.max_pos = 1024;
+    c.data = DATA_TEXT;
+    str_copy(c.data_dir, sizeof c.data_dir, "my data/dir");
+    str_copy(c.train_file, sizeof c.train_file, "a b.txt");
+    config_resolve(&c);
+    assert_int_equal(config_validate(&c, err, sizeof err), 0);
+    roundtrip(&c);
+
+    /* Every catalog id on the small preset, including shape changers. */
+    for (int i = 0; variant_id_at(i); i++) {
+        load_preset(&c, "small");
+        assert_int_equal(config_apply_variant(&c, variant_id_at(i), err, sizeof err), 0);
+        config_resolve(&c);
+        roundtrip(&c);
+    }
+
+    char small[64];
+    assert_int_equal(config_to_text(&c, small, sizeof small), -1);
+
+    /* Visit: types and names. */
+    static Visited v;
+    memset(&v, 0, sizeof v);
+    config_defaults(&c);
+    config_visit(&c, collect, &v);
+    int i = find_visit(&v, "n_layers");
+    assert_true(i >= 0 && v.is_int[i] && !v.is_float[i]);
+    assert_string_equal(v.val[i], "4");
+    i = find_visit(&v, "lr");
+    assert_true(i >= 0 && v.is_float[i] && !v.is_int[i]);
+    assert_string_equal(v.val[i], "0.003"); /* shortest exact form */
+    i = find_visit(&v, "norm");
+    assert_true(i >= 0 && !v.is_int[i] && !v.is_float[i]);
+    assert_string_equal(v.val[i], "rms");
+    i = find_visit(&v, "variant");
+    assert_true(i >= 0);
+    assert_string_equal(v.val[i], "baseline");
+    assert_int_equal(find_visit(&v, "variant_name"), -1);
+    assert_true(find_visit(&v, "spike_factor") >= 0);
+    assert_true(v.n > 55);
+}
+
+/* ------------------------------------------------------------- catalog */
+
+static void apply_small(Config *c, const char *id) {
+    load_preset(c, "small");
+    if (config_apply_variant(c, id, err, sizeof err)) {
+        print_error("%s: %s\n", id, err);
+        fail();
+    }
+    resolve_ok(c, id);
+}
+
+static void test_catalog(void **state) {
+    (void)state;
+    static const char *want[] = {
+        "baseline", "g1-elem", "g2-elem", "g3-elem", "g4-elem", "g5-elem",
+        "g1-head", "g2-head", "g1-shared", "g2-shared", "g1-add-silu",
+        "g1-mult-silu", "g1-add-id", "sdpa-rmsnorm", "sdpa-silu", "g1-const",
+        "g1-ns", "more-kv-heads", "more-q-heads", "wider-ffn",
+        "g1-elem-matched", "softmax1", "sink-logit", "kv-bias", "sink-token",
+        "clipped-softmax", "head-gate-linear", "sigmoid-attn", "softpick"};
+    int n = 0;
+    while (variant_id_at(n)) n++;
+    assert_int_equal(n, 29);
+    for (int i = 0; i < n; i++) {
+        assert_string_equal(variant_id_at(i), want[i]);
+        assert_non_null(variant_formula(want[i]));
+        assert_true(strlen(variant_formula(want[i])) > 10);
+        Config c, t;
+        apply_small(&c, want[i]);
+        assert_string_equal(c.variant, want[i]);
+        load_preset(&t, "tiny"); /* tiny takes every id too */
+        assert_int_equal(config_apply_variant(&t, want[i], err, sizeof err), 0);
+        resolve_ok(&t, want[i]);
+    }
+    assert_null(variant_id_at(29));
+    assert_null(variant_id_at(-1));
+    assert_null(variant_formula("nope"));
+
+    Config c;
+    apply_small(&c, "g2-head");
+    assert_int_equal(c.gate_pos, GATE_G2);
+    assert_int_equal(c.gate_gran, GRAN_HEAD);
+    apply_small(&c, "g1-const");
+    assert_int_equal(c.gate_pos, GATE_G1);
+    assert_int_equal(c.gate_input, GIN_CONST);
+    apply_small(&c, "g5-elem");
+    assert_int_equal(c.gate_pos, GATE_G5);
+    apply_small(&c, "g1-shared");
+    assert_int_equal(c.gate_shared, 1);
+    assert_int_equal(c.gate_gran, GRAN_ELEM);
+    apply_small(&c, "g1-add-silu");
+    assert_int_equal(c.gate_form, FORM_ADD);
+    assert_int_equal(c.gate_act, ACT_SILU);
+    apply_small(&c, "g1-ns");
+    assert_int_equal(c.gate_act, ACT_NS_SIGMOID);
+    apply_small(&c, "sdpa-rmsnorm");
+    assert_int_equal(c.y_mod, YMOD_RMSNORM);
+    assert_int_equal(c.gate_pos, GATE_NONE);
+    apply_small(&c, "softmax1");
+    assert_int_equal(c.normaliser, NORMZ_SOFTMAX1);
+    assert_string_equal(normaliser_name(c.normaliser), "softmax1");
+    apply_small(&c, "sink-token");
+    assert_int_equal(c.sink_token, 1);
+    assert_int_equal(c.max_pos, c.seq_len + 1);
+    apply_small(&c, "kv-bias");
+    assert_int_equal(c.kv_bias, 1);
+    apply_small(&c, "head-gate-linear");
+    assert_int_equal(c.gate_input, GIN_HEADSLICE);
+    assert_int_equal(c.gate_gran, GRAN_HEAD);
+    apply_small(&c, "softpick");
+    assert_int_equal(c.normaliser, NORMZ_SOFTPICK);
+    assert_string_equal(gate_pos_name(GATE_G3), "g3");
+
+    /* Applying baseline after a variant clears every gate field. */
+    assert_int_equal(config_apply_variant(&c, "head-gate-linear", err, sizeof err), 0);
+    assert_int_equal(config_apply_variant(&c, "baseline", err, sizeof err), 0);
+    assert_int_equal(c.gate_pos, GATE_NONE);
+    assert_int_equal(c.gate_input, GIN_FULL);
+    assert_int_equal(c.normaliser, NORMZ_SOFTMAX);
+
+    assert_int_equal(config_apply_variant(&c, "g7", err, sizeof err), -1);
+    expect_err("unknown id", "unknown variant id 'g7'");
+}
+
+/* Parameter-matched baselines: shapes relative to the base. */
+static void test_param_matched(void **state) {
+    (void)state;
+    Config base, c;
+    load_preset(&base, "small");
+    config_resolve(&base);
+    assert_int_equal(base.n_heads, 4);
+    assert_int_equal(base.n_kv_heads, 2);
+    assert_int_equal(base.d_ff, 192); /* round(8/3 * 64) = 171 -> 192 */
+
+    apply_small(&c, "more-kv-heads");
+    assert_int_equal(c.n_kv_heads, 4);
+    assert_int_equal(c.gate_pos, GATE_NONE);
+
+    /* GQA: +H/2 query heads, kv fixed, head_dim fixed. */
+    apply_small(&c, "more-q-heads");
+    assert_int_equal(c.n_heads, 6);
+    assert_int_equal(c.n_kv_heads, 2);
+    assert_int_equal(c.head_dim, 16);
+
+    /* g1-elem adds d*H*dh = 4096 per layer; SwiGLU adds 3*d per unit of
+     * d_ff: 4096/192 = 21.3 -> 24. */
+    apply_small(&c, "wider-ffn");
+    assert_int_equal(c.d_ff, 216);
+    apply_small(&c, "g1-elem-matched");
+    assert_int_equal(c.d_ff, 168);
+    assert_int_equal(c.gate_pos, GATE_G1);
+
+    /* Reference (MHA, d 128): more-kv-heads is refused, cfg untouched. */
+    load_preset(&c, "reference");
+    Config before = c;
+    assert_int_equal(config_apply_variant(&c, "more-kv-heads", err, sizeof err), -1);
+    expect_err("non-GQA", "GQA");
+    assert_memory_equal(&c, &before, sizeof c);
+
+    /* MHA more-q-heads: kv follows, so +H/4 heads. */
+    assert_int_equal(config_apply_variant(&c, "more-q-heads", err, sizeof err), 0);
+    resolve_ok(&c, "ref more-q-heads");
+    assert_int_equal(c.n_heads, 5);
+    assert_int_equal(c.n_kv_heads, 5);
+    assert_int_equal(c.head_dim, 32);
+    assert_int_equal(c.d_model, 128);
+
+    /* 128*128 / (3*128) = 42.7 -> 40; with GELU 128*128/(2*128) = 64. */
+    load_preset(&c, "reference");
+    assert_int_equal(config_apply_variant(&c, "wider-ffn", err, sizeof err), 0);
+    assert_int_equal(c.d_ff, 392);
+    long added = 3L * 128 * 40, gate = 128L * 128;
+    assert_true(labs(added - gate) * 100 < gate * 10);
+    load_preset(&c, "reference");
+    assert_int_equal(config_set(&c, "mlp=gelu", err, sizeof err), 0);
+    assert_int_equal(config_apply_variant(&c, "g1-elem-matched", err, sizeof err), 0);
+    assert_int_equal(c.d_ff, 512 - 64);
+
+    /* A d_ff too small to narrow is refused. */
+    load_preset(&c, "reference");
+    c.d_ff = 16;
+    assert_int_equal(config_apply_variant(&c, "g1-elem-matched", err, sizeof err), -1);
+    expect_err("narrow", "d_ff 16");
+}
+
+/* ------------------------------------------------------- contradictions */
+
+static void expect_invalid(const char *sets, const char *want) {
+    Config c;
+    config_defaults(&c);
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", sets);
+    for (char *kv = strtok(buf, ","); kv; kv = strtok(NULL, ",")) {
+        if (config_set(&c, kv, err, sizeof err)) {
+            print_error("%s: %s\n", kv, err);
+            fail();
+        }
+    }
+    config_resolve(&c);
+    err[0] = 0;
+    if (config_validate(&c, err, sizeof err) != -1) {
+        print_error("'%s' was accepted\n", sets);
+        fail();
+    }
+    expect_err(sets, want);
+}
+
+static void expect_valid(const char *sets) {
+    Config c;
+    config_defaults(&c);
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", sets);
+    for (char *kv = strtok(buf, ","); kv; kv = strtok(NULL, ","))
+        assert_int_equal(config_set(&c, kv, err, sizeof err), 0);
+    config_resolve(&c);
+    if (config_validate(&c, err, sizeof err)) {
+        print_error("'%s' refused: %s\n", sets, err);
+        fail();
+    }
+}
+
+static void test_contradictions(void **state) {
+    (void)state;
+    expect_invalid("variant=g1-head,gate_shared=1", "head-shared");
+    expect_invalid("variant=g1-ns,gate_form=add", "ns-sigmoid");
+    expect_invalid("variant=g1-add-silu,gate_gran=head", "headwise");
+    expect_invalid("variant=g1-const,gate_form=add", "const");
+    expect_invalid("variant=head-gate-linear,gate_pos=g2", "headslice");
+    expect_invalid("variant=head-gate-linear,gate_gran=elem", "headslice");
+    expect_invalid("variant=head-gate-linear,d_model=130,head_dim=32",
+                   "d_model 130 divisible by n_heads 4");
+    expect_invalid("variant=g1-const,gate_pos=g4", "const");
+    expect_invalid("variant=g1-const,gate_gran=head", "const");
+    expect_invalid("variant=g1-shared,gate_pos=g3", "g1 or g2");
+    expect_invalid("variant=g1-shared,gate_pos=g5", "g1 or g2");
+    expect_invalid("variant=kv-bias,sink_token=1", "sink_token");
+    expect_invalid("variant=kv-bias,normaliser=sink-logit", "sink-logit");
+    expect_invalid("variant=kv-bias,normaliser=softpick", "kv_bias");
+    expect_invalid("variant=g1-elem,y_mod=rmsnorm", "y_mod");
+    /* Gate keys without a gate are moot, and y_mod with a G2 gate is fine. */
+    expect_valid("gate_form=add,gate_gran=head,gate_act=ns-sigmoid");
+    expect_valid("variant=g2-elem,y_mod=silu");
+    expect_valid("variant=g2-shared");
+}
+
+static void test_impossible_shapes(void **state) {
+    (void)state;
+    expect_invalid("d_model=130", "d_model 130 is not divisible by n_heads 4");
+    expect_valid("d_model=130,head_dim=32");
+    expect_invalid("n_kv_heads=3", "n_kv_heads 3 does not divide n_heads 4");
+    expect_invalid("pos=learned,seq_len=512,max_pos=256",
+                   "seq_len 512 exceeds max_pos 256");
+    expect_valid("pos=learned,seq_len=512");
+    expect_invalid("pos=learned,max_pos=256,variant=sink-token", "exceeds max_pos 256");
+    expect_invalid("head_dim=15", "RoPE needs an even head_dim, got 15");
+    expect_valid("head_dim=15,pos=none");
+    expect_invalid("n_layers=65", "n_layers 65");
+    expect_invalid("n_layers=0", "n_layers 0");
+    expect_invalid("d_model=0", "d_model 0");
+    expect_invalid("n_heads=0", "n_heads 0");
+    expect_invalid("seq_len=0", "seq_len 0");
+    expect_invalid("threads=65", "threads 65");
+    expect_invalid("threads=0", "threads 0");
+    expect_invalid("lr=0", "lr 0");
+    expect_invalid("steps=0", "steps 0");
+    expect_invalid("batch_size=0", "batch_size 0");
+    expect_invalid("beta1=1", "beta1 1");
+    expect_invalid("beta2=0", "beta2 0");
+    expect_invalid("yarn_scale=0.5", "yarn_scale");
+    expect_invalid("data=bigram,bigram_triggers=64", "bigram_triggers 64");
+    expect_invalid("data=tokens", "train_file");
+    expect_invalid("vocab_size=100", "vocab_size 100");
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_defaults),
+        cmocka_unit_test(test_presets),
+        cmocka_unit_test(test_unknown_key),
+        cmocka_unit_test(test_bad_values),
+        cmocka_unit_test(test_set),
+        cmocka_unit_test(test_roundtrip),
+        cmocka_unit_test(test_catalog),
+        cmocka_unit_test(test_param_matched),
+        cmocka_unit_test(test_contradictions),
+        cmocka_unit_test(test_impossible_shapes),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

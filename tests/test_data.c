@@ -1,0 +1,499 @@
+/* test_data.c: the byte, token-file and bigram-backcopy data sources. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "data.h"
+
+#define ERRLEN 512
+
+/* ------------------------------------------------------------ helpers */
+
+/* meson sets GATELAB_SRC; run by hand from the source root it is "." */
+static const char *src_root(void) {
+    const char *s = getenv("GATELAB_SRC");
+    if (s && *s) return s;
+    return access("tests/data/text_train.txt", R_OK) == 0 ? "." : "../..";
+}
+
+/* data_open that must succeed, showing the reason when it does not. */
+static void open_ok(Dataset *ds, const Config *c) {
+    char err[ERRLEN] = "";
+    int rc = data_open(ds, c, err, sizeof err);
+    if (rc) print_error("data_open: %s\n", err);
+    assert_int_equal(rc, 0);
+}
+
+static void test_path(char *out, size_t len, const char *name) {
+    int n = snprintf(out, len, "%s/tests/data/%s", src_root(), name);
+    assert_true(n > 0 && (size_t)n < len);
+}
+
+/* A config with only what the data layer reads. */
+static Config base_config(DataSource src, int bos, int seq_len) {
+    Config c;
+    memset(&c, 0, sizeof c);
+    c.data = src;
+    c.bos = bos;
+    c.seq_len = seq_len;
+    return c;
+}
+
+static Config text_config(int bos, int seq_len) {
+    Config c = base_config(DATA_TEXT, bos, seq_len);
+    test_path(c.train_file, sizeof c.train_file, "text_train.txt");
+    test_path(c.val_file, sizeof c.val_file, "text_val.txt");
+    return c;
+}
+
+static Config tokens_config(int bos) {
+    Config c = base_config(DATA_TOKENS, bos, 16);
+    test_path(c.train_file, sizeof c.train_file, "tokens_train.u16");
+    test_path(c.val_file, sizeof c.val_file, "tokens_val.u16");
+    return c;
+}
+
+static Config bigram_config(int bos) {
+    Config c = base_config(DATA_BIGRAM, bos, 128);
+    c.bigram_vocab = 32;
+    c.bigram_triggers = 4;
+    c.bigram_seed = 7;
+    return c;
+}
+
+/* Read a whole file into a NUL-terminated buffer. */
+static char *slurp(const char *path, size_t *n) {
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    fseek(f, 0, SEEK_END);
+    long len = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = malloc((size_t)len + 1);
+    assert_non_null(buf);
+    assert_int_equal(fread(buf, 1, (size_t)len, f), (size_t)len);
+    buf[len] = 0;
+    fclose(f);
+    *n = (size_t)len;
+    return buf;
+}
+
+/* True when seq[0..n-1] (as bytes) occurs in text. */
+static int occurs(const char *text, size_t tn, const int *seq, size_t n) {
+    char *s = malloc(n);
+    for (size_t i = 0; i < n; i++) s[i] = (char)seq[i];
+    int found = memmem(text, tn, s, n) != NULL;
+    free(s);
+    return found;
+}
+
+/* -------------------------------------------------------------- bytes */
+
+static void test_text_open(void **state) {
+    (void)state;
+    Config c = text_config(1, 64);
+    char err[ERRLEN] = "";
+    Dataset ds;
+    open_ok(&ds, &c);
+    size_t n;
+    char *text = slurp(c.train_file, &n);
+    assert_int_equal(ds.n_train, n);
+    for (size_t i = 0; i < n; i++)
+        assert_int_equal(ds.train[i], (unsigned char)text[i]);
+    free(text);
+    assert_int_equal(ds.vocab_size, 257);
+    assert_int_equal(ds.bos_id, BYTE_BOS);
+    assert_int_equal(data_vocab_size(&c, err, sizeof err), 257);
+    assert_true(data_bytes_per_token(&ds) == 1.0);
+    data_close(&ds);
+    assert_null(ds.train);
+}
+
+/* With BOS: inputs = [BOS, w0..w_{T-2}], targets = [w0..w_{T-1}] for a
+ * window w of the split. */
+static void test_bos_on_shift(void **state) {
+    (void)state;
+    enum { B = 6, T = 40 };
+    Config c = text_config(1, T);
+    Dataset ds;
+    open_ok(&ds, &c);
+    size_t tn;
+    char *text = slurp(c.train_file, &tn);
+    int in[B * T], tg[B * T];
+    data_batch(&ds, in, tg, B, T, SPLIT_TRAIN, 1, 3);
+    for (int b = 0; b < B; b++) {
+        const int *i = in + b * T, *t = tg + b * T;
+        assert_int_equal(i[0], BYTE_BOS);
+        for (int k = 1; k < T; k++) assert_int_equal(i[k], t[k - 1]);
+        for (int k = 0; k < T; k++) assert_true(t[k] >= 0 && t[k] < 256);
+        assert_true(occurs(text, tn, t, T));
+    }
+    free(text);
+    data_close(&ds);
+}
+
+/* Without BOS: inputs = w[0..T-1], targets = w[1..T]. */
+static void test_bos_off_shift(void **state) {
+    (void)state;
+    enum { B = 6, T = 40 };
+    Config c = text_config(0, T);
+    Dataset ds;
+    open_ok(&ds, &c);
+    size_t tn;
+    char *text = slurp(c.train_file, &tn);
+    int in[B * T], tg[B * T], w[T + 1];
+    data_batch(&ds, in, tg, B, T, SPLIT_TRAIN, 1, 3);
+    for (int b = 0; b < B; b++) {
+        const int *i = in + b * T, *t = tg + b * T;
+        for (int k = 0; k + 1 < T; k++) assert_int_equal(i[k + 1], t[k]);
+        for (int k = 0; k < T; k++) {
+            assert_true(i[k] < 256);
+            w[k] = i[k];
+        }
+        w[T] = t[T - 1];
+        assert_true(occurs(text, tn, w, T + 1));
+    }
+    free(text);
+    data_close(&ds);
+}
+
+static int same(const int *a, const int *b, size_t n) {
+    return memcmp(a, b, n * sizeof *a) == 0;
+}
+
+static void test_determinism(void **state) {
+    (void)state;
+    enum { B = 4, T = 32, N = B * T };
+    Config c = text_config(1, T);
+    Dataset ds;
+    open_ok(&ds, &c);
+    int a_in[N], a_tg[N], b_in[N], b_tg[N];
+    data_batch(&ds, a_in, a_tg, B, T, SPLIT_TRAIN, 11, 5);
+    data_batch(&ds, b_in, b_tg, B, T, SPLIT_TRAIN, 11, 5);
+    assert_true(same(a_in, b_in, N) && same(a_tg, b_tg, N));
+    data_batch(&ds, b_in, b_tg, B, T, SPLIT_TRAIN, 11, 6);
+    assert_false(same(a_tg, b_tg, N));
+    data_batch(&ds, b_in, b_tg, B, T, SPLIT_TRAIN, 12, 5);
+    assert_false(same(a_tg, b_tg, N));
+    /* a row depends on its own index only: a bigger batch extends it */
+    int c_in[2 * N], c_tg[2 * N];
+    data_batch(&ds, c_in, c_tg, 2 * B, T, SPLIT_TRAIN, 11, 5);
+    assert_true(same(a_tg, c_tg, N));
+    /* val draws from the val text */
+    size_t vn;
+    char *val = slurp(c.val_file, &vn);
+    data_batch(&ds, b_in, b_tg, B, T, SPLIT_VAL, 11, 5);
+    for (int b = 0; b < B; b++) assert_true(occurs(val, vn, b_tg + b * T, T));
+    free(val);
+    data_close(&ds);
+}
+
+static void test_probe_fixed(void **state) {
+    (void)state;
+    enum { B = 8, T = 32, N = B * T };
+    Config c = text_config(1, T);
+    Dataset ds;
+    open_ok(&ds, &c);
+    int a_in[N], a_tg[N], b_in[N], b_tg[N];
+    data_batch(&ds, a_in, a_tg, B, T, SPLIT_PROBE, 1, 0);
+    data_batch(&ds, b_in, b_tg, B, T, SPLIT_PROBE, 987654321ULL, 4242);
+    assert_true(same(a_in, b_in, N) && same(a_tg, b_tg, N));
+    size_t vn;
+    char *val = slurp(c.val_file, &vn);
+    for (int b = 0; b < B; b++) {
+        assert_int_equal(a_in[b * T], BYTE_BOS);
+        assert_true(occurs(val, vn, a_tg + b * T, T));
+    }
+    free(val);
+    /* the probe set is not just the val batch of some seed */
+    data_batch(&ds, b_in, b_tg, B, T, SPLIT_VAL, 1, 0);
+    assert_false(same(a_tg, b_tg, N));
+    data_close(&ds);
+}
+
+/* -------------------------------------------------------------- errors */
+
+static void test_missing_file(void **state) {
+    (void)state;
+    Config c = base_config(DATA_BROWN, 1, 64);
+    strcpy(c.data_dir, "/nonexistent-gatelab/brown");
+    char err[ERRLEN] = "";
+    Dataset ds;
+    assert_int_equal(data_open(&ds, &c, err, sizeof err), -1);
+    assert_string_equal(err, "cannot open /nonexistent-gatelab/brown/"
+                        "train.txt: No such file or directory (run "
+                        "data/fetch_brown.sh)");
+    assert_null(ds.train);
+    assert_null(ds.val);
+    data_close(&ds);
+
+    c = text_config(1, 64);
+    strcpy(c.val_file, "/nonexistent-gatelab/val.txt");
+    assert_int_equal(data_open(&ds, &c, err, sizeof err), -1);
+    assert_non_null(strstr(err, "cannot open /nonexistent-gatelab/val.txt"));
+    assert_null(ds.train); /* the train split was freed again */
+
+    c.val_file[0] = 0;
+    assert_int_equal(data_open(&ds, &c, err, sizeof err), -1);
+    assert_non_null(strstr(err, "val_file"));
+}
+
+static void test_too_short(void **state) {
+    (void)state;
+    Config c = text_config(1, 1000); /* train is 2.5 KB, val 651 B */
+    char err[ERRLEN] = "";
+    Dataset ds;
+    assert_int_equal(data_open(&ds, &c, err, sizeof err), -1);
+    assert_non_null(strstr(err, "text_val.txt"));
+    assert_non_null(strstr(err, "too short"));
+}
+
+/* -------------------------------------------------------------- tokens */
+
+static void test_tokens(void **state) {
+    (void)state;
+    char err[ERRLEN] = "";
+    Dataset ds;
+    /* train[i] = 7i mod 50 (300 ids), val[i] = 3i mod 61 (80 ids) */
+    Config c = tokens_config(0);
+    assert_int_equal(data_vocab_size(&c, err, sizeof err), 61);
+    open_ok(&ds, &c);
+    assert_int_equal(ds.vocab_size, 61);
+    assert_int_equal(ds.n_train, 300);
+    assert_int_equal(ds.n_val, 80);
+    for (int i = 0; i < 300; i++) assert_int_equal(ds.train[i], (7 * i) % 50);
+    for (int i = 0; i < 80; i++) assert_int_equal(ds.val[i], (3 * i) % 61);
+    assert_true(data_bytes_per_token(&ds) == 0.0);
+    enum { B = 4, T = 16 };
+    int in[B * T], tg[B * T];
+    data_batch(&ds, in, tg, B, T, SPLIT_TRAIN, 3, 1);
+    for (int k = 0; k < B * T; k++) assert_int_equal(tg[k], (in[k] + 7) % 50);
+    data_close(&ds);
+
+    /* BOS takes the id after the largest */
+    c = tokens_config(1);
+    assert_int_equal(data_vocab_size(&c, err, sizeof err), 62);
+    open_ok(&ds, &c);
+    assert_int_equal(ds.bos_id, 61);
+    data_batch(&ds, in, tg, B, T, SPLIT_VAL, 3, 1);
+    for (int b = 0; b < B; b++) {
+        assert_int_equal(in[b * T], 61);
+        for (int k = 1; k < T; k++)
+            assert_int_equal(tg[b * T + k], (tg[b * T + k - 1] + 3) % 61);
+    }
+    data_close(&ds);
+
+    /* a larger vocab_size is kept; BOS is its last id */
+    c.vocab_size = 100;
+    assert_int_equal(data_vocab_size(&c, err, sizeof err), 100);
+    open_ok(&ds, &c);
+    assert_int_equal(ds.vocab_size, 100);
+    assert_int_equal(ds.bos_id, 99);
+    data_close(&ds);
+}
+
+static void test_tokens_refused(void **state) {
+    (void)state;
+    char err[ERRLEN] = "";
+    Dataset ds;
+    /* val holds ids up to 60; the first >= 50 is 51 at index 17 */
+    Config c = tokens_config(0);
+    c.vocab_size = 50;
+    assert_int_equal(data_vocab_size(&c, err, sizeof err), -1);
+    assert_int_equal(data_open(&ds, &c, err, sizeof err), -1);
+    assert_non_null(strstr(err, "tokens_val.u16: token 51 at index 17"));
+    assert_null(ds.train);
+
+    /* with BOS the last id is reserved: 61 ids + BOS need 62 */
+    c = tokens_config(1);
+    c.vocab_size = 61;
+    assert_int_equal(data_open(&ds, &c, err, sizeof err), -1);
+    assert_non_null(strstr(err, "token 60"));
+    assert_non_null(strstr(err, "BOS"));
+
+    /* an odd byte count */
+    char dir[] = "/tmp/gatelab-test-data-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char odd[sizeof dir + 16];
+    snprintf(odd, sizeof odd, "%s/odd.u16", dir);
+    FILE *f = fopen(odd, "wb");
+    assert_non_null(f);
+    fwrite("\x01\x00\x02", 1, 3, f);
+    fclose(f);
+    c = tokens_config(0);
+    strcpy(c.train_file, odd);
+    assert_int_equal(data_open(&ds, &c, err, sizeof err), -1);
+    assert_non_null(strstr(err, odd));
+    assert_non_null(strstr(err, "odd byte count"));
+    unlink(odd);
+    rmdir(dir);
+}
+
+/* -------------------------------------------------------------- bigram */
+
+static double row_prob(const Dataset *ds, int prev, int next) {
+    const float *cdf = ds->bg_cdf + (size_t)prev * (size_t)ds->bg_vocab;
+    return next == 0 ? cdf[0] : (double)cdf[next] - (double)cdf[next - 1];
+}
+
+static void test_bigram_setup(void **state) {
+    (void)state;
+    Config c = bigram_config(1);
+    char err[ERRLEN] = "";
+    Dataset ds;
+    assert_int_equal(data_vocab_size(&c, err, sizeof err), 33);
+    open_ok(&ds, &c);
+    assert_int_equal(ds.vocab_size, 33);
+    assert_int_equal(ds.bos_id, 32);
+    int nt = 0;
+    for (int t = 0; t < 32; t++) nt += bigram_is_trigger(&ds, t);
+    assert_int_equal(nt, 4);
+    assert_int_equal(bigram_is_trigger(&ds, 32), 0);
+    assert_int_equal(bigram_is_trigger(&ds, -1), 0);
+    /* every row is a distribution: non-decreasing, ends at exactly 1 */
+    for (int r = 0; r < 32; r++) {
+        const float *cdf = ds.bg_cdf + (size_t)r * 32;
+        int support = 0;
+        for (int j = 0; j < 32; j++) {
+            if (j) assert_true(cdf[j] >= cdf[j - 1]);
+            support += row_prob(&ds, r, j) > 0;
+        }
+        assert_true(cdf[31] == 1.0f);
+        assert_true(support >= 1 && support <= 8);
+    }
+    assert_true(data_bytes_per_token(&ds) == 0.0);
+    data_close(&ds);
+
+    /* the same seed builds the same chain; another seed another one */
+    Dataset a, b;
+    open_ok(&a, &c);
+    c.bigram_seed = 8;
+    open_ok(&b, &c);
+    assert_false(memcmp(a.bg_cdf, b.bg_cdf, 32 * 32 * sizeof(float)) == 0);
+    data_close(&b);
+    c.bigram_seed = 7;
+    open_ok(&b, &c);
+    assert_true(memcmp(a.bg_cdf, b.bg_cdf, 32 * 32 * sizeof(float)) == 0);
+    data_close(&a);
+    data_close(&b);
+
+    c.bigram_triggers = 32;
+    assert_int_equal(data_open(&ds, &c, err, sizeof err), -1);
+    assert_non_null(strstr(err, "bigram_triggers"));
+    c.bigram_triggers = 4;
+    c.bigram_vocab = 1;
+    assert_int_equal(data_vocab_size(&c, err, sizeof err), -1);
+    assert_non_null(strstr(err, "bigram_vocab"));
+}
+
+/* The backcopy rule, the support of each transition, and the statistics
+ * of the non-trigger transitions against their rows. */
+static void test_bigram_sequences(void **state) {
+    (void)state;
+    enum { V = 32, B = 32, T = 128, STEPS = 40 };
+    Config c = bigram_config(1);
+    Dataset ds;
+    open_ok(&ds, &c);
+    static int in[B * T], tg[B * T];
+    static long counts[V][V];
+    long copies = 0;
+    memset(counts, 0, sizeof counts);
+    for (int s = 0; s < STEPS; s++) {
+        data_batch(&ds, in, tg, B, T, SPLIT_TRAIN, 5, s);
+        for (int b = 0; b < B; b++) {
+            const int *x = tg + b * T; /* the sequence after BOS */
+            assert_int_equal(in[b * T], V);
+            for (int k = 1; k < T; k++) assert_int_equal(in[b * T + k], x[k - 1]);
+            assert_false(bigram_is_trigger(&ds, x[0]));
+            for (int k = 0; k < T; k++) assert_true(x[k] >= 0 && x[k] < V);
+            for (int k = 1; k < T; k++) {
+                if (bigram_is_trigger(&ds, x[k - 1])) {
+                    assert_true(k >= 2);
+                    assert_int_equal(x[k], x[k - 2]);
+                    assert_false(bigram_is_trigger(&ds, x[k]));
+                    copies++;
+                } else {
+                    assert_true(row_prob(&ds, x[k - 1], x[k]) > 0.0);
+                    counts[x[k - 1]][x[k]]++;
+                }
+            }
+        }
+    }
+    assert_true(copies > 100); /* the rule was exercised */
+    /* Pearson chi-square over every row's support against the cdf: with
+     * df cells of freedom it sits near df; 5 standard deviations above is
+     * a loose bound that still catches a skewed draw or a shifted column. */
+    double chi2 = 0.0;
+    int df = 0, rows_checked = 0;
+    for (int r = 0; r < V; r++) {
+        long n = 0;
+        for (int j = 0; j < V; j++) n += counts[r][j];
+        if (n < 2000) continue;
+        rows_checked++;
+        df--;
+        for (int j = 0; j < V; j++) {
+            double e = row_prob(&ds, r, j) * (double)n;
+            if (e <= 0.0) continue;
+            chi2 += (counts[r][j] - e) * (counts[r][j] - e) / e;
+            df++;
+        }
+    }
+    assert_true(df > 20);
+    if (chi2 > df + 5.0 * sqrt(2.0 * df))
+        print_error("chi2 %.1f with %d df\n", chi2, df);
+    assert_true(chi2 < df + 5.0 * sqrt(2.0 * df));
+    assert_true(rows_checked >= 10);
+    data_close(&ds);
+}
+
+static void test_bigram_determinism(void **state) {
+    (void)state;
+    enum { B = 4, T = 64, N = B * T };
+    Config c = bigram_config(0);
+    Dataset ds;
+    open_ok(&ds, &c);
+    int a_in[N], a_tg[N], b_in[N], b_tg[N];
+    data_batch(&ds, a_in, a_tg, B, T, SPLIT_TRAIN, 9, 2);
+    data_batch(&ds, b_in, b_tg, B, T, SPLIT_TRAIN, 9, 2);
+    assert_true(same(a_in, b_in, N) && same(a_tg, b_tg, N));
+    /* bos off: inputs start with the first token, targets shift by one */
+    for (int b = 0; b < B; b++) {
+        assert_false(bigram_is_trigger(&ds, a_in[b * T]));
+        for (int k = 0; k + 1 < T; k++)
+            assert_int_equal(a_in[b * T + k + 1], a_tg[b * T + k]);
+        for (int k = 0; k < T; k++) assert_true(a_in[b * T + k] < 32);
+    }
+    data_batch(&ds, b_in, b_tg, B, T, SPLIT_TRAIN, 9, 3);
+    assert_false(same(a_tg, b_tg, N));
+    data_batch(&ds, b_in, b_tg, B, T, SPLIT_VAL, 9, 2);
+    assert_false(same(a_tg, b_tg, N));
+    data_batch(&ds, a_in, a_tg, B, T, SPLIT_PROBE, 1, 0);
+    data_batch(&ds, b_in, b_tg, B, T, SPLIT_PROBE, 77, 500);
+    assert_true(same(a_in, b_in, N) && same(a_tg, b_tg, N));
+    data_close(&ds);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_text_open),
+        cmocka_unit_test(test_bos_on_shift),
+        cmocka_unit_test(test_bos_off_shift),
+        cmocka_unit_test(test_determinism),
+        cmocka_unit_test(test_probe_fixed),
+        cmocka_unit_test(test_missing_file),
+        cmocka_unit_test(test_too_short),
+        cmocka_unit_test(test_tokens),
+        cmocka_unit_test(test_tokens_refused),
+        cmocka_unit_test(test_bigram_setup),
+        cmocka_unit_test(test_bigram_sequences),
+        cmocka_unit_test(test_bigram_determinism),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,296 @@
+/* test_heatmap.c: the colormap and the heatmap PNG writer, checked by
+ * reading the PNG back through libpng and looking at known pixels. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <png.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "heatmap.h"
+
+/* Layout constants of analysis/heatmap.c (documented at its top). */
+#define MARGIN 10
+#define GAP 16
+#define TITLE_H 22
+#define BAR_GAP 16
+#define BAR_W 16
+static const unsigned char MASK_GREY[3] = {160, 160, 160};
+
+typedef struct {
+    unsigned char *px; /* [h, w, 3] */
+    int w, h;
+} Image;
+
+static Image read_png(const char *path) {
+    png_image im;
+    memset(&im, 0, sizeof im);
+    im.version = PNG_IMAGE_VERSION;
+    assert_true(png_image_begin_read_from_file(&im, path));
+    im.format = PNG_FORMAT_RGB;
+    Image out = {malloc(PNG_IMAGE_SIZE(im)), (int)im.width, (int)im.height};
+    assert_non_null(out.px);
+    assert_true(png_image_finish_read(&im, NULL, out.px, 0, NULL));
+    return out;
+}
+
+static const unsigned char *pix(const Image *im, int x, int y) {
+    assert_true(x >= 0 && x < im->w && y >= 0 && y < im->h);
+    return im->px + ((size_t)y * (size_t)im->w + (size_t)x) * 3;
+}
+
+static void assert_rgb(const unsigned char *got, const unsigned char want[3]) {
+    assert_int_equal(got[0], want[0]);
+    assert_int_equal(got[1], want[1]);
+    assert_int_equal(got[2], want[2]);
+}
+
+static void tmp_path(char *buf, size_t n, const char *tag) {
+    snprintf(buf, n, "/tmp/gatelab_test_heatmap_%ld_%s.png", (long)getpid(),
+             tag);
+}
+
+/* A[T,T] with every query attending only to token 0 (the perfect sink). */
+static float *sink_map(int T) {
+    float *A = calloc((size_t)T * (size_t)T, sizeof(float));
+    assert_non_null(A);
+    for (int t = 0; t < T; t++) A[(size_t)t * (size_t)T] = 1.0f;
+    return A;
+}
+
+static double luminance(const unsigned char c[3]) {
+    return 0.2126 * c[0] + 0.7152 * c[1] + 0.0722 * c[2];
+}
+
+static void test_colormap_endpoints(void **state) {
+    (void)state;
+    unsigned char lo[3], hi[3], c[3];
+    colormap_viridis(0.0f, lo);
+    colormap_viridis(1.0f, hi);
+    /* dark purple: blue and red above green, all dark */
+    assert_true(lo[2] > lo[1] && lo[0] > lo[1]);
+    assert_true(luminance(lo) < 40.0);
+    /* yellow: red and green high, blue low */
+    assert_true(hi[0] > 200 && hi[1] > 200 && hi[2] < 80);
+    /* out of range and NaN clamp to the ends */
+    colormap_viridis(-3.0f, c);
+    assert_rgb(c, lo);
+    colormap_viridis(NAN, c);
+    assert_rgb(c, lo);
+    colormap_viridis(7.0f, c);
+    assert_rgb(c, hi);
+}
+
+static void test_colormap_luminance_monotone(void **state) {
+    (void)state;
+    unsigned char c[3];
+    colormap_viridis(0.0f, c);
+    double prev = luminance(c), first = prev;
+    for (int i = 1; i <= 1000; i++) {
+        colormap_viridis((float)i / 1000.0f, c);
+        double L = luminance(c);
+        /* per-channel rounding may wobble luminance by < 0.5 */
+        assert_true(L >= prev - 0.5);
+        prev = L;
+    }
+    assert_true(prev - first > 150.0);
+    /* and strictly increasing at a coarse step */
+    colormap_viridis(0.0f, c);
+    prev = luminance(c);
+    for (int i = 1; i <= 20; i++) {
+        colormap_viridis((float)i / 20.0f, c);
+        assert_true(luminance(c) > prev);
+        prev = luminance(c);
+    }
+}
+
+static void test_single_panel_pixels(void **state) {
+    (void)state;
+    const int T = 8, cell = 10;
+    float *A = sink_map(T);
+    HeatPanel p = {A, T, NULL};
+    HeatmapStyle st = {0, cell, 0.0f, 1.0f, 0};
+    char path[256], err[256] = "";
+    tmp_path(path, sizeof path, "single");
+    assert_int_equal(heatmap_write_png(path, &p, 1, 1, &st, err, sizeof err), 0);
+    Image im = read_png(path);
+    assert_int_equal(im.w, 2 * MARGIN + T * cell);
+    assert_int_equal(im.h, 2 * MARGIN + TITLE_H + T * cell);
+    int x0 = MARGIN, y0 = MARGIN + TITLE_H;
+    unsigned char one[3], zero[3];
+    colormap_viridis(1.0f, one);
+    colormap_viridis(0.0f, zero);
+    /* query 0, key 7: the future, masked */
+    assert_rgb(pix(&im, x0 + 7 * cell + 5, y0 + 0 * cell + 5), MASK_GREY);
+    /* query 2, key 5: masked too; query 5, key 3: visible zero */
+    assert_rgb(pix(&im, x0 + 5 * cell + 5, y0 + 2 * cell + 5), MASK_GREY);
+    assert_rgb(pix(&im, x0 + 3 * cell + 5, y0 + 5 * cell + 5), zero);
+    /* the sink column, every query, both corners of the cell */
+    for (int t = 0; t < T; t++) {
+        assert_rgb(pix(&im, x0 + 0, y0 + t * cell), one);
+        assert_rgb(pix(&im, x0 + cell - 1, y0 + t * cell + cell - 1), one);
+    }
+    /* the diagonal of a later query is visible (zero), not masked */
+    assert_rgb(pix(&im, x0 + 6 * cell + 5, y0 + 6 * cell + 5), zero);
+    /* the margin is white background */
+    const unsigned char white[3] = {255, 255, 255};
+    assert_rgb(pix(&im, 0, 0), white);
+    free(im.px);
+    free(A);
+    unlink(path);
+}
+
+static void test_grid_size_and_shared_scale(void **state) {
+    (void)state;
+    const int T = 8, cell = 10;
+    float *A = sink_map(T), *B = sink_map(T);
+    for (int t = 0; t < T; t++) B[(size_t)t * T] = 0.5f; /* half the max */
+    HeatPanel p[4] = {{A, T, "L0 H0"}, {B, T, "L0 H1"}, {A, T, "L1 H0"},
+                      {B, T, "L1 H1"}};
+    HeatmapStyle st = {0, cell, 0.0f, 0.0f, 0}; /* automatic range */
+    char path[256], err[256] = "";
+    tmp_path(path, sizeof path, "grid");
+    assert_int_equal(heatmap_write_png(path, p, 2, 2, &st, err, sizeof err), 0);
+    Image im = read_png(path);
+    int S = T * cell;
+    assert_int_equal(im.w, 2 * MARGIN + 2 * S + GAP);
+    assert_int_equal(im.h, 2 * MARGIN + 2 * (TITLE_H + S) + GAP);
+    /* shared scale 0..1: panel B's sink column is viridis(0.5) */
+    unsigned char one[3], half[3];
+    colormap_viridis(1.0f, one);
+    colormap_viridis(0.5f, half);
+    int xb = MARGIN + S + GAP, yb = MARGIN + TITLE_H;
+    assert_rgb(pix(&im, MARGIN + 2, yb + 3 * cell + 2), one);
+    assert_rgb(pix(&im, xb + 2, yb + 3 * cell + 2), half);
+    /* bottom-right panel too */
+    int yd = MARGIN + TITLE_H + S + GAP + TITLE_H;
+    assert_rgb(pix(&im, xb + 2, yd + 7 * cell + 2), half);
+    /* the title drew some ink in the title band of panel 0 */
+    int ink = 0;
+    for (int y = MARGIN; y < MARGIN + TITLE_H; y++)
+        for (int x = MARGIN; x < MARGIN + S; x++)
+            if (pix(&im, x, y)[0] < 100) ink++;
+    assert_true(ink > 20);
+    free(im.px);
+    free(A);
+    free(B);
+    unlink(path);
+}
+
+static void test_colorbar_and_log_scale(void **state) {
+    (void)state;
+    const int T = 8, cell = 10;
+    float *A = sink_map(T);
+    HeatPanel p = {A, T, "log"};
+    HeatmapStyle st = {1, cell, 0.0f, 0.0f, 1}; /* log, auto, bar */
+    char path[256], err[256] = "";
+    tmp_path(path, sizeof path, "bar");
+    assert_int_equal(heatmap_write_png(path, &p, 1, 1, &st, err, sizeof err), 0);
+    Image im = read_png(path);
+    int S = T * cell;
+    assert_true(im.w > 2 * MARGIN + S + BAR_GAP + BAR_W);
+    assert_int_equal(im.h, 2 * MARGIN + TITLE_H + S);
+    unsigned char one[3], zero[3];
+    colormap_viridis(1.0f, one);
+    colormap_viridis(0.0f, zero);
+    /* log10(1 + 1e-4) is the max, log10(0 + 1e-4) the min */
+    int x0 = MARGIN, y0 = MARGIN + TITLE_H;
+    assert_rgb(pix(&im, x0 + 5, y0 + 4 * cell + 5), one);
+    assert_rgb(pix(&im, x0 + 2 * cell + 5, y0 + 4 * cell + 5), zero);
+    /* colour bar: top is the max colour, bottom the min colour */
+    int bx = MARGIN + S + BAR_GAP + BAR_W / 2;
+    assert_rgb(pix(&im, bx, y0), one);
+    assert_rgb(pix(&im, bx, im.h - MARGIN - 1), zero);
+    free(im.px);
+    free(A);
+    unlink(path);
+}
+
+static void test_auto_cell_and_downsample(void **state) {
+    (void)state;
+    const int T = 1000;
+    float *A = sink_map(T);
+    HeatPanel p = {A, T, NULL};
+    HeatmapStyle st = {0, 0, 0.0f, 1.0f, 0};
+    char path[256], err[256] = "";
+    tmp_path(path, sizeof path, "big");
+    assert_int_equal(heatmap_write_png(path, &p, 1, 1, &st, err, sizeof err), 0);
+    Image im = read_png(path);
+    assert_int_equal(im.w, 2 * MARGIN + 512); /* capped panel */
+    unsigned char one[3];
+    colormap_viridis(1.0f, one);
+    /* the one-entry sink column survives downsampling (block max) */
+    assert_rgb(pix(&im, MARGIN, MARGIN + TITLE_H + 300), one);
+    assert_rgb(pix(&im, MARGIN + 511, MARGIN + TITLE_H), MASK_GREY);
+    free(im.px);
+    free(A);
+    unlink(path);
+    /* small T: automatic cells make a panel of a few hundred pixels */
+    float *B = sink_map(8);
+    HeatPanel q = {B, 8, NULL};
+    tmp_path(path, sizeof path, "small");
+    assert_int_equal(heatmap_write_png(path, &q, 1, 1, &st, err, sizeof err), 0);
+    im = read_png(path);
+    int P = im.w - 2 * MARGIN;
+    assert_true(P >= 256 && P <= 512 && P % 8 == 0);
+    free(im.px);
+    free(B);
+    unlink(path);
+}
+
+static void test_bad_inputs(void **state) {
+    (void)state;
+    float *A = sink_map(8);
+    HeatPanel p = {A, 8, "x"};
+    HeatmapStyle st = {0, 4, 0.0f, 1.0f, 1};
+    char err[256] = "";
+    const char *bad = "/nonexistent-dir-gatelab/sub/out.png";
+    assert_int_equal(heatmap_write_png(bad, &p, 1, 1, &st, err, sizeof err), -1);
+    assert_non_null(strstr(err, bad));
+    assert_null(strchr(err, '\n'));
+
+    char path[256];
+    tmp_path(path, sizeof path, "never");
+    HeatPanel z = {A, 0, "zero"};
+    err[0] = 0;
+    assert_int_equal(heatmap_write_png(path, &z, 1, 1, &st, err, sizeof err), -1);
+    assert_non_null(strstr(err, "T = 0"));
+    HeatPanel huge = {A, 100000, "huge"};
+    assert_int_equal(heatmap_write_png(path, &huge, 1, 1, &st, err, sizeof err), -1);
+    assert_non_null(strstr(err, "T = 100000"));
+    HeatPanel none = {NULL, 8, "none"};
+    assert_int_equal(heatmap_write_png(path, &none, 1, 1, &st, err, sizeof err), -1);
+    assert_non_null(strstr(err, "no data"));
+    assert_int_equal(heatmap_write_png(path, &p, 0, 1, &st, err, sizeof err), -1);
+    assert_non_null(strstr(err, "grid"));
+    /* too many pixels: 2000 entries at 64 px each */
+    HeatmapStyle fat = {0, 64, 0.0f, 1.0f, 0};
+    float *big = calloc((size_t)2000 * 2000, sizeof(float));
+    assert_non_null(big);
+    HeatPanel b = {big, 2000, "big"};
+    assert_int_equal(heatmap_write_png(path, &b, 1, 1, &fat, err, sizeof err), -1);
+    assert_non_null(strstr(err, "too large"));
+    free(big);
+    /* none of the failures left a file behind */
+    assert_int_equal(access(path, F_OK), -1);
+    free(A);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_colormap_endpoints),
+        cmocka_unit_test(test_colormap_luminance_monotone),
+        cmocka_unit_test(test_single_panel_pixels),
+        cmocka_unit_test(test_grid_size_and_shared_scale),
+        cmocka_unit_test(test_colorbar_and_log_scale),
+        cmocka_unit_test(test_auto_cell_and_downsample),
+        cmocka_unit_test(test_bad_inputs),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,237 @@
+/* test_metrics.c: every metric of analysis/metrics.h on hand-built inputs
+ * whose answers are worked out by hand in the comments. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "metrics.h"
+
+/* A[T,T] with row t uniform over keys 0..t */
+static float *uniform_causal(int T)
+{
+    float *A = calloc((size_t)T * T, sizeof *A);
+    for (int t = 0; t < T; t++)
+        for (int j = 0; j <= t; j++) A[(size_t)t * T + j] = 1.0f / (t + 1);
+    return A;
+}
+
+static void test_uniform_share(void **state)
+{
+    (void)state;
+    int Ts[2] = {64, 256};
+    double want[2] = {0.059, 0.020};
+    for (int i = 0; i < 2; i++) {
+        int T = Ts[i];
+        double h = 0.0;
+        for (int k = 1; k <= T; k++) h += 1.0 / k;
+        double ref = (h - 1.0) / (T - 1);
+        assert_true(fabs(uniform_first_share(T) - ref) < 1e-12);
+        assert_true(fabs(ref - want[i]) < 1e-3);
+        float *A = uniform_causal(T);
+        /* mean over t=1..T-1 of 1/(t+1) = (H_T - 1)/(T - 1) exactly */
+        assert_true(fabs(first_token_share(A, T) - ref) < 1e-6);
+        free(A);
+    }
+    assert_true(fabs(uniform_first_share(64) - 0.0590) < 5e-4);
+    assert_true(fabs(uniform_first_share(256) - 0.0201) < 5e-4);
+}
+
+static void test_all_mass_on_first(void **state)
+{
+    (void)state;
+    int T = 16;
+    float *A = calloc((size_t)T * T, sizeof *A);
+    float col[16];
+    for (int t = 0; t < T; t++) {
+        A[(size_t)t * T] = 1.0f;
+        col[t] = 1.0f;
+    }
+    assert_true(fabs(first_token_share(A, T) - 1.0) < 1e-12);
+    assert_true(fabs(alpha_k(A, T, 0) - 1.0) < 1e-12);
+    assert_true(alpha0_from_col(col, T) > 0.3); /* a sink at eps 0.3 */
+    assert_true(fabs(attention_entropy(A, T)) < 1e-12);
+    free(A);
+}
+
+static void test_alpha_k_hand(void **state)
+{
+    (void)state;
+    /* T = 3:
+     * row0: 1
+     * row1: .6 .4
+     * row2: .2 .5 .3
+     * alpha_0 = (1+.6+.2)/3 = .6; alpha_1 = (.4+.5)/2 = .45; alpha_2 = .3 */
+    float A[9] = {1, 0, 0, .6f, .4f, 0, .2f, .5f, .3f};
+    assert_true(fabs(alpha_k(A, 3, 0) - 0.6) < 1e-6);
+    assert_true(fabs(alpha_k(A, 3, 1) - 0.45) < 1e-6);
+    assert_true(fabs(alpha_k(A, 3, 2) - 0.3) < 1e-6);
+    /* first-token share skips t = 0: (.6 + .2)/2 = .4 */
+    assert_true(fabs(first_token_share(A, 3) - 0.4) < 1e-6);
+    float col[3] = {1.0f, 0.6f, 0.2f};
+    assert_true(fabs(alpha0_from_col(col, 3) - 0.6) < 1e-6);
+    assert_true(fabs(alpha0_from_col(col, 2) - 0.8) < 1e-6);
+}
+
+static void test_proxy(void **state)
+{
+    (void)state;
+    /* row1: -1, 3 -> .25 .75; row2: 2, -2, 4 -> .25 .25 .5; row0: 0 stays 0;
+     * the masked upper triangle (garbage 9) becomes 0 */
+    float A[9] = {0, 9, 9, -1, 3, 9, 2, -2, 4};
+    attention_proxy(A, 3);
+    float want[9] = {0, 0, 0, .25f, .75f, 0, .25f, .25f, .5f};
+    for (int i = 0; i < 9; i++) assert_true(fabsf(A[i] - want[i]) < 1e-6f);
+}
+
+static void test_entropy_uniform(void **state)
+{
+    (void)state;
+    int T = 8;
+    float *A = uniform_causal(T);
+    /* row t uniform over t+1 keys has entropy log(t+1) */
+    double want = 0.0;
+    for (int t = 1; t < T; t++) want += log(t + 1.0);
+    want /= T - 1;
+    assert_true(fabs(attention_entropy(A, T) - want) < 1e-6);
+    free(A);
+}
+
+static void test_histogram(void **state)
+{
+    (void)state;
+    double hist[50] = {0};
+    /* 0 -> bin 0, 0.01 -> 0 (0.01*50 = 0.5), 0.03 -> 1, 0.5 -> 25,
+     * 0.999 -> 49, 1.0 -> 49, -0.3 clamps to 0, 2.0 clamps to 49 */
+    float x[8] = {0.0f, 0.01f, 0.03f, 0.5f, 0.999f, 1.0f, -0.3f, 2.0f};
+    histogram_add(hist, 50, 0.0, 1.0, x, 8);
+    assert_true(hist[0] == 3.0);
+    assert_true(hist[1] == 1.0);
+    assert_true(hist[25] == 1.0);
+    assert_true(hist[49] == 3.0);
+    double total = 0.0;
+    for (int i = 0; i < 50; i++) total += hist[i];
+    assert_true(total == 8.0);
+    /* counts accumulate across calls */
+    histogram_add(hist, 50, 0.0, 1.0, x + 3, 1);
+    assert_true(hist[25] == 2.0);
+}
+
+static void test_fraction_below(void **state)
+{
+    (void)state;
+    float x[8] = {0.9f, 0.6f, 0.5f, 0.3f, 0.05f, 0.005f, 0.0005f, 0.0f};
+    double thr[4] = {0.5, 0.1, 1e-2, 1e-3};
+    double out[4];
+    fraction_below(out, thr, 4, x, 8);
+    /* strictly below: 0.5 -> 5 (0.5 itself is not), 0.1 -> 4, 1e-2 -> 3,
+     * 1e-3 -> 2 */
+    assert_true(fabs(out[0] - 5.0 / 8) < 1e-12);
+    assert_true(fabs(out[1] - 4.0 / 8) < 1e-12);
+    assert_true(fabs(out[2] - 3.0 / 8) < 1e-12);
+    assert_true(fabs(out[3] - 2.0 / 8) < 1e-12);
+}
+
+static void test_abs_stats(void **state)
+{
+    (void)state;
+    float x[6] = {1.0f, -7.0f, 3.0f, -2.0f, 5.0f, 0.5f};
+    float scratch[6];
+    assert_true(abs_max(x, 6) == 7.0);
+    /* |x| sorted: .5 1 2 3 5 7 -> median (2+3)/2 = 2.5 */
+    assert_true(fabs(abs_median(x, 6, scratch) - 2.5) < 1e-12);
+    /* first five |x|: 1 2 3 5 7 -> 3 */
+    assert_true(fabs(abs_median(x, 5, scratch) - 3.0) < 1e-12);
+    double top[3];
+    abs_topk(top, 3, x, 6);
+    assert_true(top[0] == 7.0 && top[1] == 5.0 && top[2] == 3.0);
+    double top4[4];
+    abs_topk(top4, 4, x, 2); /* fewer values than k: zero padded */
+    assert_true(top4[0] == 7.0 && top4[1] == 1.0 && top4[2] == 0.0);
+}
+
+static void test_kurtosis(void **state)
+{
+    (void)state;
+    /* x = {-1,-1,1,1}: mu 0, sigma^2 1, m4 1 -> 1/(1+1e-6) */
+    float a[4] = {-1, -1, 1, 1};
+    assert_true(fabs(kurtosis(a, 4) - 1.0 / (1.0 + 1e-6)) < 1e-9);
+    /* x = {0,0,0,4}: mu 1, deviations -1,-1,-1,3; m2 = (1+1+1+9)/4 = 3,
+     * m4 = (1+1+1+81)/4 = 21 -> 21/(9+1e-6) */
+    float b[4] = {0, 0, 0, 4};
+    assert_true(fabs(kurtosis(b, 4) - 21.0 / (9.0 + 1e-6)) < 1e-9);
+    /* constant vector: 0/(0+1e-6) = 0, no NaN */
+    float c[3] = {2, 2, 2};
+    assert_true(kurtosis(c, 3) == 0.0);
+}
+
+static void test_norm_ratio(void **state)
+{
+    (void)state;
+    /* h[3,2]: ||h0|| = 5 (3,4); ||h1|| = 1, ||h2|| = 3 -> 5 / 2 = 2.5 */
+    float h[6] = {3, 4, 1, 0, 0, -3};
+    assert_true(fabs(first_norm_ratio(h, 3, 2) - 2.5) < 1e-9);
+}
+
+static void test_spikes(void **state)
+{
+    (void)state;
+    enum { N = 200 };
+    double loss[N];
+    long long step[N], out[8];
+    for (int i = 0; i < N; i++) {
+        step[i] = i + 1;
+        loss[i] = 2.0;
+    }
+    loss[5] = 10.0;   /* step 6 < warmup 20: not counted */
+    loss[100] = 3.0;  /* 1.5 x median 2: spike */
+    loss[150] = 2.6;  /* 1.3 x: spike */
+    loss[170] = 2.4;  /* 1.2 x: below 1.25, not a spike */
+    int n = count_spikes(loss, step, N, 20, 50, 1.25, out, 8);
+    assert_int_equal(n, 2);
+    assert_int_equal(out[0], 100);
+    assert_int_equal(out[1], 150);
+    assert_int_equal(step[out[0]], 101);
+    /* NULL out still counts; a NaN loss is divergence, not a spike */
+    loss[180] = NAN;
+    assert_int_equal(count_spikes(loss, step, N, 20, 50, 1.25, NULL, 0), 2);
+    /* with warmup 0 the early spike counts too */
+    assert_int_equal(count_spikes(loss, step, N, 0, 50, 1.25, NULL, 0), 3);
+}
+
+static void test_mean_std(void **state)
+{
+    (void)state;
+    /* {2,4,4,4,5,5,7,9}: mean 5, sum sq dev 32, sample std sqrt(32/7) */
+    double x[8] = {2, 4, 4, 4, 5, 5, 7, 9};
+    double m, s;
+    mean_std(x, 8, &m, &s);
+    assert_true(fabs(m - 5.0) < 1e-12);
+    assert_true(fabs(s - sqrt(32.0 / 7.0)) < 1e-12);
+    mean_std(x, 1, &m, &s);
+    assert_true(m == 2.0 && s == 0.0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_uniform_share),
+        cmocka_unit_test(test_all_mass_on_first),
+        cmocka_unit_test(test_alpha_k_hand),
+        cmocka_unit_test(test_proxy),
+        cmocka_unit_test(test_entropy_uniform),
+        cmocka_unit_test(test_histogram),
+        cmocka_unit_test(test_fraction_below),
+        cmocka_unit_test(test_abs_stats),
+        cmocka_unit_test(test_kurtosis),
+        cmocka_unit_test(test_norm_ratio),
+        cmocka_unit_test(test_spikes),
+        cmocka_unit_test(test_mean_std),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

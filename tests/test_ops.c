@@ -1,0 +1,907 @@
+/* test_ops.c: every op in ops.h, checked two ways.
+ *
+ * Gradients: for a scalar objective L = sum(out * R) with a fixed random R,
+ * the backward's gradient of every input is compared with central finite
+ * differences of the float forward (eps 1e-3, L summed in double). Gradient
+ * buffers are pre-filled with a constant, so the check also proves that
+ * backward accumulates rather than overwrites.
+ *
+ * Values: hand-computed numbers for the normalisers, RoPE/YaRN, the loss.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ops.h"
+
+#define FD_EPS 1e-3f
+#define FD_RTOL 1e-2
+#define FD_ATOL 2e-3
+#define PREFILL 0.25f /* gradients start here: backward must add to it */
+
+/* ---- small helpers ---- */
+
+static uint64_t lcg_state;
+static void seed(uint64_t s) { lcg_state = s * 2654435761ULL + 1; }
+static double unif(void) {
+    lcg_state = lcg_state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (double)(lcg_state >> 11) * 0x1.0p-53;
+}
+/* roughly normal (sum of uniforms), enough for test data */
+static float rnd(void) {
+    double s = 0.0;
+    for (int i = 0; i < 4; i++) s += unif();
+    return (float)((s - 2.0) * 1.7320508);
+}
+static float *randv(size_t n, float sd) {
+    float *p = malloc(n * sizeof(float));
+    assert_non_null(p);
+    for (size_t i = 0; i < n; i++) p[i] = sd * rnd();
+    return p;
+}
+static float *filled(size_t n, float v) {
+    float *p = malloc((n ? n : 1) * sizeof(float));
+    assert_non_null(p);
+    for (size_t i = 0; i < n; i++) p[i] = v;
+    return p;
+}
+static double dotd(const float *a, const float *b, size_t n) {
+    double s = 0.0;
+    for (size_t i = 0; i < n; i++) s += (double)a[i] * (double)b[i];
+    return s;
+}
+
+typedef double (*LossFn)(void *ctx);
+
+/* Compare ana[i] - PREFILL with central differences of f in x[i]. */
+static void check_grad(const char *what, LossFn f, void *ctx, float *x,
+                       size_t n, const float *ana) {
+    int bad = 0;
+    double worst = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        float x0 = x[i];
+        x[i] = x0 + FD_EPS;
+        double lp = f(ctx);
+        x[i] = x0 - FD_EPS;
+        double lm = f(ctx);
+        x[i] = x0;
+        /* divide by the perturbation actually applied in float */
+        double h = (double)(x0 + FD_EPS) - (double)(x0 - FD_EPS);
+        double num = (lp - lm) / h;
+        double a = (double)ana[i] - PREFILL;
+        double err = fabs(num - a);
+        double tol = FD_ATOL + FD_RTOL * fabs(num);
+        if (err / tol > worst) worst = err / tol;
+        if (!(err <= tol)) {
+            if (bad < 5)
+                print_error("%s[%zu]: numeric %.6g analytic %.6g\n", what, i,
+                            num, a);
+            bad++;
+        }
+    }
+    if (bad) print_error("%s: %d of %zu wrong (worst err/tol %.3g)\n", what,
+                         bad, n, worst);
+    assert_int_equal(bad, 0);
+}
+
+/* ---- embedding ---- */
+
+typedef struct {
+    int N, T, C, V, with_pos;
+    int *tok_ids;
+    float *tok, *pos, *out, *R;
+} EmbedCtx;
+
+static double embed_loss(void *p) {
+    EmbedCtx *c = p;
+    embed_forward(c->out, c->tok_ids, c->tok, c->with_pos ? c->pos : NULL,
+                  c->N, c->T, c->C);
+    return dotd(c->out, c->R, (size_t)c->N * c->C);
+}
+
+static void run_embed(int with_pos) {
+    int ids[6] = {1, 4, 1, 0, 2, 1};
+    EmbedCtx c = {.N = 6, .T = 3, .C = 4, .V = 5, .with_pos = with_pos,
+                  .tok_ids = ids};
+    seed(11);
+    c.tok = randv(20, 1.0f);
+    c.pos = randv(12, 1.0f);
+    c.out = filled(24, 0.0f);
+    c.R = randv(24, 1.0f);
+    float *dtok = filled(20, PREFILL), *dpos = filled(12, PREFILL);
+    embed_loss(&c);
+    /* row 4 is token 2 at position 4 % 3 = 1 */
+    for (int i = 0; i < 4; i++)
+        assert_float_equal(c.out[16 + i],
+                           c.tok[8 + i] + (with_pos ? c.pos[4 + i] : 0.0f),
+                           1e-6);
+    embed_backward(dtok, with_pos ? dpos : NULL, c.R, ids, 6, 3, 4);
+    check_grad("embed dtok", embed_loss, &c, c.tok, 20, dtok);
+    if (with_pos) check_grad("embed dpos", embed_loss, &c, c.pos, 12, dpos);
+    else
+        for (int i = 0; i < 12; i++) assert_float_equal(dpos[i], PREFILL, 0);
+    free(c.tok); free(c.pos); free(c.out); free(c.R); free(dtok); free(dpos);
+}
+static void test_embed(void **s) { (void)s; run_embed(0); run_embed(1); }
+
+/* ---- matmul ---- */
+
+typedef struct {
+    int M, K, N, with_bias;
+    float *inp, *w, *b, *out, *R;
+} MatCtx;
+
+static double mat_loss(void *p) {
+    MatCtx *c = p;
+    matmul_forward(c->out, c->inp, c->w, c->with_bias ? c->b : NULL, c->M,
+                   c->K, c->N);
+    return dotd(c->out, c->R, (size_t)c->M * c->N);
+}
+
+static void run_matmul(int with_bias) {
+    MatCtx c = {.M = 3, .K = 4, .N = 5, .with_bias = with_bias};
+    seed(21);
+    c.inp = randv(12, 1.0f);
+    c.w = randv(20, 1.0f);
+    c.b = randv(5, 1.0f);
+    c.out = filled(15, 0.0f);
+    c.R = randv(15, 1.0f);
+    mat_loss(&c);
+    /* out[1][2] = inp[1,:] . w[2,:] + b[2] ([out, in] layout) */
+    double ref = dotd(c.inp + 4, c.w + 8, 4) + (with_bias ? c.b[2] : 0.0);
+    assert_float_equal(c.out[1 * 5 + 2], ref, 1e-5);
+    float *di = filled(12, PREFILL), *dw = filled(20, PREFILL),
+          *db = filled(5, PREFILL);
+    matmul_backward(di, dw, with_bias ? db : NULL, c.R, c.inp, c.w, 3, 4, 5);
+    check_grad("matmul dinp", mat_loss, &c, c.inp, 12, di);
+    check_grad("matmul dw", mat_loss, &c, c.w, 20, dw);
+    if (with_bias) check_grad("matmul dbias", mat_loss, &c, c.b, 5, db);
+    free(c.inp); free(c.w); free(c.b); free(c.out); free(c.R);
+    free(di); free(dw); free(db);
+}
+static void test_matmul(void **s) { (void)s; run_matmul(0); run_matmul(1); }
+
+/* ---- norms ---- */
+
+typedef struct {
+    int M, C, layer, with_w;
+    float *x, *w, *b, *out, *mean, *rstd, *R;
+} NormCtx;
+
+static double norm_loss(void *p) {
+    NormCtx *c = p;
+    if (c->layer)
+        layernorm_forward(c->out, c->mean, c->rstd, c->x, c->w, c->b, c->M,
+                          c->C, 1e-5f);
+    else
+        rmsnorm_forward(c->out, c->rstd, c->x, c->with_w ? c->w : NULL, c->M,
+                        c->C, 1e-5f);
+    return dotd(c->out, c->R, (size_t)c->M * c->C);
+}
+
+static void run_norm(int layer, int with_w) {
+    NormCtx c = {.M = 3, .C = 6, .layer = layer, .with_w = with_w};
+    seed(31 + layer * 2 + with_w);
+    c.x = randv(18, 1.0f);
+    c.w = randv(6, 1.0f);
+    c.b = randv(6, 1.0f);
+    c.out = filled(18, 0.0f);
+    c.mean = filled(3, 0.0f);
+    c.rstd = filled(3, 0.0f);
+    c.R = randv(18, 1.0f);
+    norm_loss(&c);
+    /* row 1 by hand */
+    double m = 0.0, ss = 0.0;
+    for (int i = 0; i < 6; i++) m += c.x[6 + i];
+    m /= 6.0;
+    for (int i = 0; i < 6; i++) {
+        double d = layer ? c.x[6 + i] - m : c.x[6 + i];
+        ss += d * d;
+    }
+    double r = 1.0 / sqrt(ss / 6.0 + 1e-5);
+    for (int i = 0; i < 6; i++) {
+        double e = ((layer ? c.x[6 + i] - m : c.x[6 + i]) * r) *
+                       (with_w ? c.w[i] : 1.0) + (layer ? c.b[i] : 0.0);
+        assert_float_equal(c.out[6 + i], e, 1e-5);
+    }
+    float *dx = filled(18, PREFILL), *dw = filled(6, PREFILL),
+          *db = filled(6, PREFILL);
+    if (layer)
+        layernorm_backward(dx, dw, db, c.R, c.x, c.w, c.mean, c.rstd, 3, 6);
+    else
+        rmsnorm_backward(dx, with_w ? dw : NULL, c.R, c.x,
+                         with_w ? c.w : NULL, c.rstd, 3, 6);
+    check_grad("norm dx", norm_loss, &c, c.x, 18, dx);
+    if (with_w) check_grad("norm dw", norm_loss, &c, c.w, 6, dw);
+    if (layer) check_grad("layernorm db", norm_loss, &c, c.b, 6, db);
+    free(c.x); free(c.w); free(c.b); free(c.out); free(c.mean); free(c.rstd);
+    free(c.R); free(dx); free(dw); free(db);
+}
+static void test_rmsnorm(void **s) { (void)s; run_norm(0, 1); run_norm(0, 0); }
+static void test_layernorm(void **s) { (void)s; run_norm(1, 1); }
+
+/* ---- RoPE ---- */
+
+enum { RB = 2, RT = 5, RH = 2, RD = 8 };
+typedef struct {
+    float *x, *work, *cos_t, *sin_t, *R;
+} RopeCtx;
+
+static double rope_loss(void *p) {
+    RopeCtx *c = p;
+    size_t n = (size_t)RB * RT * RH * RD;
+    memcpy(c->work, c->x, n * sizeof(float));
+    rope_forward(c->work, c->cos_t, c->sin_t, RB, RT, RH, RD);
+    return dotd(c->work, c->R, n);
+}
+
+static void run_rope(float scale) {
+    size_t n = (size_t)RB * RT * RH * RD;
+    float inv[RD / 2];
+    rope_inv_freq(inv, RD, 10000.0f, scale, 4);
+    RopeCtx c;
+    seed(41);
+    c.x = randv(n, 1.0f);
+    c.work = filled(n, 0.0f);
+    c.R = randv(n, 1.0f);
+    c.cos_t = filled(RT * RD / 2, 0.0f);
+    c.sin_t = filled(RT * RD / 2, 0.0f);
+    rope_tables(c.cos_t, c.sin_t, inv, RT, RD, 3);
+    rope_loss(&c);
+    /* the rotation preserves the norm of every head vector */
+    for (size_t v = 0; v < n / RD; v++)
+        assert_float_equal(dotd(c.work + v * RD, c.work + v * RD, RD),
+                           dotd(c.x + v * RD, c.x + v * RD, RD), 1e-4);
+    /* backward after forward is the identity */
+    rope_backward(c.work, c.cos_t, c.sin_t, RB, RT, RH, RD);
+    for (size_t i = 0; i < n; i++) assert_float_equal(c.work[i], c.x[i], 1e-5);
+    /* dx = R^T dout; backward is in place, so prefill then add */
+    float *dx = filled(n, 0.0f);
+    memcpy(dx, c.R, n * sizeof(float));
+    rope_backward(dx, c.cos_t, c.sin_t, RB, RT, RH, RD);
+    for (size_t i = 0; i < n; i++) dx[i] += PREFILL;
+    check_grad("rope dx", rope_loss, &c, c.x, n, dx);
+    free(c.x); free(c.work); free(c.R); free(c.cos_t); free(c.sin_t); free(dx);
+}
+static void test_rope_grad(void **s) { (void)s; run_rope(1.0f); run_rope(4.0f); }
+
+static void test_rope_values(void **s) {
+    (void)s;
+    float inv[4], inv1[4], cs[3 * 4], sn[3 * 4];
+    /* plain: base^(-2i/dh) */
+    assert_float_equal(rope_inv_freq(inv, 8, 10000.0f, 1.0f, 64), 1.0f, 0);
+    assert_float_equal(inv[0], 1.0f, 1e-7);
+    assert_float_equal(inv[1], 0.1f, 1e-7);
+    assert_float_equal(inv[3], 1e-3f, 1e-9);
+    /* position 0 is the identity; position 1 rotates pair (x[i], x[i+4]) */
+    rope_tables(cs, sn, inv, 3, 8, 0);
+    float x[8] = {1, 2, 3, 4, 5, 6, 7, 8}, y[8];
+    memcpy(y, x, sizeof x);
+    rope_forward(y, cs, sn, 1, 1, 1, 8);
+    for (int i = 0; i < 8; i++) assert_float_equal(y[i], x[i], 0);
+    float x2[16];
+    memcpy(x2, x, sizeof x);
+    memcpy(x2 + 8, x, sizeof x);
+    rope_forward(x2, cs, sn, 1, 2, 1, 8);
+    /* t = 1, angle 1 on dim 0: out1 = 1 cos1 - 5 sin1, out2 = 5 cos1 + sin1 */
+    assert_float_equal(x2[8], cos(1.0) - 5 * sin(1.0), 1e-6);
+    assert_float_equal(x2[12], 5 * cos(1.0) + sin(1.0), 1e-6);
+    /* pos0 offsets the positions */
+    rope_tables(cs, sn, inv, 3, 8, 2);
+    assert_float_equal(cs[0], cos(2.0), 1e-6);
+    assert_float_equal(sn[1 * 4 + 1], sin(0.3), 1e-6);
+
+    /* YaRN, orig_len 64: r = 64 inv / 2pi. dh = 8, base 10000 gives
+     * r = 10.19 (ramp), 1.019 (ramp), 0.1019 and 0.0102 (< 1: divided). */
+    float m = rope_inv_freq(inv1, 8, 10000.0f, 1.0f, 64);
+    assert_float_equal(m, 1.0f, 0);
+    for (int i = 0; i < 4; i++) assert_float_equal(inv1[i], inv[i], 0);
+    m = rope_inv_freq(inv, 8, 10000.0f, 4.0f, 64);
+    assert_float_equal(m, 0.1f * logf(4.0f) + 1.0f, 1e-6);
+    double r0 = 64.0 / (2 * M_PI), g0 = (r0 - 1) / 31;
+    assert_float_equal(inv[0], (1 - g0) * 0.25 + g0, 1e-6);
+    assert_float_equal(inv[2], 0.01f / 4.0f, 1e-9);
+    assert_float_equal(inv[3], 1e-3f / 4.0f, 1e-10);
+    /* orig_len 4096: dim 0 has r = 652 > 32, unchanged; dim 3 r = 0.65 */
+    rope_inv_freq(inv, 8, 10000.0f, 4.0f, 4096);
+    assert_float_equal(inv[0], 1.0f, 1e-7);
+    assert_float_equal(inv[3], 1e-3f / 4.0f, 1e-10);
+    /* scale <= 1 leaves everything plain */
+    rope_inv_freq(inv, 8, 10000.0f, 0.5f, 64);
+    for (int i = 0; i < 4; i++) assert_float_equal(inv[i], inv1[i], 0);
+}
+
+/* ---- attention ---- */
+
+typedef struct {
+    AttnSpec spec;
+    int B, T, H, Hkv, dh;
+    float *q, *k, *v, *sink, *kvk, *kvv;
+    float *y, *att, *slot, *preatt, *R;
+} AttnCtx;
+
+static double attn_loss(void *p) {
+    AttnCtx *c = p;
+    attention_forward(c->y, c->att, c->slot, c->preatt, c->q, c->k, c->v,
+                      c->sink, c->kvk, c->kvv, &c->spec, c->B, c->T, c->H,
+                      c->Hkv, c->dh);
+    return dotd(c->y, c->R, (size_t)c->B * c->T * c->H * c->dh);
+}
+
+static void attn_alloc(AttnCtx *c, float sd) {
+    size_t nq = (size_t)c->B * c->T * c->H * c->dh;
+    size_t nk = (size_t)c->B * c->T * c->Hkv * c->dh;
+    size_t na = (size_t)c->B * c->H * c->T * c->T;
+    c->q = randv(nq, sd);
+    c->k = randv(nk, sd);
+    c->v = randv(nk, 1.0f);
+    c->sink = randv((size_t)c->H, 1.0f);
+    c->kvk = randv((size_t)c->H * c->dh, sd);
+    c->kvv = randv((size_t)c->H * c->dh, 1.0f);
+    c->y = filled(nq, 0.0f);
+    c->att = filled(na, -1.0f);
+    c->slot = filled((size_t)c->B * c->H * c->T, -1.0f);
+    c->preatt = filled(na, 0.0f);
+    c->R = randv(nq, 1.0f);
+}
+
+static void attn_free(AttnCtx *c) {
+    free(c->q); free(c->k); free(c->v); free(c->sink); free(c->kvk);
+    free(c->kvv); free(c->y); free(c->att); free(c->slot); free(c->preatt);
+    free(c->R);
+}
+
+/* Softpick bends where a logit crosses 0 (relu and |.| of e^s - 1):
+ * the smallest |logit| over visible scores, kv-bias and sink logits. */
+static double softpick_margin(AttnCtx *c) {
+    attn_loss(c);
+    double worst = 1e30;
+    for (int b = 0; b < c->B; b++)
+        for (int h = 0; h < c->H; h++)
+            for (int t = 0; t < c->T; t++) {
+                size_t bh = (size_t)b * c->H + h;
+                for (int j = 0; j <= t; j++)
+                    worst = fmin(worst, fabs(c->preatt[(bh * c->T + t) * c->T + j]));
+                const float *qt = c->q + (((size_t)b * c->T + t) * c->H + h) * c->dh;
+                if (c->spec.has_kv_bias)
+                    worst = fmin(worst, fabs(c->spec.scale *
+                                             dotd(qt, c->kvk + (size_t)h * c->dh, (size_t)c->dh)));
+            }
+    if (c->spec.has_sink_logit)
+        for (int h = 0; h < c->H; h++) worst = fmin(worst, fabs(c->sink[h]));
+    return worst;
+}
+
+/* Smallest distance of a clipped-softmax pre-clip value from the clip
+ * bounds 0 and 1, over every visible entry and the kv slot. The unclipped
+ * softmax weights come from the softmax path (tested on its own). */
+static double clip_margin(AttnCtx *c) {
+    AttnCtx s = *c;
+    size_t na = (size_t)c->B * c->H * c->T * c->T;
+    s.spec.normaliser = NORMZ_SOFTMAX;
+    s.att = filled(na, 0.0f);
+    s.slot = filled((size_t)c->B * c->H * c->T, 0.0f);
+    s.y = filled((size_t)c->B * c->T * c->H * c->dh, 0.0f);
+    attn_loss(&s);
+    double g = c->spec.clip_gamma, k = 1.0 - g, worst = 1.0;
+    for (int bh = 0; bh < c->B * c->H; bh++)
+        for (int t = 1; t < c->T; t++) {
+            for (int j = 0; j <= t; j++) {
+                double u = k * s.att[((size_t)bh * c->T + t) * c->T + j] + g;
+                worst = fmin(worst, fmin(fabs(u), fabs(1.0 - u)));
+            }
+            if (c->spec.has_kv_bias) {
+                double u = k * s.slot[(size_t)bh * c->T + t] + g;
+                worst = fmin(worst, fmin(fabs(u), fabs(1.0 - u)));
+            }
+        }
+    free(s.att); free(s.slot); free(s.y);
+    return worst;
+}
+
+static void run_attention_shape(AttnNormaliser nz, int sink, int kvb, int B,
+                                int T, int H, int Hkv, int dh) {
+    char name[96];
+    AttnCtx c = {.B = B, .T = T, .H = H, .Hkv = Hkv, .dh = dh};
+    c.spec.normaliser = nz;
+    c.spec.has_sink_logit = sink;
+    c.spec.has_kv_bias = kvb;
+    c.spec.clip_gamma = -0.1f;
+    c.spec.softpick_eps = 1e-6f;
+    c.spec.scale = 0.5f;
+    /* clipped and softpick are not smooth everywhere: redraw until no
+     * entry sits within 0.003 of a kink (an eps = 1e-3 step moves a clipped
+     * weight by at most ~3e-4 and a logit by about 1e-3) */
+    for (uint64_t sd = 1;; sd++) {
+        seed(1000 * (uint64_t)nz + 100 * sink + 10 * kvb + Hkv + 7919 * sd);
+        attn_alloc(&c, 1.0f);
+        if (nz == NORMZ_CLIPPED ? clip_margin(&c) > 0.003
+            : nz == NORMZ_SOFTPICK ? softpick_margin(&c) > 0.003 : 1)
+            break;
+        attn_free(&c);
+        assert_true(sd < 200);
+    }
+    size_t nq = (size_t)c.B * c.T * c.H * c.dh;
+    size_t nk = (size_t)c.B * c.T * c.Hkv * c.dh;
+    size_t nx = (size_t)c.H * c.dh;
+    attn_loss(&c);
+    /* att is zero above the diagonal and finite */
+    for (int bh = 0; bh < c.B * c.H; bh++)
+        for (int t = 0; t < c.T; t++)
+            for (int j = 0; j < c.T; j++) {
+                float a = c.att[((size_t)bh * c.T + t) * c.T + j];
+                if (j > t) assert_float_equal(a, 0.0f, 0);
+                else assert_true(a >= 0.0f && a <= 1.0f);
+            }
+    if (nz == NORMZ_CLIPPED) { /* make sure some entries are not clipped */
+        int inner = 0;
+        for (size_t i = 0; i < (size_t)c.B * c.H * c.T * c.T; i++)
+            inner += c.att[i] > 0.0f && c.att[i] < 1.0f;
+        assert_true(inner > 10);
+    }
+    float *dq = filled(nq, PREFILL), *dk = filled(nk, PREFILL),
+          *dv = filled(nk, PREFILL), *ds = filled((size_t)c.H, PREFILL),
+          *dkk = filled(nx, PREFILL), *dkv = filled(nx, PREFILL);
+    attention_backward(dq, dk, dv, ds, dkk, dkv, c.R, c.att, c.slot, c.preatt,
+                       c.q, c.k, c.v, c.sink, c.kvk, c.kvv, &c.spec, c.B, c.T,
+                       c.H, c.Hkv, c.dh);
+    char tag[64];
+    snprintf(tag, sizeof tag, "attn nz=%d sink=%d kvb=%d T=%d Hkv=%d", nz,
+             sink, kvb, T, Hkv);
+#define ATTN_CHECK(what, x, n, g)                                           \
+    do {                                                                    \
+        snprintf(name, sizeof name, "%s %s", tag, what);                    \
+        check_grad(name, attn_loss, &c, x, n, g);                           \
+    } while (0)
+    ATTN_CHECK("dq", c.q, nq, dq);
+    ATTN_CHECK("dk", c.k, nk, dk);
+    ATTN_CHECK("dv", c.v, nk, dv);
+    if (sink || nz == NORMZ_SINK_LOGIT)
+        ATTN_CHECK("dsink_logit", c.sink, (size_t)c.H, ds);
+    else
+        for (int i = 0; i < c.H; i++) assert_float_equal(ds[i], PREFILL, 0);
+    if (kvb) {
+        ATTN_CHECK("dkvb_k", c.kvk, nx, dkk);
+        ATTN_CHECK("dkvb_v", c.kvv, nx, dkv);
+    } else {
+        for (size_t i = 0; i < nx; i++) assert_float_equal(dkk[i], PREFILL, 0);
+    }
+#undef ATTN_CHECK
+    /* backward without the slot buffer recomputes the slot weights */
+    if ((sink || kvb) && nz == NORMZ_SOFTMAX) {
+        float *dq2 = filled(nq, PREFILL);
+        attn_loss(&c); /* the checks above left att from a perturbed input */
+        attention_backward(dq2, NULL, NULL, NULL, NULL, NULL, c.R, c.att, NULL,
+                           c.preatt, c.q, c.k, c.v, c.sink, c.kvk, c.kvv,
+                           &c.spec, c.B, c.T, c.H, c.Hkv, c.dh);
+        for (size_t i = 0; i < nq; i++)
+            assert_float_equal(dq2[i], dq[i], 2e-5 * fmax(1.0, fabs(dq[i])));
+        free(dq2);
+    }
+    free(dq); free(dk); free(dv); free(ds); free(dkk); free(dkv);
+    attn_free(&c);
+}
+
+static void run_attention(AttnNormaliser nz, int sink, int kvb, int Hkv) {
+    run_attention_shape(nz, sink, kvb, 2, 6, 4, Hkv, 4);
+}
+
+static void test_attention_grad(void **s) {
+    (void)s;
+    const AttnNormaliser all[] = {NORMZ_SOFTMAX, NORMZ_SOFTMAX1,
+                                  NORMZ_SINK_LOGIT, NORMZ_CLIPPED,
+                                  NORMZ_SIGMOID, NORMZ_SOFTPICK};
+    for (int i = 0; i < 6; i++)
+        for (int hkv = 2; hkv <= 4; hkv += 2) {
+            run_attention(all[i], 0, 0, hkv); /* the normaliser alone */
+            run_attention(all[i], 0, 1, hkv); /* + kv-bias slot */
+            run_attention(all[i], 1, 0, hkv); /* + sink-logit slot */
+        }
+    /* both slots at once, where the sink weight is the leftover mass */
+    run_attention(NORMZ_SOFTMAX, 1, 1, 2);
+    run_attention(NORMZ_SOFTMAX1, 1, 1, 2);
+    /* T = 70 spans two row blocks of the causal sgemm tiling */
+    run_attention_shape(NORMZ_SOFTMAX, 0, 1, 1, 70, 2, 1, 2);
+    run_attention_shape(NORMZ_SIGMOID, 0, 0, 1, 70, 2, 1, 2);
+}
+
+/* One head, dh = 1, scale 1: s[t,j] = q_t k_j exactly. */
+static void attn1(AttnCtx *c, AttnNormaliser nz, const float *q,
+                  const float *k, const float *v, int T) {
+    memset(c, 0, sizeof *c);
+    c->B = 1; c->T = T; c->H = 1; c->Hkv = 1; c->dh = 1;
+    c->spec.normaliser = nz;
+    c->spec.scale = 1.0f;
+    c->spec.softpick_eps = 1e-6f;
+    c->q = (float *)q; c->k = (float *)k; c->v = (float *)v;
+    c->y = filled((size_t)T, 0.0f);
+    c->att = filled((size_t)T * T, -1.0f);
+    c->slot = filled((size_t)T, -1.0f);
+    c->preatt = filled((size_t)T * T, 0.0f);
+    c->R = filled((size_t)T, 1.0f);
+}
+static void attn1_free(AttnCtx *c) {
+    free(c->y); free(c->att); free(c->slot); free(c->preatt); free(c->R);
+}
+
+static void test_attention_values(void **st) {
+    (void)st;
+    const float q[3] = {1, 1, 1}, k[3] = {0.5f, -1, 2}, v[3] = {1, 2, 3};
+    double e0 = exp(0.5), e1 = exp(-1.0), e2 = exp(2.0), Z = e0 + e1 + e2;
+    AttnCtx c;
+
+    /* softmax: rows sum to 1 */
+    attn1(&c, NORMZ_SOFTMAX, q, k, v, 3);
+    attn_loss(&c);
+    assert_float_equal(c.att[0], 1.0, 1e-6);
+    assert_float_equal(c.att[6 + 2], e2 / Z, 1e-6);
+    assert_float_equal(c.y[2], (e0 * 1 + e1 * 2 + e2 * 3) / Z, 1e-5);
+    attn1_free(&c);
+
+    /* softmax1: e^s / (1 + sum e^s), row sums below 1; slot = null weight */
+    attn1(&c, NORMZ_SOFTMAX1, q, k, v, 3);
+    attn_loss(&c);
+    double rs = 0.0;
+    for (int j = 0; j < 3; j++) {
+        double e = exp(k[j]);
+        assert_float_equal(c.att[6 + j], e / (1.0 + Z), 1e-6);
+        rs += c.att[6 + j];
+    }
+    assert_true(rs < 1.0);
+    assert_float_equal(rs, Z / (1.0 + Z), 1e-6);
+    assert_float_equal(c.att[0], e0 / (1.0 + e0), 1e-6);
+    assert_float_equal(c.slot[2], 1.0 / (1.0 + Z), 1e-6);
+    attn1_free(&c);
+
+    /* sink-logit: slot weight e^b / (e^b + sum e^s), adds no value */
+    float b = 0.7f;
+    attn1(&c, NORMZ_SINK_LOGIT, q, k, v, 3);
+    c.sink = &b;
+    attn_loss(&c);
+    assert_float_equal(c.slot[2], exp(0.7) / (exp(0.7) + Z), 1e-6);
+    assert_float_equal(c.att[6 + 1], e1 / (exp(0.7) + Z), 1e-6);
+    assert_float_equal(c.y[2], (e0 + 2 * e1 + 3 * e2) / (exp(0.7) + Z), 1e-5);
+    attn1_free(&c);
+
+    /* kv-bias: extra key k' = 1.5 (score q k'), value v' = -4 */
+    float kk = 1.5f, vv = -4.0f;
+    attn1(&c, NORMZ_SOFTMAX, q, k, v, 3);
+    c.spec.has_kv_bias = 1;
+    c.kvk = &kk; c.kvv = &vv;
+    attn_loss(&c);
+    double ex = exp(1.5);
+    assert_float_equal(c.slot[2], ex / (ex + Z), 1e-6);
+    assert_float_equal(c.y[2], (e0 + 2 * e1 + 3 * e2 - 4 * ex) / (ex + Z), 1e-5);
+    assert_float_equal(c.y[0], (e0 * 1 - 4 * ex) / (ex + e0), 1e-5);
+    attn1_free(&c);
+
+    /* sigmoid: sigma(s - ln T), T = 3 */
+    attn1(&c, NORMZ_SIGMOID, q, k, v, 3);
+    attn_loss(&c);
+    for (int j = 0; j < 3; j++)
+        assert_float_equal(c.att[6 + j], 1.0 / (1.0 + exp(-(k[j] - log(3.0)))),
+                           1e-6);
+    attn1_free(&c);
+
+    /* softpick: relu(e^s - 1) / (sum |e^s - 1| + eps); s = -1 gets 0 */
+    attn1(&c, NORMZ_SOFTPICK, q, k, v, 3);
+    attn_loss(&c);
+    double D = fabs(e0 - 1) + fabs(e1 - 1) + fabs(e2 - 1) + 1e-6;
+    assert_float_equal(c.att[6 + 0], (e0 - 1) / D, 1e-6);
+    assert_float_equal(c.att[6 + 1], 0.0, 0);
+    assert_float_equal(c.att[6 + 2], (e2 - 1) / D, 1e-6);
+    attn1_free(&c);
+
+    /* clipped: clip(1.2 p - 0.2, 0, 1); row 2: p = (0.18, 0.04, 0.79) */
+    attn1(&c, NORMZ_CLIPPED, q, k, v, 3);
+    c.spec.clip_gamma = -0.2f;
+    attn_loss(&c);
+    assert_float_equal(c.att[6 + 0], 1.2 * e0 / Z - 0.2, 1e-6);
+    assert_float_equal(c.att[6 + 1], 0.0, 0);
+    assert_float_equal(c.att[6 + 2], 1.2 * e2 / Z - 0.2, 1e-6);
+    assert_float_equal(c.att[0], 1.0, 0); /* row 0: p = 1 stays 1 */
+    attn1_free(&c);
+
+    /* uniform scores (q = 0): a[t,j] = 1/(t+1), y_t = mean of v_0..v_t,
+     * across heads with GQA; T = 70 spans two row blocks. */
+    AttnCtx u = {.B = 2, .T = 70, .H = 4, .Hkv = 2, .dh = 3};
+    u.spec.normaliser = NORMZ_SOFTMAX;
+    u.spec.scale = 0.577f;
+    seed(5);
+    attn_alloc(&u, 1.0f);
+    memset(u.q, 0, (size_t)u.B * u.T * u.H * u.dh * sizeof(float));
+    attn_loss(&u);
+    for (int bb = 0; bb < u.B; bb++)
+        for (int h = 0; h < u.H; h++)
+            for (int t = 0; t < u.T; t += 13) {
+                const float *ar = u.att + (((size_t)bb * u.H + h) * u.T + t) * u.T;
+                for (int j = 0; j < u.T; j++)
+                    assert_float_equal(ar[j], j <= t ? 1.0 / (t + 1) : 0.0, 1e-6);
+                for (int i = 0; i < u.dh; i++) {
+                    double m = 0.0;
+                    for (int j = 0; j <= t; j++)
+                        m += u.v[(((size_t)bb * u.T + j) * u.Hkv + h / 2) * u.dh + i];
+                    assert_float_equal(
+                        u.y[(((size_t)bb * u.T + t) * u.H + h) * u.dh + i],
+                        m / (t + 1), 1e-5);
+                }
+            }
+    attn_free(&u);
+}
+
+/* Long rows (two blocks) agree with a direct double computation. */
+static void test_attention_blocks(void **st) {
+    (void)st;
+    AttnCtx c = {.B = 1, .T = 131, .H = 2, .Hkv = 1, .dh = 8};
+    c.spec.normaliser = NORMZ_SOFTMAX;
+    c.spec.scale = 0.35f;
+    seed(77);
+    attn_alloc(&c, 1.0f);
+    attn_loss(&c);
+    for (int h = 0; h < 2; h++)
+        for (int t = 0; t < c.T; t += 10) {
+            double sc[131], mx = -1e30, Z = 0.0;
+            for (int j = 0; j <= t; j++) {
+                sc[j] = 0.35 * dotd(c.q + ((size_t)t * 2 + h) * 8, c.k + (size_t)j * 8, 8);
+                mx = fmax(mx, sc[j]);
+            }
+            for (int j = 0; j <= t; j++) Z += exp(sc[j] - mx);
+            for (int i = 0; i < 8; i++) {
+                double yv = 0.0;
+                for (int j = 0; j <= t; j++) yv += exp(sc[j] - mx) / Z * c.v[(size_t)j * 8 + i];
+                assert_float_equal(c.y[((size_t)t * 2 + h) * 8 + i], yv, 1e-4);
+            }
+        }
+    attn_free(&c);
+}
+
+/* ---- elementwise activations ---- */
+
+typedef struct {
+    int kind; /* 0..3 gate acts, 4 swiglu, 5 gelu, 6 silu */
+    size_t n;
+    float *a, *b, *out, *R;
+} ActCtx;
+
+static double act_loss(void *p) {
+    ActCtx *c = p;
+    if (c->kind < 4) gate_act_forward(c->out, c->a, c->n, (GateAct)c->kind);
+    else if (c->kind == 4) swiglu_forward(c->out, c->a, c->b, c->n);
+    else if (c->kind == 5) gelu_forward(c->out, c->a, c->n);
+    else silu_forward(c->out, c->a, c->n);
+    return dotd(c->out, c->R, c->n);
+}
+
+static void test_activations(void **st) {
+    (void)st;
+    for (int kind = 0; kind < 7; kind++) {
+        ActCtx c = {.kind = kind, .n = 12};
+        seed(60 + kind);
+        c.a = randv(12, 2.0f);
+        c.b = randv(12, 1.0f);
+        c.out = filled(12, 0.0f);
+        c.R = randv(12, 1.0f);
+        float *da = filled(12, PREFILL), *db = filled(12, PREFILL);
+        if (kind < 4) gate_act_backward(da, c.R, c.a, 12, (GateAct)kind);
+        else if (kind == 4) swiglu_backward(da, db, c.R, c.a, c.b, 12);
+        else if (kind == 5) gelu_backward(da, c.R, c.a, 12);
+        else silu_backward(da, c.R, c.a, 12);
+        char name[32];
+        snprintf(name, sizeof name, "act %d da", kind);
+        check_grad(name, act_loss, &c, c.a, 12, da);
+        if (kind == 4) check_grad("swiglu db", act_loss, &c, c.b, 12, db);
+        free(c.a); free(c.b); free(c.out); free(c.R); free(da); free(db);
+    }
+    /* values */
+    float x[3] = {0.0f, 1.0f, -2.0f}, y[3], b3[3] = {2.0f, 3.0f, 1.0f};
+    gate_act_forward(y, x, 3, ACT_SIGMOID);
+    assert_float_equal(y[0], 0.5, 1e-7);
+    assert_float_equal(y[1], 0.7310585786, 1e-6);
+    gate_act_forward(y, x, 3, ACT_NS_SIGMOID);
+    assert_float_equal(y[0], 0.75, 1e-7);
+    assert_float_equal(y[2], 0.5 + 0.5 / (1 + exp(2.0)), 1e-6);
+    gate_act_forward(y, x, 3, ACT_SILU);
+    assert_float_equal(y[1], 0.7310585786, 1e-6);
+    assert_float_equal(y[2], -2.0 / (1 + exp(2.0)), 1e-6);
+    gate_act_forward(y, x, 3, ACT_IDENTITY);
+    assert_float_equal(y[2], -2.0, 0);
+    gelu_forward(y, x, 3);
+    assert_float_equal(y[0], 0.0, 0);
+    assert_float_equal(y[1], 0.8411919906, 1e-6); /* torch gelu(1, 'tanh') */
+    assert_float_equal(y[2], -0.0454023, 1e-6);
+    swiglu_forward(y, x, b3, 3);
+    assert_float_equal(y[1], 3 * 0.7310585786, 1e-6);
+    residual_forward(y, x, b3, 3);
+    assert_float_equal(y[2], -1.0, 0);
+}
+
+/* ---- gates ---- */
+
+typedef struct {
+    GateBroadcast kind;
+    GateForm form;
+    int M, G, Cg;
+    float *x, *s, *out, *R;
+} GateCtx;
+
+static double gate_loss(void *p) {
+    GateCtx *c = p;
+    gate_apply_forward(c->out, c->x, c->s, c->kind, c->form, c->M, c->G, c->Cg);
+    return dotd(c->out, c->R, (size_t)c->M * c->G * c->Cg);
+}
+
+static size_t score_count(GateBroadcast kind, int M, int G, int Cg) {
+    switch (kind) {
+    case GB_HEAD: return (size_t)M * G;
+    case GB_SHARED: return (size_t)M * Cg;
+    case GB_CONST: return (size_t)G * Cg;
+    default: return (size_t)M * G * Cg;
+    }
+}
+
+static void run_gate(GateBroadcast kind, GateForm form) {
+    GateCtx c = {.kind = kind, .form = form, .M = 3, .G = 2, .Cg = 4};
+    size_t n = 24, ns = score_count(kind, 3, 2, 4);
+    seed(70 + kind * 2 + form);
+    c.x = randv(n, 1.0f);
+    c.s = randv(ns, 1.0f);
+    c.out = filled(n, 0.0f);
+    c.R = randv(n, 1.0f);
+    gate_loss(&c);
+    /* element (m=2, g=1, c=3) by hand */
+    size_t si = kind == GB_HEAD ? 2 * 2 + 1
+              : kind == GB_SHARED ? 2 * 4 + 3
+              : kind == GB_CONST ? 1 * 4 + 3 : 23;
+    float e = form == FORM_ADD ? c.x[23] + c.s[si] : c.x[23] * c.s[si];
+    assert_float_equal(c.out[23], e, 1e-6);
+    float *dx = filled(n, PREFILL), *ds = filled(ns, PREFILL);
+    gate_apply_backward(dx, ds, c.R, c.x, c.s, kind, form, 3, 2, 4);
+    check_grad("gate dx", gate_loss, &c, c.x, n, dx);
+    check_grad("gate ds", gate_loss, &c, c.s, ns, ds);
+    free(c.x); free(c.s); free(c.out); free(c.R); free(dx); free(ds);
+}
+
+static void test_gate_apply(void **st) {
+    (void)st;
+    run_gate(GB_ELEM, FORM_MULT);
+    run_gate(GB_ELEM, FORM_ADD);
+    run_gate(GB_HEAD, FORM_MULT);
+    run_gate(GB_SHARED, FORM_MULT);
+    run_gate(GB_CONST, FORM_MULT);
+}
+
+typedef struct {
+    int M, G, Cg, H, S, mode; /* mode 0 group mean, 1 headslice */
+    float *x, *w, *b, *out, *R;
+} MiscCtx;
+
+static double misc_loss(void *p) {
+    MiscCtx *c = p;
+    size_t n;
+    if (c->mode == 0) {
+        group_mean_forward(c->out, c->x, c->M, c->G, c->Cg);
+        n = (size_t)c->M * c->Cg;
+    } else {
+        headslice_linear_forward(c->out, c->x, c->w, c->b, c->M, c->H, c->S);
+        n = (size_t)c->M * c->H;
+    }
+    return dotd(c->out, c->R, n);
+}
+
+static void test_group_mean(void **st) {
+    (void)st;
+    MiscCtx c = {.M = 3, .G = 4, .Cg = 5, .mode = 0};
+    seed(80);
+    c.x = randv(60, 1.0f);
+    c.out = filled(15, 0.0f);
+    c.R = randv(15, 1.0f);
+    misc_loss(&c);
+    double m = 0.0;
+    for (int g = 0; g < 4; g++) m += c.x[(1 * 4 + g) * 5 + 2];
+    assert_float_equal(c.out[1 * 5 + 2], m / 4.0, 1e-6);
+    float *dx = filled(60, PREFILL);
+    group_mean_backward(dx, c.R, 3, 4, 5);
+    check_grad("group_mean dx", misc_loss, &c, c.x, 60, dx);
+    free(c.x); free(c.out); free(c.R); free(dx);
+}
+
+static void test_headslice_linear(void **st) {
+    (void)st;
+    MiscCtx c = {.M = 3, .H = 4, .S = 3, .mode = 1};
+    seed(81);
+    c.x = randv(36, 1.0f);
+    c.w = randv(12, 1.0f);
+    c.b = randv(4, 1.0f);
+    c.out = filled(12, 0.0f);
+    c.R = randv(12, 1.0f);
+    misc_loss(&c);
+    /* z[2, 1] reads x[2, 3:6] only */
+    assert_float_equal(c.out[2 * 4 + 1], dotd(c.x + 2 * 12 + 3, c.w + 3, 3) + c.b[1],
+                       1e-6);
+    float *dx = filled(36, PREFILL), *dw = filled(12, PREFILL),
+          *db = filled(4, PREFILL);
+    headslice_linear_backward(dx, dw, db, c.R, c.x, c.w, 3, 4, 3);
+    check_grad("headslice dx", misc_loss, &c, c.x, 36, dx);
+    check_grad("headslice dw", misc_loss, &c, c.w, 12, dw);
+    check_grad("headslice db", misc_loss, &c, c.b, 4, db);
+    free(c.x); free(c.w); free(c.b); free(c.out); free(c.R);
+    free(dx); free(dw); free(db);
+}
+
+/* ---- loss ---- */
+
+typedef struct {
+    int N, V;
+    const int *tg;
+    float *logits, *probs, *losses;
+} CeCtx;
+
+static double ce_loss(void *p) {
+    CeCtx *c = p;
+    int cnt = 0;
+    return crossentropy_forward(c->probs, c->losses, c->logits, c->tg, c->N,
+                                c->V, &cnt);
+}
+
+static void test_crossentropy(void **st) {
+    (void)st;
+    const int tg[4] = {2, -1, 0, 4};
+    CeCtx c = {.N = 4, .V = 5, .tg = tg};
+    seed(90);
+    c.logits = randv(20, 2.0f);
+    c.probs = filled(20, 0.0f);
+    c.losses = filled(4, -1.0f);
+    int cnt = 0;
+    float L = crossentropy_forward(c.probs, c.losses, c.logits, tg, 4, 5, &cnt);
+    assert_int_equal(cnt, 3);
+    assert_float_equal(c.losses[1], 0.0, 0);
+    double lse = 0.0;
+    for (int i = 0; i < 5; i++) lse += exp(c.logits[i]);
+    assert_float_equal(c.losses[0], log(lse) - c.logits[2], 1e-5);
+    assert_float_equal(L, (c.losses[0] + c.losses[2] + c.losses[3]) / 3.0, 1e-6);
+    float *d = filled(20, PREFILL);
+    crossentropy_backward(d, c.probs, tg, 4, 5, cnt);
+    for (int i = 0; i < 5; i++) assert_float_equal(d[5 + i], PREFILL, 0);
+    check_grad("ce dlogits", ce_loss, &c, c.logits, 20, d);
+    /* uniform logits: ln V */
+    float z[2 * 7] = {0};
+    for (int i = 7; i < 14; i++) z[i] = 3.0f;
+    float pr[14], ls[2];
+    const int t2[2] = {6, 0};
+    L = crossentropy_forward(pr, ls, z, t2, 2, 7, &cnt);
+    assert_float_equal(L, log(7.0), 1e-6);
+    assert_float_equal(pr[3], 1.0 / 7.0, 1e-7);
+    /* nothing counted: mean 0 and no gradient */
+    const int t3[2] = {-1, -5};
+    L = crossentropy_forward(pr, ls, z, t3, 2, 7, &cnt);
+    assert_int_equal(cnt, 0);
+    assert_float_equal(L, 0.0, 0);
+    free(c.logits); free(c.probs); free(c.losses); free(d);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_embed),
+        cmocka_unit_test(test_matmul),
+        cmocka_unit_test(test_rmsnorm),
+        cmocka_unit_test(test_layernorm),
+        cmocka_unit_test(test_rope_grad),
+        cmocka_unit_test(test_rope_values),
+        cmocka_unit_test(test_attention_grad),
+        cmocka_unit_test(test_attention_values),
+        cmocka_unit_test(test_attention_blocks),
+        cmocka_unit_test(test_activations),
+        cmocka_unit_test(test_gate_apply),
+        cmocka_unit_test(test_group_mean),
+        cmocka_unit_test(test_headslice_linear),
+        cmocka_unit_test(test_crossentropy),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

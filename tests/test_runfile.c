@@ -1,0 +1,860 @@
+/* test_runfile.c: the HDF5 run file and checkpoints.
+ *
+ * Everything written through runfile.h is read back with the plain HDF5 C
+ * API (no gatelab reader), so the test checks the file format itself:
+ * names, shapes, dtypes, values, attributes, chunking and compression. */
+#define _POSIX_C_SOURCE 200809L
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <fcntl.h>
+#include <ftw.h>
+#include <hdf5.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "gatelab_build.h"
+#include "model.h"
+#include "runfile.h"
+
+static char tmpdir[256];
+static H5E_auto2_t h5_default_fn; /* HDF5's own error printer, saved */
+static void *h5_default_data;
+
+static int rm_cb(const char *p, const struct stat *sb, int flag, struct FTW *f) {
+    (void)sb, (void)flag, (void)f;
+    chmod(p, 0700);
+    return remove(p);
+}
+
+static int setup(void **state) {
+    (void)state;
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/gatelab_runfile_XXXXXX");
+    if (!mkdtemp(tmpdir)) return -1;
+    H5Eget_auto2(H5E_DEFAULT, &h5_default_fn, &h5_default_data);
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL); /* the test's own probes fail on purpose */
+    return 0;
+}
+
+static int teardown(void **state) {
+    (void)state;
+    if (getenv("RUNFILE_KEEP")) { /* manual inspection with h5dump / h5py */
+        fprintf(stderr, "kept %s\n", tmpdir);
+        return 0;
+    }
+    return nftw(tmpdir, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static void tpath(char *buf, size_t len, const char *name) {
+    snprintf(buf, len, "%s/%s", tmpdir, name);
+}
+
+/* ---- fixtures ---- */
+
+static Config test_config(void) {
+    Config c;
+    config_defaults(&c);
+    snprintf(c.variant, sizeof c.variant, "%s", "baseline");
+    c.init_seed = 1234;
+    c.data_seed = 18446744073709551615ull; /* 2^64-1: must survive as u64 */
+    c.lr = 3e-4f;
+    c.n_layers = 2;
+    return c;
+}
+
+/* A Model built by hand: two tensors in a 10-float arena. */
+typedef struct {
+    Model m;
+    ParamInfo info[2];
+    float arena[10];
+} TinyModel;
+
+static void tiny_model(TinyModel *t, const Config *cfg) {
+    memset(t, 0, sizeof *t);
+    t->m.cfg = *cfg;
+    t->info[0] = (ParamInfo){.offset = 0, .numel = 6, .ndim = 2, .shape = {3, 2},
+                             .decay = 1, .added = 0};
+    snprintf(t->info[0].name, PARAM_NAME, "tok_embed");
+    t->info[1] = (ParamInfo){.offset = 6, .numel = 4, .ndim = 1, .shape = {4, 0},
+                             .decay = 0, .added = 1};
+    snprintf(t->info[1].name, PARAM_NAME, "layers.0.attn.gate.b");
+    for (int i = 0; i < 10; i++) t->arena[i] = 0.5f * (float)i - 1.0f;
+    t->m.table = (ParamTable){t->info, 2, 10};
+    t->m.params = t->arena;
+}
+
+/* A probe with L=2 H=2 N=2 T=3 C=4 Ns=1, every value a function of its
+ * index so the read-back can check each element. */
+enum { PL = 2, PH = 2, PN = 2, PT = 3, PC = 4, PNS = 1 };
+typedef struct {
+    int tokens[PN * PT];
+    float attention[PL * PH * PT * PT], slot[PL * PH * PT];
+    float first_col[PN * PL * PH * PT], alpha0[PL * PH];
+    float gate_sample[PL * PNS * PT * PC];
+    double hist[PL * 50], cmean[PL * PC], below[PL * 4], stats[PL * 4];
+    double hmax[PL], hmed[PL], htop3[PL * 3], hkurt[PL], hratio[PL];
+    ProbeData p;
+} Probe;
+
+static void fill_f(float *a, size_t n, float base) {
+    for (size_t i = 0; i < n; i++) a[i] = base + 0.25f * (float)i;
+}
+static void fill_d(double *a, size_t n, double base) {
+    for (size_t i = 0; i < n; i++) a[i] = base + 0.5 * (double)i;
+}
+
+static void make_probe(Probe *q, long long step) {
+    for (int i = 0; i < PN * PT; i++) q->tokens[i] = 100 + i;
+    fill_f(q->attention, PL * PH * PT * PT, 0.0f);
+    fill_f(q->slot, PL * PH * PT, 10.0f);
+    fill_f(q->first_col, PN * PL * PH * PT, 20.0f);
+    fill_f(q->alpha0, PL * PH, 30.0f);
+    fill_f(q->gate_sample, PL * PNS * PT * PC, 40.0f);
+    fill_d(q->hist, PL * 50, 1.0);
+    fill_d(q->cmean, PL * PC, 2.0);
+    fill_d(q->below, PL * 4, 3.0);
+    fill_d(q->stats, PL * 4, 4.0);
+    fill_d(q->hmax, PL, 5.0);
+    fill_d(q->hmed, PL, 6.0);
+    fill_d(q->htop3, PL * 3, 7.0);
+    fill_d(q->hkurt, PL, 8.0);
+    fill_d(q->hratio, PL, 9.0);
+    q->p = (ProbeData){
+        .step = step, .L = PL, .H = PH, .N = PN, .T = PT, .tokens = q->tokens,
+        .attention = q->attention, .attention_slot = q->slot,
+        .first_col = q->first_col, .alpha0 = q->alpha0, .proxy = 1,
+        .normaliser = "softmax", .gate_channels = PC, .gate_heads = 2,
+        .gate_bounded = 1, .gate_sample = q->gate_sample, .gate_sample_n = PNS,
+        .gate_hist = q->hist, .gate_channel_mean = q->cmean,
+        .gate_below = q->below, .gate_stats = q->stats, .h_max = q->hmax,
+        .h_median = q->hmed, .h_top3 = q->htop3, .h_kurtosis = q->hkurt,
+        .h_norm_ratio = q->hratio};
+}
+
+/* ---- plain-HDF5 readers ---- */
+
+/* Read a whole dataset converted to mtype; checks rank and dims. */
+static void *read_ds(hid_t f, const char *path, hid_t mtype, int rank,
+                     const hsize_t *want) {
+    hid_t ds = H5Dopen2(f, path, H5P_DEFAULT);
+    if (ds < 0) fail_msg("missing dataset %s", path);
+    hid_t sp = H5Dget_space(ds);
+    hsize_t dims[8];
+    assert_int_equal(H5Sget_simple_extent_ndims(sp), rank);
+    H5Sget_simple_extent_dims(sp, dims, NULL);
+    size_t n = 1;
+    for (int i = 0; i < rank; i++) {
+        if (dims[i] != want[i])
+            fail_msg("%s dim %d is %llu, want %llu", path, i,
+                     (unsigned long long)dims[i], (unsigned long long)want[i]);
+        n *= (size_t)dims[i];
+    }
+    void *buf = calloc(n ? n : 1, H5Tget_size(mtype));
+    if (n) assert_true(H5Dread(ds, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) >= 0);
+    H5Sclose(sp);
+    H5Dclose(ds);
+    return buf;
+}
+
+/* Every dataset we write must be chunked with shuffle + deflate and carry
+ * a description. */
+static void assert_compressed(hid_t f, const char *path) {
+    hid_t ds = H5Dopen2(f, path, H5P_DEFAULT);
+    assert_true(ds >= 0);
+    hid_t dcpl = H5Dget_create_plist(ds);
+    if (H5Pget_layout(dcpl) != H5D_CHUNKED) fail_msg("%s is not chunked", path);
+    assert_int_equal(H5Pget_nfilters(dcpl), 2);
+    unsigned flags, cd[4];
+    size_t ncd = 4;
+    assert_int_equal(H5Pget_filter2(dcpl, 0, &flags, &ncd, cd, 0, NULL, NULL),
+                     H5Z_FILTER_SHUFFLE);
+    ncd = 4;
+    assert_int_equal(H5Pget_filter2(dcpl, 1, &flags, &ncd, cd, 0, NULL, NULL),
+                     H5Z_FILTER_DEFLATE);
+    if (H5Aexists(ds, "description") <= 0) fail_msg("%s has no description", path);
+    H5Pclose(dcpl);
+    H5Dclose(ds);
+}
+
+static long long attr_i64(hid_t obj, const char *name) {
+    long long v = -999;
+    hid_t a = H5Aopen(obj, name, H5P_DEFAULT);
+    if (a < 0) fail_msg("missing attribute %s", name);
+    assert_true(H5Aread(a, H5T_NATIVE_LLONG, &v) >= 0);
+    H5Aclose(a);
+    return v;
+}
+
+static unsigned long long attr_u64(hid_t obj, const char *name) {
+    unsigned long long v = 0;
+    hid_t a = H5Aopen(obj, name, H5P_DEFAULT);
+    if (a < 0) fail_msg("missing attribute %s", name);
+    assert_true(H5Aread(a, H5T_NATIVE_ULLONG, &v) >= 0);
+    H5Aclose(a);
+    return v;
+}
+
+static double attr_f64(hid_t obj, const char *name) {
+    double v = -999;
+    hid_t a = H5Aopen(obj, name, H5P_DEFAULT);
+    if (a < 0) fail_msg("missing attribute %s", name);
+    hid_t t = H5Aget_type(a);
+    assert_int_equal(H5Tget_class(t), H5T_FLOAT);
+    H5Tclose(t);
+    assert_true(H5Aread(a, H5T_NATIVE_DOUBLE, &v) >= 0);
+    H5Aclose(a);
+    return v;
+}
+
+/* Variable-length string attribute into buf. */
+static void attr_str(hid_t obj, const char *name, char *buf, size_t len) {
+    hid_t a = H5Aopen(obj, name, H5P_DEFAULT);
+    if (a < 0) fail_msg("missing attribute %s", name);
+    hid_t t = H5Tcopy(H5T_C_S1);
+    H5Tset_size(t, H5T_VARIABLE);
+    char *s = NULL;
+    assert_true(H5Aread(a, t, &s) >= 0);
+    snprintf(buf, len, "%s", s);
+    H5free_memory(s);
+    H5Tclose(t);
+    H5Aclose(a);
+}
+
+static int has_link(hid_t f, const char *path) {
+    return H5Lexists(f, path, H5P_DEFAULT) > 0;
+}
+
+static void assert_one_line(const char *msg) {
+    assert_true(strlen(msg) > 0);
+    assert_null(strchr(msg, '\n'));
+}
+
+/* ---- run file ---- */
+
+static void check_root(hid_t f, const Config *cfg) {
+    char s[256];
+    attr_str(f, "schema", s, sizeof s);
+    assert_string_equal(s, "gatelab-run");
+    assert_int_equal(attr_i64(f, "schema_version"), RUNFILE_SCHEMA_VERSION);
+    attr_str(f, "variant", s, sizeof s);
+    assert_string_equal(s, cfg->variant);
+    assert_true(attr_u64(f, "seed") == 1234);
+    assert_true(attr_u64(f, "data_seed") == 18446744073709551615ull);
+    attr_str(f, "gatelab_version", s, sizeof s);
+    assert_string_equal(s, GATELAB_VERSION);
+    attr_str(f, "created", s, sizeof s);
+    assert_int_equal(strlen(s), 20); /* 2025-01-02T03:04:05Z */
+    assert_int_equal(s[10], 'T');
+    assert_int_equal(s[19], 'Z');
+    assert_int_equal(attr_i64(f, "n_params"), 10);
+    assert_int_equal(attr_i64(f, "n_params_added"), 4);
+    attr_str(f, "status", s, sizeof s);
+    assert_string_equal(s, "done");
+}
+
+static void check_config(hid_t f, const Config *cfg) {
+    hid_t g = H5Gopen2(f, "config", H5P_DEFAULT);
+    assert_true(g >= 0);
+    assert_int_equal(attr_i64(g, "n_layers"), 2);
+    assert_int_equal(attr_i64(g, "d_model"), cfg->d_model);
+    assert_true(fabs(attr_f64(g, "lr") - 3e-4) < 1e-9);
+    assert_true(attr_u64(g, "data_seed") == 18446744073709551615ull);
+    char s[256];
+    attr_str(g, "norm", s, sizeof s); /* enums are strings */
+    assert_string_equal(s, "rms");
+    char *text = malloc(1 << 16);
+    attr_str(g, "text", text, 1 << 16);
+    assert_non_null(strstr(text, "n_layers = 2"));
+    assert_non_null(strstr(text, "[train]"));
+    free(text);
+    H5Gclose(g);
+}
+
+static void check_metrics(hid_t f) {
+    hsize_t n3[1] = {3}, n2[1] = {2};
+    long long *step = read_ds(f, "/metrics/train/step", H5T_NATIVE_LLONG, 1, n3);
+    double *loss = read_ds(f, "/metrics/train/loss", H5T_NATIVE_DOUBLE, 1, n3);
+    double *lr = read_ds(f, "/metrics/train/lr", H5T_NATIVE_DOUBLE, 1, n3);
+    double *gn = read_ds(f, "/metrics/train/grad_norm", H5T_NATIVE_DOUBLE, 1, n3);
+    long long *tok = read_ds(f, "/metrics/train/tokens", H5T_NATIVE_LLONG, 1, n3);
+    double *sec = read_ds(f, "/metrics/train/seconds", H5T_NATIVE_DOUBLE, 1, n3);
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(step[i], i);
+        assert_true(loss[i] == 5.0 - i);
+        assert_true(lr[i] == 1e-3 * (i + 1));
+        assert_true(gn[i] == 0.5 * i);
+        assert_int_equal(tok[i], 1024 * (i + 1));
+        assert_true(sec[i] == 0.1 * i);
+    }
+    free(step), free(loss), free(lr), free(gn), free(tok), free(sec);
+    long long *es = read_ds(f, "/metrics/eval/step", H5T_NATIVE_LLONG, 1, n2);
+    double *vl = read_ds(f, "/metrics/eval/val_loss", H5T_NATIVE_DOUBLE, 1, n2);
+    double *vb = read_ds(f, "/metrics/eval/val_bpb", H5T_NATIVE_DOUBLE, 1, n2);
+    assert_int_equal(es[0], 0);
+    assert_int_equal(es[1], 2);
+    assert_true(vl[0] == 4.5 && vl[1] == 3.5);
+    assert_true(vb[0] == 6.5 && vb[1] == 5.0);
+    free(es), free(vl), free(vb);
+    const char *all[] = {"train/step", "train/loss", "train/lr", "train/grad_norm",
+                         "train/tokens", "train/seconds", "eval/step",
+                         "eval/val_loss", "eval/val_bpb"};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
+        char p[64];
+        snprintf(p, sizeof p, "/metrics/%s", all[i]);
+        assert_compressed(f, p);
+        hid_t ds = H5Dopen2(f, p, H5P_DEFAULT);
+        assert_true(H5Aexists(ds, "units") > 0);
+        H5Dclose(ds);
+    }
+}
+
+/* Compare a float dataset against the expected array exactly. */
+static void check_f32(hid_t f, const char *path, int rank, const hsize_t *dims,
+                      const float *want, size_t n) {
+    float *got = read_ds(f, path, H5T_NATIVE_FLOAT, rank, dims);
+    if (memcmp(got, want, n * sizeof(float)))
+        fail_msg("%s values differ", path);
+    hid_t ds = H5Dopen2(f, path, H5P_DEFAULT);
+    hid_t t = H5Dget_type(ds);
+    assert_true(H5Tequal(t, H5T_IEEE_F32LE) > 0);
+    H5Tclose(t);
+    H5Dclose(ds);
+    free(got);
+    assert_compressed(f, path);
+}
+
+static void check_f64(hid_t f, const char *path, int rank, const hsize_t *dims,
+                      const double *want, size_t n) {
+    double *got = read_ds(f, path, H5T_NATIVE_DOUBLE, rank, dims);
+    if (memcmp(got, want, n * sizeof(double)))
+        fail_msg("%s values differ", path);
+    free(got);
+    assert_compressed(f, path);
+}
+
+static void check_probe(hid_t f, const Probe *q) {
+    const char *g = "/probe/step_0000002";
+    char p[128];
+#define P(name) (snprintf(p, sizeof p, "%s/%s", g, name), p)
+    int *tok = read_ds(f, P("tokens"), H5T_NATIVE_INT, 2, (hsize_t[]){PN, PT});
+    assert_memory_equal(tok, q->tokens, sizeof q->tokens);
+    free(tok);
+    hid_t ds = H5Dopen2(f, P("tokens"), H5P_DEFAULT);
+    hid_t t = H5Dget_type(ds);
+    assert_true(H5Tequal(t, H5T_STD_I32LE) > 0);
+    H5Tclose(t), H5Dclose(ds);
+    check_f32(f, P("attention"), 4, (hsize_t[]){PL, PH, PT, PT}, q->attention,
+              PL * PH * PT * PT);
+    check_f32(f, P("attention_slot"), 3, (hsize_t[]){PL, PH, PT}, q->slot, PL * PH * PT);
+    check_f32(f, P("first_col"), 4, (hsize_t[]){PN, PL, PH, PT}, q->first_col,
+              PN * PL * PH * PT);
+    check_f32(f, P("alpha0"), 2, (hsize_t[]){PL, PH}, q->alpha0, PL * PH);
+    check_f32(f, P("gate_sample"), 4, (hsize_t[]){PL, PNS, PT, PC}, q->gate_sample,
+              PL * PNS * PT * PC);
+    check_f64(f, P("gate_hist"), 2, (hsize_t[]){PL, 50}, q->hist, PL * 50);
+    check_f64(f, P("gate_channel_mean"), 2, (hsize_t[]){PL, PC}, q->cmean, PL * PC);
+    check_f64(f, P("gate_below"), 2, (hsize_t[]){PL, 4}, q->below, PL * 4);
+    check_f64(f, P("gate_stats"), 2, (hsize_t[]){PL, 4}, q->stats, PL * 4);
+    check_f64(f, P("hidden/max"), 1, (hsize_t[]){PL}, q->hmax, PL);
+    check_f64(f, P("hidden/median"), 1, (hsize_t[]){PL}, q->hmed, PL);
+    check_f64(f, P("hidden/top3"), 2, (hsize_t[]){PL, 3}, q->htop3, PL * 3);
+    check_f64(f, P("hidden/kurtosis"), 1, (hsize_t[]){PL}, q->hkurt, PL);
+    check_f64(f, P("hidden/norm_ratio"), 1, (hsize_t[]){PL}, q->hratio, PL);
+    ds = H5Dopen2(f, P("gate_below"), H5P_DEFAULT);
+    hid_t a = H5Aopen(ds, "thresholds", H5P_DEFAULT);
+    double th[4];
+    assert_true(H5Aread(a, H5T_NATIVE_DOUBLE, th) >= 0);
+    assert_true(th[0] == 0.5 && th[1] == 0.1 && th[2] == 1e-2 && th[3] == 1e-3);
+    H5Aclose(a), H5Dclose(ds);
+#undef P
+    hid_t gr = H5Gopen2(f, g, H5P_DEFAULT);
+    assert_int_equal(attr_i64(gr, "step"), 2);
+    assert_int_equal(attr_i64(gr, "proxy"), 1);
+    assert_int_equal(attr_i64(gr, "gate_channels"), PC);
+    assert_int_equal(attr_i64(gr, "gate_heads"), 2);
+    assert_int_equal(attr_i64(gr, "gate_bounded"), 1);
+    assert_int_equal(attr_i64(gr, "probe_n"), PN);
+    assert_int_equal(attr_i64(gr, "probe_len"), PT);
+    char s[64];
+    attr_str(gr, "normaliser", s, sizeof s);
+    assert_string_equal(s, "softmax");
+    H5Gclose(gr);
+}
+
+static void check_params(hid_t f, const TinyModel *t) {
+    check_f32(f, "/params/tok_embed", 2, (hsize_t[]){3, 2}, t->arena, 6);
+    check_f32(f, "/params/layers.0.attn.gate.b", 1, (hsize_t[]){4}, t->arena + 6, 4);
+    hid_t ds = H5Dopen2(f, "/params/layers.0.attn.gate.b", H5P_DEFAULT);
+    assert_int_equal(attr_i64(ds, "added"), 1);
+    assert_int_equal(attr_i64(ds, "decay"), 0);
+    H5Dclose(ds);
+}
+
+/* Write a full small run: 3 train rows, 2 evals, a probe at step 2. */
+static RunFile *write_run(const char *path, const Config *cfg, TinyModel *t,
+                          Probe *q) {
+    char err[512] = "";
+    RunFile *rf = runfile_create(path, cfg, &t->m, 0, err, sizeof err);
+    if (!rf) fail_msg("create: %s", err);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(runfile_append_train(rf, i, 5.0 - i, 1e-3 * (i + 1), 0.5 * i,
+                                              1024 * (i + 1), 0.1 * i), 0);
+    assert_int_equal(runfile_append_eval(rf, 0, 4.5, 6.5), 0);
+    assert_int_equal(runfile_append_eval(rf, 2, 3.5, 5.0), 0);
+    make_probe(q, 2);
+    /* written twice: the second write replaces the first whole */
+    q->p.normaliser = "stale";
+    assert_int_equal(runfile_write_probe(rf, &q->p), 0);
+    q->p.normaliser = "softmax";
+    assert_int_equal(runfile_write_probe(rf, &q->p), 0);
+    assert_int_equal(runfile_write_params(rf, &t->m), 0);
+    return rf;
+}
+
+static void test_write_and_read_back(void **state) {
+    (void)state;
+    char path[512];
+    tpath(path, sizeof path, "run.h5");
+    Config cfg = test_config();
+    TinyModel t;
+    tiny_model(&t, &cfg);
+    Probe q;
+    RunFile *rf = write_run(path, &cfg, &t, &q);
+    assert_int_equal(runfile_set_summary(rf, "steps_done", 3), 0);
+    assert_int_equal(runfile_set_summary(rf, "final_val_loss", 3.5), 0);
+    assert_int_equal(runfile_set_summary(rf, "final_val_loss", 3.25), 0); /* overwrite */
+    assert_int_equal(runfile_set_status(rf, "done"), 0);
+    assert_int_equal(runfile_close(rf), 0);
+
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    assert_true(f >= 0);
+    check_root(f, &cfg);
+    check_config(f, &cfg);
+    check_metrics(f);
+    check_probe(f, &q);
+    check_params(f, &t);
+    hid_t s = H5Gopen2(f, "summary", H5P_DEFAULT);
+    assert_true(attr_f64(s, "steps_done") == 3.0);
+    assert_true(attr_f64(s, "final_val_loss") == 3.25);
+    H5Gclose(s);
+    H5Fclose(f);
+}
+
+static void test_null_model(void **state) {
+    (void)state;
+    char path[512], err[512] = "";
+    tpath(path, sizeof path, "nullmodel.h5");
+    Config cfg = test_config();
+    RunFile *rf = runfile_create(path, &cfg, NULL, 0, err, sizeof err);
+    assert_non_null(rf);
+    assert_int_equal(runfile_close(rf), 0);
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    assert_int_equal(attr_i64(f, "n_params"), 0);
+    assert_int_equal(attr_i64(f, "n_params_added"), 0);
+    char s[32];
+    attr_str(f, "status", s, sizeof s);
+    assert_string_equal(s, "running");
+    H5Fclose(f);
+}
+
+static char *slurp(const char *path, size_t *n) {
+    FILE *fp = fopen(path, "rb");
+    assert_non_null(fp);
+    fseek(fp, 0, SEEK_END);
+    long len = ftell(fp);
+    fseek(fp, 0, SEEK_SET);
+    char *buf = malloc((size_t)len + 1);
+    assert_int_equal(fread(buf, 1, (size_t)len, fp), (size_t)len);
+    fclose(fp);
+    *n = (size_t)len;
+    return buf;
+}
+
+static void test_never_overwrite(void **state) {
+    (void)state;
+    char path[512], err[512] = "";
+    tpath(path, sizeof path, "keep.h5");
+    Config cfg = test_config();
+    TinyModel t;
+    tiny_model(&t, &cfg);
+    Probe q;
+    RunFile *rf = write_run(path, &cfg, &t, &q);
+    assert_int_equal(runfile_set_status(rf, "done"), 0);
+    assert_int_equal(runfile_close(rf), 0);
+    struct stat st0, st1;
+    size_t n0, n1;
+    assert_int_equal(stat(path, &st0), 0);
+    char *b0 = slurp(path, &n0);
+
+    assert_null(runfile_create(path, &cfg, &t.m, 0, err, sizeof err));
+    char want[700];
+    snprintf(want, sizeof want,
+             "%s exists (finished results are never overwritten; use --force)", path);
+    assert_string_equal(err, want);
+    assert_string_equal(runfile_error(), want);
+    assert_int_equal(stat(path, &st1), 0);
+    char *b1 = slurp(path, &n1);
+    assert_int_equal(n0, n1);
+    assert_memory_equal(b0, b1, n0);
+    assert_true(st0.st_mtim.tv_sec == st1.st_mtim.tv_sec &&
+                st0.st_mtim.tv_nsec == st1.st_mtim.tv_nsec);
+    free(b1);
+
+    rf = runfile_create(path, &cfg, &t.m, 1, err, sizeof err);
+    assert_non_null(rf);
+    assert_int_equal(runfile_close(rf), 0);
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    assert_false(has_link(f, "/probe"));    /* a fresh file, not the old one */
+    assert_false(has_link(f, "/params"));
+    H5Fclose(f);
+    free(b0);
+}
+
+static void test_reopen_truncates(void **state) {
+    (void)state;
+    char path[512], err[512] = "";
+    tpath(path, sizeof path, "resume.h5");
+    Config cfg = test_config();
+    RunFile *rf = runfile_create(path, &cfg, NULL, 0, err, sizeof err);
+    assert_non_null(rf);
+    Probe q;
+    for (int s = 0; s < 10; s++) {
+        assert_int_equal(runfile_append_train(rf, s, s, 0, 0, 100 * s, s), 0);
+        if (s % 4 == 0) {
+            assert_int_equal(runfile_append_eval(rf, s, s, s), 0);
+            make_probe(&q, s);
+            assert_int_equal(runfile_write_probe(rf, &q.p), 0);
+        }
+    }
+    assert_int_equal(runfile_set_status(rf, "diverged"), 0);
+    assert_int_equal(runfile_close(rf), 0);
+
+    rf = runfile_reopen(path, 5, err, sizeof err);
+    if (!rf) fail_msg("reopen: %s", err);
+    /* appending continues right after the kept rows */
+    assert_int_equal(runfile_append_train(rf, 6, 60, 0, 0, 600, 6), 0);
+    assert_int_equal(runfile_close(rf), 0);
+
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    long long *st = read_ds(f, "/metrics/train/step", H5T_NATIVE_LLONG, 1, (hsize_t[]){7});
+    double *loss = read_ds(f, "/metrics/train/loss", H5T_NATIVE_DOUBLE, 1, (hsize_t[]){7});
+    for (int i = 0; i < 6; i++) assert_int_equal(st[i], i);
+    assert_int_equal(st[6], 6);
+    assert_true(loss[5] == 5.0 && loss[6] == 60.0);
+    free(st), free(loss);
+    long long *es = read_ds(f, "/metrics/eval/step", H5T_NATIVE_LLONG, 1, (hsize_t[]){2});
+    assert_int_equal(es[0], 0);
+    assert_int_equal(es[1], 4);
+    free(es);
+    double *vb = read_ds(f, "/metrics/eval/val_bpb", H5T_NATIVE_DOUBLE, 1, (hsize_t[]){2});
+    free(vb);
+    assert_true(has_link(f, "/probe/step_0000000"));
+    assert_true(has_link(f, "/probe/step_0000004"));
+    assert_false(has_link(f, "/probe/step_0000008"));
+    char s[32];
+    attr_str(f, "status", s, sizeof s);
+    assert_string_equal(s, "running");
+    H5Fclose(f);
+}
+
+/* runfile_reopen with stderr redirected and HDF5's printer on; assert nothing was printed (HDF5's error
+ * stack must not leak through). */
+static RunFile *quiet_reopen(const char *path, char *err, size_t errlen) {
+    char cap[512];
+    tpath(cap, sizeof cap, "stderr.txt");
+    fflush(stderr);
+    int saved = dup(2);
+    int fd = open(cap, O_CREAT | O_TRUNC | O_WRONLY, 0600);
+    dup2(fd, 2);
+    close(fd);
+    H5Eset_auto2(H5E_DEFAULT, h5_default_fn, h5_default_data); /* would print */
+    RunFile *rf = runfile_reopen(path, 0, err, errlen);
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    struct stat sb;
+    assert_int_equal(stat(cap, &sb), 0);
+    assert_int_equal(sb.st_size, 0);
+    return rf;
+}
+
+static void write_bytes(const char *path, const void *buf, size_t n) {
+    FILE *fp = fopen(path, "wb");
+    assert_non_null(fp);
+    assert_int_equal(fwrite(buf, 1, n, fp), n);
+    fclose(fp);
+}
+
+static void test_reopen_bad_files(void **state) {
+    (void)state;
+    char path[512], err[512];
+    /* garbage */
+    tpath(path, sizeof path, "garbage.h5");
+    unsigned char junk[4096];
+    for (size_t i = 0; i < sizeof junk; i++) junk[i] = (unsigned char)(i * 131 + 7);
+    write_bytes(path, junk, sizeof junk);
+    assert_null(quiet_reopen(path, err, sizeof err));
+    assert_one_line(err);
+    assert_non_null(strstr(err, path));
+    assert_non_null(strstr(err, "not a gatelab run file"));
+
+    /* a real run file cut in half */
+    char full[512];
+    tpath(full, sizeof full, "whole.h5");
+    Config cfg = test_config();
+    TinyModel t;
+    tiny_model(&t, &cfg);
+    Probe q;
+    RunFile *rf = write_run(full, &cfg, &t, &q);
+    assert_int_equal(runfile_close(rf), 0);
+    size_t n;
+    char *b = slurp(full, &n);
+    tpath(path, sizeof path, "half.h5");
+    write_bytes(path, b, n / 2);
+    free(b);
+    assert_null(quiet_reopen(path, err, sizeof err));
+    assert_one_line(err);
+    assert_non_null(strstr(err, path));
+    assert_string_equal(runfile_error(), err);
+
+    /* a valid HDF5 file that is not ours */
+    tpath(path, sizeof path, "foreign.h5");
+    hid_t f = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    H5Fclose(f);
+    assert_null(quiet_reopen(path, err, sizeof err));
+    char want[700];
+    snprintf(want, sizeof want, "%s: not a gatelab run file (no schema attribute)", path);
+    assert_string_equal(err, want);
+
+    /* missing */
+    tpath(path, sizeof path, "absent.h5");
+    assert_null(runfile_reopen(path, 0, err, sizeof err));
+    snprintf(want, sizeof want, "%s: no such file", path);
+    assert_string_equal(err, want);
+}
+
+/* ---- checkpoints ---- */
+
+static void fill_bits(float *a, size_t n, unsigned seed) {
+    uint32_t x = seed * 2654435761u + 1;
+    for (size_t i = 0; i < n; i++) {
+        x = x * 1664525u + 1013904223u;
+        uint32_t bits = x & 0xbfffffffu; /* no NaN/inf exponents: values only */
+        memcpy(&a[i], &bits, 4);
+    }
+}
+
+typedef struct {
+    size_t n;
+    float *p, *m, *v;
+} Arrays;
+
+static Arrays arrays(size_t n, unsigned seed) {
+    Arrays a = {n, malloc(n * 4), malloc(n * 4), malloc(n * 4)};
+    fill_bits(a.p, n, seed);
+    fill_bits(a.m, n, seed + 1);
+    fill_bits(a.v, n, seed + 2);
+    return a;
+}
+
+static void arrays_free(Arrays *a) {
+    free(a->p), free(a->m), free(a->v);
+}
+
+static int save(const char *run, const Arrays *a, long long step, char *err,
+                size_t errlen) {
+    CheckpointOut c = {step, 1000 * step, 1.5 * step, a->p, a->m, a->v, a->n};
+    return checkpoint_save(run, &c, "[model]\nn_layers = 2\n", err, errlen);
+}
+
+/* Load and compare bit for bit with a. */
+static void assert_loads(const char *run, const Arrays *a, long long step) {
+    Arrays b = arrays(a->n, 99);
+    long long st = -1, tok = -1;
+    double sec = -1;
+    char *text = NULL, err[512] = "";
+    int rc = checkpoint_load(run, b.p, b.m, b.v, a->n, &st, &tok, &sec, &text, err,
+                             sizeof err);
+    if (rc) fail_msg("load: %s", err);
+    assert_memory_equal(a->p, b.p, a->n * 4);
+    assert_memory_equal(a->m, b.m, a->n * 4);
+    assert_memory_equal(a->v, b.v, a->n * 4);
+    assert_int_equal(st, step);
+    assert_int_equal(tok, 1000 * step);
+    assert_true(sec == 1.5 * step);
+    assert_string_equal(text, "[model]\nn_layers = 2\n");
+    free(text);
+    arrays_free(&b);
+}
+
+static void test_checkpoint_roundtrip(void **state) {
+    (void)state;
+    char run[512], tmp[600], err[512] = "";
+    tpath(run, sizeof run, "ck.h5");
+    snprintf(tmp, sizeof tmp, "%s.ckpt.tmp", run);
+    assert_false(checkpoint_exists(run));
+    Arrays a = arrays(1000, 1);
+    assert_int_equal(save(run, &a, 7, err, sizeof err), 0);
+    assert_true(checkpoint_exists(run));
+    assert_false(access(tmp, F_OK) == 0);
+    assert_loads(run, &a, 7);
+    /* a second save replaces the first */
+    Arrays a2 = arrays(1000, 5);
+    assert_int_equal(save(run, &a2, 8, err, sizeof err), 0);
+    assert_loads(run, &a2, 8);
+
+    /* n mismatch is refused with the exact message */
+    Arrays b = arrays(999, 2);
+    assert_int_equal(checkpoint_load(run, b.p, b.m, b.v, 999, NULL, NULL, NULL, NULL,
+                                     err, sizeof err), -1);
+    char want[700];
+    snprintf(want, sizeof want,
+             "checkpoint %s.ckpt holds 1000 parameters, the model has 999", run);
+    assert_string_equal(err, want);
+    arrays_free(&b), arrays_free(&a), arrays_free(&a2);
+}
+
+static void test_checkpoint_corrupt(void **state) {
+    (void)state;
+    char run[512], ck[600], err[512];
+    tpath(run, sizeof run, "bad.h5");
+    snprintf(ck, sizeof ck, "%s.ckpt", run);
+    Arrays a = arrays(4096, 3);
+    assert_int_equal(save(run, &a, 1, err, sizeof err), 0);
+    size_t n;
+    char *b = slurp(ck, &n);
+    /* truncated */
+    write_bytes(ck, b, n / 2);
+    char *text = (char *)1;
+    assert_int_equal(checkpoint_load(run, a.p, a.m, a.v, a.n, NULL, NULL, NULL, &text,
+                                     err, sizeof err), -1);
+    assert_one_line(err);
+    assert_non_null(strstr(err, ck));
+    assert_null(text);
+    /* garbage */
+    memset(b, 0x5a, n);
+    write_bytes(ck, b, n);
+    assert_int_equal(checkpoint_load(run, a.p, a.m, a.v, a.n, NULL, NULL, NULL, NULL,
+                                     err, sizeof err), -1);
+    assert_one_line(err);
+    assert_non_null(strstr(err, ck));
+    /* a run file is not a checkpoint */
+    char rpath[512];
+    tpath(rpath, sizeof rpath, "notckpt");
+    snprintf(ck, sizeof ck, "%s.ckpt", rpath);
+    Config cfg = test_config();
+    RunFile *rf = runfile_create(ck, &cfg, NULL, 0, err, sizeof err);
+    assert_non_null(rf);
+    runfile_close(rf);
+    assert_int_equal(checkpoint_load(rpath, a.p, a.m, a.v, a.n, NULL, NULL, NULL,
+                                     NULL, err, sizeof err), -1);
+    char want[700];
+    snprintf(want, sizeof want, "%s: not a gatelab checkpoint (schema attribute)", ck);
+    assert_string_equal(err, want);
+    free(b);
+    arrays_free(&a);
+}
+
+/* A full disk, simulated honestly even as root: RLIMIT_FSIZE makes every
+ * write past the limit fail with EFBIG (SIGXFSZ ignored), exactly the
+ * failure path of ENOSPC inside HDF5's write. */
+static struct rlimit limit_file_size(rlim_t bytes) {
+    struct rlimit old, lim;
+    getrlimit(RLIMIT_FSIZE, &old);
+    lim = old;
+    lim.rlim_cur = bytes;
+    signal(SIGXFSZ, SIG_IGN);
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
+    return old;
+}
+
+static void test_checkpoint_failed_save(void **state) {
+    (void)state;
+    char run[512], tmp[600], err[512] = "";
+    tpath(run, sizeof run, "full.h5");
+    snprintf(tmp, sizeof tmp, "%s.ckpt.tmp", run);
+    Arrays a = arrays(1000, 11);
+    assert_int_equal(save(run, &a, 3, err, sizeof err), 0);
+
+    Arrays big = arrays(200000, 12); /* 800 KB per array */
+    struct rlimit old = limit_file_size(256 * 1024);
+    int rc = save(run, &big, 4, err, sizeof err);
+    setrlimit(RLIMIT_FSIZE, &old);
+    assert_int_equal(rc, -1);
+    assert_one_line(err);
+    assert_non_null(strstr(err, tmp));
+    assert_false(access(tmp, F_OK) == 0); /* the partial tmp is gone */
+    assert_loads(run, &a, 3);             /* the old checkpoint is intact */
+
+    /* the tmp path cannot be created at all (a directory sits there) */
+    assert_int_equal(mkdir(tmp, 0700), 0);
+    assert_int_equal(save(run, &big, 5, err, sizeof err), -1);
+    assert_one_line(err);
+    assert_non_null(strstr(err, tmp));
+    assert_loads(run, &a, 3);
+    rmdir(tmp);
+    arrays_free(&a), arrays_free(&big);
+}
+
+/* The same simulated full disk while writing a run file's params. */
+static void test_runfile_full_disk(void **state) {
+    (void)state;
+    char path[512], err[512] = "";
+    tpath(path, sizeof path, "fullrun.h5");
+    Config cfg = test_config();
+    RunFile *rf = runfile_create(path, &cfg, NULL, 0, err, sizeof err);
+    assert_non_null(rf);
+    Arrays big = arrays(300000, 13);
+    ParamInfo info = {.offset = 0, .numel = 300000, .ndim = 2, .shape = {300, 1000}};
+    snprintf(info.name, PARAM_NAME, "lm_head");
+    Model m;
+    memset(&m, 0, sizeof m);
+    m.table = (ParamTable){&info, 1, 300000};
+    m.params = big.p;
+    struct rlimit old = limit_file_size(256 * 1024);
+    int rc = runfile_write_params(rf, &m);
+    char msg[512];
+    snprintf(msg, sizeof msg, "%s", runfile_error());
+    /* the failed write left the file consistent: it still closes cleanly */
+    int rc2 = runfile_close(rf);
+    setrlimit(RLIMIT_FSIZE, &old);
+    assert_int_equal(rc, -1);
+    assert_one_line(msg);
+    assert_non_null(strstr(msg, path));
+    assert_non_null(strstr(msg, "reserve"));
+    assert_int_equal(rc2, 0);
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    assert_true(f >= 0);
+    char s[32];
+    attr_str(f, "status", s, sizeof s);
+    assert_string_equal(s, "running");
+    assert_false(has_link(f, "/params/lm_head"));
+    H5Fclose(f);
+    arrays_free(&big);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_write_and_read_back),
+        cmocka_unit_test(test_null_model),
+        cmocka_unit_test(test_never_overwrite),
+        cmocka_unit_test(test_reopen_truncates),
+        cmocka_unit_test(test_reopen_bad_files),
+        cmocka_unit_test(test_checkpoint_roundtrip),
+        cmocka_unit_test(test_checkpoint_corrupt),
+        cmocka_unit_test(test_checkpoint_failed_save),
+        cmocka_unit_test(test_runfile_full_disk),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

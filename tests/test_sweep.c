@@ -1,0 +1,528 @@
+/* test_sweep.c: sweep file parsing and expansion, error locations, resume
+ * planning on hand-made run files, the Slurm script, the MPI partition, and
+ * failure isolation with a fake trainer (no real training here). */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <ftw.h>
+#include <hdf5.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "commands.h"
+#include "config.h"
+#include "sweep.h"
+
+static char tmp[256]; /* per-test scratch dir */
+
+static int rm_cb(const char *p, const struct stat *s, int f, struct FTW *w) {
+    (void)s, (void)f, (void)w;
+    return remove(p);
+}
+
+static int setup(void **state) {
+    (void)state;
+    snprintf(tmp, sizeof tmp, "/tmp/test_sweep.XXXXXX");
+    return mkdtemp(tmp) ? 0 : -1;
+}
+
+static int teardown(void **state) {
+    (void)state;
+    return nftw(tmp, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* Write tmp/name with text; returns the path (static ring of buffers). */
+static const char *put(const char *name, const char *text) {
+    static char paths[8][512];
+    static int k;
+    char *p = paths[k++ % 8];
+    snprintf(p, 512, "%s/%s", tmp, name);
+    FILE *f = fopen(p, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+    return p;
+}
+
+static char *slurp(const char *path) {
+    FILE *f = fopen(path, "r");
+    if (!f) return NULL;
+    static char buf[65536];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    return buf;
+}
+
+/* ---- parsing ---- */
+
+static void test_expand(void **state) {
+    (void)state;
+    put("p.ini", "steps = 10\n");
+    put("q.ini", "steps = 20\n");
+    put("b.sweep", "[sweep]\npreset = q\nseeds = 7\n[run z]\nvariant = g1-head\n");
+    const char *a = put("a.sweep",
+        "# comment\n"
+        "[sweep]\n"
+        "preset = p            ; p.ini next to this file\n"
+        "seeds = 1, 2\n"
+        "set = steps=5\n"
+        "set = bos = 1\n"
+        "include = b.sweep\n"
+        "include = b.sweep     ; twice: identical runs are dropped\n"
+        "[run x]\n"
+        "  variant = baseline\n" /* indented: still a key, not a continuation */
+        "[run y]\n"
+        "variant = g1-elem\n"
+        "lr = 6e-3\n");
+    Sweep sw;
+    char err[512] = "";
+    int rc = sweep_parse(a, &sw, err, sizeof err);
+    if (rc) fprintf(stderr, "%s\n", err);
+    assert_int_equal(rc, 0);
+    assert_int_equal(sw.n_runs, 5);
+    const char *ids[] = {"x_s1", "x_s2", "y_s1", "y_s2", "z_s7"};
+    for (int i = 0; i < 5; i++) assert_string_equal(sw.runs[i].id, ids[i]);
+    const SweepRun *y2 = &sw.runs[3];
+    assert_string_equal(y2->name, "y");
+    assert_true(y2->seed == 2);
+    assert_string_equal(y2->out_name, "y_s2.h5");
+    const char *want[] = {"steps=5", "bos=1", "variant=g1-elem", "lr=6e-3",
+                          "init_seed=2", "data_seed=2"};
+    assert_int_equal(y2->n_sets, 6);
+    for (int i = 0; i < 6; i++) assert_string_equal(y2->sets[i], want[i]);
+    char pp[600];
+    snprintf(pp, sizeof pp, "%s/p.ini", tmp);
+    assert_string_equal(y2->preset, pp);
+    assert_string_equal(sw.runs[0].sets[2], "variant=baseline");
+    /* the included run keeps its own preset, seeds and no parent sets */
+    const SweepRun *z = &sw.runs[4];
+    snprintf(pp, sizeof pp, "%s/q.ini", tmp);
+    assert_string_equal(z->preset, pp);
+    assert_int_equal(z->n_sets, 3);
+    assert_string_equal(z->sets[0], "variant=g1-head");
+    assert_string_equal(z->sets[1], "init_seed=7");
+    assert_non_null(strstr(z->where, "b.sweep:4"));
+    sweep_free(&sw);
+}
+
+static void test_default_seed_and_path_preset(void **state) {
+    (void)state;
+    char sub[600];
+    snprintf(sub, sizeof sub, "%s/presets", tmp);
+    assert_int_equal(mkdir(sub, 0777), 0);
+    put("presets/tiny.ini", "steps = 1\n");
+    const char *a = put("d.sweep", "[sweep]\npreset = presets/tiny.ini\n[run only]\n");
+    Sweep sw;
+    char err[512];
+    assert_int_equal(sweep_parse(a, &sw, err, sizeof err), 0);
+    assert_int_equal(sw.n_runs, 1);
+    assert_string_equal(sw.runs[0].id, "only_s1");
+    assert_int_equal(sw.runs[0].n_sets, 2);
+    assert_non_null(strstr(sw.runs[0].preset, "presets/tiny.ini"));
+    sweep_free(&sw);
+}
+
+/* Parse text as tmp/name and expect an error containing `where` and `what`. */
+static void expect_error(const char *name, const char *text, const char *where,
+                         const char *what) {
+    const char *p = put(name, text);
+    Sweep sw;
+    char err[512] = "";
+    assert_int_equal(sweep_parse(p, &sw, err, sizeof err), -1);
+    if (!strstr(err, where) || !strstr(err, what))
+        fail_msg("error '%s' lacks '%s' / '%s'", err, where, what);
+    assert_int_equal(sw.n_runs, 0);
+}
+
+static void test_errors(void **state) {
+    (void)state;
+    put("p.ini", "steps = 1\n");
+    expect_error("e1.sweep", "[sweep]\npreset = p\nprest = q\n[run a]\n",
+                 "e1.sweep:3:", "unknown key 'prest'");
+    expect_error("e2.sweep", "[sweep]\npreset = p\n\n[run]\nlr = 1\n",
+                 "e2.sweep:4:", "needs a name");
+    expect_error("e3.sweep", "[sweep]\npreset = p\n[run a]\nlr = 1\n[run b]\n[run a]\n",
+                 "e3.sweep:6:", "duplicate run name 'a' (first at line 3)");
+    expect_error("e4.sweep", "[sweep]\npreset = p\nseeds = 1,x\n[run a]\n",
+                 "e4.sweep:3:", "bad seed 'x'");
+    expect_error("e5.sweep", "[sweep]\npreset = p\nseeds = 1,,2\n[run a]\n",
+                 "e5.sweep:3:", "bad seeds list");
+    expect_error("e6.sweep", "[sweep]\n\npreset = p\nseeds = 3,-1\n[run a]\n",
+                 "e6.sweep:4:", "bad seed '-1'");
+    expect_error("e7.sweep", "[sweep]\nseeds = 2,2\npreset = p\n[run a]\n",
+                 "e7.sweep:2:", "listed twice");
+    expect_error("e8.sweep", "[sweep]\nseeds = 1\npreset = nope\n[run a]\n",
+                 "e8.sweep:3:", "no file");
+    expect_error("e9.sweep", "[sweep]\nseeds = 1\n\n[run a]\nlr = 1\n",
+                 "e9.sweep:4:", "no preset");
+    expect_error("e10.sweep", "lr = 1\n[sweep]\n", "e10.sweep:1:", "outside a section");
+    expect_error("e11.sweep", "[sweep]\npreset = p\n[run a]\njust words\n",
+                 "e11.sweep:4:", "expected 'key = value'");
+    expect_error("e12.sweep", "[sweep]\npreset = p\n[run a]\ninit_seed = 4\n",
+                 "e12.sweep:4:", "seeds =");
+    expect_error("e13.sweep", "[sweep]\npreset = p\n[run a]\nlr = 1\nlr = 2\n",
+                 "e13.sweep:5:", "given twice");
+    expect_error("e14.sweep", "[sweep]\npreset = p\n[grid a]\n", "e14.sweep:3:",
+                 "unknown section");
+    expect_error("e15.sweep", "[sweep]\npreset = p\nset = steps\n[run a]\n",
+                 "e15.sweep:3:", "not key=value");
+    expect_error("e16.sweep", "[sweep]\npreset = p\n[run a/b]\n", "e16.sweep:3:",
+                 "bad run name");
+    expect_error("e17.sweep", "[sweep]\ninclude = missing.sweep\n", "e17.sweep:2:",
+                 "cannot open");
+    expect_error("e18.sweep", "[sweep]\npreset = p\n", "e18.sweep:1:", "no runs");
+    /* a loop: l1 -> l2 -> l1, reported at l2's include line */
+    put("l2.sweep", "[sweep]\n\ninclude = l1.sweep\n");
+    expect_error("l1.sweep", "[sweep]\npreset = p\ninclude = l2.sweep\n[run a]\n",
+                 "l2.sweep:3:", "include loop");
+    /* same run id from two files with different settings */
+    put("o1.sweep", "[sweep]\npreset = p\n[run a]\nlr = 1\n");
+    expect_error("o2.sweep", "[sweep]\npreset = p\ninclude = o1.sweep\n[run a]\nlr = 2\n",
+                 "o1.sweep:3:", "also defined at");
+}
+
+/* ---- resume planning ---- */
+
+/* A minimal run file: root attr status (variable- or fixed-length). */
+static void make_run(const char *name, const char *status, int fixed) {
+    char p[600];
+    snprintf(p, sizeof p, "%s/%s", tmp, name);
+    hid_t f = H5Fcreate(p, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    assert_true(f >= 0);
+    if (status) {
+        hid_t t = H5Tcopy(H5T_C_S1);
+        assert_true(H5Tset_size(t, fixed ? strlen(status) : H5T_VARIABLE) >= 0);
+        hid_t sp = H5Screate(H5S_SCALAR);
+        hid_t a = H5Acreate2(f, "status", t, sp, H5P_DEFAULT, H5P_DEFAULT);
+        assert_true(a >= 0);
+        assert_true(H5Awrite(a, t, fixed ? (const void *)status : (const void *)&status) >= 0);
+        H5Aclose(a);
+        H5Sclose(sp);
+        H5Tclose(t);
+    }
+    H5Fclose(f);
+}
+
+static SweepRun fake_run(const char *name) {
+    SweepRun r;
+    memset(&r, 0, sizeof r);
+    snprintf(r.name, sizeof r.name, "%s", name);
+    r.seed = 1;
+    snprintf(r.id, sizeof r.id, "%s_s1", name);
+    snprintf(r.out_name, sizeof r.out_name, "%s_s1.h5", name);
+    return r;
+}
+
+static void test_plan(void **state) {
+    (void)state;
+    make_run("done_s1.h5", "done", 0);
+    make_run("fixed_s1.h5", "done", 1);
+    make_run("div_s1.h5", "diverged", 0);
+    make_run("resume_s1.h5", "running", 0);
+    put("resume_s1.h5.ckpt", "x");
+    make_run("restart_s1.h5", "running", 0);
+    make_run("nostatus_s1.h5", NULL, 0);
+    put("junk_s1.h5", "not hdf5");
+    put("orphan_s1.h5.ckpt", "x");
+    char st[32];
+    char p[600];
+    snprintf(p, sizeof p, "%s/div_s1.h5", tmp);
+    assert_int_equal(sweep_read_status(p, st, sizeof st), 0);
+    assert_string_equal(st, "diverged");
+    snprintf(p, sizeof p, "%s/fixed_s1.h5", tmp);
+    assert_int_equal(sweep_read_status(p, st, sizeof st), 0);
+    assert_string_equal(st, "done");
+    snprintf(p, sizeof p, "%s/nostatus_s1.h5", tmp);
+    assert_int_equal(sweep_read_status(p, st, sizeof st), 0);
+    assert_string_equal(st, "");
+    snprintf(p, sizeof p, "%s/junk_s1.h5", tmp);
+    assert_int_equal(sweep_read_status(p, st, sizeof st), -1);
+
+    struct { const char *name; SweepAction want; } cases[] = {
+        {"done", SWEEP_SKIP_DONE},       {"fixed", SWEEP_SKIP_DONE},
+        {"div", SWEEP_SKIP_DIVERGED},    {"resume", SWEEP_RESUME},
+        {"restart", SWEEP_RESTART},      {"nostatus", SWEEP_RESTART},
+        {"junk", SWEEP_RESTART},         {"orphan", SWEEP_RESTART},
+        {"fresh", SWEEP_START},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        SweepRun r = fake_run(cases[i].name);
+        SweepAction a = sweep_plan_run(tmp, &r);
+        if (a != cases[i].want)
+            fail_msg("%s: got %s, want %s", cases[i].name, sweep_action_name(a),
+                     sweep_action_name(cases[i].want));
+    }
+}
+
+/* ---- Slurm ---- */
+
+static void test_slurm(void **state) {
+    (void)state;
+    put("p.ini", "steps = 1\n");
+    const char *a = put("s.sweep", "[sweep]\npreset = p\nseeds = 1,2,3\n"
+                        "[run baseline]\n[run g1-elem]\nvariant = g1-elem\n");
+    Sweep sw;
+    char err[512], out[600], script[700];
+    assert_int_equal(sweep_parse(a, &sw, err, sizeof err), 0);
+    assert_int_equal(sw.n_runs, 6);
+    snprintf(out, sizeof out, "%s/out", tmp);
+    snprintf(script, sizeof script, "%s/job.sbatch", tmp);
+    assert_int_equal(sweep_write_slurm(&sw, a, out, script, err, sizeof err), 0);
+    const char *s = slurp(script);
+    assert_non_null(s);
+    assert_non_null(strstr(s, "#!/bin/bash\n#SBATCH"));
+    assert_non_null(strstr(s, "#SBATCH --array=0-5\n"));
+    assert_non_null(strstr(s, "#SBATCH --cpus-per-task=1\n"));
+    assert_non_null(strstr(s, "#     0  baseline_s1\n"));
+    assert_non_null(strstr(s, "#     4  g1-elem_s2\n"));
+    assert_non_null(strstr(s, "#     5  g1-elem_s3\n"));
+    assert_null(strstr(s, "#     6  "));
+    assert_non_null(strstr(s, "--only \"$SLURM_ARRAY_TASK_ID\""));
+    assert_non_null(strstr(s, " report "));
+    /* every directive comes before the first command */
+    const char *cmd = strstr(s, "\nset -eu");
+    assert_non_null(cmd);
+    const char *last_dir = s;
+    for (const char *p = s; (p = strstr(p, "#SBATCH")); p++) last_dir = p;
+    assert_true(last_dir < cmd);
+    sweep_free(&sw);
+}
+
+/* ---- MPI partition ---- */
+
+static void test_partition(void **state) {
+    (void)state;
+    for (int size = 1; size <= 4; size++)
+        for (int i = 0; i < 37; i++) {
+            int owners = 0, owner = -1;
+            for (int r = 0; r < size; r++)
+                if (sweep_rank_owns(i, r, size)) owners++, owner = r;
+            assert_int_equal(owners, 1);
+            assert_int_equal(owner, i % size);
+        }
+}
+
+/* ---- running with a fake trainer ---- */
+
+static const char *fake_trainer =
+    "#!/bin/sh\n"
+    "out=''; prev=''\n"
+    "for a in \"$@\"; do [ \"$prev\" = --out ] && out=$a; prev=$a; done\n"
+    "echo \"$@\" > \"$out.args\"\n"
+    "echo \"OPENBLAS=$OPENBLAS_NUM_THREADS\" >> \"$out.args\"\n"
+    "echo 'step 3/5 | loss 1.0 | lr 1e-3 | 10 tok/s | ETA 0s' >&2\n"
+    "case \"$out\" in *bad_s*) exit 1;; *div_s*) exit 3;; esac\n"
+    "exit 0\n";
+
+static const char *out_file(const char *name) {
+    static char p[700];
+    snprintf(p, sizeof p, "%s/out/%s", tmp, name);
+    return p;
+}
+
+static Sweep fake_sweep(void) {
+    put("p.ini", "steps = 1\n");
+    const char *a = put("f.sweep",
+        "[sweep]\npreset = p\n"
+        "[run good]\n[run bad]\n[run div]\n[run good2]\n[run old]\n[run half]\n");
+    Sweep sw;
+    char err[512];
+    assert_int_equal(sweep_parse(a, &sw, err, sizeof err), 0);
+    assert_int_equal(sw.n_runs, 6);
+    return sw;
+}
+
+static void test_failure_isolation(void **state) {
+    (void)state;
+    const char *exe = put("trainer.sh", fake_trainer);
+    assert_int_equal(chmod(exe, 0755), 0);
+    Sweep sw = fake_sweep();
+    char dir[600];
+    snprintf(dir, sizeof dir, "%s/out", tmp);
+    assert_int_equal(mkdir(dir, 0777), 0);
+    make_run("out/old_s1.h5", "done", 0);     /* finished: skipped */
+    make_run("out/half_s1.h5", "running", 0); /* checkpointed: resumed */
+    put("out/half_s1.h5.ckpt", "x");
+
+    setenv("GATELAB_TRAIN_EXE", exe, 1);
+    SweepOptions o = {.out_dir = dir, .jobs = 2, .only = -1, .size = 1,
+                      .progress_every = 0.05};
+    SweepSummary s;
+    char err[512] = "";
+    int rc = sweep_execute(&sw, &o, &s, err, sizeof err);
+    unsetenv("GATELAB_TRAIN_EXE");
+    assert_int_equal(rc, 1); /* one run failed */
+    assert_int_equal(s.total, 6);
+    assert_int_equal(s.done, 4); /* good, good2, half, old (skipped) */
+    assert_int_equal(s.diverged, 1);
+    assert_int_equal(s.failed, 1);
+    assert_int_equal(s.skipped, 1);
+
+    /* the runs after the failure still ran, with the agreed command line */
+    const char *g2 = slurp(out_file("good2_s1.h5.args"));
+    assert_non_null(g2);
+    assert_non_null(strstr(g2, "train --config "));
+    assert_non_null(strstr(g2, "p.ini --set threads=1 --set init_seed=1 "
+                               "--set data_seed=1 --out "));
+    assert_non_null(strstr(g2, "out/good2_s1.h5\n"));
+    assert_non_null(strstr(g2, "OPENBLAS=1"));
+    const char *h = slurp(out_file("half_s1.h5.args"));
+    assert_non_null(h);
+    assert_non_null(strstr(h, "half_s1.h5 --resume\n"));
+    assert_null(slurp(out_file("old_s1.h5.args")));
+    assert_non_null(slurp(out_file("div_s1.h5.args")));
+
+    const char *tsv = slurp(out_file("sweep_status.tsv"));
+    assert_non_null(tsv);
+    assert_non_null(strstr(tsv, "name\tseed\texit\tseconds\tresult\n"));
+    assert_non_null(strstr(tsv, "\nbad\t1\t1\t"));
+    assert_non_null(strstr(tsv, "\tfailed\n"));
+    assert_non_null(strstr(tsv, "\ndiv\t1\t3\t"));
+    assert_non_null(strstr(tsv, "\ngood2\t1\t0\t"));
+    assert_null(strstr(tsv, "\nold\t"));
+    const char *log = slurp(out_file("logs/bad_s1.log"));
+    assert_non_null(log);
+    assert_non_null(strstr(log, "step 3/5 | loss"));
+    sweep_free(&sw);
+}
+
+static void test_only_and_ranks(void **state) {
+    (void)state;
+    const char *exe = put("trainer.sh", fake_trainer);
+    assert_int_equal(chmod(exe, 0755), 0);
+    Sweep sw = fake_sweep();
+    char dir[600], err[512];
+    snprintf(dir, sizeof dir, "%s/out", tmp);
+    SweepSummary s;
+    /* --only 3: just good2, created out dir included */
+    SweepOptions o = {.out_dir = dir, .jobs = 1, .only = 3, .size = 1,
+                      .train_exe = exe};
+    assert_int_equal(sweep_execute(&sw, &o, &s, err, sizeof err), 0);
+    assert_int_equal(s.total, 1);
+    assert_non_null(slurp(out_file("good2_s1.h5.args")));
+    assert_null(slurp(out_file("good_s1.h5.args")));
+    /* rank 1 of 2: indexes 1, 3, 5 (bad, good2, half) */
+    o.only = -1;
+    o.rank = 1;
+    o.size = 2;
+    assert_int_equal(sweep_execute(&sw, &o, &s, err, sizeof err), 1);
+    assert_int_equal(s.total, 3);
+    assert_int_equal(s.failed, 1);
+    assert_non_null(slurp(out_file("half_s1.h5.args")));
+    assert_null(slurp(out_file("good_s1.h5.args")));
+    assert_null(slurp(out_file("div_s1.h5.args")));
+    /* --only past the end is refused */
+    o.only = 6;
+    assert_int_equal(sweep_execute(&sw, &o, &s, err, sizeof err), -1);
+    assert_non_null(strstr(err, "--only 6"));
+    /* a trainer that cannot even start counts as failed, not a crash */
+    o.only = 0;
+    o.train_exe = "/nonexistent/trainer";
+    assert_int_equal(sweep_execute(&sw, &o, &s, err, sizeof err), 1);
+    assert_int_equal(s.failed, 1);
+    sweep_free(&sw);
+}
+
+static void test_all_succeed(void **state) {
+    (void)state;
+    put("p.ini", "steps = 1\n");
+    const char *a = put("ok.sweep", "[sweep]\npreset = p\nseeds = 1,2\n[run a]\n[run b]\n");
+    Sweep sw;
+    char dir[600], err[512];
+    assert_int_equal(sweep_parse(a, &sw, err, sizeof err), 0);
+    snprintf(dir, sizeof dir, "%s/ok", tmp);
+    SweepOptions o = {.out_dir = dir, .jobs = 3, .only = -1, .size = 1,
+                      .train_exe = "/bin/true"};
+    SweepSummary s;
+    assert_int_equal(sweep_execute(&sw, &o, &s, err, sizeof err), 0);
+    assert_int_equal(s.done, 4);
+    assert_int_equal(s.failed, 0);
+    sweep_free(&sw);
+}
+
+static void test_cli(void **state) {
+    (void)state;
+    put("p.ini", "steps = 1\n");
+    const char *a = put("c.sweep", "[sweep]\npreset = p\n[run a]\n");
+    char dir[600], script[700];
+    snprintf(dir, sizeof dir, "%s/cli", tmp);
+    char *list[] = {"sweep", (char *)a, "--list", NULL};
+    assert_int_equal(cmd_sweep(3, list), 0);
+    char *no_out[] = {"sweep", (char *)a, NULL};
+    assert_int_equal(cmd_sweep(2, no_out), 2);
+    char *bad_jobs[] = {"sweep", (char *)a, "--out", dir, "--jobs", "0", NULL};
+    assert_int_equal(cmd_sweep(6, bad_jobs), 2);
+    const char *bad = put("bad.sweep", "[sweep]\npreset = p\nfoo = 1\n");
+    char *bad_file[] = {"sweep", (char *)bad, "--out", dir, NULL};
+    assert_int_equal(cmd_sweep(4, bad_file), 2);
+    snprintf(script, sizeof script, "%s/x.sbatch", tmp);
+    char *slurm[] = {"sweep", "--emit-slurm", script, (char *)a, "--out", dir, NULL};
+    assert_int_equal(cmd_sweep(6, slurm), 0);
+    const char *s = slurp(script);
+    assert_non_null(s);
+    assert_non_null(strstr(s, "#SBATCH --array=0-0\n"));
+    char *dflt[] = {"sweep", (char *)a, "--out", dir, "--emit-slurm", NULL};
+    assert_int_equal(cmd_sweep(5, dflt), 0);
+    char dp[800];
+    snprintf(dp, sizeof dp, "%s/sweep.sbatch", dir);
+    assert_non_null(slurp(dp));
+}
+
+/* ---- the shipped sweep files ---- */
+
+static int in_catalog(const char *id) {
+    for (int i = 0; variant_id_at(i); i++)
+        if (!strcmp(variant_id_at(i), id)) return 1;
+    return 0;
+}
+
+static void test_experiments(void **state) {
+    (void)state;
+    const char *src = getenv("GATELAB_SRC");
+    if (!src) src = "..";
+    struct { const char *file; int runs; } want[] = {
+        {"gate-positions", 15}, {"nonlinearity", 5}, {"sparsity", 9},
+        {"sink-remedies", 10},  {"stability", 12},   {"long-context", 6},
+        {"quickstart", 3},      {"tiny-test", 4},    {"test-mpi", 3},
+        {"all", 43},
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        char p[600], err[512];
+        snprintf(p, sizeof p, "%s/experiments/%s.sweep", src, want[i].file);
+        Sweep sw;
+        if (sweep_parse(p, &sw, err, sizeof err)) fail_msg("%s", err);
+        if (sw.n_runs != want[i].runs)
+            fail_msg("%s: %d runs, want %d", want[i].file, sw.n_runs, want[i].runs);
+        for (int r = 0; r < sw.n_runs; r++)
+            for (int k = 0; k < sw.runs[r].n_sets; k++)
+                if (!strncmp(sw.runs[r].sets[k], "variant=", 8) &&
+                    !in_catalog(sw.runs[r].sets[k] + 8))
+                    fail_msg("%s: %s: unknown variant %s", want[i].file,
+                             sw.runs[r].id, sw.runs[r].sets[k] + 8);
+        sweep_free(&sw);
+    }
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_expand, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_default_seed_and_path_preset, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_errors, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_plan, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_slurm, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_partition, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_failure_isolation, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_only_and_ranks, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_all_succeed, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cli, setup, teardown),
+        cmocka_unit_test(test_experiments),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
