@@ -50,8 +50,9 @@ static int check_sel(const char *path, const RunProbe *p, Sel s)
 {
     if (s.layer >= p->L || s.head >= p->H) {
         fprintf(stderr, "gatelab heatmap: %s has %d layers x %d heads; "
-                "--layer %d --head %d is out of range\n", path, p->L, p->H,
-                s.layer, s.head);
+                "--%s %d is out of range\n", path, p->L, p->H,
+                s.layer >= p->L ? "layer" : "head",
+                s.layer >= p->L ? s.layer : s.head);
         return -1;
     }
     return 0;

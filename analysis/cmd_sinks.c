@@ -64,6 +64,9 @@ static void print_text(RunReader *r, const Ctx *c)
         printf("   (uniform attention: alpha_0 = H_len/len = %.4f)\n",
                uniform_alpha0(lens[i]));
     }
+    if (c->len64 < RUNSTATS_SINK_LEN)
+        printf("  note: the probe is shorter than 64 tokens, so the Gu et al. "
+               "rate uses all %d queries\n", c->len64);
     printf("\nPer head (T=%d): alpha_0 = mean over queries t>=0 of A[t,0] "
            "(mean over sequences); entropy = mean over t=1..T-1 of the row "
            "entropy of the sequence-mean map (nats); share = first-token "

@@ -42,6 +42,7 @@ static void usage(FILE *f) {
             "  -t, --threads N     worker threads (same as --set threads=N)\n"
             "  -q, --quiet         no progress lines\n"
             "      --nan-at-step S debug: poison the loss at step S (tests divergence)\n"
+            "      --kill-at-step S debug: SIGKILL itself after step S (tests resume)\n"
             "\n"
             "Exit codes: 0 done, 1 failure, 2 bad input, 3 diverged (data kept),\n"
             "130 interrupted (checkpoint saved).\n");
@@ -53,11 +54,12 @@ int cmd_train(int argc, char **argv) {
         {"out", required_argument, 0, 'o'},    {"resume", no_argument, 0, 'r'},
         {"force", no_argument, 0, 'f'},        {"threads", required_argument, 0, 't'},
         {"quiet", no_argument, 0, 'q'},        {"nan-at-step", required_argument, 0, 'N'},
+        {"kill-at-step", required_argument, 0, 'K'},
         {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
     const char *config = NULL;
     char *sets[256], threads_set[64];
     int nsets = 0, c;
-    TrainOptions opt = {NULL, 0, 0, 0, -1};
+    TrainOptions opt = {NULL, 0, 0, 0, -1, -1};
     optind = 1;
     while ((c = getopt_long(argc, argv, "c:s:o:rft:qh", opts, NULL)) != -1) {
         switch (c) {
@@ -75,6 +77,7 @@ int cmd_train(int argc, char **argv) {
             break;
         case 'q': opt.quiet = 1; break;
         case 'N': opt.nan_at_step = atoll(optarg); break;
+        case 'K': opt.kill_at_step = atoll(optarg); break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }

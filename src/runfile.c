@@ -656,10 +656,10 @@ static int probe_hidden(RunFile *rf, hid_t g, const char *gp, const ProbeData *p
                          "three largest |h| of each block's output, descending");
     if (rc == 0 && p->h_kurtosis)
         rc = write_array(rf, h, hp, "kurtosis", F64, 1, &L, p->h_kurtosis,
-                         "kurtosis of each block's output activations");
+                         "kurtosis mean((x-mu)^4)/(sigma^4+1e-6) of each block's output (Gaussian = 3)");
     if (rc == 0 && p->h_norm_ratio)
         rc = write_array(rf, h, hp, "norm_ratio", F64, 1, &L, p->h_norm_ratio,
-                         "per block: hidden-state norm at the first token over the median norm of the others");
+                         "per block: ||h_0|| / mean over t != 0 of ||h_t|| (first-token norm ratio)");
     H5Gclose(h);
     return rc;
 }
@@ -942,7 +942,10 @@ static RunFile *reopen_impl(const char *path, long long step) {
         rc = fail(NULL, 0, "%s: cannot open for writing: %s", path, strerror(errno));
     if (rc == 0) rc = reserve(rf, 0);
     if (rc == 0) rc = open_metrics(rf, "train", TRAIN, rf->train, N_TRAIN, &len);
-    if (rc == 0) rc = truncate_metrics(rf, "train", rf->train, N_TRAIN, len, step, &rf->n_train);
+    /* train row s is the step that took the model from s to s+1 steps: rows
+     * from `step` on are redone after a resume; evals and probes at `step`
+     * were taken before the checkpoint and are kept */
+    if (rc == 0) rc = truncate_metrics(rf, "train", rf->train, N_TRAIN, len, step - 1, &rf->n_train);
     if (rc == 0) rc = open_metrics(rf, "eval", EVAL, rf->eval, N_EVAL, &len);
     if (rc == 0) rc = truncate_metrics(rf, "eval", rf->eval, N_EVAL, len, step, &rf->n_eval);
     if (rc == 0) rc = drop_probes(rf, step);

@@ -30,8 +30,9 @@ typedef struct RunFile RunFile;
  * -1 with a one-line reason naming the path. */
 RunFile *runfile_create(const char *path, const Config *cfg,
                         const Model *m, int force, char *err, size_t errlen);
-/* Reopen for resume: check schema, truncate metrics past `step` and drop
- * probe groups past it. */
+/* Reopen for resume after `step` completed steps (the checkpoint's step):
+ * check the schema, keep train rows with step < `step` and eval rows and
+ * probe groups with step <= `step`; drop the rest. */
 RunFile *runfile_reopen(const char *path, long long step, char *err,
                         size_t errlen);
 int runfile_close(RunFile *rf);

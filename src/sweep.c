@@ -507,11 +507,11 @@ int sweep_write_slurm(const Sweep *sw, const char *sweep_file,
                "#   sbatch --dependency=afterany:$jid --wrap \"%s report %s\"\n"
                "# or, afterwards: %s report %s\n\n",
             script_path, exe, out_dir, exe, out_dir);
-    fprintf(f, "set -eu\nmkdir -p '%s/logs'\ncd '%s'\n"
+    fprintf(f, "set -eu\ncd '%s'\nmkdir -p '%s/logs'\n"
                "export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1\n"
                "GATELAB=${GATELAB:-%s}\n"
                "exec \"$GATELAB\" sweep '%s' --out '%s' --only \"$SLURM_ARRAY_TASK_ID\"\n",
-            out_dir, cwd, exe, sweep_file, out_dir);
+            cwd, out_dir, exe, sweep_file, out_dir);
     if (fclose(f) != 0)
         return seterr(err, errlen, "cannot write %s: %s", script_path,
                       strerror(errno));
@@ -691,9 +691,15 @@ int cmd_sweep(int argc, char **argv) {
         char path[SWEEP_PATH_MAX + 32];
         if (!a.slurm) snprintf(path, sizeof path, "%s/sweep.sbatch", a.out);
         else snprintf(path, sizeof path, "%s", a.slurm);
-        if ((!a.slurm && mkdir_p(a.out)) ||
-            sweep_write_slurm(&sw, a.file, a.out, path, err, sizeof err)) {
-            fprintf(stderr, "gatelab sweep: %s\n", a.slurm ? err : "cannot create out dir");
+        /* Slurm opens --output DIR/logs/... before the script runs */
+        char logs[SWEEP_PATH_MAX + 8];
+        snprintf(logs, sizeof logs, "%s/logs", a.out);
+        if (mkdir_p(logs)) {
+            fprintf(stderr, "gatelab sweep: cannot create %s: %s\n", logs,
+                    strerror(errno));
+            rc = 1;
+        } else if (sweep_write_slurm(&sw, a.file, a.out, path, err, sizeof err)) {
+            fprintf(stderr, "gatelab sweep: %s\n", err);
             rc = 1;
         } else {
             printf("%s: %d array tasks (sbatch %s)\n", path, sw.n_runs, path);
@@ -714,7 +720,10 @@ int cmd_sweep(int argc, char **argv) {
             rc = all;
         }
 #endif
-        int whole = a.only < 0 && !a.dry && rc != 2 && !a.no_report;
+        /* the report covers a whole sweep: not one --only task, not a
+         * sweep stopped by a signal */
+        int whole = a.only < 0 && !a.dry && rc != 2 && !a.no_report &&
+                    !(r >= 0 && s.interrupted);
         if (whole && rank == 0 && write_report(a.out) && rc == 0) rc = 1;
     }
     sweep_free(&sw);

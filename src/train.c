@@ -5,10 +5,21 @@
  * (data_seed, step), and a checkpoint holds the parameters, both AdamW
  * moments and the step. Losses after a resume are bit-identical to an
  * unbroken run with the same thread count.
+ *
+ * Why the run file is only ever written through a copy: HDF5 1.10 files
+ * are not crash-safe, and a SIGKILL in the middle of a write can leave one
+ * unreadable. So between commits the trainer keeps its new metric rows in
+ * memory; a commit copies RUN.h5 to RUN.h5.tmp, appends the rows (and the
+ * eval and probe) there, closes it, and renames it over RUN.h5; only then
+ * is the checkpoint written. A kill at any moment leaves the last
+ * committed run file and a checkpoint no newer than it.
  */
 #include <math.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,12 +39,21 @@ static void on_signal(int sig) {
     interrupted = 1;
 }
 
+/* Train rows logged since the last commit. */
+typedef struct {
+    long long *step, *tokens;
+    double *loss, *lr, *norm, *seconds;
+    size_t n, cap;
+} Rows;
+
 typedef struct {
     const Config *cfg;
     const TrainOptions *opt;
     Trainer tr;
     Dataset ds;
-    RunFile *rf;
+    RunFile *rf;      /* open only inside a commit */
+    Rows rows;
+    char tmp_path[CFG_STR + 8];
     char *config_text;
     long long step, tokens;
     double seconds;     /* training time over all sessions of this run */
@@ -56,6 +76,111 @@ static void progress(const Loop *lp, float loss, float lr, double tok_s) {
             lp->cfg->steps, loss, lr, tok_s, eta);
 }
 
+/* ---- buffered train rows ---- */
+
+static int rows_push(Rows *r, long long step, double loss, double lr, double norm,
+                     long long tokens, double seconds) {
+    if (r->n == r->cap) {
+        size_t cap = r->cap ? 2 * r->cap : 256;
+        long long *a = realloc(r->step, cap * sizeof *a), *b = realloc(r->tokens, cap * sizeof *b);
+        if (a) r->step = a;
+        if (b) r->tokens = b;
+        double *c = realloc(r->loss, cap * sizeof *c), *d = realloc(r->lr, cap * sizeof *d);
+        if (c) r->loss = c;
+        if (d) r->lr = d;
+        double *e = realloc(r->norm, cap * sizeof *e), *f = realloc(r->seconds, cap * sizeof *f);
+        if (e) r->norm = e;
+        if (f) r->seconds = f;
+        if (!a || !b || !c || !d || !e || !f) return -1;
+        r->cap = cap;
+    }
+    size_t i = r->n++;
+    r->step[i] = step, r->loss[i] = loss, r->lr[i] = lr, r->norm[i] = norm;
+    r->tokens[i] = tokens, r->seconds[i] = seconds;
+    return 0;
+}
+
+static void rows_free(Rows *r) {
+    free(r->step), free(r->tokens), free(r->loss), free(r->lr), free(r->norm), free(r->seconds);
+    memset(r, 0, sizeof *r);
+}
+
+/* ---- commits: copy, append, rename ---- */
+
+static int copy_file(const char *from, const char *to, char *err, size_t errlen) {
+    int in = open(from, O_RDONLY), out = -1, rc = -1;
+    char buf[1 << 16];
+    if (in < 0) return seterr(err, errlen, "cannot open %s: %s", from, strerror(errno));
+    out = open(to, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (out < 0) {
+        seterr(err, errlen, "cannot create %s: %s", to, strerror(errno));
+        goto done;
+    }
+    for (;;) {
+        ssize_t n = read(in, buf, sizeof buf);
+        if (n == 0) break;
+        if (n < 0 || write(out, buf, (size_t)n) != n) {
+            seterr(err, errlen, "cannot copy %s to %s: %s", from, to, strerror(errno));
+            goto done;
+        }
+    }
+    rc = 0;
+done:
+    if (out >= 0 && close(out) != 0 && rc == 0)
+        rc = seterr(err, errlen, "cannot write %s: %s", to, strerror(errno));
+    close(in);
+    if (rc != 0) unlink(to);
+    return rc;
+}
+
+static int commit_begin(Loop *lp, char *err, size_t errlen) {
+    if (copy_file(lp->opt->out_path, lp->tmp_path, err, errlen) != 0) return -1;
+    lp->rf = runfile_reopen(lp->tmp_path, lp->step, err, errlen);
+    if (!lp->rf) {
+        unlink(lp->tmp_path);
+        return -1;
+    }
+    const Rows *r = &lp->rows;
+    for (size_t i = 0; i < r->n; i++)
+        if (runfile_append_train(lp->rf, r->step[i], r->loss[i], r->lr[i], r->norm[i],
+                                 r->tokens[i], r->seconds[i]) != 0) {
+            seterr(err, errlen, "%s", runfile_error());
+            runfile_close(lp->rf);
+            lp->rf = NULL;
+            unlink(lp->tmp_path);
+            return -1;
+        }
+    return 0;
+}
+
+/* Close the copy, make it durable, and move it over the run file. */
+static int commit_end(Loop *lp, char *err, size_t errlen) {
+    int rc = runfile_close(lp->rf);
+    lp->rf = NULL;
+    if (rc != 0) {
+        unlink(lp->tmp_path);
+        return seterr(err, errlen, "%s", runfile_error());
+    }
+    int fd = open(lp->tmp_path, O_RDONLY);
+    if (fd < 0 || fsync(fd) != 0 || rename(lp->tmp_path, lp->opt->out_path) != 0) {
+        seterr(err, errlen, "cannot commit %s: %s", lp->opt->out_path, strerror(errno));
+        if (fd >= 0) close(fd);
+        unlink(lp->tmp_path);
+        return -1;
+    }
+    close(fd);
+    lp->rows.n = 0;
+    return 0;
+}
+
+static void commit_abort(Loop *lp) {
+    if (lp->rf) runfile_close(lp->rf);
+    lp->rf = NULL;
+    unlink(lp->tmp_path);
+}
+
+/* ---- eval, probe, checkpoint ---- */
+
 /* Mean val loss over eval_batches fixed batches; bits per byte when the
  * data is bytes. */
 static double evaluate(Loop *lp, double *bpb) {
@@ -73,6 +198,7 @@ static double evaluate(Loop *lp, double *bpb) {
     return v;
 }
 
+/* Inside a commit: append the eval row and write the probe. */
 static int eval_and_probe(Loop *lp, char *err, size_t errlen) {
     double bpb;
     double v = evaluate(lp, &bpb);
@@ -91,17 +217,52 @@ static int save_checkpoint(Loop *lp, char *err, size_t errlen) {
     return checkpoint_save(lp->opt->out_path, &c, lp->config_text, err, errlen);
 }
 
+static int write_final(Loop *lp, const char *status) {
+    const Config *c = lp->cfg;
+    double tok_s = lp->seconds > 0 ? (double)lp->tokens / lp->seconds : 0;
+    double flops = model_flops_per_token(&lp->tr.model, c->seq_len);
+    int rc = runfile_write_params(lp->rf, &lp->tr.model);
+    rc |= runfile_set_summary(lp->rf, "steps_done", (double)lp->step);
+    rc |= runfile_set_summary(lp->rf, "tokens_per_sec", tok_s);
+    rc |= runfile_set_summary(lp->rf, "gflops_per_sec", tok_s * flops / 1e9);
+    rc |= runfile_set_summary(lp->rf, "wall_seconds", lp->seconds);
+    rc |= runfile_set_summary(lp->rf, "final_val_loss", lp->last_val);
+    rc |= runfile_set_summary(lp->rf, "diverged_step", -1);
+    rc |= runfile_set_status(lp->rf, status); /* last: marks the file complete */
+    return rc;
+}
+
+/* One commit: rows, then optionally eval + probe and the final record;
+ * then the checkpoint. */
+typedef enum { COMMIT_ROWS = 0, COMMIT_EVAL = 1, COMMIT_FINAL = 2 } CommitKind;
+
+static int commit(Loop *lp, CommitKind kind, char *err, size_t errlen) {
+    if (commit_begin(lp, err, errlen) != 0) return -1;
+    int rc = 0;
+    if (kind >= COMMIT_EVAL) rc = eval_and_probe(lp, err, errlen);
+    if (rc == 0 && kind == COMMIT_FINAL && write_final(lp, "done") != 0)
+        rc = seterr(err, errlen, "%s", runfile_error());
+    if (rc != 0) {
+        commit_abort(lp);
+        return -1;
+    }
+    if (commit_end(lp, err, errlen) != 0) return -1;
+    return save_checkpoint(lp, err, errlen);
+}
+
 /* ---- start or resume ---- */
 
 static int open_fresh(Loop *lp, char *err, size_t errlen) {
-    lp->rf = runfile_create(lp->opt->out_path, lp->cfg, &lp->tr.model, lp->opt->force, err,
-                            errlen);
-    if (!lp->rf) return TRAIN_BADINPUT;
     /* a stale checkpoint of an older run must never be resumed into this one */
     char ck[CFG_STR + 16];
     snprintf(ck, sizeof ck, "%s.ckpt", lp->opt->out_path);
+    RunFile *rf = runfile_create(lp->opt->out_path, lp->cfg, &lp->tr.model, lp->opt->force,
+                                 err, errlen);
+    if (!rf) return TRAIN_BADINPUT;
     remove(ck);
-    return TRAIN_OK;
+    if (runfile_close(rf) != 0) return seterr(err, errlen, "%s", runfile_error()), TRAIN_FAIL;
+    /* a checkpoint at step 0, so a kill at any later moment can resume */
+    return save_checkpoint(lp, err, errlen) ? TRAIN_FAIL : TRAIN_OK;
 }
 
 static int open_resumed(Loop *lp, char *err, size_t errlen) {
@@ -117,8 +278,10 @@ static int open_resumed(Loop *lp, char *err, size_t errlen) {
         return seterr(err, errlen, "%s.ckpt was made with a different config; "
                       "resume with the same config, or start over with --force",
                       lp->opt->out_path), TRAIN_BADINPUT;
-    lp->rf = runfile_reopen(lp->opt->out_path, lp->step - 1, err, errlen);
-    if (!lp->rf) return TRAIN_BADINPUT;
+    /* check the run file now, so a corrupt one is refused before any work */
+    RunFile *rf = runfile_reopen(lp->opt->out_path, lp->step, err, errlen);
+    if (!rf) return TRAIN_BADINPUT;
+    if (runfile_close(rf) != 0) return seterr(err, errlen, "%s", runfile_error()), TRAIN_FAIL;
     if (!lp->opt->quiet)
         fprintf(stderr, "resuming %s at step %lld\n", lp->opt->out_path, lp->step);
     return TRAIN_OK;
@@ -127,7 +290,7 @@ static int open_resumed(Loop *lp, char *err, size_t errlen) {
 static int loop_open(Loop *lp, char *err, size_t errlen) {
     const TrainOptions *o = lp->opt;
     int exists = file_exists(o->out_path), ck = checkpoint_exists(o->out_path);
-    if (o->resume && ck) return open_resumed(lp, err, errlen);
+    if (o->resume && ck && exists) return open_resumed(lp, err, errlen);
     if (o->resume && exists && !o->force)
         return seterr(err, errlen, "%s has no checkpoint to resume from "
                       "(start over with --force)", o->out_path), TRAIN_BADINPUT;
@@ -136,68 +299,65 @@ static int loop_open(Loop *lp, char *err, size_t errlen) {
 
 /* ---- the loop ---- */
 
-static int finish(Loop *lp, const char *status, char *err, size_t errlen) {
-    const Config *c = lp->cfg;
-    double tok_s = lp->seconds > 0 ? (double)lp->tokens / lp->seconds : 0;
-    double flops = model_flops_per_token(&lp->tr.model, c->seq_len);
-    int rc = runfile_write_params(lp->rf, &lp->tr.model);
-    rc |= runfile_set_summary(lp->rf, "steps_done", (double)lp->step);
-    rc |= runfile_set_summary(lp->rf, "tokens_per_sec", tok_s);
-    rc |= runfile_set_summary(lp->rf, "gflops_per_sec", tok_s * flops / 1e9);
-    rc |= runfile_set_summary(lp->rf, "wall_seconds", lp->seconds);
-    rc |= runfile_set_summary(lp->rf, "final_val_loss", lp->last_val);
-    rc |= runfile_set_status(lp->rf, status); /* last: marks the file complete */
-    if (rc != 0) return seterr(err, errlen, "%s", runfile_error()), TRAIN_FAIL;
-    return TRAIN_OK;
-}
-
 static int diverged(Loop *lp, float loss, double norm, char *err, size_t errlen) {
     fprintf(stderr, "diverged at step %lld (loss %g, grad norm %g): stopping; the last "
-            "checkpoint is kept\n", lp->step, loss, norm);
-    runfile_set_summary(lp->rf, "diverged_step", (double)lp->step);
-    runfile_set_status(lp->rf, "diverged");
-    (void)err, (void)errlen;
-    return TRAIN_DIVERGED;
+            "good checkpoint is kept\n", lp->step, loss, norm);
+    if (commit_begin(lp, err, errlen) != 0) return TRAIN_FAIL;
+    int rc = runfile_set_summary(lp->rf, "diverged_step", (double)lp->step);
+    rc |= runfile_set_summary(lp->rf, "steps_done", (double)lp->step);
+    rc |= runfile_set_status(lp->rf, "diverged");
+    if (rc != 0) {
+        seterr(err, errlen, "%s", runfile_error());
+        commit_abort(lp);
+        return TRAIN_FAIL;
+    }
+    return commit_end(lp, err, errlen) ? TRAIN_FAIL : TRAIN_DIVERGED;
+}
+
+static int one_step(Loop *lp, float *loss_out, float *lr_out, double *norm_out) {
+    const Config *c = lp->cfg;
+    Trainer *tr = &lp->tr;
+    double t0 = now_seconds(), norm = 0;
+    data_batch(&lp->ds, tr->inputs, tr->targets, c->batch_size, c->seq_len, SPLIT_TRAIN,
+               c->data_seed, lp->step);
+    float lr = lr_at_step(c, lp->step);
+    float loss = trainer_step(tr, tr->inputs, tr->targets, lp->step, &norm);
+    if (lp->step == lp->opt->nan_at_step) loss = NAN;
+    lp->seconds += now_seconds() - t0;
+    lp->tokens += (long long)c->batch_size * c->seq_len;
+    *loss_out = loss, *lr_out = lr, *norm_out = norm;
+    return rows_push(&lp->rows, lp->step, loss, lr, norm, lp->tokens, lp->seconds);
 }
 
 static int run_steps(Loop *lp, char *err, size_t errlen) {
     const Config *c = lp->cfg;
-    Trainer *tr = &lp->tr;
-    const long long per_step = (long long)c->batch_size * c->seq_len;
     double t_window = now_seconds(), tok_window = 0;
-    for (; lp->step < c->steps; ) {
+    while (lp->step < c->steps) {
         if (interrupted) {
             fprintf(stderr, "interrupted at step %lld: checkpoint saved, resume with --resume\n",
                     lp->step);
-            return save_checkpoint(lp, err, errlen) ? TRAIN_FAIL : TRAIN_INTERRUPTED;
+            return commit(lp, COMMIT_ROWS, err, errlen) ? TRAIN_FAIL : TRAIN_INTERRUPTED;
         }
-        double t0 = now_seconds(), norm = 0;
-        data_batch(&lp->ds, tr->inputs, tr->targets, c->batch_size, c->seq_len, SPLIT_TRAIN,
-                   c->data_seed, lp->step);
-        float lr = lr_at_step(c, lp->step);
-        float loss = trainer_step(tr, tr->inputs, tr->targets, lp->step, &norm);
-        if (lp->step == lp->opt->nan_at_step) loss = NAN;
-        double dt = now_seconds() - t0;
-        lp->seconds += dt;
-        lp->tokens += per_step;
-        tok_window += per_step;
-        if (runfile_append_train(lp->rf, lp->step, loss, lr, norm, lp->tokens, lp->seconds))
-            return seterr(err, errlen, "%s", runfile_error()), TRAIN_FAIL;
+        float loss, lr;
+        double norm;
+        if (one_step(lp, &loss, &lr, &norm) != 0)
+            return seterr(err, errlen, "out of memory logging step %lld", lp->step), TRAIN_FAIL;
         if (!isfinite(loss) || !isfinite(norm)) return diverged(lp, loss, norm, err, errlen);
+        if (lp->step == lp->opt->kill_at_step) raise(SIGKILL); /* tests: a hard crash */
         lp->step++;
+        tok_window += (double)c->batch_size * c->seq_len;
         if (!lp->opt->quiet && (lp->step % c->log_every == 0 || lp->step == c->steps)) {
             double now = now_seconds();
             progress(lp, loss, lr, tok_window / (now - t_window));
             t_window = now, tok_window = 0;
         }
-        if (c->eval_every > 0 && lp->step % c->eval_every == 0 && lp->step < c->steps)
-            if (eval_and_probe(lp, err, errlen)) return TRAIN_FAIL;
-        if (c->ckpt_every > 0 && lp->step % c->ckpt_every == 0 && lp->step < c->steps)
-            if (save_checkpoint(lp, err, errlen)) return TRAIN_FAIL;
+        if (lp->step == c->steps) break;
+        int ev = c->eval_every > 0 && lp->step % c->eval_every == 0;
+        int ck = c->ckpt_every > 0 && lp->step % c->ckpt_every == 0;
+        if ((ev || ck) && commit(lp, ev ? COMMIT_EVAL : COMMIT_ROWS, err, errlen) != 0)
+            return TRAIN_FAIL;
     }
-    if (eval_and_probe(lp, err, errlen)) return TRAIN_FAIL;
-    if (save_checkpoint(lp, err, errlen)) return TRAIN_FAIL;
-    return finish(lp, "done", err, errlen);
+    return commit(lp, COMMIT_FINAL, err, errlen) ? TRAIN_FAIL : TRAIN_OK;
 }
 
 int train_run(const Config *cfg, const TrainOptions *opt, char *err,
@@ -207,6 +367,7 @@ int train_run(const Config *cfg, const TrainOptions *opt, char *err,
     lp.cfg = cfg;
     lp.opt = opt;
     lp.last_val = NAN;
+    snprintf(lp.tmp_path, sizeof lp.tmp_path, "%s.tmp", opt->out_path);
     lp.config_text = malloc(1 << 16);
     if (!lp.config_text || config_to_text(cfg, lp.config_text, 1 << 16) != 0) {
         free(lp.config_text);
@@ -230,15 +391,12 @@ int train_run(const Config *cfg, const TrainOptions *opt, char *err,
     rc = run_steps(&lp, err, errlen);
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
-    if (runfile_close(lp.rf) != 0 && rc == TRAIN_OK) {
-        seterr(err, errlen, "%s", runfile_error());
-        rc = TRAIN_FAIL;
-    }
 out_trainer:
     trainer_free(&lp.tr);
 out_data:
     data_close(&lp.ds);
 out_text:
+    rows_free(&lp.rows);
     free(lp.config_text);
     return rc;
 }

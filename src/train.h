@@ -38,6 +38,7 @@ typedef struct {
     int force;
     int quiet;
     long long nan_at_step; /* debug: poison the loss at this step; -1 off */
+    long long kill_at_step; /* debug: SIGKILL itself after logging this step */
 } TrainOptions;
 
 /* Exit codes of a run, shared with the sweep runner. */

@@ -539,7 +539,7 @@ static void test_reopen_truncates(void **state) {
     assert_int_equal(runfile_set_status(rf, "diverged"), 0);
     assert_int_equal(runfile_close(rf), 0);
 
-    rf = runfile_reopen(path, 5, err, sizeof err);
+    rf = runfile_reopen(path, 6, err, sizeof err); /* 6 steps done: rows 0..5 */
     if (!rf) fail_msg("reopen: %s", err);
     /* appending continues right after the kept rows */
     assert_int_equal(runfile_append_train(rf, 6, 60, 0, 0, 600, 6), 0);

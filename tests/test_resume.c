@@ -1,0 +1,162 @@
+/* test_resume.c: kill a training run, resume it, and require every logged
+ * loss to be bit-identical to an unbroken run with the same seeds. Also
+ * Ctrl-C (SIGINT) saves a checkpoint and exits cleanly. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "runread.h"
+#include "testutil.h"
+
+#define PRESET "experiments/tiny.ini"
+#define STEPS "--set steps=80 --set eval_every=20 --set ckpt_every=20 -q"
+
+static const char *dir;
+
+static void read_losses(const char *path, RunTrain *t, char *status) {
+    char err[512];
+    RunReader *r = runread_open(path, err, sizeof err);
+    if (!r) fail_msg("%s", err);
+    if (runread_train(r, t, err, sizeof err) != 0) fail_msg("%s", err);
+    strcpy(status, runread_meta(r)->status);
+    runread_close(r);
+}
+
+/* Same step sequence and bit-identical loss and grad norm at every step. */
+static void assert_same_history(const char *a, const char *b) {
+    RunTrain ta, tb;
+    char sa[32], sb[32];
+    read_losses(a, &ta, sa);
+    read_losses(b, &tb, sb);
+    assert_string_equal(sa, "done");
+    assert_string_equal(sb, "done");
+    assert_int_equal(ta.n, 80);
+    assert_int_equal(tb.n, ta.n);
+    for (size_t i = 0; i < ta.n; i++) {
+        assert_int_equal(ta.step[i], (long long)i);
+        assert_int_equal(tb.step[i], ta.step[i]);
+        if (memcmp(&ta.loss[i], &tb.loss[i], sizeof(double)) != 0 ||
+            memcmp(&ta.grad_norm[i], &tb.grad_norm[i], sizeof(double)) != 0)
+            fail_msg("step %zu: loss %.17g vs %.17g", i, ta.loss[i], tb.loss[i]);
+    }
+    runread_train_free(&ta);
+    runread_train_free(&tb);
+}
+
+static int setup(void **state) {
+    (void)state;
+    dir = tu_tmpdir();
+    char out[512];
+    snprintf(out, sizeof out, "%s/ref.log", dir);
+    /* the unbroken reference run */
+    return tu_run(out, "train --config " PRESET " " STEPS " --out %s/ref.h5", dir);
+}
+
+/* A hard kill between checkpoints (after step 47 is logged, the last
+ * checkpoint at 40): resume recomputes steps 40..47 and everything after. */
+static void test_kill_and_resume_bit_identical(void **state) {
+    (void)state;
+    char out[512], run[512];
+    snprintf(out, sizeof out, "%s/kill.log", dir);
+    snprintf(run, sizeof run, "%s/killed.h5", dir);
+    int rc = tu_run(out, "train --config " PRESET " " STEPS " --out %s --kill-at-step 47", run);
+    assert_int_equal(rc, 128 + SIGKILL);
+    char ck[600];
+    snprintf(ck, sizeof ck, "%s.ckpt", run);
+    assert_int_equal(access(ck, F_OK), 0);
+    rc = tu_run(out, "train --config " PRESET " " STEPS " --out %s --resume", run);
+    assert_int_equal(rc, 0);
+    char ref[512];
+    snprintf(ref, sizeof ref, "%s/ref.h5", dir);
+    assert_same_history(ref, run);
+}
+
+/* A real SIGKILL from outside at a random moment, twice. */
+static void test_external_sigkill(void **state) {
+    (void)state;
+    char run[512], ref[512], ck[600], out[512];
+    snprintf(run, sizeof run, "%s/ext.h5", dir);
+    snprintf(ck, sizeof ck, "%s.ckpt", run);
+    snprintf(out, sizeof out, "%s/ext.log", dir);
+    for (int round = 0; round < 2; round++) {
+        pid_t pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+            char bin[1024];
+            snprintf(bin, sizeof bin, "%s", tu_bin());
+            if (chdir(tu_src()) != 0) _exit(99);
+            freopen("/dev/null", "w", stderr);
+            const char *resume = round ? "--resume" : "--quiet";
+            execl(bin, bin, "train", "--config", PRESET, "--set", "steps=80", "--set",
+                  "eval_every=20", "--set", "ckpt_every=20", "-q", "--out", run, resume,
+                  (char *)NULL);
+            _exit(98);
+        }
+        /* wait for a checkpoint to exist, then kill at once */
+        for (int i = 0; i < 2000 && access(ck, F_OK) != 0; i++) usleep(1000);
+        usleep(2000 * (round + 1));
+        kill(pid, SIGKILL);
+        int st;
+        waitpid(pid, &st, 0);
+    }
+    int rc = tu_run(out, "train --config " PRESET " " STEPS " --out %s --resume", run);
+    assert_int_equal(rc, 0);
+    snprintf(ref, sizeof ref, "%s/ref.h5", dir);
+    assert_same_history(ref, run);
+}
+
+/* SIGINT saves a checkpoint and exits 130; resuming finishes the run. */
+static void test_ctrl_c_checkpoints(void **state) {
+    (void)state;
+    char run[512], ck[600], out[512], ref[512];
+    snprintf(run, sizeof run, "%s/int.h5", dir);
+    snprintf(ck, sizeof ck, "%s.ckpt", run);
+    snprintf(out, sizeof out, "%s/int.log", dir);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        char bin[1024];
+        snprintf(bin, sizeof bin, "%s", tu_bin());
+        if (chdir(tu_src()) != 0) _exit(99);
+        freopen("/dev/null", "w", stderr);
+        /* long enough that SIGINT lands mid-run */
+        execl(bin, bin, "train", "--config", PRESET, "--set", "steps=100000", "--set",
+              "ckpt_every=1000000", "--set", "eval_every=1000000", "-q", "--out", run,
+              (char *)NULL);
+        _exit(98);
+    }
+    for (int i = 0; i < 3000 && access(run, F_OK) != 0; i++) usleep(1000);
+    usleep(200000);
+    kill(pid, SIGINT);
+    int st;
+    waitpid(pid, &st, 0);
+    assert_true(WIFEXITED(st));
+    assert_int_equal(WEXITSTATUS(st), 130);
+    assert_int_equal(access(ck, F_OK), 0); /* the checkpoint was written */
+    /* the run file is intact and still marked running */
+    char err[512];
+    RunReader *r = runread_open(run, err, sizeof err);
+    if (!r) fail_msg("%s", err);
+    assert_string_equal(runread_meta(r)->status, "running");
+    runread_close(r);
+    (void)ref;
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_kill_and_resume_bit_identical),
+        cmocka_unit_test(test_external_sigkill),
+        cmocka_unit_test(test_ctrl_c_checkpoints),
+    };
+    return cmocka_run_group_tests(tests, setup, NULL);
+}
