@@ -4,6 +4,7 @@
  * are grouped by variant (mean +- std over seeds), and the paper's own
  * figures are set beside ours as clearly labelled reference data. */
 #include "report.h"
+#include "report_extra.h"
 #include "commands.h"
 #include "heatmap.h"
 #include "metrics.h"
@@ -759,6 +760,17 @@ static int write_md(const char *path, const char *dir, const char *outdir,
     md_paper(f, rows, n);
     md_runs(f, rows, n);
     md_figures(f, outdir, rows, n);
+    {   /* long-context and stability sections: analysis/report_extra.c */
+        const char **paths = calloc((size_t)(n ? n : 1), sizeof *paths);
+        char figdir[1100];
+        int k = 0;
+        snprintf(figdir, sizeof figdir, "%s/figures", outdir);
+        for (int i = 0; paths && i < n; i++)
+            if (rows[i].ok) paths[k++] = rows[i].path;
+        if (paths) report_longctx(f, figdir, paths, k);
+        if (paths) report_stability(f, figdir, paths, k);
+        free(paths);
+    }
     md_definitions(f);
     if (fclose(f) != 0) {
         seterr(err, errlen, "%s: write failed", path);

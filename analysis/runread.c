@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <hdf5.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,9 +49,12 @@ static int attr_string(hid_t obj, const char *name, char *out, size_t outlen)
     if (H5Aexists(obj, name) <= 0) return -1;
     hid_t a = H5Aopen(obj, name, H5P_DEFAULT);
     if (a < 0) return -1;
-    hid_t ft = H5Aget_type(a);
+    hid_t ft = H5Aget_type(a), sp = H5Aget_space(a);
     int rc = -1;
-    if (ft >= 0 && H5Tget_class(ft) == H5T_STRING) {
+    /* one element only: H5Aread writes every element of the dataspace */
+    int one = sp >= 0 && H5Sget_simple_extent_npoints(sp) == 1;
+    if (sp >= 0) H5Sclose(sp);
+    if (one && ft >= 0 && H5Tget_class(ft) == H5T_STRING) {
         hid_t mt = H5Tcopy(H5T_C_S1);
         if (H5Tis_variable_str(ft) > 0) {
             char *s = NULL;
@@ -75,6 +79,13 @@ static int attr_string(hid_t obj, const char *name, char *out, size_t outlen)
     if (ft >= 0) H5Tclose(ft);
     H5Aclose(a);
     return rc;
+}
+
+/* A double from a file as an int: 0 when not finite or out of range (a
+ * plain cast would be undefined behaviour). */
+static int dbl_to_int(double v)
+{
+    return isfinite(v) && v > -2147483648.0 && v < 2147483648.0 ? (int)v : 0;
 }
 
 /* Read a one-element numeric attribute (any int/float type) as double. */
@@ -107,7 +118,7 @@ static int attr_ll(hid_t obj, const char *name, long long *out)
     H5Aclose(a);
     if (c != H5T_INTEGER) {
         double v;
-        if (attr_double(obj, name, &v) < 0) return -1;
+        if (attr_double(obj, name, &v) < 0 || !(v > -9.2e18 && v < 9.2e18)) return -1;
         *out = (long long)v;
         return 0;
     }
@@ -227,7 +238,7 @@ static int read_meta(RunReader *r, char *err, size_t errlen)
         seterr(err, errlen, "%s: missing attribute schema_version", m->path);
         return -1;
     }
-    m->schema_version = (int)v;
+    m->schema_version = dbl_to_int(v);
     if (m->schema_version != RUNFILE_SCHEMA_VERSION) {
         seterr(err, errlen, "%s: schema_version %d, this build reads %d",
                m->path, m->schema_version, RUNFILE_SCHEMA_VERSION);
@@ -430,8 +441,8 @@ static int read_probe_attrs(RunReader *r, hid_t g, const char *gname,
     p->proxy = attr_double(g, "proxy", &v) == 0 && v != 0.0;
     if (attr_string(g, "normaliser", p->normaliser, sizeof p->normaliser) < 0)
         snprintf(p->normaliser, sizeof p->normaliser, "unknown");
-    p->gate_channels = attr_double(g, "gate_channels", &v) == 0 ? (int)v : 0;
-    p->gate_heads = attr_double(g, "gate_heads", &v) == 0 ? (int)v : 0;
+    p->gate_channels = attr_double(g, "gate_channels", &v) == 0 ? dbl_to_int(v) : 0;
+    p->gate_heads = attr_double(g, "gate_heads", &v) == 0 ? dbl_to_int(v) : 0;
     p->gate_bounded = attr_double(g, "gate_bounded", &v) == 0 && v != 0.0;
     return 0;
 }
@@ -587,21 +598,26 @@ int runread_train(RunReader *r, RunTrain *t, char *err, size_t errlen)
         seterr(err, errlen, "%s: missing group /metrics/train", r->meta.path);
         return -1;
     }
-    hsize_t n[1] = {0};
+    hsize_t n[6] = {0, 0, 0, 0, 0, 0};
     int rc = -1;
-    /* the first read fixes n; the others must match it */
-    if (READ_I64(g, "step", 1, n, &t->step) == 0 &&
-        READ_F64(g, "loss", 1, n, &t->loss) == 0 &&
-        READ_F64(g, "lr", 1, n, &t->lr) == 0 &&
-        READ_F64(g, "grad_norm", 1, n, &t->grad_norm) == 0 &&
-        READ_F64(g, "seconds", 1, n, &t->seconds) == 0 &&
-        READ_I64(g, "tokens", 1, n, &t->tokens) == 0)
+    /* each series is read with "any length" and all must then agree: an
+     * empty first series must not let longer ones through as length n */
+    if (READ_I64(g, "step", 1, &n[0], &t->step) == 0 &&
+        READ_F64(g, "loss", 1, &n[1], &t->loss) == 0 &&
+        READ_F64(g, "lr", 1, &n[2], &t->lr) == 0 &&
+        READ_F64(g, "grad_norm", 1, &n[3], &t->grad_norm) == 0 &&
+        READ_F64(g, "seconds", 1, &n[4], &t->seconds) == 0 &&
+        READ_I64(g, "tokens", 1, &n[5], &t->tokens) == 0)
         rc = 0;
+    for (int i = 1; rc == 0 && i < 6; i++)
+        if (n[i] != n[0]) {
+            seterr(err, errlen, "%s: /metrics/train series differ in length (%llu vs %llu)",
+                   r->meta.path, (unsigned long long)n[i], (unsigned long long)n[0]);
+            rc = -1;
+        }
     H5Gclose(g);
     if (rc < 0) runread_train_free(t);
     else t->n = (size_t)n[0];
-    /* n[0] == 0 stays 0 on the next reads, meaning "any": harmless since
-     * every array is then empty */
     return rc;
 }
 
@@ -613,14 +629,145 @@ int runread_eval(RunReader *r, RunEval *e, char *err, size_t errlen)
         seterr(err, errlen, "%s: missing group /metrics/eval", r->meta.path);
         return -1;
     }
-    hsize_t n[1] = {0};
+    hsize_t n[3] = {0, 0, 0};
     int rc = -1;
-    if (READ_I64(g, "step", 1, n, &e->step) == 0 &&
-        READ_F64(g, "val_loss", 1, n, &e->val_loss) == 0 &&
-        READ_F64(g, "val_bpb", 1, n, &e->val_bpb) == 0)
+    if (READ_I64(g, "step", 1, &n[0], &e->step) == 0 &&
+        READ_F64(g, "val_loss", 1, &n[1], &e->val_loss) == 0 &&
+        READ_F64(g, "val_bpb", 1, &n[2], &e->val_bpb) == 0)
         rc = 0;
+    if (rc == 0 && (n[1] != n[0] || n[2] != n[0])) {
+        seterr(err, errlen, "%s: /metrics/eval series differ in length", r->meta.path);
+        rc = -1;
+    }
     H5Gclose(g);
     if (rc < 0) runread_eval_free(e);
     else e->n = (size_t)n[0];
     return rc;
+}
+
+/* ---- weights and long-context results ---- */
+
+int runread_param(RunReader *r, const char *name, float *out, int ndim,
+                  const int *shape, char *err, size_t errlen)
+{
+    hid_t g = open_group(r->file, "params");
+    if (g < 0) {
+        seterr(err, errlen, "%s: no /params (the run has no final weights)",
+               r->meta.path);
+        return -1;
+    }
+    hsize_t want[8] = {0};
+    for (int i = 0; i < ndim && i < 8; i++) want[i] = (hsize_t)shape[i];
+    float *buf = NULL;
+    int rc = ndim > 0 && ndim <= 8 ? READ_F32(g, name, ndim, want, &buf) : -1;
+    H5Gclose(g);
+    if (rc < 0) {
+        if (ndim <= 0 || ndim > 8)
+            seterr(err, errlen, "%s: bad rank for /params/%s", r->meta.path, name);
+        return -1;
+    }
+    size_t n = 1;
+    for (int i = 0; i < ndim; i++) n *= (size_t)shape[i];
+    memcpy(out, buf, n * sizeof(float));
+    free(buf);
+    return 0;
+}
+
+typedef struct {
+    int *v;
+    int n, cap;
+} IntList;
+
+static herr_t len_cb(hid_t g, const char *name, const H5L_info_t *info,
+                     void *data)
+{
+    (void)g;
+    (void)info;
+    IntList *s = data;
+    int v;
+    char tail;
+    if (sscanf(name, "L_%d%c", &v, &tail) != 1 || v <= 0) return 0;
+    if (s->n == s->cap) {
+        int cap = s->cap ? 2 * s->cap : 16;
+        int *p = realloc(s->v, (size_t)cap * sizeof *p);
+        if (!p) return -1;
+        s->v = p;
+        s->cap = cap;
+    }
+    s->v[s->n++] = v;
+    return 0;
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
+int runread_lceval_lengths(RunReader *r, const char *mode, int **lens,
+                           int *n, char *err, size_t errlen)
+{
+    *lens = NULL;
+    *n = 0;
+    hid_t top = open_group(r->file, "lceval");
+    if (top < 0) return 0;
+    hid_t g = open_group(top, mode);
+    H5Gclose(top);
+    if (g < 0) return 0;
+    IntList s = {0};
+    herr_t rc = H5Literate(g, H5_INDEX_NAME, H5_ITER_NATIVE, NULL, len_cb, &s);
+    H5Gclose(g);
+    if (rc < 0) {
+        free(s.v);
+        seterr(err, errlen, "%s: cannot list /lceval/%s", r->meta.path, mode);
+        return -1;
+    }
+    if (s.n) qsort(s.v, (size_t)s.n, sizeof *s.v, cmp_int);
+    *lens = s.v;
+    *n = s.n;
+    return 0;
+}
+
+void runread_lceval_free(RunLcEval *e)
+{
+    free(e->loss_by_bucket);
+    e->loss_by_bucket = NULL;
+}
+
+int runread_lceval(RunReader *r, const char *mode, int len, RunLcEval *e,
+                   char *err, size_t errlen)
+{
+    memset(e, 0, sizeof *e);
+    char path[96];
+    snprintf(path, sizeof path, "lceval/%.16s/L_%d", mode, len);
+    hid_t g = H5Lexists(r->file, "lceval", H5P_DEFAULT) > 0 ? open_group(r->file, path) : -1;
+    if (g < 0) {
+        H5Eclear2(H5E_DEFAULT);
+        seterr(err, errlen, "%s: no /%s", r->meta.path, path);
+        return -1;
+    }
+    long long tl = 0, ln = 0;
+    int rc = 0;
+    rc |= attr_double(g, "val_loss", &e->val_loss);
+    rc |= attr_double(g, "ppl", &e->ppl);
+    rc |= attr_double(g, "first_share", &e->first_share);
+    rc |= attr_double(g, "uniform_share", &e->uniform_share);
+    rc |= attr_double(g, "sink_rate_0.3", &e->sink_rate);
+    rc |= attr_double(g, "yarn_scale", &e->yarn_scale);
+    rc |= attr_ll(g, "n_seqs", &e->n_seqs);
+    rc |= attr_ll(g, "train_len", &tl);
+    rc |= attr_ll(g, "len", &ln);
+    if (rc) {
+        H5Gclose(g);
+        seterr(err, errlen, "%s: /%s lacks an attribute", r->meta.path, path);
+        return -1;
+    }
+    e->len = (int)ln;
+    e->train_len = (int)tl;
+    hsize_t want[1] = {0};
+    rc = READ_F64(g, "loss_by_bucket", 1, want, &e->loss_by_bucket);
+    H5Gclose(g);
+    if (rc < 0) return -1;
+    e->n_buckets = (int)want[0];
+    return 0;
 }

@@ -104,4 +104,28 @@ int runread_eval(RunReader *r, RunEval *e, char *err, size_t errlen);
 void runread_train_free(RunTrain *t);
 void runread_eval_free(RunEval *e);
 
+
+/* ---- additive: weights and long-context results (gatelab eval) ---- */
+
+/* /params/<name> into out, which holds exactly the numel of shape[ndim];
+ * -1 naming the tensor when it is missing or its shape differs. */
+int runread_param(RunReader *r, const char *name, float *out, int ndim,
+                  const int *shape, char *err, size_t errlen);
+
+/* One /lceval/<mode>/L_<len> result (see src/runfile.h LcEvalData). */
+typedef struct {
+    int len, train_len;
+    double val_loss, ppl, first_share, uniform_share, sink_rate, yarn_scale;
+    long long n_seqs;
+    int n_buckets;
+    double *loss_by_bucket; /* malloc'd [n_buckets] */
+} RunLcEval;
+/* Lengths evaluated under /lceval/<mode>, ascending (*lens malloc'd, NULL
+ * when none). 0 ok (none is not an error), -1 on error. */
+int runread_lceval_lengths(RunReader *r, const char *mode, int **lens,
+                           int *n, char *err, size_t errlen);
+int runread_lceval(RunReader *r, const char *mode, int len, RunLcEval *e,
+                   char *err, size_t errlen);
+void runread_lceval_free(RunLcEval *e);
+
 #endif

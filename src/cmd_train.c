@@ -1,5 +1,6 @@
 /* cmd_train.c: `gatelab train`, and the config resolution every command
  * that builds a model shares (preset file, then --set overrides). */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +27,20 @@ int resolve_config(Config *cfg, const char *path, char **sets, int nsets,
     return config_validate(cfg, err, errlen);
 }
 
+/* A debug step number: a whole number >= 0, or the option is refused. */
+static int parse_step(const char *opt, const char *s, long long *out) {
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno || end == s || *end || v < 0) {
+        fprintf(stderr, "gatelab train: %s: bad step '%.40s' (expected a number >= 0)\n",
+                opt, s);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
 static void usage(FILE *f) {
     fprintf(f,
             "usage: gatelab train --config FILE [--set key=value]... --out RUN.h5\n"
@@ -43,6 +58,10 @@ static void usage(FILE *f) {
             "  -q, --quiet         no progress lines\n"
             "      --nan-at-step S debug: poison the loss at step S (tests divergence)\n"
             "      --kill-at-step S debug: SIGKILL itself after step S (tests resume)\n"
+            "      --inject-nan loss|grad|weight  debug: put a NaN in the loss, in one\n"
+            "                      gradient entry (after backward, before clipping) or in\n"
+            "                      one weight (before the forward) ...\n"
+            "      --inject-at S   ... at step S (--nan-at-step S = loss at S)\n"
             "\n"
             "Exit codes: 0 done, 1 failure, 2 bad input, 3 diverged (data kept),\n"
             "130 interrupted (checkpoint saved).\n");
@@ -55,11 +74,12 @@ int cmd_train(int argc, char **argv) {
         {"force", no_argument, 0, 'f'},        {"threads", required_argument, 0, 't'},
         {"quiet", no_argument, 0, 'q'},        {"nan-at-step", required_argument, 0, 'N'},
         {"kill-at-step", required_argument, 0, 'K'},
+        {"inject-nan", required_argument, 0, 'I'}, {"inject-at", required_argument, 0, 'A'},
         {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
     const char *config = NULL;
     char *sets[256], threads_set[64];
     int nsets = 0, c;
-    TrainOptions opt = {NULL, 0, 0, 0, -1, -1};
+    TrainOptions opt = {.nan_at_step = -1, .kill_at_step = -1, .inject_at = -1};
     optind = 1;
     while ((c = getopt_long(argc, argv, "c:s:o:rft:qh", opts, NULL)) != -1) {
         switch (c) {
@@ -76,14 +96,35 @@ int cmd_train(int argc, char **argv) {
             if (nsets < 255) sets[nsets++] = threads_set;
             break;
         case 'q': opt.quiet = 1; break;
-        case 'N': opt.nan_at_step = atoll(optarg); break;
-        case 'K': opt.kill_at_step = atoll(optarg); break;
+        case 'N':
+            if (parse_step("--nan-at-step", optarg, &opt.nan_at_step) != 0) return 2;
+            break;
+        case 'K':
+            if (parse_step("--kill-at-step", optarg, &opt.kill_at_step) != 0) return 2;
+            break;
+        case 'A':
+            if (parse_step("--inject-at", optarg, &opt.inject_at) != 0) return 2;
+            break;
+        case 'I':
+            if (!strcmp(optarg, "loss")) opt.inject_kind = INJECT_LOSS;
+            else if (!strcmp(optarg, "grad")) opt.inject_kind = INJECT_GRAD;
+            else if (!strcmp(optarg, "weight")) opt.inject_kind = INJECT_WEIGHT;
+            else {
+                fprintf(stderr, "gatelab train: --inject-nan: '%.40s' is not loss, grad "
+                        "or weight\n", optarg);
+                return 2;
+            }
+            break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
     }
     if (optind < argc) {
         fprintf(stderr, "gatelab train: unexpected argument '%s'\n", argv[optind]);
+        return 2;
+    }
+    if ((opt.inject_kind != INJECT_NONE) != (opt.inject_at >= 0)) {
+        fprintf(stderr, "gatelab train: --inject-nan and --inject-at go together\n");
         return 2;
     }
     if (!config || !opt.out_path) {

@@ -977,3 +977,75 @@ int runfile_close(RunFile *rf) {
     h5u_quiet_end(q);
     return rc;
 }
+
+/* ---- long-context evaluation results ---- */
+
+static int lceval_attrs(RunFile *rf, hid_t g, const LcEvalData *d) {
+    const char *k[] = {"val_loss", "ppl", "first_share", "uniform_share",
+                       "sink_rate_0.3", "yarn_scale"};
+    double v[] = {d->val_loss, d->ppl, d->first_share, d->uniform_share,
+                  d->sink_rate, d->yarn_scale};
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+        if (h5u_attr_f64(g, k[i], v[i]) < 0) return fail_h5(rf, "write /lceval attributes");
+    if (h5u_attr_i64(g, "n_seqs", d->n_seqs) < 0 ||
+        h5u_attr_i64(g, "train_len", d->train_len) < 0 ||
+        h5u_attr_i64(g, "len", d->len) < 0)
+        return fail_h5(rf, "write /lceval attributes");
+    return 0;
+}
+
+static int lceval_impl(RunFile *rf, const LcEvalData *d) {
+    char name[64];
+    snprintf(name, sizeof name, "L_%d", d->len);
+    int rc = reserve(rf, (size_t)d->n_buckets * 8 + ((size_t)16 << 10));
+    hid_t top = rc == 0 ? make_group(rf->file, "lceval") : -1;
+    hid_t mg = top >= 0 ? make_group(top, d->mode) : -1;
+    if (rc == 0 && mg < 0) rc = fail_h5(rf, "create /lceval group");
+    /* a re-run of the same length replaces the old result */
+    if (rc == 0 && H5Lexists(mg, name, H5P_DEFAULT) > 0 && H5Ldelete(mg, name, H5P_DEFAULT) < 0)
+        rc = fail_h5(rf, "replace an old /lceval result");
+    hid_t g = rc == 0 ? H5Gcreate2(mg, name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT) : -1;
+    if (rc == 0 && g < 0) rc = fail_h5(rf, "create /lceval/<mode>/L_<len>");
+    if (rc == 0) rc = lceval_attrs(rf, g, d);
+    hsize_t n = (hsize_t)d->n_buckets;
+    if (rc == 0)
+        rc = write_array(rf, g, "/lceval", "loss_by_bucket", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE,
+                         1, &n, d->loss_by_bucket,
+                         "mean val loss over positions [i*train_len, (i+1)*train_len)");
+    if (g >= 0) H5Gclose(g);
+    if (mg >= 0) H5Gclose(mg);
+    if (top >= 0) H5Gclose(top);
+    return rc;
+}
+
+int runfile_write_lceval(const char *path, const LcEvalData *d, char *err,
+                         size_t errlen) {
+    if (!path || !*path || strlen(path) >= RF_PATH)
+        return fail(err, errlen, "run file path is empty or too long");
+    if (!d || !d->mode || (strcmp(d->mode, "plain") && strcmp(d->mode, "yarn")) ||
+        d->len <= 0 || d->n_buckets < 0 || (d->n_buckets && !d->loss_by_bucket))
+        return fail(err, errlen, "%s: bad long-context result to write", path);
+    H5uQuiet q = h5u_quiet_begin();
+    RunFile *rf = rf_alloc(path);
+    int rc = rf ? 0 : fail(NULL, 0, "%s: out of memory", path);
+    hid_t fapl = rc == 0 ? make_fapl() : -1;
+    if (fapl >= 0) rf->file = H5Fopen(path, H5F_ACC_RDWR, fapl);
+    if (fapl >= 0) H5Pclose(fapl);
+    if (rc == 0 && rf->file < 0) {
+        const char *why = h5u_reason();
+        rc = fail(NULL, 0, "%s: cannot open for writing (%s)", path, *why ? why : "not an HDF5 file");
+    }
+    if (rc == 0) rc = check_schema(rf);
+    if (rc == 0 && (rf->fd = open(path, O_RDWR)) < 0)
+        rc = fail(NULL, 0, "%s: cannot open for writing: %s", path, strerror(errno));
+    if (rc == 0) rc = lceval_impl(rf, d);
+    if (rf) {
+        char keep[sizeof last_err];
+        memcpy(keep, last_err, sizeof keep);
+        if (rf_free(rf) < 0 && rc == 0) rc = -1;
+        else if (rc < 0) memcpy(last_err, keep, sizeof keep);
+    }
+    h5u_quiet_end(q);
+    if (rc < 0 && err && errlen) snprintf(err, errlen, "%s", last_err);
+    return rc;
+}

@@ -102,4 +102,22 @@ int checkpoint_load(const char *run_path, float *params, float *m, float *v,
                     size_t errlen);
 int checkpoint_exists(const char *run_path);
 
+
+/* ---- long-context evaluation (gatelab eval) ----
+ * /lceval/<mode>/L_<len>  attrs: val_loss, ppl, first_share, uniform_share,
+ *                         sink_rate_0.3, yarn_scale, n_seqs, train_len
+ *                         dataset loss_by_bucket [n_buckets]: mean loss over
+ *                         positions [i*train_len, (i+1)*train_len)
+ * Written into an existing, closed run file; only /lceval is touched. */
+typedef struct {
+    const char *mode;      /* "plain" | "yarn" */
+    int len, train_len;
+    double val_loss, ppl, first_share, uniform_share, sink_rate, yarn_scale;
+    long long n_seqs;
+    int n_buckets;
+    const double *loss_by_bucket; /* [n_buckets] */
+} LcEvalData;
+int runfile_write_lceval(const char *path, const LcEvalData *d, char *err,
+                         size_t errlen);
+
 #endif

@@ -474,6 +474,63 @@ int sweep_execute(const Sweep *sw, const SweepOptions *o, SweepSummary *sum,
     return finished == sum->total ? 0 : 1;
 }
 
+/* ---- long-context eval after training ([sweep] eval_lengths) ---- */
+
+/* 1 when the run file already holds /lceval (evaluated by an earlier pass). */
+static int has_lceval(const char *h5) {
+    H5E_auto2_t fn;
+    void *data;
+    H5Eget_auto2(H5E_DEFAULT, &fn, &data);
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    hid_t f = H5Fopen(h5, H5F_ACC_RDONLY, H5P_DEFAULT);
+    int has = f >= 0 && H5Lexists(f, "lceval", H5P_DEFAULT) > 0;
+    if (f >= 0) H5Fclose(f);
+    H5Eset_auto2(H5E_DEFAULT, fn, data);
+    return has;
+}
+
+/* `gatelab eval H5 --lengths L --both`, output appended to the run's log. */
+static int eval_child(const char *exe, const char *h5, const char *lengths, const char *log) {
+    int fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
+    if (fd < 0) return -1;
+    dprintf(fd, "== gatelab sweep: eval %s --lengths %s --both\n", h5, lengths);
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(fd, 1);
+        dup2(fd, 2);
+        setenv("OPENBLAS_NUM_THREADS", "1", 1);
+        execl(exe, "gatelab", "eval", h5, "--lengths", lengths, "--both", (char *)NULL);
+        _exit(127);
+    }
+    close(fd);
+    int st = 0;
+    if (pid < 0 || waitpid(pid, &st, 0) < 0) return -1;
+    return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
+}
+
+/* Evaluate every run of this task that ended done and has no /lceval yet.
+ * Diverged runs have no final weights and are skipped. Returns failures. */
+static int sweep_eval_runs(const Sweep *sw, const SweepOptions *o) {
+    int failed = 0;
+    for (int i = 0; i < sw->n_runs && !g_signal; i++) {
+        if (!in_share(o, i)) continue;
+        const SweepRun *r = &sw->runs[i];
+        char h5[SWEEP_PATH_MAX + 256], log[SWEEP_PATH_MAX + 256], st[32];
+        run_path(h5, sizeof h5, o->out_dir, r, "");
+        snprintf(log, sizeof log, "%s/logs/%s.log", o->out_dir, r->id);
+        if (sweep_read_status(h5, st, sizeof st) != 0 || strcmp(st, "done") || has_lceval(h5))
+            continue;
+        fprintf(stderr, "gatelab sweep: eval %s at %s (plain and YaRN)\n", r->id,
+                sw->eval_lengths);
+        if (eval_child("/proc/self/exe", h5, sw->eval_lengths, log) != 0) {
+            fprintf(stderr, "gatelab sweep: eval %s failed, log %s\n", r->id, log);
+            failed++;
+        }
+    }
+    return failed;
+}
+
 /* ---- Slurm ---- */
 
 int sweep_write_slurm(const Sweep *sw, const char *sweep_file,
@@ -722,6 +779,9 @@ int cmd_sweep(int argc, char **argv) {
 #endif
         /* the report covers a whole sweep: not one --only task, not a
          * sweep stopped by a signal */
+        if (r >= 0 && !a.dry && !s.interrupted && sw.eval_lengths[0] &&
+            sweep_eval_runs(&sw, &o) && rc == 0)
+            rc = 1;
         int whole = a.only < 0 && !a.dry && rc != 2 && !a.no_report &&
                     !(r >= 0 && s.interrupted);
         if (whole && rank == 0 && write_report(a.out) && rc == 0) rc = 1;

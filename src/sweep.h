@@ -41,6 +41,10 @@ typedef struct {
     char path[SWEEP_PATH_MAX];     /* the top-level sweep file */
     SweepRun *runs;
     int n_runs;
+    /* [sweep] eval_lengths = 1,2,4,8: after training, each run that ended
+     * done is evaluated by `gatelab eval --lengths 1x,2x,4x,8x --both`
+     * ("" = none; the top-level file's value wins over includes') */
+    char eval_lengths[128];
 } Sweep;
 
 /* Parse and expand a sweep file (and its includes). 0, or -1 with a

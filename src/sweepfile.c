@@ -53,6 +53,7 @@ typedef struct {
     int n_runs;
     Include *incs;
     int n_incs;
+    char eval_lengths[128]; /* "1x,2x,..." from eval_lengths = 1,2,... */
 } FileCtx;
 
 /* The include chain being parsed (real paths), to refuse loops. */
@@ -227,6 +228,28 @@ static int check_override(FileCtx *c, const char *key, const char *value) {
     return 0;
 }
 
+/* eval_lengths = 1,2,4,8 (multiples of seq_len) -> "1x,2x,4x,8x" */
+static int parse_eval_lengths(FileCtx *c, const char *value) {
+    char tmp[128];
+    if (c->eval_lengths[0]) return fail(c, c->line, "eval_lengths given twice", NULL, NULL);
+    if (!*value || strlen(value) >= 40)
+        return fail(c, c->line, "bad eval_lengths '%s'", value, NULL);
+    snprintf(tmp, sizeof tmp, "%s", value);
+    size_t k = 0;
+    int n = 0;
+    for (char *save = NULL, *t = strtok_r(tmp, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        char *end;
+        long v = strtol(t, &end, 10);
+        while (*end == ' ') end++;
+        if (end == t || *end || v < 1 || v > 64 || ++n > 16)
+            return fail(c, c->line, "bad eval_lengths '%s' (want multiples like 1,2,4,8)",
+                        value, NULL);
+        k += (size_t)snprintf(c->eval_lengths + k, sizeof c->eval_lengths - k, "%s%ldx",
+                              k ? "," : "", v);
+    }
+    return 1; /* inih: nonzero is success */
+}
+
 static int sweep_key(FileCtx *c, const char *name, const char *value) {
     if (!strcmp(name, "preset")) {
         if (c->preset_line)
@@ -235,6 +258,8 @@ static int sweep_key(FileCtx *c, const char *name, const char *value) {
             return fail(c, c->line, "bad preset '%s'", value, NULL);
         str_copy(c->preset, sizeof c->preset, value);
         c->preset_line = c->line;
+    } else if (!strcmp(name, "eval_lengths")) {
+        return parse_eval_lengths(c, value);
     } else if (!strcmp(name, "seeds")) {
         if (c->seeds_line) return fail(c, c->line, "seeds given twice", NULL, NULL);
         c->seeds_line = c->line;
@@ -261,7 +286,7 @@ static int sweep_key(FileCtx *c, const char *name, const char *value) {
         ni[c->n_incs++].line = c->line;
     } else {
         return fail(c, c->line, "unknown key '%s' in [sweep] (preset, seeds, "
-                    "set, include)", name, NULL);
+                    "set, include, eval_lengths)", name, NULL);
     }
     return 1;
 }
@@ -440,6 +465,9 @@ static int parse_file(const char *path, Chain *chain, Sweep *sw, char *err,
     else if (rc < 0 && !c.failed)
         fail(&c, 0, "cannot parse (out of memory)", NULL, NULL);
     int ret = c.failed ? -1 : expand(&c, chain, sw);
+    /* includes are parsed inside expand: the outer file's value wins */
+    if (ret == 0 && c.eval_lengths[0])
+        snprintf(sw->eval_lengths, sizeof sw->eval_lengths, "%s", c.eval_lengths);
     chain->n--;
     ctx_free(&c);
     return ret;

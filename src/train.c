@@ -27,6 +27,7 @@
 #include "data.h"
 #include "probe.h"
 #include "runfile.h"
+#include "sweep.h"
 #include "train.h"
 #include "util.h"
 
@@ -290,6 +291,13 @@ static int open_resumed(Loop *lp, char *err, size_t errlen) {
 static int loop_open(Loop *lp, char *err, size_t errlen) {
     const TrainOptions *o = lp->opt;
     int exists = file_exists(o->out_path), ck = checkpoint_exists(o->out_path);
+    char st[32];
+    /* a finished run is never touched: its final checkpoint would redo the
+     * last eval and rewrite the file */
+    if (o->resume && !o->force && exists && sweep_read_status(o->out_path, st, sizeof st) == 0 &&
+        !strcmp(st, "done"))
+        return seterr(err, errlen, "%s is already finished (status done); nothing to resume "
+                      "(start over with --force)", o->out_path), TRAIN_BADINPUT;
     if (o->resume && ck && exists) return open_resumed(lp, err, errlen);
     if (o->resume && exists && !o->force)
         return seterr(err, errlen, "%s has no checkpoint to resume from "
@@ -321,8 +329,13 @@ static int one_step(Loop *lp, float *loss_out, float *lr_out, double *norm_out) 
     data_batch(&lp->ds, tr->inputs, tr->targets, c->batch_size, c->seq_len, SPLIT_TRAIN,
                c->data_seed, lp->step);
     float lr = lr_at_step(c, lp->step);
+    const TrainOptions *o = lp->opt;
+    int inject = lp->step == o->inject_at ? o->inject_kind : INJECT_NONE;
+    if (lp->step == o->nan_at_step) inject = INJECT_LOSS;
+    if (inject == INJECT_WEIGHT) tr->model.w.final_norm_w[0] = NAN; /* every row: NaN loss */
+    if (inject == INJECT_GRAD) tr->poison_grad = 1;         /* shows as a NaN norm */
     float loss = trainer_step(tr, tr->inputs, tr->targets, lp->step, &norm);
-    if (lp->step == lp->opt->nan_at_step) loss = NAN;
+    if (inject == INJECT_LOSS) loss = NAN;
     lp->seconds += now_seconds() - t0;
     lp->tokens += (long long)c->batch_size * c->seq_len;
     *loss_out = loss, *lr_out = lr, *norm_out = norm;

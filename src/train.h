@@ -17,6 +17,7 @@ typedef struct {
     int *share;        /* sequences per worker */
     float *adam_m, *adam_v;
     int *inputs, *targets; /* [B, T] batch buffers */
+    int poison_grad;   /* debug: the next step puts a NaN in one gradient */
 } Trainer;
 
 int trainer_init(Trainer *tr, const Config *cfg, char *err, size_t errlen);
@@ -39,7 +40,12 @@ typedef struct {
     int quiet;
     long long nan_at_step; /* debug: poison the loss at this step; -1 off */
     long long kill_at_step; /* debug: SIGKILL itself after logging this step */
+    int inject_kind;        /* debug: INJECT_* poisoned at inject_at */
+    long long inject_at;    /* -1 off (nan_at_step is inject loss) */
 } TrainOptions;
+
+/* Debug fault injection (--inject-nan KIND --inject-at S). */
+enum { INJECT_NONE = 0, INJECT_LOSS, INJECT_GRAD, INJECT_WEIGHT };
 
 /* Exit codes of a run, shared with the sweep runner. */
 enum { TRAIN_OK = 0, TRAIN_FAIL = 1, TRAIN_BADINPUT = 2, TRAIN_DIVERGED = 3,

@@ -1,0 +1,8 @@
+/* fuzz_config.c: libFuzzer target; the work is fuzz_config_one (fuzz_entry.c). */
+#include "fuzz_entry.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    fuzz_config_one(data, size);
+    return 0;
+}

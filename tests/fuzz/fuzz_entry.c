@@ -1,0 +1,134 @@
+/* fuzz_entry.c: see fuzz_entry.h. Inputs that must be files (sweep file,
+ * run file, token file) are written to a per-process temporary file. */
+#include "fuzz_entry.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "data.h"
+#include "runread.h"
+#include "sweep.h"
+
+/* Write the input to /tmp/gatelab-fuzz-PID.TAG; the path in static storage. */
+static const char *to_file(const char *tag, const uint8_t *data, size_t size) {
+    static char p[128];
+    snprintf(p, sizeof p, "/tmp/gatelab-fuzz-%ld.%s", (long)getpid(), tag);
+    FILE *f = fopen(p, "wb");
+    if (!f) return NULL;
+    if (size && fwrite(data, 1, size, f) != size) {
+        fclose(f);
+        return NULL;
+    }
+    fclose(f);
+    return p;
+}
+
+int fuzz_config_one(const uint8_t *data, size_t size) {
+    char *text = malloc(size + 1), err[512], buf[1 << 16];
+    if (!text) return 1;
+    memcpy(text, data, size);
+    text[size] = 0; /* the API takes a C string; embedded NULs just cut it */
+    Config c;
+    config_defaults(&c);
+    int rc = config_load_string(&c, text, "fuzz.ini", err, sizeof err);
+    if (rc == 0) {
+        config_resolve(&c);
+        if (c.vocab_size <= 0) c.vocab_size = 257;
+        rc = config_validate(&c, err, sizeof err);
+        /* a valid config must round-trip through its own text form */
+        if (rc == 0 && config_to_text(&c, buf, sizeof buf) == 0) {
+            Config d;
+            config_defaults(&d);
+            if (config_load_string(&d, buf, "roundtrip", err, sizeof err) != 0) abort();
+        }
+    }
+    /* the same text as one --set override */
+    Config e;
+    config_defaults(&e);
+    config_set(&e, text, err, sizeof err);
+    free(text);
+    return rc != 0;
+}
+
+int fuzz_sweepfile_one(const uint8_t *data, size_t size) {
+    const char *p = to_file("sweep", data, size);
+    if (!p) return 1;
+    Sweep sw;
+    char err[512];
+    int rc = sweep_parse(p, &sw, err, sizeof err);
+    if (rc == 0) {
+        for (int i = 0; i < sw.n_runs; i++) /* touch every expanded field */
+            if (strlen(sw.runs[i].out_name) + strlen(sw.runs[i].preset) > 1u << 20) abort();
+        sweep_free(&sw);
+    }
+    unlink(p);
+    return rc != 0;
+}
+
+/* Everything the analysis tools read: meta, config, summary, metrics and
+ * every probe. */
+int fuzz_runread_one(const uint8_t *data, size_t size) {
+    const char *p = to_file("h5", data, size);
+    if (!p) return 1;
+    char err[512], s[256];
+    RunReader *r = runread_open(p, err, sizeof err);
+    if (!r) {
+        unlink(p);
+        return 1;
+    }
+    double v;
+    (void)runread_meta(r);
+    runread_config_double(r, "d_model", &v, err, sizeof err);
+    runread_config_string(r, "variant", s, sizeof s, err, sizeof err);
+    runread_summary(r, "final_val_loss", &v, err, sizeof err);
+    RunTrain t;
+    if (runread_train(r, &t, err, sizeof err) == 0) runread_train_free(&t);
+    RunEval e;
+    if (runread_eval(r, &e, err, sizeof err) == 0) runread_eval_free(&e);
+    long long *steps = NULL;
+    int n = 0;
+    if (runread_probe_steps(r, &steps, &n, err, sizeof err) == 0) {
+        for (int i = 0; i < n && i < 8; i++) {
+            RunProbe pr;
+            if (runread_probe(r, steps[i], &pr, err, sizeof err) == 0) runread_probe_free(&pr);
+        }
+        free(steps);
+    }
+    runread_close(r);
+    unlink(p);
+    return 0;
+}
+
+/* data=tokens over the input as both splits, then a few batches. */
+int fuzz_tokens_one(const uint8_t *data, size_t size) {
+    const char *p = to_file("tok", data, size);
+    if (!p) return 1;
+    Config c;
+    char err[512];
+    config_defaults(&c);
+    c.data = DATA_TOKENS;
+    snprintf(c.train_file, sizeof c.train_file, "%s", p);
+    snprintf(c.val_file, sizeof c.val_file, "%s", p);
+    c.seq_len = 8;
+    int rc = 1, v = data_vocab_size(&c, err, sizeof err);
+    if (v > 0) {
+        c.vocab_size = v;
+        Dataset ds;
+        if (data_open(&ds, &c, err, sizeof err) == 0) {
+            int in[2 * 8], tg[2 * 8];
+            for (int s = 0; s < 3; s++) {
+                data_batch(&ds, in, tg, 2, 8, SPLIT_TRAIN, 1, s);
+                data_batch(&ds, in, tg, 2, 8, SPLIT_VAL, 1, s);
+                for (int i = 0; i < 16; i++)
+                    if (in[i] < 0 || in[i] >= v || tg[i] < 0 || tg[i] >= v) abort();
+            }
+            data_close(&ds);
+            rc = 0;
+        }
+    }
+    unlink(p);
+    return rc;
+}

@@ -1,0 +1,8 @@
+/* fuzz_sweepfile.c: libFuzzer target; the work is fuzz_sweepfile_one (fuzz_entry.c). */
+#include "fuzz_entry.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    fuzz_sweepfile_one(data, size);
+    return 0;
+}

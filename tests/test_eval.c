@@ -1,0 +1,252 @@
+/* test_eval.c: YaRN against a numpy reference (fixtures/yarn.txt, made by
+ * tests/reference/make_yarn_fixture.py), long-context eval of a tiny model
+ * at 2x its training length, the /lceval round trip, and a forced
+ * divergence recorded as `diverged`. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../analysis/metrics.h"
+#include "../analysis/runread.h"
+#include "../src/lceval.h"
+#include "../src/ops.h"
+#include "testutil.h"
+
+/* ---- fixture: lines "NAME COUNT v..." ---- */
+
+static double *fixture(const char *want, int *count) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/tests/reference/fixtures/yarn.txt", tu_src());
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    char name[64];
+    int n;
+    double *out = NULL;
+    while (!out && fscanf(f, "%63s %d", name, &n) == 2) {
+        double *v = malloc((size_t)n * sizeof *v);
+        assert_non_null(v);
+        for (int i = 0; i < n; i++) assert_int_equal(fscanf(f, "%lf", &v[i]), 1);
+        if (strcmp(name, want) == 0) out = v, *count = n;
+        else free(v);
+    }
+    fclose(f);
+    assert_non_null(out);
+    return out;
+}
+
+static void check_freqs(const char *c, int dh, float base, float scale, int orig) {
+    char key[32];
+    int n, nm;
+    snprintf(key, sizeof key, "freq_%s", c);
+    double *ref = fixture(key, &n);
+    snprintf(key, sizeof key, "m_%s", c);
+    double *mref = fixture(key, &nm);
+    assert_int_equal(n, dh / 2);
+    float f[64];
+    float m = rope_inv_freq(f, dh, base, scale, orig);
+    for (int i = 0; i < n; i++) assert_true(fabs(f[i] - ref[i]) <= 1e-6 * ref[i] + 1e-12);
+    assert_true(fabs(m - mref[0]) < 1e-6);
+    free(ref);
+    free(mref);
+}
+
+static void test_yarn_freqs(void **st) {
+    (void)st;
+    check_freqs("a", 16, 10000.0f, 4.0f, 32); /* ramp crosses dims 0..1 */
+    check_freqs("b", 64, 10000.0f, 8.0f, 64);
+    check_freqs("c", 16, 10000.0f, 1.0f, 32); /* scale 1: plain RoPE, m = 1 */
+}
+
+/* rotate with YaRN tables, scale q and k by m (the model's order), then
+ * causal softmax attention: must match numpy. */
+static void test_yarn_attention(void **st) {
+    (void)st;
+    enum { T = 24, DH = 16 };
+    int n;
+    double *q = fixture("q", &n), *k = fixture("k", &n), *v = fixture("v", &n);
+    double *yref = fixture("y_yarn", &n), *yplain = fixture("y_plain", &n);
+    assert_int_equal(n, T * DH);
+    float qf[T * DH], kf[T * DH], vf[T * DH], y[T * DH], att[T * T], pre[T * T];
+    float cs[T * DH / 2], sn[T * DH / 2], inv[DH / 2];
+    for (int i = 0; i < T * DH; i++) qf[i] = (float)q[i], kf[i] = (float)k[i], vf[i] = (float)v[i];
+    float m = rope_inv_freq(inv, DH, 10000.0f, 4.0f, 32);
+    rope_tables(cs, sn, inv, T, DH, 0);
+    rope_forward(qf, cs, sn, 1, T, 1, DH);
+    rope_forward(kf, cs, sn, 1, T, 1, DH);
+    for (int i = 0; i < T * DH; i++) qf[i] *= m, kf[i] *= m;
+    AttnSpec spec = {.normaliser = NORMZ_SOFTMAX, .scale = 1.0f / sqrtf((float)DH)};
+    attention_forward(y, att, NULL, pre, qf, kf, vf, NULL, NULL, NULL, &spec, 1, T, 1, 1, DH);
+    double maxdiff = 0, plaindiff = 0;
+    for (int i = 0; i < T * DH; i++) {
+        maxdiff = fmax(maxdiff, fabs(y[i] - yref[i]));
+        plaindiff = fmax(plaindiff, fabs(yref[i] - yplain[i]));
+    }
+    assert_true(maxdiff < 2e-5);
+    assert_true(plaindiff > 1e-2); /* the fixture really exercises YaRN */
+    free(q), free(k), free(v), free(yref), free(yplain);
+}
+
+/* ---- eval on a real tiny run ---- */
+
+static char run_path[1024], learned_path[1024];
+
+static int setup_runs(void **st) {
+    (void)st;
+    const char *dir = tu_tmpdir();
+    char out[1100];
+    snprintf(run_path, sizeof run_path, "%s/base.h5", dir);
+    snprintf(learned_path, sizeof learned_path, "%s/learned.h5", dir);
+    snprintf(out, sizeof out, "%s/train.out", dir);
+    if (tu_run(out, "train --config %s/experiments/tiny.ini --out %s --quiet", tu_src(), run_path))
+        return -1;
+    if (tu_run(out, "train --config %s/experiments/tiny.ini --set pos=learned --out %s --quiet",
+               tu_src(), learned_path))
+        return -1;
+    return 0;
+}
+
+static void test_eval_2x(void **st) {
+    (void)st;
+    LcEvalOpts o = {.lengths = {32, 64}, .n_lengths = 2, .batches = 2, .batch_size = 3};
+    LcEvalResult plain[2], yarn[2];
+    char err[512] = "";
+    LcEvalRunInfo info;
+    assert_int_equal(lceval_run(run_path, &o, plain, &info, err, sizeof err), 0);
+    assert_int_equal(info.seq_len, 32);
+    assert_string_equal(info.variant, "baseline");
+    o.yarn = 1;
+    assert_int_equal(lceval_run(run_path, &o, yarn, NULL, err, sizeof err), 0);
+    assert_int_equal(plain[0].n_buckets, 1);
+    assert_int_equal(plain[1].n_buckets, 2);
+    assert_true(plain[1].yarn_scale == 1.0 && yarn[0].yarn_scale == 1.0 && yarn[1].yarn_scale == 2.0);
+    assert_int_equal(plain[1].n_seqs, 6);
+    for (int i = 0; i < 2; i++) {
+        /* a 60-step bigram model: well below uniform over 65 tokens */
+        assert_true(plain[i].val_loss > 0.5 && plain[i].val_loss < log(65.0));
+        assert_true(fabs(plain[i].ppl - exp(plain[i].val_loss)) < 1e-9 * plain[i].ppl);
+        assert_true(plain[i].first_share > 0 && plain[i].first_share < 1);
+        assert_true(plain[i].sink_rate >= 0 && plain[i].sink_rate <= 1);
+    }
+    assert_true(fabs(plain[1].uniform_share - uniform_first_share(64)) < 1e-12);
+    /* every position has a target: val loss is the mean of equal buckets */
+    assert_true(fabs(plain[1].val_loss -
+                     0.5 * (plain[1].loss_by_bucket[0] + plain[1].loss_by_bucket[1])) < 1e-6);
+    /* scale 1 at the training length: YaRN is exactly plain RoPE */
+    assert_true(yarn[0].val_loss == plain[0].val_loss);
+    assert_true(yarn[0].first_share == plain[0].first_share);
+    /* at 2x YaRN changes the rotary frequencies and the temperature */
+    assert_true(yarn[1].val_loss != plain[1].val_loss);
+    assert_true(yarn[1].first_share != plain[1].first_share);
+    for (int i = 0; i < 2; i++) lceval_result_free(&plain[i]), lceval_result_free(&yarn[i]);
+}
+
+static void test_eval_cli_roundtrip(void **st) {
+    (void)st;
+    char out[1100], err[512];
+    snprintf(out, sizeof out, "%s/eval.out", tu_tmpdir());
+    RunReader *r = runread_open(run_path, err, sizeof err);
+    assert_non_null(r);
+    RunTrain before;
+    assert_int_equal(runread_train(r, &before, err, sizeof err), 0);
+    runread_close(r);
+
+    assert_int_equal(tu_run(out, "eval %s --lengths 1x,2x --both --batches 1 --batch-size 2",
+                            run_path), 0);
+    char *text = tu_slurp(out, NULL);
+    assert_non_null(strstr(text, "YaRN"));
+    free(text);
+
+    r = runread_open(run_path, err, sizeof err);
+    assert_non_null(r);
+    assert_string_equal(runread_meta(r)->status, "done");
+    RunTrain after;
+    assert_int_equal(runread_train(r, &after, err, sizeof err), 0);
+    assert_int_equal(after.n, before.n); /* /metrics untouched */
+    assert_true(after.loss[after.n - 1] == before.loss[before.n - 1]);
+    int *lens, n;
+    assert_int_equal(runread_lceval_lengths(r, "yarn", &lens, &n, err, sizeof err), 0);
+    assert_int_equal(n, 2);
+    assert_int_equal(lens[0], 32);
+    assert_int_equal(lens[1], 64);
+    free(lens);
+    RunLcEval e;
+    assert_int_equal(runread_lceval(r, "yarn", 64, &e, err, sizeof err), 0);
+    assert_int_equal(e.n_buckets, 2);
+    assert_int_equal(e.train_len, 32);
+    assert_true(e.yarn_scale == 2.0);
+    assert_int_equal(e.n_seqs, 2);
+    assert_true(fabs(e.val_loss - 0.5 * (e.loss_by_bucket[0] + e.loss_by_bucket[1])) < 1e-6);
+    runread_lceval_free(&e);
+    assert_int_equal(runread_lceval(r, "plain", 128, &e, err, sizeof err), -1);
+    assert_non_null(strstr(err, "L_128"));
+    runread_close(r);
+    runread_train_free(&before);
+    runread_train_free(&after);
+}
+
+static void test_eval_bad_input(void **st) {
+    (void)st;
+    char out[1100];
+    snprintf(out, sizeof out, "%s/bad.out", tu_tmpdir());
+    assert_int_equal(tu_run(out, "eval %s --lengths abc", run_path), 2);
+    assert_int_equal(tu_run(out, "eval %s", run_path), 2);
+    assert_int_equal(tu_run(out, "eval %s/missing.h5 --lengths 32", tu_tmpdir()), 2);
+    /* learned positions cannot extrapolate */
+    assert_int_equal(tu_run(out, "eval %s --lengths 1x,2x", learned_path), 2);
+    char *text = tu_slurp(out, NULL);
+    assert_non_null(strstr(text, "learned"));
+    assert_null(strchr(strchr(text, '\n') + 1, '\n')); /* one line */
+    free(text);
+    /* ... but the training length works */
+    assert_int_equal(tu_run(out, "eval %s --lengths 1x --no-write --batches 1", learned_path), 0);
+}
+
+/* A huge learning rate truly diverges: exit 3, status diverged, step kept. */
+static void test_forced_divergence(void **st) {
+    (void)st;
+    char out[1100], path[1100], err[512];
+    snprintf(out, sizeof out, "%s/div.out", tu_tmpdir());
+    snprintf(path, sizeof path, "%s/div.h5", tu_tmpdir());
+    assert_int_equal(tu_run(out, "train --config %s/experiments/tiny.ini --set lr=1e3 --out %s --quiet",
+                            tu_src(), path), 3);
+    RunReader *r = runread_open(path, err, sizeof err);
+    assert_non_null(r);
+    assert_string_equal(runread_meta(r)->status, "diverged");
+    double ds = -2;
+    assert_int_equal(runread_summary(r, "diverged_step", &ds, err, sizeof err), 0);
+    assert_true(ds >= 0 && ds < 60);
+    runread_close(r);
+    /* a diverged run without final weights is refused with a clear line */
+    assert_int_equal(tu_run(out, "eval %s --lengths 32", path), 2);
+    char *text = tu_slurp(out, NULL);
+    assert_non_null(strstr(text, "no /params"));
+    free(text);
+
+    assert_int_equal(tu_run(out, "train --config %s/experiments/tiny.ini --nan-at-step 5 --out %s --force --quiet",
+                            tu_src(), path), 3);
+    r = runread_open(path, err, sizeof err);
+    assert_non_null(r);
+    assert_string_equal(runread_meta(r)->status, "diverged");
+    assert_int_equal(runread_summary(r, "diverged_step", &ds, err, sizeof err), 0);
+    assert_true(ds == 5.0);
+    runread_close(r);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_yarn_freqs),
+        cmocka_unit_test(test_yarn_attention),
+        cmocka_unit_test(test_eval_2x),
+        cmocka_unit_test(test_eval_cli_roundtrip),
+        cmocka_unit_test(test_eval_bad_input),
+        cmocka_unit_test(test_forced_divergence),
+    };
+    return cmocka_run_group_tests(tests, setup_runs, NULL);
+}
