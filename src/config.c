@@ -264,6 +264,12 @@ static const char *enum_choices(const char *const *names, char *buf,
     return buf;
 }
 
+static int has_control(const char *v) {
+    for (; *v; v++)
+        if ((unsigned char)*v < 0x20 || *v == 0x7f) return 1;
+    return 0;
+}
+
 static int set_value(Config *cfg, const KeyDef *k, const char *v, char *err,
                      size_t errlen) {
     char *base = (char *)cfg + k->off;
@@ -296,6 +302,11 @@ static int set_value(Config *cfg, const KeyDef *k, const char *v, char *err,
         break;
     case KT_STR:
         if (strlen(v) >= CFG_STR) why = "longer than 255 characters";
+        /* config_to_text writes "key = value" lines that inih (200-byte
+         * line buffer) must read back, from run files and checkpoints */
+        else if (strlen(k->name) + 3 + strlen(v) > 197)
+            why = "too long for one 197-character INI line 'key = value'";
+        else if (has_control(v)) why = "control characters are not allowed";
         else if (strchr(v, ';')) why = "';' would start an INI comment";
         else str_copy(base, CFG_STR, v);
         break;

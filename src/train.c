@@ -273,6 +273,12 @@ static int open_resumed(Loop *lp, char *err, size_t errlen) {
                         tr->model.table.total, &lp->step, &lp->tokens, &lp->seconds, &text, err,
                         errlen) != 0)
         return TRAIN_BADINPUT;
+    /* the file's counters index batches and rows: sane or refused */
+    if (lp->step < 0 || lp->step > lp->cfg->steps || lp->tokens < 0 || !isfinite(lp->seconds)) {
+        free(text);
+        return seterr(err, errlen, "%s.ckpt: step %lld is outside 0..%d (corrupt checkpoint)",
+                      lp->opt->out_path, lp->step, lp->cfg->steps), TRAIN_BADINPUT;
+    }
     int same = text && !strcmp(text, lp->config_text);
     free(text);
     if (!same)

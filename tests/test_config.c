@@ -129,7 +129,8 @@ static void test_presets(void **state) {
     assert_int_equal(c.data, DATA_BIGRAM);
     assert_int_equal(c.bos, 1);
     assert_true(c.n_kv_heads < c.n_heads);
-    assert_true(c.lr == 3e-3f);
+    assert_true(c.lr == 1e-2f);
+    assert_int_equal(c.bigram_triggers, 16);
 
     load_preset(&c, "reference");
     resolve_ok(&c, "reference");

@@ -85,9 +85,19 @@ int fuzz_runread_one(const uint8_t *data, size_t size) {
     runread_config_string(r, "variant", s, sizeof s, err, sizeof err);
     runread_summary(r, "final_val_loss", &v, err, sizeof err);
     RunTrain t;
-    if (runread_train(r, &t, err, sizeof err) == 0) runread_train_free(&t);
+    volatile double sink = 0; /* touch every element as the tools do */
+    if (runread_train(r, &t, err, sizeof err) == 0) {
+        for (size_t i = 0; i < t.n; i++)
+            sink += (double)t.step[i] + t.loss[i] + t.lr[i] + t.grad_norm[i] + t.seconds[i] +
+                    (double)t.tokens[i];
+        runread_train_free(&t);
+    }
     RunEval e;
-    if (runread_eval(r, &e, err, sizeof err) == 0) runread_eval_free(&e);
+    if (runread_eval(r, &e, err, sizeof err) == 0) {
+        for (size_t i = 0; i < e.n; i++) sink += (double)e.step[i] + e.val_loss[i] + e.val_bpb[i];
+        runread_eval_free(&e);
+    }
+    (void)sink;
     long long *steps = NULL;
     int n = 0;
     if (runread_probe_steps(r, &steps, &n, err, sizeof err) == 0) {

@@ -57,7 +57,7 @@ for t in $targets; do
         [ -e "$f" ] || continue
         # Classify: the first stack frame outside the sanitizer runtime.
         top=$(ASAN_OPTIONS=detect_leaks=0 "$out/fuzz_$t" "$f" 2>&1 |
-              grep -E "^ +#[0-9]+ " | grep -v -E "__interceptor|__asan|__ubsan|libclang_rt" |
+              grep -E "^ +#[0-9]+ " | grep -v -E "__sanitizer|__interceptor|__asan|__ubsan|fuzzer::|libc\.so|pthread_kill|in raise |in abort " |
               head -1 | sed 's/^ *#[0-9]* 0x[0-9a-f]* in //')
         echo "  $(basename "$f"): $top"
         case $top in
