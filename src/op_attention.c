@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <cblas.h>
 
+#include "fastexp.h"
 #include "ops.h"
 
 #define ATT_BLOCK 64
@@ -77,10 +78,8 @@ static void row_softmax(float *p, const float *s, int n, const Plan *pl,
     for (int x = 0; x < XS_N; x++)
         if (pl->on[x] && ex->z[x] > mx) mx = ex->z[x];
     float sum = 0.0f;
-    for (int j = 0; j < n; j++) {
-        p[j] = expf(s[j] - mx);
-        sum += p[j];
-    }
+    for (int j = 0; j < n; j++) p[j] = fast_expf(s[j] - mx); /* vectorised */
+    for (int j = 0; j < n; j++) sum += p[j];
     for (int x = 0; x < XS_N; x++) {
         ex->w[x] = pl->on[x] ? expf(ex->z[x] - mx) : 0.0f;
         sum += ex->w[x];

@@ -22,11 +22,11 @@
 #define TRAIN "train --config " PRESET " -q "
 
 static const char *dir;
-static char logf[600];
+static char log_path[600];
 
 /* gatelab ARGS, with stdout+stderr into dir/out.log (-q: stdout stays
  * empty on failure, so the log is stderr). */
-#define RUN(...) (tu_run(logf, __VA_ARGS__))
+#define RUN(...) (tu_run(log_path, __VA_ARGS__))
 
 static char *path(const char *name) {
     static char buf[4][600];
@@ -39,7 +39,7 @@ static char *path(const char *name) {
 /* The log is exactly one newline-terminated line holding every needle. */
 static void assert_one_line(const char *n1, const char *n2) {
     size_t len;
-    char *b = tu_slurp(logf, &len);
+    char *b = tu_slurp(log_path, &len);
     assert_non_null(b);
     if (len == 0 || b[len - 1] != '\n' || memchr(b, '\n', len - 1))
         fail_msg("expected one line on stderr, got: %s", b);
@@ -121,9 +121,9 @@ static int setup(void **state) {
     (void)state;
     dir = tu_tmpdir();
     if (!dir) return -1;
-    snprintf(logf, sizeof logf, "%s/out.log", dir);
+    snprintf(log_path, sizeof log_path, "%s/out.log", dir);
     /* an unbroken reference run (60 steps, checkpoints at 20 and 40) */
-    return tu_run(logf, TRAIN "--out %s/ref.h5", dir);
+    return tu_run(log_path, TRAIN "--out %s/ref.h5", dir);
 }
 
 /* ---- config ---- */

@@ -56,7 +56,7 @@ for t in $targets; do
     for f in "$out"/crash-$t-*; do
         [ -e "$f" ] || continue
         # Classify: the first stack frame outside the sanitizer runtime.
-        top=$(ASAN_OPTIONS=detect_leaks=0 "$out/fuzz_$t" "$f" 2>&1 |
+        top=$(ASAN_OPTIONS=detect_leaks=0 timeout 60 "$out/fuzz_$t" -timeout=5 "$f" 2>&1 |
               grep -E "^ +#[0-9]+ " | grep -v -E "__sanitizer|__interceptor|__asan|__ubsan|fuzzer::|libc\.so|pthread_kill|in raise |in abort " |
               head -1 | sed 's/^ *#[0-9]* 0x[0-9a-f]* in //')
         echo "  $(basename "$f"): $top"
