@@ -4,7 +4,6 @@
 #include "commands.h"
 #include "runstats.h"
 
-#include <getopt.h>
 #include <stdio.h>
 
 static void usage(FILE *f)
@@ -61,38 +60,13 @@ static void print_json(RunReader *r, const RunProbe *p)
     printf("]}\n");
 }
 
+static void report(RunReader *r, const RunProbe *p, int json)
+{
+    if (json) print_json(r, p);
+    else print_text(r, p);
+}
+
 int cmd_acts(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"step", required_argument, 0, 's'},
-        {"json", no_argument, 0, 'j'},
-        {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0}};
-    long long step = -1;
-    int json = 0, c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "s:jh", opts, NULL)) != -1) {
-        if (c == 's' && cu_parse_ll(optarg, &step) == 0) continue;
-        if (c == 'j') { json = 1; continue; }
-        if (c == 'h') { usage(stdout); return 0; }
-        if (c == 's')
-            fprintf(stderr, "gatelab acts: --step wants a step number, "
-                            "got '%s'\n", optarg);
-        else
-            usage(stderr);
-        return 2;
-    }
-    if (optind != argc - 1) {
-        fprintf(stderr, "gatelab acts: want exactly one RUN.h5 "
-                        "(gatelab acts --help)\n");
-        return 2;
-    }
-    RunReader *r;
-    RunProbe p;
-    if (cu_load("acts", argv[optind], step, &r, &p) < 0) return 2;
-    if (json) print_json(r, &p);
-    else print_text(r, &p);
-    runread_probe_free(&p);
-    runread_close(r);
-    return 0;
+    return cu_probe_cmd("acts", argc, argv, usage, report);
 }

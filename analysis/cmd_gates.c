@@ -5,7 +5,6 @@
 #include "commands.h"
 #include "runstats.h"
 
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -131,41 +130,16 @@ static void print_json(RunReader *r, const RunProbe *p)
     printf("]}\n");
 }
 
-int cmd_gates(int argc, char **argv)
+static void report(RunReader *r, const RunProbe *p, int json)
 {
-    static const struct option opts[] = {
-        {"step", required_argument, 0, 's'},
-        {"json", no_argument, 0, 'j'},
-        {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0}};
-    long long step = -1;
-    int json = 0, c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "s:jh", opts, NULL)) != -1) {
-        if (c == 's' && cu_parse_ll(optarg, &step) == 0) continue;
-        if (c == 'j') { json = 1; continue; }
-        if (c == 'h') { usage(stdout); return 0; }
-        if (c == 's')
-            fprintf(stderr, "gatelab gates: --step wants a step number, "
-                            "got '%s'\n", optarg);
-        else
-            usage(stderr);
-        return 2;
-    }
-    if (optind != argc - 1) {
-        fprintf(stderr, "gatelab gates: want exactly one RUN.h5 "
-                        "(gatelab gates --help)\n");
-        return 2;
-    }
-    RunReader *r;
-    RunProbe p;
-    if (cu_load("gates", argv[optind], step, &r, &p) < 0) return 2;
-    if (json) print_json(r, &p);
-    else if (!p.has_gate)
+    if (json) print_json(r, p);
+    else if (!p->has_gate)
         printf("run %s (variant %s) has no gate: nothing to report\n",
                runread_meta(r)->path, runread_meta(r)->variant);
-    else print_text(r, &p);
-    runread_probe_free(&p);
-    runread_close(r);
-    return 0;
+    else print_text(r, p);
+}
+
+int cmd_gates(int argc, char **argv)
+{
+    return cu_probe_cmd("gates", argc, argv, usage, report);
 }

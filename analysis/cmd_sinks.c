@@ -6,7 +6,6 @@
 #include "metrics.h"
 #include "runstats.h"
 
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -120,42 +119,19 @@ static void print_json(RunReader *r, const Ctx *c)
     printf("]}\n");
 }
 
-int cmd_sinks(int argc, char **argv)
+/* The sink rate is read at two lengths: the training length (config
+ * seq_len) and Gu et al.'s probe length, each clamped to the probe. */
+static void report(RunReader *r, const RunProbe *p, int json)
 {
-    static const struct option opts[] = {
-        {"step", required_argument, 0, 's'},
-        {"json", no_argument, 0, 'j'},
-        {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0}};
-    long long step = -1;
-    int json = 0, c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "s:jh", opts, NULL)) != -1) {
-        if (c == 's' && cu_parse_ll(optarg, &step) == 0) continue;
-        if (c == 'j') { json = 1; continue; }
-        if (c == 'h') { usage(stdout); return 0; }
-        if (c == 's')
-            fprintf(stderr, "gatelab sinks: --step wants a step number, "
-                            "got '%s'\n", optarg);
-        else
-            usage(stderr);
-        return 2;
-    }
-    if (optind != argc - 1) {
-        fprintf(stderr, "gatelab sinks: want exactly one RUN.h5 "
-                        "(gatelab sinks --help)\n");
-        return 2;
-    }
-    RunReader *r;
-    RunProbe p;
-    if (cu_load("sinks", argv[optind], step, &r, &p) < 0) return 2;
-    double seq_len = p.T;
+    double seq_len = p->T;
     runread_config_double(r, "seq_len", &seq_len, NULL, 0);
-    Ctx ctx = {&p, seq_len < p.T ? (int)seq_len : p.T,
-               RUNSTATS_SINK_LEN < p.T ? RUNSTATS_SINK_LEN : p.T};
+    Ctx ctx = {p, seq_len < p->T ? (int)seq_len : p->T,
+               RUNSTATS_SINK_LEN < p->T ? RUNSTATS_SINK_LEN : p->T};
     if (json) print_json(r, &ctx);
     else print_text(r, &ctx);
-    runread_probe_free(&p);
-    runread_close(r);
-    return 0;
+}
+
+int cmd_sinks(int argc, char **argv)
+{
+    return cu_probe_cmd("sinks", argc, argv, usage, report);
 }

@@ -2,6 +2,7 @@
 #include "cmdutil.h"
 
 #include <errno.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -30,6 +31,42 @@ int cu_load(const char *cmd, const char *path, long long step,
         *r = NULL;
         return -1;
     }
+    return 0;
+}
+
+int cu_probe_cmd(const char *cmd, int argc, char **argv,
+                 void (*usage)(FILE *f), CuReport report)
+{
+    static const struct option opts[] = {
+        {"step", required_argument, 0, 's'},
+        {"json", no_argument, 0, 'j'},
+        {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0}};
+    long long step = -1;
+    int json = 0, c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "s:jh", opts, NULL)) != -1) {
+        if (c == 's' && cu_parse_ll(optarg, &step) == 0) continue;
+        if (c == 'j') { json = 1; continue; }
+        if (c == 'h') { usage(stdout); return 0; }
+        if (c == 's')
+            fprintf(stderr, "gatelab %s: --step wants a step number, "
+                            "got '%s'\n", cmd, optarg);
+        else
+            usage(stderr);
+        return 2;
+    }
+    if (optind != argc - 1) {
+        fprintf(stderr, "gatelab %s: want exactly one RUN.h5 "
+                        "(gatelab %s --help)\n", cmd, cmd);
+        return 2;
+    }
+    RunReader *r;
+    RunProbe p;
+    if (cu_load(cmd, argv[optind], step, &r, &p) < 0) return 2;
+    report(r, &p, json);
+    runread_probe_free(&p);
+    runread_close(r);
     return 0;
 }
 

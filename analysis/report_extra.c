@@ -28,6 +28,18 @@ static void run_label(char *out, size_t n, const char *path) {
     if (k > 3 && !strcmp(out + k - 3, ".h5")) out[k - 3] = '\0';
 }
 
+/* Draw figdir/name and link it from the report; a figure that cannot be
+ * drawn is a line in the report, not a failure. */
+static void draw_figure(FILE *f, const char *figdir, const char *name, const char *alt,
+                        const PlotAxes *ax, const PlotSeries *s, int ns) {
+    char path[1200], err[512];
+    snprintf(path, sizeof path, "%s/%s", figdir, name);
+    if (plot_lines(path, ax, s, ns, err, sizeof err) == 0)
+        fprintf(f, "\n![%s](figures/%s)\n", alt, name);
+    else
+        fprintf(f, "\n- figure %s not drawn: %s\n", name, err);
+}
+
 /* ---- long context ---- */
 
 typedef struct {
@@ -145,12 +157,7 @@ static void lc_figure(FILE *f, const char *figdir, const LcRun *w, int n) {
         }
     PlotAxes ax = {"val loss against eval length", "eval length (tokens)",
                    {"val loss, plain RoPE", "val loss, YaRN"}, 2};
-    char path[1200], err[512];
-    snprintf(path, sizeof path, "%s/lceval_loss.png", figdir);
-    if (plot_lines(path, &ax, s, ns, err, sizeof err) == 0)
-        fprintf(f, "\n![val loss vs length](figures/lceval_loss.png)\n");
-    else
-        fprintf(f, "\n- figure lceval_loss.png not drawn: %s\n", err);
+    draw_figure(f, figdir, "lceval_loss.png", "val loss vs length", &ax, s, ns);
     free(s);
     free(x);
 }
@@ -242,12 +249,7 @@ static void st_figure(FILE *f, const char *figdir, const StRun *w, int n) {
         s[i] = (PlotSeries){lab[i], w[i].x, w[i].loss, w[i].n, PLOT_LINES, 0, 0};
     }
     PlotAxes ax = {"training loss per learning rate", "step", {"training loss", NULL}, 1};
-    char path[1200], err[512];
-    snprintf(path, sizeof path, "%s/stability_loss.png", figdir);
-    if (plot_lines(path, &ax, s, n, err, sizeof err) == 0)
-        fprintf(f, "\n![loss curves per lr](figures/stability_loss.png)\n");
-    else
-        fprintf(f, "\n- figure stability_loss.png not drawn: %s\n", err);
+    draw_figure(f, figdir, "stability_loss.png", "loss curves per lr", &ax, s, n);
     free(s);
     free(lab);
 }

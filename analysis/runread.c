@@ -3,6 +3,7 @@
  * allocated or read. HDF5's own error printing is off: errors come back as
  * one line naming the file and object. */
 #include "runread.h"
+#include "h5util.h"  /* h5u_attr_read_strbuf */
 #include "runfile.h" /* RUNFILE_SCHEMA, RUNFILE_SCHEMA_VERSION */
 
 #include <errno.h>
@@ -42,44 +43,6 @@ static const char *h5_reason(char *buf)
 }
 
 /* ---- attributes ---- */
-
-/* Read a scalar string attribute of any string flavour into out. */
-static int attr_string(hid_t obj, const char *name, char *out, size_t outlen)
-{
-    if (H5Aexists(obj, name) <= 0) return -1;
-    hid_t a = H5Aopen(obj, name, H5P_DEFAULT);
-    if (a < 0) return -1;
-    hid_t ft = H5Aget_type(a), sp = H5Aget_space(a);
-    int rc = -1;
-    /* one element only: H5Aread writes every element of the dataspace */
-    int one = sp >= 0 && H5Sget_simple_extent_npoints(sp) == 1;
-    if (sp >= 0) H5Sclose(sp);
-    if (one && ft >= 0 && H5Tget_class(ft) == H5T_STRING) {
-        hid_t mt = H5Tcopy(H5T_C_S1);
-        if (H5Tis_variable_str(ft) > 0) {
-            char *s = NULL;
-            H5Tset_size(mt, H5T_VARIABLE);
-            if (H5Aread(a, mt, &s) >= 0 && s) {
-                snprintf(out, outlen, "%s", s);
-                H5free_memory(s);
-                rc = 0;
-            }
-        } else {
-            size_t sz = H5Tget_size(ft);
-            char *buf = sz < (1u << 20) ? calloc(sz + 1, 1) : NULL;
-            H5Tset_size(mt, sz + 1); /* room for the terminator */
-            if (buf && H5Aread(a, mt, buf) >= 0) {
-                snprintf(out, outlen, "%s", buf);
-                rc = 0;
-            }
-            free(buf);
-        }
-        H5Tclose(mt);
-    }
-    if (ft >= 0) H5Tclose(ft);
-    H5Aclose(a);
-    return rc;
-}
 
 /* A double from a file as an int: 0 when not finite or out of range (a
  * plain cast would be undefined behaviour). */
@@ -224,7 +187,7 @@ static int read_meta(RunReader *r, char *err, size_t errlen)
     RunMeta *m = &r->meta;
     char schema[64];
     double v;
-    if (attr_string(r->file, "schema", schema, sizeof schema) < 0) {
+    if (h5u_attr_read_strbuf(r->file, "schema", schema, sizeof schema) < 0) {
         seterr(err, errlen, "%s: not a gatelab run file (no schema attr)",
                m->path);
         return -1;
@@ -244,18 +207,20 @@ static int read_meta(RunReader *r, char *err, size_t errlen)
                m->path, m->schema_version, RUNFILE_SCHEMA_VERSION);
         return -1;
     }
-    if (attr_string(r->file, "variant", m->variant, sizeof m->variant) < 0 ||
+    if (h5u_attr_read_strbuf(r->file, "variant", m->variant,
+                             sizeof m->variant) < 0 ||
         attr_ll(r->file, "seed", &m->seed) < 0) {
         seterr(err, errlen, "%s: missing root attribute variant or seed",
                m->path);
         return -1;
     }
     /* optional bookkeeping: absent stays empty / -1 */
-    if (attr_string(r->file, "status", m->status, sizeof m->status) < 0)
+    if (h5u_attr_read_strbuf(r->file, "status", m->status,
+                             sizeof m->status) < 0)
         snprintf(m->status, sizeof m->status, "unknown");
-    attr_string(r->file, "created", m->created, sizeof m->created);
-    attr_string(r->file, "gatelab_version", m->gatelab_version,
-                sizeof m->gatelab_version);
+    h5u_attr_read_strbuf(r->file, "created", m->created, sizeof m->created);
+    h5u_attr_read_strbuf(r->file, "gatelab_version", m->gatelab_version,
+                         sizeof m->gatelab_version);
     m->data_seed = m->n_params = m->n_params_added = -1;
     attr_ll(r->file, "data_seed", &m->data_seed);
     attr_ll(r->file, "n_params", &m->n_params);
@@ -333,7 +298,7 @@ int runread_config_string(RunReader *r, const char *key, char *out,
                           size_t outlen, char *err, size_t errlen)
 {
     hid_t g = open_group(r->file, "config");
-    int rc = g >= 0 ? attr_string(g, key, out, outlen) : -1;
+    int rc = g >= 0 ? h5u_attr_read_strbuf(g, key, out, outlen) : -1;
     if (g >= 0) H5Gclose(g);
     if (rc < 0)
         seterr(err, errlen, "%s: missing string config key %s",
@@ -439,7 +404,8 @@ static int read_probe_attrs(RunReader *r, hid_t g, const char *gname,
         return -1;
     }
     p->proxy = attr_double(g, "proxy", &v) == 0 && v != 0.0;
-    if (attr_string(g, "normaliser", p->normaliser, sizeof p->normaliser) < 0)
+    if (h5u_attr_read_strbuf(g, "normaliser", p->normaliser,
+                             sizeof p->normaliser) < 0)
         snprintf(p->normaliser, sizeof p->normaliser, "unknown");
     p->gate_channels = attr_double(g, "gate_channels", &v) == 0 ? dbl_to_int(v) : 0;
     p->gate_heads = attr_double(g, "gate_heads", &v) == 0 ? dbl_to_int(v) : 0;

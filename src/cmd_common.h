@@ -11,4 +11,9 @@
 int resolve_config(Config *cfg, const char *path, char **sets, int nsets,
                    char *err, size_t errlen);
 
+/* The same from config text already in memory (a run file's recorded
+ * config); name labels it in errors. -1 with a one-line reason. */
+int resolve_config_text(Config *cfg, const char *text, const char *name,
+                        char *err, size_t errlen);
+
 #endif

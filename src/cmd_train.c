@@ -1,5 +1,4 @@
-/* cmd_train.c: `gatelab train`, and the config resolution every command
- * that builds a model shares (preset file, then --set overrides). */
+/* cmd_train.c: `gatelab train` (config resolution: config_resolve.c). */
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -9,23 +8,9 @@
 #include "cmd_common.h"
 #include "commands.h"
 #include "data.h"
+#include "model.h"
 #include "train.h"
 #include "util.h"
-
-int resolve_config(Config *cfg, const char *path, char **sets, int nsets,
-                   char *err, size_t errlen) {
-    config_defaults(cfg);
-    if (path && config_load_file(cfg, path, err, errlen) != 0) return -1;
-    for (int i = 0; i < nsets; i++)
-        if (config_set(cfg, sets[i], err, errlen) != 0) return -1;
-    config_resolve(cfg);
-    if (cfg->vocab_size <= 0) {
-        int v = data_vocab_size(cfg, err, errlen);
-        if (v < 0) return -1;
-        cfg->vocab_size = v;
-    }
-    return config_validate(cfg, err, errlen);
-}
 
 /* A debug step number: a whole number >= 0, or the option is refused. */
 static int parse_step(const char *opt, const char *s, long long *out) {
@@ -62,9 +47,33 @@ static void usage(FILE *f) {
             "                      gradient entry (after backward, before clipping) or in\n"
             "                      one weight (before the forward) ...\n"
             "      --inject-at S   ... at step S (--nan-at-step S = loss at S)\n"
+            "      --print-params  list every tensor (name, shape, decay, added) and the\n"
+            "                      totals for the resolved config, then exit\n"
             "\n"
             "Exit codes: 0 done, 1 failure, 2 bad input, 3 diverged (data kept),\n"
             "130 interrupted (checkpoint saved).\n");
+}
+
+/* --print-params: the parameter table of the resolved config. */
+static int print_param_table(const Config *cfg) {
+    Model m;
+    char err[256];
+    if (model_init(&m, cfg, err, sizeof err) != 0) {
+        fprintf(stderr, "gatelab train: %s\n", err);
+        return 1;
+    }
+    printf("%-32s %12s %9s %5s %5s\n", "tensor", "shape", "numel", "decay", "added");
+    for (int i = 0; i < m.table.count; i++) {
+        const ParamInfo *p = &m.table.info[i];
+        char shape[32];
+        if (p->ndim == 2) snprintf(shape, sizeof shape, "%dx%d", p->shape[0], p->shape[1]);
+        else snprintf(shape, sizeof shape, "%d", p->shape[0]);
+        printf("%-32s %12s %9zu %5d %5d\n", p->name, shape, p->numel, p->decay, p->added);
+    }
+    printf("variant %s: %zu parameters, %zu added by the variant's own tensors\n",
+           cfg->variant, m.table.total, model_added_params(&m));
+    model_free(&m);
+    return 0;
 }
 
 int cmd_train(int argc, char **argv) {
@@ -75,10 +84,11 @@ int cmd_train(int argc, char **argv) {
         {"quiet", no_argument, 0, 'q'},        {"nan-at-step", required_argument, 0, 'N'},
         {"kill-at-step", required_argument, 0, 'K'},
         {"inject-nan", required_argument, 0, 'I'}, {"inject-at", required_argument, 0, 'A'},
+        {"print-params", no_argument, 0, 'P'},
         {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
     const char *config = NULL;
     char *sets[256], threads_set[64];
-    int nsets = 0, c;
+    int nsets = 0, c, print_params = 0;
     TrainOptions opt = {.nan_at_step = -1, .kill_at_step = -1, .inject_at = -1};
     optind = 1;
     while ((c = getopt_long(argc, argv, "c:s:o:rft:qh", opts, NULL)) != -1) {
@@ -115,6 +125,7 @@ int cmd_train(int argc, char **argv) {
                 return 2;
             }
             break;
+        case 'P': print_params = 1; break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
@@ -127,6 +138,7 @@ int cmd_train(int argc, char **argv) {
         fprintf(stderr, "gatelab train: --inject-nan and --inject-at go together\n");
         return 2;
     }
+    if (print_params && config) opt.out_path = "-";
     if (!config || !opt.out_path) {
         fprintf(stderr, "gatelab train: --config and --out are required (see --help)\n");
         return 2;
@@ -141,6 +153,7 @@ int cmd_train(int argc, char **argv) {
         fprintf(stderr, "gatelab train: %s\n", err);
         return 2;
     }
+    if (print_params) return print_param_table(&cfg);
     int rc = train_run(&cfg, &opt, err, sizeof err);
     if (rc == TRAIN_OK && !opt.quiet) printf("run file: %s\n", opt.out_path);
     if (rc == TRAIN_BADINPUT || rc == TRAIN_FAIL) fprintf(stderr, "gatelab train: %s\n", err);

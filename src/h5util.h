@@ -1,5 +1,5 @@
-/* h5util.h: the few HDF5 helpers the run file and the checkpoint share
- * (private to src/runfile.c and src/checkpoint.c).
+/* h5util.h: the few HDF5 helpers the run file, the checkpoint, the sweep
+ * and the run reader (analysis/runread.c) share; not a public interface.
  *
  * Every helper returns 0 or -1 and never prints: callers turn a failure
  * into one line naming the file and object, with h5u_reason() appended so
@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <hdf5.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -124,6 +125,10 @@ static inline int h5u_attr_read(hid_t obj, const char *name, hid_t mtype,
     return rc;
 }
 
+/* Longest fixed-length string attribute read (run files hold short
+ * names and config text; anything longer is damage). */
+#define H5U_STR_MAX ((size_t)1 << 20)
+
 /* Read a scalar string attribute, fixed or variable length, into a
  * malloc'd NUL-terminated copy. -1 when missing or not a string. */
 static inline int h5u_attr_read_str(hid_t obj, const char *name, char **out) {
@@ -153,7 +158,8 @@ static inline int h5u_attr_read_str(hid_t obj, const char *name, char **out) {
             }
         } else if (vl == 0 && mt >= 0) {
             size_t n = H5Tget_size(t);
-            char *s = (n > 0 && n < ((size_t)1 << 30)) ? calloc(n + 1, 1) : NULL;
+            /* capped: the length comes from the file, which may be hostile */
+            char *s = (n > 0 && n < H5U_STR_MAX) ? calloc(n + 1, 1) : NULL;
             if (s && H5Tset_size(mt, n + 1) >= 0 &&
                 H5Tset_strpad(mt, H5T_STR_NULLTERM) >= 0 &&
                 H5Aread(a, mt, s) >= 0) {
@@ -169,6 +175,16 @@ static inline int h5u_attr_read_str(hid_t obj, const char *name, char **out) {
     if (t >= 0) H5Tclose(t);
     H5Aclose(a);
     return rc;
+}
+
+/* h5u_attr_read_str into out (truncated to outlen - 1 bytes). */
+static inline int h5u_attr_read_strbuf(hid_t obj, const char *name, char *out,
+                                       size_t outlen) {
+    char *s;
+    if (h5u_attr_read_str(obj, name, &s) < 0) return -1;
+    snprintf(out, outlen, "%s", s);
+    free(s);
+    return 0;
 }
 
 /* write(2) the whole buffer, retrying short and interrupted writes. */

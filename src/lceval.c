@@ -7,29 +7,20 @@
 #include "lceval.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../analysis/metrics.h"
 #include "../analysis/runread.h"
+#include "cmd_common.h"
 #include "config.h"
 #include "data.h"
 #include "model.h"
+#include "util.h"
 
 #define CONFIG_TEXT_MAX ((size_t)1 << 16)
 #define SINK_EPS 0.3
-
-static int seterr(char *err, size_t errlen, const char *fmt, ...) {
-    if (err && errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return -1;
-}
 
 double lceval_yarn_scale(int L, int T, int yarn) {
     return yarn && L > T ? (double)L / (double)T : 1.0;
@@ -47,19 +38,9 @@ static int load_config(RunReader *rr, const char *path, Config *cfg, char *err,
     char *text = malloc(CONFIG_TEXT_MAX);
     if (!text) return seterr(err, errlen, "%s: out of memory", path);
     int rc = runread_config_string(rr, "text", text, CONFIG_TEXT_MAX, err, errlen);
-    if (rc == 0) {
-        config_defaults(cfg);
-        rc = config_load_string(cfg, text, path, err, errlen);
-    }
+    if (rc == 0) rc = resolve_config_text(cfg, text, path, err, errlen);
     free(text);
-    if (rc != 0) return -1;
-    config_resolve(cfg);
-    if (cfg->vocab_size <= 0) {
-        int v = data_vocab_size(cfg, err, errlen);
-        if (v < 0) return -1;
-        cfg->vocab_size = v;
-    }
-    return config_validate(cfg, err, errlen);
+    return rc != 0 ? -1 : 0;
 }
 
 static int load_weights(RunReader *rr, Model *m, char *err, size_t errlen) {

@@ -22,6 +22,7 @@
 
 #include "commands.h"
 #include "gatelab_build.h"
+#include "h5util.h"
 #include "util.h"
 
 #if GATELAB_HAVE_MPI
@@ -50,54 +51,19 @@ const char *sweep_action_name(SweepAction a) {
 
 /* ---- planning ---- */
 
-static int read_str_attr(hid_t obj, const char *name, char *buf, size_t len) {
-    htri_t e = H5Aexists(obj, name);
-    if (e < 0) return -1;
-    if (e == 0) return 0; /* missing: "" */
-    hid_t a = H5Aopen(obj, name, H5P_DEFAULT);
-    if (a < 0) return -1;
-    hid_t t = H5Aget_type(a);
-    int rc = -1;
-    if (t >= 0 && H5Tget_class(t) == H5T_STRING) {
-        hid_t mt = H5Tcopy(H5T_C_S1);
-        if (H5Tis_variable_str(t) > 0) {
-            char *s = NULL;
-            if (H5Tset_size(mt, H5T_VARIABLE) >= 0 && H5Aread(a, mt, &s) >= 0 && s) {
-                snprintf(buf, len, "%s", s);
-                H5free_memory(s);
-                rc = 0;
-            }
-        } else {
-            size_t n = H5Tget_size(t);
-            char *s = calloc(n + 1, 1);
-            if (s && H5Tset_size(mt, n + 1) >= 0 &&
-                H5Tset_strpad(mt, H5T_STR_NULLTERM) >= 0 && H5Aread(a, mt, s) >= 0) {
-                snprintf(buf, len, "%s", s);
-                rc = 0;
-            }
-            free(s);
-        }
-        H5Tclose(mt);
-    }
-    if (t >= 0) H5Tclose(t);
-    H5Aclose(a);
-    return rc;
-}
-
+/* An unreadable file is -1, not a message: the plan starts it afresh. */
 int sweep_read_status(const char *h5path, char *buf, size_t len) {
     if (len) buf[0] = '\0';
-    H5E_auto2_t fn;
-    void *data;
-    H5Eget_auto2(H5E_DEFAULT, &fn, &data);
-    H5Eset_auto2(H5E_DEFAULT, NULL, NULL); /* an unreadable file is a plan */
+    H5uQuiet q = h5u_quiet_begin();
     int rc = -1;
     hid_t f = H5Fopen(h5path, H5F_ACC_RDONLY, H5P_DEFAULT);
     if (f >= 0) {
-        rc = read_str_attr(f, "status", buf, len);
+        htri_t e = H5Aexists(f, "status");
+        rc = e == 0 ? 0 : e > 0 ? h5u_attr_read_strbuf(f, "status", buf, len) : -1;
         H5Fclose(f);
     }
     H5Eclear2(H5E_DEFAULT);
-    H5Eset_auto2(H5E_DEFAULT, fn, data);
+    h5u_quiet_end(q);
     return rc;
 }
 
@@ -478,14 +444,11 @@ int sweep_execute(const Sweep *sw, const SweepOptions *o, SweepSummary *sum,
 
 /* 1 when the run file already holds /lceval (evaluated by an earlier pass). */
 static int has_lceval(const char *h5) {
-    H5E_auto2_t fn;
-    void *data;
-    H5Eget_auto2(H5E_DEFAULT, &fn, &data);
-    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    H5uQuiet q = h5u_quiet_begin();
     hid_t f = H5Fopen(h5, H5F_ACC_RDONLY, H5P_DEFAULT);
     int has = f >= 0 && H5Lexists(f, "lceval", H5P_DEFAULT) > 0;
     if (f >= 0) H5Fclose(f);
-    H5Eset_auto2(H5E_DEFAULT, fn, data);
+    h5u_quiet_end(q);
     return has;
 }
 

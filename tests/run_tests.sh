@@ -7,15 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-PKGS="gcc meson ninja-build pkg-config libopenblas-dev libhdf5-dev hdf5-tools
-      libpng-dev gnuplot-nox libcmocka-dev libinih-dev libopenmpi-dev openmpi-bin"
-missing=$(for p in $PKGS; do dpkg -s "$p" >/dev/null 2>&1 || echo "$p"; done)
-if [ -n "$missing" ]; then
-    echo "== installing: $(echo $missing)"
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq
-    apt-get install -y -qq --no-install-recommends $missing >/dev/null
-fi
+bash experiments/install-deps.sh test
 
 echo "== build"
 [ -f build/build.ninja ] || meson setup build >/dev/null

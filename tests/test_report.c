@@ -20,6 +20,7 @@
 #include "runfile.h"
 #include "runread.h"
 #include "runstats.h"
+#include "testutil.h"
 
 enum { L = 2, H = 2, N = 2, T = 4, C = 4 };
 
@@ -115,20 +116,6 @@ static void write_bytes(const char *name, const void *buf, size_t n)
     fclose(f);
 }
 
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    if (s && fread(s, 1, (size_t)n, f) != (size_t)n) n = 0;
-    if (s) s[n] = '\0';
-    fclose(f);
-    return s;
-}
-
 static int setup(void **state)
 {
     (void)state;
@@ -144,12 +131,10 @@ static int setup(void **state)
      * *.h5 list by its name) */
     char path[512];
     snprintf(path, sizeof path, "%s/base_s1.h5", g_dir);
-    char *whole = slurp(path);
-    FILE *f = fopen(path, "rb");
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fclose(f);
-    write_bytes("truncated.bin", whole, (size_t)n / 2);
+    size_t n;
+    char *whole = tu_slurp(path, &n);
+    if (!whole) return -1;
+    write_bytes("truncated.bin", whole, n / 2);
     free(whole);
     return 0;
 }
@@ -187,7 +172,7 @@ static void test_report_csv_md(void **state)
     assert_int_equal(report_run(g_dir, out, err, sizeof err), 0);
 
     snprintf(path, sizeof path, "%s/results.csv", out);
-    char *csv = slurp(path);
+    char *csv = tu_slurp(path, NULL);
     assert_non_null(csv);
     int lines = 0;
     for (char *p = csv; *p; p++) lines += *p == '\n';
@@ -221,7 +206,7 @@ static void test_report_csv_md(void **state)
     free(csv);
 
     snprintf(path, sizeof path, "%s/REPORT.md", out);
-    char *md = slurp(path);
+    char *md = tu_slurp(path, NULL);
     assert_non_null(md);
     assert_non_null(strstr(md, "| baseline | 2 |"));
     assert_non_null(strstr(md, "| g1-elem | 1 |"));

@@ -81,6 +81,29 @@ static void test_kill_and_resume_bit_identical(void **state) {
     assert_same_history(ref, run);
 }
 
+/* Start "gatelab train" on PRESET in the background (the tests signal it
+ * themselves), evaluating and checkpointing every `every` steps; extra is
+ * one more argument, or NULL for none. The child's stderr is discarded. */
+static pid_t spawn_train(const char *run, const char *steps, const char *every,
+                         const char *extra) {
+    char s_steps[64], s_eval[64], s_ckpt[64];
+    snprintf(s_steps, sizeof s_steps, "steps=%s", steps);
+    snprintf(s_eval, sizeof s_eval, "eval_every=%s", every);
+    snprintf(s_ckpt, sizeof s_ckpt, "ckpt_every=%s", every);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        char bin[1024];
+        snprintf(bin, sizeof bin, "%s", tu_bin());
+        if (chdir(tu_src()) != 0) _exit(99);
+        freopen("/dev/null", "w", stderr);
+        execl(bin, bin, "train", "--config", PRESET, "--set", s_steps, "--set", s_eval,
+              "--set", s_ckpt, "-q", "--out", run, extra, (char *)NULL);
+        _exit(98);
+    }
+    return pid;
+}
+
 /* A real SIGKILL from outside at a random moment, twice. */
 static void test_external_sigkill(void **state) {
     (void)state;
@@ -89,19 +112,7 @@ static void test_external_sigkill(void **state) {
     snprintf(ck, sizeof ck, "%s.ckpt", run);
     snprintf(out, sizeof out, "%s/ext.log", dir);
     for (int round = 0; round < 2; round++) {
-        pid_t pid = fork();
-        assert_true(pid >= 0);
-        if (pid == 0) {
-            char bin[1024];
-            snprintf(bin, sizeof bin, "%s", tu_bin());
-            if (chdir(tu_src()) != 0) _exit(99);
-            freopen("/dev/null", "w", stderr);
-            const char *resume = round ? "--resume" : "--quiet";
-            execl(bin, bin, "train", "--config", PRESET, "--set", "steps=80", "--set",
-                  "eval_every=20", "--set", "ckpt_every=20", "-q", "--out", run, resume,
-                  (char *)NULL);
-            _exit(98);
-        }
+        pid_t pid = spawn_train(run, "80", "20", round ? "--resume" : NULL);
         /* wait for a checkpoint to exist, then kill at once */
         for (int i = 0; i < 2000 && access(ck, F_OK) != 0; i++) usleep(1000);
         usleep(2000 * (round + 1));
@@ -122,19 +133,8 @@ static void test_ctrl_c_checkpoints(void **state) {
     snprintf(run, sizeof run, "%s/int.h5", dir);
     snprintf(ck, sizeof ck, "%s.ckpt", run);
     snprintf(out, sizeof out, "%s/int.log", dir);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        char bin[1024];
-        snprintf(bin, sizeof bin, "%s", tu_bin());
-        if (chdir(tu_src()) != 0) _exit(99);
-        freopen("/dev/null", "w", stderr);
-        /* long enough that SIGINT lands mid-run */
-        execl(bin, bin, "train", "--config", PRESET, "--set", "steps=100000", "--set",
-              "ckpt_every=1000000", "--set", "eval_every=1000000", "-q", "--out", run,
-              (char *)NULL);
-        _exit(98);
-    }
+    /* long enough that SIGINT lands mid-run */
+    pid_t pid = spawn_train(run, "100000", "1000000", NULL);
     for (int i = 0; i < 3000 && access(run, F_OK) != 0; i++) usleep(1000);
     usleep(200000);
     kill(pid, SIGINT);

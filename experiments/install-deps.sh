@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Install the Debian 12 packages a job needs, only those missing (apt-get
+# runs only then, so it needs root only then). Each argument is a profile
+# or a package name:
+#   build       compiler, meson, and the libraries gatelab links
+#   test        build + hdf5-tools and MPI (the two-rank sweep test)
+#   quickstart  build + nodejs/npm (data/fetch_brown.sh)
+#   bash experiments/install-deps.sh test
+#   bash experiments/install-deps.sh build clang
+set -euo pipefail
+
+BUILD="gcc meson ninja-build pkg-config libopenblas-dev libhdf5-dev libpng-dev
+       libinih-dev libcmocka-dev gnuplot-nox"
+[ $# -gt 0 ] || { echo "usage: $0 build|test|quickstart|PACKAGE..." >&2; exit 2; }
+pkgs=""
+for a in "$@"; do
+    case $a in
+        build) pkgs="$pkgs $BUILD" ;;
+        test) pkgs="$pkgs $BUILD hdf5-tools libopenmpi-dev openmpi-bin" ;;
+        quickstart) pkgs="$pkgs $BUILD nodejs npm" ;;
+        *) pkgs="$pkgs $a" ;;
+    esac
+done
+
+missing=$(for p in $pkgs; do dpkg -s "$p" >/dev/null 2>&1 || echo "$p"; done | sort -u)
+# npm may come with the machine outside Debian's packages: keep that one
+if command -v npm >/dev/null; then missing=$(echo "$missing" | grep -vx -e nodejs -e npm || true); fi
+if [ -n "$missing" ]; then
+    echo "== installing: $(echo $missing)"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends $missing >/dev/null
+fi
