@@ -45,13 +45,8 @@ static void print_text(RunReader *r, const RunProbe *p)
 
 static void print_json(RunReader *r, const RunProbe *p)
 {
-    const RunMeta *m = runread_meta(r);
-    printf("{\"file\": ");
-    cu_json_str(m->path);
-    printf(", \"variant\": ");
-    cu_json_str(m->variant);
-    printf(", \"seed\": %lld, \"step\": %lld, \"m_act\": %.6g, \"layers\": [",
-           m->seed, p->step, rs_m_act(p));
+    cu_json_head(r, p);
+    printf(", \"m_act\": %.6g, \"layers\": [", rs_m_act(p));
     for (int l = 0; l < p->L; l++)
         printf("%s{\"max_act\": %.6g, \"median\": %.6g, \"top1_median\": "
                "%.6g, \"kurtosis\": %.6g, \"norm_ratio\": %.6g}",

@@ -94,13 +94,8 @@ static void print_text(RunReader *r, const RunProbe *p)
 
 static void print_json(RunReader *r, const RunProbe *p)
 {
-    const RunMeta *m = runread_meta(r);
-    printf("{\"file\": ");
-    cu_json_str(m->path);
-    printf(", \"variant\": ");
-    cu_json_str(m->variant);
-    printf(", \"seed\": %lld, \"step\": %lld, \"has_gate\": %d", m->seed,
-           p->step, p->has_gate);
+    cu_json_head(r, p);
+    printf(", \"has_gate\": %d", p->has_gate);
     if (!p->has_gate) {
         printf("}\n");
         return;

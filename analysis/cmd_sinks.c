@@ -84,15 +84,10 @@ static void print_text(RunReader *r, const Ctx *c)
 static void print_json(RunReader *r, const Ctx *c)
 {
     const RunProbe *p = c->p;
-    const RunMeta *m = runread_meta(r);
     int T = p->T;
-    printf("{\"file\": ");
-    cu_json_str(m->path);
-    printf(", \"variant\": ");
-    cu_json_str(m->variant);
-    printf(", \"seed\": %lld, \"step\": %lld, \"probe_len\": %d, "
-           "\"probe_n\": %d, \"proxy\": %d, \"normaliser\": ",
-           m->seed, p->step, T, p->N, p->proxy);
+    cu_json_head(r, p);
+    printf(", \"probe_len\": %d, \"probe_n\": %d, \"proxy\": %d, "
+           "\"normaliser\": ", T, p->N, p->proxy);
     cu_json_str(p->normaliser);
     printf(", \"f_attn\": %.6g, \"f_attn_uniform\": %.6g, \"f_attn_layer\": [",
            rs_share(p, -1), uniform_first_share(T));

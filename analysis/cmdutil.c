@@ -70,6 +70,16 @@ int cu_probe_cmd(const char *cmd, int argc, char **argv,
     return 0;
 }
 
+void cu_json_head(RunReader *r, const RunProbe *p)
+{
+    const RunMeta *m = runread_meta(r);
+    printf("{\"file\": ");
+    cu_json_str(m->path);
+    printf(", \"variant\": ");
+    cu_json_str(m->variant);
+    printf(", \"seed\": %lld, \"step\": %lld", m->seed, p->step);
+}
+
 void cu_json_str(const char *s)
 {
     putchar('"');

@@ -25,6 +25,11 @@ typedef void (*CuReport)(RunReader *r, const RunProbe *p, int json);
 int cu_probe_cmd(const char *cmd, int argc, char **argv,
                  void (*usage)(FILE *f), CuReport report);
 
+/* Open a one-probe command's JSON object and print the fields every such
+ * object starts with: {"file": .., "variant": .., "seed": .., "step": ..
+ * (the caller prints the rest and the closing brace). */
+void cu_json_head(RunReader *r, const RunProbe *p);
+
 /* Print s as a JSON string literal (quotes and escapes included). */
 void cu_json_str(const char *s);
 

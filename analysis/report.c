@@ -328,7 +328,7 @@ static const Col COLS[] = {
      "0.1 on the probe set (sparsity).", OFF(gate_below01), "%.3f"},
     {"M-Act", "def-mact", "`max_act[l] = max |h| over tokens × features` of "
      "block l's output (the residual stream), averaged over probe sequences; "
-     "M-Act is the mean over layers.", OFF(m_act), "%.1f"},
+     "M-Act is the mean over layers.", OFF(m_act), "%.4g"},
     {"spikes", "def-spikes", "Loss spikes: steps after warmup whose training "
      "loss exceeds spike_factor (1.25) × the median of the previous 50 "
      "steps' losses, from /metrics/train.", OFF(spikes), "%.1f"},
@@ -451,7 +451,7 @@ static void md_paper(FILE *f, const Row *rows, int n)
             fprintf(f, "| %s | %s", pr->id, pr->source);
             md_paper_cell(f, m[0], pr->ppl, "%.3f");
             md_paper_cell(f, m[1], pr->gate_mean, "%.3f");
-            md_paper_cell(f, m[2], pr->m_act, "%.0f");
+            md_paper_cell(f, m[2], pr->m_act, "%.4g");
             md_paper_cell(f, m[3], pr->f_attn, "%.3f");
             fputs(" |\n", f);
         }
