@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # The test command: installs what the build and tests need (Debian 12, as
-# root), builds with meson, and runs the whole cmocka suite; then the same
-# suite under AddressSanitizer + UBSan, and the two-rank MPI sweep.
-#   bash tests/run_tests.sh            # everything
-#   GATELAB_FAST=1 bash tests/run_tests.sh   # skip the sanitizer pass
+# root), builds with meson and runs the whole cmocka suite (the two-rank MPI
+# sweep included); then the same suite under AddressSanitizer + UBSan, the
+# full-disk check (a tmpfs; skipped where it cannot be mounted) and the
+# SIGKILL torture test.
+#   bash tests/run_tests.sh                  # everything (~5 min on 2 cores)
+#   GATELAB_FAST=1 bash tests/run_tests.sh   # only the meson suite
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -13,9 +15,19 @@ echo "== build"
 [ -f build/build.ninja ] || meson setup build >/dev/null
 meson compile -C build >/dev/null
 echo "== test"
-meson test -C build --print-errorlogs
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+meson test -C build --print-errorlogs | tee "$log"
 
-if [ "${GATELAB_FAST:-0}" != 1 ] && [ -x tests/run_sanitized.sh ]; then
+if [ "${GATELAB_FAST:-0}" != 1 ]; then
     echo "== test under address,undefined sanitizers"
-    bash tests/run_sanitized.sh
+    bash tests/run_sanitized.sh build-asan
+    echo "== full disk"
+    bash tests/diskfull.sh build
+    echo "== torture: 20 SIGKILLs of a sweep"
+    bash tests/torture.sh build 20
 fi
+# the closing line CI reads: the meson suite's counts
+ok=$(awk '/^Ok:/ {print $2}' "$log"); bad=$(awk '/^Fail:/ {print $2}' "$log")
+echo "== all tests passed"
+echo "${ok:-0} passed, ${bad:-0} failed"
