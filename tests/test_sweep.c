@@ -491,7 +491,7 @@ static void test_experiments(void **state) {
     struct { const char *file; int runs; } want[] = {
         /* runs x seeds: three seeds on the paper sweeps, two on Brown */
         {"gate-positions", 45}, {"nonlinearity", 15}, {"sparsity", 21},
-        {"sink-remedies", 30},  {"stability", 27},    {"long-context", 9},
+        {"sink-remedies", 30},  {"stability", 36},    {"long-context", 9},
         {"quickstart", 10},     {"brown", 10},        {"tiny-test", 4},
         {"test-mpi", 3},        {"all", 111},
     };
