@@ -316,8 +316,10 @@ static void rope_prepare(const Model *m, RunState *s, int Ti) {
 
 /* ---- one block forward ---- */
 
-static void attention_block_forward(const Model *m, RunState *s, int l,
-                                    int B, int Ti) {
+/* x -> rotated q, k and (gated) v: attn_norm, the projections, a gate at
+ * G2..G4, QK-norm and RoPE. */
+static void attn_inputs_forward(const Model *m, RunState *s, int l, int B,
+                                int Ti) {
     const Config *c = &m->cfg;
     const Dims *D = &m->dims;
     const LayerWeights *lw = &m->w.layer[l];
@@ -325,7 +327,6 @@ static void attention_block_forward(const Model *m, RunState *s, int l,
     const int N = B * Ti;
     const size_t Nq = (size_t)N * D->qdim, Nk = (size_t)N * D->kvdim;
     GateBroadcast gk = gate_kind(c);
-
     norm_forward(m, a->n1, a->mean1, a->rstd1, a->x_in, lw->attn_norm_w, lw->attn_norm_b, N);
     matmul_forward(a->q, a->n1, lw->w_q, NULL, N, D->d, D->qdim);
     matmul_forward(a->k, a->n1, lw->w_k, NULL, N, D->d, D->kvdim);
@@ -352,6 +353,19 @@ static void attention_block_forward(const Model *m, RunState *s, int l,
             scale_inplace(a->kr, Nk, s->rope_m);
         }
     }
+}
+
+/* q, k, v -> x + o: attention, the Y modification, G1, W_o, G5 and the
+ * residual add. */
+static void attn_outputs_forward(const Model *m, RunState *s, int l, int B,
+                                 int Ti) {
+    const Config *c = &m->cfg;
+    const Dims *D = &m->dims;
+    const LayerWeights *lw = &m->w.layer[l];
+    LayerActs *a = &s->la[l];
+    const int N = B * Ti;
+    const float *ga = gate_applied(a, c);
+    GateBroadcast gk = gate_kind(c);
     AttnSpec sp;
     attn_spec(&sp, m, Ti);
     attention_forward(a->y, a->att, a->slot, a->preatt, a->qr, a->kr, a->vg, lw->sink_logit,
@@ -360,7 +374,7 @@ static void attention_block_forward(const Model *m, RunState *s, int l,
         rmsnorm_forward(a->yrn, a->yrstd, a->y, NULL, N * D->H, D->dh, c->norm_eps);
         gate_apply_forward(a->ym, a->yrn, lw->y_norm, GB_CONST, FORM_MULT, N, D->H, D->dh);
     } else if (c->y_mod == YMOD_SILU) {
-        silu_forward(a->ym, a->y, Nq);
+        silu_forward(a->ym, a->y, (size_t)N * D->qdim);
     }
     if (c->gate_pos == GATE_G1)
         gate_apply_forward(a->yg, a->ym, ga, gk, c->gate_form, N, D->H, D->dh);
@@ -368,6 +382,12 @@ static void attention_block_forward(const Model *m, RunState *s, int l,
     if (c->gate_pos == GATE_G5)
         gate_apply_forward(a->og, a->o, ga, gk, c->gate_form, N, 1, D->d);
     residual_forward(a->x_mid, a->x_in, a->og, (size_t)N * D->d);
+}
+
+static void attention_block_forward(const Model *m, RunState *s, int l,
+                                    int B, int Ti) {
+    attn_inputs_forward(m, s, l, B, Ti);
+    attn_outputs_forward(m, s, l, B, Ti);
 }
 
 static void mlp_block_forward(const Model *m, RunState *s, int l, int N,
@@ -519,38 +539,43 @@ static void gate_apply_back(const Model *m, float *dx, float *dga,
 
 #define SWAP(a, b) do { float *t_ = (a); (a) = (b); (b) = t_; } while (0)
 
-static void attention_block_backward(const Model *m, RunState *s, int l,
-                                     int B, int Ti, float *dres) {
-    const Config *c = &m->cfg;
-    const Dims *D = &m->dims;
-    const LayerWeights *lw = &m->w.layer[l];
-    LayerWeights *gw = &s->g.layer[l];
-    LayerActs *a = &s->la[l];
-    Scratch *sc = s->sc;
-    const int N = B * Ti;
-    const size_t Nq = (size_t)N * D->qdim, Nk = (size_t)N * D->kvdim;
-    const int gated = c->gate_pos != GATE_NONE;
-    const float *ga = gated ? gate_applied(a, c) : NULL;
-    if (gated) zero(sc->dga, gate_applied_len(m, N));
+/* What the three stages of the attention backward share. */
+typedef struct {
+    const Model *m;
+    RunState *s;
+    const LayerWeights *lw;
+    LayerWeights *gw;
+    LayerActs *a;
+    const float *ga; /* the gate's applied scores, or NULL */
+    int B, Ti, N;
+} AttnBack;
 
-    /* o = y W_o^T, then G5 */
+/* From d(o after G5) to d(y): G5, W_o, G1 and the Y modification in
+ * reverse. Returns the buffer holding d(y), the SDPA output. */
+static float *attn_output_backward(const AttnBack *ab, const float *dres) {
+    const Config *c = &ab->m->cfg;
+    const Dims *D = &ab->m->dims;
+    const LayerActs *a = ab->a;
+    Scratch *sc = ab->s->sc;
+    const int N = ab->N;
+    const size_t Nq = (size_t)N * D->qdim;
     const float *dog = dres;
     if (c->gate_pos == GATE_G5) {
-        gate_apply_back(m, sc->tmp, sc->dga, dres, a->o, ga, N, 1, D->d);
+        gate_apply_back(ab->m, sc->tmp, sc->dga, dres, a->o, ab->ga, N, 1, D->d);
         dog = sc->tmp;
     }
     /* dcur is always the gradient w.r.t. the latest stage's output */
     float *dcur = sc->dy, *dalt = sc->dy2;
     zero(dcur, Nq);
-    matmul_backward(dcur, gw->w_o, NULL, dog, a->yg, lw->w_o, N, D->qdim, D->d);
+    matmul_backward(dcur, ab->gw->w_o, NULL, dog, a->yg, ab->lw->w_o, N, D->qdim, D->d);
     if (c->gate_pos == GATE_G1) {
-        gate_apply_back(m, dalt, sc->dga, dcur, a->ym, ga, N, D->H, D->dh);
+        gate_apply_back(ab->m, dalt, sc->dga, dcur, a->ym, ab->ga, N, D->H, D->dh);
         SWAP(dcur, dalt);
     }
     if (c->y_mod == YMOD_RMSNORM) {
         zero(dalt, Nq);
-        gate_apply_backward(dalt, gw->y_norm, dcur, a->yrn, lw->y_norm, GB_CONST, FORM_MULT, N,
-                            D->H, D->dh);
+        gate_apply_backward(dalt, ab->gw->y_norm, dcur, a->yrn, ab->lw->y_norm, GB_CONST,
+                            FORM_MULT, N, D->H, D->dh);
         SWAP(dcur, dalt);
         zero(dalt, Nq);
         rmsnorm_backward(dalt, NULL, dcur, a->y, NULL, a->yrstd, N * D->H, D->dh);
@@ -560,16 +585,29 @@ static void attention_block_backward(const Model *m, RunState *s, int l,
         silu_backward(dalt, dcur, a->y, Nq);
         SWAP(dcur, dalt);
     }
+    return dcur;
+}
 
-    /* attention core, then RoPE and QK-norm in reverse */
-    float *dq = sc->dq, *dq_alt = sc->dq2, *dk = sc->dk, *dk_alt = sc->dk2;
-    float *dv = sc->dv, *dv_alt = sc->dv2;
+/* From d(y) to d(q, k, v) as the projections produced them: the attention
+ * core, RoPE and QK-norm in reverse. Leaves the results in *dq, *dk, *dv. */
+static void attn_core_backward(const AttnBack *ab, const float *dy, float **dq_out,
+                               float **dk_out, float **dv_out) {
+    const Config *c = &ab->m->cfg;
+    const Dims *D = &ab->m->dims;
+    const LayerActs *a = ab->a;
+    const LayerWeights *lw = ab->lw;
+    LayerWeights *gw = ab->gw;
+    RunState *s = ab->s;
+    Scratch *sc = s->sc;
+    const int N = ab->N, B = ab->B, Ti = ab->Ti;
+    const size_t Nq = (size_t)N * D->qdim, Nk = (size_t)N * D->kvdim;
+    float *dq = sc->dq, *dk = sc->dk, *dv = sc->dv;
     zero(dq, Nq);
     zero(dk, Nk);
     zero(dv, Nk);
     AttnSpec sp;
-    attn_spec(&sp, m, Ti);
-    attention_backward(dq, dk, dv, gw->sink_logit, gw->kv_bias_k, gw->kv_bias_v, dcur, a->att,
+    attn_spec(&sp, ab->m, Ti);
+    attention_backward(dq, dk, dv, gw->sink_logit, gw->kv_bias_k, gw->kv_bias_v, dy, a->att,
                        a->slot, a->preatt, a->qr, a->kr, a->vg, lw->sink_logit, lw->kv_bias_k,
                        lw->kv_bias_v, &sp, B, Ti, D->H, D->Hkv, D->dh);
     if (c->pos == POS_ROPE) {
@@ -581,32 +619,62 @@ static void attention_block_backward(const Model *m, RunState *s, int l,
         rope_backward(dk, s->rope_cos, s->rope_sin, B, Ti, D->Hkv, D->dh);
     }
     if (c->qk_norm) {
-        zero(dq_alt, Nq);
-        zero(dk_alt, Nk);
-        rmsnorm_backward(dq_alt, gw->q_norm, dq, a->qg, lw->q_norm, a->qrstd, N * D->H, D->dh);
-        rmsnorm_backward(dk_alt, gw->k_norm, dk, a->kg, lw->k_norm, a->krstd, N * D->Hkv,
+        zero(sc->dq2, Nq);
+        zero(sc->dk2, Nk);
+        rmsnorm_backward(sc->dq2, gw->q_norm, dq, a->qg, lw->q_norm, a->qrstd, N * D->H, D->dh);
+        rmsnorm_backward(sc->dk2, gw->k_norm, dk, a->kg, lw->k_norm, a->krstd, N * D->Hkv,
                          D->dh);
-        SWAP(dq, dq_alt);
-        SWAP(dk, dk_alt);
+        dq = sc->dq2;
+        dk = sc->dk2;
     }
-    /* G2..G4 gate the projections: back to the raw projection outputs */
+    *dq_out = dq, *dk_out = dk, *dv_out = dv;
+}
+
+/* From d(q, k, v) to d(x): G2..G4, the projections, the gate's scores and
+ * attn_norm in reverse; adds into dres. */
+static void attn_input_backward(const AttnBack *ab, float *dq, float *dk, float *dv,
+                                float *dres) {
+    const Config *c = &ab->m->cfg;
+    const Dims *D = &ab->m->dims;
+    const LayerActs *a = ab->a;
+    const LayerWeights *lw = ab->lw;
+    LayerWeights *gw = ab->gw;
+    Scratch *sc = ab->s->sc;
+    const int N = ab->N;
+    /* the buffer not holding dq (or dk, dv) is free for the gate's output */
+    float *q_free = dq == sc->dq ? sc->dq2 : sc->dq, *k_free = dk == sc->dk ? sc->dk2 : sc->dk;
     if (c->gate_pos == GATE_G4) {
-        gate_apply_back(m, dq_alt, sc->dga, dq, a->q, ga, N, D->H, D->dh);
-        SWAP(dq, dq_alt);
+        gate_apply_back(ab->m, q_free, sc->dga, dq, a->q, ab->ga, N, D->H, D->dh);
+        dq = q_free;
     } else if (c->gate_pos == GATE_G3) {
-        gate_apply_back(m, dk_alt, sc->dga, dk, a->k, ga, N, D->Hkv, D->dh);
-        SWAP(dk, dk_alt);
+        gate_apply_back(ab->m, k_free, sc->dga, dk, a->k, ab->ga, N, D->Hkv, D->dh);
+        dk = k_free;
     } else if (c->gate_pos == GATE_G2) {
-        gate_apply_back(m, dv_alt, sc->dga, dv, a->v, ga, N, D->Hkv, D->dh);
-        SWAP(dv, dv_alt);
+        gate_apply_back(ab->m, sc->dv2, sc->dga, dv, a->v, ab->ga, N, D->Hkv, D->dh);
+        dv = sc->dv2;
     }
     zero(sc->dn, (size_t)N * D->d);
     matmul_backward(sc->dn, gw->w_q, NULL, dq, a->n1, lw->w_q, N, D->d, D->qdim);
     matmul_backward(sc->dn, gw->w_k, NULL, dk, a->n1, lw->w_k, N, D->d, D->kvdim);
     matmul_backward(sc->dn, gw->w_v, NULL, dv, a->n1, lw->w_v, N, D->d, D->kvdim);
-    if (gated) gate_scores_backward(m, s, a, lw, gw, sc->dga, sc->dn, N);
-    norm_backward(m, dres, gw->attn_norm_w, gw->attn_norm_b, sc->dn, a->x_in, lw->attn_norm_w,
-                  a->mean1, a->rstd1, N);
+    if (ab->ga) gate_scores_backward(ab->m, ab->s, ab->a, lw, gw, sc->dga, sc->dn, N);
+    norm_backward(ab->m, dres, gw->attn_norm_w, gw->attn_norm_b, sc->dn, a->x_in,
+                  lw->attn_norm_w, a->mean1, a->rstd1, N);
+}
+
+static void attention_block_backward(const Model *m, RunState *s, int l,
+                                     int B, int Ti, float *dres) {
+    const Config *c = &m->cfg;
+    LayerActs *a = &s->la[l];
+    AttnBack ab = {m, s, &m->w.layer[l], &s->g.layer[l], a, NULL, B, Ti, B * Ti};
+    if (c->gate_pos != GATE_NONE) {
+        ab.ga = gate_applied(a, c);
+        zero(s->sc->dga, gate_applied_len(m, ab.N));
+    }
+    float *dq, *dk, *dv;
+    float *dy = attn_output_backward(&ab, dres);
+    attn_core_backward(&ab, dy, &dq, &dk, &dv);
+    attn_input_backward(&ab, dq, dk, dv, dres);
 }
 
 void model_backward(const Model *m, RunState *s) {
