@@ -24,6 +24,7 @@
 
 #include "commands.h"
 #include "metrics.h"
+#include "runname.h"
 #include "runread.h"
 #include "util.h"
 
@@ -374,15 +375,38 @@ static void runs_close(RunSet *rs) {
     memset(rs, 0, sizeof *rs);
 }
 
-/* Label each run by its variant; add the seed when variants repeat. */
+/* The name a run is known by in figures: its variant, or its run name
+ * (runname.h) when another run of the same variant has a different run
+ * name (baseline on bigram and baseline-brown on Brown). */
+static void runs_base(const RunSet *rs, int i, char *out, size_t n) {
+    const RunMeta *m = runread_meta(rs->r[i]);
+    char ri[300], rj[300];
+    run_name(ri, sizeof ri, m->path);
+    for (int j = 0; j < rs->n; j++) {
+        const RunMeta *mj = runread_meta(rs->r[j]);
+        if (j == i || strcmp(mj->variant, m->variant)) continue;
+        run_name(rj, sizeof rj, mj->path);
+        if (strcmp(ri, rj)) {
+            snprintf(out, n, "%s", ri);
+            return;
+        }
+    }
+    snprintf(out, n, "%s", m->variant[0] ? m->variant : ri);
+}
+
+/* Label each run by runs_base; add the seed when that repeats. */
 static void runs_label(RunSet *rs) {
+    char bi[300], bj[300];
     for (int i = 0; i < rs->n; i++) {
         const RunMeta *m = runread_meta(rs->r[i]);
-        const char *v = m->variant[0] ? m->variant : m->path;
+        runs_base(rs, i, bi, sizeof bi);
+        const char *v = bi;
         int dup = 0;
-        for (int j = 0; j < rs->n; j++)
-            if (j != i && !strcmp(runread_meta(rs->r[j])->variant, m->variant))
-                dup = 1;
+        for (int j = 0; j < rs->n && !dup; j++) {
+            if (j == i) continue;
+            runs_base(rs, j, bj, sizeof bj);
+            dup = !strcmp(bi, bj);
+        }
         if (dup)
             snprintf(rs->label[i], sizeof rs->label[i], "%.250s seed %lld", v,
                      m->seed);
@@ -795,11 +819,16 @@ static int report_one(RunSet *rs, const char *outdir, const char *kind,
 
 static int report_gate_hists(RunSet *rs, const char *outdir, char *err,
                              size_t errlen) {
+    /* one per gated group: named by variant, or by run name when two run
+     * names share the variant (runs_base) */
+    char v[300], vj[300];
     for (int i = 0; i < rs->n; i++) {
-        const char *v = runread_meta(rs->r[i])->variant;
+        runs_base(rs, i, v, sizeof v);
         int first = 1;
-        for (int j = 0; j < i; j++)
-            if (!strcmp(runread_meta(rs->r[j])->variant, v)) first = 0;
+        for (int j = 0; j < i && first; j++) {
+            runs_base(rs, j, vj, sizeof vj);
+            first = strcmp(vj, v) != 0;
+        }
         if (!first) continue;
         char name[300], png[PATH_MAX], base[270];
         safe_name(base, sizeof base, v);

@@ -49,16 +49,18 @@ int plot_bars(const char *png_path, const PlotBars *b, char *err,
 
 /* ---- figures over run files (through analysis/runread.h) ----
  * kind: "loss" | "first-share" | "gate-hist" | "mact" | "sink-steps".
- * gate-hist takes exactly one run. Runs are labelled by variant (plus
- * the seed when two runs share a variant). Figures over probes use the
+ * gate-hist takes exactly one run. Runs are labelled by variant, or by
+ * run name (runname.h) when two run names share a variant, plus the seed
+ * when two runs share that label. Figures over probes use the
  * last probe of each run; a run without probes is left out of those
  * figures, and it is an error only when no run has the data. */
 int plot_figure(const char *kind, char **run_paths, int n,
                 const char *png_path, char *err, size_t errlen);
 
 /* All figures for a set of runs into outdir (created if missing):
- * loss.png, first_share_layers.png, gate_hist_<variant>.png (one per gated
- * variant, its first run), mact_layers.png, sink_vs_step.png. A figure
+ * loss.png, first_share_layers.png, gate_hist_<name>.png (one per gated
+ * variant, its first run; name is the run name instead when two run names
+ * share the variant), mact_layers.png, sink_vs_step.png. A figure
  * with no data in any run (e.g. no probes yet, no gated run) is skipped,
  * not an error. 0 ok, -1 with err on an unreadable run or a gnuplot
  * failure. */

@@ -1,14 +1,19 @@
 /* report.c: `gatelab report DIR`: REPORT.md + results.csv + figures over
  * every run file in a directory. Each run is reduced to one Row of
  * headline numbers (runstats.h, the same code the text tools print), rows
- * are grouped by variant (mean +- std over seeds), and the paper's own
- * figures are set beside ours as clearly labelled reference data. */
+ * are grouped by run name (runname.h: the file stem without its _s<seed>;
+ * mean +- std over seeds), so one variant trained on two data sources or
+ * at two learning rates stays two groups. ΔPPL compares a group with the
+ * baseline group trained on the same data with the same seq_len, lr and
+ * steps. The paper's own figures are set beside ours as clearly labelled
+ * reference data. */
 #include "report.h"
 #include "report_extra.h"
 #include "commands.h"
 #include "heatmap.h"
 #include "metrics.h"
 #include "plot.h"
+#include "runname.h"
 #include "runread.h"
 #include "runstats.h"
 
@@ -26,12 +31,22 @@
 
 #define MAX_SPIKE_STEPS 8
 
+/* /config keys the Settings section shows; ΔPPL matches on MATCH_CFG. */
+static const char *const CFG_KEYS[] = {"n_layers", "d_model", "n_heads",
+    "seq_len", "batch_size", "steps", "lr", "warmup", "spike_factor"};
+#define N_CFG (sizeof CFG_KEYS / sizeof CFG_KEYS[0])
+enum { CFG_SEQ_LEN = 3, CFG_STEPS = 5, CFG_LR = 6 };
+
 typedef struct {
     char path[1024];
     const char *file;   /* basename inside path */
     int ok;             /* 0: unreadable, err says why */
     char err[512];
     char variant[256], status[32];
+    char run[256];      /* run name: the group key with variant and data */
+    char data[64];      /* /config data: bigram, brown, ... ("?" if absent) */
+    double cfg[N_CFG];  /* /config values of CFG_KEYS (NaN if absent) */
+    int base;           /* first row of the matching baseline group, -1 */
     long long seed, n_params, n_params_added, diverged_step;
     double steps, val_loss, ppl, bpb, dppl, f_attn, f_attn_uniform, sink03,
         gate_mean, gate_below01, m_act, spikes, tokens_per_sec;
@@ -152,10 +167,15 @@ static void row_read(Row *w)
     w->f_attn_uniform = w->sink03 = w->gate_mean = w->gate_below01 = NAN;
     w->m_act = w->spikes = w->tokens_per_sec = NAN;
     w->diverged_step = -1;
+    w->base = -1;
+    run_name(w->run, sizeof w->run, w->path);
     RunReader *r = runread_open(w->path, w->err, sizeof w->err);
     if (!r) return;
     const RunMeta *m = runread_meta(r);
     w->ok = 1;
+    if (runread_config_string(r, "data", w->data, sizeof w->data, NULL, 0))
+        snprintf(w->data, sizeof w->data, "?");
+    for (size_t k = 0; k < N_CFG; k++) w->cfg[k] = cfg_or(r, CFG_KEYS[k], NAN);
     snprintf(w->variant, sizeof w->variant, "%s", m->variant);
     snprintf(w->status, sizeof w->status, "%s", m->status);
     w->seed = m->seed;
@@ -216,31 +236,87 @@ static int list_runs(const char *dir, char ***out, int *n, char *err,
     return 0;
 }
 
-/* Variant order: baseline first, then by name; seeds ascending. */
+/* Group order: baseline-variant groups first, then by run name, variant
+ * and data; seeds ascending within a group. */
 static int cmp_row(const void *a, const void *b)
 {
     const Row *x = a, *y = b;
     if (x->ok != y->ok) return y->ok - x->ok;
     int xb = !strcmp(x->variant, "baseline"), yb = !strcmp(y->variant, "baseline");
     if (xb != yb) return yb - xb;
-    int c = strcmp(x->variant, y->variant);
+    int c = strcmp(x->run, y->run);
+    if (!c) c = strcmp(x->variant, y->variant);
+    if (!c) c = strcmp(x->data, y->data);
     if (c) return c;
     return (x->seed > y->seed) - (x->seed < y->seed);
 }
 
-/* dppl: each run's PPL minus the mean PPL over baseline seeds. */
-static void fill_dppl(Row *rows, int n)
+static int same_group(const Row *x, const Row *y)
+{
+    return x->ok && y->ok && !strcmp(x->run, y->run) &&
+           !strcmp(x->variant, y->variant) && !strcmp(x->data, y->data);
+}
+
+/* End (exclusive) of the group that starts at row a. */
+static int group_end(const Row *rows, int n, int a)
+{
+    int b = a + 1;
+    while (b < n && same_group(&rows[a], &rows[b])) b++;
+    return b;
+}
+
+/* Equal, or both absent from the config. */
+static int cfg_eq(double x, double y)
+{
+    if (isnan(x) || isnan(y)) return isnan(x) && isnan(y);
+    return fabs(x - y) <= 1e-9 * fmax(fabs(x), fabs(y));
+}
+
+/* How well baseline group starting at row bg fits group g (higher is
+ * better, -1 no match): same data, seq_len, lr and steps are required;
+ * the group itself beats "baseline-<suffix>" sharing g's run-name suffix
+ * (g1-elem-brown -> baseline-brown), which beats plain "baseline". */
+static int base_score(const Row *bg, const Row *g, int self)
+{
+    if (strcmp(bg->variant, "baseline") || strcmp(bg->data, g->data)) return -1;
+    static const int keys[] = {CFG_SEQ_LEN, CFG_LR, CFG_STEPS};
+    for (int k = 0; k < 3; k++)
+        if (!cfg_eq(bg->cfg[keys[k]], g->cfg[keys[k]])) return -1;
+    if (self) return 3;
+    size_t nv = strlen(g->variant);
+    const char *suffix = !strncmp(g->run, g->variant, nv) && g->run[nv] == '-'
+                             ? g->run + nv + 1 : NULL;
+    if (suffix && !strncmp(bg->run, "baseline-", 9) && !strcmp(bg->run + 9, suffix))
+        return 2;
+    return !strcmp(bg->run, "baseline");
+}
+
+static double group_ppl(const Row *rows, int a, int b)
 {
     double s = 0.0;
     int k = 0;
-    for (int i = 0; i < n; i++)
-        if (rows[i].ok && !strcmp(rows[i].variant, "baseline") &&
-            isfinite(rows[i].ppl)) {
-            s += rows[i].ppl;
-            k++;
+    for (int i = a; i < b; i++)
+        if (isfinite(rows[i].ppl)) s += rows[i].ppl, k++;
+    return k ? s / k : NAN;
+}
+
+/* base and dppl of every row: PPL minus the mean PPL of the best matching
+ * baseline group (blank when no baseline group matches). */
+static void fill_dppl(Row *rows, int n)
+{
+    for (int a = 0; a < n && rows[a].ok;) {
+        int b = group_end(rows, n, a), best = -1, best_score = -1;
+        for (int c = 0; c < n && rows[c].ok; c = group_end(rows, n, c)) {
+            int sc = base_score(&rows[c], &rows[a], c == a);
+            if (sc > best_score) best = c, best_score = sc;
         }
-    for (int i = 0; i < n; i++)
-        rows[i].dppl = k ? rows[i].ppl - s / k : NAN;
+        double ref = best < 0 ? NAN : group_ppl(rows, best, group_end(rows, n, best));
+        for (int i = a; i < b; i++) {
+            rows[i].base = best;
+            rows[i].dppl = rows[i].ppl - ref;
+        }
+        a = b;
+    }
 }
 
 /* ---- results.csv ---- */
@@ -259,15 +335,15 @@ static int write_csv(const char *path, const Row *rows, int n, char *err,
         seterr(err, errlen, "%s: %s", path, strerror(errno));
         return -1;
     }
-    fprintf(f, "file,variant,seed,status,n_params,n_params_added,steps,"
+    fprintf(f, "file,run,variant,data,seed,status,n_params,n_params_added,steps,"
                "val_loss,ppl,bpb,dppl_vs_baseline,f_attn,f_attn_uniform,"
                "sink_rate_0.3,gate_mean,gate_frac_below_0.1,m_act,spikes,"
                "tokens_per_sec,diverged_step\n");
     for (int i = 0; i < n; i++) {
         const Row *w = &rows[i];
         if (!w->ok) continue; /* unreadable files are listed in REPORT.md */
-        fprintf(f, "%s,%s,%lld,%s,%lld,%lld", w->file, w->variant, w->seed,
-                w->status, w->n_params, w->n_params_added);
+        fprintf(f, "%s,%s,%s,%s,%lld,%s,%lld,%lld", w->file, w->run,
+                w->variant, w->data, w->seed, w->status, w->n_params, w->n_params_added);
         csv_num(f, w->steps, "%.0f");
         csv_num(f, w->val_loss, "%.6g");
         csv_num(f, w->ppl, "%.6g");
@@ -306,8 +382,11 @@ static const Col COLS[] = {
      "eval: `final_val_loss` in /summary, else the last /metrics/eval/val_loss.",
      OFF(val_loss), "%.4f"},
     {"PPL", "def-ppl", "`ppl = exp(val_loss)`.", OFF(ppl), "%.3f"},
-    {"ΔPPL", "def-dppl", "PPL minus the mean PPL of the `baseline` runs "
-     "(mean over baseline seeds); negative is better.", OFF(dppl), "%+.3f"},
+    {"ΔPPL", "def-dppl", "PPL minus the mean PPL (over seeds) of the "
+     "matching baseline group: variant `baseline`, same data, seq_len, lr and "
+     "steps (preferring `baseline-<suffix>` for a run named "
+     "`<variant>-<suffix>`, else `baseline`); the Runs table names it. Blank "
+     "when no baseline matches; negative is better.", OFF(dppl), "%+.3f"},
     {"bpb", "def-bpb", "Bits per byte at the last eval (`val_bpb`), for byte "
      "data.", OFF(bpb), "%.4f"},
     {"F-Attn", "def-fattn", "First-token share: `mean over layers l, heads h, "
@@ -380,26 +459,31 @@ static void md_status(FILE *f, const Row *rows, int a, int b)
     }
 }
 
-static void md_header(FILE *f, const char *first, const char *second)
+/* Header row: the nlead leading columns, then COLS and status. */
+static void md_header(FILE *f, const char *const *lead, int nlead)
 {
-    fprintf(f, "| %s | %s", first, second);
+    fputc('|', f);
+    for (int i = 0; i < nlead; i++) fprintf(f, " %s |", lead[i]);
     for (size_t c = 0; c < N_COLS; c++)
-        fprintf(f, " | [%s](#%s)", COLS[c].head, COLS[c].anchor);
-    fprintf(f, " | [status](#def-status) |\n|---|---");
-    for (size_t c = 0; c <= N_COLS; c++) fputs("|---", f);
-    fputs("|\n", f);
+        fprintf(f, " [%s](#%s) |", COLS[c].head, COLS[c].anchor);
+    fprintf(f, " [status](#def-status) |\n|");
+    for (size_t c = 0; c < (size_t)nlead + N_COLS + 1; c++) fputs("---|", f);
+    fputs("\n", f);
 }
+
+static const char *const LEAD_GROUP[] = {"[run](#def-run)",
+    "[variant](#def-variant)", "[data](#def-data)", "[seeds](#def-seeds)"};
 
 static void md_variants(FILE *f, const Row *rows, int n)
 {
-    fprintf(f, "## Results by variant\n\nMean ± sample std over seeds; "
+    fprintf(f, "## Results by run\n\nOne row per run name (the file name "
+               "without its `_s<seed>`); mean ± sample std over seeds; "
                "`(k/n)` marks a column only k of the n runs had.\n\n");
-    md_header(f, "[variant](#def-variant)", "[seeds](#def-seeds)");
+    md_header(f, LEAD_GROUP, 4);
     for (int a = 0; a < n && rows[a].ok;) {
-        int b = a + 1;
-        while (b < n && rows[b].ok && !strcmp(rows[b].variant, rows[a].variant))
-            b++;
-        fprintf(f, "| %s | %d", rows[a].variant, b - a);
+        int b = group_end(rows, n, a);
+        fprintf(f, "| %s | %s | %s | %d", rows[a].run, rows[a].variant,
+                rows[a].data, b - a);
         for (size_t c = 0; c < N_COLS; c++) md_agg(f, rows, a, b, &COLS[c]);
         md_status(f, rows, a, b);
         fputs("|\n", f);
@@ -417,7 +501,8 @@ static void md_paper_cell(FILE *f, double ours, double paper, const char *fmt)
     else fputs("–", f);
 }
 
-/* Ours beside the paper's, one row per variant the paper reports. */
+/* Ours beside the paper's: one row per group whose variant the paper
+ * reports (a variant run on two data sources gives two rows). */
 static void md_paper(FILE *f, const Row *rows, int n)
 {
     fprintf(f, "\n## Ours beside the paper\n\nEach cell is *ours / paper* "
@@ -428,12 +513,11 @@ static void md_paper(FILE *f, const Row *rows, int n)
         "Our models are about 10^4 times smaller: compare directions and "
         "ratios, not absolute values. `wider-ffn` stands in for the paper's "
         "\"+4 experts\" row.\n\n"
-        "| variant | source | [PPL](#def-ppl) | [gate mean](#def-gate-mean) | "
-        "[M-Act](#def-mact) | [F-Attn](#def-fattn) |\n|---|---|---|---|---|---|\n");
+        "| run | data | paper row | source | [PPL](#def-ppl) | [gate mean](#def-gate-mean) | "
+        "[M-Act](#def-mact) | [F-Attn](#def-fattn) |\n"
+        "|---|---|---|---|---|---|---|---|\n");
     for (int a = 0; a < n && rows[a].ok;) {
-        int b = a + 1;
-        while (b < n && rows[b].ok && !strcmp(rows[b].variant, rows[a].variant))
-            b++;
+        int b = group_end(rows, n, a);
         const PaperRow *pr = paper_row(rows[a].variant);
         if (pr) {
             double m[4], s;
@@ -448,7 +532,8 @@ static void md_paper(FILE *f, const Row *rows, int n)
                 if (k) mean_std(v, k, &m[j], &s);
                 else m[j] = NAN;
             }
-            fprintf(f, "| %s | %s", pr->id, pr->source);
+            fprintf(f, "| %s | %s | %s | %s", rows[a].run, rows[a].data,
+                    pr->id, pr->source);
             md_paper_cell(f, m[0], pr->ppl, "%.3f");
             md_paper_cell(f, m[1], pr->gate_mean, "%.3f");
             md_paper_cell(f, m[2], pr->m_act, "%.4g");
@@ -461,11 +546,16 @@ static void md_paper(FILE *f, const Row *rows, int n)
 
 static void md_runs(FILE *f, const Row *rows, int n)
 {
-    fprintf(f, "\n## Runs\n\n");
-    md_header(f, "file", "seed");
+    fprintf(f, "\n## Runs\n\nΔPPL of each run is against the mean of the "
+               "baseline group named in *vs*.\n\n");
+    static const char *const lead[] = {"file", "[run](#def-run)",
+        "[variant](#def-variant)", "[data](#def-data)", "seed", "vs"};
+    md_header(f, lead, 6);
     for (int i = 0; i < n && rows[i].ok; i++) {
         const Row *w = &rows[i];
-        fprintf(f, "| %s (%s) | %lld", w->file, w->variant, w->seed);
+        fprintf(f, "| %s | %s | %s | %s | %lld | %s", w->file, w->run,
+                w->variant, w->data, w->seed,
+                w->base >= 0 ? rows[w->base].run : "–");
         for (size_t c = 0; c < N_COLS; c++) {
             double v = col_val(w, &COLS[c]);
             fputs(" | ", f);
@@ -491,6 +581,44 @@ static void md_runs(FILE *f, const Row *rows, int n)
                                  rows[i].err);
 }
 
+/* One line per data source: the config values its runs share, and for a
+ * key they do not share its distinct values (e.g. lr over a stability
+ * sweep). */
+static void md_settings_data(FILE *f, const Row *rows, int n, const char *data)
+{
+    int nrun = 0;
+    for (int i = 0; i < n && rows[i].ok; i++) nrun += !strcmp(rows[i].data, data);
+    fprintf(f, "- Data %s (%d run%s): ", data, nrun, nrun == 1 ? "" : "s");
+    char differ[512] = "";
+    size_t dl = 0;
+    int shared = 0;
+    for (size_t k = 0; k < N_CFG; k++) {
+        double vals[8];
+        int nv = 0, more = 0;
+        for (int i = 0; i < n && rows[i].ok; i++) {
+            if (strcmp(rows[i].data, data)) continue;
+            int seen = 0;
+            for (int j = 0; j < nv; j++) seen |= cfg_eq(vals[j], rows[i].cfg[k]);
+            if (seen) continue;
+            if (nv < 8) vals[nv++] = rows[i].cfg[k];
+            else more = 1;
+        }
+        if (nv == 1) {
+            fprintf(f, "%s%s %g", shared++ ? ", " : "", CFG_KEYS[k], vals[0]);
+            continue;
+        }
+        dl += (size_t)snprintf(differ + dl, dl < sizeof differ ? sizeof differ - dl : 0,
+                               "%s%s", dl ? "; " : "", CFG_KEYS[k]);
+        for (int j = 0; j < nv && dl < sizeof differ; j++)
+            dl += (size_t)snprintf(differ + dl, sizeof differ - dl, " %g", vals[j]);
+        if (more && dl < sizeof differ)
+            dl += (size_t)snprintf(differ + dl, sizeof differ - dl, " …");
+        if (dl >= sizeof differ) dl = sizeof differ - 1;
+    }
+    if (differ[0]) fprintf(f, "%sdiffering across runs: %s", shared ? "; " : "", differ);
+    fputs(".\n", f);
+}
+
 static void md_settings(FILE *f, const char *dir, const Row *rows, int n)
 {
     int ok = 0;
@@ -501,25 +629,13 @@ static void md_settings(FILE *f, const char *dir, const Row *rows, int n)
     fprintf(f, "# gatelab report\n\nRun files in `%s`: %d (%d readable, %d "
                "unreadable). Written %s.\n\n## Settings\n\n", dir, n, ok,
             n - ok, when);
-    const Row *first = NULL, *probed = NULL;
-    for (int i = 0; i < n; i++) {
-        if (rows[i].ok && !first) first = &rows[i];
-        if (rows[i].ok && rows[i].has_probe && !probed) probed = &rows[i];
-    }
-    if (!first) return;
-    RunReader *r = runread_open(first->path, NULL, 0);
-    if (r) {
-        char data[64] = "?";
-        runread_config_string(r, "data", data, sizeof data, NULL, 0);
-        fprintf(f, "- Config (from `%s`): data %s, %g layers, d_model %g, %g "
-                "heads, seq_len %g, batch %g, %g steps, lr %g, warmup %g, "
-                "spike_factor %g.\n", first->file, data,
-                cfg_or(r, "n_layers", NAN), cfg_or(r, "d_model", NAN),
-                cfg_or(r, "n_heads", NAN), cfg_or(r, "seq_len", NAN),
-                cfg_or(r, "batch_size", NAN), cfg_or(r, "steps", NAN),
-                cfg_or(r, "lr", NAN), cfg_or(r, "warmup", NAN),
-                cfg_or(r, "spike_factor", NAN));
-        runread_close(r);
+    const Row *probed = NULL;
+    for (int i = 0; i < n && !probed; i++)
+        if (rows[i].ok && rows[i].has_probe) probed = &rows[i];
+    for (int i = 0; i < n && rows[i].ok; i++) {
+        int seen = 0;
+        for (int j = 0; j < i && !seen; j++) seen = !strcmp(rows[j].data, rows[i].data);
+        if (!seen) md_settings_data(f, rows, n, rows[i].data);
     }
     if (probed)
         fprintf(f, "- Probe (last probe of each run): %d sequences of length "
@@ -542,10 +658,16 @@ static void md_definitions(FILE *f)
         "the first token (BOS when BOS is on). A is the post-softmax (or "
         "proxy) attention of one head, averaged over probe sequences: rows "
         "are queries t, columns keys j ≤ t.\n\n");
-    fprintf(f, "<a id=\"def-variant\"></a>**variant**: the gate variant id "
+    fprintf(f, "<a id=\"def-run\"></a>**run**: the run name, the file name "
+               "without `.h5` and its `_s<seed>` suffix (the sweep's `[run NAME]`); "
+               "runs are grouped by it, so one variant on two data sources or "
+               "learning rates gives two rows.\n\n"
+               "<a id=\"def-variant\"></a>**variant**: the gate variant id "
                "(shared/reference/variants.md).\n\n"
-               "<a id=\"def-seeds\"></a>**seeds**: number of runs (seeds) of "
-               "the variant; the Runs table gives each run's seed.\n\n");
+               "<a id=\"def-data\"></a>**data**: the training data source "
+               "(`data` in /config).\n\n"
+               "<a id=\"def-seeds\"></a>**seeds**: number of runs (seeds) in "
+               "the group; the Runs table gives each run's seed.\n\n");
     for (size_t c = 0; c < N_COLS; c++)
         fprintf(f, "<a id=\"%s\"></a>**%s**: %s\n\n", COLS[c].anchor,
                 COLS[c].head, COLS[c].def);
@@ -598,7 +720,7 @@ static int fill_panels(const RunProbe *p, int layer, const char *label,
     return n;
 }
 
-/* Heatmap grid of one run into figs/heatmap_<variant>_s<seed>.png; the
+/* Heatmap grid of one run into figs/heatmap_<run>_s<seed>.png; the
  * Markdown link goes to f. Failures are reported in the Markdown. */
 static void fig_grid(FILE *f, const char *figdir, const Row *w)
 {
@@ -610,7 +732,7 @@ static void fig_grid(FILE *f, const char *figdir, const Row *w)
         runread_close(r);
         return;
     }
-    safe_name(name, 256, w->variant);
+    safe_name(name, 256, w->run);
     snprintf(path, sizeof path, "%s/heatmap_%s_s%lld.png", figdir, name, w->seed);
     size_t np = (size_t)p.L * p.H;
     HeatPanel *pan = calloc(np, sizeof *pan);
@@ -619,11 +741,11 @@ static void fig_grid(FILE *f, const char *figdir, const Row *w)
     if (pan && title) {
         fill_panels(&p, -1, "", pan, title);
         if (heatmap_write_png(path, pan, p.L, p.H, &st, err, sizeof err) == 0)
-            fprintf(f, "\n**%s, seed %lld**: attention of every layer (rows) "
-                    "and head (columns), log10 scale, probe step %lld, T = %d"
-                    "\n\n![heatmap %s s%lld](figures/heatmap_%s_s%lld.png)\n",
-                    w->variant, w->seed, p.step, p.T, w->variant, w->seed,
-                    name, w->seed);
+            fprintf(f, "\n**%s (%s, data %s), seed %lld**: attention of every "
+                    "layer (rows) and head (columns), log10 scale, probe step "
+                    "%lld, T = %d\n\n![heatmap %s s%lld](figures/heatmap_%s_s"
+                    "%lld.png)\n", w->run, w->variant, w->data, w->seed, p.step,
+                    p.T, w->run, w->seed, name, w->seed);
         else fprintf(f, "- heatmap of %s failed: %s\n", w->file, err);
     }
     free(pan);
@@ -632,11 +754,13 @@ static void fig_grid(FILE *f, const char *figdir, const Row *w)
     runread_close(r);
 }
 
-/* baseline vs g1-elem at the baseline's layer of largest F-Attn */
+/* baseline vs g1-elem (same data source) at the baseline's layer of
+ * largest F-Attn, into heatmap_baseline_vs_g1-elem_<data>.png */
 static void fig_compare(FILE *f, const char *figdir, const Row *a,
                         const Row *b)
 {
-    char err[512] = "", path[1400];
+    char err[512] = "", path[1400], dname[64];
+    safe_name(dname, sizeof dname, a->data);
     RunReader *ra = runread_open(a->path, err, sizeof err);
     RunReader *rb = ra ? runread_open(b->path, err, sizeof err) : NULL;
     RunProbe pa, pb;
@@ -652,7 +776,7 @@ static void fig_compare(FILE *f, const char *figdir, const Row *a,
         ok = 0;
     }
     if (!ok) {
-        fprintf(f, "- side-by-side heatmap skipped: %s\n", err);
+        fprintf(f, "- side-by-side heatmap (data %s) skipped: %s\n", a->data, err);
         runread_close(ra);
         runread_close(rb);
         return;
@@ -663,19 +787,22 @@ static void fig_compare(FILE *f, const char *figdir, const Row *a,
     HeatPanel *pan = calloc((size_t)2 * pa.H, sizeof *pan);
     char (*title)[64] = calloc((size_t)2 * pa.H, sizeof *title);
     HeatmapStyle st = {1, 0, 0.0f, 0.0f, 1};
-    snprintf(path, sizeof path, "%s/heatmap_baseline_vs_g1-elem.png", figdir);
+    snprintf(path, sizeof path, "%s/heatmap_baseline_vs_g1-elem_%s.png", figdir,
+             dname);
     if (pan && title) {
         char la[40], lb[40];
-        snprintf(la, sizeof la, "baseline s%lld", a->seed);
-        snprintf(lb, sizeof lb, "g1-elem s%lld", b->seed);
+        snprintf(la, sizeof la, "%.28s s%lld", a->run, a->seed);
+        snprintf(lb, sizeof lb, "%.28s s%lld", b->run, b->seed);
         int n = fill_panels(&pa, layer, la, pan, title);
         fill_panels(&pb, layer, lb, pan + n, title + n);
         if (heatmap_write_png(path, pan, 2, pa.H, &st, err, sizeof err) == 0)
-            fprintf(f, "\n**baseline (top) vs g1-elem (bottom)**, layer %d "
+            fprintf(f, "\n**%s (top) vs %s (bottom), data %s**, layer %d "
                     "(the baseline's layer of largest F-Attn), every head, "
-                    "log10 scale\n\n![baseline vs g1-elem]"
-                    "(figures/heatmap_baseline_vs_g1-elem.png)\n", layer);
-        else fprintf(f, "- side-by-side heatmap failed: %s\n", err);
+                    "log10 scale\n\n![baseline vs g1-elem, %s]"
+                    "(figures/heatmap_baseline_vs_g1-elem_%s.png)\n", a->run,
+                    b->run, a->data, layer, a->data, dname);
+        else fprintf(f, "- side-by-side heatmap (data %s) failed: %s\n", a->data,
+                     err);
     }
     free(pan);
     free(title);
@@ -683,6 +810,38 @@ static void fig_compare(FILE *f, const char *figdir, const Row *a,
     runread_probe_free(&pb);
     runread_close(ra);
     runread_close(rb);
+}
+
+/* First probed run of variant v on data d, preferring the group starting
+ * at row `pref` (a g1-elem group's matching baseline); NULL if none. */
+static const Row *probed_of(const Row *rows, int n, const char *v,
+                            const char *d, int pref)
+{
+    if (pref >= 0)
+        for (int i = pref; i < n && same_group(&rows[pref], &rows[i]); i++)
+            if (rows[i].has_probe) return &rows[i];
+    for (int i = 0; i < n && rows[i].ok; i++)
+        if (rows[i].has_probe && !strcmp(rows[i].variant, v) &&
+            !strcmp(rows[i].data, d))
+            return &rows[i];
+    return NULL;
+}
+
+/* One baseline-vs-g1-elem figure per data source that has both. */
+static void fig_compare_all(FILE *f, const char *figdir, const Row *rows, int n)
+{
+    for (int i = 0; i < n && rows[i].ok; i++) {
+        if (strcmp(rows[i].variant, "g1-elem")) continue;
+        int seen = 0;
+        for (int j = 0; j < i && !seen; j++)
+            seen = !strcmp(rows[j].variant, "g1-elem") &&
+                   !strcmp(rows[j].data, rows[i].data);
+        if (seen) continue;
+        const Row *g1 = probed_of(rows, n, "g1-elem", rows[i].data, -1);
+        if (!g1) continue;
+        const Row *base = probed_of(rows, n, "baseline", g1->data, g1->base);
+        if (base) fig_compare(f, figdir, base, g1);
+    }
 }
 
 static void fig_plots(FILE *f, const char *figdir, const Row *rows, int n)
@@ -711,15 +870,24 @@ static void fig_plots(FILE *f, const char *figdir, const Row *rows, int n)
             fprintf(f, "\n**%s**\n\n![%s](figures/%s)\n", figs[i][1],
                     figs[i][1], figs[i][0]);
     }
-    for (int i = 0; i < n && rows[i].ok; i++) {
-        if (i && !strcmp(rows[i].variant, rows[i - 1].variant)) continue;
+    /* plot.c names a gate histogram by the run name when two groups share
+     * the variant, else by the variant: link whichever exists, once. */
+    for (int i = 0; i < n && rows[i].ok; i = group_end(rows, n, i)) {
         char name[256], path[1400];
-        safe_name(name, sizeof name, rows[i].variant);
+        const char *label = rows[i].run;
+        safe_name(name, sizeof name, label);
         snprintf(path, sizeof path, "%s/gate_hist_%s.png", figdir, name);
+        if (access(path, R_OK) != 0) {
+            int first = 1;
+            for (int j = 0; j < i; j++) first &= !!strcmp(rows[j].variant, rows[i].variant);
+            if (!first) continue;
+            label = rows[i].variant;
+            safe_name(name, sizeof name, label);
+            snprintf(path, sizeof path, "%s/gate_hist_%s.png", figdir, name);
+        }
         if (access(path, R_OK) == 0)
             fprintf(f, "\n**gate score histogram, %s**\n\n![gate histogram "
-                    "%s](figures/gate_hist_%s.png)\n", rows[i].variant,
-                    rows[i].variant, name);
+                    "%s](figures/gate_hist_%s.png)\n", label, label, name);
     }
 }
 
@@ -733,15 +901,12 @@ static void md_figures(FILE *f, const char *outdir, const Row *rows, int n)
                 strerror(errno));
         return;
     }
-    const Row *base = NULL, *g1 = NULL;
-    for (int i = 0; i < n && rows[i].ok; i++) {
-        if (!rows[i].has_probe) continue;
-        if (!strcmp(rows[i].variant, "baseline") && !base) base = &rows[i];
-        if (!strcmp(rows[i].variant, "g1-elem") && !g1) g1 = &rows[i];
-        if (i && !strcmp(rows[i].variant, rows[i - 1].variant)) continue;
-        fig_grid(f, figdir, &rows[i]);
+    for (int a = 0; a < n && rows[a].ok; a = group_end(rows, n, a)) {
+        int i = a; /* the group's first seed with a probe */
+        while (i < n && same_group(&rows[a], &rows[i]) && !rows[i].has_probe) i++;
+        if (i < n && same_group(&rows[a], &rows[i])) fig_grid(f, figdir, &rows[i]);
     }
-    if (base && g1) fig_compare(f, figdir, base, g1);
+    fig_compare_all(f, figdir, rows, n);
     fig_plots(f, figdir, rows, n);
 }
 

@@ -20,7 +20,8 @@ static const char *PAPER_LEN[6] = {"4k", "8k", "16k", "32k", "64k", "128k"};
 static const double PAPER_BASE[6] = {82.90, 71.52, 61.23, 37.94, 37.51, 31.65};
 static const double PAPER_G1[6] = {88.13, 80.01, 76.74, 72.88, 66.60, 58.82};
 
-/* "dir/baseline_s1.h5" -> "baseline_s1" */
+/* "dir/baseline_s1.h5" -> "baseline_s1": the file stem, so every run
+ * (each seed of each run name, runname.h) has its own row and curve. */
 static void run_label(char *out, size_t n, const char *path) {
     const char *b = strrchr(path, '/');
     snprintf(out, n, "%s", b ? b + 1 : path);
@@ -43,7 +44,7 @@ static void draw_figure(FILE *f, const char *figdir, const char *name, const cha
 /* ---- long context ---- */
 
 typedef struct {
-    char label[256], variant[256];
+    char label[256], variant[256], data[64];
     int nl[2];             /* lengths per mode (0 plain, 1 yarn) */
     int len[2][MAXL];
     double loss[2][MAXL];
@@ -58,6 +59,8 @@ static int lc_read(const char *path, LcRun *w) {
     if (!r) return -1;
     run_label(w->label, sizeof w->label, path);
     snprintf(w->variant, sizeof w->variant, "%s", runread_meta(r)->variant);
+    if (runread_config_string(r, "data", w->data, sizeof w->data, NULL, 0))
+        snprintf(w->data, sizeof w->data, "?");
     for (int m = 0; m < 2; m++) {
         int *lens = NULL, k = 0;
         if (runread_lceval_lengths(r, MODE[m], &lens, &k, err, sizeof err) != 0) k = 0;
@@ -100,16 +103,16 @@ static double lc_at(const LcRun *w, int m, int L) {
 }
 
 static void lc_table(FILE *f, const LcRun *w, int n, int m, const int *lens, int nl) {
-    fprintf(f, "\n**%s** — val loss (degradation vs the shortest length)\n\n| run | variant |",
+    fprintf(f, "\n**%s** — val loss (degradation vs the shortest length)\n\n| run | variant | data |",
             m ? "YaRN (scale = L / T_train)" : "plain RoPE");
     for (int j = 0; j < nl; j++) fprintf(f, " L=%d |", lens[j]);
-    fprintf(f, "\n|---|---|");
+    fprintf(f, "\n|---|---|---|");
     for (int j = 0; j < nl; j++) fprintf(f, "---|");
     fprintf(f, "\n");
     for (int i = 0; i < n; i++) {
         if (!w[i].nl[m]) continue;
         double ref = w[i].loss[m][0]; /* lengths are ascending */
-        fprintf(f, "| %s | %s |", w[i].label, w[i].variant);
+        fprintf(f, "| %s | %s | %s |", w[i].label, w[i].variant, w[i].data);
         for (int j = 0; j < nl; j++) {
             double v = lc_at(&w[i], m, lens[j]);
             if (isnan(v)) fprintf(f, " — |");
@@ -189,7 +192,7 @@ void report_longctx(FILE *f, const char *figdir, const char *const *paths, int n
 /* ---- stability ---- */
 
 typedef struct {
-    char label[256], variant[256], status[32];
+    char label[256], variant[256], status[32], data[64];
     double lr, spikes, dstep, ppl;
     size_t n;
     double *x, *loss; /* training curve (non-finite -> NaN gap) */
@@ -203,6 +206,8 @@ static int st_read(const char *path, StRun *w) {
     run_label(w->label, sizeof w->label, path);
     snprintf(w->variant, sizeof w->variant, "%s", runread_meta(r)->variant);
     snprintf(w->status, sizeof w->status, "%s", runread_meta(r)->status);
+    if (runread_config_string(r, "data", w->data, sizeof w->data, NULL, 0))
+        snprintf(w->data, sizeof w->data, "?");
     double warm = 0, factor = 1.25, vl = NAN;
     int rc = runread_config_double(r, "lr", &w->lr, err, sizeof err);
     runread_config_double(r, "warmup", &warm, NULL, 0);
@@ -230,10 +235,16 @@ static int st_read(const char *path, StRun *w) {
     return rc;
 }
 
+/* By data source, then lr, variant and file (run name, seed): a variant's
+ * 1x run (`baseline`, lr from the preset) and its `baseline-lr2x` runs
+ * land under their own lr, and two data sources never interleave. */
 static int cmp_st(const void *a, const void *b) {
     const StRun *x = a, *y = b;
+    int c = strcmp(x->data, y->data);
+    if (c) return c;
     if (x->lr != y->lr) return x->lr < y->lr ? -1 : 1;
-    return strcmp(x->variant, y->variant);
+    c = strcmp(x->variant, y->variant);
+    return c ? c : strcmp(x->label, y->label);
 }
 
 static void st_figure(FILE *f, const char *figdir, const StRun *w, int n) {
@@ -244,7 +255,7 @@ static void st_figure(FILE *f, const char *figdir, const StRun *w, int n) {
         return;
     }
     for (int i = 0; i < n; i++) {
-        snprintf(lab[i], sizeof lab[i], "%s lr=%g%s", w[i].variant, w[i].lr,
+        snprintf(lab[i], sizeof lab[i], "%s lr=%g%s", w[i].label, w[i].lr,
                  strcmp(w[i].status, "diverged") ? "" : " (diverged)");
         s[i] = (PlotSeries){lab[i], w[i].x, w[i].loss, w[i].n, PLOT_LINES, 0, 0};
     }
@@ -257,26 +268,28 @@ static void st_figure(FILE *f, const char *figdir, const StRun *w, int n) {
 void report_stability(FILE *f, const char *figdir, const char *const *paths, int n) {
     StRun *w = calloc((size_t)(n ? n : 1), sizeof *w);
     if (!w) return;
-    int k = 0, distinct = 0;
+    int k = 0, multi = 0;
     for (int i = 0; i < n; i++)
         if (st_read(paths[i], &w[k]) == 0) k++;
         else free(w[k].x), free(w[k].loss);
     qsort(w, (size_t)k, sizeof *w, cmp_st);
-    for (int i = 0; i < k; i++) distinct += i == 0 || w[i].lr != w[i - 1].lr;
-    if (distinct >= 2) {
+    /* two or more lrs within one data source (sorted by data, then lr) */
+    for (int i = 1; i < k; i++)
+        multi |= !strcmp(w[i].data, w[i - 1].data) && w[i].lr != w[i - 1].lr;
+    if (multi) {
         fprintf(f, "\n## Stability across learning rates\n\nSpikes as metrics.md defines "
                    "(loss > spike_factor × median of the previous %d, after warmup). A "
                    "diverged run is kept and marked with the step it diverged at.\n\n"
-                   "| lr | variant | run | spikes | diverged | final PPL |\n"
-                   "|---|---|---|---|---|---|\n", SPIKE_WINDOW);
+                   "| data | lr | variant | run | spikes | diverged | final PPL |\n"
+                   "|---|---|---|---|---|---|---|\n", SPIKE_WINDOW);
         for (int i = 0; i < k; i++) {
             char dv[64] = "no";
             if (!strcmp(w[i].status, "diverged"))
                 snprintf(dv, sizeof dv, "**diverged** (step %.0f)", w[i].dstep);
             else if (strcmp(w[i].status, "done"))
                 snprintf(dv, sizeof dv, "%s", w[i].status);
-            fprintf(f, "| %g | %s | %s | %.0f | %s | ", w[i].lr, w[i].variant, w[i].label,
-                    w[i].spikes, dv);
+            fprintf(f, "| %s | %g | %s | %s | %.0f | %s | ", w[i].data, w[i].lr,
+                    w[i].variant, w[i].label, w[i].spikes, dv);
             if (isfinite(w[i].ppl)) fprintf(f, "%.3f |\n", w[i].ppl);
             else fprintf(f, "— |\n");
         }

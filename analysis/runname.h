@@ -7,14 +7,16 @@
 #ifndef GATELAB_RUNNAME_H
 #define GATELAB_RUNNAME_H
 
-#include <stdio.h>
 #include <string.h>
 
 static inline void run_name(char *out, size_t n, const char *path)
 {
+    if (!n) return;
     const char *b = strrchr(path, '/');
-    snprintf(out, n, "%s", b ? b + 1 : path);
-    size_t k = strlen(out);
+    b = b ? b + 1 : path;
+    size_t k = 0; /* copy by hand: a long name is cut, not an error */
+    for (; b[k] && k + 1 < n; k++) out[k] = b[k];
+    out[k] = '\0';
     if (k > 3 && !strcmp(out + k - 3, ".h5")) out[k -= 3] = '\0';
     size_t d = k;
     while (d > 0 && out[d - 1] >= '0' && out[d - 1] <= '9') d--;

@@ -1,7 +1,8 @@
 /* test_report.c: the report and runread over tiny run files built by hand
  * with src/runfile.h (no trainer): results.csv rows and values, REPORT.md
- * grouping and mean +- std, corrupt and truncated files, and the sinks
- * numbers on a map whose answer is known. */
+ * grouping by run name and mean +- std, ΔPPL against the baseline of the
+ * same data and lr, corrupt and truncated files, and the sinks numbers on
+ * a map whose answer is known. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -17,6 +18,7 @@
 #include "commands.h"
 #include "config.h"
 #include "report.h"
+#include "runname.h"
 #include "runfile.h"
 #include "runread.h"
 #include "runstats.h"
@@ -46,13 +48,16 @@ static void fill_attention(float *A, float *col, float a)
                 col[((size_t)n * L * H + lh) * T + t] = t == 0 ? 1.0f : a;
 }
 
-static void make_run(const char *name, const char *variant, int seed,
-                     double val_loss, float a, int gated, int spike)
+static void make_run_cfg(const char *name, const char *variant, int seed,
+                         double val_loss, float a, int gated, int spike,
+                         DataSource data, float lr)
 {
     char path[512], err[512];
     snprintf(path, sizeof path, "%s/%s", g_dir, name);
     Config cfg;
     config_defaults(&cfg);
+    cfg.data = data;
+    cfg.lr = lr;
     snprintf(cfg.variant, sizeof cfg.variant, "%s", variant);
     cfg.init_seed = (unsigned long long)seed;
     cfg.warmup = 10;
@@ -106,6 +111,14 @@ static void make_run(const char *name, const char *variant, int seed,
     assert_int_equal(runfile_close(rf), 0);
 }
 
+/* A bigram run at lr 1e-2 (the quickstart's data and lr). */
+static void make_run(const char *name, const char *variant, int seed,
+                     double val_loss, float a, int gated, int spike)
+{
+    make_run_cfg(name, variant, seed, val_loss, a, gated, spike, DATA_BIGRAM,
+                 1e-2f);
+}
+
 static void write_bytes(const char *name, const void *buf, size_t n)
 {
     char path[512];
@@ -124,6 +137,20 @@ static int setup(void **state)
     make_run("base_s1.h5", "baseline", 1, 2.0, 0.5f, 0, 0);
     make_run("base_s2.h5", "baseline", 2, 2.2, 0.5f, 0, 1);
     make_run("g1_s1.h5", "g1-elem", 1, 1.9, 0.05f, 1, 0);
+    /* the same variants on Brown (quickstart.sweep) and at 2x lr
+     * (stability.sweep): each its own group with its own baseline */
+    make_run_cfg("baseline-brown_s1.h5", "baseline", 1, 1.5, 0.3f, 0, 0,
+                 DATA_BROWN, 1e-2f);
+    make_run_cfg("baseline-brown_s2.h5", "baseline", 2, 1.7, 0.3f, 0, 0,
+                 DATA_BROWN, 1e-2f);
+    make_run_cfg("g1-elem-brown_s1.h5", "g1-elem", 1, 1.4, 0.05f, 1, 0,
+                 DATA_BROWN, 1e-2f);
+    make_run_cfg("baseline-lr2x_s1.h5", "baseline", 1, 2.5, 0.5f, 0, 0,
+                 DATA_BIGRAM, 2e-2f);
+    make_run_cfg("g1-elem-lr2x_s1.h5", "g1-elem", 1, 2.4, 0.05f, 1, 0,
+                 DATA_BIGRAM, 2e-2f);
+    make_run_cfg("g1-elem-lr4x_s1.h5", "g1-elem", 1, 2.6, 0.05f, 1, 0,
+                 DATA_BIGRAM, 4e-2f); /* no baseline at this lr */
     const char junk[] = "this is not an HDF5 file at all\n";
     write_bytes("corrupt.h5", junk, sizeof junk);
     write_bytes("base_s1.h5.ckpt", junk, sizeof junk); /* must be skipped */
@@ -147,13 +174,13 @@ static int teardown(void **state)
     return system(cmd) == 0 ? 0 : -1;
 }
 
-/* The CSV line of (variant, seed), or NULL. */
-static const char *csv_row(const char *csv, const char *variant, int seed)
+/* The CSV line of file name, or NULL. */
+static const char *csv_row(const char *csv, const char *file)
 {
     char key[128];
-    snprintf(key, sizeof key, ",%s,%d,", variant, seed);
+    snprintf(key, sizeof key, "\n%s,", file);
     const char *p = strstr(csv, key);
-    return p;
+    return p ? p + 1 : NULL;
 }
 
 /* Field k (0-based) of the CSV line containing p. */
@@ -162,6 +189,32 @@ static double csv_field(const char *csv, const char *p, int k)
     while (p > csv && p[-1] != '\n') p--;
     for (int i = 0; i < k; i++) p = strchr(p, ',') + 1;
     return strtod(p, NULL);
+}
+
+/* Start of field k of the CSV line containing p. */
+static const char *csv_text(const char *csv, const char *p, int k)
+{
+    while (p > csv && p[-1] != '\n') p--;
+    for (int i = 0; i < k; i++) p = strchr(p, ',') + 1;
+    return p;
+}
+
+static void test_run_name(void **state)
+{
+    (void)state;
+    char s[64];
+    run_name(s, sizeof s, "dir/baseline-brown_s2.h5");
+    assert_string_equal(s, "baseline-brown");
+    run_name(s, sizeof s, "/a/b/g1-elem-lr2x_s13.h5");
+    assert_string_equal(s, "g1-elem-lr2x");
+    run_name(s, sizeof s, "d.h5"); /* no seed suffix: the whole stem */
+    assert_string_equal(s, "d");
+    run_name(s, sizeof s, "x/run_s.h5"); /* "_s" without digits stays */
+    assert_string_equal(s, "run_s");
+    run_name(s, sizeof s, "x/_s1.h5"); /* nothing before "_s1": keep it */
+    assert_string_equal(s, "_s1");
+    run_name(s, 5, "x/abcdefgh_s1.h5"); /* cut to fit, never overflow */
+    assert_string_equal(s, "abcd");
 }
 
 static void test_report_csv_md(void **state)
@@ -176,40 +229,91 @@ static void test_report_csv_md(void **state)
     assert_non_null(csv);
     int lines = 0;
     for (char *p = csv; *p; p++) lines += *p == '\n';
-    assert_int_equal(lines, 4); /* header + 3 readable runs */
-    assert_non_null(strstr(csv, "file,variant,seed,status,n_params"));
-    const char *b1 = csv_row(csv, "baseline", 1), *b2 = csv_row(csv, "baseline", 2);
-    const char *g1 = csv_row(csv, "g1-elem", 1);
+    assert_int_equal(lines, 10); /* header + 9 readable runs */
+    assert_non_null(strstr(csv, "file,run,variant,data,seed,status,n_params"));
+    const char *b1 = csv_row(csv, "base_s1.h5"), *b2 = csv_row(csv, "base_s2.h5");
+    const char *g1 = csv_row(csv, "g1_s1.h5");
+    const char *bb1 = csv_row(csv, "baseline-brown_s1.h5");
+    const char *gb = csv_row(csv, "g1-elem-brown_s1.h5");
+    const char *gl = csv_row(csv, "g1-elem-lr2x_s1.h5");
+    const char *bl = csv_row(csv, "baseline-lr2x_s1.h5");
     assert_non_null(b1);
     assert_non_null(b2);
     assert_non_null(g1);
-    /* columns: 0 file,1 variant,2 seed,3 status,4 n_params,5 added,6 steps,
-     * 7 val_loss,8 ppl,9 bpb,10 dppl,11 f_attn,12 uniform,13 sink,
-     * 14 gate_mean,15 below0.1,16 m_act,17 spikes,18 tok/s,19 diverged */
-    assert_true(fabs(csv_field(csv, b1, 6) - 100) < 1e-9);
-    assert_true(fabs(csv_field(csv, b1, 8) - exp(2.0)) < 1e-4);
+    assert_non_null(bb1);
+    assert_non_null(gb);
+    assert_non_null(gl);
+    assert_non_null(bl);
+    /* run (the group) and data columns */
+    assert_non_null(strstr(csv, "\nbase_s2.h5,base,baseline,bigram,2,done,"));
+    assert_non_null(strstr(csv, "\nbaseline-brown_s2.h5,baseline-brown,baseline,brown,2,"));
+    assert_non_null(strstr(csv, "\ng1-elem-brown_s1.h5,g1-elem-brown,g1-elem,brown,1,"));
+    /* each run's ΔPPL is against its own data source's (and lr's) baseline */
+    double brown_mean = 0.5 * (exp(1.5) + exp(1.7));
+    assert_true(fabs(csv_field(csv, gb, 12) - (exp(1.4) - brown_mean)) < 1e-4);
+    assert_true(fabs(csv_field(csv, bb1, 12) - (exp(1.5) - brown_mean)) < 1e-4);
+    assert_true(fabs(csv_field(csv, gl, 12) - (exp(2.4) - exp(2.5))) < 1e-4);
+    assert_true(fabs(csv_field(csv, bl, 12) - 0.0) < 1e-9);
+    const char *g4 = csv_row(csv, "g1-elem-lr4x_s1.h5");
+    assert_non_null(g4);
+    assert_true(*csv_text(csv, g4, 12) == ','); /* no baseline: blank ΔPPL */
+    /* columns: 0 file,1 run,2 variant,3 data,4 seed,5 status,6 n_params,
+     * 7 added,8 steps,9 val_loss,10 ppl,11 bpb,12 dppl,13 f_attn,
+     * 14 uniform,15 sink,16 gate_mean,17 below0.1,18 m_act,19 spikes,
+     * 20 tok/s,21 diverged */
+    assert_true(fabs(csv_field(csv, b1, 8) - 100) < 1e-9);
+    assert_true(fabs(csv_field(csv, b1, 10) - exp(2.0)) < 1e-4);
     double base_mean = 0.5 * (exp(2.0) + exp(2.2));
-    assert_true(fabs(csv_field(csv, g1, 10) - (exp(1.9) - base_mean)) < 1e-4);
-    assert_true(fabs(csv_field(csv, b1, 11) - 0.5) < 1e-5);
-    assert_true(fabs(csv_field(csv, g1, 11) - 0.05) < 1e-5);
+    assert_true(fabs(csv_field(csv, g1, 12) - (exp(1.9) - base_mean)) < 1e-4);
+    assert_true(fabs(csv_field(csv, b1, 13) - 0.5) < 1e-5);
+    assert_true(fabs(csv_field(csv, g1, 13) - 0.05) < 1e-5);
     /* uniform for T = 4: (H_4 - 1)/3 = (1/2 + 1/3 + 1/4)/3 */
-    assert_true(fabs(csv_field(csv, b1, 12) - (13.0 / 12.0) / 3.0) < 1e-5);
-    assert_true(fabs(csv_field(csv, b1, 13) - 1.0) < 1e-9); /* .625 > .3 */
-    assert_true(fabs(csv_field(csv, g1, 13) - 0.0) < 1e-9); /* .2875 */
-    assert_true(fabs(csv_field(csv, g1, 14) - 0.2) < 1e-9);
-    assert_true(fabs(csv_field(csv, g1, 15) - 0.25) < 1e-9);
-    assert_true(fabs(csv_field(csv, b1, 16) - 20.0) < 1e-9); /* (10+30)/2 */
-    assert_true(fabs(csv_field(csv, b1, 17) - 0) < 1e-9);
-    assert_true(fabs(csv_field(csv, b2, 17) - 1) < 1e-9); /* step 60 */
-    assert_true(fabs(csv_field(csv, b1, 19) - (-1)) < 1e-9);
+    assert_true(fabs(csv_field(csv, b1, 14) - (13.0 / 12.0) / 3.0) < 1e-5);
+    assert_true(fabs(csv_field(csv, b1, 15) - 1.0) < 1e-9); /* .625 > .3 */
+    assert_true(fabs(csv_field(csv, g1, 15) - 0.0) < 1e-9); /* .2875 */
+    assert_true(fabs(csv_field(csv, g1, 16) - 0.2) < 1e-9);
+    assert_true(fabs(csv_field(csv, g1, 17) - 0.25) < 1e-9);
+    assert_true(fabs(csv_field(csv, b1, 18) - 20.0) < 1e-9); /* (10+30)/2 */
+    assert_true(fabs(csv_field(csv, b1, 19) - 0) < 1e-9);
+    assert_true(fabs(csv_field(csv, b2, 19) - 1) < 1e-9); /* step 60 */
+    assert_true(fabs(csv_field(csv, b1, 21) - (-1)) < 1e-9);
     assert_null(strstr(csv, "corrupt"));
     free(csv);
 
     snprintf(path, sizeof path, "%s/REPORT.md", out);
     char *md = tu_slurp(path, NULL);
     assert_non_null(md);
-    assert_non_null(strstr(md, "| baseline | 2 |"));
-    assert_non_null(strstr(md, "| g1-elem | 1 |"));
+    /* one row per run name: a variant on two data sources is two rows */
+    assert_non_null(strstr(md, "| base | baseline | bigram | 2 |"));
+    assert_non_null(strstr(md, "| g1 | g1-elem | bigram | 1 |"));
+    assert_non_null(strstr(md, "| baseline-brown | baseline | brown | 2 |"));
+    assert_non_null(strstr(md, "| g1-elem-brown | g1-elem | brown | 1 |"));
+    assert_non_null(strstr(md, "| baseline-lr2x | baseline | bigram | 1 |"));
+    char dp[64]; /* the Brown gated group's ΔPPL against the Brown baseline */
+    snprintf(dp, sizeof dp, "| %+.3f |", exp(1.4) - 0.5 * (exp(1.5) + exp(1.7)));
+    assert_non_null(strstr(strstr(md, "| g1-elem-brown | g1-elem | brown | 1 |"), dp));
+    /* the Runs table names each run's baseline group */
+    assert_non_null(strstr(md, "| g1-elem-brown_s1.h5 | g1-elem-brown | g1-elem | "
+                               "brown | 1 | baseline-brown |"));
+    assert_non_null(strstr(md, "| g1_s1.h5 | g1 | g1-elem | bigram | 1 | base |"));
+    assert_non_null(strstr(md, "| g1-elem-lr4x_s1.h5 | g1-elem-lr4x | g1-elem | "
+                               "bigram | 1 | – |"));
+    /* beside the paper: one row per group, with its data */
+    assert_non_null(strstr(md, "| g1 | bigram | g1-elem | T1, T4 |"));
+    assert_non_null(strstr(md, "| g1-elem-brown | brown | g1-elem | T1, T4 |"));
+    /* settings per data source; the stability table by data and lr */
+    assert_non_null(strstr(md, "- Data bigram (6 runs): "));
+    assert_non_null(strstr(md, "- Data brown (3 runs): "));
+    assert_non_null(strstr(md, "differing across runs: lr 0.01 0.02 0.04"));
+    assert_non_null(strstr(md, "| bigram | 0.02 | baseline | baseline-lr2x_s1 |"));
+    assert_non_null(strstr(md, "| bigram | 0.01 | g1-elem | g1_s1 |"));
+    /* heatmaps per group and the side by side per data source */
+    assert_non_null(strstr(md, "(figures/heatmap_base_s1.png)"));
+    assert_non_null(strstr(md, "(figures/heatmap_baseline-brown_s1.png)"));
+    assert_non_null(strstr(md, "(figures/heatmap_baseline_vs_g1-elem_bigram.png)"));
+    assert_non_null(strstr(md, "(figures/heatmap_baseline_vs_g1-elem_brown.png)"));
+    snprintf(path, sizeof path, "%s/figures/heatmap_baseline_vs_g1-elem_brown.png", out);
+    assert_int_equal(access(path, R_OK), 0);
     /* val_loss mean +- sample std over the 2 baseline seeds */
     char want[64];
     snprintf(want, sizeof want, "%.4f ± %.4f", 2.1, sqrt(0.02));
@@ -284,6 +388,7 @@ static void test_sinks_numbers(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_run_name),
         cmocka_unit_test(test_report_csv_md),
         cmocka_unit_test(test_runread_errors),
         cmocka_unit_test(test_sinks_numbers),
