@@ -153,84 +153,123 @@ static void usage(FILE *f) {
             "  -s, --set K=V       override a config key\n");
 }
 
-int cmd_bench(int argc, char **argv) {
+/* The parsed command line. */
+typedef struct {
+    const char *config, *variants[MAX_VARIANTS];
+    char *sets[250];
+    int nv, nsets, threads, torch;
+    BenchPlan bp;
+} BenchArgs;
+
+/* Fills *a from the command line. Returns -1 to go on, else the exit code
+ * (0 after --help, 2 on a bad option). */
+static int parse_bench_args(int argc, char **argv, BenchArgs *a) {
     static const struct option opts[] = {
         {"config", required_argument, 0, 'c'}, {"threads", required_argument, 0, 't'},
         {"variant", required_argument, 0, 'v'}, {"steps", required_argument, 0, 'n'},
         {"warmup", required_argument, 0, 'w'}, {"repeats", required_argument, 0, 'R'},
         {"torch", no_argument, 0, 'T'},        {"set", required_argument, 0, 's'},
         {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
-    const char *config = "experiments/reference.ini", *variants[MAX_VARIANTS];
-    char *sets[250];
-    int nv = 0, nsets = 0, threads = 1, torch = 0, c;
-    BenchPlan bp = {10, 3, 5};
+    memset(a, 0, sizeof *a);
+    a->config = "experiments/reference.ini";
+    a->threads = 1;
+    a->bp = (BenchPlan){10, 3, 5};
+    int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "c:t:v:n:w:R:Ts:h", opts, NULL)) != -1) {
         switch (c) {
-        case 'c': config = optarg; break;
-        case 't': threads = atoi(optarg); break;
+        case 'c': a->config = optarg; break;
+        case 't': a->threads = atoi(optarg); break;
         case 'v':
-            if (nv < MAX_VARIANTS) variants[nv++] = optarg;
+            if (a->nv < MAX_VARIANTS) a->variants[a->nv++] = optarg;
             break;
-        case 'n': bp.steps = atoi(optarg); break;
-        case 'w': bp.warmup = atoi(optarg); break;
-        case 'R': bp.repeats = atoi(optarg); break;
-        case 'T': torch = 1; break;
+        case 'n': a->bp.steps = atoi(optarg); break;
+        case 'w': a->bp.warmup = atoi(optarg); break;
+        case 'R': a->bp.repeats = atoi(optarg); break;
+        case 'T': a->torch = 1; break;
         case 's':
-            if (nsets < 250) sets[nsets++] = optarg;
+            if (a->nsets < 250) a->sets[a->nsets++] = optarg;
             break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
     }
-    if (threads < 1 || threads > 64 || bp.steps < 1 || bp.repeats < 1 || bp.repeats > 64 ||
-        bp.warmup < 0) {
+    const BenchPlan *bp = &a->bp;
+    if (a->threads < 1 || a->threads > 64 || bp->steps < 1 || bp->repeats < 1 ||
+        bp->repeats > 64 || bp->warmup < 0) {
         fprintf(stderr, "gatelab bench: --threads 1..64, --steps >= 1, --repeats 1..64\n");
         return 2;
     }
-    if (nv == 0) variants[nv++] = "baseline";
-    double peak = sgemm_peak(threads);
+    if (a->nv == 0) a->variants[a->nv++] = "baseline";
+    return -1;
+}
+
+/* The preset with the user's --set keys, then variant= and threads=
+ * (last, so they win). Returns the exit code on failure, 0 on success. */
+static int bench_config(Config *cfg, const BenchArgs *a, const char *variant) {
+    char err[512], vset[300], tset[32];
+    char *all[256];
+    int na = 0;
+    for (int k = 0; k < a->nsets; k++) all[na++] = a->sets[k];
+    snprintf(vset, sizeof vset, "variant=%.250s", variant);
+    snprintf(tset, sizeof tset, "threads=%d", a->threads);
+    all[na++] = vset;
+    all[na++] = tset;
+    if (resolve_config(cfg, a->config, all, na, err, sizeof err) != 0) {
+        fprintf(stderr, "gatelab bench: %s\n", err);
+        return 2;
+    }
+    return 0;
+}
+
+/* The PyTorch twin's row beside ours (tok, fpt: our tokens/s, FLOP/token). */
+static void print_torch_row(const BenchArgs *a, const char *variant, double tok,
+                            double fpt, double peak) {
+    double tt = run_torch("tests/reference/torch_bench.py", variant, a->threads, &a->bp);
+    if (tt < 0) printf("%-8s %-14s %7d  (torch_bench.py did not run: needs "
+                       "python3-torch; run from the source root)\n",
+                       "pytorch", variant, a->threads);
+    else
+        printf("%-8s %-14s %7d %10.0f %9.1f %6.1f%%   gatelab/pytorch = %.2fx\n",
+               "pytorch", variant, a->threads, tt, tt * fpt / 1e9,
+               100.0 * tt * fpt / 1e9 / peak, tok / tt);
+}
+
+/* Bench variant i and print its row; *first is the first variant's
+ * tokens/s, the base of "vs first". Returns the exit code, 0 on success. */
+static int bench_row(const BenchArgs *a, int i, double peak, double *first) {
+    const char *variant = a->variants[i];
+    Config cfg;
+    char err[512];
+    int rc = bench_config(&cfg, a, variant);
+    if (rc) return rc;
+    double tok, fpt;
+    size_t np;
+    if (bench_variant(&cfg, &a->bp, &tok, &fpt, &np, err, sizeof err) != 0) {
+        fprintf(stderr, "gatelab bench: %s\n", err);
+        return 1;
+    }
+    if (i == 0) *first = tok;
+    double gf = tok * fpt / 1e9;
+    printf("%-8s %-14s %7d %10.0f %9.1f %6.1f%% %9zu %7.1f%% %9.0f\n", "gatelab",
+           variant, a->threads, tok, gf, 100.0 * gf / peak, np,
+           100.0 * (tok / *first - 1.0), peak_rss_mib());
+    fflush(stdout);
+    if (a->torch) print_torch_row(a, variant, tok, fpt, peak);
+    return 0;
+}
+
+int cmd_bench(int argc, char **argv) {
+    BenchArgs a;
+    int rc = parse_bench_args(argc, argv, &a);
+    if (rc >= 0) return rc;
+    double peak = sgemm_peak(a.threads);
     printf("sgemm peak: %.1f GFLOP/s (%d concurrent single-thread 1024^3 sgemms)\n", peak,
-           threads);
+           a.threads);
     printf("%-8s %-14s %7s %10s %9s %7s %9s %8s %9s\n", "impl", "variant", "threads",
            "tokens/s", "GFLOP/s", "%peak", "params", "vs first", "RSS MiB");
     double first = 0;
-    for (int i = 0; i < nv; i++) {
-        Config cfg;
-        char err[512], vset[300], tset[32];
-        char *all[256];
-        int na = 0;
-        for (int k = 0; k < nsets; k++) all[na++] = sets[k];
-        snprintf(vset, sizeof vset, "variant=%.250s", variants[i]);
-        snprintf(tset, sizeof tset, "threads=%d", threads);
-        all[na++] = vset;
-        all[na++] = tset;
-        if (resolve_config(&cfg, config, all, na, err, sizeof err) != 0) {
-            fprintf(stderr, "gatelab bench: %s\n", err);
-            return 2;
-        }
-        double tok, fpt;
-        size_t np;
-        if (bench_variant(&cfg, &bp, &tok, &fpt, &np, err, sizeof err) != 0) {
-            fprintf(stderr, "gatelab bench: %s\n", err);
-            return 1;
-        }
-        if (i == 0) first = tok;
-        double gf = tok * fpt / 1e9;
-        printf("%-8s %-14s %7d %10.0f %9.1f %6.1f%% %9zu %7.1f%% %9.0f\n", "gatelab",
-               variants[i], threads, tok, gf, 100.0 * gf / peak, np, 100.0 * (tok / first - 1.0),
-               peak_rss_mib());
-        fflush(stdout);
-        if (torch) {
-            double tt = run_torch("tests/reference/torch_bench.py", variants[i], threads, &bp);
-            if (tt < 0) printf("%-8s %-14s %7d  (torch_bench.py did not run: needs "
-                               "python3-torch; run from the source root)\n",
-                               "pytorch", variants[i], threads);
-            else
-                printf("%-8s %-14s %7d %10.0f %9.1f %6.1f%%   gatelab/pytorch = %.2fx\n",
-                       "pytorch", variants[i], threads, tt, tt * fpt / 1e9,
-                       100.0 * tt * fpt / 1e9 / peak, tok / tt);
-        }
-    }
+    for (int i = 0; i < a.nv; i++)
+        if ((rc = bench_row(&a, i, peak, &first)) != 0) return rc;
     return 0;
 }

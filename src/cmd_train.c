@@ -76,7 +76,50 @@ static int print_param_table(const Config *cfg) {
     return 0;
 }
 
-int cmd_train(int argc, char **argv) {
+/* The parsed command line: the config, its --set overrides in order, and
+ * the trainer's options. threads_set backs the --threads override. */
+typedef struct {
+    const char *config;
+    char *sets[256], threads_set[64];
+    int nsets, print_params;
+    TrainOptions opt;
+} TrainArgs;
+
+/* --inject-nan KIND: loss, grad or weight. */
+static int parse_inject_kind(const char *s, TrainOptions *opt) {
+    if (!strcmp(s, "loss")) opt->inject_kind = INJECT_LOSS;
+    else if (!strcmp(s, "grad")) opt->inject_kind = INJECT_GRAD;
+    else if (!strcmp(s, "weight")) opt->inject_kind = INJECT_WEIGHT;
+    else {
+        fprintf(stderr, "gatelab train: --inject-nan: '%.40s' is not loss, grad "
+                "or weight\n", s);
+        return -1;
+    }
+    return 0;
+}
+
+/* Options that go together or are required; 0 when the line is usable. */
+static int check_train_args(TrainArgs *a) {
+    TrainOptions *opt = &a->opt;
+    if ((opt->inject_kind != INJECT_NONE) != (opt->inject_at >= 0)) {
+        fprintf(stderr, "gatelab train: --inject-nan and --inject-at go together\n");
+        return 2;
+    }
+    if (a->print_params && a->config) opt->out_path = "-"; /* nothing is written */
+    if (!a->config || !opt->out_path) {
+        fprintf(stderr, "gatelab train: --config and --out are required (see --help)\n");
+        return 2;
+    }
+    if (strlen(opt->out_path) >= CFG_STR) {
+        fprintf(stderr, "gatelab train: --out path is longer than %d bytes\n", CFG_STR - 1);
+        return 2;
+    }
+    return 0;
+}
+
+/* Fills *a from the command line. Returns -1 to go on, else the exit code
+ * (0 after --help, 2 on a bad option). */
+static int parse_train_args(int argc, char **argv, TrainArgs *a) {
     static const struct option opts[] = {
         {"config", required_argument, 0, 'c'}, {"set", required_argument, 0, 's'},
         {"out", required_argument, 0, 'o'},    {"resume", no_argument, 0, 'r'},
@@ -86,46 +129,39 @@ int cmd_train(int argc, char **argv) {
         {"inject-nan", required_argument, 0, 'I'}, {"inject-at", required_argument, 0, 'A'},
         {"print-params", no_argument, 0, 'P'},
         {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
-    const char *config = NULL;
-    char *sets[256], threads_set[64];
-    int nsets = 0, c, print_params = 0;
-    TrainOptions opt = {.nan_at_step = -1, .kill_at_step = -1, .inject_at = -1};
+    memset(a, 0, sizeof *a);
+    a->opt = (TrainOptions){.nan_at_step = -1, .kill_at_step = -1, .inject_at = -1};
+    TrainOptions *opt = &a->opt;
+    int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "c:s:o:rft:qh", opts, NULL)) != -1) {
         switch (c) {
-        case 'c': config = optarg; break;
+        case 'c': a->config = optarg; break;
         case 's':
-            if (nsets == 255) return fprintf(stderr, "gatelab train: too many --set\n"), 2;
-            sets[nsets++] = optarg;
+            if (a->nsets == 255) return fprintf(stderr, "gatelab train: too many --set\n"), 2;
+            a->sets[a->nsets++] = optarg;
             break;
-        case 'o': opt.out_path = optarg; break;
-        case 'r': opt.resume = 1; break;
-        case 'f': opt.force = 1; break;
+        case 'o': opt->out_path = optarg; break;
+        case 'r': opt->resume = 1; break;
+        case 'f': opt->force = 1; break;
         case 't':
-            snprintf(threads_set, sizeof threads_set, "threads=%.40s", optarg);
-            if (nsets < 255) sets[nsets++] = threads_set;
+            snprintf(a->threads_set, sizeof a->threads_set, "threads=%.40s", optarg);
+            if (a->nsets < 255) a->sets[a->nsets++] = a->threads_set;
             break;
-        case 'q': opt.quiet = 1; break;
+        case 'q': opt->quiet = 1; break;
         case 'N':
-            if (parse_step("--nan-at-step", optarg, &opt.nan_at_step) != 0) return 2;
+            if (parse_step("--nan-at-step", optarg, &opt->nan_at_step) != 0) return 2;
             break;
         case 'K':
-            if (parse_step("--kill-at-step", optarg, &opt.kill_at_step) != 0) return 2;
+            if (parse_step("--kill-at-step", optarg, &opt->kill_at_step) != 0) return 2;
             break;
         case 'A':
-            if (parse_step("--inject-at", optarg, &opt.inject_at) != 0) return 2;
+            if (parse_step("--inject-at", optarg, &opt->inject_at) != 0) return 2;
             break;
         case 'I':
-            if (!strcmp(optarg, "loss")) opt.inject_kind = INJECT_LOSS;
-            else if (!strcmp(optarg, "grad")) opt.inject_kind = INJECT_GRAD;
-            else if (!strcmp(optarg, "weight")) opt.inject_kind = INJECT_WEIGHT;
-            else {
-                fprintf(stderr, "gatelab train: --inject-nan: '%.40s' is not loss, grad "
-                        "or weight\n", optarg);
-                return 2;
-            }
+            if (parse_inject_kind(optarg, opt) != 0) return 2;
             break;
-        case 'P': print_params = 1; break;
+        case 'P': a->print_params = 1; break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
@@ -134,28 +170,23 @@ int cmd_train(int argc, char **argv) {
         fprintf(stderr, "gatelab train: unexpected argument '%s'\n", argv[optind]);
         return 2;
     }
-    if ((opt.inject_kind != INJECT_NONE) != (opt.inject_at >= 0)) {
-        fprintf(stderr, "gatelab train: --inject-nan and --inject-at go together\n");
-        return 2;
-    }
-    if (print_params && config) opt.out_path = "-";
-    if (!config || !opt.out_path) {
-        fprintf(stderr, "gatelab train: --config and --out are required (see --help)\n");
-        return 2;
-    }
-    if (strlen(opt.out_path) >= CFG_STR) {
-        fprintf(stderr, "gatelab train: --out path is longer than %d bytes\n", CFG_STR - 1);
-        return 2;
-    }
+    int rc = check_train_args(a);
+    return rc ? rc : -1;
+}
+
+int cmd_train(int argc, char **argv) {
+    TrainArgs a;
+    int rc = parse_train_args(argc, argv, &a);
+    if (rc >= 0) return rc;
     Config cfg;
     char err[512];
-    if (resolve_config(&cfg, config, sets, nsets, err, sizeof err) != 0) {
+    if (resolve_config(&cfg, a.config, a.sets, a.nsets, err, sizeof err) != 0) {
         fprintf(stderr, "gatelab train: %s\n", err);
         return 2;
     }
-    if (print_params) return print_param_table(&cfg);
-    int rc = train_run(&cfg, &opt, err, sizeof err);
-    if (rc == TRAIN_OK && !opt.quiet) printf("run file: %s\n", opt.out_path);
+    if (a.print_params) return print_param_table(&cfg);
+    rc = train_run(&cfg, &a.opt, err, sizeof err);
+    if (rc == TRAIN_OK && !a.opt.quiet) printf("run file: %s\n", a.opt.out_path);
     if (rc == TRAIN_BADINPUT || rc == TRAIN_FAIL) fprintf(stderr, "gatelab train: %s\n", err);
     return rc;
 }

@@ -315,9 +315,110 @@ static void row_backward(float *d, const float *a, const float *s, int n,
     }
 }
 
-/* Per (b, h) and row block [r0, r1):
+/* The backward's whole-tensor inputs, and its outputs (any output may be
+ * NULL: that gradient is not wanted). */
+typedef struct {
+    const float *q, *k, *v, *dy, *att, *preatt, *slot, *sink_logit, *kvb_k, *kvb_v;
+    int T, H, Hkv, dh, ldq, ldk, group;
+    int has_slot_w; /* softmax with a kv/sink key: extra weights from slot */
+} BwdIn;
+
+typedef struct {
+    float *dq, *dk, *dv, *dsink, *dkvb_k, *dkvb_v;
+} BwdOut;
+
+/* One (b, h) of the backward: strided head views (leading dims ldq/ldk,
+ * as in the forward) and this head's saved [T, T] scores and weights. */
+typedef struct {
+    const BwdIn *in;
+    const float *q, *k, *v, *dy, *s, *a, *slot, *kx, *vx;
+    size_t boq, bok; /* offsets of the q-head and kv-head views */
+    int h;
+} HeadBwd;
+
+static HeadBwd head_bwd(const BwdIn *in, const Plan *pl, int b, int h) {
+    int T = in->T, dh = in->dh, Hkv = in->Hkv;
+    int g = h / in->group < Hkv ? h / in->group : Hkv - 1;
+    size_t bh = (size_t)b * in->H + h, TT = (size_t)T * (size_t)T;
+    HeadBwd hv = {.in = in, .h = h};
+    hv.boq = (size_t)b * T * in->ldq + (size_t)h * dh;
+    hv.bok = (size_t)b * T * in->ldk + (size_t)g * dh;
+    hv.q = in->q + hv.boq, hv.dy = in->dy + hv.boq;
+    hv.k = in->k + hv.bok, hv.v = in->v + hv.bok;
+    hv.s = in->preatt + bh * TT, hv.a = in->att + bh * TT;
+    hv.slot = in->has_slot_w ? in->slot + bh * T : NULL;
+    hv.kx = pl->on[XS_KV] ? in->kvb_k + (size_t)h * dh : NULL;
+    hv.vx = pl->on[XS_KV] ? in->kvb_v + (size_t)h * dh : NULL;
+    return hv;
+}
+
+/* Row t's gradients through its extra keys: the sink logit, and for
+ * kv-bias the query (through k'), k' and v'. w_kv is the kv weight. */
+static void extra_key_grads(const BwdOut *go, const Plan *pl, const HeadBwd *hv,
+                            int t, const float *dsx, float w_kv) {
+    int h = hv->h, dh = hv->in->dh, ldq = hv->in->ldq;
+    const float *qt = hv->q + (size_t)t * ldq, *dyt = hv->dy + (size_t)t * ldq;
+    if (go->dsink && pl->on[XS_SINK]) go->dsink[h] += dsx[XS_SINK];
+    if (!pl->on[XS_KV]) return;
+    float c = dsx[XS_KV] * pl->scale;
+    if (go->dq) {
+        float *dqt = go->dq + hv->boq + (size_t)t * ldq;
+        for (int i = 0; i < dh; i++) dqt[i] += c * hv->kx[i];
+    }
+    if (go->dkvb_k) {
+        float *d = go->dkvb_k + (size_t)h * dh;
+        for (int i = 0; i < dh; i++) d[i] += c * qt[i];
+    }
+    if (go->dkvb_v) {
+        float *d = go->dkvb_v + (size_t)h * dh;
+        for (int i = 0; i < dh; i++) d[i] += w_kv * dyt[i];
+    }
+}
+
+/* Rows [r0, r1): da (block rows, leading dim T) turns from da into ds,
+ * zeroed right of the diagonal so the block sgemms see no stale values. */
+static void bwd_rows(float *da, float *tmp, const BwdOut *go, const Plan *pl,
+                     const HeadBwd *hv, int r0, int r1) {
+    const BwdIn *in = hv->in;
+    int T = in->T, dh = in->dh, ldq = in->ldq;
+    for (int t = r0; t < r1; t++) {
+        Extra ex;
+        float dsx[XS_N];
+        float *dr = da + (size_t)(t - r0) * T;
+        extra_logits(&ex, pl, hv->q + (size_t)t * ldq, hv->h, in->sink_logit,
+                     in->kvb_k, dh);
+        float da_kv = pl->on[XS_KV] ? dot(hv->dy + (size_t)t * ldq, hv->vx, dh) : 0.0f;
+        row_backward(dr, hv->a + (size_t)t * T, hv->s + (size_t)t * T, t + 1, pl,
+                     &ex, hv->slot ? hv->slot + t : NULL, da_kv, dsx, tmp);
+        for (int j = t + 1; j < r1; j++) dr[j] = 0.0f;
+        extra_key_grads(go, pl, hv, t, dsx, ex.w[XS_KV]);
+    }
+}
+
+/* Row block [r0, r1) of one head:
  *   da = dy v^T;  dv += a^T dy;  ds = row_backward(da);
  *   dq += scale ds k;  dk += scale ds^T q. */
+static void bwd_block(float *da, float *tmp, const BwdOut *go, const Plan *pl,
+                      const HeadBwd *hv, int r0, int r1) {
+    const BwdIn *in = hv->in;
+    int m = r1 - r0, T = in->T, dh = in->dh, ldq = in->ldq, ldk = in->ldk;
+    const float *dyr = hv->dy + (size_t)r0 * ldq;
+    /* da[0:m, 0:r1] = dy[r0:r1] v[0:r1]^T */
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, r1, dh, 1.0f, dyr, ldq,
+                hv->v, ldk, 0.0f, da, T);
+    if (go->dv)
+        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, r1, dh, m, 1.0f,
+                    hv->a + (size_t)r0 * T, T, dyr, ldq, 1.0f, go->dv + hv->bok, ldk);
+    bwd_rows(da, tmp, go, pl, hv, r0, r1);
+    if (go->dq)
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, dh, r1, pl->scale,
+                    da, T, hv->k, ldk, 1.0f, go->dq + hv->boq + (size_t)r0 * ldq, ldq);
+    if (go->dk)
+        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, r1, dh, m, pl->scale,
+                    da, T, hv->q + (size_t)r0 * ldq, ldq, 1.0f, go->dk + hv->bok, ldk);
+}
+
+/* Per (b, h), row blocks of ATT_BLOCK queries as in the forward (bwd_block). */
 void attention_backward(float *dq, float *dk, float *dv, float *dsink_logit,
                         float *dkvb_k, float *dkvb_v, const float *dy,
                         const float *att, const float *slot,
@@ -329,9 +430,7 @@ void attention_backward(float *dq, float *dk, float *dv, float *dsink_logit,
     if (B <= 0 || T <= 0 || H <= 0 || dh <= 0) return;
     Plan pl = make_plan(spec, kvb_k, kvb_v, T);
     if (Hkv <= 0 || Hkv > H) Hkv = H; /* config_validate refuses these */
-    int group = H / Hkv, ldq = H * dh, ldk = Hkv * dh;
     int blk = T < ATT_BLOCK ? T : ATT_BLOCK;
-    size_t TT = (size_t)T * (size_t)T;
     /* da / ds of one row block, plus one row of scratch */
     float *da = malloc(((size_t)blk * T + (size_t)T) * sizeof(float));
     if (!da) {
@@ -341,69 +440,15 @@ void attention_backward(float *dq, float *dk, float *dv, float *dsink_logit,
         return;
     }
     float *tmp = da + (size_t)blk * T;
-    int has_slot_w = slot && pl.base == BASE_SOFTMAX &&
-                     (pl.on[XS_KV] || pl.on[XS_SINK]);
-    for (int b = 0; b < B; b++) {
+    BwdIn in = {q, k, v, dy, att, preatt, slot, sink_logit, kvb_k, kvb_v,
+                T, H, Hkv, dh, H * dh, Hkv * dh, H / Hkv,
+                slot && pl.base == BASE_SOFTMAX && (pl.on[XS_KV] || pl.on[XS_SINK])};
+    BwdOut go = {dq, dk, dv, dsink_logit, dkvb_k, dkvb_v};
+    for (int b = 0; b < B; b++)
         for (int h = 0; h < H; h++) {
-            int g = h / group < Hkv ? h / group : Hkv - 1;
-            size_t boq = (size_t)b * T * ldq + (size_t)h * dh;
-            size_t bok = (size_t)b * T * ldk + (size_t)g * dh;
-            const float *qb = q + boq, *kb = k + bok, *vb = v + bok;
-            const float *dyb = dy + boq;
-            size_t bh = (size_t)b * H + h;
-            const float *sb = preatt + bh * TT, *ab = att + bh * TT;
-            const float *kx = pl.on[XS_KV] ? kvb_k + (size_t)h * dh : NULL;
-            const float *vx = pl.on[XS_KV] ? kvb_v + (size_t)h * dh : NULL;
-            for (int r0 = 0; r0 < T; r0 += blk) {
-                int r1 = r0 + blk < T ? r0 + blk : T, m = r1 - r0;
-                const float *ar = ab + (size_t)r0 * T;
-                /* da[0:m, 0:r1] = dy[r0:r1] v[0:r1]^T */
-                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, r1, dh,
-                            1.0f, dyb + (size_t)r0 * ldq, ldq, vb, ldk, 0.0f,
-                            da, T);
-                if (dv)
-                    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, r1, dh,
-                                m, 1.0f, ar, T, dyb + (size_t)r0 * ldq, ldq,
-                                1.0f, dv + bok, ldk);
-                for (int t = r0; t < r1; t++) {
-                    Extra ex;
-                    float dsx[XS_N];
-                    const float *qt = qb + (size_t)t * ldq;
-                    const float *dyt = dyb + (size_t)t * ldq;
-                    float *dr = da + (size_t)(t - r0) * T;
-                    extra_logits(&ex, &pl, qt, h, sink_logit, kvb_k, dh);
-                    float da_kv = pl.on[XS_KV] ? dot(dyt, vx, dh) : 0.0f;
-                    row_backward(dr, ab + (size_t)t * T, sb + (size_t)t * T,
-                                 t + 1, &pl, &ex,
-                                 has_slot_w ? slot + bh * T + t : NULL, da_kv,
-                                 dsx, tmp);
-                    for (int j = t + 1; j < r1; j++) dr[j] = 0.0f;
-                    if (dsink_logit && pl.on[XS_SINK]) dsink_logit[h] += dsx[XS_SINK];
-                    if (!pl.on[XS_KV]) continue;
-                    float c = dsx[XS_KV] * pl.scale, w = ex.w[XS_KV];
-                    if (dq) {
-                        float *dqt = dq + boq + (size_t)t * ldq;
-                        for (int i = 0; i < dh; i++) dqt[i] += c * kx[i];
-                    }
-                    if (dkvb_k) {
-                        float *d = dkvb_k + (size_t)h * dh;
-                        for (int i = 0; i < dh; i++) d[i] += c * qt[i];
-                    }
-                    if (dkvb_v) {
-                        float *d = dkvb_v + (size_t)h * dh;
-                        for (int i = 0; i < dh; i++) d[i] += w * dyt[i];
-                    }
-                }
-                if (dq)
-                    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m,
-                                dh, r1, pl.scale, da, T, kb, ldk, 1.0f,
-                                dq + boq + (size_t)r0 * ldq, ldq);
-                if (dk)
-                    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, r1, dh,
-                                m, pl.scale, da, T, qb + (size_t)r0 * ldq, ldq,
-                                1.0f, dk + bok, ldk);
-            }
+            HeadBwd hv = head_bwd(&in, &pl, b, h);
+            for (int r0 = 0; r0 < T; r0 += blk)
+                bwd_block(da, tmp, &go, &pl, &hv, r0, r0 + blk < T ? r0 + blk : T);
         }
-    }
     free(da);
 }

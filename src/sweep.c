@@ -112,7 +112,9 @@ typedef struct {
     SweepSummary *sum;
     const char *exe;
     Child *kids;
-    int n_kids;
+    int n_kids, jobs;  /* running children, and at most this many */
+    int *todo, n_todo; /* run indices still to start, in order */
+    SweepAction *act;  /* planned action per run index */
     double last_progress;
 } Runner;
 
@@ -341,102 +343,140 @@ static int in_share(const SweepOptions *o, int i) {
     return sweep_rank_owns(i, o->rank, o->size);
 }
 
+/* --dry-run: the action and command line run i would get. */
+static void print_dry_run(const Runner *R, int i) {
+    const SweepRun *r = &R->sw->runs[i];
+    char out[SWEEP_PATH_MAX + 256];
+    run_path(out, sizeof out, R->o->out_dir, r, "");
+    char **argv = child_argv(R, r, R->act[i], out);
+    printf("[%d] %s: %s: ", i, r->id, sweep_action_name(R->act[i]));
+    if (argv) print_cmd(stdout, R->exe, argv);
+    free(argv);
+}
+
+/* Plan every run of this process's share from the out dir: finished runs
+ * are counted and skipped (that is what makes a sweep resumable), the
+ * others queued in R->todo. */
+static void plan_share(Runner *R) {
+    SweepSummary *sum = R->sum;
+    for (int i = 0; i < R->sw->n_runs; i++) {
+        if (!in_share(R->o, i)) continue;
+        sum->total++;
+        R->act[i] = sweep_plan_run(R->o->out_dir, &R->sw->runs[i]);
+        if (R->o->dry_run) print_dry_run(R, i);
+        if (R->act[i] == SWEEP_SKIP_DONE || R->act[i] == SWEEP_SKIP_DIVERGED) {
+            sum->skipped++;
+            if (R->act[i] == SWEEP_SKIP_DONE) sum->done++;
+            else sum->diverged++;
+        } else {
+            R->todo[R->n_todo++] = i;
+        }
+    }
+}
+
+/* Start queued runs while a slot is free; a run that cannot start is
+ * recorded failed and the queue goes on. */
+static void start_runs(Runner *R, int *next, const char *tag) {
+    while (!g_signal && *next < R->n_todo && R->n_kids < R->jobs) {
+        int i = R->todo[(*next)++];
+        const SweepRun *r = &R->sw->runs[i];
+        pid_t pid = spawn(R, r, R->act[i]);
+        if (pid < 0) {
+            fprintf(stderr, "%s: cannot start %s: %s\n", tag, r->id, strerror(errno));
+            record(R, r, -1, 0.0, "failed");
+            R->sum->failed++;
+            continue;
+        }
+        fprintf(stderr, "%s: %s %s\n", tag, sweep_action_name(R->act[i]), r->id);
+        R->kids[R->n_kids++] = (Child){pid, i, now_seconds()};
+    }
+}
+
+/* Work through the queue until every child has ended; after a signal start
+ * nothing more and wait for the running children. */
+static void run_queue(Runner *R, const char *tag) {
+    double every = R->o->progress_every > 0 ? R->o->progress_every : 5.0;
+    R->last_progress = now_seconds();
+    int next = 0, sent = 0;
+    while (next < R->n_todo || R->n_kids > 0) {
+        if (g_signal) forward_signal(R, &sent);
+        start_runs(R, &next, tag);
+        if (g_signal && next < R->n_todo) next = R->n_todo; /* start nothing more */
+        reap(R, tag);
+        if (now_seconds() - R->last_progress >= every && R->n_kids > 0) {
+            progress(R, tag);
+            R->last_progress = now_seconds();
+        }
+        if (R->n_kids > 0) nap(0.1);
+    }
+}
+
+/* SIGINT/SIGTERM only set flags while children run (run_queue passes them
+ * on); the old handlers go back in *old_int / *old_term. */
+static void catch_signals(struct sigaction *old_int, struct sigaction *old_term) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    g_signal = 0;
+    g_signals = 0;
+    sigaction(SIGINT, &sa, old_int);
+    sigaction(SIGTERM, &sa, old_term);
+}
+
+static void runner_free(Runner *R) {
+    free(R->todo), free(R->act), free(R->kids);
+}
+
+/* The out dir's logs/ (not for a dry run) and the tag of progress lines;
+ * -1 with a reason when logs/ cannot be made. */
+static int prepare_out(const SweepOptions *o, char *tag, size_t taglen, char *err,
+                       size_t errlen) {
+    char logs[SWEEP_PATH_MAX + 8];
+    snprintf(logs, sizeof logs, "%s/logs", o->out_dir);
+    if (!o->dry_run && mkdir_p(logs))
+        return seterr(err, errlen, "cannot create %s: %s", logs, strerror(errno));
+    if (o->size > 1) snprintf(tag, taglen, "sweep[%d/%d]", o->rank, o->size);
+    else snprintf(tag, taglen, "sweep");
+    return 0;
+}
+
 int sweep_execute(const Sweep *sw, const SweepOptions *o, SweepSummary *sum,
                   char *err, size_t errlen) {
     memset(sum, 0, sizeof *sum);
     if (o->only >= sw->n_runs || o->only < -1)
         return seterr(err, errlen, "--only %d: %s has runs 0..%d", o->only,
                       sw->path, sw->n_runs - 1);
-    char logs[SWEEP_PATH_MAX + 8];
-    snprintf(logs, sizeof logs, "%s/logs", o->out_dir);
-    if (!o->dry_run && mkdir_p(logs))
-        return seterr(err, errlen, "cannot create %s: %s", logs, strerror(errno));
     char tag[32];
-    if (o->size > 1) snprintf(tag, sizeof tag, "sweep[%d/%d]", o->rank, o->size);
-    else snprintf(tag, sizeof tag, "sweep");
-
+    if (prepare_out(o, tag, sizeof tag, err, errlen)) return -1;
     int jobs = o->jobs > 0 ? o->jobs : (int)sysconf(_SC_NPROCESSORS_ONLN);
-    if (jobs < 1) jobs = 1;
-    Runner R = {.sw = sw, .o = o, .sum = sum, .exe = resolve_exe(o)};
-    int *todo = calloc((size_t)sw->n_runs, sizeof *todo);
-    SweepAction *act = calloc((size_t)sw->n_runs, sizeof *act);
-    R.kids = calloc((size_t)jobs, sizeof *R.kids);
-    if (!todo || !act || !R.kids) {
-        free(todo), free(act), free(R.kids);
+    Runner R = {.sw = sw, .o = o, .sum = sum, .exe = resolve_exe(o),
+                .jobs = jobs < 1 ? 1 : jobs};
+    R.todo = calloc((size_t)sw->n_runs, sizeof *R.todo);
+    R.act = calloc((size_t)sw->n_runs, sizeof *R.act);
+    R.kids = calloc((size_t)R.jobs, sizeof *R.kids);
+    if (!R.todo || !R.act || !R.kids) {
+        runner_free(&R);
         return seterr(err, errlen, "out of memory");
     }
-    int n_todo = 0;
-    for (int i = 0; i < sw->n_runs; i++) {
-        if (!in_share(o, i)) continue;
-        sum->total++;
-        act[i] = sweep_plan_run(o->out_dir, &sw->runs[i]);
-        if (o->dry_run) {
-            char out[SWEEP_PATH_MAX + 256];
-            run_path(out, sizeof out, o->out_dir, &sw->runs[i], "");
-            char **argv = child_argv(&R, &sw->runs[i], act[i], out);
-            printf("[%d] %s: %s: ", i, sw->runs[i].id, sweep_action_name(act[i]));
-            if (argv) print_cmd(stdout, R.exe, argv);
-            free(argv);
-        }
-        if (act[i] == SWEEP_SKIP_DONE || act[i] == SWEEP_SKIP_DIVERGED) {
-            sum->skipped++;
-            if (act[i] == SWEEP_SKIP_DONE) sum->done++;
-            else sum->diverged++;
-        } else {
-            todo[n_todo++] = i;
-        }
-    }
+    plan_share(&R);
     if (o->dry_run) {
-        free(todo), free(act), free(R.kids);
+        runner_free(&R);
         return 0;
     }
     if (sum->skipped)
         fprintf(stderr, "%s: %d of %d runs already finished (skipped)\n", tag,
                 sum->skipped, sum->total);
-
-    struct sigaction sa, old_int, old_term;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    g_signal = 0;
-    g_signals = 0;
-    sigaction(SIGINT, &sa, &old_int);
-    sigaction(SIGTERM, &sa, &old_term);
-
-    double every = o->progress_every > 0 ? o->progress_every : 5.0;
-    R.last_progress = now_seconds();
-    int next = 0, sent = 0;
-    while (next < n_todo || R.n_kids > 0) {
-        if (g_signal) forward_signal(&R, &sent);
-        while (!g_signal && next < n_todo && R.n_kids < jobs) {
-            int i = todo[next++];
-            pid_t pid = spawn(&R, &sw->runs[i], act[i]);
-            if (pid < 0) {
-                fprintf(stderr, "%s: cannot start %s: %s\n", tag, sw->runs[i].id,
-                        strerror(errno));
-                record(&R, &sw->runs[i], -1, 0.0, "failed");
-                sum->failed++;
-                continue;
-            }
-            fprintf(stderr, "%s: %s %s\n", tag, sweep_action_name(act[i]),
-                    sw->runs[i].id);
-            R.kids[R.n_kids++] = (Child){pid, i, now_seconds()};
-        }
-        if (g_signal && next < n_todo) next = n_todo; /* start nothing more */
-        reap(&R, tag);
-        if (now_seconds() - R.last_progress >= every && R.n_kids > 0) {
-            progress(&R, tag);
-            R.last_progress = now_seconds();
-        }
-        if (R.n_kids > 0) nap(0.1);
-    }
+    struct sigaction old_int, old_term;
+    catch_signals(&old_int, &old_term);
+    run_queue(&R, tag);
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
     int finished = sum->done + sum->diverged;
     if (g_signal) sum->interrupted += sum->total - finished - sum->failed -
                                       sum->interrupted;
     progress(&R, tag);
-    free(todo), free(act), free(R.kids);
+    runner_free(&R);
     return finished == sum->total ? 0 : 1;
 }
 
@@ -678,79 +718,30 @@ static int mpi_env_size(void) {
     return 0;
 }
 
-int cmd_sweep(int argc, char **argv) {
-    SweepArgs a;
-    int rc = parse_args(argc, argv, &a);
-    if (rc >= 0) return rc;
-    int rank = 0, size = 1, use_mpi = 0;
+/* MPI_Init when mpirun started us for a real run (not --list, --emit-slurm
+ * or an --only task); sets *rank and *size. Returns 1 when MPI is in use,
+ * 0 when not, -1 (after saying why) when mpirun started a build without MPI. */
+static int mpi_start(const SweepArgs *a, int *rank, int *size) {
+    int wanted = !a->list && !a->emit && a->only < 0;
 #if GATELAB_HAVE_MPI
-    if (mpi_env_size() > 0 && !a.list && !a.emit && a.only < 0) {
+    if (wanted && mpi_env_size() > 0) {
         MPI_Init(NULL, NULL);
-        MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-        MPI_Comm_size(MPI_COMM_WORLD, &size);
-        use_mpi = 1;
+        MPI_Comm_rank(MPI_COMM_WORLD, rank);
+        MPI_Comm_size(MPI_COMM_WORLD, size);
+        return 1;
     }
 #else
-    if (mpi_env_size() > 1 && !a.list && !a.emit && a.only < 0) {
+    (void)rank, (void)size;
+    if (mpi_env_size() > 1 && wanted) {
         fprintf(stderr, "gatelab sweep: started by mpirun but built without MPI "
                 "(every rank would run every run); rebuild with -Dmpi=enabled\n");
-        return 2;
+        return -1;
     }
 #endif
-    char err[1024];
-    Sweep sw;
-    if (sweep_parse(a.file, &sw, err, sizeof err)) {
-        if (rank == 0) fprintf(stderr, "gatelab sweep: %s\n", err);
-        rc = 2;
-        goto out;
-    }
-    if (a.list) {
-        list_runs(&sw);
-        rc = 0;
-    } else if (a.emit) {
-        char path[SWEEP_PATH_MAX + 32];
-        if (!a.slurm) snprintf(path, sizeof path, "%s/sweep.sbatch", a.out);
-        else snprintf(path, sizeof path, "%s", a.slurm);
-        /* Slurm opens --output DIR/logs/... before the script runs */
-        char logs[SWEEP_PATH_MAX + 8];
-        snprintf(logs, sizeof logs, "%s/logs", a.out);
-        if (mkdir_p(logs)) {
-            fprintf(stderr, "gatelab sweep: cannot create %s: %s\n", logs,
-                    strerror(errno));
-            rc = 1;
-        } else if (sweep_write_slurm(&sw, a.file, a.out, path, err, sizeof err)) {
-            fprintf(stderr, "gatelab sweep: %s\n", err);
-            rc = 1;
-        } else {
-            printf("%s: %d array tasks (sbatch %s)\n", path, sw.n_runs, path);
-            rc = 0;
-        }
-    } else {
-        SweepOptions o = {.out_dir = a.out, .jobs = a.jobs, .only = a.only,
-                          .rank = rank, .size = size, .dry_run = a.dry};
-        if (use_mpi && !o.jobs) o.jobs = 1;
-        SweepSummary s;
-        int r = sweep_execute(&sw, &o, &s, err, sizeof err);
-        if (r < 0) fprintf(stderr, "gatelab sweep: %s\n", err);
-        rc = r < 0 ? 2 : r;
-#if GATELAB_HAVE_MPI
-        if (use_mpi) { /* every rank reaches this, whatever its own rc */
-            int all = 0;
-            MPI_Allreduce(&rc, &all, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-            rc = all;
-        }
-#endif
-        /* the report covers a whole sweep: not one --only task, not a
-         * sweep stopped by a signal */
-        if (r >= 0 && !a.dry && !s.interrupted && sw.eval_lengths[0] &&
-            sweep_eval_runs(&sw, &o) && rc == 0)
-            rc = 1;
-        int whole = a.only < 0 && !a.dry && rc != 2 && !a.no_report &&
-                    !(r >= 0 && s.interrupted);
-        if (whole && rank == 0 && write_report(a.out) && rc == 0) rc = 1;
-    }
-    sweep_free(&sw);
-out:
+    return 0;
+}
+
+static void mpi_end(int use_mpi) {
 #if GATELAB_HAVE_MPI
     if (use_mpi) {
         MPI_Barrier(MPI_COMM_WORLD);
@@ -758,5 +749,81 @@ out:
     }
 #endif
     (void)use_mpi;
+}
+
+/* --emit-slurm: the sbatch script (default DIR/sweep.sbatch). Exit code. */
+static int emit_slurm(const Sweep *sw, const SweepArgs *a) {
+    char path[SWEEP_PATH_MAX + 32], err[1024];
+    if (!a->slurm) snprintf(path, sizeof path, "%s/sweep.sbatch", a->out);
+    else snprintf(path, sizeof path, "%s", a->slurm);
+    /* Slurm opens --output DIR/logs/... before the script runs */
+    char logs[SWEEP_PATH_MAX + 8];
+    snprintf(logs, sizeof logs, "%s/logs", a->out);
+    if (mkdir_p(logs)) {
+        fprintf(stderr, "gatelab sweep: cannot create %s: %s\n", logs, strerror(errno));
+        return 1;
+    }
+    if (sweep_write_slurm(sw, a->file, a->out, path, err, sizeof err)) {
+        fprintf(stderr, "gatelab sweep: %s\n", err);
+        return 1;
+    }
+    printf("%s: %d array tasks (sbatch %s)\n", path, sw->n_runs, path);
+    return 0;
+}
+
+/* Run this rank's share, then the long-context evals and the report.
+ * Returns the exit code (the worst over all ranks under MPI). */
+static int run_sweep(const Sweep *sw, const SweepArgs *a, int rank, int size,
+                     int use_mpi) {
+    char err[1024];
+    SweepOptions o = {.out_dir = a->out, .jobs = a->jobs, .only = a->only,
+                      .rank = rank, .size = size, .dry_run = a->dry};
+    if (use_mpi && !o.jobs) o.jobs = 1;
+    SweepSummary s;
+    int r = sweep_execute(sw, &o, &s, err, sizeof err);
+    if (r < 0) fprintf(stderr, "gatelab sweep: %s\n", err);
+    int rc = r < 0 ? 2 : r;
+#if GATELAB_HAVE_MPI
+    if (use_mpi) { /* every rank reaches this, whatever its own rc */
+        int all = 0;
+        MPI_Allreduce(&rc, &all, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+        rc = all;
+    }
+#endif
+    /* the report covers a whole sweep: not one --only task, not a
+     * sweep stopped by a signal */
+    if (r >= 0 && !a->dry && !s.interrupted && sw->eval_lengths[0] &&
+        sweep_eval_runs(sw, &o) && rc == 0)
+        rc = 1;
+    int whole = a->only < 0 && !a->dry && rc != 2 && !a->no_report &&
+                !(r >= 0 && s.interrupted);
+    if (whole && rank == 0 && write_report(a->out) && rc == 0) rc = 1;
+    return rc;
+}
+
+int cmd_sweep(int argc, char **argv) {
+    SweepArgs a;
+    int rc = parse_args(argc, argv, &a);
+    if (rc >= 0) return rc;
+    int rank = 0, size = 1;
+    int use_mpi = mpi_start(&a, &rank, &size);
+    if (use_mpi < 0) return 2;
+    char err[1024];
+    Sweep sw;
+    if (sweep_parse(a.file, &sw, err, sizeof err)) {
+        if (rank == 0) fprintf(stderr, "gatelab sweep: %s\n", err);
+        mpi_end(use_mpi);
+        return 2;
+    }
+    if (a.list) {
+        list_runs(&sw);
+        rc = 0;
+    } else if (a.emit) {
+        rc = emit_slurm(&sw, &a);
+    } else {
+        rc = run_sweep(&sw, &a, rank, size, use_mpi);
+    }
+    sweep_free(&sw);
+    mpi_end(use_mpi);
     return rc;
 }
