@@ -263,9 +263,14 @@ int cmd_bench(int argc, char **argv) {
     BenchArgs a;
     int rc = parse_bench_args(argc, argv, &a);
     if (rc >= 0) return rc;
-    double peak = sgemm_peak(a.threads);
-    printf("sgemm peak: %.1f GFLOP/s (%d concurrent single-thread 1024^3 sgemms)\n", peak,
-           a.threads);
+    /* the peak is the best of three tries: a ceiling, not a typical rate */
+    double peak = 0;
+    for (int k = 0; k < 3; k++) {
+        double p = sgemm_peak(a.threads);
+        if (p > peak) peak = p;
+    }
+    printf("sgemm peak: %.1f GFLOP/s (best of 3; %d concurrent single-thread 1024^3 "
+           "sgemms)\n", peak, a.threads);
     printf("%-8s %-14s %7s %10s %9s %7s %9s %8s %9s\n", "impl", "variant", "threads",
            "tokens/s", "GFLOP/s", "%peak", "params", "vs first", "RSS MiB");
     double first = 0;
