@@ -1018,8 +1018,8 @@ static int lceval_impl(RunFile *rf, const LcEvalData *d) {
     return rc;
 }
 
-int runfile_write_lceval(const char *path, const LcEvalData *d, char *err,
-                         size_t errlen) {
+static int write_lceval_at(const char *path, const LcEvalData *d, char *err,
+                           size_t errlen) {
     if (!path || !*path || strlen(path) >= RF_PATH)
         return fail(err, errlen, "run file path is empty or too long");
     if (!d || !d->mode || (strcmp(d->mode, "plain") && strcmp(d->mode, "yarn")) ||
@@ -1048,4 +1048,20 @@ int runfile_write_lceval(const char *path, const LcEvalData *d, char *err,
     h5u_quiet_end(q);
     if (rc < 0 && err && errlen) snprintf(err, errlen, "%s", last_err);
     return rc;
+}
+
+/* A run file is finished work: the result goes into a copy that replaces it
+ * only when complete, so a kill mid-write never costs the run. */
+int runfile_write_lceval(const char *path, const LcEvalData *d, char *err,
+                         size_t errlen) {
+    char tmp[RF_PATH + 16];
+    if (!path || !*path || strlen(path) >= RF_PATH)
+        return fail(err, errlen, "run file path is empty or too long");
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    if (file_copy(path, tmp, err, errlen) != 0) return -1;
+    if (write_lceval_at(tmp, d, err, errlen) != 0) {
+        unlink(tmp);
+        return -1;
+    }
+    return file_replace(tmp, path, err, errlen);
 }

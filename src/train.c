@@ -108,34 +108,8 @@ static void rows_free(Rows *r) {
 
 /* ---- commits: copy, append, rename ---- */
 
-static int copy_file(const char *from, const char *to, char *err, size_t errlen) {
-    int in = open(from, O_RDONLY), out = -1, rc = -1;
-    char buf[1 << 16];
-    if (in < 0) return seterr(err, errlen, "cannot open %s: %s", from, strerror(errno));
-    out = open(to, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (out < 0) {
-        seterr(err, errlen, "cannot create %s: %s", to, strerror(errno));
-        goto done;
-    }
-    for (;;) {
-        ssize_t n = read(in, buf, sizeof buf);
-        if (n == 0) break;
-        if (n < 0 || write(out, buf, (size_t)n) != n) {
-            seterr(err, errlen, "cannot copy %s to %s: %s", from, to, strerror(errno));
-            goto done;
-        }
-    }
-    rc = 0;
-done:
-    if (out >= 0 && close(out) != 0 && rc == 0)
-        rc = seterr(err, errlen, "cannot write %s: %s", to, strerror(errno));
-    close(in);
-    if (rc != 0) unlink(to);
-    return rc;
-}
-
 static int commit_begin(Loop *lp, char *err, size_t errlen) {
-    if (copy_file(lp->opt->out_path, lp->tmp_path, err, errlen) != 0) return -1;
+    if (file_copy(lp->opt->out_path, lp->tmp_path, err, errlen) != 0) return -1;
     lp->rf = runfile_reopen(lp->tmp_path, lp->step, err, errlen);
     if (!lp->rf) {
         unlink(lp->tmp_path);
@@ -162,14 +136,7 @@ static int commit_end(Loop *lp, char *err, size_t errlen) {
         unlink(lp->tmp_path);
         return seterr(err, errlen, "%s", runfile_error());
     }
-    int fd = open(lp->tmp_path, O_RDONLY);
-    if (fd < 0 || fsync(fd) != 0 || rename(lp->tmp_path, lp->opt->out_path) != 0) {
-        seterr(err, errlen, "cannot commit %s: %s", lp->opt->out_path, strerror(errno));
-        if (fd >= 0) close(fd);
-        unlink(lp->tmp_path);
-        return -1;
-    }
-    close(fd);
+    if (file_replace(lp->tmp_path, lp->opt->out_path, err, errlen) != 0) return -1;
     lp->rows.n = 0;
     return 0;
 }

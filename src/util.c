@@ -6,7 +6,10 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <time.h>
 
 int seterr(char *err, size_t errlen, const char *fmt, ...) {
@@ -50,4 +53,42 @@ int str_copy(char *dst, size_t dstlen, const char *src) {
 int file_exists(const char *path) {
     struct stat st;
     return stat(path, &st) == 0;
+}
+
+int file_copy(const char *from, const char *to, char *err, size_t errlen) {
+    int in = open(from, O_RDONLY), out = -1, rc = -1;
+    char buf[1 << 16];
+    if (in < 0) return seterr(err, errlen, "cannot open %s: %s", from, strerror(errno));
+    out = open(to, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (out < 0) {
+        seterr(err, errlen, "cannot create %s: %s", to, strerror(errno));
+        goto done;
+    }
+    for (;;) {
+        ssize_t n = read(in, buf, sizeof buf);
+        if (n == 0) break;
+        if (n < 0 || write(out, buf, (size_t)n) != n) {
+            seterr(err, errlen, "cannot copy %s to %s: %s", from, to, strerror(errno));
+            goto done;
+        }
+    }
+    rc = 0;
+done:
+    if (out >= 0 && close(out) != 0 && rc == 0)
+        rc = seterr(err, errlen, "cannot write %s: %s", to, strerror(errno));
+    close(in);
+    if (rc != 0) unlink(to);
+    return rc;
+}
+
+int file_replace(const char *tmp, const char *path, char *err, size_t errlen) {
+    int fd = open(tmp, O_RDONLY);
+    if (fd < 0 || fsync(fd) != 0 || rename(tmp, path) != 0) {
+        seterr(err, errlen, "cannot commit %s: %s", path, strerror(errno));
+        if (fd >= 0) close(fd);
+        unlink(tmp);
+        return -1;
+    }
+    close(fd);
+    return 0;
 }

@@ -23,4 +23,12 @@ int str_copy(char *dst, size_t dstlen, const char *src);
 
 int file_exists(const char *path);
 
+/* Copy a file byte for byte (to is created or truncated). -1 with a reason
+ * naming the path; a partial copy is removed. */
+int file_copy(const char *from, const char *to, char *err, size_t errlen);
+
+/* Make tmp durable (fsync) and rename it over path: the atomic last step of
+ * every update of a finished file. On failure tmp is removed. */
+int file_replace(const char *tmp, const char *path, char *err, size_t errlen);
+
 #endif
