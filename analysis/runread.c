@@ -7,13 +7,19 @@
 #include "runfile.h" /* RUNFILE_SCHEMA, RUNFILE_SCHEMA_VERSION */
 
 #include <errno.h>
+#include <fcntl.h>
 #include <hdf5.h>
 #include <math.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
 struct RunReader {
     hid_t file;
@@ -228,18 +234,9 @@ static int read_meta(RunReader *r, char *err, size_t errlen)
     return 0;
 }
 
-RunReader *runread_open(const char *path, char *err, size_t errlen)
+/* The in-process open: HDF5 open plus the root attributes. */
+static RunReader *open_file(const char *path, char *err, size_t errlen)
 {
-    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-    struct stat st;
-    if (stat(path, &st) != 0) {
-        seterr(err, errlen, "%s: %s", path, strerror(errno));
-        return NULL;
-    }
-    if (!S_ISREG(st.st_mode)) {
-        seterr(err, errlen, "%s: not a regular file", path);
-        return NULL;
-    }
     if (H5Fis_hdf5(path) <= 0) {
         seterr(err, errlen, "%s: not an HDF5 file", path);
         return NULL;
@@ -264,6 +261,27 @@ RunReader *runread_open(const char *path, char *err, size_t errlen)
         return NULL;
     }
     return r;
+}
+
+static int vet_in_child(const char *path, char *err, size_t errlen);
+
+RunReader *runread_open(const char *path, char *err, size_t errlen)
+{
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        seterr(err, errlen, "%s: %s", path, strerror(errno));
+        return NULL;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        seterr(err, errlen, "%s: not a regular file", path);
+        return NULL;
+    }
+    const char *novet = getenv("GATELAB_NO_VET");
+    if (!(novet && strcmp(novet, "1") == 0) &&
+        vet_in_child(path, err, errlen) < 0)
+        return NULL;
+    return open_file(path, err, errlen);
 }
 
 void runread_close(RunReader *r)
@@ -736,4 +754,161 @@ int runread_lceval(RunReader *r, const char *mode, int len, RunLcEval *e,
     if (rc < 0) return -1;
     e->n_buckets = (int)want[0];
     return 0;
+}
+
+/* ---- vetting: contain crashes and hangs inside libhdf5 ----
+ *
+ * HDF5 1.10.8 is not hardened against hostile files: a corrupt global heap,
+ * for one, makes H5HG_read overflow the heap or loop while converting a
+ * variable-length string (found by tests/fuzz). No API-level check can see
+ * that coming, so runread_open first does the tools' reads in a forked
+ * child: if that child dies or hangs, the file is refused with one line
+ * instead of taking the tool down. The child reads every attribute of
+ * /config, /summary and each probe (the variable-length strings live
+ * there) but, to stay cheap, only the last probe's arrays. It only calls
+ * HDF5 and malloc (both fork-safe in a single-threaded caller; the
+ * analysis tools are), writes nothing but a one-byte "done" to a pipe, and leaves with _exit so
+ * no stdio buffer or atexit handler of the parent runs twice.
+ * GATELAB_NO_VET=1 skips it (the fuzz target sets that, so the fuzzer still
+ * sees library crashes directly). */
+
+#define VET_SECONDS 30
+
+/* A sanitizer runtime (ASan, libFuzzer) would otherwise report the child's
+ * crash as the parent's (e.g. write a fuzzer crash artifact). Weak: NULL in
+ * a build without sanitizers. */
+extern void __sanitizer_set_death_callback(void (*cb)(void))
+    __attribute__((weak));
+
+/* Read every attribute of /NAME the way the tools would (string or number). */
+static herr_t vet_attr_cb(hid_t loc, const char *name, const H5A_info_t *info,
+                          void *data)
+{
+    (void)info;
+    (void)data;
+    char *s;
+    double v;
+    if (h5u_attr_read_str(loc, name, &s) == 0) free(s);
+    else attr_double(loc, name, &v);
+    return 0;
+}
+static void vet_group_attrs(hid_t file, const char *name)
+{
+    hid_t g = open_group(file, name);
+    if (g < 0) return;
+    H5Aiterate2(g, H5_INDEX_NAME, H5_ITER_NATIVE, NULL, vet_attr_cb, NULL);
+    H5Gclose(g);
+}
+
+/* The child: the same reads the tools do, then "done" on fd. Never returns. */
+__attribute__((noreturn)) static void vet_child(const char *path, int fd)
+{
+    static const int crash_sigs[] = {SIGSEGV, SIGBUS, SIGABRT, SIGILL, SIGFPE};
+    for (size_t i = 0; i < sizeof crash_sigs / sizeof *crash_sigs; i++)
+        signal(crash_sigs[i], SIG_DFL); /* die by the signal: the parent sees it */
+    signal(SIGALRM, SIG_DFL);
+    alarm(VET_SECONDS + 5); /* no orphan spins on if the parent is gone */
+    if (__sanitizer_set_death_callback) __sanitizer_set_death_callback(NULL);
+    int null = open("/dev/null", O_WRONLY);
+    if (null >= 0) {
+        dup2(null, 1);
+        dup2(null, 2);
+    }
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    char err[256];
+    int rc = 1;
+    RunReader *r = open_file(path, err, sizeof err);
+    if (r) {
+        vet_group_attrs(r->file, "config"); /* incl. the config "text" */
+        vet_group_attrs(r->file, "summary");
+        long long *steps; /* every probe's attrs (vlen strings); */
+        int n;            /* arrays of the last only: cost */
+        if (runread_probe_steps(r, &steps, &n, err, sizeof err) == 0) {
+            for (int i = 0; i < n; i++) {
+                char g[64];
+                snprintf(g, sizeof g, "probe/step_%07lld", steps[i]);
+                vet_group_attrs(r->file, g);
+            }
+            free(steps);
+        }
+        RunProbe p;
+        RunTrain t;
+        RunEval e;
+        if (runread_probe(r, -1, &p, err, sizeof err) == 0) runread_probe_free(&p);
+        if (runread_train(r, &t, err, sizeof err) == 0) runread_train_free(&t);
+        if (runread_eval(r, &e, err, sizeof err) == 0) runread_eval_free(&e);
+        runread_close(r);
+        rc = 0;
+    }
+    ssize_t w = write(fd, "v", 1);
+    _exit(w == 1 ? rc : 2);
+}
+
+static long ms_since(const struct timespec *t0)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (long)(t.tv_sec - t0->tv_sec) * 1000 + (t.tv_nsec - t0->tv_nsec) / 1000000;
+}
+
+/* Wait up to VET_SECONDS for the child's "done" byte on fd, then reap it.
+ * 1 done, 0 the child ended without it, -1 hung (killed). */
+static int vet_wait(pid_t pid, int fd, int *status)
+{
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    int got = 1; /* a failing poll/read proceeds unvetted */
+    for (;;) {
+        long left = VET_SECONDS * 1000L - ms_since(&t0);
+        if (left <= 0) {
+            kill(pid, SIGKILL);
+            got = -1;
+            break;
+        }
+        struct pollfd pf = {.fd = fd, .events = POLLIN};
+        int k = poll(&pf, 1, (int)left);
+        if (k == 0 || (k < 0 && errno == EINTR)) continue;
+        if (k < 0) break;
+        char c;
+        ssize_t n = read(fd, &c, 1);
+        if (n < 0 && errno == EINTR) continue;
+        got = n == 1; /* 0: EOF, the child died before "done" */
+        break;
+    }
+    close(fd);
+    *status = 0;
+    while (waitpid(pid, status, 0) < 0 && errno == EINTR) {}
+    return got;
+}
+
+/* 0: go on with the normal open (which reports ordinary errors itself);
+ * -1 with err: the library crashed or hung on this file in the child. */
+static int vet_in_child(const char *path, char *err, size_t errlen)
+{
+    int fds[2];
+    if (pipe(fds) != 0) return 0; /* cannot vet: read in-process as before */
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(fds[0]);
+        close(fds[1]);
+        return 0;
+    }
+    if (pid == 0) {
+        close(fds[0]);
+        vet_child(path, fds[1]);
+    }
+    close(fds[1]);
+    int status, got = vet_wait(pid, fds[0], &status);
+    if (got == 1) return 0;
+    if (got < 0)
+        seterr(err, errlen, "%s: reading this file hung for %d s: the file is "
+               "corrupt", path, VET_SECONDS);
+    else if (WIFSIGNALED(status))
+        seterr(err, errlen, "%s: the HDF5 library crashed reading this file "
+               "(signal %d): the file is corrupt", path, WTERMSIG(status));
+    else
+        seterr(err, errlen, "%s: the HDF5 library crashed reading this file "
+               "(exit status %d): the file is corrupt", path,
+               WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    return -1;
 }

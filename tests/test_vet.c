@@ -1,0 +1,107 @@
+/* test_vet.c: runread_open vets each file in a forked child, so a file
+ * that crashes libhdf5 itself (tests/data/hdf5-crash.h5, a fuzzer find:
+ * H5HG_read memcpy with a wild length from a corrupt global heap, SIGSEGV
+ * when read in-process) is refused with one line and the caller survives;
+ * `gatelab report` lists it as unreadable and still reports the good run. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "report.h"
+#include "runread.h"
+#include "testutil.h"
+
+static void src_path(char *out, size_t n, const char *rel) {
+    snprintf(out, n, "%s/%s", tu_src(), rel);
+}
+
+static void copy_file(const char *from, const char *to) {
+    size_t len;
+    char *b = tu_slurp(from, &len);
+    if (!b) fail_msg("cannot read %s", from);
+    FILE *f = fopen(to, "wb");
+    if (!f) fail_msg("cannot write %s", to);
+    assert_int_equal(fwrite(b, 1, len, f), len);
+    fclose(f);
+    free(b);
+}
+
+static void test_crash_file_refused(void **s) {
+    (void)s;
+    char path[1024], err[512] = "";
+    src_path(path, sizeof path, "tests/data/hdf5-crash.h5");
+    RunReader *r = runread_open(path, err, sizeof err);
+    assert_null(r);
+    /* the child died by a signal (it is a SIGSEGV in a plain build) */
+    assert_non_null(strstr(err, "the HDF5 library crashed reading this file (signal "));
+    assert_non_null(strstr(err, "the file is corrupt"));
+    assert_non_null(strstr(err, path));
+    assert_null(strchr(err, '\n'));
+}
+
+/* Vetting passes a good file and leaves ordinary errors to the normal path. */
+static void test_good_and_ordinary(void **s) {
+    (void)s;
+    char path[1024], err[512] = "";
+    src_path(path, sizeof path, "tests/fuzz/corpus/runread/tiny-run.h5");
+    RunReader *r = runread_open(path, err, sizeof err);
+    if (!r) fail_msg("%s", err);
+    assert_string_equal(runread_meta(r)->variant, "baseline");
+    RunProbe p;
+    assert_int_equal(runread_probe(r, -1, &p, err, sizeof err), 0);
+    assert_int_equal(p.step, 4);
+    runread_probe_free(&p);
+    runread_close(r);
+
+    src_path(path, sizeof path, "tests/data/text_train.txt");
+    assert_null(runread_open(path, err, sizeof err));
+    assert_non_null(strstr(err, "not an HDF5 file"));
+}
+
+static void test_report_lists_unreadable(void **s) {
+    (void)s;
+    const char *dir = tu_tmpdir();
+    assert_non_null(dir);
+    char from[1024], to[1024], err[512] = "";
+    src_path(from, sizeof from, "tests/data/hdf5-crash.h5");
+    snprintf(to, sizeof to, "%s/bad.h5", dir);
+    copy_file(from, to);
+    src_path(from, sizeof from, "tests/fuzz/corpus/runread/tiny-run.h5");
+    snprintf(to, sizeof to, "%s/good.h5", dir);
+    copy_file(from, to);
+
+    if (report_run(dir, NULL, err, sizeof err) != 0) fail_msg("report_run: %s", err);
+    snprintf(to, sizeof to, "%s/REPORT.md", dir);
+    char *md = tu_slurp(to, NULL);
+    assert_non_null(md);
+    assert_non_null(strstr(md, "(1 readable, 1 unreadable)"));
+    assert_non_null(strstr(md, "- `bad.h5`: unreadable: "));
+    assert_non_null(strstr(md, "the HDF5 library crashed reading this file"));
+    free(md);
+    snprintf(to, sizeof to, "%s/results.csv", dir);
+    char *csv = tu_slurp(to, NULL);
+    assert_non_null(csv);
+    assert_non_null(strstr(csv, "good.h5"));
+    assert_null(strstr(csv, "bad.h5"));
+    free(csv);
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
+int main(void) {
+    unsetenv("GATELAB_NO_VET"); /* the point of these tests is the vetting */
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_crash_file_refused),
+        cmocka_unit_test(test_good_and_ordinary),
+        cmocka_unit_test(test_report_lists_unreadable),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
