@@ -97,14 +97,14 @@ static void gp_str(FILE *f, const char *s) {
     fputc('\'', f);
 }
 
-static void gp_prelude(FILE *f, const FigPaths *fp) {
+static void gp_prelude(FILE *f, const FigPaths *fp, int w, int h) {
     fprintf(f, "# written by gatelab: edit freely, then redraw with\n"
                "#   cd %s && gnuplot %s.gp\n", fp->dir, fp->stem);
     fprintf(f, "if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) {\n"
                "    set terminal pngcairo size %d,%d noenhanced font 'sans,11'\n"
                "} else {\n"
                "    set terminal png size %d,%d noenhanced\n"
-               "}\n", FIG_W, FIG_H, FIG_W, FIG_H);
+               "}\n", w, h, w, h);
     fprintf(f, "set output '%s.png'\n", fp->stem);
     fprintf(f, "set datafile missing 'NaN'\n");
     fprintf(f, "set grid\nset key outside right top\n");
@@ -240,7 +240,7 @@ static int write_lines_gp(const FigPaths *fp, const PlotAxes *ax,
                           size_t errlen) {
     FILE *f = fopen(fp->gp, "w");
     if (!f) return seterr(err, errlen, "%s: %s", fp->gp, strerror(errno));
-    gp_prelude(f, fp);
+    gp_prelude(f, fp, FIG_W, FIG_H);
     fprintf(f, "set xlabel "), gp_str(f, ax->xlabel), fputc('\n', f);
     /* headroom so a series lying on 0 or 1 is not hidden by the border */
     fprintf(f, "set offsets 0, 0, graph 0.05, graph 0.05\n");
@@ -295,42 +295,85 @@ int plot_lines(const char *png_path, const PlotAxes *ax, const PlotSeries *s,
     return run_gnuplot(&fp, err, errlen);
 }
 
-static int write_bars_dat(const FigPaths *fp, const PlotBars *b, char *err,
+/* Bars as drawn: PlotBars plus what the report's figures add. */
+typedef struct {
+    PlotBars b;
+    const double *lo, *hi;          /* [ngroups, ncat] error bars, or NULL */
+    const char *const *cat_labels;  /* [ncat] x tic labels, or NULL: 0.. */
+    int wide;                       /* rotated tic labels, wider image */
+} BarSpec;
+
+/* A label as a double-quoted data-file string (no quotes inside). */
+static void dat_str(FILE *f, const char *s) {
+    fputc('"', f);
+    for (; s && *s; s++) fputc(*s == '"' || *s == '\n' || *s == '\t' ? '\'' : *s, f);
+    fputc('"', f);
+}
+
+static void dat_num(FILE *f, double v) {
+    if (isfinite(v)) fprintf(f, "\t%.9g", v);
+    else fprintf(f, "\tNaN");
+}
+
+static int write_bars_dat(const FigPaths *fp, const BarSpec *bs, char *err,
                           size_t errlen) {
+    const PlotBars *b = &bs->b;
     FILE *f = fopen(fp->dat, "w");
     if (!f) return seterr(err, errlen, "%s: %s", fp->dat, strerror(errno));
     fprintf(f, "# %s", b->xlabel ? b->xlabel : "category");
-    for (int g = 0; g < b->ngroups; g++) fprintf(f, "\t%s", b->group_labels[g]);
+    for (int g = 0; g < b->ngroups; g++) {
+        fprintf(f, "\t%s", b->group_labels[g]);
+        if (bs->lo) fprintf(f, "\t%s min\t%s max", b->group_labels[g],
+                            b->group_labels[g]);
+    }
     fputc('\n', f);
     for (int c = 0; c < b->ncat; c++) {
-        fprintf(f, "%d", c);
+        if (bs->cat_labels) dat_str(f, bs->cat_labels[c]);
+        else fprintf(f, "%d", c);
         for (int g = 0; g < b->ngroups; g++) {
-            double v = b->v[(size_t)g * (size_t)b->ncat + (size_t)c];
-            if (isfinite(v)) fprintf(f, "\t%.9g", v);
-            else fprintf(f, "\tNaN");
+            size_t i = (size_t)g * (size_t)b->ncat + (size_t)c;
+            dat_num(f, b->v[i]);
+            if (bs->lo) dat_num(f, bs->lo[i]), dat_num(f, bs->hi[i]);
         }
         fputc('\n', f);
     }
     return close_checked(f, fp->dat, err, errlen);
 }
 
-static int write_bars_gp(const FigPaths *fp, const PlotBars *b, char *err,
+/* Wide figures grow with the bar count so bars and labels stay legible. */
+static int bars_width(const BarSpec *bs) {
+    if (!bs->wide) return FIG_W;
+    long w = 300 + (long)bs->b.ncat * (long)(bs->b.ngroups + 1) * 8;
+    return w < 1600 ? 1600 : w > 4000 ? 4000 : (int)w;
+}
+
+static int write_bars_gp(const FigPaths *fp, const BarSpec *bs, char *err,
                          size_t errlen) {
+    const PlotBars *b = &bs->b;
     FILE *f = fopen(fp->gp, "w");
     if (!f) return seterr(err, errlen, "%s: %s", fp->gp, strerror(errno));
-    gp_prelude(f, fp);
+    gp_prelude(f, fp, bars_width(bs), bs->wide ? 640 : FIG_H);
     fprintf(f, "set title "), gp_str(f, b->title), fputc('\n', f);
     fprintf(f, "set xlabel "), gp_str(f, b->xlabel), fputc('\n', f);
     fprintf(f, "set ylabel "), gp_str(f, b->ylabel), fputc('\n', f);
     fprintf(f, "set style data histograms\n"
-               "set style histogram clustered gap 1\n"
+               "set style histogram %s gap 1\n"
                "set style fill solid 0.85 border -1\n"
                "set grid noxtics ytics\n"
                "set yrange [0:*]\n"
-               "set offsets 0, 0, graph 0.05, 0\n");
+               "set offsets 0, 0, graph 0.05, 0\n",
+            bs->lo ? "errorbars lw 1" : "clustered");
+    if (bs->wide) /* run names hang down from their tics */
+        fprintf(f, "set xtics rotate by -45 left nomirror\n"
+                   "set bmargin 9\n");
+    int step = bs->lo ? 3 : 1;
     for (int g = 0; g < b->ngroups; g++) {
-        if (g == 0) fprintf(f, "plot '%s.dat' using 2:xtic(1)", fp->stem);
-        else fprintf(f, ", \\\n     '' using %d", g + 2);
+        int col = 2 + g * step;
+        if (g == 0) fprintf(f, "plot '%s.dat' using ", fp->stem);
+        else fprintf(f, ", \\\n     '' using ");
+        if (bs->lo) fprintf(f, "%d:%d:%d", col, col + 1, col + 2);
+        else fprintf(f, "%d", col);
+        if (g == 0) fprintf(f, ":xtic(1)");
         fprintf(f, " title "), gp_str(f, b->group_labels[g]);
     }
     /* references in black, told apart by dash pattern */
@@ -343,8 +386,9 @@ static int write_bars_gp(const FigPaths *fp, const PlotBars *b, char *err,
     return close_checked(f, fp->gp, err, errlen);
 }
 
-int plot_bars(const char *png_path, const PlotBars *b, char *err,
-              size_t errlen) {
+static int bars_draw(const char *png_path, const BarSpec *bs, char *err,
+                     size_t errlen) {
+    const PlotBars *b = &bs->b;
     FigPaths fp;
     if (fig_paths(png_path, &fp, err, errlen)) return -1;
     if (b->ncat < 1 || b->ngroups < 1)
@@ -354,24 +398,48 @@ int plot_bars(const char *png_path, const PlotBars *b, char *err,
     for (size_t i = 0; i < (size_t)b->ncat * (size_t)b->ngroups; i++)
         if (isfinite(b->v[i])) have = 1;
     if (!have) return seterr(err, errlen, "%s: no data to plot", png_path);
-    if (write_bars_dat(&fp, b, err, errlen)) return -1;
-    if (write_bars_gp(&fp, b, err, errlen)) return -1;
+    if (write_bars_dat(&fp, bs, err, errlen)) return -1;
+    if (write_bars_gp(&fp, bs, err, errlen)) return -1;
     return run_gnuplot(&fp, err, errlen);
+}
+
+int plot_bars(const char *png_path, const PlotBars *b, char *err,
+              size_t errlen) {
+    BarSpec bs = {*b, NULL, NULL, NULL, 0};
+    return bars_draw(png_path, &bs, err, errlen);
 }
 
 /* ---- runs ---- */
 
+/* Figures draw one series per group: per file for `gatelab plot` (the
+ * user chose those files), per run name over its seeds for the report. */
 typedef struct {
     RunReader **r;
-    char (*label)[300];
+    char (*label)[300];  /* [n] per-file label */
     int n;
+    int agg;             /* groups are run names, values mean over seeds */
+    int ng;
+    int *grp;            /* [n] group of each run */
+    char (*glabel)[300]; /* [ng] */
+    unsigned char *gkey; /* [ng] drawn in line figures when subset is set */
+    int subset;          /* too many groups: line figures draw key ones */
 } RunSet;
+
+/* Above this many series a line figure keeps to the key runs and a bar
+ * figure puts the series on the x axis. */
+#define MAX_SERIES 8
+#define LOSS_SMOOTH 20       /* moving-average window of report loss lines
+                                (the loss figure's title says 20) */
+#define LOSS_MAX_POINTS 500  /* per series in loss.dat */
 
 static void runs_close(RunSet *rs) {
     for (int i = 0; i < rs->n; i++)
         if (rs->r[i]) runread_close(rs->r[i]);
     free(rs->r);
     free(rs->label);
+    free(rs->grp);
+    free(rs->glabel);
+    free(rs->gkey);
     memset(rs, 0, sizeof *rs);
 }
 
@@ -415,13 +483,65 @@ static void runs_label(RunSet *rs) {
     }
 }
 
-static int runs_open(RunSet *rs, char **paths, int n, char *err,
+/* The paper's headline comparison: what a line figure keeps when there
+ * are too many runs to tell apart. */
+static int key_run(const RunMeta *m) {
+    static const char *const key[] = {"baseline", "g1-elem", "g1-head"};
+    for (size_t k = 0; k < sizeof key / sizeof key[0]; k++)
+        if (!strcmp(m->variant, key[k])) return 1;
+    return !strcmp(m->status, "diverged"); /* a failure is worth seeing */
+}
+
+/* Group runs: by run name (agg) or one group per file. */
+static void runs_group(RunSet *rs, int agg) {
+    rs->agg = agg;
+    rs->ng = 0;
+    for (int i = 0; i < rs->n; i++) {
+        const RunMeta *m = runread_meta(rs->r[i]);
+        char name[300];
+        if (agg) run_name(name, sizeof name, m->path);
+        else snprintf(name, sizeof name, "%s", rs->label[i]);
+        int g = -1;
+        for (int j = 0; agg && j < rs->ng && g < 0; j++)
+            if (!strcmp(rs->glabel[j], name)) g = j;
+        if (g < 0) {
+            g = rs->ng++;
+            memcpy(rs->glabel[g], name, sizeof name);
+            rs->gkey[g] = 0;
+        }
+        rs->grp[i] = g;
+        if (key_run(m)) rs->gkey[g] = 1;
+    }
+    rs->subset = agg && rs->ng > MAX_SERIES;
+    int nkey = 0;
+    for (int g = 0; g < rs->ng; g++) nkey += rs->gkey[g];
+    for (int g = 0; rs->subset && !nkey && g < MAX_SERIES; g++)
+        rs->gkey[g] = 1; /* no key variant at all: the first few */
+}
+
+/* Whether group g is drawn in a line figure. */
+static int group_shown(const RunSet *rs, int g) {
+    return !rs->subset || rs->gkey[g];
+}
+
+/* Runs of group g into idx; returns how many. */
+static int group_members(const RunSet *rs, int g, int *idx) {
+    int m = 0;
+    for (int i = 0; i < rs->n; i++)
+        if (rs->grp[i] == g) idx[m++] = i;
+    return m;
+}
+
+static int runs_open(RunSet *rs, char **paths, int n, int agg, char *err,
                      size_t errlen) {
     memset(rs, 0, sizeof *rs);
     if (n < 1) return seterr(err, errlen, "plot: no run files given");
     rs->r = calloc((size_t)n, sizeof *rs->r);
     rs->label = calloc((size_t)n, sizeof *rs->label);
-    if (!rs->r || !rs->label) {
+    rs->grp = calloc((size_t)n, sizeof *rs->grp);
+    rs->glabel = calloc((size_t)n, sizeof *rs->glabel);
+    rs->gkey = calloc((size_t)n, sizeof *rs->gkey);
+    if (!rs->r || !rs->label || !rs->grp || !rs->glabel || !rs->gkey) {
         runs_close(rs);
         return seterr(err, errlen, "plot: out of memory");
     }
@@ -434,6 +554,7 @@ static int runs_open(RunSet *rs, char **paths, int n, char *err,
         }
     }
     runs_label(rs);
+    runs_group(rs, agg);
     return 0;
 }
 
@@ -455,52 +576,151 @@ static int last_probe(RunReader *r, RunProbe *p, int *have, char *err,
 /* Builders return 0 ok, -1 error, 1 no data (err says what is missing). */
 #define NO_DATA 1
 
+/* Mean over m step series: x takes the steps of the longest; at each index
+ * the series logging that same step are averaged (seeds of one run log the
+ * same steps, and a shorter one is still running). Non-finite values are
+ * left out; NaN where none is left. Returns the length. */
+static size_t mean_aligned(const long long *const *st, const double *const *v,
+                           const size_t *len, int m, double *x, double *y) {
+    int lg = 0;
+    for (int j = 1; j < m; j++)
+        if (len[j] > len[lg]) lg = j;
+    for (size_t k = 0; k < len[lg]; k++) {
+        double sum = 0;
+        int c = 0;
+        for (int j = 0; j < m; j++)
+            if (k < len[j] && st[j][k] == st[lg][k] && isfinite(v[j][k]))
+                sum += v[j][k], c++;
+        x[k] = (double)st[lg][k];
+        y[k] = c ? sum / c : NAN;
+    }
+    return len[lg];
+}
+
+/* Centred moving average over w points, skipping NaN, into y (tmp[n]). */
+static void smooth(double *y, size_t n, int w, double *tmp) {
+    size_t h = (size_t)w / 2;
+    for (size_t k = 0; k < n; k++) {
+        size_t a = k > h ? k - h : 0, b = k + h < n ? k + h : n - 1;
+        double sum = 0;
+        int c = 0;
+        for (size_t j = a; j <= b; j++)
+            if (isfinite(y[j])) sum += y[j], c++;
+        tmp[k] = c && isfinite(y[k]) ? sum / c : NAN;
+    }
+    memcpy(y, tmp, n * sizeof *y);
+}
+
+/* Keep at most max evenly spaced points (first and last included). */
+static size_t subsample(double *x, double *y, size_t n, size_t max) {
+    if (n <= max || max < 2) return n;
+    for (size_t j = 0; j < max; j++) {
+        size_t i = j * (n - 1) / (max - 1); /* i >= j: in place is safe */
+        x[j] = x[i], y[j] = y[i];
+    }
+    return max;
+}
+
+/* Group g's mean train loss (and val loss) into the given buffers, each
+ * sized for the longest member; returns 0, or -1 out of memory. */
+static int group_loss(const RunSet *rs, const RunTrain *tr, const RunEval *ev,
+                      int g, double **xy, size_t *nt, size_t *nv) {
+    int *idx = malloc((size_t)rs->n * sizeof *idx);
+    const long long **st = malloc((size_t)rs->n * sizeof *st);
+    const double **v = malloc((size_t)rs->n * sizeof *v);
+    size_t *len = malloc((size_t)rs->n * sizeof *len);
+    int rc = -1;
+    if (!idx || !st || !v || !len) goto done;
+    int m = group_members(rs, g, idx);
+    size_t maxt = 0, maxv = 0;
+    for (int j = 0; j < m; j++) {
+        if (tr[idx[j]].n > maxt) maxt = tr[idx[j]].n;
+        if (ev[idx[j]].n > maxv) maxv = ev[idx[j]].n;
+    }
+    for (int k = 0; k < 4; k++)
+        xy[k] = malloc(((k < 2 ? maxt : maxv) + 1) * sizeof(double));
+    double *tmp = malloc((maxt + 1) * sizeof(double));
+    if (!xy[0] || !xy[1] || !xy[2] || !xy[3] || !tmp) {
+        free(tmp);
+        goto done;
+    }
+    for (int j = 0; j < m; j++)
+        st[j] = tr[idx[j]].step, v[j] = tr[idx[j]].loss, len[j] = tr[idx[j]].n;
+    *nt = mean_aligned(st, v, len, m, xy[0], xy[1]);
+    for (int j = 0; j < m; j++)
+        st[j] = ev[idx[j]].step, v[j] = ev[idx[j]].val_loss, len[j] = ev[idx[j]].n;
+    *nv = mean_aligned(st, v, len, m, xy[2], xy[3]);
+    if (rs->agg) { /* report: readable lines, small .dat */
+        smooth(xy[1], *nt, LOSS_SMOOTH, tmp);
+        *nt = subsample(xy[0], xy[1], *nt, LOSS_MAX_POINTS);
+        *nv = subsample(xy[2], xy[3], *nv, LOSS_MAX_POINTS);
+    }
+    free(tmp);
+    rc = 0;
+done:
+    free(idx), free(st), free(v), free(len);
+    return rc;
+}
+
+/* Figure title plus what was averaged and what was left out. */
+static void agg_title(const RunSet *rs, const char *base, char *out,
+                      size_t n) {
+    snprintf(out, n, "%s%s%s", base, rs->agg ? "; mean over seeds" : "",
+             rs->subset ? "; key runs; all runs in results.csv" : "");
+}
+
 /* (a) training loss and val-loss points vs step. */
 static int fig_loss(RunSet *rs, const char *png, char *err, size_t errlen) {
-    int n = rs->n, rc = -1;
+    int n = rs->n, ng = rs->ng, rc = -1, shown = 0;
     RunTrain *tr = calloc((size_t)n, sizeof *tr);
     RunEval *ev = calloc((size_t)n, sizeof *ev);
-    PlotSeries *s = calloc((size_t)2 * (size_t)n, sizeof *s);
-    double **xs = calloc((size_t)2 * (size_t)n, sizeof *xs);
-    char (*vl)[320] = calloc((size_t)n, sizeof *vl);
-    if (!tr || !ev || !s || !xs || !vl) {
+    PlotSeries *s = calloc((size_t)2 * (size_t)ng, sizeof *s);
+    double **xy = calloc((size_t)4 * (size_t)ng, sizeof *xy);
+    char (*vl)[320] = calloc((size_t)ng, sizeof *vl);
+    if (!tr || !ev || !s || !xy || !vl) {
         seterr(err, errlen, "plot: out of memory");
         goto done;
     }
-    size_t total = 0;
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < n; i++) { /* only what is drawn is read */
+        if (!group_shown(rs, rs->grp[i])) continue;
         if (runread_train(rs->r[i], &tr[i], err, errlen)) goto done;
         if (runread_eval(rs->r[i], &ev[i], err, errlen)) goto done;
-        xs[2 * i] = malloc((tr[i].n + 1) * sizeof(double));
-        xs[2 * i + 1] = malloc((ev[i].n + 1) * sizeof(double));
-        if (!xs[2 * i] || !xs[2 * i + 1]) {
+    }
+    size_t total = 0;
+    for (int g = 0; g < ng; g++) {
+        if (!group_shown(rs, g)) continue;
+        size_t nt = 0, nv = 0;
+        if (group_loss(rs, tr, ev, g, xy + 4 * g, &nt, &nv)) {
             seterr(err, errlen, "plot: out of memory");
             goto done;
         }
-        for (size_t k = 0; k < tr[i].n; k++) xs[2 * i][k] = (double)tr[i].step[k];
-        for (size_t k = 0; k < ev[i].n; k++) xs[2 * i + 1][k] = (double)ev[i].step[k];
-        snprintf(vl[i], sizeof vl[i], "%s (val)", rs->label[i]);
-        s[2 * i] = (PlotSeries){rs->label[i], xs[2 * i], tr[i].loss, tr[i].n,
-                                PLOT_LINES, i + 1, 0};
-        s[2 * i + 1] = (PlotSeries){vl[i], xs[2 * i + 1], ev[i].val_loss,
-                                    ev[i].n, PLOT_POINTS, i + 1, 0};
-        total += tr[i].n + ev[i].n;
+        shown++;
+        snprintf(vl[g], sizeof vl[g], "%s (val)", rs->glabel[g]);
+        s[2 * g] = (PlotSeries){rs->glabel[g], xy[4 * g], xy[4 * g + 1], nt,
+                                PLOT_LINES, shown, 0};
+        s[2 * g + 1] = (PlotSeries){vl[g], xy[4 * g + 2], xy[4 * g + 3], nv,
+                                    PLOT_POINTS, shown, 0};
+        total += nt + nv;
     }
     if (total == 0) {
         rc = NO_DATA;
         seterr(err, errlen, "%s: no training metrics in any run", png);
         goto done;
     }
-    PlotAxes ax = {"Training loss (lines) and validation loss (points)",
-                   "step", {"loss (nats/token)", NULL}, 1};
-    rc = plot_lines(png, &ax, s, 2 * n, err, errlen);
+    char title[300];
+    agg_title(rs, rs->agg ? "Loss: train (lines, 20-step average), val "
+                            "(points)"
+                          : "Training loss (lines) and validation loss "
+                            "(points)", title, sizeof title);
+    PlotAxes ax = {title, "step", {"loss (nats/token)", NULL}, 1};
+    rc = plot_lines(png, &ax, s, 2 * ng, err, errlen);
 done:
     for (int i = 0; tr && ev && i < n; i++) {
         runread_train_free(&tr[i]);
         runread_eval_free(&ev[i]);
     }
-    for (int i = 0; xs && i < 2 * n; i++) free(xs[i]);
-    free(tr), free(ev), free(s), free(xs), free(vl);
+    for (int i = 0; xy && i < 4 * ng; i++) free(xy[i]);
+    free(tr), free(ev), free(s), free(xy), free(vl);
     return rc;
 }
 
@@ -522,8 +742,96 @@ static void layer_mact(const RunProbe *p, double *out) {
     for (int l = 0; l < p->L; l++) out[l] = p->h_max ? p->h_max[l] : NAN;
 }
 
-/* (b) and (d): one bar per (layer, run) from each run's last probe. With
- * with_uniform, a dashed uniform-attention reference per distinct T. */
+/* Per-group mean, min and max over member runs of per-run per-layer
+ * values vals[i][L[i]] into [ng, maxL]; *spread = 1 when some group has
+ * two or more runs with data (error bars worth drawing). */
+static void group_layers(const RunSet *rs, double *const *vals, const int *L,
+                         int maxL, double *v, double *lo, double *hi,
+                         int *spread) {
+    *spread = 0;
+    for (int g = 0; g < rs->ng; g++)
+        for (int l = 0; l < maxL; l++) {
+            double sum = 0, mn = INFINITY, mx = -INFINITY;
+            int c = 0;
+            for (int i = 0; i < rs->n; i++) {
+                if (rs->grp[i] != g || !vals[i] || l >= L[i] ||
+                    !isfinite(vals[i][l]))
+                    continue;
+                double x = vals[i][l];
+                sum += x, c++;
+                if (x < mn) mn = x;
+                if (x > mx) mx = x;
+            }
+            size_t k = (size_t)g * (size_t)maxL + (size_t)l;
+            v[k] = c ? sum / c : NAN;
+            lo[k] = c ? mn : NAN;
+            hi[k] = c ? mx : NAN;
+            if (c >= 2) *spread = 1;
+        }
+}
+
+/* Draw the [ng, maxL] layer values: layers on x with a bar per group, or,
+ * with many groups, groups on x (rotated names) with a bar per layer and
+ * the groups without data left out. */
+static int layers_draw(const RunSet *rs, const char *png, const char *title,
+                       const char *ylabel, int maxL, const double *v,
+                       const double *lo, const double *hi, int nref,
+                       const double *ref, const char *const *refp, char *err,
+                       size_t errlen) {
+    int ng = rs->ng, rc = -1;
+    const char **glab = calloc((size_t)ng, sizeof *glab);
+    char (*lname)[32] = calloc((size_t)maxL, sizeof *lname);
+    const char **llab = calloc((size_t)maxL, sizeof *llab);
+    size_t cells = (size_t)ng * (size_t)maxL;
+    double *t = malloc(3 * cells * sizeof(double) + 1);
+    if (!glab || !lname || !llab || !t) {
+        seterr(err, errlen, "plot: out of memory");
+        goto done;
+    }
+    for (int g = 0; g < ng; g++) glab[g] = rs->glabel[g];
+    if (ng <= MAX_SERIES) {
+        BarSpec bs = {{title, "layer", ylabel, maxL, ng, glab, v, nref, ref,
+                       refp}, lo, hi, NULL, 0};
+        rc = bars_draw(png, &bs, err, errlen);
+        goto done;
+    }
+    int nc = 0; /* transpose: t[l, c] for the groups with any data */
+    for (int g = 0; g < ng; g++) {
+        int have = 0;
+        for (int l = 0; l < maxL; l++)
+            have |= isfinite(v[(size_t)g * (size_t)maxL + (size_t)l]);
+        if (!have) continue;
+        glab[nc] = rs->glabel[g];
+        for (int l = 0; l < maxL; l++) {
+            size_t from = (size_t)g * (size_t)maxL + (size_t)l;
+            size_t to = (size_t)l * (size_t)ng + (size_t)nc;
+            t[to] = v[from];
+            if (lo) t[cells + to] = lo[from], t[2 * cells + to] = hi[from];
+        }
+        nc++;
+    }
+    /* rows of t are ng apart; squeeze them to nc */
+    for (int k = 0; k < 3; k++)
+        for (int l = 0; l < maxL; l++)
+            memmove(t + (size_t)k * cells + (size_t)l * (size_t)nc,
+                    t + (size_t)k * cells + (size_t)l * (size_t)ng,
+                    (size_t)nc * sizeof(double));
+    for (int l = 0; l < maxL; l++) {
+        snprintf(lname[l], sizeof lname[l], "layer %d", l);
+        llab[l] = lname[l];
+    }
+    BarSpec bs = {{title, "run", ylabel, nc, maxL, llab, t, nref, ref, refp},
+                  lo ? t + cells : NULL, lo ? t + 2 * cells : NULL, glab, 1};
+    rc = bars_draw(png, &bs, err, errlen);
+done:
+    free(glab), free(lname), free(llab), free(t);
+    return rc;
+}
+
+/* (b) and (d): per-layer values from each run's last probe, one bar per
+ * (layer, group); a group's bar is the mean over its runs, with min..max
+ * error bars when a group has several. With with_uniform, a dashed
+ * uniform-attention reference per distinct T. */
 static int fig_layers(RunSet *rs, const char *png, LayerFn fn,
                       int with_uniform, const char *title, const char *ylabel,
                       char *err, size_t errlen) {
@@ -533,16 +841,14 @@ static int fig_layers(RunSet *rs, const char *png, LayerFn fn,
     double ref[8];
     char reflab[8][64];
     const char *refp[8];
-    const char **labels = calloc((size_t)n, sizeof *labels);
     double *v = NULL;
-    if (!vals || !L || !labels) {
+    if (!vals || !L) {
         seterr(err, errlen, "plot: out of memory");
         goto done;
     }
     for (int i = 0; i < n; i++) {
         RunProbe p;
         int have;
-        labels[i] = rs->label[i];
         if (last_probe(rs->r[i], &p, &have, err, errlen)) goto done;
         if (!have) continue;
         vals[i] = malloc(((size_t)p.L + 1) * sizeof(double));
@@ -571,20 +877,24 @@ static int fig_layers(RunSet *rs, const char *png, LayerFn fn,
         seterr(err, errlen, "%s: no run has a probe yet", png);
         goto done;
     }
-    v = malloc((size_t)n * (size_t)maxL * sizeof(double));
+    size_t cells = (size_t)rs->ng * (size_t)maxL;
+    v = malloc(3 * cells * sizeof(double));
     if (!v) {
         seterr(err, errlen, "plot: out of memory");
         goto done;
     }
-    for (int i = 0; i < n; i++)
-        for (int l = 0; l < maxL; l++)
-            v[(size_t)i * (size_t)maxL + (size_t)l] =
-                vals[i] && l < L[i] ? vals[i][l] : NAN;
-    PlotBars b = {title, "layer", ylabel, maxL, n, labels, v, nref, ref, refp};
-    rc = plot_bars(png, &b, err, errlen);
+    int spread;
+    group_layers(rs, vals, L, maxL, v, v + cells, v + 2 * cells, &spread);
+    char full[300];
+    snprintf(full, sizeof full, "%s%s", title,
+             spread ? "; mean over seeds, error bars min..max"
+                    : rs->agg ? "; mean over seeds" : "");
+    rc = layers_draw(rs, png, full, ylabel, maxL, v,
+                     spread ? v + cells : NULL, spread ? v + 2 * cells : NULL,
+                     nref, ref, refp, err, errlen);
 done:
     for (int i = 0; vals && i < n; i++) free(vals[i]);
-    free(vals), free(L), free(labels), free(v);
+    free(vals), free(L), free(v);
     return rc;
 }
 
@@ -703,55 +1013,95 @@ static double mean_first_share(const RunProbe *p) {
     return sum / (double)LH;
 }
 
-/* (e) sink rate and first-token share vs step, two stacked panels. */
+/* One run's sink rate and first-token share at each probe into fresh
+ * st, rate, share [*ns]. */
+static int run_sink_series(RunReader *r, long long **st, double **rate,
+                           double **share, size_t *ns, char *err,
+                           size_t errlen) {
+    int k = 0;
+    *rate = *share = NULL;
+    *ns = 0;
+    if (runread_probe_steps(r, st, &k, err, errlen)) return -1;
+    *rate = malloc(((size_t)k + 1) * sizeof(double));
+    *share = malloc(((size_t)k + 1) * sizeof(double));
+    if (!*rate || !*share) return seterr(err, errlen, "plot: out of memory");
+    for (int j = 0; j < k; j++) {
+        RunProbe p;
+        if (runread_probe(r, (*st)[j], &p, err, errlen)) return -1;
+        (*rate)[j] = sink_rate(&p, SINK_EPS);
+        (*share)[j] = mean_first_share(&p);
+        runread_probe_free(&p);
+    }
+    *ns = (size_t)k;
+    return 0;
+}
+
+/* (e) sink rate and first-token share vs step, two stacked panels; one
+ * line per group, the mean over its runs at each probe step. */
 static int fig_sink_steps(RunSet *rs, const char *png, char *err,
                           size_t errlen) {
-    int n = rs->n, rc = -1, any = 0;
-    PlotSeries *s = calloc((size_t)2 * (size_t)n, sizeof *s);
-    double **buf = calloc((size_t)3 * (size_t)n, sizeof *buf);
-    if (!s || !buf) {
+    int n = rs->n, ng = rs->ng, rc = -1, shown = 0;
+    size_t any = 0;
+    PlotSeries *s = calloc((size_t)2 * (size_t)ng, sizeof *s);
+    double **xy = calloc((size_t)3 * (size_t)ng, sizeof *xy);
+    long long **st = calloc((size_t)n, sizeof *st);
+    double **rate = calloc((size_t)n, sizeof *rate);
+    double **share = calloc((size_t)n, sizeof *share);
+    size_t *len = calloc((size_t)n, sizeof *len);
+    const long long **mst = calloc((size_t)n, sizeof *mst);
+    const double **mv = calloc((size_t)n, sizeof *mv);
+    size_t *mlen = calloc((size_t)n, sizeof *mlen);
+    int *idx = calloc((size_t)n, sizeof *idx);
+    if (!s || !xy || !st || !rate || !share || !len || !mst || !mv || !mlen ||
+        !idx) {
         seterr(err, errlen, "plot: out of memory");
         goto done;
     }
-    for (int i = 0; i < n; i++) {
-        long long *steps = NULL;
-        int ns = 0;
-        if (runread_probe_steps(rs->r[i], &steps, &ns, err, errlen)) goto done;
-        for (int k = 0; k < 3; k++) buf[3 * i + k] = malloc(((size_t)ns + 1) * sizeof(double));
-        if (!buf[3 * i] || !buf[3 * i + 1] || !buf[3 * i + 2]) {
-            free(steps);
+    for (int i = 0; i < n; i++)
+        if (group_shown(rs, rs->grp[i]) &&
+            run_sink_series(rs->r[i], &st[i], &rate[i], &share[i], &len[i],
+                            err, errlen))
+            goto done;
+    for (int g = 0; g < ng; g++) {
+        if (!group_shown(rs, g)) continue;
+        int m = group_members(rs, g, idx);
+        size_t maxn = 0;
+        for (int j = 0; j < m; j++)
+            if (len[idx[j]] > maxn) maxn = len[idx[j]];
+        for (int k = 0; k < 3; k++)
+            xy[3 * g + k] = malloc((maxn + 1) * sizeof(double));
+        if (!xy[3 * g] || !xy[3 * g + 1] || !xy[3 * g + 2]) {
             seterr(err, errlen, "plot: out of memory");
             goto done;
         }
-        for (int k = 0; k < ns; k++) {
-            RunProbe p;
-            if (runread_probe(rs->r[i], steps[k], &p, err, errlen)) {
-                free(steps);
-                goto done;
-            }
-            buf[3 * i][k] = (double)steps[k];
-            buf[3 * i + 1][k] = sink_rate(&p, SINK_EPS);
-            buf[3 * i + 2][k] = mean_first_share(&p);
-            runread_probe_free(&p);
-        }
-        free(steps);
-        any += ns;
-        s[2 * i] = (PlotSeries){rs->label[i], buf[3 * i], buf[3 * i + 1],
-                                (size_t)ns, PLOT_LINES, i + 1, 0};
-        s[2 * i + 1] = (PlotSeries){rs->label[i], buf[3 * i], buf[3 * i + 2],
-                                    (size_t)ns, PLOT_LINES, i + 1, 1};
+        for (int j = 0; j < m; j++)
+            mst[j] = st[idx[j]], mv[j] = rate[idx[j]], mlen[j] = len[idx[j]];
+        size_t k = mean_aligned(mst, mv, mlen, m, xy[3 * g], xy[3 * g + 1]);
+        for (int j = 0; j < m; j++) mv[j] = share[idx[j]];
+        mean_aligned(mst, mv, mlen, m, xy[3 * g], xy[3 * g + 2]);
+        any += k;
+        shown++;
+        s[2 * g] = (PlotSeries){rs->glabel[g], xy[3 * g], xy[3 * g + 1], k,
+                                PLOT_LINES, shown, 0};
+        s[2 * g + 1] = (PlotSeries){rs->glabel[g], xy[3 * g], xy[3 * g + 2],
+                                    k, PLOT_LINES, shown, 1};
     }
     if (!any) {
         rc = NO_DATA;
         seterr(err, errlen, "%s: no run has a probe yet", png);
         goto done;
     }
-    PlotAxes ax = {"Attention sinks during training", "step",
+    char title[300];
+    agg_title(rs, "Attention sinks during training", title, sizeof title);
+    PlotAxes ax = {title, "step",
                    {"sink rate (alpha_0 > 0.3)", "first-token share"}, 2};
-    rc = plot_lines(png, &ax, s, 2 * n, err, errlen);
+    rc = plot_lines(png, &ax, s, 2 * ng, err, errlen);
 done:
-    for (int i = 0; buf && i < 3 * n; i++) free(buf[i]);
-    free(s), free(buf);
+    for (int i = 0; st && rate && share && i < n; i++)
+        free(st[i]), free(rate[i]), free(share[i]);
+    for (int i = 0; xy && i < 3 * ng; i++) free(xy[i]);
+    free(s), free(xy), free(st), free(rate), free(share), free(len);
+    free(mst), free(mv), free(mlen), free(idx);
     return rc;
 }
 
@@ -788,7 +1138,7 @@ int plot_figure(const char *kind, char **run_paths, int n,
     FigPaths fp;
     if (fig_paths(png_path, &fp, err, errlen)) return -1;
     if (!plot_have_gnuplot()) return seterr(err, errlen, GNUPLOT_MISSING);
-    if (runs_open(&rs, run_paths, n, err, errlen)) return -1;
+    if (runs_open(&rs, run_paths, n, 0, err, errlen)) return -1;
     int rc = figure_on(&rs, kind, png_path, err, errlen);
     runs_close(&rs);
     return rc == 0 ? 0 : -1;
@@ -849,7 +1199,7 @@ int plot_report_figures(const char *outdir, char **run_paths, int n,
         return seterr(err, errlen, "%s: cannot create: %s", outdir,
                       strerror(errno));
     RunSet rs;
-    if (runs_open(&rs, run_paths, n, err, errlen)) return -1;
+    if (runs_open(&rs, run_paths, n, 1, err, errlen)) return -1;
     int rc = 0;
     if (!rc) rc = report_one(&rs, outdir, "loss", "loss", err, errlen);
     if (!rc) rc = report_one(&rs, outdir, "first-share", "first_share_layers",

@@ -57,10 +57,13 @@ int plot_bars(const char *png_path, const PlotBars *b, char *err,
 int plot_figure(const char *kind, char **run_paths, int n,
                 const char *png_path, char *err, size_t errlen);
 
-/* All figures for a set of runs into outdir (created if missing):
- * loss.png, first_share_layers.png, gate_hist_<name>.png (one per gated
- * variant, its first run; name is the run name instead when two run names
- * share the variant), mact_layers.png, sink_vs_step.png. A figure
+/* All figures for a set of runs into outdir (created if missing), one
+ * series per run name (runname.h), the mean over its seeds (bars: min..max
+ * over seeds): loss.png, first_share_layers.png, mact_layers.png,
+ * sink_vs_step.png (with more than 8 run names the line figures show only
+ * the baseline, g1-elem and g1-head runs and any that diverged), and
+ * gate_hist_<name>.png (one per gated variant, its first run; name is the
+ * run name instead when two run names share the variant). A figure
  * with no data in any run (e.g. no probes yet, no gated run) is skipped,
  * not an error. 0 ok, -1 with err on an unreadable run or a gnuplot
  * failure. */

@@ -858,10 +858,15 @@ static void fig_plots(FILE *f, const char *figdir, const Row *rows, int n)
     }
     free(paths);
     static const char *const figs[][2] = {
-        {"loss.png", "training and validation loss"},
-        {"first_share_layers.png", "first-token share per layer"},
-        {"mact_layers.png", "max |h| per layer"},
-        {"sink_vs_step.png", "sink rate and F-Attn over training"},
+        /* plot.c draws one series per run name, the mean over its
+         * seeds; line figures keep to the key runs past 8 names */
+        {"loss.png", "training and validation loss, mean over seeds"},
+        {"first_share_layers.png", "first-token share per layer, mean over "
+                                   "seeds (bars min..max)"},
+        {"mact_layers.png", "max |h| per layer, mean over seeds (bars "
+                            "min..max)"},
+        {"sink_vs_step.png", "sink rate and F-Attn over training, mean over "
+                             "seeds"},
     };
     for (size_t i = 0; i < sizeof figs / sizeof figs[0]; i++) {
         char path[1400];

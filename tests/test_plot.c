@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -101,20 +102,37 @@ static void h5_ds(hid_t loc, const char *name, hid_t type, int rank,
 
 enum { RL = 2, RT = 16 };
 
+typedef struct {
+    long long seed;
+    double loss_add; /* added to every train and val loss */
+    double mact1;    /* layer-1 max |h| (0: 700 with a sink, else 7) */
+    const char *status;
+} RunOpt;
+
+static void make_run_opt(const char *path, const char *variant, int sink,
+                         const RunOpt *o);
+
 /* One run, one probe at step 20. sink: every query attends to token 0
  * only; else uniform causal attention, plus a gate. */
 static void make_run(const char *path, const char *variant, int sink) {
+    RunOpt o = {1, 0, 0, "done"};
+    make_run_opt(path, variant, sink, &o);
+}
+
+static void make_run_opt(const char *path, const char *variant, int sink,
+                         const RunOpt *o) {
     hid_t f = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
     assert_true(f >= 0);
     h5_attr_str(f, "schema", "gatelab-run");
     h5_attr_i64(f, "schema_version", 1);
     h5_attr_str(f, "variant", variant);
-    h5_attr_i64(f, "seed", 1);
-    h5_attr_str(f, "status", "done");
+    h5_attr_i64(f, "seed", o->seed);
+    h5_attr_str(f, "status", o->status);
     hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
     H5Pset_create_intermediate_group(lcpl, 1);
     long long step[4] = {0, 10, 20, 30}, tok[4] = {0, 160, 320, 480};
     double loss[4] = {5.5, 3.0, 2.5, 2.2}, one[4] = {1, 1, 1, 1};
+    for (int k = 0; k < 4; k++) loss[k] += o->loss_add;
     hsize_t d4[1] = {4}, d2[1] = {2};
     hid_t g = H5Gcreate2(f, "metrics/train", lcpl, H5P_DEFAULT, H5P_DEFAULT);
     h5_ds(g, "step", H5T_NATIVE_LLONG, 1, d4, step);
@@ -126,7 +144,7 @@ static void make_run(const char *path, const char *variant, int sink) {
     H5Gclose(g);
     g = H5Gcreate2(f, "metrics/eval", lcpl, H5P_DEFAULT, H5P_DEFAULT);
     long long es[2] = {0, 30};
-    double vl[2] = {5.6, 2.4};
+    double vl[2] = {5.6 + o->loss_add, 2.4 + o->loss_add};
     h5_ds(g, "step", H5T_NATIVE_LLONG, 1, d2, es);
     h5_ds(g, "val_loss", H5T_NATIVE_DOUBLE, 1, d2, vl);
     h5_ds(g, "val_bpb", H5T_NATIVE_DOUBLE, 1, d2, vl);
@@ -162,13 +180,14 @@ static void make_run(const char *path, const char *variant, int sink) {
         h5_ds(g, "gate_stats", H5T_NATIVE_DOUBLE, 2, dc, z);
     }
     hid_t h = H5Gcreate2(g, "hidden", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-    double mx[RL] = {3, sink ? 700 : 7}, o[RL] = {1, 1}, t3[RL * 3] = {0};
+    double mx[RL] = {3, o->mact1 > 0 ? o->mact1 : sink ? 700 : 7};
+    double one2[RL] = {1, 1}, t3[RL * 3] = {0};
     hsize_t dl[1] = {RL}, d3[2] = {RL, 3};
     h5_ds(h, "max", H5T_NATIVE_DOUBLE, 1, dl, mx);
-    h5_ds(h, "median", H5T_NATIVE_DOUBLE, 1, dl, o);
+    h5_ds(h, "median", H5T_NATIVE_DOUBLE, 1, dl, one2);
     h5_ds(h, "top3", H5T_NATIVE_DOUBLE, 2, d3, t3);
-    h5_ds(h, "kurtosis", H5T_NATIVE_DOUBLE, 1, dl, o);
-    h5_ds(h, "norm_ratio", H5T_NATIVE_DOUBLE, 1, dl, o);
+    h5_ds(h, "kurtosis", H5T_NATIVE_DOUBLE, 1, dl, one2);
+    h5_ds(h, "norm_ratio", H5T_NATIVE_DOUBLE, 1, dl, one2);
     H5Gclose(h), H5Gclose(g), H5Pclose(lcpl), H5Fclose(f);
 }
 
@@ -396,6 +415,144 @@ static void test_cmd_plot_usage(void **state) {
     assert_int_equal(cmd_plot(4, v5), 2); /* no runs */
 }
 
+/* Remove the files of a flat directory, then the directory. */
+static void rm_flat(const char *d) {
+    DIR *dp = opendir(d);
+    if (!dp) return;
+    struct dirent *e;
+    char p[1024];
+    while ((e = readdir(dp)))
+        if (e->d_name[0] != '.') {
+            snprintf(p, sizeof p, "%s/%s", d, e->d_name);
+            unlink(p);
+        }
+    closedir(dp);
+    rmdir(d);
+}
+
+/* The first data value after the block headed "# label" in a lines .dat. */
+static int block_first_y(const char *path, const char *label, double *y) {
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    char line[512], head[300];
+    snprintf(head, sizeof head, "# %s\n", label);
+    int in = 0, ok = 0;
+    while (!ok && fgets(line, sizeof line, f)) {
+        if (line[0] == '#') in = !strcmp(line, head) || (in && line[2] == 'x');
+        else if (in && sscanf(line, "%*f %lf", y) == 1) ok = 1;
+    }
+    fclose(f);
+    return ok;
+}
+
+/* Two seeds of one run name become one series: the mean, with min..max
+ * error bars on the bar figures. */
+static void test_report_aggregates_seeds(void **state) {
+    (void)state;
+    if (!plot_have_gnuplot()) skip();
+    char d[300], a[400], b[400], c[400], out[400], p[500], err[1024] = "";
+    snprintf(d, sizeof d, "%s/agg", dir);
+    snprintf(out, sizeof out, "%s/fig", d);
+    mkdir(d, 0777);
+    snprintf(a, sizeof a, "%s/base_s1.h5", d);
+    snprintf(b, sizeof b, "%s/base_s2.h5", d);
+    snprintf(c, sizeof c, "%s/gate_s1.h5", d);
+    RunOpt o1 = {1, 0, 700, "done"}, o2 = {2, 1, 900, "done"};
+    make_run_opt(a, "baseline", 1, &o1);
+    make_run_opt(b, "baseline", 1, &o2);
+    make_run(c, "g1-elem", 0);
+    char *runs[3] = {a, b, c};
+    int rc = plot_report_figures(out, runs, 3, err, sizeof err);
+    if (rc) fprintf(stderr, "%s\n", err);
+    assert_int_equal(rc, 0);
+    /* layer 1 of mact: base mean 800 in [700, 900], gate 7 in [7, 7] */
+    double v[8];
+    snprintf(p, sizeof p, "%s/mact_layers.dat", out);
+    assert_int_equal(read_row(p, "1\t", v, 8), 6);
+    assert_float_equal(v[0], 800.0, 1e-9);
+    assert_float_equal(v[1], 700.0, 1e-9);
+    assert_float_equal(v[2], 900.0, 1e-9);
+    assert_float_equal(v[3], 7.0, 1e-9);
+    assert_float_equal(v[5], 7.0, 1e-9);
+    assert_int_equal(count_lines(p, "base min"), 1); /* labelled by run name */
+    snprintf(p, sizeof p, "%s/mact_layers.gp", out);
+    assert_int_equal(count_lines(p, "errorbars"), 1);
+    snprintf(p, sizeof p, "%s/first_share_layers.dat", out);
+    assert_int_equal(read_row(p, "1\t", v, 8), 6);
+    assert_float_equal(v[0], 1.0, 1e-6);
+    assert_float_equal(v[3], uniform_first_share(RT), 1e-6);
+    /* loss: one line per run name; the 20-step average of 4 points is
+     * their mean, (5.5+3+2.5+2.2)/4 = 3.3, plus the seeds' mean offset 0.5 */
+    snprintf(p, sizeof p, "%s/loss.dat", out);
+    assert_int_equal(count_lines(p, "# base\n"), 1);
+    assert_int_equal(count_lines(p, "# gate\n"), 1);
+    assert_int_equal(count_lines(p, "seed"), 0);
+    double y;
+    assert_true(block_first_y(p, "base", &y));
+    assert_float_equal(y, 3.8, 1e-9);
+    assert_true(block_first_y(p, "base (val)", &y));
+    assert_float_equal(y, 6.1, 1e-9);
+    assert_true(block_first_y(p, "gate", &y));
+    assert_float_equal(y, 3.3, 1e-9);
+    snprintf(p, sizeof p, "%s/sink_vs_step.dat", out);
+    assert_int_equal(count_lines(p, "# base\n"), 2); /* one per panel */
+    /* gatelab plot keeps one series per file */
+    snprintf(p, sizeof p, "%s/one.png", out);
+    assert_int_equal(plot_figure("mact", runs, 3, p, err, sizeof err), 0);
+    snprintf(p, sizeof p, "%s/one.dat", out);
+    assert_int_equal(read_row(p, "1\t", v, 8), 3);
+    assert_float_equal(v[0], 700.0, 1e-9);
+    assert_float_equal(v[1], 900.0, 1e-9);
+    rm_flat(out);
+    rm_flat(d);
+}
+
+/* More than 8 run names: line figures keep baseline, g1-elem, g1-head and
+ * diverged runs and say so; bar figures put the run names on x. */
+static void test_report_key_subset(void **state) {
+    (void)state;
+    if (!plot_have_gnuplot()) skip();
+    char d[300], out[400], p[500], err[1024] = "";
+    char paths[10][400], *runs[10];
+    snprintf(d, sizeof d, "%s/many", dir);
+    snprintf(out, sizeof out, "%s/fig", d);
+    mkdir(d, 0777);
+    for (int i = 0; i < 10; i++) {
+        const char *var = i == 0 ? "baseline" : i == 1 ? "g1-head" : "g2-elem";
+        RunOpt o = {1, 0, 0, i == 5 ? "diverged" : "done"};
+        snprintf(paths[i], sizeof paths[i], "%s/r%d_s1.h5", d, i);
+        make_run_opt(paths[i], var, i == 0, &o);
+        runs[i] = paths[i];
+    }
+    int rc = plot_report_figures(out, runs, 10, err, sizeof err);
+    if (rc) fprintf(stderr, "%s\n", err);
+    assert_int_equal(rc, 0);
+    snprintf(p, sizeof p, "%s/loss.dat", out);
+    assert_int_equal(count_lines(p, "# r0\n"), 1);
+    assert_int_equal(count_lines(p, "# r1\n"), 1);
+    assert_int_equal(count_lines(p, "# r5\n"), 1);
+    assert_int_equal(count_lines(p, "# r2\n"), 0);
+    assert_int_equal(count_lines(p, "# x y"), 6); /* 3 runs, train + val */
+    snprintf(p, sizeof p, "%s/loss.gp", out);
+    assert_int_equal(count_lines(p, "key runs; all runs in results.csv"), 1);
+    snprintf(p, sizeof p, "%s/sink_vs_step.dat", out);
+    assert_int_equal(count_lines(p, "# x y"), 6);
+    /* bars: one row per run name, one bar per layer, names rotated */
+    snprintf(p, sizeof p, "%s/first_share_layers.dat", out);
+    double v[4];
+    assert_int_equal(read_row(p, "\"r0\"\t", v, 4), 2);
+    assert_float_equal(v[0], 1.0, 1e-6);
+    assert_float_equal(v[1], 1.0, 1e-6);
+    assert_int_equal(read_row(p, "\"r9\"\t", v, 4), 2);
+    assert_float_equal(v[0], uniform_first_share(RT), 1e-6);
+    snprintf(p, sizeof p, "%s/first_share_layers.gp", out);
+    assert_int_equal(count_lines(p, "rotate by -45"), 1);
+    assert_int_equal(count_lines(p, "uniform (T=16)"), 1);
+    assert_int_equal(count_lines(p, "size 1600,"), 2);
+    rm_flat(out);
+    rm_flat(d);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_series_png),
@@ -404,6 +561,8 @@ int main(void) {
         cmocka_unit_test(test_bad_outputs),
         cmocka_unit_test(test_cmd_plot_usage),
         cmocka_unit_test(test_report_figures_from_runs),
+        cmocka_unit_test(test_report_aggregates_seeds),
+        cmocka_unit_test(test_report_key_subset),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
