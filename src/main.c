@@ -4,6 +4,7 @@
 
 #include "commands.h"
 #include "gatelab_build.h"
+#include "gatelab_version.h"
 
 typedef struct {
     const char *name;
@@ -15,7 +16,7 @@ static const Command commands[] = {
     {"train", cmd_train, "train one model and write its run file"},
     {"eval", cmd_eval, "evaluate a run at other lengths (RoPE / YaRN)"},
     {"sweep", cmd_sweep, "run a sweep file: many variants, seeds, jobs"},
-    {"bench", cmd_bench, "tokens/s, GFLOP/s and %% of sgemm peak"},
+    {"bench", cmd_bench, "tokens/s, GFLOP/s and % of the sgemm peak"},
     {"sinks", cmd_sinks, "first-token share and sink rate of a run"},
     {"gates", cmd_gates, "gate mean, sparsity and histogram of a run"},
     {"acts", cmd_acts, "massive activations, kurtosis, norm ratio"},
@@ -28,7 +29,7 @@ static const Command commands[] = {
 static void usage(FILE *f) {
     fprintf(f, "usage: gatelab <command> [options]   (gatelab <command> --help)\n\n");
     for (size_t i = 0; i < N_COMMANDS; i++)
-        fprintf(f, "  %-8s ", commands[i].name), fprintf(f, commands[i].help), fputc('\n', f);
+        fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].help);
     fprintf(f, "\ngatelab %s\n", GATELAB_VERSION);
 }
 
@@ -42,7 +43,7 @@ int main(int argc, char **argv) {
         return 0;
     }
     if (!strcmp(argv[1], "--version")) {
-        printf("gatelab %s\n", GATELAB_VERSION);
+        printf("gatelab %s (git %s)\n", GATELAB_VERSION, GATELAB_DESCRIBE);
         return 0;
     }
     for (size_t i = 0; i < N_COMMANDS; i++)

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "gatelab_build.h"
+#include "gatelab_version.h"
 #include "h5util.h"
 #include "util.h"
 
@@ -314,7 +315,7 @@ static int write_root_attrs(RunFile *rf, const Config *cfg, const Model *m) {
         h5u_attr_u64(f, "seed", cfg ? cfg->init_seed : 0) < 0 ||
         h5u_attr_u64(f, "data_seed", cfg ? cfg->data_seed : 0) < 0 ||
         h5u_attr_str(f, "created", created) < 0 ||
-        h5u_attr_str(f, "gatelab_version", GATELAB_VERSION) < 0 ||
+        h5u_attr_str(f, "gatelab_version", GATELAB_VERSION " (git " GATELAB_DESCRIBE ")") < 0 ||
         h5u_attr_i64(f, "n_params", np) < 0 ||
         h5u_attr_i64(f, "n_params_added", na) < 0 ||
         h5u_attr_str(f, "status", "running") < 0)
