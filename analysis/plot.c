@@ -427,7 +427,7 @@ typedef struct {
 
 /* Above this many series a line figure keeps to the key runs and a bar
  * figure puts the series on the x axis. */
-#define MAX_SERIES 8
+#define MAX_SERIES PLOT_MAX_SERIES
 #define LOSS_SMOOTH 20       /* moving-average window of report loss lines
                                 (the loss figure's title says 20) */
 #define LOSS_MAX_POINTS 500  /* per series in loss.dat */
@@ -485,11 +485,20 @@ static void runs_label(RunSet *rs) {
 
 /* The paper's headline comparison: what a line figure keeps when there
  * are too many runs to tell apart. */
-static int key_run(const RunMeta *m) {
+int plot_key_run(const char *variant, const char *status) {
     static const char *const key[] = {"baseline", "g1-elem", "g1-head"};
     for (size_t k = 0; k < sizeof key / sizeof key[0]; k++)
-        if (!strcmp(m->variant, key[k])) return 1;
-    return !strcmp(m->status, "diverged"); /* a failure is worth seeing */
+        if (!strcmp(variant, key[k])) return 1;
+    return !strcmp(status, "diverged"); /* a failure is worth seeing */
+}
+
+int plot_key_series(int ng, unsigned char *key) {
+    if (ng <= MAX_SERIES) return 0;
+    int nkey = 0;
+    for (int g = 0; g < ng; g++) nkey += key[g];
+    for (int g = 0; !nkey && g < MAX_SERIES; g++)
+        key[g] = 1; /* no key variant at all: the first few */
+    return 1;
 }
 
 /* Group runs: by run name (agg) or one group per file. */
@@ -510,13 +519,9 @@ static void runs_group(RunSet *rs, int agg) {
             rs->gkey[g] = 0;
         }
         rs->grp[i] = g;
-        if (key_run(m)) rs->gkey[g] = 1;
+        if (plot_key_run(m->variant, m->status)) rs->gkey[g] = 1;
     }
-    rs->subset = agg && rs->ng > MAX_SERIES;
-    int nkey = 0;
-    for (int g = 0; g < rs->ng; g++) nkey += rs->gkey[g];
-    for (int g = 0; rs->subset && !nkey && g < MAX_SERIES; g++)
-        rs->gkey[g] = 1; /* no key variant at all: the first few */
+    rs->subset = agg && plot_key_series(rs->ng, rs->gkey);
 }
 
 /* Whether group g is drawn in a line figure. */
@@ -580,8 +585,8 @@ static int last_probe(RunReader *r, RunProbe *p, int *have, char *err,
  * the series logging that same step are averaged (seeds of one run log the
  * same steps, and a shorter one is still running). Non-finite values are
  * left out; NaN where none is left. Returns the length. */
-static size_t mean_aligned(const long long *const *st, const double *const *v,
-                           const size_t *len, int m, double *x, double *y) {
+size_t plot_mean_aligned(const long long *const *st, const double *const *v,
+                         const size_t *len, int m, double *x, double *y) {
     int lg = 0;
     for (int j = 1; j < m; j++)
         if (len[j] > len[lg]) lg = j;
@@ -646,10 +651,10 @@ static int group_loss(const RunSet *rs, const RunTrain *tr, const RunEval *ev,
     }
     for (int j = 0; j < m; j++)
         st[j] = tr[idx[j]].step, v[j] = tr[idx[j]].loss, len[j] = tr[idx[j]].n;
-    *nt = mean_aligned(st, v, len, m, xy[0], xy[1]);
+    *nt = plot_mean_aligned(st, v, len, m, xy[0], xy[1]);
     for (int j = 0; j < m; j++)
         st[j] = ev[idx[j]].step, v[j] = ev[idx[j]].val_loss, len[j] = ev[idx[j]].n;
-    *nv = mean_aligned(st, v, len, m, xy[2], xy[3]);
+    *nv = plot_mean_aligned(st, v, len, m, xy[2], xy[3]);
     if (rs->agg) { /* report: readable lines, small .dat */
         smooth(xy[1], *nt, LOSS_SMOOTH, tmp);
         *nt = subsample(xy[0], xy[1], *nt, LOSS_MAX_POINTS);
@@ -1076,9 +1081,9 @@ static int fig_sink_steps(RunSet *rs, const char *png, char *err,
         }
         for (int j = 0; j < m; j++)
             mst[j] = st[idx[j]], mv[j] = rate[idx[j]], mlen[j] = len[idx[j]];
-        size_t k = mean_aligned(mst, mv, mlen, m, xy[3 * g], xy[3 * g + 1]);
+        size_t k = plot_mean_aligned(mst, mv, mlen, m, xy[3 * g], xy[3 * g + 1]);
         for (int j = 0; j < m; j++) mv[j] = share[idx[j]];
-        mean_aligned(mst, mv, mlen, m, xy[3 * g], xy[3 * g + 2]);
+        plot_mean_aligned(mst, mv, mlen, m, xy[3 * g], xy[3 * g + 2]);
         any += k;
         shown++;
         s[2 * g] = (PlotSeries){rs->glabel[g], xy[3 * g], xy[3 * g + 1], k,

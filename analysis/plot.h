@@ -70,6 +70,27 @@ int plot_figure(const char *kind, char **run_paths, int n,
 int plot_report_figures(const char *outdir, char **run_paths, int n,
                         char *err, size_t errlen);
 
+/* ---- the report's series rule, shared with analysis/report_extra.c ---- */
+
+/* Above this many series (run names) a line figure draws only the key runs. */
+#define PLOT_MAX_SERIES 8
+
+/* 1 for a key run: variant baseline, g1-elem or g1-head (the paper's
+ * headline comparison), or status diverged (a failure is worth seeing). */
+int plot_key_run(const char *variant, const char *status);
+
+/* key[ng]: 1 for series of a key run. With more than PLOT_MAX_SERIES
+ * series returns 1 (draw only those with key[g] set), after marking the
+ * first PLOT_MAX_SERIES when none is key; else returns 0 (draw all). */
+int plot_key_series(int ng, unsigned char *key);
+
+/* Mean over m step series (seeds of one run name): x takes the steps of the
+ * longest; at each index the series logging that same step are averaged,
+ * non-finite values left out (NaN where none is left). x, y hold the
+ * longest length, which is returned. */
+size_t plot_mean_aligned(const long long *const *st, const double *const *v,
+                         const size_t *len, int m, double *x, double *y);
+
 /* 1 when an executable `gnuplot` is on PATH. */
 int plot_have_gnuplot(void);
 

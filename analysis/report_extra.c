@@ -1,6 +1,7 @@
 /* report_extra.c: long-context (gatelab eval results) and learning-rate
  * stability sections of REPORT.md. Each section is skipped silently when
- * the directory holds no data for it. */
+ * the directory holds no data for it. Rows and curves are per run name
+ * (runname.h), mean ± sample std over its seeds, as in the main tables. */
 #include "report_extra.h"
 
 #include <math.h>
@@ -9,6 +10,7 @@
 
 #include "metrics.h"
 #include "plot.h"
+#include "runname.h"
 #include "runread.h"
 
 #define MAXL 16
@@ -19,15 +21,6 @@
 static const char *PAPER_LEN[6] = {"4k", "8k", "16k", "32k", "64k", "128k"};
 static const double PAPER_BASE[6] = {82.90, 71.52, 61.23, 37.94, 37.51, 31.65};
 static const double PAPER_G1[6] = {88.13, 80.01, 76.74, 72.88, 66.60, 58.82};
-
-/* "dir/baseline_s1.h5" -> "baseline_s1": the file stem, so every run
- * (each seed of each run name, runname.h) has its own row and curve. */
-static void run_label(char *out, size_t n, const char *path) {
-    const char *b = strrchr(path, '/');
-    snprintf(out, n, "%s", b ? b + 1 : path);
-    size_t k = strlen(out);
-    if (k > 3 && !strcmp(out + k - 3, ".h5")) out[k - 3] = '\0';
-}
 
 /* Draw figdir/name and link it from the report; a figure that cannot be
  * drawn is a line in the report, not a failure. */
@@ -41,10 +34,34 @@ static void draw_figure(FILE *f, const char *figdir, const char *name, const cha
         fprintf(f, "\n- figure %s not drawn: %s\n", name, err);
 }
 
+
+/* Group n runs by name (names[i], stride bytes apart) in order of first
+ * appearance: grp[i] = group of run i; returns the number of groups. */
+static int group_names(const char *names, size_t stride, int n, int *grp) {
+    int ng = 0;
+    for (int i = 0; i < n; i++) {
+        grp[i] = -1;
+        for (int j = 0; j < i && grp[i] < 0; j++)
+            if (!strcmp(names + (size_t)i * stride, names + (size_t)j * stride)) grp[i] = grp[j];
+        if (grp[i] < 0) grp[i] = ng++;
+    }
+    return ng;
+}
+
+/* " m ± s" of v[k] (just " m" for one value) with fmt for both. */
+static void put_mean(FILE *f, const char *fmt, const char *sfmt, const double *v, int k) {
+    double m, s;
+    mean_std(v, k, &m, &s);
+    fprintf(f, fmt, m);
+    if (k > 1) fputs(" ± ", f), fprintf(f, sfmt, s);
+}
+
 /* ---- long context ---- */
 
 typedef struct {
-    char label[256], variant[256], data[64];
+    char name[256], variant[256], data[64], status[32];
+    double lr;
+    int T;                 /* training length (train_len of its evals) */
     int nl[2];             /* lengths per mode (0 plain, 1 yarn) */
     int len[2][MAXL];
     double loss[2][MAXL];
@@ -57,10 +74,12 @@ static int lc_read(const char *path, LcRun *w) {
     memset(w, 0, sizeof *w);
     RunReader *r = runread_open(path, err, sizeof err);
     if (!r) return -1;
-    run_label(w->label, sizeof w->label, path);
+    run_name(w->name, sizeof w->name, path);
     snprintf(w->variant, sizeof w->variant, "%s", runread_meta(r)->variant);
+    snprintf(w->status, sizeof w->status, "%s", runread_meta(r)->status);
     if (runread_config_string(r, "data", w->data, sizeof w->data, NULL, 0))
         snprintf(w->data, sizeof w->data, "?");
+    if (runread_config_double(r, "lr", &w->lr, NULL, 0)) w->lr = NAN;
     for (int m = 0; m < 2; m++) {
         int *lens = NULL, k = 0;
         if (runread_lceval_lengths(r, MODE[m], &lens, &k, err, sizeof err) != 0) k = 0;
@@ -69,6 +88,7 @@ static int lc_read(const char *path, LcRun *w) {
             if (runread_lceval(r, MODE[m], lens[i], &e, err, sizeof err) != 0) continue;
             w->len[m][w->nl[m]] = lens[i];
             w->loss[m][w->nl[m]++] = e.val_loss;
+            if (!w->T) w->T = e.train_len;
             runread_lceval_free(&e);
         }
         free(lens);
@@ -102,23 +122,111 @@ static double lc_at(const LcRun *w, int m, int L) {
     return NAN;
 }
 
-static void lc_table(FILE *f, const LcRun *w, int n, int m, const int *lens, int nl) {
-    fprintf(f, "\n**%s** — val loss (degradation vs the shortest length)\n\n| run | variant | data |",
+/* Degradation of run w at length L: loss@L − loss at its shortest length
+ * (lengths are ascending); NaN when it was not evaluated at L. */
+static double lc_deg(const LcRun *w, int m, int L) {
+    return w->nl[m] ? lc_at(w, m, L) - w->loss[m][0] : NAN;
+}
+
+/* One cell over the runs idx[nm] at length L: "loss (degradation)", each
+ * mean ± std over the seeds that have it, "[k/n]" when some lack it. */
+static void lc_cell(FILE *f, const LcRun *w, const int *idx, int nm, int m, int L) {
+    double v[256], d[256];
+    int k = 0;
+    for (int i = 0; i < nm && k < 256; i++) {
+        double x = lc_at(&w[idx[i]], m, L);
+        if (isfinite(x)) v[k] = x, d[k++] = lc_deg(&w[idx[i]], m, L);
+    }
+    if (!k) {
+        fprintf(f, " — |");
+        return;
+    }
+    put_mean(f, " %.4f", "%.4f", v, k);
+    put_mean(f, " (%+.4f", "%.4f", d, k);
+    fprintf(f, ")");
+    if (k < nm) fprintf(f, " [%d/%d]", k, nm);
+    fprintf(f, " |");
+}
+
+/* Members of group g (grp[n]) into idx; returns how many. */
+static int members(const int *grp, int n, int g, int *idx) {
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        if (grp[i] == g) idx[k++] = i;
+    return k;
+}
+
+static void lc_table(FILE *f, const LcRun *w, int n, const int *grp, int ng, int m,
+                     const int *lens, int nl, int *idx) {
+    fprintf(f, "\n**%s** — val loss (degradation vs the shortest length), mean ± std "
+               "over seeds\n\n| run | variant | data | seeds |",
             m ? "YaRN (scale = L / T_train)" : "plain RoPE");
     for (int j = 0; j < nl; j++) fprintf(f, " L=%d |", lens[j]);
-    fprintf(f, "\n|---|---|---|");
+    fprintf(f, "\n|---|---|---|---|");
     for (int j = 0; j < nl; j++) fprintf(f, "---|");
     fprintf(f, "\n");
-    for (int i = 0; i < n; i++) {
-        if (!w[i].nl[m]) continue;
-        double ref = w[i].loss[m][0]; /* lengths are ascending */
-        fprintf(f, "| %s | %s | %s |", w[i].label, w[i].variant, w[i].data);
-        for (int j = 0; j < nl; j++) {
-            double v = lc_at(&w[i], m, lens[j]);
-            if (isnan(v)) fprintf(f, " — |");
-            else fprintf(f, " %.4f (%+.4f) |", v, v - ref);
-        }
+    for (int g = 0; g < ng; g++) {
+        int nm = members(grp, n, g, idx), any = 0;
+        for (int i = 0; i < nm; i++) any |= w[idx[i]].nl[m] > 0;
+        if (!any) continue;
+        const LcRun *a = &w[idx[0]];
+        fprintf(f, "| %s | %s | %s | %d |", a->name, a->variant, a->data, nm);
+        for (int j = 0; j < nl; j++) lc_cell(f, w, idx, nm, m, lens[j]);
         fprintf(f, "\n");
+    }
+}
+
+/* Whether run w has a degradation at 8x its training length. */
+static int lc_has8(const LcRun *w) {
+    return w->T > 0 && (isfinite(lc_deg(w, 0, 8 * w->T)) || isfinite(lc_deg(w, 1, 8 * w->T)));
+}
+
+/* The run name a key variant's headline row uses on one data source: of
+ * its run names evaluated at 8x T, the one at the lowest lr (the preset's
+ * 1x, not a stability sweep's lr2x..8x), first in order on a tie. */
+static int lc_pick(const LcRun *w, int n, const char *variant, const char *data) {
+    int best = -1;
+    for (int j = 0; j < n; j++)
+        if (!strcmp(w[j].data, data) && !strcmp(w[j].variant, variant) && lc_has8(&w[j]) &&
+            (best < 0 || w[j].lr < w[best].lr))
+            best = j;
+    return best;
+}
+
+/* The headline beside Table 5: degradation at 8x the training length per
+ * key variant and data source, mean ± std over the seeds of one run name. */
+static void lc_summary(FILE *f, const LcRun *w, int n) {
+    static const char *const VAR[3] = {"baseline", "g1-elem", "g1-head"};
+    int head = 0;
+    for (int i = 0; i < n; i++) { /* data sources in order of appearance */
+        int first = 1;
+        for (int j = 0; j < i; j++) first &= strcmp(w[j].data, w[i].data) != 0;
+        for (int v = 0; first && v < 3; v++) {
+            int b = lc_pick(w, n, VAR[v], w[i].data);
+            if (b < 0) continue;
+            double d[2][256];
+            int k[2] = {0, 0}, nr = 0;
+            for (int j = 0; j < n; j++) {
+                if (strcmp(w[j].name, w[b].name) || !lc_has8(&w[j])) continue;
+                for (int m = 0; m < 2; m++) {
+                    double x = lc_deg(&w[j], m, 8 * w[j].T);
+                    if (isfinite(x) && k[m] < 256) d[m][k[m]++] = x;
+                }
+                nr++;
+            }
+            if (!head++)
+                fprintf(f, "\n**Degradation at 8× T** (val_loss@8T − val_loss at the "
+                           "shortest length, mean ± std over seeds; per variant its run "
+                           "at the lowest lr)\n\n| variant | run | data | seeds | plain | "
+                           "YaRN |\n|---|---|---|---|---|---|\n");
+            fprintf(f, "| %s | %s | %s | %d |", VAR[v], w[b].name, w[i].data, nr);
+            for (int m = 0; m < 2; m++) {
+                if (k[m]) put_mean(f, " %+.4f", "%.4f", d[m], k[m]);
+                else fprintf(f, " —");
+                fprintf(f, " |");
+            }
+            fprintf(f, "\n");
+        }
     }
 }
 
@@ -141,61 +249,95 @@ static void lc_paper(FILE *f) {
                "past the training length?\n");
 }
 
-static void lc_figure(FILE *f, const char *figdir, const LcRun *w, int n) {
-    PlotSeries *s = calloc((size_t)n * 2, sizeof *s);
-    double *x = calloc((size_t)n * 2 * MAXL, sizeof *x);
-    if (!s || !x) {
-        free(s), free(x);
-        return;
-    }
-    int ns = 0;
+/* Whether each group is drawn (plot.h's rule: key runs past
+ * PLOT_MAX_SERIES run names); returns 1 when only some are. */
+static int key_groups(const char *variant, const char *status, size_t stride,
+                      const int *grp, int n, int ng, unsigned char *shown) {
+    memset(shown, 0, (size_t)ng);
     for (int i = 0; i < n; i++)
-        for (int m = 0; m < 2; m++) {
-            if (!w[i].nl[m]) continue;
-            double *xs = x + (size_t)ns * MAXL;
-            for (int j = 0; j < w[i].nl[m]; j++) xs[j] = w[i].len[m][j];
-            s[ns] = (PlotSeries){w[i].label, xs, w[i].loss[m], (size_t)w[i].nl[m], PLOT_LINES,
-                                 i + 1, m};
-            ns++;
+        if (plot_key_run(variant + (size_t)i * stride, status + (size_t)i * stride))
+            shown[grp[i]] = 1;
+    if (plot_key_series(ng, shown)) return 1;
+    memset(shown, 1, (size_t)ng);
+    return 0;
+}
+
+/* One line per run name and mode, the mean over its seeds at each length. */
+static void lc_figure(FILE *f, const char *figdir, const LcRun *w, int n, const int *grp,
+                      int ng, int *idx) {
+    PlotSeries *s = calloc((size_t)ng * 2, sizeof *s);
+    double *xy = calloc((size_t)ng * 4 * MAXL, sizeof *xy);
+    long long *st = calloc((size_t)n * MAXL, sizeof *st);
+    const long long **sp = calloc((size_t)n, sizeof *sp);
+    const double **vp = calloc((size_t)n, sizeof *vp);
+    size_t *len = calloc((size_t)n, sizeof *len);
+    unsigned char *shown = calloc((size_t)ng, 1);
+    if (!s || !xy || !st || !sp || !vp || !len || !shown) goto done;
+    int subset = key_groups(w[0].variant, w[0].status, sizeof *w, grp, n, ng, shown);
+    int ns = 0;
+    for (int g = 0; g < ng; g++) {
+        int nm = shown[g] ? members(grp, n, g, idx) : 0;
+        for (int m = 0; m < 2 && nm; m++) {
+            for (int i = 0; i < nm; i++) {
+                const LcRun *r = &w[idx[i]];
+                long long *si = st + (size_t)idx[i] * MAXL;
+                for (int j = 0; j < r->nl[m]; j++) si[j] = r->len[m][j];
+                sp[i] = si, vp[i] = r->loss[m], len[i] = (size_t)r->nl[m];
+            }
+            double *x = xy + ((size_t)g * 2 + (size_t)m) * 2 * MAXL, *y = x + MAXL;
+            size_t k = plot_mean_aligned(sp, vp, len, nm, x, y);
+            if (k) s[ns++] = (PlotSeries){w[idx[0]].name, x, y, k, PLOT_LINES, g + 1, m};
         }
-    PlotAxes ax = {"val loss against eval length", "eval length (tokens)",
+    }
+    char title[160];
+    snprintf(title, sizeof title, "val loss against eval length; mean over seeds%s",
+             subset ? "; key runs; all runs in the tables" : "");
+    PlotAxes ax = {title, "eval length (tokens)",
                    {"val loss, plain RoPE", "val loss, YaRN"}, 2};
     draw_figure(f, figdir, "lceval_loss.png", "val loss vs length", &ax, s, ns);
-    free(s);
-    free(x);
+done:
+    free(s), free(xy), free(st), free(sp), free(vp), free(len), free(shown);
 }
 
 void report_longctx(FILE *f, const char *figdir, const char *const *paths, int n) {
     LcRun *w = calloc((size_t)(n ? n : 1), sizeof *w);
-    if (!w) return;
+    int *grp = calloc((size_t)(n ? n : 1), sizeof *grp);
+    int *idx = calloc((size_t)(n ? n : 1), sizeof *idx);
+    if (!w || !grp || !idx) goto done;
     int k = 0;
     for (int i = 0; i < n; i++)
         if (lc_read(paths[i], &w[k]) == 0) k++;
     if (k > 0) {
         int lens[MAXL];
         int nl = union_lengths(w, k, lens);
+        int ng = group_names(w[0].name, sizeof *w, k, grp);
         fprintf(f, "\n## Long context (gatelab eval)\n\nVal loss on the same held-out "
                    "text at each length; degradation = val_loss@L − val_loss at the "
                    "run's shortest evaluated length (its training length when evaluated "
-                   "at 1×). Per-position-bucket losses are in each run file under /lceval.\n");
+                   "at 1×). One row per run name, mean ± sample std over its seeds "
+                   "([k/n]: only k of its n seeds were evaluated at that length). "
+                   "Per-position-bucket losses are in each run file under /lceval.\n");
         for (int m = 0; m < 2; m++) {
             int any = 0;
             for (int i = 0; i < k; i++) any |= w[i].nl[m] > 0;
-            if (any) lc_table(f, w, k, m, lens, nl);
+            if (any) lc_table(f, w, k, grp, ng, m, lens, nl, idx);
         }
+        lc_summary(f, w, k);
         lc_paper(f);
-        lc_figure(f, figdir, w, k);
+        lc_figure(f, figdir, w, k, grp, ng, idx);
     }
-    free(w);
+done:
+    free(w), free(grp), free(idx);
 }
 
 /* ---- stability ---- */
 
 typedef struct {
-    char label[256], variant[256], status[32], data[64];
+    char name[256], variant[256], status[32], data[64];
     double lr, spikes, dstep, ppl;
     size_t n;
-    double *x, *loss; /* training curve (non-finite -> NaN gap) */
+    long long *step;
+    double *loss; /* training curve (non-finite -> NaN gap) */
 } StRun;
 
 static int st_read(const char *path, StRun *w) {
@@ -203,7 +345,7 @@ static int st_read(const char *path, StRun *w) {
     memset(w, 0, sizeof *w);
     RunReader *r = runread_open(path, err, sizeof err);
     if (!r) return -1;
-    run_label(w->label, sizeof w->label, path);
+    run_name(w->name, sizeof w->name, path);
     snprintf(w->variant, sizeof w->variant, "%s", runread_meta(r)->variant);
     snprintf(w->status, sizeof w->status, "%s", runread_meta(r)->status);
     if (runread_config_string(r, "data", w->data, sizeof w->data, NULL, 0))
@@ -222,79 +364,135 @@ static int st_read(const char *path, StRun *w) {
         w->spikes = count_spikes(t.loss, t.step, t.n, (long long)warm, SPIKE_WINDOW, factor,
                                  NULL, 0);
         w->n = t.n;
-        w->x = malloc((t.n ? t.n : 1) * sizeof(double));
+        w->step = malloc((t.n ? t.n : 1) * sizeof *w->step);
         w->loss = malloc((t.n ? t.n : 1) * sizeof(double));
-        for (size_t i = 0; w->x && w->loss && i < t.n; i++) {
-            w->x[i] = (double)t.step[i];
+        for (size_t i = 0; w->step && w->loss && i < t.n; i++) {
+            w->step[i] = t.step[i];
             w->loss[i] = isfinite(t.loss[i]) ? t.loss[i] : NAN;
         }
-        if (!w->x || !w->loss) w->n = 0;
+        if (!w->step || !w->loss) w->n = 0;
         runread_train_free(&t);
     }
     runread_close(r);
     return rc;
 }
 
-/* By data source, then lr, variant and file (run name, seed): a variant's
- * 1x run (`baseline`, lr from the preset) and its `baseline-lr2x` runs
- * land under their own lr, and two data sources never interleave. */
+/* By data source, then lr, variant and run name (seeds of one run name
+ * tie and share a row): a variant's 1x run (`baseline`, lr from the preset) and its
+ * `baseline-lr2x` runs land under their own lr, and two data sources never
+ * interleave. */
 static int cmp_st(const void *a, const void *b) {
     const StRun *x = a, *y = b;
     int c = strcmp(x->data, y->data);
     if (c) return c;
     if (x->lr != y->lr) return x->lr < y->lr ? -1 : 1;
     c = strcmp(x->variant, y->variant);
-    return c ? c : strcmp(x->label, y->label);
+    return c ? c : strcmp(x->name, y->name);
 }
 
-static void st_figure(FILE *f, const char *figdir, const StRun *w, int n) {
-    PlotSeries *s = calloc((size_t)n, sizeof *s);
-    char (*lab)[300] = calloc((size_t)n, sizeof *lab);
-    if (!s || !lab) {
-        free(s), free(lab);
-        return;
+/* One row: the seeds of one run name, idx[nm]. */
+static void st_row(FILE *f, const StRun *w, const int *idx, int nm) {
+    const StRun *a = &w[idx[0]];
+    double pp[256], tot = 0;
+    int ks = 0, kp = 0, ndiv = 0, nother = 0;
+    char steps[128] = "";
+    size_t sl = 0;
+    for (int i = 0; i < nm && i < 256; i++) {
+        const StRun *r = &w[idx[i]];
+        if (isfinite(r->spikes)) ks++, tot += r->spikes;
+        if (isfinite(r->ppl)) pp[kp++] = r->ppl;
+        if (!strcmp(r->status, "diverged")) {
+            ndiv++;
+            if (sl < sizeof steps - 24)
+                sl += (size_t)snprintf(steps + sl, sizeof steps - sl, "%s%.0f",
+                                       sl ? ", " : "", r->dstep);
+        } else if (strcmp(r->status, "done")) nother++;
     }
-    for (int i = 0; i < n; i++) {
-        snprintf(lab[i], sizeof lab[i], "%s lr=%g%s", w[i].label, w[i].lr,
-                 strcmp(w[i].status, "diverged") ? "" : " (diverged)");
-        s[i] = (PlotSeries){lab[i], w[i].x, w[i].loss, w[i].n, PLOT_LINES, 0, 0};
+    fprintf(f, "| %s | %g | %s | %s | %d |", a->data, a->lr, a->variant, a->name, nm);
+    if (!ks) fprintf(f, " — |");
+    else if (nm > 1) fprintf(f, " %.2g (total %.0f) |", tot / ks, tot);
+    else fprintf(f, " %.0f |", tot);
+    if (ndiv)
+        fprintf(f, " **%d/%d** (step%s %s)", ndiv, nm, ndiv > 1 ? "s" : "", steps);
+    else fprintf(f, " %d/%d", ndiv, nm);
+    if (nother) fprintf(f, "; %d not finished", nother);
+    fprintf(f, " |");
+    if (kp) {
+        put_mean(f, " %.3f", "%.3f", pp, kp);
+        if (kp < nm) fprintf(f, " (%d/%d)", kp, nm);
+    } else fprintf(f, " —");
+    fprintf(f, " |\n");
+}
+
+/* One line per run name, the mean training loss over its seeds. */
+static void st_figure(FILE *f, const char *figdir, const StRun *w, int n, const int *grp,
+                      int ng, int *idx) {
+    PlotSeries *s = calloc((size_t)ng, sizeof *s);
+    char (*lab)[300] = calloc((size_t)ng, sizeof *lab);
+    double **xy = calloc((size_t)ng, sizeof *xy);
+    const long long **sp = calloc((size_t)n, sizeof *sp);
+    const double **vp = calloc((size_t)n, sizeof *vp);
+    size_t *len = calloc((size_t)n, sizeof *len);
+    unsigned char *shown = calloc((size_t)ng, 1);
+    int ns = 0;
+    if (!s || !lab || !xy || !sp || !vp || !len || !shown) goto done;
+    int subset = key_groups(w[0].variant, w[0].status, sizeof *w, grp, n, ng, shown);
+    for (int g = 0; g < ng; g++) {
+        int nm = shown[g] ? members(grp, n, g, idx) : 0, ndiv = 0;
+        size_t mx = 0;
+        for (int i = 0; i < nm; i++) {
+            const StRun *r = &w[idx[i]];
+            sp[i] = r->step, vp[i] = r->loss, len[i] = r->n;
+            mx = r->n > mx ? r->n : mx;
+            ndiv += !strcmp(r->status, "diverged");
+        }
+        if (!mx || !(xy[g] = malloc(2 * mx * sizeof **xy))) continue;
+        size_t k = plot_mean_aligned(sp, vp, len, nm, xy[g], xy[g] + mx);
+        char dv[48] = "";
+        if (ndiv) snprintf(dv, sizeof dv, " (%d/%d diverged)", ndiv, nm);
+        snprintf(lab[g], sizeof lab[g], "%.200s lr=%g%s", w[idx[0]].name, w[idx[0]].lr, dv);
+        s[ns++] = (PlotSeries){lab[g], xy[g], xy[g] + mx, k, PLOT_LINES, 0, 0};
     }
-    PlotAxes ax = {"training loss per learning rate", "step", {"training loss", NULL}, 1};
-    draw_figure(f, figdir, "stability_loss.png", "loss curves per lr", &ax, s, n);
-    free(s);
-    free(lab);
+    char title[160];
+    snprintf(title, sizeof title, "training loss per learning rate; mean over seeds%s",
+             subset ? "; key runs; all runs in the table" : "");
+    PlotAxes ax = {title, "step", {"training loss", NULL}, 1};
+    draw_figure(f, figdir, "stability_loss.png", "loss curves per lr", &ax, s, ns);
+done:
+    for (int g = 0; xy && g < ng; g++) free(xy[g]);
+    free(s), free(lab), free(xy), free(sp), free(vp), free(len), free(shown);
 }
 
 void report_stability(FILE *f, const char *figdir, const char *const *paths, int n) {
     StRun *w = calloc((size_t)(n ? n : 1), sizeof *w);
-    if (!w) return;
+    int *grp = calloc((size_t)(n ? n : 1), sizeof *grp);
+    int *idx = calloc((size_t)(n ? n : 1), sizeof *idx);
     int k = 0, multi = 0;
+    if (!w || !grp || !idx) goto done;
     for (int i = 0; i < n; i++)
         if (st_read(paths[i], &w[k]) == 0) k++;
-        else free(w[k].x), free(w[k].loss);
+        else free(w[k].step), free(w[k].loss);
+    /* sorted, each run name's seeds are adjacent and groups come in order */
     qsort(w, (size_t)k, sizeof *w, cmp_st);
     /* two or more lrs within one data source (sorted by data, then lr) */
     for (int i = 1; i < k; i++)
         multi |= !strcmp(w[i].data, w[i - 1].data) && w[i].lr != w[i - 1].lr;
     if (multi) {
-        fprintf(f, "\n## Stability across learning rates\n\nSpikes as metrics.md defines "
-                   "(loss > spike_factor × median of the previous %d, after warmup). A "
-                   "diverged run is kept and marked with the step it diverged at.\n\n"
-                   "| data | lr | variant | run | spikes | diverged | final PPL |\n"
-                   "|---|---|---|---|---|---|---|\n", SPIKE_WINDOW);
-        for (int i = 0; i < k; i++) {
-            char dv[64] = "no";
-            if (!strcmp(w[i].status, "diverged"))
-                snprintf(dv, sizeof dv, "**diverged** (step %.0f)", w[i].dstep);
-            else if (strcmp(w[i].status, "done"))
-                snprintf(dv, sizeof dv, "%s", w[i].status);
-            fprintf(f, "| %s | %g | %s | %s | %.0f | %s | ", w[i].data, w[i].lr,
-                    w[i].variant, w[i].label, w[i].spikes, dv);
-            if (isfinite(w[i].ppl)) fprintf(f, "%.3f |\n", w[i].ppl);
-            else fprintf(f, "— |\n");
+        int ng = group_names(w[0].name, sizeof *w, k, grp);
+        fprintf(f, "\n## Stability across learning rates\n\nOne row per run name over "
+                   "its seeds. Spikes as metrics.md defines (loss > spike_factor × "
+                   "median of the previous %d, after warmup): mean per seed (total). A "
+                   "diverged run is kept and counted (k of n seeds) with the steps it "
+                   "diverged at. Final PPL: mean ± sample std over seeds.\n\n"
+                   "| data | lr | variant | run | seeds | spikes | diverged | final PPL |\n"
+                   "|---|---|---|---|---|---|---|---|\n", SPIKE_WINDOW);
+        for (int g = 0; g < ng; g++) {
+            int nm = members(grp, k, g, idx);
+            if (nm) st_row(f, w, idx, nm);
         }
-        st_figure(f, figdir, w, k);
+        st_figure(f, figdir, w, k, grp, ng, idx);
     }
-    for (int i = 0; i < k; i++) free(w[i].x), free(w[i].loss);
-    free(w);
+done:
+    for (int i = 0; w && i < k; i++) free(w[i].step), free(w[i].loss);
+    free(w), free(grp), free(idx);
 }

@@ -512,21 +512,23 @@ static int eval_child(const char *exe, const char *h5, const char *lengths, cons
     return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
 }
 
-/* Evaluate every run of this task that ended done and has no /lceval yet.
- * Diverged runs have no final weights and are skipped. Returns failures. */
+/* Evaluate every run of this task that carries eval_lengths (set by the
+ * sweep file defining it), ended done and has no /lceval yet. Diverged
+ * runs have no final weights and are skipped. Returns failures. */
 static int sweep_eval_runs(const Sweep *sw, const SweepOptions *o) {
     int failed = 0;
     for (int i = 0; i < sw->n_runs && !g_signal; i++) {
         if (!in_share(o, i)) continue;
         const SweepRun *r = &sw->runs[i];
+        if (!r->eval_lengths[0]) continue;
         char h5[SWEEP_PATH_MAX + 256], log[SWEEP_PATH_MAX + 256], st[32];
         run_path(h5, sizeof h5, o->out_dir, r, "");
         snprintf(log, sizeof log, "%s/logs/%s.log", o->out_dir, r->id);
         if (sweep_read_status(h5, st, sizeof st) != 0 || strcmp(st, "done") || has_lceval(h5))
             continue;
         fprintf(stderr, "gatelab sweep: eval %s at %s (plain and YaRN)\n", r->id,
-                sw->eval_lengths);
-        if (eval_child("/proc/self/exe", h5, sw->eval_lengths, log) != 0) {
+                r->eval_lengths);
+        if (eval_child("/proc/self/exe", h5, r->eval_lengths, log) != 0) {
             fprintf(stderr, "gatelab sweep: eval %s failed, log %s\n", r->id, log);
             failed++;
         }

@@ -35,6 +35,10 @@ typedef struct {
     char where[SWEEP_PATH_MAX + 16]; /* "file:line" of the [run] header */
     char **sets;                   /* "key=value", in the order applied */
     int n_sets;
+    /* "1x,2x,4x,8x" from eval_lengths in the [sweep] of the file that
+     * defines this run ("" = not evaluated). A run defined identically in
+     * two files (trained once) carries the first non-empty value. */
+    char eval_lengths[128];
 } SweepRun;
 
 typedef struct {
@@ -42,8 +46,9 @@ typedef struct {
     SweepRun *runs;
     int n_runs;
     /* [sweep] eval_lengths = 1,2,4,8: after training, each run that ended
-     * done is evaluated by `gatelab eval --lengths 1x,2x,4x,8x --both`
-     * ("" = none; the top-level file's value wins over includes') */
+     * done and carries SweepRun.eval_lengths is evaluated by `gatelab eval
+     * --lengths 1x,2x,4x,8x --both`. Here: the first run's non-empty value
+     * ("" = no run is evaluated), only to tell whether any run is. */
     char eval_lengths[128];
 } Sweep;
 

@@ -376,6 +376,9 @@ static int add_run(FileCtx *c, Sweep *sw, const FileRun *fr, const char *preset,
     snprintf(r.out_name, sizeof r.out_name, "%s.h5", r.id);
     str_copy(r.preset, sizeof r.preset, preset);
     snprintf(r.where, sizeof r.where, "%s:%d", c->path, fr->line);
+    /* eval_lengths belongs to the runs of the file that sets it, never to
+     * a parent's or an include's runs */
+    str_copy(r.eval_lengths, sizeof r.eval_lengths, c->eval_lengths);
     char kv[64];
     int bad = 0;
     for (int i = 0; i < c->n_sets; i++) bad |= push_str(&r.sets, &r.n_sets, c->sets[i]);
@@ -392,6 +395,10 @@ static int add_run(FileCtx *c, Sweep *sw, const FileRun *fr, const char *preset,
         if (strcmp(sw->runs[i].id, r.id)) continue;
         int same = same_settings(&sw->runs[i], &r);
         const char *other = sw->runs[i].where;
+        /* trained once, evaluated if any defining file asks */
+        if (same && !sw->runs[i].eval_lengths[0])
+            str_copy(sw->runs[i].eval_lengths, sizeof sw->runs[i].eval_lengths,
+                     r.eval_lengths);
         run_free(&r);
         if (same) return 0;
         return fail(c, fr->line, "run '%s' is also defined at %s with other "
@@ -465,9 +472,6 @@ static int parse_file(const char *path, Chain *chain, Sweep *sw, char *err,
     else if (rc < 0 && !c.failed)
         fail(&c, 0, "cannot parse (out of memory)", NULL, NULL);
     int ret = c.failed ? -1 : expand(&c, chain, sw);
-    /* includes are parsed inside expand: the outer file's value wins */
-    if (ret == 0 && c.eval_lengths[0])
-        snprintf(sw->eval_lengths, sizeof sw->eval_lengths, "%s", c.eval_lengths);
     chain->n--;
     ctx_free(&c);
     return ret;
@@ -482,6 +486,8 @@ int sweep_parse(const char *path, Sweep *sw, char *err, size_t errlen) {
         sweep_free(sw);
         return -1;
     }
+    for (int i = 0; i < sw->n_runs && !sw->eval_lengths[0]; i++)
+        str_copy(sw->eval_lengths, sizeof sw->eval_lengths, sw->runs[i].eval_lengths);
     if (sw->n_runs == 0) {
         seterr(err, errlen, "%s:1: sweep has no runs ([run NAME] sections or "
                "include =)", path);

@@ -119,6 +119,25 @@ static void make_run(const char *name, const char *variant, int seed,
                  1e-2f);
 }
 
+/* /lceval of a run trained at 64: val loss at 64 and 512 (8x) per mode. */
+static void add_lceval(const char *name, double p64, double p512, double y64, double y512)
+{
+    char path[512], err[512];
+    snprintf(path, sizeof path, "%s/%s", g_dir, name);
+    const double v[2][2] = {{p64, p512}, {y64, y512}};
+    for (int m = 0; m < 2; m++)
+        for (int j = 0; j < 2; j++) {
+            double b = v[m][j];
+            LcEvalData d = {.mode = m ? "yarn" : "plain", .len = j ? 512 : 64,
+                            .train_len = 64, .val_loss = v[m][j], .ppl = exp(v[m][j]),
+                            .yarn_scale = m && j ? 8 : 1, .n_seqs = 2, .n_buckets = 1,
+                            .loss_by_bucket = &b};
+            int rc = runfile_write_lceval(path, &d, err, sizeof err);
+            if (rc) fprintf(stderr, "%s\n", err);
+            assert_int_equal(rc, 0);
+        }
+}
+
 static void write_bytes(const char *name, const void *buf, size_t n)
 {
     char path[512];
@@ -137,6 +156,9 @@ static int setup(void **state)
     make_run("base_s1.h5", "baseline", 1, 2.0, 0.5f, 0, 0);
     make_run("base_s2.h5", "baseline", 2, 2.2, 0.5f, 0, 1);
     make_run("g1_s1.h5", "g1-elem", 1, 1.9, 0.05f, 1, 0);
+    add_lceval("base_s1.h5", 2.0, 3.0, 2.0, 2.5);
+    add_lceval("base_s2.h5", 2.2, 3.4, 2.2, 2.9);
+    add_lceval("g1_s1.h5", 1.9, 2.1, 1.9, 2.0);
     /* the same variants on Brown (quickstart.sweep) and at 2x lr
      * (stability.sweep): each its own group with its own baseline */
     make_run_cfg("baseline-brown_s1.h5", "baseline", 1, 1.5, 0.3f, 0, 0,
@@ -305,8 +327,35 @@ static void test_report_csv_md(void **state)
     assert_non_null(strstr(md, "- Data bigram (6 runs): "));
     assert_non_null(strstr(md, "- Data brown (3 runs): "));
     assert_non_null(strstr(md, "differing across runs: lr 0.01 0.02 0.04"));
-    assert_non_null(strstr(md, "| bigram | 0.02 | baseline | baseline-lr2x_s1 |"));
-    assert_non_null(strstr(md, "| bigram | 0.01 | g1-elem | g1_s1 |"));
+    assert_non_null(strstr(md, "| bigram | 0.02 | baseline | baseline-lr2x | 1 | 0 | 0/1 |"));
+    assert_non_null(strstr(md, "| bigram | 0.01 | g1-elem | g1 | 1 | 0 | 0/1 |"));
+    /* two seeds of one run name: ONE stability row, spikes mean (total)
+     * and final PPL mean ± std */
+    char want[200];
+    snprintf(want, sizeof want, "| bigram | 0.01 | baseline | base | 2 | 0.5 (total 1) | "
+             "0/2 | %.3f ± %.3f |", 0.5 * (exp(2.0) + exp(2.2)),
+             fabs(exp(2.2) - exp(2.0)) / sqrt(2.0));
+    assert_non_null(strstr(md, want));
+    assert_null(strstr(md, "base_s1 |"));
+    /* long context: one row per run name, mean ± std over its two seeds */
+    const char *lc = strstr(md, "## Long context (gatelab eval)");
+    assert_non_null(lc);
+    snprintf(want, sizeof want, "| base | baseline | bigram | 2 | 2.1000 ± %.4f "
+             "(+0.0000 ± 0.0000) | 3.2000 ± %.4f (+1.1000 ± %.4f) |",
+             sqrt(0.02), sqrt(0.08), sqrt(0.02));
+    assert_non_null(strstr(lc, want));
+    assert_non_null(strstr(lc, "| g1 | g1-elem | bigram | 1 | 1.9000 (+0.0000) | "
+                               "2.1000 (+0.2000) |"));
+    /* the 8x T headline: baseline and g1-elem, plain and YaRN */
+    const char *h = strstr(lc, "**Degradation at 8× T**");
+    assert_non_null(h);
+    snprintf(want, sizeof want, "| baseline | base | bigram | 2 | +1.1000 ± %.4f | +0.6000 ± %.4f |",
+             sqrt(0.02), sqrt(0.02));
+    assert_non_null(strstr(h, want));
+    assert_non_null(strstr(h, "| g1-elem | g1 | bigram | 1 | +0.2000 | +0.1000 |"));
+    assert_null(strstr(h, "| g1-head |"));
+    assert_non_null(strstr(lc, "Paper, Table 5"));
+    assert_non_null(strstr(lc, "(figures/lceval_loss.png)"));
     /* heatmaps per group and the side by side per data source */
     assert_non_null(strstr(md, "(figures/heatmap_base_s1.png)"));
     assert_non_null(strstr(md, "(figures/heatmap_baseline-brown_s1.png)"));
@@ -315,7 +364,6 @@ static void test_report_csv_md(void **state)
     snprintf(path, sizeof path, "%s/figures/heatmap_baseline_vs_g1-elem_brown.png", out);
     assert_int_equal(access(path, R_OK), 0);
     /* val_loss mean +- sample std over the 2 baseline seeds */
-    char want[64];
     snprintf(want, sizeof want, "%.4f ± %.4f", 2.1, sqrt(0.02));
     assert_non_null(strstr(md, want));
     assert_non_null(strstr(md, "corrupt.h5"));

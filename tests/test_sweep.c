@@ -112,6 +112,49 @@ static void test_expand(void **state) {
     sweep_free(&sw);
 }
 
+/* eval_lengths belongs to the runs of the file that sets it: not to a
+ * parent's or an include's runs; a run defined identically in two files
+ * (trained once) is evaluated when either file asks. */
+static void test_eval_lengths_scope(void **state) {
+    (void)state;
+    put("p.ini", "steps = 10\n");
+    put("lc.sweep", "[sweep]\npreset = p\neval_lengths = 1,2,8\n"
+                    "[run x]\nvariant = baseline\n[run w]\nvariant = g1-head\n");
+    put("other.sweep", "[sweep]\npreset = p\n[run z]\nvariant = g1-elem\n");
+    const char *top = put("top.sweep",
+        "[sweep]\npreset = p\ninclude = other.sweep\ninclude = lc.sweep\n"
+        "[run x]\nvariant = baseline\n" /* same run as lc.sweep's x */
+        "[run y]\nvariant = g1-elem\nlr = 1e-3\n");
+    Sweep sw;
+    char err[512] = "";
+    if (sweep_parse(top, &sw, err, sizeof err)) fail_msg("%s", err);
+    assert_int_equal(sw.n_runs, 4);
+    const char *ids[] = {"x_s1", "y_s1", "z_s1", "w_s1"};
+    const char *ev[] = {"1x,2x,8x", "", "", "1x,2x,8x"};
+    for (int i = 0; i < 4; i++) {
+        assert_string_equal(sw.runs[i].id, ids[i]);
+        assert_string_equal(sw.runs[i].eval_lengths, ev[i]);
+    }
+    assert_string_equal(sw.eval_lengths, "1x,2x,8x");
+    sweep_free(&sw);
+    /* a top file's eval_lengths does not reach its include's runs */
+    const char *top2 = put("top2.sweep", "[sweep]\npreset = p\neval_lengths = 4\n"
+                                         "include = other.sweep\n[run v]\nvariant = baseline\n");
+    if (sweep_parse(top2, &sw, err, sizeof err)) fail_msg("%s", err);
+    assert_int_equal(sw.n_runs, 2);
+    assert_string_equal(sw.runs[0].eval_lengths, "4x");
+    assert_string_equal(sw.runs[1].id, "z_s1");
+    assert_string_equal(sw.runs[1].eval_lengths, "");
+    sweep_free(&sw);
+    /* no file asks: nothing is evaluated */
+    if (sweep_parse(put("o2.sweep", "[sweep]\ninclude = other.sweep\n"), &sw, err,
+                    sizeof err))
+        fail_msg("%s", err);
+    assert_string_equal(sw.eval_lengths, "");
+    assert_string_equal(sw.runs[0].eval_lengths, "");
+    sweep_free(&sw);
+}
+
 static void test_default_seed_and_path_preset(void **state) {
     (void)state;
     char sub[600];
@@ -508,6 +551,20 @@ static void test_experiments(void **state) {
                     !in_catalog(sw.runs[r].sets[k] + 8))
                     fail_msg("%s: %s: unknown variant %s", want[i].file,
                              sw.runs[r].id, sw.runs[r].sets[k] + 8);
+        if (!strcmp(want[i].file, "all")) {
+            /* only long-context.sweep's runs (baseline, g1-elem, g1-head on
+             * bigram x 3 seeds) are evaluated, not all 111 */
+            int ne = 0;
+            for (int r = 0; r < sw.n_runs; r++) {
+                const char *e = sw.runs[r].eval_lengths, *nm = sw.runs[r].name;
+                if (!e[0]) continue;
+                ne++;
+                assert_string_equal(e, "1x,2x,4x,8x");
+                if (strcmp(nm, "baseline") && strcmp(nm, "g1-elem") && strcmp(nm, "g1-head"))
+                    fail_msg("all: %s carries eval_lengths", sw.runs[r].id);
+            }
+            assert_int_equal(ne, 9);
+        }
         sweep_free(&sw);
     }
 }
@@ -515,6 +572,7 @@ static void test_experiments(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_expand, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_eval_lengths_scope, setup, teardown),
         cmocka_unit_test_setup_teardown(test_default_seed_and_path_preset, setup, teardown),
         cmocka_unit_test_setup_teardown(test_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_plan, setup, teardown),
