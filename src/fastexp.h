@@ -12,6 +12,15 @@
 #include <stdint.h>
 #include <string.h>
 
+/* Elementwise loops over whole activations are worth an AVX2 clone: the
+ * binary stays portable (the default clone is plain x86-64) and picks the
+ * wider one at load time where the CPU has it. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define SIMD_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
+#else
+#define SIMD_CLONES
+#endif
+
 static inline float fast_expf(float x) {
     x = x < -87.0f ? -87.0f : (x > 88.0f ? 88.0f : x);
     const float round_magic = 12582912.0f; /* 1.5 * 2^23: rounds to nearest */

@@ -11,6 +11,7 @@
  * expf would keep them from vectorising */
 static inline float sigmoidf(float x) { return 1.0f / (1.0f + fast_expf(-x)); }
 
+SIMD_CLONES
 void gate_act_forward(float *out, const float *inp, size_t n, GateAct act) {
     switch (act) {
     case ACT_SIGMOID:
@@ -29,6 +30,7 @@ void gate_act_forward(float *out, const float *inp, size_t n, GateAct act) {
     }
 }
 
+SIMD_CLONES
 void gate_act_backward(float *dinp, const float *dout, const float *inp,
                        size_t n, GateAct act) {
     switch (act) {
@@ -58,23 +60,29 @@ void gate_act_backward(float *dinp, const float *dout, const float *inp,
 }
 
 /* out = silu(a) * b */
+SIMD_CLONES
 void swiglu_forward(float *out, const float *a, const float *b, size_t n) {
     for (size_t i = 0; i < n; i++) out[i] = a[i] * sigmoidf(a[i]) * b[i];
 }
 
+/* The NULL checks sit outside the loops so each loop vectorises. */
+SIMD_CLONES
 void swiglu_backward(float *da, float *db, const float *dout, const float *a,
                      const float *b, size_t n) {
-    for (size_t i = 0; i < n; i++) {
-        float s = sigmoidf(a[i]);
-        if (da) da[i] += dout[i] * b[i] * s * (1.0f + a[i] * (1.0f - s));
-        if (db) db[i] += dout[i] * a[i] * s;
-    }
+    if (da)
+        for (size_t i = 0; i < n; i++) {
+            float s = sigmoidf(a[i]);
+            da[i] += dout[i] * b[i] * s * (1.0f + a[i] * (1.0f - s));
+        }
+    if (db)
+        for (size_t i = 0; i < n; i++) db[i] += dout[i] * a[i] * sigmoidf(a[i]);
 }
 
 #define GELU_K 0.7978845608028654f /* sqrt(2 / pi) */
 #define GELU_C 0.044715f
 
 /* 0.5 x (1 + tanh(k (x + c x^3))) */
+SIMD_CLONES
 void gelu_forward(float *out, const float *inp, size_t n) {
     for (size_t i = 0; i < n; i++) {
         float x = inp[i];
@@ -82,6 +90,7 @@ void gelu_forward(float *out, const float *inp, size_t n) {
     }
 }
 
+SIMD_CLONES
 void gelu_backward(float *dinp, const float *dout, const float *inp,
                    size_t n) {
     for (size_t i = 0; i < n; i++) {
@@ -92,10 +101,12 @@ void gelu_backward(float *dinp, const float *dout, const float *inp,
     }
 }
 
+SIMD_CLONES
 void silu_forward(float *out, const float *inp, size_t n) {
     gate_act_forward(out, inp, n, ACT_SILU);
 }
 
+SIMD_CLONES
 void silu_backward(float *dinp, const float *dout, const float *inp,
                    size_t n) {
     gate_act_backward(dinp, dout, inp, n, ACT_SILU);

@@ -70,6 +70,15 @@ static float dot(const float *a, const float *b, int n) {
     return s;
 }
 
+/* p[j] = e^(s[j] - mx); returns their sum. The hot loop of the forward. */
+SIMD_CLONES
+static float exp_shifted(float *p, const float *s, float mx, int n) {
+    float sum = 0.0f;
+    for (int j = 0; j < n; j++) p[j] = fast_expf(s[j] - mx);
+    for (int j = 0; j < n; j++) sum += p[j];
+    return sum;
+}
+
 /* p[0..n) and ex->w = softmax over the scores and the extra logits. */
 static void row_softmax(float *p, const float *s, int n, const Plan *pl,
                         Extra *ex) {
@@ -77,9 +86,7 @@ static void row_softmax(float *p, const float *s, int n, const Plan *pl,
     for (int j = 0; j < n; j++) mx = s[j] > mx ? s[j] : mx;
     for (int x = 0; x < XS_N; x++)
         if (pl->on[x] && ex->z[x] > mx) mx = ex->z[x];
-    float sum = 0.0f;
-    for (int j = 0; j < n; j++) p[j] = fast_expf(s[j] - mx); /* vectorised */
-    for (int j = 0; j < n; j++) sum += p[j];
+    float sum = exp_shifted(p, s, mx, n);
     for (int x = 0; x < XS_N; x++) {
         ex->w[x] = pl->on[x] ? expf(ex->z[x] - mx) : 0.0f;
         sum += ex->w[x];
