@@ -23,34 +23,10 @@
 
 static const char *dir;
 
-static void read_losses(const char *path, RunTrain *t, char *status) {
-    char err[512];
-    RunReader *r = runread_open(path, err, sizeof err);
-    if (!r) fail_msg("%s", err);
-    if (runread_train(r, t, err, sizeof err) != 0) fail_msg("%s", err);
-    strcpy(status, runread_meta(r)->status);
-    runread_close(r);
-}
-
 /* Same step sequence and bit-identical loss and grad norm at every step. */
 static void assert_same_history(const char *a, const char *b) {
-    RunTrain ta, tb;
-    char sa[32], sb[32];
-    read_losses(a, &ta, sa);
-    read_losses(b, &tb, sb);
-    assert_string_equal(sa, "done");
-    assert_string_equal(sb, "done");
-    assert_int_equal(ta.n, 80);
-    assert_int_equal(tb.n, ta.n);
-    for (size_t i = 0; i < ta.n; i++) {
-        assert_int_equal(ta.step[i], (long long)i);
-        assert_int_equal(tb.step[i], ta.step[i]);
-        if (memcmp(&ta.loss[i], &tb.loss[i], sizeof(double)) != 0 ||
-            memcmp(&ta.grad_norm[i], &tb.grad_norm[i], sizeof(double)) != 0)
-            fail_msg("step %zu: loss %.17g vs %.17g", i, ta.loss[i], tb.loss[i]);
-    }
-    runread_train_free(&ta);
-    runread_train_free(&tb);
+    char why[512];
+    if (tu_same_history(a, b, 80, why, sizeof why) != 0) fail_msg("%s", why);
 }
 
 static int setup(void **state) {

@@ -1,5 +1,6 @@
 /* testutil.c: see testutil.h. */
 #include "testutil.h"
+#include "runread.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -65,4 +66,43 @@ int tu_count_lines(const char *path) {
         if (*s) n++;
     free(b);
     return n;
+}
+
+/* status "done" and the train series of one run file; -1 with why */
+static int done_history(const char *path, RunTrain *t, char *why, size_t len) {
+    RunReader *r = runread_open(path, why, len);
+    if (!r) return -1;
+    int rc = runread_train(r, t, why, len);
+    if (rc == 0 && strcmp(runread_meta(r)->status, "done") != 0) {
+        snprintf(why, len, "%s: status %s, want done", path, runread_meta(r)->status);
+        runread_train_free(t);
+        rc = -1;
+    }
+    runread_close(r);
+    return rc;
+}
+
+int tu_same_history(const char *a, const char *b, size_t n, char *why,
+                    size_t whylen) {
+    RunTrain ta, tb;
+    if (done_history(a, &ta, why, whylen) != 0) return -1;
+    if (done_history(b, &tb, why, whylen) != 0) {
+        runread_train_free(&ta);
+        return -1;
+    }
+    int rc = 0;
+    if (ta.n != n || tb.n != n) {
+        snprintf(why, whylen, "%zu and %zu rows, want %zu", ta.n, tb.n, n);
+        rc = -1;
+    }
+    for (size_t i = 0; rc == 0 && i < n; i++)
+        if (ta.step[i] != (long long)i || tb.step[i] != ta.step[i] ||
+            memcmp(&ta.loss[i], &tb.loss[i], sizeof(double)) != 0 ||
+            memcmp(&ta.grad_norm[i], &tb.grad_norm[i], sizeof(double)) != 0) {
+            snprintf(why, whylen, "step %zu: loss %.17g vs %.17g", i, ta.loss[i], tb.loss[i]);
+            rc = -1;
+        }
+    runread_train_free(&ta);
+    runread_train_free(&tb);
+    return rc;
 }
