@@ -536,7 +536,7 @@ static void test_experiments(void **state) {
         {"gate-positions", 45}, {"nonlinearity", 15}, {"sparsity", 21},
         {"sink-remedies", 30},  {"stability", 36},    {"long-context", 9},
         {"quickstart", 10},     {"brown", 10},        {"tiny-test", 4},
-        {"test-mpi", 3},        {"all", 111},
+        {"test-mpi", 3},        {"all", 111},         {"headline", 6},
     };
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
         char p[600], err[512];
