@@ -100,8 +100,7 @@ static void read_run(const char *p, char *status, double *div_step, RunTrain *t)
 
 /* Train losses of two files are bit-identical, step for step. */
 static void assert_same_losses(const char *a, const char *b) {
-    char why[512];
-    if (tu_same_history(a, b, 60, why, sizeof why) != 0) fail_msg("%s", why);
+    tu_assert_same_history(a, b, 60);
 }
 
 static int setup(void **state) {

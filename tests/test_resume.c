@@ -25,8 +25,7 @@ static const char *dir;
 
 /* Same step sequence and bit-identical loss and grad norm at every step. */
 static void assert_same_history(const char *a, const char *b) {
-    char why[512];
-    if (tu_same_history(a, b, 80, why, sizeof why) != 0) fail_msg("%s", why);
+    tu_assert_same_history(a, b, 80);
 }
 
 static int setup(void **state) {

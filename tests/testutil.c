@@ -1,4 +1,10 @@
 /* testutil.c: see testutil.h. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
 #include "testutil.h"
 #include "runread.h"
 
@@ -82,8 +88,8 @@ static int done_history(const char *path, RunTrain *t, char *why, size_t len) {
     return rc;
 }
 
-int tu_same_history(const char *a, const char *b, size_t n, char *why,
-                    size_t whylen) {
+static int same_history(const char *a, const char *b, size_t n, char *why,
+                        size_t whylen) {
     RunTrain ta, tb;
     if (done_history(a, &ta, why, whylen) != 0) return -1;
     if (done_history(b, &tb, why, whylen) != 0) {
@@ -105,4 +111,11 @@ int tu_same_history(const char *a, const char *b, size_t n, char *why,
     runread_train_free(&ta);
     runread_train_free(&tb);
     return rc;
+}
+
+void tu_assert_same_history(const char *a, const char *b, size_t n) {
+    char why[512] = "";
+    int rc = same_history(a, b, n, why, sizeof why);
+    if (rc != 0) fail_msg("%s", why);
+    assert_int_equal(rc, 0);
 }

@@ -20,11 +20,10 @@ int tu_run(const char *outfile, const char *fmt, ...)
 /* Whole file into a malloc'd NUL-terminated buffer (NULL if unreadable). */
 char *tu_slurp(const char *path, size_t *len);
 
-/* Two finished runs with the same step sequence (n rows) and bit-identical
- * loss and grad norm at every step. 0 when so; else -1 with the first
- * difference in why. */
-int tu_same_history(const char *a, const char *b, size_t n, char *why,
-                    size_t whylen);
+/* cmocka-assert that two runs finished with the same step sequence (n rows)
+ * and bit-identical loss and grad norm at every step; a failure names the
+ * first difference. */
+void tu_assert_same_history(const char *a, const char *b, size_t n);
 
 /* Count lines in a file that are not empty. */
 int tu_count_lines(const char *path);

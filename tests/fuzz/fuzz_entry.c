@@ -12,6 +12,18 @@
 #include "runread.h"
 #include "sweep.h"
 
+/* An invariant of the code under test; breaking it is a bug the fuzzer must
+ * report, so it aborts (a crash is what libFuzzer records). Not assert():
+ * the meson suite replays these entries in a release build (NDEBUG). */
+#define fuzz_assert(cond)                                                     \
+    do {                                                                      \
+        if (!(cond)) {                                                        \
+            fprintf(stderr, "fuzz_assert failed: %s (%s:%d)\n", #cond,         \
+                    __FILE__, __LINE__);                                      \
+            abort();                                                          \
+        }                                                                     \
+    } while (0)
+
 /* Write the input to /tmp/gatelab-fuzz-PID.TAG; the path in static storage. */
 static const char *to_file(const char *tag, const uint8_t *data, size_t size) {
     static char p[128];
@@ -42,7 +54,7 @@ int fuzz_config_one(const uint8_t *data, size_t size) {
         if (rc == 0 && config_to_text(&c, buf, sizeof buf) == 0) {
             Config d;
             config_defaults(&d);
-            if (config_load_string(&d, buf, "roundtrip", err, sizeof err) != 0) abort();
+            fuzz_assert(config_load_string(&d, buf, "roundtrip", err, sizeof err) == 0);
         }
     }
     /* the same text as one --set override */
@@ -61,7 +73,7 @@ int fuzz_sweepfile_one(const uint8_t *data, size_t size) {
     int rc = sweep_parse(p, &sw, err, sizeof err);
     if (rc == 0) {
         for (int i = 0; i < sw.n_runs; i++) /* touch every expanded field */
-            if (strlen(sw.runs[i].out_name) + strlen(sw.runs[i].preset) > 1u << 20) abort();
+            fuzz_assert(strlen(sw.runs[i].out_name) + strlen(sw.runs[i].preset) <= 1u << 20);
         sweep_free(&sw);
     }
     unlink(p);
@@ -133,7 +145,7 @@ int fuzz_tokens_one(const uint8_t *data, size_t size) {
                 data_batch(&ds, in, tg, 2, 8, SPLIT_TRAIN, 1, s);
                 data_batch(&ds, in, tg, 2, 8, SPLIT_VAL, 1, s);
                 for (int i = 0; i < 16; i++)
-                    if (in[i] < 0 || in[i] >= v || tg[i] < 0 || tg[i] >= v) abort();
+                    fuzz_assert(in[i] >= 0 && in[i] < v && tg[i] >= 0 && tg[i] < v);
             }
             data_close(&ds);
             rc = 0;
