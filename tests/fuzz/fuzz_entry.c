@@ -12,17 +12,6 @@
 #include "runread.h"
 #include "sweep.h"
 
-/* An invariant of the code under test; breaking it is a bug the fuzzer must
- * report, so it aborts (a crash is what libFuzzer records). Not assert():
- * the meson suite replays these entries in a release build (NDEBUG). */
-#define fuzz_assert(cond)                                                     \
-    do {                                                                      \
-        if (!(cond)) {                                                        \
-            fprintf(stderr, "fuzz_assert failed: %s (%s:%d)\n", #cond,         \
-                    __FILE__, __LINE__);                                      \
-            abort();                                                          \
-        }                                                                     \
-    } while (0)
 
 /* Write the input to /tmp/gatelab-fuzz-PID.TAG; the path in static storage. */
 static const char *to_file(const char *tag, const uint8_t *data, size_t size) {

@@ -9,6 +9,23 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+/* An invariant of the code under test; breaking it is a bug the fuzzer must
+ * report, so it aborts (a crash is what libFuzzer records). Not assert():
+ * the meson suite replays these entries in a release build (NDEBUG). */
+#define fuzz_assert(cond)                                                     \
+    do {                                                                      \
+        if (!(cond)) {                                                        \
+            fprintf(stderr, "fuzz_assert failed: %s (%s:%d)\n", #cond,         \
+                    __FILE__, __LINE__);                                      \
+            abort();                                                          \
+        }                                                                     \
+    } while (0)
+
+/* The entries' contract: 0 accepted, 1 refused; any other value is a bug. */
+#define fuzz_assert_verdict(rc) fuzz_assert((rc) == 0 || (rc) == 1)
 
 int fuzz_config_one(const uint8_t *data, size_t size);
 int fuzz_sweepfile_one(const uint8_t *data, size_t size);

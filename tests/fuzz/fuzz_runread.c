@@ -16,6 +16,6 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-    fuzz_runread_one(data, size);
+    fuzz_assert_verdict(fuzz_runread_one(data, size));
     return 0;
 }

@@ -3,6 +3,6 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-    fuzz_tokens_one(data, size);
+    fuzz_assert_verdict(fuzz_tokens_one(data, size));
     return 0;
 }
