@@ -56,6 +56,22 @@ static void put_mean(FILE *f, const char *fmt, const char *sfmt, const double *v
     if (k > 1) fputs(" ± ", f), fprintf(f, sfmt, s);
 }
 
+/* ---- what both sections read first ---- */
+
+/* Open a run and copy out its run name, variant, status and data source
+ * (each buffer 256, 256, 32 and 64 bytes, as the record structs hold). */
+static RunReader *open_run_head(const char *path, char *name, char *variant,
+                                char *status, char *data) {
+    char err[512];
+    RunReader *r = runread_open(path, err, sizeof err);
+    if (!r) return NULL;
+    run_name(name, 256, path);
+    snprintf(variant, 256, "%s", runread_meta(r)->variant);
+    snprintf(status, 32, "%s", runread_meta(r)->status);
+    if (runread_config_string(r, "data", data, 64, NULL, 0)) snprintf(data, 64, "?");
+    return r;
+}
+
 /* ---- long context ---- */
 
 typedef struct {
@@ -69,16 +85,18 @@ typedef struct {
 
 static const char *MODE[2] = {"plain", "yarn"};
 
+/* open_run_head writes into these buffers by their sizes */
+#define HEAD_SIZES_OK(T)                                                       \
+    _Static_assert(sizeof ((T *)0)->name == 256 && sizeof ((T *)0)->variant == 256 && \
+                       sizeof ((T *)0)->status == 32 && sizeof ((T *)0)->data == 64,  \
+                   #T " head buffer sizes")
+HEAD_SIZES_OK(LcRun);
+
 static int lc_read(const char *path, LcRun *w) {
     char err[512];
     memset(w, 0, sizeof *w);
-    RunReader *r = runread_open(path, err, sizeof err);
+    RunReader *r = open_run_head(path, w->name, w->variant, w->status, w->data);
     if (!r) return -1;
-    run_name(w->name, sizeof w->name, path);
-    snprintf(w->variant, sizeof w->variant, "%s", runread_meta(r)->variant);
-    snprintf(w->status, sizeof w->status, "%s", runread_meta(r)->status);
-    if (runread_config_string(r, "data", w->data, sizeof w->data, NULL, 0))
-        snprintf(w->data, sizeof w->data, "?");
     if (runread_config_double(r, "lr", &w->lr, NULL, 0)) w->lr = NAN;
     for (int m = 0; m < 2; m++) {
         int *lens = NULL, k = 0;
@@ -340,16 +358,13 @@ typedef struct {
     double *loss; /* training curve (non-finite -> NaN gap) */
 } StRun;
 
+HEAD_SIZES_OK(StRun);
+
 static int st_read(const char *path, StRun *w) {
     char err[512];
     memset(w, 0, sizeof *w);
-    RunReader *r = runread_open(path, err, sizeof err);
+    RunReader *r = open_run_head(path, w->name, w->variant, w->status, w->data);
     if (!r) return -1;
-    run_name(w->name, sizeof w->name, path);
-    snprintf(w->variant, sizeof w->variant, "%s", runread_meta(r)->variant);
-    snprintf(w->status, sizeof w->status, "%s", runread_meta(r)->status);
-    if (runread_config_string(r, "data", w->data, sizeof w->data, NULL, 0))
-        snprintf(w->data, sizeof w->data, "?");
     double warm = 0, factor = 1.25, vl = NAN;
     int rc = runread_config_double(r, "lr", &w->lr, err, sizeof err);
     runread_config_double(r, "warmup", &warm, NULL, 0);
