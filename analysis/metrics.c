@@ -1,4 +1,4 @@
-/* metrics.c: the metrics of shared/reference/metrics.md as pure functions.
+/* metrics.c: the metrics of docs/metrics.md as pure functions.
  * Every sum is accumulated in double so a long probe does not drift. */
 #include "metrics.h"
 

@@ -1,4 +1,4 @@
-/* metrics.h: the metrics of shared/reference/metrics.md as pure functions
+/* metrics.h: the metrics of docs/metrics.md as pure functions
  * over arrays. No I/O, no trainer internals: the trainer's probes and the
  * analysis tools both call these, so a number means the same everywhere. */
 #ifndef GATELAB_METRICS_H

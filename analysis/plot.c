@@ -6,7 +6,7 @@
  *
  * Layers: generic writers (plot_lines, plot_bars) take arrays; the figure
  * builders (fig_*) read run files through runread.h and compute the
- * metrics of shared/reference/metrics.md with metrics.h. */
+ * metrics of docs/metrics.md with metrics.h. */
 #include "plot.h"
 
 #include <errno.h>

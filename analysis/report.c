@@ -663,7 +663,7 @@ static void md_definitions(FILE *f)
                "runs are grouped by it, so one variant on two data sources or "
                "learning rates gives two rows.\n\n"
                "<a id=\"def-variant\"></a>**variant**: the gate variant id "
-               "(shared/reference/variants.md).\n\n"
+               "(docs/variants.md).\n\n"
                "<a id=\"def-data\"></a>**data**: the training data source "
                "(`data` in /config).\n\n"
                "<a id=\"def-seeds\"></a>**seeds**: number of runs (seeds) in "

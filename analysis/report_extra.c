@@ -16,7 +16,7 @@
 #define MAXL 16
 #define SPIKE_WINDOW 50 /* metrics.md: median of the previous 50 losses */
 
-/* Qiu et al. 2025, Table 5 (shared/reference/paper-tables.md): RULER
+/* Qiu et al. 2025, Table 5 (docs/paper-tables.md): RULER
  * accuracy after YaRN extension, at 4k..128k. Reference data, not ours. */
 static const char *PAPER_LEN[6] = {"4k", "8k", "16k", "32k", "64k", "128k"};
 static const double PAPER_BASE[6] = {82.90, 71.52, 61.23, 37.94, 37.51, 31.65};
@@ -249,7 +249,7 @@ static void lc_summary(FILE *f, const LcRun *w, int n) {
 }
 
 static void lc_paper(FILE *f) {
-    fprintf(f, "\nPaper, Table 5 (Qiu et al. 2025; shared/reference/paper-tables.md): "
+    fprintf(f, "\nPaper, Table 5 (Qiu et al. 2025; docs/paper-tables.md): "
                "RULER accuracy %% after YaRN extension of a model trained at 4k "
                "(degradation vs 4k in brackets).\n\n| | ");
     for (int j = 0; j < 6; j++) fprintf(f, "%s | ", PAPER_LEN[j]);

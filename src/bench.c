@@ -225,9 +225,11 @@ static int bench_config(Config *cfg, const BenchArgs *a, const char *variant) {
 /* The PyTorch twin's row beside ours (tok, fpt: our tokens/s, FLOP/token). */
 static void print_torch_row(const BenchArgs *a, const char *variant, double tok,
                             double fpt, double peak) {
-    double tt = run_torch("tests/reference/torch_bench.py", variant, a->threads, &a->bp);
+    char script[512];
+    double tt = source_file("tests/reference/torch_bench.py", script, sizeof script) == 0
+                    ? run_torch(script, variant, a->threads, &a->bp) : -1;
     if (tt < 0) printf("%-8s %-14s %7d  (torch_bench.py did not run: needs "
-                       "python3-torch; run from the source root)\n",
+                       "python3-torch and the source tree)\n",
                        "pytorch", variant, a->threads);
     else
         printf("%-8s %-14s %7d %10.0f %9.1f %6.1f%%   gatelab/pytorch = %.2fx\n",
