@@ -47,7 +47,10 @@ typedef struct {
 int plot_bars(const char *png_path, const PlotBars *b, char *err,
               size_t errlen);
 
-/* ---- figures over run files (through analysis/runread.h) ----
+/* 1 when kind is one plot_figure draws (loss, first-share, ...). */
+int plot_kind_known(const char *kind);
+
+/* ---- figures over run files (through runfile_read.h) ----
  * kind: "loss" | "first-share" | "gate-hist" | "mact" | "sink-steps".
  * gate-hist takes exactly one run. Runs are labelled by variant, or by
  * run name (runname.h) when two run names share a variant, plus the seed

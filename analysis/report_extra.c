@@ -11,7 +11,7 @@
 #include "metrics.h"
 #include "plot.h"
 #include "runname.h"
-#include "runread.h"
+#include "runfile_read.h"
 
 #define MAXL 16
 #define SPIKE_WINDOW 50 /* metrics.md: median of the previous 50 losses */

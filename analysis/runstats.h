@@ -5,7 +5,7 @@
 #ifndef GATELAB_RUNSTATS_H
 #define GATELAB_RUNSTATS_H
 
-#include "runread.h"
+#include "runfile_read.h"
 
 #define RUNSTATS_SINK_LEN 64 /* Gu et al. probe length */
 

@@ -9,6 +9,10 @@
 
 #include <stddef.h>
 
+/* Most transformer blocks a config may ask for; model.h's MAX_LAYERS
+ * (the weight table) is the same number, asserted in params.c. */
+#define CONFIG_MAX_LAYERS 64
+
 #define CFG_STR 256 /* every string field is bounded; longer input is refused */
 
 typedef enum { NORM_RMS = 0, NORM_LAYER } NormKind;

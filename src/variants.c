@@ -6,7 +6,7 @@
  * they are applied to.
  */
 #include "config.h"
-#include "config_priv.h"
+#include "config_derive.h"
 #include "util.h"
 
 #include <math.h>

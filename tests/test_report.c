@@ -20,7 +20,7 @@
 #include "report.h"
 #include "runname.h"
 #include "runfile.h"
-#include "runread.h"
+#include "runfile_read.h"
 #include "runstats.h"
 #include "testutil.h"
 

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "report.h"
-#include "runread.h"
+#include "runfile_read.h"
 #include "testutil.h"
 
 static void src_path(char *out, size_t n, const char *rel) {

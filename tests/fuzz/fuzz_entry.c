@@ -9,7 +9,7 @@
 
 #include "config.h"
 #include "data.h"
-#include "runread.h"
+#include "runfile_read.h"
 #include "sweep.h"
 
 

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "adamw.h"
-#include "train.h"
+#include "trainer.h"
 #include "util.h"
 
 /* OpenBLAS's own thread count; declared here to avoid depending on which

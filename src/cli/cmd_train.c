@@ -1,15 +1,15 @@
-/* cmd_train.c: `gatelab train` (config resolution: config_resolve.c). */
+/* cmd_train.c: `gatelab train` (the config: config_args.c). */
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cmd_common.h"
+#include "config_args.h"
 #include "commands.h"
 #include "data.h"
 #include "model.h"
-#include "train.h"
+#include "train_loop.h"
 #include "util.h"
 
 /* A debug step number: a whole number >= 0, or the option is refused. */
@@ -180,7 +180,7 @@ int cmd_train(int argc, char **argv) {
     if (rc >= 0) return rc;
     Config cfg;
     char err[512];
-    if (resolve_config(&cfg, a.config, a.sets, a.nsets, err, sizeof err) != 0) {
+    if (config_from_args(&cfg, a.config, a.sets, a.nsets, err, sizeof err) != 0) {
         fprintf(stderr, "gatelab train: %s\n", err);
         return 2;
     }

@@ -4,7 +4,7 @@
 #ifndef GATELAB_CMDUTIL_H
 #define GATELAB_CMDUTIL_H
 
-#include "runread.h"
+#include "runfile_read.h"
 
 #include <stdio.h>
 

@@ -2,14 +2,12 @@
  * out dir (resume), runs `gatelab train` children N at a time (each
  * single-threaded: side-by-side runs give the most throughput for small
  * models), isolates failures, forwards SIGINT/SIGTERM, writes Slurm
- * scripts, and holds `gatelab sweep` itself (MPI-aware when built so).
+ * scripts. The `gatelab sweep` command is src/cli/cmd_sweep.c.
  */
 #include "sweep.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
-#include <hdf5.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,23 +18,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "commands.h"
-#include "gatelab_build.h"
-#include "h5util.h"
+#include "runfile_read.h" /* runfile_read_status, runfile_has_lceval */
+#include "train_loop.h"   /* TRAIN_DIVERGED */
 #include "util.h"
 
-#if GATELAB_HAVE_MPI
-#include <mpi.h>
-#endif
-
-#if defined(__has_include)
-#if __has_include("report.h")
-#include "report.h"
-#define SWEEP_HAVE_REPORT_H 1
-#endif
-#endif
-
-#define TRAIN_EXIT_DIVERGED 3
 
 const char *sweep_action_name(SweepAction a) {
     switch (a) {
@@ -51,22 +36,6 @@ const char *sweep_action_name(SweepAction a) {
 
 /* ---- planning ---- */
 
-/* An unreadable file is -1, not a message: the plan starts it afresh. */
-int sweep_read_status(const char *h5path, char *buf, size_t len) {
-    if (len) buf[0] = '\0';
-    H5uQuiet q = h5u_quiet_begin();
-    int rc = -1;
-    hid_t f = H5Fopen(h5path, H5F_ACC_RDONLY, H5P_DEFAULT);
-    if (f >= 0) {
-        htri_t e = H5Aexists(f, "status");
-        rc = e == 0 ? 0 : e > 0 ? h5u_attr_read_strbuf(f, "status", buf, len) : -1;
-        H5Fclose(f);
-    }
-    H5Eclear2(H5E_DEFAULT);
-    h5u_quiet_end(q);
-    return rc;
-}
-
 static void run_path(char *out, size_t len, const char *dir, const SweepRun *r,
                      const char *suffix) {
     snprintf(out, len, "%s/%s%s", dir, r->out_name, suffix);
@@ -79,7 +48,7 @@ SweepAction sweep_plan_run(const char *out_dir, const SweepRun *r) {
     int have_h5 = file_exists(h5), have_ckpt = file_exists(ckpt);
     if (!have_h5) /* a checkpoint without its run file cannot be resumed */
         return have_ckpt ? SWEEP_RESTART : SWEEP_START;
-    if (sweep_read_status(h5, st, sizeof st) == 0) {
+    if (runfile_read_status(h5, st, sizeof st) == 0) {
         if (!strcmp(st, "done")) return SWEEP_SKIP_DONE;
         if (!strcmp(st, "diverged")) return SWEEP_SKIP_DIVERGED;
     }
@@ -118,7 +87,7 @@ typedef struct {
     double last_progress;
 } Runner;
 
-static int mkdir_p(const char *path) {
+int sweep_mkdir_p(const char *path) {
     char tmp[SWEEP_PATH_MAX];
     if (str_copy(tmp, sizeof tmp, path)) return -1;
     for (char *p = tmp + 1; *p; p++) {
@@ -278,7 +247,7 @@ static void child_ended(Runner *R, int slot, int status, const char *tag) {
     if (code == 0) {
         result = "done";
         R->sum->done++;
-    } else if (code == TRAIN_EXIT_DIVERGED) {
+    } else if (code == TRAIN_DIVERGED) {
         result = "diverged";
         R->sum->diverged++;
     } else if (g_signal) {
@@ -289,7 +258,7 @@ static void child_ended(Runner *R, int slot, int status, const char *tag) {
         R->sum->failed++;
     }
     record(R, r, code, secs, result);
-    if (code == 0 || code == TRAIN_EXIT_DIVERGED)
+    if (code == 0 || code == TRAIN_DIVERGED)
         fprintf(stderr, "%s: %s %s (%.0f s)\n", tag, r->id, result, secs);
     else
         fprintf(stderr, "%s: %s %s (exit %d, %.0f s), log %s/logs/%s.log\n", tag,
@@ -434,7 +403,7 @@ static int prepare_out(const SweepOptions *o, char *tag, size_t taglen, char *er
                        size_t errlen) {
     char logs[SWEEP_PATH_MAX + 8];
     snprintf(logs, sizeof logs, "%s/logs", o->out_dir);
-    if (!o->dry_run && mkdir_p(logs))
+    if (!o->dry_run && sweep_mkdir_p(logs))
         return seterr(err, errlen, "cannot create %s: %s", logs, strerror(errno));
     if (o->size > 1) snprintf(tag, taglen, "sweep[%d/%d]", o->rank, o->size);
     else snprintf(tag, taglen, "sweep");
@@ -482,16 +451,6 @@ int sweep_execute(const Sweep *sw, const SweepOptions *o, SweepSummary *sum,
 
 /* ---- long-context eval after training ([sweep] eval_lengths) ---- */
 
-/* 1 when the run file already holds /lceval (evaluated by an earlier pass). */
-static int has_lceval(const char *h5) {
-    H5uQuiet q = h5u_quiet_begin();
-    hid_t f = H5Fopen(h5, H5F_ACC_RDONLY, H5P_DEFAULT);
-    int has = f >= 0 && H5Lexists(f, "lceval", H5P_DEFAULT) > 0;
-    if (f >= 0) H5Fclose(f);
-    h5u_quiet_end(q);
-    return has;
-}
-
 /* `gatelab eval H5 --lengths L --both`, output appended to the run's log. */
 static int eval_child(const char *exe, const char *h5, const char *lengths, const char *log) {
     int fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
@@ -515,7 +474,7 @@ static int eval_child(const char *exe, const char *h5, const char *lengths, cons
 /* Evaluate every run of this task that carries eval_lengths (set by the
  * sweep file defining it), ended done and has no /lceval yet. Diverged
  * runs have no final weights and are skipped. Returns failures. */
-static int sweep_eval_runs(const Sweep *sw, const SweepOptions *o) {
+int sweep_eval_runs(const Sweep *sw, const SweepOptions *o) {
     int failed = 0;
     for (int i = 0; i < sw->n_runs && !g_signal; i++) {
         if (!in_share(o, i)) continue;
@@ -524,7 +483,7 @@ static int sweep_eval_runs(const Sweep *sw, const SweepOptions *o) {
         char h5[SWEEP_PATH_MAX + 256], log[SWEEP_PATH_MAX + 256], st[32];
         run_path(h5, sizeof h5, o->out_dir, r, "");
         snprintf(log, sizeof log, "%s/logs/%s.log", o->out_dir, r->id);
-        if (sweep_read_status(h5, st, sizeof st) != 0 || strcmp(st, "done") || has_lceval(h5))
+        if (runfile_read_status(h5, st, sizeof st) != 0 || strcmp(st, "done") || runfile_has_lceval(h5))
             continue;
         fprintf(stderr, "gatelab sweep: eval %s at %s (plain and YaRN)\n", r->id,
                 r->eval_lengths);
@@ -579,253 +538,4 @@ int sweep_write_slurm(const Sweep *sw, const char *sweep_file,
                       strerror(errno));
     chmod(script_path, 0755);
     return 0;
-}
-
-/* ---- the command ---- */
-
-static void usage(FILE *f) {
-    fprintf(f,
-        "usage: gatelab sweep FILE --out DIR [options]\n"
-        "Run every run of a sweep file (variants x seeds), one `gatelab train`\n"
-        "child per run, then write the report over DIR.\n\n"
-        "  -o, --out DIR          where run files, logs/ and sweep_status.tsv go\n"
-        "  -j, --jobs N           parallel runs (default: online cores; 1 per\n"
-        "                         MPI rank); each child runs with threads=1\n"
-        "      --only K           run only expanded run K (0-based; Slurm tasks)\n"
-        "      --list             print the expanded runs and exit\n"
-        "      --dry-run          print what each run would do and exit\n"
-        "      --emit-slurm[=PATH] write an sbatch job-array script\n"
-        "                         (default DIR/sweep.sbatch) and exit\n"
-        "      --no-report        do not write the report at the end\n"
-        "  -h, --help             this help\n\n"
-        "Resumable: runs whose file says status done (or diverged) are skipped,\n"
-        "runs with a checkpoint resume, others restart. A failed run is\n"
-        "recorded in DIR/sweep_status.tsv and the others continue; the exit\n"
-        "code is 0 only when every run finished. Under mpirun (built with\n"
-        "MPI) rank r runs the runs with index %% size == r.\n"
-        "Env: GATELAB_TRAIN_EXE overrides the trainer binary (tests).\n");
-}
-
-/* Report over the finished sweep: report_run when analysis provides it,
- * else `gatelab report DIR` as a child. */
-static int write_report(const char *dir) {
-#ifdef SWEEP_HAVE_REPORT_H
-    char err[512];
-    if (report_run(dir, dir, err, sizeof err) != 0) {
-        fprintf(stderr, "gatelab sweep: report: %s\n", err);
-        return 1;
-    }
-    return 0;
-#else
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid == 0) {
-        execl("/proc/self/exe", "gatelab", "report", dir, (char *)NULL);
-        _exit(127);
-    }
-    int st = 0;
-    if (pid < 0 || waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st)) {
-        fprintf(stderr, "gatelab sweep: `gatelab report %s` failed\n", dir);
-        return 1;
-    }
-    return 0;
-#endif
-}
-
-static void list_runs(const Sweep *sw) {
-    for (int i = 0; i < sw->n_runs; i++) {
-        const SweepRun *r = &sw->runs[i];
-        printf("%d\t%s\t%s", i, r->id, r->preset);
-        for (int k = 0; k < r->n_sets; k++) printf("%s%s", k ? " " : "\t", r->sets[k]);
-        putchar('\n');
-    }
-}
-
-typedef struct {
-    const char *file, *out, *slurm;
-    int jobs, only, list, dry, emit, no_report;
-} SweepArgs;
-
-static int parse_args(int argc, char **argv, SweepArgs *a) {
-    enum { O_ONLY = 256, O_LIST, O_DRY, O_SLURM, O_NOREPORT };
-    static const struct option opts[] = {
-        {"out", required_argument, 0, 'o'},   {"jobs", required_argument, 0, 'j'},
-        {"only", required_argument, 0, O_ONLY}, {"list", no_argument, 0, O_LIST},
-        {"dry-run", no_argument, 0, O_DRY},
-        {"emit-slurm", optional_argument, 0, O_SLURM},
-        {"no-report", no_argument, 0, O_NOREPORT},
-        {"help", no_argument, 0, 'h'},        {0, 0, 0, 0}};
-    memset(a, 0, sizeof *a);
-    a->only = -1;
-    optind = 0; /* glibc: full re-init, so cmd_sweep can run twice */
-    int c;
-    char *end;
-    while ((c = getopt_long(argc, argv, "o:j:h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'o': a->out = optarg; break;
-        case 'j':
-            a->jobs = (int)strtol(optarg, &end, 10);
-            if (*end || a->jobs < 1 || a->jobs > 4096) {
-                fprintf(stderr, "gatelab sweep: --jobs '%s' must be 1..4096\n", optarg);
-                return 2;
-            }
-            break;
-        case O_ONLY:
-            a->only = (int)strtol(optarg, &end, 10);
-            if (*end || !*optarg || a->only < 0) {
-                fprintf(stderr, "gatelab sweep: --only '%s' must be an index >= 0\n",
-                        optarg);
-                return 2;
-            }
-            break;
-        case O_LIST: a->list = 1; break;
-        case O_DRY: a->dry = 1; break;
-        case O_NOREPORT: a->no_report = 1; break;
-        case O_SLURM:
-            a->emit = 1;
-            a->slurm = optarg;
-            /* "--emit-slurm PATH": take the next word unless it is the
-             * sweep file or an option */
-            if (!optarg && optind < argc && argv[optind][0] != '-') {
-                const char *w = argv[optind];
-                size_t n = strlen(w);
-                if (n < 6 || strcmp(w + n - 6, ".sweep")) a->slurm = argv[optind++];
-            }
-            break;
-        case 'h': usage(stdout); return 0;
-        default: usage(stderr); return 2;
-        }
-    }
-    if (optind != argc - 1) {
-        fprintf(stderr, "gatelab sweep: expected one sweep FILE (try --help)\n");
-        return 2;
-    }
-    a->file = argv[optind];
-    if (!a->out && !a->list) {
-        fprintf(stderr, "gatelab sweep: --out DIR is required\n");
-        return 2;
-    }
-    return -1; /* go on */
-}
-
-/* World size mpirun (or srun) announced in the environment, 0 when not
- * started that way. MPI_Init is called only then, so a plain run of an MPI
- * build needs no MPI runtime. */
-static int mpi_env_size(void) {
-    const char *names[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE"};
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-        const char *v = getenv(names[i]);
-        if (v && atoi(v) > 0) return atoi(v);
-    }
-    return 0;
-}
-
-/* MPI_Init when mpirun started us for a real run (not --list, --emit-slurm
- * or an --only task); sets *rank and *size. Returns 1 when MPI is in use,
- * 0 when not, -1 (after saying why) when mpirun started a build without MPI. */
-static int mpi_start(const SweepArgs *a, int *rank, int *size) {
-    int wanted = !a->list && !a->emit && a->only < 0;
-#if GATELAB_HAVE_MPI
-    if (wanted && mpi_env_size() > 0) {
-        MPI_Init(NULL, NULL);
-        MPI_Comm_rank(MPI_COMM_WORLD, rank);
-        MPI_Comm_size(MPI_COMM_WORLD, size);
-        return 1;
-    }
-#else
-    (void)rank, (void)size;
-    if (mpi_env_size() > 1 && wanted) {
-        fprintf(stderr, "gatelab sweep: started by mpirun but built without MPI "
-                "(every rank would run every run); rebuild with -Dmpi=enabled\n");
-        return -1;
-    }
-#endif
-    return 0;
-}
-
-static void mpi_end(int use_mpi) {
-#if GATELAB_HAVE_MPI
-    if (use_mpi) {
-        MPI_Barrier(MPI_COMM_WORLD);
-        MPI_Finalize();
-    }
-#endif
-    (void)use_mpi;
-}
-
-/* --emit-slurm: the sbatch script (default DIR/sweep.sbatch). Exit code. */
-static int emit_slurm(const Sweep *sw, const SweepArgs *a) {
-    char path[SWEEP_PATH_MAX + 32], err[1024];
-    if (!a->slurm) snprintf(path, sizeof path, "%s/sweep.sbatch", a->out);
-    else snprintf(path, sizeof path, "%s", a->slurm);
-    /* Slurm opens --output DIR/logs/... before the script runs */
-    char logs[SWEEP_PATH_MAX + 8];
-    snprintf(logs, sizeof logs, "%s/logs", a->out);
-    if (mkdir_p(logs)) {
-        fprintf(stderr, "gatelab sweep: cannot create %s: %s\n", logs, strerror(errno));
-        return 1;
-    }
-    if (sweep_write_slurm(sw, a->file, a->out, path, err, sizeof err)) {
-        fprintf(stderr, "gatelab sweep: %s\n", err);
-        return 1;
-    }
-    printf("%s: %d array tasks (sbatch %s)\n", path, sw->n_runs, path);
-    return 0;
-}
-
-/* Run this rank's share, then the long-context evals and the report.
- * Returns the exit code (the worst over all ranks under MPI). */
-static int run_sweep(const Sweep *sw, const SweepArgs *a, int rank, int size,
-                     int use_mpi) {
-    char err[1024];
-    SweepOptions o = {.out_dir = a->out, .jobs = a->jobs, .only = a->only,
-                      .rank = rank, .size = size, .dry_run = a->dry};
-    if (use_mpi && !o.jobs) o.jobs = 1;
-    SweepSummary s;
-    int r = sweep_execute(sw, &o, &s, err, sizeof err);
-    if (r < 0) fprintf(stderr, "gatelab sweep: %s\n", err);
-    int rc = r < 0 ? 2 : r;
-#if GATELAB_HAVE_MPI
-    if (use_mpi) { /* every rank reaches this, whatever its own rc */
-        int all = 0;
-        MPI_Allreduce(&rc, &all, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-        rc = all;
-    }
-#endif
-    /* the report covers a whole sweep: not one --only task, not a
-     * sweep stopped by a signal */
-    if (r >= 0 && !a->dry && !s.interrupted && sw->eval_lengths[0] &&
-        sweep_eval_runs(sw, &o) && rc == 0)
-        rc = 1;
-    int whole = a->only < 0 && !a->dry && rc != 2 && !a->no_report &&
-                !(r >= 0 && s.interrupted);
-    if (whole && rank == 0 && write_report(a->out) && rc == 0) rc = 1;
-    return rc;
-}
-
-int cmd_sweep(int argc, char **argv) {
-    SweepArgs a;
-    int rc = parse_args(argc, argv, &a);
-    if (rc >= 0) return rc;
-    int rank = 0, size = 1;
-    int use_mpi = mpi_start(&a, &rank, &size);
-    if (use_mpi < 0) return 2;
-    char err[1024];
-    Sweep sw;
-    if (sweep_parse(a.file, &sw, err, sizeof err)) {
-        if (rank == 0) fprintf(stderr, "gatelab sweep: %s\n", err);
-        mpi_end(use_mpi);
-        return 2;
-    }
-    if (a.list) {
-        list_runs(&sw);
-        rc = 0;
-    } else if (a.emit) {
-        rc = emit_slurm(&sw, &a);
-    } else {
-        rc = run_sweep(&sw, &a, rank, size, use_mpi);
-    }
-    sweep_free(&sw);
-    mpi_end(use_mpi);
-    return rc;
 }

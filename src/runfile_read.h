@@ -1,5 +1,5 @@
-/* runread.h: read-only access to a gatelab run file (schema in
- * src/runfile.h). The analysis tools see runs only through this: never
+/* runfile_read.h: the run file's read face (write face: runfile.h; names
+ * in runschema.h). The analysis tools see runs only through this: never
  * through trainer internals. Every failure returns -1 (or NULL) with one
  * line in err naming the file and the bad object; nothing is printed.
  *
@@ -127,5 +127,14 @@ int runread_lceval_lengths(RunReader *r, const char *mode, int **lens,
 int runread_lceval(RunReader *r, const char *mode, int len, RunLcEval *e,
                    char *err, size_t errlen);
 void runread_lceval_free(RunLcEval *e);
+
+/* Root attribute "status" of a run file into buf ("" when the attribute is
+ * missing). -1 when the file cannot be opened or read as HDF5; HDF5's own
+ * error stack is silenced. For the sweep's plan and the trainer's resume. */
+int runfile_read_status(const char *h5path, char *buf, size_t len);
+
+/* 1 when the run file already holds /lceval (evaluated by an earlier
+ * pass); 0 otherwise, also when it cannot be opened. */
+int runfile_has_lceval(const char *h5path);
 
 #endif

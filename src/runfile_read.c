@@ -1,8 +1,8 @@
-/* runread.c: read-only run file access (see runread.h). Every dataset is
+/* runfile_read.c: the run file's read face (see runfile_read.h). Every dataset is
  * checked for class, rank and shape, and its size capped, before a byte is
  * allocated or read. HDF5's own error printing is off: errors come back as
  * one line naming the file and object. */
-#include "runread.h"
+#include "runfile_read.h"
 #include "h5util.h"  /* h5u_attr_read_strbuf */
 #include "runfile.h" /* RUNFILE_SCHEMA, RUNFILE_SCHEMA_VERSION */
 
@@ -912,3 +912,33 @@ static int vet_in_child(const char *path, char *err, size_t errlen)
                WIFEXITED(status) ? WEXITSTATUS(status) : -1);
     return -1;
 }
+
+/* ---- status, for the sweep's plan (no RunReader: the file may be
+ * unfinished or not ours) ---- */
+
+/* An unreadable file is -1, not a message: the plan starts it afresh. */
+int runfile_read_status(const char *h5path, char *buf, size_t len) {
+    if (len) buf[0] = '\0';
+    H5uQuiet q = h5u_quiet_begin();
+    int rc = -1;
+    hid_t f = H5Fopen(h5path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (f >= 0) {
+        htri_t e = H5Aexists(f, "status");
+        rc = e == 0 ? 0 : e > 0 ? h5u_attr_read_strbuf(f, "status", buf, len) : -1;
+        H5Fclose(f);
+    }
+    H5Eclear2(H5E_DEFAULT);
+    h5u_quiet_end(q);
+    return rc;
+}
+
+/* 1 when the run file already holds /lceval (evaluated by an earlier pass). */
+int runfile_has_lceval(const char *h5) {
+    H5uQuiet q = h5u_quiet_begin();
+    hid_t f = H5Fopen(h5, H5F_ACC_RDONLY, H5P_DEFAULT);
+    int has = f >= 0 && H5Lexists(f, "lceval", H5P_DEFAULT) > 0;
+    if (f >= 0) H5Fclose(f);
+    h5u_quiet_end(q);
+    return has;
+}
+

@@ -16,10 +16,10 @@
 #include <string.h>
 #include <sys/resource.h>
 
-#include "cmd_common.h"
+#include "config_args.h"
 #include "commands.h"
 #include "rng.h"
-#include "train.h"
+#include "trainer.h"
 #include "util.h"
 
 #define PEAK_N 1024
@@ -215,7 +215,7 @@ static int bench_config(Config *cfg, const BenchArgs *a, const char *variant) {
     snprintf(tset, sizeof tset, "threads=%d", a->threads);
     all[na++] = vset;
     all[na++] = tset;
-    if (resolve_config(cfg, a->config, all, na, err, sizeof err) != 0) {
+    if (config_from_args(cfg, a->config, all, na, err, sizeof err) != 0) {
         fprintf(stderr, "gatelab bench: %s\n", err);
         return 2;
     }

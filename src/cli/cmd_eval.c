@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../analysis/runread.h"
+#include "runfile_read.h"
 #include "commands.h"
 #include "lceval.h"
 #include "runfile.h"

@@ -1,6 +1,7 @@
-/* config_priv.h: helpers shared by config.c and variants.c only. */
-#ifndef GATELAB_CONFIG_PRIV_H
-#define GATELAB_CONFIG_PRIV_H
+/* config_derive.h: derived shape values, shared by config.c and
+ * variants.c (config_derive.c). */
+#ifndef GATELAB_CONFIG_DERIVE_H
+#define GATELAB_CONFIG_DERIVE_H
 
 #include "config.h"
 

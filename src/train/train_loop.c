@@ -27,8 +27,9 @@
 #include "data.h"
 #include "probe.h"
 #include "runfile.h"
-#include "sweep.h"
-#include "train.h"
+#include "runfile_read.h"
+#include "train_loop.h"
+#include "trainer.h"
 #include "util.h"
 
 #define EVAL_SEED 0xE7A1ULL /* the same val batches for every run */
@@ -267,7 +268,7 @@ static int loop_open(Loop *lp, char *err, size_t errlen) {
     char st[32];
     /* a finished run is never touched: its final checkpoint would redo the
      * last eval and rewrite the file */
-    if (o->resume && !o->force && exists && sweep_read_status(o->out_path, st, sizeof st) == 0 &&
+    if (o->resume && !o->force && exists && runfile_read_status(o->out_path, st, sizeof st) == 0 &&
         !strcmp(st, "done"))
         return seterr(err, errlen, "%s is already finished (status done); nothing to resume "
                       "(start over with --force)", o->out_path), TRAIN_BADINPUT;

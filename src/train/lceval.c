@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../analysis/metrics.h"
-#include "../analysis/runread.h"
-#include "cmd_common.h"
+#include "metrics.h"
+#include "runfile_read.h"
+#include "config_args.h"
 #include "config.h"
 #include "data.h"
 #include "model.h"
@@ -38,7 +38,7 @@ static int load_config(RunReader *rr, const char *path, Config *cfg, char *err,
     char *text = malloc(CONFIG_TEXT_MAX);
     if (!text) return seterr(err, errlen, "%s: out of memory", path);
     int rc = runread_config_string(rr, "text", text, CONFIG_TEXT_MAX, err, errlen);
-    if (rc == 0) rc = resolve_config_text(cfg, text, path, err, errlen);
+    if (rc == 0) rc = config_from_text(cfg, text, path, err, errlen);
     free(text);
     return rc != 0 ? -1 : 0;
 }

@@ -1,7 +1,7 @@
-/* config_resolve.c: turning a config source (a preset file plus --set
+/* config_args.c: turning a config source (a preset file plus --set
  * overrides, or the config text a run file recorded) into a Config every
- * command that builds a model can trust (see cmd_common.h). */
-#include "cmd_common.h"
+ * command that builds a model can trust (see config_args.h). */
+#include "config_args.h"
 #include "data.h"
 
 /* Derived values, then validation: the tail every config source shares.
@@ -16,7 +16,7 @@ static int finish(Config *cfg, char *err, size_t errlen) {
     return config_validate(cfg, err, errlen);
 }
 
-int resolve_config(Config *cfg, const char *path, char **sets, int nsets,
+int config_from_args(Config *cfg, const char *path, char **sets, int nsets,
                    char *err, size_t errlen) {
     config_defaults(cfg);
     if (path && config_load_file(cfg, path, err, errlen) != 0) return -1;
@@ -25,7 +25,7 @@ int resolve_config(Config *cfg, const char *path, char **sets, int nsets,
     return finish(cfg, err, errlen);
 }
 
-int resolve_config_text(Config *cfg, const char *text, const char *name,
+int config_from_text(Config *cfg, const char *text, const char *name,
                         char *err, size_t errlen) {
     config_defaults(cfg);
     if (config_load_string(cfg, text, name, err, errlen) != 0) return -1;

@@ -68,11 +68,6 @@ typedef enum {
 
 const char *sweep_action_name(SweepAction a);
 
-/* Root attribute "status" of a run file into buf ("" when the attribute is
- * missing). -1 when the file cannot be opened or read as HDF5. HDF5's own
- * error stack is silenced. */
-int sweep_read_status(const char *h5path, char *buf, size_t len);
-
 /* Decide the action for run r whose files live in out_dir. */
 SweepAction sweep_plan_run(const char *out_dir, const SweepRun *r);
 
@@ -109,5 +104,13 @@ int sweep_execute(const Sweep *sw, const SweepOptions *o, SweepSummary *sum,
 int sweep_write_slurm(const Sweep *sw, const char *sweep_file,
                       const char *out_dir, const char *script_path,
                       char *err, size_t errlen);
+
+/* After training: `gatelab eval` of every finished run at the sweep's
+ * eval_lengths (runs that already hold /lceval are skipped). Returns how
+ * many evals failed. */
+int sweep_eval_runs(const Sweep *sw, const SweepOptions *o);
+
+/* mkdir -p; 0 or -1 with errno. */
+int sweep_mkdir_p(const char *path);
 
 #endif

@@ -3,7 +3,7 @@
  * It runs N held-out sequences (the same for every variant and seed), and
  * reduces what the forward pass exposes (attention maps, gate scores,
  * block outputs) to the arrays the run file keeps under /probe/step_N/.
- * The reductions call analysis/metrics.c, so the trainer and the analysis
+ * The reductions call metrics.c (core), so the trainer and the analysis
  * tools agree on every definition.
  */
 #include <math.h>
