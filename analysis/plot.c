@@ -563,7 +563,7 @@ static int runs_open(RunSet *rs, char **paths, int n, int agg, char *err,
 }
 
 /* The last probe of a run; *have = 0 (and 0 returned) when it has none. */
-static int last_probe(RunReader *r, RunProbe *p, int *have, char *err,
+static int last_probe(RunReader *r, ProbeRecord *p, int *have, char *err,
                       size_t errlen) {
     long long *steps = NULL;
     int ns = 0;
@@ -729,9 +729,9 @@ done:
 }
 
 /* Per-layer value of one probe into out[L]. */
-typedef void (*LayerFn)(const RunProbe *p, double *out);
+typedef void (*LayerFn)(const ProbeRecord *p, double *out);
 
-static void layer_first_share(const RunProbe *p, double *out) {
+static void layer_first_share(const ProbeRecord *p, double *out) {
     size_t TT = (size_t)p->T * (size_t)p->T;
     for (int l = 0; l < p->L; l++) {
         double sum = 0;
@@ -742,7 +742,7 @@ static void layer_first_share(const RunProbe *p, double *out) {
     }
 }
 
-static void layer_mact(const RunProbe *p, double *out) {
+static void layer_mact(const ProbeRecord *p, double *out) {
     for (int l = 0; l < p->L; l++) out[l] = p->h_max ? p->h_max[l] : NAN;
 }
 
@@ -851,7 +851,7 @@ static int fig_layers(RunSet *rs, const char *png, LayerFn fn,
         goto done;
     }
     for (int i = 0; i < n; i++) {
-        RunProbe p;
+        ProbeRecord p;
         int have;
         if (last_probe(rs->r[i], &p, &have, err, errlen)) goto done;
         if (!have) continue;
@@ -905,7 +905,7 @@ done:
 /* Per-layer normalised histogram [L, nb] of one probe's gate scores:
  * the stored [0,1] histogram for bounded gates, else a histogram of the
  * stored score sample over its own range [*lo, *hi]. */
-static int gate_layer_hist(const RunProbe *p, double *hist, int nb,
+static int gate_layer_hist(const ProbeRecord *p, double *hist, int nb,
                            double *lo, double *hi) {
     size_t L = (size_t)p->L;
     *lo = 0, *hi = 1;
@@ -943,8 +943,8 @@ static int gate_layer_hist(const RunProbe *p, double *hist, int nb,
 /* (c) gate score histogram per layer, one run, last probe. */
 static int fig_gate_hist(RunReader *r, const char *label, const char *png,
                          char *err, size_t errlen) {
-    const int nb = RUNREAD_GATE_BINS;
-    RunProbe p;
+    const int nb = RS_GATE_BINS;
+    ProbeRecord p;
     int have, rc = -1;
     if (last_probe(r, &p, &have, err, errlen)) return -1;
     if (!have) {
@@ -993,7 +993,7 @@ done:
 /* Sink rate at eps (metrics.md): indicator alpha_0 > eps per probe
  * sequence and (layer, head), averaged. Falls back to the sequence-mean
  * alpha0 (or the mean map) when per-sequence first columns are absent. */
-static double sink_rate(const RunProbe *p, double eps) {
+static double sink_rate(const ProbeRecord *p, double eps) {
     size_t L = (size_t)p->L, H = (size_t)p->H, T = (size_t)p->T;
     size_t N = (size_t)p->N, hits = 0, total = 0;
     if (p->first_col && N > 0) {
@@ -1008,7 +1008,7 @@ static double sink_rate(const RunProbe *p, double eps) {
     return total ? (double)hits / (double)total : NAN;
 }
 
-static double mean_first_share(const RunProbe *p) {
+static double mean_first_share(const ProbeRecord *p) {
     if (!p->attention || p->L * p->H == 0) return NAN;
     size_t TT = (size_t)p->T * (size_t)p->T, LH = (size_t)p->L * (size_t)p->H;
     double sum = 0;
@@ -1030,7 +1030,7 @@ static int run_sink_series(RunReader *r, long long **st, double **rate,
     *share = malloc(((size_t)k + 1) * sizeof(double));
     if (!*rate || !*share) return seterr(err, errlen, "plot: out of memory");
     for (int j = 0; j < k; j++) {
-        RunProbe p;
+        ProbeRecord p;
         if (runread_probe(r, (*st)[j], &p, err, errlen)) return -1;
         (*rate)[j] = sink_rate(&p, SINK_EPS);
         (*share)[j] = mean_first_share(&p);

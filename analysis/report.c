@@ -142,7 +142,7 @@ static void row_series(RunReader *r, Row *w)
 
 static void row_probe(RunReader *r, Row *w)
 {
-    RunProbe p;
+    ProbeRecord p;
     if (runread_probe(r, -1, &p, NULL, 0) < 0) return; /* no probes yet */
     w->has_probe = 1;
     w->probe_T = p.T;
@@ -703,7 +703,7 @@ static void safe_name(char *out, size_t n, const char *s)
 }
 
 /* Panels of probe p: every layer x head (layer < 0) or one layer's heads */
-static int fill_panels(const RunProbe *p, int layer, const char *label,
+static int fill_panels(const ProbeRecord *p, int layer, const char *label,
                        HeatPanel *pan, char (*title)[64])
 {
     int n = 0;
@@ -725,7 +725,7 @@ static void fig_grid(FILE *f, const char *figdir, const Row *w)
 {
     char err[512], name[300], path[1700];
     RunReader *r = runread_open(w->path, err, sizeof err);
-    RunProbe p;
+    ProbeRecord p;
     if (!r || runread_probe(r, -1, &p, err, sizeof err) < 0) {
         fprintf(f, "- heatmap of %s skipped: %s\n", w->file, err);
         runread_close(r);
@@ -762,7 +762,7 @@ static void fig_compare(FILE *f, const char *figdir, const Row *a,
     safe_name(dname, sizeof dname, a->data);
     RunReader *ra = runread_open(a->path, err, sizeof err);
     RunReader *rb = ra ? runread_open(b->path, err, sizeof err) : NULL;
-    RunProbe pa, pb;
+    ProbeRecord pa, pb;
     int ok = rb && runread_probe(ra, -1, &pa, err, sizeof err) == 0;
     if (ok && runread_probe(rb, -1, &pb, err, sizeof err) < 0) {
         runread_probe_free(&pa);

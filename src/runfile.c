@@ -586,15 +586,15 @@ int runfile_set_summary(RunFile *rf, const char *key, double value) {
 /* ---- probes ---- */
 
 static int probe_attrs(RunFile *rf, hid_t g, const char *gpath,
-                       const ProbeData *p) {
-    if (h5u_attr_i64(g, "step", p->step) < 0 ||
-        h5u_attr_i64(g, "proxy", p->proxy) < 0 ||
-        h5u_attr_str(g, "normaliser", p->normaliser ? p->normaliser : "") < 0 ||
-        h5u_attr_i64(g, "gate_channels", p->gate_channels) < 0 ||
-        h5u_attr_i64(g, "gate_heads", p->gate_heads) < 0 ||
-        h5u_attr_i64(g, "gate_bounded", p->gate_bounded) < 0 ||
-        h5u_attr_i64(g, "probe_n", p->N) < 0 ||
-        h5u_attr_i64(g, "probe_len", p->T) < 0) {
+                       const ProbeRecord *p) {
+    if (h5u_attr_i64(g, RS_P_STEP, p->step) < 0 ||
+        h5u_attr_i64(g, RS_P_PROXY, p->proxy) < 0 ||
+        h5u_attr_str(g, RS_P_NORMALISER, p->normaliser) < 0 ||
+        h5u_attr_i64(g, RS_P_GATE_CHANNELS, p->gate_channels) < 0 ||
+        h5u_attr_i64(g, RS_P_GATE_HEADS, p->gate_heads) < 0 ||
+        h5u_attr_i64(g, RS_P_GATE_BOUNDED, p->gate_bounded) < 0 ||
+        h5u_attr_i64(g, RS_P_PROBE_N, p->N) < 0 ||
+        h5u_attr_i64(g, RS_P_PROBE_LEN, p->T) < 0) {
         char what[128];
         snprintf(what, sizeof what, "write attributes of %s", gpath);
         return fail_h5(rf, what);
@@ -602,108 +602,96 @@ static int probe_attrs(RunFile *rf, hid_t g, const char *gpath,
     return 0;
 }
 
-#define F32 H5T_IEEE_F32LE, H5T_NATIVE_FLOAT
-#define F64 H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE
-
-static int probe_gates(RunFile *rf, hid_t g, const char *gp, const ProbeData *p) {
-    hsize_t L = (hsize_t)p->L, C = (hsize_t)p->gate_channels;
-    hsize_t Ns = (hsize_t)p->gate_sample_n, T = (hsize_t)p->T;
-    int rc = 0;
-    if (rc == 0 && p->gate_sample && Ns > 0)
-        rc = write_array(rf, g, gp, "gate_sample", F32, 4,
-                         (hsize_t[]){L, Ns, T, C}, p->gate_sample,
-                         "activated gate scores [layer, seq, t, channel] of the first probe sequences");
-    if (rc == 0 && p->gate_hist)
-        rc = write_array(rf, g, gp, "gate_hist", F64, 2, (hsize_t[]){L, 50},
-                         p->gate_hist,
-                         "counts of gate scores in 50 equal bins over [0,1], per layer");
-    if (rc == 0 && p->gate_channel_mean)
-        rc = write_array(rf, g, gp, "gate_channel_mean", F64, 2,
-                         (hsize_t[]){L, C}, p->gate_channel_mean,
-                         "mean gate score per layer and channel over the probe set");
-    if (rc == 0 && p->gate_below) {
-        rc = write_array(rf, g, gp, "gate_below", F64, 2, (hsize_t[]){L, 4},
-                         p->gate_below,
-                         "fraction of gate scores below each threshold (attr thresholds), per layer");
-        static const double th[4] = {0.5, 0.1, 1e-2, 1e-3};
-        hid_t ds = rc == 0 ? H5Dopen2(g, "gate_below", H5P_DEFAULT) : -1;
-        if (rc == 0 && (ds < 0 || h5u_attr_write(ds, "thresholds", H5T_IEEE_F64LE,
-                                                 H5T_NATIVE_DOUBLE, th, 4) < 0))
-            rc = fail_h5(rf, "write gate_below thresholds");
-        if (ds >= 0) H5Dclose(ds);
+/* Size of one dims letter of RS_PROBE_ARRAYS for this probe. */
+static hsize_t probe_dim(const ProbeRecord *p, char d) {
+    switch (d) {
+    case 'L': return (hsize_t)p->L;
+    case 'H': return (hsize_t)p->H;
+    case 'T': return (hsize_t)p->T;
+    case 'N': return (hsize_t)p->N;
+    case 'C': return (hsize_t)p->gate_channels;
+    case 'S': return (hsize_t)p->gate_sample_n;
+    case 'B': return RS_GATE_BINS;
+    case 'K': return RS_GATE_NBELOW;
+    case 'M': return RS_GATE_NSTATS;
+    case '3': return RS_HIDDEN_TOP;
     }
-    if (rc == 0 && p->gate_stats)
-        rc = write_array(rf, g, gp, "gate_stats", F64, 2, (hsize_t[]){L, 4},
-                         p->gate_stats,
-                         "per layer: mean, min, max of gate scores and how many scores");
+    return 0;
+}
+
+/* One array of the table; absent (NULL) arrays and gate arrays of a
+ * gate-less probe are skipped. */
+static int probe_array(RunFile *rf, hid_t g, hid_t h, const char *gp,
+                       const ProbeRecord *p, const void *data, int cls,
+                       int hidden, const char *name, const char *dims,
+                       int kind, const char *desc) {
+    int gated = kind == RS_GATE || kind == RS_GATE_OPT;
+    if (!data || (gated && p->gate_channels <= 0)) return 0;
+    hsize_t d[8];
+    int rank = (int)strlen(dims);
+    for (int i = 0; i < rank; i++) d[i] = probe_dim(p, dims[i]);
+    for (int i = 0; i < rank; i++) /* an optional array may be empty */
+        if (d[i] == 0 && (kind == RS_OPT || kind == RS_GATE_OPT)) return 0;
+    char hp[128];
+    snprintf(hp, sizeof hp, "%s/%s", gp, RS_G_HIDDEN);
+    hid_t ft = cls == RS_I32 ? H5T_STD_I32LE : cls == RS_F32 ? H5T_IEEE_F32LE : H5T_IEEE_F64LE;
+    hid_t mt = cls == RS_I32 ? H5T_NATIVE_INT : cls == RS_F32 ? H5T_NATIVE_FLOAT : H5T_NATIVE_DOUBLE;
+    return write_array(rf, hidden ? h : g, hidden ? hp : gp, name, ft, mt, rank,
+                       d, data, desc);
+}
+
+static int probe_thresholds(RunFile *rf, hid_t g, const ProbeRecord *p) {
+    if (!p->gate_below || p->gate_channels <= 0) return 0;
+    hid_t ds = H5Dopen2(g, RS_GATE_BELOW_NAME, H5P_DEFAULT);
+    int rc = 0;
+    if (ds < 0 || h5u_attr_write(ds, RS_P_THRESHOLDS, H5T_IEEE_F64LE,
+                                 H5T_NATIVE_DOUBLE, RS_GATE_BELOW_THR,
+                                 RS_GATE_NBELOW) < 0)
+        rc = fail_h5(rf, "write gate_below thresholds");
+    if (ds >= 0) H5Dclose(ds);
     return rc;
 }
 
-static int probe_hidden(RunFile *rf, hid_t g, const char *gp, const ProbeData *p) {
-    hsize_t L = (hsize_t)p->L;
-    char hp[128];
-    snprintf(hp, sizeof hp, "%s/hidden", gp);
-    hid_t h = make_group(g, "hidden");
+static int probe_arrays(RunFile *rf, hid_t g, const char *gp,
+                        const ProbeRecord *p) {
+    hid_t h = make_group(g, RS_G_HIDDEN);
     if (h < 0) return fail_h5(rf, "create hidden group");
     int rc = 0;
-    if (rc == 0 && p->h_max)
-        rc = write_array(rf, h, hp, "max", F64, 1, &L, p->h_max,
-                         "max |h| of each block's output (residual stream), mean over probe sequences");
-    if (rc == 0 && p->h_median)
-        rc = write_array(rf, h, hp, "median", F64, 1, &L, p->h_median,
-                         "median |h| of each block's output, mean over probe sequences");
-    if (rc == 0 && p->h_top3)
-        rc = write_array(rf, h, hp, "top3", F64, 2, (hsize_t[]){L, 3}, p->h_top3,
-                         "three largest |h| of each block's output, descending");
-    if (rc == 0 && p->h_kurtosis)
-        rc = write_array(rf, h, hp, "kurtosis", F64, 1, &L, p->h_kurtosis,
-                         "kurtosis mean((x-mu)^4)/(sigma^4+1e-6) of each block's output (Gaussian = 3)");
-    if (rc == 0 && p->h_norm_ratio)
-        rc = write_array(rf, h, hp, "norm_ratio", F64, 1, &L, p->h_norm_ratio,
-                         "per block: ||h_0|| / mean over t != 0 of ||h_t|| (first-token norm ratio)");
+#define RS_WRITE(member, ctype, cls, hid, name, dims, kind, desc)             \
+    if (rc == 0)                                                              \
+        rc = probe_array(rf, g, h, gp, p, p->member, cls, hid, name, dims,     \
+                         kind, desc);
+    RS_PROBE_ARRAYS(RS_WRITE)
+#undef RS_WRITE
     H5Gclose(h);
+    if (rc == 0) rc = probe_thresholds(rf, g, p);
     return rc;
 }
 
-static int probe_core(RunFile *rf, hid_t g, const char *gp, const ProbeData *p) {
-    hsize_t L = (hsize_t)p->L, H = (hsize_t)p->H, N = (hsize_t)p->N,
-            T = (hsize_t)p->T;
-    int rc = 0;
-    if (rc == 0 && p->tokens)
-        rc = write_array(rf, g, gp, "tokens", H5T_STD_I32LE, H5T_NATIVE_INT, 2,
-                         (hsize_t[]){N, T}, p->tokens, "probe token ids [seq, t]");
-    if (rc == 0 && p->attention)
-        rc = write_array(rf, g, gp, "attention", F32, 4, (hsize_t[]){L, H, T, T},
-                         p->attention,
-                         "attention weights A[query, key] per layer and head, mean over probe sequences");
-    if (rc == 0 && p->attention_slot)
-        rc = write_array(rf, g, gp, "attention_slot", F32, 3, (hsize_t[]){L, H, T},
-                         p->attention_slot,
-                         "weight each query gives the extra slot (sink logit or kv bias), mean over sequences");
-    if (rc == 0 && p->first_col)
-        rc = write_array(rf, g, gp, "first_col", F32, 4, (hsize_t[]){N, L, H, T},
-                         p->first_col, "A[t, 0] per probe sequence [seq, layer, head, t]");
-    if (rc == 0 && p->alpha0)
-        rc = write_array(rf, g, gp, "alpha0", F32, 2, (hsize_t[]){L, H}, p->alpha0,
-                         "first-token attention share per layer and head");
-    return rc;
+/* Upper bound of the probe's raw bytes, for the free-space check. */
+static size_t probe_bytes(const ProbeRecord *p) {
+    size_t raw = 0;
+#define RS_SIZE(member, ctype, cls, hid, name, dims, kind, desc)              \
+    {                                                                         \
+        size_t n = sizeof(ctype);                                             \
+        for (const char *c = dims; *c; c++) n *= (size_t)probe_dim(p, *c);    \
+        raw += n;                                                             \
+    }
+    RS_PROBE_ARRAYS(RS_SIZE)
+#undef RS_SIZE
+    return raw;
 }
 
-static int probe_impl(RunFile *rf, const ProbeData *p) {
+static int probe_impl(RunFile *rf, const ProbeRecord *p) {
     if (p->L <= 0 || p->H <= 0 || p->N < 0 || p->T <= 0 || p->gate_channels < 0 ||
         p->gate_sample_n < 0)
         return fail(NULL, 0, "%s: probe at step %lld has bad shape L=%d H=%d N=%d T=%d",
                     rf->path, p->step, p->L, p->H, p->N, p->T);
-    size_t L = (size_t)p->L, H = (size_t)p->H, N = (size_t)p->N, T = (size_t)p->T;
-    size_t C = (size_t)p->gate_channels, Ns = (size_t)p->gate_sample_n;
-    size_t raw = 4 * (N * T + L * H * T * T + L * H * T + N * L * H * T + L * H +
-                      L * Ns * T * C) +
-                 8 * (L * 50 + L * C + 8 * L + 7 * L);
-    if (reserve(rf, compressed_bound(raw, 16)) < 0) return -1;
+    if (reserve(rf, compressed_bound(probe_bytes(p), 16)) < 0) return -1;
     char name[64], gp[96];
-    snprintf(name, sizeof name, "step_%07lld", p->step);
-    snprintf(gp, sizeof gp, "/probe/%s", name);
-    hid_t pr = make_group(rf->file, "probe");
+    snprintf(name, sizeof name, RS_PROBE_STEP_FMT, p->step);
+    snprintf(gp, sizeof gp, "/%s/%s", RS_G_PROBE, name);
+    hid_t pr = make_group(rf->file, RS_G_PROBE);
     if (pr < 0) return fail_h5(rf, "create /probe");
     /* Rewriting a step replaces it whole: no stale dataset survives. */
     htri_t e = H5Lexists(pr, name, H5P_DEFAULT);
@@ -715,15 +703,13 @@ static int probe_impl(RunFile *rf, const ProbeData *p) {
     H5Gclose(pr);
     if (g < 0) return fail_h5(rf, "create the probe group");
     int rc = probe_attrs(rf, g, gp, p);
-    if (rc == 0) rc = probe_core(rf, g, gp, p);
-    if (rc == 0 && p->gate_channels > 0) rc = probe_gates(rf, g, gp, p);
-    if (rc == 0) rc = probe_hidden(rf, g, gp, p);
+    if (rc == 0) rc = probe_arrays(rf, g, gp, p);
     if (H5Gclose(g) < 0 && rc == 0) rc = fail_h5(rf, "close the probe group");
     if (rc == 0 && H5Fflush(rf->file, H5F_SCOPE_LOCAL) < 0) rc = fail_h5(rf, "flush");
     return rc;
 }
 
-int runfile_write_probe(RunFile *rf, const ProbeData *p) {
+int runfile_write_probe(RunFile *rf, const ProbeRecord *p) {
     if (!rf || !p) return fail(NULL, 0, "runfile_write_probe: no run file or probe");
     H5uQuiet q = h5u_quiet_begin();
     int rc = probe_impl(rf, p);
@@ -732,6 +718,8 @@ int runfile_write_probe(RunFile *rf, const ProbeData *p) {
 }
 
 /* ---- parameters ---- */
+
+#define F32 H5T_IEEE_F32LE, H5T_NATIVE_FLOAT
 
 static int params_impl(RunFile *rf, const Model *m) {
     if (reserve(rf, compressed_bound(m->table.total * sizeof(float),

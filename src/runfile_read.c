@@ -391,132 +391,126 @@ int runread_probe_steps(RunReader *r, long long **steps, int *n, char *err,
     return 0;
 }
 
-void runread_probe_free(RunProbe *p)
+void runread_probe_free(ProbeRecord *p)
 {
     if (!p) return;
-    free(p->tokens);
-    free(p->attention);
-    free(p->attention_slot);
-    free(p->first_col);
-    free(p->alpha0);
-    free(p->gate_sample);
-    free(p->gate_hist);
-    free(p->gate_channel_mean);
-    free(p->gate_below);
-    free(p->gate_stats);
-    free(p->h_max);
-    free(p->h_median);
-    free(p->h_top3);
-    free(p->h_kurtosis);
-    free(p->h_norm_ratio);
+#define RS_FREE(member, ctype, cls, hid, name, dims, kind, desc) free(p->member);
+    RS_PROBE_ARRAYS(RS_FREE)
+#undef RS_FREE
     memset(p, 0, sizeof *p);
 }
 
 static int read_probe_attrs(RunReader *r, hid_t g, const char *gname,
-                            RunProbe *p, char *err, size_t errlen)
+                            ProbeRecord *p, char *err, size_t errlen)
 {
     double v;
-    if (attr_ll(g, "step", &p->step) < 0) {
+    if (attr_ll(g, RS_P_STEP, &p->step) < 0) {
         seterr(err, errlen, "%s: /probe/%s has no step attribute",
                r->meta.path, gname);
         return -1;
     }
-    p->proxy = attr_double(g, "proxy", &v) == 0 && v != 0.0;
-    if (h5u_attr_read_strbuf(g, "normaliser", p->normaliser,
+    p->proxy = attr_double(g, RS_P_PROXY, &v) == 0 && v != 0.0;
+    if (h5u_attr_read_strbuf(g, RS_P_NORMALISER, p->normaliser,
                              sizeof p->normaliser) < 0)
         snprintf(p->normaliser, sizeof p->normaliser, "unknown");
-    p->gate_channels = attr_double(g, "gate_channels", &v) == 0 ? dbl_to_int(v) : 0;
-    p->gate_heads = attr_double(g, "gate_heads", &v) == 0 ? dbl_to_int(v) : 0;
-    p->gate_bounded = attr_double(g, "gate_bounded", &v) == 0 && v != 0.0;
+    p->gate_channels = attr_double(g, RS_P_GATE_CHANNELS, &v) == 0 ? dbl_to_int(v) : 0;
+    p->gate_heads = attr_double(g, RS_P_GATE_HEADS, &v) == 0 ? dbl_to_int(v) : 0;
+    p->gate_bounded = attr_double(g, RS_P_GATE_BOUNDED, &v) == 0 && v != 0.0;
     return 0;
 }
 
-/* The attention map fixes L, H, T; first_col fixes N; the rest must agree. */
-static int read_probe_attn(RunReader *r, hid_t g, RunProbe *p, char *err,
-                           size_t errlen)
+/* The sizes of the dims letters of RS_PROBE_ARRAYS seen so far (0 until
+ * the first array that has the letter). */
+typedef struct {
+    hsize_t L, H, T, N, C, S;
+} ProbeDims;
+
+static hsize_t *dim_slot(ProbeDims *d, char c, hsize_t *fixed)
 {
-    hsize_t w4[4] = {0, 0, 0, 0};
-    if (READ_F32(g, "attention", 4, w4, &p->attention) < 0) return -1;
-    if (w4[2] != w4[3]) {
-        seterr(err, errlen, "%s: attention is [%llu,%llu,%llu,%llu], not "
-               "square in T", r->meta.path, (unsigned long long)w4[0],
-               (unsigned long long)w4[1], (unsigned long long)w4[2],
-               (unsigned long long)w4[3]);
-        return -1;
+    switch (c) {
+    case 'L': return &d->L;
+    case 'H': return &d->H;
+    case 'T': return &d->T;
+    case 'N': return &d->N;
+    case 'C': return &d->C;
+    case 'S': return &d->S;
+    case 'B': *fixed = RS_GATE_BINS; return fixed;
+    case 'K': *fixed = RS_GATE_NBELOW; return fixed;
+    case 'M': *fixed = RS_GATE_NSTATS; return fixed;
+    case '3': *fixed = RS_HIDDEN_TOP; return fixed;
     }
-    p->L = (int)w4[0];
-    p->H = (int)w4[1];
-    p->T = (int)w4[2];
-    hsize_t fc[4] = {0, w4[0], w4[1], w4[2]};
-    if (READ_F32(g, "first_col", 4, fc, &p->first_col) < 0) return -1;
-    p->N = (int)fc[0];
-    hsize_t tk[2] = {fc[0], w4[2]};
-    if (READ_I32(g, "tokens", 2, tk, &p->tokens) < 0) return -1;
-    hsize_t a0[2] = {w4[0], w4[1]};
-    if (READ_F32(g, "alpha0", 2, a0, &p->alpha0) < 0) return -1;
-    if (H5Lexists(g, "attention_slot", H5P_DEFAULT) > 0) {
-        hsize_t sl[3] = {w4[0], w4[1], w4[2]};
-        if (READ_F32(g, "attention_slot", 3, sl, &p->attention_slot) < 0)
+    *fixed = 0;
+    return fixed;
+}
+
+/* One array of the table: skipped when optional and absent, or gated and
+ * the probe has no gate; its dims checked against (and teaching) d. */
+static int read_probe_array(RunReader *r, hid_t g, hid_t h, ProbeRecord *p,
+                            ProbeDims *d, void **out, int cls, int hidden,
+                            const char *name, const char *dims, int kind,
+                            char *err, size_t errlen)
+{
+    hid_t loc = hidden ? h : g;
+    if ((kind == RS_GATE || kind == RS_GATE_OPT) && !p->has_gate) return 0;
+    if ((kind == RS_OPT || kind == RS_GATE_OPT) &&
+        H5Lexists(loc, name, H5P_DEFAULT) <= 0)
+        return 0;
+    int rank = (int)strlen(dims);
+    hsize_t want[8], fixed[8];
+    for (int i = 0; i < rank; i++) want[i] = *dim_slot(d, dims[i], &fixed[i]);
+    int rc = cls == RS_F32   ? READ_F32(loc, name, rank, want, out)
+             : cls == RS_F64 ? READ_F64(loc, name, rank, want, out)
+                             : READ_I32(loc, name, rank, want, out);
+    if (rc < 0) return -1;
+    for (int i = 0; i < rank; i++) {
+        hsize_t *slot = dim_slot(d, dims[i], &fixed[i]);
+        if (*slot == 0) *slot = want[i];
+        else if (*slot != want[i]) { /* a letter twice in one array (TT) */
+            seterr(err, errlen, "%s: dataset %s dim %d is %llu, want %llu",
+                   r->meta.path, name, i, (unsigned long long)want[i],
+                   (unsigned long long)*slot);
             return -1;
+        }
     }
     return 0;
 }
 
-static int read_probe_gate(RunReader *r, hid_t g, RunProbe *p, char *err,
-                           size_t errlen)
+static int read_probe_arrays(RunReader *r, hid_t g, ProbeRecord *p,
+                             char *err, size_t errlen)
 {
-    p->has_gate = H5Lexists(g, "gate_channel_mean", H5P_DEFAULT) > 0;
-    if (!p->has_gate) return 0;
-    hsize_t L = (hsize_t)p->L;
-    hsize_t cm[2] = {L, 0};
-    if (READ_F64(g, "gate_channel_mean", 2, cm, &p->gate_channel_mean) < 0)
-        return -1;
-    if (p->gate_channels == 0) p->gate_channels = (int)cm[1];
-    if ((hsize_t)p->gate_channels != cm[1] || p->gate_heads < 1 ||
-        p->gate_channels % p->gate_heads) {
-        seterr(err, errlen, "%s: gate_channel_mean has %llu channels but "
-               "attrs say gate_channels=%d gate_heads=%d", r->meta.path,
-               (unsigned long long)cm[1], p->gate_channels, p->gate_heads);
-        return -1;
-    }
-    hsize_t hi[2] = {L, RUNREAD_GATE_BINS};
-    if (READ_F64(g, "gate_hist", 2, hi, &p->gate_hist) < 0) return -1;
-    hsize_t be[2] = {L, RUNREAD_NBELOW};
-    if (READ_F64(g, "gate_below", 2, be, &p->gate_below) < 0) return -1;
-    hsize_t st[2] = {L, 4};
-    if (READ_F64(g, "gate_stats", 2, st, &p->gate_stats) < 0) return -1;
-    if (H5Lexists(g, "gate_sample", H5P_DEFAULT) > 0) {
-        hsize_t gs[4] = {L, 0, (hsize_t)p->T, cm[1]};
-        if (READ_F32(g, "gate_sample", 4, gs, &p->gate_sample) < 0) return -1;
-        p->gate_sample_n = (int)gs[1];
-    }
-    return 0;
-}
-
-static int read_probe_hidden(RunReader *r, hid_t g, RunProbe *p, char *err,
-                             size_t errlen)
-{
-    hid_t h = open_group(g, "hidden");
+    ProbeDims d = {0};
+    hid_t h = open_group(g, RS_G_HIDDEN);
     if (h < 0) {
         seterr(err, errlen, "%s: probe step %lld has no hidden/ group",
                r->meta.path, p->step);
         return -1;
     }
-    hsize_t L = (hsize_t)p->L;
-    hsize_t w1[1] = {L}, w2[1] = {L}, w3[1] = {L}, w4[1] = {L};
-    hsize_t t3[2] = {L, 3};
-    int rc = -1;
-    if (READ_F64(h, "max", 1, w1, &p->h_max) == 0 &&
-        READ_F64(h, "median", 1, w2, &p->h_median) == 0 &&
-        READ_F64(h, "top3", 2, t3, &p->h_top3) == 0 &&
-        READ_F64(h, "kurtosis", 1, w3, &p->h_kurtosis) == 0 &&
-        READ_F64(h, "norm_ratio", 1, w4, &p->h_norm_ratio) == 0)
-        rc = 0;
+    /* the gate arrays are there when gate_channel_mean is */
+    p->has_gate = H5Lexists(g, RS_GATE_MARKER, H5P_DEFAULT) > 0;
+    if (p->has_gate && p->gate_channels > 0) d.C = (hsize_t)p->gate_channels;
+    int rc = 0;
+#define RS_READ(member, ctype, cls, hid, name, dims, kind, desc)              \
+    if (rc == 0)                                                              \
+        rc = read_probe_array(r, g, h, p, &d, (void **)&p->member, cls, hid,  \
+                              name, dims, kind, err, errlen);
+    RS_PROBE_ARRAYS(RS_READ)
+#undef RS_READ
     H5Gclose(h);
+    p->L = (int)d.L, p->H = (int)d.H, p->T = (int)d.T, p->N = (int)d.N;
+    p->gate_sample_n = (int)d.S;
+    if (rc == 0 && p->has_gate) {
+        if (p->gate_channels == 0) p->gate_channels = (int)d.C;
+        if (p->gate_heads < 1 || p->gate_channels % p->gate_heads) {
+            seterr(err, errlen, "%s: gate_channel_mean has %llu channels but "
+                   "attrs say gate_channels=%d gate_heads=%d", r->meta.path,
+                   (unsigned long long)d.C, p->gate_channels, p->gate_heads);
+            rc = -1;
+        }
+    }
     return rc;
 }
 
-int runread_probe(RunReader *r, long long step, RunProbe *p, char *err,
+int runread_probe(RunReader *r, long long step, ProbeRecord *p, char *err,
                   size_t errlen)
 {
     memset(p, 0, sizeof *p);
@@ -544,9 +538,7 @@ int runread_probe(RunReader *r, long long step, RunProbe *p, char *err,
     }
     int rc = -1;
     if (read_probe_attrs(r, g, gname, p, err, errlen) == 0 &&
-        read_probe_attn(r, g, p, err, errlen) == 0 &&
-        read_probe_gate(r, g, p, err, errlen) == 0 &&
-        read_probe_hidden(r, g, p, err, errlen) == 0)
+        read_probe_arrays(r, g, p, err, errlen) == 0)
         rc = 0;
     H5Gclose(g);
     if (rc < 0) runread_probe_free(p);
@@ -831,7 +823,7 @@ __attribute__((noreturn)) static void vet_child(const char *path, int fd)
             }
             free(steps);
         }
-        RunProbe p;
+        ProbeRecord p;
         RunTrain t;
         RunEval e;
         if (runread_probe(r, -1, &p, err, sizeof err) == 0) runread_probe_free(&p);

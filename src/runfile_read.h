@@ -11,9 +11,9 @@
 
 #include <stddef.h>
 
+#include "runschema.h"
+
 #define RUNREAD_MAX_ELEMS ((size_t)1 << 28)
-#define RUNREAD_GATE_BINS 50 /* gate_hist bins over [0,1] */
-#define RUNREAD_NBELOW 4     /* gate_below thresholds 0.5, 0.1, 1e-2, 1e-3 */
 
 typedef struct RunReader RunReader;
 
@@ -51,41 +51,14 @@ int runread_summary(RunReader *r, const char *key, double *out, char *err,
 int runread_probe_steps(RunReader *r, long long **steps, int *n, char *err,
                         size_t errlen);
 
-/* One probe, every array malloc'd (NULL when absent from the file). */
-typedef struct {
-    long long step;
-    int L, H, N, T;          /* layers, heads, probe sequences, length */
-    int proxy;               /* 1: Gu et al. |a|/sum|a| proxy was used */
-    char normaliser[64];
-    int *tokens;             /* [N, T] */
-    float *attention;        /* [L, H, T, T] mean over sequences */
-    float *attention_slot;   /* [L, H, T] or NULL */
-    float *first_col;        /* [N, L, H, T]: A[t, 0] per sequence */
-    float *alpha0;           /* [L, H] */
-    /* gates: has_gate 0 when the run has none (all pointers NULL) */
-    int has_gate;
-    int gate_channels;       /* C */
-    int gate_heads;          /* channels split into this many heads */
-    int gate_bounded;        /* 1: scores in [0,1] (sigmoid family) */
-    int gate_sample_n;       /* Ns */
-    float *gate_sample;      /* [L, Ns, T, C] */
-    double *gate_hist;       /* [L, 50] */
-    double *gate_channel_mean; /* [L, C] */
-    double *gate_below;      /* [L, 4] */
-    double *gate_stats;      /* [L, 4]: mean, min, max, count */
-    /* hidden-state statistics (mean over sequences) */
-    double *h_max;           /* [L] */
-    double *h_median;        /* [L] */
-    double *h_top3;          /* [L, 3] */
-    double *h_kurtosis;      /* [L] */
-    double *h_norm_ratio;    /* [L] */
-} RunProbe;
+/* One probe (ProbeRecord, runschema.h), every array malloc'd (NULL when
+ * absent from the file). */
 
 /* Read the probe at `step`, or the last one when step < 0. 0 ok, -1 err
  * (also when the run has no probes). Free with runread_probe_free. */
-int runread_probe(RunReader *r, long long step, RunProbe *p, char *err,
+int runread_probe(RunReader *r, long long step, ProbeRecord *p, char *err,
                   size_t errlen);
-void runread_probe_free(RunProbe *p);
+void runread_probe_free(ProbeRecord *p);
 
 /* /metrics/train and /metrics/eval series (all arrays length n). */
 typedef struct {

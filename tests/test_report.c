@@ -88,7 +88,7 @@ static void make_run_cfg(const char *name, const char *variant, int seed,
     }
     double hmax[L] = {10, 30}, hmed[L] = {1, 1}, htop[L * 3] = {10, 5, 4, 30, 6, 5},
            hkurt[L] = {3, 9}, hnr[L] = {1, 2};
-    ProbeData p = {
+    ProbeRecord p = {
         .step = 100, .L = L, .H = H, .N = N, .T = T, .tokens = tokens,
         .attention = A, .first_col = col, .alpha0 = alpha0, .proxy = 0,
         .normaliser = "softmax", .h_max = hmax, .h_median = hmed,
@@ -405,7 +405,7 @@ static void test_sinks_numbers(void **state)
     assert_non_null(r);
     assert_string_equal(runread_meta(r)->variant, "baseline");
     assert_int_equal(runread_meta(r)->seed, 1);
-    RunProbe p;
+    ProbeRecord p;
     assert_int_equal(runread_probe(r, -1, &p, err, sizeof err), 0);
     assert_int_equal(p.step, 100);
     assert_int_equal(p.L * p.H * p.N * p.T, L * H * N * T);

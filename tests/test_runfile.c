@@ -103,7 +103,7 @@ typedef struct {
     float gate_sample[PL * PNS * PT * PC];
     double hist[PL * 50], cmean[PL * PC], below[PL * 4], stats[PL * 4];
     double hmax[PL], hmed[PL], htop3[PL * 3], hkurt[PL], hratio[PL];
-    ProbeData p;
+    ProbeRecord p;
 } Probe;
 
 static void fill_f(float *a, size_t n, float base) {
@@ -129,7 +129,7 @@ static void make_probe(Probe *q, long long step) {
     fill_d(q->htop3, PL * 3, 7.0);
     fill_d(q->hkurt, PL, 8.0);
     fill_d(q->hratio, PL, 9.0);
-    q->p = (ProbeData){
+    q->p = (ProbeRecord){
         .step = step, .L = PL, .H = PH, .N = PN, .T = PT, .tokens = q->tokens,
         .attention = q->attention, .attention_slot = q->slot,
         .first_col = q->first_col, .alpha0 = q->alpha0, .proxy = 1,
@@ -415,9 +415,9 @@ static RunFile *write_run(const char *path, const Config *cfg, TinyModel *t,
     assert_int_equal(runfile_append_eval(rf, 2, 3.5, 5.0), 0);
     make_probe(q, 2);
     /* written twice: the second write replaces the first whole */
-    q->p.normaliser = "stale";
+    snprintf(q->p.normaliser, sizeof q->p.normaliser, "stale");
     assert_int_equal(runfile_write_probe(rf, &q->p), 0);
-    q->p.normaliser = "softmax";
+    snprintf(q->p.normaliser, sizeof q->p.normaliser, "softmax");
     assert_int_equal(runfile_write_probe(rf, &q->p), 0);
     assert_int_equal(runfile_write_params(rf, &t->m), 0);
     return rf;

@@ -16,13 +16,13 @@ static void usage(FILE *f)
         "  --json     machine-readable output\n");
 }
 
-static double top1_med(const RunProbe *p, int l)
+static double top1_med(const ProbeRecord *p, int l)
 {
     double med = p->h_median[l];
     return med > 0.0 ? p->h_top3[l * 3] / med : 0.0;
 }
 
-static void print_text(RunReader *r, const RunProbe *p)
+static void print_text(RunReader *r, const ProbeRecord *p)
 {
     const RunMeta *m = runread_meta(r);
     printf("run %s: variant %s, seed %lld, probe step %lld, %d sequences of "
@@ -43,7 +43,7 @@ static void print_text(RunReader *r, const RunProbe *p)
     printf("\nM-Act = mean over layers of max_act: %.4g\n", rs_m_act(p));
 }
 
-static void print_json(RunReader *r, const RunProbe *p)
+static void print_json(RunReader *r, const ProbeRecord *p)
 {
     cu_json_head(r, p);
     printf(", \"m_act\": %.6g, \"layers\": [", rs_m_act(p));
@@ -55,7 +55,7 @@ static void print_json(RunReader *r, const RunProbe *p)
     printf("]}\n");
 }
 
-static void report(RunReader *r, const RunProbe *p, int json)
+static void report(RunReader *r, const ProbeRecord *p, int json)
 {
     if (json) print_json(r, p);
     else print_text(r, p);

@@ -20,22 +20,22 @@ static void usage(FILE *f)
 }
 
 /* hist[50] = sum over layers of gate_hist */
-static void total_hist(const RunProbe *p, double *hist, double *sum)
+static void total_hist(const ProbeRecord *p, double *hist, double *sum)
 {
-    memset(hist, 0, RUNREAD_GATE_BINS * sizeof *hist);
+    memset(hist, 0, RS_GATE_BINS * sizeof *hist);
     *sum = 0.0;
     for (int l = 0; l < p->L; l++)
-        for (int b = 0; b < RUNREAD_GATE_BINS; b++) {
-            hist[b] += p->gate_hist[l * RUNREAD_GATE_BINS + b];
-            *sum += p->gate_hist[l * RUNREAD_GATE_BINS + b];
+        for (int b = 0; b < RS_GATE_BINS; b++) {
+            hist[b] += p->gate_hist[l * RS_GATE_BINS + b];
+            *sum += p->gate_hist[l * RS_GATE_BINS + b];
         }
 }
 
-static void print_hist(const RunProbe *p)
+static void print_hist(const ProbeRecord *p)
 {
-    double hist[RUNREAD_GATE_BINS], sum, mx = 0.0;
+    double hist[RS_GATE_BINS], sum, mx = 0.0;
     total_hist(p, hist, &sum);
-    for (int b = 0; b < RUNREAD_GATE_BINS; b++) if (hist[b] > mx) mx = hist[b];
+    for (int b = 0; b < RS_GATE_BINS; b++) if (hist[b] > mx) mx = hist[b];
     if (p->gate_bounded)
         printf("\nHistogram of gate scores on [0,1], 50 bins, all layers "
                "(%.0f scores):\n", sum);
@@ -44,17 +44,17 @@ static void print_hist(const RunProbe *p)
                "no [0,1] claim; 50 bins over [0,1] as the probe stored them, "
                "values outside clamped into the end bins; %.0f values):\n",
                sum);
-    for (int b = 0; b < RUNREAD_GATE_BINS; b++) {
+    for (int b = 0; b < RS_GATE_BINS; b++) {
         int w = mx > 0.0 ? (int)(50.0 * hist[b] / mx + 0.5) : 0;
         printf("  [%.2f,%.2f%c %7.4f ", b / 50.0, (b + 1) / 50.0,
-               b == RUNREAD_GATE_BINS - 1 ? ']' : ')',
+               b == RS_GATE_BINS - 1 ? ']' : ')',
                sum > 0.0 ? hist[b] / sum : 0.0);
         for (int i = 0; i < w; i++) putchar('#');
         putchar('\n');
     }
 }
 
-static void print_text(RunReader *r, const RunProbe *p)
+static void print_text(RunReader *r, const ProbeRecord *p)
 {
     const RunMeta *m = runread_meta(r);
     printf("run %s: variant %s, seed %lld, probe step %lld, %d sequences of "
@@ -92,7 +92,7 @@ static void print_text(RunReader *r, const RunProbe *p)
     print_hist(p);
 }
 
-static void print_json(RunReader *r, const RunProbe *p)
+static void print_json(RunReader *r, const ProbeRecord *p)
 {
     cu_json_head(r, p);
     printf(", \"has_gate\": %d", p->has_gate);
@@ -104,7 +104,7 @@ static void print_json(RunReader *r, const RunProbe *p)
            ", \"gate_mean\": %.6g, \"below\": {", p->gate_bounded,
            p->gate_channels, p->gate_heads, rs_gate_mean(p, -1));
     for (int k = 0; k < 4; k++)
-        printf("%s\"%g\": %.6g", k ? ", " : "", rs_below_thr[k],
+        printf("%s\"%g\": %.6g", k ? ", " : "", RS_GATE_BELOW_THR[k],
                rs_gate_below(p, -1, k));
     printf("}, \"layers\": [");
     for (int l = 0; l < p->L; l++) {
@@ -117,15 +117,15 @@ static void print_json(RunReader *r, const RunProbe *p)
             printf("%s%.6g", k ? ", " : "", rs_gate_below(p, l, k));
         printf("]}");
     }
-    double hist[RUNREAD_GATE_BINS], sum;
+    double hist[RS_GATE_BINS], sum;
     total_hist(p, hist, &sum);
     printf("], \"hist\": [");
-    for (int b = 0; b < RUNREAD_GATE_BINS; b++)
+    for (int b = 0; b < RS_GATE_BINS; b++)
         printf("%s%.0f", b ? ", " : "", hist[b]);
     printf("]}\n");
 }
 
-static void report(RunReader *r, const RunProbe *p, int json)
+static void report(RunReader *r, const ProbeRecord *p, int json)
 {
     if (json) print_json(r, p);
     else if (!p->has_gate)

@@ -28,7 +28,7 @@ typedef struct {
 } Sel;
 
 /* Append the selected panels of one probe; titles[] holds their text. */
-static int add_panels(const RunProbe *p, const char *label, Sel s,
+static int add_panels(const ProbeRecord *p, const char *label, Sel s,
                       HeatPanel *pan, char (*titles)[64], int n)
 {
     for (int l = 0; l < p->L; l++) {
@@ -46,7 +46,7 @@ static int add_panels(const RunProbe *p, const char *label, Sel s,
     return n;
 }
 
-static int check_sel(const char *path, const RunProbe *p, Sel s)
+static int check_sel(const char *path, const ProbeRecord *p, Sel s)
 {
     if (s.layer >= p->L || s.head >= p->H) {
         fprintf(stderr, "gatelab heatmap: %s has %d layers x %d heads; "
@@ -58,8 +58,8 @@ static int check_sel(const char *path, const RunProbe *p, Sel s)
     return 0;
 }
 
-static int render(const char *out, RunReader *r, const RunProbe *p,
-                  RunReader *r2, const RunProbe *p2, Sel s, int log_scale)
+static int render(const char *out, RunReader *r, const ProbeRecord *p,
+                  RunReader *r2, const ProbeRecord *p2, Sel s, int log_scale)
 {
     int per = (s.layer >= 0 ? 1 : p->L) * (s.head >= 0 ? 1 : p->H);
     int per2 = p2 ? (s.head >= 0 ? 1 : p2->H) : 0;
@@ -152,7 +152,7 @@ int cmd_heatmap(int argc, char **argv)
         return 2;
     }
     RunReader *r, *r2 = NULL;
-    RunProbe p, p2;
+    ProbeRecord p, p2;
     if (cu_load("heatmap", argv[optind], step, &r, &p) < 0) return 2;
     int rc = check_sel(argv[optind], &p, s) < 0 ? 2 : 0;
     /* the other run's last probe: its steps need not match ours */

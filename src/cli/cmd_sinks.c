@@ -27,14 +27,14 @@ static double uniform_alpha0(int len)
 }
 
 typedef struct {
-    const RunProbe *p;
+    const ProbeRecord *p;
     int train_len;   /* config seq_len clamped to the probe length */
     int len64;       /* Gu et al. probe length clamped likewise */
 } Ctx;
 
 static void print_text(RunReader *r, const Ctx *c)
 {
-    const RunProbe *p = c->p;
+    const ProbeRecord *p = c->p;
     const RunMeta *m = runread_meta(r);
     int T = p->T;
     printf("run %s: variant %s, seed %lld, status %s\n", m->path, m->variant,
@@ -83,7 +83,7 @@ static void print_text(RunReader *r, const Ctx *c)
 
 static void print_json(RunReader *r, const Ctx *c)
 {
-    const RunProbe *p = c->p;
+    const ProbeRecord *p = c->p;
     int T = p->T;
     cu_json_head(r, p);
     printf(", \"probe_len\": %d, \"probe_n\": %d, \"proxy\": %d, "
@@ -116,7 +116,7 @@ static void print_json(RunReader *r, const Ctx *c)
 
 /* The sink rate is read at two lengths: the training length (config
  * seq_len) and Gu et al.'s probe length, each clamped to the probe. */
-static void report(RunReader *r, const RunProbe *p, int json)
+static void report(RunReader *r, const ProbeRecord *p, int json)
 {
     double seq_len = p->T;
     runread_config_double(r, "seq_len", &seq_len, NULL, 0);

@@ -17,7 +17,7 @@ int cu_parse_ll(const char *s, long long *out)
 }
 
 int cu_load(const char *cmd, const char *path, long long step,
-            RunReader **r, RunProbe *p)
+            RunReader **r, ProbeRecord *p)
 {
     char err[512];
     *r = runread_open(path, err, sizeof err);
@@ -62,7 +62,7 @@ int cu_probe_cmd(const char *cmd, int argc, char **argv,
         return 2;
     }
     RunReader *r;
-    RunProbe p;
+    ProbeRecord p;
     if (cu_load(cmd, argv[optind], step, &r, &p) < 0) return 2;
     report(r, &p, json);
     runread_probe_free(&p);
@@ -70,7 +70,7 @@ int cu_probe_cmd(const char *cmd, int argc, char **argv,
     return 0;
 }
 
-void cu_json_head(RunReader *r, const RunProbe *p)
+void cu_json_head(RunReader *r, const ProbeRecord *p)
 {
     const RunMeta *m = runread_meta(r);
     printf("{\"file\": ");

@@ -14,10 +14,10 @@ int cu_parse_ll(const char *s, long long *out);
 /* Open path and read its probe at step (last when < 0). Prints
  * "gatelab CMD: reason" to stderr and returns -1 on failure. */
 int cu_load(const char *cmd, const char *path, long long step,
-            RunReader **r, RunProbe *p);
+            RunReader **r, ProbeRecord *p);
 
 /* Print one probe of a run, as JSON when json is set, else as text. */
-typedef void (*CuReport)(RunReader *r, const RunProbe *p, int json);
+typedef void (*CuReport)(RunReader *r, const ProbeRecord *p, int json);
 
 /* The whole of `gatelab CMD RUN.h5 [--step N] [--json]`: parse the options,
  * load the probe, hand it to report, free it. usage prints the command's
@@ -28,7 +28,7 @@ int cu_probe_cmd(const char *cmd, int argc, char **argv,
 /* Open a one-probe command's JSON object and print the fields every such
  * object starts with: {"file": .., "variant": .., "seed": .., "step": ..
  * (the caller prints the rest and the closing brace). */
-void cu_json_head(RunReader *r, const RunProbe *p);
+void cu_json_head(RunReader *r, const ProbeRecord *p);
 
 /* Print s as a JSON string literal (quotes and escapes included). */
 void cu_json_str(const char *s);

@@ -16,10 +16,8 @@
 #include "runfile.h"
 #include "util.h"
 
-#define GATE_BINS 50
 #define GATE_SAMPLE_SEQS 2
 
-static const double below_thr[4] = {0.5, 0.1, 1e-2, 1e-3};
 
 typedef struct {
     int L, H, N, T, C, Ns;
@@ -73,14 +71,14 @@ static int acc_init(Acc *a, const Model *m, int N, int T) {
              a->h_max && a->h_med && a->h_top3 && a->h_kurt && a->h_ratio && a->scratch;
     if (a->C > 0) {
         a->gate_sample = falloc((size_t)D->L * a->Ns * T * a->C);
-        a->hist = calloc((size_t)D->L * GATE_BINS, sizeof(double));
+        a->hist = calloc((size_t)D->L * RS_GATE_BINS, sizeof(double));
         a->chan_sum = calloc((size_t)D->L * a->C, sizeof(double));
-        a->below = calloc((size_t)D->L * 4, sizeof(double));
-        a->stats = calloc((size_t)D->L * 4, sizeof(double));
+        a->below = calloc((size_t)D->L * RS_GATE_NBELOW, sizeof(double));
+        a->stats = calloc((size_t)D->L * RS_GATE_NSTATS, sizeof(double));
         ok = ok && a->gate_sample && a->hist && a->chan_sum && a->below && a->stats;
         for (int l = 0; l < D->L; l++) {
-            a->stats[l * 4 + 1] = INFINITY;
-            a->stats[l * 4 + 2] = -INFINITY;
+            a->stats[l * RS_GATE_NSTATS + 1] = INFINITY;
+            a->stats[l * RS_GATE_NSTATS + 2] = -INFINITY;
         }
     }
     return ok ? 0 : -1;
@@ -135,11 +133,11 @@ static void acc_gates(Acc *a, const Model *m, const RunState *s, int seq0,
         for (int b = 0; b < Bc; b++)
             for (int t = 0; t < T; t++) {
                 const float *row = per_token ? g + ((size_t)b * Ti + t + e) * C : g;
-                double *st = a->stats + l * 4;
-                histogram_add(a->hist + (size_t)l * GATE_BINS, GATE_BINS, 0.0, 1.0, row, (size_t)C);
-                double below[4];
-                fraction_below(below, below_thr, 4, row, (size_t)C);
-                for (int k = 0; k < 4; k++) a->below[l * 4 + k] += below[k] * C;
+                double *st = a->stats + l * RS_GATE_NSTATS;
+                histogram_add(a->hist + (size_t)l * RS_GATE_BINS, RS_GATE_BINS, 0.0, 1.0, row, (size_t)C);
+                double below[RS_GATE_NBELOW];
+                fraction_below(below, RS_GATE_BELOW_THR, RS_GATE_NBELOW, row, (size_t)C);
+                for (int k = 0; k < RS_GATE_NBELOW; k++) a->below[l * RS_GATE_NBELOW + k] += below[k] * C;
                 for (int c = 0; c < C; c++) {
                     a->chan_sum[(size_t)l * C + c] += row[c];
                     st[0] += row[c];
@@ -178,10 +176,10 @@ static void acc_finish(Acc *a) {
     for (size_t i = 0; i < (size_t)a->L * a->H * a->T; i++) a->slot[i] /= (float)a->N;
     if (a->C == 0) return;
     for (int l = 0; l < a->L; l++) {
-        double *st = a->stats + l * 4, cnt = st[3] > 0 ? st[3] : 1.0;
+        double *st = a->stats + l * RS_GATE_NSTATS, cnt = st[3] > 0 ? st[3] : 1.0;
         double per_chan = cnt / a->C;
         for (int c = 0; c < a->C; c++) a->chan_sum[(size_t)l * a->C + c] /= per_chan;
-        for (int k = 0; k < 4; k++) a->below[l * 4 + k] /= cnt;
+        for (int k = 0; k < RS_GATE_NBELOW; k++) a->below[l * RS_GATE_NBELOW + k] /= cnt;
         st[0] /= cnt;
     }
 }
@@ -211,11 +209,11 @@ int probe_run(const Model *m, RunState *s, const Dataset *ds, RunFile *rf,
     }
     acc_finish(&a);
     int has_slot = c->sink_token || c->kv_bias || c->normaliser == NORMZ_SINK_LOGIT;
-    ProbeData p = {
+    ProbeRecord p = {
         .step = step, .L = a.L, .H = a.H, .N = N, .T = T, .tokens = a.tokens,
         .attention = a.attention, .attention_slot = has_slot ? a.slot : NULL,
         .first_col = a.first_col, .alpha0 = a.alpha0, .proxy = uses_proxy(c),
-        .normaliser = normaliser_name(c->normaliser), .gate_channels = a.C,
+        .gate_channels = a.C,
         .gate_heads = c->gate_pos == GATE_G5 ? 1 : (c->gate_pos == GATE_G2 || c->gate_pos == GATE_G3 ? m->dims.Hkv : m->dims.H),
         .gate_bounded = c->gate_act == ACT_SIGMOID || c->gate_act == ACT_NS_SIGMOID,
         .gate_sample = a.gate_sample, .gate_sample_n = a.Ns, .gate_hist = a.hist,
@@ -223,6 +221,7 @@ int probe_run(const Model *m, RunState *s, const Dataset *ds, RunFile *rf,
         .h_max = a.h_max, .h_median = a.h_med, .h_top3 = a.h_top3, .h_kurtosis = a.h_kurt,
         .h_norm_ratio = a.h_ratio,
     };
+    snprintf(p.normaliser, sizeof p.normaliser, "%s", normaliser_name(c->normaliser));
     int rc = runfile_write_probe(rf, &p);
     if (rc != 0) seterr(err, errlen, "%s", runfile_error());
     free(targets);
