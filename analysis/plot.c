@@ -488,7 +488,7 @@ int plot_key_run(const char *variant, const char *status) {
     static const char *const key[] = {"baseline", "g1-elem", "g1-head"};
     for (size_t k = 0; k < sizeof key / sizeof key[0]; k++)
         if (!strcmp(variant, key[k])) return 1;
-    return !strcmp(status, "diverged"); /* a failure is worth seeing */
+    return !strcmp(status, RS_STATUS_DIVERGED); /* a failure is worth seeing */
 }
 
 int plot_key_series(int ng, unsigned char *key) {

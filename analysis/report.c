@@ -180,11 +180,11 @@ static void row_read(Row *w)
     w->seed = m->seed;
     w->n_params = m->n_params;
     w->n_params_added = m->n_params_added;
-    w->steps = summ_or(r, "steps_done", NAN);
-    double fv = summ_or(r, "final_val_loss", NAN);
+    w->steps = summ_or(r, RS_SUM_STEPS_DONE, NAN);
+    double fv = summ_or(r, RS_SUM_FINAL_VAL_LOSS, NAN);
     if (isfinite(fv)) w->val_loss = fv;
-    w->tokens_per_sec = summ_or(r, "tokens_per_sec", NAN);
-    w->diverged_step = (long long)summ_or(r, "diverged_step", -1);
+    w->tokens_per_sec = summ_or(r, RS_SUM_TOKENS_PER_SEC, NAN);
+    w->diverged_step = (long long)summ_or(r, RS_SUM_DIVERGED_STEP, -1);
     row_series(r, w);
     w->ppl = exp(w->val_loss);
     row_probe(r, w);
@@ -446,14 +446,14 @@ static void md_status(FILE *f, const Row *rows, int a, int b)
 {
     fputs(" | ", f);
     int all_done = 1;
-    for (int i = a; i < b; i++) all_done &= !strcmp(rows[i].status, "done");
+    for (int i = a; i < b; i++) all_done &= !strcmp(rows[i].status, RS_STATUS_DONE);
     if (all_done) fputs("done ", f);
     for (int i = a; i < b; i++) {
         const Row *w = &rows[i];
-        if (!strcmp(w->status, "diverged"))
+        if (!strcmp(w->status, RS_STATUS_DIVERGED))
             fprintf(f, "s%lld diverged at step %lld; ", w->seed,
                     w->diverged_step);
-        else if (strcmp(w->status, "done"))
+        else if (strcmp(w->status, RS_STATUS_DONE))
             fprintf(f, "s%lld %s; ", w->seed, w->status);
     }
 }
@@ -561,7 +561,7 @@ static void md_runs(FILE *f, const Row *rows, int n)
             if (isfinite(v)) fprintf(f, COLS[c].fmt, v);
         }
         fprintf(f, " | %s", w->status);
-        if (!strcmp(w->status, "diverged"))
+        if (!strcmp(w->status, RS_STATUS_DIVERGED))
             fprintf(f, ": diverged at step %lld", w->diverged_step);
         if (w->spikes > 0) {
             fputs("; spikes at steps", f);

@@ -83,7 +83,7 @@ typedef struct {
     double loss[2][MAXL];
 } LcRun;
 
-static const char *MODE[2] = {"plain", "yarn"};
+static const char *MODE[2] = {RS_LC_PLAIN, RS_LC_YARN};
 
 /* open_run_head writes into these buffers by their sizes */
 #define HEAD_SIZES_OK(T)                                                       \
@@ -370,8 +370,8 @@ static int st_read(const char *path, StRun *w) {
     runread_config_double(r, "warmup", &warm, NULL, 0);
     runread_config_double(r, "spike_factor", &factor, NULL, 0);
     w->dstep = -1;
-    runread_summary(r, "diverged_step", &w->dstep, NULL, 0);
-    if (runread_summary(r, "final_val_loss", &vl, NULL, 0) != 0) vl = NAN;
+    runread_summary(r, RS_SUM_DIVERGED_STEP, &w->dstep, NULL, 0);
+    if (runread_summary(r, RS_SUM_FINAL_VAL_LOSS, &vl, NULL, 0) != 0) vl = NAN;
     w->ppl = exp(vl);
     RunTrain t;
     w->spikes = NAN;
@@ -416,12 +416,12 @@ static void st_row(FILE *f, const StRun *w, const int *idx, int nm) {
         const StRun *r = &w[idx[i]];
         if (isfinite(r->spikes)) ks++, tot += r->spikes;
         if (isfinite(r->ppl)) pp[kp++] = r->ppl;
-        if (!strcmp(r->status, "diverged")) {
+        if (!strcmp(r->status, RS_STATUS_DIVERGED)) {
             ndiv++;
             if (sl < sizeof steps - 24)
                 sl += (size_t)snprintf(steps + sl, sizeof steps - sl, "%s%.0f",
                                        sl ? ", " : "", r->dstep);
-        } else if (strcmp(r->status, "done")) nother++;
+        } else if (strcmp(r->status, RS_STATUS_DONE)) nother++;
     }
     fprintf(f, "| %s | %g | %s | %s | %d |", a->data, a->lr, a->variant, a->name, nm);
     if (!ks) fprintf(f, " — |");
@@ -459,7 +459,7 @@ static void st_figure(FILE *f, const char *figdir, const StRun *w, int n, const 
             const StRun *r = &w[idx[i]];
             sp[i] = r->step, vp[i] = r->loss, len[i] = r->n;
             mx = r->n > mx ? r->n : mx;
-            ndiv += !strcmp(r->status, "diverged");
+            ndiv += !strcmp(r->status, RS_STATUS_DIVERGED);
         }
         if (!mx || !(xy[g] = malloc(2 * mx * sizeof **xy))) continue;
         size_t k = plot_mean_aligned(sp, vp, len, nm, xy[g], xy[g] + mx);

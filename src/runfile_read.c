@@ -193,7 +193,7 @@ static int read_meta(RunReader *r, char *err, size_t errlen)
     RunMeta *m = &r->meta;
     char schema[64];
     double v;
-    if (h5u_attr_read_strbuf(r->file, "schema", schema, sizeof schema) < 0) {
+    if (h5u_attr_read_strbuf(r->file, RS_SCHEMA, schema, sizeof schema) < 0) {
         seterr(err, errlen, "%s: not a gatelab run file (no schema attr)",
                m->path);
         return -1;
@@ -203,7 +203,7 @@ static int read_meta(RunReader *r, char *err, size_t errlen)
                schema, RUNFILE_SCHEMA);
         return -1;
     }
-    if (attr_double(r->file, "schema_version", &v) < 0) {
+    if (attr_double(r->file, RS_SCHEMA_VERSION, &v) < 0) {
         seterr(err, errlen, "%s: missing attribute schema_version", m->path);
         return -1;
     }
@@ -213,24 +213,24 @@ static int read_meta(RunReader *r, char *err, size_t errlen)
                m->path, m->schema_version, RUNFILE_SCHEMA_VERSION);
         return -1;
     }
-    if (h5u_attr_read_strbuf(r->file, "variant", m->variant,
+    if (h5u_attr_read_strbuf(r->file, RS_VARIANT, m->variant,
                              sizeof m->variant) < 0 ||
-        attr_ll(r->file, "seed", &m->seed) < 0) {
+        attr_ll(r->file, RS_SEED, &m->seed) < 0) {
         seterr(err, errlen, "%s: missing root attribute variant or seed",
                m->path);
         return -1;
     }
     /* optional bookkeeping: absent stays empty / -1 */
-    if (h5u_attr_read_strbuf(r->file, "status", m->status,
+    if (h5u_attr_read_strbuf(r->file, RS_STATUS, m->status,
                              sizeof m->status) < 0)
         snprintf(m->status, sizeof m->status, "unknown");
-    h5u_attr_read_strbuf(r->file, "created", m->created, sizeof m->created);
-    h5u_attr_read_strbuf(r->file, "gatelab_version", m->gatelab_version,
+    h5u_attr_read_strbuf(r->file, RS_CREATED, m->created, sizeof m->created);
+    h5u_attr_read_strbuf(r->file, RS_GATELAB_VERSION, m->gatelab_version,
                          sizeof m->gatelab_version);
     m->data_seed = m->n_params = m->n_params_added = -1;
-    attr_ll(r->file, "data_seed", &m->data_seed);
-    attr_ll(r->file, "n_params", &m->n_params);
-    attr_ll(r->file, "n_params_added", &m->n_params_added);
+    attr_ll(r->file, RS_DATA_SEED, &m->data_seed);
+    attr_ll(r->file, RS_N_PARAMS, &m->n_params);
+    attr_ll(r->file, RS_N_PARAMS_ADDED, &m->n_params_added);
     return 0;
 }
 
@@ -303,7 +303,7 @@ static hid_t open_group(hid_t loc, const char *name)
 int runread_config_double(RunReader *r, const char *key, double *out,
                           char *err, size_t errlen)
 {
-    hid_t g = open_group(r->file, "config");
+    hid_t g = open_group(r->file, RS_G_CONFIG);
     int rc = g >= 0 ? attr_double(g, key, out) : -1;
     if (g >= 0) H5Gclose(g);
     if (rc < 0)
@@ -315,7 +315,7 @@ int runread_config_double(RunReader *r, const char *key, double *out,
 int runread_config_string(RunReader *r, const char *key, char *out,
                           size_t outlen, char *err, size_t errlen)
 {
-    hid_t g = open_group(r->file, "config");
+    hid_t g = open_group(r->file, RS_G_CONFIG);
     int rc = g >= 0 ? h5u_attr_read_strbuf(g, key, out, outlen) : -1;
     if (g >= 0) H5Gclose(g);
     if (rc < 0)
@@ -327,7 +327,7 @@ int runread_config_string(RunReader *r, const char *key, char *out,
 int runread_summary(RunReader *r, const char *key, double *out, char *err,
                     size_t errlen)
 {
-    hid_t g = open_group(r->file, "summary");
+    hid_t g = open_group(r->file, RS_G_SUMMARY);
     int rc = g >= 0 ? attr_double(g, key, out) : -1;
     if (g >= 0) H5Gclose(g);
     if (rc < 0)
@@ -351,7 +351,7 @@ static herr_t step_cb(hid_t g, const char *name, const H5L_info_t *info,
     StepList *s = data;
     long long v;
     char tail;
-    if (sscanf(name, "step_%lld%c", &v, &tail) != 1) return 0; /* skip */
+    if (sscanf(name, RS_PROBE_STEP_SCAN, &v, &tail) != 1) return 0; /* skip */
     if (s->n == s->cap) {
         int cap = s->cap ? 2 * s->cap : 16;
         long long *p = realloc(s->steps, (size_t)cap * sizeof *p);
@@ -374,7 +374,7 @@ int runread_probe_steps(RunReader *r, long long **steps, int *n, char *err,
 {
     *steps = NULL;
     *n = 0;
-    hid_t g = open_group(r->file, "probe");
+    hid_t g = open_group(r->file, RS_G_PROBE);
     if (g < 0) return 0;
     StepList s = {0};
     herr_t rc = H5Literate(g, H5_INDEX_NAME, H5_ITER_NATIVE, NULL, step_cb,
@@ -530,7 +530,7 @@ int runread_probe(RunReader *r, long long step, ProbeRecord *p, char *err,
         return -1;
     }
     char gname[64];
-    snprintf(gname, sizeof gname, "probe/step_%07lld", want);
+    snprintf(gname, sizeof gname, RS_PROBE_PATH_FMT, want);
     hid_t g = H5Gopen2(r->file, gname, H5P_DEFAULT);
     if (g < 0) {
         seterr(err, errlen, "%s: cannot open /%s", r->meta.path, gname);
@@ -569,7 +569,7 @@ void runread_eval_free(RunEval *e)
 int runread_train(RunReader *r, RunTrain *t, char *err, size_t errlen)
 {
     memset(t, 0, sizeof *t);
-    hid_t g = open_group(r->file, "metrics/train");
+    hid_t g = open_group(r->file, RS_G_METRICS_TRAIN);
     if (g < 0) {
         seterr(err, errlen, "%s: missing group /metrics/train", r->meta.path);
         return -1;
@@ -578,12 +578,12 @@ int runread_train(RunReader *r, RunTrain *t, char *err, size_t errlen)
     int rc = -1;
     /* each series is read with "any length" and all must then agree: an
      * empty first series must not let longer ones through as length n */
-    if (READ_I64(g, "step", 1, &n[0], &t->step) == 0 &&
-        READ_F64(g, "loss", 1, &n[1], &t->loss) == 0 &&
-        READ_F64(g, "lr", 1, &n[2], &t->lr) == 0 &&
-        READ_F64(g, "grad_norm", 1, &n[3], &t->grad_norm) == 0 &&
-        READ_F64(g, "seconds", 1, &n[4], &t->seconds) == 0 &&
-        READ_I64(g, "tokens", 1, &n[5], &t->tokens) == 0)
+    if (READ_I64(g, RS_STEP, 1, &n[0], &t->step) == 0 &&
+        READ_F64(g, RS_LOSS, 1, &n[1], &t->loss) == 0 &&
+        READ_F64(g, RS_LR, 1, &n[2], &t->lr) == 0 &&
+        READ_F64(g, RS_GRAD_NORM, 1, &n[3], &t->grad_norm) == 0 &&
+        READ_F64(g, RS_SECONDS, 1, &n[4], &t->seconds) == 0 &&
+        READ_I64(g, RS_TOKENS, 1, &n[5], &t->tokens) == 0)
         rc = 0;
     for (int i = 1; rc == 0 && i < 6; i++)
         if (n[i] != n[0]) {
@@ -600,16 +600,16 @@ int runread_train(RunReader *r, RunTrain *t, char *err, size_t errlen)
 int runread_eval(RunReader *r, RunEval *e, char *err, size_t errlen)
 {
     memset(e, 0, sizeof *e);
-    hid_t g = open_group(r->file, "metrics/eval");
+    hid_t g = open_group(r->file, RS_G_METRICS_EVAL);
     if (g < 0) {
         seterr(err, errlen, "%s: missing group /metrics/eval", r->meta.path);
         return -1;
     }
     hsize_t n[3] = {0, 0, 0};
     int rc = -1;
-    if (READ_I64(g, "step", 1, &n[0], &e->step) == 0 &&
-        READ_F64(g, "val_loss", 1, &n[1], &e->val_loss) == 0 &&
-        READ_F64(g, "val_bpb", 1, &n[2], &e->val_bpb) == 0)
+    if (READ_I64(g, RS_STEP, 1, &n[0], &e->step) == 0 &&
+        READ_F64(g, RS_VAL_LOSS, 1, &n[1], &e->val_loss) == 0 &&
+        READ_F64(g, RS_VAL_BPB, 1, &n[2], &e->val_bpb) == 0)
         rc = 0;
     if (rc == 0 && (n[1] != n[0] || n[2] != n[0])) {
         seterr(err, errlen, "%s: /metrics/eval series differ in length", r->meta.path);
@@ -626,7 +626,7 @@ int runread_eval(RunReader *r, RunEval *e, char *err, size_t errlen)
 int runread_param(RunReader *r, const char *name, float *out, int ndim,
                   const int *shape, char *err, size_t errlen)
 {
-    hid_t g = open_group(r->file, "params");
+    hid_t g = open_group(r->file, RS_G_PARAMS);
     if (g < 0) {
         seterr(err, errlen, "%s: no /params (the run has no final weights)",
                r->meta.path);
@@ -685,7 +685,7 @@ int runread_lceval_lengths(RunReader *r, const char *mode, int **lens,
 {
     *lens = NULL;
     *n = 0;
-    hid_t top = open_group(r->file, "lceval");
+    hid_t top = open_group(r->file, RS_G_LCEVAL);
     if (top < 0) return 0;
     hid_t g = open_group(top, mode);
     H5Gclose(top);
@@ -715,8 +715,8 @@ int runread_lceval(RunReader *r, const char *mode, int len, RunLcEval *e,
 {
     memset(e, 0, sizeof *e);
     char path[96];
-    snprintf(path, sizeof path, "lceval/%.16s/L_%d", mode, len);
-    hid_t g = H5Lexists(r->file, "lceval", H5P_DEFAULT) > 0 ? open_group(r->file, path) : -1;
+    snprintf(path, sizeof path, RS_G_LCEVAL "/%.16s/" RS_LC_LEN_FMT, mode, len);
+    hid_t g = H5Lexists(r->file, RS_G_LCEVAL, H5P_DEFAULT) > 0 ? open_group(r->file, path) : -1;
     if (g < 0) {
         H5Eclear2(H5E_DEFAULT);
         seterr(err, errlen, "%s: no /%s", r->meta.path, path);
@@ -724,15 +724,15 @@ int runread_lceval(RunReader *r, const char *mode, int len, RunLcEval *e,
     }
     long long tl = 0, ln = 0;
     int rc = 0;
-    rc |= attr_double(g, "val_loss", &e->val_loss);
-    rc |= attr_double(g, "ppl", &e->ppl);
-    rc |= attr_double(g, "first_share", &e->first_share);
-    rc |= attr_double(g, "uniform_share", &e->uniform_share);
-    rc |= attr_double(g, "sink_rate_0.3", &e->sink_rate);
-    rc |= attr_double(g, "yarn_scale", &e->yarn_scale);
-    rc |= attr_ll(g, "n_seqs", &e->n_seqs);
-    rc |= attr_ll(g, "train_len", &tl);
-    rc |= attr_ll(g, "len", &ln);
+    rc |= attr_double(g, RS_VAL_LOSS, &e->val_loss);
+    rc |= attr_double(g, RS_LC_PPL, &e->ppl);
+    rc |= attr_double(g, RS_LC_FIRST_SHARE, &e->first_share);
+    rc |= attr_double(g, RS_LC_UNIFORM_SHARE, &e->uniform_share);
+    rc |= attr_double(g, RS_LC_SINK_RATE, &e->sink_rate);
+    rc |= attr_double(g, RS_LC_YARN_SCALE, &e->yarn_scale);
+    rc |= attr_ll(g, RS_LC_N_SEQS, &e->n_seqs);
+    rc |= attr_ll(g, RS_LC_TRAIN_LEN, &tl);
+    rc |= attr_ll(g, RS_LC_LEN, &ln);
     if (rc) {
         H5Gclose(g);
         seterr(err, errlen, "%s: /%s lacks an attribute", r->meta.path, path);
@@ -741,7 +741,7 @@ int runread_lceval(RunReader *r, const char *mode, int len, RunLcEval *e,
     e->len = (int)ln;
     e->train_len = (int)tl;
     hsize_t want[1] = {0};
-    rc = READ_F64(g, "loss_by_bucket", 1, want, &e->loss_by_bucket);
+    rc = READ_F64(g, RS_LC_LOSS_BY_BUCKET, 1, want, &e->loss_by_bucket);
     H5Gclose(g);
     if (rc < 0) return -1;
     e->n_buckets = (int)want[0];
@@ -811,14 +811,14 @@ __attribute__((noreturn)) static void vet_child(const char *path, int fd)
     int rc = 1;
     RunReader *r = open_file(path, err, sizeof err);
     if (r) {
-        vet_group_attrs(r->file, "config"); /* incl. the config "text" */
-        vet_group_attrs(r->file, "summary");
+        vet_group_attrs(r->file, RS_G_CONFIG); /* incl. the config "text" */
+        vet_group_attrs(r->file, RS_G_SUMMARY);
         long long *steps; /* every probe's attrs (vlen strings); */
         int n;            /* arrays of the last only: cost */
         if (runread_probe_steps(r, &steps, &n, err, sizeof err) == 0) {
             for (int i = 0; i < n; i++) {
                 char g[64];
-                snprintf(g, sizeof g, "probe/step_%07lld", steps[i]);
+                snprintf(g, sizeof g, RS_PROBE_PATH_FMT, steps[i]);
                 vet_group_attrs(r->file, g);
             }
             free(steps);
@@ -915,8 +915,8 @@ int runfile_read_status(const char *h5path, char *buf, size_t len) {
     int rc = -1;
     hid_t f = H5Fopen(h5path, H5F_ACC_RDONLY, H5P_DEFAULT);
     if (f >= 0) {
-        htri_t e = H5Aexists(f, "status");
-        rc = e == 0 ? 0 : e > 0 ? h5u_attr_read_strbuf(f, "status", buf, len) : -1;
+        htri_t e = H5Aexists(f, RS_STATUS);
+        rc = e == 0 ? 0 : e > 0 ? h5u_attr_read_strbuf(f, RS_STATUS, buf, len) : -1;
         H5Fclose(f);
     }
     H5Eclear2(H5E_DEFAULT);
@@ -928,7 +928,7 @@ int runfile_read_status(const char *h5path, char *buf, size_t len) {
 int runfile_has_lceval(const char *h5) {
     H5uQuiet q = h5u_quiet_begin();
     hid_t f = H5Fopen(h5, H5F_ACC_RDONLY, H5P_DEFAULT);
-    int has = f >= 0 && H5Lexists(f, "lceval", H5P_DEFAULT) > 0;
+    int has = f >= 0 && H5Lexists(f, RS_G_LCEVAL, H5P_DEFAULT) > 0;
     if (f >= 0) H5Fclose(f);
     h5u_quiet_end(q);
     return has;

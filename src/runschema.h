@@ -84,7 +84,7 @@
 #define RS_LC_PLAIN "plain"
 #define RS_LC_YARN "yarn"
 #define RS_LC_LEN_FMT "L_%d"
-#define RS_LC_VAL_LOSS "val_loss"
+#define RS_LC_VAL_LOSS RS_VAL_LOSS
 #define RS_LC_PPL "ppl"
 #define RS_LC_FIRST_SHARE "first_share"
 #define RS_LC_UNIFORM_SHARE "uniform_share"
@@ -95,12 +95,21 @@
 #define RS_LC_LOSS_BY_BUCKET "loss_by_bucket"
 
 /* ---- checkpoint (RUN.h5.ckpt) ---- */
-#define RS_CKPT_PARAMS "params"
+#define RS_CKPT_PARAMS RS_G_PARAMS
 #define RS_CKPT_ADAM_M "adam_m"
 #define RS_CKPT_ADAM_V "adam_v"
 
+/* ---- /params/<name> attributes ---- */
+#define RS_PARAM_DECAY "decay"
+#define RS_PARAM_ADDED "added"
+/* ---- /lceval/<mode>/L_<len> attribute ---- */
+#define RS_LC_LEN "len"
+/* ---- checkpoint attributes ---- */
+#define RS_CKPT_N "n"
+#define RS_CKPT_CONFIG_TEXT "config_text"
+
 /* ---- probe group attributes ---- */
-#define RS_P_STEP "step"
+#define RS_P_STEP RS_STEP
 #define RS_P_PROXY "proxy"
 #define RS_P_NORMALISER "normaliser"
 #define RS_P_GATE_CHANNELS "gate_channels"
@@ -136,7 +145,7 @@ enum { RS_REQ, RS_OPT, RS_GATE, RS_GATE_OPT };
       "sequences")                                                             \
     X(first_col, float, RS_F32, 0, "first_col", "NLHT", RS_REQ,                \
       "A[t, 0] per probe sequence [seq, layer, head, t]")                      \
-    X(tokens, int, RS_I32, 0, "tokens", "NT", RS_REQ,                          \
+    X(tokens, int, RS_I32, 0, RS_TOKENS, "NT", RS_REQ,                          \
       "probe token ids [seq, t]")                                              \
     X(alpha0, float, RS_F32, 0, "alpha0", "LH", RS_REQ,                        \
       "first-token attention share per layer and head")                        \

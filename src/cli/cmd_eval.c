@@ -104,7 +104,7 @@ static void print_json(const LcEvalResult *r, int n) {
 static int store(const char *run, int yarn, const LcEvalResult *r, int n) {
     char err[512];
     for (int i = 0; i < n; i++) {
-        LcEvalData d = {yarn ? "yarn" : "plain", r[i].len, r[i].train_len, r[i].val_loss,
+        LcEvalData d = {yarn ? RS_LC_YARN : RS_LC_PLAIN, r[i].len, r[i].train_len, r[i].val_loss,
                         r[i].ppl, r[i].first_share, r[i].uniform_share, r[i].sink_rate,
                         r[i].yarn_scale, r[i].n_seqs, r[i].n_buckets, r[i].loss_by_bucket};
         if (runfile_write_lceval(run, &d, err, sizeof err) != 0) {

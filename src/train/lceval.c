@@ -61,7 +61,7 @@ static int load_model(const char *path, Model *m, LcEvalRunInfo *info, char *err
     snprintf(info->status, sizeof info->status, "%s", meta->status);
     snprintf(info->variant, sizeof info->variant, "%s", meta->variant);
     int rc = 0;
-    if (strcmp(meta->status, "done") && strcmp(meta->status, "diverged"))
+    if (strcmp(meta->status, RS_STATUS_DONE) && strcmp(meta->status, RS_STATUS_DIVERGED))
         rc = seterr(err, errlen, "%s: run status is '%s', not done or diverged (no final weights)",
                     path, meta->status);
     Config cfg;

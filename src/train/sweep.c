@@ -49,8 +49,8 @@ SweepAction sweep_plan_run(const char *out_dir, const SweepRun *r) {
     if (!have_h5) /* a checkpoint without its run file cannot be resumed */
         return have_ckpt ? SWEEP_RESTART : SWEEP_START;
     if (runfile_read_status(h5, st, sizeof st) == 0) {
-        if (!strcmp(st, "done")) return SWEEP_SKIP_DONE;
-        if (!strcmp(st, "diverged")) return SWEEP_SKIP_DIVERGED;
+        if (!strcmp(st, RS_STATUS_DONE)) return SWEEP_SKIP_DONE;
+        if (!strcmp(st, RS_STATUS_DIVERGED)) return SWEEP_SKIP_DIVERGED;
     }
     return have_ckpt ? SWEEP_RESUME : SWEEP_RESTART;
 }
@@ -245,10 +245,10 @@ static void child_ended(Runner *R, int slot, int status, const char *tag) {
                : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : -1;
     const char *result;
     if (code == 0) {
-        result = "done";
+        result = RS_STATUS_DONE;
         R->sum->done++;
     } else if (code == TRAIN_DIVERGED) {
-        result = "diverged";
+        result = RS_STATUS_DIVERGED;
         R->sum->diverged++;
     } else if (g_signal) {
         result = "interrupted"; /* resumable: the next sweep picks it up */
@@ -483,7 +483,7 @@ int sweep_eval_runs(const Sweep *sw, const SweepOptions *o) {
         char h5[SWEEP_PATH_MAX + 256], log[SWEEP_PATH_MAX + 256], st[32];
         run_path(h5, sizeof h5, o->out_dir, r, "");
         snprintf(log, sizeof log, "%s/logs/%s.log", o->out_dir, r->id);
-        if (runfile_read_status(h5, st, sizeof st) != 0 || strcmp(st, "done") || runfile_has_lceval(h5))
+        if (runfile_read_status(h5, st, sizeof st) != 0 || strcmp(st, RS_STATUS_DONE) || runfile_has_lceval(h5))
             continue;
         fprintf(stderr, "gatelab sweep: eval %s at %s (plain and YaRN)\n", r->id,
                 r->eval_lengths);

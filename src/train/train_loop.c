@@ -191,12 +191,12 @@ static int write_final(Loop *lp, const char *status) {
     double tok_s = lp->seconds > 0 ? (double)lp->tokens / lp->seconds : 0;
     double flops = model_flops_per_token(&lp->tr.model, c->seq_len);
     int rc = runfile_write_params(lp->rf, &lp->tr.model);
-    rc |= runfile_set_summary(lp->rf, "steps_done", (double)lp->step);
-    rc |= runfile_set_summary(lp->rf, "tokens_per_sec", tok_s);
-    rc |= runfile_set_summary(lp->rf, "gflops_per_sec", tok_s * flops / 1e9);
-    rc |= runfile_set_summary(lp->rf, "wall_seconds", lp->seconds);
-    rc |= runfile_set_summary(lp->rf, "final_val_loss", lp->last_val);
-    rc |= runfile_set_summary(lp->rf, "diverged_step", -1);
+    rc |= runfile_set_summary(lp->rf, RS_SUM_STEPS_DONE, (double)lp->step);
+    rc |= runfile_set_summary(lp->rf, RS_SUM_TOKENS_PER_SEC, tok_s);
+    rc |= runfile_set_summary(lp->rf, RS_SUM_GFLOPS_PER_SEC, tok_s * flops / 1e9);
+    rc |= runfile_set_summary(lp->rf, RS_SUM_WALL_SECONDS, lp->seconds);
+    rc |= runfile_set_summary(lp->rf, RS_SUM_FINAL_VAL_LOSS, lp->last_val);
+    rc |= runfile_set_summary(lp->rf, RS_SUM_DIVERGED_STEP, -1);
     rc |= runfile_set_status(lp->rf, status); /* last: marks the file complete */
     return rc;
 }
@@ -209,7 +209,7 @@ static int commit(Loop *lp, CommitKind kind, char *err, size_t errlen) {
     if (commit_begin(lp, err, errlen) != 0) return -1;
     int rc = 0;
     if (kind >= COMMIT_EVAL) rc = eval_and_probe(lp, err, errlen);
-    if (rc == 0 && kind == COMMIT_FINAL && write_final(lp, "done") != 0)
+    if (rc == 0 && kind == COMMIT_FINAL && write_final(lp, RS_STATUS_DONE) != 0)
         rc = seterr(err, errlen, "%s", runfile_error());
     if (rc != 0) {
         commit_abort(lp);
@@ -269,7 +269,7 @@ static int loop_open(Loop *lp, char *err, size_t errlen) {
     /* a finished run is never touched: its final checkpoint would redo the
      * last eval and rewrite the file */
     if (o->resume && !o->force && exists && runfile_read_status(o->out_path, st, sizeof st) == 0 &&
-        !strcmp(st, "done"))
+        !strcmp(st, RS_STATUS_DONE))
         return seterr(err, errlen, "%s is already finished (status done); nothing to resume "
                       "(start over with --force)", o->out_path), TRAIN_BADINPUT;
     if (o->resume && ck && exists) return open_resumed(lp, err, errlen);
@@ -285,9 +285,9 @@ static int diverged(Loop *lp, float loss, double norm, char *err, size_t errlen)
     fprintf(stderr, "diverged at step %lld (loss %g, grad norm %g): stopping; the last "
             "good checkpoint is kept\n", lp->step, loss, norm);
     if (commit_begin(lp, err, errlen) != 0) return TRAIN_FAIL;
-    int rc = runfile_set_summary(lp->rf, "diverged_step", (double)lp->step);
-    rc |= runfile_set_summary(lp->rf, "steps_done", (double)lp->step);
-    rc |= runfile_set_status(lp->rf, "diverged");
+    int rc = runfile_set_summary(lp->rf, RS_SUM_DIVERGED_STEP, (double)lp->step);
+    rc |= runfile_set_summary(lp->rf, RS_SUM_STEPS_DONE, (double)lp->step);
+    rc |= runfile_set_status(lp->rf, RS_STATUS_DIVERGED);
     if (rc != 0) {
         seterr(err, errlen, "%s", runfile_error());
         commit_abort(lp);
