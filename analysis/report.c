@@ -14,6 +14,7 @@
 #include "plot.h"
 #include "runname.h"
 #include "runfile_read.h"
+#include "util.h" /* seterr */
 #include "runstats.h"
 
 #include <dirent.h>
@@ -53,14 +54,6 @@ typedef struct {
     int probe_T, probe_N, proxy, has_probe;
     char normaliser[64];
 } Row;
-
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
 
 /* ---- the paper's figures (reference data, not our results) ----
  * Qiu et al. 2025, arXiv 2505.06708: Table 1 (MoE 15A2B, 400B tokens) PPL,

@@ -63,7 +63,6 @@ struct RunFile {
 
 static _Thread_local char last_err[512];
 
-const char *runfile_error(void) { return last_err; }
 
 /* Record a one-line error (and copy it to err when given); returns -1. */
 __attribute__((format(printf, 3, 4)))
@@ -522,7 +521,7 @@ static int append_row(RunFile *rf, const char *gname, const MetricSpec *spec,
     return 0;
 }
 
-int runfile_append_train(RunFile *rf, long long step, double loss, double lr,
+static int append_train_impl(RunFile *rf, long long step, double loss, double lr,
                          double grad_norm, long long tokens, double seconds) {
     if (!rf) return fail(NULL, 0, "runfile_append_train: no run file");
     const void *v[N_TRAIN] = {&step, &loss, &lr, &grad_norm, &tokens, &seconds};
@@ -532,7 +531,7 @@ int runfile_append_train(RunFile *rf, long long step, double loss, double lr,
     return rc;
 }
 
-int runfile_append_eval(RunFile *rf, long long step, double val_loss,
+static int append_eval_impl(RunFile *rf, long long step, double val_loss,
                         double val_bpb) {
     if (!rf) return fail(NULL, 0, "runfile_append_eval: no run file");
     const void *v[N_EVAL] = {&step, &val_loss, &val_bpb};
@@ -552,7 +551,7 @@ static int set_status_impl(RunFile *rf, const char *status) {
     return 0;
 }
 
-int runfile_set_status(RunFile *rf, const char *status) {
+static int set_status_quiet(RunFile *rf, const char *status) {
     if (!rf || !status) return fail(NULL, 0, "runfile_set_status: no run file or status");
     H5uQuiet q = h5u_quiet_begin();
     int rc = set_status_impl(rf, status);
@@ -575,7 +574,7 @@ static int summary_impl(RunFile *rf, const char *key, double value) {
     return rc;
 }
 
-int runfile_set_summary(RunFile *rf, const char *key, double value) {
+static int set_summary_impl(RunFile *rf, const char *key, double value) {
     if (!rf || !key || !*key) return fail(NULL, 0, "runfile_set_summary: no run file or key");
     H5uQuiet q = h5u_quiet_begin();
     int rc = summary_impl(rf, key, value);
@@ -709,7 +708,7 @@ static int probe_impl(RunFile *rf, const ProbeRecord *p) {
     return rc;
 }
 
-int runfile_write_probe(RunFile *rf, const ProbeRecord *p) {
+static int write_probe_impl(RunFile *rf, const ProbeRecord *p) {
     if (!rf || !p) return fail(NULL, 0, "runfile_write_probe: no run file or probe");
     H5uQuiet q = h5u_quiet_begin();
     int rc = probe_impl(rf, p);
@@ -758,7 +757,7 @@ static int params_impl(RunFile *rf, const Model *m) {
     return rc;
 }
 
-int runfile_write_params(RunFile *rf, const Model *m) {
+static int write_params_impl(RunFile *rf, const Model *m) {
     if (!rf || !m || (!m->params && m->table.total))
         return fail(NULL, 0, "runfile_write_params: no run file or model");
     H5uQuiet q = h5u_quiet_begin();
@@ -959,7 +958,7 @@ RunFile *runfile_reopen(const char *path, long long step, char *err,
     return rf;
 }
 
-int runfile_close(RunFile *rf) {
+static int close_impl(RunFile *rf) {
     if (!rf) return 0;
     H5uQuiet q = h5u_quiet_begin();
     int rc = rf_free(rf);
@@ -1053,4 +1052,41 @@ int runfile_write_lceval(const char *path, const LcEvalData *d, char *err,
         return -1;
     }
     return file_replace(tmp, path, err, errlen);
+}
+
+/* ---- the public face: -1 and the module's one-line reason in err ---- */
+
+static int report_err(int rc, char *err, size_t errlen) {
+    if (rc < 0) seterr(err, errlen, "%s", last_err);
+    return rc;
+}
+
+int runfile_append_train(RunFile *rf, long long step, double loss, double lr,
+                         double grad_norm, long long tokens, double seconds, char *err, size_t errlen) {
+    return report_err(append_train_impl(rf, step, loss, lr, grad_norm, tokens, seconds), err, errlen);
+}
+
+int runfile_append_eval(RunFile *rf, long long step, double val_loss,
+                        double val_bpb, char *err, size_t errlen) {
+    return report_err(append_eval_impl(rf, step, val_loss, val_bpb), err, errlen);
+}
+
+int runfile_set_status(RunFile *rf, const char *status, char *err, size_t errlen) {
+    return report_err(set_status_quiet(rf, status), err, errlen);
+}
+
+int runfile_set_summary(RunFile *rf, const char *key, double value, char *err, size_t errlen) {
+    return report_err(set_summary_impl(rf, key, value), err, errlen);
+}
+
+int runfile_write_probe(RunFile *rf, const ProbeRecord *p, char *err, size_t errlen) {
+    return report_err(write_probe_impl(rf, p), err, errlen);
+}
+
+int runfile_write_params(RunFile *rf, const Model *m, char *err, size_t errlen) {
+    return report_err(write_params_impl(rf, m), err, errlen);
+}
+
+int runfile_close(RunFile *rf, char *err, size_t errlen) {
+    return report_err(close_impl(rf), err, errlen);
 }

@@ -22,24 +22,29 @@ RunFile *runfile_create(const char *path, const Config *cfg,
  * probe groups with step <= `step`; drop the rest. */
 RunFile *runfile_reopen(const char *path, long long step, char *err,
                         size_t errlen);
-int runfile_close(RunFile *rf);
+int runfile_close(RunFile *rf,
+    char *err, size_t errlen);
 
-int runfile_set_status(RunFile *rf, const char *status);
+int runfile_set_status(RunFile *rf, const char *status,
+    char *err, size_t errlen);
 int runfile_append_train(RunFile *rf, long long step, double loss, double lr,
-                         double grad_norm, long long tokens, double seconds);
+                         double grad_norm, long long tokens, double seconds,
+    char *err, size_t errlen);
 int runfile_append_eval(RunFile *rf, long long step, double val_loss,
-                        double val_bpb);
+                        double val_bpb,
+    char *err, size_t errlen);
 
 /* One probe (probe.c computes, this stores; names in runschema.h). */
-int runfile_write_probe(RunFile *rf, const ProbeRecord *p);
+int runfile_write_probe(RunFile *rf, const ProbeRecord *p,
+    char *err, size_t errlen);
 
 /* Final weights under /params, one dataset per ParamInfo. */
-int runfile_write_params(RunFile *rf, const Model *m);
+int runfile_write_params(RunFile *rf, const Model *m,
+    char *err, size_t errlen);
 /* Summary attributes (doubles). */
-int runfile_set_summary(RunFile *rf, const char *key, double value);
+int runfile_set_summary(RunFile *rf, const char *key, double value,
+    char *err, size_t errlen);
 
-/* Last error message from the module (one line). */
-const char *runfile_error(void);
 
 /* ---- checkpoints (RUN.h5.ckpt next to the run file) ----
  * Holds params, AdamW m and v, step, and the config text. Written to

@@ -3,7 +3,8 @@
  * allocated or read. HDF5's own error printing is off: errors come back as
  * one line naming the file and object. */
 #include "runfile_read.h"
-#include "h5util.h"  /* h5u_attr_read_strbuf */
+#include "h5util.h"
+#include "util.h" /* seterr */  /* h5u_attr_read_strbuf */
 #include "runfile.h" /* RUNFILE_SCHEMA, RUNFILE_SCHEMA_VERSION */
 
 #include <errno.h>
@@ -26,26 +27,11 @@ struct RunReader {
     RunMeta meta;
 };
 
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
+/* HDF5's innermost reason (h5util.h), never empty. */
+static const char *h5_reason(void)
 {
-    if (!err || errlen == 0) return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
-
-/* Deepest message on HDF5's error stack, e.g. "truncated file: eof = ..." */
-static herr_t walk_cb(unsigned n, const H5E_error2_t *e, void *data)
-{
-    if (n == 0 && e->desc) snprintf((char *)data, 200, "%s", e->desc);
-    return 0;
-}
-static const char *h5_reason(char *buf)
-{
-    buf[0] = '\0';
-    H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, walk_cb, buf);
-    return buf[0] ? buf : "unknown HDF5 error";
+    const char *why = h5u_reason();
+    return *why ? why : "unknown HDF5 error";
 }
 
 /* ---- attributes ---- */
@@ -158,9 +144,8 @@ static int read_ds(hid_t loc, const char *name, const char *path, int rank,
         goto done;
     }
     if (total && H5Dread(d, memtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) < 0) {
-        char why[200];
         seterr(err, errlen, "%s: cannot read dataset %s: %s", path, name,
-               h5_reason(why));
+               h5_reason());
         free(buf);
         goto done;
     }
@@ -243,9 +228,8 @@ static RunReader *open_file(const char *path, char *err, size_t errlen)
     }
     hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
     if (f < 0) {
-        char why[200];
         seterr(err, errlen, "%s: cannot open (truncated or corrupt?): %s",
-               path, h5_reason(why));
+               path, h5_reason());
         return NULL;
     }
     RunReader *r = calloc(1, sizeof *r);

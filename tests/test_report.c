@@ -24,6 +24,9 @@
 #include "runstats.h"
 #include "testutil.h"
 
+/* the runfile_* calls' one-line reason */
+static char rf_err[512];
+
 enum { L = 2, H = 2, N = 2, T = 4, C = 4 };
 
 static char g_dir[256];
@@ -65,11 +68,11 @@ static void make_run_cfg(const char *name, const char *variant, int seed,
     assert_non_null(rf);
     for (int s = 1; s <= 100; s++) { /* flat loss, one spike at step 60 */
         int rc = runfile_append_train(rf, s, spike && s == 60 ? 4.0 : 2.0,
-                                      1e-3, 1.0, 64LL * s, 0.01 * s);
-        if (rc) fprintf(stderr, "runfile: %s\n", runfile_error());
+                                      1e-3, 1.0, 64LL * s, 0.01 * s, rf_err, sizeof rf_err);
+        if (rc) fprintf(stderr, "runfile: %s\n", rf_err);
         assert_int_equal(rc, 0);
     }
-    assert_int_equal(runfile_append_eval(rf, 100, val_loss, val_loss / log(2)), 0);
+    assert_int_equal(runfile_append_eval(rf, 100, val_loss, val_loss / log(2), rf_err, sizeof rf_err), 0);
 
     float A[L * H * T * T], col[N * L * H * T], alpha0[L * H];
     int tokens[N * T] = {0};
@@ -102,13 +105,13 @@ static void make_run_cfg(const char *name, const char *variant, int seed,
         p.gate_below = gbelow;
         p.gate_stats = gstats;
     }
-    assert_int_equal(runfile_write_probe(rf, &p), 0);
-    assert_int_equal(runfile_set_summary(rf, "steps_done", 100), 0);
-    assert_int_equal(runfile_set_summary(rf, "final_val_loss", val_loss), 0);
-    assert_int_equal(runfile_set_summary(rf, "tokens_per_sec", 1000), 0);
-    assert_int_equal(runfile_set_summary(rf, "diverged_step", -1), 0);
-    assert_int_equal(runfile_set_status(rf, "done"), 0);
-    assert_int_equal(runfile_close(rf), 0);
+    assert_int_equal(runfile_write_probe(rf, &p, rf_err, sizeof rf_err), 0);
+    assert_int_equal(runfile_set_summary(rf, "steps_done", 100, rf_err, sizeof rf_err), 0);
+    assert_int_equal(runfile_set_summary(rf, "final_val_loss", val_loss, rf_err, sizeof rf_err), 0);
+    assert_int_equal(runfile_set_summary(rf, "tokens_per_sec", 1000, rf_err, sizeof rf_err), 0);
+    assert_int_equal(runfile_set_summary(rf, "diverged_step", -1, rf_err, sizeof rf_err), 0);
+    assert_int_equal(runfile_set_status(rf, "done", rf_err, sizeof rf_err), 0);
+    assert_int_equal(runfile_close(rf, rf_err, sizeof rf_err), 0);
 }
 
 /* A bigram run at lr 1e-2 (the quickstart's data and lr). */

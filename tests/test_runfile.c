@@ -27,6 +27,9 @@
 #include "model.h"
 #include "runfile.h"
 
+/* the runfile_* calls' one-line reason */
+static char rf_err[512];
+
 static char tmpdir[256];
 static H5E_auto2_t h5_default_fn; /* HDF5's own error printer, saved */
 static void *h5_default_data;
@@ -410,16 +413,16 @@ static RunFile *write_run(const char *path, const Config *cfg, TinyModel *t,
     if (!rf) fail_msg("create: %s", err);
     for (int i = 0; i < 3; i++)
         assert_int_equal(runfile_append_train(rf, i, 5.0 - i, 1e-3 * (i + 1), 0.5 * i,
-                                              1024 * (i + 1), 0.1 * i), 0);
-    assert_int_equal(runfile_append_eval(rf, 0, 4.5, 6.5), 0);
-    assert_int_equal(runfile_append_eval(rf, 2, 3.5, 5.0), 0);
+                                              1024 * (i + 1), 0.1 * i, rf_err, sizeof rf_err), 0);
+    assert_int_equal(runfile_append_eval(rf, 0, 4.5, 6.5, rf_err, sizeof rf_err), 0);
+    assert_int_equal(runfile_append_eval(rf, 2, 3.5, 5.0, rf_err, sizeof rf_err), 0);
     make_probe(q, 2);
     /* written twice: the second write replaces the first whole */
     snprintf(q->p.normaliser, sizeof q->p.normaliser, "stale");
-    assert_int_equal(runfile_write_probe(rf, &q->p), 0);
+    assert_int_equal(runfile_write_probe(rf, &q->p, rf_err, sizeof rf_err), 0);
     snprintf(q->p.normaliser, sizeof q->p.normaliser, "softmax");
-    assert_int_equal(runfile_write_probe(rf, &q->p), 0);
-    assert_int_equal(runfile_write_params(rf, &t->m), 0);
+    assert_int_equal(runfile_write_probe(rf, &q->p, rf_err, sizeof rf_err), 0);
+    assert_int_equal(runfile_write_params(rf, &t->m, rf_err, sizeof rf_err), 0);
     return rf;
 }
 
@@ -432,11 +435,11 @@ static void test_write_and_read_back(void **state) {
     tiny_model(&t, &cfg);
     Probe q;
     RunFile *rf = write_run(path, &cfg, &t, &q);
-    assert_int_equal(runfile_set_summary(rf, "steps_done", 3), 0);
-    assert_int_equal(runfile_set_summary(rf, "final_val_loss", 3.5), 0);
-    assert_int_equal(runfile_set_summary(rf, "final_val_loss", 3.25), 0); /* overwrite */
-    assert_int_equal(runfile_set_status(rf, "done"), 0);
-    assert_int_equal(runfile_close(rf), 0);
+    assert_int_equal(runfile_set_summary(rf, "steps_done", 3, rf_err, sizeof rf_err), 0);
+    assert_int_equal(runfile_set_summary(rf, "final_val_loss", 3.5, rf_err, sizeof rf_err), 0);
+    assert_int_equal(runfile_set_summary(rf, "final_val_loss", 3.25, rf_err, sizeof rf_err), 0); /* overwrite */
+    assert_int_equal(runfile_set_status(rf, "done", rf_err, sizeof rf_err), 0);
+    assert_int_equal(runfile_close(rf, rf_err, sizeof rf_err), 0);
 
     hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
     assert_true(f >= 0);
@@ -459,7 +462,7 @@ static void test_null_model(void **state) {
     Config cfg = test_config();
     RunFile *rf = runfile_create(path, &cfg, NULL, 0, err, sizeof err);
     assert_non_null(rf);
-    assert_int_equal(runfile_close(rf), 0);
+    assert_int_equal(runfile_close(rf, rf_err, sizeof rf_err), 0);
     hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
     assert_int_equal(attr_i64(f, "n_params"), 0);
     assert_int_equal(attr_i64(f, "n_params_added"), 0);
@@ -491,8 +494,8 @@ static void test_never_overwrite(void **state) {
     tiny_model(&t, &cfg);
     Probe q;
     RunFile *rf = write_run(path, &cfg, &t, &q);
-    assert_int_equal(runfile_set_status(rf, "done"), 0);
-    assert_int_equal(runfile_close(rf), 0);
+    assert_int_equal(runfile_set_status(rf, "done", rf_err, sizeof rf_err), 0);
+    assert_int_equal(runfile_close(rf, rf_err, sizeof rf_err), 0);
     struct stat st0, st1;
     size_t n0, n1;
     assert_int_equal(stat(path, &st0), 0);
@@ -503,7 +506,6 @@ static void test_never_overwrite(void **state) {
     snprintf(want, sizeof want,
              "%s exists (finished results are never overwritten; use --force)", path);
     assert_string_equal(err, want);
-    assert_string_equal(runfile_error(), want);
     assert_int_equal(stat(path, &st1), 0);
     char *b1 = slurp(path, &n1);
     assert_int_equal(n0, n1);
@@ -514,7 +516,7 @@ static void test_never_overwrite(void **state) {
 
     rf = runfile_create(path, &cfg, &t.m, 1, err, sizeof err);
     assert_non_null(rf);
-    assert_int_equal(runfile_close(rf), 0);
+    assert_int_equal(runfile_close(rf, rf_err, sizeof rf_err), 0);
     hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
     assert_false(has_link(f, "/probe"));    /* a fresh file, not the old one */
     assert_false(has_link(f, "/params"));
@@ -531,21 +533,21 @@ static void test_reopen_truncates(void **state) {
     assert_non_null(rf);
     Probe q;
     for (int s = 0; s < 10; s++) {
-        assert_int_equal(runfile_append_train(rf, s, s, 0, 0, 100 * s, s), 0);
+        assert_int_equal(runfile_append_train(rf, s, s, 0, 0, 100 * s, s, rf_err, sizeof rf_err), 0);
         if (s % 4 == 0) {
-            assert_int_equal(runfile_append_eval(rf, s, s, s), 0);
+            assert_int_equal(runfile_append_eval(rf, s, s, s, rf_err, sizeof rf_err), 0);
             make_probe(&q, s);
-            assert_int_equal(runfile_write_probe(rf, &q.p), 0);
+            assert_int_equal(runfile_write_probe(rf, &q.p, rf_err, sizeof rf_err), 0);
         }
     }
-    assert_int_equal(runfile_set_status(rf, "diverged"), 0);
-    assert_int_equal(runfile_close(rf), 0);
+    assert_int_equal(runfile_set_status(rf, "diverged", rf_err, sizeof rf_err), 0);
+    assert_int_equal(runfile_close(rf, rf_err, sizeof rf_err), 0);
 
     rf = runfile_reopen(path, 6, err, sizeof err); /* 6 steps done: rows 0..5 */
     if (!rf) fail_msg("reopen: %s", err);
     /* appending continues right after the kept rows */
-    assert_int_equal(runfile_append_train(rf, 6, 60, 0, 0, 600, 6), 0);
-    assert_int_equal(runfile_close(rf), 0);
+    assert_int_equal(runfile_append_train(rf, 6, 60, 0, 0, 600, 6, rf_err, sizeof rf_err), 0);
+    assert_int_equal(runfile_close(rf, rf_err, sizeof rf_err), 0);
 
     hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
     long long *st = read_ds(f, "/metrics/train/step", H5T_NATIVE_LLONG, 1, (hsize_t[]){7});
@@ -619,7 +621,7 @@ static void test_reopen_bad_files(void **state) {
     tiny_model(&t, &cfg);
     Probe q;
     RunFile *rf = write_run(full, &cfg, &t, &q);
-    assert_int_equal(runfile_close(rf), 0);
+    assert_int_equal(runfile_close(rf, rf_err, sizeof rf_err), 0);
     size_t n;
     char *b = slurp(full, &n);
     tpath(path, sizeof path, "half.h5");
@@ -628,7 +630,6 @@ static void test_reopen_bad_files(void **state) {
     assert_null(quiet_reopen(path, err, sizeof err));
     assert_one_line(err);
     assert_non_null(strstr(err, path));
-    assert_string_equal(runfile_error(), err);
 
     /* a valid HDF5 file that is not ours */
     tpath(path, sizeof path, "foreign.h5");
@@ -758,7 +759,7 @@ static void test_checkpoint_corrupt(void **state) {
     Config cfg = test_config();
     RunFile *rf = runfile_create(ck, &cfg, NULL, 0, err, sizeof err);
     assert_non_null(rf);
-    runfile_close(rf);
+    runfile_close(rf, rf_err, sizeof rf_err);
     assert_int_equal(checkpoint_load(rpath, a.p, a.m, a.v, a.n, NULL, NULL, NULL,
                                      NULL, err, sizeof err), -1);
     char want[700];
@@ -825,11 +826,11 @@ static void test_runfile_full_disk(void **state) {
     m.table = (ParamTable){&info, 1, 300000};
     m.params = big.p;
     struct rlimit old = limit_file_size(256 * 1024);
-    int rc = runfile_write_params(rf, &m);
+    int rc = runfile_write_params(rf, &m, rf_err, sizeof rf_err);
     char msg[512];
-    snprintf(msg, sizeof msg, "%s", runfile_error());
+    snprintf(msg, sizeof msg, "%s", rf_err);
     /* the failed write left the file consistent: it still closes cleanly */
-    int rc2 = runfile_close(rf);
+    int rc2 = runfile_close(rf, rf_err, sizeof rf_err);
     setrlimit(RLIMIT_FSIZE, &old);
     assert_int_equal(rc, -1);
     assert_one_line(msg);

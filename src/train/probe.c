@@ -222,8 +222,7 @@ int probe_run(const Model *m, RunState *s, const Dataset *ds, RunFile *rf,
         .h_norm_ratio = a.h_ratio,
     };
     snprintf(p.normaliser, sizeof p.normaliser, "%s", normaliser_name(c->normaliser));
-    int rc = runfile_write_probe(rf, &p);
-    if (rc != 0) seterr(err, errlen, "%s", runfile_error());
+    int rc = runfile_write_probe(rf, &p, err, errlen);
     free(targets);
     acc_free(&a);
     return rc;

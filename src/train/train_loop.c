@@ -119,9 +119,8 @@ static int commit_begin(Loop *lp, char *err, size_t errlen) {
     const Rows *r = &lp->rows;
     for (size_t i = 0; i < r->n; i++)
         if (runfile_append_train(lp->rf, r->step[i], r->loss[i], r->lr[i], r->norm[i],
-                                 r->tokens[i], r->seconds[i]) != 0) {
-            seterr(err, errlen, "%s", runfile_error());
-            runfile_close(lp->rf);
+                                 r->tokens[i], r->seconds[i], err, errlen) != 0) {
+            runfile_close(lp->rf, NULL, 0);
             lp->rf = NULL;
             unlink(lp->tmp_path);
             return -1;
@@ -131,11 +130,11 @@ static int commit_begin(Loop *lp, char *err, size_t errlen) {
 
 /* Close the copy, make it durable, and move it over the run file. */
 static int commit_end(Loop *lp, char *err, size_t errlen) {
-    int rc = runfile_close(lp->rf);
+    int rc = runfile_close(lp->rf, err, errlen);
     lp->rf = NULL;
     if (rc != 0) {
         unlink(lp->tmp_path);
-        return seterr(err, errlen, "%s", runfile_error());
+        return -1;
     }
     if (file_replace(lp->tmp_path, lp->opt->out_path, err, errlen) != 0) return -1;
     lp->rows.n = 0;
@@ -143,7 +142,7 @@ static int commit_end(Loop *lp, char *err, size_t errlen) {
 }
 
 static void commit_abort(Loop *lp) {
-    if (lp->rf) runfile_close(lp->rf);
+    if (lp->rf) runfile_close(lp->rf, NULL, 0);
     lp->rf = NULL;
     unlink(lp->tmp_path);
 }
@@ -175,8 +174,7 @@ static int eval_and_probe(Loop *lp, char *err, size_t errlen) {
     if (!lp->opt->quiet)
         fprintf(stderr, "eval step %lld | val_loss %.4f | ppl %.3f | bpb %.4f\n", lp->step, v,
                 exp(v), bpb);
-    if (runfile_append_eval(lp->rf, lp->step, v, bpb) != 0)
-        return seterr(err, errlen, "%s", runfile_error());
+    if (runfile_append_eval(lp->rf, lp->step, v, bpb, err, errlen) != 0) return -1;
     return probe_run(&lp->tr.model, &lp->tr.workers[0], &lp->ds, lp->rf, lp->step, err, errlen);
 }
 
@@ -186,18 +184,18 @@ static int save_checkpoint(Loop *lp, char *err, size_t errlen) {
     return checkpoint_save(lp->opt->out_path, &c, lp->config_text, err, errlen);
 }
 
-static int write_final(Loop *lp, const char *status) {
+static int write_final(Loop *lp, const char *status, char *err, size_t errlen) {
     const Config *c = lp->cfg;
     double tok_s = lp->seconds > 0 ? (double)lp->tokens / lp->seconds : 0;
     double flops = model_flops_per_token(&lp->tr.model, c->seq_len);
-    int rc = runfile_write_params(lp->rf, &lp->tr.model);
-    rc |= runfile_set_summary(lp->rf, RS_SUM_STEPS_DONE, (double)lp->step);
-    rc |= runfile_set_summary(lp->rf, RS_SUM_TOKENS_PER_SEC, tok_s);
-    rc |= runfile_set_summary(lp->rf, RS_SUM_GFLOPS_PER_SEC, tok_s * flops / 1e9);
-    rc |= runfile_set_summary(lp->rf, RS_SUM_WALL_SECONDS, lp->seconds);
-    rc |= runfile_set_summary(lp->rf, RS_SUM_FINAL_VAL_LOSS, lp->last_val);
-    rc |= runfile_set_summary(lp->rf, RS_SUM_DIVERGED_STEP, -1);
-    rc |= runfile_set_status(lp->rf, status); /* last: marks the file complete */
+    int rc = runfile_write_params(lp->rf, &lp->tr.model, err, errlen);
+    rc |= runfile_set_summary(lp->rf, RS_SUM_STEPS_DONE, (double)lp->step, err, errlen);
+    rc |= runfile_set_summary(lp->rf, RS_SUM_TOKENS_PER_SEC, tok_s, err, errlen);
+    rc |= runfile_set_summary(lp->rf, RS_SUM_GFLOPS_PER_SEC, tok_s * flops / 1e9, err, errlen);
+    rc |= runfile_set_summary(lp->rf, RS_SUM_WALL_SECONDS, lp->seconds, err, errlen);
+    rc |= runfile_set_summary(lp->rf, RS_SUM_FINAL_VAL_LOSS, lp->last_val, err, errlen);
+    rc |= runfile_set_summary(lp->rf, RS_SUM_DIVERGED_STEP, -1, err, errlen);
+    rc |= runfile_set_status(lp->rf, status, err, errlen); /* last: marks the file complete */
     return rc;
 }
 
@@ -209,8 +207,8 @@ static int commit(Loop *lp, CommitKind kind, char *err, size_t errlen) {
     if (commit_begin(lp, err, errlen) != 0) return -1;
     int rc = 0;
     if (kind >= COMMIT_EVAL) rc = eval_and_probe(lp, err, errlen);
-    if (rc == 0 && kind == COMMIT_FINAL && write_final(lp, RS_STATUS_DONE) != 0)
-        rc = seterr(err, errlen, "%s", runfile_error());
+    if (rc == 0 && kind == COMMIT_FINAL && write_final(lp, RS_STATUS_DONE, err, errlen) != 0)
+        rc = -1;
     if (rc != 0) {
         commit_abort(lp);
         return -1;
@@ -229,7 +227,7 @@ static int open_fresh(Loop *lp, char *err, size_t errlen) {
                                  err, errlen);
     if (!rf) return TRAIN_BADINPUT;
     remove(ck);
-    if (runfile_close(rf) != 0) return seterr(err, errlen, "%s", runfile_error()), TRAIN_FAIL;
+    if (runfile_close(rf, err, errlen) != 0) return TRAIN_FAIL;
     /* a checkpoint at step 0, so a kill at any later moment can resume */
     return save_checkpoint(lp, err, errlen) ? TRAIN_FAIL : TRAIN_OK;
 }
@@ -256,7 +254,7 @@ static int open_resumed(Loop *lp, char *err, size_t errlen) {
     /* check the run file now, so a corrupt one is refused before any work */
     RunFile *rf = runfile_reopen(lp->opt->out_path, lp->step, err, errlen);
     if (!rf) return TRAIN_BADINPUT;
-    if (runfile_close(rf) != 0) return seterr(err, errlen, "%s", runfile_error()), TRAIN_FAIL;
+    if (runfile_close(rf, err, errlen) != 0) return TRAIN_FAIL;
     if (!lp->opt->quiet)
         fprintf(stderr, "resuming %s at step %lld\n", lp->opt->out_path, lp->step);
     return TRAIN_OK;
@@ -285,11 +283,10 @@ static int diverged(Loop *lp, float loss, double norm, char *err, size_t errlen)
     fprintf(stderr, "diverged at step %lld (loss %g, grad norm %g): stopping; the last "
             "good checkpoint is kept\n", lp->step, loss, norm);
     if (commit_begin(lp, err, errlen) != 0) return TRAIN_FAIL;
-    int rc = runfile_set_summary(lp->rf, RS_SUM_DIVERGED_STEP, (double)lp->step);
-    rc |= runfile_set_summary(lp->rf, RS_SUM_STEPS_DONE, (double)lp->step);
-    rc |= runfile_set_status(lp->rf, RS_STATUS_DIVERGED);
+    int rc = runfile_set_summary(lp->rf, RS_SUM_DIVERGED_STEP, (double)lp->step, err, errlen);
+    rc |= runfile_set_summary(lp->rf, RS_SUM_STEPS_DONE, (double)lp->step, err, errlen);
+    rc |= runfile_set_status(lp->rf, RS_STATUS_DIVERGED, err, errlen);
     if (rc != 0) {
-        seterr(err, errlen, "%s", runfile_error());
         commit_abort(lp);
         return TRAIN_FAIL;
     }
