@@ -22,6 +22,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include "config.h" /* variant_key */
 #include "metrics.h"
 #include "runname.h"
 #include "runfile_read.h"
@@ -482,12 +483,10 @@ static void runs_label(RunSet *rs) {
     }
 }
 
-/* The paper's headline comparison: what a line figure keeps when there
- * are too many runs to tell apart. */
+/* The paper's headline comparison (the catalog's key runs, config.h):
+ * what a line figure keeps when there are too many runs to tell apart. */
 int plot_key_run(const char *variant, const char *status) {
-    static const char *const key[] = {"baseline", "g1-elem", "g1-head"};
-    for (size_t k = 0; k < sizeof key / sizeof key[0]; k++)
-        if (!strcmp(variant, key[k])) return 1;
+    if (variant_key(variant) != VARIANT_KEY_NONE) return 1;
     return !strcmp(status, RS_STATUS_DIVERGED); /* a failure is worth seeing */
 }
 

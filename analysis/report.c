@@ -10,6 +10,7 @@
 #include "report.h"
 #include "report_extra.h"
 #include "heatmap.h"
+#include "config.h" /* variant_key */
 #include "metrics.h"
 #include "plot.h"
 #include "runname.h"
@@ -234,7 +235,8 @@ static int cmp_row(const void *a, const void *b)
 {
     const Row *x = a, *y = b;
     if (x->ok != y->ok) return y->ok - x->ok;
-    int xb = !strcmp(x->variant, "baseline"), yb = !strcmp(y->variant, "baseline");
+    int xb = variant_key(x->variant) == VARIANT_KEY_BASELINE,
+        yb = variant_key(y->variant) == VARIANT_KEY_BASELINE;
     if (xb != yb) return yb - xb;
     int c = strcmp(x->run, y->run);
     if (!c) c = strcmp(x->variant, y->variant);
@@ -270,7 +272,8 @@ static int cfg_eq(double x, double y)
  * (g1-elem-brown -> baseline-brown), which beats plain "baseline". */
 static int base_score(const Row *bg, const Row *g, int self)
 {
-    if (strcmp(bg->variant, "baseline") || strcmp(bg->data, g->data)) return -1;
+    if (variant_key(bg->variant) != VARIANT_KEY_BASELINE || strcmp(bg->data, g->data))
+        return -1;
     static const int keys[] = {CFG_SEQ_LEN, CFG_LR, CFG_STEPS};
     for (int k = 0; k < 3; k++)
         if (!cfg_eq(bg->cfg[keys[k]], g->cfg[keys[k]])) return -1;
@@ -280,7 +283,7 @@ static int base_score(const Row *bg, const Row *g, int self)
                              ? g->run + nv + 1 : NULL;
     if (suffix && !strncmp(bg->run, "baseline-", 9) && !strcmp(bg->run + 9, suffix))
         return 2;
-    return !strcmp(bg->run, "baseline");
+    return !strcmp(bg->run, variant_key_id(VARIANT_KEY_BASELINE));
 }
 
 static double group_ppl(const Row *rows, int a, int b)
@@ -819,19 +822,22 @@ static const Row *probed_of(const Row *rows, int n, const char *v,
     return NULL;
 }
 
-/* One baseline-vs-g1-elem figure per data source that has both. */
+/* One baseline-vs-headline-gate figure (the catalog's key runs, g1-elem)
+ * per data source that has both. */
 static void fig_compare_all(FILE *f, const char *figdir, const Row *rows, int n)
 {
+    const char *gate = variant_key_id(VARIANT_KEY_HEADLINE);
+    const char *ref = variant_key_id(VARIANT_KEY_BASELINE);
     for (int i = 0; i < n && rows[i].ok; i++) {
-        if (strcmp(rows[i].variant, "g1-elem")) continue;
+        if (strcmp(rows[i].variant, gate)) continue;
         int seen = 0;
         for (int j = 0; j < i && !seen; j++)
-            seen = !strcmp(rows[j].variant, "g1-elem") &&
+            seen = !strcmp(rows[j].variant, gate) &&
                    !strcmp(rows[j].data, rows[i].data);
         if (seen) continue;
-        const Row *g1 = probed_of(rows, n, "g1-elem", rows[i].data, -1);
+        const Row *g1 = probed_of(rows, n, gate, rows[i].data, -1);
         if (!g1) continue;
-        const Row *base = probed_of(rows, n, "baseline", g1->data, g1->base);
+        const Row *base = probed_of(rows, n, ref, g1->data, g1->base);
         if (base) fig_compare(f, figdir, base, g1);
     }
 }

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config.h" /* variant_key */
 #include "metrics.h"
 #include "plot.h"
 #include "runname.h"
@@ -214,13 +215,12 @@ static int lc_pick(const LcRun *w, int n, const char *variant, const char *data)
 /* The headline beside Table 5: degradation at 8x the training length per
  * key variant and data source, mean ± std over the seeds of one run name. */
 static void lc_summary(FILE *f, const LcRun *w, int n) {
-    static const char *const VAR[3] = {"baseline", "g1-elem", "g1-head"};
     int head = 0;
     for (int i = 0; i < n; i++) { /* data sources in order of appearance */
         int first = 1;
         for (int j = 0; j < i; j++) first &= strcmp(w[j].data, w[i].data) != 0;
-        for (int v = 0; first && v < 3; v++) {
-            int b = lc_pick(w, n, VAR[v], w[i].data);
+        for (int v = VARIANT_KEY_BASELINE; first && v < VARIANT_KEY_END; v++) {
+            int b = lc_pick(w, n, variant_key_id(v), w[i].data);
             if (b < 0) continue;
             double d[2][256];
             int k[2] = {0, 0}, nr = 0;
@@ -237,7 +237,7 @@ static void lc_summary(FILE *f, const LcRun *w, int n) {
                            "shortest length, mean ± std over seeds; per variant its run "
                            "at the lowest lr)\n\n| variant | run | data | seeds | plain | "
                            "YaRN |\n|---|---|---|---|---|---|\n");
-            fprintf(f, "| %s | %s | %s | %d |", VAR[v], w[b].name, w[i].data, nr);
+            fprintf(f, "| %s | %s | %s | %d |", variant_key_id(v), w[b].name, w[i].data, nr);
             for (int m = 0; m < 2; m++) {
                 if (k[m]) put_mean(f, " %+.4f", "%.4f", d[m], k[m]);
                 else fprintf(f, " —");

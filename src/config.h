@@ -160,4 +160,15 @@ const char *normaliser_name(AttnNormaliser n);
 const char *variant_id_at(int i);
 const char *variant_formula(const char *id);
 
+/* The paper's headline comparison, a property of the catalog: the
+ * reference run every other is compared against, the headline gate, and
+ * the other key run. Figures with too many runs keep these; summaries
+ * list them in this order. */
+enum { VARIANT_KEY_NONE = 0, VARIANT_KEY_BASELINE, VARIANT_KEY_HEADLINE,
+       VARIANT_KEY_OTHER, VARIANT_KEY_END };
+/* The key role of a catalog id (VARIANT_KEY_NONE when not a key run). */
+int variant_key(const char *id);
+/* The id with key role `role`, NULL when none has it. */
+const char *variant_key_id(int role);
+
 #endif
