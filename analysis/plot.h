@@ -1,51 +1,11 @@
-/* plot.h: figures via gnuplot. Every figure leaves three files side by
- * side: NAME.dat (the numbers), NAME.gp (a plain gnuplot script that reads
- * NAME.dat by its base name, so `cd DIR && gnuplot NAME.gp` redraws it
- * after a restyle) and NAME.png. gnuplot is run with fork/execvp in DIR,
- * never through a shell. Every failure returns -1 with one line in err. */
+/* plot.h: the figures over run files (plot.c), drawn with gnuplot.h.
+ * Every failure returns -1 with one line in err. */
 #ifndef GATELAB_PLOT_H
 #define GATELAB_PLOT_H
 
 #include <stddef.h>
 
-/* ---- generic figures from arrays (no run files) ---- */
-
-typedef enum { PLOT_LINES, PLOT_POINTS, PLOT_STEPS } PlotStyle;
-
-typedef struct {
-    const char *label;
-    const double *x, *y; /* [n]; NaN y is a gap */
-    size_t n;            /* series with n == 0 are left out */
-    PlotStyle style;
-    int color;           /* gnuplot linetype 1.. ; 0 = automatic */
-    int panel;           /* 0 or 1: which of the stacked panels */
-} PlotSeries;
-
-typedef struct {
-    const char *title;
-    const char *xlabel;
-    const char *ylabel[2]; /* per panel */
-    int npanels;           /* 1, or 2 stacked panels sharing x */
-} PlotAxes;
-
-/* Line / point / step plot of ns series into png_path (must end in .png). */
-int plot_lines(const char *png_path, const PlotAxes *ax, const PlotSeries *s,
-               int ns, char *err, size_t errlen);
-
-typedef struct {
-    const char *title, *xlabel, *ylabel;
-    int ncat;                  /* categories on x (layers 0..ncat-1) */
-    int ngroups;               /* bars per category (runs) */
-    const char *const *group_labels; /* [ngroups] */
-    const double *v;           /* [ngroups, ncat]; NaN = no bar */
-    int nref;                  /* dashed horizontal reference lines */
-    const double *ref;         /* [nref] */
-    const char *const *ref_labels; /* [nref] */
-} PlotBars;
-
-/* Clustered bars: one cluster per category, runs side by side. */
-int plot_bars(const char *png_path, const PlotBars *b, char *err,
-              size_t errlen);
+#include "gnuplot.h"
 
 /* 1 when kind is one plot_figure draws (loss, first-share, ...). */
 int plot_kind_known(const char *kind);
@@ -94,7 +54,5 @@ int plot_key_series(int ng, unsigned char *key);
 size_t plot_mean_aligned(const long long *const *st, const double *const *v,
                          const size_t *len, int m, double *x, double *y);
 
-/* 1 when an executable `gnuplot` is on PATH. */
-int plot_have_gnuplot(void);
 
 #endif
