@@ -33,7 +33,7 @@ int plot_figure(const char *kind, char **run_paths, int n,
 int plot_report_figures(const char *outdir, char **run_paths, int n,
                         char *err, size_t errlen);
 
-/* ---- the report's series rule, shared with analysis/report_extra.c ---- */
+/* ---- the report's series rule, shared with report_util.c ---- */
 
 /* Above this many series (run names) a line figure draws only the key runs. */
 #define PLOT_MAX_SERIES 8

@@ -1,7 +1,8 @@
-/* report_extra.h: the long-context and stability sections of the report
- * (gatelab report), over run files read through runread.h. */
-#ifndef GATELAB_REPORT_EXTRA_H
-#define GATELAB_REPORT_EXTRA_H
+/* report_sections.h: the long-context (report_longctx.c) and stability
+ * (report_stability.c) sections of the report, over run files read
+ * through runfile_read.h. */
+#ifndef GATELAB_REPORT_SECTIONS_H
+#define GATELAB_REPORT_SECTIONS_H
 
 #include <stdio.h>
 
