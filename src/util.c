@@ -1,7 +1,6 @@
 /* util.c: see util.h. */
 #define _POSIX_C_SOURCE 200809L
 #include "util.h"
-#include "gatelab_build.h" /* GATELAB_SOURCE_ROOT */
 
 #include <stdarg.h>
 #include <stdint.h>
@@ -12,7 +11,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <time.h>
-#include <libgen.h>
 
 int seterr(char *err, size_t errlen, const char *fmt, ...) {
     if (err && errlen) {
@@ -93,18 +91,4 @@ int file_replace(const char *tmp, const char *path, char *err, size_t errlen) {
     }
     close(fd);
     return 0;
-}
-
-int source_file(const char *rel, char *path, size_t n) {
-    if ((size_t)snprintf(path, n, "%s/%s", GATELAB_SOURCE_ROOT, rel) < n &&
-        file_exists(path))
-        return 0;
-    char exe[4096];
-    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (len <= 0) return -1;
-    exe[len] = '\0';
-    char *dir = dirname(dirname(exe)); /* build/gatelab -> source root */
-    if ((size_t)snprintf(path, n, "%s/%s", dir, rel) < n && file_exists(path))
-        return 0;
-    return -1;
 }
