@@ -26,6 +26,7 @@
 #include "gatelab_build.h"
 #include "model.h"
 #include "runfile.h"
+#include "runfile_read.h"
 
 /* the runfile_* calls' one-line reason */
 static char rf_err[512];
@@ -847,6 +848,59 @@ static void test_runfile_full_disk(void **state) {
     arrays_free(&big);
 }
 
+/* Elements of one RS_PROBE_ARRAYS entry for this probe (its dims letters). */
+static size_t table_elems(const ProbeRecord *p, const char *dims) {
+    size_t n = 1;
+    for (const char *c = dims; *c; c++) {
+        switch (*c) {
+        case 'L': n *= (size_t)p->L; break;
+        case 'H': n *= (size_t)p->H; break;
+        case 'T': n *= (size_t)p->T; break;
+        case 'N': n *= (size_t)p->N; break;
+        case 'C': n *= (size_t)p->gate_channels; break;
+        case 'S': n *= (size_t)p->gate_sample_n; break;
+        case 'B': n *= RS_GATE_BINS; break;
+        case 'K': n *= RS_GATE_NBELOW; break;
+        case 'M': n *= RS_GATE_NSTATS; break;
+        case '3': n *= RS_HIDDEN_TOP; break;
+        default: fail_msg("unknown dims letter %c", *c);
+        }
+    }
+    return n;
+}
+
+/* Every array of the schema table comes back from the reader as written
+ * (so a new table line is covered once make_probe fills it). */
+static void test_probe_table_roundtrip(void **state) {
+    (void)state;
+    char path[512], err[512];
+    tpath(path, sizeof path, "table.h5");
+    Config cfg = test_config();
+    TinyModel t;
+    tiny_model(&t, &cfg);
+    Probe q;
+    RunFile *rf = write_run(path, &cfg, &t, &q);
+    assert_int_equal(runfile_close(rf, rf_err, sizeof rf_err), 0);
+    RunReader *r = runread_open(path, err, sizeof err);
+    if (!r) fail_msg("open: %s", err);
+    ProbeRecord got;
+    assert_int_equal(runread_probe(r, -1, &got, err, sizeof err), 0);
+    const ProbeRecord *w = &q.p;
+    assert_int_equal(got.L, w->L), assert_int_equal(got.H, w->H);
+    assert_int_equal(got.N, w->N), assert_int_equal(got.T, w->T);
+    assert_int_equal(got.gate_channels, w->gate_channels);
+    assert_int_equal(got.gate_sample_n, w->gate_sample_n);
+#define RS_CHECK(member, ctype, cls, hid, name, dims, kind, desc)             \
+    if (!w->member) fail_msg("make_probe leaves %s unset", name);            \
+    if (!got.member) fail_msg("%s not read back", name);                      \
+    if (memcmp(got.member, w->member, table_elems(w, dims) * sizeof(ctype)))  \
+        fail_msg("%s differs after the round trip", name);
+    RS_PROBE_ARRAYS(RS_CHECK)
+#undef RS_CHECK
+    runread_probe_free(&got);
+    runread_close(r);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_write_and_read_back),
@@ -854,6 +908,7 @@ int main(void) {
         cmocka_unit_test(test_never_overwrite),
         cmocka_unit_test(test_reopen_truncates),
         cmocka_unit_test(test_reopen_bad_files),
+        cmocka_unit_test(test_probe_table_roundtrip),
         cmocka_unit_test(test_checkpoint_roundtrip),
         cmocka_unit_test(test_checkpoint_corrupt),
         cmocka_unit_test(test_checkpoint_failed_save),
