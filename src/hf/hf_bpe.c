@@ -39,10 +39,14 @@ void hf_bpe_index_bytes(HfBpe *m) {
 
 int hf_bpe_add_merge(HfBpe *m, int32_t a, int32_t b, int32_t r) {
     int32_t key[2] = {a, b};
-    int32_t *res = realloc(m->merge_result, (m->n_merges + 1) * sizeof *res);
-    if (!res) return -1;
-    m->merge_result = res;
-    res[m->n_merges] = r;
+    if (m->n_merges == m->merge_cap) {
+        size_t cap = m->merge_cap ? m->merge_cap * 2 : 1024;
+        int32_t *res = realloc(m->merge_result, cap * sizeof *res);
+        if (!res) return -1;
+        m->merge_result = res;
+        m->merge_cap = cap;
+    }
+    m->merge_result[m->n_merges] = r;
     /* a repeated pair keeps its last rank, as the reference's Map does */
     if (hf_map_put(&m->merges, key, sizeof key, (int32_t)m->n_merges) < 0) return -1;
     m->n_merges++;

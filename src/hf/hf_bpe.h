@@ -26,7 +26,7 @@ typedef struct {
     HfMap vocab;            /* raw bytes -> id */
     HfMap merges;           /* int32 pair (8 bytes) -> rank */
     int32_t *merge_result;  /* [n_merges] id of the merged symbol */
-    size_t n_merges;
+    size_t n_merges, merge_cap;
     int32_t byte_id[256];   /* id of each single byte, -1 when absent */
     int32_t unk_id;         /* -1: none */
     int fuse_unk;           /* consecutive unks become one */
