@@ -69,10 +69,12 @@ static json_t *compose(const json_t *base, const json_t *overlay) {
     json_t *t = json_deep_copy(base), *v;
     const char *k;
     json_object_foreach((json_t *)overlay, k, v) {
-        if (!strcmp(k, "model")) json_object_update(json_object_get(t, "model"), v);
+        if (!strcmp(k, "model"))
+            json_object_update(json_object_get(t, "model"), v);
         else if (!strcmp(k, "fixture_merges_as_pairs")) {
             if (json_is_true(v)) merges_to_pairs(json_object_get(t, "model"));
-        } else json_object_set(t, k, v);
+        } else
+            json_object_set(t, k, v);
     }
     return t;
 }
@@ -135,7 +137,8 @@ static Case *load_cases(size_t *n) {
         hex += 5;
         c->len = strlen(hex) / 2;
         c->text = malloc(c->len + 1);
-        for (size_t i = 0; i < c->len; ++i) c->text[i] = (char)(hexval(hex[2 * i]) * 16 + hexval(hex[2 * i + 1]));
+        for (size_t i = 0; i < c->len; ++i)
+            c->text[i] = (char)(hexval(hex[2 * i]) * 16 + hexval(hex[2 * i + 1]));
     }
     free(b);
     return cs;
@@ -152,7 +155,8 @@ static size_t check_variant(const char *name, const Case *cs, size_t ncase, size
     const int32_t *pre, *suf;
     size_t npre, nsuf;
     hf_tokenizer_template(tok, &pre, &npre, &suf, &nsuf);
-    for (char *line = strtok_r(b, "\n", &save); line; line = strtok_r(NULL, "\n", &save), ++line_no) {
+    for (char *line = strtok_r(b, "\n", &save); line;
+         line = strtok_r(NULL, "\n", &save), ++line_no) {
         assert_true(line_no < ncase);
         if (!strcmp(line, "-")) continue; /* not compared for this variant (README) */
         assert_int_equal(strncmp(line, "ids:", 4), 0);
@@ -165,12 +169,16 @@ static size_t check_variant(const char *name, const Case *cs, size_t ncase, size
         for (size_t k = 0; k < npre + n + nsuf; ++k) {
             long want = strtol(p, &end, 10);
             int32_t got = k < npre ? pre[k] : k < npre + n ? ids[k - npre] : suf[k - npre - n];
-            if (end == p) fail_msg("%s %s: %zu ids, the reference has %zu", name, c->name, npre + n + nsuf, k);
-            if (want != got) fail_msg("%s %s: id %zu is %d, the reference has %ld", name, c->name, k, got, want);
+            if (end == p)
+                fail_msg("%s %s: %zu ids, the reference has %zu", name, c->name, npre + n + nsuf,
+                         k);
+            if (want != got)
+                fail_msg("%s %s: id %zu is %d, the reference has %ld", name, c->name, k, got, want);
             p = end;
         }
         strtol(p, &end, 10);
-        if (end != p) fail_msg("%s %s: %zu ids, the reference has more", name, c->name, npre + n + nsuf);
+        if (end != p)
+            fail_msg("%s %s: %zu ids, the reference has more", name, c->name, npre + n + nsuf);
         ntok += npre + n + nsuf;
         ++*compared;
         free(ids);
@@ -235,7 +243,8 @@ static int tiny(HfTokenizer **tok, const char *vocab, const char *merges, char *
     return hf_tokenizer_load_buffer(tok, json, strlen(json), "tiny.json", err, 512);
 }
 
-static void expect_ids(const HfTokenizer *tok, const char *text, const int32_t *want, size_t nwant) {
+static void expect_ids(const HfTokenizer *tok, const char *text, const int32_t *want,
+                       size_t nwant) {
     char err[512];
     int32_t *ids;
     size_t n;
@@ -251,12 +260,13 @@ static void test_bpe_order(void **s) {
     char err[512];
     HfTokenizer *tok;
     assert_int_equal(tiny(&tok, "{\"a\":0,\"b\":1,\"c\":2,\"ab\":3,\"bc\":4,\"aa\":5}",
-                          "[\"b c\",\"a b\",\"a a\"]", err), 0);
-    expect_ids(tok, "abc", (int32_t[]){0, 4}, 2);   /* b c (rank 0) before a b */
-    expect_ids(tok, "aaa", (int32_t[]){5, 0}, 2);   /* leftmost a a */
+                          "[\"b c\",\"a b\",\"a a\"]", err),
+                     0);
+    expect_ids(tok, "abc", (int32_t[]){0, 4}, 2); /* b c (rank 0) before a b */
+    expect_ids(tok, "aaa", (int32_t[]){5, 0}, 2); /* leftmost a a */
     expect_ids(tok, "aaaa", (int32_t[]){5, 5}, 2);
     expect_ids(tok, "abab", (int32_t[]){3, 3}, 2);
-    expect_ids(tok, "xab", (int32_t[]){3}, 1);      /* x not in vocab, no unk: dropped */
+    expect_ids(tok, "xab", (int32_t[]){3}, 1); /* x not in vocab, no unk: dropped */
     hf_tokenizer_free(tok);
 }
 
@@ -266,12 +276,17 @@ static void test_invalid_utf8(void **s) {
     (void)s;
     char err[512];
     HfTokenizer *tok;
-    assert_int_equal(tiny(&tok, "{\"\\u00ef\":0,\"\\u00bf\":1,\"\\u00bd\":2,\"A\":3,\"\\u00ef\\u00bf\":4,"
-                               "\"\\u00ef\\u00bf\\u00bd\":5}",
-                          "[\"\\u00ef \\u00bf\",\"\\u00ef\\u00bf \\u00bd\"]", err), 0);
-    expect_ids(tok, "\xc0\x80", (int32_t[]){5, 5}, 2);          /* 2 x FFFD in one pre-token */
-    expect_ids(tok, "\xe2\x82" "A", (int32_t[]){5, 3}, 2);      /* truncated: one FFFD */
-    char seq[] = "\xed\xa0\x80";                                 /* surrogate: 3 x FFFD */
+    assert_int_equal(tiny(&tok,
+                          "{\"\\u00ef\":0,\"\\u00bf\":1,\"\\u00bd\":2,\"A\":3,\"\\u00ef\\u00bf\":4,"
+                          "\"\\u00ef\\u00bf\\u00bd\":5}",
+                          "[\"\\u00ef \\u00bf\",\"\\u00ef\\u00bf \\u00bd\"]", err),
+                     0);
+    expect_ids(tok, "\xc0\x80", (int32_t[]){5, 5}, 2); /* 2 x FFFD in one pre-token */
+    expect_ids(tok,
+               "\xe2\x82"
+               "A",
+               (int32_t[]){5, 3}, 2); /* truncated: one FFFD */
+    char seq[] = "\xed\xa0\x80";      /* surrogate: 3 x FFFD */
     int32_t *ids;
     size_t n;
     assert_int_equal(hf_tokenizer_encode(tok, seq, 3, 0, &ids, &n, err, sizeof err), 0);
@@ -283,7 +298,8 @@ static void test_invalid_utf8(void **s) {
 static void expect_refused(const char *json, const char *needle) {
     char err[512] = "";
     HfTokenizer *tok = NULL;
-    assert_int_equal(hf_tokenizer_load_buffer(&tok, json, strlen(json), "t.json", err, sizeof err), -1);
+    assert_int_equal(hf_tokenizer_load_buffer(&tok, json, strlen(json), "t.json", err, sizeof err),
+                     -1);
     assert_null(tok);
     if (!strstr(err, needle)) fail_msg("error \"%s\" lacks \"%s\"", err, needle);
     assert_null(strchr(err, '\n'));
@@ -293,16 +309,26 @@ static void test_refusals(void **s) {
     (void)s;
     expect_refused("{\"model\":{\"type\":\"Unigram\",\"vocab\":[[\"a\",0]]}}", "--tokens FILE");
     expect_refused("{\"model\":{\"type\":\"WordPiece\",\"vocab\":{}}}", "WordPiece");
-    expect_refused("{\"pre_tokenizer\":{\"type\":\"Metaspace\"},\"model\":{\"type\":\"BPE\",\"vocab\":{},\"merges\":[]}}",
+    expect_refused("{\"pre_tokenizer\":{\"type\":\"Metaspace\"},\"model\":{\"type\":\"BPE\","
+                   "\"vocab\":{},\"merges\":[]}}",
                    "Metaspace");
-    expect_refused("{\"pre_tokenizer\":{\"type\":\"ByteLevel\"},\"model\":{\"type\":\"BPE\",\"byte_fallback\":true,"
-                   "\"vocab\":{},\"merges\":[]}}", "byte_fallback");
-    expect_refused("{\"model\":{\"type\":\"BPE\",\"vocab\":{},\"merges\":[]}}", "without ByteLevel");
-    expect_refused("{\"pre_tokenizer\":{\"type\":\"ByteLevel\"},\"model\":{\"type\":\"BPE\",\"vocab\":{\"a\":0},"
-                   "\"merges\":[\"a b\"]}}", "merges[0]");
-    expect_refused("{\"pre_tokenizer\":{\"type\":\"Split\",\"pattern\":{\"Regex\":\"(\"},\"behavior\":\"Isolated\"},"
-                   "\"model\":{\"type\":\"BPE\",\"vocab\":{},\"merges\":[]}}", "PCRE2");
-    expect_refused("{\"normalizer\":{\"type\":\"Lowercase\"},\"model\":{\"type\":\"BPE\",\"vocab\":{}}}", "Lowercase");
+    expect_refused("{\"pre_tokenizer\":{\"type\":\"ByteLevel\"},\"model\":{\"type\":\"BPE\",\"byte_"
+                   "fallback\":true,"
+                   "\"vocab\":{},\"merges\":[]}}",
+                   "byte_fallback");
+    expect_refused("{\"model\":{\"type\":\"BPE\",\"vocab\":{},\"merges\":[]}}",
+                   "without ByteLevel");
+    expect_refused("{\"pre_tokenizer\":{\"type\":\"ByteLevel\"},\"model\":{\"type\":\"BPE\","
+                   "\"vocab\":{\"a\":0},"
+                   "\"merges\":[\"a b\"]}}",
+                   "merges[0]");
+    expect_refused("{\"pre_tokenizer\":{\"type\":\"Split\",\"pattern\":{\"Regex\":\"(\"},"
+                   "\"behavior\":\"Isolated\"},"
+                   "\"model\":{\"type\":\"BPE\",\"vocab\":{},\"merges\":[]}}",
+                   "PCRE2");
+    expect_refused(
+        "{\"normalizer\":{\"type\":\"Lowercase\"},\"model\":{\"type\":\"BPE\",\"vocab\":{}}}",
+        "Lowercase");
     expect_refused("{\"model\":{\"type\":\"BPE\",\"vocab\":{\"a\":-1}}}", "model.vocab");
     expect_refused("{\"model\":", "not valid JSON");
     expect_refused("[]", "not a JSON object");
@@ -319,14 +345,18 @@ static void test_token_lines(void **s) {
     char err[512];
     TokenLines tl;
     const char *good = "1 2 3\n\n  \t\n4\t5 \r\n6";
-    assert_int_equal(token_lines_parse(&tl, good, strlen(good), "w.txt", 10, 0, err, sizeof err), 0);
+    assert_int_equal(token_lines_parse(&tl, good, strlen(good), "w.txt", 10, 0, err, sizeof err),
+                     0);
     assert_int_equal(tl.n_windows, 3);
     assert_int_equal(tl.n_ids, 6);
     assert_int_equal(tl.start[1], 3);
     assert_int_equal(tl.start[2], 5);
     assert_int_equal(tl.ids[5], 6);
     token_lines_free(&tl);
-    struct { const char *text, *needle; size_t max; } bad[] = {
+    struct {
+        const char *text, *needle;
+        size_t max;
+    } bad[] = {
         {"1 2\n3 x4\n", "w.txt:2: \"x4\"", 0},
         {"1 -2\n", "\"-2\"", 0},
         {"10\n", "out of range", 0},
@@ -337,9 +367,11 @@ static void test_token_lines(void **s) {
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
         err[0] = 0;
-        assert_int_equal(token_lines_parse(&tl, bad[i].text, strlen(bad[i].text), "w.txt", 10, bad[i].max, err,
-                                           sizeof err), -1);
-        if (!strstr(err, bad[i].needle)) fail_msg("case %zu: \"%s\" lacks \"%s\"", i, err, bad[i].needle);
+        assert_int_equal(token_lines_parse(&tl, bad[i].text, strlen(bad[i].text), "w.txt", 10,
+                                           bad[i].max, err, sizeof err),
+                         -1);
+        if (!strstr(err, bad[i].needle))
+            fail_msg("case %zu: \"%s\" lacks \"%s\"", i, err, bad[i].needle);
     }
     assert_int_equal(token_lines_read(&tl, "/nonexistent/w.txt", 10, 0, err, sizeof err), -1);
 }

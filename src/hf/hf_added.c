@@ -46,7 +46,8 @@ int hf_added_add(HfAddedSet *set, HfTrie *trie, HfAddedTok t, const char *key, s
     }
     if (trie->n == 0 && new_node(trie, 0) < 0) return -1;
     int32_t node = 0;
-    for (size_t i = 0; i < len && node >= 0; ++i) node = child_for(trie, node, (unsigned char)key[i]);
+    for (size_t i = 0; i < len && node >= 0; ++i)
+        node = child_for(trie, node, (unsigned char)key[i]);
     if (node < 0) return -1;
     trie->nodes[node].token = (int32_t)set->n++;
     return 0;

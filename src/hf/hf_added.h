@@ -28,8 +28,8 @@ typedef struct {
 typedef struct {
     HfAddedTok *toks;
     size_t n;
-    HfTrie raw;   /* matched in the text as given */
-    HfTrie norm;  /* matched after normalization (normalized tokens) */
+    HfTrie raw;  /* matched in the text as given */
+    HfTrie norm; /* matched after normalization (normalized tokens) */
 } HfAddedSet;
 
 /* Add token t (appended to set->toks) under key[len] into trie (raw or

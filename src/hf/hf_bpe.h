@@ -23,14 +23,14 @@ typedef struct {
 int hf_ids_push(HfIds *ids, int32_t id); /* -1 when out of memory */
 
 typedef struct {
-    HfMap vocab;            /* raw bytes -> id */
-    HfMap merges;           /* int32 pair (8 bytes) -> rank */
-    int32_t *merge_result;  /* [n_merges] id of the merged symbol */
+    HfMap vocab;           /* raw bytes -> id */
+    HfMap merges;          /* int32 pair (8 bytes) -> rank */
+    int32_t *merge_result; /* [n_merges] id of the merged symbol */
     size_t n_merges, merge_cap;
-    int32_t byte_id[256];   /* id of each single byte, -1 when absent */
-    int32_t unk_id;         /* -1: none */
-    int fuse_unk;           /* consecutive unks become one */
-    int ignore_merges;      /* a word in the vocabulary is one token */
+    int32_t byte_id[256]; /* id of each single byte, -1 when absent */
+    int32_t unk_id;       /* -1: none */
+    int fuse_unk;         /* consecutive unks become one */
+    int ignore_merges;    /* a word in the vocabulary is one token */
 } HfBpe;
 
 /* Per-encode scratch and word cache (not shared between threads). */
@@ -39,8 +39,8 @@ typedef struct {
     size_t cap;
     struct HfHeapEnt *heap;
     size_t heap_n, heap_cap;
-    HfMap cache;            /* word -> offset into arena */
-    HfIds arena;            /* at offset: count, then ids */
+    HfMap cache; /* word -> offset into arena */
+    HfIds arena; /* at offset: count, then ids */
 } HfBpeScratch;
 
 /* Set up byte_id and the empty maps; unk -1. */

@@ -19,7 +19,8 @@ static const char *type_of(const json_t *obj) {
 }
 
 static int too_deep(HfLoader *L, const char *what) {
-    return seterr(L->err, L->errlen, "%s: %s nests Sequences deeper than %d", L->name, what, MAX_DEPTH);
+    return seterr(L->err, L->errlen, "%s: %s nests Sequences deeper than %d", L->name, what,
+                  MAX_DEPTH);
 }
 
 /* ---- normalizer ---------------------------------------------------------- */
@@ -38,7 +39,8 @@ int hf_ld_normalizer(HfLoader *L, const json_t *norm, int depth) {
     }
     int form = hf_norm_form(type);
     if (!form) return hf_ld_unsupported(L, "normalizer", type);
-    if (t->n_norm == HF_MAX_NORM) return seterr(L->err, L->errlen, "%s: more than %d normalizers", L->name, HF_MAX_NORM);
+    if (t->n_norm == HF_MAX_NORM)
+        return seterr(L->err, L->errlen, "%s: more than %d normalizers", L->name, HF_MAX_NORM);
     t->norm[t->n_norm++] = form;
     return 0;
 }
@@ -69,15 +71,21 @@ static int added_one(HfLoader *L, const json_t *a, size_t i) {
     const char *content = hf_ld_str(a, "content");
     int32_t id = hf_ld_id(json_object_get(a, "id"));
     int special = hf_ld_bool(a, "special", 0);
-    int normalized = hf_ld_bool(a, "normalized", !special), single = hf_ld_bool(a, "single_word", 0);
+    int normalized = hf_ld_bool(a, "normalized", !special),
+        single = hf_ld_bool(a, "single_word", 0);
     HfAddedTok tok = {id, hf_ld_bool(a, "lstrip", 0), hf_ld_bool(a, "rstrip", 0)};
-    if (!content || id < 0 || special < 0 || normalized < 0 || single < 0 || tok.lstrip < 0 || tok.rstrip < 0)
-        return seterr(L->err, L->errlen, "%s: added_tokens[%zu] needs a string content, an id in [0, %d) and boolean flags",
-                      L->name, i, HF_MAX_ID);
+    if (!content || id < 0 || special < 0 || normalized < 0 || single < 0 || tok.lstrip < 0 ||
+        tok.rstrip < 0)
+        return seterr(
+            L->err, L->errlen,
+            "%s: added_tokens[%zu] needs a string content, an id in [0, %d) and boolean flags",
+            L->name, i, HF_MAX_ID);
     if (single) return hf_ld_unsupported(L, "added token option single_word of", content);
     if (hf_ld_add_token(L, content, strlen(content), id) < 0) return -1;
     if (!normalized || t->n_norm == 0)
-        return hf_added_add(&t->added, &t->added.raw, tok, content, strlen(content)) < 0 ? hf_ld_oom(L) : 0;
+        return hf_added_add(&t->added, &t->added.raw, tok, content, strlen(content)) < 0
+                   ? hf_ld_oom(L)
+                   : 0;
     char *key = NULL;
     size_t len = 0;
     if (normalize_all(L, content, strlen(content), &key, &len) < 0) return -1;
@@ -88,10 +96,12 @@ static int added_one(HfLoader *L, const json_t *a, size_t i) {
 
 int hf_ld_added(HfLoader *L, const json_t *added) {
     if (!added || json_is_null(added)) return 0;
-    if (!json_is_array(added)) return seterr(L->err, L->errlen, "%s: added_tokens is not an array", L->name);
+    if (!json_is_array(added))
+        return seterr(L->err, L->errlen, "%s: added_tokens is not an array", L->name);
     for (size_t i = 0; i < json_array_size(added); ++i) {
         const json_t *a = json_array_get(added, i);
-        if (!json_is_object(a)) return seterr(L->err, L->errlen, "%s: added_tokens[%zu] is not an object", L->name, i);
+        if (!json_is_object(a))
+            return seterr(L->err, L->errlen, "%s: added_tokens[%zu] is not an object", L->name, i);
         if (added_one(L, a, i) < 0) return -1;
     }
     return 0;
@@ -122,11 +132,13 @@ static int split_step(HfLoader *L, const json_t *pre) {
     HfStep *s = new_step(L, HF_STEP_SPLIT);
     if (!s) return -1;
     const char *p = re ? re : lit;
-    return hf_regex_compile(&s->re, p, strlen(p), !re, "pre_tokenizer Split regex", L->err, L->errlen);
+    return hf_regex_compile(&s->re, p, strlen(p), !re, "pre_tokenizer Split regex", L->err,
+                            L->errlen);
 }
 
 static int bytelevel_step(HfLoader *L, const json_t *pre) {
-    int prefix = hf_ld_bool(pre, "add_prefix_space", 0), use_regex = hf_ld_bool(pre, "use_regex", 1);
+    int prefix = hf_ld_bool(pre, "add_prefix_space", 0),
+        use_regex = hf_ld_bool(pre, "use_regex", 1);
     if (prefix < 0) return hf_ld_bad_field(L, "pre_tokenizer ByteLevel", "add_prefix_space");
     if (use_regex < 0) return hf_ld_bad_field(L, "pre_tokenizer ByteLevel", "use_regex");
     HfStep *s = new_step(L, HF_STEP_BYTELEVEL);
@@ -159,8 +171,8 @@ int hf_ld_check_steps(HfLoader *L) {
     if (last < 0 || t->steps[last].kind != HF_STEP_BYTELEVEL)
         return hf_ld_unsupported(L, "pre_tokenizer", "without ByteLevel");
     if (!t->steps[last].use_regex) return 0;
-    return hf_regex_compile(&t->bytelevel_re, GPT2_RE, strlen(GPT2_RE), 0, "ByteLevel regex", L->err,
-                            L->errlen);
+    return hf_regex_compile(&t->bytelevel_re, GPT2_RE, strlen(GPT2_RE), 0, "ByteLevel regex",
+                            L->err, L->errlen);
 }
 
 /* ---- post-processor ----------------------------------------------------- */
@@ -169,10 +181,11 @@ int hf_ld_check_steps(HfLoader *L) {
  * TemplateProcessing special_tokens entry's first id. */
 static int special_id(HfLoader *L, const char *name, const json_t *specials, int32_t *id) {
     *id = name ? hf_tokenizer_token_id(L->tok, name) : -1;
-    if (*id < 0 && name) *id = hf_ld_id(json_array_get(json_object_get(json_object_get(specials, name), "ids"), 0));
+    if (*id < 0 && name)
+        *id = hf_ld_id(json_array_get(json_object_get(json_object_get(specials, name), "ids"), 0));
     if (*id >= 0) return 0;
-    return seterr(L->err, L->errlen, "%s: post_processor special token \"%.60s\" has no id", L->name,
-                  name ? name : "(unnamed)");
+    return seterr(L->err, L->errlen, "%s: post_processor special token \"%.60s\" has no id",
+                  L->name, name ? name : "(unnamed)");
 }
 
 /* Prepend pre[n_pre] to prefix and append post[n_post] to suffix. */
@@ -189,7 +202,8 @@ static int wrap(HfLoader *L, const HfIds *pre, const HfIds *post) {
 }
 
 static int template_post(HfLoader *L, const json_t *post) {
-    const json_t *single = json_object_get(post, "single"), *specials = json_object_get(post, "special_tokens");
+    const json_t *single = json_object_get(post, "single"),
+                 *specials = json_object_get(post, "special_tokens");
     if (!json_is_array(single)) return hf_ld_bad_field(L, "post_processor", "single");
     HfIds pre = {0}, after = {0};
     int seen_a = 0, rc = 0;

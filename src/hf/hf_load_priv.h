@@ -10,7 +10,7 @@
 
 typedef struct {
     HfTokenizer *tok;
-    const char *name;  /* the file, for messages */
+    const char *name; /* the file, for messages */
     char *err;
     size_t errlen;
 } HfLoader;

@@ -8,15 +8,15 @@
 #include <stdint.h>
 
 typedef struct {
-    uint64_t hash;   /* 0 = empty slot */
-    uint32_t off;    /* key bytes at keys + off */
+    uint64_t hash; /* 0 = empty slot */
+    uint32_t off;  /* key bytes at keys + off */
     uint32_t len;
     int32_t val;
 } HfMapSlot;
 
 typedef struct {
     HfMapSlot *slots;
-    size_t cap;      /* a power of two, or 0 */
+    size_t cap; /* a power of two, or 0 */
     size_t n;
     char *keys;
     size_t keys_len, keys_cap;

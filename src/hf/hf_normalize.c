@@ -73,7 +73,8 @@ static char *to_utf8(const UChar *v, int32_t m, size_t *outlen, UErrorCode *st) 
 int hf_normalize(int form, const char *in, size_t len, char **out, size_t *outlen, char *err,
                  size_t errlen) {
     /* ICU lengths are int32; NFKD may expand a unit up to 18-fold */
-    if (len > INT32_MAX / 20) return seterr(err, errlen, "text of %zu bytes is too long to normalize", len);
+    if (len > INT32_MAX / 20)
+        return seterr(err, errlen, "text of %zu bytes is too long to normalize", len);
     UErrorCode st = U_ZERO_ERROR;
     const UNormalizer2 *nz = instance(form, &st);
     int32_t n = 0, m = 0;

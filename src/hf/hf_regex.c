@@ -104,8 +104,8 @@ int hf_regex_compile(pcre2_code **out, const char *pattern, size_t len, int lite
     uint32_t opts = PCRE2_UTF | PCRE2_UCP | PCRE2_MULTILINE | (literal ? PCRE2_LITERAL : 0);
     int code;
     PCRE2_SIZE off;
-    *out = pcre2_compile((PCRE2_SPTR)(literal ? pattern : pat), literal ? len : strlen(pat),
-                         opts, &code, &off, cc);
+    *out = pcre2_compile((PCRE2_SPTR)(literal ? pattern : pat), literal ? len : strlen(pat), opts,
+                         &code, &off, cc);
     pcre2_compile_context_free(cc);
     free(pat);
     if (!*out) return compile_error(code, (size_t)off, what, err, errlen);
@@ -131,7 +131,8 @@ int hf_regex_split(const pcre2_code *re, pcre2_match_data *md, pcre2_match_conte
         if (rc < 0) {
             PCRE2_UCHAR msg[160];
             pcre2_get_error_message(rc, msg, sizeof msg);
-            return seterr(err, errlen, "pre-tokenizer regex failed on the text: %s", (const char *)msg);
+            return seterr(err, errlen, "pre-tokenizer regex failed on the text: %s",
+                          (const char *)msg);
         }
         PCRE2_SIZE *ov = pcre2_get_ovector_pointer(md);
         size_t a = ov[0], b = ov[1];

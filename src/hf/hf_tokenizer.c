@@ -16,10 +16,10 @@
 typedef struct {
     const HfTokenizer *tok;
     HfIds out;
-    size_t section_start;                    /* fuse_unk does not cross it */
+    size_t section_start; /* fuse_unk does not cross it */
     HfBpeScratch bpe;
-    pcre2_match_data *md[HF_MAX_STEPS + 1];  /* per step; [n_steps] ByteLevel regex */
-    char *prefixed;                          /* " " + piece for add_prefix_space */
+    pcre2_match_data *md[HF_MAX_STEPS + 1]; /* per step; [n_steps] ByteLevel regex */
+    char *prefixed;                         /* " " + piece for add_prefix_space */
     size_t prefixed_cap;
     char *err;
     size_t errlen;
@@ -38,7 +38,8 @@ static int oom(Enc *e) { return seterr(e->err, e->errlen, "out of memory while t
 
 static int bpe_piece(Enc *e, const char *s, size_t n) {
     if (n == 0) return 0;
-    if (n > INT32_MAX / 2) return seterr(e->err, e->errlen, "a pre-token of %zu bytes is too long", n);
+    if (n > INT32_MAX / 2)
+        return seterr(e->err, e->errlen, "a pre-token of %zu bytes is too long", n);
     return hf_bpe_word(&e->tok->bpe, &e->bpe, s, n, &e->out, e->section_start) < 0 ? oom(e) : 0;
 }
 
@@ -97,8 +98,10 @@ static int normalized_text(Enc *e, const char *s, size_t n) {
     for (size_t i = 0; i < secs.n && rc == 0; ++i) {
         const HfSection *c = &secs.v[i];
         e->section_start = e->out.n;
-        if (c->tok >= 0) rc = hf_ids_push(&e->out, t->added.toks[c->tok].id) < 0 ? oom(e) : 0;
-        else rc = pretok(e, 0, s + c->start, c->end - c->start);
+        if (c->tok >= 0)
+            rc = hf_ids_push(&e->out, t->added.toks[c->tok].id) < 0 ? oom(e) : 0;
+        else
+            rc = pretok(e, 0, s + c->start, c->end - c->start);
     }
     free(secs.v);
     return rc;
@@ -129,8 +132,10 @@ static int encode_text(Enc *e, const char *s, size_t n) {
     int rc = hf_added_split(&t->added, &t->added.raw, s, n, &secs) < 0 ? oom(e) : 0;
     for (size_t i = 0; i < secs.n && rc == 0; ++i) {
         const HfSection *c = &secs.v[i];
-        if (c->tok >= 0) rc = hf_ids_push(&e->out, t->added.toks[c->tok].id) < 0 ? oom(e) : 0;
-        else rc = plain_text(e, s + c->start, c->end - c->start);
+        if (c->tok >= 0)
+            rc = hf_ids_push(&e->out, t->added.toks[c->tok].id) < 0 ? oom(e) : 0;
+        else
+            rc = plain_text(e, s + c->start, c->end - c->start);
     }
     free(secs.v);
     return rc;
@@ -162,11 +167,15 @@ int hf_tokenizer_encode(const HfTokenizer *tok, const char *text, size_t len, in
     *ids = NULL;
     *n = 0;
     if (add_bos && hf_tokenizer_bos_id(tok) < 0)
-        return seterr(err, errlen, "this tokenizer adds no BOS (its post-processor puts none first)");
-    if (len > MAX_TEXT) return seterr(err, errlen, "text of %zu bytes is too long to tokenize (over 1 GB)", len);
+        return seterr(err, errlen,
+                      "this tokenizer adds no BOS (its post-processor puts none first)");
+    if (len > MAX_TEXT)
+        return seterr(err, errlen, "text of %zu bytes is too long to tokenize (over 1 GB)", len);
     char *s = hf_utf8_sanitize(text, len, &sn);
-    int rc = s ? enc_init(&e, tok, err, errlen) : seterr(err, errlen, "out of memory while tokenizing");
-    if (s && rc == 0 && add_bos) rc = hf_ids_push(&e.out, hf_tokenizer_bos_id(tok)) < 0 ? oom(&e) : 0;
+    int rc =
+        s ? enc_init(&e, tok, err, errlen) : seterr(err, errlen, "out of memory while tokenizing");
+    if (s && rc == 0 && add_bos)
+        rc = hf_ids_push(&e.out, hf_tokenizer_bos_id(tok)) < 0 ? oom(&e) : 0;
     if (s && rc == 0) rc = encode_text(&e, s, sn);
     if (s) enc_free(&e);
     free(s);
@@ -181,7 +190,9 @@ int hf_tokenizer_encode(const HfTokenizer *tok, const char *text, size_t len, in
 
 /* ---- queries and free --------------------------------------------------- */
 
-int32_t hf_tokenizer_bos_id(const HfTokenizer *tok) { return tok->prefix.n ? tok->prefix.v[0] : -1; }
+int32_t hf_tokenizer_bos_id(const HfTokenizer *tok) {
+    return tok->prefix.n ? tok->prefix.v[0] : -1;
+}
 
 void hf_tokenizer_template(const HfTokenizer *tok, const int32_t **prefix, size_t *n_prefix,
                            const int32_t **suffix, size_t *n_suffix) {

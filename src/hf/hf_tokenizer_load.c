@@ -56,7 +56,8 @@ int hf_ld_add_token(HfLoader *L, const char *text, size_t len, int32_t id) {
         return hf_ld_oom(L);
     }
     int rc = 0;
-    if (hf_bytelevel_unmap(text, len, raw, &rawlen) == 0) rc = hf_map_put(&t->bpe.vocab, raw, rawlen, id);
+    if (hf_bytelevel_unmap(text, len, raw, &rawlen) == 0)
+        rc = hf_map_put(&t->bpe.vocab, raw, rawlen, id);
     free(raw);
     if (id > t->max_id) t->max_id = id;
     return rc < 0 ? hf_ld_oom(L) : 0;
@@ -65,7 +66,8 @@ int hf_ld_add_token(HfLoader *L, const char *text, size_t len, int32_t id) {
 static int load_vocab(HfLoader *L, const json_t *vocab) {
     const char *key;
     json_t *v;
-    if (!json_is_object(vocab)) return seterr(L->err, L->errlen, "%s: model.vocab is not an object", L->name);
+    if (!json_is_object(vocab))
+        return seterr(L->err, L->errlen, "%s: model.vocab is not an object", L->name);
     json_object_foreach((json_t *)vocab, key, v) {
         int32_t id = hf_ld_id(v);
         if (id < 0)
@@ -82,15 +84,17 @@ static int merge_parts(HfLoader *L, const json_t *m, size_t i, char **a, char **
     if (s) {
         const char *sp = strchr(s, ' ');
         if (!sp || sp == s || !sp[1] || strchr(sp + 1, ' '))
-            return seterr(L->err, L->errlen, "%s: model.merges[%zu] \"%.60s\" is not \"a b\"", L->name, i, s);
+            return seterr(L->err, L->errlen, "%s: model.merges[%zu] \"%.60s\" is not \"a b\"",
+                          L->name, i, s);
         *a = strndup(s, (size_t)(sp - s));
         *b = strdup(sp + 1);
-    } else if (json_is_array(m) && json_array_size(m) == 2 && json_is_string(json_array_get(m, 0)) &&
-               json_is_string(json_array_get(m, 1))) {
+    } else if (json_is_array(m) && json_array_size(m) == 2 &&
+               json_is_string(json_array_get(m, 0)) && json_is_string(json_array_get(m, 1))) {
         *a = strdup(json_string_value(json_array_get(m, 0)));
         *b = strdup(json_string_value(json_array_get(m, 1)));
     } else {
-        return seterr(L->err, L->errlen, "%s: model.merges[%zu] is neither \"a b\" nor [a, b]", L->name, i);
+        return seterr(L->err, L->errlen, "%s: model.merges[%zu] is neither \"a b\" nor [a, b]",
+                      L->name, i);
     }
     return *a && *b ? 0 : hf_ld_oom(L);
 }
@@ -102,7 +106,8 @@ static int32_t raw_id(const HfTokenizer *t, const char *a, const char *b) {
     char *raw = malloc(la + lb + 1);
     int32_t id = -1;
     if (!raw) return -1;
-    if (hf_bytelevel_unmap(a, la, raw, &na) < 0 || (b && hf_bytelevel_unmap(b, lb, raw + na, &nb) < 0))
+    if (hf_bytelevel_unmap(a, la, raw, &na) < 0 ||
+        (b && hf_bytelevel_unmap(b, lb, raw + na, &nb) < 0))
         id = -2;
     else if (!hf_map_get(&t->bpe.vocab, raw, na + nb, &id))
         id = -1;
@@ -115,13 +120,18 @@ static int add_merge(HfLoader *L, const char *a, const char *b, size_t i) {
     int32_t ia = raw_id(t, a, NULL), ib = raw_id(t, b, NULL), ir = raw_id(t, a, b);
     if (ia == -2 || ib == -2) return 0; /* not bytes: can never apply */
     if (ia < 0 || ib < 0 || ir < 0)
-        return seterr(L->err, L->errlen, "%s: model.merges[%zu] (\"%.40s\" \"%.40s\"): %s is not in the vocab",
-                      L->name, i, a, b, ia < 0 ? "the left part" : ib < 0 ? "the right part" : "the merged token");
+        return seterr(L->err, L->errlen,
+                      "%s: model.merges[%zu] (\"%.40s\" \"%.40s\"): %s is not in the vocab",
+                      L->name, i, a, b,
+                      ia < 0   ? "the left part"
+                      : ib < 0 ? "the right part"
+                               : "the merged token");
     return hf_bpe_add_merge(&t->bpe, ia, ib, ir) < 0 ? hf_ld_oom(L) : 0;
 }
 
 static int load_merges(HfLoader *L, const json_t *merges) {
-    if (!json_is_array(merges)) return seterr(L->err, L->errlen, "%s: model.merges is not an array", L->name);
+    if (!json_is_array(merges))
+        return seterr(L->err, L->errlen, "%s: model.merges is not an array", L->name);
     for (size_t i = 0; i < json_array_size(merges); ++i) {
         char *a = NULL, *b = NULL;
         int rc = merge_parts(L, json_array_get(merges, i), i, &a, &b);
@@ -139,9 +149,13 @@ static int model_options(HfLoader *L, const json_t *model) {
     json_t *drop = json_object_get(model, "dropout");
     if (drop && !json_is_null(drop) && !(json_is_number(drop) && json_number_value(drop) == 0))
         return hf_ld_unsupported(L, "model option", "dropout");
-    if (hf_ld_bool(model, "byte_fallback", 0) != 0) return hf_ld_unsupported(L, "model option", "byte_fallback");
-    const char *p = hf_ld_str(model, "continuing_subword_prefix"), *s = hf_ld_str(model, "end_of_word_suffix");
-    if ((p && *p) || (s && *s)) return hf_ld_unsupported(L, "model option", p && *p ? "continuing_subword_prefix" : "end_of_word_suffix");
+    if (hf_ld_bool(model, "byte_fallback", 0) != 0)
+        return hf_ld_unsupported(L, "model option", "byte_fallback");
+    const char *p = hf_ld_str(model, "continuing_subword_prefix"),
+               *s = hf_ld_str(model, "end_of_word_suffix");
+    if ((p && *p) || (s && *s))
+        return hf_ld_unsupported(L, "model option",
+                                 p && *p ? "continuing_subword_prefix" : "end_of_word_suffix");
     m->fuse_unk = hf_ld_bool(model, "fuse_unk", 0);
     m->ignore_merges = hf_ld_bool(model, "ignore_merges", 0);
     if (m->fuse_unk < 0) return hf_ld_bad_field(L, "model", "fuse_unk");
@@ -150,7 +164,8 @@ static int model_options(HfLoader *L, const json_t *model) {
 }
 
 static int load_model(HfLoader *L, const json_t *model) {
-    if (!json_is_object(model)) return seterr(L->err, L->errlen, "%s: no \"model\" object", L->name);
+    if (!json_is_object(model))
+        return seterr(L->err, L->errlen, "%s: no \"model\" object", L->name);
     const char *type = hf_ld_str(model, "type");
     if (!type) return seterr(L->err, L->errlen, "%s: model.type is missing", L->name);
     if (strcmp(type, "BPE") != 0) return hf_ld_unsupported(L, "model type", type);
@@ -165,8 +180,8 @@ static int load_unk(HfLoader *L, const json_t *model) {
     if (!json_is_string(u)) return hf_ld_bad_field(L, "model", "unk_token");
     L->tok->bpe.unk_id = hf_tokenizer_token_id(L->tok, json_string_value(u));
     if (L->tok->bpe.unk_id < 0)
-        return seterr(L->err, L->errlen, "%s: model.unk_token \"%.60s\" is not in the vocab", L->name,
-                      json_string_value(u));
+        return seterr(L->err, L->errlen, "%s: model.unk_token \"%.60s\" is not in the vocab",
+                      L->name, json_string_value(u));
     return 0;
 }
 
@@ -174,12 +189,14 @@ static int load_root(HfLoader *L, const json_t *root) {
     HfTokenizer *t = L->tok;
     if (!json_is_object(root)) return seterr(L->err, L->errlen, "%s: not a JSON object", L->name);
     const json_t *model = json_object_get(root, "model");
-    if (load_model(L, model) < 0 || hf_ld_normalizer(L, json_object_get(root, "normalizer"), 0) < 0 ||
+    if (load_model(L, model) < 0 ||
+        hf_ld_normalizer(L, json_object_get(root, "normalizer"), 0) < 0 ||
         hf_ld_added(L, json_object_get(root, "added_tokens")) < 0 || load_unk(L, model) < 0 ||
         load_merges(L, json_object_get(model, "merges")) < 0)
         return -1;
     hf_bpe_index_bytes(&t->bpe);
-    if (hf_ld_pretok(L, json_object_get(root, "pre_tokenizer"), 0) < 0 || hf_ld_check_steps(L) < 0) return -1;
+    if (hf_ld_pretok(L, json_object_get(root, "pre_tokenizer"), 0) < 0 || hf_ld_check_steps(L) < 0)
+        return -1;
     if (hf_ld_post(L, json_object_get(root, "post_processor"), 0) < 0) return -1;
     t->mctx = hf_regex_match_context();
     return t->mctx ? 0 : hf_ld_oom(L);
@@ -190,7 +207,8 @@ int hf_tokenizer_load_buffer(HfTokenizer **out, const char *json, size_t len, co
     json_error_t je;
     *out = NULL;
     json_t *root = json_loadb(json, len, 0, &je);
-    if (!root) return seterr(err, errlen, "%s: not valid JSON: %s (line %d)", name, je.text, je.line);
+    if (!root)
+        return seterr(err, errlen, "%s: not valid JSON: %s (line %d)", name, je.text, je.line);
     HfTokenizer *t = calloc(1, sizeof *t);
     HfLoader L = {t, name, err, errlen};
     int rc = t ? 0 : seterr(err, errlen, "%s: out of memory", name);

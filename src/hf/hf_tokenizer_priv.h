@@ -17,22 +17,22 @@ typedef enum { HF_STEP_SPLIT, HF_STEP_BYTELEVEL } HfStepKind;
 /* One pre-tokenizer step; ByteLevel is always the last. */
 typedef struct {
     HfStepKind kind;
-    pcre2_code *re;          /* Split: its regex */
-    int add_prefix_space;    /* ByteLevel */
-    int use_regex;           /* ByteLevel: split by the GPT-2 regex */
+    pcre2_code *re;       /* Split: its regex */
+    int add_prefix_space; /* ByteLevel */
+    int use_regex;        /* ByteLevel: split by the GPT-2 regex */
 } HfStep;
 
 struct HfTokenizer {
     HfBpe bpe;
-    HfMap token_ids;         /* token as spelled in the file -> id */
+    HfMap token_ids; /* token as spelled in the file -> id */
     HfAddedSet added;
-    int norm[HF_MAX_NORM];   /* HfNormForm, applied in order */
+    int norm[HF_MAX_NORM]; /* HfNormForm, applied in order */
     int n_norm;
     HfStep steps[HF_MAX_STEPS];
     int n_steps;
     pcre2_code *bytelevel_re;
     pcre2_match_context *mctx;
-    HfIds prefix, suffix;    /* post-processor, one sequence */
+    HfIds prefix, suffix; /* post-processor, one sequence */
     int32_t max_id;
 };
 

@@ -37,14 +37,15 @@ static int parse_id(Parse *P, const char *s, size_t *i, size_t end, size_t line,
         if (s[j] < '0' || s[j] > '9' || v > 1000000000000LL) {
             size_t k = *i;
             while (k < end && s[k] != ' ' && s[k] != '\t' && k - *i < 24) ++k;
-            return seterr(P->err, P->errlen, "%s:%zu: \"%.*s\" is not a token id (a decimal integer >= 0)",
-                          P->name, line, (int)(k - *i), s + *i);
+            return seterr(P->err, P->errlen,
+                          "%s:%zu: \"%.*s\" is not a token id (a decimal integer >= 0)", P->name,
+                          line, (int)(k - *i), s + *i);
         }
         v = v * 10 + (s[j++] - '0');
     }
     if (P->vocab > 0 ? v >= P->vocab : v > INT32_MAX)
-        return seterr(P->err, P->errlen, "%s:%zu: token id %lld is out of range [0, %d)", P->name, line, v,
-                      P->vocab > 0 ? P->vocab : INT32_MAX);
+        return seterr(P->err, P->errlen, "%s:%zu: token id %lld is out of range [0, %d)", P->name,
+                      line, v, P->vocab > 0 ? P->vocab : INT32_MAX);
     *id = (int32_t)v;
     *i = j;
     return 0;
@@ -60,7 +61,8 @@ static int parse_line(Parse *P, TokenLines *out, const char *s, size_t a, size_t
             return seterr(P->err, P->errlen, "%s: out of memory", P->name);
         if (parse_id(P, s, &i, end, line, &out->ids[out->n_ids]) < 0) return -1;
         if (P->max_len && ++out->n_ids - n0 > P->max_len)
-            return seterr(P->err, P->errlen, "%s:%zu: more than %zu ids in one window", P->name, line, P->max_len);
+            return seterr(P->err, P->errlen, "%s:%zu: more than %zu ids in one window", P->name,
+                          line, P->max_len);
         if (!P->max_len) ++out->n_ids;
     }
     if (out->n_ids == n0) return 0; /* blank */

@@ -10,8 +10,8 @@
 #include <stdint.h>
 
 typedef struct {
-    int32_t *ids;     /* all windows back to back */
-    size_t *start;    /* [n_windows + 1]: window w is ids[start[w], start[w+1]) */
+    int32_t *ids;  /* all windows back to back */
+    size_t *start; /* [n_windows + 1]: window w is ids[start[w], start[w+1]) */
     size_t n_windows;
     size_t n_ids;
 } TokenLines;

@@ -5,8 +5,9 @@
 
 #include "hf_tokenizer.h"
 
-static const char SAMPLE[] = "Hello world! I'm 12345 \xf0\x9f\x98\x80 \xe6\x97\xa5\xe6\x9c\xac  \n\n\t"
-                             "<|endoftext|><s>\xff\xc0\x80 caf\xc3\xa9 cafe\xcc\x81";
+static const char SAMPLE[] =
+    "Hello world! I'm 12345 \xf0\x9f\x98\x80 \xe6\x97\xa5\xe6\x9c\xac  \n\n\t"
+    "<|endoftext|><s>\xff\xc0\x80 caf\xc3\xa9 cafe\xcc\x81";
 
 /* Encode text[n] (with BOS when asked and there is one); check the ids. */
 static int encode_check(const HfTokenizer *tok, const char *text, size_t n, int bos) {
@@ -18,7 +19,8 @@ static int encode_check(const HfTokenizer *tok, const char *text, size_t n, int 
         fuzz_assert(err[0] != 0);
         return 1;
     }
-    for (size_t i = 0; i < k; ++i) fuzz_assert(ids[i] >= 0 && ids[i] < hf_tokenizer_vocab_size(tok));
+    for (size_t i = 0; i < k; ++i)
+        fuzz_assert(ids[i] >= 0 && ids[i] < hf_tokenizer_vocab_size(tok));
     free(ids);
     return 0;
 }
