@@ -202,8 +202,14 @@ static int load_root(HfLoader *L, const json_t *root) {
     return t->mctx ? 0 : hf_ld_oom(L);
 }
 
-int hf_tokenizer_load_buffer(HfTokenizer **out, const char *json, size_t len, const char *name,
-                             char *err, size_t errlen) {
+/* Messages quote the file (jansson quotes its text): keep them one line. */
+static void one_line(char *err, size_t errlen) {
+    for (size_t i = 0; err && i < errlen && err[i]; ++i)
+        if ((unsigned char)err[i] < 0x20 || err[i] == 0x7f) err[i] = '?';
+}
+
+static int load_json(HfTokenizer **out, const char *json, size_t len, const char *name, char *err,
+                     size_t errlen) {
     json_error_t je;
     *out = NULL;
     json_t *root = json_loadb(json, len, 0, &je);
@@ -224,6 +230,13 @@ int hf_tokenizer_load_buffer(HfTokenizer **out, const char *json, size_t len, co
     }
     *out = t;
     return 0;
+}
+
+int hf_tokenizer_load_buffer(HfTokenizer **out, const char *json, size_t len, const char *name,
+                             char *err, size_t errlen) {
+    int rc = load_json(out, json, len, name, err, errlen);
+    if (rc < 0) one_line(err, errlen);
+    return rc;
 }
 
 int hf_tokenizer_load(HfTokenizer **out, const char *path, char *err, size_t errlen) {
