@@ -60,10 +60,9 @@ static int parse_line(Parse *P, TokenLines *out, const char *s, size_t a, size_t
         if (grow((void **)&out->ids, &P->ids_cap, out->n_ids + 1, sizeof *out->ids) < 0)
             return seterr(P->err, P->errlen, "%s: out of memory", P->name);
         if (parse_id(P, s, &i, end, line, &out->ids[out->n_ids]) < 0) return -1;
-        if (P->max_len && ++out->n_ids - n0 > P->max_len)
+        if (++out->n_ids - n0 > P->max_len && P->max_len)
             return seterr(P->err, P->errlen, "%s:%zu: more than %zu ids in one window", P->name,
                           line, P->max_len);
-        if (!P->max_len) ++out->n_ids;
     }
     if (out->n_ids == n0) return 0; /* blank */
     if (grow((void **)&out->start, &P->start_cap, out->n_windows + 2, sizeof *out->start) < 0)

@@ -145,6 +145,8 @@ const ADV = [
   ["specials-qwen", bytes("<|im_start|>  user\nhi  <|im_end|>\n<|im_start|>assistant <|im_end|>")],
   ["added-normalized", bytes("Caf\u00e9! Cafe\u0301! caf\u00e9! Caf\u00e9!!")],
   ["specials-roberta", bytes("<s>one</s> <s> two </s>")],
+  // U+180E: \s in PCRE2 (as horizontal space), not White_Space, not JS \s
+  ["mvs", bytes("a\u180eb \u180e c\u180e\u180e d \u180e")],
   ["nel", bytes("a\u0085b \u0085 c\u0085\u0085")],
   ["bom", bytes("\ufeffstart \ufeff mid\ufeff\ufeff")],
 ];
