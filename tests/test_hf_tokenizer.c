@@ -222,6 +222,17 @@ static void test_bos(void **s) {
     assert_non_null(strstr(err, "no BOS"));
     assert_int_equal(hf_tokenizer_token_id(gpt2, "<|endoftext|>"), 50256);
     assert_int_equal(hf_tokenizer_vocab_size(gpt2), 50257);
+    size_t len;
+    const char *text = hf_tokenizer_token_text(gpt2, 50256, &len);
+    assert_non_null(text);
+    assert_int_equal(len, 13);
+    assert_memory_equal(text, "<|endoftext|>", 13);
+    text = hf_tokenizer_token_text(gpt2, 262, &len); /* GPT-2's " the" */
+    assert_non_null(text);
+    assert_int_equal(len, 5);
+    assert_memory_equal(text, "\xc4\xa0the", 5);
+    assert_null(hf_tokenizer_token_text(gpt2, 50257, &len));
+    assert_null(hf_tokenizer_token_text(gpt2, -1, &len));
     assert_int_equal(hf_tokenizer_encode(gpt2, "", 0, 0, &ids, &n, err, sizeof err), 0);
     assert_int_equal(n, 0);
     free(ids);

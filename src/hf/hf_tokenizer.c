@@ -207,6 +207,13 @@ int32_t hf_tokenizer_token_id(const HfTokenizer *tok, const char *token) {
     return hf_map_get(&tok->token_ids, token, strlen(token), &id) ? id : -1;
 }
 
+const char *hf_tokenizer_token_text(const HfTokenizer *tok, int32_t id, size_t *len) {
+    if (id < 0 || id > tok->max_id || tok->id_slot[id] < 0) return NULL;
+    const HfMapSlot *s = &tok->token_ids.slots[tok->id_slot[id]];
+    *len = s->len;
+    return tok->token_ids.keys + s->off;
+}
+
 int32_t hf_tokenizer_vocab_size(const HfTokenizer *tok) { return tok->max_id + 1; }
 
 void hf_tokenizer_free(HfTokenizer *tok) {
@@ -219,5 +226,6 @@ void hf_tokenizer_free(HfTokenizer *tok) {
     pcre2_match_context_free(tok->mctx);
     free(tok->prefix.v);
     free(tok->suffix.v);
+    free(tok->id_slot);
     free(tok);
 }

@@ -185,6 +185,17 @@ static int load_unk(HfLoader *L, const json_t *model) {
     return 0;
 }
 
+/* id -> its slot in token_ids, for hf_tokenizer_token_text. */
+static int index_ids(HfLoader *L) {
+    HfTokenizer *t = L->tok;
+    t->id_slot = malloc(((size_t)t->max_id + 1) * sizeof *t->id_slot);
+    if (!t->id_slot) return hf_ld_oom(L);
+    for (int32_t i = 0; i <= t->max_id; ++i) t->id_slot[i] = -1;
+    for (size_t i = 0; i < t->token_ids.cap; ++i)
+        if (t->token_ids.slots[i].hash) t->id_slot[t->token_ids.slots[i].val] = (int32_t)i;
+    return 0;
+}
+
 static int load_root(HfLoader *L, const json_t *root) {
     HfTokenizer *t = L->tok;
     if (!json_is_object(root)) return seterr(L->err, L->errlen, "%s: not a JSON object", L->name);
@@ -199,7 +210,7 @@ static int load_root(HfLoader *L, const json_t *root) {
         return -1;
     if (hf_ld_post(L, json_object_get(root, "post_processor"), 0) < 0) return -1;
     t->mctx = hf_regex_match_context();
-    return t->mctx ? 0 : hf_ld_oom(L);
+    return t->mctx ? index_ids(L) : hf_ld_oom(L);
 }
 
 /* Messages quote the file (jansson quotes its text): keep them one line. */
