@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include "hf_tokenizer.h"
@@ -89,13 +90,15 @@ static HfTokenizer *load_variant(const char *name) {
     json_t *ov = json_load_file(path, 0, &je);
     if (!ov) fail_msg("%s: %s", path, je.text);
     json_t *t = compose(base, ov);
-    snprintf(path, sizeof path, "%s/tokenizer.json", tu_tmpdir());
+    const char *dir = tu_tmpdir();
+    snprintf(path, sizeof path, "%s/tokenizer.json", dir);
     assert_int_equal(json_dump_file(t, path, JSON_COMPACT), 0);
     json_decref(t);
     json_decref(ov);
     HfTokenizer *tok = NULL;
     if (hf_tokenizer_load(&tok, path, err, sizeof err) < 0) fail_msg("%s: %s", name, err);
     remove(path);
+    rmdir(dir);
     return tok;
 }
 
