@@ -27,6 +27,13 @@ typedef struct {
     long long seed, n_params, n_params_added, diverged_step;
     double steps, val_loss, ppl, bpb, dppl, f_attn, f_attn_uniform, sink03,
         gate_mean, gate_below01, m_act, spikes, tokens_per_sec;
+    double dppl_rel;        /* 100 (PPL / matching baseline's mean PPL - 1) */
+    double sink01, sink02;  /* sink rate at eps 0.1 and 0.2 */
+    double slot;            /* the sink slot's own share (NaN: no slot) */
+    double empty, f_attn_ne; /* dropped-mass share, F-Attn over the mass */
+    double kurt, top1_med, bos_ratio; /* means over layers */
+    int gate_unbounded;     /* has a gate whose scores are not in [0,1] */
+    char probe_err[512];    /* the last probe exists but cannot be read */
     long long spike_steps[MAX_SPIKE_STEPS];
     int probe_T, probe_N, proxy, has_probe;
     char normaliser[64];

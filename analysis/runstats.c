@@ -2,6 +2,8 @@
 #include "runstats.h"
 #include "metrics.h"
 
+#include <math.h>
+
 
 double rs_head_share(const ProbeRecord *p, int l, int h)
 {
@@ -80,6 +82,7 @@ double rs_gate_mean(const ProbeRecord *p, int l)
 double rs_gate_head_mean(const ProbeRecord *p, int l, int g)
 {
     if (!p->has_gate || p->gate_heads < 1) return 0.0;
+    if (p->gate_shared) return channel_mean(p, l); /* one gate for all heads */
     int per = p->gate_channels / p->gate_heads;
     const double *cm = p->gate_channel_mean + (size_t)l * p->gate_channels;
     double s = 0.0;
@@ -104,4 +107,53 @@ double rs_m_act(const ProbeRecord *p)
     double s = 0.0;
     for (int l = 0; l < p->L; l++) s += p->h_max[l];
     return p->L ? s / p->L : 0.0;
+}
+
+/* ---- dropped mass, the sink slot, and the activation columns ---- */
+
+void rs_mass(const ProbeRecord *p, double *empty, double *share_nonempty)
+{
+    size_t TT = (size_t)p->T * p->T;
+    double mass = 0.0, first = 0.0;
+    for (int lh = 0; lh < p->L * p->H; lh++) {
+        double m, f;
+        attention_mass_first(p->attention + (size_t)lh * TT, p->T, &m, &f);
+        mass += m, first += f;
+    }
+    double rows = (double)p->L * p->H * (p->T - 1);
+    *empty = rows > 0 ? fmax(0.0, 1.0 - mass / rows) : NAN; /* float sums overshoot */
+    *share_nonempty = mass > 0 ? first / mass : NAN;
+}
+
+double rs_slot_share(const ProbeRecord *p, int l)
+{
+    if (!p->attention_slot || p->T < 1) return NAN;
+    int l0 = l < 0 ? 0 : l, l1 = l < 0 ? p->L : l + 1;
+    double s = 0.0;
+    size_t n = 0;
+    for (int i = l0; i < l1; i++)
+        for (int h = 0; h < p->H; h++)
+            for (int t = 0; t < p->T; t++, n++)
+                s += p->attention_slot[((size_t)i * p->H + h) * p->T + t];
+    return n ? s / (double)n : NAN;
+}
+
+static double layer_mean(const double *v, int L)
+{
+    double s = 0.0;
+    for (int l = 0; l < L; l++) s += v[l];
+    return L ? s / L : NAN;
+}
+
+double rs_kurtosis(const ProbeRecord *p) { return layer_mean(p->h_kurtosis, p->L); }
+
+double rs_bos_ratio(const ProbeRecord *p) { return layer_mean(p->h_norm_ratio, p->L); }
+
+double rs_top1_median(const ProbeRecord *p)
+{
+    double s = 0.0;
+    int k = 0;
+    for (int l = 0; l < p->L; l++)
+        if (p->h_median[l] > 0) s += p->h_top3[l * RS_HIDDEN_TOP] / p->h_median[l], k++;
+    return k ? s / k : NAN;
 }

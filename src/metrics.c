@@ -219,3 +219,17 @@ void mean_std(const double *x, int n, double *mean, double *std)
     *mean = mu;
     *std = n > 1 ? sqrt(ss / (n - 1)) : 0.0;
 }
+
+/* A[T,T] -> sums over t = 1..T-1 of the row mass sum_{j<=t} A[t,j] and of
+ * A[t,0] */
+void attention_mass_first(const float *A, int T, double *mass, double *first)
+{
+    double m = 0.0, f = 0.0;
+    for (int t = 1; t < T; t++) {
+        const float *row = A + (size_t)t * T;
+        for (int j = 0; j <= t; j++) m += row[j];
+        f += row[0];
+    }
+    *mass = m;
+    *first = f;
+}

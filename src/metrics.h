@@ -20,6 +20,12 @@ double alpha_k(const float *A, int T, int k);
  * mean over t = 0..len-1 of col[t]. */
 double alpha0_from_col(const float *col, int len);
 
+/* Over the queries t = 1..T-1 of one map A[T,T]: *mass = the sum of the
+ * row masses sum_{j<=t} A[t,j], *first = the sum of A[t,0]. A row of a
+ * normaliser that may drop mass (softpick, clipped softmax, a sink slot)
+ * has mass below 1; an empty row has mass 0. */
+void attention_mass_first(const float *A, int T, double *mass, double *first);
+
 /* Gu et al. proxy, in place on one map A[T,T]: row t becomes |a|/sum|a|
  * over its visible keys (rows summing to 0 stay 0). */
 void attention_proxy(float *A, int T);

@@ -592,6 +592,7 @@ static int probe_attrs(RunFile *rf, hid_t g, const char *gpath,
         h5u_attr_i64(g, RS_P_GATE_CHANNELS, p->gate_channels) < 0 ||
         h5u_attr_i64(g, RS_P_GATE_HEADS, p->gate_heads) < 0 ||
         h5u_attr_i64(g, RS_P_GATE_BOUNDED, p->gate_bounded) < 0 ||
+        h5u_attr_i64(g, RS_P_GATE_SHARED, p->gate_shared) < 0 ||
         h5u_attr_i64(g, RS_P_PROBE_N, p->N) < 0 ||
         h5u_attr_i64(g, RS_P_PROBE_LEN, p->T) < 0) {
         char what[128];

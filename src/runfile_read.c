@@ -400,6 +400,10 @@ static int read_probe_attrs(RunReader *r, hid_t g, const char *gname,
     p->gate_channels = attr_double(g, RS_P_GATE_CHANNELS, &v) == 0 ? dbl_to_int(v) : 0;
     p->gate_heads = attr_double(g, RS_P_GATE_HEADS, &v) == 0 ? dbl_to_int(v) : 0;
     p->gate_bounded = attr_double(g, RS_P_GATE_BOUNDED, &v) == 0 && v != 0.0;
+    /* files written before the attr: the variant's /config says */
+    if (attr_double(g, RS_P_GATE_SHARED, &v) == 0 ||
+        runread_config_double(r, "gate_shared", &v, NULL, 0) == 0)
+        p->gate_shared = v != 0.0;
     return 0;
 }
 
@@ -484,7 +488,8 @@ static int read_probe_arrays(RunReader *r, hid_t g, ProbeRecord *p,
     p->gate_sample_n = (int)d.S;
     if (rc == 0 && p->has_gate) {
         if (p->gate_channels == 0) p->gate_channels = (int)d.C;
-        if (p->gate_heads < 1 || p->gate_channels % p->gate_heads) {
+        /* a shared gate's channels serve every head whole: no split */
+        if (p->gate_heads < 1 || (!p->gate_shared && p->gate_channels % p->gate_heads)) {
             seterr(err, errlen, "%s: gate_channel_mean has %llu channels but "
                    "attrs say gate_channels=%d gate_heads=%d", r->meta.path,
                    (unsigned long long)d.C, p->gate_channels, p->gate_heads);

@@ -115,6 +115,7 @@
 #define RS_P_GATE_CHANNELS "gate_channels"
 #define RS_P_GATE_HEADS "gate_heads"
 #define RS_P_GATE_BOUNDED "gate_bounded"
+#define RS_P_GATE_SHARED "gate_shared" /* 1: one score vector gates every head */
 #define RS_P_PROBE_N "probe_n"
 #define RS_P_PROBE_LEN "probe_len"
 #define RS_P_THRESHOLDS "thresholds" /* attr of gate_below */
@@ -148,7 +149,9 @@ enum { RS_REQ, RS_OPT, RS_GATE, RS_GATE_OPT };
     X(tokens, int, RS_I32, 0, RS_TOKENS, "NT", RS_REQ,                          \
       "probe token ids [seq, t]")                                              \
     X(alpha0, float, RS_F32, 0, "alpha0", "LH", RS_REQ,                        \
-      "first-token attention share per layer and head")                        \
+      "Gu et al. alpha_0 per layer and head: mean over queries t >= 0 "      \
+      "(self term A[0,0] = 1 included) of A[t,0]; not the first-token share, "\
+      "which averages t >= 1")                        \
     X(attention_slot, float, RS_F32, 0, "attention_slot", "LHT", RS_OPT,       \
       "weight each query gives the extra slot (sink logit or kv bias), mean "  \
       "over sequences")                                                        \
@@ -189,7 +192,11 @@ typedef struct {
     char normaliser[64];
     int has_gate;      /* reader: 1 when the gate arrays are there */
     int gate_channels; /* C (0: no gate) */
-    int gate_heads;    /* channels split into this many heads */
+    int gate_heads;    /* heads the gate serves: channels split into this
+                          many heads, or (gate_shared) every head gated by
+                          all C channels */
+    int gate_shared;   /* 1: head-shared gate (g1-shared, g2-shared); files
+                          without the attr: /config gate_shared */
     int gate_bounded;  /* 1: scores in [0,1] (sigmoid family) */
     int gate_sample_n; /* S */
 #define RS_MEMBER(member, ctype, cls, hid, name, dims, kind, desc) ctype *member;

@@ -64,7 +64,11 @@ static void print_text(RunReader *r, const ProbeRecord *p)
                                           : "unbounded (raw act(XW))");
     printf("gate_mean = mean of every gate score on the probe set over "
            "layers, positions and channels: %.4f\n", rs_gate_mean(p, -1));
-    printf("sparsity = fraction of scores strictly below a threshold:\n");
+    if (p->gate_bounded)
+        printf("sparsity = fraction of scores strictly below a threshold:\n");
+    else
+        printf("fraction of raw act(XW) values strictly below a threshold (an "
+               "unbounded gate: NOT sparsity; the report shows gate<0.1 as n/a):\n");
     printf("  %-7s %8s %8s %8s %8s %9s %9s\n", "layer", "<0.5", "<0.1",
            "<1e-2", "<1e-3", "min", "max");
     for (int l = -1; l < p->L; l++) {

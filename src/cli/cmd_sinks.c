@@ -6,6 +6,7 @@
 #include "metrics.h"
 #include "runstats.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -50,6 +51,17 @@ static void print_text(RunReader *r, const Ctx *c)
     printf("  overall   %.4f\n", rs_share(p, -1));
     for (int l = 0; l < p->L; l++)
         printf("  layer %-3d %.4f\n", l, rs_share(p, l));
+    double empty, f_ne;
+    rs_mass(p, &empty, &f_ne);
+    printf("  dropped mass (1 - mean row mass, t=1..T-1): %.4f; F-Attn over "
+           "the mass that exists: %.4f\n", empty, f_ne);
+    if (p->attention_slot) {
+        printf("Sink slot's own share = mean over heads and queries t=0..T-1 "
+               "of the weight given to the slot (attention_slot):\n  overall   %.4f\n",
+               rs_slot_share(p, -1));
+        for (int l = 0; l < p->L; l++)
+            printf("  layer %-3d %.4f\n", l, rs_slot_share(p, l));
+    }
     printf("\nSink rate = fraction of (layer, head) pairs with alpha_0 > eps,"
            " alpha_0 = mean over queries t=0..len-1 of A[t,0];\n"
            "  indicator per probe sequence, averaged over %d sequences%s\n",
@@ -93,7 +105,18 @@ static void print_json(RunReader *r, const Ctx *c)
            rs_share(p, -1), uniform_first_share(T));
     for (int l = 0; l < p->L; l++)
         printf("%s%.6g", l ? ", " : "", rs_share(p, l));
-    printf("], \"sink_rate\": {");
+    double empty, f_ne;
+    rs_mass(p, &empty, &f_ne);
+    printf("], \"empty_share\": %.6g, \"f_attn_nonempty\": ", empty);
+    if (isfinite(f_ne)) printf("%.6g", f_ne);
+    else printf("null");
+    printf(", \"slot_share\": ");
+    if (p->attention_slot) {
+        printf("%.6g, \"slot_share_layer\": [", rs_slot_share(p, -1));
+        for (int l = 0; l < p->L; l++) printf("%s%.6g", l ? ", " : "", rs_slot_share(p, l));
+        printf("]");
+    } else printf("null");
+    printf(", \"sink_rate\": {");
     int lens[2] = {c->len64, c->train_len};
     const char *key[2] = {"probe64", "train_len"};
     for (int i = 0; i < 2; i++) {
