@@ -140,7 +140,7 @@ static void st_figure(FILE *f, const char *figdir, const StRun *w, int n, const 
     char title[160];
     snprintf(title, sizeof title, "training loss per learning rate; mean over seeds%s",
              subset ? "; key runs; all runs in the table" : "");
-    PlotAxes ax = {title, "step", {"training loss", NULL}, 1};
+    PlotAxes ax = {title, "step", {"training loss", NULL}, 1, NULL};
     draw_figure(f, figdir, "stability_loss.png", "loss curves per lr", &ax, s, ns);
 done:
     for (int g = 0; xy && g < ng; g++) free(xy[g]);
