@@ -619,6 +619,37 @@ static void test_probe_columns(void **state)
     free(csv);
 }
 
+/* The baseline-vs-g1-elem heatmap shows each group's median-F-Attn seed
+ * and says so: baseline F-Attn 0.2, 0.6, 0.4 (seeds 1..3) -> seed 3; g1-elem
+ * 0.05, 0.01 -> the lower middle, 0.01, seed 2. */
+static void test_median_seed_compare(void **state)
+{
+    (void)state;
+    char saved[256], err[512], out[400], path[500];
+    snprintf(saved, sizeof saved, "%s", g_dir);
+    snprintf(g_dir, sizeof g_dir, "%.200s/med", saved);
+    assert_int_equal(mkdir(g_dir, 0777), 0);
+    const float fb[3] = {0.2f, 0.6f, 0.4f}, fg[2] = {0.05f, 0.01f};
+    for (int i = 0; i < 3; i++) {
+        snprintf(path, sizeof path, "base_s%d.h5", i + 1);
+        make_run(path, "baseline", i + 1, 2.0, fb[i], 0, 0);
+    }
+    for (int i = 0; i < 2; i++) {
+        snprintf(path, sizeof path, "g1_s%d.h5", i + 1);
+        make_run(path, "g1-elem", i + 1, 1.9, fg[i], 1, 0);
+    }
+    snprintf(out, sizeof out, "%s/out", g_dir);
+    int rc = report_run(g_dir, out, err, sizeof err);
+    snprintf(path, sizeof path, "%s/REPORT.md", out);
+    snprintf(g_dir, sizeof g_dir, "%s", saved);
+    assert_int_equal(rc, 0);
+    char *md = tu_slurp(path, NULL);
+    assert_non_null(md);
+    assert_non_null(strstr(md, "**base seed 3 (top) vs g1 seed 2 (bottom), data bigram**"));
+    assert_non_null(strstr(md, "median-F-Attn seed (F-Attn 0.400, the median of 3 seeds; 0.010, of 2)"));
+    free(md);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -628,6 +659,7 @@ int main(void)
         cmocka_unit_test(test_sinks_numbers),
         cmocka_unit_test(test_shared_gate_heads),
         cmocka_unit_test(test_probe_columns),
+        cmocka_unit_test(test_median_seed_compare),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
