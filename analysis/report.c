@@ -44,6 +44,7 @@ static int write_md(const char *path, const char *dir, const char *outdir,
     }
     md_settings(f, dir, rows, n);
     md_variants(f, rows, n);
+    md_compare(f, rows, n);
     md_paper(f, rows, n);
     md_runs(f, rows, n);
     md_figures(f, outdir, rows, n);

@@ -47,6 +47,8 @@ int same_group(const Row *x, const Row *y);
 int group_end(const Row *rows, int n, int a);
 int cfg_eq(double x, double y);
 void fill_dppl(Row *rows, int n);
+/* report_compare.c */
+void md_compare(FILE *f, const Row *rows, int n);
 /* report_csv.c */
 int write_csv(const char *path, const Row *rows, int n, char *err,
               size_t errlen);

@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <gsl/gsl_cdf.h>
 #include <hdf5.h>
 
 #include "commands.h"
@@ -650,6 +651,59 @@ static void test_median_seed_compare(void **state)
     free(md);
 }
 
+/* The comparison section on 5 + 5 + 5 seeds worked out by hand:
+ * g1 val_loss 1.5..1.9 against the baseline's 2.0..2.4: every g1 seed
+ * below every baseline seed, so the exact Mann-Whitney p = 2 / C(10, 5) =
+ * 2/252; Welch: difference -0.5, both variances 0.025, t = -0.5 /
+ * sqrt(2 x 0.025 / 5) = -5 on df = 8. F-Attn 0.05 against 0.5 with no
+ * spread: Welch p = 0 (stats.h), Mann-Whitney 2/252 again. "same" draws the
+ * baseline's own numbers: nothing differs. 2 groups x 3 metrics = 6 tests,
+ * 2 significant. */
+static void test_compare_section(void **state)
+{
+    (void)state;
+    char saved[256], err[512], out[400], path[500], want[300];
+    snprintf(saved, sizeof saved, "%s", g_dir);
+    snprintf(g_dir, sizeof g_dir, "%.200s/cmp", saved);
+    assert_int_equal(mkdir(g_dir, 0777), 0);
+    for (int i = 0; i < 5; i++) {
+        snprintf(path, sizeof path, "base_s%d.h5", i + 1);
+        make_run(path, "baseline", i + 1, 2.0 + 0.1 * i, 0.5f, 0, 0);
+        snprintf(path, sizeof path, "g1_s%d.h5", i + 1);
+        make_run(path, "g1-elem", i + 1, 1.9 - 0.1 * i, 0.05f, 1, 0);
+        snprintf(path, sizeof path, "same_s%d.h5", i + 1);
+        make_run(path, "g1-head", i + 1, 2.4 - 0.1 * i, 0.5f, 0, 0);
+    }
+    snprintf(out, sizeof out, "%s/out", g_dir);
+    int rc = report_run(g_dir, out, err, sizeof err);
+    snprintf(path, sizeof path, "%s/REPORT.md", out);
+    snprintf(g_dir, sizeof g_dir, "%s", saved);
+    assert_int_equal(rc, 0);
+    char *md = tu_slurp(path, NULL);
+    assert_non_null(md);
+    const char *sec = strstr(md, "## Comparisons with the baseline");
+    assert_non_null(sec);
+    if (getenv("GATELAB_TEST_SHOW")) fprintf(stderr, "%.6000s\n", sec);
+    assert_non_null(strstr(sec, "6 comparisons of a run group with its baseline were tested"));
+    assert_non_null(strstr(sec, "; 2 comparisons do."));
+    snprintf(want, sizeof want, "- `g1` beats `base` on val_loss (data bigram): difference "
+             "%+.4g, 95%% CI [", -0.5);
+    assert_non_null(strstr(sec, want));
+    snprintf(want, sizeof want, "Welch p = %.3g, Mann–Whitney p = %.3g (5 vs 5 seeds)",
+             2.0 * gsl_cdf_tdist_Q(5.0, 8.0), 2.0 / 252.0);
+    assert_non_null(strstr(sec, want));
+    snprintf(want, sizeof want, "- `g1` has a weaker first-token sink than `base` on F-Attn "
+             "(data bigram): difference %+.4g", 0.05 - 0.5);
+    assert_non_null(strstr(sec, want));
+    assert_non_null(strstr(sec, "Welch p < 1e-4, Mann–Whitney p = 0.00794"));
+    assert_null(strstr(sec, "- `same`")); /* never claimed */
+    assert_non_null(strstr(sec, "4 other comparisons show no significant difference"));
+    const char *same = strstr(sec, "| same | base | bigram | [val_loss](#def-val-loss) | 5 / 5 | +0 |");
+    assert_non_null(same);
+    assert_non_null(strstr(same, " | no significant difference |\n| same | base | bigram | [F-Attn]"));
+    free(md);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -660,6 +714,7 @@ int main(void)
         cmocka_unit_test(test_shared_gate_heads),
         cmocka_unit_test(test_probe_columns),
         cmocka_unit_test(test_median_seed_compare),
+        cmocka_unit_test(test_compare_section),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
