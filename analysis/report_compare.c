@@ -169,6 +169,31 @@ static void prose(FILE *f, const Row *rows, int n, int ntested, int nsig)
     if (nsig < ntested || few) fputc('\n', f);
 }
 
+int md_stat_cells(FILE *f, const double *a, int na, const double *b, int nb)
+{
+    Cmp c = {0};
+    char err[256];
+    c.na = na, c.nb = nb;
+    c.tested = na >= 2 && nb >= 2 &&
+               stats_welch(&c.w, a, na, b, nb, err, sizeof err) == 0 &&
+               stats_mann_whitney(&c.mw, a, na, b, nb, err, sizeof err) == 0 &&
+               stats_bootstrap_diff_ci(&c.ci, a, na, b, nb, STATS_BOOT_RESAMPLES,
+                                       STATS_BOOT_SEED, 0.95, err, sizeof err) == 0;
+    fprintf(f, " %d / %d | ", na, nb);
+    if (!c.tested) {
+        fputs("– | – | – | – | too few seeds (needs 2 per side) |", f);
+        return -1;
+    }
+    fprintf(f, "%+.4g | [%+.4g, %+.4g] | ", clean(c.ci.diff, &c.w), clean(c.ci.lo, &c.w),
+            clean(c.ci.hi, &c.w));
+    put_p(f, c.w.p);
+    fputs(" | ", f);
+    put_p(f, c.mw.p);
+    fprintf(f, " | %s |", significant(&c) ? (c.ci.diff < 0 ? "**lower**" : "**higher**")
+                                          : "no significant difference");
+    return significant(&c);
+}
+
 void md_compare(FILE *f, const Row *rows, int n)
 {
     int ntested = 0, nsig = 0, npairs = 0;

@@ -49,6 +49,10 @@ int cfg_eq(double x, double y);
 void fill_dppl(Row *rows, int n);
 /* report_compare.c */
 void md_compare(FILE *f, const Row *rows, int n);
+/* " na / nb | diff | [lo, hi] | Welch p | MW p | verdict |" for mean(a) -
+ * mean(b): the cells of a comparison table. Returns 1 when both p < 0.05,
+ * 0 when not, -1 when untested (fewer than 2 values on a side). */
+int md_stat_cells(FILE *f, const double *a, int na, const double *b, int nb);
 /* report_csv.c */
 int write_csv(const char *path, const Row *rows, int n, char *err,
               size_t errlen);

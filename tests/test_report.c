@@ -379,6 +379,10 @@ static void test_report_csv_md(void **state)
     assert_non_null(strstr(h, want));
     assert_non_null(strstr(h, "| g1-elem | g1 | bigram | 1 | +0.2000 | +0.1000 |"));
     assert_null(strstr(h, "| g1-head |"));
+    /* and against the baseline: one g1 seed is too few for a test */
+    assert_non_null(strstr(h, "| g1-elem | g1 | bigram | plain | 1 / 2 | – | – | – | – | "
+                              "too few seeds (needs 2 per side) |"));
+    assert_non_null(strstr(h, "0 of these 0 comparisons differ"));
     assert_non_null(strstr(lc, "Paper, Table 5"));
     assert_non_null(strstr(lc, "(figures/lceval_loss.png)"));
     /* heatmaps per group and the side by side per data source */
