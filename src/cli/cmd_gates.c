@@ -59,9 +59,9 @@ static void print_text(RunReader *r, const ProbeRecord *p)
     const RunMeta *m = runread_meta(r);
     printf("run %s: variant %s, seed %lld, probe step %lld, %d sequences of "
            "length %d\n", m->path, m->variant, m->seed, p->step, p->N, p->T);
-    printf("gate: %d channels in %d heads, %s\n\n", p->gate_channels,
-           p->gate_heads, p->gate_bounded ? "bounded scores in [0,1]"
-                                          : "unbounded (raw act(XW))");
+    printf("gate: %d channels %s %d heads, %s\n\n", p->gate_channels,
+           p->gate_shared ? "shared by all" : "in", p->gate_heads,
+           p->gate_bounded ? "bounded scores in [0,1]" : "unbounded (raw act(XW))");
     printf("gate_mean = mean of every gate score on the probe set over "
            "layers, positions and channels: %.4f\n", rs_gate_mean(p, -1));
     if (p->gate_bounded)
@@ -104,9 +104,9 @@ static void print_json(RunReader *r, const ProbeRecord *p)
         printf("}\n");
         return;
     }
-    printf(", \"gate_bounded\": %d, \"gate_channels\": %d, \"gate_heads\": %d"
-           ", \"gate_mean\": %.6g, \"below\": {", p->gate_bounded,
-           p->gate_channels, p->gate_heads, rs_gate_mean(p, -1));
+    printf(", \"gate_bounded\": %d, \"gate_shared\": %d, \"gate_channels\": %d, "
+           "\"gate_heads\": %d, \"gate_mean\": %.6g, \"below\": {", p->gate_bounded,
+           p->gate_shared, p->gate_channels, p->gate_heads, rs_gate_mean(p, -1));
     for (int k = 0; k < 4; k++)
         printf("%s\"%g\": %.6g", k ? ", " : "", RS_GATE_BELOW_THR[k],
                rs_gate_below(p, -1, k));
