@@ -317,6 +317,24 @@ static void draw_key_label(Canvas *cv, int x0, int y, int P, int T) {
     if (w <= room) draw_text(cv, x0 + (P - w) / 2, y, s, 16);
 }
 
+/* The title in lines of at most `fit` glyphs: one line, or two split at
+ * the last space that fits (the rest is cut). Returns the line count. */
+static int title_lines(const char *t, int fit, char out[2][256]) {
+    if (fit < 1) fit = 1;
+    if (fit > 255) fit = 255;
+    int n = (int)strlen(t);
+    if (n <= fit) {
+        snprintf(out[0], 256, "%s", t);
+        return 1;
+    }
+    int cut = fit;
+    while (cut > 0 && t[cut] != ' ') cut--;
+    if (cut == 0) cut = fit;
+    snprintf(out[0], 256, "%.*s", cut, t);
+    snprintf(out[1], 256, "%.*s", fit, t + cut + (t[cut] == ' '));
+    return 2;
+}
+
 /* ---- PNG output ---- */
 
 typedef struct {
@@ -411,11 +429,13 @@ int heatmap_write_png(const char *path, const HeatPanel *panels, int rows,
         if (P > S) S = P;
     }
     /* refuse absurd images before touching the data */
-    int top = st->title ? TITLE_H : 0, left = st->axis_labels ? AXIS_W : 0,
-        bottom = st->axis_labels ? AXIS_H : 0;
+    int left = st->axis_labels ? AXIS_W : 0, bottom = st->axis_labels ? AXIS_H : 0;
+    long long W = 2LL * MARGIN + (long long)cols * S + (cols - 1LL) * GAP + left;
+    char tl[2][256] = {"", ""};
+    int top = st->title ? TITLE_H * title_lines(st->title, (int)((W - 2 * MARGIN) / ADVANCE), tl)
+                        : 0;
     long long H = 2LL * MARGIN + (long long)rows * (TITLE_H + S) +
                   (rows - 1LL) * GAP + top + bottom;
-    long long W = 2LL * MARGIN + (long long)cols * S + (cols - 1LL) * GAP + left;
     if (W * H > (long long)MAX_PIXELS)
         return seterr(err, errlen, "heatmap: image %lld x %lld is too large "
                       "(limit %zu pixels); use a smaller cell", W, H,
@@ -437,8 +457,8 @@ int heatmap_write_png(const char *path, const HeatPanel *panels, int rows,
         return seterr(err, errlen, "heatmap: out of memory for %lld x %lld "
                       "image", W, H);
     fill_rect(&cv, 0, 0, cv.w, cv.h, BG_RGB);
-    if (st->title)
-        draw_text(&cv, MARGIN, MARGIN + (TITLE_H - TEXT_H) / 2, st->title,
+    for (int i = 0; st->title && i < top / TITLE_H; i++)
+        draw_text(&cv, MARGIN, MARGIN + i * TITLE_H + (TITLE_H - TEXT_H) / 2, tl[i],
                   (cv.w - 2 * MARGIN) / ADVANCE);
     for (int k = 0; k < n; k++) {
         int r = k / cols, c = k % cols;

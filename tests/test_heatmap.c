@@ -184,6 +184,13 @@ static void test_title_and_axis_labels(void **state) {
     assert_true(ink_in(&im, x0, y0 + S, x0 + S, im.h) > 50); /* 0 KEY POSITION 31 */
     assert_int_equal(ink_in(&im, x0 + 2, y0 + 2, x0 + S - 2, y0 + S - 2), 0);
     free(im.px);
+    /* a title wider than the image wraps onto a second line */
+    st.title = "A LONG TITLE THAT CANNOT FIT ON ONE LINE OF THIS NARROW IMAGE AT ALL";
+    assert_int_equal(heatmap_write_png(path, &p, 1, 1, &st, err, sizeof err), 0);
+    im = read_png(path);
+    assert_int_equal(im.h, 2 * MARGIN + 3 * TITLE_H + S + AXH);
+    assert_true(ink_in(&im, MARGIN, MARGIN + TITLE_H, im.w - MARGIN, MARGIN + 2 * TITLE_H) > 20);
+    free(im.px);
     free(A);
     unlink(path);
 }
