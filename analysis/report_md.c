@@ -86,16 +86,17 @@ static const Col COLS2[] = {
     {"sink@0.1", "def-sink01", "Sink rate at ε = 0.1 (as [sink@0.3](#def-sink)).",
      OFF(sink01), "%.3f", 0},
     {"sink@0.2", "def-sink02", "Sink rate at ε = 0.2.", OFF(sink02), "%.3f", 0},
-    {"empty", "def-empty", "Dropped mass: `1 - mean over (l, h), queries t = "
-     "1..T-1 of sum_j A[t, j]` on the sequence-mean map. Softpick and "
-     "clipped softmax can leave a row with no mass at all; with softpick's "
-     "proxy map every row is full or empty, so this is the share of empty "
-     "rows. With a sink slot it is the mass the slot took. Softmax: 0.",
-     OFF(empty), "%.3f", 0},
-    {"F-Attn (mass)", "def-fattn-ne", "F-Attn over the mass that exists: "
-     "`sum A[t, 0] / sum_t sum_j A[t, j]` over (l, h) and t = 1..T-1. For "
-     "softpick this is F-Attn over the non-empty rows, the number to set "
-     "beside [uniform](#def-uniform); equals F-Attn when nothing is dropped.",
+    {"empty rows", "def-empty", "Share of attention rows (probe sequence × "
+     "query t = 1..T-1, over layers and heads) with no mass on the real tokens: "
+     "softpick and clipped softmax can zero a whole row. From the probe's "
+     "`row_empty`; run files written before it: `1 - mean row mass` of the "
+     "sequence-mean map, exact for softpick's proxy map, the dropped mass "
+     "otherwise. Softmax and sink slots: 0.", OFF(empty), "%.3f", 0},
+    {"F-Attn (non-empty)", "def-fattn-ne", "F-Attn over the rows with mass only "
+     "(`first_share_nonempty`; older files: `sum A[t, 0] / sum of row mass`). "
+     "For softpick and clipped softmax this, not F-Attn, is the number to set "
+     "beside [uniform](#def-uniform): an empty row pulls F-Attn towards 0 "
+     "without being a sink-free row. Equals F-Attn when no row is empty.",
      OFF(f_attn_ne), "%.4f", 0},
     {"slot", "def-slot", "The sink slot's own share (sink-token, sink-logit, "
      "kv-bias): `mean over layers, heads and queries t = 0..T-1` of the "

@@ -111,8 +111,28 @@ double rs_m_act(const ProbeRecord *p)
 
 /* ---- dropped mass, the sink slot, and the activation columns ---- */
 
+/* Exact per-row counts stored by the probe (row_empty, first_nonempty):
+ * every (l, h) has the same N (T - 1) rows, so the overall share of empty
+ * rows is the mean and F-Attn over non-empty rows the weighted mean. */
+static void mass_from_rows(const ProbeRecord *p, double *empty, double *share_nonempty)
+{
+    double e = 0.0, w = 0.0, f = 0.0;
+    int n = p->L * p->H;
+    for (int lh = 0; lh < n; lh++) {
+        e += p->row_empty[lh];
+        if (isfinite(p->first_nonempty[lh]))
+            f += (1.0 - p->row_empty[lh]) * p->first_nonempty[lh], w += 1.0 - p->row_empty[lh];
+    }
+    *empty = n ? e / n : NAN;
+    *share_nonempty = w > 0 ? f / w : NAN;
+}
+
 void rs_mass(const ProbeRecord *p, double *empty, double *share_nonempty)
 {
+    if (p->row_empty && p->first_nonempty) {
+        mass_from_rows(p, empty, share_nonempty);
+        return;
+    }
     size_t TT = (size_t)p->T * p->T;
     double mass = 0.0, first = 0.0;
     for (int lh = 0; lh < p->L * p->H; lh++) {

@@ -155,6 +155,13 @@ enum { RS_REQ, RS_OPT, RS_GATE, RS_GATE_OPT };
     X(attention_slot, float, RS_F32, 0, "attention_slot", "LHT", RS_OPT,       \
       "weight each query gives the extra slot (sink logit or kv bias), mean "  \
       "over sequences")                                                        \
+    X(row_empty, float, RS_F32, 0, "row_empty", "LH", RS_OPT,                  \
+      "fraction of rows (probe sequence x query t >= 1) whose attention on "   \
+      "the real tokens has no mass (softpick, clipped softmax), per layer "    \
+      "and head")                                                              \
+    X(first_nonempty, float, RS_F32, 0, "first_share_nonempty", "LH", RS_OPT,  \
+      "first-token share over the rows with mass only: mean of A[t,0] over "   \
+      "(sequence, t >= 1) rows of row_empty's complement; NaN if none")        \
     X(gate_channel_mean, double, RS_F64, 0, RS_GATE_MARKER, "LC", RS_GATE,     \
       "mean gate score per layer and channel over the probe set")     \
     X(gate_hist, double, RS_F64, 0, "gate_hist", "LB", RS_GATE,                \

@@ -587,6 +587,15 @@ static void test_probe_columns(void **state)
     assert_true(fabs(rs_kurtosis(&p) - 5) < 1e-12);
     assert_true(fabs(rs_top1_median(&p) - 4) < 1e-12); /* 8 / 2 */
     assert_true(fabs(rs_bos_ratio(&p) - 3) < 1e-12);
+    /* with the probe's exact per-row counts: (l, h) rows 50 %, 0 % and 100 %
+     * empty, F-Attn over their non-empty rows 0.4, 0.1 and none: overall
+     * 1.5 / 3 empty, F-Attn (0.5 x 0.4 + 1 x 0.1) / 1.5 = 0.2 */
+    float re[XH] = {0.5f, 0.0f, 1.0f}, fne[XH] = {0.4f, 0.1f, NAN};
+    p.row_empty = re, p.first_nonempty = fne;
+    rs_mass(&p, &empty, &ne);
+    assert_true(fabs(empty - 0.5) < 1e-7);
+    assert_true(fabs(ne - 0.2) < 1e-7);
+    p.row_empty = p.first_nonempty = NULL;
     free(p.attention_slot);
     p.attention_slot = NULL;
     assert_true(isnan(rs_slot_share(&p, -1)));

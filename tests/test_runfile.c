@@ -104,6 +104,7 @@ typedef struct {
     int tokens[PN * PT];
     float attention[PL * PH * PT * PT], slot[PL * PH * PT];
     float first_col[PN * PL * PH * PT], alpha0[PL * PH];
+    float row_empty[PL * PH], first_ne[PL * PH];
     float gate_sample[PL * PNS * PT * PC];
     double hist[PL * 50], cmean[PL * PC], below[PL * 4], stats[PL * 4];
     double hmax[PL], hmed[PL], htop3[PL * 3], hkurt[PL], hratio[PL];
@@ -123,6 +124,8 @@ static void make_probe(Probe *q, long long step) {
     fill_f(q->slot, PL * PH * PT, 10.0f);
     fill_f(q->first_col, PN * PL * PH * PT, 20.0f);
     fill_f(q->alpha0, PL * PH, 30.0f);
+    fill_f(q->row_empty, PL * PH, 31.0f);
+    fill_f(q->first_ne, PL * PH, 32.0f);
     fill_f(q->gate_sample, PL * PNS * PT * PC, 40.0f);
     fill_d(q->hist, PL * 50, 1.0);
     fill_d(q->cmean, PL * PC, 2.0);
@@ -137,6 +140,7 @@ static void make_probe(Probe *q, long long step) {
         .step = step, .L = PL, .H = PH, .N = PN, .T = PT, .tokens = q->tokens,
         .attention = q->attention, .attention_slot = q->slot,
         .first_col = q->first_col, .alpha0 = q->alpha0, .proxy = 1,
+        .row_empty = q->row_empty, .first_nonempty = q->first_ne,
         .normaliser = "softmax", .gate_channels = PC, .gate_heads = 2,
         .gate_bounded = 1, .gate_sample = q->gate_sample, .gate_sample_n = PNS,
         .gate_hist = q->hist, .gate_channel_mean = q->cmean,

@@ -53,8 +53,9 @@ static void print_text(RunReader *r, const Ctx *c)
         printf("  layer %-3d %.4f\n", l, rs_share(p, l));
     double empty, f_ne;
     rs_mass(p, &empty, &f_ne);
-    printf("  dropped mass (1 - mean row mass, t=1..T-1): %.4f; F-Attn over "
-           "the mass that exists: %.4f\n", empty, f_ne);
+    printf("  empty rows (no mass on the real tokens, queries t=1..T-1): %.4f; "
+           "F-Attn over the non-empty rows: %.4f%s\n", empty, f_ne,
+           p->row_empty ? "" : "  (older file: from the mean map's row mass)");
     if (p->attention_slot) {
         printf("Sink slot's own share = mean over heads and queries t=0..T-1 "
                "of the weight given to the slot (attention_slot):\n  overall   %.4f\n",

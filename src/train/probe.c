@@ -23,6 +23,8 @@ typedef struct {
     int L, H, N, T, C, Ns;
     int *tokens;
     float *attention, *slot, *first_col, *alpha0, *map, *gate_sample;
+    float *row_empty, *first_ne; /* sums, then the stored fractions */
+    float *ne_count;             /* non-empty rows per (l, h) */
     double *hist, *chan_sum, *below, *stats, *h_max, *h_med, *h_top3, *h_kurt, *h_ratio;
     double gate_count_l[64];
     float *scratch;
@@ -34,6 +36,9 @@ static void acc_free(Acc *a) {
     free(a->slot);
     free(a->first_col);
     free(a->alpha0);
+    free(a->row_empty);
+    free(a->first_ne);
+    free(a->ne_count);
     free(a->map);
     free(a->gate_sample);
     free(a->hist);
@@ -60,6 +65,9 @@ static int acc_init(Acc *a, const Model *m, int N, int T) {
     a->slot = falloc(LH * T);
     a->first_col = falloc((size_t)N * LH * T);
     a->alpha0 = falloc(LH);
+    a->row_empty = falloc(LH);
+    a->first_ne = falloc(LH);
+    a->ne_count = falloc(LH);
     a->map = falloc(TT);
     a->h_max = calloc((size_t)D->L, sizeof(double));
     a->h_med = calloc((size_t)D->L, sizeof(double));
@@ -68,6 +76,7 @@ static int acc_init(Acc *a, const Model *m, int N, int T) {
     a->h_ratio = calloc((size_t)D->L, sizeof(double));
     a->scratch = falloc((size_t)T * D->d);
     int ok = a->tokens && a->attention && a->slot && a->first_col && a->alpha0 && a->map &&
+             a->row_empty && a->first_ne && a->ne_count &&
              a->h_max && a->h_med && a->h_top3 && a->h_kurt && a->h_ratio && a->scratch;
     if (a->C > 0) {
         a->gate_sample = falloc((size_t)D->L * a->Ns * T * a->C);
@@ -101,6 +110,19 @@ static void head_map(Acc *a, const Model *m, const float *att, float *slot_out) 
     if (uses_proxy(&m->cfg)) attention_proxy(a->map, T);
 }
 
+/* Rows t >= 1 of the current map with no mass (count) and the first-token
+ * weight of the others (sum), for row_empty / first_share_nonempty. */
+static void acc_empty(Acc *a, size_t lh) {
+    const int T = a->T;
+    for (int t = 1; t < T; t++) {
+        const float *row = a->map + (size_t)t * T;
+        double m = 0.0;
+        for (int j = 0; j <= t; j++) m += row[j];
+        if (m <= 1e-9) a->row_empty[lh] += 1.0f;
+        else a->first_ne[lh] += row[0], a->ne_count[lh] += 1.0f;
+    }
+}
+
 static void acc_attention(Acc *a, const Model *m, const RunState *s, int seq0,
                           int Bc) {
     const int T = a->T, H = a->H, Ti = T + m->dims.extra_pos;
@@ -119,6 +141,7 @@ static void acc_attention(Acc *a, const Model *m, const RunState *s, int seq0,
                 float *col = a->first_col + (((size_t)(seq0 + b) * a->L + l) * H + h) * T;
                 for (int t = 0; t < T; t++) col[t] = a->map[(size_t)t * T];
                 a->alpha0[lh] += (float)(alpha_k(a->map, T, 0) / a->N);
+                acc_empty(a, lh);
             }
     }
 }
@@ -174,6 +197,10 @@ static void acc_hidden(Acc *a, const Model *m, const RunState *s, int Bc) {
 /* Turn sums into the means the run file stores. */
 static void acc_finish(Acc *a) {
     for (size_t i = 0; i < (size_t)a->L * a->H * a->T; i++) a->slot[i] /= (float)a->N;
+    for (size_t lh = 0; lh < (size_t)a->L * a->H; lh++) {
+        a->first_ne[lh] = a->ne_count[lh] > 0 ? a->first_ne[lh] / a->ne_count[lh] : NAN;
+        a->row_empty[lh] /= (float)a->N * (float)(a->T > 1 ? a->T - 1 : 1);
+    }
     if (a->C == 0) return;
     for (int l = 0; l < a->L; l++) {
         double *st = a->stats + l * RS_GATE_NSTATS, cnt = st[3] > 0 ? st[3] : 1.0;
@@ -213,6 +240,7 @@ int probe_run(const Model *m, RunState *s, const Dataset *ds, RunFile *rf,
         .step = step, .L = a.L, .H = a.H, .N = N, .T = T, .tokens = a.tokens,
         .attention = a.attention, .attention_slot = has_slot ? a.slot : NULL,
         .first_col = a.first_col, .alpha0 = a.alpha0, .proxy = uses_proxy(c),
+        .row_empty = a.row_empty, .first_nonempty = a.first_ne,
         .gate_channels = a.C,
         .gate_heads = c->gate_pos == GATE_G5 ? 1 : (c->gate_pos == GATE_G2 || c->gate_pos == GATE_G3 ? m->dims.Hkv : m->dims.H),
         .gate_shared = c->gate_shared,
