@@ -89,9 +89,9 @@ static const Col COLS2[] = {
     {"empty rows", "def-empty", "Share of attention rows (probe sequence × "
      "query t = 1..T-1, over layers and heads) with no mass on the real tokens: "
      "softpick and clipped softmax can zero a whole row. From the probe's "
-     "`row_empty`; run files written before it: `1 - mean row mass` of the "
-     "sequence-mean map, exact for softpick's proxy map, the dropped mass "
-     "otherwise. Softmax and sink slots: 0.", OFF(empty), "%.3f", 0},
+     "`row_empty`; run files written before it: 0 with a sink slot, else `1 - "
+     "mean row mass` of the sequence-mean map, exact for softpick's proxy map, "
+     "the dropped mass otherwise. Softmax and sink slots: 0.", OFF(empty), "%.3f", 0},
     {"F-Attn (non-empty)", "def-fattn-ne", "F-Attn over the rows with mass only "
      "(`first_share_nonempty`; older files: `sum A[t, 0] / sum of row mass`). "
      "For softpick and clipped softmax this, not F-Attn, is the number to set "
@@ -205,7 +205,7 @@ void md_variants(FILE *f, const Row *rows, int n)
                "`(k/n)` marks a column only k of the n runs had.\n\n");
     md_group_table(f, rows, n, COLS, N_COLS);
     fprintf(f, "\n### Sink and activation detail\n\nThe same groups: the "
-               "other sink rates, mass the normaliser dropped, the sink "
+               "other sink rates, empty attention rows, the sink "
                "slot's own share and the activation statistics of the "
                "probe.\n\n");
     md_group_table(f, rows, n, COLS2, N_COLS2);

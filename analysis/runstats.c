@@ -133,6 +133,11 @@ void rs_mass(const ProbeRecord *p, double *empty, double *share_nonempty)
         mass_from_rows(p, empty, share_nonempty);
         return;
     }
+    if (p->attention_slot) { /* the slot took the missing mass: no row is empty */
+        *empty = 0.0;
+        *share_nonempty = rs_share(p, -1);
+        return;
+    }
     size_t TT = (size_t)p->T * p->T;
     double mass = 0.0, first = 0.0;
     for (int lh = 0; lh < p->L * p->H; lh++) {

@@ -38,7 +38,9 @@ double rs_m_act(const ProbeRecord *p);
 /* Empty rows. When the probe stored row_empty and first_share_nonempty
  * (exact, per probe sequence and row): *empty = the share of rows t >= 1
  * with no mass on the real tokens, *share_nonempty = F-Attn over the other
- * rows. Older files, from the mass of the stored map: over every (l, h)
+ * rows. Older files with a sink slot: 0 and F-Attn (the slot takes mass
+ * but empties no row). Older files otherwise, from the mass of the stored
+ * map: over every (l, h)
  * and query t = 1..T-1 of the stored
  * (sequence-mean) map: *empty = 1 - mean row mass, *share_nonempty = sum
  * of A[t,0] / sum of row mass (F-Attn over the mass that exists; NaN when

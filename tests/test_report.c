@@ -474,7 +474,8 @@ static const float XMAP[XT * XT] = {1, 0, 0, 0, 0, 0, 0.5f, 0.25f, 0.25f};
 
 /* A run of XL layers and XH = 3 heads whose gate has XC = 4 channels:
  * 3 does not divide 4, as with head_dim 16 and 3 heads. gate_heads as
- * given (0 makes the probe unreadable); the slot weights 0.2, 0.4, 0.6. */
+ * given (0 makes the probe unreadable); variant sink-token gets slot
+ * weights 0.2, 0.4, 0.6. */
 static void make_x_run(const char *dir, const char *name, const char *variant,
                        int shared, int gate_heads, int bounded)
 {
@@ -501,7 +502,8 @@ static void make_x_run(const char *dir, const char *name, const char *variant,
            hnr[XL] = {3};
     ProbeRecord p = {
         .step = 10, .L = XL, .H = XH, .N = 1, .T = XT, .tokens = tokens,
-        .attention = A, .first_col = col, .alpha0 = a0, .attention_slot = slot,
+        .attention = A, .first_col = col, .alpha0 = a0,
+        .attention_slot = strcmp(variant, "sink-token") ? NULL : slot,
         .normaliser = "softpick", .gate_channels = XC, .gate_heads = gate_heads,
         .gate_shared = shared, .gate_bounded = bounded, .gate_hist = ghist,
         .gate_channel_mean = gmean, .gate_below = gbelow, .gate_stats = gstats,
@@ -583,7 +585,7 @@ static void test_probe_columns(void **state)
     assert_true(fabs(rs_share(&p, -1) - 0.25) < 1e-7);
     assert_true(fabs(empty - 0.5) < 1e-7);
     assert_true(fabs(ne - 0.5) < 1e-7);
-    assert_true(fabs(rs_slot_share(&p, -1) - 0.4) < 1e-7); /* (.2+.4+.6)/3 */
+    assert_true(isnan(rs_slot_share(&p, -1)));
     assert_true(fabs(rs_kurtosis(&p) - 5) < 1e-12);
     assert_true(fabs(rs_top1_median(&p) - 4) < 1e-12); /* 8 / 2 */
     assert_true(fabs(rs_bos_ratio(&p) - 3) < 1e-12);
@@ -596,9 +598,15 @@ static void test_probe_columns(void **state)
     assert_true(fabs(empty - 0.5) < 1e-7);
     assert_true(fabs(ne - 0.2) < 1e-7);
     p.row_empty = p.first_nonempty = NULL;
-    free(p.attention_slot);
-    p.attention_slot = NULL;
-    assert_true(isnan(rs_slot_share(&p, -1)));
+    runread_probe_free(&p);
+    /* a sink slot takes mass but empties no row: (.2 + .4 + .6) / 3 */
+    make_x_run(dir, "sink-token_s1.h5", "sink-token", 0, 2, 1);
+    snprintf(path, sizeof path, "%s/sink-token_s1.h5", dir);
+    p = read_x(path, 1, err, sizeof err);
+    assert_true(fabs(rs_slot_share(&p, -1) - 0.4) < 1e-7);
+    rs_mass(&p, &empty, &ne);
+    assert_true(fabs(empty) < 1e-12);
+    assert_true(fabs(ne - 0.25) < 1e-7);
     runread_probe_free(&p);
 
     /* in the report: an unbounded gate's gate<0.1 is n/a, and a file whose
@@ -611,7 +619,7 @@ static void test_probe_columns(void **state)
     snprintf(path, sizeof path, "%s/REPORT.md", out);
     char *md = tu_slurp(path, NULL);
     assert_non_null(md);
-    assert_non_null(strstr(md, "3 (2 readable, 0 unreadable, 1 with an unreadable probe"));
+    assert_non_null(strstr(md, "4 (3 readable, 0 unreadable, 1 with an unreadable probe"));
     assert_non_null(strstr(md, "- `broken_s1.h5`: probe unreadable: "));
     const char *silu = strstr(md, "| g1-add-silu | g1-add-silu | brown | 1 |");
     if (!silu) fputs(md, stderr);
@@ -621,7 +629,9 @@ static void test_probe_columns(void **state)
     assert_true(na && na < eol);
     /* detail table: empty 0.5, F-Attn over the mass 0.5, slot 0.4 */
     assert_non_null(strstr(md, "| softpick | softpick | brown | 1 |  | 1.000 | "
-                               "1.000 | 0.500 | 0.5000 | 0.4000 | 5 | 4 | 3 | done |"));
+                               "1.000 | 0.500 | 0.5000 |  | 5 | 4 | 3 | done |"));
+    assert_non_null(strstr(md, "| sink-token | sink-token | brown | 1 |  | 1.000 | "
+                               "1.000 | 0.000 | 0.2500 | 0.4000 | 5 | 4 | 3 | done |"));
     free(md);
     snprintf(path, sizeof path, "%s/results.csv", out);
     char *csv = tu_slurp(path, NULL);
