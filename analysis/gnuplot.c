@@ -459,6 +459,9 @@ static int write_bars_gp(const FigPaths *fp, const BarSpec *bs, char *err,
         if (bs->lo) fprintf(f, "%d:%d:%d", col, col + 1, col + 2);
         else fprintf(f, "%d", col);
         if (g == 0) fprintf(f, ":xtic(1)");
+        /* the line figures' colours; past them a hatch tells groups apart */
+        fprintf(f, " lc rgb '%s'", PAL[g % PLOT_PER_PANEL]);
+        if (g >= PLOT_PER_PANEL) fprintf(f, " fs pattern %d border -1", 1 + g / PLOT_PER_PANEL);
         fprintf(f, " title "), gp_str(f, b->group_labels[g]);
     }
     /* references in black, told apart by dash pattern */
