@@ -332,8 +332,9 @@ static int write_lines_gp(const FigPaths *fp, const PlotAxes *ax,
     fprintf(f, "set xlabel "), gp_str(f, ax->xlabel), fputc('\n', f);
     /* headroom so a series lying on 0 or 1 is not hidden by the border */
     fprintf(f, "set offsets 0, 0, graph 0.05, graph 0.05\n");
-    if (!lo.grid) {
-        fprintf(f, "set title "), gp_str(f, ax->title), fputc('\n', f);
+    if (!lo.grid) { /* centred on the image: a long title is not cut by the key */
+        fprintf(f, "set tmargin 3\nset label 99 "), gp_str(f, ax->title);
+        fprintf(f, " at screen 0.5, screen 0.965 center front\n");
         write_part(f, fp, ax, s, ns, slot, 0, 0, 1);
         return close_checked(f, fp->gp, err, errlen);
     }
