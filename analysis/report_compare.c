@@ -52,19 +52,26 @@ static int values(const Row *rows, int n, int a, size_t off, double *v)
     return k;
 }
 
+/* Both tests and the interval of mean(a) - mean(b); untested below 2
+ * values a side. */
+static Cmp test_pair(const double *a, int na, const double *b, int nb)
+{
+    char err[256];
+    Cmp c = {0};
+    c.na = na, c.nb = nb;
+    if (na < 2 || nb < 2) return c;
+    c.tested = stats_welch(&c.w, a, na, b, nb, err, sizeof err) == 0 &&
+               stats_mann_whitney(&c.mw, a, na, b, nb, err, sizeof err) == 0 &&
+               stats_bootstrap_diff_ci(&c.ci, a, na, b, nb, STATS_BOOT_RESAMPLES,
+                                       STATS_BOOT_SEED, 0.95, err, sizeof err) == 0;
+    return c;
+}
+
 static Cmp compare(const Row *rows, int n, int a, int b, const Metric *m)
 {
     double va[MAX_SEEDS], vb[MAX_SEEDS];
-    char err[256];
-    Cmp c = {0};
-    c.na = values(rows, n, a, m->off, va);
-    c.nb = values(rows, n, b, m->off, vb);
-    if (c.na < 2 || c.nb < 2) return c;
-    c.tested = stats_welch(&c.w, va, c.na, vb, c.nb, err, sizeof err) == 0 &&
-               stats_mann_whitney(&c.mw, va, c.na, vb, c.nb, err, sizeof err) == 0 &&
-               stats_bootstrap_diff_ci(&c.ci, va, c.na, vb, c.nb, STATS_BOOT_RESAMPLES,
-                                       STATS_BOOT_SEED, 0.95, err, sizeof err) == 0;
-    return c;
+    int na = values(rows, n, a, m->off, va), nb = values(rows, n, b, m->off, vb);
+    return test_pair(va, na, vb, nb);
 }
 
 /* A difference that is float noise of equal means prints as 0. */
@@ -101,13 +108,12 @@ static void put_p_eq(FILE *f, const char *name, double p)
 /* Groups compared: every group with a matching baseline other than itself. */
 static int compared(const Row *rows, int a) { return rows[a].base >= 0 && rows[a].base != a; }
 
-static void table_row(FILE *f, const Row *rows, int a, const Metric *m, const Cmp *c)
+/* The cells of one comparison: seeds, difference, CI, both p, verdict. */
+static void stat_cells(FILE *f, const Cmp *c)
 {
-    const Row *g = &rows[a], *b = &rows[g->base];
-    fprintf(f, "| %s | %s | %s | [%s](#%s) | %d / %d | ", g->run, b->run, g->data, m->name,
-            m->anchor, c->na, c->nb);
+    fprintf(f, " %d / %d | ", c->na, c->nb);
     if (!c->tested) {
-        fputs("– | – | – | – | too few seeds (needs 2 per side) |\n", f);
+        fputs("– | – | – | – | too few seeds (needs 2 per side) |", f);
         return;
     }
     fprintf(f, "%+.4g | [%+.4g, %+.4g] | ", clean(c->ci.diff, &c->w), clean(c->ci.lo, &c->w),
@@ -115,8 +121,23 @@ static void table_row(FILE *f, const Row *rows, int a, const Metric *m, const Cm
     put_p(f, c->w.p);
     fputs(" | ", f);
     put_p(f, c->mw.p);
-    fprintf(f, " | %s |\n", significant(c) ? (c->ci.diff < 0 ? "**lower**" : "**higher**")
-                                           : "no significant difference");
+    fprintf(f, " | %s |", significant(c) ? (c->ci.diff < 0 ? "**lower**" : "**higher**")
+                                         : "no significant difference");
+}
+
+int md_stat_cells(FILE *f, const double *a, int na, const double *b, int nb)
+{
+    Cmp c = test_pair(a, na, b, nb);
+    stat_cells(f, &c);
+    return c.tested ? significant(&c) : -1;
+}
+
+static void table_row(FILE *f, const Row *rows, int a, const Metric *m, const Cmp *c)
+{
+    const Row *g = &rows[a], *b = &rows[g->base];
+    fprintf(f, "| %s | %s | %s | [%s](#%s) |", g->run, b->run, g->data, m->name, m->anchor);
+    stat_cells(f, c);
+    fputc('\n', f);
 }
 
 /* The prose: the count of comparisons, then each significant one. */
@@ -167,31 +188,6 @@ static void prose(FILE *f, const Row *rows, int n, int ntested, int nsig)
                    "+ n_b, n_a), 0.1 for 3 + 3 seeds, 0.0079 for 5 + 5.",
                 few, ALPHA);
     if (nsig < ntested || few) fputc('\n', f);
-}
-
-int md_stat_cells(FILE *f, const double *a, int na, const double *b, int nb)
-{
-    Cmp c = {0};
-    char err[256];
-    c.na = na, c.nb = nb;
-    c.tested = na >= 2 && nb >= 2 &&
-               stats_welch(&c.w, a, na, b, nb, err, sizeof err) == 0 &&
-               stats_mann_whitney(&c.mw, a, na, b, nb, err, sizeof err) == 0 &&
-               stats_bootstrap_diff_ci(&c.ci, a, na, b, nb, STATS_BOOT_RESAMPLES,
-                                       STATS_BOOT_SEED, 0.95, err, sizeof err) == 0;
-    fprintf(f, " %d / %d | ", na, nb);
-    if (!c.tested) {
-        fputs("– | – | – | – | too few seeds (needs 2 per side) |", f);
-        return -1;
-    }
-    fprintf(f, "%+.4g | [%+.4g, %+.4g] | ", clean(c.ci.diff, &c.w), clean(c.ci.lo, &c.w),
-            clean(c.ci.hi, &c.w));
-    put_p(f, c.w.p);
-    fputs(" | ", f);
-    put_p(f, c.mw.p);
-    fprintf(f, " | %s |", significant(&c) ? (c.ci.diff < 0 ? "**lower**" : "**higher**")
-                                          : "no significant difference");
-    return significant(&c);
 }
 
 void md_compare(FILE *f, const Row *rows, int n)
