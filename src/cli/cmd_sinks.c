@@ -126,7 +126,10 @@ static void print_json(RunReader *r, const Ctx *c)
             printf(", \"%.1f\": %.6g", EPS[e], rs_sink_rate(p, EPS[e], lens[i]));
         printf("}");
     }
-    printf("}, \"heads\": [");
+    /* per head: alpha0 is Gu et al.'s (queries t >= 0, self term included),
+     * share the first-token share (t >= 1); docs/metrics.md */
+    printf("}, \"alpha0_queries\": \"t >= 0\", \"share_queries\": \"t >= 1\", "
+           "\"heads\": [");
     for (int l = 0; l < p->L; l++)
         for (int h = 0; h < p->H; h++) {
             const float *A = p->attention + ((size_t)l * p->H + h) * T * T;
