@@ -170,18 +170,19 @@ static void prose(FILE *f, const Row *rows, int n, int ntested, int nsig) {
                 "baseline.",
                 nsig ? "\n" : "", nsig ? "" : "All ", ntested - nsig, nsig ? "other " : "",
                 ntested - nsig == 1 ? "" : "s", ntested - nsig == 1 ? "s" : "", ALPHA);
-    int few = 0;
+    int few = 0, fa = 0, fb = 0;
     for (int a = 0; a < n && rows[a].ok; a = group_end(rows, n, a))
         for (size_t k = 0; compared(rows, a) && k < N_METRICS; k++) {
             Cmp c = compare(rows, n, a, rows[a].base, &METRICS[k]);
-            few += c.tested && mw_floor(c.na, c.nb) >= ALPHA;
+            if (!c.tested || mw_floor(c.na, c.nb) < ALPHA) continue;
+            if (!few++) fa = c.na, fb = c.nb;
         }
     if (few)
         fprintf(f,
                 " %d of the tested comparisons have too few seeds for the exact "
                 "Mann–Whitney test ever to reach p < %.2f: its smallest p is 2 / C(n_a "
-                "+ n_b, n_a), 0.1 for 3 + 3 seeds, 0.0079 for 5 + 5.",
-                few, ALPHA);
+                "+ n_b, n_a), %.3g for %d + %d seeds (0.0079 for 5 + 5).",
+                few, ALPHA, mw_floor(fa, fb), fa, fb);
     if (nsig < ntested || few) fputc('\n', f);
 }
 
