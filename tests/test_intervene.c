@@ -32,14 +32,16 @@
 #include "model.h"
 #include "runfile_read.h"
 #include "runmodel.h"
+#include "runstats.h"
 #include "testutil.h"
 
 static char base_run[1024], g1_run[1024], sink_run[1024];
+static char dir[64]; /* one temporary directory for the whole test */
 
 static void train(char *path, size_t len, const char *name, const char *sets) {
     char out[1100];
-    snprintf(path, len, "%s/%s.h5", tu_tmpdir(), name);
-    snprintf(out, sizeof out, "%s/%s.out", tu_tmpdir(), name);
+    snprintf(path, len, "%s/%s.h5", dir, name);
+    snprintf(out, sizeof out, "%s/%s.out", dir, name);
     if (tu_run(out, "train --config %s/experiments/tiny.ini %s --out %s --quiet", tu_src(), sets,
                path))
         fail_msg("training %s failed (see %s)", name, out);
@@ -48,10 +50,18 @@ static void train(char *path, size_t len, const char *name, const char *sets) {
 
 static int setup_runs(void **st) {
     (void)st;
+    snprintf(dir, sizeof dir, "%s", tu_tmpdir());
     train(base_run, sizeof base_run, "base", "");
     train(g1_run, sizeof g1_run, "g1", "--set variant=g1-elem");
     train(sink_run, sizeof sink_run, "sink", "--set variant=sink-token");
     return 0;
+}
+
+static int remove_runs(void **st) {
+    (void)st;
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    return system(cmd) == 0 ? 0 : -1;
 }
 
 /* ---- the training forward is untouched ---- */
@@ -412,14 +422,14 @@ static char *slurp_or_fail(const char *path, size_t *n) {
 static void test_cli_refusals(void **st) {
     (void)st;
     char out[1100], lock[1100];
-    snprintf(out, sizeof out, "%s/refuse.out", tu_tmpdir());
+    snprintf(out, sizeof out, "%s/refuse.out", dir);
     size_t n0, n1;
     char *before = slurp_or_fail(base_run, &n0);
     assert_int_equal(tu_run(out, "intervene --help"), 0);
     assert_int_equal(tu_run(out, "intervene %s", base_run), 2);
     assert_int_equal(tu_run(out, "intervene %s bos-frobnicate", base_run), 2);
     assert_int_equal(tu_run(out, "intervene %s bos-clip --clip-k 0", base_run), 2);
-    assert_int_equal(tu_run(out, "intervene %s/missing.h5 bos-mean", tu_tmpdir()), 2);
+    assert_int_equal(tu_run(out, "intervene %s/missing.h5 bos-mean", dir), 2);
     snprintf(lock, sizeof lock, "%s.lock", base_run);
     FILE *f = fopen(lock, "w");
     assert_non_null(f);
@@ -437,6 +447,36 @@ static void test_cli_refusals(void **st) {
     free(before), free(after);
 }
 
+/* The report's Mechanism section over the three runs: every run is a
+ * scatter point, and the table's bos-mean row of "base" is the delta
+ * computed here from the stored groups. */
+static void test_report_section(void **st) {
+    (void)st;
+    char out[1100], rep[1100], md[1200], want[256];
+    snprintf(out, sizeof out, "%s/report.out", dir);
+    snprintf(rep, sizeof rep, "%s/rep", dir);
+    assert_int_equal(tu_run(out, "report %s --out %s", dir, rep), 0);
+    snprintf(md, sizeof md, "%s/REPORT.md", rep);
+    char *text = tu_slurp(md, NULL);
+    assert_non_null(text);
+    const char *sec = strstr(text, "## Mechanism");
+    assert_non_null(sec);
+    assert_non_null(strstr(sec, "one point per run file (n = 3)"));
+    Loaded x;
+    RunIntervention none, iv;
+    load(&x, base_run);
+    get_iv(&x, RS_IV_NONE, &none);
+    get_iv(&x, RS_IV_BOS_MEAN, &iv);
+    snprintf(want, sizeof want, "| base | bos-mean | 1 | %+.4f | %+.3g | %+.4f |",
+             rs_share(&iv.probe, -1) - rs_share(&none.probe, -1),
+             rs_m_act(&iv.probe) - rs_m_act(&none.probe), iv.loss - none.loss);
+    if (!strstr(sec, want)) fail_msg("no row '%s' in the Mechanism section", want);
+    runread_intervention_free(&iv);
+    runread_intervention_free(&none);
+    unload(&x);
+    free(text);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_null_is_training_forward),
@@ -450,6 +490,7 @@ int main(void) {
         cmocka_unit_test(test_bos_clip),
         cmocka_unit_test(test_no_bos),
         cmocka_unit_test(test_cli_refusals),
+        cmocka_unit_test(test_report_section),
     };
-    return cmocka_run_group_tests(tests, setup_runs, NULL);
+    return cmocka_run_group_tests(tests, setup_runs, remove_runs);
 }
