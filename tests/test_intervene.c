@@ -570,7 +570,7 @@ static void fx_case(hid_t f, const char *name) {
 static void test_pytorch_reference(void **st) {
     (void)st;
     char path[1024];
-    snprintf(path, sizeof path, "%s/tests/reference/fixtures/intervene.h5", tu_src());
+    snprintf(path, sizeof path, "%s/tests/reference/fixtures/intervene/intervene.h5", tu_src());
     hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
     if (f < 0) fail_msg("cannot open %s", path);
     const char *cases[] = {"var-g1-elem", "var-g1-shared", "var-g1-add-id", "var-g1-const",

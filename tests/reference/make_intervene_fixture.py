@@ -5,7 +5,8 @@ tests/test_intervene.c.
 
     /usr/bin/python3 tests/reference/make_intervene_fixture.py [--out DIR]
 
-Writes fixtures/intervene.h5, one group per case (a tiny model of
+Writes fixtures/intervene/intervene.h5 (its own directory: test_reference.c
+takes every fixtures/*.h5 as one of its cases), one group per case (a tiny model of
 make_fixtures.py: same configs, weights drawn the same way, float32-exact):
   <case>/config           uint8 [n]: INI text
   <case>/tokens           int32 [B, T]
@@ -142,7 +143,7 @@ def make_case(f, name, vid, cfg, seed):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     here = os.path.dirname(os.path.abspath(__file__))
-    ap.add_argument("--out", default=os.path.join(here, "fixtures"))
+    ap.add_argument("--out", default=os.path.join(here, "fixtures", "intervene"))
     a = ap.parse_args()
     torch.set_num_threads(1)
     cases = {name: (vid, cfg) for name, vid, cfg in mf.cases()}
