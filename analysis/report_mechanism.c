@@ -19,9 +19,9 @@
 
 typedef struct {
     char name[256], variant[256], status[32], data[64];
-    int gated;       /* the probe has gate arrays */
-    double fattn;    /* last probe: F-Attn */
-    double bos_act;  /* last probe: BOS activation (NaN: no mechanism fields) */
+    int gated;      /* the probe has gate arrays */
+    double fattn;   /* last probe: F-Attn */
+    double bos_act; /* last probe: BOS activation (NaN: no mechanism fields) */
     int has_iv[IV_COUNT];
     double d_fattn[IV_COUNT], d_mact[IV_COUNT], d_loss[IV_COUNT];
 } MechRun;
@@ -77,8 +77,8 @@ static int mech_read(const char *path, MechRun *w) {
  *     *rho = sp.rho, *p = sp.p;
  *     return 0;
  * and the section prints the numbers with no other change. */
-static int mech_spearman(const double *x, const double *y, int n, double *rho, double *p,
-                         char *err, size_t errlen) {
+static int mech_spearman(const double *x, const double *y, int n, double *rho, double *p, char *err,
+                         size_t errlen) {
     (void)x, (void)y, (void)n, (void)rho, (void)p;
     snprintf(err, errlen, "analysis/stats.h not merged yet");
     return -1;
@@ -98,19 +98,20 @@ static void scatter(FILE *f, const char *figdir, const MechRun *w, int n) {
     if (k > 0) {
         char err[512];
         double rho, p;
-        fprintf(f, "\nF-Attn against BOS activation (mean over layers of position 0's max |h|, "
-                   "last probe), one point per run file (n = %zu).\n",
+        fprintf(f,
+                "\nF-Attn against BOS activation (mean over layers of position 0's max |h|, "
+                "last probe), one point per run file (n = %zu).\n",
                 k);
         if (mech_spearman(x, y, (int)k, &rho, &p, err, sizeof err) == 0)
             fprintf(f, "Spearman's rho = %.3f, p = %.3g (two-sided).\n", rho, p);
-        else
-            fprintf(f, "Spearman's rho: not computed (%s).\n", err);
+        else fprintf(f, "Spearman's rho: not computed (%s).\n", err);
         PlotSeries s[2] = {
             {"no gate", xs[0], ys[0], ks[0], PLOT_POINTS, 1, 0},
             {"gated", xs[1], ys[1], ks[1], PLOT_POINTS, 2, 0},
         };
         PlotAxes ax = {"F-Attn against BOS activation (one point per run)",
-                       "log10 BOS activation (mean over layers of max |h_0|)", {"F-Attn", NULL},
+                       "log10 BOS activation (mean over layers of max |h_0|)",
+                       {"F-Attn", NULL},
                        1};
         int first = ks[0] ? 0 : 1, ns = ks[0] && ks[1] ? 2 : 1;
         draw_figure(f, figdir, "mech_bos_fattn.png", "F-Attn against BOS activation", &ax,
@@ -151,7 +152,8 @@ static void iv_table(FILE *f, const MechRun *w, int n) {
                "change is against the same run's unchanged rerun (/intervene/none), mean ± "
                "std over the seeds that have it (n). dloss is the mean cross-entropy "
                "predicting probe tokens 2..T-1.\n\n");
-    fprintf(f, "| run | intervention | n | dF-Attn | dM-Act | dloss |\n|---|---|---|---|---|---|\n");
+    fprintf(f,
+            "| run | intervention | n | dF-Attn | dM-Act | dloss |\n|---|---|---|---|---|---|\n");
     int ng = group_names(w->name, sizeof *w, n, grp);
     for (int g = 0; g < ng; g++) {
         int m = members(grp, n, g, idx);

@@ -33,8 +33,8 @@ static void gates_mean(float *g, int B, int Ti, int e, int C) {
     }
 }
 
-void iv_gate_scores(const Intervention *iv, float *g, int per_token, int B, int Ti, int e,
-                    int C, GateForm form) {
+void iv_gate_scores(const Intervention *iv, float *g, int per_token, int B, int Ti, int e, int C,
+                    GateForm form) {
     if (!iv || !g) return;
     size_t n = per_token ? (size_t)B * Ti * C : (size_t)C;
     if (iv->kind == IV_GATES_OPEN) {

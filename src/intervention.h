@@ -42,8 +42,8 @@ int intervention_kind(const char *name);
 /* Applied gate scores g of one layer, in place.
  * per_token: g [B, Ti, C] (rows e..Ti-1 of each sequence are real tokens);
  * else g [C] (input-independent scores, left alone by IV_GATES_MEAN). */
-void iv_gate_scores(const Intervention *iv, float *g, int per_token, int B, int Ti, int e,
-                    int C, GateForm form);
+void iv_gate_scores(const Intervention *iv, float *g, int per_token, int B, int Ti, int e, int C,
+                    GateForm form);
 
 /* Residual stream x [B, Ti, d] after one block, in place; position 0 is
  * row e of each sequence. */

@@ -83,8 +83,8 @@ static void tiny_model(Model *m, const char *variant) {
 static float loss_and_grads(const Model *m, RunState *s, const int *tok, const int *tg, int B,
                             int T, int use_iv, const Intervention *iv, float *grads) {
     memset(s->grads, 0, m->table.total * sizeof(float));
-    float loss = use_iv ? model_forward_iv(m, s, tok, tg, B, T, iv)
-                        : model_forward(m, s, tok, tg, B, T);
+    float loss =
+        use_iv ? model_forward_iv(m, s, tok, tg, B, T, iv) : model_forward(m, s, tok, tg, B, T);
     model_backward(m, s);
     memcpy(grads, s->grads, m->table.total * sizeof(float));
     return loss;
@@ -101,7 +101,8 @@ static void test_null_is_training_forward(void **st) {
         assert_int_equal(runstate_init(&s, &m, B, T), 0);
         int tok[2 * 64], tg[2 * 64];
         for (int i = 0; i < B * T; i++) tok[i] = (i * 7 + 3) % 60, tg[i] = (i * 11 + 1) % 60;
-        float *g0 = malloc(m.table.total * sizeof(float)), *g1 = malloc(m.table.total * sizeof(float));
+        float *g0 = malloc(m.table.total * sizeof(float)),
+              *g1 = malloc(m.table.total * sizeof(float));
         Intervention none = {.kind = IV_NONE};
         float l0 = loss_and_grads(&m, &s, tok, tg, B, T, 0, NULL, g0);
         float l1 = loss_and_grads(&m, &s, tok, tg, B, T, 1, NULL, g1);
@@ -124,10 +125,10 @@ static void test_null_is_training_forward(void **st) {
 
 static void test_token_profile(void **st) {
     (void)st;
-    const float h[12] = {0, -5, 1, /* position 0: max 5 at 1, norm sqrt 26 */
-                         1, 1,  1, /* norm sqrt 3 */
-                         0, 2,  -3, /* max 3 at 2, norm sqrt 13: the largest */
-                         -3, 0, 0}; /* max 3 too, but later; norm 3 */
+    const float h[12] = {0,  -5, 1,  /* position 0: max 5 at 1, norm sqrt 26 */
+                         1,  1,  1,  /* norm sqrt 3 */
+                         0,  2,  -3, /* max 3 at 2, norm sqrt 13: the largest */
+                         -3, 0,  0}; /* max 3 too, but later; norm 3 */
     double scratch[4];
     TokenProfile tp;
     assert_int_equal(token_profile(&tp, h, 4, 3, scratch), 0);
@@ -214,7 +215,8 @@ static void test_none_and_probe_fields(void **st) {
                 for (int i = 1; i < d; i++)
                     if (fabsf(h0[i]) > fabsf(h0[arg])) arg = i;
                 bos += fabsf(h0[arg]) / p->N;
-                if (b == 0 && e == 0) assert_int_equal(p->bos_argmax[l], arg); /* BOS: same every seq */
+                if (b == 0 && e == 0)
+                    assert_int_equal(p->bos_argmax[l], arg); /* BOS: same every seq */
             }
             if (fabs(p->bos_max[l] - bos) > 1e-4 * (1 + bos))
                 fail_msg("layer %d bos_max %g, recomputed %g", l, p->bos_max[l], bos);
@@ -357,7 +359,8 @@ static void test_bos_clip(void **st) {
         for (int i = 0; i < T * d; i++) sorted[i] = fabsf(h[i]);
         qsort(sorted, (size_t)T * d, sizeof(float), cmp_f);
         int m = T * d;
-        float med = m % 2 ? sorted[m / 2] : (float)(0.5 * ((double)sorted[m / 2 - 1] + sorted[m / 2]));
+        float med =
+            m % 2 ? sorted[m / 2] : (float)(0.5 * ((double)sorted[m / 2 - 1] + sorted[m / 2]));
         /* k largest of row 0 by |h|: sort indices */
         int idx[256];
         assert_true(d <= 256);

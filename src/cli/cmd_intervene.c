@@ -76,14 +76,13 @@ static void print_table(const char *run, const IntervResult *r, int n) {
     const ProbeRecord *p0 = &r[0].probe;
     double f0 = rs_share(p0, -1), m0 = rs_m_act(p0);
     printf("%s  probe step %lld  N %d  T %d\n", run, p0->step, p0->N, p0->T);
-    printf("%-11s %8s %8s %9s %9s %9s %8s %8s\n", "kind", "F-Attn", "dF-Attn", "M-Act",
-           "dM-Act", "BOS-act", "loss", "dloss");
+    printf("%-11s %8s %8s %9s %9s %9s %8s %8s\n", "kind", "F-Attn", "dF-Attn", "M-Act", "dM-Act",
+           "BOS-act", "loss", "dloss");
     for (int i = 0; i < n; i++) {
         const ProbeRecord *p = &r[i].probe;
         double f = rs_share(p, -1), m = rs_m_act(p);
-        printf("%-11s %8.4f %+8.4f %9.3f %+9.3f %9.3f %8.4f %+8.4f\n",
-               intervention_name(r[i].kind), f, f - f0, m, m - m0, rs_bos_act(p), r[i].loss,
-               r[i].loss - r[0].loss);
+        printf("%-11s %8.4f %+8.4f %9.3f %+9.3f %9.3f %8.4f %+8.4f\n", intervention_name(r[i].kind),
+               f, f - f0, m, m - m0, rs_bos_act(p), r[i].loss, r[i].loss - r[0].loss);
     }
 }
 
@@ -154,8 +153,10 @@ int cmd_intervene(int argc, char **argv) {
     int n;
     if (parse_kinds(argc - optind - 1, argv + optind + 1, kinds, &n) != 0) return 2;
     if (!nowrite && run_is_held(run)) {
-        fprintf(stderr, "gatelab intervene: %s: a trainer holds the run (%s.lock); retry "
-                        "when it is done\n", run, run);
+        fprintf(stderr,
+                "gatelab intervene: %s: a trainer holds the run (%s.lock); retry "
+                "when it is done\n",
+                run, run);
         return 2;
     }
     IntervResult res[IV_COUNT];

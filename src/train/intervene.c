@@ -35,8 +35,8 @@ static int load_inputs(const char *path, Model *m, ProbeRecord *p, char *err, si
     }
     runread_close(rr);
     if (rc == 0 && (p->T < 3 || p->T > m->cfg.seq_len || !p->tokens)) {
-        rc = seterr(err, errlen, "%s: probe tokens are %d long (need 3..seq_len %d)", path,
-                    p->T, m->cfg.seq_len);
+        rc = seterr(err, errlen, "%s: probe tokens are %d long (need 3..seq_len %d)", path, p->T,
+                    m->cfg.seq_len);
         runread_probe_free(p);
         model_free(m);
     }
@@ -60,8 +60,8 @@ static int run_kind(const Model *m, RunState *s, const ProbeRecord *src, Interve
     Intervention iv = {.kind = k, .clip_k = clip_k, .scratch = scratch};
     int T = 0;
     if (rc == 0) kind_tokens(tok, tg, src, k, &T);
-    ProbeInput in = {.tokens = tok, .targets = tg, .N = src->N, .T = T, .iv = &iv,
-                     .step = src->step};
+    ProbeInput in = {
+        .tokens = tok, .targets = tg, .N = src->N, .T = T, .iv = &iv, .step = src->step};
     memset(out, 0, sizeof *out);
     if (rc == 0) rc = probe_collect(m, s, &in, &out->probe, &out->loss, err, errlen);
     out->kind = k;
@@ -72,8 +72,7 @@ static int run_kind(const Model *m, RunState *s, const ProbeRecord *src, Interve
     return rc;
 }
 
-static int check_kinds(const InterventionKind *kinds, int n, int clip_k, char *err,
-                       size_t errlen) {
+static int check_kinds(const InterventionKind *kinds, int n, int clip_k, char *err, size_t errlen) {
     for (int i = 0; i < n; i++) {
         if (kinds[i] < 0 || kinds[i] >= IV_COUNT)
             return seterr(err, errlen, "intervention kind %d is not known", (int)kinds[i]);
@@ -87,8 +86,8 @@ static int check_kinds(const InterventionKind *kinds, int n, int clip_k, char *e
 }
 
 int intervene_run(const char *run_path, const InterventionKind *kinds, int n, int clip_k,
-                  IntervResult *out, void (*progress)(const char *kind, int i, int n),
-                  char *err, size_t errlen) {
+                  IntervResult *out, void (*progress)(const char *kind, int i, int n), char *err,
+                  size_t errlen) {
     Model m;
     ProbeRecord src;
     RunState s;

@@ -20,7 +20,7 @@ typedef struct {
     ProbeRecord probe; /* arrays malloc'd: free with intervene_free */
     double loss;       /* mean CE predicting probe tokens 2..T-1 */
     long long loss_n;
-    int clip_k;        /* bos-clip's k, else 0 */
+    int clip_k; /* bos-clip's k, else 0 */
 } IntervResult;
 
 /* Loss targets of the probe tokens tok[N, T]: tg[n, t] = tok[n, t + 1]
@@ -33,8 +33,8 @@ void intervene_targets(int *tg, const int *tok, int N, int T, int first);
  * progress (may be NULL) is called before each kind. -1 with one line in
  * err: an unreadable run, no final weights or probes, a bad kind. */
 int intervene_run(const char *run_path, const InterventionKind *kinds, int n, int clip_k,
-                  IntervResult *out, void (*progress)(const char *kind, int i, int n),
-                  char *err, size_t errlen);
+                  IntervResult *out, void (*progress)(const char *kind, int i, int n), char *err,
+                  size_t errlen);
 void intervene_free(IntervResult *r, int n);
 
 #endif

@@ -10,8 +10,7 @@
 
 #define CONFIG_TEXT_MAX ((size_t)1 << 16)
 
-static int load_config(RunReader *rr, const char *path, Config *cfg, char *err,
-                       size_t errlen) {
+static int load_config(RunReader *rr, const char *path, Config *cfg, char *err, size_t errlen) {
     char *text = malloc(CONFIG_TEXT_MAX);
     if (!text) return seterr(err, errlen, "%s: out of memory", path);
     int rc = runread_config_string(rr, RS_CONFIG_TEXT, text, CONFIG_TEXT_MAX, err, errlen);
@@ -23,8 +22,7 @@ static int load_config(RunReader *rr, const char *path, Config *cfg, char *err,
 static int load_weights(RunReader *rr, Model *m, char *err, size_t errlen) {
     for (int i = 0; i < m->table.count; i++) {
         const ParamInfo *p = &m->table.info[i];
-        if (runread_param(rr, p->name, m->params + p->offset, p->ndim, p->shape, err,
-                          errlen) != 0)
+        if (runread_param(rr, p->name, m->params + p->offset, p->ndim, p->shape, err, errlen) != 0)
             return -1;
     }
     return 0;
