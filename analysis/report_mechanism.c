@@ -16,6 +16,7 @@
 #include "report_priv.h"
 #include "runfile_read.h"
 #include "runstats.h"
+#include "stats.h"
 
 typedef struct {
     char name[256], variant[256], status[32], data[64];
@@ -69,21 +70,6 @@ static int mech_read(const char *path, MechRun *w) {
     return any ? 0 : -1;
 }
 
-/* Spearman's rho of (x, y) with its two-sided p-value.
- * TODO(stats): analysis/stats.h (helper STATS's branch) is not on main yet.
- * When it is, this body becomes:
- *     StatsSpearman sp;
- *     if (stats_spearman(&sp, x, y, n, err, errlen) != 0) return -1;
- *     *rho = sp.rho, *p = sp.p;
- *     return 0;
- * and the section prints the numbers with no other change. */
-static int mech_spearman(const double *x, const double *y, int n, double *rho, double *p, char *err,
-                         size_t errlen) {
-    (void)x, (void)y, (void)n, (void)rho, (void)p;
-    snprintf(err, errlen, "analysis/stats.h not merged yet");
-    return -1;
-}
-
 static void scatter(FILE *f, const char *figdir, const MechRun *w, int n) {
     double *x = calloc((size_t)n, sizeof *x), *y = calloc((size_t)n, sizeof *y);
     double *xs[2] = {calloc((size_t)n, sizeof(double)), calloc((size_t)n, sizeof(double))};
@@ -97,13 +83,14 @@ static void scatter(FILE *f, const char *figdir, const MechRun *w, int n) {
     }
     if (k > 0) {
         char err[512];
-        double rho, p;
         fprintf(f,
                 "\nF-Attn against BOS activation (mean over layers of position 0's max |h|, "
                 "last probe), one point per run file (n = %zu).\n",
                 k);
-        if (mech_spearman(x, y, (int)k, &rho, &p, err, sizeof err) == 0)
-            fprintf(f, "Spearman's rho = %.3f, p = %.3g (two-sided).\n", rho, p);
+        StatsSpearman sp; /* analysis/stats.h */
+        if (stats_spearman(&sp, x, y, (int)k, err, sizeof err) == 0)
+            fprintf(f, "Spearman's rho = %.3f, p = %.3g (two-sided, %s).\n", sp.rho, sp.p,
+                    sp.exact ? "exact permutation test" : "t approximation");
         else fprintf(f, "Spearman's rho: not computed (%s).\n", err);
         PlotSeries s[2] = {
             {"no gate", xs[0], ys[0], ks[0], PLOT_POINTS, 1, 0},

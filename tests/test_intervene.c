@@ -35,6 +35,7 @@
 #include "runfile_read.h"
 #include "runmodel.h"
 #include "runstats.h"
+#include "stats.h"
 #include "testutil.h"
 
 static char base_run[1024], g1_run[1024], sink_run[1024];
@@ -467,6 +468,21 @@ static void test_report_section(void **st) {
     const char *sec = strstr(text, "## Mechanism");
     assert_non_null(sec);
     assert_non_null(strstr(sec, "one point per run file (n = 3)"));
+    /* rho and p from the three runs' last probes (report order is by name:
+     * the rank correlation does not depend on the order) */
+    const char *runs[3] = {base_run, g1_run, sink_run};
+    double bos[3], fattn[3];
+    for (int i = 0; i < 3; i++) {
+        Loaded y;
+        load(&y, runs[i]);
+        bos[i] = rs_bos_act(&y.probe), fattn[i] = rs_share(&y.probe, -1);
+        unload(&y);
+    }
+    StatsSpearman sp;
+    char err[256];
+    assert_int_equal(stats_spearman(&sp, bos, fattn, 3, err, sizeof err), 0);
+    snprintf(want, sizeof want, "Spearman's rho = %.3f, p = %.3g (two-sided, exact", sp.rho, sp.p);
+    if (!strstr(sec, want)) fail_msg("no '%s' in the Mechanism section", want);
     Loaded x;
     RunIntervention none, iv;
     load(&x, base_run);
