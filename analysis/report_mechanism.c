@@ -119,7 +119,7 @@ static void table_row(FILE *f, const MechRun *w, const int *idx, int m, int k) {
     fprintf(f, "| %s | %s | %d |", w[idx[0]].name, intervention_name(k), c);
     put_mean(f, " %+.4f", "%.4f", df, c);
     fputs(" |", f);
-    put_mean(f, " %+.3g", "%.2g", dm, c);
+    put_mean(f, " %+.4g", "%.3g", dm, c);
     fputs(" |", f);
     put_mean(f, " %+.4f", "%.4f", dl, c);
     fputs(" |\n", f);

@@ -488,7 +488,7 @@ static void test_report_section(void **st) {
     load(&x, base_run);
     get_iv(&x, RS_IV_NONE, &none);
     get_iv(&x, RS_IV_BOS_MEAN, &iv);
-    snprintf(want, sizeof want, "| base | bos-mean | 1 | %+.4f | %+.3g | %+.4f |",
+    snprintf(want, sizeof want, "| base | bos-mean | 1 | %+.4f | %+.4g | %+.4f |",
              rs_share(&iv.probe, -1) - rs_share(&none.probe, -1),
              rs_m_act(&iv.probe) - rs_m_act(&none.probe), iv.loss - none.loss);
     if (!strstr(sec, want)) fail_msg("no row '%s' in the Mechanism section", want);
