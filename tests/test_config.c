@@ -167,6 +167,22 @@ static void test_unknown_key(void **state) {
     expect_load_fails("[model]\nn_layers = 2\nfoo = 3\n", "t.ini:3:",
                       "unknown key 'foo'");
     expect_load_fails("foo = 3\n", "t.ini:1: unknown key 'foo'", NULL);
+    /* a key set twice is refused (last-wins would hide an edit), also
+     * across sections; a `variant =` line starts a new scope, since the id
+     * rewrites the shape keys above it */
+    expect_load_fails("lr = 0.1\nsteps = 5\nlr = 0.2\n", "t.ini:3:",
+                      "duplicate key 'lr' (first at line 1)");
+    expect_load_fails("[model]\nseq_len = 8\n[train]\nseq_len = 9\n", "t.ini:4:",
+                      "duplicate key 'seq_len' (first at line 2)");
+    expect_load_fails("variant = g1-elem\nd_ff = 64\nvariant = baseline\n", "t.ini:3:",
+                      "duplicate key 'variant'");
+    {
+        Config c;
+        config_defaults(&c);
+        assert_int_equal(config_load_string(&c, "d_ff = 96\nvariant = g1-elem\nd_ff = 64\n",
+                                            "t.ini", err, sizeof err), 0);
+        assert_int_equal(c.d_ff, 64);
+    }
 
     /* Same from a real file: the message names the path. */
     char path[] = "/tmp/gatelab_cfg_XXXXXX";
@@ -554,6 +570,12 @@ static void expect_invalid(const char *sets, const char *want) {
     snprintf(buf, sizeof buf, "%s", sets);
     for (char *kv = strtok(buf, ","); kv; kv = strtok(NULL, ",")) {
         if (config_set(&c, kv, err, sizeof err)) {
+            /* refused when set (a key's range): the error names key and value */
+            char key[64], want_key[160];
+            snprintf(key, sizeof key, "%.*s", (int)strcspn(kv, "="), kv);
+            snprintf(want_key, sizeof want_key, "key '%s': bad value '%s'", key,
+                     kv + strlen(key) + 1);
+            if (strstr(want, key) && strstr(err, want_key)) return;
             print_error("%s: %s\n", kv, err);
             fail();
         }
@@ -632,6 +654,21 @@ static void test_impossible_shapes(void **state) {
     expect_invalid("data=bigram,bigram_triggers=64", "bigram_triggers 64");
     expect_invalid("data=tokens", "train_file");
     expect_invalid("vocab_size=100", "vocab_size 100");
+    /* ranges from the key table: one below, one above */
+    expect_invalid("seq_len=1", "seq_len 1");
+    expect_invalid("seq_len=65537", "seq_len 65537");
+    expect_invalid("probe_n=65537", "probe_n 65537");
+    expect_invalid("eval_batches=100001", "eval_batches 100001");
+    expect_invalid("batch_size=65537", "batch_size 65537");
+    expect_invalid("lr=1e5", "lr 1e5");
+    expect_valid("seq_len=2");
+    /* a value set in code, not parsed, is held to the same range */
+    Config c;
+    config_defaults(&c);
+    c.seq_len = 1;
+    config_resolve(&c);
+    assert_int_equal(config_validate(&c, err, sizeof err), -1);
+    expect_err("seq_len=1 in code", "seq_len 1 is outside 2..65536");
 }
 
 int main(void) {
