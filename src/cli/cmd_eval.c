@@ -9,6 +9,7 @@
 #include "runfile_read.h"
 #include "commands.h"
 #include "lceval.h"
+#include "stop.h"
 #include "runfile.h"
 
 static void usage(FILE *f) {
@@ -183,10 +184,13 @@ int cmd_eval(int argc, char **argv) {
         LcEvalRunInfo info;
         char err[512];
         o.yarn = modes[k];
-        if (lceval_run(run, &o, res, &info, err, sizeof err) != 0) {
-            if (json) printf("\"error\": true}\n");
+        StopGuard guard;
+        stop_arm(&guard); /* Ctrl-C stops between batches; nothing is stored */
+        int failed = lceval_run(run, &o, res, &info, err, sizeof err) != 0;
+        stop_disarm(&guard);
+        if (failed) {
             fprintf(stderr, "gatelab eval: %s\n", err);
-            return 2;
+            return stop_requested() ? 130 : 2;
         }
         if (json) {
             if (k == 0) printf("\"variant\": \"%s\", \"train_len\": %d, ", info.variant, info.seq_len);

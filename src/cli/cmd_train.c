@@ -58,7 +58,7 @@ static void usage(FILE *f) {
 static int print_param_table(const Config *cfg) {
     Model m;
     char err[256];
-    if (model_init(&m, cfg, err, sizeof err) != 0) {
+    if (model_shape(&m, cfg, err, sizeof err) != 0) { /* the table only: no arena */
         fprintf(stderr, "gatelab train: %s\n", err);
         return 1;
     }
