@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "runfile_read.h"
+#include "cmdutil.h"
 #include "commands.h"
 #include "lceval.h"
 #include "stop.h"
@@ -142,7 +143,8 @@ int cmd_eval(int argc, char **argv) {
     int yarn = 0, both = 0, json = 0, nowrite = 0, c;
     LcEvalOpts o = {.batches = 4, .batch_size = 4};
     optind = 1;
-    while ((c = getopt_long(argc, argv, "l:ybn:B:jwh", opts, NULL)) != -1) {
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":l:ybn:B:jwh", opts, NULL)) != -1) {
         switch (c) {
         case 'l': lengths = optarg; break;
         case 'y': yarn = 1; break;
@@ -162,7 +164,7 @@ int cmd_eval(int argc, char **argv) {
             }
             break;
         case 'h': usage(stdout); return 0;
-        default: usage(stderr); return 2;
+        default: return cu_bad_option("eval", c, argv);
         }
     }
     if (optind != argc - 1 || !lengths) {

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "config_args.h"
+#include "cmdutil.h"
 #include "commands.h"
 #include "data.h"
 #include "model.h"
@@ -134,7 +135,8 @@ static int parse_train_args(int argc, char **argv, TrainArgs *a) {
     TrainOptions *opt = &a->opt;
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "c:s:o:rft:qh", opts, NULL)) != -1) {
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":c:s:o:rft:qh", opts, NULL)) != -1) {
         switch (c) {
         case 'c': a->config = optarg; break;
         case 's':
@@ -163,7 +165,7 @@ static int parse_train_args(int argc, char **argv, TrainArgs *a) {
             break;
         case 'P': a->print_params = 1; break;
         case 'h': usage(stdout); return 0;
-        default: usage(stderr); return 2;
+        default: return cu_bad_option("train", c, argv);
         }
     }
     if (optind < argc) {

@@ -8,6 +8,12 @@
 
 #include <stdio.h>
 
+/* A bad option, as one line: "gatelab CMD: unknown option '--x' (try
+ * gatelab CMD --help)" or "... option '--out' needs a value ...". c is
+ * what getopt_long returned ('?' or ':'; the optstring starts with ':' and
+ * opterr is 0, so getopt prints nothing itself). Returns 2, the exit code. */
+int cu_bad_option(const char *cmd, int c, char **argv);
+
 /* Parse a non-negative integer; 0 ok, -1 if s is not one. */
 int cu_parse_ll(const char *s, long long *out);
 
