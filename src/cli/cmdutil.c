@@ -80,30 +80,18 @@ int cu_probe_cmd(const char *cmd, int argc, char **argv,
     RunReader *r;
     ProbeRecord p;
     if (cu_load(cmd, argv[optind], step, &r, &p) < 0) return 2;
-    report(r, &p, json);
+    int rc = report(r, &p, json);
     runread_probe_free(&p);
     runread_close(r);
-    return 0;
+    return rc;
 }
 
-void cu_json_head(RunReader *r, const ProbeRecord *p)
+json_t *cu_json_head(RunReader *r, const ProbeRecord *p)
 {
     const RunMeta *m = runread_meta(r);
-    printf("{\"file\": ");
-    cu_json_str(m->path);
-    printf(", \"variant\": ");
-    cu_json_str(m->variant);
-    printf(", \"seed\": %lld, \"step\": %lld", m->seed, p->step);
-}
-
-void cu_json_str(const char *s)
-{
-    putchar('"');
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\') printf("\\%c", c);
-        else if (c < 0x20) printf("\\u%04x", c);
-        else putchar(c);
-    }
-    putchar('"');
+    json_t *o = json_object();
+    cj_set(o, "file", cj_str(m->path));
+    cj_set(o, "variant", cj_str(m->variant));
+    cj_set(o, "seed", json_integer(m->seed));
+    return cj_set(o, "step", json_integer(p->step));
 }

@@ -249,6 +249,12 @@ static int open_resumed(Loop *lp, char *err, size_t errlen) {
         return seterr(err, errlen, "%s.ckpt was made with a different config; "
                       "resume with the same config, or start over with --force",
                       lp->opt->out_path), TRAIN_BADINPUT;
+    /* every commit writes a copy beside the run file: make sure one can be
+     * made before the reopen below rewrites the file (rows past the
+     * checkpoint, status), so a resume that cannot write (a read-only
+     * directory) fails touching nothing */
+    if (file_copy(lp->opt->out_path, lp->tmp_path, err, errlen) != 0) return TRAIN_FAIL;
+    unlink(lp->tmp_path);
     /* check the run file now, so a corrupt one is refused before any work */
     RunFile *rf = runfile_reopen(lp->opt->out_path, lp->step, err, errlen);
     if (!rf) return TRAIN_BADINPUT;
