@@ -266,7 +266,7 @@ static void test_unbounded_work_and_signals(void **state) {
     assert_one_line("unknown option '--bogus'", "--help");
     /* an interrupted sweep exits 130 (the preset resolves beside it) */
     copy_file(preset_path(), path("tiny.ini"));
-    write_text(path("long.sweep"), "[sweep]\npreset = tiny\n[run long]\nset = steps=1000000\n");
+    write_text(path("long.sweep"), "[sweep]\npreset = tiny\n[run long]\nsteps = 1000000\n");
     char *sargv[] = {"gatelab", "sweep", path("long.sweep"), "--out", path("sw"), NULL};
     pid = spawn(sargv);
     assert_true(wait_file(path("sw/logs")));

@@ -49,7 +49,9 @@ static void check_doubled(const char *text) {
     Config c;
     config_defaults(&c);
     fuzz_assert(config_load_string(&c, two, "twice.ini", err, sizeof err) != 0);
-    fuzz_assert(strstr(err, "duplicate key") != NULL);
+    /* (or the first copy's last, empty, section now holds the second's
+     * first key: an unknown section) */
+    fuzz_assert(strstr(err, "duplicate key") || strstr(err, "unknown section"));
     free(two);
 }
 
