@@ -136,12 +136,17 @@ static void test_inputs_not_what_they_claim(void **state) {
     assert_one_line(fifo, "is a FIFO, not a regular file");
     /* a directory as the config (it was read as an empty preset) */
     assert_int_equal(RUN("train --config %s -q --set data=bigram --set steps=1 "
-                         "--set probe_n=0 --out %s", d, out), 2);
+                         "--set probe_n=0 --out %s",
+                         d, out),
+                     2);
     assert_one_line(d, "is a directory, not a regular file");
     assert_int_equal(access(out, F_OK), -1);
     /* a FIFO as the token file */
-    assert_int_equal(RUN("train --config " PRESET " -q --set data=tokens --set train_file=%s --set val_file=%s "
-                         "--out %s", fifo, fifo, out), 2);
+    assert_int_equal(RUN("train --config " PRESET
+                         " -q --set data=tokens --set train_file=%s --set val_file=%s "
+                         "--out %s",
+                         fifo, fifo, out),
+                     2);
     assert_one_line(fifo, "is a FIFO");
     /* a directory as the checkpoint of a resume */
     char *run = path("ck.h5"), ck[900];
@@ -230,8 +235,8 @@ static void test_unbounded_work_and_signals(void **state) {
     char *out = path("big.h5");
     /* more memory than the machine has: refused before allocating, with
      * the bytes it would need (GATELAB_MEM_LIMIT stands in for a small box) */
-    assert_int_equal(run_as("env GATELAB_MEM_LIMIT=1000000", "train --config " PRESET
-                            " -q --out %s", out), 2);
+    assert_int_equal(
+        run_as("env GATELAB_MEM_LIMIT=1000000", "train --config " PRESET " -q --out %s", out), 2);
     assert_one_line("needs ", " bytes");
     assert_int_equal(access(out, F_OK), -1);
     assert_int_equal(RUN("train --config " PRESET " -q --set probe_n=1000000 --out %s", out), 2);
@@ -239,9 +244,15 @@ static void test_unbounded_work_and_signals(void **state) {
     /* SIGTERM inside a long eval: stops within a batch, exit 130, the
      * last checkpoint kept (the eval would take minutes) */
     char *sig = path("sig.h5");
-    char *argv[] = {"gatelab", "train", "--config", PRESET, "--out", sig,
-                    "--set", "steps=3", "--set", "eval_every=1", "--set", "log_every=1",
-                    "--set", "batch_size=64", "--set", "eval_batches=100000", NULL};
+    char *argv[] = {"gatelab",  "train",
+                    "--config", PRESET,
+                    "--out",    sig,
+                    "--set",    "steps=3",
+                    "--set",    "eval_every=1",
+                    "--set",    "log_every=1",
+                    "--set",    "batch_size=64",
+                    "--set",    "eval_batches=100000",
+                    NULL};
     pid_t pid = spawn(argv);
     assert_true(wait_log("step 1/3")); /* the eval of step 1 starts now */
     kill(pid, SIGTERM);
@@ -296,7 +307,10 @@ static int csv_record(const char **s, char fields[][256], int max) {
         }
         o[k] = 0;
         if (n < max - 1) n++;
-        if (*p == ',') { p++; continue; }
+        if (*p == ',') {
+            p++;
+            continue;
+        }
         if (*p == '\n') p++;
         break;
     }
@@ -384,8 +398,8 @@ static void test_unwritable_and_unreadable(void **state) {
     } else {
         assert_int_equal(chmod(rd, 0555), 0);
     }
-    assert_int_equal(run_as(unprivileged(), "train --config " PRESET " -q --resume --out %s",
-                            run), 1);
+    assert_int_equal(run_as(unprivileged(), "train --config " PRESET " -q --resume --out %s", run),
+                     1);
     assert_one_line("Permission denied", NULL);
     assert_true(same_bytes(run, snap_run));
     assert_true(same_bytes(ck, snap_ck));

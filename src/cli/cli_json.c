@@ -10,8 +10,11 @@ json_t *cj_num(double v) { return isfinite(v) ? json_real(v) : json_null(); }
 
 /* Length of the valid UTF-8 sequence at s (1..4), or 0 when it is not one. */
 static size_t utf8_len(const unsigned char *s) {
-    int n = s[0] < 0x80 ? 1 : (s[0] & 0xE0) == 0xC0 ? 2 : (s[0] & 0xF0) == 0xE0 ? 3
-            : (s[0] & 0xF8) == 0xF0 ? 4 : 0;
+    int n = s[0] < 0x80             ? 1
+            : (s[0] & 0xE0) == 0xC0 ? 2
+            : (s[0] & 0xF0) == 0xE0 ? 3
+            : (s[0] & 0xF8) == 0xF0 ? 4
+                                    : 0;
     for (int i = 1; i < n; i++)
         if ((s[i] & 0xC0) != 0x80) return 0;
     return (size_t)n;

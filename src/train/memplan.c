@@ -30,8 +30,8 @@ int memplan_train(const Config *cfg, MemPlan *p, char *err, size_t errlen) {
     p->optimiser = add(mul(2 * sizeof(float), n), mul(2 * sizeof(int), (size_t)B * cfg->seq_len));
     p->activations = 0;
     for (int w = 0; w < nw; w++) /* the trainer's split of the batch */
-        p->activations = add(p->activations,
-                             runstate_bytes(&m, B / nw + (w < B % nw), cfg->seq_len));
+        p->activations =
+            add(p->activations, runstate_bytes(&m, B / nw + (w < B % nw), cfg->seq_len));
     p->probe = probe_bytes(&m, cfg->probe_n, cfg->seq_len);
     model_free(&m);
     finish(p);
@@ -84,7 +84,6 @@ int memplan_check(const MemPlan *p, const char *what, char *err, size_t errlen) 
                   "probe %s), over the memory limit of %zu bytes (%s; GATELAB_MEM_LIMIT "
                   "sets it)",
                   what, p->total >= SAT ? "over " : "", p->total, human(p->total, t, 32),
-                  human(p->params, a, 32), human(p->optimiser, b, 32),
-                  human(p->activations, c, 32), human(p->probe, d, 32), lim,
-                  human(lim, l, 32));
+                  human(p->params, a, 32), human(p->optimiser, b, 32), human(p->activations, c, 32),
+                  human(p->probe, d, 32), lim, human(lim, l, 32));
 }
