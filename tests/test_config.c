@@ -671,6 +671,50 @@ static void test_impossible_shapes(void **state) {
     expect_err("seq_len=1 in code", "seq_len 1 is outside 2..65536");
 }
 
+/* The ranges table of experiments/README.md is what the key table holds:
+ * for each row, the ends inside the range are accepted and the values
+ * just outside refused (by config_set, which checks nothing but the value). */
+static int set_ok(const char *key, double v) {
+    char kv[128];
+    Config c;
+    config_defaults(&c);
+    snprintf(kv, sizeof kv, "%s=%.17g", key, v);
+    return config_set(&c, kv, err, sizeof err) == 0;
+}
+
+static void test_documented_ranges(void **state) {
+    (void)state;
+    char path[1024];
+    preset_path(path, sizeof path, "tiny");
+    strcpy(strrchr(path, '/'), "/README.md");
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    char line[512];
+    int rows = 0;
+    while (fgets(line, sizeof line, f)) {
+        char key[64], open, close;
+        double lo, hi;
+        char hs[32], ls[32];
+        if (sscanf(line, "| `%63[a-z_0-9]` | %*s | %31[0-9e.] .. %31[0-9e^] |", key, ls, hs) == 3) {
+            lo = atof(ls);
+            hi = strchr(hs, '^') ? 1e9 : atof(hs); /* "10^9" */
+            if (!set_ok(key, lo) || !set_ok(key, hi)) fail_msg("%s: %g..%g refused: %s", key, lo, hi, err);
+            if (lo > 0 && set_ok(key, lo - 1)) fail_msg("%s: %g accepted", key, lo - 1);
+            if (set_ok(key, hi + 1)) fail_msg("%s: %g accepted", key, hi + 1);
+            rows++;
+        } else if (sscanf(line, "| `%63[a-z_0-9]` | %*s | %c%lf, %lf%c |", key, &open, &lo, &hi, &close) == 5 &&
+                   (open == '(' || open == '[') && close == ']') {
+            if (set_ok(key, lo) != (open == '['))
+                fail_msg("%s: lower end %g %s", key, lo, open == '[' ? "refused" : "accepted");
+            if (!set_ok(key, hi)) fail_msg("%s: %g refused: %s", key, hi, err);
+            if (set_ok(key, hi * 1.01 + 1e-6)) fail_msg("%s: above %g accepted", key, hi);
+            rows++;
+        }
+    }
+    fclose(f);
+    assert_int_equal(rows, 34); /* every int and float key */
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_defaults),
@@ -683,6 +727,7 @@ int main(void) {
         cmocka_unit_test(test_param_matched),
         cmocka_unit_test(test_contradictions),
         cmocka_unit_test(test_impossible_shapes),
+        cmocka_unit_test(test_documented_ranges),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
