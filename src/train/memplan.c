@@ -42,8 +42,9 @@ int memplan_eval(const Config *cfg, int B, int L, MemPlan *p, char *err, size_t 
     Model m;
     if (model_shape(&m, cfg, err, errlen) != 0) return -1;
     p->params = mul(m.table.total, sizeof(float));
-    p->optimiser = mul(2 * sizeof(int), mul((size_t)B, (size_t)L));
-    p->activations = add(runstate_bytes(&m, B, L), mul((size_t)L * L, sizeof(float)));
+    p->optimiser = 0; /* no training: the token buffers count as activations */
+    p->activations = add(add(runstate_bytes(&m, B, L), mul((size_t)L * L, sizeof(float))),
+                         mul(2 * sizeof(int), mul((size_t)B, (size_t)L)));
     p->probe = 0;
     model_free(&m);
     finish(p);
