@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli_json.h"
 #include "commands.h"
 #include "intervene.h"
 #include "runfile.h"
@@ -86,24 +87,24 @@ static void print_table(const char *run, const IntervResult *r, int n) {
     }
 }
 
-static void jnum(const char *key, double v, const char *sep) {
-    if (v != v) printf("\"%s\": null%s", key, sep);
-    else printf("\"%s\": %.9g%s", key, v, sep);
-}
-
-static void print_json(const char *run, const IntervResult *r, int n) {
-    printf("{\"run\": \"%s\", \"step\": %lld, \"kinds\": [", run, r[0].probe.step);
+/* One JSON object for the whole call, through cli_json (escaping, null). */
+static int print_json(const char *run, const IntervResult *r, int n) {
+    json_t *o = cj_set(json_object(), "run", cj_str(run)), *a = json_array();
+    cj_set(o, "step", json_integer(r[0].probe.step));
     for (int i = 0; i < n; i++) {
         const ProbeRecord *p = &r[i].probe;
-        printf("%s{\"kind\": \"%s\", \"T\": %d, ", i ? ", " : "", intervention_name(r[i].kind),
-               p->T);
-        jnum("first_share", rs_share(p, -1), ", ");
-        jnum("m_act", rs_m_act(p), ", ");
-        jnum("bos_act", rs_bos_act(p), ", ");
-        jnum("loss", r[i].loss, ", ");
-        printf("\"loss_n\": %lld, \"clip_k\": %d}", r[i].loss_n, r[i].clip_k);
+        json_t *e = cj_set(json_object(), "kind", cj_str(intervention_name(r[i].kind)));
+        cj_set(e, "T", json_integer(p->T));
+        cj_set(e, "first_share", cj_num(rs_share(p, -1)));
+        cj_set(e, "m_act", cj_num(rs_m_act(p)));
+        cj_set(e, "bos_act", cj_num(rs_bos_act(p)));
+        cj_set(e, "loss", cj_num(r[i].loss));
+        cj_set(e, "loss_n", json_integer(r[i].loss_n));
+        cj_set(e, "clip_k", json_integer(r[i].clip_k));
+        json_array_append_new(a, e);
     }
-    printf("]}\n");
+    cj_set(o, "kinds", a);
+    return cj_print("intervene", o);
 }
 
 static int store(const char *run, const IntervResult *r, int n) {
@@ -165,9 +166,10 @@ int cmd_intervene(int argc, char **argv) {
         fprintf(stderr, "\ngatelab intervene: %s\n", err);
         return 2;
     }
-    if (json) print_json(run, res, n);
+    int rc = 0;
+    if (json) rc = print_json(run, res, n) != 0;
     else print_table(run, res, n);
-    int rc = !nowrite && store(run, res, n) != 0 ? 1 : 0;
+    if (!nowrite && store(run, res, n) != 0) rc = 1;
     intervene_free(res, n);
     return rc;
 }

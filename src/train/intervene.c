@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "memplan.h"
 #include "model.h"
 #include "probe.h"
 #include "runfile_read.h"
@@ -85,6 +86,18 @@ static int check_kinds(const InterventionKind *kinds, int n, int clip_k, char *e
     return 0;
 }
 
+/* The forward state and one probe's accumulators against the machine's
+ * memory (memplan.h), before they are allocated. */
+static int check_memory(const Model *m, const ProbeRecord *src, int B, const char *path, char *err,
+                        size_t errlen) {
+    MemPlan plan;
+    if (memplan_eval(&m->cfg, B, src->T, &plan, err, errlen) != 0) return -1;
+    plan.probe = probe_bytes(m, src->N, src->T);
+    plan.total =
+        plan.total > (size_t)-1 / 2 - plan.probe ? (size_t)-1 / 2 : plan.total + plan.probe;
+    return memplan_check(&plan, path, err, errlen);
+}
+
 int intervene_run(const char *run_path, const InterventionKind *kinds, int n, int clip_k,
                   IntervResult *out, void (*progress)(const char *kind, int i, int n), char *err,
                   size_t errlen) {
@@ -94,6 +107,11 @@ int intervene_run(const char *run_path, const InterventionKind *kinds, int n, in
     if (check_kinds(kinds, n, clip_k, err, errlen) != 0) return -1;
     if (load_inputs(run_path, &m, &src, err, errlen) != 0) return -1;
     int B = src.N < IV_BATCH ? src.N : IV_BATCH, rc = 0, done = 0;
+    if (check_memory(&m, &src, B, run_path, err, errlen) != 0) {
+        runread_probe_free(&src);
+        model_free(&m);
+        return -1;
+    }
     float *scratch = falloc((size_t)src.T * m.dims.d);
     if (!scratch || runstate_init(&s, &m, B, src.T) != 0) {
         free(scratch);

@@ -7,6 +7,7 @@
  * tools agree on every definition.
  */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,6 +16,7 @@
 #include "metrics.h"
 #include "probe.h"
 #include "runfile.h"
+#include "stop.h"
 #include "util.h"
 
 #define GATE_SAMPLE_SEQS 2
@@ -113,6 +115,20 @@ static int acc_init(Acc *a, const Model *m, int N, int T) {
         }
     }
     return ok ? 0 : -1;
+}
+
+/* Every allocation of acc_init plus probe_run's tokens and targets, the large ones
+ * term by term (the few per-layer arrays as one L x 64 doubles). */
+size_t probe_bytes(const Model *m, int N, int T) {
+    if (N <= 0) return 0;
+    const Dims *D = &m->dims;
+    double LH = (double)D->L * D->H, TT = (double)T * T, n = N, t = T;
+    int C = model_gate_probe_channels(m, NULL), Ns = N < GATE_SAMPLE_SEQS ? N : GATE_SAMPLE_SEQS;
+    double f = LH * TT + LH * t + n * LH * t + LH + TT + t * D->d; /* floats */
+    if (C > 0) f += (double)D->L * Ns * t * C;
+    double b = 4.0 * f + 3.0 * 4.0 * n * t + 8.0 * D->L * (64.0 + RS_GATE_BINS + C);
+    b += 8.0 * t + 2.0 * 4.0 * D->L * D->d; /* mechanism: norms, feature votes */
+    return b >= (double)(SIZE_MAX / 8) ? SIZE_MAX / 8 : (size_t)b;
 }
 
 static int uses_proxy(const Config *c) {
@@ -237,9 +253,10 @@ static void acc_finish(Acc *a, int d) {
 
 /* Forward every probe sequence (in chunks of the RunState's capacity) and
  * accumulate; the loss sums over targets != -1. */
-static void acc_forward(Acc *a, const Model *m, RunState *s, const ProbeInput *in) {
+static int acc_forward(Acc *a, const Model *m, RunState *s, const ProbeInput *in) {
     const int T = in->T;
     for (int seq0 = 0; seq0 < in->N; seq0 += s->B) {
+        if (stop_requested()) return -1; /* Ctrl-C: the caller drops this probe */
         int Bc = in->N - seq0 < s->B ? in->N - seq0 : s->B;
         const int *tg = in->targets ? in->targets + (size_t)seq0 * T : NULL;
         model_forward_iv(m, s, in->tokens + (size_t)seq0 * T, tg, Bc, T, in->iv);
@@ -252,6 +269,7 @@ static void acc_forward(Acc *a, const Model *m, RunState *s, const ProbeInput *i
         acc_hidden(a, m, s, Bc);
     }
     acc_finish(a, m->dims.d);
+    return 0;
 }
 
 /* Hand the accumulated arrays to the record (a keeps the rest). */
@@ -293,7 +311,10 @@ int probe_collect(const Model *m, RunState *s, const ProbeInput *in, ProbeRecord
         return seterr(err, errlen, "out of memory for the probe (%d x %d)", in->N, in->T);
     }
     memcpy(a.tokens, in->tokens, (size_t)in->N * in->T * sizeof(int));
-    acc_forward(&a, m, s, in);
+    if (acc_forward(&a, m, s, in) != 0) {
+        acc_free(&a);
+        return seterr(err, errlen, "probe at step %lld interrupted", in->step);
+    }
     if (loss) *loss = a.loss_n ? a.loss_sum / (double)a.loss_n : NAN;
     acc_to_record(&a, m, out, in->step);
     acc_free(&a);
