@@ -54,6 +54,9 @@ void md_compare(FILE *f, const Row *rows, int n);
  * 0 when not, -1 when untested (fewer than 2 values on a side). */
 int md_stat_cells(FILE *f, const double *a, int na, const double *b, int nb);
 /* report_csv.c */
+/* One RFC 4180 field (quoted when it holds , " CR or LF), preceded by a
+ * comma unless first. */
+void csv_field(FILE *f, const char *s, int first);
 int write_csv(const char *path, const Row *rows, int n, char *err,
               size_t errlen);
 /* report_md.c */

@@ -1,6 +1,7 @@
 /* runstats.c: headline numbers of one probe (see runstats.h). */
 #include "runstats.h"
 #include "metrics.h"
+#include <math.h>
 
 #include <math.h>
 
@@ -181,4 +182,12 @@ double rs_top1_median(const ProbeRecord *p)
     for (int l = 0; l < p->L; l++)
         if (p->h_median[l] > 0) s += p->h_top3[l * RS_HIDDEN_TOP] / p->h_median[l], k++;
     return k ? s / k : NAN;
+}
+
+double rs_bos_act(const ProbeRecord *p)
+{
+    if (!p->bos_max || p->L <= 0) return NAN;
+    double s = 0.0;
+    for (int l = 0; l < p->L; l++) s += p->bos_max[l];
+    return s / p->L;
 }
