@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <hdf5.h>
+#include <limits.h>
 #include <math.h>
 #include <poll.h>
 #include <signal.h>
@@ -431,7 +432,9 @@ static int read_probe_attrs(RunReader *r, hid_t g, const char *gname,
     return 0;
 }
 
-/* The attention map fixes L, H, T; first_col fixes N; the rest must agree. */
+/* The attention map fixes L, H and its side M; first_col fixes N and T,
+ * which equals M unless the attr maps_len says the maps are truncated
+ * (then M = maps_len <= T); the rest must agree. */
 static int read_probe_attn(RunReader *r, hid_t g, RunProbe *p, char *err,
                            size_t errlen)
 {
@@ -446,10 +449,19 @@ static int read_probe_attn(RunReader *r, hid_t g, RunProbe *p, char *err,
     }
     p->L = (int)w4[0];
     p->H = (int)w4[1];
-    p->T = (int)w4[2];
-    hsize_t fc[4] = {0, w4[0], w4[1], w4[2]};
+    p->M = p->T = (int)w4[2];
+    double ml;
+    int truncated = attr_double(g, "maps_len", &ml) == 0 && ml == (double)w4[2];
+    hsize_t fc[4] = {0, w4[0], w4[1], truncated ? 0 : w4[2]};
     if (READ_F32(g, "first_col", 4, fc, &p->first_col) < 0) return -1;
     p->N = (int)fc[0];
+    if (fc[3] < w4[2] || fc[3] > INT_MAX) {
+        seterr(err, errlen, "%s: first_col has %llu positions, fewer than the maps' %llu",
+               r->meta.path, (unsigned long long)fc[3], (unsigned long long)w4[2]);
+        return -1;
+    }
+    p->T = (int)fc[3];
+    w4[2] = fc[3];
     hsize_t tk[2] = {fc[0], w4[2]};
     if (READ_I32(g, "tokens", 2, tk, &p->tokens) < 0) return -1;
     hsize_t a0[2] = {w4[0], w4[1]};

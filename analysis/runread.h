@@ -58,7 +58,10 @@ typedef struct {
     int proxy;               /* 1: Gu et al. |a|/sum|a| proxy was used */
     char normaliser[64];
     int *tokens;             /* [N, T] */
-    float *attention;        /* [L, H, T, T] mean over sequences */
+    int M;                   /* side of the stored maps: T, or the first
+                                M positions only (attr maps_len; pretrained
+                                runs from `gatelab inspect`) */
+    float *attention;        /* [L, H, M, M] mean over sequences */
     float *attention_slot;   /* [L, H, T] or NULL */
     float *first_col;        /* [N, L, H, T]: A[t, 0] per sequence */
     float *alpha0;           /* [L, H] */

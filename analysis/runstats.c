@@ -4,11 +4,23 @@
 
 const double rs_below_thr[4] = {0.5, 0.1, 1e-2, 1e-3};
 
+static const float *col_of(const RunProbe *p, int n, int l, int h);
+
+/* From the mean map; for truncated maps (M < T) from the per-sequence first
+ * columns, which give the same mean over all T queries. */
 double rs_head_share(const RunProbe *p, int l, int h)
 {
-    size_t TT = (size_t)p->T * p->T;
+    if (p->M < p->T && p->first_col && p->N > 0 && p->T > 1) {
+        double s = 0.0;
+        for (int n = 0; n < p->N; n++) {
+            const float *c = col_of(p, n, l, h);
+            for (int t = 1; t < p->T; t++) s += c[t];
+        }
+        return s / ((double)p->N * (p->T - 1));
+    }
+    size_t TT = (size_t)p->M * p->M;
     return first_token_share(p->attention + ((size_t)l * p->H + h) * TT,
-                             p->T);
+                             p->M);
 }
 
 double rs_share(const RunProbe *p, int l)

@@ -594,7 +594,8 @@ static int probe_attrs(RunFile *rf, hid_t g, const char *gpath,
         h5u_attr_i64(g, "gate_heads", p->gate_heads) < 0 ||
         h5u_attr_i64(g, "gate_bounded", p->gate_bounded) < 0 ||
         h5u_attr_i64(g, "probe_n", p->N) < 0 ||
-        h5u_attr_i64(g, "probe_len", p->T) < 0) {
+        h5u_attr_i64(g, "probe_len", p->T) < 0 ||
+        (p->maps_len > 0 && h5u_attr_i64(g, "maps_len", p->maps_len) < 0)) {
         char what[128];
         snprintf(what, sizeof what, "write attributes of %s", gpath);
         return fail_h5(rf, what);
@@ -667,13 +668,13 @@ static int probe_hidden(RunFile *rf, hid_t g, const char *gp, const ProbeData *p
 
 static int probe_core(RunFile *rf, hid_t g, const char *gp, const ProbeData *p) {
     hsize_t L = (hsize_t)p->L, H = (hsize_t)p->H, N = (hsize_t)p->N,
-            T = (hsize_t)p->T;
+            T = (hsize_t)p->T, M = p->maps_len > 0 ? (hsize_t)p->maps_len : T;
     int rc = 0;
     if (rc == 0 && p->tokens)
         rc = write_array(rf, g, gp, "tokens", H5T_STD_I32LE, H5T_NATIVE_INT, 2,
                          (hsize_t[]){N, T}, p->tokens, "probe token ids [seq, t]");
     if (rc == 0 && p->attention)
-        rc = write_array(rf, g, gp, "attention", F32, 4, (hsize_t[]){L, H, T, T},
+        rc = write_array(rf, g, gp, "attention", F32, 4, (hsize_t[]){L, H, M, M},
                          p->attention,
                          "attention weights A[query, key] per layer and head, mean over probe sequences");
     if (rc == 0 && p->attention_slot)
@@ -691,12 +692,13 @@ static int probe_core(RunFile *rf, hid_t g, const char *gp, const ProbeData *p) 
 
 static int probe_impl(RunFile *rf, const ProbeData *p) {
     if (p->L <= 0 || p->H <= 0 || p->N < 0 || p->T <= 0 || p->gate_channels < 0 ||
-        p->gate_sample_n < 0)
+        p->gate_sample_n < 0 || p->maps_len < 0 || p->maps_len > p->T)
         return fail(NULL, 0, "%s: probe at step %lld has bad shape L=%d H=%d N=%d T=%d",
                     rf->path, p->step, p->L, p->H, p->N, p->T);
     size_t L = (size_t)p->L, H = (size_t)p->H, N = (size_t)p->N, T = (size_t)p->T;
     size_t C = (size_t)p->gate_channels, Ns = (size_t)p->gate_sample_n;
-    size_t raw = 4 * (N * T + L * H * T * T + L * H * T + N * L * H * T + L * H +
+    size_t M = p->maps_len > 0 ? (size_t)p->maps_len : T;
+    size_t raw = 4 * (N * T + L * H * M * M + L * H * T + N * L * H * T + L * H +
                       L * Ns * T * C) +
                  8 * (L * 50 + L * C + 8 * L + 7 * L);
     if (reserve(rf, compressed_bound(raw, 16)) < 0) return -1;

@@ -48,8 +48,10 @@ typedef struct {
     long long step;
     int L, H, N, T;            /* probe sequences N of length T */
     const int *tokens;         /* [N, T] */
-    const float *attention;    /* [L, H, T, T] mean over sequences (proxy
-                                  map when proxy) */
+    const float *attention;    /* [L, H, M, M] mean over sequences (proxy
+                                  map when proxy); M = maps_len or T */
+    int maps_len;              /* 0: full maps (M = T); else the maps cover
+                                  only the first maps_len positions */
     const float *attention_slot; /* [L, H, T] or NULL */
     const float *first_col;    /* [N, L, H, T]: A[t, 0] per sequence */
     const float *alpha0;       /* [L, H] */
