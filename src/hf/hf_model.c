@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "hf_attention.h"
+#include "hf_parallel.h"
 #include "hf_weights.h"
 #include "util.h"
 
@@ -240,18 +241,29 @@ static float act(HfAct k, float x) {
     }
 }
 
+typedef struct {
+    HfAct act;
+    float *f1;
+    const float *f2; /* GLU gate input, or NULL */
+} ActJob;
+
+/* f1 = act(f1), or f1 *= act(f2) for the GLU, over [i0, i1). */
+static void act_range(void *ctx, size_t i0, size_t i1) {
+    const ActJob *j = ctx;
+    if (j->f2)
+        for (size_t i = i0; i < i1; i++) j->f1[i] *= act(j->act, j->f2[i]);
+    else
+        for (size_t i = i0; i < i1; i++) j->f1[i] = act(j->act, j->f1[i]);
+}
+
 /* MLP of b->h into out[T, d]. */
 static void mlp(HfModel *m, const float *W[W_N_ROLES], float *out, int T) {
     const HfArch *a = &m->a;
     Bufs *b = &m->b;
-    const size_t n = (size_t)T * a->ff;
     linear(b->f1, b->h, W[W_UP], W[W_UP_B], T, a->d, a->ff, m->w.conv1d);
-    if (a->glu) {
-        linear(b->f2, b->h, W[W_GATE], NULL, T, a->d, a->ff, 0);
-        for (size_t i = 0; i < n; i++) b->f1[i] *= act(a->act, b->f2[i]);
-    } else {
-        for (size_t i = 0; i < n; i++) b->f1[i] = act(a->act, b->f1[i]);
-    }
+    if (a->glu) linear(b->f2, b->h, W[W_GATE], NULL, T, a->d, a->ff, 0);
+    ActJob j = {a->act, b->f1, a->glu ? b->f2 : NULL};
+    hf_parallel_for(m->threads, (size_t)T * a->ff, act_range, &j);
     linear(out, b->f1, W[W_DOWN], W[W_DOWN_B], T, a->ff, a->d, m->w.conv1d);
 }
 
