@@ -20,6 +20,8 @@
 #include <sys/stat.h>
 
 #include "hf_model.h"
+#include "metrics.h"
+#include "runread.h"
 #include "safetensors.h"
 #include "testutil.h"
 
@@ -297,6 +299,151 @@ static void test_bad_index(void **s) {
     expect_error(d, "is not a file name in the snapshot");
 }
 
+/* abs_median (quickselect) against the sorted definition, with ties. */
+static int cmp_f(const void *a, const void *b) {
+    float x = *(const float *)a, y = *(const float *)b;
+    return (x > y) - (x < y);
+}
+static void test_median(void **s) {
+    (void)s;
+    unsigned r = 12345;
+    for (size_t n = 1; n < 300; n += 7) {
+        float x[300], y[300], scratch[300];
+        for (size_t i = 0; i < n; i++) {
+            r = r * 1103515245u + 12345u;
+            x[i] = (float)((int)(r >> 16) % 41 - 20) * 0.25f; /* many ties, both signs */
+            y[i] = fabsf(x[i]);
+        }
+        qsort(y, n, sizeof *y, cmp_f);
+        double want = n % 2 ? y[n / 2] : 0.5 * ((double)y[n / 2 - 1] + y[n / 2]);
+        assert_true(abs_median(x, n, scratch) == want);
+    }
+}
+
+/* ---- the command: run file, analysis tools, bad input ---- */
+
+static void write_tokens(const char *path, const int32_t *ids, int n, int lines) {
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    for (int l = 0; l < lines; l++)
+        for (int i = 0; i < n; i++) fprintf(f, "%d%c", ids[i], i + 1 < n ? ' ' : '\n');
+    fclose(f);
+}
+
+static void test_cli_runfile(void **s) {
+    (void)s;
+    char d[1024];
+    snprintf(d, sizeof d, "%s", tu_tmpdir());
+    char fix[2048], exp[2100], ids[2048], run[2048], log[2048];
+    snprintf(fix, sizeof fix, "%s/tests/reference/hf/qwen3-elementwise-f32-sharded", tu_src());
+    snprintf(exp, sizeof exp, "%s/expected.h5", fix);
+    hid_t f = H5Fopen(exp, H5F_ACC_RDONLY, H5P_DEFAULT);
+    size_t nt, na, ng, nh;
+    int32_t *tok = read_ds(f, "tokens", H5T_NATIVE_INT32, 4, &nt);
+    float *att = read_ds(f, "attention", H5T_NATIVE_FLOAT, 4, &na);
+    float *gates = read_ds(f, "gates", H5T_NATIVE_FLOAT, 4, &ng);
+    float *hid = read_ds(f, "hidden", H5T_NATIVE_FLOAT, 4, &nh);
+    H5Fclose(f);
+    const int T = (int)nt, M = 4;
+    snprintf(ids, sizeof ids, "%s/ids.txt", d);
+    snprintf(run, sizeof run, "%s/run.h5", d);
+    snprintf(log, sizeof log, "%s/log", d);
+    write_tokens(ids, tok, T, 2); /* two identical windows: means = the window */
+    assert_int_equal(tu_run(log, "inspect %s --tokens %s --out %s --maps-len %d --threads 2", fix, ids,
+                            run, M), 0);
+    char err[512];
+    RunReader *r = runread_open(run, err, sizeof err);
+    if (!r) fail_msg("%s", err);
+    assert_string_equal(runread_meta(r)->variant, "pretrained:Qwen3ForCausalLM");
+    RunProbe p;
+    if (runread_probe(r, -1, &p, err, sizeof err) < 0) fail_msg("%s", err);
+    assert_int_equal(p.N, 2), assert_int_equal(p.T, T), assert_int_equal(p.M, M);
+    assert_int_equal(p.gate_channels, p.H * 8), assert_int_equal(p.gate_heads, p.H);
+    for (int l = 0; l < p.L; l++)
+        for (int h = 0; h < p.H; h++) {
+            const float *A = att + ((size_t)l * p.H + h) * T * T;
+            for (int t = 0; t < T; t++) /* full first-token column of both windows */
+                for (int n = 0; n < 2; n++)
+                    assert_true(fabs(p.first_col[(((size_t)n * p.L + l) * p.H + h) * T + t] -
+                                     A[(size_t)t * T]) < TOL);
+            for (int t = 0; t < M; t++) /* maps of the first M positions */
+                for (int k = 0; k < M; k++)
+                    assert_true(fabs(p.attention[(((size_t)l * p.H + h) * M + t) * M + k] -
+                                     A[(size_t)t * T + k]) < TOL);
+        }
+    for (int l = 0; l < p.L; l++) {
+        double gmean = 0, hmax = 0;
+        for (size_t i = 0; i < (size_t)T * p.gate_channels; i++)
+            gmean += gates[(size_t)l * T * p.gate_channels + i];
+        gmean /= (double)T * p.gate_channels;
+        hmax = abs_max(hid + (size_t)l * nh / p.L, nh / p.L);
+        assert_true(fabs(p.gate_stats[l * 4] - gmean) < TOL);
+        assert_true(fabs(p.h_max[l] - hmax) < TOL * (1 + hmax));
+    }
+    runread_probe_free(&p);
+    runread_close(r);
+    /* the provenance */
+    f = H5Fopen(run, H5F_ACC_RDONLY, H5P_DEFAULT);
+    size_t nf;
+    int32_t *first = read_ds(f, "pretrained/first_token", H5T_NATIVE_INT32, 4, &nf);
+    assert_int_equal(nf, 2), assert_int_equal(first[0], tok[0]);
+    assert_true(H5Aexists_by_name(f, "pretrained", "config_json", H5P_DEFAULT) > 0);
+    assert_true(H5Aexists_by_name(f, "pretrained", "architecture", H5P_DEFAULT) > 0);
+    H5Fclose(f);
+    /* every analysis command reads it */
+    const char *cmds[] = {"sinks %s", "sinks --json %s", "gates %s", "acts %s",
+                          "heatmap %s --out %s.png", "plot first-share %s --out %s.fs.png",
+                          "plot gate-hist %s --out %s.gh.png", "plot mact %s --out %s.ma.png"};
+    for (size_t i = 0; i < sizeof cmds / sizeof *cmds; i++) {
+        char cmd[512];
+        snprintf(cmd, sizeof cmd, cmds[i], run, run);
+        if (tu_run(log, "%s", cmd) != 0) fail_msg("gatelab %s failed", cmd);
+    }
+    assert_int_equal(tu_run(log, "report %s --out %s/rep", d, d), 0);
+    free(first), free(tok), free(att), free(gates), free(hid);
+}
+
+/* Bad input to the command: exit 2, one line naming the problem. */
+static void expect_cli(const char *args, const char *needle) {
+    char log[2048];
+    snprintf(log, sizeof log, "%s/log", tu_tmpdir());
+    int rc = tu_run(log, "%s", args);
+    char *out = tu_slurp(log, NULL);
+    if (rc != 2 || !out || !strstr(out, needle))
+        fail_msg("gatelab %s: exit %d, output '%s', want 2 and '%s'", args, rc, out ? out : "", needle);
+    assert_int_equal(tu_count_lines(log), 1);
+    free(out);
+}
+
+static void test_cli_bad(void **s) {
+    (void)s;
+    char d[1024], fix[2048], a[8192], ids[2048];
+    snprintf(d, sizeof d, "%s", tu_tmpdir()); /* tu_tmpdir's buffer is reused */
+    snprintf(fix, sizeof fix, "%s/tests/reference/hf/gpt2-f32", tu_src());
+    snprintf(ids, sizeof ids, "%s/ids.txt", d);
+    write_file(ids, "1 2 3\n4 x 6\n", 12);
+    snprintf(a, sizeof a, "inspect %s --tokens %s --out %s/o.h5", fix, ids, d);
+    expect_cli(a, "ids.txt:2: 'x' is not a token id");
+    write_file(ids, "1 2 3\n4 5 999\n", 14);
+    expect_cli(a, "'999' is not a token id in [0, 128)");
+    write_file(ids, "1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17\n", 42);
+    expect_cli(a, "windows of 17 tokens exceed the model's 16 positions");
+    write_file(ids, "1 2 3\n", 6);
+    snprintf(a, sizeof a, "inspect %s --tokens %s", fix, ids);
+    expect_cli(a, "no --out");
+    snprintf(a, sizeof a, "inspect %s --text %s --out %s/o.h5", fix, ids, d);
+    expect_cli(a, "tokenizer");
+    snprintf(a, sizeof a, "inspect %s/nonexistent --tokens %s --out %s/o.h5", d, ids, d);
+    expect_cli(a, "config.json");
+    snprintf(a, sizeof a, "inspect %s --tokens %s --out %s/o.h5 --bos maybe", fix, ids, d);
+    expect_cli(a, "--bos 'maybe'");
+    snprintf(a, sizeof a, "inspect %s --tokens %s --out %s/ids.txt", fix, ids, d);
+    expect_cli(a, "exists");
+    char *still = tu_slurp(ids, NULL); /* not overwritten */
+    assert_string_equal(still, "1 2 3\n");
+    free(still);
+}
+
 int main(void) {
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
     const struct CMUnitTest tests[] = {
@@ -304,6 +451,9 @@ int main(void) {
         cmocka_unit_test(test_truncated_maps),
         cmocka_unit_test(test_bad_checkpoints),
         cmocka_unit_test(test_bad_index),
+        cmocka_unit_test(test_median),
+        cmocka_unit_test(test_cli_runfile),
+        cmocka_unit_test(test_cli_bad),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
