@@ -9,6 +9,7 @@
  * reference data. */
 #include "report.h"
 #include "report_extra.h"
+#include "report_pretrained.h"
 #include "commands.h"
 #include "heatmap.h"
 #include "metrics.h"
@@ -939,6 +940,7 @@ static int write_md(const char *path, const char *dir, const char *outdir,
             if (rows[i].ok) paths[k++] = rows[i].path;
         if (paths) report_longctx(f, figdir, paths, k);
         if (paths) report_stability(f, figdir, paths, k);
+        if (paths) report_pretrained(f, paths, k);
         free(paths);
     }
     md_definitions(f);

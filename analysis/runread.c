@@ -325,6 +325,18 @@ int runread_config_string(RunReader *r, const char *key, char *out,
     return rc;
 }
 
+int runread_pretrained_string(RunReader *r, const char *key, char *out,
+                              size_t outlen, char *err, size_t errlen)
+{
+    hid_t g = open_group(r->file, "pretrained");
+    int rc = g >= 0 ? h5u_attr_read_strbuf(g, key, out, outlen) : -1;
+    if (g >= 0) H5Gclose(g);
+    if (rc < 0)
+        seterr(err, errlen, "%s: no /pretrained attribute %s", r->meta.path,
+               key);
+    return rc;
+}
+
 int runread_summary(RunReader *r, const char *key, double *out, char *err,
                     size_t errlen)
 {

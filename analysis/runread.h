@@ -42,6 +42,10 @@ int runread_config_double(RunReader *r, const char *key, double *out,
                           char *err, size_t errlen);
 int runread_config_string(RunReader *r, const char *key, char *out,
                           size_t outlen, char *err, size_t errlen);
+/* /pretrained string attributes (runs of `gatelab inspect`: architecture,
+ * dtype, model_dir, config_json, tokenizer, ...); -1 when absent. */
+int runread_pretrained_string(RunReader *r, const char *key, char *out,
+                              size_t outlen, char *err, size_t errlen);
 /* /summary attributes (doubles). 0 ok, -1 missing. */
 int runread_summary(RunReader *r, const char *key, double *out, char *err,
                     size_t errlen);

@@ -400,6 +400,13 @@ static void test_cli_runfile(void **s) {
         if (tu_run(log, "%s", cmd) != 0) fail_msg("gatelab %s failed", cmd);
     }
     assert_int_equal(tu_run(log, "report %s --out %s/rep", d, d), 0);
+    char md[1100];
+    snprintf(md, sizeof md, "%s/rep/REPORT.md", d);
+    char *rep = tu_slurp(md, NULL);
+    assert_non_null(rep);
+    assert_non_null(strstr(rep, "## Pretrained models"));
+    assert_non_null(strstr(rep, "| run.h5 | Qwen3ForCausalLM | F32 |"));
+    free(rep);
     free(first), free(tok), free(att), free(gates), free(hid);
 }
 
