@@ -146,7 +146,7 @@ static void parse_llama_like(Cfg *c, HfArch *a) {
     a->rope_theta = get_num(c, "rope_theta", 10000.0);
     rope_scaling(c, a);
     int ab = get_bool(c, "attention_bias", 0);
-    a->qkv_bias = a->family == HF_QWEN2 ? 1 : ab;
+    a->qkv_bias = a->family == HF_QWEN2 ? 1 : ab || get_bool(c, "qkv_bias", 0);
     a->o_bias = a->family == HF_QWEN2 ? 0 : ab;
     a->mlp_bias = get_bool(c, "mlp_bias", 0);
     a->qk_norm = a->family == HF_QWEN3 ? get_bool(c, "use_qk_norm", 1) : 0;

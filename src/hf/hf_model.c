@@ -261,7 +261,7 @@ static void mlp(HfModel *m, const float *W[W_N_ROLES], float *out, int T) {
     const HfArch *a = &m->a;
     Bufs *b = &m->b;
     linear(b->f1, b->h, W[W_UP], W[W_UP_B], T, a->d, a->ff, m->w.conv1d);
-    if (a->glu) linear(b->f2, b->h, W[W_GATE], NULL, T, a->d, a->ff, 0);
+    if (a->glu) linear(b->f2, b->h, W[W_GATE], W[W_GATE_B], T, a->d, a->ff, 0);
     ActJob j = {a->act, b->f1, a->glu ? b->f2 : NULL};
     hf_parallel_for(m->threads, (size_t)T * a->ff, act_range, &j);
     linear(out, b->f1, W[W_DOWN], W[W_DOWN_B], T, a->ff, a->d, m->w.conv1d);

@@ -13,6 +13,7 @@ typedef struct {
     const char *suffix;
     int ndim;
     long long s0, s1;
+    int opt; /* may be absent (a bias the config does not announce) */
 } Spec;
 
 /* The per-layer tensors of a, with expected shapes; returns the count.
@@ -21,7 +22,8 @@ static int layer_specs(const HfArch *a, Spec *s) {
     const long long d = a->d, qr = hf_q_rows(a), kv = (long long)a->Hkv * a->dh,
                     hd = (long long)a->H * a->dh, ff = a->ff;
     int n = 0;
-#define ADD(r, suf, nd, x, y) s[n++] = (Spec){r, suf, nd, x, y}
+#define ADD(r, suf, nd, x, y) s[n++] = (Spec){r, suf, nd, x, y, 0}
+#define BIAS(on, r, suf, x) s[n++] = (Spec){r, suf, 1, x, 0, !(on)}
     if (a->family == HF_GPT2) {
         ADD(W_LN1, "ln_1.weight", 1, d, 0), ADD(W_LN1_B, "ln_1.bias", 1, d, 0);
         ADD(W_LN2, "ln_2.weight", 1, d, 0), ADD(W_LN2_B, "ln_2.bias", 1, d, 0);
@@ -46,22 +48,23 @@ static int layer_specs(const HfArch *a, Spec *s) {
     ADD(W_LN1, "input_layernorm.weight", 1, d, 0), ADD(W_LN2, "post_attention_layernorm.weight", 1, d, 0);
     ADD(W_Q, "self_attn.q_proj.weight", 2, qr, d), ADD(W_K, "self_attn.k_proj.weight", 2, kv, d);
     ADD(W_V, "self_attn.v_proj.weight", 2, kv, d), ADD(W_O, "self_attn.o_proj.weight", 2, d, hd);
-    if (a->qkv_bias) {
-        ADD(W_QB, "self_attn.q_proj.bias", 1, qr, 0), ADD(W_KB, "self_attn.k_proj.bias", 1, kv, 0);
-        ADD(W_VB, "self_attn.v_proj.bias", 1, kv, 0);
-    }
-    if (a->o_bias) ADD(W_OB, "self_attn.o_proj.bias", 1, d, 0);
+    /* biases: required when the config announces them, used when present */
+    BIAS(a->qkv_bias, W_QB, "self_attn.q_proj.bias", qr);
+    BIAS(a->qkv_bias, W_KB, "self_attn.k_proj.bias", kv);
+    BIAS(a->qkv_bias, W_VB, "self_attn.v_proj.bias", kv);
+    BIAS(a->o_bias, W_OB, "self_attn.o_proj.bias", d);
     if (a->qk_norm) {
         ADD(W_QN, "self_attn.q_norm.weight", 1, a->dh, 0);
         ADD(W_KN, "self_attn.k_norm.weight", 1, a->dh, 0);
     }
     ADD(W_GATE, "mlp.gate_proj.weight", 2, ff, d), ADD(W_UP, "mlp.up_proj.weight", 2, ff, d);
     ADD(W_DOWN, "mlp.down_proj.weight", 2, d, ff);
-    if (a->mlp_bias) {
-        ADD(W_UP_B, "mlp.up_proj.bias", 1, ff, 0), ADD(W_DOWN_B, "mlp.down_proj.bias", 1, d, 0);
-    }
+    BIAS(a->mlp_bias, W_GATE_B, "mlp.gate_proj.bias", ff);
+    BIAS(a->mlp_bias, W_UP_B, "mlp.up_proj.bias", ff);
+    BIAS(a->mlp_bias, W_DOWN_B, "mlp.down_proj.bias", d);
     return n;
 #undef ADD
+#undef BIAS
 }
 
 static int global_specs(const HfArch *a, const char *pre, Spec *s, char names[][160]) {
@@ -70,7 +73,7 @@ static int global_specs(const HfArch *a, const char *pre, Spec *s, char names[][
 #define ADD(r, fmt, nd, x, y)                                                   \
     do {                                                                        \
         snprintf(names[n], 160, fmt, pre);                                      \
-        s[n] = (Spec){r, names[n], nd, x, y};                                   \
+        s[n] = (Spec){r, names[n], nd, x, y, 0};                                   \
         n++;                                                                    \
     } while (0)
     if (a->family == HF_GPT2) {
@@ -102,6 +105,7 @@ static const char *layer_prefix(const HfArch *a, const char *pre, char *buf, siz
 static int check_one(const SafeTensors *st, const char *name, const Spec *s,
                      const StTensor **out, char *err, size_t errlen) {
     const StTensor *t = st_find(st, name);
+    if (!t && s->opt) return 0;
     if (!t) return seterr(err, errlen, "%s: missing from the checkpoint", name);
     int ok = t->ndim == s->ndim && t->shape[0] == s->s0 && (s->ndim < 2 || t->shape[1] == s->s1);
     if (!ok) {
@@ -169,7 +173,7 @@ int hf_weights_bind(HfWeights *w, SafeTensors *st, const HfArch *a, char *err, s
             snprintf(name, sizeof name, "%s.%d.%s", lp, l, s[i].suffix);
             const StTensor **slot = &w->layers[l].t[s[i].role];
             if (check_one(st, name, &s[i], slot, err, errlen) < 0) return -1;
-            note_dtype(w, *slot);
+            if (*slot) note_dtype(w, *slot);
             need += convert_need(*slot);
         }
         if (need > w->scratch_n) w->scratch_n = need;

@@ -14,7 +14,7 @@ typedef enum {
     W_Q, W_K, W_V, W_QB, W_KB, W_VB, /* separate projections [out, in] */
     W_QKV, W_QKV_B,                  /* fused: GPT-2 Conv1D [d, 3d]; NeoX [3d, d] per head */
     W_O, W_OB, W_QN, W_KN,
-    W_GATE, W_UP, W_DOWN, W_UP_B, W_DOWN_B, /* GLU, or up/down of the plain MLP */
+    W_GATE, W_UP, W_DOWN, W_GATE_B, W_UP_B, W_DOWN_B, /* GLU, or up/down of the plain MLP */
     W_N_ROLES
 } HfRole;
 
