@@ -149,7 +149,8 @@ static void parse_llama_like(Cfg *c, HfArch *a) {
     a->qkv_bias = a->family == HF_QWEN2 ? 1 : ab || get_bool(c, "qkv_bias", 0);
     a->o_bias = a->family == HF_QWEN2 ? 0 : ab;
     a->mlp_bias = get_bool(c, "mlp_bias", 0);
-    a->qk_norm = a->family == HF_QWEN3 ? get_bool(c, "use_qk_norm", 1) : 0;
+    /* Qwen3: 2 = q_norm/k_norm used when the checkpoint has them */
+    a->qk_norm = a->family == HF_QWEN3 ? get_bool(c, "use_qk_norm", 2) : 0;
     int hw = get_bool(c, "headwise_attn_output_gate", 0);
     int ew = get_bool(c, "elementwise_attn_output_gate", 0);
     if (hw && ew && !c->failed) {

@@ -25,7 +25,8 @@ typedef struct {
     double rs_factor, rs_low, rs_high;
     int rs_orig;
     int qkv_bias, o_bias, mlp_bias;
-    int qk_norm;           /* per-head RMSNorm on q and k before RoPE */
+    int qk_norm;           /* per-head RMSNorm on q and k before RoPE
+                              (1 yes, 2 when the checkpoint has the weights) */
     HfGate gate;
     int tied;              /* lm head = token embedding */
     int parallel_residual; /* GPT-NeoX */

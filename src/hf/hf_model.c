@@ -61,10 +61,9 @@ static int bufs_alloc(Bufs *b, const HfArch *a, int T, int M) {
     b->first_col = falloc((size_t)a->H * t), b->maps = falloc((size_t)a->H * M * M + 1);
     b->cosv = falloc(t * half), b->sinv = falloc(t * half);
     b->vec0 = falloc((size_t)a->d), b->vec1 = falloc((size_t)a->d);
-    b->head = falloc((size_t)HEAD_ROWS * a->d);
     b->T = T, b->M = M;
     float *all[] = {b->x,  b->h,  b->qraw,      b->q,    b->k,    b->v,    b->g,    b->o,   b->ao,
-                    b->f1, b->f2, b->first_col, b->maps, b->cosv, b->sinv, b->vec0, b->vec1, b->head};
+                    b->f1, b->f2, b->first_col, b->maps, b->cosv, b->sinv, b->vec0, b->vec1};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         if (!all[i]) {
             bufs_free(b);
@@ -215,7 +214,7 @@ static int attention(HfModel *m, const float *W[W_N_ROLES], int T, char *err, si
         linear(b->v, b->h, W[W_V], W[W_VB], T, a->d, kv, 0);
     }
     split_qkv(a, b, T);
-    if (a->qk_norm) {
+    if (W[W_QN] && W[W_KN]) {
         head_norm(b->q, W[W_QN], T * a->H, a->dh, a->eps);
         head_norm(b->k, W[W_KN], T * a->Hkv, a->dh, a->eps);
     }
@@ -320,6 +319,8 @@ static int lm_head(HfModel *m, float *logits, int T, char *err, size_t errlen) {
     norm_rows(b->h, b->x, w, bias, T, a->d, a->eps, a->rms);
     const StTensor *head = m->w.g[G_HEAD] ? m->w.g[G_HEAD] : m->w.g[G_EMB];
     const float *view = st_f32_view(head);
+    if (!view && !b->head && !(b->head = falloc((size_t)HEAD_ROWS * a->d)))
+        return seterr(err, errlen, "out of memory for the LM head");
     for (int r0 = 0; r0 < a->V; r0 += HEAD_ROWS) {
         int n = a->V - r0 < HEAD_ROWS ? a->V - r0 : HEAD_ROWS;
         const float *W = view ? view + (size_t)r0 * a->d : b->head;

@@ -54,8 +54,8 @@ static int layer_specs(const HfArch *a, Spec *s) {
     BIAS(a->qkv_bias, W_VB, "self_attn.v_proj.bias", kv);
     BIAS(a->o_bias, W_OB, "self_attn.o_proj.bias", d);
     if (a->qk_norm) {
-        ADD(W_QN, "self_attn.q_norm.weight", 1, a->dh, 0);
-        ADD(W_KN, "self_attn.k_norm.weight", 1, a->dh, 0);
+        s[n++] = (Spec){W_QN, "self_attn.q_norm.weight", 1, a->dh, 0, a->qk_norm == 2};
+        s[n++] = (Spec){W_KN, "self_attn.k_norm.weight", 1, a->dh, 0, a->qk_norm == 2};
     }
     ADD(W_GATE, "mlp.gate_proj.weight", 2, ff, d), ADD(W_UP, "mlp.up_proj.weight", 2, ff, d);
     ADD(W_DOWN, "mlp.down_proj.weight", 2, d, ff);
