@@ -51,6 +51,9 @@ void hf_tokenizer_template(const HfTokenizer *tok, const int32_t **prefix, size_
                            const int32_t **suffix, size_t *n_suffix);
 /* Id of a token as the file spells it ("<|endoftext|>", "Ġthe"), or -1. */
 int32_t hf_tokenizer_token_id(const HfTokenizer *tok, const char *token);
+/* The token with this id as the file spells it (byte-level form, e.g.
+ * "Ġthe"), not NUL-terminated, length in *len; NULL when no token has it. */
+const char *hf_tokenizer_token_text(const HfTokenizer *tok, int32_t id, size_t *len);
 /* 1 + the largest id in the vocabulary and added tokens. */
 int32_t hf_tokenizer_vocab_size(const HfTokenizer *tok);
 
