@@ -72,18 +72,37 @@ static int bufs_alloc(Bufs *b, const HfArch *a, int T, int M) {
     return 0;
 }
 
-/* out[M,N] = in[M,K] @ W^T + b, W [N,K] (nn.Linear); conv1d: W [K,N]. */
-static void linear(float *out, const float *in, const float *W, const float *bias, int M, int K,
-                   int N, int conv1d) {
-    if (conv1d)
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, N, K, 1.0f, in, K, W, N, 0.0f,
-                    out, N);
+typedef struct {
+    float *out;
+    const float *in, *W, *bias;
+    int K, N, conv1d, ldo; /* ldo: row stride of out (N, or wider for a slice) */
+} LinJob;
+
+/* Rows [m0, m1) of a linear layer: one single-threaded sgemm. */
+static void linear_rows(void *ctx, size_t m0, size_t m1) {
+    const LinJob *j = ctx;
+    const int M = (int)(m1 - m0), K = j->K, N = j->N, ldo = j->ldo;
+    const float *in = j->in + m0 * K;
+    float *out = j->out + m0 * ldo;
+    if (M <= 0) return;
+    if (j->conv1d)
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, N, K, 1.0f, in, K, j->W, N, 0.0f,
+                    out, ldo);
     else
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, N, K, 1.0f, in, K, W, K, 0.0f, out,
-                    N);
-    if (!bias) return;
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, N, K, 1.0f, in, K, j->W, K, 0.0f,
+                    out, ldo);
+    if (!j->bias) return;
     for (size_t m = 0; m < (size_t)M; m++)
-        for (int j = 0; j < N; j++) out[m * N + j] += bias[j];
+        for (int c = 0; c < N; c++) out[m * ldo + c] += j->bias[c];
+}
+
+/* out[M,N] = in[M,K] @ W^T + b, W [N,K] (nn.Linear); conv1d: W [K,N].
+ * The rows are split over the threads, each running 1-thread OpenBLAS
+ * (no BLAS thread pool spinning between calls). */
+static void linear(int threads, float *out, const float *in, const float *W, const float *bias,
+                      int M, int K, int N, int conv1d) {
+    LinJob j = {out, in, W, bias, K, N, conv1d, N};
+    hf_parallel_for(threads, (size_t)M, linear_rows, &j);
 }
 
 /* RMSNorm (b NULL, rms) or LayerNorm of rows x[T, n] into y. */
@@ -207,11 +226,11 @@ static int attention(HfModel *m, const float *W[W_N_ROLES], int T, char *err, si
     Bufs *b = &m->b;
     const int hd = a->H * a->dh, kv = a->Hkv * a->dh;
     if (a->family == HF_GPT2 || a->family == HF_NEOX) {
-        linear(b->qraw, b->h, W[W_QKV], W[W_QKV_B], T, a->d, 3 * a->d, m->w.conv1d);
+        linear(m->threads, b->qraw, b->h, W[W_QKV], W[W_QKV_B], T, a->d, 3 * a->d, m->w.conv1d);
     } else {
-        linear(b->qraw, b->h, W[W_Q], W[W_QB], T, a->d, hf_q_rows(a), 0);
-        linear(b->k, b->h, W[W_K], W[W_KB], T, a->d, kv, 0);
-        linear(b->v, b->h, W[W_V], W[W_VB], T, a->d, kv, 0);
+        linear(m->threads, b->qraw, b->h, W[W_Q], W[W_QB], T, a->d, hf_q_rows(a), 0);
+        linear(m->threads, b->k, b->h, W[W_K], W[W_KB], T, a->d, kv, 0);
+        linear(m->threads, b->v, b->h, W[W_V], W[W_VB], T, a->d, kv, 0);
     }
     split_qkv(a, b, T);
     if (W[W_QN] && W[W_KN]) {
@@ -226,7 +245,7 @@ static int attention(HfModel *m, const float *W[W_N_ROLES], int T, char *err, si
                  b->first_col, b->maps};
     if (hf_attention_forward(&at, err, errlen) < 0) return -1;
     if (a->gate != HF_GATE_NONE) apply_gate(a, b, T);
-    linear(b->ao, b->o, W[W_O], W[W_OB], T, hd, a->d, m->w.conv1d);
+    linear(m->threads, b->ao, b->o, W[W_O], W[W_OB], T, hd, a->d, m->w.conv1d);
     return 0;
 }
 
@@ -259,11 +278,11 @@ static void act_range(void *ctx, size_t i0, size_t i1) {
 static void mlp(HfModel *m, const float *W[W_N_ROLES], float *out, int T) {
     const HfArch *a = &m->a;
     Bufs *b = &m->b;
-    linear(b->f1, b->h, W[W_UP], W[W_UP_B], T, a->d, a->ff, m->w.conv1d);
-    if (a->glu) linear(b->f2, b->h, W[W_GATE], W[W_GATE_B], T, a->d, a->ff, 0);
+    linear(m->threads, b->f1, b->h, W[W_UP], W[W_UP_B], T, a->d, a->ff, m->w.conv1d);
+    if (a->glu) linear(m->threads, b->f2, b->h, W[W_GATE], W[W_GATE_B], T, a->d, a->ff, 0);
     ActJob j = {a->act, b->f1, a->glu ? b->f2 : NULL};
     hf_parallel_for(m->threads, (size_t)T * a->ff, act_range, &j);
-    linear(out, b->f1, W[W_DOWN], W[W_DOWN_B], T, a->ff, a->d, m->w.conv1d);
+    linear(m->threads, out, b->f1, W[W_DOWN], W[W_DOWN_B], T, a->ff, a->d, m->w.conv1d);
 }
 
 static void add_into(float *x, const float *y, size_t n) {
@@ -326,8 +345,8 @@ static int lm_head(HfModel *m, float *logits, int T, char *err, size_t errlen) {
         const float *W = view ? view + (size_t)r0 * a->d : b->head;
         if (!view && st_to_f32(head, (size_t)r0 * a->d, (size_t)n * a->d, b->head, err, errlen) < 0)
             return -1;
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, n, a->d, 1.0f, b->h, a->d, W, a->d,
-                    0.0f, logits + r0, a->V);
+        LinJob j = {logits + r0, b->h, W, NULL, a->d, n, 0, a->V};
+        hf_parallel_for(m->threads, (size_t)T, linear_rows, &j);
     }
     return 0;
 }
@@ -341,7 +360,7 @@ int hf_model_forward(HfModel *m, const int32_t *ids, int T, int M, HfLayerFn fn,
                       a->max_pos);
     if (bufs_alloc(&m->b, a, T, M) < 0)
         return seterr(err, errlen, "out of memory for activations (T=%d)", T);
-    openblas_set_num_threads(m->threads);
+    openblas_set_num_threads(1); /* our threads split the work (hf_parallel.c) */
     if (embed(m, ids, T, err, errlen) < 0) return -1;
     if (a->rotary_dim) rope_tables(a, &m->b, T);
     for (int l = 0; l < a->L; l++) {
