@@ -6,11 +6,11 @@
  * gate scores (gated Qwen3) and block outputs within 1e-4 (absolute plus
  * relative). BF16 fixtures are held to the same bound: the reference runs
  * in float32 on the BF16-rounded weights, as gatelab does. */
+#include <cmocka.h>
+#include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <setjmp.h>
-#include <cmocka.h>
 
 #include <hdf5.h>
 #include <math.h>
@@ -28,17 +28,28 @@
 #define TOL 1e-4
 
 static const char *FIXTURES[] = {
-    "llama-f32", "llama-bf16-sharded", "qwen2-f32-sharded", "qwen2-bf16",
-    "qwen3-f32", "qwen3-bf16-sharded", "qwen3-headwise-f32", "qwen3-headwise-bf16-sharded",
-    "qwen3-elementwise-f32-sharded", "qwen3-elementwise-bf16", "gpt2-f32",
-    "gpt2-bf16-sharded-noprefix", "neox-f32", "neox-bf16-sharded-seq",
+    "llama-f32",
+    "llama-bf16-sharded",
+    "qwen2-f32-sharded",
+    "qwen2-bf16",
+    "qwen3-f32",
+    "qwen3-bf16-sharded",
+    "qwen3-headwise-f32",
+    "qwen3-headwise-bf16-sharded",
+    "qwen3-elementwise-f32-sharded",
+    "qwen3-elementwise-bf16",
+    "gpt2-f32",
+    "gpt2-bf16-sharded-noprefix",
+    "neox-f32",
+    "neox-bf16-sharded-seq",
 };
 #define N_FIX (sizeof FIXTURES / sizeof *FIXTURES)
 
 /* Read a whole dataset (float or int) into a malloc'd buffer; NULL when
  * absent. *n = element count. */
 static void *read_ds(hid_t f, const char *name, hid_t mtype, size_t el, size_t *n) {
-    if (H5Lexists(f, name, H5P_DEFAULT) <= 0) return NULL;
+    if (H5Lexists(f, name, H5P_DEFAULT) <= 0)
+        return NULL;
     hid_t ds = H5Dopen2(f, name, H5P_DEFAULT), sp = H5Dget_space(ds);
     *n = (size_t)H5Sget_simple_extent_npoints(sp);
     void *buf = malloc(*n * el);
@@ -63,7 +74,8 @@ static void collect(void *ctx, const HfLayerOut *o) {
     assert_int_equal(o->M, o->T);
     memcpy(g->att + l * o->H * TT, o->maps, (size_t)o->H * TT * sizeof(float));
     memcpy(g->col + l * o->H * o->T, o->first_col, (size_t)o->H * o->T * sizeof(float));
-    if (o->C) memcpy(g->gates + l * o->T * o->C, o->gates, (size_t)o->T * o->C * sizeof(float));
+    if (o->C)
+        memcpy(g->gates + l * o->T * o->C, o->gates, (size_t)o->T * o->C * sizeof(float));
     memcpy(g->hid + l * o->T * o->d, o->hidden, (size_t)o->T * o->d * sizeof(float));
 }
 
@@ -74,7 +86,8 @@ static double compare(const char *fix, const char *what, const float *got, const
     size_t at = 0;
     for (size_t i = 0; i < n; i++) {
         double e = fabs((double)got[i] - want[i]) / (1.0 + fabs((double)want[i]));
-        if (!(e <= worst)) worst = e, at = i;
+        if (!(e <= worst))
+            worst = e, at = i;
     }
     if (!(worst <= TOL))
         fail_msg("%s: %s[%zu] = %.7g, PyTorch %.7g (error %.3g > %g)", fix, what, at, got[at],
@@ -87,7 +100,8 @@ static void check_fixture(const char *name) {
     snprintf(dir, sizeof dir, "%s/tests/reference/hf/%s", tu_src(), name);
     snprintf(path, sizeof path, "%s/expected.h5", dir);
     hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
-    if (f < 0) fail_msg("cannot open %s", path);
+    if (f < 0)
+        fail_msg("cannot open %s", path);
     size_t nt, nl, na, nh, ng = 0;
     int32_t *tok = read_ds(f, "tokens", H5T_NATIVE_INT32, 4, &nt);
     float *logits = read_ds(f, "logits", H5T_NATIVE_FLOAT, 4, &nl);
@@ -97,7 +111,8 @@ static void check_fixture(const char *name) {
     H5Fclose(f);
 
     HfModel *m = NULL;
-    if (hf_model_open(&m, dir, 2, err, sizeof err) < 0) fail_msg("%s: %s", name, err);
+    if (hf_model_open(&m, dir, 2, err, sizeof err) < 0)
+        fail_msg("%s: %s", name, err);
     const HfArch *a = hf_model_arch(m);
     int T = (int)nt;
     Got g = {a->L, T, a->H, hf_model_gate_channels(m), a->d, NULL, NULL, NULL, NULL};
@@ -116,7 +131,8 @@ static void check_fixture(const char *name) {
     e[3] = ng ? compare(name, "gates", g.gates, gates, ng) : 0.0;
     /* first_col is column 0 of the reference maps */
     float *col0 = calloc((size_t)a->L * a->H * T, 4);
-    for (size_t i = 0; i < (size_t)a->L * a->H * T; i++) col0[i] = att[i * T];
+    for (size_t i = 0; i < (size_t)a->L * a->H * T; i++)
+        col0[i] = att[i * T];
     e[4] = compare(name, "first_col", g.col, col0, (size_t)a->L * a->H * T);
     printf("%-30s %-5s logits %.2e attention %.2e hidden %.2e gates %.2e\n", name,
            hf_model_dtype(m), e[0], e[1], e[2], e[3]);
@@ -127,7 +143,8 @@ static void check_fixture(const char *name) {
 
 static void test_fixtures(void **s) {
     (void)s;
-    for (size_t i = 0; i < N_FIX; i++) check_fixture(FIXTURES[i]);
+    for (size_t i = 0; i < N_FIX; i++)
+        check_fixture(FIXTURES[i]);
 }
 
 /* Maps kept for M < T are the top-left block of the full maps. */
@@ -137,13 +154,15 @@ typedef struct {
 } Part;
 static void collect_part(void *ctx, const HfLayerOut *o) {
     Part *p = ctx;
-    if (o->layer) return;
+    if (o->layer)
+        return;
     memcpy(p->maps, o->maps, (size_t)o->H * o->M * o->M * 4);
     memcpy(p->cols, o->first_col, (size_t)o->H * o->T * 4);
 }
 static void collect_full(void *ctx, const HfLayerOut *o) {
     Part *p = ctx;
-    if (o->layer) return;
+    if (o->layer)
+        return;
     memcpy(p->maps, o->maps, (size_t)o->H * o->M * o->M * 4);
 }
 
@@ -182,9 +201,11 @@ static void write_file(const char *path, const void *b, size_t n) {
 /* A safetensors file from a header string and data size. */
 static void write_st(const char *path, const char *header, uint64_t hlen_claim, size_t data) {
     size_t hl = strlen(header);
-    if (!hlen_claim) hlen_claim = hl; /* 0: the true length */
+    if (!hlen_claim)
+        hlen_claim = hl; /* 0: the true length */
     uint8_t *b = calloc(8 + hl + data + 1, 1);
-    for (int i = 0; i < 8; i++) b[i] = (uint8_t)(hlen_claim >> (8 * i));
+    for (int i = 0; i < 8; i++)
+        b[i] = (uint8_t)(hlen_claim >> (8 * i));
     memcpy(b + 8, header, hl);
     write_file(path, b, 8 + hl + data);
     free(b);
@@ -227,9 +248,11 @@ static void expect_error(const char *d, const char *needle) {
     HfModel *m = NULL;
     char err[512] = "";
     int rc = hf_model_open(&m, d, 1, err, sizeof err);
-    if (rc == 0) fail_msg("%s: accepted, expected an error with '%s'", d, needle);
+    if (rc == 0)
+        fail_msg("%s: accepted, expected an error with '%s'", d, needle);
     assert_null(m);
-    if (!strstr(err, needle)) fail_msg("error '%s' does not mention '%s'", err, needle);
+    if (!strstr(err, needle))
+        fail_msg("error '%s' does not mention '%s'", err, needle);
     assert_null(strchr(err, '\n'));
     printf("  refused: %s\n", err);
 }
@@ -251,8 +274,10 @@ static void test_bad_checkpoints(void **s) {
     expect_error(d, "truncated: header of 4000 bytes");
     write_st(path, "{\"a\":{\"dtype\":\"F32\",\"shape\":[4],\"data_offsets\":[0,16]}}", 0, 8);
     expect_error(d, "run past the end");
-    write_st(path, "{\"a\":{\"dtype\":\"F32\",\"shape\":[4],\"data_offsets\":[0,16]},"
-                   "\"b\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[8,16]}}", 0, 16);
+    write_st(path,
+             "{\"a\":{\"dtype\":\"F32\",\"shape\":[4],\"data_offsets\":[0,16]},"
+             "\"b\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[8,16]}}",
+             0, 16);
     expect_error(d, "overlap");
     write_st(path, "{\"a\":{\"dtype\":\"Q4\",\"shape\":[4],\"data_offsets\":[0,16]}}", 0, 16);
     expect_error(d, "unknown dtype 'Q4'");
@@ -267,7 +292,8 @@ static void test_bad_checkpoints(void **s) {
 
     d = snapshot(65, NULL); /* config disagrees with the shapes */
     copy_weights(d, 0);
-    expect_error(d, "model.layers.0.mlp.gate_proj.weight: shape [64,32], but config.json implies [65,32]");
+    expect_error(
+        d, "model.layers.0.mlp.gate_proj.weight: shape [64,32], but config.json implies [65,32]");
     d = snapshot(64, "FooForCausalLM");
     copy_weights(d, 0);
     expect_error(d, "unknown architecture 'FooForCausalLM'");
@@ -326,7 +352,8 @@ static void write_tokens(const char *path, const int32_t *ids, int n, int lines)
     FILE *f = fopen(path, "w");
     assert_non_null(f);
     for (int l = 0; l < lines; l++)
-        for (int i = 0; i < n; i++) fprintf(f, "%d%c", ids[i], i + 1 < n ? ' ' : '\n');
+        for (int i = 0; i < n; i++)
+            fprintf(f, "%d%c", ids[i], i + 1 < n ? ' ' : '\n');
     fclose(f);
 }
 
@@ -349,14 +376,17 @@ static void test_cli_runfile(void **s) {
     snprintf(run, sizeof run, "%s/run.h5", d);
     snprintf(log, sizeof log, "%s/log", d);
     write_tokens(ids, tok, T, 2); /* two identical windows: means = the window */
-    assert_int_equal(tu_run(log, "inspect %s --tokens %s --out %s --maps-len %d --threads 2", fix, ids,
-                            run, M), 0);
+    assert_int_equal(
+        tu_run(log, "inspect %s --tokens %s --out %s --maps-len %d --threads 2", fix, ids, run, M),
+        0);
     char err[512];
     RunReader *r = runread_open(run, err, sizeof err);
-    if (!r) fail_msg("%s", err);
+    if (!r)
+        fail_msg("%s", err);
     assert_string_equal(runread_meta(r)->variant, "pretrained:Qwen3ForCausalLM");
     RunProbe p;
-    if (runread_probe(r, -1, &p, err, sizeof err) < 0) fail_msg("%s", err);
+    if (runread_probe(r, -1, &p, err, sizeof err) < 0)
+        fail_msg("%s", err);
     assert_int_equal(p.N, 2), assert_int_equal(p.T, T), assert_int_equal(p.M, M);
     assert_int_equal(p.gate_channels, p.H * 8), assert_int_equal(p.gate_heads, p.H);
     for (int l = 0; l < p.L; l++)
@@ -391,13 +421,19 @@ static void test_cli_runfile(void **s) {
     assert_true(H5Aexists_by_name(f, "pretrained", "architecture", H5P_DEFAULT) > 0);
     H5Fclose(f);
     /* every analysis command reads it */
-    const char *cmds[] = {"sinks %s", "sinks --json %s", "gates %s", "acts %s",
-                          "heatmap %s --out %s.png", "plot first-share %s --out %s.fs.png",
-                          "plot gate-hist %s --out %s.gh.png", "plot mact %s --out %s.ma.png"};
+    const char *cmds[] = {"sinks %s",
+                          "sinks --json %s",
+                          "gates %s",
+                          "acts %s",
+                          "heatmap %s --out %s.png",
+                          "plot first-share %s --out %s.fs.png",
+                          "plot gate-hist %s --out %s.gh.png",
+                          "plot mact %s --out %s.ma.png"};
     for (size_t i = 0; i < sizeof cmds / sizeof *cmds; i++) {
         char cmd[512];
         snprintf(cmd, sizeof cmd, cmds[i], run, run);
-        if (tu_run(log, "%s", cmd) != 0) fail_msg("gatelab %s failed", cmd);
+        if (tu_run(log, "%s", cmd) != 0)
+            fail_msg("gatelab %s failed", cmd);
     }
     assert_int_equal(tu_run(log, "report %s --out %s/rep", d, d), 0);
     char md[1100];
@@ -417,7 +453,8 @@ static void expect_cli(const char *args, const char *needle) {
     int rc = tu_run(log, "%s", args);
     char *out = tu_slurp(log, NULL);
     if (rc != 2 || !out || !strstr(out, needle))
-        fail_msg("gatelab %s: exit %d, output '%s', want 2 and '%s'", args, rc, out ? out : "", needle);
+        fail_msg("gatelab %s: exit %d, output '%s', want 2 and '%s'", args, rc, out ? out : "",
+                 needle);
     assert_int_equal(tu_count_lines(log), 1);
     free(out);
 }
@@ -454,12 +491,9 @@ static void test_cli_bad(void **s) {
 int main(void) {
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_fixtures),
-        cmocka_unit_test(test_truncated_maps),
-        cmocka_unit_test(test_bad_checkpoints),
-        cmocka_unit_test(test_bad_index),
-        cmocka_unit_test(test_median),
-        cmocka_unit_test(test_cli_runfile),
+        cmocka_unit_test(test_fixtures),        cmocka_unit_test(test_truncated_maps),
+        cmocka_unit_test(test_bad_checkpoints), cmocka_unit_test(test_bad_index),
+        cmocka_unit_test(test_median),          cmocka_unit_test(test_cli_runfile),
         cmocka_unit_test(test_cli_bad),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

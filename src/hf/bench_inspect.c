@@ -35,20 +35,19 @@ static int cmp_d(const void *a, const void *b) {
 }
 
 static void usage(FILE *f) {
-    fprintf(f,
-            "usage: gatelab bench --inspect [--model DIR] [--threads LIST] [--repeats R]\n"
-            "                     [--seq-len T] [--no-torch]\n"
-            "\n"
-            "Forward-pass speed and peak memory of `gatelab inspect` on a random\n"
-            "GPT-2-small-sized checkpoint (124M parameters, F32; generated into a temporary\n"
-            "directory with /usr/bin/python3 unless --model names a snapshot), beside\n"
-            "PyTorch's eager forward on the same weights and tokens. Run from the source root.\n"
-            "\n"
-            "  -m, --model DIR     use this GPT2LMHeadModel snapshot instead\n"
-            "  -t, --threads LIST  comma-separated thread counts (default 1,2)\n"
-            "  -R, --repeats R     timed forwards after one warm-up (default 3)\n"
-            "  -T, --seq-len T     tokens per window (default 512)\n"
-            "  -n, --no-torch      skip PyTorch\n");
+    fprintf(f, "usage: gatelab bench --inspect [--model DIR] [--threads LIST] [--repeats R]\n"
+               "                     [--seq-len T] [--no-torch]\n"
+               "\n"
+               "Forward-pass speed and peak memory of `gatelab inspect` on a random\n"
+               "GPT-2-small-sized checkpoint (124M parameters, F32; generated into a temporary\n"
+               "directory with /usr/bin/python3 unless --model names a snapshot), beside\n"
+               "PyTorch's eager forward on the same weights and tokens. Run from the source root.\n"
+               "\n"
+               "  -m, --model DIR     use this GPT2LMHeadModel snapshot instead\n"
+               "  -t, --threads LIST  comma-separated thread counts (default 1,2)\n"
+               "  -R, --repeats R     timed forwards after one warm-up (default 3)\n"
+               "  -T, --seq-len T     tokens per window (default 512)\n"
+               "  -n, --no-torch      skip PyTorch\n");
 }
 
 static int parse(int argc, char **argv, BiArgs *a) {
@@ -70,10 +69,12 @@ static int parse(int argc, char **argv, BiArgs *a) {
             for (char *s = optarg; *s && a->nthreads < 8;) {
                 char *end;
                 long v = strtol(s, &end, 10);
-                if (end == s || v < 1 || v > 64) return 2;
+                if (end == s || v < 1 || v > 64)
+                    return 2;
                 a->threads[a->nthreads++] = (int)v;
                 s = *end == ',' ? end + 1 : end;
-                if (*end && *end != ',') return 2;
+                if (*end && *end != ',')
+                    return 2;
             }
             break;
         }
@@ -85,7 +86,9 @@ static int parse(int argc, char **argv, BiArgs *a) {
         }
     }
     if (a->nthreads < 1 || a->repeats < 1 || a->repeats > MAX_R || a->T < 2 || a->T > 1024) {
-        fprintf(stderr, "gatelab bench --inspect: --threads 1..64, --repeats 1..%d, --seq-len 2..1024\n", MAX_R);
+        fprintf(stderr,
+                "gatelab bench --inspect: --threads 1..64, --repeats 1..%d, --seq-len 2..1024\n",
+                MAX_R);
         return 2;
     }
     return -1;
@@ -95,17 +98,22 @@ static int parse(int argc, char **argv, BiArgs *a) {
 static int spawn_wait(char *const *argv, int quiet, double *rss_mib, double *secs) {
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
-    if (quiet) posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", 1, 0);
+    if (quiet)
+        posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", 1, 0);
     pid_t pid;
     double t0 = now_seconds();
     int rc = posix_spawn(&pid, argv[0], &fa, NULL, argv, environ);
     posix_spawn_file_actions_destroy(&fa);
-    if (rc != 0) return -1;
+    if (rc != 0)
+        return -1;
     int st;
     struct rusage ru;
-    if (wait4(pid, &st, 0, &ru) < 0) return -1;
-    if (secs) *secs = now_seconds() - t0;
-    if (rss_mib) *rss_mib = ru.ru_maxrss / 1024.0;
+    if (wait4(pid, &st, 0, &ru) < 0)
+        return -1;
+    if (secs)
+        *secs = now_seconds() - t0;
+    if (rss_mib)
+        *rss_mib = ru.ru_maxrss / 1024.0;
     return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
 }
 
@@ -113,7 +121,8 @@ static int make_inputs(const char *dir, int T) {
     char ids[4200];
     snprintf(ids, sizeof ids, "%s/ids.txt", dir);
     FILE *f = fopen(ids, "w");
-    if (!f) return -1;
+    if (!f)
+        return -1;
     unsigned long long s = 88172645463325252ULL;
     for (int t = 0; t < T; t++) {
         s ^= s << 13, s ^= s >> 7, s ^= s << 17;
@@ -141,7 +150,8 @@ static int time_forward(const char *model, const int32_t *ids, int T, int thread
     for (int r = 0; rc == 0 && r <= R; r++) {
         double t0 = now_seconds();
         hf_probe_window(&p, 0, ids);
-        rc = hf_model_forward(m, ids, T, M, logits ? NULL : hf_probe_layer, &p, lg, err, sizeof err);
+        rc =
+            hf_model_forward(m, ids, T, M, logits ? NULL : hf_probe_layer, &p, lg, err, sizeof err);
         ts[r] = now_seconds() - t0; /* r = 0 is the warm-up */
     }
     if (rc == 0) {
@@ -161,16 +171,19 @@ static int run_torch(const char *model, const char *ids, int threads, int R, dou
     char cmd[9000], line[2048];
     snprintf(cmd, sizeof cmd,
              "/usr/bin/python3 tests/reference/torch_bench_inspect.py '%s' '%s' --threads %d "
-             "--repeats %d 2>/dev/null", model, ids, threads, R);
+             "--repeats %d 2>/dev/null",
+             model, ids, threads, R);
     FILE *p = popen(cmd, "r");
-    if (!p) return -1;
+    if (!p)
+        return -1;
     const char *keys[5] = {"\"best_logits\":", "\"median_logits\":", "\"best_nohead\":",
                            "\"median_nohead\":", "\"peak_rss_mib\":"};
     int got = 0;
     while (fgets(line, sizeof line, p))
         for (int k = 0; k < 5; k++) {
             char *s = strstr(line, keys[k]);
-            if (s) v[k] = atof(s + strlen(keys[k])), got++;
+            if (s)
+                v[k] = atof(s + strlen(keys[k])), got++;
         }
     return pclose(p) == 0 && got == 5 ? 0 : -1;
 }
@@ -180,8 +193,10 @@ static int read_ids(const char *dir, int32_t *ids, int T) {
     snprintf(path, sizeof path, "%s/ids.txt", dir);
     FILE *f = fopen(path, "r");
     int n = 0;
-    while (f && n < T && fscanf(f, "%d", &ids[n]) == 1) n++;
-    if (f) fclose(f);
+    while (f && n < T && fscanf(f, "%d", &ids[n]) == 1)
+        n++;
+    if (f)
+        fclose(f);
     return n == T ? 0 : -1;
 }
 
@@ -212,13 +227,16 @@ static void rows(const BiArgs *a, const char *model, const char *tmp, const int3
         if (time_forward(model, ids, a->T, th, a->repeats, 1, &lb, &lm) == 0)
             printf("%-8s %-22s %7d %8.3f %8.3f %11.2fx\n", "gatelab", "forward + logits", th, lb,
                    lm, ok_t ? tv[0] / lb : 0.0);
-        if (th == 2 || (th > th2 && th2 != 2)) th2 = th, g2[0] = gb, g2[1] = lb;
+        if (th == 2 || (th > th2 && th2 != 2))
+            th2 = th, g2[0] = gb, g2[1] = lb;
         for (int k = 0; ok_t && k < 2; k++) {
             double t = tv[k ? 0 : 2];
-            if (tbest[k] == 0 || t < tbest[k]) tbest[k] = t;
+            if (tbest[k] == 0 || t < tbest[k])
+                tbest[k] = t;
         }
         if (ok_t) {
-            printf("%-8s %-22s %7d %8.3f %8.3f\n", "pytorch", "eager, no LM head", th, tv[2], tv[3]);
+            printf("%-8s %-22s %7d %8.3f %8.3f\n", "pytorch", "eager, no LM head", th, tv[2],
+                   tv[3]);
             printf("%-8s %-22s %7d %8.3f %8.3f   (peak RSS %.0f MiB)\n", "pytorch",
                    "eager + logits", th, tv[0], tv[1], tv[4]);
         } else if (a->torch) {
@@ -233,12 +251,13 @@ static void rows(const BiArgs *a, const char *model, const char *tmp, const int3
 static void memory_row(const char *model, const char *tmp, double weights_mib) {
     char self[4096], idp[4200], out[4200];
     ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (n <= 0) return;
+    if (n <= 0)
+        return;
     self[n] = 0;
     snprintf(idp, sizeof idp, "%s/ids.txt", tmp);
     snprintf(out, sizeof out, "%s/bench.h5", tmp);
-    char *argv[] = {self, "inspect", (char *)model, "--tokens", idp, "--out", out, "--force",
-                    "--quiet", "--threads", "2", NULL};
+    char *argv[] = {self, "inspect", (char *)model, "--tokens",  idp, "--out",
+                    out,  "--force", "--quiet",     "--threads", "2", NULL};
     double rss, secs;
     if (spawn_wait(argv, 1, &rss, &secs) < 0) {
         printf("memory: `gatelab inspect` failed\n");
@@ -253,12 +272,15 @@ static void memory_row(const char *model, const char *tmp, double weights_mib) {
 int bench_inspect(int argc, char **argv) {
     BiArgs a;
     int rc = parse(argc, argv, &a);
-    if (rc >= 0) return rc;
+    if (rc >= 0)
+        return rc;
     char tmp[] = "/tmp/gatelab-bench-inspect-XXXXXX", model[4200];
-    if (!mkdtemp(tmp)) return perror("mkdtemp"), 1;
+    if (!mkdtemp(tmp))
+        return perror("mkdtemp"), 1;
     snprintf(model, sizeof model, "%s/gpt2-124m", tmp);
     if (!a.model) {
-        char *gen[] = {"/usr/bin/python3", "tests/reference/make_hf_fixtures.py", "--big", model, NULL};
+        char *gen[] = {"/usr/bin/python3", "tests/reference/make_hf_fixtures.py", "--big", model,
+                       NULL};
         if (spawn_wait(gen, 1, NULL, NULL) < 0) {
             fprintf(stderr, "gatelab bench --inspect: could not make the checkpoint (needs "
                             "/usr/bin/python3 with torch; run from the source root)\n");
@@ -272,13 +294,15 @@ int bench_inspect(int argc, char **argv) {
     char err[512];
     double wmib = 0;
     if (st_open_dir(&st, mdir, err, sizeof err) == 0) {
-        for (size_t i = 0; i < st_count(st); i++) wmib += st_at(st, i)->numel * 4.0 / (1 << 20);
+        for (size_t i = 0; i < st_count(st); i++)
+            wmib += st_at(st, i)->numel * 4.0 / (1 << 20);
         st_close(st);
     }
     rc = ids && make_inputs(tmp, a.T) == 0 && read_ids(tmp, ids, a.T) == 0 ? 0 : 1;
     if (rc == 0) {
         printf("inspect bench: %s, T=%d, 1 window, F32 weights %.0f MiB; best and median of %d\n",
-               a.model ? a.model : "random GPT-2-small-sized checkpoint (124M)", a.T, wmib, a.repeats);
+               a.model ? a.model : "random GPT-2-small-sized checkpoint (124M)", a.T, wmib,
+               a.repeats);
         /* memory first: a spawned child's peak RSS counts the parent's at
          * spawn time (exec keeps the old mm's high-water mark) */
         memory_row(mdir, tmp, wmib);
@@ -287,6 +311,7 @@ int bench_inspect(int argc, char **argv) {
     free(ids);
     char cmd[4300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
-    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", tmp);
+    if (system(cmd) != 0)
+        fprintf(stderr, "could not remove %s\n", tmp);
     return rc;
 }

@@ -62,7 +62,8 @@ static void usage(FILE *f) {
 static int parse_int(const char *s, int lo, int hi, int *out) {
     char *end;
     long v = strtol(s, &end, 10);
-    if (end == s || *end || v < lo || v > hi) return -1;
+    if (end == s || *end || v < lo || v > hi)
+        return -1;
     *out = (int)v;
     return 0;
 }
@@ -77,14 +78,15 @@ static int bad(const char *fmt, const char *arg) {
 /* 0 ok, 1 --help printed, 2 bad usage (message printed). */
 static int parse(int argc, char **argv, Opts *o) {
     static const struct option lo[] = {
-        {"text", required_argument, 0, 'x'},    {"tokens", required_argument, 0, 'k'},
-        {"out", required_argument, 0, 'o'},     {"seq-len", required_argument, 0, 't'},
-        {"n-seq", required_argument, 0, 'n'},   {"maps-len", required_argument, 0, 'm'},
-        {"bos", required_argument, 0, 'b'},     {"threads", required_argument, 0, 'j'},
-        {"force", no_argument, 0, 'f'},         {"quiet", no_argument, 0, 'q'},
-        {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
+        {"text", required_argument, 0, 'x'},  {"tokens", required_argument, 0, 'k'},
+        {"out", required_argument, 0, 'o'},   {"seq-len", required_argument, 0, 't'},
+        {"n-seq", required_argument, 0, 'n'}, {"maps-len", required_argument, 0, 'm'},
+        {"bos", required_argument, 0, 'b'},   {"threads", required_argument, 0, 'j'},
+        {"force", no_argument, 0, 'f'},       {"quiet", no_argument, 0, 'q'},
+        {"help", no_argument, 0, 'h'},        {0, 0, 0, 0}};
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-    *o = (Opts){.maps_len = DEFAULT_MAPS, .bos = -1, .threads = ncpu > 0 && ncpu < 64 ? (int)ncpu : 1};
+    *o = (Opts){
+        .maps_len = DEFAULT_MAPS, .bos = -1, .threads = ncpu > 0 && ncpu < 64 ? (int)ncpu : 1};
     int c;
     opterr = 0;
     optind = 1;
@@ -93,15 +95,31 @@ static int parse(int argc, char **argv, Opts *o) {
         case 'x': o->text = optarg; break;
         case 'k': o->tokens = optarg; break;
         case 'o': o->out = optarg; break;
-        case 't': if (parse_int(optarg, 1, 1 << 20, &o->seq_len)) return bad("--seq-len '%s' is not in 1..1048576", optarg); break;
-        case 'n': if (parse_int(optarg, 1, 1 << 20, &o->n_seq)) return bad("--n-seq '%s' is not in 1..1048576", optarg); break;
-        case 'm': if (parse_int(optarg, 1, 1 << 16, &o->maps_len)) return bad("--maps-len '%s' is not in 1..65536", optarg); break;
-        case 'j': if (parse_int(optarg, 1, 64, &o->threads)) return bad("--threads '%s' is not in 1..64", optarg); break;
+        case 't':
+            if (parse_int(optarg, 1, 1 << 20, &o->seq_len))
+                return bad("--seq-len '%s' is not in 1..1048576", optarg);
+            break;
+        case 'n':
+            if (parse_int(optarg, 1, 1 << 20, &o->n_seq))
+                return bad("--n-seq '%s' is not in 1..1048576", optarg);
+            break;
+        case 'm':
+            if (parse_int(optarg, 1, 1 << 16, &o->maps_len))
+                return bad("--maps-len '%s' is not in 1..65536", optarg);
+            break;
+        case 'j':
+            if (parse_int(optarg, 1, 64, &o->threads))
+                return bad("--threads '%s' is not in 1..64", optarg);
+            break;
         case 'b':
-            if (!strcmp(optarg, "auto")) o->bos = -1;
-            else if (!strcmp(optarg, "yes")) o->bos = 1;
-            else if (!strcmp(optarg, "no")) o->bos = 0;
-            else return bad("--bos '%s' is not auto, yes or no", optarg);
+            if (!strcmp(optarg, "auto"))
+                o->bos = -1;
+            else if (!strcmp(optarg, "yes"))
+                o->bos = 1;
+            else if (!strcmp(optarg, "no"))
+                o->bos = 0;
+            else
+                return bad("--bos '%s' is not auto, yes or no", optarg);
             break;
         case 'f': o->force = 1; break;
         case 'q': o->quiet = 1; break;
@@ -109,10 +127,13 @@ static int parse(int argc, char **argv, Opts *o) {
         default: return bad("unknown or incomplete option '%s'", argv[optind - 1]);
         }
     }
-    if (optind != argc - 1) return bad("%s", optind >= argc ? "no MODEL_DIR" : "more than one MODEL_DIR");
+    if (optind != argc - 1)
+        return bad("%s", optind >= argc ? "no MODEL_DIR" : "more than one MODEL_DIR");
     o->model = argv[optind];
-    if (!o->text == !o->tokens) return bad("%s", "give exactly one of --text FILE and --tokens FILE");
-    if (!o->out) return bad("%s", "no --out RUN.h5");
+    if (!o->text == !o->tokens)
+        return bad("%s", "give exactly one of --text FILE and --tokens FILE");
+    if (!o->out)
+        return bad("%s", "no --out RUN.h5");
     return 0;
 }
 
@@ -127,7 +148,8 @@ static int windows(const Opts *o, const HfModel *m, HfWindows *w, int *bos_used,
                                           errlen);
     }
     int T = o->seq_len ? o->seq_len : DEFAULT_TEXT_LEN;
-    if (!o->seq_len && a->family == HF_GPT2 && T > a->max_pos) T = a->max_pos;
+    if (!o->seq_len && a->family == HF_GPT2 && T > a->max_pos)
+        T = a->max_pos;
     return hf_windows_from_text(w, o->text, o->model, T, o->n_seq ? o->n_seq : DEFAULT_TEXT_SEQS,
                                 o->bos, a->bos_id, a->V, bos_used, err, errlen);
 }
@@ -135,9 +157,11 @@ static int windows(const Opts *o, const HfModel *m, HfWindows *w, int *bos_used,
 static long long count_params(const char *dir) {
     SafeTensors *st;
     char err[256];
-    if (st_open_dir(&st, dir, err, sizeof err) < 0) return 0;
+    if (st_open_dir(&st, dir, err, sizeof err) < 0)
+        return 0;
     long long n = 0;
-    for (size_t i = 0; i < st_count(st); i++) n += (long long)st_at(st, i)->numel;
+    for (size_t i = 0; i < st_count(st); i++)
+        n += (long long)st_at(st, i)->numel;
     st_close(st);
     return n;
 }
@@ -171,11 +195,14 @@ static int inspect(const Opts *o, char *err, size_t errlen, int *code) {
         seterr(err, errlen, "%s: exists (use --force to replace it)", o->out);
         goto done;
     }
-    if (hf_model_open(&m, o->model, o->threads, err, errlen) < 0) goto done;
-    if (windows(o, m, &w, &bos_used, err, errlen) < 0) goto done;
+    if (hf_model_open(&m, o->model, o->threads, err, errlen) < 0)
+        goto done;
+    if (windows(o, m, &w, &bos_used, err, errlen) < 0)
+        goto done;
     const HfArch *a = hf_model_arch(m);
     if (a->family == HF_GPT2 && w.T > a->max_pos) {
-        seterr(err, errlen, "windows of %d tokens exceed the model's %d positions", w.T, a->max_pos);
+        seterr(err, errlen, "windows of %d tokens exceed the model's %d positions", w.T,
+               a->max_pos);
         goto done;
     }
     *code = 1;
@@ -184,14 +211,26 @@ static int inspect(const Opts *o, char *err, size_t errlen, int *code) {
         seterr(err, errlen, "out of memory for the probe (%d windows of %d)", w.N, w.T);
         goto done;
     }
-    if (run_windows(o, m, &w, &p, &secs, err, errlen) < 0) goto done;
+    if (run_windows(o, m, &w, &p, &secs, err, errlen) < 0)
+        goto done;
     ProbeData pd;
     hf_probe_finish(&p, &pd);
     int *first = calloc((size_t)w.N, sizeof(int));
-    for (int i = 0; first && i < w.N; i++) first[i] = w.ids[(size_t)i * w.T];
-    HfRunInfo info = {o->model, a->arch, a->model_type, hf_model_dtype(m), hf_model_config_text(m),
-                      w.tokenizer, o->text ? o->text : o->tokens, o->text ? "text" : "tokens",
-                      bos_used, count_params(o->model), o->threads, secs, first};
+    for (int i = 0; first && i < w.N; i++)
+        first[i] = w.ids[(size_t)i * w.T];
+    HfRunInfo info = {o->model,
+                      a->arch,
+                      a->model_type,
+                      hf_model_dtype(m),
+                      hf_model_config_text(m),
+                      w.tokenizer,
+                      o->text ? o->text : o->tokens,
+                      o->text ? "text" : "tokens",
+                      bos_used,
+                      count_params(o->model),
+                      o->threads,
+                      secs,
+                      first};
     rc = first ? hf_run_write(o->out, o->force, &pd, &info, err, errlen)
                : seterr(err, errlen, "out of memory");
     free(first);
@@ -208,7 +247,8 @@ done:
 int cmd_inspect(int argc, char **argv) {
     Opts o;
     int rc = parse(argc, argv, &o);
-    if (rc) return rc == 1 ? 0 : rc;
+    if (rc)
+        return rc == 1 ? 0 : rc;
     char err[1024] = "";
     int code;
     if (inspect(&o, err, sizeof err, &code) < 0) {

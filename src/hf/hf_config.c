@@ -24,14 +24,14 @@ static const struct {
     const char *arch;
     HfFamily family;
 } ARCHS[] = {
-    {"LlamaForCausalLM", HF_LLAMA}, {"Qwen2ForCausalLM", HF_QWEN2},
-    {"Qwen3ForCausalLM", HF_QWEN3}, {"GPT2LMHeadModel", HF_GPT2},
-    {"GPTNeoXForCausalLM", HF_NEOX},
+    {"LlamaForCausalLM", HF_LLAMA}, {"Qwen2ForCausalLM", HF_QWEN2},  {"Qwen3ForCausalLM", HF_QWEN3},
+    {"GPT2LMHeadModel", HF_GPT2},   {"GPTNeoXForCausalLM", HF_NEOX},
 };
 
 const char *hf_family_name(HfFamily f) {
     for (size_t i = 0; i < sizeof ARCHS / sizeof *ARCHS; i++)
-        if (ARCHS[i].family == f) return ARCHS[i].arch;
+        if (ARCHS[i].family == f)
+            return ARCHS[i].arch;
     return "?";
 }
 
@@ -39,9 +39,11 @@ const char *hf_family_name(HfFamily f) {
  * error naming the key. */
 static int get_int(Cfg *c, const char *key, long long dflt, long long lo, long long hi) {
     json_t *v = json_object_get(c->root, key);
-    if (c->failed) return 0;
+    if (c->failed)
+        return 0;
     if (!v || json_is_null(v)) {
-        if (dflt >= lo) return (int)dflt;
+        if (dflt >= lo)
+            return (int)dflt;
         c->failed = 1;
         seterr(c->err, c->errlen, "%s: missing '%s'", c->path, key);
         return 0;
@@ -57,7 +59,8 @@ static int get_int(Cfg *c, const char *key, long long dflt, long long lo, long l
 
 static double num_in(Cfg *c, json_t *obj, const char *key, double dflt) {
     json_t *v = json_object_get(obj, key);
-    if (c->failed || !v || json_is_null(v)) return dflt;
+    if (c->failed || !v || json_is_null(v))
+        return dflt;
     if (!json_is_number(v)) {
         c->failed = 1;
         seterr(c->err, c->errlen, "%s: '%s' must be a number", c->path, key);
@@ -72,7 +75,8 @@ static double get_num(Cfg *c, const char *key, double dflt) {
 
 static int get_bool(Cfg *c, const char *key, int dflt) {
     json_t *v = json_object_get(c->root, key);
-    if (c->failed || !v || json_is_null(v)) return dflt;
+    if (c->failed || !v || json_is_null(v))
+        return dflt;
     if (!json_is_boolean(v)) {
         c->failed = 1;
         seterr(c->err, c->errlen, "%s: '%s' must be true or false", c->path, key);
@@ -90,9 +94,12 @@ static int act_of(Cfg *c, const char *name, HfAct *out) {
     static const struct {
         const char *n;
         HfAct a;
-    } T[] = {{"silu", HF_ACT_SILU},          {"swish", HF_ACT_SILU},
-             {"gelu_new", HF_ACT_GELU_TANH}, {"gelu_fast", HF_ACT_GELU_TANH},
-             {"gelu_pytorch_tanh", HF_ACT_GELU_TANH}, {"gelu", HF_ACT_GELU_ERF},
+    } T[] = {{"silu", HF_ACT_SILU},
+             {"swish", HF_ACT_SILU},
+             {"gelu_new", HF_ACT_GELU_TANH},
+             {"gelu_fast", HF_ACT_GELU_TANH},
+             {"gelu_pytorch_tanh", HF_ACT_GELU_TANH},
+             {"gelu", HF_ACT_GELU_ERF},
              {"relu", HF_ACT_RELU}};
     for (size_t i = 0; i < sizeof T / sizeof *T; i++)
         if (!strcmp(name, T[i].n)) {
@@ -106,9 +113,11 @@ static int act_of(Cfg *c, const char *name, HfAct *out) {
 /* rope_scaling: null or llama3; anything else is refused. */
 static void rope_scaling(Cfg *c, HfArch *a) {
     json_t *rs = json_object_get(c->root, "rope_scaling");
-    if (c->failed || !rs || json_is_null(rs)) return;
+    if (c->failed || !rs || json_is_null(rs))
+        return;
     json_t *ty = json_object_get(rs, "rope_type");
-    if (!ty) ty = json_object_get(rs, "type");
+    if (!ty)
+        ty = json_object_get(rs, "type");
     const char *t = json_is_string(ty) ? json_string_value(ty) : "?";
     if (!json_is_object(rs) || strcmp(t, "llama3")) {
         c->failed = 1;
@@ -141,7 +150,8 @@ static void parse_llama_like(Cfg *c, HfArch *a) {
     a->eps = get_num(c, "rms_norm_eps", 1e-6);
     a->rms = 1;
     a->glu = 1;
-    if (!c->failed) act_of(c, get_str(c, "hidden_act", "silu"), &a->act);
+    if (!c->failed)
+        act_of(c, get_str(c, "hidden_act", "silu"), &a->act);
     a->rotary_dim = a->dh;
     a->rope_theta = get_num(c, "rope_theta", 10000.0);
     rope_scaling(c, a);
@@ -155,7 +165,8 @@ static void parse_llama_like(Cfg *c, HfArch *a) {
     int ew = get_bool(c, "elementwise_attn_output_gate", 0);
     if (hw && ew && !c->failed) {
         c->failed = 1;
-        seterr(c->err, c->errlen, "%s: headwise_attn_output_gate and elementwise_attn_output_gate are both set",
+        seterr(c->err, c->errlen,
+               "%s: headwise_attn_output_gate and elementwise_attn_output_gate are both set",
                c->path);
     }
     a->gate = hw ? HF_GATE_HEADWISE : ew ? HF_GATE_ELEMENTWISE : HF_GATE_NONE;
@@ -171,14 +182,18 @@ static void parse_gpt2(Cfg *c, HfArch *a) {
     a->V = get_int(c, "vocab_size", -1, 1, MAX_VOCAB);
     a->max_pos = get_int(c, "n_positions", -1, 1, 1 << 24);
     a->eps = get_num(c, "layer_norm_epsilon", 1e-5);
-    if (!c->failed) act_of(c, get_str(c, "activation_function", "gelu_new"), &a->act);
+    if (!c->failed)
+        act_of(c, get_str(c, "activation_function", "gelu_new"), &a->act);
     a->qkv_bias = a->o_bias = a->mlp_bias = 1;
     a->tied = get_bool(c, "tie_word_embeddings", 1);
-    if (!c->failed && (get_bool(c, "scale_attn_by_inverse_layer_idx", 0) ||
-                       get_bool(c, "reorder_and_upcast_attn", 0) || !get_bool(c, "scale_attn_weights", 1))) {
+    if (!c->failed &&
+        (get_bool(c, "scale_attn_by_inverse_layer_idx", 0) ||
+         get_bool(c, "reorder_and_upcast_attn", 0) || !get_bool(c, "scale_attn_weights", 1))) {
         c->failed = 1;
-        seterr(c->err, c->errlen, "%s: GPT-2 attention options scale_attn_by_inverse_layer_idx, "
-               "reorder_and_upcast_attn and scale_attn_weights=false are not supported", c->path);
+        seterr(c->err, c->errlen,
+               "%s: GPT-2 attention options scale_attn_by_inverse_layer_idx, "
+               "reorder_and_upcast_attn and scale_attn_weights=false are not supported",
+               c->path);
     }
 }
 
@@ -191,7 +206,8 @@ static void parse_neox(Cfg *c, HfArch *a) {
     a->V = get_int(c, "vocab_size", -1, 1, MAX_VOCAB);
     a->max_pos = get_int(c, "max_position_embeddings", 2048, 1, 1 << 30);
     a->eps = get_num(c, "layer_norm_eps", 1e-5);
-    if (!c->failed) act_of(c, get_str(c, "hidden_act", "gelu"), &a->act);
+    if (!c->failed)
+        act_of(c, get_str(c, "hidden_act", "gelu"), &a->act);
     double pct = get_num(c, "rotary_pct", 0.25);
     a->rotary_dim = (int)(a->dh * pct);
     a->rope_theta = get_num(c, "rotary_emb_base", get_num(c, "rope_theta", 10000.0));
@@ -207,14 +223,16 @@ static void parse_neox(Cfg *c, HfArch *a) {
 }
 
 static int check_dims(Cfg *c, HfArch *a) {
-    if (c->failed) return -1;
+    if (c->failed)
+        return -1;
     if (a->family != HF_LLAMA && a->family != HF_QWEN2 && a->family != HF_QWEN3 &&
         a->H * a->dh != a->d)
         return seterr(c->err, c->errlen, "%s: hidden size %d is not divisible by %d heads", c->path,
                       a->d, a->H);
     if (a->H % a->Hkv)
-        return seterr(c->err, c->errlen, "%s: %d attention heads are not a multiple of %d key/value heads",
-                      c->path, a->H, a->Hkv);
+        return seterr(c->err, c->errlen,
+                      "%s: %d attention heads are not a multiple of %d key/value heads", c->path,
+                      a->H, a->Hkv);
     if (a->rotary_dim % 2)
         return seterr(c->err, c->errlen, "%s: rotary dimension %d is odd", c->path, a->rotary_dim);
     if (!(a->eps >= 0 && a->eps < 1))
@@ -236,7 +254,8 @@ static int family_of(Cfg *c, HfArch *a) {
             a->family = ARCHS[i].family;
             return 0;
         }
-    return seterr(c->err, c->errlen, "%s: unknown architecture '%s' (supported: LlamaForCausalLM, "
+    return seterr(c->err, c->errlen,
+                  "%s: unknown architecture '%s' (supported: LlamaForCausalLM, "
                   "Qwen2ForCausalLM, Qwen3ForCausalLM, GPT2LMHeadModel, GPTNeoXForCausalLM)",
                   c->path, a->arch);
 }
@@ -273,12 +292,14 @@ int hf_config_load(HfArch *a, const char *dir, char **text, char *err, size_t er
     snprintf(path, sizeof path, "%s/config.json", dir);
     *text = NULL;
     FILE *f = fopen(path, "rb");
-    if (!f) return seterr(err, errlen, "%s: cannot open (is %s a Hugging Face snapshot?)", path, dir);
+    if (!f)
+        return seterr(err, errlen, "%s: cannot open (is %s a Hugging Face snapshot?)", path, dir);
     size_t cap = 1 << 16, n = 0;
     char *buf = malloc(cap + 1);
     while (buf) {
         n += fread(buf + n, 1, cap - n, f);
-        if (n < cap || cap >= ((size_t)16 << 20)) break;
+        if (n < cap || cap >= ((size_t)16 << 20))
+            break;
         char *nb = realloc(buf, 2 * cap + 1);
         if (!nb) {
             free(buf);
@@ -289,7 +310,8 @@ int hf_config_load(HfArch *a, const char *dir, char **text, char *err, size_t er
         cap *= 2;
     }
     fclose(f);
-    if (!buf) return seterr(err, errlen, "out of memory reading %s", path);
+    if (!buf)
+        return seterr(err, errlen, "out of memory reading %s", path);
     buf[n] = 0;
     if (hf_config_parse(a, buf, n, path, err, errlen) < 0) {
         free(buf);

@@ -12,21 +12,21 @@ typedef enum { HF_GATE_NONE, HF_GATE_HEADWISE, HF_GATE_ELEMENTWISE } HfGate;
 
 typedef struct {
     HfFamily family;
-    char arch[64];         /* "architectures"[0] */
+    char arch[64]; /* "architectures"[0] */
     char model_type[64];
     int L, d, H, Hkv, dh, ff, V, max_pos;
     double eps;
-    int rms;               /* RMSNorm, else LayerNorm with bias */
+    int rms; /* RMSNorm, else LayerNorm with bias */
     HfAct act;
-    int glu;               /* gate_proj/up_proj/down_proj (SwiGLU) */
-    int rotary_dim;        /* 0: learned positions (GPT-2) */
+    int glu;        /* gate_proj/up_proj/down_proj (SwiGLU) */
+    int rotary_dim; /* 0: learned positions (GPT-2) */
     double rope_theta;
-    int rope_llama3;       /* rope_scaling type llama3 */
+    int rope_llama3; /* rope_scaling type llama3 */
     double rs_factor, rs_low, rs_high;
     int rs_orig;
     int qkv_bias, o_bias, mlp_bias;
-    int qk_norm;           /* per-head RMSNorm on q and k before RoPE
-                              (1 yes, 2 when the checkpoint has the weights) */
+    int qk_norm; /* per-head RMSNorm on q and k before RoPE
+                    (1 yes, 2 when the checkpoint has the weights) */
     HfGate gate;
     int tied;              /* lm head = token embedding */
     int parallel_residual; /* GPT-NeoX */

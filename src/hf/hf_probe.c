@@ -17,10 +17,11 @@
 static const double below_thr[4] = {0.5, 0.1, 1e-2, 1e-3};
 
 void hf_probe_free(HfProbe *p) {
-    void *all[] = {p->tokens, p->attention, p->first_col, p->alpha0, p->gate_sample,
-                   p->hist,   p->chan,      p->below,     p->stats,  p->h_max,
+    void *all[] = {p->tokens, p->attention, p->first_col, p->alpha0,  p->gate_sample,
+                   p->hist,   p->chan,      p->below,     p->stats,   p->h_max,
                    p->h_med,  p->h_top3,    p->h_kurt,    p->h_ratio, p->scratch};
-    for (size_t i = 0; i < sizeof all / sizeof *all; i++) free(all[i]);
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+        free(all[i]);
     memset(p, 0, sizeof *p);
 }
 
@@ -43,7 +44,8 @@ int hf_probe_init(HfProbe *p, const HfModel *m, int N, int T, int M) {
              p->h_top3 && p->h_kurt && p->h_ratio && p->scratch;
     if (p->C) {
         p->Ns = L * T * p->C <= GATE_SAMPLE_MAX ? 1 : 0;
-        if (p->Ns) ok = ok && (p->gate_sample = falloc(L * T * p->C));
+        if (p->Ns)
+            ok = ok && (p->gate_sample = falloc(L * T * p->C));
         p->hist = dalloc(L * GATE_BINS), p->chan = dalloc(L * p->C);
         p->below = dalloc(4 * L), p->stats = dalloc(4 * L);
         ok = ok && p->hist && p->chan && p->below && p->stats;
@@ -57,7 +59,8 @@ int hf_probe_init(HfProbe *p, const HfModel *m, int N, int T, int M) {
 
 void hf_probe_window(HfProbe *p, int w, const int32_t *ids) {
     p->win = w;
-    for (int t = 0; t < p->T; t++) p->tokens[(size_t)w * p->T + t] = ids[t];
+    for (int t = 0; t < p->T; t++)
+        p->tokens[(size_t)w * p->T + t] = ids[t];
 }
 
 static void add_attention(HfProbe *p, const HfLayerOut *o) {
@@ -66,7 +69,8 @@ static void add_attention(HfProbe *p, const HfLayerOut *o) {
         size_t lh = l * p->H + h;
         float *mean = p->attention + lh * MM;
         const float *map = o->maps + (size_t)h * MM;
-        for (size_t i = 0; i < MM; i++) mean[i] += map[i] / (float)p->N;
+        for (size_t i = 0; i < MM; i++)
+            mean[i] += map[i] / (float)p->N;
         const float *col = o->first_col + (size_t)h * p->T;
         memcpy(p->first_col + (((size_t)p->win * p->L + l) * p->H + h) * p->T, col,
                (size_t)p->T * sizeof(float));
@@ -82,12 +86,15 @@ static void add_gates(HfProbe *p, const HfLayerOut *o) {
         histogram_add(p->hist + (size_t)l * GATE_BINS, GATE_BINS, 0.0, 1.0, row, (size_t)C);
         double below[4];
         fraction_below(below, below_thr, 4, row, (size_t)C);
-        for (int k = 0; k < 4; k++) p->below[l * 4 + k] += below[k] * C;
+        for (int k = 0; k < 4; k++)
+            p->below[l * 4 + k] += below[k] * C;
         for (int c = 0; c < C; c++) {
             p->chan[(size_t)l * C + c] += row[c];
             st[0] += row[c];
-            if (row[c] < st[1]) st[1] = row[c];
-            if (row[c] > st[2]) st[2] = row[c];
+            if (row[c] < st[1])
+                st[1] = row[c];
+            if (row[c] > st[2])
+                st[2] = row[c];
         }
         st[3] += C;
     }
@@ -103,7 +110,8 @@ static void add_hidden(HfProbe *p, const HfLayerOut *o) {
     p->h_max[l] += abs_max(o->hidden, n) / p->N;
     p->h_med[l] += abs_median(o->hidden, n, p->scratch) / p->N;
     abs_topk(top, 3, o->hidden, n);
-    for (int k = 0; k < 3; k++) p->h_top3[l * 3 + k] += top[k] / p->N;
+    for (int k = 0; k < 3; k++)
+        p->h_top3[l * 3 + k] += top[k] / p->N;
     p->h_kurt[l] += kurtosis(o->hidden, n) / p->N;
     p->h_ratio[l] += first_norm_ratio(o->hidden, p->T, p->d) / p->N;
 }
@@ -111,25 +119,46 @@ static void add_hidden(HfProbe *p, const HfLayerOut *o) {
 void hf_probe_layer(void *ctx, const HfLayerOut *o) {
     HfProbe *p = ctx;
     add_attention(p, o);
-    if (p->C && o->gates) add_gates(p, o);
+    if (p->C && o->gates)
+        add_gates(p, o);
     add_hidden(p, o);
 }
 
 void hf_probe_finish(HfProbe *p, ProbeData *out) {
     for (int l = 0; p->C && l < p->L; l++) {
         double *st = p->stats + l * 4, cnt = st[3] > 0 ? st[3] : 1.0, per_chan = cnt / p->C;
-        for (int c = 0; c < p->C; c++) p->chan[(size_t)l * p->C + c] /= per_chan;
-        for (int k = 0; k < 4; k++) p->below[l * 4 + k] /= cnt;
+        for (int c = 0; c < p->C; c++)
+            p->chan[(size_t)l * p->C + c] /= per_chan;
+        for (int k = 0; k < 4; k++)
+            p->below[l * 4 + k] /= cnt;
         st[0] /= cnt;
     }
     *out = (ProbeData){
-        .step = 0, .L = p->L, .H = p->H, .N = p->N, .T = p->T, .tokens = p->tokens,
-        .attention = p->attention, .maps_len = p->M < p->T ? p->M : 0,
-        .first_col = p->first_col, .alpha0 = p->alpha0, .proxy = 0, .normaliser = "softmax",
-        .gate_channels = p->C, .gate_heads = p->C ? p->H : 0, .gate_bounded = p->C > 0,
-        .gate_sample = p->gate_sample, .gate_sample_n = p->Ns, .gate_hist = p->hist,
-        .gate_channel_mean = p->chan, .gate_below = p->below, .gate_stats = p->stats,
-        .h_max = p->h_max, .h_median = p->h_med, .h_top3 = p->h_top3, .h_kurtosis = p->h_kurt,
+        .step = 0,
+        .L = p->L,
+        .H = p->H,
+        .N = p->N,
+        .T = p->T,
+        .tokens = p->tokens,
+        .attention = p->attention,
+        .maps_len = p->M < p->T ? p->M : 0,
+        .first_col = p->first_col,
+        .alpha0 = p->alpha0,
+        .proxy = 0,
+        .normaliser = "softmax",
+        .gate_channels = p->C,
+        .gate_heads = p->C ? p->H : 0,
+        .gate_bounded = p->C > 0,
+        .gate_sample = p->gate_sample,
+        .gate_sample_n = p->Ns,
+        .gate_hist = p->hist,
+        .gate_channel_mean = p->chan,
+        .gate_below = p->below,
+        .gate_stats = p->stats,
+        .h_max = p->h_max,
+        .h_median = p->h_med,
+        .h_top3 = p->h_top3,
+        .h_kurtosis = p->h_kurt,
         .h_norm_ratio = p->h_ratio,
     };
 }

@@ -18,21 +18,26 @@
 static int write_first_token(hid_t g, const int *ft, int N) {
     hsize_t n = (hsize_t)N;
     hid_t sp = H5Screate_simple(1, &n, NULL);
-    hid_t ds = sp >= 0 ? H5Dcreate2(g, "first_token", H5T_STD_I32LE, sp, H5P_DEFAULT,
-                                    H5P_DEFAULT, H5P_DEFAULT)
+    hid_t ds = sp >= 0 ? H5Dcreate2(g, "first_token", H5T_STD_I32LE, sp, H5P_DEFAULT, H5P_DEFAULT,
+                                    H5P_DEFAULT)
                        : -1;
-    int rc = ds >= 0 && (N == 0 || H5Dwrite(ds, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, ft) >= 0) &&
-                     h5u_attr_str(ds, "description", "first token id of each window [seq]") >= 0
-                 ? 0
-                 : -1;
-    if (ds >= 0) H5Dclose(ds);
-    if (sp >= 0) H5Sclose(sp);
+    int rc =
+        ds >= 0 &&
+                (N == 0 || H5Dwrite(ds, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, ft) >= 0) &&
+                h5u_attr_str(ds, "description", "first token id of each window [seq]") >= 0
+            ? 0
+            : -1;
+    if (ds >= 0)
+        H5Dclose(ds);
+    if (sp >= 0)
+        H5Sclose(sp);
     return rc;
 }
 
 static int write_pretrained(const char *path, const HfRunInfo *in, int N) {
     hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
-    if (f < 0) return -1;
+    if (f < 0)
+        return -1;
     char variant[128];
     snprintf(variant, sizeof variant, "pretrained:%s", in->architecture);
     hid_t g = H5Gcreate2(f, "pretrained", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
@@ -53,30 +58,37 @@ static int write_pretrained(const char *path, const HfRunInfo *in, int N) {
                      write_first_token(g, in->first_token, N) == 0
                  ? 0
                  : -1;
-    if (g >= 0) H5Gclose(g);
-    if (H5Fclose(f) < 0) rc = -1;
+    if (g >= 0)
+        H5Gclose(g);
+    if (H5Fclose(f) < 0)
+        rc = -1;
     return rc;
 }
 
-int hf_run_write(const char *out, int force, const ProbeData *p, const HfRunInfo *info,
-                 char *err, size_t errlen) {
+int hf_run_write(const char *out, int force, const ProbeData *p, const HfRunInfo *info, char *err,
+                 size_t errlen) {
     if (!force && file_exists(out))
         return seterr(err, errlen, "%s: exists (use --force to replace it)", out);
     char tmp[4200];
     snprintf(tmp, sizeof tmp, "%s.tmp", out);
     RunFile *rf = runfile_create(tmp, NULL, NULL, 1, err, errlen);
-    if (!rf) return -1;
+    if (!rf)
+        return -1;
     int rc = runfile_write_probe(rf, p);
-    if (rc == 0) rc = runfile_set_status(rf, "done");
-    if (rc < 0) seterr(err, errlen, "%s", runfile_error());
-    if (runfile_close(rf) < 0 && rc == 0) rc = seterr(err, errlen, "%s", runfile_error());
+    if (rc == 0)
+        rc = runfile_set_status(rf, "done");
+    if (rc < 0)
+        seterr(err, errlen, "%s", runfile_error());
+    if (runfile_close(rf) < 0 && rc == 0)
+        rc = seterr(err, errlen, "%s", runfile_error());
     if (rc == 0) {
         H5uQuiet q = h5u_quiet_begin();
         if (write_pretrained(tmp, info, p->N) < 0)
             rc = seterr(err, errlen, "%s: cannot write /pretrained (hdf5: %s)", tmp, h5u_reason());
         h5u_quiet_end(q);
     }
-    if (rc == 0) return file_replace(tmp, out, err, errlen);
+    if (rc == 0)
+        return file_replace(tmp, out, err, errlen);
     unlink(tmp);
     return -1;
 }

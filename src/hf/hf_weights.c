@@ -22,30 +22,39 @@ static int layer_specs(const HfArch *a, Spec *s) {
     const long long d = a->d, qr = hf_q_rows(a), kv = (long long)a->Hkv * a->dh,
                     hd = (long long)a->H * a->dh, ff = a->ff;
     int n = 0;
-#define ADD(r, suf, nd, x, y) s[n++] = (Spec){r, suf, nd, x, y, 0}
-#define BIAS(on, r, suf, x) s[n++] = (Spec){r, suf, 1, x, 0, !(on)}
+#define ADD(r, suf, nd, x, y)                                                                      \
+    s[n++] = (Spec) { r, suf, nd, x, y, 0 }
+#define BIAS(on, r, suf, x)                                                                        \
+    s[n++] = (Spec) { r, suf, 1, x, 0, !(on) }
     if (a->family == HF_GPT2) {
         ADD(W_LN1, "ln_1.weight", 1, d, 0), ADD(W_LN1_B, "ln_1.bias", 1, d, 0);
         ADD(W_LN2, "ln_2.weight", 1, d, 0), ADD(W_LN2_B, "ln_2.bias", 1, d, 0);
-        ADD(W_QKV, "attn.c_attn.weight", 2, d, 3 * d), ADD(W_QKV_B, "attn.c_attn.bias", 1, 3 * d, 0);
+        ADD(W_QKV, "attn.c_attn.weight", 2, d, 3 * d),
+            ADD(W_QKV_B, "attn.c_attn.bias", 1, 3 * d, 0);
         ADD(W_O, "attn.c_proj.weight", 2, d, d), ADD(W_OB, "attn.c_proj.bias", 1, d, 0);
         ADD(W_UP, "mlp.c_fc.weight", 2, d, ff), ADD(W_UP_B, "mlp.c_fc.bias", 1, ff, 0);
         ADD(W_DOWN, "mlp.c_proj.weight", 2, ff, d), ADD(W_DOWN_B, "mlp.c_proj.bias", 1, d, 0);
         return n;
     }
     if (a->family == HF_NEOX) {
-        ADD(W_LN1, "input_layernorm.weight", 1, d, 0), ADD(W_LN1_B, "input_layernorm.bias", 1, d, 0);
+        ADD(W_LN1, "input_layernorm.weight", 1, d, 0),
+            ADD(W_LN1_B, "input_layernorm.bias", 1, d, 0);
         ADD(W_LN2, "post_attention_layernorm.weight", 1, d, 0);
         ADD(W_LN2_B, "post_attention_layernorm.bias", 1, d, 0);
         ADD(W_QKV, "attention.query_key_value.weight", 2, 3 * d, d);
         ADD(W_O, "attention.dense.weight", 2, d, d);
-        if (a->qkv_bias) ADD(W_QKV_B, "attention.query_key_value.bias", 1, 3 * d, 0);
-        if (a->o_bias) ADD(W_OB, "attention.dense.bias", 1, d, 0);
-        ADD(W_UP, "mlp.dense_h_to_4h.weight", 2, ff, d), ADD(W_UP_B, "mlp.dense_h_to_4h.bias", 1, ff, 0);
-        ADD(W_DOWN, "mlp.dense_4h_to_h.weight", 2, d, ff), ADD(W_DOWN_B, "mlp.dense_4h_to_h.bias", 1, d, 0);
+        if (a->qkv_bias)
+            ADD(W_QKV_B, "attention.query_key_value.bias", 1, 3 * d, 0);
+        if (a->o_bias)
+            ADD(W_OB, "attention.dense.bias", 1, d, 0);
+        ADD(W_UP, "mlp.dense_h_to_4h.weight", 2, ff, d),
+            ADD(W_UP_B, "mlp.dense_h_to_4h.bias", 1, ff, 0);
+        ADD(W_DOWN, "mlp.dense_4h_to_h.weight", 2, d, ff),
+            ADD(W_DOWN_B, "mlp.dense_4h_to_h.bias", 1, d, 0);
         return n;
     }
-    ADD(W_LN1, "input_layernorm.weight", 1, d, 0), ADD(W_LN2, "post_attention_layernorm.weight", 1, d, 0);
+    ADD(W_LN1, "input_layernorm.weight", 1, d, 0),
+        ADD(W_LN2, "post_attention_layernorm.weight", 1, d, 0);
     ADD(W_Q, "self_attn.q_proj.weight", 2, qr, d), ADD(W_K, "self_attn.k_proj.weight", 2, kv, d);
     ADD(W_V, "self_attn.v_proj.weight", 2, kv, d), ADD(W_O, "self_attn.o_proj.weight", 2, d, hd);
     /* biases: required when the config announces them, used when present */
@@ -70,24 +79,30 @@ static int layer_specs(const HfArch *a, Spec *s) {
 static int global_specs(const HfArch *a, const char *pre, Spec *s, char names[][160]) {
     const long long d = a->d, V = a->V;
     int n = 0;
-#define ADD(r, fmt, nd, x, y)                                                   \
-    do {                                                                        \
-        snprintf(names[n], 160, fmt, pre);                                      \
-        s[n] = (Spec){r, names[n], nd, x, y, 0};                                   \
-        n++;                                                                    \
+#define ADD(r, fmt, nd, x, y)                                                                      \
+    do {                                                                                           \
+        snprintf(names[n], 160, fmt, pre);                                                         \
+        s[n] = (Spec){r, names[n], nd, x, y, 0};                                                   \
+        n++;                                                                                       \
     } while (0)
     if (a->family == HF_GPT2) {
-        ADD(G_EMB, "%swte.weight", 2, V, d); ADD(G_POS, "%swpe.weight", 2, a->max_pos, d);
-        ADD(G_NORM, "%sln_f.weight", 1, d, 0); ADD(G_NORM_B, "%sln_f.bias", 1, d, 0);
-        if (!a->tied) ADD(G_HEAD, "%.0slm_head.weight", 2, V, d);
+        ADD(G_EMB, "%swte.weight", 2, V, d);
+        ADD(G_POS, "%swpe.weight", 2, a->max_pos, d);
+        ADD(G_NORM, "%sln_f.weight", 1, d, 0);
+        ADD(G_NORM_B, "%sln_f.bias", 1, d, 0);
+        if (!a->tied)
+            ADD(G_HEAD, "%.0slm_head.weight", 2, V, d);
     } else if (a->family == HF_NEOX) {
         ADD(G_EMB, "%sembed_in.weight", 2, V, d);
         ADD(G_NORM, "%sfinal_layer_norm.weight", 1, d, 0);
         ADD(G_NORM_B, "%sfinal_layer_norm.bias", 1, d, 0);
-        if (!a->tied) ADD(G_HEAD, "%.0sembed_out.weight", 2, V, d);
+        if (!a->tied)
+            ADD(G_HEAD, "%.0sembed_out.weight", 2, V, d);
     } else {
-        ADD(G_EMB, "%sembed_tokens.weight", 2, V, d); ADD(G_NORM, "%snorm.weight", 1, d, 0);
-        if (!a->tied) ADD(G_HEAD, "%.0slm_head.weight", 2, V, d);
+        ADD(G_EMB, "%sembed_tokens.weight", 2, V, d);
+        ADD(G_NORM, "%snorm.weight", 1, d, 0);
+        if (!a->tied)
+            ADD(G_HEAD, "%.0slm_head.weight", 2, V, d);
     }
     return n;
 #undef ADD
@@ -102,11 +117,13 @@ static const char *layer_prefix(const HfArch *a, const char *pre, char *buf, siz
     return buf;
 }
 
-static int check_one(const SafeTensors *st, const char *name, const Spec *s,
-                     const StTensor **out, char *err, size_t errlen) {
+static int check_one(const SafeTensors *st, const char *name, const Spec *s, const StTensor **out,
+                     char *err, size_t errlen) {
     const StTensor *t = st_find(st, name);
-    if (!t && s->opt) return 0;
-    if (!t) return seterr(err, errlen, "%s: missing from the checkpoint", name);
+    if (!t && s->opt)
+        return 0;
+    if (!t)
+        return seterr(err, errlen, "%s: missing from the checkpoint", name);
     int ok = t->ndim == s->ndim && t->shape[0] == s->s0 && (s->ndim < 2 || t->shape[1] == s->s1);
     if (!ok) {
         char got[96] = "[", want[64];
@@ -129,7 +146,8 @@ static int check_one(const SafeTensors *st, const char *name, const Spec *s,
 
 /* "transformer." or "" for GPT-2; fixed prefixes for the others. */
 static const char *model_prefix(const HfArch *a, const SafeTensors *st) {
-    if (a->family == HF_GPT2) return st_find(st, "transformer.wte.weight") ? "transformer." : "";
+    if (a->family == HF_GPT2)
+        return st_find(st, "transformer.wte.weight") ? "transformer." : "";
     return a->family == HF_NEOX ? "gpt_neox." : "model.";
 }
 
@@ -148,7 +166,8 @@ static int bind_globals(HfWeights *w, const char *pre, char *err, size_t errlen)
     char names[G_N_ROLES][160];
     int n = global_specs(w->a, pre, s, names);
     for (int i = 0; i < n; i++) {
-        if (check_one(w->st, names[i], &s[i], &w->g[s[i].role], err, errlen) < 0) return -1;
+        if (check_one(w->st, names[i], &s[i], &w->g[s[i].role], err, errlen) < 0)
+            return -1;
         note_dtype(w, w->g[s[i].role]);
     }
     return 0;
@@ -160,7 +179,8 @@ int hf_weights_bind(HfWeights *w, SafeTensors *st, const HfArch *a, char *err, s
     w->a = a;
     w->conv1d = a->family == HF_GPT2;
     const char *pre = model_prefix(a, st);
-    if (bind_globals(w, pre, err, errlen) < 0) return -1;
+    if (bind_globals(w, pre, err, errlen) < 0)
+        return -1;
     if (!(w->layers = calloc((size_t)a->L, sizeof *w->layers)))
         return seterr(err, errlen, "out of memory");
     Spec s[W_N_ROLES];
@@ -172,11 +192,14 @@ int hf_weights_bind(HfWeights *w, SafeTensors *st, const HfArch *a, char *err, s
         for (int i = 0; i < n; i++) {
             snprintf(name, sizeof name, "%s.%d.%s", lp, l, s[i].suffix);
             const StTensor **slot = &w->layers[l].t[s[i].role];
-            if (check_one(st, name, &s[i], slot, err, errlen) < 0) return -1;
-            if (*slot) note_dtype(w, *slot);
+            if (check_one(st, name, &s[i], slot, err, errlen) < 0)
+                return -1;
+            if (*slot)
+                note_dtype(w, *slot);
             need += convert_need(*slot);
         }
-        if (need > w->scratch_n) w->scratch_n = need;
+        if (need > w->scratch_n)
+            w->scratch_n = need;
     }
     if (w->scratch_n && !(w->scratch = falloc(w->scratch_n)))
         return seterr(err, errlen, "out of memory for %zu converted weights", w->scratch_n);
@@ -194,8 +217,10 @@ int hf_weights_layer(HfWeights *w, int l, const float *out[W_N_ROLES], char *err
     for (int r = 0; r < W_N_ROLES; r++) {
         const StTensor *t = w->layers[l].t[r];
         out[r] = t ? st_f32_view(t) : NULL;
-        if (!t || out[r]) continue;
-        if (st_to_f32(t, 0, t->numel, w->scratch + used, err, errlen) < 0) return -1;
+        if (!t || out[r])
+            continue;
+        if (st_to_f32(t, 0, t->numel, w->scratch + used, err, errlen) < 0)
+            return -1;
         out[r] = w->scratch + used;
         used += t->numel;
     }
@@ -204,8 +229,10 @@ int hf_weights_layer(HfWeights *w, int l, const float *out[W_N_ROLES], char *err
 
 const float *hf_weights_vec(HfWeights *w, HfGlobalRole r, float *dst, char *err, size_t errlen) {
     const StTensor *t = w->g[r];
-    if (!t) return NULL;
+    if (!t)
+        return NULL;
     const float *v = st_f32_view(t);
-    if (v) return v;
+    if (v)
+        return v;
     return st_to_f32(t, 0, t->numel, dst, err, errlen) < 0 ? NULL : dst;
 }

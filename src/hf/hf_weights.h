@@ -10,11 +10,28 @@
 #include "safetensors.h"
 
 typedef enum {
-    W_LN1, W_LN1_B, W_LN2, W_LN2_B,
-    W_Q, W_K, W_V, W_QB, W_KB, W_VB, /* separate projections [out, in] */
-    W_QKV, W_QKV_B,                  /* fused: GPT-2 Conv1D [d, 3d]; NeoX [3d, d] per head */
-    W_O, W_OB, W_QN, W_KN,
-    W_GATE, W_UP, W_DOWN, W_GATE_B, W_UP_B, W_DOWN_B, /* GLU, or up/down of the plain MLP */
+    W_LN1,
+    W_LN1_B,
+    W_LN2,
+    W_LN2_B,
+    W_Q,
+    W_K,
+    W_V,
+    W_QB,
+    W_KB,
+    W_VB, /* separate projections [out, in] */
+    W_QKV,
+    W_QKV_B, /* fused: GPT-2 Conv1D [d, 3d]; NeoX [3d, d] per head */
+    W_O,
+    W_OB,
+    W_QN,
+    W_KN,
+    W_GATE,
+    W_UP,
+    W_DOWN,
+    W_GATE_B,
+    W_UP_B,
+    W_DOWN_B, /* GLU, or up/down of the plain MLP */
     W_N_ROLES
 } HfRole;
 
@@ -27,12 +44,12 @@ typedef struct {
 typedef struct {
     SafeTensors *st;
     const HfArch *a;
-    int conv1d;                        /* GPT-2: weights stored [in, out] */
-    const StTensor *g[G_N_ROLES];      /* NULL when the role is unused */
-    HfLayerSpec *layers;               /* [L] */
-    float *scratch;                    /* converted weights of one layer */
+    int conv1d;                   /* GPT-2: weights stored [in, out] */
+    const StTensor *g[G_N_ROLES]; /* NULL when the role is unused */
+    HfLayerSpec *layers;          /* [L] */
+    float *scratch;               /* converted weights of one layer */
     size_t scratch_n;
-    const char *dtype;                 /* "F32", "BF16", "F16" or "mixed" */
+    const char *dtype; /* "F32", "BF16", "F16" or "mixed" */
 } HfWeights;
 
 /* Bind every tensor the architecture needs and check its shape and dtype:

@@ -24,7 +24,8 @@ static int ids_push(Ids *a, int32_t x) {
     if (a->n == a->cap) {
         size_t cap = a->cap ? 2 * a->cap : 1024;
         int32_t *p = realloc(a->v, cap * sizeof *p);
-        if (!p) return -1;
+        if (!p)
+            return -1;
         a->v = p, a->cap = cap;
     }
     a->v[a->n++] = x;
@@ -42,7 +43,8 @@ static long parse_line(char *line, Ids *all, const char *path, long lineno, int 
         if (*end || errno || v < 0 || v >= vocab)
             return seterr(err, errlen, "%s:%ld: '%.20s' is not a token id in [0, %d)", path, lineno,
                           s, vocab);
-        if (ids_push(all, (int32_t)v) < 0) return seterr(err, errlen, "out of memory");
+        if (ids_push(all, (int32_t)v) < 0)
+            return seterr(err, errlen, "out of memory");
     }
     return k;
 }
@@ -55,42 +57,51 @@ typedef struct {
 
 static int read_lines(Lines *L, const char *path, int vocab, char *err, size_t errlen) {
     FILE *f = fopen(path, "r");
-    if (!f) return seterr(err, errlen, "%s: %s", path, strerror(errno));
+    if (!f)
+        return seterr(err, errlen, "%s: %s", path, strerror(errno));
     char *line = NULL;
     size_t cap = 0;
     long lineno = 0;
     int rc = 0;
     L->start = calloc(MAX_LINES, sizeof(size_t));
     L->len = calloc(MAX_LINES, sizeof(size_t));
-    if (!L->start || !L->len) rc = seterr(err, errlen, "out of memory");
+    if (!L->start || !L->len)
+        rc = seterr(err, errlen, "out of memory");
     while (rc == 0 && getline(&line, &cap, f) >= 0) {
         lineno++;
         size_t at = L->all.n;
         long k = parse_line(line, &L->all, path, lineno, vocab, err, errlen);
-        if (k < 0) rc = -1;
-        if (k <= 0) continue;
-        if (L->n >= MAX_LINES) rc = seterr(err, errlen, "%s: more than %d windows", path, MAX_LINES);
-        else L->start[L->n] = at, L->len[L->n++] = (size_t)k;
+        if (k < 0)
+            rc = -1;
+        if (k <= 0)
+            continue;
+        if (L->n >= MAX_LINES)
+            rc = seterr(err, errlen, "%s: more than %d windows", path, MAX_LINES);
+        else
+            L->start[L->n] = at, L->len[L->n++] = (size_t)k;
     }
     free(line);
     fclose(f);
-    if (rc == 0 && L->n == 0) rc = seterr(err, errlen, "%s: no token ids", path);
+    if (rc == 0 && L->n == 0)
+        rc = seterr(err, errlen, "%s: no token ids", path);
     return rc;
 }
 
-int hf_windows_from_token_file(HfWindows *w, const char *path, int seq_len, int n_seq,
-                               int bos_id, int vocab, char *err, size_t errlen) {
+int hf_windows_from_token_file(HfWindows *w, const char *path, int seq_len, int n_seq, int bos_id,
+                               int vocab, char *err, size_t errlen) {
     memset(w, 0, sizeof *w);
     Lines L = {{0}, NULL, NULL, 0};
     int rc = read_lines(&L, path, vocab, err, errlen);
     const int b = bos_id >= 0;
     size_t shortest = (size_t)-1;
-    for (long i = 0; rc == 0 && i < L.n; i++) shortest = L.len[i] < shortest ? L.len[i] : shortest;
+    for (long i = 0; rc == 0 && i < L.n; i++)
+        shortest = L.len[i] < shortest ? L.len[i] : shortest;
     if (rc == 0) {
         w->T = seq_len > 0 ? seq_len : (int)(shortest + b > (1u << 20) ? 1u << 20 : shortest + b);
         w->N = n_seq > 0 && n_seq < L.n ? n_seq : (int)L.n;
         if (n_seq > L.n)
-            rc = seterr(err, errlen, "%s: --n-seq %d but the file has %ld windows", path, n_seq, L.n);
+            rc = seterr(err, errlen, "%s: --n-seq %d but the file has %ld windows", path, n_seq,
+                        L.n);
     }
     for (int i = 0; rc == 0 && i < w->N; i++)
         if (L.len[i] + b < (size_t)w->T)
@@ -100,12 +111,14 @@ int hf_windows_from_token_file(HfWindows *w, const char *path, int seq_len, int 
         rc = seterr(err, errlen, "out of memory");
     for (int i = 0; rc == 0 && i < w->N; i++) {
         int32_t *dst = w->ids + (size_t)i * w->T;
-        if (b) dst[0] = bos_id;
+        if (b)
+            dst[0] = bos_id;
         memcpy(dst + b, L.all.v + L.start[i], (size_t)(w->T - b) * sizeof(int32_t));
     }
     snprintf(w->tokenizer, sizeof w->tokenizer, "none: token ids read from %s", path);
     free(L.all.v), free(L.start), free(L.len);
-    if (rc < 0) hf_windows_free(w);
+    if (rc < 0)
+        hf_windows_free(w);
     return rc;
 }
 
@@ -113,7 +126,8 @@ int hf_windows_from_stream(HfWindows *w, const int32_t *ids, size_t n, int seq_l
                            int bos_id, char *err, size_t errlen) {
     const int b = bos_id >= 0;
     memset(w, 0, sizeof *w);
-    if (seq_len <= b) return seterr(err, errlen, "--seq-len %d is too short", seq_len);
+    if (seq_len <= b)
+        return seterr(err, errlen, "--seq-len %d is too short", seq_len);
     size_t per = (size_t)(seq_len - b), fit = n / per;
     if (fit == 0)
         return seterr(err, errlen, "the text has %zu tokens, fewer than one window of %zu", n, per);
@@ -126,7 +140,8 @@ int hf_windows_from_stream(HfWindows *w, const int32_t *ids, size_t n, int seq_l
         return seterr(err, errlen, "out of memory");
     for (int i = 0; i < w->N; i++) {
         int32_t *dst = w->ids + (size_t)i * w->T;
-        if (b) dst[0] = bos_id;
+        if (b)
+            dst[0] = bos_id;
         memcpy(dst + b, ids + (size_t)i * per, per * sizeof(int32_t));
     }
     return 0;

@@ -9,7 +9,7 @@
 
 typedef struct {
     int N, T;
-    int32_t *ids;  /* [N, T] */
+    int32_t *ids;        /* [N, T] */
     char tokenizer[256]; /* what made the ids (for the run file) */
 } HfWindows;
 
@@ -17,8 +17,8 @@ typedef struct {
  * a longer line is cut, a shorter one is an error naming the line. n_seq
  * <= 0: every line. bos_id >= 0 is put first in each window. Ids must lie
  * in [0, vocab). */
-int hf_windows_from_token_file(HfWindows *w, const char *path, int seq_len, int n_seq,
-                               int bos_id, int vocab, char *err, size_t errlen);
+int hf_windows_from_token_file(HfWindows *w, const char *path, int seq_len, int n_seq, int bos_id,
+                               int vocab, char *err, size_t errlen);
 /* Consecutive windows of a token stream: each is [bos] + T-1 ids (or T
  * ids without a BOS); n_seq <= 0: as many as fit. */
 int hf_windows_from_stream(HfWindows *w, const int32_t *ids, size_t n, int seq_len, int n_seq,

@@ -32,11 +32,11 @@ static const struct {
     const char *name;
     size_t size;
 } DTYPES[ST_N_DTYPES] = {
-    [ST_F32] = {"F32", 4},     [ST_F16] = {"F16", 2},    [ST_BF16] = {"BF16", 2},
-    [ST_F64] = {"F64", 8},     [ST_I64] = {"I64", 8},    [ST_I32] = {"I32", 4},
-    [ST_I16] = {"I16", 2},     [ST_I8] = {"I8", 1},      [ST_U8] = {"U8", 1},
-    [ST_BOOL] = {"BOOL", 1},   [ST_U16] = {"U16", 2},    [ST_U32] = {"U32", 4},
-    [ST_U64] = {"U64", 8},     [ST_F8_E4M3] = {"F8_E4M3", 1}, [ST_F8_E5M2] = {"F8_E5M2", 1},
+    [ST_F32] = {"F32", 4},   [ST_F16] = {"F16", 2},         [ST_BF16] = {"BF16", 2},
+    [ST_F64] = {"F64", 8},   [ST_I64] = {"I64", 8},         [ST_I32] = {"I32", 4},
+    [ST_I16] = {"I16", 2},   [ST_I8] = {"I8", 1},           [ST_U8] = {"U8", 1},
+    [ST_BOOL] = {"BOOL", 1}, [ST_U16] = {"U16", 2},         [ST_U32] = {"U32", 4},
+    [ST_U64] = {"U64", 8},   [ST_F8_E4M3] = {"F8_E4M3", 1}, [ST_F8_E5M2] = {"F8_E5M2", 1},
 };
 
 const char *st_dtype_name(StDtype d) { return d < ST_N_DTYPES ? DTYPES[d].name : "?"; }
@@ -52,14 +52,15 @@ static int dtype_of(const char *s, StDtype *out) {
 }
 
 void st_tensors_free(StTensor *t, size_t n) {
-    if (!t) return;
-    for (size_t i = 0; i < n; i++) free(t[i].name);
+    if (!t)
+        return;
+    for (size_t i = 0; i < n; i++)
+        free(t[i].name);
     free(t);
 }
 
 /* shape: array of non-negative integers; numel with overflow check. */
-static int parse_shape(json_t *js, StTensor *t, const char *fname, char *err,
-                       size_t errlen) {
+static int parse_shape(json_t *js, StTensor *t, const char *fname, char *err, size_t errlen) {
     if (!json_is_array(js) || json_array_size(js) > ST_MAX_DIMS)
         return seterr(err, errlen, "%s: tensor '%s': shape is not an array of at most %d integers",
                       fname, t->name, ST_MAX_DIMS);
@@ -80,31 +81,33 @@ static int parse_shape(json_t *js, StTensor *t, const char *fname, char *err,
 }
 
 /* One header entry -> t (data not yet bound). */
-static int parse_entry(const char *key, json_t *v, StTensor *t, uint64_t *beg,
-                       uint64_t *end, const char *fname, char *err, size_t errlen) {
-    if (!(t->name = strdup(key))) return seterr(err, errlen, "out of memory");
+static int parse_entry(const char *key, json_t *v, StTensor *t, uint64_t *beg, uint64_t *end,
+                       const char *fname, char *err, size_t errlen) {
+    if (!(t->name = strdup(key)))
+        return seterr(err, errlen, "out of memory");
     json_t *dt = json_object_get(v, "dtype"), *sh = json_object_get(v, "shape"),
            *off = json_object_get(v, "data_offsets");
     if (!json_is_object(v) || !json_is_string(dt) || !sh || !json_is_array(off) ||
         json_array_size(off) != 2)
-        return seterr(err, errlen, "%s: tensor '%s': entry needs dtype, shape and data_offsets [begin, end]",
+        return seterr(err, errlen,
+                      "%s: tensor '%s': entry needs dtype, shape and data_offsets [begin, end]",
                       fname, key);
     if (dtype_of(json_string_value(dt), &t->dtype) < 0)
         return seterr(err, errlen, "%s: tensor '%s': unknown dtype '%.32s'", fname, key,
                       json_string_value(dt));
-    if (parse_shape(sh, t, fname, err, errlen) < 0) return -1;
+    if (parse_shape(sh, t, fname, err, errlen) < 0)
+        return -1;
     json_t *b = json_array_get(off, 0), *e = json_array_get(off, 1);
     if (!json_is_integer(b) || !json_is_integer(e) || json_integer_value(b) < 0 ||
         json_integer_value(e) < json_integer_value(b))
-        return seterr(err, errlen, "%s: tensor '%s': data_offsets are not 0 <= begin <= end",
-                      fname, key);
+        return seterr(err, errlen, "%s: tensor '%s': data_offsets are not 0 <= begin <= end", fname,
+                      key);
     *beg = (uint64_t)json_integer_value(b);
     *end = (uint64_t)json_integer_value(e);
     size_t es = DTYPES[t->dtype].size;
     if (t->numel > SIZE_MAX / es || *end - *beg != (uint64_t)(t->numel * es))
-        return seterr(err, errlen, "%s: tensor '%s': %llu bytes for %zu elements of %s",
-                      fname, key, (unsigned long long)(*end - *beg), t->numel,
-                      DTYPES[t->dtype].name);
+        return seterr(err, errlen, "%s: tensor '%s': %llu bytes for %zu elements of %s", fname, key,
+                      (unsigned long long)(*end - *beg), t->numel, DTYPES[t->dtype].name);
     return 0;
 }
 
@@ -119,11 +122,13 @@ static int cmp_span(const void *a, const void *b) {
 }
 
 /* Offsets inside the data area and pairwise disjoint. */
-static int check_spans(StTensor *t, Span *sp, size_t n, uint64_t data_len,
-                       const char *fname, char *err, size_t errlen) {
+static int check_spans(StTensor *t, Span *sp, size_t n, uint64_t data_len, const char *fname,
+                       char *err, size_t errlen) {
     for (size_t i = 0; i < n; i++)
         if (sp[i].e > data_len)
-            return seterr(err, errlen, "%s: tensor '%s': data_offsets [%llu, %llu] run past the end of the file (%llu data bytes)",
+            return seterr(err, errlen,
+                          "%s: tensor '%s': data_offsets [%llu, %llu] run past the end of the file "
+                          "(%llu data bytes)",
                           fname, t[sp[i].i].name, (unsigned long long)sp[i].b,
                           (unsigned long long)sp[i].e, (unsigned long long)data_len);
     qsort(sp, n, sizeof *sp, cmp_span);
@@ -134,13 +139,14 @@ static int check_spans(StTensor *t, Span *sp, size_t n, uint64_t data_len,
     return 0;
 }
 
-static json_t *load_header(const uint8_t *buf, size_t len, const char *fname,
-                           uint64_t *hlen, char *err, size_t errlen) {
+static json_t *load_header(const uint8_t *buf, size_t len, const char *fname, uint64_t *hlen,
+                           char *err, size_t errlen) {
     if (len < 8)
         return seterr(err, errlen, "%s: truncated: %zu bytes, no safetensors header", fname, len),
                NULL;
     uint64_t h = 0;
-    for (int i = 7; i >= 0; i--) h = (h << 8) | buf[i];
+    for (int i = 7; i >= 0; i--)
+        h = (h << 8) | buf[i];
     if (h > ST_MAX_HEADER)
         return seterr(err, errlen, "%s: absurd header length %llu (limit %llu)", fname,
                       (unsigned long long)h, (unsigned long long)ST_MAX_HEADER),
@@ -161,13 +167,14 @@ static json_t *load_header(const uint8_t *buf, size_t len, const char *fname,
     return root;
 }
 
-int st_parse(const uint8_t *buf, size_t len, const char *fname, int shard,
-             StTensor **out, size_t *n, char *err, size_t errlen) {
+int st_parse(const uint8_t *buf, size_t len, const char *fname, int shard, StTensor **out,
+             size_t *n, char *err, size_t errlen) {
     *out = NULL;
     *n = 0;
     uint64_t hlen = 0;
     json_t *root = load_header(buf, len, fname, &hlen, err, errlen);
-    if (!root) return -1;
+    if (!root)
+        return -1;
     size_t cap = json_object_size(root);
     StTensor *t = calloc(cap ? cap : 1, sizeof *t);
     Span *sp = calloc(cap ? cap : 1, sizeof *sp);
@@ -177,14 +184,17 @@ int st_parse(const uint8_t *buf, size_t len, const char *fname, int shard,
     size_t k = 0;
     const uint8_t *data = buf + 8 + hlen;
     json_object_foreach(root, key, v) {
-        if (rc < 0) break;
-        if (!strcmp(key, "__metadata__")) continue;
+        if (rc < 0)
+            break;
+        if (!strcmp(key, "__metadata__"))
+            continue;
         rc = parse_entry(key, v, &t[k], &sp[k].b, &sp[k].e, fname, err, errlen);
         sp[k].i = k;
         t[k].shard = shard;
         k++;
     }
-    if (rc == 0) rc = check_spans(t, sp, k, len - 8 - hlen, fname, err, errlen);
+    if (rc == 0)
+        rc = check_spans(t, sp, k, len - 8 - hlen, fname, err, errlen);
     for (size_t i = 0; rc == 0 && i < k; i++) {
         t[sp[i].i].data = data + sp[i].b;
         t[sp[i].i].nbytes = (size_t)(sp[i].e - sp[i].b);
@@ -203,12 +213,15 @@ int st_parse(const uint8_t *buf, size_t len, const char *fname, int shard,
 /* ---- files ---- */
 
 static int map_file(StFile *f, const char *path, char *err, size_t errlen) {
-    if (!(f->path = strdup(path))) return seterr(err, errlen, "out of memory");
+    if (!(f->path = strdup(path)))
+        return seterr(err, errlen, "out of memory");
     int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return seterr(err, errlen, "%s: %s", path, strerror(errno));
+    if (fd < 0)
+        return seterr(err, errlen, "%s: %s", path, strerror(errno));
     struct stat st;
     int rc = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? 0 : -1;
-    if (rc < 0) seterr(err, errlen, "%s: not a regular file", path);
+    if (rc < 0)
+        seterr(err, errlen, "%s: not a regular file", path);
     f->len = rc == 0 ? (size_t)st.st_size : 0;
     if (rc == 0 && f->len < 8)
         rc = seterr(err, errlen, "%s: truncated: %zu bytes, no safetensors header", path, f->len);
@@ -232,7 +245,8 @@ static int add_shard(SafeTensors *st, int i, char *err, size_t errlen) {
     StTensor *t;
     size_t n;
     StFile *f = &st->files[i];
-    if (st_parse(f->map, f->len, f->path, i, &t, &n, err, errlen) < 0) return -1;
+    if (st_parse(f->map, f->len, f->path, i, &t, &n, err, errlen) < 0)
+        return -1;
     StTensor *all = realloc(st->t, (st->n + n + 1) * sizeof *all);
     if (!all) {
         st_tensors_free(t, n);
@@ -247,7 +261,8 @@ static int add_shard(SafeTensors *st, int i, char *err, size_t errlen) {
 
 /* Sort by name; a name in two shards is an error. */
 static int finish(SafeTensors *st, char *err, size_t errlen) {
-    if (st->n) qsort(st->t, st->n, sizeof *st->t, cmp_tensor);
+    if (st->n)
+        qsort(st->t, st->n, sizeof *st->t, cmp_tensor);
     for (size_t i = 1; i < st->n; i++)
         if (!strcmp(st->t[i].name, st->t[i - 1].name))
             return seterr(err, errlen, "tensor '%s' is stored twice (%s and %s)", st->t[i].name,
@@ -256,9 +271,11 @@ static int finish(SafeTensors *st, char *err, size_t errlen) {
 }
 
 void st_close(SafeTensors *st) {
-    if (!st) return;
+    if (!st)
+        return;
     for (int i = 0; i < st->n_files; i++) {
-        if (st->files[i].map) munmap(st->files[i].map, st->files[i].len);
+        if (st->files[i].map)
+            munmap(st->files[i].map, st->files[i].len);
         free(st->files[i].path);
     }
     free(st->files);
@@ -295,15 +312,19 @@ static int shard_names(json_t *wm, const char ***names, int *n, const char *ipat
     json_t *v;
     *n = 0;
     *names = calloc(json_object_size(wm) + 1, sizeof **names);
-    if (!*names) return seterr(err, errlen, "out of memory");
+    if (!*names)
+        return seterr(err, errlen, "out of memory");
     json_object_foreach(wm, key, v) {
         if (!json_is_string(v) || !safe_name(json_string_value(v)))
-            return seterr(err, errlen, "%s: weight_map entry '%s' is not a file name in the snapshot",
-                          ipath, key);
+            return seterr(err, errlen,
+                          "%s: weight_map entry '%s' is not a file name in the snapshot", ipath,
+                          key);
         int seen = 0;
-        for (int i = 0; i < *n && !seen; i++) seen = !strcmp((*names)[i], json_string_value(v));
+        for (int i = 0; i < *n && !seen; i++)
+            seen = !strcmp((*names)[i], json_string_value(v));
         if (!seen) {
-            if (*n >= ST_MAX_SHARDS) return seterr(err, errlen, "%s: too many shards", ipath);
+            if (*n >= ST_MAX_SHARDS)
+                return seterr(err, errlen, "%s: too many shards", ipath);
             (*names)[(*n)++] = json_string_value(v);
         }
     }
@@ -347,10 +368,13 @@ static int open_index(SafeTensors *st, const char *dir, const char *ipath, char 
         snprintf(path, sizeof path, "%s/%s", dir, names[i]);
         st->n_files = i + 1;
         rc = map_file(&st->files[i], path, err, errlen);
-        if (rc == 0) rc = add_shard(st, i, err, errlen);
+        if (rc == 0)
+            rc = add_shard(st, i, err, errlen);
     }
-    if (rc == 0) rc = finish(st, err, errlen);
-    if (rc == 0) rc = check_index(st, wm, ipath, err, errlen);
+    if (rc == 0)
+        rc = finish(st, err, errlen);
+    if (rc == 0)
+        rc = check_index(st, wm, ipath, err, errlen);
     free(names);
     json_decref(root);
     return rc;
@@ -368,7 +392,8 @@ int st_open_dir(SafeTensors **out, const char *dir, char *err, size_t errlen) {
         return st_open_file(out, spath, err, errlen);
     }
     SafeTensors *st = calloc(1, sizeof *st);
-    if (!st) return seterr(err, errlen, "out of memory");
+    if (!st)
+        return seterr(err, errlen, "out of memory");
     if (open_index(st, dir, ipath, err, errlen) < 0) {
         st_close(st);
         return -1;
@@ -382,7 +407,8 @@ const StTensor *st_find(const SafeTensors *st, const char *name) {
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
         int c = strcmp(st->t[mid].name, name);
-        if (!c) return &st->t[mid];
+        if (!c)
+            return &st->t[mid];
         if (c < 0)
             lo = mid + 1;
         else
@@ -396,7 +422,8 @@ const StTensor *st_at(const SafeTensors *st, size_t i) { return i < st->n ? &st-
 
 size_t st_mapped_bytes(const SafeTensors *st) {
     size_t s = 0;
-    for (int i = 0; i < st->n_files; i++) s += st->files[i].len;
+    for (int i = 0; i < st->n_files; i++)
+        s += st->files[i].len;
     return s;
 }
 
@@ -424,7 +451,8 @@ static float f16_to_f32(uint16_t h) {
 }
 
 const float *st_f32_view(const StTensor *t) {
-    if (t->dtype != ST_F32 || ((uintptr_t)t->data & 3)) return NULL;
+    if (t->dtype != ST_F32 || ((uintptr_t)t->data & 3))
+        return NULL;
     return (const float *)(const void *)t->data;
 }
 
@@ -434,9 +462,7 @@ int st_to_f32(const StTensor *t, size_t off, size_t n, float *out, char *err, si
                       off, off + n, t->numel);
     const uint8_t *p = t->data + off * DTYPES[t->dtype].size;
     switch (t->dtype) {
-    case ST_F32:
-        memcpy(out, p, n * 4);
-        return 0;
+    case ST_F32: memcpy(out, p, n * 4); return 0;
     case ST_BF16:
         for (size_t i = 0; i < n; i++) {
             uint32_t b = (uint32_t)(p[2 * i] | (p[2 * i + 1] << 8)) << 16;
@@ -444,7 +470,8 @@ int st_to_f32(const StTensor *t, size_t off, size_t n, float *out, char *err, si
         }
         return 0;
     case ST_F16:
-        for (size_t i = 0; i < n; i++) out[i] = f16_to_f32((uint16_t)(p[2 * i] | (p[2 * i + 1] << 8)));
+        for (size_t i = 0; i < n; i++)
+            out[i] = f16_to_f32((uint16_t)(p[2 * i] | (p[2 * i + 1] << 8)));
         return 0;
     default:
         return seterr(err, errlen, "tensor '%s': dtype %s is not supported (F32, F16 or BF16)",

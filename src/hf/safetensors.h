@@ -19,8 +19,22 @@
 #define ST_MAX_HEADER ((uint64_t)100 << 20)
 
 typedef enum {
-    ST_F32, ST_F16, ST_BF16, ST_F64, ST_I64, ST_I32, ST_I16, ST_I8, ST_U8,
-    ST_BOOL, ST_U16, ST_U32, ST_U64, ST_F8_E4M3, ST_F8_E5M2, ST_N_DTYPES
+    ST_F32,
+    ST_F16,
+    ST_BF16,
+    ST_F64,
+    ST_I64,
+    ST_I32,
+    ST_I16,
+    ST_I8,
+    ST_U8,
+    ST_BOOL,
+    ST_U16,
+    ST_U32,
+    ST_U64,
+    ST_F8_E4M3,
+    ST_F8_E5M2,
+    ST_N_DTYPES
 } StDtype;
 
 typedef struct {
@@ -31,7 +45,7 @@ typedef struct {
     size_t numel;
     const uint8_t *data; /* into the mapping */
     size_t nbytes;
-    int shard;           /* which file holds it */
+    int shard; /* which file holds it */
 } StTensor;
 
 typedef struct SafeTensors SafeTensors;
@@ -39,8 +53,8 @@ typedef struct SafeTensors SafeTensors;
 /* Parse one file's bytes (the whole file: header + data). On success the
  * tensors point into buf (not copied); shard is stored in each tensor.
  * Used by st_open_* and by the fuzz target. *out malloc'd, *n count. */
-int st_parse(const uint8_t *buf, size_t len, const char *fname, int shard,
-             StTensor **out, size_t *n, char *err, size_t errlen);
+int st_parse(const uint8_t *buf, size_t len, const char *fname, int shard, StTensor **out,
+             size_t *n, char *err, size_t errlen);
 void st_tensors_free(StTensor *t, size_t n);
 
 /* Open MODEL_DIR: model.safetensors.index.json when present (every shard
@@ -58,8 +72,7 @@ const char *st_dtype_name(StDtype d);
 size_t st_dtype_size(StDtype d);
 
 /* Convert elements [off, off+n) of t (F32, F16 or BF16) to float. */
-int st_to_f32(const StTensor *t, size_t off, size_t n, float *out, char *err,
-              size_t errlen);
+int st_to_f32(const StTensor *t, size_t off, size_t n, float *out, char *err, size_t errlen);
 /* Pointer straight into the mapping when t is F32 and 4-byte aligned,
  * else NULL (convert with st_to_f32 then). */
 const float *st_f32_view(const StTensor *t);
