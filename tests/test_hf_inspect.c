@@ -6,11 +6,11 @@
  * gate scores (gated Qwen3) and block outputs within 1e-4 (absolute plus
  * relative). BF16 fixtures are held to the same bound: the reference runs
  * in float32 on the BF16-rounded weights, as gatelab does. */
-#include <cmocka.h>
-#include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
 
 #include <hdf5.h>
 #include <math.h>
