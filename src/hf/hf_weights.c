@@ -16,47 +16,62 @@ typedef struct {
     int opt; /* may be absent (a bias the config does not announce) */
 } Spec;
 
-/* The per-layer tensors of a, with expected shapes; returns the count.
- * Suffixes follow "<layer prefix>.<l>.". */
-static int layer_specs(const HfArch *a, Spec *s) {
-    const long long d = a->d, qr = hf_q_rows(a), kv = (long long)a->Hkv * a->dh,
-                    hd = (long long)a->H * a->dh, ff = a->ff;
-    int n = 0;
+/* Expected tensors of one layer, with shapes; suffixes follow
+ * "<layer prefix>.<l>.". Each family's list returns its count. */
 #define ADD(r, suf, nd, x, y)                                                                      \
     s[n++] = (Spec) { r, suf, nd, x, y, 0 }
 #define BIAS(on, r, suf, x)                                                                        \
     s[n++] = (Spec) { r, suf, 1, x, 0, !(on) }
-    if (a->family == HF_GPT2) {
-        ADD(W_LN1, "ln_1.weight", 1, d, 0), ADD(W_LN1_B, "ln_1.bias", 1, d, 0);
-        ADD(W_LN2, "ln_2.weight", 1, d, 0), ADD(W_LN2_B, "ln_2.bias", 1, d, 0);
-        ADD(W_QKV, "attn.c_attn.weight", 2, d, 3 * d),
-            ADD(W_QKV_B, "attn.c_attn.bias", 1, 3 * d, 0);
-        ADD(W_O, "attn.c_proj.weight", 2, d, d), ADD(W_OB, "attn.c_proj.bias", 1, d, 0);
-        ADD(W_UP, "mlp.c_fc.weight", 2, d, ff), ADD(W_UP_B, "mlp.c_fc.bias", 1, ff, 0);
-        ADD(W_DOWN, "mlp.c_proj.weight", 2, ff, d), ADD(W_DOWN_B, "mlp.c_proj.bias", 1, d, 0);
-        return n;
-    }
-    if (a->family == HF_NEOX) {
-        ADD(W_LN1, "input_layernorm.weight", 1, d, 0),
-            ADD(W_LN1_B, "input_layernorm.bias", 1, d, 0);
-        ADD(W_LN2, "post_attention_layernorm.weight", 1, d, 0);
-        ADD(W_LN2_B, "post_attention_layernorm.bias", 1, d, 0);
-        ADD(W_QKV, "attention.query_key_value.weight", 2, 3 * d, d);
-        ADD(W_O, "attention.dense.weight", 2, d, d);
-        if (a->qkv_bias)
-            ADD(W_QKV_B, "attention.query_key_value.bias", 1, 3 * d, 0);
-        if (a->o_bias)
-            ADD(W_OB, "attention.dense.bias", 1, d, 0);
-        ADD(W_UP, "mlp.dense_h_to_4h.weight", 2, ff, d),
-            ADD(W_UP_B, "mlp.dense_h_to_4h.bias", 1, ff, 0);
-        ADD(W_DOWN, "mlp.dense_4h_to_h.weight", 2, d, ff),
-            ADD(W_DOWN_B, "mlp.dense_4h_to_h.bias", 1, d, 0);
-        return n;
-    }
-    ADD(W_LN1, "input_layernorm.weight", 1, d, 0),
-        ADD(W_LN2, "post_attention_layernorm.weight", 1, d, 0);
-    ADD(W_Q, "self_attn.q_proj.weight", 2, qr, d), ADD(W_K, "self_attn.k_proj.weight", 2, kv, d);
-    ADD(W_V, "self_attn.v_proj.weight", 2, kv, d), ADD(W_O, "self_attn.o_proj.weight", 2, d, hd);
+
+static int gpt2_specs(const HfArch *a, Spec *s) {
+    const long long d = a->d, ff = a->ff;
+    int n = 0;
+    ADD(W_LN1, "ln_1.weight", 1, d, 0);
+    ADD(W_LN1_B, "ln_1.bias", 1, d, 0);
+    ADD(W_LN2, "ln_2.weight", 1, d, 0);
+    ADD(W_LN2_B, "ln_2.bias", 1, d, 0);
+    ADD(W_QKV, "attn.c_attn.weight", 2, d, 3 * d);
+    ADD(W_QKV_B, "attn.c_attn.bias", 1, 3 * d, 0);
+    ADD(W_O, "attn.c_proj.weight", 2, d, d);
+    ADD(W_OB, "attn.c_proj.bias", 1, d, 0);
+    ADD(W_UP, "mlp.c_fc.weight", 2, d, ff);
+    ADD(W_UP_B, "mlp.c_fc.bias", 1, ff, 0);
+    ADD(W_DOWN, "mlp.c_proj.weight", 2, ff, d);
+    ADD(W_DOWN_B, "mlp.c_proj.bias", 1, d, 0);
+    return n;
+}
+
+static int neox_specs(const HfArch *a, Spec *s) {
+    const long long d = a->d, ff = a->ff;
+    int n = 0;
+    ADD(W_LN1, "input_layernorm.weight", 1, d, 0);
+    ADD(W_LN1_B, "input_layernorm.bias", 1, d, 0);
+    ADD(W_LN2, "post_attention_layernorm.weight", 1, d, 0);
+    ADD(W_LN2_B, "post_attention_layernorm.bias", 1, d, 0);
+    ADD(W_QKV, "attention.query_key_value.weight", 2, 3 * d, d);
+    ADD(W_O, "attention.dense.weight", 2, d, d);
+    if (a->qkv_bias)
+        ADD(W_QKV_B, "attention.query_key_value.bias", 1, 3 * d, 0);
+    if (a->o_bias)
+        ADD(W_OB, "attention.dense.bias", 1, d, 0);
+    ADD(W_UP, "mlp.dense_h_to_4h.weight", 2, ff, d);
+    ADD(W_UP_B, "mlp.dense_h_to_4h.bias", 1, ff, 0);
+    ADD(W_DOWN, "mlp.dense_4h_to_h.weight", 2, d, ff);
+    ADD(W_DOWN_B, "mlp.dense_4h_to_h.bias", 1, d, 0);
+    return n;
+}
+
+/* Llama, Qwen2, Qwen3 (gated variants: q_proj carries the gate rows). */
+static int llama_specs(const HfArch *a, Spec *s) {
+    const long long d = a->d, qr = hf_q_rows(a), kv = (long long)a->Hkv * a->dh,
+                    hd = (long long)a->H * a->dh, ff = a->ff;
+    int n = 0;
+    ADD(W_LN1, "input_layernorm.weight", 1, d, 0);
+    ADD(W_LN2, "post_attention_layernorm.weight", 1, d, 0);
+    ADD(W_Q, "self_attn.q_proj.weight", 2, qr, d);
+    ADD(W_K, "self_attn.k_proj.weight", 2, kv, d);
+    ADD(W_V, "self_attn.v_proj.weight", 2, kv, d);
+    ADD(W_O, "self_attn.o_proj.weight", 2, d, hd);
     /* biases: required when the config announces them, used when present */
     BIAS(a->qkv_bias, W_QB, "self_attn.q_proj.bias", qr);
     BIAS(a->qkv_bias, W_KB, "self_attn.k_proj.bias", kv);
@@ -66,14 +81,23 @@ static int layer_specs(const HfArch *a, Spec *s) {
         s[n++] = (Spec){W_QN, "self_attn.q_norm.weight", 1, a->dh, 0, a->qk_norm == 2};
         s[n++] = (Spec){W_KN, "self_attn.k_norm.weight", 1, a->dh, 0, a->qk_norm == 2};
     }
-    ADD(W_GATE, "mlp.gate_proj.weight", 2, ff, d), ADD(W_UP, "mlp.up_proj.weight", 2, ff, d);
+    ADD(W_GATE, "mlp.gate_proj.weight", 2, ff, d);
+    ADD(W_UP, "mlp.up_proj.weight", 2, ff, d);
     ADD(W_DOWN, "mlp.down_proj.weight", 2, d, ff);
     BIAS(a->mlp_bias, W_GATE_B, "mlp.gate_proj.bias", ff);
     BIAS(a->mlp_bias, W_UP_B, "mlp.up_proj.bias", ff);
     BIAS(a->mlp_bias, W_DOWN_B, "mlp.down_proj.bias", d);
     return n;
+}
 #undef ADD
 #undef BIAS
+
+static int layer_specs(const HfArch *a, Spec *s) {
+    if (a->family == HF_GPT2)
+        return gpt2_specs(a, s);
+    if (a->family == HF_NEOX)
+        return neox_specs(a, s);
+    return llama_specs(a, s);
 }
 
 static int global_specs(const HfArch *a, const char *pre, Spec *s, char names[][160]) {
