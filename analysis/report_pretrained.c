@@ -2,13 +2,13 @@
  * numbers are the same definitions as the trained runs' table (runstats.c):
  * F-Attn over all T queries of every window, sink rate at eps 0.3 over the
  * first 64 queries, gate mean and fraction below 0.1, M-Act. */
-#include "report_pretrained.h"
+#include "report_sections.h"
 
 #include <math.h>
 #include <string.h>
 
 #include "metrics.h"
-#include "runread.h"
+#include "runfile_read.h"
 #include "runstats.h"
 
 static void cell(FILE *f, double v, const char *fmt) {
@@ -23,7 +23,7 @@ static int row(FILE *f, const char *path, int *header) {
     RunReader *r = runread_open(path, err, sizeof err);
     if (!r)
         return 0;
-    RunProbe p;
+    ProbeRecord p;
     int ok = runread_pretrained_string(r, "architecture", arch, sizeof arch, NULL, 0) == 0 &&
              runread_probe(r, -1, &p, NULL, 0) == 0;
     if (ok) {

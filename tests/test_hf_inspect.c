@@ -21,7 +21,7 @@
 
 #include "hf_model.h"
 #include "metrics.h"
-#include "runread.h"
+#include "runfile_read.h"
 #include "safetensors.h"
 #include "testutil.h"
 
@@ -384,7 +384,7 @@ static void test_cli_runfile(void **s) {
     if (!r)
         fail_msg("%s", err);
     assert_string_equal(runread_meta(r)->variant, "pretrained:Qwen3ForCausalLM");
-    RunProbe p;
+    ProbeRecord p;
     if (runread_probe(r, -1, &p, err, sizeof err) < 0)
         fail_msg("%s", err);
     assert_int_equal(p.N, 2), assert_int_equal(p.T, T), assert_int_equal(p.M, M);

@@ -6,15 +6,14 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "metrics.h"
 #include "util.h"
 
-#define GATE_BINS 50
 #define GATE_SAMPLE_MAX ((size_t)8 << 20) /* floats; larger samples are left out */
 
-static const double below_thr[4] = {0.5, 0.1, 1e-2, 1e-3};
 
 void hf_probe_free(HfProbe *p) {
     void *all[] = {p->tokens, p->attention, p->first_col, p->alpha0,  p->gate_sample,
@@ -46,12 +45,12 @@ int hf_probe_init(HfProbe *p, const HfModel *m, int N, int T, int M) {
         p->Ns = L * T * p->C <= GATE_SAMPLE_MAX ? 1 : 0;
         if (p->Ns)
             ok = ok && (p->gate_sample = falloc(L * T * p->C));
-        p->hist = dalloc(L * GATE_BINS), p->chan = dalloc(L * p->C);
-        p->below = dalloc(4 * L), p->stats = dalloc(4 * L);
+        p->hist = dalloc(L * RS_GATE_BINS), p->chan = dalloc(L * p->C);
+        p->below = dalloc(RS_GATE_NBELOW * L), p->stats = dalloc(RS_GATE_NSTATS * L);
         ok = ok && p->hist && p->chan && p->below && p->stats;
         for (size_t l = 0; ok && l < L; l++) {
-            p->stats[l * 4 + 1] = INFINITY;
-            p->stats[l * 4 + 2] = -INFINITY;
+            p->stats[l * RS_GATE_NSTATS + 1] = INFINITY;
+            p->stats[l * RS_GATE_NSTATS + 2] = -INFINITY;
         }
     }
     return ok ? 0 : -1;
@@ -80,14 +79,14 @@ static void add_attention(HfProbe *p, const HfLayerOut *o) {
 
 static void add_gates(HfProbe *p, const HfLayerOut *o) {
     const int C = p->C, l = o->layer;
-    double *st = p->stats + l * 4;
+    double *st = p->stats + l * RS_GATE_NSTATS;
     for (int t = 0; t < p->T; t++) {
         const float *row = o->gates + (size_t)t * C;
-        histogram_add(p->hist + (size_t)l * GATE_BINS, GATE_BINS, 0.0, 1.0, row, (size_t)C);
-        double below[4];
-        fraction_below(below, below_thr, 4, row, (size_t)C);
-        for (int k = 0; k < 4; k++)
-            p->below[l * 4 + k] += below[k] * C;
+        histogram_add(p->hist + (size_t)l * RS_GATE_BINS, RS_GATE_BINS, 0.0, 1.0, row, (size_t)C);
+        double below[RS_GATE_NBELOW];
+        fraction_below(below, RS_GATE_BELOW_THR, RS_GATE_NBELOW, row, (size_t)C);
+        for (int k = 0; k < RS_GATE_NBELOW; k++)
+            p->below[l * RS_GATE_NBELOW + k] += below[k] * C;
         for (int c = 0; c < C; c++) {
             p->chan[(size_t)l * C + c] += row[c];
             st[0] += row[c];
@@ -124,41 +123,24 @@ void hf_probe_layer(void *ctx, const HfLayerOut *o) {
     add_hidden(p, o);
 }
 
-void hf_probe_finish(HfProbe *p, ProbeData *out) {
+void hf_probe_finish(HfProbe *p, ProbeRecord *out) {
     for (int l = 0; p->C && l < p->L; l++) {
-        double *st = p->stats + l * 4, cnt = st[3] > 0 ? st[3] : 1.0, per_chan = cnt / p->C;
+        double *st = p->stats + l * RS_GATE_NSTATS, cnt = st[3] > 0 ? st[3] : 1.0, per_chan = cnt / p->C;
         for (int c = 0; c < p->C; c++)
             p->chan[(size_t)l * p->C + c] /= per_chan;
-        for (int k = 0; k < 4; k++)
-            p->below[l * 4 + k] /= cnt;
+        for (int k = 0; k < RS_GATE_NBELOW; k++)
+            p->below[l * RS_GATE_NBELOW + k] /= cnt;
         st[0] /= cnt;
     }
-    *out = (ProbeData){
-        .step = 0,
-        .L = p->L,
-        .H = p->H,
-        .N = p->N,
-        .T = p->T,
-        .tokens = p->tokens,
-        .attention = p->attention,
-        .maps_len = p->M < p->T ? p->M : 0,
-        .first_col = p->first_col,
-        .alpha0 = p->alpha0,
-        .proxy = 0,
-        .normaliser = "softmax",
-        .gate_channels = p->C,
-        .gate_heads = p->C ? p->H : 0,
-        .gate_bounded = p->C > 0,
-        .gate_sample = p->gate_sample,
-        .gate_sample_n = p->Ns,
-        .gate_hist = p->hist,
-        .gate_channel_mean = p->chan,
-        .gate_below = p->below,
-        .gate_stats = p->stats,
-        .h_max = p->h_max,
-        .h_median = p->h_med,
-        .h_top3 = p->h_top3,
-        .h_kurtosis = p->h_kurt,
-        .h_norm_ratio = p->h_ratio,
-    };
+    memset(out, 0, sizeof *out);
+    out->L = p->L, out->H = p->H, out->N = p->N, out->T = p->T, out->M = p->M;
+    snprintf(out->normaliser, sizeof out->normaliser, "softmax");
+    out->tokens = p->tokens, out->attention = p->attention, out->first_col = p->first_col;
+    out->alpha0 = p->alpha0;
+    out->gate_channels = p->C, out->gate_heads = p->C ? p->H : 0, out->gate_bounded = p->C > 0;
+    out->gate_sample = p->gate_sample, out->gate_sample_n = p->Ns;
+    out->gate_hist = p->hist, out->gate_channel_mean = p->chan;
+    out->gate_below = p->below, out->gate_stats = p->stats;
+    out->h_max = p->h_max, out->h_median = p->h_med, out->h_top3 = p->h_top3;
+    out->h_kurtosis = p->h_kurt, out->h_norm_ratio = p->h_ratio;
 }

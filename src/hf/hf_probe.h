@@ -1,6 +1,6 @@
 /* hf_probe.h: reduce what each layer of a pretrained model exposes
  * (HfLayerOut) over N windows to the arrays of one run-file probe
- * (ProbeData), with the same definitions as the trainer's probe (the
+ * (ProbeRecord, runschema.h), with the same definitions as the trainer's probe (the
  * reductions call analysis/metrics.c). */
 #ifndef GATELAB_HF_PROBE_H
 #define GATELAB_HF_PROBE_H
@@ -26,8 +26,8 @@ int hf_probe_init(HfProbe *p, const HfModel *m, int N, int T, int M);
 void hf_probe_window(HfProbe *p, int w, const int32_t *ids);
 /* The HfLayerFn of the forward pass (ctx = HfProbe). */
 void hf_probe_layer(void *ctx, const HfLayerOut *o);
-/* Means from sums, then the ProbeData view (pointers into p). */
-void hf_probe_finish(HfProbe *p, ProbeData *out);
+/* Means from sums, then the ProbeRecord view (pointers into p). */
+void hf_probe_finish(HfProbe *p, ProbeRecord *out);
 void hf_probe_free(HfProbe *p);
 
 #endif

@@ -1,0 +1,285 @@
+/* bench.c: `gatelab bench`: training throughput on the reference config,
+ * beside the sgemm peak measured in the same process on the same threads,
+ * and optionally beside the PyTorch twin (tests/reference/torch_bench.py).
+ *
+ * The peak is what our threading can reach: N threads each running
+ * single-threaded sgemm on 1024^3 at once, GFLOP/s summed. That is the
+ * ceiling for data-parallel workers; one BLAS call over N threads is also
+ * printed for reference.
+ */
+#include <cblas.h>
+#include <getopt.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+
+#include "config_args.h"
+#include "commands.h"
+#include "rng.h"
+#include "trainer.h"
+#include "util.h"
+
+#define PEAK_N 1024
+#define MAX_VARIANTS 32
+
+typedef struct {
+    float *a, *b, *c;
+    int reps;
+    double gflops;
+} SgemmJob;
+
+static void *sgemm_job(void *p) {
+    SgemmJob *j = p;
+    const double flop = 2.0 * PEAK_N * PEAK_N * PEAK_N;
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, PEAK_N, PEAK_N, PEAK_N, 1.0f, j->a,
+                PEAK_N, j->b, PEAK_N, 0.0f, j->c, PEAK_N); /* warm */
+    double t0 = now_seconds();
+    for (int r = 0; r < j->reps; r++)
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, PEAK_N, PEAK_N, PEAK_N, 1.0f,
+                    j->a, PEAK_N, j->b, PEAK_N, 0.0f, j->c, PEAK_N);
+    j->gflops = flop * j->reps / (now_seconds() - t0) / 1e9;
+    return NULL;
+}
+
+/* Aggregate GFLOP/s of n concurrent single-threaded sgemms. -1 on OOM. */
+static double sgemm_peak(int n) {
+    SgemmJob jobs[64];
+    pthread_t th[64];
+    size_t sz = (size_t)PEAK_N * PEAK_N;
+    double total = 0;
+    int ok = 1;
+    openblas_set_num_threads(1);
+    for (int i = 0; i < n; i++) {
+        jobs[i] = (SgemmJob){falloc(sz), falloc(sz), falloc(sz), 8, 0};
+        ok = ok && jobs[i].a && jobs[i].b && jobs[i].c;
+    }
+    for (int i = 0; ok && i < n; i++)
+        for (size_t k = 0; k < sz; k++) jobs[i].a[k] = jobs[i].b[k] = (float)(k % 7) * 0.1f;
+    for (int i = 1; ok && i < n; i++) pthread_create(&th[i], NULL, sgemm_job, &jobs[i]);
+    if (ok) sgemm_job(&jobs[0]);
+    for (int i = 1; ok && i < n; i++) pthread_join(th[i], NULL);
+    for (int i = 0; i < n; i++) {
+        total += jobs[i].gflops;
+        free(jobs[i].a), free(jobs[i].b), free(jobs[i].c);
+    }
+    return ok ? total : -1;
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+typedef struct {
+    int steps, warmup, repeats;
+} BenchPlan;
+
+/* Median tokens/s of `repeats` timed blocks of `steps` training steps on
+ * random tokens (the data source plays no part in speed). */
+static int bench_variant(const Config *cfg, const BenchPlan *bp, double *tok_s,
+                         double *flops_tok, size_t *nparams, char *err, size_t errlen) {
+    Trainer tr;
+    if (trainer_init(&tr, cfg, err, errlen) != 0) return -1;
+    Rng r;
+    rng_seed(&r, 7);
+    size_t bt = (size_t)cfg->batch_size * cfg->seq_len;
+    for (size_t i = 0; i < bt; i++) {
+        tr.inputs[i] = (int)rng_below(&r, (uint32_t)cfg->vocab_size);
+        tr.targets[i] = (int)rng_below(&r, (uint32_t)cfg->vocab_size);
+    }
+    double norm, med[64];
+    for (int s = 0; s < bp->warmup; s++) trainer_step(&tr, tr.inputs, tr.targets, s, &norm);
+    for (int k = 0; k < bp->repeats; k++) {
+        double t0 = now_seconds();
+        for (int s = 0; s < bp->steps; s++) trainer_step(&tr, tr.inputs, tr.targets, s, &norm);
+        med[k] = (double)bt * bp->steps / (now_seconds() - t0);
+    }
+    qsort(med, (size_t)bp->repeats, sizeof *med, cmp_double);
+    *tok_s = med[bp->repeats / 2];
+    *flops_tok = model_flops_per_token(&tr.model, cfg->seq_len);
+    *nparams = tr.model.table.total;
+    trainer_free(&tr);
+    return 0;
+}
+
+static double peak_rss_mib(void) {
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return ru.ru_maxrss / 1024.0;
+}
+
+/* Run the PyTorch twin and copy its tokens/s; -1 if it could not run. */
+static double run_torch(const char *script, const char *variant, int threads,
+                        const BenchPlan *bp) {
+    char cmd[1024], line[1024];
+    snprintf(cmd, sizeof cmd,
+             "/usr/bin/python3 '%s' --threads %d --variant '%s' --steps %d --repeats %d "
+             "2>/dev/null",
+             script, threads, variant, bp->steps, bp->repeats);
+    FILE *p = popen(cmd, "r");
+    if (!p) return -1;
+    double tok = -1;
+    while (fgets(line, sizeof line, p)) {
+        char *k = strstr(line, "\"tokens_per_sec\":");
+        if (k) tok = atof(k + strlen("\"tokens_per_sec\":"));
+    }
+    if (pclose(p) != 0) return -1;
+    return tok;
+}
+
+static void usage(FILE *f) {
+    fprintf(f,
+            "usage: gatelab bench [--config FILE] [--threads N] [--variant ID]...\n"
+            "                     [--steps S] [--warmup W] [--repeats R] [--torch]\n"
+            "                     [--set key=value]...\n"
+            "\n"
+            "Training throughput (forward + backward + AdamW) on random tokens.\n"
+            "Prints tokens/s (median of R blocks of S steps), GFLOP/s from the explicit\n"
+            "FLOP count (6 x matmul weights incl. gates + 12 x L x T x H x dh per token),\n"
+            "%% of the sgemm peak measured now on N threads (N concurrent 1-thread\n"
+            "1024^3 sgemms), peak RSS, and the cost of each variant against the first.\n"
+            "\n"
+            "  -c, --config FILE   preset (default experiments/reference.ini)\n"
+            "  -t, --threads N     worker threads (default 1)\n"
+            "  -v, --variant ID    variant to bench (repeatable; default baseline)\n"
+            "  -n, --steps S       timed steps per block (default 10)\n"
+            "  -w, --warmup W      untimed steps first (default 3)\n"
+            "  -R, --repeats R     timed blocks; the median is reported (default 5)\n"
+            "  -T, --torch         also run tests/reference/torch_bench.py (python3-torch)\n"
+            "                      on the same config and threads, side by side\n"
+            "  -s, --set K=V       override a config key\n");
+}
+
+/* The parsed command line. */
+typedef struct {
+    const char *config, *variants[MAX_VARIANTS];
+    char *sets[250];
+    int nv, nsets, threads, torch;
+    BenchPlan bp;
+} BenchArgs;
+
+/* Fills *a from the command line. Returns -1 to go on, else the exit code
+ * (0 after --help, 2 on a bad option). */
+static int parse_bench_args(int argc, char **argv, BenchArgs *a) {
+    static const struct option opts[] = {
+        {"config", required_argument, 0, 'c'}, {"threads", required_argument, 0, 't'},
+        {"variant", required_argument, 0, 'v'}, {"steps", required_argument, 0, 'n'},
+        {"warmup", required_argument, 0, 'w'}, {"repeats", required_argument, 0, 'R'},
+        {"torch", no_argument, 0, 'T'},        {"set", required_argument, 0, 's'},
+        {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
+    memset(a, 0, sizeof *a);
+    a->config = "experiments/reference.ini";
+    a->threads = 1;
+    a->bp = (BenchPlan){10, 3, 5};
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "c:t:v:n:w:R:Ts:h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'c': a->config = optarg; break;
+        case 't': a->threads = atoi(optarg); break;
+        case 'v':
+            if (a->nv < MAX_VARIANTS) a->variants[a->nv++] = optarg;
+            break;
+        case 'n': a->bp.steps = atoi(optarg); break;
+        case 'w': a->bp.warmup = atoi(optarg); break;
+        case 'R': a->bp.repeats = atoi(optarg); break;
+        case 'T': a->torch = 1; break;
+        case 's':
+            if (a->nsets < 250) a->sets[a->nsets++] = optarg;
+            break;
+        case 'h': usage(stdout); return 0;
+        default: usage(stderr); return 2;
+        }
+    }
+    const BenchPlan *bp = &a->bp;
+    if (a->threads < 1 || a->threads > 64 || bp->steps < 1 || bp->repeats < 1 ||
+        bp->repeats > 64 || bp->warmup < 0) {
+        fprintf(stderr, "gatelab bench: --threads 1..64, --steps >= 1, --repeats 1..64\n");
+        return 2;
+    }
+    if (a->nv == 0) a->variants[a->nv++] = "baseline";
+    return -1;
+}
+
+/* The preset with the user's --set keys, then variant= and threads=
+ * (last, so they win). Returns the exit code on failure, 0 on success. */
+static int bench_config(Config *cfg, const BenchArgs *a, const char *variant) {
+    char err[512], vset[300], tset[32];
+    char *all[256];
+    int na = 0;
+    for (int k = 0; k < a->nsets; k++) all[na++] = a->sets[k];
+    snprintf(vset, sizeof vset, "variant=%.250s", variant);
+    snprintf(tset, sizeof tset, "threads=%d", a->threads);
+    all[na++] = vset;
+    all[na++] = tset;
+    if (config_from_args(cfg, a->config, all, na, err, sizeof err) != 0) {
+        fprintf(stderr, "gatelab bench: %s\n", err);
+        return 2;
+    }
+    return 0;
+}
+
+/* The PyTorch twin's row beside ours (tok, fpt: our tokens/s, FLOP/token). */
+static void print_torch_row(const BenchArgs *a, const char *variant, double tok,
+                            double fpt, double peak) {
+    char script[512];
+    double tt = source_file("tests/reference/torch_bench.py", script, sizeof script) == 0
+                    ? run_torch(script, variant, a->threads, &a->bp) : -1;
+    if (tt < 0) printf("%-8s %-14s %7d  (torch_bench.py did not run: needs "
+                       "python3-torch and the source tree)\n",
+                       "pytorch", variant, a->threads);
+    else
+        printf("%-8s %-14s %7d %10.0f %9.1f %6.1f%%   gatelab/pytorch = %.2fx\n",
+               "pytorch", variant, a->threads, tt, tt * fpt / 1e9,
+               100.0 * tt * fpt / 1e9 / peak, tok / tt);
+}
+
+/* Bench variant i and print its row; *first is the first variant's
+ * tokens/s, the base of "vs first". Returns the exit code, 0 on success. */
+static int bench_row(const BenchArgs *a, int i, double peak, double *first) {
+    const char *variant = a->variants[i];
+    Config cfg;
+    char err[512];
+    int rc = bench_config(&cfg, a, variant);
+    if (rc) return rc;
+    double tok, fpt;
+    size_t np;
+    if (bench_variant(&cfg, &a->bp, &tok, &fpt, &np, err, sizeof err) != 0) {
+        fprintf(stderr, "gatelab bench: %s\n", err);
+        return 1;
+    }
+    if (i == 0) *first = tok;
+    double gf = tok * fpt / 1e9;
+    printf("%-8s %-14s %7d %10.0f %9.1f %6.1f%% %9zu %7.1f%% %9.0f\n", "gatelab",
+           variant, a->threads, tok, gf, 100.0 * gf / peak, np,
+           100.0 * (tok / *first - 1.0), peak_rss_mib());
+    fflush(stdout);
+    if (a->torch) print_torch_row(a, variant, tok, fpt, peak);
+    return 0;
+}
+
+int bench_inspect(int argc, char **argv); /* bench_inspect.c */
+
+int cmd_bench(int argc, char **argv) {
+    if (argc > 1 && !strcmp(argv[1], "--inspect")) return bench_inspect(argc - 1, argv + 1);
+    BenchArgs a;
+    int rc = parse_bench_args(argc, argv, &a);
+    if (rc >= 0) return rc;
+    /* the peak is the best of three tries: a ceiling, not a typical rate */
+    double peak = 0;
+    for (int k = 0; k < 3; k++) {
+        double p = sgemm_peak(a.threads);
+        if (p > peak) peak = p;
+    }
+    printf("sgemm peak: %.1f GFLOP/s (best of 3; %d concurrent single-thread 1024^3 "
+           "sgemms)\n", peak, a.threads);
+    printf("%-8s %-14s %7s %10s %9s %7s %9s %8s %9s\n", "impl", "variant", "threads",
+           "tokens/s", "GFLOP/s", "%peak", "params", "vs first", "RSS MiB");
+    double first = 0;
+    for (int i = 0; i < a.nv; i++)
+        if ((rc = bench_row(&a, i, peak, &first)) != 0) return rc;
+    return 0;
+}
