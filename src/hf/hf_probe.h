@@ -1,7 +1,7 @@
 /* hf_probe.h: reduce what each layer of a pretrained model exposes
  * (HfLayerOut) over N windows to the arrays of one run-file probe
  * (ProbeRecord, runschema.h), with the same definitions as the trainer's probe (the
- * reductions call analysis/metrics.c). */
+ * reductions call core's metrics.c). */
 #ifndef GATELAB_HF_PROBE_H
 #define GATELAB_HF_PROBE_H
 
