@@ -488,6 +488,65 @@ static void test_cli_bad(void **s) {
     free(still);
 }
 
+/* --text through a hand-written byte-level BPE tokenizer.json (vocab of 10,
+ * one merge): the windows hold the ids worked out by hand. */
+static const char *TOKJSON =
+    "{\"version\": \"1.0\", \"added_tokens\": [{\"id\": 10, \"content\": \"<|endoftext|>\", "
+    "\"single_word\": false, \"lstrip\": false, \"rstrip\": false, \"normalized\": false, "
+    "\"special\": true}], \"normalizer\": null, \"pre_tokenizer\": {\"type\": \"ByteLevel\", "
+    "\"add_prefix_space\": false, \"trim_offsets\": true, \"use_regex\": true}, "
+    "\"post_processor\": null, \"decoder\": null, \"model\": {\"type\": \"BPE\", \"dropout\": "
+    "null, \"unk_token\": null, \"fuse_unk\": false, \"byte_fallback\": false, \"vocab\": "
+    "{\"h\": 1, \"e\": 2, \"l\": 3, \"o\": 4, \"\\u0120\": 5, \"w\": 6, \"r\": 7, \"d\": 8, "
+    "\"ll\": 9, \"<|endoftext|>\": 10}, \"merges\": [\"l l\"]}}";
+
+static void check_tokens(const char *run, const int *want, int n) {
+    char err[512];
+    RunReader *r = runread_open(run, err, sizeof err);
+    if (!r) fail_msg("%s", err);
+    ProbeRecord p;
+    if (runread_probe(r, -1, &p, err, sizeof err) < 0) fail_msg("%s", err);
+    assert_int_equal(p.N * p.T, n);
+    for (int i = 0; i < n; i++) assert_int_equal(p.tokens[i], want[i]);
+    runread_probe_free(&p);
+    runread_close(r);
+}
+
+static void test_cli_text(void **s) {
+    (void)s;
+    char d[1024], path[1200], log[1200], fix[2048];
+    snprintf(d, sizeof d, "%s", tu_tmpdir());
+    snprintf(fix, sizeof fix, "%s/tests/reference/hf/gpt2-f32", tu_src());
+    const char *names[2] = {"config.json", "model.safetensors"};
+    for (int i = 0; i < 2; i++) {
+        char src[2200];
+        size_t n;
+        snprintf(src, sizeof src, "%s/%s", fix, names[i]);
+        snprintf(path, sizeof path, "%s/%s", d, names[i]);
+        char *b = tu_slurp(src, &n);
+        assert_non_null(b);
+        write_file(path, b, n);
+        free(b);
+    }
+    snprintf(path, sizeof path, "%s/tokenizer.json", d);
+    write_file(path, TOKJSON, strlen(TOKJSON));
+    snprintf(path, sizeof path, "%s/t.txt", d);
+    write_file(path, "hello world hello world hello world", 35);
+    snprintf(log, sizeof log, "%s/log", d);
+    /* h e ll o | Ġ w o r l d | ...: 1 2 9 4 5 6 4 7 3 8 5 1 2 9 4 5 */
+    static const int no_bos[16] = {1, 2, 9, 4, 5, 6, 4, 7, 3, 8, 5, 1, 2, 9, 4, 5};
+    assert_int_equal(tu_run(log, "inspect %s --text %s --seq-len 8 --n-seq 2 --out %s/a.h5", d,
+                            path, d), 0);
+    snprintf(path, sizeof path, "%s/a.h5", d);
+    check_tokens(path, no_bos, 16);
+    /* --bos yes: the tokenizer adds none, so config.json's bos_token_id 0 */
+    static const int bos[16] = {0, 1, 2, 9, 4, 5, 6, 4, 0, 7, 3, 8, 5, 1, 2, 9};
+    assert_int_equal(tu_run(log, "inspect %s --text %s/t.txt --seq-len 8 --n-seq 2 --bos yes "
+                            "--out %s/b.h5", d, d, d), 0);
+    snprintf(path, sizeof path, "%s/b.h5", d);
+    check_tokens(path, bos, 16);
+}
+
 int main(void) {
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
     const struct CMUnitTest tests[] = {
@@ -495,6 +554,7 @@ int main(void) {
         cmocka_unit_test(test_bad_checkpoints), cmocka_unit_test(test_bad_index),
         cmocka_unit_test(test_median),          cmocka_unit_test(test_cli_runfile),
         cmocka_unit_test(test_cli_bad),
+        cmocka_unit_test(test_cli_text),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
