@@ -448,12 +448,12 @@ def build(name, spec, out_root):
     print("%-32s %-5s %d shard(s) %7d bytes" % (name, dtype, shards, size))
 
 
-def build_big(d, seed=0):
-    """A random GPT-2-small-sized checkpoint (124M parameters, F32)."""
+def build_big(d, dtype="F32", seed=0):
+    """A random GPT-2-small-sized checkpoint (124M parameters)."""
     cfg = gpt2_cfg(n_embd=768, n_layer=12, n_head=12, n_positions=1024, vocab_size=50257)
     g = torch.Generator().manual_seed(seed)
     W = weights_gpt2(cfg, "transformer.", g)
-    write_snapshot(d, cfg, W, "F32", 1)
+    write_snapshot(d, cfg, W, dtype, 1)
     print("%s: %.1fM parameters" % (d, sum(v.numel() for v in W.values()) / 1e6))
 
 
@@ -462,10 +462,11 @@ def main():
     ap.add_argument("--out", default=os.path.join(HERE, "hf"))
     ap.add_argument("--only")
     ap.add_argument("--big", metavar="DIR", help="write the 124M GPT-2 checkpoint there and stop")
+    ap.add_argument("--big-dtype", default="F32", choices=["F32", "BF16", "F16"])
     a = ap.parse_args()
     torch.set_num_threads(1)
     if a.big:
-        build_big(a.big)
+        build_big(a.big, a.big_dtype)
         return
     for name, spec in FIXTURES.items():
         if a.only and a.only != name:
