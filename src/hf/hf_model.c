@@ -77,40 +77,48 @@ static int bufs_alloc(Bufs *b, const HfArch *a, int T, int M) {
     return 0;
 }
 
+#define COL_UNIT 16 /* output columns are split between threads in these */
+
 typedef struct {
     float *out;
     const float *in, *W, *bias;
-    int K, N, conv1d, ldo; /* ldo: row stride of out (N, or wider for a slice) */
+    int M, K, N, conv1d, ldo; /* ldo: row stride of out (N, or wider for a slice) */
 } LinJob;
 
-/* Rows [m0, m1) of a linear layer: one single-threaded sgemm. */
-static void linear_rows(void *ctx, size_t m0, size_t m1) {
+/* Output columns [16 u0, 16 u1) of a linear layer: one single-threaded
+ * sgemm on that slice of the weights (each thread packs only its slice). */
+static void linear_cols(void *ctx, size_t u0, size_t u1) {
     const LinJob *j = ctx;
-    const int M = (int)(m1 - m0), K = j->K, N = j->N, ldo = j->ldo;
-    const float *in = j->in + m0 * K;
-    float *out = j->out + m0 * ldo;
-    if (M <= 0)
+    const int n0 = (int)u0 * COL_UNIT, n1 = (int)u1 * COL_UNIT < j->N ? (int)u1 * COL_UNIT : j->N;
+    const int n = n1 - n0, M = j->M, K = j->K, ldo = j->ldo;
+    float *out = j->out + n0;
+    if (n <= 0 || M <= 0)
         return;
-    if (j->conv1d)
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, N, K, 1.0f, in, K, j->W, N, 0.0f,
-                    out, ldo);
-    else
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, N, K, 1.0f, in, K, j->W, K, 0.0f,
-                    out, ldo);
+    if (j->conv1d) /* W [K, N]: columns n0.. */
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, n, K, 1.0f, j->in, K, j->W + n0,
+                    j->N, 0.0f, out, ldo);
+    else /* W [N, K]: rows n0.. */
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, n, K, 1.0f, j->in, K,
+                    j->W + (size_t)n0 * K, K, 0.0f, out, ldo);
     if (!j->bias)
         return;
     for (size_t m = 0; m < (size_t)M; m++)
-        for (int c = 0; c < N; c++)
-            out[m * ldo + c] += j->bias[c];
+        for (int c = 0; c < n; c++)
+            out[m * ldo + c] += j->bias[n0 + c];
 }
 
-/* out[M,N] = in[M,K] @ W^T + b, W [N,K] (nn.Linear); conv1d: W [K,N].
- * The rows are split over the threads, each running 1-thread OpenBLAS
- * (no BLAS thread pool spinning between calls). */
+/* out[M,N] (row stride ldo) = in[M,K] @ W^T + b, W [N,K] (nn.Linear);
+ * conv1d: W [K,N]. The output columns are split over the threads, each
+ * running 1-thread OpenBLAS (no BLAS thread pool spinning between calls). */
+static void linear_ld(int threads, float *out, int ldo, const float *in, const float *W,
+                      const float *bias, int M, int K, int N, int conv1d) {
+    LinJob j = {out, in, W, bias, M, K, N, conv1d, ldo};
+    hf_parallel_for(threads, (size_t)(N + COL_UNIT - 1) / COL_UNIT, linear_cols, &j);
+}
+
 static void linear(int threads, float *out, const float *in, const float *W, const float *bias,
                    int M, int K, int N, int conv1d) {
-    LinJob j = {out, in, W, bias, K, N, conv1d, N};
-    hf_parallel_for(threads, (size_t)M, linear_rows, &j);
+    linear_ld(threads, out, N, in, W, bias, M, K, N, conv1d);
 }
 
 /* RMSNorm (b NULL, rms) or LayerNorm of rows x[T, n] into y. */
@@ -370,8 +378,7 @@ static int lm_head(HfModel *m, float *logits, int T, char *err, size_t errlen) {
         const float *W = view ? view + (size_t)r0 * a->d : b->head;
         if (!view && st_to_f32(head, (size_t)r0 * a->d, (size_t)n * a->d, b->head, err, errlen) < 0)
             return -1;
-        LinJob j = {logits + r0, b->h, W, NULL, a->d, n, 0, a->V};
-        hf_parallel_for(m->threads, (size_t)T, linear_rows, &j);
+        linear_ld(m->threads, logits + r0, a->V, b->h, W, NULL, T, a->d, n, 0);
     }
     return 0;
 }
