@@ -266,7 +266,11 @@ static void rows(const BiArgs *a, const char *model, const char *tmp, const int3
         }
         fflush(stdout);
     }
-    summary(g2, tbest, th2);
+    if (a->cpu)
+        printf("(CPU seconds: a run on N threads takes at least 1/N of its CPU time in wall "
+               "time; the 1.5x target is about wall time, see --clock wall)\n");
+    else
+        summary(g2, tbest, th2);
 }
 
 static void memory_row(const char *model, const char *tmp, double weights_mib) {
