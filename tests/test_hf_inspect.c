@@ -472,6 +472,8 @@ static void test_cli_bad(void **s) {
     expect_cli(a, "'999' is not a token id in [0, 128)");
     write_file(ids, "1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17\n", 42);
     expect_cli(a, "windows of 17 tokens exceed the model's 16 positions");
+    write_file(ids, "7\n", 2);
+    expect_cli(a, "too short");
     write_file(ids, "1 2 3\n", 6);
     snprintf(a, sizeof a, "inspect %s --tokens %s", fix, ids);
     expect_cli(a, "no --out");

@@ -200,6 +200,10 @@ static int inspect(const Opts *o, char *err, size_t errlen, int *code) {
     if (windows(o, m, &w, &bos_used, err, errlen) < 0)
         goto done;
     const HfArch *a = hf_model_arch(m);
+    if (w.T < 2) { /* the probe's statistics compare position 0 with the rest */
+        seterr(err, errlen, "windows of %d token are too short: at least 2", w.T);
+        goto done;
+    }
     if (a->family == HF_GPT2 && w.T > a->max_pos) {
         seterr(err, errlen, "windows of %d tokens exceed the model's %d positions", w.T,
                a->max_pos);
