@@ -294,6 +294,17 @@ static void memory_row(const char *model, const char *tmp, double weights_mib) {
     unlink(out);
 }
 
+/* Remove what this bench put in its temporary directory, then the directory. */
+static void remove_tmp(const char *tmp) {
+    static const char *files[] = {"gpt2-124m/config.json", "gpt2-124m/model.safetensors",
+                                  "gpt2-124m", "ids.txt", "bench.h5", "bench.h5.tmp", ""};
+    char p[4200];
+    for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+        snprintf(p, sizeof p, "%s/%s", tmp, files[i]);
+        if (remove(p) != 0 && file_exists(p)) fprintf(stderr, "could not remove %s\n", p);
+    }
+}
+
 int bench_inspect(int argc, char **argv) {
     BiArgs a;
     int rc = parse(argc, argv, &a);
@@ -335,9 +346,6 @@ int bench_inspect(int argc, char **argv) {
         rows(&a, mdir, tmp, ids);
     }
     free(ids);
-    char cmd[4300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
-    if (system(cmd) != 0)
-        fprintf(stderr, "could not remove %s\n", tmp);
+    remove_tmp(tmp);
     return rc;
 }
