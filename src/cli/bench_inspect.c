@@ -231,6 +231,15 @@ static void summary(const double *g, const double *tbest, int th) {
                    pass[k], th, tbest[k] / g[k], g[k], tbest[k]);
 }
 
+/* One gatelab row; the ratio to PyTorch's time at the same threads, or "-". */
+static void gatelab_row(const char *pass, int th, double best, double med, double torch_best) {
+    printf("%-8s %-22s %7d %8.3f %8.3f", "gatelab", pass, th, best, med);
+    if (torch_best > 0)
+        printf(" %11.2fx\n", torch_best / best);
+    else
+        printf(" %12s\n", "-");
+}
+
 static void rows(const BiArgs *a, const char *model, const char *tmp, const int32_t *ids) {
     char idpath[4200];
     snprintf(idpath, sizeof idpath, "%s/ids.txt", tmp);
@@ -243,11 +252,9 @@ static void rows(const BiArgs *a, const char *model, const char *tmp, const int3
         double gb = 0, gm = 0, lb = 0, lm = 0, tv[5] = {0};
         int ok_t = a->torch && run_torch(model, idpath, th, a->repeats, a->cpu, tv) == 0;
         if (time_forward(model, ids, a->T, th, a->repeats, 0, a->cpu, &gb, &gm) == 0)
-            printf("%-8s %-22s %7d %8.3f %8.3f %11.2fx\n", "gatelab", "inspect (no LM head)", th,
-                   gb, gm, ok_t ? tv[2] / gb : 0.0);
+            gatelab_row("inspect (no LM head)", th, gb, gm, ok_t ? tv[2] : 0.0);
         if (time_forward(model, ids, a->T, th, a->repeats, 1, a->cpu, &lb, &lm) == 0)
-            printf("%-8s %-22s %7d %8.3f %8.3f %11.2fx\n", "gatelab", "forward + logits", th, lb,
-                   lm, ok_t ? tv[0] / lb : 0.0);
+            gatelab_row("forward + logits", th, lb, lm, ok_t ? tv[0] : 0.0);
         if (th == 2 || (th > th2 && th2 != 2))
             th2 = th, g2[0] = gb, g2[1] = lb;
         for (int k = 0; ok_t && k < 2; k++) {
