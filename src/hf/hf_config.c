@@ -9,6 +9,14 @@
 
 #include "util.h"
 
+/* jansson's message may quote the input: keep the error on one line. */
+static const char *one_line(char *s) {
+    for (char *c = s; *c; c++)
+        if (*c == '\n' || *c == '\r')
+            *c = ' ';
+    return s;
+}
+
 #define MAX_DIM (1 << 20)
 #define MAX_VOCAB (1 << 24)
 
@@ -266,7 +274,7 @@ int hf_config_parse(HfArch *a, const char *json, size_t len, const char *path, c
     json_error_t je;
     Cfg c = {json_loadb(json, len, JSON_REJECT_DUPLICATES, &je), path, err, errlen, 0};
     if (!json_is_object(c.root)) {
-        int rc = seterr(err, errlen, "%s: not a JSON object (%s)", path, c.root ? "" : je.text);
+        int rc = seterr(err, errlen, "%s: not a JSON object (%s)", path, c.root ? "" : one_line(je.text));
         json_decref(c.root);
         return rc;
     }
@@ -291,7 +299,7 @@ int hf_config_load(HfArch *a, const char *dir, char **text, char *err, size_t er
     char path[4096];
     snprintf(path, sizeof path, "%s/config.json", dir);
     *text = NULL;
-    FILE *f = fopen(path, "rb");
+    FILE *f = input_fopen(path, err, errlen);
     if (!f)
         return seterr(err, errlen, "%s: cannot open (is %s a Hugging Face snapshot?)", path, dir);
     size_t cap = 1 << 16, n = 0;

@@ -56,9 +56,9 @@ typedef struct {
 } Lines;
 
 static int read_lines(Lines *L, const char *path, int vocab, char *err, size_t errlen) {
-    FILE *f = fopen(path, "r");
+    FILE *f = input_fopen(path, err, errlen);
     if (!f)
-        return seterr(err, errlen, "%s: %s", path, strerror(errno));
+        return -1;
     char *line = NULL;
     size_t cap = 0;
     long lineno = 0;

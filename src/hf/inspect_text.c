@@ -23,9 +23,9 @@ static int describe(const char *path, char *out, size_t n) {
 }
 
 static char *slurp(const char *path, size_t *len, char *err, size_t errlen) {
-    FILE *f = fopen(path, "rb");
+    FILE *f = input_fopen(path, err, errlen);
     if (!f)
-        return seterr(err, errlen, "%s: cannot open", path), NULL;
+        return NULL;
     size_t cap = 1 << 16, n = 0;
     char *b = malloc(cap);
     while (b) {

@@ -13,6 +13,14 @@
 
 #include "util.h"
 
+/* jansson's message may quote the input: keep the error on one line. */
+static const char *one_line(char *s) {
+    for (char *c = s; *c; c++)
+        if (*c == '\n' || *c == '\r')
+            *c = ' ';
+    return s;
+}
+
 #define ST_MAX_SHARDS 4096
 
 typedef struct {
@@ -159,7 +167,7 @@ static json_t *load_header(const uint8_t *buf, size_t len, const char *fname, ui
     json_t *root = json_loadb((const char *)buf + 8, (size_t)h, JSON_REJECT_DUPLICATES, &je);
     if (!root || !json_is_object(root)) {
         seterr(err, errlen, "%s: header is not a JSON object (%s)", fname,
-               root ? "not an object" : je.text);
+               root ? "not an object" : one_line(je.text));
         json_decref(root);
         return NULL;
     }
@@ -215,13 +223,11 @@ int st_parse(const uint8_t *buf, size_t len, const char *fname, int shard, StTen
 static int map_file(StFile *f, const char *path, char *err, size_t errlen) {
     if (!(f->path = strdup(path)))
         return seterr(err, errlen, "out of memory");
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = input_open(path, err, errlen); /* a regular file, after links */
     if (fd < 0)
-        return seterr(err, errlen, "%s: %s", path, strerror(errno));
+        return -1;
     struct stat st;
-    int rc = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? 0 : -1;
-    if (rc < 0)
-        seterr(err, errlen, "%s: not a regular file", path);
+    int rc = fstat(fd, &st) == 0 ? 0 : seterr(err, errlen, "%s: %s", path, strerror(errno));
     f->len = rc == 0 ? (size_t)st.st_size : 0;
     if (rc == 0 && f->len < 8)
         rc = seterr(err, errlen, "%s: truncated: %zu bytes, no safetensors header", path, f->len);
@@ -352,10 +358,14 @@ static int check_index(const SafeTensors *st, json_t *wm, const char *ipath, cha
 static int open_index(SafeTensors *st, const char *dir, const char *ipath, char *err,
                       size_t errlen) {
     json_error_t je;
-    json_t *root = json_load_file(ipath, JSON_REJECT_DUPLICATES, &je);
+    FILE *f = input_fopen(ipath, err, errlen);
+    if (!f)
+        return -1;
+    json_t *root = json_loadf(f, JSON_REJECT_DUPLICATES, &je);
+    fclose(f);
     json_t *wm = root ? json_object_get(root, "weight_map") : NULL;
     if (!json_is_object(wm)) {
-        seterr(err, errlen, "%s: %s", ipath, root ? "no weight_map object" : je.text);
+        seterr(err, errlen, "%s: %s", ipath, root ? "no weight_map object" : one_line(je.text));
         json_decref(root);
         return -1;
     }
