@@ -11,6 +11,7 @@
  * long-context and stability sections (report_longctx.c,
  * report_stability.c). */
 #include "report.h"
+#include "report_mechanism.h"
 #include "report_sections.h"
 #include <dirent.h>
 #include <errno.h>
@@ -57,6 +58,7 @@ static int write_md(const char *path, const char *dir, const char *outdir,
         if (paths) report_longctx(f, figdir, paths, k);
         if (paths) report_stability(f, figdir, paths, k);
         if (paths) report_pretrained(f, paths, k);
+        if (paths) report_mechanism(f, figdir, paths, k); /* report_mechanism.c */
         free(paths);
     }
     md_definitions(f);

@@ -1,6 +1,7 @@
 /* runstats.c: headline numbers of one probe (see runstats.h). */
 #include "runstats.h"
 #include "metrics.h"
+#include <math.h>
 
 
 static const float *col_of(const ProbeRecord *p, int n, int l, int h);
@@ -116,4 +117,12 @@ double rs_m_act(const ProbeRecord *p)
     double s = 0.0;
     for (int l = 0; l < p->L; l++) s += p->h_max[l];
     return p->L ? s / p->L : 0.0;
+}
+
+double rs_bos_act(const ProbeRecord *p)
+{
+    if (!p->bos_max || p->L <= 0) return NAN;
+    double s = 0.0;
+    for (int l = 0; l < p->L; l++) s += p->bos_max[l];
+    return s / p->L;
 }

@@ -32,5 +32,8 @@ double rs_gate_below(const ProbeRecord *p, int l, int k);
 
 /* M-Act: mean over layers of max |h|. */
 double rs_m_act(const ProbeRecord *p);
+/* BOS activation: mean over layers of bos_max (position 0's max |h|);
+ * NaN when the probe predates the mechanism fields. */
+double rs_bos_act(const ProbeRecord *p);
 
 #endif

@@ -14,6 +14,8 @@
  *  /params/<name>    final weights, PyTorch [out,in] shapes
  *  /summary          attrs RS_SUM_*
  *  /lceval/<mode>/L_<len>  attrs RS_LC_*, dataset loss_by_bucket
+ *  /intervene/<kind>/  one probe group (attrs + RS_PROBE_ARRAYS) rerun from
+ *                    /params with one change, plus attrs RS_IV_* (below)
  *  /pretrained       attrs RS_PT_*, dataset first_token (gatelab inspect)
  */
 #ifndef GATELAB_RUNSCHEMA_H
@@ -113,6 +115,23 @@
 #define RS_PT_SECONDS RS_SECONDS
 #define RS_PT_FIRST_TOKEN "first_token"
 
+/* ---- /intervene/<kind> (gatelab intervene) ----
+ * Each group is a probe group (the attrs and arrays of /probe/step_N, its
+ * step attr the probe step whose tokens were used) plus the attrs below.
+ * Kinds (group names) in intervention.h order; "none" is the unchanged
+ * rerun every delta is taken against. */
+#define RS_G_INTERVENE "intervene"
+#define RS_IV_NONE "none"
+#define RS_IV_GATES_OPEN "gates-open"
+#define RS_IV_GATES_MEAN "gates-mean"
+#define RS_IV_BOS_CLIP "bos-clip"
+#define RS_IV_BOS_MEAN "bos-mean"
+#define RS_IV_NO_BOS "no-bos"
+#define RS_IV_KIND "kind"       /* str attr: the kind again */
+#define RS_IV_LOSS "loss"       /* f64: mean CE predicting tokens 2..T-1 */
+#define RS_IV_LOSS_N "loss_n"   /* i64: predictions in that mean */
+#define RS_IV_CLIP_K "clip_k"   /* i64: bos-clip's k (0 for other kinds) */
+
 /* ---- checkpoint (RUN.h5.ckpt) ---- */
 #define RS_CKPT_PARAMS RS_G_PARAMS
 #define RS_CKPT_ADAM_M "adam_m"
@@ -198,7 +217,24 @@ enum { RS_REQ, RS_OPT, RS_GATE, RS_GATE_OPT };
       "(Gaussian = 3)")                                                        \
     X(h_norm_ratio, double, RS_F64, 1, "norm_ratio", "L", RS_REQ,              \
       "per block: ||h_0|| / mean over t != 0 of ||h_t|| (first-token norm "    \
-      "ratio)")
+      "ratio)")                                                                \
+    X(bos_max, double, RS_F64, 1, "bos_max", "L", RS_OPT,                      \
+      "per block: max |h| over position 0's features, mean over sequences")    \
+    X(bos_argmax, int, RS_I32, 1, "bos_argmax", "L", RS_OPT,                   \
+      "per block: feature index of position 0's max |h|, the most frequent "   \
+      "over sequences (smallest on ties)")                                     \
+    X(bos_norm_ratio, double, RS_F64, 1, "bos_norm_ratio", "L", RS_OPT,        \
+      "per block: ||h_0|| / median over t >= 1 of ||h_t||, mean over "         \
+      "sequences")                                                             \
+    X(tok_max, double, RS_F64, 1, "tok_max", "L", RS_OPT,                      \
+      "per block: max |h| of the largest non-first token (the t >= 1 with "    \
+      "the largest max |h|, earliest on ties), mean over sequences")           \
+    X(tok_argmax, int, RS_I32, 1, "tok_argmax", "L", RS_OPT,                   \
+      "per block: feature index of that token's max |h|, the most frequent "   \
+      "over sequences (smallest on ties)")                                     \
+    X(tok_norm_ratio, double, RS_F64, 1, "tok_norm_ratio", "L", RS_OPT,        \
+      "per block: that token's ||h_t|| / median over t >= 1 of ||h_t||, "      \
+      "mean over sequences")
 
 enum { RS_F32, RS_F64, RS_I32 };
 
