@@ -2,6 +2,7 @@
  * through runfile_read.h, compute the metrics of docs/metrics.md with
  * metrics.h, and draw with the generic figures of gnuplot.c. */
 #include "plot.h"
+#include "runstats.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -346,12 +347,9 @@ done:
 typedef void (*LayerFn)(const ProbeRecord *p, double *out);
 
 static void layer_first_share(const ProbeRecord *p, double *out) {
-    size_t TT = (size_t)p->T * (size_t)p->T;
     for (int l = 0; l < p->L; l++) {
         double sum = 0;
-        for (int h = 0; h < p->H; h++)
-            sum += first_token_share(
-                p->attention + ((size_t)l * (size_t)p->H + (size_t)h) * TT, p->T);
+        for (int h = 0; h < p->H; h++) sum += rs_head_share(p, l, h);
         out[l] = p->attention && p->H > 0 ? sum / p->H : NAN;
     }
 }
@@ -617,17 +615,16 @@ static double sink_rate(const ProbeRecord *p, double eps) {
         for (size_t i = 0; i < L * H; i++, total++) hits += p->alpha0[i] > eps;
     } else if (p->attention) {
         for (size_t i = 0; i < L * H; i++, total++)
-            hits += alpha_k(p->attention + i * T * T, p->T, 0) > eps;
+            hits += alpha_k(p->attention + i * p->M * p->M, p->M, 0) > eps;
     }
     return total ? (double)hits / (double)total : NAN;
 }
 
 static double mean_first_share(const ProbeRecord *p) {
     if (!p->attention || p->L * p->H == 0) return NAN;
-    size_t TT = (size_t)p->T * (size_t)p->T, LH = (size_t)p->L * (size_t)p->H;
+    size_t LH = (size_t)p->L * (size_t)p->H;
     double sum = 0;
-    for (size_t i = 0; i < LH; i++)
-        sum += first_token_share(p->attention + i * TT, p->T);
+    for (size_t i = 0; i < LH; i++) sum += rs_head_share(p, (int)(i / p->H), (int)(i % p->H));
     return sum / (double)LH;
 }
 

@@ -56,8 +56,8 @@ static int fill_panels(const ProbeRecord *p, int layer, const char *label,
         if (layer >= 0 && l != layer) continue;
         for (int h = 0; h < p->H; h++, n++) {
             snprintf(title[n], 64, "%s%sL%d H%d", label, *label ? " " : "", l, h);
-            pan[n].A = p->attention + ((size_t)l * p->H + h) * p->T * p->T;
-            pan[n].T = p->T;
+            pan[n].A = p->attention + ((size_t)l * p->H + h) * p->M * p->M;
+            pan[n].T = p->M;
             pan[n].title = title[n];
         }
     }

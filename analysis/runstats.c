@@ -6,11 +6,23 @@
 #include <math.h>
 
 
+static const float *col_of(const ProbeRecord *p, int n, int l, int h);
+
+/* From the mean map; for truncated maps (M < T) from the per-sequence first
+ * columns, which give the same mean over all T queries. */
 double rs_head_share(const ProbeRecord *p, int l, int h)
 {
-    size_t TT = (size_t)p->T * p->T;
-    return first_token_share(p->attention + ((size_t)l * p->H + h) * TT,
-                             p->T);
+    int M = p->M > 0 ? p->M : p->T; /* a hand-built record may leave M 0 */
+    if (M < p->T && p->first_col && p->N > 0 && p->T > 1) {
+        double s = 0.0;
+        for (int n = 0; n < p->N; n++) {
+            const float *c = col_of(p, n, l, h);
+            for (int t = 1; t < p->T; t++) s += c[t];
+        }
+        return s / ((double)p->N * (p->T - 1));
+    }
+    size_t TT = (size_t)M * M;
+    return first_token_share(p->attention + ((size_t)l * p->H + h) * TT, M);
 }
 
 double rs_share(const ProbeRecord *p, int l)

@@ -107,10 +107,30 @@ double abs_max(const float *x, size_t n)
     return m;
 }
 
-static int cmp_float(const void *a, const void *b)
+
+/* Quickselect: afterwards a[k] is the k-th smallest and a[i] <= a[k] for
+ * i < k (exact, the same value a full sort puts at k). */
+static void select_kth(float *a, size_t n, size_t k)
 {
-    float x = *(const float *)a, y = *(const float *)b;
-    return (x > y) - (x < y);
+    size_t lo = 0, hi = n - 1;
+    while (lo < hi) {
+        float pivot = a[lo + (hi - lo) / 2];
+        size_t i = lo, j = hi;
+        while (i <= j) {
+            while (a[i] < pivot) i++;
+            while (a[j] > pivot) j--;
+            if (i <= j) {
+                float t = a[i];
+                a[i] = a[j], a[j] = t;
+                i++;
+                if (j == 0) break;
+                j--;
+            }
+        }
+        if (k <= j) hi = j;
+        else if (k >= i) lo = i;
+        else return;
+    }
 }
 
 /* median of |x|; even n averages the two middle values */
@@ -118,9 +138,12 @@ double abs_median(const float *x, size_t n, float *scratch)
 {
     if (n == 0) return 0.0;
     for (size_t i = 0; i < n; i++) scratch[i] = fabsf(x[i]);
-    qsort(scratch, n, sizeof *scratch, cmp_float);
-    if (n % 2) return scratch[n / 2];
-    return 0.5 * ((double)scratch[n / 2 - 1] + (double)scratch[n / 2]);
+    size_t k = n / 2;
+    select_kth(scratch, n, k);
+    if (n % 2) return scratch[k];
+    float below = scratch[0];
+    for (size_t i = 1; i < k; i++) below = scratch[i] > below ? scratch[i] : below;
+    return 0.5 * ((double)below + (double)scratch[k]);
 }
 
 /* out[k] = the k largest |x| descending (0 padded when n < k); insertion

@@ -594,7 +594,8 @@ static int probe_attrs(RunFile *rf, hid_t g, const char *gpath,
         h5u_attr_i64(g, RS_P_GATE_BOUNDED, p->gate_bounded) < 0 ||
         h5u_attr_i64(g, RS_P_GATE_SHARED, p->gate_shared) < 0 ||
         h5u_attr_i64(g, RS_P_PROBE_N, p->N) < 0 ||
-        h5u_attr_i64(g, RS_P_PROBE_LEN, p->T) < 0) {
+        h5u_attr_i64(g, RS_P_PROBE_LEN, p->T) < 0 ||
+        (p->M > 0 && p->M < p->T && h5u_attr_i64(g, RS_P_MAPS_LEN, p->M) < 0)) {
         char what[128];
         snprintf(what, sizeof what, "write attributes of %s", gpath);
         return fail_h5(rf, what);
@@ -608,6 +609,7 @@ static hsize_t probe_dim(const ProbeRecord *p, char d) {
     case 'L': return (hsize_t)p->L;
     case 'H': return (hsize_t)p->H;
     case 'T': return (hsize_t)p->T;
+    case 'P': return (hsize_t)(p->M > 0 ? p->M : p->T);
     case 'N': return (hsize_t)p->N;
     case 'C': return (hsize_t)p->gate_channels;
     case 'S': return (hsize_t)p->gate_sample_n;
@@ -687,7 +689,7 @@ static size_t probe_bytes(const ProbeRecord *p) {
 static int probe_group(RunFile *rf, hid_t parent, const char *name, const char *gp,
                        const ProbeRecord *p, hid_t *out) {
     if (p->L <= 0 || p->H <= 0 || p->N < 0 || p->T <= 0 || p->gate_channels < 0 ||
-        p->gate_sample_n < 0)
+        p->gate_sample_n < 0 || p->M < 0 || p->M > p->T)
         return fail(NULL, 0, "%s: probe %s has bad shape L=%d H=%d N=%d T=%d",
                     rf->path, gp, p->L, p->H, p->N, p->T);
     if (reserve(rf, compressed_bound(probe_bytes(p), 16)) < 0) return -1;
@@ -1136,6 +1138,54 @@ int runfile_set_status(RunFile *rf, const char *status, char *err, size_t errlen
 
 int runfile_set_summary(RunFile *rf, const char *key, double value, char *err, size_t errlen) {
     return report_err(set_summary_impl(rf, key, value), err, errlen);
+}
+
+/* ---- pretrained provenance (gatelab inspect) ---- */
+
+static int pretrained_attrs(hid_t g, const RunPretrained *p) {
+    return h5u_attr_str(g, RS_PT_ARCHITECTURE, p->architecture) < 0 ||
+                   h5u_attr_str(g, RS_PT_MODEL_TYPE, p->model_type) < 0 ||
+                   h5u_attr_str(g, RS_PT_DTYPE, p->dtype) < 0 ||
+                   h5u_attr_str(g, RS_PT_MODEL_DIR, p->model_dir) < 0 ||
+                   h5u_attr_str(g, RS_PT_CONFIG_JSON, p->config_json) < 0 ||
+                   h5u_attr_str(g, RS_PT_TOKENIZER, p->tokenizer) < 0 ||
+                   h5u_attr_str(g, RS_PT_INPUT, p->input) < 0 ||
+                   h5u_attr_str(g, RS_PT_INPUT_KIND, p->input_kind) < 0 ||
+                   h5u_attr_i64(g, RS_PT_BOS_ID, p->bos_id) < 0 ||
+                   h5u_attr_i64(g, RS_PT_THREADS, p->threads) < 0 ||
+                   h5u_attr_f64(g, RS_PT_SECONDS, p->seconds) < 0
+               ? -1
+               : 0;
+}
+
+static int pretrained_impl(RunFile *rf, const RunPretrained *p) {
+    if (!rf || !p || p->n_windows < 0) return fail(NULL, 0, "runfile_write_pretrained: bad arguments");
+    if (reserve(rf, compressed_bound((size_t)p->n_windows * 4 + strlen(p->config_json), 2)) < 0)
+        return -1;
+    char variant[256];
+    snprintf(variant, sizeof variant, RS_VARIANT_PRETRAINED_FMT, p->architecture);
+    if (h5u_attr_str(rf->file, RS_VARIANT, variant) < 0 ||
+        h5u_attr_str(rf->file, RS_SOURCE, RS_SOURCE_PRETRAINED) < 0 ||
+        h5u_attr_i64(rf->file, RS_N_PARAMS, p->n_params) < 0)
+        return fail_h5(rf, "write the root attributes of a pretrained run");
+    hid_t g = make_group(rf->file, RS_G_PRETRAINED);
+    if (g < 0) return fail_h5(rf, "create /" RS_G_PRETRAINED);
+    int rc = pretrained_attrs(g, p) < 0 ? fail_h5(rf, "write /" RS_G_PRETRAINED " attributes") : 0;
+    hsize_t n = (hsize_t)p->n_windows;
+    if (rc == 0)
+        rc = write_array(rf, g, "/" RS_G_PRETRAINED, RS_PT_FIRST_TOKEN, H5T_STD_I32LE,
+                         H5T_NATIVE_INT, 1, &n, p->first_token,
+                         "first token id of each window [seq]");
+    if (H5Gclose(g) < 0 && rc == 0) rc = fail_h5(rf, "close /" RS_G_PRETRAINED);
+    if (rc == 0 && H5Fflush(rf->file, H5F_SCOPE_LOCAL) < 0) rc = fail_h5(rf, "flush");
+    return rc;
+}
+
+int runfile_write_pretrained(RunFile *rf, const RunPretrained *p, char *err, size_t errlen) {
+    H5uQuiet q = h5u_quiet_begin();
+    int rc = pretrained_impl(rf, p);
+    h5u_quiet_end(q);
+    return report_err(rc, err, errlen);
 }
 
 int runfile_write_probe(RunFile *rf, const ProbeRecord *p, char *err, size_t errlen) {

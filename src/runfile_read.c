@@ -300,6 +300,18 @@ int runread_config_string(RunReader *r, const char *key, char *out,
     return rc;
 }
 
+int runread_pretrained_string(RunReader *r, const char *key, char *out,
+                              size_t outlen, char *err, size_t errlen)
+{
+    hid_t g = open_group(r->file, RS_G_PRETRAINED);
+    int rc = g >= 0 ? h5u_attr_read_strbuf(g, key, out, outlen) : -1;
+    if (g >= 0) H5Gclose(g);
+    if (rc < 0)
+        seterr(err, errlen, "%s: no /%s attribute %s", r->meta.path,
+               RS_G_PRETRAINED, key);
+    return rc;
+}
+
 int runread_summary(RunReader *r, const char *key, double *out, char *err,
                     size_t errlen)
 {
@@ -402,7 +414,7 @@ static int read_probe_attrs(RunReader *r, hid_t g, const char *gname,
 /* The sizes of the dims letters of RS_PROBE_ARRAYS seen so far (0 until
  * the first array that has the letter). */
 typedef struct {
-    hsize_t L, H, T, N, C, S;
+    hsize_t L, H, T, N, C, S, P;
 } ProbeDims;
 
 static hsize_t *dim_slot(ProbeDims *d, char c, hsize_t *fixed)
@@ -411,6 +423,7 @@ static hsize_t *dim_slot(ProbeDims *d, char c, hsize_t *fixed)
     case 'L': return &d->L;
     case 'H': return &d->H;
     case 'T': return &d->T;
+    case 'P': return &d->P;
     case 'N': return &d->N;
     case 'C': return &d->C;
     case 'S': return &d->S;
@@ -455,6 +468,21 @@ static int read_probe_array(RunReader *r, hid_t g, hid_t h, ProbeRecord *p,
     return 0;
 }
 
+/* The maps are T x T unless the attr maps_len says they were cut to the
+ * first maps_len <= T positions. */
+static int check_maps_len(RunReader *r, hid_t g, const ProbeDims *d,
+                          char *err, size_t errlen)
+{
+    double ml;
+    int cut = attr_double(g, RS_P_MAPS_LEN, &ml) == 0;
+    if (cut ? ml == (double)d->P && d->P <= d->T : d->P == d->T) return 0;
+    seterr(err, errlen, "%s: attention maps are %llu x %llu but the probe has "
+           "T=%llu%s", r->meta.path, (unsigned long long)d->P,
+           (unsigned long long)d->P, (unsigned long long)d->T,
+           cut ? " and a different maps_len" : " and no maps_len");
+    return -1;
+}
+
 static int read_probe_arrays(RunReader *r, hid_t g, ProbeRecord *p,
                              char *err, size_t errlen)
 {
@@ -477,7 +505,9 @@ static int read_probe_arrays(RunReader *r, hid_t g, ProbeRecord *p,
 #undef RS_READ
     H5Gclose(h);
     p->L = (int)d.L, p->H = (int)d.H, p->T = (int)d.T, p->N = (int)d.N;
+    p->M = (int)d.P;
     p->gate_sample_n = (int)d.S;
+    if (rc == 0) rc = check_maps_len(r, g, &d, err, errlen);
     if (rc == 0 && p->has_gate) {
         if (p->gate_channels == 0) p->gate_channels = (int)d.C;
         /* a shared gate's channels serve every head whole: no split */

@@ -42,6 +42,10 @@ int runread_config_double(RunReader *r, const char *key, double *out,
                           char *err, size_t errlen);
 int runread_config_string(RunReader *r, const char *key, char *out,
                           size_t outlen, char *err, size_t errlen);
+/* /pretrained string attributes (RS_PT_*: runs of `gatelab inspect`);
+ * -1 when the run has none. */
+int runread_pretrained_string(RunReader *r, const char *key, char *out,
+                              size_t outlen, char *err, size_t errlen);
 /* /summary attributes (doubles). 0 ok, -1 missing. */
 int runread_summary(RunReader *r, const char *key, double *out, char *err,
                     size_t errlen);

@@ -16,6 +16,7 @@
  *  /lceval/<mode>/L_<len>  attrs RS_LC_*, dataset loss_by_bucket
  *  /intervene/<kind>/  one probe group (attrs + RS_PROBE_ARRAYS) rerun from
  *                    /params with one change, plus attrs RS_IV_* (below)
+ *  /pretrained       attrs RS_PT_*, dataset first_token (gatelab inspect)
  */
 #ifndef GATELAB_RUNSCHEMA_H
 #define GATELAB_RUNSCHEMA_H
@@ -35,6 +36,9 @@
 #define RS_N_PARAMS "n_params"
 #define RS_N_PARAMS_ADDED "n_params_added"
 #define RS_STATUS "status"
+#define RS_SOURCE "source" /* "pretrained" for `gatelab inspect` runs */
+#define RS_SOURCE_PRETRAINED "pretrained"
+#define RS_VARIANT_PRETRAINED_FMT "pretrained:%s" /* architecture */
 /* values of RS_STATUS (and of a sweep's status table) */
 #define RS_STATUS_RUNNING "running"
 #define RS_STATUS_DONE "done"
@@ -96,6 +100,21 @@
 #define RS_LC_TRAIN_LEN "train_len"
 #define RS_LC_LOSS_BY_BUCKET "loss_by_bucket"
 
+/* ---- /pretrained (runs of `gatelab inspect`) ---- */
+#define RS_G_PRETRAINED "pretrained"
+#define RS_PT_ARCHITECTURE "architecture"
+#define RS_PT_MODEL_TYPE "model_type"
+#define RS_PT_DTYPE "dtype"
+#define RS_PT_MODEL_DIR "model_dir"
+#define RS_PT_CONFIG_JSON "config_json"
+#define RS_PT_TOKENIZER "tokenizer"
+#define RS_PT_INPUT "input"
+#define RS_PT_INPUT_KIND "input_kind"
+#define RS_PT_BOS_ID "bos_id"
+#define RS_PT_THREADS "threads"
+#define RS_PT_SECONDS RS_SECONDS
+#define RS_PT_FIRST_TOKEN "first_token"
+
 /* ---- /intervene/<kind> (gatelab intervene) ----
  * Each group is a probe group (the attrs and arrays of /probe/step_N, its
  * step attr the probe step whose tokens were used) plus the attrs below.
@@ -137,6 +156,7 @@
 #define RS_P_GATE_SHARED "gate_shared" /* 1: one score vector gates every head */
 #define RS_P_PROBE_N "probe_n"
 #define RS_P_PROBE_LEN "probe_len"
+#define RS_P_MAPS_LEN "maps_len" /* only when the maps cover fewer than T */
 #define RS_P_THRESHOLDS "thresholds" /* attr of gate_below */
 
 /* ---- probe sizes and thresholds (probe.c computes, analysis reads) ---- */
@@ -150,7 +170,9 @@ static const double RS_GATE_BELOW_THR[RS_GATE_NBELOW] = {0.5, 0.1, 1e-2, 1e-3};
 /* ---- probe arrays ----
  * X(member, ctype, h5 class, in hidden/, name, dims, kind, description)
  * dims, one letter per axis: L layers, H heads, T probe length, N probe
- * sequences, C gate channels, S sampled gate sequences, B = RS_GATE_BINS,
+ * sequences, C gate channels, S sampled gate sequences, P side of the
+ * stored attention maps (T, or the first maps_len < T positions of a
+ * pretrained run; the attr RS_P_MAPS_LEN then says so), B = RS_GATE_BINS,
  * K = RS_GATE_NBELOW, M = RS_GATE_NSTATS, 3 = RS_HIDDEN_TOP. The reader
  * takes a letter's size from the first array that has it (in this order)
  * and checks every later one against it.
@@ -160,7 +182,7 @@ enum { RS_REQ, RS_OPT, RS_GATE, RS_GATE_OPT };
 #define RS_GATE_BELOW_NAME "gate_below" /* carries attr RS_P_THRESHOLDS */
 #define RS_GATE_MARKER "gate_channel_mean" /* present iff the probe has gates */
 #define RS_PROBE_ARRAYS(X)                                                     \
-    X(attention, float, RS_F32, 0, "attention", "LHTT", RS_REQ,                \
+    X(attention, float, RS_F32, 0, "attention", "LHPP", RS_REQ,                \
       "attention weights A[query, key] per layer and head, mean over probe "   \
       "sequences")                                                             \
     X(first_col, float, RS_F32, 0, "first_col", "NLHT", RS_REQ,                \
@@ -231,6 +253,8 @@ enum { RS_F32, RS_F64, RS_I32 };
 typedef struct {
     long long step;
     int L, H, N, T;    /* layers, heads, probe sequences, length */
+    int M;             /* side of the attention maps: T, or maps_len < T
+                          (writer: 0 means T) */
     int proxy;         /* 1: Gu et al. |a|/sum|a| proxy was used */
     char normaliser[64];
     int has_gate;      /* reader: 1 when the gate arrays are there */

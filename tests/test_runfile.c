@@ -869,6 +869,7 @@ static size_t table_elems(const ProbeRecord *p, const char *dims) {
         case 'L': n *= (size_t)p->L; break;
         case 'H': n *= (size_t)p->H; break;
         case 'T': n *= (size_t)p->T; break;
+        case 'P': n *= (size_t)(p->M > 0 ? p->M : p->T); break;
         case 'N': n *= (size_t)p->N; break;
         case 'C': n *= (size_t)p->gate_channels; break;
         case 'S': n *= (size_t)p->gate_sample_n; break;

@@ -278,7 +278,10 @@ static int bench_row(const BenchArgs *a, int i, double peak, double *first) {
     return 0;
 }
 
+int bench_inspect(int argc, char **argv); /* bench_inspect.c */
+
 int cmd_bench(int argc, char **argv) {
+    if (argc > 1 && !strcmp(argv[1], "--inspect")) return bench_inspect(argc - 1, argv + 1);
     BenchArgs a;
     int rc = parse_bench_args(argc, argv, &a);
     if (rc >= 0) return rc;

@@ -37,8 +37,8 @@ static int add_panels(const ProbeRecord *p, const char *label, Sel s,
             if (s.head >= 0 && h != s.head) continue;
             snprintf(titles[n], 64, "%s%sL%d H%d", label ? label : "",
                      label ? " " : "", l, h);
-            pan[n].A = p->attention + ((size_t)l * p->H + h) * p->T * p->T;
-            pan[n].T = p->T;
+            pan[n].A = p->attention + ((size_t)l * p->H + h) * p->M * p->M;
+            pan[n].T = p->M;
             pan[n].title = titles[n];
             n++;
         }

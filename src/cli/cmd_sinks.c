@@ -82,13 +82,16 @@ static void print_text(RunReader *r, const Ctx *c)
            "(mean over sequences); entropy = mean over t=1..T-1 of the row "
            "entropy of the sequence-mean map (nats); share = first-token "
            "share\n", T);
+    if (p->M < T)
+        printf("  (maps stored for the first %d positions only: entropy is over "
+               "those rows)\n", p->M);
     printf("  %5s %5s %9s %9s %9s\n", "layer", "head", "alpha_0", "entropy",
            "share");
     for (int l = 0; l < p->L; l++)
         for (int h = 0; h < p->H; h++) {
-            const float *A = p->attention + ((size_t)l * p->H + h) * T * T;
+            const float *A = p->attention + ((size_t)l * p->H + h) * p->M * p->M;
             printf("  %5d %5d %9.4f %9.4f %9.4f\n", l, h,
-                   rs_head_alpha0(p, l, h, T), attention_entropy(A, T),
+                   rs_head_alpha0(p, l, h, T), attention_entropy(A, p->M),
                    rs_head_share(p, l, h));
         }
 }
@@ -136,12 +139,12 @@ static int print_json(RunReader *r, const Ctx *c)
     cj_set(o, "share_queries", cj_str("t >= 1"));
     for (int l = 0; l < p->L; l++)
         for (int h = 0; h < p->H; h++) {
-            const float *A = p->attention + ((size_t)l * p->H + h) * T * T;
+            const float *A = p->attention + ((size_t)l * p->H + h) * p->M * p->M;
             json_t *e = json_object();
             cj_set(e, "layer", json_integer(l));
             cj_set(e, "head", json_integer(h));
             cj_set(e, "alpha0", cj_num(rs_head_alpha0(p, l, h, T)));
-            cj_set(e, "entropy", cj_num(attention_entropy(A, T)));
+            cj_set(e, "entropy", cj_num(attention_entropy(A, p->M)));
             cj_set(e, "share", cj_num(rs_head_share(p, l, h)));
             json_array_append_new(heads, e);
         }

@@ -15,5 +15,6 @@ int cmd_acts(int argc, char **argv);
 int cmd_heatmap(int argc, char **argv);
 int cmd_plot(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+int cmd_inspect(int argc, char **argv);
 
 #endif

@@ -24,6 +24,7 @@ static const Command commands[] = {
     {"heatmap", cmd_heatmap, "attention heatmaps as PNG"},
     {"plot", cmd_plot, "loss, sink and gate figures via gnuplot"},
     {"report", cmd_report, "REPORT.md and results.csv over a directory"},
+    {"inspect", cmd_inspect, "probe a Hugging Face checkpoint into a run file"},
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 

@@ -11,6 +11,7 @@
 #include "config.h"
 #include "data.h"
 #include "runfile_read.h"
+#include "safetensors.h"
 #include "sweep.h"
 
 
@@ -171,4 +172,28 @@ int fuzz_tokens_one(const uint8_t *data, size_t size) {
     }
     unlink(p);
     return rc;
+}
+
+/* A safetensors file's bytes (header + data), parsed in memory; on
+ * success every tensor must lie inside the input, agree with its shape,
+ * and convert (the first elements) when it is a float type. */
+int fuzz_safetensors_one(const uint8_t *data, size_t size) {
+    StTensor *t;
+    size_t n;
+    char err[512];
+    if (st_parse(data, size, "fuzz.safetensors", 0, &t, &n, err, sizeof err) < 0) {
+        fuzz_assert(err[0] && !strchr(err, '\n'));
+        return 1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        fuzz_assert(t[i].data >= data && t[i].nbytes <= size &&
+                    (size_t)(t[i].data - data) <= size - t[i].nbytes);
+        fuzz_assert(t[i].nbytes == t[i].numel * st_dtype_size(t[i].dtype));
+        float buf[16];
+        size_t k = t[i].numel < 16 ? t[i].numel : 16;
+        if (t[i].dtype == ST_F32 || t[i].dtype == ST_BF16 || t[i].dtype == ST_F16)
+            fuzz_assert(st_to_f32(&t[i], 0, k, buf, err, sizeof err) == 0);
+    }
+    st_tensors_free(t, n);
+    return 0;
 }
