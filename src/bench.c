@@ -15,7 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
+#include "blas_core.h"
 #include "cmd_common.h"
 #include "commands.h"
 #include "rng.h"
@@ -111,20 +113,67 @@ static double peak_rss_mib(void) {
     return ru.ru_maxrss / 1024.0;
 }
 
-/* Run the PyTorch twin and copy its tokens/s; -1 if it could not run. */
-static double run_torch(const char *script, const char *variant, int threads,
-                        const BenchPlan *bp) {
-    char cmd[1024], line[1024];
+/* Where torch_bench.py is: $GATELAB_TORCH_BENCH, else beside the binary's
+ * source tree (build/gatelab -> tests/reference/), else relative to the
+ * working dir. */
+static const char *torch_script(char *buf, size_t n) {
+    const char *env = getenv("GATELAB_TORCH_BENCH");
+    if (env && *env) return env;
+    char exe[1024];
+    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (len > 0) {
+        exe[len] = 0;
+        char *slash = strrchr(exe, '/');
+        if (slash) *slash = 0;
+        snprintf(buf, n, "%s/../tests/reference/torch_bench.py", exe);
+        if (file_exists(buf)) return buf;
+    }
+    return "tests/reference/torch_bench.py";
+}
+
+/* The model shape of cfg as torch_bench.py --shape arguments. */
+static void torch_shape(char *buf, size_t n, const Config *c) {
+    static const char *const norm[] = {"rms", "layer"}, *const pos[] = {"rope", "learned", "none"},
+                             *const mlp[] = {"swiglu", "gelu"};
+    snprintf(buf, n,
+             "--batch %d --seq %d --shape n_layers=%d --shape d_model=%d --shape n_heads=%d "
+             "--shape n_kv_heads=%d --shape head_dim=%d --shape d_ff=%d --shape vocab_size=%d "
+             "--shape norm=%s --shape pos=%s --shape mlp=%s --shape tied_embed=%d "
+             "--shape qk_norm=%d --shape rope_base=%.9g --shape norm_eps=%.9g",
+             c->batch_size, c->seq_len, c->n_layers, c->d_model, c->n_heads, c->n_kv_heads,
+             c->head_dim ? c->head_dim : c->d_model / c->n_heads, c->d_ff, c->vocab_size,
+             norm[c->norm], pos[c->pos], mlp[c->mlp], c->tied_embed, c->qk_norm,
+             (double)c->rope_base, (double)c->norm_eps);
+}
+
+/* Run the PyTorch twin on the shape of base (the config without its
+ * variant) and copy its tokens/s; -1 if it could not run. core: its
+ * OPENBLAS_CORETYPE, or NULL for the environment the user started us in
+ * (our own BLAS core upgrade is not passed on). */
+static double run_torch(const Config *base, const char *variant, int threads,
+                        const BenchPlan *bp, const char *core, long *params) {
+    char cmd[2048], line[1024], shape[768], path[1100], envs[96];
+    torch_shape(shape, sizeof shape, base);
+    const char *auto_from = getenv("GATELAB_BLAS_AUTO");
+    if (core)
+        snprintf(envs, sizeof envs, "OPENBLAS_CORETYPE='%.40s'", core);
+    else if (auto_from && *auto_from)
+        snprintf(envs, sizeof envs, "-u OPENBLAS_CORETYPE");
+    else
+        envs[0] = 0;
     snprintf(cmd, sizeof cmd,
-             "/usr/bin/python3 '%s' --threads %d --variant '%s' --steps %d --repeats %d "
-             "2>/dev/null",
-             script, threads, variant, bp->steps, bp->repeats);
+             "env %s /usr/bin/python3 '%s' --threads %d --variant '%s' --steps %d --repeats %d "
+             "%s 2>/dev/null",
+             envs, torch_script(path, sizeof path), threads, variant, bp->steps, bp->repeats,
+             shape);
     FILE *p = popen(cmd, "r");
     if (!p) return -1;
     double tok = -1;
     while (fgets(line, sizeof line, p)) {
         char *k = strstr(line, "\"tokens_per_sec\":");
         if (k) tok = atof(k + strlen("\"tokens_per_sec\":"));
+        char *np = strstr(line, "\"params\":");
+        if (np) *params = atol(np + strlen("\"params\":"));
     }
     if (pclose(p) != 0) return -1;
     return tok;
@@ -149,13 +198,15 @@ static void usage(FILE *f) {
             "  -w, --warmup W      untimed steps first (default 3)\n"
             "  -R, --repeats R     timed blocks; the median is reported (default 5)\n"
             "  -T, --torch         also run tests/reference/torch_bench.py (python3-torch)\n"
-            "                      on the same config and threads, side by side\n"
+            "                      on the same config's shape and threads, side by side,\n"
+            "                      with the BLAS core the user's environment gives it\n"
+            "  -K, --torch-core C  and once more with OPENBLAS_CORETYPE=C (e.g. SkylakeX)\n"
             "  -s, --set K=V       override a config key\n");
 }
 
 /* The parsed command line. */
 typedef struct {
-    const char *config, *variants[MAX_VARIANTS];
+    const char *config, *variants[MAX_VARIANTS], *torch_core;
     char *sets[250];
     int nv, nsets, threads, torch;
     BenchPlan bp;
@@ -169,6 +220,7 @@ static int parse_bench_args(int argc, char **argv, BenchArgs *a) {
         {"variant", required_argument, 0, 'v'}, {"steps", required_argument, 0, 'n'},
         {"warmup", required_argument, 0, 'w'}, {"repeats", required_argument, 0, 'R'},
         {"torch", no_argument, 0, 'T'},        {"set", required_argument, 0, 's'},
+        {"torch-core", required_argument, 0, 'K'},
         {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
     memset(a, 0, sizeof *a);
     a->config = "experiments/reference.ini";
@@ -176,7 +228,7 @@ static int parse_bench_args(int argc, char **argv, BenchArgs *a) {
     a->bp = (BenchPlan){10, 3, 5};
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "c:t:v:n:w:R:Ts:h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "c:t:v:n:w:R:TK:s:h", opts, NULL)) != -1) {
         switch (c) {
         case 'c': a->config = optarg; break;
         case 't': a->threads = atoi(optarg); break;
@@ -187,6 +239,7 @@ static int parse_bench_args(int argc, char **argv, BenchArgs *a) {
         case 'w': a->bp.warmup = atoi(optarg); break;
         case 'R': a->bp.repeats = atoi(optarg); break;
         case 'T': a->torch = 1; break;
+        case 'K': a->torch = 1, a->torch_core = optarg; break;
         case 's':
             if (a->nsets < 250) a->sets[a->nsets++] = optarg;
             break;
@@ -198,6 +251,14 @@ static int parse_bench_args(int argc, char **argv, BenchArgs *a) {
     if (a->threads < 1 || a->threads > 64 || bp->steps < 1 || bp->repeats < 1 ||
         bp->repeats > 64 || bp->warmup < 0) {
         fprintf(stderr, "gatelab bench: --threads 1..64, --steps >= 1, --repeats 1..64\n");
+        return 2;
+    }
+    if (optind < argc) {
+        fprintf(stderr, "gatelab bench: unexpected argument '%s'\n", argv[optind]);
+        return 2;
+    }
+    if (a->torch_core && !*a->torch_core) {
+        fprintf(stderr, "gatelab bench: --torch-core needs a core name\n");
         return 2;
     }
     if (a->nv == 0) a->variants[a->nv++] = "baseline";
@@ -222,17 +283,26 @@ static int bench_config(Config *cfg, const BenchArgs *a, const char *variant) {
     return 0;
 }
 
-/* The PyTorch twin's row beside ours (tok, fpt: our tokens/s, FLOP/token). */
-static void print_torch_row(const BenchArgs *a, const char *variant, double tok,
-                            double fpt, double peak) {
-    double tt = run_torch("tests/reference/torch_bench.py", variant, a->threads, &a->bp);
-    if (tt < 0) printf("%-8s %-14s %7d  (torch_bench.py did not run: needs "
-                       "python3-torch; run from the source root)\n",
-                       "pytorch", variant, a->threads);
-    else
-        printf("%-8s %-14s %7d %10.0f %9.1f %6.1f%%   gatelab/pytorch = %.2fx\n",
-               "pytorch", variant, a->threads, tt, tt * fpt / 1e9,
-               100.0 * tt * fpt / 1e9 / peak, tok / tt);
+/* The PyTorch twin's rows beside ours (tok, fpt: our tokens/s, FLOP/token). */
+static void print_torch_rows(const BenchArgs *a, const char *variant, double tok,
+                             double fpt, double peak) {
+    Config base;
+    if (bench_config(&base, a, "baseline") != 0) return;
+    for (int k = 0; k < (a->torch_core ? 2 : 1); k++) {
+        const char *core = k ? a->torch_core : NULL;
+        char label[48];
+        snprintf(label, sizeof label, "pytorch%s%.30s", core ? "/" : "", core ? core : "");
+        long np = 0;
+        double tt = run_torch(&base, variant, a->threads, &a->bp, core, &np);
+        if (tt < 0)
+            printf("%-16s %-14s %7d  (torch_bench.py did not run: needs python3-torch; "
+                   "GATELAB_TORCH_BENCH=path/to/torch_bench.py)\n", label, variant, a->threads);
+        else
+            printf("%-16s %-14s %7d %10.0f %9.1f %6.1f%% %9ld   gatelab/pytorch = %.2fx\n",
+                   label, variant, a->threads, tt, tt * fpt / 1e9, 100.0 * tt * fpt / 1e9 / peak,
+                   np, tok / tt);
+        fflush(stdout);
+    }
 }
 
 /* Bench variant i and print its row; *first is the first variant's
@@ -251,11 +321,11 @@ static int bench_row(const BenchArgs *a, int i, double peak, double *first) {
     }
     if (i == 0) *first = tok;
     double gf = tok * fpt / 1e9;
-    printf("%-8s %-14s %7d %10.0f %9.1f %6.1f%% %9zu %7.1f%% %9.0f\n", "gatelab",
+    printf("%-16s %-14s %7d %10.0f %9.1f %6.1f%% %9zu %7.1f%% %9.0f\n", "gatelab",
            variant, a->threads, tok, gf, 100.0 * gf / peak, np,
            100.0 * (tok / *first - 1.0), peak_rss_mib());
     fflush(stdout);
-    if (a->torch) print_torch_row(a, variant, tok, fpt, peak);
+    if (a->torch) print_torch_rows(a, variant, tok, fpt, peak);
     return 0;
 }
 
@@ -263,6 +333,14 @@ int cmd_bench(int argc, char **argv) {
     BenchArgs a;
     int rc = parse_bench_args(argc, argv, &a);
     if (rc >= 0) return rc;
+    /* every variant's config is checked before anything is measured */
+    for (int i = 0; i < a.nv; i++) {
+        Config cfg;
+        if ((rc = bench_config(&cfg, &a, a.variants[i])) != 0) return rc;
+    }
+    BlasInfo bi;
+    blas_info(&bi);
+    printf("BLAS: %s %s, core %s (%s)\n", bi.library, bi.version, bi.core, bi.how);
     /* the peak is the best of three tries: a ceiling, not a typical rate */
     double peak = 0;
     for (int k = 0; k < 3; k++) {
@@ -271,7 +349,7 @@ int cmd_bench(int argc, char **argv) {
     }
     printf("sgemm peak: %.1f GFLOP/s (best of 3; %d concurrent single-thread 1024^3 "
            "sgemms)\n", peak, a.threads);
-    printf("%-8s %-14s %7s %10s %9s %7s %9s %8s %9s\n", "impl", "variant", "threads",
+    printf("%-16s %-14s %7s %10s %9s %7s %9s %8s %9s\n", "impl", "variant", "threads",
            "tokens/s", "GFLOP/s", "%peak", "params", "vs first", "RSS MiB");
     double first = 0;
     for (int i = 0; i < a.nv; i++)
