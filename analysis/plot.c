@@ -1,12 +1,6 @@
-/* plot.c: figures with gnuplot. For each figure we write NAME.dat and
- * NAME.gp next to NAME.png and run `gnuplot NAME.gp` in that directory
- * (fork/execvp, no shell), so the user can restyle and rerun the script by
- * hand. The script picks pngcairo when this gnuplot has it and falls back
- * to the libgd png terminal.
- *
- * Layers: generic writers (plot_lines, plot_bars) take arrays; the figure
- * builders (fig_*) read run files through runread.h and compute the
- * metrics of shared/reference/metrics.md with metrics.h. */
+/* plot.c: the figure builders over run files (plot.h). They read runs
+ * through runfile_read.h, compute the metrics of docs/metrics.md with
+ * metrics.h, and draw with the generic figures of gnuplot.c. */
 #include "plot.h"
 
 #include <errno.h>
@@ -22,392 +16,13 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include "commands.h"
+#include "config.h" /* variant_key */
 #include "metrics.h"
 #include "runname.h"
-#include "runread.h"
+#include "runfile_read.h"
 #include "util.h"
 
-#define GNUPLOT_MISSING "gnuplot not found: install it with apt-get install gnuplot-nox"
 #define SINK_EPS 0.3
-#define FIG_W 900
-#define FIG_H 540
-
-/* ---- paths ---- */
-
-typedef struct {
-    char dir[PATH_MAX];
-    char stem[256];
-    char dat[PATH_MAX], gp[PATH_MAX], png[PATH_MAX];
-} FigPaths;
-
-/* Split DIR/STEM.png; the stem goes into a quoted gnuplot string, so it
- * may not hold quotes or newlines. */
-static int fig_paths(const char *png_path, FigPaths *fp, char *err,
-                     size_t errlen) {
-    size_t len = strlen(png_path);
-    if (len < 5 || strcmp(png_path + len - 4, ".png"))
-        return seterr(err, errlen, "%s: output must be a .png file", png_path);
-    const char *slash = strrchr(png_path, '/');
-    const char *base = slash ? slash + 1 : png_path;
-    size_t stem_len = strlen(base) - 4;
-    if (stem_len == 0 || stem_len >= sizeof fp->stem)
-        return seterr(err, errlen, "%s: bad output file name", png_path);
-    if (strpbrk(base, "'\"\n\r\\"))
-        return seterr(err, errlen, "%s: output name may not contain quotes, "
-                      "backslashes or newlines", png_path);
-    memcpy(fp->stem, base, stem_len);
-    fp->stem[stem_len] = 0;
-    if (!slash) {
-        strcpy(fp->dir, ".");
-    } else {
-        size_t dl = (size_t)(slash - png_path);
-        if (dl >= sizeof fp->dir)
-            return seterr(err, errlen, "%s: path too long", png_path);
-        memcpy(fp->dir, png_path, dl);
-        fp->dir[dl] = 0;
-        if (dl == 0) strcpy(fp->dir, "/");
-    }
-    int a = snprintf(fp->dat, sizeof fp->dat, "%s/%s.dat", fp->dir, fp->stem);
-    int b = snprintf(fp->gp, sizeof fp->gp, "%s/%s.gp", fp->dir, fp->stem);
-    int c = snprintf(fp->png, sizeof fp->png, "%s/%s.png", fp->dir, fp->stem);
-    if (a < 0 || b < 0 || c < 0 || (size_t)a >= sizeof fp->dat ||
-        (size_t)b >= sizeof fp->gp || (size_t)c >= sizeof fp->png)
-        return seterr(err, errlen, "%s: path too long", png_path);
-    return 0;
-}
-
-/* Close f and report a write error (disk full etc.) naming path. */
-static int close_checked(FILE *f, const char *path, char *err, size_t errlen) {
-    int bad = ferror(f);
-    if (fclose(f) != 0 || bad)
-        return seterr(err, errlen, "%s: write failed: %s", path,
-                      strerror(errno ? errno : EIO));
-    return 0;
-}
-
-/* A gnuplot single-quoted string: '' stands for ', newlines become spaces. */
-static void gp_str(FILE *f, const char *s) {
-    fputc('\'', f);
-    for (; s && *s; s++) {
-        if (*s == '\'') fputs("''", f);
-        else if (*s == '\n' || *s == '\r') fputc(' ', f);
-        else fputc(*s, f);
-    }
-    fputc('\'', f);
-}
-
-static void gp_prelude(FILE *f, const FigPaths *fp, int w, int h) {
-    fprintf(f, "# written by gatelab: edit freely, then redraw with\n"
-               "#   cd %s && gnuplot %s.gp\n", fp->dir, fp->stem);
-    fprintf(f, "if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) {\n"
-               "    set terminal pngcairo size %d,%d noenhanced font 'sans,11'\n"
-               "} else {\n"
-               "    set terminal png size %d,%d noenhanced\n"
-               "}\n", w, h, w, h);
-    fprintf(f, "set output '%s.png'\n", fp->stem);
-    fprintf(f, "set datafile missing 'NaN'\n");
-    fprintf(f, "set grid\nset key outside right top\n");
-}
-
-/* ---- running gnuplot ---- */
-
-int plot_have_gnuplot(void) {
-    const char *path = getenv("PATH");
-    if (!path || !*path) return 0;
-    char buf[PATH_MAX];
-    for (const char *p = path;;) {
-        const char *colon = strchr(p, ':');
-        size_t n = colon ? (size_t)(colon - p) : strlen(p);
-        /* an empty PATH entry means the current directory */
-        int w = n ? snprintf(buf, sizeof buf, "%.*s/gnuplot", (int)n, p)
-                  : snprintf(buf, sizeof buf, "./gnuplot");
-        if (w > 0 && (size_t)w < sizeof buf && access(buf, X_OK) == 0)
-            return 1;
-        if (!colon) return 0;
-        p = colon + 1;
-    }
-}
-
-/* Keep the last non-empty line of gnuplot's stderr (its error message). */
-static void last_line(char *buf, char *out, size_t outlen) {
-    char *end = buf + strlen(buf);
-    while (end > buf && (end[-1] == '\n' || end[-1] == '\r' || end[-1] == ' '))
-        *--end = 0;
-    char *start = strrchr(buf, '\n');
-    snprintf(out, outlen, "%s", start ? start + 1 : buf);
-}
-
-/* Run `gnuplot STEM.gp` in fp->dir; check its exit status and that a
- * non-empty PNG appeared. */
-static int run_gnuplot(const FigPaths *fp, char *err, size_t errlen) {
-    if (!plot_have_gnuplot()) return seterr(err, errlen, GNUPLOT_MISSING);
-    if (unlink(fp->png) != 0 && errno != ENOENT)
-        return seterr(err, errlen, "%s: cannot replace: %s", fp->png,
-                      strerror(errno));
-    char script[300];
-    snprintf(script, sizeof script, "%s.gp", fp->stem);
-    int pfd[2];
-    if (pipe(pfd) != 0)
-        return seterr(err, errlen, "gnuplot: pipe: %s", strerror(errno));
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid < 0) {
-        close(pfd[0]), close(pfd[1]);
-        return seterr(err, errlen, "gnuplot: fork: %s", strerror(errno));
-    }
-    if (pid == 0) { /* child: stdout+stderr into the pipe, stdin empty */
-        int null = open("/dev/null", O_RDONLY);
-        if (null >= 0) dup2(null, 0);
-        dup2(pfd[1], 1);
-        dup2(pfd[1], 2);
-        close(pfd[0]), close(pfd[1]);
-        if (chdir(fp->dir) != 0) _exit(126);
-        char *argv[] = {"gnuplot", script, NULL};
-        execvp("gnuplot", argv);
-        _exit(127);
-    }
-    close(pfd[1]);
-    char out[4096] = "";
-    size_t used = 0;
-    for (;;) { /* keep the tail of the output */
-        char chunk[1024];
-        ssize_t k = read(pfd[0], chunk, sizeof chunk);
-        if (k < 0 && errno == EINTR) continue;
-        if (k <= 0) break;
-        if (used + (size_t)k >= sizeof out) used = 0;
-        if ((size_t)k >= sizeof out) continue;
-        memcpy(out + used, chunk, (size_t)k);
-        used += (size_t)k;
-        out[used] = 0;
-    }
-    close(pfd[0]);
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0)
-        if (errno != EINTR)
-            return seterr(err, errlen, "gnuplot: waitpid: %s", strerror(errno));
-    char msg[512];
-    last_line(out, msg, sizeof msg);
-    if (!WIFEXITED(status))
-        return seterr(err, errlen, "gnuplot killed by signal %d on %s",
-                      WTERMSIG(status), fp->gp);
-    int code = WEXITSTATUS(status);
-    if (code == 126)
-        return seterr(err, errlen, "gnuplot: cannot enter %s", fp->dir);
-    if (code == 127) return seterr(err, errlen, GNUPLOT_MISSING);
-    if (code != 0)
-        return seterr(err, errlen, "gnuplot failed on %s (exit %d): %s",
-                      fp->gp, code, msg[0] ? msg : "no message");
-    struct stat st;
-    if (stat(fp->png, &st) != 0 || st.st_size == 0)
-        return seterr(err, errlen, "gnuplot wrote no image %s: %s", fp->png,
-                      msg[0] ? msg : "no message");
-    return 0;
-}
-
-/* ---- generic figures ---- */
-
-static const char *style_clause(PlotStyle s) {
-    switch (s) {
-    case PLOT_POINTS: return "with points pt 7 ps 1.2";
-    case PLOT_STEPS: return "with histeps lw 2";
-    default: return "with lines lw 2";
-    }
-}
-
-/* One block per non-empty series, blocks separated by two blank lines so
- * the script can address them with `index`. */
-static int write_series_dat(const FigPaths *fp, const PlotSeries *s, int ns,
-                            char *err, size_t errlen) {
-    FILE *f = fopen(fp->dat, "w");
-    if (!f) return seterr(err, errlen, "%s: %s", fp->dat, strerror(errno));
-    for (int i = 0; i < ns; i++) {
-        if (s[i].n == 0) continue;
-        fprintf(f, "# %s\n# x y\n", s[i].label ? s[i].label : "");
-        for (size_t k = 0; k < s[i].n; k++) {
-            if (isfinite(s[i].y[k]))
-                fprintf(f, "%.9g %.9g\n", s[i].x[k], s[i].y[k]);
-            else
-                fprintf(f, "%.9g NaN\n", s[i].x[k]);
-        }
-        fprintf(f, "\n\n");
-    }
-    return close_checked(f, fp->dat, err, errlen);
-}
-
-static int write_lines_gp(const FigPaths *fp, const PlotAxes *ax,
-                          const PlotSeries *s, int ns, char *err,
-                          size_t errlen) {
-    FILE *f = fopen(fp->gp, "w");
-    if (!f) return seterr(err, errlen, "%s: %s", fp->gp, strerror(errno));
-    gp_prelude(f, fp, FIG_W, FIG_H);
-    fprintf(f, "set xlabel "), gp_str(f, ax->xlabel), fputc('\n', f);
-    /* headroom so a series lying on 0 or 1 is not hidden by the border */
-    fprintf(f, "set offsets 0, 0, graph 0.05, graph 0.05\n");
-    if (ax->npanels == 2) {
-        fprintf(f, "set multiplot layout 2,1 title "), gp_str(f, ax->title);
-        fputc('\n', f);
-    } else {
-        fprintf(f, "set title "), gp_str(f, ax->title), fputc('\n', f);
-    }
-    for (int p = 0; p < ax->npanels; p++) {
-        fprintf(f, "set ylabel "), gp_str(f, ax->ylabel[p]), fputc('\n', f);
-        int block = 0, first = 1;
-        for (int i = 0; i < ns; i++) {
-            if (s[i].n == 0) continue;
-            if (s[i].panel == p) {
-                fprintf(f, first ? "plot '%s.dat' index %d using 1:2 %s"
-                                 : ", \\\n     '%s.dat' index %d using 1:2 %s",
-                        fp->stem, block, style_clause(s[i].style));
-                if (s[i].color > 0) fprintf(f, " lt %d", s[i].color);
-                fprintf(f, " title "), gp_str(f, s[i].label);
-                first = 0;
-            }
-            block++;
-        }
-        fputc('\n', f);
-    }
-    if (ax->npanels == 2) fprintf(f, "unset multiplot\n");
-    return close_checked(f, fp->gp, err, errlen);
-}
-
-int plot_lines(const char *png_path, const PlotAxes *ax, const PlotSeries *s,
-               int ns, char *err, size_t errlen) {
-    FigPaths fp;
-    if (fig_paths(png_path, &fp, err, errlen)) return -1;
-    if (ax->npanels != 1 && ax->npanels != 2)
-        return seterr(err, errlen, "%s: npanels %d (need 1 or 2)", png_path,
-                      ax->npanels);
-    for (int p = 0; p < ax->npanels; p++) {
-        int have = 0;
-        for (int i = 0; i < ns; i++) {
-            if (s[i].panel < 0 || s[i].panel >= ax->npanels)
-                return seterr(err, errlen, "%s: series %d in panel %d of %d",
-                              png_path, i, s[i].panel, ax->npanels);
-            if (s[i].panel == p && s[i].n > 0) have = 1;
-        }
-        if (!have)
-            return seterr(err, errlen, "%s: no data to plot (panel %d)",
-                          png_path, p);
-    }
-    if (write_series_dat(&fp, s, ns, err, errlen)) return -1;
-    if (write_lines_gp(&fp, ax, s, ns, err, errlen)) return -1;
-    return run_gnuplot(&fp, err, errlen);
-}
-
-/* Bars as drawn: PlotBars plus what the report's figures add. */
-typedef struct {
-    PlotBars b;
-    const double *lo, *hi;          /* [ngroups, ncat] error bars, or NULL */
-    const char *const *cat_labels;  /* [ncat] x tic labels, or NULL: 0.. */
-    int wide;                       /* rotated tic labels, wider image */
-} BarSpec;
-
-/* A label as a double-quoted data-file string (no quotes inside). */
-static void dat_str(FILE *f, const char *s) {
-    fputc('"', f);
-    for (; s && *s; s++) fputc(*s == '"' || *s == '\n' || *s == '\t' ? '\'' : *s, f);
-    fputc('"', f);
-}
-
-static void dat_num(FILE *f, double v) {
-    if (isfinite(v)) fprintf(f, "\t%.9g", v);
-    else fprintf(f, "\tNaN");
-}
-
-static int write_bars_dat(const FigPaths *fp, const BarSpec *bs, char *err,
-                          size_t errlen) {
-    const PlotBars *b = &bs->b;
-    FILE *f = fopen(fp->dat, "w");
-    if (!f) return seterr(err, errlen, "%s: %s", fp->dat, strerror(errno));
-    fprintf(f, "# %s", b->xlabel ? b->xlabel : "category");
-    for (int g = 0; g < b->ngroups; g++) {
-        fprintf(f, "\t%s", b->group_labels[g]);
-        if (bs->lo) fprintf(f, "\t%s min\t%s max", b->group_labels[g],
-                            b->group_labels[g]);
-    }
-    fputc('\n', f);
-    for (int c = 0; c < b->ncat; c++) {
-        if (bs->cat_labels) dat_str(f, bs->cat_labels[c]);
-        else fprintf(f, "%d", c);
-        for (int g = 0; g < b->ngroups; g++) {
-            size_t i = (size_t)g * (size_t)b->ncat + (size_t)c;
-            dat_num(f, b->v[i]);
-            if (bs->lo) dat_num(f, bs->lo[i]), dat_num(f, bs->hi[i]);
-        }
-        fputc('\n', f);
-    }
-    return close_checked(f, fp->dat, err, errlen);
-}
-
-/* Wide figures grow with the bar count so bars and labels stay legible. */
-static int bars_width(const BarSpec *bs) {
-    if (!bs->wide) return FIG_W;
-    long w = 300 + (long)bs->b.ncat * (long)(bs->b.ngroups + 1) * 8;
-    return w < 1600 ? 1600 : w > 4000 ? 4000 : (int)w;
-}
-
-static int write_bars_gp(const FigPaths *fp, const BarSpec *bs, char *err,
-                         size_t errlen) {
-    const PlotBars *b = &bs->b;
-    FILE *f = fopen(fp->gp, "w");
-    if (!f) return seterr(err, errlen, "%s: %s", fp->gp, strerror(errno));
-    gp_prelude(f, fp, bars_width(bs), bs->wide ? 640 : FIG_H);
-    fprintf(f, "set title "), gp_str(f, b->title), fputc('\n', f);
-    fprintf(f, "set xlabel "), gp_str(f, b->xlabel), fputc('\n', f);
-    fprintf(f, "set ylabel "), gp_str(f, b->ylabel), fputc('\n', f);
-    fprintf(f, "set style data histograms\n"
-               "set style histogram %s gap 1\n"
-               "set style fill solid 0.85 border -1\n"
-               "set grid noxtics ytics\n"
-               "set yrange [0:*]\n"
-               "set offsets 0, 0, graph 0.05, 0\n",
-            bs->lo ? "errorbars lw 1" : "clustered");
-    if (bs->wide) /* run names hang down from their tics */
-        fprintf(f, "set xtics rotate by -45 left nomirror\n"
-                   "set bmargin 9\n");
-    int step = bs->lo ? 3 : 1;
-    for (int g = 0; g < b->ngroups; g++) {
-        int col = 2 + g * step;
-        if (g == 0) fprintf(f, "plot '%s.dat' using ", fp->stem);
-        else fprintf(f, ", \\\n     '' using ");
-        if (bs->lo) fprintf(f, "%d:%d:%d", col, col + 1, col + 2);
-        else fprintf(f, "%d", col);
-        if (g == 0) fprintf(f, ":xtic(1)");
-        fprintf(f, " title "), gp_str(f, b->group_labels[g]);
-    }
-    /* references in black, told apart by dash pattern */
-    for (int r = 0; r < b->nref; r++) {
-        fprintf(f, ", \\\n     %.9g with lines lt -1 dt %d lw 2 title ",
-                b->ref[r], r + 2);
-        gp_str(f, b->ref_labels[r]);
-    }
-    fputc('\n', f);
-    return close_checked(f, fp->gp, err, errlen);
-}
-
-static int bars_draw(const char *png_path, const BarSpec *bs, char *err,
-                     size_t errlen) {
-    const PlotBars *b = &bs->b;
-    FigPaths fp;
-    if (fig_paths(png_path, &fp, err, errlen)) return -1;
-    if (b->ncat < 1 || b->ngroups < 1)
-        return seterr(err, errlen, "%s: no data to plot (%d categories, %d "
-                      "groups)", png_path, b->ncat, b->ngroups);
-    int have = 0;
-    for (size_t i = 0; i < (size_t)b->ncat * (size_t)b->ngroups; i++)
-        if (isfinite(b->v[i])) have = 1;
-    if (!have) return seterr(err, errlen, "%s: no data to plot", png_path);
-    if (write_bars_dat(&fp, bs, err, errlen)) return -1;
-    if (write_bars_gp(&fp, bs, err, errlen)) return -1;
-    return run_gnuplot(&fp, err, errlen);
-}
-
-int plot_bars(const char *png_path, const PlotBars *b, char *err,
-              size_t errlen) {
-    BarSpec bs = {*b, NULL, NULL, NULL, 0};
-    return bars_draw(png_path, &bs, err, errlen);
-}
 
 /* ---- runs ---- */
 
@@ -483,13 +98,11 @@ static void runs_label(RunSet *rs) {
     }
 }
 
-/* The paper's headline comparison: what a line figure keeps when there
- * are too many runs to tell apart. */
+/* The paper's headline comparison (the catalog's key runs, config.h):
+ * what a line figure keeps when there are too many runs to tell apart. */
 int plot_key_run(const char *variant, const char *status) {
-    static const char *const key[] = {"baseline", "g1-elem", "g1-head"};
-    for (size_t k = 0; k < sizeof key / sizeof key[0]; k++)
-        if (!strcmp(variant, key[k])) return 1;
-    return !strcmp(status, "diverged"); /* a failure is worth seeing */
+    if (variant_key(variant) != VARIANT_KEY_NONE) return 1;
+    return !strcmp(status, RS_STATUS_DIVERGED); /* a failure is worth seeing */
 }
 
 int plot_key_series(int ng, unsigned char *key) {
@@ -564,7 +177,7 @@ static int runs_open(RunSet *rs, char **paths, int n, int agg, char *err,
 }
 
 /* The last probe of a run; *have = 0 (and 0 returned) when it has none. */
-static int last_probe(RunReader *r, RunProbe *p, int *have, char *err,
+static int last_probe(RunReader *r, ProbeRecord *p, int *have, char *err,
                       size_t errlen) {
     long long *steps = NULL;
     int ns = 0;
@@ -730,9 +343,9 @@ done:
 }
 
 /* Per-layer value of one probe into out[L]. */
-typedef void (*LayerFn)(const RunProbe *p, double *out);
+typedef void (*LayerFn)(const ProbeRecord *p, double *out);
 
-static void layer_first_share(const RunProbe *p, double *out) {
+static void layer_first_share(const ProbeRecord *p, double *out) {
     size_t TT = (size_t)p->T * (size_t)p->T;
     for (int l = 0; l < p->L; l++) {
         double sum = 0;
@@ -743,7 +356,7 @@ static void layer_first_share(const RunProbe *p, double *out) {
     }
 }
 
-static void layer_mact(const RunProbe *p, double *out) {
+static void layer_mact(const ProbeRecord *p, double *out) {
     for (int l = 0; l < p->L; l++) out[l] = p->h_max ? p->h_max[l] : NAN;
 }
 
@@ -797,7 +410,7 @@ static int layers_draw(const RunSet *rs, const char *png, const char *title,
     if (ng <= MAX_SERIES) {
         BarSpec bs = {{title, "layer", ylabel, maxL, ng, glab, v, nref, ref,
                        refp}, lo, hi, NULL, 0};
-        rc = bars_draw(png, &bs, err, errlen);
+        rc = plot_bars_spec(png, &bs, err, errlen);
         goto done;
     }
     int nc = 0; /* transpose: t[l, c] for the groups with any data */
@@ -827,7 +440,7 @@ static int layers_draw(const RunSet *rs, const char *png, const char *title,
     }
     BarSpec bs = {{title, "run", ylabel, nc, maxL, llab, t, nref, ref, refp},
                   lo ? t + cells : NULL, lo ? t + 2 * cells : NULL, glab, 1};
-    rc = bars_draw(png, &bs, err, errlen);
+    rc = plot_bars_spec(png, &bs, err, errlen);
 done:
     free(glab), free(lname), free(llab), free(t);
     return rc;
@@ -852,7 +465,7 @@ static int fig_layers(RunSet *rs, const char *png, LayerFn fn,
         goto done;
     }
     for (int i = 0; i < n; i++) {
-        RunProbe p;
+        ProbeRecord p;
         int have;
         if (last_probe(rs->r[i], &p, &have, err, errlen)) goto done;
         if (!have) continue;
@@ -906,7 +519,7 @@ done:
 /* Per-layer normalised histogram [L, nb] of one probe's gate scores:
  * the stored [0,1] histogram for bounded gates, else a histogram of the
  * stored score sample over its own range [*lo, *hi]. */
-static int gate_layer_hist(const RunProbe *p, double *hist, int nb,
+static int gate_layer_hist(const ProbeRecord *p, double *hist, int nb,
                            double *lo, double *hi) {
     size_t L = (size_t)p->L;
     *lo = 0, *hi = 1;
@@ -944,8 +557,8 @@ static int gate_layer_hist(const RunProbe *p, double *hist, int nb,
 /* (c) gate score histogram per layer, one run, last probe. */
 static int fig_gate_hist(RunReader *r, const char *label, const char *png,
                          char *err, size_t errlen) {
-    const int nb = RUNREAD_GATE_BINS;
-    RunProbe p;
+    const int nb = RS_GATE_BINS;
+    ProbeRecord p;
     int have, rc = -1;
     if (last_probe(r, &p, &have, err, errlen)) return -1;
     if (!have) {
@@ -994,7 +607,7 @@ done:
 /* Sink rate at eps (metrics.md): indicator alpha_0 > eps per probe
  * sequence and (layer, head), averaged. Falls back to the sequence-mean
  * alpha0 (or the mean map) when per-sequence first columns are absent. */
-static double sink_rate(const RunProbe *p, double eps) {
+static double sink_rate(const ProbeRecord *p, double eps) {
     size_t L = (size_t)p->L, H = (size_t)p->H, T = (size_t)p->T;
     size_t N = (size_t)p->N, hits = 0, total = 0;
     if (p->first_col && N > 0) {
@@ -1009,7 +622,7 @@ static double sink_rate(const RunProbe *p, double eps) {
     return total ? (double)hits / (double)total : NAN;
 }
 
-static double mean_first_share(const RunProbe *p) {
+static double mean_first_share(const ProbeRecord *p) {
     if (!p->attention || p->L * p->H == 0) return NAN;
     size_t TT = (size_t)p->T * (size_t)p->T, LH = (size_t)p->L * (size_t)p->H;
     double sum = 0;
@@ -1031,7 +644,7 @@ static int run_sink_series(RunReader *r, long long **st, double **rate,
     *share = malloc(((size_t)k + 1) * sizeof(double));
     if (!*rate || !*share) return seterr(err, errlen, "plot: out of memory");
     for (int j = 0; j < k; j++) {
-        RunProbe p;
+        ProbeRecord p;
         if (runread_probe(r, (*st)[j], &p, err, errlen)) return -1;
         (*rate)[j] = sink_rate(&p, SINK_EPS);
         (*share)[j] = mean_first_share(&p);
@@ -1140,8 +753,7 @@ static int figure_on(RunSet *rs, const char *kind, const char *png, char *err,
 int plot_figure(const char *kind, char **run_paths, int n,
                 const char *png_path, char *err, size_t errlen) {
     RunSet rs;
-    FigPaths fp;
-    if (fig_paths(png_path, &fp, err, errlen)) return -1;
+    if (plot_check_png(png_path, err, errlen)) return -1;
     if (!plot_have_gnuplot()) return seterr(err, errlen, GNUPLOT_MISSING);
     if (runs_open(&rs, run_paths, n, 0, err, errlen)) return -1;
     int rc = figure_on(&rs, kind, png_path, err, errlen);
@@ -1217,94 +829,8 @@ int plot_report_figures(const char *outdir, char **run_paths, int n,
     return rc;
 }
 
-/* ---- gatelab plot ---- */
-
-static void plot_usage(FILE *f) {
-    fprintf(f,
-        "usage: gatelab plot KIND RUN.h5 [RUN2.h5 ...] --out FILE.png\n"
-        "\n"
-        "Draw one figure with gnuplot. FILE.dat and FILE.gp are written next\n"
-        "to FILE.png so the figure can be restyled and redrawn by hand.\n"
-        "\n"
-        "KIND:\n"
-        "  loss         training loss (lines) and val loss (points) vs step\n"
-        "  first-share  first-token attention share per layer, runs side by\n"
-        "               side, with the uniform-attention reference dashed\n"
-        "  gate-hist    gate score histogram per layer (exactly one run)\n"
-        "  mact         max |activation| per layer (M-Act), runs side by side\n"
-        "  sink-steps   sink rate (eps 0.3) and first-token share vs step\n"
-        "\n"
-        "options:\n"
-        "  -o, --out FILE.png   output image (required)\n"
-        "  -h, --help           this help\n");
-}
-
-int cmd_plot(int argc, char **argv) {
-    static const struct option opts[] = {
-        {"out", required_argument, NULL, 'o'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    const char *out = NULL;
-    int c;
-    optind = 0; /* glibc: full reset, so cmd_plot can run twice in-process */
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":o:h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'o': out = optarg; break;
-        case 'h': plot_usage(stdout); return 0;
-        case ':':
-            fprintf(stderr, "gatelab plot: %s needs a value\n", argv[optind - 1]);
-            return 2;
-        default:
-            fprintf(stderr, "gatelab plot: unknown option '%s' (try --help)\n",
-                    argv[optind - 1]);
-            return 2;
-        }
-    }
-    if (optind >= argc) {
-        fprintf(stderr, "gatelab plot: missing KIND (loss, first-share, "
-                "gate-hist, mact, sink-steps; try --help)\n");
-        return 2;
-    }
-    const char *kind = argv[optind++];
-    int known = 0;
+int plot_kind_known(const char *kind) {
     for (size_t k = 0; k < sizeof KINDS / sizeof KINDS[0]; k++)
-        if (!strcmp(kind, KINDS[k])) known = 1;
-    if (!known) {
-        fprintf(stderr, "gatelab plot: unknown KIND '%s' (loss, first-share, "
-                "gate-hist, mact, sink-steps)\n", kind);
-        return 2;
-    }
-    int n = argc - optind;
-    if (n < 1) {
-        fprintf(stderr, "gatelab plot: no run files given\n");
-        return 2;
-    }
-    if (!out) {
-        fprintf(stderr, "gatelab plot: --out FILE.png is required\n");
-        return 2;
-    }
-    size_t ol = strlen(out);
-    if (ol < 5 || strcmp(out + ol - 4, ".png")) {
-        fprintf(stderr, "gatelab plot: %s: output must be a .png file\n", out);
-        return 2;
-    }
-    if (!strcmp(kind, "gate-hist") && n != 1) {
-        fprintf(stderr, "gatelab plot: gate-hist takes exactly one run "
-                "(got %d)\n", n);
-        return 2;
-    }
-    for (int i = optind; i < argc; i++)
-        if (!file_exists(argv[i])) {
-            fprintf(stderr, "gatelab plot: %s: %s\n", argv[i], strerror(ENOENT));
-            return 2;
-        }
-    char err[1024] = "";
-    if (plot_figure(kind, argv + optind, n, out, err, sizeof err)) {
-        fprintf(stderr, "gatelab plot: %s\n", err);
-        return 1;
-    }
-    printf("wrote %s\n", out);
+        if (!strcmp(kind, KINDS[k])) return 1;
     return 0;
 }

@@ -1,53 +1,16 @@
-/* plot.h: figures via gnuplot. Every figure leaves three files side by
- * side: NAME.dat (the numbers), NAME.gp (a plain gnuplot script that reads
- * NAME.dat by its base name, so `cd DIR && gnuplot NAME.gp` redraws it
- * after a restyle) and NAME.png. gnuplot is run with fork/execvp in DIR,
- * never through a shell. Every failure returns -1 with one line in err. */
+/* plot.h: the figures over run files (plot.c), drawn with gnuplot.h.
+ * Every failure returns -1 with one line in err. */
 #ifndef GATELAB_PLOT_H
 #define GATELAB_PLOT_H
 
 #include <stddef.h>
 
-/* ---- generic figures from arrays (no run files) ---- */
+#include "gnuplot.h"
 
-typedef enum { PLOT_LINES, PLOT_POINTS, PLOT_STEPS } PlotStyle;
+/* 1 when kind is one plot_figure draws (loss, first-share, ...). */
+int plot_kind_known(const char *kind);
 
-typedef struct {
-    const char *label;
-    const double *x, *y; /* [n]; NaN y is a gap */
-    size_t n;            /* series with n == 0 are left out */
-    PlotStyle style;
-    int color;           /* gnuplot linetype 1.. ; 0 = automatic */
-    int panel;           /* 0 or 1: which of the stacked panels */
-} PlotSeries;
-
-typedef struct {
-    const char *title;
-    const char *xlabel;
-    const char *ylabel[2]; /* per panel */
-    int npanels;           /* 1, or 2 stacked panels sharing x */
-} PlotAxes;
-
-/* Line / point / step plot of ns series into png_path (must end in .png). */
-int plot_lines(const char *png_path, const PlotAxes *ax, const PlotSeries *s,
-               int ns, char *err, size_t errlen);
-
-typedef struct {
-    const char *title, *xlabel, *ylabel;
-    int ncat;                  /* categories on x (layers 0..ncat-1) */
-    int ngroups;               /* bars per category (runs) */
-    const char *const *group_labels; /* [ngroups] */
-    const double *v;           /* [ngroups, ncat]; NaN = no bar */
-    int nref;                  /* dashed horizontal reference lines */
-    const double *ref;         /* [nref] */
-    const char *const *ref_labels; /* [nref] */
-} PlotBars;
-
-/* Clustered bars: one cluster per category, runs side by side. */
-int plot_bars(const char *png_path, const PlotBars *b, char *err,
-              size_t errlen);
-
-/* ---- figures over run files (through analysis/runread.h) ----
+/* ---- figures over run files (through runfile_read.h) ----
  * kind: "loss" | "first-share" | "gate-hist" | "mact" | "sink-steps".
  * gate-hist takes exactly one run. Runs are labelled by variant, or by
  * run name (runname.h) when two run names share a variant, plus the seed
@@ -70,7 +33,7 @@ int plot_figure(const char *kind, char **run_paths, int n,
 int plot_report_figures(const char *outdir, char **run_paths, int n,
                         char *err, size_t errlen);
 
-/* ---- the report's series rule, shared with analysis/report_extra.c ---- */
+/* ---- the report's series rule, shared with report_util.c ---- */
 
 /* Above this many series (run names) a line figure draws only the key runs. */
 #define PLOT_MAX_SERIES 8
@@ -91,7 +54,5 @@ int plot_key_series(int ng, unsigned char *key);
 size_t plot_mean_aligned(const long long *const *st, const double *const *v,
                          const size_t *len, int m, double *x, double *y);
 
-/* 1 when an executable `gnuplot` is on PATH. */
-int plot_have_gnuplot(void);
 
 #endif

@@ -2,16 +2,15 @@
 #include "runstats.h"
 #include "metrics.h"
 
-const double rs_below_thr[4] = {0.5, 0.1, 1e-2, 1e-3};
 
-double rs_head_share(const RunProbe *p, int l, int h)
+double rs_head_share(const ProbeRecord *p, int l, int h)
 {
     size_t TT = (size_t)p->T * p->T;
     return first_token_share(p->attention + ((size_t)l * p->H + h) * TT,
                              p->T);
 }
 
-double rs_share(const RunProbe *p, int l)
+double rs_share(const ProbeRecord *p, int l)
 {
     int l0 = l < 0 ? 0 : l, l1 = l < 0 ? p->L : l + 1;
     double s = 0.0;
@@ -21,12 +20,12 @@ double rs_share(const RunProbe *p, int l)
     return n ? s / n : 0.0;
 }
 
-static const float *col_of(const RunProbe *p, int n, int l, int h)
+static const float *col_of(const ProbeRecord *p, int n, int l, int h)
 {
     return p->first_col + (((size_t)n * p->L + l) * p->H + h) * p->T;
 }
 
-double rs_head_alpha0(const RunProbe *p, int l, int h, int len)
+double rs_head_alpha0(const ProbeRecord *p, int l, int h, int len)
 {
     if (len > p->T) len = p->T;
     if (p->N < 1) return 0.0;
@@ -35,7 +34,7 @@ double rs_head_alpha0(const RunProbe *p, int l, int h, int len)
     return s / p->N;
 }
 
-double rs_sink_rate(const RunProbe *p, double eps, int len)
+double rs_sink_rate(const ProbeRecord *p, double eps, int len)
 {
     if (len > p->T) len = p->T;
     if (p->N < 1 || p->L * p->H < 1) return 0.0;
@@ -51,13 +50,13 @@ double rs_sink_rate(const RunProbe *p, double eps, int len)
 }
 
 /* Layer weights: the score count in gate_stats (equal when absent). */
-static double layer_count(const RunProbe *p, int l)
+static double layer_count(const ProbeRecord *p, int l)
 {
-    double c = p->gate_stats ? p->gate_stats[l * 4 + 3] : 0.0;
+    double c = p->gate_stats ? p->gate_stats[l * RS_GATE_NSTATS + 3] : 0.0;
     return c > 0.0 ? c : 1.0;
 }
 
-static double channel_mean(const RunProbe *p, int l)
+static double channel_mean(const ProbeRecord *p, int l)
 {
     int C = p->gate_channels;
     double s = 0.0;
@@ -65,20 +64,20 @@ static double channel_mean(const RunProbe *p, int l)
     return C ? s / C : 0.0;
 }
 
-double rs_gate_mean(const RunProbe *p, int l)
+double rs_gate_mean(const ProbeRecord *p, int l)
 {
     if (!p->has_gate) return 0.0;
     int l0 = l < 0 ? 0 : l, l1 = l < 0 ? p->L : l + 1;
     double s = 0.0, w = 0.0;
     for (int i = l0; i < l1; i++) {
-        double m = p->gate_stats ? p->gate_stats[i * 4] : channel_mean(p, i);
+        double m = p->gate_stats ? p->gate_stats[i * RS_GATE_NSTATS] : channel_mean(p, i);
         s += layer_count(p, i) * m;
         w += layer_count(p, i);
     }
     return w > 0.0 ? s / w : 0.0;
 }
 
-double rs_gate_head_mean(const RunProbe *p, int l, int g)
+double rs_gate_head_mean(const ProbeRecord *p, int l, int g)
 {
     if (!p->has_gate || p->gate_heads < 1) return 0.0;
     int per = p->gate_channels / p->gate_heads;
@@ -88,19 +87,19 @@ double rs_gate_head_mean(const RunProbe *p, int l, int g)
     return per ? s / per : 0.0;
 }
 
-double rs_gate_below(const RunProbe *p, int l, int k)
+double rs_gate_below(const ProbeRecord *p, int l, int k)
 {
     if (!p->has_gate || !p->gate_below) return 0.0;
     int l0 = l < 0 ? 0 : l, l1 = l < 0 ? p->L : l + 1;
     double s = 0.0, w = 0.0;
     for (int i = l0; i < l1; i++) {
-        s += layer_count(p, i) * p->gate_below[i * 4 + k];
+        s += layer_count(p, i) * p->gate_below[i * RS_GATE_NBELOW + k];
         w += layer_count(p, i);
     }
     return w > 0.0 ? s / w : 0.0;
 }
 
-double rs_m_act(const RunProbe *p)
+double rs_m_act(const ProbeRecord *p)
 {
     double s = 0.0;
     for (int l = 0; l < p->L; l++) s += p->h_max[l];

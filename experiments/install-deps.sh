@@ -3,20 +3,21 @@
 # runs only then, so it needs root only then). Each argument is a profile
 # or a package name:
 #   build       compiler, meson, and the libraries gatelab links
-#   test        build + hdf5-tools and MPI (the two-rank sweep test)
+#   test        build + hdf5-tools, MPI (the two-rank sweep test), clang-format
 #   quickstart  build + nodejs/npm (data/fetch_brown.sh)
 #   bash experiments/install-deps.sh test
 #   bash experiments/install-deps.sh build clang
 set -euo pipefail
 
 BUILD="gcc meson ninja-build pkg-config libopenblas-dev libhdf5-dev libpng-dev
-       libinih-dev libcmocka-dev gnuplot-nox"
+       libinih-dev libcmocka-dev gnuplot-nox libjansson-dev libpcre2-dev libicu-dev
+       zlib1g-dev"
 [ $# -gt 0 ] || { echo "usage: $0 build|test|quickstart|PACKAGE..." >&2; exit 2; }
 pkgs=""
 for a in "$@"; do
     case $a in
         build) pkgs="$pkgs $BUILD" ;;
-        test) pkgs="$pkgs $BUILD hdf5-tools libopenmpi-dev openmpi-bin" ;;
+        test) pkgs="$pkgs $BUILD hdf5-tools libopenmpi-dev openmpi-bin clang-format" ;;
         quickstart) pkgs="$pkgs $BUILD nodejs npm" ;;
         *) pkgs="$pkgs $a" ;;
     esac

@@ -1,5 +1,5 @@
 /* adamw.h: AdamW, the warmup + cosine schedule, and global-norm clipping,
- * exactly as src/MODEL.md "Optimiser" states (torch.optim.AdamW semantics). */
+ * exactly as docs/MODEL.md "Optimiser" states (torch.optim.AdamW semantics). */
 #ifndef GATELAB_ADAMW_H
 #define GATELAB_ADAMW_H
 

@@ -22,10 +22,9 @@
 #include "h5util.h"
 #include "util.h"
 
-#define CKPT_SCHEMA "gatelab-checkpoint"
 #define CKPT_PATH 4096
 
-static const char *const ARRAYS[3] = {"params", "adam_m", "adam_v"};
+static const char *const ARRAYS[3] = {RS_G_PARAMS, RS_CKPT_ADAM_M, RS_CKPT_ADAM_V};
 
 static int ckpt_paths(const char *run_path, char *final, char *tmp, char *err,
                       size_t errlen) {
@@ -76,12 +75,12 @@ static int write_contents(hid_t f, const CheckpointOut *c, const char *config_te
             snprintf(what, sizeof what, "write %s", ARRAYS[i]);
             return h5fail(err, errlen, tmp, what);
         }
-    if (h5u_attr_str(f, "schema", CKPT_SCHEMA) < 0 ||
-        h5u_attr_i64(f, "step", c->step) < 0 ||
-        h5u_attr_i64(f, "tokens", c->tokens) < 0 ||
-        h5u_attr_f64(f, "seconds", c->seconds) < 0 ||
-        h5u_attr_i64(f, "n", (long long)c->n) < 0 ||
-        h5u_attr_str(f, "config_text", config_text ? config_text : "") < 0)
+    if (h5u_attr_str(f, RS_SCHEMA, CKPT_SCHEMA) < 0 ||
+        h5u_attr_i64(f, RS_STEP, c->step) < 0 ||
+        h5u_attr_i64(f, RS_TOKENS, c->tokens) < 0 ||
+        h5u_attr_f64(f, RS_SECONDS, c->seconds) < 0 ||
+        h5u_attr_i64(f, RS_CKPT_N, (long long)c->n) < 0 ||
+        h5u_attr_str(f, RS_CKPT_CONFIG_TEXT, config_text ? config_text : "") < 0)
         return h5fail(err, errlen, tmp, "write attributes");
     return 0;
 }
@@ -221,14 +220,14 @@ static int read_f32(hid_t f, const char *file, const char *name, float *out,
 static int check_header(hid_t f, const char *file, size_t n, char *err,
                         size_t errlen) {
     char *schema = NULL;
-    if (h5u_attr_read_str(f, "schema", &schema) < 0 || strcmp(schema, CKPT_SCHEMA)) {
+    if (h5u_attr_read_str(f, RS_SCHEMA, &schema) < 0 || strcmp(schema, CKPT_SCHEMA)) {
         free(schema);
         h5u_reason();
         return seterr(err, errlen, "%s: not a gatelab checkpoint (schema attribute)", file);
     }
     free(schema);
     long long stored = -1;
-    if (h5u_attr_read(f, "n", H5T_NATIVE_LLONG, &stored) < 0) {
+    if (h5u_attr_read(f, RS_CKPT_N, H5T_NATIVE_LLONG, &stored) < 0) {
         h5u_reason();
         return seterr(err, errlen, "%s: not a gatelab checkpoint (no 'n')", file);
     }
@@ -251,10 +250,10 @@ static int load_impl(const char *file, float *params, float *m, float *v, size_t
     double sec = 0;
     char *text = NULL;
     int rc = check_header(f, file, n, err, errlen);
-    if (rc == 0 && (h5u_attr_read(f, "step", H5T_NATIVE_LLONG, &st) < 0 ||
-                    h5u_attr_read(f, "tokens", H5T_NATIVE_LLONG, &tok) < 0 ||
-                    h5u_attr_read(f, "seconds", H5T_NATIVE_DOUBLE, &sec) < 0 ||
-                    h5u_attr_read_str(f, "config_text", &text) < 0)) {
+    if (rc == 0 && (h5u_attr_read(f, RS_STEP, H5T_NATIVE_LLONG, &st) < 0 ||
+                    h5u_attr_read(f, RS_TOKENS, H5T_NATIVE_LLONG, &tok) < 0 ||
+                    h5u_attr_read(f, RS_SECONDS, H5T_NATIVE_DOUBLE, &sec) < 0 ||
+                    h5u_attr_read_str(f, RS_CKPT_CONFIG_TEXT, &text) < 0)) {
         h5u_reason();
         rc = seterr(err, errlen, "%s: checkpoint lacks step/tokens/seconds/config_text", file);
     }

@@ -6,8 +6,7 @@
  * hyperparameter is one table row and nothing else.
  */
 #include "config.h"
-#include "config_priv.h"
-#include "model.h" /* MAX_LAYERS */
+#include "config_derive.h"
 #include "util.h"
 
 #include <errno.h>
@@ -488,17 +487,6 @@ int config_set(Config *cfg, const char *kv, char *err, size_t errlen) {
 
 /* ------------------------------------------------------------ resolving */
 
-int config_auto_d_ff(int d_model, MlpKind mlp) {
-    if (mlp == MLP_GELU) return 4 * d_model;
-    long r = lround(8.0 * d_model / 3.0);
-    return (int)((r + 31) / 32 * 32);
-}
-
-int config_head_dim(const Config *c) {
-    if (c->head_dim > 0) return c->head_dim;
-    return c->n_heads > 0 ? c->d_model / c->n_heads : 0;
-}
-
 /* Internal sequence length the position table must cover. */
 static int needed_pos(const Config *c) {
     return c->seq_len + (c->sink_token ? 1 : 0);
@@ -527,9 +515,9 @@ void config_resolve(Config *c) {
 /* ----------------------------------------------------------- validation */
 
 static int validate_shapes(const Config *c, char *err, size_t n) {
-    if (c->n_layers < 1 || c->n_layers > MAX_LAYERS)
+    if (c->n_layers < 1 || c->n_layers > CONFIG_MAX_LAYERS)
         return seterr(err, n, "n_layers %d is outside 1..%d", c->n_layers,
-                      MAX_LAYERS);
+                      CONFIG_MAX_LAYERS);
     if (c->d_model <= 0) return seterr(err, n, "d_model %d must be positive", c->d_model);
     if (c->n_heads <= 0) return seterr(err, n, "n_heads %d must be positive", c->n_heads);
     if (c->n_kv_heads <= 0)

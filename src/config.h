@@ -9,6 +9,10 @@
 
 #include <stddef.h>
 
+/* Most transformer blocks a config may ask for; model.h's MAX_LAYERS
+ * (the weight table) is the same number, asserted in params.c. */
+#define CONFIG_MAX_LAYERS 64
+
 #define CFG_STR 256 /* every string field is bounded; longer input is refused */
 
 typedef enum { NORM_RMS = 0, NORM_LAYER } NormKind;
@@ -155,5 +159,16 @@ const char *normaliser_name(AttnNormaliser n);
 /* Catalog listing for --help and README: returns NULL past the end. */
 const char *variant_id_at(int i);
 const char *variant_formula(const char *id);
+
+/* The paper's headline comparison, a property of the catalog: the
+ * reference run every other is compared against, the headline gate, and
+ * the other key run. Figures with too many runs keep these; summaries
+ * list them in this order. */
+enum { VARIANT_KEY_NONE = 0, VARIANT_KEY_BASELINE, VARIANT_KEY_HEADLINE,
+       VARIANT_KEY_OTHER, VARIANT_KEY_END };
+/* The key role of a catalog id (VARIANT_KEY_NONE when not a key run). */
+int variant_key(const char *id);
+/* The id with key role `role`, NULL when none has it. */
+const char *variant_key_id(int role);
 
 #endif

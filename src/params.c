@@ -9,6 +9,8 @@
 #include "rng.h"
 #include "util.h"
 
+_Static_assert(MAX_LAYERS == CONFIG_MAX_LAYERS, "config.h and model.h agree");
+
 /* ---- shapes ---- */
 
 void dims_from_config(Dims *D, const Config *c) {

@@ -37,17 +37,17 @@ typedef struct {
 } MetricSpec;
 
 static const MetricSpec TRAIN[] = {
-    {"step", 1, "step", "optimiser step (0-based) of this row"},
-    {"loss", 0, "nats/token", "mean training cross-entropy of the step's batch"},
-    {"lr", 0, "1", "learning rate used at this step"},
-    {"grad_norm", 0, "1", "global gradient L2 norm before clipping"},
-    {"tokens", 1, "tokens", "training tokens consumed up to and including this step"},
-    {"seconds", 0, "s", "wall-clock training seconds since the run began"},
+    {RS_STEP, 1, "step", "optimiser step (0-based) of this row"},
+    {RS_LOSS, 0, "nats/token", "mean training cross-entropy of the step's batch"},
+    {RS_LR, 0, "1", "learning rate used at this step"},
+    {RS_GRAD_NORM, 0, "1", "global gradient L2 norm before clipping"},
+    {RS_TOKENS, 1, "tokens", "training tokens consumed up to and including this step"},
+    {RS_SECONDS, 0, "s", "wall-clock training seconds since the run began"},
 };
 static const MetricSpec EVAL[] = {
-    {"step", 1, "step", "optimiser step after which validation ran"},
-    {"val_loss", 0, "nats/token", "mean validation cross-entropy"},
-    {"val_bpb", 0, "bits/byte", "validation bits per byte"},
+    {RS_STEP, 1, "step", "optimiser step after which validation ran"},
+    {RS_VAL_LOSS, 0, "nats/token", "mean validation cross-entropy"},
+    {RS_VAL_BPB, 0, "bits/byte", "validation bits per byte"},
 };
 #define N_TRAIN ((int)(sizeof TRAIN / sizeof TRAIN[0]))
 #define N_EVAL ((int)(sizeof EVAL / sizeof EVAL[0]))
@@ -63,7 +63,6 @@ struct RunFile {
 
 static _Thread_local char last_err[512];
 
-const char *runfile_error(void) { return last_err; }
 
 /* Record a one-line error (and copy it to err when given); returns -1. */
 __attribute__((format(printf, 3, 4)))
@@ -218,7 +217,7 @@ static int write_array(RunFile *rf, hid_t loc, const char *where,
     if (rc == 0 && H5Sget_simple_extent_npoints(sp) > 0 &&
         H5Dwrite(ds, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0)
         rc = -1;
-    if (rc == 0 && desc && h5u_attr_str(ds, "description", desc) < 0) rc = -1;
+    if (rc == 0 && desc && h5u_attr_str(ds, RS_DESCRIPTION, desc) < 0) rc = -1;
     if (ds >= 0 && H5Dclose(ds) < 0) rc = -1;
     if (dcpl >= 0) H5Pclose(dcpl);
     if (sp >= 0) H5Sclose(sp);
@@ -283,7 +282,7 @@ static char *config_text_alloc(const Config *cfg) {
 }
 
 static int write_config(RunFile *rf, const Config *cfg) {
-    hid_t g = make_group(rf->file, "config");
+    hid_t g = make_group(rf->file, RS_G_CONFIG);
     if (g < 0) return fail_h5(rf, "create /config");
     VisitCtx c = {g, 0, ""};
     config_visit(cfg, visit_key, &c);
@@ -296,7 +295,7 @@ static int write_config(RunFile *rf, const Config *cfg) {
     char *text = rc == 0 ? config_text_alloc(cfg) : NULL;
     if (rc == 0 && !text)
         rc = fail(NULL, 0, "%s: config text does not fit in 16 MB", rf->path);
-    if (rc == 0 && h5u_attr_str(g, "text", text) < 0)
+    if (rc == 0 && h5u_attr_str(g, RS_CONFIG_TEXT, text) < 0)
         rc = fail_h5(rf, "write /config attribute 'text'");
     free(text);
     H5Gclose(g);
@@ -309,16 +308,16 @@ static int write_root_attrs(RunFile *rf, const Config *cfg, const Model *m) {
     hid_t f = rf->file;
     long long np = m ? (long long)m->table.total : 0;
     long long na = m ? (long long)model_added_params(m) : 0;
-    if (h5u_attr_str(f, "schema", RUNFILE_SCHEMA) < 0 ||
-        h5u_attr_i64(f, "schema_version", RUNFILE_SCHEMA_VERSION) < 0 ||
-        h5u_attr_str(f, "variant", cfg ? cfg->variant : "") < 0 ||
-        h5u_attr_u64(f, "seed", cfg ? cfg->init_seed : 0) < 0 ||
-        h5u_attr_u64(f, "data_seed", cfg ? cfg->data_seed : 0) < 0 ||
-        h5u_attr_str(f, "created", created) < 0 ||
-        h5u_attr_str(f, "gatelab_version", GATELAB_VERSION " (git " GATELAB_DESCRIBE ")") < 0 ||
-        h5u_attr_i64(f, "n_params", np) < 0 ||
-        h5u_attr_i64(f, "n_params_added", na) < 0 ||
-        h5u_attr_str(f, "status", "running") < 0)
+    if (h5u_attr_str(f, RS_SCHEMA, RUNFILE_SCHEMA) < 0 ||
+        h5u_attr_i64(f, RS_SCHEMA_VERSION, RUNFILE_SCHEMA_VERSION) < 0 ||
+        h5u_attr_str(f, RS_VARIANT, cfg ? cfg->variant : "") < 0 ||
+        h5u_attr_u64(f, RS_SEED, cfg ? cfg->init_seed : 0) < 0 ||
+        h5u_attr_u64(f, RS_DATA_SEED, cfg ? cfg->data_seed : 0) < 0 ||
+        h5u_attr_str(f, RS_CREATED, created) < 0 ||
+        h5u_attr_str(f, RS_GATELAB_VERSION, GATELAB_VERSION " (git " GATELAB_DESCRIBE ")") < 0 ||
+        h5u_attr_i64(f, RS_N_PARAMS, np) < 0 ||
+        h5u_attr_i64(f, RS_N_PARAMS_ADDED, na) < 0 ||
+        h5u_attr_str(f, RS_STATUS, RS_STATUS_RUNNING) < 0)
         return fail_h5(rf, "write root attributes");
     return 0;
 }
@@ -338,8 +337,8 @@ static int create_metric(RunFile *rf, hid_t g, const char *gname,
     if (ok)
         ds = H5Dcreate2(g, s->name, s->is_int ? H5T_STD_I64LE : H5T_IEEE_F64LE,
                         sp, H5P_DEFAULT, dcpl, H5P_DEFAULT);
-    ok = ds >= 0 && h5u_attr_str(ds, "units", s->units) >= 0 &&
-         h5u_attr_str(ds, "description", s->desc) >= 0;
+    ok = ds >= 0 && h5u_attr_str(ds, RS_UNITS, s->units) >= 0 &&
+         h5u_attr_str(ds, RS_DESCRIPTION, s->desc) >= 0;
     if (dcpl >= 0) H5Pclose(dcpl);
     if (sp >= 0) H5Sclose(sp);
     if (!ok) {
@@ -351,14 +350,14 @@ static int create_metric(RunFile *rf, hid_t g, const char *gname,
 }
 
 static int create_metrics(RunFile *rf) {
-    hid_t m = make_group(rf->file, "metrics");
-    hid_t tr = m >= 0 ? make_group(m, "train") : -1;
-    hid_t ev = m >= 0 ? make_group(m, "eval") : -1;
+    hid_t m = make_group(rf->file, RS_G_METRICS);
+    hid_t tr = m >= 0 ? make_group(m, RS_G_TRAIN) : -1;
+    hid_t ev = m >= 0 ? make_group(m, RS_G_EVAL) : -1;
     int rc = (m >= 0 && tr >= 0 && ev >= 0) ? 0 : fail_h5(rf, "create /metrics");
     for (int i = 0; rc == 0 && i < N_TRAIN; i++)
-        rc = create_metric(rf, tr, "train", &TRAIN[i], &rf->train[i]);
+        rc = create_metric(rf, tr, RS_G_TRAIN, &TRAIN[i], &rf->train[i]);
     for (int i = 0; rc == 0 && i < N_EVAL; i++)
-        rc = create_metric(rf, ev, "eval", &EVAL[i], &rf->eval[i]);
+        rc = create_metric(rf, ev, RS_G_EVAL, &EVAL[i], &rf->eval[i]);
     if (ev >= 0) H5Gclose(ev);
     if (tr >= 0) H5Gclose(tr);
     if (m >= 0) H5Gclose(m);
@@ -460,8 +459,8 @@ static RunFile *create_impl(const char *path, const Config *cfg,
         if (rf->file < 0) rc = fail_h5(rf, "open the new run file");
     }
     hsize_t n;
-    if (rc == 0) rc = open_metrics(rf, "train", TRAIN, rf->train, N_TRAIN, &n);
-    if (rc == 0) rc = open_metrics(rf, "eval", EVAL, rf->eval, N_EVAL, &n);
+    if (rc == 0) rc = open_metrics(rf, RS_G_TRAIN, TRAIN, rf->train, N_TRAIN, &n);
+    if (rc == 0) rc = open_metrics(rf, RS_G_EVAL, EVAL, rf->eval, N_EVAL, &n);
     if (rc < 0) {
         /* A half-written file would block the retry; nothing in it is a
          * finished result (a forced one was already truncated). */
@@ -522,22 +521,22 @@ static int append_row(RunFile *rf, const char *gname, const MetricSpec *spec,
     return 0;
 }
 
-int runfile_append_train(RunFile *rf, long long step, double loss, double lr,
+static int append_train_impl(RunFile *rf, long long step, double loss, double lr,
                          double grad_norm, long long tokens, double seconds) {
     if (!rf) return fail(NULL, 0, "runfile_append_train: no run file");
     const void *v[N_TRAIN] = {&step, &loss, &lr, &grad_norm, &tokens, &seconds};
     H5uQuiet q = h5u_quiet_begin();
-    int rc = append_row(rf, "train", TRAIN, rf->train, N_TRAIN, &rf->n_train, v);
+    int rc = append_row(rf, RS_G_TRAIN, TRAIN, rf->train, N_TRAIN, &rf->n_train, v);
     h5u_quiet_end(q);
     return rc;
 }
 
-int runfile_append_eval(RunFile *rf, long long step, double val_loss,
+static int append_eval_impl(RunFile *rf, long long step, double val_loss,
                         double val_bpb) {
     if (!rf) return fail(NULL, 0, "runfile_append_eval: no run file");
     const void *v[N_EVAL] = {&step, &val_loss, &val_bpb};
     H5uQuiet q = h5u_quiet_begin();
-    int rc = append_row(rf, "eval", EVAL, rf->eval, N_EVAL, &rf->n_eval, v);
+    int rc = append_row(rf, RS_G_EVAL, EVAL, rf->eval, N_EVAL, &rf->n_eval, v);
     h5u_quiet_end(q);
     return rc;
 }
@@ -546,13 +545,13 @@ int runfile_append_eval(RunFile *rf, long long step, double val_loss,
 
 static int set_status_impl(RunFile *rf, const char *status) {
     if (reserve(rf, 0) < 0) return -1;
-    if (h5u_attr_str(rf->file, "status", status) < 0)
+    if (h5u_attr_str(rf->file, RS_STATUS, status) < 0)
         return fail_h5(rf, "write root attribute 'status'");
     if (H5Fflush(rf->file, H5F_SCOPE_LOCAL) < 0) return fail_h5(rf, "flush");
     return 0;
 }
 
-int runfile_set_status(RunFile *rf, const char *status) {
+static int set_status_quiet(RunFile *rf, const char *status) {
     if (!rf || !status) return fail(NULL, 0, "runfile_set_status: no run file or status");
     H5uQuiet q = h5u_quiet_begin();
     int rc = set_status_impl(rf, status);
@@ -562,7 +561,7 @@ int runfile_set_status(RunFile *rf, const char *status) {
 
 static int summary_impl(RunFile *rf, const char *key, double value) {
     if (reserve(rf, 0) < 0) return -1;
-    hid_t g = make_group(rf->file, "summary");
+    hid_t g = make_group(rf->file, RS_G_SUMMARY);
     if (g < 0) return fail_h5(rf, "create /summary");
     int rc = 0;
     if (h5u_attr_f64(g, key, value) < 0) {
@@ -575,7 +574,7 @@ static int summary_impl(RunFile *rf, const char *key, double value) {
     return rc;
 }
 
-int runfile_set_summary(RunFile *rf, const char *key, double value) {
+static int set_summary_impl(RunFile *rf, const char *key, double value) {
     if (!rf || !key || !*key) return fail(NULL, 0, "runfile_set_summary: no run file or key");
     H5uQuiet q = h5u_quiet_begin();
     int rc = summary_impl(rf, key, value);
@@ -586,15 +585,15 @@ int runfile_set_summary(RunFile *rf, const char *key, double value) {
 /* ---- probes ---- */
 
 static int probe_attrs(RunFile *rf, hid_t g, const char *gpath,
-                       const ProbeData *p) {
-    if (h5u_attr_i64(g, "step", p->step) < 0 ||
-        h5u_attr_i64(g, "proxy", p->proxy) < 0 ||
-        h5u_attr_str(g, "normaliser", p->normaliser ? p->normaliser : "") < 0 ||
-        h5u_attr_i64(g, "gate_channels", p->gate_channels) < 0 ||
-        h5u_attr_i64(g, "gate_heads", p->gate_heads) < 0 ||
-        h5u_attr_i64(g, "gate_bounded", p->gate_bounded) < 0 ||
-        h5u_attr_i64(g, "probe_n", p->N) < 0 ||
-        h5u_attr_i64(g, "probe_len", p->T) < 0) {
+                       const ProbeRecord *p) {
+    if (h5u_attr_i64(g, RS_P_STEP, p->step) < 0 ||
+        h5u_attr_i64(g, RS_P_PROXY, p->proxy) < 0 ||
+        h5u_attr_str(g, RS_P_NORMALISER, p->normaliser) < 0 ||
+        h5u_attr_i64(g, RS_P_GATE_CHANNELS, p->gate_channels) < 0 ||
+        h5u_attr_i64(g, RS_P_GATE_HEADS, p->gate_heads) < 0 ||
+        h5u_attr_i64(g, RS_P_GATE_BOUNDED, p->gate_bounded) < 0 ||
+        h5u_attr_i64(g, RS_P_PROBE_N, p->N) < 0 ||
+        h5u_attr_i64(g, RS_P_PROBE_LEN, p->T) < 0) {
         char what[128];
         snprintf(what, sizeof what, "write attributes of %s", gpath);
         return fail_h5(rf, what);
@@ -602,108 +601,96 @@ static int probe_attrs(RunFile *rf, hid_t g, const char *gpath,
     return 0;
 }
 
-#define F32 H5T_IEEE_F32LE, H5T_NATIVE_FLOAT
-#define F64 H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE
-
-static int probe_gates(RunFile *rf, hid_t g, const char *gp, const ProbeData *p) {
-    hsize_t L = (hsize_t)p->L, C = (hsize_t)p->gate_channels;
-    hsize_t Ns = (hsize_t)p->gate_sample_n, T = (hsize_t)p->T;
-    int rc = 0;
-    if (rc == 0 && p->gate_sample && Ns > 0)
-        rc = write_array(rf, g, gp, "gate_sample", F32, 4,
-                         (hsize_t[]){L, Ns, T, C}, p->gate_sample,
-                         "activated gate scores [layer, seq, t, channel] of the first probe sequences");
-    if (rc == 0 && p->gate_hist)
-        rc = write_array(rf, g, gp, "gate_hist", F64, 2, (hsize_t[]){L, 50},
-                         p->gate_hist,
-                         "counts of gate scores in 50 equal bins over [0,1], per layer");
-    if (rc == 0 && p->gate_channel_mean)
-        rc = write_array(rf, g, gp, "gate_channel_mean", F64, 2,
-                         (hsize_t[]){L, C}, p->gate_channel_mean,
-                         "mean gate score per layer and channel over the probe set");
-    if (rc == 0 && p->gate_below) {
-        rc = write_array(rf, g, gp, "gate_below", F64, 2, (hsize_t[]){L, 4},
-                         p->gate_below,
-                         "fraction of gate scores below each threshold (attr thresholds), per layer");
-        static const double th[4] = {0.5, 0.1, 1e-2, 1e-3};
-        hid_t ds = rc == 0 ? H5Dopen2(g, "gate_below", H5P_DEFAULT) : -1;
-        if (rc == 0 && (ds < 0 || h5u_attr_write(ds, "thresholds", H5T_IEEE_F64LE,
-                                                 H5T_NATIVE_DOUBLE, th, 4) < 0))
-            rc = fail_h5(rf, "write gate_below thresholds");
-        if (ds >= 0) H5Dclose(ds);
+/* Size of one dims letter of RS_PROBE_ARRAYS for this probe. */
+static hsize_t probe_dim(const ProbeRecord *p, char d) {
+    switch (d) {
+    case 'L': return (hsize_t)p->L;
+    case 'H': return (hsize_t)p->H;
+    case 'T': return (hsize_t)p->T;
+    case 'N': return (hsize_t)p->N;
+    case 'C': return (hsize_t)p->gate_channels;
+    case 'S': return (hsize_t)p->gate_sample_n;
+    case 'B': return RS_GATE_BINS;
+    case 'K': return RS_GATE_NBELOW;
+    case 'M': return RS_GATE_NSTATS;
+    case '3': return RS_HIDDEN_TOP;
     }
-    if (rc == 0 && p->gate_stats)
-        rc = write_array(rf, g, gp, "gate_stats", F64, 2, (hsize_t[]){L, 4},
-                         p->gate_stats,
-                         "per layer: mean, min, max of gate scores and how many scores");
+    return 0;
+}
+
+/* One array of the table; absent (NULL) arrays and gate arrays of a
+ * gate-less probe are skipped. */
+static int probe_array(RunFile *rf, hid_t g, hid_t h, const char *gp,
+                       const ProbeRecord *p, const void *data, int cls,
+                       int hidden, const char *name, const char *dims,
+                       int kind, const char *desc) {
+    int gated = kind == RS_GATE || kind == RS_GATE_OPT;
+    if (!data || (gated && p->gate_channels <= 0)) return 0;
+    hsize_t d[8];
+    int rank = (int)strlen(dims);
+    for (int i = 0; i < rank; i++) d[i] = probe_dim(p, dims[i]);
+    for (int i = 0; i < rank; i++) /* an optional array may be empty */
+        if (d[i] == 0 && (kind == RS_OPT || kind == RS_GATE_OPT)) return 0;
+    char hp[128];
+    snprintf(hp, sizeof hp, "%s/%s", gp, RS_G_HIDDEN);
+    hid_t ft = cls == RS_I32 ? H5T_STD_I32LE : cls == RS_F32 ? H5T_IEEE_F32LE : H5T_IEEE_F64LE;
+    hid_t mt = cls == RS_I32 ? H5T_NATIVE_INT : cls == RS_F32 ? H5T_NATIVE_FLOAT : H5T_NATIVE_DOUBLE;
+    return write_array(rf, hidden ? h : g, hidden ? hp : gp, name, ft, mt, rank,
+                       d, data, desc);
+}
+
+static int probe_thresholds(RunFile *rf, hid_t g, const ProbeRecord *p) {
+    if (!p->gate_below || p->gate_channels <= 0) return 0;
+    hid_t ds = H5Dopen2(g, RS_GATE_BELOW_NAME, H5P_DEFAULT);
+    int rc = 0;
+    if (ds < 0 || h5u_attr_write(ds, RS_P_THRESHOLDS, H5T_IEEE_F64LE,
+                                 H5T_NATIVE_DOUBLE, RS_GATE_BELOW_THR,
+                                 RS_GATE_NBELOW) < 0)
+        rc = fail_h5(rf, "write gate_below thresholds");
+    if (ds >= 0) H5Dclose(ds);
     return rc;
 }
 
-static int probe_hidden(RunFile *rf, hid_t g, const char *gp, const ProbeData *p) {
-    hsize_t L = (hsize_t)p->L;
-    char hp[128];
-    snprintf(hp, sizeof hp, "%s/hidden", gp);
-    hid_t h = make_group(g, "hidden");
+static int probe_arrays(RunFile *rf, hid_t g, const char *gp,
+                        const ProbeRecord *p) {
+    hid_t h = make_group(g, RS_G_HIDDEN);
     if (h < 0) return fail_h5(rf, "create hidden group");
     int rc = 0;
-    if (rc == 0 && p->h_max)
-        rc = write_array(rf, h, hp, "max", F64, 1, &L, p->h_max,
-                         "max |h| of each block's output (residual stream), mean over probe sequences");
-    if (rc == 0 && p->h_median)
-        rc = write_array(rf, h, hp, "median", F64, 1, &L, p->h_median,
-                         "median |h| of each block's output, mean over probe sequences");
-    if (rc == 0 && p->h_top3)
-        rc = write_array(rf, h, hp, "top3", F64, 2, (hsize_t[]){L, 3}, p->h_top3,
-                         "three largest |h| of each block's output, descending");
-    if (rc == 0 && p->h_kurtosis)
-        rc = write_array(rf, h, hp, "kurtosis", F64, 1, &L, p->h_kurtosis,
-                         "kurtosis mean((x-mu)^4)/(sigma^4+1e-6) of each block's output (Gaussian = 3)");
-    if (rc == 0 && p->h_norm_ratio)
-        rc = write_array(rf, h, hp, "norm_ratio", F64, 1, &L, p->h_norm_ratio,
-                         "per block: ||h_0|| / mean over t != 0 of ||h_t|| (first-token norm ratio)");
+#define RS_WRITE(member, ctype, cls, hid, name, dims, kind, desc)             \
+    if (rc == 0)                                                              \
+        rc = probe_array(rf, g, h, gp, p, p->member, cls, hid, name, dims,     \
+                         kind, desc);
+    RS_PROBE_ARRAYS(RS_WRITE)
+#undef RS_WRITE
     H5Gclose(h);
+    if (rc == 0) rc = probe_thresholds(rf, g, p);
     return rc;
 }
 
-static int probe_core(RunFile *rf, hid_t g, const char *gp, const ProbeData *p) {
-    hsize_t L = (hsize_t)p->L, H = (hsize_t)p->H, N = (hsize_t)p->N,
-            T = (hsize_t)p->T;
-    int rc = 0;
-    if (rc == 0 && p->tokens)
-        rc = write_array(rf, g, gp, "tokens", H5T_STD_I32LE, H5T_NATIVE_INT, 2,
-                         (hsize_t[]){N, T}, p->tokens, "probe token ids [seq, t]");
-    if (rc == 0 && p->attention)
-        rc = write_array(rf, g, gp, "attention", F32, 4, (hsize_t[]){L, H, T, T},
-                         p->attention,
-                         "attention weights A[query, key] per layer and head, mean over probe sequences");
-    if (rc == 0 && p->attention_slot)
-        rc = write_array(rf, g, gp, "attention_slot", F32, 3, (hsize_t[]){L, H, T},
-                         p->attention_slot,
-                         "weight each query gives the extra slot (sink logit or kv bias), mean over sequences");
-    if (rc == 0 && p->first_col)
-        rc = write_array(rf, g, gp, "first_col", F32, 4, (hsize_t[]){N, L, H, T},
-                         p->first_col, "A[t, 0] per probe sequence [seq, layer, head, t]");
-    if (rc == 0 && p->alpha0)
-        rc = write_array(rf, g, gp, "alpha0", F32, 2, (hsize_t[]){L, H}, p->alpha0,
-                         "first-token attention share per layer and head");
-    return rc;
+/* Upper bound of the probe's raw bytes, for the free-space check. */
+static size_t probe_bytes(const ProbeRecord *p) {
+    size_t raw = 0;
+#define RS_SIZE(member, ctype, cls, hid, name, dims, kind, desc)              \
+    {                                                                         \
+        size_t n = sizeof(ctype);                                             \
+        for (const char *c = dims; *c; c++) n *= (size_t)probe_dim(p, *c);    \
+        raw += n;                                                             \
+    }
+    RS_PROBE_ARRAYS(RS_SIZE)
+#undef RS_SIZE
+    return raw;
 }
 
-static int probe_impl(RunFile *rf, const ProbeData *p) {
+static int probe_impl(RunFile *rf, const ProbeRecord *p) {
     if (p->L <= 0 || p->H <= 0 || p->N < 0 || p->T <= 0 || p->gate_channels < 0 ||
         p->gate_sample_n < 0)
         return fail(NULL, 0, "%s: probe at step %lld has bad shape L=%d H=%d N=%d T=%d",
                     rf->path, p->step, p->L, p->H, p->N, p->T);
-    size_t L = (size_t)p->L, H = (size_t)p->H, N = (size_t)p->N, T = (size_t)p->T;
-    size_t C = (size_t)p->gate_channels, Ns = (size_t)p->gate_sample_n;
-    size_t raw = 4 * (N * T + L * H * T * T + L * H * T + N * L * H * T + L * H +
-                      L * Ns * T * C) +
-                 8 * (L * 50 + L * C + 8 * L + 7 * L);
-    if (reserve(rf, compressed_bound(raw, 16)) < 0) return -1;
+    if (reserve(rf, compressed_bound(probe_bytes(p), 16)) < 0) return -1;
     char name[64], gp[96];
-    snprintf(name, sizeof name, "step_%07lld", p->step);
-    snprintf(gp, sizeof gp, "/probe/%s", name);
-    hid_t pr = make_group(rf->file, "probe");
+    snprintf(name, sizeof name, RS_PROBE_STEP_FMT, p->step);
+    snprintf(gp, sizeof gp, "/%s/%s", RS_G_PROBE, name);
+    hid_t pr = make_group(rf->file, RS_G_PROBE);
     if (pr < 0) return fail_h5(rf, "create /probe");
     /* Rewriting a step replaces it whole: no stale dataset survives. */
     htri_t e = H5Lexists(pr, name, H5P_DEFAULT);
@@ -715,15 +702,13 @@ static int probe_impl(RunFile *rf, const ProbeData *p) {
     H5Gclose(pr);
     if (g < 0) return fail_h5(rf, "create the probe group");
     int rc = probe_attrs(rf, g, gp, p);
-    if (rc == 0) rc = probe_core(rf, g, gp, p);
-    if (rc == 0 && p->gate_channels > 0) rc = probe_gates(rf, g, gp, p);
-    if (rc == 0) rc = probe_hidden(rf, g, gp, p);
+    if (rc == 0) rc = probe_arrays(rf, g, gp, p);
     if (H5Gclose(g) < 0 && rc == 0) rc = fail_h5(rf, "close the probe group");
     if (rc == 0 && H5Fflush(rf->file, H5F_SCOPE_LOCAL) < 0) rc = fail_h5(rf, "flush");
     return rc;
 }
 
-int runfile_write_probe(RunFile *rf, const ProbeData *p) {
+static int write_probe_impl(RunFile *rf, const ProbeRecord *p) {
     if (!rf || !p) return fail(NULL, 0, "runfile_write_probe: no run file or probe");
     H5uQuiet q = h5u_quiet_begin();
     int rc = probe_impl(rf, p);
@@ -733,11 +718,13 @@ int runfile_write_probe(RunFile *rf, const ProbeData *p) {
 
 /* ---- parameters ---- */
 
+#define F32 H5T_IEEE_F32LE, H5T_NATIVE_FLOAT
+
 static int params_impl(RunFile *rf, const Model *m) {
     if (reserve(rf, compressed_bound(m->table.total * sizeof(float),
                                      (size_t)m->table.count)) < 0)
         return -1;
-    hid_t g = make_group(rf->file, "params");
+    hid_t g = make_group(rf->file, RS_G_PARAMS);
     if (g < 0) return fail_h5(rf, "create /params");
     int rc = 0;
     for (int i = 0; rc == 0 && i < m->table.count; i++) {
@@ -753,14 +740,14 @@ static int params_impl(RunFile *rf, const Model *m) {
                       rf->path, pi->name, pi->ndim);
             break;
         }
-        rc = write_array(rf, g, "/params", pi->name, F32, pi->ndim, dims,
+        rc = write_array(rf, g, "/" RS_G_PARAMS, pi->name, F32, pi->ndim, dims,
                          m->params + pi->offset,
                          pi->ndim == 2 ? "weight, PyTorch nn.Linear [out, in] layout"
                                        : "vector parameter");
         if (rc == 0) {
             hid_t ds = H5Dopen2(g, pi->name, H5P_DEFAULT);
-            if (ds < 0 || h5u_attr_i64(ds, "decay", pi->decay) < 0 ||
-                h5u_attr_i64(ds, "added", pi->added) < 0)
+            if (ds < 0 || h5u_attr_i64(ds, RS_PARAM_DECAY, pi->decay) < 0 ||
+                h5u_attr_i64(ds, RS_PARAM_ADDED, pi->added) < 0)
                 rc = fail_h5(rf, "write /params attributes");
             if (ds >= 0) H5Dclose(ds);
         }
@@ -770,7 +757,7 @@ static int params_impl(RunFile *rf, const Model *m) {
     return rc;
 }
 
-int runfile_write_params(RunFile *rf, const Model *m) {
+static int write_params_impl(RunFile *rf, const Model *m) {
     if (!rf || !m || (!m->params && m->table.total))
         return fail(NULL, 0, "runfile_write_params: no run file or model");
     H5uQuiet q = h5u_quiet_begin();
@@ -784,7 +771,7 @@ int runfile_write_params(RunFile *rf, const Model *m) {
 static int check_schema(RunFile *rf) {
     char *schema = NULL;
     long long ver = 0;
-    if (h5u_attr_read_str(rf->file, "schema", &schema) < 0) {
+    if (h5u_attr_read_str(rf->file, RS_SCHEMA, &schema) < 0) {
         h5u_reason();
         return fail(NULL, 0, "%s: not a gatelab run file (no schema attribute)", rf->path);
     }
@@ -793,7 +780,7 @@ static int check_schema(RunFile *rf) {
         fail(NULL, 0, "%s: not a gatelab run file (schema is '%.60s')", rf->path, schema);
     free(schema);
     if (!ok) return -1;
-    if (h5u_attr_read(rf->file, "schema_version", H5T_NATIVE_LLONG, &ver) < 0) {
+    if (h5u_attr_read(rf->file, RS_SCHEMA_VERSION, H5T_NATIVE_LLONG, &ver) < 0) {
         h5u_reason();
         return fail(NULL, 0, "%s: not a gatelab run file (no schema_version)", rf->path);
     }
@@ -810,11 +797,11 @@ static int open_metrics(RunFile *rf, const char *gname, const MetricSpec *spec,
     *len = (hsize_t)-1;
     for (int i = 0; i < nds; i++) {
         char p[128];
-        snprintf(p, sizeof p, "/metrics/%s/%s", gname, spec[i].name);
-        htri_t e = H5Lexists(rf->file, "metrics", H5P_DEFAULT);
+        snprintf(p, sizeof p, "/" RS_G_METRICS "/%s/%s", gname, spec[i].name);
+        htri_t e = H5Lexists(rf->file, RS_G_METRICS, H5P_DEFAULT);
         if (e > 0) {
             char g[64];
-            snprintf(g, sizeof g, "/metrics/%s", gname);
+            snprintf(g, sizeof g, "/" RS_G_METRICS "/%s", gname);
             e = H5Lexists(rf->file, g, H5P_DEFAULT);
         }
         if (e > 0) e = H5Lexists(rf->file, p, H5P_DEFAULT);
@@ -897,10 +884,10 @@ static herr_t collect_cb(hid_t g, const char *name, const H5L_info_t *info,
 /* Delete /probe/step_N groups with N > step (they belong to the future the
  * resumed run is about to recompute). */
 static int drop_probes(RunFile *rf, long long step) {
-    htri_t e = H5Lexists(rf->file, "probe", H5P_DEFAULT);
+    htri_t e = H5Lexists(rf->file, RS_G_PROBE, H5P_DEFAULT);
     if (e < 0) return fail_h5(rf, "look for /probe");
     if (e == 0) return 0;
-    hid_t g = H5Gopen2(rf->file, "probe", H5P_DEFAULT);
+    hid_t g = H5Gopen2(rf->file, RS_G_PROBE, H5P_DEFAULT);
     if (g < 0) return fail_h5(rf, "open /probe");
     NameList l = {NULL, 0, 0};
     int rc = 0;
@@ -909,7 +896,7 @@ static int drop_probes(RunFile *rf, long long step) {
     for (int i = 0; rc == 0 && i < l.n; i++) {
         long long s;
         char tail;
-        if (sscanf(l.names[i], "step_%lld%c", &s, &tail) != 1 || s <= step) continue;
+        if (sscanf(l.names[i], RS_PROBE_STEP_SCAN, &s, &tail) != 1 || s <= step) continue;
         if (H5Ldelete(g, l.names[i], H5P_DEFAULT) < 0) {
             char what[128];
             snprintf(what, sizeof what, "delete /probe/%s", l.names[i]);
@@ -942,15 +929,15 @@ static RunFile *reopen_impl(const char *path, long long step) {
     if (rc == 0 && (rf->fd = open(path, O_RDWR)) < 0)
         rc = fail(NULL, 0, "%s: cannot open for writing: %s", path, strerror(errno));
     if (rc == 0) rc = reserve(rf, 0);
-    if (rc == 0) rc = open_metrics(rf, "train", TRAIN, rf->train, N_TRAIN, &len);
+    if (rc == 0) rc = open_metrics(rf, RS_G_TRAIN, TRAIN, rf->train, N_TRAIN, &len);
     /* train row s is the step that took the model from s to s+1 steps: rows
      * from `step` on are redone after a resume; evals and probes at `step`
      * were taken before the checkpoint and are kept */
-    if (rc == 0) rc = truncate_metrics(rf, "train", rf->train, N_TRAIN, len, step - 1, &rf->n_train);
-    if (rc == 0) rc = open_metrics(rf, "eval", EVAL, rf->eval, N_EVAL, &len);
-    if (rc == 0) rc = truncate_metrics(rf, "eval", rf->eval, N_EVAL, len, step, &rf->n_eval);
+    if (rc == 0) rc = truncate_metrics(rf, RS_G_TRAIN, rf->train, N_TRAIN, len, step - 1, &rf->n_train);
+    if (rc == 0) rc = open_metrics(rf, RS_G_EVAL, EVAL, rf->eval, N_EVAL, &len);
+    if (rc == 0) rc = truncate_metrics(rf, RS_G_EVAL, rf->eval, N_EVAL, len, step, &rf->n_eval);
     if (rc == 0) rc = drop_probes(rf, step);
-    if (rc == 0) rc = set_status_impl(rf, "running");
+    if (rc == 0) rc = set_status_impl(rf, RS_STATUS_RUNNING);
     if (rc < 0) {
         char keep[sizeof last_err];
         memcpy(keep, last_err, sizeof keep);
@@ -971,7 +958,7 @@ RunFile *runfile_reopen(const char *path, long long step, char *err,
     return rf;
 }
 
-int runfile_close(RunFile *rf) {
+static int close_impl(RunFile *rf) {
     if (!rf) return 0;
     H5uQuiet q = h5u_quiet_begin();
     int rc = rf_free(rf);
@@ -982,24 +969,24 @@ int runfile_close(RunFile *rf) {
 /* ---- long-context evaluation results ---- */
 
 static int lceval_attrs(RunFile *rf, hid_t g, const LcEvalData *d) {
-    const char *k[] = {"val_loss", "ppl", "first_share", "uniform_share",
-                       "sink_rate_0.3", "yarn_scale"};
+    const char *k[] = {RS_VAL_LOSS, RS_LC_PPL, RS_LC_FIRST_SHARE, RS_LC_UNIFORM_SHARE,
+                       RS_LC_SINK_RATE, RS_LC_YARN_SCALE};
     double v[] = {d->val_loss, d->ppl, d->first_share, d->uniform_share,
                   d->sink_rate, d->yarn_scale};
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
         if (h5u_attr_f64(g, k[i], v[i]) < 0) return fail_h5(rf, "write /lceval attributes");
-    if (h5u_attr_i64(g, "n_seqs", d->n_seqs) < 0 ||
-        h5u_attr_i64(g, "train_len", d->train_len) < 0 ||
-        h5u_attr_i64(g, "len", d->len) < 0)
+    if (h5u_attr_i64(g, RS_LC_N_SEQS, d->n_seqs) < 0 ||
+        h5u_attr_i64(g, RS_LC_TRAIN_LEN, d->train_len) < 0 ||
+        h5u_attr_i64(g, RS_LC_LEN, d->len) < 0)
         return fail_h5(rf, "write /lceval attributes");
     return 0;
 }
 
 static int lceval_impl(RunFile *rf, const LcEvalData *d) {
     char name[64];
-    snprintf(name, sizeof name, "L_%d", d->len);
+    snprintf(name, sizeof name, RS_LC_LEN_FMT, d->len);
     int rc = reserve(rf, (size_t)d->n_buckets * 8 + ((size_t)16 << 10));
-    hid_t top = rc == 0 ? make_group(rf->file, "lceval") : -1;
+    hid_t top = rc == 0 ? make_group(rf->file, RS_G_LCEVAL) : -1;
     hid_t mg = top >= 0 ? make_group(top, d->mode) : -1;
     if (rc == 0 && mg < 0) rc = fail_h5(rf, "create /lceval group");
     /* a re-run of the same length replaces the old result */
@@ -1010,7 +997,7 @@ static int lceval_impl(RunFile *rf, const LcEvalData *d) {
     if (rc == 0) rc = lceval_attrs(rf, g, d);
     hsize_t n = (hsize_t)d->n_buckets;
     if (rc == 0)
-        rc = write_array(rf, g, "/lceval", "loss_by_bucket", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE,
+        rc = write_array(rf, g, "/" RS_G_LCEVAL, RS_LC_LOSS_BY_BUCKET, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE,
                          1, &n, d->loss_by_bucket,
                          "mean val loss over positions [i*train_len, (i+1)*train_len)");
     if (g >= 0) H5Gclose(g);
@@ -1023,7 +1010,7 @@ static int write_lceval_at(const char *path, const LcEvalData *d, char *err,
                            size_t errlen) {
     if (!path || !*path || strlen(path) >= RF_PATH)
         return fail(err, errlen, "run file path is empty or too long");
-    if (!d || !d->mode || (strcmp(d->mode, "plain") && strcmp(d->mode, "yarn")) ||
+    if (!d || !d->mode || (strcmp(d->mode, RS_LC_PLAIN) && strcmp(d->mode, RS_LC_YARN)) ||
         d->len <= 0 || d->n_buckets < 0 || (d->n_buckets && !d->loss_by_bucket))
         return fail(err, errlen, "%s: bad long-context result to write", path);
     H5uQuiet q = h5u_quiet_begin();
@@ -1065,4 +1052,41 @@ int runfile_write_lceval(const char *path, const LcEvalData *d, char *err,
         return -1;
     }
     return file_replace(tmp, path, err, errlen);
+}
+
+/* ---- the public face: -1 and the module's one-line reason in err ---- */
+
+static int report_err(int rc, char *err, size_t errlen) {
+    if (rc < 0) seterr(err, errlen, "%s", last_err);
+    return rc;
+}
+
+int runfile_append_train(RunFile *rf, long long step, double loss, double lr,
+                         double grad_norm, long long tokens, double seconds, char *err, size_t errlen) {
+    return report_err(append_train_impl(rf, step, loss, lr, grad_norm, tokens, seconds), err, errlen);
+}
+
+int runfile_append_eval(RunFile *rf, long long step, double val_loss,
+                        double val_bpb, char *err, size_t errlen) {
+    return report_err(append_eval_impl(rf, step, val_loss, val_bpb), err, errlen);
+}
+
+int runfile_set_status(RunFile *rf, const char *status, char *err, size_t errlen) {
+    return report_err(set_status_quiet(rf, status), err, errlen);
+}
+
+int runfile_set_summary(RunFile *rf, const char *key, double value, char *err, size_t errlen) {
+    return report_err(set_summary_impl(rf, key, value), err, errlen);
+}
+
+int runfile_write_probe(RunFile *rf, const ProbeRecord *p, char *err, size_t errlen) {
+    return report_err(write_probe_impl(rf, p), err, errlen);
+}
+
+int runfile_write_params(RunFile *rf, const Model *m, char *err, size_t errlen) {
+    return report_err(write_params_impl(rf, m), err, errlen);
+}
+
+int runfile_close(RunFile *rf, char *err, size_t errlen) {
+    return report_err(close_impl(rf), err, errlen);
 }

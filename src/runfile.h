@@ -1,18 +1,6 @@
-/* runfile.h: the HDF5 run file, one per run (schema in README "Run file").
- *
- *  /                 attrs: schema="gatelab-run", schema_version, variant,
- *                    seed, data_seed, created, gatelab_version, n_params,
- *                    n_params_added, status (running|done|diverged; last)
- *  /config           one typed attr per key, attr "text" (resolved INI)
- *  /metrics/train/{step,loss,lr,grad_norm,tokens,seconds}  extendible 1-D
- *  /metrics/eval/{step,val_loss,val_bpb}                   extendible 1-D
- *  /probe/step_NNNNNNN/  see ProbeData
- *  /params/<name>    final weights, PyTorch [out,in] shapes
- *  /summary          attrs: steps_done, tokens_per_sec, wall_seconds,
- *                    final_val_loss, diverged_step (-1), spikes,
- *                    gflops_per_sec
- * Every dataset is chunked and compressed (shuffle + deflate).
- */
+/* runfile.h: the HDF5 run file's write face, one file per run (and the
+ * checkpoint beside it). The layout and every name are in runschema.h, the
+ * read face is runfile_read.h, the prose schema README.md "Run file". */
 #ifndef GATELAB_RUNFILE_H
 #define GATELAB_RUNFILE_H
 
@@ -20,9 +8,8 @@
 #include <stdint.h>
 #include "config.h"
 #include "model.h"
+#include "runschema.h"
 
-#define RUNFILE_SCHEMA "gatelab-run"
-#define RUNFILE_SCHEMA_VERSION 1
 
 typedef struct RunFile RunFile;
 
@@ -35,52 +22,29 @@ RunFile *runfile_create(const char *path, const Config *cfg,
  * probe groups with step <= `step`; drop the rest. */
 RunFile *runfile_reopen(const char *path, long long step, char *err,
                         size_t errlen);
-int runfile_close(RunFile *rf);
+int runfile_close(RunFile *rf,
+    char *err, size_t errlen);
 
-int runfile_set_status(RunFile *rf, const char *status);
+int runfile_set_status(RunFile *rf, const char *status,
+    char *err, size_t errlen);
 int runfile_append_train(RunFile *rf, long long step, double loss, double lr,
-                         double grad_norm, long long tokens, double seconds);
+                         double grad_norm, long long tokens, double seconds,
+    char *err, size_t errlen);
 int runfile_append_eval(RunFile *rf, long long step, double val_loss,
-                        double val_bpb);
+                        double val_bpb,
+    char *err, size_t errlen);
 
-/* What one probe writes (trainer side computes, runfile stores). */
-typedef struct {
-    long long step;
-    int L, H, N, T;            /* probe sequences N of length T */
-    const int *tokens;         /* [N, T] */
-    const float *attention;    /* [L, H, T, T] mean over sequences (proxy
-                                  map when proxy) */
-    const float *attention_slot; /* [L, H, T] or NULL */
-    const float *first_col;    /* [N, L, H, T]: A[t, 0] per sequence */
-    const float *alpha0;       /* [L, H] */
-    int proxy;                 /* 1: Gu et al. proxy |a|/sum|a| was used */
-    const char *normaliser;
-    /* gates (NULL when the variant has no gate) */
-    int gate_channels;         /* C */
-    int gate_heads;            /* how many heads the channels split into */
-    int gate_bounded;          /* scores in [0,1] (sigmoid family) */
-    const float *gate_sample;  /* [L, Ns, T, C] scores of first Ns seqs */
-    int gate_sample_n;         /* Ns */
-    const double *gate_hist;   /* [L, 50] counts over [0,1] */
-    const double *gate_channel_mean; /* [L, C] */
-    const double *gate_below;  /* [L, 4]: fraction < 0.5, 0.1, 1e-2, 1e-3 */
-    const double *gate_stats;  /* [L, 4]: mean, min, max, count */
-    /* hidden-state statistics of each block's output, mean over seqs */
-    const double *h_max;       /* [L] max |h| */
-    const double *h_median;    /* [L] median |h| */
-    const double *h_top3;      /* [L, 3] */
-    const double *h_kurtosis;  /* [L] */
-    const double *h_norm_ratio;/* [L] */
-} ProbeData;
-int runfile_write_probe(RunFile *rf, const ProbeData *p);
+/* One probe (probe.c computes, this stores; names in runschema.h). */
+int runfile_write_probe(RunFile *rf, const ProbeRecord *p,
+    char *err, size_t errlen);
 
 /* Final weights under /params, one dataset per ParamInfo. */
-int runfile_write_params(RunFile *rf, const Model *m);
+int runfile_write_params(RunFile *rf, const Model *m,
+    char *err, size_t errlen);
 /* Summary attributes (doubles). */
-int runfile_set_summary(RunFile *rf, const char *key, double value);
+int runfile_set_summary(RunFile *rf, const char *key, double value,
+    char *err, size_t errlen);
 
-/* Last error message from the module (one line). */
-const char *runfile_error(void);
 
 /* ---- checkpoints (RUN.h5.ckpt next to the run file) ----
  * Holds params, AdamW m and v, step, and the config text. Written to

@@ -31,4 +31,10 @@ int file_copy(const char *from, const char *to, char *err, size_t errlen);
  * every update of a finished file. On failure tmp is removed. */
 int file_replace(const char *tmp, const char *path, char *err, size_t errlen);
 
+/* path[n] = the repository file rel (e.g. "tests/reference/x.py"): under
+ * the source root configured at build time when it is there, else beside
+ * the binary's parent directory (build/.. of /proc/self/exe). -1 if
+ * neither exists. Works from any working directory. */
+int source_file(const char *rel, char *path, size_t n);
+
 #endif

@@ -6,7 +6,7 @@
  * they are applied to.
  */
 #include "config.h"
-#include "config_priv.h"
+#include "config_derive.h"
 #include "util.h"
 
 #include <math.h>
@@ -33,12 +33,15 @@ typedef struct {
     YMod ymod;
     ShapeChange shape;
     const char *formula;
+    int key; /* the paper's headline comparison: highlighted in figures and
+                summaries (VARIANT_KEY_*) */
 } VariantRow;
 
 static const VariantRow catalog[] = {
     /* A. gate positions and forms (Qiu et al. 2025) */
-    {.id = "baseline", .formula = "Y = softmax(Q K^T / sqrt(dh)) V, no gate"},
-    {.id = "g1-elem", .pos = GATE_G1,
+    {.id = "baseline", .key = VARIANT_KEY_BASELINE,
+     .formula = "Y = softmax(Q K^T / sqrt(dh)) V, no gate"},
+    {.id = "g1-elem", .pos = GATE_G1, .key = VARIANT_KEY_HEADLINE,
      .formula = "Y' = Y * sigmoid(X W_theta), W_theta: d x H*dh"},
     {.id = "g2-elem", .pos = GATE_G2,
      .formula = "V' = V * sigmoid(X W_theta), W_theta: d x Hkv*dh"},
@@ -48,7 +51,7 @@ static const VariantRow catalog[] = {
      .formula = "Q' = Q * sigmoid(X W_theta), W_theta: d x H*dh"},
     {.id = "g5-elem", .pos = GATE_G5,
      .formula = "O' = O * sigmoid(X W_theta), W_theta: d x d"},
-    {.id = "g1-head", .pos = GATE_G1, .gran = GRAN_HEAD,
+    {.id = "g1-head", .pos = GATE_G1, .gran = GRAN_HEAD, .key = VARIANT_KEY_OTHER,
      .formula = "Y_h' = Y_h * sigmoid(X w_h), W_theta: d x H"},
     {.id = "g2-head", .pos = GATE_G2, .gran = GRAN_HEAD,
      .formula = "V_h' = V_h * sigmoid(X w_h), W_theta: d x Hkv"},
@@ -110,6 +113,17 @@ static const VariantRow *find_variant(const char *id) {
 
 const char *variant_id_at(int i) {
     return i >= 0 && i < N_VARIANTS ? catalog[i].id : NULL;
+}
+
+int variant_key(const char *id) {
+    const VariantRow *v = find_variant(id);
+    return v ? v->key : 0;
+}
+
+const char *variant_key_id(int role) {
+    for (int i = 0; i < N_VARIANTS; i++)
+        if (catalog[i].key == role) return catalog[i].id;
+    return NULL;
 }
 
 const char *variant_formula(const char *id) {

@@ -3,7 +3,7 @@
 # root), builds with meson and runs the whole cmocka suite (the two-rank MPI
 # sweep included); then the same suite under AddressSanitizer + UBSan, the
 # full-disk check (a tmpfs; skipped where it cannot be mounted) and the
-# SIGKILL torture test.
+# SIGKILL torture test; last the clang-format check (tests/check_format.sh).
 #   bash tests/run_tests.sh                  # everything (~5 min on 2 cores)
 #   GATELAB_FAST=1 bash tests/run_tests.sh   # only the meson suite
 set -euo pipefail
@@ -31,3 +31,6 @@ fi
 ok=$(awk '/^Ok:/ {print $2}' "$log"); bad=$(awk '/^Fail:/ {print $2}' "$log")
 echo "== all tests passed"
 echo "${ok:-0} passed, ${bad:-0} failed"
+# last: the code style (.clang-format); CI fails on unformatted code
+echo "== format"
+bash tests/check_format.sh

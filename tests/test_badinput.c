@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "runread.h"
+#include "runfile_read.h"
 #include "testutil.h"
 
 #define PRESET "experiments/tiny.ini"

@@ -13,10 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../analysis/metrics.h"
-#include "../analysis/runread.h"
-#include "../src/lceval.h"
-#include "../src/ops.h"
+#include "metrics.h"
+#include "runfile_read.h"
+#include "lceval.h"
+#include "ops.h"
 #include "testutil.h"
 
 /* ---- fixture: lines "NAME COUNT v..." ---- */

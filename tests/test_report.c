@@ -20,9 +20,12 @@
 #include "report.h"
 #include "runname.h"
 #include "runfile.h"
-#include "runread.h"
+#include "runfile_read.h"
 #include "runstats.h"
 #include "testutil.h"
+
+/* the runfile_* calls' one-line reason */
+static char rf_err[512];
 
 enum { L = 2, H = 2, N = 2, T = 4, C = 4 };
 
@@ -65,11 +68,11 @@ static void make_run_cfg(const char *name, const char *variant, int seed,
     assert_non_null(rf);
     for (int s = 1; s <= 100; s++) { /* flat loss, one spike at step 60 */
         int rc = runfile_append_train(rf, s, spike && s == 60 ? 4.0 : 2.0,
-                                      1e-3, 1.0, 64LL * s, 0.01 * s);
-        if (rc) fprintf(stderr, "runfile: %s\n", runfile_error());
+                                      1e-3, 1.0, 64LL * s, 0.01 * s, rf_err, sizeof rf_err);
+        if (rc) fprintf(stderr, "runfile: %s\n", rf_err);
         assert_int_equal(rc, 0);
     }
-    assert_int_equal(runfile_append_eval(rf, 100, val_loss, val_loss / log(2)), 0);
+    assert_int_equal(runfile_append_eval(rf, 100, val_loss, val_loss / log(2), rf_err, sizeof rf_err), 0);
 
     float A[L * H * T * T], col[N * L * H * T], alpha0[L * H];
     int tokens[N * T] = {0};
@@ -88,7 +91,7 @@ static void make_run_cfg(const char *name, const char *variant, int seed,
     }
     double hmax[L] = {10, 30}, hmed[L] = {1, 1}, htop[L * 3] = {10, 5, 4, 30, 6, 5},
            hkurt[L] = {3, 9}, hnr[L] = {1, 2};
-    ProbeData p = {
+    ProbeRecord p = {
         .step = 100, .L = L, .H = H, .N = N, .T = T, .tokens = tokens,
         .attention = A, .first_col = col, .alpha0 = alpha0, .proxy = 0,
         .normaliser = "softmax", .h_max = hmax, .h_median = hmed,
@@ -102,13 +105,13 @@ static void make_run_cfg(const char *name, const char *variant, int seed,
         p.gate_below = gbelow;
         p.gate_stats = gstats;
     }
-    assert_int_equal(runfile_write_probe(rf, &p), 0);
-    assert_int_equal(runfile_set_summary(rf, "steps_done", 100), 0);
-    assert_int_equal(runfile_set_summary(rf, "final_val_loss", val_loss), 0);
-    assert_int_equal(runfile_set_summary(rf, "tokens_per_sec", 1000), 0);
-    assert_int_equal(runfile_set_summary(rf, "diverged_step", -1), 0);
-    assert_int_equal(runfile_set_status(rf, "done"), 0);
-    assert_int_equal(runfile_close(rf), 0);
+    assert_int_equal(runfile_write_probe(rf, &p, rf_err, sizeof rf_err), 0);
+    assert_int_equal(runfile_set_summary(rf, "steps_done", 100, rf_err, sizeof rf_err), 0);
+    assert_int_equal(runfile_set_summary(rf, "final_val_loss", val_loss, rf_err, sizeof rf_err), 0);
+    assert_int_equal(runfile_set_summary(rf, "tokens_per_sec", 1000, rf_err, sizeof rf_err), 0);
+    assert_int_equal(runfile_set_summary(rf, "diverged_step", -1, rf_err, sizeof rf_err), 0);
+    assert_int_equal(runfile_set_status(rf, "done", rf_err, sizeof rf_err), 0);
+    assert_int_equal(runfile_close(rf, rf_err, sizeof rf_err), 0);
 }
 
 /* A bigram run at lr 1e-2 (the quickstart's data and lr). */
@@ -405,7 +408,7 @@ static void test_sinks_numbers(void **state)
     assert_non_null(r);
     assert_string_equal(runread_meta(r)->variant, "baseline");
     assert_int_equal(runread_meta(r)->seed, 1);
-    RunProbe p;
+    ProbeRecord p;
     assert_int_equal(runread_probe(r, -1, &p, err, sizeof err), 0);
     assert_int_equal(p.step, 100);
     assert_int_equal(p.L * p.H * p.N * p.T, L * H * N * T);

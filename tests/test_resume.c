@@ -15,7 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "runread.h"
+#include "runfile_read.h"
 #include "testutil.h"
 
 #define PRESET "experiments/tiny.ini"

@@ -17,6 +17,7 @@
 
 #include "commands.h"
 #include "config.h"
+#include "runfile_read.h"
 #include "sweep.h"
 
 static char tmp[256]; /* per-test scratch dir */
@@ -277,16 +278,16 @@ static void test_plan(void **state) {
     char st[32];
     char p[600];
     snprintf(p, sizeof p, "%s/div_s1.h5", tmp);
-    assert_int_equal(sweep_read_status(p, st, sizeof st), 0);
+    assert_int_equal(runfile_read_status(p, st, sizeof st), 0);
     assert_string_equal(st, "diverged");
     snprintf(p, sizeof p, "%s/fixed_s1.h5", tmp);
-    assert_int_equal(sweep_read_status(p, st, sizeof st), 0);
+    assert_int_equal(runfile_read_status(p, st, sizeof st), 0);
     assert_string_equal(st, "done");
     snprintf(p, sizeof p, "%s/nostatus_s1.h5", tmp);
-    assert_int_equal(sweep_read_status(p, st, sizeof st), 0);
+    assert_int_equal(runfile_read_status(p, st, sizeof st), 0);
     assert_string_equal(st, "");
     snprintf(p, sizeof p, "%s/junk_s1.h5", tmp);
-    assert_int_equal(sweep_read_status(p, st, sizeof st), -1);
+    assert_int_equal(runfile_read_status(p, st, sizeof st), -1);
 
     struct { const char *name; SweepAction want; } cases[] = {
         {"done", SWEEP_SKIP_DONE},       {"fixed", SWEEP_SKIP_DONE},

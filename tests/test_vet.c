@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "report.h"
-#include "runread.h"
+#include "runfile_read.h"
 #include "testutil.h"
 
 static void src_path(char *out, size_t n, const char *rel) {
@@ -54,7 +54,7 @@ static void test_good_and_ordinary(void **s) {
     RunReader *r = runread_open(path, err, sizeof err);
     if (!r) fail_msg("%s", err);
     assert_string_equal(runread_meta(r)->variant, "baseline");
-    RunProbe p;
+    ProbeRecord p;
     assert_int_equal(runread_probe(r, -1, &p, err, sizeof err), 0);
     assert_int_equal(p.step, 4);
     runread_probe_free(&p);

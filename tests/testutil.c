@@ -6,7 +6,7 @@
 #include <cmocka.h>
 
 #include "testutil.h"
-#include "runread.h"
+#include "runfile_read.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -9,7 +9,7 @@
 
 #include "config.h"
 #include "data.h"
-#include "runread.h"
+#include "runfile_read.h"
 #include "sweep.h"
 
 
@@ -103,7 +103,7 @@ int fuzz_runread_one(const uint8_t *data, size_t size) {
     int n = 0;
     if (runread_probe_steps(r, &steps, &n, err, sizeof err) == 0) {
         for (int i = 0; i < n && i < 8; i++) {
-            RunProbe pr;
+            ProbeRecord pr;
             if (runread_probe(r, steps[i], &pr, err, sizeof err) == 0) runread_probe_free(&pr);
         }
         free(steps);

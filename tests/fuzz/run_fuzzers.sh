@@ -19,17 +19,20 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 secs=${1:-60}
 [ $# -gt 0 ] && shift
-targets=${*:-config sweepfile runread tokens}
+targets=${*:-config sweepfile runread tokens hftok}
 out=$root/build-fuzz
 mkdir -p "$out"
 CC=${CC:-clang}
 
 cflags="-g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined
-  -fno-sanitize-recover=undefined -I$root/src -I$root/analysis -I$here
+  -fno-sanitize-recover=undefined -I$root/src -I$root/src/train -I$root/src/hf -I$here
   $(pkg-config --cflags hdf5 2>/dev/null || echo -I/usr/include/hdf5/serial)"
-libs="$(pkg-config --libs hdf5 2>/dev/null || echo -L/usr/lib/x86_64-linux-gnu/hdf5/serial -lhdf5) -linih -lm"
+libs="$(pkg-config --libs hdf5 2>/dev/null || echo -L/usr/lib/x86_64-linux-gnu/hdf5/serial -lhdf5) -linih -lm
+  -ljansson -lpcre2-8 -licuuc"
 common="$here/fuzz_entry.c $root/src/util.c $root/src/rng.c $root/src/config.c
-  $root/src/variants.c $root/src/data.c $root/src/sweepfile.c $root/analysis/runread.c"
+  $root/src/config_derive.c $root/src/variants.c $root/src/data.c $root/src/train/sweepfile.c
+  $root/src/runfile_read.c
+  $here/fuzz_entry_hf.c $(ls $root/src/hf/*.c)"
 
 for t in $targets; do
     echo "== build fuzz_$t"

@@ -1,6 +1,6 @@
 """gatelab_ref.py: the PyTorch reference of the gatelab model.
 
-It implements src/MODEL.md exactly, option by option, so the C model can be
+It implements docs/MODEL.md exactly, option by option, so the C model can be
 checked against it (make_fixtures.py) and timed against it (torch_bench.py).
 
 The model is built from a config dict whose keys are the INI keys of
@@ -60,7 +60,7 @@ def _g(pos, **kw):
     return d
 
 
-# The 29 ids of /work/shared/reference/variants.md as explicit field changes
+# The 29 ids of docs/variants.md as explicit field changes
 # over VARIANT_BASE. Shape changes of the parameter-matched ids (section B)
 # depend on the base shape, so they are functions of it (see variant_fields).
 VARIANTS = OrderedDict([

@@ -16,7 +16,7 @@ One HDF5 file per case in tests/reference/fixtures/<name>.h5:
   loss             scalar float64 (mean cross-entropy)
   grads/<name>     float32 gradient of the mean loss
   losses10         [10] float64: loss before each of 10 AdamW steps on the
-                   same batch (schedule, clipping, AdamW as src/MODEL.md)
+                   same batch (schedule, clipping, AdamW as docs/MODEL.md)
 
 Everything is computed in float64 from float32-representable weights. The
 script checks itself before writing: autograd against central finite

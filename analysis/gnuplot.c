@@ -1,0 +1,398 @@
+/* gnuplot.c: the gnuplot runner and the generic figures over arrays
+ * (plot_lines, plot_bars; gnuplot.h). For each figure we write NAME.dat
+ * and NAME.gp next to NAME.png and run `gnuplot NAME.gp` in that directory
+ * (fork/execvp, no shell), so the user can restyle and rerun the script by
+ * hand. The script picks pngcairo when this gnuplot has it and falls back
+ * to the libgd png terminal. */
+#include "gnuplot.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "util.h"
+
+#define FIG_W 900
+#define FIG_H 540
+
+/* ---- paths ---- */
+
+typedef struct {
+    char dir[PATH_MAX];
+    char stem[256];
+    char dat[PATH_MAX], gp[PATH_MAX], png[PATH_MAX];
+} FigPaths;
+
+/* Split DIR/STEM.png; the stem goes into a quoted gnuplot string, so it
+ * may not hold quotes or newlines. */
+static int fig_paths(const char *png_path, FigPaths *fp, char *err,
+                     size_t errlen) {
+    size_t len = strlen(png_path);
+    if (len < 5 || strcmp(png_path + len - 4, ".png"))
+        return seterr(err, errlen, "%s: output must be a .png file", png_path);
+    const char *slash = strrchr(png_path, '/');
+    const char *base = slash ? slash + 1 : png_path;
+    size_t stem_len = strlen(base) - 4;
+    if (stem_len == 0 || stem_len >= sizeof fp->stem)
+        return seterr(err, errlen, "%s: bad output file name", png_path);
+    if (strpbrk(base, "'\"\n\r\\"))
+        return seterr(err, errlen, "%s: output name may not contain quotes, "
+                      "backslashes or newlines", png_path);
+    memcpy(fp->stem, base, stem_len);
+    fp->stem[stem_len] = 0;
+    if (!slash) {
+        strcpy(fp->dir, ".");
+    } else {
+        size_t dl = (size_t)(slash - png_path);
+        if (dl >= sizeof fp->dir)
+            return seterr(err, errlen, "%s: path too long", png_path);
+        memcpy(fp->dir, png_path, dl);
+        fp->dir[dl] = 0;
+        if (dl == 0) strcpy(fp->dir, "/");
+    }
+    int a = snprintf(fp->dat, sizeof fp->dat, "%s/%s.dat", fp->dir, fp->stem);
+    int b = snprintf(fp->gp, sizeof fp->gp, "%s/%s.gp", fp->dir, fp->stem);
+    int c = snprintf(fp->png, sizeof fp->png, "%s/%s.png", fp->dir, fp->stem);
+    if (a < 0 || b < 0 || c < 0 || (size_t)a >= sizeof fp->dat ||
+        (size_t)b >= sizeof fp->gp || (size_t)c >= sizeof fp->png)
+        return seterr(err, errlen, "%s: path too long", png_path);
+    return 0;
+}
+
+/* Close f and report a write error (disk full etc.) naming path. */
+static int close_checked(FILE *f, const char *path, char *err, size_t errlen) {
+    int bad = ferror(f);
+    if (fclose(f) != 0 || bad)
+        return seterr(err, errlen, "%s: write failed: %s", path,
+                      strerror(errno ? errno : EIO));
+    return 0;
+}
+
+/* A gnuplot single-quoted string: '' stands for ', newlines become spaces. */
+static void gp_str(FILE *f, const char *s) {
+    fputc('\'', f);
+    for (; s && *s; s++) {
+        if (*s == '\'') fputs("''", f);
+        else if (*s == '\n' || *s == '\r') fputc(' ', f);
+        else fputc(*s, f);
+    }
+    fputc('\'', f);
+}
+
+static void gp_prelude(FILE *f, const FigPaths *fp, int w, int h) {
+    fprintf(f, "# written by gatelab: edit freely, then redraw with\n"
+               "#   cd %s && gnuplot %s.gp\n", fp->dir, fp->stem);
+    fprintf(f, "if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) {\n"
+               "    set terminal pngcairo size %d,%d noenhanced font 'sans,11'\n"
+               "} else {\n"
+               "    set terminal png size %d,%d noenhanced\n"
+               "}\n", w, h, w, h);
+    fprintf(f, "set output '%s.png'\n", fp->stem);
+    fprintf(f, "set datafile missing 'NaN'\n");
+    fprintf(f, "set grid\nset key outside right top\n");
+}
+
+/* ---- running gnuplot ---- */
+
+int plot_have_gnuplot(void) {
+    const char *path = getenv("PATH");
+    if (!path || !*path) return 0;
+    char buf[PATH_MAX];
+    for (const char *p = path;;) {
+        const char *colon = strchr(p, ':');
+        size_t n = colon ? (size_t)(colon - p) : strlen(p);
+        /* an empty PATH entry means the current directory */
+        int w = n ? snprintf(buf, sizeof buf, "%.*s/gnuplot", (int)n, p)
+                  : snprintf(buf, sizeof buf, "./gnuplot");
+        if (w > 0 && (size_t)w < sizeof buf && access(buf, X_OK) == 0)
+            return 1;
+        if (!colon) return 0;
+        p = colon + 1;
+    }
+}
+
+/* Keep the last non-empty line of gnuplot's stderr (its error message). */
+static void last_line(char *buf, char *out, size_t outlen) {
+    char *end = buf + strlen(buf);
+    while (end > buf && (end[-1] == '\n' || end[-1] == '\r' || end[-1] == ' '))
+        *--end = 0;
+    char *start = strrchr(buf, '\n');
+    snprintf(out, outlen, "%s", start ? start + 1 : buf);
+}
+
+/* Run `gnuplot STEM.gp` in fp->dir; check its exit status and that a
+ * non-empty PNG appeared. */
+static int run_gnuplot(const FigPaths *fp, char *err, size_t errlen) {
+    if (!plot_have_gnuplot()) return seterr(err, errlen, GNUPLOT_MISSING);
+    if (unlink(fp->png) != 0 && errno != ENOENT)
+        return seterr(err, errlen, "%s: cannot replace: %s", fp->png,
+                      strerror(errno));
+    char script[300];
+    snprintf(script, sizeof script, "%s.gp", fp->stem);
+    int pfd[2];
+    if (pipe(pfd) != 0)
+        return seterr(err, errlen, "gnuplot: pipe: %s", strerror(errno));
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(pfd[0]), close(pfd[1]);
+        return seterr(err, errlen, "gnuplot: fork: %s", strerror(errno));
+    }
+    if (pid == 0) { /* child: stdout+stderr into the pipe, stdin empty */
+        int null = open("/dev/null", O_RDONLY);
+        if (null >= 0) dup2(null, 0);
+        dup2(pfd[1], 1);
+        dup2(pfd[1], 2);
+        close(pfd[0]), close(pfd[1]);
+        if (chdir(fp->dir) != 0) _exit(126);
+        char *argv[] = {"gnuplot", script, NULL};
+        execvp("gnuplot", argv);
+        _exit(127);
+    }
+    close(pfd[1]);
+    char out[4096] = "";
+    size_t used = 0;
+    for (;;) { /* keep the tail of the output */
+        char chunk[1024];
+        ssize_t k = read(pfd[0], chunk, sizeof chunk);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) break;
+        if (used + (size_t)k >= sizeof out) used = 0;
+        if ((size_t)k >= sizeof out) continue;
+        memcpy(out + used, chunk, (size_t)k);
+        used += (size_t)k;
+        out[used] = 0;
+    }
+    close(pfd[0]);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR)
+            return seterr(err, errlen, "gnuplot: waitpid: %s", strerror(errno));
+    char msg[512];
+    last_line(out, msg, sizeof msg);
+    if (!WIFEXITED(status))
+        return seterr(err, errlen, "gnuplot killed by signal %d on %s",
+                      WTERMSIG(status), fp->gp);
+    int code = WEXITSTATUS(status);
+    if (code == 126)
+        return seterr(err, errlen, "gnuplot: cannot enter %s", fp->dir);
+    if (code == 127) return seterr(err, errlen, GNUPLOT_MISSING);
+    if (code != 0)
+        return seterr(err, errlen, "gnuplot failed on %s (exit %d): %s",
+                      fp->gp, code, msg[0] ? msg : "no message");
+    struct stat st;
+    if (stat(fp->png, &st) != 0 || st.st_size == 0)
+        return seterr(err, errlen, "gnuplot wrote no image %s: %s", fp->png,
+                      msg[0] ? msg : "no message");
+    return 0;
+}
+
+/* ---- generic figures ---- */
+
+static const char *style_clause(PlotStyle s) {
+    switch (s) {
+    case PLOT_POINTS: return "with points pt 7 ps 1.2";
+    case PLOT_STEPS: return "with histeps lw 2";
+    default: return "with lines lw 2";
+    }
+}
+
+/* One block per non-empty series, blocks separated by two blank lines so
+ * the script can address them with `index`. */
+static int write_series_dat(const FigPaths *fp, const PlotSeries *s, int ns,
+                            char *err, size_t errlen) {
+    FILE *f = fopen(fp->dat, "w");
+    if (!f) return seterr(err, errlen, "%s: %s", fp->dat, strerror(errno));
+    for (int i = 0; i < ns; i++) {
+        if (s[i].n == 0) continue;
+        fprintf(f, "# %s\n# x y\n", s[i].label ? s[i].label : "");
+        for (size_t k = 0; k < s[i].n; k++) {
+            if (isfinite(s[i].y[k]))
+                fprintf(f, "%.9g %.9g\n", s[i].x[k], s[i].y[k]);
+            else
+                fprintf(f, "%.9g NaN\n", s[i].x[k]);
+        }
+        fprintf(f, "\n\n");
+    }
+    return close_checked(f, fp->dat, err, errlen);
+}
+
+static int write_lines_gp(const FigPaths *fp, const PlotAxes *ax,
+                          const PlotSeries *s, int ns, char *err,
+                          size_t errlen) {
+    FILE *f = fopen(fp->gp, "w");
+    if (!f) return seterr(err, errlen, "%s: %s", fp->gp, strerror(errno));
+    gp_prelude(f, fp, FIG_W, FIG_H);
+    fprintf(f, "set xlabel "), gp_str(f, ax->xlabel), fputc('\n', f);
+    /* headroom so a series lying on 0 or 1 is not hidden by the border */
+    fprintf(f, "set offsets 0, 0, graph 0.05, graph 0.05\n");
+    if (ax->npanels == 2) {
+        fprintf(f, "set multiplot layout 2,1 title "), gp_str(f, ax->title);
+        fputc('\n', f);
+    } else {
+        fprintf(f, "set title "), gp_str(f, ax->title), fputc('\n', f);
+    }
+    for (int p = 0; p < ax->npanels; p++) {
+        fprintf(f, "set ylabel "), gp_str(f, ax->ylabel[p]), fputc('\n', f);
+        int block = 0, first = 1;
+        for (int i = 0; i < ns; i++) {
+            if (s[i].n == 0) continue;
+            if (s[i].panel == p) {
+                fprintf(f, first ? "plot '%s.dat' index %d using 1:2 %s"
+                                 : ", \\\n     '%s.dat' index %d using 1:2 %s",
+                        fp->stem, block, style_clause(s[i].style));
+                if (s[i].color > 0) fprintf(f, " lt %d", s[i].color);
+                fprintf(f, " title "), gp_str(f, s[i].label);
+                first = 0;
+            }
+            block++;
+        }
+        fputc('\n', f);
+    }
+    if (ax->npanels == 2) fprintf(f, "unset multiplot\n");
+    return close_checked(f, fp->gp, err, errlen);
+}
+
+int plot_lines(const char *png_path, const PlotAxes *ax, const PlotSeries *s,
+               int ns, char *err, size_t errlen) {
+    FigPaths fp;
+    if (fig_paths(png_path, &fp, err, errlen)) return -1;
+    if (ax->npanels != 1 && ax->npanels != 2)
+        return seterr(err, errlen, "%s: npanels %d (need 1 or 2)", png_path,
+                      ax->npanels);
+    for (int p = 0; p < ax->npanels; p++) {
+        int have = 0;
+        for (int i = 0; i < ns; i++) {
+            if (s[i].panel < 0 || s[i].panel >= ax->npanels)
+                return seterr(err, errlen, "%s: series %d in panel %d of %d",
+                              png_path, i, s[i].panel, ax->npanels);
+            if (s[i].panel == p && s[i].n > 0) have = 1;
+        }
+        if (!have)
+            return seterr(err, errlen, "%s: no data to plot (panel %d)",
+                          png_path, p);
+    }
+    if (write_series_dat(&fp, s, ns, err, errlen)) return -1;
+    if (write_lines_gp(&fp, ax, s, ns, err, errlen)) return -1;
+    return run_gnuplot(&fp, err, errlen);
+}
+
+
+/* A label as a double-quoted data-file string (no quotes inside). */
+static void dat_str(FILE *f, const char *s) {
+    fputc('"', f);
+    for (; s && *s; s++) fputc(*s == '"' || *s == '\n' || *s == '\t' ? '\'' : *s, f);
+    fputc('"', f);
+}
+
+static void dat_num(FILE *f, double v) {
+    if (isfinite(v)) fprintf(f, "\t%.9g", v);
+    else fprintf(f, "\tNaN");
+}
+
+static int write_bars_dat(const FigPaths *fp, const BarSpec *bs, char *err,
+                          size_t errlen) {
+    const PlotBars *b = &bs->b;
+    FILE *f = fopen(fp->dat, "w");
+    if (!f) return seterr(err, errlen, "%s: %s", fp->dat, strerror(errno));
+    fprintf(f, "# %s", b->xlabel ? b->xlabel : "category");
+    for (int g = 0; g < b->ngroups; g++) {
+        fprintf(f, "\t%s", b->group_labels[g]);
+        if (bs->lo) fprintf(f, "\t%s min\t%s max", b->group_labels[g],
+                            b->group_labels[g]);
+    }
+    fputc('\n', f);
+    for (int c = 0; c < b->ncat; c++) {
+        if (bs->cat_labels) dat_str(f, bs->cat_labels[c]);
+        else fprintf(f, "%d", c);
+        for (int g = 0; g < b->ngroups; g++) {
+            size_t i = (size_t)g * (size_t)b->ncat + (size_t)c;
+            dat_num(f, b->v[i]);
+            if (bs->lo) dat_num(f, bs->lo[i]), dat_num(f, bs->hi[i]);
+        }
+        fputc('\n', f);
+    }
+    return close_checked(f, fp->dat, err, errlen);
+}
+
+/* Wide figures grow with the bar count so bars and labels stay legible. */
+static int bars_width(const BarSpec *bs) {
+    if (!bs->wide) return FIG_W;
+    long w = 300 + (long)bs->b.ncat * (long)(bs->b.ngroups + 1) * 8;
+    return w < 1600 ? 1600 : w > 4000 ? 4000 : (int)w;
+}
+
+static int write_bars_gp(const FigPaths *fp, const BarSpec *bs, char *err,
+                         size_t errlen) {
+    const PlotBars *b = &bs->b;
+    FILE *f = fopen(fp->gp, "w");
+    if (!f) return seterr(err, errlen, "%s: %s", fp->gp, strerror(errno));
+    gp_prelude(f, fp, bars_width(bs), bs->wide ? 640 : FIG_H);
+    fprintf(f, "set title "), gp_str(f, b->title), fputc('\n', f);
+    fprintf(f, "set xlabel "), gp_str(f, b->xlabel), fputc('\n', f);
+    fprintf(f, "set ylabel "), gp_str(f, b->ylabel), fputc('\n', f);
+    fprintf(f, "set style data histograms\n"
+               "set style histogram %s gap 1\n"
+               "set style fill solid 0.85 border -1\n"
+               "set grid noxtics ytics\n"
+               "set yrange [0:*]\n"
+               "set offsets 0, 0, graph 0.05, 0\n",
+            bs->lo ? "errorbars lw 1" : "clustered");
+    if (bs->wide) /* run names hang down from their tics */
+        fprintf(f, "set xtics rotate by -45 left nomirror\n"
+                   "set bmargin 9\n");
+    int step = bs->lo ? 3 : 1;
+    for (int g = 0; g < b->ngroups; g++) {
+        int col = 2 + g * step;
+        if (g == 0) fprintf(f, "plot '%s.dat' using ", fp->stem);
+        else fprintf(f, ", \\\n     '' using ");
+        if (bs->lo) fprintf(f, "%d:%d:%d", col, col + 1, col + 2);
+        else fprintf(f, "%d", col);
+        if (g == 0) fprintf(f, ":xtic(1)");
+        fprintf(f, " title "), gp_str(f, b->group_labels[g]);
+    }
+    /* references in black, told apart by dash pattern */
+    for (int r = 0; r < b->nref; r++) {
+        fprintf(f, ", \\\n     %.9g with lines lt -1 dt %d lw 2 title ",
+                b->ref[r], r + 2);
+        gp_str(f, b->ref_labels[r]);
+    }
+    fputc('\n', f);
+    return close_checked(f, fp->gp, err, errlen);
+}
+
+int plot_bars_spec(const char *png_path, const BarSpec *bs, char *err,
+                   size_t errlen) {
+    const PlotBars *b = &bs->b;
+    FigPaths fp;
+    if (fig_paths(png_path, &fp, err, errlen)) return -1;
+    if (b->ncat < 1 || b->ngroups < 1)
+        return seterr(err, errlen, "%s: no data to plot (%d categories, %d "
+                      "groups)", png_path, b->ncat, b->ngroups);
+    int have = 0;
+    for (size_t i = 0; i < (size_t)b->ncat * (size_t)b->ngroups; i++)
+        if (isfinite(b->v[i])) have = 1;
+    if (!have) return seterr(err, errlen, "%s: no data to plot", png_path);
+    if (write_bars_dat(&fp, bs, err, errlen)) return -1;
+    if (write_bars_gp(&fp, bs, err, errlen)) return -1;
+    return run_gnuplot(&fp, err, errlen);
+}
+
+int plot_bars(const char *png_path, const PlotBars *b, char *err,
+              size_t errlen) {
+    BarSpec bs = {*b, NULL, NULL, NULL, 0};
+    return plot_bars_spec(png_path, &bs, err, errlen);
+}
+
+int plot_check_png(const char *png_path, char *err, size_t errlen) {
+    FigPaths fp;
+    return fig_paths(png_path, &fp, err, errlen);
+}

@@ -1,0 +1,263 @@
+/* report_figs.c: the Figures section of REPORT.md: attention heatmaps
+ * (heatmap.h) and the line and bar figures (plot.h). */
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "config.h" /* variant_key */
+#include "heatmap.h"
+#include "metrics.h"
+#include "plot.h"
+#include "report_priv.h"
+#include "runfile_read.h"
+#include "runname.h"
+#include "runstats.h"
+#include "util.h"
+
+/* ---- figures ---- */
+
+int mkdir_p(const char *path)
+{
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s", path);
+    for (char *p = buf + 1; *p; p++)
+        if (*p == '/') {
+            *p = '\0';
+            if (mkdir(buf, 0777) != 0 && errno != EEXIST) return -1;
+            *p = '/';
+        }
+    return mkdir(buf, 0777) != 0 && errno != EEXIST ? -1 : 0;
+}
+
+static void safe_name(char *out, size_t n, const char *s)
+{
+    size_t i = 0;
+    for (; s[i] && i + 1 < n; i++) {
+        char c = s[i];
+        int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                 (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.';
+        out[i] = ok ? c : '_';
+    }
+    out[i] = '\0';
+}
+
+/* Panels of probe p: every layer x head (layer < 0) or one layer's heads */
+static int fill_panels(const ProbeRecord *p, int layer, const char *label,
+                       HeatPanel *pan, char (*title)[64])
+{
+    int n = 0;
+    for (int l = 0; l < p->L; l++) {
+        if (layer >= 0 && l != layer) continue;
+        for (int h = 0; h < p->H; h++, n++) {
+            snprintf(title[n], 64, "%s%sL%d H%d", label, *label ? " " : "", l, h);
+            pan[n].A = p->attention + ((size_t)l * p->H + h) * p->T * p->T;
+            pan[n].T = p->T;
+            pan[n].title = title[n];
+        }
+    }
+    return n;
+}
+
+/* Heatmap grid of one run into figs/heatmap_<run>_s<seed>.png; the
+ * Markdown link goes to f. Failures are reported in the Markdown. */
+static void fig_grid(FILE *f, const char *figdir, const Row *w)
+{
+    char err[512], name[300], path[1700];
+    RunReader *r = runread_open(w->path, err, sizeof err);
+    ProbeRecord p;
+    if (!r || runread_probe(r, -1, &p, err, sizeof err) < 0) {
+        fprintf(f, "- heatmap of %s skipped: %s\n", w->file, err);
+        runread_close(r);
+        return;
+    }
+    safe_name(name, 256, w->run);
+    snprintf(path, sizeof path, "%s/heatmap_%s_s%lld.png", figdir, name, w->seed);
+    size_t np = (size_t)p.L * p.H;
+    HeatPanel *pan = calloc(np, sizeof *pan);
+    char (*title)[64] = calloc(np, sizeof *title);
+    HeatmapStyle st = {1, 0, 0.0f, 0.0f, 1};
+    if (pan && title) {
+        fill_panels(&p, -1, "", pan, title);
+        if (heatmap_write_png(path, pan, p.L, p.H, &st, err, sizeof err) == 0)
+            fprintf(f, "\n**%s (%s, data %s), seed %lld**: attention of every "
+                    "layer (rows) and head (columns), log10 scale, probe step "
+                    "%lld, T = %d\n\n![heatmap %s s%lld](figures/heatmap_%s_s"
+                    "%lld.png)\n", w->run, w->variant, w->data, w->seed, p.step,
+                    p.T, w->run, w->seed, name, w->seed);
+        else fprintf(f, "- heatmap of %s failed: %s\n", w->file, err);
+    }
+    free(pan);
+    free(title);
+    runread_probe_free(&p);
+    runread_close(r);
+}
+
+/* baseline vs g1-elem (same data source) at the baseline's layer of
+ * largest F-Attn, into heatmap_baseline_vs_g1-elem_<data>.png */
+static void fig_compare(FILE *f, const char *figdir, const Row *a,
+                        const Row *b)
+{
+    char err[512] = "", path[1400], dname[64];
+    safe_name(dname, sizeof dname, a->data);
+    RunReader *ra = runread_open(a->path, err, sizeof err);
+    RunReader *rb = ra ? runread_open(b->path, err, sizeof err) : NULL;
+    ProbeRecord pa, pb;
+    int ok = rb && runread_probe(ra, -1, &pa, err, sizeof err) == 0;
+    if (ok && runread_probe(rb, -1, &pb, err, sizeof err) < 0) {
+        runread_probe_free(&pa);
+        ok = 0;
+    }
+    if (ok && (pa.H != pb.H || pa.L != pb.L)) {
+        snprintf(err, sizeof err, "the runs differ in layers or heads");
+        runread_probe_free(&pa);
+        runread_probe_free(&pb);
+        ok = 0;
+    }
+    if (!ok) {
+        fprintf(f, "- side-by-side heatmap (data %s) skipped: %s\n", a->data, err);
+        runread_close(ra);
+        runread_close(rb);
+        return;
+    }
+    int layer = 0;
+    for (int l = 1; l < pa.L; l++)
+        if (rs_share(&pa, l) > rs_share(&pa, layer)) layer = l;
+    HeatPanel *pan = calloc((size_t)2 * pa.H, sizeof *pan);
+    char (*title)[64] = calloc((size_t)2 * pa.H, sizeof *title);
+    HeatmapStyle st = {1, 0, 0.0f, 0.0f, 1};
+    snprintf(path, sizeof path, "%s/heatmap_baseline_vs_g1-elem_%s.png", figdir,
+             dname);
+    if (pan && title) {
+        char la[40], lb[40];
+        snprintf(la, sizeof la, "%.28s s%lld", a->run, a->seed);
+        snprintf(lb, sizeof lb, "%.28s s%lld", b->run, b->seed);
+        int n = fill_panels(&pa, layer, la, pan, title);
+        fill_panels(&pb, layer, lb, pan + n, title + n);
+        if (heatmap_write_png(path, pan, 2, pa.H, &st, err, sizeof err) == 0)
+            fprintf(f, "\n**%s (top) vs %s (bottom), data %s**, layer %d "
+                    "(the baseline's layer of largest F-Attn), every head, "
+                    "log10 scale\n\n![baseline vs g1-elem, %s]"
+                    "(figures/heatmap_baseline_vs_g1-elem_%s.png)\n", a->run,
+                    b->run, a->data, layer, a->data, dname);
+        else fprintf(f, "- side-by-side heatmap (data %s) failed: %s\n", a->data,
+                     err);
+    }
+    free(pan);
+    free(title);
+    runread_probe_free(&pa);
+    runread_probe_free(&pb);
+    runread_close(ra);
+    runread_close(rb);
+}
+
+/* First probed run of variant v on data d, preferring the group starting
+ * at row `pref` (a g1-elem group's matching baseline); NULL if none. */
+static const Row *probed_of(const Row *rows, int n, const char *v,
+                            const char *d, int pref)
+{
+    if (pref >= 0)
+        for (int i = pref; i < n && same_group(&rows[pref], &rows[i]); i++)
+            if (rows[i].has_probe) return &rows[i];
+    for (int i = 0; i < n && rows[i].ok; i++)
+        if (rows[i].has_probe && !strcmp(rows[i].variant, v) &&
+            !strcmp(rows[i].data, d))
+            return &rows[i];
+    return NULL;
+}
+
+/* One baseline-vs-headline-gate figure (the catalog's key runs, g1-elem)
+ * per data source that has both. */
+static void fig_compare_all(FILE *f, const char *figdir, const Row *rows, int n)
+{
+    const char *gate = variant_key_id(VARIANT_KEY_HEADLINE);
+    const char *ref = variant_key_id(VARIANT_KEY_BASELINE);
+    for (int i = 0; i < n && rows[i].ok; i++) {
+        if (strcmp(rows[i].variant, gate)) continue;
+        int seen = 0;
+        for (int j = 0; j < i && !seen; j++)
+            seen = !strcmp(rows[j].variant, gate) &&
+                   !strcmp(rows[j].data, rows[i].data);
+        if (seen) continue;
+        const Row *g1 = probed_of(rows, n, gate, rows[i].data, -1);
+        if (!g1) continue;
+        const Row *base = probed_of(rows, n, ref, g1->data, g1->base);
+        if (base) fig_compare(f, figdir, base, g1);
+    }
+}
+
+static void fig_plots(FILE *f, const char *figdir, const Row *rows, int n)
+{
+    char **paths = calloc((size_t)n + 1, sizeof *paths);
+    int k = 0;
+    for (int i = 0; i < n && paths; i++)
+        if (rows[i].ok) paths[k++] = (char *)rows[i].path;
+    char err[512];
+    if (!paths || plot_report_figures(figdir, paths, k, err, sizeof err) < 0) {
+        fprintf(f, "\n- plots skipped: %s\n", paths ? err : "out of memory");
+        free(paths);
+        return;
+    }
+    free(paths);
+    static const char *const figs[][2] = {
+        /* plot.c draws one series per run name, the mean over its
+         * seeds; line figures keep to the key runs past 8 names */
+        {"loss.png", "training and validation loss, mean over seeds"},
+        {"first_share_layers.png", "first-token share per layer, mean over "
+                                   "seeds (bars min..max)"},
+        {"mact_layers.png", "max |h| per layer, mean over seeds (bars "
+                            "min..max)"},
+        {"sink_vs_step.png", "sink rate and F-Attn over training, mean over "
+                             "seeds"},
+    };
+    for (size_t i = 0; i < sizeof figs / sizeof figs[0]; i++) {
+        char path[1400];
+        snprintf(path, sizeof path, "%s/%s", figdir, figs[i][0]);
+        if (access(path, R_OK) == 0)
+            fprintf(f, "\n**%s**\n\n![%s](figures/%s)\n", figs[i][1],
+                    figs[i][1], figs[i][0]);
+    }
+    /* plot.c names a gate histogram by the run name when two groups share
+     * the variant, else by the variant: link whichever exists, once. */
+    for (int i = 0; i < n && rows[i].ok; i = group_end(rows, n, i)) {
+        char name[256], path[1400];
+        const char *label = rows[i].run;
+        safe_name(name, sizeof name, label);
+        snprintf(path, sizeof path, "%s/gate_hist_%s.png", figdir, name);
+        if (access(path, R_OK) != 0) {
+            int first = 1;
+            for (int j = 0; j < i; j++) first &= !!strcmp(rows[j].variant, rows[i].variant);
+            if (!first) continue;
+            label = rows[i].variant;
+            safe_name(name, sizeof name, label);
+            snprintf(path, sizeof path, "%s/gate_hist_%s.png", figdir, name);
+        }
+        if (access(path, R_OK) == 0)
+            fprintf(f, "\n**gate score histogram, %s**\n\n![gate histogram "
+                    "%s](figures/gate_hist_%s.png)\n", label, label, name);
+    }
+}
+
+void md_figures(FILE *f, const char *outdir, const Row *rows, int n)
+{
+    char figdir[1100];
+    snprintf(figdir, sizeof figdir, "%s/figures", outdir);
+    fprintf(f, "\n## Figures\n\n");
+    if (mkdir_p(figdir) != 0) {
+        fprintf(f, "- no figures: cannot create %s: %s\n", figdir,
+                strerror(errno));
+        return;
+    }
+    for (int a = 0; a < n && rows[a].ok; a = group_end(rows, n, a)) {
+        int i = a; /* the group's first seed with a probe */
+        while (i < n && same_group(&rows[a], &rows[i]) && !rows[i].has_probe) i++;
+        if (i < n && same_group(&rows[a], &rows[i])) fig_grid(f, figdir, &rows[i]);
+    }
+    fig_compare_all(f, figdir, rows, n);
+    fig_plots(f, figdir, rows, n);
+}

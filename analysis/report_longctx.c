@@ -1,0 +1,271 @@
+/* report_longctx.c: the long-context section of REPORT.md (gatelab eval
+ * results), skipped silently when no run has /lceval data. Rows and curves
+ * are per run name (runname.h), mean ± sample std over its seeds, as in
+ * the main tables. */
+#include "report_sections.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h" /* variant_key */
+#include "metrics.h"
+#include "plot.h"
+#include "report_priv.h"
+#include "runname.h"
+#include "runfile_read.h"
+#include "paper_tables.h"
+
+#define MAXL 16
+
+/* ---- long context ---- */
+
+typedef struct {
+    char name[256], variant[256], data[64], status[32];
+    double lr;
+    int T;                 /* training length (train_len of its evals) */
+    int nl[2];             /* lengths per mode (0 plain, 1 yarn) */
+    int len[2][MAXL];
+    double loss[2][MAXL];
+} LcRun;
+
+static const char *MODE[2] = {RS_LC_PLAIN, RS_LC_YARN};
+
+HEAD_SIZES_OK(LcRun);
+
+static int lc_read(const char *path, LcRun *w) {
+    char err[512];
+    memset(w, 0, sizeof *w);
+    RunReader *r = open_run_head(path, w->name, w->variant, w->status, w->data);
+    if (!r) return -1;
+    if (runread_config_double(r, "lr", &w->lr, NULL, 0)) w->lr = NAN;
+    for (int m = 0; m < 2; m++) {
+        int *lens = NULL, k = 0;
+        if (runread_lceval_lengths(r, MODE[m], &lens, &k, err, sizeof err) != 0) k = 0;
+        for (int i = 0; i < k && w->nl[m] < MAXL; i++) {
+            RunLcEval e;
+            if (runread_lceval(r, MODE[m], lens[i], &e, err, sizeof err) != 0) continue;
+            w->len[m][w->nl[m]] = lens[i];
+            w->loss[m][w->nl[m]++] = e.val_loss;
+            if (!w->T) w->T = e.train_len;
+            runread_lceval_free(&e);
+        }
+        free(lens);
+    }
+    runread_close(r);
+    return w->nl[0] + w->nl[1] > 0 ? 0 : -1;
+}
+
+/* Sorted union of every run's lengths. */
+static int union_lengths(const LcRun *w, int n, int *out) {
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        for (int m = 0; m < 2; m++)
+            for (int j = 0; j < w[i].nl[m]; j++) {
+                int L = w[i].len[m][j], seen = 0;
+                for (int t = 0; t < k; t++) seen |= out[t] == L;
+                if (!seen && k < MAXL) out[k++] = L;
+            }
+    for (int a = 1; a < k; a++)
+        for (int b = a; b > 0 && out[b] < out[b - 1]; b--) {
+            int t = out[b];
+            out[b] = out[b - 1];
+            out[b - 1] = t;
+        }
+    return k;
+}
+
+static double lc_at(const LcRun *w, int m, int L) {
+    for (int j = 0; j < w->nl[m]; j++)
+        if (w->len[m][j] == L) return w->loss[m][j];
+    return NAN;
+}
+
+/* Degradation of run w at length L: loss@L − loss at its shortest length
+ * (lengths are ascending); NaN when it was not evaluated at L. */
+static double lc_deg(const LcRun *w, int m, int L) {
+    return w->nl[m] ? lc_at(w, m, L) - w->loss[m][0] : NAN;
+}
+
+/* One cell over the runs idx[nm] at length L: "loss (degradation)", each
+ * mean ± std over the seeds that have it, "[k/n]" when some lack it. */
+static void lc_cell(FILE *f, const LcRun *w, const int *idx, int nm, int m, int L) {
+    double v[256], d[256];
+    int k = 0;
+    for (int i = 0; i < nm && k < 256; i++) {
+        double x = lc_at(&w[idx[i]], m, L);
+        if (isfinite(x)) v[k] = x, d[k++] = lc_deg(&w[idx[i]], m, L);
+    }
+    if (!k) {
+        fprintf(f, " — |");
+        return;
+    }
+    put_mean(f, " %.4f", "%.4f", v, k);
+    put_mean(f, " (%+.4f", "%.4f", d, k);
+    fprintf(f, ")");
+    if (k < nm) fprintf(f, " [%d/%d]", k, nm);
+    fprintf(f, " |");
+}
+
+/* Members of group g (grp[n]) into idx; returns how many. */
+
+static void lc_table(FILE *f, const LcRun *w, int n, const int *grp, int ng, int m,
+                     const int *lens, int nl, int *idx) {
+    fprintf(f, "\n**%s** — val loss (degradation vs the shortest length), mean ± std "
+               "over seeds\n\n| run | variant | data | seeds |",
+            m ? "YaRN (scale = L / T_train)" : "plain RoPE");
+    for (int j = 0; j < nl; j++) fprintf(f, " L=%d |", lens[j]);
+    fprintf(f, "\n|---|---|---|---|");
+    for (int j = 0; j < nl; j++) fprintf(f, "---|");
+    fprintf(f, "\n");
+    for (int g = 0; g < ng; g++) {
+        int nm = members(grp, n, g, idx), any = 0;
+        for (int i = 0; i < nm; i++) any |= w[idx[i]].nl[m] > 0;
+        if (!any) continue;
+        const LcRun *a = &w[idx[0]];
+        fprintf(f, "| %s | %s | %s | %d |", a->name, a->variant, a->data, nm);
+        for (int j = 0; j < nl; j++) lc_cell(f, w, idx, nm, m, lens[j]);
+        fprintf(f, "\n");
+    }
+}
+
+/* Whether run w has a degradation at 8x its training length. */
+static int lc_has8(const LcRun *w) {
+    return w->T > 0 && (isfinite(lc_deg(w, 0, 8 * w->T)) || isfinite(lc_deg(w, 1, 8 * w->T)));
+}
+
+/* The run name a key variant's headline row uses on one data source: of
+ * its run names evaluated at 8x T, the one at the lowest lr (the preset's
+ * 1x, not a stability sweep's lr2x..8x), first in order on a tie. */
+static int lc_pick(const LcRun *w, int n, const char *variant, const char *data) {
+    int best = -1;
+    for (int j = 0; j < n; j++)
+        if (!strcmp(w[j].data, data) && !strcmp(w[j].variant, variant) && lc_has8(&w[j]) &&
+            (best < 0 || w[j].lr < w[best].lr))
+            best = j;
+    return best;
+}
+
+/* The headline beside Table 5: degradation at 8x the training length per
+ * key variant and data source, mean ± std over the seeds of one run name. */
+static void lc_summary(FILE *f, const LcRun *w, int n) {
+    int head = 0;
+    for (int i = 0; i < n; i++) { /* data sources in order of appearance */
+        int first = 1;
+        for (int j = 0; j < i; j++) first &= strcmp(w[j].data, w[i].data) != 0;
+        for (int v = VARIANT_KEY_BASELINE; first && v < VARIANT_KEY_END; v++) {
+            int b = lc_pick(w, n, variant_key_id(v), w[i].data);
+            if (b < 0) continue;
+            double d[2][256];
+            int k[2] = {0, 0}, nr = 0;
+            for (int j = 0; j < n; j++) {
+                if (strcmp(w[j].name, w[b].name) || !lc_has8(&w[j])) continue;
+                for (int m = 0; m < 2; m++) {
+                    double x = lc_deg(&w[j], m, 8 * w[j].T);
+                    if (isfinite(x) && k[m] < 256) d[m][k[m]++] = x;
+                }
+                nr++;
+            }
+            if (!head++)
+                fprintf(f, "\n**Degradation at 8× T** (val_loss@8T − val_loss at the "
+                           "shortest length, mean ± std over seeds; per variant its run "
+                           "at the lowest lr)\n\n| variant | run | data | seeds | plain | "
+                           "YaRN |\n|---|---|---|---|---|---|\n");
+            fprintf(f, "| %s | %s | %s | %d |", variant_key_id(v), w[b].name, w[i].data, nr);
+            for (int m = 0; m < 2; m++) {
+                if (k[m]) put_mean(f, " %+.4f", "%.4f", d[m], k[m]);
+                else fprintf(f, " —");
+                fprintf(f, " |");
+            }
+            fprintf(f, "\n");
+        }
+    }
+}
+
+static void lc_paper(FILE *f) {
+    fprintf(f, "\nPaper, Table 5 (Qiu et al. 2025; docs/paper-tables.md): "
+               "RULER accuracy %% after YaRN extension of a model trained at 4k "
+               "(degradation vs 4k in brackets).\n\n| | ");
+    for (int j = 0; j < 6; j++) fprintf(f, "%s | ", PAPER_LEN[j]);
+    fprintf(f, "\n|---|---|---|---|---|---|---|\n");
+    const double *rows[2] = {PAPER_BASE, PAPER_G1};
+    const char *names[2] = {"baseline + YaRN", "g1-elem + YaRN"};
+    for (int r = 0; r < 2; r++) {
+        fprintf(f, "| %s |", names[r]);
+        for (int j = 0; j < 6; j++) fprintf(f, " %.2f (%+.2f) |", rows[r][j], rows[r][j] - rows[r][0]);
+        fprintf(f, "\n");
+    }
+    fprintf(f, "\n> RULER accuracy (higher is better) and our val loss (lower is better) are "
+               "different measures at very different scales: compare only the direction — "
+               "does the gated model degrade less than the baseline as the length grows "
+               "past the training length?\n");
+}
+
+
+/* One line per run name and mode, the mean over its seeds at each length. */
+static void lc_figure(FILE *f, const char *figdir, const LcRun *w, int n, const int *grp,
+                      int ng, int *idx) {
+    PlotSeries *s = calloc((size_t)ng * 2, sizeof *s);
+    double *xy = calloc((size_t)ng * 4 * MAXL, sizeof *xy);
+    long long *st = calloc((size_t)n * MAXL, sizeof *st);
+    const long long **sp = calloc((size_t)n, sizeof *sp);
+    const double **vp = calloc((size_t)n, sizeof *vp);
+    size_t *len = calloc((size_t)n, sizeof *len);
+    unsigned char *shown = calloc((size_t)ng, 1);
+    if (!s || !xy || !st || !sp || !vp || !len || !shown) goto done;
+    int subset = key_groups(w[0].variant, w[0].status, sizeof *w, grp, n, ng, shown);
+    int ns = 0;
+    for (int g = 0; g < ng; g++) {
+        int nm = shown[g] ? members(grp, n, g, idx) : 0;
+        for (int m = 0; m < 2 && nm; m++) {
+            for (int i = 0; i < nm; i++) {
+                const LcRun *r = &w[idx[i]];
+                long long *si = st + (size_t)idx[i] * MAXL;
+                for (int j = 0; j < r->nl[m]; j++) si[j] = r->len[m][j];
+                sp[i] = si, vp[i] = r->loss[m], len[i] = (size_t)r->nl[m];
+            }
+            double *x = xy + ((size_t)g * 2 + (size_t)m) * 2 * MAXL, *y = x + MAXL;
+            size_t k = plot_mean_aligned(sp, vp, len, nm, x, y);
+            if (k) s[ns++] = (PlotSeries){w[idx[0]].name, x, y, k, PLOT_LINES, g + 1, m};
+        }
+    }
+    char title[160];
+    snprintf(title, sizeof title, "val loss against eval length; mean over seeds%s",
+             subset ? "; key runs; all runs in the tables" : "");
+    PlotAxes ax = {title, "eval length (tokens)",
+                   {"val loss, plain RoPE", "val loss, YaRN"}, 2};
+    draw_figure(f, figdir, "lceval_loss.png", "val loss vs length", &ax, s, ns);
+done:
+    free(s), free(xy), free(st), free(sp), free(vp), free(len), free(shown);
+}
+
+void report_longctx(FILE *f, const char *figdir, const char *const *paths, int n) {
+    LcRun *w = calloc((size_t)(n ? n : 1), sizeof *w);
+    int *grp = calloc((size_t)(n ? n : 1), sizeof *grp);
+    int *idx = calloc((size_t)(n ? n : 1), sizeof *idx);
+    if (!w || !grp || !idx) goto done;
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        if (lc_read(paths[i], &w[k]) == 0) k++;
+    if (k > 0) {
+        int lens[MAXL];
+        int nl = union_lengths(w, k, lens);
+        int ng = group_names(w[0].name, sizeof *w, k, grp);
+        fprintf(f, "\n## Long context (gatelab eval)\n\nVal loss on the same held-out "
+                   "text at each length; degradation = val_loss@L − val_loss at the "
+                   "run's shortest evaluated length (its training length when evaluated "
+                   "at 1×). One row per run name, mean ± sample std over its seeds "
+                   "([k/n]: only k of its n seeds were evaluated at that length). "
+                   "Per-position-bucket losses are in each run file under /lceval.\n");
+        for (int m = 0; m < 2; m++) {
+            int any = 0;
+            for (int i = 0; i < k; i++) any |= w[i].nl[m] > 0;
+            if (any) lc_table(f, w, k, grp, ng, m, lens, nl, idx);
+        }
+        lc_summary(f, w, k);
+        lc_paper(f);
+        lc_figure(f, figdir, w, k, grp, ng, idx);
+    }
+done:
+    free(w), free(grp), free(idx);
+}

@@ -1,0 +1,332 @@
+/* report_md.c: the tables of REPORT.md (settings, variants, the paper's
+ * numbers beside ours, runs, definitions). */
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "config.h" /* variant_key */
+#include "heatmap.h"
+#include "metrics.h"
+#include "plot.h"
+#include "report_priv.h"
+#include "runfile_read.h"
+#include "runname.h"
+#include "runstats.h"
+#include "util.h"
+#include "paper_tables.h"
+
+/* ---- REPORT.md ---- */
+
+/* A column: its header text, anchor, definition, and how to get/format
+ * its value from a Row. */
+typedef struct {
+    const char *head, *anchor, *def;
+    size_t off;      /* offsetof the double in Row */
+    const char *fmt; /* printf format of one value */
+} Col;
+
+#define OFF(f) offsetof(Row, f)
+static const Col COLS[] = {
+    {"val_loss", "def-val-loss", "Validation loss (nats/token) at the last "
+     "eval: `final_val_loss` in /summary, else the last /metrics/eval/val_loss.",
+     OFF(val_loss), "%.4f"},
+    {"PPL", "def-ppl", "`ppl = exp(val_loss)`.", OFF(ppl), "%.3f"},
+    {"ΔPPL", "def-dppl", "PPL minus the mean PPL (over seeds) of the "
+     "matching baseline group: variant `baseline`, same data, seq_len, lr and "
+     "steps (preferring `baseline-<suffix>` for a run named "
+     "`<variant>-<suffix>`, else `baseline`); the Runs table names it. Blank "
+     "when no baseline matches; negative is better.", OFF(dppl), "%+.3f"},
+    {"bpb", "def-bpb", "Bits per byte at the last eval (`val_bpb`), for byte "
+     "data.", OFF(bpb), "%.4f"},
+    {"F-Attn", "def-fattn", "First-token share: `mean over layers l, heads h, "
+     "probe sequences, queries t = 1..T-1 of A[t, 0]`, at the last probe, "
+     "probe length T as in the header.", OFF(f_attn), "%.4f"},
+    {"uniform", "def-uniform", "What uniform causal attention would give for "
+     "F-Attn: `(H_T - 1)/(T - 1)`, H_T the T-th harmonic number (about 0.059, "
+     "0.020 and 0.0064 for T = 64, 256, 1024).", OFF(f_attn_uniform), "%.4f"},
+    {"sink@0.3", "def-sink", "Sink rate (Gu et al.): `alpha_0[l,h] = mean over "
+     "queries t ≥ 0 of A[t, 0]` over the first 64 queries of each probe "
+     "sequence (probe length 64); `sink_rate(ε) = fraction of (l, h) pairs with "
+     "alpha_0 > ε`, ε = 0.3, the indicator taken per probe sequence then "
+     "averaged over sequences.", OFF(sink03), "%.3f"},
+    {"gate mean", "def-gate-mean", "`gate_mean`: mean of every gate score on "
+     "the probe set, over all layers, positions and channels (blank: no gate).",
+     OFF(gate_mean), "%.3f"},
+    {"gate<0.1", "def-gate-below", "Fraction of gate scores strictly below "
+     "0.1 on the probe set (sparsity).", OFF(gate_below01), "%.3f"},
+    {"M-Act", "def-mact", "`max_act[l] = max |h| over tokens × features` of "
+     "block l's output (the residual stream), averaged over probe sequences; "
+     "M-Act is the mean over layers.", OFF(m_act), "%.4g"},
+    {"spikes", "def-spikes", "Loss spikes: steps after warmup whose training "
+     "loss exceeds spike_factor (1.25) × the median of the previous 50 "
+     "steps' losses, from /metrics/train.", OFF(spikes), "%.1f"},
+    {"tokens/s", "def-tps", "Training throughput, `tokens_per_sec` in "
+     "/summary.", OFF(tokens_per_sec), "%.0f"},
+};
+#define N_COLS (sizeof COLS / sizeof COLS[0])
+
+static double col_val(const Row *w, const Col *c)
+{
+    return *(const double *)((const char *)w + c->off);
+}
+
+/* "mean ± std" over the finite values of column c in rows[a..b), with
+ * "(k/n)" when only k of the n runs had a value. */
+static void md_agg(FILE *f, const Row *rows, int a, int b, const Col *c)
+{
+    double v[256];
+    int k = 0;
+    for (int i = a; i < b && k < 256; i++)
+        if (isfinite(col_val(&rows[i], c))) v[k++] = col_val(&rows[i], c);
+    fputs(" | ", f);
+    if (!k) return;
+    double m, s;
+    mean_std(v, k, &m, &s);
+    fprintf(f, c->fmt, m);
+    if (b - a > 1) {
+        char sfmt[16]; /* the std has no sign: drop a '+' flag */
+        snprintf(sfmt, sizeof sfmt, "%%%s", c->fmt + (c->fmt[1] == '+' ? 2 : 1));
+        fputs(" ± ", f);
+        fprintf(f, sfmt, s);
+    }
+    if (k < b - a) fprintf(f, " (%d/%d)", k, b - a);
+}
+
+static void md_status(FILE *f, const Row *rows, int a, int b)
+{
+    fputs(" | ", f);
+    int all_done = 1;
+    for (int i = a; i < b; i++) all_done &= !strcmp(rows[i].status, RS_STATUS_DONE);
+    if (all_done) fputs("done ", f);
+    for (int i = a; i < b; i++) {
+        const Row *w = &rows[i];
+        if (!strcmp(w->status, RS_STATUS_DIVERGED))
+            fprintf(f, "s%lld diverged at step %lld; ", w->seed,
+                    w->diverged_step);
+        else if (strcmp(w->status, RS_STATUS_DONE))
+            fprintf(f, "s%lld %s; ", w->seed, w->status);
+    }
+}
+
+/* Header row: the nlead leading columns, then COLS and status. */
+static void md_header(FILE *f, const char *const *lead, int nlead)
+{
+    fputc('|', f);
+    for (int i = 0; i < nlead; i++) fprintf(f, " %s |", lead[i]);
+    for (size_t c = 0; c < N_COLS; c++)
+        fprintf(f, " [%s](#%s) |", COLS[c].head, COLS[c].anchor);
+    fprintf(f, " [status](#def-status) |\n|");
+    for (size_t c = 0; c < (size_t)nlead + N_COLS + 1; c++) fputs("---|", f);
+    fputs("\n", f);
+}
+
+static const char *const LEAD_GROUP[] = {"[run](#def-run)",
+    "[variant](#def-variant)", "[data](#def-data)", "[seeds](#def-seeds)"};
+
+void md_variants(FILE *f, const Row *rows, int n)
+{
+    fprintf(f, "## Results by run\n\nOne row per run name (the file name "
+               "without its `_s<seed>`); mean ± sample std over seeds; "
+               "`(k/n)` marks a column only k of the n runs had.\n\n");
+    md_header(f, LEAD_GROUP, 4);
+    for (int a = 0; a < n && rows[a].ok;) {
+        int b = group_end(rows, n, a);
+        fprintf(f, "| %s | %s | %s | %d", rows[a].run, rows[a].variant,
+                rows[a].data, b - a);
+        for (size_t c = 0; c < N_COLS; c++) md_agg(f, rows, a, b, &COLS[c]);
+        md_status(f, rows, a, b);
+        fputs("|\n", f);
+        a = b;
+    }
+}
+
+static void md_paper_cell(FILE *f, double ours, double paper, const char *fmt)
+{
+    fputs(" | ", f);
+    if (isfinite(ours)) fprintf(f, fmt, ours);
+    else fputs("–", f);
+    fputs(" / ", f);
+    if (isfinite(paper)) fprintf(f, fmt, paper);
+    else fputs("–", f);
+}
+
+/* Ours beside the paper's: one row per group whose variant the paper
+ * reports (a variant run on two data sources gives two rows). */
+void md_paper(FILE *f, const Row *rows, int n)
+{
+    fprintf(f, "\n## Ours beside the paper\n\nEach cell is *ours / paper* "
+        "(ours: mean over seeds). The paper's numbers are reference data, not "
+        "our results: Qiu et al., \"Gated Attention for Large Language "
+        "Models\" (NeurIPS 2025, arXiv 2505.06708), Table 1 (MoE 15A2B, 400B "
+        "tokens: PPL), Table 3 (PPL) and Table 4 (gate mean, M-Act, F-Attn). "
+        "Our models are about 10^4 times smaller: compare directions and "
+        "ratios, not absolute values. `wider-ffn` stands in for the paper's "
+        "\"+4 experts\" row.\n\n"
+        "| run | data | paper row | source | [PPL](#def-ppl) | [gate mean](#def-gate-mean) | "
+        "[M-Act](#def-mact) | [F-Attn](#def-fattn) |\n"
+        "|---|---|---|---|---|---|---|---|\n");
+    for (int a = 0; a < n && rows[a].ok;) {
+        int b = group_end(rows, n, a);
+        const PaperRow *pr = paper_row(rows[a].variant);
+        if (pr) {
+            double m[4], s;
+            size_t offs[4] = {OFF(ppl), OFF(gate_mean), OFF(m_act), OFF(f_attn)};
+            for (int j = 0; j < 4; j++) {
+                double v[256];
+                int k = 0;
+                for (int i = a; i < b && k < 256; i++) {
+                    double x = *(const double *)((const char *)&rows[i] + offs[j]);
+                    if (isfinite(x)) v[k++] = x;
+                }
+                if (k) mean_std(v, k, &m[j], &s);
+                else m[j] = NAN;
+            }
+            fprintf(f, "| %s | %s | %s | %s", rows[a].run, rows[a].data,
+                    pr->id, pr->source);
+            md_paper_cell(f, m[0], pr->ppl, "%.3f");
+            md_paper_cell(f, m[1], pr->gate_mean, "%.3f");
+            md_paper_cell(f, m[2], pr->m_act, "%.4g");
+            md_paper_cell(f, m[3], pr->f_attn, "%.3f");
+            fputs(" |\n", f);
+        }
+        a = b;
+    }
+}
+
+void md_runs(FILE *f, const Row *rows, int n)
+{
+    fprintf(f, "\n## Runs\n\nΔPPL of each run is against the mean of the "
+               "baseline group named in *vs*.\n\n");
+    static const char *const lead[] = {"file", "[run](#def-run)",
+        "[variant](#def-variant)", "[data](#def-data)", "seed", "vs"};
+    md_header(f, lead, 6);
+    for (int i = 0; i < n && rows[i].ok; i++) {
+        const Row *w = &rows[i];
+        fprintf(f, "| %s | %s | %s | %s | %lld | %s", w->file, w->run,
+                w->variant, w->data, w->seed,
+                w->base >= 0 ? rows[w->base].run : "–");
+        for (size_t c = 0; c < N_COLS; c++) {
+            double v = col_val(w, &COLS[c]);
+            fputs(" | ", f);
+            if (isfinite(v)) fprintf(f, COLS[c].fmt, v);
+        }
+        fprintf(f, " | %s", w->status);
+        if (!strcmp(w->status, RS_STATUS_DIVERGED))
+            fprintf(f, ": diverged at step %lld", w->diverged_step);
+        if (w->spikes > 0) {
+            fputs("; spikes at steps", f);
+            for (int k = 0; k < (int)w->spikes && k < MAX_SPIKE_STEPS; k++)
+                fprintf(f, " %lld", w->spike_steps[k]);
+            if (w->spikes > MAX_SPIKE_STEPS) fputs(" …", f);
+        }
+        fputs(" |\n", f);
+    }
+    int bad = 0;
+    for (int i = 0; i < n; i++) bad += !rows[i].ok;
+    if (!bad) return;
+    fprintf(f, "\n### Unreadable run files\n\n");
+    for (int i = 0; i < n; i++)
+        if (!rows[i].ok) fprintf(f, "- `%s`: unreadable: %s\n", rows[i].file,
+                                 rows[i].err);
+}
+
+/* One line per data source: the config values its runs share, and for a
+ * key they do not share its distinct values (e.g. lr over a stability
+ * sweep). */
+static void md_settings_data(FILE *f, const Row *rows, int n, const char *data)
+{
+    int nrun = 0;
+    for (int i = 0; i < n && rows[i].ok; i++) nrun += !strcmp(rows[i].data, data);
+    fprintf(f, "- Data %s (%d run%s): ", data, nrun, nrun == 1 ? "" : "s");
+    char differ[512] = "";
+    size_t dl = 0;
+    int shared = 0;
+    for (size_t k = 0; k < N_CFG; k++) {
+        double vals[8];
+        int nv = 0, more = 0;
+        for (int i = 0; i < n && rows[i].ok; i++) {
+            if (strcmp(rows[i].data, data)) continue;
+            int seen = 0;
+            for (int j = 0; j < nv; j++) seen |= cfg_eq(vals[j], rows[i].cfg[k]);
+            if (seen) continue;
+            if (nv < 8) vals[nv++] = rows[i].cfg[k];
+            else more = 1;
+        }
+        if (nv == 1) {
+            fprintf(f, "%s%s %g", shared++ ? ", " : "", CFG_KEYS[k], vals[0]);
+            continue;
+        }
+        dl += (size_t)snprintf(differ + dl, dl < sizeof differ ? sizeof differ - dl : 0,
+                               "%s%s", dl ? "; " : "", CFG_KEYS[k]);
+        for (int j = 0; j < nv && dl < sizeof differ; j++)
+            dl += (size_t)snprintf(differ + dl, sizeof differ - dl, " %g", vals[j]);
+        if (more && dl < sizeof differ)
+            dl += (size_t)snprintf(differ + dl, sizeof differ - dl, " …");
+        if (dl >= sizeof differ) dl = sizeof differ - 1;
+    }
+    if (differ[0]) fprintf(f, "%sdiffering across runs: %s", shared ? "; " : "", differ);
+    fputs(".\n", f);
+}
+
+void md_settings(FILE *f, const char *dir, const Row *rows, int n)
+{
+    int ok = 0;
+    for (int i = 0; i < n; i++) ok += rows[i].ok;
+    time_t now = time(NULL);
+    char when[64];
+    strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", localtime(&now));
+    fprintf(f, "# gatelab report\n\nRun files in `%s`: %d (%d readable, %d "
+               "unreadable). Written %s.\n\n## Settings\n\n", dir, n, ok,
+            n - ok, when);
+    const Row *probed = NULL;
+    for (int i = 0; i < n && !probed; i++)
+        if (rows[i].ok && rows[i].has_probe) probed = &rows[i];
+    for (int i = 0; i < n && rows[i].ok; i++) {
+        int seen = 0;
+        for (int j = 0; j < i && !seen; j++) seen = !strcmp(rows[j].data, rows[i].data);
+        if (!seen) md_settings_data(f, rows, n, rows[i].data);
+    }
+    if (probed)
+        fprintf(f, "- Probe (last probe of each run): %d sequences of length "
+                "T = %d; normaliser %s; %s.\n", probed->probe_N,
+                probed->probe_T, probed->normaliser,
+                probed->proxy ? "attention is the Gu et al. proxy |a|/sum|a|"
+                              : "attention is post-softmax (no proxy)");
+    else
+        fprintf(f, "- No run has a probe yet: attention, gate and activation "
+                   "columns are blank.\n");
+    fprintf(f, "- Sink rate: ε = 0.3, k = 0, probe length 64 (the first 64 "
+               "queries of each probe sequence).\n"
+               "- Loss spikes: loss > spike_factor × median of the previous "
+               "50 steps, after warmup.\n\n");
+}
+
+void md_definitions(FILE *f)
+{
+    fprintf(f, "\n## Definitions\n\nPositions are 0-indexed; position 0 is "
+        "the first token (BOS when BOS is on). A is the post-softmax (or "
+        "proxy) attention of one head, averaged over probe sequences: rows "
+        "are queries t, columns keys j ≤ t.\n\n");
+    fprintf(f, "<a id=\"def-run\"></a>**run**: the run name, the file name "
+               "without `.h5` and its `_s<seed>` suffix (the sweep's `[run NAME]`); "
+               "runs are grouped by it, so one variant on two data sources or "
+               "learning rates gives two rows.\n\n"
+               "<a id=\"def-variant\"></a>**variant**: the gate variant id "
+               "(docs/variants.md).\n\n"
+               "<a id=\"def-data\"></a>**data**: the training data source "
+               "(`data` in /config).\n\n"
+               "<a id=\"def-seeds\"></a>**seeds**: number of runs (seeds) in "
+               "the group; the Runs table gives each run's seed.\n\n");
+    for (size_t c = 0; c < N_COLS; c++)
+        fprintf(f, "<a id=\"%s\"></a>**%s**: %s\n\n", COLS[c].anchor,
+                COLS[c].head, COLS[c].def);
+    fprintf(f, "<a id=\"def-status\"></a>**status**: running, done or "
+               "diverged (a non-finite loss or grad norm; the run stopped "
+               "cleanly at that step with its data saved).\n");
+}

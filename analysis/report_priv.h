@@ -1,0 +1,74 @@
+/* report_priv.h: what the report's files share (not a public interface):
+ * the Row each run file is reduced to, and the functions one part of the
+ * report calls in another. */
+#ifndef GATELAB_REPORT_PRIV_H
+#define GATELAB_REPORT_PRIV_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#define MAX_SPIKE_STEPS 8
+
+/* /config keys the Settings section shows; ΔPPL matches on MATCH_CFG. */
+extern const char *const CFG_KEYS[9];
+#define N_CFG 9
+enum { CFG_SEQ_LEN = 3, CFG_STEPS = 5, CFG_LR = 6 };
+
+typedef struct {
+    char path[1024];
+    const char *file;   /* basename inside path */
+    int ok;             /* 0: unreadable, err says why */
+    char err[512];
+    char variant[256], status[32];
+    char run[256];      /* run name: the group key with variant and data */
+    char data[64];      /* /config data: bigram, brown, ... ("?" if absent) */
+    double cfg[N_CFG];  /* /config values of CFG_KEYS (NaN if absent) */
+    int base;           /* first row of the matching baseline group, -1 */
+    long long seed, n_params, n_params_added, diverged_step;
+    double steps, val_loss, ppl, bpb, dppl, f_attn, f_attn_uniform, sink03,
+        gate_mean, gate_below01, m_act, spikes, tokens_per_sec;
+    long long spike_steps[MAX_SPIKE_STEPS];
+    int probe_T, probe_N, proxy, has_probe;
+    char normaliser[64];
+} Row;
+
+/* report_rows.c */
+int list_runs(const char *dir, char ***out, int *n, char *err, size_t errlen);
+void row_read(Row *w);
+int cmp_row(const void *a, const void *b);
+int same_group(const Row *x, const Row *y);
+int group_end(const Row *rows, int n, int a);
+int cfg_eq(double x, double y);
+void fill_dppl(Row *rows, int n);
+/* report_csv.c */
+int write_csv(const char *path, const Row *rows, int n, char *err,
+              size_t errlen);
+/* report_md.c */
+void md_settings(FILE *f, const char *dir, const Row *rows, int n);
+void md_variants(FILE *f, const Row *rows, int n);
+void md_paper(FILE *f, const Row *rows, int n);
+void md_runs(FILE *f, const Row *rows, int n);
+void md_definitions(FILE *f);
+/* report_figs.c */
+int mkdir_p(const char *path);
+void md_figures(FILE *f, const char *outdir, const Row *rows, int n);
+
+/* report_util.c (the long-context and stability sections) */
+#include "gnuplot.h"
+#include "runfile_read.h"
+void draw_figure(FILE *f, const char *figdir, const char *name, const char *alt,
+                 const PlotAxes *ax, const PlotSeries *s, int ns);
+int group_names(const char *names, size_t stride, int n, int *grp);
+void put_mean(FILE *f, const char *fmt, const char *sfmt, const double *v, int k);
+RunReader *open_run_head(const char *path, char *name, char *variant,
+                         char *status, char *data);
+int members(const int *grp, int n, int g, int *idx);
+int key_groups(const char *variant, const char *status, size_t stride,
+               const int *grp, int n, int ng, unsigned char *shown);
+/* open_run_head writes into these buffers by their sizes */
+#define HEAD_SIZES_OK(T)                                                       \
+    _Static_assert(sizeof ((T *)0)->name == 256 && sizeof ((T *)0)->variant == 256 && \
+                       sizeof ((T *)0)->status == 32 && sizeof ((T *)0)->data == 64,  \
+                   #T " head buffer sizes")
+
+#endif

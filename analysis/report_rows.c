@@ -1,0 +1,245 @@
+/* report_rows.c: one run file -> one Row of headline numbers
+ * (runstats.h, the same code the text tools print); the directory scan;
+ * rows grouped by run name (runname.h) and each group's ΔPPL against the
+ * matching baseline group. */
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "config.h" /* variant_key */
+#include "heatmap.h"
+#include "metrics.h"
+#include "plot.h"
+#include "report_priv.h"
+#include "runfile_read.h"
+#include "runname.h"
+#include "runstats.h"
+#include "util.h"
+
+const char *const CFG_KEYS[N_CFG] = {"n_layers", "d_model", "n_heads",
+    "seq_len", "batch_size", "steps", "lr", "warmup", "spike_factor"};
+
+/* ---- one run -> one Row ---- */
+
+static double cfg_or(RunReader *r, const char *key, double dflt)
+{
+    double v;
+    return runread_config_double(r, key, &v, NULL, 0) == 0 ? v : dflt;
+}
+
+static double summ_or(RunReader *r, const char *key, double dflt)
+{
+    double v;
+    return runread_summary(r, key, &v, NULL, 0) == 0 ? v : dflt;
+}
+
+static void row_series(RunReader *r, Row *w)
+{
+    RunTrain t;
+    if (runread_train(r, &t, NULL, 0) == 0) {
+        if (t.n && isnan(w->steps)) w->steps = (double)t.step[t.n - 1];
+        long long idx[MAX_SPIKE_STEPS];
+        int n = count_spikes(t.loss, t.step, t.n,
+                             (long long)cfg_or(r, "warmup", 0), 50,
+                             cfg_or(r, "spike_factor", 1.25), idx,
+                             MAX_SPIKE_STEPS);
+        w->spikes = n;
+        for (int i = 0; i < n && i < MAX_SPIKE_STEPS; i++)
+            w->spike_steps[i] = t.step[idx[i]];
+        runread_train_free(&t);
+    }
+    RunEval e;
+    if (runread_eval(r, &e, NULL, 0) == 0) {
+        if (e.n) {
+            if (isnan(w->val_loss)) w->val_loss = e.val_loss[e.n - 1];
+            w->bpb = e.val_bpb[e.n - 1];
+        }
+        runread_eval_free(&e);
+    }
+}
+
+static void row_probe(RunReader *r, Row *w)
+{
+    ProbeRecord p;
+    if (runread_probe(r, -1, &p, NULL, 0) < 0) return; /* no probes yet */
+    w->has_probe = 1;
+    w->probe_T = p.T;
+    w->probe_N = p.N;
+    w->proxy = p.proxy;
+    snprintf(w->normaliser, sizeof w->normaliser, "%s", p.normaliser);
+    w->f_attn = rs_share(&p, -1);
+    w->f_attn_uniform = uniform_first_share(p.T);
+    w->sink03 = rs_sink_rate(&p, 0.3, RUNSTATS_SINK_LEN);
+    if (p.has_gate) {
+        w->gate_mean = rs_gate_mean(&p, -1);
+        w->gate_below01 = rs_gate_below(&p, -1, 1);
+    }
+    w->m_act = rs_m_act(&p);
+    runread_probe_free(&p);
+}
+
+void row_read(Row *w)
+{
+    w->steps = w->val_loss = w->ppl = w->bpb = w->dppl = w->f_attn = NAN;
+    w->f_attn_uniform = w->sink03 = w->gate_mean = w->gate_below01 = NAN;
+    w->m_act = w->spikes = w->tokens_per_sec = NAN;
+    w->diverged_step = -1;
+    w->base = -1;
+    run_name(w->run, sizeof w->run, w->path);
+    RunReader *r = runread_open(w->path, w->err, sizeof w->err);
+    if (!r) return;
+    const RunMeta *m = runread_meta(r);
+    w->ok = 1;
+    if (runread_config_string(r, "data", w->data, sizeof w->data, NULL, 0))
+        snprintf(w->data, sizeof w->data, "?");
+    for (size_t k = 0; k < N_CFG; k++) w->cfg[k] = cfg_or(r, CFG_KEYS[k], NAN);
+    snprintf(w->variant, sizeof w->variant, "%s", m->variant);
+    snprintf(w->status, sizeof w->status, "%s", m->status);
+    w->seed = m->seed;
+    w->n_params = m->n_params;
+    w->n_params_added = m->n_params_added;
+    w->steps = summ_or(r, RS_SUM_STEPS_DONE, NAN);
+    double fv = summ_or(r, RS_SUM_FINAL_VAL_LOSS, NAN);
+    if (isfinite(fv)) w->val_loss = fv;
+    w->tokens_per_sec = summ_or(r, RS_SUM_TOKENS_PER_SEC, NAN);
+    w->diverged_step = (long long)summ_or(r, RS_SUM_DIVERGED_STEP, -1);
+    row_series(r, w);
+    w->ppl = exp(w->val_loss);
+    row_probe(r, w);
+    runread_close(r);
+}
+
+/* ---- directory scan ---- */
+
+static int ends_with(const char *s, const char *suf)
+{
+    size_t n = strlen(s), k = strlen(suf);
+    return n >= k && !strcmp(s + n - k, suf);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* *.h5 names in dir, sorted (checkpoints end in .ckpt and are skipped). */
+int list_runs(const char *dir, char ***out, int *n, char *err,
+                     size_t errlen)
+{
+    *n = 0;
+    *out = NULL;
+    DIR *d = opendir(dir);
+    if (!d) {
+        seterr(err, errlen, "%s: %s", dir, strerror(errno));
+        return -1;
+    }
+    char **names = NULL;
+    int cap = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (!ends_with(e->d_name, ".h5") || e->d_name[0] == '.') continue;
+        if (*n == cap) {
+            cap = cap ? 2 * cap : 16;
+            char **p = realloc(names, (size_t)cap * sizeof *p);
+            if (!p) break;
+            names = p;
+        }
+        if (!(names[*n] = strdup(e->d_name))) break;
+        (*n)++;
+    }
+    closedir(d);
+    if (*n) qsort(names, (size_t)*n, sizeof *names, cmp_str);
+    *out = names;
+    return 0;
+}
+
+/* Group order: baseline-variant groups first, then by run name, variant
+ * and data; seeds ascending within a group. */
+int cmp_row(const void *a, const void *b)
+{
+    const Row *x = a, *y = b;
+    if (x->ok != y->ok) return y->ok - x->ok;
+    int xb = variant_key(x->variant) == VARIANT_KEY_BASELINE,
+        yb = variant_key(y->variant) == VARIANT_KEY_BASELINE;
+    if (xb != yb) return yb - xb;
+    int c = strcmp(x->run, y->run);
+    if (!c) c = strcmp(x->variant, y->variant);
+    if (!c) c = strcmp(x->data, y->data);
+    if (c) return c;
+    return (x->seed > y->seed) - (x->seed < y->seed);
+}
+
+int same_group(const Row *x, const Row *y)
+{
+    return x->ok && y->ok && !strcmp(x->run, y->run) &&
+           !strcmp(x->variant, y->variant) && !strcmp(x->data, y->data);
+}
+
+/* End (exclusive) of the group that starts at row a. */
+int group_end(const Row *rows, int n, int a)
+{
+    int b = a + 1;
+    while (b < n && same_group(&rows[a], &rows[b])) b++;
+    return b;
+}
+
+/* Equal, or both absent from the config. */
+int cfg_eq(double x, double y)
+{
+    if (isnan(x) || isnan(y)) return isnan(x) && isnan(y);
+    return fabs(x - y) <= 1e-9 * fmax(fabs(x), fabs(y));
+}
+
+/* How well baseline group starting at row bg fits group g (higher is
+ * better, -1 no match): same data, seq_len, lr and steps are required;
+ * the group itself beats "baseline-<suffix>" sharing g's run-name suffix
+ * (g1-elem-brown -> baseline-brown), which beats plain "baseline". */
+static int base_score(const Row *bg, const Row *g, int self)
+{
+    if (variant_key(bg->variant) != VARIANT_KEY_BASELINE || strcmp(bg->data, g->data))
+        return -1;
+    static const int keys[] = {CFG_SEQ_LEN, CFG_LR, CFG_STEPS};
+    for (int k = 0; k < 3; k++)
+        if (!cfg_eq(bg->cfg[keys[k]], g->cfg[keys[k]])) return -1;
+    if (self) return 3;
+    size_t nv = strlen(g->variant);
+    const char *suffix = !strncmp(g->run, g->variant, nv) && g->run[nv] == '-'
+                             ? g->run + nv + 1 : NULL;
+    if (suffix && !strncmp(bg->run, "baseline-", 9) && !strcmp(bg->run + 9, suffix))
+        return 2;
+    return !strcmp(bg->run, variant_key_id(VARIANT_KEY_BASELINE));
+}
+
+static double group_ppl(const Row *rows, int a, int b)
+{
+    double s = 0.0;
+    int k = 0;
+    for (int i = a; i < b; i++)
+        if (isfinite(rows[i].ppl)) s += rows[i].ppl, k++;
+    return k ? s / k : NAN;
+}
+
+/* base and dppl of every row: PPL minus the mean PPL of the best matching
+ * baseline group (blank when no baseline group matches). */
+void fill_dppl(Row *rows, int n)
+{
+    for (int a = 0; a < n && rows[a].ok;) {
+        int b = group_end(rows, n, a), best = -1, best_score = -1;
+        for (int c = 0; c < n && rows[c].ok; c = group_end(rows, n, c)) {
+            int sc = base_score(&rows[c], &rows[a], c == a);
+            if (sc > best_score) best = c, best_score = sc;
+        }
+        double ref = best < 0 ? NAN : group_ppl(rows, best, group_end(rows, n, best));
+        for (int i = a; i < b; i++) {
+            rows[i].base = best;
+            rows[i].dppl = rows[i].ppl - ref;
+        }
+        a = b;
+    }
+}

@@ -1,0 +1,182 @@
+/* report_stability.c: the learning-rate stability section of REPORT.md,
+ * skipped silently when no data source holds two or more learning rates.
+ * Rows and curves are per run name, mean ± sample std over its seeds. */
+#include "report_sections.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h" /* variant_key */
+#include "metrics.h"
+#include "plot.h"
+#include "report_priv.h"
+#include "runname.h"
+#include "runfile_read.h"
+
+#define SPIKE_WINDOW 50 /* metrics.md: median of the previous 50 losses */
+
+/* ---- stability ---- */
+
+typedef struct {
+    char name[256], variant[256], status[32], data[64];
+    double lr, spikes, dstep, ppl;
+    size_t n;
+    long long *step;
+    double *loss; /* training curve (non-finite -> NaN gap) */
+} StRun;
+
+HEAD_SIZES_OK(StRun);
+
+static int st_read(const char *path, StRun *w) {
+    char err[512];
+    memset(w, 0, sizeof *w);
+    RunReader *r = open_run_head(path, w->name, w->variant, w->status, w->data);
+    if (!r) return -1;
+    double warm = 0, factor = 1.25, vl = NAN;
+    int rc = runread_config_double(r, "lr", &w->lr, err, sizeof err);
+    runread_config_double(r, "warmup", &warm, NULL, 0);
+    runread_config_double(r, "spike_factor", &factor, NULL, 0);
+    w->dstep = -1;
+    runread_summary(r, RS_SUM_DIVERGED_STEP, &w->dstep, NULL, 0);
+    if (runread_summary(r, RS_SUM_FINAL_VAL_LOSS, &vl, NULL, 0) != 0) vl = NAN;
+    w->ppl = exp(vl);
+    RunTrain t;
+    w->spikes = NAN;
+    if (rc == 0 && runread_train(r, &t, err, sizeof err) == 0) {
+        w->spikes = count_spikes(t.loss, t.step, t.n, (long long)warm, SPIKE_WINDOW, factor,
+                                 NULL, 0);
+        w->n = t.n;
+        w->step = malloc((t.n ? t.n : 1) * sizeof *w->step);
+        w->loss = malloc((t.n ? t.n : 1) * sizeof(double));
+        for (size_t i = 0; w->step && w->loss && i < t.n; i++) {
+            w->step[i] = t.step[i];
+            w->loss[i] = isfinite(t.loss[i]) ? t.loss[i] : NAN;
+        }
+        if (!w->step || !w->loss) w->n = 0;
+        runread_train_free(&t);
+    }
+    runread_close(r);
+    return rc;
+}
+
+/* By data source, then lr, variant and run name (seeds of one run name
+ * tie and share a row): a variant's 1x run (`baseline`, lr from the preset) and its
+ * `baseline-lr2x` runs land under their own lr, and two data sources never
+ * interleave. */
+static int cmp_st(const void *a, const void *b) {
+    const StRun *x = a, *y = b;
+    int c = strcmp(x->data, y->data);
+    if (c) return c;
+    if (x->lr != y->lr) return x->lr < y->lr ? -1 : 1;
+    c = strcmp(x->variant, y->variant);
+    return c ? c : strcmp(x->name, y->name);
+}
+
+/* One row: the seeds of one run name, idx[nm]. */
+static void st_row(FILE *f, const StRun *w, const int *idx, int nm) {
+    const StRun *a = &w[idx[0]];
+    double pp[256], tot = 0;
+    int ks = 0, kp = 0, ndiv = 0, nother = 0;
+    char steps[128] = "";
+    size_t sl = 0;
+    for (int i = 0; i < nm && i < 256; i++) {
+        const StRun *r = &w[idx[i]];
+        if (isfinite(r->spikes)) ks++, tot += r->spikes;
+        if (isfinite(r->ppl)) pp[kp++] = r->ppl;
+        if (!strcmp(r->status, RS_STATUS_DIVERGED)) {
+            ndiv++;
+            if (sl < sizeof steps - 24)
+                sl += (size_t)snprintf(steps + sl, sizeof steps - sl, "%s%.0f",
+                                       sl ? ", " : "", r->dstep);
+        } else if (strcmp(r->status, RS_STATUS_DONE)) nother++;
+    }
+    fprintf(f, "| %s | %g | %s | %s | %d |", a->data, a->lr, a->variant, a->name, nm);
+    if (!ks) fprintf(f, " — |");
+    else if (nm > 1) fprintf(f, " %.2g (total %.0f) |", tot / ks, tot);
+    else fprintf(f, " %.0f |", tot);
+    if (ndiv)
+        fprintf(f, " **%d/%d** (step%s %s)", ndiv, nm, ndiv > 1 ? "s" : "", steps);
+    else fprintf(f, " %d/%d", ndiv, nm);
+    if (nother) fprintf(f, "; %d not finished", nother);
+    fprintf(f, " |");
+    if (kp) {
+        put_mean(f, " %.3f", "%.3f", pp, kp);
+        if (kp < nm) fprintf(f, " (%d/%d)", kp, nm);
+    } else fprintf(f, " —");
+    fprintf(f, " |\n");
+}
+
+/* One line per run name, the mean training loss over its seeds. */
+static void st_figure(FILE *f, const char *figdir, const StRun *w, int n, const int *grp,
+                      int ng, int *idx) {
+    if (ng < 1 || n < 1) return;
+    PlotSeries *s = calloc((size_t)ng, sizeof *s);
+    char (*lab)[300] = calloc((size_t)ng, sizeof *lab);
+    double **xy = calloc((size_t)ng, sizeof *xy);
+    const long long **sp = calloc((size_t)n, sizeof *sp);
+    const double **vp = calloc((size_t)n, sizeof *vp);
+    size_t *len = calloc((size_t)n, sizeof *len);
+    unsigned char *shown = calloc((size_t)ng, 1);
+    int ns = 0;
+    if (!s || !lab || !xy || !sp || !vp || !len || !shown) goto done;
+    int subset = key_groups(w[0].variant, w[0].status, sizeof *w, grp, n, ng, shown);
+    for (int g = 0; g < ng; g++) {
+        int nm = shown[g] ? members(grp, n, g, idx) : 0, ndiv = 0;
+        size_t mx = 0;
+        for (int i = 0; i < nm; i++) {
+            const StRun *r = &w[idx[i]];
+            sp[i] = r->step, vp[i] = r->loss, len[i] = r->n;
+            mx = r->n > mx ? r->n : mx;
+            ndiv += !strcmp(r->status, RS_STATUS_DIVERGED);
+        }
+        if (!mx || !(xy[g] = malloc(2 * mx * sizeof **xy))) continue;
+        size_t k = plot_mean_aligned(sp, vp, len, nm, xy[g], xy[g] + mx);
+        char dv[48] = "";
+        if (ndiv) snprintf(dv, sizeof dv, " (%d/%d diverged)", ndiv, nm);
+        snprintf(lab[g], sizeof lab[g], "%.200s lr=%g%s", w[idx[0]].name, w[idx[0]].lr, dv);
+        s[ns++] = (PlotSeries){lab[g], xy[g], xy[g] + mx, k, PLOT_LINES, 0, 0};
+    }
+    char title[160];
+    snprintf(title, sizeof title, "training loss per learning rate; mean over seeds%s",
+             subset ? "; key runs; all runs in the table" : "");
+    PlotAxes ax = {title, "step", {"training loss", NULL}, 1};
+    draw_figure(f, figdir, "stability_loss.png", "loss curves per lr", &ax, s, ns);
+done:
+    for (int g = 0; xy && g < ng; g++) free(xy[g]);
+    free(s), free(lab), free(xy), free(sp), free(vp), free(len), free(shown);
+}
+
+void report_stability(FILE *f, const char *figdir, const char *const *paths, int n) {
+    StRun *w = calloc((size_t)(n ? n : 1), sizeof *w);
+    int *grp = calloc((size_t)(n ? n : 1), sizeof *grp);
+    int *idx = calloc((size_t)(n ? n : 1), sizeof *idx);
+    int k = 0, multi = 0;
+    if (!w || !grp || !idx) goto done;
+    for (int i = 0; i < n; i++)
+        if (st_read(paths[i], &w[k]) == 0) k++;
+        else free(w[k].step), free(w[k].loss);
+    /* sorted, each run name's seeds are adjacent and groups come in order */
+    qsort(w, (size_t)k, sizeof *w, cmp_st);
+    /* two or more lrs within one data source (sorted by data, then lr) */
+    for (int i = 1; i < k; i++)
+        multi |= !strcmp(w[i].data, w[i - 1].data) && w[i].lr != w[i - 1].lr;
+    if (multi) {
+        int ng = group_names(w[0].name, sizeof *w, k, grp);
+        fprintf(f, "\n## Stability across learning rates\n\nOne row per run name over "
+                   "its seeds. Spikes as metrics.md defines (loss > spike_factor × "
+                   "median of the previous %d, after warmup): mean per seed (total). A "
+                   "diverged run is kept and counted (k of n seeds) with the steps it "
+                   "diverged at. Final PPL: mean ± sample std over seeds.\n\n"
+                   "| data | lr | variant | run | seeds | spikes | diverged | final PPL |\n"
+                   "|---|---|---|---|---|---|---|---|\n", SPIKE_WINDOW);
+        for (int g = 0; g < ng; g++) {
+            int nm = members(grp, k, g, idx);
+            if (nm) st_row(f, w, idx, nm);
+        }
+        st_figure(f, figdir, w, k, grp, ng, idx);
+    }
+done:
+    for (int i = 0; w && i < k; i++) free(w[i].step), free(w[i].loss);
+    free(w), free(grp), free(idx);
+}

@@ -1,0 +1,84 @@
+/* report_util.c: what the long-context and stability sections share:
+ * drawing a linked figure, grouping runs by name, "m ± s" cells, opening
+ * a run's head, and plot.h's key-run rule over groups. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h" /* variant_key */
+#include "metrics.h"
+#include "plot.h"
+#include "report_priv.h"
+#include "runname.h"
+#include "runfile_read.h"
+
+/* Draw figdir/name and link it from the report; a figure that cannot be
+ * drawn is a line in the report, not a failure. */
+void draw_figure(FILE *f, const char *figdir, const char *name, const char *alt,
+                        const PlotAxes *ax, const PlotSeries *s, int ns) {
+    char path[1200], err[512];
+    snprintf(path, sizeof path, "%s/%s", figdir, name);
+    if (plot_lines(path, ax, s, ns, err, sizeof err) == 0)
+        fprintf(f, "\n![%s](figures/%s)\n", alt, name);
+    else
+        fprintf(f, "\n- figure %s not drawn: %s\n", name, err);
+}
+
+
+/* Group n runs by name (names[i], stride bytes apart) in order of first
+ * appearance: grp[i] = group of run i; returns the number of groups. */
+int group_names(const char *names, size_t stride, int n, int *grp) {
+    int ng = 0;
+    for (int i = 0; i < n; i++) {
+        grp[i] = -1;
+        for (int j = 0; j < i && grp[i] < 0; j++)
+            if (!strcmp(names + (size_t)i * stride, names + (size_t)j * stride)) grp[i] = grp[j];
+        if (grp[i] < 0) grp[i] = ng++;
+    }
+    return ng;
+}
+
+/* " m ± s" of v[k] (just " m" for one value) with fmt for both. */
+void put_mean(FILE *f, const char *fmt, const char *sfmt, const double *v, int k) {
+    double m, s;
+    mean_std(v, k, &m, &s);
+    fprintf(f, fmt, m);
+    if (k > 1) fputs(" ± ", f), fprintf(f, sfmt, s);
+}
+
+/* ---- what both sections read first ---- */
+
+/* Open a run and copy out its run name, variant, status and data source
+ * (each buffer 256, 256, 32 and 64 bytes, as the record structs hold). */
+RunReader *open_run_head(const char *path, char *name, char *variant,
+                                char *status, char *data) {
+    char err[512];
+    RunReader *r = runread_open(path, err, sizeof err);
+    if (!r) return NULL;
+    run_name(name, 256, path);
+    snprintf(variant, 256, "%s", runread_meta(r)->variant);
+    snprintf(status, 32, "%s", runread_meta(r)->status);
+    if (runread_config_string(r, "data", data, 64, NULL, 0)) snprintf(data, 64, "?");
+    return r;
+}
+
+
+int members(const int *grp, int n, int g, int *idx) {
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        if (grp[i] == g) idx[k++] = i;
+    return k;
+}
+
+/* Whether each group is drawn (plot.h's rule: key runs past
+ * PLOT_MAX_SERIES run names); returns 1 when only some are. */
+int key_groups(const char *variant, const char *status, size_t stride,
+                      const int *grp, int n, int ng, unsigned char *shown) {
+    memset(shown, 0, (size_t)ng);
+    for (int i = 0; i < n; i++)
+        if (plot_key_run(variant + (size_t)i * stride, status + (size_t)i * stride))
+            shown[grp[i]] = 1;
+    if (plot_key_series(ng, shown)) return 1;
+    memset(shown, 1, (size_t)ng);
+    return 0;
+}

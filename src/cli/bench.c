@@ -1,0 +1,348 @@
+/* bench.c: `gatelab bench`: training throughput on the reference config,
+ * beside the sgemm peak measured in the same process on the same threads,
+ * and optionally beside the PyTorch twin (tests/reference/torch_bench.py).
+ *
+ * The peak is what our threading can reach: N threads each running
+ * single-threaded sgemm on 1024^3 at once, GFLOP/s summed. That is the
+ * ceiling for data-parallel workers; one BLAS call over N threads is also
+ * printed for reference.
+ */
+#include <cblas.h>
+#include <getopt.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+
+#include "blas_core.h"
+#include "config_args.h"
+#include "commands.h"
+#include "rng.h"
+#include "trainer.h"
+#include "util.h"
+
+#define PEAK_N 1024
+#define MAX_VARIANTS 32
+
+typedef struct {
+    float *a, *b, *c;
+    int reps;
+    double gflops;
+} SgemmJob;
+
+static void *sgemm_job(void *p) {
+    SgemmJob *j = p;
+    const double flop = 2.0 * PEAK_N * PEAK_N * PEAK_N;
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, PEAK_N, PEAK_N, PEAK_N, 1.0f, j->a,
+                PEAK_N, j->b, PEAK_N, 0.0f, j->c, PEAK_N); /* warm */
+    double t0 = now_seconds();
+    for (int r = 0; r < j->reps; r++)
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, PEAK_N, PEAK_N, PEAK_N, 1.0f,
+                    j->a, PEAK_N, j->b, PEAK_N, 0.0f, j->c, PEAK_N);
+    j->gflops = flop * j->reps / (now_seconds() - t0) / 1e9;
+    return NULL;
+}
+
+/* Aggregate GFLOP/s of n concurrent single-threaded sgemms. -1 on OOM. */
+static double sgemm_peak(int n) {
+    SgemmJob jobs[64];
+    pthread_t th[64];
+    size_t sz = (size_t)PEAK_N * PEAK_N;
+    double total = 0;
+    int ok = 1;
+    openblas_set_num_threads(1);
+    for (int i = 0; i < n; i++) {
+        jobs[i] = (SgemmJob){falloc(sz), falloc(sz), falloc(sz), 8, 0};
+        ok = ok && jobs[i].a && jobs[i].b && jobs[i].c;
+    }
+    for (int i = 0; ok && i < n; i++)
+        for (size_t k = 0; k < sz; k++) jobs[i].a[k] = jobs[i].b[k] = (float)(k % 7) * 0.1f;
+    for (int i = 1; ok && i < n; i++) pthread_create(&th[i], NULL, sgemm_job, &jobs[i]);
+    if (ok) sgemm_job(&jobs[0]);
+    for (int i = 1; ok && i < n; i++) pthread_join(th[i], NULL);
+    for (int i = 0; i < n; i++) {
+        total += jobs[i].gflops;
+        free(jobs[i].a), free(jobs[i].b), free(jobs[i].c);
+    }
+    return ok ? total : -1;
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+typedef struct {
+    int steps, warmup, repeats;
+} BenchPlan;
+
+/* Median tokens/s of `repeats` timed blocks of `steps` training steps on
+ * random tokens (the data source plays no part in speed). */
+static int bench_variant(const Config *cfg, const BenchPlan *bp, double *tok_s,
+                         double *flops_tok, size_t *nparams, char *err, size_t errlen) {
+    Trainer tr;
+    if (trainer_init(&tr, cfg, err, errlen) != 0) return -1;
+    Rng r;
+    rng_seed(&r, 7);
+    size_t bt = (size_t)cfg->batch_size * cfg->seq_len;
+    for (size_t i = 0; i < bt; i++) {
+        tr.inputs[i] = (int)rng_below(&r, (uint32_t)cfg->vocab_size);
+        tr.targets[i] = (int)rng_below(&r, (uint32_t)cfg->vocab_size);
+    }
+    double norm, med[64];
+    for (int s = 0; s < bp->warmup; s++) trainer_step(&tr, tr.inputs, tr.targets, s, &norm);
+    for (int k = 0; k < bp->repeats; k++) {
+        double t0 = now_seconds();
+        for (int s = 0; s < bp->steps; s++) trainer_step(&tr, tr.inputs, tr.targets, s, &norm);
+        med[k] = (double)bt * bp->steps / (now_seconds() - t0);
+    }
+    qsort(med, (size_t)bp->repeats, sizeof *med, cmp_double);
+    *tok_s = med[bp->repeats / 2];
+    *flops_tok = model_flops_per_token(&tr.model, cfg->seq_len);
+    *nparams = tr.model.table.total;
+    trainer_free(&tr);
+    return 0;
+}
+
+static double peak_rss_mib(void) {
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return ru.ru_maxrss / 1024.0;
+}
+
+/* Where torch_bench.py is: $GATELAB_TORCH_BENCH, else the source tree's
+ * (source_file: from any working directory). */
+static const char *torch_script(char *buf, size_t n) {
+    const char *env = getenv("GATELAB_TORCH_BENCH");
+    if (env && *env) return env;
+    if (source_file("tests/reference/torch_bench.py", buf, n) == 0) return buf;
+    return "tests/reference/torch_bench.py";
+}
+
+/* The model shape of cfg as torch_bench.py --shape arguments. */
+static void torch_shape(char *buf, size_t n, const Config *c) {
+    static const char *const norm[] = {"rms", "layer"}, *const pos[] = {"rope", "learned", "none"},
+                             *const mlp[] = {"swiglu", "gelu"};
+    snprintf(buf, n,
+             "--batch %d --seq %d --shape n_layers=%d --shape d_model=%d --shape n_heads=%d "
+             "--shape n_kv_heads=%d --shape head_dim=%d --shape d_ff=%d --shape vocab_size=%d "
+             "--shape norm=%s --shape pos=%s --shape mlp=%s --shape tied_embed=%d "
+             "--shape qk_norm=%d --shape rope_base=%.9g --shape norm_eps=%.9g",
+             c->batch_size, c->seq_len, c->n_layers, c->d_model, c->n_heads, c->n_kv_heads,
+             c->head_dim ? c->head_dim : c->d_model / c->n_heads, c->d_ff, c->vocab_size,
+             norm[c->norm], pos[c->pos], mlp[c->mlp], c->tied_embed, c->qk_norm,
+             (double)c->rope_base, (double)c->norm_eps);
+}
+
+/* Run the PyTorch twin on the shape of base (the config without its
+ * variant) and copy its tokens/s; -1 if it could not run. core: its
+ * OPENBLAS_CORETYPE, or NULL for the environment the user started us in
+ * (our own BLAS core upgrade is not passed on). */
+static double run_torch(const Config *base, const char *variant, int threads,
+                        const BenchPlan *bp, const char *core, long *params) {
+    char cmd[2048], line[1024], shape[768], path[1100], envs[96];
+    torch_shape(shape, sizeof shape, base);
+    const char *auto_from = getenv("GATELAB_BLAS_AUTO");
+    if (core)
+        snprintf(envs, sizeof envs, "OPENBLAS_CORETYPE='%.40s'", core);
+    else if (auto_from && *auto_from)
+        snprintf(envs, sizeof envs, "-u OPENBLAS_CORETYPE");
+    else
+        envs[0] = 0;
+    snprintf(cmd, sizeof cmd,
+             "env %s /usr/bin/python3 '%s' --threads %d --variant '%s' --steps %d --repeats %d "
+             "%s 2>/dev/null",
+             envs, torch_script(path, sizeof path), threads, variant, bp->steps, bp->repeats,
+             shape);
+    FILE *p = popen(cmd, "r");
+    if (!p) return -1;
+    double tok = -1;
+    while (fgets(line, sizeof line, p)) {
+        char *k = strstr(line, "\"tokens_per_sec\":");
+        if (k) tok = atof(k + strlen("\"tokens_per_sec\":"));
+        char *np = strstr(line, "\"params\":");
+        if (np) *params = atol(np + strlen("\"params\":"));
+    }
+    if (pclose(p) != 0) return -1;
+    return tok;
+}
+
+static void usage(FILE *f) {
+    fprintf(f,
+            "usage: gatelab bench [--config FILE] [--threads N] [--variant ID]...\n"
+            "                     [--steps S] [--warmup W] [--repeats R] [--torch]\n"
+            "                     [--set key=value]...\n"
+            "\n"
+            "Training throughput (forward + backward + AdamW) on random tokens.\n"
+            "Prints tokens/s (median of R blocks of S steps), GFLOP/s from the explicit\n"
+            "FLOP count (6 x matmul weights incl. gates + 12 x L x T x H x dh per token),\n"
+            "%% of the sgemm peak measured now on N threads (N concurrent 1-thread\n"
+            "1024^3 sgemms), peak RSS, and the cost of each variant against the first.\n"
+            "\n"
+            "  -c, --config FILE   preset (default experiments/reference.ini)\n"
+            "  -t, --threads N     worker threads (default 1)\n"
+            "  -v, --variant ID    variant to bench (repeatable; default baseline)\n"
+            "  -n, --steps S       timed steps per block (default 10)\n"
+            "  -w, --warmup W      untimed steps first (default 3)\n"
+            "  -R, --repeats R     timed blocks; the median is reported (default 5)\n"
+            "  -T, --torch         also run tests/reference/torch_bench.py (python3-torch)\n"
+            "                      on the same config's shape and threads, side by side,\n"
+            "                      with the BLAS core the user's environment gives it\n"
+            "  -K, --torch-core C  and once more with OPENBLAS_CORETYPE=C (e.g. SkylakeX)\n"
+            "  -s, --set K=V       override a config key\n");
+}
+
+/* The parsed command line. */
+typedef struct {
+    const char *config, *variants[MAX_VARIANTS], *torch_core;
+    char *sets[250];
+    int nv, nsets, threads, torch;
+    BenchPlan bp;
+} BenchArgs;
+
+/* Fills *a from the command line. Returns -1 to go on, else the exit code
+ * (0 after --help, 2 on a bad option). */
+static int parse_bench_args(int argc, char **argv, BenchArgs *a) {
+    static const struct option opts[] = {
+        {"config", required_argument, 0, 'c'}, {"threads", required_argument, 0, 't'},
+        {"variant", required_argument, 0, 'v'}, {"steps", required_argument, 0, 'n'},
+        {"warmup", required_argument, 0, 'w'}, {"repeats", required_argument, 0, 'R'},
+        {"torch", no_argument, 0, 'T'},        {"set", required_argument, 0, 's'},
+        {"torch-core", required_argument, 0, 'K'},
+        {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
+    memset(a, 0, sizeof *a);
+    a->config = "experiments/reference.ini";
+    a->threads = 1;
+    a->bp = (BenchPlan){10, 3, 5};
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "c:t:v:n:w:R:TK:s:h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'c': a->config = optarg; break;
+        case 't': a->threads = atoi(optarg); break;
+        case 'v':
+            if (a->nv < MAX_VARIANTS) a->variants[a->nv++] = optarg;
+            break;
+        case 'n': a->bp.steps = atoi(optarg); break;
+        case 'w': a->bp.warmup = atoi(optarg); break;
+        case 'R': a->bp.repeats = atoi(optarg); break;
+        case 'T': a->torch = 1; break;
+        case 'K': a->torch = 1, a->torch_core = optarg; break;
+        case 's':
+            if (a->nsets < 250) a->sets[a->nsets++] = optarg;
+            break;
+        case 'h': usage(stdout); return 0;
+        default: usage(stderr); return 2;
+        }
+    }
+    const BenchPlan *bp = &a->bp;
+    if (a->threads < 1 || a->threads > 64 || bp->steps < 1 || bp->repeats < 1 ||
+        bp->repeats > 64 || bp->warmup < 0) {
+        fprintf(stderr, "gatelab bench: --threads 1..64, --steps >= 1, --repeats 1..64\n");
+        return 2;
+    }
+    if (optind < argc) {
+        fprintf(stderr, "gatelab bench: unexpected argument '%s'\n", argv[optind]);
+        return 2;
+    }
+    if (a->torch_core && !*a->torch_core) {
+        fprintf(stderr, "gatelab bench: --torch-core needs a core name\n");
+        return 2;
+    }
+    if (a->nv == 0) a->variants[a->nv++] = "baseline";
+    return -1;
+}
+
+/* The preset with the user's --set keys, then variant= and threads=
+ * (last, so they win). Returns the exit code on failure, 0 on success. */
+static int bench_config(Config *cfg, const BenchArgs *a, const char *variant) {
+    char err[512], vset[300], tset[32];
+    char *all[256];
+    int na = 0;
+    for (int k = 0; k < a->nsets; k++) all[na++] = a->sets[k];
+    snprintf(vset, sizeof vset, "variant=%.250s", variant);
+    snprintf(tset, sizeof tset, "threads=%d", a->threads);
+    all[na++] = vset;
+    all[na++] = tset;
+    if (config_from_args(cfg, a->config, all, na, err, sizeof err) != 0) {
+        fprintf(stderr, "gatelab bench: %s\n", err);
+        return 2;
+    }
+    return 0;
+}
+
+/* The PyTorch twin's rows beside ours (tok, fpt: our tokens/s, FLOP/token). */
+static void print_torch_rows(const BenchArgs *a, const char *variant, double tok,
+                             double fpt, double peak) {
+    Config base;
+    if (bench_config(&base, a, "baseline") != 0) return;
+    for (int k = 0; k < (a->torch_core ? 2 : 1); k++) {
+        const char *core = k ? a->torch_core : NULL;
+        char label[48];
+        snprintf(label, sizeof label, "pytorch%s%.30s", core ? "/" : "", core ? core : "");
+        long np = 0;
+        double tt = run_torch(&base, variant, a->threads, &a->bp, core, &np);
+        if (tt < 0)
+            printf("%-16s %-14s %7d  (torch_bench.py did not run: needs python3-torch; "
+                   "GATELAB_TORCH_BENCH=path/to/torch_bench.py)\n", label, variant, a->threads);
+        else
+            printf("%-16s %-14s %7d %10.0f %9.1f %6.1f%% %9ld   gatelab/pytorch = %.2fx\n",
+                   label, variant, a->threads, tt, tt * fpt / 1e9, 100.0 * tt * fpt / 1e9 / peak,
+                   np, tok / tt);
+        fflush(stdout);
+    }
+}
+
+/* Bench variant i and print its row; *first is the first variant's
+ * tokens/s, the base of "vs first". Returns the exit code, 0 on success. */
+static int bench_row(const BenchArgs *a, int i, double peak, double *first) {
+    const char *variant = a->variants[i];
+    Config cfg;
+    char err[512];
+    int rc = bench_config(&cfg, a, variant);
+    if (rc) return rc;
+    double tok, fpt;
+    size_t np;
+    if (bench_variant(&cfg, &a->bp, &tok, &fpt, &np, err, sizeof err) != 0) {
+        fprintf(stderr, "gatelab bench: %s\n", err);
+        return 1;
+    }
+    if (i == 0) *first = tok;
+    double gf = tok * fpt / 1e9;
+    printf("%-16s %-14s %7d %10.0f %9.1f %6.1f%% %9zu %7.1f%% %9.0f\n", "gatelab",
+           variant, a->threads, tok, gf, 100.0 * gf / peak, np,
+           100.0 * (tok / *first - 1.0), peak_rss_mib());
+    fflush(stdout);
+    if (a->torch) print_torch_rows(a, variant, tok, fpt, peak);
+    return 0;
+}
+
+int cmd_bench(int argc, char **argv) {
+    BenchArgs a;
+    int rc = parse_bench_args(argc, argv, &a);
+    if (rc >= 0) return rc;
+    /* every variant's config is checked before anything is measured */
+    for (int i = 0; i < a.nv; i++) {
+        Config cfg;
+        if ((rc = bench_config(&cfg, &a, a.variants[i])) != 0) return rc;
+    }
+    BlasInfo bi;
+    blas_info(&bi);
+    printf("BLAS: %s %s, core %s (%s)\n", bi.library, bi.version, bi.core, bi.how);
+    /* the peak is the best of three tries: a ceiling, not a typical rate */
+    double peak = 0;
+    for (int k = 0; k < 3; k++) {
+        double p = sgemm_peak(a.threads);
+        if (p > peak) peak = p;
+    }
+    printf("sgemm peak: %.1f GFLOP/s (best of 3; %d concurrent single-thread 1024^3 "
+           "sgemms)\n", peak, a.threads);
+    printf("%-16s %-14s %7s %10s %9s %7s %9s %8s %9s\n", "impl", "variant", "threads",
+           "tokens/s", "GFLOP/s", "%peak", "params", "vs first", "RSS MiB");
+    double first = 0;
+    for (int i = 0; i < a.nv; i++)
+        if ((rc = bench_row(&a, i, peak, &first)) != 0) return rc;
+    return 0;
+}

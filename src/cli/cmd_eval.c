@@ -1,0 +1,203 @@
+/* cmd_eval.c: `gatelab eval`, long-context evaluation of a finished run.
+ * The work is in lceval.c; this file parses flags, prints, and stores the
+ * results under /lceval in the run file (nothing else is touched). */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runfile_read.h"
+#include "commands.h"
+#include "lceval.h"
+#include "runfile.h"
+
+static void usage(FILE *f) {
+    fprintf(f,
+            "usage: gatelab eval RUN.h5 --lengths L1,L2,... [--yarn | --both]\n"
+            "                    [--batches N] [--batch-size B] [--json] [--no-write]\n"
+            "\n"
+            "Evaluate a finished run at longer contexts than it was trained on: val loss\n"
+            "(overall and per bucket of T_train positions), first-token attention share\n"
+            "and sink rate (alpha_0 > 0.3), on the same held-out text for every run.\n"
+            "Results are stored in RUN.h5 under /lceval/<plain|yarn>/L_<len>.\n"
+            "\n"
+            "  -l, --lengths LIST  comma-separated lengths; Nx means N * T_train\n"
+            "                      (e.g. 256,512 or 1x,2x,4x,8x)\n"
+            "  -y, --yarn          YaRN: NTK-by-parts RoPE interpolation plus the attention\n"
+            "                      temperature, scale = L / T_train (plain RoPE otherwise)\n"
+            "  -b, --both          plain RoPE, then YaRN\n"
+            "  -n, --batches N     held-out batches per length (default 4)\n"
+            "  -B, --batch-size B  sequences per batch (default 4)\n"
+            "  -j, --json          print JSON instead of tables\n"
+            "  -w, --no-write      do not store the results in RUN.h5\n"
+            "\n"
+            "Learned position tables cannot extrapolate: lengths above max_pos are refused.\n"
+            "Exit codes: 0 ok, 1 failure, 2 bad input.\n");
+}
+
+static int parse_int(const char *s, int lo, int hi, int *out) {
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (end == s || *end || v < lo || v > hi) return -1;
+    *out = (int)v;
+    return 0;
+}
+
+/* "256,512" or "1x,2x": multiples are resolved against the training length */
+static int parse_lengths(const char *spec, int T, int *out, int *n) {
+    char buf[512];
+    if (strlen(spec) >= sizeof buf) return -1;
+    strcpy(buf, spec);
+    *n = 0;
+    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok;
+         tok = strtok_r(NULL, ",", &save)) {
+        if (*n == LCEVAL_MAX_LENGTHS) return -1;
+        size_t k = strlen(tok);
+        int mult = k > 1 && (tok[k - 1] == 'x' || tok[k - 1] == 'X');
+        if (mult) tok[k - 1] = '\0';
+        int v;
+        if (parse_int(tok, 1, 1 << 20, &v) != 0) return -1;
+        if (mult && (long)v * T > (1 << 20)) return -1;
+        out[(*n)++] = mult ? v * T : v;
+    }
+    return *n > 0 ? 0 : -1;
+}
+
+static void print_table(const char *run, const LcEvalRunInfo *info, int yarn,
+                        const LcEvalResult *r, int n) {
+    printf("%s  variant %s  T_train %d  %s\n", run, info->variant, info->seq_len,
+           yarn ? "YaRN" : "plain RoPE");
+    printf("%8s %6s %9s %9s %8s %9s %9s\n", "length", "scale", "val_loss", "ppl", "F-Attn",
+           "(uniform)", "sink_rate");
+    for (int i = 0; i < n; i++)
+        printf("%8d %6.2f %9.4f %9.3f %8.4f %9.4f %9.3f\n", r[i].len, r[i].yarn_scale,
+               r[i].val_loss, r[i].ppl, r[i].first_share, r[i].uniform_share, r[i].sink_rate);
+}
+
+/* JSON numbers: NaN (a diverged run) becomes null */
+static void jnum(const char *key, double v, int last) {
+    if (v != v) printf("\"%s\": null%s", key, last ? "" : ", ");
+    else printf("\"%s\": %.6g%s", key, v, last ? "" : ", ");
+}
+
+static void print_json(const LcEvalResult *r, int n) {
+    printf("[");
+    for (int i = 0; i < n; i++) {
+        printf("%s{\"length\": %d, ", i ? ", " : "", r[i].len);
+        jnum("yarn_scale", r[i].yarn_scale, 0);
+        jnum("val_loss", r[i].val_loss, 0);
+        jnum("ppl", r[i].ppl, 0);
+        jnum("first_share", r[i].first_share, 0);
+        jnum("uniform_share", r[i].uniform_share, 0);
+        jnum("sink_rate", r[i].sink_rate, 0);
+        printf("\"n_seqs\": %lld, \"loss_by_bucket\": [", r[i].n_seqs);
+        for (int k = 0; k < r[i].n_buckets; k++) {
+            double v = r[i].loss_by_bucket[k];
+            if (v != v) printf("%snull", k ? ", " : "");
+            else printf("%s%.6g", k ? ", " : "", v);
+        }
+        printf("]}");
+    }
+    printf("]");
+}
+
+static int store(const char *run, int yarn, const LcEvalResult *r, int n) {
+    char err[512];
+    for (int i = 0; i < n; i++) {
+        LcEvalData d = {yarn ? RS_LC_YARN : RS_LC_PLAIN, r[i].len, r[i].train_len, r[i].val_loss,
+                        r[i].ppl, r[i].first_share, r[i].uniform_share, r[i].sink_rate,
+                        r[i].yarn_scale, r[i].n_seqs, r[i].n_buckets, r[i].loss_by_bucket};
+        if (runfile_write_lceval(run, &d, err, sizeof err) != 0) {
+            fprintf(stderr, "gatelab eval: %s\n", err);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* The training length, needed to resolve "Nx" lengths before the model is built. */
+static int run_seq_len(const char *run, int *T) {
+    char err[512];
+    double v = 0;
+    RunReader *rr = runread_open(run, err, sizeof err);
+    if (!rr || runread_config_double(rr, "seq_len", &v, err, sizeof err) != 0 || v < 1) {
+        if (rr) runread_close(rr);
+        fprintf(stderr, "gatelab eval: %s\n", err);
+        return -1;
+    }
+    runread_close(rr);
+    *T = (int)v;
+    return 0;
+}
+
+int cmd_eval(int argc, char **argv) {
+    static const struct option opts[] = {
+        {"lengths", required_argument, 0, 'l'}, {"yarn", no_argument, 0, 'y'},
+        {"both", no_argument, 0, 'b'},          {"batches", required_argument, 0, 'n'},
+        {"batch-size", required_argument, 0, 'B'}, {"json", no_argument, 0, 'j'},
+        {"no-write", no_argument, 0, 'w'},      {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0}};
+    const char *lengths = NULL;
+    int yarn = 0, both = 0, json = 0, nowrite = 0, c;
+    LcEvalOpts o = {.batches = 4, .batch_size = 4};
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "l:ybn:B:jwh", opts, NULL)) != -1) {
+        switch (c) {
+        case 'l': lengths = optarg; break;
+        case 'y': yarn = 1; break;
+        case 'b': both = 1; break;
+        case 'j': json = 1; break;
+        case 'w': nowrite = 1; break;
+        case 'n':
+            if (parse_int(optarg, 1, 100000, &o.batches) != 0) {
+                fprintf(stderr, "gatelab eval: --batches '%s' is not a positive integer\n", optarg);
+                return 2;
+            }
+            break;
+        case 'B':
+            if (parse_int(optarg, 1, 4096, &o.batch_size) != 0) {
+                fprintf(stderr, "gatelab eval: --batch-size '%s' is not in 1..4096\n", optarg);
+                return 2;
+            }
+            break;
+        case 'h': usage(stdout); return 0;
+        default: usage(stderr); return 2;
+        }
+    }
+    if (optind != argc - 1 || !lengths) {
+        fprintf(stderr, "gatelab eval: need one RUN.h5 and --lengths (see --help)\n");
+        return 2;
+    }
+    const char *run = argv[optind];
+    int T;
+    if (run_seq_len(run, &T) != 0) return 2;
+    if (parse_lengths(lengths, T, o.lengths, &o.n_lengths) != 0) {
+        fprintf(stderr, "gatelab eval: bad --lengths '%s' (want e.g. 256,512 or 1x,2x; at most %d)\n",
+                lengths, LCEVAL_MAX_LENGTHS);
+        return 2;
+    }
+    int modes[2] = {both ? 0 : yarn, 1}, nmodes = both ? 2 : 1, rc = 0;
+    if (json) printf("{\"run\": \"%s\", ", run);
+    for (int k = 0; k < nmodes && rc == 0; k++) {
+        LcEvalResult res[LCEVAL_MAX_LENGTHS];
+        LcEvalRunInfo info;
+        char err[512];
+        o.yarn = modes[k];
+        if (lceval_run(run, &o, res, &info, err, sizeof err) != 0) {
+            if (json) printf("\"error\": true}\n");
+            fprintf(stderr, "gatelab eval: %s\n", err);
+            return 2;
+        }
+        if (json) {
+            if (k == 0) printf("\"variant\": \"%s\", \"train_len\": %d, ", info.variant, info.seq_len);
+            printf("\"%s\": ", o.yarn ? "yarn" : "plain");
+            print_json(res, o.n_lengths);
+            printf(k + 1 < nmodes ? ", " : "}\n");
+        } else {
+            print_table(run, &info, o.yarn, res, o.n_lengths);
+        }
+        if (!nowrite && store(run, o.yarn, res, o.n_lengths) != 0) rc = 1;
+        for (int i = 0; i < o.n_lengths; i++) lceval_result_free(&res[i]);
+    }
+    return rc;
+}

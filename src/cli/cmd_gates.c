@@ -1,0 +1,140 @@
+/* cmd_gates.c: `gatelab gates RUN.h5`: gate mean (overall, per layer, per
+ * head), sparsity (fractions below 0.5, 0.1, 1e-2, 1e-3) and the 50-bin
+ * histogram as a text bar chart. */
+#include "cmdutil.h"
+#include "commands.h"
+#include "runstats.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+        "usage: gatelab gates RUN.h5 [--step N] [--json]\n"
+        "  Gate mean, sparsity and score histogram of one probe (default: "
+        "the last).\n"
+        "  --step N   probe at training step N\n"
+        "  --json     machine-readable output\n");
+}
+
+/* hist[50] = sum over layers of gate_hist */
+static void total_hist(const ProbeRecord *p, double *hist, double *sum)
+{
+    memset(hist, 0, RS_GATE_BINS * sizeof *hist);
+    *sum = 0.0;
+    for (int l = 0; l < p->L; l++)
+        for (int b = 0; b < RS_GATE_BINS; b++) {
+            hist[b] += p->gate_hist[l * RS_GATE_BINS + b];
+            *sum += p->gate_hist[l * RS_GATE_BINS + b];
+        }
+}
+
+static void print_hist(const ProbeRecord *p)
+{
+    double hist[RS_GATE_BINS], sum, mx = 0.0;
+    total_hist(p, hist, &sum);
+    for (int b = 0; b < RS_GATE_BINS; b++) if (hist[b] > mx) mx = hist[b];
+    if (p->gate_bounded)
+        printf("\nHistogram of gate scores on [0,1], 50 bins, all layers "
+               "(%.0f scores):\n", sum);
+    else
+        printf("\nHistogram of the raw act(XW) values (additive / SiLU form: "
+               "no [0,1] claim; 50 bins over [0,1] as the probe stored them, "
+               "values outside clamped into the end bins; %.0f values):\n",
+               sum);
+    for (int b = 0; b < RS_GATE_BINS; b++) {
+        int w = mx > 0.0 ? (int)(50.0 * hist[b] / mx + 0.5) : 0;
+        printf("  [%.2f,%.2f%c %7.4f ", b / 50.0, (b + 1) / 50.0,
+               b == RS_GATE_BINS - 1 ? ']' : ')',
+               sum > 0.0 ? hist[b] / sum : 0.0);
+        for (int i = 0; i < w; i++) putchar('#');
+        putchar('\n');
+    }
+}
+
+static void print_text(RunReader *r, const ProbeRecord *p)
+{
+    const RunMeta *m = runread_meta(r);
+    printf("run %s: variant %s, seed %lld, probe step %lld, %d sequences of "
+           "length %d\n", m->path, m->variant, m->seed, p->step, p->N, p->T);
+    printf("gate: %d channels in %d heads, %s\n\n", p->gate_channels,
+           p->gate_heads, p->gate_bounded ? "bounded scores in [0,1]"
+                                          : "unbounded (raw act(XW))");
+    printf("gate_mean = mean of every gate score on the probe set over "
+           "layers, positions and channels: %.4f\n", rs_gate_mean(p, -1));
+    printf("sparsity = fraction of scores strictly below a threshold:\n");
+    printf("  %-7s %8s %8s %8s %8s %9s %9s\n", "layer", "<0.5", "<0.1",
+           "<1e-2", "<1e-3", "min", "max");
+    for (int l = -1; l < p->L; l++) {
+        char name[16];
+        if (l < 0) snprintf(name, sizeof name, "all");
+        else snprintf(name, sizeof name, "%d", l);
+        printf("  %-7s", name);
+        for (int k = 0; k < 4; k++) printf(" %8.4f", rs_gate_below(p, l, k));
+        if (l >= 0 && p->gate_stats)
+            printf(" %9.4g %9.4g", p->gate_stats[l * 4 + 1],
+                   p->gate_stats[l * 4 + 2]);
+        putchar('\n');
+    }
+    printf("\ngate mean per layer (rows) and gate head (columns; mean over "
+           "the head's channels, positions, sequences):\n  %-7s %8s",
+           "layer", "all");
+    for (int g = 0; g < p->gate_heads; g++) printf("  head %-3d", g);
+    putchar('\n');
+    for (int l = 0; l < p->L; l++) {
+        printf("  %-7d %8.4f", l, rs_gate_mean(p, l));
+        for (int g = 0; g < p->gate_heads; g++)
+            printf(" %9.4f", rs_gate_head_mean(p, l, g));
+        putchar('\n');
+    }
+    print_hist(p);
+}
+
+static void print_json(RunReader *r, const ProbeRecord *p)
+{
+    cu_json_head(r, p);
+    printf(", \"has_gate\": %d", p->has_gate);
+    if (!p->has_gate) {
+        printf("}\n");
+        return;
+    }
+    printf(", \"gate_bounded\": %d, \"gate_channels\": %d, \"gate_heads\": %d"
+           ", \"gate_mean\": %.6g, \"below\": {", p->gate_bounded,
+           p->gate_channels, p->gate_heads, rs_gate_mean(p, -1));
+    for (int k = 0; k < 4; k++)
+        printf("%s\"%g\": %.6g", k ? ", " : "", RS_GATE_BELOW_THR[k],
+               rs_gate_below(p, -1, k));
+    printf("}, \"layers\": [");
+    for (int l = 0; l < p->L; l++) {
+        printf("%s{\"mean\": %.6g, \"head_mean\": [", l ? ", " : "",
+               rs_gate_mean(p, l));
+        for (int g = 0; g < p->gate_heads; g++)
+            printf("%s%.6g", g ? ", " : "", rs_gate_head_mean(p, l, g));
+        printf("], \"below\": [");
+        for (int k = 0; k < 4; k++)
+            printf("%s%.6g", k ? ", " : "", rs_gate_below(p, l, k));
+        printf("]}");
+    }
+    double hist[RS_GATE_BINS], sum;
+    total_hist(p, hist, &sum);
+    printf("], \"hist\": [");
+    for (int b = 0; b < RS_GATE_BINS; b++)
+        printf("%s%.0f", b ? ", " : "", hist[b]);
+    printf("]}\n");
+}
+
+static void report(RunReader *r, const ProbeRecord *p, int json)
+{
+    if (json) print_json(r, p);
+    else if (!p->has_gate)
+        printf("run %s (variant %s) has no gate: nothing to report\n",
+               runread_meta(r)->path, runread_meta(r)->variant);
+    else print_text(r, p);
+}
+
+int cmd_gates(int argc, char **argv)
+{
+    return cu_probe_cmd("gates", argc, argv, usage, report);
+}

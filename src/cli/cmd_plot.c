@@ -1,0 +1,97 @@
+/* cmd_plot.c: `gatelab plot KIND RUN.h5... --out FILE.png` (the figures
+ * are analysis/plot.c's). */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "commands.h"
+#include "plot.h"
+#include "util.h"
+
+static void plot_usage(FILE *f) {
+    fprintf(f,
+        "usage: gatelab plot KIND RUN.h5 [RUN2.h5 ...] --out FILE.png\n"
+        "\n"
+        "Draw one figure with gnuplot. FILE.dat and FILE.gp are written next\n"
+        "to FILE.png so the figure can be restyled and redrawn by hand.\n"
+        "\n"
+        "KIND:\n"
+        "  loss         training loss (lines) and val loss (points) vs step\n"
+        "  first-share  first-token attention share per layer, runs side by\n"
+        "               side, with the uniform-attention reference dashed\n"
+        "  gate-hist    gate score histogram per layer (exactly one run)\n"
+        "  mact         max |activation| per layer (M-Act), runs side by side\n"
+        "  sink-steps   sink rate (eps 0.3) and first-token share vs step\n"
+        "\n"
+        "options:\n"
+        "  -o, --out FILE.png   output image (required)\n"
+        "  -h, --help           this help\n");
+}
+
+int cmd_plot(int argc, char **argv) {
+    static const struct option opts[] = {
+        {"out", required_argument, NULL, 'o'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *out = NULL;
+    int c;
+    optind = 0; /* glibc: full reset, so cmd_plot can run twice in-process */
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":o:h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'o': out = optarg; break;
+        case 'h': plot_usage(stdout); return 0;
+        case ':':
+            fprintf(stderr, "gatelab plot: %s needs a value\n", argv[optind - 1]);
+            return 2;
+        default:
+            fprintf(stderr, "gatelab plot: unknown option '%s' (try --help)\n",
+                    argv[optind - 1]);
+            return 2;
+        }
+    }
+    if (optind >= argc) {
+        fprintf(stderr, "gatelab plot: missing KIND (loss, first-share, "
+                "gate-hist, mact, sink-steps; try --help)\n");
+        return 2;
+    }
+    const char *kind = argv[optind++];
+    if (!plot_kind_known(kind)) {
+        fprintf(stderr, "gatelab plot: unknown KIND '%s' (loss, first-share, "
+                "gate-hist, mact, sink-steps)\n", kind);
+        return 2;
+    }
+    int n = argc - optind;
+    if (n < 1) {
+        fprintf(stderr, "gatelab plot: no run files given\n");
+        return 2;
+    }
+    if (!out) {
+        fprintf(stderr, "gatelab plot: --out FILE.png is required\n");
+        return 2;
+    }
+    size_t ol = strlen(out);
+    if (ol < 5 || strcmp(out + ol - 4, ".png")) {
+        fprintf(stderr, "gatelab plot: %s: output must be a .png file\n", out);
+        return 2;
+    }
+    if (!strcmp(kind, "gate-hist") && n != 1) {
+        fprintf(stderr, "gatelab plot: gate-hist takes exactly one run "
+                "(got %d)\n", n);
+        return 2;
+    }
+    for (int i = optind; i < argc; i++)
+        if (!file_exists(argv[i])) {
+            fprintf(stderr, "gatelab plot: %s: %s\n", argv[i], strerror(ENOENT));
+            return 2;
+        }
+    char err[1024] = "";
+    if (plot_figure(kind, argv + optind, n, out, err, sizeof err)) {
+        fprintf(stderr, "gatelab plot: %s\n", err);
+        return 1;
+    }
+    printf("wrote %s\n", out);
+    return 0;
+}

@@ -1,0 +1,51 @@
+/* cmd_report.c: `gatelab report DIR [--out DIR2]` (the report itself is
+ * analysis/report.c's report_run). */
+#include <getopt.h>
+#include <stdio.h>
+#include <sys/stat.h>
+
+#include "commands.h"
+#include "report.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+        "usage: gatelab report DIR [--out DIR2]\n"
+        "  Read every *.h5 run file in DIR; write REPORT.md, results.csv and\n"
+        "  figures/ into DIR2 (default DIR). Unreadable files are listed.\n");
+}
+
+int cmd_report(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"out", required_argument, 0, 'o'},
+        {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0}};
+    const char *out = NULL;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+        if (c == 'o') out = optarg;
+        else if (c == 'h') { usage(stdout); return 0; }
+        else { usage(stderr); return 2; }
+    }
+    if (optind != argc - 1) {
+        fprintf(stderr, "gatelab report: want exactly one DIR "
+                        "(gatelab report --help)\n");
+        return 2;
+    }
+    const char *dir = argv[optind];
+    struct stat st;
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "gatelab report: %s: not a directory\n", dir);
+        return 2;
+    }
+    char err[512] = "";
+    if (report_run(dir, out, err, sizeof err) < 0) {
+        fprintf(stderr, "gatelab report: %s\n", err);
+        return 1;
+    }
+    printf("wrote %s/REPORT.md and %s/results.csv\n", out ? out : dir,
+           out ? out : dir);
+    return 0;
+}

@@ -1,0 +1,247 @@
+/* cmd_sweep.c: `gatelab sweep`: options, MPI ranks, Slurm script, and the
+ * report at the end; the runner itself is src/train/sweep.c. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commands.h"
+#include "gatelab_build.h"
+#include "report.h"
+#include "sweep.h"
+
+#if GATELAB_HAVE_MPI
+#include <mpi.h>
+#endif
+
+static void usage(FILE *f) {
+    fprintf(f,
+        "usage: gatelab sweep FILE --out DIR [options]\n"
+        "Run every run of a sweep file (variants x seeds), one `gatelab train`\n"
+        "child per run, then write the report over DIR.\n\n"
+        "  -o, --out DIR          where run files, logs/ and sweep_status.tsv go\n"
+        "  -j, --jobs N           parallel runs (default: online cores; 1 per\n"
+        "                         MPI rank); each child runs with threads=1\n"
+        "      --only K           run only expanded run K (0-based; Slurm tasks)\n"
+        "      --list             print the expanded runs and exit\n"
+        "      --dry-run          print what each run would do and exit\n"
+        "      --emit-slurm[=PATH] write an sbatch job-array script\n"
+        "                         (default DIR/sweep.sbatch) and exit\n"
+        "      --no-report        do not write the report at the end\n"
+        "  -h, --help             this help\n\n"
+        "Resumable: runs whose file says status done (or diverged) are skipped,\n"
+        "runs with a checkpoint resume, others restart. A failed run is\n"
+        "recorded in DIR/sweep_status.tsv and the others continue; the exit\n"
+        "code is 0 only when every run finished. Under mpirun (built with\n"
+        "MPI) rank r runs the runs with index %% size == r.\n"
+        "Env: GATELAB_TRAIN_EXE overrides the trainer binary (tests).\n");
+}
+
+/* Report over the finished sweep (the analysis layer's report_run). */
+static int write_report(const char *dir) {
+    char err[512];
+    if (report_run(dir, dir, err, sizeof err) != 0) {
+        fprintf(stderr, "gatelab sweep: report: %s\n", err);
+        return 1;
+    }
+    return 0;
+}
+
+static void list_runs(const Sweep *sw) {
+    for (int i = 0; i < sw->n_runs; i++) {
+        const SweepRun *r = &sw->runs[i];
+        printf("%d\t%s\t%s", i, r->id, r->preset);
+        for (int k = 0; k < r->n_sets; k++) printf("%s%s", k ? " " : "\t", r->sets[k]);
+        putchar('\n');
+    }
+}
+
+typedef struct {
+    const char *file, *out, *slurm;
+    int jobs, only, list, dry, emit, no_report;
+} SweepArgs;
+
+static int parse_args(int argc, char **argv, SweepArgs *a) {
+    enum { O_ONLY = 256, O_LIST, O_DRY, O_SLURM, O_NOREPORT };
+    static const struct option opts[] = {
+        {"out", required_argument, 0, 'o'},   {"jobs", required_argument, 0, 'j'},
+        {"only", required_argument, 0, O_ONLY}, {"list", no_argument, 0, O_LIST},
+        {"dry-run", no_argument, 0, O_DRY},
+        {"emit-slurm", optional_argument, 0, O_SLURM},
+        {"no-report", no_argument, 0, O_NOREPORT},
+        {"help", no_argument, 0, 'h'},        {0, 0, 0, 0}};
+    memset(a, 0, sizeof *a);
+    a->only = -1;
+    optind = 0; /* glibc: full re-init, so cmd_sweep can run twice */
+    int c;
+    char *end;
+    while ((c = getopt_long(argc, argv, "o:j:h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'o': a->out = optarg; break;
+        case 'j':
+            a->jobs = (int)strtol(optarg, &end, 10);
+            if (*end || a->jobs < 1 || a->jobs > 4096) {
+                fprintf(stderr, "gatelab sweep: --jobs '%s' must be 1..4096\n", optarg);
+                return 2;
+            }
+            break;
+        case O_ONLY:
+            a->only = (int)strtol(optarg, &end, 10);
+            if (*end || !*optarg || a->only < 0) {
+                fprintf(stderr, "gatelab sweep: --only '%s' must be an index >= 0\n",
+                        optarg);
+                return 2;
+            }
+            break;
+        case O_LIST: a->list = 1; break;
+        case O_DRY: a->dry = 1; break;
+        case O_NOREPORT: a->no_report = 1; break;
+        case O_SLURM:
+            a->emit = 1;
+            a->slurm = optarg;
+            /* "--emit-slurm PATH": take the next word unless it is the
+             * sweep file or an option */
+            if (!optarg && optind < argc && argv[optind][0] != '-') {
+                const char *w = argv[optind];
+                size_t n = strlen(w);
+                if (n < 6 || strcmp(w + n - 6, ".sweep")) a->slurm = argv[optind++];
+            }
+            break;
+        case 'h': usage(stdout); return 0;
+        default: usage(stderr); return 2;
+        }
+    }
+    if (optind != argc - 1) {
+        fprintf(stderr, "gatelab sweep: expected one sweep FILE (try --help)\n");
+        return 2;
+    }
+    a->file = argv[optind];
+    if (!a->out && !a->list) {
+        fprintf(stderr, "gatelab sweep: --out DIR is required\n");
+        return 2;
+    }
+    return -1; /* go on */
+}
+
+/* World size mpirun (or srun) announced in the environment, 0 when not
+ * started that way. MPI_Init is called only then, so a plain run of an MPI
+ * build needs no MPI runtime. */
+static int mpi_env_size(void) {
+    const char *names[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        const char *v = getenv(names[i]);
+        if (v && atoi(v) > 0) return atoi(v);
+    }
+    return 0;
+}
+
+/* MPI_Init when mpirun started us for a real run (not --list, --emit-slurm
+ * or an --only task); sets *rank and *size. Returns 1 when MPI is in use,
+ * 0 when not, -1 (after saying why) when mpirun started a build without MPI. */
+static int mpi_start(const SweepArgs *a, int *rank, int *size) {
+    int wanted = !a->list && !a->emit && a->only < 0;
+#if GATELAB_HAVE_MPI
+    if (wanted && mpi_env_size() > 0) {
+        MPI_Init(NULL, NULL);
+        MPI_Comm_rank(MPI_COMM_WORLD, rank);
+        MPI_Comm_size(MPI_COMM_WORLD, size);
+        return 1;
+    }
+#else
+    (void)rank, (void)size;
+    if (mpi_env_size() > 1 && wanted) {
+        fprintf(stderr, "gatelab sweep: started by mpirun but built without MPI "
+                "(every rank would run every run); rebuild with -Dmpi=enabled\n");
+        return -1;
+    }
+#endif
+    return 0;
+}
+
+static void mpi_end(int use_mpi) {
+#if GATELAB_HAVE_MPI
+    if (use_mpi) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        MPI_Finalize();
+    }
+#endif
+    (void)use_mpi;
+}
+
+/* --emit-slurm: the sbatch script (default DIR/sweep.sbatch). Exit code. */
+static int emit_slurm(const Sweep *sw, const SweepArgs *a) {
+    char path[SWEEP_PATH_MAX + 32], err[1024];
+    if (!a->slurm) snprintf(path, sizeof path, "%s/sweep.sbatch", a->out);
+    else snprintf(path, sizeof path, "%s", a->slurm);
+    /* Slurm opens --output DIR/logs/... before the script runs */
+    char logs[SWEEP_PATH_MAX + 8];
+    snprintf(logs, sizeof logs, "%s/logs", a->out);
+    if (sweep_mkdir_p(logs)) {
+        fprintf(stderr, "gatelab sweep: cannot create %s: %s\n", logs, strerror(errno));
+        return 1;
+    }
+    if (sweep_write_slurm(sw, a->file, a->out, path, err, sizeof err)) {
+        fprintf(stderr, "gatelab sweep: %s\n", err);
+        return 1;
+    }
+    printf("%s: %d array tasks (sbatch %s)\n", path, sw->n_runs, path);
+    return 0;
+}
+
+/* Run this rank's share, then the long-context evals and the report.
+ * Returns the exit code (the worst over all ranks under MPI). */
+static int run_sweep(const Sweep *sw, const SweepArgs *a, int rank, int size,
+                     int use_mpi) {
+    char err[1024];
+    SweepOptions o = {.out_dir = a->out, .jobs = a->jobs, .only = a->only,
+                      .rank = rank, .size = size, .dry_run = a->dry};
+    if (use_mpi && !o.jobs) o.jobs = 1;
+    SweepSummary s;
+    int r = sweep_execute(sw, &o, &s, err, sizeof err);
+    if (r < 0) fprintf(stderr, "gatelab sweep: %s\n", err);
+    int rc = r < 0 ? 2 : r;
+#if GATELAB_HAVE_MPI
+    if (use_mpi) { /* every rank reaches this, whatever its own rc */
+        int all = 0;
+        MPI_Allreduce(&rc, &all, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+        rc = all;
+    }
+#endif
+    /* the report covers a whole sweep: not one --only task, not a
+     * sweep stopped by a signal */
+    if (r >= 0 && !a->dry && !s.interrupted && sw->eval_lengths[0] &&
+        sweep_eval_runs(sw, &o) && rc == 0)
+        rc = 1;
+    int whole = a->only < 0 && !a->dry && rc != 2 && !a->no_report &&
+                !(r >= 0 && s.interrupted);
+    if (whole && rank == 0 && write_report(a->out) && rc == 0) rc = 1;
+    return rc;
+}
+
+int cmd_sweep(int argc, char **argv) {
+    SweepArgs a;
+    int rc = parse_args(argc, argv, &a);
+    if (rc >= 0) return rc;
+    int rank = 0, size = 1;
+    int use_mpi = mpi_start(&a, &rank, &size);
+    if (use_mpi < 0) return 2;
+    char err[1024];
+    Sweep sw;
+    if (sweep_parse(a.file, &sw, err, sizeof err)) {
+        if (rank == 0) fprintf(stderr, "gatelab sweep: %s\n", err);
+        mpi_end(use_mpi);
+        return 2;
+    }
+    if (a.list) {
+        list_runs(&sw);
+        rc = 0;
+    } else if (a.emit) {
+        rc = emit_slurm(&sw, &a);
+    } else {
+        rc = run_sweep(&sw, &a, rank, size, use_mpi);
+    }
+    sweep_free(&sw);
+    mpi_end(use_mpi);
+    return rc;
+}

@@ -1,0 +1,192 @@
+/* cmd_train.c: `gatelab train` (the config: config_args.c). */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config_args.h"
+#include "commands.h"
+#include "data.h"
+#include "model.h"
+#include "train_loop.h"
+#include "util.h"
+
+/* A debug step number: a whole number >= 0, or the option is refused. */
+static int parse_step(const char *opt, const char *s, long long *out) {
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno || end == s || *end || v < 0) {
+        fprintf(stderr, "gatelab train: %s: bad step '%.40s' (expected a number >= 0)\n",
+                opt, s);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+static void usage(FILE *f) {
+    fprintf(f,
+            "usage: gatelab train --config FILE [--set key=value]... --out RUN.h5\n"
+            "                     [--resume] [--force] [--threads N] [--quiet]\n"
+            "\n"
+            "Train one model and write its HDF5 run file (schema: README \"Run file\").\n"
+            "\n"
+            "  -c, --config FILE   preset INI file, e.g. experiments/small.ini\n"
+            "  -s, --set K=V       override one config key (repeatable; applied in order;\n"
+            "                      variant=ID applies a catalog variant)\n"
+            "  -o, --out RUN.h5    run file to write; a checkpoint goes to RUN.h5.ckpt\n"
+            "  -r, --resume        continue from RUN.h5.ckpt (bit-identical losses)\n"
+            "  -f, --force         overwrite an existing RUN.h5\n"
+            "  -t, --threads N     worker threads (same as --set threads=N)\n"
+            "  -q, --quiet         no progress lines\n"
+            "      --nan-at-step S debug: poison the loss at step S (tests divergence)\n"
+            "      --kill-at-step S debug: SIGKILL itself after step S (tests resume)\n"
+            "      --inject-nan loss|grad|weight  debug: put a NaN in the loss, in one\n"
+            "                      gradient entry (after backward, before clipping) or in\n"
+            "                      one weight (before the forward) ...\n"
+            "      --inject-at S   ... at step S (--nan-at-step S = loss at S)\n"
+            "      --print-params  list every tensor (name, shape, decay, added) and the\n"
+            "                      totals for the resolved config, then exit\n"
+            "\n"
+            "Exit codes: 0 done, 1 failure, 2 bad input, 3 diverged (data kept),\n"
+            "130 interrupted (checkpoint saved).\n");
+}
+
+/* --print-params: the parameter table of the resolved config. */
+static int print_param_table(const Config *cfg) {
+    Model m;
+    char err[256];
+    if (model_init(&m, cfg, err, sizeof err) != 0) {
+        fprintf(stderr, "gatelab train: %s\n", err);
+        return 1;
+    }
+    printf("%-32s %12s %9s %5s %5s\n", "tensor", "shape", "numel", "decay", "added");
+    for (int i = 0; i < m.table.count; i++) {
+        const ParamInfo *p = &m.table.info[i];
+        char shape[32];
+        if (p->ndim == 2) snprintf(shape, sizeof shape, "%dx%d", p->shape[0], p->shape[1]);
+        else snprintf(shape, sizeof shape, "%d", p->shape[0]);
+        printf("%-32s %12s %9zu %5d %5d\n", p->name, shape, p->numel, p->decay, p->added);
+    }
+    printf("variant %s: %zu parameters, %zu added by the variant's own tensors\n",
+           cfg->variant, m.table.total, model_added_params(&m));
+    model_free(&m);
+    return 0;
+}
+
+/* The parsed command line: the config, its --set overrides in order, and
+ * the trainer's options. threads_set backs the --threads override. */
+typedef struct {
+    const char *config;
+    char *sets[256], threads_set[64];
+    int nsets, print_params;
+    TrainOptions opt;
+} TrainArgs;
+
+/* --inject-nan KIND: loss, grad or weight. */
+static int parse_inject_kind(const char *s, TrainOptions *opt) {
+    if (!strcmp(s, "loss")) opt->inject_kind = INJECT_LOSS;
+    else if (!strcmp(s, "grad")) opt->inject_kind = INJECT_GRAD;
+    else if (!strcmp(s, "weight")) opt->inject_kind = INJECT_WEIGHT;
+    else {
+        fprintf(stderr, "gatelab train: --inject-nan: '%.40s' is not loss, grad "
+                "or weight\n", s);
+        return -1;
+    }
+    return 0;
+}
+
+/* Options that go together or are required; 0 when the line is usable. */
+static int check_train_args(TrainArgs *a) {
+    TrainOptions *opt = &a->opt;
+    if ((opt->inject_kind != INJECT_NONE) != (opt->inject_at >= 0)) {
+        fprintf(stderr, "gatelab train: --inject-nan and --inject-at go together\n");
+        return 2;
+    }
+    if (a->print_params && a->config) opt->out_path = "-"; /* nothing is written */
+    if (!a->config || !opt->out_path) {
+        fprintf(stderr, "gatelab train: --config and --out are required (see --help)\n");
+        return 2;
+    }
+    if (strlen(opt->out_path) >= CFG_STR) {
+        fprintf(stderr, "gatelab train: --out path is longer than %d bytes\n", CFG_STR - 1);
+        return 2;
+    }
+    return 0;
+}
+
+/* Fills *a from the command line. Returns -1 to go on, else the exit code
+ * (0 after --help, 2 on a bad option). */
+static int parse_train_args(int argc, char **argv, TrainArgs *a) {
+    static const struct option opts[] = {
+        {"config", required_argument, 0, 'c'}, {"set", required_argument, 0, 's'},
+        {"out", required_argument, 0, 'o'},    {"resume", no_argument, 0, 'r'},
+        {"force", no_argument, 0, 'f'},        {"threads", required_argument, 0, 't'},
+        {"quiet", no_argument, 0, 'q'},        {"nan-at-step", required_argument, 0, 'N'},
+        {"kill-at-step", required_argument, 0, 'K'},
+        {"inject-nan", required_argument, 0, 'I'}, {"inject-at", required_argument, 0, 'A'},
+        {"print-params", no_argument, 0, 'P'},
+        {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
+    memset(a, 0, sizeof *a);
+    a->opt = (TrainOptions){.nan_at_step = -1, .kill_at_step = -1, .inject_at = -1};
+    TrainOptions *opt = &a->opt;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "c:s:o:rft:qh", opts, NULL)) != -1) {
+        switch (c) {
+        case 'c': a->config = optarg; break;
+        case 's':
+            if (a->nsets == 255) return fprintf(stderr, "gatelab train: too many --set\n"), 2;
+            a->sets[a->nsets++] = optarg;
+            break;
+        case 'o': opt->out_path = optarg; break;
+        case 'r': opt->resume = 1; break;
+        case 'f': opt->force = 1; break;
+        case 't':
+            snprintf(a->threads_set, sizeof a->threads_set, "threads=%.40s", optarg);
+            if (a->nsets < 255) a->sets[a->nsets++] = a->threads_set;
+            break;
+        case 'q': opt->quiet = 1; break;
+        case 'N':
+            if (parse_step("--nan-at-step", optarg, &opt->nan_at_step) != 0) return 2;
+            break;
+        case 'K':
+            if (parse_step("--kill-at-step", optarg, &opt->kill_at_step) != 0) return 2;
+            break;
+        case 'A':
+            if (parse_step("--inject-at", optarg, &opt->inject_at) != 0) return 2;
+            break;
+        case 'I':
+            if (parse_inject_kind(optarg, opt) != 0) return 2;
+            break;
+        case 'P': a->print_params = 1; break;
+        case 'h': usage(stdout); return 0;
+        default: usage(stderr); return 2;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "gatelab train: unexpected argument '%s'\n", argv[optind]);
+        return 2;
+    }
+    int rc = check_train_args(a);
+    return rc ? rc : -1;
+}
+
+int cmd_train(int argc, char **argv) {
+    TrainArgs a;
+    int rc = parse_train_args(argc, argv, &a);
+    if (rc >= 0) return rc;
+    Config cfg;
+    char err[512];
+    if (config_from_args(&cfg, a.config, a.sets, a.nsets, err, sizeof err) != 0) {
+        fprintf(stderr, "gatelab train: %s\n", err);
+        return 2;
+    }
+    if (a.print_params) return print_param_table(&cfg);
+    rc = train_run(&cfg, &a.opt, err, sizeof err);
+    if (rc == TRAIN_OK && !a.opt.quiet) printf("run file: %s\n", a.opt.out_path);
+    if (rc == TRAIN_BADINPUT || rc == TRAIN_FAIL) fprintf(stderr, "gatelab train: %s\n", err);
+    return rc;
+}

@@ -1,0 +1,36 @@
+/* cmdutil.h: what every analysis subcommand shares: parsing --step,
+ * opening a run file plus one of its probes with a one-line error, and the
+ * option loop of the one-probe commands (acts, gates, sinks). */
+#ifndef GATELAB_CMDUTIL_H
+#define GATELAB_CMDUTIL_H
+
+#include "runfile_read.h"
+
+#include <stdio.h>
+
+/* Parse a non-negative integer; 0 ok, -1 if s is not one. */
+int cu_parse_ll(const char *s, long long *out);
+
+/* Open path and read its probe at step (last when < 0). Prints
+ * "gatelab CMD: reason" to stderr and returns -1 on failure. */
+int cu_load(const char *cmd, const char *path, long long step,
+            RunReader **r, ProbeRecord *p);
+
+/* Print one probe of a run, as JSON when json is set, else as text. */
+typedef void (*CuReport)(RunReader *r, const ProbeRecord *p, int json);
+
+/* The whole of `gatelab CMD RUN.h5 [--step N] [--json]`: parse the options,
+ * load the probe, hand it to report, free it. usage prints the command's
+ * help. Returns the exit status (0, or 2 on a bad call or unreadable run). */
+int cu_probe_cmd(const char *cmd, int argc, char **argv,
+                 void (*usage)(FILE *f), CuReport report);
+
+/* Open a one-probe command's JSON object and print the fields every such
+ * object starts with: {"file": .., "variant": .., "seed": .., "step": ..
+ * (the caller prints the rest and the closing brace). */
+void cu_json_head(RunReader *r, const ProbeRecord *p);
+
+/* Print s as a JSON string literal (quotes and escapes included). */
+void cu_json_str(const char *s);
+
+#endif

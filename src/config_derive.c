@@ -1,0 +1,16 @@
+/* config_derive.c: the derived shape values config.c and variants.c both
+ * need (config_derive.h); neither of them calls back into the other. */
+#include "config_derive.h"
+
+#include <math.h>
+
+int config_auto_d_ff(int d_model, MlpKind mlp) {
+    if (mlp == MLP_GELU) return 4 * d_model;
+    long r = lround(8.0 * d_model / 3.0);
+    return (int)((r + 31) / 32 * 32);
+}
+
+int config_head_dim(const Config *c) {
+    if (c->head_dim > 0) return c->head_dim;
+    return c->n_heads > 0 ? c->d_model / c->n_heads : 0;
+}

@@ -1,0 +1,15 @@
+/* config_derive.h: derived shape values, shared by config.c and
+ * variants.c (config_derive.c). */
+#ifndef GATELAB_CONFIG_DERIVE_H
+#define GATELAB_CONFIG_DERIVE_H
+
+#include "config.h"
+
+/* MLP hidden size when d_ff = 0: SwiGLU round(8/3 d) rounded up to a
+ * multiple of 32 (keeps params near a 4d GELU MLP); GELU 4d. */
+int config_auto_d_ff(int d_model, MlpKind mlp);
+
+/* head_dim, or d_model / n_heads when head_dim is 0 (0 if undefined). */
+int config_head_dim(const Config *cfg);
+
+#endif

@@ -1,0 +1,221 @@
+/* metrics.c: the metrics of docs/metrics.md as pure functions.
+ * Every sum is accumulated in double so a long probe does not drift. */
+#include "metrics.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+double uniform_first_share(int T)
+{
+    if (T < 2) return 1.0; /* a single query sees only token 0 */
+    double h = 0.0;        /* H_T, the T-th harmonic number */
+    for (int i = 1; i <= T; i++) h += 1.0 / i;
+    return (h - 1.0) / (T - 1);
+}
+
+/* A[T,T] -> mean over t = 1..T-1 of A[t,0] */
+double first_token_share(const float *A, int T)
+{
+    if (T < 2) return 0.0;
+    double s = 0.0;
+    for (int t = 1; t < T; t++) s += A[(size_t)t * T];
+    return s / (T - 1);
+}
+
+/* A[T,T] -> mean over t = k..T-1 of A[t,k] (query k sees itself) */
+double alpha_k(const float *A, int T, int k)
+{
+    if (k < 0 || k >= T) return 0.0;
+    double s = 0.0;
+    for (int t = k; t < T; t++) s += A[(size_t)t * T + k];
+    return s / (T - k);
+}
+
+/* col[len] -> mean */
+double alpha0_from_col(const float *col, int len)
+{
+    if (len < 1) return 0.0;
+    double s = 0.0;
+    for (int t = 0; t < len; t++) s += col[t];
+    return s / len;
+}
+
+/* A[T,T] in place: row t -> |a| / sum_{j<=t} |a|; masked keys -> 0 */
+void attention_proxy(float *A, int T)
+{
+    for (int t = 0; t < T; t++) {
+        float *row = A + (size_t)t * T;
+        double s = 0.0;
+        for (int j = 0; j <= t; j++) s += fabs((double)row[j]);
+        for (int j = 0; j <= t; j++)
+            row[j] = s > 0.0 ? (float)(fabs((double)row[j]) / s) : 0.0f;
+        for (int j = t + 1; j < T; j++) row[j] = 0.0f;
+    }
+}
+
+/* A[T,T] -> mean over t = 1..T-1 of -sum_{j<=t} a log a (nats) */
+double attention_entropy(const float *A, int T)
+{
+    if (T < 2) return 0.0;
+    double total = 0.0;
+    for (int t = 1; t < T; t++) {
+        const float *row = A + (size_t)t * T;
+        double e = 0.0;
+        for (int j = 0; j <= t; j++)
+            if (row[j] > 0.0f) e -= (double)row[j] * log((double)row[j]);
+        total += e;
+    }
+    return total / (T - 1);
+}
+
+/* x[n] -> hist[nbins] over [lo,hi]; bin i covers [lo + i w, lo + (i+1) w),
+ * hi itself goes to the last bin; NaN is skipped (it has no bin). */
+void histogram_add(double *hist, int nbins, double lo, double hi,
+                   const float *x, size_t n)
+{
+    if (nbins < 1 || !(hi > lo)) return;
+    double scale = nbins / (hi - lo);
+    for (size_t i = 0; i < n; i++) {
+        double v = x[i];
+        if (isnan(v)) continue;
+        double f = floor((v - lo) * scale);
+        int b = f < 0 ? 0 : f >= nbins ? nbins - 1 : (int)f;
+        hist[b] += 1.0;
+    }
+}
+
+/* x[n] -> out[nthr], fraction of x strictly below thr[i] */
+void fraction_below(double *out, const double *thr, int nthr, const float *x,
+                    size_t n)
+{
+    for (int k = 0; k < nthr; k++) {
+        size_t c = 0;
+        for (size_t i = 0; i < n; i++)
+            if ((double)x[i] < thr[k]) c++;
+        out[k] = n ? (double)c / (double)n : 0.0;
+    }
+}
+
+double abs_max(const float *x, size_t n)
+{
+    double m = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        double a = fabs((double)x[i]);
+        if (a > m) m = a;
+    }
+    return m;
+}
+
+static int cmp_float(const void *a, const void *b)
+{
+    float x = *(const float *)a, y = *(const float *)b;
+    return (x > y) - (x < y);
+}
+
+/* median of |x|; even n averages the two middle values */
+double abs_median(const float *x, size_t n, float *scratch)
+{
+    if (n == 0) return 0.0;
+    for (size_t i = 0; i < n; i++) scratch[i] = fabsf(x[i]);
+    qsort(scratch, n, sizeof *scratch, cmp_float);
+    if (n % 2) return scratch[n / 2];
+    return 0.5 * ((double)scratch[n / 2 - 1] + (double)scratch[n / 2]);
+}
+
+/* out[k] = the k largest |x| descending (0 padded when n < k); insertion
+ * into a short sorted list, since k is tiny (3) and n is large. */
+void abs_topk(double *out, int k, const float *x, size_t n)
+{
+    for (int j = 0; j < k; j++) out[j] = 0.0;
+    if (k < 1) return;
+    for (size_t i = 0; i < n; i++) {
+        double a = fabs((double)x[i]);
+        if (a <= out[k - 1]) continue;
+        int j = k - 1;
+        while (j > 0 && out[j - 1] < a) {
+            out[j] = out[j - 1];
+            j--;
+        }
+        out[j] = a;
+    }
+}
+
+/* mean((x-mu)^4) / (sigma^4 + 1e-6), sigma^2 the population variance */
+double kurtosis(const float *x, size_t n)
+{
+    if (n == 0) return 0.0;
+    double mu = 0.0;
+    for (size_t i = 0; i < n; i++) mu += x[i];
+    mu /= (double)n;
+    double m2 = 0.0, m4 = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        double d = (double)x[i] - mu, d2 = d * d;
+        m2 += d2;
+        m4 += d2 * d2;
+    }
+    m2 /= (double)n;
+    m4 /= (double)n;
+    return m4 / (m2 * m2 + 1e-6);
+}
+
+static double row_norm(const float *v, int C)
+{
+    double s = 0.0;
+    for (int c = 0; c < C; c++) s += (double)v[c] * v[c];
+    return sqrt(s);
+}
+
+/* h[T,C] -> ||h_0|| / mean_{t>=1} ||h_t|| (0 when undefined) */
+double first_norm_ratio(const float *h, int T, int C)
+{
+    if (T < 2) return 0.0;
+    double rest = 0.0;
+    for (int t = 1; t < T; t++) rest += row_norm(h + (size_t)t * C, C);
+    rest /= (T - 1);
+    return rest > 0.0 ? row_norm(h, C) / rest : 0.0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The median is over the up-to-`window` finite losses just before entry i
+ * (fewer at the start of a run); a non-finite loss is divergence, not a
+ * spike, and never enters a median. */
+int count_spikes(const double *loss, const long long *step, size_t n,
+                 long long warmup, int window, double factor, long long *out,
+                 int max_out)
+{
+    if (window < 1) return 0;
+    double *buf = malloc((size_t)window * sizeof *buf);
+    if (!buf) return 0;
+    int count = 0;
+    for (size_t i = 1; i < n; i++) {
+        if (step[i] < warmup || !isfinite(loss[i])) continue;
+        int m = 0;
+        for (size_t j = i; j > 0 && m < window; j--)
+            if (isfinite(loss[j - 1])) buf[m++] = loss[j - 1];
+        if (m == 0) continue;
+        qsort(buf, (size_t)m, sizeof *buf, cmp_double);
+        double med = m % 2 ? buf[m / 2] : 0.5 * (buf[m / 2 - 1] + buf[m / 2]);
+        if (loss[i] > factor * med) {
+            if (out && count < max_out) out[count] = (long long)i;
+            count++;
+        }
+    }
+    free(buf);
+    return count;
+}
+
+void mean_std(const double *x, int n, double *mean, double *std)
+{
+    double mu = 0.0, ss = 0.0;
+    for (int i = 0; i < n; i++) mu += x[i];
+    mu = n > 0 ? mu / n : 0.0;
+    for (int i = 0; i < n; i++) ss += (x[i] - mu) * (x[i] - mu);
+    *mean = mu;
+    *std = n > 1 ? sqrt(ss / (n - 1)) : 0.0;
+}

@@ -1,0 +1,60 @@
+/* metrics.h: the metrics of docs/metrics.md as pure functions
+ * over arrays. No I/O, no trainer internals: the trainer's probes and the
+ * analysis tools both call these, so a number means the same everywhere. */
+#ifndef GATELAB_METRICS_H
+#define GATELAB_METRICS_H
+
+#include <stddef.h>
+
+/* Uniform causal attention's first-token share, (H_T - 1) / (T - 1). */
+double uniform_first_share(int T);
+
+/* First-token share of one head's map A[T,T]: mean over t = 1..T-1 of
+ * A[t,0]. */
+double first_token_share(const float *A, int T);
+
+/* alpha_k = mean over queries t >= k of A[t,k] (one head, map [T,T]). */
+double alpha_k(const float *A, int T, int k);
+
+/* Same from a first column col[T] (A[t,0]), over the first `len` queries:
+ * mean over t = 0..len-1 of col[t]. */
+double alpha0_from_col(const float *col, int len);
+
+/* Gu et al. proxy, in place on one map A[T,T]: row t becomes |a|/sum|a|
+ * over its visible keys (rows summing to 0 stay 0). */
+void attention_proxy(float *A, int T);
+
+/* Mean attention entropy of a head, over rows t = 1..T-1 (nats). */
+double attention_entropy(const float *A, int T);
+
+/* Histogram of x[n] over [lo, hi] into nbins (values outside are clamped
+ * into the end bins); counts added to hist[nbins]. */
+void histogram_add(double *hist, int nbins, double lo, double hi,
+                   const float *x, size_t n);
+
+/* Fraction of x[n] strictly below each of nthr thresholds. */
+void fraction_below(double *out, const double *thr, int nthr, const float *x,
+                    size_t n);
+
+/* Statistics of |x| for one block output h[T, C]. */
+double abs_max(const float *x, size_t n);
+/* Median of |x|; scratch[n] is overwritten. */
+double abs_median(const float *x, size_t n, float *scratch);
+/* Top-k of |x| in descending order into out[k]. */
+void abs_topk(double *out, int k, const float *x, size_t n);
+/* mean((x - mu)^4) / (sigma^4 + 1e-6) over all n values. */
+double kurtosis(const float *x, size_t n);
+/* ||h_0|| / mean_{t != 0} ||h_t|| for h[T, C]. */
+double first_norm_ratio(const float *h, int T, int C);
+
+/* Loss spikes: steps s >= warmup whose loss exceeds factor * median of the
+ * previous `window` losses. Writes up to max_out indices of spiking entries
+ * into out (may be NULL); returns the count. */
+int count_spikes(const double *loss, const long long *step, size_t n,
+                 long long warmup, int window, double factor, long long *out,
+                 int max_out);
+
+/* Mean and sample standard deviation of x[n] (std 0 when n < 2). */
+void mean_std(const double *x, int n, double *mean, double *std);
+
+#endif

@@ -1,0 +1,113 @@
+/* runfile_read.h: the run file's read face (write face: runfile.h; names
+ * in runschema.h). The analysis tools see runs only through this: never
+ * through trainer internals. Every failure returns -1 (or NULL) with one
+ * line in err naming the file and the bad object; nothing is printed.
+ *
+ * Shapes and types are checked before any read, and sizes are capped
+ * (RUNREAD_MAX_ELEMS) before anything is allocated, so a corrupt or hostile
+ * file gives an error instead of a crash or a huge malloc. */
+#ifndef GATELAB_RUNREAD_H
+#define GATELAB_RUNREAD_H
+
+#include <stddef.h>
+
+#include "runschema.h"
+
+#define RUNREAD_MAX_ELEMS ((size_t)1 << 28)
+
+typedef struct RunReader RunReader;
+
+/* Root attributes, read once at open. */
+typedef struct {
+    char path[1024];
+    char variant[256];
+    char status[32];       /* running | done | diverged */
+    char created[64];
+    char gatelab_version[32];
+    int schema_version;
+    long long seed, data_seed;
+    long long n_params, n_params_added;
+} RunMeta;
+
+/* Open read-only, validate schema="gatelab-run" and the schema version,
+ * read RunMeta. NULL + err on a missing, non-HDF5, truncated or foreign
+ * file. */
+RunReader *runread_open(const char *path, char *err, size_t errlen);
+void runread_close(RunReader *r);
+const RunMeta *runread_meta(const RunReader *r);
+
+/* /config attributes. Numeric attrs of any int/float type read as double;
+ * 0 ok, -1 if the key is missing or of the wrong class (err may be NULL). */
+int runread_config_double(RunReader *r, const char *key, double *out,
+                          char *err, size_t errlen);
+int runread_config_string(RunReader *r, const char *key, char *out,
+                          size_t outlen, char *err, size_t errlen);
+/* /summary attributes (doubles). 0 ok, -1 missing. */
+int runread_summary(RunReader *r, const char *key, double *out, char *err,
+                    size_t errlen);
+
+/* Probe steps present under /probe, ascending; *steps is malloc'd (NULL
+ * when n == 0). 0 ok (zero probes is not an error), -1 on error. */
+int runread_probe_steps(RunReader *r, long long **steps, int *n, char *err,
+                        size_t errlen);
+
+/* One probe (ProbeRecord, runschema.h), every array malloc'd (NULL when
+ * absent from the file). */
+
+/* Read the probe at `step`, or the last one when step < 0. 0 ok, -1 err
+ * (also when the run has no probes). Free with runread_probe_free. */
+int runread_probe(RunReader *r, long long step, ProbeRecord *p, char *err,
+                  size_t errlen);
+void runread_probe_free(ProbeRecord *p);
+
+/* /metrics/train and /metrics/eval series (all arrays length n). */
+typedef struct {
+    size_t n;
+    long long *step;
+    double *loss, *lr, *grad_norm, *seconds;
+    long long *tokens;
+} RunTrain;
+typedef struct {
+    size_t n;
+    long long *step;
+    double *val_loss, *val_bpb;
+} RunEval;
+int runread_train(RunReader *r, RunTrain *t, char *err, size_t errlen);
+int runread_eval(RunReader *r, RunEval *e, char *err, size_t errlen);
+void runread_train_free(RunTrain *t);
+void runread_eval_free(RunEval *e);
+
+
+/* ---- additive: weights and long-context results (gatelab eval) ---- */
+
+/* /params/<name> into out, which holds exactly the numel of shape[ndim];
+ * -1 naming the tensor when it is missing or its shape differs. */
+int runread_param(RunReader *r, const char *name, float *out, int ndim,
+                  const int *shape, char *err, size_t errlen);
+
+/* One /lceval/<mode>/L_<len> result (see src/runfile.h LcEvalData). */
+typedef struct {
+    int len, train_len;
+    double val_loss, ppl, first_share, uniform_share, sink_rate, yarn_scale;
+    long long n_seqs;
+    int n_buckets;
+    double *loss_by_bucket; /* malloc'd [n_buckets] */
+} RunLcEval;
+/* Lengths evaluated under /lceval/<mode>, ascending (*lens malloc'd, NULL
+ * when none). 0 ok (none is not an error), -1 on error. */
+int runread_lceval_lengths(RunReader *r, const char *mode, int **lens,
+                           int *n, char *err, size_t errlen);
+int runread_lceval(RunReader *r, const char *mode, int len, RunLcEval *e,
+                   char *err, size_t errlen);
+void runread_lceval_free(RunLcEval *e);
+
+/* Root attribute "status" of a run file into buf ("" when the attribute is
+ * missing). -1 when the file cannot be opened or read as HDF5; HDF5's own
+ * error stack is silenced. For the sweep's plan and the trainer's resume. */
+int runfile_read_status(const char *h5path, char *buf, size_t len);
+
+/* 1 when the run file already holds /lceval (evaluated by an earlier
+ * pass); 0 otherwise, also when it cannot be opened. */
+int runfile_has_lceval(const char *h5path);
+
+#endif

@@ -1,0 +1,200 @@
+/* runschema.h: the run file's schema, in one place. Every HDF5 group,
+ * dataset and attribute name the writer (runfile.c, checkpoint.c) and the
+ * reader (runfile_read.c) use is a literal here and nowhere else, with the
+ * probe's bin counts and thresholds and the one probe record both share.
+ * The prose description is README.md "Run file".
+ *
+ *  /                 attrs: schema="gatelab-run", schema_version, variant,
+ *                    seed, data_seed, created, gatelab_version, n_params,
+ *                    n_params_added, status (running|done|diverged; last)
+ *  /config           one typed attr per key, attr "text" (resolved INI)
+ *  /metrics/train/{step,loss,lr,grad_norm,tokens,seconds}  extendible 1-D
+ *  /metrics/eval/{step,val_loss,val_bpb}                   extendible 1-D
+ *  /probe/step_NNNNNNN/  attrs + RS_PROBE_ARRAYS; hidden/ sub-group
+ *  /params/<name>    final weights, PyTorch [out,in] shapes
+ *  /summary          attrs RS_SUM_*
+ *  /lceval/<mode>/L_<len>  attrs RS_LC_*, dataset loss_by_bucket
+ */
+#ifndef GATELAB_RUNSCHEMA_H
+#define GATELAB_RUNSCHEMA_H
+
+#define RUNFILE_SCHEMA "gatelab-run"
+#define RUNFILE_SCHEMA_VERSION 1
+#define CKPT_SCHEMA "gatelab-checkpoint"
+
+/* ---- root attributes ---- */
+#define RS_SCHEMA "schema"
+#define RS_SCHEMA_VERSION "schema_version"
+#define RS_VARIANT "variant"
+#define RS_SEED "seed"
+#define RS_DATA_SEED "data_seed"
+#define RS_CREATED "created"
+#define RS_GATELAB_VERSION "gatelab_version"
+#define RS_N_PARAMS "n_params"
+#define RS_N_PARAMS_ADDED "n_params_added"
+#define RS_STATUS "status"
+/* values of RS_STATUS (and of a sweep's status table) */
+#define RS_STATUS_RUNNING "running"
+#define RS_STATUS_DONE "done"
+#define RS_STATUS_DIVERGED "diverged"
+
+/* ---- groups ---- */
+#define RS_G_CONFIG "config"
+#define RS_G_METRICS "metrics"
+#define RS_G_TRAIN "train"
+#define RS_G_EVAL "eval"
+#define RS_G_METRICS_TRAIN "metrics/train"
+#define RS_G_METRICS_EVAL "metrics/eval"
+#define RS_G_PROBE "probe"
+#define RS_G_PARAMS "params"
+#define RS_G_SUMMARY "summary"
+#define RS_G_LCEVAL "lceval"
+#define RS_G_HIDDEN "hidden"
+#define RS_PROBE_STEP_FMT "step_%07lld" /* a probe group's name */
+#define RS_PROBE_STEP_SCAN "step_%lld%c"
+#define RS_PROBE_PATH_FMT "probe/step_%07lld"
+
+/* ---- /config ---- */
+#define RS_CONFIG_TEXT "text" /* the resolved INI text */
+
+/* ---- dataset attributes ---- */
+#define RS_DESCRIPTION "description"
+#define RS_UNITS "units"
+
+/* ---- /metrics series ---- */
+#define RS_STEP "step"
+#define RS_LOSS "loss"
+#define RS_LR "lr"
+#define RS_GRAD_NORM "grad_norm"
+#define RS_TOKENS "tokens"
+#define RS_SECONDS "seconds"
+#define RS_VAL_LOSS "val_loss"
+#define RS_VAL_BPB "val_bpb"
+
+/* ---- /summary attributes ---- */
+#define RS_SUM_STEPS_DONE "steps_done"
+#define RS_SUM_TOKENS_PER_SEC "tokens_per_sec"
+#define RS_SUM_WALL_SECONDS "wall_seconds"
+#define RS_SUM_FINAL_VAL_LOSS "final_val_loss"
+#define RS_SUM_DIVERGED_STEP "diverged_step"
+#define RS_SUM_SPIKES "spikes"
+#define RS_SUM_GFLOPS_PER_SEC "gflops_per_sec"
+
+/* ---- /lceval/<mode>/L_<len> ---- */
+#define RS_LC_PLAIN "plain"
+#define RS_LC_YARN "yarn"
+#define RS_LC_LEN_FMT "L_%d"
+#define RS_LC_VAL_LOSS RS_VAL_LOSS
+#define RS_LC_PPL "ppl"
+#define RS_LC_FIRST_SHARE "first_share"
+#define RS_LC_UNIFORM_SHARE "uniform_share"
+#define RS_LC_SINK_RATE "sink_rate_0.3"
+#define RS_LC_YARN_SCALE "yarn_scale"
+#define RS_LC_N_SEQS "n_seqs"
+#define RS_LC_TRAIN_LEN "train_len"
+#define RS_LC_LOSS_BY_BUCKET "loss_by_bucket"
+
+/* ---- checkpoint (RUN.h5.ckpt) ---- */
+#define RS_CKPT_PARAMS RS_G_PARAMS
+#define RS_CKPT_ADAM_M "adam_m"
+#define RS_CKPT_ADAM_V "adam_v"
+
+/* ---- /params/<name> attributes ---- */
+#define RS_PARAM_DECAY "decay"
+#define RS_PARAM_ADDED "added"
+/* ---- /lceval/<mode>/L_<len> attribute ---- */
+#define RS_LC_LEN "len"
+/* ---- checkpoint attributes ---- */
+#define RS_CKPT_N "n"
+#define RS_CKPT_CONFIG_TEXT "config_text"
+
+/* ---- probe group attributes ---- */
+#define RS_P_STEP RS_STEP
+#define RS_P_PROXY "proxy"
+#define RS_P_NORMALISER "normaliser"
+#define RS_P_GATE_CHANNELS "gate_channels"
+#define RS_P_GATE_HEADS "gate_heads"
+#define RS_P_GATE_BOUNDED "gate_bounded"
+#define RS_P_PROBE_N "probe_n"
+#define RS_P_PROBE_LEN "probe_len"
+#define RS_P_THRESHOLDS "thresholds" /* attr of gate_below */
+
+/* ---- probe sizes and thresholds (probe.c computes, analysis reads) ---- */
+#define RS_GATE_BINS 50  /* gate_hist: equal bins over [0,1] */
+#define RS_GATE_NBELOW 4 /* gate_below: one column per threshold */
+#define RS_GATE_NSTATS 4 /* gate_stats: mean, min, max, count */
+#define RS_HIDDEN_TOP 3  /* hidden/top3 */
+/* gate_below's thresholds, in column order */
+static const double RS_GATE_BELOW_THR[RS_GATE_NBELOW] = {0.5, 0.1, 1e-2, 1e-3};
+
+/* ---- probe arrays ----
+ * X(member, ctype, h5 class, in hidden/, name, dims, kind, description)
+ * dims, one letter per axis: L layers, H heads, T probe length, N probe
+ * sequences, C gate channels, S sampled gate sequences, B = RS_GATE_BINS,
+ * K = RS_GATE_NBELOW, M = RS_GATE_NSTATS, 3 = RS_HIDDEN_TOP. The reader
+ * takes a letter's size from the first array that has it (in this order)
+ * and checks every later one against it.
+ * kind: RS_REQ always there, RS_OPT may be absent, RS_GATE only when the
+ * variant has a gate (required then), RS_GATE_OPT optional among those. */
+enum { RS_REQ, RS_OPT, RS_GATE, RS_GATE_OPT };
+#define RS_GATE_BELOW_NAME "gate_below" /* carries attr RS_P_THRESHOLDS */
+#define RS_GATE_MARKER "gate_channel_mean" /* present iff the probe has gates */
+#define RS_PROBE_ARRAYS(X)                                                     \
+    X(attention, float, RS_F32, 0, "attention", "LHTT", RS_REQ,                \
+      "attention weights A[query, key] per layer and head, mean over probe "   \
+      "sequences")                                                             \
+    X(first_col, float, RS_F32, 0, "first_col", "NLHT", RS_REQ,                \
+      "A[t, 0] per probe sequence [seq, layer, head, t]")                      \
+    X(tokens, int, RS_I32, 0, RS_TOKENS, "NT", RS_REQ,                          \
+      "probe token ids [seq, t]")                                              \
+    X(alpha0, float, RS_F32, 0, "alpha0", "LH", RS_REQ,                        \
+      "first-token attention share per layer and head")                        \
+    X(attention_slot, float, RS_F32, 0, "attention_slot", "LHT", RS_OPT,       \
+      "weight each query gives the extra slot (sink logit or kv bias), mean "  \
+      "over sequences")                                                        \
+    X(gate_channel_mean, double, RS_F64, 0, RS_GATE_MARKER, "LC", RS_GATE,     \
+      "mean gate score per layer and channel over the probe set")     \
+    X(gate_hist, double, RS_F64, 0, "gate_hist", "LB", RS_GATE,                \
+      "counts of gate scores in 50 equal bins over [0,1], per layer")          \
+    X(gate_below, double, RS_F64, 0, RS_GATE_BELOW_NAME, "LK", RS_GATE,                    \
+      "fraction of gate scores below each threshold (attr thresholds), per "   \
+      "layer")                                                                 \
+    X(gate_stats, double, RS_F64, 0, "gate_stats", "LM", RS_GATE,              \
+      "per layer: mean, min, max of gate scores and how many scores")          \
+    X(gate_sample, float, RS_F32, 0, "gate_sample", "LSTC", RS_GATE_OPT,       \
+      "activated gate scores [layer, seq, t, channel] of the first probe "     \
+      "sequences")                                                             \
+    X(h_max, double, RS_F64, 1, "max", "L", RS_REQ,                            \
+      "max |h| of each block's output (residual stream), mean over probe "     \
+      "sequences")                                                             \
+    X(h_median, double, RS_F64, 1, "median", "L", RS_REQ,                      \
+      "median |h| of each block's output, mean over probe sequences")          \
+    X(h_top3, double, RS_F64, 1, "top3", "L3", RS_REQ,                         \
+      "three largest |h| of each block's output, descending")                  \
+    X(h_kurtosis, double, RS_F64, 1, "kurtosis", "L", RS_REQ,                  \
+      "kurtosis mean((x-mu)^4)/(sigma^4+1e-6) of each block's output "         \
+      "(Gaussian = 3)")                                                        \
+    X(h_norm_ratio, double, RS_F64, 1, "norm_ratio", "L", RS_REQ,              \
+      "per block: ||h_0|| / mean over t != 0 of ||h_t|| (first-token norm "    \
+      "ratio)")
+
+enum { RS_F32, RS_F64, RS_I32 };
+
+/* One probe, as probe.c hands it to the writer and the reader returns it
+ * (arrays malloc'd by the reader; NULL when absent). */
+typedef struct {
+    long long step;
+    int L, H, N, T;    /* layers, heads, probe sequences, length */
+    int proxy;         /* 1: Gu et al. |a|/sum|a| proxy was used */
+    char normaliser[64];
+    int has_gate;      /* reader: 1 when the gate arrays are there */
+    int gate_channels; /* C (0: no gate) */
+    int gate_heads;    /* channels split into this many heads */
+    int gate_bounded;  /* 1: scores in [0,1] (sigmoid family) */
+    int gate_sample_n; /* S */
+#define RS_MEMBER(member, ctype, cls, hid, name, dims, kind, desc) ctype *member;
+    RS_PROBE_ARRAYS(RS_MEMBER)
+#undef RS_MEMBER
+} ProbeRecord;
+
+#endif

@@ -1,0 +1,541 @@
+/* sweep.c: the sweep runner. Plans each run from the files already in the
+ * out dir (resume), runs `gatelab train` children N at a time (each
+ * single-threaded: side-by-side runs give the most throughput for small
+ * models), isolates failures, forwards SIGINT/SIGTERM, writes Slurm
+ * scripts. The `gatelab sweep` command is src/cli/cmd_sweep.c.
+ */
+#include "sweep.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "runfile_read.h" /* runfile_read_status, runfile_has_lceval */
+#include "train_loop.h"   /* TRAIN_DIVERGED */
+#include "util.h"
+
+
+const char *sweep_action_name(SweepAction a) {
+    switch (a) {
+    case SWEEP_START: return "start";
+    case SWEEP_RESUME: return "resume";
+    case SWEEP_RESTART: return "restart";
+    case SWEEP_SKIP_DONE: return "skip (done)";
+    case SWEEP_SKIP_DIVERGED: return "skip (diverged)";
+    }
+    return "?";
+}
+
+/* ---- planning ---- */
+
+static void run_path(char *out, size_t len, const char *dir, const SweepRun *r,
+                     const char *suffix) {
+    snprintf(out, len, "%s/%s%s", dir, r->out_name, suffix);
+}
+
+SweepAction sweep_plan_run(const char *out_dir, const SweepRun *r) {
+    char h5[SWEEP_PATH_MAX + 256], ckpt[SWEEP_PATH_MAX + 256], st[32];
+    run_path(h5, sizeof h5, out_dir, r, "");
+    run_path(ckpt, sizeof ckpt, out_dir, r, ".ckpt");
+    int have_h5 = file_exists(h5), have_ckpt = file_exists(ckpt);
+    if (!have_h5) /* a checkpoint without its run file cannot be resumed */
+        return have_ckpt ? SWEEP_RESTART : SWEEP_START;
+    if (runfile_read_status(h5, st, sizeof st) == 0) {
+        if (!strcmp(st, RS_STATUS_DONE)) return SWEEP_SKIP_DONE;
+        if (!strcmp(st, RS_STATUS_DIVERGED)) return SWEEP_SKIP_DIVERGED;
+    }
+    return have_ckpt ? SWEEP_RESUME : SWEEP_RESTART;
+}
+
+int sweep_rank_owns(int index, int rank, int size) {
+    return size <= 1 || index % size == rank;
+}
+
+/* ---- running ---- */
+
+static volatile sig_atomic_t g_signal; /* last SIGINT/SIGTERM received */
+static volatile sig_atomic_t g_signals;
+
+static void on_signal(int sig) {
+    g_signal = sig;
+    g_signals++;
+}
+
+typedef struct {
+    pid_t pid;
+    int run;
+    double t0;
+} Child;
+
+typedef struct {
+    const Sweep *sw;
+    const SweepOptions *o;
+    SweepSummary *sum;
+    const char *exe;
+    Child *kids;
+    int n_kids, jobs;  /* running children, and at most this many */
+    int *todo, n_todo; /* run indices still to start, in order */
+    SweepAction *act;  /* planned action per run index */
+    double last_progress;
+} Runner;
+
+int sweep_mkdir_p(const char *path) {
+    char tmp[SWEEP_PATH_MAX];
+    if (str_copy(tmp, sizeof tmp, path)) return -1;
+    for (char *p = tmp + 1; *p; p++) {
+        if (*p != '/') continue;
+        *p = '\0';
+        if (mkdir(tmp, 0777) && errno != EEXIST) return -1;
+        *p = '/';
+    }
+    if (mkdir(tmp, 0777) && errno != EEXIST) return -1;
+    struct stat st;
+    return (stat(tmp, &st) == 0 && S_ISDIR(st.st_mode)) ? 0 : -1;
+}
+
+/* argv of the child: train --config P --set threads=1 --set ... --out F. */
+static char **child_argv(const Runner *R, const SweepRun *r, SweepAction a,
+                         char *outpath) {
+    int n = 0, cap = 2 * r->n_sets + 12;
+    char **v = calloc((size_t)cap, sizeof *v);
+    if (!v) return NULL;
+    v[n++] = "gatelab";
+    v[n++] = "train";
+    v[n++] = "--config";
+    v[n++] = (char *)r->preset;
+    /* first, so a run that sets threads itself wins */
+    v[n++] = "--set";
+    v[n++] = "threads=1";
+    for (int i = 0; i < r->n_sets; i++) {
+        v[n++] = "--set";
+        v[n++] = r->sets[i];
+    }
+    v[n++] = "--out";
+    v[n++] = outpath;
+    if (a == SWEEP_RESUME) v[n++] = "--resume";
+    if (a == SWEEP_RESTART) v[n++] = "--force";
+    (void)R;
+    return v;
+}
+
+static void print_cmd(FILE *f, const char *exe, char **argv) {
+    fprintf(f, "%s", exe);
+    for (int i = 1; argv[i]; i++) fprintf(f, " %s", argv[i]);
+    fputc('\n', f);
+}
+
+static pid_t spawn(const Runner *R, const SweepRun *r, SweepAction a) {
+    char out[SWEEP_PATH_MAX + 256], log[SWEEP_PATH_MAX + 256];
+    run_path(out, sizeof out, R->o->out_dir, r, "");
+    snprintf(log, sizeof log, "%s/logs/%s.log", R->o->out_dir, r->id);
+    char **argv = child_argv(R, r, a, out);
+    if (!argv) return -1;
+    int fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
+    if (fd < 0) {
+        free(argv);
+        return -1;
+    }
+    /* a header per attempt, so a resumed run's log reads as a history */
+    time_t now = time(NULL);
+    char hdr[64];
+    strftime(hdr, sizeof hdr, "%Y-%m-%d %H:%M:%S", localtime(&now));
+    dprintf(fd, "== gatelab sweep: %s %s at %s\n== ", sweep_action_name(a),
+            r->id, hdr);
+    FILE *lf = fdopen(dup(fd), "a");
+    if (lf) {
+        print_cmd(lf, R->exe, argv);
+        fclose(lf);
+    }
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        int devnull = open("/dev/null", O_RDONLY);
+        if (devnull >= 0) dup2(devnull, 0);
+        dup2(fd, 1);
+        dup2(fd, 2);
+        setenv("OPENBLAS_NUM_THREADS", "1", 1);
+        setenv("OMP_NUM_THREADS", "1", 1);
+        execv(R->exe, argv);
+        dprintf(2, "gatelab sweep: cannot run %s: %s\n", R->exe, strerror(errno));
+        _exit(127);
+    }
+    close(fd);
+    free(argv);
+    return pid;
+}
+
+/* One row per ended child: name, seed, exit code, seconds, result. */
+static void record(const Runner *R, const SweepRun *r, int code, double secs,
+                   const char *result) {
+    char path[SWEEP_PATH_MAX + 32], row[512];
+    snprintf(path, sizeof path, "%s/sweep_status.tsv", R->o->out_dir);
+    /* O_EXCL: exactly one process (of several MPI ranks) writes the header */
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0666);
+    if (fd >= 0) dprintf(fd, "name\tseed\texit\tseconds\tresult\n");
+    else if (errno == EEXIST) fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+    if (fd < 0) {
+        fprintf(stderr, "sweep: cannot write %s: %s\n", path, strerror(errno));
+        return;
+    }
+    /* one write() per row: O_APPEND keeps rows whole across MPI ranks */
+    int k = snprintf(row, sizeof row, "%s\t%llu\t%d\t%.1f\t%s\n", r->name,
+                     r->seed, code, secs, result);
+    if (k > 0 && write(fd, row, (size_t)k) != k)
+        fprintf(stderr, "sweep: short write to %s\n", path);
+    close(fd);
+}
+
+/* Latest trainer progress of a log: "step 120/800 ETA 1m02s". */
+static void log_progress(const char *logpath, char *out, size_t len) {
+    snprintf(out, len, "starting");
+    FILE *f = fopen(logpath, "r");
+    if (!f) return;
+    char buf[4097];
+    long size = (fseek(f, 0, SEEK_END) == 0) ? ftell(f) : -1;
+    long from = size > 4096 ? size - 4096 : 0;
+    size_t n = 0;
+    if (size >= 0 && fseek(f, from, SEEK_SET) == 0) n = fread(buf, 1, 4096, f);
+    fclose(f);
+    buf[n] = '\0';
+    char *last = NULL;
+    for (char *p = buf; (p = strstr(p, "step ")); p += 5)
+        if (p == buf || p[-1] == '\n' || p[-1] == '\r') last = p;
+    if (!last) return;
+    size_t sl = strcspn(last, "|\r\n");
+    while (sl && last[sl - 1] == ' ') sl--;
+    char *eol = last + strcspn(last, "\r\n");
+    char *eta = strstr(last, "ETA ");
+    if (eta && eta < eol) {
+        size_t el = strcspn(eta, "|\r\n");
+        while (el && eta[el - 1] == ' ') el--;
+        snprintf(out, len, "%.*s %.*s", (int)sl, last, (int)el, eta);
+    } else {
+        snprintf(out, len, "%.*s", (int)sl, last);
+    }
+}
+
+static void progress(Runner *R, const char *tag) {
+    const SweepSummary *s = R->sum;
+    char line[2048], part[160];
+    int k = snprintf(line, sizeof line, "%s: %d/%d done, %d failed", tag,
+                     s->done + s->diverged, s->total, s->failed);
+    for (int i = 0; i < R->n_kids && k > 0 && (size_t)k < sizeof line; i++) {
+        const SweepRun *r = &R->sw->runs[R->kids[i].run];
+        char log[SWEEP_PATH_MAX + 256];
+        snprintf(log, sizeof log, "%s/logs/%s.log", R->o->out_dir, r->id);
+        log_progress(log, part, sizeof part);
+        k += snprintf(line + k, sizeof line - (size_t)k, " | %s %s", r->id, part);
+    }
+    fprintf(stderr, "%s\n", line);
+}
+
+static void child_ended(Runner *R, int slot, int status, const char *tag) {
+    Child *c = &R->kids[slot];
+    const SweepRun *r = &R->sw->runs[c->run];
+    double secs = now_seconds() - c->t0;
+    int code = WIFEXITED(status) ? WEXITSTATUS(status)
+               : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : -1;
+    const char *result;
+    if (code == 0) {
+        result = RS_STATUS_DONE;
+        R->sum->done++;
+    } else if (code == TRAIN_DIVERGED) {
+        result = RS_STATUS_DIVERGED;
+        R->sum->diverged++;
+    } else if (g_signal) {
+        result = "interrupted"; /* resumable: the next sweep picks it up */
+        R->sum->interrupted++;
+    } else {
+        result = WIFSIGNALED(status) ? "killed" : "failed";
+        R->sum->failed++;
+    }
+    record(R, r, code, secs, result);
+    if (code == 0 || code == TRAIN_DIVERGED)
+        fprintf(stderr, "%s: %s %s (%.0f s)\n", tag, r->id, result, secs);
+    else
+        fprintf(stderr, "%s: %s %s (exit %d, %.0f s), log %s/logs/%s.log\n", tag,
+                r->id, result, code, secs, R->o->out_dir, r->id);
+    R->kids[slot] = R->kids[--R->n_kids];
+}
+
+/* Reap ended children; block when `block` (used while stopping). */
+static void reap(Runner *R, const char *tag) {
+    for (int i = 0; i < R->n_kids;) {
+        int status;
+        pid_t p = waitpid(R->kids[i].pid, &status, WNOHANG);
+        if (p == R->kids[i].pid) {
+            child_ended(R, i, status, tag); /* slot i now holds another */
+            continue;
+        }
+        if (p < 0 && errno != EINTR) { /* lost child: count it failed */
+            child_ended(R, i, 255 << 8, tag);
+            continue;
+        }
+        i++;
+    }
+}
+
+static void nap(double s) {
+    struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
+    nanosleep(&ts, NULL);
+}
+
+static void forward_signal(Runner *R, int *sent) {
+    if (*sent >= g_signals) return;
+    /* first signal: pass it on so trainers checkpoint; a second one kills */
+    int sig = g_signals > 1 ? SIGKILL : g_signal;
+    for (int i = 0; i < R->n_kids; i++) kill(R->kids[i].pid, sig);
+    *sent = g_signals;
+}
+
+static const char *resolve_exe(const SweepOptions *o) {
+    if (o->train_exe) return o->train_exe;
+    const char *e = getenv("GATELAB_TRAIN_EXE");
+    if (e && *e) return e;
+    static char self[SWEEP_PATH_MAX]; /* the real path reads better in logs */
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0) return "/proc/self/exe";
+    self[n] = '\0';
+    return self;
+}
+
+static int in_share(const SweepOptions *o, int i) {
+    if (o->only >= 0) return i == o->only;
+    return sweep_rank_owns(i, o->rank, o->size);
+}
+
+/* --dry-run: the action and command line run i would get. */
+static void print_dry_run(const Runner *R, int i) {
+    const SweepRun *r = &R->sw->runs[i];
+    char out[SWEEP_PATH_MAX + 256];
+    run_path(out, sizeof out, R->o->out_dir, r, "");
+    char **argv = child_argv(R, r, R->act[i], out);
+    printf("[%d] %s: %s: ", i, r->id, sweep_action_name(R->act[i]));
+    if (argv) print_cmd(stdout, R->exe, argv);
+    free(argv);
+}
+
+/* Plan every run of this process's share from the out dir: finished runs
+ * are counted and skipped (that is what makes a sweep resumable), the
+ * others queued in R->todo. */
+static void plan_share(Runner *R) {
+    SweepSummary *sum = R->sum;
+    for (int i = 0; i < R->sw->n_runs; i++) {
+        if (!in_share(R->o, i)) continue;
+        sum->total++;
+        R->act[i] = sweep_plan_run(R->o->out_dir, &R->sw->runs[i]);
+        if (R->o->dry_run) print_dry_run(R, i);
+        if (R->act[i] == SWEEP_SKIP_DONE || R->act[i] == SWEEP_SKIP_DIVERGED) {
+            sum->skipped++;
+            if (R->act[i] == SWEEP_SKIP_DONE) sum->done++;
+            else sum->diverged++;
+        } else {
+            R->todo[R->n_todo++] = i;
+        }
+    }
+}
+
+/* Start queued runs while a slot is free; a run that cannot start is
+ * recorded failed and the queue goes on. */
+static void start_runs(Runner *R, int *next, const char *tag) {
+    while (!g_signal && *next < R->n_todo && R->n_kids < R->jobs) {
+        int i = R->todo[(*next)++];
+        const SweepRun *r = &R->sw->runs[i];
+        pid_t pid = spawn(R, r, R->act[i]);
+        if (pid < 0) {
+            fprintf(stderr, "%s: cannot start %s: %s\n", tag, r->id, strerror(errno));
+            record(R, r, -1, 0.0, "failed");
+            R->sum->failed++;
+            continue;
+        }
+        fprintf(stderr, "%s: %s %s\n", tag, sweep_action_name(R->act[i]), r->id);
+        R->kids[R->n_kids++] = (Child){pid, i, now_seconds()};
+    }
+}
+
+/* Work through the queue until every child has ended; after a signal start
+ * nothing more and wait for the running children. */
+static void run_queue(Runner *R, const char *tag) {
+    double every = R->o->progress_every > 0 ? R->o->progress_every : 5.0;
+    R->last_progress = now_seconds();
+    int next = 0, sent = 0;
+    while (next < R->n_todo || R->n_kids > 0) {
+        if (g_signal) forward_signal(R, &sent);
+        start_runs(R, &next, tag);
+        if (g_signal && next < R->n_todo) next = R->n_todo; /* start nothing more */
+        reap(R, tag);
+        if (now_seconds() - R->last_progress >= every && R->n_kids > 0) {
+            progress(R, tag);
+            R->last_progress = now_seconds();
+        }
+        if (R->n_kids > 0) nap(0.1);
+    }
+}
+
+/* SIGINT/SIGTERM only set flags while children run (run_queue passes them
+ * on); the old handlers go back in *old_int / *old_term. */
+static void catch_signals(struct sigaction *old_int, struct sigaction *old_term) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    g_signal = 0;
+    g_signals = 0;
+    sigaction(SIGINT, &sa, old_int);
+    sigaction(SIGTERM, &sa, old_term);
+}
+
+static void runner_free(Runner *R) {
+    free(R->todo), free(R->act), free(R->kids);
+}
+
+/* The out dir's logs/ (not for a dry run) and the tag of progress lines;
+ * -1 with a reason when logs/ cannot be made. */
+static int prepare_out(const SweepOptions *o, char *tag, size_t taglen, char *err,
+                       size_t errlen) {
+    char logs[SWEEP_PATH_MAX + 8];
+    snprintf(logs, sizeof logs, "%s/logs", o->out_dir);
+    if (!o->dry_run && sweep_mkdir_p(logs))
+        return seterr(err, errlen, "cannot create %s: %s", logs, strerror(errno));
+    if (o->size > 1) snprintf(tag, taglen, "sweep[%d/%d]", o->rank, o->size);
+    else snprintf(tag, taglen, "sweep");
+    return 0;
+}
+
+int sweep_execute(const Sweep *sw, const SweepOptions *o, SweepSummary *sum,
+                  char *err, size_t errlen) {
+    memset(sum, 0, sizeof *sum);
+    if (o->only >= sw->n_runs || o->only < -1)
+        return seterr(err, errlen, "--only %d: %s has runs 0..%d", o->only,
+                      sw->path, sw->n_runs - 1);
+    char tag[32];
+    if (prepare_out(o, tag, sizeof tag, err, errlen)) return -1;
+    int jobs = o->jobs > 0 ? o->jobs : (int)sysconf(_SC_NPROCESSORS_ONLN);
+    Runner R = {.sw = sw, .o = o, .sum = sum, .exe = resolve_exe(o),
+                .jobs = jobs < 1 ? 1 : jobs};
+    R.todo = calloc((size_t)sw->n_runs, sizeof *R.todo);
+    R.act = calloc((size_t)sw->n_runs, sizeof *R.act);
+    R.kids = calloc((size_t)R.jobs, sizeof *R.kids);
+    if (!R.todo || !R.act || !R.kids) {
+        runner_free(&R);
+        return seterr(err, errlen, "out of memory");
+    }
+    plan_share(&R);
+    if (o->dry_run) {
+        runner_free(&R);
+        return 0;
+    }
+    if (sum->skipped)
+        fprintf(stderr, "%s: %d of %d runs already finished (skipped)\n", tag,
+                sum->skipped, sum->total);
+    struct sigaction old_int, old_term;
+    catch_signals(&old_int, &old_term);
+    run_queue(&R, tag);
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
+    int finished = sum->done + sum->diverged;
+    if (g_signal) sum->interrupted += sum->total - finished - sum->failed -
+                                      sum->interrupted;
+    progress(&R, tag);
+    runner_free(&R);
+    return finished == sum->total ? 0 : 1;
+}
+
+/* ---- long-context eval after training ([sweep] eval_lengths) ---- */
+
+/* `gatelab eval H5 --lengths L --both`, output appended to the run's log. */
+static int eval_child(const char *exe, const char *h5, const char *lengths, const char *log) {
+    int fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
+    if (fd < 0) return -1;
+    dprintf(fd, "== gatelab sweep: eval %s --lengths %s --both\n", h5, lengths);
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(fd, 1);
+        dup2(fd, 2);
+        setenv("OPENBLAS_NUM_THREADS", "1", 1);
+        execl(exe, "gatelab", "eval", h5, "--lengths", lengths, "--both", (char *)NULL);
+        _exit(127);
+    }
+    close(fd);
+    int st = 0;
+    if (pid < 0 || waitpid(pid, &st, 0) < 0) return -1;
+    return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
+}
+
+/* Evaluate every run of this task that carries eval_lengths (set by the
+ * sweep file defining it), ended done and has no /lceval yet. Diverged
+ * runs have no final weights and are skipped. Returns failures. */
+int sweep_eval_runs(const Sweep *sw, const SweepOptions *o) {
+    int failed = 0;
+    for (int i = 0; i < sw->n_runs && !g_signal; i++) {
+        if (!in_share(o, i)) continue;
+        const SweepRun *r = &sw->runs[i];
+        if (!r->eval_lengths[0]) continue;
+        char h5[SWEEP_PATH_MAX + 256], log[SWEEP_PATH_MAX + 256], st[32];
+        run_path(h5, sizeof h5, o->out_dir, r, "");
+        snprintf(log, sizeof log, "%s/logs/%s.log", o->out_dir, r->id);
+        if (runfile_read_status(h5, st, sizeof st) != 0 || strcmp(st, RS_STATUS_DONE) || runfile_has_lceval(h5))
+            continue;
+        fprintf(stderr, "gatelab sweep: eval %s at %s (plain and YaRN)\n", r->id,
+                r->eval_lengths);
+        if (eval_child("/proc/self/exe", h5, r->eval_lengths, log) != 0) {
+            fprintf(stderr, "gatelab sweep: eval %s failed, log %s\n", r->id, log);
+            failed++;
+        }
+    }
+    return failed;
+}
+
+/* ---- Slurm ---- */
+
+int sweep_write_slurm(const Sweep *sw, const char *sweep_file,
+                      const char *out_dir, const char *script_path,
+                      char *err, size_t errlen) {
+    char exe[SWEEP_PATH_MAX], cwd[SWEEP_PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    exe[n > 0 ? n : 0] = '\0';
+    if (n <= 0) str_copy(exe, sizeof exe, "gatelab");
+    if (!getcwd(cwd, sizeof cwd)) str_copy(cwd, sizeof cwd, ".");
+    FILE *f = fopen(script_path, "w");
+    if (!f)
+        return seterr(err, errlen, "cannot write %s: %s", script_path,
+                      strerror(errno));
+    const char *base = strrchr(sweep_file, '/');
+    base = base ? base + 1 : sweep_file;
+    fprintf(f, "#!/bin/bash\n"
+               "#SBATCH --job-name=gatelab-%.*s\n"
+               "#SBATCH --array=0-%d\n"
+               "#SBATCH --cpus-per-task=1\n"
+               "#SBATCH --output=%s/logs/slurm-%%A_%%a.out\n",
+            (int)strcspn(base, "."), base, sw->n_runs - 1, out_dir);
+    fprintf(f, "#\n# gatelab sweep %s: %d runs, one per array task.\n"
+               "# Each task trains one run into %s/NAME_sSEED.h5 (resumable:\n"
+               "# resubmitting skips finished runs and resumes checkpoints).\n#\n"
+               "# index  run\n", sweep_file, sw->n_runs, out_dir);
+    for (int i = 0; i < sw->n_runs; i++)
+        fprintf(f, "# %5d  %s\n", i, sw->runs[i].id);
+    fprintf(f, "#\n# The report is a separate final step, once every task ended:\n"
+               "#   jid=$(sbatch --parsable %s)\n"
+               "#   sbatch --dependency=afterany:$jid --wrap \"%s report %s\"\n"
+               "# or, afterwards: %s report %s\n\n",
+            script_path, exe, out_dir, exe, out_dir);
+    fprintf(f, "set -eu\ncd '%s'\nmkdir -p '%s/logs'\n"
+               "export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1\n"
+               "GATELAB=${GATELAB:-%s}\n"
+               "exec \"$GATELAB\" sweep '%s' --out '%s' --only \"$SLURM_ARRAY_TASK_ID\"\n",
+            cwd, out_dir, exe, sweep_file, out_dir);
+    if (fclose(f) != 0)
+        return seterr(err, errlen, "cannot write %s: %s", script_path,
+                      strerror(errno));
+    chmod(script_path, 0755);
+    return 0;
+}

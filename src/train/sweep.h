@@ -1,0 +1,116 @@
+/* sweep.h: a sweep is a list of independent training runs, described by a
+ * sweep file (INI, parsed with inih) and run as child `gatelab train`
+ * processes: N at a time on one machine, one per MPI rank share, or one per
+ * Slurm array task (--only K).
+ *
+ *   [sweep]
+ *   preset = small            ; DIR/small.ini, DIR = the sweep file's dir
+ *   seeds = 1,2,3             ; each run x each seed (init_seed, data_seed)
+ *   set = steps=800           ; an override for every run (repeatable)
+ *   include = other.sweep     ; that file's runs, with its own settings
+ *   [run g1-elem-lr2x]        ; every key becomes --set key=value
+ *   variant = g1-elem
+ *   lr = 6e-3
+ *
+ * Parsing expands the file into SweepRun records in a fixed order (this
+ * file's runs in file order, each over its seeds; then each include's runs in
+ * include order), so index K means the same run everywhere (--only K,
+ * --list, the Slurm array and the MPI partition).
+ */
+#ifndef GATELAB_SWEEP_H
+#define GATELAB_SWEEP_H
+
+#include <stddef.h>
+
+#define SWEEP_NAME_MAX 96   /* run names go into file names */
+#define SWEEP_PATH_MAX 1024
+#define SWEEP_MAX_SEEDS 64
+
+typedef struct {
+    char name[SWEEP_NAME_MAX];     /* from [run NAME] */
+    unsigned long long seed;
+    char id[SWEEP_NAME_MAX + 24];  /* NAME_sSEED: log and run file stem */
+    char out_name[SWEEP_NAME_MAX + 28]; /* NAME_sSEED.h5 */
+    char preset[SWEEP_PATH_MAX];   /* preset INI path, as the child sees it */
+    char where[SWEEP_PATH_MAX + 16]; /* "file:line" of the [run] header */
+    char **sets;                   /* "key=value", in the order applied */
+    int n_sets;
+    /* "1x,2x,4x,8x" from eval_lengths in the [sweep] of the file that
+     * defines this run ("" = not evaluated). A run defined identically in
+     * two files (trained once) carries the first non-empty value. */
+    char eval_lengths[128];
+} SweepRun;
+
+typedef struct {
+    char path[SWEEP_PATH_MAX];     /* the top-level sweep file */
+    SweepRun *runs;
+    int n_runs;
+    /* [sweep] eval_lengths = 1,2,4,8: after training, each run that ended
+     * done and carries SweepRun.eval_lengths is evaluated by `gatelab eval
+     * --lengths 1x,2x,4x,8x --both`. Here: the first run's non-empty value
+     * ("" = no run is evaluated), only to tell whether any run is. */
+    char eval_lengths[128];
+} Sweep;
+
+/* Parse and expand a sweep file (and its includes). 0, or -1 with a
+ * one-line reason that starts with "FILE:LINE: ". */
+int sweep_parse(const char *path, Sweep *sw, char *err, size_t errlen);
+void sweep_free(Sweep *sw);
+
+/* What the runner does with one run, decided from files in the out dir. */
+typedef enum {
+    SWEEP_START = 0,    /* no run file: train from scratch */
+    SWEEP_RESUME,       /* run file + checkpoint: train --resume */
+    SWEEP_RESTART,      /* run file but no checkpoint: train --force */
+    SWEEP_SKIP_DONE,    /* status done: finished, not rerun */
+    SWEEP_SKIP_DIVERGED /* status diverged: finished (recorded), not rerun */
+} SweepAction;
+
+const char *sweep_action_name(SweepAction a);
+
+/* Decide the action for run r whose files live in out_dir. */
+SweepAction sweep_plan_run(const char *out_dir, const SweepRun *r);
+
+/* MPI partition: rank owns run index i when i % size == rank. */
+int sweep_rank_owns(int index, int rank, int size);
+
+typedef struct {
+    const char *out_dir;
+    int jobs;          /* parallel children; <= 0: online cores */
+    int only;          /* run only this index; -1: all */
+    int rank, size;    /* MPI share (0, 1 without MPI) */
+    int dry_run;       /* print the plan and commands, run nothing */
+    double progress_every; /* seconds between progress lines; 0: 5 */
+    const char *train_exe; /* NULL: env GATELAB_TRAIN_EXE, else self */
+} SweepOptions;
+
+typedef struct {
+    int total;     /* runs in this process's share */
+    int done, diverged, failed, interrupted; /* skipped runs count too */
+    int skipped;   /* of done+diverged, how many were already finished */
+} SweepSummary;
+
+/* Run this process's share of sw. Every child's stdout+stderr goes to
+ * OUT/logs/ID.log; every child that ends is recorded in
+ * OUT/sweep_status.tsv. SIGINT/SIGTERM are forwarded to children, which are
+ * waited for. Returns 0 when every run in the share finished (done or
+ * diverged), 1 when some failed or were interrupted, -1 with a reason when
+ * the sweep could not start (bad out dir, bad --only). */
+int sweep_execute(const Sweep *sw, const SweepOptions *o, SweepSummary *sum,
+                  char *err, size_t errlen);
+
+/* Write an sbatch job-array script: one array task per run, each running
+ * `gatelab sweep FILE --out DIR --only $SLURM_ARRAY_TASK_ID`. */
+int sweep_write_slurm(const Sweep *sw, const char *sweep_file,
+                      const char *out_dir, const char *script_path,
+                      char *err, size_t errlen);
+
+/* After training: `gatelab eval` of every finished run at the sweep's
+ * eval_lengths (runs that already hold /lceval are skipped). Returns how
+ * many evals failed. */
+int sweep_eval_runs(const Sweep *sw, const SweepOptions *o);
+
+/* mkdir -p; 0 or -1 with errno. */
+int sweep_mkdir_p(const char *path);
+
+#endif

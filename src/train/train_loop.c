@@ -1,0 +1,386 @@
+/* train.c: the training loop: progress, eval, probes, checkpoints, resume,
+ * divergence and Ctrl-C.
+ *
+ * Resume is exact because nothing is hidden: a batch is a pure function of
+ * (data_seed, step), and a checkpoint holds the parameters, both AdamW
+ * moments and the step. Losses after a resume are bit-identical to an
+ * unbroken run with the same thread count.
+ *
+ * Why the run file is only ever written through a copy: HDF5 1.10 files
+ * are not crash-safe, and a SIGKILL in the middle of a write can leave one
+ * unreadable. So between commits the trainer keeps its new metric rows in
+ * memory; a commit copies RUN.h5 to RUN.h5.tmp, appends the rows (and the
+ * eval and probe) there, closes it, and renames it over RUN.h5; only then
+ * is the checkpoint written. A kill at any moment leaves the last
+ * committed run file and a checkpoint no newer than it.
+ */
+#include <math.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <unistd.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "adamw.h"
+#include "data.h"
+#include "probe.h"
+#include "runfile.h"
+#include "runfile_read.h"
+#include "train_loop.h"
+#include "trainer.h"
+#include "util.h"
+
+#define EVAL_SEED 0xE7A1ULL /* the same val batches for every run */
+
+static volatile sig_atomic_t interrupted = 0;
+
+static void on_signal(int sig) {
+    (void)sig;
+    interrupted = 1;
+}
+
+/* Train rows logged since the last commit. */
+typedef struct {
+    long long *step, *tokens;
+    double *loss, *lr, *norm, *seconds;
+    size_t n, cap;
+} Rows;
+
+typedef struct {
+    const Config *cfg;
+    const TrainOptions *opt;
+    Trainer tr;
+    Dataset ds;
+    RunFile *rf;      /* open only inside a commit */
+    Rows rows;
+    char tmp_path[CFG_STR + 8];
+    char *config_text;
+    long long step, tokens;
+    double seconds;     /* training time over all sessions of this run */
+    double last_val;
+} Loop;
+
+static void format_eta(char *buf, size_t n, double s) {
+    if (!isfinite(s) || s < 0) s = 0;
+    long t = (long)(s + 0.5);
+    if (t >= 3600) snprintf(buf, n, "%ldh%02ldm", t / 3600, (t / 60) % 60);
+    else snprintf(buf, n, "%ldm%02lds", t / 60, t % 60);
+}
+
+static void progress(const Loop *lp, float loss, float lr, double tok_s) {
+    char eta[32];
+    double left = (double)(lp->cfg->steps - lp->step) * lp->cfg->batch_size *
+                  lp->cfg->seq_len / (tok_s > 0 ? tok_s : 1);
+    format_eta(eta, sizeof eta, left);
+    fprintf(stderr, "step %lld/%d | loss %.4f | lr %.2e | %.0f tok/s | ETA %s\n", lp->step,
+            lp->cfg->steps, loss, lr, tok_s, eta);
+}
+
+/* ---- buffered train rows ---- */
+
+static int rows_push(Rows *r, long long step, double loss, double lr, double norm,
+                     long long tokens, double seconds) {
+    if (r->n == r->cap) {
+        size_t cap = r->cap ? 2 * r->cap : 256;
+        long long *a = realloc(r->step, cap * sizeof *a), *b = realloc(r->tokens, cap * sizeof *b);
+        if (a) r->step = a;
+        if (b) r->tokens = b;
+        double *c = realloc(r->loss, cap * sizeof *c), *d = realloc(r->lr, cap * sizeof *d);
+        if (c) r->loss = c;
+        if (d) r->lr = d;
+        double *e = realloc(r->norm, cap * sizeof *e), *f = realloc(r->seconds, cap * sizeof *f);
+        if (e) r->norm = e;
+        if (f) r->seconds = f;
+        if (!a || !b || !c || !d || !e || !f) return -1;
+        r->cap = cap;
+    }
+    size_t i = r->n++;
+    r->step[i] = step, r->loss[i] = loss, r->lr[i] = lr, r->norm[i] = norm;
+    r->tokens[i] = tokens, r->seconds[i] = seconds;
+    return 0;
+}
+
+static void rows_free(Rows *r) {
+    free(r->step), free(r->tokens), free(r->loss), free(r->lr), free(r->norm), free(r->seconds);
+    memset(r, 0, sizeof *r);
+}
+
+/* ---- commits: copy, append, rename ---- */
+
+static int commit_begin(Loop *lp, char *err, size_t errlen) {
+    if (file_copy(lp->opt->out_path, lp->tmp_path, err, errlen) != 0) return -1;
+    lp->rf = runfile_reopen(lp->tmp_path, lp->step, err, errlen);
+    if (!lp->rf) {
+        unlink(lp->tmp_path);
+        return -1;
+    }
+    const Rows *r = &lp->rows;
+    for (size_t i = 0; i < r->n; i++)
+        if (runfile_append_train(lp->rf, r->step[i], r->loss[i], r->lr[i], r->norm[i],
+                                 r->tokens[i], r->seconds[i], err, errlen) != 0) {
+            runfile_close(lp->rf, NULL, 0);
+            lp->rf = NULL;
+            unlink(lp->tmp_path);
+            return -1;
+        }
+    return 0;
+}
+
+/* Close the copy, make it durable, and move it over the run file. */
+static int commit_end(Loop *lp, char *err, size_t errlen) {
+    int rc = runfile_close(lp->rf, err, errlen);
+    lp->rf = NULL;
+    if (rc != 0) {
+        unlink(lp->tmp_path);
+        return -1;
+    }
+    if (file_replace(lp->tmp_path, lp->opt->out_path, err, errlen) != 0) return -1;
+    lp->rows.n = 0;
+    return 0;
+}
+
+static void commit_abort(Loop *lp) {
+    if (lp->rf) runfile_close(lp->rf, NULL, 0);
+    lp->rf = NULL;
+    unlink(lp->tmp_path);
+}
+
+/* ---- eval, probe, checkpoint ---- */
+
+/* Mean val loss over eval_batches fixed batches; bits per byte when the
+ * data is bytes. */
+static double evaluate(Loop *lp, double *bpb) {
+    Trainer *tr = &lp->tr;
+    const Config *c = lp->cfg;
+    double sum = 0.0;
+    for (int i = 0; i < c->eval_batches; i++) {
+        data_batch(&lp->ds, tr->inputs, tr->targets, c->batch_size, c->seq_len, SPLIT_VAL,
+                   EVAL_SEED, i);
+        sum += trainer_loss(tr, tr->inputs, tr->targets, c->batch_size, c->seq_len);
+    }
+    double v = c->eval_batches > 0 ? sum / c->eval_batches : NAN;
+    double bpt = data_bytes_per_token(&lp->ds);
+    *bpb = bpt > 0 ? v / log(2.0) / bpt : NAN;
+    return v;
+}
+
+/* Inside a commit: append the eval row and write the probe. */
+static int eval_and_probe(Loop *lp, char *err, size_t errlen) {
+    double bpb;
+    double v = evaluate(lp, &bpb);
+    lp->last_val = v;
+    if (!lp->opt->quiet)
+        fprintf(stderr, "eval step %lld | val_loss %.4f | ppl %.3f | bpb %.4f\n", lp->step, v,
+                exp(v), bpb);
+    if (runfile_append_eval(lp->rf, lp->step, v, bpb, err, errlen) != 0) return -1;
+    return probe_run(&lp->tr.model, &lp->tr.workers[0], &lp->ds, lp->rf, lp->step, err, errlen);
+}
+
+static int save_checkpoint(Loop *lp, char *err, size_t errlen) {
+    CheckpointOut c = {lp->step, lp->tokens, lp->seconds, lp->tr.model.params, lp->tr.adam_m,
+                       lp->tr.adam_v, lp->tr.model.table.total};
+    return checkpoint_save(lp->opt->out_path, &c, lp->config_text, err, errlen);
+}
+
+static int write_final(Loop *lp, const char *status, char *err, size_t errlen) {
+    const Config *c = lp->cfg;
+    double tok_s = lp->seconds > 0 ? (double)lp->tokens / lp->seconds : 0;
+    double flops = model_flops_per_token(&lp->tr.model, c->seq_len);
+    int rc = runfile_write_params(lp->rf, &lp->tr.model, err, errlen);
+    rc |= runfile_set_summary(lp->rf, RS_SUM_STEPS_DONE, (double)lp->step, err, errlen);
+    rc |= runfile_set_summary(lp->rf, RS_SUM_TOKENS_PER_SEC, tok_s, err, errlen);
+    rc |= runfile_set_summary(lp->rf, RS_SUM_GFLOPS_PER_SEC, tok_s * flops / 1e9, err, errlen);
+    rc |= runfile_set_summary(lp->rf, RS_SUM_WALL_SECONDS, lp->seconds, err, errlen);
+    rc |= runfile_set_summary(lp->rf, RS_SUM_FINAL_VAL_LOSS, lp->last_val, err, errlen);
+    rc |= runfile_set_summary(lp->rf, RS_SUM_DIVERGED_STEP, -1, err, errlen);
+    rc |= runfile_set_status(lp->rf, status, err, errlen); /* last: marks the file complete */
+    return rc;
+}
+
+/* One commit: rows, then optionally eval + probe and the final record;
+ * then the checkpoint. */
+typedef enum { COMMIT_ROWS = 0, COMMIT_EVAL = 1, COMMIT_FINAL = 2 } CommitKind;
+
+static int commit(Loop *lp, CommitKind kind, char *err, size_t errlen) {
+    if (commit_begin(lp, err, errlen) != 0) return -1;
+    int rc = 0;
+    if (kind >= COMMIT_EVAL) rc = eval_and_probe(lp, err, errlen);
+    if (rc == 0 && kind == COMMIT_FINAL && write_final(lp, RS_STATUS_DONE, err, errlen) != 0)
+        rc = -1;
+    if (rc != 0) {
+        commit_abort(lp);
+        return -1;
+    }
+    if (commit_end(lp, err, errlen) != 0) return -1;
+    return save_checkpoint(lp, err, errlen);
+}
+
+/* ---- start or resume ---- */
+
+static int open_fresh(Loop *lp, char *err, size_t errlen) {
+    /* a stale checkpoint of an older run must never be resumed into this one */
+    char ck[CFG_STR + 16];
+    snprintf(ck, sizeof ck, "%s.ckpt", lp->opt->out_path);
+    RunFile *rf = runfile_create(lp->opt->out_path, lp->cfg, &lp->tr.model, lp->opt->force,
+                                 err, errlen);
+    if (!rf) return TRAIN_BADINPUT;
+    remove(ck);
+    if (runfile_close(rf, err, errlen) != 0) return TRAIN_FAIL;
+    /* a checkpoint at step 0, so a kill at any later moment can resume */
+    return save_checkpoint(lp, err, errlen) ? TRAIN_FAIL : TRAIN_OK;
+}
+
+static int open_resumed(Loop *lp, char *err, size_t errlen) {
+    char *text = NULL;
+    Trainer *tr = &lp->tr;
+    if (checkpoint_load(lp->opt->out_path, tr->model.params, tr->adam_m, tr->adam_v,
+                        tr->model.table.total, &lp->step, &lp->tokens, &lp->seconds, &text, err,
+                        errlen) != 0)
+        return TRAIN_BADINPUT;
+    /* the file's counters index batches and rows: sane or refused */
+    if (lp->step < 0 || lp->step > lp->cfg->steps || lp->tokens < 0 || !isfinite(lp->seconds)) {
+        free(text);
+        return seterr(err, errlen, "%s.ckpt: step %lld is outside 0..%d (corrupt checkpoint)",
+                      lp->opt->out_path, lp->step, lp->cfg->steps), TRAIN_BADINPUT;
+    }
+    int same = text && !strcmp(text, lp->config_text);
+    free(text);
+    if (!same)
+        return seterr(err, errlen, "%s.ckpt was made with a different config; "
+                      "resume with the same config, or start over with --force",
+                      lp->opt->out_path), TRAIN_BADINPUT;
+    /* check the run file now, so a corrupt one is refused before any work */
+    RunFile *rf = runfile_reopen(lp->opt->out_path, lp->step, err, errlen);
+    if (!rf) return TRAIN_BADINPUT;
+    if (runfile_close(rf, err, errlen) != 0) return TRAIN_FAIL;
+    if (!lp->opt->quiet)
+        fprintf(stderr, "resuming %s at step %lld\n", lp->opt->out_path, lp->step);
+    return TRAIN_OK;
+}
+
+static int loop_open(Loop *lp, char *err, size_t errlen) {
+    const TrainOptions *o = lp->opt;
+    int exists = file_exists(o->out_path), ck = checkpoint_exists(o->out_path);
+    char st[32];
+    /* a finished run is never touched: its final checkpoint would redo the
+     * last eval and rewrite the file */
+    if (o->resume && !o->force && exists && runfile_read_status(o->out_path, st, sizeof st) == 0 &&
+        !strcmp(st, RS_STATUS_DONE))
+        return seterr(err, errlen, "%s is already finished (status done); nothing to resume "
+                      "(start over with --force)", o->out_path), TRAIN_BADINPUT;
+    if (o->resume && ck && exists) return open_resumed(lp, err, errlen);
+    if (o->resume && exists && !o->force)
+        return seterr(err, errlen, "%s has no checkpoint to resume from "
+                      "(start over with --force)", o->out_path), TRAIN_BADINPUT;
+    return open_fresh(lp, err, errlen);
+}
+
+/* ---- the loop ---- */
+
+static int diverged(Loop *lp, float loss, double norm, char *err, size_t errlen) {
+    fprintf(stderr, "diverged at step %lld (loss %g, grad norm %g): stopping; the last "
+            "good checkpoint is kept\n", lp->step, loss, norm);
+    if (commit_begin(lp, err, errlen) != 0) return TRAIN_FAIL;
+    int rc = runfile_set_summary(lp->rf, RS_SUM_DIVERGED_STEP, (double)lp->step, err, errlen);
+    rc |= runfile_set_summary(lp->rf, RS_SUM_STEPS_DONE, (double)lp->step, err, errlen);
+    rc |= runfile_set_status(lp->rf, RS_STATUS_DIVERGED, err, errlen);
+    if (rc != 0) {
+        commit_abort(lp);
+        return TRAIN_FAIL;
+    }
+    return commit_end(lp, err, errlen) ? TRAIN_FAIL : TRAIN_DIVERGED;
+}
+
+static int one_step(Loop *lp, float *loss_out, float *lr_out, double *norm_out) {
+    const Config *c = lp->cfg;
+    Trainer *tr = &lp->tr;
+    double t0 = now_seconds(), norm = 0;
+    data_batch(&lp->ds, tr->inputs, tr->targets, c->batch_size, c->seq_len, SPLIT_TRAIN,
+               c->data_seed, lp->step);
+    float lr = lr_at_step(c, lp->step);
+    const TrainOptions *o = lp->opt;
+    int inject = lp->step == o->inject_at ? o->inject_kind : INJECT_NONE;
+    if (lp->step == o->nan_at_step) inject = INJECT_LOSS;
+    if (inject == INJECT_WEIGHT) tr->model.w.final_norm_w[0] = NAN; /* every row: NaN loss */
+    if (inject == INJECT_GRAD) tr->poison_grad = 1;         /* shows as a NaN norm */
+    float loss = trainer_step(tr, tr->inputs, tr->targets, lp->step, &norm);
+    if (inject == INJECT_LOSS) loss = NAN;
+    lp->seconds += now_seconds() - t0;
+    lp->tokens += (long long)c->batch_size * c->seq_len;
+    *loss_out = loss, *lr_out = lr, *norm_out = norm;
+    return rows_push(&lp->rows, lp->step, loss, lr, norm, lp->tokens, lp->seconds);
+}
+
+static int run_steps(Loop *lp, char *err, size_t errlen) {
+    const Config *c = lp->cfg;
+    double t_window = now_seconds(), tok_window = 0;
+    while (lp->step < c->steps) {
+        if (interrupted) {
+            fprintf(stderr, "interrupted at step %lld: checkpoint saved, resume with --resume\n",
+                    lp->step);
+            return commit(lp, COMMIT_ROWS, err, errlen) ? TRAIN_FAIL : TRAIN_INTERRUPTED;
+        }
+        float loss, lr;
+        double norm;
+        if (one_step(lp, &loss, &lr, &norm) != 0)
+            return seterr(err, errlen, "out of memory logging step %lld", lp->step), TRAIN_FAIL;
+        if (!isfinite(loss) || !isfinite(norm)) return diverged(lp, loss, norm, err, errlen);
+        if (lp->step == lp->opt->kill_at_step) raise(SIGKILL); /* tests: a hard crash */
+        lp->step++;
+        tok_window += (double)c->batch_size * c->seq_len;
+        if (!lp->opt->quiet && (lp->step % c->log_every == 0 || lp->step == c->steps)) {
+            double now = now_seconds();
+            progress(lp, loss, lr, tok_window / (now - t_window));
+            t_window = now, tok_window = 0;
+        }
+        if (lp->step == c->steps) break;
+        int ev = c->eval_every > 0 && lp->step % c->eval_every == 0;
+        int ck = c->ckpt_every > 0 && lp->step % c->ckpt_every == 0;
+        if ((ev || ck) && commit(lp, ev ? COMMIT_EVAL : COMMIT_ROWS, err, errlen) != 0)
+            return TRAIN_FAIL;
+    }
+    return commit(lp, COMMIT_FINAL, err, errlen) ? TRAIN_FAIL : TRAIN_OK;
+}
+
+int train_run(const Config *cfg, const TrainOptions *opt, char *err,
+              size_t errlen) {
+    Loop lp;
+    memset(&lp, 0, sizeof lp);
+    lp.cfg = cfg;
+    lp.opt = opt;
+    lp.last_val = NAN;
+    snprintf(lp.tmp_path, sizeof lp.tmp_path, "%s.tmp", opt->out_path);
+    lp.config_text = malloc(1 << 16);
+    if (!lp.config_text || config_to_text(cfg, lp.config_text, 1 << 16) != 0) {
+        free(lp.config_text);
+        return seterr(err, errlen, "cannot serialise the config"), TRAIN_FAIL;
+    }
+    int rc = TRAIN_BADINPUT;
+    if (data_open(&lp.ds, cfg, err, errlen) != 0) goto out_text;
+    rc = TRAIN_FAIL;
+    if (trainer_init(&lp.tr, cfg, err, errlen) != 0) goto out_data;
+    if (!opt->quiet)
+        fprintf(stderr, "%s: %s, %zu params (%zu added by the variant), %d thread(s)\n",
+                opt->out_path, cfg->variant, lp.tr.model.table.total,
+                model_added_params(&lp.tr.model), lp.tr.n_workers);
+    rc = loop_open(&lp, err, errlen);
+    if (rc != TRAIN_OK) goto out_trainer;
+    struct sigaction sa, old_int, old_term;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigaction(SIGINT, &sa, &old_int);
+    sigaction(SIGTERM, &sa, &old_term);
+    rc = run_steps(&lp, err, errlen);
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
+out_trainer:
+    trainer_free(&lp.tr);
+out_data:
+    data_close(&lp.ds);
+out_text:
+    rows_free(&lp.rows);
+    free(lp.config_text);
+    return rc;
+}

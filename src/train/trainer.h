@@ -1,0 +1,36 @@
+/* trainer.h: the training step (data-parallel over threads); the loop
+ * around it is train_loop.h. */
+#ifndef GATELAB_TRAINER_H
+#define GATELAB_TRAINER_H
+
+#include "config.h"
+#include "model.h"
+
+/* One optimiser's worth of state plus one RunState per worker thread.
+ * The batch is split across workers; each runs single-threaded BLAS on
+ * its share, and the workers' gradients are summed into workers[0]. */
+typedef struct {
+    Config cfg;
+    Model model;
+    int n_workers;
+    RunState *workers;
+    int *share;        /* sequences per worker */
+    float *adam_m, *adam_v;
+    int *inputs, *targets; /* [B, T] batch buffers */
+    int poison_grad;   /* debug: the next step puts a NaN in one gradient */
+} Trainer;
+
+int trainer_init(Trainer *tr, const Config *cfg, char *err, size_t errlen);
+void trainer_free(Trainer *tr);
+
+/* Forward + backward + clip + AdamW on inputs/targets [B, T] at step s.
+ * Returns the loss; *grad_norm gets the pre-clip norm. A non-finite loss
+ * or norm skips the update (the caller marks the run diverged). */
+float trainer_step(Trainer *tr, const int *inputs, const int *targets,
+                   long long step, double *grad_norm);
+
+/* Forward only over B sequences (split across workers); mean loss. */
+float trainer_loss(Trainer *tr, const int *inputs, const int *targets,
+                   int B, int T);
+
+#endif
