@@ -50,4 +50,13 @@ if command -v h5dump >/dev/null; then
     [ "$(dump "$d/auto.h5")" = "$(dump "$d/direct.h5")" ] ||
         fail "the auto-selected core trained differently from OPENBLAS_CORETYPE=$best"
 fi
+# every run file records the BLAS that trained it
+attr() { h5dump -a "/$2" "$1" | sed -n 's/^ *(0): "\(.*\)"$/\1/p'; }
+if command -v h5dump >/dev/null; then
+    [ "$(attr "$d/auto.h5" blas_core)" = "$best" ] || fail "run file blas_core: $(attr "$d/auto.h5" blas_core)"
+    [ "$(attr "$d/auto.h5" blas_core_how)" = "auto-selected; OpenBLAS had chosen Prescott" ] ||
+        fail "run file blas_core_how: $(attr "$d/auto.h5" blas_core_how)"
+    [ "$(attr "$d/auto.h5" blas_library)" = OpenBLAS ] || fail "run file blas_library"
+    [ -n "$(attr "$d/auto.h5" blas_version)" ] || fail "run file blas_version is empty"
+fi
 echo "1 passed, 0 failed"
