@@ -334,8 +334,9 @@ static void rope_prepare(const Model *m, RunState *s, int Ti) {
 /* One sgemm for q, k, v and a FULL gate's z instead of three or four: the
  * parts' [out, d] weights are copied into one [P, d] matrix (the arena
  * layout stays as it is), and the [N, P] product is split into the
- * activations every later stage reads. On small models this is markedly
- * faster than the separate thin products. */
+ * activations every later stage reads. Half the sgemm calls per layer;
+ * the copies cost about what the wider product saves on the presets
+ * measured so far (README "Speed"). */
 typedef struct {
     int n;
     int rows[4];

@@ -14,6 +14,8 @@ rc=$?
 [ $rc = 2 ] || fail "a bad config gave exit $rc, not 2"
 ! grep -q "sgemm peak" out || fail "bench measured before checking its config"
 [ "$(wc -l <err)" = 1 ] || fail "a bad config gave not one error line: $(cat err)"
+"$bin" bench --config "$src/experiments/tiny.ini" --torch-core "x'; touch pwned" >out 2>err
+[ $? = 2 ] && [ ! -e pwned ] || fail "--torch-core with a quote was not refused"
 torch=--torch
 /usr/bin/python3 -c 'import torch' 2>/dev/null || torch=
 "$bin" bench --config "$src/experiments/tiny.ini" $torch -v baseline -v g1-head \

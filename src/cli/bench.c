@@ -280,8 +280,11 @@ static int parse_bench_args(int argc, char **argv, BenchArgs *a) {
         fprintf(stderr, "gatelab bench: unexpected argument '%s'\n", argv[optind]);
         return 2;
     }
-    if (a->torch_core && !*a->torch_core) {
-        fprintf(stderr, "gatelab bench: --torch-core needs a core name\n");
+    if (a->torch_core && (!*a->torch_core || strlen(a->torch_core) > 40 ||
+                          strspn(a->torch_core, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                                "0123456789") != strlen(a->torch_core))) {
+        fprintf(stderr, "gatelab bench: --torch-core '%s': expected an OpenBLAS core name "
+                        "such as SkylakeX\n", a->torch_core);
         return 2;
     }
     if (a->nv == 0) a->variants[a->nv++] = "baseline";
