@@ -42,14 +42,11 @@ void blas_info(BlasInfo *bi) {
     config_version(bi->version, sizeof bi->version);
     copy_field(bi->core, sizeof bi->core, openblas_get_corename());
     const char *fb = getenv(ENV_FALLBACK), *au = getenv(ENV_AUTO);
-    if (fb && *fb)
-        snprintf(bi->how, sizeof bi->how, "%.60s failed the sgemm check, fell back", fb);
+    if (fb && *fb) snprintf(bi->how, sizeof bi->how, "%.60s failed the sgemm check, fell back", fb);
     else if (au && *au)
         snprintf(bi->how, sizeof bi->how, "auto-selected; OpenBLAS had chosen %.60s", au);
-    else if (getenv("OPENBLAS_CORETYPE"))
-        copy_field(bi->how, sizeof bi->how, "OPENBLAS_CORETYPE");
-    else
-        copy_field(bi->how, sizeof bi->how, "detected");
+    else if (getenv("OPENBLAS_CORETYPE")) copy_field(bi->how, sizeof bi->how, "OPENBLAS_CORETYPE");
+    else copy_field(bi->how, sizeof bi->how, "detected");
 }
 
 const char *blas_core_for_cpu(int avx512, int avx2_fma) {
@@ -59,10 +56,10 @@ const char *blas_core_for_cpu(int avx512, int avx2_fma) {
 }
 
 int blas_core_is_generic(const char *core) {
-    static const char *const generic[] = {
-        "Prescott", "Core2",   "Penryn",  "Dunnington", "Nehalem",   "Atom",
-        "Sandybridge", "Katmai", "Coppermine", "Northwood", "Banias", "Opteron",
-        "Barcelona", "Bobcat", "Generic", "Unknown"};
+    static const char *const generic[] = {"Prescott",   "Core2",     "Penryn",      "Dunnington",
+                                          "Nehalem",    "Atom",      "Sandybridge", "Katmai",
+                                          "Coppermine", "Northwood", "Banias",      "Opteron",
+                                          "Barcelona",  "Bobcat",    "Generic",     "Unknown"};
     if (!core) return 0;
     for (size_t i = 0; i < sizeof generic / sizeof generic[0]; i++)
         if (!strcasecmp(core, generic[i])) return 1;
@@ -117,8 +114,8 @@ static void reexec(char **argv) {
 static void check_new_core(char **argv, const char *was) {
     char err[160];
     if (blas_core_verify(err, sizeof err) == 0) return;
-    fprintf(stderr, "gatelab: warning: %s; going back to %s (set %s=keep to skip)\n", err,
-            was, ENV_MODE);
+    fprintf(stderr, "gatelab: warning: %s; going back to %s (set %s=keep to skip)\n", err, was,
+            ENV_MODE);
     setenv("OPENBLAS_CORETYPE", was, 1);
     setenv(ENV_FALLBACK, openblas_get_corename(), 1);
     unsetenv(ENV_AUTO);

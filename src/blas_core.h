@@ -24,10 +24,10 @@
 #include <stddef.h>
 
 typedef struct {
-    char library[16];  /* "OpenBLAS" */
-    char version[16];  /* "0.3.21" */
-    char core[32];     /* the kernels in use, e.g. "SkylakeX" */
-    char how[96];      /* "detected", "auto (OpenBLAS chose Prescott)", ... */
+    char library[16]; /* "OpenBLAS" */
+    char version[16]; /* "0.3.21" */
+    char core[32];    /* the kernels in use, e.g. "SkylakeX" */
+    char how[96];     /* "detected", "auto (OpenBLAS chose Prescott)", ... */
 } BlasInfo;
 
 /* What the running process uses, and how that core was chosen. */

@@ -43,8 +43,7 @@ static void test_upgrade_rules(void **state) {
     assert_null(blas_core_upgrade("Haswell", "SkylakeX", 0, NULL));
     assert_null(blas_core_upgrade("Prescott", NULL, 0, NULL));
     /* the test hook counts a preset core as OpenBLAS's own choice */
-    assert_string_equal(blas_core_upgrade("Prescott", "SkylakeX", 1, "test-generic"),
-                        "SkylakeX");
+    assert_string_equal(blas_core_upgrade("Prescott", "SkylakeX", 1, "test-generic"), "SkylakeX");
 }
 
 static void test_verify_running_core(void **state) {
