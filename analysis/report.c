@@ -75,7 +75,7 @@ int report_run(const char *dir, const char *outdir, char *err, size_t errlen)
     if (n == 0) {
         free(names);
         seterr(err, errlen, "%s: no *.h5 run files", dir);
-        return -1;
+        return REPORT_BADINPUT;
     }
     Row *rows = calloc((size_t)n, sizeof *rows);
     if (!rows) {
@@ -105,6 +105,13 @@ int report_run(const char *dir, const char *outdir, char *err, size_t errlen)
     if (rc == 0) {
         snprintf(path, sizeof path, "%s/REPORT.md", outdir);
         rc = write_md(path, dir, outdir, rows, n, err, errlen);
+    }
+    int readable = 0;
+    for (int i = 0; i < n; i++) readable += rows[i].ok;
+    if (rc == 0 && readable == 0) {
+        seterr(err, errlen, "%s: none of its %d run file(s) was readable (listed in "
+               "%s/REPORT.md)", dir, n, outdir);
+        rc = REPORT_BADINPUT;
     }
     free(rows);
     return rc;

@@ -21,6 +21,24 @@
 
 /* ---- results.csv ---- */
 
+/* One CSV field (RFC 4180): quoted, with inner quotes doubled, when it
+ * holds a comma, a quote, CR or LF (a file or run name may); bare
+ * otherwise. Every text field of results.csv goes through here. */
+void csv_field(FILE *f, const char *s, int first)
+{
+    if (!first) fputc(',', f);
+    if (!s[strcspn(s, ",\"\r\n")]) {
+        fputs(s, f);
+        return;
+    }
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"') fputc('"', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
 static void csv_num(FILE *f, double v, const char *fmt)
 {
     fputc(',', f);
@@ -42,8 +60,13 @@ int write_csv(const char *path, const Row *rows, int n, char *err,
     for (int i = 0; i < n; i++) {
         const Row *w = &rows[i];
         if (!w->ok) continue; /* unreadable files are listed in REPORT.md */
-        fprintf(f, "%s,%s,%s,%s,%lld,%s,%lld,%lld", w->file, w->run,
-                w->variant, w->data, w->seed, w->status, w->n_params, w->n_params_added);
+        csv_field(f, w->file, 1);
+        csv_field(f, w->run, 0);
+        csv_field(f, w->variant, 0);
+        csv_field(f, w->data, 0);
+        fprintf(f, ",%lld", w->seed);
+        csv_field(f, w->status, 0);
+        fprintf(f, ",%lld,%lld", w->n_params, w->n_params_added);
         csv_num(f, w->steps, "%.0f");
         csv_num(f, w->val_loss, "%.6g");
         csv_num(f, w->ppl, "%.6g");

@@ -41,6 +41,9 @@ int group_end(const Row *rows, int n, int a);
 int cfg_eq(double x, double y);
 void fill_dppl(Row *rows, int n);
 /* report_csv.c */
+/* One RFC 4180 field (quoted when it holds , " CR or LF), preceded by a
+ * comma unless first. */
+void csv_field(FILE *f, const char *s, int first);
 int write_csv(const char *path, const Row *rows, int n, char *err,
               size_t errlen);
 /* report_md.c */

@@ -7,6 +7,7 @@
  * or its output pointer aliases its input.
  */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -52,7 +53,8 @@ typedef struct {
 static float *take(Bump *b, size_t n) {
     n = (n + 15) & ~(size_t)15; /* 64-byte aligned slices */
     float *p = b->base ? b->base + b->used : NULL;
-    b->used += n;
+    /* a counting pass saturates: runstate_bytes reports "too much", never wraps */
+    b->used = n > SIZE_MAX / 8 - b->used ? SIZE_MAX / 8 : b->used + n;
     return p;
 }
 
@@ -200,6 +202,19 @@ int runstate_init(RunState *s, const Model *m, int B, int T) {
     plan(s, m, s->mem);
     weights_point(&s->g, s->grads, &m->table, &m->cfg);
     return 0;
+}
+
+size_t runstate_bytes(const Model *m, int B, int T) {
+    RunState s;
+    memset(&s, 0, sizeof s);
+    s.B = B, s.T = T, s.L = m->dims.L;
+    LayerActs la[MAX_LAYERS];
+    Scratch sc;
+    s.la = la, s.sc = &sc;
+    size_t Ti = (size_t)T + (size_t)m->dims.extra_pos;
+    size_t ints = (2 * (size_t)B * Ti + (size_t)B * T) * sizeof(int);
+    size_t f = plan(&s, m, NULL) + m->table.total; /* activations + grads */
+    return f > (SIZE_MAX / 8 - ints) / sizeof(float) ? SIZE_MAX / 8 : f * sizeof(float) + ints;
 }
 
 void runstate_free(RunState *s) {

@@ -918,7 +918,8 @@ static int drop_probes(RunFile *rf, long long step) {
 static RunFile *reopen_impl(const char *path, long long step) {
     if (!path || !*path) return fail(NULL, 0, "run file path is empty"), NULL;
     if (strlen(path) >= RF_PATH) return fail(NULL, 0, "run file path is too long"), NULL;
-    if (!file_exists(path)) return fail(NULL, 0, "%s: no such file", path), NULL;
+    char why[RF_PATH + 128];
+    if (input_check(path, why, sizeof why) < 0) return fail(NULL, 0, "%s", why), NULL;
     RunFile *rf = rf_alloc(path);
     if (!rf) return fail(NULL, 0, "%s: out of memory", path), NULL;
     hid_t fapl = make_fapl();

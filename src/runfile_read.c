@@ -252,15 +252,7 @@ static int vet_in_child(const char *path, char *err, size_t errlen);
 RunReader *runread_open(const char *path, char *err, size_t errlen)
 {
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-    struct stat st;
-    if (stat(path, &st) != 0) {
-        seterr(err, errlen, "%s: %s", path, strerror(errno));
-        return NULL;
-    }
-    if (!S_ISREG(st.st_mode)) {
-        seterr(err, errlen, "%s: not a regular file", path);
-        return NULL;
-    }
+    if (input_check(path, err, errlen) < 0) return NULL;
     const char *novet = getenv("GATELAB_NO_VET");
     if (!(novet && strcmp(novet, "1") == 0) &&
         vet_in_child(path, err, errlen) < 0)

@@ -644,7 +644,7 @@ static void test_reopen_bad_files(void **state) {
     /* missing */
     tpath(path, sizeof path, "absent.h5");
     assert_null(runfile_reopen(path, 0, err, sizeof err));
-    snprintf(want, sizeof want, "%s: no such file", path);
+    snprintf(want, sizeof want, "%s: cannot open: No such file or directory", path);
     assert_string_equal(err, want);
 }
 

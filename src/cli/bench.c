@@ -19,6 +19,8 @@
 
 #include "blas_core.h"
 #include "config_args.h"
+#include "cmdutil.h"
+#include "memplan.h"
 #include "commands.h"
 #include "rng.h"
 #include "trainer.h"
@@ -228,6 +230,17 @@ typedef struct {
     BenchPlan bp;
 } BenchArgs;
 
+/* A whole number for option opt, or one line and -1. */
+static int bench_int(const char *opt, const char *s, int *out) {
+    long long v;
+    if (cu_parse_ll(s, &v) != 0 || v > 1000000) {
+        fprintf(stderr, "gatelab bench: %s: bad number '%.40s' (expected 0..1000000)\n", opt, s);
+        return -1;
+    }
+    *out = (int)v;
+    return 0;
+}
+
 /* Fills *a from the command line. Returns -1 to go on, else the exit code
  * (0 after --help, 2 on a bad option). */
 static int parse_bench_args(int argc, char **argv, BenchArgs *a) {
@@ -244,16 +257,17 @@ static int parse_bench_args(int argc, char **argv, BenchArgs *a) {
     a->bp = (BenchPlan){10, 3, 5, 0};
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "c:t:v:n:w:R:TK:C:s:h", opts, NULL)) != -1) {
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":c:t:v:n:w:R:TK:C:s:h", opts, NULL)) != -1) {
         switch (c) {
         case 'c': a->config = optarg; break;
-        case 't': a->threads = atoi(optarg); break;
+        case 't': if (bench_int("--threads", optarg, &a->threads)) return 2; break;
         case 'v':
             if (a->nv < MAX_VARIANTS) a->variants[a->nv++] = optarg;
             break;
-        case 'n': a->bp.steps = atoi(optarg); break;
-        case 'w': a->bp.warmup = atoi(optarg); break;
-        case 'R': a->bp.repeats = atoi(optarg); break;
+        case 'n': if (bench_int("--steps", optarg, &a->bp.steps)) return 2; break;
+        case 'w': if (bench_int("--warmup", optarg, &a->bp.warmup)) return 2; break;
+        case 'R': if (bench_int("--repeats", optarg, &a->bp.repeats)) return 2; break;
         case 'T': a->torch = 1; break;
         case 'K': a->torch = 1, a->torch_core = optarg; break;
         case 'C':
@@ -267,7 +281,7 @@ static int parse_bench_args(int argc, char **argv, BenchArgs *a) {
             if (a->nsets < 250) a->sets[a->nsets++] = optarg;
             break;
         case 'h': usage(stdout); return 0;
-        default: usage(stderr); return 2;
+        default: return cu_bad_option("bench", c, argv);
         }
     }
     const BenchPlan *bp = &a->bp;
@@ -302,7 +316,10 @@ static int bench_config(Config *cfg, const BenchArgs *a, const char *variant) {
     snprintf(tset, sizeof tset, "threads=%d", a->threads);
     all[na++] = vset;
     all[na++] = tset;
-    if (config_from_args(cfg, a->config, all, na, err, sizeof err) != 0) {
+    MemPlan plan;
+    if (config_from_args(cfg, a->config, all, na, err, sizeof err) != 0 ||
+        memplan_train(cfg, &plan, err, sizeof err) != 0 ||
+        memplan_check(&plan, variant, err, sizeof err) != 0) {
         fprintf(stderr, "gatelab bench: %s\n", err);
         return 2;
     }
@@ -359,7 +376,7 @@ int cmd_bench(int argc, char **argv) {
     BenchArgs a;
     int rc = parse_bench_args(argc, argv, &a);
     if (rc >= 0) return rc;
-    /* every variant's config is checked before anything is measured */
+    /* every config checked before seconds of measuring and half a table */
     for (int i = 0; i < a.nv; i++) {
         Config cfg;
         if ((rc = bench_config(&cfg, &a, a.variants[i])) != 0) return rc;

@@ -122,7 +122,8 @@ int cmd_heatmap(int argc, char **argv)
     Sel s = {-1, -1};
     int log_scale = 0, c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "o:l:H:gs:c:h", opts, NULL)) != -1) {
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":o:l:H:gs:c:h", opts, NULL)) != -1) {
         switch (c) {
         case 'o': out = optarg; continue;
         case 'c': other = optarg; continue;
@@ -139,7 +140,7 @@ int cmd_heatmap(int argc, char **argv)
             else if (c == 'H') s.head = (int)v;
             else step = v;
             continue;
-        default: usage(stderr); return 2;
+        default: return cu_bad_option("heatmap", c, argv);
         }
     }
     if (optind != argc - 1 || !out) {

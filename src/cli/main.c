@@ -37,7 +37,7 @@ static void usage(FILE *f) {
 int main(int argc, char **argv) {
     blas_core_startup(argv); /* may re-exec with better BLAS kernels */
     if (argc < 2) {
-        usage(stderr);
+        fprintf(stderr, "gatelab: no command given (try gatelab --help)\n");
         return 2;
     }
     if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {

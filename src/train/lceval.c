@@ -16,6 +16,8 @@
 #include "config_args.h"
 #include "config.h"
 #include "data.h"
+#include "memplan.h"
+#include "stop.h"
 #include "model.h"
 #include "util.h"
 
@@ -154,6 +156,10 @@ static int eval_length(Model *m, const Dataset *ds, const LcEvalOpts *o, int L,
     double sum = 0.0;
     long long cnt = 0;
     for (int i = 0; rc == 0 && i < o->batches; i++) {
+        if (stop_requested()) {
+            rc = seterr(err, errlen, "interrupted evaluating length %d", L);
+            break;
+        }
         data_batch(ds, in, tg, B, L, SPLIT_VAL, LCEVAL_SEED, i);
         model_forward(m, &s, in, tg, B, L);
         acc_loss(&s, tg, B, L, m->dims.V, T0, bsum, bcnt, &sum, &cnt);
@@ -184,8 +190,8 @@ static int eval_length(Model *m, const Dataset *ds, const LcEvalOpts *o, int L,
     return rc;
 }
 
-static int check_opts(const LcEvalOpts *o, const LcEvalRunInfo *info, const char *path,
-                      char *err, size_t errlen) {
+static int check_opts(const LcEvalOpts *o, const LcEvalRunInfo *info, const Config *cfg,
+                      const char *path, char *err, size_t errlen) {
     if (o->n_lengths < 1 || o->n_lengths > LCEVAL_MAX_LENGTHS)
         return seterr(err, errlen, "need 1..%d lengths, got %d", LCEVAL_MAX_LENGTHS,
                       o->n_lengths);
@@ -194,6 +200,12 @@ static int check_opts(const LcEvalOpts *o, const LcEvalRunInfo *info, const char
     for (int i = 0; i < o->n_lengths; i++) {
         int L = o->lengths[i];
         if (L < 2) return seterr(err, errlen, "length %d is too short (need >= 2)", L);
+        MemPlan p;
+        char what[96];
+        snprintf(what, sizeof what, "length %d with --batch-size %d", L, o->batch_size);
+        if (memplan_eval(cfg, o->batch_size, L, &p, err, errlen) != 0 ||
+            memplan_check(&p, what, err, errlen) != 0)
+            return -1;
         if (info->learned_pos && L + info->extra_pos > info->max_pos)
             return seterr(err, errlen,
                           "%s: length %d exceeds the learned position table (max_pos %d): "
@@ -211,7 +223,7 @@ int lceval_run(const char *run_path, const LcEvalOpts *o, LcEvalResult *out,
     memset(info, 0, sizeof *info);
     if (load_model(run_path, &m, info, err, errlen) != 0) return -1;
     if (o->threads > 0) m.cfg.threads = o->threads;
-    int rc = check_opts(o, info, run_path, err, errlen);
+    int rc = check_opts(o, info, &m.cfg, run_path, err, errlen);
     Dataset ds;
     int opened = rc == 0 && data_open(&ds, &m.cfg, err, errlen) == 0;
     if (rc == 0 && !opened) rc = -1;

@@ -7,6 +7,7 @@
  * tools agree on every definition.
  */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,6 +15,7 @@
 #include "metrics.h"
 #include "probe.h"
 #include "runfile.h"
+#include "stop.h"
 #include "util.h"
 
 #define GATE_SAMPLE_SEQS 2
@@ -82,6 +84,19 @@ static int acc_init(Acc *a, const Model *m, int N, int T) {
         }
     }
     return ok ? 0 : -1;
+}
+
+/* Every allocation of acc_init plus probe_run's targets, the large ones
+ * term by term (the few per-layer arrays as one L x 64 doubles). */
+size_t probe_bytes(const Model *m, int N, int T) {
+    if (N <= 0) return 0;
+    const Dims *D = &m->dims;
+    double LH = (double)D->L * D->H, TT = (double)T * T, n = N, t = T;
+    int C = model_gate_probe_channels(m, NULL), Ns = N < GATE_SAMPLE_SEQS ? N : GATE_SAMPLE_SEQS;
+    double f = LH * TT + LH * t + n * LH * t + LH + TT + t * D->d; /* floats */
+    if (C > 0) f += (double)D->L * Ns * t * C;
+    double b = 4.0 * f + 2.0 * 4.0 * n * t + 8.0 * D->L * (64.0 + RS_GATE_BINS + C);
+    return b >= (double)(SIZE_MAX / 8) ? SIZE_MAX / 8 : (size_t)b;
 }
 
 static int uses_proxy(const Config *c) {
@@ -201,6 +216,11 @@ int probe_run(const Model *m, RunState *s, const Dataset *ds, RunFile *rf,
     }
     data_batch(ds, a.tokens, targets, N, T, SPLIT_PROBE, 0, 0);
     for (int seq0 = 0; seq0 < N; seq0 += s->B) {
+        if (stop_requested()) { /* Ctrl-C: the caller drops this probe */
+            free(targets);
+            acc_free(&a);
+            return seterr(err, errlen, "probe at step %lld interrupted", step);
+        }
         int Bc = N - seq0 < s->B ? N - seq0 : s->B;
         model_forward(m, s, a.tokens + (size_t)seq0 * T, NULL, Bc, T);
         acc_attention(&a, m, s, seq0, Bc);

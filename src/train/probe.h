@@ -11,4 +11,8 @@
 int probe_run(const Model *m, RunState *s, const Dataset *ds, RunFile *rf,
               long long step, char *err, size_t errlen);
 
+/* The bytes probe_run allocates for N sequences of length T (its
+ * accumulators and tokens; memplan.c adds it to a run's plan). */
+size_t probe_bytes(const Model *m, int N, int T);
+
 #endif
