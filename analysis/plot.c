@@ -330,7 +330,7 @@ static int fig_loss(RunSet *rs, const char *png, char *err, size_t errlen) {
                             "(points)"
                           : "Training loss (lines) and validation loss "
                             "(points)", title, sizeof title);
-    PlotAxes ax = {title, "step", {"loss (nats/token)", NULL}, 1};
+    PlotAxes ax = {title, "step", {"loss (nats/token)", NULL}, 1, NULL};
     rc = plot_lines(png, &ax, s, 2 * ng, err, errlen);
 done:
     for (int i = 0; tr && ev && i < n; i++) {
@@ -596,7 +596,7 @@ static int fig_gate_hist(RunReader *r, const char *label, const char *png,
     snprintf(title, sizeof title, "Gate scores per layer: %s (step %lld%s)",
              label, p.step, p.gate_bounded ? "" : ", raw act(XW)");
     PlotAxes ax = {title, p.gate_bounded ? "gate score" : "act(XW) value",
-                   {"fraction of scores", NULL}, 1};
+                   {"fraction of scores", NULL}, 1, NULL};
     rc = plot_lines(png, &ax, s, (int)L, err, errlen);
 done:
     runread_probe_free(&p);
@@ -712,7 +712,7 @@ static int fig_sink_steps(RunSet *rs, const char *png, char *err,
     char title[300];
     agg_title(rs, "Attention sinks during training", title, sizeof title);
     PlotAxes ax = {title, "step",
-                   {"sink rate (alpha_0 > 0.3)", "first-token share"}, 2};
+                   {"sink rate (alpha_0 > 0.3)", "first-token share"}, 2, NULL};
     rc = plot_lines(png, &ax, s, 2 * ng, err, errlen);
 done:
     for (int i = 0; st && rate && share && i < n; i++)

@@ -11,6 +11,7 @@
  * long-context and stability sections (report_longctx.c,
  * report_stability.c). */
 #include "report.h"
+#include "report_mechanism.h"
 #include "report_sections.h"
 #include <dirent.h>
 #include <errno.h>
@@ -44,6 +45,7 @@ static int write_md(const char *path, const char *dir, const char *outdir,
     }
     md_settings(f, dir, rows, n);
     md_variants(f, rows, n);
+    md_compare(f, rows, n);
     md_paper(f, rows, n);
     md_runs(f, rows, n);
     md_figures(f, outdir, rows, n);
@@ -56,6 +58,7 @@ static int write_md(const char *path, const char *dir, const char *outdir,
             if (rows[i].ok) paths[k++] = rows[i].path;
         if (paths) report_longctx(f, figdir, paths, k);
         if (paths) report_stability(f, figdir, paths, k);
+        if (paths) report_mechanism(f, figdir, paths, k); /* report_mechanism.c */
         free(paths);
     }
     md_definitions(f);

@@ -219,3 +219,60 @@ void mean_std(const double *x, int n, double *mean, double *std)
     *mean = mu;
     *std = n > 1 ? sqrt(ss / (n - 1)) : 0.0;
 }
+
+/* A[T,T] -> sums over t = 1..T-1 of the row mass sum_{j<=t} A[t,j] and of
+ * A[t,0] */
+void attention_mass_first(const float *A, int T, double *mass, double *first)
+{
+    double m = 0.0, f = 0.0;
+    for (int t = 1; t < T; t++) {
+        const float *row = A + (size_t)t * T;
+        for (int j = 0; j <= t; j++) m += row[j];
+        f += row[0];
+    }
+    *mass = m;
+    *first = f;
+}
+
+/* ---- mechanism probes (docs/metrics.md "Mechanism") ---- */
+
+double abs_argmax(const float *x, size_t n, int *idx)
+{
+    size_t best = 0;
+    for (size_t i = 1; i < n; i++)
+        if (fabsf(x[i]) > fabsf(x[best])) best = i;
+    if (idx) *idx = n ? (int)best : -1;
+    return n ? fabs((double)x[best]) : 0.0;
+}
+
+double median_sort(double *v, size_t n)
+{
+    if (n == 0) return NAN;
+    qsort(v, n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+int token_profile(TokenProfile *out, const float *h, int T, int C, double *scratch)
+{
+    if (T < 1 || C < 1) return -1;
+    for (int t = 0; t < T; t++) {
+        double s = 0.0;
+        for (int i = 0; i < C; i++) s += (double)h[(size_t)t * C + i] * h[(size_t)t * C + i];
+        scratch[t] = sqrt(s);
+    }
+    double norm0 = scratch[0];
+    int best = T > 1 ? 1 : -1;
+    for (int t = 2; t < T; t++)
+        if (abs_argmax(h + (size_t)t * C, (size_t)C, NULL) >
+            abs_argmax(h + (size_t)best * C, (size_t)C, NULL))
+            best = t;
+    double norm_best = best > 0 ? scratch[best] : NAN;
+    double med = median_sort(scratch + 1, (size_t)(T - 1));
+    out->bos_max = abs_argmax(h, (size_t)C, &out->bos_arg);
+    out->bos_ratio = norm0 / med;
+    out->tok_pos = best;
+    out->tok_max = best > 0 ? abs_argmax(h + (size_t)best * C, (size_t)C, &out->tok_arg) : NAN;
+    if (best < 0) out->tok_arg = -1;
+    out->tok_ratio = norm_best / med;
+    return 0;
+}

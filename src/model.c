@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "intervention.h"
 #include "model.h"
 #include "ops.h"
 #include "util.h"
@@ -437,7 +438,7 @@ static void fused_backward(const Model *m, RunState *s, const LayerActs *a,
 /* x -> rotated q, k and (gated) v: attn_norm, the projections, a gate at
  * G2..G4, QK-norm and RoPE. */
 static void attn_inputs_forward(const Model *m, RunState *s, int l, int B,
-                                int Ti) {
+                                int Ti, const Intervention *iv) {
     const Config *c = &m->cfg;
     const Dims *D = &m->dims;
     const LayerWeights *lw = &m->w.layer[l];
@@ -448,6 +449,9 @@ static void attn_inputs_forward(const Model *m, RunState *s, int l, int B,
     norm_forward(m, a->n1, a->mean1, a->rstd1, a->x_in, lw->attn_norm_w, lw->attn_norm_b, N);
     fused_forward(m, s, a, lw, N);
     if (c->gate_pos != GATE_NONE) gate_scores_forward(m, a, lw, N);
+    if (iv && c->gate_pos != GATE_NONE)
+        iv_gate_scores(iv, (float *)gate_applied(a, c), c->gate_input != GIN_CONST, B, Ti,
+                       D->extra_pos, model_gate_probe_channels(m, NULL), c->gate_form);
     const float *ga = gate_applied(a, c);
     if (c->gate_pos == GATE_G4)
         gate_apply_forward(a->qg, a->q, ga, gk, c->gate_form, N, D->H, D->dh);
@@ -501,8 +505,8 @@ static void attn_outputs_forward(const Model *m, RunState *s, int l, int B,
 }
 
 static void attention_block_forward(const Model *m, RunState *s, int l,
-                                    int B, int Ti) {
-    attn_inputs_forward(m, s, l, B, Ti);
+                                    int B, int Ti, const Intervention *iv) {
+    attn_inputs_forward(m, s, l, B, Ti, iv);
     attn_outputs_forward(m, s, l, B, Ti);
 }
 
@@ -593,6 +597,11 @@ static void gather_real(float *out, const float *x, int B, int T, int e,
 
 float model_forward(const Model *m, RunState *s, const int *tokens,
                     const int *targets, int B, int T) {
+    return model_forward_iv(m, s, tokens, targets, B, T, NULL);
+}
+
+float model_forward_iv(const Model *m, RunState *s, const int *tokens,
+                       const int *targets, int B, int T, const Intervention *iv) {
     const Dims *D = &m->dims;
     const int Ti = T + D->extra_pos, N = B * Ti, Nr = B * T;
     s->Bc = B;
@@ -603,8 +612,9 @@ float model_forward(const Model *m, RunState *s, const int *tokens,
     embed_all(m, s, s->la[0].x_in, B, Ti);
     for (int l = 0; l < D->L; l++) {
         float *x_out = l + 1 < D->L ? s->la[l + 1].x_in : s->x_out;
-        attention_block_forward(m, s, l, B, Ti);
+        attention_block_forward(m, s, l, B, Ti, iv);
         mlp_block_forward(m, s, l, N, x_out);
+        if (iv) iv_residual(iv, x_out, B, Ti, D->extra_pos, D->d);
     }
     norm_forward(m, s->xfn, s->fmean, s->frstd, s->x_out, m->w.final_norm_w, m->w.final_norm_b,
                  N);

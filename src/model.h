@@ -150,6 +150,12 @@ void runstate_free(RunState *s);
  * Returns the mean loss (or 0 without targets). */
 float model_forward(const Model *m, RunState *s, const int *tokens,
                     const int *targets, int B, int T);
+/* The same forward with an inference-time intervention (intervention.h;
+ * NULL: exactly model_forward). Probe and analysis use only: never call
+ * model_backward after it. */
+struct Intervention;
+float model_forward_iv(const Model *m, RunState *s, const int *tokens,
+                       const int *targets, int B, int T, const struct Intervention *iv);
 /* Backward of the last forward; accumulates into s->grads. */
 void model_backward(const Model *m, RunState *s);
 

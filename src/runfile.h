@@ -84,4 +84,19 @@ typedef struct {
 int runfile_write_lceval(const char *path, const LcEvalData *d, char *err,
                          size_t errlen);
 
+/* ---- interventions (gatelab intervene) ----
+ * /intervene/<kind>: a probe group (as /probe/step_N) plus attrs kind,
+ * loss, loss_n, clip_k (runschema.h RS_IV_*). All n groups go into one
+ * copy of the closed run file that replaces it when complete; a kind
+ * already there is replaced whole. */
+typedef struct {
+    const char *kind;          /* RS_IV_* group name */
+    const ProbeRecord *probe;  /* the rerun probe */
+    double loss;               /* mean CE predicting tokens 2..T-1 */
+    long long loss_n;          /* predictions in it */
+    int clip_k;                /* bos-clip's k, else 0 */
+} InterventionOut;
+int runfile_write_interventions(const char *path, const InterventionOut *iv, int n, char *err,
+                                size_t errlen);
+
 #endif

@@ -392,6 +392,10 @@ static int read_probe_attrs(RunReader *r, hid_t g, const char *gname,
     p->gate_channels = attr_double(g, RS_P_GATE_CHANNELS, &v) == 0 ? dbl_to_int(v) : 0;
     p->gate_heads = attr_double(g, RS_P_GATE_HEADS, &v) == 0 ? dbl_to_int(v) : 0;
     p->gate_bounded = attr_double(g, RS_P_GATE_BOUNDED, &v) == 0 && v != 0.0;
+    /* files written before the attr: the variant's /config says */
+    if (attr_double(g, RS_P_GATE_SHARED, &v) == 0 ||
+        runread_config_double(r, "gate_shared", &v, NULL, 0) == 0)
+        p->gate_shared = v != 0.0;
     return 0;
 }
 
@@ -476,13 +480,26 @@ static int read_probe_arrays(RunReader *r, hid_t g, ProbeRecord *p,
     p->gate_sample_n = (int)d.S;
     if (rc == 0 && p->has_gate) {
         if (p->gate_channels == 0) p->gate_channels = (int)d.C;
-        if (p->gate_heads < 1 || p->gate_channels % p->gate_heads) {
+        /* a shared gate's channels serve every head whole: no split */
+        if (p->gate_heads < 1 || (!p->gate_shared && p->gate_channels % p->gate_heads)) {
             seterr(err, errlen, "%s: gate_channel_mean has %llu channels but "
                    "attrs say gate_channels=%d gate_heads=%d", r->meta.path,
                    (unsigned long long)d.C, p->gate_channels, p->gate_heads);
             rc = -1;
         }
     }
+    return rc;
+}
+
+/* A probe group's attrs and arrays (/probe/step_N or /intervene/<kind>). */
+static int read_probe_group(RunReader *r, hid_t g, const char *gname, ProbeRecord *p,
+                            char *err, size_t errlen)
+{
+    int rc = -1;
+    if (read_probe_attrs(r, g, gname, p, err, errlen) == 0 &&
+        read_probe_arrays(r, g, p, err, errlen) == 0)
+        rc = 0;
+    if (rc < 0) runread_probe_free(p);
     return rc;
 }
 
@@ -512,13 +529,59 @@ int runread_probe(RunReader *r, long long step, ProbeRecord *p, char *err,
         seterr(err, errlen, "%s: cannot open /%s", r->meta.path, gname);
         return -1;
     }
-    int rc = -1;
-    if (read_probe_attrs(r, g, gname, p, err, errlen) == 0 &&
-        read_probe_arrays(r, g, p, err, errlen) == 0)
-        rc = 0;
+    int rc = read_probe_group(r, g, gname, p, err, errlen);
     H5Gclose(g);
-    if (rc < 0) runread_probe_free(p);
     return rc;
+}
+
+/* ---- /intervene/<kind> (gatelab intervene) ---- */
+
+int runread_has_intervention(RunReader *r, const char *kind)
+{
+    if (!kind || !*kind || strchr(kind, '/')) return 0;
+    hid_t top = open_group(r->file, RS_G_INTERVENE);
+    if (top < 0) return 0;
+    int has = H5Lexists(top, kind, H5P_DEFAULT) > 0;
+    H5Gclose(top);
+    return has;
+}
+
+void runread_intervention_free(RunIntervention *iv)
+{
+    if (!iv) return;
+    runread_probe_free(&iv->probe);
+    memset(iv, 0, sizeof *iv);
+}
+
+int runread_intervention(RunReader *r, const char *kind, RunIntervention *iv,
+                         char *err, size_t errlen)
+{
+    memset(iv, 0, sizeof *iv);
+    char gname[128];
+    snprintf(gname, sizeof gname, "%s/%s", RS_G_INTERVENE, kind ? kind : "");
+    hid_t g = runread_has_intervention(r, kind) ? H5Gopen2(r->file, gname, H5P_DEFAULT) : -1;
+    if (g < 0) {
+        seterr(err, errlen, "%s: no /%s", r->meta.path, gname);
+        return -1;
+    }
+    double loss, n, k;
+    int rc = read_probe_group(r, g, gname, &iv->probe, err, errlen);
+    if (rc == 0 && (attr_double(g, RS_IV_LOSS, &loss) < 0 ||
+                    attr_double(g, RS_IV_LOSS_N, &n) < 0 ||
+                    attr_double(g, RS_IV_CLIP_K, &k) < 0)) {
+        seterr(err, errlen, "%s: /%s lacks its loss, loss_n or clip_k attribute",
+               r->meta.path, gname);
+        rc = -1;
+    }
+    H5Gclose(g);
+    if (rc < 0) {
+        runread_intervention_free(iv);
+        return -1;
+    }
+    iv->loss = loss;
+    iv->loss_n = (long long)n;
+    iv->clip_k = dbl_to_int(k);
+    return 0;
 }
 
 /* ---- metric series ---- */

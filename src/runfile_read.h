@@ -101,6 +101,22 @@ int runread_lceval(RunReader *r, const char *mode, int len, RunLcEval *e,
                    char *err, size_t errlen);
 void runread_lceval_free(RunLcEval *e);
 
+/* ---- additive: /intervene/<kind> (gatelab intervene; names RS_IV_*) ---- */
+
+typedef struct {
+    ProbeRecord probe; /* the rerun probe, arrays malloc'd */
+    double loss;       /* mean CE predicting tokens 2..T-1 of the probe */
+    long long loss_n;  /* predictions in that mean */
+    int clip_k;        /* bos-clip's k, else 0 */
+} RunIntervention;
+/* 1 when /intervene/<kind> exists, else 0. */
+int runread_has_intervention(RunReader *r, const char *kind);
+/* 0 ok; -1 naming the group when it is missing or malformed. Free with
+ * runread_intervention_free. */
+int runread_intervention(RunReader *r, const char *kind, RunIntervention *iv,
+                         char *err, size_t errlen);
+void runread_intervention_free(RunIntervention *iv);
+
 /* Root attribute "status" of a run file into buf ("" when the attribute is
  * missing). -1 when the file cannot be opened or read as HDF5; HDF5's own
  * error stack is silenced. For the sweep's plan and the trainer's resume. */

@@ -59,12 +59,16 @@ static void print_text(RunReader *r, const ProbeRecord *p)
     const RunMeta *m = runread_meta(r);
     printf("run %s: variant %s, seed %lld, probe step %lld, %d sequences of "
            "length %d\n", m->path, m->variant, m->seed, p->step, p->N, p->T);
-    printf("gate: %d channels in %d heads, %s\n\n", p->gate_channels,
-           p->gate_heads, p->gate_bounded ? "bounded scores in [0,1]"
-                                          : "unbounded (raw act(XW))");
+    printf("gate: %d channels %s %d heads, %s\n\n", p->gate_channels,
+           p->gate_shared ? "shared by all" : "in", p->gate_heads,
+           p->gate_bounded ? "bounded scores in [0,1]" : "unbounded (raw act(XW))");
     printf("gate_mean = mean of every gate score on the probe set over "
            "layers, positions and channels: %.4f\n", rs_gate_mean(p, -1));
-    printf("sparsity = fraction of scores strictly below a threshold:\n");
+    if (p->gate_bounded)
+        printf("sparsity = fraction of scores strictly below a threshold:\n");
+    else
+        printf("fraction of raw act(XW) values strictly below a threshold (an "
+               "unbounded gate: NOT sparsity; the report shows gate<0.1 as n/a):\n");
     printf("  %-7s %8s %8s %8s %8s %9s %9s\n", "layer", "<0.5", "<0.1",
            "<1e-2", "<1e-3", "min", "max");
     for (int l = -1; l < p->L; l++) {
@@ -110,6 +114,7 @@ static int print_json(RunReader *r, const ProbeRecord *p)
     cj_set(o, "has_gate", json_integer(p->has_gate));
     if (!p->has_gate) return cj_print("gates", o) ? 1 : 0;
     cj_set(o, "gate_bounded", json_integer(p->gate_bounded));
+    cj_set(o, "gate_shared", json_integer(p->gate_shared));
     cj_set(o, "gate_channels", json_integer(p->gate_channels));
     cj_set(o, "gate_heads", json_integer(p->gate_heads));
     cj_set(o, "gate_mean", cj_num(rs_gate_mean(p, -1)));

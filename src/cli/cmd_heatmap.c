@@ -95,7 +95,12 @@ static int render(const char *out, RunReader *r, const ProbeRecord *p,
         rows = s.layer >= 0 ? 1 : p->L;
         cols = s.head >= 0 ? 1 : p->H;
     }
-    HeatmapStyle st = {log_scale, 0, 0.0f, 0.0f, 1};
+    char title[200];
+    snprintf(title, sizeof title, "%.40s S%lld%s%.40s%s, PROBE STEP %lld, T = %d%s",
+             runread_meta(r)->variant, runread_meta(r)->seed, p2 ? " (TOP) VS " : "",
+             p2 ? runread_meta(r2)->variant : "", p2 ? " (BOTTOM)" : "", p->step, p->T,
+             log_scale ? ", LOG10" : "");
+    HeatmapStyle st = {log_scale, 0, 0.0f, 0.0f, 1, title, 1};
     char err[512];
     int rc = heatmap_write_png(out, pan, rows, cols, &st, err, sizeof err);
     if (rc < 0) fprintf(stderr, "gatelab heatmap: %s\n", err);

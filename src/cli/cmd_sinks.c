@@ -50,6 +50,18 @@ static void print_text(RunReader *r, const Ctx *c)
     printf("  overall   %.4f\n", rs_share(p, -1));
     for (int l = 0; l < p->L; l++)
         printf("  layer %-3d %.4f\n", l, rs_share(p, l));
+    double empty, f_ne;
+    rs_mass(p, &empty, &f_ne);
+    printf("  empty rows (no mass on the real tokens, queries t=1..T-1): %.4f; "
+           "F-Attn over the non-empty rows: %.4f%s\n", empty, f_ne,
+           p->row_empty ? "" : "  (older file: from the mean map's row mass)");
+    if (p->attention_slot) {
+        printf("Sink slot's own share = mean over heads and queries t=0..T-1 "
+               "of the weight given to the slot (attention_slot):\n  overall   %.4f\n",
+               rs_slot_share(p, -1));
+        for (int l = 0; l < p->L; l++)
+            printf("  layer %-3d %.4f\n", l, rs_slot_share(p, l));
+    }
     printf("\nSink rate = fraction of (layer, head) pairs with alpha_0 > eps,"
            " alpha_0 = mean over queries t=0..len-1 of A[t,0];\n"
            "  indicator per probe sequence, averaged over %d sequences%s\n",
@@ -95,6 +107,16 @@ static int print_json(RunReader *r, const Ctx *c)
     cj_set(o, "f_attn_uniform", cj_num(uniform_first_share(T)));
     for (int l = 0; l < p->L; l++) json_array_append_new(fl, cj_num(rs_share(p, l)));
     cj_set(o, "f_attn_layer", fl);
+    double empty, f_ne;
+    rs_mass(p, &empty, &f_ne);
+    cj_set(o, "empty_share", cj_num(empty));
+    cj_set(o, "f_attn_nonempty", cj_num(f_ne)); /* null when every row is empty */
+    cj_set(o, "slot_share", p->attention_slot ? cj_num(rs_slot_share(p, -1)) : json_null());
+    if (p->attention_slot) {
+        json_t *sl = json_array();
+        for (int l = 0; l < p->L; l++) json_array_append_new(sl, cj_num(rs_slot_share(p, l)));
+        cj_set(o, "slot_share_layer", sl);
+    }
     int lens[2] = {c->len64, c->train_len};
     const char *key[2] = {"probe64", "train_len"};
     for (int i = 0; i < 2; i++) {
@@ -108,6 +130,10 @@ static int print_json(RunReader *r, const Ctx *c)
         cj_set(sr, key[i], e);
     }
     cj_set(o, "sink_rate", sr);
+    /* per head: alpha0 is Gu et al.'s (queries t >= 0, self term included),
+     * share the first-token share (t >= 1); docs/metrics.md */
+    cj_set(o, "alpha0_queries", cj_str("t >= 0"));
+    cj_set(o, "share_queries", cj_str("t >= 1"));
     for (int l = 0; l < p->L; l++)
         for (int h = 0; h < p->H; h++) {
             const float *A = p->attention + ((size_t)l * p->H + h) * T * T;

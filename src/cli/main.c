@@ -16,6 +16,7 @@ typedef struct {
 static const Command commands[] = {
     {"train", cmd_train, "train one model and write its run file"},
     {"eval", cmd_eval, "evaluate a run at other lengths (RoPE / YaRN)"},
+    {"intervene", cmd_intervene, "rerun a run's probe under an intervention"},
     {"sweep", cmd_sweep, "run a sweep file: many variants, seeds, jobs"},
     {"bench", cmd_bench, "tokens/s, GFLOP/s and % of the sgemm peak"},
     {"sinks", cmd_sinks, "first-token share and sink rate of a run"},
@@ -30,7 +31,7 @@ static const Command commands[] = {
 static void usage(FILE *f) {
     fprintf(f, "usage: gatelab <command> [options]   (gatelab <command> --help)\n\n");
     for (size_t i = 0; i < N_COMMANDS; i++)
-        fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].help);
+        fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].help);
     fprintf(f, "\ngatelab %s\n", GATELAB_VERSION);
 }
 

@@ -19,9 +19,9 @@
 #include "memplan.h"
 #include "stop.h"
 #include "model.h"
+#include "runmodel.h"
 #include "util.h"
 
-#define CONFIG_TEXT_MAX ((size_t)1 << 16)
 #define SINK_EPS 0.3
 
 double lceval_yarn_scale(int L, int T, int yarn) {
@@ -35,26 +35,6 @@ void lceval_result_free(LcEvalResult *r) {
 
 /* ---- the model, from the run file's own config and weights ---- */
 
-static int load_config(RunReader *rr, const char *path, Config *cfg, char *err,
-                       size_t errlen) {
-    char *text = malloc(CONFIG_TEXT_MAX);
-    if (!text) return seterr(err, errlen, "%s: out of memory", path);
-    int rc = runread_config_string(rr, "text", text, CONFIG_TEXT_MAX, err, errlen);
-    if (rc == 0) rc = config_from_text(cfg, text, path, err, errlen);
-    free(text);
-    return rc != 0 ? -1 : 0;
-}
-
-static int load_weights(RunReader *rr, Model *m, char *err, size_t errlen) {
-    for (int i = 0; i < m->table.count; i++) {
-        const ParamInfo *p = &m->table.info[i];
-        if (runread_param(rr, p->name, m->params + p->offset, p->ndim, p->shape, err,
-                          errlen) != 0)
-            return -1;
-    }
-    return 0;
-}
-
 static int load_model(const char *path, Model *m, LcEvalRunInfo *info, char *err,
                       size_t errlen) {
     RunReader *rr = runread_open(path, err, errlen);
@@ -62,17 +42,7 @@ static int load_model(const char *path, Model *m, LcEvalRunInfo *info, char *err
     const RunMeta *meta = runread_meta(rr);
     snprintf(info->status, sizeof info->status, "%s", meta->status);
     snprintf(info->variant, sizeof info->variant, "%s", meta->variant);
-    int rc = 0;
-    if (strcmp(meta->status, RS_STATUS_DONE) && strcmp(meta->status, RS_STATUS_DIVERGED))
-        rc = seterr(err, errlen, "%s: run status is '%s', not done or diverged (no final weights)",
-                    path, meta->status);
-    Config cfg;
-    if (rc == 0) rc = load_config(rr, path, &cfg, err, errlen);
-    if (rc == 0) rc = model_init(m, &cfg, err, errlen);
-    if (rc == 0 && load_weights(rr, m, err, errlen) != 0) {
-        model_free(m);
-        rc = -1;
-    }
+    int rc = runmodel_load(rr, path, m, err, errlen);
     runread_close(rr);
     if (rc != 0) return -1;
     info->seq_len = m->cfg.seq_len;
