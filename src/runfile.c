@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "blas_core.h"
 #include "gatelab_build.h"
 #include "gatelab_version.h"
 #include "h5util.h"
@@ -308,6 +309,8 @@ static int write_root_attrs(RunFile *rf, const Config *cfg, const Model *m) {
     hid_t f = rf->file;
     long long np = m ? (long long)m->table.total : 0;
     long long na = m ? (long long)model_added_params(m) : 0;
+    BlasInfo bi;
+    blas_info(&bi);
     if (h5u_attr_str(f, RS_SCHEMA, RUNFILE_SCHEMA) < 0 ||
         h5u_attr_i64(f, RS_SCHEMA_VERSION, RUNFILE_SCHEMA_VERSION) < 0 ||
         h5u_attr_str(f, RS_VARIANT, cfg ? cfg->variant : "") < 0 ||
@@ -317,6 +320,10 @@ static int write_root_attrs(RunFile *rf, const Config *cfg, const Model *m) {
         h5u_attr_str(f, RS_GATELAB_VERSION, GATELAB_VERSION " (git " GATELAB_DESCRIBE ")") < 0 ||
         h5u_attr_i64(f, RS_N_PARAMS, np) < 0 ||
         h5u_attr_i64(f, RS_N_PARAMS_ADDED, na) < 0 ||
+        h5u_attr_str(f, RS_BLAS_LIBRARY, bi.library) < 0 ||
+        h5u_attr_str(f, RS_BLAS_VERSION, bi.version) < 0 ||
+        h5u_attr_str(f, RS_BLAS_CORE, bi.core) < 0 ||
+        h5u_attr_str(f, RS_BLAS_CORE_HOW, bi.how) < 0 ||
         h5u_attr_str(f, RS_STATUS, RS_STATUS_RUNNING) < 0)
         return fail_h5(rf, "write root attributes");
     return 0;

@@ -6,7 +6,8 @@
  *
  *  /                 attrs: schema="gatelab-run", schema_version, variant,
  *                    seed, data_seed, created, gatelab_version, n_params,
- *                    n_params_added, status (running|done|diverged; last)
+ *                    n_params_added, blas_library, blas_version, blas_core,
+ *                    blas_core_how, status (running|done|diverged; last)
  *  /config           one typed attr per key, attr "text" (resolved INI)
  *  /metrics/train/{step,loss,lr,grad_norm,tokens,seconds}  extendible 1-D
  *  /metrics/eval/{step,val_loss,val_bpb}                   extendible 1-D
@@ -39,6 +40,11 @@
 #define RS_SOURCE "source" /* "pretrained" for `gatelab inspect` runs */
 #define RS_SOURCE_PRETRAINED "pretrained"
 #define RS_VARIANT_PRETRAINED_FMT "pretrained:%s" /* architecture */
+/* the BLAS that trained the run (blas_core.h BlasInfo), at creation */
+#define RS_BLAS_LIBRARY "blas_library"
+#define RS_BLAS_VERSION "blas_version"
+#define RS_BLAS_CORE "blas_core"
+#define RS_BLAS_CORE_HOW "blas_core_how"
 /* values of RS_STATUS (and of a sweep's status table) */
 #define RS_STATUS_RUNNING "running"
 #define RS_STATUS_DONE "done"

@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "blas_core.h"
 #include "commands.h"
 #include "gatelab_build.h"
 #include "gatelab_version.h"
@@ -36,6 +37,7 @@ static void usage(FILE *f) {
 }
 
 int main(int argc, char **argv) {
+    blas_core_startup(argv); /* may re-exec with better BLAS kernels */
     if (argc < 2) {
         fprintf(stderr, "gatelab: no command given (try gatelab --help)\n");
         return 2;
@@ -45,7 +47,10 @@ int main(int argc, char **argv) {
         return 0;
     }
     if (!strcmp(argv[1], "--version")) {
+        BlasInfo bi;
+        blas_info(&bi);
         printf("gatelab %s (git %s)\n", GATELAB_VERSION, GATELAB_DESCRIBE);
+        printf("BLAS: %s %s, core %s (%s)\n", bi.library, bi.version, bi.core, bi.how);
         return 0;
     }
     for (size_t i = 0; i < N_COMMANDS; i++)
