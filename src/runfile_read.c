@@ -276,52 +276,49 @@ static hid_t open_group(hid_t loc, const char *name)
     return H5Gopen2(loc, name, H5P_DEFAULT);
 }
 
+/* Attribute KEY of group GROUP: a double into *d, or (d NULL) a string
+ * into s[slen]. -1 when the group or the attribute is missing. */
+static int group_attr(RunReader *r, const char *group, const char *key,
+                      double *d, char *s, size_t slen)
+{
+    hid_t g = open_group(r->file, group);
+    int rc = g < 0 ? -1
+             : d   ? attr_double(g, key, d)
+                   : h5u_attr_read_strbuf(g, key, s, slen);
+    if (g >= 0) H5Gclose(g);
+    return rc;
+}
+
 int runread_config_double(RunReader *r, const char *key, double *out,
                           char *err, size_t errlen)
 {
-    hid_t g = open_group(r->file, RS_G_CONFIG);
-    int rc = g >= 0 ? attr_double(g, key, out) : -1;
-    if (g >= 0) H5Gclose(g);
-    if (rc < 0)
-        seterr(err, errlen, "%s: missing numeric config key %s",
-               r->meta.path, key);
-    return rc;
+    if (group_attr(r, RS_G_CONFIG, key, out, NULL, 0) == 0) return 0;
+    return seterr(err, errlen, "%s: missing numeric config key %s",
+                  r->meta.path, key);
 }
 
 int runread_config_string(RunReader *r, const char *key, char *out,
                           size_t outlen, char *err, size_t errlen)
 {
-    hid_t g = open_group(r->file, RS_G_CONFIG);
-    int rc = g >= 0 ? h5u_attr_read_strbuf(g, key, out, outlen) : -1;
-    if (g >= 0) H5Gclose(g);
-    if (rc < 0)
-        seterr(err, errlen, "%s: missing string config key %s",
-               r->meta.path, key);
-    return rc;
+    if (group_attr(r, RS_G_CONFIG, key, NULL, out, outlen) == 0) return 0;
+    return seterr(err, errlen, "%s: missing string config key %s",
+                  r->meta.path, key);
 }
 
 int runread_pretrained_string(RunReader *r, const char *key, char *out,
                               size_t outlen, char *err, size_t errlen)
 {
-    hid_t g = open_group(r->file, RS_G_PRETRAINED);
-    int rc = g >= 0 ? h5u_attr_read_strbuf(g, key, out, outlen) : -1;
-    if (g >= 0) H5Gclose(g);
-    if (rc < 0)
-        seterr(err, errlen, "%s: no /%s attribute %s", r->meta.path,
-               RS_G_PRETRAINED, key);
-    return rc;
+    if (group_attr(r, RS_G_PRETRAINED, key, NULL, out, outlen) == 0) return 0;
+    return seterr(err, errlen, "%s: no /%s attribute %s", r->meta.path,
+                  RS_G_PRETRAINED, key);
 }
 
 int runread_summary(RunReader *r, const char *key, double *out, char *err,
                     size_t errlen)
 {
-    hid_t g = open_group(r->file, RS_G_SUMMARY);
-    int rc = g >= 0 ? attr_double(g, key, out) : -1;
-    if (g >= 0) H5Gclose(g);
-    if (rc < 0)
-        seterr(err, errlen, "%s: missing summary value %s", r->meta.path,
-               key);
-    return rc;
+    if (group_attr(r, RS_G_SUMMARY, key, out, NULL, 0) == 0) return 0;
+    return seterr(err, errlen, "%s: missing summary value %s", r->meta.path,
+                  key);
 }
 
 /* ---- probes ---- */

@@ -113,6 +113,41 @@ FILE *input_fopen(const char *path, char *err, size_t errlen) {
     return f;
 }
 
+char *input_slurp(const char *path, size_t max, size_t *len, char *err, size_t errlen) {
+    FILE *f = input_fopen(path, err, errlen);
+    if (!f) return NULL;
+    char *buf = NULL;
+    size_t n = 0, cap = 0, got;
+    do {
+        if (n == cap) {
+            cap = cap ? cap * 2 : 1 << 16;
+            char *b = n <= max ? realloc(buf, cap + 1) : NULL;
+            if (!b) {
+                free(buf);
+                fclose(f);
+                seterr(err, errlen, "%s: too large (over %zu bytes) or out of memory", path, max);
+                return NULL;
+            }
+            buf = b;
+        }
+        got = fread(buf + n, 1, cap - n, f);
+        n += got;
+    } while (got > 0);
+    int bad = ferror(f) || n > max;
+    fclose(f);
+    if (bad) {
+        free(buf);
+        if (n > max)
+            seterr(err, errlen, "%s: too large (over %zu bytes)", path, max);
+        else
+            seterr(err, errlen, "cannot read %s", path);
+        return NULL;
+    }
+    buf[n] = 0;
+    *len = n;
+    return buf;
+}
+
 int file_copy(const char *from, const char *to, char *err, size_t errlen) {
     int in = open(from, O_RDONLY), out = -1, rc = -1;
     char buf[1 << 16];

@@ -35,6 +35,10 @@ int file_exists(const char *path);
 int input_open(const char *path, char *err, size_t errlen);
 int input_check(const char *path, char *err, size_t errlen);
 FILE *input_fopen(const char *path, char *err, size_t errlen);
+/* The whole of PATH, opened with input_fopen, in one malloc'ed buffer with
+ * a NUL after the *len bytes read. A file over max bytes is an error.
+ * NULL with one line naming the path. */
+char *input_slurp(const char *path, size_t max, size_t *len, char *err, size_t errlen);
 
 /* What a file mode is, in words ("a directory", "a FIFO", ...). */
 const char *file_kind(unsigned mode);

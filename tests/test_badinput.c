@@ -38,21 +38,7 @@ static char *path(const char *name) {
 
 /* The log is exactly one newline-terminated line holding every needle. */
 static void assert_one_line(const char *n1, const char *n2) {
-    size_t len;
-    char *b = tu_slurp(log_path, &len);
-    assert_non_null(b);
-    if (len == 0 || b[len - 1] != '\n' || memchr(b, '\n', len - 1))
-        fail_msg("expected one line on stderr, got: %s", b);
-    if (n1 && !strstr(b, n1)) fail_msg("'%s' not named in: %s", n1, b);
-    if (n2 && !strstr(b, n2)) fail_msg("'%s' not named in: %s", n2, b);
-    free(b);
-}
-
-static void write_bytes(const char *p, const void *b, size_t n) {
-    FILE *f = fopen(p, "wb");
-    assert_non_null(f);
-    assert_int_equal(fwrite(b, 1, n, f), n);
-    fclose(f);
+    tu_assert_one_line(log_path, n1, n2);
 }
 
 /* Garbage that is not HDF5 (deterministic, so a failure reproduces). */
@@ -60,7 +46,7 @@ static void write_garbage(const char *p, size_t n) {
     unsigned char *b = malloc(n);
     unsigned x = 12345;
     for (size_t i = 0; i < n; i++) b[i] = (unsigned char)((x = x * 1103515245u + 12345u) >> 16);
-    write_bytes(p, b, n);
+    tu_write_file(p, b, n);
     free(b);
 }
 
@@ -117,7 +103,7 @@ static int setup(void **state) {
 static void test_unknown_key_in_preset(void **state) {
     (void)state;
     const char *ini = "[model]\nn_layers = 2\nbogus_key = 3\n";
-    write_bytes(path("bad.ini"), ini, strlen(ini));
+    tu_write_file(path("bad.ini"), ini, strlen(ini));
     assert_int_equal(RUN("train -q --config %s --out %s", path("bad.ini"), path("k.h5")), 2);
     assert_one_line("bogus_key", "bad.ini:3");
     assert_false(exists(path("k.h5")));
@@ -203,7 +189,7 @@ static void test_truncated_run_file_on_resume(void **state) {
     size_t n;
     char *full = tu_slurp(path("t.h5"), &n);
     assert_non_null(full);
-    write_bytes(path("t.h5"), full, n / 2);
+    tu_write_file(path("t.h5"), full, n / 2);
     free(full);
     Snap a = snap(path("t.h5")), b = snap(ck);
     assert_int_equal(RUN(TRAIN "--out %s --resume", path("t.h5")), 2);
@@ -229,7 +215,7 @@ static void test_corrupt_checkpoint_on_resume(void **state) {
     snprintf(ck, sizeof ck, "%s.ckpt", path("c2.h5"));
     size_t n;
     char *full = tu_slurp(ck, &n);
-    write_bytes(ck, full, n / 3);
+    tu_write_file(ck, full, n / 3);
     free(full);
     a = snap(path("c2.h5"));
     assert_int_equal(RUN(TRAIN "--out %s --resume", path("c2.h5")), 2);

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "data.h"
+#include "testutil.h"
 
 #define ERRLEN 512
 
@@ -69,22 +70,6 @@ static Config bigram_config(int bos) {
     return c;
 }
 
-/* Read a whole file into a NUL-terminated buffer. */
-static char *slurp(const char *path, size_t *n) {
-    FILE *f = fopen(path, "rb");
-    assert_non_null(f);
-    fseek(f, 0, SEEK_END);
-    long len = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)len + 1);
-    assert_non_null(buf);
-    assert_int_equal(fread(buf, 1, (size_t)len, f), (size_t)len);
-    buf[len] = 0;
-    fclose(f);
-    *n = (size_t)len;
-    return buf;
-}
-
 /* True when seq[0..n-1] (as bytes) occurs in text. */
 static int occurs(const char *text, size_t tn, const int *seq, size_t n) {
     char *s = malloc(n);
@@ -103,7 +88,7 @@ static void test_text_open(void **state) {
     Dataset ds;
     open_ok(&ds, &c);
     size_t n;
-    char *text = slurp(c.train_file, &n);
+    char *text = tu_slurp_ok(c.train_file, &n);
     assert_int_equal(ds.n_train, n);
     for (size_t i = 0; i < n; i++)
         assert_int_equal(ds.train[i], (unsigned char)text[i]);
@@ -125,7 +110,7 @@ static void test_bos_on_shift(void **state) {
     Dataset ds;
     open_ok(&ds, &c);
     size_t tn;
-    char *text = slurp(c.train_file, &tn);
+    char *text = tu_slurp_ok(c.train_file, &tn);
     int in[B * T], tg[B * T];
     data_batch(&ds, in, tg, B, T, SPLIT_TRAIN, 1, 3);
     for (int b = 0; b < B; b++) {
@@ -147,7 +132,7 @@ static void test_bos_off_shift(void **state) {
     Dataset ds;
     open_ok(&ds, &c);
     size_t tn;
-    char *text = slurp(c.train_file, &tn);
+    char *text = tu_slurp_ok(c.train_file, &tn);
     int in[B * T], tg[B * T], w[T + 1];
     data_batch(&ds, in, tg, B, T, SPLIT_TRAIN, 1, 3);
     for (int b = 0; b < B; b++) {
@@ -188,7 +173,7 @@ static void test_determinism(void **state) {
     assert_true(same(a_tg, c_tg, N));
     /* val draws from the val text */
     size_t vn;
-    char *val = slurp(c.val_file, &vn);
+    char *val = tu_slurp_ok(c.val_file, &vn);
     data_batch(&ds, b_in, b_tg, B, T, SPLIT_VAL, 11, 5);
     for (int b = 0; b < B; b++) assert_true(occurs(val, vn, b_tg + b * T, T));
     free(val);
@@ -206,7 +191,7 @@ static void test_probe_fixed(void **state) {
     data_batch(&ds, b_in, b_tg, B, T, SPLIT_PROBE, 987654321ULL, 4242);
     assert_true(same(a_in, b_in, N) && same(a_tg, b_tg, N));
     size_t vn;
-    char *val = slurp(c.val_file, &vn);
+    char *val = tu_slurp_ok(c.val_file, &vn);
     for (int b = 0; b < B; b++) {
         assert_int_equal(a_in[b * T], BYTE_BOS);
         assert_true(occurs(val, vn, a_tg + b * T, T));

@@ -78,32 +78,7 @@ static char *slurp_log(void) {
 
 /* The log is one newline-terminated line holding both needles. */
 static void assert_one_line(const char *n1, const char *n2) {
-    size_t len;
-    char *b = tu_slurp(log_path, &len);
-    assert_non_null(b);
-    if (len == 0 || b[len - 1] != '\n' || memchr(b, '\n', len - 1))
-        fail_msg("expected one line, got: %s", b);
-    if (n1 && !strstr(b, n1)) fail_msg("'%s' not in: %s", n1, b);
-    if (n2 && !strstr(b, n2)) fail_msg("'%s' not in: %s", n2, b);
-    free(b);
-}
-
-static void write_text(const char *p, const char *s) {
-    FILE *f = fopen(p, "wb");
-    assert_non_null(f);
-    fputs(s, f);
-    fclose(f);
-}
-
-static void copy_file(const char *from, const char *to) {
-    size_t n;
-    char *b = tu_slurp(from, &n);
-    assert_non_null(b);
-    FILE *f = fopen(to, "wb");
-    assert_non_null(f);
-    assert_int_equal(fwrite(b, 1, n, f), n);
-    fclose(f);
-    free(b);
+    tu_assert_one_line(log_path, n1, n2);
 }
 
 static int same_bytes(const char *a, const char *b) {
@@ -162,7 +137,7 @@ static void test_inputs_not_what_they_claim(void **state) {
     /* a directory as a sweep's preset */
     char sw[900];
     snprintf(sw, sizeof sw, "[sweep]\npreset = %s/\n[run a]\nset = steps=1\n", d);
-    write_text(path("d.sweep"), sw);
+    tu_write_text(path("d.sweep"), sw);
     assert_int_equal(RUN("sweep %s --list", path("d.sweep")), 2);
     assert_one_line("preset", "is a directory");
     /* a key set twice in a preset (it was last-wins) */
@@ -171,7 +146,7 @@ static void test_inputs_not_what_they_claim(void **state) {
     assert_non_null(tiny);
     snprintf(dup, sizeof dup, "%ssteps = 3\n", tiny); /* tiny.ini sets steps already */
     free(tiny);
-    write_text(path("dup.ini"), dup);
+    tu_write_text(path("dup.ini"), dup);
     assert_int_equal(RUN("train --config %s -q --out %s", path("dup.ini"), out), 2);
     assert_one_line("duplicate key 'steps' (first at line", "dup.ini:");
     /* a key outside its range: seq_len 1 has no uniform reference */
@@ -264,11 +239,11 @@ static void test_unbounded_work_and_signals(void **state) {
     snprintf(ck, sizeof ck, "%s.ckpt", sig);
     assert_int_equal(access(ck, F_OK), 0);
     /* one exit-code table: unreadable input is 2 everywhere */
-    write_text(path("junk.h5"), "not a run file\n");
+    tu_write_text(path("junk.h5"), "not a run file\n");
     assert_int_equal(RUN("plot loss %s --out %s", path("junk.h5"), path("p.png")), 2);
     char *rep = path("rep");
     assert_int_equal(mkdir(rep, 0755), 0);
-    copy_file(path("junk.h5"), path("rep/junk.h5"));
+    tu_copy_file(path("junk.h5"), path("rep/junk.h5"));
     assert_int_equal(RUN("report %s", rep), 2);
     /* bench checks its config before measuring; a bad option is one line */
     assert_int_equal(RUN("bench --set seq_len=1 --steps 1"), 2);
@@ -276,8 +251,8 @@ static void test_unbounded_work_and_signals(void **state) {
     assert_int_equal(RUN("bench --bogus"), 2);
     assert_one_line("unknown option '--bogus'", "--help");
     /* an interrupted sweep exits 130 (the preset resolves beside it) */
-    copy_file(preset_path(), path("tiny.ini"));
-    write_text(path("long.sweep"), "[sweep]\npreset = tiny\n[run long]\nsteps = 1000000\n");
+    tu_copy_file(preset_path(), path("tiny.ini"));
+    tu_write_text(path("long.sweep"), "[sweep]\npreset = tiny\n[run long]\nsteps = 1000000\n");
     char *sargv[] = {"gatelab", "sweep", path("long.sweep"), "--out", path("sw"), NULL};
     pid = spawn(sargv);
     assert_true(wait_file(path("sw/logs")));
@@ -332,7 +307,7 @@ static void test_outputs_well_formed(void **state) {
     /* a file name with a quote, a backslash and a comma: every --json
      * output parses and gives the name back */
     char *odd = path("q\"b\\c,d.h5");
-    copy_file(good, odd);
+    tu_copy_file(good, odd);
     const char *cmds[] = {"sinks '%s' --json", "gates '%s' --json", "acts '%s' --json",
                           "eval '%s' --lengths 1x --batches 1 --batch-size 1 --json --no-write"};
     for (int i = 0; i < 4; i++) {
@@ -355,7 +330,7 @@ static void test_outputs_well_formed(void **state) {
     for (int i = 0; i < 3; i++) {
         char p[900];
         snprintf(p, sizeof p, "%s/%s", rd, names[i]);
-        copy_file(good, p);
+        tu_copy_file(good, p);
     }
     assert_int_equal(RUN("report %s", rd), 0);
     char csv[900];
@@ -390,8 +365,8 @@ static void test_unwritable_and_unreadable(void **state) {
     assert_int_equal(access(ck, F_OK), 0);
     snprintf(snap_run, sizeof snap_run, "%s/r.snap", dir);
     snprintf(snap_ck, sizeof snap_ck, "%s/ck.snap", dir);
-    copy_file(run, snap_run);
-    copy_file(ck, snap_ck);
+    tu_copy_file(run, snap_run);
+    tu_copy_file(ck, snap_ck);
     if (geteuid() == 0) { /* the files are nobody's; the directory is not */
         assert_int_equal(chown(run, NOBODY, NOBODY), 0);
         assert_int_equal(chown(ck, NOBODY, NOBODY), 0);
@@ -406,7 +381,7 @@ static void test_unwritable_and_unreadable(void **state) {
     chmod(rd, 0755);
     /* unreadable: the reason is the errno */
     char *secret = path("secret.h5");
-    copy_file(good, secret);
+    tu_copy_file(good, secret);
     assert_int_equal(chmod(secret, 0), 0);
     if (geteuid() == 0) assert_int_equal(chown(secret, 0, 0), 0);
     assert_int_equal(run_as(unprivileged(), "sinks %s", secret), 2);

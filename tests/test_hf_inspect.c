@@ -191,13 +191,6 @@ static void test_truncated_maps(void **s) {
 
 /* ---- bad checkpoints ---- */
 
-static void write_file(const char *path, const void *b, size_t n) {
-    FILE *f = fopen(path, "wb");
-    assert_non_null(f);
-    assert_int_equal(fwrite(b, 1, n, f), n);
-    fclose(f);
-}
-
 /* A safetensors file from a header string and data size. */
 static void write_st(const char *path, const char *header, uint64_t hlen_claim, size_t data) {
     size_t hl = strlen(header);
@@ -207,7 +200,7 @@ static void write_st(const char *path, const char *header, uint64_t hlen_claim, 
     for (int i = 0; i < 8; i++)
         b[i] = (uint8_t)(hlen_claim >> (8 * i));
     memcpy(b + 8, header, hl);
-    write_file(path, b, 8 + hl + data);
+    tu_write_file(path, b, 8 + hl + data);
     free(b);
 }
 
@@ -229,7 +222,7 @@ static const char *snapshot(int ff, const char *arch) {
         snprintf(p, sizeof cfg - (size_t)(p - cfg), "%s%s", arch, rest);
     }
     snprintf(path, sizeof path, "%s/config.json", d);
-    write_file(path, cfg, strlen(cfg));
+    tu_write_file(path, cfg, strlen(cfg));
     return d;
 }
 
@@ -240,7 +233,7 @@ static void copy_weights(const char *d, size_t keep) {
     size_t n;
     char *b = tu_slurp(src, &n);
     assert_non_null(b);
-    write_file(dst, b, keep && keep < n ? keep : n);
+    tu_write_file(dst, b, keep && keep < n ? keep : n);
     free(b);
 }
 
@@ -318,10 +311,10 @@ static void test_bad_index(void **s) {
     snprintf(path, sizeof path, "%s/model.safetensors.index.json", d);
     const char *idx = "{\"weight_map\": {\"a\": \"model-00001-of-00001.safetensors\","
                       " \"b\": \"model-00001-of-00001.safetensors\"}}";
-    write_file(path, idx, strlen(idx));
+    tu_write_file(path, idx, strlen(idx));
     expect_error(d, "tensor 'b' is not in model-00001-of-00001.safetensors");
     const char *esc = "{\"weight_map\": {\"a\": \"../x.safetensors\"}}";
-    write_file(path, esc, strlen(esc));
+    tu_write_file(path, esc, strlen(esc));
     expect_error(d, "is not a file name in the snapshot");
 }
 
@@ -465,16 +458,16 @@ static void test_cli_bad(void **s) {
     snprintf(d, sizeof d, "%s", tu_tmpdir()); /* tu_tmpdir's buffer is reused */
     snprintf(fix, sizeof fix, "%s/tests/reference/hf/gpt2-f32", tu_src());
     snprintf(ids, sizeof ids, "%s/ids.txt", d);
-    write_file(ids, "1 2 3\n4 x 6\n", 12);
+    tu_write_file(ids, "1 2 3\n4 x 6\n", 12);
     snprintf(a, sizeof a, "inspect %s --tokens %s --out %s/o.h5", fix, ids, d);
-    expect_cli(a, "ids.txt:2: 'x' is not a token id");
-    write_file(ids, "1 2 3\n4 5 999\n", 14);
-    expect_cli(a, "'999' is not a token id in [0, 128)");
-    write_file(ids, "1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17\n", 42);
+    expect_cli(a, "ids.txt:2: \"x\" is not a token id");
+    tu_write_file(ids, "1 2 3\n4 5 999\n", 14);
+    expect_cli(a, "ids.txt:2: token id 999 is out of range [0, 128)");
+    tu_write_file(ids, "1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17\n", 42);
     expect_cli(a, "windows of 17 tokens exceed the model's 16 positions");
-    write_file(ids, "7\n", 2);
+    tu_write_file(ids, "7\n", 2);
     expect_cli(a, "too short");
-    write_file(ids, "1 2 3\n", 6);
+    tu_write_file(ids, "1 2 3\n", 6);
     snprintf(a, sizeof a, "inspect %s --tokens %s", fix, ids);
     expect_cli(a, "no --out");
     snprintf(a, sizeof a, "inspect %s --text %s --out %s/o.h5", fix, ids, d);
@@ -527,13 +520,13 @@ static void test_cli_text(void **s) {
         snprintf(path, sizeof path, "%s/%s", d, names[i]);
         char *b = tu_slurp(src, &n);
         assert_non_null(b);
-        write_file(path, b, n);
+        tu_write_file(path, b, n);
         free(b);
     }
     snprintf(path, sizeof path, "%s/tokenizer.json", d);
-    write_file(path, TOKJSON, strlen(TOKJSON));
+    tu_write_file(path, TOKJSON, strlen(TOKJSON));
     snprintf(path, sizeof path, "%s/t.txt", d);
-    write_file(path, "hello world hello world hello world", 35);
+    tu_write_file(path, "hello world hello world hello world", 35);
     snprintf(log, sizeof log, "%s/log", d);
     /* h e ll o | Ġ w o r l d | ...: 1 2 9 4 5 6 4 7 3 8 5 1 2 9 4 5 */
     static const int no_bos[16] = {1, 2, 9, 4, 5, 6, 4, 7, 3, 8, 5, 1, 2, 9, 4, 5};

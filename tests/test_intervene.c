@@ -419,18 +419,12 @@ static void test_intervene_targets(void **st) {
     assert_memory_equal(tg, want1, sizeof tg);
 }
 
-static char *slurp_or_fail(const char *path, size_t *n) {
-    char *b = tu_slurp(path, n);
-    if (!b) fail_msg("cannot read %s", path);
-    return b;
-}
-
 static void test_cli_refusals(void **st) {
     (void)st;
     char out[1100], lock[1100];
     snprintf(out, sizeof out, "%s/refuse.out", dir);
     size_t n0, n1;
-    char *before = slurp_or_fail(base_run, &n0);
+    char *before = tu_slurp_ok(base_run, &n0);
     assert_int_equal(tu_run(out, "intervene --help"), 0);
     assert_int_equal(tu_run(out, "intervene %s", base_run), 2);
     assert_int_equal(tu_run(out, "intervene %s bos-frobnicate", base_run), 2);
@@ -447,7 +441,7 @@ static void test_cli_refusals(void **st) {
     free(msg);
     remove(lock);
     assert_int_equal(tu_run(out, "intervene %s bos-mean --no-write --json", base_run), 0);
-    char *after = slurp_or_fail(base_run, &n1);
+    char *after = tu_slurp_ok(base_run, &n1);
     assert_int_equal(n0, n1);
     assert_memory_equal(before, after, n0); /* nothing above touched the run */
     free(before), free(after);

@@ -149,10 +149,7 @@ static void write_bytes(const char *name, const void *buf, size_t n)
 {
     char path[512];
     snprintf(path, sizeof path, "%s/%s", g_dir, name);
-    FILE *f = fopen(path, "wb");
-    assert_non_null(f);
-    assert_int_equal(fwrite(buf, 1, n, f), n);
-    fclose(f);
+    tu_write_file(path, buf, n);
 }
 
 static int setup(void **state)
@@ -643,13 +640,27 @@ static void test_probe_columns(void **state)
     free(csv);
 }
 
+
+/* The report of the runs in g_dir (a subdirectory the test made) into
+ * g_dir/out; g_dir is set back to saved. REPORT.md's text, to be freed. */
+static char *report_in_subdir(const char *saved)
+{
+    char out[400], path[500], err[512];
+    snprintf(out, sizeof out, "%s/out", g_dir);
+    int rc = report_run(g_dir, out, err, sizeof err);
+    snprintf(path, sizeof path, "%s/REPORT.md", out);
+    snprintf(g_dir, sizeof g_dir, "%s", saved);
+    if (rc != 0) fail_msg("report_run: %s", err);
+    char *md = tu_slurp_ok(path, NULL);
+    return md;
+}
 /* The baseline-vs-g1-elem heatmap shows each group's median-F-Attn seed
  * and says so: baseline F-Attn 0.2, 0.6, 0.4 (seeds 1..3) -> seed 3; g1-elem
  * 0.05, 0.01 -> the lower middle, 0.01, seed 2. */
 static void test_median_seed_compare(void **state)
 {
     (void)state;
-    char saved[256], err[512], out[400], path[500];
+    char saved[256], path[500];
     snprintf(saved, sizeof saved, "%s", g_dir);
     snprintf(g_dir, sizeof g_dir, "%.200s/med", saved);
     assert_int_equal(mkdir(g_dir, 0777), 0);
@@ -662,13 +673,7 @@ static void test_median_seed_compare(void **state)
         snprintf(path, sizeof path, "g1_s%d.h5", i + 1);
         make_run(path, "g1-elem", i + 1, 1.9, fg[i], 1, 0);
     }
-    snprintf(out, sizeof out, "%s/out", g_dir);
-    int rc = report_run(g_dir, out, err, sizeof err);
-    snprintf(path, sizeof path, "%s/REPORT.md", out);
-    snprintf(g_dir, sizeof g_dir, "%s", saved);
-    assert_int_equal(rc, 0);
-    char *md = tu_slurp(path, NULL);
-    assert_non_null(md);
+    char *md = report_in_subdir(saved);
     assert_non_null(strstr(md, "**base seed 3 (top) vs g1 seed 2 (bottom), data bigram**"));
     assert_non_null(strstr(md, "median-F-Attn seed (F-Attn 0.400, the median of 3 seeds; 0.010, of 2)"));
     free(md);
@@ -685,7 +690,7 @@ static void test_median_seed_compare(void **state)
 static void test_compare_section(void **state)
 {
     (void)state;
-    char saved[256], err[512], out[400], path[500], want[300];
+    char saved[256], path[500], want[300];
     snprintf(saved, sizeof saved, "%s", g_dir);
     snprintf(g_dir, sizeof g_dir, "%.200s/cmp", saved);
     assert_int_equal(mkdir(g_dir, 0777), 0);
@@ -697,13 +702,7 @@ static void test_compare_section(void **state)
         snprintf(path, sizeof path, "same_s%d.h5", i + 1);
         make_run(path, "g1-head", i + 1, 2.4 - 0.1 * i, 0.5f, 0, 0);
     }
-    snprintf(out, sizeof out, "%s/out", g_dir);
-    int rc = report_run(g_dir, out, err, sizeof err);
-    snprintf(path, sizeof path, "%s/REPORT.md", out);
-    snprintf(g_dir, sizeof g_dir, "%s", saved);
-    assert_int_equal(rc, 0);
-    char *md = tu_slurp(path, NULL);
-    assert_non_null(md);
+    char *md = report_in_subdir(saved);
     const char *sec = strstr(md, "## Comparisons with the baseline");
     assert_non_null(sec);
     if (getenv("GATELAB_TEST_SHOW")) fprintf(stderr, "%.6000s\n", sec);

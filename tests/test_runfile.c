@@ -27,6 +27,7 @@
 #include "model.h"
 #include "runfile.h"
 #include "runfile_read.h"
+#include "testutil.h"
 
 /* the runfile_* calls' one-line reason */
 static char rf_err[512];
@@ -486,19 +487,6 @@ static void test_null_model(void **state) {
     H5Fclose(f);
 }
 
-static char *slurp(const char *path, size_t *n) {
-    FILE *fp = fopen(path, "rb");
-    assert_non_null(fp);
-    fseek(fp, 0, SEEK_END);
-    long len = ftell(fp);
-    fseek(fp, 0, SEEK_SET);
-    char *buf = malloc((size_t)len + 1);
-    assert_int_equal(fread(buf, 1, (size_t)len, fp), (size_t)len);
-    fclose(fp);
-    *n = (size_t)len;
-    return buf;
-}
-
 static void test_never_overwrite(void **state) {
     (void)state;
     char path[512], err[512] = "";
@@ -513,7 +501,7 @@ static void test_never_overwrite(void **state) {
     struct stat st0, st1;
     size_t n0, n1;
     assert_int_equal(stat(path, &st0), 0);
-    char *b0 = slurp(path, &n0);
+    char *b0 = tu_slurp_ok(path, &n0);
 
     assert_null(runfile_create(path, &cfg, &t.m, 0, err, sizeof err));
     char want[700];
@@ -521,7 +509,7 @@ static void test_never_overwrite(void **state) {
              "%s exists (finished results are never overwritten; use --force)", path);
     assert_string_equal(err, want);
     assert_int_equal(stat(path, &st1), 0);
-    char *b1 = slurp(path, &n1);
+    char *b1 = tu_slurp_ok(path, &n1);
     assert_int_equal(n0, n1);
     assert_memory_equal(b0, b1, n0);
     assert_true(st0.st_mtim.tv_sec == st1.st_mtim.tv_sec &&
@@ -607,13 +595,6 @@ static RunFile *quiet_reopen(const char *path, char *err, size_t errlen) {
     return rf;
 }
 
-static void write_bytes(const char *path, const void *buf, size_t n) {
-    FILE *fp = fopen(path, "wb");
-    assert_non_null(fp);
-    assert_int_equal(fwrite(buf, 1, n, fp), n);
-    fclose(fp);
-}
-
 static void test_reopen_bad_files(void **state) {
     (void)state;
     char path[512], err[512];
@@ -621,7 +602,7 @@ static void test_reopen_bad_files(void **state) {
     tpath(path, sizeof path, "garbage.h5");
     unsigned char junk[4096];
     for (size_t i = 0; i < sizeof junk; i++) junk[i] = (unsigned char)(i * 131 + 7);
-    write_bytes(path, junk, sizeof junk);
+    tu_write_file(path, junk, sizeof junk);
     assert_null(quiet_reopen(path, err, sizeof err));
     assert_one_line(err);
     assert_non_null(strstr(err, path));
@@ -637,9 +618,9 @@ static void test_reopen_bad_files(void **state) {
     RunFile *rf = write_run(full, &cfg, &t, &q);
     assert_int_equal(runfile_close(rf, rf_err, sizeof rf_err), 0);
     size_t n;
-    char *b = slurp(full, &n);
+    char *b = tu_slurp_ok(full, &n);
     tpath(path, sizeof path, "half.h5");
-    write_bytes(path, b, n / 2);
+    tu_write_file(path, b, n / 2);
     free(b);
     assert_null(quiet_reopen(path, err, sizeof err));
     assert_one_line(err);
@@ -750,9 +731,9 @@ static void test_checkpoint_corrupt(void **state) {
     Arrays a = arrays(4096, 3);
     assert_int_equal(save(run, &a, 1, err, sizeof err), 0);
     size_t n;
-    char *b = slurp(ck, &n);
+    char *b = tu_slurp_ok(ck, &n);
     /* truncated */
-    write_bytes(ck, b, n / 2);
+    tu_write_file(ck, b, n / 2);
     char *text = (char *)1;
     assert_int_equal(checkpoint_load(run, a.p, a.m, a.v, a.n, NULL, NULL, NULL, &text,
                                      err, sizeof err), -1);
@@ -761,7 +742,7 @@ static void test_checkpoint_corrupt(void **state) {
     assert_null(text);
     /* garbage */
     memset(b, 0x5a, n);
-    write_bytes(ck, b, n);
+    tu_write_file(ck, b, n);
     assert_int_equal(checkpoint_load(run, a.p, a.m, a.v, a.n, NULL, NULL, NULL, NULL,
                                      err, sizeof err), -1);
     assert_one_line(err);
@@ -883,6 +864,22 @@ static size_t table_elems(const ProbeRecord *p, const char *dims) {
     return n;
 }
 
+/* Every table array of got equals w's (w from make_probe, which must set
+ * them all), with the same shape. */
+static void assert_same_probe(const ProbeRecord *got, const ProbeRecord *w) {
+    assert_int_equal(got->L, w->L), assert_int_equal(got->H, w->H);
+    assert_int_equal(got->N, w->N), assert_int_equal(got->T, w->T);
+    assert_int_equal(got->gate_channels, w->gate_channels);
+    assert_int_equal(got->gate_sample_n, w->gate_sample_n);
+#define RS_CHECK(member, ctype, cls, hid, name, dims, kind, desc)            \
+    if (!w->member) fail_msg("make_probe leaves %s unset", name);           \
+    if (!got->member) fail_msg("%s not read back", name);                    \
+    if (memcmp(got->member, w->member, table_elems(w, dims) * sizeof(ctype))) \
+        fail_msg("%s differs after the round trip", name);
+    RS_PROBE_ARRAYS(RS_CHECK)
+#undef RS_CHECK
+}
+
 /* Every array of the schema table comes back from the reader as written
  * (so a new table line is covered once make_probe fills it). */
 static void test_probe_table_roundtrip(void **state) {
@@ -899,18 +896,7 @@ static void test_probe_table_roundtrip(void **state) {
     if (!r) fail_msg("open: %s", err);
     ProbeRecord got;
     assert_int_equal(runread_probe(r, -1, &got, err, sizeof err), 0);
-    const ProbeRecord *w = &q.p;
-    assert_int_equal(got.L, w->L), assert_int_equal(got.H, w->H);
-    assert_int_equal(got.N, w->N), assert_int_equal(got.T, w->T);
-    assert_int_equal(got.gate_channels, w->gate_channels);
-    assert_int_equal(got.gate_sample_n, w->gate_sample_n);
-#define RS_CHECK(member, ctype, cls, hid, name, dims, kind, desc)             \
-    if (!w->member) fail_msg("make_probe leaves %s unset", name);            \
-    if (!got.member) fail_msg("%s not read back", name);                      \
-    if (memcmp(got.member, w->member, table_elems(w, dims) * sizeof(ctype)))  \
-        fail_msg("%s differs after the round trip", name);
-    RS_PROBE_ARRAYS(RS_CHECK)
-#undef RS_CHECK
+    assert_same_probe(&got, &q.p);
     runread_probe_free(&got);
     runread_close(r);
 }
@@ -942,12 +928,7 @@ static void test_intervention_roundtrip(void **state) {
         assert_int_equal(iv.loss_n, out[k].loss_n);
         assert_int_equal(iv.clip_k, out[k].clip_k);
         assert_int_equal(iv.probe.step, q.p.step);
-#define RS_CHECK(member, ctype, cls, hid, name, dims, kind, desc)             \
-    if (!iv.probe.member) fail_msg("%s not read back", name);                 \
-    if (memcmp(iv.probe.member, q.p.member, table_elems(&q.p, dims) * sizeof(ctype))) \
-        fail_msg("%s differs after the round trip", name);
-        RS_PROBE_ARRAYS(RS_CHECK)
-#undef RS_CHECK
+        assert_same_probe(&iv.probe, &q.p);
         runread_intervention_free(&iv);
     }
     RunIntervention iv;

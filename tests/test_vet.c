@@ -22,17 +22,6 @@ static void src_path(char *out, size_t n, const char *rel) {
     snprintf(out, n, "%s/%s", tu_src(), rel);
 }
 
-static void copy_file(const char *from, const char *to) {
-    size_t len;
-    char *b = tu_slurp(from, &len);
-    if (!b) fail_msg("cannot read %s", from);
-    FILE *f = fopen(to, "wb");
-    if (!f) fail_msg("cannot write %s", to);
-    assert_int_equal(fwrite(b, 1, len, f), len);
-    fclose(f);
-    free(b);
-}
-
 static void test_crash_file_refused(void **s) {
     (void)s;
     char path[1024], err[512] = "";
@@ -72,10 +61,10 @@ static void test_report_lists_unreadable(void **s) {
     char from[1024], to[1024], err[512] = "";
     src_path(from, sizeof from, "tests/data/hdf5-crash.h5");
     snprintf(to, sizeof to, "%s/bad.h5", dir);
-    copy_file(from, to);
+    tu_copy_file(from, to);
     src_path(from, sizeof from, "tests/fuzz/corpus/runread/tiny-run.h5");
     snprintf(to, sizeof to, "%s/good.h5", dir);
-    copy_file(from, to);
+    tu_copy_file(from, to);
 
     if (report_run(dir, NULL, err, sizeof err) != 0) fail_msg("report_run: %s", err);
     snprintf(to, sizeof to, "%s/REPORT.md", dir);

@@ -64,6 +64,38 @@ char *tu_slurp(const char *path, size_t *len) {
     return b;
 }
 
+char *tu_slurp_ok(const char *path, size_t *len) {
+    char *b = tu_slurp(path, len);
+    if (!b) fail_msg("cannot read %s", path);
+    return b;
+}
+
+void tu_write_file(const char *path, const void *buf, size_t n) {
+    FILE *f = fopen(path, "wb");
+    if (!f) fail_msg("cannot write %s", path);
+    assert_int_equal(fwrite(buf, 1, n, f), n);
+    assert_int_equal(fclose(f), 0);
+}
+
+void tu_write_text(const char *path, const char *text) { tu_write_file(path, text, strlen(text)); }
+
+void tu_copy_file(const char *from, const char *to) {
+    size_t n;
+    char *b = tu_slurp_ok(from, &n);
+    tu_write_file(to, b, n);
+    free(b);
+}
+
+void tu_assert_one_line(const char *log, const char *n1, const char *n2) {
+    size_t len;
+    char *b = tu_slurp_ok(log, &len);
+    if (len == 0 || b[len - 1] != '\n' || memchr(b, '\n', len - 1))
+        fail_msg("expected one line, got: %s", b);
+    if (n1 && !strstr(b, n1)) fail_msg("'%s' not in: %s", n1, b);
+    if (n2 && !strstr(b, n2)) fail_msg("'%s' not in: %s", n2, b);
+    free(b);
+}
+
 int tu_count_lines(const char *path) {
     char *b = tu_slurp(path, NULL);
     if (!b) return -1;

@@ -25,6 +25,20 @@ char *tu_slurp(const char *path, size_t *len);
  * first difference. */
 void tu_assert_same_history(const char *a, const char *b, size_t n);
 
+/* The same, but a missing file fails the test (naming it). */
+char *tu_slurp_ok(const char *path, size_t *len);
+
+/* Write n bytes (or a string) to path, replacing it; cmocka-fails on error. */
+void tu_write_file(const char *path, const void *buf, size_t n);
+void tu_write_text(const char *path, const char *text);
+
+/* Copy a file byte for byte; cmocka-fails on error. */
+void tu_copy_file(const char *from, const char *to);
+
+/* cmocka-assert that the file at log is exactly one newline-terminated
+ * line containing each needle that is not NULL. */
+void tu_assert_one_line(const char *log, const char *n1, const char *n2);
+
 /* Count lines in a file that are not empty. */
 int tu_count_lines(const char *path);
 

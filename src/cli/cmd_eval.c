@@ -38,14 +38,6 @@ static void usage(FILE *f) {
             "Exit codes: 0 ok, 1 failure, 2 bad input.\n");
 }
 
-static int parse_int(const char *s, int lo, int hi, int *out) {
-    char *end;
-    long v = strtol(s, &end, 10);
-    if (end == s || *end || v < lo || v > hi) return -1;
-    *out = (int)v;
-    return 0;
-}
-
 /* "256,512" or "1x,2x": multiples are resolved against the training length */
 static int parse_lengths(const char *spec, int T, int *out, int *n) {
     char buf[512];
@@ -59,7 +51,7 @@ static int parse_lengths(const char *spec, int T, int *out, int *n) {
         int mult = k > 1 && (tok[k - 1] == 'x' || tok[k - 1] == 'X');
         if (mult) tok[k - 1] = '\0';
         int v;
-        if (parse_int(tok, 1, 1 << 20, &v) != 0) return -1;
+        if (cu_parse_int(tok, 1, 1 << 20, &v) != 0) return -1;
         if (mult && (long)v * T > (1 << 20)) return -1;
         out[(*n)++] = mult ? v * T : v;
     }
@@ -147,13 +139,13 @@ int cmd_eval(int argc, char **argv) {
         case 'j': json = 1; break;
         case 'w': nowrite = 1; break;
         case 'n':
-            if (parse_int(optarg, 1, 100000, &o.batches) != 0) {
+            if (cu_parse_int(optarg, 1, 100000, &o.batches) != 0) {
                 fprintf(stderr, "gatelab eval: --batches '%s' is not a positive integer\n", optarg);
                 return 2;
             }
             break;
         case 'B':
-            if (parse_int(optarg, 1, 4096, &o.batch_size) != 0) {
+            if (cu_parse_int(optarg, 1, 4096, &o.batch_size) != 0) {
                 fprintf(stderr, "gatelab eval: --batch-size '%s' is not in 1..4096\n", optarg);
                 return 2;
             }

@@ -15,6 +15,7 @@
 #include "hf_runwrite.h"
 #include "inspect_input.h"
 #include "safetensors.h"
+#include "cmdutil.h"
 #include "util.h"
 
 #define DEFAULT_TEXT_LEN 512
@@ -59,15 +60,6 @@ static void usage(FILE *f) {
             DEFAULT_TEXT_LEN, DEFAULT_TEXT_SEQS, DEFAULT_MAPS);
 }
 
-static int parse_int(const char *s, int lo, int hi, int *out) {
-    char *end;
-    long v = strtol(s, &end, 10);
-    if (end == s || *end || v < lo || v > hi)
-        return -1;
-    *out = (int)v;
-    return 0;
-}
-
 static int bad(const char *fmt, const char *arg) {
     fprintf(stderr, "gatelab inspect: ");
     fprintf(stderr, fmt, arg);
@@ -96,19 +88,19 @@ static int parse(int argc, char **argv, Opts *o) {
         case 'k': o->tokens = optarg; break;
         case 'o': o->out = optarg; break;
         case 't':
-            if (parse_int(optarg, 1, 1 << 20, &o->seq_len))
+            if (cu_parse_int(optarg, 1, 1 << 20, &o->seq_len))
                 return bad("--seq-len '%s' is not in 1..1048576", optarg);
             break;
         case 'n':
-            if (parse_int(optarg, 1, 1 << 20, &o->n_seq))
+            if (cu_parse_int(optarg, 1, 1 << 20, &o->n_seq))
                 return bad("--n-seq '%s' is not in 1..1048576", optarg);
             break;
         case 'm':
-            if (parse_int(optarg, 1, 1 << 16, &o->maps_len))
+            if (cu_parse_int(optarg, 1, 1 << 16, &o->maps_len))
                 return bad("--maps-len '%s' is not in 1..65536", optarg);
             break;
         case 'j':
-            if (parse_int(optarg, 1, 64, &o->threads))
+            if (cu_parse_int(optarg, 1, 64, &o->threads))
                 return bad("--threads '%s' is not in 1..64", optarg);
             break;
         case 'b':

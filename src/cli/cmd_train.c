@@ -15,16 +15,9 @@
 
 /* A debug step number: a whole number >= 0, or the option is refused. */
 static int parse_step(const char *opt, const char *s, long long *out) {
-    char *end;
-    errno = 0;
-    long long v = strtoll(s, &end, 10);
-    if (errno || end == s || *end || v < 0) {
-        fprintf(stderr, "gatelab train: %s: bad step '%.40s' (expected a number >= 0)\n",
-                opt, s);
-        return -1;
-    }
-    *out = v;
-    return 0;
+    if (cu_parse_ll(s, out) == 0) return 0;
+    fprintf(stderr, "gatelab train: %s: bad step '%.40s' (expected a number >= 0)\n", opt, s);
+    return -1;
 }
 
 static void usage(FILE *f) {

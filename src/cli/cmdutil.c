@@ -31,6 +31,16 @@ int cu_parse_ll(const char *s, long long *out)
     return 0;
 }
 
+int cu_parse_int(const char *s, int lo, int hi, int *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < lo || v > hi) return -1;
+    *out = (int)v;
+    return 0;
+}
+
 int cu_load(const char *cmd, const char *path, long long step,
             RunReader **r, ProbeRecord *p)
 {

@@ -17,6 +17,8 @@ int cu_bad_option(const char *cmd, int c, char **argv);
 
 /* Parse a non-negative integer; 0 ok, -1 if s is not one. */
 int cu_parse_ll(const char *s, long long *out);
+/* Parse an integer in [lo, hi]; 0 ok, -1 if s is not one. */
+int cu_parse_int(const char *s, int lo, int hi, int *out);
 
 /* Open path and read its probe at step (last when < 0). Prints
  * "gatelab CMD: reason" to stderr and returns -1 on failure. */

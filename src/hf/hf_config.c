@@ -299,28 +299,12 @@ int hf_config_load(HfArch *a, const char *dir, char **text, char *err, size_t er
     char path[4096];
     snprintf(path, sizeof path, "%s/config.json", dir);
     *text = NULL;
-    FILE *f = input_fopen(path, err, errlen);
-    if (!f)
+    if (input_check(path, err, errlen) < 0)
         return seterr(err, errlen, "%s: cannot open (is %s a Hugging Face snapshot?)", path, dir);
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap + 1);
-    while (buf) {
-        n += fread(buf + n, 1, cap - n, f);
-        if (n < cap || cap >= ((size_t)16 << 20))
-            break;
-        char *nb = realloc(buf, 2 * cap + 1);
-        if (!nb) {
-            free(buf);
-            buf = NULL;
-            break;
-        }
-        buf = nb;
-        cap *= 2;
-    }
-    fclose(f);
+    size_t n;
+    char *buf = input_slurp(path, (size_t)16 << 20, &n, err, errlen);
     if (!buf)
-        return seterr(err, errlen, "out of memory reading %s", path);
-    buf[n] = 0;
+        return -1;
     if (hf_config_parse(a, buf, n, path, err, errlen) < 0) {
         free(buf);
         return -1;

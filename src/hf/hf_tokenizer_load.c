@@ -252,28 +252,10 @@ int hf_tokenizer_load_buffer(HfTokenizer **out, const char *json, size_t len, co
 
 int hf_tokenizer_load(HfTokenizer **out, const char *path, char *err, size_t errlen) {
     *out = NULL;
-    FILE *f = input_fopen(path, err, errlen); /* a regular file, never a FIFO */
-    if (!f) return -1;
-    char *buf = NULL;
-    size_t n = 0, cap = 0, got;
-    do {
-        if (n == cap) {
-            cap = cap ? cap * 2 : 1 << 16;
-            char *b = cap <= MAX_FILE ? realloc(buf, cap) : NULL;
-            if (!b) {
-                free(buf);
-                fclose(f);
-                return seterr(err, errlen, "%s: too large (over 1 GB) or out of memory", path);
-            }
-            buf = b;
-        }
-        got = fread(buf + n, 1, cap - n, f);
-        n += got;
-    } while (got > 0);
-    int bad = ferror(f);
-    fclose(f);
-    int rc = bad ? seterr(err, errlen, "cannot read %s", path)
-                 : hf_tokenizer_load_buffer(out, buf, n, path, err, errlen);
+    size_t n;
+    char *buf = input_slurp(path, MAX_FILE, &n, err, errlen); /* never a FIFO */
+    if (!buf) return -1;
+    int rc = hf_tokenizer_load_buffer(out, buf, n, path, err, errlen);
     free(buf);
     return rc;
 }

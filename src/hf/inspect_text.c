@@ -22,28 +22,6 @@ static int describe(const char *path, char *out, size_t n) {
     return 0;
 }
 
-static char *slurp(const char *path, size_t *len, char *err, size_t errlen) {
-    FILE *f = input_fopen(path, err, errlen);
-    if (!f)
-        return NULL;
-    size_t cap = 1 << 16, n = 0;
-    char *b = malloc(cap);
-    while (b) {
-        n += fread(b + n, 1, cap - n, f);
-        if (n < cap)
-            break;
-        char *nb = cap < ((size_t)1 << 31) ? realloc(b, 2 * cap) : NULL;
-        if (!nb)
-            free(b);
-        b = nb, cap *= 2;
-    }
-    fclose(f);
-    if (!b)
-        seterr(err, errlen, "%s: out of memory reading it", path);
-    *len = n;
-    return b;
-}
-
 int hf_windows_from_text(HfWindows *w, const char *path, const char *model_dir, int seq_len,
                          int n_seq, int bos, int cfg_bos, int vocab, int *bos_used, char *err,
                          size_t errlen) {
@@ -57,7 +35,7 @@ int hf_windows_from_text(HfWindows *w, const char *path, const char *model_dir, 
     *bos_used = bos < 0 ? tb : bos == 0 ? -1 : tb >= 0 ? tb : cfg_bos;
     size_t len = 0, n = 0;
     int32_t *ids = NULL;
-    char *text = slurp(path, &len, err, errlen);
+    char *text = input_slurp(path, (size_t)1 << 31, &len, err, errlen);
     int rc = text ? hf_tokenizer_encode(tok, text, len, 0, &ids, &n, err, errlen) : -1;
     if (rc == 0 && bos == 1 && *bos_used < 0)
         rc = seterr(err, errlen, "--bos yes: neither %s nor config.json names a BOS token", tpath);

@@ -99,23 +99,10 @@ int token_lines_parse(TokenLines *out, const char *text, size_t len, const char 
 int token_lines_read(TokenLines *out, const char *path, int32_t vocab_size, size_t max_len,
                      char *err, size_t errlen) {
     memset(out, 0, sizeof *out);
-    FILE *f = input_fopen(path, err, errlen); /* a regular file, never a FIFO */
-    if (!f) return -1;
-    char *buf = NULL;
-    size_t n = 0, cap = 0, got;
-    do {
-        if (grow((void **)&buf, &cap, n + 65536, 1) < 0 || cap > MAX_FILE) {
-            free(buf);
-            fclose(f);
-            return seterr(err, errlen, "%s: too large (over 1 GB) or out of memory", path);
-        }
-        got = fread(buf + n, 1, cap - n, f);
-        n += got;
-    } while (got > 0);
-    int bad = ferror(f);
-    fclose(f);
-    int rc = bad ? seterr(err, errlen, "cannot read %s", path)
-                 : token_lines_parse(out, buf, n, path, vocab_size, max_len, err, errlen);
+    size_t n;
+    char *buf = input_slurp(path, MAX_FILE, &n, err, errlen); /* never a FIFO */
+    if (!buf) return -1;
+    int rc = token_lines_parse(out, buf, n, path, vocab_size, max_len, err, errlen);
     free(buf);
     return rc;
 }

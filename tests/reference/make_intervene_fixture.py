@@ -49,37 +49,20 @@ class IvModel(ref.Model):
         self.blocks = []
 
     def gate(self, l, xn, t):
-        kind = self.kind
+        """gatelab_ref's gate, with the scores replaced for gates-open/-mean.
+        The scores come from the reference itself: the gate applied to the
+        identity of its form (ones for mult, zeros for add) is the scores,
+        broadcast to [B, Ti, G*Cg]."""
+        kind, c = self.kind, self.cfg
         if kind not in ("gates-open", "gates-mean"):
             return super().gate(l, xn, t)
-        c, P = self.cfg, self.p
-        G, Cg, _, _ = self.geo
-        B, Ti, _ = t.shape
-        w = P["layers.%d.attn.gate.w" % l]
-        inp = c["gate_input"]
-        if inp == "full":
-            z = xn @ w.t()
-        elif inp == "headslice":
-            H = c["n_heads"]
-            z = (xn.reshape(B, Ti, H, c["d_model"] // H) * w).sum(-1) + P["layers.%d.attn.gate.b" % l]
-        else:
-            z = w
-        g = ref.gate_act(z, c["gate_act"])
-        if inp == "const":
-            gg = g.reshape(G, Cg)
-        elif inp == "headslice" or c["gate_gran"] == "head":
-            gg = g.reshape(B, Ti, G, 1)
-        elif c["gate_shared"]:
-            gg = g.reshape(B, Ti, G, Cg).mean(2, keepdim=True)
-        else:
-            gg = g.reshape(B, Ti, G, Cg)
+        mult = c["gate_form"] == "mult"
+        gg = super().gate(l, xn, torch.ones_like(t) if mult else torch.zeros_like(t))
         if kind == "gates-open":
-            gg = torch.full_like(gg, 1.0 if c["gate_form"] == "mult" else 0.0)
-        elif inp != "const":  # gates-mean: mean over the real rows, every row
+            gg = torch.full_like(gg, 1.0 if mult else 0.0)
+        elif c["gate_input"] != "const":  # gates-mean: mean over the real rows, every row
             gg = gg[:, self.extra:].mean(1, keepdim=True).expand_as(gg)
-        tv = t.reshape(B, Ti, G, Cg)
-        out = tv * gg if c["gate_form"] == "mult" else tv + gg
-        return out.reshape(B, Ti, G * Cg)
+        return t * gg if mult else t + gg
 
     def residual(self, x):
         e = self.extra
