@@ -113,6 +113,12 @@ FILE *input_fopen(const char *path, char *err, size_t errlen) {
     return f;
 }
 
+char *one_line(char *s) {
+    for (unsigned char *c = (unsigned char *)s; c && *c; c++)
+        if (*c < 0x20 || *c == 0x7f) *c = ' ';
+    return s;
+}
+
 char *input_slurp(const char *path, size_t max, size_t *len, char *err, size_t errlen) {
     FILE *f = input_fopen(path, err, errlen);
     if (!f) return NULL;

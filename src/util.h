@@ -40,6 +40,10 @@ FILE *input_fopen(const char *path, char *err, size_t errlen);
  * NULL with one line naming the path. */
 char *input_slurp(const char *path, size_t max, size_t *len, char *err, size_t errlen);
 
+/* s with every control character (newline, CR, tab, ...) made a space,
+ * so a message that quotes its input stays one line. Returns s. */
+char *one_line(char *s);
+
 /* What a file mode is, in words ("a directory", "a FIFO", ...). */
 const char *file_kind(unsigned mode);
 

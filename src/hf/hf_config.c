@@ -9,14 +9,6 @@
 
 #include "util.h"
 
-/* jansson's message may quote the input: keep the error on one line. */
-static const char *one_line(char *s) {
-    for (char *c = s; *c; c++)
-        if (*c == '\n' || *c == '\r')
-            *c = ' ';
-    return s;
-}
-
 #define MAX_DIM (1 << 20)
 #define MAX_VOCAB (1 << 24)
 

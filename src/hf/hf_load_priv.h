@@ -1,4 +1,4 @@
-/* hf_load_priv.h: the loader's state and helpers, shared by
+/* hf_load_priv.h: the loader's state and helpers (hf_load_util.c), shared by
  * hf_tokenizer_load.c (file, model) and hf_load_pipeline.c (normalizer,
  * added tokens, pre-tokenizer, post-processor). */
 #ifndef GATELAB_HF_LOAD_PRIV_H

@@ -1,5 +1,6 @@
-/* hf_tokenizer_load.c: tokenizer.json (jansson) -> HfTokenizer: the file,
- * the model (vocab, merges) and the helpers of hf_load_pipeline.c. */
+/* hf_tokenizer_load.c: tokenizer.json (jansson) -> HfTokenizer: the file
+ * and the model (vocab, merges); the rest is in hf_load_pipeline.c, the
+ * helpers both use in hf_load_util.c. */
 #include <errno.h>
 #include <jansson.h>
 #include <stdlib.h>
@@ -12,56 +13,6 @@
 
 #define MAX_FILE (1u << 30)
 #define MAX_DEPTH 8
-
-int hf_ld_unsupported(HfLoader *L, const char *what, const char *type) {
-    return seterr(L->err, L->errlen,
-                  "%s: %s \"%s\" is not supported (byte-level BPE tokenizers only); "
-                  "tokenize elsewhere and pass --tokens FILE",
-                  L->name, what, type);
-}
-
-int hf_ld_oom(HfLoader *L) { return seterr(L->err, L->errlen, "%s: out of memory", L->name); }
-
-/* obj.key as a string, or NULL (absent, null or not a string). */
-const char *hf_ld_str(const json_t *obj, const char *key) {
-    return json_string_value(json_object_get(obj, key));
-}
-
-/* obj.key as a boolean: def when absent or null, -1 when another type. */
-int hf_ld_bool(const json_t *obj, const char *key, int def) {
-    json_t *v = json_object_get(obj, key);
-    if (!v || json_is_null(v)) return def;
-    return json_is_boolean(v) ? json_is_true(v) : -1;
-}
-
-int hf_ld_bad_field(HfLoader *L, const char *where, const char *key) {
-    return seterr(L->err, L->errlen, "%s: %s.%s has the wrong type", L->name, where, key);
-}
-
-/* An id in [0, HF_MAX_ID) from json v, or -1. */
-int32_t hf_ld_id(const json_t *v) {
-    if (!json_is_integer(v)) return -1;
-    json_int_t x = json_integer_value(v);
-    return x >= 0 && x < HF_MAX_ID ? (int32_t)x : -1;
-}
-
-/* Register token text[len] -> id for lookups and, when it spells bytes,
- * for BPE. */
-int hf_ld_add_token(HfLoader *L, const char *text, size_t len, int32_t id) {
-    HfTokenizer *t = L->tok;
-    char *raw = malloc(len + 1);
-    size_t rawlen;
-    if (!raw || hf_map_put(&t->token_ids, text, len, id) < 0) {
-        free(raw);
-        return hf_ld_oom(L);
-    }
-    int rc = 0;
-    if (hf_bytelevel_unmap(text, len, raw, &rawlen) == 0)
-        rc = hf_map_put(&t->bpe.vocab, raw, rawlen, id);
-    free(raw);
-    if (id > t->max_id) t->max_id = id;
-    return rc < 0 ? hf_ld_oom(L) : 0;
-}
 
 static int load_vocab(HfLoader *L, const json_t *vocab) {
     const char *key;
@@ -213,12 +164,6 @@ static int load_root(HfLoader *L, const json_t *root) {
     return t->mctx ? index_ids(L) : hf_ld_oom(L);
 }
 
-/* Messages quote the file (jansson quotes its text): keep them one line. */
-static void one_line(char *err, size_t errlen) {
-    for (size_t i = 0; err && i < errlen && err[i]; ++i)
-        if ((unsigned char)err[i] < 0x20 || err[i] == 0x7f) err[i] = '?';
-}
-
 static int load_json(HfTokenizer **out, const char *json, size_t len, const char *name, char *err,
                      size_t errlen) {
     json_error_t je;
@@ -246,7 +191,7 @@ static int load_json(HfTokenizer **out, const char *json, size_t len, const char
 int hf_tokenizer_load_buffer(HfTokenizer **out, const char *json, size_t len, const char *name,
                              char *err, size_t errlen) {
     int rc = load_json(out, json, len, name, err, errlen);
-    if (rc < 0) one_line(err, errlen);
+    if (rc < 0 && errlen) one_line(err); /* jansson quotes the file */
     return rc;
 }
 

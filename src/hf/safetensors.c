@@ -13,14 +13,6 @@
 
 #include "util.h"
 
-/* jansson's message may quote the input: keep the error on one line. */
-static const char *one_line(char *s) {
-    for (char *c = s; *c; c++)
-        if (*c == '\n' || *c == '\r')
-            *c = ' ';
-    return s;
-}
-
 #define ST_MAX_SHARDS 4096
 
 typedef struct {

@@ -33,7 +33,7 @@ common="$here/fuzz_entry.c $root/src/util.c $root/src/rng.c $root/src/config.c
   $root/src/config_derive.c $root/src/variants.c $root/src/data.c $root/src/train/sweepfile.c
   $root/src/runfile_read.c
   $here/fuzz_entry_hf.c $root/src/hf/safetensors.c
-  $(for f in hf_map hf_utf8 hf_normalize hf_regex hf_bytelevel hf_bpe hf_added hf_tokenizer_load \
+  $(for f in hf_map hf_utf8 hf_normalize hf_regex hf_bytelevel hf_bpe hf_added hf_tokenizer_load hf_load_util \
       hf_load_pipeline hf_tokenizer token_lines; do echo $root/src/hf/$f.c; done)"
 
 for t in $targets; do
