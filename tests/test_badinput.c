@@ -28,13 +28,7 @@ static char log_path[600];
  * empty on failure, so the log is stderr). */
 #define RUN(...) (tu_run(log_path, __VA_ARGS__))
 
-static char *path(const char *name) {
-    static char buf[4][600];
-    static int k;
-    char *p = buf[k++ % 4];
-    snprintf(p, 600, "%s/%s", dir, name);
-    return p;
-}
+static char *path(const char *name) { return tu_join(dir, name); }
 
 /* The log is exactly one newline-terminated line holding every needle. */
 static void assert_one_line(const char *n1, const char *n2) {

@@ -33,13 +33,7 @@
 static const char *dir;
 static char log_path[600], good[600];
 
-static char *path(const char *name) {
-    static char buf[8][700];
-    static int k;
-    char *p = buf[k++ % 8];
-    snprintf(p, 700, "%s/%s", dir, name);
-    return p;
-}
+static char *path(const char *name) { return tu_join(dir, name); }
 
 /* Run `[PREFIX] gatelab ARGS` from the source root, killed after 120 s
  * (exit 137: a hang), output into log_path. Returns the exit code. */

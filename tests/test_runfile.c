@@ -441,6 +441,15 @@ static RunFile *write_run(const char *path, const Config *cfg, TinyModel *t,
     return rf;
 }
 
+/* write_run's file on test_config and a tiny model, closed. */
+static void write_closed_run(const char *path, Probe *q) {
+    Config cfg = test_config();
+    TinyModel t;
+    tiny_model(&t, &cfg);
+    RunFile *rf = write_run(path, &cfg, &t, q);
+    assert_int_equal(runfile_close(rf, rf_err, sizeof rf_err), 0);
+}
+
 static void test_write_and_read_back(void **state) {
     (void)state;
     char path[512];
@@ -611,12 +620,8 @@ static void test_reopen_bad_files(void **state) {
     /* a real run file cut in half */
     char full[512];
     tpath(full, sizeof full, "whole.h5");
-    Config cfg = test_config();
-    TinyModel t;
-    tiny_model(&t, &cfg);
     Probe q;
-    RunFile *rf = write_run(full, &cfg, &t, &q);
-    assert_int_equal(runfile_close(rf, rf_err, sizeof rf_err), 0);
+    write_closed_run(full, &q);
     size_t n;
     char *b = tu_slurp_ok(full, &n);
     tpath(path, sizeof path, "half.h5");
@@ -886,12 +891,8 @@ static void test_probe_table_roundtrip(void **state) {
     (void)state;
     char path[512], err[512];
     tpath(path, sizeof path, "table.h5");
-    Config cfg = test_config();
-    TinyModel t;
-    tiny_model(&t, &cfg);
     Probe q;
-    RunFile *rf = write_run(path, &cfg, &t, &q);
-    assert_int_equal(runfile_close(rf, rf_err, sizeof rf_err), 0);
+    write_closed_run(path, &q);
     RunReader *r = runread_open(path, err, sizeof err);
     if (!r) fail_msg("open: %s", err);
     ProbeRecord got;
@@ -909,12 +910,8 @@ static void test_intervention_roundtrip(void **state) {
     (void)state;
     char path[512], err[512];
     tpath(path, sizeof path, "iv.h5");
-    Config cfg = test_config();
-    TinyModel t;
-    tiny_model(&t, &cfg);
     Probe q;
-    RunFile *rf = write_run(path, &cfg, &t, &q);
-    assert_int_equal(runfile_close(rf, rf_err, sizeof rf_err), 0);
+    write_closed_run(path, &q);
     InterventionOut out[2] = {{RS_IV_NONE, &q.p, 1.5, 40, 0}, {RS_IV_BOS_CLIP, &q.p, 9.0, 1, 3}};
     assert_int_equal(runfile_write_interventions(path, out, 2, err, sizeof err), 0);
     out[1].loss = 2.25; /* rewritten: the new value wins */

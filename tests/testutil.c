@@ -64,6 +64,14 @@ char *tu_slurp(const char *path, size_t *len) {
     return b;
 }
 
+char *tu_join(const char *dir, const char *name) {
+    static char buf[8][1100];
+    static int k;
+    char *p = buf[k++ % 8];
+    snprintf(p, sizeof buf[0], "%s/%s", dir, name);
+    return p;
+}
+
 char *tu_slurp_ok(const char *path, size_t *len) {
     char *b = tu_slurp(path, len);
     if (!b) fail_msg("cannot read %s", path);

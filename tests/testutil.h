@@ -25,7 +25,11 @@ char *tu_slurp(const char *path, size_t *len);
  * first difference. */
 void tu_assert_same_history(const char *a, const char *b, size_t n);
 
-/* The same, but a missing file fails the test (naming it). */
+/* "DIR/NAME" in one of 8 static buffers used in turn (so a call may hold
+ * several at once). */
+char *tu_join(const char *dir, const char *name);
+
+/* The same as tu_slurp, but a missing file fails the test (naming it). */
 char *tu_slurp_ok(const char *path, size_t *len);
 
 /* Write n bytes (or a string) to path, replacing it; cmocka-fails on error. */

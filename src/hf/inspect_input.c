@@ -17,6 +17,23 @@ void hf_windows_free(HfWindows *w) {
     memset(w, 0, sizeof *w);
 }
 
+/* w->ids [N, T] from w->N and w->T: window i is [bos_id] (when >= 0) and
+ * then T or T-1 ids from src + start[i] (start NULL: src + i * stride). */
+static int fill(HfWindows *w, const int32_t *src, const size_t *start, size_t stride, int bos_id,
+                char *err, size_t errlen) {
+    const int b = bos_id >= 0;
+    if (!(w->ids = calloc((size_t)w->N * w->T, sizeof(int32_t))))
+        return seterr(err, errlen, "out of memory");
+    for (int i = 0; i < w->N; i++) {
+        int32_t *dst = w->ids + (size_t)i * w->T;
+        if (b)
+            dst[0] = bos_id;
+        memcpy(dst + b, src + (start ? start[i] : (size_t)i * stride),
+               (size_t)(w->T - b) * sizeof(int32_t));
+    }
+    return 0;
+}
+
 /* The windows of a parsed --tokens file: the first n_seq lines (or all),
  * each cut to T ids after the BOS; a shorter line is an error. */
 static int windows_from_lines(HfWindows *w, const TokenLines *L, const char *path, int seq_len,
@@ -40,15 +57,7 @@ static int windows_from_lines(HfWindows *w, const TokenLines *L, const char *pat
             return seterr(err, errlen, "%s: window %d has %zu ids, fewer than --seq-len %d%s",
                           path, i + 1, len, w->T, b ? " minus the BOS" : "");
     }
-    if (!(w->ids = calloc((size_t)w->N * w->T, sizeof(int32_t))))
-        return seterr(err, errlen, "out of memory");
-    for (int i = 0; i < w->N; i++) {
-        int32_t *dst = w->ids + (size_t)i * w->T;
-        if (b)
-            dst[0] = bos_id;
-        memcpy(dst + b, L->ids + L->start[i], (size_t)(w->T - b) * sizeof(int32_t));
-    }
-    return 0;
+    return fill(w, L->ids, L->start, 0, bos_id, err, errlen);
 }
 
 int hf_windows_from_token_file(HfWindows *w, const char *path, int seq_len, int n_seq, int bos_id,
@@ -79,13 +88,5 @@ int hf_windows_from_stream(HfWindows *w, const int32_t *ids, size_t n, int seq_l
                       fit, seq_len, n_seq);
     w->N = n_seq > 0 ? n_seq : (int)(fit > (1u << 20) ? 1u << 20 : fit);
     w->T = seq_len;
-    if (!(w->ids = calloc((size_t)w->N * w->T, sizeof(int32_t))))
-        return seterr(err, errlen, "out of memory");
-    for (int i = 0; i < w->N; i++) {
-        int32_t *dst = w->ids + (size_t)i * w->T;
-        if (b)
-            dst[0] = bos_id;
-        memcpy(dst + b, ids + (size_t)i * per, per * sizeof(int32_t));
-    }
-    return 0;
+    return fill(w, ids, NULL, per, bos_id, err, errlen);
 }
