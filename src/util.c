@@ -124,29 +124,30 @@ char *input_slurp(const char *path, size_t max, size_t *len, char *err, size_t e
     if (!f) return NULL;
     char *buf = NULL;
     size_t n = 0, cap = 0, got;
-    do {
+    do { /* reads at most max + 1 bytes: one more says "too large" */
         if (n == cap) {
             cap = cap ? cap * 2 : 1 << 16;
-            char *b = n <= max ? realloc(buf, cap + 1) : NULL;
+            if (cap > max + 1) cap = max + 1;
+            char *b = realloc(buf, cap + 1);
             if (!b) {
                 free(buf);
                 fclose(f);
-                seterr(err, errlen, "%s: too large (over %zu bytes) or out of memory", path, max);
+                seterr(err, errlen, "%s: out of memory reading it", path);
                 return NULL;
             }
             buf = b;
         }
         got = fread(buf + n, 1, cap - n, f);
         n += got;
-    } while (got > 0);
-    int bad = ferror(f) || n > max;
+    } while (got > 0 && n <= max);
+    int bad = ferror(f);
     fclose(f);
-    if (bad) {
+    if (bad || n > max) {
         free(buf);
-        if (n > max)
-            seterr(err, errlen, "%s: too large (over %zu bytes)", path, max);
-        else
+        if (bad)
             seterr(err, errlen, "cannot read %s", path);
+        else
+            seterr(err, errlen, "%s: too large (over %zu bytes)", path, max);
         return NULL;
     }
     buf[n] = 0;

@@ -26,6 +26,7 @@
 #include "cli_json.h"
 #include "runfile_read.h"
 #include "testutil.h"
+#include "util.h"
 
 #define PRESET "experiments/tiny.ini"
 #define NOBODY 65534
@@ -64,11 +65,7 @@ static const char *preset_path(void) {
     return p;
 }
 
-static char *slurp_log(void) {
-    char *b = tu_slurp(log_path, NULL);
-    assert_non_null(b);
-    return b;
-}
+static char *slurp_log(void) { return tu_slurp_ok(log_path, NULL); }
 
 /* The log is one newline-terminated line holding both needles. */
 static void assert_one_line(const char *n1, const char *n2) {
@@ -382,12 +379,37 @@ static void test_unwritable_and_unreadable(void **state) {
     assert_one_line(secret, "Permission denied");
 }
 
+/* input_slurp, the whole-file read of tokenizer.json, config.json, --text
+ * and --tokens files: the bytes and a NUL; one byte over the cap, a FIFO
+ * and a directory are one-line errors naming the path. */
+static void test_input_slurp(void **state) {
+    (void)state;
+    char err[1300];
+    size_t n = 99;
+    const char *f = path("slurp.txt"), *fifo = path("slurp.fifo");
+    tu_write_text(f, "0123456789");
+    char *b = input_slurp(f, 10, &n, err, sizeof err);
+    assert_non_null(b);
+    assert_int_equal(n, 10);
+    assert_string_equal(b, "0123456789");
+    free(b);
+    assert_null(input_slurp(f, 9, &n, err, sizeof err));
+    assert_non_null(strstr(err, "slurp.txt: too large (over 9 bytes)"));
+    assert_int_equal(mkfifo(fifo, 0644), 0);
+    assert_null(input_slurp(fifo, 100, &n, err, sizeof err));
+    assert_non_null(strstr(err, "is a FIFO"));
+    assert_null(input_slurp(dir, 100, &n, err, sizeof err));
+    assert_non_null(strstr(err, "is a directory"));
+    assert_null(strchr(err, '\n'));
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_inputs_not_what_they_claim),
         cmocka_unit_test(test_unbounded_work_and_signals),
         cmocka_unit_test(test_outputs_well_formed),
         cmocka_unit_test(test_unwritable_and_unreadable),
+        cmocka_unit_test(test_input_slurp),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
 }
