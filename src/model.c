@@ -760,8 +760,10 @@ double model_flops_per_token(const Model *m, int T) {
     if (c->gate_pos != GATE_NONE && c->gate_input == GIN_FULL)
         per_layer += (double)D->d * D->gate_channels;
     if (c->gate_input == GIN_HEADSLICE) per_layer += (double)D->d;
+    if (c->fox) per_layer += (double)D->d * D->H; /* the forget gate */
     double matmul = per_layer * D->L + (double)D->d * D->V;
-    double attn = 12.0 * (double)(T + D->extra_pos) * D->qdim * D->L;
+    /* diff_attn runs the core twice (each half as a full-width head) */
+    double attn = 12.0 * (double)(T + D->extra_pos) * D->qdim * D->L * (c->diff_attn ? 2 : 1);
     return 6.0 * matmul + attn;
 }
 const float *model_logits(const RunState *s) { return s->logits; }
