@@ -39,6 +39,22 @@ static float *grab(RemedyState *r, size_t n, int *fail) {
     return p;
 }
 
+/* Floats remedy_state_new allocates (one layer's activations times L,
+ * plus one set of backward scratch). */
+size_t remedy_state_floats(const Model *m, int B, int T) {
+    const Config *c = &m->cfg;
+    const Dims *D = &m->dims;
+    if (!remedy_active(c)) return 0;
+    int Ti = T + D->extra_pos;
+    size_t N = (size_t)B * Ti, Nq = N * D->qdim, Nk = N * D->kvdim;
+    size_t maps = (size_t)B * D->H * Ti * Ti, kbn = (size_t)B * D->H * Ti;
+    size_t layer = 0, scratch = 0;
+    if (c->ssmax) layer += Nq, scratch += Nq;
+    if (c->fox) layer += N * D->H + kbn, scratch += kbn + N * D->H;
+    if (c->diff_attn) layer += 3 * Nq + 2 * Nk + 3 * maps, scratch += 3 * Nq + 2 * Nk;
+    return layer * (size_t)D->L + scratch;
+}
+
 RemedyState *remedy_state_new(const Model *m, int B, int T) {
     const Config *c = &m->cfg;
     const Dims *D = &m->dims;

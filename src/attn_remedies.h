@@ -23,6 +23,9 @@ int remedy_active(const Config *cfg);
  * NULL when out of memory. */
 RemedyState *remedy_state_new(const Model *m, int B, int T);
 void remedy_state_free(RemedyState *r);
+/* Floats remedy_state_new(m, B, T) allocates (0 when none is active), for
+ * memory planning. */
+size_t remedy_state_floats(const Model *m, int B, int T);
 
 /* Layer l: q[B,Ti,H,dh] (rotated), k, v [B,Ti,Hkv,dh], xn [B*Ti, d] (the
  * block's normed input, read by the forget gate) -> y, att, slot, preatt
