@@ -1,0 +1,26 @@
+/* hf_runwrite.c: probe + provenance -> RUN.h5 (see hf_runwrite.h). No
+ * /config, /metrics rows or /summary: readers treat those as absent. */
+#include "hf_runwrite.h"
+
+#include <stdio.h>
+#include <unistd.h>
+
+#include "util.h"
+
+int hf_run_write(const char *out, int force, const ProbeRecord *p, const RunPretrained *info,
+                 char *err, size_t errlen) {
+    if (!force && file_exists(out))
+        return seterr(err, errlen, "%s: exists (use --force to replace it)", out);
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%s.tmp", out);
+    RunFile *rf = runfile_create(tmp, NULL, NULL, 1, err, errlen);
+    if (!rf) return -1;
+    int rc = runfile_write_probe(rf, p, err, errlen);
+    if (rc == 0) rc = runfile_write_pretrained(rf, info, err, errlen);
+    if (rc == 0) rc = runfile_set_status(rf, RS_STATUS_DONE, err, errlen);
+    char cerr[512];
+    if (runfile_close(rf, cerr, sizeof cerr) < 0 && rc == 0) rc = seterr(err, errlen, "%s", cerr);
+    if (rc == 0) return file_replace(tmp, out, err, errlen);
+    unlink(tmp);
+    return -1;
+}
