@@ -10,6 +10,7 @@
 #include "commands.h"
 #include "lceval.h"
 #include "runfile.h"
+#include "runlock.h"
 
 static void usage(FILE *f) {
     fprintf(f,
@@ -103,15 +104,22 @@ static void print_json(const LcEvalResult *r, int n) {
 
 static int store(const char *run, int yarn, const LcEvalResult *r, int n) {
     char err[512];
+    RunLock lock; /* one writer per run file (runlock.h) */
+    if (runlock_acquire(&lock, run, err, sizeof err) != 0) {
+        fprintf(stderr, "gatelab eval: %s\n", err);
+        return -1;
+    }
     for (int i = 0; i < n; i++) {
         LcEvalData d = {yarn ? RS_LC_YARN : RS_LC_PLAIN, r[i].len, r[i].train_len, r[i].val_loss,
                         r[i].ppl, r[i].first_share, r[i].uniform_share, r[i].sink_rate,
                         r[i].yarn_scale, r[i].n_seqs, r[i].n_buckets, r[i].loss_by_bucket};
         if (runfile_write_lceval(run, &d, err, sizeof err) != 0) {
             fprintf(stderr, "gatelab eval: %s\n", err);
+            runlock_release(&lock);
             return -1;
         }
     }
+    runlock_release(&lock);
     return 0;
 }
 

@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "outpath.h"
 #include "runfile_read.h" /* runfile_read_status, runfile_has_lceval */
 #include "train_loop.h"   /* TRAIN_DIVERGED */
 #include "util.h"
@@ -405,6 +406,9 @@ static int prepare_out(const SweepOptions *o, char *tag, size_t taglen, char *er
     snprintf(logs, sizeof logs, "%s/logs", o->out_dir);
     if (!o->dry_run && sweep_mkdir_p(logs))
         return seterr(err, errlen, "cannot create %s: %s", logs, strerror(errno));
+    char tsv[SWEEP_PATH_MAX + 32];
+    snprintf(tsv, sizeof tsv, "%s/sweep_status.tsv", o->out_dir);
+    if (!o->dry_run && outpath_check(tsv, OUT_SWEEP_TSV, 1, err, errlen) != 0) return -1;
     if (o->size > 1) snprintf(tag, taglen, "sweep[%d/%d]", o->rank, o->size);
     else snprintf(tag, taglen, "sweep");
     return 0;
@@ -505,6 +509,7 @@ int sweep_write_slurm(const Sweep *sw, const char *sweep_file,
     exe[n > 0 ? n : 0] = '\0';
     if (n <= 0) str_copy(exe, sizeof exe, "gatelab");
     if (!getcwd(cwd, sizeof cwd)) str_copy(cwd, sizeof cwd, ".");
+    if (outpath_check(script_path, OUT_SLURM, 1, err, errlen) != 0) return -1;
     FILE *f = fopen(script_path, "w");
     if (!f)
         return seterr(err, errlen, "cannot write %s: %s", script_path,
