@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "runfile_read.h"
+#include "cmdutil.h"
 #include "commands.h"
 #include "lceval.h"
 #include "runfile.h"
@@ -104,22 +105,15 @@ static void print_json(const LcEvalResult *r, int n) {
 
 static int store(const char *run, int yarn, const LcEvalResult *r, int n) {
     char err[512];
-    RunLock lock; /* one writer per run file (runlock.h) */
-    if (runlock_acquire(&lock, run, err, sizeof err) != 0) {
-        fprintf(stderr, "gatelab eval: %s\n", err);
-        return -1;
-    }
     for (int i = 0; i < n; i++) {
         LcEvalData d = {yarn ? RS_LC_YARN : RS_LC_PLAIN, r[i].len, r[i].train_len, r[i].val_loss,
                         r[i].ppl, r[i].first_share, r[i].uniform_share, r[i].sink_rate,
                         r[i].yarn_scale, r[i].n_seqs, r[i].n_buckets, r[i].loss_by_bucket};
         if (runfile_write_lceval(run, &d, err, sizeof err) != 0) {
             fprintf(stderr, "gatelab eval: %s\n", err);
-            runlock_release(&lock);
             return -1;
         }
     }
-    runlock_release(&lock);
     return 0;
 }
 
@@ -179,6 +173,14 @@ int cmd_eval(int argc, char **argv) {
     const char *run = argv[optind];
     int T;
     if (run_seq_len(run, &T) != 0) return 2;
+    if (!nowrite && cu_check_out("eval", run, OUT_RUNFILE) < 0) return 2; /* outpath.h */
+    /* one writer per run file, from before the read to the last write */
+    RunLock lock = {.fd = -1};
+    char lerr[1024];
+    if (!nowrite && runlock_acquire(&lock, run, lerr, sizeof lerr) != 0) {
+        fprintf(stderr, "gatelab eval: %s\n", lerr);
+        return 2;
+    }
     if (parse_lengths(lengths, T, o.lengths, &o.n_lengths) != 0) {
         fprintf(stderr, "gatelab eval: bad --lengths '%s' (want e.g. 256,512 or 1x,2x; at most %d)\n",
                 lengths, LCEVAL_MAX_LENGTHS);
@@ -194,6 +196,7 @@ int cmd_eval(int argc, char **argv) {
         if (lceval_run(run, &o, res, &info, err, sizeof err) != 0) {
             if (json) printf("\"error\": true}\n");
             fprintf(stderr, "gatelab eval: %s\n", err);
+            runlock_release(&lock);
             return 2;
         }
         if (json) {
@@ -207,5 +210,6 @@ int cmd_eval(int argc, char **argv) {
         if (!nowrite && store(run, o.yarn, res, o.n_lengths) != 0) rc = 1;
         for (int i = 0; i < o.n_lengths; i++) lceval_result_free(&res[i]);
     }
+    runlock_release(&lock);
     return rc;
 }

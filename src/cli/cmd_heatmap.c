@@ -151,6 +151,7 @@ int cmd_heatmap(int argc, char **argv)
         fprintf(stderr, "gatelab heatmap: --compare needs --layer L\n");
         return 2;
     }
+    if (cu_check_out("heatmap", out, OUT_PNG) < 0) return 2;
     RunReader *r, *r2 = NULL;
     ProbeRecord p, p2;
     if (cu_load("heatmap", argv[optind], step, &r, &p) < 0) return 2;

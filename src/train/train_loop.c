@@ -113,7 +113,10 @@ static void rows_free(Rows *r) {
 
 static int commit_begin(Loop *lp, char *err, size_t errlen) {
     if (file_copy(lp->opt->out_path, lp->tmp_path, err, errlen) != 0) return -1;
-    lp->rf = runfile_reopen(lp->tmp_path, lp->step, err, errlen);
+    /* the file is valid up to the first step not yet committed (the last
+     * checkpoint's): rows a crashed or diverged session left past it go */
+    const Rows *r0 = &lp->rows;
+    lp->rf = runfile_reopen(lp->tmp_path, r0->n ? r0->step[0] : lp->step, err, errlen);
     if (!lp->rf) {
         unlink(lp->tmp_path);
         return -1;
@@ -253,11 +256,18 @@ static int open_resumed(Loop *lp, char *err, size_t errlen) {
         return seterr(err, errlen, "%s.ckpt was made with a different config; "
                       "resume with the same config, or start over with --force",
                       lp->opt->out_path), TRAIN_BADINPUT;
-    /* check the run file now, so a corrupt one is refused before any work */
-    RunFile *rf = runfile_reopen(lp->opt->out_path, lp->step, err, errlen);
-    if (!rf) return TRAIN_BADINPUT;
+    /* check the run file now, so a corrupt one is refused before any work;
+     * on a copy, so a refused resume touches nothing */
+    if (file_copy(lp->opt->out_path, lp->tmp_path, err, errlen) != 0) return TRAIN_FAIL;
+    RunFile *rf = runfile_reopen(lp->tmp_path, lp->step, err, errlen);
+    if (!rf) {
+        unlink(lp->tmp_path);
+        return TRAIN_BADINPUT;
+    }
     long long rows = runfile_train_rows(rf);
-    if (runfile_close(rf, err, errlen) != 0) return TRAIN_FAIL;
+    int closed = runfile_close(rf, err, errlen);
+    unlink(lp->tmp_path);
+    if (closed != 0) return TRAIN_FAIL;
     /* rows 0..step-1 must all be there: a checkpoint newer than the run
      * file's last commit would leave a gap in the metrics */
     if (rows != lp->step)
