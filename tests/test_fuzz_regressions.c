@@ -67,12 +67,18 @@ static void test_tokens(void **s) {
     assert_true(replay_dir("tokens", fuzz_tokens_one) >= 0);
 }
 
+static void test_runlock(void **s) {
+    (void)s;
+    assert_true(replay_dir("runlock", fuzz_runlock_one) >= 2);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_config),
         cmocka_unit_test(test_sweepfile),
         cmocka_unit_test(test_runread),
         cmocka_unit_test(test_tokens),
+        cmocka_unit_test(test_runlock),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -10,6 +10,7 @@
 #include "config.h"
 #include "data.h"
 #include "runfile_read.h"
+#include "runlock.h"
 #include "sweep.h"
 
 
@@ -142,4 +143,17 @@ int fuzz_tokens_one(const uint8_t *data, size_t size) {
     }
     unlink(p);
     return rc;
+}
+
+/* The lock file's parser (runlock.h, issue 11): an accepted input names a
+ * pid in 1..2^31-1, and what a writer writes for it parses back the same. */
+int fuzz_runlock_one(const uint8_t *data, size_t size) {
+    long pid = -1;
+    if (runlock_parse((const char *)data, size, &pid) != 0) return 1;
+    fuzz_assert(pid >= 1 && pid <= 0x7fffffffL);
+    char buf[32];
+    int k = snprintf(buf, sizeof buf, "pid %ld\n", pid);
+    long back = -1;
+    fuzz_assert(k > 0 && runlock_parse(buf, (size_t)k, &back) == 0 && back == pid);
+    return 0;
 }

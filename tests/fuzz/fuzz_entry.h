@@ -31,5 +31,6 @@ int fuzz_config_one(const uint8_t *data, size_t size);
 int fuzz_sweepfile_one(const uint8_t *data, size_t size);
 int fuzz_runread_one(const uint8_t *data, size_t size);
 int fuzz_tokens_one(const uint8_t *data, size_t size);
+int fuzz_runlock_one(const uint8_t *data, size_t size);
 
 #endif

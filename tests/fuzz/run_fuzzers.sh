@@ -19,7 +19,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 secs=${1:-60}
 [ $# -gt 0 ] && shift
-targets=${*:-config sweepfile runread tokens hftok}
+targets=${*:-config sweepfile runread tokens hftok runlock}
 out=$root/build-fuzz
 mkdir -p "$out"
 CC=${CC:-clang}
@@ -31,7 +31,7 @@ libs="$(pkg-config --libs hdf5 2>/dev/null || echo -L/usr/lib/x86_64-linux-gnu/h
   -ljansson -lpcre2-8 -licuuc"
 common="$here/fuzz_entry.c $root/src/util.c $root/src/rng.c $root/src/config.c
   $root/src/config_derive.c $root/src/variants.c $root/src/data.c $root/src/train/sweepfile.c
-  $root/src/runfile_read.c
+  $root/src/runfile_read.c $root/src/runlock.c
   $here/fuzz_entry_hf.c $(ls $root/src/hf/*.c)"
 
 for t in $targets; do
