@@ -15,7 +15,7 @@ static void usage(FILE *f)
         "usage: gatelab heatmap RUN.h5 --out FILE.png [--layer L] [--head H]\n"
         "                       [--log] [--step N] [--compare OTHER.h5]\n"
         "  Probe attention maps (mean over probe sequences) as a PNG.\n"
-        "  --out FILE     PNG to write (required; overwritten)\n"
+        "  --out FILE     PNG to write (required; a new path or an existing PNG)\n"
         "  --layer L      only layer L (with --head: a single head)\n"
         "  --head H       only head H (without --layer: every layer)\n"
         "  --log          colour by log10(a + 1e-4)\n"
