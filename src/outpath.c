@@ -54,8 +54,7 @@ static int is_runfile(const char *path) {
     return 1;
 }
 
-int outpath_check(const char *path, OutKind kind, int overwrite, char *err,
-                  size_t errlen) {
+int outpath_check(const char *path, OutKind kind, int overwrite, char *err, size_t errlen) {
     struct stat st;
     if (!path || !*path) return seterr(err, errlen, "output path is empty");
     if ((unsigned)kind >= sizeof KINDS / sizeof KINDS[0])
@@ -63,22 +62,27 @@ int outpath_check(const char *path, OutKind kind, int overwrite, char *err,
     const KindInfo *k = &KINDS[kind];
     if (lstat(path, &st) != 0) {
         if (errno == ENOENT) return 0; /* a new path */
-        return seterr(err, errlen, "%s: cannot check the output path: %s", path,
-                      strerror(errno));
+        return seterr(err, errlen, "%s: cannot check the output path: %s", path, strerror(errno));
     }
     if (S_ISLNK(st.st_mode))
-        return seterr(err, errlen, "%s is a symbolic link; refusing to write through it "
-                      "(give the real path)", path);
+        return seterr(err, errlen,
+                      "%s is a symbolic link; refusing to write through it "
+                      "(give the real path)",
+                      path);
     if (S_ISDIR(st.st_mode))
         return seterr(err, errlen, "%s is a directory, not a %s", path, k->name);
     if (!S_ISREG(st.st_mode))
         return seterr(err, errlen, "%s is not a regular file; refusing to overwrite it", path);
     int ours = st.st_size == 0 || (k->magic ? has_magic(path, k) : is_runfile(path));
     if (!ours)
-        return seterr(err, errlen, "%s exists and is not a %s; refusing to overwrite it "
-                      "(move it away first)", path, k->name);
+        return seterr(err, errlen,
+                      "%s exists and is not a %s; refusing to overwrite it "
+                      "(move it away first)",
+                      path, k->name);
     if (!overwrite)
-        return seterr(err, errlen, "%s exists (finished results are never overwritten; "
-                      "use --force)", path);
+        return seterr(err, errlen,
+                      "%s exists (finished results are never overwritten; "
+                      "use --force)",
+                      path);
     return 0;
 }

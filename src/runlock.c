@@ -60,8 +60,10 @@ int runlock_acquire(RunLock *l, const char *run_path, char *err, size_t errlen) 
             holder(fd, who, sizeof who);
             close(fd);
             if (e == EWOULDBLOCK)
-                return seterr(err, errlen, "%s is being written by another process (%s, "
-                              "lock %s); refusing a second writer", run_path, who, l->path);
+                return seterr(err, errlen,
+                              "%s is being written by another process (%s, "
+                              "lock %s); refusing a second writer",
+                              run_path, who, l->path);
             return seterr(err, errlen, "%s: cannot lock: %s", l->path, strerror(e));
         }
         if (!still_linked(fd, l->path)) { /* lost a race with a release: again */
@@ -74,8 +76,7 @@ int runlock_acquire(RunLock *l, const char *run_path, char *err, size_t errlen) 
             int e = errno;
             unlink(l->path);
             close(fd);
-            return seterr(err, errlen, "%s: cannot write the lock file: %s", l->path,
-                          strerror(e));
+            return seterr(err, errlen, "%s: cannot write the lock file: %s", l->path, strerror(e));
         }
         l->fd = fd;
         return 0;

@@ -139,7 +139,7 @@ static pid_t spawn(const Runner *R, const SweepRun *r, SweepAction a) {
     snprintf(log, sizeof log, "%s/logs/%s.log", R->o->out_dir, r->id);
     char **argv = child_argv(R, r, a, out);
     if (!argv) return -1;
-    int fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
+    int fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0666);
     if (fd < 0) {
         free(argv);
         return -1;
@@ -179,9 +179,9 @@ static void record(const Runner *R, const SweepRun *r, int code, double secs,
     char path[SWEEP_PATH_MAX + 32], row[512];
     snprintf(path, sizeof path, "%s/sweep_status.tsv", R->o->out_dir);
     /* O_EXCL: exactly one process (of several MPI ranks) writes the header */
-    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0666);
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0666);
     if (fd >= 0) dprintf(fd, "name\tseed\texit\tseconds\tresult\n");
-    else if (errno == EEXIST) fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+    else if (errno == EEXIST) fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW);
     if (fd < 0) {
         fprintf(stderr, "sweep: cannot write %s: %s\n", path, strerror(errno));
         return;
@@ -457,7 +457,7 @@ int sweep_execute(const Sweep *sw, const SweepOptions *o, SweepSummary *sum,
 
 /* `gatelab eval H5 --lengths L --both`, output appended to the run's log. */
 static int eval_child(const char *exe, const char *h5, const char *lengths, const char *log) {
-    int fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
+    int fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0666);
     if (fd < 0) return -1;
     dprintf(fd, "== gatelab sweep: eval %s --lengths %s --both\n", h5, lengths);
     fflush(NULL);
