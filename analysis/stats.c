@@ -1,0 +1,250 @@
+/* stats.c: the tests and intervals of stats.h. Definitions are in the
+ * header; this file only computes them. GSL supplies the t distribution,
+ * sorting, quantiles, correlation and the bootstrap's generator. */
+#include "stats.h"
+
+#include <gsl/gsl_cdf.h>
+#include <gsl/gsl_rng.h>
+#include <gsl/gsl_sort.h>
+#include <gsl/gsl_statistics_double.h>
+#include <math.h>
+#include <stdlib.h>
+
+#include "metrics.h"
+#include "util.h"
+
+/* ---------------------------------------------------------------- input */
+
+/* A sample must exist, hold at least min_n values, all finite. */
+static int check_sample(const double *x, int n, int min_n, const char *name, char *err,
+                        size_t errlen) {
+    if (n < min_n)
+        return seterr(err, errlen, "sample %s has %d values, needs at least %d", name, n,
+                      min_n);
+    if (!x) return seterr(err, errlen, "sample %s is NULL", name);
+    for (int i = 0; i < n; i++)
+        if (!isfinite(x[i]))
+            return seterr(err, errlen, "sample %s: value %d is %g (not finite)", name, i,
+                          x[i]);
+    return 0;
+}
+
+static int is_constant(const double *x, int n) {
+    for (int i = 1; i < n; i++)
+        if (x[i] != x[0]) return 0;
+    return 1;
+}
+
+/* ---------------------------------------------------------------- Welch */
+
+/* Welch-Satterthwaite degrees of freedom from the two va/na terms. */
+static double welch_df(double qa, int na, double qb, int nb) {
+    double s = qa + qb;
+    return s * s / (qa * qa / (na - 1) + qb * qb / (nb - 1));
+}
+
+int stats_welch(StatsWelch *out, const double *a, int na, const double *b, int nb,
+                char *err, size_t errlen) {
+    if (check_sample(a, na, 2, "a", err, errlen) || check_sample(b, nb, 2, "b", err, errlen))
+        return -1;
+    double sa, sb;
+    mean_std(a, na, &out->mean_a, &sa);
+    mean_std(b, nb, &out->mean_b, &sb);
+    double qa = sa * sa / na, qb = sb * sb / nb, diff = out->mean_a - out->mean_b;
+    if (qa + qb == 0.0) { /* both constant: the defined degenerate case */
+        out->t = diff == 0.0 ? 0.0 : copysign(INFINITY, diff);
+        out->df = NAN;
+        out->p = diff == 0.0 ? 1.0 : 0.0;
+        return 0;
+    }
+    out->t = diff / sqrt(qa + qb);
+    out->df = welch_df(qa, na, qb, nb);
+    out->p = fmin(1.0, 2.0 * gsl_cdf_tdist_Q(fabs(out->t), out->df));
+    return 0;
+}
+
+/* ---------------------------------------------------------------- ranks */
+
+int stats_midranks(double *rank, const double *x, int n, char *err, size_t errlen) {
+    if (check_sample(x, n, 1, "x", err, errlen)) return -1;
+    size_t *idx = malloc((size_t)n * sizeof *idx);
+    if (!idx) return seterr(err, errlen, "out of memory ranking %d values", n);
+    gsl_sort_index(idx, x, 1, (size_t)n);
+    for (int i = 0; i < n;) {
+        int j = i;
+        while (j + 1 < n && x[idx[j + 1]] == x[idx[i]]) j++;
+        double r = 0.5 * (double)(i + j) + 1.0; /* mean of ranks i+1..j+1 */
+        for (int k = i; k <= j; k++) rank[idx[k]] = r;
+        i = j + 1;
+    }
+    free(idx);
+    return 0;
+}
+
+/* Midranks of x as integers 2*rank (midranks are multiples of 1/2). */
+static int doubled_ranks(long *r2, const double *x, int n, char *err, size_t errlen) {
+    double *r = malloc((size_t)n * sizeof *r);
+    if (!r) return seterr(err, errlen, "out of memory ranking %d values", n);
+    int rc = stats_midranks(r, x, n, err, errlen);
+    for (int i = 0; rc == 0 && i < n; i++) r2[i] = lround(2.0 * r[i]);
+    free(r);
+    return rc;
+}
+
+/* --------------------------------------------------------- Mann-Whitney */
+
+/* cnt[k * w + s]: number of k-subsets of r2[0..n) with sum s, k <= na. */
+static void subset_sum_counts(double *cnt, const long *r2, int n, int na, long w) {
+    cnt[0] = 1.0;
+    for (int i = 0; i < n; i++)
+        for (int k = (i + 1 < na ? i + 1 : na); k >= 1; k--)
+            for (long s = w - 1; s >= r2[i]; s--)
+                cnt[k * w + s] += cnt[(k - 1) * w + s - r2[i]];
+}
+
+/* Two-sided p from the null counts cnt[w] of the statistic and its
+ * observed value: min(1, 2 min(P(S <= obs), P(S >= obs))). */
+static double two_sided_p(const double *cnt, long w, long obs) {
+    double le = 0, ge = 0, all = 0;
+    for (long s = 0; s < w; s++) {
+        all += cnt[s];
+        if (s <= obs) le += cnt[s];
+        if (s >= obs) ge += cnt[s];
+    }
+    return fmin(1.0, 2.0 * fmin(le, ge) / all);
+}
+
+/* Pooled doubled midranks r2[na + nb] and the doubled rank sum of a. */
+static int pooled_ranks(long *r2, long *obs, const double *a, int na, const double *b,
+                        int nb, char *err, size_t errlen) {
+    int n = na + nb;
+    double *x = malloc((size_t)n * sizeof *x);
+    if (!x) return seterr(err, errlen, "out of memory pooling %d values", n);
+    for (int i = 0; i < na; i++) x[i] = a[i];
+    for (int i = 0; i < nb; i++) x[na + i] = b[i];
+    int rc = doubled_ranks(r2, x, n, err, errlen);
+    free(x);
+    *obs = 0;
+    for (int i = 0; rc == 0 && i < na; i++) *obs += r2[i];
+    return rc;
+}
+
+int stats_mann_whitney(StatsMannWhitney *out, const double *a, int na, const double *b,
+                       int nb, char *err, size_t errlen) {
+    if (check_sample(a, na, 1, "a", err, errlen) || check_sample(b, nb, 1, "b", err, errlen))
+        return -1;
+    int n = na + nb;
+    if (n > STATS_MW_MAX_N)
+        return seterr(err, errlen, "exact Mann-Whitney: %d values, at most %d", n,
+                      STATS_MW_MAX_N);
+    long w = (long)n * (n + 1) + 1, obs; /* doubled sums lie in 0..n(n+1) */
+    long *r2 = malloc((size_t)n * sizeof *r2);
+    double *cnt = calloc((size_t)(na + 1) * (size_t)w, sizeof *cnt);
+    int rc = !r2 || !cnt ? seterr(err, errlen, "out of memory for %d values", n)
+                         : pooled_ranks(r2, &obs, a, na, b, nb, err, errlen);
+    if (rc == 0) {
+        subset_sum_counts(cnt, r2, n, na, w);
+        out->u = 0.5 * (double)obs - 0.5 * na * (na + 1.0);
+        out->p = two_sided_p(cnt + (long)na * w, w, obs);
+    }
+    free(r2);
+    free(cnt);
+    return rc;
+}
+
+/* ------------------------------------------------------------ bootstrap */
+
+/* Mean of n values drawn with replacement from x[n]. */
+static double resample_mean(gsl_rng *r, const double *x, int n) {
+    double s = 0.0;
+    for (int i = 0; i < n; i++) s += x[gsl_rng_uniform_int(r, (unsigned long)n)];
+    return s / n;
+}
+
+int stats_bootstrap_diff_ci(StatsCI *out, const double *a, int na, const double *b, int nb,
+                            int resamples, unsigned long seed, double level, char *err,
+                            size_t errlen) {
+    if (check_sample(a, na, 1, "a", err, errlen) || check_sample(b, nb, 1, "b", err, errlen))
+        return -1;
+    if (resamples < 2) return seterr(err, errlen, "bootstrap resamples %d < 2", resamples);
+    if (!(level > 0.0 && level < 1.0))
+        return seterr(err, errlen, "confidence level %g is not in (0, 1)", level);
+    double *d = malloc((size_t)resamples * sizeof *d);
+    gsl_rng *r = d ? gsl_rng_alloc(gsl_rng_mt19937) : NULL;
+    if (!r) {
+        free(d);
+        return seterr(err, errlen, "out of memory for %d bootstrap resamples", resamples);
+    }
+    gsl_rng_set(r, seed);
+    for (int k = 0; k < resamples; k++) {
+        double ma = resample_mean(r, a, na);
+        d[k] = ma - resample_mean(r, b, nb);
+    }
+    gsl_sort(d, 1, (size_t)resamples);
+    out->diff = gsl_stats_mean(a, 1, (size_t)na) - gsl_stats_mean(b, 1, (size_t)nb);
+    out->lo = gsl_stats_quantile_from_sorted_data(d, 1, (size_t)resamples, (1 - level) / 2);
+    out->hi = gsl_stats_quantile_from_sorted_data(d, 1, (size_t)resamples, (1 + level) / 2);
+    gsl_rng_free(r);
+    free(d);
+    return 0;
+}
+
+/* ------------------------------------------------------------- Spearman */
+
+/* S = sum rx2[i] * ry2[i]: rho is increasing in S over permutations of y. */
+static long long rank_dot(const long *rx2, const long *ry2, int n) {
+    long long s = 0;
+    for (int i = 0; i < n; i++) s += (long long)rx2[i] * ry2[i];
+    return s;
+}
+
+/* Exact two-sided p over all n! orders of ry2 (Heap's algorithm, in place;
+ * ry2 ends permuted). */
+static double spearman_exact_p(const long *rx2, long *ry2, int n) {
+    long long obs = rank_dot(rx2, ry2, n);
+    double le = 0, ge = 0, all = 0;
+    int c[STATS_SPEARMAN_EXACT_MAX] = {0};
+    for (int i = 0;;) {
+        long long s = rank_dot(rx2, ry2, n);
+        all += 1, le += s <= obs, ge += s >= obs;
+        while (i < n && c[i] >= i) c[i++] = 0;
+        if (i >= n) break;
+        int j = i % 2 ? c[i] : 0;
+        long t = ry2[j];
+        ry2[j] = ry2[i], ry2[i] = t;
+        c[i]++, i = 0;
+    }
+    return fmin(1.0, 2.0 * fmin(le, ge) / all);
+}
+
+static double spearman_t_p(double rho, int n) {
+    if (fabs(rho) >= 1.0) return 0.0;
+    double t = rho * sqrt((n - 2) / (1.0 - rho * rho));
+    return fmin(1.0, 2.0 * gsl_cdf_tdist_Q(fabs(t), n - 2));
+}
+
+/* rho from doubled ranks, then the p-value for n. */
+static void spearman_from_ranks(StatsSpearman *out, long *rx2, long *ry2, double *tmp, int n) {
+    for (int i = 0; i < n; i++) tmp[i] = (double)rx2[i], tmp[n + i] = (double)ry2[i];
+    out->rho = gsl_stats_correlation(tmp, 1, tmp + n, 1, (size_t)n);
+    out->exact = n <= STATS_SPEARMAN_EXACT_MAX;
+    out->p = out->exact ? spearman_exact_p(rx2, ry2, n) : spearman_t_p(out->rho, n);
+}
+
+int stats_spearman(StatsSpearman *out, const double *x, const double *y, int n, char *err,
+                   size_t errlen) {
+    if (check_sample(x, n, 2, "x", err, errlen) || check_sample(y, n, 2, "y", err, errlen))
+        return -1;
+    if (is_constant(x, n) || is_constant(y, n))
+        return seterr(err, errlen, "Spearman's rho is undefined: %s is constant",
+                      is_constant(x, n) ? "x" : "y");
+    long *r2 = malloc(2 * (size_t)n * sizeof *r2);
+    double *tmp = malloc(2 * (size_t)n * sizeof *tmp);
+    int rc = !r2 || !tmp ? seterr(err, errlen, "out of memory for %d pairs", n)
+                         : doubled_ranks(r2, x, n, err, errlen);
+    if (rc == 0) rc = doubled_ranks(r2 + n, y, n, err, errlen);
+    if (rc == 0) spearman_from_ranks(out, r2, r2 + n, tmp, n);
+    free(r2);
+    free(tmp);
+    return rc;
+}
