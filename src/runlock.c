@@ -47,6 +47,7 @@ static int still_linked(int fd, const char *path) {
 
 int runlock_acquire(RunLock *l, const char *run_path, char *err, size_t errlen) {
     l->fd = -1;
+    l->busy = 0;
     if (snprintf(l->path, sizeof l->path, "%s.lock", run_path) >= (int)sizeof l->path)
         return seterr(err, errlen, "%s: path too long for its lock file", run_path);
     for (int tries = 0; tries < 100; tries++) {
@@ -59,6 +60,7 @@ int runlock_acquire(RunLock *l, const char *run_path, char *err, size_t errlen) 
             char who[64];
             holder(fd, who, sizeof who);
             close(fd);
+            l->busy = e == EWOULDBLOCK;
             if (e == EWOULDBLOCK)
                 return seterr(err, errlen,
                               "%s is being written by another process (%s, "
@@ -89,4 +91,5 @@ void runlock_release(RunLock *l) {
     unlink(l->path); /* while still held: a waiter sees the file gone */
     close(l->fd);
     l->fd = -1;
+    l->busy = 0;
 }

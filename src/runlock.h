@@ -11,11 +11,14 @@
 
 typedef struct {
     int fd;          /* -1 when not held */
+    int busy;        /* set by a refused acquire: another process holds it */
     char path[4200]; /* RUN.h5.lock */
 } RunLock;
 
 /* Take the lock beside run_path at once, or refuse: -1 with a one-line
- * reason naming the holder's pid when another process holds it. */
+ * reason naming the holder's pid and l->busy set when another process
+ * holds it (bad input, exit 2); -1 with busy clear when the lock file
+ * cannot be made, e.g. an unwritable directory (a failure, exit 1). */
 int runlock_acquire(RunLock *l, const char *run_path, char *err, size_t errlen);
 /* Release (and remove) a held lock; a no-op on one not held. */
 void runlock_release(RunLock *l);

@@ -179,7 +179,7 @@ int cmd_eval(int argc, char **argv) {
     char lerr[1024];
     if (!nowrite && runlock_acquire(&lock, run, lerr, sizeof lerr) != 0) {
         fprintf(stderr, "gatelab eval: %s\n", lerr);
-        return 2;
+        return lock.busy ? 2 : 1;
     }
     if (parse_lengths(lengths, T, o.lengths, &o.n_lengths) != 0) {
         fprintf(stderr, "gatelab eval: bad --lengths '%s' (want e.g. 256,512 or 1x,2x; at most %d)\n",

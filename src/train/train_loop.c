@@ -390,7 +390,10 @@ int train_run(const Config *cfg, const TrainOptions *opt, char *err,
     /* one writer per run file, for the whole run (runlock.h) */
     RunLock lock;
     int rc = TRAIN_BADINPUT;
-    if (runlock_acquire(&lock, opt->out_path, err, errlen) != 0) goto out_text;
+    if (runlock_acquire(&lock, opt->out_path, err, errlen) != 0) {
+        rc = lock.busy ? TRAIN_BADINPUT : TRAIN_FAIL;
+        goto out_text;
+    }
     rc = preflight(opt, err, errlen);
     if (rc != TRAIN_OK) goto out_lock;
     rc = TRAIN_BADINPUT;
