@@ -57,7 +57,7 @@ grep -q "pid $holder" x.h5.lock || bad "expected a stale lock file naming pid $h
 "$G" train $T --set steps=4 --out y.h5 || { echo "setup: train y.h5 failed"; exit 1; }
 cp y.h5 y.orig
 echo "pid 4242" >y.h5.lock
-hold() { ( exec 9<>"$1"; flock -n 9 && exec sleep 600 ) & H=$!; } # the sleep holds the lock
+hold() { ( exec 9<>"$1"; flock 9 && exec sleep 600 ) & H=$!; } # the sleep holds the lock
 hold y.h5.lock
 for _ in $(seq 100); do flock -n y.h5.lock true 2>/dev/null || break; sleep 0.1; done
 holder=4242
