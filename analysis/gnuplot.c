@@ -203,14 +203,6 @@ static int run_gnuplot(const FigPaths *fp, char *err, size_t errlen) {
 
 /* ---- generic figures ---- */
 
-static const char *style_clause(PlotStyle s) {
-    switch (s) {
-    case PLOT_POINTS: return "with points pt 7 ps 1.2";
-    case PLOT_STEPS: return "with histeps lw 2";
-    default: return "with lines lw 2";
-    }
-}
-
 /* One block per non-empty series, blocks separated by two blank lines so
  * the script can address them with `index`. */
 static int write_series_dat(const FigPaths *fp, const PlotSeries *s, int ns,
@@ -232,39 +224,146 @@ static int write_series_dat(const FigPaths *fp, const PlotSeries *s, int ns,
     return close_checked(f, fp->dat, err, errlen);
 }
 
+/* Colour, dash and point type of the k-th series of a drawn panel:
+ * Okabe-Ito colours (told apart with colour-blindness), gnuplot's five
+ * dash types plus one custom pattern, filled point shapes. */
+static const char *const PAL[PLOT_PER_PANEL] = {"#0072B2", "#D55E00", "#009E73",
+                                                "#CC79A7", "#E69F00", "#000000"};
+static const char *const DASH[PLOT_PER_PANEL] = {"1", "2", "3", "4", "5",
+                                                 "(18,6,3,6,3,6)"};
+static const int PT[PLOT_PER_PANEL] = {7, 5, 9, 11, 13, 3};
+
+static void style_of(FILE *f, PlotStyle st, int k) {
+    switch (st) {
+    case PLOT_POINTS:
+        fprintf(f, "with points pt %d ps 1.2 lc rgb '%s'", PT[k], PAL[k]);
+        break;
+    case PLOT_STEPS:
+        fprintf(f, "with histeps lw 2 lc rgb '%s' dt %s", PAL[k], DASH[k]);
+        break;
+    default:
+        fprintf(f, "with lines lw 2 lc rgb '%s' dt %s", PAL[k], DASH[k]);
+    }
+}
+
+/* The series slot of series i within its panel: series with the same
+ * nonzero colour share one; slot[i] counts from 0 per panel (-1: empty
+ * series). Returns the most slots of any panel. */
+static int series_slots(const PlotSeries *s, int ns, int npanels, int *slot) {
+    int most = 0;
+    for (int p = 0; p < npanels; p++) {
+        int k = 0;
+        for (int i = 0; i < ns; i++) {
+            if (s[i].panel != p || s[i].n == 0) continue;
+            slot[i] = -1;
+            for (int j = 0; j < i && slot[i] < 0; j++)
+                if (s[j].panel == p && s[j].n && s[i].color > 0 && s[j].color == s[i].color)
+                    slot[i] = slot[j];
+            if (slot[i] < 0) slot[i] = k++;
+        }
+        if (k > most) most = k;
+    }
+    for (int i = 0; i < ns; i++)
+        if (s[i].n == 0) slot[i] = -1;
+    return most;
+}
+
+static int parts_of(const PlotSeries *s, int ns, const int *slot, int p) {
+    int k = 0;
+    for (int i = 0; i < ns; i++)
+        if (s[i].panel == p && slot[i] + 1 > k) k = slot[i] + 1;
+    return k ? (k + PLOT_PER_PANEL - 1) / PLOT_PER_PANEL : 1;
+}
+
+typedef struct {
+    int rows, cols;
+    int grid; /* 0: one drawn panel, the old single plot */
+} Layout;
+
+/* Two or fewer panels: one row each, parts side by side. More: every part
+ * of every panel in reading order on a grid up to 3 wide. */
+static Layout layout_of(const PlotAxes *ax, const PlotSeries *s, int ns, const int *slot) {
+    Layout lo = {ax->npanels, 1, 0};
+    int total = 0;
+    for (int p = 0; p < ax->npanels; p++) {
+        int k = parts_of(s, ns, slot, p);
+        total += k;
+        if (k > lo.cols) lo.cols = k;
+    }
+    if (ax->npanels > 2) {
+        lo.cols = total < 3 ? total : 3;
+        lo.rows = (total + lo.cols - 1) / lo.cols;
+    }
+    lo.grid = total > 1;
+    return lo;
+}
+
+/* One drawn panel: panel p's slots [k0, k0 + PLOT_PER_PANEL). */
+static void write_part(FILE *f, const FigPaths *fp, const PlotAxes *ax, const PlotSeries *s,
+                       int ns, const int *slot, int p, int part, int nparts) {
+    const char *yl = p < 2 && ax->ylabel[p] ? ax->ylabel[p] : ax->ylabel[0];
+    fprintf(f, "set ylabel "), gp_str(f, yl), fputc('\n', f);
+    if (ax->panel_titles || nparts > 1) {
+        char t[400];
+        snprintf(t, sizeof t, "%s", ax->panel_titles ? ax->panel_titles[p] : "");
+        if (nparts > 1)
+            snprintf(t + strlen(t), sizeof t - strlen(t), "%s(part %d of %d)",
+                     t[0] ? " " : "", part + 1, nparts);
+        fprintf(f, "set title "), gp_str(f, t), fputc('\n', f);
+    }
+    int block = 0, first = 1, k0 = part * PLOT_PER_PANEL;
+    for (int i = 0; i < ns; i++) {
+        if (s[i].n == 0) continue;
+        if (s[i].panel == p && slot[i] >= k0 && slot[i] < k0 + PLOT_PER_PANEL) {
+            fprintf(f, first ? "plot '%s.dat' index %d using 1:2 "
+                             : ", \\\n     '%s.dat' index %d using 1:2 ",
+                    fp->stem, block);
+            style_of(f, s[i].style, slot[i] - k0);
+            fprintf(f, " title "), gp_str(f, s[i].label);
+            first = 0;
+        }
+        block++;
+    }
+    if (first) fprintf(f, "plot NaN notitle"); /* cannot happen: parts_of */
+    fputc('\n', f);
+}
+
 static int write_lines_gp(const FigPaths *fp, const PlotAxes *ax,
-                          const PlotSeries *s, int ns, char *err,
+                          const PlotSeries *s, int ns, const int *slot, char *err,
                           size_t errlen) {
     FILE *f = fopen(fp->gp, "w");
     if (!f) return seterr(err, errlen, "%s: %s", fp->gp, strerror(errno));
-    gp_prelude(f, fp, FIG_W, FIG_H);
+    Layout lo = layout_of(ax, s, ns, slot);
+    int w = lo.cols > 1 ? 640 * lo.cols : FIG_W, h = lo.rows > 1 ? 400 * lo.rows : FIG_H;
+    gp_prelude(f, fp, w > 4000 ? 4000 : w, h > 4000 ? 4000 : h);
     fprintf(f, "set xlabel "), gp_str(f, ax->xlabel), fputc('\n', f);
     /* headroom so a series lying on 0 or 1 is not hidden by the border */
     fprintf(f, "set offsets 0, 0, graph 0.05, graph 0.05\n");
-    if (ax->npanels == 2) {
-        fprintf(f, "set multiplot layout 2,1 title "), gp_str(f, ax->title);
-        fputc('\n', f);
-    } else {
-        fprintf(f, "set title "), gp_str(f, ax->title), fputc('\n', f);
+    if (!lo.grid) { /* centred on the image: a long title is not cut by the key */
+        fprintf(f, "set tmargin 3\nset label 99 "), gp_str(f, ax->title);
+        fprintf(f, " at screen 0.5, screen 0.965 center front\n");
+        write_part(f, fp, ax, s, ns, slot, 0, 0, 1);
+        return close_checked(f, fp->gp, err, errlen);
     }
+    /* explicit origins under a title band, so ragged rows stay aligned */
+    double top = 0.06 * (FIG_H / (double)(h > 4000 ? 4000 : h)) + 0.02;
+    double cw = 1.0 / lo.cols, rh = (1.0 - top) / lo.rows;
+    fprintf(f, "set multiplot\nset label 99 ");
+    gp_str(f, ax->title);
+    fprintf(f, " at screen 0.5, screen %.4f center front\n", 1.0 - top / 2);
+    int cell = 0;
     for (int p = 0; p < ax->npanels; p++) {
-        fprintf(f, "set ylabel "), gp_str(f, ax->ylabel[p]), fputc('\n', f);
-        int block = 0, first = 1;
-        for (int i = 0; i < ns; i++) {
-            if (s[i].n == 0) continue;
-            if (s[i].panel == p) {
-                fprintf(f, first ? "plot '%s.dat' index %d using 1:2 %s"
-                                 : ", \\\n     '%s.dat' index %d using 1:2 %s",
-                        fp->stem, block, style_clause(s[i].style));
-                if (s[i].color > 0) fprintf(f, " lt %d", s[i].color);
-                fprintf(f, " title "), gp_str(f, s[i].label);
-                first = 0;
-            }
-            block++;
+        int np = parts_of(s, ns, slot, p);
+        if (ax->npanels <= 2) cell = p * lo.cols;
+        for (int k = 0; k < np; k++, cell++) {
+            int r = cell / lo.cols, c = cell % lo.cols;
+            fprintf(f, "set origin %.4f, %.4f\nset size %.4f, %.4f\n", c * cw,
+                    1.0 - top - (r + 1) * rh, cw, rh);
+            write_part(f, fp, ax, s, ns, slot, p, k, np);
+            if (cell == 0 || (p == 0 && k == 0)) fprintf(f, "unset label 99\n");
         }
-        fputc('\n', f);
     }
-    if (ax->npanels == 2) fprintf(f, "unset multiplot\n");
+    fprintf(f, "unset multiplot\n");
     return close_checked(f, fp->gp, err, errlen);
 }
 
@@ -272,9 +371,9 @@ int plot_lines(const char *png_path, const PlotAxes *ax, const PlotSeries *s,
                int ns, char *err, size_t errlen) {
     FigPaths fp;
     if (fig_paths(png_path, &fp, err, errlen)) return -1;
-    if (ax->npanels != 1 && ax->npanels != 2)
-        return seterr(err, errlen, "%s: npanels %d (need 1 or 2)", png_path,
-                      ax->npanels);
+    if (ax->npanels < 1 || ax->npanels > PLOT_MAX_PANELS)
+        return seterr(err, errlen, "%s: npanels %d (need 1..%d)", png_path,
+                      ax->npanels, PLOT_MAX_PANELS);
     for (int p = 0; p < ax->npanels; p++) {
         int have = 0;
         for (int i = 0; i < ns; i++) {
@@ -287,9 +386,13 @@ int plot_lines(const char *png_path, const PlotAxes *ax, const PlotSeries *s,
             return seterr(err, errlen, "%s: no data to plot (panel %d)",
                           png_path, p);
     }
-    if (write_series_dat(&fp, s, ns, err, errlen)) return -1;
-    if (write_lines_gp(&fp, ax, s, ns, err, errlen)) return -1;
-    return run_gnuplot(&fp, err, errlen);
+    int *slot = calloc((size_t)(ns ? ns : 1), sizeof *slot);
+    if (!slot) return seterr(err, errlen, "%s: out of memory", png_path);
+    series_slots(s, ns, ax->npanels, slot);
+    int rc = write_series_dat(&fp, s, ns, err, errlen);
+    if (!rc) rc = write_lines_gp(&fp, ax, s, ns, slot, err, errlen);
+    free(slot);
+    return rc ? -1 : run_gnuplot(&fp, err, errlen);
 }
 
 
@@ -365,6 +468,9 @@ static int write_bars_gp(const FigPaths *fp, const BarSpec *bs, char *err,
         if (bs->lo) fprintf(f, "%d:%d:%d", col, col + 1, col + 2);
         else fprintf(f, "%d", col);
         if (g == 0) fprintf(f, ":xtic(1)");
+        /* the line figures' colours; past them a hatch tells groups apart */
+        fprintf(f, " lc rgb '%s'", PAL[g % PLOT_PER_PANEL]);
+        if (g >= PLOT_PER_PANEL) fprintf(f, " fs pattern %d border -1", 1 + g / PLOT_PER_PANEL);
         fprintf(f, " title "), gp_str(f, b->group_labels[g]);
     }
     /* references in black, told apart by dash pattern */

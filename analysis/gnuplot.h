@@ -27,9 +27,23 @@ typedef struct {
 typedef struct {
     const char *title;
     const char *xlabel;
-    const char *ylabel[2]; /* per panel */
-    int npanels;           /* 1, or 2 stacked panels sharing x */
+    const char *ylabel[2]; /* panel 0 and 1; panels past 1 take ylabel[0] */
+    int npanels;           /* 1..PLOT_MAX_PANELS (2: stacked, sharing x) */
+    const char *const *panel_titles; /* [npanels] or NULL */
 } PlotAxes;
+
+/* Legibility rules every line figure keeps (issue 13):
+ * - at most PLOT_PER_PANEL series per drawn panel: a panel with more is
+ *   split into parts side by side, in order;
+ * - within a drawn panel each series differs from every other by colour
+ *   AND by dash pattern (lines, steps) or point type (points): the k-th
+ *   series of a part gets colour k, dash k and point type k of fixed
+ *   tables (the caller's `color` no longer picks the colour).
+ * Series of one panel with the same nonzero `color` count as ONE series
+ * (say a training curve and its validation points): they share colour,
+ * dash and point type and always land in the same part. */
+#define PLOT_PER_PANEL 6
+#define PLOT_MAX_PANELS 32
 
 /* Line / point / step plot of ns series into png_path (must end in .png). */
 int plot_lines(const char *png_path, const PlotAxes *ax, const PlotSeries *s,

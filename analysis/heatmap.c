@@ -17,7 +17,13 @@
  * block of entries (max keeps a one-column sink visible).
  *
  * style->vmin/vmax are in the data's own (linear) units, also with
- * log_scale; the colour bar labels are always linear values. */
+ * log_scale; the colour bar labels are always linear values.
+ *
+ * style->title adds a band of TITLE_H on top (the grid moves down by it);
+ * style->axis_labels adds a band of AXIS_W on the left (vertical
+ * "QUERY POSITION", query 0 at the top) and one of AXIS_H at the bottom
+ * ("0", "KEY POSITION", "T-1" under each bottom panel). Without them the
+ * layout above is exact. */
 #include "heatmap.h"
 
 #include <errno.h>
@@ -49,6 +55,9 @@ enum {
     MAX_PANEL = 512,   /* automatic panels never exceed this */
     MAX_T = 8192,
     MAX_GRID = 64,     /* rows, cols each */
+    AXIS_W = ADVANCE + 8,  /* left band: one vertical column of glyphs */
+    AXIS_H = TEXT_H + 8,   /* bottom band: one line of text */
+    LINE_H = TEXT_H + 2,   /* vertical text: one glyph per line */
 };
 #define MAX_PIXELS ((size_t)64 * 1024 * 1024)
 #define LOG_EPS 1e-4
@@ -277,6 +286,56 @@ static void draw_colorbar(Canvas *cv, int x, int top, int bottom,
     }
 }
 
+/* ---- axis labels ---- */
+
+/* s down from (x, y), one glyph per line, as many as fit in h. */
+static void draw_vtext(Canvas *cv, int x, int y, int h, const char *s) {
+    for (int k = 0; s[k] && (k + 1) * LINE_H <= h; k++) {
+        char c[2] = {s[k], 0};
+        draw_text(cv, x, y + k * LINE_H, c, 1);
+    }
+}
+
+/* "QUERY POSITION" left of a row whose matrix starts at y0 and is S tall;
+ * "QUERY" when the long form does not fit. */
+static void draw_query_label(Canvas *cv, int x, int y0, int S) {
+    const char *s = (int)strlen("QUERY POSITION") * LINE_H <= S ? "QUERY POSITION" : "QUERY";
+    draw_vtext(cv, x, y0, S, s);
+}
+
+/* Under a panel of side P (pixels) and length T starting at x0: "0" at
+ * the left, T-1 at the right, "KEY POSITION" (or "KEY") in between when
+ * it fits. */
+static void draw_key_label(Canvas *cv, int x0, int y, int P, int T) {
+    char last[16];
+    snprintf(last, sizeof last, "%d", T - 1);
+    int wl = (int)strlen(last) * ADVANCE;
+    draw_text(cv, x0, y, "0", 1);
+    draw_text(cv, x0 + P - wl, y, last, 16);
+    int room = P - wl - 2 * ADVANCE;
+    const char *s = (int)strlen("KEY POSITION") * ADVANCE <= room ? "KEY POSITION" : "KEY";
+    int w = (int)strlen(s) * ADVANCE;
+    if (w <= room) draw_text(cv, x0 + (P - w) / 2, y, s, 16);
+}
+
+/* The title in lines of at most `fit` glyphs: one line, or two split at
+ * the last space that fits (the rest is cut). Returns the line count. */
+static int title_lines(const char *t, int fit, char out[2][256]) {
+    if (fit < 1) fit = 1;
+    if (fit > 255) fit = 255;
+    int n = (int)strlen(t);
+    if (n <= fit) {
+        snprintf(out[0], 256, "%s", t);
+        return 1;
+    }
+    int cut = fit;
+    while (cut > 0 && t[cut] != ' ') cut--;
+    if (cut == 0) cut = fit;
+    snprintf(out[0], 256, "%.*s", cut, t);
+    snprintf(out[1], 256, "%.*s", fit, t + cut + (t[cut] == ' '));
+    return 2;
+}
+
 /* ---- PNG output ---- */
 
 typedef struct {
@@ -361,7 +420,7 @@ static int check_input(const HeatPanel *p, int rows, int cols,
 int heatmap_write_png(const char *path, const HeatPanel *panels, int rows,
                       int cols, const HeatmapStyle *style, char *err,
                       size_t errlen) {
-    static const HeatmapStyle defaults = {0, 0, 0.0f, 0.0f, 1};
+    static const HeatmapStyle defaults = {0, 0, 0.0f, 0.0f, 1, NULL, 0};
     const HeatmapStyle *st = style ? style : &defaults;
     if (!path || !panels)
         return seterr(err, errlen, "heatmap: no output path or no panels");
@@ -372,9 +431,13 @@ int heatmap_write_png(const char *path, const HeatPanel *panels, int rows,
         if (P > S) S = P;
     }
     /* refuse absurd images before touching the data */
+    int left = st->axis_labels ? AXIS_W : 0, bottom = st->axis_labels ? AXIS_H : 0;
+    long long W = 2LL * MARGIN + (long long)cols * S + (cols - 1LL) * GAP + left;
+    char tl[2][256] = {"", ""};
+    int top = st->title ? TITLE_H * title_lines(st->title, (int)((W - 2 * MARGIN) / ADVANCE), tl)
+                        : 0;
     long long H = 2LL * MARGIN + (long long)rows * (TITLE_H + S) +
-                  (rows - 1LL) * GAP;
-    long long W = 2LL * MARGIN + (long long)cols * S + (cols - 1LL) * GAP;
+                  (rows - 1LL) * GAP + top + bottom;
     if (W * H > (long long)MAX_PIXELS)
         return seterr(err, errlen, "heatmap: image %lld x %lld is too large "
                       "(limit %zu pixels); use a smaller cell", W, H,
@@ -396,18 +459,24 @@ int heatmap_write_png(const char *path, const HeatPanel *panels, int rows,
         return seterr(err, errlen, "heatmap: out of memory for %lld x %lld "
                       "image", W, H);
     fill_rect(&cv, 0, 0, cv.w, cv.h, BG_RGB);
+    for (int i = 0; st->title && i < top / TITLE_H; i++)
+        draw_text(&cv, MARGIN, MARGIN + i * TITLE_H + (TITLE_H - TEXT_H) / 2, tl[i],
+                  (cv.w - 2 * MARGIN) / ADVANCE);
     for (int k = 0; k < n; k++) {
         int r = k / cols, c = k % cols;
-        int sx = MARGIN + c * (S + GAP), sy = MARGIN + r * (TITLE_H + S + GAP);
+        int sx = MARGIN + left + c * (S + GAP), sy = MARGIN + top + r * (TITLE_H + S + GAP);
+        int P = panel_px(panels[k].T, st);
         if (panels[k].title)
             draw_text(&cv, sx, sy + (TITLE_H - TEXT_H) / 2, panels[k].title,
                       (S + GAP) / ADVANCE);
-        draw_panel(&cv, &panels[k], panel_px(panels[k].T, st), sx,
-                   sy + TITLE_H, st, lo, hi);
+        draw_panel(&cv, &panels[k], P, sx, sy + TITLE_H, st, lo, hi);
+        if (st->axis_labels && c == 0) draw_query_label(&cv, MARGIN, sy + TITLE_H, S);
+        if (st->axis_labels && r == rows - 1)
+            draw_key_label(&cv, sx, sy + TITLE_H + S + (AXIS_H - TEXT_H) / 2, P, panels[k].T);
     }
     if (st->colorbar)
-        draw_colorbar(&cv, MARGIN + cols * (S + GAP) - GAP + BAR_GAP,
-                      MARGIN + TITLE_H, cv.h - MARGIN, lab);
+        draw_colorbar(&cv, MARGIN + left + cols * (S + GAP) - GAP + BAR_GAP,
+                      MARGIN + top + TITLE_H, cv.h - MARGIN - bottom, lab);
     int rc = write_png(path, &cv, err, errlen);
     free(cv.px);
     return rc;

@@ -11,6 +11,10 @@ typedef struct {
     int cell;         /* pixels per matrix entry (>= 1); 0 = automatic */
     float vmin, vmax; /* colour range; vmin >= vmax means automatic */
     int colorbar;     /* draw a labelled colour bar on the right */
+    const char *title; /* figure title in a band above the grid, or NULL */
+    int axis_labels;  /* label the axes: "QUERY POSITION" down the left of
+                         every row, "KEY POSITION" with its first and last
+                         index under every panel of the bottom row */
 } HeatmapStyle;
 
 /* One panel of a grid: a causal map A[T,T] (upper triangle masked grey),

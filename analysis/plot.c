@@ -2,6 +2,7 @@
  * through runfile_read.h, compute the metrics of docs/metrics.md with
  * metrics.h, and draw with the generic figures of gnuplot.c. */
 #include "plot.h"
+#include "runstats.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -330,7 +331,7 @@ static int fig_loss(RunSet *rs, const char *png, char *err, size_t errlen) {
                             "(points)"
                           : "Training loss (lines) and validation loss "
                             "(points)", title, sizeof title);
-    PlotAxes ax = {title, "step", {"loss (nats/token)", NULL}, 1};
+    PlotAxes ax = {title, "step", {"loss (nats/token)", NULL}, 1, NULL};
     rc = plot_lines(png, &ax, s, 2 * ng, err, errlen);
 done:
     for (int i = 0; tr && ev && i < n; i++) {
@@ -346,12 +347,9 @@ done:
 typedef void (*LayerFn)(const ProbeRecord *p, double *out);
 
 static void layer_first_share(const ProbeRecord *p, double *out) {
-    size_t TT = (size_t)p->T * (size_t)p->T;
     for (int l = 0; l < p->L; l++) {
         double sum = 0;
-        for (int h = 0; h < p->H; h++)
-            sum += first_token_share(
-                p->attention + ((size_t)l * (size_t)p->H + (size_t)h) * TT, p->T);
+        for (int h = 0; h < p->H; h++) sum += rs_head_share(p, l, h);
         out[l] = p->attention && p->H > 0 ? sum / p->H : NAN;
     }
 }
@@ -596,7 +594,7 @@ static int fig_gate_hist(RunReader *r, const char *label, const char *png,
     snprintf(title, sizeof title, "Gate scores per layer: %s (step %lld%s)",
              label, p.step, p.gate_bounded ? "" : ", raw act(XW)");
     PlotAxes ax = {title, p.gate_bounded ? "gate score" : "act(XW) value",
-                   {"fraction of scores", NULL}, 1};
+                   {"fraction of scores", NULL}, 1, NULL};
     rc = plot_lines(png, &ax, s, (int)L, err, errlen);
 done:
     runread_probe_free(&p);
@@ -617,17 +615,16 @@ static double sink_rate(const ProbeRecord *p, double eps) {
         for (size_t i = 0; i < L * H; i++, total++) hits += p->alpha0[i] > eps;
     } else if (p->attention) {
         for (size_t i = 0; i < L * H; i++, total++)
-            hits += alpha_k(p->attention + i * T * T, p->T, 0) > eps;
+            hits += alpha_k(p->attention + i * p->M * p->M, p->M, 0) > eps;
     }
     return total ? (double)hits / (double)total : NAN;
 }
 
 static double mean_first_share(const ProbeRecord *p) {
     if (!p->attention || p->L * p->H == 0) return NAN;
-    size_t TT = (size_t)p->T * (size_t)p->T, LH = (size_t)p->L * (size_t)p->H;
+    size_t LH = (size_t)p->L * (size_t)p->H;
     double sum = 0;
-    for (size_t i = 0; i < LH; i++)
-        sum += first_token_share(p->attention + i * TT, p->T);
+    for (size_t i = 0; i < LH; i++) sum += rs_head_share(p, (int)(i / p->H), (int)(i % p->H));
     return sum / (double)LH;
 }
 
@@ -712,7 +709,7 @@ static int fig_sink_steps(RunSet *rs, const char *png, char *err,
     char title[300];
     agg_title(rs, "Attention sinks during training", title, sizeof title);
     PlotAxes ax = {title, "step",
-                   {"sink rate (alpha_0 > 0.3)", "first-token share"}, 2};
+                   {"sink rate (alpha_0 > 0.3)", "first-token share"}, 2, NULL};
     rc = plot_lines(png, &ax, s, 2 * ng, err, errlen);
 done:
     for (int i = 0; st && rate && share && i < n; i++)

@@ -11,6 +11,7 @@
  * long-context and stability sections (report_longctx.c,
  * report_stability.c). */
 #include "report.h"
+#include "report_mechanism.h"
 #include "report_sections.h"
 #include <dirent.h>
 #include <errno.h>
@@ -46,6 +47,7 @@ static int write_md(const char *path, const char *dir, const char *outdir,
     }
     md_settings(f, dir, rows, n);
     md_variants(f, rows, n);
+    md_compare(f, rows, n);
     md_paper(f, rows, n);
     md_runs(f, rows, n);
     md_figures(f, outdir, rows, n);
@@ -58,6 +60,8 @@ static int write_md(const char *path, const char *dir, const char *outdir,
             if (rows[i].ok) paths[k++] = rows[i].path;
         if (paths) report_longctx(f, figdir, paths, k);
         if (paths) report_stability(f, figdir, paths, k);
+        if (paths) report_pretrained(f, paths, k);
+        if (paths) report_mechanism(f, figdir, paths, k); /* report_mechanism.c */
         free(paths);
     }
     md_definitions(f);
@@ -77,7 +81,7 @@ int report_run(const char *dir, const char *outdir, char *err, size_t errlen)
     if (n == 0) {
         free(names);
         seterr(err, errlen, "%s: no *.h5 run files", dir);
-        return -1;
+        return REPORT_BADINPUT;
     }
     Row *rows = calloc((size_t)n, sizeof *rows);
     if (!rows) {
@@ -107,6 +111,13 @@ int report_run(const char *dir, const char *outdir, char *err, size_t errlen)
     if (rc == 0) {
         snprintf(path, sizeof path, "%s/REPORT.md", outdir);
         rc = write_md(path, dir, outdir, rows, n, err, errlen);
+    }
+    int readable = 0;
+    for (int i = 0; i < n; i++) readable += rows[i].ok;
+    if (rc == 0 && readable == 0) {
+        seterr(err, errlen, "%s: none of its %d run file(s) was readable (listed in "
+               "%s/REPORT.md)", dir, n, outdir);
+        rc = REPORT_BADINPUT;
     }
     free(rows);
     return rc;

@@ -22,6 +22,24 @@
 
 /* ---- results.csv ---- */
 
+/* One CSV field (RFC 4180): quoted, with inner quotes doubled, when it
+ * holds a comma, a quote, CR or LF (a file or run name may); bare
+ * otherwise. Every text field of results.csv goes through here. */
+void csv_field(FILE *f, const char *s, int first)
+{
+    if (!first) fputc(',', f);
+    if (!s[strcspn(s, ",\"\r\n")]) {
+        fputs(s, f);
+        return;
+    }
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"') fputc('"', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
 static void csv_num(FILE *f, double v, const char *fmt)
 {
     fputc(',', f);
@@ -40,12 +58,19 @@ int write_csv(const char *path, const Row *rows, int n, char *err,
     fprintf(f, "file,run,variant,data,seed,status,n_params,n_params_added,steps,"
                "val_loss,ppl,bpb,dppl_vs_baseline,f_attn,f_attn_uniform,"
                "sink_rate_0.3,gate_mean,gate_frac_below_0.1,m_act,spikes,"
-               "tokens_per_sec,diverged_step\n");
+               "tokens_per_sec,diverged_step,dppl_pct_vs_baseline,sink_rate_0.1,"
+               "sink_rate_0.2,slot_share,empty_share,f_attn_nonempty,kurtosis,"
+               "top1_over_median,bos_norm_ratio,gate_bounded\n");
     for (int i = 0; i < n; i++) {
         const Row *w = &rows[i];
         if (!w->ok) continue; /* unreadable files are listed in REPORT.md */
-        fprintf(f, "%s,%s,%s,%s,%lld,%s,%lld,%lld", w->file, w->run,
-                w->variant, w->data, w->seed, w->status, w->n_params, w->n_params_added);
+        csv_field(f, w->file, 1);
+        csv_field(f, w->run, 0);
+        csv_field(f, w->variant, 0);
+        csv_field(f, w->data, 0);
+        fprintf(f, ",%lld", w->seed);
+        csv_field(f, w->status, 0);
+        fprintf(f, ",%lld,%lld", w->n_params, w->n_params_added);
         csv_num(f, w->steps, "%.0f");
         csv_num(f, w->val_loss, "%.6g");
         csv_num(f, w->ppl, "%.6g");
@@ -59,7 +84,19 @@ int write_csv(const char *path, const Row *rows, int n, char *err,
         csv_num(f, w->m_act, "%.6g");
         csv_num(f, w->spikes, "%.0f");
         csv_num(f, w->tokens_per_sec, "%.6g");
-        fprintf(f, ",%lld\n", w->diverged_step);
+        fprintf(f, ",%lld", w->diverged_step);
+        csv_num(f, w->dppl_rel, "%.6g");
+        csv_num(f, w->sink01, "%.6g");
+        csv_num(f, w->sink02, "%.6g");
+        csv_num(f, w->slot, "%.6g");
+        csv_num(f, w->empty, "%.6g");
+        csv_num(f, w->f_attn_ne, "%.6g");
+        csv_num(f, w->kurt, "%.6g");
+        csv_num(f, w->top1_med, "%.6g");
+        csv_num(f, w->bos_ratio, "%.6g");
+        /* blank: no gate; 0: gate_frac_below_0.1 is left blank (n/a) */
+        if (isfinite(w->gate_mean)) fprintf(f, ",%d\n", !w->gate_unbounded);
+        else fputs(",\n", f);
     }
     if (fclose(f) != 0) {
         seterr(err, errlen, "%s: write failed", path);

@@ -56,8 +56,8 @@ static int fill_panels(const ProbeRecord *p, int layer, const char *label,
         if (layer >= 0 && l != layer) continue;
         for (int h = 0; h < p->H; h++, n++) {
             snprintf(title[n], 64, "%s%sL%d H%d", label, *label ? " " : "", l, h);
-            pan[n].A = p->attention + ((size_t)l * p->H + h) * p->T * p->T;
-            pan[n].T = p->T;
+            pan[n].A = p->attention + ((size_t)l * p->H + h) * p->M * p->M;
+            pan[n].T = p->M;
             pan[n].title = title[n];
         }
     }
@@ -81,7 +81,10 @@ static void fig_grid(FILE *f, const char *figdir, const Row *w)
     size_t np = (size_t)p.L * p.H;
     HeatPanel *pan = calloc(np, sizeof *pan);
     char (*title)[64] = calloc(np, sizeof *title);
-    HeatmapStyle st = {1, 0, 0.0f, 0.0f, 1};
+    char fig_title[200];
+    snprintf(fig_title, sizeof fig_title, "%.60s (%.30s, %.16s) S%lld: LAYER X HEAD, STEP %lld, "
+             "T = %d, LOG10", w->run, w->variant, w->data, w->seed, p.step, p.T);
+    HeatmapStyle st = {1, 0, 0.0f, 0.0f, 1, fig_title, 1};
     if (pan && title) {
         fill_panels(&p, -1, "", pan, title);
         if (heatmap_write_png(path, pan, p.L, p.H, &st, err, sizeof err) == 0)
@@ -101,7 +104,7 @@ static void fig_grid(FILE *f, const char *figdir, const Row *w)
 /* baseline vs g1-elem (same data source) at the baseline's layer of
  * largest F-Attn, into heatmap_baseline_vs_g1-elem_<data>.png */
 static void fig_compare(FILE *f, const char *figdir, const Row *a,
-                        const Row *b)
+                        const Row *b, const char *why)
 {
     char err[512] = "", path[1400], dname[64];
     safe_name(dname, sizeof dname, a->data);
@@ -130,7 +133,10 @@ static void fig_compare(FILE *f, const char *figdir, const Row *a,
         if (rs_share(&pa, l) > rs_share(&pa, layer)) layer = l;
     HeatPanel *pan = calloc((size_t)2 * pa.H, sizeof *pan);
     char (*title)[64] = calloc((size_t)2 * pa.H, sizeof *title);
-    HeatmapStyle st = {1, 0, 0.0f, 0.0f, 1};
+    char fig_title[200];
+    snprintf(fig_title, sizeof fig_title, "%.40s S%lld (TOP) VS %.40s S%lld (BOTTOM), "
+             "LAYER %d, MEDIAN-F-ATTN SEEDS, LOG10", a->run, a->seed, b->run, b->seed, layer);
+    HeatmapStyle st = {1, 0, 0.0f, 0.0f, 1, fig_title, 1};
     snprintf(path, sizeof path, "%s/heatmap_baseline_vs_g1-elem_%s.png", figdir,
              dname);
     if (pan && title) {
@@ -140,11 +146,11 @@ static void fig_compare(FILE *f, const char *figdir, const Row *a,
         int n = fill_panels(&pa, layer, la, pan, title);
         fill_panels(&pb, layer, lb, pan + n, title + n);
         if (heatmap_write_png(path, pan, 2, pa.H, &st, err, sizeof err) == 0)
-            fprintf(f, "\n**%s (top) vs %s (bottom), data %s**, layer %d "
-                    "(the baseline's layer of largest F-Attn), every head, "
-                    "log10 scale\n\n![baseline vs g1-elem, %s]"
-                    "(figures/heatmap_baseline_vs_g1-elem_%s.png)\n", a->run,
-                    b->run, a->data, layer, a->data, dname);
+            fprintf(f, "\n**%s seed %lld (top) vs %s seed %lld (bottom), data %s**, "
+                    "layer %d (the baseline's layer of largest F-Attn), every head, "
+                    "log10 scale. %s\n\n![baseline vs g1-elem, %s]"
+                    "(figures/heatmap_baseline_vs_g1-elem_%s.png)\n", a->run, a->seed,
+                    b->run, b->seed, a->data, layer, why, a->data, dname);
         else fprintf(f, "- side-by-side heatmap (data %s) failed: %s\n", a->data,
                      err);
     }
@@ -171,8 +177,31 @@ static const Row *probed_of(const Row *rows, int n, const char *v,
     return NULL;
 }
 
+static int cmp_fattn(const void *x, const void *y)
+{
+    double a = (*(const Row *const *)x)->f_attn, b = (*(const Row *const *)y)->f_attn;
+    return (a > b) - (a < b);
+}
+
+/* The seed of median F-Attn among the probed seeds of the group holding
+ * row g (the lower of the two middle ones for an even count): neither the
+ * strongest nor the weakest sink stands for the group. *k = how many. */
+static const Row *median_seed(const Row *rows, int n, int g, int *k)
+{
+    int a = g, m = 0;
+    while (a > 0 && same_group(&rows[a - 1], &rows[a])) a--;
+    const Row *pick[256];
+    for (int i = a; i < n && m < 256 && same_group(&rows[a], &rows[i]); i++)
+        if (rows[i].has_probe && isfinite(rows[i].f_attn)) pick[m++] = &rows[i];
+    *k = m;
+    if (!m) return NULL;
+    qsort(pick, (size_t)m, sizeof *pick, cmp_fattn);
+    return pick[(m - 1) / 2];
+}
+
 /* One baseline-vs-headline-gate figure (the catalog's key runs, g1-elem)
- * per data source that has both. */
+ * per data source that has both, each group shown by its median-F-Attn
+ * seed. */
 static void fig_compare_all(FILE *f, const char *figdir, const Row *rows, int n)
 {
     const char *gate = variant_key_id(VARIANT_KEY_HEADLINE);
@@ -187,7 +216,16 @@ static void fig_compare_all(FILE *f, const char *figdir, const Row *rows, int n)
         const Row *g1 = probed_of(rows, n, gate, rows[i].data, -1);
         if (!g1) continue;
         const Row *base = probed_of(rows, n, ref, g1->data, g1->base);
-        if (base) fig_compare(f, figdir, base, g1);
+        if (!base) continue;
+        int kg, kb;
+        const Row *mg = median_seed(rows, n, (int)(g1 - rows), &kg);
+        const Row *mb = median_seed(rows, n, (int)(base - rows), &kb);
+        char why[300];
+        snprintf(why, sizeof why, "Each side is its group's median-F-Attn seed "
+                 "(F-Attn %.3f, the median of %d seed%s; %.3f, of %d), not the "
+                 "strongest or weakest.", mb ? mb->f_attn : NAN, kb, kb == 1 ? "" : "s",
+                 mg ? mg->f_attn : NAN, kg);
+        fig_compare(f, figdir, mb ? mb : base, mg ? mg : g1, why);
     }
 }
 

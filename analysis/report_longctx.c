@@ -146,26 +146,77 @@ static int lc_pick(const LcRun *w, int n, const char *variant, const char *data)
     return best;
 }
 
+/* Degradations at 8x T of the seeds of run name `name`, per mode into
+ * d[m][k[m]]; returns the number of runs. */
+static int lc_deg8(const LcRun *w, int n, const char *name, double d[2][256], int k[2]) {
+    int nr = 0;
+    k[0] = k[1] = 0;
+    for (int j = 0; j < n; j++) {
+        if (strcmp(w[j].name, name) || !lc_has8(&w[j])) continue;
+        for (int m = 0; m < 2; m++) {
+            double x = lc_deg(&w[j], m, 8 * w[j].T);
+            if (isfinite(x) && k[m] < 256) d[m][k[m]++] = x;
+        }
+        nr++;
+    }
+    return nr;
+}
+
+/* Each key variant's 8x degradation against the baseline's on the same
+ * data: Welch, exact Mann-Whitney, bootstrap CI (report_compare.c). */
+static void lc_tests(FILE *f, const LcRun *w, int n) {
+    int head = 0, ntest = 0, nsig = 0;
+    static double db[2][256], dv[2][256];
+    for (int i = 0; i < n; i++) {
+        int first = 1;
+        for (int j = 0; j < i; j++) first &= strcmp(w[j].data, w[i].data) != 0;
+        int b = first ? lc_pick(w, n, variant_key_id(VARIANT_KEY_BASELINE), w[i].data) : -1;
+        if (b < 0) continue;
+        int kb[2], kv[2];
+        lc_deg8(w, n, w[b].name, db, kb);
+        for (int v = VARIANT_KEY_BASELINE + 1; v < VARIANT_KEY_END; v++) {
+            int g = lc_pick(w, n, variant_key_id(v), w[i].data);
+            if (g < 0) continue;
+            lc_deg8(w, n, w[g].name, dv, kv);
+            for (int m = 0; m < 2; m++) {
+                if (!head++)
+                    fprintf(f, "\n**Degradation at 8× T against the baseline** "
+                               "(difference of mean degradations, variant − baseline; "
+                               "negative: degrades less. A variant **degrades less or "
+                               "more** only when both p < 0.05, as in [Comparisons with "
+                               "the baseline](#comparisons-with-the-baseline))\n\n"
+                               "| variant | run | data | RoPE | seeds (run / base) | "
+                               "difference | 95%% CI | Welch p | Mann–Whitney p | "
+                               "verdict (both p < 0.05) |\n"
+                               "|---|---|---|---|---|---|---|---|---|---|\n");
+                fprintf(f, "| %s | %s | %s | %s |", variant_key_id(v), w[g].name, w[i].data,
+                        m ? "YaRN" : "plain");
+                int sig = md_stat_cells(f, dv[m], kv[m], db[m], kb[m]);
+                fputc('\n', f);
+                ntest += sig >= 0;
+                nsig += sig > 0;
+            }
+        }
+    }
+    if (head)
+        fprintf(f, "\n%d of these %d comparison%s differ%s at p < 0.05 (both tests; no "
+                   "correction for multiple comparisons).\n",
+                nsig, ntest, ntest == 1 ? "" : "s", nsig == 1 ? "s" : "");
+}
+
 /* The headline beside Table 5: degradation at 8x the training length per
  * key variant and data source, mean ± std over the seeds of one run name. */
 static void lc_summary(FILE *f, const LcRun *w, int n) {
     int head = 0;
+    static double d[2][256];
     for (int i = 0; i < n; i++) { /* data sources in order of appearance */
         int first = 1;
         for (int j = 0; j < i; j++) first &= strcmp(w[j].data, w[i].data) != 0;
         for (int v = VARIANT_KEY_BASELINE; first && v < VARIANT_KEY_END; v++) {
             int b = lc_pick(w, n, variant_key_id(v), w[i].data);
             if (b < 0) continue;
-            double d[2][256];
-            int k[2] = {0, 0}, nr = 0;
-            for (int j = 0; j < n; j++) {
-                if (strcmp(w[j].name, w[b].name) || !lc_has8(&w[j])) continue;
-                for (int m = 0; m < 2; m++) {
-                    double x = lc_deg(&w[j], m, 8 * w[j].T);
-                    if (isfinite(x) && k[m] < 256) d[m][k[m]++] = x;
-                }
-                nr++;
-            }
+            int k[2];
+            int nr = lc_deg8(w, n, w[b].name, d, k);
             if (!head++)
                 fprintf(f, "\n**Degradation at 8× T** (val_loss@8T − val_loss at the "
                            "shortest length, mean ± std over seeds; per variant its run "
@@ -180,6 +231,7 @@ static void lc_summary(FILE *f, const LcRun *w, int n) {
             fprintf(f, "\n");
         }
     }
+    lc_tests(f, w, n);
 }
 
 static void lc_paper(FILE *f) {
@@ -233,7 +285,7 @@ static void lc_figure(FILE *f, const char *figdir, const LcRun *w, int n, const 
     snprintf(title, sizeof title, "val loss against eval length; mean over seeds%s",
              subset ? "; key runs; all runs in the tables" : "");
     PlotAxes ax = {title, "eval length (tokens)",
-                   {"val loss, plain RoPE", "val loss, YaRN"}, 2};
+                   {"val loss, plain RoPE", "val loss, YaRN"}, 2, NULL};
     draw_figure(f, figdir, "lceval_loss.png", "val loss vs length", &ax, s, ns);
 done:
     free(s), free(xy), free(st), free(sp), free(vp), free(len), free(shown);

@@ -27,6 +27,13 @@ typedef struct {
     long long seed, n_params, n_params_added, diverged_step;
     double steps, val_loss, ppl, bpb, dppl, f_attn, f_attn_uniform, sink03,
         gate_mean, gate_below01, m_act, spikes, tokens_per_sec;
+    double dppl_rel;        /* 100 (PPL / matching baseline's mean PPL - 1) */
+    double sink01, sink02;  /* sink rate at eps 0.1 and 0.2 */
+    double slot;            /* the sink slot's own share (NaN: no slot) */
+    double empty, f_attn_ne; /* dropped-mass share, F-Attn over the mass */
+    double kurt, top1_med, bos_ratio; /* means over layers */
+    int gate_unbounded;     /* has a gate whose scores are not in [0,1] */
+    char probe_err[512];    /* the last probe exists but cannot be read */
     long long spike_steps[MAX_SPIKE_STEPS];
     int probe_T, probe_N, proxy, has_probe;
     char normaliser[64];
@@ -40,7 +47,16 @@ int same_group(const Row *x, const Row *y);
 int group_end(const Row *rows, int n, int a);
 int cfg_eq(double x, double y);
 void fill_dppl(Row *rows, int n);
+/* report_compare.c */
+void md_compare(FILE *f, const Row *rows, int n);
+/* " na / nb | diff | [lo, hi] | Welch p | MW p | verdict |" for mean(a) -
+ * mean(b): the cells of a comparison table. Returns 1 when both p < 0.05,
+ * 0 when not, -1 when untested (fewer than 2 values on a side). */
+int md_stat_cells(FILE *f, const double *a, int na, const double *b, int nb);
 /* report_csv.c */
+/* One RFC 4180 field (quoted when it holds , " CR or LF), preceded by a
+ * comma unless first. */
+void csv_field(FILE *f, const char *s, int first);
 int write_csv(const char *path, const Row *rows, int n, char *err,
               size_t errlen);
 /* report_md.c */

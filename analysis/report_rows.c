@@ -67,7 +67,12 @@ static void row_series(RunReader *r, Row *w)
 static void row_probe(RunReader *r, Row *w)
 {
     ProbeRecord p;
-    if (runread_probe(r, -1, &p, NULL, 0) < 0) return; /* no probes yet */
+    long long *steps = NULL;
+    int ns = 0;
+    if (runread_probe_steps(r, &steps, &ns, w->probe_err, sizeof w->probe_err) < 0) return;
+    free(steps);
+    if (ns == 0) return; /* no probes yet: blank, and not an error */
+    if (runread_probe(r, -1, &p, w->probe_err, sizeof w->probe_err) < 0) return;
     w->has_probe = 1;
     w->probe_T = p.T;
     w->probe_N = p.N;
@@ -76,11 +81,20 @@ static void row_probe(RunReader *r, Row *w)
     w->f_attn = rs_share(&p, -1);
     w->f_attn_uniform = uniform_first_share(p.T);
     w->sink03 = rs_sink_rate(&p, 0.3, RUNSTATS_SINK_LEN);
+    w->sink01 = rs_sink_rate(&p, 0.1, RUNSTATS_SINK_LEN);
+    w->sink02 = rs_sink_rate(&p, 0.2, RUNSTATS_SINK_LEN);
+    w->slot = rs_slot_share(&p, -1);
+    rs_mass(&p, &w->empty, &w->f_attn_ne);
     if (p.has_gate) {
         w->gate_mean = rs_gate_mean(&p, -1);
-        w->gate_below01 = rs_gate_below(&p, -1, 1);
+        w->gate_unbounded = !p.gate_bounded;
+        /* below 0.1 is sparsity only for scores in [0,1] */
+        if (p.gate_bounded) w->gate_below01 = rs_gate_below(&p, -1, 1);
     }
     w->m_act = rs_m_act(&p);
+    w->kurt = rs_kurtosis(&p);
+    w->top1_med = rs_top1_median(&p);
+    w->bos_ratio = rs_bos_ratio(&p);
     runread_probe_free(&p);
 }
 
@@ -89,6 +103,8 @@ void row_read(Row *w)
     w->steps = w->val_loss = w->ppl = w->bpb = w->dppl = w->f_attn = NAN;
     w->f_attn_uniform = w->sink03 = w->gate_mean = w->gate_below01 = NAN;
     w->m_act = w->spikes = w->tokens_per_sec = NAN;
+    w->dppl_rel = w->sink01 = w->sink02 = w->slot = w->empty = w->f_attn_ne = NAN;
+    w->kurt = w->top1_med = w->bos_ratio = NAN;
     w->diverged_step = -1;
     w->base = -1;
     run_name(w->run, sizeof w->run, w->path);
@@ -239,6 +255,7 @@ void fill_dppl(Row *rows, int n)
         for (int i = a; i < b; i++) {
             rows[i].base = best;
             rows[i].dppl = rows[i].ppl - ref;
+            rows[i].dppl_rel = 100.0 * (rows[i].ppl / ref - 1.0);
         }
         a = b;
     }

@@ -1,5 +1,5 @@
-/* report_sections.h: the long-context (report_longctx.c) and stability
- * (report_stability.c) sections of the report, over run files read
+/* report_sections.h: the long-context (report_longctx.c), stability
+ * (report_stability.c) and pretrained (report_pretrained.c) sections of the report, over run files read
  * through runfile_read.h. */
 #ifndef GATELAB_REPORT_SECTIONS_H
 #define GATELAB_REPORT_SECTIONS_H
@@ -18,5 +18,10 @@ void report_longctx(FILE *f, const char *figdir, const char *const *paths, int n
  * divergence and final PPL over seeds, and figures/stability_loss.png with
  * the loss curves overlaid. */
 void report_stability(FILE *f, const char *figdir, const char *const *paths, int n);
+
+/* Pretrained-models section (report_pretrained.c; only when some run was
+ * written by `gatelab inspect`): one row per such run with its
+ * architecture, dtype and headline numbers, beside the paper's Table 4. */
+void report_pretrained(FILE *f, const char *const *paths, int n);
 
 #endif

@@ -21,6 +21,7 @@
 typedef struct {
     char name[256], variant[256], status[32], data[64];
     double lr, spikes, dstep, ppl;
+    long long seed;
     size_t n;
     long long *step;
     double *loss; /* training curve (non-finite -> NaN gap) */
@@ -33,6 +34,7 @@ static int st_read(const char *path, StRun *w) {
     memset(w, 0, sizeof *w);
     RunReader *r = open_run_head(path, w->name, w->variant, w->status, w->data);
     if (!r) return -1;
+    w->seed = runread_meta(r)->seed;
     double warm = 0, factor = 1.25, vl = NAN;
     int rc = runread_config_double(r, "lr", &w->lr, err, sizeof err);
     runread_config_double(r, "warmup", &warm, NULL, 0);
@@ -107,44 +109,45 @@ static void st_row(FILE *f, const StRun *w, const int *idx, int nm) {
     fprintf(f, " |\n");
 }
 
-/* One line per run name, the mean training loss over its seeds. */
+/* One panel per run name, one line per seed: a spike in one seed stays
+ * visible (a mean over seeds would smooth it away). */
 static void st_figure(FILE *f, const char *figdir, const StRun *w, int n, const int *grp,
                       int ng, int *idx) {
     if (ng < 1 || n < 1) return;
-    PlotSeries *s = calloc((size_t)ng, sizeof *s);
-    char (*lab)[300] = calloc((size_t)ng, sizeof *lab);
-    double **xy = calloc((size_t)ng, sizeof *xy);
-    const long long **sp = calloc((size_t)n, sizeof *sp);
-    const double **vp = calloc((size_t)n, sizeof *vp);
-    size_t *len = calloc((size_t)n, sizeof *len);
+    PlotSeries *s = calloc((size_t)n, sizeof *s);
+    char (*lab)[64] = calloc((size_t)n, sizeof *lab);
+    char (*ptl)[300] = calloc((size_t)ng, sizeof *ptl);
+    const char **pt = calloc((size_t)ng, sizeof *pt);
+    double **xs = calloc((size_t)n, sizeof *xs);
     unsigned char *shown = calloc((size_t)ng, 1);
-    int ns = 0;
-    if (!s || !lab || !xy || !sp || !vp || !len || !shown) goto done;
+    int ns = 0, np = 0;
+    if (!s || !lab || !ptl || !pt || !xs || !shown) goto done;
     int subset = key_groups(w[0].variant, w[0].status, sizeof *w, grp, n, ng, shown);
-    for (int g = 0; g < ng; g++) {
-        int nm = shown[g] ? members(grp, n, g, idx) : 0, ndiv = 0;
-        size_t mx = 0;
+    for (int g = 0; g < ng && np < PLOT_MAX_PANELS; g++) {
+        int nm = shown[g] ? members(grp, n, g, idx) : 0, drawn = 0;
         for (int i = 0; i < nm; i++) {
             const StRun *r = &w[idx[i]];
-            sp[i] = r->step, vp[i] = r->loss, len[i] = r->n;
-            mx = r->n > mx ? r->n : mx;
-            ndiv += !strcmp(r->status, RS_STATUS_DIVERGED);
+            if (!r->n || !(xs[idx[i]] = malloc(r->n * sizeof **xs))) continue;
+            for (size_t k = 0; k < r->n; k++) xs[idx[i]][k] = (double)r->step[k];
+            snprintf(lab[idx[i]], sizeof lab[idx[i]], "s%lld%s", r->seed,
+                     !strcmp(r->status, RS_STATUS_DIVERGED) ? " (diverged)" : "");
+            s[ns++] = (PlotSeries){lab[idx[i]], xs[idx[i]], r->loss, r->n, PLOT_LINES, 0, np};
+            drawn = 1;
         }
-        if (!mx || !(xy[g] = malloc(2 * mx * sizeof **xy))) continue;
-        size_t k = plot_mean_aligned(sp, vp, len, nm, xy[g], xy[g] + mx);
-        char dv[48] = "";
-        if (ndiv) snprintf(dv, sizeof dv, " (%d/%d diverged)", ndiv, nm);
-        snprintf(lab[g], sizeof lab[g], "%.200s lr=%g%s", w[idx[0]].name, w[idx[0]].lr, dv);
-        s[ns++] = (PlotSeries){lab[g], xy[g], xy[g] + mx, k, PLOT_LINES, 0, 0};
+        if (!drawn) continue;
+        snprintf(ptl[np], sizeof ptl[np], "%.200s, lr=%g", w[idx[0]].name, w[idx[0]].lr);
+        pt[np] = ptl[np];
+        np++;
     }
-    char title[160];
-    snprintf(title, sizeof title, "training loss per learning rate; mean over seeds%s",
+    if (!np) goto done;
+    char title[200];
+    snprintf(title, sizeof title, "training loss per seed, one panel per run%s",
              subset ? "; key runs; all runs in the table" : "");
-    PlotAxes ax = {title, "step", {"training loss", NULL}, 1};
-    draw_figure(f, figdir, "stability_loss.png", "loss curves per lr", &ax, s, ns);
+    PlotAxes ax = {title, "step", {"training loss", NULL}, np, pt};
+    draw_figure(f, figdir, "stability_loss.png", "loss curves per seed and lr", &ax, s, ns);
 done:
-    for (int g = 0; xy && g < ng; g++) free(xy[g]);
-    free(s), free(lab), free(xy), free(sp), free(vp), free(len), free(shown);
+    for (int i = 0; xs && i < n; i++) free(xs[i]);
+    free(s), free(lab), free(ptl), free(pt), free(xs), free(shown);
 }
 
 void report_stability(FILE *f, const char *figdir, const char *const *paths, int n) {

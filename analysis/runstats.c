@@ -1,13 +1,28 @@
 /* runstats.c: headline numbers of one probe (see runstats.h). */
 #include "runstats.h"
 #include "metrics.h"
+#include <math.h>
+
+#include <math.h>
 
 
+static const float *col_of(const ProbeRecord *p, int n, int l, int h);
+
+/* From the mean map; for truncated maps (M < T) from the per-sequence first
+ * columns, which give the same mean over all T queries. */
 double rs_head_share(const ProbeRecord *p, int l, int h)
 {
-    size_t TT = (size_t)p->T * p->T;
-    return first_token_share(p->attention + ((size_t)l * p->H + h) * TT,
-                             p->T);
+    int M = p->M > 0 ? p->M : p->T; /* a hand-built record may leave M 0 */
+    if (M < p->T && p->first_col && p->N > 0 && p->T > 1) {
+        double s = 0.0;
+        for (int n = 0; n < p->N; n++) {
+            const float *c = col_of(p, n, l, h);
+            for (int t = 1; t < p->T; t++) s += c[t];
+        }
+        return s / ((double)p->N * (p->T - 1));
+    }
+    size_t TT = (size_t)M * M;
+    return first_token_share(p->attention + ((size_t)l * p->H + h) * TT, M);
 }
 
 double rs_share(const ProbeRecord *p, int l)
@@ -80,6 +95,7 @@ double rs_gate_mean(const ProbeRecord *p, int l)
 double rs_gate_head_mean(const ProbeRecord *p, int l, int g)
 {
     if (!p->has_gate || p->gate_heads < 1) return 0.0;
+    if (p->gate_shared) return channel_mean(p, l); /* one gate for all heads */
     int per = p->gate_channels / p->gate_heads;
     const double *cm = p->gate_channel_mean + (size_t)l * p->gate_channels;
     double s = 0.0;
@@ -104,4 +120,86 @@ double rs_m_act(const ProbeRecord *p)
     double s = 0.0;
     for (int l = 0; l < p->L; l++) s += p->h_max[l];
     return p->L ? s / p->L : 0.0;
+}
+
+/* ---- dropped mass, the sink slot, and the activation columns ---- */
+
+/* Exact per-row counts stored by the probe (row_empty, first_nonempty):
+ * every (l, h) has the same N (T - 1) rows, so the overall share of empty
+ * rows is the mean and F-Attn over non-empty rows the weighted mean. */
+static void mass_from_rows(const ProbeRecord *p, double *empty, double *share_nonempty)
+{
+    double e = 0.0, w = 0.0, f = 0.0;
+    int n = p->L * p->H;
+    for (int lh = 0; lh < n; lh++) {
+        e += p->row_empty[lh];
+        if (isfinite(p->first_nonempty[lh]))
+            f += (1.0 - p->row_empty[lh]) * p->first_nonempty[lh], w += 1.0 - p->row_empty[lh];
+    }
+    *empty = n ? e / n : NAN;
+    *share_nonempty = w > 0 ? f / w : NAN;
+}
+
+void rs_mass(const ProbeRecord *p, double *empty, double *share_nonempty)
+{
+    if (p->row_empty && p->first_nonempty) {
+        mass_from_rows(p, empty, share_nonempty);
+        return;
+    }
+    if (p->attention_slot) { /* the slot took the missing mass: no row is empty */
+        *empty = 0.0;
+        *share_nonempty = rs_share(p, -1);
+        return;
+    }
+    size_t TT = (size_t)p->T * p->T;
+    double mass = 0.0, first = 0.0;
+    for (int lh = 0; lh < p->L * p->H; lh++) {
+        double m, f;
+        attention_mass_first(p->attention + (size_t)lh * TT, p->T, &m, &f);
+        mass += m, first += f;
+    }
+    double rows = (double)p->L * p->H * (p->T - 1);
+    *empty = rows > 0 ? fmax(0.0, 1.0 - mass / rows) : NAN; /* float sums overshoot */
+    *share_nonempty = mass > 0 ? first / mass : NAN;
+}
+
+double rs_slot_share(const ProbeRecord *p, int l)
+{
+    if (!p->attention_slot || p->T < 1) return NAN;
+    int l0 = l < 0 ? 0 : l, l1 = l < 0 ? p->L : l + 1;
+    double s = 0.0;
+    size_t n = 0;
+    for (int i = l0; i < l1; i++)
+        for (int h = 0; h < p->H; h++)
+            for (int t = 0; t < p->T; t++, n++)
+                s += p->attention_slot[((size_t)i * p->H + h) * p->T + t];
+    return n ? s / (double)n : NAN;
+}
+
+static double layer_mean(const double *v, int L)
+{
+    double s = 0.0;
+    for (int l = 0; l < L; l++) s += v[l];
+    return L ? s / L : NAN;
+}
+
+double rs_kurtosis(const ProbeRecord *p) { return layer_mean(p->h_kurtosis, p->L); }
+
+double rs_bos_ratio(const ProbeRecord *p) { return layer_mean(p->h_norm_ratio, p->L); }
+
+double rs_top1_median(const ProbeRecord *p)
+{
+    double s = 0.0;
+    int k = 0;
+    for (int l = 0; l < p->L; l++)
+        if (p->h_median[l] > 0) s += p->h_top3[l * RS_HIDDEN_TOP] / p->h_median[l], k++;
+    return k ? s / k : NAN;
+}
+
+double rs_bos_act(const ProbeRecord *p)
+{
+    if (!p->bos_max || p->L <= 0) return NAN;
+    double s = 0.0;
+    for (int l = 0; l < p->L; l++) s += p->bos_max[l];
+    return s / p->L;
 }

@@ -24,7 +24,9 @@ double rs_head_alpha0(const ProbeRecord *p, int l, int h, int len);
 /* Gate mean over layer l (all layers when l < 0), weighting layers by their
  * score count. Needs has_gate. */
 double rs_gate_mean(const ProbeRecord *p, int l);
-/* Gate mean of gate-head g in layer l, from gate_channel_mean. */
+/* Gate mean of gate-head g in layer l, from gate_channel_mean: the mean
+ * of head g's channels, or for a head-shared gate (gate_shared) the mean of
+ * every channel, the same for each head. */
 double rs_gate_head_mean(const ProbeRecord *p, int l, int g);
 /* Fraction of scores below threshold index k (0: 0.5, 1: 0.1, 2: 1e-2,
  * 3: 1e-3) in layer l (all layers when l < 0). */
@@ -32,5 +34,32 @@ double rs_gate_below(const ProbeRecord *p, int l, int k);
 
 /* M-Act: mean over layers of max |h|. */
 double rs_m_act(const ProbeRecord *p);
+/* BOS activation: mean over layers of bos_max (position 0's max |h|);
+ * NaN when the probe predates the mechanism fields. */
+double rs_bos_act(const ProbeRecord *p);
+
+/* Empty rows. When the probe stored row_empty and first_share_nonempty
+ * (exact, per probe sequence and row): *empty = the share of rows t >= 1
+ * with no mass on the real tokens, *share_nonempty = F-Attn over the other
+ * rows. Older files with a sink slot: 0 and F-Attn (the slot takes mass
+ * but empties no row). Older files otherwise, from the mass of the stored
+ * map: over every (l, h)
+ * and query t = 1..T-1 of the stored
+ * (sequence-mean) map: *empty = 1 - mean row mass, *share_nonempty = sum
+ * of A[t,0] / sum of row mass (F-Attn over the mass that exists; NaN when
+ * there is none). When each row of each sequence is full (mass 1) or empty
+ * (mass 0), as with the proxy normalisers (softpick), *empty is exactly the
+ * share of empty rows and *share_nonempty F-Attn over the non-empty rows;
+ * softmax gives 0 and F-Attn. */
+void rs_mass(const ProbeRecord *p, double *empty, double *share_nonempty);
+/* The sink slot's own share (sink-token, sink-logit, kv-bias): mean over
+ * heads and queries t = 0..T-1 of attention_slot, layer l or all (l < 0);
+ * NaN when the probe has no slot. */
+double rs_slot_share(const ProbeRecord *p, int l);
+/* Means over layers: kurtosis, top1/median (h_top3[l][0] / h_median[l],
+ * layers with median 0 left out), first-token (BOS) norm ratio. */
+double rs_kurtosis(const ProbeRecord *p);
+double rs_top1_median(const ProbeRecord *p);
+double rs_bos_ratio(const ProbeRecord *p);
 
 #endif

@@ -240,6 +240,7 @@ static int check_header(hid_t f, const char *file, size_t n, char *err,
 static int load_impl(const char *file, float *params, float *m, float *v, size_t n,
                      long long *step, long long *tokens, double *seconds,
                      char **config_text, char *err, size_t errlen) {
+    if (input_check(file, err, errlen) < 0) return -1;
     hid_t f = H5Fopen(file, H5F_ACC_RDONLY, H5P_DEFAULT);
     if (f < 0) {
         const char *why = h5u_reason();

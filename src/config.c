@@ -75,6 +75,12 @@ static const char *const section_names[] = {"model", "variant", "data",
  * followed by every field the id set; run-file attributes use `variant`. */
 enum { K_TEXT = 1, K_VISIT = 2, K_BOTH = 3 };
 
+/* Every int and float key has a range [lo, hi] (lo excluded when
+ * open_lo: "must be positive"), checked when the value is set and again by
+ * config_validate. They keep every metric defined (seq_len >= 2: F-Attn's
+ * uniform reference divides by T-1) and every count small enough that its
+ * buffers are sized without overflow; memplan.c then holds the total to the
+ * machine's memory. experiments/README.md lists them. */
 typedef struct {
     const char *name;
     KeyType type;
@@ -82,33 +88,38 @@ typedef struct {
     const char *const *names; /* KT_ENUM only */
     Section sec;
     int out;
+    double lo, hi;
+    int open_lo;
 } KeyDef;
 
-#define K(field, type, sec) {#field, type, offsetof(Config, field), NULL, sec, K_BOTH}
-#define E(field, names, sec) {#field, KT_ENUM, offsetof(Config, field), names, sec, K_BOTH}
+#define K(field, type, sec) {#field, type, offsetof(Config, field), NULL, sec, K_BOTH, 0, 0, 0}
+#define E(field, names, sec) {#field, KT_ENUM, offsetof(Config, field), names, sec, K_BOTH, 0, 0, 0}
+#define RI(field, sec, lo, hi) {#field, KT_INT, offsetof(Config, field), NULL, sec, K_BOTH, lo, hi, 0}
+#define RF(field, sec, lo, hi, open) {#field, KT_FLOAT, offsetof(Config, field), NULL, sec, K_BOTH, lo, hi, open}
+#define MAX_COUNT 1000000000 /* steps and step intervals */
 
 static const KeyDef keys[] = {
-    K(n_layers, KT_INT, SEC_MODEL),
-    K(d_model, KT_INT, SEC_MODEL),
-    K(n_heads, KT_INT, SEC_MODEL),
-    K(n_kv_heads, KT_INT, SEC_MODEL),
-    K(head_dim, KT_INT, SEC_MODEL),
-    K(d_ff, KT_INT, SEC_MODEL),
-    K(vocab_size, KT_INT, SEC_MODEL),
-    K(seq_len, KT_INT, SEC_MODEL),
-    K(max_pos, KT_INT, SEC_MODEL),
+    RI(n_layers, SEC_MODEL, 1, CONFIG_MAX_LAYERS),
+    RI(d_model, SEC_MODEL, 1, 16384),
+    RI(n_heads, SEC_MODEL, 1, 1024),
+    RI(n_kv_heads, SEC_MODEL, 1, 1024),
+    RI(head_dim, SEC_MODEL, 0, 4096),
+    RI(d_ff, SEC_MODEL, 0, 262144),
+    RI(vocab_size, SEC_MODEL, 0, 1048576),
+    RI(seq_len, SEC_MODEL, 2, 65536),
+    RI(max_pos, SEC_MODEL, 0, 1048576),
     E(norm, norm_names, SEC_MODEL),
     E(pos, pos_names, SEC_MODEL),
     E(mlp, mlp_names, SEC_MODEL),
-    K(rope_base, KT_FLOAT, SEC_MODEL),
-    K(yarn_scale, KT_FLOAT, SEC_MODEL),
+    RF(rope_base, SEC_MODEL, 1, 1e9, 1),
+    RF(yarn_scale, SEC_MODEL, 1, 1024, 0),
     K(qk_norm, KT_BOOL, SEC_MODEL),
     K(tied_embed, KT_BOOL, SEC_MODEL),
-    K(norm_eps, KT_FLOAT, SEC_MODEL),
-    K(init_std, KT_FLOAT, SEC_MODEL),
+    RF(norm_eps, SEC_MODEL, 0, 1, 1),
+    RF(init_std, SEC_MODEL, 0, 10, 1),
 
-    {"variant", KT_VARIANT, offsetof(Config, variant), NULL, SEC_VARIANT, K_VISIT},
-    {"variant_name", KT_STR, offsetof(Config, variant), NULL, SEC_VARIANT, K_TEXT},
+    {"variant", KT_VARIANT, offsetof(Config, variant), NULL, SEC_VARIANT, K_VISIT, 0, 0, 0},
+    {"variant_name", KT_STR, offsetof(Config, variant), NULL, SEC_VARIANT, K_TEXT, 0, 0, 0},
     E(gate_pos, gate_pos_names, SEC_VARIANT),
     E(gate_gran, gran_names, SEC_VARIANT),
     K(gate_shared, KT_BOOL, SEC_VARIANT),
@@ -116,8 +127,8 @@ static const KeyDef keys[] = {
     E(gate_act, act_names, SEC_VARIANT),
     E(gate_input, input_names, SEC_VARIANT),
     E(normaliser, normz_names, SEC_VARIANT),
-    K(clip_alpha, KT_FLOAT, SEC_VARIANT),
-    K(softpick_eps, KT_FLOAT, SEC_VARIANT),
+    RF(clip_alpha, SEC_VARIANT, 0, 1e6, 0),
+    RF(softpick_eps, SEC_VARIANT, 0, 1, 1),
     K(kv_bias, KT_BOOL, SEC_VARIANT),
     K(sink_token, KT_BOOL, SEC_VARIANT),
     E(y_mod, ymod_names, SEC_VARIANT),
@@ -127,29 +138,29 @@ static const KeyDef keys[] = {
     K(train_file, KT_STR, SEC_DATA),
     K(val_file, KT_STR, SEC_DATA),
     K(bos, KT_BOOL, SEC_DATA),
-    K(bigram_vocab, KT_INT, SEC_DATA),
-    K(bigram_triggers, KT_INT, SEC_DATA),
+    RI(bigram_vocab, SEC_DATA, 2, 8192),
+    RI(bigram_triggers, SEC_DATA, 0, 8191),
     K(bigram_seed, KT_U64, SEC_DATA),
 
-    K(batch_size, KT_INT, SEC_TRAIN),
-    K(steps, KT_INT, SEC_TRAIN),
-    K(lr, KT_FLOAT, SEC_TRAIN),
-    K(min_lr_frac, KT_FLOAT, SEC_TRAIN),
-    K(warmup, KT_INT, SEC_TRAIN),
-    K(weight_decay, KT_FLOAT, SEC_TRAIN),
-    K(beta1, KT_FLOAT, SEC_TRAIN),
-    K(beta2, KT_FLOAT, SEC_TRAIN),
-    K(adam_eps, KT_FLOAT, SEC_TRAIN),
-    K(grad_clip, KT_FLOAT, SEC_TRAIN),
+    RI(batch_size, SEC_TRAIN, 1, 65536),
+    RI(steps, SEC_TRAIN, 1, MAX_COUNT),
+    RF(lr, SEC_TRAIN, 0, 1e4, 1),
+    RF(min_lr_frac, SEC_TRAIN, 0, 1, 0),
+    RI(warmup, SEC_TRAIN, 0, MAX_COUNT),
+    RF(weight_decay, SEC_TRAIN, 0, 100, 0),
+    RF(beta1, SEC_TRAIN, 0, 0.999999, 1),
+    RF(beta2, SEC_TRAIN, 0, 0.999999, 1),
+    RF(adam_eps, SEC_TRAIN, 0, 1, 1),
+    RF(grad_clip, SEC_TRAIN, 0, 1e6, 0),
     K(init_seed, KT_U64, SEC_TRAIN),
     K(data_seed, KT_U64, SEC_TRAIN),
-    K(eval_every, KT_INT, SEC_TRAIN),
-    K(eval_batches, KT_INT, SEC_TRAIN),
-    K(ckpt_every, KT_INT, SEC_TRAIN),
-    K(probe_n, KT_INT, SEC_TRAIN),
-    K(log_every, KT_INT, SEC_TRAIN),
-    K(threads, KT_INT, SEC_TRAIN),
-    K(spike_factor, KT_FLOAT, SEC_TRAIN),
+    RI(eval_every, SEC_TRAIN, 0, MAX_COUNT),
+    RI(eval_batches, SEC_TRAIN, 1, 100000),
+    RI(ckpt_every, SEC_TRAIN, 0, MAX_COUNT),
+    RI(probe_n, SEC_TRAIN, 0, 65536),
+    RI(log_every, SEC_TRAIN, 1, MAX_COUNT),
+    RI(threads, SEC_TRAIN, 1, 64),
+    RF(spike_factor, SEC_TRAIN, 1, 1e6, 0),
 };
 #define N_KEYS (sizeof keys / sizeof keys[0])
 
@@ -269,6 +280,23 @@ static int has_control(const char *v) {
     return 0;
 }
 
+/* 0 when key k of cfg lies in its range, else -1 with "outside LO..HI"
+ * (ints) or "outside (LO, HI]" / "[LO, HI]" (floats) in why[n]. */
+static int check_range(const Config *cfg, const KeyDef *k, char *why, size_t n) {
+    const char *base = (const char *)cfg + k->off;
+    if (k->type == KT_INT) {
+        int x = *(const int *)base;
+        if (x >= k->lo && x <= k->hi) return 0;
+        snprintf(why, n, "outside %.0f..%.0f", k->lo, k->hi);
+        return -1;
+    }
+    if (k->type != KT_FLOAT) return 0;
+    double x = *(const float *)base;
+    if ((k->open_lo ? x > k->lo : x >= k->lo) && x <= k->hi) return 0;
+    snprintf(why, n, "outside %c%g, %g]", k->open_lo ? '(' : '[', k->lo, k->hi);
+    return -1;
+}
+
 static int set_value(Config *cfg, const KeyDef *k, const char *v, char *err,
                      size_t errlen) {
     char *base = (char *)cfg + k->off;
@@ -316,6 +344,8 @@ static int set_value(Config *cfg, const KeyDef *k, const char *v, char *err,
         break;
     }
     }
+    char range[80];
+    if (!why && check_range(cfg, k, range, sizeof range)) why = range;
     if (why) {
         if (k->type == KT_ENUM)
             return seterr(err, errlen, "key '%s': bad value '%.64s' (expected %s)",
@@ -378,6 +408,8 @@ typedef struct {
     int err_line;      /* first handler error, 0 = none */
     int long_line;     /* a line that did not fit inih's buffer */
     int max_line;
+    int seen[N_KEYS];  /* line of each key's first setting since the last
+                        * `variant =` line, 0 = not yet */
     char msg[512];
 } Parse;
 
@@ -427,6 +459,19 @@ static int parse_handler(void *user, const char *section, const char *name,
         p->err_line = p->line;
         return 0;
     }
+    const KeyDef *k = find_key(name);
+    if (k && p->seen[k - keys]) {
+        /* last-wins would hide a typo'd edit; the sweep parser refuses too */
+        snprintf(p->msg, sizeof p->msg, "%s: duplicate key '%s' (first at line %d)",
+                 where, name, p->seen[k - keys]);
+        p->err_line = p->line;
+        return 0;
+    }
+    /* `variant = ID` rewrites the shape keys above it, so the keys after it
+     * (e.g. a resolved config's every field) start a new scope */
+    if (k && k->type == KT_VARIANT)
+        for (size_t i = 0; i < N_KEYS; i++) p->seen[i] = 0;
+    if (k) p->seen[k - keys] = p->line;
     if (apply_kv(p->cfg, name, value, where, p->msg, sizeof p->msg)) {
         p->err_line = p->line;
         return 0;
@@ -450,10 +495,8 @@ static int run_parse(Parse *p, char *err, size_t errlen) {
 }
 
 int config_load_file(Config *cfg, const char *path, char *err, size_t errlen) {
-    FILE *fp = fopen(path, "r");
-    if (!fp)
-        return seterr(err, errlen, "%s: cannot open: %s", path,
-                      strerror(errno));
+    FILE *fp = input_fopen(path, err, errlen);
+    if (!fp) return -1;
     Parse p = {.cfg = cfg, .name = path, .fp = fp};
     int rc = run_parse(&p, err, errlen);
     fclose(fp);
@@ -654,8 +697,19 @@ static int validate_train(const Config *c, char *err, size_t n) {
     return 0;
 }
 
+/* Every key in its table range (a value set in code, not parsed, too). */
+static int validate_ranges(const Config *c, char *err, size_t n) {
+    char why[80], val[CFG_STR + 8];
+    for (size_t i = 0; i < N_KEYS; i++)
+        if (check_range(c, &keys[i], why, sizeof why)) {
+            format_value(c, &keys[i], val, sizeof val);
+            return seterr(err, n, "%s %s is %s", keys[i].name, val, why);
+        }
+    return 0;
+}
+
 int config_validate(const Config *c, char *err, size_t errlen) {
-    if (validate_shapes(c, err, errlen) || validate_variant(c, err, errlen) ||
+    if (validate_ranges(c, err, errlen) || validate_shapes(c, err, errlen) || validate_variant(c, err, errlen) ||
         validate_data(c, err, errlen) || validate_train(c, err, errlen))
         return -1;
     return 0;

@@ -41,10 +41,10 @@ static int read_file(const char *path, const char *hint, unsigned char **out,
                      size_t *nout, char *err, size_t errlen) {
     *out = NULL;
     *nout = 0;
-    FILE *f = fopen(path, "rb");
+    char why[600];
+    FILE *f = input_fopen(path, why, sizeof why);
     if (!f)
-        return seterr(err, errlen, "cannot open %s: %s%s", path,
-                      strerror(errno), hint);
+        return seterr(err, errlen, "%s%s", why, strstr(why, "cannot open") ? hint : "");
     struct stat st;
     if (fstat(fileno(f), &st) != 0) {
         int e = errno;

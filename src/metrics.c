@@ -107,10 +107,30 @@ double abs_max(const float *x, size_t n)
     return m;
 }
 
-static int cmp_float(const void *a, const void *b)
+
+/* Quickselect: afterwards a[k] is the k-th smallest and a[i] <= a[k] for
+ * i < k (exact, the same value a full sort puts at k). */
+static void select_kth(float *a, size_t n, size_t k)
 {
-    float x = *(const float *)a, y = *(const float *)b;
-    return (x > y) - (x < y);
+    size_t lo = 0, hi = n - 1;
+    while (lo < hi) {
+        float pivot = a[lo + (hi - lo) / 2];
+        size_t i = lo, j = hi;
+        while (i <= j) {
+            while (a[i] < pivot) i++;
+            while (a[j] > pivot) j--;
+            if (i <= j) {
+                float t = a[i];
+                a[i] = a[j], a[j] = t;
+                i++;
+                if (j == 0) break;
+                j--;
+            }
+        }
+        if (k <= j) hi = j;
+        else if (k >= i) lo = i;
+        else return;
+    }
 }
 
 /* median of |x|; even n averages the two middle values */
@@ -118,9 +138,12 @@ double abs_median(const float *x, size_t n, float *scratch)
 {
     if (n == 0) return 0.0;
     for (size_t i = 0; i < n; i++) scratch[i] = fabsf(x[i]);
-    qsort(scratch, n, sizeof *scratch, cmp_float);
-    if (n % 2) return scratch[n / 2];
-    return 0.5 * ((double)scratch[n / 2 - 1] + (double)scratch[n / 2]);
+    size_t k = n / 2;
+    select_kth(scratch, n, k);
+    if (n % 2) return scratch[k];
+    float below = scratch[0];
+    for (size_t i = 1; i < k; i++) below = scratch[i] > below ? scratch[i] : below;
+    return 0.5 * ((double)below + (double)scratch[k]);
 }
 
 /* out[k] = the k largest |x| descending (0 padded when n < k); insertion
@@ -218,4 +241,61 @@ void mean_std(const double *x, int n, double *mean, double *std)
     for (int i = 0; i < n; i++) ss += (x[i] - mu) * (x[i] - mu);
     *mean = mu;
     *std = n > 1 ? sqrt(ss / (n - 1)) : 0.0;
+}
+
+/* A[T,T] -> sums over t = 1..T-1 of the row mass sum_{j<=t} A[t,j] and of
+ * A[t,0] */
+void attention_mass_first(const float *A, int T, double *mass, double *first)
+{
+    double m = 0.0, f = 0.0;
+    for (int t = 1; t < T; t++) {
+        const float *row = A + (size_t)t * T;
+        for (int j = 0; j <= t; j++) m += row[j];
+        f += row[0];
+    }
+    *mass = m;
+    *first = f;
+}
+
+/* ---- mechanism probes (docs/metrics.md "Mechanism") ---- */
+
+double abs_argmax(const float *x, size_t n, int *idx)
+{
+    size_t best = 0;
+    for (size_t i = 1; i < n; i++)
+        if (fabsf(x[i]) > fabsf(x[best])) best = i;
+    if (idx) *idx = n ? (int)best : -1;
+    return n ? fabs((double)x[best]) : 0.0;
+}
+
+double median_sort(double *v, size_t n)
+{
+    if (n == 0) return NAN;
+    qsort(v, n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+int token_profile(TokenProfile *out, const float *h, int T, int C, double *scratch)
+{
+    if (T < 1 || C < 1) return -1;
+    for (int t = 0; t < T; t++) {
+        double s = 0.0;
+        for (int i = 0; i < C; i++) s += (double)h[(size_t)t * C + i] * h[(size_t)t * C + i];
+        scratch[t] = sqrt(s);
+    }
+    double norm0 = scratch[0];
+    int best = T > 1 ? 1 : -1;
+    for (int t = 2; t < T; t++)
+        if (abs_argmax(h + (size_t)t * C, (size_t)C, NULL) >
+            abs_argmax(h + (size_t)best * C, (size_t)C, NULL))
+            best = t;
+    double norm_best = best > 0 ? scratch[best] : NAN;
+    double med = median_sort(scratch + 1, (size_t)(T - 1));
+    out->bos_max = abs_argmax(h, (size_t)C, &out->bos_arg);
+    out->bos_ratio = norm0 / med;
+    out->tok_pos = best;
+    out->tok_max = best > 0 ? abs_argmax(h + (size_t)best * C, (size_t)C, &out->tok_arg) : NAN;
+    if (best < 0) out->tok_arg = -1;
+    out->tok_ratio = norm_best / med;
+    return 0;
 }

@@ -20,6 +20,12 @@ double alpha_k(const float *A, int T, int k);
  * mean over t = 0..len-1 of col[t]. */
 double alpha0_from_col(const float *col, int len);
 
+/* Over the queries t = 1..T-1 of one map A[T,T]: *mass = the sum of the
+ * row masses sum_{j<=t} A[t,j], *first = the sum of A[t,0]. A row of a
+ * normaliser that may drop mass (softpick, clipped softmax, a sink slot)
+ * has mass below 1; an empty row has mass 0. */
+void attention_mass_first(const float *A, int T, double *mass, double *first);
+
 /* Gu et al. proxy, in place on one map A[T,T]: row t becomes |a|/sum|a|
  * over its visible keys (rows summing to 0 stay 0). */
 void attention_proxy(float *A, int T);
@@ -56,5 +62,28 @@ int count_spikes(const double *loss, const long long *step, size_t n,
 
 /* Mean and sample standard deviation of x[n] (std 0 when n < 2). */
 void mean_std(const double *x, int n, double *mean, double *std);
+
+/* ---- mechanism probes (docs/metrics.md "Mechanism") ---- */
+
+/* max |x| over x[n] and, in *idx (may be NULL), its index (the first on
+ * ties; -1 when n == 0). */
+double abs_argmax(const float *x, size_t n, int *idx);
+/* Median of v[n], sorting v in place (NaN when n == 0). */
+double median_sort(double *v, size_t n);
+
+/* Position 0 and the largest later token of one residual stream h[T, C].
+ * "Largest" = the t >= 1 with the largest max |h_t| (earliest on ties).
+ * Norms are Euclidean over C; med = median over t >= 1 of ||h_t||. */
+typedef struct {
+    double bos_max;   /* max |h_0| */
+    int bos_arg;      /* its feature index */
+    double bos_ratio; /* ||h_0|| / med */
+    int tok_pos;      /* the largest token's position (-1 when T == 1) */
+    double tok_max;   /* its max |h| (NaN when T == 1) */
+    int tok_arg;      /* its feature index (-1 when T == 1) */
+    double tok_ratio; /* its ||h|| / med (NaN when T == 1) */
+} TokenProfile;
+/* scratch[T] is overwritten. -1 when T < 1 or C < 1. */
+int token_profile(TokenProfile *out, const float *h, int T, int C, double *scratch);
 
 #endif

@@ -7,9 +7,11 @@
  * or its output pointer aliases its input.
  */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "intervention.h"
 #include "model.h"
 #include "ops.h"
 #include "util.h"
@@ -38,6 +40,8 @@ struct Scratch {
     float *dy, *dy2, *dres, *dga, *dgate, *dgz;
     float *dh1, *dh3, *dhact, *dxfn, *dlogits, *tmp;
     float *inv_freq;
+    float *wcat, *dwcat; /* [P, d] the fused input projection's weights */
+    float *cat;          /* [N, P] its output (forward) or gradient */
 };
 
 /* ---- memory plan: one pass counts, the second hands out pointers ---- */
@@ -50,8 +54,21 @@ typedef struct {
 static float *take(Bump *b, size_t n) {
     n = (n + 15) & ~(size_t)15; /* 64-byte aligned slices */
     float *p = b->base ? b->base + b->used : NULL;
-    b->used += n;
+    /* a counting pass saturates: runstate_bytes reports "too much", never wraps */
+    b->used = n > SIZE_MAX / 8 - b->used ? SIZE_MAX / 8 : b->used + n;
     return p;
+}
+
+/* The gate reads all of X through its own matrix: that matrix joins the
+ * fused input projection. */
+static int gate_fused(const Config *c) {
+    return c->gate_pos != GATE_NONE && c->gate_input == GIN_FULL;
+}
+
+/* Rows of the fused input projection [W_q; W_k; W_v; W_gate]. */
+static int fused_cols(const Model *m) {
+    const Dims *D = &m->dims;
+    return D->qdim + 2 * D->kvdim + (gate_fused(&m->cfg) ? D->gate_channels : 0);
 }
 
 static void plan_layer(LayerActs *a, Bump *b, const Model *m, size_t N,
@@ -135,6 +152,10 @@ static void plan_scratch(Scratch *sc, Bump *b, const Model *m, size_t N,
     sc->dlogits = take(b, Nr * D->V);
     sc->tmp = take(b, N * wide);
     sc->inv_freq = take(b, (size_t)D->dh);
+    size_t P = (size_t)fused_cols(m);
+    sc->wcat = take(b, P * D->d);
+    sc->dwcat = take(b, P * D->d);
+    sc->cat = take(b, N * P);
 }
 
 static size_t plan(RunState *s, const Model *m, float *base) {
@@ -182,6 +203,19 @@ int runstate_init(RunState *s, const Model *m, int B, int T) {
     plan(s, m, s->mem);
     weights_point(&s->g, s->grads, &m->table, &m->cfg);
     return 0;
+}
+
+size_t runstate_bytes(const Model *m, int B, int T) {
+    RunState s;
+    memset(&s, 0, sizeof s);
+    s.B = B, s.T = T, s.L = m->dims.L;
+    LayerActs la[MAX_LAYERS];
+    Scratch sc;
+    s.la = la, s.sc = &sc;
+    size_t Ti = (size_t)T + (size_t)m->dims.extra_pos;
+    size_t ints = (2 * (size_t)B * Ti + (size_t)B * T) * sizeof(int);
+    size_t f = plan(&s, m, NULL) + m->table.total; /* activations + grads */
+    return f > (SIZE_MAX / 8 - ints) / sizeof(float) ? SIZE_MAX / 8 : f * sizeof(float) + ints;
 }
 
 void runstate_free(RunState *s) {
@@ -256,16 +290,16 @@ static void gate_scores_forward(const Model *m, LayerActs *a,
         gate_act_forward(a->gs, lw->gate_w, (size_t)D->gate_channels, c->gate_act);
         return;
     }
+    /* a FULL gate's z came with the fused input projection */
     if (c->gate_input == GIN_HEADSLICE)
         headslice_linear_forward(a->gz, a->n1, lw->gate_w, lw->gate_b, N, D->H, D->d / D->H);
-    else
-        matmul_forward(a->gz, a->n1, lw->gate_w, NULL, N, D->d, D->gate_channels);
     gate_act_forward(a->gs, a->gz, n, c->gate_act);
     if (c->gate_shared) group_mean_forward(a->gbar, a->gs, N, D->gate_groups, D->gate_cg);
 }
 
 /* dapplied: gradient w.r.t. the applied scores; adds into dn1 and the
- * gate's parameter gradients. */
+ * gate's parameter gradients, except for a FULL gate, whose d(z) is left
+ * in sc->dgz for the fused input projection's backward. */
 static void gate_scores_backward(const Model *m, RunState *s, LayerActs *a,
                                  const LayerWeights *lw, LayerWeights *gw,
                                  float *dapplied, float *dn1, int N) {
@@ -288,9 +322,6 @@ static void gate_scores_backward(const Model *m, RunState *s, LayerActs *a,
     if (c->gate_input == GIN_HEADSLICE)
         headslice_linear_backward(dn1, gw->gate_w, gw->gate_b, sc->dgz, a->n1, lw->gate_w, N,
                                   D->H, D->d / D->H);
-    else
-        matmul_backward(dn1, gw->gate_w, NULL, sc->dgz, a->n1, lw->gate_w, N, D->d,
-                        D->gate_channels);
 }
 
 /* Size of the applied-score buffer (for zeroing its gradient). */
@@ -314,12 +345,100 @@ static void rope_prepare(const Model *m, RunState *s, int Ti) {
     s->rope_scale = c->yarn_scale;
 }
 
+/* ---- the fused input projection ---- */
+
+/* One sgemm for q, k, v and a FULL gate's z instead of three or four: the
+ * parts' [out, d] weights are copied into one [P, d] matrix (the arena
+ * layout stays as it is), and the [N, P] product is split into the
+ * activations every later stage reads. Half the sgemm calls per layer;
+ * the copies cost about what the wider product saves on the presets
+ * measured so far (README "Speed"). */
+typedef struct {
+    int n;
+    int rows[4];
+    float *act[4];        /* [N, rows] activations (forward) */
+    const float *w[4];    /* [rows, d] weights */
+    float *gw[4];         /* [rows, d] weight gradients */
+} Fused;
+
+static Fused fused_parts(const Model *m, const LayerActs *a, const LayerWeights *lw,
+                         const LayerWeights *gw) {
+    const Dims *D = &m->dims;
+    Fused f = {3, {D->qdim, D->kvdim, D->kvdim, 0}, {a->q, a->k, a->v, NULL},
+               {lw->w_q, lw->w_k, lw->w_v, NULL}, {NULL, NULL, NULL, NULL}};
+    if (gw) f.gw[0] = gw->w_q, f.gw[1] = gw->w_k, f.gw[2] = gw->w_v;
+    if (gate_fused(&m->cfg)) {
+        f.rows[3] = D->gate_channels, f.act[3] = a->gz, f.w[3] = lw->gate_w;
+        f.gw[3] = gw ? gw->gate_w : NULL;
+        f.n = 4;
+    }
+    return f;
+}
+
+static void fused_weights(float *wcat, const Fused *f, int d) {
+    size_t off = 0;
+    for (int i = 0; i < f->n; i++) {
+        memcpy(wcat + off, f->w[i], (size_t)f->rows[i] * d * sizeof(float));
+        off += (size_t)f->rows[i] * d;
+    }
+}
+
+/* cat[N, P] <-> the parts' [N, rows] buffers (to_cat: gather, else split).
+ * Plain loops: a memcpy call per short row piece costs more than it moves. */
+static void fused_rows(float *cat, float *const part[4], const Fused *f, int N, int P,
+                       int to_cat) {
+    size_t off = 0;
+    for (int i = 0; i < f->n; i++) {
+        const size_t r = (size_t)f->rows[i];
+        for (size_t n = 0; n < (size_t)N; n++) {
+            float *c = cat + n * P + off, *p = part[i] + n * r;
+            if (to_cat)
+                for (size_t j = 0; j < r; j++) c[j] = p[j];
+            else
+                for (size_t j = 0; j < r; j++) p[j] = c[j];
+        }
+        off += r;
+    }
+}
+
+/* q, k, v (and a FULL gate's z) = n1 [W_q; W_k; W_v; W_gate]^T */
+static void fused_forward(const Model *m, RunState *s, LayerActs *a, const LayerWeights *lw,
+                          int N) {
+    Scratch *sc = s->sc;
+    const int P = fused_cols(m), d = m->dims.d;
+    Fused f = fused_parts(m, a, lw, NULL);
+    fused_weights(sc->wcat, &f, d);
+    matmul_forward(sc->cat, a->n1, sc->wcat, NULL, N, d, P);
+    fused_rows(sc->cat, f.act, &f, N, P, 0);
+}
+
+/* dn += d(q, k, v, z) [W_q; W_k; W_v; W_gate]; each weight's gradient +=
+ * its slice of d(cat)^T n1. dgz is used only with a FULL gate. */
+static void fused_backward(const Model *m, RunState *s, const LayerActs *a,
+                           const LayerWeights *lw, LayerWeights *gw, float *dq, float *dk,
+                           float *dv, float *dgz, int N) {
+    Scratch *sc = s->sc;
+    const int P = fused_cols(m), d = m->dims.d;
+    Fused f = fused_parts(m, a, lw, gw);
+    float *const grads[4] = {dq, dk, dv, dgz};
+    fused_rows(sc->cat, grads, &f, N, P, 1);
+    fused_weights(sc->wcat, &f, d);
+    zero(sc->dwcat, (size_t)P * d);
+    matmul_backward(sc->dn, sc->dwcat, NULL, sc->cat, a->n1, sc->wcat, N, d, P);
+    const float *g = sc->dwcat;
+    for (int i = 0; i < f.n; i++) {
+        size_t n = (size_t)f.rows[i] * d;
+        for (size_t j = 0; j < n; j++) f.gw[i][j] += g[j];
+        g += n;
+    }
+}
+
 /* ---- one block forward ---- */
 
 /* x -> rotated q, k and (gated) v: attn_norm, the projections, a gate at
  * G2..G4, QK-norm and RoPE. */
 static void attn_inputs_forward(const Model *m, RunState *s, int l, int B,
-                                int Ti) {
+                                int Ti, const Intervention *iv) {
     const Config *c = &m->cfg;
     const Dims *D = &m->dims;
     const LayerWeights *lw = &m->w.layer[l];
@@ -328,10 +447,11 @@ static void attn_inputs_forward(const Model *m, RunState *s, int l, int B,
     const size_t Nq = (size_t)N * D->qdim, Nk = (size_t)N * D->kvdim;
     GateBroadcast gk = gate_kind(c);
     norm_forward(m, a->n1, a->mean1, a->rstd1, a->x_in, lw->attn_norm_w, lw->attn_norm_b, N);
-    matmul_forward(a->q, a->n1, lw->w_q, NULL, N, D->d, D->qdim);
-    matmul_forward(a->k, a->n1, lw->w_k, NULL, N, D->d, D->kvdim);
-    matmul_forward(a->v, a->n1, lw->w_v, NULL, N, D->d, D->kvdim);
+    fused_forward(m, s, a, lw, N);
     if (c->gate_pos != GATE_NONE) gate_scores_forward(m, a, lw, N);
+    if (iv && c->gate_pos != GATE_NONE)
+        iv_gate_scores(iv, (float *)gate_applied(a, c), c->gate_input != GIN_CONST, B, Ti,
+                       D->extra_pos, model_gate_probe_channels(m, NULL), c->gate_form);
     const float *ga = gate_applied(a, c);
     if (c->gate_pos == GATE_G4)
         gate_apply_forward(a->qg, a->q, ga, gk, c->gate_form, N, D->H, D->dh);
@@ -385,8 +505,8 @@ static void attn_outputs_forward(const Model *m, RunState *s, int l, int B,
 }
 
 static void attention_block_forward(const Model *m, RunState *s, int l,
-                                    int B, int Ti) {
-    attn_inputs_forward(m, s, l, B, Ti);
+                                    int B, int Ti, const Intervention *iv) {
+    attn_inputs_forward(m, s, l, B, Ti, iv);
     attn_outputs_forward(m, s, l, B, Ti);
 }
 
@@ -477,6 +597,11 @@ static void gather_real(float *out, const float *x, int B, int T, int e,
 
 float model_forward(const Model *m, RunState *s, const int *tokens,
                     const int *targets, int B, int T) {
+    return model_forward_iv(m, s, tokens, targets, B, T, NULL);
+}
+
+float model_forward_iv(const Model *m, RunState *s, const int *tokens,
+                       const int *targets, int B, int T, const Intervention *iv) {
     const Dims *D = &m->dims;
     const int Ti = T + D->extra_pos, N = B * Ti, Nr = B * T;
     s->Bc = B;
@@ -487,8 +612,9 @@ float model_forward(const Model *m, RunState *s, const int *tokens,
     embed_all(m, s, s->la[0].x_in, B, Ti);
     for (int l = 0; l < D->L; l++) {
         float *x_out = l + 1 < D->L ? s->la[l + 1].x_in : s->x_out;
-        attention_block_forward(m, s, l, B, Ti);
+        attention_block_forward(m, s, l, B, Ti, iv);
         mlp_block_forward(m, s, l, N, x_out);
+        if (iv) iv_residual(iv, x_out, B, Ti, D->extra_pos, D->d);
     }
     norm_forward(m, s->xfn, s->fmean, s->frstd, s->x_out, m->w.final_norm_w, m->w.final_norm_b,
                  N);
@@ -654,10 +780,8 @@ static void attn_input_backward(const AttnBack *ab, float *dq, float *dk, float 
         dv = sc->dv2;
     }
     zero(sc->dn, (size_t)N * D->d);
-    matmul_backward(sc->dn, gw->w_q, NULL, dq, a->n1, lw->w_q, N, D->d, D->qdim);
-    matmul_backward(sc->dn, gw->w_k, NULL, dk, a->n1, lw->w_k, N, D->d, D->kvdim);
-    matmul_backward(sc->dn, gw->w_v, NULL, dv, a->n1, lw->w_v, N, D->d, D->kvdim);
     if (ab->ga) gate_scores_backward(ab->m, ab->s, ab->a, lw, gw, sc->dga, sc->dn, N);
+    fused_backward(ab->m, ab->s, a, lw, gw, dq, dk, dv, sc->dgz, N);
     norm_backward(ab->m, dres, gw->attn_norm_w, gw->attn_norm_b, sc->dn, a->x_in,
                   lw->attn_norm_w, a->mean1, a->rstd1, N);
 }

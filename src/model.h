@@ -130,11 +130,18 @@ void dims_from_config(Dims *d, const Config *cfg);
 
 /* Allocate the arena and initialise it from cfg.init_seed. */
 int model_init(Model *m, const Config *cfg, char *err, size_t errlen);
+/* model_init without the parameter arena: dims and the parameter table
+ * only, for sizing a run before allocating it (free with model_free). */
+int model_shape(Model *m, const Config *cfg, char *err, size_t errlen);
 void model_free(Model *m);
 /* Parameters the variant adds over its baseline architecture. */
 size_t model_added_params(const Model *m);
 
 int runstate_init(RunState *s, const Model *m, int B, int T);
+/* The bytes runstate_init(s, m, B, T) allocates, computed by the same plan
+ * without allocating (saturates at SIZE_MAX / 8). m needs only its shape
+ * (model_shape). */
+size_t runstate_bytes(const Model *m, int B, int T);
 void runstate_free(RunState *s);
 
 /* Forward over tokens[B,T] (and targets[B,T] or NULL for no loss).
@@ -143,6 +150,12 @@ void runstate_free(RunState *s);
  * Returns the mean loss (or 0 without targets). */
 float model_forward(const Model *m, RunState *s, const int *tokens,
                     const int *targets, int B, int T);
+/* The same forward with an inference-time intervention (intervention.h;
+ * NULL: exactly model_forward). Probe and analysis use only: never call
+ * model_backward after it. */
+struct Intervention;
+float model_forward_iv(const Model *m, RunState *s, const int *tokens,
+                       const int *targets, int B, int T, const struct Intervention *iv);
 /* Backward of the last forward; accumulates into s->grads. */
 void model_backward(const Model *m, RunState *s);
 

@@ -69,6 +69,14 @@ void swiglu_forward(float *out, const float *a, const float *b, size_t n) {
 SIMD_CLONES
 void swiglu_backward(float *da, float *db, const float *dout, const float *a,
                      const float *b, size_t n) {
+    if (da && db) { /* the usual case: one pass, one sigmoid per element */
+        for (size_t i = 0; i < n; i++) {
+            float s = sigmoidf(a[i]);
+            da[i] += dout[i] * b[i] * s * (1.0f + a[i] * (1.0f - s));
+            db[i] += dout[i] * a[i] * s;
+        }
+        return;
+    }
     if (da)
         for (size_t i = 0; i < n; i++) {
             float s = sigmoidf(a[i]);

@@ -1,6 +1,7 @@
 /* params.c: the parameter table (names, shapes, offsets into one arena),
  * pointer setup, and initialisation. See model.h for the names. */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -214,7 +215,7 @@ static void init_tensor(float *p, const ParamInfo *pi, const Config *c,
     for (size_t i = 0; i < pi->numel; i++) p[i] = std * (float)rng_normal(r);
 }
 
-int model_init(Model *m, const Config *cfg, char *err, size_t errlen) {
+int model_shape(Model *m, const Config *cfg, char *err, size_t errlen) {
     memset(m, 0, sizeof *m);
     m->cfg = *cfg;
     dims_from_config(&m->dims, cfg);
@@ -222,10 +223,17 @@ int model_init(Model *m, const Config *cfg, char *err, size_t errlen) {
         return seterr(err, errlen, "n_layers %d exceeds %d", m->dims.L, MAX_LAYERS);
     if (param_table_build(&m->table, cfg, &m->dims) != 0)
         return seterr(err, errlen, "out of memory building the parameter table");
-    m->params = zalloc_aligned(m->table.total * sizeof(float));
+    return 0;
+}
+
+int model_init(Model *m, const Config *cfg, char *err, size_t errlen) {
+    if (model_shape(m, cfg, err, errlen) != 0) return -1;
+    size_t total = m->table.total; /* the table is freed before the message */
+    m->params = total <= SIZE_MAX / sizeof(float) ? zalloc_aligned(total * sizeof(float)) : NULL;
     if (!m->params) {
         param_table_free(&m->table);
-        return seterr(err, errlen, "out of memory for %zu parameters", m->table.total);
+        return seterr(err, errlen, "out of memory for %zu parameters (%zu bytes)", total,
+                      total * sizeof(float));
     }
     weights_point(&m->w, m->params, &m->table, cfg);
     /* every tensor gets its own stream, so adding a variant's tensor never

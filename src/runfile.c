@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "blas_core.h"
 #include "gatelab_build.h"
 #include "gatelab_version.h"
 #include "h5util.h"
@@ -309,6 +310,8 @@ static int write_root_attrs(RunFile *rf, const Config *cfg, const Model *m) {
     hid_t f = rf->file;
     long long np = m ? (long long)m->table.total : 0;
     long long na = m ? (long long)model_added_params(m) : 0;
+    BlasInfo bi;
+    blas_info(&bi);
     if (h5u_attr_str(f, RS_SCHEMA, RUNFILE_SCHEMA) < 0 ||
         h5u_attr_i64(f, RS_SCHEMA_VERSION, RUNFILE_SCHEMA_VERSION) < 0 ||
         h5u_attr_str(f, RS_VARIANT, cfg ? cfg->variant : "") < 0 ||
@@ -318,6 +321,10 @@ static int write_root_attrs(RunFile *rf, const Config *cfg, const Model *m) {
         h5u_attr_str(f, RS_GATELAB_VERSION, GATELAB_VERSION " (git " GATELAB_DESCRIBE ")") < 0 ||
         h5u_attr_i64(f, RS_N_PARAMS, np) < 0 ||
         h5u_attr_i64(f, RS_N_PARAMS_ADDED, na) < 0 ||
+        h5u_attr_str(f, RS_BLAS_LIBRARY, bi.library) < 0 ||
+        h5u_attr_str(f, RS_BLAS_VERSION, bi.version) < 0 ||
+        h5u_attr_str(f, RS_BLAS_CORE, bi.core) < 0 ||
+        h5u_attr_str(f, RS_BLAS_CORE_HOW, bi.how) < 0 ||
         h5u_attr_str(f, RS_STATUS, RS_STATUS_RUNNING) < 0)
         return fail_h5(rf, "write root attributes");
     return 0;
@@ -593,8 +600,10 @@ static int probe_attrs(RunFile *rf, hid_t g, const char *gpath,
         h5u_attr_i64(g, RS_P_GATE_CHANNELS, p->gate_channels) < 0 ||
         h5u_attr_i64(g, RS_P_GATE_HEADS, p->gate_heads) < 0 ||
         h5u_attr_i64(g, RS_P_GATE_BOUNDED, p->gate_bounded) < 0 ||
+        h5u_attr_i64(g, RS_P_GATE_SHARED, p->gate_shared) < 0 ||
         h5u_attr_i64(g, RS_P_PROBE_N, p->N) < 0 ||
-        h5u_attr_i64(g, RS_P_PROBE_LEN, p->T) < 0) {
+        h5u_attr_i64(g, RS_P_PROBE_LEN, p->T) < 0 ||
+        (p->M > 0 && p->M < p->T && h5u_attr_i64(g, RS_P_MAPS_LEN, p->M) < 0)) {
         char what[128];
         snprintf(what, sizeof what, "write attributes of %s", gpath);
         return fail_h5(rf, what);
@@ -608,6 +617,7 @@ static hsize_t probe_dim(const ProbeRecord *p, char d) {
     case 'L': return (hsize_t)p->L;
     case 'H': return (hsize_t)p->H;
     case 'T': return (hsize_t)p->T;
+    case 'P': return (hsize_t)(p->M > 0 ? p->M : p->T);
     case 'N': return (hsize_t)p->N;
     case 'C': return (hsize_t)p->gate_channels;
     case 'S': return (hsize_t)p->gate_sample_n;
@@ -682,29 +692,36 @@ static size_t probe_bytes(const ProbeRecord *p) {
     return raw;
 }
 
-static int probe_impl(RunFile *rf, const ProbeRecord *p) {
+/* Create (replacing) group `name` under `parent` and write probe p in it;
+ * gp is its full path, for messages. */
+static int probe_group(RunFile *rf, hid_t parent, const char *name, const char *gp,
+                       const ProbeRecord *p, hid_t *out) {
     if (p->L <= 0 || p->H <= 0 || p->N < 0 || p->T <= 0 || p->gate_channels < 0 ||
-        p->gate_sample_n < 0)
-        return fail(NULL, 0, "%s: probe at step %lld has bad shape L=%d H=%d N=%d T=%d",
-                    rf->path, p->step, p->L, p->H, p->N, p->T);
+        p->gate_sample_n < 0 || p->M < 0 || p->M > p->T)
+        return fail(NULL, 0, "%s: probe %s has bad shape L=%d H=%d N=%d T=%d",
+                    rf->path, gp, p->L, p->H, p->N, p->T);
     if (reserve(rf, compressed_bound(probe_bytes(p), 16)) < 0) return -1;
+    /* Rewriting a group replaces it whole: no stale dataset survives. */
+    htri_t e = H5Lexists(parent, name, H5P_DEFAULT);
+    if (e < 0 || (e > 0 && H5Ldelete(parent, name, H5P_DEFAULT) < 0))
+        return fail_h5(rf, "replace an existing probe group");
+    hid_t g = H5Gcreate2(parent, name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    if (g < 0) return fail_h5(rf, "create a probe group");
+    int rc = probe_attrs(rf, g, gp, p);
+    if (rc == 0) rc = probe_arrays(rf, g, gp, p);
+    if (rc == 0 && out) *out = g;
+    else if (H5Gclose(g) < 0 && rc == 0) rc = fail_h5(rf, "close the probe group");
+    return rc;
+}
+
+static int probe_impl(RunFile *rf, const ProbeRecord *p) {
     char name[64], gp[96];
     snprintf(name, sizeof name, RS_PROBE_STEP_FMT, p->step);
     snprintf(gp, sizeof gp, "/%s/%s", RS_G_PROBE, name);
     hid_t pr = make_group(rf->file, RS_G_PROBE);
     if (pr < 0) return fail_h5(rf, "create /probe");
-    /* Rewriting a step replaces it whole: no stale dataset survives. */
-    htri_t e = H5Lexists(pr, name, H5P_DEFAULT);
-    if (e < 0 || (e > 0 && H5Ldelete(pr, name, H5P_DEFAULT) < 0)) {
-        H5Gclose(pr);
-        return fail_h5(rf, "replace the existing probe group");
-    }
-    hid_t g = H5Gcreate2(pr, name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    int rc = probe_group(rf, pr, name, gp, p, NULL);
     H5Gclose(pr);
-    if (g < 0) return fail_h5(rf, "create the probe group");
-    int rc = probe_attrs(rf, g, gp, p);
-    if (rc == 0) rc = probe_arrays(rf, g, gp, p);
-    if (H5Gclose(g) < 0 && rc == 0) rc = fail_h5(rf, "close the probe group");
     if (rc == 0 && H5Fflush(rf->file, H5F_SCOPE_LOCAL) < 0) rc = fail_h5(rf, "flush");
     return rc;
 }
@@ -934,7 +951,8 @@ static int drop_probes(RunFile *rf, long long step) {
 static RunFile *reopen_impl(const char *path, long long step) {
     if (!path || !*path) return fail(NULL, 0, "run file path is empty"), NULL;
     if (strlen(path) >= RF_PATH) return fail(NULL, 0, "run file path is too long"), NULL;
-    if (!file_exists(path)) return fail(NULL, 0, "%s: no such file", path), NULL;
+    char why[RF_PATH + 128];
+    if (input_check(path, why, sizeof why) < 0) return fail(NULL, 0, "%s", why), NULL;
     RunFile *rf = rf_alloc(path);
     if (!rf) return fail(NULL, 0, "%s: out of memory", path), NULL;
     hid_t fapl = make_fapl();
@@ -1029,13 +1047,8 @@ static int lceval_impl(RunFile *rf, const LcEvalData *d) {
     return rc;
 }
 
-static int write_lceval_at(const char *path, const LcEvalData *d, char *err,
-                           size_t errlen) {
-    if (!path || !*path || strlen(path) >= RF_PATH)
-        return fail(err, errlen, "run file path is empty or too long");
-    if (!d || !d->mode || (strcmp(d->mode, RS_LC_PLAIN) && strcmp(d->mode, RS_LC_YARN)) ||
-        d->len <= 0 || d->n_buckets < 0 || (d->n_buckets && !d->loss_by_bucket))
-        return fail(err, errlen, "%s: bad long-context result to write", path);
+/* Open an existing, closed run file at path for writing and run fn on it. */
+static int edit_at(const char *path, int (*fn)(RunFile *, const void *), const void *ctx) {
     H5uQuiet q = h5u_quiet_begin();
     RunFile *rf = rf_alloc(path);
     int rc = rf ? 0 : fail(NULL, 0, "%s: out of memory", path);
@@ -1049,7 +1062,7 @@ static int write_lceval_at(const char *path, const LcEvalData *d, char *err,
     if (rc == 0) rc = check_schema(rf);
     if (rc == 0 && (rf->fd = open(path, O_RDWR)) < 0)
         rc = fail(NULL, 0, "%s: cannot open for writing: %s", path, strerror(errno));
-    if (rc == 0) rc = lceval_impl(rf, d);
+    if (rc == 0) rc = fn(rf, ctx);
     if (rf) {
         char keep[sizeof last_err];
         memcpy(keep, last_err, sizeof keep);
@@ -1057,25 +1070,81 @@ static int write_lceval_at(const char *path, const LcEvalData *d, char *err,
         else if (rc < 0) memcpy(last_err, keep, sizeof keep);
     }
     h5u_quiet_end(q);
-    if (rc < 0 && err && errlen) snprintf(err, errlen, "%s", last_err);
     return rc;
 }
 
-/* A run file is finished work: the result goes into a copy that replaces it
+/* A run file is finished work: a result goes into a copy that replaces it
  * only when complete, so a kill mid-write never costs the run. */
-int runfile_write_lceval(const char *path, const LcEvalData *d, char *err,
-                         size_t errlen) {
-    char tmp[RF_PATH + 16];
-    if (!path || !*path || strlen(path) >= RF_PATH)
-        return fail(err, errlen, "run file path is empty or too long");
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+static int edit_copy(const char *path, int (*fn)(RunFile *, const void *), const void *ctx,
+                     char *err, size_t errlen) {
+    char tmp[RF_PATH];
+    if (strlen(path) + 5 > sizeof tmp) return fail(err, errlen, "%s: path too long", path);
+    memcpy(tmp, path, strlen(path));
+    memcpy(tmp + strlen(path), ".tmp", 5);
+    /* the one output rule (outpath.h): our own run file, never a link */
     if (outpath_check(path, OUT_RUNFILE, 1, err, errlen) != 0) return -1;
     if (file_copy(path, tmp, err, errlen) != 0) return -1;
-    if (write_lceval_at(tmp, d, err, errlen) != 0) {
+    if (edit_at(tmp, fn, ctx) != 0) {
+        if (err && errlen) snprintf(err, errlen, "%s", last_err);
         unlink(tmp);
         return -1;
     }
     return file_replace(tmp, path, err, errlen);
+}
+
+static int lceval_fn(RunFile *rf, const void *d) { return lceval_impl(rf, d); }
+
+int runfile_write_lceval(const char *path, const LcEvalData *d, char *err,
+                         size_t errlen) {
+    if (!path || !*path || strlen(path) >= RF_PATH)
+        return fail(err, errlen, "run file path is empty or too long");
+    if (!d || !d->mode || (strcmp(d->mode, RS_LC_PLAIN) && strcmp(d->mode, RS_LC_YARN)) ||
+        d->len <= 0 || d->n_buckets < 0 || (d->n_buckets && !d->loss_by_bucket))
+        return fail(err, errlen, "%s: bad long-context result to write", path);
+    return edit_copy(path, lceval_fn, d, err, errlen);
+}
+
+/* ---- interventions (gatelab intervene) ---- */
+
+typedef struct {
+    const InterventionOut *iv;
+    int n;
+} IvBatch;
+
+static int iv_attrs(RunFile *rf, hid_t g, const InterventionOut *o) {
+    if (h5u_attr_str(g, RS_IV_KIND, o->kind) < 0 || h5u_attr_f64(g, RS_IV_LOSS, o->loss) < 0 ||
+        h5u_attr_i64(g, RS_IV_LOSS_N, o->loss_n) < 0 ||
+        h5u_attr_i64(g, RS_IV_CLIP_K, o->clip_k) < 0)
+        return fail_h5(rf, "write /intervene attributes");
+    return 0;
+}
+
+static int iv_fn(RunFile *rf, const void *ctx) {
+    const IvBatch *b = ctx;
+    hid_t top = make_group(rf->file, RS_G_INTERVENE);
+    if (top < 0) return fail_h5(rf, "create /" RS_G_INTERVENE);
+    int rc = 0;
+    for (int i = 0; i < b->n && rc == 0; i++) {
+        char gp[128];
+        hid_t g = -1;
+        snprintf(gp, sizeof gp, "/%s/%s", RS_G_INTERVENE, b->iv[i].kind);
+        rc = probe_group(rf, top, b->iv[i].kind, gp, b->iv[i].probe, &g);
+        if (rc == 0) rc = iv_attrs(rf, g, &b->iv[i]);
+        if (g >= 0 && H5Gclose(g) < 0 && rc == 0) rc = fail_h5(rf, "close an /intervene group");
+    }
+    H5Gclose(top);
+    return rc;
+}
+
+int runfile_write_interventions(const char *path, const InterventionOut *iv, int n, char *err,
+                                size_t errlen) {
+    if (!path || !*path || strlen(path) >= RF_PATH)
+        return fail(err, errlen, "run file path is empty or too long");
+    for (int i = 0; i < n; i++)
+        if (!iv || !iv[i].kind || !*iv[i].kind || strchr(iv[i].kind, '/') || !iv[i].probe)
+            return fail(err, errlen, "%s: bad intervention result to write", path);
+    IvBatch b = {iv, n};
+    return edit_copy(path, iv_fn, &b, err, errlen);
 }
 
 /* ---- the public face: -1 and the module's one-line reason in err ---- */
@@ -1101,6 +1170,54 @@ int runfile_set_status(RunFile *rf, const char *status, char *err, size_t errlen
 
 int runfile_set_summary(RunFile *rf, const char *key, double value, char *err, size_t errlen) {
     return report_err(set_summary_impl(rf, key, value), err, errlen);
+}
+
+/* ---- pretrained provenance (gatelab inspect) ---- */
+
+static int pretrained_attrs(hid_t g, const RunPretrained *p) {
+    return h5u_attr_str(g, RS_PT_ARCHITECTURE, p->architecture) < 0 ||
+                   h5u_attr_str(g, RS_PT_MODEL_TYPE, p->model_type) < 0 ||
+                   h5u_attr_str(g, RS_PT_DTYPE, p->dtype) < 0 ||
+                   h5u_attr_str(g, RS_PT_MODEL_DIR, p->model_dir) < 0 ||
+                   h5u_attr_str(g, RS_PT_CONFIG_JSON, p->config_json) < 0 ||
+                   h5u_attr_str(g, RS_PT_TOKENIZER, p->tokenizer) < 0 ||
+                   h5u_attr_str(g, RS_PT_INPUT, p->input) < 0 ||
+                   h5u_attr_str(g, RS_PT_INPUT_KIND, p->input_kind) < 0 ||
+                   h5u_attr_i64(g, RS_PT_BOS_ID, p->bos_id) < 0 ||
+                   h5u_attr_i64(g, RS_PT_THREADS, p->threads) < 0 ||
+                   h5u_attr_f64(g, RS_PT_SECONDS, p->seconds) < 0
+               ? -1
+               : 0;
+}
+
+static int pretrained_impl(RunFile *rf, const RunPretrained *p) {
+    if (!rf || !p || p->n_windows < 0) return fail(NULL, 0, "runfile_write_pretrained: bad arguments");
+    if (reserve(rf, compressed_bound((size_t)p->n_windows * 4 + strlen(p->config_json), 2)) < 0)
+        return -1;
+    char variant[256];
+    snprintf(variant, sizeof variant, RS_VARIANT_PRETRAINED_FMT, p->architecture);
+    if (h5u_attr_str(rf->file, RS_VARIANT, variant) < 0 ||
+        h5u_attr_str(rf->file, RS_SOURCE, RS_SOURCE_PRETRAINED) < 0 ||
+        h5u_attr_i64(rf->file, RS_N_PARAMS, p->n_params) < 0)
+        return fail_h5(rf, "write the root attributes of a pretrained run");
+    hid_t g = make_group(rf->file, RS_G_PRETRAINED);
+    if (g < 0) return fail_h5(rf, "create /" RS_G_PRETRAINED);
+    int rc = pretrained_attrs(g, p) < 0 ? fail_h5(rf, "write /" RS_G_PRETRAINED " attributes") : 0;
+    hsize_t n = (hsize_t)p->n_windows;
+    if (rc == 0)
+        rc = write_array(rf, g, "/" RS_G_PRETRAINED, RS_PT_FIRST_TOKEN, H5T_STD_I32LE,
+                         H5T_NATIVE_INT, 1, &n, p->first_token,
+                         "first token id of each window [seq]");
+    if (H5Gclose(g) < 0 && rc == 0) rc = fail_h5(rf, "close /" RS_G_PRETRAINED);
+    if (rc == 0 && H5Fflush(rf->file, H5F_SCOPE_LOCAL) < 0) rc = fail_h5(rf, "flush");
+    return rc;
+}
+
+int runfile_write_pretrained(RunFile *rf, const RunPretrained *p, char *err, size_t errlen) {
+    H5uQuiet q = h5u_quiet_begin();
+    int rc = pretrained_impl(rf, p);
+    h5u_quiet_end(q);
+    return report_err(rc, err, errlen);
 }
 
 int runfile_write_probe(RunFile *rf, const ProbeRecord *p, char *err, size_t errlen) {

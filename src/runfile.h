@@ -41,6 +41,23 @@ int runfile_append_eval(RunFile *rf, long long step, double val_loss,
 int runfile_write_probe(RunFile *rf, const ProbeRecord *p,
     char *err, size_t errlen);
 
+/* Provenance of a run measured on a pretrained checkpoint (gatelab
+ * inspect): root attrs variant "pretrained:<architecture>", source and
+ * n_params, and the /pretrained group (RS_PT_*). */
+typedef struct {
+    const char *architecture, *model_type, *dtype, *model_dir;
+    const char *config_json; /* the snapshot's config.json text */
+    const char *tokenizer;   /* which tokenizer.json made the ids, or "none: ..." */
+    const char *input, *input_kind; /* the --text/--tokens file; "text" | "tokens" */
+    int bos_id;              /* put first in each window, or -1 */
+    int threads;
+    long long n_params;
+    double seconds;          /* forward passes, wall clock */
+    const int *first_token;  /* [n_windows] */
+    int n_windows;
+} RunPretrained;
+int runfile_write_pretrained(RunFile *rf, const RunPretrained *p, char *err, size_t errlen);
+
 /* Final weights under /params, one dataset per ParamInfo. */
 int runfile_write_params(RunFile *rf, const Model *m,
     char *err, size_t errlen);
@@ -86,5 +103,20 @@ typedef struct {
 } LcEvalData;
 int runfile_write_lceval(const char *path, const LcEvalData *d, char *err,
                          size_t errlen);
+
+/* ---- interventions (gatelab intervene) ----
+ * /intervene/<kind>: a probe group (as /probe/step_N) plus attrs kind,
+ * loss, loss_n, clip_k (runschema.h RS_IV_*). All n groups go into one
+ * copy of the closed run file that replaces it when complete; a kind
+ * already there is replaced whole. */
+typedef struct {
+    const char *kind;          /* RS_IV_* group name */
+    const ProbeRecord *probe;  /* the rerun probe */
+    double loss;               /* mean CE predicting tokens 2..T-1 */
+    long long loss_n;          /* predictions in it */
+    int clip_k;                /* bos-clip's k, else 0 */
+} InterventionOut;
+int runfile_write_interventions(const char *path, const InterventionOut *iv, int n, char *err,
+                                size_t errlen);
 
 #endif

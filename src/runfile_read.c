@@ -252,15 +252,7 @@ static int vet_in_child(const char *path, char *err, size_t errlen);
 RunReader *runread_open(const char *path, char *err, size_t errlen)
 {
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-    struct stat st;
-    if (stat(path, &st) != 0) {
-        seterr(err, errlen, "%s: %s", path, strerror(errno));
-        return NULL;
-    }
-    if (!S_ISREG(st.st_mode)) {
-        seterr(err, errlen, "%s: not a regular file", path);
-        return NULL;
-    }
+    if (input_check(path, err, errlen) < 0) return NULL;
     const char *novet = getenv("GATELAB_NO_VET");
     if (!(novet && strcmp(novet, "1") == 0) &&
         vet_in_child(path, err, errlen) < 0)
@@ -305,6 +297,18 @@ int runread_config_string(RunReader *r, const char *key, char *out,
     if (rc < 0)
         seterr(err, errlen, "%s: missing string config key %s",
                r->meta.path, key);
+    return rc;
+}
+
+int runread_pretrained_string(RunReader *r, const char *key, char *out,
+                              size_t outlen, char *err, size_t errlen)
+{
+    hid_t g = open_group(r->file, RS_G_PRETRAINED);
+    int rc = g >= 0 ? h5u_attr_read_strbuf(g, key, out, outlen) : -1;
+    if (g >= 0) H5Gclose(g);
+    if (rc < 0)
+        seterr(err, errlen, "%s: no /%s attribute %s", r->meta.path,
+               RS_G_PRETRAINED, key);
     return rc;
 }
 
@@ -400,13 +404,17 @@ static int read_probe_attrs(RunReader *r, hid_t g, const char *gname,
     p->gate_channels = attr_double(g, RS_P_GATE_CHANNELS, &v) == 0 ? dbl_to_int(v) : 0;
     p->gate_heads = attr_double(g, RS_P_GATE_HEADS, &v) == 0 ? dbl_to_int(v) : 0;
     p->gate_bounded = attr_double(g, RS_P_GATE_BOUNDED, &v) == 0 && v != 0.0;
+    /* files written before the attr: the variant's /config says */
+    if (attr_double(g, RS_P_GATE_SHARED, &v) == 0 ||
+        runread_config_double(r, "gate_shared", &v, NULL, 0) == 0)
+        p->gate_shared = v != 0.0;
     return 0;
 }
 
 /* The sizes of the dims letters of RS_PROBE_ARRAYS seen so far (0 until
  * the first array that has the letter). */
 typedef struct {
-    hsize_t L, H, T, N, C, S;
+    hsize_t L, H, T, N, C, S, P;
 } ProbeDims;
 
 static hsize_t *dim_slot(ProbeDims *d, char c, hsize_t *fixed)
@@ -415,6 +423,7 @@ static hsize_t *dim_slot(ProbeDims *d, char c, hsize_t *fixed)
     case 'L': return &d->L;
     case 'H': return &d->H;
     case 'T': return &d->T;
+    case 'P': return &d->P;
     case 'N': return &d->N;
     case 'C': return &d->C;
     case 'S': return &d->S;
@@ -459,6 +468,21 @@ static int read_probe_array(RunReader *r, hid_t g, hid_t h, ProbeRecord *p,
     return 0;
 }
 
+/* The maps are T x T unless the attr maps_len says they were cut to the
+ * first maps_len <= T positions. */
+static int check_maps_len(RunReader *r, hid_t g, const ProbeDims *d,
+                          char *err, size_t errlen)
+{
+    double ml;
+    int cut = attr_double(g, RS_P_MAPS_LEN, &ml) == 0;
+    if (cut ? ml == (double)d->P && d->P <= d->T : d->P == d->T) return 0;
+    seterr(err, errlen, "%s: attention maps are %llu x %llu but the probe has "
+           "T=%llu%s", r->meta.path, (unsigned long long)d->P,
+           (unsigned long long)d->P, (unsigned long long)d->T,
+           cut ? " and a different maps_len" : " and no maps_len");
+    return -1;
+}
+
 static int read_probe_arrays(RunReader *r, hid_t g, ProbeRecord *p,
                              char *err, size_t errlen)
 {
@@ -481,16 +505,31 @@ static int read_probe_arrays(RunReader *r, hid_t g, ProbeRecord *p,
 #undef RS_READ
     H5Gclose(h);
     p->L = (int)d.L, p->H = (int)d.H, p->T = (int)d.T, p->N = (int)d.N;
+    p->M = (int)d.P;
     p->gate_sample_n = (int)d.S;
+    if (rc == 0) rc = check_maps_len(r, g, &d, err, errlen);
     if (rc == 0 && p->has_gate) {
         if (p->gate_channels == 0) p->gate_channels = (int)d.C;
-        if (p->gate_heads < 1 || p->gate_channels % p->gate_heads) {
+        /* a shared gate's channels serve every head whole: no split */
+        if (p->gate_heads < 1 || (!p->gate_shared && p->gate_channels % p->gate_heads)) {
             seterr(err, errlen, "%s: gate_channel_mean has %llu channels but "
                    "attrs say gate_channels=%d gate_heads=%d", r->meta.path,
                    (unsigned long long)d.C, p->gate_channels, p->gate_heads);
             rc = -1;
         }
     }
+    return rc;
+}
+
+/* A probe group's attrs and arrays (/probe/step_N or /intervene/<kind>). */
+static int read_probe_group(RunReader *r, hid_t g, const char *gname, ProbeRecord *p,
+                            char *err, size_t errlen)
+{
+    int rc = -1;
+    if (read_probe_attrs(r, g, gname, p, err, errlen) == 0 &&
+        read_probe_arrays(r, g, p, err, errlen) == 0)
+        rc = 0;
+    if (rc < 0) runread_probe_free(p);
     return rc;
 }
 
@@ -520,13 +559,59 @@ int runread_probe(RunReader *r, long long step, ProbeRecord *p, char *err,
         seterr(err, errlen, "%s: cannot open /%s", r->meta.path, gname);
         return -1;
     }
-    int rc = -1;
-    if (read_probe_attrs(r, g, gname, p, err, errlen) == 0 &&
-        read_probe_arrays(r, g, p, err, errlen) == 0)
-        rc = 0;
+    int rc = read_probe_group(r, g, gname, p, err, errlen);
     H5Gclose(g);
-    if (rc < 0) runread_probe_free(p);
     return rc;
+}
+
+/* ---- /intervene/<kind> (gatelab intervene) ---- */
+
+int runread_has_intervention(RunReader *r, const char *kind)
+{
+    if (!kind || !*kind || strchr(kind, '/')) return 0;
+    hid_t top = open_group(r->file, RS_G_INTERVENE);
+    if (top < 0) return 0;
+    int has = H5Lexists(top, kind, H5P_DEFAULT) > 0;
+    H5Gclose(top);
+    return has;
+}
+
+void runread_intervention_free(RunIntervention *iv)
+{
+    if (!iv) return;
+    runread_probe_free(&iv->probe);
+    memset(iv, 0, sizeof *iv);
+}
+
+int runread_intervention(RunReader *r, const char *kind, RunIntervention *iv,
+                         char *err, size_t errlen)
+{
+    memset(iv, 0, sizeof *iv);
+    char gname[128];
+    snprintf(gname, sizeof gname, "%s/%s", RS_G_INTERVENE, kind ? kind : "");
+    hid_t g = runread_has_intervention(r, kind) ? H5Gopen2(r->file, gname, H5P_DEFAULT) : -1;
+    if (g < 0) {
+        seterr(err, errlen, "%s: no /%s", r->meta.path, gname);
+        return -1;
+    }
+    double loss, n, k;
+    int rc = read_probe_group(r, g, gname, &iv->probe, err, errlen);
+    if (rc == 0 && (attr_double(g, RS_IV_LOSS, &loss) < 0 ||
+                    attr_double(g, RS_IV_LOSS_N, &n) < 0 ||
+                    attr_double(g, RS_IV_CLIP_K, &k) < 0)) {
+        seterr(err, errlen, "%s: /%s lacks its loss, loss_n or clip_k attribute",
+               r->meta.path, gname);
+        rc = -1;
+    }
+    H5Gclose(g);
+    if (rc < 0) {
+        runread_intervention_free(iv);
+        return -1;
+    }
+    iv->loss = loss;
+    iv->loss_n = (long long)n;
+    iv->clip_k = dbl_to_int(k);
+    return 0;
 }
 
 /* ---- metric series ---- */

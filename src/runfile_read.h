@@ -42,6 +42,10 @@ int runread_config_double(RunReader *r, const char *key, double *out,
                           char *err, size_t errlen);
 int runread_config_string(RunReader *r, const char *key, char *out,
                           size_t outlen, char *err, size_t errlen);
+/* /pretrained string attributes (RS_PT_*: runs of `gatelab inspect`);
+ * -1 when the run has none. */
+int runread_pretrained_string(RunReader *r, const char *key, char *out,
+                              size_t outlen, char *err, size_t errlen);
 /* /summary attributes (doubles). 0 ok, -1 missing. */
 int runread_summary(RunReader *r, const char *key, double *out, char *err,
                     size_t errlen);
@@ -100,6 +104,22 @@ int runread_lceval_lengths(RunReader *r, const char *mode, int **lens,
 int runread_lceval(RunReader *r, const char *mode, int len, RunLcEval *e,
                    char *err, size_t errlen);
 void runread_lceval_free(RunLcEval *e);
+
+/* ---- additive: /intervene/<kind> (gatelab intervene; names RS_IV_*) ---- */
+
+typedef struct {
+    ProbeRecord probe; /* the rerun probe, arrays malloc'd */
+    double loss;       /* mean CE predicting tokens 2..T-1 of the probe */
+    long long loss_n;  /* predictions in that mean */
+    int clip_k;        /* bos-clip's k, else 0 */
+} RunIntervention;
+/* 1 when /intervene/<kind> exists, else 0. */
+int runread_has_intervention(RunReader *r, const char *kind);
+/* 0 ok; -1 naming the group when it is missing or malformed. Free with
+ * runread_intervention_free. */
+int runread_intervention(RunReader *r, const char *kind, RunIntervention *iv,
+                         char *err, size_t errlen);
+void runread_intervention_free(RunIntervention *iv);
 
 /* Root attribute "status" of a run file into buf ("" when the attribute is
  * missing). -1 when the file cannot be opened or read as HDF5; HDF5's own

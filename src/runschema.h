@@ -6,7 +6,8 @@
  *
  *  /                 attrs: schema="gatelab-run", schema_version, variant,
  *                    seed, data_seed, created, gatelab_version, n_params,
- *                    n_params_added, status (running|done|diverged; last)
+ *                    n_params_added, blas_library, blas_version, blas_core,
+ *                    blas_core_how, status (running|done|diverged; last)
  *  /config           one typed attr per key, attr "text" (resolved INI)
  *  /metrics/train/{step,loss,lr,grad_norm,tokens,seconds}  extendible 1-D
  *  /metrics/eval/{step,val_loss,val_bpb}                   extendible 1-D
@@ -14,6 +15,9 @@
  *  /params/<name>    final weights, PyTorch [out,in] shapes
  *  /summary          attrs RS_SUM_*
  *  /lceval/<mode>/L_<len>  attrs RS_LC_*, dataset loss_by_bucket
+ *  /intervene/<kind>/  one probe group (attrs + RS_PROBE_ARRAYS) rerun from
+ *                    /params with one change, plus attrs RS_IV_* (below)
+ *  /pretrained       attrs RS_PT_*, dataset first_token (gatelab inspect)
  */
 #ifndef GATELAB_RUNSCHEMA_H
 #define GATELAB_RUNSCHEMA_H
@@ -33,6 +37,14 @@
 #define RS_N_PARAMS "n_params"
 #define RS_N_PARAMS_ADDED "n_params_added"
 #define RS_STATUS "status"
+#define RS_SOURCE "source" /* "pretrained" for `gatelab inspect` runs */
+#define RS_SOURCE_PRETRAINED "pretrained"
+#define RS_VARIANT_PRETRAINED_FMT "pretrained:%s" /* architecture */
+/* the BLAS that trained the run (blas_core.h BlasInfo), at creation */
+#define RS_BLAS_LIBRARY "blas_library"
+#define RS_BLAS_VERSION "blas_version"
+#define RS_BLAS_CORE "blas_core"
+#define RS_BLAS_CORE_HOW "blas_core_how"
 /* values of RS_STATUS (and of a sweep's status table) */
 #define RS_STATUS_RUNNING "running"
 #define RS_STATUS_DONE "done"
@@ -94,6 +106,38 @@
 #define RS_LC_TRAIN_LEN "train_len"
 #define RS_LC_LOSS_BY_BUCKET "loss_by_bucket"
 
+/* ---- /pretrained (runs of `gatelab inspect`) ---- */
+#define RS_G_PRETRAINED "pretrained"
+#define RS_PT_ARCHITECTURE "architecture"
+#define RS_PT_MODEL_TYPE "model_type"
+#define RS_PT_DTYPE "dtype"
+#define RS_PT_MODEL_DIR "model_dir"
+#define RS_PT_CONFIG_JSON "config_json"
+#define RS_PT_TOKENIZER "tokenizer"
+#define RS_PT_INPUT "input"
+#define RS_PT_INPUT_KIND "input_kind"
+#define RS_PT_BOS_ID "bos_id"
+#define RS_PT_THREADS "threads"
+#define RS_PT_SECONDS RS_SECONDS
+#define RS_PT_FIRST_TOKEN "first_token"
+
+/* ---- /intervene/<kind> (gatelab intervene) ----
+ * Each group is a probe group (the attrs and arrays of /probe/step_N, its
+ * step attr the probe step whose tokens were used) plus the attrs below.
+ * Kinds (group names) in intervention.h order; "none" is the unchanged
+ * rerun every delta is taken against. */
+#define RS_G_INTERVENE "intervene"
+#define RS_IV_NONE "none"
+#define RS_IV_GATES_OPEN "gates-open"
+#define RS_IV_GATES_MEAN "gates-mean"
+#define RS_IV_BOS_CLIP "bos-clip"
+#define RS_IV_BOS_MEAN "bos-mean"
+#define RS_IV_NO_BOS "no-bos"
+#define RS_IV_KIND "kind"       /* str attr: the kind again */
+#define RS_IV_LOSS "loss"       /* f64: mean CE predicting tokens 2..T-1 */
+#define RS_IV_LOSS_N "loss_n"   /* i64: predictions in that mean */
+#define RS_IV_CLIP_K "clip_k"   /* i64: bos-clip's k (0 for other kinds) */
+
 /* ---- checkpoint (RUN.h5.ckpt) ---- */
 #define RS_CKPT_PARAMS RS_G_PARAMS
 #define RS_CKPT_ADAM_M "adam_m"
@@ -115,8 +159,10 @@
 #define RS_P_GATE_CHANNELS "gate_channels"
 #define RS_P_GATE_HEADS "gate_heads"
 #define RS_P_GATE_BOUNDED "gate_bounded"
+#define RS_P_GATE_SHARED "gate_shared" /* 1: one score vector gates every head */
 #define RS_P_PROBE_N "probe_n"
 #define RS_P_PROBE_LEN "probe_len"
+#define RS_P_MAPS_LEN "maps_len" /* only when the maps cover fewer than T */
 #define RS_P_THRESHOLDS "thresholds" /* attr of gate_below */
 
 /* ---- probe sizes and thresholds (probe.c computes, analysis reads) ---- */
@@ -130,7 +176,9 @@ static const double RS_GATE_BELOW_THR[RS_GATE_NBELOW] = {0.5, 0.1, 1e-2, 1e-3};
 /* ---- probe arrays ----
  * X(member, ctype, h5 class, in hidden/, name, dims, kind, description)
  * dims, one letter per axis: L layers, H heads, T probe length, N probe
- * sequences, C gate channels, S sampled gate sequences, B = RS_GATE_BINS,
+ * sequences, C gate channels, S sampled gate sequences, P side of the
+ * stored attention maps (T, or the first maps_len < T positions of a
+ * pretrained run; the attr RS_P_MAPS_LEN then says so), B = RS_GATE_BINS,
  * K = RS_GATE_NBELOW, M = RS_GATE_NSTATS, 3 = RS_HIDDEN_TOP. The reader
  * takes a letter's size from the first array that has it (in this order)
  * and checks every later one against it.
@@ -140,7 +188,7 @@ enum { RS_REQ, RS_OPT, RS_GATE, RS_GATE_OPT };
 #define RS_GATE_BELOW_NAME "gate_below" /* carries attr RS_P_THRESHOLDS */
 #define RS_GATE_MARKER "gate_channel_mean" /* present iff the probe has gates */
 #define RS_PROBE_ARRAYS(X)                                                     \
-    X(attention, float, RS_F32, 0, "attention", "LHTT", RS_REQ,                \
+    X(attention, float, RS_F32, 0, "attention", "LHPP", RS_REQ,                \
       "attention weights A[query, key] per layer and head, mean over probe "   \
       "sequences")                                                             \
     X(first_col, float, RS_F32, 0, "first_col", "NLHT", RS_REQ,                \
@@ -148,10 +196,19 @@ enum { RS_REQ, RS_OPT, RS_GATE, RS_GATE_OPT };
     X(tokens, int, RS_I32, 0, RS_TOKENS, "NT", RS_REQ,                          \
       "probe token ids [seq, t]")                                              \
     X(alpha0, float, RS_F32, 0, "alpha0", "LH", RS_REQ,                        \
-      "first-token attention share per layer and head")                        \
+      "Gu et al. alpha_0 per layer and head: mean over queries t >= 0 "      \
+      "(self term A[0,0] = 1 included) of A[t,0]; not the first-token share, "\
+      "which averages t >= 1")                        \
     X(attention_slot, float, RS_F32, 0, "attention_slot", "LHT", RS_OPT,       \
       "weight each query gives the extra slot (sink logit or kv bias), mean "  \
       "over sequences")                                                        \
+    X(row_empty, float, RS_F32, 0, "row_empty", "LH", RS_OPT,                  \
+      "fraction of rows (probe sequence x query t >= 1) whose attention on "   \
+      "the real tokens has no mass (softpick, clipped softmax), per layer "    \
+      "and head")                                                              \
+    X(first_nonempty, float, RS_F32, 0, "first_share_nonempty", "LH", RS_OPT,  \
+      "first-token share over the rows with mass only: mean of A[t,0] over "   \
+      "(sequence, t >= 1) rows of row_empty's complement; NaN if none")        \
     X(gate_channel_mean, double, RS_F64, 0, RS_GATE_MARKER, "LC", RS_GATE,     \
       "mean gate score per layer and channel over the probe set")     \
     X(gate_hist, double, RS_F64, 0, "gate_hist", "LB", RS_GATE,                \
@@ -176,7 +233,24 @@ enum { RS_REQ, RS_OPT, RS_GATE, RS_GATE_OPT };
       "(Gaussian = 3)")                                                        \
     X(h_norm_ratio, double, RS_F64, 1, "norm_ratio", "L", RS_REQ,              \
       "per block: ||h_0|| / mean over t != 0 of ||h_t|| (first-token norm "    \
-      "ratio)")
+      "ratio)")                                                                \
+    X(bos_max, double, RS_F64, 1, "bos_max", "L", RS_OPT,                      \
+      "per block: max |h| over position 0's features, mean over sequences")    \
+    X(bos_argmax, int, RS_I32, 1, "bos_argmax", "L", RS_OPT,                   \
+      "per block: feature index of position 0's max |h|, the most frequent "   \
+      "over sequences (smallest on ties)")                                     \
+    X(bos_norm_ratio, double, RS_F64, 1, "bos_norm_ratio", "L", RS_OPT,        \
+      "per block: ||h_0|| / median over t >= 1 of ||h_t||, mean over "         \
+      "sequences")                                                             \
+    X(tok_max, double, RS_F64, 1, "tok_max", "L", RS_OPT,                      \
+      "per block: max |h| of the largest non-first token (the t >= 1 with "    \
+      "the largest max |h|, earliest on ties), mean over sequences")           \
+    X(tok_argmax, int, RS_I32, 1, "tok_argmax", "L", RS_OPT,                   \
+      "per block: feature index of that token's max |h|, the most frequent "   \
+      "over sequences (smallest on ties)")                                     \
+    X(tok_norm_ratio, double, RS_F64, 1, "tok_norm_ratio", "L", RS_OPT,        \
+      "per block: that token's ||h_t|| / median over t >= 1 of ||h_t||, "      \
+      "mean over sequences")
 
 enum { RS_F32, RS_F64, RS_I32 };
 
@@ -185,11 +259,17 @@ enum { RS_F32, RS_F64, RS_I32 };
 typedef struct {
     long long step;
     int L, H, N, T;    /* layers, heads, probe sequences, length */
+    int M;             /* side of the attention maps: T, or maps_len < T
+                          (writer: 0 means T) */
     int proxy;         /* 1: Gu et al. |a|/sum|a| proxy was used */
     char normaliser[64];
     int has_gate;      /* reader: 1 when the gate arrays are there */
     int gate_channels; /* C (0: no gate) */
-    int gate_heads;    /* channels split into this many heads */
+    int gate_heads;    /* heads the gate serves: channels split into this
+                          many heads, or (gate_shared) every head gated by
+                          all C channels */
+    int gate_shared;   /* 1: head-shared gate (g1-shared, g2-shared); files
+                          without the attr: /config gate_shared */
     int gate_bounded;  /* 1: scores in [0,1] (sigmoid family) */
     int gate_sample_n; /* S */
 #define RS_MEMBER(member, ctype, cls, hid, name, dims, kind, desc) ctype *member;

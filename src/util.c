@@ -55,6 +55,64 @@ int file_exists(const char *path) {
     return stat(path, &st) == 0;
 }
 
+const char *file_kind(unsigned mode) {
+    if (S_ISREG(mode)) return "a regular file";
+    if (S_ISDIR(mode)) return "a directory";
+    if (S_ISFIFO(mode)) return "a FIFO";
+    if (S_ISSOCK(mode)) return "a socket";
+    if (S_ISCHR(mode)) return "a character device";
+    if (S_ISBLK(mode)) return "a block device";
+    return "not a regular file";
+}
+
+int input_open(const char *path, char *err, size_t errlen) {
+    struct stat st;
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0) {
+        int e = errno;
+        /* a socket cannot be opened at all: say what it is */
+        if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+            return seterr(err, errlen, "%s: is %s, not a regular file", path,
+                          file_kind(st.st_mode));
+        return seterr(err, errlen, "%s: cannot open: %s", path, strerror(e));
+    }
+    if (fstat(fd, &st) != 0) {
+        int e = errno;
+        close(fd);
+        return seterr(err, errlen, "%s: cannot stat: %s", path, strerror(e));
+    }
+    if (!S_ISREG(st.st_mode)) {
+        close(fd);
+        return seterr(err, errlen, "%s: is %s, not a regular file", path,
+                      file_kind(st.st_mode));
+    }
+    int fl = fcntl(fd, F_GETFL);
+    if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0) {
+        int e = errno;
+        close(fd);
+        return seterr(err, errlen, "%s: cannot open: %s", path, strerror(e));
+    }
+    return fd;
+}
+
+int input_check(const char *path, char *err, size_t errlen) {
+    int fd = input_open(path, err, errlen);
+    if (fd < 0) return -1;
+    close(fd);
+    return 0;
+}
+
+FILE *input_fopen(const char *path, char *err, size_t errlen) {
+    int fd = input_open(path, err, errlen);
+    if (fd < 0) return NULL;
+    FILE *f = fdopen(fd, "rb");
+    if (!f) {
+        seterr(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+        close(fd);
+    }
+    return f;
+}
+
 int file_copy(const char *from, const char *to, char *err, size_t errlen) {
     int in = open(from, O_RDONLY), out = -1, rc = -1;
     char buf[1 << 16];

@@ -23,6 +23,22 @@ int str_copy(char *dst, size_t dstlen, const char *src);
 
 int file_exists(const char *path);
 
+/* Every input a command reads (config, preset, token and data files, run
+ * files, checkpoints) goes through one of these three first: path, links
+ * followed, must be a regular file. It is opened O_NONBLOCK and fstat'ed,
+ * so a FIFO is refused at once instead of blocking; then blocking mode is
+ * restored. -1 with one line naming the path and what it is ("PATH: is a
+ * directory, not a regular file") or the open error ("PATH: cannot open:
+ * Permission denied"). input_open returns the descriptor, input_check
+ * closes it again (for readers that open by name, e.g. HDF5), input_fopen
+ * returns a read-only FILE. */
+int input_open(const char *path, char *err, size_t errlen);
+int input_check(const char *path, char *err, size_t errlen);
+FILE *input_fopen(const char *path, char *err, size_t errlen);
+
+/* What a file mode is, in words ("a directory", "a FIFO", ...). */
+const char *file_kind(unsigned mode);
+
 /* Copy a file byte for byte (to is created or truncated). -1 with a reason
  * naming the path; a partial copy is removed. */
 int file_copy(const char *from, const char *to, char *err, size_t errlen);

@@ -6,7 +6,7 @@
 #   core      src/         -> core
 #   train     src/train/   -> train, core
 #   analysis  analysis/    -> analysis, core
-#   cli       src/cli/     -> cli, train, analysis, core
+#   cli       src/cli/     -> cli, train, analysis, hf, core
 #   any other src/X/       -> X, core
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -15,7 +15,7 @@ allowed() {
         src) echo "src" ;;
         src/train) echo "src/train src" ;;
         analysis) echo "analysis src" ;;
-        src/cli) echo "src/cli src/train analysis src" ;;
+        src/cli) echo "src/cli src/train analysis src/hf src" ;;
         src/*) echo "$1 src" ;;
     esac
 }

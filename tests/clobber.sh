@@ -66,8 +66,9 @@ refused "$G" train $T --resume --out runlink.h5
 [ -L runlink.h5 ] || bad "runlink.h5 is no longer a link"; same target.h5 target.orig
 "$G" train $T --force --out run.h5 || bad "train --force over its own run file"
 
-# eval writes into a run file: never through a link
+# eval and intervene write into a run file: never through a link
 refused "$G" eval runlink.h5 --lengths 32
+refused "$G" intervene runlink.h5 bos-mean
 same target.h5 target.orig
 
 # a sweep leaves a foreign file where its run file goes alone

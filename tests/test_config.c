@@ -167,6 +167,22 @@ static void test_unknown_key(void **state) {
     expect_load_fails("[model]\nn_layers = 2\nfoo = 3\n", "t.ini:3:",
                       "unknown key 'foo'");
     expect_load_fails("foo = 3\n", "t.ini:1: unknown key 'foo'", NULL);
+    /* a key set twice is refused (last-wins would hide an edit), also
+     * across sections; a `variant =` line starts a new scope, since the id
+     * rewrites the shape keys above it */
+    expect_load_fails("lr = 0.1\nsteps = 5\nlr = 0.2\n", "t.ini:3:",
+                      "duplicate key 'lr' (first at line 1)");
+    expect_load_fails("[model]\nseq_len = 8\n[train]\nseq_len = 9\n", "t.ini:4:",
+                      "duplicate key 'seq_len' (first at line 2)");
+    expect_load_fails("variant = g1-elem\nd_ff = 64\nvariant = baseline\n", "t.ini:3:",
+                      "duplicate key 'variant'");
+    {
+        Config c;
+        config_defaults(&c);
+        assert_int_equal(config_load_string(&c, "d_ff = 96\nvariant = g1-elem\nd_ff = 64\n",
+                                            "t.ini", err, sizeof err), 0);
+        assert_int_equal(c.d_ff, 64);
+    }
 
     /* Same from a real file: the message names the path. */
     char path[] = "/tmp/gatelab_cfg_XXXXXX";
@@ -554,6 +570,12 @@ static void expect_invalid(const char *sets, const char *want) {
     snprintf(buf, sizeof buf, "%s", sets);
     for (char *kv = strtok(buf, ","); kv; kv = strtok(NULL, ",")) {
         if (config_set(&c, kv, err, sizeof err)) {
+            /* refused when set (a key's range): the error names key and value */
+            char key[64], want_key[160];
+            snprintf(key, sizeof key, "%.*s", (int)strcspn(kv, "="), kv);
+            snprintf(want_key, sizeof want_key, "key '%s': bad value '%s'", key,
+                     kv + strlen(key) + 1);
+            if (strstr(want, key) && strstr(err, want_key)) return;
             print_error("%s: %s\n", kv, err);
             fail();
         }
@@ -632,6 +654,65 @@ static void test_impossible_shapes(void **state) {
     expect_invalid("data=bigram,bigram_triggers=64", "bigram_triggers 64");
     expect_invalid("data=tokens", "train_file");
     expect_invalid("vocab_size=100", "vocab_size 100");
+    /* ranges from the key table: one below, one above */
+    expect_invalid("seq_len=1", "seq_len 1");
+    expect_invalid("seq_len=65537", "seq_len 65537");
+    expect_invalid("probe_n=65537", "probe_n 65537");
+    expect_invalid("eval_batches=100001", "eval_batches 100001");
+    expect_invalid("batch_size=65537", "batch_size 65537");
+    expect_invalid("lr=1e5", "lr 1e5");
+    expect_valid("seq_len=2");
+    /* a value set in code, not parsed, is held to the same range */
+    Config c;
+    config_defaults(&c);
+    c.seq_len = 1;
+    config_resolve(&c);
+    assert_int_equal(config_validate(&c, err, sizeof err), -1);
+    expect_err("seq_len=1 in code", "seq_len 1 is outside 2..65536");
+}
+
+/* The ranges table of experiments/README.md is what the key table holds:
+ * for each row, the ends inside the range are accepted and the values
+ * just outside refused (by config_set, which checks nothing but the value). */
+static int set_ok(const char *key, double v) {
+    char kv[128];
+    Config c;
+    config_defaults(&c);
+    snprintf(kv, sizeof kv, "%s=%.17g", key, v);
+    return config_set(&c, kv, err, sizeof err) == 0;
+}
+
+static void test_documented_ranges(void **state) {
+    (void)state;
+    char path[1024];
+    preset_path(path, sizeof path, "tiny");
+    strcpy(strrchr(path, '/'), "/README.md");
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    char line[512];
+    int rows = 0;
+    while (fgets(line, sizeof line, f)) {
+        char key[64], open, close;
+        double lo, hi;
+        char hs[32], ls[32];
+        if (sscanf(line, "| `%63[a-z_0-9]` | %*s | %31[0-9e.] .. %31[0-9e^] |", key, ls, hs) == 3) {
+            lo = atof(ls);
+            hi = strchr(hs, '^') ? 1e9 : atof(hs); /* "10^9" */
+            if (!set_ok(key, lo) || !set_ok(key, hi)) fail_msg("%s: %g..%g refused: %s", key, lo, hi, err);
+            if (lo > 0 && set_ok(key, lo - 1)) fail_msg("%s: %g accepted", key, lo - 1);
+            if (set_ok(key, hi + 1)) fail_msg("%s: %g accepted", key, hi + 1);
+            rows++;
+        } else if (sscanf(line, "| `%63[a-z_0-9]` | %*s | %c%lf, %lf%c |", key, &open, &lo, &hi, &close) == 5 &&
+                   (open == '(' || open == '[') && close == ']') {
+            if (set_ok(key, lo) != (open == '['))
+                fail_msg("%s: lower end %g %s", key, lo, open == '[' ? "refused" : "accepted");
+            if (!set_ok(key, hi)) fail_msg("%s: %g refused: %s", key, hi, err);
+            if (set_ok(key, hi * 1.01 + 1e-6)) fail_msg("%s: above %g accepted", key, hi);
+            rows++;
+        }
+    }
+    fclose(f);
+    assert_int_equal(rows, 34); /* every int and float key */
 }
 
 int main(void) {
@@ -646,6 +727,7 @@ int main(void) {
         cmocka_unit_test(test_param_matched),
         cmocka_unit_test(test_contradictions),
         cmocka_unit_test(test_impossible_shapes),
+        cmocka_unit_test(test_documented_ranges),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -62,6 +62,10 @@ static void test_runread(void **s) {
     (void)s;
     assert_true(replay_dir("runread", fuzz_runread_one) >= 1);
 }
+static void test_safetensors(void **s) {
+    (void)s;
+    assert_true(replay_dir("safetensors", fuzz_safetensors_one) >= 2);
+}
 static void test_tokens(void **s) {
     (void)s;
     assert_true(replay_dir("tokens", fuzz_tokens_one) >= 0);
@@ -78,6 +82,7 @@ int main(void) {
         cmocka_unit_test(test_sweepfile),
         cmocka_unit_test(test_runread),
         cmocka_unit_test(test_tokens),
+        cmocka_unit_test(test_safetensors),
         cmocka_unit_test(test_runlock),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -115,7 +115,7 @@ static void test_single_panel_pixels(void **state) {
     const int T = 8, cell = 10;
     float *A = sink_map(T);
     HeatPanel p = {A, T, NULL};
-    HeatmapStyle st = {0, cell, 0.0f, 1.0f, 0};
+    HeatmapStyle st = {0, cell, 0.0f, 1.0f, 0, NULL, 0};
     char path[256], err[256] = "";
     tmp_path(path, sizeof path, "single");
     assert_int_equal(heatmap_write_png(path, &p, 1, 1, &st, err, sizeof err), 0);
@@ -146,6 +146,55 @@ static void test_single_panel_pixels(void **state) {
     unlink(path);
 }
 
+/* Dark ink pixels (the bitmap font's colour) in [x0,x1) x [y0,y1). */
+static int ink_in(const Image *im, int x0, int y0, int x1, int y1) {
+    int n = 0;
+    for (int y = y0; y < y1; y++)
+        for (int x = x0; x < x1; x++) {
+            const unsigned char *c = pix(im, x, y);
+            n += c[0] < 60 && c[1] < 60 && c[2] < 60;
+        }
+    return n;
+}
+
+/* A title band above the grid and axis bands left and below: the matrix
+ * moves right by the left band (one glyph wide plus 8) and down by the
+ * title band; the title, "QUERY..." and "KEY POSITION" leave ink there,
+ * and the matrix pixels are where the moved layout says. */
+static void test_title_and_axis_labels(void **state) {
+    (void)state;
+    const int T = 32, cell = 8, S = T * cell;
+    const int AXW = 6 * 2 + 8, AXH = 7 * 2 + 8;
+    float *A = sink_map(T);
+    HeatPanel p = {A, T, "L0 H0"};
+    HeatmapStyle st = {0, cell, 0.0f, 1.0f, 0, "BASELINE S1", 1};
+    char path[256], err[256] = "";
+    tmp_path(path, sizeof path, "labels");
+    assert_int_equal(heatmap_write_png(path, &p, 1, 1, &st, err, sizeof err), 0);
+    Image im = read_png(path);
+    assert_int_equal(im.w, 2 * MARGIN + AXW + S);
+    assert_int_equal(im.h, 2 * MARGIN + 2 * TITLE_H + S + AXH);
+    int x0 = MARGIN + AXW, y0 = MARGIN + 2 * TITLE_H;
+    unsigned char one[3];
+    colormap_viridis(1.0f, one);
+    assert_rgb(pix(&im, x0 + 1, y0 + 1), one);            /* sink column */
+    assert_rgb(pix(&im, x0 + S - 2, y0 + 2), MASK_GREY);  /* future */
+    assert_true(ink_in(&im, MARGIN, MARGIN, im.w - MARGIN, MARGIN + TITLE_H) > 20);
+    assert_true(ink_in(&im, 0, y0, x0, y0 + S) > 50);     /* QUERY POSITION */
+    assert_true(ink_in(&im, x0, y0 + S, x0 + S, im.h) > 50); /* 0 KEY POSITION 31 */
+    assert_int_equal(ink_in(&im, x0 + 2, y0 + 2, x0 + S - 2, y0 + S - 2), 0);
+    free(im.px);
+    /* a title wider than the image wraps onto a second line */
+    st.title = "A LONG TITLE THAT CANNOT FIT ON ONE LINE OF THIS NARROW IMAGE AT ALL";
+    assert_int_equal(heatmap_write_png(path, &p, 1, 1, &st, err, sizeof err), 0);
+    im = read_png(path);
+    assert_int_equal(im.h, 2 * MARGIN + 3 * TITLE_H + S + AXH);
+    assert_true(ink_in(&im, MARGIN, MARGIN + TITLE_H, im.w - MARGIN, MARGIN + 2 * TITLE_H) > 20);
+    free(im.px);
+    free(A);
+    unlink(path);
+}
+
 static void test_grid_size_and_shared_scale(void **state) {
     (void)state;
     const int T = 8, cell = 10;
@@ -153,7 +202,7 @@ static void test_grid_size_and_shared_scale(void **state) {
     for (int t = 0; t < T; t++) B[(size_t)t * T] = 0.5f; /* half the max */
     HeatPanel p[4] = {{A, T, "L0 H0"}, {B, T, "L0 H1"}, {A, T, "L1 H0"},
                       {B, T, "L1 H1"}};
-    HeatmapStyle st = {0, cell, 0.0f, 0.0f, 0}; /* automatic range */
+    HeatmapStyle st = {0, cell, 0.0f, 0.0f, 0, NULL, 0}; /* automatic range */
     char path[256], err[256] = "";
     tmp_path(path, sizeof path, "grid");
     assert_int_equal(heatmap_write_png(path, p, 2, 2, &st, err, sizeof err), 0);
@@ -188,7 +237,7 @@ static void test_colorbar_and_log_scale(void **state) {
     const int T = 8, cell = 10;
     float *A = sink_map(T);
     HeatPanel p = {A, T, "log"};
-    HeatmapStyle st = {1, cell, 0.0f, 0.0f, 1}; /* log, auto, bar */
+    HeatmapStyle st = {1, cell, 0.0f, 0.0f, 1, NULL, 0}; /* log, auto, bar */
     char path[256], err[256] = "";
     tmp_path(path, sizeof path, "bar");
     assert_int_equal(heatmap_write_png(path, &p, 1, 1, &st, err, sizeof err), 0);
@@ -217,7 +266,7 @@ static void test_auto_cell_and_downsample(void **state) {
     const int T = 1000;
     float *A = sink_map(T);
     HeatPanel p = {A, T, NULL};
-    HeatmapStyle st = {0, 0, 0.0f, 1.0f, 0};
+    HeatmapStyle st = {0, 0, 0.0f, 1.0f, 0, NULL, 0};
     char path[256], err[256] = "";
     tmp_path(path, sizeof path, "big");
     assert_int_equal(heatmap_write_png(path, &p, 1, 1, &st, err, sizeof err), 0);
@@ -248,7 +297,7 @@ static void test_bad_inputs(void **state) {
     (void)state;
     float *A = sink_map(8);
     HeatPanel p = {A, 8, "x"};
-    HeatmapStyle st = {0, 4, 0.0f, 1.0f, 1};
+    HeatmapStyle st = {0, 4, 0.0f, 1.0f, 1, NULL, 0};
     char err[256] = "";
     const char *bad = "/nonexistent-dir-gatelab/sub/out.png";
     assert_int_equal(heatmap_write_png(bad, &p, 1, 1, &st, err, sizeof err), -1);
@@ -270,7 +319,7 @@ static void test_bad_inputs(void **state) {
     assert_int_equal(heatmap_write_png(path, &p, 0, 1, &st, err, sizeof err), -1);
     assert_non_null(strstr(err, "grid"));
     /* too many pixels: 2000 entries at 64 px each */
-    HeatmapStyle fat = {0, 64, 0.0f, 1.0f, 0};
+    HeatmapStyle fat = {0, 64, 0.0f, 1.0f, 0, NULL, 0};
     float *big = calloc((size_t)2000 * 2000, sizeof(float));
     assert_non_null(big);
     HeatPanel b = {big, 2000, "big"};
@@ -288,6 +337,7 @@ int main(void) {
         cmocka_unit_test(test_colormap_luminance_monotone),
         cmocka_unit_test(test_single_panel_pixels),
         cmocka_unit_test(test_grid_size_and_shared_scale),
+        cmocka_unit_test(test_title_and_axis_labels),
         cmocka_unit_test(test_colorbar_and_log_scale),
         cmocka_unit_test(test_auto_cell_and_downsample),
         cmocka_unit_test(test_bad_inputs),

@@ -170,6 +170,27 @@ static void test_kurtosis(void **state)
     assert_true(kurtosis(c, 3) == 0.0);
 }
 
+/* T = 3: row 1 is empty (softpick dropped it), row 2 = (0.5, 0.25, 0.25).
+ * Queries 1..2: mass 0 + 1 = 1, first 0 + 0.5 = 0.5. Row 0 is not counted. */
+static void test_mass_first(void **state)
+{
+    (void)state;
+    float A[9] = {1, 0, 0,
+                  0, 0, 0,
+                  0.5f, 0.25f, 0.25f};
+    double m, f;
+    attention_mass_first(A, 3, &m, &f);
+    assert_true(fabs(m - 1.0) < 1e-7);
+    assert_true(fabs(f - 0.5) < 1e-7);
+    /* uniform causal: every row has mass 1, so mass = T - 1 and first/mass
+     * is the first-token share */
+    float *U = uniform_causal(64);
+    attention_mass_first(U, 64, &m, &f);
+    assert_true(fabs(m - 63.0) < 1e-4);
+    assert_true(fabs(f / m - first_token_share(U, 64)) < 1e-6);
+    free(U);
+}
+
 static void test_norm_ratio(void **state)
 {
     (void)state;
@@ -230,6 +251,7 @@ int main(void)
         cmocka_unit_test(test_abs_stats),
         cmocka_unit_test(test_kurtosis),
         cmocka_unit_test(test_norm_ratio),
+        cmocka_unit_test(test_mass_first),
         cmocka_unit_test(test_spikes),
         cmocka_unit_test(test_mean_std),
     };

@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <dirent.h>
+
+#include "testutil.h"
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -300,7 +302,7 @@ static void test_series_png(void **state) {
         {"run 'b'", x, y2, 50, PLOT_POINTS, 2, 0},
         {"empty", x, y, 0, PLOT_LINES, 3, 0}, /* left out */
     };
-    PlotAxes ax = {"synthetic loss", "step", {"loss", NULL}, 1};
+    PlotAxes ax = {"synthetic loss", "step", {"loss", NULL}, 1, NULL};
     char png[512], dat[512], gp[512], err[512] = "";
     snprintf(png, sizeof png, "%s/series.png", dir);
     snprintf(dat, sizeof dat, "%s/series.dat", dir);
@@ -324,7 +326,7 @@ static void test_two_panels_and_bars(void **state) {
         0.06, 0.2, 0.4, 0.7};
     PlotSeries s[2] = {{"r", x, a, 4, PLOT_LINES, 1, 0},
                        {"r", x, b, 4, PLOT_LINES, 1, 1}};
-    PlotAxes ax = {"sinks", "step", {"sink rate", "first share"}, 2};
+    PlotAxes ax = {"sinks", "step", {"sink rate", "first share"}, 2, NULL};
     char png[512], err[512] = "";
     snprintf(png, sizeof png, "%s/two.png", dir);
     assert_int_equal(plot_lines(png, &ax, s, 2, err, sizeof err), 0);
@@ -345,6 +347,104 @@ static void test_two_panels_and_bars(void **state) {
     assert_int_equal(count_lines(dat, "NaN"), 1);
 }
 
+/* The plot commands of a .gp script, one string each (continuation lines
+ * joined); returns the count. */
+static int plot_commands(const char *gp, char cmds[][4096], int max) {
+    char *text = tu_slurp(gp, NULL);
+    assert_non_null(text);
+    int n = 0;
+    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+        static int cont = 0;
+        if (!cont && strncmp(line, "plot ", 5)) continue;
+        if (!cont) {
+            assert_true(n < max);
+            cmds[n++][0] = 0;
+        }
+        strncat(cmds[n - 1], line, 4095 - strlen(cmds[n - 1]));
+        size_t k = strlen(line);
+        cont = k && line[k - 1] == '\\';
+    }
+    free(text);
+    return n;
+}
+
+/* In one plot command: how many distinct colours, and that every series
+ * differs from the others of another colour by its dash (lines) or point
+ * type (points). Series of one colour: at most one line and one points. */
+static int check_styles(const char *cmd) {
+    char col[64][16], sty[64][16];
+    int n = 0;
+    for (const char *p = strstr(cmd, " index "); p; p = strstr(p + 1, " index ")) {
+        const char *c = strstr(p, "lc rgb '");
+        assert_non_null(c);
+        snprintf(col[n], sizeof col[n], "%.7s", c + 8);
+        const char *d = strstr(p, " dt "), *q = strstr(p, " pt ");
+        const char *next = strstr(p + 1, " index ");
+        int is_pts = q && (!next || q < next) && (!d || d > q);
+        snprintf(sty[n], sizeof sty[n], "%c%.6s", is_pts ? 'p' : 'd',
+                 is_pts ? q + 4 : d + 4);
+        n++;
+    }
+    int ncol = 0;
+    for (int i = 0; i < n; i++) {
+        int seen = 0;
+        for (int j = 0; j < i; j++) {
+            if (strcmp(col[i], col[j])) {
+                /* another series: its dash or point type differs too */
+                if (sty[i][0] == sty[j][0]) assert_string_not_equal(sty[i], sty[j]);
+            } else {
+                seen = 1;
+                assert_true(sty[i][0] != sty[j][0]); /* a line and its points */
+            }
+        }
+        ncol += !seen;
+    }
+    return ncol;
+}
+
+/* 13 runs in one panel (and, stacked, 8 runs each with a line and its
+ * points): every drawn panel holds at most 6 series, each told apart by
+ * colour and by dash or point type. */
+static void test_panel_split(void **state) {
+    (void)state;
+    if (!plot_have_gnuplot()) skip();
+    double x[3] = {0, 1, 2}, y[13][3];
+    char lab[13][16];
+    PlotSeries s[13 + 16];
+    for (int i = 0; i < 13; i++) {
+        for (int k = 0; k < 3; k++) y[i][k] = i + k;
+        snprintf(lab[i], sizeof lab[i], "run %d", i);
+        s[i] = (PlotSeries){lab[i], x, y[i], 3, PLOT_LINES, 0, 0};
+    }
+    PlotAxes ax = {"thirteen", "step", {"y", NULL}, 1, NULL};
+    char png[512], gp[512], err[512] = "", cmds[16][4096];
+    snprintf(png, sizeof png, "%s/split.png", dir);
+    snprintf(gp, sizeof gp, "%s/split.gp", dir);
+    assert_int_equal(plot_lines(png, &ax, s, 13, err, sizeof err), 0);
+    assert_png(png);
+    int n = plot_commands(gp, cmds, 16);
+    assert_int_equal(n, 3); /* 6 + 6 + 1 */
+    for (int i = 0; i < n; i++) assert_true(check_styles(cmds[i]) <= PLOT_PER_PANEL);
+    assert_int_equal(check_styles(cmds[0]), 6);
+    assert_int_equal(count_lines(gp, "(part 3 of 3)"), 1);
+
+    /* two stacked panels, 8 runs each drawn as a line plus points of the
+     * same colour key: 2 parts per panel, a run's pair never split */
+    for (int i = 0; i < 8; i++) {
+        s[2 * i] = (PlotSeries){lab[i], x, y[i], 3, PLOT_LINES, i + 1, i % 2};
+        s[2 * i + 1] = (PlotSeries){lab[i], x, y[i + 1], 3, PLOT_POINTS, i + 1, i % 2};
+    }
+    for (int i = 0; i < 8; i++) s[16 + i] = (PlotSeries){lab[i], x, y[i], 3, PLOT_LINES, 100 + i, 1};
+    PlotAxes ax2 = {"stacked", "step", {"a", "b"}, 2, NULL};
+    snprintf(png, sizeof png, "%s/split2.png", dir);
+    snprintf(gp, sizeof gp, "%s/split2.gp", dir);
+    assert_int_equal(plot_lines(png, &ax2, s, 24, err, sizeof err), 0);
+    assert_png(png);
+    n = plot_commands(gp, cmds, 16);
+    assert_int_equal(n, 3); /* panel 0: 4 keys; panel 1: 4 + 8 keys -> 2 parts */
+    for (int i = 0; i < n; i++) assert_true(check_styles(cmds[i]) <= PLOT_PER_PANEL);
+}
+
 static void test_missing_gnuplot(void **state) {
     (void)state;
     char empty[300], png[512], err[512] = "";
@@ -356,7 +456,7 @@ static void test_missing_gnuplot(void **state) {
     assert_int_equal(plot_have_gnuplot(), 0);
     double x[2] = {0, 1}, y[2] = {1, 2};
     PlotSeries s = {"a", x, y, 2, PLOT_LINES, 0, 0};
-    PlotAxes ax = {"t", "x", {"y", NULL}, 1};
+    PlotAxes ax = {"t", "x", {"y", NULL}, 1, NULL};
     snprintf(png, sizeof png, "%s/series.png", dir);
     int rc = plot_lines(png, &ax, &s, 1, err, sizeof err);
     char run[] = "nonexistent.h5";
@@ -378,7 +478,7 @@ static void test_bad_outputs(void **state) {
     (void)state;
     double x[2] = {0, 1}, y[2] = {1, 2};
     PlotSeries s = {"a", x, y, 2, PLOT_LINES, 0, 0};
-    PlotAxes ax = {"t", "x", {"y", NULL}, 1};
+    PlotAxes ax = {"t", "x", {"y", NULL}, 1, NULL};
     char err[512] = "";
     /* not a .png */
     assert_int_equal(plot_lines("/tmp/x.jpg", &ax, &s, 1, err, sizeof err), -1);
@@ -557,6 +657,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_series_png),
         cmocka_unit_test(test_two_panels_and_bars),
+        cmocka_unit_test(test_panel_split),
         cmocka_unit_test(test_missing_gnuplot),
         cmocka_unit_test(test_bad_outputs),
         cmocka_unit_test(test_cmd_plot_usage),

@@ -104,9 +104,12 @@ typedef struct {
     int tokens[PN * PT];
     float attention[PL * PH * PT * PT], slot[PL * PH * PT];
     float first_col[PN * PL * PH * PT], alpha0[PL * PH];
+    float row_empty[PL * PH], first_ne[PL * PH];
     float gate_sample[PL * PNS * PT * PC];
     double hist[PL * 50], cmean[PL * PC], below[PL * 4], stats[PL * 4];
     double hmax[PL], hmed[PL], htop3[PL * 3], hkurt[PL], hratio[PL];
+    double bos_max[PL], bos_ratio[PL], tok_max[PL], tok_ratio[PL];
+    int bos_arg[PL], tok_arg[PL];
     ProbeRecord p;
 } Probe;
 
@@ -123,6 +126,8 @@ static void make_probe(Probe *q, long long step) {
     fill_f(q->slot, PL * PH * PT, 10.0f);
     fill_f(q->first_col, PN * PL * PH * PT, 20.0f);
     fill_f(q->alpha0, PL * PH, 30.0f);
+    fill_f(q->row_empty, PL * PH, 31.0f);
+    fill_f(q->first_ne, PL * PH, 32.0f);
     fill_f(q->gate_sample, PL * PNS * PT * PC, 40.0f);
     fill_d(q->hist, PL * 50, 1.0);
     fill_d(q->cmean, PL * PC, 2.0);
@@ -133,16 +138,24 @@ static void make_probe(Probe *q, long long step) {
     fill_d(q->htop3, PL * 3, 7.0);
     fill_d(q->hkurt, PL, 8.0);
     fill_d(q->hratio, PL, 9.0);
+    fill_d(q->bos_max, PL, 11.0);
+    fill_d(q->bos_ratio, PL, 12.0);
+    fill_d(q->tok_max, PL, 13.0);
+    fill_d(q->tok_ratio, PL, 14.0);
+    for (int l = 0; l < PL; l++) q->bos_arg[l] = 5 + l, q->tok_arg[l] = 7 - l;
     q->p = (ProbeRecord){
         .step = step, .L = PL, .H = PH, .N = PN, .T = PT, .tokens = q->tokens,
         .attention = q->attention, .attention_slot = q->slot,
         .first_col = q->first_col, .alpha0 = q->alpha0, .proxy = 1,
+        .row_empty = q->row_empty, .first_nonempty = q->first_ne,
         .normaliser = "softmax", .gate_channels = PC, .gate_heads = 2,
         .gate_bounded = 1, .gate_sample = q->gate_sample, .gate_sample_n = PNS,
         .gate_hist = q->hist, .gate_channel_mean = q->cmean,
         .gate_below = q->below, .gate_stats = q->stats, .h_max = q->hmax,
         .h_median = q->hmed, .h_top3 = q->htop3, .h_kurtosis = q->hkurt,
-        .h_norm_ratio = q->hratio};
+        .h_norm_ratio = q->hratio, .bos_max = q->bos_max, .bos_argmax = q->bos_arg,
+        .bos_norm_ratio = q->bos_ratio, .tok_max = q->tok_max, .tok_argmax = q->tok_arg,
+        .tok_norm_ratio = q->tok_ratio};
 }
 
 /* ---- plain-HDF5 readers ---- */
@@ -644,7 +657,7 @@ static void test_reopen_bad_files(void **state) {
     /* missing */
     tpath(path, sizeof path, "absent.h5");
     assert_null(runfile_reopen(path, 0, err, sizeof err));
-    snprintf(want, sizeof want, "%s: no such file", path);
+    snprintf(want, sizeof want, "%s: cannot open: No such file or directory", path);
     assert_string_equal(err, want);
 }
 
@@ -856,6 +869,7 @@ static size_t table_elems(const ProbeRecord *p, const char *dims) {
         case 'L': n *= (size_t)p->L; break;
         case 'H': n *= (size_t)p->H; break;
         case 'T': n *= (size_t)p->T; break;
+        case 'P': n *= (size_t)(p->M > 0 ? p->M : p->T); break;
         case 'N': n *= (size_t)p->N; break;
         case 'C': n *= (size_t)p->gate_channels; break;
         case 'S': n *= (size_t)p->gate_sample_n; break;
@@ -901,6 +915,54 @@ static void test_probe_table_roundtrip(void **state) {
     runread_close(r);
 }
 
+/* /intervene/<kind>: every probe array, loss, loss_n and clip_k written by
+ * runfile_write_interventions (copy and rename) read back unchanged; a
+ * second write replaces a kind; a missing kind is an error naming it; the
+ * rest of the file (the probe) is kept. */
+static void test_intervention_roundtrip(void **state) {
+    (void)state;
+    char path[512], err[512];
+    tpath(path, sizeof path, "iv.h5");
+    Config cfg = test_config();
+    TinyModel t;
+    tiny_model(&t, &cfg);
+    Probe q;
+    RunFile *rf = write_run(path, &cfg, &t, &q);
+    assert_int_equal(runfile_close(rf, rf_err, sizeof rf_err), 0);
+    InterventionOut out[2] = {{RS_IV_NONE, &q.p, 1.5, 40, 0}, {RS_IV_BOS_CLIP, &q.p, 9.0, 1, 3}};
+    assert_int_equal(runfile_write_interventions(path, out, 2, err, sizeof err), 0);
+    out[1].loss = 2.25; /* rewritten: the new value wins */
+    assert_int_equal(runfile_write_interventions(path, out + 1, 1, err, sizeof err), 0);
+    RunReader *r = runread_open(path, err, sizeof err);
+    if (!r) fail_msg("open: %s", err);
+    for (int k = 0; k < 2; k++) {
+        RunIntervention iv;
+        if (runread_intervention(r, out[k].kind, &iv, err, sizeof err) != 0) fail_msg("%s", err);
+        assert_true(iv.loss == out[k].loss);
+        assert_int_equal(iv.loss_n, out[k].loss_n);
+        assert_int_equal(iv.clip_k, out[k].clip_k);
+        assert_int_equal(iv.probe.step, q.p.step);
+#define RS_CHECK(member, ctype, cls, hid, name, dims, kind, desc)             \
+    if (!iv.probe.member) fail_msg("%s not read back", name);                 \
+    if (memcmp(iv.probe.member, q.p.member, table_elems(&q.p, dims) * sizeof(ctype))) \
+        fail_msg("%s differs after the round trip", name);
+        RS_PROBE_ARRAYS(RS_CHECK)
+#undef RS_CHECK
+        runread_intervention_free(&iv);
+    }
+    RunIntervention iv;
+    assert_int_equal(runread_has_intervention(r, RS_IV_NO_BOS), 0);
+    assert_int_equal(runread_intervention(r, RS_IV_NO_BOS, &iv, err, sizeof err), -1);
+    assert_non_null(strstr(err, "intervene/no-bos"));
+    ProbeRecord p;
+    assert_int_equal(runread_probe(r, -1, &p, err, sizeof err), 0);
+    runread_probe_free(&p);
+    runread_close(r);
+    char tmp[600];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    assert_false(access(tmp, F_OK) == 0);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_write_and_read_back),
@@ -909,6 +971,7 @@ int main(void) {
         cmocka_unit_test(test_reopen_truncates),
         cmocka_unit_test(test_reopen_bad_files),
         cmocka_unit_test(test_probe_table_roundtrip),
+        cmocka_unit_test(test_intervention_roundtrip),
         cmocka_unit_test(test_checkpoint_roundtrip),
         cmocka_unit_test(test_checkpoint_corrupt),
         cmocka_unit_test(test_checkpoint_failed_save),

@@ -53,7 +53,7 @@ grep -q "pid $holder" x.h5.lock || bad "expected a stale lock file naming pid $h
 [ "$(steps x.h5 train)" = "0,1,2,3,4,5" ] || bad "train rows after the restart: $(steps x.h5 train)"
 [ -e x.h5.lock ] && bad "x.h5.lock left behind by a writer that ended normally"
 
-# 3. a finished run held by another process: eval, train and a sweep are refused
+# 3. a finished run held by another process: eval, intervene, train and a sweep are refused
 "$G" train $T --set steps=4 --out y.h5 || { echo "setup: train y.h5 failed"; exit 1; }
 cp y.h5 y.orig
 echo "pid 4242" >y.h5.lock
@@ -62,6 +62,7 @@ hold y.h5.lock
 for _ in $(seq 100); do flock -n y.h5.lock true 2>/dev/null || break; sleep 0.1; done
 holder=4242
 second "$G" eval y.h5 --lengths 32
+second "$G" intervene y.h5 bos-mean
 second "$G" train $T --set steps=4 --force --out y.h5
 cmp -s y.h5 y.orig || bad "y.h5 changed while another process held its lock"
 # an unfinished run the sweep would resume (same config as its child's)

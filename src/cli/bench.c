@@ -15,8 +15,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <time.h>
 
+#include "blas_core.h"
 #include "config_args.h"
+#include "cmdutil.h"
+#include "memplan.h"
 #include "commands.h"
 #include "rng.h"
 #include "trainer.h"
@@ -28,24 +32,38 @@
 typedef struct {
     float *a, *b, *c;
     int reps;
+    int cpu_clock; /* time by this thread's CPU time, not the wall clock */
     double gflops;
 } SgemmJob;
+
+/* CPU seconds of the calling thread (CLOCK_THREAD_CPUTIME_ID) or of the
+ * whole process: on a shared machine they leave out the time other
+ * processes held our cores, which the wall clock does not. */
+static double cpu_seconds(clockid_t id) {
+    struct timespec ts;
+    clock_gettime(id, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static double job_clock(int cpu) {
+    return cpu ? cpu_seconds(CLOCK_THREAD_CPUTIME_ID) : now_seconds();
+}
 
 static void *sgemm_job(void *p) {
     SgemmJob *j = p;
     const double flop = 2.0 * PEAK_N * PEAK_N * PEAK_N;
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, PEAK_N, PEAK_N, PEAK_N, 1.0f, j->a,
                 PEAK_N, j->b, PEAK_N, 0.0f, j->c, PEAK_N); /* warm */
-    double t0 = now_seconds();
+    double t0 = job_clock(j->cpu_clock);
     for (int r = 0; r < j->reps; r++)
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, PEAK_N, PEAK_N, PEAK_N, 1.0f,
                     j->a, PEAK_N, j->b, PEAK_N, 0.0f, j->c, PEAK_N);
-    j->gflops = flop * j->reps / (now_seconds() - t0) / 1e9;
+    j->gflops = flop * j->reps / (job_clock(j->cpu_clock) - t0) / 1e9;
     return NULL;
 }
 
 /* Aggregate GFLOP/s of n concurrent single-threaded sgemms. -1 on OOM. */
-static double sgemm_peak(int n) {
+static double sgemm_peak(int n, int cpu_clock) {
     SgemmJob jobs[64];
     pthread_t th[64];
     size_t sz = (size_t)PEAK_N * PEAK_N;
@@ -53,7 +71,7 @@ static double sgemm_peak(int n) {
     int ok = 1;
     openblas_set_num_threads(1);
     for (int i = 0; i < n; i++) {
-        jobs[i] = (SgemmJob){falloc(sz), falloc(sz), falloc(sz), 8, 0};
+        jobs[i] = (SgemmJob){falloc(sz), falloc(sz), falloc(sz), 8, cpu_clock, 0};
         ok = ok && jobs[i].a && jobs[i].b && jobs[i].c;
     }
     for (int i = 0; ok && i < n; i++)
@@ -75,7 +93,15 @@ static int cmp_double(const void *a, const void *b) {
 
 typedef struct {
     int steps, warmup, repeats;
+    int cpu_clock; /* --clock cpu */
 } BenchPlan;
+
+/* Seconds for bench_variant's blocks: wall, or process CPU time per worker
+ * (--clock cpu: what the run would take with its cores to itself; it
+ * leaves out waits at the workers' joins, so it flatters threads a little). */
+static double block_clock(const BenchPlan *bp, int workers) {
+    return bp->cpu_clock ? cpu_seconds(CLOCK_PROCESS_CPUTIME_ID) / workers : now_seconds();
+}
 
 /* Median tokens/s of `repeats` timed blocks of `steps` training steps on
  * random tokens (the data source plays no part in speed). */
@@ -93,9 +119,9 @@ static int bench_variant(const Config *cfg, const BenchPlan *bp, double *tok_s,
     double norm, med[64];
     for (int s = 0; s < bp->warmup; s++) trainer_step(&tr, tr.inputs, tr.targets, s, &norm);
     for (int k = 0; k < bp->repeats; k++) {
-        double t0 = now_seconds();
+        double t0 = block_clock(bp, tr.n_workers);
         for (int s = 0; s < bp->steps; s++) trainer_step(&tr, tr.inputs, tr.targets, s, &norm);
-        med[k] = (double)bt * bp->steps / (now_seconds() - t0);
+        med[k] = (double)bt * bp->steps / (block_clock(bp, tr.n_workers) - t0);
     }
     qsort(med, (size_t)bp->repeats, sizeof *med, cmp_double);
     *tok_s = med[bp->repeats / 2];
@@ -111,20 +137,58 @@ static double peak_rss_mib(void) {
     return ru.ru_maxrss / 1024.0;
 }
 
-/* Run the PyTorch twin and copy its tokens/s; -1 if it could not run. */
-static double run_torch(const char *script, const char *variant, int threads,
-                        const BenchPlan *bp) {
-    char cmd[1024], line[1024];
+/* Where torch_bench.py is: $GATELAB_TORCH_BENCH, else the source tree's
+ * (source_file: from any working directory). */
+static const char *torch_script(char *buf, size_t n) {
+    const char *env = getenv("GATELAB_TORCH_BENCH");
+    if (env && *env) return env;
+    if (source_file("tests/reference/torch_bench.py", buf, n) == 0) return buf;
+    return "tests/reference/torch_bench.py";
+}
+
+/* The model shape of cfg as torch_bench.py --shape arguments. */
+static void torch_shape(char *buf, size_t n, const Config *c) {
+    static const char *const norm[] = {"rms", "layer"}, *const pos[] = {"rope", "learned", "none"},
+                             *const mlp[] = {"swiglu", "gelu"};
+    snprintf(buf, n,
+             "--batch %d --seq %d --shape n_layers=%d --shape d_model=%d --shape n_heads=%d "
+             "--shape n_kv_heads=%d --shape head_dim=%d --shape d_ff=%d --shape vocab_size=%d "
+             "--shape norm=%s --shape pos=%s --shape mlp=%s --shape tied_embed=%d "
+             "--shape qk_norm=%d --shape rope_base=%.9g --shape norm_eps=%.9g",
+             c->batch_size, c->seq_len, c->n_layers, c->d_model, c->n_heads, c->n_kv_heads,
+             c->head_dim ? c->head_dim : c->d_model / c->n_heads, c->d_ff, c->vocab_size,
+             norm[c->norm], pos[c->pos], mlp[c->mlp], c->tied_embed, c->qk_norm,
+             (double)c->rope_base, (double)c->norm_eps);
+}
+
+/* Run the PyTorch twin on the shape of base (the config without its
+ * variant) and copy its tokens/s; -1 if it could not run. core: its
+ * OPENBLAS_CORETYPE, or NULL for the environment the user started us in
+ * (our own BLAS core upgrade is not passed on). */
+static double run_torch(const Config *base, const char *variant, int threads,
+                        const BenchPlan *bp, const char *core, long *params) {
+    char cmd[2048], line[1024], shape[768], path[1100], envs[96];
+    torch_shape(shape, sizeof shape, base);
+    const char *auto_from = getenv("GATELAB_BLAS_AUTO");
+    if (core)
+        snprintf(envs, sizeof envs, "OPENBLAS_CORETYPE='%.40s'", core);
+    else if (auto_from && *auto_from)
+        snprintf(envs, sizeof envs, "-u OPENBLAS_CORETYPE");
+    else
+        envs[0] = 0;
     snprintf(cmd, sizeof cmd,
-             "/usr/bin/python3 '%s' --threads %d --variant '%s' --steps %d --repeats %d "
-             "2>/dev/null",
-             script, threads, variant, bp->steps, bp->repeats);
+             "env %s /usr/bin/python3 '%s' --threads %d --variant '%s' --steps %d --repeats %d "
+             "--clock %s %s 2>/dev/null",
+             envs, torch_script(path, sizeof path), threads, variant, bp->steps, bp->repeats,
+             bp->cpu_clock ? "cpu" : "wall", shape);
     FILE *p = popen(cmd, "r");
     if (!p) return -1;
     double tok = -1;
     while (fgets(line, sizeof line, p)) {
         char *k = strstr(line, "\"tokens_per_sec\":");
         if (k) tok = atof(k + strlen("\"tokens_per_sec\":"));
+        char *np = strstr(line, "\"params\":");
+        if (np) *params = atol(np + strlen("\"params\":"));
     }
     if (pclose(p) != 0) return -1;
     return tok;
@@ -149,17 +213,33 @@ static void usage(FILE *f) {
             "  -w, --warmup W      untimed steps first (default 3)\n"
             "  -R, --repeats R     timed blocks; the median is reported (default 5)\n"
             "  -T, --torch         also run tests/reference/torch_bench.py (python3-torch)\n"
-            "                      on the same config and threads, side by side\n"
+            "                      on the same config's shape and threads, side by side,\n"
+            "                      with the BLAS core the user's environment gives it\n"
+            "  -K, --torch-core C  and once more with OPENBLAS_CORETYPE=C (e.g. SkylakeX)\n"
+            "  -C, --clock wall|cpu  time by the wall clock (default) or by CPU time per\n"
+            "                      thread: on a shared, loaded machine the CPU clock leaves\n"
+            "                      out the time other processes held the cores\n"
             "  -s, --set K=V       override a config key\n");
 }
 
 /* The parsed command line. */
 typedef struct {
-    const char *config, *variants[MAX_VARIANTS];
+    const char *config, *variants[MAX_VARIANTS], *torch_core;
     char *sets[250];
     int nv, nsets, threads, torch;
     BenchPlan bp;
 } BenchArgs;
+
+/* A whole number for option opt, or one line and -1. */
+static int bench_int(const char *opt, const char *s, int *out) {
+    long long v;
+    if (cu_parse_ll(s, &v) != 0 || v > 1000000) {
+        fprintf(stderr, "gatelab bench: %s: bad number '%.40s' (expected 0..1000000)\n", opt, s);
+        return -1;
+    }
+    *out = (int)v;
+    return 0;
+}
 
 /* Fills *a from the command line. Returns -1 to go on, else the exit code
  * (0 after --help, 2 on a bad option). */
@@ -169,35 +249,56 @@ static int parse_bench_args(int argc, char **argv, BenchArgs *a) {
         {"variant", required_argument, 0, 'v'}, {"steps", required_argument, 0, 'n'},
         {"warmup", required_argument, 0, 'w'}, {"repeats", required_argument, 0, 'R'},
         {"torch", no_argument, 0, 'T'},        {"set", required_argument, 0, 's'},
+        {"torch-core", required_argument, 0, 'K'}, {"clock", required_argument, 0, 'C'},
         {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
     memset(a, 0, sizeof *a);
     a->config = "experiments/reference.ini";
     a->threads = 1;
-    a->bp = (BenchPlan){10, 3, 5};
+    a->bp = (BenchPlan){10, 3, 5, 0};
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "c:t:v:n:w:R:Ts:h", opts, NULL)) != -1) {
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":c:t:v:n:w:R:TK:C:s:h", opts, NULL)) != -1) {
         switch (c) {
         case 'c': a->config = optarg; break;
-        case 't': a->threads = atoi(optarg); break;
+        case 't': if (bench_int("--threads", optarg, &a->threads)) return 2; break;
         case 'v':
             if (a->nv < MAX_VARIANTS) a->variants[a->nv++] = optarg;
             break;
-        case 'n': a->bp.steps = atoi(optarg); break;
-        case 'w': a->bp.warmup = atoi(optarg); break;
-        case 'R': a->bp.repeats = atoi(optarg); break;
+        case 'n': if (bench_int("--steps", optarg, &a->bp.steps)) return 2; break;
+        case 'w': if (bench_int("--warmup", optarg, &a->bp.warmup)) return 2; break;
+        case 'R': if (bench_int("--repeats", optarg, &a->bp.repeats)) return 2; break;
         case 'T': a->torch = 1; break;
+        case 'K': a->torch = 1, a->torch_core = optarg; break;
+        case 'C':
+            if (strcmp(optarg, "wall") && strcmp(optarg, "cpu")) {
+                fprintf(stderr, "gatelab bench: --clock '%s': expected wall or cpu\n", optarg);
+                return 2;
+            }
+            a->bp.cpu_clock = !strcmp(optarg, "cpu");
+            break;
         case 's':
             if (a->nsets < 250) a->sets[a->nsets++] = optarg;
             break;
         case 'h': usage(stdout); return 0;
-        default: usage(stderr); return 2;
+        default: return cu_bad_option("bench", c, argv);
         }
     }
     const BenchPlan *bp = &a->bp;
     if (a->threads < 1 || a->threads > 64 || bp->steps < 1 || bp->repeats < 1 ||
         bp->repeats > 64 || bp->warmup < 0) {
         fprintf(stderr, "gatelab bench: --threads 1..64, --steps >= 1, --repeats 1..64\n");
+        return 2;
+    }
+    if (optind < argc) {
+        fprintf(stderr, "gatelab bench: unexpected argument '%s'\n", argv[optind]);
+        return 2;
+    }
+    if (a->torch_core && (!*a->torch_core || strlen(a->torch_core) > 40 ||
+                          strspn(a->torch_core, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                                "0123456789") != strlen(a->torch_core))) {
+        fprintf(stderr, "gatelab bench: --torch-core '%s': expected an OpenBLAS core name "
+                        "such as SkylakeX\n", a->torch_core);
         return 2;
     }
     if (a->nv == 0) a->variants[a->nv++] = "baseline";
@@ -215,26 +316,36 @@ static int bench_config(Config *cfg, const BenchArgs *a, const char *variant) {
     snprintf(tset, sizeof tset, "threads=%d", a->threads);
     all[na++] = vset;
     all[na++] = tset;
-    if (config_from_args(cfg, a->config, all, na, err, sizeof err) != 0) {
+    MemPlan plan;
+    if (config_from_args(cfg, a->config, all, na, err, sizeof err) != 0 ||
+        memplan_train(cfg, &plan, err, sizeof err) != 0 ||
+        memplan_check(&plan, variant, err, sizeof err) != 0) {
         fprintf(stderr, "gatelab bench: %s\n", err);
         return 2;
     }
     return 0;
 }
 
-/* The PyTorch twin's row beside ours (tok, fpt: our tokens/s, FLOP/token). */
-static void print_torch_row(const BenchArgs *a, const char *variant, double tok,
-                            double fpt, double peak) {
-    char script[512];
-    double tt = source_file("tests/reference/torch_bench.py", script, sizeof script) == 0
-                    ? run_torch(script, variant, a->threads, &a->bp) : -1;
-    if (tt < 0) printf("%-8s %-14s %7d  (torch_bench.py did not run: needs "
-                       "python3-torch and the source tree)\n",
-                       "pytorch", variant, a->threads);
-    else
-        printf("%-8s %-14s %7d %10.0f %9.1f %6.1f%%   gatelab/pytorch = %.2fx\n",
-               "pytorch", variant, a->threads, tt, tt * fpt / 1e9,
-               100.0 * tt * fpt / 1e9 / peak, tok / tt);
+/* The PyTorch twin's rows beside ours (tok, fpt: our tokens/s, FLOP/token). */
+static void print_torch_rows(const BenchArgs *a, const char *variant, double tok,
+                             double fpt, double peak) {
+    Config base;
+    if (bench_config(&base, a, "baseline") != 0) return;
+    for (int k = 0; k < (a->torch_core ? 2 : 1); k++) {
+        const char *core = k ? a->torch_core : NULL;
+        char label[48];
+        snprintf(label, sizeof label, "pytorch%s%.30s", core ? "/" : "", core ? core : "");
+        long np = 0;
+        double tt = run_torch(&base, variant, a->threads, &a->bp, core, &np);
+        if (tt < 0)
+            printf("%-16s %-14s %7d  (torch_bench.py did not run: needs python3-torch; "
+                   "GATELAB_TORCH_BENCH=path/to/torch_bench.py)\n", label, variant, a->threads);
+        else
+            printf("%-16s %-14s %7d %10.0f %9.1f %6.1f%% %9ld   gatelab/pytorch = %.2fx\n",
+                   label, variant, a->threads, tt, tt * fpt / 1e9, 100.0 * tt * fpt / 1e9 / peak,
+                   np, tok / tt);
+        fflush(stdout);
+    }
 }
 
 /* Bench variant i and print its row; *first is the first variant's
@@ -253,27 +364,39 @@ static int bench_row(const BenchArgs *a, int i, double peak, double *first) {
     }
     if (i == 0) *first = tok;
     double gf = tok * fpt / 1e9;
-    printf("%-8s %-14s %7d %10.0f %9.1f %6.1f%% %9zu %7.1f%% %9.0f\n", "gatelab",
+    printf("%-16s %-14s %7d %10.0f %9.1f %6.1f%% %9zu %7.1f%% %9.0f\n", "gatelab",
            variant, a->threads, tok, gf, 100.0 * gf / peak, np,
            100.0 * (tok / *first - 1.0), peak_rss_mib());
     fflush(stdout);
-    if (a->torch) print_torch_row(a, variant, tok, fpt, peak);
+    if (a->torch) print_torch_rows(a, variant, tok, fpt, peak);
     return 0;
 }
 
+int bench_inspect(int argc, char **argv); /* bench_inspect.c */
+
 int cmd_bench(int argc, char **argv) {
+    if (argc > 1 && !strcmp(argv[1], "--inspect")) return bench_inspect(argc - 1, argv + 1);
     BenchArgs a;
     int rc = parse_bench_args(argc, argv, &a);
     if (rc >= 0) return rc;
+    /* every config checked before seconds of measuring and half a table */
+    for (int i = 0; i < a.nv; i++) {
+        Config cfg;
+        if ((rc = bench_config(&cfg, &a, a.variants[i])) != 0) return rc;
+    }
+    BlasInfo bi;
+    blas_info(&bi);
+    printf("BLAS: %s %s, core %s (%s)\n", bi.library, bi.version, bi.core, bi.how);
     /* the peak is the best of three tries: a ceiling, not a typical rate */
     double peak = 0;
     for (int k = 0; k < 3; k++) {
-        double p = sgemm_peak(a.threads);
+        double p = sgemm_peak(a.threads, a.bp.cpu_clock);
         if (p > peak) peak = p;
     }
     printf("sgemm peak: %.1f GFLOP/s (best of 3; %d concurrent single-thread 1024^3 "
            "sgemms)\n", peak, a.threads);
-    printf("%-8s %-14s %7s %10s %9s %7s %9s %8s %9s\n", "impl", "variant", "threads",
+    printf("clock: %s\n", a.bp.cpu_clock ? "CPU time per thread (--clock cpu)" : "wall");
+    printf("%-16s %-14s %7s %10s %9s %7s %9s %8s %9s\n", "impl", "variant", "threads",
            "tokens/s", "GFLOP/s", "%peak", "params", "vs first", "RSS MiB");
     double first = 0;
     for (int i = 0; i < a.nv; i++)

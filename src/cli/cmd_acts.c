@@ -43,22 +43,28 @@ static void print_text(RunReader *r, const ProbeRecord *p)
     printf("\nM-Act = mean over layers of max_act: %.4g\n", rs_m_act(p));
 }
 
-static void print_json(RunReader *r, const ProbeRecord *p)
+static int print_json(RunReader *r, const ProbeRecord *p)
 {
-    cu_json_head(r, p);
-    printf(", \"m_act\": %.6g, \"layers\": [", rs_m_act(p));
-    for (int l = 0; l < p->L; l++)
-        printf("%s{\"max_act\": %.6g, \"median\": %.6g, \"top1_median\": "
-               "%.6g, \"kurtosis\": %.6g, \"norm_ratio\": %.6g}",
-               l ? ", " : "", p->h_max[l], p->h_median[l], top1_med(p, l),
-               p->h_kurtosis[l], p->h_norm_ratio[l]);
-    printf("]}\n");
+    json_t *o = cu_json_head(r, p), *layers = json_array();
+    cj_set(o, "m_act", cj_num(rs_m_act(p)));
+    for (int l = 0; l < p->L; l++) {
+        json_t *e = json_object();
+        cj_set(e, "max_act", cj_num(p->h_max[l]));
+        cj_set(e, "median", cj_num(p->h_median[l]));
+        cj_set(e, "top1_median", cj_num(top1_med(p, l)));
+        cj_set(e, "kurtosis", cj_num(p->h_kurtosis[l]));
+        cj_set(e, "norm_ratio", cj_num(p->h_norm_ratio[l]));
+        json_array_append_new(layers, e);
+    }
+    cj_set(o, "layers", layers);
+    return cj_print("acts", o) ? 1 : 0;
 }
 
-static void report(RunReader *r, const ProbeRecord *p, int json)
+static int report(RunReader *r, const ProbeRecord *p, int json)
 {
-    if (json) print_json(r, p);
-    else print_text(r, p);
+    if (json) return print_json(r, p);
+    print_text(r, p);
+    return 0;
 }
 
 int cmd_acts(int argc, char **argv)

@@ -9,7 +9,9 @@
 #include "runfile_read.h"
 #include "cmdutil.h"
 #include "commands.h"
+#include "cli_json.h"
 #include "lceval.h"
+#include "stop.h"
 #include "runfile.h"
 #include "runlock.h"
 
@@ -76,31 +78,25 @@ static void print_table(const char *run, const LcEvalRunInfo *info, int yarn,
                r[i].val_loss, r[i].ppl, r[i].first_share, r[i].uniform_share, r[i].sink_rate);
 }
 
-/* JSON numbers: NaN (a diverged run) becomes null */
-static void jnum(const char *key, double v, int last) {
-    if (v != v) printf("\"%s\": null%s", key, last ? "" : ", ");
-    else printf("\"%s\": %.6g%s", key, v, last ? "" : ", ");
-}
-
-static void print_json(const LcEvalResult *r, int n) {
-    printf("[");
+/* One mode's results as a JSON array (NaN from a diverged run: null). */
+static json_t *results_json(const LcEvalResult *r, int n) {
+    json_t *a = json_array();
     for (int i = 0; i < n; i++) {
-        printf("%s{\"length\": %d, ", i ? ", " : "", r[i].len);
-        jnum("yarn_scale", r[i].yarn_scale, 0);
-        jnum("val_loss", r[i].val_loss, 0);
-        jnum("ppl", r[i].ppl, 0);
-        jnum("first_share", r[i].first_share, 0);
-        jnum("uniform_share", r[i].uniform_share, 0);
-        jnum("sink_rate", r[i].sink_rate, 0);
-        printf("\"n_seqs\": %lld, \"loss_by_bucket\": [", r[i].n_seqs);
-        for (int k = 0; k < r[i].n_buckets; k++) {
-            double v = r[i].loss_by_bucket[k];
-            if (v != v) printf("%snull", k ? ", " : "");
-            else printf("%s%.6g", k ? ", " : "", v);
-        }
-        printf("]}");
+        json_t *e = json_object(), *b = json_array();
+        cj_set(e, "length", json_integer(r[i].len));
+        cj_set(e, "yarn_scale", cj_num(r[i].yarn_scale));
+        cj_set(e, "val_loss", cj_num(r[i].val_loss));
+        cj_set(e, "ppl", cj_num(r[i].ppl));
+        cj_set(e, "first_share", cj_num(r[i].first_share));
+        cj_set(e, "uniform_share", cj_num(r[i].uniform_share));
+        cj_set(e, "sink_rate", cj_num(r[i].sink_rate));
+        cj_set(e, "n_seqs", json_integer(r[i].n_seqs));
+        for (int k = 0; k < r[i].n_buckets; k++)
+            json_array_append_new(b, cj_num(r[i].loss_by_bucket[k]));
+        cj_set(e, "loss_by_bucket", b);
+        json_array_append_new(a, e);
     }
-    printf("]");
+    return a;
 }
 
 static int store(const char *run, int yarn, const LcEvalResult *r, int n) {
@@ -143,7 +139,8 @@ int cmd_eval(int argc, char **argv) {
     int yarn = 0, both = 0, json = 0, nowrite = 0, c;
     LcEvalOpts o = {.batches = 4, .batch_size = 4};
     optind = 1;
-    while ((c = getopt_long(argc, argv, "l:ybn:B:jwh", opts, NULL)) != -1) {
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":l:ybn:B:jwh", opts, NULL)) != -1) {
         switch (c) {
         case 'l': lengths = optarg; break;
         case 'y': yarn = 1; break;
@@ -163,7 +160,7 @@ int cmd_eval(int argc, char **argv) {
             }
             break;
         case 'h': usage(stdout); return 0;
-        default: usage(stderr); return 2;
+        default: return cu_bad_option("eval", c, argv);
         }
     }
     if (optind != argc - 1 || !lengths) {
@@ -187,23 +184,26 @@ int cmd_eval(int argc, char **argv) {
         return 2;
     }
     int modes[2] = {both ? 0 : yarn, 1}, nmodes = both ? 2 : 1, rc = 0;
-    if (json) printf("{\"run\": \"%s\", ", run);
+    json_t *jo = json ? cj_set(json_object(), "run", cj_str(run)) : NULL;
     for (int k = 0; k < nmodes && rc == 0; k++) {
         LcEvalResult res[LCEVAL_MAX_LENGTHS];
         LcEvalRunInfo info;
         char err[512];
         o.yarn = modes[k];
-        if (lceval_run(run, &o, res, &info, err, sizeof err) != 0) {
-            if (json) printf("\"error\": true}\n");
+        StopGuard guard;
+        stop_arm(&guard); /* Ctrl-C stops between batches; nothing is stored */
+        int failed = lceval_run(run, &o, res, &info, err, sizeof err) != 0;
+        stop_disarm(&guard);
+        if (failed) {
             fprintf(stderr, "gatelab eval: %s\n", err);
+            json_decref(jo);
             runlock_release(&lock);
-            return 2;
+            return stop_requested() ? 130 : 2;
         }
         if (json) {
-            if (k == 0) printf("\"variant\": \"%s\", \"train_len\": %d, ", info.variant, info.seq_len);
-            printf("\"%s\": ", o.yarn ? "yarn" : "plain");
-            print_json(res, o.n_lengths);
-            printf(k + 1 < nmodes ? ", " : "}\n");
+            cj_set(jo, "variant", cj_str(info.variant));
+            cj_set(jo, "train_len", json_integer(info.seq_len));
+            cj_set(jo, o.yarn ? "yarn" : "plain", results_json(res, o.n_lengths));
         } else {
             print_table(run, &info, o.yarn, res, o.n_lengths);
         }
@@ -211,5 +211,6 @@ int cmd_eval(int argc, char **argv) {
         for (int i = 0; i < o.n_lengths; i++) lceval_result_free(&res[i]);
     }
     runlock_release(&lock);
+    if (jo && cj_print("eval", jo) != 0 && rc == 0) rc = 1;
     return rc;
 }

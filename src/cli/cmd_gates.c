@@ -59,12 +59,16 @@ static void print_text(RunReader *r, const ProbeRecord *p)
     const RunMeta *m = runread_meta(r);
     printf("run %s: variant %s, seed %lld, probe step %lld, %d sequences of "
            "length %d\n", m->path, m->variant, m->seed, p->step, p->N, p->T);
-    printf("gate: %d channels in %d heads, %s\n\n", p->gate_channels,
-           p->gate_heads, p->gate_bounded ? "bounded scores in [0,1]"
-                                          : "unbounded (raw act(XW))");
+    printf("gate: %d channels %s %d heads, %s\n\n", p->gate_channels,
+           p->gate_shared ? "shared by all" : "in", p->gate_heads,
+           p->gate_bounded ? "bounded scores in [0,1]" : "unbounded (raw act(XW))");
     printf("gate_mean = mean of every gate score on the probe set over "
            "layers, positions and channels: %.4f\n", rs_gate_mean(p, -1));
-    printf("sparsity = fraction of scores strictly below a threshold:\n");
+    if (p->gate_bounded)
+        printf("sparsity = fraction of scores strictly below a threshold:\n");
+    else
+        printf("fraction of raw act(XW) values strictly below a threshold (an "
+               "unbounded gate: NOT sparsity; the report shows gate<0.1 as n/a):\n");
     printf("  %-7s %8s %8s %8s %8s %9s %9s\n", "layer", "<0.5", "<0.1",
            "<1e-2", "<1e-3", "min", "max");
     for (int l = -1; l < p->L; l++) {
@@ -92,46 +96,58 @@ static void print_text(RunReader *r, const ProbeRecord *p)
     print_hist(p);
 }
 
-static void print_json(RunReader *r, const ProbeRecord *p)
+/* {"0.5": .., "0.1": ..}: the fractions below each threshold, layer l (-1 all) */
+static json_t *below_obj(const ProbeRecord *p, int l)
 {
-    cu_json_head(r, p);
-    printf(", \"has_gate\": %d", p->has_gate);
-    if (!p->has_gate) {
-        printf("}\n");
-        return;
+    json_t *o = json_object();
+    for (int k = 0; k < RS_GATE_NBELOW; k++) {
+        char key[32];
+        snprintf(key, sizeof key, "%g", RS_GATE_BELOW_THR[k]);
+        cj_set(o, key, cj_num(rs_gate_below(p, l, k)));
     }
-    printf(", \"gate_bounded\": %d, \"gate_channels\": %d, \"gate_heads\": %d"
-           ", \"gate_mean\": %.6g, \"below\": {", p->gate_bounded,
-           p->gate_channels, p->gate_heads, rs_gate_mean(p, -1));
-    for (int k = 0; k < 4; k++)
-        printf("%s\"%g\": %.6g", k ? ", " : "", RS_GATE_BELOW_THR[k],
-               rs_gate_below(p, -1, k));
-    printf("}, \"layers\": [");
-    for (int l = 0; l < p->L; l++) {
-        printf("%s{\"mean\": %.6g, \"head_mean\": [", l ? ", " : "",
-               rs_gate_mean(p, l));
-        for (int g = 0; g < p->gate_heads; g++)
-            printf("%s%.6g", g ? ", " : "", rs_gate_head_mean(p, l, g));
-        printf("], \"below\": [");
-        for (int k = 0; k < 4; k++)
-            printf("%s%.6g", k ? ", " : "", rs_gate_below(p, l, k));
-        printf("]}");
-    }
-    double hist[RS_GATE_BINS], sum;
-    total_hist(p, hist, &sum);
-    printf("], \"hist\": [");
-    for (int b = 0; b < RS_GATE_BINS; b++)
-        printf("%s%.0f", b ? ", " : "", hist[b]);
-    printf("]}\n");
+    return o;
 }
 
-static void report(RunReader *r, const ProbeRecord *p, int json)
+static int print_json(RunReader *r, const ProbeRecord *p)
 {
-    if (json) print_json(r, p);
-    else if (!p->has_gate)
+    json_t *o = cu_json_head(r, p);
+    cj_set(o, "has_gate", json_integer(p->has_gate));
+    if (!p->has_gate) return cj_print("gates", o) ? 1 : 0;
+    cj_set(o, "gate_bounded", json_integer(p->gate_bounded));
+    cj_set(o, "gate_shared", json_integer(p->gate_shared));
+    cj_set(o, "gate_channels", json_integer(p->gate_channels));
+    cj_set(o, "gate_heads", json_integer(p->gate_heads));
+    cj_set(o, "gate_mean", cj_num(rs_gate_mean(p, -1)));
+    cj_set(o, "below", below_obj(p, -1));
+    json_t *layers = json_array();
+    for (int l = 0; l < p->L; l++) {
+        json_t *e = json_object(), *hm = json_array(), *bl = json_array();
+        for (int g = 0; g < p->gate_heads; g++)
+            json_array_append_new(hm, cj_num(rs_gate_head_mean(p, l, g)));
+        for (int k = 0; k < RS_GATE_NBELOW; k++)
+            json_array_append_new(bl, cj_num(rs_gate_below(p, l, k)));
+        cj_set(e, "mean", cj_num(rs_gate_mean(p, l)));
+        cj_set(e, "head_mean", hm);
+        cj_set(e, "below", bl);
+        json_array_append_new(layers, e);
+    }
+    cj_set(o, "layers", layers);
+    double hist[RS_GATE_BINS], sum;
+    total_hist(p, hist, &sum);
+    json_t *h = json_array();
+    for (int b = 0; b < RS_GATE_BINS; b++) json_array_append_new(h, cj_num(hist[b]));
+    cj_set(o, "hist", h);
+    return cj_print("gates", o) ? 1 : 0;
+}
+
+static int report(RunReader *r, const ProbeRecord *p, int json)
+{
+    if (json) return print_json(r, p);
+    if (!p->has_gate)
         printf("run %s (variant %s) has no gate: nothing to report\n",
                runread_meta(r)->path, runread_meta(r)->variant);
     else print_text(r, p);
+    return 0;
 }
 
 int cmd_gates(int argc, char **argv)

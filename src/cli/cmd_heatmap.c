@@ -37,8 +37,8 @@ static int add_panels(const ProbeRecord *p, const char *label, Sel s,
             if (s.head >= 0 && h != s.head) continue;
             snprintf(titles[n], 64, "%s%sL%d H%d", label ? label : "",
                      label ? " " : "", l, h);
-            pan[n].A = p->attention + ((size_t)l * p->H + h) * p->T * p->T;
-            pan[n].T = p->T;
+            pan[n].A = p->attention + ((size_t)l * p->H + h) * p->M * p->M;
+            pan[n].T = p->M;
             pan[n].title = titles[n];
             n++;
         }
@@ -95,7 +95,12 @@ static int render(const char *out, RunReader *r, const ProbeRecord *p,
         rows = s.layer >= 0 ? 1 : p->L;
         cols = s.head >= 0 ? 1 : p->H;
     }
-    HeatmapStyle st = {log_scale, 0, 0.0f, 0.0f, 1};
+    char title[200];
+    snprintf(title, sizeof title, "%.40s S%lld%s%.40s%s, PROBE STEP %lld, T = %d%s",
+             runread_meta(r)->variant, runread_meta(r)->seed, p2 ? " (TOP) VS " : "",
+             p2 ? runread_meta(r2)->variant : "", p2 ? " (BOTTOM)" : "", p->step, p->T,
+             log_scale ? ", LOG10" : "");
+    HeatmapStyle st = {log_scale, 0, 0.0f, 0.0f, 1, title, 1};
     char err[512];
     int rc = heatmap_write_png(out, pan, rows, cols, &st, err, sizeof err);
     if (rc < 0) fprintf(stderr, "gatelab heatmap: %s\n", err);
@@ -122,7 +127,8 @@ int cmd_heatmap(int argc, char **argv)
     Sel s = {-1, -1};
     int log_scale = 0, c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "o:l:H:gs:c:h", opts, NULL)) != -1) {
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":o:l:H:gs:c:h", opts, NULL)) != -1) {
         switch (c) {
         case 'o': out = optarg; continue;
         case 'c': other = optarg; continue;
@@ -139,7 +145,7 @@ int cmd_heatmap(int argc, char **argv)
             else if (c == 'H') s.head = (int)v;
             else step = v;
             continue;
-        default: usage(stderr); return 2;
+        default: return cu_bad_option("heatmap", c, argv);
         }
     }
     if (optind != argc - 1 || !out) {

@@ -44,13 +44,7 @@ int cmd_plot(int argc, char **argv) {
         switch (c) {
         case 'o': out = optarg; break;
         case 'h': plot_usage(stdout); return 0;
-        case ':':
-            fprintf(stderr, "gatelab plot: %s needs a value\n", argv[optind - 1]);
-            return 2;
-        default:
-            fprintf(stderr, "gatelab plot: unknown option '%s' (try --help)\n",
-                    argv[optind - 1]);
-            return 2;
+        default: return cu_bad_option("plot", c, argv);
         }
     }
     if (optind >= argc) {
@@ -83,11 +77,17 @@ int cmd_plot(int argc, char **argv) {
                 "(got %d)\n", n);
         return 2;
     }
-    for (int i = optind; i < argc; i++)
-        if (!file_exists(argv[i])) {
-            fprintf(stderr, "gatelab plot: %s: %s\n", argv[i], strerror(ENOENT));
+    /* every run readable first: what is wrong with an input exits 2, what
+     * goes wrong drawing it (gnuplot, memory) exits 1 */
+    for (int i = optind; i < argc; i++) {
+        char why[1024];
+        RunReader *r = runread_open(argv[i], why, sizeof why);
+        if (!r) {
+            fprintf(stderr, "gatelab plot: %s\n", why);
             return 2;
         }
+        runread_close(r);
+    }
     /* the figure is three files: STEM.png, STEM.dat, STEM.gp */
     char side[2][4200];
     snprintf(side[0], sizeof side[0], "%.*s.dat", (int)(ol - 4), out);

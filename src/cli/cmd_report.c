@@ -25,10 +25,11 @@ int cmd_report(int argc, char **argv)
     const char *out = NULL;
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":o:h", opts, NULL)) != -1) {
         if (c == 'o') out = optarg;
         else if (c == 'h') { usage(stdout); return 0; }
-        else { usage(stderr); return 2; }
+        else return cu_bad_option("report", c, argv);
     }
     if (optind != argc - 1) {
         fprintf(stderr, "gatelab report: want exactly one DIR "
@@ -48,9 +49,10 @@ int cmd_report(int argc, char **argv)
     if (cu_check_out("report", md, OUT_REPORT) < 0 || cu_check_out("report", csv, OUT_CSV) < 0)
         return 2;
     char err[512] = "";
-    if (report_run(dir, out, err, sizeof err) < 0) {
+    int rc = report_run(dir, out, err, sizeof err);
+    if (rc < 0) {
         fprintf(stderr, "gatelab report: %s\n", err);
-        return 1;
+        return rc == REPORT_BADINPUT ? 2 : 1;
     }
     printf("wrote %s/REPORT.md and %s/results.csv\n", out ? out : dir,
            out ? out : dir);

@@ -50,6 +50,18 @@ static void print_text(RunReader *r, const Ctx *c)
     printf("  overall   %.4f\n", rs_share(p, -1));
     for (int l = 0; l < p->L; l++)
         printf("  layer %-3d %.4f\n", l, rs_share(p, l));
+    double empty, f_ne;
+    rs_mass(p, &empty, &f_ne);
+    printf("  empty rows (no mass on the real tokens, queries t=1..T-1): %.4f; "
+           "F-Attn over the non-empty rows: %.4f%s\n", empty, f_ne,
+           p->row_empty ? "" : "  (older file: from the mean map's row mass)");
+    if (p->attention_slot) {
+        printf("Sink slot's own share = mean over heads and queries t=0..T-1 "
+               "of the weight given to the slot (attention_slot):\n  overall   %.4f\n",
+               rs_slot_share(p, -1));
+        for (int l = 0; l < p->L; l++)
+            printf("  layer %-3d %.4f\n", l, rs_slot_share(p, l));
+    }
     printf("\nSink rate = fraction of (layer, head) pairs with alpha_0 > eps,"
            " alpha_0 = mean over queries t=0..len-1 of A[t,0];\n"
            "  indicator per probe sequence, averaged over %d sequences%s\n",
@@ -70,60 +82,87 @@ static void print_text(RunReader *r, const Ctx *c)
            "(mean over sequences); entropy = mean over t=1..T-1 of the row "
            "entropy of the sequence-mean map (nats); share = first-token "
            "share\n", T);
+    if (p->M < T)
+        printf("  (maps stored for the first %d positions only: entropy is over "
+               "those rows)\n", p->M);
     printf("  %5s %5s %9s %9s %9s\n", "layer", "head", "alpha_0", "entropy",
            "share");
     for (int l = 0; l < p->L; l++)
         for (int h = 0; h < p->H; h++) {
-            const float *A = p->attention + ((size_t)l * p->H + h) * T * T;
+            const float *A = p->attention + ((size_t)l * p->H + h) * p->M * p->M;
             printf("  %5d %5d %9.4f %9.4f %9.4f\n", l, h,
-                   rs_head_alpha0(p, l, h, T), attention_entropy(A, T),
+                   rs_head_alpha0(p, l, h, T), attention_entropy(A, p->M),
                    rs_head_share(p, l, h));
         }
 }
 
-static void print_json(RunReader *r, const Ctx *c)
+static int print_json(RunReader *r, const Ctx *c)
 {
     const ProbeRecord *p = c->p;
     int T = p->T;
-    cu_json_head(r, p);
-    printf(", \"probe_len\": %d, \"probe_n\": %d, \"proxy\": %d, "
-           "\"normaliser\": ", T, p->N, p->proxy);
-    cu_json_str(p->normaliser);
-    printf(", \"f_attn\": %.6g, \"f_attn_uniform\": %.6g, \"f_attn_layer\": [",
-           rs_share(p, -1), uniform_first_share(T));
-    for (int l = 0; l < p->L; l++)
-        printf("%s%.6g", l ? ", " : "", rs_share(p, l));
-    printf("], \"sink_rate\": {");
+    json_t *o = cu_json_head(r, p), *fl = json_array(), *sr = json_object(),
+           *heads = json_array();
+    cj_set(o, "probe_len", json_integer(T));
+    cj_set(o, "probe_n", json_integer(p->N));
+    cj_set(o, "proxy", json_integer(p->proxy));
+    cj_set(o, "normaliser", cj_str(p->normaliser));
+    cj_set(o, "f_attn", cj_num(rs_share(p, -1)));
+    cj_set(o, "f_attn_uniform", cj_num(uniform_first_share(T)));
+    for (int l = 0; l < p->L; l++) json_array_append_new(fl, cj_num(rs_share(p, l)));
+    cj_set(o, "f_attn_layer", fl);
+    double empty, f_ne;
+    rs_mass(p, &empty, &f_ne);
+    cj_set(o, "empty_share", cj_num(empty));
+    cj_set(o, "f_attn_nonempty", cj_num(f_ne)); /* null when every row is empty */
+    cj_set(o, "slot_share", p->attention_slot ? cj_num(rs_slot_share(p, -1)) : json_null());
+    if (p->attention_slot) {
+        json_t *sl = json_array();
+        for (int l = 0; l < p->L; l++) json_array_append_new(sl, cj_num(rs_slot_share(p, l)));
+        cj_set(o, "slot_share_layer", sl);
+    }
     int lens[2] = {c->len64, c->train_len};
     const char *key[2] = {"probe64", "train_len"};
     for (int i = 0; i < 2; i++) {
-        printf("%s\"%s\": {\"len\": %d", i ? ", " : "", key[i], lens[i]);
-        for (int e = 0; e < 3; e++)
-            printf(", \"%.1f\": %.6g", EPS[e], rs_sink_rate(p, EPS[e], lens[i]));
-        printf("}");
+        json_t *e = json_object();
+        cj_set(e, "len", json_integer(lens[i]));
+        for (int k = 0; k < 3; k++) {
+            char eps[16];
+            snprintf(eps, sizeof eps, "%.1f", EPS[k]);
+            cj_set(e, eps, cj_num(rs_sink_rate(p, EPS[k], lens[i])));
+        }
+        cj_set(sr, key[i], e);
     }
-    printf("}, \"heads\": [");
+    cj_set(o, "sink_rate", sr);
+    /* per head: alpha0 is Gu et al.'s (queries t >= 0, self term included),
+     * share the first-token share (t >= 1); docs/metrics.md */
+    cj_set(o, "alpha0_queries", cj_str("t >= 0"));
+    cj_set(o, "share_queries", cj_str("t >= 1"));
     for (int l = 0; l < p->L; l++)
         for (int h = 0; h < p->H; h++) {
-            const float *A = p->attention + ((size_t)l * p->H + h) * T * T;
-            printf("%s{\"layer\": %d, \"head\": %d, \"alpha0\": %.6g, "
-                   "\"entropy\": %.6g, \"share\": %.6g}",
-                   l || h ? ", " : "", l, h, rs_head_alpha0(p, l, h, T),
-                   attention_entropy(A, T), rs_head_share(p, l, h));
+            const float *A = p->attention + ((size_t)l * p->H + h) * p->M * p->M;
+            json_t *e = json_object();
+            cj_set(e, "layer", json_integer(l));
+            cj_set(e, "head", json_integer(h));
+            cj_set(e, "alpha0", cj_num(rs_head_alpha0(p, l, h, T)));
+            cj_set(e, "entropy", cj_num(attention_entropy(A, p->M)));
+            cj_set(e, "share", cj_num(rs_head_share(p, l, h)));
+            json_array_append_new(heads, e);
         }
-    printf("]}\n");
+    cj_set(o, "heads", heads);
+    return cj_print("sinks", o) ? 1 : 0;
 }
 
 /* The sink rate is read at two lengths: the training length (config
  * seq_len) and Gu et al.'s probe length, each clamped to the probe. */
-static void report(RunReader *r, const ProbeRecord *p, int json)
+static int report(RunReader *r, const ProbeRecord *p, int json)
 {
     double seq_len = p->T;
     runread_config_double(r, "seq_len", &seq_len, NULL, 0);
     Ctx ctx = {p, seq_len < p->T ? (int)seq_len : p->T,
                RUNSTATS_SINK_LEN < p->T ? RUNSTATS_SINK_LEN : p->T};
-    if (json) print_json(r, &ctx);
-    else print_text(r, &ctx);
+    if (json) return print_json(r, &ctx);
+    print_text(r, &ctx);
+    return 0;
 }
 
 int cmd_sinks(int argc, char **argv)

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmdutil.h"
 #include "commands.h"
 #include "gatelab_build.h"
 #include "report.h"
@@ -74,9 +75,10 @@ static int parse_args(int argc, char **argv, SweepArgs *a) {
     memset(a, 0, sizeof *a);
     a->only = -1;
     optind = 0; /* glibc: full re-init, so cmd_sweep can run twice */
+    opterr = 0;
     int c;
     char *end;
-    while ((c = getopt_long(argc, argv, "o:j:h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":o:j:h", opts, NULL)) != -1) {
         switch (c) {
         case 'o': a->out = optarg; break;
         case 'j':
@@ -109,7 +111,7 @@ static int parse_args(int argc, char **argv, SweepArgs *a) {
             }
             break;
         case 'h': usage(stdout); return 0;
-        default: usage(stderr); return 2;
+        default: return cu_bad_option("sweep", c, argv);
         }
     }
     if (optind != argc - 1) {
@@ -216,6 +218,8 @@ static int run_sweep(const Sweep *sw, const SweepArgs *a, int rank, int size,
     int whole = a->only < 0 && !a->dry && rc != 2 && !a->no_report &&
                 !(r >= 0 && s.interrupted);
     if (whole && rank == 0 && write_report(a->out) && rc == 0) rc = 1;
+    /* stopped by SIGINT/SIGTERM: the exit code says so (the README's table) */
+    if (r >= 0 && s.interrupted && rc != 2) rc = 130;
     return rc;
 }
 

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "config_args.h"
+#include "cmdutil.h"
 #include "commands.h"
 #include "data.h"
 #include "model.h"
@@ -58,7 +59,7 @@ static void usage(FILE *f) {
 static int print_param_table(const Config *cfg) {
     Model m;
     char err[256];
-    if (model_init(&m, cfg, err, sizeof err) != 0) {
+    if (model_shape(&m, cfg, err, sizeof err) != 0) { /* the table only: no arena */
         fprintf(stderr, "gatelab train: %s\n", err);
         return 1;
     }
@@ -134,7 +135,8 @@ static int parse_train_args(int argc, char **argv, TrainArgs *a) {
     TrainOptions *opt = &a->opt;
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "c:s:o:rft:qh", opts, NULL)) != -1) {
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":c:s:o:rft:qh", opts, NULL)) != -1) {
         switch (c) {
         case 'c': a->config = optarg; break;
         case 's':
@@ -163,7 +165,7 @@ static int parse_train_args(int argc, char **argv, TrainArgs *a) {
             break;
         case 'P': a->print_params = 1; break;
         case 'h': usage(stdout); return 0;
-        default: usage(stderr); return 2;
+        default: return cu_bad_option("train", c, argv);
         }
     }
     if (optind < argc) {

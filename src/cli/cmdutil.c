@@ -6,6 +6,21 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+int cu_bad_option(const char *cmd, int c, char **argv)
+{
+    char shortopt[3] = {'-', (char)optopt, 0};
+    /* a long option (optopt 0 when unknown) is the word getopt just took */
+    const char *opt = optopt > 0 && optopt < 128 && argv[optind - 1][1] != '-'
+                          ? shortopt : argv[optind - 1];
+    if (c == ':')
+        fprintf(stderr, "gatelab %s: option '%s' needs a value (try gatelab %s --help)\n",
+                cmd, opt, cmd);
+    else
+        fprintf(stderr, "gatelab %s: unknown option '%s' (try gatelab %s --help)\n", cmd,
+                opt, cmd);
+    return 2;
+}
+
 int cu_parse_ll(const char *s, long long *out)
 {
     char *end;
@@ -53,7 +68,8 @@ int cu_probe_cmd(const char *cmd, int argc, char **argv,
     long long step = -1;
     int json = 0, c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "s:jh", opts, NULL)) != -1) {
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":s:jh", opts, NULL)) != -1) {
         if (c == 's' && cu_parse_ll(optarg, &step) == 0) continue;
         if (c == 'j') { json = 1; continue; }
         if (c == 'h') { usage(stdout); return 0; }
@@ -61,7 +77,7 @@ int cu_probe_cmd(const char *cmd, int argc, char **argv,
             fprintf(stderr, "gatelab %s: --step wants a step number, "
                             "got '%s'\n", cmd, optarg);
         else
-            usage(stderr);
+            return cu_bad_option(cmd, c, argv);
         return 2;
     }
     if (optind != argc - 1) {
@@ -72,30 +88,18 @@ int cu_probe_cmd(const char *cmd, int argc, char **argv,
     RunReader *r;
     ProbeRecord p;
     if (cu_load(cmd, argv[optind], step, &r, &p) < 0) return 2;
-    report(r, &p, json);
+    int rc = report(r, &p, json);
     runread_probe_free(&p);
     runread_close(r);
-    return 0;
+    return rc;
 }
 
-void cu_json_head(RunReader *r, const ProbeRecord *p)
+json_t *cu_json_head(RunReader *r, const ProbeRecord *p)
 {
     const RunMeta *m = runread_meta(r);
-    printf("{\"file\": ");
-    cu_json_str(m->path);
-    printf(", \"variant\": ");
-    cu_json_str(m->variant);
-    printf(", \"seed\": %lld, \"step\": %lld", m->seed, p->step);
-}
-
-void cu_json_str(const char *s)
-{
-    putchar('"');
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\') printf("\\%c", c);
-        else if (c < 0x20) printf("\\u%04x", c);
-        else putchar(c);
-    }
-    putchar('"');
+    json_t *o = json_object();
+    cj_set(o, "file", cj_str(m->path));
+    cj_set(o, "variant", cj_str(m->variant));
+    cj_set(o, "seed", json_integer(m->seed));
+    return cj_set(o, "step", json_integer(p->step));
 }

@@ -4,10 +4,17 @@
 #ifndef GATELAB_CMDUTIL_H
 #define GATELAB_CMDUTIL_H
 
+#include "cli_json.h"
 #include "outpath.h"
 #include "runfile_read.h"
 
 #include <stdio.h>
+
+/* A bad option, as one line: "gatelab CMD: unknown option '--x' (try
+ * gatelab CMD --help)" or "... option '--out' needs a value ...". c is
+ * what getopt_long returned ('?' or ':'; the optstring starts with ':' and
+ * opterr is 0, so getopt prints nothing itself). Returns 2, the exit code. */
+int cu_bad_option(const char *cmd, int c, char **argv);
 
 /* Parse a non-negative integer; 0 ok, -1 if s is not one. */
 int cu_parse_ll(const char *s, long long *out);
@@ -22,8 +29,9 @@ int cu_check_out(const char *cmd, const char *path, OutKind kind);
 int cu_load(const char *cmd, const char *path, long long step,
             RunReader **r, ProbeRecord *p);
 
-/* Print one probe of a run, as JSON when json is set, else as text. */
-typedef void (*CuReport)(RunReader *r, const ProbeRecord *p, int json);
+/* Print one probe of a run, as JSON when json is set, else as text;
+ * returns the exit code (0, or 1 when the output could not be written). */
+typedef int (*CuReport)(RunReader *r, const ProbeRecord *p, int json);
 
 /* The whole of `gatelab CMD RUN.h5 [--step N] [--json]`: parse the options,
  * load the probe, hand it to report, free it. usage prints the command's
@@ -31,12 +39,9 @@ typedef void (*CuReport)(RunReader *r, const ProbeRecord *p, int json);
 int cu_probe_cmd(const char *cmd, int argc, char **argv,
                  void (*usage)(FILE *f), CuReport report);
 
-/* Open a one-probe command's JSON object and print the fields every such
- * object starts with: {"file": .., "variant": .., "seed": .., "step": ..
- * (the caller prints the rest and the closing brace). */
-void cu_json_head(RunReader *r, const ProbeRecord *p);
-
-/* Print s as a JSON string literal (quotes and escapes included). */
-void cu_json_str(const char *s);
+/* A one-probe command's JSON object with the fields every such object
+ * starts with: {"file", "variant", "seed", "step"} (cli_json.h; the
+ * caller adds the rest and prints it with cj_print). */
+json_t *cu_json_head(RunReader *r, const ProbeRecord *p);
 
 #endif

@@ -6,6 +6,7 @@
 
 int cmd_train(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
+int cmd_intervene(int argc, char **argv);
 int cmd_sweep(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_sinks(int argc, char **argv);
@@ -14,5 +15,6 @@ int cmd_acts(int argc, char **argv);
 int cmd_heatmap(int argc, char **argv);
 int cmd_plot(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+int cmd_inspect(int argc, char **argv);
 
 #endif

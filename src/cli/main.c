@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "blas_core.h"
 #include "commands.h"
 #include "gatelab_build.h"
 #include "gatelab_version.h"
@@ -15,6 +16,7 @@ typedef struct {
 static const Command commands[] = {
     {"train", cmd_train, "train one model and write its run file"},
     {"eval", cmd_eval, "evaluate a run at other lengths (RoPE / YaRN)"},
+    {"intervene", cmd_intervene, "rerun a run's probe under an intervention"},
     {"sweep", cmd_sweep, "run a sweep file: many variants, seeds, jobs"},
     {"bench", cmd_bench, "tokens/s, GFLOP/s and % of the sgemm peak"},
     {"sinks", cmd_sinks, "first-token share and sink rate of a run"},
@@ -23,19 +25,21 @@ static const Command commands[] = {
     {"heatmap", cmd_heatmap, "attention heatmaps as PNG"},
     {"plot", cmd_plot, "loss, sink and gate figures via gnuplot"},
     {"report", cmd_report, "REPORT.md and results.csv over a directory"},
+    {"inspect", cmd_inspect, "probe a Hugging Face checkpoint into a run file"},
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 
 static void usage(FILE *f) {
     fprintf(f, "usage: gatelab <command> [options]   (gatelab <command> --help)\n\n");
     for (size_t i = 0; i < N_COMMANDS; i++)
-        fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].help);
+        fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].help);
     fprintf(f, "\ngatelab %s\n", GATELAB_VERSION);
 }
 
 int main(int argc, char **argv) {
+    blas_core_startup(argv); /* may re-exec with better BLAS kernels */
     if (argc < 2) {
-        usage(stderr);
+        fprintf(stderr, "gatelab: no command given (try gatelab --help)\n");
         return 2;
     }
     if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
@@ -43,7 +47,10 @@ int main(int argc, char **argv) {
         return 0;
     }
     if (!strcmp(argv[1], "--version")) {
+        BlasInfo bi;
+        blas_info(&bi);
         printf("gatelab %s (git %s)\n", GATELAB_VERSION, GATELAB_DESCRIBE);
+        printf("BLAS: %s %s, core %s (%s)\n", bi.library, bi.version, bi.core, bi.how);
         return 0;
     }
     for (size_t i = 0; i < N_COMMANDS; i++)

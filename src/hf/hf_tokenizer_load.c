@@ -252,8 +252,8 @@ int hf_tokenizer_load_buffer(HfTokenizer **out, const char *json, size_t len, co
 
 int hf_tokenizer_load(HfTokenizer **out, const char *path, char *err, size_t errlen) {
     *out = NULL;
-    FILE *f = fopen(path, "rb");
-    if (!f) return seterr(err, errlen, "cannot open %s: %s", path, strerror(errno));
+    FILE *f = input_fopen(path, err, errlen); /* a regular file, never a FIFO */
+    if (!f) return -1;
     char *buf = NULL;
     size_t n = 0, cap = 0, got;
     do {

@@ -99,8 +99,8 @@ int token_lines_parse(TokenLines *out, const char *text, size_t len, const char 
 int token_lines_read(TokenLines *out, const char *path, int32_t vocab_size, size_t max_len,
                      char *err, size_t errlen) {
     memset(out, 0, sizeof *out);
-    FILE *f = fopen(path, "rb");
-    if (!f) return seterr(err, errlen, "cannot open %s: %s", path, strerror(errno));
+    FILE *f = input_fopen(path, err, errlen); /* a regular file, never a FIFO */
+    if (!f) return -1;
     char *buf = NULL;
     size_t n = 0, cap = 0, got;
     do {

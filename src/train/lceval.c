@@ -16,10 +16,12 @@
 #include "config_args.h"
 #include "config.h"
 #include "data.h"
+#include "memplan.h"
+#include "stop.h"
 #include "model.h"
+#include "runmodel.h"
 #include "util.h"
 
-#define CONFIG_TEXT_MAX ((size_t)1 << 16)
 #define SINK_EPS 0.3
 
 double lceval_yarn_scale(int L, int T, int yarn) {
@@ -33,26 +35,6 @@ void lceval_result_free(LcEvalResult *r) {
 
 /* ---- the model, from the run file's own config and weights ---- */
 
-static int load_config(RunReader *rr, const char *path, Config *cfg, char *err,
-                       size_t errlen) {
-    char *text = malloc(CONFIG_TEXT_MAX);
-    if (!text) return seterr(err, errlen, "%s: out of memory", path);
-    int rc = runread_config_string(rr, "text", text, CONFIG_TEXT_MAX, err, errlen);
-    if (rc == 0) rc = config_from_text(cfg, text, path, err, errlen);
-    free(text);
-    return rc != 0 ? -1 : 0;
-}
-
-static int load_weights(RunReader *rr, Model *m, char *err, size_t errlen) {
-    for (int i = 0; i < m->table.count; i++) {
-        const ParamInfo *p = &m->table.info[i];
-        if (runread_param(rr, p->name, m->params + p->offset, p->ndim, p->shape, err,
-                          errlen) != 0)
-            return -1;
-    }
-    return 0;
-}
-
 static int load_model(const char *path, Model *m, LcEvalRunInfo *info, char *err,
                       size_t errlen) {
     RunReader *rr = runread_open(path, err, errlen);
@@ -60,17 +42,7 @@ static int load_model(const char *path, Model *m, LcEvalRunInfo *info, char *err
     const RunMeta *meta = runread_meta(rr);
     snprintf(info->status, sizeof info->status, "%s", meta->status);
     snprintf(info->variant, sizeof info->variant, "%s", meta->variant);
-    int rc = 0;
-    if (strcmp(meta->status, RS_STATUS_DONE) && strcmp(meta->status, RS_STATUS_DIVERGED))
-        rc = seterr(err, errlen, "%s: run status is '%s', not done or diverged (no final weights)",
-                    path, meta->status);
-    Config cfg;
-    if (rc == 0) rc = load_config(rr, path, &cfg, err, errlen);
-    if (rc == 0) rc = model_init(m, &cfg, err, errlen);
-    if (rc == 0 && load_weights(rr, m, err, errlen) != 0) {
-        model_free(m);
-        rc = -1;
-    }
+    int rc = runmodel_load(rr, path, m, err, errlen);
     runread_close(rr);
     if (rc != 0) return -1;
     info->seq_len = m->cfg.seq_len;
@@ -154,6 +126,10 @@ static int eval_length(Model *m, const Dataset *ds, const LcEvalOpts *o, int L,
     double sum = 0.0;
     long long cnt = 0;
     for (int i = 0; rc == 0 && i < o->batches; i++) {
+        if (stop_requested()) {
+            rc = seterr(err, errlen, "interrupted evaluating length %d", L);
+            break;
+        }
         data_batch(ds, in, tg, B, L, SPLIT_VAL, LCEVAL_SEED, i);
         model_forward(m, &s, in, tg, B, L);
         acc_loss(&s, tg, B, L, m->dims.V, T0, bsum, bcnt, &sum, &cnt);
@@ -184,8 +160,8 @@ static int eval_length(Model *m, const Dataset *ds, const LcEvalOpts *o, int L,
     return rc;
 }
 
-static int check_opts(const LcEvalOpts *o, const LcEvalRunInfo *info, const char *path,
-                      char *err, size_t errlen) {
+static int check_opts(const LcEvalOpts *o, const LcEvalRunInfo *info, const Config *cfg,
+                      const char *path, char *err, size_t errlen) {
     if (o->n_lengths < 1 || o->n_lengths > LCEVAL_MAX_LENGTHS)
         return seterr(err, errlen, "need 1..%d lengths, got %d", LCEVAL_MAX_LENGTHS,
                       o->n_lengths);
@@ -194,6 +170,12 @@ static int check_opts(const LcEvalOpts *o, const LcEvalRunInfo *info, const char
     for (int i = 0; i < o->n_lengths; i++) {
         int L = o->lengths[i];
         if (L < 2) return seterr(err, errlen, "length %d is too short (need >= 2)", L);
+        MemPlan p;
+        char what[96];
+        snprintf(what, sizeof what, "length %d with --batch-size %d", L, o->batch_size);
+        if (memplan_eval(cfg, o->batch_size, L, &p, err, errlen) != 0 ||
+            memplan_check(&p, what, err, errlen) != 0)
+            return -1;
         if (info->learned_pos && L + info->extra_pos > info->max_pos)
             return seterr(err, errlen,
                           "%s: length %d exceeds the learned position table (max_pos %d): "
@@ -211,7 +193,7 @@ int lceval_run(const char *run_path, const LcEvalOpts *o, LcEvalResult *out,
     memset(info, 0, sizeof *info);
     if (load_model(run_path, &m, info, err, errlen) != 0) return -1;
     if (o->threads > 0) m.cfg.threads = o->threads;
-    int rc = check_opts(o, info, run_path, err, errlen);
+    int rc = check_opts(o, info, &m.cfg, run_path, err, errlen);
     Dataset ds;
     int opened = rc == 0 && data_open(&ds, &m.cfg, err, errlen) == 0;
     if (rc == 0 && !opened) rc = -1;

@@ -345,6 +345,9 @@ static int resolve_preset(FileCtx *c, char *out, size_t len) {
         return fail(c, c->preset_line, "preset path too long: %s", p, NULL), -1;
     if (!file_exists(out))
         return fail(c, c->preset_line, "preset '%s': no file %s", p, out), -1;
+    char why[SWEEP_PATH_MAX + 64];
+    if (input_check(out, why, sizeof why))
+        return fail(c, c->preset_line, "preset '%s': %s", p, why), -1;
     return 0;
 }
 
@@ -456,9 +459,12 @@ static int parse_file(const char *path, Chain *chain, Sweep *sw, char *err,
     c.path = path;
     c.err = err;
     c.errlen = errlen;
-    if (!realpath(path, real) || !(c.f = fopen(path, "r")))
+    char why[PATH_MAX + 64];
+    if (!realpath(path, real))
         return seterr(err, errlen, "%s:0: cannot open sweep file: %s", path,
                       strerror(errno));
+    if (!(c.f = input_fopen(path, why, sizeof why)))
+        return seterr(err, errlen, "%s:0: sweep file %s", path, why);
     if (chain->n == (int)(sizeof chain->paths / sizeof chain->paths[0])) {
         fclose(c.f);
         return seterr(err, errlen, "%s:0: includes nested too deep", path);

@@ -25,23 +25,18 @@
 
 #include "adamw.h"
 #include "data.h"
+#include "memplan.h"
 #include "outpath.h"
 #include "probe.h"
 #include "runfile.h"
 #include "runfile_read.h"
 #include "runlock.h"
+#include "stop.h"
 #include "train_loop.h"
 #include "trainer.h"
 #include "util.h"
 
 #define EVAL_SEED 0xE7A1ULL /* the same val batches for every run */
-
-static volatile sig_atomic_t interrupted = 0;
-
-static void on_signal(int sig) {
-    (void)sig;
-    interrupted = 1;
-}
 
 /* Train rows logged since the last commit. */
 typedef struct {
@@ -155,12 +150,13 @@ static void commit_abort(Loop *lp) {
 /* ---- eval, probe, checkpoint ---- */
 
 /* Mean val loss over eval_batches fixed batches; bits per byte when the
- * data is bytes. */
+ * data is bytes. A signal stops it between batches (NaN). */
 static double evaluate(Loop *lp, double *bpb) {
     Trainer *tr = &lp->tr;
     const Config *c = lp->cfg;
     double sum = 0.0;
     for (int i = 0; i < c->eval_batches; i++) {
+        if (stop_requested()) return *bpb = NAN;
         data_batch(&lp->ds, tr->inputs, tr->targets, c->batch_size, c->seq_len, SPLIT_VAL,
                    EVAL_SEED, i);
         sum += trainer_loss(tr, tr->inputs, tr->targets, c->batch_size, c->seq_len);
@@ -175,6 +171,8 @@ static double evaluate(Loop *lp, double *bpb) {
 static int eval_and_probe(Loop *lp, char *err, size_t errlen) {
     double bpb;
     double v = evaluate(lp, &bpb);
+    if (stop_requested())
+        return seterr(err, errlen, "eval at step %lld interrupted", lp->step);
     lp->last_val = v;
     if (!lp->opt->quiet)
         fprintf(stderr, "eval step %lld | val_loss %.4f | ppl %.3f | bpb %.4f\n", lp->step, v,
@@ -343,11 +341,20 @@ static int one_step(Loop *lp, float *loss_out, float *lr_out, double *norm_out) 
     return rows_push(&lp->rows, lp->step, loss, lr, norm, lp->tokens, lp->seconds);
 }
 
+/* A signal during an eval or probe: that commit was dropped, so the run
+ * file and checkpoint stay at the last commit, which --resume continues
+ * from (redoing the steps since, bit-identically). */
+static int interrupted_in_commit(const Loop *lp) {
+    fprintf(stderr, "interrupted during the eval at step %lld: the last checkpoint is kept, "
+            "resume with --resume\n", lp->step);
+    return TRAIN_INTERRUPTED;
+}
+
 static int run_steps(Loop *lp, char *err, size_t errlen) {
     const Config *c = lp->cfg;
     double t_window = now_seconds(), tok_window = 0;
     while (lp->step < c->steps) {
-        if (interrupted) {
+        if (stop_requested()) {
             fprintf(stderr, "interrupted at step %lld: checkpoint saved, resume with --resume\n",
                     lp->step);
             return commit(lp, COMMIT_ROWS, err, errlen) ? TRAIN_FAIL : TRAIN_INTERRUPTED;
@@ -369,9 +376,10 @@ static int run_steps(Loop *lp, char *err, size_t errlen) {
         int ev = c->eval_every > 0 && lp->step % c->eval_every == 0;
         int ck = c->ckpt_every > 0 && lp->step % c->ckpt_every == 0;
         if ((ev || ck) && commit(lp, ev ? COMMIT_EVAL : COMMIT_ROWS, err, errlen) != 0)
-            return TRAIN_FAIL;
+            return stop_requested() ? interrupted_in_commit(lp) : TRAIN_FAIL;
     }
-    return commit(lp, COMMIT_FINAL, err, errlen) ? TRAIN_FAIL : TRAIN_OK;
+    if (commit(lp, COMMIT_FINAL, err, errlen) == 0) return TRAIN_OK;
+    return stop_requested() ? interrupted_in_commit(lp) : TRAIN_FAIL;
 }
 
 int train_run(const Config *cfg, const TrainOptions *opt, char *err,
@@ -397,6 +405,10 @@ int train_run(const Config *cfg, const TrainOptions *opt, char *err,
     rc = preflight(opt, err, errlen);
     if (rc != TRAIN_OK) goto out_lock;
     rc = TRAIN_BADINPUT;
+    MemPlan plan;
+    if (memplan_train(cfg, &plan, err, errlen) != 0 ||
+        memplan_check(&plan, "this config", err, errlen) != 0)
+        goto out_lock;
     if (data_open(&lp.ds, cfg, err, errlen) != 0) goto out_lock;
     rc = TRAIN_FAIL;
     if (trainer_init(&lp.tr, cfg, err, errlen) != 0) goto out_data;
@@ -406,14 +418,10 @@ int train_run(const Config *cfg, const TrainOptions *opt, char *err,
                 model_added_params(&lp.tr.model), lp.tr.n_workers);
     rc = loop_open(&lp, err, errlen);
     if (rc != TRAIN_OK) goto out_trainer;
-    struct sigaction sa, old_int, old_term;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigaction(SIGINT, &sa, &old_int);
-    sigaction(SIGTERM, &sa, &old_term);
+    StopGuard guard;
+    stop_arm(&guard);
     rc = run_steps(&lp, err, errlen);
-    sigaction(SIGINT, &old_int, NULL);
-    sigaction(SIGTERM, &old_term, NULL);
+    stop_disarm(&guard);
 out_trainer:
     trainer_free(&lp.tr);
 out_data:

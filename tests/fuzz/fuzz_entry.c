@@ -6,11 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <ini.h>
 
 #include "config.h"
 #include "data.h"
 #include "runfile_read.h"
 #include "runlock.h"
+#include "safetensors.h"
 #include "sweep.h"
 
 
@@ -28,6 +30,33 @@ static const char *to_file(const char *tag, const uint8_t *data, size_t size) {
     return p;
 }
 
+static int count_key(void *user, const char *section, const char *name, const char *value) {
+    (void)section, (void)name, (void)value;
+    ++*(int *)user;
+    return 1;
+}
+
+/* A preset that loads, written twice in a row, sets its first key (or its
+ * `variant`) twice in one scope: it must be refused as a duplicate key. */
+static void check_doubled(const char *text) {
+    int keys = 0;
+    ini_parse_string(text, count_key, &keys);
+    if (keys == 0) return;
+    size_t n = strlen(text);
+    char *two = malloc(2 * n + 2), err[512] = "";
+    if (!two) return;
+    memcpy(two, text, n);
+    two[n] = '\n';
+    memcpy(two + n + 1, text, n + 1);
+    Config c;
+    config_defaults(&c);
+    fuzz_assert(config_load_string(&c, two, "twice.ini", err, sizeof err) != 0);
+    /* (or the first copy's last, empty, section now holds the second's
+     * first key: an unknown section) */
+    fuzz_assert(strstr(err, "duplicate key") || strstr(err, "unknown section"));
+    free(two);
+}
+
 int fuzz_config_one(const uint8_t *data, size_t size) {
     char *text = malloc(size + 1), err[512], buf[1 << 16];
     if (!text) return 1;
@@ -36,6 +65,7 @@ int fuzz_config_one(const uint8_t *data, size_t size) {
     Config c;
     config_defaults(&c);
     int rc = config_load_string(&c, text, "fuzz.ini", err, sizeof err);
+    if (rc == 0) check_doubled(text);
     if (rc == 0) {
         config_resolve(&c);
         if (c.vocab_size <= 0) c.vocab_size = 257;
@@ -143,6 +173,30 @@ int fuzz_tokens_one(const uint8_t *data, size_t size) {
     }
     unlink(p);
     return rc;
+}
+
+/* A safetensors file's bytes (header + data), parsed in memory; on
+ * success every tensor must lie inside the input, agree with its shape,
+ * and convert (the first elements) when it is a float type. */
+int fuzz_safetensors_one(const uint8_t *data, size_t size) {
+    StTensor *t;
+    size_t n;
+    char err[512];
+    if (st_parse(data, size, "fuzz.safetensors", 0, &t, &n, err, sizeof err) < 0) {
+        fuzz_assert(err[0] && !strchr(err, '\n'));
+        return 1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        fuzz_assert(t[i].data >= data && t[i].nbytes <= size &&
+                    (size_t)(t[i].data - data) <= size - t[i].nbytes);
+        fuzz_assert(t[i].nbytes == t[i].numel * st_dtype_size(t[i].dtype));
+        float buf[16];
+        size_t k = t[i].numel < 16 ? t[i].numel : 16;
+        if (t[i].dtype == ST_F32 || t[i].dtype == ST_BF16 || t[i].dtype == ST_F16)
+            fuzz_assert(st_to_f32(&t[i], 0, k, buf, err, sizeof err) == 0);
+    }
+    st_tensors_free(t, n);
+    return 0;
 }
 
 /* The lock file's parser (runlock.h, issue 11): an accepted input names a

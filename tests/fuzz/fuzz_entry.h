@@ -31,6 +31,7 @@ int fuzz_config_one(const uint8_t *data, size_t size);
 int fuzz_sweepfile_one(const uint8_t *data, size_t size);
 int fuzz_runread_one(const uint8_t *data, size_t size);
 int fuzz_tokens_one(const uint8_t *data, size_t size);
+int fuzz_safetensors_one(const uint8_t *data, size_t size);
 int fuzz_runlock_one(const uint8_t *data, size_t size);
 
 #endif

@@ -3,7 +3,7 @@
 
     /usr/bin/python3 tests/reference/torch_bench.py [--threads N] [--style llama|gpt2]
         [--variant baseline|g1-elem|g1-head|g5-elem|...] [--steps 20]
-        [--warmup 3] [--repeats 5] [--batch 16] [--seq 256]
+        [--warmup 3] [--repeats 5] [--batch 16] [--seq 256] [--shape KEY=VALUE]...
 
 Trains the reference config in float32 with gatelab_ref.py (forward,
 backward, global-norm clip, AdamW step on one fixed random batch) and prints
@@ -20,6 +20,11 @@ backward, over the full square as computed.
 Reference config (style llama): 4 layers, d_model 128, 4 heads, T 256,
 batch 16, vocab 257, RMSNorm/RoPE/SwiGLU, d_ff 352, untied. Style gpt2:
 LayerNorm, learned positions, GELU with d_ff 4d = 512, tied embeddings.
+--shape KEY=VALUE overrides one model key of the style (gatelab_ref.DEFAULTS
+names: n_layers, d_model, n_heads, n_kv_heads, head_dim, d_ff, vocab_size,
+norm, pos, mlp, tied_embed, qk_norm, rope_base, norm_eps); `gatelab bench
+--torch` passes its resolved config's shape this way, GQA included, so the
+twin trains the same model as gatelab for any preset.
 """
 import argparse
 import json
@@ -41,11 +46,30 @@ STYLES = {
 FLOP_FORMULA = "6*N_matmul + 12*L*T*H*dh per token (fwd+bwd, full TxT square)"
 
 
-def build_config(style, variant, batch, seq):
+SHAPE_KEYS = ("n_layers", "d_model", "n_heads", "n_kv_heads", "head_dim", "d_ff",
+              "vocab_size", "norm", "pos", "mlp", "tied_embed", "qk_norm",
+              "rope_base", "norm_eps")
+
+
+def parse_shape(items):
+    """['d_model=64', ...] -> dict typed like gatelab_ref.DEFAULTS."""
+    out = {}
+    for item in items:
+        k, sep, v = item.partition("=")
+        if not sep or k not in SHAPE_KEYS:
+            raise ValueError("--shape %r: expected KEY=VALUE with KEY one of %s"
+                             % (item, ", ".join(SHAPE_KEYS)))
+        kind = type(ref.DEFAULTS[k])
+        out[k] = kind(v) if kind is not str else v
+    return out
+
+
+def build_config(style, variant, batch, seq, shape=None):
     cfg = dict(n_layers=4, d_model=128, n_heads=4, n_kv_heads=4, head_dim=32,
                vocab_size=257, seq_len=seq, max_pos=seq, batch_size=batch,
                lr=3e-3, warmup=100, steps=1000, min_lr_frac=0.1)
     cfg.update(STYLES[style])
+    cfg.update(shape or {})
     base = ref.resolve(cfg)
     cfg.update(ref.variant_fields(variant, base))
     if cfg.get("sink_token"):
@@ -78,14 +102,23 @@ def main():
     ap.add_argument("--batch", type=int, default=16)
     ap.add_argument("--seq", type=int, default=256)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--clock", choices=("wall", "cpu"), default="wall",
+                    help="time by the wall clock, or by process CPU time per thread "
+                         "(on a shared, loaded machine)")
+    ap.add_argument("--shape", action="append", default=[], metavar="KEY=VALUE",
+                    help="override one model key (repeatable): " + ", ".join(SHAPE_KEYS))
     a = ap.parse_args()
+    try:
+        shape = parse_shape(a.shape)
+    except ValueError as e:
+        ap.error(str(e))
     if a.variant not in ref.VARIANTS:
         ap.error("unknown variant '%s' (known: %s)" % (a.variant, ", ".join(ref.VARIANTS)))
     if a.threads < 1 or a.steps < 1 or a.repeats < 1 or a.warmup < 0:
         ap.error("--threads, --steps, --repeats must be >= 1 and --warmup >= 0")
 
     torch.set_num_threads(a.threads)
-    cfg = build_config(a.style, a.variant, a.batch, a.seq)
+    cfg = build_config(a.style, a.variant, a.batch, a.seq, shape)
     gen = torch.Generator().manual_seed(a.seed)
     params = ref.init_params_model(cfg, gen, dtype=torch.float32)
     model = ref.Model(cfg, params=params, dtype=torch.float32)
@@ -100,11 +133,14 @@ def main():
         step += 1
     rates, loss = [], float("nan")
     for _ in range(a.repeats):
-        t0 = time.perf_counter()
+        clock = time.perf_counter if a.clock == "wall" else time.process_time
+        t0 = clock()
         for _ in range(a.steps):
             loss = ref.train_step(model, opt, tok, tgt, step)
             step += 1
-        dt = time.perf_counter() - t0
+        dt = clock() - t0
+        if a.clock == "cpu":
+            dt /= a.threads
         rates.append(a.steps * a.batch * a.seq / dt)
     tps = statistics.median(rates)
     fpt = flops_per_token(cfg, a.seq)
@@ -112,8 +148,11 @@ def main():
     print(json.dumps({
         "impl": "pytorch", "torch": torch.__version__, "threads": a.threads,
         "style": a.style, "variant": a.variant, "batch": a.batch, "seq": a.seq,
+        "n_layers": cfg["n_layers"], "d_model": cfg["d_model"],
+        "n_heads": cfg["n_heads"], "n_kv_heads": cfg["n_kv_heads"],
+        "d_ff": cfg["d_ff"], "vocab_size": cfg["vocab_size"],
         "params": n_params, "steps": a.steps, "warmup": a.warmup,
-        "repeats": a.repeats, "tokens_per_sec": round(tps, 1),
+        "repeats": a.repeats, "clock": a.clock, "tokens_per_sec": round(tps, 1),
         "tokens_per_sec_all": [round(r, 1) for r in rates],
         "flops_per_token": fpt, "gflops": round(tps * fpt / 1e9, 3),
         "flop_formula": FLOP_FORMULA, "final_loss": round(loss, 4),

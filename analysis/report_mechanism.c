@@ -1,0 +1,164 @@
+/* report_mechanism.c: the "Mechanism" section of REPORT.md (definitions:
+ * docs/metrics.md "Mechanism" and "Interventions").
+ *
+ * Part 1 puts every run's F-Attn beside its BOS activation (both from the
+ * run's last probe) in a scatter plot and a rank correlation. Part 2 is the
+ * intervention table from /intervene (gatelab intervene): each kind's
+ * change against the same run's /intervene/none, so the probe code, tokens
+ * and weights are the same on both sides of every delta. */
+#include "report_mechanism.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "intervention.h"
+#include "report_priv.h"
+#include "runfile_read.h"
+#include "runstats.h"
+#include "stats.h"
+
+typedef struct {
+    char name[256], variant[256], status[32], data[64];
+    int gated;      /* the probe has gate arrays */
+    double fattn;   /* last probe: F-Attn */
+    double bos_act; /* last probe: BOS activation (NaN: no mechanism fields) */
+    int has_iv[IV_COUNT];
+    double d_fattn[IV_COUNT], d_mact[IV_COUNT], d_loss[IV_COUNT];
+} MechRun;
+
+HEAD_SIZES_OK(MechRun);
+
+/* kind k's deltas against none (none already read into *none) */
+static void read_kind(RunReader *r, MechRun *w, int k, const RunIntervention *none) {
+    char err[512];
+    RunIntervention iv;
+    if (runread_intervention(r, intervention_name(k), &iv, err, sizeof err) != 0) return;
+    w->has_iv[k] = 1;
+    w->d_fattn[k] = rs_share(&iv.probe, -1) - rs_share(&none->probe, -1);
+    w->d_mact[k] = rs_m_act(&iv.probe) - rs_m_act(&none->probe);
+    w->d_loss[k] = iv.loss - none->loss;
+    runread_intervention_free(&iv);
+}
+
+static void read_interventions(RunReader *r, MechRun *w) {
+    char err[512];
+    RunIntervention none;
+    if (runread_intervention(r, RS_IV_NONE, &none, err, sizeof err) != 0) return;
+    for (int k = IV_NONE + 1; k < IV_COUNT; k++) read_kind(r, w, k, &none);
+    runread_intervention_free(&none);
+}
+
+/* 0 when the run has something for this section */
+static int mech_read(const char *path, MechRun *w) {
+    char err[512];
+    memset(w, 0, sizeof *w);
+    w->fattn = w->bos_act = NAN;
+    RunReader *r = open_run_head(path, w->name, w->variant, w->status, w->data);
+    if (!r) return -1;
+    ProbeRecord p;
+    if (runread_probe(r, -1, &p, err, sizeof err) == 0) {
+        w->fattn = rs_share(&p, -1);
+        w->bos_act = rs_bos_act(&p);
+        w->gated = p.has_gate;
+        runread_probe_free(&p);
+    }
+    read_interventions(r, w);
+    runread_close(r);
+    int any = isfinite(w->bos_act);
+    for (int k = 0; k < IV_COUNT; k++) any |= w->has_iv[k];
+    return any ? 0 : -1;
+}
+
+static void scatter(FILE *f, const char *figdir, const MechRun *w, int n) {
+    double *x = calloc((size_t)n, sizeof *x), *y = calloc((size_t)n, sizeof *y);
+    double *xs[2] = {calloc((size_t)n, sizeof(double)), calloc((size_t)n, sizeof(double))};
+    double *ys[2] = {calloc((size_t)n, sizeof(double)), calloc((size_t)n, sizeof(double))};
+    size_t k = 0, ks[2] = {0, 0};
+    for (int i = 0; x && y && xs[0] && xs[1] && ys[0] && ys[1] && i < n; i++) {
+        if (!isfinite(w[i].bos_act) || !isfinite(w[i].fattn) || w[i].bos_act <= 0) continue;
+        x[k] = w[i].bos_act, y[k++] = w[i].fattn;
+        int g = w[i].gated;
+        xs[g][ks[g]] = log10(w[i].bos_act), ys[g][ks[g]++] = w[i].fattn;
+    }
+    if (k > 0) {
+        char err[512];
+        fprintf(f,
+                "\nF-Attn against BOS activation (mean over layers of position 0's max |h|, "
+                "last probe), one point per run file (n = %zu).\n",
+                k);
+        StatsSpearman sp; /* analysis/stats.h */
+        if (stats_spearman(&sp, x, y, (int)k, err, sizeof err) == 0)
+            fprintf(f, "Spearman's rho = %.3f, p = %.3g (two-sided, %s).\n", sp.rho, sp.p,
+                    sp.exact ? "exact permutation test" : "t approximation");
+        else fprintf(f, "Spearman's rho: not computed (%s).\n", err);
+        PlotSeries s[2] = {
+            {"no gate", xs[0], ys[0], ks[0], PLOT_POINTS, 1, 0},
+            {"gated", xs[1], ys[1], ks[1], PLOT_POINTS, 2, 0},
+        };
+        PlotAxes ax = {"F-Attn against BOS activation (one point per run)",
+                       "log10 BOS activation (mean over layers of max |h_0|)",
+                       {"F-Attn", NULL},
+                       1,
+                       NULL};
+        int first = ks[0] ? 0 : 1, ns = ks[0] && ks[1] ? 2 : 1;
+        draw_figure(f, figdir, "mech_bos_fattn.png", "F-Attn against BOS activation", &ax,
+                    s + first, ns);
+    }
+    free(x), free(y), free(xs[0]), free(xs[1]), free(ys[0]), free(ys[1]);
+}
+
+/* one table row: run name g, kind k, over the group's runs that have k */
+static void table_row(FILE *f, const MechRun *w, const int *idx, int m, int k) {
+    double df[64], dm[64], dl[64];
+    int c = 0;
+    for (int j = 0; j < m && c < 64; j++)
+        if (w[idx[j]].has_iv[k])
+            df[c] = w[idx[j]].d_fattn[k], dm[c] = w[idx[j]].d_mact[k],
+            dl[c++] = w[idx[j]].d_loss[k];
+    if (!c) return;
+    fprintf(f, "| %s | %s | %d |", w[idx[0]].name, intervention_name(k), c);
+    put_mean(f, " %+.4f", "%.4f", df, c);
+    fputs(" |", f);
+    put_mean(f, " %+.4g", "%.3g", dm, c);
+    fputs(" |", f);
+    put_mean(f, " %+.4f", "%.4f", dl, c);
+    fputs(" |\n", f);
+}
+
+static void iv_table(FILE *f, const MechRun *w, int n) {
+    int any = 0;
+    for (int i = 0; i < n; i++)
+        for (int k = IV_NONE + 1; k < IV_COUNT; k++) any |= w[i].has_iv[k];
+    if (!any) return;
+    int *grp = calloc((size_t)n, sizeof *grp), *idx = calloc((size_t)n, sizeof *idx);
+    if (!grp || !idx) {
+        free(grp), free(idx);
+        return;
+    }
+    fprintf(f, "\nInterventions (`gatelab intervene`; definitions in docs/metrics.md): each "
+               "change is against the same run's unchanged rerun (/intervene/none), mean ± "
+               "std over the seeds that have it (n). dloss is the mean cross-entropy "
+               "predicting probe tokens 2..T-1.\n\n");
+    fprintf(f,
+            "| run | intervention | n | dF-Attn | dM-Act | dloss |\n|---|---|---|---|---|---|\n");
+    int ng = group_names(w->name, sizeof *w, n, grp);
+    for (int g = 0; g < ng; g++) {
+        int m = members(grp, n, g, idx);
+        for (int k = IV_NONE + 1; k < IV_COUNT; k++) table_row(f, w, idx, m, k);
+    }
+    free(grp), free(idx);
+}
+
+void report_mechanism(FILE *f, const char *figdir, const char *const *paths, int n) {
+    MechRun *w = calloc((size_t)(n ? n : 1), sizeof *w);
+    int k = 0;
+    for (int i = 0; w && i < n; i++)
+        if (mech_read(paths[i], &w[k]) == 0) k++;
+    if (k > 0) {
+        fprintf(f, "\n## Mechanism\n");
+        scatter(f, figdir, w, k);
+        iv_table(f, w, k);
+    }
+    free(w);
+}

@@ -1,0 +1,264 @@
+/* cmd_inspect.c: `gatelab inspect MODEL_DIR`: run a Hugging Face checkpoint
+ * on N windows of T tokens and write a run file (one probe at step 0) that
+ * sinks, gates, acts, heatmap, plot and report read like a trained run.
+ * Flags and output here; the forward pass is hf_model.c, the reductions
+ * hf_probe.c, the file hf_runwrite.c. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "commands.h"
+#include "hf_model.h"
+#include "hf_probe.h"
+#include "hf_runwrite.h"
+#include "inspect_input.h"
+#include "safetensors.h"
+#include "util.h"
+
+#define DEFAULT_TEXT_LEN 512
+#define DEFAULT_TEXT_SEQS 8
+#define DEFAULT_MAPS 128
+
+typedef struct {
+    const char *model, *text, *tokens, *out;
+    int seq_len, n_seq, maps_len, bos, threads, force, quiet;
+} Opts;
+
+static void usage(FILE *f) {
+    fprintf(f,
+            "usage: gatelab inspect MODEL_DIR (--text FILE | --tokens FILE) --out RUN.h5\n"
+            "                       [--seq-len T] [--n-seq N] [--maps-len M]\n"
+            "                       [--bos auto|yes|no] [--threads N] [--force]\n"
+            "\n"
+            "Run a Hugging Face checkpoint (config.json + model.safetensors, or shards with\n"
+            "model.safetensors.index.json; F32, F16 or BF16) on N windows of T tokens and\n"
+            "write a run file with one probe (step 0): tokens, attention maps of the first\n"
+            "M positions, the first-token column of every layer, head and query, alpha0,\n"
+            "hidden-state statistics and, for gated models, gate scores. Then `gatelab\n"
+            "sinks|gates|acts|heatmap|plot|report` read it like a trained run.\n"
+            "Architectures: LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM (with the\n"
+            "gated-attention flags headwise_/elementwise_attn_output_gate),\n"
+            "GPT2LMHeadModel, GPTNeoXForCausalLM.\n"
+            "\n"
+            "  -x, --text FILE     text, encoded with MODEL_DIR/tokenizer.json (byte-level\n"
+            "                      BPE) and cut into consecutive windows\n"
+            "  -k, --tokens FILE   one window per line, whitespace-separated token ids\n"
+            "  -o, --out RUN.h5    the run file to write (refused if it exists)\n"
+            "  -t, --seq-len T     window length (text: %d; tokens: the shortest line)\n"
+            "  -n, --n-seq N       windows (text: %d; tokens: every line)\n"
+            "  -m, --maps-len M    positions with full attention maps (default %d)\n"
+            "  -b, --bos MODE      auto: the BOS the tokenizer adds (none for --tokens);\n"
+            "                      yes: put the BOS first in each window; no: never\n"
+            "  -j, --threads N     threads (default: the online CPUs)\n"
+            "  -f, --force         replace an existing RUN.h5\n"
+            "  -q, --quiet         no progress lines\n"
+            "\n"
+            "Exit codes: 0 ok, 1 failure, 2 bad input.\n",
+            DEFAULT_TEXT_LEN, DEFAULT_TEXT_SEQS, DEFAULT_MAPS);
+}
+
+static int parse_int(const char *s, int lo, int hi, int *out) {
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (end == s || *end || v < lo || v > hi)
+        return -1;
+    *out = (int)v;
+    return 0;
+}
+
+static int bad(const char *fmt, const char *arg) {
+    fprintf(stderr, "gatelab inspect: ");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, " (see gatelab inspect --help)\n");
+    return 2;
+}
+
+/* 0 ok, 1 --help printed, 2 bad usage (message printed). */
+static int parse(int argc, char **argv, Opts *o) {
+    static const struct option lo[] = {
+        {"text", required_argument, 0, 'x'},  {"tokens", required_argument, 0, 'k'},
+        {"out", required_argument, 0, 'o'},   {"seq-len", required_argument, 0, 't'},
+        {"n-seq", required_argument, 0, 'n'}, {"maps-len", required_argument, 0, 'm'},
+        {"bos", required_argument, 0, 'b'},   {"threads", required_argument, 0, 'j'},
+        {"force", no_argument, 0, 'f'},       {"quiet", no_argument, 0, 'q'},
+        {"help", no_argument, 0, 'h'},        {0, 0, 0, 0}};
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    *o = (Opts){
+        .maps_len = DEFAULT_MAPS, .bos = -1, .threads = ncpu > 0 && ncpu < 64 ? (int)ncpu : 1};
+    int c;
+    opterr = 0;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "x:k:o:t:n:m:b:j:fqh", lo, NULL)) != -1) {
+        switch (c) {
+        case 'x': o->text = optarg; break;
+        case 'k': o->tokens = optarg; break;
+        case 'o': o->out = optarg; break;
+        case 't':
+            if (parse_int(optarg, 1, 1 << 20, &o->seq_len))
+                return bad("--seq-len '%s' is not in 1..1048576", optarg);
+            break;
+        case 'n':
+            if (parse_int(optarg, 1, 1 << 20, &o->n_seq))
+                return bad("--n-seq '%s' is not in 1..1048576", optarg);
+            break;
+        case 'm':
+            if (parse_int(optarg, 1, 1 << 16, &o->maps_len))
+                return bad("--maps-len '%s' is not in 1..65536", optarg);
+            break;
+        case 'j':
+            if (parse_int(optarg, 1, 64, &o->threads))
+                return bad("--threads '%s' is not in 1..64", optarg);
+            break;
+        case 'b':
+            if (!strcmp(optarg, "auto"))
+                o->bos = -1;
+            else if (!strcmp(optarg, "yes"))
+                o->bos = 1;
+            else if (!strcmp(optarg, "no"))
+                o->bos = 0;
+            else
+                return bad("--bos '%s' is not auto, yes or no", optarg);
+            break;
+        case 'f': o->force = 1; break;
+        case 'q': o->quiet = 1; break;
+        case 'h': usage(stdout); return 1;
+        default: return bad("unknown or incomplete option '%s'", argv[optind - 1]);
+        }
+    }
+    if (optind != argc - 1)
+        return bad("%s", optind >= argc ? "no MODEL_DIR" : "more than one MODEL_DIR");
+    o->model = argv[optind];
+    if (!o->text == !o->tokens)
+        return bad("%s", "give exactly one of --text FILE and --tokens FILE");
+    if (!o->out)
+        return bad("%s", "no --out RUN.h5");
+    return 0;
+}
+
+static int windows(const Opts *o, const HfModel *m, HfWindows *w, int *bos_used, char *err,
+                   size_t errlen) {
+    const HfArch *a = hf_model_arch(m);
+    if (o->tokens) {
+        *bos_used = o->bos == 1 ? a->bos_id : -1;
+        if (o->bos == 1 && a->bos_id < 0)
+            return seterr(err, errlen, "--bos yes: %s/config.json names no bos_token_id", o->model);
+        return hf_windows_from_token_file(w, o->tokens, o->seq_len, o->n_seq, *bos_used, a->V, err,
+                                          errlen);
+    }
+    int T = o->seq_len ? o->seq_len : DEFAULT_TEXT_LEN;
+    if (!o->seq_len && a->family == HF_GPT2 && T > a->max_pos)
+        T = a->max_pos;
+    return hf_windows_from_text(w, o->text, o->model, T, o->n_seq ? o->n_seq : DEFAULT_TEXT_SEQS,
+                                o->bos, a->bos_id, a->V, bos_used, err, errlen);
+}
+
+static long long count_params(const char *dir) {
+    SafeTensors *st;
+    char err[256];
+    if (st_open_dir(&st, dir, err, sizeof err) < 0)
+        return 0;
+    long long n = 0;
+    for (size_t i = 0; i < st_count(st); i++)
+        n += (long long)st_at(st, i)->numel;
+    st_close(st);
+    return n;
+}
+
+/* All windows through the model into the probe; 0 ok, -1 + err. */
+static int run_windows(const Opts *o, HfModel *m, const HfWindows *w, HfProbe *p, double *secs,
+                       char *err, size_t errlen) {
+    double t0 = now_seconds();
+    for (int i = 0; i < w->N; i++) {
+        const int32_t *ids = w->ids + (size_t)i * w->T;
+        hf_probe_window(p, i, ids);
+        if (hf_model_forward(m, ids, w->T, p->M, hf_probe_layer, p, NULL, err, errlen) < 0)
+            return -1;
+        if (!o->quiet)
+            fprintf(stderr, "inspect: window %d/%d (T=%d) %.1f s\n", i + 1, w->N, w->T,
+                    now_seconds() - t0);
+    }
+    *secs = now_seconds() - t0;
+    return 0;
+}
+
+static int inspect(const Opts *o, char *err, size_t errlen, int *code) {
+    HfModel *m = NULL;
+    HfWindows w = {0};
+    HfProbe p;
+    memset(&p, 0, sizeof p);
+    int bos_used = -1, rc = -1;
+    double secs = 0;
+    *code = 2;
+    if (!o->force && file_exists(o->out)) {
+        seterr(err, errlen, "%s: exists (use --force to replace it)", o->out);
+        goto done;
+    }
+    if (hf_model_open(&m, o->model, o->threads, err, errlen) < 0)
+        goto done;
+    if (windows(o, m, &w, &bos_used, err, errlen) < 0)
+        goto done;
+    const HfArch *a = hf_model_arch(m);
+    if (w.T < 2) { /* the probe's statistics compare position 0 with the rest */
+        seterr(err, errlen, "windows of %d token are too short: at least 2", w.T);
+        goto done;
+    }
+    if (a->family == HF_GPT2 && w.T > a->max_pos) {
+        seterr(err, errlen, "windows of %d tokens exceed the model's %d positions", w.T,
+               a->max_pos);
+        goto done;
+    }
+    *code = 1;
+    int M = o->maps_len < w.T ? o->maps_len : w.T;
+    if (hf_probe_init(&p, m, w.N, w.T, M) < 0) {
+        seterr(err, errlen, "out of memory for the probe (%d windows of %d)", w.N, w.T);
+        goto done;
+    }
+    if (run_windows(o, m, &w, &p, &secs, err, errlen) < 0)
+        goto done;
+    ProbeRecord pd;
+    hf_probe_finish(&p, &pd);
+    int *first = calloc((size_t)w.N, sizeof(int));
+    for (int i = 0; first && i < w.N; i++)
+        first[i] = w.ids[(size_t)i * w.T];
+    RunPretrained info = {.architecture = a->arch,
+                          .model_type = a->model_type,
+                          .dtype = hf_model_dtype(m),
+                          .model_dir = o->model,
+                          .config_json = hf_model_config_text(m),
+                          .tokenizer = w.tokenizer,
+                          .input = o->text ? o->text : o->tokens,
+                          .input_kind = o->text ? "text" : "tokens",
+                          .bos_id = bos_used,
+                          .threads = o->threads,
+                          .n_params = count_params(o->model),
+                          .seconds = secs,
+                          .first_token = first,
+                          .n_windows = w.N};
+    rc = first ? hf_run_write(o->out, o->force, &pd, &info, err, errlen)
+               : seterr(err, errlen, "out of memory");
+    free(first);
+    if (rc == 0 && !o->quiet)
+        printf("%s: %s (%s), %d windows of %d tokens, maps of %d, %.1f s -> %s\n", o->model,
+               a->arch, hf_model_dtype(m), w.N, w.T, M, secs, o->out);
+done:
+    hf_probe_free(&p);
+    hf_windows_free(&w);
+    hf_model_close(m);
+    return rc;
+}
+
+int cmd_inspect(int argc, char **argv) {
+    Opts o;
+    int rc = parse(argc, argv, &o);
+    if (rc)
+        return rc == 1 ? 0 : rc;
+    char err[1024] = "";
+    int code;
+    if (inspect(&o, err, sizeof err, &code) < 0) {
+        fprintf(stderr, "gatelab inspect: %s\n", err);
+        return code;
+    }
+    return 0;
+}

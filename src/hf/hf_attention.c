@@ -1,0 +1,106 @@
+/* hf_attention.c: blocked causal attention, one (head, query block) per
+ * task. Each task: S = scale Q_blk K^T (sgemm), row softmax over the
+ * visible keys, record column 0 and the first M rows, O_blk = S V. */
+#include "hf_attention.h"
+
+#include <cblas.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+#define QB 64 /* queries per task */
+#define MAX_THREADS 64
+
+typedef struct {
+    const HfAttn *a;
+    int id, n_threads;
+    float *S; /* [QB, T] */
+} Worker;
+
+/* Softmax of row r (query t) over keys 0..t; zero beyond. */
+static void softmax_row(float *s, int t, int keys) {
+    float mx = s[0];
+    for (int j = 1; j <= t; j++)
+        mx = s[j] > mx ? s[j] : mx;
+    double sum = 0.0;
+    for (int j = 0; j <= t; j++) {
+        s[j] = expf(s[j] - mx);
+        sum += s[j];
+    }
+    float inv = (float)(1.0 / sum);
+    for (int j = 0; j <= t; j++)
+        s[j] *= inv;
+    if (keys > t + 1)
+        memset(s + t + 1, 0, (size_t)(keys - t - 1) * sizeof(float));
+}
+
+static void run_task(const HfAttn *a, int h, int blk, float *S) {
+    const int ldq = a->H * a->dh, ldk = a->Hkv * a->dh, kvh = h / (a->H / a->Hkv);
+    const int t0 = blk * QB, t1 = t0 + QB < a->T ? t0 + QB : a->T, n = t1 - t0, keys = t1;
+    const float scale = 1.0f / sqrtf((float)a->dh);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, keys, a->dh, scale,
+                a->Q + (size_t)t0 * ldq + (size_t)h * a->dh, ldq, a->K + (size_t)kvh * a->dh, ldk,
+                0.0f, S, keys);
+    for (int r = 0; r < n; r++) {
+        int t = t0 + r;
+        float *s = S + (size_t)r * keys;
+        softmax_row(s, t, keys);
+        a->first_col[(size_t)h * a->T + t] = s[0];
+        if (t < a->M && a->maps) {
+            float *row = a->maps + ((size_t)h * a->M + t) * a->M;
+            int k = keys < a->M ? keys : a->M;
+            memcpy(row, s, (size_t)k * sizeof(float));
+            if (k < a->M)
+                memset(row + k, 0, (size_t)(a->M - k) * sizeof(float));
+        }
+    }
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, a->dh, keys, 1.0f, S, keys,
+                a->V + (size_t)kvh * a->dh, ldk, 0.0f, a->O + (size_t)t0 * ldq + (size_t)h * a->dh,
+                ldq);
+}
+
+static void *worker(void *p) {
+    Worker *w = p;
+    const HfAttn *a = w->a;
+    int nblk = (a->T + QB - 1) / QB, tasks = a->H * nblk;
+    /* later blocks cost more: hand them out longest first, round robin */
+    for (int i = w->id; i < tasks; i += w->n_threads) {
+        int blk = nblk - 1 - i / a->H, h = i % a->H;
+        run_task(a, h, blk, w->S);
+    }
+    return NULL;
+}
+
+int hf_attention_forward(const HfAttn *a, char *err, size_t errlen) {
+    int n = a->threads < 1 ? 1 : a->threads > MAX_THREADS ? MAX_THREADS : a->threads;
+    Worker w[MAX_THREADS];
+    pthread_t th[MAX_THREADS];
+    int rc = 0;
+    for (int i = 0; i < n; i++) {
+        w[i] = (Worker){a, i, n, falloc((size_t)QB * a->T)};
+        if (!w[i].S)
+            rc = -1;
+    }
+    if (rc == 0) {
+        int saved = openblas_get_num_threads();
+        openblas_set_num_threads(1);
+        int started = 1;
+        for (int i = 1; i < n; i++)
+            if (pthread_create(&th[i], NULL, worker, &w[i]) == 0)
+                started++;
+            else
+                break;
+        worker(&w[0]);
+        for (int i = 1; i < started; i++)
+            pthread_join(th[i], NULL);
+        for (int i = started; i < n; i++)
+            worker(&w[i]); /* threads that did not start */
+        openblas_set_num_threads(saved);
+    }
+    for (int i = 0; i < n; i++)
+        free(w[i].S);
+    return rc < 0 ? seterr(err, errlen, "out of memory for attention scratch (T=%d)", a->T) : 0;
+}

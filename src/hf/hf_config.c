@@ -1,0 +1,336 @@
+/* hf_config.c: config.json -> HfArch (jansson), with each family's
+ * defaults as the Hugging Face config classes define them. */
+#include "hf_config.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+/* jansson's message may quote the input: keep the error on one line. */
+static const char *one_line(char *s) {
+    for (char *c = s; *c; c++)
+        if (*c == '\n' || *c == '\r')
+            *c = ' ';
+    return s;
+}
+
+#define MAX_DIM (1 << 20)
+#define MAX_VOCAB (1 << 24)
+
+typedef struct {
+    json_t *root;
+    const char *path;
+    char *err;
+    size_t errlen;
+    int failed;
+} Cfg;
+
+static const struct {
+    const char *arch;
+    HfFamily family;
+} ARCHS[] = {
+    {"LlamaForCausalLM", HF_LLAMA}, {"Qwen2ForCausalLM", HF_QWEN2},  {"Qwen3ForCausalLM", HF_QWEN3},
+    {"GPT2LMHeadModel", HF_GPT2},   {"GPTNeoXForCausalLM", HF_NEOX},
+};
+
+const char *hf_family_name(HfFamily f) {
+    for (size_t i = 0; i < sizeof ARCHS / sizeof *ARCHS; i++)
+        if (ARCHS[i].family == f)
+            return ARCHS[i].arch;
+    return "?";
+}
+
+/* Integer key in [lo, hi]; dflt when absent/null and dflt >= lo, else an
+ * error naming the key. */
+static int get_int(Cfg *c, const char *key, long long dflt, long long lo, long long hi) {
+    json_t *v = json_object_get(c->root, key);
+    if (c->failed)
+        return 0;
+    if (!v || json_is_null(v)) {
+        if (dflt >= lo)
+            return (int)dflt;
+        c->failed = 1;
+        seterr(c->err, c->errlen, "%s: missing '%s'", c->path, key);
+        return 0;
+    }
+    if (!json_is_integer(v) || json_integer_value(v) < lo || json_integer_value(v) > hi) {
+        c->failed = 1;
+        seterr(c->err, c->errlen, "%s: '%s' must be an integer in [%lld, %lld]", c->path, key, lo,
+               hi);
+        return 0;
+    }
+    return (int)json_integer_value(v);
+}
+
+static double num_in(Cfg *c, json_t *obj, const char *key, double dflt) {
+    json_t *v = json_object_get(obj, key);
+    if (c->failed || !v || json_is_null(v))
+        return dflt;
+    if (!json_is_number(v)) {
+        c->failed = 1;
+        seterr(c->err, c->errlen, "%s: '%s' must be a number", c->path, key);
+        return dflt;
+    }
+    return json_number_value(v);
+}
+
+static double get_num(Cfg *c, const char *key, double dflt) {
+    return num_in(c, c->root, key, dflt);
+}
+
+static int get_bool(Cfg *c, const char *key, int dflt) {
+    json_t *v = json_object_get(c->root, key);
+    if (c->failed || !v || json_is_null(v))
+        return dflt;
+    if (!json_is_boolean(v)) {
+        c->failed = 1;
+        seterr(c->err, c->errlen, "%s: '%s' must be true or false", c->path, key);
+        return dflt;
+    }
+    return json_is_true(v);
+}
+
+static const char *get_str(Cfg *c, const char *key, const char *dflt) {
+    json_t *v = json_object_get(c->root, key);
+    return json_is_string(v) ? json_string_value(v) : dflt;
+}
+
+static int act_of(Cfg *c, const char *name, HfAct *out) {
+    static const struct {
+        const char *n;
+        HfAct a;
+    } T[] = {{"silu", HF_ACT_SILU},
+             {"swish", HF_ACT_SILU},
+             {"gelu_new", HF_ACT_GELU_TANH},
+             {"gelu_fast", HF_ACT_GELU_TANH},
+             {"gelu_pytorch_tanh", HF_ACT_GELU_TANH},
+             {"gelu", HF_ACT_GELU_ERF},
+             {"relu", HF_ACT_RELU}};
+    for (size_t i = 0; i < sizeof T / sizeof *T; i++)
+        if (!strcmp(name, T[i].n)) {
+            *out = T[i].a;
+            return 0;
+        }
+    c->failed = 1;
+    return seterr(c->err, c->errlen, "%s: unsupported activation '%.40s'", c->path, name);
+}
+
+/* rope_scaling: null or llama3; anything else is refused. */
+static void rope_scaling(Cfg *c, HfArch *a) {
+    json_t *rs = json_object_get(c->root, "rope_scaling");
+    if (c->failed || !rs || json_is_null(rs))
+        return;
+    json_t *ty = json_object_get(rs, "rope_type");
+    if (!ty)
+        ty = json_object_get(rs, "type");
+    const char *t = json_is_string(ty) ? json_string_value(ty) : "?";
+    if (!json_is_object(rs) || strcmp(t, "llama3")) {
+        c->failed = 1;
+        seterr(c->err, c->errlen, "%s: rope_scaling type '%.40s' is not supported (llama3 only)",
+               c->path, t);
+        return;
+    }
+    a->rope_llama3 = 1;
+    a->rs_factor = num_in(c, rs, "factor", 8.0);
+    a->rs_low = num_in(c, rs, "low_freq_factor", 1.0);
+    a->rs_high = num_in(c, rs, "high_freq_factor", 4.0);
+    a->rs_orig = (int)num_in(c, rs, "original_max_position_embeddings", 8192);
+    if (!c->failed && (a->rs_factor <= 0 || a->rs_high <= a->rs_low || a->rs_orig <= 0)) {
+        c->failed = 1;
+        seterr(c->err, c->errlen, "%s: rope_scaling llama3 parameters are inconsistent", c->path);
+    }
+}
+
+/* Llama, Qwen2, Qwen3 (and the gated Qwen3 variants). */
+static void parse_llama_like(Cfg *c, HfArch *a) {
+    a->d = get_int(c, "hidden_size", -1, 1, MAX_DIM);
+    a->L = get_int(c, "num_hidden_layers", -1, 1, 4096);
+    a->H = get_int(c, "num_attention_heads", -1, 1, 4096);
+    a->Hkv = get_int(c, "num_key_value_heads", a->H, 1, 4096);
+    int dh_default = a->family == HF_QWEN3 ? 128 : (a->H ? a->d / a->H : 1);
+    a->dh = get_int(c, "head_dim", dh_default, 1, MAX_DIM);
+    a->ff = get_int(c, "intermediate_size", -1, 1, MAX_DIM);
+    a->V = get_int(c, "vocab_size", -1, 1, MAX_VOCAB);
+    a->max_pos = get_int(c, "max_position_embeddings", 2048, 1, 1 << 30);
+    a->eps = get_num(c, "rms_norm_eps", 1e-6);
+    a->rms = 1;
+    a->glu = 1;
+    if (!c->failed)
+        act_of(c, get_str(c, "hidden_act", "silu"), &a->act);
+    a->rotary_dim = a->dh;
+    a->rope_theta = get_num(c, "rope_theta", 10000.0);
+    rope_scaling(c, a);
+    int ab = get_bool(c, "attention_bias", 0);
+    a->qkv_bias = a->family == HF_QWEN2 ? 1 : ab || get_bool(c, "qkv_bias", 0);
+    a->o_bias = a->family == HF_QWEN2 ? 0 : ab;
+    a->mlp_bias = get_bool(c, "mlp_bias", 0);
+    /* Qwen3: 2 = q_norm/k_norm used when the checkpoint has them */
+    a->qk_norm = a->family == HF_QWEN3 ? get_bool(c, "use_qk_norm", 2) : 0;
+    int hw = get_bool(c, "headwise_attn_output_gate", 0);
+    int ew = get_bool(c, "elementwise_attn_output_gate", 0);
+    if (hw && ew && !c->failed) {
+        c->failed = 1;
+        seterr(c->err, c->errlen,
+               "%s: headwise_attn_output_gate and elementwise_attn_output_gate are both set",
+               c->path);
+    }
+    a->gate = hw ? HF_GATE_HEADWISE : ew ? HF_GATE_ELEMENTWISE : HF_GATE_NONE;
+    a->tied = get_bool(c, "tie_word_embeddings", 0);
+}
+
+static void parse_gpt2(Cfg *c, HfArch *a) {
+    a->d = get_int(c, "n_embd", -1, 1, MAX_DIM);
+    a->L = get_int(c, "n_layer", -1, 1, 4096);
+    a->H = a->Hkv = get_int(c, "n_head", -1, 1, 4096);
+    a->dh = a->H ? a->d / a->H : 1;
+    a->ff = get_int(c, "n_inner", 4LL * a->d, 1, MAX_DIM);
+    a->V = get_int(c, "vocab_size", -1, 1, MAX_VOCAB);
+    a->max_pos = get_int(c, "n_positions", -1, 1, 1 << 24);
+    a->eps = get_num(c, "layer_norm_epsilon", 1e-5);
+    if (!c->failed)
+        act_of(c, get_str(c, "activation_function", "gelu_new"), &a->act);
+    a->qkv_bias = a->o_bias = a->mlp_bias = 1;
+    a->tied = get_bool(c, "tie_word_embeddings", 1);
+    if (!c->failed &&
+        (get_bool(c, "scale_attn_by_inverse_layer_idx", 0) ||
+         get_bool(c, "reorder_and_upcast_attn", 0) || !get_bool(c, "scale_attn_weights", 1))) {
+        c->failed = 1;
+        seterr(c->err, c->errlen,
+               "%s: GPT-2 attention options scale_attn_by_inverse_layer_idx, "
+               "reorder_and_upcast_attn and scale_attn_weights=false are not supported",
+               c->path);
+    }
+}
+
+static void parse_neox(Cfg *c, HfArch *a) {
+    a->d = get_int(c, "hidden_size", -1, 1, MAX_DIM);
+    a->L = get_int(c, "num_hidden_layers", -1, 1, 4096);
+    a->H = a->Hkv = get_int(c, "num_attention_heads", -1, 1, 4096);
+    a->dh = a->H ? a->d / a->H : 1;
+    a->ff = get_int(c, "intermediate_size", -1, 1, MAX_DIM);
+    a->V = get_int(c, "vocab_size", -1, 1, MAX_VOCAB);
+    a->max_pos = get_int(c, "max_position_embeddings", 2048, 1, 1 << 30);
+    a->eps = get_num(c, "layer_norm_eps", 1e-5);
+    if (!c->failed)
+        act_of(c, get_str(c, "hidden_act", "gelu"), &a->act);
+    double pct = get_num(c, "rotary_pct", 0.25);
+    a->rotary_dim = (int)(a->dh * pct);
+    a->rope_theta = get_num(c, "rotary_emb_base", get_num(c, "rope_theta", 10000.0));
+    rope_scaling(c, a);
+    a->qkv_bias = a->o_bias = get_bool(c, "attention_bias", 1);
+    a->mlp_bias = 1;
+    a->parallel_residual = get_bool(c, "use_parallel_residual", 1);
+    a->tied = get_bool(c, "tie_word_embeddings", 0);
+    if (!c->failed && (pct < 0 || pct > 1)) {
+        c->failed = 1;
+        seterr(c->err, c->errlen, "%s: rotary_pct must be in [0, 1]", c->path);
+    }
+}
+
+static int check_dims(Cfg *c, HfArch *a) {
+    if (c->failed)
+        return -1;
+    if (a->family != HF_LLAMA && a->family != HF_QWEN2 && a->family != HF_QWEN3 &&
+        a->H * a->dh != a->d)
+        return seterr(c->err, c->errlen, "%s: hidden size %d is not divisible by %d heads", c->path,
+                      a->d, a->H);
+    if (a->H % a->Hkv)
+        return seterr(c->err, c->errlen,
+                      "%s: %d attention heads are not a multiple of %d key/value heads", c->path,
+                      a->H, a->Hkv);
+    if (a->rotary_dim % 2)
+        return seterr(c->err, c->errlen, "%s: rotary dimension %d is odd", c->path, a->rotary_dim);
+    if (!(a->eps >= 0 && a->eps < 1))
+        return seterr(c->err, c->errlen, "%s: norm epsilon %g out of range", c->path, a->eps);
+    if (a->rotary_dim && !(a->rope_theta > 1))
+        return seterr(c->err, c->errlen, "%s: rope base %g must be > 1", c->path, a->rope_theta);
+    return 0;
+}
+
+static int family_of(Cfg *c, HfArch *a) {
+    json_t *ar = json_object_get(c->root, "architectures");
+    json_t *v = json_is_array(ar) ? json_array_get(ar, 0) : NULL;
+    if (!json_is_string(v))
+        return seterr(c->err, c->errlen, "%s: no \"architectures\" list naming the model class",
+                      c->path);
+    snprintf(a->arch, sizeof a->arch, "%s", json_string_value(v));
+    for (size_t i = 0; i < sizeof ARCHS / sizeof *ARCHS; i++)
+        if (!strcmp(a->arch, ARCHS[i].arch)) {
+            a->family = ARCHS[i].family;
+            return 0;
+        }
+    return seterr(c->err, c->errlen,
+                  "%s: unknown architecture '%s' (supported: LlamaForCausalLM, "
+                  "Qwen2ForCausalLM, Qwen3ForCausalLM, GPT2LMHeadModel, GPTNeoXForCausalLM)",
+                  c->path, a->arch);
+}
+
+int hf_config_parse(HfArch *a, const char *json, size_t len, const char *path, char *err,
+                    size_t errlen) {
+    memset(a, 0, sizeof *a);
+    json_error_t je;
+    Cfg c = {json_loadb(json, len, JSON_REJECT_DUPLICATES, &je), path, err, errlen, 0};
+    if (!json_is_object(c.root)) {
+        int rc = seterr(err, errlen, "%s: not a JSON object (%s)", path, c.root ? "" : one_line(je.text));
+        json_decref(c.root);
+        return rc;
+    }
+    int rc = family_of(&c, a);
+    if (rc == 0) {
+        snprintf(a->model_type, sizeof a->model_type, "%s", get_str(&c, "model_type", ""));
+        snprintf(a->torch_dtype, sizeof a->torch_dtype, "%s", get_str(&c, "torch_dtype", ""));
+        a->bos_id = get_int(&c, "bos_token_id", -1, -1, MAX_VOCAB);
+        if (a->family == HF_GPT2)
+            parse_gpt2(&c, a);
+        else if (a->family == HF_NEOX)
+            parse_neox(&c, a);
+        else
+            parse_llama_like(&c, a);
+        rc = check_dims(&c, a);
+    }
+    json_decref(c.root);
+    return rc;
+}
+
+int hf_config_load(HfArch *a, const char *dir, char **text, char *err, size_t errlen) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/config.json", dir);
+    *text = NULL;
+    FILE *f = input_fopen(path, err, errlen);
+    if (!f)
+        return seterr(err, errlen, "%s: cannot open (is %s a Hugging Face snapshot?)", path, dir);
+    size_t cap = 1 << 16, n = 0;
+    char *buf = malloc(cap + 1);
+    while (buf) {
+        n += fread(buf + n, 1, cap - n, f);
+        if (n < cap || cap >= ((size_t)16 << 20))
+            break;
+        char *nb = realloc(buf, 2 * cap + 1);
+        if (!nb) {
+            free(buf);
+            buf = NULL;
+            break;
+        }
+        buf = nb;
+        cap *= 2;
+    }
+    fclose(f);
+    if (!buf)
+        return seterr(err, errlen, "out of memory reading %s", path);
+    buf[n] = 0;
+    if (hf_config_parse(a, buf, n, path, err, errlen) < 0) {
+        free(buf);
+        return -1;
+    }
+    *text = buf;
+    return 0;
+}
+
+int hf_gate_per_head(const HfArch *a) {
+    return a->gate == HF_GATE_ELEMENTWISE ? a->dh : a->gate == HF_GATE_HEADWISE ? 1 : 0;
+}
+
+int hf_q_rows(const HfArch *a) { return a->H * (a->dh + hf_gate_per_head(a)); }

@@ -1,0 +1,50 @@
+/* hf_config.h: a Hugging Face config.json -> the architecture description
+ * the forward pass needs (hf_model.c). Unknown architectures and missing
+ * or nonsensical fields are one-line errors. */
+#ifndef GATELAB_HF_CONFIG_H
+#define GATELAB_HF_CONFIG_H
+
+#include <stddef.h>
+
+typedef enum { HF_LLAMA, HF_QWEN2, HF_QWEN3, HF_GPT2, HF_NEOX } HfFamily;
+typedef enum { HF_ACT_SILU, HF_ACT_GELU_TANH, HF_ACT_GELU_ERF, HF_ACT_RELU } HfAct;
+typedef enum { HF_GATE_NONE, HF_GATE_HEADWISE, HF_GATE_ELEMENTWISE } HfGate;
+
+typedef struct {
+    HfFamily family;
+    char arch[64]; /* "architectures"[0] */
+    char model_type[64];
+    int L, d, H, Hkv, dh, ff, V, max_pos;
+    double eps;
+    int rms; /* RMSNorm, else LayerNorm with bias */
+    HfAct act;
+    int glu;        /* gate_proj/up_proj/down_proj (SwiGLU) */
+    int rotary_dim; /* 0: learned positions (GPT-2) */
+    double rope_theta;
+    int rope_llama3; /* rope_scaling type llama3 */
+    double rs_factor, rs_low, rs_high;
+    int rs_orig;
+    int qkv_bias, o_bias, mlp_bias;
+    int qk_norm; /* per-head RMSNorm on q and k before RoPE
+                    (1 yes, 2 when the checkpoint has the weights) */
+    HfGate gate;
+    int tied;              /* lm head = token embedding */
+    int parallel_residual; /* GPT-NeoX */
+    int bos_id;            /* -1 when the config names none */
+    char torch_dtype[32];
+} HfArch;
+
+/* Parse the JSON text of config.json (path only for messages). */
+int hf_config_parse(HfArch *a, const char *json, size_t len, const char *path, char *err,
+                    size_t errlen);
+/* Read and parse DIR/config.json; *text (malloc'd, NUL-terminated) keeps
+ * the file's bytes for the run file. */
+int hf_config_load(HfArch *a, const char *dir, char **text, char *err, size_t errlen);
+
+/* q_proj output rows (queries + gate scores for the gated variants). */
+int hf_q_rows(const HfArch *a);
+/* Gate scores per head: dh (elementwise), 1 (headwise), 0. */
+int hf_gate_per_head(const HfArch *a);
+const char *hf_family_name(HfFamily f);
+
+#endif

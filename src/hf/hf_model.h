@@ -1,0 +1,41 @@
+/* hf_model.h: the forward pass of a Hugging Face causal LM checkpoint
+ * (Llama, Qwen2, Qwen3 incl. the gated-attention variants, GPT-2,
+ * GPT-NeoX) on one window of token ids, through OpenBLAS sgemm. After each
+ * layer a callback sees what the probe needs. */
+#ifndef GATELAB_HF_MODEL_H
+#define GATELAB_HF_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hf_config.h"
+
+typedef struct HfModel HfModel;
+
+/* What one layer exposes (valid during the callback only). */
+typedef struct {
+    int layer, T, H, M, C, d;
+    const float *first_col; /* [H, T]: A[t, 0] */
+    const float *maps;      /* [H, M, M]: A[t, s], t, s < M */
+    const float *gates;     /* [T, C]: sigmoid(gate score), or NULL (C = 0) */
+    const float *hidden;    /* [T, d]: the block's output (residual stream) */
+} HfLayerOut;
+typedef void (*HfLayerFn)(void *ctx, const HfLayerOut *o);
+
+/* Open MODEL_DIR (config.json + safetensors), check every tensor. */
+int hf_model_open(HfModel **out, const char *dir, int threads, char *err, size_t errlen);
+void hf_model_close(HfModel *m);
+
+const HfArch *hf_model_arch(const HfModel *m);
+const char *hf_model_config_text(const HfModel *m);
+const char *hf_model_dtype(const HfModel *m); /* F32, BF16, F16 or mixed */
+/* Gate channels per layer the callback sees (H * dh, H, or 0). */
+int hf_model_gate_channels(const HfModel *m);
+
+/* Forward ids[T] (each in [0, V), T <= max positions for GPT-2). Maps are
+ * kept for the first M <= T positions. fn (may be NULL) after each layer;
+ * logits[T, V] filled when not NULL. */
+int hf_model_forward(HfModel *m, const int32_t *ids, int T, int M, HfLayerFn fn, void *ctx,
+                     float *logits, char *err, size_t errlen);
+
+#endif

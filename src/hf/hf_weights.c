@@ -1,0 +1,262 @@
+/* hf_weights.c: tensor names and shapes per architecture, checked once;
+ * per-layer binding (aligned F32 in place, else converted to scratch). */
+#include "hf_weights.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+typedef struct {
+    int role; /* HfRole or HfGlobalRole */
+    const char *suffix;
+    int ndim;
+    long long s0, s1;
+    int opt; /* may be absent (a bias the config does not announce) */
+} Spec;
+
+/* Expected tensors of one layer, with shapes; suffixes follow
+ * "<layer prefix>.<l>.". Each family's list returns its count. */
+#define ADD(r, suf, nd, x, y)                                                                      \
+    s[n++] = (Spec) { r, suf, nd, x, y, 0 }
+#define BIAS(on, r, suf, x)                                                                        \
+    s[n++] = (Spec) { r, suf, 1, x, 0, !(on) }
+
+static int gpt2_specs(const HfArch *a, Spec *s) {
+    const long long d = a->d, ff = a->ff;
+    int n = 0;
+    ADD(W_LN1, "ln_1.weight", 1, d, 0);
+    ADD(W_LN1_B, "ln_1.bias", 1, d, 0);
+    ADD(W_LN2, "ln_2.weight", 1, d, 0);
+    ADD(W_LN2_B, "ln_2.bias", 1, d, 0);
+    ADD(W_QKV, "attn.c_attn.weight", 2, d, 3 * d);
+    ADD(W_QKV_B, "attn.c_attn.bias", 1, 3 * d, 0);
+    ADD(W_O, "attn.c_proj.weight", 2, d, d);
+    ADD(W_OB, "attn.c_proj.bias", 1, d, 0);
+    ADD(W_UP, "mlp.c_fc.weight", 2, d, ff);
+    ADD(W_UP_B, "mlp.c_fc.bias", 1, ff, 0);
+    ADD(W_DOWN, "mlp.c_proj.weight", 2, ff, d);
+    ADD(W_DOWN_B, "mlp.c_proj.bias", 1, d, 0);
+    return n;
+}
+
+static int neox_specs(const HfArch *a, Spec *s) {
+    const long long d = a->d, ff = a->ff;
+    int n = 0;
+    ADD(W_LN1, "input_layernorm.weight", 1, d, 0);
+    ADD(W_LN1_B, "input_layernorm.bias", 1, d, 0);
+    ADD(W_LN2, "post_attention_layernorm.weight", 1, d, 0);
+    ADD(W_LN2_B, "post_attention_layernorm.bias", 1, d, 0);
+    ADD(W_QKV, "attention.query_key_value.weight", 2, 3 * d, d);
+    ADD(W_O, "attention.dense.weight", 2, d, d);
+    if (a->qkv_bias)
+        ADD(W_QKV_B, "attention.query_key_value.bias", 1, 3 * d, 0);
+    if (a->o_bias)
+        ADD(W_OB, "attention.dense.bias", 1, d, 0);
+    ADD(W_UP, "mlp.dense_h_to_4h.weight", 2, ff, d);
+    ADD(W_UP_B, "mlp.dense_h_to_4h.bias", 1, ff, 0);
+    ADD(W_DOWN, "mlp.dense_4h_to_h.weight", 2, d, ff);
+    ADD(W_DOWN_B, "mlp.dense_4h_to_h.bias", 1, d, 0);
+    return n;
+}
+
+/* Llama, Qwen2, Qwen3 (gated variants: q_proj carries the gate rows). */
+static int llama_specs(const HfArch *a, Spec *s) {
+    const long long d = a->d, qr = hf_q_rows(a), kv = (long long)a->Hkv * a->dh,
+                    hd = (long long)a->H * a->dh, ff = a->ff;
+    int n = 0;
+    ADD(W_LN1, "input_layernorm.weight", 1, d, 0);
+    ADD(W_LN2, "post_attention_layernorm.weight", 1, d, 0);
+    ADD(W_Q, "self_attn.q_proj.weight", 2, qr, d);
+    ADD(W_K, "self_attn.k_proj.weight", 2, kv, d);
+    ADD(W_V, "self_attn.v_proj.weight", 2, kv, d);
+    ADD(W_O, "self_attn.o_proj.weight", 2, d, hd);
+    /* biases: required when the config announces them, used when present */
+    BIAS(a->qkv_bias, W_QB, "self_attn.q_proj.bias", qr);
+    BIAS(a->qkv_bias, W_KB, "self_attn.k_proj.bias", kv);
+    BIAS(a->qkv_bias, W_VB, "self_attn.v_proj.bias", kv);
+    BIAS(a->o_bias, W_OB, "self_attn.o_proj.bias", d);
+    if (a->qk_norm) {
+        s[n++] = (Spec){W_QN, "self_attn.q_norm.weight", 1, a->dh, 0, a->qk_norm == 2};
+        s[n++] = (Spec){W_KN, "self_attn.k_norm.weight", 1, a->dh, 0, a->qk_norm == 2};
+    }
+    ADD(W_GATE, "mlp.gate_proj.weight", 2, ff, d);
+    ADD(W_UP, "mlp.up_proj.weight", 2, ff, d);
+    ADD(W_DOWN, "mlp.down_proj.weight", 2, d, ff);
+    BIAS(a->mlp_bias, W_GATE_B, "mlp.gate_proj.bias", ff);
+    BIAS(a->mlp_bias, W_UP_B, "mlp.up_proj.bias", ff);
+    BIAS(a->mlp_bias, W_DOWN_B, "mlp.down_proj.bias", d);
+    return n;
+}
+#undef ADD
+#undef BIAS
+
+static int layer_specs(const HfArch *a, Spec *s) {
+    if (a->family == HF_GPT2)
+        return gpt2_specs(a, s);
+    if (a->family == HF_NEOX)
+        return neox_specs(a, s);
+    return llama_specs(a, s);
+}
+
+static int global_specs(const HfArch *a, const char *pre, Spec *s, char names[][160]) {
+    const long long d = a->d, V = a->V;
+    int n = 0;
+#define ADD(r, fmt, nd, x, y)                                                                      \
+    do {                                                                                           \
+        snprintf(names[n], 160, fmt, pre);                                                         \
+        s[n] = (Spec){r, names[n], nd, x, y, 0};                                                   \
+        n++;                                                                                       \
+    } while (0)
+    if (a->family == HF_GPT2) {
+        ADD(G_EMB, "%swte.weight", 2, V, d);
+        ADD(G_POS, "%swpe.weight", 2, a->max_pos, d);
+        ADD(G_NORM, "%sln_f.weight", 1, d, 0);
+        ADD(G_NORM_B, "%sln_f.bias", 1, d, 0);
+        if (!a->tied)
+            ADD(G_HEAD, "%.0slm_head.weight", 2, V, d);
+    } else if (a->family == HF_NEOX) {
+        ADD(G_EMB, "%sembed_in.weight", 2, V, d);
+        ADD(G_NORM, "%sfinal_layer_norm.weight", 1, d, 0);
+        ADD(G_NORM_B, "%sfinal_layer_norm.bias", 1, d, 0);
+        if (!a->tied)
+            ADD(G_HEAD, "%.0sembed_out.weight", 2, V, d);
+    } else {
+        ADD(G_EMB, "%sembed_tokens.weight", 2, V, d);
+        ADD(G_NORM, "%snorm.weight", 1, d, 0);
+        if (!a->tied)
+            ADD(G_HEAD, "%.0slm_head.weight", 2, V, d);
+    }
+    return n;
+#undef ADD
+}
+
+/* "<prefix>h" (GPT-2) or "<prefix>layers": layer l's tensors follow ".l.". */
+static const char *layer_prefix(const HfArch *a, const char *pre, char *buf, size_t n) {
+    if (a->family == HF_GPT2)
+        snprintf(buf, n, "%sh", pre);
+    else
+        snprintf(buf, n, "%slayers", pre);
+    return buf;
+}
+
+static int check_one(const SafeTensors *st, const char *name, const Spec *s, const StTensor **out,
+                     char *err, size_t errlen) {
+    const StTensor *t = st_find(st, name);
+    if (!t && s->opt)
+        return 0;
+    if (!t)
+        return seterr(err, errlen, "%s: missing from the checkpoint", name);
+    int ok = t->ndim == s->ndim && t->shape[0] == s->s0 && (s->ndim < 2 || t->shape[1] == s->s1);
+    if (!ok) {
+        char got[96] = "[", want[64];
+        for (int i = 0; i < t->ndim && strlen(got) < 64; i++)
+            snprintf(got + strlen(got), sizeof got - strlen(got), "%s%lld", i ? "," : "",
+                     (long long)t->shape[i]);
+        strcat(got, "]");
+        if (s->ndim == 1)
+            snprintf(want, sizeof want, "[%lld]", s->s0);
+        else
+            snprintf(want, sizeof want, "[%lld,%lld]", s->s0, s->s1);
+        return seterr(err, errlen, "%s: shape %s, but config.json implies %s", name, got, want);
+    }
+    if (t->dtype != ST_F32 && t->dtype != ST_BF16 && t->dtype != ST_F16)
+        return seterr(err, errlen, "%s: dtype %s is not supported (F32, F16 or BF16)", name,
+                      st_dtype_name(t->dtype));
+    *out = t;
+    return 0;
+}
+
+/* "transformer." or "" for GPT-2; fixed prefixes for the others. */
+static const char *model_prefix(const HfArch *a, const SafeTensors *st) {
+    if (a->family == HF_GPT2)
+        return st_find(st, "transformer.wte.weight") ? "transformer." : "";
+    return a->family == HF_NEOX ? "gpt_neox." : "model.";
+}
+
+static void note_dtype(HfWeights *w, const StTensor *t) {
+    const char *d = st_dtype_name(t->dtype);
+    if (!w->dtype)
+        w->dtype = d;
+    else if (strcmp(w->dtype, d))
+        w->dtype = "mixed";
+}
+
+static size_t convert_need(const StTensor *t) { return t && !st_f32_view(t) ? t->numel : 0; }
+
+static int bind_globals(HfWeights *w, const char *pre, char *err, size_t errlen) {
+    Spec s[G_N_ROLES];
+    char names[G_N_ROLES][160];
+    int n = global_specs(w->a, pre, s, names);
+    for (int i = 0; i < n; i++) {
+        if (check_one(w->st, names[i], &s[i], &w->g[s[i].role], err, errlen) < 0)
+            return -1;
+        note_dtype(w, w->g[s[i].role]);
+    }
+    return 0;
+}
+
+int hf_weights_bind(HfWeights *w, SafeTensors *st, const HfArch *a, char *err, size_t errlen) {
+    memset(w, 0, sizeof *w);
+    w->st = st;
+    w->a = a;
+    w->conv1d = a->family == HF_GPT2;
+    const char *pre = model_prefix(a, st);
+    if (bind_globals(w, pre, err, errlen) < 0)
+        return -1;
+    if (!(w->layers = calloc((size_t)a->L, sizeof *w->layers)))
+        return seterr(err, errlen, "out of memory");
+    Spec s[W_N_ROLES];
+    int n = layer_specs(a, s);
+    char lp[64], name[256];
+    layer_prefix(a, pre, lp, sizeof lp);
+    for (int l = 0; l < a->L; l++) {
+        size_t need = 0;
+        for (int i = 0; i < n; i++) {
+            snprintf(name, sizeof name, "%s.%d.%s", lp, l, s[i].suffix);
+            const StTensor **slot = &w->layers[l].t[s[i].role];
+            if (check_one(st, name, &s[i], slot, err, errlen) < 0)
+                return -1;
+            if (*slot)
+                note_dtype(w, *slot);
+            need += convert_need(*slot);
+        }
+        if (need > w->scratch_n)
+            w->scratch_n = need;
+    }
+    if (w->scratch_n && !(w->scratch = falloc(w->scratch_n)))
+        return seterr(err, errlen, "out of memory for %zu converted weights", w->scratch_n);
+    return 0;
+}
+
+void hf_weights_free(HfWeights *w) {
+    free(w->layers);
+    free(w->scratch);
+    memset(w, 0, sizeof *w);
+}
+
+int hf_weights_layer(HfWeights *w, int l, const float *out[W_N_ROLES], char *err, size_t errlen) {
+    size_t used = 0;
+    for (int r = 0; r < W_N_ROLES; r++) {
+        const StTensor *t = w->layers[l].t[r];
+        out[r] = t ? st_f32_view(t) : NULL;
+        if (!t || out[r])
+            continue;
+        if (st_to_f32(t, 0, t->numel, w->scratch + used, err, errlen) < 0)
+            return -1;
+        out[r] = w->scratch + used;
+        used += t->numel;
+    }
+    return 0;
+}
+
+const float *hf_weights_vec(HfWeights *w, HfGlobalRole r, float *dst, char *err, size_t errlen) {
+    const StTensor *t = w->g[r];
+    if (!t)
+        return NULL;
+    const float *v = st_f32_view(t);
+    if (v)
+        return v;
+    return st_to_f32(t, 0, t->numel, dst, err, errlen) < 0 ? NULL : dst;
+}

@@ -1,0 +1,66 @@
+/* hf_weights.h: which tensors each architecture needs (names and shapes
+ * exactly as the Hugging Face checkpoints store them), checked against the
+ * checkpoint once at open, and bound layer by layer as float pointers:
+ * straight into the mapping for aligned F32, else converted into one
+ * layer-sized scratch buffer (so peak memory stays near the weights). */
+#ifndef GATELAB_HF_WEIGHTS_H
+#define GATELAB_HF_WEIGHTS_H
+
+#include "hf_config.h"
+#include "safetensors.h"
+
+typedef enum {
+    W_LN1,
+    W_LN1_B,
+    W_LN2,
+    W_LN2_B,
+    W_Q,
+    W_K,
+    W_V,
+    W_QB,
+    W_KB,
+    W_VB, /* separate projections [out, in] */
+    W_QKV,
+    W_QKV_B, /* fused: GPT-2 Conv1D [d, 3d]; NeoX [3d, d] per head */
+    W_O,
+    W_OB,
+    W_QN,
+    W_KN,
+    W_GATE,
+    W_UP,
+    W_DOWN,
+    W_GATE_B,
+    W_UP_B,
+    W_DOWN_B, /* GLU, or up/down of the plain MLP */
+    W_N_ROLES
+} HfRole;
+
+typedef enum { G_EMB, G_POS, G_NORM, G_NORM_B, G_HEAD, G_N_ROLES } HfGlobalRole;
+
+typedef struct {
+    const StTensor *t[W_N_ROLES];
+} HfLayerSpec;
+
+typedef struct {
+    SafeTensors *st;
+    const HfArch *a;
+    int conv1d;                   /* GPT-2: weights stored [in, out] */
+    const StTensor *g[G_N_ROLES]; /* NULL when the role is unused */
+    HfLayerSpec *layers;          /* [L] */
+    float *scratch;               /* converted weights of one layer */
+    size_t scratch_n;
+    const char *dtype; /* "F32", "BF16", "F16" or "mixed" */
+} HfWeights;
+
+/* Bind every tensor the architecture needs and check its shape and dtype:
+ * -1 with one line naming a missing or mis-shaped tensor. */
+int hf_weights_bind(HfWeights *w, SafeTensors *st, const HfArch *a, char *err, size_t errlen);
+void hf_weights_free(HfWeights *w);
+
+/* Float pointers of layer l's tensors (NULL for unused roles), valid until
+ * the next call. */
+int hf_weights_layer(HfWeights *w, int l, const float *out[W_N_ROLES], char *err, size_t errlen);
+/* A global 1-D tensor (norms) as floats: into dst[n] when converted. */
+const float *hf_weights_vec(HfWeights *w, HfGlobalRole r, float *dst, char *err, size_t errlen);
+
+#endif

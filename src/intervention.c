@@ -1,0 +1,79 @@
+/* intervention.c: the inference-time interventions (intervention.h). */
+#include "intervention.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "metrics.h"
+#include "runschema.h"
+
+static const char *const NAMES[IV_COUNT] = {RS_IV_NONE,     RS_IV_GATES_OPEN, RS_IV_GATES_MEAN,
+                                            RS_IV_BOS_CLIP, RS_IV_BOS_MEAN,   RS_IV_NO_BOS};
+
+const char *intervention_name(InterventionKind k) {
+    return k >= 0 && k < IV_COUNT ? NAMES[k] : "unknown";
+}
+
+int intervention_kind(const char *name) {
+    for (int k = 0; name && k < IV_COUNT; k++)
+        if (!strcmp(name, NAMES[k])) return k;
+    return -1;
+}
+
+/* g [B, Ti, C]: each channel of a sequence set to its mean over rows e..Ti-1 */
+static void gates_mean(float *g, int B, int Ti, int e, int C) {
+    for (int b = 0; b < B; b++) {
+        float *seq = g + (size_t)b * Ti * C;
+        for (int c = 0; c < C; c++) {
+            double s = 0.0;
+            for (int t = e; t < Ti; t++) s += seq[(size_t)t * C + c];
+            float mean = (float)(s / (Ti - e));
+            for (int t = 0; t < Ti; t++) seq[(size_t)t * C + c] = mean;
+        }
+    }
+}
+
+void iv_gate_scores(const Intervention *iv, float *g, int per_token, int B, int Ti, int e, int C,
+                    GateForm form) {
+    if (!iv || !g) return;
+    size_t n = per_token ? (size_t)B * Ti * C : (size_t)C;
+    if (iv->kind == IV_GATES_OPEN) {
+        float open = form == FORM_ADD ? 0.0f : 1.0f;
+        for (size_t i = 0; i < n; i++) g[i] = open;
+    } else if (iv->kind == IV_GATES_MEAN && per_token && Ti > e) {
+        gates_mean(g, B, Ti, e, C);
+    }
+}
+
+/* h [T, d] of one sequence: row 0's k largest |h| clipped to the median
+ * |h| over all of h. A clipped feature sits at the median, so each pass
+ * takes the largest |h| still above it (the first index on ties). */
+static void bos_clip(float *h, int T, int d, int k, float *scratch) {
+    float med = (float)abs_median(h, (size_t)T * d, scratch);
+    for (int j = 0; j < k; j++) {
+        int best = 0;
+        for (int i = 1; i < d; i++)
+            if (fabsf(h[i]) > fabsf(h[best])) best = i;
+        if (!(fabsf(h[best]) > med)) return;
+        h[best] = h[best] < 0 ? -med : med;
+    }
+}
+
+/* h [T, d] of one sequence: row 0 = mean of rows 1..T-1 */
+static void bos_mean(float *h, int T, int d) {
+    if (T < 2) return;
+    for (int i = 0; i < d; i++) {
+        double s = 0.0;
+        for (int t = 1; t < T; t++) s += h[(size_t)t * d + i];
+        h[i] = (float)(s / (T - 1));
+    }
+}
+
+void iv_residual(const Intervention *iv, float *x, int B, int Ti, int e, int d) {
+    if (!iv || (iv->kind != IV_BOS_CLIP && iv->kind != IV_BOS_MEAN)) return;
+    for (int b = 0; b < B; b++) {
+        float *h = x + ((size_t)b * Ti + e) * d;
+        if (iv->kind == IV_BOS_MEAN) bos_mean(h, Ti - e, d);
+        else if (iv->scratch) bos_clip(h, Ti - e, d, iv->clip_k, iv->scratch);
+    }
+}

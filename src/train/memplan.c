@@ -1,0 +1,90 @@
+/* memplan.c: see memplan.h. */
+#include "memplan.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "model.h"
+#include "probe.h"
+#include "util.h"
+
+#define SAT (SIZE_MAX / 8) /* every sum saturates here: "too much", never wraps */
+
+static size_t add(size_t a, size_t b) { return a > SAT - b ? SAT : a + b; }
+static size_t mul(size_t a, size_t b) { return b && a > SAT / b ? SAT : a * b; }
+
+static void finish(MemPlan *p) {
+    p->total = add(add(p->params, p->optimiser), add(p->activations, p->probe));
+}
+
+int memplan_train(const Config *cfg, MemPlan *p, char *err, size_t errlen) {
+    Model m;
+    if (model_shape(&m, cfg, err, errlen) != 0) return -1;
+    int B = cfg->batch_size, nw = cfg->threads < 1 ? 1 : cfg->threads;
+    if (nw > B) nw = B;
+    size_t n = m.table.total;
+    p->params = mul(n, sizeof(float));
+    p->optimiser = add(mul(2 * sizeof(float), n), mul(2 * sizeof(int), (size_t)B * cfg->seq_len));
+    p->activations = 0;
+    for (int w = 0; w < nw; w++) /* the trainer's split of the batch */
+        p->activations =
+            add(p->activations, runstate_bytes(&m, B / nw + (w < B % nw), cfg->seq_len));
+    p->probe = probe_bytes(&m, cfg->probe_n, cfg->seq_len);
+    model_free(&m);
+    finish(p);
+    return 0;
+}
+
+int memplan_eval(const Config *cfg, int B, int L, MemPlan *p, char *err, size_t errlen) {
+    Model m;
+    if (model_shape(&m, cfg, err, errlen) != 0) return -1;
+    p->params = mul(m.table.total, sizeof(float));
+    p->optimiser = 0; /* no training: the token buffers count as activations */
+    p->activations = add(add(runstate_bytes(&m, B, L), mul((size_t)L * L, sizeof(float))),
+                         mul(2 * sizeof(int), mul((size_t)B, (size_t)L)));
+    p->probe = 0;
+    model_free(&m);
+    finish(p);
+    return 0;
+}
+
+size_t memplan_limit(void) {
+    const char *env = getenv("GATELAB_MEM_LIMIT");
+    if (env && *env) {
+        char *end;
+        unsigned long long v = strtoull(env, &end, 10);
+        if (!*end && v > 0) return v > SAT ? SAT : (size_t)v;
+    }
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+    size_t lim = pages > 0 && page > 0 ? mul((size_t)pages, (size_t)page) : SAT;
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < lim)
+        lim = (size_t)rl.rlim_cur;
+    return lim;
+}
+
+/* "12.3 MiB" */
+static const char *human(size_t b, char *buf, size_t n) {
+    const char *unit[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    double v = (double)b;
+    int u = 0;
+    while (v >= 1024.0 && u < 6) v /= 1024.0, u++;
+    snprintf(buf, n, u ? "%.1f %s" : "%.0f %s", v, unit[u]);
+    return buf;
+}
+
+int memplan_check(const MemPlan *p, const char *what, char *err, size_t errlen) {
+    size_t lim = memplan_limit();
+    if (p->total <= lim) return 0;
+    char t[32], a[32], b[32], c[32], d[32], l[32];
+    return seterr(err, errlen,
+                  "%s needs %s%zu bytes (%s: params %s, optimiser %s, activations %s, "
+                  "probe %s), over the memory limit of %zu bytes (%s; GATELAB_MEM_LIMIT "
+                  "sets it)",
+                  what, p->total >= SAT ? "over " : "", p->total, human(p->total, t, 32),
+                  human(p->params, a, 32), human(p->optimiser, b, 32), human(p->activations, c, 32),
+                  human(p->probe, d, 32), lim, human(lim, l, 32));
+}

@@ -1,0 +1,19 @@
+/* runmodel.h: a finished run's model, rebuilt from its run file's own
+ * config text and final weights (/params). For the tools that rerun a
+ * trained model: gatelab eval (lceval.c) and gatelab intervene
+ * (intervene.c). */
+#ifndef GATELAB_RUNMODEL_H
+#define GATELAB_RUNMODEL_H
+
+#include <stddef.h>
+
+#include "model.h"
+#include "runfile_read.h"
+
+/* Build m from the run file opened as rr (path for messages). Refuses a
+ * run whose status is not done or diverged (no final weights), and any
+ * tensor whose shape differs (naming it). 0 ok (free with model_free),
+ * -1 with one line in err. */
+int runmodel_load(RunReader *rr, const char *path, Model *m, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# bench.sh GATELAB SRC: `gatelab bench` checks its config before measuring,
+# prints the BLAS core, and (where python3-torch is installed) runs the
+# PyTorch twin on the preset's own shape from any working directory: the
+# twin's parameter count must equal gatelab's (tiny.ini has GQA, 1 kv head).
+set -u
+bin=$1
+src=$(cd "$2" && pwd)
+fail() { echo "FAIL: $*"; exit 1; }
+d=$(mktemp -d); trap 'rm -rf "$d"' EXIT
+cd "$d"
+"$bin" bench --config "$src/experiments/tiny.ini" --set n_heads=3 >out 2>err
+rc=$?
+[ $rc = 2 ] || fail "a bad config gave exit $rc, not 2"
+! grep -q "sgemm peak" out || fail "bench measured before checking its config"
+[ "$(wc -l <err)" = 1 ] || fail "a bad config gave not one error line: $(cat err)"
+"$bin" bench --config "$src/experiments/tiny.ini" --torch-core "x'; touch pwned" >out 2>err
+[ $? = 2 ] && [ ! -e pwned ] || fail "--torch-core with a quote was not refused"
+torch=--torch
+/usr/bin/python3 -c 'import torch' 2>/dev/null || torch=
+"$bin" bench --config "$src/experiments/tiny.ini" $torch -v baseline -v g1-head \
+    --steps 1 --repeats 1 --warmup 0 >out 2>err || fail "bench failed: $(cat err)"
+grep -q "^BLAS: OpenBLAS .*, core [A-Za-z0-9]" out || fail "no BLAS core line: $(cat out)"
+for v in baseline g1-head; do
+    g=$(awk -v v=$v '$1 == "gatelab" && $2 == v {print $7}' out)
+    [ -n "$g" ] || fail "no gatelab row for $v: $(cat out)"
+    [ -z "$torch" ] && continue
+    t=$(awk -v v=$v '$1 == "pytorch" && $2 == v {print $7}' out)
+    [ "$t" = "$g" ] || fail "$v: the PyTorch twin has $t params, gatelab $g: $(cat out)"
+done
+[ -n "$torch" ] || echo "note: python3-torch not installed; PyTorch rows not checked"
+echo "1 passed, 0 failed"

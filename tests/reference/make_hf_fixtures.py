@@ -1,0 +1,478 @@
+#!/usr/bin/python3
+"""make_hf_fixtures.py: tiny random Hugging Face checkpoints + PyTorch outputs
+for `gatelab inspect` (tests/test_hf_inspect.c, issue 14).
+
+No `transformers` here: each architecture's forward is written out in plain
+PyTorch below, following the Hugging Face modeling files' semantics
+(LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM plus the gated
+variants of the paper's released code, GPT2LMHeadModel, GPTNeoXForCausalLM).
+The safetensors files are written by hand (8-byte little-endian header
+length, JSON header padded to 8 bytes, raw little-endian data).
+
+For a BF16 checkpoint the reference runs in float32 on the BF16-rounded
+weights, which is exactly what gatelab computes (it upcasts each tensor), so
+the same 1e-4 tolerance holds.
+
+Each fixture is a directory tests/reference/hf/<name>/ holding a snapshot
+(config.json, model.safetensors or shards + model.safetensors.index.json)
+and expected.h5: tokens [T] int32, logits [T,V], attention [L,H,T,T],
+hidden [L,T,d] (block outputs), gates [L,T,C] (sigmoid scores, gated only).
+
+    /usr/bin/python3 tests/reference/make_hf_fixtures.py [--out DIR] [--only NAME]
+    /usr/bin/python3 tests/reference/make_hf_fixtures.py --big DIR   # 124M GPT-2 (bench)
+"""
+import argparse
+import json
+import math
+import os
+import struct
+import sys
+
+import h5py
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+T_TOK = 10
+
+# ---------------------------------------------------------------- safetensors
+
+
+def st_bytes(t, dtype):
+    t = t.detach().contiguous()
+    if dtype == "F32":
+        return t.float().numpy().astype("<f4").tobytes()
+    if dtype == "BF16":
+        return t.to(torch.bfloat16).view(torch.int16).numpy().astype("<i2").tobytes()
+    if dtype == "F16":
+        return t.half().numpy().astype("<f2").tobytes()
+    raise ValueError(dtype)
+
+
+def write_safetensors(path, tensors, dtype):
+    """tensors: dict name -> tensor (written in sorted order)."""
+    header, blobs, off = {}, [], 0
+    for name in sorted(tensors):
+        b = st_bytes(tensors[name], dtype)
+        header[name] = {"dtype": dtype, "shape": list(tensors[name].shape),
+                        "data_offsets": [off, off + len(b)]}
+        blobs.append(b)
+        off += len(b)
+    header["__metadata__"] = {"format": "pt"}
+    h = json.dumps(header, separators=(",", ":")).encode()
+    h += b" " * ((8 - len(h) % 8) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(h)))
+        f.write(h)
+        for b in blobs:
+            f.write(b)
+
+
+def write_snapshot(d, cfg, tensors, dtype, shards):
+    os.makedirs(d, exist_ok=True)
+    for f in os.listdir(d):
+        if f.endswith(".safetensors") or f.endswith(".json"):
+            os.remove(os.path.join(d, f))
+    with open(os.path.join(d, "config.json"), "w") as f:
+        json.dump(cfg, f, indent=2)
+    if shards == 1:
+        write_safetensors(os.path.join(d, "model.safetensors"), tensors, dtype)
+        return
+    names = sorted(tensors)
+    wm, total = {}, 0
+    for i in range(shards):
+        part = names[i::shards]
+        fn = "model-%05d-of-%05d.safetensors" % (i + 1, shards)
+        write_safetensors(os.path.join(d, fn), {n: tensors[n] for n in part}, dtype)
+        for n in part:
+            wm[n] = fn
+            total += tensors[n].numel() * (4 if dtype == "F32" else 2)
+    with open(os.path.join(d, "model.safetensors.index.json"), "w") as f:
+        json.dump({"metadata": {"total_size": total}, "weight_map": wm}, f, indent=2)
+
+
+def rounded(tensors, dtype):
+    """The weights as gatelab sees them: rounded to dtype, back in float32."""
+    if dtype == "F32":
+        return {k: v.float() for k, v in tensors.items()}
+    tt = torch.bfloat16 if dtype == "BF16" else torch.float16
+    return {k: v.to(tt).float() for k, v in tensors.items()}
+
+# ---------------------------------------------------------------- reference ops
+
+
+def rms_norm(x, w, eps):
+    var = x.pow(2).mean(-1, keepdim=True)
+    return w * (x * torch.rsqrt(var + eps))
+
+
+def layer_norm(x, w, b, eps):
+    return F.layer_norm(x, (x.shape[-1],), w, b, eps)
+
+
+def rotate_half(x):
+    h = x.shape[-1] // 2
+    return torch.cat((-x[..., h:], x[..., :h]), dim=-1)
+
+
+def inv_freq_of(dim, base, scaling=None):
+    inv = 1.0 / (base ** (torch.arange(0, dim, 2, dtype=torch.int64).float() / dim))
+    if scaling is None:
+        return inv
+    # transformers' _compute_llama3_parameters
+    factor = scaling["factor"]
+    low, high = scaling["low_freq_factor"], scaling["high_freq_factor"]
+    old = scaling["original_max_position_embeddings"]
+    low_wl, high_wl = old / low, old / high
+    wavelen = 2 * math.pi / inv
+    inv_l = torch.where(wavelen > low_wl, inv / factor, inv)
+    smooth = (old / wavelen - low) / (high - low)
+    smoothed = (1 - smooth) * inv_l / factor + smooth * inv_l
+    medium = ~(wavelen < high_wl) * ~(wavelen > low_wl)
+    return torch.where(medium, smoothed, inv_l)
+
+
+def rope_cos_sin(T, dim, base, scaling=None):
+    inv = inv_freq_of(dim, base, scaling)
+    freqs = torch.arange(T).float()[:, None] @ inv[None, :]
+    emb = torch.cat((freqs, freqs), dim=-1)
+    return emb.cos(), emb.sin()
+
+
+def causal_attention(q, k, v):
+    """q [H,T,dh], k/v [H,T,dh] -> (out [T,H,dh], probs [H,T,T])."""
+    T, dh = q.shape[1], q.shape[2]
+    s = (q @ k.transpose(1, 2)) / math.sqrt(dh)
+    mask = torch.triu(torch.ones(T, T, dtype=torch.bool), 1)
+    s = s.masked_fill(mask, float("-inf"))
+    p = torch.softmax(s.float(), dim=-1)
+    return (p @ v).transpose(0, 1), p
+
+
+def gelu_tanh(x):
+    return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x.pow(3))))
+
+# ---------------------------------------------------------------- forwards
+
+
+def forward_llama(cfg, W, ids, family):
+    d, H = cfg["hidden_size"], cfg["num_attention_heads"]
+    Hkv = cfg.get("num_key_value_heads", H)
+    dh = cfg.get("head_dim", 128 if family == "qwen3" else d // H)  # Qwen3Config default 128
+    eps, grp, T = cfg["rms_norm_eps"], H // Hkv, len(ids)
+    hw = cfg.get("headwise_attn_output_gate", False)
+    ew = cfg.get("elementwise_attn_output_gate", False)
+    qk_norm = family == "qwen3" and cfg.get("use_qk_norm", True)
+    cos, sin = rope_cos_sin(T, dh, cfg.get("rope_theta", 10000.0), cfg.get("rope_scaling"))
+    bias = family == "qwen2" or cfg.get("attention_bias", False)
+    obias = family != "qwen2" and cfg.get("attention_bias", False)
+    x = W["model.embed_tokens.weight"][ids]
+    att, gates, hidden = [], [], []
+    for l in range(cfg["num_hidden_layers"]):
+        p = "model.layers.%d." % l
+        h = rms_norm(x, W[p + "input_layernorm.weight"], eps)
+        q = F.linear(h, W[p + "self_attn.q_proj.weight"], W[p + "self_attn.q_proj.bias"] if bias else None)
+        k = F.linear(h, W[p + "self_attn.k_proj.weight"], W[p + "self_attn.k_proj.bias"] if bias else None)
+        v = F.linear(h, W[p + "self_attn.v_proj.weight"], W[p + "self_attn.v_proj.bias"] if bias else None)
+        gate = None
+        if hw or ew:  # the paper's modeling_qwen3.py: per KV group [queries | gates]
+            g = dh if ew else 1
+            q = q.view(T, Hkv, -1)
+            q, gate = torch.split(q, [dh * grp, g * grp], dim=-1)
+            gate = gate.reshape(T, H, g)
+        q = q.reshape(T, H, dh)
+        k = k.view(T, Hkv, dh)
+        v = v.view(T, Hkv, dh)
+        if qk_norm:
+            q = rms_norm(q, W[p + "self_attn.q_norm.weight"], eps)
+            k = rms_norm(k, W[p + "self_attn.k_norm.weight"], eps)
+        q, k, v = q.transpose(0, 1), k.transpose(0, 1), v.transpose(0, 1)
+        q = q * cos + rotate_half(q) * sin
+        k = k * cos + rotate_half(k) * sin
+        k = k.repeat_interleave(grp, dim=0)  # repeat_kv
+        v = v.repeat_interleave(grp, dim=0)
+        o, probs = causal_attention(q, k, v)
+        if gate is not None:
+            s = torch.sigmoid(gate)
+            o = o * s
+            gates.append(s.reshape(T, -1))
+        o = F.linear(o.reshape(T, H * dh), W[p + "self_attn.o_proj.weight"],
+                     W[p + "self_attn.o_proj.bias"] if obias else None)
+        x = x + o
+        h = rms_norm(x, W[p + "post_attention_layernorm.weight"], eps)
+        m = F.silu(F.linear(h, W[p + "mlp.gate_proj.weight"])) * F.linear(h, W[p + "mlp.up_proj.weight"])
+        x = x + F.linear(m, W[p + "mlp.down_proj.weight"])
+        att.append(probs)
+        hidden.append(x)
+    head = W["model.embed_tokens.weight"] if cfg.get("tie_word_embeddings") else W["lm_head.weight"]
+    logits = rms_norm(x, W["model.norm.weight"], eps) @ head.T
+    return logits, att, gates, hidden
+
+
+def forward_gpt2(cfg, W, ids, pre):
+    d, H, eps, T = cfg["n_embd"], cfg["n_head"], cfg["layer_norm_epsilon"], len(ids)
+    dh = d // H
+    x = W[pre + "wte.weight"][ids] + W[pre + "wpe.weight"][:T]
+    att, hidden = [], []
+    for l in range(cfg["n_layer"]):
+        p = pre + "h.%d." % l
+        h = layer_norm(x, W[p + "ln_1.weight"], W[p + "ln_1.bias"], eps)
+        qkv = h @ W[p + "attn.c_attn.weight"] + W[p + "attn.c_attn.bias"]  # Conv1D [in, out]
+        q, k, v = qkv.split(d, dim=-1)
+        q, k, v = (t.view(T, H, dh).transpose(0, 1) for t in (q, k, v))
+        o, probs = causal_attention(q, k, v)
+        x = x + o.reshape(T, d) @ W[p + "attn.c_proj.weight"] + W[p + "attn.c_proj.bias"]
+        h = layer_norm(x, W[p + "ln_2.weight"], W[p + "ln_2.bias"], eps)
+        m = gelu_tanh(h @ W[p + "mlp.c_fc.weight"] + W[p + "mlp.c_fc.bias"])
+        x = x + m @ W[p + "mlp.c_proj.weight"] + W[p + "mlp.c_proj.bias"]
+        att.append(probs)
+        hidden.append(x)
+    logits = layer_norm(x, W[pre + "ln_f.weight"], W[pre + "ln_f.bias"], eps) @ W[pre + "wte.weight"].T
+    return logits, att, [], hidden
+
+
+def forward_neox(cfg, W, ids):
+    d, H, eps, T = cfg["hidden_size"], cfg["num_attention_heads"], cfg["layer_norm_eps"], len(ids)
+    dh = d // H
+    rd = int(dh * cfg["rotary_pct"])
+    cos, sin = rope_cos_sin(T, rd, cfg["rotary_emb_base"])
+    x = W["gpt_neox.embed_in.weight"][ids]
+    att, hidden = [], []
+
+    def mlp(h, p):
+        u = F.gelu(F.linear(h, W[p + "mlp.dense_h_to_4h.weight"], W[p + "mlp.dense_h_to_4h.bias"]))
+        return F.linear(u, W[p + "mlp.dense_4h_to_h.weight"], W[p + "mlp.dense_4h_to_h.bias"])
+
+    for l in range(cfg["num_hidden_layers"]):
+        p = "gpt_neox.layers.%d." % l
+        h = layer_norm(x, W[p + "input_layernorm.weight"], W[p + "input_layernorm.bias"], eps)
+        qkv = F.linear(h, W[p + "attention.query_key_value.weight"], W[p + "attention.query_key_value.bias"])
+        qkv = qkv.view(T, H, 3 * dh).transpose(0, 1)
+        q, k, v = qkv[..., :dh], qkv[..., dh:2 * dh], qkv[..., 2 * dh:]
+        qr, kr = q[..., :rd], k[..., :rd]
+        qr = qr * cos + rotate_half(qr) * sin
+        kr = kr * cos + rotate_half(kr) * sin
+        q = torch.cat((qr, q[..., rd:]), dim=-1)
+        k = torch.cat((kr, k[..., rd:]), dim=-1)
+        o, probs = causal_attention(q, k, v)
+        a = F.linear(o.reshape(T, d), W[p + "attention.dense.weight"], W[p + "attention.dense.bias"])
+        ln2 = (W[p + "post_attention_layernorm.weight"], W[p + "post_attention_layernorm.bias"])
+        if cfg["use_parallel_residual"]:
+            x = x + a + mlp(layer_norm(x, *ln2, eps), p)
+        else:
+            x = x + a
+            x = x + mlp(layer_norm(x, *ln2, eps), p)
+        att.append(probs)
+        hidden.append(x)
+    logits = layer_norm(x, W["gpt_neox.final_layer_norm.weight"], W["gpt_neox.final_layer_norm.bias"],
+                        eps) @ W["embed_out.weight"].T
+    return logits, att, [], hidden
+
+# ---------------------------------------------------------------- random weights
+
+
+def mat(g, out, inp, scale=1.0):
+    return torch.randn(out, inp, generator=g) * (scale / math.sqrt(inp))
+
+
+def vec(g, n, mean=0.0, sd=0.1):
+    return mean + sd * torch.randn(n, generator=g)
+
+
+def weights_llama(cfg, family, g):
+    d, H, V, ff = cfg["hidden_size"], cfg["num_attention_heads"], cfg["vocab_size"], cfg["intermediate_size"]
+    Hkv = cfg.get("num_key_value_heads", H)
+    dh = cfg.get("head_dim", 128 if family == "qwen3" else d // H)
+    gph = dh if cfg.get("elementwise_attn_output_gate") else 1 if cfg.get("headwise_attn_output_gate") else 0
+    qr = H * (dh + gph)
+    W = {"model.embed_tokens.weight": torch.randn(V, d, generator=g), "model.norm.weight": vec(g, d, 1.0)}
+    if not cfg.get("tie_word_embeddings"):
+        W["lm_head.weight"] = mat(g, V, d)
+    bias = family == "qwen2" or cfg.get("attention_bias", False)
+    for l in range(cfg["num_hidden_layers"]):
+        p = "model.layers.%d." % l
+        W[p + "input_layernorm.weight"] = vec(g, d, 1.0)
+        W[p + "post_attention_layernorm.weight"] = vec(g, d, 1.0)
+        W[p + "self_attn.q_proj.weight"] = mat(g, qr, d, 2.0)
+        W[p + "self_attn.k_proj.weight"] = mat(g, Hkv * dh, d, 2.0)
+        W[p + "self_attn.v_proj.weight"] = mat(g, Hkv * dh, d)
+        W[p + "self_attn.o_proj.weight"] = mat(g, d, H * dh)
+        if bias:
+            for n, r in (("q", qr), ("k", Hkv * dh), ("v", Hkv * dh)):
+                W[p + "self_attn.%s_proj.bias" % n] = vec(g, r, 0.0, 0.3)
+        if family != "qwen2" and cfg.get("attention_bias", False):
+            W[p + "self_attn.o_proj.bias"] = vec(g, d, 0.0, 0.3)
+        if family == "qwen3" and cfg.get("use_qk_norm", True):
+            W[p + "self_attn.q_norm.weight"] = vec(g, dh, 1.0, 0.2)
+            W[p + "self_attn.k_norm.weight"] = vec(g, dh, 1.0, 0.2)
+        W[p + "mlp.gate_proj.weight"] = mat(g, ff, d)
+        W[p + "mlp.up_proj.weight"] = mat(g, ff, d)
+        W[p + "mlp.down_proj.weight"] = mat(g, d, ff)
+    return W
+
+
+def weights_gpt2(cfg, pre, g):
+    d, V, ff, P = cfg["n_embd"], cfg["vocab_size"], cfg.get("n_inner") or 4 * cfg["n_embd"], cfg["n_positions"]
+    W = {pre + "wte.weight": torch.randn(V, d, generator=g), pre + "wpe.weight": 0.5 * torch.randn(P, d, generator=g),
+         pre + "ln_f.weight": vec(g, d, 1.0), pre + "ln_f.bias": vec(g, d)}
+    for l in range(cfg["n_layer"]):
+        p = pre + "h.%d." % l
+        for n in ("ln_1", "ln_2"):
+            W[p + n + ".weight"], W[p + n + ".bias"] = vec(g, d, 1.0), vec(g, d)
+        W[p + "attn.c_attn.weight"] = mat(g, 3 * d, d, 2.0).T.contiguous()  # Conv1D [in, out]
+        W[p + "attn.c_attn.bias"] = vec(g, 3 * d, 0.0, 0.3)
+        W[p + "attn.c_proj.weight"] = mat(g, d, d).T.contiguous()
+        W[p + "attn.c_proj.bias"] = vec(g, d)
+        W[p + "mlp.c_fc.weight"] = mat(g, ff, d).T.contiguous()
+        W[p + "mlp.c_fc.bias"] = vec(g, ff)
+        W[p + "mlp.c_proj.weight"] = mat(g, d, ff).T.contiguous()
+        W[p + "mlp.c_proj.bias"] = vec(g, d)
+    return W
+
+
+def weights_neox(cfg, g):
+    d, V, ff = cfg["hidden_size"], cfg["vocab_size"], cfg["intermediate_size"]
+    W = {"gpt_neox.embed_in.weight": torch.randn(V, d, generator=g), "embed_out.weight": mat(g, V, d),
+         "gpt_neox.final_layer_norm.weight": vec(g, d, 1.0), "gpt_neox.final_layer_norm.bias": vec(g, d)}
+    for l in range(cfg["num_hidden_layers"]):
+        p = "gpt_neox.layers.%d." % l
+        for n in ("input_layernorm", "post_attention_layernorm"):
+            W[p + n + ".weight"], W[p + n + ".bias"] = vec(g, d, 1.0), vec(g, d)
+        W[p + "attention.query_key_value.weight"] = mat(g, 3 * d, d, 2.0)
+        W[p + "attention.query_key_value.bias"] = vec(g, 3 * d, 0.0, 0.3)
+        W[p + "attention.dense.weight"] = mat(g, d, d)
+        W[p + "attention.dense.bias"] = vec(g, d)
+        W[p + "mlp.dense_h_to_4h.weight"] = mat(g, ff, d)
+        W[p + "mlp.dense_h_to_4h.bias"] = vec(g, ff)
+        W[p + "mlp.dense_4h_to_h.weight"] = mat(g, d, ff)
+        W[p + "mlp.dense_4h_to_h.bias"] = vec(g, d)
+        # buffers old checkpoints carry; gatelab must ignore them
+        W[p + "attention.rotary_emb.inv_freq"] = torch.ones(2)
+    return W
+
+# ---------------------------------------------------------------- fixtures
+
+V, D, FF = 128, 32, 64
+
+
+def llama_cfg(arch, model_type, **kw):
+    c = {"architectures": [arch], "model_type": model_type, "hidden_size": D, "num_hidden_layers": 2,
+         "num_attention_heads": 4, "num_key_value_heads": 2, "intermediate_size": FF, "vocab_size": V,
+         "max_position_embeddings": 64, "rms_norm_eps": 1e-6, "rope_theta": 10000.0, "hidden_act": "silu",
+         "tie_word_embeddings": False, "bos_token_id": 1, "torch_dtype": "float32"}
+    c.update(kw)
+    return c
+
+
+def gpt2_cfg(**kw):
+    c = {"architectures": ["GPT2LMHeadModel"], "model_type": "gpt2", "n_embd": D, "n_layer": 2, "n_head": 4,
+         "n_positions": 16, "n_inner": None, "vocab_size": V, "layer_norm_epsilon": 1e-5,
+         "activation_function": "gelu_new", "bos_token_id": 0, "torch_dtype": "float32"}
+    c.update(kw)
+    return c
+
+
+def neox_cfg(**kw):
+    c = {"architectures": ["GPTNeoXForCausalLM"], "model_type": "gpt_neox", "hidden_size": D,
+         "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": FF, "vocab_size": V,
+         "max_position_embeddings": 64, "rotary_pct": 0.5, "rotary_emb_base": 10000,
+         "layer_norm_eps": 1e-5, "use_parallel_residual": True, "hidden_act": "gelu",
+         "tie_word_embeddings": False, "bos_token_id": 0, "torch_dtype": "float16"}
+    c.update(kw)
+    return c
+
+
+LLAMA3 = {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+          "original_max_position_embeddings": 64}
+
+# name: (family, config, dtype, shards)
+FIXTURES = {
+    "llama-f32": ("llama", llama_cfg("LlamaForCausalLM", "llama"), "F32", 1),
+    "llama-bf16-sharded": ("llama", llama_cfg("LlamaForCausalLM", "llama", tie_word_embeddings=True,
+                                              rope_scaling=LLAMA3, rope_theta=500000.0), "BF16", 2),
+    "qwen2-f32-sharded": ("qwen2", llama_cfg("Qwen2ForCausalLM", "qwen2", rope_theta=1000000.0), "F32", 2),
+    "qwen2-bf16": ("qwen2", llama_cfg("Qwen2ForCausalLM", "qwen2", tie_word_embeddings=True), "BF16", 1),
+    "qwen3-f32": ("qwen3", llama_cfg("Qwen3ForCausalLM", "qwen3", head_dim=16), "F32", 1),
+    "qwen3-bf16-sharded": ("qwen3", llama_cfg("Qwen3ForCausalLM", "qwen3", head_dim=16), "BF16", 3),
+    "qwen3-headwise-f32": ("qwen3", llama_cfg("Qwen3ForCausalLM", "qwen3", headwise_attn_output_gate=True,
+                                              use_qk_norm=True, head_dim=8), "F32", 1),
+    "qwen3-headwise-bf16-sharded": ("qwen3", llama_cfg("Qwen3ForCausalLM", "qwen3", num_key_value_heads=1,
+                                                       headwise_attn_output_gate=True, use_qk_norm=True,
+                                                       head_dim=8),
+                                    "BF16", 2),
+    "qwen3-elementwise-f32-sharded": ("qwen3", llama_cfg("Qwen3ForCausalLM", "qwen3",
+                                                         elementwise_attn_output_gate=True, use_qk_norm=True,
+                                                         head_dim=8), "F32", 2),
+    "qwen3-elementwise-bf16": ("qwen3", llama_cfg("Qwen3ForCausalLM", "qwen3", elementwise_attn_output_gate=True,
+                                                  use_qk_norm=True, attention_bias=True, head_dim=8), "BF16", 1),
+    "gpt2-f32": ("gpt2", gpt2_cfg(), "F32", 1),
+    "gpt2-bf16-sharded-noprefix": ("gpt2-noprefix", gpt2_cfg(), "BF16", 2),
+    "neox-f32": ("neox", neox_cfg(), "F32", 1),
+    "neox-bf16-sharded-seq": ("neox", neox_cfg(use_parallel_residual=False, rotary_pct=0.25), "BF16", 2),
+}
+
+
+def build(name, spec, out_root):
+    family, cfg, dtype, shards = spec
+    g = torch.Generator().manual_seed(sum(map(ord, name)))
+    if family in ("llama", "qwen2", "qwen3"):
+        W = weights_llama(cfg, family, g)
+    elif family.startswith("gpt2"):
+        pre = "" if family == "gpt2-noprefix" else "transformer."
+        W = weights_gpt2(cfg, pre, g)
+    else:
+        W = weights_neox(cfg, g)
+    cfg = dict(cfg, torch_dtype="bfloat16" if dtype == "BF16" else "float32")
+    ids = torch.randint(0, cfg["vocab_size"], (T_TOK,), generator=g)
+    Wr = rounded(W, dtype)
+    with torch.no_grad():
+        if family in ("llama", "qwen2", "qwen3"):
+            logits, att, gates, hidden = forward_llama(cfg, Wr, ids, family)
+        elif family.startswith("gpt2"):
+            logits, att, gates, hidden = forward_gpt2(cfg, Wr, ids, pre)
+        else:
+            logits, att, gates, hidden = forward_neox(cfg, Wr, ids)
+    d = os.path.join(out_root, name)
+    write_snapshot(d, cfg, W, dtype, shards)
+    with h5py.File(os.path.join(d, "expected.h5"), "w") as f:
+        kw = dict(compression="gzip", shuffle=True)
+        f.create_dataset("tokens", data=ids.numpy().astype(np.int32))
+        f.create_dataset("logits", data=logits.numpy().astype(np.float32), **kw)
+        f.create_dataset("attention", data=torch.stack(att).numpy().astype(np.float32), **kw)
+        f.create_dataset("hidden", data=torch.stack(hidden).numpy().astype(np.float32), **kw)
+        if gates:
+            f.create_dataset("gates", data=torch.stack(gates).numpy().astype(np.float32), **kw)
+        f.attrs["dtype"] = dtype
+    size = sum(os.path.getsize(os.path.join(d, x)) for x in os.listdir(d))
+    print("%-32s %-5s %d shard(s) %7d bytes" % (name, dtype, shards, size))
+
+
+def build_big(d, dtype="F32", seed=0):
+    """A random GPT-2-small-sized checkpoint (124M parameters)."""
+    cfg = gpt2_cfg(n_embd=768, n_layer=12, n_head=12, n_positions=1024, vocab_size=50257)
+    g = torch.Generator().manual_seed(seed)
+    W = weights_gpt2(cfg, "transformer.", g)
+    write_snapshot(d, cfg, W, dtype, 1)
+    print("%s: %.1fM parameters" % (d, sum(v.numel() for v in W.values()) / 1e6))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--out", default=os.path.join(HERE, "hf"))
+    ap.add_argument("--only")
+    ap.add_argument("--big", metavar="DIR", help="write the 124M GPT-2 checkpoint there and stop")
+    ap.add_argument("--big-dtype", default="F32", choices=["F32", "BF16", "F16"])
+    a = ap.parse_args()
+    torch.set_num_threads(1)
+    if a.big:
+        build_big(a.big, a.big_dtype)
+        return
+    for name, spec in FIXTURES.items():
+        if a.only and a.only != name:
+            continue
+        build(name, spec, a.out)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

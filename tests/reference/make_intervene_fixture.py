@@ -1,0 +1,162 @@
+#!/usr/bin/python3
+"""make_intervene_fixture.py: the PyTorch reference of the inference-time
+interventions (src/intervention.h, docs/metrics.md "Interventions"), for
+tests/test_intervene.c.
+
+    /usr/bin/python3 tests/reference/make_intervene_fixture.py [--out DIR]
+
+Writes fixtures/intervene/intervene.h5 (its own directory: test_reference.c
+takes every fixtures/*.h5 as one of its cases), one group per case (a tiny model of
+make_fixtures.py: same configs, weights drawn the same way, float32-exact):
+  <case>/config           uint8 [n]: INI text
+  <case>/tokens           int32 [B, T]
+  <case>/params/<name>    float32 weights
+  <case>/block_out       float32 [K, L, B, Ti, d]: residual after each block
+                          (after the intervention; Ti = T + sink token)
+  <case>/logits          float32 [K, B, T, V]
+    for the K = 5 kinds none, gates-open, gates-mean, bos-clip (k = 3),
+    bos-mean, in that order (intervention.h's)
+  <case>/no-bos/block_out, <case>/no-bos/logits: the same for no-bos, whose
+    tokens are tokens[:, 1:] (T - 1 of them) Computed in float64
+by gatelab_ref.Model with the interventions written here from the
+definitions, independently of the C code.
+"""
+import argparse
+import os
+import sys
+
+import h5py
+import numpy as np
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import gatelab_ref as ref  # noqa: E402
+import make_fixtures as mf  # noqa: E402
+
+CASES = ["var-g1-elem", "var-g1-shared", "var-g1-add-id", "var-g1-const", "opt-learned-sink"]
+KINDS = ["none", "gates-open", "gates-mean", "bos-clip", "bos-mean", "no-bos"]
+CLIP_K = 3
+SEED = 20250602
+
+
+class IvModel(ref.Model):
+    """gatelab_ref.Model with one intervention and the block outputs kept."""
+
+    def __init__(self, cfg, params, kind):
+        super().__init__(cfg, params=params)
+        self.kind = kind
+        self.extra = 1 if self.cfg["sink_token"] else 0
+        self.blocks = []
+
+    def gate(self, l, xn, t):
+        kind = self.kind
+        if kind not in ("gates-open", "gates-mean"):
+            return super().gate(l, xn, t)
+        c, P = self.cfg, self.p
+        G, Cg, _, _ = self.geo
+        B, Ti, _ = t.shape
+        w = P["layers.%d.attn.gate.w" % l]
+        inp = c["gate_input"]
+        if inp == "full":
+            z = xn @ w.t()
+        elif inp == "headslice":
+            H = c["n_heads"]
+            z = (xn.reshape(B, Ti, H, c["d_model"] // H) * w).sum(-1) + P["layers.%d.attn.gate.b" % l]
+        else:
+            z = w
+        g = ref.gate_act(z, c["gate_act"])
+        if inp == "const":
+            gg = g.reshape(G, Cg)
+        elif inp == "headslice" or c["gate_gran"] == "head":
+            gg = g.reshape(B, Ti, G, 1)
+        elif c["gate_shared"]:
+            gg = g.reshape(B, Ti, G, Cg).mean(2, keepdim=True)
+        else:
+            gg = g.reshape(B, Ti, G, Cg)
+        if kind == "gates-open":
+            gg = torch.full_like(gg, 1.0 if c["gate_form"] == "mult" else 0.0)
+        elif inp != "const":  # gates-mean: mean over the real rows, every row
+            gg = gg[:, self.extra:].mean(1, keepdim=True).expand_as(gg)
+        tv = t.reshape(B, Ti, G, Cg)
+        out = tv * gg if c["gate_form"] == "mult" else tv + gg
+        return out.reshape(B, Ti, G * Cg)
+
+    def residual(self, x):
+        e = self.extra
+        x = x.clone()
+        for b in range(x.shape[0]):
+            h = x[b, e:]
+            if self.kind == "bos-mean":
+                h[0] = h[1:].mean(0)
+            elif self.kind == "bos-clip":
+                med = torch.quantile(h.abs().reshape(-1), 0.5)  # mean of the two middles
+                top = torch.topk(h[0].abs(), CLIP_K).indices
+                for i in top.tolist():
+                    if h[0, i].abs() > med:
+                        h[0, i] = torch.sign(h[0, i]) * med
+        return x
+
+    def forward(self, tokens):
+        c, P = self.cfg, self.p
+        B, T = tokens.shape
+        x = P["tok_embed"][tokens]
+        if self.extra:
+            x = torch.cat([P["sink_embed"].reshape(1, 1, -1).expand(B, 1, -1), x], 1)
+        Ti = T + self.extra
+        if c["pos"] == "learned":
+            x = x + P["pos_embed"][:Ti][None]
+        rope = ref.rope_tables(c, Ti, x.dtype) if c["pos"] == "rope" else None
+        self.blocks = []
+        for l in range(c["n_layers"]):
+            x = x + self.attention(l, x, rope)
+            x = x + self.mlp(l, x)
+            x = self.residual(x)
+            self.blocks.append(x)
+        xf = self.norm(x, "final_norm")
+        head = P["tok_embed"] if c["tied_embed"] else P["lm_head"]
+        return (xf @ head.t())[:, self.extra:]
+
+
+def make_case(f, name, vid, cfg, seed):
+    gen = torch.Generator().manual_seed(seed)
+    params = mf.f32_exact(ref.init_params(cfg, gen))
+    tok, _ = mf.batch(cfg, gen)
+    g = f.create_group(name)
+    mf.put(g, "config", np.frombuffer(mf.config_text(vid, cfg).encode(), dtype=np.uint8))
+    mf.put(g, "tokens", tok.numpy().astype(np.int32))
+    for n, p in params.items():
+        mf.put(g, "params/" + n, p.detach().numpy().astype(np.float32))
+    blocks, logits = [], []
+    with torch.no_grad():
+        for kind in KINDS:
+            m = IvModel(cfg, params, kind)
+            lg = m.forward(tok[:, 1:] if kind == "no-bos" else tok)
+            blocks.append(torch.stack(m.blocks).numpy().astype(np.float32))
+            logits.append(lg.numpy().astype(np.float32))
+    mf.put(g, "block_out", np.stack(blocks[:-1]))  # every kind but no-bos
+    mf.put(g, "logits", np.stack(logits[:-1]))
+    mf.put(g, "no-bos/block_out", blocks[-1])
+    mf.put(g, "no-bos/logits", logits[-1])
+    print("%-18s done" % name)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    here = os.path.dirname(os.path.abspath(__file__))
+    ap.add_argument("--out", default=os.path.join(here, "fixtures", "intervene"))
+    a = ap.parse_args()
+    torch.set_num_threads(1)
+    cases = {name: (vid, cfg) for name, vid, cfg in mf.cases()}
+    path = os.path.join(a.out, "intervene.h5")
+    with h5py.File(path + ".tmp", "w", libver="latest") as f:
+        f.attrs["generator"] = ("tests/reference/make_intervene_fixture.py, torch %s, seed %d, "
+                                "clip_k %d" % (torch.__version__, SEED, CLIP_K))
+        for k, name in enumerate(CASES):
+            vid, cfg = cases[name]
+            make_case(f, name, vid, cfg, SEED + k)
+    os.replace(path + ".tmp", path)
+    print("%s: %.1f KB" % (path, os.path.getsize(path) / 1024))
+
+
+if __name__ == "__main__":
+    main()

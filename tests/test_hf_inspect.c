@@ -1,0 +1,562 @@
+/* test_hf_inspect.c: the Hugging Face forward pass against PyTorch
+ * (tests/reference/make_hf_fixtures.py writes tests/reference/hf/<name>/:
+ * a snapshot plus expected.h5), and bad checkpoints giving one-line errors.
+ *
+ * Every fixture: logits, attention maps (full, M = T), first-token column,
+ * gate scores (gated Qwen3) and block outputs within 1e-4 (absolute plus
+ * relative). BF16 fixtures are held to the same bound: the reference runs
+ * in float32 on the BF16-rounded weights, as gatelab does. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <hdf5.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "hf_model.h"
+#include "metrics.h"
+#include "runfile_read.h"
+#include "safetensors.h"
+#include "testutil.h"
+
+#define TOL 1e-4
+
+static const char *FIXTURES[] = {
+    "llama-f32",
+    "llama-bf16-sharded",
+    "qwen2-f32-sharded",
+    "qwen2-bf16",
+    "qwen3-f32",
+    "qwen3-bf16-sharded",
+    "qwen3-headwise-f32",
+    "qwen3-headwise-bf16-sharded",
+    "qwen3-elementwise-f32-sharded",
+    "qwen3-elementwise-bf16",
+    "gpt2-f32",
+    "gpt2-bf16-sharded-noprefix",
+    "neox-f32",
+    "neox-bf16-sharded-seq",
+};
+#define N_FIX (sizeof FIXTURES / sizeof *FIXTURES)
+
+/* Read a whole dataset (float or int) into a malloc'd buffer; NULL when
+ * absent. *n = element count. */
+static void *read_ds(hid_t f, const char *name, hid_t mtype, size_t el, size_t *n) {
+    if (H5Lexists(f, name, H5P_DEFAULT) <= 0)
+        return NULL;
+    hid_t ds = H5Dopen2(f, name, H5P_DEFAULT), sp = H5Dget_space(ds);
+    *n = (size_t)H5Sget_simple_extent_npoints(sp);
+    void *buf = malloc(*n * el);
+    assert_non_null(buf);
+    assert_true(H5Dread(ds, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) >= 0);
+    H5Sclose(sp);
+    H5Dclose(ds);
+    return buf;
+}
+
+typedef struct {
+    int L, T, H, C, d;
+    float *att;   /* [L, H, T, T] */
+    float *col;   /* [L, H, T] */
+    float *gates; /* [L, T, C] */
+    float *hid;   /* [L, T, d] */
+} Got;
+
+static void collect(void *ctx, const HfLayerOut *o) {
+    Got *g = ctx;
+    size_t TT = (size_t)o->T * o->T, l = (size_t)o->layer;
+    assert_int_equal(o->M, o->T);
+    memcpy(g->att + l * o->H * TT, o->maps, (size_t)o->H * TT * sizeof(float));
+    memcpy(g->col + l * o->H * o->T, o->first_col, (size_t)o->H * o->T * sizeof(float));
+    if (o->C)
+        memcpy(g->gates + l * o->T * o->C, o->gates, (size_t)o->T * o->C * sizeof(float));
+    memcpy(g->hid + l * o->T * o->d, o->hidden, (size_t)o->T * o->d * sizeof(float));
+}
+
+/* Largest |got - want| / (1 + |want|); fails past TOL naming the array. */
+static double compare(const char *fix, const char *what, const float *got, const float *want,
+                      size_t n) {
+    double worst = 0.0;
+    size_t at = 0;
+    for (size_t i = 0; i < n; i++) {
+        double e = fabs((double)got[i] - want[i]) / (1.0 + fabs((double)want[i]));
+        if (!(e <= worst))
+            worst = e, at = i;
+    }
+    if (!(worst <= TOL))
+        fail_msg("%s: %s[%zu] = %.7g, PyTorch %.7g (error %.3g > %g)", fix, what, at, got[at],
+                 want[at], worst, TOL);
+    return worst;
+}
+
+static void check_fixture(const char *name) {
+    char dir[2048], path[2100], err[512] = "";
+    snprintf(dir, sizeof dir, "%s/tests/reference/hf/%s", tu_src(), name);
+    snprintf(path, sizeof path, "%s/expected.h5", dir);
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (f < 0)
+        fail_msg("cannot open %s", path);
+    size_t nt, nl, na, nh, ng = 0;
+    int32_t *tok = read_ds(f, "tokens", H5T_NATIVE_INT32, 4, &nt);
+    float *logits = read_ds(f, "logits", H5T_NATIVE_FLOAT, 4, &nl);
+    float *att = read_ds(f, "attention", H5T_NATIVE_FLOAT, 4, &na);
+    float *hid = read_ds(f, "hidden", H5T_NATIVE_FLOAT, 4, &nh);
+    float *gates = read_ds(f, "gates", H5T_NATIVE_FLOAT, 4, &ng);
+    H5Fclose(f);
+
+    HfModel *m = NULL;
+    if (hf_model_open(&m, dir, 2, err, sizeof err) < 0)
+        fail_msg("%s: %s", name, err);
+    const HfArch *a = hf_model_arch(m);
+    int T = (int)nt;
+    Got g = {a->L, T, a->H, hf_model_gate_channels(m), a->d, NULL, NULL, NULL, NULL};
+    assert_int_equal(na, (size_t)a->L * a->H * T * T);
+    assert_int_equal(nl, (size_t)T * a->V);
+    assert_int_equal(ng, (size_t)a->L * T * g.C);
+    g.att = calloc(na, 4), g.col = calloc((size_t)a->L * a->H * T, 4);
+    g.gates = calloc(ng + 1, 4), g.hid = calloc(nh, 4);
+    float *lg = calloc(nl, 4);
+    if (hf_model_forward(m, tok, T, T, collect, &g, lg, err, sizeof err) < 0)
+        fail_msg("%s: %s", name, err);
+    double e[5];
+    e[0] = compare(name, "logits", lg, logits, nl);
+    e[1] = compare(name, "attention", g.att, att, na);
+    e[2] = compare(name, "hidden", g.hid, hid, nh);
+    e[3] = ng ? compare(name, "gates", g.gates, gates, ng) : 0.0;
+    /* first_col is column 0 of the reference maps */
+    float *col0 = calloc((size_t)a->L * a->H * T, 4);
+    for (size_t i = 0; i < (size_t)a->L * a->H * T; i++)
+        col0[i] = att[i * T];
+    e[4] = compare(name, "first_col", g.col, col0, (size_t)a->L * a->H * T);
+    printf("%-30s %-5s logits %.2e attention %.2e hidden %.2e gates %.2e\n", name,
+           hf_model_dtype(m), e[0], e[1], e[2], e[3]);
+    hf_model_close(m);
+    free(col0), free(lg), free(g.att), free(g.col), free(g.gates), free(g.hid);
+    free(tok), free(logits), free(att), free(hid), free(gates);
+}
+
+static void test_fixtures(void **s) {
+    (void)s;
+    for (size_t i = 0; i < N_FIX; i++)
+        check_fixture(FIXTURES[i]);
+}
+
+/* Maps kept for M < T are the top-left block of the full maps. */
+typedef struct {
+    int M, T, H, n;
+    float *maps, *cols;
+} Part;
+static void collect_part(void *ctx, const HfLayerOut *o) {
+    Part *p = ctx;
+    if (o->layer)
+        return;
+    memcpy(p->maps, o->maps, (size_t)o->H * o->M * o->M * 4);
+    memcpy(p->cols, o->first_col, (size_t)o->H * o->T * 4);
+}
+static void collect_full(void *ctx, const HfLayerOut *o) {
+    Part *p = ctx;
+    if (o->layer)
+        return;
+    memcpy(p->maps, o->maps, (size_t)o->H * o->M * o->M * 4);
+}
+
+static void test_truncated_maps(void **s) {
+    (void)s;
+    char dir[2048], err[512];
+    snprintf(dir, sizeof dir, "%s/tests/reference/hf/qwen3-headwise-f32", tu_src());
+    HfModel *m;
+    assert_int_equal(hf_model_open(&m, dir, 1, err, sizeof err), 0);
+    const int T = 9, M = 4, H = hf_model_arch(m)->H;
+    int32_t ids[9] = {3, 1, 4, 1, 5, 9, 2, 6, 5};
+    Part full = {T, T, H, 0, calloc((size_t)H * T * T, 4), NULL};
+    Part part = {M, T, H, 0, calloc((size_t)H * M * M, 4), calloc((size_t)H * T, 4)};
+    assert_int_equal(hf_model_forward(m, ids, T, T, collect_full, &full, NULL, err, sizeof err), 0);
+    assert_int_equal(hf_model_forward(m, ids, T, M, collect_part, &part, NULL, err, sizeof err), 0);
+    for (int h = 0; h < H; h++)
+        for (int t = 0; t < T; t++) {
+            const float *row = full.maps + ((size_t)h * T + t) * T;
+            assert_true(part.cols[h * T + t] == row[0]);
+            for (int k = 0; t < M && k < M; k++)
+                assert_true(part.maps[((size_t)h * M + t) * M + k] == row[k]);
+        }
+    free(full.maps), free(part.maps), free(part.cols);
+    hf_model_close(m);
+}
+
+/* ---- bad checkpoints ---- */
+
+static void write_file(const char *path, const void *b, size_t n) {
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(b, 1, n, f), n);
+    fclose(f);
+}
+
+/* A safetensors file from a header string and data size. */
+static void write_st(const char *path, const char *header, uint64_t hlen_claim, size_t data) {
+    size_t hl = strlen(header);
+    if (!hlen_claim)
+        hlen_claim = hl; /* 0: the true length */
+    uint8_t *b = calloc(8 + hl + data + 1, 1);
+    for (int i = 0; i < 8; i++)
+        b[i] = (uint8_t)(hlen_claim >> (8 * i));
+    memcpy(b + 8, header, hl);
+    write_file(path, b, 8 + hl + data);
+    free(b);
+}
+
+static const char *CFG =
+    "{\"architectures\": [\"LlamaForCausalLM\"], \"hidden_size\": 32, \"num_hidden_layers\": 2,"
+    " \"num_attention_heads\": 4, \"num_key_value_heads\": 2, \"intermediate_size\": %d,"
+    " \"vocab_size\": 128, \"rms_norm_eps\": 1e-6}";
+
+/* A snapshot dir: config (printf'd with ff) + the llama-f32 weights, or
+ * the given safetensors file. Returns the dir. */
+static const char *snapshot(int ff, const char *arch) {
+    const char *d = tu_tmpdir();
+    char path[2048], cfg[1024];
+    snprintf(cfg, sizeof cfg, CFG, ff);
+    if (arch) {
+        char *p = strstr(cfg, "LlamaForCausalLM");
+        char rest[1024];
+        snprintf(rest, sizeof rest, "%s", p + strlen("LlamaForCausalLM"));
+        snprintf(p, sizeof cfg - (size_t)(p - cfg), "%s%s", arch, rest);
+    }
+    snprintf(path, sizeof path, "%s/config.json", d);
+    write_file(path, cfg, strlen(cfg));
+    return d;
+}
+
+static void copy_weights(const char *d, size_t keep) {
+    char src[2048], dst[2048];
+    snprintf(src, sizeof src, "%s/tests/reference/hf/llama-f32/model.safetensors", tu_src());
+    snprintf(dst, sizeof dst, "%s/model.safetensors", d);
+    size_t n;
+    char *b = tu_slurp(src, &n);
+    assert_non_null(b);
+    write_file(dst, b, keep && keep < n ? keep : n);
+    free(b);
+}
+
+static void expect_error(const char *d, const char *needle) {
+    HfModel *m = NULL;
+    char err[512] = "";
+    int rc = hf_model_open(&m, d, 1, err, sizeof err);
+    if (rc == 0)
+        fail_msg("%s: accepted, expected an error with '%s'", d, needle);
+    assert_null(m);
+    if (!strstr(err, needle))
+        fail_msg("error '%s' does not mention '%s'", err, needle);
+    assert_null(strchr(err, '\n'));
+    printf("  refused: %s\n", err);
+}
+
+static void test_bad_checkpoints(void **s) {
+    (void)s;
+    char path[2048];
+    const char *d = snapshot(64, NULL);
+    copy_weights(d, 5000); /* truncated */
+    expect_error(d, "run past the end of the file");
+    copy_weights(d, 5); /* shorter than the length field */
+    expect_error(d, "truncated");
+
+    d = snapshot(64, NULL);
+    snprintf(path, sizeof path, "%s/model.safetensors", d);
+    write_st(path, "{}", (uint64_t)1 << 60, 0);
+    expect_error(d, "absurd header length");
+    write_st(path, "{}", 4000, 0);
+    expect_error(d, "truncated: header of 4000 bytes");
+    write_st(path, "{\"a\":{\"dtype\":\"F32\",\"shape\":[4],\"data_offsets\":[0,16]}}", 0, 8);
+    expect_error(d, "run past the end");
+    write_st(path,
+             "{\"a\":{\"dtype\":\"F32\",\"shape\":[4],\"data_offsets\":[0,16]},"
+             "\"b\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[8,16]}}",
+             0, 16);
+    expect_error(d, "overlap");
+    write_st(path, "{\"a\":{\"dtype\":\"Q4\",\"shape\":[4],\"data_offsets\":[0,16]}}", 0, 16);
+    expect_error(d, "unknown dtype 'Q4'");
+    write_st(path, "{\"a\":{\"dtype\":\"F32\",\"shape\":[5],\"data_offsets\":[0,16]}}", 0, 16);
+    expect_error(d, "16 bytes for 5 elements");
+    write_st(path, "{\"a\":{\"dtype\":\"F32\",\"shape\":[-4],\"data_offsets\":[0,16]}}", 0, 16);
+    expect_error(d, "shape[0]");
+    write_st(path, "{\"a\": nonsense", 0, 0);
+    expect_error(d, "header is not a JSON object");
+    write_st(path, "{\"a\":{\"dtype\":\"F32\",\"shape\":[4],\"data_offsets\":[0,16]}}", 0, 16);
+    expect_error(d, "model.embed_tokens.weight: missing from the checkpoint");
+
+    d = snapshot(65, NULL); /* config disagrees with the shapes */
+    copy_weights(d, 0);
+    expect_error(
+        d, "model.layers.0.mlp.gate_proj.weight: shape [64,32], but config.json implies [65,32]");
+    d = snapshot(64, "FooForCausalLM");
+    copy_weights(d, 0);
+    expect_error(d, "unknown architecture 'FooForCausalLM'");
+    d = snapshot(64, NULL);
+    copy_weights(d, 0);
+    HfModel *m;
+    char err[512];
+    assert_int_equal(hf_model_open(&m, d, 1, err, sizeof err), 0); /* the good case */
+    int32_t bad[2] = {5, 128};
+    assert_int_equal(hf_model_forward(m, bad, 2, 2, NULL, NULL, NULL, err, sizeof err), -1);
+    assert_non_null(strstr(err, "token id 128 at position 1"));
+    hf_model_close(m);
+}
+
+/* A sharded index naming a tensor that is not in its shard. */
+static void test_bad_index(void **s) {
+    (void)s;
+    const char *d = snapshot(64, NULL);
+    char path[2048];
+    snprintf(path, sizeof path, "%s/model-00001-of-00001.safetensors", d);
+    write_st(path, "{\"a\":{\"dtype\":\"F32\",\"shape\":[4],\"data_offsets\":[0,16]}}", 0, 16);
+    snprintf(path, sizeof path, "%s/model.safetensors.index.json", d);
+    const char *idx = "{\"weight_map\": {\"a\": \"model-00001-of-00001.safetensors\","
+                      " \"b\": \"model-00001-of-00001.safetensors\"}}";
+    write_file(path, idx, strlen(idx));
+    expect_error(d, "tensor 'b' is not in model-00001-of-00001.safetensors");
+    const char *esc = "{\"weight_map\": {\"a\": \"../x.safetensors\"}}";
+    write_file(path, esc, strlen(esc));
+    expect_error(d, "is not a file name in the snapshot");
+}
+
+/* abs_median (quickselect) against the sorted definition, with ties. */
+static int cmp_f(const void *a, const void *b) {
+    float x = *(const float *)a, y = *(const float *)b;
+    return (x > y) - (x < y);
+}
+static void test_median(void **s) {
+    (void)s;
+    unsigned r = 12345;
+    for (size_t n = 1; n < 300; n += 7) {
+        float x[300], y[300], scratch[300];
+        for (size_t i = 0; i < n; i++) {
+            r = r * 1103515245u + 12345u;
+            x[i] = (float)((int)(r >> 16) % 41 - 20) * 0.25f; /* many ties, both signs */
+            y[i] = fabsf(x[i]);
+        }
+        qsort(y, n, sizeof *y, cmp_f);
+        double want = n % 2 ? y[n / 2] : 0.5 * ((double)y[n / 2 - 1] + y[n / 2]);
+        assert_true(abs_median(x, n, scratch) == want);
+    }
+}
+
+/* ---- the command: run file, analysis tools, bad input ---- */
+
+static void write_tokens(const char *path, const int32_t *ids, int n, int lines) {
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    for (int l = 0; l < lines; l++)
+        for (int i = 0; i < n; i++)
+            fprintf(f, "%d%c", ids[i], i + 1 < n ? ' ' : '\n');
+    fclose(f);
+}
+
+static void test_cli_runfile(void **s) {
+    (void)s;
+    char d[1024];
+    snprintf(d, sizeof d, "%s", tu_tmpdir());
+    char fix[2048], exp[2100], ids[2048], run[2048], log[2048];
+    snprintf(fix, sizeof fix, "%s/tests/reference/hf/qwen3-elementwise-f32-sharded", tu_src());
+    snprintf(exp, sizeof exp, "%s/expected.h5", fix);
+    hid_t f = H5Fopen(exp, H5F_ACC_RDONLY, H5P_DEFAULT);
+    size_t nt, na, ng, nh;
+    int32_t *tok = read_ds(f, "tokens", H5T_NATIVE_INT32, 4, &nt);
+    float *att = read_ds(f, "attention", H5T_NATIVE_FLOAT, 4, &na);
+    float *gates = read_ds(f, "gates", H5T_NATIVE_FLOAT, 4, &ng);
+    float *hid = read_ds(f, "hidden", H5T_NATIVE_FLOAT, 4, &nh);
+    H5Fclose(f);
+    const int T = (int)nt, M = 4;
+    snprintf(ids, sizeof ids, "%s/ids.txt", d);
+    snprintf(run, sizeof run, "%s/run.h5", d);
+    snprintf(log, sizeof log, "%s/log", d);
+    write_tokens(ids, tok, T, 2); /* two identical windows: means = the window */
+    assert_int_equal(
+        tu_run(log, "inspect %s --tokens %s --out %s --maps-len %d --threads 2", fix, ids, run, M),
+        0);
+    char err[512];
+    RunReader *r = runread_open(run, err, sizeof err);
+    if (!r)
+        fail_msg("%s", err);
+    assert_string_equal(runread_meta(r)->variant, "pretrained:Qwen3ForCausalLM");
+    ProbeRecord p;
+    if (runread_probe(r, -1, &p, err, sizeof err) < 0)
+        fail_msg("%s", err);
+    assert_int_equal(p.N, 2), assert_int_equal(p.T, T), assert_int_equal(p.M, M);
+    assert_int_equal(p.gate_channels, p.H * 8), assert_int_equal(p.gate_heads, p.H);
+    for (int l = 0; l < p.L; l++)
+        for (int h = 0; h < p.H; h++) {
+            const float *A = att + ((size_t)l * p.H + h) * T * T;
+            for (int t = 0; t < T; t++) /* full first-token column of both windows */
+                for (int n = 0; n < 2; n++)
+                    assert_true(fabs(p.first_col[(((size_t)n * p.L + l) * p.H + h) * T + t] -
+                                     A[(size_t)t * T]) < TOL);
+            for (int t = 0; t < M; t++) /* maps of the first M positions */
+                for (int k = 0; k < M; k++)
+                    assert_true(fabs(p.attention[(((size_t)l * p.H + h) * M + t) * M + k] -
+                                     A[(size_t)t * T + k]) < TOL);
+        }
+    for (int l = 0; l < p.L; l++) {
+        double gmean = 0, hmax = 0;
+        for (size_t i = 0; i < (size_t)T * p.gate_channels; i++)
+            gmean += gates[(size_t)l * T * p.gate_channels + i];
+        gmean /= (double)T * p.gate_channels;
+        hmax = abs_max(hid + (size_t)l * nh / p.L, nh / p.L);
+        assert_true(fabs(p.gate_stats[l * 4] - gmean) < TOL);
+        assert_true(fabs(p.h_max[l] - hmax) < TOL * (1 + hmax));
+    }
+    runread_probe_free(&p);
+    runread_close(r);
+    /* the provenance */
+    f = H5Fopen(run, H5F_ACC_RDONLY, H5P_DEFAULT);
+    size_t nf;
+    int32_t *first = read_ds(f, "pretrained/first_token", H5T_NATIVE_INT32, 4, &nf);
+    assert_int_equal(nf, 2), assert_int_equal(first[0], tok[0]);
+    assert_true(H5Aexists_by_name(f, "pretrained", "config_json", H5P_DEFAULT) > 0);
+    assert_true(H5Aexists_by_name(f, "pretrained", "architecture", H5P_DEFAULT) > 0);
+    H5Fclose(f);
+    /* every analysis command reads it */
+    const char *cmds[] = {"sinks %s",
+                          "sinks --json %s",
+                          "gates %s",
+                          "acts %s",
+                          "heatmap %s --out %s.png",
+                          "plot first-share %s --out %s.fs.png",
+                          "plot gate-hist %s --out %s.gh.png",
+                          "plot mact %s --out %s.ma.png"};
+    for (size_t i = 0; i < sizeof cmds / sizeof *cmds; i++) {
+        char cmd[512];
+        snprintf(cmd, sizeof cmd, cmds[i], run, run);
+        if (tu_run(log, "%s", cmd) != 0)
+            fail_msg("gatelab %s failed", cmd);
+    }
+    assert_int_equal(tu_run(log, "report %s --out %s/rep", d, d), 0);
+    char md[1100];
+    snprintf(md, sizeof md, "%s/rep/REPORT.md", d);
+    char *rep = tu_slurp(md, NULL);
+    assert_non_null(rep);
+    assert_non_null(strstr(rep, "## Pretrained models"));
+    assert_non_null(strstr(rep, "| run.h5 | Qwen3ForCausalLM | F32 |"));
+    free(rep);
+    free(first), free(tok), free(att), free(gates), free(hid);
+}
+
+/* Bad input to the command: exit 2, one line naming the problem. */
+static void expect_cli(const char *args, const char *needle) {
+    char log[2048];
+    snprintf(log, sizeof log, "%s/log", tu_tmpdir());
+    int rc = tu_run(log, "%s", args);
+    char *out = tu_slurp(log, NULL);
+    if (rc != 2 || !out || !strstr(out, needle))
+        fail_msg("gatelab %s: exit %d, output '%s', want 2 and '%s'", args, rc, out ? out : "",
+                 needle);
+    assert_int_equal(tu_count_lines(log), 1);
+    free(out);
+}
+
+static void test_cli_bad(void **s) {
+    (void)s;
+    char d[1024], fix[2048], a[8192], ids[2048];
+    snprintf(d, sizeof d, "%s", tu_tmpdir()); /* tu_tmpdir's buffer is reused */
+    snprintf(fix, sizeof fix, "%s/tests/reference/hf/gpt2-f32", tu_src());
+    snprintf(ids, sizeof ids, "%s/ids.txt", d);
+    write_file(ids, "1 2 3\n4 x 6\n", 12);
+    snprintf(a, sizeof a, "inspect %s --tokens %s --out %s/o.h5", fix, ids, d);
+    expect_cli(a, "ids.txt:2: 'x' is not a token id");
+    write_file(ids, "1 2 3\n4 5 999\n", 14);
+    expect_cli(a, "'999' is not a token id in [0, 128)");
+    write_file(ids, "1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17\n", 42);
+    expect_cli(a, "windows of 17 tokens exceed the model's 16 positions");
+    write_file(ids, "7\n", 2);
+    expect_cli(a, "too short");
+    write_file(ids, "1 2 3\n", 6);
+    snprintf(a, sizeof a, "inspect %s --tokens %s", fix, ids);
+    expect_cli(a, "no --out");
+    snprintf(a, sizeof a, "inspect %s --text %s --out %s/o.h5", fix, ids, d);
+    expect_cli(a, "tokenizer");
+    snprintf(a, sizeof a, "inspect %s/nonexistent --tokens %s --out %s/o.h5", d, ids, d);
+    expect_cli(a, "config.json");
+    snprintf(a, sizeof a, "inspect %s --tokens %s --out %s/o.h5 --bos maybe", fix, ids, d);
+    expect_cli(a, "--bos 'maybe'");
+    snprintf(a, sizeof a, "inspect %s --tokens %s --out %s/ids.txt", fix, ids, d);
+    expect_cli(a, "exists");
+    char *still = tu_slurp(ids, NULL); /* not overwritten */
+    assert_string_equal(still, "1 2 3\n");
+    free(still);
+}
+
+/* --text through a hand-written byte-level BPE tokenizer.json (vocab of 10,
+ * one merge): the windows hold the ids worked out by hand. */
+static const char *TOKJSON =
+    "{\"version\": \"1.0\", \"added_tokens\": [{\"id\": 10, \"content\": \"<|endoftext|>\", "
+    "\"single_word\": false, \"lstrip\": false, \"rstrip\": false, \"normalized\": false, "
+    "\"special\": true}], \"normalizer\": null, \"pre_tokenizer\": {\"type\": \"ByteLevel\", "
+    "\"add_prefix_space\": false, \"trim_offsets\": true, \"use_regex\": true}, "
+    "\"post_processor\": null, \"decoder\": null, \"model\": {\"type\": \"BPE\", \"dropout\": "
+    "null, \"unk_token\": null, \"fuse_unk\": false, \"byte_fallback\": false, \"vocab\": "
+    "{\"h\": 1, \"e\": 2, \"l\": 3, \"o\": 4, \"\\u0120\": 5, \"w\": 6, \"r\": 7, \"d\": 8, "
+    "\"ll\": 9, \"<|endoftext|>\": 10}, \"merges\": [\"l l\"]}}";
+
+static void check_tokens(const char *run, const int *want, int n) {
+    char err[512];
+    RunReader *r = runread_open(run, err, sizeof err);
+    if (!r) fail_msg("%s", err);
+    ProbeRecord p;
+    if (runread_probe(r, -1, &p, err, sizeof err) < 0) fail_msg("%s", err);
+    assert_int_equal(p.N * p.T, n);
+    for (int i = 0; i < n; i++) assert_int_equal(p.tokens[i], want[i]);
+    runread_probe_free(&p);
+    runread_close(r);
+}
+
+static void test_cli_text(void **s) {
+    (void)s;
+    char d[1024], path[1200], log[1200], fix[2048];
+    snprintf(d, sizeof d, "%s", tu_tmpdir());
+    snprintf(fix, sizeof fix, "%s/tests/reference/hf/gpt2-f32", tu_src());
+    const char *names[2] = {"config.json", "model.safetensors"};
+    for (int i = 0; i < 2; i++) {
+        char src[2200];
+        size_t n;
+        snprintf(src, sizeof src, "%s/%s", fix, names[i]);
+        snprintf(path, sizeof path, "%s/%s", d, names[i]);
+        char *b = tu_slurp(src, &n);
+        assert_non_null(b);
+        write_file(path, b, n);
+        free(b);
+    }
+    snprintf(path, sizeof path, "%s/tokenizer.json", d);
+    write_file(path, TOKJSON, strlen(TOKJSON));
+    snprintf(path, sizeof path, "%s/t.txt", d);
+    write_file(path, "hello world hello world hello world", 35);
+    snprintf(log, sizeof log, "%s/log", d);
+    /* h e ll o | Ġ w o r l d | ...: 1 2 9 4 5 6 4 7 3 8 5 1 2 9 4 5 */
+    static const int no_bos[16] = {1, 2, 9, 4, 5, 6, 4, 7, 3, 8, 5, 1, 2, 9, 4, 5};
+    assert_int_equal(tu_run(log, "inspect %s --text %s --seq-len 8 --n-seq 2 --out %s/a.h5", d,
+                            path, d), 0);
+    snprintf(path, sizeof path, "%s/a.h5", d);
+    check_tokens(path, no_bos, 16);
+    /* --bos yes: the tokenizer adds none, so config.json's bos_token_id 0 */
+    static const int bos[16] = {0, 1, 2, 9, 4, 5, 6, 4, 0, 7, 3, 8, 5, 1, 2, 9};
+    assert_int_equal(tu_run(log, "inspect %s --text %s/t.txt --seq-len 8 --n-seq 2 --bos yes "
+                            "--out %s/b.h5", d, d, d), 0);
+    snprintf(path, sizeof path, "%s/b.h5", d);
+    check_tokens(path, bos, 16);
+}
+
+int main(void) {
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_fixtures),        cmocka_unit_test(test_truncated_maps),
+        cmocka_unit_test(test_bad_checkpoints), cmocka_unit_test(test_bad_index),
+        cmocka_unit_test(test_median),          cmocka_unit_test(test_cli_runfile),
+        cmocka_unit_test(test_cli_bad),
+        cmocka_unit_test(test_cli_text),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
