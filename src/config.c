@@ -38,7 +38,7 @@ static const char *const act_names[] = {"sigmoid", "silu", "identity",
 static const char *const input_names[] = {"full", "headslice", "const", NULL};
 static const char *const normz_names[] = {"softmax", "softmax1", "sink-logit",
                                           "clipped", "sigmoid", "softpick",
-                                          NULL};
+                                          "stickbreak", NULL};
 static const char *const ymod_names[] = {"none", "rmsnorm", "silu", NULL};
 static const char *const data_names[] = {"brown", "tokens", "bigram", "text",
                                          NULL};
@@ -130,8 +130,11 @@ static const KeyDef keys[] = {
     RF(clip_alpha, SEC_VARIANT, 0, 1e6, 0),
     RF(softpick_eps, SEC_VARIANT, 0, 1, 1),
     K(kv_bias, KT_BOOL, SEC_VARIANT),
-    K(sink_token, KT_BOOL, SEC_VARIANT),
+    RI(sink_token, SEC_VARIANT, 0, CONFIG_MAX_REGISTERS), /* prepended sink/register tokens */
     E(y_mod, ymod_names, SEC_VARIANT),
+    K(diff_attn, KT_BOOL, SEC_VARIANT),
+    K(ssmax, KT_BOOL, SEC_VARIANT),
+    K(fox, KT_BOOL, SEC_VARIANT),
 
     E(data, data_names, SEC_DATA),
     K(data_dir, KT_STR, SEC_DATA),
@@ -532,7 +535,7 @@ int config_set(Config *cfg, const char *kv, char *err, size_t errlen) {
 
 /* Internal sequence length the position table must cover. */
 static int needed_pos(const Config *c) {
-    return c->seq_len + (c->sink_token ? 1 : 0);
+    return c->seq_len + (c->sink_token > 0 ? c->sink_token : 0);
 }
 
 void config_resolve(Config *c) {
@@ -581,7 +584,7 @@ static int validate_shapes(const Config *c, char *err, size_t n) {
     if (c->max_pos < 0) return seterr(err, n, "max_pos %d is negative", c->max_pos);
     if (c->pos == POS_LEARNED && c->max_pos > 0 && c->max_pos < needed_pos(c))
         return seterr(err, n, "seq_len %d%s exceeds max_pos %d", c->seq_len,
-                      c->sink_token ? " + sink token" : "", c->max_pos);
+                      c->sink_token ? " + sink/register tokens" : "", c->max_pos);
     if (c->pos == POS_ROPE && !(c->rope_base > 1.0f))
         return seterr(err, n, "rope_base %g must be > 1", (double)c->rope_base);
     if (!(c->yarn_scale >= 1.0f))
@@ -590,6 +593,28 @@ static int validate_shapes(const Config *c, char *err, size_t n) {
         return seterr(err, n, "norm_eps %g must be positive", (double)c->norm_eps);
     if (!(c->init_std > 0.0f))
         return seterr(err, n, "init_std %g must be positive", (double)c->init_std);
+    return 0;
+}
+
+/* The literature remedies (docs/variants.md D): the combinations their
+ * formulas are defined for (sink_token's range is in the key table). */
+static int validate_remedies(const Config *c, char *err, size_t n) {
+    if (c->diff_attn && (c->normaliser != NORMZ_SOFTMAX || c->kv_bias))
+        return seterr(err, n, "diff_attn needs the plain softmax normaliser "
+                              "without kv_bias, not %s%s",
+                      normaliser_name(c->normaliser), c->kv_bias ? " + kv_bias" : "");
+    if (c->diff_attn && config_head_dim(c) % 2)
+        return seterr(err, n, "diff_attn splits each head in two: head_dim %d "
+                              "must be even", config_head_dim(c));
+    if (c->fox && (c->normaliser != NORMZ_SOFTMAX || c->kv_bias))
+        return seterr(err, n, "fox needs the plain softmax normaliser without "
+                              "kv_bias, not %s%s",
+                      normaliser_name(c->normaliser), c->kv_bias ? " + kv_bias" : "");
+    if (c->fox && c->diff_attn)
+        return seterr(err, n, "fox and diff_attn both rewrite the attention "
+                              "map; pick one");
+    if (c->normaliser == NORMZ_STICKBREAK && c->kv_bias)
+        return seterr(err, n, "stickbreak has no slot for kv_bias; pick one");
     return 0;
 }
 
@@ -604,6 +629,7 @@ static int validate_variant(const Config *c, char *err, size_t n) {
     if (c->kv_bias && c->normaliser != NORMZ_SOFTMAX)
         return seterr(err, n, "kv_bias needs the softmax normaliser, not %s",
                       normaliser_name(c->normaliser));
+    if (validate_remedies(c, err, n)) return -1;
     if (c->gate_pos == GATE_NONE) return 0; /* other gate keys are moot */
 
     const char *pos = gate_pos_name(c->gate_pos);

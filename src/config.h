@@ -13,6 +13,9 @@
  * (the weight table) is the same number, asserted in params.c. */
 #define CONFIG_MAX_LAYERS 64
 
+/* Most learned tokens sink_token may prepend (register tokens). */
+#define CONFIG_MAX_REGISTERS 16
+
 #define CFG_STR 256 /* every string field is bounded; longer input is refused */
 
 typedef enum { NORM_RMS = 0, NORM_LAYER } NormKind;
@@ -43,7 +46,8 @@ typedef enum {
     NORMZ_SINK_LOGIT, /* e^s / (e^{b_h} + sum e^s) */
     NORMZ_CLIPPED,    /* clip((zeta-gamma) softmax + gamma, 0, 1) */
     NORMZ_SIGMOID,    /* sigma(s - log T) */
-    NORMZ_SOFTPICK    /* relu(e^s - 1) / (sum |e^s - 1| + eps) */
+    NORMZ_SOFTPICK,   /* relu(e^s - 1) / (sum |e^s - 1| + eps) */
+    NORMZ_STICKBREAK  /* sigma(s_tj) prod_{j<k<=t} (1 - sigma(s_tk)) */
 } AttnNormaliser;
 
 /* A parameter-free change to Y itself (Table 3). */
@@ -84,8 +88,12 @@ typedef struct {
     float clip_alpha;      /* clipped softmax: gamma = -alpha / T */
     float softpick_eps;
     int kv_bias;           /* learned k', v' per head, always visible */
-    int sink_token;        /* learned embedding prepended; loss skips it */
+    int sink_token;        /* count of learned tokens prepended (registers;
+                              1 = the StreamingLLM sink); loss skips them */
     YMod y_mod;
+    int diff_attn;         /* differential attention (Ye et al. 2024) */
+    int ssmax;             /* scalable softmax: logits * s_h ln(n) */
+    int fox;               /* forgetting attention: + sum log f over (j, t] */
 
     /* --- data --- */
     DataSource data;

@@ -14,3 +14,12 @@ int config_head_dim(const Config *c) {
     if (c->head_dim > 0) return c->head_dim;
     return c->n_heads > 0 ? c->d_model / c->n_heads : 0;
 }
+
+/* Rows of the attention map do not sum to one (variants.md: Gu's proxy):
+ * an extra slot or null key takes mass, there is no normaliser, or the map
+ * is a difference of two softmaxes. */
+int config_attention_proxy(const Config *c) {
+    return c->normaliser == NORMZ_SOFTMAX1 || c->normaliser == NORMZ_SINK_LOGIT ||
+           c->normaliser == NORMZ_SIGMOID || c->normaliser == NORMZ_SOFTPICK ||
+           c->normaliser == NORMZ_STICKBREAK || c->diff_attn;
+}

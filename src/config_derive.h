@@ -12,4 +12,8 @@ int config_auto_d_ff(int d_model, MlpKind mlp);
 /* head_dim, or d_model / n_heads when head_dim is 0 (0 if undefined). */
 int config_head_dim(const Config *cfg);
 
+/* 1 when sink metrics must use Gu's proxy |a| / sum |a| on this
+ * variant's attention rows (they need not sum to one). */
+int config_attention_proxy(const Config *cfg);
+
 #endif

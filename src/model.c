@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attn_remedies.h"
 #include "intervention.h"
 #include "model.h"
 #include "ops.h"
@@ -202,6 +203,10 @@ int runstate_init(RunState *s, const Model *m, int B, int T) {
     }
     plan(s, m, s->mem);
     weights_point(&s->g, s->grads, &m->table, &m->cfg);
+    if (remedy_active(&m->cfg) && !(s->rm = remedy_state_new(m, B, T))) {
+        runstate_free(s);
+        return -1;
+    }
     return 0;
 }
 
@@ -214,7 +219,8 @@ size_t runstate_bytes(const Model *m, int B, int T) {
     s.la = la, s.sc = &sc;
     size_t Ti = (size_t)T + (size_t)m->dims.extra_pos;
     size_t ints = (2 * (size_t)B * Ti + (size_t)B * T) * sizeof(int);
-    size_t f = plan(&s, m, NULL) + m->table.total; /* activations + grads */
+    /* activations + grads + the remedies' own buffers (attn_remedies.c) */
+    size_t f = plan(&s, m, NULL) + m->table.total + remedy_state_floats(m, B, T);
     return f > (SIZE_MAX / 8 - ints) / sizeof(float) ? SIZE_MAX / 8 : f * sizeof(float) + ints;
 }
 
@@ -226,6 +232,7 @@ void runstate_free(RunState *s) {
     free(s->tgt_real);
     free(s->grads);
     free(s->mem);
+    remedy_state_free(s->rm);
     memset(s, 0, sizeof *s);
 }
 
@@ -488,8 +495,12 @@ static void attn_outputs_forward(const Model *m, RunState *s, int l, int B,
     GateBroadcast gk = gate_kind(c);
     AttnSpec sp;
     attn_spec(&sp, m, Ti);
-    attention_forward(a->y, a->att, a->slot, a->preatt, a->qr, a->kr, a->vg, lw->sink_logit,
-                      lw->kv_bias_k, lw->kv_bias_v, &sp, B, Ti, D->H, D->Hkv, D->dh);
+    if (s->rm)
+        remedy_attention_forward(s->rm, m, l, a->y, a->att, a->slot, a->preatt, a->qr, a->kr,
+                                 a->vg, a->n1, &sp, B, Ti);
+    else
+        attention_forward(a->y, a->att, a->slot, a->preatt, a->qr, a->kr, a->vg, lw->sink_logit,
+                          lw->kv_bias_k, lw->kv_bias_v, &sp, B, Ti, D->H, D->Hkv, D->dh);
     if (c->y_mod == YMOD_RMSNORM) {
         rmsnorm_forward(a->yrn, a->yrstd, a->y, NULL, N * D->H, D->dh, c->norm_eps);
         gate_apply_forward(a->ym, a->yrn, lw->y_norm, GB_CONST, FORM_MULT, N, D->H, D->dh);
@@ -531,15 +542,16 @@ static void mlp_block_forward(const Model *m, RunState *s, int l, int N,
 
 /* ---- embedding and head ---- */
 
-/* Internal tokens/targets: with a sink token, row 0 of each sequence is the
- * sink (token 0 as a placeholder, target -1 so the loss skips it). */
+/* Internal tokens/targets: with e sink/register tokens, rows 0..e-1 of each
+ * sequence are those (token 0 as a placeholder, target -1 so the loss skips
+ * them). */
 static void prepare_tokens(const Model *m, RunState *s, const int *tokens,
                            const int *targets, int B, int T) {
     const int e = m->dims.extra_pos, Ti = T + e;
     for (int b = 0; b < B; b++) {
-        if (e) {
-            s->tok_int[(size_t)b * Ti] = 0;
-            s->tgt_int[(size_t)b * Ti] = -1;
+        for (int r = 0; r < e; r++) {
+            s->tok_int[(size_t)b * Ti + r] = 0;
+            s->tgt_int[(size_t)b * Ti + r] = -1;
         }
         for (int t = 0; t < T; t++) {
             size_t i = (size_t)b * Ti + e + t, r = (size_t)b * T + t;
@@ -554,9 +566,11 @@ static void embed_all(const Model *m, RunState *s, float *x, int B, int Ti) {
     const Dims *D = &m->dims;
     embed_forward(x, s->tok_int, m->w.tok_embed, m->w.pos_embed, B * Ti, Ti, D->d);
     if (!D->extra_pos) return;
-    for (int b = 0; b < B; b++) { /* the sink row: sink_embed (+ pos 0) */
+    /* the sink/register rows r < e: sink_embed[r] (+ pos r) */
+    const size_t ed = (size_t)D->extra_pos * D->d;
+    for (int b = 0; b < B; b++) {
         float *row = x + (size_t)b * Ti * D->d;
-        for (int i = 0; i < D->d; i++)
+        for (size_t i = 0; i < ed; i++)
             row[i] = m->w.sink_embed[i] + (m->w.pos_embed ? m->w.pos_embed[i] : 0.0f);
     }
 }
@@ -572,9 +586,10 @@ static void embed_all_backward(const Model *m, RunState *s, float *dx, int B,
     /* positions see every row; token rows exclude the sink, whose gradient
      * goes to sink_embed instead */
     if (g->pos_embed) embed_backward(NULL, g->pos_embed, dx, s->tok_int, B * Ti, Ti, D->d);
+    const size_t ed = (size_t)D->extra_pos * D->d;
     for (int b = 0; b < B; b++) {
         float *row = dx + (size_t)b * Ti * D->d;
-        for (int i = 0; i < D->d; i++) {
+        for (size_t i = 0; i < ed; i++) {
             g->sink_embed[i] += row[i];
             row[i] = 0.0f;
         }
@@ -618,7 +633,7 @@ float model_forward_iv(const Model *m, RunState *s, const int *tokens,
     }
     norm_forward(m, s->xfn, s->fmean, s->frstd, s->x_out, m->w.final_norm_w, m->w.final_norm_b,
                  N);
-    if (D->extra_pos) gather_real(s->xreal, s->xfn, B, T, 1, D->d, 0);
+    if (D->extra_pos) gather_real(s->xreal, s->xfn, B, T, D->extra_pos, D->d, 0);
     matmul_forward(s->logits, s->xreal, m->w.lm_head, NULL, Nr, D->d, D->V);
     s->loss = 0.0f;
     s->loss_count = 0;
@@ -733,9 +748,13 @@ static void attn_core_backward(const AttnBack *ab, const float *dy, float **dq_o
     zero(dv, Nk);
     AttnSpec sp;
     attn_spec(&sp, ab->m, Ti);
-    attention_backward(dq, dk, dv, gw->sink_logit, gw->kv_bias_k, gw->kv_bias_v, dy, a->att,
-                       a->slot, a->preatt, a->qr, a->kr, a->vg, lw->sink_logit, lw->kv_bias_k,
-                       lw->kv_bias_v, &sp, B, Ti, D->H, D->Hkv, D->dh);
+    if (s->rm)
+        remedy_attention_backward(s->rm, ab->m, (int)(a - s->la), gw, dq, dk, dv, dy, a->att,
+                                  a->slot, a->preatt, a->qr, a->kr, a->vg, &sp, B, Ti);
+    else
+        attention_backward(dq, dk, dv, gw->sink_logit, gw->kv_bias_k, gw->kv_bias_v, dy, a->att,
+                           a->slot, a->preatt, a->qr, a->kr, a->vg, lw->sink_logit,
+                           lw->kv_bias_k, lw->kv_bias_v, &sp, B, Ti, D->H, D->Hkv, D->dh);
     if (c->pos == POS_ROPE) {
         if (s->rope_m != 1.0f) {
             scale_inplace(dq, Nq, s->rope_m);
@@ -782,6 +801,9 @@ static void attn_input_backward(const AttnBack *ab, float *dq, float *dk, float 
     zero(sc->dn, (size_t)N * D->d);
     if (ab->ga) gate_scores_backward(ab->m, ab->s, ab->a, lw, gw, sc->dga, sc->dn, N);
     fused_backward(ab->m, ab->s, a, lw, gw, dq, dk, dv, sc->dgz, N);
+    if (ab->s->rm)
+        remedy_input_backward(ab->s->rm, ab->m, (int)(a - ab->s->la), gw, sc->dn, a->n1, ab->B,
+                              ab->Ti);
     norm_backward(ab->m, dres, gw->attn_norm_w, gw->attn_norm_b, sc->dn, a->x_in,
                   lw->attn_norm_w, a->mean1, a->rstd1, N);
 }
@@ -815,7 +837,7 @@ void model_backward(const Model *m, RunState *s) {
                     D->V);
     if (D->extra_pos) {
         zero(sc->dxfn, (size_t)N * D->d);
-        gather_real(dxr, sc->dxfn, B, T, 1, D->d, 1);
+        gather_real(dxr, sc->dxfn, B, T, D->extra_pos, D->d, 1);
     }
     /* dres carries the gradient of the residual stream down the layers */
     float *dres = sc->dres;
@@ -831,7 +853,10 @@ void model_backward(const Model *m, RunState *s) {
 
 /* ---- probe accessors ---- */
 
-const float *model_attention(const RunState *s, int l) { return s->la[l].att; }
+const float *model_attention(const RunState *s, int l) {
+    const float *map = remedy_attention_map(s->rm, l); /* diff_attn: A1 - lambda A2 */
+    return map ? map : s->la[l].att;
+}
 const float *model_attention_slot(const RunState *s, int l) { return s->la[l].slot; }
 const float *model_block_output(const RunState *s, int l) {
     return l + 1 < s->L ? s->la[l + 1].x_in : s->x_out;
@@ -860,8 +885,10 @@ double model_flops_per_token(const Model *m, int T) {
     if (c->gate_pos != GATE_NONE && c->gate_input == GIN_FULL)
         per_layer += (double)D->d * D->gate_channels;
     if (c->gate_input == GIN_HEADSLICE) per_layer += (double)D->d;
+    if (c->fox) per_layer += (double)D->d * D->H; /* the forget gate */
     double matmul = per_layer * D->L + (double)D->d * D->V;
-    double attn = 12.0 * (double)(T + D->extra_pos) * D->qdim * D->L;
+    /* diff_attn runs the core twice (each half as a full-width head) */
+    double attn = 12.0 * (double)(T + D->extra_pos) * D->qdim * D->L * (c->diff_attn ? 2 : 1);
     return 6.0 * matmul + attn;
 }
 const float *model_logits(const RunState *s) { return s->logits; }

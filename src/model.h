@@ -8,7 +8,7 @@
  * Parameter names (shapes in PyTorch nn.Linear [out, in] order):
  *   tok_embed                 [V, d]
  *   pos_embed                 [max_pos, d]          (pos = learned)
- *   sink_embed                [d]                   (sink-token)
+ *   sink_embed                [d] (sink_token = 1) or [k, d] (k registers)
  *   layers.L.attn_norm.weight [d]    .bias [d] (LayerNorm only)
  *   layers.L.attn.w_q         [H*dh, d]
  *   layers.L.attn.w_k         [Hkv*dh, d]
@@ -21,6 +21,9 @@
  *   layers.L.attn.sink_logit  [H]
  *   layers.L.attn.kv_bias_k   [H, dh]  layers.L.attn.kv_bias_v [H, dh]
  *   layers.L.attn.y_norm      [H*dh] (sdpa-rmsnorm)
+ *   layers.L.attn.diff_lambda [4, dh/2] rows lq1, lk1, lq2, lk2 (diff_attn)
+ *   layers.L.attn.ssmax_s     [H]    (ssmax)
+ *   layers.L.attn.fox_w       [H, d] layers.L.attn.fox_b [H] (fox)
  *   layers.L.mlp_norm.weight  [d]    .bias [d] (LayerNorm only)
  *   layers.L.mlp.w_gate       [ff, d] (SwiGLU only)
  *   layers.L.mlp.w_up         [ff, d]
@@ -61,6 +64,7 @@ typedef struct {
     float *sink_logit;
     float *kv_bias_k, *kv_bias_v;
     float *y_norm;
+    float *diff_lambda, *ssmax_s, *fox_w, *fox_b;
     float *mlp_norm_w, *mlp_norm_b;
     float *w_gate, *w_up, *w_down;
 } LayerWeights;
@@ -79,7 +83,7 @@ typedef struct {
     int gate_channels;    /* scores per token (0: no input gate) */
     int gate_groups;      /* G of the gated tensor viewed [M, G, Cg] */
     int gate_cg;          /* Cg */
-    int extra_pos;        /* 1 with sink-token, else 0 */
+    int extra_pos;        /* prepended sink/register tokens (sink_token) */
 } Dims;
 
 typedef struct {
@@ -118,6 +122,7 @@ typedef struct {
     float rope_m;      /* YaRN attention temperature factor */
     float loss;
     int loss_count;
+    struct RemedyState *rm; /* ssmax / fox / diff_attn state, or NULL */
 } RunState;
 
 /* Build the parameter table for cfg (validated). Returns -1 on failure. */

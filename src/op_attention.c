@@ -27,12 +27,14 @@
 #define ATT_BLOCK 64
 
 enum { XS_NULL = 0, XS_SINK, XS_KV, XS_N };
-enum { BASE_SOFTMAX = 0, BASE_CLIPPED, BASE_SIGMOID, BASE_SOFTPICK };
+enum { BASE_SOFTMAX = 0, BASE_CLIPPED, BASE_SIGMOID, BASE_SOFTPICK, BASE_STICKBREAK };
 
 typedef struct {
     int base;
     int on[XS_N];
     float scale, gamma, eps, lnT;
+    const float *kb; /* FoX per-key bias [B,H,T] or NULL, and its gradient */
+    float *dkb;
 } Plan;
 
 /* Logits z and weights w of the extra keys of one row. */
@@ -53,8 +55,11 @@ static Plan make_plan(const AttnSpec *sp, const float *kvb_k,
     case NORMZ_CLIPPED: p.base = BASE_CLIPPED; break;
     case NORMZ_SIGMOID: p.base = BASE_SIGMOID; break;
     case NORMZ_SOFTPICK: p.base = BASE_SOFTPICK; break;
+    case NORMZ_STICKBREAK: p.base = BASE_STICKBREAK; break;
     default: p.base = BASE_SOFTMAX; break;
     }
+    p.kb = sp->key_bias;
+    p.dkb = sp->key_bias ? sp->dkey_bias : NULL;
     p.on[XS_NULL] = sp->normaliser == NORMZ_SOFTMAX1;
     p.on[XS_SINK] = sp->has_sink_logit || sp->normaliser == NORMZ_SINK_LOGIT;
     p.on[XS_KV] = sp->has_kv_bias && kvb_k && kvb_v;
@@ -149,6 +154,10 @@ static void row_forward(float *a, const float *s, int n, int T,
     case BASE_SOFTPICK:
         row_softpick(a, s, n, pl, ex, NULL);
         break;
+    case BASE_STICKBREAK: /* no extra keys (config_validate) */
+        stickbreak_row_forward(a, s, n);
+        for (int x = 0; x < XS_N; x++) ex->w[x] = 0.0f;
+        break;
     }
     for (int j = n; j < T; j++) a[j] = 0.0f;
 }
@@ -168,6 +177,15 @@ static void extra_logits(Extra *ex, const Plan *pl, const float *qt, int h,
     ex->z[XS_KV] = pl->on[XS_KV]
                        ? dot(qt, kvb_k + (size_t)h * (size_t)dh, dh) * pl->scale
                        : 0.0f;
+}
+
+/* FoX: rows [r0, r1) of the scores s (leading dim T) gain kb[j] on every
+ * visible key j <= t. */
+static void add_key_bias(float *s, const float *kb, int T, int r0, int r1) {
+    for (int t = r0; t < r1; t++) {
+        float *row = s + (size_t)t * T;
+        for (int j = 0; j <= t; j++) row[j] += kb[j];
+    }
 }
 
 void attention_forward(float *y, float *att, float *slot, float *preatt,
@@ -196,6 +214,7 @@ void attention_forward(float *y, float *att, float *slot, float *preatt,
                 cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, r1, dh,
                             pl.scale, qb + (size_t)r0 * ldq, ldq, kb, ldk,
                             0.0f, sb + (size_t)r0 * T, T);
+                if (pl.kb) add_key_bias(sb, pl.kb + bh * T, T, r0, r1);
                 for (int t = r0; t < r1; t++) {
                     Extra ex;
                     extra_logits(&ex, &pl, qb + (size_t)t * ldq, h, sink_logit,
@@ -319,6 +338,10 @@ static void row_backward(float *d, const float *a, const float *s, int n,
         }
         break;
     }
+    case BASE_STICKBREAK:
+        stickbreak_row_backward(d, a, s, n);
+        for (int x = 0; x < XS_N; x++) ex->w[x] = 0.0f, dsx[x] = 0.0f;
+        break;
     }
 }
 
@@ -339,6 +362,7 @@ typedef struct {
 typedef struct {
     const BwdIn *in;
     const float *q, *k, *v, *dy, *s, *a, *slot, *kx, *vx;
+    float *dkb; /* FoX: this head's key-bias gradient [T], or NULL */
     size_t boq, bok; /* offsets of the q-head and kv-head views */
     int h;
 } HeadBwd;
@@ -356,6 +380,7 @@ static HeadBwd head_bwd(const BwdIn *in, const Plan *pl, int b, int h) {
     hv.slot = in->has_slot_w ? in->slot + bh * T : NULL;
     hv.kx = pl->on[XS_KV] ? in->kvb_k + (size_t)h * dh : NULL;
     hv.vx = pl->on[XS_KV] ? in->kvb_v + (size_t)h * dh : NULL;
+    hv.dkb = pl->dkb ? pl->dkb + bh * T : NULL;
     return hv;
 }
 
@@ -398,6 +423,8 @@ static void bwd_rows(float *da, float *tmp, const BwdOut *go, const Plan *pl,
         row_backward(dr, hv->a + (size_t)t * T, hv->s + (size_t)t * T, t + 1, pl,
                      &ex, hv->slot ? hv->slot + t : NULL, da_kv, dsx, tmp);
         for (int j = t + 1; j < r1; j++) dr[j] = 0.0f;
+        if (hv->dkb)
+            for (int j = 0; j <= t; j++) hv->dkb[j] += dr[j];
         extra_key_grads(go, pl, hv, t, dsx, ex.w[XS_KV]);
     }
 }

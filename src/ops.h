@@ -73,6 +73,12 @@ typedef struct {
     float clip_gamma;   /* clipped softmax: gamma = -alpha / T_current */
     float softpick_eps;
     float scale;        /* logit scale, normally 1/sqrt(dh) (times YaRN m^2) */
+    /* FoX: key_bias[B,H,T] is added to every score of key j (per query
+     * head); NULL for none. attention_backward accumulates d(key_bias)
+     * into dkey_bias when both are given (a gradient output carried in the
+     * spec so the signatures stay as they are). */
+    const float *key_bias;
+    float *dkey_bias;
 } AttnSpec;
 /* q[B,T,H,dh], k and v [B,T,Hkv,dh]; head h reads kv head h / (H/Hkv).
  * out y[B,T,H,dh]. att[B,H,T,T] holds the normalised weights a[t,j]
@@ -93,6 +99,50 @@ void attention_backward(float *dq, float *dk, float *dv, float *dsink_logit,
                         const float *kvb_k, const float *kvb_v,
                         const AttnSpec *spec, int B, int T, int H, int Hkv,
                         int dh);
+
+/* ---- literature remedies around the attention core ---- */
+/* Stick-breaking rows (op_stickbreak.c), for NORMZ_STICKBREAK: over the n
+ * visible scores s[0..n), a[j] = sigma(s[j]) prod_{j<k<n} (1 - sigma(s[k])),
+ * computed in log space. Backward: d holds da on entry, ds on exit. */
+void stickbreak_row_forward(float *a, const float *s, int n);
+void stickbreak_row_backward(float *d, const float *a, const float *s, int n);
+
+/* Scalable softmax (op_ssmax.c): out[B,T,H,dh] = q * s[h] * ln(t + 1), so
+ * every logit of query t is scaled by s_h ln(n), n = t + 1 visible keys. */
+void ssmax_forward(float *out, const float *q, const float *s, int B, int T,
+                   int H, int dh);
+void ssmax_backward(float *dq, float *ds, const float *dout, const float *q,
+                    const float *s, int B, int T, int H, int dh);
+
+/* Forgetting attention (op_fox.c): z[B,T,H] are the forget-gate logits,
+ * f = sigmoid(z). kb[B,H,T] = -sum_{l<=j} log f[b,l,h], so that score
+ * s_tj + kb[j] equals s_tj + sum_{l in (j,t]} log f_l up to the per-row
+ * constant sum_{l<=t} log f_l, which softmax ignores. */
+void fox_bias_forward(float *kb, const float *z, int B, int T, int H);
+void fox_bias_backward(float *dz, const float *dkb, const float *z, int B,
+                       int T, int H);
+
+/* Differential attention (op_diffattn.c). Each head's dh channels split in
+ * two halves; x1 keeps the first half and zeroes the second, x2 the other
+ * way round, so x1 . y1 is the dot product of the first halves. rows =
+ * B*T*heads. */
+void diff_split_forward(float *x1, float *x2, const float *x, size_t rows,
+                        int dh);
+void diff_split_backward(float *dx, const float *dx1, const float *dx2,
+                         size_t rows, int dh);
+/* lambda = exp(lq1 . lk1) - exp(lq2 . lk2) + lambda_init, lam[4, half]
+ * rows lq1, lk1, lq2, lk2. */
+float diff_lambda_forward(const float *lam, int half, float lambda_init);
+void diff_lambda_backward(float *dlam, float dlambda, const float *lam,
+                          int half);
+/* lambda_init of 0-based layer l: 0.8 - 0.6 exp(-0.3 l). */
+float diff_lambda_init(int layer);
+/* out[n] = x1 - lambda x2 (out may alias x1). */
+void diff_combine_forward(float *out, const float *x1, const float *x2,
+                          float lambda, size_t n);
+/* dx2 = -lambda dout (overwritten); returns dlambda = -sum dout x2. */
+float diff_combine_backward(float *dx2, const float *dout, const float *x2,
+                            float lambda, size_t n);
 
 /* ---- elementwise activations (op_act.c) ---- */
 /* out[n] = act(inp[n]) for the gate activations in config.h. */

@@ -25,7 +25,7 @@ void dims_from_config(Dims *D, const Config *c) {
     D->V = c->vocab_size;
     D->qdim = D->H * D->dh;
     D->kvdim = D->Hkv * D->dh;
-    D->extra_pos = c->sink_token ? 1 : 0;
+    D->extra_pos = c->sink_token > 0 ? c->sink_token : 0;
     switch (c->gate_pos) {
     case GATE_G1: case GATE_G4: D->gate_groups = D->H; D->gate_cg = D->dh; break;
     case GATE_G2: case GATE_G3: D->gate_groups = D->Hkv; D->gate_cg = D->dh; break;
@@ -115,6 +115,12 @@ static void add_layer(Builder *b, int l, const Config *c, const Dims *D) {
         add(b, NAME("attn.kv_bias_v"), D->H, D->dh, 0, 1);
     }
     if (c->y_mod == YMOD_RMSNORM) add(b, NAME("attn.y_norm"), D->qdim, 0, 0, 1);
+    if (c->diff_attn) add(b, NAME("attn.diff_lambda"), 4, D->dh / 2, 0, 1);
+    if (c->ssmax) add(b, NAME("attn.ssmax_s"), D->H, 0, 0, 1);
+    if (c->fox) {
+        add(b, NAME("attn.fox_w"), D->H, D->d, 1, 1);
+        add(b, NAME("attn.fox_b"), D->H, 0, 0, 1);
+    }
     add_norm(b, NAME("mlp_norm"), c, D->d);
     if (c->mlp == MLP_SWIGLU) add(b, NAME("mlp.w_gate"), D->ff, D->d, 1, 0);
     add(b, NAME("mlp.w_up"), D->ff, D->d, 1, 0);
@@ -127,7 +133,9 @@ int param_table_build(ParamTable *t, const Config *c, const Dims *D) {
     memset(t, 0, sizeof *t);
     add(&b, "tok_embed", D->V, D->d, 1, 0);
     if (c->pos == POS_LEARNED) add(&b, "pos_embed", c->max_pos, D->d, 1, 0);
-    if (c->sink_token) add(&b, "sink_embed", D->d, 0, 0, 1);
+    /* one sink keeps its [d] shape (older run files); k registers [k, d] */
+    if (c->sink_token == 1) add(&b, "sink_embed", D->d, 0, 0, 1);
+    else if (c->sink_token > 1) add(&b, "sink_embed", c->sink_token, D->d, 0, 1);
     for (int l = 0; l < D->L; l++) add_layer(&b, l, c, D);
     add_norm(&b, "final_norm", c, D->d);
     if (!c->tied_embed) add(&b, "lm_head", D->V, D->d, 1, 0);
@@ -181,6 +189,10 @@ void weights_point(Weights *w, float *base, const ParamTable *t,
         lw->kv_bias_k = P("attn.kv_bias_k");
         lw->kv_bias_v = P("attn.kv_bias_v");
         lw->y_norm = P("attn.y_norm");
+        lw->diff_lambda = P("attn.diff_lambda");
+        lw->ssmax_s = P("attn.ssmax_s");
+        lw->fox_w = P("attn.fox_w");
+        lw->fox_b = P("attn.fox_b");
         lw->mlp_norm_w = P("mlp_norm.weight");
         lw->mlp_norm_b = P("mlp_norm.bias");
         lw->w_gate = P("mlp.w_gate");
@@ -206,7 +218,13 @@ static void init_tensor(float *p, const ParamInfo *pi, const Config *c,
         for (size_t i = 0; i < pi->numel; i++) p[i] = 1.0f;
         return;
     }
-    if (ends_with(n, ".bias") || ends_with(n, "gate.b") ||
+    if (ends_with(n, "ssmax_s")) { /* s ln(seq_len) = 1: softmax at full length */
+        float s0 = 1.0f / logf((float)(c->seq_len > 2 ? c->seq_len : 2));
+        for (size_t i = 0; i < pi->numel; i++) p[i] = s0;
+        return;
+    }
+    if (ends_with(n, "diff_lambda")) std = 0.1f; /* as the official code */
+    if (ends_with(n, ".bias") || ends_with(n, "gate.b") || ends_with(n, "fox_b") ||
         ends_with(n, "sink_logit") ||
         (c->gate_input == GIN_CONST && ends_with(n, "gate.w")))
         return; /* zeros: g1-const starts at sigma(0) = 0.5 */

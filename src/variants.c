@@ -1,4 +1,4 @@
-/* variants.c: the catalog of named variants (reference/variants.md A, B, C).
+/* variants.c: the catalog of named variants (docs/variants.md A to D).
  *
  * A variant is data: one table row sets the gate / normaliser / slot
  * fields of a Config (every field not named stays at its baseline value),
@@ -29,8 +29,9 @@ typedef struct {
     GateAct act;
     GateInput input;
     AttnNormaliser normz;
-    int kv_bias, sink_token;
+    int kv_bias, sink_token; /* sink_token: count of prepended tokens */
     YMod ymod;
+    int diff_attn, ssmax, fox;
     ShapeChange shape;
     const char *formula;
     int key; /* the paper's headline comparison: highlighted in figures and
@@ -102,6 +103,21 @@ static const VariantRow catalog[] = {
      .formula = "a_ij = sigmoid(s_ij - log T)"},
     {.id = "softpick", .normz = NORMZ_SOFTPICK,
      .formula = "a_ij = relu(e^s_ij - 1) / (sum_k |e^s_ik - 1| + eps)"},
+
+    /* D. remedies from the literature */
+    {.id = "diff-attn", .diff_attn = 1, .ymod = YMOD_RMSNORM,
+     .formula = "Y = (softmax(Q1 K1^T / sqrt(dh/2)) - lambda softmax(Q2 K2^T / "
+                "sqrt(dh/2))) V, then per-head RMSNorm; lambda = e^(lq1.lk1) - "
+                "e^(lq2.lk2) + lambda_init"},
+    {.id = "ssmax", .ssmax = 1,
+     .formula = "a_ij = softmax_j(s_h ln(n_i) s_ij), n_i = i + 1 keys, learned s_h"},
+    {.id = "stickbreak", .normz = NORMZ_STICKBREAK,
+     .formula = "a_ij = sigmoid(s_ij) prod_{j<k<=i} (1 - sigmoid(s_ik))"},
+    {.id = "fox", .fox = 1,
+     .formula = "a_ij = softmax_j(s_ij + sum_{l in (j, i]} log f_l), "
+                "f_l = sigmoid(w_h . x_l + b_h) per head"},
+    {.id = "registers", .sink_token = 4,
+     .formula = "4 learned embeddings prepended to every sequence, loss skips them"},
 };
 #define N_VARIANTS ((int)(sizeof catalog / sizeof catalog[0]))
 
@@ -211,6 +227,9 @@ int config_apply_variant(Config *cfg, const char *id, char *err,
     c.kv_bias = v->kv_bias;
     c.sink_token = v->sink_token;
     c.y_mod = v->ymod;
+    c.diff_attn = v->diff_attn;
+    c.ssmax = v->ssmax;
+    c.fox = v->fox;
     str_copy(c.variant, sizeof c.variant, id);
     *cfg = c;
     return 0;

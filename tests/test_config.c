@@ -435,10 +435,11 @@ static void test_catalog(void **state) {
         "g1-mult-silu", "g1-add-id", "sdpa-rmsnorm", "sdpa-silu", "g1-const",
         "g1-ns", "more-kv-heads", "more-q-heads", "wider-ffn",
         "g1-elem-matched", "softmax1", "sink-logit", "kv-bias", "sink-token",
-        "clipped-softmax", "head-gate-linear", "sigmoid-attn", "softpick"};
+        "clipped-softmax", "head-gate-linear", "sigmoid-attn", "softpick",
+        "diff-attn", "ssmax", "stickbreak", "fox", "registers"};
     int n = 0;
     while (variant_id_at(n)) n++;
-    assert_int_equal(n, 29);
+    assert_int_equal(n, 34);
     for (int i = 0; i < n; i++) {
         assert_string_equal(variant_id_at(i), want[i]);
         assert_non_null(variant_formula(want[i]));
@@ -450,7 +451,7 @@ static void test_catalog(void **state) {
         assert_int_equal(config_apply_variant(&t, want[i], err, sizeof err), 0);
         resolve_ok(&t, want[i]);
     }
-    assert_null(variant_id_at(29));
+    assert_null(variant_id_at(34));
     assert_null(variant_id_at(-1));
     assert_null(variant_formula("nope"));
 
@@ -487,6 +488,20 @@ static void test_catalog(void **state) {
     assert_int_equal(c.gate_gran, GRAN_HEAD);
     apply_small(&c, "softpick");
     assert_int_equal(c.normaliser, NORMZ_SOFTPICK);
+    apply_small(&c, "diff-attn");
+    assert_int_equal(c.diff_attn, 1);
+    assert_int_equal(c.y_mod, YMOD_RMSNORM);
+    apply_small(&c, "ssmax");
+    assert_int_equal(c.ssmax, 1);
+    assert_int_equal(c.diff_attn, 0);
+    apply_small(&c, "stickbreak");
+    assert_int_equal(c.normaliser, NORMZ_STICKBREAK);
+    assert_string_equal(normaliser_name(c.normaliser), "stickbreak");
+    apply_small(&c, "fox");
+    assert_int_equal(c.fox, 1);
+    apply_small(&c, "registers");
+    assert_int_equal(c.sink_token, 4);
+    assert_int_equal(c.max_pos, c.seq_len + 4);
     assert_string_equal(gate_pos_name(GATE_G3), "g3");
 
     /* Applying baseline after a variant clears every gate field. */
@@ -618,6 +633,14 @@ static void test_contradictions(void **state) {
     expect_invalid("variant=g1-shared,gate_pos=g3", "g1 or g2");
     expect_invalid("variant=g1-shared,gate_pos=g5", "g1 or g2");
     expect_invalid("variant=kv-bias,sink_token=1", "sink_token");
+    expect_invalid("variant=diff-attn,normaliser=softmax1", "diff_attn");
+    expect_invalid("variant=diff-attn,kv_bias=1", "diff_attn");
+    expect_invalid("variant=diff-attn,head_dim=5,pos=none", "even");
+    expect_invalid("variant=fox,normaliser=sigmoid", "fox");
+    expect_invalid("variant=fox,diff_attn=1", "fox");
+    expect_invalid("variant=stickbreak,kv_bias=1", "kv_bias");
+    expect_invalid("variant=registers,pos=learned,max_pos=257,seq_len=256",
+                   "register tokens");
     expect_invalid("variant=kv-bias,normaliser=sink-logit", "sink-logit");
     expect_invalid("variant=kv-bias,normaliser=softpick", "kv_bias");
     expect_invalid("variant=g1-elem,y_mod=rmsnorm", "y_mod");
@@ -625,6 +648,15 @@ static void test_contradictions(void **state) {
     expect_valid("gate_form=add,gate_gran=head,gate_act=ns-sigmoid");
     expect_valid("variant=g2-elem,y_mod=silu");
     expect_valid("variant=g2-shared");
+    expect_valid("variant=registers,sink_token=16");
+    {
+        Config r;
+        config_defaults(&r);
+        assert_int_equal(config_set(&r, "sink_token=17", err, sizeof err), -1);
+        assert_non_null(strstr(err, "outside 0..16"));
+    }
+    expect_valid("variant=ssmax,normaliser=sigmoid");
+    expect_valid("variant=fox,ssmax=1");
 }
 
 static void test_impossible_shapes(void **state) {
@@ -712,7 +744,7 @@ static void test_documented_ranges(void **state) {
         }
     }
     fclose(f);
-    assert_int_equal(rows, 34); /* every int and float key */
+    assert_int_equal(rows, 35); /* every int and float key */
 }
 
 int main(void) {

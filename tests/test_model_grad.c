@@ -118,7 +118,7 @@ static void test_every_variant(void **state) {
     (void)state;
     int failures = 0, n = 0;
     for (int i = 0; variant_id_at(i); i++, n++) failures += check_variant(variant_id_at(i), NULL, 0);
-    assert_true(n >= 29);
+    assert_true(n >= 34);
     assert_int_equal(failures, 0);
 }
 
@@ -129,7 +129,8 @@ static void test_model_options(void **state) {
     const char *rope[] = {"qk_norm=1", "yarn_scale=2"};
     const char *nopos[] = {"pos=none", "bos=0"};
     const char *ids[] = {"baseline", "g1-elem", "g3-elem", "g4-head", "sink-token", "kv-bias",
-                         "g1-shared", "g2-head"};
+                         "g1-shared", "g2-head", "diff-attn", "ssmax", "stickbreak", "fox",
+                         "registers"};
     int failures = 0;
     for (size_t i = 0; i < sizeof ids / sizeof *ids; i++) {
         if (!strcmp(ids[i], "g4-head")) continue; /* not a catalog id */
@@ -137,6 +138,24 @@ static void test_model_options(void **state) {
         failures += check_variant(ids[i], rope, 2);
         failures += check_variant(ids[i], nopos, 2);
     }
+    assert_int_equal(failures, 0);
+}
+
+/* The literature remedies combined with each other and with the older
+ * slots and gates, where config_validate allows it. */
+static void test_remedy_combinations(void **state) {
+    (void)state;
+    const char *fox_ssmax[] = {"ssmax=1", "pos=none"};
+    const char *diff_reg[] = {"sink_token=3", "ssmax=1", "qk_norm=1"};
+    const char *sb_gate[] = {"gate_pos=g1", "ssmax=1", "sink_token=2"};
+    const char *ssmax_kv[] = {"kv_bias=1"};
+    const char *reg_learned[] = {"pos=learned", "norm=layer", "max_pos=12"};
+    int failures = 0;
+    failures += check_variant("fox", fox_ssmax, 2);
+    failures += check_variant("diff-attn", diff_reg, 3);
+    failures += check_variant("stickbreak", sb_gate, 3);
+    failures += check_variant("ssmax", ssmax_kv, 1);
+    failures += check_variant("registers", reg_learned, 3);
     assert_int_equal(failures, 0);
 }
 
@@ -175,6 +194,7 @@ int main(void) {
         cmocka_unit_test(test_checker_detects_error),
         cmocka_unit_test(test_every_variant),
         cmocka_unit_test(test_model_options),
+        cmocka_unit_test(test_remedy_combinations),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

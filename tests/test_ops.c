@@ -505,6 +505,10 @@ static void test_attention_grad(void **s) {
             run_attention(all[i], 0, 1, hkv); /* + kv-bias slot */
             run_attention(all[i], 1, 0, hkv); /* + sink-logit slot */
         }
+    /* stick-breaking (no extra keys): alone, and over two row blocks */
+    run_attention(NORMZ_STICKBREAK, 0, 0, 2);
+    run_attention(NORMZ_STICKBREAK, 0, 0, 4);
+    run_attention_shape(NORMZ_STICKBREAK, 0, 0, 1, 70, 2, 1, 2);
     /* both slots at once, where the sink weight is the leftover mass */
     run_attention(NORMZ_SOFTMAX, 1, 1, 2);
     run_attention(NORMZ_SOFTMAX1, 1, 1, 2);
@@ -661,6 +665,180 @@ static void test_attention_blocks(void **st) {
             }
         }
     attn_free(&c);
+}
+
+/* ---- literature remedies (docs/variants.md D) ---- */
+
+/* Stick-breaking values from the definition, on one head with s = k:
+ * a[t,j] = sigma(s_j) prod_{j<k<=t} (1 - sigma(s_k)). */
+static void test_stickbreak_values(void **st) {
+    (void)st;
+    const float q[3] = {1, 1, 1}, k[3] = {0.5f, -1, 2}, v[3] = {1, 2, 3};
+    double sg[3];
+    for (int j = 0; j < 3; j++) sg[j] = 1.0 / (1.0 + exp(-(double)k[j]));
+    AttnCtx c;
+    attn1(&c, NORMZ_STICKBREAK, q, k, v, 3);
+    attn_loss(&c);
+    assert_float_equal(c.att[0], sg[0], 1e-6);      /* row 0: its own break */
+    assert_float_equal(c.att[3 + 1], sg[1], 1e-6);   /* row 1, nearest key */
+    assert_float_equal(c.att[3 + 0], sg[0] * (1 - sg[1]), 1e-6);
+    assert_float_equal(c.att[6 + 2], sg[2], 1e-6);
+    assert_float_equal(c.att[6 + 1], sg[1] * (1 - sg[2]), 1e-6);
+    assert_float_equal(c.att[6 + 0], sg[0] * (1 - sg[1]) * (1 - sg[2]), 1e-6);
+    double y2 = sg[2] * 3 + sg[1] * (1 - sg[2]) * 2 + sg[0] * (1 - sg[1]) * (1 - sg[2]);
+    assert_float_equal(c.y[2], y2, 1e-5);
+    /* the row spends less than the whole stick */
+    assert_true(c.att[6] + c.att[7] + c.att[8] < 1.0f);
+    attn1_free(&c);
+}
+
+/* FoX's per-key bias inside the core: gradients of q, k, v and the bias,
+ * and the weights it gives with q = 0 (scores = the bias alone). */
+static void test_attention_key_bias(void **st) {
+    (void)st;
+    for (int hkv = 1; hkv <= 2; hkv++) {
+        AttnCtx c = {.B = 2, .T = 6, .H = 2, .Hkv = hkv, .dh = 4};
+        c.spec.normaliser = NORMZ_SOFTMAX;
+        c.spec.scale = 0.5f;
+        seed(4242 + (uint64_t)hkv);
+        attn_alloc(&c, 1.0f);
+        size_t nq = (size_t)c.B * c.T * c.H * c.dh, nk = (size_t)c.B * c.T * c.Hkv * c.dh;
+        size_t nb = (size_t)c.B * c.H * c.T;
+        float *kb = randv(nb, 1.5f), *dkb = filled(nb, PREFILL);
+        c.spec.key_bias = kb;
+        attn_loss(&c);
+        float *dq = filled(nq, PREFILL), *dk = filled(nk, PREFILL), *dv = filled(nk, PREFILL);
+        AttnSpec sp = c.spec;
+        sp.dkey_bias = dkb;
+        attention_backward(dq, dk, dv, NULL, NULL, NULL, c.R, c.att, c.slot, c.preatt, c.q,
+                           c.k, c.v, NULL, NULL, NULL, &sp, c.B, c.T, c.H, c.Hkv, c.dh);
+        check_grad("key_bias dq", attn_loss, &c, c.q, nq, dq);
+        check_grad("key_bias dk", attn_loss, &c, c.k, nk, dk);
+        check_grad("key_bias dv", attn_loss, &c, c.v, nk, dv);
+        check_grad("key_bias dkb", attn_loss, &c, kb, nb, dkb);
+        memset(c.q, 0, nq * sizeof(float));
+        attn_loss(&c);
+        for (int t = 0; t < c.T; t++) {
+            double Z = 0.0;
+            for (int j = 0; j <= t; j++) Z += exp(kb[j]);
+            for (int j = 0; j <= t; j++)
+                assert_float_equal(c.att[(size_t)t * c.T + j], exp(kb[j]) / Z, 1e-6);
+        }
+        free(kb); free(dkb); free(dq); free(dk); free(dv);
+        attn_free(&c);
+    }
+}
+
+typedef struct {
+    int B, T, H, dh;
+    float *q, *s, *out, *R;
+} SsmaxCtx;
+
+static double ssmax_loss(void *p) {
+    SsmaxCtx *c = p;
+    ssmax_forward(c->out, c->q, c->s, c->B, c->T, c->H, c->dh);
+    return dotd(c->out, c->R, (size_t)c->B * c->T * c->H * c->dh);
+}
+
+static void test_ssmax(void **st) {
+    (void)st;
+    SsmaxCtx c = {.B = 2, .T = 5, .H = 3, .dh = 4};
+    size_t n = (size_t)c.B * c.T * c.H * c.dh;
+    seed(31);
+    c.q = randv(n, 1.0f);
+    c.s = randv(3, 1.0f);
+    c.out = filled(n, 0.0f);
+    c.R = randv(n, 1.0f);
+    float *dq = filled(n, PREFILL), *ds = filled(3, PREFILL);
+    ssmax_loss(&c);
+    /* row t = 3 of head 2 in batch 1: q * s_2 * ln 4; row 0 is all zero */
+    size_t o = (((size_t)1 * 5 + 3) * 3 + 2) * 4;
+    assert_float_equal(c.out[o + 1], c.q[o + 1] * c.s[2] * log(4.0), 1e-6);
+    assert_float_equal(c.out[5], 0.0f, 0);
+    ssmax_backward(dq, ds, c.R, c.q, c.s, c.B, c.T, c.H, c.dh);
+    check_grad("ssmax dq", ssmax_loss, &c, c.q, n, dq);
+    check_grad("ssmax ds", ssmax_loss, &c, c.s, 3, ds);
+    free(c.q); free(c.s); free(c.out); free(c.R); free(dq); free(ds);
+}
+
+typedef struct {
+    int B, T, H;
+    float *z, *kb, *R;
+} FoxCtx;
+
+static double fox_loss(void *p) {
+    FoxCtx *c = p;
+    fox_bias_forward(c->kb, c->z, c->B, c->T, c->H);
+    return dotd(c->kb, c->R, (size_t)c->B * c->H * c->T);
+}
+
+static void test_fox_bias(void **st) {
+    (void)st;
+    FoxCtx c = {.B = 2, .T = 6, .H = 3};
+    size_t n = (size_t)c.B * c.T * c.H;
+    seed(53);
+    c.z = randv(n, 3.0f);
+    c.kb = filled(n, 0.0f);
+    c.R = randv(n, 1.0f);
+    fox_loss(&c);
+    /* kb[b,h,t] = -sum_{l<=t} log sigmoid(z[b,l,h]): batch 1, head 2, t = 4 */
+    double want = 0.0;
+    for (int l = 0; l <= 4; l++) want -= log(1.0 / (1.0 + exp(-(double)c.z[((size_t)6 + l) * 3 + 2])));
+    assert_float_equal(c.kb[((size_t)1 * 3 + 2) * 6 + 4], want, 1e-5);
+    float *dz = filled(n, PREFILL);
+    fox_bias_backward(dz, c.R, c.z, c.B, c.T, c.H);
+    check_grad("fox dz", fox_loss, &c, c.z, n, dz);
+    free(c.z); free(c.kb); free(c.R); free(dz);
+}
+
+typedef struct {
+    float lam[4 * 3], x1[10], x2[10], out[10], R[10];
+} DiffCtx;
+
+/* L = sum R * (x1 - lambda(lam) x2) */
+static double diff_loss(void *p) {
+    DiffCtx *c = p;
+    float l = diff_lambda_forward(c->lam, 3, 0.2f);
+    diff_combine_forward(c->out, c->x1, c->x2, l, 10);
+    return dotd(c->out, c->R, 10);
+}
+
+static void test_diff_attn_pieces(void **st) {
+    (void)st;
+    DiffCtx c;
+    seed(71);
+    float *r = randv(4 * 3 + 40, 0.7f);
+    memcpy(c.lam, r, sizeof c.lam);
+    memcpy(c.x1, r + 12, sizeof c.x1);
+    memcpy(c.x2, r + 22, sizeof c.x2);
+    memcpy(c.R, r + 32, sizeof c.R);
+    free(r);
+    /* lambda from its definition */
+    double d1 = 0, d2 = 0;
+    for (int i = 0; i < 3; i++) d1 += c.lam[i] * c.lam[3 + i], d2 += c.lam[6 + i] * c.lam[9 + i];
+    assert_float_equal(diff_lambda_forward(c.lam, 3, 0.2f), exp(d1) - exp(d2) + 0.2, 1e-6);
+    assert_float_equal(diff_lambda_init(0), 0.2f, 1e-7);
+    assert_float_equal(diff_lambda_init(3), 0.8 - 0.6 * exp(-0.9), 1e-6);
+    diff_loss(&c);
+    float l = diff_lambda_forward(c.lam, 3, 0.2f);
+    float dx2[10], dlam[12];
+    float dl = diff_combine_backward(dx2, c.R, c.x2, l, 10);
+    for (int i = 0; i < 10; i++) dx2[i] += PREFILL;
+    for (int i = 0; i < 12; i++) dlam[i] = PREFILL;
+    diff_lambda_backward(dlam, dl, c.lam, 3);
+    check_grad("diff dx2", diff_loss, &c, c.x2, 10, dx2);
+    check_grad("diff dlambda", diff_loss, &c, c.lam, 12, dlam);
+    /* the split keeps one half each; its backward puts them back */
+    float x[8] = {1, 2, 3, 4, 5, 6, 7, 8}, a[8], b[8], dx[8];
+    diff_split_forward(a, b, x, 2, 4);
+    const float wa[8] = {1, 2, 0, 0, 5, 6, 0, 0}, wb[8] = {0, 0, 3, 4, 0, 0, 7, 8};
+    for (int i = 0; i < 8; i++) {
+        assert_float_equal(a[i], wa[i], 0);
+        assert_float_equal(b[i], wb[i], 0);
+        dx[i] = PREFILL;
+    }
+    diff_split_backward(dx, x, x, 2, 4); /* dx1 = dx2 = x: dx = x + prefill */
+    for (int i = 0; i < 8; i++) assert_float_equal(dx[i], x[i] + PREFILL, 0);
 }
 
 /* ---- elementwise activations ---- */
@@ -914,6 +1092,11 @@ int main(void) {
         cmocka_unit_test(test_attention_grad),
         cmocka_unit_test(test_attention_values),
         cmocka_unit_test(test_attention_blocks),
+        cmocka_unit_test(test_stickbreak_values),
+        cmocka_unit_test(test_attention_key_bias),
+        cmocka_unit_test(test_ssmax),
+        cmocka_unit_test(test_fox_bias),
+        cmocka_unit_test(test_diff_attn_pieces),
         cmocka_unit_test(test_activations),
         cmocka_unit_test(test_gate_apply),
         cmocka_unit_test(test_group_mean),

@@ -527,17 +527,49 @@ static int in_catalog(const char *id) {
     return 0;
 }
 
+/* How many of the sweep's runs carry the setting `set` (e.g. "variant=fox"). */
+static int runs_with(const Sweep *sw, const char *set) {
+    int n = 0;
+    for (int r = 0; r < sw->n_runs; r++)
+        for (int k = 0; k < sw->runs[r].n_sets; k++)
+            n += !strcmp(sw->runs[r].sets[k], set);
+    return n;
+}
+
+/* reference.sweep runs every catalog id (the distinct mechanisms) with
+ * five seeds each. */
+static void check_reference(const Sweep *sw) {
+    int ids = 0;
+    for (int i = 0; variant_id_at(i); i++, ids++) {
+        char set[96];
+        snprintf(set, sizeof set, "variant=%s", variant_id_at(i));
+        if (runs_with(sw, set) != 5)
+            fail_msg("reference: %s runs %d times, want 5 seeds", variant_id_at(i),
+                     runs_with(sw, set));
+    }
+    assert_true(ids >= 30);
+    assert_int_equal(sw->n_runs, 5 * ids);
+}
+
+/* stability.sweep: 1-8x lr with clipping and without (grad_clip = 0). */
+static void check_stability(const Sweep *sw) {
+    assert_int_equal(runs_with(sw, "grad_clip=0"), 60);
+    assert_int_equal(runs_with(sw, "lr=8e-2"), 30);
+}
+
 static void test_experiments(void **state) {
     (void)state;
     /* meson sets GATELAB_SRC; by hand, run from the repo root or build/tests */
     const char *src = getenv("GATELAB_SRC");
     if (!src) src = access("experiments/all.sweep", R_OK) == 0 ? "." : "../..";
     struct { const char *file; int runs; } want[] = {
-        /* runs x seeds: three seeds on the paper sweeps, two on Brown */
+        /* runs x seeds: three seeds on the paper sweeps, two on Brown,
+         * five on the reference, natural-text and stability sweeps */
         {"gate-positions", 45}, {"nonlinearity", 15}, {"sparsity", 21},
-        {"sink-remedies", 30},  {"stability", 36},    {"long-context", 9},
+        {"sink-remedies", 30},  {"stability", 120},   {"long-context", 9},
         {"quickstart", 10},     {"brown", 10},        {"tiny-test", 4},
-        {"test-mpi", 3},        {"all", 111},         {"headline", 6},
+        {"test-mpi", 3},        {"all", 275},         {"headline", 6},
+        {"reference", 170},     {"natural", 35},
     };
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
         char p[600], err[512];
@@ -552,6 +584,8 @@ static void test_experiments(void **state) {
                     !in_catalog(sw.runs[r].sets[k] + 8))
                     fail_msg("%s: %s: unknown variant %s", want[i].file,
                              sw.runs[r].id, sw.runs[r].sets[k] + 8);
+        if (!strcmp(want[i].file, "reference")) check_reference(&sw);
+        if (!strcmp(want[i].file, "stability")) check_stability(&sw);
         if (!strcmp(want[i].file, "all")) {
             /* only long-context.sweep's runs (baseline, g1-elem, g1-head on
              * bigram x 3 seeds) are evaluated, not all 111 */

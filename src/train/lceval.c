@@ -15,6 +15,7 @@
 #include "runfile_read.h"
 #include "config_args.h"
 #include "config.h"
+#include "config_derive.h"
 #include "data.h"
 #include "memplan.h"
 #include "stop.h"
@@ -54,10 +55,7 @@ static int load_model(const char *path, Model *m, LcEvalRunInfo *info, char *err
 
 /* ---- one length ---- */
 
-static int uses_proxy(const Config *c) {
-    return c->normaliser == NORMZ_SOFTMAX1 || c->normaliser == NORMZ_SINK_LOGIT ||
-           c->normaliser == NORMZ_SIGMOID || c->normaliser == NORMZ_SOFTPICK;
-}
+static int uses_proxy(const Config *c) { return config_attention_proxy(c); }
 
 /* Attention sums over one forward: first-token share and alpha_0 per (l,h). */
 typedef struct {

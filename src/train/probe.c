@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config_derive.h"
 #include "data.h"
 #include "intervention.h"
 #include "metrics.h"
@@ -140,19 +141,16 @@ size_t probe_bytes(const Model *m, int N, int T) {
     return b >= (double)(SIZE_MAX / 8) ? SIZE_MAX / 8 : (size_t)b;
 }
 
-static int uses_proxy(const Config *c) {
-    return c->normaliser == NORMZ_SOFTMAX1 || c->normaliser == NORMZ_SINK_LOGIT ||
-           c->normaliser == NORMZ_SIGMOID || c->normaliser == NORMZ_SOFTPICK;
-}
+static int uses_proxy(const Config *c) { return config_attention_proxy(c); }
 
-/* The real-token map of one head: with a sink token, drop its row and
- * column (its column becomes the slot weight). */
+/* The real-token map of one head: with sink or register tokens, drop
+ * their rows and columns (their columns' sum becomes the slot weight). */
 static void head_map(Acc *a, const Model *m, const float *att, float *slot_out) {
     const int T = a->T, e = m->dims.extra_pos, Ti = T + e;
     for (int t = 0; t < T; t++) {
         const float *row = att + (size_t)(t + e) * Ti;
         memcpy(a->map + (size_t)t * T, row + e, (size_t)T * sizeof(float));
-        if (e) slot_out[t] += row[0];
+        for (int r = 0; r < e; r++) slot_out[t] += row[r]; /* sink / registers */
     }
     if (uses_proxy(&m->cfg)) attention_proxy(a->map, T);
 }

@@ -28,6 +28,7 @@ DEFAULTS = OrderedDict(
     gate_pos="none", gate_gran="elem", gate_shared=0, gate_form="mult",
     gate_act="sigmoid", gate_input="full", normaliser="softmax",
     clip_alpha=4.0, softpick_eps=1e-6, kv_bias=0, sink_token=0, y_mod="none",
+    diff_attn=0, ssmax=0, fox=0,
     batch_size=2, steps=10, lr=1e-2, min_lr_frac=0.1, warmup=2,
     weight_decay=0.1, beta1=0.9, beta2=0.95, adam_eps=1e-8, grad_clip=1.0,
 )
@@ -42,7 +43,7 @@ ENUMS = {
     "gate_act": ("sigmoid", "silu", "identity", "ns-sigmoid"),
     "gate_input": ("full", "headslice", "const"),
     "normaliser": ("softmax", "softmax1", "sink-logit", "clipped", "sigmoid",
-                   "softpick"),
+                   "softpick", "stickbreak"),
     "y_mod": ("none", "rmsnorm", "silu"),
 }
 
@@ -50,7 +51,7 @@ ENUMS = {
 VARIANT_BASE = OrderedDict(
     gate_pos="none", gate_gran="elem", gate_shared=0, gate_form="mult",
     gate_act="sigmoid", gate_input="full", normaliser="softmax",
-    kv_bias=0, sink_token=0, y_mod="none",
+    kv_bias=0, sink_token=0, y_mod="none", diff_attn=0, ssmax=0, fox=0,
 )
 
 
@@ -60,7 +61,7 @@ def _g(pos, **kw):
     return d
 
 
-# The 29 ids of docs/variants.md as explicit field changes
+# The 34 ids of docs/variants.md as explicit field changes
 # over VARIANT_BASE. Shape changes of the parameter-matched ids (section B)
 # depend on the base shape, so they are functions of it (see variant_fields).
 VARIANTS = OrderedDict([
@@ -96,6 +97,12 @@ VARIANTS = OrderedDict([
     ("head-gate-linear", _g("g1", gate_gran="head", gate_input="headslice")),
     ("sigmoid-attn", dict(normaliser="sigmoid")),
     ("softpick", dict(normaliser="softpick")),
+    # D. remedies from the literature
+    ("diff-attn", dict(diff_attn=1, y_mod="rmsnorm")),
+    ("ssmax", dict(ssmax=1)),
+    ("stickbreak", dict(normaliser="stickbreak")),
+    ("fox", dict(fox=1)),
+    ("registers", dict(sink_token=4)),
 ])
 
 
@@ -199,8 +206,11 @@ def param_shapes(cfg):
     out = [("tok_embed", [V, d], 1)]
     if cfg["pos"] == "learned":
         out.append(("pos_embed", [cfg["max_pos"], d], 1))
-    if cfg["sink_token"]:
+    k = cfg["sink_token"]
+    if k == 1:
         out.append(("sink_embed", [d], 0))
+    elif k > 1:
+        out.append(("sink_embed", [k, d], 0))
     geo = gate_geometry(cfg)
     for l in range(cfg["n_layers"]):
         p = "layers.%d." % l
@@ -222,6 +232,12 @@ def param_shapes(cfg):
             out += [(p + "attn.kv_bias_k", [H, dh], 0), (p + "attn.kv_bias_v", [H, dh], 0)]
         if cfg["y_mod"] == "rmsnorm":
             out.append((p + "attn.y_norm", [H * dh], 0))
+        if cfg["diff_attn"]:
+            out.append((p + "attn.diff_lambda", [4, dh // 2], 0))
+        if cfg["ssmax"]:
+            out.append((p + "attn.ssmax_s", [H], 0))
+        if cfg["fox"]:
+            out += [(p + "attn.fox_w", [H, d], 1), (p + "attn.fox_b", [H], 0)]
         out.append((p + "mlp_norm.weight", [d], 0))
         if layer:
             out.append((p + "mlp_norm.bias", [d], 0))
@@ -254,6 +270,12 @@ def init_params(cfg, gen, dtype=torch.float64):
             t = 0.3 * r
         elif leaf in ("kv_bias_k", "kv_bias_v"):
             t = 0.5 * r
+        elif leaf == "diff_lambda":
+            t = 0.3 * r
+        elif leaf == "ssmax_s":
+            t = 0.6 + 0.2 * r
+        elif leaf == "fox_b":
+            t = 1.0 + 0.5 * r
         elif len(shape) == 1:  # g1-const theta
             t = 0.5 * r
         else:
@@ -273,7 +295,11 @@ def init_params_model(cfg, gen, dtype=torch.float32):
         leaf = name.split(".")[-1]
         if leaf.endswith("norm") or leaf == "weight":
             t = torch.ones(*shape, dtype=torch.float64)
-        elif leaf in ("bias", "b", "sink_logit") or (leaf == "w" and len(shape) == 1):
+        elif leaf == "ssmax_s":
+            t = torch.full(shape, 1.0 / math.log(max(2, cfg["seq_len"])), dtype=torch.float64)
+        elif leaf == "diff_lambda":
+            t = 0.1 * torch.randn(*shape, generator=gen, dtype=torch.float64)
+        elif leaf in ("bias", "b", "sink_logit", "fox_b") or (leaf == "w" and len(shape) == 1):
             t = torch.zeros(*shape, dtype=torch.float64)
         else:
             sd = std / math.sqrt(2 * cfg["n_layers"]) if leaf in ("w_o", "w_down") else std
@@ -334,6 +360,19 @@ def gate_act(z, act):
     if act == "identity":
         return z
     return 0.5 + 0.5 * torch.sigmoid(z)  # ns-sigmoid
+
+
+def stickbreak(s, mask):
+    """a[t,j] = sigmoid(s_tj) prod_{j<k<=t} (1 - sigmoid(s_tk)) over the
+    visible keys (mask), as logs: log sigmoid(s_tj) + sum_{k>j} log sigmoid(-s_tk)."""
+    lb = F.logsigmoid(s)
+    lrest = torch.where(mask, F.logsigmoid(-s), torch.zeros_like(s))
+    after = lrest.flip(-1).cumsum(-1).flip(-1) - lrest  # sum over k > j
+    return torch.where(mask, torch.exp(lb + after), torch.zeros_like(s))
+
+
+def diff_lambda_init(l):
+    return 0.8 - 0.6 * math.exp(-0.3 * l)
 
 
 # ---------------------------------------------------------------- model
@@ -413,6 +452,8 @@ class Model:
         elif kind == "sigmoid":
             a = torch.sigmoid(full.masked_fill(~fmask, 0.0) - math.log(Ti))
             a = torch.where(fmask, a, torch.zeros_like(a))
+        elif kind == "stickbreak":
+            a = stickbreak(full, fmask)
         else:  # softpick
             e = torch.expm1(full.masked_fill(~fmask, 0.0))
             e = torch.where(fmask, e, torch.zeros_like(e))
@@ -422,6 +463,25 @@ class Model:
         if c["kv_bias"]:
             slot = a[..., 0:1]
         return a[..., ne:], slot
+
+    def fox_bias(self, l, xn, Ti):
+        """D[b,h,t,j] = sum_{m in (j, t]} log f_m, f = sigmoid(xn w^T + b)."""
+        pre = "layers.%d.attn." % l
+        lf = F.logsigmoid(xn @ self.p[pre + "fox_w"].t() + self.p[pre + "fox_b"])
+        c = lf.cumsum(1).transpose(1, 2)  # [B, H, Ti]
+        return c[..., :, None] - c[..., None, :]
+
+    def diff_maps(self, l, q, k, mask):
+        """softmax(q1 k1^T / sqrt(dh/2)) - lambda softmax(q2 k2^T / sqrt(dh/2))."""
+        h = q.shape[-1] // 2
+        lam = self.p["layers.%d.attn.diff_lambda" % l]
+        lmb = (torch.exp((lam[0] * lam[1]).sum()) - torch.exp((lam[2] * lam[3]).sum())
+               + diff_lambda_init(l))
+        maps = []
+        for part in (slice(0, h), slice(h, 2 * h)):
+            s = q[..., part] @ k[..., part].transpose(-1, -2) / math.sqrt(h)
+            maps.append(torch.softmax(s.masked_fill(~mask, float("-inf")), dim=-1))
+        return maps[0] - lmb * maps[1]
 
     def attention(self, l, x, rope):
         c, P = self.cfg, self.p
@@ -449,13 +509,21 @@ class Model:
             cos, sin, m = rope
             q = rope_apply(q, cos, sin) * m
             k = rope_apply(k, cos, sin) * m
+        if c["ssmax"]:  # logits of query t scaled by s_h ln(t + 1)
+            n = torch.arange(1, Ti + 1, dtype=q.dtype).log()
+            q = q * n[None, :, None, None] * P[pre + "ssmax_s"][None, None, :, None]
         rep = H // Hkv  # head h reads kv head h // rep
         q = q.transpose(1, 2)
         k = k.repeat_interleave(rep, dim=2).transpose(1, 2)
         v = v.repeat_interleave(rep, dim=2).transpose(1, 2)
-        s = q @ k.transpose(-1, -2) / math.sqrt(dh)
         mask = torch.ones(Ti, Ti, dtype=torch.bool).tril()[None, None]
-        a, slot = self.normalise(l, s, q, mask)
+        if c["diff_attn"]:
+            a, slot = self.diff_maps(l, q, k, mask), None
+        else:
+            s = q @ k.transpose(-1, -2) / math.sqrt(dh)
+            if c["fox"]:
+                s = s + self.fox_bias(l, xn, Ti)
+            a, slot = self.normalise(l, s, q, mask)
         y = a @ v
         if slot is not None:
             y = y + slot * P[pre + "kv_bias_v"][None, :, None, :]
@@ -486,9 +554,10 @@ class Model:
         c, P = self.cfg, self.p
         B, T = tokens.shape
         x = P["tok_embed"][tokens]
-        extra = 1 if c["sink_token"] else 0
+        extra = c["sink_token"]
         if extra:
-            x = torch.cat([P["sink_embed"].reshape(1, 1, -1).expand(B, 1, -1), x], 1)
+            sk = P["sink_embed"].reshape(1, extra, -1).expand(B, extra, -1)
+            x = torch.cat([sk, x], 1)
         Ti = T + extra
         if c["pos"] == "learned":
             x = x + P["pos_embed"][:Ti][None]

@@ -73,6 +73,16 @@ OPTIONS = OrderedDict([
     # sink token with RoPE (token t at position t+1), GELU, QK-norm, G5 gate
     ("opt-rope-sink", dict(pos="rope", mlp="gelu", sink_token=1,
                            gate_pos="g5", gate_gran="elem", qk_norm=1)),
+    # FoX as its paper runs it (no positions) with SSMax on top, MQA
+    ("opt-fox-ssmax-nopos", dict(pos="none", fox=1, ssmax=1, n_kv_heads=1)),
+    # three registers with learned positions, differential attention
+    # without its RMSNorm, QK-norm
+    ("opt-registers-diff", dict(pos="learned", max_pos=16, sink_token=3,
+                                diff_attn=1, qk_norm=1)),
+    # stick-breaking under YaRN x2 with SSMax and a G1 gate
+    ("opt-stickbreak-ssmax-yarn", dict(normaliser="stickbreak", ssmax=1,
+                                       yarn_scale=2.0, seq_len=64,
+                                       gate_pos="g1")),
 ])
 
 # Keys written to every config text, in this order after `variant`.

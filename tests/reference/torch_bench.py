@@ -73,7 +73,7 @@ def build_config(style, variant, batch, seq, shape=None):
     base = ref.resolve(cfg)
     cfg.update(ref.variant_fields(variant, base))
     if cfg.get("sink_token"):
-        cfg["max_pos"] = seq + 1
+        cfg["max_pos"] = seq + cfg["sink_token"]
     return ref.resolve(cfg)
 
 
@@ -82,11 +82,13 @@ def flops_per_token(cfg, T):
     n = 0
     for name, shape, _ in ref.param_shapes(cfg):
         if name.startswith("layers.") and len(shape) == 2 and not name.endswith(
-                ("kv_bias_k", "kv_bias_v")):
+                ("kv_bias_k", "kv_bias_v", "diff_lambda")):
             n += shape[0] * shape[1]
     n += cfg["d_model"] * cfg["vocab_size"]
-    extra = 1 if cfg["sink_token"] else 0
+    extra = cfg["sink_token"]  # sink / register tokens
     attn = 12.0 * (T + extra) * cfg["n_heads"] * cfg["head_dim"] * cfg["n_layers"]
+    if cfg["diff_attn"]:  # the core runs twice
+        attn *= 2
     return 6.0 * n + attn
 
 

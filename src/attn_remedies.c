@@ -1,0 +1,216 @@
+/* attn_remedies.c: ssmax, fox and diff_attn around the attention core
+ * (attn_remedies.h). Formulas: docs/MODEL.md "Literature remedies". */
+#include <stdlib.h>
+#include <string.h>
+
+#include "attn_remedies.h"
+#include "util.h"
+
+typedef struct {
+    float *qs;                 /* ssmax: scaled q [N, qdim] */
+    float *fz, *kb;            /* fox: gate logits [N, H], key bias [B,H,Ti] */
+    float *q1, *q2, *k1, *k2;  /* diff: half-masked q [N,qdim], k [N,kvdim] */
+    float *y2, *att2, *pre2;   /* diff: second map's output and maps */
+    float *attc;               /* diff: A1 - lambda A2 for the probe */
+    float lambda;
+} RemedyLayer;
+
+struct RemedyState {
+    RemedyLayer *layer;
+    float *dqs, *dq1, *dq2, *dk1, *dk2, *dy2, *dkb, *dz; /* backward scratch */
+    float **blocks;
+    int nblocks, cap;
+};
+
+int remedy_active(const Config *c) { return c->ssmax || c->fox || c->diff_attn; }
+
+/* Every buffer is its own zeroed block; n == 0 gives NULL. */
+static float *grab(RemedyState *r, size_t n, int *fail) {
+    if (!n || *fail) return NULL;
+    if (r->nblocks == r->cap) {
+        int cap = r->cap ? 2 * r->cap : 32;
+        float **b = realloc(r->blocks, (size_t)cap * sizeof *b);
+        if (!b) { *fail = 1; return NULL; }
+        r->blocks = b, r->cap = cap;
+    }
+    float *p = zalloc_aligned(n * sizeof(float));
+    if (!p) { *fail = 1; return NULL; }
+    r->blocks[r->nblocks++] = p;
+    return p;
+}
+
+/* Floats remedy_state_new allocates (one layer's activations times L,
+ * plus one set of backward scratch). */
+size_t remedy_state_floats(const Model *m, int B, int T) {
+    const Config *c = &m->cfg;
+    const Dims *D = &m->dims;
+    if (!remedy_active(c)) return 0;
+    int Ti = T + D->extra_pos;
+    size_t N = (size_t)B * Ti, Nq = N * D->qdim, Nk = N * D->kvdim;
+    size_t maps = (size_t)B * D->H * Ti * Ti, kbn = (size_t)B * D->H * Ti;
+    size_t layer = 0, scratch = 0;
+    if (c->ssmax) layer += Nq, scratch += Nq;
+    if (c->fox) layer += N * D->H + kbn, scratch += kbn + N * D->H;
+    if (c->diff_attn) layer += 3 * Nq + 2 * Nk + 3 * maps, scratch += 3 * Nq + 2 * Nk;
+    return layer * (size_t)D->L + scratch;
+}
+
+RemedyState *remedy_state_new(const Model *m, int B, int T) {
+    const Config *c = &m->cfg;
+    const Dims *D = &m->dims;
+    RemedyState *r = calloc(1, sizeof *r);
+    if (!r) return NULL;
+    int fail = 0, Ti = T + D->extra_pos;
+    size_t N = (size_t)B * Ti, Nq = N * D->qdim, Nk = N * D->kvdim;
+    size_t maps = (size_t)B * D->H * Ti * Ti, kbn = (size_t)B * D->H * Ti;
+    r->layer = calloc((size_t)D->L, sizeof *r->layer);
+    if (!r->layer) fail = 1;
+    for (int l = 0; l < D->L && !fail; l++) {
+        RemedyLayer *a = &r->layer[l];
+        a->qs = c->ssmax ? grab(r, Nq, &fail) : NULL;
+        a->fz = c->fox ? grab(r, N * D->H, &fail) : NULL;
+        a->kb = c->fox ? grab(r, kbn, &fail) : NULL;
+        if (!c->diff_attn) continue;
+        a->q1 = grab(r, Nq, &fail), a->q2 = grab(r, Nq, &fail);
+        a->k1 = grab(r, Nk, &fail), a->k2 = grab(r, Nk, &fail);
+        a->y2 = grab(r, Nq, &fail);
+        a->att2 = grab(r, maps, &fail), a->pre2 = grab(r, maps, &fail);
+        a->attc = grab(r, maps, &fail);
+    }
+    r->dqs = c->ssmax ? grab(r, Nq, &fail) : NULL;
+    if (c->diff_attn) {
+        r->dq1 = grab(r, Nq, &fail), r->dq2 = grab(r, Nq, &fail);
+        r->dk1 = grab(r, Nk, &fail), r->dk2 = grab(r, Nk, &fail);
+        r->dy2 = grab(r, Nq, &fail);
+    }
+    if (c->fox) r->dkb = grab(r, kbn, &fail), r->dz = grab(r, N * D->H, &fail);
+    if (fail) {
+        remedy_state_free(r);
+        return NULL;
+    }
+    return r;
+}
+
+void remedy_state_free(RemedyState *r) {
+    if (!r) return;
+    for (int i = 0; i < r->nblocks; i++) free(r->blocks[i]);
+    free(r->blocks);
+    free(r->layer);
+    free(r);
+}
+
+static void zero(float *p, size_t n) { memset(p, 0, n * sizeof *p); }
+
+/* Each half of a diff_attn head is dh/2 wide: its own 1/sqrt(dh/2). */
+static float half_scale(const AttnSpec *sp) { return sp->scale * 1.41421356f; }
+
+void remedy_attention_forward(RemedyState *r, const Model *m, int l, float *y,
+                              float *att, float *slot, float *preatt,
+                              const float *q, const float *k, const float *v,
+                              const float *xn, const AttnSpec *spec, int B,
+                              int Ti) {
+    const Config *c = &m->cfg;
+    const Dims *D = &m->dims;
+    const LayerWeights *lw = &m->w.layer[l];
+    RemedyLayer *a = &r->layer[l];
+    const int N = B * Ti, H = D->H, Hkv = D->Hkv, dh = D->dh;
+    AttnSpec sp = *spec;
+    if (c->ssmax) {
+        ssmax_forward(a->qs, q, lw->ssmax_s, B, Ti, H, dh);
+        q = a->qs;
+    }
+    if (c->fox) {
+        matmul_forward(a->fz, xn, lw->fox_w, lw->fox_b, N, D->d, H);
+        fox_bias_forward(a->kb, a->fz, B, Ti, H);
+        sp.key_bias = a->kb;
+    }
+    if (!c->diff_attn) {
+        attention_forward(y, att, slot, preatt, q, k, v, lw->sink_logit, lw->kv_bias_k,
+                          lw->kv_bias_v, &sp, B, Ti, H, Hkv, dh);
+        return;
+    }
+    size_t Nq = (size_t)N * D->qdim, maps = (size_t)B * H * Ti * Ti;
+    diff_split_forward(a->q1, a->q2, q, (size_t)N * H, dh);
+    diff_split_forward(a->k1, a->k2, k, (size_t)N * Hkv, dh);
+    sp.scale = half_scale(spec);
+    attention_forward(y, att, slot, preatt, a->q1, a->k1, v, lw->sink_logit, NULL, NULL, &sp,
+                      B, Ti, H, Hkv, dh);
+    attention_forward(a->y2, a->att2, NULL, a->pre2, a->q2, a->k2, v, lw->sink_logit, NULL,
+                      NULL, &sp, B, Ti, H, Hkv, dh);
+    a->lambda = diff_lambda_forward(lw->diff_lambda, dh / 2, diff_lambda_init(l));
+    diff_combine_forward(y, y, a->y2, a->lambda, Nq);
+    diff_combine_forward(a->attc, att, a->att2, a->lambda, maps);
+}
+
+/* diff_attn: both maps' backward, then the halves back into dq, dk. */
+static void diff_backward(RemedyState *r, const Model *m, int l, LayerWeights *gw,
+                          float *dq, float *dk, float *dv, const float *dy,
+                          const float *att, const float *slot, const float *preatt,
+                          const float *v, const AttnSpec *sp, int B, int Ti) {
+    const Dims *D = &m->dims;
+    const LayerWeights *lw = &m->w.layer[l];
+    RemedyLayer *a = &r->layer[l];
+    const int N = B * Ti, H = D->H, Hkv = D->Hkv, dh = D->dh;
+    size_t Nq = (size_t)N * D->qdim, Nk = (size_t)N * D->kvdim;
+    float dlambda = diff_combine_backward(r->dy2, dy, a->y2, a->lambda, Nq);
+    diff_lambda_backward(gw->diff_lambda, dlambda, lw->diff_lambda, dh / 2);
+    zero(r->dq1, Nq), zero(r->dq2, Nq), zero(r->dk1, Nk), zero(r->dk2, Nk);
+    attention_backward(r->dq1, r->dk1, dv, gw->sink_logit, NULL, NULL, dy, att, slot, preatt,
+                       a->q1, a->k1, v, lw->sink_logit, NULL, NULL, sp, B, Ti, H, Hkv, dh);
+    attention_backward(r->dq2, r->dk2, dv, gw->sink_logit, NULL, NULL, r->dy2, a->att2, NULL,
+                       a->pre2, a->q2, a->k2, v, lw->sink_logit, NULL, NULL, sp, B, Ti, H,
+                       Hkv, dh);
+    diff_split_backward(dq, r->dq1, r->dq2, (size_t)N * H, dh);
+    diff_split_backward(dk, r->dk1, r->dk2, (size_t)N * Hkv, dh);
+}
+
+void remedy_attention_backward(RemedyState *r, const Model *m, int l,
+                               LayerWeights *gw, float *dq, float *dk,
+                               float *dv, const float *dy, const float *att,
+                               const float *slot, const float *preatt,
+                               const float *q, const float *k, const float *v,
+                               const AttnSpec *spec, int B, int Ti) {
+    const Config *c = &m->cfg;
+    const Dims *D = &m->dims;
+    const LayerWeights *lw = &m->w.layer[l];
+    RemedyLayer *a = &r->layer[l];
+    const int N = B * Ti, H = D->H;
+    size_t Nq = (size_t)N * D->qdim;
+    AttnSpec sp = *spec;
+    float *dqa = dq; /* gradient w.r.t. the q the core saw */
+    const float *qa = q;
+    if (c->ssmax) {
+        zero(r->dqs, Nq);
+        dqa = r->dqs, qa = a->qs;
+    }
+    if (c->fox) {
+        zero(r->dkb, (size_t)B * H * Ti);
+        sp.key_bias = a->kb, sp.dkey_bias = r->dkb;
+    }
+    if (c->diff_attn) {
+        sp.scale = half_scale(spec);
+        diff_backward(r, m, l, gw, dqa, dk, dv, dy, att, slot, preatt, v, &sp, B, Ti);
+    } else {
+        attention_backward(dqa, dk, dv, gw->sink_logit, gw->kv_bias_k, gw->kv_bias_v, dy, att,
+                           slot, preatt, qa, k, v, lw->sink_logit, lw->kv_bias_k,
+                           lw->kv_bias_v, &sp, B, Ti, H, D->Hkv, D->dh);
+    }
+    if (c->ssmax) ssmax_backward(dq, gw->ssmax_s, r->dqs, q, lw->ssmax_s, B, Ti, H, D->dh);
+    if (c->fox) {
+        zero(r->dz, (size_t)N * H);
+        fox_bias_backward(r->dz, r->dkb, a->fz, B, Ti, H);
+    }
+}
+
+void remedy_input_backward(RemedyState *r, const Model *m, int l,
+                           LayerWeights *gw, float *dxn, const float *xn,
+                           int B, int Ti) {
+    if (!m->cfg.fox) return;
+    const Dims *D = &m->dims;
+    matmul_backward(dxn, gw->fox_w, gw->fox_b, r->dz, xn, m->w.layer[l].fox_w, B * Ti, D->d,
+                    D->H);
+}
+
+const float *remedy_attention_map(const RemedyState *r, int l) {
+    return r && r->layer[l].attc ? r->layer[l].attc : NULL;
+}

@@ -1,0 +1,55 @@
+/* attn_remedies.h: the attention core of one layer with the literature
+ * remedies that wrap it (docs/variants.md D): scalable softmax (ssmax),
+ * forgetting attention (fox) and differential attention (diff_attn).
+ * Stick-breaking is a normaliser inside the core (op_attention.c) and
+ * register tokens are prepended positions (model.c), so neither is here.
+ *
+ * The state holds each layer's extra activations and one set of backward
+ * scratch, sized for a RunState's capacity; model.c calls these in place
+ * of attention_forward / attention_backward when remedy_active().
+ */
+#ifndef GATELAB_ATTN_REMEDIES_H
+#define GATELAB_ATTN_REMEDIES_H
+
+#include "model.h"
+#include "ops.h"
+
+typedef struct RemedyState RemedyState;
+
+/* 1 when cfg uses ssmax, fox or diff_attn. */
+int remedy_active(const Config *cfg);
+
+/* For B sequences of up to T real tokens (T + extra_pos internal rows).
+ * NULL when out of memory. */
+RemedyState *remedy_state_new(const Model *m, int B, int T);
+void remedy_state_free(RemedyState *r);
+/* Floats remedy_state_new(m, B, T) allocates (0 when none is active), for
+ * memory planning. */
+size_t remedy_state_floats(const Model *m, int B, int T);
+
+/* Layer l: q[B,Ti,H,dh] (rotated), k, v [B,Ti,Hkv,dh], xn [B*Ti, d] (the
+ * block's normed input, read by the forget gate) -> y, att, slot, preatt
+ * exactly as attention_forward (att: the first map under diff_attn). */
+void remedy_attention_forward(RemedyState *r, const Model *m, int l, float *y,
+                              float *att, float *slot, float *preatt,
+                              const float *q, const float *k, const float *v,
+                              const float *xn, const AttnSpec *spec, int B,
+                              int Ti);
+/* Accumulates into dq, dk, dv and the layer's remedy and slot parameter
+ * gradients in gw, as attention_backward does. */
+void remedy_attention_backward(RemedyState *r, const Model *m, int l,
+                               LayerWeights *gw, float *dq, float *dk,
+                               float *dv, const float *dy, const float *att,
+                               const float *slot, const float *preatt,
+                               const float *q, const float *k, const float *v,
+                               const AttnSpec *spec, int B, int Ti);
+/* FoX: dxn[B*Ti, d] += the forget gate's input gradient, and its weight
+ * gradients; after remedy_attention_backward of the same layer. */
+void remedy_input_backward(RemedyState *r, const Model *m, int l,
+                           LayerWeights *gw, float *dxn, const float *xn,
+                           int B, int Ti);
+/* The map the probe reads for layer l: A1 - lambda A2 under diff_attn,
+ * else NULL (the core's own att). */
+const float *remedy_attention_map(const RemedyState *r, int l);
+
+#endif
