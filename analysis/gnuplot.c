@@ -18,6 +18,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include "outpath.h"
 #include "util.h"
 
 #define FIG_W 900
@@ -64,6 +65,11 @@ static int fig_paths(const char *png_path, FigPaths *fp, char *err,
     if (a < 0 || b < 0 || c < 0 || (size_t)a >= sizeof fp->dat ||
         (size_t)b >= sizeof fp->gp || (size_t)c >= sizeof fp->png)
         return seterr(err, errlen, "%s: path too long", png_path);
+    /* the one output rule (outpath.h) for all three files of the figure */
+    if (outpath_check(fp->png, OUT_PNG, 1, err, errlen) != 0 ||
+        outpath_check(fp->dat, OUT_GNUPLOT, 1, err, errlen) != 0 ||
+        outpath_check(fp->gp, OUT_GNUPLOT, 1, err, errlen) != 0)
+        return -1;
     return 0;
 }
 
@@ -203,6 +209,7 @@ static int write_series_dat(const FigPaths *fp, const PlotSeries *s, int ns,
                             char *err, size_t errlen) {
     FILE *f = fopen(fp->dat, "w");
     if (!f) return seterr(err, errlen, "%s: %s", fp->dat, strerror(errno));
+    fprintf(f, OUT_GNUPLOT_MAGIC "\n");
     for (int i = 0; i < ns; i++) {
         if (s[i].n == 0) continue;
         fprintf(f, "# %s\n# x y\n", s[i].label ? s[i].label : "");
@@ -406,6 +413,7 @@ static int write_bars_dat(const FigPaths *fp, const BarSpec *bs, char *err,
     const PlotBars *b = &bs->b;
     FILE *f = fopen(fp->dat, "w");
     if (!f) return seterr(err, errlen, "%s: %s", fp->dat, strerror(errno));
+    fprintf(f, OUT_GNUPLOT_MAGIC "\n");
     fprintf(f, "# %s", b->xlabel ? b->xlabel : "category");
     for (int g = 0; g < b->ngroups; g++) {
         fprintf(f, "\t%s", b->group_labels[g]);

@@ -35,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "outpath.h"
 #include "util.h"
 
 enum {
@@ -354,6 +355,7 @@ static void png_on_warning(png_structp png, png_const_charp msg) {
 /* Write cv as 8-bit RGB. A failed write removes the partial file. */
 static int write_png(const char *path, const Canvas *cv, char *err,
                      size_t errlen) {
+    if (outpath_check(path, OUT_PNG, 1, err, errlen) != 0) return -1;
     FILE *fp = fopen(path, "wb");
     if (!fp) return seterr(err, errlen, "%s: %s", path, strerror(errno));
     PngErr pe = {"unknown libpng error"};

@@ -26,6 +26,7 @@
 #include "config.h" /* variant_key */
 #include "heatmap.h"
 #include "metrics.h"
+#include "outpath.h"
 #include "plot.h"
 #include "report_priv.h"
 #include "runfile_read.h"
@@ -38,6 +39,7 @@
 static int write_md(const char *path, const char *dir, const char *outdir,
                     const Row *rows, int n, char *err, size_t errlen)
 {
+    if (outpath_check(path, OUT_REPORT, 1, err, errlen) != 0) return -1;
     FILE *f = fopen(path, "w");
     if (!f) {
         seterr(err, errlen, "%s: %s", path, strerror(errno));

@@ -12,6 +12,7 @@
 #include "config.h" /* variant_key */
 #include "heatmap.h"
 #include "metrics.h"
+#include "outpath.h"
 #include "plot.h"
 #include "report_priv.h"
 #include "runfile_read.h"
@@ -48,6 +49,7 @@ static void csv_num(FILE *f, double v, const char *fmt)
 int write_csv(const char *path, const Row *rows, int n, char *err,
                      size_t errlen)
 {
+    if (outpath_check(path, OUT_CSV, 1, err, errlen) != 0) return -1;
     FILE *f = fopen(path, "w");
     if (!f) {
         seterr(err, errlen, "%s: %s", path, strerror(errno));

@@ -137,7 +137,7 @@ static int save_impl(const char *final, const char *tmp, const CheckpointOut *c,
     size_t len = 0;
     char *img = build_image(c, config_text, tmp, &len, err, errlen);
     if (!img) return -1;
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0644);
     if (fd < 0) {
         free(img);
         return seterr(err, errlen, "%s: cannot create: %s", tmp, strerror(errno));

@@ -6,6 +6,7 @@
  * is silenced while our public calls run (h5util.h). */
 #define _POSIX_C_SOURCE 200809L
 #include "runfile.h"
+#include "outpath.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -447,11 +448,11 @@ static RunFile *create_impl(const char *path, const Config *cfg,
                             const Model *m, int force) {
     if (!path || !*path) return fail(NULL, 0, "run file path is empty"), NULL;
     if (strlen(path) >= RF_PATH) return fail(NULL, 0, "run file path is too long"), NULL;
-    if (file_exists(path) && !force) {
-        fail(NULL, 0, "%s exists (finished results are never overwritten; use --force)",
-             path);
-        return NULL;
-    }
+    char why[512];
+    /* the one output rule (outpath.h): a new path, or with force our own
+     * run file; never a link, a directory or someone else's file */
+    if (outpath_check(path, OUT_RUNFILE, force, why, sizeof why) != 0)
+        return fail(NULL, 0, "%s", why), NULL;
     RunFile *rf = rf_alloc(path);
     if (!rf) return fail(NULL, 0, "%s: out of memory", path), NULL;
     size_t len = 0;
@@ -842,6 +843,26 @@ static int open_metrics(RunFile *rf, const char *gname, const MetricSpec *spec,
     return 0;
 }
 
+/* After a resume the rows must line up (issue 11): train rows are exactly
+ * steps 0..step (one per step, none missing or twice), eval rows strictly
+ * increasing. A run file that cannot give that is refused, not repaired;
+ * that no row is missing before the checkpoint is runfile_train_rows. */
+static int lineup_check(RunFile *rf, const char *gname, const long long *steps,
+                        hsize_t k) {
+    int train = !strcmp(gname, RS_G_TRAIN);
+    for (hsize_t i = 0; i < k; i++) {
+        if (train && steps[i] != (long long)i)
+            return fail(NULL, 0, "%s: train row %llu is step %lld, not %llu (rows out of "
+                        "order or written twice); cannot resume, start over with --force",
+                        rf->path, (unsigned long long)i, steps[i], (unsigned long long)i);
+        if (!train && i > 0 && steps[i] <= steps[i - 1])
+            return fail(NULL, 0, "%s: eval rows are not strictly increasing (step %lld after "
+                        "%lld); cannot resume, start over with --force", rf->path, steps[i],
+                        steps[i - 1]);
+    }
+    return 0;
+}
+
 /* Keep the rows whose step is <= `step` (the prefix before the first
  * later step; rows past a crash are simply dropped). */
 static int truncate_metrics(RunFile *rf, const char *gname, hid_t *ds, int nds,
@@ -866,7 +887,9 @@ static int truncate_metrics(RunFile *rf, const char *gname, hid_t *ds, int nds,
         }
         while (k < len && steps[k] <= step) k++;
     }
+    int bad = lineup_check(rf, gname, steps, k);
     free(steps);
+    if (bad) return -1;
     for (int i = 0; i < nds; i++)
         if (H5Dset_extent(ds[i], &k) < 0) {
             char what[96];
@@ -1058,6 +1081,8 @@ static int edit_copy(const char *path, int (*fn)(RunFile *, const void *), const
     if (strlen(path) + 5 > sizeof tmp) return fail(err, errlen, "%s: path too long", path);
     memcpy(tmp, path, strlen(path));
     memcpy(tmp + strlen(path), ".tmp", 5);
+    /* the one output rule (outpath.h): our own run file, never a link */
+    if (outpath_check(path, OUT_RUNFILE, 1, err, errlen) != 0) return -1;
     if (file_copy(path, tmp, err, errlen) != 0) return -1;
     if (edit_at(tmp, fn, ctx) != 0) {
         if (err && errlen) snprintf(err, errlen, "%s", last_err);
@@ -1201,6 +1226,10 @@ int runfile_write_probe(RunFile *rf, const ProbeRecord *p, char *err, size_t err
 
 int runfile_write_params(RunFile *rf, const Model *m, char *err, size_t errlen) {
     return report_err(write_params_impl(rf, m), err, errlen);
+}
+
+long long runfile_train_rows(const RunFile *rf) {
+    return rf ? (long long)rf->n_train : -1;
 }
 
 int runfile_close(RunFile *rf, char *err, size_t errlen) {

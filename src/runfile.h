@@ -22,6 +22,9 @@ RunFile *runfile_create(const char *path, const Config *cfg,
  * probe groups with step <= `step`; drop the rest. */
 RunFile *runfile_reopen(const char *path, long long step, char *err,
                         size_t errlen);
+/* Train rows in the file (after runfile_reopen: those kept, steps 0..n-1;
+ * a resume at checkpoint step S needs exactly S). */
+long long runfile_train_rows(const RunFile *rf);
 int runfile_close(RunFile *rf,
     char *err, size_t errlen);
 

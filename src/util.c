@@ -159,7 +159,7 @@ int file_copy(const char *from, const char *to, char *err, size_t errlen) {
     int in = open(from, O_RDONLY), out = -1, rc = -1;
     char buf[1 << 16];
     if (in < 0) return seterr(err, errlen, "cannot open %s: %s", from, strerror(errno));
-    out = open(to, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    out = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0644); /* never through a link */
     if (out < 0) {
         seterr(err, errlen, "cannot create %s: %s", to, strerror(errno));
         goto done;

@@ -23,7 +23,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <hdf5.h>
 
@@ -430,15 +433,22 @@ static void test_cli_refusals(void **st) {
     assert_int_equal(tu_run(out, "intervene %s bos-frobnicate", base_run), 2);
     assert_int_equal(tu_run(out, "intervene %s bos-clip --clip-k 0", base_run), 2);
     assert_int_equal(tu_run(out, "intervene %s/missing.h5 bos-mean", dir), 2);
+    /* another writer holds the run (runlock.h: an flock on RUN.h5.lock
+     * naming its pid): refused at once, naming the holder */
     snprintf(lock, sizeof lock, "%s.lock", base_run);
-    FILE *f = fopen(lock, "w");
-    assert_non_null(f);
-    fclose(f);
+    int fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    assert_true(fd >= 0);
+    assert_int_equal(flock(fd, LOCK_EX | LOCK_NB), 0);
+    char pid[32];
+    int k = snprintf(pid, sizeof pid, "pid %ld\n", (long)getpid());
+    assert_int_equal(write(fd, pid, (size_t)k), k);
     assert_int_equal(tu_run(out, "intervene %s bos-mean", base_run), 2);
     char *msg = tu_slurp(out, NULL);
     assert_non_null(msg);
-    assert_non_null(strstr(msg, "lock"));
+    pid[k - 1] = '\0';
+    assert_non_null(strstr(msg, pid));
     free(msg);
+    close(fd);
     remove(lock);
     assert_int_equal(tu_run(out, "intervene %s bos-mean --no-write --json", base_run), 0);
     char *after = tu_slurp_ok(base_run, &n1);

@@ -13,6 +13,7 @@
 #include "lceval.h"
 #include "stop.h"
 #include "runfile.h"
+#include "runlock.h"
 
 static void usage(FILE *f) {
     fprintf(f,
@@ -161,6 +162,14 @@ int cmd_eval(int argc, char **argv) {
     const char *run = argv[optind];
     int T;
     if (run_seq_len(run, &T) != 0) return 2;
+    if (!nowrite && cu_check_out("eval", run, OUT_RUNFILE) < 0) return 2; /* outpath.h */
+    /* one writer per run file, from before the read to the last write */
+    RunLock lock = {.fd = -1};
+    char lerr[1024];
+    if (!nowrite && runlock_acquire(&lock, run, lerr, sizeof lerr) != 0) {
+        fprintf(stderr, "gatelab eval: %s\n", lerr);
+        return lock.busy ? 2 : 1;
+    }
     if (parse_lengths(lengths, T, o.lengths, &o.n_lengths) != 0) {
         fprintf(stderr, "gatelab eval: bad --lengths '%s' (want e.g. 256,512 or 1x,2x; at most %d)\n",
                 lengths, LCEVAL_MAX_LENGTHS);
@@ -180,6 +189,7 @@ int cmd_eval(int argc, char **argv) {
         if (failed) {
             fprintf(stderr, "gatelab eval: %s\n", err);
             json_decref(jo);
+            runlock_release(&lock);
             return stop_requested() ? 130 : 2;
         }
         if (json) {
@@ -192,6 +202,7 @@ int cmd_eval(int argc, char **argv) {
         if (!nowrite && store(run, o.yarn, res, o.n_lengths) != 0) rc = 1;
         for (int i = 0; i < o.n_lengths; i++) lceval_result_free(&res[i]);
     }
+    runlock_release(&lock);
     if (jo && cj_print("eval", jo) != 0 && rc == 0) rc = 1;
     return rc;
 }

@@ -15,7 +15,7 @@ static void usage(FILE *f)
         "usage: gatelab heatmap RUN.h5 --out FILE.png [--layer L] [--head H]\n"
         "                       [--log] [--step N] [--compare OTHER.h5]\n"
         "  Probe attention maps (mean over probe sequences) as a PNG.\n"
-        "  --out FILE     PNG to write (required; overwritten)\n"
+        "  --out FILE     PNG to write (required; a new path or an existing PNG)\n"
         "  --layer L      only layer L (with --head: a single head)\n"
         "  --head H       only head H (without --layer: every layer)\n"
         "  --log          colour by log10(a + 1e-4)\n"
@@ -157,6 +157,7 @@ int cmd_heatmap(int argc, char **argv)
         fprintf(stderr, "gatelab heatmap: --compare needs --layer L\n");
         return 2;
     }
+    if (cu_check_out("heatmap", out, OUT_PNG) < 0) return 2;
     RunReader *r, *r2 = NULL;
     ProbeRecord p, p2;
     if (cu_load("heatmap", argv[optind], step, &r, &p) < 0) return 2;

@@ -9,9 +9,11 @@
 #include <unistd.h>
 
 #include "cli_json.h"
+#include "cmdutil.h"
 #include "commands.h"
 #include "intervene.h"
 #include "runfile.h"
+#include "runlock.h"
 #include "runstats.h"
 
 static void usage(FILE *f) {
@@ -37,16 +39,6 @@ static void usage(FILE *f) {
             "\n"
             "Exit codes: 0 ok, 1 failure, 2 bad input.\n",
             IV_CLIP_K_DEFAULT);
-}
-
-/* TODO(lock): the trainer's lock file RUN.h5.lock (another branch adds
- * it). When it lands, call its API here; this is the one place that asks
- * whether a trainer holds the run. Until then: the file's existence. The
- * run's status (done or diverged) is checked when the model is loaded. */
-static int run_is_held(const char *run) {
-    char lock[4096];
-    if (snprintf(lock, sizeof lock, "%s.lock", run) >= (int)sizeof lock) return 0;
-    return access(lock, F_OK) == 0;
 }
 
 static int parse_kinds(int argc, char **argv, InterventionKind *kinds, int *n) {
@@ -153,17 +145,19 @@ int cmd_intervene(int argc, char **argv) {
     InterventionKind kinds[IV_COUNT];
     int n;
     if (parse_kinds(argc - optind - 1, argv + optind + 1, kinds, &n) != 0) return 2;
-    if (!nowrite && run_is_held(run)) {
-        fprintf(stderr,
-                "gatelab intervene: %s: a trainer holds the run (%s.lock); retry "
-                "when it is done\n",
-                run, run);
-        return 2;
+    /* one writer per run file (runlock.h), from before the read to the
+     * last write; and never through a link or into a foreign file */
+    RunLock lock = {.fd = -1};
+    char err[512];
+    if (!nowrite && cu_check_out("intervene", run, OUT_RUNFILE) < 0) return 2;
+    if (!nowrite && runlock_acquire(&lock, run, err, sizeof err) != 0) {
+        fprintf(stderr, "gatelab intervene: %s\n", err);
+        return lock.busy ? 2 : 1;
     }
     IntervResult res[IV_COUNT];
-    char err[512];
     if (intervene_run(run, kinds, n, clip_k, res, json ? NULL : progress, err, sizeof err) != 0) {
         fprintf(stderr, "\ngatelab intervene: %s\n", err);
+        runlock_release(&lock);
         return 2;
     }
     int rc = 0;
@@ -171,5 +165,6 @@ int cmd_intervene(int argc, char **argv) {
     else print_table(run, res, n);
     if (!nowrite && store(run, res, n) != 0) rc = 1;
     intervene_free(res, n);
+    runlock_release(&lock);
     return rc;
 }

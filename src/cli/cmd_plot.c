@@ -88,6 +88,13 @@ int cmd_plot(int argc, char **argv) {
         }
         runread_close(r);
     }
+    /* the figure is three files: STEM.png, STEM.dat, STEM.gp */
+    char side[2][4200];
+    snprintf(side[0], sizeof side[0], "%.*s.dat", (int)(ol - 4), out);
+    snprintf(side[1], sizeof side[1], "%.*s.gp", (int)(ol - 4), out);
+    if (cu_check_out("plot", out, OUT_PNG) < 0 || cu_check_out("plot", side[0], OUT_GNUPLOT) < 0 ||
+        cu_check_out("plot", side[1], OUT_GNUPLOT) < 0)
+        return 2;
     char err[1024] = "";
     if (plot_figure(kind, argv + optind, n, out, err, sizeof err)) {
         fprintf(stderr, "gatelab plot: %s\n", err);

@@ -42,6 +42,12 @@ int cmd_report(int argc, char **argv)
         fprintf(stderr, "gatelab report: %s: not a directory\n", dir);
         return 2;
     }
+    /* the output-path rule (outpath.h) for the two files it always writes */
+    char md[4200], csv[4200];
+    snprintf(md, sizeof md, "%s/REPORT.md", out ? out : dir);
+    snprintf(csv, sizeof csv, "%s/results.csv", out ? out : dir);
+    if (cu_check_out("report", md, OUT_REPORT) < 0 || cu_check_out("report", csv, OUT_CSV) < 0)
+        return 2;
     char err[512] = "";
     int rc = report_run(dir, out, err, sizeof err);
     if (rc < 0) {

@@ -41,6 +41,14 @@ int cu_parse_int(const char *s, int lo, int hi, int *out)
     return 0;
 }
 
+int cu_check_out(const char *cmd, const char *path, OutKind kind)
+{
+    char err[1024];
+    if (outpath_check(path, kind, 1, err, sizeof err) == 0) return 0;
+    fprintf(stderr, "gatelab %s: %s\n", cmd, err);
+    return -1;
+}
+
 int cu_load(const char *cmd, const char *path, long long step,
             RunReader **r, ProbeRecord *p)
 {

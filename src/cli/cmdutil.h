@@ -5,6 +5,7 @@
 #define GATELAB_CMDUTIL_H
 
 #include "cli_json.h"
+#include "outpath.h"
 #include "runfile_read.h"
 
 #include <stdio.h>
@@ -19,6 +20,11 @@ int cu_bad_option(const char *cmd, int c, char **argv);
 int cu_parse_ll(const char *s, long long *out);
 /* Parse an integer in [lo, hi]; 0 ok, -1 if s is not one. */
 int cu_parse_int(const char *s, int lo, int hi, int *out);
+
+/* The output-path rule (outpath.h) before any work: 0 when path may be
+ * written as `kind`; else prints "gatelab CMD: reason" and returns -1
+ * (the caller exits 2). */
+int cu_check_out(const char *cmd, const char *path, OutKind kind);
 
 /* Open path and read its probe at step (last when < 0). Prints
  * "gatelab CMD: reason" to stderr and returns -1 on failure. */

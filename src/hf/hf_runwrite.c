@@ -5,22 +5,35 @@
 #include <stdio.h>
 #include <unistd.h>
 
+#include "outpath.h"
+#include "runlock.h"
 #include "util.h"
 
 int hf_run_write(const char *out, int force, const ProbeRecord *p, const RunPretrained *info,
                  char *err, size_t errlen) {
-    if (!force && file_exists(out))
-        return seterr(err, errlen, "%s: exists (use --force to replace it)", out);
+    /* one writer per run file (runlock.h), and the output-path rule
+     * (outpath.h): a new path, or with force our own run file */
+    RunLock lock;
+    if (runlock_acquire(&lock, out, err, errlen) != 0) return -1;
+    if (outpath_check(out, OUT_RUNFILE, force, err, errlen) != 0) {
+        runlock_release(&lock);
+        return -1;
+    }
     char tmp[4200];
     snprintf(tmp, sizeof tmp, "%s.tmp", out);
+    unlink(tmp); /* ours by name: what a killed writer left */
     RunFile *rf = runfile_create(tmp, NULL, NULL, 1, err, errlen);
-    if (!rf) return -1;
+    if (!rf) {
+        runlock_release(&lock);
+        return -1;
+    }
     int rc = runfile_write_probe(rf, p, err, errlen);
     if (rc == 0) rc = runfile_write_pretrained(rf, info, err, errlen);
     if (rc == 0) rc = runfile_set_status(rf, RS_STATUS_DONE, err, errlen);
     char cerr[512];
     if (runfile_close(rf, cerr, sizeof cerr) < 0 && rc == 0) rc = seterr(err, errlen, "%s", cerr);
-    if (rc == 0) return file_replace(tmp, out, err, errlen);
-    unlink(tmp);
-    return -1;
+    if (rc == 0) rc = file_replace(tmp, out, err, errlen);
+    else unlink(tmp);
+    runlock_release(&lock);
+    return rc;
 }

@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "outpath.h"
 #include "runfile_read.h" /* runfile_read_status, runfile_has_lceval */
 #include "train_loop.h"   /* TRAIN_DIVERGED */
 #include "util.h"
@@ -138,7 +139,7 @@ static pid_t spawn(const Runner *R, const SweepRun *r, SweepAction a) {
     snprintf(log, sizeof log, "%s/logs/%s.log", R->o->out_dir, r->id);
     char **argv = child_argv(R, r, a, out);
     if (!argv) return -1;
-    int fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
+    int fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0666);
     if (fd < 0) {
         free(argv);
         return -1;
@@ -178,9 +179,9 @@ static void record(const Runner *R, const SweepRun *r, int code, double secs,
     char path[SWEEP_PATH_MAX + 32], row[512];
     snprintf(path, sizeof path, "%s/sweep_status.tsv", R->o->out_dir);
     /* O_EXCL: exactly one process (of several MPI ranks) writes the header */
-    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0666);
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0666);
     if (fd >= 0) dprintf(fd, "name\tseed\texit\tseconds\tresult\n");
-    else if (errno == EEXIST) fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+    else if (errno == EEXIST) fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW);
     if (fd < 0) {
         fprintf(stderr, "sweep: cannot write %s: %s\n", path, strerror(errno));
         return;
@@ -405,6 +406,9 @@ static int prepare_out(const SweepOptions *o, char *tag, size_t taglen, char *er
     snprintf(logs, sizeof logs, "%s/logs", o->out_dir);
     if (!o->dry_run && sweep_mkdir_p(logs))
         return seterr(err, errlen, "cannot create %s: %s", logs, strerror(errno));
+    char tsv[SWEEP_PATH_MAX + 32];
+    snprintf(tsv, sizeof tsv, "%s/sweep_status.tsv", o->out_dir);
+    if (!o->dry_run && outpath_check(tsv, OUT_SWEEP_TSV, 1, err, errlen) != 0) return -1;
     if (o->size > 1) snprintf(tag, taglen, "sweep[%d/%d]", o->rank, o->size);
     else snprintf(tag, taglen, "sweep");
     return 0;
@@ -453,7 +457,7 @@ int sweep_execute(const Sweep *sw, const SweepOptions *o, SweepSummary *sum,
 
 /* `gatelab eval H5 --lengths L --both`, output appended to the run's log. */
 static int eval_child(const char *exe, const char *h5, const char *lengths, const char *log) {
-    int fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
+    int fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0666);
     if (fd < 0) return -1;
     dprintf(fd, "== gatelab sweep: eval %s --lengths %s --both\n", h5, lengths);
     fflush(NULL);
@@ -505,6 +509,7 @@ int sweep_write_slurm(const Sweep *sw, const char *sweep_file,
     exe[n > 0 ? n : 0] = '\0';
     if (n <= 0) str_copy(exe, sizeof exe, "gatelab");
     if (!getcwd(cwd, sizeof cwd)) str_copy(cwd, sizeof cwd, ".");
+    if (outpath_check(script_path, OUT_SLURM, 1, err, errlen) != 0) return -1;
     FILE *f = fopen(script_path, "w");
     if (!f)
         return seterr(err, errlen, "cannot write %s: %s", script_path,

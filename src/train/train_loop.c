@@ -26,9 +26,11 @@
 #include "adamw.h"
 #include "data.h"
 #include "memplan.h"
+#include "outpath.h"
 #include "probe.h"
 #include "runfile.h"
 #include "runfile_read.h"
+#include "runlock.h"
 #include "stop.h"
 #include "train_loop.h"
 #include "trainer.h"
@@ -106,7 +108,10 @@ static void rows_free(Rows *r) {
 
 static int commit_begin(Loop *lp, char *err, size_t errlen) {
     if (file_copy(lp->opt->out_path, lp->tmp_path, err, errlen) != 0) return -1;
-    lp->rf = runfile_reopen(lp->tmp_path, lp->step, err, errlen);
+    /* the file is valid up to the first step not yet committed (the last
+     * checkpoint's): rows a crashed or diverged session left past it go */
+    const Rows *r0 = &lp->rows;
+    lp->rf = runfile_reopen(lp->tmp_path, r0->n ? r0->step[0] : lp->step, err, errlen);
     if (!lp->rf) {
         unlink(lp->tmp_path);
         return -1;
@@ -249,35 +254,54 @@ static int open_resumed(Loop *lp, char *err, size_t errlen) {
         return seterr(err, errlen, "%s.ckpt was made with a different config; "
                       "resume with the same config, or start over with --force",
                       lp->opt->out_path), TRAIN_BADINPUT;
-    /* every commit writes a copy beside the run file: make sure one can be
-     * made before the reopen below rewrites the file (rows past the
-     * checkpoint, status), so a resume that cannot write (a read-only
-     * directory) fails touching nothing */
+    /* check the run file now, so a corrupt one is refused before any work;
+     * on a copy, so a refused resume touches nothing */
     if (file_copy(lp->opt->out_path, lp->tmp_path, err, errlen) != 0) return TRAIN_FAIL;
+    RunFile *rf = runfile_reopen(lp->tmp_path, lp->step, err, errlen);
+    if (!rf) {
+        unlink(lp->tmp_path);
+        return TRAIN_BADINPUT;
+    }
+    long long rows = runfile_train_rows(rf);
+    int closed = runfile_close(rf, err, errlen);
     unlink(lp->tmp_path);
-    /* check the run file now, so a corrupt one is refused before any work */
-    RunFile *rf = runfile_reopen(lp->opt->out_path, lp->step, err, errlen);
-    if (!rf) return TRAIN_BADINPUT;
-    if (runfile_close(rf, err, errlen) != 0) return TRAIN_FAIL;
+    if (closed != 0) return TRAIN_FAIL;
+    /* rows 0..step-1 must all be there: a checkpoint newer than the run
+     * file's last commit would leave a gap in the metrics */
+    if (rows != lp->step)
+        return seterr(err, errlen, "%s.ckpt is at step %lld but %s holds only %lld train "
+                      "rows (the checkpoint is newer than the run file); refusing a resume "
+                      "with a gap (start over with --force)",
+                      lp->opt->out_path, lp->step, lp->opt->out_path, rows),
+               TRAIN_BADINPUT;
     if (!lp->opt->quiet)
         fprintf(stderr, "resuming %s at step %lld\n", lp->opt->out_path, lp->step);
     return TRAIN_OK;
 }
 
-static int loop_open(Loop *lp, char *err, size_t errlen) {
-    const TrainOptions *o = lp->opt;
-    int exists = file_exists(o->out_path), ck = checkpoint_exists(o->out_path);
+/* Before any work: the one output rule (a new path or our own run file,
+ * never a link) and the resume rules. The caller holds the run's lock. */
+static int preflight(const TrainOptions *o, char *err, size_t errlen) {
+    if (outpath_check(o->out_path, OUT_RUNFILE, 1, err, errlen) != 0) return TRAIN_BADINPUT;
+    int exists = file_exists(o->out_path);
     char st[32];
-    /* a finished run is never touched: its final checkpoint would redo the
-     * last eval and rewrite the file */
-    if (o->resume && !o->force && exists && runfile_read_status(o->out_path, st, sizeof st) == 0 &&
+    /* a finished run is never resumed, not even with --force: its final
+     * checkpoint would redo the last eval and append a duplicate row */
+    if (o->resume && exists && runfile_read_status(o->out_path, st, sizeof st) == 0 &&
         !strcmp(st, RS_STATUS_DONE))
         return seterr(err, errlen, "%s is already finished (status done); nothing to resume "
-                      "(start over with --force)", o->out_path), TRAIN_BADINPUT;
-    if (o->resume && ck && exists) return open_resumed(lp, err, errlen);
-    if (o->resume && exists && !o->force)
+                      "(to train it again from scratch: --force without --resume)",
+                      o->out_path), TRAIN_BADINPUT;
+    if (o->resume && exists && !o->force && !checkpoint_exists(o->out_path))
         return seterr(err, errlen, "%s has no checkpoint to resume from "
                       "(start over with --force)", o->out_path), TRAIN_BADINPUT;
+    return TRAIN_OK;
+}
+
+static int loop_open(Loop *lp, char *err, size_t errlen) {
+    const TrainOptions *o = lp->opt;
+    if (o->resume && checkpoint_exists(o->out_path) && file_exists(o->out_path))
+        return open_resumed(lp, err, errlen);
     return open_fresh(lp, err, errlen);
 }
 
@@ -371,12 +395,21 @@ int train_run(const Config *cfg, const TrainOptions *opt, char *err,
         free(lp.config_text);
         return seterr(err, errlen, "cannot serialise the config"), TRAIN_FAIL;
     }
+    /* one writer per run file, for the whole run (runlock.h) */
+    RunLock lock;
     int rc = TRAIN_BADINPUT;
+    if (runlock_acquire(&lock, opt->out_path, err, errlen) != 0) {
+        rc = lock.busy ? TRAIN_BADINPUT : TRAIN_FAIL;
+        goto out_text;
+    }
+    rc = preflight(opt, err, errlen);
+    if (rc != TRAIN_OK) goto out_lock;
+    rc = TRAIN_BADINPUT;
     MemPlan plan;
     if (memplan_train(cfg, &plan, err, errlen) != 0 ||
         memplan_check(&plan, "this config", err, errlen) != 0)
-        goto out_text;
-    if (data_open(&lp.ds, cfg, err, errlen) != 0) goto out_text;
+        goto out_lock;
+    if (data_open(&lp.ds, cfg, err, errlen) != 0) goto out_lock;
     rc = TRAIN_FAIL;
     if (trainer_init(&lp.tr, cfg, err, errlen) != 0) goto out_data;
     if (!opt->quiet)
@@ -393,6 +426,8 @@ out_trainer:
     trainer_free(&lp.tr);
 out_data:
     data_close(&lp.ds);
+out_lock:
+    runlock_release(&lock);
 out_text:
     rows_free(&lp.rows);
     free(lp.config_text);

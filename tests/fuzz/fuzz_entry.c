@@ -11,6 +11,7 @@
 #include "config.h"
 #include "data.h"
 #include "runfile_read.h"
+#include "runlock.h"
 #include "safetensors.h"
 #include "sweep.h"
 
@@ -195,5 +196,18 @@ int fuzz_safetensors_one(const uint8_t *data, size_t size) {
             fuzz_assert(st_to_f32(&t[i], 0, k, buf, err, sizeof err) == 0);
     }
     st_tensors_free(t, n);
+    return 0;
+}
+
+/* The lock file's parser (runlock.h, issue 11): an accepted input names a
+ * pid in 1..2^31-1, and what a writer writes for it parses back the same. */
+int fuzz_runlock_one(const uint8_t *data, size_t size) {
+    long pid = -1;
+    if (runlock_parse((const char *)data, size, &pid) != 0) return 1;
+    fuzz_assert(pid >= 1 && pid <= 0x7fffffffL);
+    char buf[32];
+    int k = snprintf(buf, sizeof buf, "pid %ld\n", pid);
+    long back = -1;
+    fuzz_assert(k > 0 && runlock_parse(buf, (size_t)k, &back) == 0 && back == pid);
     return 0;
 }

@@ -32,5 +32,6 @@ int fuzz_sweepfile_one(const uint8_t *data, size_t size);
 int fuzz_runread_one(const uint8_t *data, size_t size);
 int fuzz_tokens_one(const uint8_t *data, size_t size);
 int fuzz_safetensors_one(const uint8_t *data, size_t size);
+int fuzz_runlock_one(const uint8_t *data, size_t size);
 
 #endif

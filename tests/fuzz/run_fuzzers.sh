@@ -19,7 +19,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 secs=${1:-60}
 [ $# -gt 0 ] && shift
-targets=${*:-config sweepfile runread tokens hftok safetensors}
+targets=${*:-config sweepfile runread tokens hftok safetensors runlock}
 out=$root/build-fuzz
 mkdir -p "$out"
 CC=${CC:-clang}
@@ -31,7 +31,7 @@ libs="$(pkg-config --libs hdf5 2>/dev/null || echo -L/usr/lib/x86_64-linux-gnu/h
   -ljansson -lpcre2-8 -licuuc"
 common="$here/fuzz_entry.c $root/src/util.c $root/src/rng.c $root/src/config.c
   $root/src/config_derive.c $root/src/variants.c $root/src/data.c $root/src/train/sweepfile.c
-  $root/src/runfile_read.c
+  $root/src/runfile_read.c $root/src/runlock.c
   $here/fuzz_entry_hf.c $root/src/hf/safetensors.c
   $(for f in hf_map hf_utf8 hf_normalize hf_regex hf_bytelevel hf_bpe hf_added hf_tokenizer_load hf_load_util \
       hf_load_pipeline hf_tokenizer token_lines; do echo $root/src/hf/$f.c; done)"

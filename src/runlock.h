@@ -1,0 +1,30 @@
+/* runlock.h: one writer per run file (issue 11). Every writer of RUN.h5
+ * (train, resume, eval; a sweep through its train and eval children) holds
+ * an exclusive flock(2) on RUN.h5.lock for as long as it writes. The lock
+ * file holds the holder's pid ("pid 1234\n") so a refused writer can name
+ * it. A holder that dies releases the lock with its file descriptor, so a
+ * stale lock file never blocks: the next writer takes it over. */
+#ifndef GATELAB_RUNLOCK_H
+#define GATELAB_RUNLOCK_H
+
+#include <stddef.h>
+
+typedef struct {
+    int fd;          /* -1 when not held */
+    int busy;        /* set by a refused acquire: another process holds it */
+    char path[4200]; /* RUN.h5.lock */
+} RunLock;
+
+/* Take the lock beside run_path at once, or refuse: -1 with a one-line
+ * reason naming the holder's pid and l->busy set when another process
+ * holds it (bad input, exit 2); -1 with busy clear when the lock file
+ * cannot be made, e.g. an unwritable directory (a failure, exit 1). */
+int runlock_acquire(RunLock *l, const char *run_path, char *err, size_t errlen);
+/* Release (and remove) a held lock; a no-op on one not held. */
+void runlock_release(RunLock *l);
+
+/* Parse a lock file's contents: "pid N" and an optional newline, N a
+ * positive decimal below 2^31. 0 and *pid on success, -1 otherwise. */
+int runlock_parse(const char *buf, size_t n, long *pid);
+
+#endif

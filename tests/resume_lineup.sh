@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# resume_lineup.sh: issue 11 "resume that does not line up". After any
+# resume the run file's train rows are exactly steps 0..N-1 (one per step,
+# N rows) and its eval rows unique and increasing; a resume that cannot
+# guarantee that is refused (exit 2) and touches nothing:
+#   - --resume --force on a finished run (it used to append a duplicate eval row)
+#   - a checkpoint newer than the run file's last commit (a gap in the rows)
+#   - a run file whose rows are already out of order (two writers, old code)
+#   tests/resume_lineup.sh SRCDIR GATELAB
+set -uo pipefail
+S=$(cd "${1:-.}" && pwd)
+G=$(cd "$(dirname "${2:-$S/build/gatelab}")" && pwd)/$(basename "${2:-gatelab}")
+W=$(mktemp -d /tmp/gatelab-lineup-XXXXXX)
+trap 'rm -rf "$W"' EXIT
+cd "$W" || exit 1
+fail=0
+bad() { echo "FAIL: $*"; fail=1; }
+steps() { # the step column of /metrics/$2 as "0,1,2,..."
+    h5dump -d "/metrics/$2/step" -y -w 0 "$1" 2>/dev/null | sed -n '/^   DATA {/,/^   }/p' |
+        sed '1d;$d' | tr -d ' \n'
+}
+refused() { # refused FILE CMD...: exit 2, FILE byte for byte unchanged
+    local f=$1; shift
+    cp "$f" before.h5
+    timeout -s KILL 120 "$@" >/dev/null 2>err.txt
+    local rc=$?
+    [ $rc -eq 2 ] || bad "exit $rc, want 2: $* ($(head -c 300 err.txt))"
+    cmp -s "$f" before.h5 || bad "$f was changed by a refused resume: $*"
+}
+T="--config $S/experiments/tiny.ini --set threads=1 --quiet --set steps=40 --set eval_every=10 --set ckpt_every=10"
+ALL=$(seq -s, 0 39)
+
+# 1. --resume --force on a finished run
+"$G" train $T --out a.h5 || { echo "setup failed"; exit 1; }
+refused a.h5 "$G" train $T --resume --force --out a.h5
+refused a.h5 "$G" train $T --resume --out a.h5
+[ "$(steps a.h5 eval)" = "10,20,30,40" ] || bad "a.h5 eval rows: $(steps a.h5 eval)"
+
+# 2. a checkpoint newer than the run file: an older run file put back
+{ "$G" train $T --out b.h5 --kill-at-step 14; } 2>/dev/null   # committed to 10
+cp b.h5 b-at10.h5
+{ "$G" train $T --out b.h5 --resume --kill-at-step 34; } 2>/dev/null  # ckpt at 30
+cp b-at10.h5 b.h5
+refused b.h5 "$G" train $T --resume --out b.h5
+grep -q "newer than the run file" err.txt || bad "no reason given: $(cat err.txt)"
+
+# 3. a run file with train rows written twice (what two writers once made):
+#    graft steps 10..19 onto a run file whose rows already reach 19
+{ "$G" train $T --out c.h5 --kill-at-step 24; } 2>/dev/null   # rows 0..19, ckpt 20
+/usr/bin/python3 - c.h5 <<'PY' || { echo "setup: h5py"; exit 1; }
+import sys, h5py
+with h5py.File(sys.argv[1], "r+") as f:
+    for d in f["metrics/train"].values():
+        n = d.shape[0]; d.resize((n + 10,)); d[n:] = d[10:20]
+PY
+refused c.h5 "$G" train $T --resume --out c.h5
+
+# 4. kills at many moments, each resumed: rows always line up
+rm -f d.h5*
+for k in 3 9 10 11 19 20 27 33; do
+    { "$G" train $T --out d.h5 --resume --kill-at-step $k; } 2>/dev/null
+done
+"$G" train $T --out d.h5 --resume || bad "final resume of d.h5 failed"
+[ "$(steps d.h5 train)" = "$ALL" ] || bad "d.h5 train rows: $(steps d.h5 train)"
+[ "$(steps d.h5 eval)" = "10,20,30,40" ] || bad "d.h5 eval rows: $(steps d.h5 eval)"
+
+[ $fail -eq 0 ] && echo "resume_lineup: PASS" && exit 0
+exit 1
