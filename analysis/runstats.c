@@ -151,14 +151,16 @@ void rs_mass(const ProbeRecord *p, double *empty, double *share_nonempty)
         *share_nonempty = rs_share(p, -1);
         return;
     }
-    size_t TT = (size_t)p->T * p->T;
+    /* the stored maps: M = T, or only the first maps_len < T positions of
+     * an inspected model; the fallback then covers those rows */
+    size_t MM = (size_t)p->M * p->M;
     double mass = 0.0, first = 0.0;
     for (int lh = 0; lh < p->L * p->H; lh++) {
         double m, f;
-        attention_mass_first(p->attention + (size_t)lh * TT, p->T, &m, &f);
+        attention_mass_first(p->attention + (size_t)lh * MM, p->M, &m, &f);
         mass += m, first += f;
     }
-    double rows = (double)p->L * p->H * (p->T - 1);
+    double rows = (double)p->L * p->H * (p->M - 1);
     *empty = rows > 0 ? fmax(0.0, 1.0 - mass / rows) : NAN; /* float sums overshoot */
     *share_nonempty = mass > 0 ? first / mass : NAN;
 }

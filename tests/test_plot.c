@@ -420,7 +420,9 @@ static void test_panel_split(void **state) {
     char png[512], gp[512], err[512] = "", cmds[16][4096];
     snprintf(png, sizeof png, "%s/split.png", dir);
     snprintf(gp, sizeof gp, "%s/split.gp", dir);
-    assert_int_equal(plot_lines(png, &ax, s, 13, err, sizeof err), 0);
+    int rc = plot_lines(png, &ax, s, 13, err, sizeof err);
+    if (rc) fprintf(stderr, "plot_lines: %s\n", err);
+    assert_int_equal(rc, 0);
     assert_png(png);
     int n = plot_commands(gp, cmds, 16);
     assert_int_equal(n, 3); /* 6 + 6 + 1 */
