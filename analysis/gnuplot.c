@@ -34,8 +34,7 @@ typedef struct {
 
 /* Split DIR/STEM.png; the stem goes into a quoted gnuplot string, so it
  * may not hold quotes or newlines. */
-static int fig_paths(const char *png_path, FigPaths *fp, char *err,
-                     size_t errlen) {
+static int fig_paths(const char *png_path, FigPaths *fp, char *err, size_t errlen) {
     size_t len = strlen(png_path);
     if (len < 5 || strcmp(png_path + len - 4, ".png"))
         return seterr(err, errlen, "%s: output must be a .png file", png_path);
@@ -45,16 +44,17 @@ static int fig_paths(const char *png_path, FigPaths *fp, char *err,
     if (stem_len == 0 || stem_len >= sizeof fp->stem)
         return seterr(err, errlen, "%s: bad output file name", png_path);
     if (strpbrk(base, "'\"\n\r\\"))
-        return seterr(err, errlen, "%s: output name may not contain quotes, "
-                      "backslashes or newlines", png_path);
+        return seterr(err, errlen,
+                      "%s: output name may not contain quotes, "
+                      "backslashes or newlines",
+                      png_path);
     memcpy(fp->stem, base, stem_len);
     fp->stem[stem_len] = 0;
     if (!slash) {
         strcpy(fp->dir, ".");
     } else {
         size_t dl = (size_t)(slash - png_path);
-        if (dl >= sizeof fp->dir)
-            return seterr(err, errlen, "%s: path too long", png_path);
+        if (dl >= sizeof fp->dir) return seterr(err, errlen, "%s: path too long", png_path);
         memcpy(fp->dir, png_path, dl);
         fp->dir[dl] = 0;
         if (dl == 0) strcpy(fp->dir, "/");
@@ -62,8 +62,8 @@ static int fig_paths(const char *png_path, FigPaths *fp, char *err,
     int a = snprintf(fp->dat, sizeof fp->dat, "%s/%s.dat", fp->dir, fp->stem);
     int b = snprintf(fp->gp, sizeof fp->gp, "%s/%s.gp", fp->dir, fp->stem);
     int c = snprintf(fp->png, sizeof fp->png, "%s/%s.png", fp->dir, fp->stem);
-    if (a < 0 || b < 0 || c < 0 || (size_t)a >= sizeof fp->dat ||
-        (size_t)b >= sizeof fp->gp || (size_t)c >= sizeof fp->png)
+    if (a < 0 || b < 0 || c < 0 || (size_t)a >= sizeof fp->dat || (size_t)b >= sizeof fp->gp ||
+        (size_t)c >= sizeof fp->png)
         return seterr(err, errlen, "%s: path too long", png_path);
     /* the one output rule (outpath.h) for all three files of the figure */
     if (outpath_check(fp->png, OUT_PNG, 1, err, errlen) != 0 ||
@@ -77,8 +77,7 @@ static int fig_paths(const char *png_path, FigPaths *fp, char *err,
 static int close_checked(FILE *f, const char *path, char *err, size_t errlen) {
     int bad = ferror(f);
     if (fclose(f) != 0 || bad)
-        return seterr(err, errlen, "%s: write failed: %s", path,
-                      strerror(errno ? errno : EIO));
+        return seterr(err, errlen, "%s: write failed: %s", path, strerror(errno ? errno : EIO));
     return 0;
 }
 
@@ -94,13 +93,17 @@ static void gp_str(FILE *f, const char *s) {
 }
 
 static void gp_prelude(FILE *f, const FigPaths *fp, int w, int h) {
-    fprintf(f, "# written by gatelab: edit freely, then redraw with\n"
-               "#   cd %s && gnuplot %s.gp\n", fp->dir, fp->stem);
-    fprintf(f, "if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) {\n"
-               "    set terminal pngcairo size %d,%d noenhanced font 'sans,11'\n"
-               "} else {\n"
-               "    set terminal png size %d,%d noenhanced\n"
-               "}\n", w, h, w, h);
+    fprintf(f,
+            "# written by gatelab: edit freely, then redraw with\n"
+            "#   cd %s && gnuplot %s.gp\n",
+            fp->dir, fp->stem);
+    fprintf(f,
+            "if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) {\n"
+            "    set terminal pngcairo size %d,%d noenhanced font 'sans,11'\n"
+            "} else {\n"
+            "    set terminal png size %d,%d noenhanced\n"
+            "}\n",
+            w, h, w, h);
     fprintf(f, "set output '%s.png'\n", fp->stem);
     fprintf(f, "set datafile missing 'NaN'\n");
     fprintf(f, "set grid\nset key outside right top\n");
@@ -118,8 +121,7 @@ int plot_have_gnuplot(void) {
         /* an empty PATH entry means the current directory */
         int w = n ? snprintf(buf, sizeof buf, "%.*s/gnuplot", (int)n, p)
                   : snprintf(buf, sizeof buf, "./gnuplot");
-        if (w > 0 && (size_t)w < sizeof buf && access(buf, X_OK) == 0)
-            return 1;
+        if (w > 0 && (size_t)w < sizeof buf && access(buf, X_OK) == 0) return 1;
         if (!colon) return 0;
         p = colon + 1;
     }
@@ -128,8 +130,7 @@ int plot_have_gnuplot(void) {
 /* Keep the last non-empty line of gnuplot's stderr (its error message). */
 static void last_line(char *buf, char *out, size_t outlen) {
     char *end = buf + strlen(buf);
-    while (end > buf && (end[-1] == '\n' || end[-1] == '\r' || end[-1] == ' '))
-        *--end = 0;
+    while (end > buf && (end[-1] == '\n' || end[-1] == '\r' || end[-1] == ' ')) *--end = 0;
     char *start = strrchr(buf, '\n');
     snprintf(out, outlen, "%s", start ? start + 1 : buf);
 }
@@ -139,13 +140,11 @@ static void last_line(char *buf, char *out, size_t outlen) {
 static int run_gnuplot(const FigPaths *fp, char *err, size_t errlen) {
     if (!plot_have_gnuplot()) return seterr(err, errlen, GNUPLOT_MISSING);
     if (unlink(fp->png) != 0 && errno != ENOENT)
-        return seterr(err, errlen, "%s: cannot replace: %s", fp->png,
-                      strerror(errno));
+        return seterr(err, errlen, "%s: cannot replace: %s", fp->png, strerror(errno));
     char script[300];
     snprintf(script, sizeof script, "%s.gp", fp->stem);
     int pfd[2];
-    if (pipe(pfd) != 0)
-        return seterr(err, errlen, "gnuplot: pipe: %s", strerror(errno));
+    if (pipe(pfd) != 0) return seterr(err, errlen, "gnuplot: pipe: %s", strerror(errno));
     fflush(NULL);
     pid_t pid = fork();
     if (pid < 0) {
@@ -180,20 +179,17 @@ static int run_gnuplot(const FigPaths *fp, char *err, size_t errlen) {
     close(pfd[0]);
     int status = 0;
     while (waitpid(pid, &status, 0) < 0)
-        if (errno != EINTR)
-            return seterr(err, errlen, "gnuplot: waitpid: %s", strerror(errno));
+        if (errno != EINTR) return seterr(err, errlen, "gnuplot: waitpid: %s", strerror(errno));
     char msg[512];
     last_line(out, msg, sizeof msg);
     if (!WIFEXITED(status))
-        return seterr(err, errlen, "gnuplot killed by signal %d on %s",
-                      WTERMSIG(status), fp->gp);
+        return seterr(err, errlen, "gnuplot killed by signal %d on %s", WTERMSIG(status), fp->gp);
     int code = WEXITSTATUS(status);
-    if (code == 126)
-        return seterr(err, errlen, "gnuplot: cannot enter %s", fp->dir);
+    if (code == 126) return seterr(err, errlen, "gnuplot: cannot enter %s", fp->dir);
     if (code == 127) return seterr(err, errlen, GNUPLOT_MISSING);
     if (code != 0)
-        return seterr(err, errlen, "gnuplot failed on %s (exit %d): %s",
-                      fp->gp, code, msg[0] ? msg : "no message");
+        return seterr(err, errlen, "gnuplot failed on %s (exit %d): %s", fp->gp, code,
+                      msg[0] ? msg : "no message");
     struct stat st;
     if (stat(fp->png, &st) != 0 || st.st_size == 0)
         return seterr(err, errlen, "gnuplot wrote no image %s: %s", fp->png,
@@ -205,8 +201,8 @@ static int run_gnuplot(const FigPaths *fp, char *err, size_t errlen) {
 
 /* One block per non-empty series, blocks separated by two blank lines so
  * the script can address them with `index`. */
-static int write_series_dat(const FigPaths *fp, const PlotSeries *s, int ns,
-                            char *err, size_t errlen) {
+static int write_series_dat(const FigPaths *fp, const PlotSeries *s, int ns, char *err,
+                            size_t errlen) {
     FILE *f = fopen(fp->dat, "w");
     if (!f) return seterr(err, errlen, "%s: %s", fp->dat, strerror(errno));
     fprintf(f, OUT_GNUPLOT_MAGIC "\n");
@@ -214,10 +210,8 @@ static int write_series_dat(const FigPaths *fp, const PlotSeries *s, int ns,
         if (s[i].n == 0) continue;
         fprintf(f, "# %s\n# x y\n", s[i].label ? s[i].label : "");
         for (size_t k = 0; k < s[i].n; k++) {
-            if (isfinite(s[i].y[k]))
-                fprintf(f, "%.9g %.9g\n", s[i].x[k], s[i].y[k]);
-            else
-                fprintf(f, "%.9g NaN\n", s[i].x[k]);
+            if (isfinite(s[i].y[k])) fprintf(f, "%.9g %.9g\n", s[i].x[k], s[i].y[k]);
+            else fprintf(f, "%.9g NaN\n", s[i].x[k]);
         }
         fprintf(f, "\n\n");
     }
@@ -229,20 +223,14 @@ static int write_series_dat(const FigPaths *fp, const PlotSeries *s, int ns,
  * dash types plus one custom pattern, filled point shapes. */
 static const char *const PAL[PLOT_PER_PANEL] = {"#0072B2", "#D55E00", "#009E73",
                                                 "#CC79A7", "#E69F00", "#000000"};
-static const char *const DASH[PLOT_PER_PANEL] = {"1", "2", "3", "4", "5",
-                                                 "(18,6,3,6,3,6)"};
+static const char *const DASH[PLOT_PER_PANEL] = {"1", "2", "3", "4", "5", "(18,6,3,6,3,6)"};
 static const int PT[PLOT_PER_PANEL] = {7, 5, 9, 11, 13, 3};
 
 static void style_of(FILE *f, PlotStyle st, int k) {
     switch (st) {
-    case PLOT_POINTS:
-        fprintf(f, "with points pt %d ps 1.2 lc rgb '%s'", PT[k], PAL[k]);
-        break;
-    case PLOT_STEPS:
-        fprintf(f, "with histeps lw 2 lc rgb '%s' dt %s", PAL[k], DASH[k]);
-        break;
-    default:
-        fprintf(f, "with lines lw 2 lc rgb '%s' dt %s", PAL[k], DASH[k]);
+    case PLOT_POINTS: fprintf(f, "with points pt %d ps 1.2 lc rgb '%s'", PT[k], PAL[k]); break;
+    case PLOT_STEPS: fprintf(f, "with histeps lw 2 lc rgb '%s' dt %s", PAL[k], DASH[k]); break;
+    default: fprintf(f, "with lines lw 2 lc rgb '%s' dt %s", PAL[k], DASH[k]);
     }
 }
 
@@ -299,24 +287,25 @@ static Layout layout_of(const PlotAxes *ax, const PlotSeries *s, int ns, const i
 }
 
 /* One drawn panel: panel p's slots [k0, k0 + PLOT_PER_PANEL). */
-static void write_part(FILE *f, const FigPaths *fp, const PlotAxes *ax, const PlotSeries *s,
-                       int ns, const int *slot, int p, int part, int nparts) {
+static void write_part(FILE *f, const FigPaths *fp, const PlotAxes *ax, const PlotSeries *s, int ns,
+                       const int *slot, int p, int part, int nparts) {
     const char *yl = p < 2 && ax->ylabel[p] ? ax->ylabel[p] : ax->ylabel[0];
     fprintf(f, "set ylabel "), gp_str(f, yl), fputc('\n', f);
     if (ax->panel_titles || nparts > 1) {
         char t[400];
         snprintf(t, sizeof t, "%s", ax->panel_titles ? ax->panel_titles[p] : "");
         if (nparts > 1)
-            snprintf(t + strlen(t), sizeof t - strlen(t), "%s(part %d of %d)",
-                     t[0] ? " " : "", part + 1, nparts);
+            snprintf(t + strlen(t), sizeof t - strlen(t), "%s(part %d of %d)", t[0] ? " " : "",
+                     part + 1, nparts);
         fprintf(f, "set title "), gp_str(f, t), fputc('\n', f);
     }
     int block = 0, first = 1, k0 = part * PLOT_PER_PANEL;
     for (int i = 0; i < ns; i++) {
         if (s[i].n == 0) continue;
         if (s[i].panel == p && slot[i] >= k0 && slot[i] < k0 + PLOT_PER_PANEL) {
-            fprintf(f, first ? "plot '%s.dat' index %d using 1:2 "
-                             : ", \\\n     '%s.dat' index %d using 1:2 ",
+            fprintf(f,
+                    first ? "plot '%s.dat' index %d using 1:2 "
+                          : ", \\\n     '%s.dat' index %d using 1:2 ",
                     fp->stem, block);
             style_of(f, s[i].style, slot[i] - k0);
             fprintf(f, " title "), gp_str(f, s[i].label);
@@ -328,9 +317,8 @@ static void write_part(FILE *f, const FigPaths *fp, const PlotAxes *ax, const Pl
     fputc('\n', f);
 }
 
-static int write_lines_gp(const FigPaths *fp, const PlotAxes *ax,
-                          const PlotSeries *s, int ns, const int *slot, char *err,
-                          size_t errlen) {
+static int write_lines_gp(const FigPaths *fp, const PlotAxes *ax, const PlotSeries *s, int ns,
+                          const int *slot, char *err, size_t errlen) {
     FILE *f = fopen(fp->gp, "w");
     if (!f) return seterr(err, errlen, "%s: %s", fp->gp, strerror(errno));
     Layout lo = layout_of(ax, s, ns, slot);
@@ -367,24 +355,22 @@ static int write_lines_gp(const FigPaths *fp, const PlotAxes *ax,
     return close_checked(f, fp->gp, err, errlen);
 }
 
-int plot_lines(const char *png_path, const PlotAxes *ax, const PlotSeries *s,
-               int ns, char *err, size_t errlen) {
+int plot_lines(const char *png_path, const PlotAxes *ax, const PlotSeries *s, int ns, char *err,
+               size_t errlen) {
     FigPaths fp;
     if (fig_paths(png_path, &fp, err, errlen)) return -1;
     if (ax->npanels < 1 || ax->npanels > PLOT_MAX_PANELS)
-        return seterr(err, errlen, "%s: npanels %d (need 1..%d)", png_path,
-                      ax->npanels, PLOT_MAX_PANELS);
+        return seterr(err, errlen, "%s: npanels %d (need 1..%d)", png_path, ax->npanels,
+                      PLOT_MAX_PANELS);
     for (int p = 0; p < ax->npanels; p++) {
         int have = 0;
         for (int i = 0; i < ns; i++) {
             if (s[i].panel < 0 || s[i].panel >= ax->npanels)
-                return seterr(err, errlen, "%s: series %d in panel %d of %d",
-                              png_path, i, s[i].panel, ax->npanels);
+                return seterr(err, errlen, "%s: series %d in panel %d of %d", png_path, i,
+                              s[i].panel, ax->npanels);
             if (s[i].panel == p && s[i].n > 0) have = 1;
         }
-        if (!have)
-            return seterr(err, errlen, "%s: no data to plot (panel %d)",
-                          png_path, p);
+        if (!have) return seterr(err, errlen, "%s: no data to plot (panel %d)", png_path, p);
     }
     int *slot = calloc((size_t)(ns ? ns : 1), sizeof *slot);
     if (!slot) return seterr(err, errlen, "%s: out of memory", png_path);
@@ -394,7 +380,6 @@ int plot_lines(const char *png_path, const PlotAxes *ax, const PlotSeries *s,
     free(slot);
     return rc ? -1 : run_gnuplot(&fp, err, errlen);
 }
-
 
 /* A label as a double-quoted data-file string (no quotes inside). */
 static void dat_str(FILE *f, const char *s) {
@@ -408,8 +393,7 @@ static void dat_num(FILE *f, double v) {
     else fprintf(f, "\tNaN");
 }
 
-static int write_bars_dat(const FigPaths *fp, const BarSpec *bs, char *err,
-                          size_t errlen) {
+static int write_bars_dat(const FigPaths *fp, const BarSpec *bs, char *err, size_t errlen) {
     const PlotBars *b = &bs->b;
     FILE *f = fopen(fp->dat, "w");
     if (!f) return seterr(err, errlen, "%s: %s", fp->dat, strerror(errno));
@@ -417,8 +401,7 @@ static int write_bars_dat(const FigPaths *fp, const BarSpec *bs, char *err,
     fprintf(f, "# %s", b->xlabel ? b->xlabel : "category");
     for (int g = 0; g < b->ngroups; g++) {
         fprintf(f, "\t%s", b->group_labels[g]);
-        if (bs->lo) fprintf(f, "\t%s min\t%s max", b->group_labels[g],
-                            b->group_labels[g]);
+        if (bs->lo) fprintf(f, "\t%s min\t%s max", b->group_labels[g], b->group_labels[g]);
     }
     fputc('\n', f);
     for (int c = 0; c < b->ncat; c++) {
@@ -441,8 +424,7 @@ static int bars_width(const BarSpec *bs) {
     return w < 1600 ? 1600 : w > 4000 ? 4000 : (int)w;
 }
 
-static int write_bars_gp(const FigPaths *fp, const BarSpec *bs, char *err,
-                         size_t errlen) {
+static int write_bars_gp(const FigPaths *fp, const BarSpec *bs, char *err, size_t errlen) {
     const PlotBars *b = &bs->b;
     FILE *f = fopen(fp->gp, "w");
     if (!f) return seterr(err, errlen, "%s: %s", fp->gp, strerror(errno));
@@ -450,12 +432,13 @@ static int write_bars_gp(const FigPaths *fp, const BarSpec *bs, char *err,
     fprintf(f, "set title "), gp_str(f, b->title), fputc('\n', f);
     fprintf(f, "set xlabel "), gp_str(f, b->xlabel), fputc('\n', f);
     fprintf(f, "set ylabel "), gp_str(f, b->ylabel), fputc('\n', f);
-    fprintf(f, "set style data histograms\n"
-               "set style histogram %s gap 1\n"
-               "set style fill solid 0.85 border -1\n"
-               "set grid noxtics ytics\n"
-               "set yrange [0:*]\n"
-               "set offsets 0, 0, graph 0.05, 0\n",
+    fprintf(f,
+            "set style data histograms\n"
+            "set style histogram %s gap 1\n"
+            "set style fill solid 0.85 border -1\n"
+            "set grid noxtics ytics\n"
+            "set yrange [0:*]\n"
+            "set offsets 0, 0, graph 0.05, 0\n",
             bs->lo ? "errorbars lw 1" : "clustered");
     if (bs->wide) /* run names hang down from their tics */
         fprintf(f, "set xtics rotate by -45 left nomirror\n"
@@ -475,22 +458,22 @@ static int write_bars_gp(const FigPaths *fp, const BarSpec *bs, char *err,
     }
     /* references in black, told apart by dash pattern */
     for (int r = 0; r < b->nref; r++) {
-        fprintf(f, ", \\\n     %.9g with lines lt -1 dt %d lw 2 title ",
-                b->ref[r], r + 2);
+        fprintf(f, ", \\\n     %.9g with lines lt -1 dt %d lw 2 title ", b->ref[r], r + 2);
         gp_str(f, b->ref_labels[r]);
     }
     fputc('\n', f);
     return close_checked(f, fp->gp, err, errlen);
 }
 
-int plot_bars_spec(const char *png_path, const BarSpec *bs, char *err,
-                   size_t errlen) {
+int plot_bars_spec(const char *png_path, const BarSpec *bs, char *err, size_t errlen) {
     const PlotBars *b = &bs->b;
     FigPaths fp;
     if (fig_paths(png_path, &fp, err, errlen)) return -1;
     if (b->ncat < 1 || b->ngroups < 1)
-        return seterr(err, errlen, "%s: no data to plot (%d categories, %d "
-                      "groups)", png_path, b->ncat, b->ngroups);
+        return seterr(err, errlen,
+                      "%s: no data to plot (%d categories, %d "
+                      "groups)",
+                      png_path, b->ncat, b->ngroups);
     int have = 0;
     for (size_t i = 0; i < (size_t)b->ncat * (size_t)b->ngroups; i++)
         if (isfinite(b->v[i])) have = 1;
@@ -500,8 +483,7 @@ int plot_bars_spec(const char *png_path, const BarSpec *bs, char *err,
     return run_gnuplot(&fp, err, errlen);
 }
 
-int plot_bars(const char *png_path, const PlotBars *b, char *err,
-              size_t errlen) {
+int plot_bars(const char *png_path, const PlotBars *b, char *err, size_t errlen) {
     BarSpec bs = {*b, NULL, NULL, NULL, 0};
     return plot_bars_spec(png_path, &bs, err, errlen);
 }

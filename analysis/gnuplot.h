@@ -20,15 +20,15 @@ typedef struct {
     const double *x, *y; /* [n]; NaN y is a gap */
     size_t n;            /* series with n == 0 are left out */
     PlotStyle style;
-    int color;           /* gnuplot linetype 1.. ; 0 = automatic */
-    int panel;           /* 0 or 1: which of the stacked panels */
+    int color; /* gnuplot linetype 1.. ; 0 = automatic */
+    int panel; /* 0 or 1: which of the stacked panels */
 } PlotSeries;
 
 typedef struct {
     const char *title;
     const char *xlabel;
-    const char *ylabel[2]; /* panel 0 and 1; panels past 1 take ylabel[0] */
-    int npanels;           /* 1..PLOT_MAX_PANELS (2: stacked, sharing x) */
+    const char *ylabel[2];           /* panel 0 and 1; panels past 1 take ylabel[0] */
+    int npanels;                     /* 1..PLOT_MAX_PANELS (2: stacked, sharing x) */
     const char *const *panel_titles; /* [npanels] or NULL */
 } PlotAxes;
 
@@ -46,33 +46,31 @@ typedef struct {
 #define PLOT_MAX_PANELS 32
 
 /* Line / point / step plot of ns series into png_path (must end in .png). */
-int plot_lines(const char *png_path, const PlotAxes *ax, const PlotSeries *s,
-               int ns, char *err, size_t errlen);
+int plot_lines(const char *png_path, const PlotAxes *ax, const PlotSeries *s, int ns, char *err,
+               size_t errlen);
 
 typedef struct {
     const char *title, *xlabel, *ylabel;
-    int ncat;                  /* categories on x (layers 0..ncat-1) */
-    int ngroups;               /* bars per category (runs) */
+    int ncat;                        /* categories on x (layers 0..ncat-1) */
+    int ngroups;                     /* bars per category (runs) */
     const char *const *group_labels; /* [ngroups] */
-    const double *v;           /* [ngroups, ncat]; NaN = no bar */
-    int nref;                  /* dashed horizontal reference lines */
-    const double *ref;         /* [nref] */
-    const char *const *ref_labels; /* [nref] */
+    const double *v;                 /* [ngroups, ncat]; NaN = no bar */
+    int nref;                        /* dashed horizontal reference lines */
+    const double *ref;               /* [nref] */
+    const char *const *ref_labels;   /* [nref] */
 } PlotBars;
 
 /* Clustered bars: one cluster per category, runs side by side. */
-int plot_bars(const char *png_path, const PlotBars *b, char *err,
-              size_t errlen);
+int plot_bars(const char *png_path, const PlotBars *b, char *err, size_t errlen);
 
 /* Bars as drawn: PlotBars plus what the report's figures add. */
 typedef struct {
     PlotBars b;
-    const double *lo, *hi;          /* [ngroups, ncat] error bars, or NULL */
-    const char *const *cat_labels;  /* [ncat] x tic labels, or NULL: 0.. */
-    int wide;                       /* rotated tic labels, wider image */
+    const double *lo, *hi;         /* [ngroups, ncat] error bars, or NULL */
+    const char *const *cat_labels; /* [ncat] x tic labels, or NULL: 0.. */
+    int wide;                      /* rotated tic labels, wider image */
 } BarSpec;
-int plot_bars_spec(const char *png_path, const BarSpec *bs, char *err,
-                   size_t errlen);
+int plot_bars_spec(const char *png_path, const BarSpec *bs, char *err, size_t errlen);
 
 /* 0 when png_path is a usable DIR/NAME.png output path, else -1 and why. */
 int plot_check_png(const char *png_path, char *err, size_t errlen);

@@ -51,13 +51,13 @@ enum {
     BAR_W = 16,
     TICK = 4,
     LABEL_GAP = 4,
-    AUTO_PANEL = 384,  /* target panel size for automatic cells */
-    MAX_PANEL = 512,   /* automatic panels never exceed this */
+    AUTO_PANEL = 384, /* target panel size for automatic cells */
+    MAX_PANEL = 512,  /* automatic panels never exceed this */
     MAX_T = 8192,
-    MAX_GRID = 64,     /* rows, cols each */
-    AXIS_W = ADVANCE + 8,  /* left band: one vertical column of glyphs */
-    AXIS_H = TEXT_H + 8,   /* bottom band: one line of text */
-    LINE_H = TEXT_H + 2,   /* vertical text: one glyph per line */
+    MAX_GRID = 64,        /* rows, cols each */
+    AXIS_W = ADVANCE + 8, /* left band: one vertical column of glyphs */
+    AXIS_H = TEXT_H + 8,  /* bottom band: one line of text */
+    LINE_H = TEXT_H + 2,  /* vertical text: one glyph per line */
 };
 #define MAX_PIXELS ((size_t)64 * 1024 * 1024)
 #define LOG_EPS 1e-4
@@ -146,8 +146,7 @@ static void put(Canvas *cv, int x, int y, const unsigned char rgb[3]) {
     p[0] = rgb[0], p[1] = rgb[1], p[2] = rgb[2];
 }
 
-static void fill_rect(Canvas *cv, int x, int y, int w, int h,
-                      const unsigned char rgb[3]) {
+static void fill_rect(Canvas *cv, int x, int y, int w, int h, const unsigned char rgb[3]) {
     for (int j = y; j < y + h; j++)
         for (int i = x; i < x + w; i++) put(cv, i, j, rgb);
 }
@@ -159,9 +158,8 @@ static void draw_text(Canvas *cv, int x, int y, const char *s, int max_chars) {
         for (int r = 0; r < GLYPH_H; r++)
             for (int c = 0; c < GLYPH_W; c++)
                 if (g->rows[r] & (0x10 >> c))
-                    fill_rect(cv, x + k * ADVANCE + c * FONT_SCALE,
-                              y + r * FONT_SCALE, FONT_SCALE, FONT_SCALE,
-                              INK_RGB);
+                    fill_rect(cv, x + k * ADVANCE + c * FONT_SCALE, y + r * FONT_SCALE, FONT_SCALE,
+                              FONT_SCALE, INK_RGB);
     }
 }
 
@@ -181,8 +179,7 @@ static double untransform(double v, int log_scale) {
 
 /* Colour range [lo, hi] in transformed units: explicit, or over the visible
  * (j <= t), finite entries of every panel. */
-static void value_range(const HeatPanel *p, int n, const HeatmapStyle *st,
-                        double *lo, double *hi) {
+static void value_range(const HeatPanel *p, int n, const HeatmapStyle *st, double *lo, double *hi) {
     int ls = st->log_scale;
     if (st->vmin < st->vmax) {
         *lo = transform(st->vmin, ls), *hi = transform(st->vmax, ls);
@@ -218,9 +215,8 @@ static int panel_px(int T, const HeatmapStyle *st) {
 
 /* Colour of panel pixel (py, px): the max over the visible entries of the
  * block of entries the pixel covers; mask grey when none is visible. */
-static void pixel_colour(const HeatPanel *p, int P, int py, int px,
-                         const HeatmapStyle *st, double lo, double hi,
-                         unsigned char rgb[3]) {
+static void pixel_colour(const HeatPanel *p, int P, int py, int px, const HeatmapStyle *st,
+                         double lo, double hi, unsigned char rgb[3]) {
     size_t T = (size_t)p->T;
     size_t r0 = (size_t)py * T / (size_t)P, r1 = (size_t)(py + 1) * T / (size_t)P;
     size_t c0 = (size_t)px * T / (size_t)P, c1 = (size_t)(px + 1) * T / (size_t)P;
@@ -269,8 +265,7 @@ static int labels_width(char lab[3][32]) {
     return (int)n * ADVANCE;
 }
 
-static void draw_colorbar(Canvas *cv, int x, int top, int bottom,
-                          char lab[3][32]) {
+static void draw_colorbar(Canvas *cv, int x, int top, int bottom, char lab[3][32]) {
     unsigned char rgb[3];
     int h = bottom - top;
     for (int y = top; y < bottom; y++) {
@@ -281,8 +276,7 @@ static void draw_colorbar(Canvas *cv, int x, int top, int bottom,
     int ys[3] = {top, top + (h - 1) / 2, bottom - 1};
     for (int i = 0; i < 3; i++) {
         fill_rect(cv, x + BAR_W, ys[i], TICK, 1, INK_RGB);
-        draw_text(cv, x + BAR_W + TICK + LABEL_GAP, ys[i] - TEXT_H / 2,
-                  lab[i], 32);
+        draw_text(cv, x + BAR_W + TICK + LABEL_GAP, ys[i] - TEXT_H / 2, lab[i], 32);
     }
 }
 
@@ -353,14 +347,13 @@ static void png_on_warning(png_structp png, png_const_charp msg) {
 }
 
 /* Write cv as 8-bit RGB. A failed write removes the partial file. */
-static int write_png(const char *path, const Canvas *cv, char *err,
-                     size_t errlen) {
+static int write_png(const char *path, const Canvas *cv, char *err, size_t errlen) {
     if (outpath_check(path, OUT_PNG, 1, err, errlen) != 0) return -1;
     FILE *fp = fopen(path, "wb");
     if (!fp) return seterr(err, errlen, "%s: %s", path, strerror(errno));
     PngErr pe = {"unknown libpng error"};
-    png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, &pe,
-                                              png_on_error, png_on_warning);
+    png_structp png =
+        png_create_write_struct(PNG_LIBPNG_VER_STRING, &pe, png_on_error, png_on_warning);
     png_infop info = png ? png_create_info_struct(png) : NULL;
     if (!png || !info) {
         png_destroy_write_struct(&png, &info);
@@ -375,12 +368,10 @@ static int write_png(const char *path, const Canvas *cv, char *err,
         return seterr(err, errlen, "%s: libpng: %s", path, pe.msg);
     }
     png_init_io(png, fp);
-    png_set_IHDR(png, info, (png_uint_32)cv->w, (png_uint_32)cv->h, 8,
-                 PNG_COLOR_TYPE_RGB, PNG_INTERLACE_NONE,
-                 PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+    png_set_IHDR(png, info, (png_uint_32)cv->w, (png_uint_32)cv->h, 8, PNG_COLOR_TYPE_RGB,
+                 PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
     png_write_info(png, info);
-    for (int y = 0; y < cv->h; y++)
-        png_write_row(png, cv->px + (size_t)y * (size_t)cv->w * 3);
+    for (int y = 0; y < cv->h; y++) png_write_row(png, cv->px + (size_t)y * (size_t)cv->w * 3);
     png_write_end(png, info);
     png_destroy_write_struct(&png, &info);
     if (fclose(fp) != 0) {
@@ -393,37 +384,38 @@ static int write_png(const char *path, const Canvas *cv, char *err,
 
 /* ---- the public entry point ---- */
 
-static int check_input(const HeatPanel *p, int rows, int cols,
-                       const HeatmapStyle *st, char *err, size_t errlen) {
+static int check_input(const HeatPanel *p, int rows, int cols, const HeatmapStyle *st, char *err,
+                       size_t errlen) {
     if (rows < 1 || cols < 1 || rows > MAX_GRID || cols > MAX_GRID)
-        return seterr(err, errlen,
-                      "heatmap: grid %d x %d out of range (1..%d each)",
-                      rows, cols, MAX_GRID);
+        return seterr(err, errlen, "heatmap: grid %d x %d out of range (1..%d each)", rows, cols,
+                      MAX_GRID);
     if (st->cell < 0 || st->cell > 256)
-        return seterr(err, errlen, "heatmap: cell size %d out of range "
-                      "(0 = automatic, 1..256)", st->cell);
-    if (isnan(st->vmin) || isnan(st->vmax))
-        return seterr(err, errlen, "heatmap: vmin/vmax is NaN");
+        return seterr(err, errlen,
+                      "heatmap: cell size %d out of range "
+                      "(0 = automatic, 1..256)",
+                      st->cell);
+    if (isnan(st->vmin) || isnan(st->vmax)) return seterr(err, errlen, "heatmap: vmin/vmax is NaN");
     if (st->log_scale && st->vmin < st->vmax && st->vmax <= 0)
-        return seterr(err, errlen, "heatmap: log scale needs vmax > 0 "
-                      "(got %g)", (double)st->vmax);
+        return seterr(err, errlen,
+                      "heatmap: log scale needs vmax > 0 "
+                      "(got %g)",
+                      (double)st->vmax);
     for (int k = 0; k < rows * cols; k++) {
-        if (!p[k].A)
-            return seterr(err, errlen, "heatmap: panel %d has no data", k);
+        if (!p[k].A) return seterr(err, errlen, "heatmap: panel %d has no data", k);
         if (p[k].T <= 0 || p[k].T > MAX_T)
-            return seterr(err, errlen, "heatmap: panel %d has T = %d "
-                          "(need 1..%d)", k, p[k].T, MAX_T);
+            return seterr(err, errlen,
+                          "heatmap: panel %d has T = %d "
+                          "(need 1..%d)",
+                          k, p[k].T, MAX_T);
     }
     return 0;
 }
 
-int heatmap_write_png(const char *path, const HeatPanel *panels, int rows,
-                      int cols, const HeatmapStyle *style, char *err,
-                      size_t errlen) {
+int heatmap_write_png(const char *path, const HeatPanel *panels, int rows, int cols,
+                      const HeatmapStyle *style, char *err, size_t errlen) {
     static const HeatmapStyle defaults = {0, 0, 0.0f, 0.0f, 1, NULL, 0};
     const HeatmapStyle *st = style ? style : &defaults;
-    if (!path || !panels)
-        return seterr(err, errlen, "heatmap: no output path or no panels");
+    if (!path || !panels) return seterr(err, errlen, "heatmap: no output path or no panels");
     if (check_input(panels, rows, cols, st, err, errlen)) return -1;
     int n = rows * cols, S = 0;
     for (int k = 0; k < n; k++) {
@@ -434,30 +426,32 @@ int heatmap_write_png(const char *path, const HeatPanel *panels, int rows,
     int left = st->axis_labels ? AXIS_W : 0, bottom = st->axis_labels ? AXIS_H : 0;
     long long W = 2LL * MARGIN + (long long)cols * S + (cols - 1LL) * GAP + left;
     char tl[2][256] = {"", ""};
-    int top = st->title ? TITLE_H * title_lines(st->title, (int)((W - 2 * MARGIN) / ADVANCE), tl)
-                        : 0;
-    long long H = 2LL * MARGIN + (long long)rows * (TITLE_H + S) +
-                  (rows - 1LL) * GAP + top + bottom;
+    int top =
+        st->title ? TITLE_H * title_lines(st->title, (int)((W - 2 * MARGIN) / ADVANCE), tl) : 0;
+    long long H =
+        2LL * MARGIN + (long long)rows * (TITLE_H + S) + (rows - 1LL) * GAP + top + bottom;
     if (W * H > (long long)MAX_PIXELS)
-        return seterr(err, errlen, "heatmap: image %lld x %lld is too large "
-                      "(limit %zu pixels); use a smaller cell", W, H,
-                      MAX_PIXELS);
+        return seterr(err, errlen,
+                      "heatmap: image %lld x %lld is too large "
+                      "(limit %zu pixels); use a smaller cell",
+                      W, H, MAX_PIXELS);
     double lo, hi;
     value_range(panels, n, st, &lo, &hi);
     char lab[3][32];
     bar_labels(lo, hi, st->log_scale, lab);
-    int bar_w = st->colorbar
-                    ? BAR_GAP + BAR_W + TICK + LABEL_GAP + labels_width(lab)
-                    : 0;
+    int bar_w = st->colorbar ? BAR_GAP + BAR_W + TICK + LABEL_GAP + labels_width(lab) : 0;
     W += bar_w;
     if (W * H > (long long)MAX_PIXELS)
-        return seterr(err, errlen, "heatmap: image %lld x %lld is too large "
-                      "(limit %zu pixels); use a smaller cell", W, H,
-                      MAX_PIXELS);
+        return seterr(err, errlen,
+                      "heatmap: image %lld x %lld is too large "
+                      "(limit %zu pixels); use a smaller cell",
+                      W, H, MAX_PIXELS);
     Canvas cv = {malloc((size_t)W * (size_t)H * 3), (int)W, (int)H};
     if (!cv.px)
-        return seterr(err, errlen, "heatmap: out of memory for %lld x %lld "
-                      "image", W, H);
+        return seterr(err, errlen,
+                      "heatmap: out of memory for %lld x %lld "
+                      "image",
+                      W, H);
     fill_rect(&cv, 0, 0, cv.w, cv.h, BG_RGB);
     for (int i = 0; st->title && i < top / TITLE_H; i++)
         draw_text(&cv, MARGIN, MARGIN + i * TITLE_H + (TITLE_H - TEXT_H) / 2, tl[i],
@@ -467,16 +461,15 @@ int heatmap_write_png(const char *path, const HeatPanel *panels, int rows,
         int sx = MARGIN + left + c * (S + GAP), sy = MARGIN + top + r * (TITLE_H + S + GAP);
         int P = panel_px(panels[k].T, st);
         if (panels[k].title)
-            draw_text(&cv, sx, sy + (TITLE_H - TEXT_H) / 2, panels[k].title,
-                      (S + GAP) / ADVANCE);
+            draw_text(&cv, sx, sy + (TITLE_H - TEXT_H) / 2, panels[k].title, (S + GAP) / ADVANCE);
         draw_panel(&cv, &panels[k], P, sx, sy + TITLE_H, st, lo, hi);
         if (st->axis_labels && c == 0) draw_query_label(&cv, MARGIN, sy + TITLE_H, S);
         if (st->axis_labels && r == rows - 1)
             draw_key_label(&cv, sx, sy + TITLE_H + S + (AXIS_H - TEXT_H) / 2, P, panels[k].T);
     }
     if (st->colorbar)
-        draw_colorbar(&cv, MARGIN + left + cols * (S + GAP) - GAP + BAR_GAP,
-                      MARGIN + top + TITLE_H, cv.h - MARGIN - bottom, lab);
+        draw_colorbar(&cv, MARGIN + left + cols * (S + GAP) - GAP + BAR_GAP, MARGIN + top + TITLE_H,
+                      cv.h - MARGIN - bottom, lab);
     int rc = write_png(path, &cv, err, errlen);
     free(cv.px);
     return rc;

@@ -33,8 +33,7 @@ static const PaperRow PAPER[] = {
 };
 #define N_PAPER (sizeof PAPER / sizeof PAPER[0])
 
-const PaperRow *paper_row(const char *variant)
-{
+const PaperRow *paper_row(const char *variant) {
     for (size_t i = 0; i < N_PAPER; i++)
         if (!strcmp(PAPER[i].id, variant)) return &PAPER[i];
     return NULL;

@@ -31,9 +31,9 @@
  * user chose those files), per run name over its seeds for the report. */
 typedef struct {
     RunReader **r;
-    char (*label)[300];  /* [n] per-file label */
+    char (*label)[300]; /* [n] per-file label */
     int n;
-    int agg;             /* groups are run names, values mean over seeds */
+    int agg; /* groups are run names, values mean over seeds */
     int ng;
     int *grp;            /* [n] group of each run */
     char (*glabel)[300]; /* [ng] */
@@ -44,9 +44,10 @@ typedef struct {
 /* Above this many series a line figure keeps to the key runs and a bar
  * figure puts the series on the x axis. */
 #define MAX_SERIES PLOT_MAX_SERIES
-#define LOSS_SMOOTH 20       /* moving-average window of report loss lines
-                                (the loss figure's title says 20) */
-#define LOSS_MAX_POINTS 500  /* per series in loss.dat */
+#define LOSS_SMOOTH                                                                                \
+    20                      /* moving-average window of report loss lines                          \
+                               (the loss figure's title says 20) */
+#define LOSS_MAX_POINTS 500 /* per series in loss.dat */
 
 static void runs_close(RunSet *rs) {
     for (int i = 0; i < rs->n; i++)
@@ -91,11 +92,8 @@ static void runs_label(RunSet *rs) {
             runs_base(rs, j, bj, sizeof bj);
             dup = !strcmp(bi, bj);
         }
-        if (dup)
-            snprintf(rs->label[i], sizeof rs->label[i], "%.250s seed %lld", v,
-                     m->seed);
-        else
-            snprintf(rs->label[i], sizeof rs->label[i], "%.290s", v);
+        if (dup) snprintf(rs->label[i], sizeof rs->label[i], "%.250s seed %lld", v, m->seed);
+        else snprintf(rs->label[i], sizeof rs->label[i], "%.290s", v);
     }
 }
 
@@ -139,9 +137,7 @@ static void runs_group(RunSet *rs, int agg) {
 }
 
 /* Whether group g is drawn in a line figure. */
-static int group_shown(const RunSet *rs, int g) {
-    return !rs->subset || rs->gkey[g];
-}
+static int group_shown(const RunSet *rs, int g) { return !rs->subset || rs->gkey[g]; }
 
 /* Runs of group g into idx; returns how many. */
 static int group_members(const RunSet *rs, int g, int *idx) {
@@ -151,8 +147,7 @@ static int group_members(const RunSet *rs, int g, int *idx) {
     return m;
 }
 
-static int runs_open(RunSet *rs, char **paths, int n, int agg, char *err,
-                     size_t errlen) {
+static int runs_open(RunSet *rs, char **paths, int n, int agg, char *err, size_t errlen) {
     memset(rs, 0, sizeof *rs);
     if (n < 1) return seterr(err, errlen, "plot: no run files given");
     rs->r = calloc((size_t)n, sizeof *rs->r);
@@ -178,8 +173,7 @@ static int runs_open(RunSet *rs, char **paths, int n, int agg, char *err,
 }
 
 /* The last probe of a run; *have = 0 (and 0 returned) when it has none. */
-static int last_probe(RunReader *r, ProbeRecord *p, int *have, char *err,
-                      size_t errlen) {
+static int last_probe(RunReader *r, ProbeRecord *p, int *have, char *err, size_t errlen) {
     long long *steps = NULL;
     int ns = 0;
     *have = 0;
@@ -199,8 +193,8 @@ static int last_probe(RunReader *r, ProbeRecord *p, int *have, char *err,
  * the series logging that same step are averaged (seeds of one run log the
  * same steps, and a shorter one is still running). Non-finite values are
  * left out; NaN where none is left. Returns the length. */
-size_t plot_mean_aligned(const long long *const *st, const double *const *v,
-                         const size_t *len, int m, double *x, double *y) {
+size_t plot_mean_aligned(const long long *const *st, const double *const *v, const size_t *len,
+                         int m, double *x, double *y) {
     int lg = 0;
     for (int j = 1; j < m; j++)
         if (len[j] > len[lg]) lg = j;
@@ -208,8 +202,7 @@ size_t plot_mean_aligned(const long long *const *st, const double *const *v,
         double sum = 0;
         int c = 0;
         for (int j = 0; j < m; j++)
-            if (k < len[j] && st[j][k] == st[lg][k] && isfinite(v[j][k]))
-                sum += v[j][k], c++;
+            if (k < len[j] && st[j][k] == st[lg][k] && isfinite(v[j][k])) sum += v[j][k], c++;
         x[k] = (double)st[lg][k];
         y[k] = c ? sum / c : NAN;
     }
@@ -242,8 +235,8 @@ static size_t subsample(double *x, double *y, size_t n, size_t max) {
 
 /* Group g's mean train loss (and val loss) into the given buffers, each
  * sized for the longest member; returns 0, or -1 out of memory. */
-static int group_loss(const RunSet *rs, const RunTrain *tr, const RunEval *ev,
-                      int g, double **xy, size_t *nt, size_t *nv) {
+static int group_loss(const RunSet *rs, const RunTrain *tr, const RunEval *ev, int g, double **xy,
+                      size_t *nt, size_t *nv) {
     int *idx = malloc((size_t)rs->n * sizeof *idx);
     const long long **st = malloc((size_t)rs->n * sizeof *st);
     const double **v = malloc((size_t)rs->n * sizeof *v);
@@ -256,8 +249,7 @@ static int group_loss(const RunSet *rs, const RunTrain *tr, const RunEval *ev,
         if (tr[idx[j]].n > maxt) maxt = tr[idx[j]].n;
         if (ev[idx[j]].n > maxv) maxv = ev[idx[j]].n;
     }
-    for (int k = 0; k < 4; k++)
-        xy[k] = malloc(((k < 2 ? maxt : maxv) + 1) * sizeof(double));
+    for (int k = 0; k < 4; k++) xy[k] = malloc(((k < 2 ? maxt : maxv) + 1) * sizeof(double));
     double *tmp = malloc((maxt + 1) * sizeof(double));
     if (!xy[0] || !xy[1] || !xy[2] || !xy[3] || !tmp) {
         free(tmp);
@@ -282,8 +274,7 @@ done:
 }
 
 /* Figure title plus what was averaged and what was left out. */
-static void agg_title(const RunSet *rs, const char *base, char *out,
-                      size_t n) {
+static void agg_title(const RunSet *rs, const char *base, char *out, size_t n) {
     snprintf(out, n, "%s%s%s", base, rs->agg ? "; mean over seeds" : "",
              rs->subset ? "; key runs; all runs in results.csv" : "");
 }
@@ -295,7 +286,7 @@ static int fig_loss(RunSet *rs, const char *png, char *err, size_t errlen) {
     RunEval *ev = calloc((size_t)n, sizeof *ev);
     PlotSeries *s = calloc((size_t)2 * (size_t)ng, sizeof *s);
     double **xy = calloc((size_t)4 * (size_t)ng, sizeof *xy);
-    char (*vl)[320] = calloc((size_t)ng, sizeof *vl);
+    char(*vl)[320] = calloc((size_t)ng, sizeof *vl);
     if (!tr || !ev || !s || !xy || !vl) {
         seterr(err, errlen, "plot: out of memory");
         goto done;
@@ -315,10 +306,8 @@ static int fig_loss(RunSet *rs, const char *png, char *err, size_t errlen) {
         }
         shown++;
         snprintf(vl[g], sizeof vl[g], "%s (val)", rs->glabel[g]);
-        s[2 * g] = (PlotSeries){rs->glabel[g], xy[4 * g], xy[4 * g + 1], nt,
-                                PLOT_LINES, shown, 0};
-        s[2 * g + 1] = (PlotSeries){vl[g], xy[4 * g + 2], xy[4 * g + 3], nv,
-                                    PLOT_POINTS, shown, 0};
+        s[2 * g] = (PlotSeries){rs->glabel[g], xy[4 * g], xy[4 * g + 1], nt, PLOT_LINES, shown, 0};
+        s[2 * g + 1] = (PlotSeries){vl[g], xy[4 * g + 2], xy[4 * g + 3], nv, PLOT_POINTS, shown, 0};
         total += nt + nv;
     }
     if (total == 0) {
@@ -327,10 +316,12 @@ static int fig_loss(RunSet *rs, const char *png, char *err, size_t errlen) {
         goto done;
     }
     char title[300];
-    agg_title(rs, rs->agg ? "Loss: train (lines, 20-step average), val "
-                            "(points)"
-                          : "Training loss (lines) and validation loss "
-                            "(points)", title, sizeof title);
+    agg_title(rs,
+              rs->agg ? "Loss: train (lines, 20-step average), val "
+                        "(points)"
+                      : "Training loss (lines) and validation loss "
+                        "(points)",
+              title, sizeof title);
     PlotAxes ax = {title, "step", {"loss (nats/token)", NULL}, 1, NULL};
     rc = plot_lines(png, &ax, s, 2 * ng, err, errlen);
 done:
@@ -361,18 +352,15 @@ static void layer_mact(const ProbeRecord *p, double *out) {
 /* Per-group mean, min and max over member runs of per-run per-layer
  * values vals[i][L[i]] into [ng, maxL]; *spread = 1 when some group has
  * two or more runs with data (error bars worth drawing). */
-static void group_layers(const RunSet *rs, double *const *vals, const int *L,
-                         int maxL, double *v, double *lo, double *hi,
-                         int *spread) {
+static void group_layers(const RunSet *rs, double *const *vals, const int *L, int maxL, double *v,
+                         double *lo, double *hi, int *spread) {
     *spread = 0;
     for (int g = 0; g < rs->ng; g++)
         for (int l = 0; l < maxL; l++) {
             double sum = 0, mn = INFINITY, mx = -INFINITY;
             int c = 0;
             for (int i = 0; i < rs->n; i++) {
-                if (rs->grp[i] != g || !vals[i] || l >= L[i] ||
-                    !isfinite(vals[i][l]))
-                    continue;
+                if (rs->grp[i] != g || !vals[i] || l >= L[i] || !isfinite(vals[i][l])) continue;
                 double x = vals[i][l];
                 sum += x, c++;
                 if (x < mn) mn = x;
@@ -389,14 +377,12 @@ static void group_layers(const RunSet *rs, double *const *vals, const int *L,
 /* Draw the [ng, maxL] layer values: layers on x with a bar per group, or,
  * with many groups, groups on x (rotated names) with a bar per layer and
  * the groups without data left out. */
-static int layers_draw(const RunSet *rs, const char *png, const char *title,
-                       const char *ylabel, int maxL, const double *v,
-                       const double *lo, const double *hi, int nref,
-                       const double *ref, const char *const *refp, char *err,
-                       size_t errlen) {
+static int layers_draw(const RunSet *rs, const char *png, const char *title, const char *ylabel,
+                       int maxL, const double *v, const double *lo, const double *hi, int nref,
+                       const double *ref, const char *const *refp, char *err, size_t errlen) {
     int ng = rs->ng, rc = -1;
     const char **glab = calloc((size_t)ng, sizeof *glab);
-    char (*lname)[32] = calloc((size_t)maxL, sizeof *lname);
+    char(*lname)[32] = calloc((size_t)maxL, sizeof *lname);
     const char **llab = calloc((size_t)maxL, sizeof *llab);
     size_t cells = (size_t)ng * (size_t)maxL;
     double *t = malloc(3 * cells * sizeof(double) + 1);
@@ -406,16 +392,15 @@ static int layers_draw(const RunSet *rs, const char *png, const char *title,
     }
     for (int g = 0; g < ng; g++) glab[g] = rs->glabel[g];
     if (ng <= MAX_SERIES) {
-        BarSpec bs = {{title, "layer", ylabel, maxL, ng, glab, v, nref, ref,
-                       refp}, lo, hi, NULL, 0};
+        BarSpec bs = {
+            {title, "layer", ylabel, maxL, ng, glab, v, nref, ref, refp}, lo, hi, NULL, 0};
         rc = plot_bars_spec(png, &bs, err, errlen);
         goto done;
     }
     int nc = 0; /* transpose: t[l, c] for the groups with any data */
     for (int g = 0; g < ng; g++) {
         int have = 0;
-        for (int l = 0; l < maxL; l++)
-            have |= isfinite(v[(size_t)g * (size_t)maxL + (size_t)l]);
+        for (int l = 0; l < maxL; l++) have |= isfinite(v[(size_t)g * (size_t)maxL + (size_t)l]);
         if (!have) continue;
         glab[nc] = rs->glabel[g];
         for (int l = 0; l < maxL; l++) {
@@ -430,14 +415,16 @@ static int layers_draw(const RunSet *rs, const char *png, const char *title,
     for (int k = 0; k < 3; k++)
         for (int l = 0; l < maxL; l++)
             memmove(t + (size_t)k * cells + (size_t)l * (size_t)nc,
-                    t + (size_t)k * cells + (size_t)l * (size_t)ng,
-                    (size_t)nc * sizeof(double));
+                    t + (size_t)k * cells + (size_t)l * (size_t)ng, (size_t)nc * sizeof(double));
     for (int l = 0; l < maxL; l++) {
         snprintf(lname[l], sizeof lname[l], "layer %d", l);
         llab[l] = lname[l];
     }
     BarSpec bs = {{title, "run", ylabel, nc, maxL, llab, t, nref, ref, refp},
-                  lo ? t + cells : NULL, lo ? t + 2 * cells : NULL, glab, 1};
+                  lo ? t + cells : NULL,
+                  lo ? t + 2 * cells : NULL,
+                  glab,
+                  1};
     rc = plot_bars_spec(png, &bs, err, errlen);
 done:
     free(glab), free(lname), free(llab), free(t);
@@ -448,9 +435,8 @@ done:
  * (layer, group); a group's bar is the mean over its runs, with min..max
  * error bars when a group has several. With with_uniform, a dashed
  * uniform-attention reference per distinct T. */
-static int fig_layers(RunSet *rs, const char *png, LayerFn fn,
-                      int with_uniform, const char *title, const char *ylabel,
-                      char *err, size_t errlen) {
+static int fig_layers(RunSet *rs, const char *png, LayerFn fn, int with_uniform, const char *title,
+                      const char *ylabel, char *err, size_t errlen) {
     int n = rs->n, rc = -1, maxL = 0, nref = 0;
     double **vals = calloc((size_t)n, sizeof *vals);
     int *L = calloc((size_t)n, sizeof *L);
@@ -503,11 +489,11 @@ static int fig_layers(RunSet *rs, const char *png, LayerFn fn,
     group_layers(rs, vals, L, maxL, v, v + cells, v + 2 * cells, &spread);
     char full[300];
     snprintf(full, sizeof full, "%s%s", title,
-             spread ? "; mean over seeds, error bars min..max"
-                    : rs->agg ? "; mean over seeds" : "");
-    rc = layers_draw(rs, png, full, ylabel, maxL, v,
-                     spread ? v + cells : NULL, spread ? v + 2 * cells : NULL,
-                     nref, ref, refp, err, errlen);
+             spread    ? "; mean over seeds, error bars min..max"
+             : rs->agg ? "; mean over seeds"
+                       : "");
+    rc = layers_draw(rs, png, full, ylabel, maxL, v, spread ? v + cells : NULL,
+                     spread ? v + 2 * cells : NULL, nref, ref, refp, err, errlen);
 done:
     for (int i = 0; vals && i < n; i++) free(vals[i]);
     free(vals), free(L), free(v);
@@ -517,16 +503,14 @@ done:
 /* Per-layer normalised histogram [L, nb] of one probe's gate scores:
  * the stored [0,1] histogram for bounded gates, else a histogram of the
  * stored score sample over its own range [*lo, *hi]. */
-static int gate_layer_hist(const ProbeRecord *p, double *hist, int nb,
-                           double *lo, double *hi) {
+static int gate_layer_hist(const ProbeRecord *p, double *hist, int nb, double *lo, double *hi) {
     size_t L = (size_t)p->L;
     *lo = 0, *hi = 1;
     memset(hist, 0, L * (size_t)nb * sizeof(double));
     if (p->gate_bounded && p->gate_hist) {
         for (size_t i = 0; i < L * (size_t)nb; i++) hist[i] = p->gate_hist[i];
     } else if (p->gate_sample && p->gate_sample_n > 0) {
-        size_t per = (size_t)p->gate_sample_n * (size_t)p->T *
-                     (size_t)p->gate_channels;
+        size_t per = (size_t)p->gate_sample_n * (size_t)p->T * (size_t)p->gate_channels;
         double mn = INFINITY, mx = -INFINITY;
         for (size_t i = 0; i < L * per; i++)
             if (isfinite(p->gate_sample[i])) {
@@ -537,8 +521,7 @@ static int gate_layer_hist(const ProbeRecord *p, double *hist, int nb,
         if (!(mx > mn)) mx = mn + 1;
         *lo = mn, *hi = mx;
         for (size_t l = 0; l < L; l++)
-            histogram_add(hist + l * (size_t)nb, nb, mn, mx,
-                          p->gate_sample + l * per, per);
+            histogram_add(hist + l * (size_t)nb, nb, mn, mx, p->gate_sample + l * per, per);
     } else {
         return -1;
     }
@@ -553,8 +536,8 @@ static int gate_layer_hist(const ProbeRecord *p, double *hist, int nb,
 }
 
 /* (c) gate score histogram per layer, one run, last probe. */
-static int fig_gate_hist(RunReader *r, const char *label, const char *png,
-                         char *err, size_t errlen) {
+static int fig_gate_hist(RunReader *r, const char *label, const char *png, char *err,
+                         size_t errlen) {
     const int nb = RS_GATE_BINS;
     ProbeRecord p;
     int have, rc = -1;
@@ -565,36 +548,40 @@ static int fig_gate_hist(RunReader *r, const char *label, const char *png,
     }
     if (!p.has_gate) {
         runread_probe_free(&p);
-        seterr(err, errlen, "%s: variant %s has no gate scores",
-               runread_meta(r)->path, runread_meta(r)->variant);
+        seterr(err, errlen, "%s: variant %s has no gate scores", runread_meta(r)->path,
+               runread_meta(r)->variant);
         return NO_DATA;
     }
     size_t L = (size_t)p.L;
     double *hist = malloc(L * (size_t)nb * sizeof(double));
     double *x = malloc((size_t)nb * sizeof(double));
     PlotSeries *s = calloc(L, sizeof *s);
-    char (*names)[32] = calloc(L, sizeof *names);
+    char(*names)[32] = calloc(L, sizeof *names);
     double lo, hi;
     if (!hist || !x || !s || !names) {
         seterr(err, errlen, "plot: out of memory");
         goto done;
     }
     if (gate_layer_hist(&p, hist, nb, &lo, &hi)) {
-        seterr(err, errlen, "%s: probe step %lld has neither a gate "
-               "histogram nor a gate sample", runread_meta(r)->path, p.step);
+        seterr(err, errlen,
+               "%s: probe step %lld has neither a gate "
+               "histogram nor a gate sample",
+               runread_meta(r)->path, p.step);
         goto done;
     }
     for (int b = 0; b < nb; b++) x[b] = lo + (hi - lo) * (b + 0.5) / nb;
     for (size_t l = 0; l < L; l++) {
         snprintf(names[l], sizeof names[l], "layer %zu", l);
-        s[l] = (PlotSeries){names[l], x, hist + l * (size_t)nb, (size_t)nb,
-                            PLOT_STEPS, 0, 0};
+        s[l] = (PlotSeries){names[l], x, hist + l * (size_t)nb, (size_t)nb, PLOT_STEPS, 0, 0};
     }
     char title[400];
-    snprintf(title, sizeof title, "Gate scores per layer: %s (step %lld%s)",
-             label, p.step, p.gate_bounded ? "" : ", raw act(XW)");
-    PlotAxes ax = {title, p.gate_bounded ? "gate score" : "act(XW) value",
-                   {"fraction of scores", NULL}, 1, NULL};
+    snprintf(title, sizeof title, "Gate scores per layer: %s (step %lld%s)", label, p.step,
+             p.gate_bounded ? "" : ", raw act(XW)");
+    PlotAxes ax = {title,
+                   p.gate_bounded ? "gate score" : "act(XW) value",
+                   {"fraction of scores", NULL},
+                   1,
+                   NULL};
     rc = plot_lines(png, &ax, s, (int)L, err, errlen);
 done:
     runread_probe_free(&p);
@@ -630,9 +617,8 @@ static double mean_first_share(const ProbeRecord *p) {
 
 /* One run's sink rate and first-token share at each probe into fresh
  * st, rate, share [*ns]. */
-static int run_sink_series(RunReader *r, long long **st, double **rate,
-                           double **share, size_t *ns, char *err,
-                           size_t errlen) {
+static int run_sink_series(RunReader *r, long long **st, double **rate, double **share, size_t *ns,
+                           char *err, size_t errlen) {
     int k = 0;
     *rate = *share = NULL;
     *ns = 0;
@@ -653,8 +639,7 @@ static int run_sink_series(RunReader *r, long long **st, double **rate,
 
 /* (e) sink rate and first-token share vs step, two stacked panels; one
  * line per group, the mean over its runs at each probe step. */
-static int fig_sink_steps(RunSet *rs, const char *png, char *err,
-                          size_t errlen) {
+static int fig_sink_steps(RunSet *rs, const char *png, char *err, size_t errlen) {
     int n = rs->n, ng = rs->ng, rc = -1, shown = 0;
     size_t any = 0;
     PlotSeries *s = calloc((size_t)2 * (size_t)ng, sizeof *s);
@@ -667,15 +652,13 @@ static int fig_sink_steps(RunSet *rs, const char *png, char *err,
     const double **mv = calloc((size_t)n, sizeof *mv);
     size_t *mlen = calloc((size_t)n, sizeof *mlen);
     int *idx = calloc((size_t)n, sizeof *idx);
-    if (!s || !xy || !st || !rate || !share || !len || !mst || !mv || !mlen ||
-        !idx) {
+    if (!s || !xy || !st || !rate || !share || !len || !mst || !mv || !mlen || !idx) {
         seterr(err, errlen, "plot: out of memory");
         goto done;
     }
     for (int i = 0; i < n; i++)
         if (group_shown(rs, rs->grp[i]) &&
-            run_sink_series(rs->r[i], &st[i], &rate[i], &share[i], &len[i],
-                            err, errlen))
+            run_sink_series(rs->r[i], &st[i], &rate[i], &share[i], &len[i], err, errlen))
             goto done;
     for (int g = 0; g < ng; g++) {
         if (!group_shown(rs, g)) continue;
@@ -683,8 +666,7 @@ static int fig_sink_steps(RunSet *rs, const char *png, char *err,
         size_t maxn = 0;
         for (int j = 0; j < m; j++)
             if (len[idx[j]] > maxn) maxn = len[idx[j]];
-        for (int k = 0; k < 3; k++)
-            xy[3 * g + k] = malloc((maxn + 1) * sizeof(double));
+        for (int k = 0; k < 3; k++) xy[3 * g + k] = malloc((maxn + 1) * sizeof(double));
         if (!xy[3 * g] || !xy[3 * g + 1] || !xy[3 * g + 2]) {
             seterr(err, errlen, "plot: out of memory");
             goto done;
@@ -696,10 +678,9 @@ static int fig_sink_steps(RunSet *rs, const char *png, char *err,
         plot_mean_aligned(mst, mv, mlen, m, xy[3 * g], xy[3 * g + 2]);
         any += k;
         shown++;
-        s[2 * g] = (PlotSeries){rs->glabel[g], xy[3 * g], xy[3 * g + 1], k,
-                                PLOT_LINES, shown, 0};
-        s[2 * g + 1] = (PlotSeries){rs->glabel[g], xy[3 * g], xy[3 * g + 2],
-                                    k, PLOT_LINES, shown, 1};
+        s[2 * g] = (PlotSeries){rs->glabel[g], xy[3 * g], xy[3 * g + 1], k, PLOT_LINES, shown, 0};
+        s[2 * g + 1] =
+            (PlotSeries){rs->glabel[g], xy[3 * g], xy[3 * g + 2], k, PLOT_LINES, shown, 1};
     }
     if (!any) {
         rc = NO_DATA;
@@ -708,12 +689,10 @@ static int fig_sink_steps(RunSet *rs, const char *png, char *err,
     }
     char title[300];
     agg_title(rs, "Attention sinks during training", title, sizeof title);
-    PlotAxes ax = {title, "step",
-                   {"sink rate (alpha_0 > 0.3)", "first-token share"}, 2, NULL};
+    PlotAxes ax = {title, "step", {"sink rate (alpha_0 > 0.3)", "first-token share"}, 2, NULL};
     rc = plot_lines(png, &ax, s, 2 * ng, err, errlen);
 done:
-    for (int i = 0; st && rate && share && i < n; i++)
-        free(st[i]), free(rate[i]), free(share[i]);
+    for (int i = 0; st && rate && share && i < n; i++) free(st[i]), free(rate[i]), free(share[i]);
     for (int i = 0; xy && i < 3 * ng; i++) free(xy[i]);
     free(s), free(xy), free(st), free(rate), free(share), free(len);
     free(mst), free(mv), free(mlen), free(idx);
@@ -722,33 +701,34 @@ done:
 
 /* ---- entry points ---- */
 
-static const char *const KINDS[] = {"loss", "first-share", "gate-hist", "mact",
-                                    "sink-steps"};
+static const char *const KINDS[] = {"loss", "first-share", "gate-hist", "mact", "sink-steps"};
 
-static int figure_on(RunSet *rs, const char *kind, const char *png, char *err,
-                     size_t errlen) {
+static int figure_on(RunSet *rs, const char *kind, const char *png, char *err, size_t errlen) {
     if (!strcmp(kind, "loss")) return fig_loss(rs, png, err, errlen);
     if (!strcmp(kind, "first-share"))
         return fig_layers(rs, png, layer_first_share, 1,
-                          "First-token attention share per layer (last probe)",
-                          "first-token share", err, errlen);
+                          "First-token attention share per layer (last probe)", "first-token share",
+                          err, errlen);
     if (!strcmp(kind, "mact"))
-        return fig_layers(rs, png, layer_mact, 0,
-                          "Massive activations per layer (last probe)",
+        return fig_layers(rs, png, layer_mact, 0, "Massive activations per layer (last probe)",
                           "max |h| of block output", err, errlen);
     if (!strcmp(kind, "sink-steps")) return fig_sink_steps(rs, png, err, errlen);
     if (!strcmp(kind, "gate-hist")) {
         if (rs->n != 1)
-            return seterr(err, errlen, "plot gate-hist takes exactly one run "
-                          "(got %d)", rs->n);
+            return seterr(err, errlen,
+                          "plot gate-hist takes exactly one run "
+                          "(got %d)",
+                          rs->n);
         return fig_gate_hist(rs->r[0], rs->label[0], png, err, errlen);
     }
-    return seterr(err, errlen, "plot: unknown figure kind '%s' (loss, "
-                  "first-share, gate-hist, mact, sink-steps)", kind);
+    return seterr(err, errlen,
+                  "plot: unknown figure kind '%s' (loss, "
+                  "first-share, gate-hist, mact, sink-steps)",
+                  kind);
 }
 
-int plot_figure(const char *kind, char **run_paths, int n,
-                const char *png_path, char *err, size_t errlen) {
+int plot_figure(const char *kind, char **run_paths, int n, const char *png_path, char *err,
+                size_t errlen) {
     RunSet rs;
     if (plot_check_png(png_path, err, errlen)) return -1;
     if (!plot_have_gnuplot()) return seterr(err, errlen, GNUPLOT_MISSING);
@@ -763,26 +743,24 @@ static void safe_name(char *out, size_t outlen, const char *s) {
     size_t k = 0;
     for (; *s && k + 1 < outlen; s++, k++) {
         char c = *s;
-        int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-                 (c >= '0' && c <= '9') || c == '.' || c == '-' || c == '_';
+        int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                 c == '.' || c == '-' || c == '_';
         out[k] = ok ? c : '_';
     }
     out[k] = 0;
     if (k == 0) snprintf(out, outlen, "run");
 }
 
-static int report_one(RunSet *rs, const char *outdir, const char *kind,
-                      const char *name, char *err, size_t errlen) {
+static int report_one(RunSet *rs, const char *outdir, const char *kind, const char *name, char *err,
+                      size_t errlen) {
     char png[PATH_MAX];
     int w = snprintf(png, sizeof png, "%s/%s.png", outdir, name);
-    if (w < 0 || (size_t)w >= sizeof png)
-        return seterr(err, errlen, "%s: path too long", outdir);
+    if (w < 0 || (size_t)w >= sizeof png) return seterr(err, errlen, "%s: path too long", outdir);
     int rc = figure_on(rs, kind, png, err, errlen);
     return rc == NO_DATA ? 0 : rc;
 }
 
-static int report_gate_hists(RunSet *rs, const char *outdir, char *err,
-                             size_t errlen) {
+static int report_gate_hists(RunSet *rs, const char *outdir, char *err, size_t errlen) {
     /* one per gated group: named by variant, or by run name when two run
      * names share the variant (runs_base) */
     char v[300], vj[300];
@@ -806,22 +784,18 @@ static int report_gate_hists(RunSet *rs, const char *outdir, char *err,
     return 0;
 }
 
-int plot_report_figures(const char *outdir, char **run_paths, int n,
-                        char *err, size_t errlen) {
+int plot_report_figures(const char *outdir, char **run_paths, int n, char *err, size_t errlen) {
     if (!plot_have_gnuplot()) return seterr(err, errlen, GNUPLOT_MISSING);
     if (mkdir(outdir, 0777) != 0 && errno != EEXIST)
-        return seterr(err, errlen, "%s: cannot create: %s", outdir,
-                      strerror(errno));
+        return seterr(err, errlen, "%s: cannot create: %s", outdir, strerror(errno));
     RunSet rs;
     if (runs_open(&rs, run_paths, n, 1, err, errlen)) return -1;
     int rc = 0;
     if (!rc) rc = report_one(&rs, outdir, "loss", "loss", err, errlen);
-    if (!rc) rc = report_one(&rs, outdir, "first-share", "first_share_layers",
-                             err, errlen);
+    if (!rc) rc = report_one(&rs, outdir, "first-share", "first_share_layers", err, errlen);
     if (!rc) rc = report_gate_hists(&rs, outdir, err, errlen);
     if (!rc) rc = report_one(&rs, outdir, "mact", "mact_layers", err, errlen);
-    if (!rc) rc = report_one(&rs, outdir, "sink-steps", "sink_vs_step", err,
-                             errlen);
+    if (!rc) rc = report_one(&rs, outdir, "sink-steps", "sink_vs_step", err, errlen);
     runs_close(&rs);
     return rc;
 }

@@ -17,8 +17,8 @@ int plot_kind_known(const char *kind);
  * when two runs share that label. Figures over probes use the
  * last probe of each run; a run without probes is left out of those
  * figures, and it is an error only when no run has the data. */
-int plot_figure(const char *kind, char **run_paths, int n,
-                const char *png_path, char *err, size_t errlen);
+int plot_figure(const char *kind, char **run_paths, int n, const char *png_path, char *err,
+                size_t errlen);
 
 /* All figures for a set of runs into outdir (created if missing), one
  * series per run name (runname.h), the mean over its seeds (bars: min..max
@@ -30,8 +30,7 @@ int plot_figure(const char *kind, char **run_paths, int n,
  * with no data in any run (e.g. no probes yet, no gated run) is skipped,
  * not an error. 0 ok, -1 with err on an unreadable run or a gnuplot
  * failure. */
-int plot_report_figures(const char *outdir, char **run_paths, int n,
-                        char *err, size_t errlen);
+int plot_report_figures(const char *outdir, char **run_paths, int n, char *err, size_t errlen);
 
 /* ---- the report's series rule, shared with report_util.c ---- */
 
@@ -51,8 +50,7 @@ int plot_key_series(int ng, unsigned char *key);
  * longest; at each index the series logging that same step are averaged,
  * non-finite values left out (NaN where none is left). x, y hold the
  * longest length, which is returned. */
-size_t plot_mean_aligned(const long long *const *st, const double *const *v,
-                         const size_t *len, int m, double *x, double *y);
-
+size_t plot_mean_aligned(const long long *const *st, const double *const *v, const size_t *len,
+                         int m, double *x, double *y);
 
 #endif

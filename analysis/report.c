@@ -36,9 +36,8 @@
 
 /* ---- entry points ---- */
 
-static int write_md(const char *path, const char *dir, const char *outdir,
-                    const Row *rows, int n, char *err, size_t errlen)
-{
+static int write_md(const char *path, const char *dir, const char *outdir, const Row *rows, int n,
+                    char *err, size_t errlen) {
     if (outpath_check(path, OUT_REPORT, 1, err, errlen) != 0) return -1;
     FILE *f = fopen(path, "w");
     if (!f) {
@@ -51,7 +50,7 @@ static int write_md(const char *path, const char *dir, const char *outdir,
     md_paper(f, rows, n);
     md_runs(f, rows, n);
     md_figures(f, outdir, rows, n);
-    {   /* long-context and stability sections: report_longctx.c, report_stability.c */
+    { /* long-context and stability sections: report_longctx.c, report_stability.c */
         const char **paths = calloc((size_t)(n ? n : 1), sizeof *paths);
         char figdir[1100];
         int k = 0;
@@ -72,8 +71,7 @@ static int write_md(const char *path, const char *dir, const char *outdir,
     return 0;
 }
 
-int report_run(const char *dir, const char *outdir, char *err, size_t errlen)
-{
+int report_run(const char *dir, const char *outdir, char *err, size_t errlen) {
     if (!outdir) outdir = dir;
     int n;
     char **names;
@@ -115,8 +113,10 @@ int report_run(const char *dir, const char *outdir, char *err, size_t errlen)
     int readable = 0;
     for (int i = 0; i < n; i++) readable += rows[i].ok;
     if (rc == 0 && readable == 0) {
-        seterr(err, errlen, "%s: none of its %d run file(s) was readable (listed in "
-               "%s/REPORT.md)", dir, n, outdir);
+        seterr(err, errlen,
+               "%s: none of its %d run file(s) was readable (listed in "
+               "%s/REPORT.md)",
+               dir, n, outdir);
         rc = REPORT_BADINPUT;
     }
     free(rows);

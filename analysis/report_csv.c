@@ -25,8 +25,7 @@
 /* One CSV field (RFC 4180): quoted, with inner quotes doubled, when it
  * holds a comma, a quote, CR or LF (a file or run name may); bare
  * otherwise. Every text field of results.csv goes through here. */
-void csv_field(FILE *f, const char *s, int first)
-{
+void csv_field(FILE *f, const char *s, int first) {
     if (!first) fputc(',', f);
     if (!s[strcspn(s, ",\"\r\n")]) {
         fputs(s, f);
@@ -40,15 +39,12 @@ void csv_field(FILE *f, const char *s, int first)
     fputc('"', f);
 }
 
-static void csv_num(FILE *f, double v, const char *fmt)
-{
+static void csv_num(FILE *f, double v, const char *fmt) {
     fputc(',', f);
     if (isfinite(v)) fprintf(f, fmt, v);
 }
 
-int write_csv(const char *path, const Row *rows, int n, char *err,
-                     size_t errlen)
-{
+int write_csv(const char *path, const Row *rows, int n, char *err, size_t errlen) {
     if (outpath_check(path, OUT_CSV, 1, err, errlen) != 0) return -1;
     FILE *f = fopen(path, "w");
     if (!f) {

@@ -22,8 +22,7 @@
 
 /* ---- figures ---- */
 
-int mkdir_p(const char *path)
-{
+int mkdir_p(const char *path) {
     char buf[1024];
     snprintf(buf, sizeof buf, "%s", path);
     for (char *p = buf + 1; *p; p++)
@@ -35,22 +34,20 @@ int mkdir_p(const char *path)
     return mkdir(buf, 0777) != 0 && errno != EEXIST ? -1 : 0;
 }
 
-static void safe_name(char *out, size_t n, const char *s)
-{
+static void safe_name(char *out, size_t n, const char *s) {
     size_t i = 0;
     for (; s[i] && i + 1 < n; i++) {
         char c = s[i];
-        int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-                 (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.';
+        int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                 c == '-' || c == '_' || c == '.';
         out[i] = ok ? c : '_';
     }
     out[i] = '\0';
 }
 
 /* Panels of probe p: every layer x head (layer < 0) or one layer's heads */
-static int fill_panels(const ProbeRecord *p, int layer, const char *label,
-                       HeatPanel *pan, char (*title)[64])
-{
+static int fill_panels(const ProbeRecord *p, int layer, const char *label, HeatPanel *pan,
+                       char (*title)[64]) {
     int n = 0;
     for (int l = 0; l < p->L; l++) {
         if (layer >= 0 && l != layer) continue;
@@ -66,8 +63,7 @@ static int fill_panels(const ProbeRecord *p, int layer, const char *label,
 
 /* Heatmap grid of one run into figs/heatmap_<run>_s<seed>.png; the
  * Markdown link goes to f. Failures are reported in the Markdown. */
-static void fig_grid(FILE *f, const char *figdir, const Row *w)
-{
+static void fig_grid(FILE *f, const char *figdir, const Row *w) {
     char err[512], name[300], path[1700];
     RunReader *r = runread_open(w->path, err, sizeof err);
     ProbeRecord p;
@@ -80,19 +76,23 @@ static void fig_grid(FILE *f, const char *figdir, const Row *w)
     snprintf(path, sizeof path, "%s/heatmap_%s_s%lld.png", figdir, name, w->seed);
     size_t np = (size_t)p.L * p.H;
     HeatPanel *pan = calloc(np, sizeof *pan);
-    char (*title)[64] = calloc(np, sizeof *title);
+    char(*title)[64] = calloc(np, sizeof *title);
     char fig_title[200];
-    snprintf(fig_title, sizeof fig_title, "%.60s (%.30s, %.16s) S%lld: LAYER X HEAD, STEP %lld, "
-             "T = %d, LOG10", w->run, w->variant, w->data, w->seed, p.step, p.T);
+    snprintf(fig_title, sizeof fig_title,
+             "%.60s (%.30s, %.16s) S%lld: LAYER X HEAD, STEP %lld, "
+             "T = %d, LOG10",
+             w->run, w->variant, w->data, w->seed, p.step, p.T);
     HeatmapStyle st = {1, 0, 0.0f, 0.0f, 1, fig_title, 1};
     if (pan && title) {
         fill_panels(&p, -1, "", pan, title);
         if (heatmap_write_png(path, pan, p.L, p.H, &st, err, sizeof err) == 0)
-            fprintf(f, "\n**%s (%s, data %s), seed %lld**: attention of every "
+            fprintf(f,
+                    "\n**%s (%s, data %s), seed %lld**: attention of every "
                     "layer (rows) and head (columns), log10 scale, probe step "
                     "%lld, T = %d\n\n![heatmap %s s%lld](figures/heatmap_%s_s"
-                    "%lld.png)\n", w->run, w->variant, w->data, w->seed, p.step,
-                    p.T, w->run, w->seed, name, w->seed);
+                    "%lld.png)\n",
+                    w->run, w->variant, w->data, w->seed, p.step, p.T, w->run, w->seed, name,
+                    w->seed);
         else fprintf(f, "- heatmap of %s failed: %s\n", w->file, err);
     }
     free(pan);
@@ -103,9 +103,7 @@ static void fig_grid(FILE *f, const char *figdir, const Row *w)
 
 /* baseline vs g1-elem (same data source) at the baseline's layer of
  * largest F-Attn, into heatmap_baseline_vs_g1-elem_<data>.png */
-static void fig_compare(FILE *f, const char *figdir, const Row *a,
-                        const Row *b, const char *why)
-{
+static void fig_compare(FILE *f, const char *figdir, const Row *a, const Row *b, const char *why) {
     char err[512] = "", path[1400], dname[64];
     safe_name(dname, sizeof dname, a->data);
     RunReader *ra = runread_open(a->path, err, sizeof err);
@@ -132,13 +130,14 @@ static void fig_compare(FILE *f, const char *figdir, const Row *a,
     for (int l = 1; l < pa.L; l++)
         if (rs_share(&pa, l) > rs_share(&pa, layer)) layer = l;
     HeatPanel *pan = calloc((size_t)2 * pa.H, sizeof *pan);
-    char (*title)[64] = calloc((size_t)2 * pa.H, sizeof *title);
+    char(*title)[64] = calloc((size_t)2 * pa.H, sizeof *title);
     char fig_title[200];
-    snprintf(fig_title, sizeof fig_title, "%.40s S%lld (TOP) VS %.40s S%lld (BOTTOM), "
-             "LAYER %d, MEDIAN-F-ATTN SEEDS, LOG10", a->run, a->seed, b->run, b->seed, layer);
+    snprintf(fig_title, sizeof fig_title,
+             "%.40s S%lld (TOP) VS %.40s S%lld (BOTTOM), "
+             "LAYER %d, MEDIAN-F-ATTN SEEDS, LOG10",
+             a->run, a->seed, b->run, b->seed, layer);
     HeatmapStyle st = {1, 0, 0.0f, 0.0f, 1, fig_title, 1};
-    snprintf(path, sizeof path, "%s/heatmap_baseline_vs_g1-elem_%s.png", figdir,
-             dname);
+    snprintf(path, sizeof path, "%s/heatmap_baseline_vs_g1-elem_%s.png", figdir, dname);
     if (pan && title) {
         char la[40], lb[40];
         snprintf(la, sizeof la, "%.28s s%lld", a->run, a->seed);
@@ -146,13 +145,13 @@ static void fig_compare(FILE *f, const char *figdir, const Row *a,
         int n = fill_panels(&pa, layer, la, pan, title);
         fill_panels(&pb, layer, lb, pan + n, title + n);
         if (heatmap_write_png(path, pan, 2, pa.H, &st, err, sizeof err) == 0)
-            fprintf(f, "\n**%s seed %lld (top) vs %s seed %lld (bottom), data %s**, "
+            fprintf(f,
+                    "\n**%s seed %lld (top) vs %s seed %lld (bottom), data %s**, "
                     "layer %d (the baseline's layer of largest F-Attn), every head, "
                     "log10 scale. %s\n\n![baseline vs g1-elem, %s]"
-                    "(figures/heatmap_baseline_vs_g1-elem_%s.png)\n", a->run, a->seed,
-                    b->run, b->seed, a->data, layer, why, a->data, dname);
-        else fprintf(f, "- side-by-side heatmap (data %s) failed: %s\n", a->data,
-                     err);
+                    "(figures/heatmap_baseline_vs_g1-elem_%s.png)\n",
+                    a->run, a->seed, b->run, b->seed, a->data, layer, why, a->data, dname);
+        else fprintf(f, "- side-by-side heatmap (data %s) failed: %s\n", a->data, err);
     }
     free(pan);
     free(title);
@@ -164,21 +163,17 @@ static void fig_compare(FILE *f, const char *figdir, const Row *a,
 
 /* First probed run of variant v on data d, preferring the group starting
  * at row `pref` (a g1-elem group's matching baseline); NULL if none. */
-static const Row *probed_of(const Row *rows, int n, const char *v,
-                            const char *d, int pref)
-{
+static const Row *probed_of(const Row *rows, int n, const char *v, const char *d, int pref) {
     if (pref >= 0)
         for (int i = pref; i < n && same_group(&rows[pref], &rows[i]); i++)
             if (rows[i].has_probe) return &rows[i];
     for (int i = 0; i < n && rows[i].ok; i++)
-        if (rows[i].has_probe && !strcmp(rows[i].variant, v) &&
-            !strcmp(rows[i].data, d))
+        if (rows[i].has_probe && !strcmp(rows[i].variant, v) && !strcmp(rows[i].data, d))
             return &rows[i];
     return NULL;
 }
 
-static int cmp_fattn(const void *x, const void *y)
-{
+static int cmp_fattn(const void *x, const void *y) {
     double a = (*(const Row *const *)x)->f_attn, b = (*(const Row *const *)y)->f_attn;
     return (a > b) - (a < b);
 }
@@ -186,8 +181,7 @@ static int cmp_fattn(const void *x, const void *y)
 /* The seed of median F-Attn among the probed seeds of the group holding
  * row g (the lower of the two middle ones for an even count): neither the
  * strongest nor the weakest sink stands for the group. *k = how many. */
-static const Row *median_seed(const Row *rows, int n, int g, int *k)
-{
+static const Row *median_seed(const Row *rows, int n, int g, int *k) {
     int a = g, m = 0;
     while (a > 0 && same_group(&rows[a - 1], &rows[a])) a--;
     const Row *pick[256];
@@ -202,16 +196,14 @@ static const Row *median_seed(const Row *rows, int n, int g, int *k)
 /* One baseline-vs-headline-gate figure (the catalog's key runs, g1-elem)
  * per data source that has both, each group shown by its median-F-Attn
  * seed. */
-static void fig_compare_all(FILE *f, const char *figdir, const Row *rows, int n)
-{
+static void fig_compare_all(FILE *f, const char *figdir, const Row *rows, int n) {
     const char *gate = variant_key_id(VARIANT_KEY_HEADLINE);
     const char *ref = variant_key_id(VARIANT_KEY_BASELINE);
     for (int i = 0; i < n && rows[i].ok; i++) {
         if (strcmp(rows[i].variant, gate)) continue;
         int seen = 0;
         for (int j = 0; j < i && !seen; j++)
-            seen = !strcmp(rows[j].variant, gate) &&
-                   !strcmp(rows[j].data, rows[i].data);
+            seen = !strcmp(rows[j].variant, gate) && !strcmp(rows[j].data, rows[i].data);
         if (seen) continue;
         const Row *g1 = probed_of(rows, n, gate, rows[i].data, -1);
         if (!g1) continue;
@@ -221,16 +213,16 @@ static void fig_compare_all(FILE *f, const char *figdir, const Row *rows, int n)
         const Row *mg = median_seed(rows, n, (int)(g1 - rows), &kg);
         const Row *mb = median_seed(rows, n, (int)(base - rows), &kb);
         char why[300];
-        snprintf(why, sizeof why, "Each side is its group's median-F-Attn seed "
+        snprintf(why, sizeof why,
+                 "Each side is its group's median-F-Attn seed "
                  "(F-Attn %.3f, the median of %d seed%s; %.3f, of %d), not the "
-                 "strongest or weakest.", mb ? mb->f_attn : NAN, kb, kb == 1 ? "" : "s",
-                 mg ? mg->f_attn : NAN, kg);
+                 "strongest or weakest.",
+                 mb ? mb->f_attn : NAN, kb, kb == 1 ? "" : "s", mg ? mg->f_attn : NAN, kg);
         fig_compare(f, figdir, mb ? mb : base, mg ? mg : g1, why);
     }
 }
 
-static void fig_plots(FILE *f, const char *figdir, const Row *rows, int n)
-{
+static void fig_plots(FILE *f, const char *figdir, const Row *rows, int n) {
     char **paths = calloc((size_t)n + 1, sizeof *paths);
     int k = 0;
     for (int i = 0; i < n && paths; i++)
@@ -257,8 +249,7 @@ static void fig_plots(FILE *f, const char *figdir, const Row *rows, int n)
         char path[1400];
         snprintf(path, sizeof path, "%s/%s", figdir, figs[i][0]);
         if (access(path, R_OK) == 0)
-            fprintf(f, "\n**%s**\n\n![%s](figures/%s)\n", figs[i][1],
-                    figs[i][1], figs[i][0]);
+            fprintf(f, "\n**%s**\n\n![%s](figures/%s)\n", figs[i][1], figs[i][1], figs[i][0]);
     }
     /* plot.c names a gate histogram by the run name when two groups share
      * the variant, else by the variant: link whichever exists, once. */
@@ -276,19 +267,19 @@ static void fig_plots(FILE *f, const char *figdir, const Row *rows, int n)
             snprintf(path, sizeof path, "%s/gate_hist_%s.png", figdir, name);
         }
         if (access(path, R_OK) == 0)
-            fprintf(f, "\n**gate score histogram, %s**\n\n![gate histogram "
-                    "%s](figures/gate_hist_%s.png)\n", label, label, name);
+            fprintf(f,
+                    "\n**gate score histogram, %s**\n\n![gate histogram "
+                    "%s](figures/gate_hist_%s.png)\n",
+                    label, label, name);
     }
 }
 
-void md_figures(FILE *f, const char *outdir, const Row *rows, int n)
-{
+void md_figures(FILE *f, const char *outdir, const Row *rows, int n) {
     char figdir[1100];
     snprintf(figdir, sizeof figdir, "%s/figures", outdir);
     fprintf(f, "\n## Figures\n\n");
     if (mkdir_p(figdir) != 0) {
-        fprintf(f, "- no figures: cannot create %s: %s\n", figdir,
-                strerror(errno));
+        fprintf(f, "- no figures: cannot create %s: %s\n", figdir, strerror(errno));
         return;
     }
     for (int a = 0; a < n && rows[a].ok; a = group_end(rows, n, a)) {

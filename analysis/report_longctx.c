@@ -23,8 +23,8 @@
 typedef struct {
     char name[256], variant[256], data[64], status[32];
     double lr;
-    int T;                 /* training length (train_len of its evals) */
-    int nl[2];             /* lengths per mode (0 plain, 1 yarn) */
+    int T;     /* training length (train_len of its evals) */
+    int nl[2]; /* lengths per mode (0 plain, 1 yarn) */
     int len[2][MAXL];
     double loss[2][MAXL];
 } LcRun;
@@ -109,10 +109,11 @@ static void lc_cell(FILE *f, const LcRun *w, const int *idx, int nm, int m, int 
 
 /* Members of group g (grp[n]) into idx; returns how many. */
 
-static void lc_table(FILE *f, const LcRun *w, int n, const int *grp, int ng, int m,
-                     const int *lens, int nl, int *idx) {
-    fprintf(f, "\n**%s** — val loss (degradation vs the shortest length), mean ± std "
-               "over seeds\n\n| run | variant | data | seeds |",
+static void lc_table(FILE *f, const LcRun *w, int n, const int *grp, int ng, int m, const int *lens,
+                     int nl, int *idx) {
+    fprintf(f,
+            "\n**%s** — val loss (degradation vs the shortest length), mean ± std "
+            "over seeds\n\n| run | variant | data | seeds |",
             m ? "YaRN (scale = L / T_train)" : "plain RoPE");
     for (int j = 0; j < nl; j++) fprintf(f, " L=%d |", lens[j]);
     fprintf(f, "\n|---|---|---|---|");
@@ -199,8 +200,9 @@ static void lc_tests(FILE *f, const LcRun *w, int n) {
         }
     }
     if (head)
-        fprintf(f, "\n%d of these %d comparison%s differ%s at p < 0.05 (both tests; no "
-                   "correction for multiple comparisons).\n",
+        fprintf(f,
+                "\n%d of these %d comparison%s differ%s at p < 0.05 (both tests; no "
+                "correction for multiple comparisons).\n",
                 nsig, ntest, ntest == 1 ? "" : "s", nsig == 1 ? "s" : "");
 }
 
@@ -244,7 +246,8 @@ static void lc_paper(FILE *f) {
     const char *names[2] = {"baseline + YaRN", "g1-elem + YaRN"};
     for (int r = 0; r < 2; r++) {
         fprintf(f, "| %s |", names[r]);
-        for (int j = 0; j < 6; j++) fprintf(f, " %.2f (%+.2f) |", rows[r][j], rows[r][j] - rows[r][0]);
+        for (int j = 0; j < 6; j++)
+            fprintf(f, " %.2f (%+.2f) |", rows[r][j], rows[r][j] - rows[r][0]);
         fprintf(f, "\n");
     }
     fprintf(f, "\n> RULER accuracy (higher is better) and our val loss (lower is better) are "
@@ -253,10 +256,9 @@ static void lc_paper(FILE *f) {
                "past the training length?\n");
 }
 
-
 /* One line per run name and mode, the mean over its seeds at each length. */
-static void lc_figure(FILE *f, const char *figdir, const LcRun *w, int n, const int *grp,
-                      int ng, int *idx) {
+static void lc_figure(FILE *f, const char *figdir, const LcRun *w, int n, const int *grp, int ng,
+                      int *idx) {
     PlotSeries *s = calloc((size_t)ng * 2, sizeof *s);
     double *xy = calloc((size_t)ng * 4 * MAXL, sizeof *xy);
     long long *st = calloc((size_t)n * MAXL, sizeof *st);
@@ -284,8 +286,8 @@ static void lc_figure(FILE *f, const char *figdir, const LcRun *w, int n, const 
     char title[160];
     snprintf(title, sizeof title, "val loss against eval length; mean over seeds%s",
              subset ? "; key runs; all runs in the tables" : "");
-    PlotAxes ax = {title, "eval length (tokens)",
-                   {"val loss, plain RoPE", "val loss, YaRN"}, 2, NULL};
+    PlotAxes ax = {
+        title, "eval length (tokens)", {"val loss, plain RoPE", "val loss, YaRN"}, 2, NULL};
     draw_figure(f, figdir, "lceval_loss.png", "val loss vs length", &ax, s, ns);
 done:
     free(s), free(xy), free(st), free(sp), free(vp), free(len), free(shown);

@@ -27,108 +27,136 @@
  * its value from a Row. */
 typedef struct {
     const char *head, *anchor, *def;
-    size_t off;      /* offsetof the double in Row */
-    const char *fmt; /* printf format of one value */
+    size_t off;       /* offsetof the double in Row */
+    const char *fmt;  /* printf format of one value */
     int na_unbounded; /* "n/a" for a run whose gate is unbounded */
 } Col;
 
 #define OFF(f) offsetof(Row, f)
 static const Col COLS[] = {
-    {"val_loss", "def-val-loss", "Validation loss (nats/token) at the last "
+    {"val_loss", "def-val-loss",
+     "Validation loss (nats/token) at the last "
      "eval: `final_val_loss` in /summary, else the last /metrics/eval/val_loss.",
      OFF(val_loss), "%.4f", 0},
     {"PPL", "def-ppl", "`ppl = exp(val_loss)`.", OFF(ppl), "%.3f", 0},
-    {"ΔPPL", "def-dppl", "PPL minus the mean PPL (over seeds) of the "
+    {"ΔPPL", "def-dppl",
+     "PPL minus the mean PPL (over seeds) of the "
      "matching baseline group: variant `baseline`, same data, seq_len, lr and "
      "steps (preferring `baseline-<suffix>` for a run named "
      "`<variant>-<suffix>`, else `baseline`); the Runs table names it. Blank "
-     "when no baseline matches; negative is better.", OFF(dppl), "%+.3f", 0},
-    {"bpb", "def-bpb", "Bits per byte at the last eval (`val_bpb`), for byte "
-     "data.", OFF(bpb), "%.4f", 0},
-    {"F-Attn", "def-fattn", "First-token share: `mean over layers l, heads h, "
+     "when no baseline matches; negative is better.",
+     OFF(dppl), "%+.3f", 0},
+    {"bpb", "def-bpb",
+     "Bits per byte at the last eval (`val_bpb`), for byte "
+     "data.",
+     OFF(bpb), "%.4f", 0},
+    {"F-Attn", "def-fattn",
+     "First-token share: `mean over layers l, heads h, "
      "probe sequences, queries t = 1..T-1 of A[t, 0]`, at the last probe, "
      "probe length T as in the header. Not Gu et al.'s alpha_0 (the run "
      "file's `alpha0` dataset), which averages queries t ≥ 0 and so includes "
-     "the self term A[0, 0] = 1; see [sink@0.3](#def-sink).", OFF(f_attn), "%.4f", 0},
-    {"uniform", "def-uniform", "What uniform causal attention would give for "
+     "the self term A[0, 0] = 1; see [sink@0.3](#def-sink).",
+     OFF(f_attn), "%.4f", 0},
+    {"uniform", "def-uniform",
+     "What uniform causal attention would give for "
      "F-Attn: `(H_T - 1)/(T - 1)`, H_T the T-th harmonic number (about 0.059, "
-     "0.020 and 0.0064 for T = 64, 256, 1024).", OFF(f_attn_uniform), "%.4f", 0},
-    {"sink@0.3", "def-sink", "Sink rate (Gu et al.): `alpha_0[l,h] = mean over "
+     "0.020 and 0.0064 for T = 64, 256, 1024).",
+     OFF(f_attn_uniform), "%.4f", 0},
+    {"sink@0.3", "def-sink",
+     "Sink rate (Gu et al.): `alpha_0[l,h] = mean over "
      "queries t ≥ 0 of A[t, 0]` over the first 64 queries of each probe "
      "sequence (probe length 64); `sink_rate(ε) = fraction of (l, h) pairs with "
      "alpha_0 > ε`, ε = 0.3, the indicator taken per probe sequence then "
-     "averaged over sequences.", OFF(sink03), "%.3f", 0},
-    {"gate mean", "def-gate-mean", "`gate_mean`: mean of every gate score on "
+     "averaged over sequences.",
+     OFF(sink03), "%.3f", 0},
+    {"gate mean", "def-gate-mean",
+     "`gate_mean`: mean of every gate score on "
      "the probe set, over all layers, positions and channels (blank: no gate).",
      OFF(gate_mean), "%.3f", 0},
-    {"gate<0.1", "def-gate-below", "Fraction of gate scores strictly below "
+    {"gate<0.1", "def-gate-below",
+     "Fraction of gate scores strictly below "
      "0.1 on the probe set (sparsity). n/a for an unbounded gate (additive, "
      "SiLU): its act(XW) values are not scores in [0, 1], so a value below "
-     "0.1 is not a closed gate.", OFF(gate_below01), "%.3f", 1},
-    {"M-Act", "def-mact", "`max_act[l] = max |h| over tokens × features` of "
+     "0.1 is not a closed gate.",
+     OFF(gate_below01), "%.3f", 1},
+    {"M-Act", "def-mact",
+     "`max_act[l] = max |h| over tokens × features` of "
      "block l's output (the residual stream), averaged over probe sequences; "
-     "M-Act is the mean over layers.", OFF(m_act), "%.4g", 0},
-    {"spikes", "def-spikes", "Loss spikes: steps after warmup whose training "
+     "M-Act is the mean over layers.",
+     OFF(m_act), "%.4g", 0},
+    {"spikes", "def-spikes",
+     "Loss spikes: steps after warmup whose training "
      "loss exceeds spike_factor (1.25) × the median of the previous 50 "
-     "steps' losses, from /metrics/train.", OFF(spikes), "%.1f", 0},
-    {"tokens/s", "def-tps", "Training throughput, `tokens_per_sec` in "
-     "/summary.", OFF(tokens_per_sec), "%.0f", 0},
+     "steps' losses, from /metrics/train.",
+     OFF(spikes), "%.1f", 0},
+    {"tokens/s", "def-tps",
+     "Training throughput, `tokens_per_sec` in "
+     "/summary.",
+     OFF(tokens_per_sec), "%.0f", 0},
 };
 #define N_COLS (sizeof COLS / sizeof COLS[0])
 
 /* The second table: the other sink rates, dropped mass, the sink slot and
  * the activation statistics the probe stores. */
 static const Col COLS2[] = {
-    {"ΔPPL %", "def-dppl-rel", "Relative change of PPL against the matching "
+    {"ΔPPL %", "def-dppl-rel",
+     "Relative change of PPL against the matching "
      "baseline group (as for [ΔPPL](#def-dppl)): `100 × (PPL / mean baseline "
      "PPL - 1)`. Unlike PPL itself this can be set beside the paper's BPE "
-     "numbers.", OFF(dppl_rel), "%+.2f", 0},
-    {"sink@0.1", "def-sink01", "Sink rate at ε = 0.1 (as [sink@0.3](#def-sink)).",
-     OFF(sink01), "%.3f", 0},
+     "numbers.",
+     OFF(dppl_rel), "%+.2f", 0},
+    {"sink@0.1", "def-sink01", "Sink rate at ε = 0.1 (as [sink@0.3](#def-sink)).", OFF(sink01),
+     "%.3f", 0},
     {"sink@0.2", "def-sink02", "Sink rate at ε = 0.2.", OFF(sink02), "%.3f", 0},
-    {"empty rows", "def-empty", "Share of attention rows (probe sequence × "
+    {"empty rows", "def-empty",
+     "Share of attention rows (probe sequence × "
      "query t = 1..T-1, over layers and heads) with no mass on the real tokens: "
      "softpick and clipped softmax can zero a whole row. From the probe's "
      "`row_empty`; run files written before it: 0 with a sink slot, else `1 - "
      "mean row mass` of the sequence-mean map, exact for softpick's proxy map, "
-     "the dropped mass otherwise. Softmax and sink slots: 0.", OFF(empty), "%.3f", 0},
-    {"F-Attn (non-empty)", "def-fattn-ne", "F-Attn over the rows with mass only "
+     "the dropped mass otherwise. Softmax and sink slots: 0.",
+     OFF(empty), "%.3f", 0},
+    {"F-Attn (non-empty)", "def-fattn-ne",
+     "F-Attn over the rows with mass only "
      "(`first_share_nonempty`; older files: `sum A[t, 0] / sum of row mass`). "
      "For softpick and clipped softmax this, not F-Attn, is the number to set "
      "beside [uniform](#def-uniform): an empty row pulls F-Attn towards 0 "
      "without being a sink-free row. Equals F-Attn when no row is empty.",
      OFF(f_attn_ne), "%.4f", 0},
-    {"slot", "def-slot", "The sink slot's own share (sink-token, sink-logit, "
+    {"slot", "def-slot",
+     "The sink slot's own share (sink-token, sink-logit, "
      "kv-bias): `mean over layers, heads and queries t = 0..T-1` of the "
      "weight a query gives the slot (`attention_slot`). Blank: no slot.",
      OFF(slot), "%.4f", 0},
-    {"kurtosis", "def-kurt", "Mean over layers of `mean((x - μ)^4) / (σ^4 + "
-     "1e-6)` of the block output (Gaussian = 3).", OFF(kurt), "%.4g", 0},
-    {"top1/median", "def-top1", "Mean over layers of the largest |h| over "
+    {"kurtosis", "def-kurt",
+     "Mean over layers of `mean((x - μ)^4) / (σ^4 + "
+     "1e-6)` of the block output (Gaussian = 3).",
+     OFF(kurt), "%.4g", 0},
+    {"top1/median", "def-top1",
+     "Mean over layers of the largest |h| over "
      "the median |h| of the block output (Sun et al.: massive when about "
-     "1000).", OFF(top1_med), "%.4g", 0},
-    {"BOS norm ratio", "def-bos", "Mean over layers of `‖h_0‖ / mean over t "
+     "1000).",
+     OFF(top1_med), "%.4g", 0},
+    {"BOS norm ratio", "def-bos",
+     "Mean over layers of `‖h_0‖ / mean over t "
      "≠ 0 of ‖h_t‖` (Gu et al.; position 0 is BOS when BOS is on).",
      OFF(bos_ratio), "%.3g", 0},
 };
 #define N_COLS2 (sizeof COLS2 / sizeof COLS2[0])
 
-static int any_unbounded(const Row *rows, int a, int b)
-{
+static int any_unbounded(const Row *rows, int a, int b) {
     for (int i = a; i < b; i++)
         if (rows[i].gate_unbounded) return 1;
     return 0;
 }
 
-static double col_val(const Row *w, const Col *c)
-{
+static double col_val(const Row *w, const Col *c) {
     return *(const double *)((const char *)w + c->off);
 }
 
 /* "mean ± std" over the finite values of column c in rows[a..b), with
  * "(k/n)" when only k of the n runs had a value. */
-static void md_agg(FILE *f, const Row *rows, int a, int b, const Col *c)
-{
+static void md_agg(FILE *f, const Row *rows, int a, int b, const Col *c) {
     double v[256];
     int k = 0;
     for (int i = a; i < b && k < 256; i++)
@@ -151,8 +179,7 @@ static void md_agg(FILE *f, const Row *rows, int a, int b, const Col *c)
     if (k < b - a) fprintf(f, " (%d/%d)", k, b - a);
 }
 
-static void md_status(FILE *f, const Row *rows, int a, int b)
-{
+static void md_status(FILE *f, const Row *rows, int a, int b) {
     fputs(" | ", f);
     int all_done = 1;
     for (int i = a; i < b; i++) all_done &= !strcmp(rows[i].status, RS_STATUS_DONE);
@@ -160,37 +187,29 @@ static void md_status(FILE *f, const Row *rows, int a, int b)
     for (int i = a; i < b; i++) {
         const Row *w = &rows[i];
         if (!strcmp(w->status, RS_STATUS_DIVERGED))
-            fprintf(f, "s%lld diverged at step %lld; ", w->seed,
-                    w->diverged_step);
-        else if (strcmp(w->status, RS_STATUS_DONE))
-            fprintf(f, "s%lld %s; ", w->seed, w->status);
+            fprintf(f, "s%lld diverged at step %lld; ", w->seed, w->diverged_step);
+        else if (strcmp(w->status, RS_STATUS_DONE)) fprintf(f, "s%lld %s; ", w->seed, w->status);
     }
 }
 
 /* Header row: the nlead leading columns, then cols[nc] and status. */
-static void md_header(FILE *f, const char *const *lead, int nlead,
-                      const Col *cols, size_t nc)
-{
+static void md_header(FILE *f, const char *const *lead, int nlead, const Col *cols, size_t nc) {
     fputc('|', f);
     for (int i = 0; i < nlead; i++) fprintf(f, " %s |", lead[i]);
-    for (size_t c = 0; c < nc; c++)
-        fprintf(f, " [%s](#%s) |", cols[c].head, cols[c].anchor);
+    for (size_t c = 0; c < nc; c++) fprintf(f, " [%s](#%s) |", cols[c].head, cols[c].anchor);
     fprintf(f, " [status](#def-status) |\n|");
     for (size_t c = 0; c < (size_t)nlead + nc + 1; c++) fputs("---|", f);
     fputs("\n", f);
 }
 
-static const char *const LEAD_GROUP[] = {"[run](#def-run)",
-    "[variant](#def-variant)", "[data](#def-data)", "[seeds](#def-seeds)"};
+static const char *const LEAD_GROUP[] = {"[run](#def-run)", "[variant](#def-variant)",
+                                         "[data](#def-data)", "[seeds](#def-seeds)"};
 
-static void md_group_table(FILE *f, const Row *rows, int n, const Col *cols,
-                           size_t nc)
-{
+static void md_group_table(FILE *f, const Row *rows, int n, const Col *cols, size_t nc) {
     md_header(f, LEAD_GROUP, 4, cols, nc);
     for (int a = 0; a < n && rows[a].ok;) {
         int b = group_end(rows, n, a);
-        fprintf(f, "| %s | %s | %s | %d", rows[a].run, rows[a].variant,
-                rows[a].data, b - a);
+        fprintf(f, "| %s | %s | %s | %d", rows[a].run, rows[a].variant, rows[a].data, b - a);
         for (size_t c = 0; c < nc; c++) md_agg(f, rows, a, b, &cols[c]);
         md_status(f, rows, a, b);
         fputs("|\n", f);
@@ -198,8 +217,7 @@ static void md_group_table(FILE *f, const Row *rows, int n, const Col *cols,
     }
 }
 
-void md_variants(FILE *f, const Row *rows, int n)
-{
+void md_variants(FILE *f, const Row *rows, int n) {
     fprintf(f, "## Results by run\n\nOne row per run name (the file name "
                "without its `_s<seed>`); mean ± sample std over seeds; "
                "`(k/n)` marks a column only k of the n runs had.\n\n");
@@ -211,8 +229,7 @@ void md_variants(FILE *f, const Row *rows, int n)
     md_group_table(f, rows, n, COLS2, N_COLS2);
 }
 
-static void md_paper_cell(FILE *f, double ours, double paper, const char *fmt)
-{
+static void md_paper_cell(FILE *f, double ours, double paper, const char *fmt) {
     fputs(" | ", f);
     if (isfinite(ours)) fprintf(f, fmt, ours);
     else fputs("–", f);
@@ -223,24 +240,23 @@ static void md_paper_cell(FILE *f, double ours, double paper, const char *fmt)
 
 /* Ours beside the paper's: one row per group whose variant the paper
  * reports (a variant run on two data sources gives two rows). */
-void md_paper(FILE *f, const Row *rows, int n)
-{
+void md_paper(FILE *f, const Row *rows, int n) {
     const PaperRow *pb = paper_row(variant_key_id(VARIANT_KEY_BASELINE));
     fprintf(f, "\n## Ours beside the paper\n\nEach cell is *ours / paper* "
-        "(ours: mean over seeds). The paper's numbers are reference data, not "
-        "our results: Qiu et al., \"Gated Attention for Large Language "
-        "Models\" (NeurIPS 2025, arXiv 2505.06708), Table 1 (MoE 15A2B, 400B "
-        "tokens: PPL), Table 3 (PPL) and Table 4 (gate mean, M-Act, F-Attn). "
-        "Our models are about 10^4 times smaller: compare directions and "
-        "ratios, not absolute values. PPL is not comparable at all (our "
-        "bigram, byte or small-vocabulary tokens against the paper's BPE), so "
-        "the PPL column is the relative change against the baseline, ours "
-        "against the matching baseline group ([ΔPPL %%](#def-dppl-rel)) and "
-        "the paper's against its baseline row. `wider-ffn` stands in for the "
-        "paper's \"+4 experts\" row.\n\n"
-        "| run | data | paper row | source | [ΔPPL %%](#def-dppl-rel) | "
-        "[gate mean](#def-gate-mean) | [M-Act](#def-mact) | [F-Attn](#def-fattn) |\n"
-        "|---|---|---|---|---|---|---|---|\n");
+               "(ours: mean over seeds). The paper's numbers are reference data, not "
+               "our results: Qiu et al., \"Gated Attention for Large Language "
+               "Models\" (NeurIPS 2025, arXiv 2505.06708), Table 1 (MoE 15A2B, 400B "
+               "tokens: PPL), Table 3 (PPL) and Table 4 (gate mean, M-Act, F-Attn). "
+               "Our models are about 10^4 times smaller: compare directions and "
+               "ratios, not absolute values. PPL is not comparable at all (our "
+               "bigram, byte or small-vocabulary tokens against the paper's BPE), so "
+               "the PPL column is the relative change against the baseline, ours "
+               "against the matching baseline group ([ΔPPL %%](#def-dppl-rel)) and "
+               "the paper's against its baseline row. `wider-ffn` stands in for the "
+               "paper's \"+4 experts\" row.\n\n"
+               "| run | data | paper row | source | [ΔPPL %%](#def-dppl-rel) | "
+               "[gate mean](#def-gate-mean) | [M-Act](#def-mact) | [F-Attn](#def-fattn) |\n"
+               "|---|---|---|---|---|---|---|---|\n");
     for (int a = 0; a < n && rows[a].ok;) {
         int b = group_end(rows, n, a);
         const PaperRow *pr = paper_row(rows[a].variant);
@@ -257,10 +273,9 @@ void md_paper(FILE *f, const Row *rows, int n)
                 if (k) mean_std(v, k, &m[j], &s);
                 else m[j] = NAN;
             }
-            double paper_rel = pb && isfinite(pb->ppl) && pb->ppl > 0
-                                   ? 100.0 * (pr->ppl / pb->ppl - 1.0) : NAN;
-            fprintf(f, "| %s | %s | %s | %s", rows[a].run, rows[a].data,
-                    pr->id, pr->source);
+            double paper_rel =
+                pb && isfinite(pb->ppl) && pb->ppl > 0 ? 100.0 * (pr->ppl / pb->ppl - 1.0) : NAN;
+            fprintf(f, "| %s | %s | %s | %s", rows[a].run, rows[a].data, pr->id, pr->source);
             md_paper_cell(f, m[0], paper_rel, "%+.2f");
             md_paper_cell(f, m[1], pr->gate_mean, "%.3f");
             md_paper_cell(f, m[2], pr->m_act, "%.4g");
@@ -271,17 +286,15 @@ void md_paper(FILE *f, const Row *rows, int n)
     }
 }
 
-void md_runs(FILE *f, const Row *rows, int n)
-{
+void md_runs(FILE *f, const Row *rows, int n) {
     fprintf(f, "\n## Runs\n\nΔPPL of each run is against the mean of the "
                "baseline group named in *vs*.\n\n");
-    static const char *const lead[] = {"file", "[run](#def-run)",
-        "[variant](#def-variant)", "[data](#def-data)", "seed", "vs"};
+    static const char *const lead[] = {
+        "file", "[run](#def-run)", "[variant](#def-variant)", "[data](#def-data)", "seed", "vs"};
     md_header(f, lead, 6, COLS, N_COLS);
     for (int i = 0; i < n && rows[i].ok; i++) {
         const Row *w = &rows[i];
-        fprintf(f, "| %s | %s | %s | %s | %lld | %s", w->file, w->run,
-                w->variant, w->data, w->seed,
+        fprintf(f, "| %s | %s | %s | %s | %lld | %s", w->file, w->run, w->variant, w->data, w->seed,
                 w->base >= 0 ? rows[w->base].run : "–");
         for (size_t c = 0; c < N_COLS; c++) {
             double v = col_val(w, &COLS[c]);
@@ -309,21 +322,18 @@ void md_runs(FILE *f, const Row *rows, int n)
                    "training columns are shown; every probe column is blank.\n\n");
         for (int i = 0; i < n; i++)
             if (rows[i].ok && rows[i].probe_err[0])
-                fprintf(f, "- `%s`: probe unreadable: %s\n", rows[i].file,
-                        rows[i].probe_err);
+                fprintf(f, "- `%s`: probe unreadable: %s\n", rows[i].file, rows[i].probe_err);
     }
     if (!bad) return;
     fprintf(f, "\n### Unreadable run files\n\n");
     for (int i = 0; i < n; i++)
-        if (!rows[i].ok) fprintf(f, "- `%s`: unreadable: %s\n", rows[i].file,
-                                 rows[i].err);
+        if (!rows[i].ok) fprintf(f, "- `%s`: unreadable: %s\n", rows[i].file, rows[i].err);
 }
 
 /* One line per data source: the config values its runs share, and for a
  * key they do not share its distinct values (e.g. lr over a stability
  * sweep). */
-static void md_settings_data(FILE *f, const Row *rows, int n, const char *data)
-{
+static void md_settings_data(FILE *f, const Row *rows, int n, const char *data) {
     int nrun = 0;
     for (int i = 0; i < n && rows[i].ok; i++) nrun += !strcmp(rows[i].data, data);
     fprintf(f, "- Data %s (%d run%s): ", data, nrun, nrun == 1 ? "" : "s");
@@ -345,8 +355,8 @@ static void md_settings_data(FILE *f, const Row *rows, int n, const char *data)
             fprintf(f, "%s%s %g", shared++ ? ", " : "", CFG_KEYS[k], vals[0]);
             continue;
         }
-        dl += (size_t)snprintf(differ + dl, dl < sizeof differ ? sizeof differ - dl : 0,
-                               "%s%s", dl ? "; " : "", CFG_KEYS[k]);
+        dl += (size_t)snprintf(differ + dl, dl < sizeof differ ? sizeof differ - dl : 0, "%s%s",
+                               dl ? "; " : "", CFG_KEYS[k]);
         for (int j = 0; j < nv && dl < sizeof differ; j++)
             dl += (size_t)snprintf(differ + dl, sizeof differ - dl, " %g", vals[j]);
         if (more && dl < sizeof differ)
@@ -357,18 +367,18 @@ static void md_settings_data(FILE *f, const Row *rows, int n, const char *data)
     fputs(".\n", f);
 }
 
-void md_settings(FILE *f, const char *dir, const Row *rows, int n)
-{
+void md_settings(FILE *f, const char *dir, const Row *rows, int n) {
     int ok = 0, bad_probe = 0;
     for (int i = 0; i < n; i++) ok += rows[i].ok;
     for (int i = 0; i < n; i++) bad_probe += rows[i].ok && rows[i].probe_err[0];
     time_t now = time(NULL);
     char when[64];
     strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", localtime(&now));
-    fprintf(f, "# gatelab report\n\nRun files in `%s`: %d (%d readable, %d "
-               "unreadable", dir, n, ok - bad_probe, n - ok);
-    if (bad_probe)
-        fprintf(f, ", %d with an unreadable probe (listed under Runs)", bad_probe);
+    fprintf(f,
+            "# gatelab report\n\nRun files in `%s`: %d (%d readable, %d "
+            "unreadable",
+            dir, n, ok - bad_probe, n - ok);
+    if (bad_probe) fprintf(f, ", %d with an unreadable probe (listed under Runs)", bad_probe);
     fprintf(f, "). Written %s.\n\n## Settings\n\n", when);
     const Row *probed = NULL;
     for (int i = 0; i < n && !probed; i++)
@@ -379,9 +389,10 @@ void md_settings(FILE *f, const char *dir, const Row *rows, int n)
         if (!seen) md_settings_data(f, rows, n, rows[i].data);
     }
     if (probed)
-        fprintf(f, "- Probe (last probe of each run): %d sequences of length "
-                "T = %d; normaliser %s; %s.\n", probed->probe_N,
-                probed->probe_T, probed->normaliser,
+        fprintf(f,
+                "- Probe (last probe of each run): %d sequences of length "
+                "T = %d; normaliser %s; %s.\n",
+                probed->probe_N, probed->probe_T, probed->normaliser,
                 probed->proxy ? "attention is the Gu et al. proxy |a|/sum|a|"
                               : "attention is post-softmax (no proxy)");
     else
@@ -393,12 +404,11 @@ void md_settings(FILE *f, const char *dir, const Row *rows, int n)
                "50 steps, after warmup.\n\n");
 }
 
-void md_definitions(FILE *f)
-{
+void md_definitions(FILE *f) {
     fprintf(f, "\n## Definitions\n\nPositions are 0-indexed; position 0 is "
-        "the first token (BOS when BOS is on). A is the post-softmax (or "
-        "proxy) attention of one head, averaged over probe sequences: rows "
-        "are queries t, columns keys j ≤ t.\n\n");
+               "the first token (BOS when BOS is on). A is the post-softmax (or "
+               "proxy) attention of one head, averaged over probe sequences: rows "
+               "are queries t, columns keys j ≤ t.\n\n");
     fprintf(f, "<a id=\"def-run\"></a>**run**: the run name, the file name "
                "without `.h5` and its `_s<seed>` suffix (the sweep's `[run NAME]`); "
                "runs are grouped by it, so one variant on two data sources or "
@@ -410,11 +420,9 @@ void md_definitions(FILE *f)
                "<a id=\"def-seeds\"></a>**seeds**: number of runs (seeds) in "
                "the group; the Runs table gives each run's seed.\n\n");
     for (size_t c = 0; c < N_COLS; c++)
-        fprintf(f, "<a id=\"%s\"></a>**%s**: %s\n\n", COLS[c].anchor,
-                COLS[c].head, COLS[c].def);
+        fprintf(f, "<a id=\"%s\"></a>**%s**: %s\n\n", COLS[c].anchor, COLS[c].head, COLS[c].def);
     for (size_t c = 0; c < N_COLS2; c++)
-        fprintf(f, "<a id=\"%s\"></a>**%s**: %s\n\n", COLS2[c].anchor,
-                COLS2[c].head, COLS2[c].def);
+        fprintf(f, "<a id=\"%s\"></a>**%s**: %s\n\n", COLS2[c].anchor, COLS2[c].head, COLS2[c].def);
     fprintf(f, "<a id=\"def-status\"></a>**status**: running, done or "
                "diverged (a non-finite loss or grad norm; the run stopped "
                "cleanly at that step with its data saved).\n");

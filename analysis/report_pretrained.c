@@ -13,16 +13,14 @@
 
 static void cell(FILE *f, double v, const char *fmt) {
     fprintf(f, " | ");
-    if (isfinite(v))
-        fprintf(f, fmt, v);
+    if (isfinite(v)) fprintf(f, fmt, v);
 }
 
 /* The row of one run; 0 when it is not a pretrained run. */
 static int row(FILE *f, const char *path, int *header) {
     char err[512], arch[128] = "?", dtype[32] = "?", dir[256] = "?";
     RunReader *r = runread_open(path, err, sizeof err);
-    if (!r)
-        return 0;
+    if (!r) return 0;
     ProbeRecord p;
     int ok = runread_pretrained_string(r, "architecture", arch, sizeof arch, NULL, 0) == 0 &&
              runread_probe(r, -1, &p, NULL, 0) == 0;
@@ -57,6 +55,5 @@ static int row(FILE *f, const char *path, int *header) {
 
 void report_pretrained(FILE *f, const char *const *paths, int n) {
     int header = 0;
-    for (int i = 0; i < n; i++)
-        row(f, paths[i], &header);
+    for (int i = 0; i < n; i++) row(f, paths[i], &header);
 }

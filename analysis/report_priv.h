@@ -16,24 +16,24 @@ enum { CFG_SEQ_LEN = 3, CFG_STEPS = 5, CFG_LR = 6 };
 
 typedef struct {
     char path[1024];
-    const char *file;   /* basename inside path */
-    int ok;             /* 0: unreadable, err says why */
+    const char *file; /* basename inside path */
+    int ok;           /* 0: unreadable, err says why */
     char err[512];
     char variant[256], status[32];
-    char run[256];      /* run name: the group key with variant and data */
-    char data[64];      /* /config data: bigram, brown, ... ("?" if absent) */
-    double cfg[N_CFG];  /* /config values of CFG_KEYS (NaN if absent) */
-    int base;           /* first row of the matching baseline group, -1 */
+    char run[256];     /* run name: the group key with variant and data */
+    char data[64];     /* /config data: bigram, brown, ... ("?" if absent) */
+    double cfg[N_CFG]; /* /config values of CFG_KEYS (NaN if absent) */
+    int base;          /* first row of the matching baseline group, -1 */
     long long seed, n_params, n_params_added, diverged_step;
-    double steps, val_loss, ppl, bpb, dppl, f_attn, f_attn_uniform, sink03,
-        gate_mean, gate_below01, m_act, spikes, tokens_per_sec;
-    double dppl_rel;        /* 100 (PPL / matching baseline's mean PPL - 1) */
-    double sink01, sink02;  /* sink rate at eps 0.1 and 0.2 */
-    double slot;            /* the sink slot's own share (NaN: no slot) */
-    double empty, f_attn_ne; /* dropped-mass share, F-Attn over the mass */
+    double steps, val_loss, ppl, bpb, dppl, f_attn, f_attn_uniform, sink03, gate_mean, gate_below01,
+        m_act, spikes, tokens_per_sec;
+    double dppl_rel;                  /* 100 (PPL / matching baseline's mean PPL - 1) */
+    double sink01, sink02;            /* sink rate at eps 0.1 and 0.2 */
+    double slot;                      /* the sink slot's own share (NaN: no slot) */
+    double empty, f_attn_ne;          /* dropped-mass share, F-Attn over the mass */
     double kurt, top1_med, bos_ratio; /* means over layers */
-    int gate_unbounded;     /* has a gate whose scores are not in [0,1] */
-    char probe_err[512];    /* the last probe exists but cannot be read */
+    int gate_unbounded;               /* has a gate whose scores are not in [0,1] */
+    char probe_err[512];              /* the last probe exists but cannot be read */
     long long spike_steps[MAX_SPIKE_STEPS];
     int probe_T, probe_N, proxy, has_probe;
     char normaliser[64];
@@ -57,8 +57,7 @@ int md_stat_cells(FILE *f, const double *a, int na, const double *b, int nb);
 /* One RFC 4180 field (quoted when it holds , " CR or LF), preceded by a
  * comma unless first. */
 void csv_field(FILE *f, const char *s, int first);
-int write_csv(const char *path, const Row *rows, int n, char *err,
-              size_t errlen);
+int write_csv(const char *path, const Row *rows, int n, char *err, size_t errlen);
 /* report_md.c */
 void md_settings(FILE *f, const char *dir, const Row *rows, int n);
 void md_variants(FILE *f, const Row *rows, int n);
@@ -72,19 +71,18 @@ void md_figures(FILE *f, const char *outdir, const Row *rows, int n);
 /* report_util.c (the long-context and stability sections) */
 #include "gnuplot.h"
 #include "runfile_read.h"
-void draw_figure(FILE *f, const char *figdir, const char *name, const char *alt,
-                 const PlotAxes *ax, const PlotSeries *s, int ns);
+void draw_figure(FILE *f, const char *figdir, const char *name, const char *alt, const PlotAxes *ax,
+                 const PlotSeries *s, int ns);
 int group_names(const char *names, size_t stride, int n, int *grp);
 void put_mean(FILE *f, const char *fmt, const char *sfmt, const double *v, int k);
-RunReader *open_run_head(const char *path, char *name, char *variant,
-                         char *status, char *data);
+RunReader *open_run_head(const char *path, char *name, char *variant, char *status, char *data);
 int members(const int *grp, int n, int g, int *idx);
-int key_groups(const char *variant, const char *status, size_t stride,
-               const int *grp, int n, int ng, unsigned char *shown);
+int key_groups(const char *variant, const char *status, size_t stride, const int *grp, int n,
+               int ng, unsigned char *shown);
 /* open_run_head writes into these buffers by their sizes */
-#define HEAD_SIZES_OK(T)                                                       \
-    _Static_assert(sizeof ((T *)0)->name == 256 && sizeof ((T *)0)->variant == 256 && \
-                       sizeof ((T *)0)->status == 32 && sizeof ((T *)0)->data == 64,  \
+#define HEAD_SIZES_OK(T)                                                                           \
+    _Static_assert(sizeof((T *)0)->name == 256 && sizeof((T *)0)->variant == 256 &&                \
+                       sizeof((T *)0)->status == 32 && sizeof((T *)0)->data == 64,                 \
                    #T " head buffer sizes")
 
 #endif

@@ -22,36 +22,30 @@
 #include "runstats.h"
 #include "util.h"
 
-const char *const CFG_KEYS[N_CFG] = {"n_layers", "d_model", "n_heads",
-    "seq_len", "batch_size", "steps", "lr", "warmup", "spike_factor"};
+const char *const CFG_KEYS[N_CFG] = {"n_layers", "d_model", "n_heads", "seq_len",     "batch_size",
+                                     "steps",    "lr",      "warmup",  "spike_factor"};
 
 /* ---- one run -> one Row ---- */
 
-static double cfg_or(RunReader *r, const char *key, double dflt)
-{
+static double cfg_or(RunReader *r, const char *key, double dflt) {
     double v;
     return runread_config_double(r, key, &v, NULL, 0) == 0 ? v : dflt;
 }
 
-static double summ_or(RunReader *r, const char *key, double dflt)
-{
+static double summ_or(RunReader *r, const char *key, double dflt) {
     double v;
     return runread_summary(r, key, &v, NULL, 0) == 0 ? v : dflt;
 }
 
-static void row_series(RunReader *r, Row *w)
-{
+static void row_series(RunReader *r, Row *w) {
     RunTrain t;
     if (runread_train(r, &t, NULL, 0) == 0) {
         if (t.n && isnan(w->steps)) w->steps = (double)t.step[t.n - 1];
         long long idx[MAX_SPIKE_STEPS];
-        int n = count_spikes(t.loss, t.step, t.n,
-                             (long long)cfg_or(r, "warmup", 0), 50,
-                             cfg_or(r, "spike_factor", 1.25), idx,
-                             MAX_SPIKE_STEPS);
+        int n = count_spikes(t.loss, t.step, t.n, (long long)cfg_or(r, "warmup", 0), 50,
+                             cfg_or(r, "spike_factor", 1.25), idx, MAX_SPIKE_STEPS);
         w->spikes = n;
-        for (int i = 0; i < n && i < MAX_SPIKE_STEPS; i++)
-            w->spike_steps[i] = t.step[idx[i]];
+        for (int i = 0; i < n && i < MAX_SPIKE_STEPS; i++) w->spike_steps[i] = t.step[idx[i]];
         runread_train_free(&t);
     }
     RunEval e;
@@ -64,8 +58,7 @@ static void row_series(RunReader *r, Row *w)
     }
 }
 
-static void row_probe(RunReader *r, Row *w)
-{
+static void row_probe(RunReader *r, Row *w) {
     ProbeRecord p;
     long long *steps = NULL;
     int ns = 0;
@@ -98,8 +91,7 @@ static void row_probe(RunReader *r, Row *w)
     runread_probe_free(&p);
 }
 
-void row_read(Row *w)
-{
+void row_read(Row *w) {
     w->steps = w->val_loss = w->ppl = w->bpb = w->dppl = w->f_attn = NAN;
     w->f_attn_uniform = w->sink03 = w->gate_mean = w->gate_below01 = NAN;
     w->m_act = w->spikes = w->tokens_per_sec = NAN;
@@ -133,21 +125,17 @@ void row_read(Row *w)
 
 /* ---- directory scan ---- */
 
-static int ends_with(const char *s, const char *suf)
-{
+static int ends_with(const char *s, const char *suf) {
     size_t n = strlen(s), k = strlen(suf);
     return n >= k && !strcmp(s + n - k, suf);
 }
 
-static int cmp_str(const void *a, const void *b)
-{
+static int cmp_str(const void *a, const void *b) {
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
 /* *.h5 names in dir, sorted (checkpoints end in .ckpt and are skipped). */
-int list_runs(const char *dir, char ***out, int *n, char *err,
-                     size_t errlen)
-{
+int list_runs(const char *dir, char ***out, int *n, char *err, size_t errlen) {
     *n = 0;
     *out = NULL;
     DIR *d = opendir(dir);
@@ -177,8 +165,7 @@ int list_runs(const char *dir, char ***out, int *n, char *err,
 
 /* Group order: baseline-variant groups first, then by run name, variant
  * and data; seeds ascending within a group. */
-int cmp_row(const void *a, const void *b)
-{
+int cmp_row(const void *a, const void *b) {
     const Row *x = a, *y = b;
     if (x->ok != y->ok) return y->ok - x->ok;
     int xb = variant_key(x->variant) == VARIANT_KEY_BASELINE,
@@ -191,23 +178,20 @@ int cmp_row(const void *a, const void *b)
     return (x->seed > y->seed) - (x->seed < y->seed);
 }
 
-int same_group(const Row *x, const Row *y)
-{
-    return x->ok && y->ok && !strcmp(x->run, y->run) &&
-           !strcmp(x->variant, y->variant) && !strcmp(x->data, y->data);
+int same_group(const Row *x, const Row *y) {
+    return x->ok && y->ok && !strcmp(x->run, y->run) && !strcmp(x->variant, y->variant) &&
+           !strcmp(x->data, y->data);
 }
 
 /* End (exclusive) of the group that starts at row a. */
-int group_end(const Row *rows, int n, int a)
-{
+int group_end(const Row *rows, int n, int a) {
     int b = a + 1;
     while (b < n && same_group(&rows[a], &rows[b])) b++;
     return b;
 }
 
 /* Equal, or both absent from the config. */
-int cfg_eq(double x, double y)
-{
+int cfg_eq(double x, double y) {
     if (isnan(x) || isnan(y)) return isnan(x) && isnan(y);
     return fabs(x - y) <= 1e-9 * fmax(fabs(x), fabs(y));
 }
@@ -216,24 +200,20 @@ int cfg_eq(double x, double y)
  * better, -1 no match): same data, seq_len, lr and steps are required;
  * the group itself beats "baseline-<suffix>" sharing g's run-name suffix
  * (g1-elem-brown -> baseline-brown), which beats plain "baseline". */
-static int base_score(const Row *bg, const Row *g, int self)
-{
-    if (variant_key(bg->variant) != VARIANT_KEY_BASELINE || strcmp(bg->data, g->data))
-        return -1;
+static int base_score(const Row *bg, const Row *g, int self) {
+    if (variant_key(bg->variant) != VARIANT_KEY_BASELINE || strcmp(bg->data, g->data)) return -1;
     static const int keys[] = {CFG_SEQ_LEN, CFG_LR, CFG_STEPS};
     for (int k = 0; k < 3; k++)
         if (!cfg_eq(bg->cfg[keys[k]], g->cfg[keys[k]])) return -1;
     if (self) return 3;
     size_t nv = strlen(g->variant);
-    const char *suffix = !strncmp(g->run, g->variant, nv) && g->run[nv] == '-'
-                             ? g->run + nv + 1 : NULL;
-    if (suffix && !strncmp(bg->run, "baseline-", 9) && !strcmp(bg->run + 9, suffix))
-        return 2;
+    const char *suffix =
+        !strncmp(g->run, g->variant, nv) && g->run[nv] == '-' ? g->run + nv + 1 : NULL;
+    if (suffix && !strncmp(bg->run, "baseline-", 9) && !strcmp(bg->run + 9, suffix)) return 2;
     return !strcmp(bg->run, variant_key_id(VARIANT_KEY_BASELINE));
 }
 
-static double group_ppl(const Row *rows, int a, int b)
-{
+static double group_ppl(const Row *rows, int a, int b) {
     double s = 0.0;
     int k = 0;
     for (int i = a; i < b; i++)
@@ -243,8 +223,7 @@ static double group_ppl(const Row *rows, int a, int b)
 
 /* base and dppl of every row: PPL minus the mean PPL of the best matching
  * baseline group (blank when no baseline group matches). */
-void fill_dppl(Row *rows, int n)
-{
+void fill_dppl(Row *rows, int n) {
     for (int a = 0; a < n && rows[a].ok;) {
         int b = group_end(rows, n, a), best = -1, best_score = -1;
         for (int c = 0; c < n && rows[c].ok; c = group_end(rows, n, c)) {

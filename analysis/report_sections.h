@@ -1,6 +1,6 @@
 /* report_sections.h: the long-context (report_longctx.c), stability
- * (report_stability.c) and pretrained (report_pretrained.c) sections of the report, over run files read
- * through runfile_read.h. */
+ * (report_stability.c) and pretrained (report_pretrained.c) sections of the report, over run files
+ * read through runfile_read.h. */
 #ifndef GATELAB_REPORT_SECTIONS_H
 #define GATELAB_REPORT_SECTIONS_H
 

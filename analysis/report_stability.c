@@ -46,8 +46,8 @@ static int st_read(const char *path, StRun *w) {
     RunTrain t;
     w->spikes = NAN;
     if (rc == 0 && runread_train(r, &t, err, sizeof err) == 0) {
-        w->spikes = count_spikes(t.loss, t.step, t.n, (long long)warm, SPIKE_WINDOW, factor,
-                                 NULL, 0);
+        w->spikes =
+            count_spikes(t.loss, t.step, t.n, (long long)warm, SPIKE_WINDOW, factor, NULL, 0);
         w->n = t.n;
         w->step = malloc((t.n ? t.n : 1) * sizeof *w->step);
         w->loss = malloc((t.n ? t.n : 1) * sizeof(double));
@@ -89,16 +89,15 @@ static void st_row(FILE *f, const StRun *w, const int *idx, int nm) {
         if (!strcmp(r->status, RS_STATUS_DIVERGED)) {
             ndiv++;
             if (sl < sizeof steps - 24)
-                sl += (size_t)snprintf(steps + sl, sizeof steps - sl, "%s%.0f",
-                                       sl ? ", " : "", r->dstep);
+                sl += (size_t)snprintf(steps + sl, sizeof steps - sl, "%s%.0f", sl ? ", " : "",
+                                       r->dstep);
         } else if (strcmp(r->status, RS_STATUS_DONE)) nother++;
     }
     fprintf(f, "| %s | %g | %s | %s | %d |", a->data, a->lr, a->variant, a->name, nm);
     if (!ks) fprintf(f, " — |");
     else if (nm > 1) fprintf(f, " %.2g (total %.0f) |", tot / ks, tot);
     else fprintf(f, " %.0f |", tot);
-    if (ndiv)
-        fprintf(f, " **%d/%d** (step%s %s)", ndiv, nm, ndiv > 1 ? "s" : "", steps);
+    if (ndiv) fprintf(f, " **%d/%d** (step%s %s)", ndiv, nm, ndiv > 1 ? "s" : "", steps);
     else fprintf(f, " %d/%d", ndiv, nm);
     if (nother) fprintf(f, "; %d not finished", nother);
     fprintf(f, " |");
@@ -111,12 +110,12 @@ static void st_row(FILE *f, const StRun *w, const int *idx, int nm) {
 
 /* One panel per run name, one line per seed: a spike in one seed stays
  * visible (a mean over seeds would smooth it away). */
-static void st_figure(FILE *f, const char *figdir, const StRun *w, int n, const int *grp,
-                      int ng, int *idx) {
+static void st_figure(FILE *f, const char *figdir, const StRun *w, int n, const int *grp, int ng,
+                      int *idx) {
     if (ng < 1 || n < 1) return;
     PlotSeries *s = calloc((size_t)n, sizeof *s);
-    char (*lab)[64] = calloc((size_t)n, sizeof *lab);
-    char (*ptl)[300] = calloc((size_t)ng, sizeof *ptl);
+    char(*lab)[64] = calloc((size_t)n, sizeof *lab);
+    char(*ptl)[300] = calloc((size_t)ng, sizeof *ptl);
     const char **pt = calloc((size_t)ng, sizeof *pt);
     double **xs = calloc((size_t)n, sizeof *xs);
     unsigned char *shown = calloc((size_t)ng, 1);
@@ -166,13 +165,15 @@ void report_stability(FILE *f, const char *figdir, const char *const *paths, int
         multi |= !strcmp(w[i].data, w[i - 1].data) && w[i].lr != w[i - 1].lr;
     if (multi) {
         int ng = group_names(w[0].name, sizeof *w, k, grp);
-        fprintf(f, "\n## Stability across learning rates\n\nOne row per run name over "
-                   "its seeds. Spikes as metrics.md defines (loss > spike_factor × "
-                   "median of the previous %d, after warmup): mean per seed (total). A "
-                   "diverged run is kept and counted (k of n seeds) with the steps it "
-                   "diverged at. Final PPL: mean ± sample std over seeds.\n\n"
-                   "| data | lr | variant | run | seeds | spikes | diverged | final PPL |\n"
-                   "|---|---|---|---|---|---|---|---|\n", SPIKE_WINDOW);
+        fprintf(f,
+                "\n## Stability across learning rates\n\nOne row per run name over "
+                "its seeds. Spikes as metrics.md defines (loss > spike_factor × "
+                "median of the previous %d, after warmup): mean per seed (total). A "
+                "diverged run is kept and counted (k of n seeds) with the steps it "
+                "diverged at. Final PPL: mean ± sample std over seeds.\n\n"
+                "| data | lr | variant | run | seeds | spikes | diverged | final PPL |\n"
+                "|---|---|---|---|---|---|---|---|\n",
+                SPIKE_WINDOW);
         for (int g = 0; g < ng; g++) {
             int nm = members(grp, k, g, idx);
             if (nm) st_row(f, w, idx, nm);

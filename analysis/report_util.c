@@ -14,16 +14,14 @@
 
 /* Draw figdir/name and link it from the report; a figure that cannot be
  * drawn is a line in the report, not a failure. */
-void draw_figure(FILE *f, const char *figdir, const char *name, const char *alt,
-                        const PlotAxes *ax, const PlotSeries *s, int ns) {
+void draw_figure(FILE *f, const char *figdir, const char *name, const char *alt, const PlotAxes *ax,
+                 const PlotSeries *s, int ns) {
     char path[1200], err[512];
     snprintf(path, sizeof path, "%s/%s", figdir, name);
     if (plot_lines(path, ax, s, ns, err, sizeof err) == 0)
         fprintf(f, "\n![%s](figures/%s)\n", alt, name);
-    else
-        fprintf(f, "\n- figure %s not drawn: %s\n", name, err);
+    else fprintf(f, "\n- figure %s not drawn: %s\n", name, err);
 }
-
 
 /* Group n runs by name (names[i], stride bytes apart) in order of first
  * appearance: grp[i] = group of run i; returns the number of groups. */
@@ -50,8 +48,7 @@ void put_mean(FILE *f, const char *fmt, const char *sfmt, const double *v, int k
 
 /* Open a run and copy out its run name, variant, status and data source
  * (each buffer 256, 256, 32 and 64 bytes, as the record structs hold). */
-RunReader *open_run_head(const char *path, char *name, char *variant,
-                                char *status, char *data) {
+RunReader *open_run_head(const char *path, char *name, char *variant, char *status, char *data) {
     char err[512];
     RunReader *r = runread_open(path, err, sizeof err);
     if (!r) return NULL;
@@ -62,7 +59,6 @@ RunReader *open_run_head(const char *path, char *name, char *variant,
     return r;
 }
 
-
 int members(const int *grp, int n, int g, int *idx) {
     int k = 0;
     for (int i = 0; i < n; i++)
@@ -72,8 +68,8 @@ int members(const int *grp, int n, int g, int *idx) {
 
 /* Whether each group is drawn (plot.h's rule: key runs past
  * PLOT_MAX_SERIES run names); returns 1 when only some are. */
-int key_groups(const char *variant, const char *status, size_t stride,
-                      const int *grp, int n, int ng, unsigned char *shown) {
+int key_groups(const char *variant, const char *status, size_t stride, const int *grp, int n,
+               int ng, unsigned char *shown) {
     memset(shown, 0, (size_t)ng);
     for (int i = 0; i < n; i++)
         if (plot_key_run(variant + (size_t)i * stride, status + (size_t)i * stride))

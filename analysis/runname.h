@@ -9,8 +9,7 @@
 
 #include <string.h>
 
-static inline void run_name(char *out, size_t n, const char *path)
-{
+static inline void run_name(char *out, size_t n, const char *path) {
     if (!n) return;
     const char *b = strrchr(path, '/');
     b = b ? b + 1 : path;
@@ -21,8 +20,7 @@ static inline void run_name(char *out, size_t n, const char *path)
     size_t d = k;
     while (d > 0 && out[d - 1] >= '0' && out[d - 1] <= '9') d--;
     /* "_s" then at least one digit, and something before the "_s" */
-    if (d < k && d >= 3 && out[d - 1] == 's' && out[d - 2] == '_')
-        out[d - 2] = '\0';
+    if (d < k && d >= 3 && out[d - 1] == 's' && out[d - 2] == '_') out[d - 2] = '\0';
 }
 
 #endif

@@ -5,13 +5,11 @@
 
 #include <math.h>
 
-
 static const float *col_of(const ProbeRecord *p, int n, int l, int h);
 
 /* From the mean map; for truncated maps (M < T) from the per-sequence first
  * columns, which give the same mean over all T queries. */
-double rs_head_share(const ProbeRecord *p, int l, int h)
-{
+double rs_head_share(const ProbeRecord *p, int l, int h) {
     int M = p->M > 0 ? p->M : p->T; /* a hand-built record may leave M 0 */
     if (M < p->T && p->first_col && p->N > 0 && p->T > 1) {
         double s = 0.0;
@@ -25,8 +23,7 @@ double rs_head_share(const ProbeRecord *p, int l, int h)
     return first_token_share(p->attention + ((size_t)l * p->H + h) * TT, M);
 }
 
-double rs_share(const ProbeRecord *p, int l)
-{
+double rs_share(const ProbeRecord *p, int l) {
     int l0 = l < 0 ? 0 : l, l1 = l < 0 ? p->L : l + 1;
     double s = 0.0;
     for (int i = l0; i < l1; i++)
@@ -35,13 +32,11 @@ double rs_share(const ProbeRecord *p, int l)
     return n ? s / n : 0.0;
 }
 
-static const float *col_of(const ProbeRecord *p, int n, int l, int h)
-{
+static const float *col_of(const ProbeRecord *p, int n, int l, int h) {
     return p->first_col + (((size_t)n * p->L + l) * p->H + h) * p->T;
 }
 
-double rs_head_alpha0(const ProbeRecord *p, int l, int h, int len)
-{
+double rs_head_alpha0(const ProbeRecord *p, int l, int h, int len) {
     if (len > p->T) len = p->T;
     if (p->N < 1) return 0.0;
     double s = 0.0;
@@ -49,38 +44,33 @@ double rs_head_alpha0(const ProbeRecord *p, int l, int h, int len)
     return s / p->N;
 }
 
-double rs_sink_rate(const ProbeRecord *p, double eps, int len)
-{
+double rs_sink_rate(const ProbeRecord *p, double eps, int len) {
     if (len > p->T) len = p->T;
     if (p->N < 1 || p->L * p->H < 1) return 0.0;
     double total = 0.0;
     for (int n = 0; n < p->N; n++) {
         int sinks = 0;
         for (int l = 0; l < p->L; l++)
-            for (int h = 0; h < p->H; h++)
-                sinks += alpha0_from_col(col_of(p, n, l, h), len) > eps;
+            for (int h = 0; h < p->H; h++) sinks += alpha0_from_col(col_of(p, n, l, h), len) > eps;
         total += (double)sinks / (p->L * p->H);
     }
     return total / p->N;
 }
 
 /* Layer weights: the score count in gate_stats (equal when absent). */
-static double layer_count(const ProbeRecord *p, int l)
-{
+static double layer_count(const ProbeRecord *p, int l) {
     double c = p->gate_stats ? p->gate_stats[l * RS_GATE_NSTATS + 3] : 0.0;
     return c > 0.0 ? c : 1.0;
 }
 
-static double channel_mean(const ProbeRecord *p, int l)
-{
+static double channel_mean(const ProbeRecord *p, int l) {
     int C = p->gate_channels;
     double s = 0.0;
     for (int c = 0; c < C; c++) s += p->gate_channel_mean[(size_t)l * C + c];
     return C ? s / C : 0.0;
 }
 
-double rs_gate_mean(const ProbeRecord *p, int l)
-{
+double rs_gate_mean(const ProbeRecord *p, int l) {
     if (!p->has_gate) return 0.0;
     int l0 = l < 0 ? 0 : l, l1 = l < 0 ? p->L : l + 1;
     double s = 0.0, w = 0.0;
@@ -92,8 +82,7 @@ double rs_gate_mean(const ProbeRecord *p, int l)
     return w > 0.0 ? s / w : 0.0;
 }
 
-double rs_gate_head_mean(const ProbeRecord *p, int l, int g)
-{
+double rs_gate_head_mean(const ProbeRecord *p, int l, int g) {
     if (!p->has_gate || p->gate_heads < 1) return 0.0;
     if (p->gate_shared) return channel_mean(p, l); /* one gate for all heads */
     int per = p->gate_channels / p->gate_heads;
@@ -103,8 +92,7 @@ double rs_gate_head_mean(const ProbeRecord *p, int l, int g)
     return per ? s / per : 0.0;
 }
 
-double rs_gate_below(const ProbeRecord *p, int l, int k)
-{
+double rs_gate_below(const ProbeRecord *p, int l, int k) {
     if (!p->has_gate || !p->gate_below) return 0.0;
     int l0 = l < 0 ? 0 : l, l1 = l < 0 ? p->L : l + 1;
     double s = 0.0, w = 0.0;
@@ -115,8 +103,7 @@ double rs_gate_below(const ProbeRecord *p, int l, int k)
     return w > 0.0 ? s / w : 0.0;
 }
 
-double rs_m_act(const ProbeRecord *p)
-{
+double rs_m_act(const ProbeRecord *p) {
     double s = 0.0;
     for (int l = 0; l < p->L; l++) s += p->h_max[l];
     return p->L ? s / p->L : 0.0;
@@ -127,8 +114,7 @@ double rs_m_act(const ProbeRecord *p)
 /* Exact per-row counts stored by the probe (row_empty, first_nonempty):
  * every (l, h) has the same N (T - 1) rows, so the overall share of empty
  * rows is the mean and F-Attn over non-empty rows the weighted mean. */
-static void mass_from_rows(const ProbeRecord *p, double *empty, double *share_nonempty)
-{
+static void mass_from_rows(const ProbeRecord *p, double *empty, double *share_nonempty) {
     double e = 0.0, w = 0.0, f = 0.0;
     int n = p->L * p->H;
     for (int lh = 0; lh < n; lh++) {
@@ -140,8 +126,7 @@ static void mass_from_rows(const ProbeRecord *p, double *empty, double *share_no
     *share_nonempty = w > 0 ? f / w : NAN;
 }
 
-void rs_mass(const ProbeRecord *p, double *empty, double *share_nonempty)
-{
+void rs_mass(const ProbeRecord *p, double *empty, double *share_nonempty) {
     if (p->row_empty && p->first_nonempty) {
         mass_from_rows(p, empty, share_nonempty);
         return;
@@ -165,8 +150,7 @@ void rs_mass(const ProbeRecord *p, double *empty, double *share_nonempty)
     *share_nonempty = mass > 0 ? first / mass : NAN;
 }
 
-double rs_slot_share(const ProbeRecord *p, int l)
-{
+double rs_slot_share(const ProbeRecord *p, int l) {
     if (!p->attention_slot || p->T < 1) return NAN;
     int l0 = l < 0 ? 0 : l, l1 = l < 0 ? p->L : l + 1;
     double s = 0.0;
@@ -178,8 +162,7 @@ double rs_slot_share(const ProbeRecord *p, int l)
     return n ? s / (double)n : NAN;
 }
 
-static double layer_mean(const double *v, int L)
-{
+static double layer_mean(const double *v, int L) {
     double s = 0.0;
     for (int l = 0; l < L; l++) s += v[l];
     return L ? s / L : NAN;
@@ -189,8 +172,7 @@ double rs_kurtosis(const ProbeRecord *p) { return layer_mean(p->h_kurtosis, p->L
 
 double rs_bos_ratio(const ProbeRecord *p) { return layer_mean(p->h_norm_ratio, p->L); }
 
-double rs_top1_median(const ProbeRecord *p)
-{
+double rs_top1_median(const ProbeRecord *p) {
     double s = 0.0;
     int k = 0;
     for (int l = 0; l < p->L; l++)
@@ -198,8 +180,7 @@ double rs_top1_median(const ProbeRecord *p)
     return k ? s / k : NAN;
 }
 
-double rs_bos_act(const ProbeRecord *p)
-{
+double rs_bos_act(const ProbeRecord *p) {
     if (!p->bos_max || p->L <= 0) return NAN;
     double s = 0.0;
     for (int l = 0; l < p->L; l++) s += p->bos_max[l];

@@ -19,13 +19,11 @@
 static int check_sample(const double *x, int n, int min_n, const char *name, char *err,
                         size_t errlen) {
     if (n < min_n)
-        return seterr(err, errlen, "sample %s has %d values, needs at least %d", name, n,
-                      min_n);
+        return seterr(err, errlen, "sample %s has %d values, needs at least %d", name, n, min_n);
     if (!x) return seterr(err, errlen, "sample %s is NULL", name);
     for (int i = 0; i < n; i++)
         if (!isfinite(x[i]))
-            return seterr(err, errlen, "sample %s: value %d is %g (not finite)", name, i,
-                          x[i]);
+            return seterr(err, errlen, "sample %s: value %d is %g (not finite)", name, i, x[i]);
     return 0;
 }
 
@@ -43,8 +41,8 @@ static double welch_df(double qa, int na, double qb, int nb) {
     return s * s / (qa * qa / (na - 1) + qb * qb / (nb - 1));
 }
 
-int stats_welch(StatsWelch *out, const double *a, int na, const double *b, int nb,
-                char *err, size_t errlen) {
+int stats_welch(StatsWelch *out, const double *a, int na, const double *b, int nb, char *err,
+                size_t errlen) {
     if (check_sample(a, na, 2, "a", err, errlen) || check_sample(b, nb, 2, "b", err, errlen))
         return -1;
     double sa, sb;
@@ -98,8 +96,7 @@ static void subset_sum_counts(double *cnt, const long *r2, int n, int na, long w
     cnt[0] = 1.0;
     for (int i = 0; i < n; i++)
         for (int k = (i + 1 < na ? i + 1 : na); k >= 1; k--)
-            for (long s = w - 1; s >= r2[i]; s--)
-                cnt[k * w + s] += cnt[(k - 1) * w + s - r2[i]];
+            for (long s = w - 1; s >= r2[i]; s--) cnt[k * w + s] += cnt[(k - 1) * w + s - r2[i]];
 }
 
 /* Two-sided p from the null counts cnt[w] of the statistic and its
@@ -115,8 +112,8 @@ static double two_sided_p(const double *cnt, long w, long obs) {
 }
 
 /* Pooled doubled midranks r2[na + nb] and the doubled rank sum of a. */
-static int pooled_ranks(long *r2, long *obs, const double *a, int na, const double *b,
-                        int nb, char *err, size_t errlen) {
+static int pooled_ranks(long *r2, long *obs, const double *a, int na, const double *b, int nb,
+                        char *err, size_t errlen) {
     int n = na + nb;
     double *x = malloc((size_t)n * sizeof *x);
     if (!x) return seterr(err, errlen, "out of memory pooling %d values", n);
@@ -129,14 +126,13 @@ static int pooled_ranks(long *r2, long *obs, const double *a, int na, const doub
     return rc;
 }
 
-int stats_mann_whitney(StatsMannWhitney *out, const double *a, int na, const double *b,
-                       int nb, char *err, size_t errlen) {
+int stats_mann_whitney(StatsMannWhitney *out, const double *a, int na, const double *b, int nb,
+                       char *err, size_t errlen) {
     if (check_sample(a, na, 1, "a", err, errlen) || check_sample(b, nb, 1, "b", err, errlen))
         return -1;
     int n = na + nb;
     if (n > STATS_MW_MAX_N)
-        return seterr(err, errlen, "exact Mann-Whitney: %d values, at most %d", n,
-                      STATS_MW_MAX_N);
+        return seterr(err, errlen, "exact Mann-Whitney: %d values, at most %d", n, STATS_MW_MAX_N);
     long w = (long)n * (n + 1) + 1, obs; /* doubled sums lie in 0..n(n+1) */
     long *r2 = malloc((size_t)n * sizeof *r2);
     double *cnt = calloc((size_t)(na + 1) * (size_t)w, sizeof *cnt);

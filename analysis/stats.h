@@ -25,8 +25,8 @@ typedef struct {
     double mean_a, mean_b; /* sample means */
     double t, df, p;
 } StatsWelch;
-int stats_welch(StatsWelch *out, const double *a, int na, const double *b, int nb,
-                char *err, size_t errlen);
+int stats_welch(StatsWelch *out, const double *a, int na, const double *b, int nb, char *err,
+                size_t errlen);
 
 /* Midranks of x[n] (1-based; a group of tied values all get the mean of
  * the ranks they span) into rank[n]. */
@@ -47,8 +47,8 @@ typedef struct {
     double u; /* U of sample a; U_b = na nb - U */
     double p;
 } StatsMannWhitney;
-int stats_mann_whitney(StatsMannWhitney *out, const double *a, int na, const double *b,
-                       int nb, char *err, size_t errlen);
+int stats_mann_whitney(StatsMannWhitney *out, const double *a, int na, const double *b, int nb,
+                       char *err, size_t errlen);
 
 /* Percentile bootstrap confidence interval for mean(a) - mean(b).
  * Each of `resamples` draws resamples a (na values) and then b (nb values)

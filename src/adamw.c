@@ -4,8 +4,7 @@
 #include <math.h>
 
 float lr_at_step(const Config *cfg, long long s) {
-    if (cfg->warmup > 0 && s < cfg->warmup)
-        return cfg->lr * (float)(s + 1) / (float)cfg->warmup;
+    if (cfg->warmup > 0 && s < cfg->warmup) return cfg->lr * (float)(s + 1) / (float)cfg->warmup;
     long long span = cfg->steps - cfg->warmup;
     if (span < 1) span = 1;
     double p = (double)(s - cfg->warmup) / (double)span;
@@ -29,9 +28,8 @@ double grad_clip(float *g, size_t n, float clip) {
     return norm;
 }
 
-void adamw_update(float *params, const float *grads, float *m, float *v,
-                  const ParamTable *t, const Config *cfg, float lr,
-                  long long step) {
+void adamw_update(float *params, const float *grads, float *m, float *v, const ParamTable *t,
+                  const Config *cfg, float lr, long long step) {
     const float b1 = cfg->beta1, b2 = cfg->beta2, eps = cfg->adam_eps;
     const float bc1 = 1.0f - powf(b1, (float)(step + 1));
     const float bc2 = 1.0f - powf(b2, (float)(step + 1));

@@ -18,8 +18,7 @@ double grad_clip(float *g, size_t n, float clip);
 
 /* One AdamW update of every tensor in the table. step is 0-based (the bias
  * correction uses step + 1). m and v have the arena's layout. */
-void adamw_update(float *params, const float *grads, float *m, float *v,
-                  const ParamTable *t, const Config *cfg, float lr,
-                  long long step);
+void adamw_update(float *params, const float *grads, float *m, float *v, const ParamTable *t,
+                  const Config *cfg, float lr, long long step);
 
 #endif

@@ -7,11 +7,11 @@
 #include "util.h"
 
 typedef struct {
-    float *qs;                 /* ssmax: scaled q [N, qdim] */
-    float *fz, *kb;            /* fox: gate logits [N, H], key bias [B,H,Ti] */
-    float *q1, *q2, *k1, *k2;  /* diff: half-masked q [N,qdim], k [N,kvdim] */
-    float *y2, *att2, *pre2;   /* diff: second map's output and maps */
-    float *attc;               /* diff: A1 - lambda A2 for the probe */
+    float *qs;                /* ssmax: scaled q [N, qdim] */
+    float *fz, *kb;           /* fox: gate logits [N, H], key bias [B,H,Ti] */
+    float *q1, *q2, *k1, *k2; /* diff: half-masked q [N,qdim], k [N,kvdim] */
+    float *y2, *att2, *pre2;  /* diff: second map's output and maps */
+    float *attc;              /* diff: A1 - lambda A2 for the probe */
     float lambda;
 } RemedyLayer;
 
@@ -30,11 +30,17 @@ static float *grab(RemedyState *r, size_t n, int *fail) {
     if (r->nblocks == r->cap) {
         int cap = r->cap ? 2 * r->cap : 32;
         float **b = realloc(r->blocks, (size_t)cap * sizeof *b);
-        if (!b) { *fail = 1; return NULL; }
+        if (!b) {
+            *fail = 1;
+            return NULL;
+        }
         r->blocks = b, r->cap = cap;
     }
     float *p = zalloc_aligned(n * sizeof(float));
-    if (!p) { *fail = 1; return NULL; }
+    if (!p) {
+        *fail = 1;
+        return NULL;
+    }
     r->blocks[r->nblocks++] = p;
     return p;
 }
@@ -104,10 +110,9 @@ static void zero(float *p, size_t n) { memset(p, 0, n * sizeof *p); }
 /* Each half of a diff_attn head is dh/2 wide: its own 1/sqrt(dh/2). */
 static float half_scale(const AttnSpec *sp) { return sp->scale * 1.41421356f; }
 
-void remedy_attention_forward(RemedyState *r, const Model *m, int l, float *y,
-                              float *att, float *slot, float *preatt,
-                              const float *q, const float *k, const float *v,
-                              const float *xn, const AttnSpec *spec, int B,
+void remedy_attention_forward(RemedyState *r, const Model *m, int l, float *y, float *att,
+                              float *slot, float *preatt, const float *q, const float *k,
+                              const float *v, const float *xn, const AttnSpec *spec, int B,
                               int Ti) {
     const Config *c = &m->cfg;
     const Dims *D = &m->dims;
@@ -133,20 +138,20 @@ void remedy_attention_forward(RemedyState *r, const Model *m, int l, float *y,
     diff_split_forward(a->q1, a->q2, q, (size_t)N * H, dh);
     diff_split_forward(a->k1, a->k2, k, (size_t)N * Hkv, dh);
     sp.scale = half_scale(spec);
-    attention_forward(y, att, slot, preatt, a->q1, a->k1, v, lw->sink_logit, NULL, NULL, &sp,
-                      B, Ti, H, Hkv, dh);
-    attention_forward(a->y2, a->att2, NULL, a->pre2, a->q2, a->k2, v, lw->sink_logit, NULL,
-                      NULL, &sp, B, Ti, H, Hkv, dh);
+    attention_forward(y, att, slot, preatt, a->q1, a->k1, v, lw->sink_logit, NULL, NULL, &sp, B, Ti,
+                      H, Hkv, dh);
+    attention_forward(a->y2, a->att2, NULL, a->pre2, a->q2, a->k2, v, lw->sink_logit, NULL, NULL,
+                      &sp, B, Ti, H, Hkv, dh);
     a->lambda = diff_lambda_forward(lw->diff_lambda, dh / 2, diff_lambda_init(l));
     diff_combine_forward(y, y, a->y2, a->lambda, Nq);
     diff_combine_forward(a->attc, att, a->att2, a->lambda, maps);
 }
 
 /* diff_attn: both maps' backward, then the halves back into dq, dk. */
-static void diff_backward(RemedyState *r, const Model *m, int l, LayerWeights *gw,
-                          float *dq, float *dk, float *dv, const float *dy,
-                          const float *att, const float *slot, const float *preatt,
-                          const float *v, const AttnSpec *sp, int B, int Ti) {
+static void diff_backward(RemedyState *r, const Model *m, int l, LayerWeights *gw, float *dq,
+                          float *dk, float *dv, const float *dy, const float *att,
+                          const float *slot, const float *preatt, const float *v,
+                          const AttnSpec *sp, int B, int Ti) {
     const Dims *D = &m->dims;
     const LayerWeights *lw = &m->w.layer[l];
     RemedyLayer *a = &r->layer[l];
@@ -155,21 +160,19 @@ static void diff_backward(RemedyState *r, const Model *m, int l, LayerWeights *g
     float dlambda = diff_combine_backward(r->dy2, dy, a->y2, a->lambda, Nq);
     diff_lambda_backward(gw->diff_lambda, dlambda, lw->diff_lambda, dh / 2);
     zero(r->dq1, Nq), zero(r->dq2, Nq), zero(r->dk1, Nk), zero(r->dk2, Nk);
-    attention_backward(r->dq1, r->dk1, dv, gw->sink_logit, NULL, NULL, dy, att, slot, preatt,
-                       a->q1, a->k1, v, lw->sink_logit, NULL, NULL, sp, B, Ti, H, Hkv, dh);
+    attention_backward(r->dq1, r->dk1, dv, gw->sink_logit, NULL, NULL, dy, att, slot, preatt, a->q1,
+                       a->k1, v, lw->sink_logit, NULL, NULL, sp, B, Ti, H, Hkv, dh);
     attention_backward(r->dq2, r->dk2, dv, gw->sink_logit, NULL, NULL, r->dy2, a->att2, NULL,
-                       a->pre2, a->q2, a->k2, v, lw->sink_logit, NULL, NULL, sp, B, Ti, H,
-                       Hkv, dh);
+                       a->pre2, a->q2, a->k2, v, lw->sink_logit, NULL, NULL, sp, B, Ti, H, Hkv, dh);
     diff_split_backward(dq, r->dq1, r->dq2, (size_t)N * H, dh);
     diff_split_backward(dk, r->dk1, r->dk2, (size_t)N * Hkv, dh);
 }
 
-void remedy_attention_backward(RemedyState *r, const Model *m, int l,
-                               LayerWeights *gw, float *dq, float *dk,
-                               float *dv, const float *dy, const float *att,
-                               const float *slot, const float *preatt,
-                               const float *q, const float *k, const float *v,
-                               const AttnSpec *spec, int B, int Ti) {
+void remedy_attention_backward(RemedyState *r, const Model *m, int l, LayerWeights *gw, float *dq,
+                               float *dk, float *dv, const float *dy, const float *att,
+                               const float *slot, const float *preatt, const float *q,
+                               const float *k, const float *v, const AttnSpec *spec, int B,
+                               int Ti) {
     const Config *c = &m->cfg;
     const Dims *D = &m->dims;
     const LayerWeights *lw = &m->w.layer[l];
@@ -191,9 +194,9 @@ void remedy_attention_backward(RemedyState *r, const Model *m, int l,
         sp.scale = half_scale(spec);
         diff_backward(r, m, l, gw, dqa, dk, dv, dy, att, slot, preatt, v, &sp, B, Ti);
     } else {
-        attention_backward(dqa, dk, dv, gw->sink_logit, gw->kv_bias_k, gw->kv_bias_v, dy, att,
-                           slot, preatt, qa, k, v, lw->sink_logit, lw->kv_bias_k,
-                           lw->kv_bias_v, &sp, B, Ti, H, D->Hkv, D->dh);
+        attention_backward(dqa, dk, dv, gw->sink_logit, gw->kv_bias_k, gw->kv_bias_v, dy, att, slot,
+                           preatt, qa, k, v, lw->sink_logit, lw->kv_bias_k, lw->kv_bias_v, &sp, B,
+                           Ti, H, D->Hkv, D->dh);
     }
     if (c->ssmax) ssmax_backward(dq, gw->ssmax_s, r->dqs, q, lw->ssmax_s, B, Ti, H, D->dh);
     if (c->fox) {
@@ -202,13 +205,11 @@ void remedy_attention_backward(RemedyState *r, const Model *m, int l,
     }
 }
 
-void remedy_input_backward(RemedyState *r, const Model *m, int l,
-                           LayerWeights *gw, float *dxn, const float *xn,
-                           int B, int Ti) {
+void remedy_input_backward(RemedyState *r, const Model *m, int l, LayerWeights *gw, float *dxn,
+                           const float *xn, int B, int Ti) {
     if (!m->cfg.fox) return;
     const Dims *D = &m->dims;
-    matmul_backward(dxn, gw->fox_w, gw->fox_b, r->dz, xn, m->w.layer[l].fox_w, B * Ti, D->d,
-                    D->H);
+    matmul_backward(dxn, gw->fox_w, gw->fox_b, r->dz, xn, m->w.layer[l].fox_w, B * Ti, D->d, D->H);
 }
 
 const float *remedy_attention_map(const RemedyState *r, int l) {

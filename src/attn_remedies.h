@@ -30,24 +30,19 @@ size_t remedy_state_floats(const Model *m, int B, int T);
 /* Layer l: q[B,Ti,H,dh] (rotated), k, v [B,Ti,Hkv,dh], xn [B*Ti, d] (the
  * block's normed input, read by the forget gate) -> y, att, slot, preatt
  * exactly as attention_forward (att: the first map under diff_attn). */
-void remedy_attention_forward(RemedyState *r, const Model *m, int l, float *y,
-                              float *att, float *slot, float *preatt,
-                              const float *q, const float *k, const float *v,
-                              const float *xn, const AttnSpec *spec, int B,
-                              int Ti);
+void remedy_attention_forward(RemedyState *r, const Model *m, int l, float *y, float *att,
+                              float *slot, float *preatt, const float *q, const float *k,
+                              const float *v, const float *xn, const AttnSpec *spec, int B, int Ti);
 /* Accumulates into dq, dk, dv and the layer's remedy and slot parameter
  * gradients in gw, as attention_backward does. */
-void remedy_attention_backward(RemedyState *r, const Model *m, int l,
-                               LayerWeights *gw, float *dq, float *dk,
-                               float *dv, const float *dy, const float *att,
-                               const float *slot, const float *preatt,
-                               const float *q, const float *k, const float *v,
-                               const AttnSpec *spec, int B, int Ti);
+void remedy_attention_backward(RemedyState *r, const Model *m, int l, LayerWeights *gw, float *dq,
+                               float *dk, float *dv, const float *dy, const float *att,
+                               const float *slot, const float *preatt, const float *q,
+                               const float *k, const float *v, const AttnSpec *spec, int B, int Ti);
 /* FoX: dxn[B*Ti, d] += the forget gate's input gradient, and its weight
  * gradients; after remedy_attention_backward of the same layer. */
-void remedy_input_backward(RemedyState *r, const Model *m, int l,
-                           LayerWeights *gw, float *dxn, const float *xn,
-                           int B, int Ti);
+void remedy_input_backward(RemedyState *r, const Model *m, int l, LayerWeights *gw, float *dxn,
+                           const float *xn, int B, int Ti);
 /* The map the probe reads for layer l: A1 - lambda A2 under diff_attn,
  * else NULL (the core's own att). */
 const float *remedy_attention_map(const RemedyState *r, int l);

@@ -26,8 +26,7 @@
 
 static const char *const ARRAYS[3] = {RS_G_PARAMS, RS_CKPT_ADAM_M, RS_CKPT_ADAM_V};
 
-static int ckpt_paths(const char *run_path, char *final, char *tmp, char *err,
-                      size_t errlen) {
+static int ckpt_paths(const char *run_path, char *final, char *tmp, char *err, size_t errlen) {
     if (!run_path || !*run_path) return seterr(err, errlen, "checkpoint: run path is empty");
     if (strlen(run_path) + 10 >= CKPT_PATH)
         return seterr(err, errlen, "checkpoint: run path is too long");
@@ -55,19 +54,17 @@ static int write_f32(hid_t f, const char *name, const float *data, size_t n) {
     hsize_t dim = (hsize_t)n;
     hid_t sp = H5Screate_simple(1, &dim, NULL);
     if (sp < 0) return -1;
-    hid_t ds = H5Dcreate2(f, name, H5T_IEEE_F32LE, sp, H5P_DEFAULT, H5P_DEFAULT,
-                          H5P_DEFAULT);
+    hid_t ds = H5Dcreate2(f, name, H5T_IEEE_F32LE, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
     int rc = ds >= 0 ? 0 : -1;
-    if (rc == 0 && n > 0 &&
-        H5Dwrite(ds, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0)
+    if (rc == 0 && n > 0 && H5Dwrite(ds, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0)
         rc = -1;
     if (ds >= 0 && H5Dclose(ds) < 0) rc = -1;
     H5Sclose(sp);
     return rc;
 }
 
-static int write_contents(hid_t f, const CheckpointOut *c, const char *config_text,
-                          const char *tmp, char *err, size_t errlen) {
+static int write_contents(hid_t f, const CheckpointOut *c, const char *config_text, const char *tmp,
+                          char *err, size_t errlen) {
     const float *arr[3] = {c->params, c->m, c->v};
     for (int i = 0; i < 3; i++)
         if (write_f32(f, ARRAYS[i], arr[i], c->n) < 0) {
@@ -75,10 +72,8 @@ static int write_contents(hid_t f, const CheckpointOut *c, const char *config_te
             snprintf(what, sizeof what, "write %s", ARRAYS[i]);
             return h5fail(err, errlen, tmp, what);
         }
-    if (h5u_attr_str(f, RS_SCHEMA, CKPT_SCHEMA) < 0 ||
-        h5u_attr_i64(f, RS_STEP, c->step) < 0 ||
-        h5u_attr_i64(f, RS_TOKENS, c->tokens) < 0 ||
-        h5u_attr_f64(f, RS_SECONDS, c->seconds) < 0 ||
+    if (h5u_attr_str(f, RS_SCHEMA, CKPT_SCHEMA) < 0 || h5u_attr_i64(f, RS_STEP, c->step) < 0 ||
+        h5u_attr_i64(f, RS_TOKENS, c->tokens) < 0 || h5u_attr_f64(f, RS_SECONDS, c->seconds) < 0 ||
         h5u_attr_i64(f, RS_CKPT_N, (long long)c->n) < 0 ||
         h5u_attr_str(f, RS_CKPT_CONFIG_TEXT, config_text ? config_text : "") < 0)
         return h5fail(err, errlen, tmp, "write attributes");
@@ -98,8 +93,8 @@ static int fsync_path(const char *path) {
  * store) and return it malloc'd. HDF5 itself never touches the disk: in
  * HDF5 1.10 a close that fails on a full disk leaves a dangling file id
  * that crashes the process at exit, so every disk write here is our own. */
-static char *build_image(const CheckpointOut *c, const char *config_text,
-                         const char *tmp, size_t *len, char *err, size_t errlen) {
+static char *build_image(const CheckpointOut *c, const char *config_text, const char *tmp,
+                         size_t *len, char *err, size_t errlen) {
     size_t data = 3 * c->n * sizeof(float);
     hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
     if (fapl < 0 || H5Pset_fapl_core(fapl, data + ((size_t)1 << 16), 0) < 0) {
@@ -116,8 +111,7 @@ static char *build_image(const CheckpointOut *c, const char *config_text,
     char *buf = NULL;
     int rc = write_contents(f, c, config_text, tmp, err, errlen);
     ssize_t n = -1;
-    if (rc == 0 && (H5Fflush(f, H5F_SCOPE_LOCAL) < 0 ||
-                    (n = H5Fget_file_image(f, NULL, 0)) <= 0))
+    if (rc == 0 && (H5Fflush(f, H5F_SCOPE_LOCAL) < 0 || (n = H5Fget_file_image(f, NULL, 0)) <= 0))
         rc = h5fail(err, errlen, tmp, "size the in-memory image");
     if (rc == 0 && !(buf = malloc((size_t)n)))
         rc = seterr(err, errlen, "%s: out of memory for a %zd-byte checkpoint", tmp, n);
@@ -145,27 +139,24 @@ static int save_impl(const char *final, const char *tmp, const CheckpointOut *c,
     int rc = 0;
     if (h5u_write_all(fd, img, len) < 0)
         rc = seterr(err, errlen, "%s: write failed: %s", tmp, strerror(errno));
-    else if (fsync(fd) < 0)
-        rc = seterr(err, errlen, "%s: fsync failed: %s", tmp, strerror(errno));
+    else if (fsync(fd) < 0) rc = seterr(err, errlen, "%s: fsync failed: %s", tmp, strerror(errno));
     if (close(fd) < 0 && rc == 0)
         rc = seterr(err, errlen, "%s: close failed: %s", tmp, strerror(errno));
     free(img);
     if (rc < 0) return -1;
     if (rename(tmp, final) < 0)
-        return seterr(err, errlen, "%s: cannot rename to %s: %s", tmp, final,
-                      strerror(errno));
+        return seterr(err, errlen, "%s: cannot rename to %s: %s", tmp, final, strerror(errno));
     char dir[CKPT_PATH];
     snprintf(dir, sizeof dir, "%s", final);
     /* The rename is done; a failed directory fsync only weakens durability
      * against power loss, so it is reported but the new checkpoint stays. */
     if (fsync_path(dirname(dir)) < 0)
-        return seterr(err, errlen, "%s: fsync of its directory failed: %s", final,
-                      strerror(errno));
+        return seterr(err, errlen, "%s: fsync of its directory failed: %s", final, strerror(errno));
     return 0;
 }
 
-int checkpoint_save(const char *run_path, const CheckpointOut *c,
-                    const char *config_text, char *err, size_t errlen) {
+int checkpoint_save(const char *run_path, const CheckpointOut *c, const char *config_text,
+                    char *err, size_t errlen) {
     char final[CKPT_PATH], tmp[CKPT_PATH];
     if (ckpt_paths(run_path, final, tmp, err, errlen) < 0) return -1;
     if (!c || (c->n && (!c->params || !c->m || !c->v)))
@@ -181,8 +172,8 @@ int checkpoint_save(const char *run_path, const CheckpointOut *c,
 
 /* Check that `name` is a 1-D float dataset of n elements; read it into
  * out unless out is NULL (the check-only pass). */
-static int read_f32(hid_t f, const char *file, const char *name, float *out,
-                    size_t n, char *err, size_t errlen) {
+static int read_f32(hid_t f, const char *file, const char *name, float *out, size_t n, char *err,
+                    size_t errlen) {
     htri_t e = H5Lexists(f, name, H5P_DEFAULT);
     if (e <= 0) {
         h5u_reason();
@@ -193,8 +184,7 @@ static int read_f32(hid_t f, const char *file, const char *name, float *out,
     hid_t t = ds >= 0 ? H5Dget_type(ds) : -1;
     hsize_t dim = 0;
     int shape_ok = sp >= 0 && t >= 0 && H5Sget_simple_extent_ndims(sp) == 1 &&
-                   H5Sget_simple_extent_dims(sp, &dim, NULL) == 1 &&
-                   H5Tget_class(t) == H5T_FLOAT;
+                   H5Sget_simple_extent_dims(sp, &dim, NULL) == 1 && H5Tget_class(t) == H5T_FLOAT;
     int rc = 0;
     if (ds < 0 || sp < 0 || t < 0) {
         char what[64];
@@ -202,11 +192,10 @@ static int read_f32(hid_t f, const char *file, const char *name, float *out,
         rc = h5fail(err, errlen, file, what);
     } else if (!shape_ok || dim != (hsize_t)n) {
         h5u_reason();
-        rc = seterr(err, errlen,
-                    "checkpoint %s: dataset '%s' is not a float array of %zu values",
+        rc = seterr(err, errlen, "checkpoint %s: dataset '%s' is not a float array of %zu values",
                     file, name, n);
-    } else if (out && n > 0 && H5Dread(ds, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL,
-                                H5P_DEFAULT, out) < 0) {
+    } else if (out && n > 0 &&
+               H5Dread(ds, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, out) < 0) {
         char what[64];
         snprintf(what, sizeof what, "read dataset '%s'", name);
         rc = h5fail(err, errlen, file, what);
@@ -217,8 +206,7 @@ static int read_f32(hid_t f, const char *file, const char *name, float *out,
     return rc;
 }
 
-static int check_header(hid_t f, const char *file, size_t n, char *err,
-                        size_t errlen) {
+static int check_header(hid_t f, const char *file, size_t n, char *err, size_t errlen) {
     char *schema = NULL;
     if (h5u_attr_read_str(f, RS_SCHEMA, &schema) < 0 || strcmp(schema, CKPT_SCHEMA)) {
         free(schema);
@@ -232,14 +220,14 @@ static int check_header(hid_t f, const char *file, size_t n, char *err,
         return seterr(err, errlen, "%s: not a gatelab checkpoint (no 'n')", file);
     }
     if (stored < 0 || (unsigned long long)stored != (unsigned long long)n)
-        return seterr(err, errlen, "checkpoint %s holds %lld parameters, the model has %zu",
-                      file, stored, n);
+        return seterr(err, errlen, "checkpoint %s holds %lld parameters, the model has %zu", file,
+                      stored, n);
     return 0;
 }
 
-static int load_impl(const char *file, float *params, float *m, float *v, size_t n,
-                     long long *step, long long *tokens, double *seconds,
-                     char **config_text, char *err, size_t errlen) {
+static int load_impl(const char *file, float *params, float *m, float *v, size_t n, long long *step,
+                     long long *tokens, double *seconds, char **config_text, char *err,
+                     size_t errlen) {
     if (input_check(file, err, errlen) < 0) return -1;
     hid_t f = H5Fopen(file, H5F_ACC_RDONLY, H5P_DEFAULT);
     if (f < 0) {
@@ -261,8 +249,7 @@ static int load_impl(const char *file, float *params, float *m, float *v, size_t
     /* Validate all three before reading any, so a bad file leaves the
      * caller's buffers untouched. */
     float *dst[3] = {params, m, v};
-    for (int i = 0; rc == 0 && i < 3; i++)
-        rc = read_f32(f, file, ARRAYS[i], NULL, n, err, errlen);
+    for (int i = 0; rc == 0 && i < 3; i++) rc = read_f32(f, file, ARRAYS[i], NULL, n, err, errlen);
     for (int i = 0; rc == 0 && i < 3; i++)
         rc = read_f32(f, file, ARRAYS[i], dst[i], n, err, errlen);
     H5Fclose(f);
@@ -278,10 +265,9 @@ static int load_impl(const char *file, float *params, float *m, float *v, size_t
     return 0;
 }
 
-int checkpoint_load(const char *run_path, float *params, float *m, float *v,
-                    size_t n, long long *step, long long *tokens,
-                    double *seconds, char **config_text, char *err,
-                    size_t errlen) {
+int checkpoint_load(const char *run_path, float *params, float *m, float *v, size_t n,
+                    long long *step, long long *tokens, double *seconds, char **config_text,
+                    char *err, size_t errlen) {
     char final[CKPT_PATH];
     if (config_text) *config_text = NULL;
     if (ckpt_paths(run_path, final, NULL, err, errlen) < 0) return -1;
@@ -289,8 +275,7 @@ int checkpoint_load(const char *run_path, float *params, float *m, float *v,
     if (n && (!params || !m || !v))
         return seterr(err, errlen, "%s: checkpoint_load given no buffers", final);
     H5uQuiet q = h5u_quiet_begin();
-    int rc = load_impl(final, params, m, v, n, step, tokens, seconds, config_text,
-                       err, errlen);
+    int rc = load_impl(final, params, m, v, n, step, tokens, seconds, config_text, err, errlen);
     h5u_quiet_end(q);
     return rc;
 }

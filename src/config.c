@@ -29,19 +29,15 @@ _Static_assert(sizeof(DataSource) == sizeof(int), "enum size");
 static const char *const norm_names[] = {"rms", "layer", NULL};
 static const char *const pos_names[] = {"rope", "learned", "none", NULL};
 static const char *const mlp_names[] = {"swiglu", "gelu", NULL};
-static const char *const gate_pos_names[] = {"none", "g1", "g2", "g3",
-                                             "g4", "g5", NULL};
+static const char *const gate_pos_names[] = {"none", "g1", "g2", "g3", "g4", "g5", NULL};
 static const char *const gran_names[] = {"elem", "head", NULL};
 static const char *const form_names[] = {"mult", "add", NULL};
-static const char *const act_names[] = {"sigmoid", "silu", "identity",
-                                        "ns-sigmoid", NULL};
+static const char *const act_names[] = {"sigmoid", "silu", "identity", "ns-sigmoid", NULL};
 static const char *const input_names[] = {"full", "headslice", "const", NULL};
-static const char *const normz_names[] = {"softmax", "softmax1", "sink-logit",
-                                          "clipped", "sigmoid", "softpick",
-                                          "stickbreak", NULL};
+static const char *const normz_names[] = {"softmax", "softmax1", "sink-logit", "clipped",
+                                          "sigmoid", "softpick", "stickbreak", NULL};
 static const char *const ymod_names[] = {"none", "rmsnorm", "silu", NULL};
-static const char *const data_names[] = {"brown", "tokens", "bigram", "text",
-                                         NULL};
+static const char *const data_names[] = {"brown", "tokens", "bigram", "text", NULL};
 
 static const char *enum_name(const char *const *names, int v) {
     for (int i = 0; names[i]; i++)
@@ -50,9 +46,7 @@ static const char *enum_name(const char *const *names, int v) {
 }
 
 const char *gate_pos_name(GatePos p) { return enum_name(gate_pos_names, p); }
-const char *normaliser_name(AttnNormaliser n) {
-    return enum_name(normz_names, n);
-}
+const char *normaliser_name(AttnNormaliser n) { return enum_name(normz_names, n); }
 
 /* ---------------------------------------------------------------- table */
 
@@ -67,8 +61,7 @@ typedef enum {
 } KeyType;
 
 typedef enum { SEC_MODEL, SEC_VARIANT, SEC_DATA, SEC_TRAIN } Section;
-static const char *const section_names[] = {"model", "variant", "data",
-                                            "train", NULL};
+static const char *const section_names[] = {"model", "variant", "data", "train", NULL};
 
 /* Which outputs a key appears in. `variant` applies a catalog id, so the
  * resolved text records the id with `variant_name` (which applies nothing)
@@ -92,10 +85,14 @@ typedef struct {
     int open_lo;
 } KeyDef;
 
-#define K(field, type, sec) {#field, type, offsetof(Config, field), NULL, sec, K_BOTH, 0, 0, 0}
-#define E(field, names, sec) {#field, KT_ENUM, offsetof(Config, field), names, sec, K_BOTH, 0, 0, 0}
-#define RI(field, sec, lo, hi) {#field, KT_INT, offsetof(Config, field), NULL, sec, K_BOTH, lo, hi, 0}
-#define RF(field, sec, lo, hi, open) {#field, KT_FLOAT, offsetof(Config, field), NULL, sec, K_BOTH, lo, hi, open}
+#define K(field, type, sec)                                                                        \
+    { #field, type, offsetof(Config, field), NULL, sec, K_BOTH, 0, 0, 0 }
+#define E(field, names, sec)                                                                       \
+    { #field, KT_ENUM, offsetof(Config, field), names, sec, K_BOTH, 0, 0, 0 }
+#define RI(field, sec, lo, hi)                                                                     \
+    { #field, KT_INT, offsetof(Config, field), NULL, sec, K_BOTH, lo, hi, 0 }
+#define RF(field, sec, lo, hi, open)                                                               \
+    { #field, KT_FLOAT, offsetof(Config, field), NULL, sec, K_BOTH, lo, hi, open }
 #define MAX_COUNT 1000000000 /* steps and step intervals */
 
 static const KeyDef keys[] = {
@@ -232,8 +229,7 @@ static int parse_int(const char *v, int *out) {
     char *end;
     errno = 0;
     long x = strtol(v, &end, 10);
-    if (end == v || *end || errno == ERANGE || x < INT_MIN || x > INT_MAX)
-        return -1;
+    if (end == v || *end || errno == ERANGE || x < INT_MIN || x > INT_MAX) return -1;
     *out = (int)x;
     return 0;
 }
@@ -267,13 +263,11 @@ static int parse_enum(const char *v, const char *const *names, int *out) {
 }
 
 /* "a|b|c" into buf, for error messages. */
-static const char *enum_choices(const char *const *names, char *buf,
-                                size_t len) {
+static const char *enum_choices(const char *const *names, char *buf, size_t len) {
     size_t used = 0;
     buf[0] = 0;
     for (int i = 0; names[i] && used < len; i++)
-        used += (size_t)snprintf(buf + used, len - used, "%s%s",
-                                 i ? "|" : "", names[i]);
+        used += (size_t)snprintf(buf + used, len - used, "%s%s", i ? "|" : "", names[i]);
     return buf;
 }
 
@@ -300,8 +294,7 @@ static int check_range(const Config *cfg, const KeyDef *k, char *why, size_t n) 
     return -1;
 }
 
-static int set_value(Config *cfg, const KeyDef *k, const char *v, char *err,
-                     size_t errlen) {
+static int set_value(Config *cfg, const KeyDef *k, const char *v, char *err, size_t errlen) {
     char *base = (char *)cfg + k->off;
     const char *why = NULL;
     char choices[160];
@@ -315,8 +308,7 @@ static int set_value(Config *cfg, const KeyDef *k, const char *v, char *err,
         break;
     }
     case KT_U64:
-        if (parse_u64(v, (unsigned long long *)base))
-            why = "expected an unsigned integer";
+        if (parse_u64(v, (unsigned long long *)base)) why = "expected an unsigned integer";
         break;
     case KT_FLOAT:
         if (parse_float(v, (float *)base)) why = "expected a finite number";
@@ -351,10 +343,9 @@ static int set_value(Config *cfg, const KeyDef *k, const char *v, char *err,
     if (!why && check_range(cfg, k, range, sizeof range)) why = range;
     if (why) {
         if (k->type == KT_ENUM)
-            return seterr(err, errlen, "key '%s': bad value '%.64s' (expected %s)",
-                          k->name, v, why);
-        return seterr(err, errlen, "key '%s': bad value '%.64s' (%s)", k->name,
-                      v, why);
+            return seterr(err, errlen, "key '%s': bad value '%.64s' (expected %s)", k->name, v,
+                          why);
+        return seterr(err, errlen, "key '%s': bad value '%.64s' (%s)", k->name, v, why);
     }
     return 0;
 }
@@ -369,32 +360,26 @@ static void format_float(float x, char *buf, size_t len) {
 }
 
 /* Format key k of cfg as text into buf. */
-static void format_value(const Config *cfg, const KeyDef *k, char *buf,
-                         size_t len) {
+static void format_value(const Config *cfg, const KeyDef *k, char *buf, size_t len) {
     const char *base = (const char *)cfg + k->off;
     switch (k->type) {
     case KT_INT:
     case KT_BOOL: snprintf(buf, len, "%d", *(const int *)base); break;
-    case KT_U64:
-        snprintf(buf, len, "%llu", *(const unsigned long long *)base);
-        break;
+    case KT_U64: snprintf(buf, len, "%llu", *(const unsigned long long *)base); break;
     case KT_FLOAT: format_float(*(const float *)base, buf, len); break;
-    case KT_ENUM:
-        snprintf(buf, len, "%s", enum_name(k->names, *(const int *)base));
-        break;
+    case KT_ENUM: snprintf(buf, len, "%s", enum_name(k->names, *(const int *)base)); break;
     case KT_STR:
     case KT_VARIANT: snprintf(buf, len, "%s", base); break;
     }
 }
 
 /* Apply key=value at location `where` (file:line or --set). */
-static int apply_kv(Config *cfg, const char *key, const char *value,
-                    const char *where, char *err, size_t errlen) {
+static int apply_kv(Config *cfg, const char *key, const char *value, const char *where, char *err,
+                    size_t errlen) {
     const KeyDef *k = find_key(key);
     if (!k) return seterr(err, errlen, "%s: unknown key '%.64s'", where, key);
     char why[400];
-    if (set_value(cfg, k, value, why, sizeof why))
-        return seterr(err, errlen, "%s: %s", where, why);
+    if (set_value(cfg, k, value, why, sizeof why)) return seterr(err, errlen, "%s: %s", where, why);
     return 0;
 }
 
@@ -405,14 +390,14 @@ static int apply_kv(Config *cfg, const char *key, const char *value,
 typedef struct {
     Config *cfg;
     const char *name;
-    FILE *fp;          /* file source, or */
-    const char *s;     /* string source */
-    int line;          /* lines read so far */
-    int err_line;      /* first handler error, 0 = none */
-    int long_line;     /* a line that did not fit inih's buffer */
+    FILE *fp;      /* file source, or */
+    const char *s; /* string source */
+    int line;      /* lines read so far */
+    int err_line;  /* first handler error, 0 = none */
+    int long_line; /* a line that did not fit inih's buffer */
     int max_line;
-    int seen[N_KEYS];  /* line of each key's first setting since the last
-                        * `variant =` line, 0 = not yet */
+    int seen[N_KEYS]; /* line of each key's first setting since the last
+                       * `variant =` line, 0 = not yet */
     char msg[512];
 } Parse;
 
@@ -449,8 +434,7 @@ static char *parse_reader(char *str, int num, void *stream) {
     return str;
 }
 
-static int parse_handler(void *user, const char *section, const char *name,
-                         const char *value) {
+static int parse_handler(void *user, const char *section, const char *name, const char *value) {
     Parse *p = user;
     if (p->err_line) return 1; /* report only the first error */
     char where[300];
@@ -458,15 +442,16 @@ static int parse_handler(void *user, const char *section, const char *name,
     if (section[0] && parse_enum(section, section_names, &(int){0})) {
         snprintf(p->msg, sizeof p->msg,
                  "%s: unknown section [%.64s] (expected model, variant, data "
-                 "or train)", where, section);
+                 "or train)",
+                 where, section);
         p->err_line = p->line;
         return 0;
     }
     const KeyDef *k = find_key(name);
     if (k && p->seen[k - keys]) {
         /* last-wins would hide a typo'd edit; the sweep parser refuses too */
-        snprintf(p->msg, sizeof p->msg, "%s: duplicate key '%s' (first at line %d)",
-                 where, name, p->seen[k - keys]);
+        snprintf(p->msg, sizeof p->msg, "%s: duplicate key '%s' (first at line %d)", where, name,
+                 p->seen[k - keys]);
         p->err_line = p->line;
         return 0;
     }
@@ -488,11 +473,12 @@ static int run_parse(Parse *p, char *err, size_t errlen) {
     if (rc > 0 && (!p->err_line || rc < p->err_line))
         return seterr(err, errlen,
                       "%s:%d: syntax error (expected 'key = value' or "
-                      "'[section]')", p->name, rc);
+                      "'[section]')",
+                      p->name, rc);
     if (p->err_line) return seterr(err, errlen, "%s", p->msg);
     if (p->long_line)
-        return seterr(err, errlen, "%s:%d: line longer than %d characters",
-                      p->name, p->long_line, p->max_line);
+        return seterr(err, errlen, "%s:%d: line longer than %d characters", p->name, p->long_line,
+                      p->max_line);
     if (rc < 0) return seterr(err, errlen, "%s: out of memory", p->name);
     return 0;
 }
@@ -506,8 +492,7 @@ int config_load_file(Config *cfg, const char *path, char *err, size_t errlen) {
     return rc;
 }
 
-int config_load_string(Config *cfg, const char *text, const char *name,
-                       char *err, size_t errlen) {
+int config_load_string(Config *cfg, const char *text, const char *name, char *err, size_t errlen) {
     if (!text) return seterr(err, errlen, "%s: no text", name ? name : "<string>");
     Parse p = {.cfg = cfg, .name = name ? name : "<string>", .s = text};
     return run_parse(&p, err, errlen);
@@ -516,18 +501,15 @@ int config_load_string(Config *cfg, const char *text, const char *name,
 /* "key=value", whitespace around either side ignored. */
 int config_set(Config *cfg, const char *kv, char *err, size_t errlen) {
     char buf[CFG_STR + 128];
-    if (str_copy(buf, sizeof buf, kv))
-        return seterr(err, errlen, "--set '%.40s...': too long", kv);
+    if (str_copy(buf, sizeof buf, kv)) return seterr(err, errlen, "--set '%.40s...': too long", kv);
     char *eq = strchr(buf, '=');
-    if (!eq)
-        return seterr(err, errlen, "--set '%.64s': expected key=value", kv);
+    if (!eq) return seterr(err, errlen, "--set '%.64s': expected key=value", kv);
     *eq = 0;
     char *key = buf, *val = eq + 1;
     while (*key == ' ' || *key == '\t') key++;
     for (char *e = eq; e > key && (e[-1] == ' ' || e[-1] == '\t');) *--e = 0;
     while (*val == ' ' || *val == '\t') val++;
-    for (char *e = val + strlen(val); e > val && (e[-1] == ' ' || e[-1] == '\t');)
-        *--e = 0;
+    for (char *e = val + strlen(val); e > val && (e[-1] == ' ' || e[-1] == '\t');) *--e = 0;
     return apply_kv(cfg, key, val, "--set", err, errlen);
 }
 
@@ -562,19 +544,16 @@ void config_resolve(Config *c) {
 
 static int validate_shapes(const Config *c, char *err, size_t n) {
     if (c->n_layers < 1 || c->n_layers > CONFIG_MAX_LAYERS)
-        return seterr(err, n, "n_layers %d is outside 1..%d", c->n_layers,
-                      CONFIG_MAX_LAYERS);
+        return seterr(err, n, "n_layers %d is outside 1..%d", c->n_layers, CONFIG_MAX_LAYERS);
     if (c->d_model <= 0) return seterr(err, n, "d_model %d must be positive", c->d_model);
     if (c->n_heads <= 0) return seterr(err, n, "n_heads %d must be positive", c->n_heads);
-    if (c->n_kv_heads <= 0)
-        return seterr(err, n, "n_kv_heads %d must be positive", c->n_kv_heads);
+    if (c->n_kv_heads <= 0) return seterr(err, n, "n_kv_heads %d must be positive", c->n_kv_heads);
     if (c->n_heads % c->n_kv_heads)
-        return seterr(err, n, "n_kv_heads %d does not divide n_heads %d",
-                      c->n_kv_heads, c->n_heads);
+        return seterr(err, n, "n_kv_heads %d does not divide n_heads %d", c->n_kv_heads,
+                      c->n_heads);
     if (c->head_dim < 0) return seterr(err, n, "head_dim %d is negative", c->head_dim);
     if (c->head_dim == 0 && c->d_model % c->n_heads)
-        return seterr(err, n, "d_model %d is not divisible by n_heads %d",
-                      c->d_model, c->n_heads);
+        return seterr(err, n, "d_model %d is not divisible by n_heads %d", c->d_model, c->n_heads);
     int dh = config_head_dim(c);
     if (c->pos == POS_ROPE && dh % 2)
         return seterr(err, n, "RoPE needs an even head_dim, got %d", dh);
@@ -600,19 +579,24 @@ static int validate_shapes(const Config *c, char *err, size_t n) {
  * formulas are defined for (sink_token's range is in the key table). */
 static int validate_remedies(const Config *c, char *err, size_t n) {
     if (c->diff_attn && (c->normaliser != NORMZ_SOFTMAX || c->kv_bias))
-        return seterr(err, n, "diff_attn needs the plain softmax normaliser "
-                              "without kv_bias, not %s%s",
+        return seterr(err, n,
+                      "diff_attn needs the plain softmax normaliser "
+                      "without kv_bias, not %s%s",
                       normaliser_name(c->normaliser), c->kv_bias ? " + kv_bias" : "");
     if (c->diff_attn && config_head_dim(c) % 2)
-        return seterr(err, n, "diff_attn splits each head in two: head_dim %d "
-                              "must be even", config_head_dim(c));
+        return seterr(err, n,
+                      "diff_attn splits each head in two: head_dim %d "
+                      "must be even",
+                      config_head_dim(c));
     if (c->fox && (c->normaliser != NORMZ_SOFTMAX || c->kv_bias))
-        return seterr(err, n, "fox needs the plain softmax normaliser without "
-                              "kv_bias, not %s%s",
+        return seterr(err, n,
+                      "fox needs the plain softmax normaliser without "
+                      "kv_bias, not %s%s",
                       normaliser_name(c->normaliser), c->kv_bias ? " + kv_bias" : "");
     if (c->fox && c->diff_attn)
-        return seterr(err, n, "fox and diff_attn both rewrite the attention "
-                              "map; pick one");
+        return seterr(err, n,
+                      "fox and diff_attn both rewrite the attention "
+                      "map; pick one");
     if (c->normaliser == NORMZ_STICKBREAK && c->kv_bias)
         return seterr(err, n, "stickbreak has no slot for kv_bias; pick one");
     return 0;
@@ -624,8 +608,9 @@ static int validate_variant(const Config *c, char *err, size_t n) {
     if (!(c->softpick_eps > 0.0f))
         return seterr(err, n, "softpick_eps %g must be positive", (double)c->softpick_eps);
     if (c->kv_bias && c->sink_token)
-        return seterr(err, n, "kv_bias and sink_token both add an always-"
-                              "visible slot; pick one");
+        return seterr(err, n,
+                      "kv_bias and sink_token both add an always-"
+                      "visible slot; pick one");
     if (c->kv_bias && c->normaliser != NORMZ_SOFTMAX)
         return seterr(err, n, "kv_bias needs the softmax normaliser, not %s",
                       normaliser_name(c->normaliser));
@@ -637,33 +622,39 @@ static int validate_variant(const Config *c, char *err, size_t n) {
         return seterr(err, n, "y_mod %s and a gate at g1 both rewrite Y; pick one",
                       enum_name(ymod_names, c->y_mod));
     if (c->gate_shared && c->gate_gran == GRAN_HEAD)
-        return seterr(err, n, "a headwise gate cannot be head-shared "
-                              "(gate_shared with gate_gran head)");
+        return seterr(err, n,
+                      "a headwise gate cannot be head-shared "
+                      "(gate_shared with gate_gran head)");
     if (c->gate_shared && c->gate_pos != GATE_G1 && c->gate_pos != GATE_G2)
-        return seterr(err, n, "head-shared gating needs gate_pos g1 or g2, not %s",
-                      pos);
+        return seterr(err, n, "head-shared gating needs gate_pos g1 or g2, not %s", pos);
     if (c->gate_form == FORM_ADD) {
         if (c->gate_act == ACT_NS_SIGMOID)
-            return seterr(err, n, "ns-sigmoid is a multiplicative gate; "
-                                  "gate_form add is not allowed");
+            return seterr(err, n,
+                          "ns-sigmoid is a multiplicative gate; "
+                          "gate_form add is not allowed");
         if (c->gate_gran == GRAN_HEAD)
-            return seterr(err, n, "an additive gate must be elementwise, "
-                                  "not headwise");
+            return seterr(err, n,
+                          "an additive gate must be elementwise, "
+                          "not headwise");
         if (c->gate_input == GIN_CONST)
             return seterr(err, n, "an additive gate cannot take const input");
     }
     if (c->gate_input == GIN_HEADSLICE) {
         if (c->d_model % c->n_heads)
-            return seterr(err, n, "headslice gate input needs d_model %d "
-                                  "divisible by n_heads %d", c->d_model, c->n_heads);
+            return seterr(err, n,
+                          "headslice gate input needs d_model %d "
+                          "divisible by n_heads %d",
+                          c->d_model, c->n_heads);
         if (c->gate_pos != GATE_G1 || c->gate_gran != GRAN_HEAD || c->gate_shared)
-            return seterr(err, n, "headslice gate input needs gate_pos g1, "
-                                  "headwise granularity and no sharing");
+            return seterr(err, n,
+                          "headslice gate input needs gate_pos g1, "
+                          "headwise granularity and no sharing");
     }
     if (c->gate_input == GIN_CONST &&
         (c->gate_pos != GATE_G1 || c->gate_gran != GRAN_ELEM || c->gate_shared))
-        return seterr(err, n, "const gate input needs gate_pos g1, elementwise "
-                              "and not head-shared");
+        return seterr(err, n,
+                      "const gate input needs gate_pos g1, elementwise "
+                      "and not head-shared");
     return 0;
 }
 
@@ -675,8 +666,7 @@ static int validate_data(const Config *c, char *err, size_t n) {
     case DATA_TOKENS:
     case DATA_TEXT:
         if (!c->train_file[0])
-            return seterr(err, n, "data %s needs train_file",
-                          enum_name(data_names, c->data));
+            return seterr(err, n, "data %s needs train_file", enum_name(data_names, c->data));
         break;
     case DATA_BIGRAM:
         if (c->bigram_vocab < 2)
@@ -685,14 +675,14 @@ static int validate_data(const Config *c, char *err, size_t n) {
             return seterr(err, n, "bigram_triggers %d must be below bigram_vocab %d",
                           c->bigram_triggers, c->bigram_vocab);
         if (c->vocab_size > 0 && c->vocab_size < c->bigram_vocab + 1)
-            return seterr(err, n, "vocab_size %d is below bigram_vocab + 1 = %d",
-                          c->vocab_size, c->bigram_vocab + 1);
+            return seterr(err, n, "vocab_size %d is below bigram_vocab + 1 = %d", c->vocab_size,
+                          c->bigram_vocab + 1);
         break;
     }
     if ((c->data == DATA_BROWN || c->data == DATA_TEXT) && c->vocab_size > 0 &&
         c->vocab_size < 256 + (c->bos ? 1 : 0))
-        return seterr(err, n, "vocab_size %d is too small for bytes%s",
-                      c->vocab_size, c->bos ? " + BOS" : "");
+        return seterr(err, n, "vocab_size %d is too small for bytes%s", c->vocab_size,
+                      c->bos ? " + BOS" : "");
     return 0;
 }
 
@@ -709,8 +699,10 @@ static int validate_train(const Config *c, char *err, size_t n) {
         return seterr(err, n, "beta1 %g is outside (0, 1)", (double)c->beta1);
     if (!(c->beta2 > 0.0f && c->beta2 < 1.0f))
         return seterr(err, n, "beta2 %g is outside (0, 1)", (double)c->beta2);
-    if (!(c->adam_eps > 0.0f)) return seterr(err, n, "adam_eps %g must be positive", (double)c->adam_eps);
-    if (!(c->grad_clip >= 0.0f)) return seterr(err, n, "grad_clip %g is negative", (double)c->grad_clip);
+    if (!(c->adam_eps > 0.0f))
+        return seterr(err, n, "adam_eps %g must be positive", (double)c->adam_eps);
+    if (!(c->grad_clip >= 0.0f))
+        return seterr(err, n, "grad_clip %g is negative", (double)c->grad_clip);
     if (c->eval_every < 0 || c->ckpt_every < 0 || c->probe_n < 0)
         return seterr(err, n, "eval_every, ckpt_every and probe_n must not be negative");
     if (c->eval_batches <= 0)
@@ -735,8 +727,9 @@ static int validate_ranges(const Config *c, char *err, size_t n) {
 }
 
 int config_validate(const Config *c, char *err, size_t errlen) {
-    if (validate_ranges(c, err, errlen) || validate_shapes(c, err, errlen) || validate_variant(c, err, errlen) ||
-        validate_data(c, err, errlen) || validate_train(c, err, errlen))
+    if (validate_ranges(c, err, errlen) || validate_shapes(c, err, errlen) ||
+        validate_variant(c, err, errlen) || validate_data(c, err, errlen) ||
+        validate_train(c, err, errlen))
         return -1;
     return 0;
 }
@@ -747,16 +740,16 @@ int config_to_text(const Config *cfg, char *buf, size_t len) {
     size_t used = 0;
     int sec = -1;
     char val[CFG_STR + 8];
-    int w = snprintf(buf, len, "; gatelab resolved config; variant_name "
-                               "records the id, every field it set follows\n");
+    int w = snprintf(buf, len,
+                     "; gatelab resolved config; variant_name "
+                     "records the id, every field it set follows\n");
     if (w < 0 || (size_t)w >= len) return -1;
     used = (size_t)w;
     for (size_t i = 0; i < N_KEYS; i++) {
         const KeyDef *k = &keys[i];
         if (!(k->out & K_TEXT)) continue;
         format_value(cfg, k, val, sizeof val);
-        w = snprintf(buf + used, len - used, "%s%s%s%s = %s\n",
-                     (int)k->sec != sec ? "[" : "",
+        w = snprintf(buf + used, len - used, "%s%s%s%s = %s\n", (int)k->sec != sec ? "[" : "",
                      (int)k->sec != sec ? section_names[k->sec] : "",
                      (int)k->sec != sec ? "]\n" : "", k->name, val);
         if (w < 0 || (size_t)w >= len - used) return -1;

@@ -60,12 +60,12 @@ typedef struct {
     int n_layers;
     int d_model;
     int n_heads;
-    int n_kv_heads;   /* GQA when < n_heads; must divide n_heads */
-    int head_dim;     /* 0 means d_model / n_heads */
-    int d_ff;         /* MLP hidden size */
-    int vocab_size;   /* resolved from the data source; 257 for bytes + BOS */
-    int seq_len;      /* training length T */
-    int max_pos;      /* learned-position table size (>= every length used) */
+    int n_kv_heads; /* GQA when < n_heads; must divide n_heads */
+    int head_dim;   /* 0 means d_model / n_heads */
+    int d_ff;       /* MLP hidden size */
+    int vocab_size; /* resolved from the data source; 257 for bytes + BOS */
+    int seq_len;    /* training length T */
+    int max_pos;    /* learned-position table size (>= every length used) */
     NormKind norm;
     PosKind pos;
     MlpKind mlp;
@@ -80,40 +80,40 @@ typedef struct {
     char variant[CFG_STR]; /* id from the catalog, or "custom" */
     GatePos gate_pos;
     GateGran gate_gran;
-    int gate_shared;       /* head-shared: scores averaged over heads */
+    int gate_shared; /* head-shared: scores averaged over heads */
     GateForm gate_form;
     GateAct gate_act;
     GateInput gate_input;
     AttnNormaliser normaliser;
-    float clip_alpha;      /* clipped softmax: gamma = -alpha / T */
+    float clip_alpha; /* clipped softmax: gamma = -alpha / T */
     float softpick_eps;
-    int kv_bias;           /* learned k', v' per head, always visible */
-    int sink_token;        /* count of learned tokens prepended (registers;
-                              1 = the StreamingLLM sink); loss skips them */
+    int kv_bias;    /* learned k', v' per head, always visible */
+    int sink_token; /* count of learned tokens prepended (registers;
+                       1 = the StreamingLLM sink); loss skips them */
     YMod y_mod;
-    int diff_attn;         /* differential attention (Ye et al. 2024) */
-    int ssmax;             /* scalable softmax: logits * s_h ln(n) */
-    int fox;               /* forgetting attention: + sum log f over (j, t] */
+    int diff_attn; /* differential attention (Ye et al. 2024) */
+    int ssmax;     /* scalable softmax: logits * s_h ln(n) */
+    int fox;       /* forgetting attention: + sum log f over (j, t] */
 
     /* --- data --- */
     DataSource data;
     char data_dir[CFG_STR];   /* brown: dir with train.txt, val.txt */
     char train_file[CFG_STR]; /* tokens/text: explicit files */
     char val_file[CFG_STR];
-    int bos;                  /* prepend BOS to every sequence */
-    int bigram_vocab;         /* bigram-backcopy: ordinary tokens */
-    int bigram_triggers;      /* how many of them are triggers */
+    int bos;             /* prepend BOS to every sequence */
+    int bigram_vocab;    /* bigram-backcopy: ordinary tokens */
+    int bigram_triggers; /* how many of them are triggers */
     unsigned long long bigram_seed;
 
     /* --- optimisation --- */
     int batch_size;
     int steps;
     float lr;
-    float min_lr_frac;  /* cosine decays to lr * min_lr_frac */
+    float min_lr_frac; /* cosine decays to lr * min_lr_frac */
     int warmup;
     float weight_decay;
     float beta1, beta2, adam_eps;
-    float grad_clip;    /* global-norm clip; 0 = off */
+    float grad_clip; /* global-norm clip; 0 = off */
     unsigned long long init_seed;
     unsigned long long data_seed;
 
@@ -121,7 +121,7 @@ typedef struct {
     int eval_every;
     int eval_batches;
     int ckpt_every;
-    int probe_n;        /* probe sequences */
+    int probe_n; /* probe sequences */
     int log_every;
     int threads;
     float spike_factor; /* loss spike: > factor * median of previous 50 */
@@ -136,8 +136,7 @@ void config_defaults(Config *cfg);
 int config_load_file(Config *cfg, const char *path, char *err, size_t errlen);
 
 /* Same, from a string holding INI text; name labels errors. */
-int config_load_string(Config *cfg, const char *text, const char *name,
-                       char *err, size_t errlen);
+int config_load_string(Config *cfg, const char *text, const char *name, char *err, size_t errlen);
 
 /* Apply one "key=value" override. Returns -1 with a reason on error. */
 int config_set(Config *cfg, const char *kv, char *err, size_t errlen);
@@ -156,8 +155,8 @@ void config_resolve(Config *cfg);
 int config_to_text(const Config *cfg, char *buf, size_t len);
 
 /* Visit every key with its value as text (for typed HDF5 attributes). */
-typedef void (*ConfigVisit)(const char *key, const char *value, int is_int,
-                            int is_float, void *ctx);
+typedef void (*ConfigVisit)(const char *key, const char *value, int is_int, int is_float,
+                            void *ctx);
 void config_visit(const Config *cfg, ConfigVisit fn, void *ctx);
 
 /* Names for enums, for logs, run files and reports. */
@@ -172,8 +171,13 @@ const char *variant_formula(const char *id);
  * reference run every other is compared against, the headline gate, and
  * the other key run. Figures with too many runs keep these; summaries
  * list them in this order. */
-enum { VARIANT_KEY_NONE = 0, VARIANT_KEY_BASELINE, VARIANT_KEY_HEADLINE,
-       VARIANT_KEY_OTHER, VARIANT_KEY_END };
+enum {
+    VARIANT_KEY_NONE = 0,
+    VARIANT_KEY_BASELINE,
+    VARIANT_KEY_HEADLINE,
+    VARIANT_KEY_OTHER,
+    VARIANT_KEY_END
+};
 /* The key role of a catalog id (VARIANT_KEY_NONE when not a key run). */
 int variant_key(const char *id);
 /* The id with key role `role`, NULL when none has it. */

@@ -16,8 +16,8 @@ static int finish(Config *cfg, char *err, size_t errlen) {
     return config_validate(cfg, err, errlen);
 }
 
-int config_from_args(Config *cfg, const char *path, char **sets, int nsets,
-                   char *err, size_t errlen) {
+int config_from_args(Config *cfg, const char *path, char **sets, int nsets, char *err,
+                     size_t errlen) {
     config_defaults(cfg);
     if (path && config_load_file(cfg, path, err, errlen) != 0) return -1;
     for (int i = 0; i < nsets; i++)
@@ -25,8 +25,7 @@ int config_from_args(Config *cfg, const char *path, char **sets, int nsets,
     return finish(cfg, err, errlen);
 }
 
-int config_from_text(Config *cfg, const char *text, const char *name,
-                        char *err, size_t errlen) {
+int config_from_text(Config *cfg, const char *text, const char *name, char *err, size_t errlen) {
     config_defaults(cfg);
     if (config_load_string(cfg, text, name, err, errlen) != 0) return -1;
     return finish(cfg, err, errlen);

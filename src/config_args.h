@@ -9,12 +9,11 @@
 /* Defaults, then the preset file (may be NULL), then each "key=value" in
  * order; resolve derived values (the vocab from the data) and validate.
  * -1 with a one-line reason. */
-int config_from_args(Config *cfg, const char *path, char **sets, int nsets,
-                   char *err, size_t errlen);
+int config_from_args(Config *cfg, const char *path, char **sets, int nsets, char *err,
+                     size_t errlen);
 
 /* The same from config text already in memory (a run file's recorded
  * config); name labels it in errors. -1 with a one-line reason. */
-int config_from_text(Config *cfg, const char *text, const char *name,
-                        char *err, size_t errlen);
+int config_from_text(Config *cfg, const char *text, const char *name, char *err, size_t errlen);
 
 #endif

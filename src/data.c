@@ -37,14 +37,13 @@
 /* ---------------------------------------------------------------- files */
 
 /* Read a whole file. hint is appended to an open failure (may be ""). */
-static int read_file(const char *path, const char *hint, unsigned char **out,
-                     size_t *nout, char *err, size_t errlen) {
+static int read_file(const char *path, const char *hint, unsigned char **out, size_t *nout,
+                     char *err, size_t errlen) {
     *out = NULL;
     *nout = 0;
     char why[600];
     FILE *f = input_fopen(path, why, sizeof why);
-    if (!f)
-        return seterr(err, errlen, "%s%s", why, strstr(why, "cannot open") ? hint : "");
+    if (!f) return seterr(err, errlen, "%s%s", why, strstr(why, "cannot open") ? hint : "");
     struct stat st;
     if (fstat(fileno(f), &st) != 0) {
         int e = errno;
@@ -57,23 +56,24 @@ static int read_file(const char *path, const char *hint, unsigned char **out,
     }
     if ((unsigned long long)st.st_size > MAX_FILE_BYTES) {
         fclose(f);
-        return seterr(err, errlen, "%s is %lld bytes, over the 4 GiB limit",
-                      path, (long long)st.st_size);
+        return seterr(err, errlen, "%s is %lld bytes, over the 4 GiB limit", path,
+                      (long long)st.st_size);
     }
     size_t n = (size_t)st.st_size;
     unsigned char *buf = malloc(n ? n : 1);
     if (!buf) {
         fclose(f);
-        return seterr(err, errlen, "out of memory reading %s (%zu bytes)",
-                      path, n);
+        return seterr(err, errlen, "out of memory reading %s (%zu bytes)", path, n);
     }
     size_t got = fread(buf, 1, n, f);
     int bad = ferror(f) || got != n;
     fclose(f);
     if (bad) {
         free(buf);
-        return seterr(err, errlen, "cannot read %s: short read (%zu of %zu "
-                      "bytes)", path, got, n);
+        return seterr(err, errlen,
+                      "cannot read %s: short read (%zu of %zu "
+                      "bytes)",
+                      path, got, n);
     }
     *out = buf;
     *nout = n;
@@ -81,15 +81,14 @@ static int read_file(const char *path, const char *hint, unsigned char **out,
 }
 
 /* Byte-level text: token = byte value. */
-static int load_text(const char *path, const char *hint, uint16_t **out,
-                     size_t *n, char *err, size_t errlen) {
+static int load_text(const char *path, const char *hint, uint16_t **out, size_t *n, char *err,
+                     size_t errlen) {
     unsigned char *buf;
     if (read_file(path, hint, &buf, n, err, errlen)) return -1;
     uint16_t *tok = malloc((*n ? *n : 1) * sizeof *tok);
     if (!tok) {
         free(buf);
-        return seterr(err, errlen, "out of memory for %s (%zu tokens)", path,
-                      *n);
+        return seterr(err, errlen, "out of memory for %s (%zu tokens)", path, *n);
     }
     for (size_t i = 0; i < *n; i++) tok[i] = buf[i];
     free(buf);
@@ -99,22 +98,23 @@ static int load_text(const char *path, const char *hint, uint16_t **out,
 
 /* Raw uint16 little-endian tokens, no header. *max_id gets the largest id
  * (-1 for an empty file). */
-static int load_u16(const char *path, uint16_t **out, size_t *n, int *max_id,
-                    char *err, size_t errlen) {
+static int load_u16(const char *path, uint16_t **out, size_t *n, int *max_id, char *err,
+                    size_t errlen) {
     unsigned char *buf;
     size_t bytes;
     if (read_file(path, "", &buf, &bytes, err, errlen)) return -1;
     if (bytes % 2) {
         free(buf);
-        return seterr(err, errlen, "%s has an odd byte count (%zu): not a "
-                      "uint16 token file", path, bytes);
+        return seterr(err, errlen,
+                      "%s has an odd byte count (%zu): not a "
+                      "uint16 token file",
+                      path, bytes);
     }
     *n = bytes / 2;
     uint16_t *tok = malloc((*n ? *n : 1) * sizeof *tok);
     if (!tok) {
         free(buf);
-        return seterr(err, errlen, "out of memory for %s (%zu tokens)", path,
-                      *n);
+        return seterr(err, errlen, "out of memory for %s (%zu tokens)", path, *n);
     }
     int mx = -1;
     for (size_t i = 0; i < *n; i++) {
@@ -129,8 +129,8 @@ static int load_u16(const char *path, uint16_t **out, size_t *n, int *max_id,
 }
 
 /* The two file paths of a corpus source, and the hint for a missing file. */
-static int corpus_paths(const Config *cfg, char *train, char *val, size_t len,
-                        const char **hint, char *err, size_t errlen) {
+static int corpus_paths(const Config *cfg, char *train, char *val, size_t len, const char **hint,
+                        char *err, size_t errlen) {
     *hint = "";
     if (cfg->data == DATA_BROWN) {
         const char *dir = cfg->data_dir[0] ? cfg->data_dir : "data/brown";
@@ -143,11 +143,11 @@ static int corpus_paths(const Config *cfg, char *train, char *val, size_t len,
     }
     const char *kind = cfg->data == DATA_TEXT ? "text" : "tokens";
     if (!cfg->train_file[0] || !cfg->val_file[0])
-        return seterr(err, errlen, "data=%s needs both train_file and "
-                      "val_file (%s is not set)", kind,
-                      cfg->train_file[0] ? "val_file" : "train_file");
-    if (str_copy(train, len, cfg->train_file) ||
-        str_copy(val, len, cfg->val_file))
+        return seterr(err, errlen,
+                      "data=%s needs both train_file and "
+                      "val_file (%s is not set)",
+                      kind, cfg->train_file[0] ? "val_file" : "train_file");
+    if (str_copy(train, len, cfg->train_file) || str_copy(val, len, cfg->val_file))
         return seterr(err, errlen, "train_file or val_file too long");
     return 0;
 }
@@ -155,31 +155,33 @@ static int corpus_paths(const Config *cfg, char *train, char *val, size_t len,
 /* ----------------------------------------------------------- vocabulary */
 
 /* Apply cfg->vocab_size to what a source needs. */
-static int resolve_vocab(const Config *cfg, int needed, const char *what,
-                         char *err, size_t errlen) {
+static int resolve_vocab(const Config *cfg, int needed, const char *what, char *err,
+                         size_t errlen) {
     if (cfg->vocab_size <= 0) return needed;
     if (cfg->vocab_size < needed)
-        return seterr(err, errlen, "vocab_size %d is smaller than %s needs "
-                      "(%d)", cfg->vocab_size, what, needed);
+        return seterr(err, errlen,
+                      "vocab_size %d is smaller than %s needs "
+                      "(%d)",
+                      cfg->vocab_size, what, needed);
     return cfg->vocab_size;
 }
 
 static int bigram_check(const Config *cfg, char *err, size_t errlen) {
     int v = cfg->bigram_vocab, k = cfg->bigram_triggers;
     if (v < 2 || v > BG_MAX_VOCAB)
-        return seterr(err, errlen, "bigram_vocab %d out of range [2, %d]", v,
-                      BG_MAX_VOCAB);
+        return seterr(err, errlen, "bigram_vocab %d out of range [2, %d]", v, BG_MAX_VOCAB);
     if (k < 0 || k >= v)
-        return seterr(err, errlen, "bigram_triggers %d out of range [0, %d] "
-                      "(at least one token must not be a trigger)", k, v - 1);
+        return seterr(err, errlen,
+                      "bigram_triggers %d out of range [0, %d] "
+                      "(at least one token must not be a trigger)",
+                      k, v - 1);
     return 0;
 }
 
 /* Token files: max id of both files. Leaves the loaded tokens to the
  * caller when train/val are non-NULL, frees them otherwise. */
-static int tokens_load(const Config *cfg, uint16_t **train, size_t *n_train,
-                       uint16_t **val, size_t *n_val, int *max_id, char *err,
-                       size_t errlen) {
+static int tokens_load(const Config *cfg, uint16_t **train, size_t *n_train, uint16_t **val,
+                       size_t *n_val, int *max_id, char *err, size_t errlen) {
     char tp[CFG_STR + 16], vp[CFG_STR + 16];
     const char *hint;
     if (corpus_paths(cfg, tp, vp, sizeof tp, &hint, err, errlen)) return -1;
@@ -196,14 +198,12 @@ static int tokens_load(const Config *cfg, uint16_t **train, size_t *n_train,
 
 /* Refuse the first id at or past limit (vocab_size, or the BOS id, which
  * is the last id, when BOS is on), naming the file and the index. */
-static int tokens_refuse(const uint16_t *tok, size_t n, int limit,
-                         const char *path, int bos, char *err,
-                         size_t errlen) {
+static int tokens_refuse(const uint16_t *tok, size_t n, int limit, const char *path, int bos,
+                         char *err, size_t errlen) {
     for (size_t i = 0; i < n; i++)
         if (tok[i] >= limit)
-            return seterr(err, errlen, "%s: token %d at index %zu >= %s %d",
-                          path, tok[i], i, bos ? "the BOS id" : "vocab_size",
-                          limit);
+            return seterr(err, errlen, "%s: token %d at index %zu >= %s %d", path, tok[i], i,
+                          bos ? "the BOS id" : "vocab_size", limit);
     return 0;
 }
 
@@ -216,8 +216,7 @@ int data_vocab_size(const Config *cfg, char *err, size_t errlen) {
         return resolve_vocab(cfg, BYTE_BOS + 1, "byte data", err, errlen);
     case DATA_BIGRAM:
         if (bigram_check(cfg, err, errlen)) return -1;
-        return resolve_vocab(cfg, cfg->bigram_vocab + 1, "bigram data", err,
-                             errlen);
+        return resolve_vocab(cfg, cfg->bigram_vocab + 1, "bigram data", err, errlen);
     case DATA_TOKENS: {
         uint16_t *t = NULL, *v = NULL;
         size_t nt, nv;
@@ -225,8 +224,10 @@ int data_vocab_size(const Config *cfg, char *err, size_t errlen) {
         if (tokens_load(cfg, &t, &nt, &v, &nv, &mx, err, errlen)) return -1;
         free(t);
         free(v);
-        return resolve_vocab(cfg, mx + 1 + (cfg->bos ? 1 : 0), "the token "
-                             "files", err, errlen);
+        return resolve_vocab(cfg, mx + 1 + (cfg->bos ? 1 : 0),
+                             "the token "
+                             "files",
+                             err, errlen);
     }
     }
     return seterr(err, errlen, "unknown data source %d", (int)cfg->data);
@@ -235,35 +236,30 @@ int data_vocab_size(const Config *cfg, char *err, size_t errlen) {
 /* ---------------------------------------------------------------- open */
 
 /* Each split must hold one whole window of the training length. */
-static int check_length(size_t n, const char *path, const Config *cfg,
-                        char *err, size_t errlen) {
+static int check_length(size_t n, const char *path, const Config *cfg, char *err, size_t errlen) {
     if (cfg->seq_len <= 0) return 0;
     size_t need = (size_t)cfg->seq_len + (cfg->bos ? 0 : 1);
     if (n < need)
-        return seterr(err, errlen, "%s holds %zu tokens, too short for one "
-                      "sequence of seq_len %d (needs %zu)", path, n,
-                      cfg->seq_len, need);
+        return seterr(err, errlen,
+                      "%s holds %zu tokens, too short for one "
+                      "sequence of seq_len %d (needs %zu)",
+                      path, n, cfg->seq_len, need);
     return 0;
 }
 
-static int open_corpus(Dataset *ds, const Config *cfg, char *err,
-                       size_t errlen) {
+static int open_corpus(Dataset *ds, const Config *cfg, char *err, size_t errlen) {
     char tp[CFG_STR + 16], vp[CFG_STR + 16];
     const char *hint;
     if (corpus_paths(cfg, tp, vp, sizeof tp, &hint, err, errlen)) return -1;
     if (cfg->data == DATA_TOKENS) {
         int mx;
-        if (tokens_load(cfg, &ds->train, &ds->n_train, &ds->val, &ds->n_val,
-                        &mx, err, errlen))
+        if (tokens_load(cfg, &ds->train, &ds->n_train, &ds->val, &ds->n_val, &mx, err, errlen))
             return -1;
-        int v = cfg->vocab_size > 0 ? cfg->vocab_size
-                                    : mx + 1 + (cfg->bos ? 1 : 0);
+        int v = cfg->vocab_size > 0 ? cfg->vocab_size : mx + 1 + (cfg->bos ? 1 : 0);
         /* BOS takes the last id, so ids must stay below it. */
         int limit = cfg->bos ? v - 1 : v;
-        if (tokens_refuse(ds->train, ds->n_train, limit, tp, cfg->bos, err,
-                          errlen) ||
-            tokens_refuse(ds->val, ds->n_val, limit, vp, cfg->bos, err,
-                          errlen))
+        if (tokens_refuse(ds->train, ds->n_train, limit, tp, cfg->bos, err, errlen) ||
+            tokens_refuse(ds->val, ds->n_val, limit, vp, cfg->bos, err, errlen))
             return -1;
         ds->vocab_size = v;
         ds->bos_id = v - 1;
@@ -271,8 +267,7 @@ static int open_corpus(Dataset *ds, const Config *cfg, char *err,
         if (load_text(tp, hint, &ds->train, &ds->n_train, err, errlen) ||
             load_text(vp, hint, &ds->val, &ds->n_val, err, errlen))
             return -1;
-        ds->vocab_size = resolve_vocab(cfg, BYTE_BOS + 1, "byte data", err,
-                                       errlen);
+        ds->vocab_size = resolve_vocab(cfg, BYTE_BOS + 1, "byte data", err, errlen);
         if (ds->vocab_size < 0) return -1;
         ds->bos_id = BYTE_BOS;
     }
@@ -284,8 +279,7 @@ static int open_corpus(Dataset *ds, const Config *cfg, char *err,
 
 /* Triggers: a random subset of bigram_seed (partial Fisher-Yates). Rows:
  * BG_SUCCESSORS distinct successors with log-normal weights. */
-static int open_bigram(Dataset *ds, const Config *cfg, char *err,
-                       size_t errlen) {
+static int open_bigram(Dataset *ds, const Config *cfg, char *err, size_t errlen) {
     if (bigram_check(cfg, err, errlen)) return -1;
     int v = cfg->bigram_vocab;
     ds->vocab_size = resolve_vocab(cfg, v + 1, "bigram data", err, errlen);
@@ -308,24 +302,32 @@ static int open_bigram(Dataset *ds, const Config *cfg, char *err,
     for (int i = 0; i < v; i++) perm[i] = i;
     for (int i = 0; i < ds->bg_triggers; i++) {
         int j = i + (int)rng_below(&r, (uint32_t)(v - i));
-        int t = perm[i]; perm[i] = perm[j]; perm[j] = t;
+        int t = perm[i];
+        perm[i] = perm[j];
+        perm[j] = t;
         ds->bg_trigger[perm[i]] = 1;
     }
     int s = v < BG_SUCCESSORS ? v : BG_SUCCESSORS;
     for (int row = 0; row < v; row++) {
         rng_seed4(&r, ds->bg_seed, 0x726f77ULL /* "row" */, (uint64_t)row, 0);
-        for (int i = 0; i < v; i++) { perm[i] = i; w[i] = 0.0; }
+        for (int i = 0; i < v; i++) {
+            perm[i] = i;
+            w[i] = 0.0;
+        }
         double total = 0.0;
         for (int i = 0; i < s; i++) {
             int j = i + (int)rng_below(&r, (uint32_t)(v - i));
-            int t = perm[i]; perm[i] = perm[j]; perm[j] = t;
+            int t = perm[i];
+            perm[i] = perm[j];
+            perm[j] = t;
             w[perm[i]] = exp(BG_TEMP * rng_normal(&r));
             total += w[perm[i]];
         }
         /* Cumulative in double; from the last successor on the cdf is
          * exactly 1, so a draw u < 1 always lands on a successor. */
         int last = 0;
-        for (int j = 0; j < v; j++) if (w[j] > 0.0) last = j;
+        for (int j = 0; j < v; j++)
+            if (w[j] > 0.0) last = j;
         float *cdf = ds->bg_cdf + (size_t)row * (size_t)v;
         double acc = 0.0;
         for (int j = 0; j < v; j++) {
@@ -348,8 +350,7 @@ int data_open(Dataset *ds, const Config *cfg, char *err, size_t errlen) {
     case DATA_TEXT:
     case DATA_TOKENS: rc = open_corpus(ds, cfg, err, errlen); break;
     case DATA_BIGRAM: rc = open_bigram(ds, cfg, err, errlen); break;
-    default:
-        rc = seterr(err, errlen, "unknown data source %d", (int)cfg->data);
+    default: rc = seterr(err, errlen, "unknown data source %d", (int)cfg->data);
     }
     if (rc) data_close(ds);
     return rc;
@@ -380,8 +381,8 @@ static void put(int *in, int *tg, int T, int bos, long long k, int tok) {
 }
 
 /* One row from a random window of a corpus split. */
-static void corpus_row(const Dataset *ds, Rng *r, const uint16_t *tok,
-                       size_t n, int *in, int *tg, int T) {
+static void corpus_row(const Dataset *ds, Rng *r, const uint16_t *tok, size_t n, int *in, int *tg,
+                       int T) {
     size_t w = (size_t)T + (ds->bos ? 0 : 1);
     size_t off = 0;
     /* rng_u64 % m: the bias is below m / 2^64, far under any effect. */
@@ -399,7 +400,8 @@ static int bigram_next(const Dataset *ds, Rng *r, int prev) {
     int lo = 0, hi = ds->bg_vocab - 1;
     while (lo < hi) {
         int mid = lo + (hi - lo) / 2;
-        if (u < (double)cdf[mid]) hi = mid; else lo = mid + 1;
+        if (u < (double)cdf[mid]) hi = mid;
+        else lo = mid + 1;
     }
     return lo;
 }
@@ -428,8 +430,8 @@ static void bigram_row(const Dataset *ds, Rng *r, int *in, int *tg, int T) {
     }
 }
 
-void data_batch(const Dataset *ds, int *inputs, int *targets, int B, int T,
-                Split split, unsigned long long seed, long long step) {
+void data_batch(const Dataset *ds, int *inputs, int *targets, int B, int T, Split split,
+                unsigned long long seed, long long step) {
     if (B <= 0 || T <= 0) return;
     size_t bt = (size_t)B * (size_t)T;
     int corpus = ds->source != DATA_BIGRAM;

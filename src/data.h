@@ -29,14 +29,16 @@ typedef enum { SPLIT_TRAIN = 0, SPLIT_VAL = 1, SPLIT_PROBE = 2 } Split;
 typedef struct {
     DataSource source;
     int vocab_size;
-    int bos;         /* BOS on */
+    int bos; /* BOS on */
     int bos_id;
     /* corpus sources: tokens of each split */
-    uint16_t *train; size_t n_train;
-    uint16_t *val;   size_t n_val;
+    uint16_t *train;
+    size_t n_train;
+    uint16_t *val;
+    size_t n_val;
     /* bigram-backcopy */
     int bg_vocab, bg_triggers;
-    float *bg_cdf;   /* [bg_vocab, bg_vocab] row-wise cumulative transition */
+    float *bg_cdf;             /* [bg_vocab, bg_vocab] row-wise cumulative transition */
     unsigned char *bg_trigger; /* [bg_vocab] 1 for a trigger token */
     unsigned long long bg_seed;
 } Dataset;
@@ -52,8 +54,8 @@ void data_close(Dataset *ds);
 /* Fill inputs[B,T] and targets[B,T] (targets = inputs shifted by one) for a
  * split at a given step. Deterministic in (seed, split, step, b). For the
  * probe split, step is ignored: the same N sequences for every variant. */
-void data_batch(const Dataset *ds, int *inputs, int *targets, int B, int T,
-                Split split, unsigned long long seed, long long step);
+void data_batch(const Dataset *ds, int *inputs, int *targets, int B, int T, Split split,
+                unsigned long long seed, long long step);
 
 /* Bytes per token for bits-per-byte: 1 for byte data (BOS excluded by the
  * caller's loss mask), or 0 when undefined (token files, bigram). */

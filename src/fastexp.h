@@ -19,8 +19,7 @@
  * clone's compare-and-blend (the clamp below) ran 13x slower per element
  * than the AVX-512 clone's mask registers (swiglu: 13.9 vs 1.1 ns). */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define SIMD_CLONES \
-    __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#define SIMD_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #else
 #define SIMD_CLONES
 #endif
@@ -34,7 +33,8 @@ static inline float fast_expf(float x) {
     float r = x - n * 0.693359375f;
     r = r - n * -2.12194440e-4f;
     float p = 1.0f + r * (1.0f + r * (0.5f + r * (1.6666667e-1f +
-              r * (4.1666668e-2f + r * (8.3333338e-3f + r * 1.3888889e-3f)))));
+                                                  r * (4.1666668e-2f +
+                                                       r * (8.3333338e-3f + r * 1.3888889e-3f)))));
     int32_t bits = ((int32_t)n + 127) << 23;
     float scale;
     memcpy(&scale, &bits, sizeof scale);

@@ -30,9 +30,7 @@ static inline H5uQuiet h5u_quiet_begin(void) {
     return q;
 }
 
-static inline void h5u_quiet_end(H5uQuiet q) {
-    H5Eset_auto2(H5E_DEFAULT, q.fn, q.data);
-}
+static inline void h5u_quiet_end(H5uQuiet q) { H5Eset_auto2(H5E_DEFAULT, q.fn, q.data); }
 
 static inline herr_t h5u_walk_cb(unsigned n, const H5E_error2_t *e, void *ctx) {
     if (n == 0 && e->desc) {
@@ -65,8 +63,8 @@ static inline int h5u_attr_drop(hid_t obj, const char *name) {
 }
 
 /* Scalar or 1-D attribute of n values (n == 0: scalar). */
-static inline int h5u_attr_write(hid_t obj, const char *name, hid_t ftype,
-                                 hid_t mtype, const void *v, hsize_t n) {
+static inline int h5u_attr_write(hid_t obj, const char *name, hid_t ftype, hid_t mtype,
+                                 const void *v, hsize_t n) {
     if (h5u_attr_drop(obj, name) < 0) return -1;
     hid_t sp = n ? H5Screate_simple(1, &n, NULL) : H5Screate(H5S_SCALAR);
     if (sp < 0) return -1;
@@ -81,8 +79,7 @@ static inline int h5u_attr_i64(hid_t obj, const char *name, long long v) {
     return h5u_attr_write(obj, name, H5T_STD_I64LE, H5T_NATIVE_LLONG, &v, 0);
 }
 
-static inline int h5u_attr_u64(hid_t obj, const char *name,
-                               unsigned long long v) {
+static inline int h5u_attr_u64(hid_t obj, const char *name, unsigned long long v) {
     return h5u_attr_write(obj, name, H5T_STD_U64LE, H5T_NATIVE_ULLONG, &v, 0);
 }
 
@@ -98,15 +95,13 @@ static inline int h5u_attr_str(hid_t obj, const char *name, const char *s) {
     hid_t t = H5Tcopy(H5T_C_S1);
     if (t < 0) return -1;
     int rc = -1;
-    if (H5Tset_size(t, H5T_VARIABLE) >= 0)
-        rc = h5u_attr_write(obj, name, t, t, &s, 0);
+    if (H5Tset_size(t, H5T_VARIABLE) >= 0) rc = h5u_attr_write(obj, name, t, t, &s, 0);
     H5Tclose(t);
     return rc;
 }
 
 /* Read a scalar numeric attribute converted to the memory type. */
-static inline int h5u_attr_read(hid_t obj, const char *name, hid_t mtype,
-                                void *out) {
+static inline int h5u_attr_read(hid_t obj, const char *name, hid_t mtype, void *out) {
     htri_t e = H5Aexists(obj, name);
     if (e <= 0) return -1;
     hid_t a = H5Aopen(obj, name, H5P_DEFAULT);
@@ -116,8 +111,7 @@ static inline int h5u_attr_read(hid_t obj, const char *name, hid_t mtype,
     hid_t t = H5Aget_type(a);
     if (sp >= 0 && t >= 0 && H5Sget_simple_extent_npoints(sp) == 1) {
         H5T_class_t c = H5Tget_class(t);
-        if ((c == H5T_INTEGER || c == H5T_FLOAT) && H5Aread(a, mtype, out) >= 0)
-            rc = 0;
+        if ((c == H5T_INTEGER || c == H5T_FLOAT) && H5Aread(a, mtype, out) >= 0) rc = 0;
     }
     if (t >= 0) H5Tclose(t);
     if (sp >= 0) H5Sclose(sp);
@@ -160,8 +154,7 @@ static inline int h5u_attr_read_str(hid_t obj, const char *name, char **out) {
             size_t n = H5Tget_size(t);
             /* capped: the length comes from the file, which may be hostile */
             char *s = (n > 0 && n < H5U_STR_MAX) ? calloc(n + 1, 1) : NULL;
-            if (s && H5Tset_size(mt, n + 1) >= 0 &&
-                H5Tset_strpad(mt, H5T_STR_NULLTERM) >= 0 &&
+            if (s && H5Tset_size(mt, n + 1) >= 0 && H5Tset_strpad(mt, H5T_STR_NULLTERM) >= 0 &&
                 H5Aread(a, mt, s) >= 0) {
                 *out = s;
                 rc = 0;
@@ -178,8 +171,7 @@ static inline int h5u_attr_read_str(hid_t obj, const char *name, char **out) {
 }
 
 /* h5u_attr_read_str into out (truncated to outlen - 1 bytes). */
-static inline int h5u_attr_read_strbuf(hid_t obj, const char *name, char *out,
-                                       size_t outlen) {
+static inline int h5u_attr_read_strbuf(hid_t obj, const char *name, char *out, size_t outlen) {
     char *s;
     if (h5u_attr_read_str(obj, name, &s) < 0) return -1;
     snprintf(out, outlen, "%s", s);

@@ -6,8 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-double uniform_first_share(int T)
-{
+double uniform_first_share(int T) {
     if (T < 2) return 1.0; /* a single query sees only token 0 */
     double h = 0.0;        /* H_T, the T-th harmonic number */
     for (int i = 1; i <= T; i++) h += 1.0 / i;
@@ -15,8 +14,7 @@ double uniform_first_share(int T)
 }
 
 /* A[T,T] -> mean over t = 1..T-1 of A[t,0] */
-double first_token_share(const float *A, int T)
-{
+double first_token_share(const float *A, int T) {
     if (T < 2) return 0.0;
     double s = 0.0;
     for (int t = 1; t < T; t++) s += A[(size_t)t * T];
@@ -24,8 +22,7 @@ double first_token_share(const float *A, int T)
 }
 
 /* A[T,T] -> mean over t = k..T-1 of A[t,k] (query k sees itself) */
-double alpha_k(const float *A, int T, int k)
-{
+double alpha_k(const float *A, int T, int k) {
     if (k < 0 || k >= T) return 0.0;
     double s = 0.0;
     for (int t = k; t < T; t++) s += A[(size_t)t * T + k];
@@ -33,8 +30,7 @@ double alpha_k(const float *A, int T, int k)
 }
 
 /* col[len] -> mean */
-double alpha0_from_col(const float *col, int len)
-{
+double alpha0_from_col(const float *col, int len) {
     if (len < 1) return 0.0;
     double s = 0.0;
     for (int t = 0; t < len; t++) s += col[t];
@@ -42,21 +38,18 @@ double alpha0_from_col(const float *col, int len)
 }
 
 /* A[T,T] in place: row t -> |a| / sum_{j<=t} |a|; masked keys -> 0 */
-void attention_proxy(float *A, int T)
-{
+void attention_proxy(float *A, int T) {
     for (int t = 0; t < T; t++) {
         float *row = A + (size_t)t * T;
         double s = 0.0;
         for (int j = 0; j <= t; j++) s += fabs((double)row[j]);
-        for (int j = 0; j <= t; j++)
-            row[j] = s > 0.0 ? (float)(fabs((double)row[j]) / s) : 0.0f;
+        for (int j = 0; j <= t; j++) row[j] = s > 0.0 ? (float)(fabs((double)row[j]) / s) : 0.0f;
         for (int j = t + 1; j < T; j++) row[j] = 0.0f;
     }
 }
 
 /* A[T,T] -> mean over t = 1..T-1 of -sum_{j<=t} a log a (nats) */
-double attention_entropy(const float *A, int T)
-{
+double attention_entropy(const float *A, int T) {
     if (T < 2) return 0.0;
     double total = 0.0;
     for (int t = 1; t < T; t++) {
@@ -71,9 +64,7 @@ double attention_entropy(const float *A, int T)
 
 /* x[n] -> hist[nbins] over [lo,hi]; bin i covers [lo + i w, lo + (i+1) w),
  * hi itself goes to the last bin; NaN is skipped (it has no bin). */
-void histogram_add(double *hist, int nbins, double lo, double hi,
-                   const float *x, size_t n)
-{
+void histogram_add(double *hist, int nbins, double lo, double hi, const float *x, size_t n) {
     if (nbins < 1 || !(hi > lo)) return;
     double scale = nbins / (hi - lo);
     for (size_t i = 0; i < n; i++) {
@@ -86,9 +77,7 @@ void histogram_add(double *hist, int nbins, double lo, double hi,
 }
 
 /* x[n] -> out[nthr], fraction of x strictly below thr[i] */
-void fraction_below(double *out, const double *thr, int nthr, const float *x,
-                    size_t n)
-{
+void fraction_below(double *out, const double *thr, int nthr, const float *x, size_t n) {
     for (int k = 0; k < nthr; k++) {
         size_t c = 0;
         for (size_t i = 0; i < n; i++)
@@ -97,8 +86,7 @@ void fraction_below(double *out, const double *thr, int nthr, const float *x,
     }
 }
 
-double abs_max(const float *x, size_t n)
-{
+double abs_max(const float *x, size_t n) {
     double m = 0.0;
     for (size_t i = 0; i < n; i++) {
         double a = fabs((double)x[i]);
@@ -107,11 +95,9 @@ double abs_max(const float *x, size_t n)
     return m;
 }
 
-
 /* Quickselect: afterwards a[k] is the k-th smallest and a[i] <= a[k] for
  * i < k (exact, the same value a full sort puts at k). */
-static void select_kth(float *a, size_t n, size_t k)
-{
+static void select_kth(float *a, size_t n, size_t k) {
     size_t lo = 0, hi = n - 1;
     while (lo < hi) {
         float pivot = a[lo + (hi - lo) / 2];
@@ -134,8 +120,7 @@ static void select_kth(float *a, size_t n, size_t k)
 }
 
 /* median of |x|; even n averages the two middle values */
-double abs_median(const float *x, size_t n, float *scratch)
-{
+double abs_median(const float *x, size_t n, float *scratch) {
     if (n == 0) return 0.0;
     for (size_t i = 0; i < n; i++) scratch[i] = fabsf(x[i]);
     size_t k = n / 2;
@@ -148,8 +133,7 @@ double abs_median(const float *x, size_t n, float *scratch)
 
 /* out[k] = the k largest |x| descending (0 padded when n < k); insertion
  * into a short sorted list, since k is tiny (3) and n is large. */
-void abs_topk(double *out, int k, const float *x, size_t n)
-{
+void abs_topk(double *out, int k, const float *x, size_t n) {
     for (int j = 0; j < k; j++) out[j] = 0.0;
     if (k < 1) return;
     for (size_t i = 0; i < n; i++) {
@@ -165,8 +149,7 @@ void abs_topk(double *out, int k, const float *x, size_t n)
 }
 
 /* mean((x-mu)^4) / (sigma^4 + 1e-6), sigma^2 the population variance */
-double kurtosis(const float *x, size_t n)
-{
+double kurtosis(const float *x, size_t n) {
     if (n == 0) return 0.0;
     double mu = 0.0;
     for (size_t i = 0; i < n; i++) mu += x[i];
@@ -182,16 +165,14 @@ double kurtosis(const float *x, size_t n)
     return m4 / (m2 * m2 + 1e-6);
 }
 
-static double row_norm(const float *v, int C)
-{
+static double row_norm(const float *v, int C) {
     double s = 0.0;
     for (int c = 0; c < C; c++) s += (double)v[c] * v[c];
     return sqrt(s);
 }
 
 /* h[T,C] -> ||h_0|| / mean_{t>=1} ||h_t|| (0 when undefined) */
-double first_norm_ratio(const float *h, int T, int C)
-{
+double first_norm_ratio(const float *h, int T, int C) {
     if (T < 2) return 0.0;
     double rest = 0.0;
     for (int t = 1; t < T; t++) rest += row_norm(h + (size_t)t * C, C);
@@ -199,8 +180,7 @@ double first_norm_ratio(const float *h, int T, int C)
     return rest > 0.0 ? row_norm(h, C) / rest : 0.0;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
+static int cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
 }
@@ -208,10 +188,8 @@ static int cmp_double(const void *a, const void *b)
 /* The median is over the up-to-`window` finite losses just before entry i
  * (fewer at the start of a run); a non-finite loss is divergence, not a
  * spike, and never enters a median. */
-int count_spikes(const double *loss, const long long *step, size_t n,
-                 long long warmup, int window, double factor, long long *out,
-                 int max_out)
-{
+int count_spikes(const double *loss, const long long *step, size_t n, long long warmup, int window,
+                 double factor, long long *out, int max_out) {
     if (window < 1) return 0;
     double *buf = malloc((size_t)window * sizeof *buf);
     if (!buf) return 0;
@@ -233,8 +211,7 @@ int count_spikes(const double *loss, const long long *step, size_t n,
     return count;
 }
 
-void mean_std(const double *x, int n, double *mean, double *std)
-{
+void mean_std(const double *x, int n, double *mean, double *std) {
     double mu = 0.0, ss = 0.0;
     for (int i = 0; i < n; i++) mu += x[i];
     mu = n > 0 ? mu / n : 0.0;
@@ -245,8 +222,7 @@ void mean_std(const double *x, int n, double *mean, double *std)
 
 /* A[T,T] -> sums over t = 1..T-1 of the row mass sum_{j<=t} A[t,j] and of
  * A[t,0] */
-void attention_mass_first(const float *A, int T, double *mass, double *first)
-{
+void attention_mass_first(const float *A, int T, double *mass, double *first) {
     double m = 0.0, f = 0.0;
     for (int t = 1; t < T; t++) {
         const float *row = A + (size_t)t * T;
@@ -259,8 +235,7 @@ void attention_mass_first(const float *A, int T, double *mass, double *first)
 
 /* ---- mechanism probes (docs/metrics.md "Mechanism") ---- */
 
-double abs_argmax(const float *x, size_t n, int *idx)
-{
+double abs_argmax(const float *x, size_t n, int *idx) {
     size_t best = 0;
     for (size_t i = 1; i < n; i++)
         if (fabsf(x[i]) > fabsf(x[best])) best = i;
@@ -268,15 +243,13 @@ double abs_argmax(const float *x, size_t n, int *idx)
     return n ? fabs((double)x[best]) : 0.0;
 }
 
-double median_sort(double *v, size_t n)
-{
+double median_sort(double *v, size_t n) {
     if (n == 0) return NAN;
     qsort(v, n, sizeof *v, cmp_double);
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-int token_profile(TokenProfile *out, const float *h, int T, int C, double *scratch)
-{
+int token_profile(TokenProfile *out, const float *h, int T, int C, double *scratch) {
     if (T < 1 || C < 1) return -1;
     for (int t = 0; t < T; t++) {
         double s = 0.0;

@@ -35,12 +35,10 @@ double attention_entropy(const float *A, int T);
 
 /* Histogram of x[n] over [lo, hi] into nbins (values outside are clamped
  * into the end bins); counts added to hist[nbins]. */
-void histogram_add(double *hist, int nbins, double lo, double hi,
-                   const float *x, size_t n);
+void histogram_add(double *hist, int nbins, double lo, double hi, const float *x, size_t n);
 
 /* Fraction of x[n] strictly below each of nthr thresholds. */
-void fraction_below(double *out, const double *thr, int nthr, const float *x,
-                    size_t n);
+void fraction_below(double *out, const double *thr, int nthr, const float *x, size_t n);
 
 /* Statistics of |x| for one block output h[T, C]. */
 double abs_max(const float *x, size_t n);
@@ -56,9 +54,8 @@ double first_norm_ratio(const float *h, int T, int C);
 /* Loss spikes: steps s >= warmup whose loss exceeds factor * median of the
  * previous `window` losses. Writes up to max_out indices of spiking entries
  * into out (may be NULL); returns the count. */
-int count_spikes(const double *loss, const long long *step, size_t n,
-                 long long warmup, int window, double factor, long long *out,
-                 int max_out);
+int count_spikes(const double *loss, const long long *step, size_t n, long long warmup, int window,
+                 double factor, long long *out, int max_out);
 
 /* Mean and sample standard deviation of x[n] (std 0 when n < 2). */
 void mean_std(const double *x, int n, double *mean, double *std);

@@ -18,22 +18,22 @@
 #include "util.h"
 
 struct LayerActs {
-    float *x_in;                 /* [N,d] residual entering the layer */
-    float *n1, *mean1, *rstd1;   /* attn_norm */
-    float *q, *k, *v;            /* projections */
-    float *gz, *gs, *gbar;       /* gate: raw, activated, head-shared mean */
-    float *qg, *kg, *vg;         /* after G4 / G3 / G2 (or aliases) */
+    float *x_in;                    /* [N,d] residual entering the layer */
+    float *n1, *mean1, *rstd1;      /* attn_norm */
+    float *q, *k, *v;               /* projections */
+    float *gz, *gs, *gbar;          /* gate: raw, activated, head-shared mean */
+    float *qg, *kg, *vg;            /* after G4 / G3 / G2 (or aliases) */
     float *qn, *kn, *qrstd, *krstd; /* after QK-norm (or aliases) */
-    float *qr, *kr;              /* rotated (+ YaRN m) */
-    float *att, *preatt, *slot;  /* [B,H,Ti,Ti], [B,H,Ti] */
-    float *y;                    /* SDPA output [N,qdim] */
-    float *yrn, *yrstd;          /* sdpa-rmsnorm before its weight */
-    float *ym;                   /* after the Y modification (or alias) */
-    float *yg;                   /* after G1 (or alias): input to W_o */
-    float *o, *og;               /* W_o output, after G5 (or alias) */
-    float *x_mid;                /* [N,d] after the attention residual */
-    float *n2, *mean2, *rstd2;   /* mlp_norm */
-    float *h1, *h3, *hact;       /* MLP hidden */
+    float *qr, *kr;                 /* rotated (+ YaRN m) */
+    float *att, *preatt, *slot;     /* [B,H,Ti,Ti], [B,H,Ti] */
+    float *y;                       /* SDPA output [N,qdim] */
+    float *yrn, *yrstd;             /* sdpa-rmsnorm before its weight */
+    float *ym;                      /* after the Y modification (or alias) */
+    float *yg;                      /* after G1 (or alias): input to W_o */
+    float *o, *og;                  /* W_o output, after G5 (or alias) */
+    float *x_mid;                   /* [N,d] after the attention residual */
+    float *n2, *mean2, *rstd2;      /* mlp_norm */
+    float *h1, *h3, *hact;          /* MLP hidden */
 };
 
 struct Scratch {
@@ -72,8 +72,7 @@ static int fused_cols(const Model *m) {
     return D->qdim + 2 * D->kvdim + (gate_fused(&m->cfg) ? D->gate_channels : 0);
 }
 
-static void plan_layer(LayerActs *a, Bump *b, const Model *m, size_t N,
-                       int B, int Ti) {
+static void plan_layer(LayerActs *a, Bump *b, const Model *m, size_t N, int B, int Ti) {
     const Dims *D = &m->dims;
     const Config *c = &m->cfg;
     size_t att = (size_t)B * D->H * Ti * Ti;
@@ -106,8 +105,7 @@ static void plan_layer(LayerActs *a, Bump *b, const Model *m, size_t N,
     a->kr = take(b, N * D->kvdim);
     a->att = take(b, att);
     a->preatt = take(b, att);
-    if (c->normaliser == NORMZ_SINK_LOGIT || c->kv_bias)
-        a->slot = take(b, (size_t)B * D->H * Ti);
+    if (c->normaliser == NORMZ_SINK_LOGIT || c->kv_bias) a->slot = take(b, (size_t)B * D->H * Ti);
     a->y = take(b, N * D->qdim);
     a->ym = a->y;
     if (c->y_mod == YMOD_RMSNORM) {
@@ -129,8 +127,7 @@ static void plan_layer(LayerActs *a, Bump *b, const Model *m, size_t N,
     a->hact = take(b, N * D->ff);
 }
 
-static void plan_scratch(Scratch *sc, Bump *b, const Model *m, size_t N,
-                         size_t Nr) {
+static void plan_scratch(Scratch *sc, Bump *b, const Model *m, size_t N, size_t Nr) {
     const Dims *D = &m->dims;
     size_t wide = (size_t)(D->qdim > D->d ? D->qdim : D->d);
     sc->dn = take(b, N * D->d);
@@ -245,22 +242,19 @@ static void scale_inplace(float *p, size_t n, float a) {
 }
 
 /* The model's main norm (RMSNorm or LayerNorm) over rows of d. */
-static void norm_forward(const Model *m, float *out, float *mean, float *rstd,
-                         const float *x, const float *w, const float *b,
-                         int N) {
+static void norm_forward(const Model *m, float *out, float *mean, float *rstd, const float *x,
+                         const float *w, const float *b, int N) {
     if (m->cfg.norm == NORM_LAYER)
         layernorm_forward(out, mean, rstd, x, w, b, N, m->dims.d, m->cfg.norm_eps);
-    else
-        rmsnorm_forward(out, rstd, x, w, N, m->dims.d, m->cfg.norm_eps);
+    else rmsnorm_forward(out, rstd, x, w, N, m->dims.d, m->cfg.norm_eps);
 }
 
-static void norm_backward(const Model *m, float *dx, float *dw, float *db,
-                          const float *dout, const float *x, const float *w,
-                          const float *mean, const float *rstd, int N) {
+static void norm_backward(const Model *m, float *dx, float *dw, float *db, const float *dout,
+                          const float *x, const float *w, const float *mean, const float *rstd,
+                          int N) {
     if (m->cfg.norm == NORM_LAYER)
         layernorm_backward(dx, dw, db, dout, x, w, mean, rstd, N, m->dims.d);
-    else
-        rmsnorm_backward(dx, dw, dout, x, w, rstd, N, m->dims.d);
+    else rmsnorm_backward(dx, dw, dout, x, w, rstd, N, m->dims.d);
 }
 
 static GateBroadcast gate_kind(const Config *c) {
@@ -288,8 +282,7 @@ static void attn_spec(AttnSpec *sp, const Model *m, int Ti) {
 /* ---- gate scores: z = X W^T (or head slices, or theta), g = act(z) ---- */
 
 /* gz, gs: [N, C] (or [C] for const); gbar: [N, Cg] for head-shared */
-static void gate_scores_forward(const Model *m, LayerActs *a,
-                                const LayerWeights *lw, int N) {
+static void gate_scores_forward(const Model *m, LayerActs *a, const LayerWeights *lw, int N) {
     const Config *c = &m->cfg;
     const Dims *D = &m->dims;
     size_t n = (size_t)N * D->gate_channels;
@@ -307,9 +300,8 @@ static void gate_scores_forward(const Model *m, LayerActs *a,
 /* dapplied: gradient w.r.t. the applied scores; adds into dn1 and the
  * gate's parameter gradients, except for a FULL gate, whose d(z) is left
  * in sc->dgz for the fused input projection's backward. */
-static void gate_scores_backward(const Model *m, RunState *s, LayerActs *a,
-                                 const LayerWeights *lw, LayerWeights *gw,
-                                 float *dapplied, float *dn1, int N) {
+static void gate_scores_backward(const Model *m, RunState *s, LayerActs *a, const LayerWeights *lw,
+                                 LayerWeights *gw, float *dapplied, float *dn1, int N) {
     const Config *c = &m->cfg;
     const Dims *D = &m->dims;
     Scratch *sc = s->sc;
@@ -327,8 +319,8 @@ static void gate_scores_backward(const Model *m, RunState *s, LayerActs *a,
     zero(sc->dgz, n);
     gate_act_backward(sc->dgz, dgs, a->gz, n, c->gate_act);
     if (c->gate_input == GIN_HEADSLICE)
-        headslice_linear_backward(dn1, gw->gate_w, gw->gate_b, sc->dgz, a->n1, lw->gate_w, N,
-                                  D->H, D->d / D->H);
+        headslice_linear_backward(dn1, gw->gate_w, gw->gate_b, sc->dgz, a->n1, lw->gate_w, N, D->H,
+                                  D->d / D->H);
 }
 
 /* Size of the applied-score buffer (for zeroing its gradient). */
@@ -345,8 +337,7 @@ static void rope_prepare(const Model *m, RunState *s, int Ti) {
     const Config *c = &m->cfg;
     if (c->pos != POS_ROPE) return;
     if (s->rope_T == Ti && s->rope_scale == c->yarn_scale) return;
-    s->rope_m = rope_inv_freq(s->sc->inv_freq, m->dims.dh, c->rope_base, c->yarn_scale,
-                              c->seq_len);
+    s->rope_m = rope_inv_freq(s->sc->inv_freq, m->dims.dh, c->rope_base, c->yarn_scale, c->seq_len);
     rope_tables(s->rope_cos, s->rope_sin, s->sc->inv_freq, Ti, m->dims.dh, 0);
     s->rope_T = Ti;
     s->rope_scale = c->yarn_scale;
@@ -363,16 +354,19 @@ static void rope_prepare(const Model *m, RunState *s, int Ti) {
 typedef struct {
     int n;
     int rows[4];
-    float *act[4];        /* [N, rows] activations (forward) */
-    const float *w[4];    /* [rows, d] weights */
-    float *gw[4];         /* [rows, d] weight gradients */
+    float *act[4];     /* [N, rows] activations (forward) */
+    const float *w[4]; /* [rows, d] weights */
+    float *gw[4];      /* [rows, d] weight gradients */
 } Fused;
 
 static Fused fused_parts(const Model *m, const LayerActs *a, const LayerWeights *lw,
                          const LayerWeights *gw) {
     const Dims *D = &m->dims;
-    Fused f = {3, {D->qdim, D->kvdim, D->kvdim, 0}, {a->q, a->k, a->v, NULL},
-               {lw->w_q, lw->w_k, lw->w_v, NULL}, {NULL, NULL, NULL, NULL}};
+    Fused f = {3,
+               {D->qdim, D->kvdim, D->kvdim, 0},
+               {a->q, a->k, a->v, NULL},
+               {lw->w_q, lw->w_k, lw->w_v, NULL},
+               {NULL, NULL, NULL, NULL}};
     if (gw) f.gw[0] = gw->w_q, f.gw[1] = gw->w_k, f.gw[2] = gw->w_v;
     if (gate_fused(&m->cfg)) {
         f.rows[3] = D->gate_channels, f.act[3] = a->gz, f.w[3] = lw->gate_w;
@@ -392,8 +386,7 @@ static void fused_weights(float *wcat, const Fused *f, int d) {
 
 /* cat[N, P] <-> the parts' [N, rows] buffers (to_cat: gather, else split).
  * Plain loops: a memcpy call per short row piece costs more than it moves. */
-static void fused_rows(float *cat, float *const part[4], const Fused *f, int N, int P,
-                       int to_cat) {
+static void fused_rows(float *cat, float *const part[4], const Fused *f, int N, int P, int to_cat) {
     size_t off = 0;
     for (int i = 0; i < f->n; i++) {
         const size_t r = (size_t)f->rows[i];
@@ -421,9 +414,8 @@ static void fused_forward(const Model *m, RunState *s, LayerActs *a, const Layer
 
 /* dn += d(q, k, v, z) [W_q; W_k; W_v; W_gate]; each weight's gradient +=
  * its slice of d(cat)^T n1. dgz is used only with a FULL gate. */
-static void fused_backward(const Model *m, RunState *s, const LayerActs *a,
-                           const LayerWeights *lw, LayerWeights *gw, float *dq, float *dk,
-                           float *dv, float *dgz, int N) {
+static void fused_backward(const Model *m, RunState *s, const LayerActs *a, const LayerWeights *lw,
+                           LayerWeights *gw, float *dq, float *dk, float *dv, float *dgz, int N) {
     Scratch *sc = s->sc;
     const int P = fused_cols(m), d = m->dims.d;
     Fused f = fused_parts(m, a, lw, gw);
@@ -444,8 +436,8 @@ static void fused_backward(const Model *m, RunState *s, const LayerActs *a,
 
 /* x -> rotated q, k and (gated) v: attn_norm, the projections, a gate at
  * G2..G4, QK-norm and RoPE. */
-static void attn_inputs_forward(const Model *m, RunState *s, int l, int B,
-                                int Ti, const Intervention *iv) {
+static void attn_inputs_forward(const Model *m, RunState *s, int l, int B, int Ti,
+                                const Intervention *iv) {
     const Config *c = &m->cfg;
     const Dims *D = &m->dims;
     const LayerWeights *lw = &m->w.layer[l];
@@ -484,8 +476,7 @@ static void attn_inputs_forward(const Model *m, RunState *s, int l, int B,
 
 /* q, k, v -> x + o: attention, the Y modification, G1, W_o, G5 and the
  * residual add. */
-static void attn_outputs_forward(const Model *m, RunState *s, int l, int B,
-                                 int Ti) {
+static void attn_outputs_forward(const Model *m, RunState *s, int l, int B, int Ti) {
     const Config *c = &m->cfg;
     const Dims *D = &m->dims;
     const LayerWeights *lw = &m->w.layer[l];
@@ -496,8 +487,8 @@ static void attn_outputs_forward(const Model *m, RunState *s, int l, int B,
     AttnSpec sp;
     attn_spec(&sp, m, Ti);
     if (s->rm)
-        remedy_attention_forward(s->rm, m, l, a->y, a->att, a->slot, a->preatt, a->qr, a->kr,
-                                 a->vg, a->n1, &sp, B, Ti);
+        remedy_attention_forward(s->rm, m, l, a->y, a->att, a->slot, a->preatt, a->qr, a->kr, a->vg,
+                                 a->n1, &sp, B, Ti);
     else
         attention_forward(a->y, a->att, a->slot, a->preatt, a->qr, a->kr, a->vg, lw->sink_logit,
                           lw->kv_bias_k, lw->kv_bias_v, &sp, B, Ti, D->H, D->Hkv, D->dh);
@@ -510,19 +501,17 @@ static void attn_outputs_forward(const Model *m, RunState *s, int l, int B,
     if (c->gate_pos == GATE_G1)
         gate_apply_forward(a->yg, a->ym, ga, gk, c->gate_form, N, D->H, D->dh);
     matmul_forward(a->o, a->yg, lw->w_o, NULL, N, D->qdim, D->d);
-    if (c->gate_pos == GATE_G5)
-        gate_apply_forward(a->og, a->o, ga, gk, c->gate_form, N, 1, D->d);
+    if (c->gate_pos == GATE_G5) gate_apply_forward(a->og, a->o, ga, gk, c->gate_form, N, 1, D->d);
     residual_forward(a->x_mid, a->x_in, a->og, (size_t)N * D->d);
 }
 
-static void attention_block_forward(const Model *m, RunState *s, int l,
-                                    int B, int Ti, const Intervention *iv) {
+static void attention_block_forward(const Model *m, RunState *s, int l, int B, int Ti,
+                                    const Intervention *iv) {
     attn_inputs_forward(m, s, l, B, Ti, iv);
     attn_outputs_forward(m, s, l, B, Ti);
 }
 
-static void mlp_block_forward(const Model *m, RunState *s, int l, int N,
-                              float *x_out) {
+static void mlp_block_forward(const Model *m, RunState *s, int l, int N, float *x_out) {
     const Dims *D = &m->dims;
     const LayerWeights *lw = &m->w.layer[l];
     LayerActs *a = &s->la[l];
@@ -545,8 +534,8 @@ static void mlp_block_forward(const Model *m, RunState *s, int l, int N,
 /* Internal tokens/targets: with e sink/register tokens, rows 0..e-1 of each
  * sequence are those (token 0 as a placeholder, target -1 so the loss skips
  * them). */
-static void prepare_tokens(const Model *m, RunState *s, const int *tokens,
-                           const int *targets, int B, int T) {
+static void prepare_tokens(const Model *m, RunState *s, const int *tokens, const int *targets,
+                           int B, int T) {
     const int e = m->dims.extra_pos, Ti = T + e;
     for (int b = 0; b < B; b++) {
         for (int r = 0; r < e; r++) {
@@ -575,8 +564,7 @@ static void embed_all(const Model *m, RunState *s, float *x, int B, int Ti) {
     }
 }
 
-static void embed_all_backward(const Model *m, RunState *s, float *dx, int B,
-                               int Ti) {
+static void embed_all_backward(const Model *m, RunState *s, float *dx, int B, int Ti) {
     const Dims *D = &m->dims;
     const Weights *g = &s->g;
     if (!D->extra_pos) {
@@ -598,8 +586,7 @@ static void embed_all_backward(const Model *m, RunState *s, float *dx, int B,
 }
 
 /* Copy the real (non-sink) rows of x [B,Ti,C] into out [B,T,C], or back. */
-static void gather_real(float *out, const float *x, int B, int T, int e,
-                        int C, int scatter) {
+static void gather_real(float *out, const float *x, int B, int T, int e, int C, int scatter) {
     for (int b = 0; b < B; b++) {
         float *r = out + (size_t)b * T * C;
         const float *xi = x + ((size_t)b * (T + e) + e) * C;
@@ -610,13 +597,13 @@ static void gather_real(float *out, const float *x, int B, int T, int e,
 
 /* ---- the whole model ---- */
 
-float model_forward(const Model *m, RunState *s, const int *tokens,
-                    const int *targets, int B, int T) {
+float model_forward(const Model *m, RunState *s, const int *tokens, const int *targets, int B,
+                    int T) {
     return model_forward_iv(m, s, tokens, targets, B, T, NULL);
 }
 
-float model_forward_iv(const Model *m, RunState *s, const int *tokens,
-                       const int *targets, int B, int T, const Intervention *iv) {
+float model_forward_iv(const Model *m, RunState *s, const int *tokens, const int *targets, int B,
+                       int T, const Intervention *iv) {
     const Dims *D = &m->dims;
     const int Ti = T + D->extra_pos, N = B * Ti, Nr = B * T;
     s->Bc = B;
@@ -631,8 +618,7 @@ float model_forward_iv(const Model *m, RunState *s, const int *tokens,
         mlp_block_forward(m, s, l, N, x_out);
         if (iv) iv_residual(iv, x_out, B, Ti, D->extra_pos, D->d);
     }
-    norm_forward(m, s->xfn, s->fmean, s->frstd, s->x_out, m->w.final_norm_w, m->w.final_norm_b,
-                 N);
+    norm_forward(m, s->xfn, s->fmean, s->frstd, s->x_out, m->w.final_norm_w, m->w.final_norm_b, N);
     if (D->extra_pos) gather_real(s->xreal, s->xfn, B, T, D->extra_pos, D->d, 0);
     matmul_forward(s->logits, s->xreal, m->w.lm_head, NULL, Nr, D->d, D->V);
     s->loss = 0.0f;
@@ -643,8 +629,7 @@ float model_forward_iv(const Model *m, RunState *s, const int *tokens,
     return s->loss;
 }
 
-static void mlp_block_backward(const Model *m, RunState *s, int l, int N,
-                               float *dres) {
+static void mlp_block_backward(const Model *m, RunState *s, int l, int N, float *dres) {
     const Dims *D = &m->dims;
     const LayerWeights *lw = &m->w.layer[l];
     LayerWeights *gw = &s->g.layer[l];
@@ -671,14 +656,18 @@ static void mlp_block_backward(const Model *m, RunState *s, int l, int N,
 /* Backward through one gate application. dout is the gradient w.r.t. the
  * gated output; writes the gradient w.r.t. its input into dx (zeroed here)
  * and accumulates the applied-score gradient into dga. */
-static void gate_apply_back(const Model *m, float *dx, float *dga,
-                            const float *dout, const float *x,
-                            const float *ga, int N, int G, int Cg) {
+static void gate_apply_back(const Model *m, float *dx, float *dga, const float *dout,
+                            const float *x, const float *ga, int N, int G, int Cg) {
     zero(dx, (size_t)N * G * Cg);
     gate_apply_backward(dx, dga, dout, x, ga, gate_kind(&m->cfg), m->cfg.gate_form, N, G, Cg);
 }
 
-#define SWAP(a, b) do { float *t_ = (a); (a) = (b); (b) = t_; } while (0)
+#define SWAP(a, b)                                                                                 \
+    do {                                                                                           \
+        float *t_ = (a);                                                                           \
+        (a) = (b);                                                                                 \
+        (b) = t_;                                                                                  \
+    } while (0)
 
 /* What the three stages of the attention backward share. */
 typedef struct {
@@ -715,8 +704,8 @@ static float *attn_output_backward(const AttnBack *ab, const float *dres) {
     }
     if (c->y_mod == YMOD_RMSNORM) {
         zero(dalt, Nq);
-        gate_apply_backward(dalt, ab->gw->y_norm, dcur, a->yrn, ab->lw->y_norm, GB_CONST,
-                            FORM_MULT, N, D->H, D->dh);
+        gate_apply_backward(dalt, ab->gw->y_norm, dcur, a->yrn, ab->lw->y_norm, GB_CONST, FORM_MULT,
+                            N, D->H, D->dh);
         SWAP(dcur, dalt);
         zero(dalt, Nq);
         rmsnorm_backward(dalt, NULL, dcur, a->y, NULL, a->yrstd, N * D->H, D->dh);
@@ -731,8 +720,8 @@ static float *attn_output_backward(const AttnBack *ab, const float *dres) {
 
 /* From d(y) to d(q, k, v) as the projections produced them: the attention
  * core, RoPE and QK-norm in reverse. Leaves the results in *dq, *dk, *dv. */
-static void attn_core_backward(const AttnBack *ab, const float *dy, float **dq_out,
-                               float **dk_out, float **dv_out) {
+static void attn_core_backward(const AttnBack *ab, const float *dy, float **dq_out, float **dk_out,
+                               float **dv_out) {
     const Config *c = &ab->m->cfg;
     const Dims *D = &ab->m->dims;
     const LayerActs *a = ab->a;
@@ -753,8 +742,8 @@ static void attn_core_backward(const AttnBack *ab, const float *dy, float **dq_o
                                   a->slot, a->preatt, a->qr, a->kr, a->vg, &sp, B, Ti);
     else
         attention_backward(dq, dk, dv, gw->sink_logit, gw->kv_bias_k, gw->kv_bias_v, dy, a->att,
-                           a->slot, a->preatt, a->qr, a->kr, a->vg, lw->sink_logit,
-                           lw->kv_bias_k, lw->kv_bias_v, &sp, B, Ti, D->H, D->Hkv, D->dh);
+                           a->slot, a->preatt, a->qr, a->kr, a->vg, lw->sink_logit, lw->kv_bias_k,
+                           lw->kv_bias_v, &sp, B, Ti, D->H, D->Hkv, D->dh);
     if (c->pos == POS_ROPE) {
         if (s->rope_m != 1.0f) {
             scale_inplace(dq, Nq, s->rope_m);
@@ -767,8 +756,7 @@ static void attn_core_backward(const AttnBack *ab, const float *dy, float **dq_o
         zero(sc->dq2, Nq);
         zero(sc->dk2, Nk);
         rmsnorm_backward(sc->dq2, gw->q_norm, dq, a->qg, lw->q_norm, a->qrstd, N * D->H, D->dh);
-        rmsnorm_backward(sc->dk2, gw->k_norm, dk, a->kg, lw->k_norm, a->krstd, N * D->Hkv,
-                         D->dh);
+        rmsnorm_backward(sc->dk2, gw->k_norm, dk, a->kg, lw->k_norm, a->krstd, N * D->Hkv, D->dh);
         dq = sc->dq2;
         dk = sc->dk2;
     }
@@ -777,8 +765,7 @@ static void attn_core_backward(const AttnBack *ab, const float *dy, float **dq_o
 
 /* From d(q, k, v) to d(x): G2..G4, the projections, the gate's scores and
  * attn_norm in reverse; adds into dres. */
-static void attn_input_backward(const AttnBack *ab, float *dq, float *dk, float *dv,
-                                float *dres) {
+static void attn_input_backward(const AttnBack *ab, float *dq, float *dk, float *dv, float *dres) {
     const Config *c = &ab->m->cfg;
     const Dims *D = &ab->m->dims;
     const LayerActs *a = ab->a;
@@ -804,12 +791,12 @@ static void attn_input_backward(const AttnBack *ab, float *dq, float *dk, float 
     if (ab->s->rm)
         remedy_input_backward(ab->s->rm, ab->m, (int)(a - ab->s->la), gw, sc->dn, a->n1, ab->B,
                               ab->Ti);
-    norm_backward(ab->m, dres, gw->attn_norm_w, gw->attn_norm_b, sc->dn, a->x_in,
-                  lw->attn_norm_w, a->mean1, a->rstd1, N);
+    norm_backward(ab->m, dres, gw->attn_norm_w, gw->attn_norm_b, sc->dn, a->x_in, lw->attn_norm_w,
+                  a->mean1, a->rstd1, N);
 }
 
-static void attention_block_backward(const Model *m, RunState *s, int l,
-                                     int B, int Ti, float *dres) {
+static void attention_block_backward(const Model *m, RunState *s, int l, int B, int Ti,
+                                     float *dres) {
     const Config *c = &m->cfg;
     LayerActs *a = &s->la[l];
     AttnBack ab = {m, s, &m->w.layer[l], &s->g.layer[l], a, NULL, B, Ti, B * Ti};
@@ -833,8 +820,7 @@ void model_backward(const Model *m, RunState *s) {
     crossentropy_backward(sc->dlogits, s->probs, s->tgt_real, Nr, D->V, s->loss_count);
     float *dxr = D->extra_pos ? sc->tmp : sc->dxfn;
     zero(dxr, (size_t)Nr * D->d);
-    matmul_backward(dxr, s->g.lm_head, NULL, sc->dlogits, s->xreal, m->w.lm_head, Nr, D->d,
-                    D->V);
+    matmul_backward(dxr, s->g.lm_head, NULL, sc->dlogits, s->xreal, m->w.lm_head, Nr, D->d, D->V);
     if (D->extra_pos) {
         zero(sc->dxfn, (size_t)N * D->d);
         gather_real(dxr, sc->dxfn, B, T, D->extra_pos, D->d, 1);

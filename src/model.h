@@ -42,12 +42,12 @@
 
 typedef struct {
     char name[PARAM_NAME];
-    size_t offset;  /* in floats, into the arena */
+    size_t offset; /* in floats, into the arena */
     size_t numel;
     int ndim;
     int shape[2];
-    int decay;      /* AdamW weight decay applies (matrices and embeddings) */
-    int added;      /* belongs to the variant, not the baseline architecture */
+    int decay; /* AdamW weight decay applies (matrices and embeddings) */
+    int added; /* belongs to the variant, not the baseline architecture */
 } ParamInfo;
 
 typedef struct {
@@ -79,18 +79,18 @@ typedef struct {
 /* Shape facts derived once from the Config. */
 typedef struct {
     int L, d, H, Hkv, dh, ff, V;
-    int qdim, kvdim;      /* H*dh, Hkv*dh */
-    int gate_channels;    /* scores per token (0: no input gate) */
-    int gate_groups;      /* G of the gated tensor viewed [M, G, Cg] */
-    int gate_cg;          /* Cg */
-    int extra_pos;        /* prepended sink/register tokens (sink_token) */
+    int qdim, kvdim;   /* H*dh, Hkv*dh */
+    int gate_channels; /* scores per token (0: no input gate) */
+    int gate_groups;   /* G of the gated tensor viewed [M, G, Cg] */
+    int gate_cg;       /* Cg */
+    int extra_pos;     /* prepended sink/register tokens (sink_token) */
 } Dims;
 
 typedef struct {
     Config cfg;
     Dims dims;
     ParamTable table;
-    float *params;  /* the arena */
+    float *params; /* the arena */
     Weights w;
 } Model;
 
@@ -102,24 +102,24 @@ typedef struct Scratch Scratch;
 /* Everything one worker needs for forward + backward on up to B sequences
  * of up to T tokens (T may differ from cfg.seq_len at eval time). */
 typedef struct {
-    int B, T, L;       /* capacity, layers */
-    int Bc, Tc, Ti;    /* current call; Ti = Tc + extra_pos */
-    float *grads;      /* gradient arena (same layout as params) */
+    int B, T, L;    /* capacity, layers */
+    int Bc, Tc, Ti; /* current call; Ti = Tc + extra_pos */
+    float *grads;   /* gradient arena (same layout as params) */
     Weights g;
-    float *mem;        /* one block for all activations and scratch */
+    float *mem; /* one block for all activations and scratch */
     size_t mem_floats;
     LayerActs *la;
     Scratch *sc;
-    int *tok_int, *tgt_int; /* internal [B, Ti] (sink rows: token 0, -1) */
-    int *tgt_real;          /* [B, T] */
-    float *x_out;      /* [B*Ti, d] residual after the last block */
-    float *xfn, *fmean, *frstd; /* final norm [B*Ti, d] */
-    float *xreal;      /* [B*T, d] final-normed real rows (alias w/o sink) */
+    int *tok_int, *tgt_int;         /* internal [B, Ti] (sink rows: token 0, -1) */
+    int *tgt_real;                  /* [B, T] */
+    float *x_out;                   /* [B*Ti, d] residual after the last block */
+    float *xfn, *fmean, *frstd;     /* final norm [B*Ti, d] */
+    float *xreal;                   /* [B*T, d] final-normed real rows (alias w/o sink) */
     float *logits, *probs, *losses; /* [B*T, V], [B*T] */
     float *rope_cos, *rope_sin;     /* [T+extra, dh/2] */
-    int rope_T;        /* length the tables were built for (0: none) */
-    float rope_scale;  /* YaRN scale they were built with */
-    float rope_m;      /* YaRN attention temperature factor */
+    int rope_T;                     /* length the tables were built for (0: none) */
+    float rope_scale;               /* YaRN scale they were built with */
+    float rope_m;                   /* YaRN attention temperature factor */
     float loss;
     int loss_count;
     struct RemedyState *rm; /* ssmax / fox / diff_attn state, or NULL */
@@ -129,8 +129,7 @@ typedef struct {
 int param_table_build(ParamTable *t, const Config *cfg, const Dims *dims);
 void param_table_free(ParamTable *t);
 const ParamInfo *param_find(const ParamTable *t, const char *name);
-void weights_point(Weights *w, float *base, const ParamTable *t,
-                   const Config *cfg);
+void weights_point(Weights *w, float *base, const ParamTable *t, const Config *cfg);
 void dims_from_config(Dims *d, const Config *cfg);
 
 /* Allocate the arena and initialise it from cfg.init_seed. */
@@ -153,14 +152,14 @@ void runstate_free(RunState *s);
  * T may be any length <= the RunState capacity. With a sink token the
  * internal sequence is T+1 long; targets refer to the T real positions.
  * Returns the mean loss (or 0 without targets). */
-float model_forward(const Model *m, RunState *s, const int *tokens,
-                    const int *targets, int B, int T);
+float model_forward(const Model *m, RunState *s, const int *tokens, const int *targets, int B,
+                    int T);
 /* The same forward with an inference-time intervention (intervention.h;
  * NULL: exactly model_forward). Probe and analysis use only: never call
  * model_backward after it. */
 struct Intervention;
-float model_forward_iv(const Model *m, RunState *s, const int *tokens,
-                       const int *targets, int B, int T, const struct Intervention *iv);
+float model_forward_iv(const Model *m, RunState *s, const int *tokens, const int *targets, int B,
+                       int T, const struct Intervention *iv);
 /* Backward of the last forward; accumulates into s->grads. */
 void model_backward(const Model *m, RunState *s);
 

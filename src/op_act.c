@@ -31,8 +31,7 @@ void gate_act_forward(float *out, const float *inp, size_t n, GateAct act) {
 }
 
 SIMD_CLONES
-void gate_act_backward(float *dinp, const float *dout, const float *inp,
-                       size_t n, GateAct act) {
+void gate_act_backward(float *dinp, const float *dout, const float *inp, size_t n, GateAct act) {
     switch (act) {
     case ACT_SIGMOID:
         for (size_t i = 0; i < n; i++) {
@@ -67,8 +66,8 @@ void swiglu_forward(float *out, const float *a, const float *b, size_t n) {
 
 /* The NULL checks sit outside the loops so each loop vectorises. */
 SIMD_CLONES
-void swiglu_backward(float *da, float *db, const float *dout, const float *a,
-                     const float *b, size_t n) {
+void swiglu_backward(float *da, float *db, const float *dout, const float *a, const float *b,
+                     size_t n) {
     if (da && db) { /* the usual case: one pass, one sigmoid per element */
         for (size_t i = 0; i < n; i++) {
             float s = sigmoidf(a[i]);
@@ -99,8 +98,7 @@ void gelu_forward(float *out, const float *inp, size_t n) {
 }
 
 SIMD_CLONES
-void gelu_backward(float *dinp, const float *dout, const float *inp,
-                   size_t n) {
+void gelu_backward(float *dinp, const float *dout, const float *inp, size_t n) {
     for (size_t i = 0; i < n; i++) {
         float x = inp[i];
         float th = tanhf(GELU_K * (x + GELU_C * x * x * x));
@@ -115,8 +113,7 @@ void silu_forward(float *out, const float *inp, size_t n) {
 }
 
 SIMD_CLONES
-void silu_backward(float *dinp, const float *dout, const float *inp,
-                   size_t n) {
+void silu_backward(float *dinp, const float *dout, const float *inp, size_t n) {
     gate_act_backward(dinp, dout, inp, n, ACT_SILU);
 }
 

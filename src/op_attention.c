@@ -44,8 +44,7 @@ typedef struct {
 } Extra;
 
 /* A missing sink_logit reads as b = 0; kv-bias needs both k' and v'. */
-static Plan make_plan(const AttnSpec *sp, const float *kvb_k,
-                      const float *kvb_v, int T) {
+static Plan make_plan(const AttnSpec *sp, const float *kvb_k, const float *kvb_v, int T) {
     Plan p = {0};
     p.scale = sp->scale;
     p.gamma = sp->clip_gamma;
@@ -85,8 +84,7 @@ static float exp_shifted(float *p, const float *s, float mx, int n) {
 }
 
 /* p[0..n) and ex->w = softmax over the scores and the extra logits. */
-static void row_softmax(float *p, const float *s, int n, const Plan *pl,
-                        Extra *ex) {
+static void row_softmax(float *p, const float *s, int n, const Plan *pl, Extra *ex) {
     float mx = -INFINITY;
     for (int j = 0; j < n; j++) mx = s[j] > mx ? s[j] : mx;
     for (int x = 0; x < XS_N; x++)
@@ -105,8 +103,7 @@ static void row_softmax(float *p, const float *s, int n, const Plan *pl,
  * so a = relu(u) / (sum |u| + eps e^{-m}) with u = e^{s-m} - e^{-m}, exactly
  * the unshifted formula but with no overflow. Writes e^{s-m} into e (may
  * alias a) when given, and returns the shifted denominator D'. */
-static float row_softpick(float *a, const float *s, int n, const Plan *pl,
-                          Extra *ex, float *ex_e) {
+static float row_softpick(float *a, const float *s, int n, const Plan *pl, Extra *ex, float *ex_e) {
     float m = 0.0f;
     for (int j = 0; j < n; j++) m = s[j] > m ? s[j] : m;
     for (int x = 0; x < XS_N; x++)
@@ -132,28 +129,21 @@ static float row_softpick(float *a, const float *s, int n, const Plan *pl,
 }
 
 /* a[0..T) for query row t (n = t + 1 visible keys); zeros above the diagonal. */
-static void row_forward(float *a, const float *s, int n, int T,
-                        const Plan *pl, Extra *ex) {
+static void row_forward(float *a, const float *s, int n, int T, const Plan *pl, Extra *ex) {
     switch (pl->base) {
-    case BASE_SOFTMAX:
-        row_softmax(a, s, n, pl, ex);
-        break;
+    case BASE_SOFTMAX: row_softmax(a, s, n, pl, ex); break;
     case BASE_CLIPPED: {
         float k = 1.0f - pl->gamma, g = pl->gamma;
         row_softmax(a, s, n, pl, ex);
         for (int j = 0; j < n; j++) a[j] = clamp01(k * a[j] + g);
-        for (int x = 0; x < XS_N; x++)
-            ex->w[x] = pl->on[x] ? clamp01(k * ex->w[x] + g) : 0.0f;
+        for (int x = 0; x < XS_N; x++) ex->w[x] = pl->on[x] ? clamp01(k * ex->w[x] + g) : 0.0f;
         break;
     }
     case BASE_SIGMOID:
         for (int j = 0; j < n; j++) a[j] = sigm(s[j] - pl->lnT);
-        for (int x = 0; x < XS_N; x++)
-            ex->w[x] = pl->on[x] ? sigm(ex->z[x] - pl->lnT) : 0.0f;
+        for (int x = 0; x < XS_N; x++) ex->w[x] = pl->on[x] ? sigm(ex->z[x] - pl->lnT) : 0.0f;
         break;
-    case BASE_SOFTPICK:
-        row_softpick(a, s, n, pl, ex, NULL);
-        break;
+    case BASE_SOFTPICK: row_softpick(a, s, n, pl, ex, NULL); break;
     case BASE_STICKBREAK: /* no extra keys (config_validate) */
         stickbreak_row_forward(a, s, n);
         for (int x = 0; x < XS_N; x++) ex->w[x] = 0.0f;
@@ -170,13 +160,11 @@ static float slot_weight(const Plan *pl, const Extra *ex) {
 }
 
 /* Extra-key logits for query row q_t of head h. */
-static void extra_logits(Extra *ex, const Plan *pl, const float *qt, int h,
-                         const float *sink_logit, const float *kvb_k, int dh) {
+static void extra_logits(Extra *ex, const Plan *pl, const float *qt, int h, const float *sink_logit,
+                         const float *kvb_k, int dh) {
     ex->z[XS_NULL] = 0.0f;
     ex->z[XS_SINK] = pl->on[XS_SINK] && sink_logit ? sink_logit[h] : 0.0f;
-    ex->z[XS_KV] = pl->on[XS_KV]
-                       ? dot(qt, kvb_k + (size_t)h * (size_t)dh, dh) * pl->scale
-                       : 0.0f;
+    ex->z[XS_KV] = pl->on[XS_KV] ? dot(qt, kvb_k + (size_t)h * (size_t)dh, dh) * pl->scale : 0.0f;
 }
 
 /* FoX: rows [r0, r1) of the scores s (leading dim T) gain kb[j] on every
@@ -188,11 +176,10 @@ static void add_key_bias(float *s, const float *kb, int T, int r0, int r1) {
     }
 }
 
-void attention_forward(float *y, float *att, float *slot, float *preatt,
-                       const float *q, const float *k, const float *v,
-                       const float *sink_logit, const float *kvb_k,
-                       const float *kvb_v, const AttnSpec *spec, int B, int T,
-                       int H, int Hkv, int dh) {
+void attention_forward(float *y, float *att, float *slot, float *preatt, const float *q,
+                       const float *k, const float *v, const float *sink_logit, const float *kvb_k,
+                       const float *kvb_v, const AttnSpec *spec, int B, int T, int H, int Hkv,
+                       int dh) {
     if (B <= 0 || T <= 0 || H <= 0 || dh <= 0) return;
     Plan pl = make_plan(spec, kvb_k, kvb_v, T);
     if (Hkv <= 0 || Hkv > H) Hkv = H; /* config_validate refuses these */
@@ -211,23 +198,19 @@ void attention_forward(float *y, float *att, float *slot, float *preatt,
             for (int r0 = 0; r0 < T; r0 += ATT_BLOCK) {
                 int r1 = r0 + ATT_BLOCK < T ? r0 + ATT_BLOCK : T, m = r1 - r0;
                 /* s[r0:r1, 0:r1] = scale * q k^T */
-                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, r1, dh,
-                            pl.scale, qb + (size_t)r0 * ldq, ldq, kb, ldk,
-                            0.0f, sb + (size_t)r0 * T, T);
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, r1, dh, pl.scale,
+                            qb + (size_t)r0 * ldq, ldq, kb, ldk, 0.0f, sb + (size_t)r0 * T, T);
                 if (pl.kb) add_key_bias(sb, pl.kb + bh * T, T, r0, r1);
                 for (int t = r0; t < r1; t++) {
                     Extra ex;
-                    extra_logits(&ex, &pl, qb + (size_t)t * ldq, h, sink_logit,
-                                 kvb_k, dh);
-                    row_forward(ab + (size_t)t * T, sb + (size_t)t * T, t + 1,
-                                T, &pl, &ex);
+                    extra_logits(&ex, &pl, qb + (size_t)t * ldq, h, sink_logit, kvb_k, dh);
+                    row_forward(ab + (size_t)t * T, sb + (size_t)t * T, t + 1, T, &pl, &ex);
                     if (slot) slot[bh * T + t] = slot_weight(&pl, &ex);
                     wkv[t - r0] = ex.w[XS_KV];
                 }
                 /* y[r0:r1] = a[r0:r1, 0:r1] v[0:r1] */
-                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, dh,
-                            r1, 1.0f, ab + (size_t)r0 * T, T, vb, ldk, 0.0f,
-                            yb + (size_t)r0 * ldq, ldq);
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, dh, r1, 1.0f,
+                            ab + (size_t)r0 * T, T, vb, ldk, 0.0f, yb + (size_t)r0 * ldq, ldq);
                 if (!pl.on[XS_KV]) continue;
                 const float *vx = kvb_v + (size_t)h * dh;
                 for (int t = r0; t < r1; t++) {
@@ -242,8 +225,8 @@ void attention_forward(float *y, float *att, float *slot, float *preatt,
 /* Softmax backward on a row: d holds da on entry and ds on exit;
  * dpx are the upstream gradients of the extra weights, dsx receives the
  * gradients of their logits. */
-static void softmax_bwd(float *d, const float *p, int n, const Plan *pl,
-                        const float *pw, const float *dpx, float *dsx) {
+static void softmax_bwd(float *d, const float *p, int n, const Plan *pl, const float *pw,
+                        const float *dpx, float *dsx) {
     float S = 0.0f;
     for (int j = 0; j < n; j++) S += p[j] * d[j];
     for (int x = 0; x < XS_N; x++)
@@ -255,8 +238,7 @@ static void softmax_bwd(float *d, const float *p, int n, const Plan *pl,
 /* Weights of the extra keys under plain softmax, from the saved slot
  * weight; with both a sink and a kv key the sink takes the mass that is
  * left (times sigmoid(b) when softmax1's null key shares it). */
-static void softmax_extra_from_slot(Extra *ex, const Plan *pl, const float *a,
-                                   int n, float slotw) {
+static void softmax_extra_from_slot(Extra *ex, const Plan *pl, const float *a, int n, float slotw) {
     ex->w[XS_NULL] = 0.0f;
     if (pl->on[XS_KV] && pl->on[XS_SINK]) {
         float rest = 1.0f;
@@ -275,18 +257,15 @@ static void softmax_extra_from_slot(Extra *ex, const Plan *pl, const float *a,
  * (gradient w.r.t. the scaled scores). da_kv is the upstream gradient of
  * the kv weight. Fills ex->w with the extra weights and dsx with the
  * gradients of the extra logits. tmp is scratch of n floats. */
-static void row_backward(float *d, const float *a, const float *s, int n,
-                         const Plan *pl, Extra *ex, const float *slotw,
-                         float da_kv, float *dsx, float *tmp) {
+static void row_backward(float *d, const float *a, const float *s, int n, const Plan *pl, Extra *ex,
+                         const float *slotw, float da_kv, float *dsx, float *tmp) {
     float dpx[XS_N] = {0.0f, 0.0f, da_kv};
     switch (pl->base) {
     case BASE_SOFTMAX:
         if (!pl->on[XS_KV] && !pl->on[XS_SINK])
             ex->w[XS_NULL] = ex->w[XS_SINK] = ex->w[XS_KV] = 0.0f; /* unused */
-        else if (slotw)
-            softmax_extra_from_slot(ex, pl, a, n, *slotw);
-        else
-            row_softmax(tmp, s, n, pl, ex);
+        else if (slotw) softmax_extra_from_slot(ex, pl, a, n, *slotw);
+        else row_softmax(tmp, s, n, pl, ex);
         softmax_bwd(d, a, n, pl, ex->w, dpx, dsx);
         break;
     case BASE_CLIPPED: {
@@ -332,9 +311,7 @@ static void row_backward(float *d, const float *a, const float *s, int n,
         for (int x = 0; x < XS_N; x++) {
             float u = ee[x] - em;
             float sg = u > 0.0f ? 1.0f : (u < 0.0f ? -1.0f : 0.0f);
-            dsx[x] = pl->on[x]
-                         ? ee[x] * inv * ((u > 0.0f ? dpx[x] : 0.0f) - sg * S)
-                         : 0.0f;
+            dsx[x] = pl->on[x] ? ee[x] * inv * ((u > 0.0f ? dpx[x] : 0.0f) - sg * S) : 0.0f;
         }
         break;
     }
@@ -362,7 +339,7 @@ typedef struct {
 typedef struct {
     const BwdIn *in;
     const float *q, *k, *v, *dy, *s, *a, *slot, *kx, *vx;
-    float *dkb; /* FoX: this head's key-bias gradient [T], or NULL */
+    float *dkb;      /* FoX: this head's key-bias gradient [T], or NULL */
     size_t boq, bok; /* offsets of the q-head and kv-head views */
     int h;
 } HeadBwd;
@@ -386,8 +363,8 @@ static HeadBwd head_bwd(const BwdIn *in, const Plan *pl, int b, int h) {
 
 /* Row t's gradients through its extra keys: the sink logit, and for
  * kv-bias the query (through k'), k' and v'. w_kv is the kv weight. */
-static void extra_key_grads(const BwdOut *go, const Plan *pl, const HeadBwd *hv,
-                            int t, const float *dsx, float w_kv) {
+static void extra_key_grads(const BwdOut *go, const Plan *pl, const HeadBwd *hv, int t,
+                            const float *dsx, float w_kv) {
     int h = hv->h, dh = hv->in->dh, ldq = hv->in->ldq;
     const float *qt = hv->q + (size_t)t * ldq, *dyt = hv->dy + (size_t)t * ldq;
     if (go->dsink && pl->on[XS_SINK]) go->dsink[h] += dsx[XS_SINK];
@@ -409,19 +386,18 @@ static void extra_key_grads(const BwdOut *go, const Plan *pl, const HeadBwd *hv,
 
 /* Rows [r0, r1): da (block rows, leading dim T) turns from da into ds,
  * zeroed right of the diagonal so the block sgemms see no stale values. */
-static void bwd_rows(float *da, float *tmp, const BwdOut *go, const Plan *pl,
-                     const HeadBwd *hv, int r0, int r1) {
+static void bwd_rows(float *da, float *tmp, const BwdOut *go, const Plan *pl, const HeadBwd *hv,
+                     int r0, int r1) {
     const BwdIn *in = hv->in;
     int T = in->T, dh = in->dh, ldq = in->ldq;
     for (int t = r0; t < r1; t++) {
         Extra ex;
         float dsx[XS_N];
         float *dr = da + (size_t)(t - r0) * T;
-        extra_logits(&ex, pl, hv->q + (size_t)t * ldq, hv->h, in->sink_logit,
-                     in->kvb_k, dh);
+        extra_logits(&ex, pl, hv->q + (size_t)t * ldq, hv->h, in->sink_logit, in->kvb_k, dh);
         float da_kv = pl->on[XS_KV] ? dot(hv->dy + (size_t)t * ldq, hv->vx, dh) : 0.0f;
-        row_backward(dr, hv->a + (size_t)t * T, hv->s + (size_t)t * T, t + 1, pl,
-                     &ex, hv->slot ? hv->slot + t : NULL, da_kv, dsx, tmp);
+        row_backward(dr, hv->a + (size_t)t * T, hv->s + (size_t)t * T, t + 1, pl, &ex,
+                     hv->slot ? hv->slot + t : NULL, da_kv, dsx, tmp);
         for (int j = t + 1; j < r1; j++) dr[j] = 0.0f;
         if (hv->dkb)
             for (int j = 0; j <= t; j++) hv->dkb[j] += dr[j];
@@ -432,35 +408,32 @@ static void bwd_rows(float *da, float *tmp, const BwdOut *go, const Plan *pl,
 /* Row block [r0, r1) of one head:
  *   da = dy v^T;  dv += a^T dy;  ds = row_backward(da);
  *   dq += scale ds k;  dk += scale ds^T q. */
-static void bwd_block(float *da, float *tmp, const BwdOut *go, const Plan *pl,
-                      const HeadBwd *hv, int r0, int r1) {
+static void bwd_block(float *da, float *tmp, const BwdOut *go, const Plan *pl, const HeadBwd *hv,
+                      int r0, int r1) {
     const BwdIn *in = hv->in;
     int m = r1 - r0, T = in->T, dh = in->dh, ldq = in->ldq, ldk = in->ldk;
     const float *dyr = hv->dy + (size_t)r0 * ldq;
     /* da[0:m, 0:r1] = dy[r0:r1] v[0:r1]^T */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, r1, dh, 1.0f, dyr, ldq,
-                hv->v, ldk, 0.0f, da, T);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, r1, dh, 1.0f, dyr, ldq, hv->v, ldk,
+                0.0f, da, T);
     if (go->dv)
         cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, r1, dh, m, 1.0f,
                     hv->a + (size_t)r0 * T, T, dyr, ldq, 1.0f, go->dv + hv->bok, ldk);
     bwd_rows(da, tmp, go, pl, hv, r0, r1);
     if (go->dq)
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, dh, r1, pl->scale,
-                    da, T, hv->k, ldk, 1.0f, go->dq + hv->boq + (size_t)r0 * ldq, ldq);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, dh, r1, pl->scale, da, T, hv->k,
+                    ldk, 1.0f, go->dq + hv->boq + (size_t)r0 * ldq, ldq);
     if (go->dk)
-        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, r1, dh, m, pl->scale,
-                    da, T, hv->q + (size_t)r0 * ldq, ldq, 1.0f, go->dk + hv->bok, ldk);
+        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, r1, dh, m, pl->scale, da, T,
+                    hv->q + (size_t)r0 * ldq, ldq, 1.0f, go->dk + hv->bok, ldk);
 }
 
 /* Per (b, h), row blocks of ATT_BLOCK queries as in the forward (bwd_block). */
-void attention_backward(float *dq, float *dk, float *dv, float *dsink_logit,
-                        float *dkvb_k, float *dkvb_v, const float *dy,
-                        const float *att, const float *slot,
-                        const float *preatt, const float *q, const float *k,
-                        const float *v, const float *sink_logit,
-                        const float *kvb_k, const float *kvb_v,
-                        const AttnSpec *spec, int B, int T, int H, int Hkv,
-                        int dh) {
+void attention_backward(float *dq, float *dk, float *dv, float *dsink_logit, float *dkvb_k,
+                        float *dkvb_v, const float *dy, const float *att, const float *slot,
+                        const float *preatt, const float *q, const float *k, const float *v,
+                        const float *sink_logit, const float *kvb_k, const float *kvb_v,
+                        const AttnSpec *spec, int B, int T, int H, int Hkv, int dh) {
     if (B <= 0 || T <= 0 || H <= 0 || dh <= 0) return;
     Plan pl = make_plan(spec, kvb_k, kvb_v, T);
     if (Hkv <= 0 || Hkv > H) Hkv = H; /* config_validate refuses these */
@@ -474,9 +447,13 @@ void attention_backward(float *dq, float *dk, float *dv, float *dsink_logit,
         return;
     }
     float *tmp = da + (size_t)blk * T;
-    BwdIn in = {q, k, v, dy, att, preatt, slot, sink_logit, kvb_k, kvb_v,
-                T, H, Hkv, dh, H * dh, Hkv * dh, H / Hkv,
-                slot && pl.base == BASE_SOFTMAX && (pl.on[XS_KV] || pl.on[XS_SINK])};
+    BwdIn in = {
+        q,        k,          v,
+        dy,       att,        preatt,
+        slot,     sink_logit, kvb_k,
+        kvb_v,    T,          H,
+        Hkv,      dh,         H * dh,
+        Hkv * dh, H / Hkv,    slot && pl.base == BASE_SOFTMAX && (pl.on[XS_KV] || pl.on[XS_SINK])};
     BwdOut go = {dq, dk, dv, dsink_logit, dkvb_k, dkvb_v};
     for (int b = 0; b < B; b++)
         for (int h = 0; h < H; h++) {

@@ -12,8 +12,7 @@
 #include "ops.h"
 
 /* x1 = [x_a, 0], x2 = [0, x_b] per row of dh (x_a, x_b its halves) */
-void diff_split_forward(float *x1, float *x2, const float *x, size_t rows,
-                        int dh) {
+void diff_split_forward(float *x1, float *x2, const float *x, size_t rows, int dh) {
     int h = dh / 2;
     for (size_t r = 0; r < rows; r++) {
         const float *xr = x + r * (size_t)dh;
@@ -24,8 +23,7 @@ void diff_split_forward(float *x1, float *x2, const float *x, size_t rows,
 }
 
 /* dx += [dx1_a, dx2_b] */
-void diff_split_backward(float *dx, const float *dx1, const float *dx2,
-                         size_t rows, int dh) {
+void diff_split_backward(float *dx, const float *dx1, const float *dx2, size_t rows, int dh) {
     int h = dh / 2;
     for (size_t r = 0; r < rows; r++) {
         float *d = dx + r * (size_t)dh;
@@ -46,8 +44,7 @@ float diff_lambda_forward(const float *lam, int half, float lambda_init) {
     return expf(dotf(q1, k1, half)) - expf(dotf(q2, k2, half)) + lambda_init;
 }
 
-void diff_lambda_backward(float *dlam, float dlambda, const float *lam,
-                          int half) {
+void diff_lambda_backward(float *dlam, float dlambda, const float *lam, int half) {
     const float *q1 = lam, *k1 = lam + half, *q2 = lam + 2 * half, *k2 = lam + 3 * half;
     float e1 = dlambda * expf(dotf(q1, k1, half));
     float e2 = -dlambda * expf(dotf(q2, k2, half));
@@ -61,13 +58,12 @@ void diff_lambda_backward(float *dlam, float dlambda, const float *lam,
 
 float diff_lambda_init(int layer) { return 0.8f - 0.6f * expf(-0.3f * (float)layer); }
 
-void diff_combine_forward(float *out, const float *x1, const float *x2,
-                          float lambda, size_t n) {
+void diff_combine_forward(float *out, const float *x1, const float *x2, float lambda, size_t n) {
     for (size_t i = 0; i < n; i++) out[i] = x1[i] - lambda * x2[i];
 }
 
-float diff_combine_backward(float *dx2, const float *dout, const float *x2,
-                            float lambda, size_t n) {
+float diff_combine_backward(float *dx2, const float *dout, const float *x2, float lambda,
+                            size_t n) {
     double dl = 0.0;
     for (size_t i = 0; i < n; i++) {
         dl -= (double)dout[i] * x2[i];

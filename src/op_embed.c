@@ -10,8 +10,8 @@
 #include "ops.h"
 
 /* out[N,C] = tok[tokens[n]] (+ pos[n % T]) */
-void embed_forward(float *out, const int *tokens, const float *tok,
-                   const float *pos, int N, int T, int C) {
+void embed_forward(float *out, const int *tokens, const float *tok, const float *pos, int N, int T,
+                   int C) {
     size_t c = (size_t)C;
     for (int n = 0; n < N; n++) {
         float *o = out + (size_t)n * c;
@@ -32,8 +32,8 @@ void embed_forward(float *out, const int *tokens, const float *tok,
 }
 
 /* dtok[tokens[n]] += dout[n]; dpos[n % T] += dout[n] */
-void embed_backward(float *dtok, float *dpos, const float *dout,
-                    const int *tokens, int N, int T, int C) {
+void embed_backward(float *dtok, float *dpos, const float *dout, const int *tokens, int N, int T,
+                    int C) {
     size_t c = (size_t)C;
     for (int n = 0; n < N; n++) {
         const float *g = dout + (size_t)n * c;

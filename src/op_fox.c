@@ -10,9 +10,7 @@
 #include "ops.h"
 
 /* log sigmoid(z) without overflow */
-static float log_sigmoid(float z) {
-    return z < 0.0f ? z - log1pf(expf(z)) : -log1pf(expf(-z));
-}
+static float log_sigmoid(float z) { return z < 0.0f ? z - log1pf(expf(z)) : -log1pf(expf(-z)); }
 
 /* kb[B,H,T] = -cumsum_t log sigmoid(z[B,T,H]) */
 void fox_bias_forward(float *kb, const float *z, int B, int T, int H) {
@@ -28,8 +26,7 @@ void fox_bias_forward(float *kb, const float *z, int B, int T, int H) {
 }
 
 /* d log f_l = -sum_{j>=l} dkb_j (a suffix sum); d z = d log f (1 - f). */
-void fox_bias_backward(float *dz, const float *dkb, const float *z, int B,
-                       int T, int H) {
+void fox_bias_backward(float *dz, const float *dkb, const float *z, int B, int T, int H) {
     for (int b = 0; b < B; b++)
         for (int h = 0; h < H; h++) {
             const float *row = dkb + ((size_t)b * H + h) * (size_t)T;

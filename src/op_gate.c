@@ -9,8 +9,8 @@
 #include "ops.h"
 
 /* Offset of the score for element (m, g, c) in s, by broadcast kind. */
-static inline size_t score_index(GateBroadcast kind, size_t m, size_t g,
-                                 size_t c, size_t G, size_t Cg) {
+static inline size_t score_index(GateBroadcast kind, size_t m, size_t g, size_t c, size_t G,
+                                 size_t Cg) {
     switch (kind) {
     case GB_HEAD: return m * G + g;
     case GB_SHARED: return m * Cg + c;
@@ -21,9 +21,8 @@ static inline size_t score_index(GateBroadcast kind, size_t m, size_t g,
 }
 
 /* out[M,G,Cg] = x * s (or x + s) */
-void gate_apply_forward(float *out, const float *x, const float *s,
-                        GateBroadcast kind, GateForm form, int M, int G,
-                        int Cg) {
+void gate_apply_forward(float *out, const float *x, const float *s, GateBroadcast kind,
+                        GateForm form, int M, int G, int Cg) {
     size_t GG = (size_t)G, CC = (size_t)Cg;
     for (size_t m = 0; m < (size_t)M; m++) {
         for (size_t g = 0; g < GG; g++) {
@@ -49,9 +48,8 @@ void gate_apply_forward(float *out, const float *x, const float *s,
 
 /* dx += dout * s (or dout); ds += dout * x (or dout), summed over the
  * broadcast axes. */
-void gate_apply_backward(float *dx, float *ds, const float *dout,
-                         const float *x, const float *s, GateBroadcast kind,
-                         GateForm form, int M, int G, int Cg) {
+void gate_apply_backward(float *dx, float *ds, const float *dout, const float *x, const float *s,
+                         GateBroadcast kind, GateForm form, int M, int G, int Cg) {
     size_t GG = (size_t)G, CC = (size_t)Cg;
     int add = form == FORM_ADD;
     for (size_t m = 0; m < (size_t)M; m++) {
@@ -103,8 +101,7 @@ void group_mean_forward(float *out, const float *inp, int M, int G, int Cg) {
     }
 }
 
-void group_mean_backward(float *dinp, const float *dout, int M, int G,
-                         int Cg) {
+void group_mean_backward(float *dinp, const float *dout, int M, int G, int Cg) {
     size_t GG = (size_t)G, CC = (size_t)Cg;
     float inv = G > 0 ? 1.0f / (float)G : 0.0f;
     for (size_t m = 0; m < (size_t)M; m++) {
@@ -117,8 +114,8 @@ void group_mean_backward(float *dinp, const float *dout, int M, int G,
 }
 
 /* z[M,H] = x[M, h*S : (h+1)*S] . w[h] + b[h]; b may be NULL */
-void headslice_linear_forward(float *z, const float *x, const float *w,
-                              const float *b, int M, int H, int S) {
+void headslice_linear_forward(float *z, const float *x, const float *w, const float *b, int M,
+                              int H, int S) {
     size_t HH = (size_t)H, SS = (size_t)S;
     for (size_t m = 0; m < (size_t)M; m++) {
         for (size_t h = 0; h < HH; h++) {
@@ -131,8 +128,7 @@ void headslice_linear_forward(float *z, const float *x, const float *w,
     }
 }
 
-void headslice_linear_backward(float *dx, float *dw, float *db,
-                               const float *dz, const float *x,
+void headslice_linear_backward(float *dx, float *dw, float *db, const float *dz, const float *x,
                                const float *w, int M, int H, int S) {
     size_t HH = (size_t)H, SS = (size_t)S;
     for (size_t m = 0; m < (size_t)M; m++) {

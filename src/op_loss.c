@@ -11,8 +11,8 @@
 
 static inline int counted(int target, int V) { return target >= 0 && target < V; }
 
-float crossentropy_forward(float *probs, float *losses, const float *logits,
-                           const int *targets, int N, int V, int *count) {
+float crossentropy_forward(float *probs, float *losses, const float *logits, const int *targets,
+                           int N, int V, int *count) {
     size_t v = (size_t)V;
     double total = 0.0;
     int cnt = 0;
@@ -42,8 +42,8 @@ float crossentropy_forward(float *probs, float *losses, const float *logits,
 }
 
 /* dlogits += (probs - onehot(target)) / count on counted rows */
-void crossentropy_backward(float *dlogits, const float *probs,
-                           const int *targets, int N, int V, int count) {
+void crossentropy_backward(float *dlogits, const float *probs, const int *targets, int N, int V,
+                           int count) {
     if (count <= 0) return;
     size_t v = (size_t)V;
     float scale = 1.0f / (float)count;

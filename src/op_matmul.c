@@ -9,8 +9,8 @@
 #include "ops.h"
 
 /* out[M,N] = inp[M,K] @ w[N,K]^T (+ bias[N]) */
-void matmul_forward(float *out, const float *inp, const float *w,
-                    const float *bias, int M, int K, int N) {
+void matmul_forward(float *out, const float *inp, const float *w, const float *bias, int M, int K,
+                    int N) {
     if (M <= 0 || N <= 0) return;
     size_t n = (size_t)N;
     if (K <= 0) {
@@ -19,8 +19,7 @@ void matmul_forward(float *out, const float *inp, const float *w,
             for (size_t j = 0; j < n; j++) out[m * n + j] = bias ? bias[j] : 0.0f;
         return;
     }
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, N, K, 1.0f, inp,
-                K, w, K, 0.0f, out, N);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, N, K, 1.0f, inp, K, w, K, 0.0f, out, N);
     if (!bias) return;
     for (size_t m = 0; m < (size_t)M; m++) {
         float *o = out + m * n;
@@ -30,15 +29,15 @@ void matmul_forward(float *out, const float *inp, const float *w,
 
 /* dinp[M,K] += dout[M,N] @ w[N,K]; dw[N,K] += dout^T @ inp[M,K];
  * dbias[N] += column sums of dout. beta = 1 gives the accumulation. */
-void matmul_backward(float *dinp, float *dw, float *dbias, const float *dout,
-                     const float *inp, const float *w, int M, int K, int N) {
+void matmul_backward(float *dinp, float *dw, float *dbias, const float *dout, const float *inp,
+                     const float *w, int M, int K, int N) {
     if (M <= 0 || N <= 0) return;
     if (K > 0 && dinp)
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, K, N, 1.0f,
-                    dout, N, w, K, 1.0f, dinp, K);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, K, N, 1.0f, dout, N, w, K, 1.0f,
+                    dinp, K);
     if (K > 0 && dw)
-        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, N, K, M, 1.0f,
-                    dout, N, inp, K, 1.0f, dw, K);
+        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, N, K, M, 1.0f, dout, N, inp, K, 1.0f,
+                    dw, K);
     if (!dbias) return;
     size_t n = (size_t)N;
     for (size_t m = 0; m < (size_t)M; m++) {

@@ -9,8 +9,8 @@
 #include "ops.h"
 
 /* out[M,C] = x * rstd * w, rstd = 1 / sqrt(mean(x^2) + eps) */
-void rmsnorm_forward(float *out, float *rstd, const float *inp,
-                     const float *w, int M, int C, float eps) {
+void rmsnorm_forward(float *out, float *rstd, const float *inp, const float *w, int M, int C,
+                     float eps) {
     size_t c = (size_t)C;
     for (size_t m = 0; m < (size_t)M; m++) {
         const float *x = inp + m * c;
@@ -29,9 +29,8 @@ void rmsnorm_forward(float *out, float *rstd, const float *inp,
 
 /* With gw = dout * w:  dx = r * (gw - x * r^2 * mean(gw * x));
  * dw += dout * x * r. */
-void rmsnorm_backward(float *dinp, float *dw, const float *dout,
-                      const float *inp, const float *w, const float *rstd,
-                      int M, int C) {
+void rmsnorm_backward(float *dinp, float *dw, const float *dout, const float *inp, const float *w,
+                      const float *rstd, int M, int C) {
     size_t c = (size_t)C;
     for (size_t m = 0; m < (size_t)M; m++) {
         const float *x = inp + m * c;
@@ -57,9 +56,8 @@ void rmsnorm_backward(float *dinp, float *dw, const float *dout,
 }
 
 /* out[M,C] = (x - mean) * rstd * w + b, biased variance. w, b may be NULL. */
-void layernorm_forward(float *out, float *mean, float *rstd, const float *inp,
-                       const float *w, const float *b, int M, int C,
-                       float eps) {
+void layernorm_forward(float *out, float *mean, float *rstd, const float *inp, const float *w,
+                       const float *b, int M, int C, float eps) {
     size_t c = (size_t)C;
     for (size_t m = 0; m < (size_t)M; m++) {
         const float *x = inp + m * c;
@@ -83,9 +81,8 @@ void layernorm_forward(float *out, float *mean, float *rstd, const float *inp,
 
 /* With xh = (x - mean) * r and gw = dout * w:
  * dx = r * (gw - mean(gw) - xh * mean(gw * xh)); dw += dout * xh; db += dout. */
-void layernorm_backward(float *dinp, float *dw, float *db, const float *dout,
-                        const float *inp, const float *w, const float *mean,
-                        const float *rstd, int M, int C) {
+void layernorm_backward(float *dinp, float *dw, float *db, const float *dout, const float *inp,
+                        const float *w, const float *mean, const float *rstd, int M, int C) {
     size_t c = (size_t)C;
     for (size_t m = 0; m < (size_t)M; m++) {
         const float *x = inp + m * c;

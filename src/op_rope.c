@@ -12,8 +12,7 @@
 #define YARN_ALPHA 1.0
 #define YARN_BETA 32.0
 
-float rope_inv_freq(float *inv_freq, int dh, float base, float scale,
-                    int orig_len) {
+float rope_inv_freq(float *inv_freq, int dh, float base, float scale, int orig_len) {
     int half = dh / 2;
     const double two_pi = 6.283185307179586;
     for (int i = 0; i < half; i++) {
@@ -31,8 +30,7 @@ float rope_inv_freq(float *inv_freq, int dh, float base, float scale,
 
 /* cos_t, sin_t [T, dh/2]: angle = (pos0 + t) * inv_freq[i], in float as
  * PyTorch forms it (float positions times float frequencies). */
-void rope_tables(float *cos_t, float *sin_t, const float *inv_freq, int T,
-                 int dh, int pos0) {
+void rope_tables(float *cos_t, float *sin_t, const float *inv_freq, int T, int dh, int pos0) {
     size_t half = (size_t)(dh / 2);
     for (int t = 0; t < T; t++) {
         float p = (float)(pos0 + t);
@@ -46,8 +44,8 @@ void rope_tables(float *cos_t, float *sin_t, const float *inv_freq, int T,
 
 /* One rotation per (b, t, head): (x1, x2) -> (x1 c - x2 s, x2 c + x1 s).
  * sign = -1 applies the inverse (transpose) rotation. */
-static void rope_apply(float *x, const float *cos_t, const float *sin_t,
-                       int B, int T, int nh, int dh, float sign) {
+static void rope_apply(float *x, const float *cos_t, const float *sin_t, int B, int T, int nh,
+                       int dh, float sign) {
     size_t half = (size_t)(dh / 2);
     for (size_t b = 0; b < (size_t)B; b++) {
         for (size_t t = 0; t < (size_t)T; t++) {
@@ -68,13 +66,12 @@ static void rope_apply(float *x, const float *cos_t, const float *sin_t,
 }
 
 /* x[B,T,nh,dh] in place */
-void rope_forward(float *x, const float *cos_t, const float *sin_t, int B,
-                  int T, int nh, int dh) {
+void rope_forward(float *x, const float *cos_t, const float *sin_t, int B, int T, int nh, int dh) {
     rope_apply(x, cos_t, sin_t, B, T, nh, dh, 1.0f);
 }
 
 /* dx[B,T,nh,dh] in place: the rotation is orthogonal, so R^T = R(-angle). */
-void rope_backward(float *dx, const float *cos_t, const float *sin_t, int B,
-                   int T, int nh, int dh) {
+void rope_backward(float *dx, const float *cos_t, const float *sin_t, int B, int T, int nh,
+                   int dh) {
     rope_apply(dx, cos_t, sin_t, B, T, nh, dh, -1.0f);
 }

@@ -10,8 +10,7 @@
 #include "ops.h"
 
 /* out[B,T,H,dh] = q * s[h] * ln(t + 1) */
-void ssmax_forward(float *out, const float *q, const float *s, int B, int T,
-                   int H, int dh) {
+void ssmax_forward(float *out, const float *q, const float *s, int B, int T, int H, int dh) {
     for (int b = 0; b < B; b++)
         for (int t = 0; t < T; t++) {
             float ln = logf((float)(t + 1));
@@ -24,8 +23,8 @@ void ssmax_forward(float *out, const float *q, const float *s, int B, int T,
 }
 
 /* dq += dout * s[h] ln(t + 1); ds[h] += sum dout * q * ln(t + 1) */
-void ssmax_backward(float *dq, float *ds, const float *dout, const float *q,
-                    const float *s, int B, int T, int H, int dh) {
+void ssmax_backward(float *dq, float *ds, const float *dout, const float *q, const float *s, int B,
+                    int T, int H, int dh) {
     for (int b = 0; b < B; b++)
         for (int t = 0; t < T; t++) {
             float ln = logf((float)(t + 1));

@@ -11,9 +11,7 @@
 #include "ops.h"
 
 /* log(1 + e^x) without overflow */
-static float softplus(float x) {
-    return x > 0.0f ? x + log1pf(expf(-x)) : log1pf(expf(x));
-}
+static float softplus(float x) { return x > 0.0f ? x + log1pf(expf(-x)) : log1pf(expf(x)); }
 
 static float sigm(float x) { return 1.0f / (1.0f + expf(-x)); }
 

@@ -18,52 +18,46 @@
 /* ---- embedding (op_embed.c) ---- */
 /* out[N,C] = tok[tokens[n], :] (+ pos[positions[n], :] when pos != NULL).
  * positions may be NULL, meaning n % T for a [B,T] layout. */
-void embed_forward(float *out, const int *tokens, const float *tok,
-                   const float *pos, int N, int T, int C);
-void embed_backward(float *dtok, float *dpos, const float *dout,
-                    const int *tokens, int N, int T, int C);
+void embed_forward(float *out, const int *tokens, const float *tok, const float *pos, int N, int T,
+                   int C);
+void embed_backward(float *dtok, float *dpos, const float *dout, const int *tokens, int N, int T,
+                    int C);
 
 /* ---- matmul via OpenBLAS (op_matmul.c) ---- */
 /* out[M,N] = inp[M,K] @ w[N,K]^T (+ bias[N]); w in [out, in] layout. */
-void matmul_forward(float *out, const float *inp, const float *w,
-                    const float *bias, int M, int K, int N);
+void matmul_forward(float *out, const float *inp, const float *w, const float *bias, int M, int K,
+                    int N);
 /* dinp[M,K] += dout @ w; dw[N,K] += dout^T @ inp; dbias[N] += sum_m dout */
-void matmul_backward(float *dinp, float *dw, float *dbias, const float *dout,
-                     const float *inp, const float *w, int M, int K, int N);
+void matmul_backward(float *dinp, float *dw, float *dbias, const float *dout, const float *inp,
+                     const float *w, int M, int K, int N);
 
 /* ---- norms over the last dim C, for M rows (op_norm.c) ---- */
 /* out = x / sqrt(mean(x^2) + eps) * w; rstd[M] saved for backward.
  * w may be NULL (no affine). */
-void rmsnorm_forward(float *out, float *rstd, const float *inp,
-                     const float *w, int M, int C, float eps);
-void rmsnorm_backward(float *dinp, float *dw, const float *dout,
-                      const float *inp, const float *w, const float *rstd,
-                      int M, int C);
+void rmsnorm_forward(float *out, float *rstd, const float *inp, const float *w, int M, int C,
+                     float eps);
+void rmsnorm_backward(float *dinp, float *dw, const float *dout, const float *inp, const float *w,
+                      const float *rstd, int M, int C);
 /* out = (x - mean) * rstd * w + b; mean[M], rstd[M] saved. */
-void layernorm_forward(float *out, float *mean, float *rstd, const float *inp,
-                       const float *w, const float *b, int M, int C, float eps);
-void layernorm_backward(float *dinp, float *dw, float *db, const float *dout,
-                        const float *inp, const float *w, const float *mean,
-                        const float *rstd, int M, int C);
+void layernorm_forward(float *out, float *mean, float *rstd, const float *inp, const float *w,
+                       const float *b, int M, int C, float eps);
+void layernorm_backward(float *dinp, float *dw, float *db, const float *dout, const float *inp,
+                        const float *w, const float *mean, const float *rstd, int M, int C);
 
 /* ---- rotary embedding (op_rope.c) ---- */
 /* inv_freq[dh/2]: base^(-2i/dh), then YaRN NTK-by-parts when scale > 1
  * (alpha = 1, beta = 32, original length orig_len). Returns the attention
  * temperature factor m = 0.1 ln(scale) + 1 (1 when scale <= 1); callers
  * multiply q and k by m, so logits scale by m^2. */
-float rope_inv_freq(float *inv_freq, int dh, float base, float scale,
-                    int orig_len);
+float rope_inv_freq(float *inv_freq, int dh, float base, float scale, int orig_len);
 /* cos/sin tables [T, dh/2]: angle = (pos0 + t) * inv_freq[i]. */
-void rope_tables(float *cos_t, float *sin_t, const float *inv_freq, int T,
-                 int dh, int pos0);
+void rope_tables(float *cos_t, float *sin_t, const float *inv_freq, int T, int dh, int pos0);
 /* In place on x[B,T,nh,dh], rotate-half convention (HF Llama/NeoX):
  * x1 = x[..., :dh/2], x2 = x[..., dh/2:];
  * out1 = x1 cos - x2 sin; out2 = x2 cos + x1 sin. */
-void rope_forward(float *x, const float *cos_t, const float *sin_t, int B,
-                  int T, int nh, int dh);
+void rope_forward(float *x, const float *cos_t, const float *sin_t, int B, int T, int nh, int dh);
 /* In place: dx = R^T dout. */
-void rope_backward(float *dx, const float *cos_t, const float *sin_t, int B,
-                   int T, int nh, int dh);
+void rope_backward(float *dx, const float *cos_t, const float *sin_t, int B, int T, int nh, int dh);
 
 /* ---- causal attention with a choice of normaliser (op_attention.c) ---- */
 typedef struct {
@@ -72,7 +66,7 @@ typedef struct {
     int has_kv_bias;    /* slot logit = q.k'_h * scale, slot value v'_h */
     float clip_gamma;   /* clipped softmax: gamma = -alpha / T_current */
     float softpick_eps;
-    float scale;        /* logit scale, normally 1/sqrt(dh) (times YaRN m^2) */
+    float scale; /* logit scale, normally 1/sqrt(dh) (times YaRN m^2) */
     /* FoX: key_bias[B,H,T] is added to every score of key j (per query
      * head); NULL for none. attention_backward accumulates d(key_bias)
      * into dkey_bias when both are given (a gradient output carried in the
@@ -86,19 +80,15 @@ typedef struct {
  * (sink logit or kv-bias) when the spec has one, else it may be NULL.
  * preatt[B,H,T,T] is scratch kept for backward (scores before normalising).
  * sink_logit[H], kvb_k[H,dh], kvb_v[H,dh] may be NULL when unused. */
-void attention_forward(float *y, float *att, float *slot, float *preatt,
-                       const float *q, const float *k, const float *v,
-                       const float *sink_logit, const float *kvb_k,
-                       const float *kvb_v, const AttnSpec *spec, int B, int T,
-                       int H, int Hkv, int dh);
-void attention_backward(float *dq, float *dk, float *dv, float *dsink_logit,
-                        float *dkvb_k, float *dkvb_v, const float *dy,
-                        const float *att, const float *slot,
-                        const float *preatt, const float *q, const float *k,
-                        const float *v, const float *sink_logit,
-                        const float *kvb_k, const float *kvb_v,
-                        const AttnSpec *spec, int B, int T, int H, int Hkv,
-                        int dh);
+void attention_forward(float *y, float *att, float *slot, float *preatt, const float *q,
+                       const float *k, const float *v, const float *sink_logit, const float *kvb_k,
+                       const float *kvb_v, const AttnSpec *spec, int B, int T, int H, int Hkv,
+                       int dh);
+void attention_backward(float *dq, float *dk, float *dv, float *dsink_logit, float *dkvb_k,
+                        float *dkvb_v, const float *dy, const float *att, const float *slot,
+                        const float *preatt, const float *q, const float *k, const float *v,
+                        const float *sink_logit, const float *kvb_k, const float *kvb_v,
+                        const AttnSpec *spec, int B, int T, int H, int Hkv, int dh);
 
 /* ---- literature remedies around the attention core ---- */
 /* Stick-breaking rows (op_stickbreak.c), for NORMZ_STICKBREAK: over the n
@@ -109,50 +99,42 @@ void stickbreak_row_backward(float *d, const float *a, const float *s, int n);
 
 /* Scalable softmax (op_ssmax.c): out[B,T,H,dh] = q * s[h] * ln(t + 1), so
  * every logit of query t is scaled by s_h ln(n), n = t + 1 visible keys. */
-void ssmax_forward(float *out, const float *q, const float *s, int B, int T,
-                   int H, int dh);
-void ssmax_backward(float *dq, float *ds, const float *dout, const float *q,
-                    const float *s, int B, int T, int H, int dh);
+void ssmax_forward(float *out, const float *q, const float *s, int B, int T, int H, int dh);
+void ssmax_backward(float *dq, float *ds, const float *dout, const float *q, const float *s, int B,
+                    int T, int H, int dh);
 
 /* Forgetting attention (op_fox.c): z[B,T,H] are the forget-gate logits,
  * f = sigmoid(z). kb[B,H,T] = -sum_{l<=j} log f[b,l,h], so that score
  * s_tj + kb[j] equals s_tj + sum_{l in (j,t]} log f_l up to the per-row
  * constant sum_{l<=t} log f_l, which softmax ignores. */
 void fox_bias_forward(float *kb, const float *z, int B, int T, int H);
-void fox_bias_backward(float *dz, const float *dkb, const float *z, int B,
-                       int T, int H);
+void fox_bias_backward(float *dz, const float *dkb, const float *z, int B, int T, int H);
 
 /* Differential attention (op_diffattn.c). Each head's dh channels split in
  * two halves; x1 keeps the first half and zeroes the second, x2 the other
  * way round, so x1 . y1 is the dot product of the first halves. rows =
  * B*T*heads. */
-void diff_split_forward(float *x1, float *x2, const float *x, size_t rows,
-                        int dh);
-void diff_split_backward(float *dx, const float *dx1, const float *dx2,
-                         size_t rows, int dh);
+void diff_split_forward(float *x1, float *x2, const float *x, size_t rows, int dh);
+void diff_split_backward(float *dx, const float *dx1, const float *dx2, size_t rows, int dh);
 /* lambda = exp(lq1 . lk1) - exp(lq2 . lk2) + lambda_init, lam[4, half]
  * rows lq1, lk1, lq2, lk2. */
 float diff_lambda_forward(const float *lam, int half, float lambda_init);
-void diff_lambda_backward(float *dlam, float dlambda, const float *lam,
-                          int half);
+void diff_lambda_backward(float *dlam, float dlambda, const float *lam, int half);
 /* lambda_init of 0-based layer l: 0.8 - 0.6 exp(-0.3 l). */
 float diff_lambda_init(int layer);
 /* out[n] = x1 - lambda x2 (out may alias x1). */
-void diff_combine_forward(float *out, const float *x1, const float *x2,
-                          float lambda, size_t n);
+void diff_combine_forward(float *out, const float *x1, const float *x2, float lambda, size_t n);
 /* dx2 = -lambda dout (overwritten); returns dlambda = -sum dout x2. */
-float diff_combine_backward(float *dx2, const float *dout, const float *x2,
-                            float lambda, size_t n);
+float diff_combine_backward(float *dx2, const float *dout, const float *x2, float lambda, size_t n);
 
 /* ---- elementwise activations (op_act.c) ---- */
 /* out[n] = act(inp[n]) for the gate activations in config.h. */
 void gate_act_forward(float *out, const float *inp, size_t n, GateAct act);
-void gate_act_backward(float *dinp, const float *dout, const float *inp,
-                       size_t n, GateAct act);
+void gate_act_backward(float *dinp, const float *dout, const float *inp, size_t n, GateAct act);
 /* SwiGLU: out[M,F] = silu(a) * b, for a, b [M,F]. */
 void swiglu_forward(float *out, const float *a, const float *b, size_t n);
-void swiglu_backward(float *da, float *db, const float *dout, const float *a,
-                     const float *b, size_t n);
+void swiglu_backward(float *da, float *db, const float *dout, const float *a, const float *b,
+                     size_t n);
 /* GELU, tanh approximation (torch approximate='tanh'). */
 void gelu_forward(float *out, const float *inp, size_t n);
 void gelu_backward(float *dinp, const float *dout, const float *inp, size_t n);
@@ -170,20 +152,17 @@ void silu_backward(float *dinp, const float *dout, const float *inp, size_t n);
  * mult: out = x * s; add: out = x + s (elementwise only).
  * kind selects the broadcast. */
 typedef enum { GB_ELEM = 0, GB_HEAD, GB_SHARED, GB_CONST } GateBroadcast;
-void gate_apply_forward(float *out, const float *x, const float *s,
-                        GateBroadcast kind, GateForm form, int M, int G,
-                        int Cg);
-void gate_apply_backward(float *dx, float *ds, const float *dout,
-                         const float *x, const float *s, GateBroadcast kind,
-                         GateForm form, int M, int G, int Cg);
+void gate_apply_forward(float *out, const float *x, const float *s, GateBroadcast kind,
+                        GateForm form, int M, int G, int Cg);
+void gate_apply_backward(float *dx, float *ds, const float *dout, const float *x, const float *s,
+                         GateBroadcast kind, GateForm form, int M, int G, int Cg);
 /* Head-shared scores: mean over G groups. out[M,Cg] = mean_g in[M,G,Cg]. */
 void group_mean_forward(float *out, const float *inp, int M, int G, int Cg);
 void group_mean_backward(float *dinp, const float *dout, int M, int G, int Cg);
 /* head-gate-linear: z[M,H] = sum_c x[M, h*S + c] * w[h, c] + b[h], S = C/H. */
-void headslice_linear_forward(float *z, const float *x, const float *w,
-                              const float *b, int M, int H, int S);
-void headslice_linear_backward(float *dx, float *dw, float *db,
-                               const float *dz, const float *x,
+void headslice_linear_forward(float *z, const float *x, const float *w, const float *b, int M,
+                              int H, int S);
+void headslice_linear_backward(float *dx, float *dw, float *db, const float *dz, const float *x,
                                const float *w, int M, int H, int S);
 
 /* ---- residual (op_act.c) ---- */
@@ -193,10 +172,10 @@ void residual_forward(float *out, const float *a, const float *b, size_t n);
 /* probs[N,V] = softmax(logits); losses[N] = -log probs[target]. Rows whose
  * target is < 0 are skipped (loss 0, no gradient). Returns the mean loss
  * over counted rows, and the count through *count. */
-float crossentropy_forward(float *probs, float *losses, const float *logits,
-                           const int *targets, int N, int V, int *count);
+float crossentropy_forward(float *probs, float *losses, const float *logits, const int *targets,
+                           int N, int V, int *count);
 /* dlogits[N,V] += (probs - onehot) * dloss, dloss = 1/count per row. */
-void crossentropy_backward(float *dlogits, const float *probs,
-                           const int *targets, int N, int V, int count);
+void crossentropy_backward(float *dlogits, const float *probs, const int *targets, int N, int V,
+                           int count);
 
 #endif

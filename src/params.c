@@ -27,10 +27,25 @@ void dims_from_config(Dims *D, const Config *c) {
     D->kvdim = D->Hkv * D->dh;
     D->extra_pos = c->sink_token > 0 ? c->sink_token : 0;
     switch (c->gate_pos) {
-    case GATE_G1: case GATE_G4: D->gate_groups = D->H; D->gate_cg = D->dh; break;
-    case GATE_G2: case GATE_G3: D->gate_groups = D->Hkv; D->gate_cg = D->dh; break;
-    case GATE_G5: D->gate_groups = 1; D->gate_cg = D->d; break;
-    case GATE_NONE: default: D->gate_groups = 0; D->gate_cg = 0; break;
+    case GATE_G1:
+    case GATE_G4:
+        D->gate_groups = D->H;
+        D->gate_cg = D->dh;
+        break;
+    case GATE_G2:
+    case GATE_G3:
+        D->gate_groups = D->Hkv;
+        D->gate_cg = D->dh;
+        break;
+    case GATE_G5:
+        D->gate_groups = 1;
+        D->gate_cg = D->d;
+        break;
+    case GATE_NONE:
+    default:
+        D->gate_groups = 0;
+        D->gate_cg = 0;
+        break;
     }
     if (c->gate_pos == GATE_NONE) D->gate_channels = 0;
     else if (c->gate_input == GIN_HEADSLICE) D->gate_channels = D->H;
@@ -46,13 +61,15 @@ typedef struct {
     int failed;
 } Builder;
 
-static void add(Builder *b, const char *name, int r, int c, int decay,
-                int added) {
+static void add(Builder *b, const char *name, int r, int c, int decay, int added) {
     if (b->failed) return;
     if (b->t->count == b->cap) {
         int cap = b->cap ? 2 * b->cap : 64;
         ParamInfo *n = realloc(b->t->info, (size_t)cap * sizeof *n);
-        if (!n) { b->failed = 1; return; }
+        if (!n) {
+            b->failed = 1;
+            return;
+        }
         b->t->info = n;
         b->cap = cap;
     }
@@ -79,8 +96,7 @@ static void add_norm(Builder *b, const char *base, const Config *c, int d) {
     }
 }
 
-static void add_gate(Builder *b, const char *pre, const Config *c,
-                     const Dims *D) {
+static void add_gate(Builder *b, const char *pre, const Config *c, const Dims *D) {
     char n[PARAM_NAME];
     if (c->gate_pos == GATE_NONE) return;
     snprintf(n, sizeof n, "%.48s.gate.w", pre);
@@ -162,8 +178,7 @@ static float *ptr(float *base, const ParamTable *t, const char *name) {
     return p ? base + p->offset : NULL;
 }
 
-void weights_point(Weights *w, float *base, const ParamTable *t,
-                   const Config *c) {
+void weights_point(Weights *w, float *base, const ParamTable *t, const Config *c) {
     char n[PARAM_NAME];
     memset(w, 0, sizeof *w);
     w->tok_embed = ptr(base, t, "tok_embed");
@@ -209,12 +224,11 @@ static int ends_with(const char *s, const char *suffix) {
     return n >= k && !strcmp(s + n - k, suffix);
 }
 
-static void init_tensor(float *p, const ParamInfo *pi, const Config *c,
-                        Rng *r) {
+static void init_tensor(float *p, const ParamInfo *pi, const Config *c, Rng *r) {
     const char *n = pi->name;
     float std = c->init_std;
-    if (ends_with(n, "norm.weight") || ends_with(n, "q_norm") ||
-        ends_with(n, "k_norm") || ends_with(n, "y_norm")) {
+    if (ends_with(n, "norm.weight") || ends_with(n, "q_norm") || ends_with(n, "k_norm") ||
+        ends_with(n, "y_norm")) {
         for (size_t i = 0; i < pi->numel; i++) p[i] = 1.0f;
         return;
     }
@@ -225,11 +239,9 @@ static void init_tensor(float *p, const ParamInfo *pi, const Config *c,
     }
     if (ends_with(n, "diff_lambda")) std = 0.1f; /* as the official code */
     if (ends_with(n, ".bias") || ends_with(n, "gate.b") || ends_with(n, "fox_b") ||
-        ends_with(n, "sink_logit") ||
-        (c->gate_input == GIN_CONST && ends_with(n, "gate.w")))
+        ends_with(n, "sink_logit") || (c->gate_input == GIN_CONST && ends_with(n, "gate.w")))
         return; /* zeros: g1-const starts at sigma(0) = 0.5 */
-    if (ends_with(n, "w_o") || ends_with(n, "w_down"))
-        std /= sqrtf(2.0f * (float)c->n_layers);
+    if (ends_with(n, "w_o") || ends_with(n, "w_down")) std /= sqrtf(2.0f * (float)c->n_layers);
     for (size_t i = 0; i < pi->numel; i++) p[i] = std * (float)rng_normal(r);
 }
 

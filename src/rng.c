@@ -19,9 +19,12 @@ void rng_seed(Rng *r, uint64_t seed) {
 void rng_seed4(Rng *r, uint64_t a, uint64_t b, uint64_t c, uint64_t d) {
     uint64_t x = a;
     uint64_t h = splitmix64(&x);
-    x = h ^ b; h = splitmix64(&x);
-    x = h ^ c; h = splitmix64(&x);
-    x = h ^ d; h = splitmix64(&x);
+    x = h ^ b;
+    h = splitmix64(&x);
+    x = h ^ c;
+    h = splitmix64(&x);
+    x = h ^ d;
+    h = splitmix64(&x);
     rng_seed(r, h);
 }
 
@@ -31,7 +34,10 @@ uint64_t rng_u64(Rng *r) {
     uint64_t *s = r->s;
     uint64_t result = rotl(s[1] * 5, 7) * 9;
     uint64_t t = s[1] << 17;
-    s[2] ^= s[0]; s[3] ^= s[1]; s[1] ^= s[2]; s[0] ^= s[3];
+    s[2] ^= s[0];
+    s[3] ^= s[1];
+    s[1] ^= s[2];
+    s[0] ^= s[3];
     s[2] ^= t;
     s[3] = rotl(s[3], 45);
     return result;

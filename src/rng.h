@@ -5,7 +5,9 @@
 
 #include <stdint.h>
 
-typedef struct { uint64_t s[4]; } Rng;
+typedef struct {
+    uint64_t s[4];
+} Rng;
 
 void rng_seed(Rng *r, uint64_t seed);
 /* Seed from several words (e.g. seed, split, step, index). */

@@ -65,10 +65,9 @@ struct RunFile {
 
 static _Thread_local char last_err[512];
 
-
 /* Record a one-line error (and copy it to err when given); returns -1. */
-__attribute__((format(printf, 3, 4)))
-static int fail(char *err, size_t errlen, const char *fmt, ...) {
+__attribute__((format(printf, 3, 4))) static int fail(char *err, size_t errlen, const char *fmt,
+                                                      ...) {
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(last_err, sizeof last_err, fmt, ap);
@@ -146,8 +145,8 @@ static int reserve(RunFile *rf, size_t bytes) {
     size_t want = bytes + RESERVE_MARGIN;
     int e = posix_fallocate(rf->fd, (off_t)eoa, (off_t)want);
     if (e == 0 || e == EOPNOTSUPP || e == EINVAL) return 0;
-    return fail(NULL, 0, "%s: cannot reserve %zu bytes of disk for the next write: %s",
-                rf->path, want, strerror(e));
+    return fail(NULL, 0, "%s: cannot reserve %zu bytes of disk for the next write: %s", rf->path,
+                want, strerror(e));
 }
 
 /* Deflate can grow incompressible data a little: bound it generously. */
@@ -165,8 +164,7 @@ static hid_t make_group(hid_t loc, const char *name) {
 /* Chunk shape for a fixed-size dataset: the whole array when it is small,
  * else leading dims cut to 1 (so a reader slicing [l, h] reads one chunk),
  * and the last dim cut if one row alone is still too big. */
-static void chunk_shape(int rank, const hsize_t *dims, size_t elsize,
-                        hsize_t *chunk) {
+static void chunk_shape(int rank, const hsize_t *dims, size_t elsize, hsize_t *chunk) {
     size_t bytes = elsize;
     for (int i = 0; i < rank; i++) {
         chunk[i] = dims[i];
@@ -202,19 +200,16 @@ static hid_t make_dcpl(int rank, const hsize_t *dims, size_t elsize) {
 
 /* Write one fixed-shape compressed dataset loc/name with a description.
  * `where` names the group for the error message. */
-static int write_array(RunFile *rf, hid_t loc, const char *where,
-                       const char *name, hid_t ftype, hid_t mtype, int rank,
-                       const hsize_t *dims, const void *data, const char *desc) {
+static int write_array(RunFile *rf, hid_t loc, const char *where, const char *name, hid_t ftype,
+                       hid_t mtype, int rank, const hsize_t *dims, const void *data,
+                       const char *desc) {
     char what[512];
     snprintf(what, sizeof what, "write %s/%s", where, name);
     htri_t e = H5Lexists(loc, name, H5P_DEFAULT);
-    if (e < 0 || (e > 0 && H5Ldelete(loc, name, H5P_DEFAULT) < 0))
-        return fail_h5(rf, what);
+    if (e < 0 || (e > 0 && H5Ldelete(loc, name, H5P_DEFAULT) < 0)) return fail_h5(rf, what);
     hid_t sp = H5Screate_simple(rank, dims, NULL);
     hid_t dcpl = sp >= 0 ? make_dcpl(rank, dims, H5Tget_size(mtype)) : -1;
-    hid_t ds = dcpl >= 0 ? H5Dcreate2(loc, name, ftype, sp, H5P_DEFAULT, dcpl,
-                                      H5P_DEFAULT)
-                         : -1;
+    hid_t ds = dcpl >= 0 ? H5Dcreate2(loc, name, ftype, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT) : -1;
     int rc = ds >= 0 ? 0 : -1;
     if (rc == 0 && H5Sget_simple_extent_npoints(sp) > 0 &&
         H5Dwrite(ds, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0)
@@ -244,8 +239,7 @@ typedef struct {
 /* One typed attribute per config key. Integers that overflow int64 (a
  * seed near 2^64) are stored unsigned; unparsable numbers fall back to a
  * string, so nothing the config says is lost. */
-static void visit_key(const char *key, const char *value, int is_int,
-                      int is_float, void *vctx) {
+static void visit_key(const char *key, const char *value, int is_int, int is_float, void *vctx) {
     VisitCtx *c = vctx;
     if (c->failed) return;
     char *end = NULL;
@@ -295,8 +289,7 @@ static int write_config(RunFile *rf, const Config *cfg) {
         rc = fail_h5(rf, what);
     }
     char *text = rc == 0 ? config_text_alloc(cfg) : NULL;
-    if (rc == 0 && !text)
-        rc = fail(NULL, 0, "%s: config text does not fit in 16 MB", rf->path);
+    if (rc == 0 && !text) rc = fail(NULL, 0, "%s: config text does not fit in 16 MB", rf->path);
     if (rc == 0 && h5u_attr_str(g, RS_CONFIG_TEXT, text) < 0)
         rc = fail_h5(rf, "write /config attribute 'text'");
     free(text);
@@ -319,8 +312,7 @@ static int write_root_attrs(RunFile *rf, const Config *cfg, const Model *m) {
         h5u_attr_u64(f, RS_DATA_SEED, cfg ? cfg->data_seed : 0) < 0 ||
         h5u_attr_str(f, RS_CREATED, created) < 0 ||
         h5u_attr_str(f, RS_GATELAB_VERSION, GATELAB_VERSION " (git " GATELAB_DESCRIBE ")") < 0 ||
-        h5u_attr_i64(f, RS_N_PARAMS, np) < 0 ||
-        h5u_attr_i64(f, RS_N_PARAMS_ADDED, na) < 0 ||
+        h5u_attr_i64(f, RS_N_PARAMS, np) < 0 || h5u_attr_i64(f, RS_N_PARAMS_ADDED, na) < 0 ||
         h5u_attr_str(f, RS_BLAS_LIBRARY, bi.library) < 0 ||
         h5u_attr_str(f, RS_BLAS_VERSION, bi.version) < 0 ||
         h5u_attr_str(f, RS_BLAS_CORE, bi.core) < 0 ||
@@ -331,20 +323,18 @@ static int write_root_attrs(RunFile *rf, const Config *cfg, const Model *m) {
 }
 
 /* An empty extendible 1-D metric dataset, kept open in *out. */
-static int create_metric(RunFile *rf, hid_t g, const char *gname,
-                         const MetricSpec *s, hid_t *out) {
+static int create_metric(RunFile *rf, hid_t g, const char *gname, const MetricSpec *s, hid_t *out) {
     char what[256];
     snprintf(what, sizeof what, "create /metrics/%s/%s", gname, s->name);
     hsize_t dim = 0, maxdim = H5S_UNLIMITED, chunk = METRIC_CHUNK;
     hid_t sp = H5Screate_simple(1, &dim, &maxdim);
     hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
     int ok = sp >= 0 && dcpl >= 0 && H5Pset_chunk(dcpl, 1, &chunk) >= 0 &&
-             H5Pset_shuffle(dcpl) >= 0 &&
-             H5Pset_deflate(dcpl, DEFLATE_LEVEL) >= 0;
+             H5Pset_shuffle(dcpl) >= 0 && H5Pset_deflate(dcpl, DEFLATE_LEVEL) >= 0;
     hid_t ds = -1;
     if (ok)
-        ds = H5Dcreate2(g, s->name, s->is_int ? H5T_STD_I64LE : H5T_IEEE_F64LE,
-                        sp, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+        ds = H5Dcreate2(g, s->name, s->is_int ? H5T_STD_I64LE : H5T_IEEE_F64LE, sp, H5P_DEFAULT,
+                        dcpl, H5P_DEFAULT);
     ok = ds >= 0 && h5u_attr_str(ds, RS_UNITS, s->units) >= 0 &&
          h5u_attr_str(ds, RS_DESCRIPTION, s->desc) >= 0;
     if (dcpl >= 0) H5Pclose(dcpl);
@@ -383,13 +373,12 @@ static hid_t make_fapl(void) {
     return fapl;
 }
 
-static int open_metrics(RunFile *rf, const char *gname, const MetricSpec *spec,
-                        hid_t *ds, int nds, hsize_t *len);
+static int open_metrics(RunFile *rf, const char *gname, const MetricSpec *spec, hid_t *ds, int nds,
+                        hsize_t *len);
 
 /* The new file's first state, built in memory (core driver, no backing
  * store) and returned malloc'd: HDF5 does no disk I/O while creating. */
-static char *initial_image(RunFile *rf, const Config *cfg, const Model *m,
-                           size_t *len) {
+static char *initial_image(RunFile *rf, const Config *cfg, const Model *m, size_t *len) {
     hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
     if (fapl >= 0 && H5Pset_fapl_core(fapl, (size_t)1 << 16, 0) >= 0)
         rf->file = H5Fcreate("gatelab-run-image", H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
@@ -410,8 +399,7 @@ static char *initial_image(RunFile *rf, const Config *cfg, const Model *m,
     if (rc == 0 && (H5Fflush(rf->file, H5F_SCOPE_LOCAL) < 0 ||
                     (n = H5Fget_file_image(rf->file, NULL, 0)) <= 0))
         rc = fail_h5(rf, "build the file in memory");
-    if (rc == 0 && !(buf = malloc((size_t)n)))
-        rc = fail(NULL, 0, "%s: out of memory", rf->path);
+    if (rc == 0 && !(buf = malloc((size_t)n))) rc = fail(NULL, 0, "%s: out of memory", rf->path);
     if (rc == 0 && H5Fget_file_image(rf->file, buf, (size_t)n) != n)
         rc = fail_h5(rf, "build the file in memory");
     if (H5Fclose(rf->file) < 0 && rc == 0) rc = fail_h5(rf, "build the file in memory");
@@ -425,8 +413,7 @@ static char *initial_image(RunFile *rf, const Config *cfg, const Model *m,
 }
 
 /* Put the image on disk with our own write(2), space reserved first. */
-static int write_image(RunFile *rf, const char *img, size_t len, int force,
-                       int *created) {
+static int write_image(RunFile *rf, const char *img, size_t len, int force, int *created) {
     /* O_EXCL without force also closes the race with another process. */
     int fd = open(rf->path, O_RDWR | O_CREAT | (force ? O_TRUNC : O_EXCL), 0644);
     if (fd < 0 && errno == EEXIST)
@@ -444,8 +431,7 @@ static int write_image(RunFile *rf, const char *img, size_t len, int force,
     return 0;
 }
 
-static RunFile *create_impl(const char *path, const Config *cfg,
-                            const Model *m, int force) {
+static RunFile *create_impl(const char *path, const Config *cfg, const Model *m, int force) {
     if (!path || !*path) return fail(NULL, 0, "run file path is empty"), NULL;
     if (strlen(path) >= RF_PATH) return fail(NULL, 0, "run file path is too long"), NULL;
     char why[512];
@@ -482,8 +468,8 @@ static RunFile *create_impl(const char *path, const Config *cfg,
     return rf;
 }
 
-RunFile *runfile_create(const char *path, const Config *cfg, const Model *m,
-                        int force, char *err, size_t errlen) {
+RunFile *runfile_create(const char *path, const Config *cfg, const Model *m, int force, char *err,
+                        size_t errlen) {
     H5uQuiet q = h5u_quiet_begin();
     RunFile *rf = create_impl(path, cfg, m, force);
     h5u_quiet_end(q);
@@ -512,15 +498,14 @@ static int append1(hid_t ds, hsize_t n, hid_t mtype, const void *v) {
 /* Append one row across a metric group, then flush so a reader (or a
  * crash) sees every completed row. On failure the row count is left
  * unchanged, so the next append overwrites the half-written row. */
-static int append_row(RunFile *rf, const char *gname, const MetricSpec *spec,
-                      const hid_t *ds, int nds, hsize_t *n, const void **vals) {
+static int append_row(RunFile *rf, const char *gname, const MetricSpec *spec, const hid_t *ds,
+                      int nds, hsize_t *n, const void **vals) {
     if (reserve(rf, (size_t)nds * 16 * METRIC_CHUNK) < 0) return -1;
     for (int i = 0; i < nds; i++) {
         hid_t mt = spec[i].is_int ? H5T_NATIVE_LLONG : H5T_NATIVE_DOUBLE;
         if (append1(ds[i], *n, mt, vals[i]) < 0) {
             char what[256];
-            snprintf(what, sizeof what, "append to /metrics/%s/%s", gname,
-                     spec[i].name);
+            snprintf(what, sizeof what, "append to /metrics/%s/%s", gname, spec[i].name);
             return fail_h5(rf, what);
         }
     }
@@ -529,8 +514,8 @@ static int append_row(RunFile *rf, const char *gname, const MetricSpec *spec,
     return 0;
 }
 
-static int append_train_impl(RunFile *rf, long long step, double loss, double lr,
-                         double grad_norm, long long tokens, double seconds) {
+static int append_train_impl(RunFile *rf, long long step, double loss, double lr, double grad_norm,
+                             long long tokens, double seconds) {
     if (!rf) return fail(NULL, 0, "runfile_append_train: no run file");
     const void *v[N_TRAIN] = {&step, &loss, &lr, &grad_norm, &tokens, &seconds};
     H5uQuiet q = h5u_quiet_begin();
@@ -539,8 +524,7 @@ static int append_train_impl(RunFile *rf, long long step, double loss, double lr
     return rc;
 }
 
-static int append_eval_impl(RunFile *rf, long long step, double val_loss,
-                        double val_bpb) {
+static int append_eval_impl(RunFile *rf, long long step, double val_loss, double val_bpb) {
     if (!rf) return fail(NULL, 0, "runfile_append_eval: no run file");
     const void *v[N_EVAL] = {&step, &val_loss, &val_bpb};
     H5uQuiet q = h5u_quiet_begin();
@@ -592,17 +576,14 @@ static int set_summary_impl(RunFile *rf, const char *key, double value) {
 
 /* ---- probes ---- */
 
-static int probe_attrs(RunFile *rf, hid_t g, const char *gpath,
-                       const ProbeRecord *p) {
-    if (h5u_attr_i64(g, RS_P_STEP, p->step) < 0 ||
-        h5u_attr_i64(g, RS_P_PROXY, p->proxy) < 0 ||
+static int probe_attrs(RunFile *rf, hid_t g, const char *gpath, const ProbeRecord *p) {
+    if (h5u_attr_i64(g, RS_P_STEP, p->step) < 0 || h5u_attr_i64(g, RS_P_PROXY, p->proxy) < 0 ||
         h5u_attr_str(g, RS_P_NORMALISER, p->normaliser) < 0 ||
         h5u_attr_i64(g, RS_P_GATE_CHANNELS, p->gate_channels) < 0 ||
         h5u_attr_i64(g, RS_P_GATE_HEADS, p->gate_heads) < 0 ||
         h5u_attr_i64(g, RS_P_GATE_BOUNDED, p->gate_bounded) < 0 ||
         h5u_attr_i64(g, RS_P_GATE_SHARED, p->gate_shared) < 0 ||
-        h5u_attr_i64(g, RS_P_PROBE_N, p->N) < 0 ||
-        h5u_attr_i64(g, RS_P_PROBE_LEN, p->T) < 0 ||
+        h5u_attr_i64(g, RS_P_PROBE_N, p->N) < 0 || h5u_attr_i64(g, RS_P_PROBE_LEN, p->T) < 0 ||
         (p->M > 0 && p->M < p->T && h5u_attr_i64(g, RS_P_MAPS_LEN, p->M) < 0)) {
         char what[128];
         snprintf(what, sizeof what, "write attributes of %s", gpath);
@@ -631,9 +612,8 @@ static hsize_t probe_dim(const ProbeRecord *p, char d) {
 
 /* One array of the table; absent (NULL) arrays and gate arrays of a
  * gate-less probe are skipped. */
-static int probe_array(RunFile *rf, hid_t g, hid_t h, const char *gp,
-                       const ProbeRecord *p, const void *data, int cls,
-                       int hidden, const char *name, const char *dims,
+static int probe_array(RunFile *rf, hid_t g, hid_t h, const char *gp, const ProbeRecord *p,
+                       const void *data, int cls, int hidden, const char *name, const char *dims,
                        int kind, const char *desc) {
     int gated = kind == RS_GATE || kind == RS_GATE_OPT;
     if (!data || (gated && p->gate_channels <= 0)) return 0;
@@ -645,32 +625,29 @@ static int probe_array(RunFile *rf, hid_t g, hid_t h, const char *gp,
     char hp[128];
     snprintf(hp, sizeof hp, "%s/%s", gp, RS_G_HIDDEN);
     hid_t ft = cls == RS_I32 ? H5T_STD_I32LE : cls == RS_F32 ? H5T_IEEE_F32LE : H5T_IEEE_F64LE;
-    hid_t mt = cls == RS_I32 ? H5T_NATIVE_INT : cls == RS_F32 ? H5T_NATIVE_FLOAT : H5T_NATIVE_DOUBLE;
-    return write_array(rf, hidden ? h : g, hidden ? hp : gp, name, ft, mt, rank,
-                       d, data, desc);
+    hid_t mt = cls == RS_I32   ? H5T_NATIVE_INT
+               : cls == RS_F32 ? H5T_NATIVE_FLOAT
+                               : H5T_NATIVE_DOUBLE;
+    return write_array(rf, hidden ? h : g, hidden ? hp : gp, name, ft, mt, rank, d, data, desc);
 }
 
 static int probe_thresholds(RunFile *rf, hid_t g, const ProbeRecord *p) {
     if (!p->gate_below || p->gate_channels <= 0) return 0;
     hid_t ds = H5Dopen2(g, RS_GATE_BELOW_NAME, H5P_DEFAULT);
     int rc = 0;
-    if (ds < 0 || h5u_attr_write(ds, RS_P_THRESHOLDS, H5T_IEEE_F64LE,
-                                 H5T_NATIVE_DOUBLE, RS_GATE_BELOW_THR,
-                                 RS_GATE_NBELOW) < 0)
+    if (ds < 0 || h5u_attr_write(ds, RS_P_THRESHOLDS, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE,
+                                 RS_GATE_BELOW_THR, RS_GATE_NBELOW) < 0)
         rc = fail_h5(rf, "write gate_below thresholds");
     if (ds >= 0) H5Dclose(ds);
     return rc;
 }
 
-static int probe_arrays(RunFile *rf, hid_t g, const char *gp,
-                        const ProbeRecord *p) {
+static int probe_arrays(RunFile *rf, hid_t g, const char *gp, const ProbeRecord *p) {
     hid_t h = make_group(g, RS_G_HIDDEN);
     if (h < 0) return fail_h5(rf, "create hidden group");
     int rc = 0;
-#define RS_WRITE(member, ctype, cls, hid, name, dims, kind, desc)             \
-    if (rc == 0)                                                              \
-        rc = probe_array(rf, g, h, gp, p, p->member, cls, hid, name, dims,     \
-                         kind, desc);
+#define RS_WRITE(member, ctype, cls, hid, name, dims, kind, desc)                                  \
+    if (rc == 0) rc = probe_array(rf, g, h, gp, p, p->member, cls, hid, name, dims, kind, desc);
     RS_PROBE_ARRAYS(RS_WRITE)
 #undef RS_WRITE
     H5Gclose(h);
@@ -681,11 +658,11 @@ static int probe_arrays(RunFile *rf, hid_t g, const char *gp,
 /* Upper bound of the probe's raw bytes, for the free-space check. */
 static size_t probe_bytes(const ProbeRecord *p) {
     size_t raw = 0;
-#define RS_SIZE(member, ctype, cls, hid, name, dims, kind, desc)              \
-    {                                                                         \
-        size_t n = sizeof(ctype);                                             \
-        for (const char *c = dims; *c; c++) n *= (size_t)probe_dim(p, *c);    \
-        raw += n;                                                             \
+#define RS_SIZE(member, ctype, cls, hid, name, dims, kind, desc)                                   \
+    {                                                                                              \
+        size_t n = sizeof(ctype);                                                                  \
+        for (const char *c = dims; *c; c++) n *= (size_t)probe_dim(p, *c);                         \
+        raw += n;                                                                                  \
     }
     RS_PROBE_ARRAYS(RS_SIZE)
 #undef RS_SIZE
@@ -698,8 +675,8 @@ static int probe_group(RunFile *rf, hid_t parent, const char *name, const char *
                        const ProbeRecord *p, hid_t *out) {
     if (p->L <= 0 || p->H <= 0 || p->N < 0 || p->T <= 0 || p->gate_channels < 0 ||
         p->gate_sample_n < 0 || p->M < 0 || p->M > p->T)
-        return fail(NULL, 0, "%s: probe %s has bad shape L=%d H=%d N=%d T=%d",
-                    rf->path, gp, p->L, p->H, p->N, p->T);
+        return fail(NULL, 0, "%s: probe %s has bad shape L=%d H=%d N=%d T=%d", rf->path, gp, p->L,
+                    p->H, p->N, p->T);
     if (reserve(rf, compressed_bound(probe_bytes(p), 16)) < 0) return -1;
     /* Rewriting a group replaces it whole: no stale dataset survives. */
     htri_t e = H5Lexists(parent, name, H5P_DEFAULT);
@@ -739,8 +716,7 @@ static int write_probe_impl(RunFile *rf, const ProbeRecord *p) {
 #define F32 H5T_IEEE_F32LE, H5T_NATIVE_FLOAT
 
 static int params_impl(RunFile *rf, const Model *m) {
-    if (reserve(rf, compressed_bound(m->table.total * sizeof(float),
-                                     (size_t)m->table.count)) < 0)
+    if (reserve(rf, compressed_bound(m->table.total * sizeof(float), (size_t)m->table.count)) < 0)
         return -1;
     hid_t g = make_group(rf->file, RS_G_PARAMS);
     if (g < 0) return fail_h5(rf, "create /params");
@@ -748,20 +724,18 @@ static int params_impl(RunFile *rf, const Model *m) {
     for (int i = 0; rc == 0 && i < m->table.count; i++) {
         const ParamInfo *pi = &m->table.info[i];
         hsize_t dims[2] = {(hsize_t)pi->shape[0], (hsize_t)pi->shape[1]};
-        size_t numel = pi->ndim == 2 ? (size_t)dims[0] * (size_t)dims[1]
-                                     : (size_t)dims[0];
+        size_t numel = pi->ndim == 2 ? (size_t)dims[0] * (size_t)dims[1] : (size_t)dims[0];
         if ((pi->ndim != 1 && pi->ndim != 2) || pi->shape[0] < 0 ||
             (pi->ndim == 2 && pi->shape[1] < 0) || numel != pi->numel ||
             pi->offset > m->table.total || numel > m->table.total - pi->offset ||
             strchr(pi->name, '/') || !pi->name[0]) {
-            rc = fail(NULL, 0, "%s: parameter '%s' has a bad table entry (ndim %d)",
-                      rf->path, pi->name, pi->ndim);
+            rc = fail(NULL, 0, "%s: parameter '%s' has a bad table entry (ndim %d)", rf->path,
+                      pi->name, pi->ndim);
             break;
         }
-        rc = write_array(rf, g, "/" RS_G_PARAMS, pi->name, F32, pi->ndim, dims,
-                         m->params + pi->offset,
-                         pi->ndim == 2 ? "weight, PyTorch nn.Linear [out, in] layout"
-                                       : "vector parameter");
+        rc = write_array(
+            rf, g, "/" RS_G_PARAMS, pi->name, F32, pi->ndim, dims, m->params + pi->offset,
+            pi->ndim == 2 ? "weight, PyTorch nn.Linear [out, in] layout" : "vector parameter");
         if (rc == 0) {
             hid_t ds = H5Dopen2(g, pi->name, H5P_DEFAULT);
             if (ds < 0 || h5u_attr_i64(ds, RS_PARAM_DECAY, pi->decay) < 0 ||
@@ -794,8 +768,7 @@ static int check_schema(RunFile *rf) {
         return fail(NULL, 0, "%s: not a gatelab run file (no schema attribute)", rf->path);
     }
     int ok = strcmp(schema, RUNFILE_SCHEMA) == 0;
-    if (!ok)
-        fail(NULL, 0, "%s: not a gatelab run file (schema is '%.60s')", rf->path, schema);
+    if (!ok) fail(NULL, 0, "%s: not a gatelab run file (schema is '%.60s')", rf->path, schema);
     free(schema);
     if (!ok) return -1;
     if (h5u_attr_read(rf->file, RS_SCHEMA_VERSION, H5T_NATIVE_LLONG, &ver) < 0) {
@@ -803,15 +776,16 @@ static int check_schema(RunFile *rf) {
         return fail(NULL, 0, "%s: not a gatelab run file (no schema_version)", rf->path);
     }
     if (ver != RUNFILE_SCHEMA_VERSION)
-        return fail(NULL, 0, "%s: not a gatelab run file (schema_version %lld, this gatelab reads %d)",
+        return fail(NULL, 0,
+                    "%s: not a gatelab run file (schema_version %lld, this gatelab reads %d)",
                     rf->path, ver, RUNFILE_SCHEMA_VERSION);
     return 0;
 }
 
 /* Open the datasets of one metric group; each must be 1-D. Returns the
  * shortest length through *len. */
-static int open_metrics(RunFile *rf, const char *gname, const MetricSpec *spec,
-                        hid_t *ds, int nds, hsize_t *len) {
+static int open_metrics(RunFile *rf, const char *gname, const MetricSpec *spec, hid_t *ds, int nds,
+                        hsize_t *len) {
     *len = (hsize_t)-1;
     for (int i = 0; i < nds; i++) {
         char p[128];
@@ -847,26 +821,27 @@ static int open_metrics(RunFile *rf, const char *gname, const MetricSpec *spec,
  * steps 0..step (one per step, none missing or twice), eval rows strictly
  * increasing. A run file that cannot give that is refused, not repaired;
  * that no row is missing before the checkpoint is runfile_train_rows. */
-static int lineup_check(RunFile *rf, const char *gname, const long long *steps,
-                        hsize_t k) {
+static int lineup_check(RunFile *rf, const char *gname, const long long *steps, hsize_t k) {
     int train = !strcmp(gname, RS_G_TRAIN);
     for (hsize_t i = 0; i < k; i++) {
         if (train && steps[i] != (long long)i)
-            return fail(NULL, 0, "%s: train row %llu is step %lld, not %llu (rows out of "
+            return fail(NULL, 0,
+                        "%s: train row %llu is step %lld, not %llu (rows out of "
                         "order or written twice); cannot resume, start over with --force",
                         rf->path, (unsigned long long)i, steps[i], (unsigned long long)i);
         if (!train && i > 0 && steps[i] <= steps[i - 1])
-            return fail(NULL, 0, "%s: eval rows are not strictly increasing (step %lld after "
-                        "%lld); cannot resume, start over with --force", rf->path, steps[i],
-                        steps[i - 1]);
+            return fail(NULL, 0,
+                        "%s: eval rows are not strictly increasing (step %lld after "
+                        "%lld); cannot resume, start over with --force",
+                        rf->path, steps[i], steps[i - 1]);
     }
     return 0;
 }
 
 /* Keep the rows whose step is <= `step` (the prefix before the first
  * later step; rows past a crash are simply dropped). */
-static int truncate_metrics(RunFile *rf, const char *gname, hid_t *ds, int nds,
-                            hsize_t len, long long step, hsize_t *kept) {
+static int truncate_metrics(RunFile *rf, const char *gname, hid_t *ds, int nds, hsize_t len,
+                            long long step, hsize_t *kept) {
     long long *steps = len ? malloc((size_t)len * sizeof *steps) : NULL;
     if (len && !steps) return fail(NULL, 0, "%s: out of memory reading steps", rf->path);
     hsize_t k = 0;
@@ -905,8 +880,7 @@ typedef struct {
     int n, cap;
 } NameList;
 
-static herr_t collect_cb(hid_t g, const char *name, const H5L_info_t *info,
-                         void *ctx) {
+static herr_t collect_cb(hid_t g, const char *name, const H5L_info_t *info, void *ctx) {
     (void)g, (void)info;
     NameList *l = ctx;
     if (strlen(name) >= 64) return 0; /* not one of ours */
@@ -960,8 +934,7 @@ static RunFile *reopen_impl(const char *path, long long step) {
     if (fapl >= 0) H5Pclose(fapl);
     if (rf->file < 0) {
         const char *why = h5u_reason();
-        fail(NULL, 0, "%s: not a gatelab run file (%s)", path,
-             *why ? why : "not an HDF5 file");
+        fail(NULL, 0, "%s: not a gatelab run file (%s)", path, *why ? why : "not an HDF5 file");
         free(rf);
         return NULL;
     }
@@ -974,7 +947,8 @@ static RunFile *reopen_impl(const char *path, long long step) {
     /* train row s is the step that took the model from s to s+1 steps: rows
      * from `step` on are redone after a resume; evals and probes at `step`
      * were taken before the checkpoint and are kept */
-    if (rc == 0) rc = truncate_metrics(rf, RS_G_TRAIN, rf->train, N_TRAIN, len, step - 1, &rf->n_train);
+    if (rc == 0)
+        rc = truncate_metrics(rf, RS_G_TRAIN, rf->train, N_TRAIN, len, step - 1, &rf->n_train);
     if (rc == 0) rc = open_metrics(rf, RS_G_EVAL, EVAL, rf->eval, N_EVAL, &len);
     if (rc == 0) rc = truncate_metrics(rf, RS_G_EVAL, rf->eval, N_EVAL, len, step, &rf->n_eval);
     if (rc == 0) rc = drop_probes(rf, step);
@@ -990,8 +964,7 @@ static RunFile *reopen_impl(const char *path, long long step) {
     return rf;
 }
 
-RunFile *runfile_reopen(const char *path, long long step, char *err,
-                        size_t errlen) {
+RunFile *runfile_reopen(const char *path, long long step, char *err, size_t errlen) {
     H5uQuiet q = h5u_quiet_begin();
     RunFile *rf = reopen_impl(path, step);
     h5u_quiet_end(q);
@@ -1010,10 +983,10 @@ static int close_impl(RunFile *rf) {
 /* ---- long-context evaluation results ---- */
 
 static int lceval_attrs(RunFile *rf, hid_t g, const LcEvalData *d) {
-    const char *k[] = {RS_VAL_LOSS, RS_LC_PPL, RS_LC_FIRST_SHARE, RS_LC_UNIFORM_SHARE,
-                       RS_LC_SINK_RATE, RS_LC_YARN_SCALE};
-    double v[] = {d->val_loss, d->ppl, d->first_share, d->uniform_share,
-                  d->sink_rate, d->yarn_scale};
+    const char *k[] = {RS_VAL_LOSS,         RS_LC_PPL,       RS_LC_FIRST_SHARE,
+                       RS_LC_UNIFORM_SHARE, RS_LC_SINK_RATE, RS_LC_YARN_SCALE};
+    double v[] = {d->val_loss,      d->ppl,       d->first_share,
+                  d->uniform_share, d->sink_rate, d->yarn_scale};
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
         if (h5u_attr_f64(g, k[i], v[i]) < 0) return fail_h5(rf, "write /lceval attributes");
     if (h5u_attr_i64(g, RS_LC_N_SEQS, d->n_seqs) < 0 ||
@@ -1038,8 +1011,8 @@ static int lceval_impl(RunFile *rf, const LcEvalData *d) {
     if (rc == 0) rc = lceval_attrs(rf, g, d);
     hsize_t n = (hsize_t)d->n_buckets;
     if (rc == 0)
-        rc = write_array(rf, g, "/" RS_G_LCEVAL, RS_LC_LOSS_BY_BUCKET, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE,
-                         1, &n, d->loss_by_bucket,
+        rc = write_array(rf, g, "/" RS_G_LCEVAL, RS_LC_LOSS_BY_BUCKET, H5T_IEEE_F64LE,
+                         H5T_NATIVE_DOUBLE, 1, &n, d->loss_by_bucket,
                          "mean val loss over positions [i*train_len, (i+1)*train_len)");
     if (g >= 0) H5Gclose(g);
     if (mg >= 0) H5Gclose(mg);
@@ -1057,7 +1030,8 @@ static int edit_at(const char *path, int (*fn)(RunFile *, const void *), const v
     if (fapl >= 0) H5Pclose(fapl);
     if (rc == 0 && rf->file < 0) {
         const char *why = h5u_reason();
-        rc = fail(NULL, 0, "%s: cannot open for writing (%s)", path, *why ? why : "not an HDF5 file");
+        rc = fail(NULL, 0, "%s: cannot open for writing (%s)", path,
+                  *why ? why : "not an HDF5 file");
     }
     if (rc == 0) rc = check_schema(rf);
     if (rc == 0 && (rf->fd = open(path, O_RDWR)) < 0)
@@ -1094,8 +1068,7 @@ static int edit_copy(const char *path, int (*fn)(RunFile *, const void *), const
 
 static int lceval_fn(RunFile *rf, const void *d) { return lceval_impl(rf, d); }
 
-int runfile_write_lceval(const char *path, const LcEvalData *d, char *err,
-                         size_t errlen) {
+int runfile_write_lceval(const char *path, const LcEvalData *d, char *err, size_t errlen) {
     if (!path || !*path || strlen(path) >= RF_PATH)
         return fail(err, errlen, "run file path is empty or too long");
     if (!d || !d->mode || (strcmp(d->mode, RS_LC_PLAIN) && strcmp(d->mode, RS_LC_YARN)) ||
@@ -1154,13 +1127,14 @@ static int report_err(int rc, char *err, size_t errlen) {
     return rc;
 }
 
-int runfile_append_train(RunFile *rf, long long step, double loss, double lr,
-                         double grad_norm, long long tokens, double seconds, char *err, size_t errlen) {
-    return report_err(append_train_impl(rf, step, loss, lr, grad_norm, tokens, seconds), err, errlen);
+int runfile_append_train(RunFile *rf, long long step, double loss, double lr, double grad_norm,
+                         long long tokens, double seconds, char *err, size_t errlen) {
+    return report_err(append_train_impl(rf, step, loss, lr, grad_norm, tokens, seconds), err,
+                      errlen);
 }
 
-int runfile_append_eval(RunFile *rf, long long step, double val_loss,
-                        double val_bpb, char *err, size_t errlen) {
+int runfile_append_eval(RunFile *rf, long long step, double val_loss, double val_bpb, char *err,
+                        size_t errlen) {
     return report_err(append_eval_impl(rf, step, val_loss, val_bpb), err, errlen);
 }
 
@@ -1191,7 +1165,8 @@ static int pretrained_attrs(hid_t g, const RunPretrained *p) {
 }
 
 static int pretrained_impl(RunFile *rf, const RunPretrained *p) {
-    if (!rf || !p || p->n_windows < 0) return fail(NULL, 0, "runfile_write_pretrained: bad arguments");
+    if (!rf || !p || p->n_windows < 0)
+        return fail(NULL, 0, "runfile_write_pretrained: bad arguments");
     if (reserve(rf, compressed_bound((size_t)p->n_windows * 4 + strlen(p->config_json), 2)) < 0)
         return -1;
     char variant[256];
@@ -1228,9 +1203,7 @@ int runfile_write_params(RunFile *rf, const Model *m, char *err, size_t errlen) 
     return report_err(write_params_impl(rf, m), err, errlen);
 }
 
-long long runfile_train_rows(const RunFile *rf) {
-    return rf ? (long long)rf->n_train : -1;
-}
+long long runfile_train_rows(const RunFile *rf) { return rf ? (long long)rf->n_train : -1; }
 
 int runfile_close(RunFile *rf, char *err, size_t errlen) {
     return report_err(close_impl(rf), err, errlen);

@@ -10,61 +10,51 @@
 #include "model.h"
 #include "runschema.h"
 
-
 typedef struct RunFile RunFile;
 
 /* Create a new run file. Refuses an existing path unless force.
  * -1 with a one-line reason naming the path. */
-RunFile *runfile_create(const char *path, const Config *cfg,
-                        const Model *m, int force, char *err, size_t errlen);
+RunFile *runfile_create(const char *path, const Config *cfg, const Model *m, int force, char *err,
+                        size_t errlen);
 /* Reopen for resume after `step` completed steps (the checkpoint's step):
  * check the schema, keep train rows with step < `step` and eval rows and
  * probe groups with step <= `step`; drop the rest. */
-RunFile *runfile_reopen(const char *path, long long step, char *err,
-                        size_t errlen);
+RunFile *runfile_reopen(const char *path, long long step, char *err, size_t errlen);
 /* Train rows in the file (after runfile_reopen: those kept, steps 0..n-1;
  * a resume at checkpoint step S needs exactly S). */
 long long runfile_train_rows(const RunFile *rf);
-int runfile_close(RunFile *rf,
-    char *err, size_t errlen);
+int runfile_close(RunFile *rf, char *err, size_t errlen);
 
-int runfile_set_status(RunFile *rf, const char *status,
-    char *err, size_t errlen);
-int runfile_append_train(RunFile *rf, long long step, double loss, double lr,
-                         double grad_norm, long long tokens, double seconds,
-    char *err, size_t errlen);
-int runfile_append_eval(RunFile *rf, long long step, double val_loss,
-                        double val_bpb,
-    char *err, size_t errlen);
+int runfile_set_status(RunFile *rf, const char *status, char *err, size_t errlen);
+int runfile_append_train(RunFile *rf, long long step, double loss, double lr, double grad_norm,
+                         long long tokens, double seconds, char *err, size_t errlen);
+int runfile_append_eval(RunFile *rf, long long step, double val_loss, double val_bpb, char *err,
+                        size_t errlen);
 
 /* One probe (probe.c computes, this stores; names in runschema.h). */
-int runfile_write_probe(RunFile *rf, const ProbeRecord *p,
-    char *err, size_t errlen);
+int runfile_write_probe(RunFile *rf, const ProbeRecord *p, char *err, size_t errlen);
 
 /* Provenance of a run measured on a pretrained checkpoint (gatelab
  * inspect): root attrs variant "pretrained:<architecture>", source and
  * n_params, and the /pretrained group (RS_PT_*). */
 typedef struct {
     const char *architecture, *model_type, *dtype, *model_dir;
-    const char *config_json; /* the snapshot's config.json text */
-    const char *tokenizer;   /* which tokenizer.json made the ids, or "none: ..." */
+    const char *config_json;        /* the snapshot's config.json text */
+    const char *tokenizer;          /* which tokenizer.json made the ids, or "none: ..." */
     const char *input, *input_kind; /* the --text/--tokens file; "text" | "tokens" */
-    int bos_id;              /* put first in each window, or -1 */
+    int bos_id;                     /* put first in each window, or -1 */
     int threads;
     long long n_params;
-    double seconds;          /* forward passes, wall clock */
-    const int *first_token;  /* [n_windows] */
+    double seconds;         /* forward passes, wall clock */
+    const int *first_token; /* [n_windows] */
     int n_windows;
 } RunPretrained;
 int runfile_write_pretrained(RunFile *rf, const RunPretrained *p, char *err, size_t errlen);
 
 /* Final weights under /params, one dataset per ParamInfo. */
-int runfile_write_params(RunFile *rf, const Model *m,
-    char *err, size_t errlen);
+int runfile_write_params(RunFile *rf, const Model *m, char *err, size_t errlen);
 /* Summary attributes (doubles). */
-int runfile_set_summary(RunFile *rf, const char *key, double value,
-    char *err, size_t errlen);
-
+int runfile_set_summary(RunFile *rf, const char *key, double value, char *err, size_t errlen);
 
 /* ---- checkpoints (RUN.h5.ckpt next to the run file) ----
  * Holds params, AdamW m and v, step, and the config text. Written to
@@ -76,16 +66,14 @@ typedef struct {
     const float *params, *m, *v;
     size_t n;
 } CheckpointOut;
-int checkpoint_save(const char *run_path, const CheckpointOut *c,
-                    const char *config_text, char *err, size_t errlen);
+int checkpoint_save(const char *run_path, const CheckpointOut *c, const char *config_text,
+                    char *err, size_t errlen);
 /* Loads into caller buffers of n floats; fills *step etc. Also returns the
  * stored config text (malloc'd) so resume can refuse a changed config. */
-int checkpoint_load(const char *run_path, float *params, float *m, float *v,
-                    size_t n, long long *step, long long *tokens,
-                    double *seconds, char **config_text, char *err,
-                    size_t errlen);
+int checkpoint_load(const char *run_path, float *params, float *m, float *v, size_t n,
+                    long long *step, long long *tokens, double *seconds, char **config_text,
+                    char *err, size_t errlen);
 int checkpoint_exists(const char *run_path);
-
 
 /* ---- long-context evaluation (gatelab eval) ----
  * /lceval/<mode>/L_<len>  attrs: val_loss, ppl, first_share, uniform_share,
@@ -94,15 +82,14 @@ int checkpoint_exists(const char *run_path);
  *                         positions [i*train_len, (i+1)*train_len)
  * Written into an existing, closed run file; only /lceval is touched. */
 typedef struct {
-    const char *mode;      /* "plain" | "yarn" */
+    const char *mode; /* "plain" | "yarn" */
     int len, train_len;
     double val_loss, ppl, first_share, uniform_share, sink_rate, yarn_scale;
     long long n_seqs;
     int n_buckets;
     const double *loss_by_bucket; /* [n_buckets] */
 } LcEvalData;
-int runfile_write_lceval(const char *path, const LcEvalData *d, char *err,
-                         size_t errlen);
+int runfile_write_lceval(const char *path, const LcEvalData *d, char *err, size_t errlen);
 
 /* ---- interventions (gatelab intervene) ----
  * /intervene/<kind>: a probe group (as /probe/step_N) plus attrs kind,
@@ -110,11 +97,11 @@ int runfile_write_lceval(const char *path, const LcEvalData *d, char *err,
  * copy of the closed run file that replaces it when complete; a kind
  * already there is replaced whole. */
 typedef struct {
-    const char *kind;          /* RS_IV_* group name */
-    const ProbeRecord *probe;  /* the rerun probe */
-    double loss;               /* mean CE predicting tokens 2..T-1 */
-    long long loss_n;          /* predictions in it */
-    int clip_k;                /* bos-clip's k, else 0 */
+    const char *kind;         /* RS_IV_* group name */
+    const ProbeRecord *probe; /* the rerun probe */
+    double loss;              /* mean CE predicting tokens 2..T-1 */
+    long long loss_n;         /* predictions in it */
+    int clip_k;               /* bos-clip's k, else 0 */
 } InterventionOut;
 int runfile_write_interventions(const char *path, const InterventionOut *iv, int n, char *err,
                                 size_t errlen);

@@ -4,8 +4,8 @@
  * one line naming the file and object. */
 #include "runfile_read.h"
 #include "h5util.h"
-#include "util.h" /* seterr */  /* h5u_attr_read_strbuf */
-#include "runfile.h" /* RUNFILE_SCHEMA, RUNFILE_SCHEMA_VERSION */
+#include "util.h" /* seterr */ /* h5u_attr_read_strbuf */
+#include "runfile.h"           /* RUNFILE_SCHEMA, RUNFILE_SCHEMA_VERSION */
 
 #include <errno.h>
 #include <fcntl.h>
@@ -28,8 +28,7 @@ struct RunReader {
 };
 
 /* HDF5's innermost reason (h5util.h), never empty. */
-static const char *h5_reason(void)
-{
+static const char *h5_reason(void) {
     const char *why = h5u_reason();
     return *why ? why : "unknown HDF5 error";
 }
@@ -38,22 +37,19 @@ static const char *h5_reason(void)
 
 /* A double from a file as an int: 0 when not finite or out of range (a
  * plain cast would be undefined behaviour). */
-static int dbl_to_int(double v)
-{
+static int dbl_to_int(double v) {
     return isfinite(v) && v > -2147483648.0 && v < 2147483648.0 ? (int)v : 0;
 }
 
 /* Read a one-element numeric attribute (any int/float type) as double. */
-static int attr_double(hid_t obj, const char *name, double *out)
-{
+static int attr_double(hid_t obj, const char *name, double *out) {
     if (H5Aexists(obj, name) <= 0) return -1;
     hid_t a = H5Aopen(obj, name, H5P_DEFAULT);
     if (a < 0) return -1;
     hid_t ft = H5Aget_type(a), sp = H5Aget_space(a);
     int rc = -1;
     H5T_class_t c = ft >= 0 ? H5Tget_class(ft) : H5T_NO_CLASS;
-    if ((c == H5T_INTEGER || c == H5T_FLOAT) && sp >= 0 &&
-        H5Sget_simple_extent_npoints(sp) == 1)
+    if ((c == H5T_INTEGER || c == H5T_FLOAT) && sp >= 0 && H5Sget_simple_extent_npoints(sp) == 1)
         rc = H5Aread(a, H5T_NATIVE_DOUBLE, out) >= 0 ? 0 : -1;
     if (sp >= 0) H5Sclose(sp);
     if (ft >= 0) H5Tclose(ft);
@@ -62,8 +58,7 @@ static int attr_double(hid_t obj, const char *name, double *out)
 }
 
 /* Integers read exactly (a u64 seed does not pass through a double). */
-static int attr_ll(hid_t obj, const char *name, long long *out)
-{
+static int attr_ll(hid_t obj, const char *name, long long *out) {
     if (H5Aexists(obj, name) <= 0) return -1;
     hid_t a = H5Aopen(obj, name, H5P_DEFAULT);
     if (a < 0) return -1;
@@ -79,10 +74,10 @@ static int attr_ll(hid_t obj, const char *name, long long *out)
     }
     a = H5Aopen(obj, name, H5P_DEFAULT);
     hid_t sp = H5Aget_space(a);
-    int rc = sp >= 0 && H5Sget_simple_extent_npoints(sp) == 1 &&
-                     H5Aread(a, H5T_NATIVE_LLONG, out) >= 0
-                 ? 0
-                 : -1;
+    int rc =
+        sp >= 0 && H5Sget_simple_extent_npoints(sp) == 1 && H5Aread(a, H5T_NATIVE_LLONG, out) >= 0
+            ? 0
+            : -1;
     if (sp >= 0) H5Sclose(sp);
     H5Aclose(a);
     return rc;
@@ -93,10 +88,9 @@ static int attr_ll(hid_t obj, const char *name, long long *out)
 /* Read dataset `name` under loc. want[rank] gives the expected dims, 0 for
  * "any" (filled in from the file). cls is the required HDF5 class; the
  * data is converted to memtype (elsize bytes). *out is malloc'd. */
-static int read_ds(hid_t loc, const char *name, const char *path, int rank,
-                   hsize_t *want, H5T_class_t cls, hid_t memtype,
-                   size_t elsize, void **out, char *err, size_t errlen)
-{
+static int read_ds(hid_t loc, const char *name, const char *path, int rank, hsize_t *want,
+                   H5T_class_t cls, hid_t memtype, size_t elsize, void **out, char *err,
+                   size_t errlen) {
     *out = NULL;
     if (H5Lexists(loc, name, H5P_DEFAULT) <= 0) {
         seterr(err, errlen, "%s: missing dataset %s", path, name);
@@ -112,29 +106,26 @@ static int read_ds(hid_t loc, const char *name, const char *path, int rank,
     hsize_t dims[8];
     int r = sp >= 0 ? H5Sget_simple_extent_ndims(sp) : -1;
     if (ft < 0 || H5Tget_class(ft) != cls) {
-        seterr(err, errlen, "%s: dataset %s has the wrong type (want %s)",
-               path, name, cls == H5T_FLOAT ? "float" : "integer");
+        seterr(err, errlen, "%s: dataset %s has the wrong type (want %s)", path, name,
+               cls == H5T_FLOAT ? "float" : "integer");
         goto done;
     }
     if (r != rank || r > 8) {
-        seterr(err, errlen, "%s: dataset %s has rank %d, want %d", path,
-               name, r, rank);
+        seterr(err, errlen, "%s: dataset %s has rank %d, want %d", path, name, r, rank);
         goto done;
     }
     H5Sget_simple_extent_dims(sp, dims, NULL);
     size_t total = 1;
     for (int i = 0; i < rank; i++) {
         if (want[i] && dims[i] != want[i]) {
-            seterr(err, errlen,
-                   "%s: dataset %s dim %d is %llu, want %llu", path, name, i,
+            seterr(err, errlen, "%s: dataset %s dim %d is %llu, want %llu", path, name, i,
                    (unsigned long long)dims[i], (unsigned long long)want[i]);
             goto done;
         }
         want[i] = dims[i];
-        if (dims[i] > RUNREAD_MAX_ELEMS ||
-            (total *= (size_t)dims[i]) > RUNREAD_MAX_ELEMS) {
-            seterr(err, errlen, "%s: dataset %s is too large (> %zu elems)",
-                   path, name, RUNREAD_MAX_ELEMS);
+        if (dims[i] > RUNREAD_MAX_ELEMS || (total *= (size_t)dims[i]) > RUNREAD_MAX_ELEMS) {
+            seterr(err, errlen, "%s: dataset %s is too large (> %zu elems)", path, name,
+                   RUNREAD_MAX_ELEMS);
             goto done;
         }
     }
@@ -144,8 +135,7 @@ static int read_ds(hid_t loc, const char *name, const char *path, int rank,
         goto done;
     }
     if (total && H5Dread(d, memtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) < 0) {
-        seterr(err, errlen, "%s: cannot read dataset %s: %s", path, name,
-               h5_reason());
+        seterr(err, errlen, "%s: cannot read dataset %s: %s", path, name, h5_reason());
         free(buf);
         goto done;
     }
@@ -158,34 +148,31 @@ done:
     return rc;
 }
 
-#define READ_F32(loc, nm, rk, w, o) \
-    read_ds(loc, nm, r->meta.path, rk, w, H5T_FLOAT, H5T_NATIVE_FLOAT, \
-            sizeof(float), (void **)(o), err, errlen)
-#define READ_F64(loc, nm, rk, w, o) \
-    read_ds(loc, nm, r->meta.path, rk, w, H5T_FLOAT, H5T_NATIVE_DOUBLE, \
-            sizeof(double), (void **)(o), err, errlen)
-#define READ_I32(loc, nm, rk, w, o) \
-    read_ds(loc, nm, r->meta.path, rk, w, H5T_INTEGER, H5T_NATIVE_INT, \
-            sizeof(int), (void **)(o), err, errlen)
-#define READ_I64(loc, nm, rk, w, o) \
-    read_ds(loc, nm, r->meta.path, rk, w, H5T_INTEGER, H5T_NATIVE_LLONG, \
-            sizeof(long long), (void **)(o), err, errlen)
+#define READ_F32(loc, nm, rk, w, o)                                                                \
+    read_ds(loc, nm, r->meta.path, rk, w, H5T_FLOAT, H5T_NATIVE_FLOAT, sizeof(float),              \
+            (void **)(o), err, errlen)
+#define READ_F64(loc, nm, rk, w, o)                                                                \
+    read_ds(loc, nm, r->meta.path, rk, w, H5T_FLOAT, H5T_NATIVE_DOUBLE, sizeof(double),            \
+            (void **)(o), err, errlen)
+#define READ_I32(loc, nm, rk, w, o)                                                                \
+    read_ds(loc, nm, r->meta.path, rk, w, H5T_INTEGER, H5T_NATIVE_INT, sizeof(int), (void **)(o),  \
+            err, errlen)
+#define READ_I64(loc, nm, rk, w, o)                                                                \
+    read_ds(loc, nm, r->meta.path, rk, w, H5T_INTEGER, H5T_NATIVE_LLONG, sizeof(long long),        \
+            (void **)(o), err, errlen)
 
 /* ---- open / close ---- */
 
-static int read_meta(RunReader *r, char *err, size_t errlen)
-{
+static int read_meta(RunReader *r, char *err, size_t errlen) {
     RunMeta *m = &r->meta;
     char schema[64];
     double v;
     if (h5u_attr_read_strbuf(r->file, RS_SCHEMA, schema, sizeof schema) < 0) {
-        seterr(err, errlen, "%s: not a gatelab run file (no schema attr)",
-               m->path);
+        seterr(err, errlen, "%s: not a gatelab run file (no schema attr)", m->path);
         return -1;
     }
     if (strcmp(schema, RUNFILE_SCHEMA) != 0) {
-        seterr(err, errlen, "%s: schema is \"%s\", want \"%s\"", m->path,
-               schema, RUNFILE_SCHEMA);
+        seterr(err, errlen, "%s: schema is \"%s\", want \"%s\"", m->path, schema, RUNFILE_SCHEMA);
         return -1;
     }
     if (attr_double(r->file, RS_SCHEMA_VERSION, &v) < 0) {
@@ -194,20 +181,17 @@ static int read_meta(RunReader *r, char *err, size_t errlen)
     }
     m->schema_version = dbl_to_int(v);
     if (m->schema_version != RUNFILE_SCHEMA_VERSION) {
-        seterr(err, errlen, "%s: schema_version %d, this build reads %d",
-               m->path, m->schema_version, RUNFILE_SCHEMA_VERSION);
+        seterr(err, errlen, "%s: schema_version %d, this build reads %d", m->path,
+               m->schema_version, RUNFILE_SCHEMA_VERSION);
         return -1;
     }
-    if (h5u_attr_read_strbuf(r->file, RS_VARIANT, m->variant,
-                             sizeof m->variant) < 0 ||
+    if (h5u_attr_read_strbuf(r->file, RS_VARIANT, m->variant, sizeof m->variant) < 0 ||
         attr_ll(r->file, RS_SEED, &m->seed) < 0) {
-        seterr(err, errlen, "%s: missing root attribute variant or seed",
-               m->path);
+        seterr(err, errlen, "%s: missing root attribute variant or seed", m->path);
         return -1;
     }
     /* optional bookkeeping: absent stays empty / -1 */
-    if (h5u_attr_read_strbuf(r->file, RS_STATUS, m->status,
-                             sizeof m->status) < 0)
+    if (h5u_attr_read_strbuf(r->file, RS_STATUS, m->status, sizeof m->status) < 0)
         snprintf(m->status, sizeof m->status, "unknown");
     h5u_attr_read_strbuf(r->file, RS_CREATED, m->created, sizeof m->created);
     h5u_attr_read_strbuf(r->file, RS_GATELAB_VERSION, m->gatelab_version,
@@ -220,16 +204,14 @@ static int read_meta(RunReader *r, char *err, size_t errlen)
 }
 
 /* The in-process open: HDF5 open plus the root attributes. */
-static RunReader *open_file(const char *path, char *err, size_t errlen)
-{
+static RunReader *open_file(const char *path, char *err, size_t errlen) {
     if (H5Fis_hdf5(path) <= 0) {
         seterr(err, errlen, "%s: not an HDF5 file", path);
         return NULL;
     }
     hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
     if (f < 0) {
-        seterr(err, errlen, "%s: cannot open (truncated or corrupt?): %s",
-               path, h5_reason());
+        seterr(err, errlen, "%s: cannot open (truncated or corrupt?): %s", path, h5_reason());
         return NULL;
     }
     RunReader *r = calloc(1, sizeof *r);
@@ -249,19 +231,15 @@ static RunReader *open_file(const char *path, char *err, size_t errlen)
 
 static int vet_in_child(const char *path, char *err, size_t errlen);
 
-RunReader *runread_open(const char *path, char *err, size_t errlen)
-{
+RunReader *runread_open(const char *path, char *err, size_t errlen) {
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
     if (input_check(path, err, errlen) < 0) return NULL;
     const char *novet = getenv("GATELAB_NO_VET");
-    if (!(novet && strcmp(novet, "1") == 0) &&
-        vet_in_child(path, err, errlen) < 0)
-        return NULL;
+    if (!(novet && strcmp(novet, "1") == 0) && vet_in_child(path, err, errlen) < 0) return NULL;
     return open_file(path, err, errlen);
 }
 
-void runread_close(RunReader *r)
-{
+void runread_close(RunReader *r) {
     if (!r) return;
     if (r->file >= 0) H5Fclose(r->file);
     free(r);
@@ -270,55 +248,41 @@ void runread_close(RunReader *r)
 const RunMeta *runread_meta(const RunReader *r) { return &r->meta; }
 
 /* Open group `name` if it exists (negative when absent). */
-static hid_t open_group(hid_t loc, const char *name)
-{
+static hid_t open_group(hid_t loc, const char *name) {
     if (H5Lexists(loc, name, H5P_DEFAULT) <= 0) return -1;
     return H5Gopen2(loc, name, H5P_DEFAULT);
 }
 
 /* Attribute KEY of group GROUP: a double into *d, or (d NULL) a string
  * into s[slen]. -1 when the group or the attribute is missing. */
-static int group_attr(RunReader *r, const char *group, const char *key,
-                      double *d, char *s, size_t slen)
-{
+static int group_attr(RunReader *r, const char *group, const char *key, double *d, char *s,
+                      size_t slen) {
     hid_t g = open_group(r->file, group);
-    int rc = g < 0 ? -1
-             : d   ? attr_double(g, key, d)
-                   : h5u_attr_read_strbuf(g, key, s, slen);
+    int rc = g < 0 ? -1 : d ? attr_double(g, key, d) : h5u_attr_read_strbuf(g, key, s, slen);
     if (g >= 0) H5Gclose(g);
     return rc;
 }
 
-int runread_config_double(RunReader *r, const char *key, double *out,
-                          char *err, size_t errlen)
-{
+int runread_config_double(RunReader *r, const char *key, double *out, char *err, size_t errlen) {
     if (group_attr(r, RS_G_CONFIG, key, out, NULL, 0) == 0) return 0;
-    return seterr(err, errlen, "%s: missing numeric config key %s",
-                  r->meta.path, key);
+    return seterr(err, errlen, "%s: missing numeric config key %s", r->meta.path, key);
 }
 
-int runread_config_string(RunReader *r, const char *key, char *out,
-                          size_t outlen, char *err, size_t errlen)
-{
+int runread_config_string(RunReader *r, const char *key, char *out, size_t outlen, char *err,
+                          size_t errlen) {
     if (group_attr(r, RS_G_CONFIG, key, NULL, out, outlen) == 0) return 0;
-    return seterr(err, errlen, "%s: missing string config key %s",
-                  r->meta.path, key);
+    return seterr(err, errlen, "%s: missing string config key %s", r->meta.path, key);
 }
 
-int runread_pretrained_string(RunReader *r, const char *key, char *out,
-                              size_t outlen, char *err, size_t errlen)
-{
+int runread_pretrained_string(RunReader *r, const char *key, char *out, size_t outlen, char *err,
+                              size_t errlen) {
     if (group_attr(r, RS_G_PRETRAINED, key, NULL, out, outlen) == 0) return 0;
-    return seterr(err, errlen, "%s: no /%s attribute %s", r->meta.path,
-                  RS_G_PRETRAINED, key);
+    return seterr(err, errlen, "%s: no /%s attribute %s", r->meta.path, RS_G_PRETRAINED, key);
 }
 
-int runread_summary(RunReader *r, const char *key, double *out, char *err,
-                    size_t errlen)
-{
+int runread_summary(RunReader *r, const char *key, double *out, char *err, size_t errlen) {
     if (group_attr(r, RS_G_SUMMARY, key, out, NULL, 0) == 0) return 0;
-    return seterr(err, errlen, "%s: missing summary value %s", r->meta.path,
-                  key);
+    return seterr(err, errlen, "%s: missing summary value %s", r->meta.path, key);
 }
 
 /* ---- probes ---- */
@@ -328,9 +292,7 @@ typedef struct {
     int n, cap;
 } StepList;
 
-static herr_t step_cb(hid_t g, const char *name, const H5L_info_t *info,
-                      void *data)
-{
+static herr_t step_cb(hid_t g, const char *name, const H5L_info_t *info, void *data) {
     (void)g;
     (void)info;
     StepList *s = data;
@@ -348,22 +310,18 @@ static herr_t step_cb(hid_t g, const char *name, const H5L_info_t *info,
     return 0;
 }
 
-static int cmp_ll(const void *a, const void *b)
-{
+static int cmp_ll(const void *a, const void *b) {
     long long x = *(const long long *)a, y = *(const long long *)b;
     return (x > y) - (x < y);
 }
 
-int runread_probe_steps(RunReader *r, long long **steps, int *n, char *err,
-                        size_t errlen)
-{
+int runread_probe_steps(RunReader *r, long long **steps, int *n, char *err, size_t errlen) {
     *steps = NULL;
     *n = 0;
     hid_t g = open_group(r->file, RS_G_PROBE);
     if (g < 0) return 0;
     StepList s = {0};
-    herr_t rc = H5Literate(g, H5_INDEX_NAME, H5_ITER_NATIVE, NULL, step_cb,
-                           &s);
+    herr_t rc = H5Literate(g, H5_INDEX_NAME, H5_ITER_NATIVE, NULL, step_cb, &s);
     H5Gclose(g);
     if (rc < 0) {
         free(s.steps);
@@ -376,8 +334,7 @@ int runread_probe_steps(RunReader *r, long long **steps, int *n, char *err,
     return 0;
 }
 
-void runread_probe_free(ProbeRecord *p)
-{
+void runread_probe_free(ProbeRecord *p) {
     if (!p) return;
 #define RS_FREE(member, ctype, cls, hid, name, dims, kind, desc) free(p->member);
     RS_PROBE_ARRAYS(RS_FREE)
@@ -385,18 +342,15 @@ void runread_probe_free(ProbeRecord *p)
     memset(p, 0, sizeof *p);
 }
 
-static int read_probe_attrs(RunReader *r, hid_t g, const char *gname,
-                            ProbeRecord *p, char *err, size_t errlen)
-{
+static int read_probe_attrs(RunReader *r, hid_t g, const char *gname, ProbeRecord *p, char *err,
+                            size_t errlen) {
     double v;
     if (attr_ll(g, RS_P_STEP, &p->step) < 0) {
-        seterr(err, errlen, "%s: /probe/%s has no step attribute",
-               r->meta.path, gname);
+        seterr(err, errlen, "%s: /probe/%s has no step attribute", r->meta.path, gname);
         return -1;
     }
     p->proxy = attr_double(g, RS_P_PROXY, &v) == 0 && v != 0.0;
-    if (h5u_attr_read_strbuf(g, RS_P_NORMALISER, p->normaliser,
-                             sizeof p->normaliser) < 0)
+    if (h5u_attr_read_strbuf(g, RS_P_NORMALISER, p->normaliser, sizeof p->normaliser) < 0)
         snprintf(p->normaliser, sizeof p->normaliser, "unknown");
     p->gate_channels = attr_double(g, RS_P_GATE_CHANNELS, &v) == 0 ? dbl_to_int(v) : 0;
     p->gate_heads = attr_double(g, RS_P_GATE_HEADS, &v) == 0 ? dbl_to_int(v) : 0;
@@ -414,8 +368,7 @@ typedef struct {
     hsize_t L, H, T, N, C, S, P;
 } ProbeDims;
 
-static hsize_t *dim_slot(ProbeDims *d, char c, hsize_t *fixed)
-{
+static hsize_t *dim_slot(ProbeDims *d, char c, hsize_t *fixed) {
     switch (c) {
     case 'L': return &d->L;
     case 'H': return &d->H;
@@ -435,16 +388,12 @@ static hsize_t *dim_slot(ProbeDims *d, char c, hsize_t *fixed)
 
 /* One array of the table: skipped when optional and absent, or gated and
  * the probe has no gate; its dims checked against (and teaching) d. */
-static int read_probe_array(RunReader *r, hid_t g, hid_t h, ProbeRecord *p,
-                            ProbeDims *d, void **out, int cls, int hidden,
-                            const char *name, const char *dims, int kind,
-                            char *err, size_t errlen)
-{
+static int read_probe_array(RunReader *r, hid_t g, hid_t h, ProbeRecord *p, ProbeDims *d,
+                            void **out, int cls, int hidden, const char *name, const char *dims,
+                            int kind, char *err, size_t errlen) {
     hid_t loc = hidden ? h : g;
     if ((kind == RS_GATE || kind == RS_GATE_OPT) && !p->has_gate) return 0;
-    if ((kind == RS_OPT || kind == RS_GATE_OPT) &&
-        H5Lexists(loc, name, H5P_DEFAULT) <= 0)
-        return 0;
+    if ((kind == RS_OPT || kind == RS_GATE_OPT) && H5Lexists(loc, name, H5P_DEFAULT) <= 0) return 0;
     int rank = (int)strlen(dims);
     hsize_t want[8], fixed[8];
     for (int i = 0; i < rank; i++) want[i] = *dim_slot(d, dims[i], &fixed[i]);
@@ -456,9 +405,8 @@ static int read_probe_array(RunReader *r, hid_t g, hid_t h, ProbeRecord *p,
         hsize_t *slot = dim_slot(d, dims[i], &fixed[i]);
         if (*slot == 0) *slot = want[i];
         else if (*slot != want[i]) { /* a letter twice in one array (TT) */
-            seterr(err, errlen, "%s: dataset %s dim %d is %llu, want %llu",
-                   r->meta.path, name, i, (unsigned long long)want[i],
-                   (unsigned long long)*slot);
+            seterr(err, errlen, "%s: dataset %s dim %d is %llu, want %llu", r->meta.path, name, i,
+                   (unsigned long long)want[i], (unsigned long long)*slot);
             return -1;
         }
     }
@@ -467,37 +415,33 @@ static int read_probe_array(RunReader *r, hid_t g, hid_t h, ProbeRecord *p,
 
 /* The maps are T x T unless the attr maps_len says they were cut to the
  * first maps_len <= T positions. */
-static int check_maps_len(RunReader *r, hid_t g, const ProbeDims *d,
-                          char *err, size_t errlen)
-{
+static int check_maps_len(RunReader *r, hid_t g, const ProbeDims *d, char *err, size_t errlen) {
     double ml;
     int cut = attr_double(g, RS_P_MAPS_LEN, &ml) == 0;
     if (cut ? ml == (double)d->P && d->P <= d->T : d->P == d->T) return 0;
-    seterr(err, errlen, "%s: attention maps are %llu x %llu but the probe has "
-           "T=%llu%s", r->meta.path, (unsigned long long)d->P,
-           (unsigned long long)d->P, (unsigned long long)d->T,
-           cut ? " and a different maps_len" : " and no maps_len");
+    seterr(err, errlen,
+           "%s: attention maps are %llu x %llu but the probe has "
+           "T=%llu%s",
+           r->meta.path, (unsigned long long)d->P, (unsigned long long)d->P,
+           (unsigned long long)d->T, cut ? " and a different maps_len" : " and no maps_len");
     return -1;
 }
 
-static int read_probe_arrays(RunReader *r, hid_t g, ProbeRecord *p,
-                             char *err, size_t errlen)
-{
+static int read_probe_arrays(RunReader *r, hid_t g, ProbeRecord *p, char *err, size_t errlen) {
     ProbeDims d = {0};
     hid_t h = open_group(g, RS_G_HIDDEN);
     if (h < 0) {
-        seterr(err, errlen, "%s: probe step %lld has no hidden/ group",
-               r->meta.path, p->step);
+        seterr(err, errlen, "%s: probe step %lld has no hidden/ group", r->meta.path, p->step);
         return -1;
     }
     /* the gate arrays are there when gate_channel_mean is */
     p->has_gate = H5Lexists(g, RS_GATE_MARKER, H5P_DEFAULT) > 0;
     if (p->has_gate && p->gate_channels > 0) d.C = (hsize_t)p->gate_channels;
     int rc = 0;
-#define RS_READ(member, ctype, cls, hid, name, dims, kind, desc)              \
-    if (rc == 0)                                                              \
-        rc = read_probe_array(r, g, h, p, &d, (void **)&p->member, cls, hid,  \
-                              name, dims, kind, err, errlen);
+#define RS_READ(member, ctype, cls, hid, name, dims, kind, desc)                                   \
+    if (rc == 0)                                                                                   \
+        rc = read_probe_array(r, g, h, p, &d, (void **)&p->member, cls, hid, name, dims, kind,     \
+                              err, errlen);
     RS_PROBE_ARRAYS(RS_READ)
 #undef RS_READ
     H5Gclose(h);
@@ -509,9 +453,10 @@ static int read_probe_arrays(RunReader *r, hid_t g, ProbeRecord *p,
         if (p->gate_channels == 0) p->gate_channels = (int)d.C;
         /* a shared gate's channels serve every head whole: no split */
         if (p->gate_heads < 1 || (!p->gate_shared && p->gate_channels % p->gate_heads)) {
-            seterr(err, errlen, "%s: gate_channel_mean has %llu channels but "
-                   "attrs say gate_channels=%d gate_heads=%d", r->meta.path,
-                   (unsigned long long)d.C, p->gate_channels, p->gate_heads);
+            seterr(err, errlen,
+                   "%s: gate_channel_mean has %llu channels but "
+                   "attrs say gate_channels=%d gate_heads=%d",
+                   r->meta.path, (unsigned long long)d.C, p->gate_channels, p->gate_heads);
             rc = -1;
         }
     }
@@ -519,9 +464,8 @@ static int read_probe_arrays(RunReader *r, hid_t g, ProbeRecord *p,
 }
 
 /* A probe group's attrs and arrays (/probe/step_N or /intervene/<kind>). */
-static int read_probe_group(RunReader *r, hid_t g, const char *gname, ProbeRecord *p,
-                            char *err, size_t errlen)
-{
+static int read_probe_group(RunReader *r, hid_t g, const char *gname, ProbeRecord *p, char *err,
+                            size_t errlen) {
     int rc = -1;
     if (read_probe_attrs(r, g, gname, p, err, errlen) == 0 &&
         read_probe_arrays(r, g, p, err, errlen) == 0)
@@ -530,9 +474,7 @@ static int read_probe_group(RunReader *r, hid_t g, const char *gname, ProbeRecor
     return rc;
 }
 
-int runread_probe(RunReader *r, long long step, ProbeRecord *p, char *err,
-                  size_t errlen)
-{
+int runread_probe(RunReader *r, long long step, ProbeRecord *p, char *err, size_t errlen) {
     memset(p, 0, sizeof *p);
     long long *steps;
     int n;
@@ -563,8 +505,7 @@ int runread_probe(RunReader *r, long long step, ProbeRecord *p, char *err,
 
 /* ---- /intervene/<kind> (gatelab intervene) ---- */
 
-int runread_has_intervention(RunReader *r, const char *kind)
-{
+int runread_has_intervention(RunReader *r, const char *kind) {
     if (!kind || !*kind || strchr(kind, '/')) return 0;
     hid_t top = open_group(r->file, RS_G_INTERVENE);
     if (top < 0) return 0;
@@ -573,16 +514,14 @@ int runread_has_intervention(RunReader *r, const char *kind)
     return has;
 }
 
-void runread_intervention_free(RunIntervention *iv)
-{
+void runread_intervention_free(RunIntervention *iv) {
     if (!iv) return;
     runread_probe_free(&iv->probe);
     memset(iv, 0, sizeof *iv);
 }
 
-int runread_intervention(RunReader *r, const char *kind, RunIntervention *iv,
-                         char *err, size_t errlen)
-{
+int runread_intervention(RunReader *r, const char *kind, RunIntervention *iv, char *err,
+                         size_t errlen) {
     memset(iv, 0, sizeof *iv);
     char gname[128];
     snprintf(gname, sizeof gname, "%s/%s", RS_G_INTERVENE, kind ? kind : "");
@@ -593,11 +532,10 @@ int runread_intervention(RunReader *r, const char *kind, RunIntervention *iv,
     }
     double loss, n, k;
     int rc = read_probe_group(r, g, gname, &iv->probe, err, errlen);
-    if (rc == 0 && (attr_double(g, RS_IV_LOSS, &loss) < 0 ||
-                    attr_double(g, RS_IV_LOSS_N, &n) < 0 ||
+    if (rc == 0 && (attr_double(g, RS_IV_LOSS, &loss) < 0 || attr_double(g, RS_IV_LOSS_N, &n) < 0 ||
                     attr_double(g, RS_IV_CLIP_K, &k) < 0)) {
-        seterr(err, errlen, "%s: /%s lacks its loss, loss_n or clip_k attribute",
-               r->meta.path, gname);
+        seterr(err, errlen, "%s: /%s lacks its loss, loss_n or clip_k attribute", r->meta.path,
+               gname);
         rc = -1;
     }
     H5Gclose(g);
@@ -613,8 +551,7 @@ int runread_intervention(RunReader *r, const char *kind, RunIntervention *iv,
 
 /* ---- metric series ---- */
 
-void runread_train_free(RunTrain *t)
-{
+void runread_train_free(RunTrain *t) {
     free(t->step);
     free(t->loss);
     free(t->lr);
@@ -624,16 +561,14 @@ void runread_train_free(RunTrain *t)
     memset(t, 0, sizeof *t);
 }
 
-void runread_eval_free(RunEval *e)
-{
+void runread_eval_free(RunEval *e) {
     free(e->step);
     free(e->val_loss);
     free(e->val_bpb);
     memset(e, 0, sizeof *e);
 }
 
-int runread_train(RunReader *r, RunTrain *t, char *err, size_t errlen)
-{
+int runread_train(RunReader *r, RunTrain *t, char *err, size_t errlen) {
     memset(t, 0, sizeof *t);
     hid_t g = open_group(r->file, RS_G_METRICS_TRAIN);
     if (g < 0) {
@@ -663,8 +598,7 @@ int runread_train(RunReader *r, RunTrain *t, char *err, size_t errlen)
     return rc;
 }
 
-int runread_eval(RunReader *r, RunEval *e, char *err, size_t errlen)
-{
+int runread_eval(RunReader *r, RunEval *e, char *err, size_t errlen) {
     memset(e, 0, sizeof *e);
     hid_t g = open_group(r->file, RS_G_METRICS_EVAL);
     if (g < 0) {
@@ -689,13 +623,11 @@ int runread_eval(RunReader *r, RunEval *e, char *err, size_t errlen)
 
 /* ---- weights and long-context results ---- */
 
-int runread_param(RunReader *r, const char *name, float *out, int ndim,
-                  const int *shape, char *err, size_t errlen)
-{
+int runread_param(RunReader *r, const char *name, float *out, int ndim, const int *shape, char *err,
+                  size_t errlen) {
     hid_t g = open_group(r->file, RS_G_PARAMS);
     if (g < 0) {
-        seterr(err, errlen, "%s: no /params (the run has no final weights)",
-               r->meta.path);
+        seterr(err, errlen, "%s: no /params (the run has no final weights)", r->meta.path);
         return -1;
     }
     hsize_t want[8] = {0};
@@ -720,9 +652,7 @@ typedef struct {
     int n, cap;
 } IntList;
 
-static herr_t len_cb(hid_t g, const char *name, const H5L_info_t *info,
-                     void *data)
-{
+static herr_t len_cb(hid_t g, const char *name, const H5L_info_t *info, void *data) {
     (void)g;
     (void)info;
     IntList *s = data;
@@ -740,15 +670,13 @@ static herr_t len_cb(hid_t g, const char *name, const H5L_info_t *info,
     return 0;
 }
 
-static int cmp_int(const void *a, const void *b)
-{
+static int cmp_int(const void *a, const void *b) {
     int x = *(const int *)a, y = *(const int *)b;
     return (x > y) - (x < y);
 }
 
-int runread_lceval_lengths(RunReader *r, const char *mode, int **lens,
-                           int *n, char *err, size_t errlen)
-{
+int runread_lceval_lengths(RunReader *r, const char *mode, int **lens, int *n, char *err,
+                           size_t errlen) {
     *lens = NULL;
     *n = 0;
     hid_t top = open_group(r->file, RS_G_LCEVAL);
@@ -770,15 +698,13 @@ int runread_lceval_lengths(RunReader *r, const char *mode, int **lens,
     return 0;
 }
 
-void runread_lceval_free(RunLcEval *e)
-{
+void runread_lceval_free(RunLcEval *e) {
     free(e->loss_by_bucket);
     e->loss_by_bucket = NULL;
 }
 
-int runread_lceval(RunReader *r, const char *mode, int len, RunLcEval *e,
-                   char *err, size_t errlen)
-{
+int runread_lceval(RunReader *r, const char *mode, int len, RunLcEval *e, char *err,
+                   size_t errlen) {
     memset(e, 0, sizeof *e);
     char path[96];
     snprintf(path, sizeof path, RS_G_LCEVAL "/%.16s/" RS_LC_LEN_FMT, mode, len);
@@ -835,13 +761,10 @@ int runread_lceval(RunReader *r, const char *mode, int len, RunLcEval *e,
 /* A sanitizer runtime (ASan, libFuzzer) would otherwise report the child's
  * crash as the parent's (e.g. write a fuzzer crash artifact). Weak: NULL in
  * a build without sanitizers. */
-extern void __sanitizer_set_death_callback(void (*cb)(void))
-    __attribute__((weak));
+extern void __sanitizer_set_death_callback(void (*cb)(void)) __attribute__((weak));
 
 /* Read every attribute of /NAME the way the tools would (string or number). */
-static herr_t vet_attr_cb(hid_t loc, const char *name, const H5A_info_t *info,
-                          void *data)
-{
+static herr_t vet_attr_cb(hid_t loc, const char *name, const H5A_info_t *info, void *data) {
     (void)info;
     (void)data;
     char *s;
@@ -850,8 +773,7 @@ static herr_t vet_attr_cb(hid_t loc, const char *name, const H5A_info_t *info,
     else attr_double(loc, name, &v);
     return 0;
 }
-static void vet_group_attrs(hid_t file, const char *name)
-{
+static void vet_group_attrs(hid_t file, const char *name) {
     hid_t g = open_group(file, name);
     if (g < 0) return;
     H5Aiterate2(g, H5_INDEX_NAME, H5_ITER_NATIVE, NULL, vet_attr_cb, NULL);
@@ -859,8 +781,7 @@ static void vet_group_attrs(hid_t file, const char *name)
 }
 
 /* The child: the same reads the tools do, then "done" on fd. Never returns. */
-__attribute__((noreturn)) static void vet_child(const char *path, int fd)
-{
+__attribute__((noreturn)) static void vet_child(const char *path, int fd) {
     static const int crash_sigs[] = {SIGSEGV, SIGBUS, SIGABRT, SIGILL, SIGFPE};
     for (size_t i = 0; i < sizeof crash_sigs / sizeof *crash_sigs; i++)
         signal(crash_sigs[i], SIG_DFL); /* die by the signal: the parent sees it */
@@ -902,8 +823,7 @@ __attribute__((noreturn)) static void vet_child(const char *path, int fd)
     _exit(w == 1 ? rc : 2);
 }
 
-static long ms_since(const struct timespec *t0)
-{
+static long ms_since(const struct timespec *t0) {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (long)(t.tv_sec - t0->tv_sec) * 1000 + (t.tv_nsec - t0->tv_nsec) / 1000000;
@@ -911,8 +831,7 @@ static long ms_since(const struct timespec *t0)
 
 /* Wait up to VET_SECONDS for the child's "done" byte on fd, then reap it.
  * 1 done, 0 the child ended without it, -1 hung (killed). */
-static int vet_wait(pid_t pid, int fd, int *status)
-{
+static int vet_wait(pid_t pid, int fd, int *status) {
     struct timespec t0;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     int got = 1; /* a failing poll/read proceeds unvetted */
@@ -941,8 +860,7 @@ static int vet_wait(pid_t pid, int fd, int *status)
 
 /* 0: go on with the normal open (which reports ordinary errors itself);
  * -1 with err: the library crashed or hung on this file in the child. */
-static int vet_in_child(const char *path, char *err, size_t errlen)
-{
+static int vet_in_child(const char *path, char *err, size_t errlen) {
     int fds[2];
     if (pipe(fds) != 0) return 0; /* cannot vet: read in-process as before */
     pid_t pid = fork();
@@ -959,15 +877,20 @@ static int vet_in_child(const char *path, char *err, size_t errlen)
     int status, got = vet_wait(pid, fds[0], &status);
     if (got == 1) return 0;
     if (got < 0)
-        seterr(err, errlen, "%s: reading this file hung for %d s: the file is "
-               "corrupt", path, VET_SECONDS);
+        seterr(err, errlen,
+               "%s: reading this file hung for %d s: the file is "
+               "corrupt",
+               path, VET_SECONDS);
     else if (WIFSIGNALED(status))
-        seterr(err, errlen, "%s: the HDF5 library crashed reading this file "
-               "(signal %d): the file is corrupt", path, WTERMSIG(status));
+        seterr(err, errlen,
+               "%s: the HDF5 library crashed reading this file "
+               "(signal %d): the file is corrupt",
+               path, WTERMSIG(status));
     else
-        seterr(err, errlen, "%s: the HDF5 library crashed reading this file "
-               "(exit status %d): the file is corrupt", path,
-               WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+        seterr(err, errlen,
+               "%s: the HDF5 library crashed reading this file "
+               "(exit status %d): the file is corrupt",
+               path, WIFEXITED(status) ? WEXITSTATUS(status) : -1);
     return -1;
 }
 
@@ -999,4 +922,3 @@ int runfile_has_lceval(const char *h5) {
     h5u_quiet_end(q);
     return has;
 }
-

@@ -21,7 +21,7 @@ typedef struct RunReader RunReader;
 typedef struct {
     char path[1024];
     char variant[256];
-    char status[32];       /* running | done | diverged */
+    char status[32]; /* running | done | diverged */
     char created[64];
     char gatelab_version[32];
     int schema_version;
@@ -38,30 +38,26 @@ const RunMeta *runread_meta(const RunReader *r);
 
 /* /config attributes. Numeric attrs of any int/float type read as double;
  * 0 ok, -1 if the key is missing or of the wrong class (err may be NULL). */
-int runread_config_double(RunReader *r, const char *key, double *out,
-                          char *err, size_t errlen);
-int runread_config_string(RunReader *r, const char *key, char *out,
-                          size_t outlen, char *err, size_t errlen);
+int runread_config_double(RunReader *r, const char *key, double *out, char *err, size_t errlen);
+int runread_config_string(RunReader *r, const char *key, char *out, size_t outlen, char *err,
+                          size_t errlen);
 /* /pretrained string attributes (RS_PT_*: runs of `gatelab inspect`);
  * -1 when the run has none. */
-int runread_pretrained_string(RunReader *r, const char *key, char *out,
-                              size_t outlen, char *err, size_t errlen);
+int runread_pretrained_string(RunReader *r, const char *key, char *out, size_t outlen, char *err,
+                              size_t errlen);
 /* /summary attributes (doubles). 0 ok, -1 missing. */
-int runread_summary(RunReader *r, const char *key, double *out, char *err,
-                    size_t errlen);
+int runread_summary(RunReader *r, const char *key, double *out, char *err, size_t errlen);
 
 /* Probe steps present under /probe, ascending; *steps is malloc'd (NULL
  * when n == 0). 0 ok (zero probes is not an error), -1 on error. */
-int runread_probe_steps(RunReader *r, long long **steps, int *n, char *err,
-                        size_t errlen);
+int runread_probe_steps(RunReader *r, long long **steps, int *n, char *err, size_t errlen);
 
 /* One probe (ProbeRecord, runschema.h), every array malloc'd (NULL when
  * absent from the file). */
 
 /* Read the probe at `step`, or the last one when step < 0. 0 ok, -1 err
  * (also when the run has no probes). Free with runread_probe_free. */
-int runread_probe(RunReader *r, long long step, ProbeRecord *p, char *err,
-                  size_t errlen);
+int runread_probe(RunReader *r, long long step, ProbeRecord *p, char *err, size_t errlen);
 void runread_probe_free(ProbeRecord *p);
 
 /* /metrics/train and /metrics/eval series (all arrays length n). */
@@ -81,13 +77,12 @@ int runread_eval(RunReader *r, RunEval *e, char *err, size_t errlen);
 void runread_train_free(RunTrain *t);
 void runread_eval_free(RunEval *e);
 
-
 /* ---- additive: weights and long-context results (gatelab eval) ---- */
 
 /* /params/<name> into out, which holds exactly the numel of shape[ndim];
  * -1 naming the tensor when it is missing or its shape differs. */
-int runread_param(RunReader *r, const char *name, float *out, int ndim,
-                  const int *shape, char *err, size_t errlen);
+int runread_param(RunReader *r, const char *name, float *out, int ndim, const int *shape, char *err,
+                  size_t errlen);
 
 /* One /lceval/<mode>/L_<len> result (see src/runfile.h LcEvalData). */
 typedef struct {
@@ -99,10 +94,9 @@ typedef struct {
 } RunLcEval;
 /* Lengths evaluated under /lceval/<mode>, ascending (*lens malloc'd, NULL
  * when none). 0 ok (none is not an error), -1 on error. */
-int runread_lceval_lengths(RunReader *r, const char *mode, int **lens,
-                           int *n, char *err, size_t errlen);
-int runread_lceval(RunReader *r, const char *mode, int len, RunLcEval *e,
-                   char *err, size_t errlen);
+int runread_lceval_lengths(RunReader *r, const char *mode, int **lens, int *n, char *err,
+                           size_t errlen);
+int runread_lceval(RunReader *r, const char *mode, int len, RunLcEval *e, char *err, size_t errlen);
 void runread_lceval_free(RunLcEval *e);
 
 /* ---- additive: /intervene/<kind> (gatelab intervene; names RS_IV_*) ---- */
@@ -117,8 +111,8 @@ typedef struct {
 int runread_has_intervention(RunReader *r, const char *kind);
 /* 0 ok; -1 naming the group when it is missing or malformed. Free with
  * runread_intervention_free. */
-int runread_intervention(RunReader *r, const char *kind, RunIntervention *iv,
-                         char *err, size_t errlen);
+int runread_intervention(RunReader *r, const char *kind, RunIntervention *iv, char *err,
+                         size_t errlen);
 void runread_intervention_free(RunIntervention *iv);
 
 /* Root attribute "status" of a run file into buf ("" when the attribute is

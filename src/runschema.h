@@ -133,10 +133,10 @@
 #define RS_IV_BOS_CLIP "bos-clip"
 #define RS_IV_BOS_MEAN "bos-mean"
 #define RS_IV_NO_BOS "no-bos"
-#define RS_IV_KIND "kind"       /* str attr: the kind again */
-#define RS_IV_LOSS "loss"       /* f64: mean CE predicting tokens 2..T-1 */
-#define RS_IV_LOSS_N "loss_n"   /* i64: predictions in that mean */
-#define RS_IV_CLIP_K "clip_k"   /* i64: bos-clip's k (0 for other kinds) */
+#define RS_IV_KIND "kind"     /* str attr: the kind again */
+#define RS_IV_LOSS "loss"     /* f64: mean CE predicting tokens 2..T-1 */
+#define RS_IV_LOSS_N "loss_n" /* i64: predictions in that mean */
+#define RS_IV_CLIP_K "clip_k" /* i64: bos-clip's k (0 for other kinds) */
 
 /* ---- checkpoint (RUN.h5.ckpt) ---- */
 #define RS_CKPT_PARAMS RS_G_PARAMS
@@ -162,7 +162,7 @@
 #define RS_P_GATE_SHARED "gate_shared" /* 1: one score vector gates every head */
 #define RS_P_PROBE_N "probe_n"
 #define RS_P_PROBE_LEN "probe_len"
-#define RS_P_MAPS_LEN "maps_len" /* only when the maps cover fewer than T */
+#define RS_P_MAPS_LEN "maps_len"     /* only when the maps cover fewer than T */
 #define RS_P_THRESHOLDS "thresholds" /* attr of gate_below */
 
 /* ---- probe sizes and thresholds (probe.c computes, analysis reads) ---- */
@@ -185,71 +185,70 @@ static const double RS_GATE_BELOW_THR[RS_GATE_NBELOW] = {0.5, 0.1, 1e-2, 1e-3};
  * kind: RS_REQ always there, RS_OPT may be absent, RS_GATE only when the
  * variant has a gate (required then), RS_GATE_OPT optional among those. */
 enum { RS_REQ, RS_OPT, RS_GATE, RS_GATE_OPT };
-#define RS_GATE_BELOW_NAME "gate_below" /* carries attr RS_P_THRESHOLDS */
+#define RS_GATE_BELOW_NAME "gate_below"    /* carries attr RS_P_THRESHOLDS */
 #define RS_GATE_MARKER "gate_channel_mean" /* present iff the probe has gates */
-#define RS_PROBE_ARRAYS(X)                                                     \
-    X(attention, float, RS_F32, 0, "attention", "LHPP", RS_REQ,                \
-      "attention weights A[query, key] per layer and head, mean over probe "   \
-      "sequences")                                                             \
-    X(first_col, float, RS_F32, 0, "first_col", "NLHT", RS_REQ,                \
-      "A[t, 0] per probe sequence [seq, layer, head, t]")                      \
-    X(tokens, int, RS_I32, 0, RS_TOKENS, "NT", RS_REQ,                          \
-      "probe token ids [seq, t]")                                              \
-    X(alpha0, float, RS_F32, 0, "alpha0", "LH", RS_REQ,                        \
-      "Gu et al. alpha_0 per layer and head: mean over queries t >= 0 "      \
-      "(self term A[0,0] = 1 included) of A[t,0]; not the first-token share, "\
-      "which averages t >= 1")                        \
-    X(attention_slot, float, RS_F32, 0, "attention_slot", "LHT", RS_OPT,       \
-      "weight each query gives the extra slot (sink logit or kv bias), mean "  \
-      "over sequences")                                                        \
-    X(row_empty, float, RS_F32, 0, "row_empty", "LH", RS_OPT,                  \
-      "fraction of rows (probe sequence x query t >= 1) whose attention on "   \
-      "the real tokens has no mass (softpick, clipped softmax), per layer "    \
-      "and head")                                                              \
-    X(first_nonempty, float, RS_F32, 0, "first_share_nonempty", "LH", RS_OPT,  \
-      "first-token share over the rows with mass only: mean of A[t,0] over "   \
-      "(sequence, t >= 1) rows of row_empty's complement; NaN if none")        \
-    X(gate_channel_mean, double, RS_F64, 0, RS_GATE_MARKER, "LC", RS_GATE,     \
-      "mean gate score per layer and channel over the probe set")     \
-    X(gate_hist, double, RS_F64, 0, "gate_hist", "LB", RS_GATE,                \
-      "counts of gate scores in 50 equal bins over [0,1], per layer")          \
-    X(gate_below, double, RS_F64, 0, RS_GATE_BELOW_NAME, "LK", RS_GATE,                    \
-      "fraction of gate scores below each threshold (attr thresholds), per "   \
-      "layer")                                                                 \
-    X(gate_stats, double, RS_F64, 0, "gate_stats", "LM", RS_GATE,              \
-      "per layer: mean, min, max of gate scores and how many scores")          \
-    X(gate_sample, float, RS_F32, 0, "gate_sample", "LSTC", RS_GATE_OPT,       \
-      "activated gate scores [layer, seq, t, channel] of the first probe "     \
-      "sequences")                                                             \
-    X(h_max, double, RS_F64, 1, "max", "L", RS_REQ,                            \
-      "max |h| of each block's output (residual stream), mean over probe "     \
-      "sequences")                                                             \
-    X(h_median, double, RS_F64, 1, "median", "L", RS_REQ,                      \
-      "median |h| of each block's output, mean over probe sequences")          \
-    X(h_top3, double, RS_F64, 1, "top3", "L3", RS_REQ,                         \
-      "three largest |h| of each block's output, descending")                  \
-    X(h_kurtosis, double, RS_F64, 1, "kurtosis", "L", RS_REQ,                  \
-      "kurtosis mean((x-mu)^4)/(sigma^4+1e-6) of each block's output "         \
-      "(Gaussian = 3)")                                                        \
-    X(h_norm_ratio, double, RS_F64, 1, "norm_ratio", "L", RS_REQ,              \
-      "per block: ||h_0|| / mean over t != 0 of ||h_t|| (first-token norm "    \
-      "ratio)")                                                                \
-    X(bos_max, double, RS_F64, 1, "bos_max", "L", RS_OPT,                      \
-      "per block: max |h| over position 0's features, mean over sequences")    \
-    X(bos_argmax, int, RS_I32, 1, "bos_argmax", "L", RS_OPT,                   \
-      "per block: feature index of position 0's max |h|, the most frequent "   \
-      "over sequences (smallest on ties)")                                     \
-    X(bos_norm_ratio, double, RS_F64, 1, "bos_norm_ratio", "L", RS_OPT,        \
-      "per block: ||h_0|| / median over t >= 1 of ||h_t||, mean over "         \
-      "sequences")                                                             \
-    X(tok_max, double, RS_F64, 1, "tok_max", "L", RS_OPT,                      \
-      "per block: max |h| of the largest non-first token (the t >= 1 with "    \
-      "the largest max |h|, earliest on ties), mean over sequences")           \
-    X(tok_argmax, int, RS_I32, 1, "tok_argmax", "L", RS_OPT,                   \
-      "per block: feature index of that token's max |h|, the most frequent "   \
-      "over sequences (smallest on ties)")                                     \
-    X(tok_norm_ratio, double, RS_F64, 1, "tok_norm_ratio", "L", RS_OPT,        \
-      "per block: that token's ||h_t|| / median over t >= 1 of ||h_t||, "      \
+#define RS_PROBE_ARRAYS(X)                                                                         \
+    X(attention, float, RS_F32, 0, "attention", "LHPP", RS_REQ,                                    \
+      "attention weights A[query, key] per layer and head, mean over probe "                       \
+      "sequences")                                                                                 \
+    X(first_col, float, RS_F32, 0, "first_col", "NLHT", RS_REQ,                                    \
+      "A[t, 0] per probe sequence [seq, layer, head, t]")                                          \
+    X(tokens, int, RS_I32, 0, RS_TOKENS, "NT", RS_REQ, "probe token ids [seq, t]")                 \
+    X(alpha0, float, RS_F32, 0, "alpha0", "LH", RS_REQ,                                            \
+      "Gu et al. alpha_0 per layer and head: mean over queries t >= 0 "                            \
+      "(self term A[0,0] = 1 included) of A[t,0]; not the first-token share, "                     \
+      "which averages t >= 1")                                                                     \
+    X(attention_slot, float, RS_F32, 0, "attention_slot", "LHT", RS_OPT,                           \
+      "weight each query gives the extra slot (sink logit or kv bias), mean "                      \
+      "over sequences")                                                                            \
+    X(row_empty, float, RS_F32, 0, "row_empty", "LH", RS_OPT,                                      \
+      "fraction of rows (probe sequence x query t >= 1) whose attention on "                       \
+      "the real tokens has no mass (softpick, clipped softmax), per layer "                        \
+      "and head")                                                                                  \
+    X(first_nonempty, float, RS_F32, 0, "first_share_nonempty", "LH", RS_OPT,                      \
+      "first-token share over the rows with mass only: mean of A[t,0] over "                       \
+      "(sequence, t >= 1) rows of row_empty's complement; NaN if none")                            \
+    X(gate_channel_mean, double, RS_F64, 0, RS_GATE_MARKER, "LC", RS_GATE,                         \
+      "mean gate score per layer and channel over the probe set")                                  \
+    X(gate_hist, double, RS_F64, 0, "gate_hist", "LB", RS_GATE,                                    \
+      "counts of gate scores in 50 equal bins over [0,1], per layer")                              \
+    X(gate_below, double, RS_F64, 0, RS_GATE_BELOW_NAME, "LK", RS_GATE,                            \
+      "fraction of gate scores below each threshold (attr thresholds), per "                       \
+      "layer")                                                                                     \
+    X(gate_stats, double, RS_F64, 0, "gate_stats", "LM", RS_GATE,                                  \
+      "per layer: mean, min, max of gate scores and how many scores")                              \
+    X(gate_sample, float, RS_F32, 0, "gate_sample", "LSTC", RS_GATE_OPT,                           \
+      "activated gate scores [layer, seq, t, channel] of the first probe "                         \
+      "sequences")                                                                                 \
+    X(h_max, double, RS_F64, 1, "max", "L", RS_REQ,                                                \
+      "max |h| of each block's output (residual stream), mean over probe "                         \
+      "sequences")                                                                                 \
+    X(h_median, double, RS_F64, 1, "median", "L", RS_REQ,                                          \
+      "median |h| of each block's output, mean over probe sequences")                              \
+    X(h_top3, double, RS_F64, 1, "top3", "L3", RS_REQ,                                             \
+      "three largest |h| of each block's output, descending")                                      \
+    X(h_kurtosis, double, RS_F64, 1, "kurtosis", "L", RS_REQ,                                      \
+      "kurtosis mean((x-mu)^4)/(sigma^4+1e-6) of each block's output "                             \
+      "(Gaussian = 3)")                                                                            \
+    X(h_norm_ratio, double, RS_F64, 1, "norm_ratio", "L", RS_REQ,                                  \
+      "per block: ||h_0|| / mean over t != 0 of ||h_t|| (first-token norm "                        \
+      "ratio)")                                                                                    \
+    X(bos_max, double, RS_F64, 1, "bos_max", "L", RS_OPT,                                          \
+      "per block: max |h| over position 0's features, mean over sequences")                        \
+    X(bos_argmax, int, RS_I32, 1, "bos_argmax", "L", RS_OPT,                                       \
+      "per block: feature index of position 0's max |h|, the most frequent "                       \
+      "over sequences (smallest on ties)")                                                         \
+    X(bos_norm_ratio, double, RS_F64, 1, "bos_norm_ratio", "L", RS_OPT,                            \
+      "per block: ||h_0|| / median over t >= 1 of ||h_t||, mean over "                             \
+      "sequences")                                                                                 \
+    X(tok_max, double, RS_F64, 1, "tok_max", "L", RS_OPT,                                          \
+      "per block: max |h| of the largest non-first token (the t >= 1 with "                        \
+      "the largest max |h|, earliest on ties), mean over sequences")                               \
+    X(tok_argmax, int, RS_I32, 1, "tok_argmax", "L", RS_OPT,                                       \
+      "per block: feature index of that token's max |h|, the most frequent "                       \
+      "over sequences (smallest on ties)")                                                         \
+    X(tok_norm_ratio, double, RS_F64, 1, "tok_norm_ratio", "L", RS_OPT,                            \
+      "per block: that token's ||h_t|| / median over t >= 1 of ||h_t||, "                          \
       "mean over sequences")
 
 enum { RS_F32, RS_F64, RS_I32 };
@@ -258,10 +257,10 @@ enum { RS_F32, RS_F64, RS_I32 };
  * (arrays malloc'd by the reader; NULL when absent). */
 typedef struct {
     long long step;
-    int L, H, N, T;    /* layers, heads, probe sequences, length */
-    int M;             /* side of the attention maps: T, or maps_len < T
-                          (writer: 0 means T) */
-    int proxy;         /* 1: Gu et al. |a|/sum|a| proxy was used */
+    int L, H, N, T; /* layers, heads, probe sequences, length */
+    int M;          /* side of the attention maps: T, or maps_len < T
+                       (writer: 0 means T) */
+    int proxy;      /* 1: Gu et al. |a|/sum|a| proxy was used */
     char normaliser[64];
     int has_gate;      /* reader: 1 when the gate arrays are there */
     int gate_channels; /* C (0: no gate) */

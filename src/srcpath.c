@@ -9,15 +9,13 @@
 #include <unistd.h>
 
 int source_file(const char *rel, char *path, size_t n) {
-    if ((size_t)snprintf(path, n, "%s/%s", GATELAB_SOURCE_ROOT, rel) < n &&
-        file_exists(path))
+    if ((size_t)snprintf(path, n, "%s/%s", GATELAB_SOURCE_ROOT, rel) < n && file_exists(path))
         return 0;
     char exe[4096];
     ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
     if (len <= 0) return -1;
     exe[len] = '\0';
     char *dir = dirname(dirname(exe)); /* build/gatelab -> source root */
-    if ((size_t)snprintf(path, n, "%s/%s", dir, rel) < n && file_exists(path))
-        return 0;
+    if ((size_t)snprintf(path, n, "%s/%s", dir, rel) < n && file_exists(path)) return 0;
     return -1;
 }

@@ -83,8 +83,7 @@ int input_open(const char *path, char *err, size_t errlen) {
     }
     if (!S_ISREG(st.st_mode)) {
         close(fd);
-        return seterr(err, errlen, "%s: is %s, not a regular file", path,
-                      file_kind(st.st_mode));
+        return seterr(err, errlen, "%s: is %s, not a regular file", path, file_kind(st.st_mode));
     }
     int fl = fcntl(fd, F_GETFL);
     if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0) {
@@ -144,10 +143,8 @@ char *input_slurp(const char *path, size_t max, size_t *len, char *err, size_t e
     fclose(f);
     if (bad || n > max) {
         free(buf);
-        if (bad)
-            seterr(err, errlen, "cannot read %s", path);
-        else
-            seterr(err, errlen, "%s: too large (over %zu bytes)", path, max);
+        if (bad) seterr(err, errlen, "cannot read %s", path);
+        else seterr(err, errlen, "%s: too large (over %zu bytes)", path, max);
         return NULL;
     }
     buf[n] = 0;

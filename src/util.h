@@ -7,8 +7,7 @@
 
 /* Write a one-line error into err[errlen] (printf-style); returns -1 so
  * callers can `return seterr(err, len, "...")`. */
-int seterr(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+int seterr(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* calloc of n floats with an overflow check; NULL on failure. */
 float *falloc(size_t n);

@@ -40,83 +40,119 @@ typedef struct {
 
 static const VariantRow catalog[] = {
     /* A. gate positions and forms (Qiu et al. 2025) */
-    {.id = "baseline", .key = VARIANT_KEY_BASELINE,
+    {.id = "baseline",
+     .key = VARIANT_KEY_BASELINE,
      .formula = "Y = softmax(Q K^T / sqrt(dh)) V, no gate"},
-    {.id = "g1-elem", .pos = GATE_G1, .key = VARIANT_KEY_HEADLINE,
+    {.id = "g1-elem",
+     .pos = GATE_G1,
+     .key = VARIANT_KEY_HEADLINE,
      .formula = "Y' = Y * sigmoid(X W_theta), W_theta: d x H*dh"},
-    {.id = "g2-elem", .pos = GATE_G2,
+    {.id = "g2-elem",
+     .pos = GATE_G2,
      .formula = "V' = V * sigmoid(X W_theta), W_theta: d x Hkv*dh"},
-    {.id = "g3-elem", .pos = GATE_G3,
+    {.id = "g3-elem",
+     .pos = GATE_G3,
      .formula = "K' = K * sigmoid(X W_theta), W_theta: d x Hkv*dh"},
-    {.id = "g4-elem", .pos = GATE_G4,
-     .formula = "Q' = Q * sigmoid(X W_theta), W_theta: d x H*dh"},
-    {.id = "g5-elem", .pos = GATE_G5,
-     .formula = "O' = O * sigmoid(X W_theta), W_theta: d x d"},
-    {.id = "g1-head", .pos = GATE_G1, .gran = GRAN_HEAD, .key = VARIANT_KEY_OTHER,
+    {.id = "g4-elem", .pos = GATE_G4, .formula = "Q' = Q * sigmoid(X W_theta), W_theta: d x H*dh"},
+    {.id = "g5-elem", .pos = GATE_G5, .formula = "O' = O * sigmoid(X W_theta), W_theta: d x d"},
+    {.id = "g1-head",
+     .pos = GATE_G1,
+     .gran = GRAN_HEAD,
+     .key = VARIANT_KEY_OTHER,
      .formula = "Y_h' = Y_h * sigmoid(X w_h), W_theta: d x H"},
-    {.id = "g2-head", .pos = GATE_G2, .gran = GRAN_HEAD,
+    {.id = "g2-head",
+     .pos = GATE_G2,
+     .gran = GRAN_HEAD,
      .formula = "V_h' = V_h * sigmoid(X w_h), W_theta: d x Hkv"},
-    {.id = "g1-shared", .pos = GATE_G1, .shared = 1,
+    {.id = "g1-shared",
+     .pos = GATE_G1,
+     .shared = 1,
      .formula = "Y_h' = Y_h * mean_h sigmoid(X W_theta)_h, shared over heads"},
-    {.id = "g2-shared", .pos = GATE_G2, .shared = 1,
+    {.id = "g2-shared",
+     .pos = GATE_G2,
+     .shared = 1,
      .formula = "V_h' = V_h * mean_h sigmoid(X W_theta)_h, shared over kv heads"},
-    {.id = "g1-add-silu", .pos = GATE_G1, .form = FORM_ADD, .act = ACT_SILU,
+    {.id = "g1-add-silu",
+     .pos = GATE_G1,
+     .form = FORM_ADD,
+     .act = ACT_SILU,
      .formula = "Y' = Y + silu(X W_theta)"},
-    {.id = "g1-mult-silu", .pos = GATE_G1, .act = ACT_SILU,
-     .formula = "Y' = Y * silu(X W_theta)"},
-    {.id = "g1-add-id", .pos = GATE_G1, .form = FORM_ADD, .act = ACT_IDENTITY,
+    {.id = "g1-mult-silu", .pos = GATE_G1, .act = ACT_SILU, .formula = "Y' = Y * silu(X W_theta)"},
+    {.id = "g1-add-id",
+     .pos = GATE_G1,
+     .form = FORM_ADD,
+     .act = ACT_IDENTITY,
      .formula = "Y' = Y + X W_theta"},
-    {.id = "sdpa-rmsnorm", .ymod = YMOD_RMSNORM,
-     .formula = "Y_h' = RMSNorm_dh(Y_h) * w, no gate"},
+    {.id = "sdpa-rmsnorm", .ymod = YMOD_RMSNORM, .formula = "Y_h' = RMSNorm_dh(Y_h) * w, no gate"},
     {.id = "sdpa-silu", .ymod = YMOD_SILU, .formula = "Y' = silu(Y), no gate"},
-    {.id = "g1-const", .pos = GATE_G1, .input = GIN_CONST,
+    {.id = "g1-const",
+     .pos = GATE_G1,
+     .input = GIN_CONST,
      .formula = "Y' = Y * sigmoid(theta), theta in R^{H*dh}, zero-init"},
-    {.id = "g1-ns", .pos = GATE_G1, .act = ACT_NS_SIGMOID,
+    {.id = "g1-ns",
+     .pos = GATE_G1,
+     .act = ACT_NS_SIGMOID,
      .formula = "Y' = Y * (0.5 + 0.5 sigmoid(X W_theta))"},
 
     /* B. parameter-matched baselines */
-    {.id = "more-kv-heads", .shape = SHAPE_MORE_KV,
+    {.id = "more-kv-heads",
+     .shape = SHAPE_MORE_KV,
      .formula = "baseline with n_kv_heads doubled (needs a GQA base)"},
-    {.id = "more-q-heads", .shape = SHAPE_MORE_Q,
+    {.id = "more-q-heads",
+     .shape = SHAPE_MORE_Q,
      .formula = "baseline with n_heads raised (head_dim fixed) by about "
                 "g1-elem's params"},
-    {.id = "wider-ffn", .shape = SHAPE_WIDER_FFN,
+    {.id = "wider-ffn",
+     .shape = SHAPE_WIDER_FFN,
      .formula = "baseline with d_ff raised by about g1-elem's params"},
-    {.id = "g1-elem-matched", .pos = GATE_G1, .shape = SHAPE_NARROW_FFN,
+    {.id = "g1-elem-matched",
+     .pos = GATE_G1,
+     .shape = SHAPE_NARROW_FFN,
      .formula = "g1-elem with d_ff narrowed so params match baseline"},
 
     /* C. other sink remedies */
-    {.id = "softmax1", .normz = NORMZ_SOFTMAX1,
-     .formula = "a_ij = e^s_ij / (1 + sum_k e^s_ik)"},
-    {.id = "sink-logit", .normz = NORMZ_SINK_LOGIT,
+    {.id = "softmax1", .normz = NORMZ_SOFTMAX1, .formula = "a_ij = e^s_ij / (1 + sum_k e^s_ik)"},
+    {.id = "sink-logit",
+     .normz = NORMZ_SINK_LOGIT,
      .formula = "a_ij = e^s_ij / (e^b_h + sum_k e^s_ik), learned b_h"},
-    {.id = "kv-bias", .kv_bias = 1,
+    {.id = "kv-bias",
+     .kv_bias = 1,
      .formula = "softmax(q [K; k'] / sqrt(dh)) [V; v'], learned k', v' per head"},
-    {.id = "sink-token", .sink_token = 1,
+    {.id = "sink-token",
+     .sink_token = 1,
      .formula = "learned embedding prepended to every sequence, loss skips it"},
-    {.id = "clipped-softmax", .normz = NORMZ_CLIPPED,
+    {.id = "clipped-softmax",
+     .normz = NORMZ_CLIPPED,
      .formula = "a = clip((1 - gamma) softmax(s) + gamma, 0, 1), gamma = -alpha/T"},
-    {.id = "head-gate-linear", .pos = GATE_G1, .gran = GRAN_HEAD,
+    {.id = "head-gate-linear",
+     .pos = GATE_G1,
+     .gran = GRAN_HEAD,
      .input = GIN_HEADSLICE,
      .formula = "Y_h' = Y_h * sigmoid(w_h . x_{h,t} + b_h), x_{h,t} = X slice h"},
-    {.id = "sigmoid-attn", .normz = NORMZ_SIGMOID,
-     .formula = "a_ij = sigmoid(s_ij - log T)"},
-    {.id = "softpick", .normz = NORMZ_SOFTPICK,
+    {.id = "sigmoid-attn", .normz = NORMZ_SIGMOID, .formula = "a_ij = sigmoid(s_ij - log T)"},
+    {.id = "softpick",
+     .normz = NORMZ_SOFTPICK,
      .formula = "a_ij = relu(e^s_ij - 1) / (sum_k |e^s_ik - 1| + eps)"},
 
     /* D. remedies from the literature */
-    {.id = "diff-attn", .diff_attn = 1, .ymod = YMOD_RMSNORM,
+    {.id = "diff-attn",
+     .diff_attn = 1,
+     .ymod = YMOD_RMSNORM,
      .formula = "Y = (softmax(Q1 K1^T / sqrt(dh/2)) - lambda softmax(Q2 K2^T / "
                 "sqrt(dh/2))) V, then per-head RMSNorm; lambda = e^(lq1.lk1) - "
                 "e^(lq2.lk2) + lambda_init"},
-    {.id = "ssmax", .ssmax = 1,
+    {.id = "ssmax",
+     .ssmax = 1,
      .formula = "a_ij = softmax_j(s_h ln(n_i) s_ij), n_i = i + 1 keys, learned s_h"},
-    {.id = "stickbreak", .normz = NORMZ_STICKBREAK,
+    {.id = "stickbreak",
+     .normz = NORMZ_STICKBREAK,
      .formula = "a_ij = sigmoid(s_ij) prod_{j<k<=i} (1 - sigmoid(s_ik))"},
-    {.id = "fox", .fox = 1,
+    {.id = "fox",
+     .fox = 1,
      .formula = "a_ij = softmax_j(s_ij + sum_{l in (j, i]} log f_l), "
                 "f_l = sigmoid(w_h . x_l + b_h) per head"},
-    {.id = "registers", .sink_token = 4,
+    {.id = "registers",
+     .sink_token = 4,
      .formula = "4 learned embeddings prepended to every sequence, loss skips them"},
 };
 #define N_VARIANTS ((int)(sizeof catalog / sizeof catalog[0]))
@@ -127,9 +163,7 @@ static const VariantRow *find_variant(const char *id) {
     return NULL;
 }
 
-const char *variant_id_at(int i) {
-    return i >= 0 && i < N_VARIANTS ? catalog[i].id : NULL;
-}
+const char *variant_id_at(int i) { return i >= 0 && i < N_VARIANTS ? catalog[i].id : NULL; }
 
 int variant_key(const char *id) {
     const VariantRow *v = find_variant(id);
@@ -170,24 +204,26 @@ static int more_q_delta(const Config *c) {
     return (m < 1 ? 1 : m) * kv;
 }
 
-static int apply_shape(Config *c, ShapeChange s, const char *id, char *err,
-                       size_t n) {
+static int apply_shape(Config *c, ShapeChange s, const char *id, char *err, size_t n) {
     if (s == SHAPE_SAME) return 0;
-    if (c->n_heads <= 0 || c->n_kv_heads <= 0 || c->d_model <= 0 ||
-        config_head_dim(c) <= 0)
-        return seterr(err, n, "variant %s needs positive d_model, n_heads, "
-                              "n_kv_heads and head_dim first", id);
+    if (c->n_heads <= 0 || c->n_kv_heads <= 0 || c->d_model <= 0 || config_head_dim(c) <= 0)
+        return seterr(err, n,
+                      "variant %s needs positive d_model, n_heads, "
+                      "n_kv_heads and head_dim first",
+                      id);
     if (c->d_ff == 0) c->d_ff = config_auto_d_ff(c->d_model, c->mlp);
     switch (s) {
     case SHAPE_SAME: break;
     case SHAPE_MORE_KV:
         if (c->n_kv_heads >= c->n_heads)
-            return seterr(err, n, "variant more-kv-heads needs a GQA base "
-                                  "(n_kv_heads %d < n_heads %d is false)",
+            return seterr(err, n,
+                          "variant more-kv-heads needs a GQA base "
+                          "(n_kv_heads %d < n_heads %d is false)",
                           c->n_kv_heads, c->n_heads);
         if (c->n_heads % (2 * c->n_kv_heads))
-            return seterr(err, n, "variant more-kv-heads: doubled n_kv_heads %d "
-                                  "does not divide n_heads %d",
+            return seterr(err, n,
+                          "variant more-kv-heads: doubled n_kv_heads %d "
+                          "does not divide n_heads %d",
                           2 * c->n_kv_heads, c->n_heads);
         c->n_kv_heads *= 2;
         break;
@@ -202,8 +238,10 @@ static int apply_shape(Config *c, ShapeChange s, const char *id, char *err,
     case SHAPE_NARROW_FFN: {
         int d = ffn_delta(c);
         if (c->d_ff - d < 8)
-            return seterr(err, n, "variant %s: d_ff %d is too small to narrow "
-                                  "by %d", id, c->d_ff, d);
+            return seterr(err, n,
+                          "variant %s: d_ff %d is too small to narrow "
+                          "by %d",
+                          id, c->d_ff, d);
         c->d_ff -= d;
         break;
     }
@@ -211,8 +249,7 @@ static int apply_shape(Config *c, ShapeChange s, const char *id, char *err,
     return 0;
 }
 
-int config_apply_variant(Config *cfg, const char *id, char *err,
-                         size_t errlen) {
+int config_apply_variant(Config *cfg, const char *id, char *err, size_t errlen) {
     const VariantRow *v = find_variant(id);
     if (!v) return seterr(err, errlen, "unknown variant id '%.64s'", id);
     Config c = *cfg; /* cfg is untouched on failure */

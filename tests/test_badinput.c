@@ -79,9 +79,7 @@ static void read_run(const char *p, char *status, double *div_step, RunTrain *t)
 }
 
 /* Train losses of two files are bit-identical, step for step. */
-static void assert_same_losses(const char *a, const char *b) {
-    tu_assert_same_history(a, b, 60);
-}
+static void assert_same_losses(const char *a, const char *b) { tu_assert_same_history(a, b, 60); }
 
 static int setup(void **state) {
     (void)state;
@@ -147,9 +145,8 @@ static void test_missing_text_file(void **state) {
 static void test_brown_empty_dir(void **state) {
     (void)state;
     mkdir(path("empty"), 0755);
-    assert_int_equal(RUN(TRAIN "--set data=brown --set data_dir=%s --out %s", path("empty"),
-                         path("k.h5")),
-                     2);
+    assert_int_equal(
+        RUN(TRAIN "--set data=brown --set data_dir=%s --out %s", path("empty"), path("k.h5")), 2);
     assert_one_line("empty/train.txt", NULL);
     assert_false(exists(path("k.h5")));
 }
@@ -265,8 +262,7 @@ static void test_existing_output_needs_force(void **state) {
 
 static void test_contradictory_variants(void **state) {
     (void)state;
-    assert_int_equal(RUN(TRAIN "--set variant=g1-head --set gate_shared=1 --out %s",
-                         path("k.h5")),
+    assert_int_equal(RUN(TRAIN "--set variant=g1-head --set gate_shared=1 --out %s", path("k.h5")),
                      2);
     assert_one_line("head-shared", "gate_shared");
     assert_int_equal(RUN(TRAIN "--set variant=g1-ns --set gate_form=add --out %s", path("k.h5")),

@@ -25,8 +25,7 @@ static void expect_err(const char *what, const char *want) {
     }
 }
 
-static void expect_load_fails(const char *text, const char *want1,
-                              const char *want2) {
+static void expect_load_fails(const char *text, const char *want1, const char *want2) {
     Config c;
     config_defaults(&c);
     err[0] = 0;
@@ -164,23 +163,23 @@ static void test_presets(void **state) {
 
 static void test_unknown_key(void **state) {
     (void)state;
-    expect_load_fails("[model]\nn_layers = 2\nfoo = 3\n", "t.ini:3:",
-                      "unknown key 'foo'");
+    expect_load_fails("[model]\nn_layers = 2\nfoo = 3\n", "t.ini:3:", "unknown key 'foo'");
     expect_load_fails("foo = 3\n", "t.ini:1: unknown key 'foo'", NULL);
     /* a key set twice is refused (last-wins would hide an edit), also
      * across sections; a `variant =` line starts a new scope, since the id
      * rewrites the shape keys above it */
-    expect_load_fails("lr = 0.1\nsteps = 5\nlr = 0.2\n", "t.ini:3:",
-                      "duplicate key 'lr' (first at line 1)");
-    expect_load_fails("[model]\nseq_len = 8\n[train]\nseq_len = 9\n", "t.ini:4:",
-                      "duplicate key 'seq_len' (first at line 2)");
-    expect_load_fails("variant = g1-elem\nd_ff = 64\nvariant = baseline\n", "t.ini:3:",
-                      "duplicate key 'variant'");
+    expect_load_fails("lr = 0.1\nsteps = 5\nlr = 0.2\n",
+                      "t.ini:3:", "duplicate key 'lr' (first at line 1)");
+    expect_load_fails("[model]\nseq_len = 8\n[train]\nseq_len = 9\n",
+                      "t.ini:4:", "duplicate key 'seq_len' (first at line 2)");
+    expect_load_fails("variant = g1-elem\nd_ff = 64\nvariant = baseline\n",
+                      "t.ini:3:", "duplicate key 'variant'");
     {
         Config c;
         config_defaults(&c);
         assert_int_equal(config_load_string(&c, "d_ff = 96\nvariant = g1-elem\nd_ff = 64\n",
-                                            "t.ini", err, sizeof err), 0);
+                                            "t.ini", err, sizeof err),
+                         0);
         assert_int_equal(c.d_ff, 64);
     }
 
@@ -205,8 +204,7 @@ static void test_bad_values(void **state) {
     expect_load_fails("n_layers = abc\n", "t.ini:1:", "'n_layers': bad value 'abc'");
     expect_load_fails("\n\nd_model = -4\n", "t.ini:3:", "negative");
     expect_load_fails("norm = batch\n", "'batch'", "rms|layer");
-    expect_load_fails("gate_act = tanh\n", "gate_act",
-                      "sigmoid|silu|identity|ns-sigmoid");
+    expect_load_fails("gate_act = tanh\n", "gate_act", "sigmoid|silu|identity|ns-sigmoid");
     expect_load_fails("lr = 1e-3x\n", "'lr'", "'1e-3x'");
     expect_load_fails("steps = 10 steps\n", "'steps'", "integer");
     expect_load_fails("n_layers = 99999999999\n", "n_layers", "integer");
@@ -218,10 +216,9 @@ static void test_bad_values(void **state) {
     expect_load_fails("variant = g9-elem\n", "t.ini:1:", "unknown variant id 'g9-elem'");
 
     /* Unknown section, syntax error, over-long line. */
-    expect_load_fails("[model]\nd_model = 64\n[optim]\nlr = 1\n", "t.ini:4:",
-                      "unknown section [optim]");
-    expect_load_fails("[model]\nthis line has no equals sign\n", "t.ini:2:",
-                      "syntax error");
+    expect_load_fails("[model]\nd_model = 64\n[optim]\nlr = 1\n",
+                      "t.ini:4:", "unknown section [optim]");
+    expect_load_fails("[model]\nthis line has no equals sign\n", "t.ini:2:", "syntax error");
     char longline[400];
     memset(longline, 'a', sizeof longline);
     memcpy(longline, "data_dir = ", 11);
@@ -231,11 +228,13 @@ static void test_bad_values(void **state) {
     /* Good values in every syntax the parser accepts. */
     Config c;
     config_defaults(&c);
-    assert_int_equal(config_load_string(&c,
-        "[model]\nqk_norm = true ; inline comment\ntied_embed = 1\n"
-        "norm = layer\n[variant]\nnormaliser = sink-logit\n"
-        "[data]\nbigram_seed = 18446744073709551615\n[train]\nlr = 2.5e-4\n",
-        "ok.ini", err, sizeof err), 0);
+    assert_int_equal(
+        config_load_string(&c,
+                           "[model]\nqk_norm = true ; inline comment\ntied_embed = 1\n"
+                           "norm = layer\n[variant]\nnormaliser = sink-logit\n"
+                           "[data]\nbigram_seed = 18446744073709551615\n[train]\nlr = 2.5e-4\n",
+                           "ok.ini", err, sizeof err),
+        0);
     assert_int_equal(c.qk_norm, 1);
     assert_int_equal(c.tied_embed, 1);
     assert_int_equal(c.norm, NORM_LAYER);
@@ -281,12 +280,14 @@ static void test_set(void **state) {
 
     /* A variant resets the gate fields; keys after it override. */
     config_defaults(&c);
-    assert_int_equal(config_load_string(&c, "variant = g1-elem\ngate_act = silu\n",
-                                        "v.ini", err, sizeof err), 0);
+    assert_int_equal(
+        config_load_string(&c, "variant = g1-elem\ngate_act = silu\n", "v.ini", err, sizeof err),
+        0);
     assert_int_equal(c.gate_act, ACT_SILU);
     assert_int_equal(c.gate_pos, GATE_G1);
-    assert_int_equal(config_load_string(&c, "gate_act = silu\nvariant = g2-head\n",
-                                        "v.ini", err, sizeof err), 0);
+    assert_int_equal(
+        config_load_string(&c, "gate_act = silu\nvariant = g2-head\n", "v.ini", err, sizeof err),
+        0);
     assert_int_equal(c.gate_act, ACT_SIGMOID);
     assert_int_equal(c.gate_pos, GATE_G2);
     assert_int_equal(c.gate_gran, GRAN_HEAD);
@@ -301,8 +302,7 @@ typedef struct {
     int is_int[128], is_float[128];
 } Visited;
 
-static void collect(const char *k, const char *v, int is_int, int is_float,
-                    void *ctx) {
+static void collect(const char *k, const char *v, int is_int, int is_float, void *ctx) {
     Visited *vis = ctx;
     assert_true(vis->n < 128);
     snprintf(vis->key[vis->n], 64, "%s", k);
@@ -343,16 +343,14 @@ static void roundtrip(const Config *a) {
     }
     /* Floats bit-exact, not just equal as text. */
     static const size_t floats[] = {
-        offsetof(Config, rope_base), offsetof(Config, yarn_scale),
-        offsetof(Config, norm_eps), offsetof(Config, init_std),
-        offsetof(Config, clip_alpha), offsetof(Config, softpick_eps),
-        offsetof(Config, lr), offsetof(Config, min_lr_frac),
-        offsetof(Config, weight_decay), offsetof(Config, beta1),
-        offsetof(Config, beta2), offsetof(Config, adam_eps),
+        offsetof(Config, rope_base), offsetof(Config, yarn_scale),  offsetof(Config, norm_eps),
+        offsetof(Config, init_std),  offsetof(Config, clip_alpha),  offsetof(Config, softpick_eps),
+        offsetof(Config, lr),        offsetof(Config, min_lr_frac), offsetof(Config, weight_decay),
+        offsetof(Config, beta1),     offsetof(Config, beta2),       offsetof(Config, adam_eps),
         offsetof(Config, grad_clip), offsetof(Config, spike_factor)};
     for (size_t i = 0; i < sizeof floats / sizeof floats[0]; i++)
-        assert_memory_equal((const char *)a + floats[i],
-                            (const char *)&b + floats[i], sizeof(float));
+        assert_memory_equal((const char *)a + floats[i], (const char *)&b + floats[i],
+                            sizeof(float));
     assert_true(a->bigram_seed == b.bigram_seed && a->init_seed == b.init_seed);
     assert_string_equal(a->variant, b.variant);
     assert_string_equal(a->data_dir, b.data_dir);
@@ -429,14 +427,18 @@ static void apply_small(Config *c, const char *id) {
 
 static void test_catalog(void **state) {
     (void)state;
-    static const char *want[] = {
-        "baseline", "g1-elem", "g2-elem", "g3-elem", "g4-elem", "g5-elem",
-        "g1-head", "g2-head", "g1-shared", "g2-shared", "g1-add-silu",
-        "g1-mult-silu", "g1-add-id", "sdpa-rmsnorm", "sdpa-silu", "g1-const",
-        "g1-ns", "more-kv-heads", "more-q-heads", "wider-ffn",
-        "g1-elem-matched", "softmax1", "sink-logit", "kv-bias", "sink-token",
-        "clipped-softmax", "head-gate-linear", "sigmoid-attn", "softpick",
-        "diff-attn", "ssmax", "stickbreak", "fox", "registers"};
+    static const char *want[] = {"baseline",     "g1-elem",         "g2-elem",
+                                 "g3-elem",      "g4-elem",         "g5-elem",
+                                 "g1-head",      "g2-head",         "g1-shared",
+                                 "g2-shared",    "g1-add-silu",     "g1-mult-silu",
+                                 "g1-add-id",    "sdpa-rmsnorm",    "sdpa-silu",
+                                 "g1-const",     "g1-ns",           "more-kv-heads",
+                                 "more-q-heads", "wider-ffn",       "g1-elem-matched",
+                                 "softmax1",     "sink-logit",      "kv-bias",
+                                 "sink-token",   "clipped-softmax", "head-gate-linear",
+                                 "sigmoid-attn", "softpick",        "diff-attn",
+                                 "ssmax",        "stickbreak",      "fox",
+                                 "registers"};
     int n = 0;
     while (variant_id_at(n)) n++;
     assert_int_equal(n, 34);
@@ -639,8 +641,7 @@ static void test_contradictions(void **state) {
     expect_invalid("variant=fox,normaliser=sigmoid", "fox");
     expect_invalid("variant=fox,diff_attn=1", "fox");
     expect_invalid("variant=stickbreak,kv_bias=1", "kv_bias");
-    expect_invalid("variant=registers,pos=learned,max_pos=257,seq_len=256",
-                   "register tokens");
+    expect_invalid("variant=registers,pos=learned,max_pos=257,seq_len=256", "register tokens");
     expect_invalid("variant=kv-bias,normaliser=sink-logit", "sink-logit");
     expect_invalid("variant=kv-bias,normaliser=softpick", "kv_bias");
     expect_invalid("variant=g1-elem,y_mod=rmsnorm", "y_mod");
@@ -664,8 +665,7 @@ static void test_impossible_shapes(void **state) {
     expect_invalid("d_model=130", "d_model 130 is not divisible by n_heads 4");
     expect_valid("d_model=130,head_dim=32");
     expect_invalid("n_kv_heads=3", "n_kv_heads 3 does not divide n_heads 4");
-    expect_invalid("pos=learned,seq_len=512,max_pos=256",
-                   "seq_len 512 exceeds max_pos 256");
+    expect_invalid("pos=learned,seq_len=512,max_pos=256", "seq_len 512 exceeds max_pos 256");
     expect_valid("pos=learned,seq_len=512");
     expect_invalid("pos=learned,max_pos=256,variant=sink-token", "exceeds max_pos 256");
     expect_invalid("head_dim=15", "RoPE needs an even head_dim, got 15");
@@ -730,11 +730,13 @@ static void test_documented_ranges(void **state) {
         if (sscanf(line, "| `%63[a-z_0-9]` | %*s | %31[0-9e.] .. %31[0-9e^] |", key, ls, hs) == 3) {
             lo = atof(ls);
             hi = strchr(hs, '^') ? 1e9 : atof(hs); /* "10^9" */
-            if (!set_ok(key, lo) || !set_ok(key, hi)) fail_msg("%s: %g..%g refused: %s", key, lo, hi, err);
+            if (!set_ok(key, lo) || !set_ok(key, hi))
+                fail_msg("%s: %g..%g refused: %s", key, lo, hi, err);
             if (lo > 0 && set_ok(key, lo - 1)) fail_msg("%s: %g accepted", key, lo - 1);
             if (set_ok(key, hi + 1)) fail_msg("%s: %g accepted", key, hi + 1);
             rows++;
-        } else if (sscanf(line, "| `%63[a-z_0-9]` | %*s | %c%lf, %lf%c |", key, &open, &lo, &hi, &close) == 5 &&
+        } else if (sscanf(line, "| `%63[a-z_0-9]` | %*s | %c%lf, %lf%c |", key, &open, &lo, &hi,
+                          &close) == 5 &&
                    (open == '(' || open == '[') && close == ']') {
             if (set_ok(key, lo) != (open == '['))
                 fail_msg("%s: lower end %g %s", key, lo, open == '[' ? "refused" : "accepted");

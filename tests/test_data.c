@@ -90,8 +90,7 @@ static void test_text_open(void **state) {
     size_t n;
     char *text = tu_slurp_ok(c.train_file, &n);
     assert_int_equal(ds.n_train, n);
-    for (size_t i = 0; i < n; i++)
-        assert_int_equal(ds.train[i], (unsigned char)text[i]);
+    for (size_t i = 0; i < n; i++) assert_int_equal(ds.train[i], (unsigned char)text[i]);
     free(text);
     assert_int_equal(ds.vocab_size, 257);
     assert_int_equal(ds.bos_id, BYTE_BOS);
@@ -149,9 +148,7 @@ static void test_bos_off_shift(void **state) {
     data_close(&ds);
 }
 
-static int same(const int *a, const int *b, size_t n) {
-    return memcmp(a, b, n * sizeof *a) == 0;
-}
+static int same(const int *a, const int *b, size_t n) { return memcmp(a, b, n * sizeof *a) == 0; }
 
 static void test_determinism(void **state) {
     (void)state;
@@ -213,8 +210,8 @@ static void test_missing_file(void **state) {
     Dataset ds;
     assert_int_equal(data_open(&ds, &c, err, sizeof err), -1);
     assert_string_equal(err, "/nonexistent-gatelab/brown/"
-                        "train.txt: cannot open: No such file or directory (run "
-                        "data/fetch_brown.sh)");
+                             "train.txt: cannot open: No such file or directory (run "
+                             "data/fetch_brown.sh)");
     assert_null(ds.train);
     assert_null(ds.val);
     data_close(&ds);
@@ -270,8 +267,7 @@ static void test_tokens(void **state) {
     data_batch(&ds, in, tg, B, T, SPLIT_VAL, 3, 1);
     for (int b = 0; b < B; b++) {
         assert_int_equal(in[b * T], 61);
-        for (int k = 1; k < T; k++)
-            assert_int_equal(tg[b * T + k], (tg[b * T + k - 1] + 3) % 61);
+        for (int k = 1; k < T; k++) assert_int_equal(tg[b * T + k], (tg[b * T + k - 1] + 3) % 61);
     }
     data_close(&ds);
 
@@ -431,8 +427,7 @@ static void test_bigram_sequences(void **state) {
         }
     }
     assert_true(df > 20);
-    if (chi2 > df + 5.0 * sqrt(2.0 * df))
-        print_error("chi2 %.1f with %d df\n", chi2, df);
+    if (chi2 > df + 5.0 * sqrt(2.0 * df)) print_error("chi2 %.1f with %d df\n", chi2, df);
     assert_true(chi2 < df + 5.0 * sqrt(2.0 * df));
     assert_true(rows_checked >= 10);
     data_close(&ds);
@@ -451,8 +446,7 @@ static void test_bigram_determinism(void **state) {
     /* bos off: inputs start with the first token, targets shift by one */
     for (int b = 0; b < B; b++) {
         assert_false(bigram_is_trigger(&ds, a_in[b * T]));
-        for (int k = 0; k + 1 < T; k++)
-            assert_int_equal(a_in[b * T + k + 1], a_tg[b * T + k]);
+        for (int k = 0; k + 1 < T; k++) assert_int_equal(a_in[b * T + k + 1], a_tg[b * T + k]);
         for (int k = 0; k < T; k++) assert_true(a_in[b * T + k] < 32);
     }
     data_batch(&ds, b_in, b_tg, B, T, SPLIT_TRAIN, 9, 3);
@@ -467,18 +461,12 @@ static void test_bigram_determinism(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_text_open),
-        cmocka_unit_test(test_bos_on_shift),
-        cmocka_unit_test(test_bos_off_shift),
-        cmocka_unit_test(test_determinism),
-        cmocka_unit_test(test_probe_fixed),
-        cmocka_unit_test(test_missing_file),
-        cmocka_unit_test(test_too_short),
-        cmocka_unit_test(test_tokens),
-        cmocka_unit_test(test_tokens_refused),
-        cmocka_unit_test(test_bigram_setup),
-        cmocka_unit_test(test_bigram_sequences),
-        cmocka_unit_test(test_bigram_determinism),
+        cmocka_unit_test(test_text_open),        cmocka_unit_test(test_bos_on_shift),
+        cmocka_unit_test(test_bos_off_shift),    cmocka_unit_test(test_determinism),
+        cmocka_unit_test(test_probe_fixed),      cmocka_unit_test(test_missing_file),
+        cmocka_unit_test(test_too_short),        cmocka_unit_test(test_tokens),
+        cmocka_unit_test(test_tokens_refused),   cmocka_unit_test(test_bigram_setup),
+        cmocka_unit_test(test_bigram_sequences), cmocka_unit_test(test_bigram_determinism),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

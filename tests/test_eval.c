@@ -125,7 +125,8 @@ static void test_eval_2x(void **st) {
     assert_int_equal(lceval_run(run_path, &o, yarn, NULL, err, sizeof err), 0);
     assert_int_equal(plain[0].n_buckets, 1);
     assert_int_equal(plain[1].n_buckets, 2);
-    assert_true(plain[1].yarn_scale == 1.0 && yarn[0].yarn_scale == 1.0 && yarn[1].yarn_scale == 2.0);
+    assert_true(plain[1].yarn_scale == 1.0 && yarn[0].yarn_scale == 1.0 &&
+                yarn[1].yarn_scale == 2.0);
     assert_int_equal(plain[1].n_seqs, 6);
     for (int i = 0; i < 2; i++) {
         /* a 60-step bigram model: well below uniform over 65 tokens */
@@ -157,8 +158,8 @@ static void test_eval_cli_roundtrip(void **st) {
     assert_int_equal(runread_train(r, &before, err, sizeof err), 0);
     runread_close(r);
 
-    assert_int_equal(tu_run(out, "eval %s --lengths 1x,2x --both --batches 1 --batch-size 2",
-                            run_path), 0);
+    assert_int_equal(
+        tu_run(out, "eval %s --lengths 1x,2x --both --batches 1 --batch-size 2", run_path), 0);
     char *text = tu_slurp(out, NULL);
     assert_non_null(strstr(text, "YaRN"));
     free(text);
@@ -214,8 +215,10 @@ static void test_forced_divergence(void **st) {
     char out[1100], path[1100], err[512];
     snprintf(out, sizeof out, "%s/div.out", tu_tmpdir());
     snprintf(path, sizeof path, "%s/div.h5", tu_tmpdir());
-    assert_int_equal(tu_run(out, "train --config %s/experiments/tiny.ini --set lr=1e3 --out %s --quiet",
-                            tu_src(), path), 3);
+    assert_int_equal(tu_run(out,
+                            "train --config %s/experiments/tiny.ini --set lr=1e3 --out %s --quiet",
+                            tu_src(), path),
+                     3);
     RunReader *r = runread_open(path, err, sizeof err);
     assert_non_null(r);
     assert_string_equal(runread_meta(r)->status, "diverged");
@@ -229,8 +232,11 @@ static void test_forced_divergence(void **st) {
     assert_non_null(strstr(text, "no /params"));
     free(text);
 
-    assert_int_equal(tu_run(out, "train --config %s/experiments/tiny.ini --nan-at-step 5 --out %s --force --quiet",
-                            tu_src(), path), 3);
+    assert_int_equal(
+        tu_run(out,
+               "train --config %s/experiments/tiny.ini --nan-at-step 5 --out %s --force --quiet",
+               tu_src(), path),
+        3);
     r = runread_open(path, err, sizeof err);
     assert_non_null(r);
     assert_string_equal(runread_meta(r)->status, "diverged");
@@ -241,12 +247,9 @@ static void test_forced_divergence(void **st) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_yarn_freqs),
-        cmocka_unit_test(test_yarn_attention),
-        cmocka_unit_test(test_eval_2x),
-        cmocka_unit_test(test_eval_cli_roundtrip),
-        cmocka_unit_test(test_eval_bad_input),
-        cmocka_unit_test(test_forced_divergence),
+        cmocka_unit_test(test_yarn_freqs),     cmocka_unit_test(test_yarn_attention),
+        cmocka_unit_test(test_eval_2x),        cmocka_unit_test(test_eval_cli_roundtrip),
+        cmocka_unit_test(test_eval_bad_input), cmocka_unit_test(test_forced_divergence),
     };
     return cmocka_run_group_tests(tests, setup_runs, NULL);
 }

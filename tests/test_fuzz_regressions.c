@@ -78,12 +78,9 @@ static void test_runlock(void **s) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_config),
-        cmocka_unit_test(test_sweepfile),
-        cmocka_unit_test(test_runread),
-        cmocka_unit_test(test_tokens),
-        cmocka_unit_test(test_safetensors),
-        cmocka_unit_test(test_runlock),
+        cmocka_unit_test(test_config),      cmocka_unit_test(test_sweepfile),
+        cmocka_unit_test(test_runread),     cmocka_unit_test(test_tokens),
+        cmocka_unit_test(test_safetensors), cmocka_unit_test(test_runlock),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

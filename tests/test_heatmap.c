@@ -52,8 +52,7 @@ static void assert_rgb(const unsigned char *got, const unsigned char want[3]) {
 }
 
 static void tmp_path(char *buf, size_t n, const char *tag) {
-    snprintf(buf, n, "/tmp/gatelab_test_heatmap_%ld_%s.png", (long)getpid(),
-             tag);
+    snprintf(buf, n, "/tmp/gatelab_test_heatmap_%ld_%s.png", (long)getpid(), tag);
 }
 
 /* A[T,T] with every query attending only to token 0 (the perfect sink). */
@@ -177,10 +176,10 @@ static void test_title_and_axis_labels(void **state) {
     int x0 = MARGIN + AXW, y0 = MARGIN + 2 * TITLE_H;
     unsigned char one[3];
     colormap_viridis(1.0f, one);
-    assert_rgb(pix(&im, x0 + 1, y0 + 1), one);            /* sink column */
-    assert_rgb(pix(&im, x0 + S - 2, y0 + 2), MASK_GREY);  /* future */
+    assert_rgb(pix(&im, x0 + 1, y0 + 1), one);           /* sink column */
+    assert_rgb(pix(&im, x0 + S - 2, y0 + 2), MASK_GREY); /* future */
     assert_true(ink_in(&im, MARGIN, MARGIN, im.w - MARGIN, MARGIN + TITLE_H) > 20);
-    assert_true(ink_in(&im, 0, y0, x0, y0 + S) > 50);     /* QUERY POSITION */
+    assert_true(ink_in(&im, 0, y0, x0, y0 + S) > 50);        /* QUERY POSITION */
     assert_true(ink_in(&im, x0, y0 + S, x0 + S, im.h) > 50); /* 0 KEY POSITION 31 */
     assert_int_equal(ink_in(&im, x0 + 2, y0 + 2, x0 + S - 2, y0 + S - 2), 0);
     free(im.px);
@@ -200,8 +199,7 @@ static void test_grid_size_and_shared_scale(void **state) {
     const int T = 8, cell = 10;
     float *A = sink_map(T), *B = sink_map(T);
     for (int t = 0; t < T; t++) B[(size_t)t * T] = 0.5f; /* half the max */
-    HeatPanel p[4] = {{A, T, "L0 H0"}, {B, T, "L0 H1"}, {A, T, "L1 H0"},
-                      {B, T, "L1 H1"}};
+    HeatPanel p[4] = {{A, T, "L0 H0"}, {B, T, "L0 H1"}, {A, T, "L1 H0"}, {B, T, "L1 H1"}};
     HeatmapStyle st = {0, cell, 0.0f, 0.0f, 0, NULL, 0}; /* automatic range */
     char path[256], err[256] = "";
     tmp_path(path, sizeof path, "grid");

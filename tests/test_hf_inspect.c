@@ -48,8 +48,7 @@ static const char *FIXTURES[] = {
 /* Read a whole dataset (float or int) into a malloc'd buffer; NULL when
  * absent. *n = element count. */
 static void *read_ds(hid_t f, const char *name, hid_t mtype, size_t el, size_t *n) {
-    if (H5Lexists(f, name, H5P_DEFAULT) <= 0)
-        return NULL;
+    if (H5Lexists(f, name, H5P_DEFAULT) <= 0) return NULL;
     hid_t ds = H5Dopen2(f, name, H5P_DEFAULT), sp = H5Dget_space(ds);
     *n = (size_t)H5Sget_simple_extent_npoints(sp);
     void *buf = malloc(*n * el);
@@ -74,8 +73,7 @@ static void collect(void *ctx, const HfLayerOut *o) {
     assert_int_equal(o->M, o->T);
     memcpy(g->att + l * o->H * TT, o->maps, (size_t)o->H * TT * sizeof(float));
     memcpy(g->col + l * o->H * o->T, o->first_col, (size_t)o->H * o->T * sizeof(float));
-    if (o->C)
-        memcpy(g->gates + l * o->T * o->C, o->gates, (size_t)o->T * o->C * sizeof(float));
+    if (o->C) memcpy(g->gates + l * o->T * o->C, o->gates, (size_t)o->T * o->C * sizeof(float));
     memcpy(g->hid + l * o->T * o->d, o->hidden, (size_t)o->T * o->d * sizeof(float));
 }
 
@@ -86,8 +84,7 @@ static double compare(const char *fix, const char *what, const float *got, const
     size_t at = 0;
     for (size_t i = 0; i < n; i++) {
         double e = fabs((double)got[i] - want[i]) / (1.0 + fabs((double)want[i]));
-        if (!(e <= worst))
-            worst = e, at = i;
+        if (!(e <= worst)) worst = e, at = i;
     }
     if (!(worst <= TOL))
         fail_msg("%s: %s[%zu] = %.7g, PyTorch %.7g (error %.3g > %g)", fix, what, at, got[at],
@@ -100,8 +97,7 @@ static void check_fixture(const char *name) {
     snprintf(dir, sizeof dir, "%s/tests/reference/hf/%s", tu_src(), name);
     snprintf(path, sizeof path, "%s/expected.h5", dir);
     hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
-    if (f < 0)
-        fail_msg("cannot open %s", path);
+    if (f < 0) fail_msg("cannot open %s", path);
     size_t nt, nl, na, nh, ng = 0;
     int32_t *tok = read_ds(f, "tokens", H5T_NATIVE_INT32, 4, &nt);
     float *logits = read_ds(f, "logits", H5T_NATIVE_FLOAT, 4, &nl);
@@ -111,8 +107,7 @@ static void check_fixture(const char *name) {
     H5Fclose(f);
 
     HfModel *m = NULL;
-    if (hf_model_open(&m, dir, 2, err, sizeof err) < 0)
-        fail_msg("%s: %s", name, err);
+    if (hf_model_open(&m, dir, 2, err, sizeof err) < 0) fail_msg("%s: %s", name, err);
     const HfArch *a = hf_model_arch(m);
     int T = (int)nt;
     Got g = {a->L, T, a->H, hf_model_gate_channels(m), a->d, NULL, NULL, NULL, NULL};
@@ -131,8 +126,7 @@ static void check_fixture(const char *name) {
     e[3] = ng ? compare(name, "gates", g.gates, gates, ng) : 0.0;
     /* first_col is column 0 of the reference maps */
     float *col0 = calloc((size_t)a->L * a->H * T, 4);
-    for (size_t i = 0; i < (size_t)a->L * a->H * T; i++)
-        col0[i] = att[i * T];
+    for (size_t i = 0; i < (size_t)a->L * a->H * T; i++) col0[i] = att[i * T];
     e[4] = compare(name, "first_col", g.col, col0, (size_t)a->L * a->H * T);
     printf("%-30s %-5s logits %.2e attention %.2e hidden %.2e gates %.2e\n", name,
            hf_model_dtype(m), e[0], e[1], e[2], e[3]);
@@ -143,8 +137,7 @@ static void check_fixture(const char *name) {
 
 static void test_fixtures(void **s) {
     (void)s;
-    for (size_t i = 0; i < N_FIX; i++)
-        check_fixture(FIXTURES[i]);
+    for (size_t i = 0; i < N_FIX; i++) check_fixture(FIXTURES[i]);
 }
 
 /* Maps kept for M < T are the top-left block of the full maps. */
@@ -154,15 +147,13 @@ typedef struct {
 } Part;
 static void collect_part(void *ctx, const HfLayerOut *o) {
     Part *p = ctx;
-    if (o->layer)
-        return;
+    if (o->layer) return;
     memcpy(p->maps, o->maps, (size_t)o->H * o->M * o->M * 4);
     memcpy(p->cols, o->first_col, (size_t)o->H * o->T * 4);
 }
 static void collect_full(void *ctx, const HfLayerOut *o) {
     Part *p = ctx;
-    if (o->layer)
-        return;
+    if (o->layer) return;
     memcpy(p->maps, o->maps, (size_t)o->H * o->M * o->M * 4);
 }
 
@@ -194,11 +185,9 @@ static void test_truncated_maps(void **s) {
 /* A safetensors file from a header string and data size. */
 static void write_st(const char *path, const char *header, uint64_t hlen_claim, size_t data) {
     size_t hl = strlen(header);
-    if (!hlen_claim)
-        hlen_claim = hl; /* 0: the true length */
+    if (!hlen_claim) hlen_claim = hl; /* 0: the true length */
     uint8_t *b = calloc(8 + hl + data + 1, 1);
-    for (int i = 0; i < 8; i++)
-        b[i] = (uint8_t)(hlen_claim >> (8 * i));
+    for (int i = 0; i < 8; i++) b[i] = (uint8_t)(hlen_claim >> (8 * i));
     memcpy(b + 8, header, hl);
     tu_write_file(path, b, 8 + hl + data);
     free(b);
@@ -241,11 +230,9 @@ static void expect_error(const char *d, const char *needle) {
     HfModel *m = NULL;
     char err[512] = "";
     int rc = hf_model_open(&m, d, 1, err, sizeof err);
-    if (rc == 0)
-        fail_msg("%s: accepted, expected an error with '%s'", d, needle);
+    if (rc == 0) fail_msg("%s: accepted, expected an error with '%s'", d, needle);
     assert_null(m);
-    if (!strstr(err, needle))
-        fail_msg("error '%s' does not mention '%s'", err, needle);
+    if (!strstr(err, needle)) fail_msg("error '%s' does not mention '%s'", err, needle);
     assert_null(strchr(err, '\n'));
     printf("  refused: %s\n", err);
 }
@@ -345,8 +332,7 @@ static void write_tokens(const char *path, const int32_t *ids, int n, int lines)
     FILE *f = fopen(path, "w");
     assert_non_null(f);
     for (int l = 0; l < lines; l++)
-        for (int i = 0; i < n; i++)
-            fprintf(f, "%d%c", ids[i], i + 1 < n ? ' ' : '\n');
+        for (int i = 0; i < n; i++) fprintf(f, "%d%c", ids[i], i + 1 < n ? ' ' : '\n');
     fclose(f);
 }
 
@@ -374,12 +360,10 @@ static void test_cli_runfile(void **s) {
         0);
     char err[512];
     RunReader *r = runread_open(run, err, sizeof err);
-    if (!r)
-        fail_msg("%s", err);
+    if (!r) fail_msg("%s", err);
     assert_string_equal(runread_meta(r)->variant, "pretrained:Qwen3ForCausalLM");
     ProbeRecord p;
-    if (runread_probe(r, -1, &p, err, sizeof err) < 0)
-        fail_msg("%s", err);
+    if (runread_probe(r, -1, &p, err, sizeof err) < 0) fail_msg("%s", err);
     assert_int_equal(p.N, 2), assert_int_equal(p.T, T), assert_int_equal(p.M, M);
     assert_int_equal(p.gate_channels, p.H * 8), assert_int_equal(p.gate_heads, p.H);
     for (int l = 0; l < p.L; l++)
@@ -425,8 +409,7 @@ static void test_cli_runfile(void **s) {
     for (size_t i = 0; i < sizeof cmds / sizeof *cmds; i++) {
         char cmd[512];
         snprintf(cmd, sizeof cmd, cmds[i], run, run);
-        if (tu_run(log, "%s", cmd) != 0)
-            fail_msg("gatelab %s failed", cmd);
+        if (tu_run(log, "%s", cmd) != 0) fail_msg("gatelab %s failed", cmd);
     }
     assert_int_equal(tu_run(log, "report %s --out %s/rep", d, d), 0);
     char md[1100];
@@ -530,14 +513,17 @@ static void test_cli_text(void **s) {
     snprintf(log, sizeof log, "%s/log", d);
     /* h e ll o | Ġ w o r l d | ...: 1 2 9 4 5 6 4 7 3 8 5 1 2 9 4 5 */
     static const int no_bos[16] = {1, 2, 9, 4, 5, 6, 4, 7, 3, 8, 5, 1, 2, 9, 4, 5};
-    assert_int_equal(tu_run(log, "inspect %s --text %s --seq-len 8 --n-seq 2 --out %s/a.h5", d,
-                            path, d), 0);
+    assert_int_equal(
+        tu_run(log, "inspect %s --text %s --seq-len 8 --n-seq 2 --out %s/a.h5", d, path, d), 0);
     snprintf(path, sizeof path, "%s/a.h5", d);
     check_tokens(path, no_bos, 16);
     /* --bos yes: the tokenizer adds none, so config.json's bos_token_id 0 */
     static const int bos[16] = {0, 1, 2, 9, 4, 5, 6, 4, 0, 7, 3, 8, 5, 1, 2, 9};
-    assert_int_equal(tu_run(log, "inspect %s --text %s/t.txt --seq-len 8 --n-seq 2 --bos yes "
-                            "--out %s/b.h5", d, d, d), 0);
+    assert_int_equal(tu_run(log,
+                            "inspect %s --text %s/t.txt --seq-len 8 --n-seq 2 --bos yes "
+                            "--out %s/b.h5",
+                            d, d, d),
+                     0);
     snprintf(path, sizeof path, "%s/b.h5", d);
     check_tokens(path, bos, 16);
 }
@@ -548,8 +534,7 @@ int main(void) {
         cmocka_unit_test(test_fixtures),        cmocka_unit_test(test_truncated_maps),
         cmocka_unit_test(test_bad_checkpoints), cmocka_unit_test(test_bad_index),
         cmocka_unit_test(test_median),          cmocka_unit_test(test_cli_runfile),
-        cmocka_unit_test(test_cli_bad),
-        cmocka_unit_test(test_cli_text),
+        cmocka_unit_test(test_cli_bad),         cmocka_unit_test(test_cli_text),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

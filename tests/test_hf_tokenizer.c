@@ -70,12 +70,10 @@ static json_t *compose(const json_t *base, const json_t *overlay) {
     json_t *t = json_deep_copy(base), *v;
     const char *k;
     json_object_foreach((json_t *)overlay, k, v) {
-        if (!strcmp(k, "model"))
-            json_object_update(json_object_get(t, "model"), v);
+        if (!strcmp(k, "model")) json_object_update(json_object_get(t, "model"), v);
         else if (!strcmp(k, "fixture_merges_as_pairs")) {
             if (json_is_true(v)) merges_to_pairs(json_object_get(t, "model"));
-        } else
-            json_object_set(t, k, v);
+        } else json_object_set(t, k, v);
     }
     return t;
 }

@@ -13,16 +13,14 @@
 #include "metrics.h"
 
 /* A[T,T] with row t uniform over keys 0..t */
-static float *uniform_causal(int T)
-{
+static float *uniform_causal(int T) {
     float *A = calloc((size_t)T * T, sizeof *A);
     for (int t = 0; t < T; t++)
         for (int j = 0; j <= t; j++) A[(size_t)t * T + j] = 1.0f / (t + 1);
     return A;
 }
 
-static void test_uniform_share(void **state)
-{
+static void test_uniform_share(void **state) {
     (void)state;
     int Ts[2] = {64, 256};
     double want[2] = {0.059, 0.020};
@@ -42,8 +40,7 @@ static void test_uniform_share(void **state)
     assert_true(fabs(uniform_first_share(256) - 0.0201) < 5e-4);
 }
 
-static void test_all_mass_on_first(void **state)
-{
+static void test_all_mass_on_first(void **state) {
     (void)state;
     int T = 16;
     float *A = calloc((size_t)T * T, sizeof *A);
@@ -59,8 +56,7 @@ static void test_all_mass_on_first(void **state)
     free(A);
 }
 
-static void test_alpha_k_hand(void **state)
-{
+static void test_alpha_k_hand(void **state) {
     (void)state;
     /* T = 3:
      * row0: 1
@@ -78,8 +74,7 @@ static void test_alpha_k_hand(void **state)
     assert_true(fabs(alpha0_from_col(col, 2) - 0.8) < 1e-6);
 }
 
-static void test_proxy(void **state)
-{
+static void test_proxy(void **state) {
     (void)state;
     /* row1: -1, 3 -> .25 .75; row2: 2, -2, 4 -> .25 .25 .5; row0: 0 stays 0;
      * the masked upper triangle (garbage 9) becomes 0 */
@@ -89,8 +84,7 @@ static void test_proxy(void **state)
     for (int i = 0; i < 9; i++) assert_true(fabsf(A[i] - want[i]) < 1e-6f);
 }
 
-static void test_entropy_uniform(void **state)
-{
+static void test_entropy_uniform(void **state) {
     (void)state;
     int T = 8;
     float *A = uniform_causal(T);
@@ -102,8 +96,7 @@ static void test_entropy_uniform(void **state)
     free(A);
 }
 
-static void test_histogram(void **state)
-{
+static void test_histogram(void **state) {
     (void)state;
     double hist[50] = {0};
     /* 0 -> bin 0, 0.01 -> 0 (0.01*50 = 0.5), 0.03 -> 1, 0.5 -> 25,
@@ -122,8 +115,7 @@ static void test_histogram(void **state)
     assert_true(hist[25] == 2.0);
 }
 
-static void test_fraction_below(void **state)
-{
+static void test_fraction_below(void **state) {
     (void)state;
     float x[8] = {0.9f, 0.6f, 0.5f, 0.3f, 0.05f, 0.005f, 0.0005f, 0.0f};
     double thr[4] = {0.5, 0.1, 1e-2, 1e-3};
@@ -137,8 +129,7 @@ static void test_fraction_below(void **state)
     assert_true(fabs(out[3] - 2.0 / 8) < 1e-12);
 }
 
-static void test_abs_stats(void **state)
-{
+static void test_abs_stats(void **state) {
     (void)state;
     float x[6] = {1.0f, -7.0f, 3.0f, -2.0f, 5.0f, 0.5f};
     float scratch[6];
@@ -155,8 +146,7 @@ static void test_abs_stats(void **state)
     assert_true(top4[0] == 7.0 && top4[1] == 1.0 && top4[2] == 0.0);
 }
 
-static void test_kurtosis(void **state)
-{
+static void test_kurtosis(void **state) {
     (void)state;
     /* x = {-1,-1,1,1}: mu 0, sigma^2 1, m4 1 -> 1/(1+1e-6) */
     float a[4] = {-1, -1, 1, 1};
@@ -172,12 +162,9 @@ static void test_kurtosis(void **state)
 
 /* T = 3: row 1 is empty (softpick dropped it), row 2 = (0.5, 0.25, 0.25).
  * Queries 1..2: mass 0 + 1 = 1, first 0 + 0.5 = 0.5. Row 0 is not counted. */
-static void test_mass_first(void **state)
-{
+static void test_mass_first(void **state) {
     (void)state;
-    float A[9] = {1, 0, 0,
-                  0, 0, 0,
-                  0.5f, 0.25f, 0.25f};
+    float A[9] = {1, 0, 0, 0, 0, 0, 0.5f, 0.25f, 0.25f};
     double m, f;
     attention_mass_first(A, 3, &m, &f);
     assert_true(fabs(m - 1.0) < 1e-7);
@@ -191,16 +178,14 @@ static void test_mass_first(void **state)
     free(U);
 }
 
-static void test_norm_ratio(void **state)
-{
+static void test_norm_ratio(void **state) {
     (void)state;
     /* h[3,2]: ||h0|| = 5 (3,4); ||h1|| = 1, ||h2|| = 3 -> 5 / 2 = 2.5 */
     float h[6] = {3, 4, 1, 0, 0, -3};
     assert_true(fabs(first_norm_ratio(h, 3, 2) - 2.5) < 1e-9);
 }
 
-static void test_spikes(void **state)
-{
+static void test_spikes(void **state) {
     (void)state;
     enum { N = 200 };
     double loss[N];
@@ -209,10 +194,10 @@ static void test_spikes(void **state)
         step[i] = i + 1;
         loss[i] = 2.0;
     }
-    loss[5] = 10.0;   /* step 6 < warmup 20: not counted */
-    loss[100] = 3.0;  /* 1.5 x median 2: spike */
-    loss[150] = 2.6;  /* 1.3 x: spike */
-    loss[170] = 2.4;  /* 1.2 x: below 1.25, not a spike */
+    loss[5] = 10.0;  /* step 6 < warmup 20: not counted */
+    loss[100] = 3.0; /* 1.5 x median 2: spike */
+    loss[150] = 2.6; /* 1.3 x: spike */
+    loss[170] = 2.4; /* 1.2 x: below 1.25, not a spike */
     int n = count_spikes(loss, step, N, 20, 50, 1.25, out, 8);
     assert_int_equal(n, 2);
     assert_int_equal(out[0], 100);
@@ -225,8 +210,7 @@ static void test_spikes(void **state)
     assert_int_equal(count_spikes(loss, step, N, 0, 50, 1.25, NULL, 0), 3);
 }
 
-static void test_mean_std(void **state)
-{
+static void test_mean_std(void **state) {
     (void)state;
     /* {2,4,4,4,5,5,7,9}: mean 5, sum sq dev 32, sample std sqrt(32/7) */
     double x[8] = {2, 4, 4, 4, 5, 5, 7, 9};
@@ -238,21 +222,14 @@ static void test_mean_std(void **state)
     assert_true(m == 2.0 && s == 0.0);
 }
 
-int main(void)
-{
+int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_uniform_share),
-        cmocka_unit_test(test_all_mass_on_first),
-        cmocka_unit_test(test_alpha_k_hand),
-        cmocka_unit_test(test_proxy),
-        cmocka_unit_test(test_entropy_uniform),
-        cmocka_unit_test(test_histogram),
-        cmocka_unit_test(test_fraction_below),
-        cmocka_unit_test(test_abs_stats),
-        cmocka_unit_test(test_kurtosis),
-        cmocka_unit_test(test_norm_ratio),
-        cmocka_unit_test(test_mass_first),
-        cmocka_unit_test(test_spikes),
+        cmocka_unit_test(test_uniform_share),   cmocka_unit_test(test_all_mass_on_first),
+        cmocka_unit_test(test_alpha_k_hand),    cmocka_unit_test(test_proxy),
+        cmocka_unit_test(test_entropy_uniform), cmocka_unit_test(test_histogram),
+        cmocka_unit_test(test_fraction_below),  cmocka_unit_test(test_abs_stats),
+        cmocka_unit_test(test_kurtosis),        cmocka_unit_test(test_norm_ratio),
+        cmocka_unit_test(test_mass_first),      cmocka_unit_test(test_spikes),
         cmocka_unit_test(test_mean_std),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -28,15 +28,13 @@
 static void tiny_config(Config *c) {
     config_defaults(c);
     char err[256];
-    const char *sets[] = {"n_layers=2", "d_model=16", "n_heads=4", "n_kv_heads=2",
-                          "d_ff=24",    "seq_len=6",  "data=bigram", "bigram_vocab=12",
-                          "init_std=0.3"};
+    const char *sets[] = {"n_layers=2", "d_model=16",  "n_heads=4",       "n_kv_heads=2", "d_ff=24",
+                          "seq_len=6",  "data=bigram", "bigram_vocab=12", "init_std=0.3"};
     for (size_t i = 0; i < sizeof sets / sizeof *sets; i++)
         assert_int_equal(config_set(c, sets[i], err, sizeof err), 0);
 }
 
-static double loss_at(const Model *m, RunState *s, const int *tok,
-                      const int *tgt) {
+static double loss_at(const Model *m, RunState *s, const int *tok, const int *tgt) {
     return (double)model_forward(m, s, tok, tgt, B, T);
 }
 
@@ -68,7 +66,8 @@ static int check_model(const Config *cfg, const char *label) {
         float *p = m.params + pi->offset;
         float *v = malloc(pi->numel * sizeof(float)), *p0 = malloc(pi->numel * sizeof(float));
         double analytic = 0, vn = 0;
-        for (size_t i = 0; i < pi->numel; i++) v[i] = (float)rng_normal(&r), vn += (double)v[i] * v[i];
+        for (size_t i = 0; i < pi->numel; i++)
+            v[i] = (float)rng_normal(&r), vn += (double)v[i] * v[i];
         for (size_t i = 0; i < pi->numel; i++) {
             v[i] /= (float)sqrt(vn);
             analytic += (double)g[pi->offset + i] * v[i];
@@ -117,7 +116,8 @@ static int check_variant(const char *id, const char *const *extra, int nextra) {
 static void test_every_variant(void **state) {
     (void)state;
     int failures = 0, n = 0;
-    for (int i = 0; variant_id_at(i); i++, n++) failures += check_variant(variant_id_at(i), NULL, 0);
+    for (int i = 0; variant_id_at(i); i++, n++)
+        failures += check_variant(variant_id_at(i), NULL, 0);
     assert_true(n >= 34);
     assert_int_equal(failures, 0);
 }
@@ -128,9 +128,9 @@ static void test_model_options(void **state) {
     const char *gpt2[] = {"norm=layer", "pos=learned", "mlp=gelu", "tied_embed=1"};
     const char *rope[] = {"qk_norm=1", "yarn_scale=2"};
     const char *nopos[] = {"pos=none", "bos=0"};
-    const char *ids[] = {"baseline", "g1-elem", "g3-elem", "g4-head", "sink-token", "kv-bias",
-                         "g1-shared", "g2-head", "diff-attn", "ssmax", "stickbreak", "fox",
-                         "registers"};
+    const char *ids[] = {"baseline",   "g1-elem",   "g3-elem",  "g4-head",   "sink-token",
+                         "kv-bias",    "g1-shared", "g2-head",  "diff-attn", "ssmax",
+                         "stickbreak", "fox",       "registers"};
     int failures = 0;
     for (size_t i = 0; i < sizeof ids / sizeof *ids; i++) {
         if (!strcmp(ids[i], "g4-head")) continue; /* not a catalog id */
@@ -179,9 +179,11 @@ static void test_checker_detects_error(void **state) {
     assert_non_null(pi);
     /* move along the true gradient: the loss must drop by about eps*|g|^2 */
     double gg = 0;
-    for (size_t i = 0; i < pi->numel; i++) gg += (double)s.grads[pi->offset + i] * s.grads[pi->offset + i];
+    for (size_t i = 0; i < pi->numel; i++)
+        gg += (double)s.grads[pi->offset + i] * s.grads[pi->offset + i];
     assert_true(gg > 0);
-    for (size_t i = 0; i < pi->numel; i++) m.params[pi->offset + i] -= 1e-2f * s.grads[pi->offset + i];
+    for (size_t i = 0; i < pi->numel; i++)
+        m.params[pi->offset + i] -= 1e-2f * s.grads[pi->offset + i];
     double l1 = loss_at(&m, &s, tok, tgt);
     assert_true(l1 < l0);
     assert_true(fabs((l0 - l1) - 1e-2 * gg) < 0.2 * 1e-2 * gg + 1e-5);

@@ -62,8 +62,8 @@ static double dotd(const float *a, const float *b, size_t n) {
 typedef double (*LossFn)(void *ctx);
 
 /* Compare ana[i] - PREFILL with central differences of f in x[i]. */
-static void check_grad(const char *what, LossFn f, void *ctx, float *x,
-                       size_t n, const float *ana) {
+static void check_grad(const char *what, LossFn f, void *ctx, float *x, size_t n,
+                       const float *ana) {
     int bad = 0;
     double worst = 0.0;
     for (size_t i = 0; i < n; i++) {
@@ -81,14 +81,11 @@ static void check_grad(const char *what, LossFn f, void *ctx, float *x,
         double tol = FD_ATOL + FD_RTOL * fabs(num);
         if (err / tol > worst) worst = err / tol;
         if (!(err <= tol)) {
-            if (bad < 5)
-                print_error("%s[%zu]: numeric %.6g analytic %.6g\n", what, i,
-                            num, a);
+            if (bad < 5) print_error("%s[%zu]: numeric %.6g analytic %.6g\n", what, i, num, a);
             bad++;
         }
     }
-    if (bad) print_error("%s: %d of %zu wrong (worst err/tol %.3g)\n", what,
-                         bad, n, worst);
+    if (bad) print_error("%s: %d of %zu wrong (worst err/tol %.3g)\n", what, bad, n, worst);
     assert_int_equal(bad, 0);
 }
 
@@ -102,15 +99,13 @@ typedef struct {
 
 static double embed_loss(void *p) {
     EmbedCtx *c = p;
-    embed_forward(c->out, c->tok_ids, c->tok, c->with_pos ? c->pos : NULL,
-                  c->N, c->T, c->C);
+    embed_forward(c->out, c->tok_ids, c->tok, c->with_pos ? c->pos : NULL, c->N, c->T, c->C);
     return dotd(c->out, c->R, (size_t)c->N * c->C);
 }
 
 static void run_embed(int with_pos) {
     int ids[6] = {1, 4, 1, 0, 2, 1};
-    EmbedCtx c = {.N = 6, .T = 3, .C = 4, .V = 5, .with_pos = with_pos,
-                  .tok_ids = ids};
+    EmbedCtx c = {.N = 6, .T = 3, .C = 4, .V = 5, .with_pos = with_pos, .tok_ids = ids};
     seed(11);
     c.tok = randv(20, 1.0f);
     c.pos = randv(12, 1.0f);
@@ -120,17 +115,24 @@ static void run_embed(int with_pos) {
     embed_loss(&c);
     /* row 4 is token 2 at position 4 % 3 = 1 */
     for (int i = 0; i < 4; i++)
-        assert_float_equal(c.out[16 + i],
-                           c.tok[8 + i] + (with_pos ? c.pos[4 + i] : 0.0f),
-                           1e-6);
+        assert_float_equal(c.out[16 + i], c.tok[8 + i] + (with_pos ? c.pos[4 + i] : 0.0f), 1e-6);
     embed_backward(dtok, with_pos ? dpos : NULL, c.R, ids, 6, 3, 4);
     check_grad("embed dtok", embed_loss, &c, c.tok, 20, dtok);
     if (with_pos) check_grad("embed dpos", embed_loss, &c, c.pos, 12, dpos);
     else
         for (int i = 0; i < 12; i++) assert_float_equal(dpos[i], PREFILL, 0);
-    free(c.tok); free(c.pos); free(c.out); free(c.R); free(dtok); free(dpos);
+    free(c.tok);
+    free(c.pos);
+    free(c.out);
+    free(c.R);
+    free(dtok);
+    free(dpos);
 }
-static void test_embed(void **s) { (void)s; run_embed(0); run_embed(1); }
+static void test_embed(void **s) {
+    (void)s;
+    run_embed(0);
+    run_embed(1);
+}
 
 /* ---- matmul ---- */
 
@@ -141,8 +143,7 @@ typedef struct {
 
 static double mat_loss(void *p) {
     MatCtx *c = p;
-    matmul_forward(c->out, c->inp, c->w, c->with_bias ? c->b : NULL, c->M,
-                   c->K, c->N);
+    matmul_forward(c->out, c->inp, c->w, c->with_bias ? c->b : NULL, c->M, c->K, c->N);
     return dotd(c->out, c->R, (size_t)c->M * c->N);
 }
 
@@ -158,16 +159,25 @@ static void run_matmul(int with_bias) {
     /* out[1][2] = inp[1,:] . w[2,:] + b[2] ([out, in] layout) */
     double ref = dotd(c.inp + 4, c.w + 8, 4) + (with_bias ? c.b[2] : 0.0);
     assert_float_equal(c.out[1 * 5 + 2], ref, 1e-5);
-    float *di = filled(12, PREFILL), *dw = filled(20, PREFILL),
-          *db = filled(5, PREFILL);
+    float *di = filled(12, PREFILL), *dw = filled(20, PREFILL), *db = filled(5, PREFILL);
     matmul_backward(di, dw, with_bias ? db : NULL, c.R, c.inp, c.w, 3, 4, 5);
     check_grad("matmul dinp", mat_loss, &c, c.inp, 12, di);
     check_grad("matmul dw", mat_loss, &c, c.w, 20, dw);
     if (with_bias) check_grad("matmul dbias", mat_loss, &c, c.b, 5, db);
-    free(c.inp); free(c.w); free(c.b); free(c.out); free(c.R);
-    free(di); free(dw); free(db);
+    free(c.inp);
+    free(c.w);
+    free(c.b);
+    free(c.out);
+    free(c.R);
+    free(di);
+    free(dw);
+    free(db);
 }
-static void test_matmul(void **s) { (void)s; run_matmul(0); run_matmul(1); }
+static void test_matmul(void **s) {
+    (void)s;
+    run_matmul(0);
+    run_matmul(1);
+}
 
 /* ---- norms ---- */
 
@@ -178,12 +188,8 @@ typedef struct {
 
 static double norm_loss(void *p) {
     NormCtx *c = p;
-    if (c->layer)
-        layernorm_forward(c->out, c->mean, c->rstd, c->x, c->w, c->b, c->M,
-                          c->C, 1e-5f);
-    else
-        rmsnorm_forward(c->out, c->rstd, c->x, c->with_w ? c->w : NULL, c->M,
-                        c->C, 1e-5f);
+    if (c->layer) layernorm_forward(c->out, c->mean, c->rstd, c->x, c->w, c->b, c->M, c->C, 1e-5f);
+    else rmsnorm_forward(c->out, c->rstd, c->x, c->with_w ? c->w : NULL, c->M, c->C, 1e-5f);
     return dotd(c->out, c->R, (size_t)c->M * c->C);
 }
 
@@ -208,25 +214,36 @@ static void run_norm(int layer, int with_w) {
     }
     double r = 1.0 / sqrt(ss / 6.0 + 1e-5);
     for (int i = 0; i < 6; i++) {
-        double e = ((layer ? c.x[6 + i] - m : c.x[6 + i]) * r) *
-                       (with_w ? c.w[i] : 1.0) + (layer ? c.b[i] : 0.0);
+        double e = ((layer ? c.x[6 + i] - m : c.x[6 + i]) * r) * (with_w ? c.w[i] : 1.0) +
+                   (layer ? c.b[i] : 0.0);
         assert_float_equal(c.out[6 + i], e, 1e-5);
     }
-    float *dx = filled(18, PREFILL), *dw = filled(6, PREFILL),
-          *db = filled(6, PREFILL);
-    if (layer)
-        layernorm_backward(dx, dw, db, c.R, c.x, c.w, c.mean, c.rstd, 3, 6);
-    else
-        rmsnorm_backward(dx, with_w ? dw : NULL, c.R, c.x,
-                         with_w ? c.w : NULL, c.rstd, 3, 6);
+    float *dx = filled(18, PREFILL), *dw = filled(6, PREFILL), *db = filled(6, PREFILL);
+    if (layer) layernorm_backward(dx, dw, db, c.R, c.x, c.w, c.mean, c.rstd, 3, 6);
+    else rmsnorm_backward(dx, with_w ? dw : NULL, c.R, c.x, with_w ? c.w : NULL, c.rstd, 3, 6);
     check_grad("norm dx", norm_loss, &c, c.x, 18, dx);
     if (with_w) check_grad("norm dw", norm_loss, &c, c.w, 6, dw);
     if (layer) check_grad("layernorm db", norm_loss, &c, c.b, 6, db);
-    free(c.x); free(c.w); free(c.b); free(c.out); free(c.mean); free(c.rstd);
-    free(c.R); free(dx); free(dw); free(db);
+    free(c.x);
+    free(c.w);
+    free(c.b);
+    free(c.out);
+    free(c.mean);
+    free(c.rstd);
+    free(c.R);
+    free(dx);
+    free(dw);
+    free(db);
 }
-static void test_rmsnorm(void **s) { (void)s; run_norm(0, 1); run_norm(0, 0); }
-static void test_layernorm(void **s) { (void)s; run_norm(1, 1); }
+static void test_rmsnorm(void **s) {
+    (void)s;
+    run_norm(0, 1);
+    run_norm(0, 0);
+}
+static void test_layernorm(void **s) {
+    (void)s;
+    run_norm(1, 1);
+}
 
 /* ---- RoPE ---- */
 
@@ -269,9 +286,18 @@ static void run_rope(float scale) {
     rope_backward(dx, c.cos_t, c.sin_t, RB, RT, RH, RD);
     for (size_t i = 0; i < n; i++) dx[i] += PREFILL;
     check_grad("rope dx", rope_loss, &c, c.x, n, dx);
-    free(c.x); free(c.work); free(c.R); free(c.cos_t); free(c.sin_t); free(dx);
+    free(c.x);
+    free(c.work);
+    free(c.R);
+    free(c.cos_t);
+    free(c.sin_t);
+    free(dx);
 }
-static void test_rope_grad(void **s) { (void)s; run_rope(1.0f); run_rope(4.0f); }
+static void test_rope_grad(void **s) {
+    (void)s;
+    run_rope(1.0f);
+    run_rope(4.0f);
+}
 
 static void test_rope_values(void **s) {
     (void)s;
@@ -330,9 +356,8 @@ typedef struct {
 
 static double attn_loss(void *p) {
     AttnCtx *c = p;
-    attention_forward(c->y, c->att, c->slot, c->preatt, c->q, c->k, c->v,
-                      c->sink, c->kvk, c->kvv, &c->spec, c->B, c->T, c->H,
-                      c->Hkv, c->dh);
+    attention_forward(c->y, c->att, c->slot, c->preatt, c->q, c->k, c->v, c->sink, c->kvk, c->kvv,
+                      &c->spec, c->B, c->T, c->H, c->Hkv, c->dh);
     return dotd(c->y, c->R, (size_t)c->B * c->T * c->H * c->dh);
 }
 
@@ -354,8 +379,16 @@ static void attn_alloc(AttnCtx *c, float sd) {
 }
 
 static void attn_free(AttnCtx *c) {
-    free(c->q); free(c->k); free(c->v); free(c->sink); free(c->kvk);
-    free(c->kvv); free(c->y); free(c->att); free(c->slot); free(c->preatt);
+    free(c->q);
+    free(c->k);
+    free(c->v);
+    free(c->sink);
+    free(c->kvk);
+    free(c->kvv);
+    free(c->y);
+    free(c->att);
+    free(c->slot);
+    free(c->preatt);
     free(c->R);
 }
 
@@ -403,12 +436,14 @@ static double clip_margin(AttnCtx *c) {
                 worst = fmin(worst, fmin(fabs(u), fabs(1.0 - u)));
             }
         }
-    free(s.att); free(s.slot); free(s.y);
+    free(s.att);
+    free(s.slot);
+    free(s.y);
     return worst;
 }
 
-static void run_attention_shape(AttnNormaliser nz, int sink, int kvb, int B,
-                                int T, int H, int Hkv, int dh) {
+static void run_attention_shape(AttnNormaliser nz, int sink, int kvb, int B, int T, int H, int Hkv,
+                                int dh) {
     char name[96];
     AttnCtx c = {.B = B, .T = T, .H = H, .Hkv = Hkv, .dh = dh};
     c.spec.normaliser = nz;
@@ -423,8 +458,9 @@ static void run_attention_shape(AttnNormaliser nz, int sink, int kvb, int B,
     for (uint64_t sd = 1;; sd++) {
         seed(1000 * (uint64_t)nz + 100 * sink + 10 * kvb + Hkv + 7919 * sd);
         attn_alloc(&c, 1.0f);
-        if (nz == NORMZ_CLIPPED ? clip_margin(&c) > 0.003
-            : nz == NORMZ_SOFTPICK ? softpick_margin(&c) > 0.003 : 1)
+        if (nz == NORMZ_CLIPPED    ? clip_margin(&c) > 0.003
+            : nz == NORMZ_SOFTPICK ? softpick_margin(&c) > 0.003
+                                   : 1)
             break;
         attn_free(&c);
         assert_true(sd < 200);
@@ -447,25 +483,22 @@ static void run_attention_shape(AttnNormaliser nz, int sink, int kvb, int B,
             inner += c.att[i] > 0.0f && c.att[i] < 1.0f;
         assert_true(inner > 10);
     }
-    float *dq = filled(nq, PREFILL), *dk = filled(nk, PREFILL),
-          *dv = filled(nk, PREFILL), *ds = filled((size_t)c.H, PREFILL),
-          *dkk = filled(nx, PREFILL), *dkv = filled(nx, PREFILL);
-    attention_backward(dq, dk, dv, ds, dkk, dkv, c.R, c.att, c.slot, c.preatt,
-                       c.q, c.k, c.v, c.sink, c.kvk, c.kvv, &c.spec, c.B, c.T,
-                       c.H, c.Hkv, c.dh);
+    float *dq = filled(nq, PREFILL), *dk = filled(nk, PREFILL), *dv = filled(nk, PREFILL),
+          *ds = filled((size_t)c.H, PREFILL), *dkk = filled(nx, PREFILL),
+          *dkv = filled(nx, PREFILL);
+    attention_backward(dq, dk, dv, ds, dkk, dkv, c.R, c.att, c.slot, c.preatt, c.q, c.k, c.v,
+                       c.sink, c.kvk, c.kvv, &c.spec, c.B, c.T, c.H, c.Hkv, c.dh);
     char tag[64];
-    snprintf(tag, sizeof tag, "attn nz=%d sink=%d kvb=%d T=%d Hkv=%d", nz,
-             sink, kvb, T, Hkv);
-#define ATTN_CHECK(what, x, n, g)                                           \
-    do {                                                                    \
-        snprintf(name, sizeof name, "%s %s", tag, what);                    \
-        check_grad(name, attn_loss, &c, x, n, g);                           \
+    snprintf(tag, sizeof tag, "attn nz=%d sink=%d kvb=%d T=%d Hkv=%d", nz, sink, kvb, T, Hkv);
+#define ATTN_CHECK(what, x, n, g)                                                                  \
+    do {                                                                                           \
+        snprintf(name, sizeof name, "%s %s", tag, what);                                           \
+        check_grad(name, attn_loss, &c, x, n, g);                                                  \
     } while (0)
     ATTN_CHECK("dq", c.q, nq, dq);
     ATTN_CHECK("dk", c.k, nk, dk);
     ATTN_CHECK("dv", c.v, nk, dv);
-    if (sink || nz == NORMZ_SINK_LOGIT)
-        ATTN_CHECK("dsink_logit", c.sink, (size_t)c.H, ds);
+    if (sink || nz == NORMZ_SINK_LOGIT) ATTN_CHECK("dsink_logit", c.sink, (size_t)c.H, ds);
     else
         for (int i = 0; i < c.H; i++) assert_float_equal(ds[i], PREFILL, 0);
     if (kvb) {
@@ -479,14 +512,18 @@ static void run_attention_shape(AttnNormaliser nz, int sink, int kvb, int B,
     if ((sink || kvb) && nz == NORMZ_SOFTMAX) {
         float *dq2 = filled(nq, PREFILL);
         attn_loss(&c); /* the checks above left att from a perturbed input */
-        attention_backward(dq2, NULL, NULL, NULL, NULL, NULL, c.R, c.att, NULL,
-                           c.preatt, c.q, c.k, c.v, c.sink, c.kvk, c.kvv,
-                           &c.spec, c.B, c.T, c.H, c.Hkv, c.dh);
+        attention_backward(dq2, NULL, NULL, NULL, NULL, NULL, c.R, c.att, NULL, c.preatt, c.q, c.k,
+                           c.v, c.sink, c.kvk, c.kvv, &c.spec, c.B, c.T, c.H, c.Hkv, c.dh);
         for (size_t i = 0; i < nq; i++)
             assert_float_equal(dq2[i], dq[i], 2e-5 * fmax(1.0, fabs(dq[i])));
         free(dq2);
     }
-    free(dq); free(dk); free(dv); free(ds); free(dkk); free(dkv);
+    free(dq);
+    free(dk);
+    free(dv);
+    free(ds);
+    free(dkk);
+    free(dkv);
     attn_free(&c);
 }
 
@@ -496,9 +533,8 @@ static void run_attention(AttnNormaliser nz, int sink, int kvb, int Hkv) {
 
 static void test_attention_grad(void **s) {
     (void)s;
-    const AttnNormaliser all[] = {NORMZ_SOFTMAX, NORMZ_SOFTMAX1,
-                                  NORMZ_SINK_LOGIT, NORMZ_CLIPPED,
-                                  NORMZ_SIGMOID, NORMZ_SOFTPICK};
+    const AttnNormaliser all[] = {NORMZ_SOFTMAX, NORMZ_SOFTMAX1, NORMZ_SINK_LOGIT,
+                                  NORMZ_CLIPPED, NORMZ_SIGMOID,  NORMZ_SOFTPICK};
     for (int i = 0; i < 6; i++)
         for (int hkv = 2; hkv <= 4; hkv += 2) {
             run_attention(all[i], 0, 0, hkv); /* the normaliser alone */
@@ -518,14 +554,20 @@ static void test_attention_grad(void **s) {
 }
 
 /* One head, dh = 1, scale 1: s[t,j] = q_t k_j exactly. */
-static void attn1(AttnCtx *c, AttnNormaliser nz, const float *q,
-                  const float *k, const float *v, int T) {
+static void attn1(AttnCtx *c, AttnNormaliser nz, const float *q, const float *k, const float *v,
+                  int T) {
     memset(c, 0, sizeof *c);
-    c->B = 1; c->T = T; c->H = 1; c->Hkv = 1; c->dh = 1;
+    c->B = 1;
+    c->T = T;
+    c->H = 1;
+    c->Hkv = 1;
+    c->dh = 1;
     c->spec.normaliser = nz;
     c->spec.scale = 1.0f;
     c->spec.softpick_eps = 1e-6f;
-    c->q = (float *)q; c->k = (float *)k; c->v = (float *)v;
+    c->q = (float *)q;
+    c->k = (float *)k;
+    c->v = (float *)v;
     c->y = filled((size_t)T, 0.0f);
     c->att = filled((size_t)T * T, -1.0f);
     c->slot = filled((size_t)T, -1.0f);
@@ -533,7 +575,11 @@ static void attn1(AttnCtx *c, AttnNormaliser nz, const float *q,
     c->R = filled((size_t)T, 1.0f);
 }
 static void attn1_free(AttnCtx *c) {
-    free(c->y); free(c->att); free(c->slot); free(c->preatt); free(c->R);
+    free(c->y);
+    free(c->att);
+    free(c->slot);
+    free(c->preatt);
+    free(c->R);
 }
 
 static void test_attention_values(void **st) {
@@ -579,7 +625,8 @@ static void test_attention_values(void **st) {
     float kk = 1.5f, vv = -4.0f;
     attn1(&c, NORMZ_SOFTMAX, q, k, v, 3);
     c.spec.has_kv_bias = 1;
-    c.kvk = &kk; c.kvv = &vv;
+    c.kvk = &kk;
+    c.kvv = &vv;
     attn_loss(&c);
     double ex = exp(1.5);
     assert_float_equal(c.slot[2], ex / (ex + Z), 1e-6);
@@ -591,8 +638,7 @@ static void test_attention_values(void **st) {
     attn1(&c, NORMZ_SIGMOID, q, k, v, 3);
     attn_loss(&c);
     for (int j = 0; j < 3; j++)
-        assert_float_equal(c.att[6 + j], 1.0 / (1.0 + exp(-(k[j] - log(3.0)))),
-                           1e-6);
+        assert_float_equal(c.att[6 + j], 1.0 / (1.0 + exp(-(k[j] - log(3.0)))), 1e-6);
     attn1_free(&c);
 
     /* softpick: relu(e^s - 1) / (sum |e^s - 1| + eps); s = -1 gets 0 */
@@ -633,9 +679,8 @@ static void test_attention_values(void **st) {
                     double m = 0.0;
                     for (int j = 0; j <= t; j++)
                         m += u.v[(((size_t)bb * u.T + j) * u.Hkv + h / 2) * u.dh + i];
-                    assert_float_equal(
-                        u.y[(((size_t)bb * u.T + t) * u.H + h) * u.dh + i],
-                        m / (t + 1), 1e-5);
+                    assert_float_equal(u.y[(((size_t)bb * u.T + t) * u.H + h) * u.dh + i],
+                                       m / (t + 1), 1e-5);
                 }
             }
     attn_free(&u);
@@ -679,8 +724,8 @@ static void test_stickbreak_values(void **st) {
     AttnCtx c;
     attn1(&c, NORMZ_STICKBREAK, q, k, v, 3);
     attn_loss(&c);
-    assert_float_equal(c.att[0], sg[0], 1e-6);      /* row 0: its own break */
-    assert_float_equal(c.att[3 + 1], sg[1], 1e-6);   /* row 1, nearest key */
+    assert_float_equal(c.att[0], sg[0], 1e-6);     /* row 0: its own break */
+    assert_float_equal(c.att[3 + 1], sg[1], 1e-6); /* row 1, nearest key */
     assert_float_equal(c.att[3 + 0], sg[0] * (1 - sg[1]), 1e-6);
     assert_float_equal(c.att[6 + 2], sg[2], 1e-6);
     assert_float_equal(c.att[6 + 1], sg[1] * (1 - sg[2]), 1e-6);
@@ -710,8 +755,8 @@ static void test_attention_key_bias(void **st) {
         float *dq = filled(nq, PREFILL), *dk = filled(nk, PREFILL), *dv = filled(nk, PREFILL);
         AttnSpec sp = c.spec;
         sp.dkey_bias = dkb;
-        attention_backward(dq, dk, dv, NULL, NULL, NULL, c.R, c.att, c.slot, c.preatt, c.q,
-                           c.k, c.v, NULL, NULL, NULL, &sp, c.B, c.T, c.H, c.Hkv, c.dh);
+        attention_backward(dq, dk, dv, NULL, NULL, NULL, c.R, c.att, c.slot, c.preatt, c.q, c.k,
+                           c.v, NULL, NULL, NULL, &sp, c.B, c.T, c.H, c.Hkv, c.dh);
         check_grad("key_bias dq", attn_loss, &c, c.q, nq, dq);
         check_grad("key_bias dk", attn_loss, &c, c.k, nk, dk);
         check_grad("key_bias dv", attn_loss, &c, c.v, nk, dv);
@@ -724,7 +769,11 @@ static void test_attention_key_bias(void **st) {
             for (int j = 0; j <= t; j++)
                 assert_float_equal(c.att[(size_t)t * c.T + j], exp(kb[j]) / Z, 1e-6);
         }
-        free(kb); free(dkb); free(dq); free(dk); free(dv);
+        free(kb);
+        free(dkb);
+        free(dq);
+        free(dk);
+        free(dv);
         attn_free(&c);
     }
 }
@@ -758,7 +807,12 @@ static void test_ssmax(void **st) {
     ssmax_backward(dq, ds, c.R, c.q, c.s, c.B, c.T, c.H, c.dh);
     check_grad("ssmax dq", ssmax_loss, &c, c.q, n, dq);
     check_grad("ssmax ds", ssmax_loss, &c, c.s, 3, ds);
-    free(c.q); free(c.s); free(c.out); free(c.R); free(dq); free(ds);
+    free(c.q);
+    free(c.s);
+    free(c.out);
+    free(c.R);
+    free(dq);
+    free(ds);
 }
 
 typedef struct {
@@ -783,12 +837,16 @@ static void test_fox_bias(void **st) {
     fox_loss(&c);
     /* kb[b,h,t] = -sum_{l<=t} log sigmoid(z[b,l,h]): batch 1, head 2, t = 4 */
     double want = 0.0;
-    for (int l = 0; l <= 4; l++) want -= log(1.0 / (1.0 + exp(-(double)c.z[((size_t)6 + l) * 3 + 2])));
+    for (int l = 0; l <= 4; l++)
+        want -= log(1.0 / (1.0 + exp(-(double)c.z[((size_t)6 + l) * 3 + 2])));
     assert_float_equal(c.kb[((size_t)1 * 3 + 2) * 6 + 4], want, 1e-5);
     float *dz = filled(n, PREFILL);
     fox_bias_backward(dz, c.R, c.z, c.B, c.T, c.H);
     check_grad("fox dz", fox_loss, &c, c.z, n, dz);
-    free(c.z); free(c.kb); free(c.R); free(dz);
+    free(c.z);
+    free(c.kb);
+    free(c.R);
+    free(dz);
 }
 
 typedef struct {
@@ -876,7 +934,12 @@ static void test_activations(void **st) {
         snprintf(name, sizeof name, "act %d da", kind);
         check_grad(name, act_loss, &c, c.a, 12, da);
         if (kind == 4) check_grad("swiglu db", act_loss, &c, c.b, 12, db);
-        free(c.a); free(c.b); free(c.out); free(c.R); free(da); free(db);
+        free(c.a);
+        free(c.b);
+        free(c.out);
+        free(c.R);
+        free(da);
+        free(db);
     }
     /* values */
     float x[3] = {0.0f, 1.0f, -2.0f}, y[3], b3[3] = {2.0f, 3.0f, 1.0f};
@@ -935,16 +998,22 @@ static void run_gate(GateBroadcast kind, GateForm form) {
     c.R = randv(n, 1.0f);
     gate_loss(&c);
     /* element (m=2, g=1, c=3) by hand */
-    size_t si = kind == GB_HEAD ? 2 * 2 + 1
-              : kind == GB_SHARED ? 2 * 4 + 3
-              : kind == GB_CONST ? 1 * 4 + 3 : 23;
+    size_t si = kind == GB_HEAD     ? 2 * 2 + 1
+                : kind == GB_SHARED ? 2 * 4 + 3
+                : kind == GB_CONST  ? 1 * 4 + 3
+                                    : 23;
     float e = form == FORM_ADD ? c.x[23] + c.s[si] : c.x[23] * c.s[si];
     assert_float_equal(c.out[23], e, 1e-6);
     float *dx = filled(n, PREFILL), *ds = filled(ns, PREFILL);
     gate_apply_backward(dx, ds, c.R, c.x, c.s, kind, form, 3, 2, 4);
     check_grad("gate dx", gate_loss, &c, c.x, n, dx);
     check_grad("gate ds", gate_loss, &c, c.s, ns, ds);
-    free(c.x); free(c.s); free(c.out); free(c.R); free(dx); free(ds);
+    free(c.x);
+    free(c.s);
+    free(c.out);
+    free(c.R);
+    free(dx);
+    free(ds);
 }
 
 static void test_gate_apply(void **st) {
@@ -988,7 +1057,10 @@ static void test_group_mean(void **st) {
     float *dx = filled(60, PREFILL);
     group_mean_backward(dx, c.R, 3, 4, 5);
     check_grad("group_mean dx", misc_loss, &c, c.x, 60, dx);
-    free(c.x); free(c.out); free(c.R); free(dx);
+    free(c.x);
+    free(c.out);
+    free(c.R);
+    free(dx);
 }
 
 static void test_headslice_linear(void **st) {
@@ -1002,16 +1074,20 @@ static void test_headslice_linear(void **st) {
     c.R = randv(12, 1.0f);
     misc_loss(&c);
     /* z[2, 1] reads x[2, 3:6] only */
-    assert_float_equal(c.out[2 * 4 + 1], dotd(c.x + 2 * 12 + 3, c.w + 3, 3) + c.b[1],
-                       1e-6);
-    float *dx = filled(36, PREFILL), *dw = filled(12, PREFILL),
-          *db = filled(4, PREFILL);
+    assert_float_equal(c.out[2 * 4 + 1], dotd(c.x + 2 * 12 + 3, c.w + 3, 3) + c.b[1], 1e-6);
+    float *dx = filled(36, PREFILL), *dw = filled(12, PREFILL), *db = filled(4, PREFILL);
     headslice_linear_backward(dx, dw, db, c.R, c.x, c.w, 3, 4, 3);
     check_grad("headslice dx", misc_loss, &c, c.x, 36, dx);
     check_grad("headslice dw", misc_loss, &c, c.w, 12, dw);
     check_grad("headslice db", misc_loss, &c, c.b, 4, db);
-    free(c.x); free(c.w); free(c.b); free(c.out); free(c.R);
-    free(dx); free(dw); free(db);
+    free(c.x);
+    free(c.w);
+    free(c.b);
+    free(c.out);
+    free(c.R);
+    free(dx);
+    free(dw);
+    free(db);
 }
 
 /* ---- loss ---- */
@@ -1025,8 +1101,7 @@ typedef struct {
 static double ce_loss(void *p) {
     CeCtx *c = p;
     int cnt = 0;
-    return crossentropy_forward(c->probs, c->losses, c->logits, c->tg, c->N,
-                                c->V, &cnt);
+    return crossentropy_forward(c->probs, c->losses, c->logits, c->tg, c->N, c->V, &cnt);
 }
 
 static void test_crossentropy(void **st) {
@@ -1062,7 +1137,10 @@ static void test_crossentropy(void **st) {
     L = crossentropy_forward(pr, ls, z, t3, 2, 7, &cnt);
     assert_int_equal(cnt, 0);
     assert_float_equal(L, 0.0, 0);
-    free(c.logits); free(c.probs); free(c.losses); free(d);
+    free(c.logits);
+    free(c.probs);
+    free(c.losses);
+    free(d);
 }
 
 /* The vectorisable exp behind softmax: a few ulp from libm's over the

@@ -48,8 +48,7 @@ static int teardown(void **state) {
 
 /* The file exists, is non-empty and starts with the PNG signature. */
 static void assert_png(const char *path) {
-    static const unsigned char sig[8] = {0x89, 'P', 'N', 'G', '\r', '\n',
-                                         0x1a, '\n'};
+    static const unsigned char sig[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
     FILE *f = fopen(path, "rb");
     assert_non_null(f);
     unsigned char got[8] = {0};
@@ -85,18 +84,16 @@ static void h5_attr_str(hid_t loc, const char *name, const char *v) {
 
 static void h5_attr_i64(hid_t loc, const char *name, long long v) {
     hid_t sp = H5Screate(H5S_SCALAR);
-    hid_t a = H5Acreate2(loc, name, H5T_NATIVE_LLONG, sp, H5P_DEFAULT,
-                         H5P_DEFAULT);
+    hid_t a = H5Acreate2(loc, name, H5T_NATIVE_LLONG, sp, H5P_DEFAULT, H5P_DEFAULT);
     assert_true(a >= 0);
     assert_true(H5Awrite(a, H5T_NATIVE_LLONG, &v) >= 0);
     H5Aclose(a), H5Sclose(sp);
 }
 
-static void h5_ds(hid_t loc, const char *name, hid_t type, int rank,
-                  const hsize_t *dims, const void *data) {
+static void h5_ds(hid_t loc, const char *name, hid_t type, int rank, const hsize_t *dims,
+                  const void *data) {
     hid_t sp = H5Screate_simple(rank, dims, NULL);
-    hid_t d = H5Dcreate2(loc, name, type, sp, H5P_DEFAULT, H5P_DEFAULT,
-                         H5P_DEFAULT);
+    hid_t d = H5Dcreate2(loc, name, type, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
     assert_true(d >= 0);
     assert_true(H5Dwrite(d, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) >= 0);
     H5Dclose(d), H5Sclose(sp);
@@ -111,8 +108,7 @@ typedef struct {
     const char *status;
 } RunOpt;
 
-static void make_run_opt(const char *path, const char *variant, int sink,
-                         const RunOpt *o);
+static void make_run_opt(const char *path, const char *variant, int sink, const RunOpt *o);
 
 /* One run, one probe at step 20. sink: every query attends to token 0
  * only; else uniform causal attention, plus a gate. */
@@ -121,8 +117,7 @@ static void make_run(const char *path, const char *variant, int sink) {
     make_run_opt(path, variant, sink, &o);
 }
 
-static void make_run_opt(const char *path, const char *variant, int sink,
-                         const RunOpt *o) {
+static void make_run_opt(const char *path, const char *variant, int sink, const RunOpt *o) {
     hid_t f = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
     assert_true(f >= 0);
     h5_attr_str(f, "schema", "gatelab-run");
@@ -163,8 +158,7 @@ static void make_run_opt(const char *path, const char *variant, int sink,
         a0[l] = (float)alpha0_from_col(fc[l], RT);
     }
     int tokens[RT] = {0};
-    hsize_t da[4] = {RL, 1, RT, RT}, df[4] = {1, RL, 1, RT}, dt[2] = {1, RT},
-            d0[2] = {RL, 1};
+    hsize_t da[4] = {RL, 1, RT, RT}, df[4] = {1, RL, 1, RT}, dt[2] = {1, RT}, d0[2] = {RL, 1};
     h5_ds(g, "attention", H5T_NATIVE_FLOAT, 4, da, A);
     h5_ds(g, "first_col", H5T_NATIVE_FLOAT, 4, df, fc);
     h5_ds(g, "tokens", H5T_NATIVE_INT, 2, dt, tokens);
@@ -226,8 +220,8 @@ static void test_report_figures_from_runs(void **state) {
     int rc = plot_report_figures(out, runs, 2, err, sizeof err);
     if (rc) fprintf(stderr, "%s\n", err);
     assert_int_equal(rc, 0);
-    const char *names[5] = {"loss", "first_share_layers", "gate_hist_g1-elem",
-                            "mact_layers", "sink_vs_step"};
+    const char *names[5] = {"loss", "first_share_layers", "gate_hist_g1-elem", "mact_layers",
+                            "sink_vs_step"};
     for (int i = 0; i < 5; i++) {
         snprintf(p, sizeof p, "%s/%s.png", out, names[i]);
         assert_png(p);
@@ -259,9 +253,9 @@ static void test_report_figures_from_runs(void **state) {
     fclose(f);
     assert_int_equal(nr, 4); /* 2 runs x 2 panels, one probe each */
     assert_float_equal(rows[0][0], 20.0, 0);
-    assert_float_equal(rows[0][1], 1.0, 0);  /* baseline sink rate */
+    assert_float_equal(rows[0][1], 1.0, 0);    /* baseline sink rate */
     assert_float_equal(rows[1][1], 1.0, 1e-6); /* baseline first share */
-    assert_float_equal(rows[2][1], 0.0, 0);  /* g1-elem sink rate */
+    assert_float_equal(rows[2][1], 0.0, 0);    /* g1-elem sink rate */
     assert_float_equal(rows[3][1], uniform_first_share(RT), 1e-6);
     /* gate histogram: layer 0 all in bin 2 (centre 0.05) */
     snprintf(p, sizeof p, "%s/gate_hist_g1-elem.dat", out);
@@ -322,10 +316,8 @@ static void test_series_png(void **state) {
 static void test_two_panels_and_bars(void **state) {
     (void)state;
     if (!plot_have_gnuplot()) skip();
-    double x[4] = {0, 100, 200, 300}, a[4] = {0, 0.25, 0.5, 1}, b[4] = {
-        0.06, 0.2, 0.4, 0.7};
-    PlotSeries s[2] = {{"r", x, a, 4, PLOT_LINES, 1, 0},
-                       {"r", x, b, 4, PLOT_LINES, 1, 1}};
+    double x[4] = {0, 100, 200, 300}, a[4] = {0, 0.25, 0.5, 1}, b[4] = {0.06, 0.2, 0.4, 0.7};
+    PlotSeries s[2] = {{"r", x, a, 4, PLOT_LINES, 1, 0}, {"r", x, b, 4, PLOT_LINES, 1, 1}};
     PlotAxes ax = {"sinks", "step", {"sink rate", "first share"}, 2, NULL};
     char png[512], err[512] = "";
     snprintf(png, sizeof png, "%s/two.png", dir);
@@ -336,8 +328,7 @@ static void test_two_panels_and_bars(void **state) {
     double v[2 * 3] = {0.4, 0.6, 0.5, 0.05, NAN, 0.04};
     double ref[1] = {0.0586};
     const char *refl[1] = {"uniform (T=64)"};
-    PlotBars bars = {"first share", "layer", "share", 3, 2, groups, v,
-                     1, ref, refl};
+    PlotBars bars = {"first share", "layer", "share", 3, 2, groups, v, 1, ref, refl};
     snprintf(png, sizeof png, "%s/bars.png", dir);
     assert_int_equal(plot_bars(png, &bars, err, sizeof err), 0);
     assert_png(png);
@@ -381,8 +372,7 @@ static int check_styles(const char *cmd) {
         const char *d = strstr(p, " dt "), *q = strstr(p, " pt ");
         const char *next = strstr(p + 1, " index ");
         int is_pts = q && (!next || q < next) && (!d || d > q);
-        snprintf(sty[n], sizeof sty[n], "%c%.6s", is_pts ? 'p' : 'd',
-                 is_pts ? q + 4 : d + 4);
+        snprintf(sty[n], sizeof sty[n], "%c%.6s", is_pts ? 'p' : 'd', is_pts ? q + 4 : d + 4);
         n++;
     }
     int ncol = 0;
@@ -436,7 +426,8 @@ static void test_panel_split(void **state) {
         s[2 * i] = (PlotSeries){lab[i], x, y[i], 3, PLOT_LINES, i + 1, i % 2};
         s[2 * i + 1] = (PlotSeries){lab[i], x, y[i + 1], 3, PLOT_POINTS, i + 1, i % 2};
     }
-    for (int i = 0; i < 8; i++) s[16 + i] = (PlotSeries){lab[i], x, y[i], 3, PLOT_LINES, 100 + i, 1};
+    for (int i = 0; i < 8; i++)
+        s[16 + i] = (PlotSeries){lab[i], x, y[i], 3, PLOT_LINES, 100 + i, 1};
     PlotAxes ax2 = {"stacked", "step", {"a", "b"}, 2, NULL};
     snprintf(png, sizeof png, "%s/split2.png", dir);
     snprintf(gp, sizeof gp, "%s/split2.gp", dir);

@@ -63,8 +63,7 @@ static int h5_exists(hid_t f, const char *path) {
 }
 
 /* Read dataset `path` as mtype (elem bytes each). -1 when missing/unreadable. */
-static int h5_read(hid_t f, const char *path, hid_t mtype, size_t elem,
-                   Blob *out) {
+static int h5_read(hid_t f, const char *path, hid_t mtype, size_t elem, Blob *out) {
     memset(out, 0, sizeof *out);
     if (!h5_exists(f, path)) return -1;
     hid_t d = H5Dopen2(f, path, H5P_DEFAULT);
@@ -78,9 +77,7 @@ static int h5_read(hid_t f, const char *path, hid_t mtype, size_t elem,
         out->n = 1;
         for (int i = 0; i < nd; i++) out->n *= (size_t)out->dims[i];
         out->data = malloc(out->n * elem + 1);
-        if (out->data && H5Dread(d, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT,
-                                 out->data) >= 0)
-            rc = 0;
+        if (out->data && H5Dread(d, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, out->data) >= 0) rc = 0;
     }
     if (sp >= 0) H5Sclose(sp);
     H5Dclose(d);
@@ -157,8 +154,8 @@ static int close_enough(double got, double want, double atol, double rtol) {
 
 /* Compare n floats; one report line naming the tensor, its worst entry
  * (by excess over the tolerance) and how many entries fail. */
-static void compare(Report *r, const char *what, const float *got,
-                    const float *want, size_t n, double atol, double rtol) {
+static void compare(Report *r, const char *what, const float *got, const float *want, size_t n,
+                    double atol, double rtol) {
     size_t bad = 0, worst = 0;
     double worst_excess = -INFINITY, max_abs = 0.0;
     for (size_t i = 0; i < n; i++) {
@@ -172,9 +169,10 @@ static void compare(Report *r, const char *what, const float *got,
         if (!close_enough(g, w, atol, rtol)) bad++;
     }
     if (bad)
-        report(r, "%s: %zu of %zu entries off, max |err| %.3g; worst [%zu] "
-                  "got %.9g want %.9g (atol %g rtol %g)", what, bad, n, max_abs,
-               worst, (double)got[worst], (double)want[worst], atol, rtol);
+        report(r,
+               "%s: %zu of %zu entries off, max |err| %.3g; worst [%zu] "
+               "got %.9g want %.9g (atol %g rtol %g)",
+               what, bad, n, max_abs, worst, (double)got[worst], (double)want[worst], atol, rtol);
 }
 
 /* ------------------------------------------------------------ the test */
@@ -218,8 +216,7 @@ static void case_open(Case *c, const Fixture *fx) {
 
     if (h5_read(c->file, "tokens", H5T_NATIVE_INT, sizeof(int), &c->tokens) ||
         h5_read(c->file, "targets", H5T_NATIVE_INT, sizeof(int), &c->targets) ||
-        c->tokens.ndim != 2 || c->targets.ndim != 2 ||
-        c->tokens.n != c->targets.n)
+        c->tokens.ndim != 2 || c->targets.ndim != 2 || c->tokens.n != c->targets.n)
         fail_msg("%s: tokens/targets missing or not matching [B,T]", fx->name);
     c->B = (int)c->tokens.dims[0];
     c->T = (int)c->tokens.dims[1];
@@ -234,14 +231,12 @@ typedef struct {
     Report *r;
 } IterCtx;
 
-static herr_t extra_param_cb(hid_t g, const char *name, const H5L_info_t *info,
-                             void *vctx) {
+static herr_t extra_param_cb(hid_t g, const char *name, const H5L_info_t *info, void *vctx) {
     (void)g;
     (void)info;
     IterCtx *ctx = vctx;
     if (!param_find(ctx->table, name))
-        report(ctx->r, "fixture tensor params/%s is not in the C parameter table",
-               name);
+        report(ctx->r, "fixture tensor params/%s is not in the C parameter table", name);
     return 0;
 }
 
@@ -254,20 +249,18 @@ static void load_params(Case *c, Report *r) {
         snprintf(path, sizeof path, "params/%s", pi->name);
         Blob b;
         if (h5_read(c->file, path, H5T_NATIVE_FLOAT, sizeof(float), &b)) {
-            report(r, "C parameter %s (numel %zu) is missing from the fixture",
-                   pi->name, pi->numel);
+            report(r, "C parameter %s (numel %zu) is missing from the fixture", pi->name,
+                   pi->numel);
             continue;
         }
         int same = b.ndim == pi->ndim && b.n == pi->numel;
-        for (int i = 0; same && i < pi->ndim; i++)
-            same = (int)b.dims[i] == pi->shape[i];
+        for (int i = 0; same && i < pi->ndim; i++) same = (int)b.dims[i] == pi->shape[i];
         if (!same)
-            report(r, "parameter %s: fixture shape [%d: %llu %llu] vs C [%d: %d %d]",
-                   pi->name, b.ndim, (unsigned long long)b.dims[0],
-                   (unsigned long long)(b.ndim > 1 ? b.dims[1] : 0), pi->ndim,
-                   pi->shape[0], pi->ndim > 1 ? pi->shape[1] : 0);
-        else
-            memcpy(c->model.params + pi->offset, b.data, pi->numel * sizeof(float));
+            report(r, "parameter %s: fixture shape [%d: %llu %llu] vs C [%d: %d %d]", pi->name,
+                   b.ndim, (unsigned long long)b.dims[0],
+                   (unsigned long long)(b.ndim > 1 ? b.dims[1] : 0), pi->ndim, pi->shape[0],
+                   pi->ndim > 1 ? pi->shape[1] : 0);
+        else memcpy(c->model.params + pi->offset, b.data, pi->numel * sizeof(float));
         blob_free(&b);
     }
     IterCtx ctx = {t, r};
@@ -283,8 +276,7 @@ static void load_params(Case *c, Report *r) {
 static void check_forward_backward(Case *c, Report *r) {
     const ParamTable *t = &c->model.table;
     memset(c->rs.grads, 0, t->total * sizeof(float));
-    float loss = model_forward(&c->model, &c->rs, c->tokens.data,
-                               c->targets.data, c->B, c->T);
+    float loss = model_forward(&c->model, &c->rs, c->tokens.data, c->targets.data, c->B, c->T);
     Blob want;
     if (h5_read(c->file, "loss", H5T_NATIVE_DOUBLE, sizeof(double), &want) == 0) {
         double w = ((double *)want.data)[0];
@@ -296,11 +288,8 @@ static void check_forward_backward(Case *c, Report *r) {
     }
     if (h5_read(c->file, "logits", H5T_NATIVE_FLOAT, sizeof(float), &want) == 0) {
         size_t n = (size_t)c->B * c->T * c->model.dims.V;
-        if (want.n != n)
-            report(r, "logits: fixture has %zu values, C %zu", want.n, n);
-        else
-            compare(r, "logits", model_logits(&c->rs), want.data, n, c->atol,
-                    c->rtol);
+        if (want.n != n) report(r, "logits: fixture has %zu values, C %zu", want.n, n);
+        else compare(r, "logits", model_logits(&c->rs), want.data, n, c->atol, c->rtol);
         blob_free(&want);
     } else {
         report(r, "dataset logits missing");
@@ -316,11 +305,8 @@ static void check_forward_backward(Case *c, Report *r) {
             continue;
         }
         if (want.n != pi->numel)
-            report(r, "gradient %s: fixture numel %zu vs C %zu", pi->name,
-                   want.n, pi->numel);
-        else
-            compare(r, path, c->rs.grads + pi->offset, want.data, pi->numel,
-                    c->atol, c->rtol);
+            report(r, "gradient %s: fixture numel %zu vs C %zu", pi->name, want.n, pi->numel);
+        else compare(r, path, c->rs.grads + pi->offset, want.data, pi->numel, c->atol, c->rtol);
         blob_free(&want);
     }
 }
@@ -341,8 +327,7 @@ static void check_steps(Case *c, Report *r) {
     const double *w = want.data;
     for (size_t s = 0; s < want.n; s++) {
         memset(c->rs.grads, 0, t->total * sizeof(float));
-        float loss = model_forward(&c->model, &c->rs, c->tokens.data,
-                                   c->targets.data, c->B, c->T);
+        float loss = model_forward(&c->model, &c->rs, c->tokens.data, c->targets.data, c->B, c->T);
         model_backward(&c->model, &c->rs);
         grad_clip(c->rs.grads, t->total, c->cfg.grad_clip);
         adamw_update(c->model.params, c->rs.grads, m, v, t, &c->cfg,
@@ -366,8 +351,7 @@ static void run_fixture(void **state) {
     if (r.failures == 0) {
         if (runstate_init(&c.rs, &c.model, c.B, c.T))
             report(&r, "runstate_init(B=%d, T=%d) failed", c.B, c.T);
-        else
-            c.have_rs = 1;
+        else c.have_rs = 1;
     }
     if (r.failures == 0) check_forward_backward(&c, &r);
     if (c.have_rs) check_steps(&c, &r);
@@ -408,8 +392,10 @@ int main(void) {
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL); /* missing objects are reported by name */
     int n = list_fixtures(fx, MAX_FIXTURES, dir, sizeof dir);
     if (n <= 0) {
-        fprintf(stderr, "test_reference: no fixtures in %s (set GATELAB_SRC; "
-                        "regenerate with tests/reference/make_fixtures.py)\n", dir);
+        fprintf(stderr,
+                "test_reference: no fixtures in %s (set GATELAB_SRC; "
+                "regenerate with tests/reference/make_fixtures.py)\n",
+                dir);
         return 1;
     }
     for (int i = 0; i < n; i++) {

@@ -38,8 +38,7 @@ static char g_dir[256];
 /* Every head: row 0 all on token 0; row t >= 1 gives `a` to token 0 and
  * spreads 1-a over keys 1..t. So F-Attn = a and alpha_0 over the 4
  * queries = (1 + 3a) / 4. */
-static void fill_attention(float *A, float *col, float a)
-{
+static void fill_attention(float *A, float *col, float a) {
     for (int lh = 0; lh < L * H; lh++)
         for (int t = 0; t < T; t++)
             for (int j = 0; j < T; j++) {
@@ -51,14 +50,11 @@ static void fill_attention(float *A, float *col, float a)
             }
     for (int n = 0; n < N; n++)
         for (int lh = 0; lh < L * H; lh++)
-            for (int t = 0; t < T; t++)
-                col[((size_t)n * L * H + lh) * T + t] = t == 0 ? 1.0f : a;
+            for (int t = 0; t < T; t++) col[((size_t)n * L * H + lh) * T + t] = t == 0 ? 1.0f : a;
 }
 
-static void make_run_cfg(const char *name, const char *variant, int seed,
-                         double val_loss, float a, int gated, int spike,
-                         DataSource data, float lr)
-{
+static void make_run_cfg(const char *name, const char *variant, int seed, double val_loss, float a,
+                         int gated, int spike, DataSource data, float lr) {
     char path[512], err[512];
     snprintf(path, sizeof path, "%s/%s", g_dir, name);
     Config cfg;
@@ -71,12 +67,13 @@ static void make_run_cfg(const char *name, const char *variant, int seed,
     RunFile *rf = runfile_create(path, &cfg, NULL, 1, err, sizeof err);
     assert_non_null(rf);
     for (int s = 1; s <= 100; s++) { /* flat loss, one spike at step 60 */
-        int rc = runfile_append_train(rf, s, spike && s == 60 ? 4.0 : 2.0,
-                                      1e-3, 1.0, 64LL * s, 0.01 * s, rf_err, sizeof rf_err);
+        int rc = runfile_append_train(rf, s, spike && s == 60 ? 4.0 : 2.0, 1e-3, 1.0, 64LL * s,
+                                      0.01 * s, rf_err, sizeof rf_err);
         if (rc) fprintf(stderr, "runfile: %s\n", rf_err);
         assert_int_equal(rc, 0);
     }
-    assert_int_equal(runfile_append_eval(rf, 100, val_loss, val_loss / log(2), rf_err, sizeof rf_err), 0);
+    assert_int_equal(
+        runfile_append_eval(rf, 100, val_loss, val_loss / log(2), rf_err, sizeof rf_err), 0);
 
     float A[L * H * T * T], col[N * L * H * T], alpha0[L * H];
     int tokens[N * T] = {0};
@@ -95,11 +92,22 @@ static void make_run_cfg(const char *name, const char *variant, int seed,
     }
     double hmax[L] = {10, 30}, hmed[L] = {1, 1}, htop[L * 3] = {10, 5, 4, 30, 6, 5},
            hkurt[L] = {3, 9}, hnr[L] = {1, 2};
-    ProbeRecord p = {
-        .step = 100, .L = L, .H = H, .N = N, .T = T, .tokens = tokens,
-        .attention = A, .first_col = col, .alpha0 = alpha0, .proxy = 0,
-        .normaliser = "softmax", .h_max = hmax, .h_median = hmed,
-        .h_top3 = htop, .h_kurtosis = hkurt, .h_norm_ratio = hnr};
+    ProbeRecord p = {.step = 100,
+                     .L = L,
+                     .H = H,
+                     .N = N,
+                     .T = T,
+                     .tokens = tokens,
+                     .attention = A,
+                     .first_col = col,
+                     .alpha0 = alpha0,
+                     .proxy = 0,
+                     .normaliser = "softmax",
+                     .h_max = hmax,
+                     .h_median = hmed,
+                     .h_top3 = htop,
+                     .h_kurtosis = hkurt,
+                     .h_norm_ratio = hnr};
     if (gated) {
         p.gate_channels = C;
         p.gate_heads = 2;
@@ -119,25 +127,27 @@ static void make_run_cfg(const char *name, const char *variant, int seed,
 }
 
 /* A bigram run at lr 1e-2 (the quickstart's data and lr). */
-static void make_run(const char *name, const char *variant, int seed,
-                     double val_loss, float a, int gated, int spike)
-{
-    make_run_cfg(name, variant, seed, val_loss, a, gated, spike, DATA_BIGRAM,
-                 1e-2f);
+static void make_run(const char *name, const char *variant, int seed, double val_loss, float a,
+                     int gated, int spike) {
+    make_run_cfg(name, variant, seed, val_loss, a, gated, spike, DATA_BIGRAM, 1e-2f);
 }
 
 /* /lceval of a run trained at 64: val loss at 64 and 512 (8x) per mode. */
-static void add_lceval(const char *name, double p64, double p512, double y64, double y512)
-{
+static void add_lceval(const char *name, double p64, double p512, double y64, double y512) {
     char path[512], err[512];
     snprintf(path, sizeof path, "%s/%s", g_dir, name);
     const double v[2][2] = {{p64, p512}, {y64, y512}};
     for (int m = 0; m < 2; m++)
         for (int j = 0; j < 2; j++) {
             double b = v[m][j];
-            LcEvalData d = {.mode = m ? "yarn" : "plain", .len = j ? 512 : 64,
-                            .train_len = 64, .val_loss = v[m][j], .ppl = exp(v[m][j]),
-                            .yarn_scale = m && j ? 8 : 1, .n_seqs = 2, .n_buckets = 1,
+            LcEvalData d = {.mode = m ? "yarn" : "plain",
+                            .len = j ? 512 : 64,
+                            .train_len = 64,
+                            .val_loss = v[m][j],
+                            .ppl = exp(v[m][j]),
+                            .yarn_scale = m && j ? 8 : 1,
+                            .n_seqs = 2,
+                            .n_buckets = 1,
                             .loss_by_bucket = &b};
             int rc = runfile_write_lceval(path, &d, err, sizeof err);
             if (rc) fprintf(stderr, "%s\n", err);
@@ -145,15 +155,13 @@ static void add_lceval(const char *name, double p64, double p512, double y64, do
         }
 }
 
-static void write_bytes(const char *name, const void *buf, size_t n)
-{
+static void write_bytes(const char *name, const void *buf, size_t n) {
     char path[512];
     snprintf(path, sizeof path, "%s/%s", g_dir, name);
     tu_write_file(path, buf, n);
 }
 
-static int setup(void **state)
-{
+static int setup(void **state) {
     (void)state;
     snprintf(g_dir, sizeof g_dir, "/tmp/gatelab_test_report_XXXXXX");
     if (!mkdtemp(g_dir)) return -1;
@@ -165,18 +173,13 @@ static int setup(void **state)
     add_lceval("g1_s1.h5", 1.9, 2.1, 1.9, 2.0);
     /* the same variants on Brown (quickstart.sweep) and at 2x lr
      * (stability.sweep): each its own group with its own baseline */
-    make_run_cfg("baseline-brown_s1.h5", "baseline", 1, 1.5, 0.3f, 0, 0,
-                 DATA_BROWN, 1e-2f);
-    make_run_cfg("baseline-brown_s2.h5", "baseline", 2, 1.7, 0.3f, 0, 0,
-                 DATA_BROWN, 1e-2f);
-    make_run_cfg("g1-elem-brown_s1.h5", "g1-elem", 1, 1.4, 0.05f, 1, 0,
-                 DATA_BROWN, 1e-2f);
-    make_run_cfg("baseline-lr2x_s1.h5", "baseline", 1, 2.5, 0.5f, 0, 0,
-                 DATA_BIGRAM, 2e-2f);
-    make_run_cfg("g1-elem-lr2x_s1.h5", "g1-elem", 1, 2.4, 0.05f, 1, 0,
-                 DATA_BIGRAM, 2e-2f);
-    make_run_cfg("g1-elem-lr4x_s1.h5", "g1-elem", 1, 2.6, 0.05f, 1, 0,
-                 DATA_BIGRAM, 4e-2f); /* no baseline at this lr */
+    make_run_cfg("baseline-brown_s1.h5", "baseline", 1, 1.5, 0.3f, 0, 0, DATA_BROWN, 1e-2f);
+    make_run_cfg("baseline-brown_s2.h5", "baseline", 2, 1.7, 0.3f, 0, 0, DATA_BROWN, 1e-2f);
+    make_run_cfg("g1-elem-brown_s1.h5", "g1-elem", 1, 1.4, 0.05f, 1, 0, DATA_BROWN, 1e-2f);
+    make_run_cfg("baseline-lr2x_s1.h5", "baseline", 1, 2.5, 0.5f, 0, 0, DATA_BIGRAM, 2e-2f);
+    make_run_cfg("g1-elem-lr2x_s1.h5", "g1-elem", 1, 2.4, 0.05f, 1, 0, DATA_BIGRAM, 2e-2f);
+    make_run_cfg("g1-elem-lr4x_s1.h5", "g1-elem", 1, 2.6, 0.05f, 1, 0, DATA_BIGRAM,
+                 4e-2f); /* no baseline at this lr */
     const char junk[] = "this is not an HDF5 file at all\n";
     write_bytes("corrupt.h5", junk, sizeof junk);
     write_bytes("base_s1.h5.ckpt", junk, sizeof junk); /* must be skipped */
@@ -192,8 +195,7 @@ static int setup(void **state)
     return 0;
 }
 
-static int teardown(void **state)
-{
+static int teardown(void **state) {
     (void)state;
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
@@ -201,8 +203,7 @@ static int teardown(void **state)
 }
 
 /* The CSV line of file name, or NULL. */
-static const char *csv_row(const char *csv, const char *file)
-{
+static const char *csv_row(const char *csv, const char *file) {
     char key[128];
     snprintf(key, sizeof key, "\n%s,", file);
     const char *p = strstr(csv, key);
@@ -210,23 +211,20 @@ static const char *csv_row(const char *csv, const char *file)
 }
 
 /* Field k (0-based) of the CSV line containing p. */
-static double csv_field(const char *csv, const char *p, int k)
-{
+static double csv_field(const char *csv, const char *p, int k) {
     while (p > csv && p[-1] != '\n') p--;
     for (int i = 0; i < k; i++) p = strchr(p, ',') + 1;
     return strtod(p, NULL);
 }
 
 /* Start of field k of the CSV line containing p. */
-static const char *csv_text(const char *csv, const char *p, int k)
-{
+static const char *csv_text(const char *csv, const char *p, int k) {
     while (p > csv && p[-1] != '\n') p--;
     for (int i = 0; i < k; i++) p = strchr(p, ',') + 1;
     return p;
 }
 
-static void test_run_name(void **state)
-{
+static void test_run_name(void **state) {
     (void)state;
     char s[64];
     run_name(s, sizeof s, "dir/baseline-brown_s2.h5");
@@ -243,8 +241,7 @@ static void test_run_name(void **state)
     assert_string_equal(s, "abcd");
 }
 
-static void test_report_csv_md(void **state)
-{
+static void test_report_csv_md(void **state) {
     (void)state;
     char err[512] = "", out[300], path[400];
     snprintf(out, sizeof out, "%s/out", g_dir);
@@ -354,15 +351,17 @@ static void test_report_csv_md(void **state)
     /* two seeds of one run name: ONE stability row, spikes mean (total)
      * and final PPL mean ± std */
     /* want: declared above */
-    snprintf(want, sizeof want, "| bigram | 0.01 | baseline | base | 2 | 0.5 (total 1) | "
-             "0/2 | %.3f ± %.3f |", 0.5 * (exp(2.0) + exp(2.2)),
-             fabs(exp(2.2) - exp(2.0)) / sqrt(2.0));
+    snprintf(want, sizeof want,
+             "| bigram | 0.01 | baseline | base | 2 | 0.5 (total 1) | "
+             "0/2 | %.3f ± %.3f |",
+             0.5 * (exp(2.0) + exp(2.2)), fabs(exp(2.2) - exp(2.0)) / sqrt(2.0));
     assert_non_null(strstr(md, want));
     assert_null(strstr(md, "base_s1 |"));
     /* long context: one row per run name, mean ± std over its two seeds */
     const char *lc = strstr(md, "## Long context (gatelab eval)");
     assert_non_null(lc);
-    snprintf(want, sizeof want, "| base | baseline | bigram | 2 | 2.1000 ± %.4f "
+    snprintf(want, sizeof want,
+             "| base | baseline | bigram | 2 | 2.1000 ± %.4f "
              "(+0.0000 ± 0.0000) | 3.2000 ± %.4f (+1.1000 ± %.4f) |",
              sqrt(0.02), sqrt(0.08), sqrt(0.02));
     assert_non_null(strstr(lc, want));
@@ -371,8 +370,9 @@ static void test_report_csv_md(void **state)
     /* the 8x T headline: baseline and g1-elem, plain and YaRN */
     const char *h = strstr(lc, "**Degradation at 8× T**");
     assert_non_null(h);
-    snprintf(want, sizeof want, "| baseline | base | bigram | 2 | +1.1000 ± %.4f | +0.6000 ± %.4f |",
-             sqrt(0.02), sqrt(0.02));
+    snprintf(want, sizeof want,
+             "| baseline | base | bigram | 2 | +1.1000 ± %.4f | +0.6000 ± %.4f |", sqrt(0.02),
+             sqrt(0.02));
     assert_non_null(strstr(h, want));
     assert_non_null(strstr(h, "| g1-elem | g1 | bigram | 1 | +0.2000 | +0.1000 |"));
     assert_null(strstr(h, "| g1-head |"));
@@ -402,8 +402,7 @@ static void test_report_csv_md(void **state)
     free(md);
 }
 
-static void test_runread_errors(void **state)
-{
+static void test_runread_errors(void **state) {
     (void)state;
     char path[512], err[512];
     snprintf(path, sizeof path, "%s/corrupt.h5", g_dir);
@@ -422,8 +421,7 @@ static void test_runread_errors(void **state)
     assert_non_null(strstr(err, "missing.h5"));
 }
 
-static void test_sinks_numbers(void **state)
-{
+static void test_sinks_numbers(void **state) {
     (void)state;
     char path[512], err[512];
     snprintf(path, sizeof path, "%s/base_s1.h5", g_dir);
@@ -473,9 +471,8 @@ static const float XMAP[XT * XT] = {1, 0, 0, 0, 0, 0, 0.5f, 0.25f, 0.25f};
  * 3 does not divide 4, as with head_dim 16 and 3 heads. gate_heads as
  * given (0 makes the probe unreadable); variant sink-token gets slot
  * weights 0.2, 0.4, 0.6. */
-static void make_x_run(const char *dir, const char *name, const char *variant,
-                       int shared, int gate_heads, int bounded)
-{
+static void make_x_run(const char *dir, const char *name, const char *variant, int shared,
+                       int gate_heads, int bounded) {
     char path[600], err[512];
     snprintf(path, sizeof path, "%s/%s", dir, name);
     Config cfg;
@@ -494,26 +491,39 @@ static void make_x_run(const char *dir, const char *name, const char *variant,
     }
     int tokens[XT] = {0};
     double gmean[XL * XC] = {0.1, 0.2, 0.3, 0.6}, ghist[XL * 50] = {0},
-           gbelow[XL * 4] = {1, 0.25, 0, 0}, gstats[XL * 4] = {0.3, 0.1, 0.6, 12};
-    double hmax[XL] = {8}, hmed[XL] = {2}, htop[XL * 3] = {8, 4, 2}, hk[XL] = {5},
-           hnr[XL] = {3};
-    ProbeRecord p = {
-        .step = 10, .L = XL, .H = XH, .N = 1, .T = XT, .tokens = tokens,
-        .attention = A, .first_col = col, .alpha0 = a0,
-        .attention_slot = strcmp(variant, "sink-token") ? NULL : slot,
-        .normaliser = "softpick", .gate_channels = XC, .gate_heads = gate_heads,
-        .gate_shared = shared, .gate_bounded = bounded, .gate_hist = ghist,
-        .gate_channel_mean = gmean, .gate_below = gbelow, .gate_stats = gstats,
-        .h_max = hmax, .h_median = hmed, .h_top3 = htop, .h_kurtosis = hk,
-        .h_norm_ratio = hnr};
+                      gbelow[XL * 4] = {1, 0.25, 0, 0}, gstats[XL * 4] = {0.3, 0.1, 0.6, 12};
+    double hmax[XL] = {8}, hmed[XL] = {2}, htop[XL * 3] = {8, 4, 2}, hk[XL] = {5}, hnr[XL] = {3};
+    ProbeRecord p = {.step = 10,
+                     .L = XL,
+                     .H = XH,
+                     .N = 1,
+                     .T = XT,
+                     .tokens = tokens,
+                     .attention = A,
+                     .first_col = col,
+                     .alpha0 = a0,
+                     .attention_slot = strcmp(variant, "sink-token") ? NULL : slot,
+                     .normaliser = "softpick",
+                     .gate_channels = XC,
+                     .gate_heads = gate_heads,
+                     .gate_shared = shared,
+                     .gate_bounded = bounded,
+                     .gate_hist = ghist,
+                     .gate_channel_mean = gmean,
+                     .gate_below = gbelow,
+                     .gate_stats = gstats,
+                     .h_max = hmax,
+                     .h_median = hmed,
+                     .h_top3 = htop,
+                     .h_kurtosis = hk,
+                     .h_norm_ratio = hnr};
     assert_int_equal(runfile_write_probe(rf, &p, err, sizeof err), 0);
     assert_int_equal(runfile_set_summary(rf, "final_val_loss", 2.0, err, sizeof err), 0);
     assert_int_equal(runfile_set_status(rf, "done", err, sizeof err), 0);
     assert_int_equal(runfile_close(rf, err, sizeof err), 0);
 }
 
-static ProbeRecord read_x(const char *path, int want_ok, char *err, size_t errlen)
-{
+static ProbeRecord read_x(const char *path, int want_ok, char *err, size_t errlen) {
     RunReader *r = runread_open(path, err, errlen);
     assert_non_null(r);
     ProbeRecord p;
@@ -524,12 +534,10 @@ static ProbeRecord read_x(const char *path, int want_ok, char *err, size_t errle
 }
 
 /* Remove /probe/step_0000010's gate_shared attr: a file from before it. */
-static void drop_shared_attr(const char *path)
-{
+static void drop_shared_attr(const char *path) {
     hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
     assert_true(f >= 0);
-    assert_true(H5Adelete_by_name(f, "probe/step_0000010", RS_P_GATE_SHARED,
-                                  H5P_DEFAULT) >= 0);
+    assert_true(H5Adelete_by_name(f, "probe/step_0000010", RS_P_GATE_SHARED, H5P_DEFAULT) >= 0);
     H5Fclose(f);
 }
 
@@ -538,8 +546,7 @@ static void drop_shared_attr(const char *path)
  * the head count does not divide the channels, also from a file written
  * before the gate_shared attr (the config says so). A per-head gate whose
  * channels do not split is still refused. */
-static void test_shared_gate_heads(void **state)
-{
+static void test_shared_gate_heads(void **state) {
     (void)state;
     char dir[400], path[700], err[512];
     snprintf(dir, sizeof dir, "%s/shared", g_dir);
@@ -568,8 +575,7 @@ static void test_shared_gate_heads(void **state)
 }
 
 /* The probe columns issue 13 asked for, each worked out by hand above. */
-static void test_probe_columns(void **state)
-{
+static void test_probe_columns(void **state) {
     (void)state;
     char dir[400], path[700], err[512];
     snprintf(dir, sizeof dir, "%s/cols", g_dir);
@@ -635,16 +641,14 @@ static void test_probe_columns(void **state)
     assert_non_null(csv);
     const char *row = csv_row(csv, "g1-add-silu_s1.h5");
     assert_non_null(row);
-    assert_true(*csv_text(csv, row, 17) == ','); /* below 0.1: blank */
+    assert_true(*csv_text(csv, row, 17) == ',');            /* below 0.1: blank */
     assert_true(fabs(csv_field(csv, row, 31) - 0) < 1e-12); /* gate_bounded */
     free(csv);
 }
 
-
 /* The report of the runs in g_dir (a subdirectory the test made) into
  * g_dir/out; g_dir is set back to saved. REPORT.md's text, to be freed. */
-static char *report_in_subdir(const char *saved)
-{
+static char *report_in_subdir(const char *saved) {
     char out[400], path[500], err[512];
     snprintf(out, sizeof out, "%s/out", g_dir);
     int rc = report_run(g_dir, out, err, sizeof err);
@@ -657,8 +661,7 @@ static char *report_in_subdir(const char *saved)
 /* The baseline-vs-g1-elem heatmap shows each group's median-F-Attn seed
  * and says so: baseline F-Attn 0.2, 0.6, 0.4 (seeds 1..3) -> seed 3; g1-elem
  * 0.05, 0.01 -> the lower middle, 0.01, seed 2. */
-static void test_median_seed_compare(void **state)
-{
+static void test_median_seed_compare(void **state) {
     (void)state;
     char saved[256], path[500];
     snprintf(saved, sizeof saved, "%s", g_dir);
@@ -675,7 +678,8 @@ static void test_median_seed_compare(void **state)
     }
     char *md = report_in_subdir(saved);
     assert_non_null(strstr(md, "**base seed 3 (top) vs g1 seed 2 (bottom), data bigram**"));
-    assert_non_null(strstr(md, "median-F-Attn seed (F-Attn 0.400, the median of 3 seeds; 0.010, of 2)"));
+    assert_non_null(
+        strstr(md, "median-F-Attn seed (F-Attn 0.400, the median of 3 seeds; 0.010, of 2)"));
     free(md);
 }
 
@@ -687,8 +691,7 @@ static void test_median_seed_compare(void **state)
  * spread: Welch p = 0 (stats.h), Mann-Whitney 2/252 again. "same" draws the
  * baseline's own numbers: nothing differs. 2 groups x 3 metrics = 6 tests,
  * 2 significant. */
-static void test_compare_section(void **state)
-{
+static void test_compare_section(void **state) {
     (void)state;
     char saved[256], path[500], want[300];
     snprintf(saved, sizeof saved, "%s", g_dir);
@@ -708,26 +711,31 @@ static void test_compare_section(void **state)
     if (getenv("GATELAB_TEST_SHOW")) fprintf(stderr, "%.6000s\n", sec);
     assert_non_null(strstr(sec, "6 comparisons of a run group with its baseline were tested"));
     assert_non_null(strstr(sec, "; 2 comparisons do."));
-    snprintf(want, sizeof want, "- `g1` beats `base` on val_loss (data bigram): difference "
-             "%+.4g, 95%% CI [", -0.5);
+    snprintf(want, sizeof want,
+             "- `g1` beats `base` on val_loss (data bigram): difference "
+             "%+.4g, 95%% CI [",
+             -0.5);
     assert_non_null(strstr(sec, want));
     snprintf(want, sizeof want, "Welch p = %.3g, Mann–Whitney p = %.3g (5 vs 5 seeds)",
              2.0 * gsl_cdf_tdist_Q(5.0, 8.0), 2.0 / 252.0);
     assert_non_null(strstr(sec, want));
-    snprintf(want, sizeof want, "- `g1` has a weaker first-token sink than `base` on F-Attn "
-             "(data bigram): difference %+.4g", 0.05 - 0.5);
+    snprintf(want, sizeof want,
+             "- `g1` has a weaker first-token sink than `base` on F-Attn "
+             "(data bigram): difference %+.4g",
+             0.05 - 0.5);
     assert_non_null(strstr(sec, want));
     assert_non_null(strstr(sec, "Welch p < 1e-4, Mann–Whitney p = 0.00794"));
     assert_null(strstr(sec, "- `same`")); /* never claimed */
     assert_non_null(strstr(sec, "4 other comparisons show no significant difference"));
-    const char *same = strstr(sec, "| same | base | bigram | [val_loss](#def-val-loss) | 5 / 5 | +0 |");
+    const char *same =
+        strstr(sec, "| same | base | bigram | [val_loss](#def-val-loss) | 5 / 5 | +0 |");
     assert_non_null(same);
-    assert_non_null(strstr(same, " | no significant difference |\n| same | base | bigram | [F-Attn]"));
+    assert_non_null(
+        strstr(same, " | no significant difference |\n| same | base | bigram | [F-Attn]"));
     free(md);
 }
 
-int main(void)
-{
+int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_run_name),
         cmocka_unit_test(test_report_csv_md),

@@ -24,9 +24,7 @@
 static const char *dir;
 
 /* Same step sequence and bit-identical loss and grad norm at every step. */
-static void assert_same_history(const char *a, const char *b) {
-    tu_assert_same_history(a, b, 80);
-}
+static void assert_same_history(const char *a, const char *b) { tu_assert_same_history(a, b, 80); }
 
 static int setup(void **state) {
     (void)state;
@@ -59,8 +57,7 @@ static void test_kill_and_resume_bit_identical(void **state) {
 /* Start "gatelab train" on PRESET in the background (the tests signal it
  * themselves), evaluating and checkpointing every `every` steps; extra is
  * one more argument, or NULL for none. The child's stderr is discarded. */
-static pid_t spawn_train(const char *run, const char *steps, const char *every,
-                         const char *extra) {
+static pid_t spawn_train(const char *run, const char *steps, const char *every, const char *extra) {
     char s_steps[64], s_eval[64], s_ckpt[64];
     snprintf(s_steps, sizeof s_steps, "steps=%s", steps);
     snprintf(s_eval, sizeof s_eval, "eval_every=%s", every);
@@ -72,8 +69,8 @@ static pid_t spawn_train(const char *run, const char *steps, const char *every,
         snprintf(bin, sizeof bin, "%s", tu_bin());
         if (chdir(tu_src()) != 0) _exit(99);
         freopen("/dev/null", "w", stderr);
-        execl(bin, bin, "train", "--config", PRESET, "--set", s_steps, "--set", s_eval,
-              "--set", s_ckpt, "-q", "--out", run, extra, (char *)NULL);
+        execl(bin, bin, "train", "--config", PRESET, "--set", s_steps, "--set", s_eval, "--set",
+              s_ckpt, "-q", "--out", run, extra, (char *)NULL);
         _exit(98);
     }
     return pid;

@@ -87,11 +87,11 @@ typedef struct {
 static void tiny_model(TinyModel *t, const Config *cfg) {
     memset(t, 0, sizeof *t);
     t->m.cfg = *cfg;
-    t->info[0] = (ParamInfo){.offset = 0, .numel = 6, .ndim = 2, .shape = {3, 2},
-                             .decay = 1, .added = 0};
+    t->info[0] =
+        (ParamInfo){.offset = 0, .numel = 6, .ndim = 2, .shape = {3, 2}, .decay = 1, .added = 0};
     snprintf(t->info[0].name, PARAM_NAME, "tok_embed");
-    t->info[1] = (ParamInfo){.offset = 6, .numel = 4, .ndim = 1, .shape = {4, 0},
-                             .decay = 0, .added = 1};
+    t->info[1] =
+        (ParamInfo){.offset = 6, .numel = 4, .ndim = 1, .shape = {4, 0}, .decay = 0, .added = 1};
     snprintf(t->info[1].name, PARAM_NAME, "layers.0.attn.gate.b");
     for (int i = 0; i < 10; i++) t->arena[i] = 0.5f * (float)i - 1.0f;
     t->m.table = (ParamTable){t->info, 2, 10};
@@ -144,26 +144,46 @@ static void make_probe(Probe *q, long long step) {
     fill_d(q->tok_max, PL, 13.0);
     fill_d(q->tok_ratio, PL, 14.0);
     for (int l = 0; l < PL; l++) q->bos_arg[l] = 5 + l, q->tok_arg[l] = 7 - l;
-    q->p = (ProbeRecord){
-        .step = step, .L = PL, .H = PH, .N = PN, .T = PT, .tokens = q->tokens,
-        .attention = q->attention, .attention_slot = q->slot,
-        .first_col = q->first_col, .alpha0 = q->alpha0, .proxy = 1,
-        .row_empty = q->row_empty, .first_nonempty = q->first_ne,
-        .normaliser = "softmax", .gate_channels = PC, .gate_heads = 2,
-        .gate_bounded = 1, .gate_sample = q->gate_sample, .gate_sample_n = PNS,
-        .gate_hist = q->hist, .gate_channel_mean = q->cmean,
-        .gate_below = q->below, .gate_stats = q->stats, .h_max = q->hmax,
-        .h_median = q->hmed, .h_top3 = q->htop3, .h_kurtosis = q->hkurt,
-        .h_norm_ratio = q->hratio, .bos_max = q->bos_max, .bos_argmax = q->bos_arg,
-        .bos_norm_ratio = q->bos_ratio, .tok_max = q->tok_max, .tok_argmax = q->tok_arg,
-        .tok_norm_ratio = q->tok_ratio};
+    q->p = (ProbeRecord){.step = step,
+                         .L = PL,
+                         .H = PH,
+                         .N = PN,
+                         .T = PT,
+                         .tokens = q->tokens,
+                         .attention = q->attention,
+                         .attention_slot = q->slot,
+                         .first_col = q->first_col,
+                         .alpha0 = q->alpha0,
+                         .proxy = 1,
+                         .row_empty = q->row_empty,
+                         .first_nonempty = q->first_ne,
+                         .normaliser = "softmax",
+                         .gate_channels = PC,
+                         .gate_heads = 2,
+                         .gate_bounded = 1,
+                         .gate_sample = q->gate_sample,
+                         .gate_sample_n = PNS,
+                         .gate_hist = q->hist,
+                         .gate_channel_mean = q->cmean,
+                         .gate_below = q->below,
+                         .gate_stats = q->stats,
+                         .h_max = q->hmax,
+                         .h_median = q->hmed,
+                         .h_top3 = q->htop3,
+                         .h_kurtosis = q->hkurt,
+                         .h_norm_ratio = q->hratio,
+                         .bos_max = q->bos_max,
+                         .bos_argmax = q->bos_arg,
+                         .bos_norm_ratio = q->bos_ratio,
+                         .tok_max = q->tok_max,
+                         .tok_argmax = q->tok_arg,
+                         .tok_norm_ratio = q->tok_ratio};
 }
 
 /* ---- plain-HDF5 readers ---- */
 
 /* Read a whole dataset converted to mtype; checks rank and dims. */
-static void *read_ds(hid_t f, const char *path, hid_t mtype, int rank,
-                     const hsize_t *want) {
+static void *read_ds(hid_t f, const char *path, hid_t mtype, int rank, const hsize_t *want) {
     hid_t ds = H5Dopen2(f, path, H5P_DEFAULT);
     if (ds < 0) fail_msg("missing dataset %s", path);
     hid_t sp = H5Dget_space(ds);
@@ -173,8 +193,8 @@ static void *read_ds(hid_t f, const char *path, hid_t mtype, int rank,
     size_t n = 1;
     for (int i = 0; i < rank; i++) {
         if (dims[i] != want[i])
-            fail_msg("%s dim %d is %llu, want %llu", path, i,
-                     (unsigned long long)dims[i], (unsigned long long)want[i]);
+            fail_msg("%s dim %d is %llu, want %llu", path, i, (unsigned long long)dims[i],
+                     (unsigned long long)want[i]);
         n *= (size_t)dims[i];
     }
     void *buf = calloc(n ? n : 1, H5Tget_size(mtype));
@@ -194,11 +214,9 @@ static void assert_compressed(hid_t f, const char *path) {
     assert_int_equal(H5Pget_nfilters(dcpl), 2);
     unsigned flags, cd[4];
     size_t ncd = 4;
-    assert_int_equal(H5Pget_filter2(dcpl, 0, &flags, &ncd, cd, 0, NULL, NULL),
-                     H5Z_FILTER_SHUFFLE);
+    assert_int_equal(H5Pget_filter2(dcpl, 0, &flags, &ncd, cd, 0, NULL, NULL), H5Z_FILTER_SHUFFLE);
     ncd = 4;
-    assert_int_equal(H5Pget_filter2(dcpl, 1, &flags, &ncd, cd, 0, NULL, NULL),
-                     H5Z_FILTER_DEFLATE);
+    assert_int_equal(H5Pget_filter2(dcpl, 1, &flags, &ncd, cd, 0, NULL, NULL), H5Z_FILTER_DEFLATE);
     if (H5Aexists(ds, "description") <= 0) fail_msg("%s has no description", path);
     H5Pclose(dcpl);
     H5Dclose(ds);
@@ -248,9 +266,7 @@ static void attr_str(hid_t obj, const char *name, char *buf, size_t len) {
     H5Aclose(a);
 }
 
-static int has_link(hid_t f, const char *path) {
-    return H5Lexists(f, path, H5P_DEFAULT) > 0;
-}
+static int has_link(hid_t f, const char *path) { return H5Lexists(f, path, H5P_DEFAULT) > 0; }
 
 static void assert_one_line(const char *msg) {
     assert_true(strlen(msg) > 0);
@@ -325,9 +341,9 @@ static void check_metrics(hid_t f) {
     assert_true(vl[0] == 4.5 && vl[1] == 3.5);
     assert_true(vb[0] == 6.5 && vb[1] == 5.0);
     free(es), free(vl), free(vb);
-    const char *all[] = {"train/step", "train/loss", "train/lr", "train/grad_norm",
-                         "train/tokens", "train/seconds", "eval/step",
-                         "eval/val_loss", "eval/val_bpb"};
+    const char *all[] = {"train/step",      "train/loss",    "train/lr",
+                         "train/grad_norm", "train/tokens",  "train/seconds",
+                         "eval/step",       "eval/val_loss", "eval/val_bpb"};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
         char p[64];
         snprintf(p, sizeof p, "/metrics/%s", all[i]);
@@ -339,11 +355,10 @@ static void check_metrics(hid_t f) {
 }
 
 /* Compare a float dataset against the expected array exactly. */
-static void check_f32(hid_t f, const char *path, int rank, const hsize_t *dims,
-                      const float *want, size_t n) {
+static void check_f32(hid_t f, const char *path, int rank, const hsize_t *dims, const float *want,
+                      size_t n) {
     float *got = read_ds(f, path, H5T_NATIVE_FLOAT, rank, dims);
-    if (memcmp(got, want, n * sizeof(float)))
-        fail_msg("%s values differ", path);
+    if (memcmp(got, want, n * sizeof(float))) fail_msg("%s values differ", path);
     hid_t ds = H5Dopen2(f, path, H5P_DEFAULT);
     hid_t t = H5Dget_type(ds);
     assert_true(H5Tequal(t, H5T_IEEE_F32LE) > 0);
@@ -353,11 +368,10 @@ static void check_f32(hid_t f, const char *path, int rank, const hsize_t *dims,
     assert_compressed(f, path);
 }
 
-static void check_f64(hid_t f, const char *path, int rank, const hsize_t *dims,
-                      const double *want, size_t n) {
+static void check_f64(hid_t f, const char *path, int rank, const hsize_t *dims, const double *want,
+                      size_t n) {
     double *got = read_ds(f, path, H5T_NATIVE_DOUBLE, rank, dims);
-    if (memcmp(got, want, n * sizeof(double)))
-        fail_msg("%s values differ", path);
+    if (memcmp(got, want, n * sizeof(double))) fail_msg("%s values differ", path);
     free(got);
     assert_compressed(f, path);
 }
@@ -373,11 +387,9 @@ static void check_probe(hid_t f, const Probe *q) {
     hid_t t = H5Dget_type(ds);
     assert_true(H5Tequal(t, H5T_STD_I32LE) > 0);
     H5Tclose(t), H5Dclose(ds);
-    check_f32(f, P("attention"), 4, (hsize_t[]){PL, PH, PT, PT}, q->attention,
-              PL * PH * PT * PT);
+    check_f32(f, P("attention"), 4, (hsize_t[]){PL, PH, PT, PT}, q->attention, PL * PH * PT * PT);
     check_f32(f, P("attention_slot"), 3, (hsize_t[]){PL, PH, PT}, q->slot, PL * PH * PT);
-    check_f32(f, P("first_col"), 4, (hsize_t[]){PN, PL, PH, PT}, q->first_col,
-              PN * PL * PH * PT);
+    check_f32(f, P("first_col"), 4, (hsize_t[]){PN, PL, PH, PT}, q->first_col, PN * PL * PH * PT);
     check_f32(f, P("alpha0"), 2, (hsize_t[]){PL, PH}, q->alpha0, PL * PH);
     check_f32(f, P("gate_sample"), 4, (hsize_t[]){PL, PNS, PT, PC}, q->gate_sample,
               PL * PNS * PT * PC);
@@ -421,14 +433,14 @@ static void check_params(hid_t f, const TinyModel *t) {
 }
 
 /* Write a full small run: 3 train rows, 2 evals, a probe at step 2. */
-static RunFile *write_run(const char *path, const Config *cfg, TinyModel *t,
-                          Probe *q) {
+static RunFile *write_run(const char *path, const Config *cfg, TinyModel *t, Probe *q) {
     char err[512] = "";
     RunFile *rf = runfile_create(path, cfg, &t->m, 0, err, sizeof err);
     if (!rf) fail_msg("create: %s", err);
     for (int i = 0; i < 3; i++)
         assert_int_equal(runfile_append_train(rf, i, 5.0 - i, 1e-3 * (i + 1), 0.5 * i,
-                                              1024 * (i + 1), 0.1 * i, rf_err, sizeof rf_err), 0);
+                                              1024 * (i + 1), 0.1 * i, rf_err, sizeof rf_err),
+                         0);
     assert_int_equal(runfile_append_eval(rf, 0, 4.5, 6.5, rf_err, sizeof rf_err), 0);
     assert_int_equal(runfile_append_eval(rf, 2, 3.5, 5.0, rf_err, sizeof rf_err), 0);
     make_probe(q, 2);
@@ -461,7 +473,8 @@ static void test_write_and_read_back(void **state) {
     RunFile *rf = write_run(path, &cfg, &t, &q);
     assert_int_equal(runfile_set_summary(rf, "steps_done", 3, rf_err, sizeof rf_err), 0);
     assert_int_equal(runfile_set_summary(rf, "final_val_loss", 3.5, rf_err, sizeof rf_err), 0);
-    assert_int_equal(runfile_set_summary(rf, "final_val_loss", 3.25, rf_err, sizeof rf_err), 0); /* overwrite */
+    assert_int_equal(runfile_set_summary(rf, "final_val_loss", 3.25, rf_err, sizeof rf_err),
+                     0); /* overwrite */
     assert_int_equal(runfile_set_status(rf, "done", rf_err, sizeof rf_err), 0);
     assert_int_equal(runfile_close(rf, rf_err, sizeof rf_err), 0);
 
@@ -514,8 +527,8 @@ static void test_never_overwrite(void **state) {
 
     assert_null(runfile_create(path, &cfg, &t.m, 0, err, sizeof err));
     char want[700];
-    snprintf(want, sizeof want,
-             "%s exists (finished results are never overwritten; use --force)", path);
+    snprintf(want, sizeof want, "%s exists (finished results are never overwritten; use --force)",
+             path);
     assert_string_equal(err, want);
     assert_int_equal(stat(path, &st1), 0);
     char *b1 = tu_slurp_ok(path, &n1);
@@ -529,7 +542,7 @@ static void test_never_overwrite(void **state) {
     assert_non_null(rf);
     assert_int_equal(runfile_close(rf, rf_err, sizeof rf_err), 0);
     hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
-    assert_false(has_link(f, "/probe"));    /* a fresh file, not the old one */
+    assert_false(has_link(f, "/probe")); /* a fresh file, not the old one */
     assert_false(has_link(f, "/params"));
     H5Fclose(f);
     free(b0);
@@ -544,7 +557,8 @@ static void test_reopen_truncates(void **state) {
     assert_non_null(rf);
     Probe q;
     for (int s = 0; s < 10; s++) {
-        assert_int_equal(runfile_append_train(rf, s, s, 0, 0, 100 * s, s, rf_err, sizeof rf_err), 0);
+        assert_int_equal(runfile_append_train(rf, s, s, 0, 0, 100 * s, s, rf_err, sizeof rf_err),
+                         0);
         if (s % 4 == 0) {
             assert_int_equal(runfile_append_eval(rf, s, s, s, rf_err, sizeof rf_err), 0);
             make_probe(&q, s);
@@ -582,8 +596,8 @@ static void test_reopen_truncates(void **state) {
     H5Fclose(f);
 }
 
-/* runfile_reopen with stderr redirected and HDF5's printer on; assert nothing was printed (HDF5's error
- * stack must not leak through). */
+/* runfile_reopen with stderr redirected and HDF5's printer on; assert nothing was printed (HDF5's
+ * error stack must not leak through). */
 static RunFile *quiet_reopen(const char *path, char *err, size_t errlen) {
     char cap[512];
     tpath(cap, sizeof cap, "stderr.txt");
@@ -671,12 +685,9 @@ static Arrays arrays(size_t n, unsigned seed) {
     return a;
 }
 
-static void arrays_free(Arrays *a) {
-    free(a->p), free(a->m), free(a->v);
-}
+static void arrays_free(Arrays *a) { free(a->p), free(a->m), free(a->v); }
 
-static int save(const char *run, const Arrays *a, long long step, char *err,
-                size_t errlen) {
+static int save(const char *run, const Arrays *a, long long step, char *err, size_t errlen) {
     CheckpointOut c = {step, 1000 * step, 1.5 * step, a->p, a->m, a->v, a->n};
     return checkpoint_save(run, &c, "[model]\nn_layers = 2\n", err, errlen);
 }
@@ -687,8 +698,7 @@ static void assert_loads(const char *run, const Arrays *a, long long step) {
     long long st = -1, tok = -1;
     double sec = -1;
     char *text = NULL, err[512] = "";
-    int rc = checkpoint_load(run, b.p, b.m, b.v, a->n, &st, &tok, &sec, &text, err,
-                             sizeof err);
+    int rc = checkpoint_load(run, b.p, b.m, b.v, a->n, &st, &tok, &sec, &text, err, sizeof err);
     if (rc) fail_msg("load: %s", err);
     assert_memory_equal(a->p, b.p, a->n * 4);
     assert_memory_equal(a->m, b.m, a->n * 4);
@@ -719,11 +729,10 @@ static void test_checkpoint_roundtrip(void **state) {
 
     /* n mismatch is refused with the exact message */
     Arrays b = arrays(999, 2);
-    assert_int_equal(checkpoint_load(run, b.p, b.m, b.v, 999, NULL, NULL, NULL, NULL,
-                                     err, sizeof err), -1);
+    assert_int_equal(
+        checkpoint_load(run, b.p, b.m, b.v, 999, NULL, NULL, NULL, NULL, err, sizeof err), -1);
     char want[700];
-    snprintf(want, sizeof want,
-             "checkpoint %s.ckpt holds 1000 parameters, the model has 999", run);
+    snprintf(want, sizeof want, "checkpoint %s.ckpt holds 1000 parameters, the model has 999", run);
     assert_string_equal(err, want);
     arrays_free(&b), arrays_free(&a), arrays_free(&a2);
 }
@@ -740,16 +749,16 @@ static void test_checkpoint_corrupt(void **state) {
     /* truncated */
     tu_write_file(ck, b, n / 2);
     char *text = (char *)1;
-    assert_int_equal(checkpoint_load(run, a.p, a.m, a.v, a.n, NULL, NULL, NULL, &text,
-                                     err, sizeof err), -1);
+    assert_int_equal(
+        checkpoint_load(run, a.p, a.m, a.v, a.n, NULL, NULL, NULL, &text, err, sizeof err), -1);
     assert_one_line(err);
     assert_non_null(strstr(err, ck));
     assert_null(text);
     /* garbage */
     memset(b, 0x5a, n);
     tu_write_file(ck, b, n);
-    assert_int_equal(checkpoint_load(run, a.p, a.m, a.v, a.n, NULL, NULL, NULL, NULL,
-                                     err, sizeof err), -1);
+    assert_int_equal(
+        checkpoint_load(run, a.p, a.m, a.v, a.n, NULL, NULL, NULL, NULL, err, sizeof err), -1);
     assert_one_line(err);
     assert_non_null(strstr(err, ck));
     /* a run file is not a checkpoint */
@@ -760,8 +769,8 @@ static void test_checkpoint_corrupt(void **state) {
     RunFile *rf = runfile_create(ck, &cfg, NULL, 0, err, sizeof err);
     assert_non_null(rf);
     runfile_close(rf, rf_err, sizeof rf_err);
-    assert_int_equal(checkpoint_load(rpath, a.p, a.m, a.v, a.n, NULL, NULL, NULL,
-                                     NULL, err, sizeof err), -1);
+    assert_int_equal(
+        checkpoint_load(rpath, a.p, a.m, a.v, a.n, NULL, NULL, NULL, NULL, err, sizeof err), -1);
     char want[700];
     snprintf(want, sizeof want, "%s: not a gatelab checkpoint (schema attribute)", ck);
     assert_string_equal(err, want);
@@ -876,10 +885,10 @@ static void assert_same_probe(const ProbeRecord *got, const ProbeRecord *w) {
     assert_int_equal(got->N, w->N), assert_int_equal(got->T, w->T);
     assert_int_equal(got->gate_channels, w->gate_channels);
     assert_int_equal(got->gate_sample_n, w->gate_sample_n);
-#define RS_CHECK(member, ctype, cls, hid, name, dims, kind, desc)            \
-    if (!w->member) fail_msg("make_probe leaves %s unset", name);           \
-    if (!got->member) fail_msg("%s not read back", name);                    \
-    if (memcmp(got->member, w->member, table_elems(w, dims) * sizeof(ctype))) \
+#define RS_CHECK(member, ctype, cls, hid, name, dims, kind, desc)                                  \
+    if (!w->member) fail_msg("make_probe leaves %s unset", name);                                  \
+    if (!got->member) fail_msg("%s not read back", name);                                          \
+    if (memcmp(got->member, w->member, table_elems(w, dims) * sizeof(ctype)))                      \
         fail_msg("%s differs after the round trip", name);
     RS_PROBE_ARRAYS(RS_CHECK)
 #undef RS_CHECK

@@ -19,8 +19,7 @@
 static char err[256];
 
 /* |got - want| <= rel * max(1e-300, |want|), or both the same infinity. */
-static void check_close(const char *what, const char *name, double got, double want,
-                        double rel) {
+static void check_close(const char *what, const char *name, double got, double want, double rel) {
     int ok = isinf(want) ? got == want : fabs(got - want) <= rel * fmax(1e-300, fabs(want));
     if (want == 0.0) ok = fabs(got) <= rel;
     if (!ok) print_error("%s of '%s': got %.17g, want %.17g\n", what, name, got, want);
@@ -122,13 +121,14 @@ static void test_boot_fixtures(void **state) {
         const BootFix *f = &boot_fix[i];
         StatsCI ci;
         assert_int_equal(stats_bootstrap_diff_ci(&ci, f->a, f->na, f->b, f->nb,
-                                                 STATS_BOOT_RESAMPLES, STATS_BOOT_SEED, 0.95,
-                                                 err, sizeof err), 0);
-        int ok = ci.lo >= f->lo_min && ci.lo <= f->lo_max && ci.hi >= f->hi_min &&
-                 ci.hi <= f->hi_max;
+                                                 STATS_BOOT_RESAMPLES, STATS_BOOT_SEED, 0.95, err,
+                                                 sizeof err),
+                         0);
+        int ok =
+            ci.lo >= f->lo_min && ci.lo <= f->lo_max && ci.hi >= f->hi_min && ci.hi <= f->hi_max;
         if (!ok)
-            print_error("'%s': CI [%g, %g], want lo in [%g, %g], hi in [%g, %g]\n", f->name,
-                        ci.lo, ci.hi, f->lo_min, f->lo_max, f->hi_min, f->hi_max);
+            print_error("'%s': CI [%g, %g], want lo in [%g, %g], hi in [%g, %g]\n", f->name, ci.lo,
+                        ci.hi, f->lo_min, f->lo_max, f->hi_min, f->hi_max);
         assert_true(ok);
     }
 }
@@ -138,8 +138,7 @@ static void test_boot_constant(void **state) {
     (void)state;
     const double a[] = {2, 2, 2}, b[] = {0.5, 0.5};
     StatsCI ci;
-    assert_int_equal(stats_bootstrap_diff_ci(&ci, a, 3, b, 2, 1000, 7, 0.95, err, sizeof err),
-                     0);
+    assert_int_equal(stats_bootstrap_diff_ci(&ci, a, 3, b, 2, 1000, 7, 0.95, err, sizeof err), 0);
     assert_true(ci.diff == 1.5 && ci.lo == 1.5 && ci.hi == 1.5);
 }
 
@@ -148,12 +147,12 @@ static void test_boot_deterministic(void **state) {
     (void)state;
     const BootFix *f = &boot_fix[0];
     StatsCI x, y, z;
-    assert_int_equal(stats_bootstrap_diff_ci(&x, f->a, f->na, f->b, f->nb, 2000, 11, 0.9, err,
-                                             sizeof err), 0);
-    assert_int_equal(stats_bootstrap_diff_ci(&y, f->a, f->na, f->b, f->nb, 2000, 11, 0.9, err,
-                                             sizeof err), 0);
-    assert_int_equal(stats_bootstrap_diff_ci(&z, f->a, f->na, f->b, f->nb, 2000, 12, 0.9, err,
-                                             sizeof err), 0);
+    assert_int_equal(
+        stats_bootstrap_diff_ci(&x, f->a, f->na, f->b, f->nb, 2000, 11, 0.9, err, sizeof err), 0);
+    assert_int_equal(
+        stats_bootstrap_diff_ci(&y, f->a, f->na, f->b, f->nb, 2000, 11, 0.9, err, sizeof err), 0);
+    assert_int_equal(
+        stats_bootstrap_diff_ci(&z, f->a, f->na, f->b, f->nb, 2000, 12, 0.9, err, sizeof err), 0);
     assert_true(x.lo == y.lo && x.hi == y.hi);
     assert_true(x.lo != z.lo || x.hi != z.hi);
     assert_true(x.lo < x.diff && x.diff < x.hi);

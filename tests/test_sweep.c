@@ -68,20 +68,20 @@ static void test_expand(void **state) {
     put("p.ini", "steps = 10\n");
     put("q.ini", "steps = 20\n");
     put("b.sweep", "[sweep]\npreset = q\nseeds = 7\n[run z]\nvariant = g1-head\n");
-    const char *a = put("a.sweep",
-        "# comment\n"
-        "[sweep]\n"
-        "preset = p            ; p.ini next to this file\n"
-        "seeds = 1, 2\n"
-        "set = steps=5\n"
-        "set = bos = 1\n"
-        "include = b.sweep\n"
-        "include = b.sweep     ; twice: identical runs are dropped\n"
-        "[run x]\n"
-        "  variant = baseline\n" /* indented: still a key, not a continuation */
-        "[run y]\n"
-        "variant = g1-elem\n"
-        "lr = 6e-3\n");
+    const char *a =
+        put("a.sweep", "# comment\n"
+                       "[sweep]\n"
+                       "preset = p            ; p.ini next to this file\n"
+                       "seeds = 1, 2\n"
+                       "set = steps=5\n"
+                       "set = bos = 1\n"
+                       "include = b.sweep\n"
+                       "include = b.sweep     ; twice: identical runs are dropped\n"
+                       "[run x]\n"
+                       "  variant = baseline\n" /* indented: still a key, not a continuation */
+                       "[run y]\n"
+                       "variant = g1-elem\n"
+                       "lr = 6e-3\n");
     Sweep sw;
     char err[512] = "";
     int rc = sweep_parse(a, &sw, err, sizeof err);
@@ -94,8 +94,8 @@ static void test_expand(void **state) {
     assert_string_equal(y2->name, "y");
     assert_true(y2->seed == 2);
     assert_string_equal(y2->out_name, "y_s2.h5");
-    const char *want[] = {"steps=5", "bos=1", "variant=g1-elem", "lr=6e-3",
-                          "init_seed=2", "data_seed=2"};
+    const char *want[] = {"steps=5", "bos=1",       "variant=g1-elem",
+                          "lr=6e-3", "init_seed=2", "data_seed=2"};
     assert_int_equal(y2->n_sets, 6);
     for (int i = 0; i < 6; i++) assert_string_equal(y2->sets[i], want[i]);
     char pp[600];
@@ -122,10 +122,10 @@ static void test_eval_lengths_scope(void **state) {
     put("lc.sweep", "[sweep]\npreset = p\neval_lengths = 1,2,8\n"
                     "[run x]\nvariant = baseline\n[run w]\nvariant = g1-head\n");
     put("other.sweep", "[sweep]\npreset = p\n[run z]\nvariant = g1-elem\n");
-    const char *top = put("top.sweep",
-        "[sweep]\npreset = p\ninclude = other.sweep\ninclude = lc.sweep\n"
-        "[run x]\nvariant = baseline\n" /* same run as lc.sweep's x */
-        "[run y]\nvariant = g1-elem\nlr = 1e-3\n");
+    const char *top =
+        put("top.sweep", "[sweep]\npreset = p\ninclude = other.sweep\ninclude = lc.sweep\n"
+                         "[run x]\nvariant = baseline\n" /* same run as lc.sweep's x */
+                         "[run y]\nvariant = g1-elem\nlr = 1e-3\n");
     Sweep sw;
     char err[512] = "";
     if (sweep_parse(top, &sw, err, sizeof err)) fail_msg("%s", err);
@@ -148,8 +148,7 @@ static void test_eval_lengths_scope(void **state) {
     assert_string_equal(sw.runs[1].eval_lengths, "");
     sweep_free(&sw);
     /* no file asks: nothing is evaluated */
-    if (sweep_parse(put("o2.sweep", "[sweep]\ninclude = other.sweep\n"), &sw, err,
-                    sizeof err))
+    if (sweep_parse(put("o2.sweep", "[sweep]\ninclude = other.sweep\n"), &sw, err, sizeof err))
         fail_msg("%s", err);
     assert_string_equal(sw.eval_lengths, "");
     assert_string_equal(sw.runs[0].eval_lengths, "");
@@ -174,8 +173,7 @@ static void test_default_seed_and_path_preset(void **state) {
 }
 
 /* Parse text as tmp/name and expect an error containing `where` and `what`. */
-static void expect_error(const char *name, const char *text, const char *where,
-                         const char *what) {
+static void expect_error(const char *name, const char *text, const char *where, const char *what) {
     const char *p = put(name, text);
     Sweep sw;
     char err[512] = "";
@@ -204,8 +202,7 @@ static void test_errors(void **state) {
                  "e7.sweep:2:", "listed twice");
     expect_error("e8.sweep", "[sweep]\nseeds = 1\npreset = nope\n[run a]\n",
                  "e8.sweep:3:", "no file");
-    expect_error("e9.sweep", "[sweep]\nseeds = 1\n\n[run a]\nlr = 1\n",
-                 "e9.sweep:4:", "no preset");
+    expect_error("e9.sweep", "[sweep]\nseeds = 1\n\n[run a]\nlr = 1\n", "e9.sweep:4:", "no preset");
     expect_error("e10.sweep", "lr = 1\n[sweep]\n", "e10.sweep:1:", "outside a section");
     expect_error("e11.sweep", "[sweep]\npreset = p\n[run a]\njust words\n",
                  "e11.sweep:4:", "expected 'key = value'");
@@ -213,14 +210,11 @@ static void test_errors(void **state) {
                  "e12.sweep:4:", "seeds =");
     expect_error("e13.sweep", "[sweep]\npreset = p\n[run a]\nlr = 1\nlr = 2\n",
                  "e13.sweep:5:", "given twice");
-    expect_error("e14.sweep", "[sweep]\npreset = p\n[grid a]\n", "e14.sweep:3:",
-                 "unknown section");
+    expect_error("e14.sweep", "[sweep]\npreset = p\n[grid a]\n", "e14.sweep:3:", "unknown section");
     expect_error("e15.sweep", "[sweep]\npreset = p\nset = steps\n[run a]\n",
                  "e15.sweep:3:", "not key=value");
-    expect_error("e16.sweep", "[sweep]\npreset = p\n[run a/b]\n", "e16.sweep:3:",
-                 "bad run name");
-    expect_error("e17.sweep", "[sweep]\ninclude = missing.sweep\n", "e17.sweep:2:",
-                 "cannot open");
+    expect_error("e16.sweep", "[sweep]\npreset = p\n[run a/b]\n", "e16.sweep:3:", "bad run name");
+    expect_error("e17.sweep", "[sweep]\ninclude = missing.sweep\n", "e17.sweep:2:", "cannot open");
     expect_error("e18.sweep", "[sweep]\npreset = p\n", "e18.sweep:1:", "no runs");
     /* a loop: l1 -> l2 -> l1, reported at l2's include line */
     put("l2.sweep", "[sweep]\n\ninclude = l1.sweep\n");
@@ -289,12 +283,13 @@ static void test_plan(void **state) {
     snprintf(p, sizeof p, "%s/junk_s1.h5", tmp);
     assert_int_equal(runfile_read_status(p, st, sizeof st), -1);
 
-    struct { const char *name; SweepAction want; } cases[] = {
-        {"done", SWEEP_SKIP_DONE},       {"fixed", SWEEP_SKIP_DONE},
-        {"div", SWEEP_SKIP_DIVERGED},    {"resume", SWEEP_RESUME},
-        {"restart", SWEEP_RESTART},      {"nostatus", SWEEP_RESTART},
-        {"junk", SWEEP_RESTART},         {"orphan", SWEEP_RESTART},
-        {"fresh", SWEEP_START},
+    struct {
+        const char *name;
+        SweepAction want;
+    } cases[] = {
+        {"done", SWEEP_SKIP_DONE}, {"fixed", SWEEP_SKIP_DONE}, {"div", SWEEP_SKIP_DIVERGED},
+        {"resume", SWEEP_RESUME},  {"restart", SWEEP_RESTART}, {"nostatus", SWEEP_RESTART},
+        {"junk", SWEEP_RESTART},   {"orphan", SWEEP_RESTART},  {"fresh", SWEEP_START},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         SweepRun r = fake_run(cases[i].name);
@@ -311,7 +306,7 @@ static void test_slurm(void **state) {
     (void)state;
     put("p.ini", "steps = 1\n");
     const char *a = put("s.sweep", "[sweep]\npreset = p\nseeds = 1,2,3\n"
-                        "[run baseline]\n[run g1-elem]\nvariant = g1-elem\n");
+                                   "[run baseline]\n[run g1-elem]\nvariant = g1-elem\n");
     Sweep sw;
     char err[512], out[600], script[700];
     assert_int_equal(sweep_parse(a, &sw, err, sizeof err), 0);
@@ -373,9 +368,9 @@ static const char *out_file(const char *name) {
 
 static Sweep fake_sweep(void) {
     put("p.ini", "steps = 1\n");
-    const char *a = put("f.sweep",
-        "[sweep]\npreset = p\n"
-        "[run good]\n[run bad]\n[run div]\n[run good2]\n[run old]\n[run half]\n");
+    const char *a =
+        put("f.sweep", "[sweep]\npreset = p\n"
+                       "[run good]\n[run bad]\n[run div]\n[run good2]\n[run old]\n[run half]\n");
     Sweep sw;
     char err[512];
     assert_int_equal(sweep_parse(a, &sw, err, sizeof err), 0);
@@ -396,8 +391,7 @@ static void test_failure_isolation(void **state) {
     put("out/half_s1.h5.ckpt", "x");
 
     setenv("GATELAB_TRAIN_EXE", exe, 1);
-    SweepOptions o = {.out_dir = dir, .jobs = 2, .only = -1, .size = 1,
-                      .progress_every = 0.05};
+    SweepOptions o = {.out_dir = dir, .jobs = 2, .only = -1, .size = 1, .progress_every = 0.05};
     SweepSummary s;
     char err[512] = "";
     int rc = sweep_execute(&sw, &o, &s, err, sizeof err);
@@ -446,8 +440,7 @@ static void test_only_and_ranks(void **state) {
     snprintf(dir, sizeof dir, "%s/out", tmp);
     SweepSummary s;
     /* --only 3: just good2, created out dir included */
-    SweepOptions o = {.out_dir = dir, .jobs = 1, .only = 3, .size = 1,
-                      .train_exe = exe};
+    SweepOptions o = {.out_dir = dir, .jobs = 1, .only = 3, .size = 1, .train_exe = exe};
     assert_int_equal(sweep_execute(&sw, &o, &s, err, sizeof err), 0);
     assert_int_equal(s.total, 1);
     assert_non_null(slurp(out_file("good2_s1.h5.args")));
@@ -482,8 +475,7 @@ static void test_all_succeed(void **state) {
     char dir[600], err[512];
     assert_int_equal(sweep_parse(a, &sw, err, sizeof err), 0);
     snprintf(dir, sizeof dir, "%s/ok", tmp);
-    SweepOptions o = {.out_dir = dir, .jobs = 3, .only = -1, .size = 1,
-                      .train_exe = "/bin/true"};
+    SweepOptions o = {.out_dir = dir, .jobs = 3, .only = -1, .size = 1, .train_exe = "/bin/true"};
     SweepSummary s;
     assert_int_equal(sweep_execute(&sw, &o, &s, err, sizeof err), 0);
     assert_int_equal(s.done, 4);
@@ -531,8 +523,7 @@ static int in_catalog(const char *id) {
 static int runs_with(const Sweep *sw, const char *set) {
     int n = 0;
     for (int r = 0; r < sw->n_runs; r++)
-        for (int k = 0; k < sw->runs[r].n_sets; k++)
-            n += !strcmp(sw->runs[r].sets[k], set);
+        for (int k = 0; k < sw->runs[r].n_sets; k++) n += !strcmp(sw->runs[r].sets[k], set);
     return n;
 }
 
@@ -562,13 +553,15 @@ static void test_experiments(void **state) {
     /* meson sets GATELAB_SRC; by hand, run from the repo root or build/tests */
     const char *src = getenv("GATELAB_SRC");
     if (!src) src = access("experiments/all.sweep", R_OK) == 0 ? "." : "../..";
-    struct { const char *file; int runs; } want[] = {
+    struct {
+        const char *file;
+        int runs;
+    } want[] = {
         /* runs x seeds: three seeds on the paper sweeps, two on Brown,
          * five on the reference, natural-text and stability sweeps */
-        {"gate-positions", 45}, {"nonlinearity", 15}, {"sparsity", 21},
-        {"sink-remedies", 30},  {"stability", 120},   {"long-context", 9},
-        {"quickstart", 10},     {"brown", 10},        {"tiny-test", 4},
-        {"test-mpi", 3},        {"all", 275},         {"headline", 6},
+        {"gate-positions", 45}, {"nonlinearity", 15}, {"sparsity", 21},   {"sink-remedies", 30},
+        {"stability", 120},     {"long-context", 9},  {"quickstart", 10}, {"brown", 10},
+        {"tiny-test", 4},       {"test-mpi", 3},      {"all", 275},       {"headline", 6},
         {"reference", 170},     {"natural", 35},
     };
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
@@ -582,8 +575,8 @@ static void test_experiments(void **state) {
             for (int k = 0; k < sw.runs[r].n_sets; k++)
                 if (!strncmp(sw.runs[r].sets[k], "variant=", 8) &&
                     !in_catalog(sw.runs[r].sets[k] + 8))
-                    fail_msg("%s: %s: unknown variant %s", want[i].file,
-                             sw.runs[r].id, sw.runs[r].sets[k] + 8);
+                    fail_msg("%s: %s: unknown variant %s", want[i].file, sw.runs[r].id,
+                             sw.runs[r].sets[k] + 8);
         if (!strcmp(want[i].file, "reference")) check_reference(&sw);
         if (!strcmp(want[i].file, "stability")) check_stability(&sw);
         if (!strcmp(want[i].file, "all")) {

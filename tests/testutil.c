@@ -128,8 +128,7 @@ static int done_history(const char *path, RunTrain *t, char *why, size_t len) {
     return rc;
 }
 
-static int same_history(const char *a, const char *b, size_t n, char *why,
-                        size_t whylen) {
+static int same_history(const char *a, const char *b, size_t n, char *why, size_t whylen) {
     RunTrain ta, tb;
     if (done_history(a, &ta, why, whylen) != 0) return -1;
     if (done_history(b, &tb, why, whylen) != 0) {

@@ -14,8 +14,7 @@ const char *tu_tmpdir(void);
 
 /* Run "gatelab ARGS" (shell words) with stdout+stderr into OUTFILE; returns
  * the exit code, or 128+signal when killed. */
-int tu_run(const char *outfile, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+int tu_run(const char *outfile, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Whole file into a malloc'd NUL-terminated buffer (NULL if unreadable). */
 char *tu_slurp(const char *path, size_t *len);

@@ -56,8 +56,8 @@ static void *sgemm_job(void *p) {
                 PEAK_N, j->b, PEAK_N, 0.0f, j->c, PEAK_N); /* warm */
     double t0 = job_clock(j->cpu_clock);
     for (int r = 0; r < j->reps; r++)
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, PEAK_N, PEAK_N, PEAK_N, 1.0f,
-                    j->a, PEAK_N, j->b, PEAK_N, 0.0f, j->c, PEAK_N);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, PEAK_N, PEAK_N, PEAK_N, 1.0f, j->a,
+                    PEAK_N, j->b, PEAK_N, 0.0f, j->c, PEAK_N);
     j->gflops = flop * j->reps / (job_clock(j->cpu_clock) - t0) / 1e9;
     return NULL;
 }
@@ -105,8 +105,8 @@ static double block_clock(const BenchPlan *bp, int workers) {
 
 /* Median tokens/s of `repeats` timed blocks of `steps` training steps on
  * random tokens (the data source plays no part in speed). */
-static int bench_variant(const Config *cfg, const BenchPlan *bp, double *tok_s,
-                         double *flops_tok, size_t *nparams, char *err, size_t errlen) {
+static int bench_variant(const Config *cfg, const BenchPlan *bp, double *tok_s, double *flops_tok,
+                         size_t *nparams, char *err, size_t errlen) {
     Trainer tr;
     if (trainer_init(&tr, cfg, err, errlen) != 0) return -1;
     Rng r;
@@ -165,17 +165,14 @@ static void torch_shape(char *buf, size_t n, const Config *c) {
  * variant) and copy its tokens/s; -1 if it could not run. core: its
  * OPENBLAS_CORETYPE, or NULL for the environment the user started us in
  * (our own BLAS core upgrade is not passed on). */
-static double run_torch(const Config *base, const char *variant, int threads,
-                        const BenchPlan *bp, const char *core, long *params) {
+static double run_torch(const Config *base, const char *variant, int threads, const BenchPlan *bp,
+                        const char *core, long *params) {
     char cmd[2048], line[1024], shape[768], path[1100], envs[96];
     torch_shape(shape, sizeof shape, base);
     const char *auto_from = getenv("GATELAB_BLAS_AUTO");
-    if (core)
-        snprintf(envs, sizeof envs, "OPENBLAS_CORETYPE='%.40s'", core);
-    else if (auto_from && *auto_from)
-        snprintf(envs, sizeof envs, "-u OPENBLAS_CORETYPE");
-    else
-        envs[0] = 0;
+    if (core) snprintf(envs, sizeof envs, "OPENBLAS_CORETYPE='%.40s'", core);
+    else if (auto_from && *auto_from) snprintf(envs, sizeof envs, "-u OPENBLAS_CORETYPE");
+    else envs[0] = 0;
     snprintf(cmd, sizeof cmd,
              "env %s /usr/bin/python3 '%s' --threads %d --variant '%s' --steps %d --repeats %d "
              "--clock %s %s 2>/dev/null",
@@ -195,31 +192,30 @@ static double run_torch(const Config *base, const char *variant, int threads,
 }
 
 static void usage(FILE *f) {
-    fprintf(f,
-            "usage: gatelab bench [--config FILE] [--threads N] [--variant ID]...\n"
-            "                     [--steps S] [--warmup W] [--repeats R] [--torch]\n"
-            "                     [--set key=value]...\n"
-            "\n"
-            "Training throughput (forward + backward + AdamW) on random tokens.\n"
-            "Prints tokens/s (median of R blocks of S steps), GFLOP/s from the explicit\n"
-            "FLOP count (6 x matmul weights incl. gates + 12 x L x T x H x dh per token),\n"
-            "%% of the sgemm peak measured now on N threads (N concurrent 1-thread\n"
-            "1024^3 sgemms), peak RSS, and the cost of each variant against the first.\n"
-            "\n"
-            "  -c, --config FILE   preset (default experiments/reference.ini)\n"
-            "  -t, --threads N     worker threads (default 1)\n"
-            "  -v, --variant ID    variant to bench (repeatable; default baseline)\n"
-            "  -n, --steps S       timed steps per block (default 10)\n"
-            "  -w, --warmup W      untimed steps first (default 3)\n"
-            "  -R, --repeats R     timed blocks; the median is reported (default 5)\n"
-            "  -T, --torch         also run tests/reference/torch_bench.py (python3-torch)\n"
-            "                      on the same config's shape and threads, side by side,\n"
-            "                      with the BLAS core the user's environment gives it\n"
-            "  -K, --torch-core C  and once more with OPENBLAS_CORETYPE=C (e.g. SkylakeX)\n"
-            "  -C, --clock wall|cpu  time by the wall clock (default) or by CPU time per\n"
-            "                      thread: on a shared, loaded machine the CPU clock leaves\n"
-            "                      out the time other processes held the cores\n"
-            "  -s, --set K=V       override a config key\n");
+    fprintf(f, "usage: gatelab bench [--config FILE] [--threads N] [--variant ID]...\n"
+               "                     [--steps S] [--warmup W] [--repeats R] [--torch]\n"
+               "                     [--set key=value]...\n"
+               "\n"
+               "Training throughput (forward + backward + AdamW) on random tokens.\n"
+               "Prints tokens/s (median of R blocks of S steps), GFLOP/s from the explicit\n"
+               "FLOP count (6 x matmul weights incl. gates + 12 x L x T x H x dh per token),\n"
+               "%% of the sgemm peak measured now on N threads (N concurrent 1-thread\n"
+               "1024^3 sgemms), peak RSS, and the cost of each variant against the first.\n"
+               "\n"
+               "  -c, --config FILE   preset (default experiments/reference.ini)\n"
+               "  -t, --threads N     worker threads (default 1)\n"
+               "  -v, --variant ID    variant to bench (repeatable; default baseline)\n"
+               "  -n, --steps S       timed steps per block (default 10)\n"
+               "  -w, --warmup W      untimed steps first (default 3)\n"
+               "  -R, --repeats R     timed blocks; the median is reported (default 5)\n"
+               "  -T, --torch         also run tests/reference/torch_bench.py (python3-torch)\n"
+               "                      on the same config's shape and threads, side by side,\n"
+               "                      with the BLAS core the user's environment gives it\n"
+               "  -K, --torch-core C  and once more with OPENBLAS_CORETYPE=C (e.g. SkylakeX)\n"
+               "  -C, --clock wall|cpu  time by the wall clock (default) or by CPU time per\n"
+               "                      thread: on a shared, loaded machine the CPU clock leaves\n"
+               "                      out the time other processes held the cores\n"
+               "  -s, --set K=V       override a config key\n");
 }
 
 /* The parsed command line. */
@@ -244,13 +240,18 @@ static int bench_int(const char *opt, const char *s, int *out) {
 /* Fills *a from the command line. Returns -1 to go on, else the exit code
  * (0 after --help, 2 on a bad option). */
 static int parse_bench_args(int argc, char **argv, BenchArgs *a) {
-    static const struct option opts[] = {
-        {"config", required_argument, 0, 'c'}, {"threads", required_argument, 0, 't'},
-        {"variant", required_argument, 0, 'v'}, {"steps", required_argument, 0, 'n'},
-        {"warmup", required_argument, 0, 'w'}, {"repeats", required_argument, 0, 'R'},
-        {"torch", no_argument, 0, 'T'},        {"set", required_argument, 0, 's'},
-        {"torch-core", required_argument, 0, 'K'}, {"clock", required_argument, 0, 'C'},
-        {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
+    static const struct option opts[] = {{"config", required_argument, 0, 'c'},
+                                         {"threads", required_argument, 0, 't'},
+                                         {"variant", required_argument, 0, 'v'},
+                                         {"steps", required_argument, 0, 'n'},
+                                         {"warmup", required_argument, 0, 'w'},
+                                         {"repeats", required_argument, 0, 'R'},
+                                         {"torch", no_argument, 0, 'T'},
+                                         {"set", required_argument, 0, 's'},
+                                         {"torch-core", required_argument, 0, 'K'},
+                                         {"clock", required_argument, 0, 'C'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
     memset(a, 0, sizeof *a);
     a->config = "experiments/reference.ini";
     a->threads = 1;
@@ -261,13 +262,21 @@ static int parse_bench_args(int argc, char **argv, BenchArgs *a) {
     while ((c = getopt_long(argc, argv, ":c:t:v:n:w:R:TK:C:s:h", opts, NULL)) != -1) {
         switch (c) {
         case 'c': a->config = optarg; break;
-        case 't': if (bench_int("--threads", optarg, &a->threads)) return 2; break;
+        case 't':
+            if (bench_int("--threads", optarg, &a->threads)) return 2;
+            break;
         case 'v':
             if (a->nv < MAX_VARIANTS) a->variants[a->nv++] = optarg;
             break;
-        case 'n': if (bench_int("--steps", optarg, &a->bp.steps)) return 2; break;
-        case 'w': if (bench_int("--warmup", optarg, &a->bp.warmup)) return 2; break;
-        case 'R': if (bench_int("--repeats", optarg, &a->bp.repeats)) return 2; break;
+        case 'n':
+            if (bench_int("--steps", optarg, &a->bp.steps)) return 2;
+            break;
+        case 'w':
+            if (bench_int("--warmup", optarg, &a->bp.warmup)) return 2;
+            break;
+        case 'R':
+            if (bench_int("--repeats", optarg, &a->bp.repeats)) return 2;
+            break;
         case 'T': a->torch = 1; break;
         case 'K': a->torch = 1, a->torch_core = optarg; break;
         case 'C':
@@ -285,8 +294,8 @@ static int parse_bench_args(int argc, char **argv, BenchArgs *a) {
         }
     }
     const BenchPlan *bp = &a->bp;
-    if (a->threads < 1 || a->threads > 64 || bp->steps < 1 || bp->repeats < 1 ||
-        bp->repeats > 64 || bp->warmup < 0) {
+    if (a->threads < 1 || a->threads > 64 || bp->steps < 1 || bp->repeats < 1 || bp->repeats > 64 ||
+        bp->warmup < 0) {
         fprintf(stderr, "gatelab bench: --threads 1..64, --steps >= 1, --repeats 1..64\n");
         return 2;
     }
@@ -294,11 +303,14 @@ static int parse_bench_args(int argc, char **argv, BenchArgs *a) {
         fprintf(stderr, "gatelab bench: unexpected argument '%s'\n", argv[optind]);
         return 2;
     }
-    if (a->torch_core && (!*a->torch_core || strlen(a->torch_core) > 40 ||
-                          strspn(a->torch_core, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-                                                "0123456789") != strlen(a->torch_core))) {
-        fprintf(stderr, "gatelab bench: --torch-core '%s': expected an OpenBLAS core name "
-                        "such as SkylakeX\n", a->torch_core);
+    if (a->torch_core &&
+        (!*a->torch_core || strlen(a->torch_core) > 40 ||
+         strspn(a->torch_core, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                               "0123456789") != strlen(a->torch_core))) {
+        fprintf(stderr,
+                "gatelab bench: --torch-core '%s': expected an OpenBLAS core name "
+                "such as SkylakeX\n",
+                a->torch_core);
         return 2;
     }
     if (a->nv == 0) a->variants[a->nv++] = "baseline";
@@ -327,8 +339,8 @@ static int bench_config(Config *cfg, const BenchArgs *a, const char *variant) {
 }
 
 /* The PyTorch twin's rows beside ours (tok, fpt: our tokens/s, FLOP/token). */
-static void print_torch_rows(const BenchArgs *a, const char *variant, double tok,
-                             double fpt, double peak) {
+static void print_torch_rows(const BenchArgs *a, const char *variant, double tok, double fpt,
+                             double peak) {
     Config base;
     if (bench_config(&base, a, "baseline") != 0) return;
     for (int k = 0; k < (a->torch_core ? 2 : 1); k++) {
@@ -339,11 +351,12 @@ static void print_torch_rows(const BenchArgs *a, const char *variant, double tok
         double tt = run_torch(&base, variant, a->threads, &a->bp, core, &np);
         if (tt < 0)
             printf("%-16s %-14s %7d  (torch_bench.py did not run: needs python3-torch; "
-                   "GATELAB_TORCH_BENCH=path/to/torch_bench.py)\n", label, variant, a->threads);
+                   "GATELAB_TORCH_BENCH=path/to/torch_bench.py)\n",
+                   label, variant, a->threads);
         else
-            printf("%-16s %-14s %7d %10.0f %9.1f %6.1f%% %9ld   gatelab/pytorch = %.2fx\n",
-                   label, variant, a->threads, tt, tt * fpt / 1e9, 100.0 * tt * fpt / 1e9 / peak,
-                   np, tok / tt);
+            printf("%-16s %-14s %7d %10.0f %9.1f %6.1f%% %9ld   gatelab/pytorch = %.2fx\n", label,
+                   variant, a->threads, tt, tt * fpt / 1e9, 100.0 * tt * fpt / 1e9 / peak, np,
+                   tok / tt);
         fflush(stdout);
     }
 }
@@ -364,9 +377,9 @@ static int bench_row(const BenchArgs *a, int i, double peak, double *first) {
     }
     if (i == 0) *first = tok;
     double gf = tok * fpt / 1e9;
-    printf("%-16s %-14s %7d %10.0f %9.1f %6.1f%% %9zu %7.1f%% %9.0f\n", "gatelab",
-           variant, a->threads, tok, gf, 100.0 * gf / peak, np,
-           100.0 * (tok / *first - 1.0), peak_rss_mib());
+    printf("%-16s %-14s %7d %10.0f %9.1f %6.1f%% %9zu %7.1f%% %9.0f\n", "gatelab", variant,
+           a->threads, tok, gf, 100.0 * gf / peak, np, 100.0 * (tok / *first - 1.0),
+           peak_rss_mib());
     fflush(stdout);
     if (a->torch) print_torch_rows(a, variant, tok, fpt, peak);
     return 0;
@@ -394,10 +407,11 @@ int cmd_bench(int argc, char **argv) {
         if (p > peak) peak = p;
     }
     printf("sgemm peak: %.1f GFLOP/s (best of 3; %d concurrent single-thread 1024^3 "
-           "sgemms)\n", peak, a.threads);
+           "sgemms)\n",
+           peak, a.threads);
     printf("clock: %s\n", a.bp.cpu_clock ? "CPU time per thread (--clock cpu)" : "wall");
-    printf("%-16s %-14s %7s %10s %9s %7s %9s %8s %9s\n", "impl", "variant", "threads",
-           "tokens/s", "GFLOP/s", "%peak", "params", "vs first", "RSS MiB");
+    printf("%-16s %-14s %7s %10s %9s %7s %9s %8s %9s\n", "impl", "variant", "threads", "tokens/s",
+           "GFLOP/s", "%peak", "params", "vs first", "RSS MiB");
     double first = 0;
     for (int i = 0; i < a.nv; i++)
         if ((rc = bench_row(&a, i, peak, &first)) != 0) return rc;

@@ -58,19 +58,16 @@ static void usage(FILE *f) {
                "  -R, --repeats R     timed forwards after one warm-up (default 3)\n"
                "  -T, --seq-len T     tokens per window (default 512)\n"
                "  -n, --no-torch      skip PyTorch\n"
-            "  -c, --clock KIND    wall (default) or cpu: CPU seconds of all threads, steadier\n"
-            "                      on a busy machine (then N threads cost about N x wall)\n");
+               "  -c, --clock KIND    wall (default) or cpu: CPU seconds of all threads, steadier\n"
+               "                      on a busy machine (then N threads cost about N x wall)\n");
 }
 
 static int parse(int argc, char **argv, BiArgs *a) {
-    static const struct option lo[] = {{"model", required_argument, 0, 'm'},
-                                       {"threads", required_argument, 0, 't'},
-                                       {"repeats", required_argument, 0, 'R'},
-                                       {"seq-len", required_argument, 0, 'T'},
-                                       {"no-torch", no_argument, 0, 'n'},
-                                       {"clock", required_argument, 0, 'c'},
-                                       {"help", no_argument, 0, 'h'},
-                                       {0, 0, 0, 0}};
+    static const struct option lo[] = {
+        {"model", required_argument, 0, 'm'},   {"threads", required_argument, 0, 't'},
+        {"repeats", required_argument, 0, 'R'}, {"seq-len", required_argument, 0, 'T'},
+        {"no-torch", no_argument, 0, 'n'},      {"clock", required_argument, 0, 'c'},
+        {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
     *a = (BiArgs){NULL, {1, 2}, 2, 3, 512, 1, 0};
     int c;
     optind = 1;
@@ -82,12 +79,10 @@ static int parse(int argc, char **argv, BiArgs *a) {
             for (char *s = optarg; *s && a->nthreads < 8;) {
                 char *end;
                 long v = strtol(s, &end, 10);
-                if (end == s || v < 1 || v > 64)
-                    return 2;
+                if (end == s || v < 1 || v > 64) return 2;
                 a->threads[a->nthreads++] = (int)v;
                 s = *end == ',' ? end + 1 : end;
-                if (*end && *end != ',')
-                    return 2;
+                if (*end && *end != ',') return 2;
             }
             break;
         }
@@ -118,22 +113,17 @@ static int parse(int argc, char **argv, BiArgs *a) {
 static int spawn_wait(char *const *argv, int quiet, double *rss_mib, double *secs) {
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
-    if (quiet)
-        posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", 1, 0);
+    if (quiet) posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", 1, 0);
     pid_t pid;
     double t0 = now_seconds();
     int rc = posix_spawn(&pid, argv[0], &fa, NULL, argv, environ);
     posix_spawn_file_actions_destroy(&fa);
-    if (rc != 0)
-        return -1;
+    if (rc != 0) return -1;
     int st;
     struct rusage ru;
-    if (wait4(pid, &st, 0, &ru) < 0)
-        return -1;
-    if (secs)
-        *secs = now_seconds() - t0;
-    if (rss_mib)
-        *rss_mib = ru.ru_maxrss / 1024.0;
+    if (wait4(pid, &st, 0, &ru) < 0) return -1;
+    if (secs) *secs = now_seconds() - t0;
+    if (rss_mib) *rss_mib = ru.ru_maxrss / 1024.0;
     return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
 }
 
@@ -141,8 +131,7 @@ static int make_inputs(const char *dir, int T) {
     char ids[4200];
     snprintf(ids, sizeof ids, "%s/ids.txt", dir);
     FILE *f = fopen(ids, "w");
-    if (!f)
-        return -1;
+    if (!f) return -1;
     unsigned long long s = 88172645463325252ULL;
     for (int t = 0; t < T; t++) {
         s ^= s << 13, s ^= s >> 7, s ^= s << 17;
@@ -187,24 +176,21 @@ static int time_forward(const char *model, const int32_t *ids, int T, int thread
 }
 
 /* PyTorch's best/median (logits and no head) from torch_bench_inspect.py. */
-static int run_torch(const char *model, const char *ids, int threads, int R, int cpu,
-                     double v[5]) {
+static int run_torch(const char *model, const char *ids, int threads, int R, int cpu, double v[5]) {
     char cmd[9000], line[2048];
     snprintf(cmd, sizeof cmd,
              "/usr/bin/python3 tests/reference/torch_bench_inspect.py '%s' '%s' --threads %d "
              "--repeats %d --clock %s 2>/dev/null",
              model, ids, threads, R, cpu ? "cpu" : "wall");
     FILE *p = popen(cmd, "r");
-    if (!p)
-        return -1;
+    if (!p) return -1;
     const char *keys[5] = {"\"best_logits\":", "\"median_logits\":", "\"best_nohead\":",
                            "\"median_nohead\":", "\"peak_rss_mib\":"};
     int got = 0;
     while (fgets(line, sizeof line, p))
         for (int k = 0; k < 5; k++) {
             char *s = strstr(line, keys[k]);
-            if (s)
-                v[k] = atof(s + strlen(keys[k])), got++;
+            if (s) v[k] = atof(s + strlen(keys[k])), got++;
         }
     return pclose(p) == 0 && got == 5 ? 0 : -1;
 }
@@ -214,10 +200,8 @@ static int read_ids(const char *dir, int32_t *ids, int T) {
     snprintf(path, sizeof path, "%s/ids.txt", dir);
     FILE *f = fopen(path, "r");
     int n = 0;
-    while (f && n < T && fscanf(f, "%d", &ids[n]) == 1)
-        n++;
-    if (f)
-        fclose(f);
+    while (f && n < T && fscanf(f, "%d", &ids[n]) == 1) n++;
+    if (f) fclose(f);
     return n == T ? 0 : -1;
 }
 
@@ -234,10 +218,8 @@ static void summary(const double *g, const double *tbest, int th) {
 /* One gatelab row; the ratio to PyTorch's time at the same threads, or "-". */
 static void gatelab_row(const char *pass, int th, double best, double med, double torch_best) {
     printf("%-8s %-22s %7d %8.3f %8.3f", "gatelab", pass, th, best, med);
-    if (torch_best > 0)
-        printf(" %11.2fx\n", torch_best / best);
-    else
-        printf(" %12s\n", "-");
+    if (torch_best > 0) printf(" %11.2fx\n", torch_best / best);
+    else printf(" %12s\n", "-");
 }
 
 static void rows(const BiArgs *a, const char *model, const char *tmp, const int32_t *ids) {
@@ -255,12 +237,10 @@ static void rows(const BiArgs *a, const char *model, const char *tmp, const int3
             gatelab_row("inspect (no LM head)", th, gb, gm, ok_t ? tv[2] : 0.0);
         if (time_forward(model, ids, a->T, th, a->repeats, 1, a->cpu, &lb, &lm) == 0)
             gatelab_row("forward + logits", th, lb, lm, ok_t ? tv[0] : 0.0);
-        if (th == 2 || (th > th2 && th2 != 2))
-            th2 = th, g2[0] = gb, g2[1] = lb;
+        if (th == 2 || (th > th2 && th2 != 2)) th2 = th, g2[0] = gb, g2[1] = lb;
         for (int k = 0; ok_t && k < 2; k++) {
             double t = tv[k ? 0 : 2];
-            if (tbest[k] == 0 || t < tbest[k])
-                tbest[k] = t;
+            if (tbest[k] == 0 || t < tbest[k]) tbest[k] = t;
         }
         if (ok_t) {
             printf("%-8s %-22s %7d %8.3f %8.3f\n", "pytorch", "eager, no LM head", th, tv[2],
@@ -276,15 +256,13 @@ static void rows(const BiArgs *a, const char *model, const char *tmp, const int3
     if (a->cpu)
         printf("(CPU seconds: a run on N threads takes at least 1/N of its CPU time in wall "
                "time; the 1.5x target is about wall time, see --clock wall)\n");
-    else
-        summary(g2, tbest, th2);
+    else summary(g2, tbest, th2);
 }
 
 static void memory_row(const char *model, const char *tmp, double weights_mib) {
     char self[4096], idp[4200], out[4200];
     ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (n <= 0)
-        return;
+    if (n <= 0) return;
     self[n] = 0;
     snprintf(idp, sizeof idp, "%s/ids.txt", tmp);
     snprintf(out, sizeof out, "%s/bench.h5", tmp);
@@ -303,8 +281,13 @@ static void memory_row(const char *model, const char *tmp, double weights_mib) {
 
 /* Remove what this bench put in its temporary directory, then the directory. */
 static void remove_tmp(const char *tmp) {
-    static const char *files[] = {"gpt2-124m/config.json", "gpt2-124m/model.safetensors",
-                                  "gpt2-124m", "ids.txt", "bench.h5", "bench.h5.tmp", ""};
+    static const char *files[] = {"gpt2-124m/config.json",
+                                  "gpt2-124m/model.safetensors",
+                                  "gpt2-124m",
+                                  "ids.txt",
+                                  "bench.h5",
+                                  "bench.h5.tmp",
+                                  ""};
     char p[4200];
     for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
         snprintf(p, sizeof p, "%s/%s", tmp, files[i]);
@@ -315,11 +298,9 @@ static void remove_tmp(const char *tmp) {
 int bench_inspect(int argc, char **argv) {
     BiArgs a;
     int rc = parse(argc, argv, &a);
-    if (rc >= 0)
-        return rc;
+    if (rc >= 0) return rc;
     char tmp[] = "/tmp/gatelab-bench-inspect-XXXXXX", model[4200];
-    if (!mkdtemp(tmp))
-        return perror("mkdtemp"), 1;
+    if (!mkdtemp(tmp)) return perror("mkdtemp"), 1;
     snprintf(model, sizeof model, "%s/gpt2-124m", tmp);
     if (!a.model) {
         char *gen[] = {"/usr/bin/python3", "tests/reference/make_hf_fixtures.py", "--big", model,
@@ -337,8 +318,7 @@ int bench_inspect(int argc, char **argv) {
     char err[512];
     double wmib = 0;
     if (st_open_dir(&st, mdir, err, sizeof err) == 0) {
-        for (size_t i = 0; i < st_count(st); i++)
-            wmib += st_at(st, i)->numel * 4.0 / (1 << 20);
+        for (size_t i = 0; i < st_count(st); i++) wmib += st_at(st, i)->numel * 4.0 / (1 << 20);
         st_close(st);
     }
     rc = ids && make_inputs(tmp, a.T) == 0 && read_ids(tmp, ids, a.T) == 0 ? 0 : 1;

@@ -6,27 +6,24 @@
 
 #include <stdio.h>
 
-static void usage(FILE *f)
-{
-    fprintf(f,
-        "usage: gatelab acts RUN.h5 [--step N] [--json]\n"
-        "  Activation statistics of each block's output at one probe "
-        "(default: the last).\n"
-        "  --step N   probe at training step N\n"
-        "  --json     machine-readable output\n");
+static void usage(FILE *f) {
+    fprintf(f, "usage: gatelab acts RUN.h5 [--step N] [--json]\n"
+               "  Activation statistics of each block's output at one probe "
+               "(default: the last).\n"
+               "  --step N   probe at training step N\n"
+               "  --json     machine-readable output\n");
 }
 
-static double top1_med(const ProbeRecord *p, int l)
-{
+static double top1_med(const ProbeRecord *p, int l) {
     double med = p->h_median[l];
     return med > 0.0 ? p->h_top3[l * 3] / med : 0.0;
 }
 
-static void print_text(RunReader *r, const ProbeRecord *p)
-{
+static void print_text(RunReader *r, const ProbeRecord *p) {
     const RunMeta *m = runread_meta(r);
     printf("run %s: variant %s, seed %lld, probe step %lld, %d sequences of "
-           "length %d\n\n", m->path, m->variant, m->seed, p->step, p->N, p->T);
+           "length %d\n\n",
+           m->path, m->variant, m->seed, p->step, p->N, p->T);
     printf("Block l output h[T,C] (residual stream), each statistic the mean "
            "over probe sequences:\n"
            "  max_act = max |h| over tokens x features\n"
@@ -34,17 +31,15 @@ static void print_text(RunReader *r, const ProbeRecord *p)
            "massive when > 100)\n"
            "  kurtosis = mean((x-mu)^4)/(sigma^4+1e-6) (Gaussian = 3)\n"
            "  norm_ratio = ||h_0|| / mean over t != 0 of ||h_t||\n\n");
-    printf("  %5s %11s %11s %11s %11s %11s\n", "layer", "max_act", "median",
-           "top1/median", "kurtosis", "norm_ratio");
+    printf("  %5s %11s %11s %11s %11s %11s\n", "layer", "max_act", "median", "top1/median",
+           "kurtosis", "norm_ratio");
     for (int l = 0; l < p->L; l++)
-        printf("  %5d %11.4g %11.4g %11.4g %11.4g %11.4g\n", l, p->h_max[l],
-               p->h_median[l], top1_med(p, l), p->h_kurtosis[l],
-               p->h_norm_ratio[l]);
+        printf("  %5d %11.4g %11.4g %11.4g %11.4g %11.4g\n", l, p->h_max[l], p->h_median[l],
+               top1_med(p, l), p->h_kurtosis[l], p->h_norm_ratio[l]);
     printf("\nM-Act = mean over layers of max_act: %.4g\n", rs_m_act(p));
 }
 
-static int print_json(RunReader *r, const ProbeRecord *p)
-{
+static int print_json(RunReader *r, const ProbeRecord *p) {
     json_t *o = cu_json_head(r, p), *layers = json_array();
     cj_set(o, "m_act", cj_num(rs_m_act(p)));
     for (int l = 0; l < p->L; l++) {
@@ -60,14 +55,10 @@ static int print_json(RunReader *r, const ProbeRecord *p)
     return cj_print("acts", o) ? 1 : 0;
 }
 
-static int report(RunReader *r, const ProbeRecord *p, int json)
-{
+static int report(RunReader *r, const ProbeRecord *p, int json) {
     if (json) return print_json(r, p);
     print_text(r, p);
     return 0;
 }
 
-int cmd_acts(int argc, char **argv)
-{
-    return cu_probe_cmd("acts", argc, argv, usage, report);
-}
+int cmd_acts(int argc, char **argv) { return cu_probe_cmd("acts", argc, argv, usage, report); }

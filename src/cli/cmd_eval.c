@@ -16,27 +16,26 @@
 #include "runlock.h"
 
 static void usage(FILE *f) {
-    fprintf(f,
-            "usage: gatelab eval RUN.h5 --lengths L1,L2,... [--yarn | --both]\n"
-            "                    [--batches N] [--batch-size B] [--json] [--no-write]\n"
-            "\n"
-            "Evaluate a finished run at longer contexts than it was trained on: val loss\n"
-            "(overall and per bucket of T_train positions), first-token attention share\n"
-            "and sink rate (alpha_0 > 0.3), on the same held-out text for every run.\n"
-            "Results are stored in RUN.h5 under /lceval/<plain|yarn>/L_<len>.\n"
-            "\n"
-            "  -l, --lengths LIST  comma-separated lengths; Nx means N * T_train\n"
-            "                      (e.g. 256,512 or 1x,2x,4x,8x)\n"
-            "  -y, --yarn          YaRN: NTK-by-parts RoPE interpolation plus the attention\n"
-            "                      temperature, scale = L / T_train (plain RoPE otherwise)\n"
-            "  -b, --both          plain RoPE, then YaRN\n"
-            "  -n, --batches N     held-out batches per length (default 4)\n"
-            "  -B, --batch-size B  sequences per batch (default 4)\n"
-            "  -j, --json          print JSON instead of tables\n"
-            "  -w, --no-write      do not store the results in RUN.h5\n"
-            "\n"
-            "Learned position tables cannot extrapolate: lengths above max_pos are refused.\n"
-            "Exit codes: 0 ok, 1 failure, 2 bad input.\n");
+    fprintf(f, "usage: gatelab eval RUN.h5 --lengths L1,L2,... [--yarn | --both]\n"
+               "                    [--batches N] [--batch-size B] [--json] [--no-write]\n"
+               "\n"
+               "Evaluate a finished run at longer contexts than it was trained on: val loss\n"
+               "(overall and per bucket of T_train positions), first-token attention share\n"
+               "and sink rate (alpha_0 > 0.3), on the same held-out text for every run.\n"
+               "Results are stored in RUN.h5 under /lceval/<plain|yarn>/L_<len>.\n"
+               "\n"
+               "  -l, --lengths LIST  comma-separated lengths; Nx means N * T_train\n"
+               "                      (e.g. 256,512 or 1x,2x,4x,8x)\n"
+               "  -y, --yarn          YaRN: NTK-by-parts RoPE interpolation plus the attention\n"
+               "                      temperature, scale = L / T_train (plain RoPE otherwise)\n"
+               "  -b, --both          plain RoPE, then YaRN\n"
+               "  -n, --batches N     held-out batches per length (default 4)\n"
+               "  -B, --batch-size B  sequences per batch (default 4)\n"
+               "  -j, --json          print JSON instead of tables\n"
+               "  -w, --no-write      do not store the results in RUN.h5\n"
+               "\n"
+               "Learned position tables cannot extrapolate: lengths above max_pos are refused.\n"
+               "Exit codes: 0 ok, 1 failure, 2 bad input.\n");
 }
 
 /* "256,512" or "1x,2x": multiples are resolved against the training length */
@@ -59,8 +58,8 @@ static int parse_lengths(const char *spec, int T, int *out, int *n) {
     return *n > 0 ? 0 : -1;
 }
 
-static void print_table(const char *run, const LcEvalRunInfo *info, int yarn,
-                        const LcEvalResult *r, int n) {
+static void print_table(const char *run, const LcEvalRunInfo *info, int yarn, const LcEvalResult *r,
+                        int n) {
     printf("%s  variant %s  T_train %d  %s\n", run, info->variant, info->seq_len,
            yarn ? "YaRN" : "plain RoPE");
     printf("%8s %6s %9s %9s %8s %9s %9s\n", "length", "scale", "val_loss", "ppl", "F-Attn",
@@ -94,9 +93,18 @@ static json_t *results_json(const LcEvalResult *r, int n) {
 static int store(const char *run, int yarn, const LcEvalResult *r, int n) {
     char err[512];
     for (int i = 0; i < n; i++) {
-        LcEvalData d = {yarn ? RS_LC_YARN : RS_LC_PLAIN, r[i].len, r[i].train_len, r[i].val_loss,
-                        r[i].ppl, r[i].first_share, r[i].uniform_share, r[i].sink_rate,
-                        r[i].yarn_scale, r[i].n_seqs, r[i].n_buckets, r[i].loss_by_bucket};
+        LcEvalData d = {yarn ? RS_LC_YARN : RS_LC_PLAIN,
+                        r[i].len,
+                        r[i].train_len,
+                        r[i].val_loss,
+                        r[i].ppl,
+                        r[i].first_share,
+                        r[i].uniform_share,
+                        r[i].sink_rate,
+                        r[i].yarn_scale,
+                        r[i].n_seqs,
+                        r[i].n_buckets,
+                        r[i].loss_by_bucket};
         if (runfile_write_lceval(run, &d, err, sizeof err) != 0) {
             fprintf(stderr, "gatelab eval: %s\n", err);
             return -1;
@@ -121,12 +129,15 @@ static int run_seq_len(const char *run, int *T) {
 }
 
 int cmd_eval(int argc, char **argv) {
-    static const struct option opts[] = {
-        {"lengths", required_argument, 0, 'l'}, {"yarn", no_argument, 0, 'y'},
-        {"both", no_argument, 0, 'b'},          {"batches", required_argument, 0, 'n'},
-        {"batch-size", required_argument, 0, 'B'}, {"json", no_argument, 0, 'j'},
-        {"no-write", no_argument, 0, 'w'},      {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0}};
+    static const struct option opts[] = {{"lengths", required_argument, 0, 'l'},
+                                         {"yarn", no_argument, 0, 'y'},
+                                         {"both", no_argument, 0, 'b'},
+                                         {"batches", required_argument, 0, 'n'},
+                                         {"batch-size", required_argument, 0, 'B'},
+                                         {"json", no_argument, 0, 'j'},
+                                         {"no-write", no_argument, 0, 'w'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
     const char *lengths = NULL;
     int yarn = 0, both = 0, json = 0, nowrite = 0, c;
     LcEvalOpts o = {.batches = 4, .batch_size = 4};
@@ -171,7 +182,8 @@ int cmd_eval(int argc, char **argv) {
         return lock.busy ? 2 : 1;
     }
     if (parse_lengths(lengths, T, o.lengths, &o.n_lengths) != 0) {
-        fprintf(stderr, "gatelab eval: bad --lengths '%s' (want e.g. 256,512 or 1x,2x; at most %d)\n",
+        fprintf(stderr,
+                "gatelab eval: bad --lengths '%s' (want e.g. 256,512 or 1x,2x; at most %d)\n",
                 lengths, LCEVAL_MAX_LENGTHS);
         return 2;
     }

@@ -9,19 +9,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void usage(FILE *f)
-{
-    fprintf(f,
-        "usage: gatelab gates RUN.h5 [--step N] [--json]\n"
-        "  Gate mean, sparsity and score histogram of one probe (default: "
-        "the last).\n"
-        "  --step N   probe at training step N\n"
-        "  --json     machine-readable output\n");
+static void usage(FILE *f) {
+    fprintf(f, "usage: gatelab gates RUN.h5 [--step N] [--json]\n"
+               "  Gate mean, sparsity and score histogram of one probe (default: "
+               "the last).\n"
+               "  --step N   probe at training step N\n"
+               "  --json     machine-readable output\n");
 }
 
 /* hist[50] = sum over layers of gate_hist */
-static void total_hist(const ProbeRecord *p, double *hist, double *sum)
-{
+static void total_hist(const ProbeRecord *p, double *hist, double *sum) {
     memset(hist, 0, RS_GATE_BINS * sizeof *hist);
     *sum = 0.0;
     for (int l = 0; l < p->L; l++)
@@ -31,14 +28,15 @@ static void total_hist(const ProbeRecord *p, double *hist, double *sum)
         }
 }
 
-static void print_hist(const ProbeRecord *p)
-{
+static void print_hist(const ProbeRecord *p) {
     double hist[RS_GATE_BINS], sum, mx = 0.0;
     total_hist(p, hist, &sum);
-    for (int b = 0; b < RS_GATE_BINS; b++) if (hist[b] > mx) mx = hist[b];
+    for (int b = 0; b < RS_GATE_BINS; b++)
+        if (hist[b] > mx) mx = hist[b];
     if (p->gate_bounded)
         printf("\nHistogram of gate scores on [0,1], 50 bins, all layers "
-               "(%.0f scores):\n", sum);
+               "(%.0f scores):\n",
+               sum);
     else
         printf("\nHistogram of the raw act(XW) values (additive / SiLU form: "
                "no [0,1] claim; 50 bins over [0,1] as the probe stored them, "
@@ -46,31 +44,30 @@ static void print_hist(const ProbeRecord *p)
                sum);
     for (int b = 0; b < RS_GATE_BINS; b++) {
         int w = mx > 0.0 ? (int)(50.0 * hist[b] / mx + 0.5) : 0;
-        printf("  [%.2f,%.2f%c %7.4f ", b / 50.0, (b + 1) / 50.0,
-               b == RS_GATE_BINS - 1 ? ']' : ')',
+        printf("  [%.2f,%.2f%c %7.4f ", b / 50.0, (b + 1) / 50.0, b == RS_GATE_BINS - 1 ? ']' : ')',
                sum > 0.0 ? hist[b] / sum : 0.0);
         for (int i = 0; i < w; i++) putchar('#');
         putchar('\n');
     }
 }
 
-static void print_text(RunReader *r, const ProbeRecord *p)
-{
+static void print_text(RunReader *r, const ProbeRecord *p) {
     const RunMeta *m = runread_meta(r);
     printf("run %s: variant %s, seed %lld, probe step %lld, %d sequences of "
-           "length %d\n", m->path, m->variant, m->seed, p->step, p->N, p->T);
+           "length %d\n",
+           m->path, m->variant, m->seed, p->step, p->N, p->T);
     printf("gate: %d channels %s %d heads, %s\n\n", p->gate_channels,
            p->gate_shared ? "shared by all" : "in", p->gate_heads,
            p->gate_bounded ? "bounded scores in [0,1]" : "unbounded (raw act(XW))");
     printf("gate_mean = mean of every gate score on the probe set over "
-           "layers, positions and channels: %.4f\n", rs_gate_mean(p, -1));
-    if (p->gate_bounded)
-        printf("sparsity = fraction of scores strictly below a threshold:\n");
+           "layers, positions and channels: %.4f\n",
+           rs_gate_mean(p, -1));
+    if (p->gate_bounded) printf("sparsity = fraction of scores strictly below a threshold:\n");
     else
         printf("fraction of raw act(XW) values strictly below a threshold (an "
                "unbounded gate: NOT sparsity; the report shows gate<0.1 as n/a):\n");
-    printf("  %-7s %8s %8s %8s %8s %9s %9s\n", "layer", "<0.5", "<0.1",
-           "<1e-2", "<1e-3", "min", "max");
+    printf("  %-7s %8s %8s %8s %8s %9s %9s\n", "layer", "<0.5", "<0.1", "<1e-2", "<1e-3", "min",
+           "max");
     for (int l = -1; l < p->L; l++) {
         char name[16];
         if (l < 0) snprintf(name, sizeof name, "all");
@@ -78,8 +75,7 @@ static void print_text(RunReader *r, const ProbeRecord *p)
         printf("  %-7s", name);
         for (int k = 0; k < 4; k++) printf(" %8.4f", rs_gate_below(p, l, k));
         if (l >= 0 && p->gate_stats)
-            printf(" %9.4g %9.4g", p->gate_stats[l * 4 + 1],
-                   p->gate_stats[l * 4 + 2]);
+            printf(" %9.4g %9.4g", p->gate_stats[l * 4 + 1], p->gate_stats[l * 4 + 2]);
         putchar('\n');
     }
     printf("\ngate mean per layer (rows) and gate head (columns; mean over "
@@ -89,16 +85,14 @@ static void print_text(RunReader *r, const ProbeRecord *p)
     putchar('\n');
     for (int l = 0; l < p->L; l++) {
         printf("  %-7d %8.4f", l, rs_gate_mean(p, l));
-        for (int g = 0; g < p->gate_heads; g++)
-            printf(" %9.4f", rs_gate_head_mean(p, l, g));
+        for (int g = 0; g < p->gate_heads; g++) printf(" %9.4f", rs_gate_head_mean(p, l, g));
         putchar('\n');
     }
     print_hist(p);
 }
 
 /* {"0.5": .., "0.1": ..}: the fractions below each threshold, layer l (-1 all) */
-static json_t *below_obj(const ProbeRecord *p, int l)
-{
+static json_t *below_obj(const ProbeRecord *p, int l) {
     json_t *o = json_object();
     for (int k = 0; k < RS_GATE_NBELOW; k++) {
         char key[32];
@@ -108,8 +102,7 @@ static json_t *below_obj(const ProbeRecord *p, int l)
     return o;
 }
 
-static int print_json(RunReader *r, const ProbeRecord *p)
-{
+static int print_json(RunReader *r, const ProbeRecord *p) {
     json_t *o = cu_json_head(r, p);
     cj_set(o, "has_gate", json_integer(p->has_gate));
     if (!p->has_gate) return cj_print("gates", o) ? 1 : 0;
@@ -140,17 +133,13 @@ static int print_json(RunReader *r, const ProbeRecord *p)
     return cj_print("gates", o) ? 1 : 0;
 }
 
-static int report(RunReader *r, const ProbeRecord *p, int json)
-{
+static int report(RunReader *r, const ProbeRecord *p, int json) {
     if (json) return print_json(r, p);
     if (!p->has_gate)
-        printf("run %s (variant %s) has no gate: nothing to report\n",
-               runread_meta(r)->path, runread_meta(r)->variant);
+        printf("run %s (variant %s) has no gate: nothing to report\n", runread_meta(r)->path,
+               runread_meta(r)->variant);
     else print_text(r, p);
     return 0;
 }
 
-int cmd_gates(int argc, char **argv)
-{
-    return cu_probe_cmd("gates", argc, argv, usage, report);
-}
+int cmd_gates(int argc, char **argv) { return cu_probe_cmd("gates", argc, argv, usage, report); }

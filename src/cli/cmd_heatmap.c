@@ -9,18 +9,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-static void usage(FILE *f)
-{
-    fprintf(f,
-        "usage: gatelab heatmap RUN.h5 --out FILE.png [--layer L] [--head H]\n"
-        "                       [--log] [--step N] [--compare OTHER.h5]\n"
-        "  Probe attention maps (mean over probe sequences) as a PNG.\n"
-        "  --out FILE     PNG to write (required; a new path or an existing PNG)\n"
-        "  --layer L      only layer L (with --head: a single head)\n"
-        "  --head H       only head H (without --layer: every layer)\n"
-        "  --log          colour by log10(a + 1e-4)\n"
-        "  --step N       probe at training step N (default: the last)\n"
-        "  --compare RUN  second run: its heads at --layer L as a second row\n");
+static void usage(FILE *f) {
+    fprintf(f, "usage: gatelab heatmap RUN.h5 --out FILE.png [--layer L] [--head H]\n"
+               "                       [--log] [--step N] [--compare OTHER.h5]\n"
+               "  Probe attention maps (mean over probe sequences) as a PNG.\n"
+               "  --out FILE     PNG to write (required; a new path or an existing PNG)\n"
+               "  --layer L      only layer L (with --head: a single head)\n"
+               "  --head H       only head H (without --layer: every layer)\n"
+               "  --log          colour by log10(a + 1e-4)\n"
+               "  --step N       probe at training step N (default: the last)\n"
+               "  --compare RUN  second run: its heads at --layer L as a second row\n");
 }
 
 typedef struct {
@@ -28,15 +26,13 @@ typedef struct {
 } Sel;
 
 /* Append the selected panels of one probe; titles[] holds their text. */
-static int add_panels(const ProbeRecord *p, const char *label, Sel s,
-                      HeatPanel *pan, char (*titles)[64], int n)
-{
+static int add_panels(const ProbeRecord *p, const char *label, Sel s, HeatPanel *pan,
+                      char (*titles)[64], int n) {
     for (int l = 0; l < p->L; l++) {
         if (s.layer >= 0 && l != s.layer) continue;
         for (int h = 0; h < p->H; h++) {
             if (s.head >= 0 && h != s.head) continue;
-            snprintf(titles[n], 64, "%s%sL%d H%d", label ? label : "",
-                     label ? " " : "", l, h);
+            snprintf(titles[n], 64, "%s%sL%d H%d", label ? label : "", label ? " " : "", l, h);
             pan[n].A = p->attention + ((size_t)l * p->H + h) * p->M * p->M;
             pan[n].T = p->M;
             pan[n].title = titles[n];
@@ -46,25 +42,24 @@ static int add_panels(const ProbeRecord *p, const char *label, Sel s,
     return n;
 }
 
-static int check_sel(const char *path, const ProbeRecord *p, Sel s)
-{
+static int check_sel(const char *path, const ProbeRecord *p, Sel s) {
     if (s.layer >= p->L || s.head >= p->H) {
-        fprintf(stderr, "gatelab heatmap: %s has %d layers x %d heads; "
-                "--%s %d is out of range\n", path, p->L, p->H,
-                s.layer >= p->L ? "layer" : "head",
+        fprintf(stderr,
+                "gatelab heatmap: %s has %d layers x %d heads; "
+                "--%s %d is out of range\n",
+                path, p->L, p->H, s.layer >= p->L ? "layer" : "head",
                 s.layer >= p->L ? s.layer : s.head);
         return -1;
     }
     return 0;
 }
 
-static int render(const char *out, RunReader *r, const ProbeRecord *p,
-                  RunReader *r2, const ProbeRecord *p2, Sel s, int log_scale)
-{
+static int render(const char *out, RunReader *r, const ProbeRecord *p, RunReader *r2,
+                  const ProbeRecord *p2, Sel s, int log_scale) {
     int per = (s.layer >= 0 ? 1 : p->L) * (s.head >= 0 ? 1 : p->H);
     int per2 = p2 ? (s.head >= 0 ? 1 : p2->H) : 0;
     HeatPanel *pan = calloc((size_t)(per + per2), sizeof *pan);
-    char (*titles)[64] = calloc((size_t)(per + per2), sizeof *titles);
+    char(*titles)[64] = calloc((size_t)(per + per2), sizeof *titles);
     if (!pan || !titles) {
         free(pan);
         free(titles);
@@ -74,18 +69,17 @@ static int render(const char *out, RunReader *r, const ProbeRecord *p,
     int rows, cols;
     if (p2) {
         char l1[40], l2[40];
-        snprintf(l1, sizeof l1, "%.24s s%lld", runread_meta(r)->variant,
-                 runread_meta(r)->seed);
-        snprintf(l2, sizeof l2, "%.24s s%lld", runread_meta(r2)->variant,
-                 runread_meta(r2)->seed);
+        snprintf(l1, sizeof l1, "%.24s s%lld", runread_meta(r)->variant, runread_meta(r)->seed);
+        snprintf(l2, sizeof l2, "%.24s s%lld", runread_meta(r2)->variant, runread_meta(r2)->seed);
         int n = add_panels(p, l1, s, pan, titles, 0);
         add_panels(p2, l2, s, pan, titles, n);
         rows = 2;
         cols = per > per2 ? per : per2;
         if (per != per2) {
-            fprintf(stderr, "gatelab heatmap: the runs have %d and %d heads at"
-                    " layer %d; cannot set them side by side\n", per, per2,
-                    s.layer);
+            fprintf(stderr,
+                    "gatelab heatmap: the runs have %d and %d heads at"
+                    " layer %d; cannot set them side by side\n",
+                    per, per2, s.layer);
             free(pan);
             free(titles);
             return 2;
@@ -104,24 +98,18 @@ static int render(const char *out, RunReader *r, const ProbeRecord *p,
     char err[512];
     int rc = heatmap_write_png(out, pan, rows, cols, &st, err, sizeof err);
     if (rc < 0) fprintf(stderr, "gatelab heatmap: %s\n", err);
-    else printf("wrote %s (%d x %d panels%s)\n", out, rows, cols,
-                log_scale ? ", log10 scale" : "");
+    else printf("wrote %s (%d x %d panels%s)\n", out, rows, cols, log_scale ? ", log10 scale" : "");
     free(pan);
     free(titles);
     return rc < 0 ? 1 : 0;
 }
 
-int cmd_heatmap(int argc, char **argv)
-{
+int cmd_heatmap(int argc, char **argv) {
     static const struct option opts[] = {
-        {"out", required_argument, 0, 'o'},
-        {"layer", required_argument, 0, 'l'},
-        {"head", required_argument, 0, 'H'},
-        {"log", no_argument, 0, 'g'},
-        {"step", required_argument, 0, 's'},
-        {"compare", required_argument, 0, 'c'},
-        {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0}};
+        {"out", required_argument, 0, 'o'},  {"layer", required_argument, 0, 'l'},
+        {"head", required_argument, 0, 'H'}, {"log", no_argument, 0, 'g'},
+        {"step", required_argument, 0, 's'}, {"compare", required_argument, 0, 'c'},
+        {"help", no_argument, 0, 'h'},       {0, 0, 0, 0}};
     const char *out = NULL, *other = NULL;
     long long step = -1, v;
     Sel s = {-1, -1};
@@ -134,11 +122,17 @@ int cmd_heatmap(int argc, char **argv)
         case 'c': other = optarg; continue;
         case 'g': log_scale = 1; continue;
         case 'h': usage(stdout); return 0;
-        case 'l': case 'H': case 's':
+        case 'l':
+        case 'H':
+        case 's':
             if (cu_parse_ll(optarg, &v) < 0 || (c != 's' && v > 1 << 20)) {
-                fprintf(stderr, "gatelab heatmap: --%s wants a non-negative "
-                        "integer, got '%s'\n", c == 'l' ? "layer" :
-                        c == 'H' ? "head" : "step", optarg);
+                fprintf(stderr,
+                        "gatelab heatmap: --%s wants a non-negative "
+                        "integer, got '%s'\n",
+                        c == 'l'   ? "layer"
+                        : c == 'H' ? "head"
+                                   : "step",
+                        optarg);
                 return 2;
             }
             if (c == 'l') s.layer = (int)v;

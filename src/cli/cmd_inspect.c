@@ -104,14 +104,10 @@ static int parse(int argc, char **argv, Opts *o) {
                 return bad("--threads '%s' is not in 1..64", optarg);
             break;
         case 'b':
-            if (!strcmp(optarg, "auto"))
-                o->bos = -1;
-            else if (!strcmp(optarg, "yes"))
-                o->bos = 1;
-            else if (!strcmp(optarg, "no"))
-                o->bos = 0;
-            else
-                return bad("--bos '%s' is not auto, yes or no", optarg);
+            if (!strcmp(optarg, "auto")) o->bos = -1;
+            else if (!strcmp(optarg, "yes")) o->bos = 1;
+            else if (!strcmp(optarg, "no")) o->bos = 0;
+            else return bad("--bos '%s' is not auto, yes or no", optarg);
             break;
         case 'f': o->force = 1; break;
         case 'q': o->quiet = 1; break;
@@ -124,8 +120,7 @@ static int parse(int argc, char **argv, Opts *o) {
     o->model = argv[optind];
     if (!o->text == !o->tokens)
         return bad("%s", "give exactly one of --text FILE and --tokens FILE");
-    if (!o->out)
-        return bad("%s", "no --out RUN.h5");
+    if (!o->out) return bad("%s", "no --out RUN.h5");
     return 0;
 }
 
@@ -140,8 +135,7 @@ static int windows(const Opts *o, const HfModel *m, HfWindows *w, int *bos_used,
                                           errlen);
     }
     int T = o->seq_len ? o->seq_len : DEFAULT_TEXT_LEN;
-    if (!o->seq_len && a->family == HF_GPT2 && T > a->max_pos)
-        T = a->max_pos;
+    if (!o->seq_len && a->family == HF_GPT2 && T > a->max_pos) T = a->max_pos;
     return hf_windows_from_text(w, o->text, o->model, T, o->n_seq ? o->n_seq : DEFAULT_TEXT_SEQS,
                                 o->bos, a->bos_id, a->V, bos_used, err, errlen);
 }
@@ -149,11 +143,9 @@ static int windows(const Opts *o, const HfModel *m, HfWindows *w, int *bos_used,
 static long long count_params(const char *dir) {
     SafeTensors *st;
     char err[256];
-    if (st_open_dir(&st, dir, err, sizeof err) < 0)
-        return 0;
+    if (st_open_dir(&st, dir, err, sizeof err) < 0) return 0;
     long long n = 0;
-    for (size_t i = 0; i < st_count(st); i++)
-        n += (long long)st_at(st, i)->numel;
+    for (size_t i = 0; i < st_count(st); i++) n += (long long)st_at(st, i)->numel;
     st_close(st);
     return n;
 }
@@ -187,10 +179,8 @@ static int inspect(const Opts *o, char *err, size_t errlen, int *code) {
         seterr(err, errlen, "%s: exists (use --force to replace it)", o->out);
         goto done;
     }
-    if (hf_model_open(&m, o->model, o->threads, err, errlen) < 0)
-        goto done;
-    if (windows(o, m, &w, &bos_used, err, errlen) < 0)
-        goto done;
+    if (hf_model_open(&m, o->model, o->threads, err, errlen) < 0) goto done;
+    if (windows(o, m, &w, &bos_used, err, errlen) < 0) goto done;
     const HfArch *a = hf_model_arch(m);
     if (w.T < 2) { /* the probe's statistics compare position 0 with the rest */
         seterr(err, errlen, "windows of %d token are too short: at least 2", w.T);
@@ -207,13 +197,11 @@ static int inspect(const Opts *o, char *err, size_t errlen, int *code) {
         seterr(err, errlen, "out of memory for the probe (%d windows of %d)", w.N, w.T);
         goto done;
     }
-    if (run_windows(o, m, &w, &p, &secs, err, errlen) < 0)
-        goto done;
+    if (run_windows(o, m, &w, &p, &secs, err, errlen) < 0) goto done;
     ProbeRecord pd;
     hf_probe_finish(&p, &pd);
     int *first = calloc((size_t)w.N, sizeof(int));
-    for (int i = 0; first && i < w.N; i++)
-        first[i] = w.ids[(size_t)i * w.T];
+    for (int i = 0; first && i < w.N; i++) first[i] = w.ids[(size_t)i * w.T];
     RunPretrained info = {.architecture = a->arch,
                           .model_type = a->model_type,
                           .dtype = hf_model_dtype(m),
@@ -244,8 +232,7 @@ done:
 int cmd_inspect(int argc, char **argv) {
     Opts o;
     int rc = parse(argc, argv, &o);
-    if (rc)
-        return rc == 1 ? 0 : rc;
+    if (rc) return rc == 1 ? 0 : rc;
     char err[1024] = "";
     int code;
     if (inspect(&o, err, sizeof err, &code) < 0) {

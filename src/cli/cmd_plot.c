@@ -11,23 +11,22 @@
 #include "util.h"
 
 static void plot_usage(FILE *f) {
-    fprintf(f,
-        "usage: gatelab plot KIND RUN.h5 [RUN2.h5 ...] --out FILE.png\n"
-        "\n"
-        "Draw one figure with gnuplot. FILE.dat and FILE.gp are written next\n"
-        "to FILE.png so the figure can be restyled and redrawn by hand.\n"
-        "\n"
-        "KIND:\n"
-        "  loss         training loss (lines) and val loss (points) vs step\n"
-        "  first-share  first-token attention share per layer, runs side by\n"
-        "               side, with the uniform-attention reference dashed\n"
-        "  gate-hist    gate score histogram per layer (exactly one run)\n"
-        "  mact         max |activation| per layer (M-Act), runs side by side\n"
-        "  sink-steps   sink rate (eps 0.3) and first-token share vs step\n"
-        "\n"
-        "options:\n"
-        "  -o, --out FILE.png   output image (required)\n"
-        "  -h, --help           this help\n");
+    fprintf(f, "usage: gatelab plot KIND RUN.h5 [RUN2.h5 ...] --out FILE.png\n"
+               "\n"
+               "Draw one figure with gnuplot. FILE.dat and FILE.gp are written next\n"
+               "to FILE.png so the figure can be restyled and redrawn by hand.\n"
+               "\n"
+               "KIND:\n"
+               "  loss         training loss (lines) and val loss (points) vs step\n"
+               "  first-share  first-token attention share per layer, runs side by\n"
+               "               side, with the uniform-attention reference dashed\n"
+               "  gate-hist    gate score histogram per layer (exactly one run)\n"
+               "  mact         max |activation| per layer (M-Act), runs side by side\n"
+               "  sink-steps   sink rate (eps 0.3) and first-token share vs step\n"
+               "\n"
+               "options:\n"
+               "  -o, --out FILE.png   output image (required)\n"
+               "  -h, --help           this help\n");
 }
 
 int cmd_plot(int argc, char **argv) {
@@ -49,13 +48,15 @@ int cmd_plot(int argc, char **argv) {
     }
     if (optind >= argc) {
         fprintf(stderr, "gatelab plot: missing KIND (loss, first-share, "
-                "gate-hist, mact, sink-steps; try --help)\n");
+                        "gate-hist, mact, sink-steps; try --help)\n");
         return 2;
     }
     const char *kind = argv[optind++];
     if (!plot_kind_known(kind)) {
-        fprintf(stderr, "gatelab plot: unknown KIND '%s' (loss, first-share, "
-                "gate-hist, mact, sink-steps)\n", kind);
+        fprintf(stderr,
+                "gatelab plot: unknown KIND '%s' (loss, first-share, "
+                "gate-hist, mact, sink-steps)\n",
+                kind);
         return 2;
     }
     int n = argc - optind;
@@ -73,8 +74,10 @@ int cmd_plot(int argc, char **argv) {
         return 2;
     }
     if (!strcmp(kind, "gate-hist") && n != 1) {
-        fprintf(stderr, "gatelab plot: gate-hist takes exactly one run "
-                "(got %d)\n", n);
+        fprintf(stderr,
+                "gatelab plot: gate-hist takes exactly one run "
+                "(got %d)\n",
+                n);
         return 2;
     }
     /* every run readable first: what is wrong with an input exits 2, what

@@ -8,28 +8,25 @@
 #include "commands.h"
 #include "report.h"
 
-static void usage(FILE *f)
-{
-    fprintf(f,
-        "usage: gatelab report DIR [--out DIR2]\n"
-        "  Read every *.h5 run file in DIR; write REPORT.md, results.csv and\n"
-        "  figures/ into DIR2 (default DIR). Unreadable files are listed.\n");
+static void usage(FILE *f) {
+    fprintf(f, "usage: gatelab report DIR [--out DIR2]\n"
+               "  Read every *.h5 run file in DIR; write REPORT.md, results.csv and\n"
+               "  figures/ into DIR2 (default DIR). Unreadable files are listed.\n");
 }
 
-int cmd_report(int argc, char **argv)
-{
+int cmd_report(int argc, char **argv) {
     static const struct option opts[] = {
-        {"out", required_argument, 0, 'o'},
-        {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0}};
+        {"out", required_argument, 0, 'o'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     const char *out = NULL;
     int c;
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":o:h", opts, NULL)) != -1) {
         if (c == 'o') out = optarg;
-        else if (c == 'h') { usage(stdout); return 0; }
-        else return cu_bad_option("report", c, argv);
+        else if (c == 'h') {
+            usage(stdout);
+            return 0;
+        } else return cu_bad_option("report", c, argv);
     }
     if (optind != argc - 1) {
         fprintf(stderr, "gatelab report: want exactly one DIR "
@@ -54,7 +51,6 @@ int cmd_report(int argc, char **argv)
         fprintf(stderr, "gatelab report: %s\n", err);
         return rc == REPORT_BADINPUT ? 2 : 1;
     }
-    printf("wrote %s/REPORT.md and %s/results.csv\n", out ? out : dir,
-           out ? out : dir);
+    printf("wrote %s/REPORT.md and %s/results.csv\n", out ? out : dir, out ? out : dir);
     return 0;
 }

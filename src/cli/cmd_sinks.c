@@ -11,56 +11,48 @@
 
 static const double EPS[3] = {0.1, 0.2, 0.3};
 
-static void usage(FILE *f)
-{
-    fprintf(f,
-        "usage: gatelab sinks RUN.h5 [--step N] [--json]\n"
-        "  First-token share and sink rate of one probe (default: the last).\n"
-        "  --step N   probe at training step N\n"
-        "  --json     machine-readable output\n");
+static void usage(FILE *f) {
+    fprintf(f, "usage: gatelab sinks RUN.h5 [--step N] [--json]\n"
+               "  First-token share and sink rate of one probe (default: the last).\n"
+               "  --step N   probe at training step N\n"
+               "  --json     machine-readable output\n");
 }
 
 /* alpha_0 of uniform causal attention over len queries: H_len / len */
-static double uniform_alpha0(int len)
-{
-    return (uniform_first_share(len) * (len - 1) + 1.0) / len;
-}
+static double uniform_alpha0(int len) { return (uniform_first_share(len) * (len - 1) + 1.0) / len; }
 
 typedef struct {
     const ProbeRecord *p;
-    int train_len;   /* config seq_len clamped to the probe length */
-    int len64;       /* Gu et al. probe length clamped likewise */
+    int train_len; /* config seq_len clamped to the probe length */
+    int len64;     /* Gu et al. probe length clamped likewise */
 } Ctx;
 
-static void print_text(RunReader *r, const Ctx *c)
-{
+static void print_text(RunReader *r, const Ctx *c) {
     const ProbeRecord *p = c->p;
     const RunMeta *m = runread_meta(r);
     int T = p->T;
-    printf("run %s: variant %s, seed %lld, status %s\n", m->path, m->variant,
-           m->seed, m->status);
+    printf("run %s: variant %s, seed %lld, status %s\n", m->path, m->variant, m->seed, m->status);
     printf("probe: step %lld, %d sequences of length T=%d, normaliser %s, "
-           "%s\n\n", p->step, p->N, T, p->normaliser,
+           "%s\n\n",
+           p->step, p->N, T, p->normaliser,
            p->proxy ? "proxy used: A = |a|/sum|a| (Gu et al.)"
                     : "no proxy: A is the post-softmax attention");
     printf("First-token share (F-Attn) = mean over layers, heads, probe "
-           "sequences and queries t=1..T-1 of A[t,0]  (T=%d)\n", T);
-    printf("  uniform causal reference (H_T-1)/(T-1) at T=%d: %.4f\n", T,
-           uniform_first_share(T));
+           "sequences and queries t=1..T-1 of A[t,0]  (T=%d)\n",
+           T);
+    printf("  uniform causal reference (H_T-1)/(T-1) at T=%d: %.4f\n", T, uniform_first_share(T));
     printf("  overall   %.4f\n", rs_share(p, -1));
-    for (int l = 0; l < p->L; l++)
-        printf("  layer %-3d %.4f\n", l, rs_share(p, l));
+    for (int l = 0; l < p->L; l++) printf("  layer %-3d %.4f\n", l, rs_share(p, l));
     double empty, f_ne;
     rs_mass(p, &empty, &f_ne);
     printf("  empty rows (no mass on the real tokens, queries t=1..T-1): %.4f; "
-           "F-Attn over the non-empty rows: %.4f%s\n", empty, f_ne,
-           p->row_empty ? "" : "  (older file: from the mean map's row mass)");
+           "F-Attn over the non-empty rows: %.4f%s\n",
+           empty, f_ne, p->row_empty ? "" : "  (older file: from the mean map's row mass)");
     if (p->attention_slot) {
         printf("Sink slot's own share = mean over heads and queries t=0..T-1 "
                "of the weight given to the slot (attention_slot):\n  overall   %.4f\n",
                rs_slot_share(p, -1));
-        for (int l = 0; l < p->L; l++)
-            printf("  layer %-3d %.4f\n", l, rs_slot_share(p, l));
+        for (int l = 0; l < p->L; l++) printf("  layer %-3d %.4f\n", l, rs_slot_share(p, l));
     }
     printf("\nSink rate = fraction of (layer, head) pairs with alpha_0 > eps,"
            " alpha_0 = mean over queries t=0..len-1 of A[t,0];\n"
@@ -72,36 +64,34 @@ static void print_text(RunReader *r, const Ctx *c)
         printf("  %-25s len=%-5d", what[i], lens[i]);
         for (int e = 0; e < 3; e++)
             printf("  eps=%.1f: %.4f", EPS[e], rs_sink_rate(p, EPS[e], lens[i]));
-        printf("   (uniform attention: alpha_0 = H_len/len = %.4f)\n",
-               uniform_alpha0(lens[i]));
+        printf("   (uniform attention: alpha_0 = H_len/len = %.4f)\n", uniform_alpha0(lens[i]));
     }
     if (c->len64 < RUNSTATS_SINK_LEN)
         printf("  note: the probe is shorter than 64 tokens, so the Gu et al. "
-               "rate uses all %d queries\n", c->len64);
+               "rate uses all %d queries\n",
+               c->len64);
     printf("\nPer head (T=%d): alpha_0 = mean over queries t>=0 of A[t,0] "
            "(mean over sequences); entropy = mean over t=1..T-1 of the row "
            "entropy of the sequence-mean map (nats); share = first-token "
-           "share\n", T);
+           "share\n",
+           T);
     if (p->M < T)
         printf("  (maps stored for the first %d positions only: entropy is over "
-               "those rows)\n", p->M);
-    printf("  %5s %5s %9s %9s %9s\n", "layer", "head", "alpha_0", "entropy",
-           "share");
+               "those rows)\n",
+               p->M);
+    printf("  %5s %5s %9s %9s %9s\n", "layer", "head", "alpha_0", "entropy", "share");
     for (int l = 0; l < p->L; l++)
         for (int h = 0; h < p->H; h++) {
             const float *A = p->attention + ((size_t)l * p->H + h) * p->M * p->M;
-            printf("  %5d %5d %9.4f %9.4f %9.4f\n", l, h,
-                   rs_head_alpha0(p, l, h, T), attention_entropy(A, p->M),
-                   rs_head_share(p, l, h));
+            printf("  %5d %5d %9.4f %9.4f %9.4f\n", l, h, rs_head_alpha0(p, l, h, T),
+                   attention_entropy(A, p->M), rs_head_share(p, l, h));
         }
 }
 
-static int print_json(RunReader *r, const Ctx *c)
-{
+static int print_json(RunReader *r, const Ctx *c) {
     const ProbeRecord *p = c->p;
     int T = p->T;
-    json_t *o = cu_json_head(r, p), *fl = json_array(), *sr = json_object(),
-           *heads = json_array();
+    json_t *o = cu_json_head(r, p), *fl = json_array(), *sr = json_object(), *heads = json_array();
     cj_set(o, "probe_len", json_integer(T));
     cj_set(o, "probe_n", json_integer(p->N));
     cj_set(o, "proxy", json_integer(p->proxy));
@@ -154,8 +144,7 @@ static int print_json(RunReader *r, const Ctx *c)
 
 /* The sink rate is read at two lengths: the training length (config
  * seq_len) and Gu et al.'s probe length, each clamped to the probe. */
-static int report(RunReader *r, const ProbeRecord *p, int json)
-{
+static int report(RunReader *r, const ProbeRecord *p, int json) {
     double seq_len = p->T;
     runread_config_double(r, "seq_len", &seq_len, NULL, 0);
     Ctx ctx = {p, seq_len < p->T ? (int)seq_len : p->T,
@@ -165,7 +154,4 @@ static int report(RunReader *r, const ProbeRecord *p, int json)
     return 0;
 }
 
-int cmd_sinks(int argc, char **argv)
-{
-    return cu_probe_cmd("sinks", argc, argv, usage, report);
-}
+int cmd_sinks(int argc, char **argv) { return cu_probe_cmd("sinks", argc, argv, usage, report); }

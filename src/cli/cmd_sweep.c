@@ -17,26 +17,25 @@
 #endif
 
 static void usage(FILE *f) {
-    fprintf(f,
-        "usage: gatelab sweep FILE --out DIR [options]\n"
-        "Run every run of a sweep file (variants x seeds), one `gatelab train`\n"
-        "child per run, then write the report over DIR.\n\n"
-        "  -o, --out DIR          where run files, logs/ and sweep_status.tsv go\n"
-        "  -j, --jobs N           parallel runs (default: online cores; 1 per\n"
-        "                         MPI rank); each child runs with threads=1\n"
-        "      --only K           run only expanded run K (0-based; Slurm tasks)\n"
-        "      --list             print the expanded runs and exit\n"
-        "      --dry-run          print what each run would do and exit\n"
-        "      --emit-slurm[=PATH] write an sbatch job-array script\n"
-        "                         (default DIR/sweep.sbatch) and exit\n"
-        "      --no-report        do not write the report at the end\n"
-        "  -h, --help             this help\n\n"
-        "Resumable: runs whose file says status done (or diverged) are skipped,\n"
-        "runs with a checkpoint resume, others restart. A failed run is\n"
-        "recorded in DIR/sweep_status.tsv and the others continue; the exit\n"
-        "code is 0 only when every run finished. Under mpirun (built with\n"
-        "MPI) rank r runs the runs with index %% size == r.\n"
-        "Env: GATELAB_TRAIN_EXE overrides the trainer binary (tests).\n");
+    fprintf(f, "usage: gatelab sweep FILE --out DIR [options]\n"
+               "Run every run of a sweep file (variants x seeds), one `gatelab train`\n"
+               "child per run, then write the report over DIR.\n\n"
+               "  -o, --out DIR          where run files, logs/ and sweep_status.tsv go\n"
+               "  -j, --jobs N           parallel runs (default: online cores; 1 per\n"
+               "                         MPI rank); each child runs with threads=1\n"
+               "      --only K           run only expanded run K (0-based; Slurm tasks)\n"
+               "      --list             print the expanded runs and exit\n"
+               "      --dry-run          print what each run would do and exit\n"
+               "      --emit-slurm[=PATH] write an sbatch job-array script\n"
+               "                         (default DIR/sweep.sbatch) and exit\n"
+               "      --no-report        do not write the report at the end\n"
+               "  -h, --help             this help\n\n"
+               "Resumable: runs whose file says status done (or diverged) are skipped,\n"
+               "runs with a checkpoint resume, others restart. A failed run is\n"
+               "recorded in DIR/sweep_status.tsv and the others continue; the exit\n"
+               "code is 0 only when every run finished. Under mpirun (built with\n"
+               "MPI) rank r runs the runs with index %% size == r.\n"
+               "Env: GATELAB_TRAIN_EXE overrides the trainer binary (tests).\n");
 }
 
 /* Report over the finished sweep (the analysis layer's report_run). */
@@ -65,13 +64,15 @@ typedef struct {
 
 static int parse_args(int argc, char **argv, SweepArgs *a) {
     enum { O_ONLY = 256, O_LIST, O_DRY, O_SLURM, O_NOREPORT };
-    static const struct option opts[] = {
-        {"out", required_argument, 0, 'o'},   {"jobs", required_argument, 0, 'j'},
-        {"only", required_argument, 0, O_ONLY}, {"list", no_argument, 0, O_LIST},
-        {"dry-run", no_argument, 0, O_DRY},
-        {"emit-slurm", optional_argument, 0, O_SLURM},
-        {"no-report", no_argument, 0, O_NOREPORT},
-        {"help", no_argument, 0, 'h'},        {0, 0, 0, 0}};
+    static const struct option opts[] = {{"out", required_argument, 0, 'o'},
+                                         {"jobs", required_argument, 0, 'j'},
+                                         {"only", required_argument, 0, O_ONLY},
+                                         {"list", no_argument, 0, O_LIST},
+                                         {"dry-run", no_argument, 0, O_DRY},
+                                         {"emit-slurm", optional_argument, 0, O_SLURM},
+                                         {"no-report", no_argument, 0, O_NOREPORT},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
     memset(a, 0, sizeof *a);
     a->only = -1;
     optind = 0; /* glibc: full re-init, so cmd_sweep can run twice */
@@ -91,8 +92,7 @@ static int parse_args(int argc, char **argv, SweepArgs *a) {
         case O_ONLY:
             a->only = (int)strtol(optarg, &end, 10);
             if (*end || !*optarg || a->only < 0) {
-                fprintf(stderr, "gatelab sweep: --only '%s' must be an index >= 0\n",
-                        optarg);
+                fprintf(stderr, "gatelab sweep: --only '%s' must be an index >= 0\n", optarg);
                 return 2;
             }
             break;
@@ -154,7 +154,7 @@ static int mpi_start(const SweepArgs *a, int *rank, int *size) {
     (void)rank, (void)size;
     if (mpi_env_size() > 1 && wanted) {
         fprintf(stderr, "gatelab sweep: started by mpirun but built without MPI "
-                "(every rank would run every run); rebuild with -Dmpi=enabled\n");
+                        "(every rank would run every run); rebuild with -Dmpi=enabled\n");
         return -1;
     }
 #endif
@@ -193,11 +193,14 @@ static int emit_slurm(const Sweep *sw, const SweepArgs *a) {
 
 /* Run this rank's share, then the long-context evals and the report.
  * Returns the exit code (the worst over all ranks under MPI). */
-static int run_sweep(const Sweep *sw, const SweepArgs *a, int rank, int size,
-                     int use_mpi) {
+static int run_sweep(const Sweep *sw, const SweepArgs *a, int rank, int size, int use_mpi) {
     char err[1024];
-    SweepOptions o = {.out_dir = a->out, .jobs = a->jobs, .only = a->only,
-                      .rank = rank, .size = size, .dry_run = a->dry};
+    SweepOptions o = {.out_dir = a->out,
+                      .jobs = a->jobs,
+                      .only = a->only,
+                      .rank = rank,
+                      .size = size,
+                      .dry_run = a->dry};
     if (use_mpi && !o.jobs) o.jobs = 1;
     SweepSummary s;
     int r = sweep_execute(sw, &o, &s, err, sizeof err);
@@ -212,11 +215,10 @@ static int run_sweep(const Sweep *sw, const SweepArgs *a, int rank, int size,
 #endif
     /* the report covers a whole sweep: not one --only task, not a
      * sweep stopped by a signal */
-    if (r >= 0 && !a->dry && !s.interrupted && sw->eval_lengths[0] &&
-        sweep_eval_runs(sw, &o) && rc == 0)
+    if (r >= 0 && !a->dry && !s.interrupted && sw->eval_lengths[0] && sweep_eval_runs(sw, &o) &&
+        rc == 0)
         rc = 1;
-    int whole = a->only < 0 && !a->dry && rc != 2 && !a->no_report &&
-                !(r >= 0 && s.interrupted);
+    int whole = a->only < 0 && !a->dry && rc != 2 && !a->no_report && !(r >= 0 && s.interrupted);
     if (whole && rank == 0 && write_report(a->out) && rc == 0) rc = 1;
     /* stopped by SIGINT/SIGTERM: the exit code says so (the README's table) */
     if (r >= 0 && s.interrupted && rc != 2) rc = 130;

@@ -21,31 +21,30 @@ static int parse_step(const char *opt, const char *s, long long *out) {
 }
 
 static void usage(FILE *f) {
-    fprintf(f,
-            "usage: gatelab train --config FILE [--set key=value]... --out RUN.h5\n"
-            "                     [--resume] [--force] [--threads N] [--quiet]\n"
-            "\n"
-            "Train one model and write its HDF5 run file (schema: README \"Run file\").\n"
-            "\n"
-            "  -c, --config FILE   preset INI file, e.g. experiments/small.ini\n"
-            "  -s, --set K=V       override one config key (repeatable; applied in order;\n"
-            "                      variant=ID applies a catalog variant)\n"
-            "  -o, --out RUN.h5    run file to write; a checkpoint goes to RUN.h5.ckpt\n"
-            "  -r, --resume        continue from RUN.h5.ckpt (bit-identical losses)\n"
-            "  -f, --force         overwrite an existing RUN.h5\n"
-            "  -t, --threads N     worker threads (same as --set threads=N)\n"
-            "  -q, --quiet         no progress lines\n"
-            "      --nan-at-step S debug: poison the loss at step S (tests divergence)\n"
-            "      --kill-at-step S debug: SIGKILL itself after step S (tests resume)\n"
-            "      --inject-nan loss|grad|weight  debug: put a NaN in the loss, in one\n"
-            "                      gradient entry (after backward, before clipping) or in\n"
-            "                      one weight (before the forward) ...\n"
-            "      --inject-at S   ... at step S (--nan-at-step S = loss at S)\n"
-            "      --print-params  list every tensor (name, shape, decay, added) and the\n"
-            "                      totals for the resolved config, then exit\n"
-            "\n"
-            "Exit codes: 0 done, 1 failure, 2 bad input, 3 diverged (data kept),\n"
-            "130 interrupted (checkpoint saved).\n");
+    fprintf(f, "usage: gatelab train --config FILE [--set key=value]... --out RUN.h5\n"
+               "                     [--resume] [--force] [--threads N] [--quiet]\n"
+               "\n"
+               "Train one model and write its HDF5 run file (schema: README \"Run file\").\n"
+               "\n"
+               "  -c, --config FILE   preset INI file, e.g. experiments/small.ini\n"
+               "  -s, --set K=V       override one config key (repeatable; applied in order;\n"
+               "                      variant=ID applies a catalog variant)\n"
+               "  -o, --out RUN.h5    run file to write; a checkpoint goes to RUN.h5.ckpt\n"
+               "  -r, --resume        continue from RUN.h5.ckpt (bit-identical losses)\n"
+               "  -f, --force         overwrite an existing RUN.h5\n"
+               "  -t, --threads N     worker threads (same as --set threads=N)\n"
+               "  -q, --quiet         no progress lines\n"
+               "      --nan-at-step S debug: poison the loss at step S (tests divergence)\n"
+               "      --kill-at-step S debug: SIGKILL itself after step S (tests resume)\n"
+               "      --inject-nan loss|grad|weight  debug: put a NaN in the loss, in one\n"
+               "                      gradient entry (after backward, before clipping) or in\n"
+               "                      one weight (before the forward) ...\n"
+               "      --inject-at S   ... at step S (--nan-at-step S = loss at S)\n"
+               "      --print-params  list every tensor (name, shape, decay, added) and the\n"
+               "                      totals for the resolved config, then exit\n"
+               "\n"
+               "Exit codes: 0 done, 1 failure, 2 bad input, 3 diverged (data kept),\n"
+               "130 interrupted (checkpoint saved).\n");
 }
 
 /* --print-params: the parameter table of the resolved config. */
@@ -64,8 +63,8 @@ static int print_param_table(const Config *cfg) {
         else snprintf(shape, sizeof shape, "%d", p->shape[0]);
         printf("%-32s %12s %9zu %5d %5d\n", p->name, shape, p->numel, p->decay, p->added);
     }
-    printf("variant %s: %zu parameters, %zu added by the variant's own tensors\n",
-           cfg->variant, m.table.total, model_added_params(&m));
+    printf("variant %s: %zu parameters, %zu added by the variant's own tensors\n", cfg->variant,
+           m.table.total, model_added_params(&m));
     model_free(&m);
     return 0;
 }
@@ -85,8 +84,10 @@ static int parse_inject_kind(const char *s, TrainOptions *opt) {
     else if (!strcmp(s, "grad")) opt->inject_kind = INJECT_GRAD;
     else if (!strcmp(s, "weight")) opt->inject_kind = INJECT_WEIGHT;
     else {
-        fprintf(stderr, "gatelab train: --inject-nan: '%.40s' is not loss, grad "
-                "or weight\n", s);
+        fprintf(stderr,
+                "gatelab train: --inject-nan: '%.40s' is not loss, grad "
+                "or weight\n",
+                s);
         return -1;
     }
     return 0;
@@ -114,15 +115,20 @@ static int check_train_args(TrainArgs *a) {
 /* Fills *a from the command line. Returns -1 to go on, else the exit code
  * (0 after --help, 2 on a bad option). */
 static int parse_train_args(int argc, char **argv, TrainArgs *a) {
-    static const struct option opts[] = {
-        {"config", required_argument, 0, 'c'}, {"set", required_argument, 0, 's'},
-        {"out", required_argument, 0, 'o'},    {"resume", no_argument, 0, 'r'},
-        {"force", no_argument, 0, 'f'},        {"threads", required_argument, 0, 't'},
-        {"quiet", no_argument, 0, 'q'},        {"nan-at-step", required_argument, 0, 'N'},
-        {"kill-at-step", required_argument, 0, 'K'},
-        {"inject-nan", required_argument, 0, 'I'}, {"inject-at", required_argument, 0, 'A'},
-        {"print-params", no_argument, 0, 'P'},
-        {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
+    static const struct option opts[] = {{"config", required_argument, 0, 'c'},
+                                         {"set", required_argument, 0, 's'},
+                                         {"out", required_argument, 0, 'o'},
+                                         {"resume", no_argument, 0, 'r'},
+                                         {"force", no_argument, 0, 'f'},
+                                         {"threads", required_argument, 0, 't'},
+                                         {"quiet", no_argument, 0, 'q'},
+                                         {"nan-at-step", required_argument, 0, 'N'},
+                                         {"kill-at-step", required_argument, 0, 'K'},
+                                         {"inject-nan", required_argument, 0, 'I'},
+                                         {"inject-at", required_argument, 0, 'A'},
+                                         {"print-params", no_argument, 0, 'P'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
     memset(a, 0, sizeof *a);
     a->opt = (TrainOptions){.nan_at_step = -1, .kill_at_step = -1, .inject_at = -1};
     TrainOptions *opt = &a->opt;

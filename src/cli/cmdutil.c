@@ -6,23 +6,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-int cu_bad_option(const char *cmd, int c, char **argv)
-{
+int cu_bad_option(const char *cmd, int c, char **argv) {
     char shortopt[3] = {'-', (char)optopt, 0};
     /* a long option (optopt 0 when unknown) is the word getopt just took */
-    const char *opt = optopt > 0 && optopt < 128 && argv[optind - 1][1] != '-'
-                          ? shortopt : argv[optind - 1];
+    const char *opt =
+        optopt > 0 && optopt < 128 && argv[optind - 1][1] != '-' ? shortopt : argv[optind - 1];
     if (c == ':')
-        fprintf(stderr, "gatelab %s: option '%s' needs a value (try gatelab %s --help)\n",
-                cmd, opt, cmd);
+        fprintf(stderr, "gatelab %s: option '%s' needs a value (try gatelab %s --help)\n", cmd, opt,
+                cmd);
     else
-        fprintf(stderr, "gatelab %s: unknown option '%s' (try gatelab %s --help)\n", cmd,
-                opt, cmd);
+        fprintf(stderr, "gatelab %s: unknown option '%s' (try gatelab %s --help)\n", cmd, opt, cmd);
     return 2;
 }
 
-int cu_parse_ll(const char *s, long long *out)
-{
+int cu_parse_ll(const char *s, long long *out) {
     char *end;
     errno = 0;
     long long v = strtoll(s, &end, 10);
@@ -31,8 +28,7 @@ int cu_parse_ll(const char *s, long long *out)
     return 0;
 }
 
-int cu_parse_int(const char *s, int lo, int hi, int *out)
-{
+int cu_parse_int(const char *s, int lo, int hi, int *out) {
     char *end;
     errno = 0;
     long v = strtol(s, &end, 10);
@@ -41,17 +37,14 @@ int cu_parse_int(const char *s, int lo, int hi, int *out)
     return 0;
 }
 
-int cu_check_out(const char *cmd, const char *path, OutKind kind)
-{
+int cu_check_out(const char *cmd, const char *path, OutKind kind) {
     char err[1024];
     if (outpath_check(path, kind, 1, err, sizeof err) == 0) return 0;
     fprintf(stderr, "gatelab %s: %s\n", cmd, err);
     return -1;
 }
 
-int cu_load(const char *cmd, const char *path, long long step,
-            RunReader **r, ProbeRecord *p)
-{
+int cu_load(const char *cmd, const char *path, long long step, RunReader **r, ProbeRecord *p) {
     char err[512];
     *r = runread_open(path, err, sizeof err);
     if (!*r) {
@@ -67,32 +60,38 @@ int cu_load(const char *cmd, const char *path, long long step,
     return 0;
 }
 
-int cu_probe_cmd(const char *cmd, int argc, char **argv,
-                 void (*usage)(FILE *f), CuReport report)
-{
-    static const struct option opts[] = {
-        {"step", required_argument, 0, 's'},
-        {"json", no_argument, 0, 'j'},
-        {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0}};
+int cu_probe_cmd(const char *cmd, int argc, char **argv, void (*usage)(FILE *f), CuReport report) {
+    static const struct option opts[] = {{"step", required_argument, 0, 's'},
+                                         {"json", no_argument, 0, 'j'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
     long long step = -1;
     int json = 0, c;
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":s:jh", opts, NULL)) != -1) {
         if (c == 's' && cu_parse_ll(optarg, &step) == 0) continue;
-        if (c == 'j') { json = 1; continue; }
-        if (c == 'h') { usage(stdout); return 0; }
+        if (c == 'j') {
+            json = 1;
+            continue;
+        }
+        if (c == 'h') {
+            usage(stdout);
+            return 0;
+        }
         if (c == 's')
-            fprintf(stderr, "gatelab %s: --step wants a step number, "
-                            "got '%s'\n", cmd, optarg);
-        else
-            return cu_bad_option(cmd, c, argv);
+            fprintf(stderr,
+                    "gatelab %s: --step wants a step number, "
+                    "got '%s'\n",
+                    cmd, optarg);
+        else return cu_bad_option(cmd, c, argv);
         return 2;
     }
     if (optind != argc - 1) {
-        fprintf(stderr, "gatelab %s: want exactly one RUN.h5 "
-                        "(gatelab %s --help)\n", cmd, cmd);
+        fprintf(stderr,
+                "gatelab %s: want exactly one RUN.h5 "
+                "(gatelab %s --help)\n",
+                cmd, cmd);
         return 2;
     }
     RunReader *r;
@@ -104,8 +103,7 @@ int cu_probe_cmd(const char *cmd, int argc, char **argv,
     return rc;
 }
 
-json_t *cu_json_head(RunReader *r, const ProbeRecord *p)
-{
+json_t *cu_json_head(RunReader *r, const ProbeRecord *p) {
     const RunMeta *m = runread_meta(r);
     json_t *o = json_object();
     cj_set(o, "file", cj_str(m->path));

@@ -28,8 +28,7 @@ int cu_check_out(const char *cmd, const char *path, OutKind kind);
 
 /* Open path and read its probe at step (last when < 0). Prints
  * "gatelab CMD: reason" to stderr and returns -1 on failure. */
-int cu_load(const char *cmd, const char *path, long long step,
-            RunReader **r, ProbeRecord *p);
+int cu_load(const char *cmd, const char *path, long long step, RunReader **r, ProbeRecord *p);
 
 /* Print one probe of a run, as JSON when json is set, else as text;
  * returns the exit code (0, or 1 when the output could not be written). */
@@ -38,8 +37,7 @@ typedef int (*CuReport)(RunReader *r, const ProbeRecord *p, int json);
 /* The whole of `gatelab CMD RUN.h5 [--step N] [--json]`: parse the options,
  * load the probe, hand it to report, free it. usage prints the command's
  * help. Returns the exit status (0, or 2 on a bad call or unreadable run). */
-int cu_probe_cmd(const char *cmd, int argc, char **argv,
-                 void (*usage)(FILE *f), CuReport report);
+int cu_probe_cmd(const char *cmd, int argc, char **argv, void (*usage)(FILE *f), CuReport report);
 
 /* A one-probe command's JSON object with the fields every such object
  * starts with: {"file", "variant", "seed", "step"} (cli_json.h; the

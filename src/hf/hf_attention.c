@@ -23,18 +23,15 @@ typedef struct {
 /* Softmax of row r (query t) over keys 0..t; zero beyond. */
 static void softmax_row(float *s, int t, int keys) {
     float mx = s[0];
-    for (int j = 1; j <= t; j++)
-        mx = s[j] > mx ? s[j] : mx;
+    for (int j = 1; j <= t; j++) mx = s[j] > mx ? s[j] : mx;
     double sum = 0.0;
     for (int j = 0; j <= t; j++) {
         s[j] = expf(s[j] - mx);
         sum += s[j];
     }
     float inv = (float)(1.0 / sum);
-    for (int j = 0; j <= t; j++)
-        s[j] *= inv;
-    if (keys > t + 1)
-        memset(s + t + 1, 0, (size_t)(keys - t - 1) * sizeof(float));
+    for (int j = 0; j <= t; j++) s[j] *= inv;
+    if (keys > t + 1) memset(s + t + 1, 0, (size_t)(keys - t - 1) * sizeof(float));
 }
 
 static void run_task(const HfAttn *a, int h, int blk, float *S) {
@@ -53,8 +50,7 @@ static void run_task(const HfAttn *a, int h, int blk, float *S) {
             float *row = a->maps + ((size_t)h * a->M + t) * a->M;
             int k = keys < a->M ? keys : a->M;
             memcpy(row, s, (size_t)k * sizeof(float));
-            if (k < a->M)
-                memset(row + k, 0, (size_t)(a->M - k) * sizeof(float));
+            if (k < a->M) memset(row + k, 0, (size_t)(a->M - k) * sizeof(float));
         }
     }
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, a->dh, keys, 1.0f, S, keys,
@@ -81,26 +77,20 @@ int hf_attention_forward(const HfAttn *a, char *err, size_t errlen) {
     int rc = 0;
     for (int i = 0; i < n; i++) {
         w[i] = (Worker){a, i, n, falloc((size_t)QB * a->T)};
-        if (!w[i].S)
-            rc = -1;
+        if (!w[i].S) rc = -1;
     }
     if (rc == 0) {
         int saved = openblas_get_num_threads();
         openblas_set_num_threads(1);
         int started = 1;
         for (int i = 1; i < n; i++)
-            if (pthread_create(&th[i], NULL, worker, &w[i]) == 0)
-                started++;
-            else
-                break;
+            if (pthread_create(&th[i], NULL, worker, &w[i]) == 0) started++;
+            else break;
         worker(&w[0]);
-        for (int i = 1; i < started; i++)
-            pthread_join(th[i], NULL);
-        for (int i = started; i < n; i++)
-            worker(&w[i]); /* threads that did not start */
+        for (int i = 1; i < started; i++) pthread_join(th[i], NULL);
+        for (int i = started; i < n; i++) worker(&w[i]); /* threads that did not start */
         openblas_set_num_threads(saved);
     }
-    for (int i = 0; i < n; i++)
-        free(w[i].S);
+    for (int i = 0; i < n; i++) free(w[i].S);
     return rc < 0 ? seterr(err, errlen, "out of memory for attention scratch (T=%d)", a->T) : 0;
 }

@@ -30,8 +30,7 @@ static const struct {
 
 const char *hf_family_name(HfFamily f) {
     for (size_t i = 0; i < sizeof ARCHS / sizeof *ARCHS; i++)
-        if (ARCHS[i].family == f)
-            return ARCHS[i].arch;
+        if (ARCHS[i].family == f) return ARCHS[i].arch;
     return "?";
 }
 
@@ -39,11 +38,9 @@ const char *hf_family_name(HfFamily f) {
  * error naming the key. */
 static int get_int(Cfg *c, const char *key, long long dflt, long long lo, long long hi) {
     json_t *v = json_object_get(c->root, key);
-    if (c->failed)
-        return 0;
+    if (c->failed) return 0;
     if (!v || json_is_null(v)) {
-        if (dflt >= lo)
-            return (int)dflt;
+        if (dflt >= lo) return (int)dflt;
         c->failed = 1;
         seterr(c->err, c->errlen, "%s: missing '%s'", c->path, key);
         return 0;
@@ -59,8 +56,7 @@ static int get_int(Cfg *c, const char *key, long long dflt, long long lo, long l
 
 static double num_in(Cfg *c, json_t *obj, const char *key, double dflt) {
     json_t *v = json_object_get(obj, key);
-    if (c->failed || !v || json_is_null(v))
-        return dflt;
+    if (c->failed || !v || json_is_null(v)) return dflt;
     if (!json_is_number(v)) {
         c->failed = 1;
         seterr(c->err, c->errlen, "%s: '%s' must be a number", c->path, key);
@@ -75,8 +71,7 @@ static double get_num(Cfg *c, const char *key, double dflt) {
 
 static int get_bool(Cfg *c, const char *key, int dflt) {
     json_t *v = json_object_get(c->root, key);
-    if (c->failed || !v || json_is_null(v))
-        return dflt;
+    if (c->failed || !v || json_is_null(v)) return dflt;
     if (!json_is_boolean(v)) {
         c->failed = 1;
         seterr(c->err, c->errlen, "%s: '%s' must be true or false", c->path, key);
@@ -113,11 +108,9 @@ static int act_of(Cfg *c, const char *name, HfAct *out) {
 /* rope_scaling: null or llama3; anything else is refused. */
 static void rope_scaling(Cfg *c, HfArch *a) {
     json_t *rs = json_object_get(c->root, "rope_scaling");
-    if (c->failed || !rs || json_is_null(rs))
-        return;
+    if (c->failed || !rs || json_is_null(rs)) return;
     json_t *ty = json_object_get(rs, "rope_type");
-    if (!ty)
-        ty = json_object_get(rs, "type");
+    if (!ty) ty = json_object_get(rs, "type");
     const char *t = json_is_string(ty) ? json_string_value(ty) : "?";
     if (!json_is_object(rs) || strcmp(t, "llama3")) {
         c->failed = 1;
@@ -150,8 +143,7 @@ static void parse_llama_like(Cfg *c, HfArch *a) {
     a->eps = get_num(c, "rms_norm_eps", 1e-6);
     a->rms = 1;
     a->glu = 1;
-    if (!c->failed)
-        act_of(c, get_str(c, "hidden_act", "silu"), &a->act);
+    if (!c->failed) act_of(c, get_str(c, "hidden_act", "silu"), &a->act);
     a->rotary_dim = a->dh;
     a->rope_theta = get_num(c, "rope_theta", 10000.0);
     rope_scaling(c, a);
@@ -182,8 +174,7 @@ static void parse_gpt2(Cfg *c, HfArch *a) {
     a->V = get_int(c, "vocab_size", -1, 1, MAX_VOCAB);
     a->max_pos = get_int(c, "n_positions", -1, 1, 1 << 24);
     a->eps = get_num(c, "layer_norm_epsilon", 1e-5);
-    if (!c->failed)
-        act_of(c, get_str(c, "activation_function", "gelu_new"), &a->act);
+    if (!c->failed) act_of(c, get_str(c, "activation_function", "gelu_new"), &a->act);
     a->qkv_bias = a->o_bias = a->mlp_bias = 1;
     a->tied = get_bool(c, "tie_word_embeddings", 1);
     if (!c->failed &&
@@ -206,8 +197,7 @@ static void parse_neox(Cfg *c, HfArch *a) {
     a->V = get_int(c, "vocab_size", -1, 1, MAX_VOCAB);
     a->max_pos = get_int(c, "max_position_embeddings", 2048, 1, 1 << 30);
     a->eps = get_num(c, "layer_norm_eps", 1e-5);
-    if (!c->failed)
-        act_of(c, get_str(c, "hidden_act", "gelu"), &a->act);
+    if (!c->failed) act_of(c, get_str(c, "hidden_act", "gelu"), &a->act);
     double pct = get_num(c, "rotary_pct", 0.25);
     a->rotary_dim = (int)(a->dh * pct);
     a->rope_theta = get_num(c, "rotary_emb_base", get_num(c, "rope_theta", 10000.0));
@@ -223,8 +213,7 @@ static void parse_neox(Cfg *c, HfArch *a) {
 }
 
 static int check_dims(Cfg *c, HfArch *a) {
-    if (c->failed)
-        return -1;
+    if (c->failed) return -1;
     if (a->family != HF_LLAMA && a->family != HF_QWEN2 && a->family != HF_QWEN3 &&
         a->H * a->dh != a->d)
         return seterr(c->err, c->errlen, "%s: hidden size %d is not divisible by %d heads", c->path,
@@ -266,7 +255,8 @@ int hf_config_parse(HfArch *a, const char *json, size_t len, const char *path, c
     json_error_t je;
     Cfg c = {json_loadb(json, len, JSON_REJECT_DUPLICATES, &je), path, err, errlen, 0};
     if (!json_is_object(c.root)) {
-        int rc = seterr(err, errlen, "%s: not a JSON object (%s)", path, c.root ? "" : one_line(je.text));
+        int rc = seterr(err, errlen, "%s: not a JSON object (%s)", path,
+                        c.root ? "" : one_line(je.text));
         json_decref(c.root);
         return rc;
     }
@@ -275,12 +265,9 @@ int hf_config_parse(HfArch *a, const char *json, size_t len, const char *path, c
         snprintf(a->model_type, sizeof a->model_type, "%s", get_str(&c, "model_type", ""));
         snprintf(a->torch_dtype, sizeof a->torch_dtype, "%s", get_str(&c, "torch_dtype", ""));
         a->bos_id = get_int(&c, "bos_token_id", -1, -1, MAX_VOCAB);
-        if (a->family == HF_GPT2)
-            parse_gpt2(&c, a);
-        else if (a->family == HF_NEOX)
-            parse_neox(&c, a);
-        else
-            parse_llama_like(&c, a);
+        if (a->family == HF_GPT2) parse_gpt2(&c, a);
+        else if (a->family == HF_NEOX) parse_neox(&c, a);
+        else parse_llama_like(&c, a);
         rc = check_dims(&c, a);
     }
     json_decref(c.root);
@@ -295,8 +282,7 @@ int hf_config_load(HfArch *a, const char *dir, char **text, char *err, size_t er
         return seterr(err, errlen, "%s: cannot open (is %s a Hugging Face snapshot?)", path, dir);
     size_t n;
     char *buf = input_slurp(path, (size_t)16 << 20, &n, err, errlen);
-    if (!buf)
-        return -1;
+    if (!buf) return -1;
     if (hf_config_parse(a, buf, n, path, err, errlen) < 0) {
         free(buf);
         return -1;

@@ -45,14 +45,12 @@ static void bufs_free(Bufs *b) {
     float *all[] = {b->x,    b->h,    b->qraw, b->q,    b->k,    b->v,
                     b->g,    b->o,    b->ao,   b->f1,   b->f2,   b->first_col,
                     b->maps, b->cosv, b->sinv, b->vec0, b->vec1, b->head};
-    for (size_t i = 0; i < sizeof all / sizeof *all; i++)
-        free(all[i]);
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++) free(all[i]);
     memset(b, 0, sizeof *b);
 }
 
 static int bufs_alloc(Bufs *b, const HfArch *a, int T, int M) {
-    if (b->T == T && b->M == M)
-        return 0;
+    if (b->T == T && b->M == M) return 0;
     bufs_free(b);
     size_t t = (size_t)T, hd = (size_t)a->H * a->dh, kv = (size_t)a->Hkv * a->dh;
     size_t qraw =
@@ -92,19 +90,16 @@ static void linear_cols(void *ctx, size_t u0, size_t u1) {
     const int n0 = (int)u0 * COL_UNIT, n1 = (int)u1 * COL_UNIT < j->N ? (int)u1 * COL_UNIT : j->N;
     const int n = n1 - n0, M = j->M, K = j->K, ldo = j->ldo;
     float *out = j->out + n0;
-    if (n <= 0 || M <= 0)
-        return;
+    if (n <= 0 || M <= 0) return;
     if (j->conv1d) /* W [K, N]: columns n0.. */
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, n, K, 1.0f, j->in, K, j->W + n0,
                     j->N, 0.0f, out, ldo);
     else /* W [N, K]: rows n0.. */
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, n, K, 1.0f, j->in, K,
                     j->W + (size_t)n0 * K, K, 0.0f, out, ldo);
-    if (!j->bias)
-        return;
+    if (!j->bias) return;
     for (size_t m = 0; m < (size_t)M; m++)
-        for (int c = 0; c < n; c++)
-            out[m * ldo + c] += j->bias[n0 + c];
+        for (int c = 0; c < n; c++) out[m * ldo + c] += j->bias[n0 + c];
 }
 
 /* out[M,N] (row stride ldo) = in[M,K] @ W^T + b, W [N,K] (nn.Linear);
@@ -129,12 +124,10 @@ static void norm_rows(float *y, const float *x, const float *w, const float *b, 
         float *yr = y + t * n;
         double mu = 0.0, var = 0.0;
         if (!rms) {
-            for (int i = 0; i < n; i++)
-                mu += xr[i];
+            for (int i = 0; i < n; i++) mu += xr[i];
             mu /= n;
         }
-        for (int i = 0; i < n; i++)
-            var += (xr[i] - mu) * (xr[i] - mu);
+        for (int i = 0; i < n; i++) var += (xr[i] - mu) * (xr[i] - mu);
         float r = (float)(1.0 / sqrt(var / n + eps));
         for (int i = 0; i < n; i++) {
             float v = (float)(xr[i] - mu) * r;
@@ -231,14 +224,12 @@ static void head_norm(float *x, const float *w, int rows, int dh, double eps) {
 static void apply_gate(const HfArch *a, Bufs *b, int T) {
     const int g = hf_gate_per_head(a), dh = a->dh;
     const size_t n = (size_t)T * a->H * g;
-    for (size_t i = 0; i < n; i++)
-        b->g[i] = 1.0f / (1.0f + expf(-b->g[i]));
+    for (size_t i = 0; i < n; i++) b->g[i] = 1.0f / (1.0f + expf(-b->g[i]));
     for (size_t t = 0; t < (size_t)T; t++)
         for (int h = 0; h < a->H; h++) {
             float *o = b->o + (t * a->H + h) * dh;
             const float *s = b->g + (t * a->H + h) * g;
-            for (int i = 0; i < dh; i++)
-                o[i] *= s[g == 1 ? 0 : i];
+            for (int i = 0; i < dh; i++) o[i] *= s[g == 1 ? 0 : i];
         }
 }
 
@@ -264,10 +255,8 @@ static int attention(HfModel *m, const float *W[W_N_ROLES], int T, char *err, si
     }
     HfAttn at = {T,    a->H, a->Hkv, a->dh, b->M,         m->threads,
                  b->q, b->k, b->v,   b->o,  b->first_col, b->maps};
-    if (hf_attention_forward(&at, err, errlen) < 0)
-        return -1;
-    if (a->gate != HF_GATE_NONE)
-        apply_gate(a, b, T);
+    if (hf_attention_forward(&at, err, errlen) < 0) return -1;
+    if (a->gate != HF_GATE_NONE) apply_gate(a, b, T);
     linear(m->threads, b->ao, b->o, W[W_O], W[W_OB], T, hd, a->d, m->w.conv1d);
     return 0;
 }
@@ -292,11 +281,9 @@ typedef struct {
 static void act_range(void *ctx, size_t i0, size_t i1) {
     const ActJob *j = ctx;
     if (j->f2)
-        for (size_t i = i0; i < i1; i++)
-            j->f1[i] *= act(j->act, j->f2[i]);
+        for (size_t i = i0; i < i1; i++) j->f1[i] *= act(j->act, j->f2[i]);
     else
-        for (size_t i = i0; i < i1; i++)
-            j->f1[i] = act(j->act, j->f1[i]);
+        for (size_t i = i0; i < i1; i++) j->f1[i] = act(j->act, j->f1[i]);
 }
 
 /* MLP of b->h into out[T, d]. */
@@ -304,16 +291,14 @@ static void mlp(HfModel *m, const float *W[W_N_ROLES], float *out, int T) {
     const HfArch *a = &m->a;
     Bufs *b = &m->b;
     linear(m->threads, b->f1, b->h, W[W_UP], W[W_UP_B], T, a->d, a->ff, m->w.conv1d);
-    if (a->glu)
-        linear(m->threads, b->f2, b->h, W[W_GATE], W[W_GATE_B], T, a->d, a->ff, 0);
+    if (a->glu) linear(m->threads, b->f2, b->h, W[W_GATE], W[W_GATE_B], T, a->d, a->ff, 0);
     ActJob j = {a->act, b->f1, a->glu ? b->f2 : NULL};
     hf_parallel_for(m->threads, (size_t)T * a->ff, act_range, &j);
     linear(m->threads, out, b->f1, W[W_DOWN], W[W_DOWN_B], T, a->ff, a->d, m->w.conv1d);
 }
 
 static void add_into(float *x, const float *y, size_t n) {
-    for (size_t i = 0; i < n; i++)
-        x[i] += y[i];
+    for (size_t i = 0; i < n; i++) x[i] += y[i];
 }
 
 static int layer(HfModel *m, int l, int T, char *err, size_t errlen) {
@@ -321,11 +306,9 @@ static int layer(HfModel *m, int l, int T, char *err, size_t errlen) {
     Bufs *b = &m->b;
     const float *W[W_N_ROLES];
     const size_t n = (size_t)T * a->d;
-    if (hf_weights_layer(&m->w, l, W, err, errlen) < 0)
-        return -1;
+    if (hf_weights_layer(&m->w, l, W, err, errlen) < 0) return -1;
     norm_rows(b->h, b->x, W[W_LN1], W[W_LN1_B], T, a->d, a->eps, a->rms);
-    if (attention(m, W, T, err, errlen) < 0)
-        return -1;
+    if (attention(m, W, T, err, errlen) < 0) return -1;
     if (a->parallel_residual) {
         norm_rows(b->h, b->x, W[W_LN2], W[W_LN2_B], T, a->d, a->eps, a->rms);
         add_into(b->x, b->ao, n);
@@ -350,8 +333,7 @@ static int embed(HfModel *m, const int32_t *ids, int T, char *err, size_t errlen
         float *x = m->b.x + (size_t)t * a->d;
         if (st_to_f32(m->w.g[G_EMB], (size_t)ids[t] * a->d, (size_t)a->d, x, err, errlen) < 0)
             return -1;
-        if (!m->w.g[G_POS])
-            continue;
+        if (!m->w.g[G_POS]) continue;
         if (st_to_f32(m->w.g[G_POS], (size_t)t * a->d, (size_t)a->d, pos, err, errlen) < 0)
             return -1;
         add_into(x, pos, (size_t)a->d);
@@ -366,8 +348,7 @@ static int lm_head(HfModel *m, float *logits, int T, char *err, size_t errlen) {
     const float *w = hf_weights_vec(&m->w, G_NORM, b->vec0, err, errlen);
     const float *bias =
         m->w.g[G_NORM_B] ? hf_weights_vec(&m->w, G_NORM_B, b->vec1, err, errlen) : NULL;
-    if (!w || (m->w.g[G_NORM_B] && !bias))
-        return -1;
+    if (!w || (m->w.g[G_NORM_B] && !bias)) return -1;
     norm_rows(b->h, b->x, w, bias, T, a->d, a->eps, a->rms);
     const StTensor *head = m->w.g[G_HEAD] ? m->w.g[G_HEAD] : m->w.g[G_EMB];
     const float *view = st_f32_view(head);
@@ -386,21 +367,17 @@ static int lm_head(HfModel *m, float *logits, int T, char *err, size_t errlen) {
 int hf_model_forward(HfModel *m, const int32_t *ids, int T, int M, HfLayerFn fn, void *ctx,
                      float *logits, char *err, size_t errlen) {
     const HfArch *a = &m->a;
-    if (T < 1 || M < 0 || M > T)
-        return seterr(err, errlen, "bad window: T=%d M=%d", T, M);
+    if (T < 1 || M < 0 || M > T) return seterr(err, errlen, "bad window: T=%d M=%d", T, M);
     if (a->family == HF_GPT2 && T > a->max_pos)
         return seterr(err, errlen, "window of %d tokens exceeds the model's %d positions", T,
                       a->max_pos);
     if (bufs_alloc(&m->b, a, T, M) < 0)
         return seterr(err, errlen, "out of memory for activations (T=%d)", T);
     openblas_set_num_threads(1); /* our threads split the work (hf_parallel.c) */
-    if (embed(m, ids, T, err, errlen) < 0)
-        return -1;
-    if (a->rotary_dim)
-        rope_tables(a, &m->b, T);
+    if (embed(m, ids, T, err, errlen) < 0) return -1;
+    if (a->rotary_dim) rope_tables(a, &m->b, T);
     for (int l = 0; l < a->L; l++) {
-        if (layer(m, l, T, err, errlen) < 0)
-            return -1;
+        if (layer(m, l, T, err, errlen) < 0) return -1;
         HfLayerOut o = {l,
                         T,
                         a->H,
@@ -411,8 +388,7 @@ int hf_model_forward(HfModel *m, const int32_t *ids, int T, int M, HfLayerFn fn,
                         m->b.maps,
                         a->gate != HF_GATE_NONE ? m->b.g : NULL,
                         m->b.x};
-        if (fn)
-            fn(ctx, &o);
+        if (fn) fn(ctx, &o);
     }
     return logits ? lm_head(m, logits, T, err, errlen) : 0;
 }
@@ -420,8 +396,7 @@ int hf_model_forward(HfModel *m, const int32_t *ids, int T, int M, HfLayerFn fn,
 int hf_model_open(HfModel **out, const char *dir, int threads, char *err, size_t errlen) {
     HfModel *m = calloc(1, sizeof *m);
     *out = NULL;
-    if (!m)
-        return seterr(err, errlen, "out of memory");
+    if (!m) return seterr(err, errlen, "out of memory");
     m->threads = threads < 1 ? 1 : threads;
     if (hf_config_load(&m->a, dir, &m->cfg_text, err, errlen) < 0 ||
         st_open_dir(&m->st, dir, err, errlen) < 0 ||
@@ -434,8 +409,7 @@ int hf_model_open(HfModel **out, const char *dir, int threads, char *err, size_t
 }
 
 void hf_model_close(HfModel *m) {
-    if (!m)
-        return;
+    if (!m) return;
     bufs_free(&m->b);
     hf_weights_free(&m->w);
     st_close(m->st);

@@ -19,19 +19,15 @@ static void *run(void *p) {
 
 void hf_parallel_for(int threads, size_t n, HfRangeFn fn, void *ctx) {
     int t = threads < 1 ? 1 : threads > MAX_T ? MAX_T : threads;
-    if ((size_t)t > n)
-        t = n ? (int)n : 1;
+    if ((size_t)t > n) t = n ? (int)n : 1;
     Job jobs[MAX_T];
     pthread_t th[MAX_T];
     int started[MAX_T] = {0};
     for (int k = 0; k < t; k++)
         jobs[k] = (Job){fn, ctx, n * (size_t)k / (size_t)t, n * (size_t)(k + 1) / (size_t)t};
-    for (int k = 1; k < t; k++)
-        started[k] = pthread_create(&th[k], NULL, run, &jobs[k]) == 0;
+    for (int k = 1; k < t; k++) started[k] = pthread_create(&th[k], NULL, run, &jobs[k]) == 0;
     run(&jobs[0]);
     for (int k = 1; k < t; k++)
-        if (started[k])
-            pthread_join(th[k], NULL);
-        else
-            run(&jobs[k]);
+        if (started[k]) pthread_join(th[k], NULL);
+        else run(&jobs[k]);
 }

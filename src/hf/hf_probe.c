@@ -14,13 +14,11 @@
 
 #define GATE_SAMPLE_MAX ((size_t)8 << 20) /* floats; larger samples are left out */
 
-
 void hf_probe_free(HfProbe *p) {
     void *all[] = {p->tokens, p->attention, p->first_col, p->alpha0,  p->gate_sample,
                    p->hist,   p->chan,      p->below,     p->stats,   p->h_max,
                    p->h_med,  p->h_top3,    p->h_kurt,    p->h_ratio, p->scratch};
-    for (size_t i = 0; i < sizeof all / sizeof *all; i++)
-        free(all[i]);
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++) free(all[i]);
     memset(p, 0, sizeof *p);
 }
 
@@ -43,8 +41,7 @@ int hf_probe_init(HfProbe *p, const HfModel *m, int N, int T, int M) {
              p->h_top3 && p->h_kurt && p->h_ratio && p->scratch;
     if (p->C) {
         p->Ns = L * T * p->C <= GATE_SAMPLE_MAX ? 1 : 0;
-        if (p->Ns)
-            ok = ok && (p->gate_sample = falloc(L * T * p->C));
+        if (p->Ns) ok = ok && (p->gate_sample = falloc(L * T * p->C));
         p->hist = dalloc(L * RS_GATE_BINS), p->chan = dalloc(L * p->C);
         p->below = dalloc(RS_GATE_NBELOW * L), p->stats = dalloc(RS_GATE_NSTATS * L);
         ok = ok && p->hist && p->chan && p->below && p->stats;
@@ -58,8 +55,7 @@ int hf_probe_init(HfProbe *p, const HfModel *m, int N, int T, int M) {
 
 void hf_probe_window(HfProbe *p, int w, const int32_t *ids) {
     p->win = w;
-    for (int t = 0; t < p->T; t++)
-        p->tokens[(size_t)w * p->T + t] = ids[t];
+    for (int t = 0; t < p->T; t++) p->tokens[(size_t)w * p->T + t] = ids[t];
 }
 
 static void add_attention(HfProbe *p, const HfLayerOut *o) {
@@ -68,8 +64,7 @@ static void add_attention(HfProbe *p, const HfLayerOut *o) {
         size_t lh = l * p->H + h;
         float *mean = p->attention + lh * MM;
         const float *map = o->maps + (size_t)h * MM;
-        for (size_t i = 0; i < MM; i++)
-            mean[i] += map[i] / (float)p->N;
+        for (size_t i = 0; i < MM; i++) mean[i] += map[i] / (float)p->N;
         const float *col = o->first_col + (size_t)h * p->T;
         memcpy(p->first_col + (((size_t)p->win * p->L + l) * p->H + h) * p->T, col,
                (size_t)p->T * sizeof(float));
@@ -85,15 +80,12 @@ static void add_gates(HfProbe *p, const HfLayerOut *o) {
         histogram_add(p->hist + (size_t)l * RS_GATE_BINS, RS_GATE_BINS, 0.0, 1.0, row, (size_t)C);
         double below[RS_GATE_NBELOW];
         fraction_below(below, RS_GATE_BELOW_THR, RS_GATE_NBELOW, row, (size_t)C);
-        for (int k = 0; k < RS_GATE_NBELOW; k++)
-            p->below[l * RS_GATE_NBELOW + k] += below[k] * C;
+        for (int k = 0; k < RS_GATE_NBELOW; k++) p->below[l * RS_GATE_NBELOW + k] += below[k] * C;
         for (int c = 0; c < C; c++) {
             p->chan[(size_t)l * C + c] += row[c];
             st[0] += row[c];
-            if (row[c] < st[1])
-                st[1] = row[c];
-            if (row[c] > st[2])
-                st[2] = row[c];
+            if (row[c] < st[1]) st[1] = row[c];
+            if (row[c] > st[2]) st[2] = row[c];
         }
         st[3] += C;
     }
@@ -109,8 +101,7 @@ static void add_hidden(HfProbe *p, const HfLayerOut *o) {
     p->h_max[l] += abs_max(o->hidden, n) / p->N;
     p->h_med[l] += abs_median(o->hidden, n, p->scratch) / p->N;
     abs_topk(top, 3, o->hidden, n);
-    for (int k = 0; k < 3; k++)
-        p->h_top3[l * 3 + k] += top[k] / p->N;
+    for (int k = 0; k < 3; k++) p->h_top3[l * 3 + k] += top[k] / p->N;
     p->h_kurt[l] += kurtosis(o->hidden, n) / p->N;
     p->h_ratio[l] += first_norm_ratio(o->hidden, p->T, p->d) / p->N;
 }
@@ -118,18 +109,16 @@ static void add_hidden(HfProbe *p, const HfLayerOut *o) {
 void hf_probe_layer(void *ctx, const HfLayerOut *o) {
     HfProbe *p = ctx;
     add_attention(p, o);
-    if (p->C && o->gates)
-        add_gates(p, o);
+    if (p->C && o->gates) add_gates(p, o);
     add_hidden(p, o);
 }
 
 void hf_probe_finish(HfProbe *p, ProbeRecord *out) {
     for (int l = 0; p->C && l < p->L; l++) {
-        double *st = p->stats + l * RS_GATE_NSTATS, cnt = st[3] > 0 ? st[3] : 1.0, per_chan = cnt / p->C;
-        for (int c = 0; c < p->C; c++)
-            p->chan[(size_t)l * p->C + c] /= per_chan;
-        for (int k = 0; k < RS_GATE_NBELOW; k++)
-            p->below[l * RS_GATE_NBELOW + k] /= cnt;
+        double *st = p->stats + l * RS_GATE_NSTATS, cnt = st[3] > 0 ? st[3] : 1.0,
+               per_chan = cnt / p->C;
+        for (int c = 0; c < p->C; c++) p->chan[(size_t)l * p->C + c] /= per_chan;
+        for (int k = 0; k < RS_GATE_NBELOW; k++) p->below[l * RS_GATE_NBELOW + k] /= cnt;
         st[0] /= cnt;
     }
     memset(out, 0, sizeof *out);

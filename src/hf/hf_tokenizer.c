@@ -98,10 +98,8 @@ static int normalized_text(Enc *e, const char *s, size_t n) {
     for (size_t i = 0; i < secs.n && rc == 0; ++i) {
         const HfSection *c = &secs.v[i];
         e->section_start = e->out.n;
-        if (c->tok >= 0)
-            rc = hf_ids_push(&e->out, t->added.toks[c->tok].id) < 0 ? oom(e) : 0;
-        else
-            rc = pretok(e, 0, s + c->start, c->end - c->start);
+        if (c->tok >= 0) rc = hf_ids_push(&e->out, t->added.toks[c->tok].id) < 0 ? oom(e) : 0;
+        else rc = pretok(e, 0, s + c->start, c->end - c->start);
     }
     free(secs.v);
     return rc;
@@ -132,10 +130,8 @@ static int encode_text(Enc *e, const char *s, size_t n) {
     int rc = hf_added_split(&t->added, &t->added.raw, s, n, &secs) < 0 ? oom(e) : 0;
     for (size_t i = 0; i < secs.n && rc == 0; ++i) {
         const HfSection *c = &secs.v[i];
-        if (c->tok >= 0)
-            rc = hf_ids_push(&e->out, t->added.toks[c->tok].id) < 0 ? oom(e) : 0;
-        else
-            rc = plain_text(e, s + c->start, c->end - c->start);
+        if (c->tok >= 0) rc = hf_ids_push(&e->out, t->added.toks[c->tok].id) < 0 ? oom(e) : 0;
+        else rc = plain_text(e, s + c->start, c->end - c->start);
     }
     free(secs.v);
     return rc;

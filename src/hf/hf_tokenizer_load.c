@@ -60,8 +60,7 @@ static int32_t raw_id(const HfTokenizer *t, const char *a, const char *b) {
     if (hf_bytelevel_unmap(a, la, raw, &na) < 0 ||
         (b && hf_bytelevel_unmap(b, lb, raw + na, &nb) < 0))
         id = -2;
-    else if (!hf_map_get(&t->bpe.vocab, raw, na + nb, &id))
-        id = -1;
+    else if (!hf_map_get(&t->bpe.vocab, raw, na + nb, &id)) id = -1;
     free(raw);
     return id;
 }

@@ -34,7 +34,7 @@ struct HfTokenizer {
     pcre2_match_context *mctx;
     HfIds prefix, suffix; /* post-processor, one sequence */
     int32_t max_id;
-    int32_t *id_slot;        /* [max_id + 1] slot of token_ids holding the id, or -1 */
+    int32_t *id_slot; /* [max_id + 1] slot of token_ids holding the id, or -1 */
 };
 
 #endif

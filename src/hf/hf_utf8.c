@@ -10,8 +10,7 @@ static size_t valid_seq(const unsigned char *s, size_t n, size_t *bad) {
     unsigned char b = s[0], lo = 0x80, hi = 0xBF;
     size_t need;
     if (b < 0x80) return 1;
-    if (b >= 0xC2 && b <= 0xDF)
-        need = 1;
+    if (b >= 0xC2 && b <= 0xDF) need = 1;
     else if (b >= 0xE0 && b <= 0xEF) {
         need = 2;
         if (b == 0xE0) lo = 0xA0;

@@ -50,10 +50,8 @@ static int neox_specs(const HfArch *a, Spec *s) {
     ADD(W_LN2_B, "post_attention_layernorm.bias", 1, d, 0);
     ADD(W_QKV, "attention.query_key_value.weight", 2, 3 * d, d);
     ADD(W_O, "attention.dense.weight", 2, d, d);
-    if (a->qkv_bias)
-        ADD(W_QKV_B, "attention.query_key_value.bias", 1, 3 * d, 0);
-    if (a->o_bias)
-        ADD(W_OB, "attention.dense.bias", 1, d, 0);
+    if (a->qkv_bias) ADD(W_QKV_B, "attention.query_key_value.bias", 1, 3 * d, 0);
+    if (a->o_bias) ADD(W_OB, "attention.dense.bias", 1, d, 0);
     ADD(W_UP, "mlp.dense_h_to_4h.weight", 2, ff, d);
     ADD(W_UP_B, "mlp.dense_h_to_4h.bias", 1, ff, 0);
     ADD(W_DOWN, "mlp.dense_4h_to_h.weight", 2, d, ff);
@@ -93,10 +91,8 @@ static int llama_specs(const HfArch *a, Spec *s) {
 #undef BIAS
 
 static int layer_specs(const HfArch *a, Spec *s) {
-    if (a->family == HF_GPT2)
-        return gpt2_specs(a, s);
-    if (a->family == HF_NEOX)
-        return neox_specs(a, s);
+    if (a->family == HF_GPT2) return gpt2_specs(a, s);
+    if (a->family == HF_NEOX) return neox_specs(a, s);
     return llama_specs(a, s);
 }
 
@@ -114,19 +110,16 @@ static int global_specs(const HfArch *a, const char *pre, Spec *s, char names[][
         ADD(G_POS, "%swpe.weight", 2, a->max_pos, d);
         ADD(G_NORM, "%sln_f.weight", 1, d, 0);
         ADD(G_NORM_B, "%sln_f.bias", 1, d, 0);
-        if (!a->tied)
-            ADD(G_HEAD, "%.0slm_head.weight", 2, V, d);
+        if (!a->tied) ADD(G_HEAD, "%.0slm_head.weight", 2, V, d);
     } else if (a->family == HF_NEOX) {
         ADD(G_EMB, "%sembed_in.weight", 2, V, d);
         ADD(G_NORM, "%sfinal_layer_norm.weight", 1, d, 0);
         ADD(G_NORM_B, "%sfinal_layer_norm.bias", 1, d, 0);
-        if (!a->tied)
-            ADD(G_HEAD, "%.0sembed_out.weight", 2, V, d);
+        if (!a->tied) ADD(G_HEAD, "%.0sembed_out.weight", 2, V, d);
     } else {
         ADD(G_EMB, "%sembed_tokens.weight", 2, V, d);
         ADD(G_NORM, "%snorm.weight", 1, d, 0);
-        if (!a->tied)
-            ADD(G_HEAD, "%.0slm_head.weight", 2, V, d);
+        if (!a->tied) ADD(G_HEAD, "%.0slm_head.weight", 2, V, d);
     }
     return n;
 #undef ADD
@@ -134,20 +127,16 @@ static int global_specs(const HfArch *a, const char *pre, Spec *s, char names[][
 
 /* "<prefix>h" (GPT-2) or "<prefix>layers": layer l's tensors follow ".l.". */
 static const char *layer_prefix(const HfArch *a, const char *pre, char *buf, size_t n) {
-    if (a->family == HF_GPT2)
-        snprintf(buf, n, "%sh", pre);
-    else
-        snprintf(buf, n, "%slayers", pre);
+    if (a->family == HF_GPT2) snprintf(buf, n, "%sh", pre);
+    else snprintf(buf, n, "%slayers", pre);
     return buf;
 }
 
 static int check_one(const SafeTensors *st, const char *name, const Spec *s, const StTensor **out,
                      char *err, size_t errlen) {
     const StTensor *t = st_find(st, name);
-    if (!t && s->opt)
-        return 0;
-    if (!t)
-        return seterr(err, errlen, "%s: missing from the checkpoint", name);
+    if (!t && s->opt) return 0;
+    if (!t) return seterr(err, errlen, "%s: missing from the checkpoint", name);
     int ok = t->ndim == s->ndim && t->shape[0] == s->s0 && (s->ndim < 2 || t->shape[1] == s->s1);
     if (!ok) {
         char got[96] = "[", want[64];
@@ -155,10 +144,8 @@ static int check_one(const SafeTensors *st, const char *name, const Spec *s, con
             snprintf(got + strlen(got), sizeof got - strlen(got), "%s%lld", i ? "," : "",
                      (long long)t->shape[i]);
         strcat(got, "]");
-        if (s->ndim == 1)
-            snprintf(want, sizeof want, "[%lld]", s->s0);
-        else
-            snprintf(want, sizeof want, "[%lld,%lld]", s->s0, s->s1);
+        if (s->ndim == 1) snprintf(want, sizeof want, "[%lld]", s->s0);
+        else snprintf(want, sizeof want, "[%lld,%lld]", s->s0, s->s1);
         return seterr(err, errlen, "%s: shape %s, but config.json implies %s", name, got, want);
     }
     if (t->dtype != ST_F32 && t->dtype != ST_BF16 && t->dtype != ST_F16)
@@ -170,17 +157,14 @@ static int check_one(const SafeTensors *st, const char *name, const Spec *s, con
 
 /* "transformer." or "" for GPT-2; fixed prefixes for the others. */
 static const char *model_prefix(const HfArch *a, const SafeTensors *st) {
-    if (a->family == HF_GPT2)
-        return st_find(st, "transformer.wte.weight") ? "transformer." : "";
+    if (a->family == HF_GPT2) return st_find(st, "transformer.wte.weight") ? "transformer." : "";
     return a->family == HF_NEOX ? "gpt_neox." : "model.";
 }
 
 static void note_dtype(HfWeights *w, const StTensor *t) {
     const char *d = st_dtype_name(t->dtype);
-    if (!w->dtype)
-        w->dtype = d;
-    else if (strcmp(w->dtype, d))
-        w->dtype = "mixed";
+    if (!w->dtype) w->dtype = d;
+    else if (strcmp(w->dtype, d)) w->dtype = "mixed";
 }
 
 static size_t convert_need(const StTensor *t) { return t && !st_f32_view(t) ? t->numel : 0; }
@@ -190,8 +174,7 @@ static int bind_globals(HfWeights *w, const char *pre, char *err, size_t errlen)
     char names[G_N_ROLES][160];
     int n = global_specs(w->a, pre, s, names);
     for (int i = 0; i < n; i++) {
-        if (check_one(w->st, names[i], &s[i], &w->g[s[i].role], err, errlen) < 0)
-            return -1;
+        if (check_one(w->st, names[i], &s[i], &w->g[s[i].role], err, errlen) < 0) return -1;
         note_dtype(w, w->g[s[i].role]);
     }
     return 0;
@@ -203,8 +186,7 @@ int hf_weights_bind(HfWeights *w, SafeTensors *st, const HfArch *a, char *err, s
     w->a = a;
     w->conv1d = a->family == HF_GPT2;
     const char *pre = model_prefix(a, st);
-    if (bind_globals(w, pre, err, errlen) < 0)
-        return -1;
+    if (bind_globals(w, pre, err, errlen) < 0) return -1;
     if (!(w->layers = calloc((size_t)a->L, sizeof *w->layers)))
         return seterr(err, errlen, "out of memory");
     Spec s[W_N_ROLES];
@@ -216,14 +198,11 @@ int hf_weights_bind(HfWeights *w, SafeTensors *st, const HfArch *a, char *err, s
         for (int i = 0; i < n; i++) {
             snprintf(name, sizeof name, "%s.%d.%s", lp, l, s[i].suffix);
             const StTensor **slot = &w->layers[l].t[s[i].role];
-            if (check_one(st, name, &s[i], slot, err, errlen) < 0)
-                return -1;
-            if (*slot)
-                note_dtype(w, *slot);
+            if (check_one(st, name, &s[i], slot, err, errlen) < 0) return -1;
+            if (*slot) note_dtype(w, *slot);
             need += convert_need(*slot);
         }
-        if (need > w->scratch_n)
-            w->scratch_n = need;
+        if (need > w->scratch_n) w->scratch_n = need;
     }
     if (w->scratch_n && !(w->scratch = falloc(w->scratch_n)))
         return seterr(err, errlen, "out of memory for %zu converted weights", w->scratch_n);
@@ -241,10 +220,8 @@ int hf_weights_layer(HfWeights *w, int l, const float *out[W_N_ROLES], char *err
     for (int r = 0; r < W_N_ROLES; r++) {
         const StTensor *t = w->layers[l].t[r];
         out[r] = t ? st_f32_view(t) : NULL;
-        if (!t || out[r])
-            continue;
-        if (st_to_f32(t, 0, t->numel, w->scratch + used, err, errlen) < 0)
-            return -1;
+        if (!t || out[r]) continue;
+        if (st_to_f32(t, 0, t->numel, w->scratch + used, err, errlen) < 0) return -1;
         out[r] = w->scratch + used;
         used += t->numel;
     }
@@ -253,10 +230,8 @@ int hf_weights_layer(HfWeights *w, int l, const float *out[W_N_ROLES], char *err
 
 const float *hf_weights_vec(HfWeights *w, HfGlobalRole r, float *dst, char *err, size_t errlen) {
     const StTensor *t = w->g[r];
-    if (!t)
-        return NULL;
+    if (!t) return NULL;
     const float *v = st_f32_view(t);
-    if (v)
-        return v;
+    if (v) return v;
     return st_to_f32(t, 0, t->numel, dst, err, errlen) < 0 ? NULL : dst;
 }

@@ -26,8 +26,7 @@ static int fill(HfWindows *w, const int32_t *src, const size_t *start, size_t st
         return seterr(err, errlen, "out of memory");
     for (int i = 0; i < w->N; i++) {
         int32_t *dst = w->ids + (size_t)i * w->T;
-        if (b)
-            dst[0] = bos_id;
+        if (b) dst[0] = bos_id;
         memcpy(dst + b, src + (start ? start[i] : (size_t)i * stride),
                (size_t)(w->T - b) * sizeof(int32_t));
     }
@@ -54,8 +53,8 @@ static int windows_from_lines(HfWindows *w, const TokenLines *L, const char *pat
     for (int i = 0; i < w->N; i++) {
         size_t len = L->start[i + 1] - L->start[i];
         if (len + b < (size_t)w->T)
-            return seterr(err, errlen, "%s: window %d has %zu ids, fewer than --seq-len %d%s",
-                          path, i + 1, len, w->T, b ? " minus the BOS" : "");
+            return seterr(err, errlen, "%s: window %d has %zu ids, fewer than --seq-len %d%s", path,
+                          i + 1, len, w->T, b ? " minus the BOS" : "");
     }
     return fill(w, L->ids, L->start, 0, bos_id, err, errlen);
 }
@@ -64,13 +63,11 @@ int hf_windows_from_token_file(HfWindows *w, const char *path, int seq_len, int 
                                int vocab, char *err, size_t errlen) {
     memset(w, 0, sizeof *w);
     TokenLines L;
-    if (token_lines_read(&L, path, vocab, MAX_WINDOW, err, errlen) < 0)
-        return -1;
+    if (token_lines_read(&L, path, vocab, MAX_WINDOW, err, errlen) < 0) return -1;
     int rc = windows_from_lines(w, &L, path, seq_len, n_seq, bos_id, err, errlen);
     token_lines_free(&L);
     snprintf(w->tokenizer, sizeof w->tokenizer, "none: token ids read from %s", path);
-    if (rc < 0)
-        hf_windows_free(w);
+    if (rc < 0) hf_windows_free(w);
     return rc;
 }
 
@@ -78,8 +75,7 @@ int hf_windows_from_stream(HfWindows *w, const int32_t *ids, size_t n, int seq_l
                            int bos_id, char *err, size_t errlen) {
     const int b = bos_id >= 0;
     memset(w, 0, sizeof *w);
-    if (seq_len <= b)
-        return seterr(err, errlen, "--seq-len %d is too short", seq_len);
+    if (seq_len <= b) return seterr(err, errlen, "--seq-len %d is too short", seq_len);
     size_t per = (size_t)(seq_len - b), fit = n / per;
     if (fit == 0)
         return seterr(err, errlen, "the text has %zu tokens, fewer than one window of %zu", n, per);

@@ -11,12 +11,10 @@
 /* FNV-1a 64 of a file, to record which tokenizer.json made the ids. */
 static int describe(const char *path, char *out, size_t n) {
     FILE *f = fopen(path, "rb");
-    if (!f)
-        return -1;
+    if (!f) return -1;
     unsigned long long h = 1469598103934665603ULL, len = 0;
     int c;
-    while ((c = getc(f)) != EOF)
-        h = (h ^ (unsigned char)c) * 1099511628211ULL, len++;
+    while ((c = getc(f)) != EOF) h = (h ^ (unsigned char)c) * 1099511628211ULL, len++;
     fclose(f);
     snprintf(out, n, "tokenizer.json (%llu bytes, fnv1a64 %016llx)", len, h);
     return 0;
@@ -29,8 +27,7 @@ int hf_windows_from_text(HfWindows *w, const char *path, const char *model_dir, 
     snprintf(tpath, sizeof tpath, "%s/tokenizer.json", model_dir);
     memset(w, 0, sizeof *w);
     HfTokenizer *tok = NULL;
-    if (hf_tokenizer_load(&tok, tpath, err, errlen) < 0)
-        return -1;
+    if (hf_tokenizer_load(&tok, tpath, err, errlen) < 0) return -1;
     int32_t tb = hf_tokenizer_bos_id(tok);
     *bos_used = bos < 0 ? tb : bos == 0 ? -1 : tb >= 0 ? tb : cfg_bos;
     size_t len = 0, n = 0;
@@ -43,8 +40,7 @@ int hf_windows_from_text(HfWindows *w, const char *path, const char *model_dir, 
         if (ids[i] < 0 || ids[i] >= vocab)
             rc = seterr(err, errlen, "%s: token id %d is outside the model's vocabulary of %d",
                         tpath, ids[i], vocab);
-    if (rc == 0)
-        rc = hf_windows_from_stream(w, ids, n, seq_len, n_seq, *bos_used, err, errlen);
+    if (rc == 0) rc = hf_windows_from_stream(w, ids, n, seq_len, n_seq, *bos_used, err, errlen);
     if (rc == 0 && describe(tpath, w->tokenizer, sizeof w->tokenizer) < 0)
         snprintf(w->tokenizer, sizeof w->tokenizer, "tokenizer.json");
     free(ids);

@@ -52,10 +52,8 @@ static int dtype_of(const char *s, StDtype *out) {
 }
 
 void st_tensors_free(StTensor *t, size_t n) {
-    if (!t)
-        return;
-    for (size_t i = 0; i < n; i++)
-        free(t[i].name);
+    if (!t) return;
+    for (size_t i = 0; i < n; i++) free(t[i].name);
     free(t);
 }
 
@@ -83,8 +81,7 @@ static int parse_shape(json_t *js, StTensor *t, const char *fname, char *err, si
 /* One header entry -> t (data not yet bound). */
 static int parse_entry(const char *key, json_t *v, StTensor *t, uint64_t *beg, uint64_t *end,
                        const char *fname, char *err, size_t errlen) {
-    if (!(t->name = strdup(key)))
-        return seterr(err, errlen, "out of memory");
+    if (!(t->name = strdup(key))) return seterr(err, errlen, "out of memory");
     json_t *dt = json_object_get(v, "dtype"), *sh = json_object_get(v, "shape"),
            *off = json_object_get(v, "data_offsets");
     if (!json_is_object(v) || !json_is_string(dt) || !sh || !json_is_array(off) ||
@@ -95,8 +92,7 @@ static int parse_entry(const char *key, json_t *v, StTensor *t, uint64_t *beg, u
     if (dtype_of(json_string_value(dt), &t->dtype) < 0)
         return seterr(err, errlen, "%s: tensor '%s': unknown dtype '%.32s'", fname, key,
                       json_string_value(dt));
-    if (parse_shape(sh, t, fname, err, errlen) < 0)
-        return -1;
+    if (parse_shape(sh, t, fname, err, errlen) < 0) return -1;
     json_t *b = json_array_get(off, 0), *e = json_array_get(off, 1);
     if (!json_is_integer(b) || !json_is_integer(e) || json_integer_value(b) < 0 ||
         json_integer_value(e) < json_integer_value(b))
@@ -145,8 +141,7 @@ static json_t *load_header(const uint8_t *buf, size_t len, const char *fname, ui
         return seterr(err, errlen, "%s: truncated: %zu bytes, no safetensors header", fname, len),
                NULL;
     uint64_t h = 0;
-    for (int i = 7; i >= 0; i--)
-        h = (h << 8) | buf[i];
+    for (int i = 7; i >= 0; i--) h = (h << 8) | buf[i];
     if (h > ST_MAX_HEADER)
         return seterr(err, errlen, "%s: absurd header length %llu (limit %llu)", fname,
                       (unsigned long long)h, (unsigned long long)ST_MAX_HEADER),
@@ -173,8 +168,7 @@ int st_parse(const uint8_t *buf, size_t len, const char *fname, int shard, StTen
     *n = 0;
     uint64_t hlen = 0;
     json_t *root = load_header(buf, len, fname, &hlen, err, errlen);
-    if (!root)
-        return -1;
+    if (!root) return -1;
     size_t cap = json_object_size(root);
     StTensor *t = calloc(cap ? cap : 1, sizeof *t);
     Span *sp = calloc(cap ? cap : 1, sizeof *sp);
@@ -184,17 +178,14 @@ int st_parse(const uint8_t *buf, size_t len, const char *fname, int shard, StTen
     size_t k = 0;
     const uint8_t *data = buf + 8 + hlen;
     json_object_foreach(root, key, v) {
-        if (rc < 0)
-            break;
-        if (!strcmp(key, "__metadata__"))
-            continue;
+        if (rc < 0) break;
+        if (!strcmp(key, "__metadata__")) continue;
         rc = parse_entry(key, v, &t[k], &sp[k].b, &sp[k].e, fname, err, errlen);
         sp[k].i = k;
         t[k].shard = shard;
         k++;
     }
-    if (rc == 0)
-        rc = check_spans(t, sp, k, len - 8 - hlen, fname, err, errlen);
+    if (rc == 0) rc = check_spans(t, sp, k, len - 8 - hlen, fname, err, errlen);
     for (size_t i = 0; rc == 0 && i < k; i++) {
         t[sp[i].i].data = data + sp[i].b;
         t[sp[i].i].nbytes = (size_t)(sp[i].e - sp[i].b);
@@ -213,11 +204,9 @@ int st_parse(const uint8_t *buf, size_t len, const char *fname, int shard, StTen
 /* ---- files ---- */
 
 static int map_file(StFile *f, const char *path, char *err, size_t errlen) {
-    if (!(f->path = strdup(path)))
-        return seterr(err, errlen, "out of memory");
+    if (!(f->path = strdup(path))) return seterr(err, errlen, "out of memory");
     int fd = input_open(path, err, errlen); /* a regular file, after links */
-    if (fd < 0)
-        return -1;
+    if (fd < 0) return -1;
     struct stat st;
     int rc = fstat(fd, &st) == 0 ? 0 : seterr(err, errlen, "%s: %s", path, strerror(errno));
     f->len = rc == 0 ? (size_t)st.st_size : 0;
@@ -225,10 +214,8 @@ static int map_file(StFile *f, const char *path, char *err, size_t errlen) {
         rc = seterr(err, errlen, "%s: truncated: %zu bytes, no safetensors header", path, f->len);
     if (rc == 0) {
         void *m = mmap(NULL, f->len, PROT_READ, MAP_PRIVATE, fd, 0);
-        if (m == MAP_FAILED)
-            rc = seterr(err, errlen, "%s: cannot map: %s", path, strerror(errno));
-        else
-            f->map = m;
+        if (m == MAP_FAILED) rc = seterr(err, errlen, "%s: cannot map: %s", path, strerror(errno));
+        else f->map = m;
     }
     close(fd);
     return rc;
@@ -243,8 +230,7 @@ static int add_shard(SafeTensors *st, int i, char *err, size_t errlen) {
     StTensor *t;
     size_t n;
     StFile *f = &st->files[i];
-    if (st_parse(f->map, f->len, f->path, i, &t, &n, err, errlen) < 0)
-        return -1;
+    if (st_parse(f->map, f->len, f->path, i, &t, &n, err, errlen) < 0) return -1;
     StTensor *all = realloc(st->t, (st->n + n + 1) * sizeof *all);
     if (!all) {
         st_tensors_free(t, n);
@@ -259,8 +245,7 @@ static int add_shard(SafeTensors *st, int i, char *err, size_t errlen) {
 
 /* Sort by name; a name in two shards is an error. */
 static int finish(SafeTensors *st, char *err, size_t errlen) {
-    if (st->n)
-        qsort(st->t, st->n, sizeof *st->t, cmp_tensor);
+    if (st->n) qsort(st->t, st->n, sizeof *st->t, cmp_tensor);
     for (size_t i = 1; i < st->n; i++)
         if (!strcmp(st->t[i].name, st->t[i - 1].name))
             return seterr(err, errlen, "tensor '%s' is stored twice (%s and %s)", st->t[i].name,
@@ -269,11 +254,9 @@ static int finish(SafeTensors *st, char *err, size_t errlen) {
 }
 
 void st_close(SafeTensors *st) {
-    if (!st)
-        return;
+    if (!st) return;
     for (int i = 0; i < st->n_files; i++) {
-        if (st->files[i].map)
-            munmap(st->files[i].map, st->files[i].len);
+        if (st->files[i].map) munmap(st->files[i].map, st->files[i].len);
         free(st->files[i].path);
     }
     free(st->files);
@@ -310,19 +293,16 @@ static int shard_names(json_t *wm, const char ***names, int *n, const char *ipat
     json_t *v;
     *n = 0;
     *names = calloc(json_object_size(wm) + 1, sizeof **names);
-    if (!*names)
-        return seterr(err, errlen, "out of memory");
+    if (!*names) return seterr(err, errlen, "out of memory");
     json_object_foreach(wm, key, v) {
         if (!json_is_string(v) || !safe_name(json_string_value(v)))
             return seterr(err, errlen,
                           "%s: weight_map entry '%s' is not a file name in the snapshot", ipath,
                           key);
         int seen = 0;
-        for (int i = 0; i < *n && !seen; i++)
-            seen = !strcmp((*names)[i], json_string_value(v));
+        for (int i = 0; i < *n && !seen; i++) seen = !strcmp((*names)[i], json_string_value(v));
         if (!seen) {
-            if (*n >= ST_MAX_SHARDS)
-                return seterr(err, errlen, "%s: too many shards", ipath);
+            if (*n >= ST_MAX_SHARDS) return seterr(err, errlen, "%s: too many shards", ipath);
             (*names)[(*n)++] = json_string_value(v);
         }
     }
@@ -351,8 +331,7 @@ static int open_index(SafeTensors *st, const char *dir, const char *ipath, char 
                       size_t errlen) {
     json_error_t je;
     FILE *f = input_fopen(ipath, err, errlen);
-    if (!f)
-        return -1;
+    if (!f) return -1;
     json_t *root = json_loadf(f, JSON_REJECT_DUPLICATES, &je);
     fclose(f);
     json_t *wm = root ? json_object_get(root, "weight_map") : NULL;
@@ -370,13 +349,10 @@ static int open_index(SafeTensors *st, const char *dir, const char *ipath, char 
         snprintf(path, sizeof path, "%s/%s", dir, names[i]);
         st->n_files = i + 1;
         rc = map_file(&st->files[i], path, err, errlen);
-        if (rc == 0)
-            rc = add_shard(st, i, err, errlen);
+        if (rc == 0) rc = add_shard(st, i, err, errlen);
     }
-    if (rc == 0)
-        rc = finish(st, err, errlen);
-    if (rc == 0)
-        rc = check_index(st, wm, ipath, err, errlen);
+    if (rc == 0) rc = finish(st, err, errlen);
+    if (rc == 0) rc = check_index(st, wm, ipath, err, errlen);
     free(names);
     json_decref(root);
     return rc;
@@ -394,8 +370,7 @@ int st_open_dir(SafeTensors **out, const char *dir, char *err, size_t errlen) {
         return st_open_file(out, spath, err, errlen);
     }
     SafeTensors *st = calloc(1, sizeof *st);
-    if (!st)
-        return seterr(err, errlen, "out of memory");
+    if (!st) return seterr(err, errlen, "out of memory");
     if (open_index(st, dir, ipath, err, errlen) < 0) {
         st_close(st);
         return -1;
@@ -409,12 +384,9 @@ const StTensor *st_find(const SafeTensors *st, const char *name) {
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
         int c = strcmp(st->t[mid].name, name);
-        if (!c)
-            return &st->t[mid];
-        if (c < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
+        if (!c) return &st->t[mid];
+        if (c < 0) lo = mid + 1;
+        else hi = mid;
     }
     return NULL;
 }
@@ -424,8 +396,7 @@ const StTensor *st_at(const SafeTensors *st, size_t i) { return i < st->n ? &st-
 
 size_t st_mapped_bytes(const SafeTensors *st) {
     size_t s = 0;
-    for (int i = 0; i < st->n_files; i++)
-        s += st->files[i].len;
+    for (int i = 0; i < st->n_files; i++) s += st->files[i].len;
     return s;
 }
 
@@ -453,8 +424,7 @@ static float f16_to_f32(uint16_t h) {
 }
 
 const float *st_f32_view(const StTensor *t) {
-    if (t->dtype != ST_F32 || ((uintptr_t)t->data & 3))
-        return NULL;
+    if (t->dtype != ST_F32 || ((uintptr_t)t->data & 3)) return NULL;
     return (const float *)(const void *)t->data;
 }
 

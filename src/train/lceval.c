@@ -36,8 +36,7 @@ void lceval_result_free(LcEvalResult *r) {
 
 /* ---- the model, from the run file's own config and weights ---- */
 
-static int load_model(const char *path, Model *m, LcEvalRunInfo *info, char *err,
-                      size_t errlen) {
+static int load_model(const char *path, Model *m, LcEvalRunInfo *info, char *err, size_t errlen) {
     RunReader *rr = runread_open(path, err, errlen);
     if (!rr) return -1;
     const RunMeta *meta = runread_meta(rr);
@@ -59,8 +58,8 @@ static int uses_proxy(const Config *c) { return config_attention_proxy(c); }
 
 /* Attention sums over one forward: first-token share and alpha_0 per (l,h). */
 typedef struct {
-    float *map;       /* [T, T] scratch */
-    double *alpha0;   /* [L*H] sums over sequences */
+    float *map;     /* [T, T] scratch */
+    double *alpha0; /* [L*H] sums over sequences */
     double share_sum;
     long long share_n;
 } AttnAcc;
@@ -98,8 +97,8 @@ static void acc_loss(const RunState *s, const int *targets, int B, int T, int V,
         }
 }
 
-static int eval_length(Model *m, const Dataset *ds, const LcEvalOpts *o, int L,
-                       LcEvalResult *r, char *err, size_t errlen) {
+static int eval_length(Model *m, const Dataset *ds, const LcEvalOpts *o, int L, LcEvalResult *r,
+                       char *err, size_t errlen) {
     const int B = o->batch_size, T0 = m->cfg.seq_len, H = m->dims.H, NL = m->dims.L;
     memset(r, 0, sizeof *r);
     r->len = L;
@@ -115,8 +114,8 @@ static int eval_length(Model *m, const Dataset *ds, const LcEvalOpts *o, int L,
     int *in = malloc((size_t)B * L * sizeof(int)), *tg = malloc((size_t)B * L * sizeof(int));
     double *bsum = calloc((size_t)r->n_buckets, sizeof(double));
     long long *bcnt = calloc((size_t)r->n_buckets, sizeof(long long));
-    AttnAcc a = {malloc((size_t)L * L * sizeof(float)), calloc((size_t)NL * H, sizeof(double)),
-                 0.0, 0};
+    AttnAcc a = {malloc((size_t)L * L * sizeof(float)), calloc((size_t)NL * H, sizeof(double)), 0.0,
+                 0};
     r->loss_by_bucket = malloc((size_t)r->n_buckets * sizeof(double));
     int rc = 0;
     if (!in || !tg || !bsum || !bcnt || !a.map || !a.alpha0 || !r->loss_by_bucket)
@@ -161,8 +160,7 @@ static int eval_length(Model *m, const Dataset *ds, const LcEvalOpts *o, int L,
 static int check_opts(const LcEvalOpts *o, const LcEvalRunInfo *info, const Config *cfg,
                       const char *path, char *err, size_t errlen) {
     if (o->n_lengths < 1 || o->n_lengths > LCEVAL_MAX_LENGTHS)
-        return seterr(err, errlen, "need 1..%d lengths, got %d", LCEVAL_MAX_LENGTHS,
-                      o->n_lengths);
+        return seterr(err, errlen, "need 1..%d lengths, got %d", LCEVAL_MAX_LENGTHS, o->n_lengths);
     if (o->batches < 1 || o->batch_size < 1)
         return seterr(err, errlen, "--batches and --batch-size must be positive");
     for (int i = 0; i < o->n_lengths; i++) {
@@ -183,8 +181,8 @@ static int check_opts(const LcEvalOpts *o, const LcEvalRunInfo *info, const Conf
     return 0;
 }
 
-int lceval_run(const char *run_path, const LcEvalOpts *o, LcEvalResult *out,
-               LcEvalRunInfo *info, char *err, size_t errlen) {
+int lceval_run(const char *run_path, const LcEvalOpts *o, LcEvalResult *out, LcEvalRunInfo *info,
+               char *err, size_t errlen) {
     Model m;
     LcEvalRunInfo local;
     if (!info) info = &local;

@@ -16,10 +16,10 @@
 typedef struct {
     int lengths[LCEVAL_MAX_LENGTHS];
     int n_lengths;
-    int yarn;        /* 1: YaRN with scale L / seq_len when L > seq_len */
-    int batches;     /* held-out batches per length */
-    int batch_size;  /* sequences per batch */
-    int threads;     /* 0: keep the run's setting */
+    int yarn;       /* 1: YaRN with scale L / seq_len when L > seq_len */
+    int batches;    /* held-out batches per length */
+    int batch_size; /* sequences per batch */
+    int threads;    /* 0: keep the run's setting */
 } LcEvalOpts;
 
 typedef struct {
@@ -30,7 +30,7 @@ typedef struct {
     double uniform_share; /* uniform causal attention's share at len */
     double sink_rate;     /* fraction of (l, h) with alpha_0 > 0.3 */
     long long n_seqs;
-    int n_buckets;        /* ceil(len / train_len) */
+    int n_buckets;          /* ceil(len / train_len) */
     double *loss_by_bucket; /* malloc'd [n_buckets] */
 } LcEvalResult;
 
@@ -45,8 +45,8 @@ typedef struct {
  * -1 with a one-line reason: unreadable run, no weights, shape mismatch
  * (naming the tensor), a length a learned position table cannot reach,
  * missing data. */
-int lceval_run(const char *run_path, const LcEvalOpts *o, LcEvalResult *out,
-               LcEvalRunInfo *info, char *err, size_t errlen);
+int lceval_run(const char *run_path, const LcEvalOpts *o, LcEvalResult *out, LcEvalRunInfo *info,
+               char *err, size_t errlen);
 void lceval_result_free(LcEvalResult *r);
 
 /* The YaRN scale used at length L for training length T. */

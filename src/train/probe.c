@@ -22,7 +22,6 @@
 
 #define GATE_SAMPLE_SEQS 2
 
-
 typedef struct {
     int L, H, N, T, C, Ns;
     int *tokens;
@@ -109,9 +108,8 @@ static int acc_init(Acc *a, const Model *m, int N, int T) {
     a->h_ratio = calloc((size_t)D->L, sizeof(double));
     a->scratch = falloc((size_t)T * D->d);
     int ok = a->tokens && a->attention && a->slot && a->first_col && a->alpha0 && a->map &&
-             a->row_empty && a->first_ne && a->ne_count &&
-             a->h_max && a->h_med && a->h_top3 && a->h_kurt && a->h_ratio && a->scratch &&
-             acc_init_profile(a, D->L, D->d, T) == 0;
+             a->row_empty && a->first_ne && a->ne_count && a->h_max && a->h_med && a->h_top3 &&
+             a->h_kurt && a->h_ratio && a->scratch && acc_init_profile(a, D->L, D->d, T) == 0;
     if (a->C > 0) {
         a->gate_sample = falloc((size_t)D->L * a->Ns * T * a->C);
         a->hist = calloc((size_t)D->L * RS_GATE_BINS, sizeof(double));
@@ -168,8 +166,7 @@ static void acc_empty(Acc *a, size_t lh) {
     }
 }
 
-static void acc_attention(Acc *a, const Model *m, const RunState *s, int seq0,
-                          int Bc) {
+static void acc_attention(Acc *a, const Model *m, const RunState *s, int seq0, int Bc) {
     const int T = a->T, H = a->H, Ti = T + m->dims.extra_pos;
     const size_t TT = (size_t)T * T;
     for (int l = 0; l < a->L; l++) {
@@ -191,8 +188,7 @@ static void acc_attention(Acc *a, const Model *m, const RunState *s, int seq0,
     }
 }
 
-static void acc_gates(Acc *a, const Model *m, const RunState *s, int seq0,
-                      int Bc) {
+static void acc_gates(Acc *a, const Model *m, const RunState *s, int seq0, int Bc) {
     int per_token = 1;
     const int C = a->C, T = a->T, e = m->dims.extra_pos, Ti = T + e;
     model_gate_probe_channels(m, &per_token);
@@ -202,10 +198,12 @@ static void acc_gates(Acc *a, const Model *m, const RunState *s, int seq0,
             for (int t = 0; t < T; t++) {
                 const float *row = per_token ? g + ((size_t)b * Ti + t + e) * C : g;
                 double *st = a->stats + l * RS_GATE_NSTATS;
-                histogram_add(a->hist + (size_t)l * RS_GATE_BINS, RS_GATE_BINS, 0.0, 1.0, row, (size_t)C);
+                histogram_add(a->hist + (size_t)l * RS_GATE_BINS, RS_GATE_BINS, 0.0, 1.0, row,
+                              (size_t)C);
                 double below[RS_GATE_NBELOW];
                 fraction_below(below, RS_GATE_BELOW_THR, RS_GATE_NBELOW, row, (size_t)C);
-                for (int k = 0; k < RS_GATE_NBELOW; k++) a->below[l * RS_GATE_NBELOW + k] += below[k] * C;
+                for (int k = 0; k < RS_GATE_NBELOW; k++)
+                    a->below[l * RS_GATE_NBELOW + k] += below[k] * C;
                 for (int c = 0; c < C; c++) {
                     a->chan_sum[(size_t)l * C + c] += row[c];
                     st[0] += row[c];
@@ -302,18 +300,43 @@ static void acc_to_record(Acc *a, const Model *m, ProbeRecord *p, long long step
     const Config *c = &m->cfg;
     int has_slot = c->sink_token || c->kv_bias || c->normaliser == NORMZ_SINK_LOGIT;
     *p = (ProbeRecord){
-        .step = step, .L = a->L, .H = a->H, .N = a->N, .T = a->T, .tokens = a->tokens,
-        .attention = a->attention, .attention_slot = has_slot ? a->slot : NULL,
-        .first_col = a->first_col, .alpha0 = a->alpha0, .proxy = uses_proxy(c),
-        .row_empty = a->row_empty, .first_nonempty = a->first_ne,
-        .gate_channels = a->C, .has_gate = a->C > 0, .gate_shared = c->gate_shared,
-        .gate_heads = c->gate_pos == GATE_G5 ? 1 : (c->gate_pos == GATE_G2 || c->gate_pos == GATE_G3 ? m->dims.Hkv : m->dims.H),
+        .step = step,
+        .L = a->L,
+        .H = a->H,
+        .N = a->N,
+        .T = a->T,
+        .tokens = a->tokens,
+        .attention = a->attention,
+        .attention_slot = has_slot ? a->slot : NULL,
+        .first_col = a->first_col,
+        .alpha0 = a->alpha0,
+        .proxy = uses_proxy(c),
+        .row_empty = a->row_empty,
+        .first_nonempty = a->first_ne,
+        .gate_channels = a->C,
+        .has_gate = a->C > 0,
+        .gate_shared = c->gate_shared,
+        .gate_heads =
+            c->gate_pos == GATE_G5
+                ? 1
+                : (c->gate_pos == GATE_G2 || c->gate_pos == GATE_G3 ? m->dims.Hkv : m->dims.H),
         .gate_bounded = c->gate_act == ACT_SIGMOID || c->gate_act == ACT_NS_SIGMOID,
-        .gate_sample = a->gate_sample, .gate_sample_n = a->Ns, .gate_hist = a->hist,
-        .gate_channel_mean = a->chan_sum, .gate_below = a->below, .gate_stats = a->stats,
-        .h_max = a->h_max, .h_median = a->h_med, .h_top3 = a->h_top3, .h_kurtosis = a->h_kurt,
-        .h_norm_ratio = a->h_ratio, .bos_max = a->bos_max, .bos_argmax = a->bos_arg,
-        .bos_norm_ratio = a->bos_ratio, .tok_max = a->tok_max, .tok_argmax = a->tok_arg,
+        .gate_sample = a->gate_sample,
+        .gate_sample_n = a->Ns,
+        .gate_hist = a->hist,
+        .gate_channel_mean = a->chan_sum,
+        .gate_below = a->below,
+        .gate_stats = a->stats,
+        .h_max = a->h_max,
+        .h_median = a->h_med,
+        .h_top3 = a->h_top3,
+        .h_kurtosis = a->h_kurt,
+        .h_norm_ratio = a->h_ratio,
+        .bos_max = a->bos_max,
+        .bos_argmax = a->bos_arg,
+        .bos_norm_ratio = a->bos_ratio,
+        .tok_max = a->tok_max,
+        .tok_argmax = a->tok_arg,
         .tok_norm_ratio = a->tok_ratio,
     };
     snprintf(p->normaliser, sizeof p->normaliser, "%s", normaliser_name(c->normaliser));
@@ -326,8 +349,8 @@ static void acc_to_record(Acc *a, const Model *m, ProbeRecord *p, long long step
     a->tok_max = NULL, a->tok_arg = NULL, a->tok_ratio = NULL;
 }
 
-int probe_collect(const Model *m, RunState *s, const ProbeInput *in, ProbeRecord *out,
-                  double *loss, char *err, size_t errlen) {
+int probe_collect(const Model *m, RunState *s, const ProbeInput *in, ProbeRecord *out, double *loss,
+                  char *err, size_t errlen) {
     Acc a;
     memset(out, 0, sizeof *out);
     if (in->N <= 0 || in->T <= 0 || in->T > s->T)
@@ -348,8 +371,8 @@ int probe_collect(const Model *m, RunState *s, const ProbeInput *in, ProbeRecord
     return 0;
 }
 
-int probe_run(const Model *m, RunState *s, const Dataset *ds, RunFile *rf,
-              long long step, char *err, size_t errlen) {
+int probe_run(const Model *m, RunState *s, const Dataset *ds, RunFile *rf, long long step,
+              char *err, size_t errlen) {
     const Config *c = &m->cfg;
     const int N = c->probe_n, T = c->seq_len;
     if (N <= 0) return 0;

@@ -11,23 +11,23 @@ struct Intervention;
 
 /* One probe pass over given tokens. */
 typedef struct {
-    const int *tokens;  /* [N, T] */
-    const int *targets; /* [N, T], -1 = no target; NULL: no loss */
-    int N, T;           /* T <= the RunState's capacity */
+    const int *tokens;             /* [N, T] */
+    const int *targets;            /* [N, T], -1 = no target; NULL: no loss */
+    int N, T;                      /* T <= the RunState's capacity */
     const struct Intervention *iv; /* NULL: the plain forward */
-    long long step;     /* the record's step */
+    long long step;                /* the record's step */
 } ProbeInput;
 
 /* Run the probe over in and fill out (arrays malloc'd; free with
  * runread_probe_free) and *loss (may be NULL): the mean cross-entropy over
  * the targets, NaN without them. -1 with one line in err. */
-int probe_collect(const Model *m, RunState *s, const ProbeInput *in, ProbeRecord *out,
-                  double *loss, char *err, size_t errlen);
+int probe_collect(const Model *m, RunState *s, const ProbeInput *in, ProbeRecord *out, double *loss,
+                  char *err, size_t errlen);
 
 /* Forward cfg.probe_n probe sequences of length cfg.seq_len through s (in
  * chunks of its capacity) and write the reduced arrays for `step`. */
-int probe_run(const Model *m, RunState *s, const Dataset *ds, RunFile *rf,
-              long long step, char *err, size_t errlen);
+int probe_run(const Model *m, RunState *s, const Dataset *ds, RunFile *rf, long long step,
+              char *err, size_t errlen);
 
 /* The bytes probe_run allocates for N sequences of length T (its
  * accumulators and tokens; memplan.c adds it to a run's plan). */

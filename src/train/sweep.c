@@ -23,7 +23,6 @@
 #include "train_loop.h"   /* TRAIN_DIVERGED */
 #include "util.h"
 
-
 const char *sweep_action_name(SweepAction a) {
     switch (a) {
     case SWEEP_START: return "start";
@@ -56,9 +55,7 @@ SweepAction sweep_plan_run(const char *out_dir, const SweepRun *r) {
     return have_ckpt ? SWEEP_RESUME : SWEEP_RESTART;
 }
 
-int sweep_rank_owns(int index, int rank, int size) {
-    return size <= 1 || index % size == rank;
-}
+int sweep_rank_owns(int index, int rank, int size) { return size <= 1 || index % size == rank; }
 
 /* ---- running ---- */
 
@@ -103,8 +100,7 @@ int sweep_mkdir_p(const char *path) {
 }
 
 /* argv of the child: train --config P --set threads=1 --set ... --out F. */
-static char **child_argv(const Runner *R, const SweepRun *r, SweepAction a,
-                         char *outpath) {
+static char **child_argv(const Runner *R, const SweepRun *r, SweepAction a, char *outpath) {
     int n = 0, cap = 2 * r->n_sets + 12;
     char **v = calloc((size_t)cap, sizeof *v);
     if (!v) return NULL;
@@ -148,8 +144,7 @@ static pid_t spawn(const Runner *R, const SweepRun *r, SweepAction a) {
     time_t now = time(NULL);
     char hdr[64];
     strftime(hdr, sizeof hdr, "%Y-%m-%d %H:%M:%S", localtime(&now));
-    dprintf(fd, "== gatelab sweep: %s %s at %s\n== ", sweep_action_name(a),
-            r->id, hdr);
+    dprintf(fd, "== gatelab sweep: %s %s at %s\n== ", sweep_action_name(a), r->id, hdr);
     FILE *lf = fdopen(dup(fd), "a");
     if (lf) {
         print_cmd(lf, R->exe, argv);
@@ -174,8 +169,7 @@ static pid_t spawn(const Runner *R, const SweepRun *r, SweepAction a) {
 }
 
 /* One row per ended child: name, seed, exit code, seconds, result. */
-static void record(const Runner *R, const SweepRun *r, int code, double secs,
-                   const char *result) {
+static void record(const Runner *R, const SweepRun *r, int code, double secs, const char *result) {
     char path[SWEEP_PATH_MAX + 32], row[512];
     snprintf(path, sizeof path, "%s/sweep_status.tsv", R->o->out_dir);
     /* O_EXCL: exactly one process (of several MPI ranks) writes the header */
@@ -187,8 +181,8 @@ static void record(const Runner *R, const SweepRun *r, int code, double secs,
         return;
     }
     /* one write() per row: O_APPEND keeps rows whole across MPI ranks */
-    int k = snprintf(row, sizeof row, "%s\t%llu\t%d\t%.1f\t%s\n", r->name,
-                     r->seed, code, secs, result);
+    int k =
+        snprintf(row, sizeof row, "%s\t%llu\t%d\t%.1f\t%s\n", r->name, r->seed, code, secs, result);
     if (k > 0 && write(fd, row, (size_t)k) != k)
         fprintf(stderr, "sweep: short write to %s\n", path);
     close(fd);
@@ -226,8 +220,8 @@ static void log_progress(const char *logpath, char *out, size_t len) {
 static void progress(Runner *R, const char *tag) {
     const SweepSummary *s = R->sum;
     char line[2048], part[160];
-    int k = snprintf(line, sizeof line, "%s: %d/%d done, %d failed", tag,
-                     s->done + s->diverged, s->total, s->failed);
+    int k = snprintf(line, sizeof line, "%s: %d/%d done, %d failed", tag, s->done + s->diverged,
+                     s->total, s->failed);
     for (int i = 0; i < R->n_kids && k > 0 && (size_t)k < sizeof line; i++) {
         const SweepRun *r = &R->sw->runs[R->kids[i].run];
         char log[SWEEP_PATH_MAX + 256];
@@ -242,8 +236,9 @@ static void child_ended(Runner *R, int slot, int status, const char *tag) {
     Child *c = &R->kids[slot];
     const SweepRun *r = &R->sw->runs[c->run];
     double secs = now_seconds() - c->t0;
-    int code = WIFEXITED(status) ? WEXITSTATUS(status)
-               : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : -1;
+    int code = WIFEXITED(status)     ? WEXITSTATUS(status)
+               : WIFSIGNALED(status) ? 128 + WTERMSIG(status)
+                                     : -1;
     const char *result;
     if (code == 0) {
         result = RS_STATUS_DONE;
@@ -262,8 +257,8 @@ static void child_ended(Runner *R, int slot, int status, const char *tag) {
     if (code == 0 || code == TRAIN_DIVERGED)
         fprintf(stderr, "%s: %s %s (%.0f s)\n", tag, r->id, result, secs);
     else
-        fprintf(stderr, "%s: %s %s (exit %d, %.0f s), log %s/logs/%s.log\n", tag,
-                r->id, result, code, secs, R->o->out_dir, r->id);
+        fprintf(stderr, "%s: %s %s (exit %d, %.0f s), log %s/logs/%s.log\n", tag, r->id, result,
+                code, secs, R->o->out_dir, r->id);
     R->kids[slot] = R->kids[--R->n_kids];
 }
 
@@ -394,14 +389,11 @@ static void catch_signals(struct sigaction *old_int, struct sigaction *old_term)
     sigaction(SIGTERM, &sa, old_term);
 }
 
-static void runner_free(Runner *R) {
-    free(R->todo), free(R->act), free(R->kids);
-}
+static void runner_free(Runner *R) { free(R->todo), free(R->act), free(R->kids); }
 
 /* The out dir's logs/ (not for a dry run) and the tag of progress lines;
  * -1 with a reason when logs/ cannot be made. */
-static int prepare_out(const SweepOptions *o, char *tag, size_t taglen, char *err,
-                       size_t errlen) {
+static int prepare_out(const SweepOptions *o, char *tag, size_t taglen, char *err, size_t errlen) {
     char logs[SWEEP_PATH_MAX + 8];
     snprintf(logs, sizeof logs, "%s/logs", o->out_dir);
     if (!o->dry_run && sweep_mkdir_p(logs))
@@ -414,17 +406,16 @@ static int prepare_out(const SweepOptions *o, char *tag, size_t taglen, char *er
     return 0;
 }
 
-int sweep_execute(const Sweep *sw, const SweepOptions *o, SweepSummary *sum,
-                  char *err, size_t errlen) {
+int sweep_execute(const Sweep *sw, const SweepOptions *o, SweepSummary *sum, char *err,
+                  size_t errlen) {
     memset(sum, 0, sizeof *sum);
     if (o->only >= sw->n_runs || o->only < -1)
-        return seterr(err, errlen, "--only %d: %s has runs 0..%d", o->only,
-                      sw->path, sw->n_runs - 1);
+        return seterr(err, errlen, "--only %d: %s has runs 0..%d", o->only, sw->path,
+                      sw->n_runs - 1);
     char tag[32];
     if (prepare_out(o, tag, sizeof tag, err, errlen)) return -1;
     int jobs = o->jobs > 0 ? o->jobs : (int)sysconf(_SC_NPROCESSORS_ONLN);
-    Runner R = {.sw = sw, .o = o, .sum = sum, .exe = resolve_exe(o),
-                .jobs = jobs < 1 ? 1 : jobs};
+    Runner R = {.sw = sw, .o = o, .sum = sum, .exe = resolve_exe(o), .jobs = jobs < 1 ? 1 : jobs};
     R.todo = calloc((size_t)sw->n_runs, sizeof *R.todo);
     R.act = calloc((size_t)sw->n_runs, sizeof *R.act);
     R.kids = calloc((size_t)R.jobs, sizeof *R.kids);
@@ -438,16 +429,15 @@ int sweep_execute(const Sweep *sw, const SweepOptions *o, SweepSummary *sum,
         return 0;
     }
     if (sum->skipped)
-        fprintf(stderr, "%s: %d of %d runs already finished (skipped)\n", tag,
-                sum->skipped, sum->total);
+        fprintf(stderr, "%s: %d of %d runs already finished (skipped)\n", tag, sum->skipped,
+                sum->total);
     struct sigaction old_int, old_term;
     catch_signals(&old_int, &old_term);
     run_queue(&R, tag);
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
     int finished = sum->done + sum->diverged;
-    if (g_signal) sum->interrupted += sum->total - finished - sum->failed -
-                                      sum->interrupted;
+    if (g_signal) sum->interrupted += sum->total - finished - sum->failed - sum->interrupted;
     progress(&R, tag);
     runner_free(&R);
     return finished == sum->total ? 0 : 1;
@@ -487,10 +477,10 @@ int sweep_eval_runs(const Sweep *sw, const SweepOptions *o) {
         char h5[SWEEP_PATH_MAX + 256], log[SWEEP_PATH_MAX + 256], st[32];
         run_path(h5, sizeof h5, o->out_dir, r, "");
         snprintf(log, sizeof log, "%s/logs/%s.log", o->out_dir, r->id);
-        if (runfile_read_status(h5, st, sizeof st) != 0 || strcmp(st, RS_STATUS_DONE) || runfile_has_lceval(h5))
+        if (runfile_read_status(h5, st, sizeof st) != 0 || strcmp(st, RS_STATUS_DONE) ||
+            runfile_has_lceval(h5))
             continue;
-        fprintf(stderr, "gatelab sweep: eval %s at %s (plain and YaRN)\n", r->id,
-                r->eval_lengths);
+        fprintf(stderr, "gatelab sweep: eval %s at %s (plain and YaRN)\n", r->id, r->eval_lengths);
         if (eval_child("/proc/self/exe", h5, r->eval_lengths, log) != 0) {
             fprintf(stderr, "gatelab sweep: eval %s failed, log %s\n", r->id, log);
             failed++;
@@ -501,9 +491,8 @@ int sweep_eval_runs(const Sweep *sw, const SweepOptions *o) {
 
 /* ---- Slurm ---- */
 
-int sweep_write_slurm(const Sweep *sw, const char *sweep_file,
-                      const char *out_dir, const char *script_path,
-                      char *err, size_t errlen) {
+int sweep_write_slurm(const Sweep *sw, const char *sweep_file, const char *out_dir,
+                      const char *script_path, char *err, size_t errlen) {
     char exe[SWEEP_PATH_MAX], cwd[SWEEP_PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     exe[n > 0 ? n : 0] = '\0';
@@ -511,36 +500,37 @@ int sweep_write_slurm(const Sweep *sw, const char *sweep_file,
     if (!getcwd(cwd, sizeof cwd)) str_copy(cwd, sizeof cwd, ".");
     if (outpath_check(script_path, OUT_SLURM, 1, err, errlen) != 0) return -1;
     FILE *f = fopen(script_path, "w");
-    if (!f)
-        return seterr(err, errlen, "cannot write %s: %s", script_path,
-                      strerror(errno));
+    if (!f) return seterr(err, errlen, "cannot write %s: %s", script_path, strerror(errno));
     const char *base = strrchr(sweep_file, '/');
     base = base ? base + 1 : sweep_file;
-    fprintf(f, "#!/bin/bash\n"
-               "#SBATCH --job-name=gatelab-%.*s\n"
-               "#SBATCH --array=0-%d\n"
-               "#SBATCH --cpus-per-task=1\n"
-               "#SBATCH --output=%s/logs/slurm-%%A_%%a.out\n",
+    fprintf(f,
+            "#!/bin/bash\n"
+            "#SBATCH --job-name=gatelab-%.*s\n"
+            "#SBATCH --array=0-%d\n"
+            "#SBATCH --cpus-per-task=1\n"
+            "#SBATCH --output=%s/logs/slurm-%%A_%%a.out\n",
             (int)strcspn(base, "."), base, sw->n_runs - 1, out_dir);
-    fprintf(f, "#\n# gatelab sweep %s: %d runs, one per array task.\n"
-               "# Each task trains one run into %s/NAME_sSEED.h5 (resumable:\n"
-               "# resubmitting skips finished runs and resumes checkpoints).\n#\n"
-               "# index  run\n", sweep_file, sw->n_runs, out_dir);
-    for (int i = 0; i < sw->n_runs; i++)
-        fprintf(f, "# %5d  %s\n", i, sw->runs[i].id);
-    fprintf(f, "#\n# The report is a separate final step, once every task ended:\n"
-               "#   jid=$(sbatch --parsable %s)\n"
-               "#   sbatch --dependency=afterany:$jid --wrap \"%s report %s\"\n"
-               "# or, afterwards: %s report %s\n\n",
+    fprintf(f,
+            "#\n# gatelab sweep %s: %d runs, one per array task.\n"
+            "# Each task trains one run into %s/NAME_sSEED.h5 (resumable:\n"
+            "# resubmitting skips finished runs and resumes checkpoints).\n#\n"
+            "# index  run\n",
+            sweep_file, sw->n_runs, out_dir);
+    for (int i = 0; i < sw->n_runs; i++) fprintf(f, "# %5d  %s\n", i, sw->runs[i].id);
+    fprintf(f,
+            "#\n# The report is a separate final step, once every task ended:\n"
+            "#   jid=$(sbatch --parsable %s)\n"
+            "#   sbatch --dependency=afterany:$jid --wrap \"%s report %s\"\n"
+            "# or, afterwards: %s report %s\n\n",
             script_path, exe, out_dir, exe, out_dir);
-    fprintf(f, "set -eu\ncd '%s'\nmkdir -p '%s/logs'\n"
-               "export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1\n"
-               "GATELAB=${GATELAB:-%s}\n"
-               "exec \"$GATELAB\" sweep '%s' --out '%s' --only \"$SLURM_ARRAY_TASK_ID\"\n",
+    fprintf(f,
+            "set -eu\ncd '%s'\nmkdir -p '%s/logs'\n"
+            "export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1\n"
+            "GATELAB=${GATELAB:-%s}\n"
+            "exec \"$GATELAB\" sweep '%s' --out '%s' --only \"$SLURM_ARRAY_TASK_ID\"\n",
             cwd, out_dir, exe, sweep_file, out_dir);
     if (fclose(f) != 0)
-        return seterr(err, errlen, "cannot write %s: %s", script_path,
-                      strerror(errno));
+        return seterr(err, errlen, "cannot write %s: %s", script_path, strerror(errno));
     chmod(script_path, 0755);
     return 0;
 }

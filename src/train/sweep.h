@@ -22,18 +22,18 @@
 
 #include <stddef.h>
 
-#define SWEEP_NAME_MAX 96   /* run names go into file names */
+#define SWEEP_NAME_MAX 96 /* run names go into file names */
 #define SWEEP_PATH_MAX 1024
 #define SWEEP_MAX_SEEDS 64
 
 typedef struct {
-    char name[SWEEP_NAME_MAX];     /* from [run NAME] */
+    char name[SWEEP_NAME_MAX]; /* from [run NAME] */
     unsigned long long seed;
-    char id[SWEEP_NAME_MAX + 24];  /* NAME_sSEED: log and run file stem */
+    char id[SWEEP_NAME_MAX + 24];       /* NAME_sSEED: log and run file stem */
     char out_name[SWEEP_NAME_MAX + 28]; /* NAME_sSEED.h5 */
-    char preset[SWEEP_PATH_MAX];   /* preset INI path, as the child sees it */
-    char where[SWEEP_PATH_MAX + 16]; /* "file:line" of the [run] header */
-    char **sets;                   /* "key=value", in the order applied */
+    char preset[SWEEP_PATH_MAX];        /* preset INI path, as the child sees it */
+    char where[SWEEP_PATH_MAX + 16];    /* "file:line" of the [run] header */
+    char **sets;                        /* "key=value", in the order applied */
     int n_sets;
     /* "1x,2x,4x,8x" from eval_lengths in the [sweep] of the file that
      * defines this run ("" = not evaluated). A run defined identically in
@@ -42,7 +42,7 @@ typedef struct {
 } SweepRun;
 
 typedef struct {
-    char path[SWEEP_PATH_MAX];     /* the top-level sweep file */
+    char path[SWEEP_PATH_MAX]; /* the top-level sweep file */
     SweepRun *runs;
     int n_runs;
     /* [sweep] eval_lengths = 1,2,4,8: after training, each run that ended
@@ -76,18 +76,18 @@ int sweep_rank_owns(int index, int rank, int size);
 
 typedef struct {
     const char *out_dir;
-    int jobs;          /* parallel children; <= 0: online cores */
-    int only;          /* run only this index; -1: all */
-    int rank, size;    /* MPI share (0, 1 without MPI) */
-    int dry_run;       /* print the plan and commands, run nothing */
+    int jobs;              /* parallel children; <= 0: online cores */
+    int only;              /* run only this index; -1: all */
+    int rank, size;        /* MPI share (0, 1 without MPI) */
+    int dry_run;           /* print the plan and commands, run nothing */
     double progress_every; /* seconds between progress lines; 0: 5 */
     const char *train_exe; /* NULL: env GATELAB_TRAIN_EXE, else self */
 } SweepOptions;
 
 typedef struct {
-    int total;     /* runs in this process's share */
+    int total;                               /* runs in this process's share */
     int done, diverged, failed, interrupted; /* skipped runs count too */
-    int skipped;   /* of done+diverged, how many were already finished */
+    int skipped;                             /* of done+diverged, how many were already finished */
 } SweepSummary;
 
 /* Run this process's share of sw. Every child's stdout+stderr goes to
@@ -96,14 +96,13 @@ typedef struct {
  * waited for. Returns 0 when every run in the share finished (done or
  * diverged), 1 when some failed or were interrupted, -1 with a reason when
  * the sweep could not start (bad out dir, bad --only). */
-int sweep_execute(const Sweep *sw, const SweepOptions *o, SweepSummary *sum,
-                  char *err, size_t errlen);
+int sweep_execute(const Sweep *sw, const SweepOptions *o, SweepSummary *sum, char *err,
+                  size_t errlen);
 
 /* Write an sbatch job-array script: one array task per run, each running
  * `gatelab sweep FILE --out DIR --only $SLURM_ARRAY_TASK_ID`. */
-int sweep_write_slurm(const Sweep *sw, const char *sweep_file,
-                      const char *out_dir, const char *script_path,
-                      char *err, size_t errlen);
+int sweep_write_slurm(const Sweep *sw, const char *sweep_file, const char *out_dir,
+                      const char *script_path, char *err, size_t errlen);
 
 /* After training: `gatelab eval` of every finished run at the sweep's
  * eval_lengths (runs that already hold /lceval are skipped). Returns how

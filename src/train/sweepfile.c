@@ -62,8 +62,7 @@ typedef struct {
     int n;
 } Chain;
 
-static int fail(FileCtx *c, int line, const char *fmt, const char *a,
-                const char *b) {
+static int fail(FileCtx *c, int line, const char *fmt, const char *a, const char *b) {
     if (c->failed) return 0;
     c->failed = 1;
     int k = snprintf(c->err, c->errlen, "%s:%d: ", c->path, line);
@@ -122,8 +121,7 @@ static void section_header(FileCtx *c, char *line) {
         return;
     }
     if (strncmp(s, "run", 3) || (s[3] && !isspace((unsigned char)s[3]))) {
-        fail(c, c->line, "unknown section [%s] (expected [sweep] or [run NAME])",
-             s, NULL);
+        fail(c, c->line, "unknown section [%s] (expected [sweep] or [run NAME])", s, NULL);
         return;
     }
     char *name = trim(s + 3);
@@ -132,16 +130,17 @@ static void section_header(FileCtx *c, char *line) {
         return;
     }
     if (strlen(name) >= SWEEP_NAME_MAX || !name_ok(name)) {
-        fail(c, c->line, "bad run name '%s' (letters, digits, . _ + - only, "
-             "under 96 chars)", name, NULL);
+        fail(c, c->line,
+             "bad run name '%s' (letters, digits, . _ + - only, "
+             "under 96 chars)",
+             name, NULL);
         return;
     }
     for (int i = 0; i < c->n_runs; i++)
         if (!strcmp(c->runs[i].name, name)) {
             char first[32];
             snprintf(first, sizeof first, "%d", c->runs[i].line);
-            fail(c, c->line, "duplicate run name '%s' (first at line %s)",
-                 name, first);
+            fail(c, c->line, "duplicate run name '%s' (first at line %s)", name, first);
             return;
         }
     FileRun *nr = realloc(c->runs, (size_t)(c->n_runs + 1) * sizeof *nr);
@@ -200,8 +199,7 @@ static void parse_seeds(FileCtx *c, const char *value) {
         errno = 0;
         unsigned long long v = strtoull(t, &end, 10);
         if (!*t || !isdigit((unsigned char)*t) || *end || errno) {
-            fail(c, c->line, "bad seed '%s' in seeds = %s (non-negative integers)",
-                 t, value);
+            fail(c, c->line, "bad seed '%s' in seeds = %s (non-negative integers)", t, value);
             return;
         }
         for (int i = 0; i < c->n_seeds; i++)
@@ -223,8 +221,7 @@ static int check_override(FileCtx *c, const char *key, const char *value) {
         return fail(c, c->line, "bad key '%s' (letters, digits, _ only)", key, NULL), -1;
     if (!*value) return fail(c, c->line, "key '%s' has no value", key, NULL), -1;
     if (!strcmp(key, "init_seed") || !strcmp(key, "data_seed"))
-        return fail(c, c->line, "%s is set per run by seeds = in [sweep]", key,
-                    NULL), -1;
+        return fail(c, c->line, "%s is set per run by seeds = in [sweep]", key, NULL), -1;
     return 0;
 }
 
@@ -242,8 +239,8 @@ static int parse_eval_lengths(FileCtx *c, const char *value) {
         long v = strtol(t, &end, 10);
         while (*end == ' ') end++;
         if (end == t || *end || v < 1 || v > 64 || ++n > 16)
-            return fail(c, c->line, "bad eval_lengths '%s' (want multiples like 1,2,4,8)",
-                        value, NULL);
+            return fail(c, c->line, "bad eval_lengths '%s' (want multiples like 1,2,4,8)", value,
+                        NULL);
         k += (size_t)snprintf(c->eval_lengths + k, sizeof c->eval_lengths - k, "%s%ldx",
                               k ? "," : "", v);
     }
@@ -252,8 +249,7 @@ static int parse_eval_lengths(FileCtx *c, const char *value) {
 
 static int sweep_key(FileCtx *c, const char *name, const char *value) {
     if (!strcmp(name, "preset")) {
-        if (c->preset_line)
-            return fail(c, c->line, "preset given twice", NULL, NULL);
+        if (c->preset_line) return fail(c, c->line, "preset given twice", NULL, NULL);
         if (!*value || strlen(value) >= SWEEP_PATH_MAX - 8)
             return fail(c, c->line, "bad preset '%s'", value, NULL);
         str_copy(c->preset, sizeof c->preset, value);
@@ -268,8 +264,7 @@ static int sweep_key(FileCtx *c, const char *name, const char *value) {
         char tmp[LINE_MAX_LEN];
         snprintf(tmp, sizeof tmp, "%s", value);
         char *eq = strchr(tmp, '=');
-        if (!eq)
-            return fail(c, c->line, "set = '%s' is not key=value", value, NULL);
+        if (!eq) return fail(c, c->line, "set = '%s' is not key=value", value, NULL);
         *eq = '\0';
         char kv[LINE_MAX_LEN];
         char *k = trim(tmp), *v = trim(eq + 1);
@@ -285,32 +280,33 @@ static int sweep_key(FileCtx *c, const char *name, const char *value) {
             return fail(c, c->line, "bad include '%s'", value, NULL);
         ni[c->n_incs++].line = c->line;
     } else {
-        return fail(c, c->line, "unknown key '%s' in [sweep] (preset, seeds, "
-                    "set, include, eval_lengths)", name, NULL);
+        return fail(c, c->line,
+                    "unknown key '%s' in [sweep] (preset, seeds, "
+                    "set, include, eval_lengths)",
+                    name, NULL);
     }
     return 1;
 }
 
-static int handler(void *user, const char *section, const char *name,
-                   const char *value) {
+static int handler(void *user, const char *section, const char *name, const char *value) {
     (void)section; /* the reader tracks sections, with their lines */
     FileCtx *c = user;
     if (c->failed) return 0;
     if (c->sec == SEC_NONE)
-        return fail(c, c->line, "key '%s' outside a section ([sweep] or "
-                    "[run NAME])", name, NULL);
+        return fail(c, c->line,
+                    "key '%s' outside a section ([sweep] or "
+                    "[run NAME])",
+                    name, NULL);
     if (c->sec == SEC_SWEEP) return sweep_key(c, name, value);
     FileRun *r = &c->runs[c->n_runs - 1];
     if (check_override(c, name, value)) return 0;
     size_t kl = strlen(name);
     for (int i = 0; i < r->n_keys; i++)
         if (!strncmp(r->keys[i], name, kl) && r->keys[i][kl] == '=')
-            return fail(c, c->line, "key '%s' given twice in [run %s]", name,
-                        r->name);
+            return fail(c, c->line, "key '%s' given twice in [run %s]", name, r->name);
     char kv[LINE_MAX_LEN];
     snprintf(kv, sizeof kv, "%s=%s", name, value);
-    if (push_str(&r->keys, &r->n_keys, kv))
-        return fail(c, c->line, "out of memory", NULL, NULL);
+    if (push_str(&r->keys, &r->n_keys, kv)) return fail(c, c->line, "out of memory", NULL, NULL);
     return 1;
 }
 
@@ -327,8 +323,7 @@ static int join_rel(char *out, size_t len, const char *path, const char *rel) {
     if (rel[0] == '/') return str_copy(out, len, rel);
     const char *slash = strrchr(path, '/');
     int dl = slash ? (int)(slash - path) : 0;
-    int k = slash ? snprintf(out, len, "%.*s/%s", dl, path, rel)
-                  : snprintf(out, len, "%s", rel);
+    int k = slash ? snprintf(out, len, "%.*s/%s", dl, path, rel) : snprintf(out, len, "%s", rel);
     return (k < 0 || (size_t)k >= len) ? -1 : 0;
 }
 
@@ -337,14 +332,11 @@ static int resolve_preset(FileCtx *c, char *out, size_t len) {
     const char *p = c->preset;
     size_t n = strlen(p);
     char rel[SWEEP_PATH_MAX + 8];
-    if (strchr(p, '/') || (n > 4 && !strcmp(p + n - 4, ".ini")))
-        snprintf(rel, sizeof rel, "%s", p);
-    else
-        snprintf(rel, sizeof rel, "%s.ini", p);
+    if (strchr(p, '/') || (n > 4 && !strcmp(p + n - 4, ".ini"))) snprintf(rel, sizeof rel, "%s", p);
+    else snprintf(rel, sizeof rel, "%s.ini", p);
     if (join_rel(out, len, c->path, rel))
         return fail(c, c->preset_line, "preset path too long: %s", p, NULL), -1;
-    if (!file_exists(out))
-        return fail(c, c->preset_line, "preset '%s': no file %s", p, out), -1;
+    if (!file_exists(out)) return fail(c, c->preset_line, "preset '%s': no file %s", p, out), -1;
     char why[SWEEP_PATH_MAX + 64];
     if (input_check(out, why, sizeof why))
         return fail(c, c->preset_line, "preset '%s': %s", p, why), -1;
@@ -400,12 +392,14 @@ static int add_run(FileCtx *c, Sweep *sw, const FileRun *fr, const char *preset,
         const char *other = sw->runs[i].where;
         /* trained once, evaluated if any defining file asks */
         if (same && !sw->runs[i].eval_lengths[0])
-            str_copy(sw->runs[i].eval_lengths, sizeof sw->runs[i].eval_lengths,
-                     r.eval_lengths);
+            str_copy(sw->runs[i].eval_lengths, sizeof sw->runs[i].eval_lengths, r.eval_lengths);
         run_free(&r);
         if (same) return 0;
-        return fail(c, fr->line, "run '%s' is also defined at %s with other "
-                    "settings", fr->name, other), -1;
+        return fail(c, fr->line,
+                    "run '%s' is also defined at %s with other "
+                    "settings",
+                    fr->name, other),
+               -1;
     }
     SweepRun *nr = realloc(sw->runs, (size_t)(sw->n_runs + 1) * sizeof *nr);
     if (!nr) {
@@ -417,14 +411,16 @@ static int add_run(FileCtx *c, Sweep *sw, const FileRun *fr, const char *preset,
     return 0;
 }
 
-static int parse_file(const char *path, Chain *chain, Sweep *sw, char *err,
-                      size_t errlen);
+static int parse_file(const char *path, Chain *chain, Sweep *sw, char *err, size_t errlen);
 
 static int expand(FileCtx *c, Chain *chain, Sweep *sw) {
     if (c->n_runs > 0) {
         if (!c->preset_line)
-            return fail(c, c->runs[0].line, "no preset = in [sweep] for the "
-                        "runs of this file", NULL, NULL), -1;
+            return fail(c, c->runs[0].line,
+                        "no preset = in [sweep] for the "
+                        "runs of this file",
+                        NULL, NULL),
+                   -1;
         char preset[SWEEP_PATH_MAX];
         if (resolve_preset(c, preset, sizeof preset)) return -1;
         if (!c->n_seeds) c->seeds[c->n_seeds++] = 1; /* default seed */
@@ -441,8 +437,11 @@ static int expand(FileCtx *c, Chain *chain, Sweep *sw) {
             return fail(c, in->line, "include '%s': cannot open %s", in->path, p), -1;
         for (int k = 0; k < chain->n; k++)
             if (!strcmp(chain->paths[k], real))
-                return fail(c, in->line, "include loop: %s is already being "
-                            "read (via %s)", p, c->path), -1;
+                return fail(c, in->line,
+                            "include loop: %s is already being "
+                            "read (via %s)",
+                            p, c->path),
+                       -1;
         if (parse_file(p, chain, sw, c->err, c->errlen)) {
             c->failed = 1;
             return -1;
@@ -451,8 +450,7 @@ static int expand(FileCtx *c, Chain *chain, Sweep *sw) {
     return 0;
 }
 
-static int parse_file(const char *path, Chain *chain, Sweep *sw, char *err,
-                      size_t errlen) {
+static int parse_file(const char *path, Chain *chain, Sweep *sw, char *err, size_t errlen) {
     char real[PATH_MAX];
     FileCtx c;
     memset(&c, 0, sizeof c);
@@ -461,8 +459,7 @@ static int parse_file(const char *path, Chain *chain, Sweep *sw, char *err,
     c.errlen = errlen;
     char why[PATH_MAX + 64];
     if (!realpath(path, real))
-        return seterr(err, errlen, "%s:0: cannot open sweep file: %s", path,
-                      strerror(errno));
+        return seterr(err, errlen, "%s:0: cannot open sweep file: %s", path, strerror(errno));
     if (!(c.f = input_fopen(path, why, sizeof why)))
         return seterr(err, errlen, "%s:0: sweep file %s", path, why);
     if (chain->n == (int)(sizeof chain->paths / sizeof chain->paths[0])) {
@@ -473,10 +470,8 @@ static int parse_file(const char *path, Chain *chain, Sweep *sw, char *err,
     int rc = ini_parse_stream(reader, &c, handler, &c);
     if (ferror(c.f) && !c.failed) fail(&c, c.line, "read error", NULL, NULL);
     fclose(c.f);
-    if (rc > 0 && !c.failed)
-        fail(&c, rc, "expected 'key = value' or a [section]", NULL, NULL);
-    else if (rc < 0 && !c.failed)
-        fail(&c, 0, "cannot parse (out of memory)", NULL, NULL);
+    if (rc > 0 && !c.failed) fail(&c, rc, "expected 'key = value' or a [section]", NULL, NULL);
+    else if (rc < 0 && !c.failed) fail(&c, 0, "cannot parse (out of memory)", NULL, NULL);
     int ret = c.failed ? -1 : expand(&c, chain, sw);
     chain->n--;
     ctx_free(&c);
@@ -495,8 +490,10 @@ int sweep_parse(const char *path, Sweep *sw, char *err, size_t errlen) {
     for (int i = 0; i < sw->n_runs && !sw->eval_lengths[0]; i++)
         str_copy(sw->eval_lengths, sizeof sw->eval_lengths, sw->runs[i].eval_lengths);
     if (sw->n_runs == 0) {
-        seterr(err, errlen, "%s:1: sweep has no runs ([run NAME] sections or "
-               "include =)", path);
+        seterr(err, errlen,
+               "%s:1: sweep has no runs ([run NAME] sections or "
+               "include =)",
+               path);
         sweep_free(sw);
         return -1;
     }

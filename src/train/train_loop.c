@@ -50,12 +50,12 @@ typedef struct {
     const TrainOptions *opt;
     Trainer tr;
     Dataset ds;
-    RunFile *rf;      /* open only inside a commit */
+    RunFile *rf; /* open only inside a commit */
     Rows rows;
     char tmp_path[CFG_STR + 8];
     char *config_text;
     long long step, tokens;
-    double seconds;     /* training time over all sessions of this run */
+    double seconds; /* training time over all sessions of this run */
     double last_val;
 } Loop;
 
@@ -68,8 +68,8 @@ static void format_eta(char *buf, size_t n, double s) {
 
 static void progress(const Loop *lp, float loss, float lr, double tok_s) {
     char eta[32];
-    double left = (double)(lp->cfg->steps - lp->step) * lp->cfg->batch_size *
-                  lp->cfg->seq_len / (tok_s > 0 ? tok_s : 1);
+    double left = (double)(lp->cfg->steps - lp->step) * lp->cfg->batch_size * lp->cfg->seq_len /
+                  (tok_s > 0 ? tok_s : 1);
     format_eta(eta, sizeof eta, left);
     fprintf(stderr, "step %lld/%d | loss %.4f | lr %.2e | %.0f tok/s | ETA %s\n", lp->step,
             lp->cfg->steps, loss, lr, tok_s, eta);
@@ -77,8 +77,8 @@ static void progress(const Loop *lp, float loss, float lr, double tok_s) {
 
 /* ---- buffered train rows ---- */
 
-static int rows_push(Rows *r, long long step, double loss, double lr, double norm,
-                     long long tokens, double seconds) {
+static int rows_push(Rows *r, long long step, double loss, double lr, double norm, long long tokens,
+                     double seconds) {
     if (r->n == r->cap) {
         size_t cap = r->cap ? 2 * r->cap : 256;
         long long *a = realloc(r->step, cap * sizeof *a), *b = realloc(r->tokens, cap * sizeof *b);
@@ -118,8 +118,8 @@ static int commit_begin(Loop *lp, char *err, size_t errlen) {
     }
     const Rows *r = &lp->rows;
     for (size_t i = 0; i < r->n; i++)
-        if (runfile_append_train(lp->rf, r->step[i], r->loss[i], r->lr[i], r->norm[i],
-                                 r->tokens[i], r->seconds[i], err, errlen) != 0) {
+        if (runfile_append_train(lp->rf, r->step[i], r->loss[i], r->lr[i], r->norm[i], r->tokens[i],
+                                 r->seconds[i], err, errlen) != 0) {
             runfile_close(lp->rf, NULL, 0);
             lp->rf = NULL;
             unlink(lp->tmp_path);
@@ -171,8 +171,7 @@ static double evaluate(Loop *lp, double *bpb) {
 static int eval_and_probe(Loop *lp, char *err, size_t errlen) {
     double bpb;
     double v = evaluate(lp, &bpb);
-    if (stop_requested())
-        return seterr(err, errlen, "eval at step %lld interrupted", lp->step);
+    if (stop_requested()) return seterr(err, errlen, "eval at step %lld interrupted", lp->step);
     lp->last_val = v;
     if (!lp->opt->quiet)
         fprintf(stderr, "eval step %lld | val_loss %.4f | ppl %.3f | bpb %.4f\n", lp->step, v,
@@ -182,8 +181,13 @@ static int eval_and_probe(Loop *lp, char *err, size_t errlen) {
 }
 
 static int save_checkpoint(Loop *lp, char *err, size_t errlen) {
-    CheckpointOut c = {lp->step, lp->tokens, lp->seconds, lp->tr.model.params, lp->tr.adam_m,
-                       lp->tr.adam_v, lp->tr.model.table.total};
+    CheckpointOut c = {lp->step,
+                       lp->tokens,
+                       lp->seconds,
+                       lp->tr.model.params,
+                       lp->tr.adam_m,
+                       lp->tr.adam_v,
+                       lp->tr.model.table.total};
     return checkpoint_save(lp->opt->out_path, &c, lp->config_text, err, errlen);
 }
 
@@ -226,8 +230,8 @@ static int open_fresh(Loop *lp, char *err, size_t errlen) {
     /* a stale checkpoint of an older run must never be resumed into this one */
     char ck[CFG_STR + 16];
     snprintf(ck, sizeof ck, "%s.ckpt", lp->opt->out_path);
-    RunFile *rf = runfile_create(lp->opt->out_path, lp->cfg, &lp->tr.model, lp->opt->force,
-                                 err, errlen);
+    RunFile *rf =
+        runfile_create(lp->opt->out_path, lp->cfg, &lp->tr.model, lp->opt->force, err, errlen);
     if (!rf) return TRAIN_BADINPUT;
     remove(ck);
     if (runfile_close(rf, err, errlen) != 0) return TRAIN_FAIL;
@@ -246,14 +250,17 @@ static int open_resumed(Loop *lp, char *err, size_t errlen) {
     if (lp->step < 0 || lp->step > lp->cfg->steps || lp->tokens < 0 || !isfinite(lp->seconds)) {
         free(text);
         return seterr(err, errlen, "%s.ckpt: step %lld is outside 0..%d (corrupt checkpoint)",
-                      lp->opt->out_path, lp->step, lp->cfg->steps), TRAIN_BADINPUT;
+                      lp->opt->out_path, lp->step, lp->cfg->steps),
+               TRAIN_BADINPUT;
     }
     int same = text && !strcmp(text, lp->config_text);
     free(text);
     if (!same)
-        return seterr(err, errlen, "%s.ckpt was made with a different config; "
+        return seterr(err, errlen,
+                      "%s.ckpt was made with a different config; "
                       "resume with the same config, or start over with --force",
-                      lp->opt->out_path), TRAIN_BADINPUT;
+                      lp->opt->out_path),
+               TRAIN_BADINPUT;
     /* check the run file now, so a corrupt one is refused before any work;
      * on a copy, so a refused resume touches nothing */
     if (file_copy(lp->opt->out_path, lp->tmp_path, err, errlen) != 0) return TRAIN_FAIL;
@@ -269,13 +276,13 @@ static int open_resumed(Loop *lp, char *err, size_t errlen) {
     /* rows 0..step-1 must all be there: a checkpoint newer than the run
      * file's last commit would leave a gap in the metrics */
     if (rows != lp->step)
-        return seterr(err, errlen, "%s.ckpt is at step %lld but %s holds only %lld train "
+        return seterr(err, errlen,
+                      "%s.ckpt is at step %lld but %s holds only %lld train "
                       "rows (the checkpoint is newer than the run file); refusing a resume "
                       "with a gap (start over with --force)",
                       lp->opt->out_path, lp->step, lp->opt->out_path, rows),
                TRAIN_BADINPUT;
-    if (!lp->opt->quiet)
-        fprintf(stderr, "resuming %s at step %lld\n", lp->opt->out_path, lp->step);
+    if (!lp->opt->quiet) fprintf(stderr, "resuming %s at step %lld\n", lp->opt->out_path, lp->step);
     return TRAIN_OK;
 }
 
@@ -289,12 +296,17 @@ static int preflight(const TrainOptions *o, char *err, size_t errlen) {
      * checkpoint would redo the last eval and append a duplicate row */
     if (o->resume && exists && runfile_read_status(o->out_path, st, sizeof st) == 0 &&
         !strcmp(st, RS_STATUS_DONE))
-        return seterr(err, errlen, "%s is already finished (status done); nothing to resume "
+        return seterr(err, errlen,
+                      "%s is already finished (status done); nothing to resume "
                       "(to train it again from scratch: --force without --resume)",
-                      o->out_path), TRAIN_BADINPUT;
+                      o->out_path),
+               TRAIN_BADINPUT;
     if (o->resume && exists && !o->force && !checkpoint_exists(o->out_path))
-        return seterr(err, errlen, "%s has no checkpoint to resume from "
-                      "(start over with --force)", o->out_path), TRAIN_BADINPUT;
+        return seterr(err, errlen,
+                      "%s has no checkpoint to resume from "
+                      "(start over with --force)",
+                      o->out_path),
+               TRAIN_BADINPUT;
     return TRAIN_OK;
 }
 
@@ -308,8 +320,10 @@ static int loop_open(Loop *lp, char *err, size_t errlen) {
 /* ---- the loop ---- */
 
 static int diverged(Loop *lp, float loss, double norm, char *err, size_t errlen) {
-    fprintf(stderr, "diverged at step %lld (loss %g, grad norm %g): stopping; the last "
-            "good checkpoint is kept\n", lp->step, loss, norm);
+    fprintf(stderr,
+            "diverged at step %lld (loss %g, grad norm %g): stopping; the last "
+            "good checkpoint is kept\n",
+            lp->step, loss, norm);
     if (commit_begin(lp, err, errlen) != 0) return TRAIN_FAIL;
     int rc = runfile_set_summary(lp->rf, RS_SUM_DIVERGED_STEP, (double)lp->step, err, errlen);
     rc |= runfile_set_summary(lp->rf, RS_SUM_STEPS_DONE, (double)lp->step, err, errlen);
@@ -332,7 +346,7 @@ static int one_step(Loop *lp, float *loss_out, float *lr_out, double *norm_out) 
     int inject = lp->step == o->inject_at ? o->inject_kind : INJECT_NONE;
     if (lp->step == o->nan_at_step) inject = INJECT_LOSS;
     if (inject == INJECT_WEIGHT) tr->model.w.final_norm_w[0] = NAN; /* every row: NaN loss */
-    if (inject == INJECT_GRAD) tr->poison_grad = 1;         /* shows as a NaN norm */
+    if (inject == INJECT_GRAD) tr->poison_grad = 1;                 /* shows as a NaN norm */
     float loss = trainer_step(tr, tr->inputs, tr->targets, lp->step, &norm);
     if (inject == INJECT_LOSS) loss = NAN;
     lp->seconds += now_seconds() - t0;
@@ -345,8 +359,10 @@ static int one_step(Loop *lp, float *loss_out, float *lr_out, double *norm_out) 
  * file and checkpoint stay at the last commit, which --resume continues
  * from (redoing the steps since, bit-identically). */
 static int interrupted_in_commit(const Loop *lp) {
-    fprintf(stderr, "interrupted during the eval at step %lld: the last checkpoint is kept, "
-            "resume with --resume\n", lp->step);
+    fprintf(stderr,
+            "interrupted during the eval at step %lld: the last checkpoint is kept, "
+            "resume with --resume\n",
+            lp->step);
     return TRAIN_INTERRUPTED;
 }
 
@@ -382,8 +398,7 @@ static int run_steps(Loop *lp, char *err, size_t errlen) {
     return stop_requested() ? interrupted_in_commit(lp) : TRAIN_FAIL;
 }
 
-int train_run(const Config *cfg, const TrainOptions *opt, char *err,
-              size_t errlen) {
+int train_run(const Config *cfg, const TrainOptions *opt, char *err, size_t errlen) {
     Loop lp;
     memset(&lp, 0, sizeof lp);
     lp.cfg = cfg;

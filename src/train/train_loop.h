@@ -11,7 +11,7 @@ typedef struct {
     int resume;
     int force;
     int quiet;
-    long long nan_at_step; /* debug: poison the loss at this step; -1 off */
+    long long nan_at_step;  /* debug: poison the loss at this step; -1 off */
     long long kill_at_step; /* debug: SIGKILL itself after logging this step */
     int inject_kind;        /* debug: INJECT_* poisoned at inject_at */
     long long inject_at;    /* -1 off (nan_at_step is inject loss) */
@@ -21,12 +21,16 @@ typedef struct {
 enum { INJECT_NONE = 0, INJECT_LOSS, INJECT_GRAD, INJECT_WEIGHT };
 
 /* Exit codes of a run, shared with the sweep runner. */
-enum { TRAIN_OK = 0, TRAIN_FAIL = 1, TRAIN_BADINPUT = 2, TRAIN_DIVERGED = 3,
-       TRAIN_INTERRUPTED = 130 };
+enum {
+    TRAIN_OK = 0,
+    TRAIN_FAIL = 1,
+    TRAIN_BADINPUT = 2,
+    TRAIN_DIVERGED = 3,
+    TRAIN_INTERRUPTED = 130
+};
 
 /* Train to completion (or resume). Returns one of the codes above, with a
  * one-line reason in err for failures. */
-int train_run(const Config *cfg, const TrainOptions *opt, char *err,
-              size_t errlen);
+int train_run(const Config *cfg, const TrainOptions *opt, char *err, size_t errlen);
 
 #endif

@@ -86,8 +86,7 @@ static void *job_run(void *p) {
 static void run_jobs(Job *jobs, int n) {
     pthread_t th[64];
     int started[64] = {0};
-    for (int i = 1; i < n; i++)
-        started[i] = pthread_create(&th[i], NULL, job_run, &jobs[i]) == 0;
+    for (int i = 1; i < n; i++) started[i] = pthread_create(&th[i], NULL, job_run, &jobs[i]) == 0;
     job_run(&jobs[0]);
     for (int i = 1; i < n; i++) {
         if (started[i]) pthread_join(th[i], NULL);
@@ -96,16 +95,17 @@ static void run_jobs(Job *jobs, int n) {
 }
 
 /* Split B sequences over the workers (capacity permitting) and run. */
-static int make_jobs(Trainer *tr, Job *jobs, const int *inputs,
-                     const int *targets, int B, int T, int backward) {
+static int make_jobs(Trainer *tr, Job *jobs, const int *inputs, const int *targets, int B, int T,
+                     int backward) {
     int n = 0, off = 0;
     for (int w = 0; w < tr->n_workers && off < B; w++) {
         int share = B / tr->n_workers + (w < B % tr->n_workers);
         if (share > tr->workers[w].B) share = tr->workers[w].B;
         if (share == 0) continue;
         size_t o = (size_t)off * T;
-        jobs[n++] = (Job){&tr->model, &tr->workers[w], inputs + o, targets ? targets + o : NULL,
-                          share, T, backward};
+        jobs[n++] =
+            (Job){&tr->model, &tr->workers[w], inputs + o, targets ? targets + o : NULL, share,
+                  T,          backward};
         off += share;
     }
     return n;
@@ -138,8 +138,8 @@ static void reduce_grads(Trainer *tr, const Job *jobs, int n, long long total) {
     }
 }
 
-float trainer_step(Trainer *tr, const int *inputs, const int *targets,
-                   long long step, double *grad_norm) {
+float trainer_step(Trainer *tr, const int *inputs, const int *targets, long long step,
+                   double *grad_norm) {
     Job jobs[64];
     int n = make_jobs(tr, jobs, inputs, targets, tr->cfg.batch_size, tr->cfg.seq_len, 1);
     run_jobs(jobs, n);
@@ -157,8 +157,7 @@ float trainer_step(Trainer *tr, const int *inputs, const int *targets,
     return loss;
 }
 
-float trainer_loss(Trainer *tr, const int *inputs, const int *targets, int B,
-                   int T) {
+float trainer_loss(Trainer *tr, const int *inputs, const int *targets, int B, int T) {
     Job jobs[64];
     int n = make_jobs(tr, jobs, inputs, targets, B, T, 0);
     run_jobs(jobs, n);

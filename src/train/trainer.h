@@ -14,10 +14,10 @@ typedef struct {
     Model model;
     int n_workers;
     RunState *workers;
-    int *share;        /* sequences per worker */
+    int *share; /* sequences per worker */
     float *adam_m, *adam_v;
     int *inputs, *targets; /* [B, T] batch buffers */
-    int poison_grad;   /* debug: the next step puts a NaN in one gradient */
+    int poison_grad;       /* debug: the next step puts a NaN in one gradient */
 } Trainer;
 
 int trainer_init(Trainer *tr, const Config *cfg, char *err, size_t errlen);
@@ -26,11 +26,10 @@ void trainer_free(Trainer *tr);
 /* Forward + backward + clip + AdamW on inputs/targets [B, T] at step s.
  * Returns the loss; *grad_norm gets the pre-clip norm. A non-finite loss
  * or norm skips the update (the caller marks the run diverged). */
-float trainer_step(Trainer *tr, const int *inputs, const int *targets,
-                   long long step, double *grad_norm);
+float trainer_step(Trainer *tr, const int *inputs, const int *targets, long long step,
+                   double *grad_norm);
 
 /* Forward only over B sequences (split across workers); mean loss. */
-float trainer_loss(Trainer *tr, const int *inputs, const int *targets,
-                   int B, int T);
+float trainer_loss(Trainer *tr, const int *inputs, const int *targets, int B, int T);
 
 #endif

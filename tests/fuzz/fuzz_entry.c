@@ -15,7 +15,6 @@
 #include "safetensors.h"
 #include "sweep.h"
 
-
 /* Write the input to /tmp/gatelab-fuzz-PID.TAG; the path in static storage. */
 static const char *to_file(const char *tag, const uint8_t *data, size_t size) {
     static char p[128];

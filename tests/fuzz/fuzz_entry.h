@@ -15,13 +15,12 @@
 /* An invariant of the code under test; breaking it is a bug the fuzzer must
  * report, so it aborts (a crash is what libFuzzer records). Not assert():
  * the meson suite replays these entries in a release build (NDEBUG). */
-#define fuzz_assert(cond)                                                     \
-    do {                                                                      \
-        if (!(cond)) {                                                        \
-            fprintf(stderr, "fuzz_assert failed: %s (%s:%d)\n", #cond,         \
-                    __FILE__, __LINE__);                                      \
-            abort();                                                          \
-        }                                                                     \
+#define fuzz_assert(cond)                                                                          \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "fuzz_assert failed: %s (%s:%d)\n", #cond, __FILE__, __LINE__);        \
+            abort();                                                                               \
+        }                                                                                          \
     } while (0)
 
 /* The entries' contract: 0 accepted, 1 refused; any other value is a bug. */
