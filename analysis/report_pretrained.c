@@ -9,6 +9,7 @@
 
 #include "metrics.h"
 #include "runfile_read.h"
+#include "runschema.h"
 #include "runstats.h"
 
 static void cell(FILE *f, double v, const char *fmt) {
@@ -22,11 +23,11 @@ static int row(FILE *f, const char *path, int *header) {
     RunReader *r = runread_open(path, err, sizeof err);
     if (!r) return 0;
     ProbeRecord p;
-    int ok = runread_pretrained_string(r, "architecture", arch, sizeof arch, NULL, 0) == 0 &&
+    int ok = runread_pretrained_string(r, RS_PT_ARCHITECTURE, arch, sizeof arch, NULL, 0) == 0 &&
              runread_probe(r, -1, &p, NULL, 0) == 0;
     if (ok) {
-        runread_pretrained_string(r, "dtype", dtype, sizeof dtype, NULL, 0);
-        runread_pretrained_string(r, "model_dir", dir, sizeof dir, NULL, 0);
+        runread_pretrained_string(r, RS_PT_DTYPE, dtype, sizeof dtype, NULL, 0);
+        runread_pretrained_string(r, RS_PT_MODEL_DIR, dir, sizeof dir, NULL, 0);
         if (!*header) {
             fprintf(f, "\n## Pretrained models\n\nRun files written by `gatelab inspect` from a "
                        "Hugging Face checkpoint (one probe). For comparison, the paper's Table 4 "
