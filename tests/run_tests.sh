@@ -27,10 +27,10 @@ if [ "${GATELAB_FAST:-0}" != 1 ]; then
     echo "== torture: 20 SIGKILLs of a sweep"
     bash tests/torture.sh build 20
 fi
+# the code style (.clang-format); CI fails on unformatted code
+echo "== format"
+bash tests/check_format.sh
 # the closing line CI reads: the meson suite's counts
 ok=$(awk '/^Ok:/ {print $2}' "$log"); bad=$(awk '/^Fail:/ {print $2}' "$log")
 echo "== all tests passed"
 echo "${ok:-0} passed, ${bad:-0} failed"
-# last: the code style (.clang-format); CI fails on unformatted code
-echo "== format"
-bash tests/check_format.sh
