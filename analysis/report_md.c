@@ -333,6 +333,29 @@ void md_runs(FILE *f, const Row *rows, int n) {
 /* One line per data source: the config values its runs share, and for a
  * key they do not share its distinct values (e.g. lr over a stability
  * sweep). */
+
+/* The probe line of Settings: the first probed run's shape, and how many
+ * runs' attention is Gu et al.'s proxy (normalisers without rows that sum
+ * to one), since a sweep mixes them */
+static void md_settings_probe(FILE *f, const Row *rows, int n, const Row *probed) {
+    int probes = 0, proxies = 0, mixed = 0;
+    for (int i = 0; i < n; i++) {
+        if (!rows[i].ok || !rows[i].has_probe) continue;
+        probes++;
+        proxies += rows[i].proxy != 0;
+        mixed |= strcmp(rows[i].normaliser, probed->normaliser) != 0;
+    }
+    fprintf(f, "- Probe (last probe of each run): %d sequences of length T = %d; normaliser %s; ",
+            probed->probe_N, probed->probe_T, mixed ? "per run (see Runs)" : probed->normaliser);
+    if (proxies == 0) fprintf(f, "attention is post-softmax (no proxy).\n");
+    else if (proxies == probes) fprintf(f, "attention is the Gu et al. proxy |a|/sum|a|.\n");
+    else
+        fprintf(f,
+                "attention is post-softmax except in %d of %d runs, where it is the Gu et al. "
+                "proxy |a|/sum|a|.\n",
+                proxies, probes);
+}
+
 static void md_settings_data(FILE *f, const Row *rows, int n, const char *data) {
     int nrun = 0;
     for (int i = 0; i < n && rows[i].ok; i++) nrun += !strcmp(rows[i].data, data);
@@ -388,13 +411,7 @@ void md_settings(FILE *f, const char *dir, const Row *rows, int n) {
         for (int j = 0; j < i && !seen; j++) seen = !strcmp(rows[j].data, rows[i].data);
         if (!seen) md_settings_data(f, rows, n, rows[i].data);
     }
-    if (probed)
-        fprintf(f,
-                "- Probe (last probe of each run): %d sequences of length "
-                "T = %d; normaliser %s; %s.\n",
-                probed->probe_N, probed->probe_T, probed->normaliser,
-                probed->proxy ? "attention is the Gu et al. proxy |a|/sum|a|"
-                              : "attention is post-softmax (no proxy)");
+    if (probed) md_settings_probe(f, rows, n, probed);
     else
         fprintf(f, "- No run has a probe yet: attention, gate and activation "
                    "columns are blank.\n");

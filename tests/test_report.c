@@ -21,6 +21,7 @@
 
 #include "commands.h"
 #include "config.h"
+#include "h5util.h"
 #include "report.h"
 #include "runname.h"
 #include "runfile.h"
@@ -683,6 +684,43 @@ static void test_median_seed_compare(void **state) {
     free(md);
 }
 
+/* Settings says how many runs' attention is the Gu et al. proxy, not only
+ * the first run's: none, then 1 of 3 runs marked proxy (its last probe's
+ * attribute, step 100, set by hand). */
+static void set_proxy(const char *path) {
+    char group[64];
+    snprintf(group, sizeof group, RS_PROBE_PATH_FMT, 100LL);
+    hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+    assert_true(f >= 0);
+    hid_t g = H5Gopen2(f, group, H5P_DEFAULT);
+    assert_true(g >= 0);
+    assert_int_equal(h5u_attr_i64(g, RS_P_PROXY, 1), 0);
+    H5Gclose(g);
+    H5Fclose(f);
+}
+
+static void test_settings_proxy_count(void **state) {
+    (void)state;
+    char saved[256], path[700];
+    snprintf(saved, sizeof saved, "%s", g_dir);
+    snprintf(g_dir, sizeof g_dir, "%.200s/proxy", saved);
+    assert_int_equal(mkdir(g_dir, 0777), 0);
+    make_run("base_s1.h5", "baseline", 1, 2.0, 0.5f, 0, 0);
+    make_run("base_s2.h5", "baseline", 2, 2.0, 0.5f, 0, 0);
+    make_run("g1_s1.h5", "g1-elem", 1, 1.9, 0.05f, 1, 0);
+    char *md = report_in_subdir(saved);
+    assert_non_null(strstr(md, "attention is post-softmax (no proxy)."));
+    free(md);
+    snprintf(g_dir, sizeof g_dir, "%.200s/proxy", saved);
+    snprintf(path, sizeof path, "%s/g1_s1.h5", g_dir);
+    set_proxy(path);
+    md = report_in_subdir(saved);
+    assert_non_null(strstr(md,
+                           "attention is post-softmax except in 1 of 3 runs, where it is the Gu "
+                           "et al. proxy"));
+    free(md);
+}
+
 /* The comparison section on 5 + 5 + 5 seeds worked out by hand:
  * g1 val_loss 1.5..1.9 against the baseline's 2.0..2.4: every g1 seed
  * below every baseline seed, so the exact Mann-Whitney p = 2 / C(10, 5) =
@@ -744,6 +782,7 @@ int main(void) {
         cmocka_unit_test(test_shared_gate_heads),
         cmocka_unit_test(test_probe_columns),
         cmocka_unit_test(test_median_seed_compare),
+        cmocka_unit_test(test_settings_proxy_count),
         cmocka_unit_test(test_compare_section),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
