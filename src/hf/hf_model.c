@@ -40,6 +40,7 @@ const HfArch *hf_model_arch(const HfModel *m) { return &m->a; }
 const char *hf_model_config_text(const HfModel *m) { return m->cfg_text; }
 const char *hf_model_dtype(const HfModel *m) { return m->w.dtype ? m->w.dtype : "?"; }
 int hf_model_gate_channels(const HfModel *m) { return m->a.H * hf_gate_per_head(&m->a); }
+int hf_model_threads(const HfModel *m) { return m->threads; }
 
 static void bufs_free(Bufs *b) {
     float *all[] = {b->x,    b->h,    b->qraw, b->q,    b->k,    b->v,
@@ -134,6 +135,26 @@ static void norm_rows(float *y, const float *x, const float *w, const float *b, 
             yr[i] = w[i] * v + (b ? b[i] : 0.0f);
         }
     }
+}
+
+typedef struct {
+    float *y;
+    const float *x, *w, *b;
+    int n, rms;
+    double eps;
+} NormJob;
+
+/* Rows [t0, t1) of norm_rows (each row is independent). */
+static void norm_range(void *ctx, size_t t0, size_t t1) {
+    const NormJob *j = ctx;
+    norm_rows(j->y + t0 * j->n, j->x + t0 * j->n, j->w, j->b, (int)(t1 - t0), j->n, j->eps, j->rms);
+}
+
+/* norm_rows split by rows over the threads; same results. */
+static void norm_rows_par(int threads, float *y, const float *x, const float *w, const float *b,
+                          int T, int n, double eps, int rms) {
+    NormJob j = {y, x, w, b, n, rms, eps};
+    hf_parallel_for(threads, (size_t)T, norm_range, &j);
 }
 
 /* Rotary frequencies as the HF rotary embeddings compute them (float32),
@@ -307,15 +328,15 @@ static int layer(HfModel *m, int l, int T, char *err, size_t errlen) {
     const float *W[W_N_ROLES];
     const size_t n = (size_t)T * a->d;
     if (hf_weights_layer(&m->w, l, W, err, errlen) < 0) return -1;
-    norm_rows(b->h, b->x, W[W_LN1], W[W_LN1_B], T, a->d, a->eps, a->rms);
+    norm_rows_par(m->threads, b->h, b->x, W[W_LN1], W[W_LN1_B], T, a->d, a->eps, a->rms);
     if (attention(m, W, T, err, errlen) < 0) return -1;
     if (a->parallel_residual) {
-        norm_rows(b->h, b->x, W[W_LN2], W[W_LN2_B], T, a->d, a->eps, a->rms);
+        norm_rows_par(m->threads, b->h, b->x, W[W_LN2], W[W_LN2_B], T, a->d, a->eps, a->rms);
         add_into(b->x, b->ao, n);
         mlp(m, W, b->ao, T);
     } else {
         add_into(b->x, b->ao, n);
-        norm_rows(b->h, b->x, W[W_LN2], W[W_LN2_B], T, a->d, a->eps, a->rms);
+        norm_rows_par(m->threads, b->h, b->x, W[W_LN2], W[W_LN2_B], T, a->d, a->eps, a->rms);
         mlp(m, W, b->ao, T);
     }
     add_into(b->x, b->ao, n);
