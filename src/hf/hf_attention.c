@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hf_fastexp.h"
 #include "util.h"
 
 #define QB 64 /* queries per task */
@@ -24,11 +25,9 @@ typedef struct {
 static void softmax_row(float *s, int t, int keys) {
     float mx = s[0];
     for (int j = 1; j <= t; j++) mx = s[j] > mx ? s[j] : mx;
+    for (int j = 0; j <= t; j++) s[j] = hf_expf(s[j] - mx); /* vectorises */
     double sum = 0.0;
-    for (int j = 0; j <= t; j++) {
-        s[j] = expf(s[j] - mx);
-        sum += s[j];
-    }
+    for (int j = 0; j <= t; j++) sum += s[j];
     float inv = (float)(1.0 / sum);
     for (int j = 0; j <= t; j++) s[j] *= inv;
     if (keys > t + 1) memset(s + t + 1, 0, (size_t)(keys - t - 1) * sizeof(float));

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "hf_attention.h"
+#include "hf_fastexp.h"
 #include "hf_parallel.h"
 #include "hf_weights.h"
 #include "util.h"
@@ -298,10 +299,32 @@ typedef struct {
     const float *f2; /* GLU gate input, or NULL */
 } ActJob;
 
+static inline float silu_fast(float x) { return x / (1.0f + hf_expf(-x)); }
+
+static inline float gelu_tanh_fast(float x) {
+    return x / (1.0f + hf_expf(-1.5957691216057308f * (x + 0.044715f * x * x * x)));
+}
+
+/* SiLU and tanh-GELU with the vectorisable exp (one plain loop each). */
+static void act_sigmoid_range(const ActJob *j, size_t i0, size_t i1) {
+    float *f1 = j->f1;
+    const float *f2 = j->f2;
+    const int silu = j->act == HF_ACT_SILU;
+    if (f2 && silu)
+        for (size_t i = i0; i < i1; i++) f1[i] *= silu_fast(f2[i]);
+    else if (f2)
+        for (size_t i = i0; i < i1; i++) f1[i] *= gelu_tanh_fast(f2[i]);
+    else if (silu)
+        for (size_t i = i0; i < i1; i++) f1[i] = silu_fast(f1[i]);
+    else
+        for (size_t i = i0; i < i1; i++) f1[i] = gelu_tanh_fast(f1[i]);
+}
+
 /* f1 = act(f1), or f1 *= act(f2) for the GLU, over [i0, i1). */
 static void act_range(void *ctx, size_t i0, size_t i1) {
     const ActJob *j = ctx;
-    if (j->f2)
+    if (j->act == HF_ACT_SILU || j->act == HF_ACT_GELU_TANH) act_sigmoid_range(j, i0, i1);
+    else if (j->f2)
         for (size_t i = i0; i < i1; i++) j->f1[i] *= act(j->act, j->f2[i]);
     else
         for (size_t i = i0; i < i1; i++) j->f1[i] = act(j->act, j->f1[i]);
