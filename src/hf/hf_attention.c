@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hf_fastexp.h"
 #include "util.h"
 
 #define QB 64 /* queries per task */
@@ -20,16 +21,38 @@ typedef struct {
     float *S; /* [QB, T] */
 } Worker;
 
+#define LANES 8 /* independent partial max/sum chains (they vectorise) */
+
+/* max of s[0..n), n >= 1; exact, so the lane order does not matter. */
+static float row_max(const float *s, int n) {
+    float m[LANES];
+    int j = 0;
+    for (int k = 0; k < LANES; k++) m[k] = s[0];
+    for (; j + LANES <= n; j += LANES)
+        for (int k = 0; k < LANES; k++) m[k] = s[j + k] > m[k] ? s[j + k] : m[k];
+    for (; j < n; j++) m[0] = s[j] > m[0] ? s[j] : m[0];
+    float mx = m[0];
+    for (int k = 1; k < LANES; k++) mx = m[k] > mx ? m[k] : mx;
+    return mx;
+}
+
+/* sum of s[0..n) in double, over LANES partial sums. */
+static double row_sum(const float *s, int n) {
+    double a[LANES] = {0};
+    int j = 0;
+    for (; j + LANES <= n; j += LANES)
+        for (int k = 0; k < LANES; k++) a[k] += s[j + k];
+    for (; j < n; j++) a[0] += s[j];
+    double sum = 0.0;
+    for (int k = 0; k < LANES; k++) sum += a[k];
+    return sum;
+}
+
 /* Softmax of row r (query t) over keys 0..t; zero beyond. */
 static void softmax_row(float *s, int t, int keys) {
-    float mx = s[0];
-    for (int j = 1; j <= t; j++) mx = s[j] > mx ? s[j] : mx;
-    double sum = 0.0;
-    for (int j = 0; j <= t; j++) {
-        s[j] = expf(s[j] - mx);
-        sum += s[j];
-    }
-    float inv = (float)(1.0 / sum);
+    const float mx = row_max(s, t + 1);
+    for (int j = 0; j <= t; j++) s[j] = hf_expf(s[j] - mx); /* vectorises */
+    float inv = (float)(1.0 / row_sum(s, t + 1));
     for (int j = 0; j <= t; j++) s[j] *= inv;
     if (keys > t + 1) memset(s + t + 1, 0, (size_t)(keys - t - 1) * sizeof(float));
 }

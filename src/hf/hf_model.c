@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "hf_attention.h"
+#include "hf_fastexp.h"
 #include "hf_parallel.h"
 #include "hf_weights.h"
 #include "util.h"
@@ -40,6 +41,7 @@ const HfArch *hf_model_arch(const HfModel *m) { return &m->a; }
 const char *hf_model_config_text(const HfModel *m) { return m->cfg_text; }
 const char *hf_model_dtype(const HfModel *m) { return m->w.dtype ? m->w.dtype : "?"; }
 int hf_model_gate_channels(const HfModel *m) { return m->a.H * hf_gate_per_head(&m->a); }
+int hf_model_threads(const HfModel *m) { return m->threads; }
 
 static void bufs_free(Bufs *b) {
     float *all[] = {b->x,    b->h,    b->qraw, b->q,    b->k,    b->v,
@@ -134,6 +136,26 @@ static void norm_rows(float *y, const float *x, const float *w, const float *b, 
             yr[i] = w[i] * v + (b ? b[i] : 0.0f);
         }
     }
+}
+
+typedef struct {
+    float *y;
+    const float *x, *w, *b;
+    int n, rms;
+    double eps;
+} NormJob;
+
+/* Rows [t0, t1) of norm_rows (each row is independent). */
+static void norm_range(void *ctx, size_t t0, size_t t1) {
+    const NormJob *j = ctx;
+    norm_rows(j->y + t0 * j->n, j->x + t0 * j->n, j->w, j->b, (int)(t1 - t0), j->n, j->eps, j->rms);
+}
+
+/* norm_rows split by rows over the threads; same results. */
+static void norm_rows_par(int threads, float *y, const float *x, const float *w, const float *b,
+                          int T, int n, double eps, int rms) {
+    NormJob j = {y, x, w, b, n, rms, eps};
+    hf_parallel_for(threads, (size_t)T, norm_range, &j);
 }
 
 /* Rotary frequencies as the HF rotary embeddings compute them (float32),
@@ -277,10 +299,32 @@ typedef struct {
     const float *f2; /* GLU gate input, or NULL */
 } ActJob;
 
+static inline float silu_fast(float x) { return x / (1.0f + hf_expf(-x)); }
+
+static inline float gelu_tanh_fast(float x) {
+    return x / (1.0f + hf_expf(-1.5957691216057308f * (x + 0.044715f * x * x * x)));
+}
+
+/* SiLU and tanh-GELU with the vectorisable exp (one plain loop each). */
+static void act_sigmoid_range(const ActJob *j, size_t i0, size_t i1) {
+    float *f1 = j->f1;
+    const float *f2 = j->f2;
+    const int silu = j->act == HF_ACT_SILU;
+    if (f2 && silu)
+        for (size_t i = i0; i < i1; i++) f1[i] *= silu_fast(f2[i]);
+    else if (f2)
+        for (size_t i = i0; i < i1; i++) f1[i] *= gelu_tanh_fast(f2[i]);
+    else if (silu)
+        for (size_t i = i0; i < i1; i++) f1[i] = silu_fast(f1[i]);
+    else
+        for (size_t i = i0; i < i1; i++) f1[i] = gelu_tanh_fast(f1[i]);
+}
+
 /* f1 = act(f1), or f1 *= act(f2) for the GLU, over [i0, i1). */
 static void act_range(void *ctx, size_t i0, size_t i1) {
     const ActJob *j = ctx;
-    if (j->f2)
+    if (j->act == HF_ACT_SILU || j->act == HF_ACT_GELU_TANH) act_sigmoid_range(j, i0, i1);
+    else if (j->f2)
         for (size_t i = i0; i < i1; i++) j->f1[i] *= act(j->act, j->f2[i]);
     else
         for (size_t i = i0; i < i1; i++) j->f1[i] = act(j->act, j->f1[i]);
@@ -307,15 +351,15 @@ static int layer(HfModel *m, int l, int T, char *err, size_t errlen) {
     const float *W[W_N_ROLES];
     const size_t n = (size_t)T * a->d;
     if (hf_weights_layer(&m->w, l, W, err, errlen) < 0) return -1;
-    norm_rows(b->h, b->x, W[W_LN1], W[W_LN1_B], T, a->d, a->eps, a->rms);
+    norm_rows_par(m->threads, b->h, b->x, W[W_LN1], W[W_LN1_B], T, a->d, a->eps, a->rms);
     if (attention(m, W, T, err, errlen) < 0) return -1;
     if (a->parallel_residual) {
-        norm_rows(b->h, b->x, W[W_LN2], W[W_LN2_B], T, a->d, a->eps, a->rms);
+        norm_rows_par(m->threads, b->h, b->x, W[W_LN2], W[W_LN2_B], T, a->d, a->eps, a->rms);
         add_into(b->x, b->ao, n);
         mlp(m, W, b->ao, T);
     } else {
         add_into(b->x, b->ao, n);
-        norm_rows(b->h, b->x, W[W_LN2], W[W_LN2_B], T, a->d, a->eps, a->rms);
+        norm_rows_par(m->threads, b->h, b->x, W[W_LN2], W[W_LN2_B], T, a->d, a->eps, a->rms);
         mlp(m, W, b->ao, T);
     }
     add_into(b->x, b->ao, n);

@@ -27,6 +27,8 @@ int hf_model_open(HfModel **out, const char *dir, int threads, char *err, size_t
 void hf_model_close(HfModel *m);
 
 const HfArch *hf_model_arch(const HfModel *m);
+/* Threads the forward pass runs on (>= 1). */
+int hf_model_threads(const HfModel *m);
 const char *hf_model_config_text(const HfModel *m);
 const char *hf_model_dtype(const HfModel *m); /* F32, BF16, F16 or mixed */
 /* Gate channels per layer the callback sees (H * dh, H, or 0). */

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "hf_parallel.h"
 #include "metrics.h"
 #include "util.h"
 
@@ -29,6 +30,7 @@ int hf_probe_init(HfProbe *p, const HfModel *m, int N, int T, int M) {
     memset(p, 0, sizeof *p);
     p->L = a->L, p->H = a->H, p->N = N, p->T = T, p->M = M, p->d = a->d;
     p->C = hf_model_gate_channels(m);
+    p->threads = hf_model_threads(m);
     size_t L = (size_t)p->L, LH = L * p->H;
     p->tokens = calloc((size_t)N * T, sizeof(int));
     p->attention = falloc(LH * M * M);
@@ -94,23 +96,46 @@ static void add_gates(HfProbe *p, const HfLayerOut *o) {
                (size_t)p->T * C * sizeof(float));
 }
 
+/* Hidden-state statistics but the median (the median runs beside them). */
 static void add_hidden(HfProbe *p, const HfLayerOut *o) {
     const size_t n = (size_t)p->T * p->d;
     const int l = o->layer;
     double top[3];
     p->h_max[l] += abs_max(o->hidden, n) / p->N;
-    p->h_med[l] += abs_median(o->hidden, n, p->scratch) / p->N;
     abs_topk(top, 3, o->hidden, n);
     for (int k = 0; k < 3; k++) p->h_top3[l * 3 + k] += top[k] / p->N;
     p->h_kurt[l] += kurtosis(o->hidden, n) / p->N;
     p->h_ratio[l] += first_norm_ratio(o->hidden, p->T, p->d) / p->N;
 }
 
+static void add_median(HfProbe *p, const HfLayerOut *o) {
+    const size_t n = (size_t)p->T * p->d;
+    p->h_med[o->layer] += abs_median(o->hidden, n, p->scratch) / p->N;
+}
+
+typedef struct {
+    HfProbe *p;
+    const HfLayerOut *o;
+} LayerJob;
+
+/* Part 0: the median of |hidden|; part 1: everything else. The parts
+ * write disjoint sums, so the result does not depend on the threads. */
+static void layer_parts(void *ctx, size_t i0, size_t i1) {
+    const LayerJob *j = ctx;
+    for (size_t i = i0; i < i1; i++) {
+        if (i == 0) {
+            add_median(j->p, j->o);
+            continue;
+        }
+        add_attention(j->p, j->o);
+        if (j->p->C && j->o->gates) add_gates(j->p, j->o);
+        add_hidden(j->p, j->o);
+    }
+}
+
 void hf_probe_layer(void *ctx, const HfLayerOut *o) {
-    HfProbe *p = ctx;
-    add_attention(p, o);
-    if (p->C && o->gates) add_gates(p, o);
-    add_hidden(p, o);
+    LayerJob j = {ctx, o};
+    hf_parallel_for(j.p->threads, 2, layer_parts, &j);
 }
 
 void hf_probe_finish(HfProbe *p, ProbeRecord *out) {

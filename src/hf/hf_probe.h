@@ -10,11 +10,12 @@
 
 typedef struct {
     int L, H, N, T, M, C, d, Ns, win;
-    int *tokens;                         /* [N, T] */
-    float *attention;                    /* [L, H, M, M] mean over windows */
-    float *first_col;                    /* [N, L, H, T] */
-    float *alpha0;                       /* [L, H] */
-    float *gate_sample;                  /* [L, Ns, T, C] or NULL */
+    int threads;        /* the model's; the reductions of a layer run side by side */
+    int *tokens;        /* [N, T] */
+    float *attention;   /* [L, H, M, M] mean over windows */
+    float *first_col;   /* [N, L, H, T] */
+    float *alpha0;      /* [L, H] */
+    float *gate_sample; /* [L, Ns, T, C] or NULL */
     double *hist, *chan, *below, *stats; /* gates: [L,50] [L,C] [L,4] [L,4] */
     double *h_max, *h_med, *h_top3, *h_kurt, *h_ratio;
     float *scratch; /* [T * d] */
