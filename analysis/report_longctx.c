@@ -14,6 +14,7 @@
 #include "report_priv.h"
 #include "runname.h"
 #include "runfile_read.h"
+#include "runschema.h"
 #include "paper_tables.h"
 
 #define MAXL 16
@@ -38,7 +39,7 @@ static int lc_read(const char *path, LcRun *w) {
     memset(w, 0, sizeof *w);
     RunReader *r = open_run_head(path, w->name, w->variant, w->status, w->data);
     if (!r) return -1;
-    if (runread_config_double(r, "lr", &w->lr, NULL, 0)) w->lr = NAN;
+    if (runread_config_double(r, RS_CFG_LR, &w->lr, NULL, 0)) w->lr = NAN;
     for (int m = 0; m < 2; m++) {
         int *lens = NULL, k = 0;
         if (runread_lceval_lengths(r, MODE[m], &lens, &k, err, sizeof err) != 0) k = 0;

@@ -18,6 +18,7 @@
 #include "plot.h"
 #include "report_priv.h"
 #include "runfile_read.h"
+#include "runschema.h"
 #include "runname.h"
 #include "runstats.h"
 #include "util.h"
@@ -104,7 +105,7 @@ void row_read(Row *w) {
     if (!r) return;
     const RunMeta *m = runread_meta(r);
     w->ok = 1;
-    if (runread_config_string(r, "data", w->data, sizeof w->data, NULL, 0))
+    if (runread_config_string(r, RS_CFG_DATA, w->data, sizeof w->data, NULL, 0))
         snprintf(w->data, sizeof w->data, "?");
     for (size_t k = 0; k < N_CFG; k++) w->cfg[k] = cfg_or(r, CFG_KEYS[k], NAN);
     snprintf(w->variant, sizeof w->variant, "%s", m->variant);

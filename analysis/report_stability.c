@@ -13,6 +13,7 @@
 #include "report_priv.h"
 #include "runname.h"
 #include "runfile_read.h"
+#include "runschema.h"
 
 #define SPIKE_WINDOW 50 /* metrics.md: median of the previous 50 losses */
 
@@ -36,9 +37,9 @@ static int st_read(const char *path, StRun *w) {
     if (!r) return -1;
     w->seed = runread_meta(r)->seed;
     double warm = 0, factor = 1.25, vl = NAN;
-    int rc = runread_config_double(r, "lr", &w->lr, err, sizeof err);
-    runread_config_double(r, "warmup", &warm, NULL, 0);
-    runread_config_double(r, "spike_factor", &factor, NULL, 0);
+    int rc = runread_config_double(r, RS_CFG_LR, &w->lr, err, sizeof err);
+    runread_config_double(r, RS_CFG_WARMUP, &warm, NULL, 0);
+    runread_config_double(r, RS_CFG_SPIKE_FACTOR, &factor, NULL, 0);
     w->dstep = -1;
     runread_summary(r, RS_SUM_DIVERGED_STEP, &w->dstep, NULL, 0);
     if (runread_summary(r, RS_SUM_FINAL_VAL_LOSS, &vl, NULL, 0) != 0) vl = NAN;

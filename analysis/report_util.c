@@ -11,6 +11,7 @@
 #include "report_priv.h"
 #include "runname.h"
 #include "runfile_read.h"
+#include "runschema.h"
 
 /* Draw figdir/name and link it from the report; a figure that cannot be
  * drawn is a line in the report, not a failure. */
@@ -55,7 +56,7 @@ RunReader *open_run_head(const char *path, char *name, char *variant, char *stat
     run_name(name, 256, path);
     snprintf(variant, 256, "%s", runread_meta(r)->variant);
     snprintf(status, 32, "%s", runread_meta(r)->status);
-    if (runread_config_string(r, "data", data, 64, NULL, 0)) snprintf(data, 64, "?");
+    if (runread_config_string(r, RS_CFG_DATA, data, 64, NULL, 0)) snprintf(data, 64, "?");
     return r;
 }
 

@@ -3,6 +3,7 @@
  * allocated or read. HDF5's own error printing is off: errors come back as
  * one line naming the file and object. */
 #include "runfile_read.h"
+#include "runschema.h"
 #include "h5util.h"
 #include "util.h" /* seterr */ /* h5u_attr_read_strbuf */
 #include "runfile.h"           /* RUNFILE_SCHEMA, RUNFILE_SCHEMA_VERSION */
@@ -357,7 +358,7 @@ static int read_probe_attrs(RunReader *r, hid_t g, const char *gname, ProbeRecor
     p->gate_bounded = attr_double(g, RS_P_GATE_BOUNDED, &v) == 0 && v != 0.0;
     /* files written before the attr: the variant's /config says */
     if (attr_double(g, RS_P_GATE_SHARED, &v) == 0 ||
-        runread_config_double(r, "gate_shared", &v, NULL, 0) == 0)
+        runread_config_double(r, RS_CFG_GATE_SHARED, &v, NULL, 0) == 0)
         p->gate_shared = v != 0.0;
     return 0;
 }

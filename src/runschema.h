@@ -68,6 +68,14 @@
 
 /* ---- /config ---- */
 #define RS_CONFIG_TEXT "text" /* the resolved INI text */
+/* the typed attrs are named by config.c's key table (#key); the readers
+ * of the analysis layer name the few they need here */
+#define RS_CFG_SEQ_LEN "seq_len"
+#define RS_CFG_LR "lr"
+#define RS_CFG_WARMUP "warmup"
+#define RS_CFG_SPIKE_FACTOR "spike_factor"
+#define RS_CFG_DATA "data"
+#define RS_CFG_GATE_SHARED "gate_shared"
 
 /* ---- dataset attributes ---- */
 #define RS_DESCRIPTION "description"

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "runfile_read.h"
+#include "runschema.h"
 #include "cmdutil.h"
 #include "commands.h"
 #include "cli_json.h"
@@ -118,7 +119,7 @@ static int run_seq_len(const char *run, int *T) {
     char err[512];
     double v = 0;
     RunReader *rr = runread_open(run, err, sizeof err);
-    if (!rr || runread_config_double(rr, "seq_len", &v, err, sizeof err) != 0 || v < 1) {
+    if (!rr || runread_config_double(rr, RS_CFG_SEQ_LEN, &v, err, sizeof err) != 0 || v < 1) {
         if (rr) runread_close(rr);
         fprintf(stderr, "gatelab eval: %s\n", err);
         return -1;

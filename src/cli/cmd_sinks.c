@@ -146,7 +146,7 @@ static int print_json(RunReader *r, const Ctx *c) {
  * seq_len) and Gu et al.'s probe length, each clamped to the probe. */
 static int report(RunReader *r, const ProbeRecord *p, int json) {
     double seq_len = p->T;
-    runread_config_double(r, "seq_len", &seq_len, NULL, 0);
+    runread_config_double(r, RS_CFG_SEQ_LEN, &seq_len, NULL, 0);
     Ctx ctx = {p, seq_len < p->T ? (int)seq_len : p->T,
                RUNSTATS_SINK_LEN < p->T ? RUNSTATS_SINK_LEN : p->T};
     if (json) return print_json(r, &ctx);
