@@ -5,14 +5,8 @@
 # HDF5 file of another schema, a directory, a FIFO, a symbolic link) is
 # refused with one line, exit 2, and left byte for byte as it was.
 #   tests/clobber.sh SRCDIR GATELAB
-set -uo pipefail
-S=$(cd "${1:-.}" && pwd)
-G=$(cd "$(dirname "${2:-$S/build/gatelab}")" && pwd)/$(basename "${2:-gatelab}")
-W=$(mktemp -d /tmp/gatelab-clobber-XXXXXX)
+. "$(dirname "$0")/shell_test.sh" clobber "$@"
 trap 'rm -rf "$W"' EXIT
-cd "$W" || exit 1
-fail=0
-bad() { echo "FAIL: $*"; fail=1; }
 
 # refused CMD...: exit 2, one line on stderr; the victims are checked by the caller
 refused() {

@@ -7,14 +7,8 @@
 #   - a checkpoint newer than the run file's last commit (a gap in the rows)
 #   - a run file whose rows are already out of order (two writers, old code)
 #   tests/resume_lineup.sh SRCDIR GATELAB
-set -uo pipefail
-S=$(cd "${1:-.}" && pwd)
-G=$(cd "$(dirname "${2:-$S/build/gatelab}")" && pwd)/$(basename "${2:-gatelab}")
-W=$(mktemp -d /tmp/gatelab-lineup-XXXXXX)
+. "$(dirname "$0")/shell_test.sh" lineup "$@"
 trap 'rm -rf "$W"' EXIT
-cd "$W" || exit 1
-fail=0
-bad() { echo "FAIL: $*"; fail=1; }
 steps() { # the step column of /metrics/$2 as "0,1,2,..."
     h5dump -d "/metrics/$2/step" -y -w 0 "$1" 2>/dev/null | sed -n '/^   DATA {/,/^   }/p' |
         sed '1d;$d' | tr -d ' \n'

@@ -6,16 +6,10 @@
 # left alone. A lock left by a killed writer does not block the next one.
 # No timing: the first writer is simply still running.
 #   tests/writers.sh SRCDIR GATELAB
-set -uo pipefail
-S=$(cd "${1:-.}" && pwd)
-G=$(cd "$(dirname "${2:-$S/build/gatelab}")" && pwd)/$(basename "${2:-gatelab}")
-W=$(mktemp -d /tmp/gatelab-writers-XXXXXX)
+. "$(dirname "$0")/shell_test.sh" writers "$@"
 A=
 cleanup() { [ -n "$A" ] && kill -KILL "$A" 2>/dev/null; [ -n "${H:-}" ] && kill "$H" 2>/dev/null; rm -rf "$W"; }
 trap cleanup EXIT
-cd "$W" || exit 1
-fail=0
-bad() { echo "FAIL: $*"; fail=1; }
 # second CMD...: refused with exit 2, naming pid $holder
 second() {
     timeout -s KILL 60 "$@" >out.txt 2>err.txt
