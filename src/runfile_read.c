@@ -16,6 +16,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -288,26 +289,30 @@ int runread_summary(RunReader *r, const char *key, double *out, char *err, size_
 
 /* ---- probes ---- */
 
+/* The groups of g whose names match a numbered format ("step_%lld%c",
+ * "L_%lld%c"), their numbers >= min, sorted: the probe steps and the
+ * long-context lengths */
 typedef struct {
-    long long *steps;
+    const char *scan;
+    long long min, *v;
     int n, cap;
-} StepList;
+} NumList;
 
-static herr_t step_cb(hid_t g, const char *name, const H5L_info_t *info, void *data) {
+static herr_t num_cb(hid_t g, const char *name, const H5L_info_t *info, void *data) {
     (void)g;
     (void)info;
-    StepList *s = data;
+    NumList *s = data;
     long long v;
     char tail;
-    if (sscanf(name, RS_PROBE_STEP_SCAN, &v, &tail) != 1) return 0; /* skip */
+    if (sscanf(name, s->scan, &v, &tail) != 1 || v < s->min) return 0; /* skip */
     if (s->n == s->cap) {
         int cap = s->cap ? 2 * s->cap : 16;
-        long long *p = realloc(s->steps, (size_t)cap * sizeof *p);
+        long long *p = realloc(s->v, (size_t)cap * sizeof *p);
         if (!p) return -1;
-        s->steps = p;
+        s->v = p;
         s->cap = cap;
     }
-    s->steps[s->n++] = v;
+    s->v[s->n++] = v;
     return 0;
 }
 
@@ -316,22 +321,27 @@ static int cmp_ll(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
+/* 0 and the sorted list (malloc'd, NULL when empty), or -1 */
+static int list_numbered(hid_t g, const char *scan, long long min, long long **v, int *n) {
+    NumList s = {.scan = scan, .min = min};
+    if (H5Literate(g, H5_INDEX_NAME, H5_ITER_NATIVE, NULL, num_cb, &s) < 0) {
+        free(s.v);
+        return -1;
+    }
+    if (s.n) qsort(s.v, (size_t)s.n, sizeof *s.v, cmp_ll);
+    *v = s.v;
+    *n = s.n;
+    return 0;
+}
+
 int runread_probe_steps(RunReader *r, long long **steps, int *n, char *err, size_t errlen) {
     *steps = NULL;
     *n = 0;
     hid_t g = open_group(r->file, RS_G_PROBE);
     if (g < 0) return 0;
-    StepList s = {0};
-    herr_t rc = H5Literate(g, H5_INDEX_NAME, H5_ITER_NATIVE, NULL, step_cb, &s);
+    int rc = list_numbered(g, RS_PROBE_STEP_SCAN, LLONG_MIN, steps, n);
     H5Gclose(g);
-    if (rc < 0) {
-        free(s.steps);
-        seterr(err, errlen, "%s: cannot list /probe", r->meta.path);
-        return -1;
-    }
-    if (s.n) qsort(s.steps, (size_t)s.n, sizeof *s.steps, cmp_ll);
-    *steps = s.steps;
-    *n = s.n;
+    if (rc < 0) return seterr(err, errlen, "%s: cannot list /probe", r->meta.path);
     return 0;
 }
 
@@ -648,34 +658,6 @@ int runread_param(RunReader *r, const char *name, float *out, int ndim, const in
     return 0;
 }
 
-typedef struct {
-    int *v;
-    int n, cap;
-} IntList;
-
-static herr_t len_cb(hid_t g, const char *name, const H5L_info_t *info, void *data) {
-    (void)g;
-    (void)info;
-    IntList *s = data;
-    int v;
-    char tail;
-    if (sscanf(name, "L_%d%c", &v, &tail) != 1 || v <= 0) return 0;
-    if (s->n == s->cap) {
-        int cap = s->cap ? 2 * s->cap : 16;
-        int *p = realloc(s->v, (size_t)cap * sizeof *p);
-        if (!p) return -1;
-        s->v = p;
-        s->cap = cap;
-    }
-    s->v[s->n++] = v;
-    return 0;
-}
-
-static int cmp_int(const void *a, const void *b) {
-    int x = *(const int *)a, y = *(const int *)b;
-    return (x > y) - (x < y);
-}
-
 int runread_lceval_lengths(RunReader *r, const char *mode, int **lens, int *n, char *err,
                            size_t errlen) {
     *lens = NULL;
@@ -685,17 +667,20 @@ int runread_lceval_lengths(RunReader *r, const char *mode, int **lens, int *n, c
     hid_t g = open_group(top, mode);
     H5Gclose(top);
     if (g < 0) return 0;
-    IntList s = {0};
-    herr_t rc = H5Literate(g, H5_INDEX_NAME, H5_ITER_NATIVE, NULL, len_cb, &s);
+    long long *v = NULL;
+    int k = 0;
+    int rc = list_numbered(g, RS_LC_LEN_SCAN, 1, &v, &k);
     H5Gclose(g);
-    if (rc < 0) {
-        free(s.v);
-        seterr(err, errlen, "%s: cannot list /lceval/%s", r->meta.path, mode);
-        return -1;
+    if (rc < 0) return seterr(err, errlen, "%s: cannot list /lceval/%s", r->meta.path, mode);
+    int *out = k ? malloc((size_t)k * sizeof *out) : NULL;
+    if (k && !out) {
+        free(v);
+        return seterr(err, errlen, "%s: out of memory listing /lceval/%s", r->meta.path, mode);
     }
-    if (s.n) qsort(s.v, (size_t)s.n, sizeof *s.v, cmp_int);
-    *lens = s.v;
-    *n = s.n;
+    for (int i = 0; i < k; i++) out[i] = v[i] > INT_MAX ? INT_MAX : (int)v[i];
+    free(v);
+    *lens = out;
+    *n = k;
     return 0;
 }
 

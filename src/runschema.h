@@ -104,6 +104,7 @@
 #define RS_LC_PLAIN "plain"
 #define RS_LC_YARN "yarn"
 #define RS_LC_LEN_FMT "L_%d"
+#define RS_LC_LEN_SCAN "L_%lld%c"
 #define RS_LC_VAL_LOSS RS_VAL_LOSS
 #define RS_LC_PPL "ppl"
 #define RS_LC_FIRST_SHARE "first_share"
