@@ -1,0 +1,39 @@
+# written by gatelab: edit freely, then redraw with
+#   cd results/new-remedies/figures && gnuplot loss.gp
+if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) {
+    set terminal pngcairo size 1280,540 noenhanced font 'sans,11'
+} else {
+    set terminal png size 1280,540 noenhanced
+}
+set output 'loss.png'
+set datafile missing 'NaN'
+set grid
+set key outside right top
+set xlabel 'step'
+set offsets 0, 0, graph 0.05, graph 0.05
+set multiplot
+set label 99 'Loss: train (lines, 20-step average), val (points); mean over seeds' at screen 0.5, screen 0.9600 center front
+set origin 0.0000, 0.0000
+set size 0.5000, 0.9200
+set ylabel 'loss (nats/token)'
+set title '(part 1 of 2)'
+plot 'loss.dat' index 0 using 1:2 with lines lw 2 lc rgb '#0072B2' dt 1 title 'baseline', \
+     'loss.dat' index 1 using 1:2 with points pt 7 ps 1.2 lc rgb '#0072B2' title 'baseline (val)', \
+     'loss.dat' index 2 using 1:2 with lines lw 2 lc rgb '#D55E00' dt 2 title 'diff-attn', \
+     'loss.dat' index 3 using 1:2 with points pt 5 ps 1.2 lc rgb '#D55E00' title 'diff-attn (val)', \
+     'loss.dat' index 4 using 1:2 with lines lw 2 lc rgb '#009E73' dt 3 title 'fox', \
+     'loss.dat' index 5 using 1:2 with points pt 9 ps 1.2 lc rgb '#009E73' title 'fox (val)', \
+     'loss.dat' index 6 using 1:2 with lines lw 2 lc rgb '#CC79A7' dt 4 title 'g1-elem', \
+     'loss.dat' index 7 using 1:2 with points pt 11 ps 1.2 lc rgb '#CC79A7' title 'g1-elem (val)', \
+     'loss.dat' index 8 using 1:2 with lines lw 2 lc rgb '#E69F00' dt 5 title 'registers', \
+     'loss.dat' index 9 using 1:2 with points pt 13 ps 1.2 lc rgb '#E69F00' title 'registers (val)', \
+     'loss.dat' index 10 using 1:2 with lines lw 2 lc rgb '#000000' dt (18,6,3,6,3,6) title 'ssmax', \
+     'loss.dat' index 11 using 1:2 with points pt 3 ps 1.2 lc rgb '#000000' title 'ssmax (val)'
+unset label 99
+set origin 0.5000, 0.0000
+set size 0.5000, 0.9200
+set ylabel 'loss (nats/token)'
+set title '(part 2 of 2)'
+plot 'loss.dat' index 12 using 1:2 with lines lw 2 lc rgb '#0072B2' dt 1 title 'stickbreak', \
+     'loss.dat' index 13 using 1:2 with points pt 7 ps 1.2 lc rgb '#0072B2' title 'stickbreak (val)'
+unset multiplot
