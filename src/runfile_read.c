@@ -579,6 +579,17 @@ void runread_eval_free(RunEval *e) {
     memset(e, 0, sizeof *e);
 }
 
+/* The series of one /metrics group are rows of one table: 0 when all k
+ * lengths agree, else -1 naming both */
+static int same_lengths(const RunReader *r, const char *group, const hsize_t *n, int k, char *err,
+                        size_t errlen) {
+    for (int i = 1; i < k; i++)
+        if (n[i] != n[0])
+            return seterr(err, errlen, "%s: /metrics/%s series differ in length (%llu vs %llu)",
+                          r->meta.path, group, (unsigned long long)n[i], (unsigned long long)n[0]);
+    return 0;
+}
+
 int runread_train(RunReader *r, RunTrain *t, char *err, size_t errlen) {
     memset(t, 0, sizeof *t);
     hid_t g = open_group(r->file, RS_G_METRICS_TRAIN);
@@ -597,12 +608,7 @@ int runread_train(RunReader *r, RunTrain *t, char *err, size_t errlen) {
         READ_F64(g, RS_SECONDS, 1, &n[4], &t->seconds) == 0 &&
         READ_I64(g, RS_TOKENS, 1, &n[5], &t->tokens) == 0)
         rc = 0;
-    for (int i = 1; rc == 0 && i < 6; i++)
-        if (n[i] != n[0]) {
-            seterr(err, errlen, "%s: /metrics/train series differ in length (%llu vs %llu)",
-                   r->meta.path, (unsigned long long)n[i], (unsigned long long)n[0]);
-            rc = -1;
-        }
+    if (rc == 0) rc = same_lengths(r, "train", n, 6, err, errlen);
     H5Gclose(g);
     if (rc < 0) runread_train_free(t);
     else t->n = (size_t)n[0];
@@ -622,10 +628,7 @@ int runread_eval(RunReader *r, RunEval *e, char *err, size_t errlen) {
         READ_F64(g, RS_VAL_LOSS, 1, &n[1], &e->val_loss) == 0 &&
         READ_F64(g, RS_VAL_BPB, 1, &n[2], &e->val_bpb) == 0)
         rc = 0;
-    if (rc == 0 && (n[1] != n[0] || n[2] != n[0])) {
-        seterr(err, errlen, "%s: /metrics/eval series differ in length", r->meta.path);
-        rc = -1;
-    }
+    if (rc == 0) rc = same_lengths(r, "eval", n, 3, err, errlen);
     H5Gclose(g);
     if (rc < 0) runread_eval_free(e);
     else e->n = (size_t)n[0];
