@@ -546,6 +546,8 @@ static void check_reference(const Sweep *sw) {
 static void check_stability(const Sweep *sw) {
     assert_int_equal(runs_with(sw, "grad_clip=0"), 60);
     assert_int_equal(runs_with(sw, "lr=8e-2"), 30);
+    /* every lr is explicit: small.ini's default is 4e-2, the multiples are of 1e-2 */
+    assert_int_equal(runs_with(sw, "lr=1e-2"), 30);
 }
 
 static void test_experiments(void **state) {
@@ -561,7 +563,7 @@ static void test_experiments(void **state) {
          * five on the reference, natural-text and stability sweeps */
         {"gate-positions", 45}, {"nonlinearity", 15}, {"sparsity", 21},   {"sink-remedies", 30},
         {"stability", 120},     {"long-context", 9},  {"quickstart", 10}, {"brown", 10},
-        {"tiny-test", 4},       {"test-mpi", 3},      {"all", 275},       {"headline", 6},
+        {"tiny-test", 4},       {"test-mpi", 3},      {"all", 290},       {"headline", 6},
         {"reference", 170},     {"natural", 35},
     };
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
