@@ -902,11 +902,12 @@ int runfile_read_status(const char *h5path, char *buf, size_t len) {
     return rc;
 }
 
-/* 1 when the run file already holds /lceval (evaluated by an earlier pass). */
-int runfile_has_lceval(const char *h5) {
+/* 1 when the run file already holds the top-level group NAME (/lceval,
+ * /intervene: written by an earlier pass). */
+int runfile_has_group(const char *h5, const char *name) {
     H5uQuiet q = h5u_quiet_begin();
     hid_t f = H5Fopen(h5, H5F_ACC_RDONLY, H5P_DEFAULT);
-    int has = f >= 0 && H5Lexists(f, RS_G_LCEVAL, H5P_DEFAULT) > 0;
+    int has = f >= 0 && H5Lexists(f, name, H5P_DEFAULT) > 0;
     if (f >= 0) H5Fclose(f);
     h5u_quiet_end(q);
     return has;

@@ -120,8 +120,9 @@ void runread_intervention_free(RunIntervention *iv);
  * error stack is silenced. For the sweep's plan and the trainer's resume. */
 int runfile_read_status(const char *h5path, char *buf, size_t len);
 
-/* 1 when the run file already holds /lceval (evaluated by an earlier
- * pass); 0 otherwise, also when it cannot be opened. */
-int runfile_has_lceval(const char *h5path);
+/* 1 when the run file already holds the top-level group NAME (/lceval or
+ * /intervene, written by an earlier pass); 0 otherwise, also when it
+ * cannot be opened. */
+int runfile_has_group(const char *h5path, const char *name);
 
 #endif

@@ -119,7 +119,7 @@ static void test_expand(void **state) {
 static void test_eval_lengths_scope(void **state) {
     (void)state;
     put("p.ini", "steps = 10\n");
-    put("lc.sweep", "[sweep]\npreset = p\neval_lengths = 1,2,8\n"
+    put("lc.sweep", "[sweep]\npreset = p\neval_lengths = 1,2,8\nintervene = all\n"
                     "[run x]\nvariant = baseline\n[run w]\nvariant = g1-head\n");
     put("other.sweep", "[sweep]\npreset = p\n[run z]\nvariant = g1-elem\n");
     const char *top =
@@ -135,8 +135,11 @@ static void test_eval_lengths_scope(void **state) {
     for (int i = 0; i < 4; i++) {
         assert_string_equal(sw.runs[i].id, ids[i]);
         assert_string_equal(sw.runs[i].eval_lengths, ev[i]);
+        /* intervene has the same scope */
+        assert_string_equal(sw.runs[i].intervene, ev[i][0] ? "all" : "");
     }
     assert_string_equal(sw.eval_lengths, "1x,2x,8x");
+    assert_string_equal(sw.intervene, "all");
     sweep_free(&sw);
     /* a top file's eval_lengths does not reach its include's runs */
     const char *top2 = put("top2.sweep", "[sweep]\npreset = p\neval_lengths = 4\n"
@@ -208,6 +211,12 @@ static void test_errors(void **state) {
                  "e11.sweep:4:", "expected 'key = value'");
     expect_error("e12.sweep", "[sweep]\npreset = p\n[run a]\ninit_seed = 4\n",
                  "e12.sweep:4:", "seeds =");
+    expect_error("e14.sweep", "[sweep]\npreset = p\nintervene = bos-mean, bos-max\n[run a]\n",
+                 "e14.sweep:3:", "bad intervene kind 'bos-max'");
+    expect_error("e15.sweep", "[sweep]\npreset = p\nintervene = none\n[run a]\n",
+                 "e15.sweep:3:", "bad intervene kind 'none'");
+    expect_error("e16.sweep", "[sweep]\npreset = p\nintervene = all\nintervene = no-bos\n[run a]\n",
+                 "e16.sweep:4:", "intervene given twice");
     expect_error("e13.sweep", "[sweep]\npreset = p\n[run a]\nlr = 1\nlr = 2\n",
                  "e13.sweep:5:", "given twice");
     expect_error("e14.sweep", "[sweep]\npreset = p\n[grid a]\n", "e14.sweep:3:", "unknown section");

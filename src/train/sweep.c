@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "outpath.h"
-#include "runfile_read.h" /* runfile_read_status, runfile_has_lceval */
+#include "runfile_read.h" /* runfile_read_status, runfile_has_group */
 #include "train_loop.h"   /* TRAIN_DIVERGED */
 #include "util.h"
 
@@ -443,20 +443,25 @@ int sweep_execute(const Sweep *sw, const SweepOptions *o, SweepSummary *sum, cha
     return finished == sum->total ? 0 : 1;
 }
 
-/* ---- long-context eval after training ([sweep] eval_lengths) ---- */
+/* ---- after training: long-context eval and interventions ---- */
 
-/* `gatelab eval H5 --lengths L --both`, output appended to the run's log. */
-static int eval_child(const char *exe, const char *h5, const char *lengths, const char *log) {
+/* `gatelab ARGV...` (argv[0] is the subcommand), output appended to the
+ * run's log after a "== gatelab sweep: ..." line naming the command. */
+static int post_child(const char *exe, char *const *argv, const char *log) {
     int fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0666);
     if (fd < 0) return -1;
-    dprintf(fd, "== gatelab sweep: eval %s --lengths %s --both\n", h5, lengths);
+    dprintf(fd, "== gatelab sweep:");
+    for (int i = 0; argv[i]; i++) dprintf(fd, " %s", argv[i]);
+    dprintf(fd, "\n");
     fflush(NULL);
     pid_t pid = fork();
     if (pid == 0) {
         dup2(fd, 1);
         dup2(fd, 2);
         setenv("OPENBLAS_NUM_THREADS", "1", 1);
-        execl(exe, "gatelab", "eval", h5, "--lengths", lengths, "--both", (char *)NULL);
+        char *args[24] = {"gatelab"};
+        for (int i = 0; argv[i] && i < 22; i++) args[i + 1] = argv[i];
+        execv(exe, args);
         _exit(127);
     }
     close(fd);
@@ -465,26 +470,52 @@ static int eval_child(const char *exe, const char *h5, const char *lengths, cons
     return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
 }
 
-/* Evaluate every run of this task that carries eval_lengths (set by the
- * sweep file defining it), ended done and has no /lceval yet. Diverged
- * runs have no final weights and are skipped. Returns failures. */
-int sweep_eval_runs(const Sweep *sw, const SweepOptions *o) {
+/* `gatelab intervene H5 KIND...` with the kinds of a space-separated list. */
+static int intervene_child(const char *h5, const char *kinds, const char *log) {
+    char buf[128], *argv[20] = {"intervene", (char *)h5};
+    int n = 2;
+    snprintf(buf, sizeof buf, "%s", kinds);
+    for (char *save = NULL, *t = strtok_r(buf, " ", &save); t && n < 19;
+         t = strtok_r(NULL, " ", &save))
+        argv[n++] = t;
+    argv[n] = NULL;
+    return post_child("/proc/self/exe", argv, log);
+}
+
+/* The post-training steps of one run that ended done (diverged runs have
+ * no final weights): eval if asked and not yet in the file, then the
+ * interventions likewise. Returns the steps that failed. */
+static int post_run(const SweepRun *r, const char *h5, const char *log) {
+    int failed = 0;
+    if (r->eval_lengths[0] && !runfile_has_group(h5, RS_G_LCEVAL)) {
+        fprintf(stderr, "gatelab sweep: eval %s at %s (plain and YaRN)\n", r->id, r->eval_lengths);
+        char *argv[] = {"eval", (char *)h5, "--lengths", (char *)r->eval_lengths, "--both", NULL};
+        if (post_child("/proc/self/exe", argv, log) != 0) {
+            fprintf(stderr, "gatelab sweep: eval %s failed, log %s\n", r->id, log);
+            failed++;
+        }
+    }
+    if (r->intervene[0] && !runfile_has_group(h5, RS_G_INTERVENE)) {
+        fprintf(stderr, "gatelab sweep: intervene %s: %s\n", r->id, r->intervene);
+        if (intervene_child(h5, r->intervene, log) != 0) {
+            fprintf(stderr, "gatelab sweep: intervene %s failed, log %s\n", r->id, log);
+            failed++;
+        }
+    }
+    return failed;
+}
+
+int sweep_post_runs(const Sweep *sw, const SweepOptions *o) {
     int failed = 0;
     for (int i = 0; i < sw->n_runs && !g_signal; i++) {
         if (!in_share(o, i)) continue;
         const SweepRun *r = &sw->runs[i];
-        if (!r->eval_lengths[0]) continue;
+        if (!r->eval_lengths[0] && !r->intervene[0]) continue;
         char h5[SWEEP_PATH_MAX + 256], log[SWEEP_PATH_MAX + 256], st[32];
         run_path(h5, sizeof h5, o->out_dir, r, "");
         snprintf(log, sizeof log, "%s/logs/%s.log", o->out_dir, r->id);
-        if (runfile_read_status(h5, st, sizeof st) != 0 || strcmp(st, RS_STATUS_DONE) ||
-            runfile_has_lceval(h5))
-            continue;
-        fprintf(stderr, "gatelab sweep: eval %s at %s (plain and YaRN)\n", r->id, r->eval_lengths);
-        if (eval_child("/proc/self/exe", h5, r->eval_lengths, log) != 0) {
-            fprintf(stderr, "gatelab sweep: eval %s failed, log %s\n", r->id, log);
-            failed++;
-        }
+        if (runfile_read_status(h5, st, sizeof st) != 0 || strcmp(st, RS_STATUS_DONE)) continue;
+        failed += post_run(r, h5, log);
     }
     return failed;
 }

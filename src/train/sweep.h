@@ -39,6 +39,9 @@ typedef struct {
      * defines this run ("" = not evaluated). A run defined identically in
      * two files (trained once) carries the first non-empty value. */
     char eval_lengths[128];
+    /* "gates-open bos-mean ..." from intervene in the same [sweep] ("" =
+     * none), with the same scope: `gatelab intervene` after training. */
+    char intervene[96];
 } SweepRun;
 
 typedef struct {
@@ -50,6 +53,11 @@ typedef struct {
      * --lengths 1x,2x,4x,8x --both`. Here: the first run's non-empty value
      * ("" = no run is evaluated), only to tell whether any run is. */
     char eval_lengths[128];
+    /* [sweep] intervene = all (or kinds): after training (and eval), each
+     * run that ended done and carries SweepRun.intervene and has no
+     * /intervene yet gets `gatelab intervene RUN KIND...`. Here: the first
+     * run's non-empty value, only to tell whether any run does. */
+    char intervene[96];
 } Sweep;
 
 /* Parse and expand a sweep file (and its includes). 0, or -1 with a
@@ -104,10 +112,11 @@ int sweep_execute(const Sweep *sw, const SweepOptions *o, SweepSummary *sum, cha
 int sweep_write_slurm(const Sweep *sw, const char *sweep_file, const char *out_dir,
                       const char *script_path, char *err, size_t errlen);
 
-/* After training: `gatelab eval` of every finished run at the sweep's
- * eval_lengths (runs that already hold /lceval are skipped). Returns how
- * many evals failed. */
-int sweep_eval_runs(const Sweep *sw, const SweepOptions *o);
+/* After training: `gatelab eval` of every finished run at its
+ * eval_lengths, then `gatelab intervene` at its intervene kinds (runs that
+ * already hold /lceval, or /intervene, skip that step). Returns how many
+ * steps failed. */
+int sweep_post_runs(const Sweep *sw, const SweepOptions *o);
 
 /* mkdir -p; 0 or -1 with errno. */
 int sweep_mkdir_p(const char *path);

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "intervention.h"
 #include "util.h"
 
 #define LINE_MAX_LEN 1024 /* longest sweep file line we accept */
@@ -54,6 +55,7 @@ typedef struct {
     Include *incs;
     int n_incs;
     char eval_lengths[128]; /* "1x,2x,..." from eval_lengths = 1,2,... */
+    char intervene[96];     /* "gates-open bos-mean ..." from intervene = */
 } FileCtx;
 
 /* The include chain being parsed (real paths), to refuse loops. */
@@ -247,6 +249,25 @@ static int parse_eval_lengths(FileCtx *c, const char *value) {
     return 1; /* inih: nonzero is success */
 }
 
+/* intervene = all | KIND[ ,KIND...] (gatelab intervene's kinds), kept as
+ * the space-separated argument list of that command. */
+static int parse_intervene(FileCtx *c, const char *value) {
+    char tmp[128];
+    if (c->intervene[0]) return fail(c, c->line, "intervene given twice", NULL, NULL);
+    if (!*value || strlen(value) >= 80) return fail(c, c->line, "bad intervene '%s'", value, NULL);
+    snprintf(tmp, sizeof tmp, "%s", value);
+    size_t k = 0;
+    for (char *save = NULL, *t = strtok_r(tmp, ", ", &save); t; t = strtok_r(NULL, ", ", &save)) {
+        if (strcmp(t, "all") && intervention_kind(t) <= IV_NONE)
+            return fail(c, c->line,
+                        "bad intervene kind '%s' (all, gates-open, gates-mean, bos-clip, "
+                        "bos-mean, no-bos)",
+                        t, NULL);
+        k += (size_t)snprintf(c->intervene + k, sizeof c->intervene - k, "%s%s", k ? " " : "", t);
+    }
+    return 1;
+}
+
 static int sweep_key(FileCtx *c, const char *name, const char *value) {
     if (!strcmp(name, "preset")) {
         if (c->preset_line) return fail(c, c->line, "preset given twice", NULL, NULL);
@@ -256,6 +277,8 @@ static int sweep_key(FileCtx *c, const char *name, const char *value) {
         c->preset_line = c->line;
     } else if (!strcmp(name, "eval_lengths")) {
         return parse_eval_lengths(c, value);
+    } else if (!strcmp(name, "intervene")) {
+        return parse_intervene(c, value);
     } else if (!strcmp(name, "seeds")) {
         if (c->seeds_line) return fail(c, c->line, "seeds given twice", NULL, NULL);
         c->seeds_line = c->line;
@@ -282,7 +305,7 @@ static int sweep_key(FileCtx *c, const char *name, const char *value) {
     } else {
         return fail(c, c->line,
                     "unknown key '%s' in [sweep] (preset, seeds, "
-                    "set, include, eval_lengths)",
+                    "set, include, eval_lengths, intervene)",
                     name, NULL);
     }
     return 1;
@@ -374,6 +397,7 @@ static int add_run(FileCtx *c, Sweep *sw, const FileRun *fr, const char *preset,
     /* eval_lengths belongs to the runs of the file that sets it, never to
      * a parent's or an include's runs */
     str_copy(r.eval_lengths, sizeof r.eval_lengths, c->eval_lengths);
+    str_copy(r.intervene, sizeof r.intervene, c->intervene);
     char kv[64];
     int bad = 0;
     for (int i = 0; i < c->n_sets; i++) bad |= push_str(&r.sets, &r.n_sets, c->sets[i]);
@@ -393,6 +417,8 @@ static int add_run(FileCtx *c, Sweep *sw, const FileRun *fr, const char *preset,
         /* trained once, evaluated if any defining file asks */
         if (same && !sw->runs[i].eval_lengths[0])
             str_copy(sw->runs[i].eval_lengths, sizeof sw->runs[i].eval_lengths, r.eval_lengths);
+        if (same && !sw->runs[i].intervene[0])
+            str_copy(sw->runs[i].intervene, sizeof sw->runs[i].intervene, r.intervene);
         run_free(&r);
         if (same) return 0;
         return fail(c, fr->line,
@@ -489,6 +515,8 @@ int sweep_parse(const char *path, Sweep *sw, char *err, size_t errlen) {
     }
     for (int i = 0; i < sw->n_runs && !sw->eval_lengths[0]; i++)
         str_copy(sw->eval_lengths, sizeof sw->eval_lengths, sw->runs[i].eval_lengths);
+    for (int i = 0; i < sw->n_runs && !sw->intervene[0]; i++)
+        str_copy(sw->intervene, sizeof sw->intervene, sw->runs[i].intervene);
     if (sw->n_runs == 0) {
         seterr(err, errlen,
                "%s:1: sweep has no runs ([run NAME] sections or "
