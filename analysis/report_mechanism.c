@@ -112,6 +112,8 @@ static void scatter(FILE *f, const char *figdir, const MechRun *w, int n) {
 static void table_row(FILE *f, const MechRun *w, const int *idx, int m, int k) {
     double df[64], dm[64], dl[64];
     int c = 0;
+    /* without gates, gates-open and gates-mean are the plain rerun: no row */
+    if ((k == IV_GATES_OPEN || k == IV_GATES_MEAN) && !w[idx[0]].gated) return;
     for (int j = 0; j < m && c < 64; j++)
         if (w[idx[j]].has_iv[k])
             df[c] = w[idx[j]].d_fattn[k], dm[c] = w[idx[j]].d_mact[k],
@@ -120,7 +122,7 @@ static void table_row(FILE *f, const MechRun *w, const int *idx, int m, int k) {
     fprintf(f, "| %s | %s | %d |", w[idx[0]].name, intervention_name(k), c);
     put_mean(f, " %+.4f", "%.4f", df, c);
     fputs(" |", f);
-    put_mean(f, " %+.4g", "%.3g", dm, c);
+    put_mean(f, " %+.2f", "%.2f", dm, c);
     fputs(" |", f);
     put_mean(f, " %+.4f", "%.4f", dl, c);
     fputs(" |\n", f);
@@ -139,7 +141,8 @@ static void iv_table(FILE *f, const MechRun *w, int n) {
     fprintf(f, "\nInterventions (`gatelab intervene`; definitions in docs/metrics.md): each "
                "change is against the same run's unchanged rerun (/intervene/none), mean ± "
                "std over the seeds that have it (n). dloss is the mean cross-entropy "
-               "predicting probe tokens 2..T-1.\n\n");
+               "predicting probe tokens 2..T-1. gates-open and gates-mean appear only for "
+               "runs with gates (elsewhere they are the unchanged rerun).\n\n");
     fprintf(f,
             "| run | intervention | n | dF-Attn | dM-Act | dloss |\n|---|---|---|---|---|---|\n");
     int ng = group_names(w->name, sizeof *w, n, grp);

@@ -492,10 +492,16 @@ static void test_report_section(void **st) {
     load(&x, base_run);
     get_iv(&x, RS_IV_NONE, &none);
     get_iv(&x, RS_IV_BOS_MEAN, &iv);
-    snprintf(want, sizeof want, "| base | bos-mean | 1 | %+.4f | %+.4g | %+.4f |",
+    snprintf(want, sizeof want, "| base | bos-mean | 1 | %+.4f | %+.2f | %+.4f |",
              rs_share(&iv.probe, -1) - rs_share(&none.probe, -1),
              rs_m_act(&iv.probe) - rs_m_act(&none.probe), iv.loss - none.loss);
     if (!strstr(sec, want)) fail_msg("no row '%s' in the Mechanism section", want);
+    /* gate interventions are rows only where there are gates (all three
+     * runs hold every kind) */
+    assert_null(strstr(sec, "| base | gates-open |"));
+    assert_null(strstr(sec, "| sink | gates-mean |"));
+    assert_non_null(strstr(sec, "| g1 | gates-open | 1 |"));
+    assert_non_null(strstr(sec, "| g1 | gates-mean | 1 |"));
     runread_intervention_free(&iv);
     runread_intervention_free(&none);
     unload(&x);
