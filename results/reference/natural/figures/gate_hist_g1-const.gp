@@ -1,5 +1,5 @@
 # written by gatelab: edit freely, then redraw with
-#   cd results/natural/figures && gnuplot gate_hist_g1-const.gp
+#   cd results/reference/natural/figures && gnuplot gate_hist_g1-const.gp
 if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) {
     set terminal pngcairo size 900,540 noenhanced font 'sans,11'
 } else {

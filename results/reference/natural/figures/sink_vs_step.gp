@@ -1,5 +1,5 @@
 # written by gatelab: edit freely, then redraw with
-#   cd results/natural/figures && gnuplot sink_vs_step.gp
+#   cd results/reference/natural/figures && gnuplot sink_vs_step.gp
 if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) {
     set terminal pngcairo size 1280,800 noenhanced font 'sans,11'
 } else {
