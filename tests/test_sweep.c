@@ -571,7 +571,7 @@ static void test_experiments(void **state) {
         /* runs x seeds: three seeds on the paper sweeps, two on Brown,
          * five on the reference, natural-text and stability sweeps */
         {"gate-positions", 45}, {"nonlinearity", 15}, {"sparsity", 21},   {"sink-remedies", 30},
-        {"stability", 120},     {"long-context", 9},  {"quickstart", 10}, {"brown", 10},
+        {"stability", 120},     {"long-context", 15},  {"quickstart", 10}, {"brown", 10},
         {"tiny-test", 4},       {"test-mpi", 3},      {"all", 290},       {"headline", 6},
         {"reference", 170},     {"natural", 35},
     };
@@ -592,7 +592,7 @@ static void test_experiments(void **state) {
         if (!strcmp(want[i].file, "stability")) check_stability(&sw);
         if (!strcmp(want[i].file, "all")) {
             /* only long-context.sweep's runs (baseline, g1-elem, g1-head on
-             * bigram x 3 seeds) are evaluated, not all 111 */
+             * bigram x 5 seeds) are evaluated, not all 290 */
             int ne = 0;
             for (int r = 0; r < sw.n_runs; r++) {
                 const char *e = sw.runs[r].eval_lengths, *nm = sw.runs[r].name;
@@ -602,7 +602,7 @@ static void test_experiments(void **state) {
                 if (strcmp(nm, "baseline") && strcmp(nm, "g1-elem") && strcmp(nm, "g1-head"))
                     fail_msg("all: %s carries eval_lengths", sw.runs[r].id);
             }
-            assert_int_equal(ne, 9);
+            assert_int_equal(ne, 15);
         }
         sweep_free(&sw);
     }
