@@ -20,6 +20,6 @@ set yrange [0:*]
 set offsets 0, 0, graph 0.05, 0
 set xtics rotate by -45 left nomirror
 set bmargin 9
-plot 'first_share_layers.dat' using 2:3:4:xtic(1) title 'layer 0', \
-     '' using 5:6:7 title 'layer 1', \
+plot 'first_share_layers.dat' using 2:3:4:xtic(1) lc rgb '#0072B2' title 'layer 0', \
+     '' using 5:6:7 lc rgb '#D55E00' title 'layer 1', \
      0.0594268397 with lines lt -1 dt 2 lw 2 title 'uniform (T=64)'

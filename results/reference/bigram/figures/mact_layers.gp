@@ -20,5 +20,5 @@ set yrange [0:*]
 set offsets 0, 0, graph 0.05, 0
 set xtics rotate by -45 left nomirror
 set bmargin 9
-plot 'mact_layers.dat' using 2:3:4:xtic(1) title 'layer 0', \
-     '' using 5:6:7 title 'layer 1'
+plot 'mact_layers.dat' using 2:3:4:xtic(1) lc rgb '#0072B2' title 'layer 0', \
+     '' using 5:6:7 lc rgb '#D55E00' title 'layer 1'
