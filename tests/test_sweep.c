@@ -571,7 +571,7 @@ static void test_experiments(void **state) {
         /* runs x seeds: three seeds on the paper sweeps, two on Brown,
          * five on the reference, natural-text and stability sweeps */
         {"gate-positions", 45}, {"nonlinearity", 15}, {"sparsity", 21},   {"sink-remedies", 30},
-        {"stability", 120},     {"long-context", 15},  {"quickstart", 10}, {"brown", 10},
+        {"stability", 120},     {"long-context", 15}, {"quickstart", 10}, {"brown", 10},
         {"tiny-test", 4},       {"test-mpi", 3},      {"all", 290},       {"headline", 6},
         {"reference", 170},     {"natural", 35},
     };
