@@ -647,6 +647,14 @@ static void test_probe_columns(void **state) {
     free(csv);
 }
 
+/* Point g_dir at a new subdirectory NAME of it; *saved keeps the old one
+ * for report_in_subdir to restore. */
+static void enter_subdir(char *saved, size_t n, const char *name) {
+    snprintf(saved, n, "%s", g_dir);
+    snprintf(g_dir, sizeof g_dir, "%.200s/%s", saved, name);
+    assert_int_equal(mkdir(g_dir, 0777), 0);
+}
+
 /* The report of the runs in g_dir (a subdirectory the test made) into
  * g_dir/out; g_dir is set back to saved. REPORT.md's text, to be freed. */
 static char *report_in_subdir(const char *saved) {
@@ -665,9 +673,7 @@ static char *report_in_subdir(const char *saved) {
 static void test_median_seed_compare(void **state) {
     (void)state;
     char saved[256], path[500];
-    snprintf(saved, sizeof saved, "%s", g_dir);
-    snprintf(g_dir, sizeof g_dir, "%.200s/med", saved);
-    assert_int_equal(mkdir(g_dir, 0777), 0);
+    enter_subdir(saved, sizeof saved, "med");
     const float fb[3] = {0.2f, 0.6f, 0.4f}, fg[2] = {0.05f, 0.01f};
     for (int i = 0; i < 3; i++) {
         snprintf(path, sizeof path, "base_s%d.h5", i + 1);
@@ -702,9 +708,7 @@ static void set_proxy(const char *path) {
 static void test_settings_proxy_count(void **state) {
     (void)state;
     char saved[256], path[700];
-    snprintf(saved, sizeof saved, "%s", g_dir);
-    snprintf(g_dir, sizeof g_dir, "%.200s/proxy", saved);
-    assert_int_equal(mkdir(g_dir, 0777), 0);
+    enter_subdir(saved, sizeof saved, "proxy");
     make_run("base_s1.h5", "baseline", 1, 2.0, 0.5f, 0, 0);
     make_run("base_s2.h5", "baseline", 2, 2.0, 0.5f, 0, 0);
     make_run("g1_s1.h5", "g1-elem", 1, 1.9, 0.05f, 1, 0);
@@ -732,9 +736,7 @@ static void test_settings_proxy_count(void **state) {
 static void test_compare_section(void **state) {
     (void)state;
     char saved[256], path[500], want[300];
-    snprintf(saved, sizeof saved, "%s", g_dir);
-    snprintf(g_dir, sizeof g_dir, "%.200s/cmp", saved);
-    assert_int_equal(mkdir(g_dir, 0777), 0);
+    enter_subdir(saved, sizeof saved, "cmp");
     for (int i = 0; i < 5; i++) {
         snprintf(path, sizeof path, "base_s%d.h5", i + 1);
         make_run(path, "baseline", i + 1, 2.0 + 0.1 * i, 0.5f, 0, 0);
