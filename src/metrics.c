@@ -2,9 +2,23 @@
  * Every sum is accumulated in double so a long probe does not drift. */
 #include "metrics.h"
 
+#include "fastexp.h" /* SIMD_CLONES */
+
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* Long reductions keep LANES independent partial results: the loop then
+ * vectorises and is not bound by one add's latency. The order is fixed by
+ * the code, so every result is the same from run to run. */
+#define LANES 8
+
+static double lanes_sum(const double *s) {
+    double t = 0.0;
+    for (int k = 0; k < LANES; k++) t += s[k];
+    return t;
+}
 
 double uniform_first_share(int T) {
     if (T < 2) return 1.0; /* a single query sees only token 0 */
@@ -86,13 +100,19 @@ void fraction_below(double *out, const double *thr, int nthr, const float *x, si
     }
 }
 
+SIMD_CLONES
 double abs_max(const float *x, size_t n) {
-    double m = 0.0;
-    for (size_t i = 0; i < n; i++) {
-        double a = fabs((double)x[i]);
-        if (a > m) m = a;
-    }
-    return m;
+    float m[LANES] = {0};
+    size_t i = 0;
+    for (; i + LANES <= n; i += LANES)
+        for (int k = 0; k < LANES; k++) {
+            float a = fabsf(x[i + k]);
+            m[k] = a > m[k] ? a : m[k];
+        }
+    for (; i < n; i++) m[0] = fabsf(x[i]) > m[0] ? fabsf(x[i]) : m[0];
+    float mx = m[0];
+    for (int k = 1; k < LANES; k++) mx = m[k] > mx ? m[k] : mx;
+    return mx;
 }
 
 /* Quickselect: afterwards a[k] is the k-th smallest and a[i] <= a[k] for
@@ -119,16 +139,43 @@ static void select_kth(float *a, size_t n, size_t k) {
     }
 }
 
-/* median of |x|; even n averages the two middle values */
+/* |x| as its bit pattern: for non-negative floats the integer order is the
+ * float order (NaN sorts above +inf), so a histogram of the top bits ranks. */
+static uint32_t abs_bits(float x) {
+    uint32_t u;
+    memcpy(&u, &x, sizeof u);
+    return u & 0x7fffffffu;
+}
+
+#define MED_SHIFT 20 /* 2048 bins: the exponent and 3 mantissa bits */
+
+/* median of |x|; even n averages the two middle values. Exact, the same
+ * value as a full sort: one pass histograms the top bits of |x|, one pass
+ * copies the bin holding rank n/2 into scratch, and quickselect finishes
+ * there (a few % of n instead of all of it). */
 double abs_median(const float *x, size_t n, float *scratch) {
     if (n == 0) return 0.0;
-    for (size_t i = 0; i < n; i++) scratch[i] = fabsf(x[i]);
-    size_t k = n / 2;
-    select_kth(scratch, n, k);
-    if (n % 2) return scratch[k];
-    float below = scratch[0];
-    for (size_t i = 1; i < k; i++) below = scratch[i] > below ? scratch[i] : below;
-    return 0.5 * ((double)below + (double)scratch[k]);
+    static const size_t NB = (0x7fffffffu >> MED_SHIFT) + 1;
+    /* four interleaved histograms: neighbours often share a bin, and one
+     * histogram would make each increment wait for the previous one */
+    uint32_t h4[4][(0x7fffffffu >> MED_SHIFT) + 1] = {{0}}, *hist = h4[0];
+    size_t k = n / 2, below = 0, b = 0, c = 0, i = 0;
+    for (; i + 4 <= n; i += 4)
+        for (int j = 0; j < 4; j++) h4[j][abs_bits(x[i + j]) >> MED_SHIFT]++;
+    for (; i < n; i++) hist[abs_bits(x[i]) >> MED_SHIFT]++;
+    for (size_t j = 0; j < NB; j++) hist[j] += h4[1][j] + h4[2][j] + h4[3][j];
+    /* b: the bin of rank k; below: how many lie in lower bins */
+    while (b + 1 < NB && below + hist[b] <= k) below += hist[b++];
+    for (i = 0; i < n; i++) /* the bin is a few % of x: the branch predicts well */
+        if (abs_bits(x[i]) >> MED_SHIFT == b) scratch[c++] = fabsf(x[i]);
+    size_t kk = k - below;
+    select_kth(scratch, c, kk);
+    if (n % 2) return scratch[kk];
+    float lo = 0.0f; /* rank k-1: below kk in the bin, or else the largest below it */
+    for (i = 0; i < kk; i++) lo = scratch[i] > lo ? scratch[i] : lo;
+    for (i = 0; kk == 0 && i < n; i++)
+        if (abs_bits(x[i]) >> MED_SHIFT < b && fabsf(x[i]) > lo) lo = fabsf(x[i]);
+    return 0.5 * ((double)lo + (double)scratch[kk]);
 }
 
 /* out[k] = the k largest |x| descending (0 padded when n < k); insertion
@@ -149,29 +196,38 @@ void abs_topk(double *out, int k, const float *x, size_t n) {
 }
 
 /* mean((x-mu)^4) / (sigma^4 + 1e-6), sigma^2 the population variance */
+SIMD_CLONES
 double kurtosis(const float *x, size_t n) {
     if (n == 0) return 0.0;
-    double mu = 0.0;
-    for (size_t i = 0; i < n; i++) mu += x[i];
-    mu /= (double)n;
-    double m2 = 0.0, m4 = 0.0;
-    for (size_t i = 0; i < n; i++) {
+    double s1[LANES] = {0}, s2[LANES] = {0}, s4[LANES] = {0};
+    size_t i = 0;
+    for (; i + LANES <= n; i += LANES)
+        for (int k = 0; k < LANES; k++) s1[k] += x[i + k];
+    for (; i < n; i++) s1[0] += x[i];
+    const double mu = lanes_sum(s1) / (double)n;
+    for (i = 0; i + LANES <= n; i += LANES)
+        for (int k = 0; k < LANES; k++) {
+            double d = (double)x[i + k] - mu, d2 = d * d;
+            s2[k] += d2, s4[k] += d2 * d2;
+        }
+    for (; i < n; i++) {
         double d = (double)x[i] - mu, d2 = d * d;
-        m2 += d2;
-        m4 += d2 * d2;
+        s2[0] += d2, s4[0] += d2 * d2;
     }
-    m2 /= (double)n;
-    m4 /= (double)n;
+    const double m2 = lanes_sum(s2) / (double)n, m4 = lanes_sum(s4) / (double)n;
     return m4 / (m2 * m2 + 1e-6);
 }
 
-static double row_norm(const float *v, int C) {
-    double s = 0.0;
-    for (int c = 0; c < C; c++) s += (double)v[c] * v[c];
-    return sqrt(s);
+static inline double row_norm(const float *v, int C) {
+    double s[LANES] = {0};
+    int c = 0;
+    for (; c + LANES <= C; c += LANES)
+        for (int k = 0; k < LANES; k++) s[k] += (double)v[c + k] * v[c + k];
+    for (; c < C; c++) s[0] += (double)v[c] * v[c];
+    return sqrt(lanes_sum(s));
 }
 
-/* h[T,C] -> ||h_0|| / mean_{t>=1} ||h_t|| (0 when undefined) */
+SIMD_CLONES
 double first_norm_ratio(const float *h, int T, int C) {
     if (T < 2) return 0.0;
     double rest = 0.0;

@@ -305,7 +305,7 @@ static void test_bad_index(void **s) {
     expect_error(d, "is not a file name in the snapshot");
 }
 
-/* abs_median (quickselect) against the sorted definition, with ties. */
+/* abs_median (histogram, then quickselect) against the sorted definition. */
 static int cmp_f(const void *a, const void *b) {
     float x = *(const float *)a, y = *(const float *)b;
     return (x > y) - (x < y);
@@ -324,6 +324,23 @@ static void test_median(void **s) {
         double want = n % 2 ? y[n / 2] : 0.5 * ((double)y[n / 2 - 1] + y[n / 2]);
         assert_true(abs_median(x, n, scratch) == want);
     }
+    /* magnitudes over 40 octaves, so the two middle values often sit in
+     * different histogram bins (abs_median ranks by bins first) */
+    for (size_t n = 2; n < 300; n += 5) {
+        float x[300], y[300], scratch[300];
+        for (size_t i = 0; i < n; i++) {
+            r = r * 1103515245u + 12345u;
+            x[i] = ldexpf(1.0f + (float)(r >> 24) / 256.0f, (int)(r >> 8) % 41 - 20);
+            if (r & 1) x[i] = -x[i];
+            y[i] = fabsf(x[i]);
+        }
+        qsort(y, n, sizeof *y, cmp_f);
+        double want = n % 2 ? y[n / 2] : 0.5 * ((double)y[n / 2 - 1] + y[n / 2]);
+        assert_true(abs_median(x, n, scratch) == want);
+    }
+    const float two[] = {-1.0f, 4.0f}; /* rank 0 alone in a lower bin */
+    float sc[2];
+    assert_true(abs_median(two, 2, sc) == 2.5);
 }
 
 /* ---- the command: run file, analysis tools, bad input ---- */

@@ -5,26 +5,19 @@
 
 #include <cblas.h>
 #include <math.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "fastexp.h" /* SIMD_CLONES */
 #include "hf_fastexp.h"
-#include "util.h"
+#include "hf_parallel.h"
 
 #define QB 64 /* queries per task */
-#define MAX_THREADS 64
-
-typedef struct {
-    const HfAttn *a;
-    int id, n_threads;
-    float *S; /* [QB, T] */
-} Worker;
 
 #define LANES 8 /* independent partial max/sum chains (they vectorise) */
 
 /* max of s[0..n), n >= 1; exact, so the lane order does not matter. */
-static float row_max(const float *s, int n) {
+static inline float row_max(const float *s, int n) {
     float m[LANES];
     int j = 0;
     for (int k = 0; k < LANES; k++) m[k] = s[0];
@@ -37,7 +30,7 @@ static float row_max(const float *s, int n) {
 }
 
 /* sum of s[0..n) in double, over LANES partial sums. */
-static double row_sum(const float *s, int n) {
+static inline double row_sum(const float *s, int n) {
     double a[LANES] = {0};
     int j = 0;
     for (; j + LANES <= n; j += LANES)
@@ -49,7 +42,7 @@ static double row_sum(const float *s, int n) {
 }
 
 /* Softmax of row r (query t) over keys 0..t; zero beyond. */
-static void softmax_row(float *s, int t, int keys) {
+SIMD_CLONES static void softmax_row(float *s, int t, int keys) {
     const float mx = row_max(s, t + 1);
     for (int j = 0; j <= t; j++) s[j] = hf_expf(s[j] - mx); /* vectorises */
     float inv = (float)(1.0 / row_sum(s, t + 1));
@@ -58,7 +51,7 @@ static void softmax_row(float *s, int t, int keys) {
 }
 
 static void run_task(const HfAttn *a, int h, int blk, float *S) {
-    const int ldq = a->H * a->dh, ldk = a->Hkv * a->dh, kvh = h / (a->H / a->Hkv);
+    const int ldq = a->ldq, ldk = a->ldkv, ldo = a->H * a->dh, kvh = h / (a->H / a->Hkv);
     const int t0 = blk * QB, t1 = t0 + QB < a->T ? t0 + QB : a->T, n = t1 - t0, keys = t1;
     const float scale = 1.0f / sqrtf((float)a->dh);
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, keys, a->dh, scale,
@@ -77,43 +70,30 @@ static void run_task(const HfAttn *a, int h, int blk, float *S) {
         }
     }
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, a->dh, keys, 1.0f, S, keys,
-                a->V + (size_t)kvh * a->dh, ldk, 0.0f, a->O + (size_t)t0 * ldq + (size_t)h * a->dh,
-                ldq);
+                a->V + (size_t)kvh * a->dh, ldk, 0.0f, a->O + (size_t)t0 * ldo + (size_t)h * a->dh,
+                ldo);
 }
 
-static void *worker(void *p) {
-    Worker *w = p;
-    const HfAttn *a = w->a;
-    int nblk = (a->T + QB - 1) / QB, tasks = a->H * nblk;
-    /* later blocks cost more: hand them out longest first, round robin */
-    for (int i = w->id; i < tasks; i += w->n_threads) {
-        int blk = nblk - 1 - i / a->H, h = i % a->H;
-        run_task(a, h, blk, w->S);
-    }
-    return NULL;
+/* Worker ids [w0, w1): worker w takes tasks w, w + n, ... with its own
+ * rows of the scratch. Later blocks cost more: they go out first. */
+static void workers(void *ctx, size_t w0, size_t w1) {
+    const HfAttn *a = ctx;
+    const int n = a->threads < 1 ? 1 : a->threads, nblk = (a->T + QB - 1) / QB, tasks = a->H * nblk;
+    for (size_t w = w0; w < w1; w++)
+        for (int i = (int)w; i < tasks; i += n) {
+            int blk = nblk - 1 - i / a->H, h = i % a->H;
+            run_task(a, h, blk, a->scratch + w * (size_t)QB * a->T);
+        }
 }
 
-int hf_attention_forward(const HfAttn *a, char *err, size_t errlen) {
-    int n = a->threads < 1 ? 1 : a->threads > MAX_THREADS ? MAX_THREADS : a->threads;
-    Worker w[MAX_THREADS];
-    pthread_t th[MAX_THREADS];
-    int rc = 0;
-    for (int i = 0; i < n; i++) {
-        w[i] = (Worker){a, i, n, falloc((size_t)QB * a->T)};
-        if (!w[i].S) rc = -1;
-    }
-    if (rc == 0) {
-        int saved = openblas_get_num_threads();
-        openblas_set_num_threads(1);
-        int started = 1;
-        for (int i = 1; i < n; i++)
-            if (pthread_create(&th[i], NULL, worker, &w[i]) == 0) started++;
-            else break;
-        worker(&w[0]);
-        for (int i = 1; i < started; i++) pthread_join(th[i], NULL);
-        for (int i = started; i < n; i++) worker(&w[i]); /* threads that did not start */
-        openblas_set_num_threads(saved);
-    }
-    for (int i = 0; i < n; i++) free(w[i].S);
-    return rc < 0 ? seterr(err, errlen, "out of memory for attention scratch (T=%d)", a->T) : 0;
+size_t hf_attention_scratch(int T, int threads) {
+    return (size_t)(threads < 1 ? 1 : threads) * QB * (size_t)T;
+}
+
+void hf_attention_forward(const HfAttn *a) {
+    int saved = openblas_get_num_threads();
+    openblas_set_num_threads(1);
+    const size_t n = a->threads < 1 ? 1 : (size_t)a->threads;
+    hf_parallel_for((int)n, n, workers, (void *)a);
+    openblas_set_num_threads(saved);
 }

@@ -9,15 +9,21 @@
 
 typedef struct {
     int T, H, Hkv, dh, M, threads;
-    const float *Q;   /* [T, H*dh] (RoPE applied) */
-    const float *K;   /* [T, Hkv*dh] */
-    const float *V;   /* [T, Hkv*dh] */
+    int ldq, ldkv;    /* row strides of Q and of K, V: H*dh and Hkv*dh, or
+                         wider when they are slices of a fused projection */
+    const float *Q;   /* [T, ldq], head h at h*dh (RoPE applied) */
+    const float *K;   /* [T, ldkv] */
+    const float *V;   /* [T, ldkv] */
     float *O;         /* out [T, H*dh]: softmax(Q K^T / sqrt(dh)) V */
     float *first_col; /* out [H, T]: A[t, 0] */
     float *maps;      /* out [H, M, M]: A[t, s] for t, s < M (0 above the diagonal) */
+    float *scratch;   /* hf_attention_scratch(T, threads) floats, kept by the caller:
+                         fresh memory each layer costs page faults */
 } HfAttn;
 
-/* -1 + err only when scratch memory runs out. */
-int hf_attention_forward(const HfAttn *a, char *err, size_t errlen);
+/* Floats of scratch that hf_attention_forward needs. */
+size_t hf_attention_scratch(int T, int threads);
+
+void hf_attention_forward(const HfAttn *a);
 
 #endif

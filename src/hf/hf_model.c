@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "hf_attention.h"
+#include "fastexp.h" /* SIMD_CLONES */
 #include "hf_fastexp.h"
 #include "hf_parallel.h"
 #include "hf_weights.h"
@@ -25,7 +26,7 @@
 typedef struct {
     int T, M;
     float *x, *h, *qraw, *q, *k, *v, *g, *o, *ao, *f1, *f2, *first_col, *maps, *cosv, *sinv;
-    float *vec0, *vec1, *head;
+    float *vec0, *vec1, *head, *scores; /* scores: hf_attention's scratch */
 } Bufs;
 
 struct HfModel {
@@ -44,14 +45,14 @@ int hf_model_gate_channels(const HfModel *m) { return m->a.H * hf_gate_per_head(
 int hf_model_threads(const HfModel *m) { return m->threads; }
 
 static void bufs_free(Bufs *b) {
-    float *all[] = {b->x,    b->h,    b->qraw, b->q,    b->k,    b->v,
-                    b->g,    b->o,    b->ao,   b->f1,   b->f2,   b->first_col,
-                    b->maps, b->cosv, b->sinv, b->vec0, b->vec1, b->head};
+    float *all[] = {b->x,    b->h,    b->qraw, b->q,    b->k,         b->v,    b->g,
+                    b->o,    b->ao,   b->f1,   b->f2,   b->first_col, b->maps, b->cosv,
+                    b->sinv, b->vec0, b->vec1, b->head, b->scores};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++) free(all[i]);
     memset(b, 0, sizeof *b);
 }
 
-static int bufs_alloc(Bufs *b, const HfArch *a, int T, int M) {
+static int bufs_alloc(Bufs *b, const HfArch *a, int T, int M, int threads) {
     if (b->T == T && b->M == M) return 0;
     bufs_free(b);
     size_t t = (size_t)T, hd = (size_t)a->H * a->dh, kv = (size_t)a->Hkv * a->dh;
@@ -66,9 +67,11 @@ static int bufs_alloc(Bufs *b, const HfArch *a, int T, int M) {
     b->first_col = falloc((size_t)a->H * t), b->maps = falloc((size_t)a->H * M * M + 1);
     b->cosv = falloc(t * half), b->sinv = falloc(t * half);
     b->vec0 = falloc((size_t)a->d), b->vec1 = falloc((size_t)a->d);
+    b->scores = falloc(hf_attention_scratch(T, threads));
     b->T = T, b->M = M;
-    float *all[] = {b->x,  b->h,  b->qraw,      b->q,    b->k,    b->v,    b->g,    b->o,   b->ao,
-                    b->f1, b->f2, b->first_col, b->maps, b->cosv, b->sinv, b->vec0, b->vec1};
+    float *all[] = {b->x,    b->h,    b->qraw, b->q,    b->k,    b->v,
+                    b->g,    b->o,    b->ao,   b->f1,   b->f2,   b->first_col,
+                    b->maps, b->cosv, b->sinv, b->vec0, b->vec1, b->scores};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         if (!all[i]) {
             bufs_free(b);
@@ -201,19 +204,10 @@ static void rope_apply(float *x, const Bufs *b, int T, int nh, int dh, int rd) {
 }
 
 /* Split the projections into Q [T, H*dh], K, V [T, Hkv*dh] and the raw
- * gate scores G [T, H*g]. */
+ * gate scores G [T, H*g] (GPT-2 needs no split: see attention()). */
 static void split_qkv(const HfArch *a, Bufs *b, int T) {
     const int H = a->H, dh = a->dh, d = a->d;
     const size_t hd = (size_t)H * dh;
-    if (a->family == HF_GPT2) { /* [q | k | v], each [H, dh] */
-        for (size_t t = 0; t < (size_t)T; t++) {
-            const float *r = b->qraw + t * 3 * d;
-            memcpy(b->q + t * hd, r, hd * sizeof(float));
-            memcpy(b->k + t * hd, r + d, hd * sizeof(float));
-            memcpy(b->v + t * hd, r + 2 * d, hd * sizeof(float));
-        }
-        return;
-    }
     if (a->family == HF_NEOX) { /* per head [q(dh) k(dh) v(dh)] */
         for (size_t t = 0; t < (size_t)T; t++)
             for (int h = 0; h < H; h++) {
@@ -255,7 +249,7 @@ static void apply_gate(const HfArch *a, Bufs *b, int T) {
         }
 }
 
-static int attention(HfModel *m, const float *W[W_N_ROLES], int T, char *err, size_t errlen) {
+static void attention(HfModel *m, const float *W[W_N_ROLES], int T) {
     const HfArch *a = &m->a;
     Bufs *b = &m->b;
     const int hd = a->H * a->dh, kv = a->Hkv * a->dh;
@@ -266,7 +260,27 @@ static int attention(HfModel *m, const float *W[W_N_ROLES], int T, char *err, si
         linear(m->threads, b->k, b->h, W[W_K], W[W_KB], T, a->d, kv, 0);
         linear(m->threads, b->v, b->h, W[W_V], W[W_VB], T, a->d, kv, 0);
     }
-    split_qkv(a, b, T);
+    HfAttn at = {.T = T,
+                 .H = a->H,
+                 .Hkv = a->Hkv,
+                 .dh = a->dh,
+                 .M = b->M,
+                 .threads = m->threads,
+                 .ldq = hd,
+                 .ldkv = kv,
+                 .Q = b->q,
+                 .K = b->k,
+                 .V = b->v,
+                 .O = b->o,
+                 .first_col = b->first_col,
+                 .maps = b->maps,
+                 .scratch = b->scores};
+    if (a->family == HF_GPT2) { /* no RoPE, no q/k norm: read the fused [q | k | v] rows */
+        at.Q = b->qraw, at.K = b->qraw + a->d, at.V = b->qraw + 2 * (size_t)a->d;
+        at.ldq = at.ldkv = 3 * a->d;
+    } else {
+        split_qkv(a, b, T);
+    }
     if (W[W_QN] && W[W_KN]) {
         head_norm(b->q, W[W_QN], T * a->H, a->dh, a->eps);
         head_norm(b->k, W[W_KN], T * a->Hkv, a->dh, a->eps);
@@ -275,12 +289,9 @@ static int attention(HfModel *m, const float *W[W_N_ROLES], int T, char *err, si
         rope_apply(b->q, b, T, a->H, a->dh, a->rotary_dim);
         rope_apply(b->k, b, T, a->Hkv, a->dh, a->rotary_dim);
     }
-    HfAttn at = {T,    a->H, a->Hkv, a->dh, b->M,         m->threads,
-                 b->q, b->k, b->v,   b->o,  b->first_col, b->maps};
-    if (hf_attention_forward(&at, err, errlen) < 0) return -1;
+    hf_attention_forward(&at);
     if (a->gate != HF_GATE_NONE) apply_gate(a, b, T);
     linear(m->threads, b->ao, b->o, W[W_O], W[W_OB], T, hd, a->d, m->w.conv1d);
-    return 0;
 }
 
 static float act(HfAct k, float x) {
@@ -306,7 +317,7 @@ static inline float gelu_tanh_fast(float x) {
 }
 
 /* SiLU and tanh-GELU with the vectorisable exp (one plain loop each). */
-static void act_sigmoid_range(const ActJob *j, size_t i0, size_t i1) {
+SIMD_CLONES static void act_sigmoid_range(const ActJob *j, size_t i0, size_t i1) {
     float *f1 = j->f1;
     const float *f2 = j->f2;
     const int silu = j->act == HF_ACT_SILU;
@@ -352,7 +363,7 @@ static int layer(HfModel *m, int l, int T, char *err, size_t errlen) {
     const size_t n = (size_t)T * a->d;
     if (hf_weights_layer(&m->w, l, W, err, errlen) < 0) return -1;
     norm_rows_par(m->threads, b->h, b->x, W[W_LN1], W[W_LN1_B], T, a->d, a->eps, a->rms);
-    if (attention(m, W, T, err, errlen) < 0) return -1;
+    attention(m, W, T);
     if (a->parallel_residual) {
         norm_rows_par(m->threads, b->h, b->x, W[W_LN2], W[W_LN2_B], T, a->d, a->eps, a->rms);
         add_into(b->x, b->ao, n);
@@ -398,8 +409,9 @@ static int lm_head(HfModel *m, float *logits, int T, char *err, size_t errlen) {
     const float *view = st_f32_view(head);
     if (!view && !b->head && !(b->head = falloc((size_t)HEAD_ROWS * a->d)))
         return seterr(err, errlen, "out of memory for the LM head");
-    for (int r0 = 0; r0 < a->V; r0 += HEAD_ROWS) {
-        int n = a->V - r0 < HEAD_ROWS ? a->V - r0 : HEAD_ROWS;
+    const int rows = view ? a->V : HEAD_ROWS; /* F32 in the file: one GEMM, no chunks */
+    for (int r0 = 0; r0 < a->V; r0 += rows) {
+        int n = a->V - r0 < rows ? a->V - r0 : rows;
         const float *W = view ? view + (size_t)r0 * a->d : b->head;
         if (!view && st_to_f32(head, (size_t)r0 * a->d, (size_t)n * a->d, b->head, err, errlen) < 0)
             return -1;
@@ -415,7 +427,7 @@ int hf_model_forward(HfModel *m, const int32_t *ids, int T, int M, HfLayerFn fn,
     if (a->family == HF_GPT2 && T > a->max_pos)
         return seterr(err, errlen, "window of %d tokens exceeds the model's %d positions", T,
                       a->max_pos);
-    if (bufs_alloc(&m->b, a, T, M) < 0)
+    if (bufs_alloc(&m->b, a, T, M, m->threads) < 0)
         return seterr(err, errlen, "out of memory for activations (T=%d)", T);
     openblas_set_num_threads(1); /* our threads split the work (hf_parallel.c) */
     if (embed(m, ids, T, err, errlen) < 0) return -1;

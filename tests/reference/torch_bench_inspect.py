@@ -2,16 +2,20 @@
 """torch_bench_inspect.py: PyTorch's side of `gatelab bench --inspect`.
 
     /usr/bin/python3 tests/reference/torch_bench_inspect.py MODEL_DIR IDS_FILE
-        [--threads N] [--repeats R] [--clock wall|cpu]
+        [--threads N] [--blas-threads K] [--repeats R] [--clock wall|cpu]
 
 Loads a GPT2LMHeadModel snapshot (F32 model.safetensors, read by hand) and
 runs the eager GPT-2 forward of make_hf_fixtures.py (attention
 probabilities materialised, as inspecting needs them) on the first line of
 IDS_FILE, R times after one warm-up. Prints one JSON line: the best and
 median seconds with the LM head (logits, as model(ids) computes them) and
-without it (what `gatelab inspect` runs), and the peak RSS.
+without it (what `gatelab inspect` runs), the peak RSS, and how many threads
+OpenBLAS ran: torch.set_num_threads(N) does not reach OpenBLAS's own pool,
+which by default has one thread per core, so "1 thread" is not one thread
+unless --blas-threads 1 says so.
 """
 import argparse
+import ctypes
 import json
 import os
 import resource
@@ -45,6 +49,15 @@ def load_safetensors(path):
     return out
 
 
+def openblas():
+    """The OpenBLAS that torch loaded (ctypes handle), or None."""
+    with open("/proc/self/maps") as f:
+        for line in f:
+            if "libopenblas" in line:
+                return ctypes.CDLL(line.split()[-1])
+    return None
+
+
 def time_it(fn, repeats, clock):
     fn()
     ts = []
@@ -63,8 +76,14 @@ def main():
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--clock", choices=["wall", "cpu"], default="wall",
                     help="cpu: process CPU seconds (all threads), steadier on a busy machine")
+    ap.add_argument("--blas-threads", type=int, default=0,
+                    help="OpenBLAS's own thread count (default: as installed)")
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
+    blas = openblas()
+    if blas and a.blas_threads > 0:
+        blas.openblas_set_num_threads(a.blas_threads)
+    blas_threads = blas.openblas_get_num_threads() if blas else 0
     with open(os.path.join(a.model, "config.json")) as f:
         cfg = json.load(f)
     W = load_safetensors(os.path.join(a.model, "model.safetensors"))
@@ -84,14 +103,15 @@ def main():
         for l in range(cfg["n_layer"]):
             p = pre + "h.%d." % l
             h = fx.layer_norm(x, W[p + "ln_1.weight"], W[p + "ln_1.bias"], eps)
-            qkv = h @ W[p + "attn.c_attn.weight"] + W[p + "attn.c_attn.bias"]
+            qkv = torch.addmm(W[p + "attn.c_attn.bias"], h, W[p + "attn.c_attn.weight"])
             q, k, v = qkv.split(d, dim=-1)
             q, k, v = (t.view(T, H, dh).transpose(0, 1) for t in (q, k, v))
             o, probs = fx.causal_attention(q, k, v)
-            x = x + o.reshape(T, d) @ W[p + "attn.c_proj.weight"] + W[p + "attn.c_proj.bias"]
+            x = x + torch.addmm(W[p + "attn.c_proj.bias"], o.reshape(T, d),
+                                W[p + "attn.c_proj.weight"])
             h = fx.layer_norm(x, W[p + "ln_2.weight"], W[p + "ln_2.bias"], eps)
-            m = fx.gelu_tanh(h @ W[p + "mlp.c_fc.weight"] + W[p + "mlp.c_fc.bias"])
-            x = x + m @ W[p + "mlp.c_proj.weight"] + W[p + "mlp.c_proj.bias"]
+            m = fx.gelu_tanh(torch.addmm(W[p + "mlp.c_fc.bias"], h, W[p + "mlp.c_fc.weight"]))
+            x = x + torch.addmm(W[p + "mlp.c_proj.bias"], m, W[p + "mlp.c_proj.weight"])
         return x
 
     def forward_no_head():
@@ -102,7 +122,7 @@ def main():
     bh, mh = time_it(with_head, a.repeats, clock)
     bn, mn = time_it(forward_no_head, a.repeats, clock)
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
-    print(json.dumps({"threads": a.threads, "T": len(ids), "best_logits": bh, "median_logits": mh,
+    print(json.dumps({"threads": a.threads, "blas_threads": blas_threads, "T": len(ids), "best_logits": bh, "median_logits": mh,
                       "best_nohead": bn, "median_nohead": mn, "peak_rss_mib": rss,
                       "torch": torch.__version__}))
 
