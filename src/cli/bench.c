@@ -166,7 +166,7 @@ static void torch_shape(char *buf, size_t n, const Config *c) {
  * OPENBLAS_CORETYPE, or NULL for the environment the user started us in
  * (our own BLAS core upgrade is not passed on). */
 static double run_torch(const Config *base, const char *variant, int threads, const BenchPlan *bp,
-                        const char *core, long *params) {
+                        const char *core, long *params, int *blas_threads) {
     char cmd[2048], line[1024], shape[768], path[1100], envs[96];
     torch_shape(shape, sizeof shape, base);
     const char *auto_from = getenv("GATELAB_BLAS_AUTO");
@@ -186,6 +186,8 @@ static double run_torch(const Config *base, const char *variant, int threads, co
         if (k) tok = atof(k + strlen("\"tokens_per_sec\":"));
         char *np = strstr(line, "\"params\":");
         if (np) *params = atol(np + strlen("\"params\":"));
+        char *bt = strstr(line, "\"blas_threads\":");
+        if (bt) *blas_threads = atoi(bt + strlen("\"blas_threads\":"));
     }
     if (pclose(p) != 0) return -1;
     return tok;
@@ -348,15 +350,17 @@ static void print_torch_rows(const BenchArgs *a, const char *variant, double tok
         char label[48];
         snprintf(label, sizeof label, "pytorch%s%.30s", core ? "/" : "", core ? core : "");
         long np = 0;
-        double tt = run_torch(&base, variant, a->threads, &a->bp, core, &np);
+        int bt = 0; /* OpenBLAS's pool: torch.set_num_threads does not set it */
+        double tt = run_torch(&base, variant, a->threads, &a->bp, core, &np, &bt);
         if (tt < 0)
             printf("%-16s %-14s %7d  (torch_bench.py did not run: needs python3-torch; "
                    "GATELAB_TORCH_BENCH=path/to/torch_bench.py)\n",
                    label, variant, a->threads);
         else
-            printf("%-16s %-14s %7d %10.0f %9.1f %6.1f%% %9ld   gatelab/pytorch = %.2fx\n", label,
-                   variant, a->threads, tt, tt * fpt / 1e9, 100.0 * tt * fpt / 1e9 / peak, np,
-                   tok / tt);
+            printf("%-16s %-14s %7d %10.0f %9.1f %6.1f%% %9ld   gatelab/pytorch = %.2fx "
+                   "(its BLAS ran %d threads)\n",
+                   label, variant, a->threads, tt, tt * fpt / 1e9, 100.0 * tt * fpt / 1e9 / peak,
+                   np, tok / tt, bt);
         fflush(stdout);
     }
 }

@@ -37,6 +37,7 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gatelab_ref as ref  # noqa: E402
+from torch_blas import pin_blas_threads  # noqa: E402
 
 STYLES = {
     "llama": dict(norm="rms", pos="rope", mlp="swiglu", d_ff=352, tied_embed=0),
@@ -107,6 +108,8 @@ def main():
     ap.add_argument("--clock", choices=("wall", "cpu"), default="wall",
                     help="time by the wall clock, or by process CPU time per thread "
                          "(on a shared, loaded machine)")
+    ap.add_argument("--blas-threads", type=int, default=0,
+                    help="OpenBLAS's own thread count (default: as installed, one per core)")
     ap.add_argument("--shape", action="append", default=[], metavar="KEY=VALUE",
                     help="override one model key (repeatable): " + ", ".join(SHAPE_KEYS))
     a = ap.parse_args()
@@ -120,6 +123,7 @@ def main():
         ap.error("--threads, --steps, --repeats must be >= 1 and --warmup >= 0")
 
     torch.set_num_threads(a.threads)
+    blas_threads = pin_blas_threads(a.blas_threads)
     cfg = build_config(a.style, a.variant, a.batch, a.seq, shape)
     gen = torch.Generator().manual_seed(a.seed)
     params = ref.init_params_model(cfg, gen, dtype=torch.float32)
@@ -141,14 +145,15 @@ def main():
             loss = ref.train_step(model, opt, tok, tgt, step)
             step += 1
         dt = clock() - t0
-        if a.clock == "cpu":
-            dt /= a.threads
+        if a.clock == "cpu":  # CPU seconds of every thread that ran
+            dt /= max(a.threads, blas_threads)
         rates.append(a.steps * a.batch * a.seq / dt)
     tps = statistics.median(rates)
     fpt = flops_per_token(cfg, a.seq)
     n_params = sum(p.numel() for p in model.p.values())
     print(json.dumps({
         "impl": "pytorch", "torch": torch.__version__, "threads": a.threads,
+        "blas_threads": blas_threads,
         "style": a.style, "variant": a.variant, "batch": a.batch, "seq": a.seq,
         "n_layers": cfg["n_layers"], "d_model": cfg["d_model"],
         "n_heads": cfg["n_heads"], "n_kv_heads": cfg["n_kv_heads"],

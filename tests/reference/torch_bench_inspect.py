@@ -15,7 +15,6 @@ which by default has one thread per core, so "1 thread" is not one thread
 unless --blas-threads 1 says so.
 """
 import argparse
-import ctypes
 import json
 import os
 import resource
@@ -30,6 +29,7 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import make_hf_fixtures as fx  # noqa: E402
+from torch_blas import pin_blas_threads  # noqa: E402
 
 
 def load_safetensors(path):
@@ -47,15 +47,6 @@ def load_safetensors(path):
         arr = np.frombuffer(data[b:end], dtype="<f4").reshape(e["shape"])
         out[name] = torch.from_numpy(arr)
     return out
-
-
-def openblas():
-    """The OpenBLAS that torch loaded (ctypes handle), or None."""
-    with open("/proc/self/maps") as f:
-        for line in f:
-            if "libopenblas" in line:
-                return ctypes.CDLL(line.split()[-1])
-    return None
 
 
 def time_it(fn, repeats, clock):
@@ -80,10 +71,7 @@ def main():
                     help="OpenBLAS's own thread count (default: as installed)")
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
-    blas = openblas()
-    if blas and a.blas_threads > 0:
-        blas.openblas_set_num_threads(a.blas_threads)
-    blas_threads = blas.openblas_get_num_threads() if blas else 0
+    blas_threads = pin_blas_threads(a.blas_threads)
     with open(os.path.join(a.model, "config.json")) as f:
         cfg = json.load(f)
     W = load_safetensors(os.path.join(a.model, "model.safetensors"))
