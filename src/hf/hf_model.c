@@ -89,22 +89,26 @@ typedef struct {
 } LinJob;
 
 /* Output columns [16 u0, 16 u1) of a linear layer: one single-threaded
- * sgemm on that slice of the weights (each thread packs only its slice). */
+ * sgemm on that slice of the weights (each thread packs only its slice).
+ * A bias is written first and the sgemm adds to it (beta 1): OpenBLAS's
+ * beta = 0 would clear the output in a pass of its own, and the bias would
+ * take another. */
 static void linear_cols(void *ctx, size_t u0, size_t u1) {
     const LinJob *j = ctx;
     const int n0 = (int)u0 * COL_UNIT, n1 = (int)u1 * COL_UNIT < j->N ? (int)u1 * COL_UNIT : j->N;
     const int n = n1 - n0, M = j->M, K = j->K, ldo = j->ldo;
     float *out = j->out + n0;
     if (n <= 0 || M <= 0) return;
+    if (j->bias)
+        for (size_t m = 0; m < (size_t)M; m++)
+            memcpy(out + m * ldo, j->bias + n0, (size_t)n * sizeof(float));
+    const float beta = j->bias ? 1.0f : 0.0f;
     if (j->conv1d) /* W [K, N]: columns n0.. */
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, n, K, 1.0f, j->in, K, j->W + n0,
-                    j->N, 0.0f, out, ldo);
+                    j->N, beta, out, ldo);
     else /* W [N, K]: rows n0.. */
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, n, K, 1.0f, j->in, K,
-                    j->W + (size_t)n0 * K, K, 0.0f, out, ldo);
-    if (!j->bias) return;
-    for (size_t m = 0; m < (size_t)M; m++)
-        for (int c = 0; c < n; c++) out[m * ldo + c] += j->bias[n0 + c];
+                    j->W + (size_t)n0 * K, K, beta, out, ldo);
 }
 
 /* out[M,N] (row stride ldo) = in[M,K] @ W^T + b, W [N,K] (nn.Linear);
