@@ -59,9 +59,11 @@ static int parse_kinds(int argc, char **argv, InterventionKind *kinds, int *n) {
     return 0;
 }
 
+/* One line redrawn on a terminal; in a log (a sweep's), one line each. */
 static void progress(const char *kind, int i, int n) {
-    fprintf(stderr, "\rgatelab intervene: %-10s (%d/%d)", kind, i + 1, n);
-    if (i + 1 == n) fputc('\n', stderr);
+    const int tty = isatty(STDERR_FILENO);
+    fprintf(stderr, "%sgatelab intervene: %-10s (%d/%d)", tty ? "\r" : "", kind, i + 1, n);
+    if (!tty || i + 1 == n) fputc('\n', stderr);
     fflush(stderr);
 }
 
