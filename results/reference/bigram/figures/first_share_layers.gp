@@ -1,9 +1,9 @@
 # written by gatelab: edit freely, then redraw with
 #   cd results/reference/bigram/figures && gnuplot first_share_layers.gp
 if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) {
-    set terminal pngcairo size 1600,640 noenhanced font 'sans,11'
+    set terminal pngcairo size 1620,640 noenhanced font 'sans,11'
 } else {
-    set terminal png size 1600,640 noenhanced
+    set terminal png size 1620,640 noenhanced
 }
 set output 'first_share_layers.png'
 set datafile missing 'NaN'
