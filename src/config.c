@@ -161,6 +161,7 @@ static const KeyDef keys[] = {
     RI(log_every, SEC_TRAIN, 1, MAX_COUNT),
     RI(threads, SEC_TRAIN, 1, 64),
     RF(spike_factor, SEC_TRAIN, 1, 1e6, 0),
+    K(flush_subnormals, KT_BOOL, SEC_TRAIN),
 };
 #define N_KEYS (sizeof keys / sizeof keys[0])
 
@@ -219,6 +220,7 @@ void config_defaults(Config *c) {
     c->log_every = 10;
     c->threads = 1;
     c->spike_factor = 1.25f;
+    c->flush_subnormals = 1;
 }
 
 /* --------------------------------------------------------- value parsing */

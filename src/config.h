@@ -124,7 +124,8 @@ typedef struct {
     int probe_n; /* probe sequences */
     int log_every;
     int threads;
-    float spike_factor; /* loss spike: > factor * median of previous 50 */
+    float spike_factor;   /* loss spike: > factor * median of previous 50 */
+    int flush_subnormals; /* train with subnormals flushed to zero (fpmode.h) */
 } Config;
 
 /* Fill cfg with built-in defaults (the `small`-like baseline). */
