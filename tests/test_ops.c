@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "fastexp.h"
+#include "fpmode.h"
 #include "ops.h"
 
 #define FD_EPS 1e-3f
@@ -1159,6 +1160,21 @@ static void test_fast_expf(void **state) {
     assert_true(fast_expf(-1000.0f) > 0.0f && fast_expf(-1000.0f) < 1e-37f);
 }
 
+/* fpmode: flushing turns a subnormal result into 0 and back to IEEE
+ * gradual underflow gives it again; the mode's name follows. */
+static void test_fpmode(void **st) {
+    (void)st;
+    volatile float tiny = 1e-38f, scale = 0.01f, r;
+    if (!strcmp(fp_flush_subnormals(), "ieee")) skip(); /* no such mode on this CPU */
+    r = tiny * scale;
+    assert_true(r == 0.0f);
+    assert_string_equal(fp_mode_name(), "ftz+daz");
+    fp_ieee();
+    r = tiny * scale;
+    assert_true(r > 0.0f && r < 1.2e-38f);
+    assert_string_equal(fp_mode_name(), "ieee");
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_embed),
@@ -1181,6 +1197,7 @@ int main(void) {
         cmocka_unit_test(test_headslice_linear),
         cmocka_unit_test(test_crossentropy),
         cmocka_unit_test(test_fast_expf),
+        cmocka_unit_test(test_fpmode),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
