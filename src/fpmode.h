@@ -8,7 +8,7 @@
  * subnormal range late in training, and each subnormal operand costs the
  * CPU a microcode assist: a Brown run slowed from 0.07 to 0.5 s a step.
  * PyTorch offers the same (torch.set_flush_denormal). The trainer sets it
- * from the config key flush_subnormals (default on). Returns the mode's
+ * from the config key flush_subnormals (default off). Returns the mode's
  * name: "ftz+daz", or "ieee" where the CPU has no such mode. */
 const char *fp_flush_subnormals(void);
 
