@@ -25,7 +25,7 @@
 
 typedef struct {
     int T, M;
-    float *x, *h, *qraw, *q, *k, *v, *g, *o, *ao, *f1, *f2, *first_col, *maps, *cosv, *sinv;
+    float *x, *h, *qraw, *q, *k, *v, *g, *o, *f1, *f2, *first_col, *maps, *cosv, *sinv;
     float *vec0, *vec1, *head, *scores; /* scores: hf_attention's scratch */
 } Bufs;
 
@@ -45,9 +45,9 @@ int hf_model_gate_channels(const HfModel *m) { return m->a.H * hf_gate_per_head(
 int hf_model_threads(const HfModel *m) { return m->threads; }
 
 static void bufs_free(Bufs *b) {
-    float *all[] = {b->x,    b->h,    b->qraw, b->q,    b->k,         b->v,    b->g,
-                    b->o,    b->ao,   b->f1,   b->f2,   b->first_col, b->maps, b->cosv,
-                    b->sinv, b->vec0, b->vec1, b->head, b->scores};
+    float *all[] = {b->x,    b->h,    b->qraw, b->q,    b->k,         b->v,
+                    b->g,    b->o,    b->f1,   b->f2,   b->first_col, b->maps,
+                    b->cosv, b->sinv, b->vec0, b->vec1, b->head,      b->scores};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++) free(all[i]);
     memset(b, 0, sizeof *b);
 }
@@ -62,16 +62,16 @@ static int bufs_alloc(Bufs *b, const HfArch *a, int T, int M, int threads) {
            half = a->rotary_dim ? (size_t)a->rotary_dim / 2 : 1;
     b->x = falloc(t * a->d), b->h = falloc(t * a->d), b->qraw = falloc(t * qraw);
     b->q = falloc(t * hd), b->k = falloc(t * kv), b->v = falloc(t * kv);
-    b->g = falloc(t * (gc ? gc : 1)), b->o = falloc(t * hd), b->ao = falloc(t * a->d);
+    b->g = falloc(t * (gc ? gc : 1)), b->o = falloc(t * hd);
     b->f1 = falloc(t * a->ff), b->f2 = falloc(t * a->ff);
     b->first_col = falloc((size_t)a->H * t), b->maps = falloc((size_t)a->H * M * M + 1);
     b->cosv = falloc(t * half), b->sinv = falloc(t * half);
     b->vec0 = falloc((size_t)a->d), b->vec1 = falloc((size_t)a->d);
     b->scores = falloc(hf_attention_scratch(T, threads));
     b->T = T, b->M = M;
-    float *all[] = {b->x,    b->h,    b->qraw, b->q,    b->k,    b->v,
-                    b->g,    b->o,    b->ao,   b->f1,   b->f2,   b->first_col,
-                    b->maps, b->cosv, b->sinv, b->vec0, b->vec1, b->scores};
+    float *all[] = {b->x,    b->h,    b->qraw, b->q,    b->k,         b->v,
+                    b->g,    b->o,    b->f1,   b->f2,   b->first_col, b->maps,
+                    b->cosv, b->sinv, b->vec0, b->vec1, b->scores};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         if (!all[i]) {
             bufs_free(b);
@@ -86,6 +86,7 @@ typedef struct {
     float *out;
     const float *in, *W, *bias;
     int M, K, N, conv1d, ldo; /* ldo: row stride of out (N, or wider for a slice) */
+    int acc;                  /* out += ... (the residual stream) instead of out = ... */
 } LinJob;
 
 /* Output columns [16 u0, 16 u1) of a linear layer: one single-threaded
@@ -99,10 +100,13 @@ static void linear_cols(void *ctx, size_t u0, size_t u1) {
     const int n = n1 - n0, M = j->M, K = j->K, ldo = j->ldo;
     float *out = j->out + n0;
     if (n <= 0 || M <= 0) return;
-    if (j->bias)
+    if (j->bias && j->acc)
+        for (size_t m = 0; m < (size_t)M; m++)
+            for (int c = 0; c < n; c++) out[m * ldo + c] += j->bias[n0 + c];
+    else if (j->bias)
         for (size_t m = 0; m < (size_t)M; m++)
             memcpy(out + m * ldo, j->bias + n0, (size_t)n * sizeof(float));
-    const float beta = j->bias ? 1.0f : 0.0f;
+    const float beta = j->bias || j->acc ? 1.0f : 0.0f;
     if (j->conv1d) /* W [K, N]: columns n0.. */
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, n, K, 1.0f, j->in, K, j->W + n0,
                     j->N, beta, out, ldo);
@@ -115,14 +119,21 @@ static void linear_cols(void *ctx, size_t u0, size_t u1) {
  * conv1d: W [K,N]. The output columns are split over the threads, each
  * running 1-thread OpenBLAS (no BLAS thread pool spinning between calls). */
 static void linear_ld(int threads, float *out, int ldo, const float *in, const float *W,
-                      const float *bias, int M, int K, int N, int conv1d) {
-    LinJob j = {out, in, W, bias, M, K, N, conv1d, ldo};
+                      const float *bias, int M, int K, int N, int conv1d, int acc) {
+    LinJob j = {out, in, W, bias, M, K, N, conv1d, ldo, acc};
     hf_parallel_for(threads, (size_t)(N + COL_UNIT - 1) / COL_UNIT, linear_cols, &j);
 }
 
 static void linear(int threads, float *out, const float *in, const float *W, const float *bias,
                    int M, int K, int N, int conv1d) {
-    linear_ld(threads, out, N, in, W, bias, M, K, N, conv1d);
+    linear_ld(threads, out, N, in, W, bias, M, K, N, conv1d, 0);
+}
+
+/* x[M,N] += in @ W^T + b: a block's output added to the residual stream
+ * inside the sgemm (beta 1), with no pass of its own. */
+static void linear_add(int threads, float *x, const float *in, const float *W, const float *bias,
+                       int M, int K, int N, int conv1d) {
+    linear_ld(threads, x, N, in, W, bias, M, K, N, conv1d, 1);
 }
 
 /* RMSNorm (b NULL, rms) or LayerNorm of rows x[T, n] into y. */
@@ -295,7 +306,6 @@ static void attention(HfModel *m, const float *W[W_N_ROLES], int T) {
     }
     hf_attention_forward(&at);
     if (a->gate != HF_GATE_NONE) apply_gate(a, b, T);
-    linear(m->threads, b->ao, b->o, W[W_O], W[W_OB], T, hd, a->d, m->w.conv1d);
 }
 
 static float act(HfAct k, float x) {
@@ -345,15 +355,15 @@ static void act_range(void *ctx, size_t i0, size_t i1) {
         for (size_t i = i0; i < i1; i++) j->f1[i] = act(j->act, j->f1[i]);
 }
 
-/* MLP of b->h into out[T, d]. */
-static void mlp(HfModel *m, const float *W[W_N_ROLES], float *out, int T) {
+/* MLP of b->h, added to the residual stream b->x. */
+static void mlp(HfModel *m, const float *W[W_N_ROLES], int T) {
     const HfArch *a = &m->a;
     Bufs *b = &m->b;
     linear(m->threads, b->f1, b->h, W[W_UP], W[W_UP_B], T, a->d, a->ff, m->w.conv1d);
     if (a->glu) linear(m->threads, b->f2, b->h, W[W_GATE], W[W_GATE_B], T, a->d, a->ff, 0);
     ActJob j = {a->act, b->f1, a->glu ? b->f2 : NULL};
     hf_parallel_for(m->threads, (size_t)T * a->ff, act_range, &j);
-    linear(m->threads, out, b->f1, W[W_DOWN], W[W_DOWN_B], T, a->ff, a->d, m->w.conv1d);
+    linear_add(m->threads, b->x, b->f1, W[W_DOWN], W[W_DOWN_B], T, a->ff, a->d, m->w.conv1d);
 }
 
 static void add_into(float *x, const float *y, size_t n) {
@@ -364,20 +374,18 @@ static int layer(HfModel *m, int l, int T, char *err, size_t errlen) {
     const HfArch *a = &m->a;
     Bufs *b = &m->b;
     const float *W[W_N_ROLES];
-    const size_t n = (size_t)T * a->d;
     if (hf_weights_layer(&m->w, l, W, err, errlen) < 0) return -1;
     norm_rows_par(m->threads, b->h, b->x, W[W_LN1], W[W_LN1_B], T, a->d, a->eps, a->rms);
-    attention(m, W, T);
-    if (a->parallel_residual) {
+    attention(m, W, T); /* into b->o, before o_proj */
+    const int hd = a->H * a->dh;
+    /* parallel residual (GPT-NeoX): both blocks read the same x, so its
+     * second norm is taken before o_proj adds to x */
+    if (a->parallel_residual)
         norm_rows_par(m->threads, b->h, b->x, W[W_LN2], W[W_LN2_B], T, a->d, a->eps, a->rms);
-        add_into(b->x, b->ao, n);
-        mlp(m, W, b->ao, T);
-    } else {
-        add_into(b->x, b->ao, n);
+    linear_add(m->threads, b->x, b->o, W[W_O], W[W_OB], T, hd, a->d, m->w.conv1d);
+    if (!a->parallel_residual)
         norm_rows_par(m->threads, b->h, b->x, W[W_LN2], W[W_LN2_B], T, a->d, a->eps, a->rms);
-        mlp(m, W, b->ao, T);
-    }
-    add_into(b->x, b->ao, n);
+    mlp(m, W, T);
     return 0;
 }
 
@@ -419,7 +427,7 @@ static int lm_head(HfModel *m, float *logits, int T, char *err, size_t errlen) {
         const float *W = view ? view + (size_t)r0 * a->d : b->head;
         if (!view && st_to_f32(head, (size_t)r0 * a->d, (size_t)n * a->d, b->head, err, errlen) < 0)
             return -1;
-        linear_ld(m->threads, logits + r0, a->V, b->h, W, NULL, T, a->d, n, 0);
+        linear_ld(m->threads, logits + r0, a->V, b->h, W, NULL, T, a->d, n, 0, 0);
     }
     return 0;
 }
