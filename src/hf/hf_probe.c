@@ -101,8 +101,8 @@ static void add_hidden(HfProbe *p, const HfLayerOut *o) {
     const size_t n = (size_t)p->T * p->d;
     const int l = o->layer;
     double top[3];
-    p->h_max[l] += abs_max(o->hidden, n) / p->N;
-    abs_topk(top, 3, o->hidden, n);
+    abs_topk(top, 3, o->hidden, n); /* top[0] is max |h|: no pass of its own */
+    p->h_max[l] += top[0] / p->N;
     for (int k = 0; k < 3; k++) p->h_top3[l * 3 + k] += top[k] / p->N;
     p->h_kurt[l] += kurtosis(o->hidden, n) / p->N;
     p->h_ratio[l] += first_norm_ratio(o->hidden, p->T, p->d) / p->N;
