@@ -87,6 +87,8 @@ typedef struct {
     const float *in, *W, *bias;
     int M, K, N, conv1d, ldo; /* ldo: row stride of out (N, or wider for a slice) */
     int acc;                  /* out += ... (the residual stream) instead of out = ... */
+    HfRangeFn epi;            /* or NULL: run on each row's slice of out, flat indices */
+    void *epi_ctx;            /* (the activation, while the slice is still in cache) */
 } LinJob;
 
 /* Output columns [16 u0, 16 u1) of a linear layer: one single-threaded
@@ -113,6 +115,8 @@ static void linear_cols(void *ctx, size_t u0, size_t u1) {
     else /* W [N, K]: rows n0.. */
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, n, K, 1.0f, j->in, K,
                     j->W + (size_t)n0 * K, K, beta, out, ldo);
+    for (size_t m = 0; j->epi && m < (size_t)M; m++)
+        j->epi(j->epi_ctx, m * ldo + n0, m * ldo + n0 + n);
 }
 
 /* out[M,N] (row stride ldo) = in[M,K] @ W^T + b, W [N,K] (nn.Linear);
@@ -120,7 +124,15 @@ static void linear_cols(void *ctx, size_t u0, size_t u1) {
  * running 1-thread OpenBLAS (no BLAS thread pool spinning between calls). */
 static void linear_ld(int threads, float *out, int ldo, const float *in, const float *W,
                       const float *bias, int M, int K, int N, int conv1d, int acc) {
-    LinJob j = {out, in, W, bias, M, K, N, conv1d, ldo, acc};
+    LinJob j = {out, in, W, bias, M, K, N, conv1d, ldo, acc, NULL, NULL};
+    hf_parallel_for(threads, (size_t)(N + COL_UNIT - 1) / COL_UNIT, linear_cols, &j);
+}
+
+/* out[M,N] = in @ W^T + b, then epi over each thread's columns of out
+ * (out's row stride is N): the MLP's activation, fused. */
+static void linear_then(int threads, float *out, const float *in, const float *W, const float *bias,
+                        int M, int K, int N, int conv1d, HfRangeFn epi, void *epi_ctx) {
+    LinJob j = {out, in, W, bias, M, K, N, conv1d, N, 0, epi, epi_ctx};
     hf_parallel_for(threads, (size_t)(N + COL_UNIT - 1) / COL_UNIT, linear_cols, &j);
 }
 
@@ -359,10 +371,15 @@ static void act_range(void *ctx, size_t i0, size_t i1) {
 static void mlp(HfModel *m, const float *W[W_N_ROLES], int T) {
     const HfArch *a = &m->a;
     Bufs *b = &m->b;
-    linear(m->threads, b->f1, b->h, W[W_UP], W[W_UP_B], T, a->d, a->ff, m->w.conv1d);
-    if (a->glu) linear(m->threads, b->f2, b->h, W[W_GATE], W[W_GATE_B], T, a->d, a->ff, 0);
     ActJob j = {a->act, b->f1, a->glu ? b->f2 : NULL};
-    hf_parallel_for(m->threads, (size_t)T * a->ff, act_range, &j);
+    if (a->glu) { /* f1 = up; f1 *= act(gate) as each slice of gate is made */
+        linear(m->threads, b->f1, b->h, W[W_UP], W[W_UP_B], T, a->d, a->ff, m->w.conv1d);
+        linear_then(m->threads, b->f2, b->h, W[W_GATE], W[W_GATE_B], T, a->d, a->ff, 0, act_range,
+                    &j);
+    } else { /* f1 = act(up) */
+        linear_then(m->threads, b->f1, b->h, W[W_UP], W[W_UP_B], T, a->d, a->ff, m->w.conv1d,
+                    act_range, &j);
+    }
     linear_add(m->threads, b->x, b->f1, W[W_DOWN], W[W_DOWN_B], T, a->ff, a->d, m->w.conv1d);
 }
 
