@@ -55,7 +55,8 @@ static void usage(FILE *f) {
                "PyTorch runs at torch.set_num_threads(N) with its OpenBLAS pool as installed\n"
                "(one thread per core: set_num_threads does not reach it), and again with the\n"
                "pool pinned to N when it differs. \"vs pytorch\" compares with the row that\n"
-               "ran N BLAS threads; the summary line with PyTorch's fastest row (its best).\n"
+               "ran N BLAS threads; the summary line with PyTorch's fastest row (its best;\n"
+               "torch at 1 thread runs even when LIST has no 1, since that is its best here).\n"
                "\n"
                "  -m, --model DIR     use this GPT2LMHeadModel snapshot instead\n"
                "  -t, --threads LIST  comma-separated thread counts (default 1,2)\n"
@@ -269,7 +270,12 @@ static void rows(const BiArgs *a, const char *model, const char *tmp, const int3
     printf("%-8s %-22s %7s %8s %8s %12s\n", "impl", "pass", "threads", "best s", "median s",
            "vs pytorch");
     double g2[2] = {0, 0}, tbest[2] = {0, 0};
-    int th2 = 0;
+    int th2 = 0, has1 = 0;
+    for (int i = 0; i < a->nthreads; i++) has1 |= a->threads[i] == 1;
+    if (a->torch && !has1) { /* torch at 1 thread (BLAS as installed) is its best here: always in */
+        double tv[TV_N] = {0};
+        torch_rows(a, model, idpath, 1, tbest, tv);
+    }
     for (int i = 0; i < a->nthreads; i++) {
         int th = a->threads[i];
         double gb = 0, gm = 0, lb = 0, lm = 0, tv[TV_N] = {0};

@@ -91,9 +91,6 @@ size_t hf_attention_scratch(int T, int threads) {
 }
 
 void hf_attention_forward(const HfAttn *a) {
-    int saved = openblas_get_num_threads();
-    openblas_set_num_threads(1);
     const size_t n = a->threads < 1 ? 1 : (size_t)a->threads;
     hf_parallel_for((int)n, n, workers, (void *)a);
-    openblas_set_num_threads(saved);
 }

@@ -24,6 +24,8 @@ typedef struct {
 /* Floats of scratch that hf_attention_forward needs. */
 size_t hf_attention_scratch(int T, int threads);
 
+/* The caller runs OpenBLAS single-threaded (hf_model_forward does): each
+ * of the a->threads workers makes its own sgemm calls. */
 void hf_attention_forward(const HfAttn *a);
 
 #endif

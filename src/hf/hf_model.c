@@ -122,30 +122,39 @@ static void linear_cols(void *ctx, size_t u0, size_t u1) {
 /* out[M,N] (row stride ldo) = in[M,K] @ W^T + b, W [N,K] (nn.Linear);
  * conv1d: W [K,N]. The output columns are split over the threads, each
  * running 1-thread OpenBLAS (no BLAS thread pool spinning between calls). */
-static void linear_ld(int threads, float *out, int ldo, const float *in, const float *W,
-                      const float *bias, int M, int K, int N, int conv1d, int acc) {
-    LinJob j = {out, in, W, bias, M, K, N, conv1d, ldo, acc, NULL, NULL};
-    hf_parallel_for(threads, (size_t)(N + COL_UNIT - 1) / COL_UNIT, linear_cols, &j);
-}
-
-/* out[M,N] = in @ W^T + b, then epi over each thread's columns of out
- * (out's row stride is N): the MLP's activation, fused. */
-static void linear_then(int threads, float *out, const float *in, const float *W, const float *bias,
-                        int M, int K, int N, int conv1d, HfRangeFn epi, void *epi_ctx) {
-    LinJob j = {out, in, W, bias, M, K, N, conv1d, N, 0, epi, epi_ctx};
-    hf_parallel_for(threads, (size_t)(N + COL_UNIT - 1) / COL_UNIT, linear_cols, &j);
+static void linear_run(int threads, const LinJob *j) {
+    hf_parallel_for(threads, (size_t)(j->N + COL_UNIT - 1) / COL_UNIT, linear_cols, (void *)j);
 }
 
 static void linear(int threads, float *out, const float *in, const float *W, const float *bias,
                    int M, int K, int N, int conv1d) {
-    linear_ld(threads, out, N, in, W, bias, M, K, N, conv1d, 0);
+    LinJob j = {.out = out,
+                .in = in,
+                .W = W,
+                .bias = bias,
+                .M = M,
+                .K = K,
+                .N = N,
+                .conv1d = conv1d,
+                .ldo = N};
+    linear_run(threads, &j);
 }
 
 /* x[M,N] += in @ W^T + b: a block's output added to the residual stream
  * inside the sgemm (beta 1), with no pass of its own. */
 static void linear_add(int threads, float *x, const float *in, const float *W, const float *bias,
                        int M, int K, int N, int conv1d) {
-    linear_ld(threads, x, N, in, W, bias, M, K, N, conv1d, 1);
+    LinJob j = {.out = x,
+                .in = in,
+                .W = W,
+                .bias = bias,
+                .M = M,
+                .K = K,
+                .N = N,
+                .conv1d = conv1d,
+                .ldo = N,
+                .acc = 1};
+    linear_run(threads, &j);
 }
 
 /* RMSNorm (b NULL, rms) or LayerNorm of rows x[T, n] into y. */
@@ -371,15 +380,22 @@ static void act_range(void *ctx, size_t i0, size_t i1) {
 static void mlp(HfModel *m, const float *W[W_N_ROLES], int T) {
     const HfArch *a = &m->a;
     Bufs *b = &m->b;
-    ActJob j = {a->act, b->f1, a->glu ? b->f2 : NULL};
-    if (a->glu) { /* f1 = up; f1 *= act(gate) as each slice of gate is made */
-        linear(m->threads, b->f1, b->h, W[W_UP], W[W_UP_B], T, a->d, a->ff, m->w.conv1d);
-        linear_then(m->threads, b->f2, b->h, W[W_GATE], W[W_GATE_B], T, a->d, a->ff, 0, act_range,
-                    &j);
-    } else { /* f1 = act(up) */
-        linear_then(m->threads, b->f1, b->h, W[W_UP], W[W_UP_B], T, a->d, a->ff, m->w.conv1d,
-                    act_range, &j);
-    }
+    ActJob act = {a->act, b->f1, a->glu ? b->f2 : NULL};
+    /* the activation runs on each thread's columns right after their sgemm:
+     * GLU: f1 = up, then f1 *= act(gate) slice by slice; else f1 = act(up) */
+    if (a->glu) linear(m->threads, b->f1, b->h, W[W_UP], W[W_UP_B], T, a->d, a->ff, m->w.conv1d);
+    LinJob j = {.out = a->glu ? b->f2 : b->f1,
+                .in = b->h,
+                .W = W[a->glu ? W_GATE : W_UP],
+                .bias = W[a->glu ? W_GATE_B : W_UP_B],
+                .M = T,
+                .K = a->d,
+                .N = a->ff,
+                .conv1d = a->glu ? 0 : m->w.conv1d,
+                .ldo = a->ff,
+                .epi = act_range,
+                .epi_ctx = &act};
+    linear_run(m->threads, &j);
     linear_add(m->threads, b->x, b->f1, W[W_DOWN], W[W_DOWN_B], T, a->ff, a->d, m->w.conv1d);
 }
 
@@ -444,7 +460,8 @@ static int lm_head(HfModel *m, float *logits, int T, char *err, size_t errlen) {
         const float *W = view ? view + (size_t)r0 * a->d : b->head;
         if (!view && st_to_f32(head, (size_t)r0 * a->d, (size_t)n * a->d, b->head, err, errlen) < 0)
             return -1;
-        linear_ld(m->threads, logits + r0, a->V, b->h, W, NULL, T, a->d, n, 0, 0);
+        LinJob j = {.out = logits + r0, .in = b->h, .W = W, .M = T, .K = a->d, .N = n, .ldo = a->V};
+        linear_run(m->threads, &j);
     }
     return 0;
 }

@@ -101,7 +101,7 @@ static void add_hidden(HfProbe *p, const HfLayerOut *o) {
     const size_t n = (size_t)p->T * p->d;
     const int l = o->layer;
     double top[3];
-    abs_topk(top, 3, o->hidden, n); /* top[0] is max |h|: no pass of its own */
+    abs_topk(top, 3, o->hidden, n); /* top[0] is max |h| (abs_max): no pass of its own */
     p->h_max[l] += top[0] / p->N;
     for (int k = 0; k < 3; k++) p->h_top3[l * 3 + k] += top[k] / p->N;
     p->h_kurt[l] += kurtosis(o->hidden, n) / p->N;

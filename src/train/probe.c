@@ -227,9 +227,9 @@ static void acc_hidden(Acc *a, const Model *m, const RunState *s, int Bc) {
         for (int b = 0; b < Bc; b++) {
             const float *h = x + ((size_t)b * Ti + e) * d;
             double top[3];
-            a->h_max[l] += abs_max(h, n) / a->N;
+            abs_topk(top, 3, h, n); /* top[0] is max |h| (abs_max): no pass of its own */
+            a->h_max[l] += top[0] / a->N;
             a->h_med[l] += abs_median(h, n, a->scratch) / a->N;
-            abs_topk(top, 3, h, n);
             for (int k = 0; k < 3; k++) a->h_top3[l * 3 + k] += top[k] / a->N;
             a->h_kurt[l] += kurtosis(h, n) / a->N;
             a->h_ratio[l] += first_norm_ratio(h, T, d) / a->N;

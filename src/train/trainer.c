@@ -28,8 +28,7 @@ int trainer_init(Trainer *tr, const Config *cfg, char *err, size_t errlen) {
     if (nw > cfg->batch_size) nw = cfg->batch_size;
     openblas_set_num_threads(1);
     /* the step's threads start from this one and inherit its mode */
-    if (cfg->flush_subnormals) fp_flush_subnormals();
-    else fp_ieee();
+    fp_flush_subnormals(cfg->flush_subnormals);
     if (model_init(&tr->model, cfg, err, errlen) != 0) return -1;
     tr->n_workers = nw;
     tr->workers = calloc((size_t)nw, sizeof *tr->workers);

@@ -110,7 +110,8 @@ def main():
     bh, mh = time_it(with_head, a.repeats, clock)
     bn, mn = time_it(forward_no_head, a.repeats, clock)
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
-    print(json.dumps({"threads": a.threads, "blas_threads": blas_threads, "T": len(ids), "best_logits": bh, "median_logits": mh,
+    print(json.dumps({"threads": a.threads, "blas_threads": blas_threads, "T": len(ids),
+                      "best_logits": bh, "median_logits": mh,
                       "best_nohead": bn, "median_nohead": mn, "peak_rss_mib": rss,
                       "torch": torch.__version__}))
 

@@ -3,7 +3,8 @@
 torch.set_num_threads(N) sets torch's own (OpenMP) threads; it does not
 reach OpenBLAS's pool, which has one thread per core by default. So a
 "1 thread" PyTorch runs its matrix products on every core unless the pool
-is pinned. blas_threads() says what ran; pin it with --blas-threads.
+is pinned. pin_blas_threads() pins it (the bench scripts' --blas-threads)
+and says how many threads it runs.
 """
 import ctypes
 
