@@ -126,35 +126,23 @@ static void linear_run(int threads, const LinJob *j) {
     hf_parallel_for(threads, (size_t)(j->N + COL_UNIT - 1) / COL_UNIT, linear_cols, (void *)j);
 }
 
+/* out[M,N] = in @ W^T + b, or with acc out += ... (row stride N). */
+static void linear_to(int threads, float *out, const float *in, const float *W, const float *bias,
+                      int M, int K, int N, int conv1d, int acc) {
+    LinJob j = {out, in, W, bias, M, K, N, conv1d, N, acc, NULL, NULL};
+    linear_run(threads, &j);
+}
+
 static void linear(int threads, float *out, const float *in, const float *W, const float *bias,
                    int M, int K, int N, int conv1d) {
-    LinJob j = {.out = out,
-                .in = in,
-                .W = W,
-                .bias = bias,
-                .M = M,
-                .K = K,
-                .N = N,
-                .conv1d = conv1d,
-                .ldo = N};
-    linear_run(threads, &j);
+    linear_to(threads, out, in, W, bias, M, K, N, conv1d, 0);
 }
 
 /* x[M,N] += in @ W^T + b: a block's output added to the residual stream
  * inside the sgemm (beta 1), with no pass of its own. */
 static void linear_add(int threads, float *x, const float *in, const float *W, const float *bias,
                        int M, int K, int N, int conv1d) {
-    LinJob j = {.out = x,
-                .in = in,
-                .W = W,
-                .bias = bias,
-                .M = M,
-                .K = K,
-                .N = N,
-                .conv1d = conv1d,
-                .ldo = N,
-                .acc = 1};
-    linear_run(threads, &j);
+    linear_to(threads, x, in, W, bias, M, K, N, conv1d, 1);
 }
 
 /* RMSNorm (b NULL, rms) or LayerNorm of rows x[T, n] into y. */
