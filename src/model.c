@@ -639,9 +639,7 @@ static void mlp_block_backward(const Model *m, RunState *s, int l, int N, float 
     zero(sc->dhact, Nf);
     matmul_backward(sc->dhact, gw->w_down, NULL, dres, a->hact, lw->w_down, N, D->ff, D->d);
     zero(sc->dn, (size_t)N * D->d);
-    zero(sc->dh1, Nf);
-    if (m->cfg.mlp == MLP_SWIGLU) {
-        zero(sc->dh3, Nf);
+    if (m->cfg.mlp == MLP_SWIGLU) { /* these two write dh1, dh3: no zeroing */
         swiglu_backward(sc->dh1, sc->dh3, sc->dhact, a->h1, a->h3, Nf);
         matmul_backward(sc->dn, gw->w_gate, NULL, sc->dh1, a->n2, lw->w_gate, N, D->d, D->ff);
         matmul_backward(sc->dn, gw->w_up, NULL, sc->dh3, a->n2, lw->w_up, N, D->d, D->ff);
@@ -654,11 +652,10 @@ static void mlp_block_backward(const Model *m, RunState *s, int l, int N, float 
 }
 
 /* Backward through one gate application. dout is the gradient w.r.t. the
- * gated output; writes the gradient w.r.t. its input into dx (zeroed here)
- * and accumulates the applied-score gradient into dga. */
+ * gated output; writes the gradient w.r.t. its input into dx and accumulates the applied-score
+ * gradient into dga. */
 static void gate_apply_back(const Model *m, float *dx, float *dga, const float *dout,
                             const float *x, const float *ga, int N, int G, int Cg) {
-    zero(dx, (size_t)N * G * Cg);
     gate_apply_backward(dx, dga, dout, x, ga, gate_kind(&m->cfg), m->cfg.gate_form, N, G, Cg);
 }
 
@@ -703,7 +700,6 @@ static float *attn_output_backward(const AttnBack *ab, const float *dres) {
         SWAP(dcur, dalt);
     }
     if (c->y_mod == YMOD_RMSNORM) {
-        zero(dalt, Nq);
         gate_apply_backward(dalt, ab->gw->y_norm, dcur, a->yrn, ab->lw->y_norm, GB_CONST, FORM_MULT,
                             N, D->H, D->dh);
         SWAP(dcur, dalt);

@@ -131,7 +131,8 @@ float diff_combine_backward(float *dx2, const float *dout, const float *x2, floa
 /* out[n] = act(inp[n]) for the gate activations in config.h. */
 void gate_act_forward(float *out, const float *inp, size_t n, GateAct act);
 void gate_act_backward(float *dinp, const float *dout, const float *inp, size_t n, GateAct act);
-/* SwiGLU: out[M,F] = silu(a) * b, for a, b [M,F]. */
+/* SwiGLU: out[M,F] = silu(a) * b, for a, b [M,F]. Its backward and GELU's
+ * write da, db (dinp) rather than add to them: see op_act.c. */
 void swiglu_forward(float *out, const float *a, const float *b, size_t n);
 void swiglu_backward(float *da, float *db, const float *dout, const float *a, const float *b,
                      size_t n);
@@ -150,7 +151,7 @@ void silu_backward(float *dinp, const float *dout, const float *inp, size_t n);
  *   shared:      s[M, Cg]     (one per channel, broadcast over G)
  *   const:       s[G*Cg]      (broadcast over rows)
  * mult: out = x * s; add: out = x + s (elementwise only).
- * kind selects the broadcast. */
+ * kind selects the broadcast. The backward writes dx and adds into ds. */
 typedef enum { GB_ELEM = 0, GB_HEAD, GB_SHARED, GB_CONST } GateBroadcast;
 void gate_apply_forward(float *out, const float *x, const float *s, GateBroadcast kind,
                         GateForm form, int M, int G, int Cg);
