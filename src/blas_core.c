@@ -49,6 +49,13 @@ void blas_info(BlasInfo *bi) {
     else copy_field(bi->how, sizeof bi->how, "detected");
 }
 
+void blas_print(const char *tail) {
+    BlasInfo bi;
+    blas_info(&bi);
+    printf("BLAS: %s %s, core %s (%s)%s\n", bi.library, bi.version, bi.core, bi.how,
+           tail ? tail : "");
+}
+
 const char *blas_core_for_cpu(int avx512, int avx2_fma) {
     if (avx512) return "SkylakeX";
     if (avx2_fma) return "Haswell";

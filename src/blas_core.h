@@ -33,6 +33,10 @@ typedef struct {
 /* What the running process uses, and how that core was chosen. */
 void blas_info(BlasInfo *bi);
 
+/* Print "BLAS: OpenBLAS 0.3.21, core X (how)" and then tail (or nothing)
+ * and a newline to stdout: --version and both benches say it alike. */
+void blas_print(const char *tail);
+
 /* The best OpenBLAS core for CPU features (AVX-512 F/BW/VL/DQ ->
  * "SkylakeX", AVX2 + FMA -> "Haswell"), or NULL for neither. */
 const char *blas_core_for_cpu(int avx512, int avx2_fma);

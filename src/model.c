@@ -652,8 +652,8 @@ static void mlp_block_backward(const Model *m, RunState *s, int l, int N, float 
 }
 
 /* Backward through one gate application. dout is the gradient w.r.t. the
- * gated output; writes the gradient w.r.t. its input into dx and accumulates the applied-score
- * gradient into dga. */
+ * gated output; writes the gradient w.r.t. its input into dx and
+ * accumulates the applied-score gradient into dga. */
 static void gate_apply_back(const Model *m, float *dx, float *dga, const float *dout,
                             const float *x, const float *ga, int N, int G, int Cg) {
     gate_apply_backward(dx, dga, dout, x, ga, gate_kind(&m->cfg), m->cfg.gate_form, N, G, Cg);

@@ -24,14 +24,6 @@ static inline size_t score_index(GateBroadcast kind, size_t m, size_t g, size_t 
 void gate_apply_forward(float *out, const float *x, const float *s, GateBroadcast kind,
                         GateForm form, int M, int G, int Cg) {
     size_t GG = (size_t)G, CC = (size_t)Cg;
-    if (kind == GB_ELEM) { /* one flat loop: rows of Cg = 16 vectorise poorly */
-        size_t n = (size_t)M * GG * CC;
-        if (form == FORM_ADD)
-            for (size_t i = 0; i < n; i++) out[i] = x[i] + s[i];
-        else
-            for (size_t i = 0; i < n; i++) out[i] = x[i] * s[i];
-        return;
-    }
     for (size_t m = 0; m < (size_t)M; m++) {
         for (size_t g = 0; g < GG; g++) {
             size_t base = (m * GG + g) * CC;
@@ -54,29 +46,12 @@ void gate_apply_forward(float *out, const float *x, const float *s, GateBroadcas
     }
 }
 
-/* Elementwise scores: dx = dout * s (or dout); ds += dout * x (or dout). */
-static void gate_elem_backward(float *dx, float *ds, const float *dout, const float *x,
-                               const float *s, int add, size_t n) {
-    if (dx && add)
-        for (size_t i = 0; i < n; i++) dx[i] = dout[i];
-    else if (dx)
-        for (size_t i = 0; i < n; i++) dx[i] = dout[i] * s[i];
-    if (ds && add)
-        for (size_t i = 0; i < n; i++) ds[i] += dout[i];
-    else if (ds)
-        for (size_t i = 0; i < n; i++) ds[i] += dout[i] * x[i];
-}
-
 /* dx = dout * s (or dout), written: every caller's dx is fresh scratch;
  * ds += dout * x (or dout), summed over the broadcast axes. */
 void gate_apply_backward(float *dx, float *ds, const float *dout, const float *x, const float *s,
                          GateBroadcast kind, GateForm form, int M, int G, int Cg) {
     size_t GG = (size_t)G, CC = (size_t)Cg;
     int add = form == FORM_ADD;
-    if (kind == GB_ELEM) {
-        gate_elem_backward(dx, ds, dout, x, s, add, (size_t)M * GG * CC);
-        return;
-    }
     for (size_t m = 0; m < (size_t)M; m++) {
         for (size_t g = 0; g < GG; g++) {
             size_t base = (m * GG + g) * CC;

@@ -401,9 +401,7 @@ int cmd_bench(int argc, char **argv) {
         Config cfg;
         if ((rc = bench_config(&cfg, &a, a.variants[i])) != 0) return rc;
     }
-    BlasInfo bi;
-    blas_info(&bi);
-    printf("BLAS: %s %s, core %s (%s)\n", bi.library, bi.version, bi.core, bi.how);
+    blas_print(NULL);
     /* the peak is the best of three tries: a ceiling, not a typical rate */
     double peak = 0;
     for (int k = 0; k < 3; k++) {

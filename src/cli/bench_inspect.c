@@ -362,11 +362,8 @@ int bench_inspect(int argc, char **argv) {
                "%s\n",
                a.model ? a.model : "random GPT-2-small-sized checkpoint (124M)", a.T, wmib,
                a.repeats, a.cpu ? "CPU seconds of all threads" : "wall seconds");
-        BlasInfo bi;
-        blas_info(&bi);
         /* torch loads the same libopenblas in the same environment */
-        printf("BLAS: %s %s, core %s (%s), for gatelab and PyTorch alike\n", bi.library, bi.version,
-               bi.core, bi.how);
+        blas_print(", for gatelab and PyTorch alike");
         /* memory first: a spawned child's peak RSS counts the parent's at
          * spawn time (exec keeps the old mm's high-water mark) */
         memory_row(mdir, tmp, wmib);

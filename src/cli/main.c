@@ -47,10 +47,8 @@ int main(int argc, char **argv) {
         return 0;
     }
     if (!strcmp(argv[1], "--version")) {
-        BlasInfo bi;
-        blas_info(&bi);
         printf("gatelab %s (git %s)\n", GATELAB_VERSION, GATELAB_DESCRIBE);
-        printf("BLAS: %s %s, core %s (%s)\n", bi.library, bi.version, bi.core, bi.how);
+        blas_print(NULL);
         return 0;
     }
     for (size_t i = 0; i < N_COMMANDS; i++)
