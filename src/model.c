@@ -41,8 +41,7 @@ struct Scratch {
     float *dy, *dy2, *dres, *dga, *dgate, *dgz;
     float *dh1, *dh3, *dhact, *dxfn, *dlogits, *tmp;
     float *inv_freq;
-    float *wcat, *dwcat; /* [P, d] the fused input projection's weights */
-    float *cat;          /* [N, P] its output (forward) or gradient */
+    float *cat; /* [N, P] the fused input projection's output or gradient */
 };
 
 /* ---- memory plan: one pass counts, the second hands out pointers ---- */
@@ -60,16 +59,10 @@ static float *take(Bump *b, size_t n) {
     return p;
 }
 
-/* The gate reads all of X through its own matrix: that matrix joins the
- * fused input projection. */
-static int gate_fused(const Config *c) {
-    return c->gate_pos != GATE_NONE && c->gate_input == GIN_FULL;
-}
-
 /* Rows of the fused input projection [W_q; W_k; W_v; W_gate]. */
 static int fused_cols(const Model *m) {
     const Dims *D = &m->dims;
-    return D->qdim + 2 * D->kvdim + (gate_fused(&m->cfg) ? D->gate_channels : 0);
+    return D->qdim + 2 * D->kvdim + (model_gate_in_projection(&m->cfg) ? D->gate_channels : 0);
 }
 
 static void plan_layer(LayerActs *a, Bump *b, const Model *m, size_t N, int B, int Ti) {
@@ -150,10 +143,7 @@ static void plan_scratch(Scratch *sc, Bump *b, const Model *m, size_t N, size_t 
     sc->dlogits = take(b, Nr * D->V);
     sc->tmp = take(b, N * wide);
     sc->inv_freq = take(b, (size_t)D->dh);
-    size_t P = (size_t)fused_cols(m);
-    sc->wcat = take(b, P * D->d);
-    sc->dwcat = take(b, P * D->d);
-    sc->cat = take(b, N * P);
+    sc->cat = take(b, N * (size_t)fused_cols(m));
 }
 
 static size_t plan(RunState *s, const Model *m, float *base) {
@@ -345,53 +335,35 @@ static void rope_prepare(const Model *m, RunState *s, int Ti) {
 
 /* ---- the fused input projection ---- */
 
-/* One sgemm for q, k, v and a FULL gate's z instead of three or four: the
- * parts' [out, d] weights are copied into one [P, d] matrix (the arena
- * layout stays as it is), and the [N, P] product is split into the
- * activations every later stage reads. Half the sgemm calls per layer;
- * the copies cost about what the wider product saves on the presets
- * measured so far (README "Speed"). */
+/* One sgemm for q, k, v and a FULL gate's z: params.c stores W_q, W_k, W_v
+ * and W_gate adjacent, so from lw->w_q on they are one [P, d] matrix (and
+ * their gradients one [P, d] block of the gradient arena). The [N, P]
+ * product in sc->cat is split into the activations every later stage
+ * reads. */
 typedef struct {
     int n;
     int rows[4];
-    float *act[4];     /* [N, rows] activations (forward) */
-    const float *w[4]; /* [rows, d] weights */
-    float *gw[4];      /* [rows, d] weight gradients */
+    float *part[4]; /* [N, rows] activations or their gradients */
 } Fused;
 
-static Fused fused_parts(const Model *m, const LayerActs *a, const LayerWeights *lw,
-                         const LayerWeights *gw) {
+static Fused fused_parts(const Model *m, float *q, float *k, float *v, float *gz) {
     const Dims *D = &m->dims;
-    Fused f = {3,
-               {D->qdim, D->kvdim, D->kvdim, 0},
-               {a->q, a->k, a->v, NULL},
-               {lw->w_q, lw->w_k, lw->w_v, NULL},
-               {NULL, NULL, NULL, NULL}};
-    if (gw) f.gw[0] = gw->w_q, f.gw[1] = gw->w_k, f.gw[2] = gw->w_v;
-    if (gate_fused(&m->cfg)) {
-        f.rows[3] = D->gate_channels, f.act[3] = a->gz, f.w[3] = lw->gate_w;
-        f.gw[3] = gw ? gw->gate_w : NULL;
+    Fused f = {3, {D->qdim, D->kvdim, D->kvdim, 0}, {q, k, v, NULL}};
+    if (model_gate_in_projection(&m->cfg)) {
+        f.rows[3] = D->gate_channels, f.part[3] = gz;
         f.n = 4;
     }
     return f;
 }
 
-static void fused_weights(float *wcat, const Fused *f, int d) {
-    size_t off = 0;
-    for (int i = 0; i < f->n; i++) {
-        memcpy(wcat + off, f->w[i], (size_t)f->rows[i] * d * sizeof(float));
-        off += (size_t)f->rows[i] * d;
-    }
-}
-
 /* cat[N, P] <-> the parts' [N, rows] buffers (to_cat: gather, else split).
  * Plain loops: a memcpy call per short row piece costs more than it moves. */
-static void fused_rows(float *cat, float *const part[4], const Fused *f, int N, int P, int to_cat) {
+static void fused_rows(float *cat, const Fused *f, int N, int P, int to_cat) {
     size_t off = 0;
     for (int i = 0; i < f->n; i++) {
         const size_t r = (size_t)f->rows[i];
         for (size_t n = 0; n < (size_t)N; n++) {
-            float *c = cat + n * P + off, *p = part[i] + n * r;
+            float *c = cat + n * P + off, *p = f->part[i] + n * r;
             if (to_cat)
                 for (size_t j = 0; j < r; j++) c[j] = p[j];
             else
@@ -406,30 +378,20 @@ static void fused_forward(const Model *m, RunState *s, LayerActs *a, const Layer
                           int N) {
     Scratch *sc = s->sc;
     const int P = fused_cols(m), d = m->dims.d;
-    Fused f = fused_parts(m, a, lw, NULL);
-    fused_weights(sc->wcat, &f, d);
-    matmul_forward(sc->cat, a->n1, sc->wcat, NULL, N, d, P);
-    fused_rows(sc->cat, f.act, &f, N, P, 0);
+    Fused f = fused_parts(m, a->q, a->k, a->v, a->gz);
+    matmul_forward(sc->cat, a->n1, lw->w_q, NULL, N, d, P);
+    fused_rows(sc->cat, &f, N, P, 0);
 }
 
-/* dn += d(q, k, v, z) [W_q; W_k; W_v; W_gate]; each weight's gradient +=
- * its slice of d(cat)^T n1. dgz is used only with a FULL gate. */
+/* dn += d(q, k, v, z) [W_q; W_k; W_v; W_gate]; d[W_q; ...; W_gate] +=
+ * d(cat)^T n1. dgz is used only with a FULL gate. */
 static void fused_backward(const Model *m, RunState *s, const LayerActs *a, const LayerWeights *lw,
                            LayerWeights *gw, float *dq, float *dk, float *dv, float *dgz, int N) {
     Scratch *sc = s->sc;
     const int P = fused_cols(m), d = m->dims.d;
-    Fused f = fused_parts(m, a, lw, gw);
-    float *const grads[4] = {dq, dk, dv, dgz};
-    fused_rows(sc->cat, grads, &f, N, P, 1);
-    fused_weights(sc->wcat, &f, d);
-    zero(sc->dwcat, (size_t)P * d);
-    matmul_backward(sc->dn, sc->dwcat, NULL, sc->cat, a->n1, sc->wcat, N, d, P);
-    const float *g = sc->dwcat;
-    for (int i = 0; i < f.n; i++) {
-        size_t n = (size_t)f.rows[i] * d;
-        for (size_t j = 0; j < n; j++) f.gw[i][j] += g[j];
-        g += n;
-    }
+    Fused f = fused_parts(m, dq, dk, dv, dgz);
+    fused_rows(sc->cat, &f, N, P, 1);
+    matmul_backward(sc->dn, gw->w_q, NULL, sc->cat, a->n1, lw->w_q, N, d, P);
 }
 
 /* ---- one block forward ---- */

@@ -125,6 +125,13 @@ typedef struct {
     struct RemedyState *rm; /* ssmax / fox / diff_attn state, or NULL */
 } RunState;
 
+/* A gate that reads all of X through its own [C, d] matrix: that matrix is
+ * stored right after W_v, so [W_q; W_k; W_v; W_gate] is one [P, d] block of
+ * the arena and the input projection is one sgemm over it. */
+static inline int model_gate_in_projection(const Config *c) {
+    return c->gate_pos != GATE_NONE && c->gate_input == GIN_FULL;
+}
+
 /* Build the parameter table for cfg (validated). Returns -1 on failure. */
 int param_table_build(ParamTable *t, const Config *cfg, const Dims *dims);
 void param_table_free(ParamTable *t);

@@ -96,9 +96,11 @@ static void add_norm(Builder *b, const char *base, const Config *c, int d) {
     }
 }
 
+/* The gate's own parameters, except a FULL gate's matrix, which joins the
+ * input projection (add_layer). */
 static void add_gate(Builder *b, const char *pre, const Config *c, const Dims *D) {
     char n[PARAM_NAME];
-    if (c->gate_pos == GATE_NONE) return;
+    if (c->gate_pos == GATE_NONE || model_gate_in_projection(c)) return;
     snprintf(n, sizeof n, "%.48s.gate.w", pre);
     if (c->gate_input == GIN_CONST) {
         add(b, n, D->gate_groups * D->gate_cg, 0, 0, 1);
@@ -106,8 +108,6 @@ static void add_gate(Builder *b, const char *pre, const Config *c, const Dims *D
         add(b, n, D->H, D->d / D->H, 1, 1);
         snprintf(n, sizeof n, "%.48s.gate.b", pre);
         add(b, n, D->H, 0, 0, 1);
-    } else {
-        add(b, n, D->gate_channels, D->d, 1, 1);
     }
 }
 
@@ -119,6 +119,7 @@ static void add_layer(Builder *b, int l, const Config *c, const Dims *D) {
     add(b, NAME("attn.w_q"), D->qdim, D->d, 1, 0);
     add(b, NAME("attn.w_k"), D->kvdim, D->d, 1, 0);
     add(b, NAME("attn.w_v"), D->kvdim, D->d, 1, 0);
+    if (model_gate_in_projection(c)) add(b, NAME("attn.gate.w"), D->gate_channels, D->d, 1, 1);
     add(b, NAME("attn.w_o"), D->d, D->qdim, 1, 0);
     if (c->qk_norm) {
         add(b, NAME("attn.q_norm"), D->dh, 0, 0, 0);
