@@ -2,6 +2,7 @@
  * the best core the CPU supports (see blas_core.h). */
 #include "blas_core.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,8 @@
 #include <unistd.h>
 
 #include <cblas.h>
+
+#include "util.h"
 
 /* declared here rather than relying on one cblas.h flavour */
 char *openblas_get_corename(void);
@@ -131,7 +134,23 @@ static void check_new_core(char **argv, const char *was) {
     fprintf(stderr, "gatelab: warning: cannot re-execute; staying on the checked core\n");
 }
 
+static char **startup_argv; /* main's argv, for blas_core_pin's re-exec */
+
+int blas_core_pin(const char *core, char *err, size_t errlen) {
+    const char *cur = openblas_get_corename();
+    const char *env = getenv("OPENBLAS_CORETYPE");
+    if (cur && !strcasecmp(cur, core) && env && !strcasecmp(env, core)) return 0;
+    if (!startup_argv) return seterr(err, errlen, "cannot re-execute to pin the BLAS core");
+    setenv("OPENBLAS_CORETYPE", core, 1);
+    setenv(ENV_MODE, "keep", 1);
+    unsetenv(ENV_AUTO);
+    reexec(startup_argv);
+    return seterr(err, errlen, "cannot re-execute to pin the BLAS core %s: %s", core,
+                  strerror(errno));
+}
+
 void blas_core_startup(char **argv) {
+    startup_argv = argv;
     const char *was = getenv(ENV_AUTO);
     if (was && *was) {
         check_new_core(argv, was);

@@ -162,6 +162,7 @@ static const KeyDef keys[] = {
     RI(threads, SEC_TRAIN, 1, 64),
     RF(spike_factor, SEC_TRAIN, 1, 1e6, 0),
     K(flush_subnormals, KT_BOOL, SEC_TRAIN),
+    K(reproducible, KT_BOOL, SEC_TRAIN),
 };
 #define N_KEYS (sizeof keys / sizeof keys[0])
 

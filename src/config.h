@@ -126,6 +126,7 @@ typedef struct {
     int threads;
     float spike_factor;   /* loss spike: > factor * median of previous 50 */
     int flush_subnormals; /* train with subnormals flushed to zero (fpmode.h) */
+    int reproducible;     /* pinned kernels, the same bits on any AVX2 + FMA CPU (repro.h) */
 } Config;
 
 /* Fill cfg with built-in defaults (the `small`-like baseline). */

@@ -2,7 +2,7 @@
  * Every sum is accumulated in double so a long probe does not drift. */
 #include "metrics.h"
 
-#include "fastexp.h" /* SIMD_CLONES */
+#include "simd.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -191,8 +191,7 @@ void abs_topk(double *out, int k, const float *x, size_t n) {
 }
 
 /* mean((x-mu)^4) / (sigma^4 + 1e-6), sigma^2 the population variance */
-SIMD_CLONES
-double kurtosis(const float *x, size_t n) {
+SIMD_BODY double kurtosis_body(const float *x, size_t n) {
     if (n == 0) return 0.0;
     double s1[LANES] = {0}, s2[LANES] = {0}, s4[LANES] = {0};
     size_t i = 0;
@@ -212,6 +211,7 @@ double kurtosis(const float *x, size_t n) {
     const double m2 = lanes_sum(s2) / (double)n, m4 = lanes_sum(s4) / (double)n;
     return m4 / (m2 * m2 + 1e-6);
 }
+SIMD_KERNEL_RET(, double, kurtosis, (const float *x, size_t n), (x, n))
 
 static inline double row_norm(const float *v, int C) {
     double s[LANES] = {0};
@@ -223,14 +223,14 @@ static inline double row_norm(const float *v, int C) {
 }
 
 /* h[T,C] -> ||h_0|| / mean_{t>=1} ||h_t|| (0 when undefined) */
-SIMD_CLONES
-double first_norm_ratio(const float *h, int T, int C) {
+SIMD_BODY double first_norm_ratio_body(const float *h, int T, int C) {
     if (T < 2) return 0.0;
     double rest = 0.0;
     for (int t = 1; t < T; t++) rest += row_norm(h + (size_t)t * C, C);
     rest /= (T - 1);
     return rest > 0.0 ? row_norm(h, C) / rest : 0.0;
 }
+SIMD_KERNEL_RET(, double, first_norm_ratio, (const float *h, int T, int C), (h, T, C))
 
 static int cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;

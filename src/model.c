@@ -323,12 +323,19 @@ static size_t gate_applied_len(const Model *m, int N) {
 
 /* ---- RoPE tables ---- */
 
+/* Rotated heads per q (or kv) head: differential attention rotates each
+ * half of a head as a head of its own, dh/2 wide with dh/2's frequencies,
+ * as the Differential Transformer does; every other variant rotates whole
+ * heads. */
+static int rope_split(const Model *m) { return m->cfg.diff_attn ? 2 : 1; }
+
 static void rope_prepare(const Model *m, RunState *s, int Ti) {
     const Config *c = &m->cfg;
     if (c->pos != POS_ROPE) return;
     if (s->rope_T == Ti && s->rope_scale == c->yarn_scale) return;
-    s->rope_m = rope_inv_freq(s->sc->inv_freq, m->dims.dh, c->rope_base, c->yarn_scale, c->seq_len);
-    rope_tables(s->rope_cos, s->rope_sin, s->sc->inv_freq, Ti, m->dims.dh, 0);
+    const int rd = m->dims.dh / rope_split(m);
+    s->rope_m = rope_inv_freq(s->sc->inv_freq, rd, c->rope_base, c->yarn_scale, c->seq_len);
+    rope_tables(s->rope_cos, s->rope_sin, s->sc->inv_freq, Ti, rd, 0);
     s->rope_T = Ti;
     s->rope_scale = c->yarn_scale;
 }
@@ -427,8 +434,9 @@ static void attn_inputs_forward(const Model *m, RunState *s, int l, int B, int T
     memcpy(a->qr, a->qn, Nq * sizeof(float));
     memcpy(a->kr, a->kn, Nk * sizeof(float));
     if (c->pos == POS_ROPE) {
-        rope_forward(a->qr, s->rope_cos, s->rope_sin, B, Ti, D->H, D->dh);
-        rope_forward(a->kr, s->rope_cos, s->rope_sin, B, Ti, D->Hkv, D->dh);
+        const int sp = rope_split(m);
+        rope_forward(a->qr, s->rope_cos, s->rope_sin, B, Ti, D->H * sp, D->dh / sp);
+        rope_forward(a->kr, s->rope_cos, s->rope_sin, B, Ti, D->Hkv * sp, D->dh / sp);
         if (s->rope_m != 1.0f) {
             scale_inplace(a->qr, Nq, s->rope_m);
             scale_inplace(a->kr, Nk, s->rope_m);
@@ -707,8 +715,9 @@ static void attn_core_backward(const AttnBack *ab, const float *dy, float **dq_o
             scale_inplace(dq, Nq, s->rope_m);
             scale_inplace(dk, Nk, s->rope_m);
         }
-        rope_backward(dq, s->rope_cos, s->rope_sin, B, Ti, D->H, D->dh);
-        rope_backward(dk, s->rope_cos, s->rope_sin, B, Ti, D->Hkv, D->dh);
+        const int sp = rope_split(ab->m);
+        rope_backward(dq, s->rope_cos, s->rope_sin, B, Ti, D->H * sp, D->dh / sp);
+        rope_backward(dk, s->rope_cos, s->rope_sin, B, Ti, D->Hkv * sp, D->dh / sp);
     }
     if (c->qk_norm) {
         zero(sc->dq2, Nq);

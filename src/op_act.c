@@ -8,13 +8,13 @@
 
 #include "fastexp.h"
 #include "ops.h"
+#include "simd.h"
 
 /* fast_expf: these loops run over every MLP and gate activation, and libm's
  * expf would keep them from vectorising */
 static inline float sigmoidf(float x) { return 1.0f / (1.0f + fast_expf(-x)); }
 
-SIMD_CLONES
-void gate_act_forward(float *out, const float *inp, size_t n, GateAct act) {
+SIMD_BODY void gate_act_forward_body(float *out, const float *inp, size_t n, GateAct act) {
     switch (act) {
     case ACT_SIGMOID:
         for (size_t i = 0; i < n; i++) out[i] = sigmoidf(inp[i]);
@@ -31,9 +31,11 @@ void gate_act_forward(float *out, const float *inp, size_t n, GateAct act) {
         break;
     }
 }
+SIMD_KERNEL(gate_act_forward, (float *out, const float *inp, size_t n, GateAct act),
+            (out, inp, n, act))
 
-SIMD_CLONES
-void gate_act_backward(float *dinp, const float *dout, const float *inp, size_t n, GateAct act) {
+SIMD_BODY void gate_act_backward_body(float *dinp, const float *dout, const float *inp, size_t n,
+                                      GateAct act) {
     switch (act) {
     case ACT_SIGMOID:
         for (size_t i = 0; i < n; i++) {
@@ -59,17 +61,19 @@ void gate_act_backward(float *dinp, const float *dout, const float *inp, size_t 
         break;
     }
 }
+SIMD_KERNEL(gate_act_backward,
+            (float *dinp, const float *dout, const float *inp, size_t n, GateAct act),
+            (dinp, dout, inp, n, act))
 
 /* out = silu(a) * b */
-SIMD_CLONES
-void swiglu_forward(float *out, const float *a, const float *b, size_t n) {
+SIMD_BODY void swiglu_forward_body(float *out, const float *a, const float *b, size_t n) {
     for (size_t i = 0; i < n; i++) out[i] = a[i] * sigmoidf(a[i]) * b[i];
 }
+SIMD_KERNEL(swiglu_forward, (float *out, const float *a, const float *b, size_t n), (out, a, b, n))
 
 /* The NULL checks sit outside the loops so each loop vectorises. */
-SIMD_CLONES
-void swiglu_backward(float *da, float *db, const float *dout, const float *a, const float *b,
-                     size_t n) {
+SIMD_BODY void swiglu_backward_body(float *da, float *db, const float *dout, const float *a,
+                                    const float *b, size_t n) {
     if (da && db) { /* the usual case: one pass, one sigmoid per element */
         for (size_t i = 0; i < n; i++) {
             float s = sigmoidf(a[i]);
@@ -86,21 +90,23 @@ void swiglu_backward(float *da, float *db, const float *dout, const float *a, co
     if (db)
         for (size_t i = 0; i < n; i++) db[i] = dout[i] * a[i] * sigmoidf(a[i]);
 }
+SIMD_KERNEL(swiglu_backward,
+            (float *da, float *db, const float *dout, const float *a, const float *b, size_t n),
+            (da, db, dout, a, b, n))
 
 #define GELU_K 0.7978845608028654f /* sqrt(2 / pi) */
 #define GELU_C 0.044715f
 
 /* 0.5 x (1 + tanh(k (x + c x^3))) */
-SIMD_CLONES
-void gelu_forward(float *out, const float *inp, size_t n) {
+SIMD_BODY void gelu_forward_body(float *out, const float *inp, size_t n) {
     for (size_t i = 0; i < n; i++) {
         float x = inp[i];
         out[i] = 0.5f * x * (1.0f + tanhf(GELU_K * (x + GELU_C * x * x * x)));
     }
 }
+SIMD_KERNEL(gelu_forward, (float *out, const float *inp, size_t n), (out, inp, n))
 
-SIMD_CLONES
-void gelu_backward(float *dinp, const float *dout, const float *inp, size_t n) {
+SIMD_BODY void gelu_backward_body(float *dinp, const float *dout, const float *inp, size_t n) {
     for (size_t i = 0; i < n; i++) {
         float x = inp[i];
         float th = tanhf(GELU_K * (x + GELU_C * x * x * x));
@@ -108,13 +114,13 @@ void gelu_backward(float *dinp, const float *dout, const float *inp, size_t n) {
         dinp[i] = dout[i] * (0.5f * (1.0f + th) + 0.5f * x * dth);
     }
 }
+SIMD_KERNEL(gelu_backward, (float *dinp, const float *dout, const float *inp, size_t n),
+            (dinp, dout, inp, n))
 
-SIMD_CLONES
 void silu_forward(float *out, const float *inp, size_t n) {
     gate_act_forward(out, inp, n, ACT_SILU);
 }
 
-SIMD_CLONES
 void silu_backward(float *dinp, const float *dout, const float *inp, size_t n) {
     gate_act_backward(dinp, dout, inp, n, ACT_SILU);
 }

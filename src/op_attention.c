@@ -23,6 +23,7 @@
 
 #include "fastexp.h"
 #include "ops.h"
+#include "simd.h"
 
 #define ATT_BLOCK 64
 
@@ -75,13 +76,14 @@ static float dot(const float *a, const float *b, int n) {
 }
 
 /* p[j] = e^(s[j] - mx); returns their sum. The hot loop of the forward. */
-SIMD_CLONES
-static float exp_shifted(float *p, const float *s, float mx, int n) {
+SIMD_BODY float exp_shifted_body(float *p, const float *s, float mx, int n) {
     float sum = 0.0f;
     for (int j = 0; j < n; j++) p[j] = fast_expf(s[j] - mx);
     for (int j = 0; j < n; j++) sum += p[j];
     return sum;
 }
+SIMD_KERNEL_RET(static, float, exp_shifted, (float *p, const float *s, float mx, int n),
+                (p, s, mx, n))
 
 /* p[0..n) and ex->w = softmax over the scores and the extra logits. */
 static void row_softmax(float *p, const float *s, int n, const Plan *pl, Extra *ex) {

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "blas_core.h"
+#include "simd.h"
 #include "gatelab_build.h"
 #include "gatelab_version.h"
 #include "h5util.h"
@@ -317,6 +318,7 @@ static int write_root_attrs(RunFile *rf, const Config *cfg, const Model *m) {
         h5u_attr_str(f, RS_BLAS_VERSION, bi.version) < 0 ||
         h5u_attr_str(f, RS_BLAS_CORE, bi.core) < 0 ||
         h5u_attr_str(f, RS_BLAS_CORE_HOW, bi.how) < 0 ||
+        h5u_attr_str(f, RS_SIMD_PATH, simd_path_name(simd_path())) < 0 ||
         h5u_attr_str(f, RS_STATUS, RS_STATUS_RUNNING) < 0)
         return fail_h5(rf, "write root attributes");
     return 0;

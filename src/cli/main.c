@@ -6,6 +6,7 @@
 #include "commands.h"
 #include "gatelab_build.h"
 #include "gatelab_version.h"
+#include "simd.h"
 
 typedef struct {
     const char *name;
@@ -38,6 +39,11 @@ static void usage(FILE *f) {
 
 int main(int argc, char **argv) {
     blas_core_startup(argv); /* may re-exec with better BLAS kernels */
+    char err[256];
+    if (simd_startup(err, sizeof err) != 0) {
+        fprintf(stderr, "gatelab: %s\n", err);
+        return 2;
+    }
     if (argc < 2) {
         fprintf(stderr, "gatelab: no command given (try gatelab --help)\n");
         return 2;

@@ -324,9 +324,15 @@ def gelu_tanh(x):
     return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x.pow(3))))
 
 
+def rope_dim(cfg):
+    """The width RoPE rotates: a whole head, or each half of a diff-attn head
+    (the Differential Transformer rotates each half as a head of its own)."""
+    return cfg["head_dim"] // 2 if cfg["diff_attn"] else cfg["head_dim"]
+
+
 def rope_inv_freq(cfg):
-    """inv_freq [dh/2] (float64) and the YaRN factor m."""
-    dh, base, s = cfg["head_dim"], cfg["rope_base"], cfg["yarn_scale"]
+    """inv_freq [rope_dim/2] (float64) and the YaRN factor m."""
+    dh, base, s = rope_dim(cfg), cfg["rope_base"], cfg["yarn_scale"]
     i = torch.arange(dh // 2, dtype=torch.float64)
     inv = base ** (-2.0 * i / dh)
     if s <= 1.0:
@@ -507,8 +513,9 @@ class Model:
             k = rmsnorm(k, P[pre + "k_norm"], c["norm_eps"])
         if rope is not None:
             cos, sin, m = rope
-            q = rope_apply(q, cos, sin) * m
-            k = rope_apply(k, cos, sin) * m
+            rd = rope_dim(c)
+            q = rope_apply(q.reshape(B, Ti, -1, rd), cos, sin).reshape(B, Ti, H, dh) * m
+            k = rope_apply(k.reshape(B, Ti, -1, rd), cos, sin).reshape(B, Ti, Hkv, dh) * m
         if c["ssmax"]:  # logits of query t scaled by s_h ln(t + 1)
             n = torch.arange(1, Ti + 1, dtype=q.dtype).log()
             q = q * n[None, :, None, None] * P[pre + "ssmax_s"][None, None, :, None]
