@@ -32,6 +32,7 @@ typedef struct {
     int kv_bias, sink_token; /* sink_token: count of prepended tokens */
     YMod ymod;
     int diff_attn, ssmax, fox;
+    int qk_norm; /* 1: RMSNorm on q and k per head (never turns it off) */
     ShapeChange shape;
     const char *formula;
     int key; /* the paper's headline comparison: highlighted in figures and
@@ -154,6 +155,10 @@ static const VariantRow catalog[] = {
     {.id = "registers",
      .sink_token = 4,
      .formula = "4 learned embeddings prepended to every sequence, loss skips them"},
+    /* E. stability controls (Wortsman et al. 2023) */
+    {.id = "qk-norm",
+     .qk_norm = 1,
+     .formula = "s_ij = RMSNorm(q_i) . RMSNorm(k_j) / sqrt(dh), per head, learned gains; no gate"},
 };
 #define N_VARIANTS ((int)(sizeof catalog / sizeof catalog[0]))
 
@@ -267,6 +272,7 @@ int config_apply_variant(Config *cfg, const char *id, char *err, size_t errlen) 
     c.diff_attn = v->diff_attn;
     c.ssmax = v->ssmax;
     c.fox = v->fox;
+    if (v->qk_norm) c.qk_norm = 1;
     str_copy(c.variant, sizeof c.variant, id);
     *cfg = c;
     return 0;

@@ -438,10 +438,10 @@ static void test_catalog(void **state) {
                                  "sink-token",   "clipped-softmax", "head-gate-linear",
                                  "sigmoid-attn", "softpick",        "diff-attn",
                                  "ssmax",        "stickbreak",      "fox",
-                                 "registers"};
+                                 "registers",    "qk-norm"};
     int n = 0;
     while (variant_id_at(n)) n++;
-    assert_int_equal(n, 34);
+    assert_int_equal(n, 35);
     for (int i = 0; i < n; i++) {
         assert_string_equal(variant_id_at(i), want[i]);
         assert_non_null(variant_formula(want[i]));
@@ -453,7 +453,7 @@ static void test_catalog(void **state) {
         assert_int_equal(config_apply_variant(&t, want[i], err, sizeof err), 0);
         resolve_ok(&t, want[i]);
     }
-    assert_null(variant_id_at(34));
+    assert_null(variant_id_at(35));
     assert_null(variant_id_at(-1));
     assert_null(variant_formula("nope"));
 
