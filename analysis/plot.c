@@ -23,8 +23,6 @@
 #include "runfile_read.h"
 #include "util.h"
 
-#define SINK_EPS 0.3
-
 /* ---- runs ---- */
 
 /* Figures draw one series per group: per file for `gatelab plot` (the
@@ -589,24 +587,6 @@ done:
     return rc;
 }
 
-/* Sink rate at eps (metrics.md): indicator alpha_0 > eps per probe
- * sequence and (layer, head), averaged. Falls back to the sequence-mean
- * alpha0 (or the mean map) when per-sequence first columns are absent. */
-static double sink_rate(const ProbeRecord *p, double eps) {
-    size_t L = (size_t)p->L, H = (size_t)p->H, T = (size_t)p->T;
-    size_t N = (size_t)p->N, hits = 0, total = 0;
-    if (p->first_col && N > 0) {
-        for (size_t i = 0; i < N * L * H; i++, total++)
-            hits += alpha0_from_col(p->first_col + i * T, p->T) > eps;
-    } else if (p->alpha0) {
-        for (size_t i = 0; i < L * H; i++, total++) hits += p->alpha0[i] > eps;
-    } else if (p->attention) {
-        for (size_t i = 0; i < L * H; i++, total++)
-            hits += alpha_k(p->attention + i * p->M * p->M, p->M, 0) > eps;
-    }
-    return total ? (double)hits / (double)total : NAN;
-}
-
 static double mean_first_share(const ProbeRecord *p) {
     if (!p->attention || p->L * p->H == 0) return NAN;
     size_t LH = (size_t)p->L * (size_t)p->H;
@@ -629,7 +609,7 @@ static int run_sink_series(RunReader *r, long long **st, double **rate, double *
     for (int j = 0; j < k; j++) {
         ProbeRecord p;
         if (runread_probe(r, (*st)[j], &p, err, errlen)) return -1;
-        (*rate)[j] = sink_rate(&p, SINK_EPS);
+        (*rate)[j] = rs_sink_rate(&p, SINK_EPS, SINK_LEN);
         (*share)[j] = mean_first_share(&p);
         runread_probe_free(&p);
     }
@@ -689,7 +669,9 @@ static int fig_sink_steps(RunSet *rs, const char *png, char *err, size_t errlen)
     }
     char title[300];
     agg_title(rs, "Attention sinks during training", title, sizeof title);
-    PlotAxes ax = {title, "step", {"sink rate (alpha_0 > 0.3)", "first-token share"}, 2, NULL};
+    char ylabel[64];
+    snprintf(ylabel, sizeof ylabel, "sink rate (alpha_0 > %g)", SINK_EPS);
+    PlotAxes ax = {title, "step", {ylabel, "first-token share"}, 2, NULL};
     rc = plot_lines(png, &ax, s, 2 * ng, err, errlen);
 done:
     for (int i = 0; st && rate && share && i < n; i++) free(st[i]), free(rate[i]), free(share[i]);

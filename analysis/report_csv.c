@@ -56,7 +56,7 @@ int write_csv(const char *path, const Row *rows, int n, char *err, size_t errlen
                "sink_rate_0.3,gate_mean,gate_frac_below_0.1,m_act,spikes,"
                "tokens_per_sec,diverged_step,dppl_pct_vs_baseline,sink_rate_0.1,"
                "sink_rate_0.2,slot_share,empty_share,f_attn_nonempty,kurtosis,"
-               "top1_over_median,bos_norm_ratio,gate_bounded\n");
+               "top1_over_median,bos_norm_ratio,gate_bounded,sink_formed\n");
     for (int i = 0; i < n; i++) {
         const Row *w = &rows[i];
         if (!w->ok) continue; /* unreadable files are listed in REPORT.md */
@@ -68,30 +68,32 @@ int write_csv(const char *path, const Row *rows, int n, char *err, size_t errlen
         csv_field(f, w->status, 0);
         fprintf(f, ",%lld,%lld", w->n_params, w->n_params_added);
         csv_num(f, w->steps, "%.0f");
-        csv_num(f, w->val_loss, "%.6g");
-        csv_num(f, w->ppl, "%.6g");
-        csv_num(f, w->bpb, "%.6g");
-        csv_num(f, w->dppl, "%.6g");
-        csv_num(f, w->f_attn, "%.6g");
-        csv_num(f, w->f_attn_uniform, "%.6g");
-        csv_num(f, w->sink03, "%.6g");
-        csv_num(f, w->gate_mean, "%.6g");
-        csv_num(f, w->gate_below01, "%.6g");
-        csv_num(f, w->m_act, "%.6g");
+        csv_num(f, w->val_loss, "%.10g");
+        csv_num(f, w->ppl, "%.10g");
+        csv_num(f, w->bpb, "%.10g");
+        csv_num(f, w->dppl, "%.10g");
+        csv_num(f, w->f_attn, "%.10g");
+        csv_num(f, w->f_attn_uniform, "%.10g");
+        csv_num(f, w->sink03, "%.10g");
+        csv_num(f, w->gate_mean, "%.10g");
+        csv_num(f, w->gate_below01, "%.10g");
+        csv_num(f, w->m_act, "%.10g");
         csv_num(f, w->spikes, "%.0f");
-        csv_num(f, w->tokens_per_sec, "%.6g");
+        csv_num(f, w->tokens_per_sec, "%.10g");
         fprintf(f, ",%lld", w->diverged_step);
-        csv_num(f, w->dppl_rel, "%.6g");
-        csv_num(f, w->sink01, "%.6g");
-        csv_num(f, w->sink02, "%.6g");
-        csv_num(f, w->slot, "%.6g");
-        csv_num(f, w->empty, "%.6g");
-        csv_num(f, w->f_attn_ne, "%.6g");
-        csv_num(f, w->kurt, "%.6g");
-        csv_num(f, w->top1_med, "%.6g");
-        csv_num(f, w->bos_ratio, "%.6g");
+        csv_num(f, w->dppl_rel, "%.10g");
+        csv_num(f, w->sink01, "%.10g");
+        csv_num(f, w->sink02, "%.10g");
+        csv_num(f, w->slot, "%.10g");
+        csv_num(f, w->empty, "%.10g");
+        csv_num(f, w->f_attn_ne, "%.10g");
+        csv_num(f, w->kurt, "%.10g");
+        csv_num(f, w->top1_med, "%.10g");
+        csv_num(f, w->bos_ratio, "%.10g");
         /* blank: no gate; 0: gate_frac_below_0.1 is left blank (n/a) */
-        if (isfinite(w->gate_mean)) fprintf(f, ",%d\n", !w->gate_unbounded);
+        if (isfinite(w->gate_mean)) fprintf(f, ",%d", !w->gate_unbounded);
+        else fputs(",", f);
+        if (w->sink_formed >= 0) fprintf(f, ",%d\n", w->sink_formed);
         else fputs(",\n", f);
     }
     if (fclose(f) != 0) {

@@ -43,7 +43,7 @@ static int row(FILE *f, const char *path, int *header) {
                 p.N, p.T, p.M);
         cell(f, rs_share(&p, -1), "%.4f");
         cell(f, uniform_first_share(p.T), "%.4f");
-        cell(f, rs_sink_rate(&p, 0.3, RUNSTATS_SINK_LEN), "%.3f");
+        cell(f, rs_sink_rate(&p, SINK_EPS, SINK_LEN), "%.3f");
         cell(f, p.has_gate ? rs_gate_mean(&p, -1) : NAN, "%.3f");
         cell(f, p.has_gate ? rs_gate_below(&p, -1, 1) : NAN, "%.3f");
         cell(f, rs_m_act(&p), "%.4g");

@@ -33,6 +33,7 @@ typedef struct {
     double empty, f_attn_ne;          /* dropped-mass share, F-Attn over the mass */
     double kurt, top1_med, bos_ratio; /* means over layers */
     int gate_unbounded;               /* has a gate whose scores are not in [0,1] */
+    int sink_formed;                  /* metrics.h sink_formed of f_attn: 1, 0, -1 (no probe) */
     char probe_err[512];              /* the last probe exists but cannot be read */
     long long spike_steps[MAX_SPIKE_STEPS];
     int probe_T, probe_N, proxy, has_probe;

@@ -74,9 +74,10 @@ static void row_probe(RunReader *r, Row *w) {
     snprintf(w->normaliser, sizeof w->normaliser, "%s", p.normaliser);
     w->f_attn = rs_share(&p, -1);
     w->f_attn_uniform = uniform_first_share(p.T);
-    w->sink03 = rs_sink_rate(&p, 0.3, RUNSTATS_SINK_LEN);
-    w->sink01 = rs_sink_rate(&p, 0.1, RUNSTATS_SINK_LEN);
-    w->sink02 = rs_sink_rate(&p, 0.2, RUNSTATS_SINK_LEN);
+    w->sink_formed = sink_formed(w->f_attn, p.T);
+    w->sink03 = rs_sink_rate(&p, SINK_EPS, SINK_LEN);
+    w->sink01 = rs_sink_rate(&p, 0.1, SINK_LEN);
+    w->sink02 = rs_sink_rate(&p, 0.2, SINK_LEN);
     w->slot = rs_slot_share(&p, -1);
     rs_mass(&p, &w->empty, &w->f_attn_ne);
     if (p.has_gate) {
@@ -98,6 +99,7 @@ void row_read(Row *w) {
     w->m_act = w->spikes = w->tokens_per_sec = NAN;
     w->dppl_rel = w->sink01 = w->sink02 = w->slot = w->empty = w->f_attn_ne = NAN;
     w->kurt = w->top1_med = w->bos_ratio = NAN;
+    w->sink_formed = -1;
     w->diverged_step = -1;
     w->base = -1;
     run_name(w->run, sizeof w->run, w->path);

@@ -45,16 +45,8 @@ double rs_head_alpha0(const ProbeRecord *p, int l, int h, int len) {
 }
 
 double rs_sink_rate(const ProbeRecord *p, double eps, int len) {
-    if (len > p->T) len = p->T;
-    if (p->N < 1 || p->L * p->H < 1) return 0.0;
-    double total = 0.0;
-    for (int n = 0; n < p->N; n++) {
-        int sinks = 0;
-        for (int l = 0; l < p->L; l++)
-            for (int h = 0; h < p->H; h++) sinks += alpha0_from_col(col_of(p, n, l, h), len) > eps;
-        total += (double)sinks / (p->L * p->H);
-    }
-    return total / p->N;
+    if (!p->first_col || p->N < 1) return NAN;
+    return sink_rate(p->first_col, (size_t)p->N * p->L * p->H, p->T, len, eps);
 }
 
 /* Layer weights: the score count in gate_stats (equal when absent). */

@@ -7,16 +7,14 @@
 
 #include "runfile_read.h"
 
-#define RUNSTATS_SINK_LEN 64 /* Gu et al. probe length */
-
 /* First-token share of head (l,h): mean over t = 1..T-1 of A[t,0]. */
 double rs_head_share(const ProbeRecord *p, int l, int h);
 /* Mean of rs_head_share over heads of layer l; over all (l,h) for l < 0. */
 double rs_share(const ProbeRecord *p, int l);
 
-/* Fraction of (l,h) with alpha_0 > eps, alpha_0 over the first `len`
- * queries of each probe sequence (len clamped to T), indicator per
- * sequence then averaged over sequences. */
+/* metrics.h sink_rate over the probe's per-sequence first columns: the
+ * fraction of (sequence, l, h) with alpha_0 over the first `len` queries
+ * > eps. NaN when the probe has no first columns. */
 double rs_sink_rate(const ProbeRecord *p, double eps, int len);
 /* alpha_0 of (l,h) over the first len queries, mean over sequences. */
 double rs_head_alpha0(const ProbeRecord *p, int l, int h, int len);

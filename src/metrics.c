@@ -51,6 +51,19 @@ double alpha0_from_col(const float *col, int len) {
     return s / len;
 }
 
+double sink_rate(const float *cols, size_t n, int T, int len, double eps) {
+    if (n == 0 || T < 1) return NAN;
+    if (len > T) len = T;
+    size_t hits = 0;
+    for (size_t i = 0; i < n; i++) hits += alpha0_from_col(cols + i * (size_t)T, len) > eps;
+    return (double)hits / (double)n;
+}
+
+int sink_formed(double f_attn, int T) {
+    if (!isfinite(f_attn)) return -1;
+    return f_attn > SINK_FORMED_FACTOR * uniform_first_share(T);
+}
+
 /* A[T,T] in place: row t -> |a| / sum_{j<=t} |a|; masked keys -> 0 */
 void attention_proxy(float *A, int T) {
     for (int t = 0; t < T; t++) {

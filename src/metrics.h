@@ -20,6 +20,26 @@ double alpha_k(const float *A, int T, int k);
  * mean over t = 0..len-1 of col[t]. */
 double alpha0_from_col(const float *col, int len);
 
+/* ---- attention sinks (docs/metrics.md "Sink rate" and "Sink formed") ---- */
+
+/* Gu et al.'s threshold: a head sinks on a sequence when its alpha_0 > SINK_EPS. */
+#define SINK_EPS 0.3
+/* alpha_0 averages over the first SINK_LEN queries: Gu et al.'s probe length. */
+#define SINK_LEN 64
+
+/* Sink rate: the fraction of the n first columns cols[i*T .. i*T+T) (one per
+ * sequence, layer and head; col[t] = A[t,0]) whose alpha0_from_col over the
+ * first min(len, T) queries exceeds eps. NaN when n = 0 or T < 1. The one
+ * definition of the sink rate: every command, plot and report calls it. */
+double sink_rate(const float *cols, size_t n, int T, int len, double eps);
+
+/* A run formed a sink when its F-Attn exceeds SINK_FORMED_FACTOR times the
+ * share of uniform causal attention at its probe length T. The one
+ * definition of "this seed formed a sink": 1, 0, or -1 when f_attn is not
+ * finite. */
+#define SINK_FORMED_FACTOR 2.0
+int sink_formed(double f_attn, int T);
+
 /* Over the queries t = 1..T-1 of one map A[T,T]: *mass = the sum of the
  * row masses sum_{j<=t} A[t,j], *first = the sum of A[t,0]. A row of a
  * normaliser that may drop mass (softpick, clipped softmax, a sink slot)

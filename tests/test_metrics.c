@@ -210,6 +210,29 @@ static void test_spikes(void **state) {
     assert_int_equal(count_spikes(loss, step, N, 0, 50, 1.25, NULL, 0), 3);
 }
 
+/* Three heads' first columns, T = 4: alpha_0 over all 4 queries is 0.25,
+ * 0.5 and 1.0; over the first 2 queries 0.5, 0.75 and 1.0. */
+static void test_sink_rate(void **state) {
+    (void)state;
+    const float cols[12] = {1, 0, 0, 0, 1, 0.5f, 0.5f, 0, 1, 1, 1, 1};
+    assert_float_equal(sink_rate(cols, 3, 4, 64, SINK_EPS), 2.0 / 3.0, 1e-12);
+    assert_float_equal(sink_rate(cols, 3, 4, 4, 0.6), 1.0 / 3.0, 1e-12);
+    assert_float_equal(sink_rate(cols, 3, 4, 2, 0.6), 2.0 / 3.0, 1e-12);
+    assert_float_equal(sink_rate(cols, 1, 4, 64, 0.25), 0.0, 0.0); /* strictly above */
+    assert_true(isnan(sink_rate(cols, 0, 4, 64, SINK_EPS)));
+}
+
+/* Twice the uniform share at T = 64 is 0.1186...: just above forms a
+ * sink, just below does not; NaN is "no probe". */
+static void test_sink_formed(void **state) {
+    (void)state;
+    double u2 = SINK_FORMED_FACTOR * uniform_first_share(64);
+    assert_true(u2 > 0.118 && u2 < 0.119);
+    assert_int_equal(sink_formed(u2 + 1e-9, 64), 1);
+    assert_int_equal(sink_formed(u2 - 1e-9, 64), 0);
+    assert_int_equal(sink_formed(NAN, 64), -1);
+}
+
 static void test_mean_std(void **state) {
     (void)state;
     /* {2,4,4,4,5,5,7,9}: mean 5, sum sq dev 32, sample std sqrt(32/7) */
@@ -230,7 +253,8 @@ int main(void) {
         cmocka_unit_test(test_fraction_below),  cmocka_unit_test(test_abs_stats),
         cmocka_unit_test(test_kurtosis),        cmocka_unit_test(test_norm_ratio),
         cmocka_unit_test(test_mass_first),      cmocka_unit_test(test_spikes),
-        cmocka_unit_test(test_mean_std),
+        cmocka_unit_test(test_mean_std),        cmocka_unit_test(test_sink_rate),
+        cmocka_unit_test(test_sink_formed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

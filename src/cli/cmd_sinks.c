@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-static const double EPS[3] = {0.1, 0.2, 0.3};
+static const double EPS[3] = {0.1, 0.2, SINK_EPS};
 
 static void usage(FILE *f) {
     fprintf(f, "usage: gatelab sinks RUN.h5 [--step N] [--json]\n"
@@ -66,7 +66,7 @@ static void print_text(RunReader *r, const Ctx *c) {
             printf("  eps=%.1f: %.4f", EPS[e], rs_sink_rate(p, EPS[e], lens[i]));
         printf("   (uniform attention: alpha_0 = H_len/len = %.4f)\n", uniform_alpha0(lens[i]));
     }
-    if (c->len64 < RUNSTATS_SINK_LEN)
+    if (c->len64 < SINK_LEN)
         printf("  note: the probe is shorter than 64 tokens, so the Gu et al. "
                "rate uses all %d queries\n",
                c->len64);
@@ -147,8 +147,7 @@ static int print_json(RunReader *r, const Ctx *c) {
 static int report(RunReader *r, const ProbeRecord *p, int json) {
     double seq_len = p->T;
     runread_config_double(r, RS_CFG_SEQ_LEN, &seq_len, NULL, 0);
-    Ctx ctx = {p, seq_len < p->T ? (int)seq_len : p->T,
-               RUNSTATS_SINK_LEN < p->T ? RUNSTATS_SINK_LEN : p->T};
+    Ctx ctx = {p, seq_len < p->T ? (int)seq_len : p->T, SINK_LEN < p->T ? SINK_LEN : p->T};
     if (json) return print_json(r, &ctx);
     print_text(r, &ctx);
     return 0;

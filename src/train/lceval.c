@@ -23,8 +23,6 @@
 #include "runmodel.h"
 #include "util.h"
 
-#define SINK_EPS 0.3
-
 double lceval_yarn_scale(int L, int T, int yarn) {
     return yarn && L > T ? (double)L / (double)T : 1.0;
 }
@@ -58,9 +56,9 @@ static int uses_proxy(const Config *c) { return config_attention_proxy(c); }
 
 /* Attention sums over one forward: first-token share and alpha_0 per (l,h). */
 typedef struct {
-    float *map;     /* [T, T] scratch */
-    double *alpha0; /* [L*H] sums over sequences */
-    double share_sum;
+    float *map; /* [T, T] scratch */
+    float *col; /* [T] its first column */
+    double share_sum, sinks;
     long long share_n;
 } AttnAcc;
 
@@ -77,7 +75,8 @@ static void acc_attention(AttnAcc *a, const Model *m, const RunState *s, int B, 
                 if (uses_proxy(&m->cfg)) attention_proxy(a->map, T);
                 a->share_sum += first_token_share(a->map, T);
                 a->share_n++;
-                a->alpha0[(size_t)l * H + h] += alpha_k(a->map, T, 0);
+                for (int t = 0; t < T; t++) a->col[t] = a->map[(size_t)t * T];
+                a->sinks += sink_rate(a->col, 1, T, SINK_LEN, SINK_EPS);
             }
     }
 }
@@ -99,7 +98,7 @@ static void acc_loss(const RunState *s, const int *targets, int B, int T, int V,
 
 static int eval_length(Model *m, const Dataset *ds, const LcEvalOpts *o, int L, LcEvalResult *r,
                        char *err, size_t errlen) {
-    const int B = o->batch_size, T0 = m->cfg.seq_len, H = m->dims.H, NL = m->dims.L;
+    const int B = o->batch_size, T0 = m->cfg.seq_len;
     memset(r, 0, sizeof *r);
     r->len = L;
     r->train_len = T0;
@@ -114,11 +113,11 @@ static int eval_length(Model *m, const Dataset *ds, const LcEvalOpts *o, int L, 
     int *in = malloc((size_t)B * L * sizeof(int)), *tg = malloc((size_t)B * L * sizeof(int));
     double *bsum = calloc((size_t)r->n_buckets, sizeof(double));
     long long *bcnt = calloc((size_t)r->n_buckets, sizeof(long long));
-    AttnAcc a = {malloc((size_t)L * L * sizeof(float)), calloc((size_t)NL * H, sizeof(double)), 0.0,
+    AttnAcc a = {malloc((size_t)L * L * sizeof(float)), malloc((size_t)L * sizeof(float)), 0.0, 0.0,
                  0};
     r->loss_by_bucket = malloc((size_t)r->n_buckets * sizeof(double));
     int rc = 0;
-    if (!in || !tg || !bsum || !bcnt || !a.map || !a.alpha0 || !r->loss_by_bucket)
+    if (!in || !tg || !bsum || !bcnt || !a.map || !a.col || !r->loss_by_bucket)
         rc = seterr(err, errlen, "out of memory evaluating length %d", L);
     double sum = 0.0;
     long long cnt = 0;
@@ -141,9 +140,7 @@ static int eval_length(Model *m, const Dataset *ds, const LcEvalOpts *o, int L, 
             r->loss_by_bucket[k] = bcnt[k] ? bsum[k] / (double)bcnt[k] : NAN;
         r->first_share = a.share_n ? a.share_sum / (double)a.share_n : NAN;
         r->uniform_share = uniform_first_share(L);
-        int sinks = 0;
-        for (int lh = 0; lh < NL * H; lh++) sinks += a.alpha0[lh] / (double)nseq > SINK_EPS;
-        r->sink_rate = (double)sinks / (double)(NL * H);
+        r->sink_rate = a.share_n ? a.sinks / (double)a.share_n : NAN;
     } else {
         lceval_result_free(r);
     }
@@ -152,7 +149,7 @@ static int eval_length(Model *m, const Dataset *ds, const LcEvalOpts *o, int L, 
     free(bsum);
     free(bcnt);
     free(a.map);
-    free(a.alpha0);
+    free(a.col);
     runstate_free(&s);
     return rc;
 }
