@@ -178,3 +178,10 @@ double rs_bos_act(const ProbeRecord *p) {
     for (int l = 0; l < p->L; l++) s += p->bos_max[l];
     return s / p->L;
 }
+
+double rs_max_logit(const ProbeRecord *p) {
+    if (!p->max_logit || p->L < 1) return NAN;
+    double m = p->max_logit[0];
+    for (int l = 1; l < p->L; l++) m = p->max_logit[l] > m ? p->max_logit[l] : m;
+    return m;
+}

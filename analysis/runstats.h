@@ -30,6 +30,9 @@ double rs_gate_head_mean(const ProbeRecord *p, int l, int g);
  * 3: 1e-3) in layer l (all layers when l < 0). */
 double rs_gate_below(const ProbeRecord *p, int l, int k);
 
+/* The largest attention logit over layers (max_logit), NaN when the
+ * probe predates it. */
+double rs_max_logit(const ProbeRecord *p);
 /* M-Act: mean over layers of max |h|. */
 double rs_m_act(const ProbeRecord *p);
 /* BOS activation: mean over layers of bos_max (position 0's max |h|);

@@ -811,6 +811,18 @@ const float *model_attention(const RunState *s, int l) {
     return map ? map : s->la[l].att;
 }
 const float *model_attention_slot(const RunState *s, int l) { return s->la[l].slot; }
+
+double model_max_logit(const RunState *s, const Model *m, int l, int B) {
+    const int Ti = s->T + m->dims.extra_pos;
+    const size_t maps = (size_t)B * m->dims.H;
+    double mx = 0.0;
+    for (size_t bh = 0; bh < maps; bh++)
+        for (int t = 0; t < Ti; t++) {
+            const float *row = s->la[l].preatt + (bh * Ti + t) * Ti;
+            for (int j = 0; j <= t; j++) mx = fabs(row[j]) > mx ? fabs(row[j]) : mx;
+        }
+    return mx;
+}
 const float *model_block_output(const RunState *s, int l) {
     return l + 1 < s->L ? s->la[l + 1].x_in : s->x_out;
 }

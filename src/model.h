@@ -181,6 +181,10 @@ void model_backward(const Model *m, RunState *s);
  * g1-const the C input-independent scores (per_token = 0). */
 const float *model_attention(const RunState *s, int l);
 const float *model_attention_slot(const RunState *s, int l);
+/* The largest |attention logit| of layer l in the last forward: q.k/sqrt(dh)
+ * (plus a key bias) before the normaliser, over the B sequences, heads,
+ * queries t and visible keys j <= t of its [B, H, Ti, Ti] scores. */
+double model_max_logit(const RunState *s, const Model *m, int l, int B);
 const float *model_gate_scores(const RunState *s, int l);
 const float *model_block_output(const RunState *s, int l);
 const float *model_logits(const RunState *s); /* [B, T, V] */

@@ -260,7 +260,10 @@ enum { RS_REQ, RS_OPT, RS_GATE, RS_GATE_OPT };
       "over sequences (smallest on ties)")                                                         \
     X(tok_norm_ratio, double, RS_F64, 1, "tok_norm_ratio", "L", RS_OPT,                            \
       "per block: that token's ||h_t|| / median over t >= 1 of ||h_t||, "                          \
-      "mean over sequences")
+      "mean over sequences")                                                                       \
+    X(max_logit, double, RS_F64, 0, "max_logit", "L", RS_OPT,                                      \
+      "per layer: the largest |attention logit| (q.k / sqrt(dh) before the normaliser) over "      \
+      "probe sequences, heads and visible keys")
 
 enum { RS_F32, RS_F64, RS_I32 };
 

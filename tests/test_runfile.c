@@ -109,7 +109,7 @@ typedef struct {
     float gate_sample[PL * PNS * PT * PC];
     double hist[PL * 50], cmean[PL * PC], below[PL * 4], stats[PL * 4];
     double hmax[PL], hmed[PL], htop3[PL * 3], hkurt[PL], hratio[PL];
-    double bos_max[PL], bos_ratio[PL], tok_max[PL], tok_ratio[PL];
+    double bos_max[PL], bos_ratio[PL], tok_max[PL], tok_ratio[PL], max_logit[PL];
     int bos_arg[PL], tok_arg[PL];
     ProbeRecord p;
 } Probe;
@@ -142,6 +142,7 @@ static void make_probe(Probe *q, long long step) {
     fill_d(q->bos_max, PL, 11.0);
     fill_d(q->bos_ratio, PL, 12.0);
     fill_d(q->tok_max, PL, 13.0);
+    fill_d(q->max_logit, PL, 17.0);
     fill_d(q->tok_ratio, PL, 14.0);
     for (int l = 0; l < PL; l++) q->bos_arg[l] = 5 + l, q->tok_arg[l] = 7 - l;
     q->p = (ProbeRecord){.step = step,
@@ -177,7 +178,8 @@ static void make_probe(Probe *q, long long step) {
                          .bos_norm_ratio = q->bos_ratio,
                          .tok_max = q->tok_max,
                          .tok_argmax = q->tok_arg,
-                         .tok_norm_ratio = q->tok_ratio};
+                         .tok_norm_ratio = q->tok_ratio,
+                         .max_logit = q->max_logit};
 }
 
 /* ---- plain-HDF5 readers ---- */

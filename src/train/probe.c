@@ -30,6 +30,7 @@ typedef struct {
     float *ne_count;             /* non-empty rows per (l, h) */
     double *hist, *chan_sum, *below, *stats, *h_max, *h_med, *h_top3, *h_kurt, *h_ratio;
     double *bos_max, *bos_ratio, *tok_max, *tok_ratio, *norms;
+    double *max_logit;                              /* [L] */
     int *bos_arg, *tok_arg, *bos_votes, *tok_votes; /* [L], [L], [L*d], [L*d] */
     double loss_sum;
     long long loss_n;
@@ -52,6 +53,7 @@ static void acc_free(Acc *a) {
     free(a->below);
     free(a->stats);
     free(a->h_max);
+    free(a->max_logit);
     free(a->h_med);
     free(a->h_top3);
     free(a->h_kurt);
@@ -102,14 +104,16 @@ static int acc_init(Acc *a, const Model *m, int N, int T) {
     a->ne_count = falloc(LH);
     a->map = falloc(TT);
     a->h_max = calloc((size_t)D->L, sizeof(double));
+    a->max_logit = calloc((size_t)D->L, sizeof(double));
     a->h_med = calloc((size_t)D->L, sizeof(double));
     a->h_top3 = calloc((size_t)D->L * 3, sizeof(double));
     a->h_kurt = calloc((size_t)D->L, sizeof(double));
     a->h_ratio = calloc((size_t)D->L, sizeof(double));
     a->scratch = falloc((size_t)T * D->d);
     int ok = a->tokens && a->attention && a->slot && a->first_col && a->alpha0 && a->map &&
-             a->row_empty && a->first_ne && a->ne_count && a->h_max && a->h_med && a->h_top3 &&
-             a->h_kurt && a->h_ratio && a->scratch && acc_init_profile(a, D->L, D->d, T) == 0;
+             a->row_empty && a->first_ne && a->ne_count && a->h_max && a->max_logit && a->h_med &&
+             a->h_top3 && a->h_kurt && a->h_ratio && a->scratch &&
+             acc_init_profile(a, D->L, D->d, T) == 0;
     if (a->C > 0) {
         a->gate_sample = falloc((size_t)D->L * a->Ns * T * a->C);
         a->hist = calloc((size_t)D->L * RS_GATE_BINS, sizeof(double));
@@ -288,6 +292,10 @@ static int acc_forward(Acc *a, const Model *m, RunState *s, const ProbeInput *in
             a->loss_n += s->loss_count;
         }
         acc_attention(a, m, s, seq0, Bc);
+        for (int l = 0; l < a->L; l++) {
+            double mx = model_max_logit(s, m, l, Bc);
+            a->max_logit[l] = mx > a->max_logit[l] ? mx : a->max_logit[l];
+        }
         if (a->C) acc_gates(a, m, s, seq0, Bc);
         acc_hidden(a, m, s, Bc);
     }
@@ -328,6 +336,7 @@ static void acc_to_record(Acc *a, const Model *m, ProbeRecord *p, long long step
         .gate_below = a->below,
         .gate_stats = a->stats,
         .h_max = a->h_max,
+        .max_logit = a->max_logit,
         .h_median = a->h_med,
         .h_top3 = a->h_top3,
         .h_kurtosis = a->h_kurt,
@@ -344,7 +353,8 @@ static void acc_to_record(Acc *a, const Model *m, ProbeRecord *p, long long step
     a->tokens = NULL, a->attention = NULL, a->first_col = NULL, a->alpha0 = NULL;
     a->row_empty = NULL, a->first_ne = NULL;
     a->gate_sample = NULL, a->hist = NULL, a->chan_sum = NULL, a->below = NULL, a->stats = NULL;
-    a->h_max = NULL, a->h_med = NULL, a->h_top3 = NULL, a->h_kurt = NULL, a->h_ratio = NULL;
+    a->h_max = NULL, a->max_logit = NULL, a->h_med = NULL, a->h_top3 = NULL, a->h_kurt = NULL,
+    a->h_ratio = NULL;
     a->bos_max = NULL, a->bos_arg = NULL, a->bos_ratio = NULL;
     a->tok_max = NULL, a->tok_arg = NULL, a->tok_ratio = NULL;
 }
