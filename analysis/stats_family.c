@@ -72,12 +72,13 @@ int stats_clopper_pearson(double *lo, double *hi, int k, int n, double level, ch
         return seterr(err, errlen, "confidence level %g is not in (0, 1)", level);
     double a = 1.0 - level;
     gsl_error_handler_t *prev = gsl_set_error_handler_off(); /* report, never abort */
-    *lo = k == 0 ? 0.0 : gsl_cdf_beta_Pinv(a / 2, k, n - k + 1);
-    *hi = k == n ? 1.0 : gsl_cdf_beta_Pinv(1.0 - a / 2, k + 1, n - k);
+    double l = k == 0 ? 0.0 : gsl_cdf_beta_Pinv(a / 2, k, n - k + 1);
+    double h = k == n ? 1.0 : gsl_cdf_beta_Pinv(1.0 - a / 2, k + 1, n - k);
     gsl_set_error_handler(prev);
-    if (!(isfinite(*lo) && isfinite(*hi)))
+    if (!(isfinite(l) && isfinite(h)))
         return seterr(err, errlen, "Clopper-Pearson: beta quantile failed for k = %d, n = %d", k,
                       n);
+    *lo = l, *hi = h;
     return 0;
 }
 

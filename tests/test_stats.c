@@ -272,6 +272,15 @@ static void test_cp_refuses(void **state) {
     assert_non_null(strstr(err, "level"));
 }
 
+/* Where GSL's beta inversion gives up, an error, never an abort or a NaN. */
+static void test_cp_extreme(void **state) {
+    (void)state;
+    double lo = -1, hi = -1;
+    int rc = stats_clopper_pearson(&lo, &hi, 1, 100000, 0.5, err, sizeof err);
+    if (rc == 0) assert_true(lo > 0 && lo < 1e-5 && hi > lo && hi < 1e-4);
+    else assert_non_null(strstr(err, "beta quantile failed"));
+}
+
 /* ---------------------------------------------------------------- Fisher */
 
 static void test_fisher_fixtures(void **state) {
@@ -501,14 +510,14 @@ int main(void) {
         cmocka_unit_test(test_spearman_refuses),     cmocka_unit_test(test_family_fixtures),
         cmocka_unit_test(test_family_in_place),      cmocka_unit_test(test_family_refuses),
         cmocka_unit_test(test_cp_fixtures),          cmocka_unit_test(test_cp_refuses),
-        cmocka_unit_test(test_fisher_fixtures),      cmocka_unit_test(test_fisher_refuses),
-        cmocka_unit_test(test_tost_fixtures),        cmocka_unit_test(test_tost_zero_variance),
-        cmocka_unit_test(test_tost_refuses),         cmocka_unit_test(test_paired_fixtures),
-        cmocka_unit_test(test_paired_zero_variance), cmocka_unit_test(test_paired_refuses),
-        cmocka_unit_test(test_wilcoxon_fixtures),    cmocka_unit_test(test_wilcoxon_swap),
-        cmocka_unit_test(test_wilcoxon_all_zero),    cmocka_unit_test(test_wilcoxon_refuses),
-        cmocka_unit_test(test_within_fixtures),      cmocka_unit_test(test_within_deterministic),
-        cmocka_unit_test(test_within_refuses),
+        cmocka_unit_test(test_cp_extreme),           cmocka_unit_test(test_fisher_fixtures),
+        cmocka_unit_test(test_fisher_refuses),       cmocka_unit_test(test_tost_fixtures),
+        cmocka_unit_test(test_tost_zero_variance),   cmocka_unit_test(test_tost_refuses),
+        cmocka_unit_test(test_paired_fixtures),      cmocka_unit_test(test_paired_zero_variance),
+        cmocka_unit_test(test_paired_refuses),       cmocka_unit_test(test_wilcoxon_fixtures),
+        cmocka_unit_test(test_wilcoxon_swap),        cmocka_unit_test(test_wilcoxon_all_zero),
+        cmocka_unit_test(test_wilcoxon_refuses),     cmocka_unit_test(test_within_fixtures),
+        cmocka_unit_test(test_within_deterministic), cmocka_unit_test(test_within_refuses),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
