@@ -18,6 +18,7 @@
 
 /* ---------------------------------------------------------------- input */
 
+/* Contract in stats_internal.h. */
 int stats_check_sample(const double *x, int n, int min_n, const char *name, char *err,
                        size_t errlen) {
     if (n < min_n)
@@ -29,6 +30,7 @@ int stats_check_sample(const double *x, int n, int min_n, const char *name, char
     return 0;
 }
 
+/* Contract in stats_internal.h. */
 int stats_is_constant(const double *x, int n) {
     for (int i = 1; i < n; i++)
         if (x[i] != x[0]) return 0;
@@ -116,6 +118,7 @@ int stats_midranks(double *rank, const double *x, int n, char *err, size_t errle
     return 0;
 }
 
+/* Contract in stats_internal.h. */
 int stats_doubled_ranks(long *r2, const double *x, int n, char *err, size_t errlen) {
     double *r = malloc((size_t)n * sizeof *r);
     if (!r) return seterr(err, errlen, "out of memory ranking %d values", n);
@@ -135,6 +138,7 @@ static void subset_sum_counts(double *cnt, const long *r2, int n, int na, long w
             for (long s = w - 1; s >= r2[i]; s--) cnt[k * w + s] += cnt[(k - 1) * w + s - r2[i]];
 }
 
+/* Contract in stats_internal.h. */
 double stats_two_sided_p(const double *cnt, long w, long obs) {
     double le = 0, ge = 0, all = 0;
     for (long s = 0; s < w; s++) {
@@ -230,6 +234,7 @@ static long long rank_dot(const long *rx2, const long *ry2, int n) {
     return s;
 }
 
+/* Contract in stats_internal.h. */
 int stats_heap_swap(int *c, int k, int *a, int *b) {
     int i = 0;
     while (i < k && c[i] >= i) c[i++] = 0;

@@ -151,6 +151,8 @@ static int exact_p(double *p, const Grouped *g, long total, double s, double tol
 
 /* ----------------------------------------------------------- Monte Carlo */
 
+/* Monte Carlo p: (1 + hits) / (1 + resamples) over `resamples` within-group
+ * shuffles of ey drawn from mt19937 seeded with `seed`. */
 static int monte_carlo_p(double *p, const Grouped *g, int resamples, unsigned long seed, double s,
                          double tol, char *err, size_t errlen) {
     double *ey = malloc((size_t)g->n * sizeof *ey);
