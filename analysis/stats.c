@@ -1,7 +1,10 @@
-/* stats.c: the tests and intervals of stats.h. Definitions are in the
- * header; this file only computes them. GSL supplies the t distribution,
- * sorting, quantiles, correlation and the bootstrap's generator. */
+/* stats.c: the two-sample tests (Welch, TOST, Mann-Whitney), ranks, the
+ * bootstrap interval and Spearman's rho of stats.h, and the helpers of
+ * stats_internal.h. Definitions are in the header; this file only computes
+ * them. GSL supplies the t distribution, sorting, quantiles, correlation
+ * and the bootstrap's generator. */
 #include "stats.h"
+#include "stats_internal.h"
 
 #include <gsl/gsl_cdf.h>
 #include <gsl/gsl_rng.h>
@@ -15,9 +18,9 @@
 
 /* ---------------------------------------------------------------- input */
 
-/* A sample must exist, hold at least min_n values, all finite. */
-static int check_sample(const double *x, int n, int min_n, const char *name, char *err,
-                        size_t errlen) {
+/* Contract in stats_internal.h. */
+int stats_check_sample(const double *x, int n, int min_n, const char *name, char *err,
+                       size_t errlen) {
     if (n < min_n)
         return seterr(err, errlen, "sample %s has %d values, needs at least %d", name, n, min_n);
     if (!x) return seterr(err, errlen, "sample %s is NULL", name);
@@ -27,7 +30,8 @@ static int check_sample(const double *x, int n, int min_n, const char *name, cha
     return 0;
 }
 
-static int is_constant(const double *x, int n) {
+/* Contract in stats_internal.h. */
+int stats_is_constant(const double *x, int n) {
     for (int i = 1; i < n; i++)
         if (x[i] != x[0]) return 0;
     return 1;
@@ -35,36 +39,71 @@ static int is_constant(const double *x, int n) {
 
 /* ---------------------------------------------------------------- Welch */
 
-/* Welch-Satterthwaite degrees of freedom from the two va/na terms. */
-static double welch_df(double qa, int na, double qb, int nb) {
-    double s = qa + qb;
-    return s * s / (qa * qa / (na - 1) + qb * qb / (nb - 1));
+/* The parts of Welch's t shared by stats_welch and stats_tost_welch: both
+ * means, se2 = s_a^2/na + s_b^2/nb and the Welch-Satterthwaite df (NaN
+ * when se2 = 0). */
+typedef struct {
+    double mean_a, mean_b, se2, df;
+} WelchParts;
+
+static WelchParts welch_parts(const double *a, int na, const double *b, int nb) {
+    WelchParts w;
+    double sa, sb;
+    mean_std(a, na, &w.mean_a, &sa);
+    mean_std(b, nb, &w.mean_b, &sb);
+    double qa = sa * sa / na, qb = sb * sb / nb;
+    w.se2 = qa + qb;
+    w.df = w.se2 > 0.0 ? w.se2 * w.se2 / (qa * qa / (na - 1) + qb * qb / (nb - 1)) : NAN;
+    return w;
 }
 
 int stats_welch(StatsWelch *out, const double *a, int na, const double *b, int nb, char *err,
                 size_t errlen) {
-    if (check_sample(a, na, 2, "a", err, errlen) || check_sample(b, nb, 2, "b", err, errlen))
+    if (stats_check_sample(a, na, 2, "a", err, errlen) ||
+        stats_check_sample(b, nb, 2, "b", err, errlen))
         return -1;
-    double sa, sb;
-    mean_std(a, na, &out->mean_a, &sa);
-    mean_std(b, nb, &out->mean_b, &sb);
-    double qa = sa * sa / na, qb = sb * sb / nb, diff = out->mean_a - out->mean_b;
-    if (qa + qb == 0.0) { /* both constant: the defined degenerate case */
+    WelchParts w = welch_parts(a, na, b, nb);
+    double diff = w.mean_a - w.mean_b;
+    out->mean_a = w.mean_a, out->mean_b = w.mean_b, out->df = w.df;
+    if (w.se2 == 0.0) { /* both constant: the defined degenerate case */
         out->t = diff == 0.0 ? 0.0 : copysign(INFINITY, diff);
-        out->df = NAN;
         out->p = diff == 0.0 ? 1.0 : 0.0;
         return 0;
     }
-    out->t = diff / sqrt(qa + qb);
-    out->df = welch_df(qa, na, qb, nb);
+    out->t = diff / sqrt(w.se2);
     out->p = fmin(1.0, 2.0 * gsl_cdf_tdist_Q(fabs(out->t), out->df));
+    return 0;
+}
+
+/* ----------------------------------------------------------------- TOST */
+
+/* One-sided p of H0 "x <= 0" from x's estimate over its se = sqrt(se2):
+ * Q_t(x / se; df); se = 0 gives 0 when x > 0, else 1. */
+static double one_sided_p(double x, double se2, double df) {
+    if (se2 == 0.0) return x > 0.0 ? 0.0 : 1.0;
+    return gsl_cdf_tdist_Q(x / sqrt(se2), df);
+}
+
+int stats_tost_welch(StatsTost *out, const double *a, int na, const double *b, int nb,
+                     double margin, char *err, size_t errlen) {
+    if (stats_check_sample(a, na, 2, "a", err, errlen) ||
+        stats_check_sample(b, nb, 2, "b", err, errlen))
+        return -1;
+    if (!(isfinite(margin) && margin > 0.0))
+        return seterr(err, errlen, "TOST margin %g is not a finite value > 0", margin);
+    WelchParts w = welch_parts(a, na, b, nb);
+    out->diff = w.mean_a - w.mean_b;
+    out->margin = margin;
+    out->p_lower = one_sided_p(out->diff + margin, w.se2, w.df);
+    out->p_upper = one_sided_p(margin - out->diff, w.se2, w.df);
+    out->p = fmax(out->p_lower, out->p_upper);
     return 0;
 }
 
 /* ---------------------------------------------------------------- ranks */
 
 int stats_midranks(double *rank, const double *x, int n, char *err, size_t errlen) {
-    if (check_sample(x, n, 1, "x", err, errlen)) return -1;
+    if (stats_check_sample(x, n, 1, "x", err, errlen)) return -1;
     size_t *idx = malloc((size_t)n * sizeof *idx);
     if (!idx) return seterr(err, errlen, "out of memory ranking %d values", n);
     gsl_sort_index(idx, x, 1, (size_t)n);
@@ -79,8 +118,8 @@ int stats_midranks(double *rank, const double *x, int n, char *err, size_t errle
     return 0;
 }
 
-/* Midranks of x as integers 2*rank (midranks are multiples of 1/2). */
-static int doubled_ranks(long *r2, const double *x, int n, char *err, size_t errlen) {
+/* Contract in stats_internal.h. */
+int stats_doubled_ranks(long *r2, const double *x, int n, char *err, size_t errlen) {
     double *r = malloc((size_t)n * sizeof *r);
     if (!r) return seterr(err, errlen, "out of memory ranking %d values", n);
     int rc = stats_midranks(r, x, n, err, errlen);
@@ -99,9 +138,8 @@ static void subset_sum_counts(double *cnt, const long *r2, int n, int na, long w
             for (long s = w - 1; s >= r2[i]; s--) cnt[k * w + s] += cnt[(k - 1) * w + s - r2[i]];
 }
 
-/* Two-sided p from the null counts cnt[w] of the statistic and its
- * observed value: min(1, 2 min(P(S <= obs), P(S >= obs))). */
-static double two_sided_p(const double *cnt, long w, long obs) {
+/* Contract in stats_internal.h. */
+double stats_two_sided_p(const double *cnt, long w, long obs) {
     double le = 0, ge = 0, all = 0;
     for (long s = 0; s < w; s++) {
         all += cnt[s];
@@ -119,7 +157,7 @@ static int pooled_ranks(long *r2, long *obs, const double *a, int na, const doub
     if (!x) return seterr(err, errlen, "out of memory pooling %d values", n);
     for (int i = 0; i < na; i++) x[i] = a[i];
     for (int i = 0; i < nb; i++) x[na + i] = b[i];
-    int rc = doubled_ranks(r2, x, n, err, errlen);
+    int rc = stats_doubled_ranks(r2, x, n, err, errlen);
     free(x);
     *obs = 0;
     for (int i = 0; rc == 0 && i < na; i++) *obs += r2[i];
@@ -128,7 +166,8 @@ static int pooled_ranks(long *r2, long *obs, const double *a, int na, const doub
 
 int stats_mann_whitney(StatsMannWhitney *out, const double *a, int na, const double *b, int nb,
                        char *err, size_t errlen) {
-    if (check_sample(a, na, 1, "a", err, errlen) || check_sample(b, nb, 1, "b", err, errlen))
+    if (stats_check_sample(a, na, 1, "a", err, errlen) ||
+        stats_check_sample(b, nb, 1, "b", err, errlen))
         return -1;
     int n = na + nb;
     if (n > STATS_MW_MAX_N)
@@ -141,7 +180,7 @@ int stats_mann_whitney(StatsMannWhitney *out, const double *a, int na, const dou
     if (rc == 0) {
         subset_sum_counts(cnt, r2, n, na, w);
         out->u = 0.5 * (double)obs - 0.5 * na * (na + 1.0);
-        out->p = two_sided_p(cnt + (long)na * w, w, obs);
+        out->p = stats_two_sided_p(cnt + (long)na * w, w, obs);
     }
     free(r2);
     free(cnt);
@@ -160,7 +199,8 @@ static double resample_mean(gsl_rng *r, const double *x, int n) {
 int stats_bootstrap_diff_ci(StatsCI *out, const double *a, int na, const double *b, int nb,
                             int resamples, unsigned long seed, double level, char *err,
                             size_t errlen) {
-    if (check_sample(a, na, 1, "a", err, errlen) || check_sample(b, nb, 1, "b", err, errlen))
+    if (stats_check_sample(a, na, 1, "a", err, errlen) ||
+        stats_check_sample(b, nb, 1, "b", err, errlen))
         return -1;
     if (resamples < 2) return seterr(err, errlen, "bootstrap resamples %d < 2", resamples);
     if (!(level > 0.0 && level < 1.0))
@@ -194,21 +234,27 @@ static long long rank_dot(const long *rx2, const long *ry2, int n) {
     return s;
 }
 
-/* Exact two-sided p over all n! orders of ry2 (Heap's algorithm, in place;
- * ry2 ends permuted). */
+/* Contract in stats_internal.h. */
+int stats_heap_swap(int *c, int k, int *a, int *b) {
+    int i = 0;
+    while (i < k && c[i] >= i) c[i++] = 0;
+    if (i >= k) return 0;
+    *a = i % 2 ? c[i] : 0, *b = i;
+    c[i]++;
+    return 1;
+}
+
+/* Exact two-sided p over all n! orders of ry2 (ry2 ends permuted). */
 static double spearman_exact_p(const long *rx2, long *ry2, int n) {
     long long obs = rank_dot(rx2, ry2, n);
     double le = 0, ge = 0, all = 0;
     int c[STATS_SPEARMAN_EXACT_MAX] = {0};
-    for (int i = 0;;) {
+    for (int i, j;;) {
         long long s = rank_dot(rx2, ry2, n);
         all += 1, le += s <= obs, ge += s >= obs;
-        while (i < n && c[i] >= i) c[i++] = 0;
-        if (i >= n) break;
-        int j = i % 2 ? c[i] : 0;
-        long t = ry2[j];
-        ry2[j] = ry2[i], ry2[i] = t;
-        c[i]++, i = 0;
+        if (!stats_heap_swap(c, n, &i, &j)) break;
+        long t = ry2[i];
+        ry2[i] = ry2[j], ry2[j] = t;
     }
     return fmin(1.0, 2.0 * fmin(le, ge) / all);
 }
@@ -229,16 +275,17 @@ static void spearman_from_ranks(StatsSpearman *out, long *rx2, long *ry2, double
 
 int stats_spearman(StatsSpearman *out, const double *x, const double *y, int n, char *err,
                    size_t errlen) {
-    if (check_sample(x, n, 2, "x", err, errlen) || check_sample(y, n, 2, "y", err, errlen))
+    if (stats_check_sample(x, n, 2, "x", err, errlen) ||
+        stats_check_sample(y, n, 2, "y", err, errlen))
         return -1;
-    if (is_constant(x, n) || is_constant(y, n))
+    if (stats_is_constant(x, n) || stats_is_constant(y, n))
         return seterr(err, errlen, "Spearman's rho is undefined: %s is constant",
-                      is_constant(x, n) ? "x" : "y");
+                      stats_is_constant(x, n) ? "x" : "y");
     long *r2 = malloc(2 * (size_t)n * sizeof *r2);
     double *tmp = malloc(2 * (size_t)n * sizeof *tmp);
     int rc = !r2 || !tmp ? seterr(err, errlen, "out of memory for %d pairs", n)
-                         : doubled_ranks(r2, x, n, err, errlen);
-    if (rc == 0) rc = doubled_ranks(r2 + n, y, n, err, errlen);
+                         : stats_doubled_ranks(r2, x, n, err, errlen);
+    if (rc == 0) rc = stats_doubled_ranks(r2 + n, y, n, err, errlen);
     if (rc == 0) spearman_from_ranks(out, r2, r2 + n, tmp, n);
     free(r2);
     free(tmp);

@@ -1,7 +1,7 @@
-/* test_stats.c: analysis/stats.c against SciPy (the tables of
+/* test_stats.c: analysis/stats*.c against SciPy (the tables of
  * reference/stats_fixtures.h, written by reference/make_stats_fixtures.py),
  * plus the defined edge cases of stats.h: degenerate samples, n = 2, ties,
- * NaN and too-small inputs refused. */
+ * zero differences, zero rows, NaN and too-small inputs refused. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -23,6 +23,14 @@ static void check_close(const char *what, const char *name, double got, double w
     int ok = isinf(want) ? got == want : fabs(got - want) <= rel * fmax(1e-300, fabs(want));
     if (want == 0.0) ok = fabs(got) <= rel;
     if (!ok) print_error("%s of '%s': got %.17g, want %.17g\n", what, name, got, want);
+    assert_true(ok);
+}
+
+/* A p-value: relative 1e-9, or absolute 1e-12 in the far tail (GSL's t tail
+ * is accurate to about 1e-8 relative near p = 1e-14, SciPy's to 1e-12). */
+static void check_p(const char *name, double got, double want) {
+    int ok = fabs(got - want) <= fmax(1e-9 * want, 1e-12);
+    if (!ok) print_error("p of '%s': got %.17g, want %.17g\n", name, got, want);
     assert_true(ok);
 }
 
@@ -194,15 +202,322 @@ static void test_spearman_refuses(void **state) {
     assert_non_null(strstr(err, "sample x: value 2"));
 }
 
+/* ------------------------------------------------------------- families */
+
+static void test_family_fixtures(void **state) {
+    (void)state;
+    for (int i = 0; i < NFIX(family_fix); i++) {
+        const FamilyFix *f = &family_fix[i];
+        double holm[FIX_MAXN], bh[FIX_MAXN];
+        assert_int_equal(stats_holm(holm, f->p, f->n, err, sizeof err), 0);
+        assert_int_equal(stats_bh(bh, f->p, f->n, err, sizeof err), 0);
+        for (int j = 0; j < f->n; j++) {
+            check_close("Holm", f->name, holm[j], f->holm[j], 1e-15);
+            check_close("BH", f->name, bh[j], f->bh[j], 1e-15);
+        }
+    }
+}
+
+/* The output may be the input array. */
+static void test_family_in_place(void **state) {
+    (void)state;
+    const FamilyFix *f = &family_fix[NFIX(family_fix) - 1];
+    double v[FIX_MAXN];
+    memcpy(v, f->p, sizeof v);
+    assert_int_equal(stats_holm(v, v, f->n, err, sizeof err), 0);
+    for (int j = 0; j < f->n; j++) check_close("Holm in place", f->name, v[j], f->holm[j], 1e-15);
+    memcpy(v, f->p, sizeof v);
+    assert_int_equal(stats_bh(v, v, f->n, err, sizeof err), 0);
+    for (int j = 0; j < f->n; j++) check_close("BH in place", f->name, v[j], f->bh[j], 1e-15);
+}
+
+static void test_family_refuses(void **state) {
+    (void)state;
+    const double neg[] = {0.1, -0.01}, big[] = {1.5}, nan_p[] = {0.2, NAN};
+    double out[2];
+    assert_int_equal(stats_holm(out, neg, 0, err, sizeof err), -1);
+    assert_non_null(strstr(err, "needs at least 1"));
+    assert_int_equal(stats_bh(out, NULL, 2, err, sizeof err), -1);
+    assert_int_equal(stats_holm(out, neg, 2, err, sizeof err), -1);
+    assert_non_null(strstr(err, "p-value 1 is -0.01"));
+    assert_int_equal(stats_bh(out, big, 1, err, sizeof err), -1);
+    assert_int_equal(stats_bh(out, nan_p, 2, err, sizeof err), -1);
+    assert_non_null(strstr(err, "p-value 1 is nan"));
+}
+
+/* ------------------------------------------------------- Clopper-Pearson */
+
+static void test_cp_fixtures(void **state) {
+    (void)state;
+    for (int i = 0; i < NFIX(cp_fix); i++) {
+        const CpFix *f = &cp_fix[i];
+        double lo = -1, hi = -1;
+        assert_int_equal(stats_clopper_pearson(&lo, &hi, f->k, f->n, f->level, err, sizeof err), 0);
+        check_close("lo", f->name, lo, f->lo, 1e-10);
+        check_close("hi", f->name, hi, f->hi, 1e-10);
+        if (f->k == 0) assert_true(lo == 0.0);
+        if (f->k == f->n) assert_true(hi == 1.0);
+    }
+}
+
+static void test_cp_refuses(void **state) {
+    (void)state;
+    double lo, hi;
+    assert_int_equal(stats_clopper_pearson(&lo, &hi, 0, 0, 0.95, err, sizeof err), -1);
+    assert_int_equal(stats_clopper_pearson(&lo, &hi, -1, 5, 0.95, err, sizeof err), -1);
+    assert_int_equal(stats_clopper_pearson(&lo, &hi, 6, 5, 0.95, err, sizeof err), -1);
+    assert_non_null(strstr(err, "k = 6 not in [0, 5]"));
+    assert_int_equal(stats_clopper_pearson(&lo, &hi, 2, 5, 1.0, err, sizeof err), -1);
+    assert_int_equal(stats_clopper_pearson(&lo, &hi, 2, 5, NAN, err, sizeof err), -1);
+    assert_non_null(strstr(err, "level"));
+}
+
+/* Where GSL's beta inversion gives up, an error, never an abort or a NaN. */
+static void test_cp_extreme(void **state) {
+    (void)state;
+    double lo = -1, hi = -1;
+    int rc = stats_clopper_pearson(&lo, &hi, 1, 100000, 0.5, err, sizeof err);
+    if (rc == 0) assert_true(lo > 0 && lo < 1e-5 && hi > lo && hi < 1e-4);
+    else assert_non_null(strstr(err, "beta quantile failed"));
+}
+
+/* ---------------------------------------------------------------- Fisher */
+
+static void test_fisher_fixtures(void **state) {
+    (void)state;
+    for (int i = 0; i < NFIX(fisher_fix); i++) {
+        const FisherFix *f = &fisher_fix[i];
+        double p = -1;
+        assert_int_equal(stats_fisher_exact(&p, f->ka, f->na, f->kb, f->nb, err, sizeof err), 0);
+        check_close("p", f->name, p, f->p, 1e-12);
+    }
+}
+
+static void test_fisher_refuses(void **state) {
+    (void)state;
+    double p;
+    assert_int_equal(stats_fisher_exact(&p, 6, 5, 0, 5, err, sizeof err), -1);
+    assert_non_null(strstr(err, "row a has k = 6"));
+    assert_int_equal(stats_fisher_exact(&p, 0, 5, -1, 5, err, sizeof err), -1);
+    assert_non_null(strstr(err, "row b"));
+    assert_int_equal(stats_fisher_exact(&p, 0, -2, 0, 5, err, sizeof err), -1);
+}
+
+/* ----------------------------------------------------------------- TOST */
+
+static void test_tost_fixtures(void **state) {
+    (void)state;
+    for (int i = 0; i < NFIX(tost_fix); i++) {
+        const TostFix *f = &tost_fix[i];
+        StatsTost t;
+        assert_int_equal(stats_tost_welch(&t, f->a, f->na, f->b, f->nb, f->margin, err, sizeof err),
+                         0);
+        check_close("diff", f->name, t.diff, f->diff, 1e-12);
+        assert_true(t.margin == f->margin);
+        check_p(f->name, t.p_lower, f->p_lower);
+        check_p(f->name, t.p_upper, f->p_upper);
+        check_p(f->name, t.p, f->p);
+    }
+}
+
+/* Both samples constant: each one-sided test is 0 or 1 by the sign. */
+static void test_tost_zero_variance(void **state) {
+    (void)state;
+    const double a[] = {2, 2, 2}, b[] = {2, 2}, c[] = {1.5, 1.5};
+    StatsTost t;
+    assert_int_equal(stats_tost_welch(&t, a, 3, b, 2, 0.1, err, sizeof err), 0);
+    assert_true(t.diff == 0.0 && t.p_lower == 0.0 && t.p_upper == 0.0 && t.p == 0.0);
+    assert_int_equal(stats_tost_welch(&t, a, 3, c, 2, 0.5, err, sizeof err), 0);
+    assert_true(t.diff == 0.5 && t.p_lower == 0.0 && t.p_upper == 1.0 && t.p == 1.0);
+    assert_int_equal(stats_tost_welch(&t, c, 2, a, 3, 0.25, err, sizeof err), 0);
+    assert_true(t.p_lower == 1.0 && t.p_upper == 0.0 && t.p == 1.0);
+}
+
+static void test_tost_refuses(void **state) {
+    (void)state;
+    const double a[] = {1, 2, 3}, bad[] = {1, INFINITY};
+    StatsTost t;
+    assert_int_equal(stats_tost_welch(&t, a, 3, a, 3, 0.0, err, sizeof err), -1);
+    assert_non_null(strstr(err, "margin 0"));
+    assert_int_equal(stats_tost_welch(&t, a, 3, a, 3, -1.0, err, sizeof err), -1);
+    assert_int_equal(stats_tost_welch(&t, a, 3, a, 3, NAN, err, sizeof err), -1);
+    assert_int_equal(stats_tost_welch(&t, a, 3, a, 3, INFINITY, err, sizeof err), -1);
+    assert_int_equal(stats_tost_welch(&t, a, 1, a, 3, 1.0, err, sizeof err), -1);
+    assert_int_equal(stats_tost_welch(&t, a, 3, bad, 2, 1.0, err, sizeof err), -1);
+    assert_non_null(strstr(err, "sample b: value 1 is inf"));
+}
+
+/* ------------------------------------------------------------- paired t */
+
+static void test_paired_fixtures(void **state) {
+    (void)state;
+    for (int i = 0; i < NFIX(paired_fix); i++) {
+        const PairedFix *f = &paired_fix[i];
+        StatsPaired t;
+        assert_int_equal(stats_paired_t(&t, f->a, f->b, f->na, err, sizeof err), 0);
+        check_close("mean_diff", f->name, t.mean_diff, f->mean_diff, 1e-12);
+        check_close("t", f->name, t.t, f->t, 1e-12);
+        assert_true(t.df == f->df);
+        check_p(f->name, t.p, f->p);
+    }
+}
+
+/* All differences equal: zero -> t = 0, p = 1; non-zero -> t = +-inf, p = 0. */
+static void test_paired_zero_variance(void **state) {
+    (void)state;
+    const double x[] = {1, 2, 3, 4}, y[] = {0, 1, 2, 3};
+    StatsPaired t;
+    assert_int_equal(stats_paired_t(&t, x, x, 4, err, sizeof err), 0);
+    assert_true(t.mean_diff == 0.0 && t.t == 0.0 && t.p == 1.0 && t.df == 3);
+    assert_int_equal(stats_paired_t(&t, y, x, 4, err, sizeof err), 0);
+    assert_true(t.mean_diff == -1.0 && isinf(t.t) && t.t < 0 && t.p == 0.0);
+}
+
+static void test_paired_refuses(void **state) {
+    (void)state;
+    const double x[] = {1, 2}, nan_y[] = {1, NAN}, huge[] = {1e308, 1}, neg[] = {-1e308, 1};
+    StatsPaired t;
+    assert_int_equal(stats_paired_t(&t, x, x, 1, err, sizeof err), -1);
+    assert_non_null(strstr(err, "needs at least 2"));
+    assert_int_equal(stats_paired_t(&t, x, nan_y, 2, err, sizeof err), -1);
+    assert_non_null(strstr(err, "sample y: value 1"));
+    assert_int_equal(stats_paired_t(&t, NULL, x, 2, err, sizeof err), -1);
+    assert_int_equal(stats_paired_t(&t, huge, neg, 2, err, sizeof err), -1);
+    assert_non_null(strstr(err, "difference 0"));
+}
+
+/* ------------------------------------------------------------- Wilcoxon */
+
+static void test_wilcoxon_fixtures(void **state) {
+    (void)state;
+    for (int i = 0; i < NFIX(wilcoxon_fix); i++) {
+        const WilcoxonFix *f = &wilcoxon_fix[i];
+        StatsWilcoxon w;
+        assert_int_equal(stats_wilcoxon(&w, f->a, f->b, f->na, err, sizeof err), 0);
+        check_close("W+", f->name, w.w_plus, f->w_plus, 1e-15);
+        assert_int_equal(w.m, f->m);
+        check_close("p", f->name, w.p, f->p, 1e-12);
+    }
+}
+
+/* Swapping x and y keeps p and m and turns W+ into m(m+1)/2 - W+. */
+static void test_wilcoxon_swap(void **state) {
+    (void)state;
+    for (int i = 0; i < NFIX(wilcoxon_fix); i++) {
+        const WilcoxonFix *f = &wilcoxon_fix[i];
+        StatsWilcoxon xy, yx;
+        assert_int_equal(stats_wilcoxon(&xy, f->a, f->b, f->na, err, sizeof err), 0);
+        assert_int_equal(stats_wilcoxon(&yx, f->b, f->a, f->na, err, sizeof err), 0);
+        assert_int_equal(yx.m, xy.m);
+        check_close("swapped p", f->name, yx.p, xy.p, 1e-12);
+        check_close("swapped W+", f->name, yx.w_plus, 0.5 * xy.m * (xy.m + 1) - xy.w_plus, 1e-15);
+    }
+}
+
+/* Every difference zero: nothing to rank, W+ = 0 and p = 1. */
+static void test_wilcoxon_all_zero(void **state) {
+    (void)state;
+    const double x[] = {0.5, 0.25, 3};
+    StatsWilcoxon w = {.w_plus = -1, .m = -1, .p = -1};
+    assert_int_equal(stats_wilcoxon(&w, x, x, 3, err, sizeof err), 0);
+    assert_true(w.m == 0 && w.w_plus == 0.0 && w.p == 1.0);
+}
+
+static void test_wilcoxon_refuses(void **state) {
+    (void)state;
+    static double big[STATS_WILCOXON_MAX_N + 1];
+    const double x[] = {1, 2}, bad[] = {INFINITY, 2};
+    StatsWilcoxon w;
+    assert_int_equal(stats_wilcoxon(&w, x, x, 0, err, sizeof err), -1);
+    assert_int_equal(stats_wilcoxon(&w, bad, x, 2, err, sizeof err), -1);
+    assert_non_null(strstr(err, "sample x: value 0 is inf"));
+    assert_int_equal(stats_wilcoxon(&w, x, NULL, 2, err, sizeof err), -1);
+    assert_int_equal(stats_wilcoxon(&w, big, big, STATS_WILCOXON_MAX_N + 1, err, sizeof err), -1);
+    assert_non_null(strstr(err, "at most"));
+}
+
+/* ------------------------------------------------- within-group correlation */
+
+/* Exact cases match the enumeration; the Monte Carlo case lies within 4.5
+ * binomial standard errors (plus the +1 of its estimator) of the exact p. */
+static void test_within_fixtures(void **state) {
+    (void)state;
+    for (int i = 0; i < NFIX(within_fix); i++) {
+        const WithinFix *f = &within_fix[i];
+        StatsWithin w;
+        assert_int_equal(stats_within_group_corr(&w, f->x, f->y, f->group, f->n,
+                                                 STATS_WITHIN_RESAMPLES, STATS_WITHIN_SEED, err,
+                                                 sizeof err),
+                         0);
+        check_close("r", f->name, w.r, f->r, 1e-12);
+        assert_int_equal(w.exact, f->exact);
+        assert_int_equal(w.groups, f->groups);
+        if (f->exact) {
+            check_close("p", f->name, w.p, f->p, 1e-12);
+            continue;
+        }
+        double b = STATS_WITHIN_RESAMPLES, tol = 4.5 * sqrt(f->p * (1 - f->p) / b) + 1 / (b + 1);
+        if (fabs(w.p - f->p) > tol)
+            print_error("'%s': Monte Carlo p %g, exact %g (tolerance %g)\n", f->name, w.p, f->p,
+                        tol);
+        assert_true(fabs(w.p - f->p) <= tol);
+    }
+}
+
+/* The Monte Carlo p is a function of (input, resamples, seed). */
+static void test_within_deterministic(void **state) {
+    (void)state;
+    const WithinFix *f = &within_fix[NFIX(within_fix) - 1];
+    StatsWithin a, b, c;
+    assert_int_equal(
+        stats_within_group_corr(&a, f->x, f->y, f->group, f->n, 999, 5, err, sizeof err), 0);
+    assert_int_equal(
+        stats_within_group_corr(&b, f->x, f->y, f->group, f->n, 999, 5, err, sizeof err), 0);
+    assert_int_equal(
+        stats_within_group_corr(&c, f->x, f->y, f->group, f->n, 999, 6, err, sizeof err), 0);
+    assert_true(a.exact == 0 && a.p == b.p && a.r == b.r);
+    assert_true(a.p != c.p);
+}
+
+static void test_within_refuses(void **state) {
+    (void)state;
+    const double x[] = {1, 2, 3, 4}, c[] = {1, 1, 2, 2}, bad[] = {1, 2, NAN, 4};
+    const int g[] = {0, 0, 1, 1}, neg[] = {0, 0, -1, 1}, out_of_range[] = {0, 0, 1, 4};
+    StatsWithin w;
+    assert_int_equal(stats_within_group_corr(&w, c, x, g, 4, 100, 1, err, sizeof err), -1);
+    assert_non_null(strstr(err, "x is constant within every group"));
+    assert_int_equal(stats_within_group_corr(&w, x, c, g, 4, 100, 1, err, sizeof err), -1);
+    assert_non_null(strstr(err, "y is constant within every group"));
+    assert_int_equal(stats_within_group_corr(&w, x, x, neg, 4, 100, 1, err, sizeof err), -1);
+    assert_non_null(strstr(err, "group label 2 is -1"));
+    assert_int_equal(stats_within_group_corr(&w, x, x, out_of_range, 4, 100, 1, err, sizeof err),
+                     -1);
+    assert_int_equal(stats_within_group_corr(&w, x, x, NULL, 4, 100, 1, err, sizeof err), -1);
+    assert_int_equal(stats_within_group_corr(&w, x, bad, g, 4, 100, 1, err, sizeof err), -1);
+    assert_non_null(strstr(err, "sample y: value 2"));
+    assert_int_equal(stats_within_group_corr(&w, x, x, g, 4, 0, 1, err, sizeof err), -1);
+    assert_int_equal(stats_within_group_corr(&w, x, x, g, 1, 100, 1, err, sizeof err), -1);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_welch_fixtures),   cmocka_unit_test(test_welch_zero_variance),
-        cmocka_unit_test(test_welch_refuses),    cmocka_unit_test(test_midranks),
-        cmocka_unit_test(test_mw_fixtures),      cmocka_unit_test(test_mw_swap),
-        cmocka_unit_test(test_mw_refuses),       cmocka_unit_test(test_boot_fixtures),
-        cmocka_unit_test(test_boot_constant),    cmocka_unit_test(test_boot_deterministic),
-        cmocka_unit_test(test_boot_refuses),     cmocka_unit_test(test_spearman_fixtures),
-        cmocka_unit_test(test_spearman_refuses),
+        cmocka_unit_test(test_welch_fixtures),       cmocka_unit_test(test_welch_zero_variance),
+        cmocka_unit_test(test_welch_refuses),        cmocka_unit_test(test_midranks),
+        cmocka_unit_test(test_mw_fixtures),          cmocka_unit_test(test_mw_swap),
+        cmocka_unit_test(test_mw_refuses),           cmocka_unit_test(test_boot_fixtures),
+        cmocka_unit_test(test_boot_constant),        cmocka_unit_test(test_boot_deterministic),
+        cmocka_unit_test(test_boot_refuses),         cmocka_unit_test(test_spearman_fixtures),
+        cmocka_unit_test(test_spearman_refuses),     cmocka_unit_test(test_family_fixtures),
+        cmocka_unit_test(test_family_in_place),      cmocka_unit_test(test_family_refuses),
+        cmocka_unit_test(test_cp_fixtures),          cmocka_unit_test(test_cp_refuses),
+        cmocka_unit_test(test_cp_extreme),           cmocka_unit_test(test_fisher_fixtures),
+        cmocka_unit_test(test_fisher_refuses),       cmocka_unit_test(test_tost_fixtures),
+        cmocka_unit_test(test_tost_zero_variance),   cmocka_unit_test(test_tost_refuses),
+        cmocka_unit_test(test_paired_fixtures),      cmocka_unit_test(test_paired_zero_variance),
+        cmocka_unit_test(test_paired_refuses),       cmocka_unit_test(test_wilcoxon_fixtures),
+        cmocka_unit_test(test_wilcoxon_swap),        cmocka_unit_test(test_wilcoxon_all_zero),
+        cmocka_unit_test(test_wilcoxon_refuses),     cmocka_unit_test(test_within_fixtures),
+        cmocka_unit_test(test_within_deterministic), cmocka_unit_test(test_within_refuses),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

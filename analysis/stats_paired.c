@@ -1,0 +1,104 @@
+/* stats_paired.c: the paired-sample tests of stats.h (paired t, exact
+ * Wilcoxon signed-rank) over the differences x[i] - y[i]. Definitions are
+ * in the header. GSL supplies the t distribution. */
+#include "stats.h"
+#include "stats_internal.h"
+
+#include <gsl/gsl_cdf.h>
+#include <math.h>
+#include <stdlib.h>
+
+#include "metrics.h"
+#include "util.h"
+
+/* d[i] = x[i] - y[i] into a malloc'd array (*d); refuses bad samples and a
+ * difference that overflows. */
+static int differences(double **d, const double *x, const double *y, int n, int min_n, char *err,
+                       size_t errlen) {
+    *d = NULL;
+    if (stats_check_sample(x, n, min_n, "x", err, errlen) ||
+        stats_check_sample(y, n, min_n, "y", err, errlen))
+        return -1;
+    *d = malloc((size_t)n * sizeof **d);
+    if (!*d) return seterr(err, errlen, "out of memory for %d differences", n);
+    for (int i = 0; i < n; i++) {
+        (*d)[i] = x[i] - y[i];
+        if (!isfinite((*d)[i])) return seterr(err, errlen, "difference %d (x - y) overflows", i);
+    }
+    return 0;
+}
+
+/* --------------------------------------------------------------- paired t */
+
+int stats_paired_t(StatsPaired *out, const double *x, const double *y, int n, char *err,
+                   size_t errlen) {
+    double *d, s;
+    if (differences(&d, x, y, n, 2, err, errlen)) {
+        free(d);
+        return -1;
+    }
+    mean_std(d, n, &out->mean_diff, &s);
+    free(d);
+    double m = out->mean_diff;
+    out->df = n - 1;
+    if (s == 0.0) { /* all differences equal: as stats_welch's degenerate case */
+        out->t = m == 0.0 ? 0.0 : copysign(INFINITY, m);
+        out->p = m == 0.0 ? 1.0 : 0.0;
+        return 0;
+    }
+    out->t = m / (s / sqrt((double)n));
+    out->p = fmin(1.0, 2.0 * gsl_cdf_tdist_Q(fabs(out->t), out->df));
+    return 0;
+}
+
+/* --------------------------------------------------------------- Wilcoxon */
+
+/* The exact p of the doubled positive rank sum obs among the m doubled
+ * ranks r2: counts of every subset sum (each subset is one sign pattern). */
+static int signed_rank_p(double *p, const long *r2, int m, long obs, char *err, size_t errlen) {
+    long w = (long)m * (m + 1) + 1; /* doubled sums lie in 0..m(m+1) */
+    double *cnt = calloc((size_t)w, sizeof *cnt);
+    if (!cnt) return seterr(err, errlen, "out of memory for %d signed ranks", m);
+    cnt[0] = 1.0;
+    for (int i = 0; i < m; i++)
+        for (long s = w - 1; s >= r2[i]; s--) cnt[s] += cnt[s - r2[i]];
+    *p = stats_two_sided_p(cnt, w, obs);
+    free(cnt);
+    return 0;
+}
+
+/* W+ and its exact p for the m >= 1 non-zero differences d[m]. */
+static int signed_rank_test(StatsWilcoxon *out, const double *d, int m, char *err, size_t errlen) {
+    long *r2 = malloc((size_t)m * sizeof *r2);
+    double *ad = malloc((size_t)m * sizeof *ad);
+    int rc = !r2 || !ad ? seterr(err, errlen, "out of memory for %d signed ranks", m) : 0;
+    for (int i = 0; rc == 0 && i < m; i++) ad[i] = fabs(d[i]);
+    if (rc == 0) rc = stats_doubled_ranks(r2, ad, m, err, errlen);
+    if (rc == 0) {
+        long obs = 0;
+        for (int i = 0; i < m; i++) obs += d[i] > 0.0 ? r2[i] : 0;
+        out->w_plus = 0.5 * (double)obs;
+        rc = signed_rank_p(&out->p, r2, m, obs, err, errlen);
+    }
+    free(r2);
+    free(ad);
+    return rc;
+}
+
+int stats_wilcoxon(StatsWilcoxon *out, const double *x, const double *y, int n, char *err,
+                   size_t errlen) {
+    if (n > STATS_WILCOXON_MAX_N)
+        return seterr(err, errlen, "exact Wilcoxon: %d pairs, at most %d", n, STATS_WILCOXON_MAX_N);
+    double *d;
+    if (differences(&d, x, y, n, 1, err, errlen)) {
+        free(d);
+        return -1;
+    }
+    StatsWilcoxon w = {.w_plus = 0.0, .m = 0, .p = 1.0};
+    for (int i = 0; i < n; i++)
+        if (d[i] != 0.0) d[w.m++] = d[i]; /* zero differences dropped */
+    int rc = w.m > 0 ? signed_rank_test(&w, d, w.m, err, errlen) : 0;
+    if (rc == 0) *out = w;
+    free(d);
+    return rc;
+}
