@@ -11,6 +11,7 @@
  * long-context and stability sections (report_longctx.c,
  * report_stability.c). */
 #include "report.h"
+#include "report_confirm.h"
 #include "report_mechanism.h"
 #include "report_sections.h"
 #include <dirent.h>
@@ -37,7 +38,7 @@
 /* ---- entry points ---- */
 
 static int write_md(const char *path, const char *dir, const char *outdir, const Row *rows, int n,
-                    char *err, size_t errlen) {
+                    const Protocol *proto, char *err, size_t errlen) {
     if (outpath_check(path, OUT_REPORT, 1, err, errlen) != 0) return -1;
     FILE *f = fopen(path, "w");
     if (!f) {
@@ -45,6 +46,7 @@ static int write_md(const char *path, const char *dir, const char *outdir, const
         return -1;
     }
     md_settings(f, dir, rows, n);
+    if (proto) report_confirm(f, rows, n, proto);
     md_variants(f, rows, n);
     md_compare(f, rows, n);
     md_paper(f, rows, n);
@@ -106,9 +108,16 @@ int report_run(const char *dir, const char *outdir, char *err, size_t errlen) {
         snprintf(path, sizeof path, "%s/results.csv", outdir);
         rc = write_csv(path, rows, n, err, errlen);
     }
+    Protocol proto;
+    int has_proto = 0;
+    if (rc == 0) {
+        snprintf(path, sizeof path, "%s/%s", dir, PROTO_FILE);
+        has_proto = protocol_read(path, &proto, err, errlen);
+        rc = has_proto < 0 ? REPORT_BADINPUT : 0;
+    }
     if (rc == 0) {
         snprintf(path, sizeof path, "%s/REPORT.md", outdir);
-        rc = write_md(path, dir, outdir, rows, n, err, errlen);
+        rc = write_md(path, dir, outdir, rows, n, has_proto == 0 ? &proto : NULL, err, errlen);
     }
     int readable = 0;
     for (int i = 0; i < n; i++) readable += rows[i].ok;

@@ -86,16 +86,20 @@ static double mw_floor(int na, int nb) {
     return 2.0 / c < 1.0 ? 2.0 / c : 1.0;
 }
 
-/* A p-value for prose and tables: 3 significant digits, "< 1e-4" below. */
-static void put_p(FILE *f, double p) {
+void put_p(FILE *f, double p) {
     if (p < 1e-4) fputs("< 1e-4", f);
     else fprintf(f, "%.3g", p);
 }
 
-/* The same in prose: "p = 0.0123" or "p < 1e-4". */
-static void put_p_eq(FILE *f, const char *name, double p) {
-    fprintf(f, "%s p %s", name, p < 1e-4 ? "" : "= ");
+void put_p_rel(FILE *f, double p) {
+    fputs(p < 1e-4 ? "" : "= ", f);
     put_p(f, p);
+}
+
+/* "NAME p = 0.0123" or "NAME p < 1e-4". */
+static void put_p_eq(FILE *f, const char *name, double p) {
+    fprintf(f, "%s p ", name);
+    put_p_rel(f, p);
 }
 
 /* Groups compared: every group with a matching baseline other than itself. */

@@ -50,6 +50,10 @@ int cfg_eq(double x, double y);
 void fill_dppl(Row *rows, int n);
 /* report_compare.c */
 void md_compare(FILE *f, const Row *rows, int n);
+/* A p-value for prose and tables: 3 significant digits, "< 1e-4" below. */
+void put_p(FILE *f, double p);
+/* The same after a name in prose: "= 0.0123" or "< 1e-4". */
+void put_p_rel(FILE *f, double p);
 /* " na / nb | diff | [lo, hi] | Welch p | MW p | verdict |" for mean(a) -
  * mean(b): the cells of a comparison table. Returns 1 when both p < 0.05,
  * 0 when not, -1 when untested (fewer than 2 values on a side). */

@@ -414,6 +414,7 @@ int sweep_execute(const Sweep *sw, const SweepOptions *o, SweepSummary *sum, cha
                       sw->n_runs - 1);
     char tag[32];
     if (prepare_out(o, tag, sizeof tag, err, errlen)) return -1;
+    if (!o->dry_run && sweep_write_protocol(sw, o->out_dir, err, errlen)) return -1;
     int jobs = o->jobs > 0 ? o->jobs : (int)sysconf(_SC_NPROCESSORS_ONLN);
     Runner R = {.sw = sw, .o = o, .sum = sum, .exe = resolve_exe(o), .jobs = jobs < 1 ? 1 : jobs};
     R.todo = calloc((size_t)sw->n_runs, sizeof *R.todo);

@@ -8,6 +8,9 @@
  *   seeds = 1,2,3             ; each run x each seed (init_seed, data_seed)
  *   set = steps=800           ; an override for every run (repeatable)
  *   include = other.sweep     ; that file's runs, with its own settings
+ *   [primary]                 ; the confirmatory protocol (protocol.h),
+ *   metric = f_attn           ; copied to OUT/protocol.ini for the report
+ *   compare = g1-elem vs baseline
  *   [run g1-elem-lr2x]        ; every key becomes --set key=value
  *   variant = g1-elem
  *   lr = 6e-3
@@ -58,12 +61,19 @@ typedef struct {
      * /intervene yet gets `gatelab intervene RUN KIND...`. Here: the first
      * run's non-empty value, only to tell whether any run does. */
     char intervene[96];
+    /* The top-level file's [primary] section (protocol.h) as "key =
+     * value" lines, or NULL; included files' [primary] sections are not
+     * read into it. */
+    char *protocol;
 } Sweep;
 
 /* Parse and expand a sweep file (and its includes). 0, or -1 with a
  * one-line reason that starts with "FILE:LINE: ". */
 int sweep_parse(const char *path, Sweep *sw, char *err, size_t errlen);
 void sweep_free(Sweep *sw);
+/* OUT_DIR/protocol.ini from sw->protocol (nothing when NULL), written to a
+ * temporary and renamed into place. 0, or -1 with a reason. */
+int sweep_write_protocol(const Sweep *sw, const char *out_dir, char *err, size_t errlen);
 
 /* What the runner does with one run, decided from files in the out dir. */
 typedef enum {

@@ -15,8 +15,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "intervention.h"
+#include "protocol.h"
 #include "util.h"
 
 #define LINE_MAX_LEN 1024 /* longest sweep file line we accept */
@@ -43,7 +45,7 @@ typedef struct {
     char *err;
     size_t errlen;
     int failed;
-    enum { SEC_NONE, SEC_SWEEP, SEC_RUN } sec;
+    enum { SEC_NONE, SEC_SWEEP, SEC_RUN, SEC_PRIMARY } sec;
     char preset[SWEEP_PATH_MAX];
     int preset_line;
     unsigned long long seeds[SWEEP_MAX_SEEDS];
@@ -56,6 +58,9 @@ typedef struct {
     int n_incs;
     char eval_lengths[128]; /* "1x,2x,..." from eval_lengths = 1,2,... */
     char intervene[96];     /* "gates-open bos-mean ..." from intervene = */
+    Protocol proto;         /* [primary], checked key by key */
+    char *primary;          /* [primary] as "key = value" lines */
+    int primary_line;       /* its header's line (0: none) */
 } FileCtx;
 
 /* The include chain being parsed (real paths), to refuse loops. */
@@ -122,8 +127,15 @@ static void section_header(FileCtx *c, char *line) {
         c->sec = SEC_SWEEP;
         return;
     }
+    if (!strcmp(s, "primary")) {
+        if (c->primary_line) fail(c, c->line, "[primary] given twice", NULL, NULL);
+        c->primary_line = c->line;
+        c->sec = SEC_PRIMARY;
+        return;
+    }
     if (strncmp(s, "run", 3) || (s[3] && !isspace((unsigned char)s[3]))) {
-        fail(c, c->line, "unknown section [%s] (expected [sweep] or [run NAME])", s, NULL);
+        fail(c, c->line, "unknown section [%s] (expected [sweep], [primary] or [run NAME])", s,
+             NULL);
         return;
     }
     char *name = trim(s + 3);
@@ -311,6 +323,19 @@ static int sweep_key(FileCtx *c, const char *name, const char *value) {
     return 1;
 }
 
+/* One [primary] key: checked by protocol.c, kept as text for protocol.ini. */
+static int primary_key(FileCtx *c, const char *name, const char *value) {
+    char why[300];
+    if (protocol_key(&c->proto, name, value, why, sizeof why) != 0)
+        return fail(c, c->line, "%s", why, NULL);
+    size_t old = c->primary ? strlen(c->primary) : 0, add = strlen(name) + strlen(value) + 5;
+    char *n = realloc(c->primary, old + add);
+    if (!n) return fail(c, c->line, "out of memory", NULL, NULL);
+    snprintf(n + old, add, "%s = %s\n", name, value);
+    c->primary = n;
+    return 1;
+}
+
 static int handler(void *user, const char *section, const char *name, const char *value) {
     (void)section; /* the reader tracks sections, with their lines */
     FileCtx *c = user;
@@ -321,6 +346,7 @@ static int handler(void *user, const char *section, const char *name, const char
                     "[run NAME])",
                     name, NULL);
     if (c->sec == SEC_SWEEP) return sweep_key(c, name, value);
+    if (c->sec == SEC_PRIMARY) return primary_key(c, name, value);
     FileRun *r = &c->runs[c->n_runs - 1];
     if (check_override(c, name, value)) return 0;
     size_t kl = strlen(name);
@@ -339,6 +365,7 @@ static void ctx_free(FileCtx *c) {
     for (int i = 0; i < c->n_runs; i++) free_strs(c->runs[i].keys, c->runs[i].n_keys);
     free(c->runs);
     free(c->incs);
+    free(c->primary);
 }
 
 /* dir of path + rel; rel used as is when absolute. */
@@ -498,6 +525,12 @@ static int parse_file(const char *path, Chain *chain, Sweep *sw, char *err, size
     fclose(c.f);
     if (rc > 0 && !c.failed) fail(&c, rc, "expected 'key = value' or a [section]", NULL, NULL);
     else if (rc < 0 && !c.failed) fail(&c, 0, "cannot parse (out of memory)", NULL, NULL);
+    if (!c.failed && c.primary_line && (!c.proto.n_metrics || !c.proto.n_compares))
+        fail(&c, c.primary_line, "[primary] needs at least one metric and one compare", NULL, NULL);
+    if (!c.failed && chain->n == 1 && c.primary) { /* the top-level file's counts */
+        sw->protocol = c.primary;
+        c.primary = NULL;
+    }
     int ret = c.failed ? -1 : expand(&c, chain, sw);
     chain->n--;
     ctx_free(&c);
@@ -528,7 +561,26 @@ int sweep_parse(const char *path, Sweep *sw, char *err, size_t errlen) {
     return 0;
 }
 
+int sweep_write_protocol(const Sweep *sw, const char *out_dir, char *err, size_t errlen) {
+    if (!sw->protocol) return 0;
+    char path[SWEEP_PATH_MAX + 32], tmp[SWEEP_PATH_MAX + 48];
+    snprintf(path, sizeof path, "%s/%s", out_dir, PROTO_FILE);
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+    FILE *f = fopen(tmp, "wx");
+    if (!f) return seterr(err, errlen, "cannot write %s: %s", tmp, strerror(errno));
+    int bad = fprintf(f, "# the [primary] section of %s (gatelab report reads it)\n[primary]\n%s",
+                      sw->path, sw->protocol) < 0;
+    bad |= fclose(f) != 0;
+    if (bad || rename(tmp, path) != 0) {
+        unlink(tmp);
+        return seterr(err, errlen, "cannot write %s: %s", path, strerror(errno));
+    }
+    return 0;
+}
+
 void sweep_free(Sweep *sw) {
+    free(sw->protocol);
+    sw->protocol = NULL;
     for (int i = 0; i < sw->n_runs; i++) run_free(&sw->runs[i]);
     free(sw->runs);
     sw->runs = NULL;
