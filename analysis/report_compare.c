@@ -8,6 +8,7 @@
  * comparisons is stated beside it. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "report_priv.h"
@@ -96,20 +97,16 @@ void put_p_rel(FILE *f, double p) {
     put_p(f, p);
 }
 
-/* "NAME p = 0.0123" or "NAME p < 1e-4". */
-static void put_p_eq(FILE *f, const char *name, double p) {
-    fprintf(f, "%s p ", name);
-    put_p_rel(f, p);
-}
-
 /* Groups compared: every group with a matching baseline other than itself. */
 static int compared(const Row *rows, int a) { return rows[a].base >= 0 && rows[a].base != a; }
 
-/* The cells of one comparison: seeds, difference, CI, both p, verdict. */
-static void stat_cells(FILE *f, const Cmp *c) {
+/* The cells of one comparison: seeds, difference, CI, both p, (with_q)
+ * the BH q, and the verdict: q < ALPHA with q, else both p < ALPHA. */
+static void stat_cells_q(FILE *f, const Cmp *c, int with_q, double q) {
     fprintf(f, " %d / %d | ", c->na, c->nb);
     if (!c->tested) {
-        fputs("– | – | – | – | too few seeds (needs 2 per side) |", f);
+        fputs(with_q ? "– | – | – | – | – |" : "– | – | – | – |", f);
+        fputs(" too few seeds (needs 2 per side) |", f);
         return;
     }
     fprintf(f, "%+.4g | [%+.4g, %+.4g] | ", clean(c->ci.diff, &c->w), clean(c->ci.lo, &c->w),
@@ -117,111 +114,119 @@ static void stat_cells(FILE *f, const Cmp *c) {
     put_p(f, c->w.p);
     fputs(" | ", f);
     put_p(f, c->mw.p);
+    if (with_q) {
+        fputs(" | ", f);
+        if (isfinite(q)) put_p(f, q);
+        else fputs("–", f);
+    }
+    int sig = with_q ? isfinite(q) && q < ALPHA : significant(c);
     fprintf(f, " | %s |",
-            significant(c) ? (c->ci.diff < 0 ? "**lower**" : "**higher**")
-                           : "no significant difference");
+            sig ? (c->ci.diff < 0 ? "lower (exploratory)" : "higher (exploratory)")
+                : "no difference shown");
 }
 
 int md_stat_cells(FILE *f, const double *a, int na, const double *b, int nb) {
     Cmp c = test_pair(a, na, b, nb);
-    stat_cells(f, &c);
+    stat_cells_q(f, &c, 0, NAN);
     return c.tested ? significant(&c) : -1;
 }
 
-static void table_row(FILE *f, const Row *rows, int a, const Metric *m, const Cmp *c) {
-    const Row *g = &rows[a], *b = &rows[g->base];
-    fprintf(f, "| %s | %s | %s | [%s](#%s) |", g->run, b->run, g->data, m->name, m->anchor);
-    stat_cells(f, c);
-    fputc('\n', f);
-}
+/* Every comparison of the section, in table order, with BH q-values over
+ * the tested ones (q of the larger of Welch's and Mann-Whitney's p). */
+typedef struct {
+    int a;
+    const Metric *m;
+    Cmp c;
+    double q;
+} Entry;
 
-/* The prose: the count of comparisons, then each significant one. */
-static void prose(FILE *f, const Row *rows, int n, int ntested, int nsig) {
-    fprintf(f,
-            "%d comparison%s of a run group with its baseline were tested (two-sided, "
-            "α = %.2f, no correction for multiple comparisons: by chance alone about "
-            "%.1f of them would reach p < %.2f; the Bonferroni threshold for %d "
-            "comparisons is %.2g). A group **beats** or **differs from** its baseline "
-            "only when both Welch's and the exact Mann–Whitney p are below %.2f; "
-            "%d comparison%s do%s.\n\n",
-            ntested, ntested == 1 ? "" : "s", ALPHA, ALPHA * ntested, ALPHA, ntested,
-            ntested ? ALPHA / ntested : ALPHA, ALPHA, nsig, nsig == 1 ? "" : "s",
-            nsig == 1 ? "es" : "");
-    for (int a = 0; a < n && rows[a].ok; a = group_end(rows, n, a)) {
+static int collect(const Row *rows, int n, Entry **out) {
+    int k = 0, cap = 16;
+    Entry *e = malloc((size_t)cap * sizeof *e);
+    for (int a = 0; e && a < n && rows[a].ok; a = group_end(rows, n, a)) {
         if (!compared(rows, a)) continue;
-        for (size_t k = 0; k < N_METRICS; k++) {
-            Cmp c = compare(rows, n, a, rows[a].base, &METRICS[k]);
-            if (!significant(&c)) continue;
-            fprintf(f,
-                    "- `%s` %s `%s` on %s (data %s): difference %+.4g, 95%% CI "
-                    "[%+.4g, %+.4g], ",
-                    rows[a].run, c.ci.diff < 0 ? METRICS[k].lower : METRICS[k].higher,
-                    rows[rows[a].base].run, METRICS[k].name, rows[a].data, c.ci.diff, c.ci.lo,
-                    c.ci.hi);
-            put_p_eq(f, "Welch", c.w.p);
-            fputs(", ", f);
-            put_p_eq(f, "Mann–Whitney", c.mw.p);
-            fprintf(f, " (%d vs %d seeds)%s.\n", c.na, c.nb,
-                    c.w.p < ALPHA / ntested && c.mw.p < ALPHA / ntested
-                        ? "; also below the Bonferroni threshold"
-                        : "");
+        for (size_t j = 0; j < N_METRICS; j++) {
+            if (k == cap) {
+                Entry *ne = realloc(e, (size_t)(cap *= 2) * sizeof *e);
+                if (!ne) break;
+                e = ne;
+            }
+            e[k] = (Entry){a, &METRICS[j], compare(rows, n, a, rows[a].base, &METRICS[j]), NAN};
+            k++;
         }
     }
-    if (nsig < ntested)
-        fprintf(f,
-                "%s%s%d %scomparison%s show%s no significant difference at p < %.2f "
-                "(table below): the data do not say these groups differ from their "
-                "baseline.",
-                nsig ? "\n" : "", nsig ? "" : "All ", ntested - nsig, nsig ? "other " : "",
-                ntested - nsig == 1 ? "" : "s", ntested - nsig == 1 ? "s" : "", ALPHA);
+    if (!e) return -1;
+    double *p = malloc((size_t)(k ? k : 1) * sizeof *p),
+           *q = malloc((size_t)(k ? k : 1) * sizeof *q);
+    int *idx = malloc((size_t)(k ? k : 1) * sizeof *idx), t = 0;
+    char err[256];
+    for (int i = 0; p && q && idx && i < k; i++)
+        if (e[i].c.tested) idx[t] = i, p[t++] = fmax(e[i].c.w.p, e[i].c.mw.p);
+    if (p && q && idx && t && stats_bh(q, p, t, err, sizeof err) == 0)
+        for (int j = 0; j < t; j++) e[idx[j]].q = q[j];
+    free(p), free(q), free(idx);
+    *out = e;
+    return k;
+}
+
+/* The prose: how many tests, then each with q < ALPHA, labelled exploratory. */
+static void prose(FILE *f, const Row *rows, const Entry *e, int k) {
+    int tested = 0, sig = 0;
+    for (int i = 0; i < k; i++) tested += e[i].c.tested, sig += isfinite(e[i].q) && e[i].q < ALPHA;
+    fprintf(f,
+            "These comparisons are **exploratory**: %d were tested, with Benjamini–Hochberg "
+            "q-values across them (q of the larger of Welch's and the exact Mann–Whitney p); "
+            "%d ha%s q < %.2f. They suggest where to look; the confirmatory tests, if this "
+            "directory declared any, are the headline's.\n",
+            tested, sig, sig == 1 ? "s" : "ve", ALPHA);
+    for (int i = 0; i < k; i++) {
+        if (!(isfinite(e[i].q) && e[i].q < ALPHA)) continue;
+        const Row *g = &rows[e[i].a];
+        fprintf(f, "- exploratory: `%s` %s `%s` on %s (data %s), difference %+.4g, BH q ", g->run,
+                e[i].c.ci.diff < 0 ? e[i].m->lower : e[i].m->higher, rows[g->base].run,
+                e[i].m->name, g->data, e[i].c.ci.diff);
+        put_p_rel(f, e[i].q);
+        fprintf(f, " (%d vs %d seeds).\n", e[i].c.na, e[i].c.nb);
+    }
     int few = 0, fa = 0, fb = 0;
-    for (int a = 0; a < n && rows[a].ok; a = group_end(rows, n, a))
-        for (size_t k = 0; compared(rows, a) && k < N_METRICS; k++) {
-            Cmp c = compare(rows, n, a, rows[a].base, &METRICS[k]);
-            if (!c.tested || mw_floor(c.na, c.nb) < ALPHA) continue;
-            if (!few++) fa = c.na, fb = c.nb;
-        }
+    for (int i = 0; i < k; i++) {
+        if (!e[i].c.tested || mw_floor(e[i].c.na, e[i].c.nb) < ALPHA) continue;
+        if (!few++) fa = e[i].c.na, fb = e[i].c.nb;
+    }
     if (few)
         fprintf(f,
-                " %d of the tested comparisons have too few seeds for the exact "
+                "\n%d of the tested comparisons have too few seeds for the exact "
                 "Mann–Whitney test ever to reach p < %.2f: its smallest p is 2 / C(n_a "
-                "+ n_b, n_a), %.3g for %d + %d seeds (0.0079 for 5 + 5).",
+                "+ n_b, n_a), %.3g for %d + %d seeds (0.0079 for 5 + 5).\n",
                 few, ALPHA, mw_floor(fa, fb), fa, fb);
-    if (nsig < ntested || few) fputc('\n', f);
 }
 
 void md_compare(FILE *f, const Row *rows, int n) {
-    int ntested = 0, nsig = 0, npairs = 0;
-    for (int a = 0; a < n && rows[a].ok; a = group_end(rows, n, a)) {
-        if (!compared(rows, a)) continue;
-        for (size_t k = 0; k < N_METRICS; k++) {
-            Cmp c = compare(rows, n, a, rows[a].base, &METRICS[k]);
-            npairs++;
-            ntested += c.tested;
-            nsig += significant(&c);
-        }
-    }
+    Entry *e = NULL;
+    int k = collect(rows, n, &e);
     fprintf(f,
-            "\n## Comparisons with the baseline\n\nEach run group against its matching "
-            "baseline group (as for [ΔPPL](#def-dppl)) on %d metric%s, over seeds: the "
+            "\n## Exploratory comparisons with the baseline\n\nEach run group against its "
+            "matching baseline group (as for [ΔPPL](#def-dppl)) on %d metric%s, over seeds: the "
             "difference of means (group − baseline) with its 95%% bootstrap interval "
-            "(%d resamples), Welch's t-test p and the exact Mann–Whitney p "
+            "(%d resamples), Welch's t-test p, the exact Mann–Whitney p and the BH q-value "
             "(docs/statistics.md).\n\n",
             (int)N_METRICS, N_METRICS == 1 ? "" : "s", STATS_BOOT_RESAMPLES);
-    if (!npairs) {
+    if (k <= 0) {
         fputs("No group has a matching baseline group: nothing to compare.\n", f);
+        free(e);
         return;
     }
-    prose(f, rows, n, ntested, nsig);
+    prose(f, rows, e, k);
     fputs("\n| run | baseline | data | metric | seeds (run / base) | difference | 95% CI | "
-          "Welch p | Mann–Whitney p | verdict (both p < 0.05) |\n"
-          "|---|---|---|---|---|---|---|---|---|---|\n",
+          "Welch p | Mann–Whitney p | BH q | verdict (q < 0.05, exploratory) |\n"
+          "|---|---|---|---|---|---|---|---|---|---|---|\n",
           f);
-    for (int a = 0; a < n && rows[a].ok; a = group_end(rows, n, a)) {
-        if (!compared(rows, a)) continue;
-        for (size_t k = 0; k < N_METRICS; k++) {
-            Cmp c = compare(rows, n, a, rows[a].base, &METRICS[k]);
-            table_row(f, rows, a, &METRICS[k], &c);
-        }
+    for (int i = 0; i < k; i++) {
+        const Row *g = &rows[e[i].a];
+        fprintf(f, "| %s | %s | %s | [%s](#%s) |", g->run, rows[g->base].run, g->data, e[i].m->name,
+                e[i].m->anchor);
+        stat_cells_q(f, &e[i].c, 1, e[i].q);
+        fputc('\n', f);
     }
+    free(e);
 }

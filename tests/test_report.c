@@ -746,32 +746,78 @@ static void test_compare_section(void **state) {
         make_run(path, "g1-head", i + 1, 2.4 - 0.1 * i, 0.5f, 0, 0);
     }
     char *md = report_in_subdir(saved);
-    const char *sec = strstr(md, "## Comparisons with the baseline");
+    const char *sec = strstr(md, "## Exploratory comparisons with the baseline");
     assert_non_null(sec);
     if (getenv("GATELAB_TEST_SHOW")) fprintf(stderr, "%.6000s\n", sec);
-    assert_non_null(strstr(sec, "6 comparisons of a run group with its baseline were tested"));
-    assert_non_null(strstr(sec, "; 2 comparisons do."));
+    /* 6 tests; the two significant ones have p = max(Welch, MW) = 2/252,
+     * so their BH q = 2/252 x 6/2 = 0.0238 */
+    assert_non_null(strstr(sec, "**exploratory**: 6 were tested"));
+    assert_non_null(strstr(sec, "2 have q < 0.05"));
     snprintf(want, sizeof want,
-             "- `g1` beats `base` on val_loss (data bigram): difference "
-             "%+.4g, 95%% CI [",
-             -0.5);
-    assert_non_null(strstr(sec, want));
-    snprintf(want, sizeof want, "Welch p = %.3g, Mann–Whitney p = %.3g (5 vs 5 seeds)",
-             2.0 * gsl_cdf_tdist_Q(5.0, 8.0), 2.0 / 252.0);
+             "- exploratory: `g1` beats `base` on val_loss (data bigram), difference %+.4g, BH "
+             "q = %.3g (5 vs 5 seeds).",
+             -0.5, 6.0 / 2.0 * 2.0 / 252.0);
     assert_non_null(strstr(sec, want));
     snprintf(want, sizeof want,
-             "- `g1` has a weaker first-token sink than `base` on F-Attn "
-             "(data bigram): difference %+.4g",
-             0.05 - 0.5);
+             "- exploratory: `g1` has a weaker first-token sink than `base` on F-Attn (data "
+             "bigram), difference %+.4g, BH q = %.3g",
+             0.05 - 0.5, 6.0 / 2.0 * 2.0 / 252.0);
     assert_non_null(strstr(sec, want));
-    assert_non_null(strstr(sec, "Welch p < 1e-4, Mann–Whitney p = 0.00794"));
-    assert_null(strstr(sec, "- `same`")); /* never claimed */
-    assert_non_null(strstr(sec, "4 other comparisons show no significant difference"));
+    assert_null(strstr(sec, "- exploratory: `same`")); /* never claimed */
+    snprintf(want, sizeof want, "Welch p %.3g", 2.0 * gsl_cdf_tdist_Q(5.0, 8.0));
+    const char *g1row = strstr(sec, "| g1 | base | bigram | [val_loss](#def-val-loss) | 5 / 5 |");
+    assert_non_null(g1row);
+    snprintf(want, sizeof want, "| %.3g | %.3g | %.3g | lower (exploratory) |",
+             2.0 * gsl_cdf_tdist_Q(5.0, 8.0), 2.0 / 252.0, 6.0 / 2.0 * 2.0 / 252.0);
+    assert_non_null(strstr(g1row, want));
     const char *same =
         strstr(sec, "| same | base | bigram | [val_loss](#def-val-loss) | 5 / 5 | +0 |");
     assert_non_null(same);
-    assert_non_null(
-        strstr(same, " | no significant difference |\n| same | base | bigram | [F-Attn]"));
+    assert_non_null(strstr(same, " | no difference shown |\n| same | base | bigram | [F-Attn]"));
+    free(md);
+}
+
+/* The confirmatory headline from a protocol.ini beside 5 + 5 hand-built
+ * runs: F-Attn 0.05 against 0.5 (test p = max(Welch 0, MW 2/252)), val loss
+ * one side below the other (max(Welch, MW) = 2/252), and seeds with a sink
+ * 0 of 5 against 0 of 5 (Fisher p = 1). Holm: 3 x 2/252 = 0.0238 for the
+ * first two, 1 for the third. The claim about val loss points the wrong way on
+ * purpose: the report must say it is contradicted. */
+static void test_confirm_section(void **state) {
+    (void)state;
+    char saved[256], path[500], want[400];
+    enter_subdir(saved, sizeof saved, "confirm");
+    for (int i = 0; i < 5; i++) {
+        snprintf(path, sizeof path, "base_s%d.h5", i + 1);
+        make_run(path, "baseline", i + 1, 2.0 + 0.1 * i, 0.5f, 0, 0);
+        snprintf(path, sizeof path, "g1_s%d.h5", i + 1);
+        make_run(path, "g1-elem", i + 1, 1.9 - 0.1 * i, 0.05f, 1, 0);
+    }
+    snprintf(path, sizeof path, "%s/protocol.ini", g_dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("[primary]\nmetric = f_attn\nmetric = val_loss\nmetric = sink_formed\n"
+          "compare = g1 vs base\npaper = f_attn g1 < base\npaper = val_loss g1 > base\n"
+          "paper = sink_formed g1 < base\n",
+          f);
+    fclose(f);
+    char *md = report_in_subdir(saved);
+    const char *sec = strstr(md, "## Headline (confirmatory)");
+    assert_non_null(sec);
+    if (getenv("GATELAB_TEST_SHOW")) fprintf(stderr, "%.5000s\n", sec);
+    assert_non_null(strstr(sec, "has 3 primary tests (1 comparisons × 3 metrics), up to 5 seeds"));
+    snprintf(want, sizeof want,
+             "- The paper: `g1` has a lower F-Attn than `base`. **Confirmed** here: 0.05 "
+             "against 0.5, Holm p = %.3g (P1).",
+             3 * 2.0 / 252.0);
+    assert_non_null(strstr(sec, want));
+    assert_non_null(strstr(sec, "- The paper: `g1` has a higher val loss than `base`. "
+                                "**Contradicted** here, we disagree with the paper"));
+    /* the probe is short: 0.5 is under twice uniform attention's share, so
+     * no seed formed a sink on either side */
+    assert_non_null(strstr(sec, "**Not shown** here (no significant difference): 0 of 5 seeds "
+                                "against 0 of 5, Holm p = 1 (P3)."));
+    assert_non_null(strstr(sec, "| g1 | 0 of 5 | 0.00 | [0.000, 0.522] |"));
     free(md);
 }
 
@@ -786,6 +832,7 @@ int main(void) {
         cmocka_unit_test(test_median_seed_compare),
         cmocka_unit_test(test_settings_proxy_count),
         cmocka_unit_test(test_compare_section),
+        cmocka_unit_test(test_confirm_section),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
