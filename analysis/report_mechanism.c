@@ -70,6 +70,54 @@ static int mech_read(const char *path, MechRun *w) {
     return any ? 0 : -1;
 }
 
+/* The points of the scatter (finite F-Attn, positive BOS activation) and
+ * their run groups: x, y, grp[k]; returns k and the group count in *ng. */
+static int points(const MechRun *w, int n, double *x, double *y, int *grp, int *ng) {
+    int *all = calloc((size_t)(n ? n : 1), sizeof *all), k = 0;
+    if (!all) return 0;
+    group_names(w->name, sizeof *w, n, all);
+    *ng = 0;
+    for (int i = 0; i < n; i++) {
+        if (!isfinite(w[i].bos_act) || !isfinite(w[i].fattn) || w[i].bos_act <= 0) continue;
+        x[k] = w[i].bos_act, y[k] = w[i].fattn, grp[k++] = all[i];
+        *ng = all[i] + 1 > *ng ? all[i] + 1 : *ng;
+    }
+    free(all);
+    return k;
+}
+
+/* F-Attn against BOS activation without pseudo-replication: Spearman over
+ * the run groups' means (one point per group), and the within-group rank
+ * correlation with a permutation test inside groups (stats.h). Seeds of
+ * one group are not independent evidence about the relation between
+ * groups, so no test pools the runs. */
+static void correlations(FILE *f, const MechRun *w, int n) {
+    double *x = calloc((size_t)n, sizeof *x), *y = calloc((size_t)n, sizeof *y);
+    double *gx = calloc((size_t)n, sizeof *gx), *gy = calloc((size_t)n, sizeof *gy);
+    int *grp = calloc((size_t)n, sizeof *grp), *cnt = calloc((size_t)n, sizeof *cnt), ng = 0;
+    char err[512];
+    int k = x && y && gx && gy && grp && cnt ? points(w, n, x, y, grp, &ng) : 0;
+    for (int i = 0; i < k; i++) gx[grp[i]] += x[i], gy[grp[i]] += y[i], cnt[grp[i]]++;
+    int m = 0;
+    for (int g = 0; g < ng; g++)
+        if (cnt[g]) gx[m] = gx[g] / cnt[g], gy[m++] = gy[g] / cnt[g];
+    StatsSpearman sp;
+    if (m >= 3 && stats_spearman(&sp, gx, gy, m, err, sizeof err) == 0)
+        fprintf(f,
+                "Across the %d run groups (group means): Spearman's rho = %.3f, p = %.3g (%s).\n",
+                m, sp.rho, sp.p, sp.exact ? "exact permutation test" : "t approximation");
+    else fprintf(f, "Across run groups: not computed (%d groups).\n", m);
+    StatsWithin wg;
+    if (k >= 2 && stats_within_group_corr(&wg, x, y, grp, k, STATS_WITHIN_RESAMPLES,
+                                          STATS_WITHIN_SEED, err, sizeof err) == 0)
+        fprintf(f,
+                "Within run groups (seeds of one group against each other, %d groups): rank "
+                "correlation r = %.3f, permutation p = %.3g (%s).\n",
+                wg.groups, wg.r, wg.p, wg.exact ? "every permutation" : "Monte Carlo");
+    else fprintf(f, "Within run groups: not computed (%s).\n", k >= 2 ? err : "too few runs");
+    free(x), free(y), free(gx), free(gy), free(grp), free(cnt);
+}
+
 static void scatter(FILE *f, const char *figdir, const MechRun *w, int n) {
     double *x = calloc((size_t)n, sizeof *x), *y = calloc((size_t)n, sizeof *y);
     double *xs[2] = {calloc((size_t)n, sizeof(double)), calloc((size_t)n, sizeof(double))};
@@ -82,16 +130,11 @@ static void scatter(FILE *f, const char *figdir, const MechRun *w, int n) {
         xs[g][ks[g]] = log10(w[i].bos_act), ys[g][ks[g]++] = w[i].fattn;
     }
     if (k > 0) {
-        char err[512];
         fprintf(f,
                 "\nF-Attn against BOS activation (mean over layers of position 0's max |h|, "
                 "last probe), one point per run file (n = %zu).\n",
                 k);
-        StatsSpearman sp; /* analysis/stats.h */
-        if (stats_spearman(&sp, x, y, (int)k, err, sizeof err) == 0)
-            fprintf(f, "Spearman's rho = %.3f, p = %.3g (two-sided, %s).\n", sp.rho, sp.p,
-                    sp.exact ? "exact permutation test" : "t approximation");
-        else fprintf(f, "Spearman's rho: not computed (%s).\n", err);
+        correlations(f, w, n);
         PlotSeries s[2] = {
             {"no gate", xs[0], ys[0], ks[0], PLOT_POINTS, 1, 0},
             {"gated", xs[1], ys[1], ks[1], PLOT_POINTS, 2, 0},
@@ -106,6 +149,19 @@ static void scatter(FILE *f, const char *figdir, const MechRun *w, int n) {
                     s + first, ns);
     }
     free(x), free(y), free(xs[0]), free(xs[1]), free(ys[0]), free(ys[1]);
+}
+
+/* " paired t p | Wilcoxon p |" of the per-seed changes d[c] against 0: the
+ * intervened and the unchanged rerun of each seed are a pair. */
+static void paired_cells(FILE *f, const double *d, int c) {
+    static const double zero[64];
+    char err[256];
+    StatsPaired t;
+    StatsWilcoxon w;
+    if (c >= 2 && stats_paired_t(&t, d, zero, c, err, sizeof err) == 0) fprintf(f, " %.3g |", t.p);
+    else fputs(" – |", f);
+    if (c >= 1 && stats_wilcoxon(&w, d, zero, c, err, sizeof err) == 0) fprintf(f, " %.3g |", w.p);
+    else fputs(" – |", f);
 }
 
 /* one table row: run name g, kind k, over the group's runs that have k */
@@ -125,7 +181,10 @@ static void table_row(FILE *f, const MechRun *w, const int *idx, int m, int k) {
     put_mean(f, " %+.2f", "%.2f", dm, c);
     fputs(" |", f);
     put_mean(f, " %+.4f", "%.4f", dl, c);
-    fputs(" |\n", f);
+    fputs(" |", f);
+    paired_cells(f, df, c);
+    paired_cells(f, dl, c);
+    fputc('\n', f);
 }
 
 static void iv_table(FILE *f, const MechRun *w, int n) {
@@ -142,9 +201,13 @@ static void iv_table(FILE *f, const MechRun *w, int n) {
                "change is against the same run's unchanged rerun (/intervene/none), mean ± "
                "std over the seeds that have it (n). dloss is the mean cross-entropy "
                "predicting probe tokens 2..T-1. gates-open and gates-mean appear only for "
-               "runs with gates (elsewhere they are the unchanged rerun).\n\n");
-    fprintf(f,
-            "| run | intervention | n | dF-Attn | dM-Act | dloss |\n|---|---|---|---|---|---|\n");
+               "runs with gates (elsewhere they are the unchanged rerun). Each change is "
+               "tested over seeds as a pair (intervened, unchanged) by the paired t-test and "
+               "the exact Wilcoxon signed-rank test (two-sided); these tests are exploratory "
+               "(no correction across the table).\n\n");
+    fprintf(f, "| run | intervention | n | dF-Attn | dM-Act | dloss | dF-Attn paired t p | "
+               "dF-Attn Wilcoxon p | dloss paired t p | dloss Wilcoxon p |\n"
+               "|---|---|---|---|---|---|---|---|---|---|\n");
     int ng = group_names(w->name, sizeof *w, n, grp);
     for (int g = 0; g < ng; g++) {
         int m = members(grp, n, g, idx);
