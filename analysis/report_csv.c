@@ -56,7 +56,7 @@ int write_csv(const char *path, const Row *rows, int n, char *err, size_t errlen
                "sink_rate_0.3,gate_mean,gate_frac_below_0.1,m_act,spikes,"
                "tokens_per_sec,diverged_step,dppl_pct_vs_baseline,sink_rate_0.1,"
                "sink_rate_0.2,slot_share,empty_share,f_attn_nonempty,kurtosis,"
-               "top1_over_median,bos_norm_ratio,gate_bounded,sink_formed\n");
+               "top1_over_median,bos_norm_ratio,gate_bounded,sink_formed,lr,loss0,max_logit\n");
     for (int i = 0; i < n; i++) {
         const Row *w = &rows[i];
         if (!w->ok) continue; /* unreadable files are listed in REPORT.md */
@@ -93,8 +93,12 @@ int write_csv(const char *path, const Row *rows, int n, char *err, size_t errlen
         /* blank: no gate; 0: gate_frac_below_0.1 is left blank (n/a) */
         if (isfinite(w->gate_mean)) fprintf(f, ",%d", !w->gate_unbounded);
         else fputs(",", f);
-        if (w->sink_formed >= 0) fprintf(f, ",%d\n", w->sink_formed);
-        else fputs(",\n", f);
+        if (w->sink_formed >= 0) fprintf(f, ",%d", w->sink_formed);
+        else fputs(",", f);
+        csv_num(f, w->cfg[CFG_LR], "%.10g");
+        csv_num(f, w->loss0, "%.10g");
+        csv_num(f, w->max_logit, "%.10g");
+        fputc('\n', f);
     }
     if (fclose(f) != 0) {
         seterr(err, errlen, "%s: write failed", path);

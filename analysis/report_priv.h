@@ -34,6 +34,8 @@ typedef struct {
     double kurt, top1_med, bos_ratio; /* means over layers */
     int gate_unbounded;               /* has a gate whose scores are not in [0,1] */
     int sink_formed;                  /* metrics.h sink_formed of f_attn: 1, 0, -1 (no probe) */
+    double loss0;                     /* training loss at the first step (NaN: none) */
+    double max_logit;                 /* largest attention logit, last probe (NaN: none) */
     char probe_err[512];              /* the last probe exists but cannot be read */
     long long spike_steps[MAX_SPIKE_STEPS];
     int probe_T, probe_N, proxy, has_probe;
@@ -48,6 +50,8 @@ int same_group(const Row *x, const Row *y);
 int group_end(const Row *rows, int n, int a);
 int cfg_eq(double x, double y);
 void fill_dppl(Row *rows, int n);
+/* report_lr.c */
+void md_lr_sensitivity(FILE *f, const char *outdir, const Row *rows, int n);
 /* report_compare.c */
 void md_compare(FILE *f, const Row *rows, int n);
 /* A p-value for prose and tables: 3 significant digits, "< 1e-4" below. */

@@ -42,6 +42,7 @@ static void row_series(RunReader *r, Row *w) {
     RunTrain t;
     if (runread_train(r, &t, NULL, 0) == 0) {
         if (t.n && isnan(w->steps)) w->steps = (double)t.step[t.n - 1];
+        if (t.n) w->loss0 = t.loss[0];
         long long idx[MAX_SPIKE_STEPS];
         int n = count_spikes(t.loss, t.step, t.n, (long long)cfg_or(r, "warmup", 0), 50,
                              cfg_or(r, "spike_factor", 1.25), idx, MAX_SPIKE_STEPS);
@@ -75,6 +76,7 @@ static void row_probe(RunReader *r, Row *w) {
     w->f_attn = rs_share(&p, -1);
     w->f_attn_uniform = uniform_first_share(p.T);
     w->sink_formed = sink_formed(w->f_attn, p.T);
+    w->max_logit = rs_max_logit(&p);
     w->sink03 = rs_sink_rate(&p, SINK_EPS, SINK_LEN);
     w->sink01 = rs_sink_rate(&p, 0.1, SINK_LEN);
     w->sink02 = rs_sink_rate(&p, 0.2, SINK_LEN);
@@ -100,6 +102,7 @@ void row_read(Row *w) {
     w->dppl_rel = w->sink01 = w->sink02 = w->slot = w->empty = w->f_attn_ne = NAN;
     w->kurt = w->top1_med = w->bos_ratio = NAN;
     w->sink_formed = -1;
+    w->loss0 = w->max_logit = NAN;
     w->diverged_step = -1;
     w->base = -1;
     run_name(w->run, sizeof w->run, w->path);

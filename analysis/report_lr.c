@@ -1,0 +1,357 @@
+/* report_lr.c: the "Learning-rate sensitivity" section of REPORT.md, for a
+ * directory where some variant was trained at LR_MIN_RATES or more learning
+ * rates (experiments/lr-sensitivity.sweep).
+ *
+ * Stability as Wortsman et al. (2023, "Small-scale proxies for large-scale
+ * Transformer training instabilities") measure it. For one seed of one arm
+ * (variant) trained at every rate eta of the grid, with final loss
+ * l(eta) (the last val loss; a diverged run counts as l0) and l0 the loss
+ * at the first step:
+ *   LR sensitivity = mean over eta of min(l(eta), l0) - min over eta of l(eta).
+ * Lower is more stable. Per arm the section gives the final loss against
+ * the rate with a 95% t-interval over seeds, the diverged runs, and the
+ * largest attention logit (max_logit, the instability that paper names);
+ * then it tests each arm against `baseline` on LR sensitivity (the larger
+ * of Welch's and the exact Mann-Whitney p, or Welch's alone when the
+ * Mann-Whitney floor is above ALPHA) and on diverged runs (Fisher's
+ * exact test), Holm-corrected across those tests, and states the paper's
+ * stability claim (gated attention trains stably where the baseline does
+ * not) for each gated arm as the tests decide. */
+#include <gsl/gsl_cdf.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "metrics.h"
+#include "report_priv.h"
+#include "stats.h"
+
+#define LR_MIN_RATES 3
+#define LR_MAX_RATES 16
+#define LR_MAX_ARMS 16
+#define LR_MAX_SEEDS 64
+#define ALPHA 0.05
+
+/* One arm: its rates (ascending), seeds, and the run of each (seed, rate). */
+typedef struct {
+    const char *variant;
+    int nlr, nseed;
+    double lr[LR_MAX_RATES];
+    long long seed[LR_MAX_SEEDS];
+    const Row *run[LR_MAX_SEEDS][LR_MAX_RATES];
+    double sens[LR_MAX_SEEDS]; /* per seed with every rate; NaN otherwise */
+    int nsens, diverged, runs;
+} Arm;
+
+static int is_diverged(const Row *w) {
+    return !strcmp(w->status, "diverged") || !isfinite(w->val_loss);
+}
+
+static int index_of(const double *v, int n, double x) {
+    for (int i = 0; i < n; i++)
+        if (cfg_eq(v[i], x)) return i;
+    return -1;
+}
+
+static void add_rate(Arm *a, double lr) {
+    if (index_of(a->lr, a->nlr, lr) >= 0 || a->nlr == LR_MAX_RATES) return;
+    int i = a->nlr++;
+    while (i > 0 && a->lr[i - 1] > lr) a->lr[i] = a->lr[i - 1], i--;
+    a->lr[i] = lr;
+}
+
+static int seed_slot(Arm *a, long long seed) {
+    for (int i = 0; i < a->nseed; i++)
+        if (a->seed[i] == seed) return i;
+    if (a->nseed == LR_MAX_SEEDS) return -1;
+    a->seed[a->nseed] = seed;
+    return a->nseed++;
+}
+
+/* Arms from the rows: every variant, its rates and runs. */
+static int gather(const Row *rows, int n, Arm *arms) {
+    int na = 0;
+    for (int i = 0; i < n; i++) {
+        const Row *w = &rows[i];
+        if (!w->ok || !isfinite(w->cfg[CFG_LR])) continue;
+        int k = 0;
+        while (k < na && strcmp(arms[k].variant, w->variant)) k++;
+        if (k == na) {
+            if (na == LR_MAX_ARMS) continue;
+            memset(&arms[na], 0, sizeof arms[na]);
+            arms[na++].variant = w->variant;
+        }
+        add_rate(&arms[k], w->cfg[CFG_LR]);
+    }
+    for (int i = 0; i < n; i++) {
+        const Row *w = &rows[i];
+        if (!w->ok || !isfinite(w->cfg[CFG_LR])) continue;
+        for (int k = 0; k < na; k++) {
+            if (strcmp(arms[k].variant, w->variant)) continue;
+            int s = seed_slot(&arms[k], w->seed),
+                r = index_of(arms[k].lr, arms[k].nlr, w->cfg[CFG_LR]);
+            if (s >= 0 && r >= 0) arms[k].run[s][r] = w;
+        }
+    }
+    return na;
+}
+
+/* The final loss of one run for the sensitivity: l0 when diverged. */
+static double capped_loss(const Row *w, double l0) {
+    if (is_diverged(w)) return l0;
+    return w->val_loss < l0 ? w->val_loss : l0;
+}
+
+static void sensitivities(Arm *a) {
+    for (int s = 0; s < a->nseed; s++) {
+        a->sens[s] = NAN;
+        double l0 = NAN, best = INFINITY, sum = 0.0;
+        int all = 1;
+        for (int r = 0; r < a->nlr; r++) {
+            const Row *w = a->run[s][r];
+            if (!w) all = 0;
+            else if (isfinite(w->loss0)) l0 = w->loss0;
+        }
+        if (!all || !isfinite(l0)) continue;
+        for (int r = 0; r < a->nlr; r++) {
+            double l = capped_loss(a->run[s][r], l0);
+            sum += l;
+            best = l < best ? l : best;
+        }
+        a->sens[s] = sum / a->nlr - best;
+    }
+    a->nsens = a->diverged = a->runs = 0;
+    for (int s = 0; s < a->nseed; s++) {
+        if (isfinite(a->sens[s])) a->sens[a->nsens++] = a->sens[s];
+        for (int r = 0; r < a->nlr; r++)
+            if (a->run[s][r]) a->runs++, a->diverged += is_diverged(a->run[s][r]);
+    }
+}
+
+/* mean [lo, hi] of the finite values: a 95% t-interval over seeds. */
+static int t_interval(const double *v, int k, double *m, double *lo, double *hi) {
+    double sd;
+    if (k < 1) return -1;
+    mean_std(v, k, m, &sd);
+    double h = k > 1 ? gsl_cdf_tdist_Pinv(0.975, k - 1) * sd / sqrt(k) : NAN;
+    *lo = *m - h, *hi = *m + h;
+    return 0;
+}
+
+/* Mean over seeds at rate r of the final loss (finite ones) or max logit. */
+static int rate_values(const Arm *a, int r, int logit, double *v) {
+    int k = 0;
+    for (int s = 0; s < a->nseed; s++) {
+        const Row *w = a->run[s][r];
+        if (!w) continue;
+        double x = logit ? w->max_logit : (is_diverged(w) ? NAN : w->val_loss);
+        if (isfinite(x)) v[k++] = x;
+    }
+    return k;
+}
+
+static void rate_table(FILE *f, const Arm *arms, int na) {
+    fputs("\n| arm | lr | runs | final val loss, mean [95% t-interval] | diverged | largest "
+          "attention logit (mean) |\n|---|---|---|---|---|---|\n",
+          f);
+    for (int k = 0; k < na; k++)
+        for (int r = 0; r < arms[k].nlr; r++) {
+            double v[LR_MAX_SEEDS], m, lo, hi;
+            int runs = 0, div = 0;
+            for (int s = 0; s < arms[k].nseed; s++)
+                if (arms[k].run[s][r]) runs++, div += is_diverged(arms[k].run[s][r]);
+            fprintf(f, "| %s | %g | %d |", arms[k].variant, arms[k].lr[r], runs);
+            int nv = rate_values(&arms[k], r, 0, v);
+            if (t_interval(v, nv, &m, &lo, &hi) == 0 && nv > 1)
+                fprintf(f, " %.4f [%.4f, %.4f] |", m, lo, hi);
+            else if (nv == 1) fprintf(f, " %.4f (one run) |", v[0]);
+            else fputs(" – |", f);
+            fprintf(f, " %d of %d |", div, runs);
+            nv = rate_values(&arms[k], r, 1, v);
+            if (nv) {
+                mean_std(v, nv, &m, &lo);
+                fprintf(f, " %.3g |\n", m);
+            } else fputs(" – |\n", f);
+        }
+}
+
+static void figures(FILE *f, const char *outdir, const Arm *arms, int na) {
+    char figdir[1100];
+    snprintf(figdir, sizeof figdir, "%s/figures", outdir);
+    static double x[2][LR_MAX_ARMS][LR_MAX_RATES], y[2][LR_MAX_ARMS][LR_MAX_RATES];
+    PlotSeries s[2][LR_MAX_ARMS];
+    for (int fig = 0; fig < 2; fig++) {
+        for (int k = 0; k < na; k++) {
+            for (int r = 0; r < arms[k].nlr; r++) {
+                double v[LR_MAX_SEEDS], m, sd;
+                int nv = rate_values(&arms[k], r, fig, v);
+                x[fig][k][r] = log10(arms[k].lr[r]);
+                if (nv) mean_std(v, nv, &m, &sd);
+                y[fig][k][r] = nv ? m : NAN;
+            }
+            s[fig][k] = (PlotSeries){arms[k].variant, x[fig][k], y[fig][k], (size_t)arms[k].nlr,
+                                     PLOT_LINES,      0,         0};
+        }
+    }
+    PlotAxes ax0 = {
+        "Final val loss against learning rate (mean over seeds; diverged runs left out)",
+        "log10 learning rate",
+        {"final val loss", NULL},
+        1,
+        NULL};
+    PlotAxes ax1 = {"Largest attention logit against learning rate (last probe, mean over seeds)",
+                    "log10 learning rate",
+                    {"max |attention logit|", NULL},
+                    1,
+                    NULL};
+    draw_figure(f, figdir, "lr_loss.png", "final val loss against learning rate", &ax0, s[0], na);
+    draw_figure(f, figdir, "lr_max_logit.png", "largest attention logit against learning rate",
+                &ax1, s[1], na);
+}
+
+/* 1 when the exact Mann-Whitney p can fall below ALPHA with na and nb
+ * values: its smallest p is 2 / C(na + nb, na). */
+static int mw_reaches(int na, int nb) {
+    double c = 1.0;
+    for (int i = 1; i <= na; i++) c = c * (nb + i) / i;
+    return 2.0 / c < ALPHA;
+}
+
+/* One arm against the baseline: LR sensitivity and diverged runs. */
+typedef struct {
+    int arm;
+    int tested_s, tested_d;
+    StatsWelch w;
+    StatsMannWhitney mw;
+    double p_s, p_d, holm_s, holm_d;
+} LrTest;
+
+static LrTest test_arm(const Arm *a, const Arm *b, int k) {
+    char err[256];
+    LrTest t = {.arm = k, .p_s = NAN, .p_d = NAN, .holm_s = NAN, .holm_d = NAN};
+    if (a->nsens >= 2 && b->nsens >= 2 &&
+        stats_welch(&t.w, a->sens, a->nsens, b->sens, b->nsens, err, sizeof err) == 0 &&
+        stats_mann_whitney(&t.mw, a->sens, a->nsens, b->sens, b->nsens, err, sizeof err) == 0)
+        t.tested_s = 1, t.p_s = mw_reaches(a->nsens, b->nsens) ? fmax(t.w.p, t.mw.p) : t.w.p;
+    if (a->runs && b->runs &&
+        stats_fisher_exact(&t.p_d, a->diverged, a->runs, b->diverged, b->runs, err, sizeof err) ==
+            0)
+        t.tested_d = 1;
+    return t;
+}
+
+static void holm_tests(LrTest *t, int nt) {
+    double p[2 * LR_MAX_ARMS], h[2 * LR_MAX_ARMS];
+    int who[2 * LR_MAX_ARMS], k = 0;
+    char err[256];
+    for (int i = 0; i < nt; i++) {
+        if (t[i].tested_s) who[k] = 2 * i, p[k++] = t[i].p_s;
+        if (t[i].tested_d) who[k] = 2 * i + 1, p[k++] = t[i].p_d;
+    }
+    if (!k || stats_holm(h, p, k, err, sizeof err) != 0) return;
+    for (int j = 0; j < k; j++) {
+        if (who[j] % 2) t[who[j] / 2].holm_d = h[j];
+        else t[who[j] / 2].holm_s = h[j];
+    }
+}
+
+static void put_mean_sd(FILE *f, const double *v, int k) {
+    double m, sd;
+    if (k < 1) {
+        fputs("–", f);
+        return;
+    }
+    mean_std(v, k, &m, &sd);
+    fprintf(f, "%.4f ± %.4f (%d)", m, sd, k);
+}
+
+static void verdict(FILE *f, const Arm *a, const Arm *b, const LrTest *t, int id) {
+    double ma, mb, sd;
+    mean_std(a->sens, a->nsens, &ma, &sd);
+    mean_std(b->sens, b->nsens, &mb, &sd);
+    fprintf(f, "- `%s` against `%s`: LR sensitivity %.4f against %.4f, ", a->variant, b->variant,
+            ma, mb);
+    if (!t->tested_s) fprintf(f, "untested (too few seeds with every rate) (L%d); ", id);
+    else {
+        fputs(t->holm_s < ALPHA ? (ma < mb ? "**lower**" : "**higher**") : "no difference shown",
+              f);
+        fputs(", Holm p ", f);
+        put_p_rel(f, t->holm_s);
+        fprintf(f, " (L%d); ", id);
+    }
+    fprintf(f, "diverged runs %d of %d against %d of %d, ", a->diverged, a->runs, b->diverged,
+            b->runs);
+    if (!t->tested_d) fprintf(f, "untested (L%d).", id + 1);
+    else {
+        fputs(t->holm_d < ALPHA ? "**different**" : "no difference shown", f);
+        fputs(", Holm p ", f);
+        put_p_rel(f, t->holm_d);
+        fprintf(f, " (L%d).", id + 1);
+    }
+    int gated = strncmp(a->variant, "g", 1) == 0;
+    if (gated) {
+        int more = t->tested_s && t->holm_s < ALPHA && ma < mb;
+        int less = t->tested_s && t->holm_s < ALPHA && ma > mb;
+        fprintf(f, " The paper's claim that the gate makes training more stable is %s here.",
+                more   ? "**supported**"
+                : less ? "**contradicted** (we disagree with the paper)"
+                       : "**not shown**");
+    }
+    fputc('\n', f);
+}
+
+static void tests_table(FILE *f, const Arm *arms, const LrTest *t, int nt, int base) {
+    fputs("\n| id | arm | reference | LR sensitivity, arm | reference | Welch p | Mann–Whitney p "
+          "| test p | Holm p |\n|---|---|---|---|---|---|---|---|---|\n",
+          f);
+    for (int i = 0; i < nt; i++) {
+        const Arm *a = &arms[t[i].arm], *b = &arms[base];
+        fprintf(f, "| L%d | %s | %s | ", 2 * i + 1, a->variant, b->variant);
+        put_mean_sd(f, a->sens, a->nsens);
+        fputs(" | ", f);
+        put_mean_sd(f, b->sens, b->nsens);
+        if (t[i].tested_s) {
+            fprintf(f, " | %.3g | %.3g | %.3g | %.3g |\n", t[i].w.p, t[i].mw.p, t[i].p_s,
+                    t[i].holm_s);
+        } else fputs(" | – | – | – | – |\n", f);
+        fprintf(f,
+                "| L%d | %s | %s | diverged %d of %d | %d of %d | – | – | Fisher %.3g | %.3g |\n",
+                2 * i + 2, a->variant, b->variant, a->diverged, a->runs, arms[base].diverged,
+                arms[base].runs, t[i].p_d, t[i].holm_d);
+    }
+}
+
+void md_lr_sensitivity(FILE *f, const char *outdir, const Row *rows, int n) {
+    static Arm arms[LR_MAX_ARMS];
+    int na = gather(rows, n, arms), wide = 0, base = -1;
+    for (int k = 0; k < na; k++) {
+        wide |= arms[k].nlr >= LR_MIN_RATES;
+        if (!strcmp(arms[k].variant, "baseline")) base = k;
+        sensitivities(&arms[k]);
+    }
+    if (!wide) return;
+    fprintf(f, "\n## Learning-rate sensitivity\n\nStability as Wortsman et al. (2023) measure it: "
+               "each arm trained at every learning rate of the grid; per seed, LR sensitivity = "
+               "mean over rates of min(final loss, l0) − the seed's best final loss, l0 the loss "
+               "at the first step, a diverged run counting as l0 (lower is more stable). The "
+               "largest attention logit is the instability that paper names.\n");
+    rate_table(f, arms, na);
+    figures(f, outdir, arms, na);
+    if (base < 0) {
+        fputs("\nNo `baseline` arm: nothing to test against.\n", f);
+        return;
+    }
+    LrTest t[LR_MAX_ARMS];
+    int nt = 0;
+    for (int k = 0; k < na; k++)
+        if (k != base) t[nt++] = test_arm(&arms[k], &arms[base], k);
+    holm_tests(t, nt);
+    fprintf(f,
+            "\nEach arm against `baseline`: LR sensitivity by the larger of Welch's and the "
+            "exact Mann–Whitney p, diverged runs by Fisher's exact test; Holm's correction "
+            "across these %d tests, a difference claimed only at Holm p < %.2f.\n\n",
+            2 * nt, ALPHA);
+    for (int i = 0; i < nt; i++) verdict(f, &arms[t[i].arm], &arms[base], &t[i], 2 * i + 1);
+    tests_table(f, arms, t, nt, base);
+}
