@@ -9,6 +9,7 @@
 
 #include <ftw.h>
 #include <hdf5.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -559,37 +560,29 @@ static void check_stability(const Sweep *sw) {
     assert_int_equal(runs_with(sw, "lr=1e-2"), 30);
 }
 
-/* The quickstart's Brown runs restate natural.ini's setting key by key (a
- * sweep has one preset): they must train what natural.ini trains. */
-static void check_quickstart_brown(const Sweep *sw, const char *src) {
+/* The quickstart's runs are the confirmatory reference's runs of the same
+ * names and seeds, with the same preset and the same settings in the same
+ * order: on any AVX2 + FMA machine (the reproducible mode) they train the
+ * same bits. */
+static void check_quickstart_reference(const Sweep *sw, const char *src) {
     char path[600], err[512];
-    Config want, got;
-    snprintf(path, sizeof path, "%s/experiments/natural.ini", src);
-    config_defaults(&want);
-    if (config_load_file(&want, path, err, sizeof err)) fail_msg("%s", err);
-    int n = 0;
+    Sweep ref;
+    snprintf(path, sizeof path, "%s/experiments/confirm-bigram.sweep", src);
+    if (sweep_parse(path, &ref, err, sizeof err)) fail_msg("%s", err);
     for (int r = 0; r < sw->n_runs; r++) {
-        const SweepRun *run = &sw->runs[r];
-        if (!strstr(run->name, "-brown")) continue;
-        config_defaults(&got);
-        if (config_load_file(&got, run->preset, err, sizeof err)) fail_msg("%s", err);
-        for (int k = 0; k < run->n_sets; k++)
-            if (config_set(&got, run->sets[k], err, sizeof err)) fail_msg("%s", err);
-        assert_int_equal(got.data, want.data);
-        assert_int_equal(got.n_layers, want.n_layers);
-        assert_int_equal(got.d_model, want.d_model);
-        assert_int_equal(got.n_heads, want.n_heads);
-        assert_int_equal(got.n_kv_heads, want.n_kv_heads);
-        assert_int_equal(got.seq_len, want.seq_len);
-        assert_int_equal(got.batch_size, want.batch_size);
-        assert_int_equal(got.steps, want.steps);
-        assert_int_equal(got.warmup, want.warmup);
-        assert_true(got.lr == want.lr);
-        assert_int_equal(got.eval_batches, want.eval_batches);
-        assert_int_equal(got.flush_subnormals, want.flush_subnormals);
-        n++;
+        const SweepRun *q = &sw->runs[r], *c = NULL;
+        for (int j = 0; j < ref.n_runs && !c; j++)
+            if (!strcmp(ref.runs[j].id, q->id)) c = &ref.runs[j];
+        if (!c) fail_msg("quickstart run %s is not in confirm-bigram.sweep", q->id);
+        char rq[PATH_MAX], rc[PATH_MAX];
+        assert_non_null(realpath(q->preset, rq));
+        assert_non_null(realpath(c->preset, rc));
+        assert_string_equal(rq, rc);
+        assert_int_equal(q->n_sets, c->n_sets);
+        for (int k = 0; k < q->n_sets; k++) assert_string_equal(q->sets[k], c->sets[k]);
+        assert_non_null(strstr(q->sets[0], "reproducible=1"));
     }
-    assert_int_equal(n, 4); /* baseline-brown and g1-elem-brown, 2 seeds */
+    sweep_free(&ref);
 }
 
 static void test_experiments(void **state) {
@@ -625,7 +618,7 @@ static void test_experiments(void **state) {
                              sw.runs[r].sets[k] + 8);
         if (!strcmp(want[i].file, "reference")) check_reference(&sw);
         if (!strcmp(want[i].file, "stability")) check_stability(&sw);
-        if (!strcmp(want[i].file, "quickstart")) check_quickstart_brown(&sw, src);
+        if (!strcmp(want[i].file, "quickstart")) check_quickstart_reference(&sw, src);
         if (!strcmp(want[i].file, "all")) {
             /* only long-context.sweep's runs (baseline, g1-elem, g1-head on
              * bigram x 5 seeds) are evaluated, not all 295 */
