@@ -436,6 +436,10 @@ void md_definitions(FILE *f) {
                "(`data` in /config).\n\n"
                "<a id=\"def-seeds\"></a>**seeds**: number of runs (seeds) in "
                "the group; the Runs table gives each run's seed.\n\n");
+    fprintf(f, "<a id=\"def-sink-formed\"></a>**sink formed**: a seed formed a sink when its "
+               "F-Attn at the last probe exceeds %g times the share of uniform causal attention "
+               "at the probe length (`sink_formed` in results.csv; docs/metrics.md).\n\n",
+            SINK_FORMED_FACTOR);
     for (size_t c = 0; c < N_COLS; c++)
         fprintf(f, "<a id=\"%s\"></a>**%s**: %s\n\n", COLS[c].anchor, COLS[c].head, COLS[c].def);
     for (size_t c = 0; c < N_COLS2; c++)
