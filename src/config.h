@@ -164,7 +164,7 @@ void config_visit(const Config *cfg, ConfigVisit fn, void *ctx);
 const char *gate_pos_name(GatePos p);
 const char *normaliser_name(AttnNormaliser n);
 
-/* Catalog listing for --help and README: returns NULL past the end. */
+/* Catalog listing for --help: returns NULL past the end. */
 const char *variant_id_at(int i);
 const char *variant_formula(const char *id);
 

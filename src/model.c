@@ -350,7 +350,7 @@ static void rope_prepare(const Model *m, RunState *s, int Ti) {
  * layout stays as it is), and the [N, P] product is split into the
  * activations every later stage reads. Half the sgemm calls per layer;
  * the copies cost about what the wider product saves on the presets
- * measured so far (README "Speed"). */
+ * measured so far (docs/speed.md). */
 typedef struct {
     int n;
     int rows[4];

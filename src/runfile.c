@@ -1,4 +1,4 @@
-/* runfile.c: the HDF5 run file (schema in runfile.h and README "Run file").
+/* runfile.c: the HDF5 run file (schema in runfile.h and docs/runfile.md).
  *
  * One RunFile keeps the file and the nine metric datasets open, so an
  * append is set_extent + one-element write + flush. Every HDF5 failure is

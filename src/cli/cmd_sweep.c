@@ -220,7 +220,7 @@ static int run_sweep(const Sweep *sw, const SweepArgs *a, int rank, int size, in
         rc = 1;
     int whole = a->only < 0 && !a->dry && rc != 2 && !a->no_report && !(r >= 0 && s.interrupted);
     if (whole && rank == 0 && write_report(a->out) && rc == 0) rc = 1;
-    /* stopped by SIGINT/SIGTERM: the exit code says so (the README's table) */
+    /* stopped by SIGINT/SIGTERM: the exit code says so (docs/failures.md) */
     if (r >= 0 && s.interrupted && rc != 2) rc = 130;
     return rc;
 }

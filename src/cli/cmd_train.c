@@ -24,7 +24,7 @@ static void usage(FILE *f) {
     fprintf(f, "usage: gatelab train --config FILE [--set key=value]... --out RUN.h5\n"
                "                     [--resume] [--force] [--threads N] [--quiet]\n"
                "\n"
-               "Train one model and write its HDF5 run file (schema: README \"Run file\").\n"
+               "Train one model and write its HDF5 run file (schema: docs/runfile.md).\n"
                "\n"
                "  -c, --config FILE   preset INI file, e.g. experiments/small.ini\n"
                "  -s, --set K=V       override one config key (repeatable; applied in order;\n"
