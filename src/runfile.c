@@ -817,7 +817,7 @@ static int open_metrics(RunFile *rf, const char *gname, const MetricSpec *spec, 
     return 0;
 }
 
-/* After a resume the rows must line up (issue 11): train rows are exactly
+/* After a resume the rows must line up: train rows are exactly
  * steps 0..step (one per step, none missing or twice), eval rows strictly
  * increasing. A run file that cannot give that is refused, not repaired;
  * that no row is missing before the checkpoint is runfile_train_rows. */

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# resume_lineup.sh: issue 11 "resume that does not line up". After any
+# resume_lineup.sh: resumes that must line up. After any
 # resume the run file's train rows are exactly steps 0..N-1 (one per step,
 # N rows) and its eval rows unique and increasing; a resume that cannot
 # guarantee that is refused (exit 2) and touches nothing:
-#   - --resume --force on a finished run (it used to append a duplicate eval row)
+#   - --resume --force on a finished run (it must not append a duplicate eval row)
 #   - a checkpoint newer than the run file's last commit (a gap in the rows)
-#   - a run file whose rows are already out of order (two writers, old code)
+#   - a run file whose rows are already out of order (e.g. written by two writers)
 #   tests/resume_lineup.sh SRCDIR GATELAB
 . "$(dirname "$0")/shell_test.sh" lineup "$@"
 trap 'rm -rf "$W"' EXIT

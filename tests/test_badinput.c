@@ -239,8 +239,8 @@ static void test_existing_output_needs_force(void **state) {
     assert_one_line(path("f.h5"), "--force");
     assert_untouched(path("f.h5"), a);
 
-    /* --resume of a finished run is refused too (it used to redo the last
-     * eval and rewrite the finished file) */
+    /* --resume of a finished run is refused too: the finished file
+     * must stay as it is */
     snprintf(cmd, sizeof cmd, "cp %s.ckpt %s.ckpt", path("ref.h5"), path("f.h5"));
     assert_int_equal(system(cmd), 0);
     a = snap(path("f.h5"));

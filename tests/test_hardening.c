@@ -1,4 +1,4 @@
-/* test_hardening.c: issue 11's classes "inputs that are not what they
+/* test_hardening.c: the classes "inputs that are not what they
  * claim", "unbounded work and signals" and "outputs that are not
  * well-formed", one test per class, each over the real binary (tiny
  * preset). Every command runs under `timeout`, so a hang (a FIFO read, an

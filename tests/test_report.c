@@ -458,7 +458,7 @@ static void test_sinks_numbers(void **state) {
     assert_int_equal(cmd_gates(2, ok2), 0); /* no gate: says so, exits 0 */
 }
 
-/* ---- issue 13's metric defects, on hand-built probes ---- */
+/* ---- metric definitions, on hand-built probes ---- */
 
 enum { XL = 1, XH = 3, XT = 3, XC = 4 };
 
@@ -575,7 +575,7 @@ static void test_shared_gate_heads(void **state) {
     assert_non_null(strstr(err, "gate_heads=3"));
 }
 
-/* The probe columns issue 13 asked for, each worked out by hand above. */
+/* The probe columns, each worked out by hand above. */
 static void test_probe_columns(void **state) {
     (void)state;
     char dir[400], path[700], err[512];

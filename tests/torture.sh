@@ -1,5 +1,5 @@
 #!/bin/bash
-# torture.sh: crash-safety torture test (issues 7.3 and 11); not part of the
+# torture.sh: crash-safety torture test; not part of the
 # fast suite. A small sweep (tests/torture.sweep) is killed with SIGKILL -
 # the sweep runner and every trainer child at once, as a power cut would -
 # KILLS times, and rerun (= resumed) after each kill. The kill moments are

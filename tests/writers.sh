@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# writers.sh: issue 11 "two writers on one run file". Every writer of
+# writers.sh: two writers on one run file. Every writer of
 # RUN.h5 (train, train --resume / --force, eval, a sweep's children) holds
 # an exclusive lock on RUN.h5.lock while it writes; a second writer is
 # refused at once (exit 2) naming the holder's pid, and the run file is

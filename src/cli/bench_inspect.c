@@ -220,7 +220,7 @@ static int read_ids(const char *dir, int32_t *ids, int T) {
  * PyTorch's best time at any thread count, pass for pass. */
 static void summary(const double *g, const double *tbest, int th) {
     const char *pass[2] = {"inspect (no LM head)", "forward + logits"};
-    /* issue 14's target is on what `gatelab inspect` runs; the LM head is
+    /* the target is on what `gatelab inspect` runs; the LM head is
      * one sgemm that both sides run through the same OpenBLAS */
     const char *note[2] = {"target 1.5x", "for reference: inspect runs no LM head"};
     for (int k = 0; k < 2; k++)

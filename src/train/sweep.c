@@ -262,7 +262,8 @@ static void child_ended(Runner *R, int slot, int status, const char *tag) {
     R->kids[slot] = R->kids[--R->n_kids];
 }
 
-/* Reap ended children; block when `block` (used while stopping). */
+/* Reap the children that have ended, without blocking; a child lost to
+ * waitpid counts as failed. */
 static void reap(Runner *R, const char *tag) {
     for (int i = 0; i < R->n_kids;) {
         int status;

@@ -1,4 +1,4 @@
-/* train.c: the training loop: progress, eval, probes, checkpoints, resume,
+/* train_loop.c: the training loop: progress, eval, probes, checkpoints, resume,
  * divergence and Ctrl-C.
  *
  * Resume is exact because nothing is hidden: a batch is a pure function of
