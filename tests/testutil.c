@@ -47,6 +47,18 @@ int tu_run(const char *outfile, const char *fmt, ...) {
     return WIFSIGNALED(st) ? 128 + WTERMSIG(st) : -1;
 }
 
+void tu_fault(const char *name, const char *value) {
+    char var[64];
+    snprintf(var, sizeof var, "GATELAB_TEST_%s", name);
+    setenv(var, value, 1);
+}
+
+void tu_fault_clear(void) {
+    unsetenv("GATELAB_TEST_NAN_AT");
+    unsetenv("GATELAB_TEST_NAN_KIND");
+    unsetenv("GATELAB_TEST_KILL_AT");
+}
+
 char *tu_slurp(const char *path, size_t *len) {
     FILE *f = fopen(path, "rb");
     if (!f) return NULL;

@@ -16,6 +16,13 @@ const char *tu_tmpdir(void);
  * the exit code, or 128+signal when killed. */
 int tu_run(const char *outfile, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* Test-only fault injection for the commands run after it (testhook.h):
+ * sets GATELAB_TEST_<NAME> (NAN_AT, NAN_KIND, KILL_AT) to value in this
+ * process's environment, which tu_run's children inherit. tu_fault_clear
+ * unsets all of them. */
+void tu_fault(const char *name, const char *value);
+void tu_fault_clear(void);
+
 /* Whole file into a malloc'd NUL-terminated buffer (NULL if unreadable). */
 char *tu_slurp(const char *path, size_t *len);
 

@@ -13,13 +13,6 @@
 #include "train_loop.h"
 #include "util.h"
 
-/* A debug step number: a whole number >= 0, or the option is refused. */
-static int parse_step(const char *opt, const char *s, long long *out) {
-    if (cu_parse_ll(s, out) == 0) return 0;
-    fprintf(stderr, "gatelab train: %s: bad step '%.40s' (expected a number >= 0)\n", opt, s);
-    return -1;
-}
-
 static void usage(FILE *f) {
     fprintf(f, "usage: gatelab train --config FILE [--set key=value]... --out RUN.h5\n"
                "                     [--resume] [--force] [--threads N] [--quiet]\n"
@@ -34,12 +27,6 @@ static void usage(FILE *f) {
                "  -f, --force         overwrite an existing RUN.h5\n"
                "  -t, --threads N     worker threads (same as --set threads=N)\n"
                "  -q, --quiet         no progress lines\n"
-               "      --nan-at-step S debug: poison the loss at step S (tests divergence)\n"
-               "      --kill-at-step S debug: SIGKILL itself after step S (tests resume)\n"
-               "      --inject-nan loss|grad|weight  debug: put a NaN in the loss, in one\n"
-               "                      gradient entry (after backward, before clipping) or in\n"
-               "                      one weight (before the forward) ...\n"
-               "      --inject-at S   ... at step S (--nan-at-step S = loss at S)\n"
                "      --print-params  list every tensor (name, shape, decay, added) and the\n"
                "                      totals for the resolved config, then exit\n"
                "\n"
@@ -78,28 +65,9 @@ typedef struct {
     TrainOptions opt;
 } TrainArgs;
 
-/* --inject-nan KIND: loss, grad or weight. */
-static int parse_inject_kind(const char *s, TrainOptions *opt) {
-    if (!strcmp(s, "loss")) opt->inject_kind = INJECT_LOSS;
-    else if (!strcmp(s, "grad")) opt->inject_kind = INJECT_GRAD;
-    else if (!strcmp(s, "weight")) opt->inject_kind = INJECT_WEIGHT;
-    else {
-        fprintf(stderr,
-                "gatelab train: --inject-nan: '%.40s' is not loss, grad "
-                "or weight\n",
-                s);
-        return -1;
-    }
-    return 0;
-}
-
 /* Options that go together or are required; 0 when the line is usable. */
 static int check_train_args(TrainArgs *a) {
     TrainOptions *opt = &a->opt;
-    if ((opt->inject_kind != INJECT_NONE) != (opt->inject_at >= 0)) {
-        fprintf(stderr, "gatelab train: --inject-nan and --inject-at go together\n");
-        return 2;
-    }
     if (a->print_params && a->config) opt->out_path = "-"; /* nothing is written */
     if (!a->config || !opt->out_path) {
         fprintf(stderr, "gatelab train: --config and --out are required (see --help)\n");
@@ -122,15 +90,10 @@ static int parse_train_args(int argc, char **argv, TrainArgs *a) {
                                          {"force", no_argument, 0, 'f'},
                                          {"threads", required_argument, 0, 't'},
                                          {"quiet", no_argument, 0, 'q'},
-                                         {"nan-at-step", required_argument, 0, 'N'},
-                                         {"kill-at-step", required_argument, 0, 'K'},
-                                         {"inject-nan", required_argument, 0, 'I'},
-                                         {"inject-at", required_argument, 0, 'A'},
                                          {"print-params", no_argument, 0, 'P'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     memset(a, 0, sizeof *a);
-    a->opt = (TrainOptions){.nan_at_step = -1, .kill_at_step = -1, .inject_at = -1};
     TrainOptions *opt = &a->opt;
     int c;
     optind = 1;
@@ -150,18 +113,6 @@ static int parse_train_args(int argc, char **argv, TrainArgs *a) {
             if (a->nsets < 255) a->sets[a->nsets++] = a->threads_set;
             break;
         case 'q': opt->quiet = 1; break;
-        case 'N':
-            if (parse_step("--nan-at-step", optarg, &opt->nan_at_step) != 0) return 2;
-            break;
-        case 'K':
-            if (parse_step("--kill-at-step", optarg, &opt->kill_at_step) != 0) return 2;
-            break;
-        case 'A':
-            if (parse_step("--inject-at", optarg, &opt->inject_at) != 0) return 2;
-            break;
-        case 'I':
-            if (parse_inject_kind(optarg, opt) != 0) return 2;
-            break;
         case 'P': a->print_params = 1; break;
         case 'h': usage(stdout); return 0;
         default: return cu_bad_option("train", c, argv);

@@ -11,14 +11,7 @@ typedef struct {
     int resume;
     int force;
     int quiet;
-    long long nan_at_step;  /* debug: poison the loss at this step; -1 off */
-    long long kill_at_step; /* debug: SIGKILL itself after logging this step */
-    int inject_kind;        /* debug: INJECT_* poisoned at inject_at */
-    long long inject_at;    /* -1 off (nan_at_step is inject loss) */
 } TrainOptions;
-
-/* Debug fault injection (--inject-nan KIND --inject-at S). */
-enum { INJECT_NONE = 0, INJECT_LOSS, INJECT_GRAD, INJECT_WEIGHT };
 
 /* Exit codes of a run, shared with the sweep runner. */
 enum {

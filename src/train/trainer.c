@@ -151,7 +151,7 @@ float trainer_step(Trainer *tr, const int *inputs, const int *targets, long long
     if (total == 0) total = 1;
     reduce_grads(tr, jobs, n, total);
     float *g = jobs[0].s->grads;
-    if (tr->poison_grad) g[0] = NAN, tr->poison_grad = 0; /* --inject-nan grad */
+    if (tr->poison_grad) g[0] = NAN, tr->poison_grad = 0; /* testhook.h */
     double norm = grad_clip(g, tr->model.table.total, tr->cfg.grad_clip);
     if (grad_norm) *grad_norm = norm;
     if (!isfinite(loss) || !isfinite(norm)) return loss; /* keep the weights */
