@@ -233,10 +233,9 @@ static void test_forced_divergence(void **st) {
     free(text);
 
     tu_fault("NAN_AT", "5");
-    assert_int_equal(
-        tu_run(out, "train --config %s/experiments/tiny.ini --out %s --force --quiet", tu_src(),
-               path),
-        3);
+    assert_int_equal(tu_run(out, "train --config %s/experiments/tiny.ini --out %s --force --quiet",
+                            tu_src(), path),
+                     3);
     tu_fault_clear();
     r = runread_open(path, err, sizeof err);
     assert_non_null(r);

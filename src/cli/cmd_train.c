@@ -83,16 +83,12 @@ static int check_train_args(TrainArgs *a) {
 /* Fills *a from the command line. Returns -1 to go on, else the exit code
  * (0 after --help, 2 on a bad option). */
 static int parse_train_args(int argc, char **argv, TrainArgs *a) {
-    static const struct option opts[] = {{"config", required_argument, 0, 'c'},
-                                         {"set", required_argument, 0, 's'},
-                                         {"out", required_argument, 0, 'o'},
-                                         {"resume", no_argument, 0, 'r'},
-                                         {"force", no_argument, 0, 'f'},
-                                         {"threads", required_argument, 0, 't'},
-                                         {"quiet", no_argument, 0, 'q'},
-                                         {"print-params", no_argument, 0, 'P'},
-                                         {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
+    static const struct option opts[] = {
+        {"config", required_argument, 0, 'c'}, {"set", required_argument, 0, 's'},
+        {"out", required_argument, 0, 'o'},    {"resume", no_argument, 0, 'r'},
+        {"force", no_argument, 0, 'f'},        {"threads", required_argument, 0, 't'},
+        {"quiet", no_argument, 0, 'q'},        {"print-params", no_argument, 0, 'P'},
+        {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
     memset(a, 0, sizeof *a);
     TrainOptions *opt = &a->opt;
     int c;
