@@ -34,8 +34,7 @@ int testhook_load(TestHooks *h, char *err, size_t errlen) {
     if (!strcmp(k, "grad")) h->nan_kind = FAULT_GRAD;
     else if (!strcmp(k, "weight")) h->nan_kind = FAULT_WEIGHT;
     else
-        return seterr(err, errlen, "GATELAB_TEST_NAN_KIND: '%.40s' is not loss, grad or weight",
-                      k);
+        return seterr(err, errlen, "GATELAB_TEST_NAN_KIND: '%.40s' is not loss, grad or weight", k);
     return 0;
 }
 

@@ -19,7 +19,7 @@
 typedef enum { FAULT_LOSS = 0, FAULT_GRAD, FAULT_WEIGHT } FaultKind;
 
 typedef struct {
-    long long nan_at;  /* -1: none */
+    long long nan_at; /* -1: none */
     FaultKind nan_kind;
     long long kill_at; /* -1: none */
 } TestHooks;
