@@ -366,6 +366,7 @@ static const char *fake_trainer =
     "echo \"$@\" > \"$out.args\"\n"
     "echo \"OPENBLAS=$OPENBLAS_NUM_THREADS\" >> \"$out.args\"\n"
     "echo 'step 3/5 | loss 1.0 | lr 1e-3 | 10 tok/s | ETA 0s' >&2\n"
+    "echo 'progress 3 5 0' >&3 || exit 9\n"
     "case \"$out\" in *bad_s*) exit 1;; *div_s*) exit 3;; esac\n"
     "exit 0\n";
 
@@ -418,11 +419,11 @@ static void test_failure_isolation(void **state) {
     assert_non_null(strstr(g2, "train --config "));
     assert_non_null(strstr(g2, "p.ini --set threads=1 --set init_seed=1 "
                                "--set data_seed=1 --out "));
-    assert_non_null(strstr(g2, "out/good2_s1.h5\n"));
+    assert_non_null(strstr(g2, "out/good2_s1.h5 --progress-fd 3\n"));
     assert_non_null(strstr(g2, "OPENBLAS=1"));
     const char *h = slurp(out_file("half_s1.h5.args"));
     assert_non_null(h);
-    assert_non_null(strstr(h, "half_s1.h5 --resume\n"));
+    assert_non_null(strstr(h, "half_s1.h5 --progress-fd 3 --resume\n"));
     assert_null(slurp(out_file("old_s1.h5.args")));
     assert_non_null(slurp(out_file("div_s1.h5.args")));
 

@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include "blas_core.h"
+#include "cli_json.h"
 #include "config_args.h"
 #include "cmdutil.h"
 #include "memplan.h"
@@ -167,7 +168,7 @@ static void torch_shape(char *buf, size_t n, const Config *c) {
  * (our own BLAS core upgrade is not passed on). */
 static double run_torch(const Config *base, const char *variant, int threads, const BenchPlan *bp,
                         const char *core, long *params, int *blas_threads) {
-    char cmd[2048], line[1024], shape[768], path[1100], envs[96];
+    char cmd[2048], shape[768], path[1100], envs[96];
     torch_shape(shape, sizeof shape, base);
     const char *auto_from = getenv("GATELAB_BLAS_AUTO");
     if (core) snprintf(envs, sizeof envs, "OPENBLAS_CORETYPE='%.40s'", core);
@@ -178,18 +179,13 @@ static double run_torch(const Config *base, const char *variant, int threads, co
              "--clock %s %s 2>/dev/null",
              envs, torch_script(path, sizeof path), threads, variant, bp->steps, bp->repeats,
              bp->cpu_clock ? "cpu" : "wall", shape);
-    FILE *p = popen(cmd, "r");
-    if (!p) return -1;
-    double tok = -1;
-    while (fgets(line, sizeof line, p)) {
-        char *k = strstr(line, "\"tokens_per_sec\":");
-        if (k) tok = atof(k + strlen("\"tokens_per_sec\":"));
-        char *np = strstr(line, "\"params\":");
-        if (np) *params = atol(np + strlen("\"params\":"));
-        char *bt = strstr(line, "\"blas_threads\":");
-        if (bt) *blas_threads = atoi(bt + strlen("\"blas_threads\":"));
-    }
-    if (pclose(p) != 0) return -1;
+    json_t *o = cj_popen_object(cmd);
+    if (!o) return -1;
+    double tok = cj_number(o, "tokens_per_sec"), np = cj_number(o, "params"),
+           bt = cj_number(o, "blas_threads");
+    json_decref(o);
+    if (!isfinite(tok) || !isfinite(np) || !isfinite(bt)) return -1;
+    *params = (long)np, *blas_threads = (int)bt;
     return tok;
 }
 

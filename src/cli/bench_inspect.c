@@ -7,6 +7,7 @@
  * in process. Memory: peak RSS of a separate `gatelab inspect` process on
  * the same checkpoint, against the size of the F32 weights. */
 #include <getopt.h>
+#include <math.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,7 @@
 #include <unistd.h>
 
 #include "blas_core.h"
+#include "cli_json.h"
 #include "hf_model.h"
 #include "hf_probe.h"
 #include "safetensors.h"
@@ -188,22 +190,19 @@ enum { TV_BEST_LG, TV_MED_LG, TV_BEST_NH, TV_MED_NH, TV_RSS, TV_BLAS, TV_N };
 
 static int run_torch(const char *model, const char *ids, int threads, int blas, int R, int cpu,
                      double v[TV_N]) {
-    char cmd[9000], line[2048];
+    char cmd[9000];
     snprintf(cmd, sizeof cmd,
              "/usr/bin/python3 tests/reference/torch_bench_inspect.py '%s' '%s' --threads %d "
              "--blas-threads %d --repeats %d --clock %s 2>/dev/null",
              model, ids, threads, blas, R, cpu ? "cpu" : "wall");
-    FILE *p = popen(cmd, "r");
-    if (!p) return -1;
-    const char *keys[TV_N] = {"\"best_logits\":",   "\"median_logits\":", "\"best_nohead\":",
-                              "\"median_nohead\":", "\"peak_rss_mib\":",  "\"blas_threads\":"};
+    const char *keys[TV_N] = {"best_logits",   "median_logits", "best_nohead",
+                              "median_nohead", "peak_rss_mib",  "blas_threads"};
+    json_t *o = cj_popen_object(cmd);
+    if (!o) return -1;
     int got = 0;
-    while (fgets(line, sizeof line, p))
-        for (int k = 0; k < TV_N; k++) {
-            char *s = strstr(line, keys[k]);
-            if (s) v[k] = atof(s + strlen(keys[k])), got++;
-        }
-    return pclose(p) == 0 && got == TV_N ? 0 : -1;
+    for (int k = 0; k < TV_N; k++) got += isfinite(v[k] = cj_number(o, keys[k]));
+    json_decref(o);
+    return got == TV_N ? 0 : -1;
 }
 
 static int read_ids(const char *dir, int32_t *ids, int T) {

@@ -27,6 +27,8 @@ static void usage(FILE *f) {
                "  -f, --force         overwrite an existing RUN.h5\n"
                "  -t, --threads N     worker threads (same as --set threads=N)\n"
                "  -q, --quiet         no progress lines\n"
+               "      --progress-fd FD  also write progress for programs to the open fd FD\n"
+               "                      (\"progress STEP STEPS ETA_SECONDS\" lines; docs/sweeps.md)\n"
                "      --print-params  list every tensor (name, shape, decay, added) and the\n"
                "                      totals for the resolved config, then exit\n"
                "\n"
@@ -83,13 +85,19 @@ static int check_train_args(TrainArgs *a) {
 /* Fills *a from the command line. Returns -1 to go on, else the exit code
  * (0 after --help, 2 on a bad option). */
 static int parse_train_args(int argc, char **argv, TrainArgs *a) {
-    static const struct option opts[] = {
-        {"config", required_argument, 0, 'c'}, {"set", required_argument, 0, 's'},
-        {"out", required_argument, 0, 'o'},    {"resume", no_argument, 0, 'r'},
-        {"force", no_argument, 0, 'f'},        {"threads", required_argument, 0, 't'},
-        {"quiet", no_argument, 0, 'q'},        {"print-params", no_argument, 0, 'P'},
-        {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
+    static const struct option opts[] = {{"config", required_argument, 0, 'c'},
+                                         {"set", required_argument, 0, 's'},
+                                         {"out", required_argument, 0, 'o'},
+                                         {"resume", no_argument, 0, 'r'},
+                                         {"force", no_argument, 0, 'f'},
+                                         {"threads", required_argument, 0, 't'},
+                                         {"quiet", no_argument, 0, 'q'},
+                                         {"print-params", no_argument, 0, 'P'},
+                                         {"progress-fd", required_argument, 0, 'F'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
     memset(a, 0, sizeof *a);
+    a->opt.progress_fd = -1;
     TrainOptions *opt = &a->opt;
     int c;
     optind = 1;
@@ -109,6 +117,12 @@ static int parse_train_args(int argc, char **argv, TrainArgs *a) {
             if (a->nsets < 255) a->sets[a->nsets++] = a->threads_set;
             break;
         case 'q': opt->quiet = 1; break;
+        case 'F':
+            if (cu_parse_int(optarg, 0, 1 << 20, &opt->progress_fd) != 0) {
+                fprintf(stderr, "gatelab train: --progress-fd: bad fd '%.40s'\n", optarg);
+                return 2;
+            }
+            break;
         case 'P': a->print_params = 1; break;
         case 'h': usage(stdout); return 0;
         default: return cu_bad_option("train", c, argv);

@@ -11,7 +11,18 @@ typedef struct {
     int resume;
     int force;
     int quiet;
+    int progress_fd; /* >= 0: write the progress protocol (below) here; -1 none */
 } TrainOptions;
+
+/* The progress protocol, for a parent that passes a pipe's write end as
+ * `gatelab train --progress-fd FD` (the sweep does): one line per logged
+ * step (every log_every steps and the last), whether or not --quiet,
+ *   "progress STEP STEPS ETA_SECONDS\n"
+ * STEP the steps done, STEPS the run's total, ETA_SECONDS a whole number
+ * of seconds left at the current speed. Each line is one write(2) of less
+ * than PIPE_BUF bytes, so lines never split or interleave. A reader that
+ * went away loses the lines and stops nothing: SIGPIPE is ignored while
+ * a trainer writes to FD. */
 
 /* Exit codes of a run, shared with the sweep runner. */
 enum {
