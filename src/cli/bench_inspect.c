@@ -19,6 +19,8 @@
 
 #include "blas_core.h"
 #include "cli_json.h"
+#include "cliopts.h"
+#include "cmdutil.h"
 #include "hf_model.h"
 #include "hf_probe.h"
 #include "safetensors.h"
@@ -70,16 +72,28 @@ static void usage(FILE *f) {
                "                      on a busy machine (then N threads cost about N x wall)\n");
 }
 
+static const struct option bench_inspect_long[] = {
+    {"model", required_argument, 0, 'm'},   {"threads", required_argument, 0, 't'},
+    {"repeats", required_argument, 0, 'R'}, {"seq-len", required_argument, 0, 'T'},
+    {"no-torch", no_argument, 0, 'n'},      {"clock", required_argument, 0, 'c'},
+    {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
+const CliOpts bench_inspect_options = {"bench --inspect", ":m:t:R:T:nc:h", "", bench_inspect_long};
+
+/* One line for a bad value of option opt (want: what it takes); returns 2. */
+static int bi_bad(const char *opt, const char *val, const char *want) {
+    if (!*want)
+        fprintf(stderr, "gatelab bench --inspect: %s '%.40s': expected 1..%d\n", opt, val, MAX_R);
+    else fprintf(stderr, "gatelab bench --inspect: %s '%.40s': expected %s\n", opt, val, want);
+    return 2;
+}
+
 static int parse(int argc, char **argv, BiArgs *a) {
-    static const struct option lo[] = {
-        {"model", required_argument, 0, 'm'},   {"threads", required_argument, 0, 't'},
-        {"repeats", required_argument, 0, 'R'}, {"seq-len", required_argument, 0, 'T'},
-        {"no-torch", no_argument, 0, 'n'},      {"clock", required_argument, 0, 'c'},
-        {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
     *a = (BiArgs){NULL, {1, 2}, 2, 3, 512, 1, 0};
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "m:t:R:T:nc:h", lo, NULL)) != -1) {
+    opterr = 0;
+    unsigned char seen[CU_MAX_OPTS] = {0};
+    while ((c = cu_getopt(&bench_inspect_options, argc, argv, seen)) != -1) {
         switch (c) {
         case 'm': a->model = optarg; break;
         case 't': {
@@ -87,25 +101,27 @@ static int parse(int argc, char **argv, BiArgs *a) {
             for (char *s = optarg; *s && a->nthreads < 8;) {
                 char *end;
                 long v = strtol(s, &end, 10);
-                if (end == s || v < 1 || v > 64) return 2;
+                if (end == s || v < 1 || v > 64 || (*end && *end != ','))
+                    return bi_bad("--threads", optarg, "a comma-separated list of 1..64");
                 a->threads[a->nthreads++] = (int)v;
                 s = *end == ',' ? end + 1 : end;
-                if (*end && *end != ',') return 2;
             }
             break;
         }
-        case 'R': a->repeats = atoi(optarg); break;
-        case 'T': a->T = atoi(optarg); break;
+        case 'R':
+            if (cu_parse_int(optarg, 1, MAX_R, &a->repeats)) return bi_bad("--repeats", optarg, "");
+            break;
+        case 'T':
+            if (cu_parse_int(optarg, 2, 1024, &a->T)) return bi_bad("--seq-len", optarg, "2..1024");
+            break;
         case 'n': a->torch = 0; break;
         case 'c':
-            if (strcmp(optarg, "wall") && strcmp(optarg, "cpu")) {
-                usage(stderr);
-                return 2;
-            }
+            if (strcmp(optarg, "wall") && strcmp(optarg, "cpu"))
+                return bi_bad("--clock", optarg, "wall or cpu");
             a->cpu = !strcmp(optarg, "cpu");
             break;
         case 'h': usage(stdout); return 0;
-        default: usage(stderr); return 2;
+        default: return cu_bad_option("bench --inspect", c, argv);
         }
     }
     if (a->nthreads < 1 || a->repeats < 1 || a->repeats > MAX_R || a->T < 2 || a->T > 1024) {

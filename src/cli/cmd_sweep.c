@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cliopts.h"
 #include "cmdutil.h"
 #include "commands.h"
 #include "gatelab_build.h"
@@ -62,24 +63,27 @@ typedef struct {
     int jobs, only, list, dry, emit, no_report;
 } SweepArgs;
 
+enum { O_ONLY = 256, O_LIST, O_DRY, O_SLURM, O_NOREPORT };
+static const struct option sweep_long[] = {{"out", required_argument, 0, 'o'},
+                                           {"jobs", required_argument, 0, 'j'},
+                                           {"only", required_argument, 0, O_ONLY},
+                                           {"list", no_argument, 0, O_LIST},
+                                           {"dry-run", no_argument, 0, O_DRY},
+                                           {"emit-slurm", optional_argument, 0, O_SLURM},
+                                           {"no-report", no_argument, 0, O_NOREPORT},
+                                           {"help", no_argument, 0, 'h'},
+                                           {0, 0, 0, 0}};
+const CliOpts sweep_options = {"sweep", ":o:j:h", "", sweep_long};
+
 static int parse_args(int argc, char **argv, SweepArgs *a) {
-    enum { O_ONLY = 256, O_LIST, O_DRY, O_SLURM, O_NOREPORT };
-    static const struct option opts[] = {{"out", required_argument, 0, 'o'},
-                                         {"jobs", required_argument, 0, 'j'},
-                                         {"only", required_argument, 0, O_ONLY},
-                                         {"list", no_argument, 0, O_LIST},
-                                         {"dry-run", no_argument, 0, O_DRY},
-                                         {"emit-slurm", optional_argument, 0, O_SLURM},
-                                         {"no-report", no_argument, 0, O_NOREPORT},
-                                         {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
     memset(a, 0, sizeof *a);
     a->only = -1;
     optind = 0; /* glibc: full re-init, so cmd_sweep can run twice */
     opterr = 0;
     int c;
     char *end;
-    while ((c = getopt_long(argc, argv, ":o:j:h", opts, NULL)) != -1) {
+    unsigned char seen[CU_MAX_OPTS] = {0};
+    while ((c = cu_getopt(&sweep_options, argc, argv, seen)) != -1) {
         switch (c) {
         case 'o': a->out = optarg; break;
         case 'j':

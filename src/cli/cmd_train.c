@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "config_args.h"
+#include "cliopts.h"
 #include "cmdutil.h"
 #include "commands.h"
 #include "data.h"
@@ -82,31 +83,34 @@ static int check_train_args(TrainArgs *a) {
     return 0;
 }
 
+static const struct option train_long[] = {{"config", required_argument, 0, 'c'},
+                                           {"set", required_argument, 0, 's'},
+                                           {"out", required_argument, 0, 'o'},
+                                           {"resume", no_argument, 0, 'r'},
+                                           {"force", no_argument, 0, 'f'},
+                                           {"threads", required_argument, 0, 't'},
+                                           {"quiet", no_argument, 0, 'q'},
+                                           {"print-params", no_argument, 0, 'P'},
+                                           {"progress-fd", required_argument, 0, 'F'},
+                                           {"help", no_argument, 0, 'h'},
+                                           {0, 0, 0, 0}};
+const CliOpts train_options = {"train", ":c:s:o:rft:qh", "s", train_long};
+
 /* Fills *a from the command line. Returns -1 to go on, else the exit code
  * (0 after --help, 2 on a bad option). */
 static int parse_train_args(int argc, char **argv, TrainArgs *a) {
-    static const struct option opts[] = {{"config", required_argument, 0, 'c'},
-                                         {"set", required_argument, 0, 's'},
-                                         {"out", required_argument, 0, 'o'},
-                                         {"resume", no_argument, 0, 'r'},
-                                         {"force", no_argument, 0, 'f'},
-                                         {"threads", required_argument, 0, 't'},
-                                         {"quiet", no_argument, 0, 'q'},
-                                         {"print-params", no_argument, 0, 'P'},
-                                         {"progress-fd", required_argument, 0, 'F'},
-                                         {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
     memset(a, 0, sizeof *a);
     a->opt.progress_fd = -1;
     TrainOptions *opt = &a->opt;
     int c;
+    unsigned char seen[CU_MAX_OPTS] = {0};
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":c:s:o:rft:qh", opts, NULL)) != -1) {
+    while ((c = cu_getopt(&train_options, argc, argv, seen)) != -1) {
         switch (c) {
         case 'c': a->config = optarg; break;
         case 's':
-            if (a->nsets == 255) return fprintf(stderr, "gatelab train: too many --set\n"), 2;
+            if (a->nsets == 255) return cu_too_many("train", "--set", 255);
             a->sets[a->nsets++] = optarg;
             break;
         case 'o': opt->out_path = optarg; break;
@@ -114,7 +118,8 @@ static int parse_train_args(int argc, char **argv, TrainArgs *a) {
         case 'f': opt->force = 1; break;
         case 't':
             snprintf(a->threads_set, sizeof a->threads_set, "threads=%.40s", optarg);
-            if (a->nsets < 255) a->sets[a->nsets++] = a->threads_set;
+            if (a->nsets == 255) return cu_too_many("train", "--set and --threads", 255);
+            a->sets[a->nsets++] = a->threads_set;
             break;
         case 'q': opt->quiet = 1; break;
         case 'F':
