@@ -164,8 +164,9 @@ static void write_bytes(const char *name, const void *buf, size_t n) {
 
 static int setup(void **state) {
     (void)state;
-    snprintf(g_dir, sizeof g_dir, "/tmp/gatelab_test_report_XXXXXX");
-    if (!mkdtemp(g_dir)) return -1;
+    const char *d = tu_tmpdir();
+    if (!d) return -1;
+    snprintf(g_dir, sizeof g_dir, "%s", d);
     make_run("base_s1.h5", "baseline", 1, 2.0, 0.5f, 0, 0);
     make_run("base_s2.h5", "baseline", 2, 2.2, 0.5f, 0, 1);
     make_run("g1_s1.h5", "g1-elem", 1, 1.9, 0.05f, 1, 0);
@@ -198,9 +199,7 @@ static int setup(void **state) {
 
 static int teardown(void **state) {
     (void)state;
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
-    return system(cmd) == 0 ? 0 : -1;
+    return tu_rmtree(g_dir);
 }
 
 /* The CSV line of file name, or NULL. */

@@ -7,7 +7,6 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include <ftw.h>
 #include <hdf5.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,23 +18,19 @@
 #include "config.h"
 #include "runfile_read.h"
 #include "sweep.h"
+#include "testutil.h"
 
 static char tmp[256]; /* per-test scratch dir */
 
-static int rm_cb(const char *p, const struct stat *s, int f, struct FTW *w) {
-    (void)s, (void)f, (void)w;
-    return remove(p);
-}
-
 static int setup(void **state) {
     (void)state;
-    snprintf(tmp, sizeof tmp, "/tmp/test_sweep.XXXXXX");
-    return mkdtemp(tmp) ? 0 : -1;
+    const char *d = tu_tmpdir();
+    return d ? snprintf(tmp, sizeof tmp, "%s", d), 0 : -1;
 }
 
 static int teardown(void **state) {
     (void)state;
-    return nftw(tmp, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+    return tu_rmtree(tmp);
 }
 
 /* Write tmp/name with text; returns the path (static ring of buffers). */

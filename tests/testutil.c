@@ -11,6 +11,8 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <ftw.h>
+#include <sys/stat.h>
 #include <string.h>
 #include <sys/wait.h>
 
@@ -29,6 +31,14 @@ const char *tu_tmpdir(void) {
     snprintf(dir, sizeof dir, "/tmp/gatelab-test-XXXXXX");
     return mkdtemp(dir);
 }
+
+static int rm_entry(const char *p, const struct stat *st, int flag, struct FTW *f) {
+    (void)st, (void)flag, (void)f;
+    chmod(p, 0700);
+    return remove(p);
+}
+
+int tu_rmtree(const char *dir) { return nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS); }
 
 int tu_run(const char *outfile, const char *fmt, ...) {
     char args[4096], cmd[8192];

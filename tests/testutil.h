@@ -9,8 +9,13 @@
 const char *tu_src(void);
 const char *tu_bin(void);
 
-/* A fresh temporary directory (mkdtemp) under /tmp; static storage. */
+/* A fresh temporary directory (mkdtemp) under /tmp, in static storage
+ * that the next call reuses (copy it to keep it); NULL on failure. */
 const char *tu_tmpdir(void);
+
+/* Remove dir and everything under it, restoring write permission first and
+ * following no link. 0, or -1 when something could not be removed. */
+int tu_rmtree(const char *dir);
 
 /* Run "gatelab ARGS" (shell words) with stdout+stderr into OUTFILE; returns
  * the exit code, or 128+signal when killed. */
