@@ -49,7 +49,7 @@ static int write_report(const char *dir) {
     return 0;
 }
 
-static void list_runs(const Sweep *sw) {
+static void print_run_list(const Sweep *sw) {
     for (int i = 0; i < sw->n_runs; i++) {
         const SweepRun *r = &sw->runs[i];
         printf("%d\t%s\t%s", i, r->id, r->preset);
@@ -244,7 +244,7 @@ int cmd_sweep(int argc, char **argv) {
         return 2;
     }
     if (a.list) {
-        list_runs(&sw);
+        print_run_list(&sw);
         rc = 0;
     } else if (a.emit) {
         rc = emit_slurm(&sw, &a);
