@@ -265,7 +265,7 @@ static int parts_of(const PlotSeries *s, int ns, const int *slot, int p) {
 
 typedef struct {
     int rows, cols;
-    int grid; /* 0: one drawn panel, the old single plot */
+    int grid; /* 0: one drawn panel, a single plot */
 } Layout;
 
 /* Two or fewer panels: one row each, parts side by side. More: every part

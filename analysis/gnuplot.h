@@ -32,13 +32,13 @@ typedef struct {
     const char *const *panel_titles; /* [npanels] or NULL */
 } PlotAxes;
 
-/* Legibility rules every line figure keeps (issue 13):
+/* Legibility rules every line figure keeps:
  * - at most PLOT_PER_PANEL series per drawn panel: a panel with more is
  *   split into parts side by side, in order;
  * - within a drawn panel each series differs from every other by colour
  *   AND by dash pattern (lines, steps) or point type (points): the k-th
  *   series of a part gets colour k, dash k and point type k of fixed
- *   tables (the caller's `color` no longer picks the colour).
+ *   tables (the caller's `color` does not pick the colour).
  * Series of one panel with the same nonzero `color` count as ONE series
  * (say a training curve and its validation points): they share colour,
  * dash and point type and always land in the same part. */

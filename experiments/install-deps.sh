@@ -3,8 +3,9 @@
 # runs only then, so it needs root only then). Each argument is a profile
 # or a package name:
 #   build       compiler, meson, and the libraries gatelab links
-#   test        build + hdf5-tools, MPI (the two-rank sweep test), clang-format,
-#               qemu-user (the reproducible mode's no-AVX-512 check)
+#   test        build + hdf5-tools, python3-h5py (resume_lineup.sh), MPI (the
+#               two-rank sweep test), clang-format, qemu-user (the
+#               reproducible mode's no-AVX-512 check)
 #   quickstart  build + nodejs/npm (data/fetch_brown.sh)
 #   bash experiments/install-deps.sh test
 #   bash experiments/install-deps.sh build clang
@@ -18,7 +19,7 @@ pkgs=""
 for a in "$@"; do
     case $a in
         build) pkgs="$pkgs $BUILD" ;;
-        test) pkgs="$pkgs $BUILD hdf5-tools libopenmpi-dev openmpi-bin clang-format qemu-user" ;;
+        test) pkgs="$pkgs $BUILD hdf5-tools python3-h5py libopenmpi-dev openmpi-bin clang-format qemu-user" ;;
         quickstart) pkgs="$pkgs $BUILD nodejs npm" ;;
         *) pkgs="$pkgs $a" ;;
     esac

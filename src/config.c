@@ -1,5 +1,6 @@
-/* config.c: defaults, INI parsing (inih), --set overrides, resolution,
- * validation and serialisation of a run's Config.
+/* config.c: defaults, INI parsing (inih), --set overrides, the range check
+ * and serialisation of a run's Config (resolution and the other checks:
+ * config_validate.c).
  *
  * Every key lives in one table (name, type, offset, enum names), and
  * parsing, config_set, config_to_text and config_visit all walk it, so a new
@@ -47,6 +48,8 @@ static const char *enum_name(const char *const *names, int v) {
 
 const char *gate_pos_name(GatePos p) { return enum_name(gate_pos_names, p); }
 const char *normaliser_name(AttnNormaliser n) { return enum_name(normz_names, n); }
+const char *y_mod_name(YMod m) { return enum_name(ymod_names, m); }
+const char *data_source_name(DataSource d) { return enum_name(data_names, d); }
 
 /* ---------------------------------------------------------------- table */
 
@@ -516,224 +519,14 @@ int config_set(Config *cfg, const char *kv, char *err, size_t errlen) {
     return apply_kv(cfg, key, val, "--set", err, errlen);
 }
 
-/* ------------------------------------------------------------ resolving */
-
-/* Internal sequence length the position table must cover. */
-static int needed_pos(const Config *c) {
-    return c->seq_len + (c->sink_token > 0 ? c->sink_token : 0);
-}
-
-void config_resolve(Config *c) {
-    /* An uneven split stays 0 so config_validate names it. */
-    if (c->head_dim == 0 && c->n_heads > 0 && c->d_model % c->n_heads == 0)
-        c->head_dim = c->d_model / c->n_heads;
-    if (c->d_ff == 0) c->d_ff = config_auto_d_ff(c->d_model, c->mlp);
-    /* max_pos 0 means "just the training length"; an explicit larger value
-     * (for longer eval lengths) is kept. For learned positions a smaller
-     * explicit value is a validation error, for the others it is moot. */
-    if (c->max_pos == 0 || (c->pos != POS_LEARNED && c->max_pos < needed_pos(c)))
-        c->max_pos = needed_pos(c);
-    if (c->vocab_size <= 0) {
-        switch (c->data) {
-        case DATA_BROWN:
-        case DATA_TEXT: c->vocab_size = c->bos ? 257 : 256; break;
-        case DATA_BIGRAM: c->vocab_size = c->bigram_vocab + 1; break;
-        case DATA_TOKENS: break; /* the data layer reads the file */
-        }
-    }
-}
-
-/* ----------------------------------------------------------- validation */
-
-static int validate_shapes(const Config *c, char *err, size_t n) {
-    if (c->n_layers < 1 || c->n_layers > CONFIG_MAX_LAYERS)
-        return seterr(err, n, "n_layers %d is outside 1..%d", c->n_layers, CONFIG_MAX_LAYERS);
-    if (c->d_model <= 0) return seterr(err, n, "d_model %d must be positive", c->d_model);
-    if (c->n_heads <= 0) return seterr(err, n, "n_heads %d must be positive", c->n_heads);
-    if (c->n_kv_heads <= 0) return seterr(err, n, "n_kv_heads %d must be positive", c->n_kv_heads);
-    if (c->n_heads % c->n_kv_heads)
-        return seterr(err, n, "n_kv_heads %d does not divide n_heads %d", c->n_kv_heads,
-                      c->n_heads);
-    if (c->head_dim < 0) return seterr(err, n, "head_dim %d is negative", c->head_dim);
-    if (c->head_dim == 0 && c->d_model % c->n_heads)
-        return seterr(err, n, "d_model %d is not divisible by n_heads %d", c->d_model, c->n_heads);
-    int dh = config_head_dim(c);
-    if (c->pos == POS_ROPE && dh % 2)
-        return seterr(err, n, "RoPE needs an even head_dim, got %d", dh);
-    if (c->d_ff < 0) return seterr(err, n, "d_ff %d is negative", c->d_ff);
-    if (c->vocab_size < 0) return seterr(err, n, "vocab_size %d is negative", c->vocab_size);
-    if (c->seq_len <= 0) return seterr(err, n, "seq_len %d must be positive", c->seq_len);
-    if (c->max_pos < 0) return seterr(err, n, "max_pos %d is negative", c->max_pos);
-    if (c->pos == POS_LEARNED && c->max_pos > 0 && c->max_pos < needed_pos(c))
-        return seterr(err, n, "seq_len %d%s exceeds max_pos %d", c->seq_len,
-                      c->sink_token ? " + sink/register tokens" : "", c->max_pos);
-    if (c->pos == POS_ROPE && !(c->rope_base > 1.0f))
-        return seterr(err, n, "rope_base %g must be > 1", (double)c->rope_base);
-    if (!(c->yarn_scale >= 1.0f))
-        return seterr(err, n, "yarn_scale %g must be >= 1", (double)c->yarn_scale);
-    if (!(c->norm_eps > 0.0f))
-        return seterr(err, n, "norm_eps %g must be positive", (double)c->norm_eps);
-    if (!(c->init_std > 0.0f))
-        return seterr(err, n, "init_std %g must be positive", (double)c->init_std);
-    return 0;
-}
-
-/* The literature remedies (docs/variants.md D): the combinations their
- * formulas are defined for (sink_token's range is in the key table). */
-static int validate_remedies(const Config *c, char *err, size_t n) {
-    if (c->diff_attn && (c->normaliser != NORMZ_SOFTMAX || c->kv_bias))
-        return seterr(err, n,
-                      "diff_attn needs the plain softmax normaliser "
-                      "without kv_bias, not %s%s",
-                      normaliser_name(c->normaliser), c->kv_bias ? " + kv_bias" : "");
-    if (c->diff_attn && config_head_dim(c) % 2)
-        return seterr(err, n,
-                      "diff_attn splits each head in two: head_dim %d "
-                      "must be even",
-                      config_head_dim(c));
-    if (c->fox && (c->normaliser != NORMZ_SOFTMAX || c->kv_bias))
-        return seterr(err, n,
-                      "fox needs the plain softmax normaliser without "
-                      "kv_bias, not %s%s",
-                      normaliser_name(c->normaliser), c->kv_bias ? " + kv_bias" : "");
-    if (c->fox && c->diff_attn)
-        return seterr(err, n,
-                      "fox and diff_attn both rewrite the attention "
-                      "map; pick one");
-    if (c->normaliser == NORMZ_STICKBREAK && c->kv_bias)
-        return seterr(err, n, "stickbreak has no slot for kv_bias; pick one");
-    return 0;
-}
-
-static int validate_variant(const Config *c, char *err, size_t n) {
-    if (!(c->clip_alpha >= 0.0f))
-        return seterr(err, n, "clip_alpha %g must not be negative", (double)c->clip_alpha);
-    if (!(c->softpick_eps > 0.0f))
-        return seterr(err, n, "softpick_eps %g must be positive", (double)c->softpick_eps);
-    if (c->kv_bias && c->sink_token)
-        return seterr(err, n,
-                      "kv_bias and sink_token both add an always-"
-                      "visible slot; pick one");
-    if (c->kv_bias && c->normaliser != NORMZ_SOFTMAX)
-        return seterr(err, n, "kv_bias needs the softmax normaliser, not %s",
-                      normaliser_name(c->normaliser));
-    if (validate_remedies(c, err, n)) return -1;
-    if (c->gate_pos == GATE_NONE) return 0; /* other gate keys are moot */
-
-    const char *pos = gate_pos_name(c->gate_pos);
-    if (c->y_mod != YMOD_NONE && c->gate_pos == GATE_G1)
-        return seterr(err, n, "y_mod %s and a gate at g1 both rewrite Y; pick one",
-                      enum_name(ymod_names, c->y_mod));
-    if (c->gate_shared && c->gate_gran == GRAN_HEAD)
-        return seterr(err, n,
-                      "a headwise gate cannot be head-shared "
-                      "(gate_shared with gate_gran head)");
-    if (c->gate_shared && c->gate_pos != GATE_G1 && c->gate_pos != GATE_G2)
-        return seterr(err, n, "head-shared gating needs gate_pos g1 or g2, not %s", pos);
-    if (c->gate_form == FORM_ADD) {
-        if (c->gate_act == ACT_NS_SIGMOID)
-            return seterr(err, n,
-                          "ns-sigmoid is a multiplicative gate; "
-                          "gate_form add is not allowed");
-        if (c->gate_gran == GRAN_HEAD)
-            return seterr(err, n,
-                          "an additive gate must be elementwise, "
-                          "not headwise");
-        if (c->gate_input == GIN_CONST)
-            return seterr(err, n, "an additive gate cannot take const input");
-    }
-    if (c->gate_input == GIN_HEADSLICE) {
-        if (c->d_model % c->n_heads)
-            return seterr(err, n,
-                          "headslice gate input needs d_model %d "
-                          "divisible by n_heads %d",
-                          c->d_model, c->n_heads);
-        if (c->gate_pos != GATE_G1 || c->gate_gran != GRAN_HEAD || c->gate_shared)
-            return seterr(err, n,
-                          "headslice gate input needs gate_pos g1, "
-                          "headwise granularity and no sharing");
-    }
-    if (c->gate_input == GIN_CONST &&
-        (c->gate_pos != GATE_G1 || c->gate_gran != GRAN_ELEM || c->gate_shared))
-        return seterr(err, n,
-                      "const gate input needs gate_pos g1, elementwise "
-                      "and not head-shared");
-    return 0;
-}
-
-static int validate_data(const Config *c, char *err, size_t n) {
-    switch (c->data) {
-    case DATA_BROWN:
-        if (!c->data_dir[0]) return seterr(err, n, "data brown needs data_dir");
-        break;
-    case DATA_TOKENS:
-    case DATA_TEXT:
-        if (!c->train_file[0])
-            return seterr(err, n, "data %s needs train_file", enum_name(data_names, c->data));
-        break;
-    case DATA_BIGRAM:
-        if (c->bigram_vocab < 2)
-            return seterr(err, n, "bigram_vocab %d must be at least 2", c->bigram_vocab);
-        if (c->bigram_triggers >= c->bigram_vocab)
-            return seterr(err, n, "bigram_triggers %d must be below bigram_vocab %d",
-                          c->bigram_triggers, c->bigram_vocab);
-        if (c->vocab_size > 0 && c->vocab_size < c->bigram_vocab + 1)
-            return seterr(err, n, "vocab_size %d is below bigram_vocab + 1 = %d", c->vocab_size,
-                          c->bigram_vocab + 1);
-        break;
-    }
-    if ((c->data == DATA_BROWN || c->data == DATA_TEXT) && c->vocab_size > 0 &&
-        c->vocab_size < 256 + (c->bos ? 1 : 0))
-        return seterr(err, n, "vocab_size %d is too small for bytes%s", c->vocab_size,
-                      c->bos ? " + BOS" : "");
-    return 0;
-}
-
-static int validate_train(const Config *c, char *err, size_t n) {
-    if (c->batch_size <= 0) return seterr(err, n, "batch_size %d must be positive", c->batch_size);
-    if (c->steps <= 0) return seterr(err, n, "steps %d must be positive", c->steps);
-    if (!(c->lr > 0.0f)) return seterr(err, n, "lr %g must be positive", (double)c->lr);
-    if (!(c->min_lr_frac >= 0.0f && c->min_lr_frac <= 1.0f))
-        return seterr(err, n, "min_lr_frac %g is outside [0, 1]", (double)c->min_lr_frac);
-    if (c->warmup < 0) return seterr(err, n, "warmup %d is negative", c->warmup);
-    if (!(c->weight_decay >= 0.0f))
-        return seterr(err, n, "weight_decay %g is negative", (double)c->weight_decay);
-    if (!(c->beta1 > 0.0f && c->beta1 < 1.0f))
-        return seterr(err, n, "beta1 %g is outside (0, 1)", (double)c->beta1);
-    if (!(c->beta2 > 0.0f && c->beta2 < 1.0f))
-        return seterr(err, n, "beta2 %g is outside (0, 1)", (double)c->beta2);
-    if (!(c->adam_eps > 0.0f))
-        return seterr(err, n, "adam_eps %g must be positive", (double)c->adam_eps);
-    if (!(c->grad_clip >= 0.0f))
-        return seterr(err, n, "grad_clip %g is negative", (double)c->grad_clip);
-    if (c->eval_every < 0 || c->ckpt_every < 0 || c->probe_n < 0)
-        return seterr(err, n, "eval_every, ckpt_every and probe_n must not be negative");
-    if (c->eval_batches <= 0)
-        return seterr(err, n, "eval_batches %d must be positive", c->eval_batches);
-    if (c->log_every <= 0) return seterr(err, n, "log_every %d must be positive", c->log_every);
-    if (c->threads < 1 || c->threads > 64)
-        return seterr(err, n, "threads %d is outside 1..64", c->threads);
-    if (!(c->spike_factor >= 1.0f))
-        return seterr(err, n, "spike_factor %g must be >= 1", (double)c->spike_factor);
-    return 0;
-}
-
 /* Every key in its table range (a value set in code, not parsed, too). */
-static int validate_ranges(const Config *c, char *err, size_t n) {
+int config_check_ranges(const Config *c, char *err, size_t n) {
     char why[80], val[CFG_STR + 8];
     for (size_t i = 0; i < N_KEYS; i++)
         if (check_range(c, &keys[i], why, sizeof why)) {
             format_value(c, &keys[i], val, sizeof val);
             return seterr(err, n, "%s %s is %s", keys[i].name, val, why);
         }
-    return 0;
-}
-
-int config_validate(const Config *c, char *err, size_t errlen) {
-    if (validate_ranges(c, err, errlen) || validate_shapes(c, err, errlen) ||
-        validate_variant(c, err, errlen) || validate_data(c, err, errlen) ||
-        validate_train(c, err, errlen))
-        return -1;
     return 0;
 }
 

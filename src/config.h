@@ -147,8 +147,13 @@ int config_set(Config *cfg, const char *kv, char *err, size_t errlen);
  * change model shape (parameter-matched baselines). -1 on unknown id. */
 int config_apply_variant(Config *cfg, const char *id, char *err, size_t errlen);
 
-/* Check shapes and refuse contradictory settings. -1 with a reason. */
+/* Check shapes and refuse contradictory settings (config_validate.c).
+ * -1 with a reason. */
 int config_validate(const Config *cfg, char *err, size_t errlen);
+
+/* Every int and float key of cfg inside its key-table range (config.c,
+ * part of config_validate). -1 with "KEY VALUE is outside LO..HI". */
+int config_check_ranges(const Config *cfg, char *err, size_t errlen);
 
 /* Resolved values derived from others (head_dim, vocab_size, max_pos). */
 void config_resolve(Config *cfg);
@@ -164,8 +169,10 @@ void config_visit(const Config *cfg, ConfigVisit fn, void *ctx);
 /* Names for enums, for logs, run files and reports. */
 const char *gate_pos_name(GatePos p);
 const char *normaliser_name(AttnNormaliser n);
+const char *y_mod_name(YMod m);
+const char *data_source_name(DataSource d);
 
-/* Catalog listing for --help and README: returns NULL past the end. */
+/* Catalog listing for --help: returns NULL past the end. */
 const char *variant_id_at(int i);
 const char *variant_formula(const char *id);
 

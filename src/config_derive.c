@@ -1,5 +1,6 @@
-/* config_derive.c: the derived shape values config.c and variants.c both
- * need (config_derive.h); neither of them calls back into the other. */
+/* config_derive.c: values derived from a config (config_derive.h): the
+ * shapes config.c and variants.c both need, and the training threads'
+ * split of a batch. It calls neither of its users. */
 #include "config_derive.h"
 
 #include <math.h>
@@ -23,3 +24,10 @@ int config_attention_proxy(const Config *c) {
            c->normaliser == NORMZ_SIGMOID || c->normaliser == NORMZ_SOFTPICK ||
            c->normaliser == NORMZ_STICKBREAK || c->diff_attn;
 }
+
+int config_workers(const Config *cfg) {
+    int nw = cfg->threads < 1 ? 1 : cfg->threads;
+    return nw > cfg->batch_size ? cfg->batch_size : nw;
+}
+
+int batch_share(int B, int nw, int w) { return B / nw + (w < B % nw); }

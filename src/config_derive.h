@@ -1,5 +1,6 @@
-/* config_derive.h: derived shape values, shared by config.c and
- * variants.c (config_derive.c). */
+/* config_derive.h: values derived from a config: shapes (shared by
+ * config.c and variants.c) and the split of a batch over the training
+ * threads (shared by the trainer and its memory plan). */
 #ifndef GATELAB_CONFIG_DERIVE_H
 #define GATELAB_CONFIG_DERIVE_H
 
@@ -15,5 +16,12 @@ int config_head_dim(const Config *cfg);
 /* 1 when sink metrics must use Gu's proxy |a| / sum |a| on this
  * variant's attention rows (they need not sum to one). */
 int config_attention_proxy(const Config *cfg);
+
+/* Training workers for cfg: threads, at least 1 and at most batch_size. */
+int config_workers(const Config *cfg);
+
+/* Sequences of a batch of B that worker w of nw takes: B / nw, plus one
+ * for each of the first B % nw workers. */
+int batch_share(int B, int nw, int w);
 
 #endif

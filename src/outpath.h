@@ -1,4 +1,4 @@
-/* outpath.h: the one rule for every path a command writes (issue 11).
+/* outpath.h: the one rule for every path a command writes.
  *
  * A command overwrites only (a) a file of its own kind that it was asked
  * to overwrite, or (b) a new path. Anything else is refused with one line

@@ -1,4 +1,4 @@
-/* runfile.c: the HDF5 run file (schema in runfile.h and README "Run file").
+/* runfile.c: the HDF5 run file (schema in runfile.h and docs/runfile.md).
  *
  * One RunFile keeps the file and the nine metric datasets open, so an
  * append is set_extent + one-element write + flush. Every HDF5 failure is
@@ -658,7 +658,7 @@ static int probe_arrays(RunFile *rf, hid_t g, const char *gp, const ProbeRecord 
 }
 
 /* Upper bound of the probe's raw bytes, for the free-space check. */
-static size_t probe_bytes(const ProbeRecord *p) {
+static size_t probe_record_bytes(const ProbeRecord *p) {
     size_t raw = 0;
 #define RS_SIZE(member, ctype, cls, hid, name, dims, kind, desc)                                   \
     {                                                                                              \
@@ -679,7 +679,7 @@ static int probe_group(RunFile *rf, hid_t parent, const char *name, const char *
         p->gate_sample_n < 0 || p->M < 0 || p->M > p->T)
         return fail(NULL, 0, "%s: probe %s has bad shape L=%d H=%d N=%d T=%d", rf->path, gp, p->L,
                     p->H, p->N, p->T);
-    if (reserve(rf, compressed_bound(probe_bytes(p), 16)) < 0) return -1;
+    if (reserve(rf, compressed_bound(probe_record_bytes(p), 16)) < 0) return -1;
     /* Rewriting a group replaces it whole: no stale dataset survives. */
     htri_t e = H5Lexists(parent, name, H5P_DEFAULT);
     if (e < 0 || (e > 0 && H5Ldelete(parent, name, H5P_DEFAULT) < 0))
@@ -819,7 +819,7 @@ static int open_metrics(RunFile *rf, const char *gname, const MetricSpec *spec, 
     return 0;
 }
 
-/* After a resume the rows must line up (issue 11): train rows are exactly
+/* After a resume the rows must line up: train rows are exactly
  * steps 0..step (one per step, none missing or twice), eval rows strictly
  * increasing. A run file that cannot give that is refused, not repaired;
  * that no row is missing before the checkpoint is runfile_train_rows. */

@@ -1,6 +1,6 @@
 /* runfile.h: the HDF5 run file's write face, one file per run (and the
  * checkpoint beside it). The layout and every name are in runschema.h, the
- * read face is runfile_read.h, the prose schema README.md "Run file". */
+ * read face is runfile_read.h, the prose schema docs/runfile.md. */
 #ifndef GATELAB_RUNFILE_H
 #define GATELAB_RUNFILE_H
 

@@ -1,4 +1,4 @@
-/* runlock.h: one writer per run file (issue 11). Every writer of RUN.h5
+/* runlock.h: one writer per run file. Every writer of RUN.h5
  * (train, resume, eval; a sweep through its train and eval children) holds
  * an exclusive flock(2) on RUN.h5.lock for as long as it writes. The lock
  * file holds the holder's pid ("pid 1234\n") so a refused writer can name

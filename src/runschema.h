@@ -2,7 +2,7 @@
  * dataset and attribute name the writer (runfile.c, checkpoint.c) and the
  * reader (runfile_read.c) use is a literal here and nowhere else, with the
  * probe's bin counts and thresholds and the one probe record both share.
- * The prose description is README.md "Run file".
+ * The prose description is docs/runfile.md.
  *
  *  /                 attrs: schema="gatelab-run", schema_version, variant,
  *                    seed, data_seed, created, gatelab_version, n_params,

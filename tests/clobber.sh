@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# clobber.sh: issue 11 "data loss and clobbering". Every command that
+# clobber.sh: data loss and clobbering. Every command that
 # writes overwrites only a file of its own kind that it was asked to
 # overwrite, or a new path; anything else (a run file, a text file, an
 # HDF5 file of another schema, a directory, a FIFO, a symbolic link) is

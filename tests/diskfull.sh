@@ -1,5 +1,5 @@
 #!/bin/bash
-# diskfull.sh: a full disk mid-run (issue 7.4). Trains the tiny preset into
+# diskfull.sh: a full disk mid-run. Trains the tiny preset into
 # a small tmpfs that is nearly full, and checks that
 #   1. the run stops with exit 1 and one clear error naming the path,
 #   2. the last good checkpoint survives (and no .tmp file is left),

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# resume_lineup.sh: issue 11 "resume that does not line up". After any
+# resume_lineup.sh: resumes that must line up. After any
 # resume the run file's train rows are exactly steps 0..N-1 (one per step,
 # N rows) and its eval rows unique and increasing; a resume that cannot
 # guarantee that is refused (exit 2) and touches nothing:
-#   - --resume --force on a finished run (it used to append a duplicate eval row)
+#   - --resume --force on a finished run (it must not append a duplicate eval row)
 #   - a checkpoint newer than the run file's last commit (a gap in the rows)
-#   - a run file whose rows are already out of order (two writers, old code)
+#   - a run file whose rows are already out of order (e.g. written by two writers)
 #   tests/resume_lineup.sh SRCDIR GATELAB
 . "$(dirname "$0")/shell_test.sh" lineup "$@"
 trap 'rm -rf "$W"' EXIT
@@ -31,16 +31,16 @@ refused a.h5 "$G" train $T --resume --out a.h5
 [ "$(steps a.h5 eval)" = "10,20,30,40" ] || bad "a.h5 eval rows: $(steps a.h5 eval)"
 
 # 2. a checkpoint newer than the run file: an older run file put back
-{ "$G" train $T --out b.h5 --kill-at-step 14; } 2>/dev/null   # committed to 10
+{ GATELAB_TEST_KILL_AT=14 "$G" train $T --out b.h5; } 2>/dev/null   # committed to 10
 cp b.h5 b-at10.h5
-{ "$G" train $T --out b.h5 --resume --kill-at-step 34; } 2>/dev/null  # ckpt at 30
+{ GATELAB_TEST_KILL_AT=34 "$G" train $T --out b.h5 --resume; } 2>/dev/null  # ckpt at 30
 cp b-at10.h5 b.h5
 refused b.h5 "$G" train $T --resume --out b.h5
 grep -q "newer than the run file" err.txt || bad "no reason given: $(cat err.txt)"
 
 # 3. a run file with train rows written twice (what two writers once made):
 #    graft steps 10..19 onto a run file whose rows already reach 19
-{ "$G" train $T --out c.h5 --kill-at-step 24; } 2>/dev/null   # rows 0..19, ckpt 20
+{ GATELAB_TEST_KILL_AT=24 "$G" train $T --out c.h5; } 2>/dev/null   # rows 0..19, ckpt 20
 /usr/bin/python3 - c.h5 <<'PY' || { echo "setup: h5py"; exit 1; }
 import sys, h5py
 with h5py.File(sys.argv[1], "r+") as f:
@@ -52,7 +52,7 @@ refused c.h5 "$G" train $T --resume --out c.h5
 # 4. kills at many moments, each resumed: rows always line up
 rm -f d.h5*
 for k in 3 9 10 11 19 20 27 33; do
-    { "$G" train $T --out d.h5 --resume --kill-at-step $k; } 2>/dev/null
+    { GATELAB_TEST_KILL_AT=$k "$G" train $T --out d.h5 --resume; } 2>/dev/null
 done
 "$G" train $T --out d.h5 --resume || bad "final resume of d.h5 failed"
 [ "$(steps d.h5 train)" = "$ALL" ] || bad "d.h5 train rows: $(steps d.h5 train)"

@@ -1,6 +1,6 @@
 #!/bin/sh
 # run_sanitized.sh: build with AddressSanitizer + UBSan and run the whole
-# test suite under them (issue 7.1). Any report aborts the offending test,
+# test suite under them. Any report aborts the offending test,
 # so "meson test" failing means a sanitizer found something.
 #
 #   tests/run_sanitized.sh [BUILDDIR]      (default build-asan)

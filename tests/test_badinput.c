@@ -119,15 +119,32 @@ static void test_bad_values(void **state) {
     assert_false(exists(path("k.h5")));
 }
 
-static void test_bad_debug_flags(void **state) {
+/* The test-only fault variables (testhook.h): a bad value is refused
+ * before anything is written, naming the variable; they are no options. */
+static void test_bad_fault_variables(void **state) {
     (void)state;
-    assert_int_equal(RUN(TRAIN "--out %s --nan-at-step abc", path("k.h5")), 2);
-    assert_one_line("--nan-at-step", "abc");
-    assert_int_equal(RUN(TRAIN "--out %s --inject-nan foo --inject-at 3", path("k.h5")), 2);
-    assert_one_line("--inject-nan", "foo");
-    assert_int_equal(RUN(TRAIN "--out %s --inject-nan grad", path("k.h5")), 2);
-    assert_one_line("--inject-at", NULL);
+    tu_fault("NAN_AT", "abc");
+    assert_int_equal(RUN(TRAIN "--out %s", path("k.h5")), 2);
+    assert_one_line("GATELAB_TEST_NAN_AT", "abc");
+    tu_fault("NAN_AT", "3");
+    tu_fault("NAN_KIND", "foo");
+    assert_int_equal(RUN(TRAIN "--out %s", path("k.h5")), 2);
+    assert_one_line("GATELAB_TEST_NAN_KIND", "foo");
+    tu_fault_clear();
+    tu_fault("KILL_AT", "-1");
+    assert_int_equal(RUN(TRAIN "--out %s", path("k.h5")), 2);
+    assert_one_line("GATELAB_TEST_KILL_AT", "-1");
+    tu_fault_clear();
     assert_false(exists(path("k.h5")));
+    assert_int_equal(RUN(TRAIN "--out %s --kill-at-step 3", path("k.h5")), 2);
+    assert_one_line("unknown option", "--kill-at-step");
+    assert_false(exists(path("k.h5")));
+    assert_int_equal(RUN("train --help"), 0);
+    char *help = tu_slurp_ok(log_path, NULL);
+    assert_null(strstr(help, "nan"));
+    assert_null(strstr(help, "kill"));
+    assert_null(strstr(help, "inject"));
+    free(help);
 }
 
 /* ---- data ---- */
@@ -155,7 +172,9 @@ static void test_brown_empty_dir(void **state) {
 
 /* A run killed after step 25: RUN.h5 committed at 20, RUN.h5.ckpt at 20. */
 static void make_killed(const char *name) {
-    int rc = RUN(TRAIN "--out %s --kill-at-step 25", path(name));
+    tu_fault("KILL_AT", "25");
+    int rc = RUN(TRAIN "--out %s", path(name));
+    tu_fault_clear();
     assert_int_equal(rc, 128 + 9);
 }
 
@@ -239,8 +258,8 @@ static void test_existing_output_needs_force(void **state) {
     assert_one_line(path("f.h5"), "--force");
     assert_untouched(path("f.h5"), a);
 
-    /* --resume of a finished run is refused too (it used to redo the last
-     * eval and rewrite the finished file) */
+    /* --resume of a finished run is refused too: the finished file
+     * must stay as it is */
     snprintf(cmd, sizeof cmd, "cp %s.ckpt %s.ckpt", path("ref.h5"), path("f.h5"));
     assert_int_equal(system(cmd), 0);
     a = snap(path("f.h5"));
@@ -277,8 +296,14 @@ static void test_contradictory_variants(void **state) {
  * the S+1 logged rows kept; then the last good checkpoint still loads:
  * resuming without the fault finishes with losses bit-identical to the
  * unbroken reference. */
-static void check_diverged(const char *name, const char *flags, long long s) {
-    assert_int_equal(RUN(TRAIN "--out %s %s", path(name), flags), 3);
+static void check_diverged(const char *name, const char *kind, long long s) {
+    char at[32];
+    snprintf(at, sizeof at, "%lld", s);
+    tu_fault("NAN_AT", at);
+    tu_fault("NAN_KIND", kind);
+    int rc = RUN(TRAIN "--out %s", path(name));
+    tu_fault_clear();
+    assert_int_equal(rc, 3);
     char st[32];
     double ds;
     RunTrain t;
@@ -295,21 +320,23 @@ static void check_diverged(const char *name, const char *flags, long long s) {
 
 static void test_nan_loss(void **state) {
     (void)state;
-    check_diverged("nan.h5", "--nan-at-step 5", 5);
+    check_diverged("nan.h5", "loss", 5);
 }
 
 static void test_inject_loss_grad_weight(void **state) {
     (void)state;
-    check_diverged("il.h5", "--inject-nan loss --inject-at 25", 25);
-    check_diverged("ig.h5", "--inject-nan grad --inject-at 25", 25);
-    check_diverged("iw.h5", "--inject-nan weight --inject-at 33", 33);
+    check_diverged("il.h5", "loss", 25);
+    check_diverged("ig.h5", "grad", 25);
+    check_diverged("iw.h5", "weight", 33);
 }
 
 /* `gatelab report` lists a diverged run as diverged, with its step. */
 static void test_report_shows_diverged(void **state) {
     (void)state;
     mkdir(path("rep"), 0755);
-    assert_int_equal(RUN(TRAIN "--out %s/rep/d.h5 --nan-at-step 5", dir), 3);
+    tu_fault("NAN_AT", "5");
+    assert_int_equal(RUN(TRAIN "--out %s/rep/d.h5", dir), 3);
+    tu_fault_clear();
     assert_int_equal(RUN("report %s/rep", dir), 0);
     char csv[700];
     snprintf(csv, sizeof csv, "%s/rep/results.csv", dir);
@@ -336,7 +363,7 @@ int main(void) {
         cmocka_unit_test(test_unknown_key_in_preset),
         cmocka_unit_test(test_unknown_key_via_set),
         cmocka_unit_test(test_bad_values),
-        cmocka_unit_test(test_bad_debug_flags),
+        cmocka_unit_test(test_bad_fault_variables),
         cmocka_unit_test(test_missing_text_file),
         cmocka_unit_test(test_brown_empty_dir),
         cmocka_unit_test(test_garbage_run_file_on_resume),

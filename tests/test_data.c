@@ -300,9 +300,10 @@ static void test_tokens_refused(void **state) {
     assert_non_null(strstr(err, "BOS"));
 
     /* an odd byte count */
-    char dir[] = "/tmp/gatelab-test-data-XXXXXX";
-    assert_non_null(mkdtemp(dir));
-    char odd[sizeof dir + 16];
+    char dir[64], odd[96];
+    const char *t = tu_tmpdir();
+    assert_non_null(t);
+    snprintf(dir, sizeof dir, "%s", t);
     snprintf(odd, sizeof odd, "%s/odd.u16", dir);
     FILE *f = fopen(odd, "wb");
     assert_non_null(f);
@@ -313,8 +314,7 @@ static void test_tokens_refused(void **state) {
     assert_int_equal(data_open(&ds, &c, err, sizeof err), -1);
     assert_non_null(strstr(err, odd));
     assert_non_null(strstr(err, "odd byte count"));
-    unlink(odd);
-    rmdir(dir);
+    assert_int_equal(tu_rmtree(dir), 0);
 }
 
 /* -------------------------------------------------------------- bigram */

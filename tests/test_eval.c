@@ -232,11 +232,11 @@ static void test_forced_divergence(void **st) {
     assert_non_null(strstr(text, "no /params"));
     free(text);
 
-    assert_int_equal(
-        tu_run(out,
-               "train --config %s/experiments/tiny.ini --nan-at-step 5 --out %s --force --quiet",
-               tu_src(), path),
-        3);
+    tu_fault("NAN_AT", "5");
+    assert_int_equal(tu_run(out, "train --config %s/experiments/tiny.ini --out %s --force --quiet",
+                            tu_src(), path),
+                     3);
+    tu_fault_clear();
     r = runread_open(path, err, sizeof err);
     assert_non_null(r);
     assert_string_equal(runread_meta(r)->status, "diverged");

@@ -1,4 +1,4 @@
-/* test_hardening.c: issue 11's classes "inputs that are not what they
+/* test_hardening.c: the classes "inputs that are not what they
  * claim", "unbounded work and signals" and "outputs that are not
  * well-formed", one test per class, each over the real binary (tiny
  * preset). Every command runs under `timeout`, so a hang (a FIFO read, an
@@ -116,7 +116,9 @@ static void test_inputs_not_what_they_claim(void **state) {
     assert_one_line(fifo, "is a FIFO");
     /* a directory as the checkpoint of a resume */
     char *run = path("ck.h5"), ck[900];
-    RUN("train --config " PRESET " -q --kill-at-step 5 --out %s", run); /* unfinished */
+    tu_fault("KILL_AT", "5");
+    RUN("train --config " PRESET " -q --out %s", run); /* unfinished */
+    tu_fault_clear();
     snprintf(ck, sizeof ck, "%s.ckpt", run);
     assert_int_equal(unlink(ck), 0);
     assert_int_equal(mkdir(ck, 0755), 0);
@@ -352,7 +354,9 @@ static void test_unwritable_and_unreadable(void **state) {
     snprintf(run, sizeof run, "%s/r.h5", rd);
     snprintf(ck, sizeof ck, "%s.ckpt", run);
     /* a run killed after step 25: checkpoint and file at step 20 */
-    RUN("train --config " PRESET " -q --kill-at-step 25 --out %s", run);
+    tu_fault("KILL_AT", "25");
+    RUN("train --config " PRESET " -q --out %s", run);
+    tu_fault_clear();
     assert_int_equal(access(ck, F_OK), 0);
     snprintf(snap_run, sizeof snap_run, "%s/r.snap", dir);
     snprintf(snap_ck, sizeof snap_ck, "%s/ck.snap", dir);

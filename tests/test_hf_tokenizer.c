@@ -1,4 +1,4 @@
-/* test_hf_tokenizer.c: the Hugging Face tokenizer (src/hf, issue 14).
+/* test_hf_tokenizer.c: the Hugging Face tokenizer (src/hf).
  *
  * The main check compares every id against @huggingface/tokenizers (pure
  * JavaScript), run by tests/reference/make_tokenizer_fixtures.sh on the

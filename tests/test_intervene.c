@@ -65,9 +65,7 @@ static int setup_runs(void **st) {
 
 static int remove_runs(void **st) {
     (void)st;
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    return system(cmd) == 0 ? 0 : -1;
+    return tu_rmtree(dir);
 }
 
 /* ---- the training forward is untouched ---- */

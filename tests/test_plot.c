@@ -27,22 +27,13 @@ static char dir[256];
 
 static int setup(void **state) {
     (void)state;
-    snprintf(dir, sizeof dir, "/tmp/gatelab_test_plot_%ld", (long)getpid());
-    mkdir(dir, 0777);
-    return 0;
+    const char *d = tu_tmpdir();
+    return d ? snprintf(dir, sizeof dir, "%s", d), 0 : -1;
 }
 
 static int teardown(void **state) {
     (void)state;
-    const char *ext[] = {"png", "dat", "gp"};
-    const char *stem[] = {"series", "bars", "two", "nodata"};
-    char p[512];
-    for (int s = 0; s < 4; s++)
-        for (int e = 0; e < 3; e++) {
-            snprintf(p, sizeof p, "%s/%s.%s", dir, stem[s], ext[e]);
-            unlink(p);
-        }
-    rmdir(dir);
+    tu_rmtree(dir);
     return 0;
 }
 

@@ -164,8 +164,9 @@ static void write_bytes(const char *name, const void *buf, size_t n) {
 
 static int setup(void **state) {
     (void)state;
-    snprintf(g_dir, sizeof g_dir, "/tmp/gatelab_test_report_XXXXXX");
-    if (!mkdtemp(g_dir)) return -1;
+    const char *d = tu_tmpdir();
+    if (!d) return -1;
+    snprintf(g_dir, sizeof g_dir, "%s", d);
     make_run("base_s1.h5", "baseline", 1, 2.0, 0.5f, 0, 0);
     make_run("base_s2.h5", "baseline", 2, 2.2, 0.5f, 0, 1);
     make_run("g1_s1.h5", "g1-elem", 1, 1.9, 0.05f, 1, 0);
@@ -198,31 +199,42 @@ static int setup(void **state) {
 
 static int teardown(void **state) {
     (void)state;
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
-    return system(cmd) == 0 ? 0 : -1;
+    return tu_rmtree(g_dir);
 }
 
-/* The CSV line of file name, or NULL. */
+/* The CSV line of file name; the test fails when there is none. */
 static const char *csv_row(const char *csv, const char *file) {
     char key[128];
     snprintf(key, sizeof key, "\n%s,", file);
     const char *p = strstr(csv, key);
-    return p ? p + 1 : NULL;
+    if (!p) fail_msg("results.csv has no row for %s", file);
+    return p + 1;
 }
 
-/* Field k (0-based) of the CSV line containing p. */
-static double csv_field(const char *csv, const char *p, int k) {
-    while (p > csv && p[-1] != '\n') p--;
-    for (int i = 0; i < k; i++) p = strchr(p, ',') + 1;
-    return strtod(p, NULL);
+/* Start of the field of row (a line of csv) in the column the header
+ * line calls name; the test fails when there is no such column. */
+static const char *csv_cell(const char *csv, const char *row, const char *name) {
+    size_t n = strlen(name);
+    int k = 0;
+    const char *h = csv;
+    while (strncmp(h, name, n) || (h[n] != ',' && h[n] != '\n')) {
+        h += strcspn(h, ",\n");
+        if (*h != ',') fail_msg("results.csv has no column %s", name);
+        h++, k++;
+    }
+    for (int i = 0; i < k; i++) row = strchr(row, ',') + 1;
+    return row;
 }
 
-/* Start of field k of the CSV line containing p. */
-static const char *csv_text(const char *csv, const char *p, int k) {
-    while (p > csv && p[-1] != '\n') p--;
-    for (int i = 0; i < k; i++) p = strchr(p, ',') + 1;
-    return p;
+/* The number in column name of row. */
+static double csv_num(const char *csv, const char *row, const char *name) {
+    return strtod(csv_cell(csv, row, name), NULL);
+}
+
+/* Whether column name of row is empty. */
+static int csv_blank(const char *csv, const char *row, const char *name) {
+    char c = *csv_cell(csv, row, name);
+    return c == ',' || c == '\n' || c == '\0';
 }
 
 static void test_run_name(void **state) {
@@ -242,84 +254,110 @@ static void test_run_name(void **state) {
     assert_string_equal(s, "abcd");
 }
 
-static void test_report_csv_md(void **state) {
-    (void)state;
+/* The report over g_dir, made once into g_dir/out by the first test that
+ * asks; *csv and *md (malloc'd) get its results.csv and REPORT.md. */
+static void report_files(char **csv, char **md) {
+    static int made;
     char err[512] = "", out[300], path[400];
     snprintf(out, sizeof out, "%s/out", g_dir);
-    assert_int_equal(report_run(g_dir, out, err, sizeof err), 0);
-
+    if (!made) assert_int_equal(report_run(g_dir, out, err, sizeof err), 0);
+    made = 1;
     snprintf(path, sizeof path, "%s/results.csv", out);
-    char *csv = tu_slurp(path, NULL);
-    assert_non_null(csv);
+    *csv = tu_slurp_ok(path, NULL);
+    snprintf(path, sizeof path, "%s/REPORT.md", out);
+    *md = tu_slurp_ok(path, NULL);
+}
+
+/* results.csv: a header and one row per readable run, with its group (run
+ * name) and data source. */
+static void test_csv_rows(void **state) {
+    (void)state;
+    char *csv, *md;
+    report_files(&csv, &md);
     int lines = 0;
     for (char *p = csv; *p; p++) lines += *p == '\n';
     assert_int_equal(lines, 10); /* header + 9 readable runs */
     assert_non_null(strstr(csv, "file,run,variant,data,seed,status,n_params"));
-    const char *b1 = csv_row(csv, "base_s1.h5"), *b2 = csv_row(csv, "base_s2.h5");
-    const char *g1 = csv_row(csv, "g1_s1.h5");
-    const char *bb1 = csv_row(csv, "baseline-brown_s1.h5");
-    const char *gb = csv_row(csv, "g1-elem-brown_s1.h5");
-    const char *gl = csv_row(csv, "g1-elem-lr2x_s1.h5");
-    const char *bl = csv_row(csv, "baseline-lr2x_s1.h5");
-    assert_non_null(b1);
-    assert_non_null(b2);
-    assert_non_null(g1);
-    assert_non_null(bb1);
-    assert_non_null(gb);
-    assert_non_null(gl);
-    assert_non_null(bl);
+    const char *files[] = {"base_s1.h5",           "base_s2.h5",          "g1_s1.h5",
+                           "baseline-brown_s1.h5", "g1-elem-brown_s1.h5", "g1-elem-lr2x_s1.h5",
+                           "baseline-lr2x_s1.h5"};
+    for (size_t i = 0; i < sizeof files / sizeof *files; i++) csv_row(csv, files[i]);
     /* run (the group) and data columns */
     assert_non_null(strstr(csv, "\nbase_s2.h5,base,baseline,bigram,2,done,"));
     assert_non_null(strstr(csv, "\nbaseline-brown_s2.h5,baseline-brown,baseline,brown,2,"));
     assert_non_null(strstr(csv, "\ng1-elem-brown_s1.h5,g1-elem-brown,g1-elem,brown,1,"));
-    /* each run's ΔPPL is against its own data source's (and lr's) baseline */
+    assert_null(strstr(csv, "corrupt"));
+    free(csv), free(md);
+}
+
+/* Each run's ΔPPL is against its own data source's (and lr's) baseline;
+ * a run with none has a blank ΔPPL. */
+static void test_csv_dppl_per_baseline(void **state) {
+    (void)state;
+    char *csv, *md;
+    report_files(&csv, &md);
+    const char *bb1 = csv_row(csv, "baseline-brown_s1.h5");
+    const char *gb = csv_row(csv, "g1-elem-brown_s1.h5");
+    const char *gl = csv_row(csv, "g1-elem-lr2x_s1.h5");
+    const char *bl = csv_row(csv, "baseline-lr2x_s1.h5");
     double brown_mean = 0.5 * (exp(1.5) + exp(1.7));
-    assert_true(fabs(csv_field(csv, gb, 12) - (exp(1.4) - brown_mean)) < 1e-4);
-    assert_true(fabs(csv_field(csv, bb1, 12) - (exp(1.5) - brown_mean)) < 1e-4);
-    assert_true(fabs(csv_field(csv, gl, 12) - (exp(2.4) - exp(2.5))) < 1e-4);
-    assert_true(fabs(csv_field(csv, bl, 12) - 0.0) < 1e-9);
+    assert_true(fabs(csv_num(csv, gb, "dppl_vs_baseline") - (exp(1.4) - brown_mean)) < 1e-4);
+    assert_true(fabs(csv_num(csv, bb1, "dppl_vs_baseline") - (exp(1.5) - brown_mean)) < 1e-4);
+    assert_true(fabs(csv_num(csv, gl, "dppl_vs_baseline") - (exp(2.4) - exp(2.5))) < 1e-4);
+    assert_true(fabs(csv_num(csv, bl, "dppl_vs_baseline") - 0.0) < 1e-9);
     const char *g4 = csv_row(csv, "g1-elem-lr4x_s1.h5");
     assert_non_null(g4);
-    assert_true(*csv_text(csv, g4, 12) == ','); /* no baseline: blank ΔPPL */
-    /* columns: 0 file,1 run,2 variant,3 data,4 seed,5 status,6 n_params,
-     * 7 added,8 steps,9 val_loss,10 ppl,11 bpb,12 dppl,13 f_attn,
-     * 14 uniform,15 sink,16 gate_mean,17 below0.1,18 m_act,19 spikes,
-     * 20 tok/s,21 diverged */
-    assert_true(fabs(csv_field(csv, b1, 8) - 100) < 1e-9);
-    assert_true(fabs(csv_field(csv, b1, 10) - exp(2.0)) < 1e-4);
-    double base_mean = 0.5 * (exp(2.0) + exp(2.2));
-    assert_true(fabs(csv_field(csv, g1, 12) - (exp(1.9) - base_mean)) < 1e-4);
-    assert_true(fabs(csv_field(csv, b1, 13) - 0.5) < 1e-5);
-    assert_true(fabs(csv_field(csv, g1, 13) - 0.05) < 1e-5);
-    /* uniform for T = 4: (H_4 - 1)/3 = (1/2 + 1/3 + 1/4)/3 */
-    assert_true(fabs(csv_field(csv, b1, 14) - (13.0 / 12.0) / 3.0) < 1e-5);
-    assert_true(fabs(csv_field(csv, b1, 15) - 1.0) < 1e-9); /* .625 > .3 */
-    assert_true(fabs(csv_field(csv, g1, 15) - 0.0) < 1e-9); /* .2875 */
-    assert_true(fabs(csv_field(csv, g1, 16) - 0.2) < 1e-9);
-    assert_true(fabs(csv_field(csv, g1, 17) - 0.25) < 1e-9);
-    assert_true(fabs(csv_field(csv, b1, 18) - 20.0) < 1e-9); /* (10+30)/2 */
-    assert_true(fabs(csv_field(csv, b1, 19) - 0) < 1e-9);
-    assert_true(fabs(csv_field(csv, b2, 19) - 1) < 1e-9); /* step 60 */
-    assert_true(fabs(csv_field(csv, b1, 21) - (-1)) < 1e-9);
-    /* 22 ΔPPL %, 23 sink@0.1, 24 sink@0.2: g1's alpha_0 = .2875 is a sink
-     * at 0.1 and 0.2 but not at 0.3; 28 kurtosis (3+9)/2, 29 top1/median
-     * (10/1 + 30/1)/2, 30 BOS norm ratio (1+2)/2; 25 slot blank */
-    assert_true(fabs(csv_field(csv, g1, 22) - 100.0 * (exp(1.9) / base_mean - 1.0)) < 1e-3);
-    assert_true(fabs(csv_field(csv, g1, 23) - 1.0) < 1e-12);
-    assert_true(fabs(csv_field(csv, g1, 24) - 1.0) < 1e-12);
-    assert_true(*csv_text(csv, g1, 25) == ',');
-    assert_true(fabs(csv_field(csv, g1, 26) - 0.0) < 1e-6); /* softmax: nothing dropped */
-    assert_true(fabs(csv_field(csv, g1, 27) - 0.05) < 1e-6);
-    assert_true(fabs(csv_field(csv, b1, 28) - 6.0) < 1e-12);
-    assert_true(fabs(csv_field(csv, b1, 29) - 20.0) < 1e-12);
-    assert_true(fabs(csv_field(csv, b1, 30) - 1.5) < 1e-12);
-    assert_true(fabs(csv_field(csv, g1, 31) - 1.0) < 1e-12); /* bounded */
-    assert_null(strstr(csv, "corrupt"));
-    free(csv);
+    assert_true(csv_blank(csv, g4, "dppl_vs_baseline")); /* no baseline: blank ΔPPL */
+    free(csv), free(md);
+}
 
-    snprintf(path, sizeof path, "%s/REPORT.md", out);
-    char *md = tu_slurp(path, NULL), want[200];
-    assert_non_null(md);
+/* The metric columns of results.csv, each worked out from the hand-built
+ * runs of setup. */
+static void test_csv_metrics(void **state) {
+    (void)state;
+    char *csv, *md;
+    report_files(&csv, &md);
+    const char *b1 = csv_row(csv, "base_s1.h5"), *b2 = csv_row(csv, "base_s2.h5");
+    const char *g1 = csv_row(csv, "g1_s1.h5");
+    assert_true(fabs(csv_num(csv, b1, "steps") - 100) < 1e-9);
+    assert_true(fabs(csv_num(csv, b1, "ppl") - exp(2.0)) < 1e-4);
+    double base_mean = 0.5 * (exp(2.0) + exp(2.2));
+    assert_true(fabs(csv_num(csv, g1, "dppl_vs_baseline") - (exp(1.9) - base_mean)) < 1e-4);
+    assert_true(fabs(csv_num(csv, b1, "f_attn") - 0.5) < 1e-5);
+    assert_true(fabs(csv_num(csv, g1, "f_attn") - 0.05) < 1e-5);
+    /* uniform for T = 4: (H_4 - 1)/3 = (1/2 + 1/3 + 1/4)/3 */
+    assert_true(fabs(csv_num(csv, b1, "f_attn_uniform") - (13.0 / 12.0) / 3.0) < 1e-5);
+    assert_true(fabs(csv_num(csv, b1, "sink_rate_0.3") - 1.0) < 1e-9); /* .625 > .3 */
+    assert_true(fabs(csv_num(csv, g1, "sink_rate_0.3") - 0.0) < 1e-9); /* .2875 */
+    assert_true(fabs(csv_num(csv, g1, "gate_mean") - 0.2) < 1e-9);
+    assert_true(fabs(csv_num(csv, g1, "gate_frac_below_0.1") - 0.25) < 1e-9);
+    assert_true(fabs(csv_num(csv, b1, "m_act") - 20.0) < 1e-9); /* (10+30)/2 */
+    assert_true(fabs(csv_num(csv, b1, "spikes") - 0) < 1e-9);
+    assert_true(fabs(csv_num(csv, b2, "spikes") - 1) < 1e-9); /* step 60 */
+    assert_true(fabs(csv_num(csv, b1, "diverged_step") - (-1)) < 1e-9);
+    /* g1's alpha_0 = .2875 is a sink at 0.1 and 0.2 but not at 0.3;
+     * kurtosis (3+9)/2, top1/median (10/1 + 30/1)/2, BOS norm ratio
+     * (1+2)/2; no slot share without a sink slot */
+    assert_true(fabs(csv_num(csv, g1, "dppl_pct_vs_baseline") -
+                     100.0 * (exp(1.9) / base_mean - 1.0)) < 1e-3);
+    assert_true(fabs(csv_num(csv, g1, "sink_rate_0.1") - 1.0) < 1e-12);
+    assert_true(fabs(csv_num(csv, g1, "sink_rate_0.2") - 1.0) < 1e-12);
+    assert_true(csv_blank(csv, g1, "slot_share"));
+    assert_true(fabs(csv_num(csv, g1, "empty_share") - 0.0) < 1e-6); /* softmax: nothing dropped */
+    assert_true(fabs(csv_num(csv, g1, "f_attn_nonempty") - 0.05) < 1e-6);
+    assert_true(fabs(csv_num(csv, b1, "kurtosis") - 6.0) < 1e-12);
+    assert_true(fabs(csv_num(csv, b1, "top1_over_median") - 20.0) < 1e-12);
+    assert_true(fabs(csv_num(csv, b1, "bos_norm_ratio") - 1.5) < 1e-12);
+    assert_true(fabs(csv_num(csv, g1, "gate_bounded") - 1.0) < 1e-12); /* bounded */
+    free(csv), free(md);
+}
+
+/* REPORT.md: one row per run name and data source, each run's baseline
+ * group, and the rows beside the paper. */
+static void test_md_groups(void **state) {
+    (void)state;
+    char *csv, *md, want[200];
+    report_files(&csv, &md);
     /* one row per run name: a variant on two data sources is two rows */
     assert_non_null(strstr(md, "| base | baseline | bigram | 2 |"));
     assert_non_null(strstr(md, "| g1 | g1-elem | bigram | 1 |"));
@@ -343,6 +381,14 @@ static void test_report_csv_md(void **state) {
              100.0 * (exp(1.9) / (0.5 * (exp(2.0) + exp(2.2))) - 1.0));
     assert_non_null(strstr(md, want));
     assert_non_null(strstr(md, "| g1-elem-brown | brown | g1-elem | T1, T4 |"));
+    free(csv), free(md);
+}
+
+/* REPORT.md: settings per data source and the stability table. */
+static void test_md_stability(void **state) {
+    (void)state;
+    char *csv, *md, want[200];
+    report_files(&csv, &md);
     /* settings per data source; the stability table by data and lr */
     assert_non_null(strstr(md, "- Data bigram (6 runs): "));
     assert_non_null(strstr(md, "- Data brown (3 runs): "));
@@ -358,6 +404,14 @@ static void test_report_csv_md(void **state) {
              0.5 * (exp(2.0) + exp(2.2)), fabs(exp(2.2) - exp(2.0)) / sqrt(2.0));
     assert_non_null(strstr(md, want));
     assert_null(strstr(md, "base_s1 |"));
+    free(csv), free(md);
+}
+
+/* REPORT.md: the long-context section and its 8x T headline. */
+static void test_md_long_context(void **state) {
+    (void)state;
+    char *csv, *md, want[200];
+    report_files(&csv, &md);
     /* long context: one row per run name, mean ± std over its two seeds */
     const char *lc = strstr(md, "## Long context (gatelab eval)");
     assert_non_null(lc);
@@ -383,12 +437,20 @@ static void test_report_csv_md(void **state) {
     assert_non_null(strstr(h, "0 of these 0 comparisons differ"));
     assert_non_null(strstr(lc, "Paper, Table 5"));
     assert_non_null(strstr(lc, "(figures/lceval_loss.png)"));
+    free(csv), free(md);
+}
+
+/* REPORT.md: figures, definitions, unreadable files, spikes. */
+static void test_md_figures_and_notes(void **state) {
+    (void)state;
+    char *csv, *md, want[200], path[400];
+    report_files(&csv, &md);
     /* heatmaps per group and the side by side per data source */
     assert_non_null(strstr(md, "(figures/heatmap_base_s1.png)"));
     assert_non_null(strstr(md, "(figures/heatmap_baseline-brown_s1.png)"));
     assert_non_null(strstr(md, "(figures/heatmap_baseline_vs_g1-elem_bigram.png)"));
     assert_non_null(strstr(md, "(figures/heatmap_baseline_vs_g1-elem_brown.png)"));
-    snprintf(path, sizeof path, "%s/figures/heatmap_baseline_vs_g1-elem_brown.png", out);
+    snprintf(path, sizeof path, "%s/out/figures/heatmap_baseline_vs_g1-elem_brown.png", g_dir);
     assert_int_equal(access(path, R_OK), 0);
     /* val_loss mean +- sample std over the 2 baseline seeds */
     snprintf(want, sizeof want, "%.4f ± %.4f", 2.1, sqrt(0.02));
@@ -400,7 +462,7 @@ static void test_report_csv_md(void **state) {
     assert_non_null(strstr(md, "0.048")); /* the paper's g1-elem F-Attn */
     assert_non_null(strstr(md, "spikes at steps 60"));
     assert_null(strstr(md, ".ckpt"));
-    free(md);
+    free(csv), free(md);
 }
 
 static void test_runread_errors(void **state) {
@@ -458,7 +520,7 @@ static void test_sinks_numbers(void **state) {
     assert_int_equal(cmd_gates(2, ok2), 0); /* no gate: says so, exits 0 */
 }
 
-/* ---- issue 13's metric defects, on hand-built probes ---- */
+/* ---- metric definitions, on hand-built probes ---- */
 
 enum { XL = 1, XH = 3, XT = 3, XC = 4 };
 
@@ -575,7 +637,7 @@ static void test_shared_gate_heads(void **state) {
     assert_non_null(strstr(err, "gate_heads=3"));
 }
 
-/* The probe columns issue 13 asked for, each worked out by hand above. */
+/* The probe columns, each worked out by hand above. */
 static void test_probe_columns(void **state) {
     (void)state;
     char dir[400], path[700], err[512];
@@ -642,8 +704,8 @@ static void test_probe_columns(void **state) {
     assert_non_null(csv);
     const char *row = csv_row(csv, "g1-add-silu_s1.h5");
     assert_non_null(row);
-    assert_true(*csv_text(csv, row, 17) == ',');            /* below 0.1: blank */
-    assert_true(fabs(csv_field(csv, row, 31) - 0) < 1e-12); /* gate_bounded */
+    assert_true(csv_blank(csv, row, "gate_frac_below_0.1"));          /* below 0.1: blank */
+    assert_true(fabs(csv_num(csv, row, "gate_bounded") - 0) < 1e-12); /* gate_bounded */
     free(csv);
 }
 
@@ -824,7 +886,13 @@ static void test_confirm_section(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_run_name),
-        cmocka_unit_test(test_report_csv_md),
+        cmocka_unit_test(test_csv_rows),
+        cmocka_unit_test(test_csv_dppl_per_baseline),
+        cmocka_unit_test(test_csv_metrics),
+        cmocka_unit_test(test_md_groups),
+        cmocka_unit_test(test_md_stability),
+        cmocka_unit_test(test_md_long_context),
+        cmocka_unit_test(test_md_figures_and_notes),
         cmocka_unit_test(test_runread_errors),
         cmocka_unit_test(test_sinks_numbers),
         cmocka_unit_test(test_shared_gate_heads),

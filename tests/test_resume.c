@@ -42,7 +42,9 @@ static void test_kill_and_resume_bit_identical(void **state) {
     char out[512], run[512];
     snprintf(out, sizeof out, "%s/kill.log", dir);
     snprintf(run, sizeof run, "%s/killed.h5", dir);
-    int rc = tu_run(out, "train --config " PRESET " " STEPS " --out %s --kill-at-step 47", run);
+    tu_fault("KILL_AT", "47");
+    int rc = tu_run(out, "train --config " PRESET " " STEPS " --out %s", run);
+    tu_fault_clear();
     assert_int_equal(rc, 128 + SIGKILL);
     char ck[600];
     snprintf(ck, sizeof ck, "%s.ckpt", run);

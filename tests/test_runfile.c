@@ -11,7 +11,6 @@
 #include <cmocka.h>
 
 #include <fcntl.h>
-#include <ftw.h>
 #include <hdf5.h>
 #include <math.h>
 #include <signal.h>
@@ -36,16 +35,11 @@ static char tmpdir[256];
 static H5E_auto2_t h5_default_fn; /* HDF5's own error printer, saved */
 static void *h5_default_data;
 
-static int rm_cb(const char *p, const struct stat *sb, int flag, struct FTW *f) {
-    (void)sb, (void)flag, (void)f;
-    chmod(p, 0700);
-    return remove(p);
-}
-
 static int setup(void **state) {
     (void)state;
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/gatelab_runfile_XXXXXX");
-    if (!mkdtemp(tmpdir)) return -1;
+    const char *d = tu_tmpdir();
+    if (!d) return -1;
+    snprintf(tmpdir, sizeof tmpdir, "%s", d);
     H5Eget_auto2(H5E_DEFAULT, &h5_default_fn, &h5_default_data);
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL); /* the test's own probes fail on purpose */
     return 0;
@@ -57,7 +51,7 @@ static int teardown(void **state) {
         fprintf(stderr, "kept %s\n", tmpdir);
         return 0;
     }
-    return nftw(tmpdir, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+    return tu_rmtree(tmpdir);
 }
 
 static void tpath(char *buf, size_t len, const char *name) {

@@ -7,7 +7,6 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include <ftw.h>
 #include <hdf5.h>
 #include <limits.h>
 #include <stdio.h>
@@ -20,23 +19,19 @@
 #include "config.h"
 #include "runfile_read.h"
 #include "sweep.h"
+#include "testutil.h"
 
 static char tmp[256]; /* per-test scratch dir */
 
-static int rm_cb(const char *p, const struct stat *s, int f, struct FTW *w) {
-    (void)s, (void)f, (void)w;
-    return remove(p);
-}
-
 static int setup(void **state) {
     (void)state;
-    snprintf(tmp, sizeof tmp, "/tmp/test_sweep.XXXXXX");
-    return mkdtemp(tmp) ? 0 : -1;
+    const char *d = tu_tmpdir();
+    return d ? snprintf(tmp, sizeof tmp, "%s", d), 0 : -1;
 }
 
 static int teardown(void **state) {
     (void)state;
-    return nftw(tmp, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+    return tu_rmtree(tmp);
 }
 
 /* Write tmp/name with text; returns the path (static ring of buffers). */
@@ -367,6 +362,7 @@ static const char *fake_trainer =
     "echo \"$@\" > \"$out.args\"\n"
     "echo \"OPENBLAS=$OPENBLAS_NUM_THREADS\" >> \"$out.args\"\n"
     "echo 'step 3/5 | loss 1.0 | lr 1e-3 | 10 tok/s | ETA 0s' >&2\n"
+    "echo 'progress 3 5 0' >&3 || exit 9\n"
     "case \"$out\" in *bad_s*) exit 1;; *div_s*) exit 3;; esac\n"
     "exit 0\n";
 
@@ -419,11 +415,11 @@ static void test_failure_isolation(void **state) {
     assert_non_null(strstr(g2, "train --config "));
     assert_non_null(strstr(g2, "p.ini --set threads=1 --set init_seed=1 "
                                "--set data_seed=1 --out "));
-    assert_non_null(strstr(g2, "out/good2_s1.h5\n"));
+    assert_non_null(strstr(g2, "out/good2_s1.h5 --progress-fd 3\n"));
     assert_non_null(strstr(g2, "OPENBLAS=1"));
     const char *h = slurp(out_file("half_s1.h5.args"));
     assert_non_null(h);
-    assert_non_null(strstr(h, "half_s1.h5 --resume\n"));
+    assert_non_null(strstr(h, "half_s1.h5 --progress-fd 3 --resume\n"));
     assert_null(slurp(out_file("old_s1.h5.args")));
     assert_non_null(slurp(out_file("div_s1.h5.args")));
 

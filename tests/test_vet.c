@@ -80,9 +80,7 @@ static void test_report_lists_unreadable(void **s) {
     assert_non_null(strstr(csv, "good.h5"));
     assert_null(strstr(csv, "bad.h5"));
     free(csv);
-    char cmd[1200];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    assert_int_equal(system(cmd), 0);
+    assert_int_equal(tu_rmtree(dir), 0);
 }
 
 int main(void) {

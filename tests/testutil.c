@@ -11,6 +11,8 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <ftw.h>
+#include <sys/stat.h>
 #include <string.h>
 #include <sys/wait.h>
 
@@ -30,6 +32,14 @@ const char *tu_tmpdir(void) {
     return mkdtemp(dir);
 }
 
+static int rm_entry(const char *p, const struct stat *st, int flag, struct FTW *f) {
+    (void)st, (void)flag, (void)f;
+    chmod(p, 0700);
+    return remove(p);
+}
+
+int tu_rmtree(const char *dir) { return nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS); }
+
 int tu_run(const char *outfile, const char *fmt, ...) {
     char args[4096], cmd[8192];
     va_list ap;
@@ -45,6 +55,18 @@ int tu_run(const char *outfile, const char *fmt, ...) {
         return code; /* the shell reports a killed child as 128+signal */
     }
     return WIFSIGNALED(st) ? 128 + WTERMSIG(st) : -1;
+}
+
+void tu_fault(const char *name, const char *value) {
+    char var[64];
+    snprintf(var, sizeof var, "GATELAB_TEST_%s", name);
+    setenv(var, value, 1);
+}
+
+void tu_fault_clear(void) {
+    unsetenv("GATELAB_TEST_NAN_AT");
+    unsetenv("GATELAB_TEST_NAN_KIND");
+    unsetenv("GATELAB_TEST_KILL_AT");
 }
 
 char *tu_slurp(const char *path, size_t *len) {

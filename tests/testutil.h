@@ -9,12 +9,24 @@
 const char *tu_src(void);
 const char *tu_bin(void);
 
-/* A fresh temporary directory (mkdtemp) under /tmp; static storage. */
+/* A fresh temporary directory (mkdtemp) under /tmp, in static storage
+ * that the next call reuses (copy it to keep it); NULL on failure. */
 const char *tu_tmpdir(void);
+
+/* Remove dir and everything under it, restoring write permission first and
+ * following no link. 0, or -1 when something could not be removed. */
+int tu_rmtree(const char *dir);
 
 /* Run "gatelab ARGS" (shell words) with stdout+stderr into OUTFILE; returns
  * the exit code, or 128+signal when killed. */
 int tu_run(const char *outfile, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Test-only fault injection for the commands run after it (testhook.h):
+ * sets GATELAB_TEST_<NAME> (NAN_AT, NAN_KIND, KILL_AT) to value in this
+ * process's environment, which tu_run's children inherit. tu_fault_clear
+ * unsets all of them. */
+void tu_fault(const char *name, const char *value);
+void tu_fault_clear(void);
 
 /* Whole file into a malloc'd NUL-terminated buffer (NULL if unreadable). */
 char *tu_slurp(const char *path, size_t *len);

@@ -1,5 +1,5 @@
 #!/bin/bash
-# torture.sh: crash-safety torture test (issues 7.3 and 11); not part of the
+# torture.sh: crash-safety torture test; not part of the
 # fast suite. A small sweep (tests/torture.sweep) is killed with SIGKILL -
 # the sweep runner and every trainer child at once, as a power cut would -
 # KILLS times, and rerun (= resumed) after each kill. The kill moments are
@@ -139,7 +139,7 @@ for r in $(seq "$ROUNDS"); do
     esac
     # a half-done run for the resuming pairs
     [ $((r % 4)) = 3 ] || [ $((r % 4)) = 0 ] &&
-        { "$G" train $C --out "$f" --kill-at-step 120; } 2>/dev/null
+        { GATELAB_TEST_KILL_AT=120 "$G" train $C --out "$f"; } 2>/dev/null
     "$G" train $C $a --out "$f" 2>"$W/cw1.err" & p1=$!
     "$G" train $C $b --out "$f" 2>"$W/cw2.err" & p2=$!
     wait $p1; r1=$?

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# writers.sh: issue 11 "two writers on one run file". Every writer of
+# writers.sh: two writers on one run file. Every writer of
 # RUN.h5 (train, train --resume / --force, eval, a sweep's children) holds
 # an exclusive lock on RUN.h5.lock while it writes; a second writer is
 # refused at once (exit 2) naming the holder's pid, and the run file is
@@ -60,7 +60,7 @@ second "$G" intervene y.h5 bos-mean
 second "$G" train $T --set steps=4 --force --out y.h5
 cmp -s y.h5 y.orig || bad "y.h5 changed while another process held its lock"
 # an unfinished run the sweep would resume (same config as its child's)
-mkdir sw && { "$G" train $T --set steps=8 --kill-at-step 3 --out sw/baseline_s1.h5; } 2>/dev/null
+mkdir sw && { GATELAB_TEST_KILL_AT=3 "$G" train $T --set steps=8 --out sw/baseline_s1.h5; } 2>/dev/null
 cp sw/baseline_s1.h5 sw.orig && echo "pid 4242" >sw/baseline_s1.h5.lock
 kill "$H"; wait "$H" 2>/dev/null
 hold sw/baseline_s1.h5.lock

@@ -18,7 +18,9 @@
 #include <time.h>
 
 #include "blas_core.h"
+#include "cli_json.h"
 #include "config_args.h"
+#include "cliopts.h"
 #include "cmdutil.h"
 #include "memplan.h"
 #include "commands.h"
@@ -167,7 +169,7 @@ static void torch_shape(char *buf, size_t n, const Config *c) {
  * (our own BLAS core upgrade is not passed on). */
 static double run_torch(const Config *base, const char *variant, int threads, const BenchPlan *bp,
                         const char *core, long *params, int *blas_threads) {
-    char cmd[2048], line[1024], shape[768], path[1100], envs[96];
+    char cmd[2048], shape[768], path[1100], envs[96];
     torch_shape(shape, sizeof shape, base);
     const char *auto_from = getenv("GATELAB_BLAS_AUTO");
     if (core) snprintf(envs, sizeof envs, "OPENBLAS_CORETYPE='%.40s'", core);
@@ -178,18 +180,13 @@ static double run_torch(const Config *base, const char *variant, int threads, co
              "--clock %s %s 2>/dev/null",
              envs, torch_script(path, sizeof path), threads, variant, bp->steps, bp->repeats,
              bp->cpu_clock ? "cpu" : "wall", shape);
-    FILE *p = popen(cmd, "r");
-    if (!p) return -1;
-    double tok = -1;
-    while (fgets(line, sizeof line, p)) {
-        char *k = strstr(line, "\"tokens_per_sec\":");
-        if (k) tok = atof(k + strlen("\"tokens_per_sec\":"));
-        char *np = strstr(line, "\"params\":");
-        if (np) *params = atol(np + strlen("\"params\":"));
-        char *bt = strstr(line, "\"blas_threads\":");
-        if (bt) *blas_threads = atoi(bt + strlen("\"blas_threads\":"));
-    }
-    if (pclose(p) != 0) return -1;
+    json_t *o = cj_popen_object(cmd);
+    if (!o) return -1;
+    double tok = cj_number(o, "tokens_per_sec"), np = cj_number(o, "params"),
+           bt = cj_number(o, "blas_threads");
+    json_decref(o);
+    if (!isfinite(tok) || !isfinite(np) || !isfinite(bt)) return -1;
+    *params = (long)np, *blas_threads = (int)bt;
     return tok;
 }
 
@@ -239,21 +236,23 @@ static int bench_int(const char *opt, const char *s, int *out) {
     return 0;
 }
 
+static const struct option bench_long[] = {{"config", required_argument, 0, 'c'},
+                                           {"threads", required_argument, 0, 't'},
+                                           {"variant", required_argument, 0, 'v'},
+                                           {"steps", required_argument, 0, 'n'},
+                                           {"warmup", required_argument, 0, 'w'},
+                                           {"repeats", required_argument, 0, 'R'},
+                                           {"torch", no_argument, 0, 'T'},
+                                           {"set", required_argument, 0, 's'},
+                                           {"torch-core", required_argument, 0, 'K'},
+                                           {"clock", required_argument, 0, 'C'},
+                                           {"help", no_argument, 0, 'h'},
+                                           {0, 0, 0, 0}};
+const CliOpts bench_options = {"bench", ":c:t:v:n:w:R:TK:C:s:h", "vs", bench_long};
+
 /* Fills *a from the command line. Returns -1 to go on, else the exit code
  * (0 after --help, 2 on a bad option). */
 static int parse_bench_args(int argc, char **argv, BenchArgs *a) {
-    static const struct option opts[] = {{"config", required_argument, 0, 'c'},
-                                         {"threads", required_argument, 0, 't'},
-                                         {"variant", required_argument, 0, 'v'},
-                                         {"steps", required_argument, 0, 'n'},
-                                         {"warmup", required_argument, 0, 'w'},
-                                         {"repeats", required_argument, 0, 'R'},
-                                         {"torch", no_argument, 0, 'T'},
-                                         {"set", required_argument, 0, 's'},
-                                         {"torch-core", required_argument, 0, 'K'},
-                                         {"clock", required_argument, 0, 'C'},
-                                         {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
     memset(a, 0, sizeof *a);
     a->config = "experiments/reference.ini";
     a->threads = 1;
@@ -261,14 +260,16 @@ static int parse_bench_args(int argc, char **argv, BenchArgs *a) {
     int c;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":c:t:v:n:w:R:TK:C:s:h", opts, NULL)) != -1) {
+    unsigned char seen[CU_MAX_OPTS] = {0};
+    while ((c = cu_getopt(&bench_options, argc, argv, seen)) != -1) {
         switch (c) {
         case 'c': a->config = optarg; break;
         case 't':
             if (bench_int("--threads", optarg, &a->threads)) return 2;
             break;
         case 'v':
-            if (a->nv < MAX_VARIANTS) a->variants[a->nv++] = optarg;
+            if (a->nv == MAX_VARIANTS) return cu_too_many("bench", "--variant", MAX_VARIANTS);
+            a->variants[a->nv++] = optarg;
             break;
         case 'n':
             if (bench_int("--steps", optarg, &a->bp.steps)) return 2;
@@ -289,7 +290,8 @@ static int parse_bench_args(int argc, char **argv, BenchArgs *a) {
             a->bp.cpu_clock = !strcmp(optarg, "cpu");
             break;
         case 's':
-            if (a->nsets < 250) a->sets[a->nsets++] = optarg;
+            if (a->nsets == 250) return cu_too_many("bench", "--set", 250);
+            a->sets[a->nsets++] = optarg;
             break;
         case 'h': usage(stdout); return 0;
         default: return cu_bad_option("bench", c, argv);

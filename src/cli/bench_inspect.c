@@ -7,6 +7,7 @@
  * in process. Memory: peak RSS of a separate `gatelab inspect` process on
  * the same checkpoint, against the size of the F32 weights. */
 #include <getopt.h>
+#include <math.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,9 @@
 #include <unistd.h>
 
 #include "blas_core.h"
+#include "cli_json.h"
+#include "cliopts.h"
+#include "cmdutil.h"
 #include "hf_model.h"
 #include "hf_probe.h"
 #include "safetensors.h"
@@ -68,16 +72,28 @@ static void usage(FILE *f) {
                "                      on a busy machine (then N threads cost about N x wall)\n");
 }
 
+static const struct option bench_inspect_long[] = {
+    {"model", required_argument, 0, 'm'},   {"threads", required_argument, 0, 't'},
+    {"repeats", required_argument, 0, 'R'}, {"seq-len", required_argument, 0, 'T'},
+    {"no-torch", no_argument, 0, 'n'},      {"clock", required_argument, 0, 'c'},
+    {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
+const CliOpts bench_inspect_options = {"bench --inspect", ":m:t:R:T:nc:h", "", bench_inspect_long};
+
+/* One line for a bad value of option opt (want: what it takes); returns 2. */
+static int bi_bad(const char *opt, const char *val, const char *want) {
+    if (!*want)
+        fprintf(stderr, "gatelab bench --inspect: %s '%.40s': expected 1..%d\n", opt, val, MAX_R);
+    else fprintf(stderr, "gatelab bench --inspect: %s '%.40s': expected %s\n", opt, val, want);
+    return 2;
+}
+
 static int parse(int argc, char **argv, BiArgs *a) {
-    static const struct option lo[] = {
-        {"model", required_argument, 0, 'm'},   {"threads", required_argument, 0, 't'},
-        {"repeats", required_argument, 0, 'R'}, {"seq-len", required_argument, 0, 'T'},
-        {"no-torch", no_argument, 0, 'n'},      {"clock", required_argument, 0, 'c'},
-        {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
     *a = (BiArgs){NULL, {1, 2}, 2, 3, 512, 1, 0};
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "m:t:R:T:nc:h", lo, NULL)) != -1) {
+    opterr = 0;
+    unsigned char seen[CU_MAX_OPTS] = {0};
+    while ((c = cu_getopt(&bench_inspect_options, argc, argv, seen)) != -1) {
         switch (c) {
         case 'm': a->model = optarg; break;
         case 't': {
@@ -85,25 +101,27 @@ static int parse(int argc, char **argv, BiArgs *a) {
             for (char *s = optarg; *s && a->nthreads < 8;) {
                 char *end;
                 long v = strtol(s, &end, 10);
-                if (end == s || v < 1 || v > 64) return 2;
+                if (end == s || v < 1 || v > 64 || (*end && *end != ','))
+                    return bi_bad("--threads", optarg, "a comma-separated list of 1..64");
                 a->threads[a->nthreads++] = (int)v;
                 s = *end == ',' ? end + 1 : end;
-                if (*end && *end != ',') return 2;
             }
             break;
         }
-        case 'R': a->repeats = atoi(optarg); break;
-        case 'T': a->T = atoi(optarg); break;
+        case 'R':
+            if (cu_parse_int(optarg, 1, MAX_R, &a->repeats)) return bi_bad("--repeats", optarg, "");
+            break;
+        case 'T':
+            if (cu_parse_int(optarg, 2, 1024, &a->T)) return bi_bad("--seq-len", optarg, "2..1024");
+            break;
         case 'n': a->torch = 0; break;
         case 'c':
-            if (strcmp(optarg, "wall") && strcmp(optarg, "cpu")) {
-                usage(stderr);
-                return 2;
-            }
+            if (strcmp(optarg, "wall") && strcmp(optarg, "cpu"))
+                return bi_bad("--clock", optarg, "wall or cpu");
             a->cpu = !strcmp(optarg, "cpu");
             break;
         case 'h': usage(stdout); return 0;
-        default: usage(stderr); return 2;
+        default: return cu_bad_option("bench --inspect", c, argv);
         }
     }
     if (a->nthreads < 1 || a->repeats < 1 || a->repeats > MAX_R || a->T < 2 || a->T > 1024) {
@@ -188,22 +206,19 @@ enum { TV_BEST_LG, TV_MED_LG, TV_BEST_NH, TV_MED_NH, TV_RSS, TV_BLAS, TV_N };
 
 static int run_torch(const char *model, const char *ids, int threads, int blas, int R, int cpu,
                      double v[TV_N]) {
-    char cmd[9000], line[2048];
+    char cmd[9000];
     snprintf(cmd, sizeof cmd,
              "/usr/bin/python3 tests/reference/torch_bench_inspect.py '%s' '%s' --threads %d "
              "--blas-threads %d --repeats %d --clock %s 2>/dev/null",
              model, ids, threads, blas, R, cpu ? "cpu" : "wall");
-    FILE *p = popen(cmd, "r");
-    if (!p) return -1;
-    const char *keys[TV_N] = {"\"best_logits\":",   "\"median_logits\":", "\"best_nohead\":",
-                              "\"median_nohead\":", "\"peak_rss_mib\":",  "\"blas_threads\":"};
+    const char *keys[TV_N] = {"best_logits",   "median_logits", "best_nohead",
+                              "median_nohead", "peak_rss_mib",  "blas_threads"};
+    json_t *o = cj_popen_object(cmd);
+    if (!o) return -1;
     int got = 0;
-    while (fgets(line, sizeof line, p))
-        for (int k = 0; k < TV_N; k++) {
-            char *s = strstr(line, keys[k]);
-            if (s) v[k] = atof(s + strlen(keys[k])), got++;
-        }
-    return pclose(p) == 0 && got == TV_N ? 0 : -1;
+    for (int k = 0; k < TV_N; k++) got += isfinite(v[k] = cj_number(o, keys[k]));
+    json_decref(o);
+    return got == TV_N ? 0 : -1;
 }
 
 static int read_ids(const char *dir, int32_t *ids, int T) {
@@ -220,7 +235,7 @@ static int read_ids(const char *dir, int32_t *ids, int T) {
  * PyTorch's best time at any thread count, pass for pass. */
 static void summary(const double *g, const double *tbest, int th) {
     const char *pass[2] = {"inspect (no LM head)", "forward + logits"};
-    /* issue 14's target is on what `gatelab inspect` runs; the LM head is
+    /* the target is on what `gatelab inspect` runs; the LM head is
      * one sgemm that both sides run through the same OpenBLAS */
     const char *note[2] = {"target 1.5x", "for reference: inspect runs no LM head"};
     for (int k = 0; k < 2; k++)

@@ -59,3 +59,30 @@ int cj_print(const char *cmd, json_t *v) {
     if (!ok) fprintf(stderr, "gatelab %s: cannot write the JSON output\n", cmd);
     return ok ? 0 : -1;
 }
+
+json_t *cj_popen_object(const char *cmd) {
+    FILE *p = popen(cmd, "r");
+    if (!p) return NULL;
+    json_t *last = NULL;
+    char line[65536];
+    while (fgets(line, sizeof line, p)) {
+        if (line[strspn(line, " \t")] != '{') continue;
+        json_t *o = json_loads(line, 0, NULL);
+        if (!json_is_object(o)) {
+            json_decref(o);
+            continue;
+        }
+        json_decref(last);
+        last = o;
+    }
+    if (pclose(p) != 0) {
+        json_decref(last);
+        return NULL;
+    }
+    return last;
+}
+
+double cj_number(const json_t *obj, const char *key) {
+    const json_t *v = json_object_get(obj, key);
+    return json_is_number(v) ? json_number_value(v) : NAN;
+}

@@ -8,6 +8,7 @@
 
 #include "runfile_read.h"
 #include "runschema.h"
+#include "cliopts.h"
 #include "cmdutil.h"
 #include "commands.h"
 #include "cli_json.h"
@@ -129,22 +130,25 @@ static int run_seq_len(const char *run, int *T) {
     return 0;
 }
 
+static const struct option eval_long[] = {{"lengths", required_argument, 0, 'l'},
+                                          {"yarn", no_argument, 0, 'y'},
+                                          {"both", no_argument, 0, 'b'},
+                                          {"batches", required_argument, 0, 'n'},
+                                          {"batch-size", required_argument, 0, 'B'},
+                                          {"json", no_argument, 0, 'j'},
+                                          {"no-write", no_argument, 0, 'w'},
+                                          {"help", no_argument, 0, 'h'},
+                                          {0, 0, 0, 0}};
+const CliOpts eval_options = {"eval", ":l:ybn:B:jwh", "", eval_long};
+
 int cmd_eval(int argc, char **argv) {
-    static const struct option opts[] = {{"lengths", required_argument, 0, 'l'},
-                                         {"yarn", no_argument, 0, 'y'},
-                                         {"both", no_argument, 0, 'b'},
-                                         {"batches", required_argument, 0, 'n'},
-                                         {"batch-size", required_argument, 0, 'B'},
-                                         {"json", no_argument, 0, 'j'},
-                                         {"no-write", no_argument, 0, 'w'},
-                                         {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
     const char *lengths = NULL;
     int yarn = 0, both = 0, json = 0, nowrite = 0, c;
     LcEvalOpts o = {.batches = 4, .batch_size = 4};
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":l:ybn:B:jwh", opts, NULL)) != -1) {
+    unsigned char seen[CU_MAX_OPTS] = {0};
+    while ((c = cu_getopt(&eval_options, argc, argv, seen)) != -1) {
         switch (c) {
         case 'l': lengths = optarg; break;
         case 'y': yarn = 1; break;

@@ -1,6 +1,7 @@
 /* cmd_heatmap.c: `gatelab heatmap RUN.h5 --out FILE.png`: attention maps of
  * one probe as a PNG: one head, a layer x head grid, or two runs' heads at
  * one layer side by side (--compare). */
+#include "cliopts.h"
 #include "cmdutil.h"
 #include "commands.h"
 #include "heatmap.h"
@@ -104,19 +105,22 @@ static int render(const char *out, RunReader *r, const ProbeRecord *p, RunReader
     return rc < 0 ? 1 : 0;
 }
 
+static const struct option heatmap_long[] = {
+    {"out", required_argument, 0, 'o'},  {"layer", required_argument, 0, 'l'},
+    {"head", required_argument, 0, 'H'}, {"log", no_argument, 0, 'g'},
+    {"step", required_argument, 0, 's'}, {"compare", required_argument, 0, 'c'},
+    {"help", no_argument, 0, 'h'},       {0, 0, 0, 0}};
+const CliOpts heatmap_options = {"heatmap", ":o:l:H:gs:c:h", "", heatmap_long};
+
 int cmd_heatmap(int argc, char **argv) {
-    static const struct option opts[] = {
-        {"out", required_argument, 0, 'o'},  {"layer", required_argument, 0, 'l'},
-        {"head", required_argument, 0, 'H'}, {"log", no_argument, 0, 'g'},
-        {"step", required_argument, 0, 's'}, {"compare", required_argument, 0, 'c'},
-        {"help", no_argument, 0, 'h'},       {0, 0, 0, 0}};
     const char *out = NULL, *other = NULL;
     long long step = -1, v;
     Sel s = {-1, -1};
     int log_scale = 0, c;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":o:l:H:gs:c:h", opts, NULL)) != -1) {
+    unsigned char seen[CU_MAX_OPTS] = {0};
+    while ((c = cu_getopt(&heatmap_options, argc, argv, seen)) != -1) {
         switch (c) {
         case 'o': out = optarg; continue;
         case 'c': other = optarg; continue;

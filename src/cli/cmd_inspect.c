@@ -15,6 +15,7 @@
 #include "hf_runwrite.h"
 #include "inspect_input.h"
 #include "safetensors.h"
+#include "cliopts.h"
 #include "cmdutil.h"
 #include "util.h"
 
@@ -67,22 +68,25 @@ static int bad(const char *fmt, const char *arg) {
     return 2;
 }
 
+static const struct option inspect_long[] = {
+    {"text", required_argument, 0, 'x'},  {"tokens", required_argument, 0, 'k'},
+    {"out", required_argument, 0, 'o'},   {"seq-len", required_argument, 0, 't'},
+    {"n-seq", required_argument, 0, 'n'}, {"maps-len", required_argument, 0, 'm'},
+    {"bos", required_argument, 0, 'b'},   {"threads", required_argument, 0, 'j'},
+    {"force", no_argument, 0, 'f'},       {"quiet", no_argument, 0, 'q'},
+    {"help", no_argument, 0, 'h'},        {0, 0, 0, 0}};
+const CliOpts inspect_options = {"inspect", ":x:k:o:t:n:m:b:j:fqh", "", inspect_long};
+
 /* 0 ok, 1 --help printed, 2 bad usage (message printed). */
 static int parse(int argc, char **argv, Opts *o) {
-    static const struct option lo[] = {
-        {"text", required_argument, 0, 'x'},  {"tokens", required_argument, 0, 'k'},
-        {"out", required_argument, 0, 'o'},   {"seq-len", required_argument, 0, 't'},
-        {"n-seq", required_argument, 0, 'n'}, {"maps-len", required_argument, 0, 'm'},
-        {"bos", required_argument, 0, 'b'},   {"threads", required_argument, 0, 'j'},
-        {"force", no_argument, 0, 'f'},       {"quiet", no_argument, 0, 'q'},
-        {"help", no_argument, 0, 'h'},        {0, 0, 0, 0}};
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     *o = (Opts){
         .maps_len = DEFAULT_MAPS, .bos = -1, .threads = ncpu > 0 && ncpu < 64 ? (int)ncpu : 1};
     int c;
     opterr = 0;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "x:k:o:t:n:m:b:j:fqh", lo, NULL)) != -1) {
+    unsigned char seen[CU_MAX_OPTS] = {0};
+    while ((c = cu_getopt(&inspect_options, argc, argv, seen)) != -1) {
         switch (c) {
         case 'x': o->text = optarg; break;
         case 'k': o->tokens = optarg; break;
@@ -112,7 +116,7 @@ static int parse(int argc, char **argv, Opts *o) {
         case 'f': o->force = 1; break;
         case 'q': o->quiet = 1; break;
         case 'h': usage(stdout); return 1;
-        default: return bad("unknown or incomplete option '%s'", argv[optind - 1]);
+        default: return cu_bad_option("inspect", c, argv);
         }
     }
     if (optind != argc - 1)

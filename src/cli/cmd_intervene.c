@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli_json.h"
+#include "cliopts.h"
 #include "cmdutil.h"
 #include "commands.h"
 #include "intervene.h"
@@ -114,15 +115,19 @@ static int store(const char *run, const IntervResult *r, int n) {
     return 0;
 }
 
+static const struct option intervene_long[] = {{"clip-k", required_argument, 0, 'k'},
+                                               {"json", no_argument, 0, 'j'},
+                                               {"no-write", no_argument, 0, 'w'},
+                                               {"help", no_argument, 0, 'h'},
+                                               {0, 0, 0, 0}};
+const CliOpts intervene_options = {"intervene", ":k:jwh", "", intervene_long};
+
 int cmd_intervene(int argc, char **argv) {
-    static const struct option opts[] = {{"clip-k", required_argument, 0, 'k'},
-                                         {"json", no_argument, 0, 'j'},
-                                         {"no-write", no_argument, 0, 'w'},
-                                         {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
     int json = 0, nowrite = 0, clip_k = IV_CLIP_K_DEFAULT, c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "k:jwh", opts, NULL)) != -1) {
+    opterr = 0;
+    unsigned char seen[CU_MAX_OPTS] = {0};
+    while ((c = cu_getopt(&intervene_options, argc, argv, seen)) != -1) {
         char *end;
         switch (c) {
         case 'k':
@@ -136,7 +141,7 @@ int cmd_intervene(int argc, char **argv) {
         case 'j': json = 1; break;
         case 'w': nowrite = 1; break;
         case 'h': usage(stdout); return 0;
-        default: usage(stderr); return 2;
+        default: return cu_bad_option("intervene", c, argv);
         }
     }
     if (argc - optind < 2) {

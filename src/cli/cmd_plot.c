@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cliopts.h"
 #include "cmdutil.h"
 #include "commands.h"
 #include "plot.h"
@@ -29,17 +30,20 @@ static void plot_usage(FILE *f) {
                "  -h, --help           this help\n");
 }
 
+static const struct option plot_long[] = {
+    {"out", required_argument, NULL, 'o'},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+const CliOpts plot_options = {"plot", ":o:h", "", plot_long};
+
 int cmd_plot(int argc, char **argv) {
-    static const struct option opts[] = {
-        {"out", required_argument, NULL, 'o'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
     const char *out = NULL;
     int c;
     optind = 0; /* glibc: full reset, so cmd_plot can run twice in-process */
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":o:h", opts, NULL)) != -1) {
+    unsigned char seen[CU_MAX_OPTS] = {0};
+    while ((c = cu_getopt(&plot_options, argc, argv, seen)) != -1) {
         switch (c) {
         case 'o': out = optarg; break;
         case 'h': plot_usage(stdout); return 0;

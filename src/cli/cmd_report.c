@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <sys/stat.h>
 
+#include "cliopts.h"
 #include "cmdutil.h"
 #include "commands.h"
 #include "report.h"
@@ -14,14 +15,17 @@ static void usage(FILE *f) {
                "  figures/ into DIR2 (default DIR). Unreadable files are listed.\n");
 }
 
+static const struct option report_long[] = {
+    {"out", required_argument, 0, 'o'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+const CliOpts report_options = {"report", ":o:h", "", report_long};
+
 int cmd_report(int argc, char **argv) {
-    static const struct option opts[] = {
-        {"out", required_argument, 0, 'o'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     const char *out = NULL;
     int c;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":o:h", opts, NULL)) != -1) {
+    unsigned char seen[CU_MAX_OPTS] = {0};
+    while ((c = cu_getopt(&report_options, argc, argv, seen)) != -1) {
         if (c == 'o') out = optarg;
         else if (c == 'h') {
             usage(stdout);

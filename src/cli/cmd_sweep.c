@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cliopts.h"
 #include "cmdutil.h"
 #include "commands.h"
 #include "gatelab_build.h"
@@ -48,7 +49,7 @@ static int write_report(const char *dir) {
     return 0;
 }
 
-static void list_runs(const Sweep *sw) {
+static void print_run_list(const Sweep *sw) {
     for (int i = 0; i < sw->n_runs; i++) {
         const SweepRun *r = &sw->runs[i];
         printf("%d\t%s\t%s", i, r->id, r->preset);
@@ -62,24 +63,27 @@ typedef struct {
     int jobs, only, list, dry, emit, no_report;
 } SweepArgs;
 
+enum { O_ONLY = 256, O_LIST, O_DRY, O_SLURM, O_NOREPORT };
+static const struct option sweep_long[] = {{"out", required_argument, 0, 'o'},
+                                           {"jobs", required_argument, 0, 'j'},
+                                           {"only", required_argument, 0, O_ONLY},
+                                           {"list", no_argument, 0, O_LIST},
+                                           {"dry-run", no_argument, 0, O_DRY},
+                                           {"emit-slurm", optional_argument, 0, O_SLURM},
+                                           {"no-report", no_argument, 0, O_NOREPORT},
+                                           {"help", no_argument, 0, 'h'},
+                                           {0, 0, 0, 0}};
+const CliOpts sweep_options = {"sweep", ":o:j:h", "", sweep_long};
+
 static int parse_args(int argc, char **argv, SweepArgs *a) {
-    enum { O_ONLY = 256, O_LIST, O_DRY, O_SLURM, O_NOREPORT };
-    static const struct option opts[] = {{"out", required_argument, 0, 'o'},
-                                         {"jobs", required_argument, 0, 'j'},
-                                         {"only", required_argument, 0, O_ONLY},
-                                         {"list", no_argument, 0, O_LIST},
-                                         {"dry-run", no_argument, 0, O_DRY},
-                                         {"emit-slurm", optional_argument, 0, O_SLURM},
-                                         {"no-report", no_argument, 0, O_NOREPORT},
-                                         {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
     memset(a, 0, sizeof *a);
     a->only = -1;
     optind = 0; /* glibc: full re-init, so cmd_sweep can run twice */
     opterr = 0;
     int c;
     char *end;
-    while ((c = getopt_long(argc, argv, ":o:j:h", opts, NULL)) != -1) {
+    unsigned char seen[CU_MAX_OPTS] = {0};
+    while ((c = cu_getopt(&sweep_options, argc, argv, seen)) != -1) {
         switch (c) {
         case 'o': a->out = optarg; break;
         case 'j':
@@ -220,7 +224,7 @@ static int run_sweep(const Sweep *sw, const SweepArgs *a, int rank, int size, in
         rc = 1;
     int whole = a->only < 0 && !a->dry && rc != 2 && !a->no_report && !(r >= 0 && s.interrupted);
     if (whole && rank == 0 && write_report(a->out) && rc == 0) rc = 1;
-    /* stopped by SIGINT/SIGTERM: the exit code says so (the README's table) */
+    /* stopped by SIGINT/SIGTERM: the exit code says so (docs/failures.md) */
     if (r >= 0 && s.interrupted && rc != 2) rc = 130;
     return rc;
 }
@@ -240,7 +244,7 @@ int cmd_sweep(int argc, char **argv) {
         return 2;
     }
     if (a.list) {
-        list_runs(&sw);
+        print_run_list(&sw);
         rc = 0;
     } else if (a.emit) {
         rc = emit_slurm(&sw, &a);

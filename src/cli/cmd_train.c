@@ -7,6 +7,7 @@
 
 #include "config_args.h"
 #include "repro.h"
+#include "cliopts.h"
 #include "cmdutil.h"
 #include "commands.h"
 #include "data.h"
@@ -14,18 +15,11 @@
 #include "train_loop.h"
 #include "util.h"
 
-/* A debug step number: a whole number >= 0, or the option is refused. */
-static int parse_step(const char *opt, const char *s, long long *out) {
-    if (cu_parse_ll(s, out) == 0) return 0;
-    fprintf(stderr, "gatelab train: %s: bad step '%.40s' (expected a number >= 0)\n", opt, s);
-    return -1;
-}
-
 static void usage(FILE *f) {
     fprintf(f, "usage: gatelab train --config FILE [--set key=value]... --out RUN.h5\n"
                "                     [--resume] [--force] [--threads N] [--quiet]\n"
                "\n"
-               "Train one model and write its HDF5 run file (schema: README \"Run file\").\n"
+               "Train one model and write its HDF5 run file (schema: docs/runfile.md).\n"
                "\n"
                "  -c, --config FILE   preset INI file, e.g. experiments/small.ini\n"
                "  -s, --set K=V       override one config key (repeatable; applied in order;\n"
@@ -35,12 +29,8 @@ static void usage(FILE *f) {
                "  -f, --force         overwrite an existing RUN.h5\n"
                "  -t, --threads N     worker threads (same as --set threads=N)\n"
                "  -q, --quiet         no progress lines\n"
-               "      --nan-at-step S debug: poison the loss at step S (tests divergence)\n"
-               "      --kill-at-step S debug: SIGKILL itself after step S (tests resume)\n"
-               "      --inject-nan loss|grad|weight  debug: put a NaN in the loss, in one\n"
-               "                      gradient entry (after backward, before clipping) or in\n"
-               "                      one weight (before the forward) ...\n"
-               "      --inject-at S   ... at step S (--nan-at-step S = loss at S)\n"
+               "      --progress-fd FD  also write progress for programs to the open fd FD\n"
+               "                      (\"progress STEP STEPS ETA_SECONDS\" lines; docs/sweeps.md)\n"
                "      --print-params  list every tensor (name, shape, decay, added) and the\n"
                "                      totals for the resolved config, then exit\n"
                "\n"
@@ -79,28 +69,9 @@ typedef struct {
     TrainOptions opt;
 } TrainArgs;
 
-/* --inject-nan KIND: loss, grad or weight. */
-static int parse_inject_kind(const char *s, TrainOptions *opt) {
-    if (!strcmp(s, "loss")) opt->inject_kind = INJECT_LOSS;
-    else if (!strcmp(s, "grad")) opt->inject_kind = INJECT_GRAD;
-    else if (!strcmp(s, "weight")) opt->inject_kind = INJECT_WEIGHT;
-    else {
-        fprintf(stderr,
-                "gatelab train: --inject-nan: '%.40s' is not loss, grad "
-                "or weight\n",
-                s);
-        return -1;
-    }
-    return 0;
-}
-
 /* Options that go together or are required; 0 when the line is usable. */
 static int check_train_args(TrainArgs *a) {
     TrainOptions *opt = &a->opt;
-    if ((opt->inject_kind != INJECT_NONE) != (opt->inject_at >= 0)) {
-        fprintf(stderr, "gatelab train: --inject-nan and --inject-at go together\n");
-        return 2;
-    }
     if (a->print_params && a->config) opt->out_path = "-"; /* nothing is written */
     if (!a->config || !opt->out_path) {
         fprintf(stderr, "gatelab train: --config and --out are required (see --help)\n");
@@ -113,34 +84,34 @@ static int check_train_args(TrainArgs *a) {
     return 0;
 }
 
+static const struct option train_long[] = {{"config", required_argument, 0, 'c'},
+                                           {"set", required_argument, 0, 's'},
+                                           {"out", required_argument, 0, 'o'},
+                                           {"resume", no_argument, 0, 'r'},
+                                           {"force", no_argument, 0, 'f'},
+                                           {"threads", required_argument, 0, 't'},
+                                           {"quiet", no_argument, 0, 'q'},
+                                           {"print-params", no_argument, 0, 'P'},
+                                           {"progress-fd", required_argument, 0, 'F'},
+                                           {"help", no_argument, 0, 'h'},
+                                           {0, 0, 0, 0}};
+const CliOpts train_options = {"train", ":c:s:o:rft:qh", "s", train_long};
+
 /* Fills *a from the command line. Returns -1 to go on, else the exit code
  * (0 after --help, 2 on a bad option). */
 static int parse_train_args(int argc, char **argv, TrainArgs *a) {
-    static const struct option opts[] = {{"config", required_argument, 0, 'c'},
-                                         {"set", required_argument, 0, 's'},
-                                         {"out", required_argument, 0, 'o'},
-                                         {"resume", no_argument, 0, 'r'},
-                                         {"force", no_argument, 0, 'f'},
-                                         {"threads", required_argument, 0, 't'},
-                                         {"quiet", no_argument, 0, 'q'},
-                                         {"nan-at-step", required_argument, 0, 'N'},
-                                         {"kill-at-step", required_argument, 0, 'K'},
-                                         {"inject-nan", required_argument, 0, 'I'},
-                                         {"inject-at", required_argument, 0, 'A'},
-                                         {"print-params", no_argument, 0, 'P'},
-                                         {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
     memset(a, 0, sizeof *a);
-    a->opt = (TrainOptions){.nan_at_step = -1, .kill_at_step = -1, .inject_at = -1};
+    a->opt.progress_fd = -1;
     TrainOptions *opt = &a->opt;
     int c;
+    unsigned char seen[CU_MAX_OPTS] = {0};
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":c:s:o:rft:qh", opts, NULL)) != -1) {
+    while ((c = cu_getopt(&train_options, argc, argv, seen)) != -1) {
         switch (c) {
         case 'c': a->config = optarg; break;
         case 's':
-            if (a->nsets == 255) return fprintf(stderr, "gatelab train: too many --set\n"), 2;
+            if (a->nsets == 255) return cu_too_many("train", "--set", 255);
             a->sets[a->nsets++] = optarg;
             break;
         case 'o': opt->out_path = optarg; break;
@@ -148,20 +119,15 @@ static int parse_train_args(int argc, char **argv, TrainArgs *a) {
         case 'f': opt->force = 1; break;
         case 't':
             snprintf(a->threads_set, sizeof a->threads_set, "threads=%.40s", optarg);
-            if (a->nsets < 255) a->sets[a->nsets++] = a->threads_set;
+            if (a->nsets == 255) return cu_too_many("train", "--set and --threads", 255);
+            a->sets[a->nsets++] = a->threads_set;
             break;
         case 'q': opt->quiet = 1; break;
-        case 'N':
-            if (parse_step("--nan-at-step", optarg, &opt->nan_at_step) != 0) return 2;
-            break;
-        case 'K':
-            if (parse_step("--kill-at-step", optarg, &opt->kill_at_step) != 0) return 2;
-            break;
-        case 'A':
-            if (parse_step("--inject-at", optarg, &opt->inject_at) != 0) return 2;
-            break;
-        case 'I':
-            if (parse_inject_kind(optarg, opt) != 0) return 2;
+        case 'F':
+            if (cu_parse_int(optarg, 0, 1 << 20, &opt->progress_fd) != 0) {
+                fprintf(stderr, "gatelab train: --progress-fd: bad fd '%.40s'\n", optarg);
+                return 2;
+            }
             break;
         case 'P': a->print_params = 1; break;
         case 'h': usage(stdout); return 0;

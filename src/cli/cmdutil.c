@@ -5,8 +5,10 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 int cu_bad_option(const char *cmd, int c, char **argv) {
+    if (c == '!') return 2; /* cu_getopt said it */
     char shortopt[3] = {'-', (char)optopt, 0};
     /* a long option (optopt 0 when unknown) is the word getopt just took */
     const char *opt =
@@ -17,6 +19,35 @@ int cu_bad_option(const char *cmd, int c, char **argv) {
     else
         fprintf(stderr, "gatelab %s: unknown option '%s' (try gatelab %s --help)\n", cmd, opt, cmd);
     return 2;
+}
+
+int cu_too_many(const char *cmd, const char *opt, int n) {
+    fprintf(stderr, "gatelab %s: too many %s (at most %d)\n", cmd, opt, n);
+    return 2;
+}
+
+/* The entry of o's table that getopt_long matched: by longindex for a long
+ * option, by its value for a short one; -1 when none (a bad option). */
+static int matched_entry(const CliOpts *o, int c, int longindex) {
+    if (longindex >= 0) return longindex;
+    for (int i = 0; o->opts[i].name && i < CU_MAX_OPTS; i++)
+        if (o->opts[i].val == c) return i;
+    return -1;
+}
+
+int cu_getopt(const CliOpts *o, int argc, char **argv, unsigned char *seen) {
+    int longindex = -1;
+    int c = getopt_long(argc, argv, o->shortopts, o->opts, &longindex);
+    if (c == -1 || c == '?' || c == ':') return c;
+    int i = matched_entry(o, c, longindex);
+    if (i < 0 || i >= CU_MAX_OPTS) return c;
+    int repeatable = c > 0 && c < 128 && strchr(o->repeatable, c);
+    if (seen[i]++ && !repeatable) {
+        fprintf(stderr, "gatelab %s: option '--%s' given twice (try gatelab %s --help)\n", o->cmd,
+                o->opts[i].name, o->cmd);
+        return '!';
+    }
+    return c;
 }
 
 int cu_parse_ll(const char *s, long long *out) {
@@ -60,16 +91,28 @@ int cu_load(const char *cmd, const char *path, long long step, RunReader **r, Pr
     return 0;
 }
 
+static const struct option probe_opts[] = {{"step", required_argument, 0, 's'},
+                                           {"json", no_argument, 0, 'j'},
+                                           {"help", no_argument, 0, 'h'},
+                                           {0, 0, 0, 0}};
+const CliOpts cu_sinks_options = {"sinks", ":s:jh", "", probe_opts};
+const CliOpts cu_gates_options = {"gates", ":s:jh", "", probe_opts};
+const CliOpts cu_acts_options = {"acts", ":s:jh", "", probe_opts};
+
+/* The CliOpts of probe command cmd. */
+static const CliOpts *probe_options(const char *cmd) {
+    if (!strcmp(cmd, "gates")) return &cu_gates_options;
+    if (!strcmp(cmd, "acts")) return &cu_acts_options;
+    return &cu_sinks_options;
+}
+
 int cu_probe_cmd(const char *cmd, int argc, char **argv, void (*usage)(FILE *f), CuReport report) {
-    static const struct option opts[] = {{"step", required_argument, 0, 's'},
-                                         {"json", no_argument, 0, 'j'},
-                                         {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
     long long step = -1;
     int json = 0, c;
+    unsigned char seen[CU_MAX_OPTS] = {0};
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":s:jh", opts, NULL)) != -1) {
+    while ((c = cu_getopt(probe_options(cmd), argc, argv, seen)) != -1) {
         if (c == 's' && cu_parse_ll(optarg, &step) == 0) continue;
         if (c == 'j') {
             json = 1;

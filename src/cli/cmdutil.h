@@ -8,13 +8,42 @@
 #include "outpath.h"
 #include "runfile_read.h"
 
+#include <getopt.h>
 #include <stdio.h>
+
+/* A subcommand's options: getopt_long's table, its short-option string
+ * (starting with ':', so a missing value comes back as ':'), and the short
+ * letters of the options that may be given more than once. Every command's
+ * CliOpts is listed in cli_all_options (cliopts.h), against which
+ * tests/test_usage.c checks the command's --help, so the two cannot drift. */
+typedef struct {
+    const char *cmd;        /* as typed after gatelab: "train", "bench --inspect" */
+    const char *shortopts;  /* ":c:s:o:..." */
+    const char *repeatable; /* short letters, e.g. "s" for --set */
+    const struct option *opts;
+} CliOpts;
+
+/* getopt_long over o's table. Returns what getopt_long returns, except
+ * that a second use of an option that is not repeatable prints one line,
+ * "gatelab CMD: option '--X' given twice (try gatelab CMD --help)", and
+ * returns '!' (for which cu_bad_option prints nothing more). seen holds
+ * one byte per entry of o->opts (at most CU_MAX_OPTS), zeroed by the
+ * caller before the first call. */
+#define CU_MAX_OPTS 32
+int cu_getopt(const CliOpts *o, int argc, char **argv, unsigned char *seen);
+
+/* The options of sinks, gates and acts (cu_probe_cmd). */
+extern const CliOpts cu_sinks_options, cu_gates_options, cu_acts_options;
 
 /* A bad option, as one line: "gatelab CMD: unknown option '--x' (try
  * gatelab CMD --help)" or "... option '--out' needs a value ...". c is
  * what getopt_long returned ('?' or ':'; the optstring starts with ':' and
  * opterr is 0, so getopt prints nothing itself). Returns 2, the exit code. */
 int cu_bad_option(const char *cmd, int c, char **argv);
+
+/* "gatelab CMD: too many OPT (at most N)" on stderr; returns 2. For a
+ * repeatable option given more often than the command can hold. */
+int cu_too_many(const char *cmd, const char *opt, int n);
 
 /* Parse a non-negative integer; 0 ok, -1 if s is not one. */
 int cu_parse_ll(const char *s, long long *out);

@@ -1,5 +1,5 @@
 /* hf_probe.c: per-layer reductions for `gatelab inspect` (see hf_probe.h).
- * Mirrors src/probe.c: attention mean map, first-token columns, alpha0,
+ * Mirrors src/train/probe.c: attention mean map, first-token columns, alpha0,
  * gate histogram/below/channel means/stats and a sample, hidden-state
  * statistics of each block output, all means over windows. */
 #include "hf_probe.h"

@@ -1,5 +1,5 @@
 /* hf_tokenizer.h: a Hugging Face tokenizer.json, byte-level BPE only
- * (GPT-2, Llama 3, Qwen 2/3, Pythia, RoBERTa style). Issue 14.
+ * (GPT-2, Llama 3, Qwen 2/3, Pythia, RoBERTa style).
  *
  * What is read: model "BPE" (vocab; merges as "a b" strings or [a, b]
  * pairs; unk_token, fuse_unk, ignore_merges), added_tokens (matched in the

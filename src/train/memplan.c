@@ -7,6 +7,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "config_derive.h"
 #include "model.h"
 #include "probe.h"
 #include "util.h"
@@ -23,15 +24,14 @@ static void finish(MemPlan *p) {
 int memplan_train(const Config *cfg, MemPlan *p, char *err, size_t errlen) {
     Model m;
     if (model_shape(&m, cfg, err, errlen) != 0) return -1;
-    int B = cfg->batch_size, nw = cfg->threads < 1 ? 1 : cfg->threads;
-    if (nw > B) nw = B;
+    int B = cfg->batch_size, nw = config_workers(cfg);
     size_t n = m.table.total;
     p->params = mul(n, sizeof(float));
     p->optimiser = add(mul(2 * sizeof(float), n), mul(2 * sizeof(int), (size_t)B * cfg->seq_len));
     p->activations = 0;
     for (int w = 0; w < nw; w++) /* the trainer's split of the batch */
         p->activations =
-            add(p->activations, runstate_bytes(&m, B / nw + (w < B % nw), cfg->seq_len));
+            add(p->activations, runstate_bytes(&m, batch_share(B, nw, w), cfg->seq_len));
     p->probe = probe_bytes(&m, cfg->probe_n, cfg->seq_len);
     model_free(&m);
     finish(p);

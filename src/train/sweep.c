@@ -71,6 +71,9 @@ typedef struct {
     pid_t pid;
     int run;
     double t0;
+    int progress_fd; /* read end of the child's progress pipe; -1 none */
+    char line[128];  /* bytes of its progress line not yet ended */
+    char last[96];   /* its latest progress: "step 120/800 ETA 1m02s" */
 } Child;
 
 typedef struct {
@@ -117,6 +120,8 @@ static char **child_argv(const Runner *R, const SweepRun *r, SweepAction a, char
     }
     v[n++] = "--out";
     v[n++] = outpath;
+    v[n++] = "--progress-fd";
+    v[n++] = SWEEP_PROGRESS_FD_STR;
     if (a == SWEEP_RESUME) v[n++] = "--resume";
     if (a == SWEEP_RESTART) v[n++] = "--force";
     (void)R;
@@ -129,43 +134,74 @@ static void print_cmd(FILE *f, const char *exe, char **argv) {
     fputc('\n', f);
 }
 
-static pid_t spawn(const Runner *R, const SweepRun *r, SweepAction a) {
-    char out[SWEEP_PATH_MAX + 256], log[SWEEP_PATH_MAX + 256];
+/* The log of run r in out_dir: OUT/logs/ID.log. */
+static void log_path(char *out, size_t len, const char *dir, const SweepRun *r) {
+    snprintf(out, len, "%s/logs/%s.log", dir, r->id);
+}
+
+/* Open run r's log for appending and write the "== gatelab sweep: WHAT"
+ * header line of one child (what: the action, or the command). Returns the
+ * fd, or -1 with errno. */
+static int open_log(const char *dir, const SweepRun *r, const char *what) {
+    char log[SWEEP_PATH_MAX + 256];
+    log_path(log, sizeof log, dir, r);
+    int fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0666);
+    if (fd >= 0) dprintf(fd, "== gatelab sweep: %s\n", what);
+    return fd;
+}
+
+/* fork + exec of exe with argv: stdin from /dev/null, stdout and stderr
+ * into log_fd, single-threaded BLAS, and progress_w (when >= 0) as the
+ * child's fd SWEEP_PROGRESS_FD. Returns the pid, or -1 with errno. */
+static pid_t spawn_child(const char *exe, char *const *argv, int log_fd, int progress_w) {
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid != 0) return pid;
+    int devnull = open("/dev/null", O_RDONLY);
+    if (devnull >= 0) dup2(devnull, 0);
+    dup2(log_fd, 1);
+    dup2(log_fd, 2);
+    if (progress_w >= 0) {
+        if (progress_w == SWEEP_PROGRESS_FD) fcntl(progress_w, F_SETFD, 0); /* keep it open */
+        else dup2(progress_w, SWEEP_PROGRESS_FD);
+    }
+    setenv("OPENBLAS_NUM_THREADS", "1", 1);
+    setenv("OMP_NUM_THREADS", "1", 1);
+    execv(exe, argv);
+    dprintf(2, "gatelab sweep: cannot run %s: %s\n", exe, strerror(errno));
+    _exit(127);
+}
+
+/* Start run r's trainer with its log and a progress pipe into *c. 0, or
+ * -1 with errno. */
+static int spawn(const Runner *R, const SweepRun *r, SweepAction a, Child *c) {
+    char out[SWEEP_PATH_MAX + 256], what[SWEEP_PATH_MAX + 128], hdr[64];
     run_path(out, sizeof out, R->o->out_dir, r, "");
-    snprintf(log, sizeof log, "%s/logs/%s.log", R->o->out_dir, r->id);
     char **argv = child_argv(R, r, a, out);
     if (!argv) return -1;
-    int fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0666);
-    if (fd < 0) {
+    /* a header per attempt, so a resumed run's log reads as a history */
+    time_t now = time(NULL);
+    strftime(hdr, sizeof hdr, "%Y-%m-%d %H:%M:%S", localtime(&now));
+    snprintf(what, sizeof what, "%s %s at %s", sweep_action_name(a), r->id, hdr);
+    int fd = open_log(R->o->out_dir, r, what), p[2] = {-1, -1};
+    if (fd < 0 || pipe2(p, O_CLOEXEC) != 0) {
+        if (fd >= 0) close(fd);
         free(argv);
         return -1;
     }
-    /* a header per attempt, so a resumed run's log reads as a history */
-    time_t now = time(NULL);
-    char hdr[64];
-    strftime(hdr, sizeof hdr, "%Y-%m-%d %H:%M:%S", localtime(&now));
-    dprintf(fd, "== gatelab sweep: %s %s at %s\n== ", sweep_action_name(a), r->id, hdr);
     FILE *lf = fdopen(dup(fd), "a");
     if (lf) {
+        fputs("== ", lf);
         print_cmd(lf, R->exe, argv);
         fclose(lf);
     }
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid == 0) {
-        int devnull = open("/dev/null", O_RDONLY);
-        if (devnull >= 0) dup2(devnull, 0);
-        dup2(fd, 1);
-        dup2(fd, 2);
-        setenv("OPENBLAS_NUM_THREADS", "1", 1);
-        setenv("OMP_NUM_THREADS", "1", 1);
-        execv(R->exe, argv);
-        dprintf(2, "gatelab sweep: cannot run %s: %s\n", R->exe, strerror(errno));
-        _exit(127);
-    }
-    close(fd);
-    free(argv);
-    return pid;
+    fcntl(p[0], F_SETFL, O_NONBLOCK);
+    *c = (Child){.pid = spawn_child(R->exe, argv, fd, p[1]), .progress_fd = p[0]};
+    int e = errno;
+    close(fd), close(p[1]), free(argv);
+    if (c->pid < 0) close(p[0]);
+    errno = e;
+    return c->pid < 0 ? -1 : 0;
 }
 
 /* One row per ended child: name, seed, exit code, seconds, result. */
@@ -188,46 +224,44 @@ static void record(const Runner *R, const SweepRun *r, int code, double secs, co
     close(fd);
 }
 
-/* Latest trainer progress of a log: "step 120/800 ETA 1m02s". */
-static void log_progress(const char *logpath, char *out, size_t len) {
-    snprintf(out, len, "starting");
-    FILE *f = fopen(logpath, "r");
-    if (!f) return;
-    char buf[4097];
-    long size = (fseek(f, 0, SEEK_END) == 0) ? ftell(f) : -1;
-    long from = size > 4096 ? size - 4096 : 0;
-    size_t n = 0;
-    if (size >= 0 && fseek(f, from, SEEK_SET) == 0) n = fread(buf, 1, 4096, f);
-    fclose(f);
-    buf[n] = '\0';
-    char *last = NULL;
-    for (char *p = buf; (p = strstr(p, "step ")); p += 5)
-        if (p == buf || p[-1] == '\n' || p[-1] == '\r') last = p;
-    if (!last) return;
-    size_t sl = strcspn(last, "|\r\n");
-    while (sl && last[sl - 1] == ' ') sl--;
-    char *eol = last + strcspn(last, "\r\n");
-    char *eta = strstr(last, "ETA ");
-    if (eta && eta < eol) {
-        size_t el = strcspn(eta, "|\r\n");
-        while (el && eta[el - 1] == ' ') el--;
-        snprintf(out, len, "%.*s %.*s", (int)sl, last, (int)el, eta);
-    } else {
-        snprintf(out, len, "%.*s", (int)sl, last);
+/* One line of the progress protocol (train_loop.h), "progress STEP STEPS
+ * ETA_SECONDS", as the text of a progress line: "step 120/800 ETA 1m02s".
+ * Lines that do not parse are skipped. */
+static void progress_line(Child *c, const char *line) {
+    long long step, steps, eta;
+    if (sscanf(line, "progress %lld %lld %lld", &step, &steps, &eta) != 3) return;
+    snprintf(c->last, sizeof c->last, "step %lld/%lld ETA %lldm%02llds", step, steps, eta / 60,
+             eta % 60);
+}
+
+/* Read what child c's progress pipe holds (never blocking) and keep its
+ * latest complete line. */
+static void child_progress(Child *c) {
+    char buf[512];
+    ssize_t n;
+    while (c->progress_fd >= 0 && (n = read(c->progress_fd, buf, sizeof buf)) > 0) {
+        for (ssize_t i = 0; i < n; i++) {
+            size_t len = strlen(c->line);
+            if (buf[i] == '\n') {
+                progress_line(c, c->line);
+                c->line[0] = '\0';
+            } else if (len + 1 < sizeof c->line) {
+                c->line[len] = buf[i], c->line[len + 1] = '\0';
+            }
+        }
     }
 }
 
 static void progress(Runner *R, const char *tag) {
     const SweepSummary *s = R->sum;
-    char line[2048], part[160];
+    char line[2048];
     int k = snprintf(line, sizeof line, "%s: %d/%d done, %d failed", tag, s->done + s->diverged,
                      s->total, s->failed);
     for (int i = 0; i < R->n_kids && k > 0 && (size_t)k < sizeof line; i++) {
-        const SweepRun *r = &R->sw->runs[R->kids[i].run];
-        char log[SWEEP_PATH_MAX + 256];
-        snprintf(log, sizeof log, "%s/logs/%s.log", R->o->out_dir, r->id);
-        log_progress(log, part, sizeof part);
-        k += snprintf(line + k, sizeof line - (size_t)k, " | %s %s", r->id, part);
+        Child *c = &R->kids[i];
+        child_progress(c);
+        k += snprintf(line + k, sizeof line - (size_t)k, " | %s %s", R->sw->runs[c->run].id,
+                      c->last[0] ? c->last : "starting");
     }
     fprintf(stderr, "%s\n", line);
 }
@@ -256,13 +290,18 @@ static void child_ended(Runner *R, int slot, int status, const char *tag) {
     record(R, r, code, secs, result);
     if (code == 0 || code == TRAIN_DIVERGED)
         fprintf(stderr, "%s: %s %s (%.0f s)\n", tag, r->id, result, secs);
-    else
-        fprintf(stderr, "%s: %s %s (exit %d, %.0f s), log %s/logs/%s.log\n", tag, r->id, result,
-                code, secs, R->o->out_dir, r->id);
+    else {
+        char log[SWEEP_PATH_MAX + 256];
+        log_path(log, sizeof log, R->o->out_dir, r);
+        fprintf(stderr, "%s: %s %s (exit %d, %.0f s), log %s\n", tag, r->id, result, code, secs,
+                log);
+    }
+    if (c->progress_fd >= 0) close(c->progress_fd);
     R->kids[slot] = R->kids[--R->n_kids];
 }
 
-/* Reap ended children; block when `block` (used while stopping). */
+/* Reap the children that have ended, without blocking; a child lost to
+ * waitpid counts as failed. */
 static void reap(Runner *R, const char *tag) {
     for (int i = 0; i < R->n_kids;) {
         int status;
@@ -345,15 +384,16 @@ static void start_runs(Runner *R, int *next, const char *tag) {
     while (!g_signal && *next < R->n_todo && R->n_kids < R->jobs) {
         int i = R->todo[(*next)++];
         const SweepRun *r = &R->sw->runs[i];
-        pid_t pid = spawn(R, r, R->act[i]);
-        if (pid < 0) {
+        Child c;
+        if (spawn(R, r, R->act[i], &c) != 0) {
             fprintf(stderr, "%s: cannot start %s: %s\n", tag, r->id, strerror(errno));
             record(R, r, -1, 0.0, "failed");
             R->sum->failed++;
             continue;
         }
         fprintf(stderr, "%s: %s %s\n", tag, sweep_action_name(R->act[i]), r->id);
-        R->kids[R->n_kids++] = (Child){pid, i, now_seconds()};
+        c.run = i, c.t0 = now_seconds();
+        R->kids[R->n_kids++] = c;
     }
 }
 
@@ -446,25 +486,21 @@ int sweep_execute(const Sweep *sw, const SweepOptions *o, SweepSummary *sum, cha
 
 /* ---- after training: long-context eval and interventions ---- */
 
-/* `gatelab ARGV...` (argv[0] is the subcommand), output appended to the
- * run's log after a "== gatelab sweep: ..." line naming the command. */
-static int post_child(const char *exe, char *const *argv, const char *log) {
-    int fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0666);
-    if (fd < 0) return -1;
-    dprintf(fd, "== gatelab sweep:");
-    for (int i = 0; argv[i]; i++) dprintf(fd, " %s", argv[i]);
-    dprintf(fd, "\n");
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid == 0) {
-        dup2(fd, 1);
-        dup2(fd, 2);
-        setenv("OPENBLAS_NUM_THREADS", "1", 1);
-        char *args[24] = {"gatelab"};
-        for (int i = 0; argv[i] && i < 22; i++) args[i + 1] = argv[i];
-        execv(exe, args);
-        _exit(127);
+/* `gatelab ARGV...` (argv[0] is the subcommand) run by exe to its end,
+ * output appended to run r's log after a "== gatelab sweep: ..." line
+ * naming the command. 0 when it exited 0, else -1. */
+static int post_child(const char *exe, const char *dir, const SweepRun *r, char *const *argv) {
+    char what[512] = "", *args[24] = {"gatelab"};
+    int n = 1;
+    for (int i = 0; argv[i] && n < 23; i++) {
+        args[n++] = argv[i];
+        size_t k = strlen(what);
+        snprintf(what + k, sizeof what - k, "%s%s", i ? " " : "", argv[i]);
     }
+    args[n] = NULL;
+    int fd = open_log(dir, r, what);
+    if (fd < 0) return -1;
+    pid_t pid = spawn_child(exe, args, fd, -1);
     close(fd);
     int st = 0;
     if (pid < 0 || waitpid(pid, &st, 0) < 0) return -1;
@@ -472,33 +508,35 @@ static int post_child(const char *exe, char *const *argv, const char *log) {
 }
 
 /* `gatelab intervene H5 KIND...` with the kinds of a space-separated list. */
-static int intervene_child(const char *h5, const char *kinds, const char *log) {
+static int intervene_child(const char *exe, const char *dir, const SweepRun *r, const char *h5) {
     char buf[128], *argv[20] = {"intervene", (char *)h5};
     int n = 2;
-    snprintf(buf, sizeof buf, "%s", kinds);
+    snprintf(buf, sizeof buf, "%s", r->intervene);
     for (char *save = NULL, *t = strtok_r(buf, " ", &save); t && n < 19;
          t = strtok_r(NULL, " ", &save))
         argv[n++] = t;
     argv[n] = NULL;
-    return post_child("/proc/self/exe", argv, log);
+    return post_child(exe, dir, r, argv);
 }
 
 /* The post-training steps of one run that ended done (diverged runs have
- * no final weights): eval if asked and not yet in the file, then the
- * interventions likewise. Returns the steps that failed. */
-static int post_run(const SweepRun *r, const char *h5, const char *log) {
+ * no final weights), run by exe: eval if asked and not yet in the file,
+ * then the interventions likewise. Returns the steps that failed. */
+static int post_run(const char *exe, const char *dir, const SweepRun *r, const char *h5) {
     int failed = 0;
+    char log[SWEEP_PATH_MAX + 256];
+    log_path(log, sizeof log, dir, r);
     if (r->eval_lengths[0] && !runfile_has_group(h5, RS_G_LCEVAL)) {
         fprintf(stderr, "gatelab sweep: eval %s at %s (plain and YaRN)\n", r->id, r->eval_lengths);
         char *argv[] = {"eval", (char *)h5, "--lengths", (char *)r->eval_lengths, "--both", NULL};
-        if (post_child("/proc/self/exe", argv, log) != 0) {
+        if (post_child(exe, dir, r, argv) != 0) {
             fprintf(stderr, "gatelab sweep: eval %s failed, log %s\n", r->id, log);
             failed++;
         }
     }
     if (r->intervene[0] && !runfile_has_group(h5, RS_G_INTERVENE)) {
         fprintf(stderr, "gatelab sweep: intervene %s: %s\n", r->id, r->intervene);
-        if (intervene_child(h5, r->intervene, log) != 0) {
+        if (intervene_child(exe, dir, r, h5) != 0) {
             fprintf(stderr, "gatelab sweep: intervene %s failed, log %s\n", r->id, log);
             failed++;
         }
@@ -508,15 +546,15 @@ static int post_run(const SweepRun *r, const char *h5, const char *log) {
 
 int sweep_post_runs(const Sweep *sw, const SweepOptions *o) {
     int failed = 0;
+    const char *exe = resolve_exe(o);
     for (int i = 0; i < sw->n_runs && !g_signal; i++) {
         if (!in_share(o, i)) continue;
         const SweepRun *r = &sw->runs[i];
         if (!r->eval_lengths[0] && !r->intervene[0]) continue;
-        char h5[SWEEP_PATH_MAX + 256], log[SWEEP_PATH_MAX + 256], st[32];
+        char h5[SWEEP_PATH_MAX + 256], st[32];
         run_path(h5, sizeof h5, o->out_dir, r, "");
-        snprintf(log, sizeof log, "%s/logs/%s.log", o->out_dir, r->id);
         if (runfile_read_status(h5, st, sizeof st) != 0 || strcmp(st, RS_STATUS_DONE)) continue;
-        failed += post_run(r, h5, log);
+        failed += post_run(exe, o->out_dir, r, h5);
     }
     return failed;
 }

@@ -99,7 +99,9 @@ typedef struct {
     int rank, size;        /* MPI share (0, 1 without MPI) */
     int dry_run;           /* print the plan and commands, run nothing */
     double progress_every; /* seconds between progress lines; 0: 5 */
-    const char *train_exe; /* NULL: env GATELAB_TRAIN_EXE, else self */
+    const char *train_exe; /* the gatelab binary every child runs (train,
+                            * eval, intervene); NULL: env GATELAB_TRAIN_EXE,
+                            * else self */
 } SweepOptions;
 
 typedef struct {
@@ -108,8 +110,15 @@ typedef struct {
     int skipped;                             /* of done+diverged, how many were already finished */
 } SweepSummary;
 
+/* The fd on which a trainer child writes its progress lines (the protocol
+ * of train_loop.h, `gatelab train --progress-fd`): the write end of a pipe
+ * whose read end the sweep polls for its progress lines. */
+#define SWEEP_PROGRESS_FD 3
+#define SWEEP_PROGRESS_FD_STR "3"
+
 /* Run this process's share of sw. Every child's stdout+stderr goes to
- * OUT/logs/ID.log; every child that ends is recorded in
+ * OUT/logs/ID.log, its progress to the sweep through a pipe on
+ * SWEEP_PROGRESS_FD; every child that ends is recorded in
  * OUT/sweep_status.tsv. SIGINT/SIGTERM are forwarded to children, which are
  * waited for. Returns 0 when every run in the share finished (done or
  * diverged), 1 when some failed or were interrupted, -1 with a reason when

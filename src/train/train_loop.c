@@ -1,4 +1,4 @@
-/* train.c: the training loop: progress, eval, probes, checkpoints, resume,
+/* train_loop.c: the training loop: progress, eval, probes, checkpoints, resume,
  * divergence and Ctrl-C.
  *
  * Resume is exact because nothing is hidden: a batch is a pure function of
@@ -32,6 +32,7 @@
 #include "runfile_read.h"
 #include "runlock.h"
 #include "stop.h"
+#include "testhook.h"
 #include "train_loop.h"
 #include "trainer.h"
 #include "util.h"
@@ -48,6 +49,7 @@ typedef struct {
 typedef struct {
     const Config *cfg;
     const TrainOptions *opt;
+    TestHooks hooks; /* GATELAB_TEST_* fault injection; none when unset */
     Trainer tr;
     Dataset ds;
     RunFile *rf; /* open only inside a commit */
@@ -66,13 +68,29 @@ static void format_eta(char *buf, size_t n, double s) {
     else snprintf(buf, n, "%ldm%02lds", t / 60, t % 60);
 }
 
-static void progress(const Loop *lp, float loss, float lr, double tok_s) {
-    char eta[32];
+/* Seconds left at tok_s tokens per second. */
+static double eta_seconds(const Loop *lp, double tok_s) {
     double left = (double)(lp->cfg->steps - lp->step) * lp->cfg->batch_size * lp->cfg->seq_len /
                   (tok_s > 0 ? tok_s : 1);
-    format_eta(eta, sizeof eta, left);
+    return isfinite(left) && left > 0 ? left : 0;
+}
+
+/* The progress line on stderr, for people. */
+static void progress(const Loop *lp, float loss, float lr, double tok_s) {
+    char eta[32];
+    format_eta(eta, sizeof eta, eta_seconds(lp, tok_s));
     fprintf(stderr, "step %lld/%d | loss %.4f | lr %.2e | %.0f tok/s | ETA %s\n", lp->step,
             lp->cfg->steps, loss, lr, tok_s, eta);
+}
+
+/* The progress line on --progress-fd, for programs (train_loop.h). */
+static void progress_report(const Loop *lp, double tok_s) {
+    char line[96];
+    int n = snprintf(line, sizeof line, "progress %lld %d %.0f\n", lp->step, lp->cfg->steps,
+                     eta_seconds(lp, tok_s));
+    if (n > 0 && write(lp->opt->progress_fd, line, (size_t)n) != n) {
+        /* the reader went away: progress is advisory, training goes on */
+    }
 }
 
 /* ---- buffered train rows ---- */
@@ -342,13 +360,9 @@ static int one_step(Loop *lp, float *loss_out, float *lr_out, double *norm_out) 
     data_batch(&lp->ds, tr->inputs, tr->targets, c->batch_size, c->seq_len, SPLIT_TRAIN,
                c->data_seed, lp->step);
     float lr = lr_at_step(c, lp->step);
-    const TrainOptions *o = lp->opt;
-    int inject = lp->step == o->inject_at ? o->inject_kind : INJECT_NONE;
-    if (lp->step == o->nan_at_step) inject = INJECT_LOSS;
-    if (inject == INJECT_WEIGHT) tr->model.w.final_norm_w[0] = NAN; /* every row: NaN loss */
-    if (inject == INJECT_GRAD) tr->poison_grad = 1;                 /* shows as a NaN norm */
+    testhook_before_step(&lp->hooks, lp->step, tr);
     float loss = trainer_step(tr, tr->inputs, tr->targets, lp->step, &norm);
-    if (inject == INJECT_LOSS) loss = NAN;
+    loss = testhook_loss(&lp->hooks, lp->step, loss);
     lp->seconds += now_seconds() - t0;
     lp->tokens += (long long)c->batch_size * c->seq_len;
     *loss_out = loss, *lr_out = lr, *norm_out = norm;
@@ -380,12 +394,14 @@ static int run_steps(Loop *lp, char *err, size_t errlen) {
         if (one_step(lp, &loss, &lr, &norm) != 0)
             return seterr(err, errlen, "out of memory logging step %lld", lp->step), TRAIN_FAIL;
         if (!isfinite(loss) || !isfinite(norm)) return diverged(lp, loss, norm, err, errlen);
-        if (lp->step == lp->opt->kill_at_step) raise(SIGKILL); /* tests: a hard crash */
+        testhook_after_step(&lp->hooks, lp->step);
         lp->step++;
         tok_window += (double)c->batch_size * c->seq_len;
-        if (!lp->opt->quiet && (lp->step % c->log_every == 0 || lp->step == c->steps)) {
+        int logged = lp->step % c->log_every == 0 || lp->step == c->steps;
+        if (logged && (!lp->opt->quiet || lp->opt->progress_fd >= 0)) {
             double now = now_seconds();
-            progress(lp, loss, lr, tok_window / (now - t_window));
+            if (!lp->opt->quiet) progress(lp, loss, lr, tok_window / (now - t_window));
+            if (lp->opt->progress_fd >= 0) progress_report(lp, tok_window / (now - t_window));
             t_window = now, tok_window = 0;
         }
         if (lp->step == c->steps) break;
@@ -404,6 +420,8 @@ int train_run(const Config *cfg, const TrainOptions *opt, char *err, size_t errl
     lp.cfg = cfg;
     lp.opt = opt;
     lp.last_val = NAN;
+    if (testhook_load(&lp.hooks, err, errlen) != 0) return TRAIN_BADINPUT;
+    if (opt->progress_fd >= 0) signal(SIGPIPE, SIG_IGN); /* see the protocol */
     snprintf(lp.tmp_path, sizeof lp.tmp_path, "%s.tmp", opt->out_path);
     lp.config_text = malloc(1 << 16);
     if (!lp.config_text || config_to_text(cfg, lp.config_text, 1 << 16) != 0) {

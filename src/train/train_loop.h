@@ -11,14 +11,18 @@ typedef struct {
     int resume;
     int force;
     int quiet;
-    long long nan_at_step;  /* debug: poison the loss at this step; -1 off */
-    long long kill_at_step; /* debug: SIGKILL itself after logging this step */
-    int inject_kind;        /* debug: INJECT_* poisoned at inject_at */
-    long long inject_at;    /* -1 off (nan_at_step is inject loss) */
+    int progress_fd; /* >= 0: write the progress protocol (below) here; -1 none */
 } TrainOptions;
 
-/* Debug fault injection (--inject-nan KIND --inject-at S). */
-enum { INJECT_NONE = 0, INJECT_LOSS, INJECT_GRAD, INJECT_WEIGHT };
+/* The progress protocol, for a parent that passes a pipe's write end as
+ * `gatelab train --progress-fd FD` (the sweep does): one line per logged
+ * step (every log_every steps and the last), whether or not --quiet,
+ *   "progress STEP STEPS ETA_SECONDS\n"
+ * STEP the steps done, STEPS the run's total, ETA_SECONDS a whole number
+ * of seconds left at the current speed. Each line is one write(2) of less
+ * than PIPE_BUF bytes, so lines never split or interleave. A reader that
+ * went away loses the lines and stops nothing: SIGPIPE is ignored while
+ * a trainer writes to FD. */
 
 /* Exit codes of a run, shared with the sweep runner. */
 enum {

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "adamw.h"
+#include "config_derive.h"
 #include "fpmode.h"
 #include "trainer.h"
 #include "util.h"
@@ -24,8 +25,7 @@ void openblas_set_num_threads(int n);
 int trainer_init(Trainer *tr, const Config *cfg, char *err, size_t errlen) {
     memset(tr, 0, sizeof *tr);
     tr->cfg = *cfg;
-    int nw = cfg->threads < 1 ? 1 : cfg->threads;
-    if (nw > cfg->batch_size) nw = cfg->batch_size;
+    int nw = config_workers(cfg);
     openblas_set_num_threads(1);
     /* the step's threads start from this one and inherit its mode */
     fp_flush_subnormals(cfg->flush_subnormals);
@@ -43,7 +43,7 @@ int trainer_init(Trainer *tr, const Config *cfg, char *err, size_t errlen) {
         return seterr(err, errlen, "out of memory for the optimiser state");
     }
     for (int w = 0; w < nw; w++) {
-        tr->share[w] = cfg->batch_size / nw + (w < cfg->batch_size % nw);
+        tr->share[w] = batch_share(cfg->batch_size, nw, w);
         if (runstate_init(&tr->workers[w], &tr->model, tr->share[w], cfg->seq_len) != 0) {
             trainer_free(tr);
             return seterr(err, errlen, "out of memory for activations (batch %d x %d)",
@@ -102,7 +102,7 @@ static int make_jobs(Trainer *tr, Job *jobs, const int *inputs, const int *targe
                      int backward) {
     int n = 0, off = 0;
     for (int w = 0; w < tr->n_workers && off < B; w++) {
-        int share = B / tr->n_workers + (w < B % tr->n_workers);
+        int share = batch_share(B, tr->n_workers, w);
         if (share > tr->workers[w].B) share = tr->workers[w].B;
         if (share == 0) continue;
         size_t o = (size_t)off * T;
@@ -151,7 +151,7 @@ float trainer_step(Trainer *tr, const int *inputs, const int *targets, long long
     if (total == 0) total = 1;
     reduce_grads(tr, jobs, n, total);
     float *g = jobs[0].s->grads;
-    if (tr->poison_grad) g[0] = NAN, tr->poison_grad = 0; /* --inject-nan grad */
+    if (tr->poison_grad) g[0] = NAN, tr->poison_grad = 0; /* testhook.h */
     double norm = grad_clip(g, tr->model.table.total, tr->cfg.grad_clip);
     if (grad_norm) *grad_norm = norm;
     if (!isfinite(loss) || !isfinite(norm)) return loss; /* keep the weights */

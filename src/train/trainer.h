@@ -17,7 +17,7 @@ typedef struct {
     int *share; /* sequences per worker */
     float *adam_m, *adam_v;
     int *inputs, *targets; /* [B, T] batch buffers */
-    int poison_grad;       /* debug: the next step puts a NaN in one gradient */
+    int poison_grad;       /* set only by testhook.c: the next step puts a NaN in one gradient */
 } Trainer;
 
 int trainer_init(Trainer *tr, const Config *cfg, char *err, size_t errlen);

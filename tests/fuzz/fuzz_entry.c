@@ -198,7 +198,7 @@ int fuzz_safetensors_one(const uint8_t *data, size_t size) {
     return 0;
 }
 
-/* The lock file's parser (runlock.h, issue 11): an accepted input names a
+/* The lock file's parser (runlock.h): an accepted input names a
  * pid in 1..2^31-1, and what a writer writes for it parses back the same. */
 int fuzz_runlock_one(const uint8_t *data, size_t size) {
     long pid = -1;

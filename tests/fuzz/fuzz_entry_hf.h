@@ -1,4 +1,4 @@
-/* fuzz_entry_hf.h: the entry of the tokenizer.json fuzz target (issue 14),
+/* fuzz_entry_hf.h: the entry of the tokenizer.json fuzz target,
  * apart from fuzz_entry.h because it links src/hf (jansson, PCRE2, ICU). */
 #ifndef GATELAB_FUZZ_ENTRY_HF_H
 #define GATELAB_FUZZ_ENTRY_HF_H

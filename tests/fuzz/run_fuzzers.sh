@@ -1,6 +1,6 @@
 #!/bin/sh
 # run_fuzzers.sh: build the libFuzzer targets with clang and run each one
-# for SECONDS (default 60) over its seed corpus (issue 7.2).
+# for SECONDS (default 60) over its seed corpus.
 #
 #   tests/fuzz/run_fuzzers.sh [SECONDS] [TARGET...]
 #

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """make_hf_fixtures.py: tiny random Hugging Face checkpoints + PyTorch outputs
-for `gatelab inspect` (tests/test_hf_inspect.c, issue 14).
+for `gatelab inspect` (tests/test_hf_inspect.c).
 
 No `transformers` here: each architecture's forward is written out in plain
 PyTorch below, following the Hugging Face modeling files' semantics

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# make_tokenizer_fixtures.sh: regenerate tests/reference/tokenizer/ (issue 14,
-# tokenizer part). Never run at test time; needs npm, node and python3.
+# make_tokenizer_fixtures.sh: regenerate tests/reference/tokenizer/ 
+# (the tokenizer fixtures). Never run at test time; needs npm, node and python3.
 #
 #   tests/reference/make_tokenizer_fixtures.sh
 #
