@@ -154,7 +154,7 @@ int cmd_intervene(int argc, char **argv) {
     if (!nowrite && cu_check_out("intervene", run, OUT_RUNFILE) < 0) return 2;
     if (!nowrite && runlock_acquire(&lock, run, err, sizeof err) != 0) {
         fprintf(stderr, "gatelab intervene: %s\n", err);
-        return lock.busy ? 2 : 1;
+        return lock.refused ? 2 : 1;
     }
     IntervResult res[IV_COUNT];
     if (intervene_run(run, kinds, n, clip_k, res, json ? NULL : progress, err, sizeof err) != 0) {
