@@ -75,6 +75,7 @@ static Config test_config(void) {
     c.data_seed = 18446744073709551615ull; /* 2^64-1: must survive as u64 */
     c.lr = 3e-4f;
     c.n_layers = 2;
+    c.n_heads = 2; /* the probes below: L = 2, H = 2 */
     return c;
 }
 

@@ -158,7 +158,8 @@ int cmd_intervene(int argc, char **argv) {
     }
     IntervResult res[IV_COUNT];
     if (intervene_run(run, kinds, n, clip_k, res, json ? NULL : progress, err, sizeof err) != 0) {
-        fprintf(stderr, "\ngatelab intervene: %s\n", err);
+        /* on a terminal, off the progress line first */
+        fprintf(stderr, "%sgatelab intervene: %s\n", isatty(STDERR_FILENO) ? "\n" : "", err);
         runlock_release(&lock);
         return 2;
     }

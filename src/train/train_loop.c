@@ -31,6 +31,7 @@
 #include "outpath.h"
 #include "probe.h"
 #include "runfile.h"
+#include "runfile_check.h"
 #include "runfile_read.h"
 #include "runlock.h"
 #include "stop.h"
@@ -242,6 +243,26 @@ static int open_fresh(Loop *lp, char *err, size_t errlen) {
     return save_checkpoint(lp, err, errlen) ? TRAIN_FAIL : TRAIN_OK;
 }
 
+/* What a resume starts from, before any arithmetic (runfile_check.h): the
+ * checkpoint's arrays finite, and the run file's /config the config being
+ * resumed. */
+static int resumed_state_ok(Loop *lp, char *err, size_t errlen) {
+    const Trainer *tr = &lp->tr;
+    size_t n = tr->model.table.total;
+    char ck[CFG_STR + 16];
+    snprintf(ck, sizeof ck, "%s.ckpt", lp->opt->out_path);
+    if (runcheck_finite(ck, "/" RS_G_PARAMS, tr->model.params, n, err, errlen) != 0 ||
+        runcheck_finite(ck, "/" RS_CKPT_ADAM_M, tr->adam_m, n, err, errlen) != 0 ||
+        runcheck_finite(ck, "/" RS_CKPT_ADAM_V, tr->adam_v, n, err, errlen) != 0)
+        return -1;
+    RunReader *rr = runread_open(lp->opt->out_path, err, errlen);
+    if (!rr) return -1;
+    RunConfigDims dims;
+    runread_config_dims(rr, &dims);
+    runread_close(rr);
+    return runcheck_config(lp->opt->out_path, &dims, lp->cfg, err, errlen);
+}
+
 static int open_resumed(Loop *lp, char *err, size_t errlen) {
     char *text = NULL;
     Trainer *tr = &lp->tr;
@@ -264,6 +285,7 @@ static int open_resumed(Loop *lp, char *err, size_t errlen) {
                       "resume with the same config, or start over with --force",
                       lp->opt->out_path),
                TRAIN_BADINPUT;
+    if (resumed_state_ok(lp, err, errlen) != 0) return TRAIN_BADINPUT;
     /* check the run file now, so a corrupt one is refused before any work;
      * on a copy, so a refused resume touches nothing */
     if (atomic_copy(lp->opt->out_path, lp->tmp_path, sizeof lp->tmp_path, err, errlen) != 0)
