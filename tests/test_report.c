@@ -885,6 +885,42 @@ static void test_confirm_section(void **state) {
     free(md);
 }
 
+/* The learning-rate section on 2 arms x 3 rates x 3 seeds built by hand.
+ * The loss at the first step is 2.0 (make_run_cfg). Seed s's final losses:
+ * baseline 1.5, 1.2, 1.9 + 0.03 s at lr 1e-3, 1e-2, 1e-1, so its LR
+ * sensitivity is (1.5 + 1.2 + 1.9 + 0.03 s) / 3 - 1.2 = 1/3 + 0.01 s;
+ * g1-elem 1.3, 1.2, 1.25 + 0.03 s, so 0.05 + 0.01 s. Means 0.3533 and
+ * 0.0700, sd 0.01 each: Welch t = 34.7 on 4 df, p < 1e-4 (with 3 + 3 seeds
+ * the Mann-Whitney floor is 0.1, so Welch alone decides). */
+static void test_lr_section(void **state) {
+    (void)state;
+    char saved[256], path[500], want[400];
+    enter_subdir(saved, sizeof saved, "lr");
+    const float lrs[3] = {1e-3f, 1e-2f, 1e-1f};
+    const double base[3] = {1.5, 1.2, 1.9}, gate[3] = {1.3, 1.2, 1.25};
+    for (int s = 1; s <= 3; s++)
+        for (int r = 0; r < 3; r++) {
+            double d = r == 2 ? 0.03 * s : 0.0;
+            snprintf(path, sizeof path, "baseline-lr%d_s%d.h5", r, s);
+            make_run_cfg(path, "baseline", s, base[r] + d, 0.5f, 0, 0, DATA_BIGRAM, lrs[r]);
+            snprintf(path, sizeof path, "g1-elem-lr%d_s%d.h5", r, s);
+            make_run_cfg(path, "g1-elem", s, gate[r] + d, 0.05f, 1, 0, DATA_BIGRAM, lrs[r]);
+        }
+    char *md = report_in_subdir(saved);
+    const char *sec = strstr(md, "## Learning-rate sensitivity");
+    assert_non_null(sec);
+    if (getenv("GATELAB_TEST_SHOW")) fprintf(stderr, "%.5000s\n", sec);
+    assert_non_null(strstr(sec, "| baseline | 0.001 | 3 | 1.5000 [1.5000, 1.5000] | 0 of 3 |"));
+    snprintf(want, sizeof want,
+             "- `g1-elem` against `baseline`: LR sensitivity %.4f against %.4f, **lower**, Holm p "
+             "< 1e-4 (L1)",
+             0.07, 1.0 / 3.0 + 0.02);
+    assert_non_null(strstr(sec, want));
+    assert_non_null(strstr(sec, "diverged runs 0 of 9 against 0 of 9, no difference shown"));
+    assert_non_null(strstr(sec, "makes training more stable is **supported** here."));
+    free(md);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_run_name),
@@ -903,6 +939,7 @@ int main(void) {
         cmocka_unit_test(test_settings_proxy_count),
         cmocka_unit_test(test_compare_section),
         cmocka_unit_test(test_confirm_section),
+        cmocka_unit_test(test_lr_section),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
