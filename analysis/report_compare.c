@@ -1,11 +1,12 @@
-/* report_compare.c: the "Comparisons with the baseline" section of
- * REPORT.md. Every group that has a matching baseline group (report_rows.c
- * fill_dppl) is compared with it on val_loss, F-Attn and M-Act over seeds:
- * Welch's t-test, the exact Mann-Whitney test and a 95% percentile
- * bootstrap interval for the difference of means (analysis/stats.h). The
- * prose is generated from these numbers: a group "beats" or "differs from"
- * its baseline only when both p-values are below 0.05, and the number of
- * comparisons is stated beside it. */
+/* report_compare.c: the "Exploratory comparisons with the baseline"
+ * section of REPORT.md. Every group that has a matching baseline group
+ * (report_rows.c fill_dppl) is compared with it on val_loss, F-Attn and
+ * M-Act over seeds: Welch's t-test, the exact Mann-Whitney test, a 95%
+ * percentile bootstrap interval for the difference of means
+ * (analysis/stats.h) and a Benjamini-Hochberg q-value across the section
+ * (q of the larger of the two p). The prose is generated from these
+ * numbers and labels every difference it names exploratory (q < 0.05);
+ * confirmatory tests live in report_confirm.c. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
