@@ -176,7 +176,7 @@ static void put_arm_cell(FILE *f, const PTest *t, int a_side) {
     double m = a_side ? t->mean_a : t->mean_b, s = a_side ? t->sd_a : t->sd_b;
     if (n < 1) fputs(" no runs |", f);
     else if (t->metric == PM_SINK_FORMED) fprintf(f, " %d of %d |", k, n);
-    else fprintf(f, " %.4g ± %.2g (%d) |", m, s, n);
+    else fprintf(f, " %.5g ± %.2g (%d) |", m, s, n);
 }
 
 static void ptable_row(FILE *f, const Protocol *pr, const PTest *t, int id) {
@@ -300,7 +300,7 @@ static void claim_sentence(FILE *f, const Protocol *pr, const ProtoClaim *cl, co
     else fputs("**Not shown** here (no significant difference): ", f);
     if (t->metric == PM_SINK_FORMED)
         fprintf(f, "%d of %d seeds against %d of %d", t->ka, t->na, t->kb, t->nb);
-    else fprintf(f, "%.4g against %.4g", t->mean_a, t->mean_b);
+    else fprintf(f, "%.5g against %.5g", t->mean_a, t->mean_b);
     fputs(", Holm p ", f);
     put_p_rel(f, t->holm);
     fprintf(f, " (P%d).\n", id);
@@ -324,7 +324,7 @@ static void other_results(FILE *f, const Protocol *pr, const PTest *t, int k) {
                 c->ref);
         if (t[i].metric == PM_SINK_FORMED)
             fprintf(f, "%d of %d seeds against %d of %d", t[i].ka, t[i].na, t[i].kb, t[i].nb);
-        else fprintf(f, "%.4g against %.4g", t[i].mean_a, t[i].mean_b);
+        else fprintf(f, "%.5g against %.5g", t[i].mean_a, t[i].mean_b);
         fputs(", Holm p ", f);
         put_p_rel(f, t[i].holm);
         fprintf(f, " (P%d).\n", i + 1);
