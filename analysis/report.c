@@ -44,8 +44,9 @@ static int write_md(const char *path, const char *dir, const char *outdir, const
     char tmp[ATOMIC_TMP_MAX];
     FILE *f = atomic_fopen(path, tmp, sizeof tmp, err, errlen);
     if (!f) return -1;
-    md_settings(f, dir, rows, n);
+    md_title(f, dir, rows, n);
     if (proto) report_confirm(f, rows, n, proto);
+    md_settings(f, rows, n);
     md_variants(f, rows, n);
     md_compare(f, rows, n);
     md_paper(f, rows, n);

@@ -390,7 +390,7 @@ static void md_settings_data(FILE *f, const Row *rows, int n, const char *data) 
     fputs(".\n", f);
 }
 
-void md_settings(FILE *f, const char *dir, const Row *rows, int n) {
+void md_title(FILE *f, const char *dir, const Row *rows, int n) {
     int ok = 0, bad_probe = 0;
     for (int i = 0; i < n; i++) ok += rows[i].ok;
     for (int i = 0; i < n; i++) bad_probe += rows[i].ok && rows[i].probe_err[0];
@@ -402,7 +402,11 @@ void md_settings(FILE *f, const char *dir, const Row *rows, int n) {
             "unreadable",
             dir, n, ok - bad_probe, n - ok);
     if (bad_probe) fprintf(f, ", %d with an unreadable probe (listed under Runs)", bad_probe);
-    fprintf(f, "). Written %s.\n\n## Settings\n\n", when);
+    fprintf(f, "). Written %s.\n", when);
+}
+
+void md_settings(FILE *f, const Row *rows, int n) {
+    fputs("\n## Settings\n\n", f);
     const Row *probed = NULL;
     for (int i = 0; i < n && !probed; i++)
         if (rows[i].ok && rows[i].has_probe) probed = &rows[i];

@@ -68,7 +68,9 @@ int md_stat_cells(FILE *f, const double *a, int na, const double *b, int nb);
 void csv_field(FILE *f, const char *s, int first);
 int write_csv(const char *path, const Row *rows, int n, char *err, size_t errlen);
 /* report_md.c */
-void md_settings(FILE *f, const char *dir, const Row *rows, int n);
+/* The title and the run-file count: the report's first lines. */
+void md_title(FILE *f, const char *dir, const Row *rows, int n);
+void md_settings(FILE *f, const Row *rows, int n);
 void md_variants(FILE *f, const Row *rows, int n);
 void md_paper(FILE *f, const Row *rows, int n);
 void md_runs(FILE *f, const Row *rows, int n);
