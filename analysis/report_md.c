@@ -66,8 +66,8 @@ static const Col COLS[] = {
      "Sink rate (Gu et al.): `alpha_0[l,h] = mean over "
      "queries t ≥ 0 of A[t, 0]` over the first 64 queries of each probe "
      "sequence (probe length 64); `sink_rate(ε) = fraction of (l, h) pairs with "
-     "alpha_0 > ε`, ε = 0.3, the indicator taken per probe sequence then "
-     "averaged over sequences.",
+     "alpha_0 > ε`, ε the threshold in the column's name (Settings), the "
+     "indicator taken per probe sequence then averaged over sequences.",
      OFF(sink03), "%.3f", 0},
     {"gate mean", "def-gate-mean",
      "`gate_mean`: mean of every gate score on "
@@ -419,10 +419,12 @@ void md_settings(FILE *f, const Row *rows, int n) {
     else
         fprintf(f, "- No run has a probe yet: attention, gate and activation "
                    "columns are blank.\n");
-    fprintf(f, "- Sink rate: ε = 0.3, k = 0, probe length 64 (the first 64 "
-               "queries of each probe sequence).\n"
-               "- Loss spikes: loss > spike_factor × median of the previous "
-               "50 steps, after warmup.\n\n");
+    fprintf(f,
+            "- Sink rate: ε = %g, k = 0, probe length %d (the first %d "
+            "queries of each probe sequence).\n"
+            "- Loss spikes: loss > spike_factor × median of the previous "
+            "50 steps, after warmup.\n\n",
+            SINK_EPS, SINK_LEN, SINK_LEN);
 }
 
 void md_definitions(FILE *f) {
@@ -440,9 +442,10 @@ void md_definitions(FILE *f) {
                "(`data` in /config).\n\n"
                "<a id=\"def-seeds\"></a>**seeds**: number of runs (seeds) in "
                "the group; the Runs table gives each run's seed.\n\n");
-    fprintf(f, "<a id=\"def-sink-formed\"></a>**sink formed**: a seed formed a sink when its "
-               "F-Attn at the last probe exceeds %g times the share of uniform causal attention "
-               "at the probe length (`sink_formed` in results.csv; docs/metrics.md).\n\n",
+    fprintf(f,
+            "<a id=\"def-sink-formed\"></a>**sink formed**: a seed formed a sink when its "
+            "F-Attn at the last probe exceeds %g times the share of uniform causal attention "
+            "at the probe length (`sink_formed` in results.csv; docs/metrics.md).\n\n",
             SINK_FORMED_FACTOR);
     for (size_t c = 0; c < N_COLS; c++)
         fprintf(f, "<a id=\"%s\"></a>**%s**: %s\n\n", COLS[c].anchor, COLS[c].head, COLS[c].def);
