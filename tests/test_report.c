@@ -797,15 +797,24 @@ static void test_settings_proxy_count(void **state) {
  * spread: Welch p = 0 (stats.h), Mann-Whitney 2/252 again. "same" draws the
  * baseline's own numbers: nothing differs. 2 groups x 3 metrics = 6 tests,
  * 2 significant. */
-static void test_compare_section(void **state) {
-    (void)state;
-    char saved[256], path[500], want[300];
-    enter_subdir(saved, sizeof saved, "cmp");
+/* Seeds 1..5 of "base" (baseline: val loss 2.0..2.4, F-Attn 0.5) and "g1"
+ * (g1-elem: val loss 1.9..1.5, F-Attn 0.05) in the current directory. */
+static void make_base_and_g1(void) {
+    char path[64];
     for (int i = 0; i < 5; i++) {
         snprintf(path, sizeof path, "base_s%d.h5", i + 1);
         make_run(path, "baseline", i + 1, 2.0 + 0.1 * i, 0.5f, 0, 0);
         snprintf(path, sizeof path, "g1_s%d.h5", i + 1);
         make_run(path, "g1-elem", i + 1, 1.9 - 0.1 * i, 0.05f, 1, 0);
+    }
+}
+
+static void test_compare_section(void **state) {
+    (void)state;
+    char saved[256], path[500], want[300];
+    enter_subdir(saved, sizeof saved, "cmp");
+    make_base_and_g1();
+    for (int i = 0; i < 5; i++) {
         snprintf(path, sizeof path, "same_s%d.h5", i + 1);
         make_run(path, "g1-head", i + 1, 2.4 - 0.1 * i, 0.5f, 0, 0);
     }
@@ -851,12 +860,7 @@ static void test_confirm_section(void **state) {
     (void)state;
     char saved[256], path[500], want[400];
     enter_subdir(saved, sizeof saved, "confirm");
-    for (int i = 0; i < 5; i++) {
-        snprintf(path, sizeof path, "base_s%d.h5", i + 1);
-        make_run(path, "baseline", i + 1, 2.0 + 0.1 * i, 0.5f, 0, 0);
-        snprintf(path, sizeof path, "g1_s%d.h5", i + 1);
-        make_run(path, "g1-elem", i + 1, 1.9 - 0.1 * i, 0.05f, 1, 0);
-    }
+    make_base_and_g1();
     snprintf(path, sizeof path, "%s/protocol.ini", g_dir);
     FILE *f = fopen(path, "w");
     assert_non_null(f);

@@ -69,34 +69,26 @@ static void last_probe(const char *path, char *g, size_t n) {
     runread_close(r);
 }
 
-/* Set element 0 of the int dataset at dpath to v. */
-static void poke_int(const char *path, const char *dpath, int v) {
+/* Set element 0 of the dataset at dpath to *v, of memory type mt. */
+static void poke(const char *path, const char *dpath, hid_t mt, const void *v) {
     hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
     assert_true(f >= 0);
     hid_t d = H5Dopen2(f, dpath, H5P_DEFAULT);
     assert_true(d >= 0);
     hid_t fs = H5Dget_space(d);
-    int rank = H5Sget_simple_extent_ndims(fs);
     hsize_t start[4] = {0}, count[4] = {1, 1, 1, 1}, one = 1;
     assert_true(H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL) >= 0);
     hid_t ms = H5Screate_simple(1, &one, NULL);
-    assert_true(H5Dwrite(d, H5T_NATIVE_INT, ms, fs, H5P_DEFAULT, &v) >= 0);
-    (void)rank;
+    assert_true(H5Dwrite(d, mt, ms, fs, H5P_DEFAULT, v) >= 0);
     H5Sclose(ms), H5Sclose(fs), H5Dclose(d), H5Fclose(f);
 }
 
-/* Set element 0 of the float dataset at dpath to v. */
+static void poke_int(const char *path, const char *dpath, int v) {
+    poke(path, dpath, H5T_NATIVE_INT, &v);
+}
+
 static void poke_float(const char *path, const char *dpath, float v) {
-    hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
-    assert_true(f >= 0);
-    hid_t d = H5Dopen2(f, dpath, H5P_DEFAULT);
-    assert_true(d >= 0);
-    hid_t fs = H5Dget_space(d);
-    hsize_t start[4] = {0}, count[4] = {1, 1, 1, 1}, one = 1;
-    assert_true(H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL) >= 0);
-    hid_t ms = H5Screate_simple(1, &one, NULL);
-    assert_true(H5Dwrite(d, H5T_NATIVE_FLOAT, ms, fs, H5P_DEFAULT, &v) >= 0);
-    H5Sclose(ms), H5Sclose(fs), H5Dclose(d), H5Fclose(f);
+    poke(path, dpath, H5T_NATIVE_FLOAT, &v);
 }
 
 /* Replace the integer attribute /config/key by v (deleted and made anew:
