@@ -48,6 +48,7 @@ kills=0 resumes=0 restarts=0 started=0
 n_ckpt=0 n_commit=0 n_step=0 n_start=0 n_end=0
 RANDOM=${TORTURE_SEED:-7}
 while [ $kills -lt "$KILLS" ]; do
+    [ -d "$W" ] || { echo "torture: its work dir $W was removed by something else"; exit 1; }
     before=$(logged)
     touch "$W/mark"
     sleep 0.01 # mtimes after the mark are strictly newer
