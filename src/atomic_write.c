@@ -82,9 +82,11 @@ int atomic_commit(const char *tmp, const char *path, int replace, char *err, siz
         e = errno;
         atomic_discard(tmp);
         if (e == EEXIST)
-            return seterr(err, errlen,
-                          "%s exists (finished results are never overwritten; use --force)", path);
-        return seterr(err, errlen, "cannot commit %s: %s", path, strerror(e));
+            seterr(err, errlen, "%s exists (finished results are never overwritten; use --force)",
+                   path);
+        else seterr(err, errlen, "cannot commit %s: %s", path, strerror(e));
+        errno = e; /* callers tell "something is there" (EEXIST) from a failure */
+        return -1;
     }
     exitclean_forget(tmp);
     /* the rename is done; a failed directory fsync only weakens durability

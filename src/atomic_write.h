@@ -25,8 +25,9 @@ int atomic_create(const char *path, char *tmp, size_t n, char *err, size_t errle
 FILE *atomic_fopen(const char *path, char *tmp, size_t n, char *err, size_t errlen);
 /* Put the finished temporary tmp in place of path: fsync it, rename it
  * over path (replace set) or only where path does not exist yet (replace
- * clear: -1 "PATH exists ..."), then fsync the directory. tmp is gone
- * afterwards, also on failure (path then keeps its old content). */
+ * clear: -1 "PATH exists ..." with errno EEXIST), then fsync the
+ * directory. tmp is gone afterwards, also on failure (path then keeps its
+ * old content); on failure errno says why. */
 int atomic_commit(const char *tmp, const char *path, int replace, char *err, size_t errlen);
 /* Close f, checking that every write reached the file (a full disk is an
  * error), then atomic_commit(tmp, path, replace = 1). -1 with one line

@@ -63,9 +63,11 @@ static int place_new(RunLock *l, char *err, size_t errlen) {
         return seterr(err, errlen, "%s: cannot write the lock file: %s", l->path, strerror(e));
     }
     if (atomic_commit(tmp, l->path, 0, err, errlen) != 0) {
+        int e = errno;
         close(fd);
-        struct stat st;
-        return lstat(l->path, &st) == 0 ? 1 : -1;
+        /* a file was there at the rename, even if its holder has removed
+         * it since: the caller looks again */
+        return e == EEXIST ? 1 : -1;
     }
     exitclean_add(l->path); /* an interrupt removes it with our temporaries */
     l->fd = fd;
