@@ -1,6 +1,7 @@
 /* plot.c: the figure builders over run files (plot.h). They take their
- * runs from the run set of plot_runs.h (read through runfile_read.h), compute the metrics of
- * docs/metrics.md with metrics.h, and draw with the generic figures of gnuplot.c. */
+ * runs from the run set of plot_runs.h, compute the metrics of
+ * docs/metrics.md with metrics.h, and draw with the generic figures of
+ * gnuplot.c. */
 #include "plot.h"
 #include "plot_runs.h"
 #include "runstats.h"
