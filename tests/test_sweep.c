@@ -395,12 +395,12 @@ static void test_failure_isolation(void **state) {
     make_run("out/half_s1.h5", "running", 0); /* checkpointed: resumed */
     put("out/half_s1.h5.ckpt", "x");
 
-    setenv("GATELAB_TRAIN_EXE", exe, 1);
+    setenv("GATELAB_TEST_EXE", exe, 1);
     SweepOptions o = {.out_dir = dir, .jobs = 2, .only = -1, .size = 1, .progress_every = 0.05};
     SweepSummary s;
     char err[512] = "";
     int rc = sweep_execute(&sw, &o, &s, err, sizeof err);
-    unsetenv("GATELAB_TRAIN_EXE");
+    unsetenv("GATELAB_TEST_EXE");
     assert_int_equal(rc, 1); /* one run failed */
     assert_int_equal(s.total, 6);
     assert_int_equal(s.done, 4); /* good, good2, half, old (skipped) */

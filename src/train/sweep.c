@@ -20,7 +20,8 @@
 
 #include "outpath.h"
 #include "runfile_read.h" /* runfile_read_status, runfile_has_group */
-#include "train_loop.h"   /* TRAIN_DIVERGED */
+#include "testhook.h"
+#include "train_loop.h" /* TRAIN_DIVERGED */
 #include "util.h"
 
 const char *sweep_action_name(SweepAction a) {
@@ -333,8 +334,8 @@ static void forward_signal(Runner *R, int *sent) {
 
 static const char *resolve_exe(const SweepOptions *o) {
     if (o->train_exe) return o->train_exe;
-    const char *e = getenv("GATELAB_TRAIN_EXE");
-    if (e && *e) return e;
+    const char *e = testhook_exe();
+    if (e) return e;
     static char self[SWEEP_PATH_MAX]; /* the real path reads better in logs */
     ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
     if (n <= 0) return "/proc/self/exe";

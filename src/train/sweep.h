@@ -90,7 +90,7 @@ typedef struct {
     int dry_run;           /* print the plan and commands, run nothing */
     double progress_every; /* seconds between progress lines; 0: 5 */
     const char *train_exe; /* the gatelab binary every child runs (train,
-                            * eval, intervene); NULL: env GATELAB_TRAIN_EXE,
+                            * eval, intervene); NULL: testhook_exe(),
                             * else self */
 } SweepOptions;
 
