@@ -18,6 +18,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include "atomic_write.h"
 #include "outpath.h"
 #include "util.h"
 
@@ -73,14 +74,6 @@ static int fig_paths(const char *png_path, FigPaths *fp, char *err, size_t errle
     return 0;
 }
 
-/* Close f and report a write error (disk full etc.) naming path. */
-static int close_checked(FILE *f, const char *path, char *err, size_t errlen) {
-    int bad = ferror(f);
-    if (fclose(f) != 0 || bad)
-        return seterr(err, errlen, "%s: write failed: %s", path, strerror(errno ? errno : EIO));
-    return 0;
-}
-
 /* A gnuplot single-quoted string: '' stands for ', newlines become spaces. */
 static void gp_str(FILE *f, const char *s) {
     fputc('\'', f);
@@ -104,7 +97,10 @@ static void gp_prelude(FILE *f, const FigPaths *fp, int w, int h) {
             "    set terminal png size %d,%d noenhanced\n"
             "}\n",
             w, h, w, h);
-    fprintf(f, "set output '%s.png'\n", fp->stem);
+    /* gatelab runs the script with gatelab_out set to a temporary that
+     * replaces STEM.png when complete; by hand it draws STEM.png itself */
+    fprintf(f, "if (!exists('gatelab_out')) gatelab_out = '%s.png'\n", fp->stem);
+    fprintf(f, "set output gatelab_out\n");
     fprintf(f, "set datafile missing 'NaN'\n");
     fprintf(f, "set grid\nset key outside right top\n");
 }
@@ -135,14 +131,14 @@ static void last_line(char *buf, char *out, size_t outlen) {
     snprintf(out, outlen, "%s", start ? start + 1 : buf);
 }
 
-/* Run `gnuplot STEM.gp` in fp->dir; check its exit status and that a
- * non-empty PNG appeared. */
-static int run_gnuplot(const FigPaths *fp, char *err, size_t errlen) {
-    if (!plot_have_gnuplot()) return seterr(err, errlen, GNUPLOT_MISSING);
-    if (unlink(fp->png) != 0 && errno != ENOENT)
-        return seterr(err, errlen, "%s: cannot replace: %s", fp->png, strerror(errno));
-    char script[300];
+/* Run `gnuplot -e "gatelab_out='OUT'" STEM.gp` in fp->dir, OUT being the
+ * base name of png (a file in that directory); check its exit status and
+ * that a non-empty image appeared. */
+static int gnuplot_into(const FigPaths *fp, const char *png, char *err, size_t errlen) {
+    char script[300], setout[ATOMIC_TMP_MAX + 16];
+    const char *base = strrchr(png, '/') ? strrchr(png, '/') + 1 : png;
     snprintf(script, sizeof script, "%s.gp", fp->stem);
+    snprintf(setout, sizeof setout, "gatelab_out='%s'", base);
     int pfd[2];
     if (pipe(pfd) != 0) return seterr(err, errlen, "gnuplot: pipe: %s", strerror(errno));
     fflush(NULL);
@@ -158,7 +154,7 @@ static int run_gnuplot(const FigPaths *fp, char *err, size_t errlen) {
         dup2(pfd[1], 2);
         close(pfd[0]), close(pfd[1]);
         if (chdir(fp->dir) != 0) _exit(126);
-        char *argv[] = {"gnuplot", script, NULL};
+        char *argv[] = {"gnuplot", "-e", setout, script, NULL};
         execvp("gnuplot", argv);
         _exit(127);
     }
@@ -191,10 +187,23 @@ static int run_gnuplot(const FigPaths *fp, char *err, size_t errlen) {
         return seterr(err, errlen, "gnuplot failed on %s (exit %d): %s", fp->gp, code,
                       msg[0] ? msg : "no message");
     struct stat st;
-    if (stat(fp->png, &st) != 0 || st.st_size == 0)
+    if (stat(png, &st) != 0 || st.st_size == 0)
         return seterr(err, errlen, "gnuplot wrote no image %s: %s", fp->png,
                       msg[0] ? msg : "no message");
     return 0;
+}
+
+/* Draw fp's figure: gnuplot writes a fresh temporary, which replaces
+ * STEM.png only when gnuplot succeeded (atomic_write.h). */
+static int run_gnuplot(const FigPaths *fp, char *err, size_t errlen) {
+    if (!plot_have_gnuplot()) return seterr(err, errlen, GNUPLOT_MISSING);
+    char tmp[ATOMIC_TMP_MAX];
+    int tfd = atomic_create(fp->png, tmp, sizeof tmp, err, errlen);
+    if (tfd < 0) return -1;
+    close(tfd);
+    if (gnuplot_into(fp, tmp, err, errlen) == 0) return atomic_commit(tmp, fp->png, 1, err, errlen);
+    atomic_discard(tmp);
+    return -1;
 }
 
 /* ---- generic figures ---- */
@@ -203,8 +212,9 @@ static int run_gnuplot(const FigPaths *fp, char *err, size_t errlen) {
  * the script can address them with `index`. */
 static int write_series_dat(const FigPaths *fp, const PlotSeries *s, int ns, char *err,
                             size_t errlen) {
-    FILE *f = fopen(fp->dat, "w");
-    if (!f) return seterr(err, errlen, "%s: %s", fp->dat, strerror(errno));
+    char tmp[ATOMIC_TMP_MAX];
+    FILE *f = atomic_fopen(fp->dat, tmp, sizeof tmp, err, errlen);
+    if (!f) return -1;
     fprintf(f, OUT_GNUPLOT_MAGIC "\n");
     for (int i = 0; i < ns; i++) {
         if (s[i].n == 0) continue;
@@ -215,7 +225,7 @@ static int write_series_dat(const FigPaths *fp, const PlotSeries *s, int ns, cha
         }
         fprintf(f, "\n\n");
     }
-    return close_checked(f, fp->dat, err, errlen);
+    return atomic_fcommit(f, tmp, fp->dat, err, errlen);
 }
 
 /* Colour, dash and point type of the k-th series of a drawn panel:
@@ -319,8 +329,9 @@ static void write_part(FILE *f, const FigPaths *fp, const PlotAxes *ax, const Pl
 
 static int write_lines_gp(const FigPaths *fp, const PlotAxes *ax, const PlotSeries *s, int ns,
                           const int *slot, char *err, size_t errlen) {
-    FILE *f = fopen(fp->gp, "w");
-    if (!f) return seterr(err, errlen, "%s: %s", fp->gp, strerror(errno));
+    char tmp[ATOMIC_TMP_MAX];
+    FILE *f = atomic_fopen(fp->gp, tmp, sizeof tmp, err, errlen);
+    if (!f) return -1;
     Layout lo = layout_of(ax, s, ns, slot);
     int w = lo.cols > 1 ? 640 * lo.cols : FIG_W, h = lo.rows > 1 ? 400 * lo.rows : FIG_H;
     gp_prelude(f, fp, w > 4000 ? 4000 : w, h > 4000 ? 4000 : h);
@@ -331,7 +342,7 @@ static int write_lines_gp(const FigPaths *fp, const PlotAxes *ax, const PlotSeri
         fprintf(f, "set tmargin 3\nset label 99 "), gp_str(f, ax->title);
         fprintf(f, " at screen 0.5, screen 0.965 center front\n");
         write_part(f, fp, ax, s, ns, slot, 0, 0, 1);
-        return close_checked(f, fp->gp, err, errlen);
+        return atomic_fcommit(f, tmp, fp->gp, err, errlen);
     }
     /* explicit origins under a title band, so ragged rows stay aligned */
     double top = 0.06 * (FIG_H / (double)(h > 4000 ? 4000 : h)) + 0.02;
@@ -352,7 +363,7 @@ static int write_lines_gp(const FigPaths *fp, const PlotAxes *ax, const PlotSeri
         }
     }
     fprintf(f, "unset multiplot\n");
-    return close_checked(f, fp->gp, err, errlen);
+    return atomic_fcommit(f, tmp, fp->gp, err, errlen);
 }
 
 int plot_lines(const char *png_path, const PlotAxes *ax, const PlotSeries *s, int ns, char *err,
@@ -395,8 +406,9 @@ static void dat_num(FILE *f, double v) {
 
 static int write_bars_dat(const FigPaths *fp, const BarSpec *bs, char *err, size_t errlen) {
     const PlotBars *b = &bs->b;
-    FILE *f = fopen(fp->dat, "w");
-    if (!f) return seterr(err, errlen, "%s: %s", fp->dat, strerror(errno));
+    char tmp[ATOMIC_TMP_MAX];
+    FILE *f = atomic_fopen(fp->dat, tmp, sizeof tmp, err, errlen);
+    if (!f) return -1;
     fprintf(f, OUT_GNUPLOT_MAGIC "\n");
     fprintf(f, "# %s", b->xlabel ? b->xlabel : "category");
     for (int g = 0; g < b->ngroups; g++) {
@@ -414,7 +426,7 @@ static int write_bars_dat(const FigPaths *fp, const BarSpec *bs, char *err, size
         }
         fputc('\n', f);
     }
-    return close_checked(f, fp->dat, err, errlen);
+    return atomic_fcommit(f, tmp, fp->dat, err, errlen);
 }
 
 /* Wide figures grow with the bar count so bars and labels stay legible. */
@@ -426,8 +438,9 @@ static int bars_width(const BarSpec *bs) {
 
 static int write_bars_gp(const FigPaths *fp, const BarSpec *bs, char *err, size_t errlen) {
     const PlotBars *b = &bs->b;
-    FILE *f = fopen(fp->gp, "w");
-    if (!f) return seterr(err, errlen, "%s: %s", fp->gp, strerror(errno));
+    char tmp[ATOMIC_TMP_MAX];
+    FILE *f = atomic_fopen(fp->gp, tmp, sizeof tmp, err, errlen);
+    if (!f) return -1;
     gp_prelude(f, fp, bars_width(bs), bs->wide ? 640 : FIG_H);
     fprintf(f, "set title "), gp_str(f, b->title), fputc('\n', f);
     fprintf(f, "set xlabel "), gp_str(f, b->xlabel), fputc('\n', f);
@@ -462,7 +475,7 @@ static int write_bars_gp(const FigPaths *fp, const BarSpec *bs, char *err, size_
         gp_str(f, b->ref_labels[r]);
     }
     fputc('\n', f);
-    return close_checked(f, fp->gp, err, errlen);
+    return atomic_fcommit(f, tmp, fp->gp, err, errlen);
 }
 
 int plot_bars_spec(const char *png_path, const BarSpec *bs, char *err, size_t errlen) {

@@ -35,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "atomic_write.h"
 #include "outpath.h"
 #include "util.h"
 
@@ -346,11 +347,13 @@ static void png_on_warning(png_structp png, png_const_charp msg) {
     (void)png, (void)msg; /* warnings are not failures */
 }
 
-/* Write cv as 8-bit RGB. A failed write removes the partial file. */
+/* Write cv as 8-bit RGB into a fresh temporary that replaces path when
+ * complete (atomic_write.h); a failed write leaves path as it was. */
 static int write_png(const char *path, const Canvas *cv, char *err, size_t errlen) {
     if (outpath_check(path, OUT_PNG, 1, err, errlen) != 0) return -1;
-    FILE *fp = fopen(path, "wb");
-    if (!fp) return seterr(err, errlen, "%s: %s", path, strerror(errno));
+    char tmp[ATOMIC_TMP_MAX];
+    FILE *fp = atomic_fopen(path, tmp, sizeof tmp, err, errlen);
+    if (!fp) return -1;
     PngErr pe = {"unknown libpng error"};
     png_structp png =
         png_create_write_struct(PNG_LIBPNG_VER_STRING, &pe, png_on_error, png_on_warning);
@@ -358,13 +361,13 @@ static int write_png(const char *path, const Canvas *cv, char *err, size_t errle
     if (!png || !info) {
         png_destroy_write_struct(&png, &info);
         fclose(fp);
-        remove(path);
+        atomic_discard(tmp);
         return seterr(err, errlen, "%s: cannot create libpng writer", path);
     }
     if (setjmp(png_jmpbuf(png))) {
         png_destroy_write_struct(&png, &info);
         fclose(fp);
-        remove(path);
+        atomic_discard(tmp);
         return seterr(err, errlen, "%s: libpng: %s", path, pe.msg);
     }
     png_init_io(png, fp);
@@ -374,12 +377,7 @@ static int write_png(const char *path, const Canvas *cv, char *err, size_t errle
     for (int y = 0; y < cv->h; y++) png_write_row(png, cv->px + (size_t)y * (size_t)cv->w * 3);
     png_write_end(png, info);
     png_destroy_write_struct(&png, &info);
-    if (fclose(fp) != 0) {
-        int e = errno;
-        remove(path);
-        return seterr(err, errlen, "%s: %s", path, strerror(e));
-    }
-    return 0;
+    return atomic_fcommit(fp, tmp, path, err, errlen);
 }
 
 /* ---- the public entry point ---- */

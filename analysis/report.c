@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "config.h" /* variant_key */
+#include "atomic_write.h"
 #include "heatmap.h"
 #include "metrics.h"
 #include "outpath.h"
@@ -39,11 +40,9 @@
 static int write_md(const char *path, const char *dir, const char *outdir, const Row *rows, int n,
                     char *err, size_t errlen) {
     if (outpath_check(path, OUT_REPORT, 1, err, errlen) != 0) return -1;
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        seterr(err, errlen, "%s: %s", path, strerror(errno));
-        return -1;
-    }
+    char tmp[ATOMIC_TMP_MAX];
+    FILE *f = atomic_fopen(path, tmp, sizeof tmp, err, errlen);
+    if (!f) return -1;
     md_settings(f, dir, rows, n);
     md_variants(f, rows, n);
     md_compare(f, rows, n);
@@ -64,11 +63,7 @@ static int write_md(const char *path, const char *dir, const char *outdir, const
         free(paths);
     }
     md_definitions(f);
-    if (fclose(f) != 0) {
-        seterr(err, errlen, "%s: write failed", path);
-        return -1;
-    }
-    return 0;
+    return atomic_fcommit(f, tmp, path, err, errlen);
 }
 
 int report_run(const char *dir, const char *outdir, char *err, size_t errlen) {

@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "atomic_write.h"
 #include "config.h" /* variant_key */
 #include "heatmap.h"
 #include "metrics.h"
@@ -46,11 +47,9 @@ static void csv_num(FILE *f, double v, const char *fmt) {
 
 int write_csv(const char *path, const Row *rows, int n, char *err, size_t errlen) {
     if (outpath_check(path, OUT_CSV, 1, err, errlen) != 0) return -1;
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        seterr(err, errlen, "%s: %s", path, strerror(errno));
-        return -1;
-    }
+    char tmp[ATOMIC_TMP_MAX];
+    FILE *f = atomic_fopen(path, tmp, sizeof tmp, err, errlen);
+    if (!f) return -1;
     fprintf(f, "file,run,variant,data,seed,status,n_params,n_params_added,steps,"
                "val_loss,ppl,bpb,dppl_vs_baseline,f_attn,f_attn_uniform,"
                "sink_rate_0.3,gate_mean,gate_frac_below_0.1,m_act,spikes,"
@@ -94,9 +93,5 @@ int write_csv(const char *path, const Row *rows, int n, char *err, size_t errlen
         if (isfinite(w->gate_mean)) fprintf(f, ",%d\n", !w->gate_unbounded);
         else fputs(",\n", f);
     }
-    if (fclose(f) != 0) {
-        seterr(err, errlen, "%s: write failed", path);
-        return -1;
-    }
-    return 0;
+    return atomic_fcommit(f, tmp, path, err, errlen);
 }

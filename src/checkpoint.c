@@ -1,9 +1,9 @@
 /* checkpoint.c: RUN.h5.ckpt, the state a resumed run needs (runfile.h).
  *
- * The HDF5 file is built in memory, written to RUN.h5.ckpt.tmp with
- * write(2), fsync'd, closed, renamed over the old checkpoint, then the
- * directory is fsync'd: a kill or a full disk at any moment leaves either
- * the old checkpoint or the new one, never half of one. The three float
+ * The HDF5 file is built in memory, written with write(2) to a fresh
+ * temporary beside RUN.h5.ckpt and renamed over it (atomic_write.h): a
+ * kill or a full disk at any moment leaves either the old checkpoint or
+ * the new one, never half of one. The three float
  * arrays are stored contiguous and uncompressed: checkpoints are rewritten
  * often and speed matters more than size. The image costs one transient
  * copy of the checkpoint in memory (12 bytes per parameter), small next to
@@ -13,12 +13,12 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "atomic_write.h"
 #include "h5util.h"
 #include "util.h"
 
@@ -26,12 +26,11 @@
 
 static const char *const ARRAYS[3] = {RS_G_PARAMS, RS_CKPT_ADAM_M, RS_CKPT_ADAM_V};
 
-static int ckpt_paths(const char *run_path, char *final, char *tmp, char *err, size_t errlen) {
+static int ckpt_paths(const char *run_path, char *final, char *err, size_t errlen) {
     if (!run_path || !*run_path) return seterr(err, errlen, "checkpoint: run path is empty");
     if (strlen(run_path) + 10 >= CKPT_PATH)
         return seterr(err, errlen, "checkpoint: run path is too long");
     snprintf(final, CKPT_PATH, "%s.ckpt", run_path);
-    if (tmp) snprintf(tmp, CKPT_PATH, "%s.ckpt.tmp", run_path);
     return 0;
 }
 
@@ -44,7 +43,7 @@ static int h5fail(char *err, size_t errlen, const char *file, const char *what) 
 
 int checkpoint_exists(const char *run_path) {
     char final[CKPT_PATH];
-    if (ckpt_paths(run_path, final, NULL, NULL, 0) < 0) return 0;
+    if (ckpt_paths(run_path, final, NULL, 0) < 0) return 0;
     return file_exists(final);
 }
 
@@ -63,61 +62,52 @@ static int write_f32(hid_t f, const char *name, const float *data, size_t n) {
     return rc;
 }
 
-static int write_contents(hid_t f, const CheckpointOut *c, const char *config_text, const char *tmp,
-                          char *err, size_t errlen) {
+static int write_contents(hid_t f, const CheckpointOut *c, const char *config_text,
+                          const char *name, char *err, size_t errlen) {
     const float *arr[3] = {c->params, c->m, c->v};
     for (int i = 0; i < 3; i++)
         if (write_f32(f, ARRAYS[i], arr[i], c->n) < 0) {
             char what[64];
             snprintf(what, sizeof what, "write %s", ARRAYS[i]);
-            return h5fail(err, errlen, tmp, what);
+            return h5fail(err, errlen, name, what);
         }
     if (h5u_attr_str(f, RS_SCHEMA, CKPT_SCHEMA) < 0 || h5u_attr_i64(f, RS_STEP, c->step) < 0 ||
         h5u_attr_i64(f, RS_TOKENS, c->tokens) < 0 || h5u_attr_f64(f, RS_SECONDS, c->seconds) < 0 ||
         h5u_attr_i64(f, RS_CKPT_N, (long long)c->n) < 0 ||
         h5u_attr_str(f, RS_CKPT_CONFIG_TEXT, config_text ? config_text : "") < 0)
-        return h5fail(err, errlen, tmp, "write attributes");
+        return h5fail(err, errlen, name, "write attributes");
     return 0;
-}
-
-/* fsync a directory so a rename in it is durable. */
-static int fsync_path(const char *path) {
-    int fd = open(path, O_RDONLY | O_DIRECTORY);
-    if (fd < 0) return -1;
-    int rc = fsync(fd);
-    if (close(fd) < 0) rc = -1;
-    return rc;
 }
 
 /* Build the checkpoint as an in-memory HDF5 image (core driver, no backing
  * store) and return it malloc'd. HDF5 itself never touches the disk: in
  * HDF5 1.10 a close that fails on a full disk leaves a dangling file id
  * that crashes the process at exit, so every disk write here is our own. */
-static char *build_image(const CheckpointOut *c, const char *config_text, const char *tmp,
+static char *build_image(const CheckpointOut *c, const char *config_text, const char *name,
                          size_t *len, char *err, size_t errlen) {
     size_t data = 3 * c->n * sizeof(float);
     hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
     if (fapl < 0 || H5Pset_fapl_core(fapl, data + ((size_t)1 << 16), 0) < 0) {
         if (fapl >= 0) H5Pclose(fapl);
-        h5fail(err, errlen, tmp, "set up the in-memory image");
+        h5fail(err, errlen, name, "set up the in-memory image");
         return NULL;
     }
     hid_t f = H5Fcreate("gatelab-checkpoint-image", H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
     H5Pclose(fapl);
     if (f < 0) {
-        h5fail(err, errlen, tmp, "create the in-memory image");
+        h5fail(err, errlen, name, "create the in-memory image");
         return NULL;
     }
     char *buf = NULL;
-    int rc = write_contents(f, c, config_text, tmp, err, errlen);
+    int rc = write_contents(f, c, config_text, name, err, errlen);
     ssize_t n = -1;
     if (rc == 0 && (H5Fflush(f, H5F_SCOPE_LOCAL) < 0 || (n = H5Fget_file_image(f, NULL, 0)) <= 0))
-        rc = h5fail(err, errlen, tmp, "size the in-memory image");
+        rc = h5fail(err, errlen, name, "size the in-memory image");
     if (rc == 0 && !(buf = malloc((size_t)n)))
-        rc = seterr(err, errlen, "%s: out of memory for a %zd-byte checkpoint", tmp, n);
+        rc = seterr(err, errlen, "%s: out of memory for a %zd-byte checkpoint", name, n);
     if (rc == 0 && H5Fget_file_image(f, buf, (size_t)n) != n)
-        rc = h5fail(err, errlen, tmp, "copy the in-memory image");
-    if (H5Fclose(f) < 0 && rc == 0) rc = h5fail(err, errlen, tmp, "close the in-memory image");
+        rc = h5fail(err, errlen, name, "copy the in-memory image");
+    if (H5Fclose(f) < 0 && rc == 0) rc = h5fail(err, errlen, name, "close the in-memory image");
     if (rc < 0) {
         free(buf);
         return NULL;
@@ -126,45 +116,39 @@ static char *build_image(const CheckpointOut *c, const char *config_text, const 
     return buf;
 }
 
-static int save_impl(const char *final, const char *tmp, const CheckpointOut *c,
-                     const char *config_text, char *err, size_t errlen) {
+static int save_impl(const char *final, const CheckpointOut *c, const char *config_text, char *err,
+                     size_t errlen) {
     size_t len = 0;
-    char *img = build_image(c, config_text, tmp, &len, err, errlen);
+    char *img = build_image(c, config_text, final, &len, err, errlen);
     if (!img) return -1;
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0644);
+    char tmp[ATOMIC_TMP_MAX];
+    int fd = atomic_create(final, tmp, sizeof tmp, err, errlen);
     if (fd < 0) {
         free(img);
-        return seterr(err, errlen, "%s: cannot create: %s", tmp, strerror(errno));
+        return -1;
     }
     int rc = 0;
     if (h5u_write_all(fd, img, len) < 0)
-        rc = seterr(err, errlen, "%s: write failed: %s", tmp, strerror(errno));
-    else if (fsync(fd) < 0) rc = seterr(err, errlen, "%s: fsync failed: %s", tmp, strerror(errno));
+        rc = seterr(err, errlen, "%s: write failed: %s", final, strerror(errno));
     if (close(fd) < 0 && rc == 0)
-        rc = seterr(err, errlen, "%s: close failed: %s", tmp, strerror(errno));
+        rc = seterr(err, errlen, "%s: close failed: %s", final, strerror(errno));
     free(img);
-    if (rc < 0) return -1;
-    if (rename(tmp, final) < 0)
-        return seterr(err, errlen, "%s: cannot rename to %s: %s", tmp, final, strerror(errno));
-    char dir[CKPT_PATH];
-    snprintf(dir, sizeof dir, "%s", final);
-    /* The rename is done; a failed directory fsync only weakens durability
-     * against power loss, so it is reported but the new checkpoint stays. */
-    if (fsync_path(dirname(dir)) < 0)
-        return seterr(err, errlen, "%s: fsync of its directory failed: %s", final, strerror(errno));
-    return 0;
+    if (rc < 0) {
+        atomic_discard(tmp); /* the old checkpoint is untouched */
+        return -1;
+    }
+    return atomic_commit(tmp, final, 1, err, errlen);
 }
 
 int checkpoint_save(const char *run_path, const CheckpointOut *c, const char *config_text,
                     char *err, size_t errlen) {
-    char final[CKPT_PATH], tmp[CKPT_PATH];
-    if (ckpt_paths(run_path, final, tmp, err, errlen) < 0) return -1;
+    char final[CKPT_PATH];
+    if (ckpt_paths(run_path, final, err, errlen) < 0) return -1;
     if (!c || (c->n && (!c->params || !c->m || !c->v)))
         return seterr(err, errlen, "%s: checkpoint_save given no arrays", final);
     H5uQuiet q = h5u_quiet_begin();
-    int rc = save_impl(final, tmp, c, config_text, err, errlen);
+    int rc = save_impl(final, c, config_text, err, errlen);
     h5u_quiet_end(q);
-    if (rc < 0 && file_exists(tmp)) unlink(tmp); /* the old checkpoint is untouched */
     return rc;
 }
 
@@ -270,7 +254,7 @@ int checkpoint_load(const char *run_path, float *params, float *m, float *v, siz
                     char *err, size_t errlen) {
     char final[CKPT_PATH];
     if (config_text) *config_text = NULL;
-    if (ckpt_paths(run_path, final, NULL, err, errlen) < 0) return -1;
+    if (ckpt_paths(run_path, final, err, errlen) < 0) return -1;
     if (!file_exists(final)) return seterr(err, errlen, "%s: no such checkpoint", final);
     if (n && (!params || !m || !v))
         return seterr(err, errlen, "%s: checkpoint_load given no buffers", final);

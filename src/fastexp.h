@@ -5,7 +5,8 @@
  * degree-6 Taylor polynomial (relative error below 3e-7, a few ulp), and
  * 2^n is built in the exponent bits. x is clamped to [-87, 88] so 2^n stays
  * a normal float: the smallest result is e^-87 ~ 1.6e-38, never 0, which
- * is harmless in the softmax sums it serves. */
+ * is harmless in the softmax sums it serves. Defined for every float:
+ * +-inf clamp like any large value, NaN gives NaN. */
 #ifndef GATELAB_FASTEXP_H
 #define GATELAB_FASTEXP_H
 
@@ -35,7 +36,13 @@ static inline float fast_expf(float x) {
     float p = 1.0f + r * (1.0f + r * (0.5f + r * (1.6666667e-1f +
                                                   r * (4.1666668e-2f +
                                                        r * (8.3333338e-3f + r * 1.3888889e-3f)))));
-    int32_t bits = ((int32_t)n + 127) << 23;
+    /* 2^n from t's own bits: for every x in [-87, 88] t lies in
+     * [2^23, 2^24), so its low bits minus round_magic's are n exactly.
+     * Unsigned arithmetic keeps this defined for a NaN x too (the result
+     * is then NaN through p), with no float-to-int conversion. */
+    uint32_t tbits;
+    memcpy(&tbits, &t, sizeof tbits);
+    uint32_t bits = (tbits - 0x4B400000u + 127u) << 23; /* 0x4B400000: round_magic */
     float scale;
     memcpy(&scale, &bits, sizeof scale);
     return p * scale;

@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "atomic_write.h"
 #include "blas_core.h"
 #include "gatelab_build.h"
 #include "gatelab_version.h"
@@ -412,22 +413,29 @@ static char *initial_image(RunFile *rf, const Config *cfg, const Model *m, size_
     return buf;
 }
 
-/* Put the image on disk with our own write(2), space reserved first. */
+/* Put the image on disk with our own write(2), space reserved first: into
+ * a fresh temporary that then takes the path (atomic_write.h), only where
+ * nothing is there yet unless force. rf->fd stays open on the new file. */
 static int write_image(RunFile *rf, const char *img, size_t len, int force, int *created) {
-    /* O_EXCL without force also closes the race with another process. */
-    int fd = open(rf->path, O_RDWR | O_CREAT | (force ? O_TRUNC : O_EXCL), 0644);
-    if (fd < 0 && errno == EEXIST)
-        return fail(NULL, 0, "%s exists (finished results are never overwritten; use --force)",
-                    rf->path);
-    if (fd < 0) return fail(NULL, 0, "%s: cannot create: %s", rf->path, strerror(errno));
+    char tmp[ATOMIC_TMP_MAX], why[512];
+    int fd = atomic_create(rf->path, tmp, sizeof tmp, why, sizeof why);
+    if (fd < 0) return fail(NULL, 0, "%s", why);
+    int e = posix_fallocate(fd, 0, (off_t)(len + RESERVE_MARGIN));
+    int rc = 0;
+    if (e && e != EOPNOTSUPP && e != EINVAL)
+        rc = fail(NULL, 0, "%s: cannot reserve %zu bytes of disk: %s", rf->path,
+                  len + RESERVE_MARGIN, strerror(e));
+    if (rc == 0 && h5u_write_all(fd, img, len) < 0)
+        rc = fail(NULL, 0, "%s: write failed: %s", rf->path, strerror(errno));
+    if (rc == 0 && atomic_commit(tmp, rf->path, force, why, sizeof why) != 0)
+        rc = fail(NULL, 0, "%s", why);
+    if (rc != 0) {
+        atomic_discard(tmp);
+        close(fd);
+        return -1;
+    }
     rf->fd = fd;
     *created = 1;
-    int e = posix_fallocate(fd, 0, (off_t)(len + RESERVE_MARGIN));
-    if (e && e != EOPNOTSUPP && e != EINVAL)
-        return fail(NULL, 0, "%s: cannot reserve %zu bytes of disk: %s", rf->path,
-                    len + RESERVE_MARGIN, strerror(e));
-    if (h5u_write_all(fd, img, len) < 0)
-        return fail(NULL, 0, "%s: write failed: %s", rf->path, strerror(errno));
     return 0;
 }
 
@@ -1051,19 +1059,16 @@ static int edit_at(const char *path, int (*fn)(RunFile *, const void *), const v
  * only when complete, so a kill mid-write never costs the run. */
 static int edit_copy(const char *path, int (*fn)(RunFile *, const void *), const void *ctx,
                      char *err, size_t errlen) {
-    char tmp[RF_PATH];
-    if (strlen(path) + 5 > sizeof tmp) return fail(err, errlen, "%s: path too long", path);
-    memcpy(tmp, path, strlen(path));
-    memcpy(tmp + strlen(path), ".tmp", 5);
+    char tmp[ATOMIC_TMP_MAX];
     /* the one output rule (outpath.h): our own run file, never a link */
     if (outpath_check(path, OUT_RUNFILE, 1, err, errlen) != 0) return -1;
-    if (file_copy(path, tmp, err, errlen) != 0) return -1;
+    if (atomic_copy(path, tmp, sizeof tmp, err, errlen) != 0) return -1;
     if (edit_at(tmp, fn, ctx) != 0) {
         if (err && errlen) snprintf(err, errlen, "%s", last_err);
-        unlink(tmp);
+        atomic_discard(tmp);
         return -1;
     }
-    return file_replace(tmp, path, err, errlen);
+    return atomic_commit(tmp, path, 1, err, errlen);
 }
 
 static int lceval_fn(RunFile *rf, const void *d) { return lceval_impl(rf, d); }

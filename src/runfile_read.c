@@ -7,6 +7,7 @@
 #include "h5util.h"
 #include "util.h" /* seterr */ /* h5u_attr_read_strbuf */
 #include "runfile.h"           /* RUNFILE_SCHEMA, RUNFILE_SCHEMA_VERSION */
+#include "runfile_check.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -224,7 +225,7 @@ static RunReader *open_file(const char *path, char *err, size_t errlen) {
     }
     r->file = f;
     snprintf(r->meta.path, sizeof r->meta.path, "%s", path);
-    if (read_meta(r, err, errlen) < 0) {
+    if (runcheck_links(f, path, err, errlen) < 0 || read_meta(r, err, errlen) < 0) {
         runread_close(r);
         return NULL;
     }
@@ -280,6 +281,23 @@ int runread_pretrained_string(RunReader *r, const char *key, char *out, size_t o
                               size_t errlen) {
     if (group_attr(r, RS_G_PRETRAINED, key, NULL, out, outlen) == 0) return 0;
     return seterr(err, errlen, "%s: no /%s attribute %s", r->meta.path, RS_G_PRETRAINED, key);
+}
+
+/* /config attribute key as an integer; -1 when absent or not integral. */
+static long long config_ll(RunReader *r, const char *key) {
+    double v;
+    if (group_attr(r, RS_G_CONFIG, key, &v, NULL, 0) != 0 || !(v == floor(v)) || fabs(v) > 1e15)
+        return -1;
+    return (long long)v;
+}
+
+void runread_config_dims(RunReader *r, RunConfigDims *c) {
+    c->n_layers = config_ll(r, "n_layers");
+    c->n_heads = config_ll(r, "n_heads");
+    c->d_model = config_ll(r, "d_model");
+    c->vocab_size = config_ll(r, "vocab_size");
+    c->seq_len = config_ll(r, RS_CFG_SEQ_LEN);
+    c->probe_n = config_ll(r, "probe_n");
 }
 
 int runread_summary(RunReader *r, const char *key, double *out, char *err, size_t errlen) {
@@ -474,12 +492,21 @@ static int read_probe_arrays(RunReader *r, hid_t g, ProbeRecord *p, char *err, s
     return rc;
 }
 
+/* The probe against itself and /config (runfile_check.h). */
+static int probe_against_config(RunReader *r, const char *gname, const ProbeRecord *p, char *err,
+                                size_t errlen) {
+    RunConfigDims c;
+    runread_config_dims(r, &c);
+    return runcheck_probe(r->meta.path, gname, p, &c, err, errlen);
+}
+
 /* A probe group's attrs and arrays (/probe/step_N or /intervene/<kind>). */
 static int read_probe_group(RunReader *r, hid_t g, const char *gname, ProbeRecord *p, char *err,
                             size_t errlen) {
     int rc = -1;
     if (read_probe_attrs(r, g, gname, p, err, errlen) == 0 &&
-        read_probe_arrays(r, g, p, err, errlen) == 0)
+        read_probe_arrays(r, g, p, err, errlen) == 0 &&
+        probe_against_config(r, gname, p, err, errlen) == 0)
         rc = 0;
     if (rc < 0) runread_probe_free(p);
     return rc;

@@ -11,6 +11,7 @@
 
 #include <stddef.h>
 
+#include "runfile_check.h"
 #include "runschema.h"
 
 #define RUNREAD_MAX_ELEMS ((size_t)1 << 28)
@@ -45,6 +46,9 @@ int runread_config_string(RunReader *r, const char *key, char *out, size_t outle
  * -1 when the run has none. */
 int runread_pretrained_string(RunReader *r, const char *key, char *out, size_t outlen, char *err,
                               size_t errlen);
+/* The model's shape as /config states it (runfile_check.h RunConfigDims;
+ * -1 for each attribute absent). */
+void runread_config_dims(RunReader *r, RunConfigDims *c);
 /* /summary attributes (doubles). 0 ok, -1 missing. */
 int runread_summary(RunReader *r, const char *key, double *out, char *err, size_t errlen);
 

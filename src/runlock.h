@@ -3,7 +3,11 @@
  * an exclusive flock(2) on RUN.h5.lock for as long as it writes. The lock
  * file holds the holder's pid ("pid 1234\n") so a refused writer can name
  * it. A holder that dies releases the lock with its file descriptor, so a
- * stale lock file never blocks: the next writer takes it over. */
+ * stale lock file never blocks: the next writer removes it and puts its
+ * own. A lock file is only ever made fresh (under a temporary name, then
+ * linked into place): an existing file is never opened for writing, and
+ * one that is not a gatelab lock file (a link, a FIFO, a file with other
+ * content or other hard links) is refused with a reason and left alone. */
 #ifndef GATELAB_RUNLOCK_H
 #define GATELAB_RUNLOCK_H
 
@@ -11,14 +15,16 @@
 
 typedef struct {
     int fd;          /* -1 when not held */
-    int busy;        /* set by a refused acquire: another process holds it */
+    int refused;     /* set by a refusal that is bad input: another process
+                      * holds the lock, or its path is not a lock file */
     char path[4200]; /* RUN.h5.lock */
 } RunLock;
 
 /* Take the lock beside run_path at once, or refuse: -1 with a one-line
- * reason naming the holder's pid and l->busy set when another process
- * holds it (bad input, exit 2); -1 with busy clear when the lock file
- * cannot be made, e.g. an unwritable directory (a failure, exit 1). */
+ * reason and l->refused set when another process holds it (naming its
+ * pid) or the lock path is not a lock file (bad input, exit 2); -1 with
+ * refused clear when the lock file cannot be made, e.g. an unwritable
+ * directory (a failure, exit 1). */
 int runlock_acquire(RunLock *l, const char *run_path, char *err, size_t errlen);
 /* Release (and remove) a held lock; a no-op on one not held. */
 void runlock_release(RunLock *l);

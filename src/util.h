@@ -46,14 +46,6 @@ char *one_line(char *s);
 /* What a file mode is, in words ("a directory", "a FIFO", ...). */
 const char *file_kind(unsigned mode);
 
-/* Copy a file byte for byte (to is created or truncated). -1 with a reason
- * naming the path; a partial copy is removed. */
-int file_copy(const char *from, const char *to, char *err, size_t errlen);
-
-/* Make tmp durable (fsync) and rename it over path: the atomic last step of
- * every update of a finished file. On failure tmp is removed. */
-int file_replace(const char *tmp, const char *path, char *err, size_t errlen);
-
 /* path[n] = the repository file rel (e.g. "tests/reference/x.py"): under
  * the source root configured at build time when it is there, else beside
  * the binary's parent directory (build/.. of /proc/self/exe). -1 if

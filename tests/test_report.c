@@ -65,6 +65,7 @@ static void make_run_cfg(const char *name, const char *variant, int seed, double
     snprintf(cfg.variant, sizeof cfg.variant, "%s", variant);
     cfg.init_seed = (unsigned long long)seed;
     cfg.warmup = 10;
+    cfg.n_layers = L, cfg.n_heads = H; /* the probe's shape */
     RunFile *rf = runfile_create(path, &cfg, NULL, 1, err, sizeof err);
     assert_non_null(rf);
     for (int s = 1; s <= 100; s++) { /* flat loss, one spike at step 60 */
@@ -542,6 +543,7 @@ static void make_x_run(const char *dir, const char *name, const char *variant, i
     config_defaults(&cfg);
     snprintf(cfg.variant, sizeof cfg.variant, "%s", variant);
     cfg.gate_shared = shared;
+    cfg.n_layers = XL, cfg.n_heads = XH; /* the probe's shape */
     RunFile *rf = runfile_create(path, &cfg, NULL, 1, err, sizeof err);
     assert_non_null(rf);
     assert_int_equal(runfile_append_eval(rf, 10, 2.0, 2.0 / log(2), err, sizeof err), 0);

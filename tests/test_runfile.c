@@ -10,6 +10,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <hdf5.h>
 #include <math.h>
@@ -68,6 +69,7 @@ static Config test_config(void) {
     c.data_seed = 18446744073709551615ull; /* 2^64-1: must survive as u64 */
     c.lr = 3e-4f;
     c.n_layers = 2;
+    c.n_heads = 2; /* the probes below: L = 2, H = 2 */
     return c;
 }
 
@@ -785,11 +787,25 @@ static struct rlimit limit_file_size(rlim_t bytes) {
     return old;
 }
 
+/* Files in tmpdir whose name starts with prefix and ends in ".tmp": the
+ * temporaries a writer of prefix left behind. */
+static int leftover_tmps(const char *prefix) {
+    DIR *d = opendir(tmpdir);
+    int n = 0;
+    for (struct dirent *e; d && (e = readdir(d));) {
+        size_t k = strlen(e->d_name);
+        n += !strncmp(e->d_name, prefix, strlen(prefix)) && k > 4 &&
+             !strcmp(e->d_name + k - 4, ".tmp");
+    }
+    if (d) closedir(d);
+    return n;
+}
+
 static void test_checkpoint_failed_save(void **state) {
     (void)state;
-    char run[512], tmp[600], err[512] = "";
+    char run[512], ck[600], err[512] = "";
     tpath(run, sizeof run, "full.h5");
-    snprintf(tmp, sizeof tmp, "%s.ckpt.tmp", run);
+    snprintf(ck, sizeof ck, "%s.ckpt", run);
     Arrays a = arrays(1000, 11);
     assert_int_equal(save(run, &a, 3, err, sizeof err), 0);
 
@@ -799,18 +815,31 @@ static void test_checkpoint_failed_save(void **state) {
     setrlimit(RLIMIT_FSIZE, &old);
     assert_int_equal(rc, -1);
     assert_one_line(err);
-    assert_non_null(strstr(err, tmp));
-    assert_false(access(tmp, F_OK) == 0); /* the partial tmp is gone */
-    assert_loads(run, &a, 3);             /* the old checkpoint is intact */
-
-    /* the tmp path cannot be created at all (a directory sits there) */
-    assert_int_equal(mkdir(tmp, 0700), 0);
-    assert_int_equal(save(run, &big, 5, err, sizeof err), -1);
-    assert_one_line(err);
-    assert_non_null(strstr(err, tmp));
-    assert_loads(run, &a, 3);
-    rmdir(tmp);
+    assert_non_null(strstr(err, ck));
+    assert_int_equal(leftover_tmps("full.h5.ckpt"), 0); /* the partial temporary is gone */
+    assert_loads(run, &a, 3);                           /* the old checkpoint is intact */
     arrays_free(&a), arrays_free(&big);
+}
+
+/* A checkpoint is written to a fresh temporary: a user's file hard-linked
+ * at any name beside it (the old fixed "RUN.h5.ckpt.tmp" included) keeps
+ * its content. */
+static void test_checkpoint_never_through_links(void **state) {
+    (void)state;
+    char run[512], victim[600], link1[600], err[512] = "";
+    tpath(run, sizeof run, "linked.h5");
+    tpath(victim, sizeof victim, "victim.txt");
+    snprintf(link1, sizeof link1, "%s.ckpt.tmp", run);
+    tu_write_text(victim, "precious\n");
+    assert_int_equal(link(victim, link1), 0);
+    Arrays a = arrays(1000, 21);
+    assert_int_equal(save(run, &a, 2, err, sizeof err), 0);
+    assert_loads(run, &a, 2);
+    size_t n;
+    char *got = tu_slurp_ok(victim, &n);
+    assert_string_equal(got, "precious\n");
+    free(got);
+    arrays_free(&a);
 }
 
 /* The same simulated full disk while writing a run file's params. */
@@ -956,6 +985,7 @@ int main(void) {
         cmocka_unit_test(test_checkpoint_roundtrip),
         cmocka_unit_test(test_checkpoint_corrupt),
         cmocka_unit_test(test_checkpoint_failed_save),
+        cmocka_unit_test(test_checkpoint_never_through_links),
         cmocka_unit_test(test_runfile_full_disk),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -5,8 +5,8 @@
 # KILLS times, and rerun (= resumed) after each kill. The kill moments are
 # spread over the sweep's measured length, so most kills land mid-run; each
 # kill is classified by what it interrupted:
-#   checkpoint write  a RUN.h5.ckpt.tmp written since this attempt started
-#   run-file commit   a RUN.h5.tmp written since this attempt started
+#   checkpoint write  a RUN.h5.ckpt.XXXXXX.tmp written since this attempt started
+#   run-file commit   a RUN.h5.XXXXXX.tmp written since this attempt started
 #   training step     neither, but trainers logged steps in this attempt
 #   startup           no step logged yet in this attempt
 #   after the end     every run had already finished
@@ -61,8 +61,8 @@ while [ $kills -lt "$KILLS" ]; do
     if kill -0 "$pid" 2>/dev/null && kill -KILL -- "-$pid" 2>/dev/null; then
         kills=$((kills + 1))
         wait "$pid" 2>/dev/null
-        if newer '*.ckpt.tmp'; then n_ckpt=$((n_ckpt + 1))
-        elif newer '*.h5.tmp'; then n_commit=$((n_commit + 1))
+        if newer '*.ckpt.??????.tmp'; then n_ckpt=$((n_ckpt + 1))
+        elif newer '*.h5.??????.tmp'; then n_commit=$((n_commit + 1))
         elif all_done; then n_end=$((n_end + 1))
         elif [ "$(logged)" -gt "$before" ]; then n_step=$((n_step + 1))
         else n_start=$((n_start + 1))

@@ -336,7 +336,6 @@ static void remove_tmp(const char *tmp) {
                                   "gpt2-124m",
                                   "ids.txt",
                                   "bench.h5",
-                                  "bench.h5.tmp",
                                   ""};
     char p[4200];
     for (size_t i = 0; i < sizeof files / sizeof *files; i++) {

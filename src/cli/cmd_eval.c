@@ -184,7 +184,7 @@ int cmd_eval(int argc, char **argv) {
     char lerr[1024];
     if (!nowrite && runlock_acquire(&lock, run, lerr, sizeof lerr) != 0) {
         fprintf(stderr, "gatelab eval: %s\n", lerr);
-        return lock.busy ? 2 : 1;
+        return lock.refused ? 2 : 1;
     }
     if (parse_lengths(lengths, T, o.lengths, &o.n_lengths) != 0) {
         fprintf(stderr,

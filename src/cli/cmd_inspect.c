@@ -4,6 +4,7 @@
  * Flags and output here; the forward pass is hf_model.c, the reductions
  * hf_probe.c, the file hf_runwrite.c. */
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -171,6 +172,20 @@ static int run_windows(const Opts *o, HfModel *m, const HfWindows *w, HfProbe *p
     return 0;
 }
 
+/* Non-finite weights give NaN attention: say so (the run file is still
+ * written, as the model's honest output). */
+static void warn_nonfinite(const ProbeRecord *pd, const char *model) {
+    size_t na = (size_t)pd->L * pd->H * pd->M * pd->M, nc = (size_t)pd->N * pd->L * pd->H * pd->T;
+    size_t bad = 0;
+    for (size_t i = 0; pd->attention && i < na; i++) bad += !isfinite(pd->attention[i]);
+    for (size_t i = 0; pd->first_col && i < nc; i++) bad += !isfinite(pd->first_col[i]);
+    if (bad)
+        fprintf(stderr,
+                "gatelab inspect: warning: %zu attention weights are NaN or Inf: %s holds "
+                "non-finite weights, so its results are not meaningful\n",
+                bad, model);
+}
+
 static int inspect(const Opts *o, char *err, size_t errlen, int *code) {
     HfModel *m = NULL;
     HfWindows w = {0};
@@ -204,6 +219,7 @@ static int inspect(const Opts *o, char *err, size_t errlen, int *code) {
     if (run_windows(o, m, &w, &p, &secs, err, errlen) < 0) goto done;
     ProbeRecord pd;
     hf_probe_finish(&p, &pd);
+    warn_nonfinite(&pd, o->model);
     int *first = calloc((size_t)w.N, sizeof(int));
     for (int i = 0; first && i < w.N; i++) first[i] = w.ids[(size_t)i * w.T];
     RunPretrained info = {.architecture = a->arch,

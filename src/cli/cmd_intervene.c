@@ -159,11 +159,12 @@ int cmd_intervene(int argc, char **argv) {
     if (!nowrite && cu_check_out("intervene", run, OUT_RUNFILE) < 0) return 2;
     if (!nowrite && runlock_acquire(&lock, run, err, sizeof err) != 0) {
         fprintf(stderr, "gatelab intervene: %s\n", err);
-        return lock.busy ? 2 : 1;
+        return lock.refused ? 2 : 1;
     }
     IntervResult res[IV_COUNT];
     if (intervene_run(run, kinds, n, clip_k, res, json ? NULL : progress, err, sizeof err) != 0) {
-        fprintf(stderr, "\ngatelab intervene: %s\n", err);
+        /* on a terminal, off the progress line first */
+        fprintf(stderr, "%sgatelab intervene: %s\n", isatty(STDERR_FILENO) ? "\n" : "", err);
         runlock_release(&lock);
         return 2;
     }

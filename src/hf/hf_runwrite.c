@@ -2,9 +2,9 @@
  * /config, /metrics rows or /summary: readers treat those as absent. */
 #include "hf_runwrite.h"
 
-#include <stdio.h>
 #include <unistd.h>
 
+#include "atomic_write.h"
 #include "outpath.h"
 #include "runlock.h"
 #include "util.h"
@@ -19,11 +19,13 @@ int hf_run_write(const char *out, int force, const ProbeRecord *p, const RunPret
         runlock_release(&lock);
         return -1;
     }
-    char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp", out);
-    unlink(tmp); /* ours by name: what a killed writer left */
-    RunFile *rf = runfile_create(tmp, NULL, NULL, 1, err, errlen);
+    /* a fresh temporary that takes OUT's place when complete */
+    char tmp[ATOMIC_TMP_MAX];
+    int fd = atomic_create(out, tmp, sizeof tmp, err, errlen);
+    if (fd >= 0) close(fd);
+    RunFile *rf = fd >= 0 ? runfile_create(tmp, NULL, NULL, 1, err, errlen) : NULL;
     if (!rf) {
+        if (fd >= 0) atomic_discard(tmp);
         runlock_release(&lock);
         return -1;
     }
@@ -32,8 +34,8 @@ int hf_run_write(const char *out, int force, const ProbeRecord *p, const RunPret
     if (rc == 0) rc = runfile_set_status(rf, RS_STATUS_DONE, err, errlen);
     char cerr[512];
     if (runfile_close(rf, cerr, sizeof cerr) < 0 && rc == 0) rc = seterr(err, errlen, "%s", cerr);
-    if (rc == 0) rc = file_replace(tmp, out, err, errlen);
-    else unlink(tmp);
+    if (rc == 0) rc = atomic_commit(tmp, out, 1, err, errlen);
+    else atomic_discard(tmp);
     runlock_release(&lock);
     return rc;
 }

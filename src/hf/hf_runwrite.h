@@ -8,7 +8,8 @@
 
 #include "runfile.h"
 
-/* Write OUT (refused when it exists unless force): built as OUT.tmp, then
+/* Write OUT (refused when it exists unless force): built in a fresh
+ * temporary beside it (atomic_write.h), then
  * renamed, so OUT is never half-written. -1 + one line on error. */
 int hf_run_write(const char *out, int force, const ProbeRecord *p, const RunPretrained *info,
                  char *err, size_t errlen);

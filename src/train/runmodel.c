@@ -6,6 +6,7 @@
 
 #include "config.h"
 #include "config_args.h"
+#include "runfile_check.h"
 #include "util.h"
 
 #define CONFIG_TEXT_MAX ((size_t)1 << 16)
@@ -19,10 +20,15 @@ static int load_config(RunReader *rr, const char *path, Config *cfg, char *err, 
     return rc != 0 ? -1 : 0;
 }
 
-static int load_weights(RunReader *rr, Model *m, char *err, size_t errlen) {
+/* Every tensor of the model, shape-checked and finite (runfile_check.h). */
+static int load_weights(RunReader *rr, const char *path, Model *m, char *err, size_t errlen) {
     for (int i = 0; i < m->table.count; i++) {
         const ParamInfo *p = &m->table.info[i];
-        if (runread_param(rr, p->name, m->params + p->offset, p->ndim, p->shape, err, errlen) != 0)
+        char what[300];
+        snprintf(what, sizeof what, "/%s/%s", RS_G_PARAMS, p->name);
+        if (runread_param(rr, p->name, m->params + p->offset, p->ndim, p->shape, err, errlen) !=
+                0 ||
+            runcheck_finite(path, what, m->params + p->offset, p->numel, err, errlen) != 0)
             return -1;
     }
     return 0;
@@ -36,8 +42,11 @@ int runmodel_load(RunReader *rr, const char *path, Model *m, char *err, size_t e
                       meta->status);
     Config cfg;
     if (load_config(rr, path, &cfg, err, errlen) != 0) return -1;
+    RunConfigDims dims;
+    runread_config_dims(rr, &dims);
+    if (runcheck_config(path, &dims, &cfg, err, errlen) != 0) return -1;
     if (model_init(m, &cfg, err, errlen) != 0) return -1;
-    if (load_weights(rr, m, err, errlen) != 0) {
+    if (load_weights(rr, path, m, err, errlen) != 0) {
         model_free(m);
         return -1;
     }

@@ -11,9 +11,10 @@
 #include "runfile_read.h"
 
 /* Build m from the run file opened as rr (path for messages). Refuses a
- * run whose status is not done or diverged (no final weights), and any
- * tensor whose shape differs (naming it). 0 ok (free with model_free),
- * -1 with one line in err. */
+ * run whose status is not done or diverged (no final weights), a config
+ * text that contradicts the /config attributes, and any tensor whose
+ * shape differs or that holds NaN or Inf (naming it), before any
+ * arithmetic. 0 ok (free with model_free), -1 with one line in err. */
 int runmodel_load(RunReader *rr, const char *path, Model *m, char *err, size_t errlen);
 
 #endif

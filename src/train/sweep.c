@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "atomic_write.h"
 #include "outpath.h"
 #include "runfile_read.h" /* runfile_read_status, runfile_has_group */
 #include "testhook.h"
@@ -569,8 +570,9 @@ int sweep_write_slurm(const Sweep *sw, const char *sweep_file, const char *out_d
     if (n <= 0) str_copy(exe, sizeof exe, "gatelab");
     if (!getcwd(cwd, sizeof cwd)) str_copy(cwd, sizeof cwd, ".");
     if (outpath_check(script_path, OUT_SLURM, 1, err, errlen) != 0) return -1;
-    FILE *f = fopen(script_path, "w");
-    if (!f) return seterr(err, errlen, "cannot write %s: %s", script_path, strerror(errno));
+    char tmp[ATOMIC_TMP_MAX];
+    FILE *f = atomic_fopen(script_path, tmp, sizeof tmp, err, errlen);
+    if (!f) return -1;
     const char *base = strrchr(sweep_file, '/');
     base = base ? base + 1 : sweep_file;
     fprintf(f,
@@ -599,8 +601,6 @@ int sweep_write_slurm(const Sweep *sw, const char *sweep_file, const char *out_d
             "GATELAB=${GATELAB:-%s}\n"
             "exec \"$GATELAB\" sweep '%s' --out '%s' --only \"$SLURM_ARRAY_TASK_ID\"\n",
             cwd, out_dir, exe, sweep_file, out_dir);
-    if (fclose(f) != 0)
-        return seterr(err, errlen, "cannot write %s: %s", script_path, strerror(errno));
-    chmod(script_path, 0755);
-    return 0;
+    fchmod(fileno(f), 0755);
+    return atomic_fcommit(f, tmp, script_path, err, errlen);
 }

@@ -9,8 +9,9 @@
  * Why the run file is only ever written through a copy: HDF5 1.10 files
  * are not crash-safe, and a SIGKILL in the middle of a write can leave one
  * unreadable. So between commits the trainer keeps its new metric rows in
- * memory; a commit copies RUN.h5 to RUN.h5.tmp, appends the rows (and the
- * eval and probe) there, closes it, and renames it over RUN.h5; only then
+ * memory; a commit copies RUN.h5 to a fresh temporary beside it
+ * (atomic_write.h), appends the rows (and the eval and probe) there,
+ * closes it, and renames it over RUN.h5; only then
  * is the checkpoint written. A kill at any moment leaves the last
  * committed run file and a checkpoint no newer than it.
  */
@@ -24,11 +25,13 @@
 #include <string.h>
 
 #include "adamw.h"
+#include "atomic_write.h"
 #include "data.h"
 #include "memplan.h"
 #include "outpath.h"
 #include "probe.h"
 #include "runfile.h"
+#include "runfile_check.h"
 #include "runfile_read.h"
 #include "runlock.h"
 #include "stop.h"
@@ -54,7 +57,7 @@ typedef struct {
     Dataset ds;
     RunFile *rf; /* open only inside a commit */
     Rows rows;
-    char tmp_path[CFG_STR + 8];
+    char tmp_path[ATOMIC_TMP_MAX]; /* the copy a commit edits (atomic_write.h) */
     char *config_text;
     long long step, tokens;
     double seconds; /* training time over all sessions of this run */
@@ -125,13 +128,14 @@ static void rows_free(Rows *r) {
 /* ---- commits: copy, append, rename ---- */
 
 static int commit_begin(Loop *lp, char *err, size_t errlen) {
-    if (file_copy(lp->opt->out_path, lp->tmp_path, err, errlen) != 0) return -1;
+    if (atomic_copy(lp->opt->out_path, lp->tmp_path, sizeof lp->tmp_path, err, errlen) != 0)
+        return -1;
     /* the file is valid up to the first step not yet committed (the last
      * checkpoint's): rows a crashed or diverged session left past it go */
     const Rows *r0 = &lp->rows;
     lp->rf = runfile_reopen(lp->tmp_path, r0->n ? r0->step[0] : lp->step, err, errlen);
     if (!lp->rf) {
-        unlink(lp->tmp_path);
+        atomic_discard(lp->tmp_path);
         return -1;
     }
     const Rows *r = &lp->rows;
@@ -140,7 +144,7 @@ static int commit_begin(Loop *lp, char *err, size_t errlen) {
                                  r->seconds[i], err, errlen) != 0) {
             runfile_close(lp->rf, NULL, 0);
             lp->rf = NULL;
-            unlink(lp->tmp_path);
+            atomic_discard(lp->tmp_path);
             return -1;
         }
     return 0;
@@ -151,10 +155,10 @@ static int commit_end(Loop *lp, char *err, size_t errlen) {
     int rc = runfile_close(lp->rf, err, errlen);
     lp->rf = NULL;
     if (rc != 0) {
-        unlink(lp->tmp_path);
+        atomic_discard(lp->tmp_path);
         return -1;
     }
-    if (file_replace(lp->tmp_path, lp->opt->out_path, err, errlen) != 0) return -1;
+    if (atomic_commit(lp->tmp_path, lp->opt->out_path, 1, err, errlen) != 0) return -1;
     lp->rows.n = 0;
     return 0;
 }
@@ -162,7 +166,7 @@ static int commit_end(Loop *lp, char *err, size_t errlen) {
 static void commit_abort(Loop *lp) {
     if (lp->rf) runfile_close(lp->rf, NULL, 0);
     lp->rf = NULL;
-    unlink(lp->tmp_path);
+    atomic_discard(lp->tmp_path);
 }
 
 /* ---- eval, probe, checkpoint ---- */
@@ -257,6 +261,26 @@ static int open_fresh(Loop *lp, char *err, size_t errlen) {
     return save_checkpoint(lp, err, errlen) ? TRAIN_FAIL : TRAIN_OK;
 }
 
+/* What a resume starts from, before any arithmetic (runfile_check.h): the
+ * checkpoint's arrays finite, and the run file's /config the config being
+ * resumed. */
+static int resumed_state_ok(Loop *lp, char *err, size_t errlen) {
+    const Trainer *tr = &lp->tr;
+    size_t n = tr->model.table.total;
+    char ck[CFG_STR + 16];
+    snprintf(ck, sizeof ck, "%s.ckpt", lp->opt->out_path);
+    if (runcheck_finite(ck, "/" RS_G_PARAMS, tr->model.params, n, err, errlen) != 0 ||
+        runcheck_finite(ck, "/" RS_CKPT_ADAM_M, tr->adam_m, n, err, errlen) != 0 ||
+        runcheck_finite(ck, "/" RS_CKPT_ADAM_V, tr->adam_v, n, err, errlen) != 0)
+        return -1;
+    RunReader *rr = runread_open(lp->opt->out_path, err, errlen);
+    if (!rr) return -1;
+    RunConfigDims dims;
+    runread_config_dims(rr, &dims);
+    runread_close(rr);
+    return runcheck_config(lp->opt->out_path, &dims, lp->cfg, err, errlen);
+}
+
 static int open_resumed(Loop *lp, char *err, size_t errlen) {
     char *text = NULL;
     Trainer *tr = &lp->tr;
@@ -279,17 +303,19 @@ static int open_resumed(Loop *lp, char *err, size_t errlen) {
                       "resume with the same config, or start over with --force",
                       lp->opt->out_path),
                TRAIN_BADINPUT;
+    if (resumed_state_ok(lp, err, errlen) != 0) return TRAIN_BADINPUT;
     /* check the run file now, so a corrupt one is refused before any work;
      * on a copy, so a refused resume touches nothing */
-    if (file_copy(lp->opt->out_path, lp->tmp_path, err, errlen) != 0) return TRAIN_FAIL;
+    if (atomic_copy(lp->opt->out_path, lp->tmp_path, sizeof lp->tmp_path, err, errlen) != 0)
+        return TRAIN_FAIL;
     RunFile *rf = runfile_reopen(lp->tmp_path, lp->step, err, errlen);
     if (!rf) {
-        unlink(lp->tmp_path);
+        atomic_discard(lp->tmp_path);
         return TRAIN_BADINPUT;
     }
     long long rows = runfile_train_rows(rf);
     int closed = runfile_close(rf, err, errlen);
-    unlink(lp->tmp_path);
+    atomic_discard(lp->tmp_path);
     if (closed != 0) return TRAIN_FAIL;
     /* rows 0..step-1 must all be there: a checkpoint newer than the run
      * file's last commit would leave a gap in the metrics */
@@ -422,7 +448,6 @@ int train_run(const Config *cfg, const TrainOptions *opt, char *err, size_t errl
     lp.last_val = NAN;
     if (testhook_load(&lp.hooks, err, errlen) != 0) return TRAIN_BADINPUT;
     if (opt->progress_fd >= 0) signal(SIGPIPE, SIG_IGN); /* see the protocol */
-    snprintf(lp.tmp_path, sizeof lp.tmp_path, "%s.tmp", opt->out_path);
     lp.config_text = malloc(1 << 16);
     if (!lp.config_text || config_to_text(cfg, lp.config_text, 1 << 16) != 0) {
         free(lp.config_text);
@@ -432,7 +457,7 @@ int train_run(const Config *cfg, const TrainOptions *opt, char *err, size_t errl
     RunLock lock;
     int rc = TRAIN_BADINPUT;
     if (runlock_acquire(&lock, opt->out_path, err, errlen) != 0) {
-        rc = lock.busy ? TRAIN_BADINPUT : TRAIN_FAIL;
+        rc = lock.refused ? TRAIN_BADINPUT : TRAIN_FAIL;
         goto out_text;
     }
     rc = preflight(opt, err, errlen);

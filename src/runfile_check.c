@@ -1,0 +1,107 @@
+/* runfile_check.c: see runfile_check.h. */
+#include "runfile_check.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "util.h"
+
+typedef struct {
+    char name[512]; /* the first external link found */
+} LinkScan;
+
+static herr_t link_cb(hid_t g, const char *name, const H5L_info_t *info, void *data) {
+    (void)g;
+    if (info->type != H5L_TYPE_EXTERNAL) return 0;
+    snprintf(((LinkScan *)data)->name, sizeof((LinkScan *)data)->name, "%s", name);
+    return 1; /* stop: one is enough */
+}
+
+int runcheck_links(hid_t file, const char *path, char *err, size_t errlen) {
+    LinkScan s = {""};
+    herr_t rc = H5Lvisit(file, H5_INDEX_NAME, H5_ITER_NATIVE, link_cb, &s);
+    if (rc > 0)
+        return seterr(err, errlen,
+                      "%s: /%s is an external link to another file; refusing a run file "
+                      "that points outside itself",
+                      path, s.name);
+    return 0; /* a file that cannot be listed fails on the reads that follow */
+}
+
+/* dim (named for the message) against /config value want (-1: absent):
+ * equal, or at most. */
+static int dim_vs_config(const char *path, const char *gname, const char *what, long long dim,
+                         const char *key, long long want, int at_most, char *err, size_t errlen) {
+    if (want < 0 || (at_most ? dim <= want : dim == want)) return 0;
+    return seterr(err, errlen, "%s: /%s has %s = %lld but /config %s = %lld", path, gname, what,
+                  dim, key, want);
+}
+
+static int check_tokens(const char *path, const char *gname, const ProbeRecord *p, long long vocab,
+                        char *err, size_t errlen) {
+    size_t n = (size_t)p->N * (size_t)p->T;
+    for (size_t i = 0; i < n; i++) {
+        int id = p->tokens[i];
+        if (id >= 0 && (vocab <= 0 || id < vocab)) continue;
+        if (vocab <= 0)
+            return seterr(err, errlen, "%s: /%s/%s holds token id %d (sequence %zu); ids are >= 0",
+                          path, gname, RS_TOKENS, id, i / (size_t)p->T);
+        return seterr(err, errlen,
+                      "%s: /%s/%s holds token id %d (sequence %zu), outside the vocabulary "
+                      "0..%lld of /config vocab_size",
+                      path, gname, RS_TOKENS, id, i / (size_t)p->T, vocab - 1);
+    }
+    return 0;
+}
+
+int runcheck_probe(const char *path, const char *gname, const ProbeRecord *p,
+                   const RunConfigDims *c, char *err, size_t errlen) {
+    if (!p->tokens) return seterr(err, errlen, "%s: /%s has no %s", path, gname, RS_TOKENS);
+    if (p->N < 1 || p->T < 2)
+        return seterr(err, errlen,
+                      "%s: /%s/%s is %d x %d; a probe needs at least 1 sequence of at least 2 "
+                      "tokens",
+                      path, gname, RS_TOKENS, p->N, p->T);
+    if (dim_vs_config(path, gname, "N (sequences)", p->N, "probe_n", c->probe_n, 1, err, errlen) !=
+            0 ||
+        dim_vs_config(path, gname, "L (layers)", p->L, "n_layers", c->n_layers, 0, err, errlen) !=
+            0 ||
+        dim_vs_config(path, gname, "H (heads)", p->H, "n_heads", c->n_heads, 0, err, errlen) != 0)
+        return -1;
+    return check_tokens(path, gname, p, c->vocab_size, err, errlen);
+}
+
+int runcheck_config(const char *path, const RunConfigDims *c, const Config *cfg, char *err,
+                    size_t errlen) {
+    const struct {
+        const char *key;
+        long long file;
+        int v;
+    } keys[] = {
+        {"n_layers", c->n_layers, cfg->n_layers}, {"n_heads", c->n_heads, cfg->n_heads},
+        {"d_model", c->d_model, cfg->d_model},    {"vocab_size", c->vocab_size, cfg->vocab_size},
+        {"seq_len", c->seq_len, cfg->seq_len},    {"probe_n", c->probe_n, cfg->probe_n}};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        if (keys[i].file < 0)
+            return seterr(err, errlen, "%s: /config has no integer attribute %s", path,
+                          keys[i].key);
+        if (keys[i].file != keys[i].v)
+            return seterr(err, errlen,
+                          "%s: /config %s = %lld contradicts the config's %s = %d "
+                          "(corrupt or edited file, or a different config)",
+                          path, keys[i].key, keys[i].file, keys[i].key, keys[i].v);
+    }
+    return 0;
+}
+
+int runcheck_finite(const char *path, const char *what, const float *x, size_t n, char *err,
+                    size_t errlen) {
+    for (size_t i = 0; i < n; i++)
+        if (!isfinite(x[i]))
+            return seterr(err, errlen,
+                          "%s: %s holds a non-finite value (%g at index %zu); refusing to "
+                          "compute with it",
+                          path, what, (double)x[i], i);
+    return 0;
+}
