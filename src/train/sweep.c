@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -21,7 +22,8 @@
 #include "atomic_write.h"
 #include "outpath.h"
 #include "runfile_read.h" /* runfile_read_status, runfile_has_group */
-#include "train_loop.h"   /* TRAIN_DIVERGED */
+#include "runlock.h"
+#include "train_loop.h" /* TRAIN_DIVERGED */
 #include "util.h"
 
 const char *sweep_action_name(SweepAction a) {
@@ -130,9 +132,38 @@ static void print_cmd(FILE *f, const char *exe, char **argv) {
     fputc('\n', f);
 }
 
+/* In a freshly forked child: SIGTERM when the sweep process dies, even by
+ * SIGKILL, so a trainer checkpoints and stops instead of running on as an
+ * orphan that a rerun would collide with (it sees the run interrupted). */
+static void die_with_parent(pid_t parent) {
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (getppid() != parent) raise(SIGTERM); /* the parent died before the prctl */
+}
+
+static void nap(double s) {
+    struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
+    nanosleep(&ts, NULL);
+}
+
+/* A trainer of an earlier sweep that was killed may still be saving its
+ * checkpoint (die_with_parent): wait for its lock, up to LOCK_WAIT seconds,
+ * so the rerun resumes the run instead of being refused. */
+#define LOCK_WAIT 60.0
+static void wait_for_lock(const char *out, const char *id) {
+    double t0 = now_seconds();
+    int said = 0;
+    while (runlock_held(out) && now_seconds() - t0 < LOCK_WAIT && !g_signal) {
+        if (!said++)
+            fprintf(stderr, "sweep: %s is still being written by an earlier process; waiting\n",
+                    id);
+        nap(0.2);
+    }
+}
+
 static pid_t spawn(const Runner *R, const SweepRun *r, SweepAction a) {
     char out[SWEEP_PATH_MAX + 256], log[SWEEP_PATH_MAX + 256];
     run_path(out, sizeof out, R->o->out_dir, r, "");
+    wait_for_lock(out, r->id);
     snprintf(log, sizeof log, "%s/logs/%s.log", R->o->out_dir, r->id);
     char **argv = child_argv(R, r, a, out);
     if (!argv) return -1;
@@ -152,8 +183,9 @@ static pid_t spawn(const Runner *R, const SweepRun *r, SweepAction a) {
         fclose(lf);
     }
     fflush(NULL);
-    pid_t pid = fork();
+    pid_t parent = getpid(), pid = fork();
     if (pid == 0) {
+        die_with_parent(parent);
         int devnull = open("/dev/null", O_RDONLY);
         if (devnull >= 0) dup2(devnull, 0);
         dup2(fd, 1);
@@ -278,11 +310,6 @@ static void reap(Runner *R, const char *tag) {
         }
         i++;
     }
-}
-
-static void nap(double s) {
-    struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
-    nanosleep(&ts, NULL);
 }
 
 static void forward_signal(Runner *R, int *sent) {
@@ -455,8 +482,9 @@ static int post_child(const char *exe, char *const *argv, const char *log) {
     for (int i = 0; argv[i]; i++) dprintf(fd, " %s", argv[i]);
     dprintf(fd, "\n");
     fflush(NULL);
-    pid_t pid = fork();
+    pid_t parent = getpid(), pid = fork();
     if (pid == 0) {
+        die_with_parent(parent);
         dup2(fd, 1);
         dup2(fd, 2);
         setenv("OPENBLAS_NUM_THREADS", "1", 1);
