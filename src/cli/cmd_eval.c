@@ -190,6 +190,7 @@ int cmd_eval(int argc, char **argv) {
         fprintf(stderr,
                 "gatelab eval: bad --lengths '%s' (want e.g. 256,512 or 1x,2x; at most %d)\n",
                 lengths, LCEVAL_MAX_LENGTHS);
+        runlock_release(&lock);
         return 2;
     }
     int modes[2] = {both ? 0 : yarn, 1}, nmodes = both ? 2 : 1, rc = 0;

@@ -25,6 +25,7 @@
 #define SWEEP_NAME_MAX 96 /* run names go into file names */
 #define SWEEP_PATH_MAX 1024
 #define SWEEP_MAX_SEEDS 64
+#define SWEEP_MAX_RUNS 65536 /* runs of one sweep, includes expanded: more is refused */
 
 typedef struct {
     char name[SWEEP_NAME_MAX]; /* from [run NAME] */
