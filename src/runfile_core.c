@@ -128,9 +128,13 @@ hid_t rf_make_group(hid_t loc, const char *name) {
     return H5Gcreate2(loc, name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
 }
 
-/* Chunk shape for a fixed-size dataset: the whole array when it is small,
- * else leading dims cut to 1 (so a reader slicing [l, h] reads one chunk),
- * and the last dim cut if one row alone is still too big. */
+/* Chunk shape for a fixed-size dataset, sized by bytes: the whole array
+ * when it fits in CHUNK_BYTES, else leading dims cut, each to 1 while one
+ * index of it alone is still too big (so a reader slicing [l, h] of large
+ * maps reads one chunk), and the first dim that fits cut to as many
+ * indices as fill CHUNK_BYTES (so many short windows share a chunk of
+ * CHUNK_BYTES / 2 .. CHUNK_BYTES instead of one each); the last dim is cut
+ * when one row alone is still too big. */
 static void chunk_shape(int rank, const hsize_t *dims, size_t elsize, hsize_t *chunk) {
     size_t bytes = elsize;
     for (int i = 0; i < rank; i++) {
@@ -138,8 +142,9 @@ static void chunk_shape(int rank, const hsize_t *dims, size_t elsize, hsize_t *c
         bytes *= (size_t)dims[i];
     }
     for (int i = 0; i < rank - 1 && bytes > CHUNK_BYTES; i++) {
-        bytes /= (size_t)chunk[i];
-        chunk[i] = 1;
+        size_t one = bytes / (size_t)chunk[i]; /* bytes of one index of dim i */
+        chunk[i] = one >= CHUNK_BYTES ? 1 : CHUNK_BYTES / one;
+        bytes = one * (size_t)chunk[i];
     }
     if (bytes > CHUNK_BYTES) {
         size_t keep = CHUNK_BYTES / elsize;

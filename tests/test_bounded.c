@@ -1,9 +1,9 @@
 /* test_bounded.c: inputs cost what they are used for, with a clear limit.
  * - `inspect --text` encodes only as much of the file as its windows use:
  *   64 MB of text without a space (one pre-token) is probed in bounded
- *   memory (the whole file used to be encoded);
+ *   memory (never the whole file);
  * - sweep includes: 25 chained files, each including the next twice under
- *   two spellings, are each read once (2^25 parses before);
+ *   two spellings, are each read once (not 2^25 parses);
  * - grid expansion is linear and capped: 64,000 runs list at once, 70,400
  *   are refused with the limit named;
  * - config.json sizes: 2048 heads x head_dim 2^20 is refused in one line
