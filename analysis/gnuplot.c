@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -147,7 +149,8 @@ static int gnuplot_into(const FigPaths *fp, const char *png, char *err, size_t e
         close(pfd[0]), close(pfd[1]);
         return seterr(err, errlen, "gnuplot: fork: %s", strerror(errno));
     }
-    if (pid == 0) { /* child: stdout+stderr into the pipe, stdin empty */
+    if (pid == 0) {                       /* child: stdout+stderr into the pipe, stdin empty */
+        prctl(PR_SET_PDEATHSIG, SIGKILL); /* an interrupted report takes gnuplot with it */
         int null = open("/dev/null", O_RDONLY);
         if (null >= 0) dup2(null, 0);
         dup2(pfd[1], 1);

@@ -1,7 +1,9 @@
-/* plot.c: the figure builders over run files (plot.h). They read runs
- * through runfile_read.h, compute the metrics of docs/metrics.md with
- * metrics.h, and draw with the generic figures of gnuplot.c. */
+/* plot.c: the figure builders over run files (plot.h). They take their
+ * runs from the run set of plot_runs.h, compute the metrics of
+ * docs/metrics.md with metrics.h, and draw with the generic figures of
+ * gnuplot.c. */
 #include "plot.h"
+#include "plot_runs.h"
 #include "runstats.h"
 
 #include <errno.h>
@@ -17,195 +19,18 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include "config.h" /* variant_key */
 #include "metrics.h"
-#include "runname.h"
 #include "runfile_read.h"
 #include "util.h"
 
-/* ---- runs ---- */
-
-/* Figures draw one series per group: per file for `gatelab plot` (the
- * user chose those files), per run name over its seeds for the report. */
-typedef struct {
-    RunReader **r;
-    char (*label)[300]; /* [n] per-file label */
-    int n;
-    int agg; /* groups are run names, values mean over seeds */
-    int ng;
-    int *grp;            /* [n] group of each run */
-    char (*glabel)[300]; /* [ng] */
-    unsigned char *gkey; /* [ng] drawn in line figures when subset is set */
-    int subset;          /* too many groups: line figures draw key ones */
-} RunSet;
-
-/* Above this many series a line figure keeps to the key runs and a bar
- * figure puts the series on the x axis. */
-#define MAX_SERIES PLOT_MAX_SERIES
+/* Line-figure sizes. */
 #define LOSS_SMOOTH                                                                                \
     20                      /* moving-average window of report loss lines                          \
                                (the loss figure's title says 20) */
 #define LOSS_MAX_POINTS 500 /* per series in loss.dat */
 
-static void runs_close(RunSet *rs) {
-    for (int i = 0; i < rs->n; i++)
-        if (rs->r[i]) runread_close(rs->r[i]);
-    free(rs->r);
-    free(rs->label);
-    free(rs->grp);
-    free(rs->glabel);
-    free(rs->gkey);
-    memset(rs, 0, sizeof *rs);
-}
-
-/* The name a run is known by in figures: its variant, or its run name
- * (runname.h) when another run of the same variant has a different run
- * name (baseline on bigram and baseline-brown on Brown). */
-static void runs_base(const RunSet *rs, int i, char *out, size_t n) {
-    const RunMeta *m = runread_meta(rs->r[i]);
-    char ri[300], rj[300];
-    run_name(ri, sizeof ri, m->path);
-    for (int j = 0; j < rs->n; j++) {
-        const RunMeta *mj = runread_meta(rs->r[j]);
-        if (j == i || strcmp(mj->variant, m->variant)) continue;
-        run_name(rj, sizeof rj, mj->path);
-        if (strcmp(ri, rj)) {
-            snprintf(out, n, "%s", ri);
-            return;
-        }
-    }
-    snprintf(out, n, "%s", m->variant[0] ? m->variant : ri);
-}
-
-/* Label each run by runs_base; add the seed when that repeats. */
-static void runs_label(RunSet *rs) {
-    char bi[300], bj[300];
-    for (int i = 0; i < rs->n; i++) {
-        const RunMeta *m = runread_meta(rs->r[i]);
-        runs_base(rs, i, bi, sizeof bi);
-        const char *v = bi;
-        int dup = 0;
-        for (int j = 0; j < rs->n && !dup; j++) {
-            if (j == i) continue;
-            runs_base(rs, j, bj, sizeof bj);
-            dup = !strcmp(bi, bj);
-        }
-        if (dup) snprintf(rs->label[i], sizeof rs->label[i], "%.250s seed %lld", v, m->seed);
-        else snprintf(rs->label[i], sizeof rs->label[i], "%.290s", v);
-    }
-}
-
-/* The paper's headline comparison (the catalog's key runs, config.h):
- * what a line figure keeps when there are too many runs to tell apart. */
-int plot_key_run(const char *variant, const char *status) {
-    if (variant_key(variant) != VARIANT_KEY_NONE) return 1;
-    return !strcmp(status, RS_STATUS_DIVERGED); /* a failure is worth seeing */
-}
-
-int plot_key_series(int ng, unsigned char *key) {
-    if (ng <= MAX_SERIES) return 0;
-    int nkey = 0;
-    for (int g = 0; g < ng; g++) nkey += key[g];
-    for (int g = 0; !nkey && g < MAX_SERIES; g++)
-        key[g] = 1; /* no key variant at all: the first few */
-    return 1;
-}
-
-/* Group runs: by run name (agg) or one group per file. */
-static void runs_group(RunSet *rs, int agg) {
-    rs->agg = agg;
-    rs->ng = 0;
-    for (int i = 0; i < rs->n; i++) {
-        const RunMeta *m = runread_meta(rs->r[i]);
-        char name[300];
-        if (agg) run_name(name, sizeof name, m->path);
-        else snprintf(name, sizeof name, "%s", rs->label[i]);
-        int g = -1;
-        for (int j = 0; agg && j < rs->ng && g < 0; j++)
-            if (!strcmp(rs->glabel[j], name)) g = j;
-        if (g < 0) {
-            g = rs->ng++;
-            memcpy(rs->glabel[g], name, sizeof name);
-            rs->gkey[g] = 0;
-        }
-        rs->grp[i] = g;
-        if (plot_key_run(m->variant, m->status)) rs->gkey[g] = 1;
-    }
-    rs->subset = agg && plot_key_series(rs->ng, rs->gkey);
-}
-
-/* Whether group g is drawn in a line figure. */
-static int group_shown(const RunSet *rs, int g) { return !rs->subset || rs->gkey[g]; }
-
-/* Runs of group g into idx; returns how many. */
-static int group_members(const RunSet *rs, int g, int *idx) {
-    int m = 0;
-    for (int i = 0; i < rs->n; i++)
-        if (rs->grp[i] == g) idx[m++] = i;
-    return m;
-}
-
-static int runs_open(RunSet *rs, char **paths, int n, int agg, char *err, size_t errlen) {
-    memset(rs, 0, sizeof *rs);
-    if (n < 1) return seterr(err, errlen, "plot: no run files given");
-    rs->r = calloc((size_t)n, sizeof *rs->r);
-    rs->label = calloc((size_t)n, sizeof *rs->label);
-    rs->grp = calloc((size_t)n, sizeof *rs->grp);
-    rs->glabel = calloc((size_t)n, sizeof *rs->glabel);
-    rs->gkey = calloc((size_t)n, sizeof *rs->gkey);
-    if (!rs->r || !rs->label || !rs->grp || !rs->glabel || !rs->gkey) {
-        runs_close(rs);
-        return seterr(err, errlen, "plot: out of memory");
-    }
-    for (int i = 0; i < n; i++) {
-        rs->r[i] = runread_open(paths[i], err, errlen);
-        rs->n = i + 1;
-        if (!rs->r[i]) {
-            runs_close(rs);
-            return -1;
-        }
-    }
-    runs_label(rs);
-    runs_group(rs, agg);
-    return 0;
-}
-
-/* The last probe of a run; *have = 0 (and 0 returned) when it has none. */
-static int last_probe(RunReader *r, ProbeRecord *p, int *have, char *err, size_t errlen) {
-    long long *steps = NULL;
-    int ns = 0;
-    *have = 0;
-    memset(p, 0, sizeof *p);
-    if (runread_probe_steps(r, &steps, &ns, err, errlen)) return -1;
-    free(steps);
-    if (ns == 0) return 0;
-    if (runread_probe(r, -1, p, err, errlen)) return -1;
-    *have = 1;
-    return 0;
-}
-
 /* Builders return 0 ok, -1 error, 1 no data (err says what is missing). */
 #define NO_DATA 1
-
-/* Mean over m step series: x takes the steps of the longest; at each index
- * the series logging that same step are averaged (seeds of one run log the
- * same steps, and a shorter one is still running). Non-finite values are
- * left out; NaN where none is left. Returns the length. */
-size_t plot_mean_aligned(const long long *const *st, const double *const *v, const size_t *len,
-                         int m, double *x, double *y) {
-    int lg = 0;
-    for (int j = 1; j < m; j++)
-        if (len[j] > len[lg]) lg = j;
-    for (size_t k = 0; k < len[lg]; k++) {
-        double sum = 0;
-        int c = 0;
-        for (int j = 0; j < m; j++)
-            if (k < len[j] && st[j][k] == st[lg][k] && isfinite(v[j][k])) sum += v[j][k], c++;
-        x[k] = (double)st[lg][k];
-        y[k] = c ? sum / c : NAN;
-    }
-    return len[lg];
-}
 
 /* Centred moving average over w points, skipping NaN, into y (tmp[n]). */
 static void smooth(double *y, size_t n, int w, double *tmp) {
@@ -241,7 +66,7 @@ static int group_loss(const RunSet *rs, const RunTrain *tr, const RunEval *ev, i
     size_t *len = malloc((size_t)rs->n * sizeof *len);
     int rc = -1;
     if (!idx || !st || !v || !len) goto done;
-    int m = group_members(rs, g, idx);
+    int m = plot_group_members(rs, g, idx);
     size_t maxt = 0, maxv = 0;
     for (int j = 0; j < m; j++) {
         if (tr[idx[j]].n > maxt) maxt = tr[idx[j]].n;
@@ -290,13 +115,13 @@ static int fig_loss(RunSet *rs, const char *png, char *err, size_t errlen) {
         goto done;
     }
     for (int i = 0; i < n; i++) { /* only what is drawn is read */
-        if (!group_shown(rs, rs->grp[i])) continue;
+        if (!plot_group_shown(rs, rs->grp[i])) continue;
         if (runread_train(rs->r[i], &tr[i], err, errlen)) goto done;
         if (runread_eval(rs->r[i], &ev[i], err, errlen)) goto done;
     }
     size_t total = 0;
     for (int g = 0; g < ng; g++) {
-        if (!group_shown(rs, g)) continue;
+        if (!plot_group_shown(rs, g)) continue;
         size_t nt = 0, nv = 0;
         if (group_loss(rs, tr, ev, g, xy + 4 * g, &nt, &nv)) {
             seterr(err, errlen, "plot: out of memory");
@@ -449,7 +274,7 @@ static int fig_layers(RunSet *rs, const char *png, LayerFn fn, int with_uniform,
     for (int i = 0; i < n; i++) {
         ProbeRecord p;
         int have;
-        if (last_probe(rs->r[i], &p, &have, err, errlen)) goto done;
+        if (plot_last_probe(rs->r[i], &p, &have, err, errlen)) goto done;
         if (!have) continue;
         vals[i] = malloc(((size_t)p.L + 1) * sizeof(double));
         if (!vals[i]) {
@@ -539,7 +364,7 @@ static int fig_gate_hist(RunReader *r, const char *label, const char *png, char 
     const int nb = RS_GATE_BINS;
     ProbeRecord p;
     int have, rc = -1;
-    if (last_probe(r, &p, &have, err, errlen)) return -1;
+    if (plot_last_probe(r, &p, &have, err, errlen)) return -1;
     if (!have) {
         seterr(err, errlen, "%s: run has no probe yet", runread_meta(r)->path);
         return NO_DATA;
@@ -637,12 +462,12 @@ static int fig_sink_steps(RunSet *rs, const char *png, char *err, size_t errlen)
         goto done;
     }
     for (int i = 0; i < n; i++)
-        if (group_shown(rs, rs->grp[i]) &&
+        if (plot_group_shown(rs, rs->grp[i]) &&
             run_sink_series(rs->r[i], &st[i], &rate[i], &share[i], &len[i], err, errlen))
             goto done;
     for (int g = 0; g < ng; g++) {
-        if (!group_shown(rs, g)) continue;
-        int m = group_members(rs, g, idx);
+        if (!plot_group_shown(rs, g)) continue;
+        int m = plot_group_members(rs, g, idx);
         size_t maxn = 0;
         for (int j = 0; j < m; j++)
             if (len[idx[j]] > maxn) maxn = len[idx[j]];
@@ -714,9 +539,9 @@ int plot_figure(const char *kind, char **run_paths, int n, const char *png_path,
     RunSet rs;
     if (plot_check_png(png_path, err, errlen)) return -1;
     if (!plot_have_gnuplot()) return seterr(err, errlen, GNUPLOT_MISSING);
-    if (runs_open(&rs, run_paths, n, 0, err, errlen)) return -1;
+    if (plot_runs_open(&rs, run_paths, n, 0, err, errlen)) return -1;
     int rc = figure_on(&rs, kind, png_path, err, errlen);
-    runs_close(&rs);
+    plot_runs_close(&rs);
     return rc == 0 ? 0 : -1;
 }
 
@@ -744,13 +569,13 @@ static int report_one(RunSet *rs, const char *outdir, const char *kind, const ch
 
 static int report_gate_hists(RunSet *rs, const char *outdir, char *err, size_t errlen) {
     /* one per gated group: named by variant, or by run name when two run
-     * names share the variant (runs_base) */
+     * names share the variant (plot_runs_base) */
     char v[300], vj[300];
     for (int i = 0; i < rs->n; i++) {
-        runs_base(rs, i, v, sizeof v);
+        plot_runs_base(rs, i, v, sizeof v);
         int first = 1;
         for (int j = 0; j < i && first; j++) {
-            runs_base(rs, j, vj, sizeof vj);
+            plot_runs_base(rs, j, vj, sizeof vj);
             first = strcmp(vj, v) != 0;
         }
         if (!first) continue;
@@ -771,14 +596,14 @@ int plot_report_figures(const char *outdir, char **run_paths, int n, char *err, 
     if (mkdir(outdir, 0777) != 0 && errno != EEXIST)
         return seterr(err, errlen, "%s: cannot create: %s", outdir, strerror(errno));
     RunSet rs;
-    if (runs_open(&rs, run_paths, n, 1, err, errlen)) return -1;
+    if (plot_runs_open(&rs, run_paths, n, 1, err, errlen)) return -1;
     int rc = 0;
     if (!rc) rc = report_one(&rs, outdir, "loss", "loss", err, errlen);
     if (!rc) rc = report_one(&rs, outdir, "first-share", "first_share_layers", err, errlen);
     if (!rc) rc = report_gate_hists(&rs, outdir, err, errlen);
     if (!rc) rc = report_one(&rs, outdir, "mact", "mact_layers", err, errlen);
     if (!rc) rc = report_one(&rs, outdir, "sink-steps", "sink_vs_step", err, errlen);
-    runs_close(&rs);
+    plot_runs_close(&rs);
     return rc;
 }
 

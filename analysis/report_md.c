@@ -294,7 +294,9 @@ void md_runs(FILE *f, const Row *rows, int n) {
     md_header(f, lead, 6, COLS, N_COLS);
     for (int i = 0; i < n && rows[i].ok; i++) {
         const Row *w = &rows[i];
-        fprintf(f, "| %s | %s | %s | %s | %lld | %s", w->file, w->run, w->variant, w->data, w->seed,
+        char file[256];
+        table_name(file, sizeof file, w->file);
+        fprintf(f, "| %s | %s | %s | %s | %lld | %s", file, w->run, w->variant, w->data, w->seed,
                 w->base >= 0 ? rows[w->base].run : "–");
         for (size_t c = 0; c < N_COLS; c++) {
             double v = col_val(w, &COLS[c]);
@@ -315,19 +317,25 @@ void md_runs(FILE *f, const Row *rows, int n) {
         fputs(" |\n", f);
     }
     int bad = 0, bad_probe = 0;
+    char name[256]; /* a file name as a code span shows it */
     for (int i = 0; i < n; i++) bad += !rows[i].ok;
     for (int i = 0; i < n; i++) bad_probe += rows[i].ok && rows[i].probe_err[0];
     if (bad_probe) {
         fprintf(f, "\n### Run files whose probe cannot be read\n\nTheir "
                    "training columns are shown; every probe column is blank.\n\n");
-        for (int i = 0; i < n; i++)
-            if (rows[i].ok && rows[i].probe_err[0])
-                fprintf(f, "- `%s`: probe unreadable: %s\n", rows[i].file, rows[i].probe_err);
+        for (int i = 0; i < n; i++) {
+            if (!rows[i].ok || !rows[i].probe_err[0]) continue;
+            table_name(name, sizeof name, rows[i].file);
+            fprintf(f, "- `%s`: probe unreadable: %s\n", name, rows[i].probe_err);
+        }
     }
     if (!bad) return;
     fprintf(f, "\n### Unreadable run files\n\n");
-    for (int i = 0; i < n; i++)
-        if (!rows[i].ok) fprintf(f, "- `%s`: unreadable: %s\n", rows[i].file, rows[i].err);
+    for (int i = 0; i < n; i++) {
+        if (rows[i].ok) continue;
+        table_name(name, sizeof name, rows[i].file);
+        fprintf(f, "- `%s`: unreadable: %s\n", name, rows[i].err);
+    }
 }
 
 /* One line per data source: the config values its runs share, and for a

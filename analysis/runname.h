@@ -2,20 +2,31 @@
  * by: the file name stem without a trailing `_s<digits>` seed suffix
  * ("dir/baseline-brown_s2.h5" -> "baseline-brown"; "dir/x.h5" -> "x").
  * Two sweep runs of one variant on different data or lr have different
- * run names, so grouping by it never merges them. Header-only so the
+ * run names, so grouping by it never merges them. Characters a REPORT.md
+ * table cannot show become '_' (table_name). Header-only so the
  * report, its extra sections and the plots share one definition. */
 #ifndef GATELAB_RUNNAME_H
 #define GATELAB_RUNNAME_H
 
 #include <string.h>
 
+/* s copied into out[n] (cut when long) with '|', '`' and control
+ * characters made '_', so a Markdown table cell or code span shows it
+ * whole on one line. The length copied. */
+static inline size_t table_name(char *out, size_t n, const char *s) {
+    size_t k = 0;
+    for (; n && s[k] && k + 1 < n; k++) {
+        unsigned char c = (unsigned char)s[k];
+        out[k] = c == '|' || c == '`' || c < 0x20 || c == 0x7f ? '_' : s[k];
+    }
+    if (n) out[k] = '\0';
+    return k;
+}
+
 static inline void run_name(char *out, size_t n, const char *path) {
     if (!n) return;
     const char *b = strrchr(path, '/');
-    b = b ? b + 1 : path;
-    size_t k = 0; /* copy by hand: a long name is cut, not an error */
-    for (; b[k] && k + 1 < n; k++) out[k] = b[k];
-    out[k] = '\0';
+    size_t k = table_name(out, n, b ? b + 1 : path);
     if (k > 3 && !strcmp(out + k - 3, ".h5")) out[k -= 3] = '\0';
     size_t d = k;
     while (d > 0 && out[d - 1] >= '0' && out[d - 1] <= '9') d--;

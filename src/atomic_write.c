@@ -19,19 +19,23 @@ int atomic_create(const char *path, char *tmp, size_t n, char *err, size_t errle
     if (!path || !*path) return seterr(err, errlen, "output path is empty");
     int k = snprintf(tmp, n, "%s.XXXXXX" SUFFIX, path);
     if (k < 0 || (size_t)k >= n) return seterr(err, errlen, "%s: path too long", path);
+    sigset_t old;
+    exitclean_hold(&old); /* made and registered as one step */
     int fd = mkostemps(tmp, (int)strlen(SUFFIX), O_CLOEXEC);
+    int e = errno;
+    if (fd >= 0) exitclean_add(tmp);
+    exitclean_release(&old);
     if (fd < 0)
         return seterr(err, errlen, "%s: cannot create a temporary beside it: %s", path,
-                      strerror(errno));
+                      strerror(e));
     mode_t mask = umask(0);
     umask(mask);
     if (fchmod(fd, 0666 & ~mask) != 0) { /* mkostemps makes 0600 */
-        int e = errno;
+        e = errno;
         close(fd);
-        unlink(tmp);
+        atomic_discard(tmp);
         return seterr(err, errlen, "%s: cannot set its mode: %s", tmp, strerror(e));
     }
-    exitclean_add(tmp);
     return fd;
 }
 

@@ -3,6 +3,7 @@
  * the slot is marked used, and the mark is cleared before it is reused. */
 #include "exitclean.h"
 
+#include <pthread.h>
 #include <signal.h>
 #include <string.h>
 #include <unistd.h>
@@ -12,6 +13,7 @@
 
 static char paths[SLOTS][SLOT_PATH];
 static volatile sig_atomic_t used[SLOTS];
+static volatile pid_t owner; /* the process that registered: a forked child never cleans */
 
 int exitclean_add(const char *path) {
     size_t n = path ? strlen(path) : SLOT_PATH;
@@ -19,6 +21,7 @@ int exitclean_add(const char *path) {
     for (int i = 0; i < SLOTS; i++) {
         if (used[i]) continue;
         memcpy(paths[i], path, n + 1);
+        owner = getpid();
         used[i] = 1;
         return 0;
     }
@@ -30,7 +33,18 @@ void exitclean_forget(const char *path) {
         if (used[i] && !strcmp(paths[i], path)) used[i] = 0;
 }
 
+void exitclean_hold(sigset_t *old) {
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &set, old);
+}
+
+void exitclean_release(const sigset_t *old) { pthread_sigmask(SIG_SETMASK, old, NULL); }
+
 void exitclean_run(void) {
+    if (getpid() != owner) return;
     for (int i = 0; i < SLOTS; i++)
         if (used[i]) unlink(paths[i]);
 }

@@ -1,6 +1,10 @@
 /* runfile.h: the HDF5 run file's write face, one file per run (and the
- * checkpoint beside it). The layout and every name are in runschema.h, the
- * read face is runfile_read.h, the prose schema docs/runfile.md. */
+ * checkpoint beside it): runfile_create.c makes a file, runfile_append.c
+ * writes into an open one, runfile_resume.c reopens one to resume, and
+ * runfile_edit.c adds results to a finished one. Every call that fails
+ * returns -1 (or NULL) with one line in err. The layout and every name are
+ * in runschema.h, the read face is runfile_read.h, the prose schema
+ * docs/runfile.md. */
 #ifndef GATELAB_RUNFILE_H
 #define GATELAB_RUNFILE_H
 

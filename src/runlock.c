@@ -62,14 +62,18 @@ static int place_new(RunLock *l, char *err, size_t errlen) {
         atomic_discard(tmp);
         return seterr(err, errlen, "%s: cannot write the lock file: %s", l->path, strerror(e));
     }
-    if (atomic_commit(tmp, l->path, 0, err, errlen) != 0) {
-        int e = errno;
+    sigset_t old; /* placed and registered as one step: an interrupt removes it */
+    exitclean_hold(&old);
+    int rc = atomic_commit(tmp, l->path, 0, err, errlen);
+    int e = errno;
+    if (rc == 0) exitclean_add(l->path);
+    exitclean_release(&old);
+    if (rc != 0) {
         close(fd);
         /* a file was there at the rename, even if its holder has removed
          * it since: the caller looks again */
         return e == EEXIST ? 1 : -1;
     }
-    exitclean_add(l->path); /* an interrupt removes it with our temporaries */
     l->fd = fd;
     return 0;
 }
@@ -141,9 +145,24 @@ int runlock_acquire(RunLock *l, const char *run_path, char *err, size_t errlen) 
 
 void runlock_release(RunLock *l) {
     if (!l || l->fd < 0) return;
+    sigset_t old;
+    exitclean_hold(&old);
     unlink(l->path); /* while still held: a waiter sees the file gone */
     exitclean_forget(l->path);
+    exitclean_release(&old);
     close(l->fd);
     l->fd = -1;
     l->refused = 0;
+}
+
+int runlock_held(const char *run_path) {
+    char path[4200];
+    if (snprintf(path, sizeof path, "%s.lock", run_path) >= (int)sizeof path) return 0;
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return 0;
+    struct stat st;
+    int held = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && flock(fd, LOCK_SH | LOCK_NB) != 0 &&
+               errno == EWOULDBLOCK;
+    close(fd); /* drops a shared lock we got */
+    return held;
 }

@@ -29,6 +29,10 @@ int runlock_acquire(RunLock *l, const char *run_path, char *err, size_t errlen);
 /* Release (and remove) a held lock; a no-op on one not held. */
 void runlock_release(RunLock *l);
 
+/* 1 when another process holds the lock of run_path right now, else 0
+ * (never waits; takes and drops a shared lock to find out). */
+int runlock_held(const char *run_path);
+
 /* Parse a lock file's contents: "pid N" and an optional newline, N a
  * positive decimal below 2^31. 0 and *pid on success, -1 otherwise. */
 int runlock_parse(const char *buf, size_t n, long *pid);

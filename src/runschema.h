@@ -1,5 +1,5 @@
 /* runschema.h: the run file's schema, in one place. Every HDF5 group,
- * dataset and attribute name the writer (runfile.c, checkpoint.c) and the
+ * dataset and attribute name the writers (runfile_*.c, checkpoint.c) and the
  * reader (runfile_read.c) use is a literal here and nowhere else, with the
  * probe's bin counts and thresholds and the one probe record both share.
  * The prose description is docs/runfile.md.

@@ -43,9 +43,7 @@ static int setup(void **st) {
 
 static int teardown(void **st) {
     (void)st;
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    return system(cmd) == 0 ? 0 : -1;
+    return tu_rmtree(dir);
 }
 
 /* A fresh copy of the trained run, named name. */

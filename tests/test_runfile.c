@@ -824,7 +824,7 @@ static void test_checkpoint_failed_save(void **state) {
 }
 
 /* A checkpoint is written to a fresh temporary: a user's file hard-linked
- * at any name beside it (the old fixed "RUN.h5.ckpt.tmp" included) keeps
+ * at any name beside it ("RUN.h5.ckpt.tmp" included) keeps
  * its content. */
 static void test_checkpoint_never_through_links(void **state) {
     (void)state;

@@ -396,12 +396,12 @@ static void test_failure_isolation(void **state) {
     make_run("out/half_s1.h5", "running", 0); /* checkpointed: resumed */
     put("out/half_s1.h5.ckpt", "x");
 
-    setenv("GATELAB_TRAIN_EXE", exe, 1);
+    setenv("GATELAB_TEST_EXE", exe, 1);
     SweepOptions o = {.out_dir = dir, .jobs = 2, .only = -1, .size = 1, .progress_every = 0.05};
     SweepSummary s;
     char err[512] = "";
     int rc = sweep_execute(&sw, &o, &s, err, sizeof err);
-    unsetenv("GATELAB_TRAIN_EXE");
+    unsetenv("GATELAB_TEST_EXE");
     assert_int_equal(rc, 1); /* one run failed */
     assert_int_equal(s.total, 6);
     assert_int_equal(s.done, 4); /* good, good2, half, old (skipped) */
@@ -487,6 +487,33 @@ static void test_all_succeed(void **state) {
     assert_int_equal(s.done, 4);
     assert_int_equal(s.failed, 0);
     sweep_free(&sw);
+}
+
+/* The trainer's progress protocol (train_loop.h), which the sweep reads:
+ * with --progress-fd, one "progress STEP STEPS ETA" line per logged step,
+ * also under -q, the last one at STEPS. */
+static void test_progress_protocol(void **state) {
+    (void)state;
+    char out[700], run[700];
+    snprintf(out, sizeof out, "%s/progress.txt", tmp);
+    snprintf(run, sizeof run, "%s/p.h5", tmp);
+    assert_int_equal(tu_run(out,
+                            "train --config experiments/tiny.ini --set steps=30 "
+                            "--set log_every=10 -q --out %s --progress-fd 1",
+                            run),
+                     0);
+    char *text = slurp(out);
+    assert_non_null(text);
+    long long step, steps, eta, last = 0;
+    int lines = 0;
+    for (char *l = text; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+        assert_int_equal(sscanf(l, "progress %lld %lld %lld", &step, &steps, &eta), 3);
+        assert_int_equal(steps, 30);
+        assert_true(step > last && eta >= 0);
+        last = step, lines++;
+    }
+    assert_int_equal(lines, 3);
+    assert_int_equal(last, 30);
 }
 
 static void test_cli(void **state) {
@@ -645,6 +672,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_failure_isolation, setup, teardown),
         cmocka_unit_test_setup_teardown(test_only_and_ranks, setup, teardown),
         cmocka_unit_test_setup_teardown(test_all_succeed, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_progress_protocol, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cli, setup, teardown),
         cmocka_unit_test(test_experiments),
     };

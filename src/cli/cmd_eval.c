@@ -40,7 +40,8 @@ static void usage(FILE *f) {
                "Exit codes: 0 ok, 1 failure, 2 bad input.\n");
 }
 
-/* "256,512" or "1x,2x": multiples are resolved against the training length */
+/* "256,512" or "1x,2x": multiples are resolved against the training length.
+ * 0 ok; -1 not a list of lengths; -2 a length given twice (out[*n] holds it). */
 static int parse_lengths(const char *spec, int T, int *out, int *n) {
     char buf[512];
     if (strlen(spec) >= sizeof buf) return -1;
@@ -55,7 +56,10 @@ static int parse_lengths(const char *spec, int T, int *out, int *n) {
         int v;
         if (cu_parse_int(tok, 1, 1 << 20, &v) != 0) return -1;
         if (mult && (long)v * T > (1 << 20)) return -1;
-        out[(*n)++] = mult ? v * T : v;
+        out[*n] = mult ? v * T : v;
+        for (int i = 0; i < *n; i++)
+            if (out[i] == out[*n]) return -2; /* the same length twice (e.g. 1x and T) */
+        (*n)++;
     }
     return *n > 0 ? 0 : -1;
 }
@@ -186,10 +190,18 @@ int cmd_eval(int argc, char **argv) {
         fprintf(stderr, "gatelab eval: %s\n", lerr);
         return lock.refused ? 2 : 1;
     }
-    if (parse_lengths(lengths, T, o.lengths, &o.n_lengths) != 0) {
+    int prc = parse_lengths(lengths, T, o.lengths, &o.n_lengths);
+    if (prc == -2) {
+        fprintf(stderr, "gatelab eval: --lengths '%s' names length %d twice (T_train is %d)\n",
+                lengths, o.lengths[o.n_lengths], T);
+        runlock_release(&lock);
+        return 2;
+    }
+    if (prc != 0) {
         fprintf(stderr,
                 "gatelab eval: bad --lengths '%s' (want e.g. 256,512 or 1x,2x; at most %d)\n",
                 lengths, LCEVAL_MAX_LENGTHS);
+        runlock_release(&lock);
         return 2;
     }
     int modes[2] = {both ? 0 : yarn, 1}, nmodes = both ? 2 : 1, rc = 0;

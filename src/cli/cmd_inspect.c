@@ -15,6 +15,7 @@
 #include "hf_probe.h"
 #include "hf_runwrite.h"
 #include "inspect_input.h"
+#include "mapguard.h"
 #include "safetensors.h"
 #include "cliopts.h"
 #include "cmdutil.h"
@@ -217,6 +218,7 @@ static int inspect(const Opts *o, char *err, size_t errlen, int *code) {
         goto done;
     }
     if (run_windows(o, m, &w, &p, &secs, err, errlen) < 0) goto done;
+    if (mapguard_check(err, errlen) < 0) goto done; /* weights rewritten meanwhile */
     ProbeRecord pd;
     hf_probe_finish(&p, &pd);
     warn_nonfinite(&pd, o->model);

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cliopts.h"
@@ -36,6 +37,25 @@ static const struct option plot_long[] = {
     {NULL, 0, NULL, 0},
 };
 const CliOpts plot_options = {"plot", ":o:h", "", plot_long};
+
+/* What the figures read from a run: its metrics and its last probe (when
+ * it has probes). 0, or -1 with the reader's one line (a corrupt input). */
+static int read_all(RunReader *r, char *why, size_t n) {
+    RunTrain t;
+    RunEval e;
+    ProbeRecord p;
+    long long *steps = NULL;
+    int k = 0;
+    if (runread_train(r, &t, why, n) != 0) return -1;
+    runread_train_free(&t);
+    if (runread_eval(r, &e, why, n) != 0) return -1;
+    runread_eval_free(&e);
+    if (runread_probe_steps(r, &steps, &k, why, n) != 0) return -1;
+    free(steps);
+    if (k > 0 && runread_probe(r, -1, &p, why, n) != 0) return -1;
+    if (k > 0) runread_probe_free(&p);
+    return 0;
+}
 
 int cmd_plot(int argc, char **argv) {
     const char *out = NULL;
@@ -89,11 +109,12 @@ int cmd_plot(int argc, char **argv) {
     for (int i = optind; i < argc; i++) {
         char why[1024];
         RunReader *r = runread_open(argv[i], why, sizeof why);
-        if (!r) {
+        int bad = !r || read_all(r, why, sizeof why) != 0;
+        if (r) runread_close(r);
+        if (bad) {
             fprintf(stderr, "gatelab plot: %s\n", why);
             return 2;
         }
-        runread_close(r);
     }
     /* the figure is three files: STEM.png, STEM.dat, STEM.gp */
     char side[2][4200];

@@ -35,8 +35,7 @@ static void usage(FILE *f) {
                "runs with a checkpoint resume, others restart. A failed run is\n"
                "recorded in DIR/sweep_status.tsv and the others continue; the exit\n"
                "code is 0 only when every run finished. Under mpirun (built with\n"
-               "MPI) rank r runs the runs with index %% size == r.\n"
-               "Env: GATELAB_TRAIN_EXE overrides the trainer binary (tests).\n");
+               "MPI) rank r runs the runs with index %% size == r.\n");
 }
 
 /* Report over the finished sweep (the analysis layer's report_run). */

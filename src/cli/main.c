@@ -7,6 +7,7 @@
 #include "gatelab_build.h"
 #include "gatelab_version.h"
 #include "simd.h"
+#include "stop.h"
 
 typedef struct {
     const char *name;
@@ -58,7 +59,10 @@ int main(int argc, char **argv) {
         return 0;
     }
     for (size_t i = 0; i < N_COMMANDS; i++)
-        if (!strcmp(argv[1], commands[i].name)) return commands[i].fn(argc - 1, argv + 1);
+        if (!strcmp(argv[1], commands[i].name)) {
+            stop_install(commands[i].name); /* SIGINT/SIGTERM: exit 130, nothing left behind */
+            return commands[i].fn(argc - 1, argv + 1);
+        }
     fprintf(stderr, "gatelab: unknown command '%s' (try gatelab --help)\n", argv[1]);
     return 2;
 }

@@ -214,6 +214,13 @@ static void parse_neox(Cfg *c, HfArch *a) {
 
 static int check_dims(Cfg *c, HfArch *a) {
     if (c->failed) return -1;
+    /* every size derived by multiplying (the attention's rows) stays an int */
+    long long rows = (long long)a->H * (2LL * a->dh);
+    if (rows > MAX_DIM)
+        return seterr(c->err, c->errlen,
+                      "%s: %d heads x head_dim %d give %lld attention rows (with a gate), over "
+                      "the %d this reads",
+                      c->path, a->H, a->dh, rows, MAX_DIM);
     if (a->family != HF_LLAMA && a->family != HF_QWEN2 && a->family != HF_QWEN3 &&
         a->H * a->dh != a->d)
         return seterr(c->err, c->errlen, "%s: hidden size %d is not divisible by %d heads", c->path,

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "mapguard.h"
 #include "util.h"
 
 #define ST_MAX_SHARDS 4096
@@ -215,7 +216,7 @@ static int map_file(StFile *f, const char *path, char *err, size_t errlen) {
     if (rc == 0) {
         void *m = mmap(NULL, f->len, PROT_READ, MAP_PRIVATE, fd, 0);
         if (m == MAP_FAILED) rc = seterr(err, errlen, "%s: cannot map: %s", path, strerror(errno));
-        else f->map = m;
+        else f->map = m, mapguard_add(m, f->len, path, &st); /* SIGBUS: one line */
     }
     close(fd);
     return rc;
@@ -256,6 +257,7 @@ static int finish(SafeTensors *st, char *err, size_t errlen) {
 void st_close(SafeTensors *st) {
     if (!st) return;
     for (int i = 0; i < st->n_files; i++) {
+        if (st->files[i].map) mapguard_remove(st->files[i].map);
         if (st->files[i].map) munmap(st->files[i].map, st->files[i].len);
         free(st->files[i].path);
     }

@@ -1,9 +1,11 @@
 /* memplan.c: see memplan.h. */
 #include "memplan.h"
 
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -51,13 +53,22 @@ int memplan_eval(const Config *cfg, int B, int L, MemPlan *p, char *err, size_t 
     return 0;
 }
 
-size_t memplan_limit(void) {
+/* GATELAB_MEM_LIMIT as bytes: 1 and *v when it is a plain positive
+ * decimal, 0 when unset, -1 when set to anything else. */
+static int env_limit(size_t *v) {
     const char *env = getenv("GATELAB_MEM_LIMIT");
-    if (env && *env) {
-        char *end;
-        unsigned long long v = strtoull(env, &end, 10);
-        if (!*end && v > 0) return v > SAT ? SAT : (size_t)v;
-    }
+    if (!env || !*env) return 0;
+    if (strspn(env, "0123456789") != strlen(env)) return -1; /* signs, units, words */
+    errno = 0;
+    unsigned long long x = strtoull(env, NULL, 10);
+    if (x == 0) return -1;
+    *v = errno == ERANGE || x > SAT ? SAT : (size_t)x;
+    return 1;
+}
+
+size_t memplan_limit(void) {
+    size_t v;
+    if (env_limit(&v) == 1) return v;
     long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
     size_t lim = pages > 0 && page > 0 ? mul((size_t)pages, (size_t)page) : SAT;
     struct rlimit rl;
@@ -77,6 +88,12 @@ static const char *human(size_t b, char *buf, size_t n) {
 }
 
 int memplan_check(const MemPlan *p, const char *what, char *err, size_t errlen) {
+    size_t v;
+    if (env_limit(&v) < 0)
+        return seterr(err, errlen,
+                      "GATELAB_MEM_LIMIT='%.40s' is not a positive number of bytes (e.g. "
+                      "8000000000; unset it for the machine's memory)",
+                      getenv("GATELAB_MEM_LIMIT"));
     size_t lim = memplan_limit();
     if (p->total <= lim) return 0;
     char t[32], a[32], b[32], c[32], d[32], l[32];

@@ -25,13 +25,14 @@ int memplan_train(const Config *cfg, MemPlan *p, char *err, size_t errlen);
  * through a model of cfg, plus its attention map. -1 with a reason. */
 int memplan_eval(const Config *cfg, int B, int L, MemPlan *p, char *err, size_t errlen);
 
-/* The ceiling: GATELAB_MEM_LIMIT (bytes) when set, else the smaller of
- * physical memory and RLIMIT_AS. */
+/* The ceiling: GATELAB_MEM_LIMIT (bytes, a plain positive decimal) when
+ * set, else the smaller of physical memory and RLIMIT_AS. */
 size_t memplan_limit(void);
 
 /* 0 when p fits under memplan_limit(), else -1 with one line:
  * "WHAT needs N bytes (X GiB: params .., optimiser .., activations ..,
- * probe ..), over the N-byte memory limit". */
+ * probe ..), over the N-byte memory limit"; -1 also when
+ * GATELAB_MEM_LIMIT is set to anything but a positive number of bytes. */
 int memplan_check(const MemPlan *p, const char *what, char *err, size_t errlen);
 
 #endif

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -21,7 +22,9 @@
 #include "atomic_write.h"
 #include "outpath.h"
 #include "runfile_read.h" /* runfile_read_status, runfile_has_group */
-#include "train_loop.h"   /* TRAIN_DIVERGED */
+#include "runlock.h"
+#include "testhook.h"
+#include "train_loop.h" /* TRAIN_DIVERGED */
 #include "util.h"
 
 const char *sweep_action_name(SweepAction a) {
@@ -135,6 +138,34 @@ static void print_cmd(FILE *f, const char *exe, char **argv) {
     fputc('\n', f);
 }
 
+/* In a freshly forked child: SIGTERM when the sweep process dies, even by
+ * SIGKILL, so a trainer checkpoints and stops instead of running on as an
+ * orphan that a rerun would collide with (it sees the run interrupted). */
+static void die_with_parent(pid_t parent) {
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (getppid() != parent) raise(SIGTERM); /* the parent died before the prctl */
+}
+
+static void nap(double s) {
+    struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
+    nanosleep(&ts, NULL);
+}
+
+/* A trainer of an earlier sweep that was killed may still be saving its
+ * checkpoint (die_with_parent): wait for its lock, up to LOCK_WAIT seconds,
+ * so the rerun resumes the run instead of being refused. */
+#define LOCK_WAIT 60.0
+static void wait_for_lock(const char *out, const char *id) {
+    double t0 = now_seconds();
+    int said = 0;
+    while (runlock_held(out) && now_seconds() - t0 < LOCK_WAIT && !g_signal) {
+        if (!said++)
+            fprintf(stderr, "sweep: %s is still being written by an earlier process; waiting\n",
+                    id);
+        nap(0.2);
+    }
+}
+
 /* The log of run r in out_dir: OUT/logs/ID.log. */
 static void log_path(char *out, size_t len, const char *dir, const SweepRun *r) {
     snprintf(out, len, "%s/logs/%s.log", dir, r->id);
@@ -152,12 +183,14 @@ static int open_log(const char *dir, const SweepRun *r, const char *what) {
 }
 
 /* fork + exec of exe with argv: stdin from /dev/null, stdout and stderr
- * into log_fd, single-threaded BLAS, and progress_w (when >= 0) as the
- * child's fd SWEEP_PROGRESS_FD. Returns the pid, or -1 with errno. */
+ * into log_fd, single-threaded BLAS, progress_w (when >= 0) as the
+ * child's fd SWEEP_PROGRESS_FD, and SIGTERM when the sweep dies
+ * (die_with_parent). Returns the pid, or -1 with errno. */
 static pid_t spawn_child(const char *exe, char *const *argv, int log_fd, int progress_w) {
     fflush(NULL);
-    pid_t pid = fork();
+    pid_t parent = getpid(), pid = fork();
     if (pid != 0) return pid;
+    die_with_parent(parent);
     int devnull = open("/dev/null", O_RDONLY);
     if (devnull >= 0) dup2(devnull, 0);
     dup2(log_fd, 1);
@@ -178,6 +211,7 @@ static pid_t spawn_child(const char *exe, char *const *argv, int log_fd, int pro
 static int spawn(const Runner *R, const SweepRun *r, SweepAction a, Child *c) {
     char out[SWEEP_PATH_MAX + 256], what[SWEEP_PATH_MAX + 128], hdr[64];
     run_path(out, sizeof out, R->o->out_dir, r, "");
+    wait_for_lock(out, r->id);
     char **argv = child_argv(R, r, a, out);
     if (!argv) return -1;
     /* a header per attempt, so a resumed run's log reads as a history */
@@ -319,11 +353,6 @@ static void reap(Runner *R, const char *tag) {
     }
 }
 
-static void nap(double s) {
-    struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
-    nanosleep(&ts, NULL);
-}
-
 static void forward_signal(Runner *R, int *sent) {
     if (*sent >= g_signals) return;
     /* first signal: pass it on so trainers checkpoint; a second one kills */
@@ -334,8 +363,8 @@ static void forward_signal(Runner *R, int *sent) {
 
 static const char *resolve_exe(const SweepOptions *o) {
     if (o->train_exe) return o->train_exe;
-    const char *e = getenv("GATELAB_TRAIN_EXE");
-    if (e && *e) return e;
+    const char *e = testhook_exe();
+    if (e) return e;
     static char self[SWEEP_PATH_MAX]; /* the real path reads better in logs */
     ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
     if (n <= 0) return "/proc/self/exe";

@@ -28,6 +28,7 @@
 #define SWEEP_NAME_MAX 96 /* run names go into file names */
 #define SWEEP_PATH_MAX 1024
 #define SWEEP_MAX_SEEDS 64
+#define SWEEP_MAX_RUNS 65536 /* runs of one sweep, includes expanded: more is refused */
 
 typedef struct {
     char name[SWEEP_NAME_MAX]; /* from [run NAME] */
@@ -100,7 +101,7 @@ typedef struct {
     int dry_run;           /* print the plan and commands, run nothing */
     double progress_every; /* seconds between progress lines; 0: 5 */
     const char *train_exe; /* the gatelab binary every child runs (train,
-                            * eval, intervene); NULL: env GATELAB_TRAIN_EXE,
+                            * eval, intervene); NULL: testhook_exe(),
                             * else self */
 } SweepOptions;
 

@@ -12,6 +12,8 @@
 #include <errno.h>
 #include <ini.h>
 #include <limits.h>
+#include <search.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,10 +65,21 @@ typedef struct {
     int primary_line;       /* its header's line (0: none) */
 } FileCtx;
 
-/* The include chain being parsed (real paths), to refuse loops. */
+#define MAX_FILES 256 /* distinct sweep files in one sweep, includes and all */
+
+/* The state of one sweep_parse: the include chain being read (real paths,
+ * to refuse loops), every file read so far (each is expanded once, however
+ * often and under whatever spellings it is included), and the run ids
+ * already in the sweep (hsearch_r: run index + 1), so expansion stays
+ * linear in the number of runs. */
 typedef struct {
     char *paths[32];
     int n;
+    char *seen[MAX_FILES];
+    int n_seen;
+    struct hsearch_data ids;
+    char **keys; /* the table's keys (hsearch_r keeps pointers) */
+    int cap;     /* room in sw->runs and keys */
 } Chain;
 
 static int fail(FileCtx *c, int line, const char *fmt, const char *a, const char *b) {
@@ -411,7 +424,29 @@ static void run_free(SweepRun *r) {
 /* Add run fr x seed to sw; an identical run already there (a file included
  * twice, or the same run in two sweeps) is dropped, a different one with
  * the same id is an error. */
-static int add_run(FileCtx *c, Sweep *sw, const FileRun *fr, const char *preset,
+/* Room for one more run in sw and chain->keys, growing geometrically up
+ * to SWEEP_MAX_RUNS; -1 after fail() when that is exceeded or memory ends. */
+static int grow_runs(FileCtx *c, Chain *chain, Sweep *sw, int line) {
+    if (sw->n_runs < chain->cap) return 0;
+    if (sw->n_runs >= SWEEP_MAX_RUNS) {
+        char n[32];
+        snprintf(n, sizeof n, "%d", SWEEP_MAX_RUNS);
+        return fail(c, line, "the sweep expands to more than %s runs; split it into smaller sweeps",
+                    n, NULL),
+               -1;
+    }
+    int cap = chain->cap ? 2 * chain->cap : 64;
+    if (cap > SWEEP_MAX_RUNS) cap = SWEEP_MAX_RUNS;
+    SweepRun *nr = realloc(sw->runs, (size_t)cap * sizeof *nr);
+    if (nr) sw->runs = nr;
+    char **nk = nr ? realloc(chain->keys, (size_t)cap * sizeof *nk) : NULL;
+    if (nk) chain->keys = nk;
+    if (!nr || !nk) return fail(c, line, "out of memory", NULL, NULL), -1;
+    chain->cap = cap;
+    return 0;
+}
+
+static int add_run(FileCtx *c, Chain *chain, Sweep *sw, const FileRun *fr, const char *preset,
                    unsigned long long seed) {
     SweepRun r;
     memset(&r, 0, sizeof r);
@@ -437,8 +472,10 @@ static int add_run(FileCtx *c, Sweep *sw, const FileRun *fr, const char *preset,
         run_free(&r);
         return fail(c, fr->line, "out of memory", NULL, NULL), -1;
     }
-    for (int i = 0; i < sw->n_runs; i++) {
-        if (strcmp(sw->runs[i].id, r.id)) continue;
+    ENTRY want = {r.id, NULL}, *found = NULL;
+    hsearch_r(want, FIND, &found, &chain->ids);
+    if (found) {
+        int i = (int)(intptr_t)found->data - 1;
         int same = same_settings(&sw->runs[i], &r);
         const char *other = sw->runs[i].where;
         /* trained once, evaluated if any defining file asks */
@@ -454,17 +491,25 @@ static int add_run(FileCtx *c, Sweep *sw, const FileRun *fr, const char *preset,
                     fr->name, other),
                -1;
     }
-    SweepRun *nr = realloc(sw->runs, (size_t)(sw->n_runs + 1) * sizeof *nr);
-    if (!nr) {
+    char *key = grow_runs(c, chain, sw, fr->line) == 0 ? strdup(r.id) : NULL;
+    ENTRY e = {key, (void *)(intptr_t)(sw->n_runs + 1)};
+    if (!key || !hsearch_r(e, ENTER, &found, &chain->ids)) {
+        free(key);
         run_free(&r);
         return fail(c, fr->line, "out of memory", NULL, NULL), -1;
     }
-    sw->runs = nr;
-    nr[sw->n_runs++] = r;
+    chain->keys[sw->n_runs] = key;
+    sw->runs[sw->n_runs++] = r;
     return 0;
 }
 
 static int parse_file(const char *path, Chain *chain, Sweep *sw, char *err, size_t errlen);
+
+static int already_read(const Chain *chain, const char *real) {
+    for (int k = 0; k < chain->n_seen; k++)
+        if (!strcmp(chain->seen[k], real)) return 1;
+    return 0;
+}
 
 static int expand(FileCtx *c, Chain *chain, Sweep *sw) {
     if (c->n_runs > 0) {
@@ -479,7 +524,7 @@ static int expand(FileCtx *c, Chain *chain, Sweep *sw) {
         if (!c->n_seeds) c->seeds[c->n_seeds++] = 1; /* default seed */
         for (int i = 0; i < c->n_runs; i++)
             for (int s = 0; s < c->n_seeds; s++)
-                if (add_run(c, sw, &c->runs[i], preset, c->seeds[s])) return -1;
+                if (add_run(c, chain, sw, &c->runs[i], preset, c->seeds[s])) return -1;
     }
     for (int i = 0; i < c->n_incs; i++) {
         char p[SWEEP_PATH_MAX], real[PATH_MAX];
@@ -495,6 +540,7 @@ static int expand(FileCtx *c, Chain *chain, Sweep *sw) {
                             "read (via %s)",
                             p, c->path),
                        -1;
+        if (already_read(chain, real)) continue; /* its runs are in the sweep */
         if (parse_file(p, chain, sw, c->err, c->errlen)) {
             c->failed = 1;
             return -1;
@@ -517,8 +563,14 @@ static int parse_file(const char *path, Chain *chain, Sweep *sw, char *err, size
         return seterr(err, errlen, "%s:0: sweep file %s", path, why);
     if (chain->n == (int)(sizeof chain->paths / sizeof chain->paths[0])) {
         fclose(c.f);
-        return seterr(err, errlen, "%s:0: includes nested too deep", path);
+        return seterr(err, errlen, "%s:0: includes nested too deep (over %d levels)", path,
+                      (int)(sizeof chain->paths / sizeof chain->paths[0]));
     }
+    if (chain->n_seen == MAX_FILES || !(chain->seen[chain->n_seen] = strdup(real))) {
+        fclose(c.f);
+        return seterr(err, errlen, "%s:0: the sweep includes more than %d files", path, MAX_FILES);
+    }
+    chain->n_seen++;
     chain->paths[chain->n++] = real;
     int rc = ini_parse_stream(reader, &c, handler, &c);
     if (ferror(c.f) && !c.failed) fail(&c, c.line, "read error", NULL, NULL);
@@ -537,12 +589,24 @@ static int parse_file(const char *path, Chain *chain, Sweep *sw, char *err, size
     return ret;
 }
 
+static void chain_free(Chain *chain, int n_keys) {
+    hdestroy_r(&chain->ids);
+    for (int i = 0; i < n_keys; i++) free(chain->keys[i]);
+    free(chain->keys);
+    for (int i = 0; i < chain->n_seen; i++) free(chain->seen[i]);
+}
+
 int sweep_parse(const char *path, Sweep *sw, char *err, size_t errlen) {
     memset(sw, 0, sizeof *sw);
     if (str_copy(sw->path, sizeof sw->path, path))
         return seterr(err, errlen, "%s:0: path too long", path);
-    Chain chain = {.n = 0};
-    if (parse_file(path, &chain, sw, err, errlen)) {
+    Chain chain;
+    memset(&chain, 0, sizeof chain);
+    if (!hcreate_r((size_t)SWEEP_MAX_RUNS * 2, &chain.ids))
+        return seterr(err, errlen, "%s:0: out of memory", path);
+    int rc = parse_file(path, &chain, sw, err, errlen);
+    chain_free(&chain, sw->n_runs);
+    if (rc) {
         sweep_free(sw);
         return -1;
     }

@@ -1,4 +1,4 @@
-/* testhook.h: fault injection for the test suite, read from GATELAB_TEST_*
+/* testhook.h: the test suite's hooks (faults, the sweep's child binary), read from GATELAB_TEST_*
  * environment variables only (never from an option a user sets or sees in
  * --help), the way git keeps its GIT_TEST_* knobs:
  *   GATELAB_TEST_NAN_AT=S      put a NaN into step S (S >= 0) ...
@@ -7,6 +7,7 @@
  *                              clipping (grad), or in one final-norm weight
  *                              before the forward (weight)
  *   GATELAB_TEST_KILL_AT=S     SIGKILL the trainer after logging step S
+ *   GATELAB_TEST_EXE=PATH      the binary a sweep runs its children with
  * Unset variables inject nothing, and training is then exactly as without
  * this file. */
 #ifndef GATELAB_TESTHOOK_H
@@ -36,5 +37,8 @@ float testhook_loss(const TestHooks *h, long long step, float loss);
 
 /* After the step is logged: SIGKILL the process when asked to. */
 void testhook_after_step(const TestHooks *h, long long step);
+
+/* GATELAB_TEST_EXE, or NULL when unset or empty. */
+const char *testhook_exe(void);
 
 #endif

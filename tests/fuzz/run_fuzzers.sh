@@ -29,9 +29,11 @@ cflags="-g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined
   $(pkg-config --cflags hdf5 2>/dev/null || echo -I/usr/include/hdf5/serial)"
 libs="$(pkg-config --libs hdf5 2>/dev/null || echo -L/usr/lib/x86_64-linux-gnu/hdf5/serial -lhdf5) -linih -lm
   -ljansson -lpcre2-8 -licuuc"
-common="$here/fuzz_entry.c $root/src/util.c $root/src/rng.c $root/src/config.c
+common="$here/fuzz_entry.c $root/src/util.c $root/src/rng.c $root/src/config.c $root/src/config_validate.c
   $root/src/config_derive.c $root/src/variants.c $root/src/data.c $root/src/train/sweepfile.c
-  $root/src/runfile_read.c $root/src/runlock.c
+  $root/src/runfile_read.c $root/src/runfile_read_util.c $root/src/runfile_read_config.c
+  $root/src/runfile_read_probe.c $root/src/runfile_read_series.c $root/src/runfile_check.c
+  $root/src/runlock.c $root/src/atomic_write.c $root/src/exitclean.c $root/src/intervention.c $root/src/metrics.c
   $here/fuzz_entry_hf.c $root/src/hf/safetensors.c
   $(for f in hf_map hf_utf8 hf_normalize hf_regex hf_bytelevel hf_bpe hf_added hf_tokenizer_load hf_load_util \
       hf_load_pipeline hf_tokenizer token_lines; do echo $root/src/hf/$f.c; done)"

@@ -1,0 +1,151 @@
+/* runfile_edit.c: adding results to a finished run file (gatelab eval's
+ * /lceval, gatelab intervene's /intervene): each edit goes into a copy
+ * that replaces the file only when complete (runfile_priv.h). */
+#define _POSIX_C_SOURCE 200809L
+#include "runfile_priv.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "atomic_write.h"
+#include "outpath.h"
+#include "util.h"
+
+/* ---- long-context evaluation results ---- */
+
+static int lceval_attrs(RunFile *rf, hid_t g, const LcEvalData *d) {
+    const char *k[] = {RS_VAL_LOSS,         RS_LC_PPL,       RS_LC_FIRST_SHARE,
+                       RS_LC_UNIFORM_SHARE, RS_LC_SINK_RATE, RS_LC_YARN_SCALE};
+    double v[] = {d->val_loss,      d->ppl,       d->first_share,
+                  d->uniform_share, d->sink_rate, d->yarn_scale};
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+        if (h5u_attr_f64(g, k[i], v[i]) < 0) return rf_fail_h5(rf, "write /lceval attributes");
+    if (h5u_attr_i64(g, RS_LC_N_SEQS, d->n_seqs) < 0 ||
+        h5u_attr_i64(g, RS_LC_TRAIN_LEN, d->train_len) < 0 ||
+        h5u_attr_i64(g, RS_LC_LEN, d->len) < 0)
+        return rf_fail_h5(rf, "write /lceval attributes");
+    return 0;
+}
+
+static int lceval_impl(RunFile *rf, const LcEvalData *d) {
+    char name[64];
+    snprintf(name, sizeof name, RS_LC_LEN_FMT, d->len);
+    int rc = rf_reserve(rf, (size_t)d->n_buckets * 8 + ((size_t)16 << 10));
+    hid_t top = rc == 0 ? rf_make_group(rf->file, RS_G_LCEVAL) : -1;
+    hid_t mg = top >= 0 ? rf_make_group(top, d->mode) : -1;
+    if (rc == 0 && mg < 0) rc = rf_fail_h5(rf, "create /lceval group");
+    /* a re-run of the same length replaces the old result */
+    if (rc == 0 && H5Lexists(mg, name, H5P_DEFAULT) > 0 && H5Ldelete(mg, name, H5P_DEFAULT) < 0)
+        rc = rf_fail_h5(rf, "replace an old /lceval result");
+    hid_t g = rc == 0 ? H5Gcreate2(mg, name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT) : -1;
+    if (rc == 0 && g < 0) rc = rf_fail_h5(rf, "create /lceval/<mode>/L_<len>");
+    if (rc == 0) rc = lceval_attrs(rf, g, d);
+    hsize_t n = (hsize_t)d->n_buckets;
+    if (rc == 0)
+        rc = rf_write_array(rf, g, "/" RS_G_LCEVAL, RS_LC_LOSS_BY_BUCKET, H5T_IEEE_F64LE,
+                            H5T_NATIVE_DOUBLE, 1, &n, d->loss_by_bucket,
+                            "mean val loss over positions [i*train_len, (i+1)*train_len)");
+    if (g >= 0) H5Gclose(g);
+    if (mg >= 0) H5Gclose(mg);
+    if (top >= 0) H5Gclose(top);
+    return rc;
+}
+
+/* Open an existing, closed run file at path for writing and run fn on it.
+ * 0, or -1 with the reason in err. */
+static int edit_at(const char *path, int (*fn)(RunFile *, const void *), const void *ctx, char *err,
+                   size_t errlen) {
+    H5uQuiet q = h5u_quiet_begin();
+    RunFile *rf = rf_alloc(path, err, errlen);
+    int rc = rf ? 0 : -1;
+    hid_t fapl = rc == 0 ? rf_make_fapl() : -1;
+    if (fapl >= 0) rf->file = H5Fopen(path, H5F_ACC_RDWR, fapl);
+    if (fapl >= 0) H5Pclose(fapl);
+    if (rc == 0 && rf->file < 0) {
+        const char *why = h5u_reason();
+        rc = rf_fail(rf, "%s: cannot open for writing (%s)", path, *why ? why : "not an HDF5 file");
+    }
+    if (rc == 0) rc = rf_check_schema(rf);
+    if (rc == 0 && (rf->fd = open(path, O_RDWR)) < 0)
+        rc = rf_fail(rf, "%s: cannot open for writing: %s", path, strerror(errno));
+    if (rc == 0) rc = fn(rf, ctx);
+    if (rf) {
+        if (rc < 0) rf->err = NULL; /* the first reason stands */
+        if (rf_free(rf) < 0) rc = -1;
+    }
+    h5u_quiet_end(q);
+    return rc;
+}
+
+/* A run file is finished work: a result goes into a copy that replaces it
+ * only when complete, so a kill mid-write never costs the run. */
+static int edit_copy(const char *path, int (*fn)(RunFile *, const void *), const void *ctx,
+                     char *err, size_t errlen) {
+    char tmp[ATOMIC_TMP_MAX];
+    /* the one output rule (outpath.h): our own run file, never a link */
+    if (outpath_check(path, OUT_RUNFILE, 1, err, errlen) != 0) return -1;
+    if (atomic_copy(path, tmp, sizeof tmp, err, errlen) != 0) return -1;
+    if (edit_at(tmp, fn, ctx, err, errlen) != 0) {
+        atomic_discard(tmp);
+        return -1;
+    }
+    return atomic_commit(tmp, path, 1, err, errlen);
+}
+
+static int lceval_fn(RunFile *rf, const void *d) { return lceval_impl(rf, d); }
+
+int runfile_write_lceval(const char *path, const LcEvalData *d, char *err, size_t errlen) {
+    if (!path || !*path || strlen(path) >= RF_PATH)
+        return seterr(err, errlen, "run file path is empty or too long");
+    if (!d || !d->mode || (strcmp(d->mode, RS_LC_PLAIN) && strcmp(d->mode, RS_LC_YARN)) ||
+        d->len <= 0 || d->n_buckets < 0 || (d->n_buckets && !d->loss_by_bucket))
+        return seterr(err, errlen, "%s: bad long-context result to write", path);
+    return edit_copy(path, lceval_fn, d, err, errlen);
+}
+
+/* ---- interventions (gatelab intervene) ---- */
+
+typedef struct {
+    const InterventionOut *iv;
+    int n;
+} IvBatch;
+
+static int iv_attrs(RunFile *rf, hid_t g, const InterventionOut *o) {
+    if (h5u_attr_str(g, RS_IV_KIND, o->kind) < 0 || h5u_attr_f64(g, RS_IV_LOSS, o->loss) < 0 ||
+        h5u_attr_i64(g, RS_IV_LOSS_N, o->loss_n) < 0 ||
+        h5u_attr_i64(g, RS_IV_CLIP_K, o->clip_k) < 0)
+        return rf_fail_h5(rf, "write /intervene attributes");
+    return 0;
+}
+
+static int iv_fn(RunFile *rf, const void *ctx) {
+    const IvBatch *b = ctx;
+    hid_t top = rf_make_group(rf->file, RS_G_INTERVENE);
+    if (top < 0) return rf_fail_h5(rf, "create /" RS_G_INTERVENE);
+    int rc = 0;
+    for (int i = 0; i < b->n && rc == 0; i++) {
+        char gp[128];
+        hid_t g = -1;
+        snprintf(gp, sizeof gp, "/%s/%s", RS_G_INTERVENE, b->iv[i].kind);
+        rc = rf_probe_group(rf, top, b->iv[i].kind, gp, b->iv[i].probe, &g);
+        if (rc == 0) rc = iv_attrs(rf, g, &b->iv[i]);
+        if (g >= 0 && H5Gclose(g) < 0 && rc == 0) rc = rf_fail_h5(rf, "close an /intervene group");
+    }
+    H5Gclose(top);
+    return rc;
+}
+
+int runfile_write_interventions(const char *path, const InterventionOut *iv, int n, char *err,
+                                size_t errlen) {
+    if (!path || !*path || strlen(path) >= RF_PATH)
+        return seterr(err, errlen, "run file path is empty or too long");
+    for (int i = 0; i < n; i++)
+        if (!iv || !iv[i].kind || !*iv[i].kind || strchr(iv[i].kind, '/') || !iv[i].probe)
+            return seterr(err, errlen, "%s: bad intervention result to write", path);
+    IvBatch b = {iv, n};
+    return edit_copy(path, iv_fn, &b, err, errlen);
+}

@@ -1,0 +1,252 @@
+/* runfile_read_probe.c: a run's probes and interventions
+ * (runfile_read.h), each checked against itself and /config
+ * (runfile_check.h) before it is handed out. */
+#include "runfile_read_priv.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "h5util.h"
+#include "runschema.h"
+#include "runfile_check.h"
+#include "util.h"
+
+/* ---- probes ---- */
+
+int runread_probe_steps(RunReader *r, long long **steps, int *n, char *err, size_t errlen) {
+    *steps = NULL;
+    *n = 0;
+    hid_t g = rr_open_group(r->file, RS_G_PROBE);
+    if (g < 0) return 0;
+    int rc = rr_list_numbered(g, RS_PROBE_STEP_SCAN, LLONG_MIN, steps, n);
+    H5Gclose(g);
+    if (rc < 0) return seterr(err, errlen, "%s: cannot list /probe", r->meta.path);
+    return 0;
+}
+
+void runread_probe_free(ProbeRecord *p) {
+    if (!p) return;
+#define RS_FREE(member, ctype, cls, hid, name, dims, kind, desc) free(p->member);
+    RS_PROBE_ARRAYS(RS_FREE)
+#undef RS_FREE
+    memset(p, 0, sizeof *p);
+}
+
+static int read_probe_attrs(RunReader *r, hid_t g, const char *gname, ProbeRecord *p, char *err,
+                            size_t errlen) {
+    double v;
+    if (rr_attr_ll(g, RS_P_STEP, &p->step) < 0) {
+        seterr(err, errlen, "%s: /probe/%s has no step attribute", r->meta.path, gname);
+        return -1;
+    }
+    p->proxy = rr_attr_double(g, RS_P_PROXY, &v) == 0 && v != 0.0;
+    if (h5u_attr_read_strbuf(g, RS_P_NORMALISER, p->normaliser, sizeof p->normaliser) < 0)
+        snprintf(p->normaliser, sizeof p->normaliser, "unknown");
+    p->gate_channels = rr_attr_double(g, RS_P_GATE_CHANNELS, &v) == 0 ? rr_dbl_to_int(v) : 0;
+    p->gate_heads = rr_attr_double(g, RS_P_GATE_HEADS, &v) == 0 ? rr_dbl_to_int(v) : 0;
+    p->gate_bounded = rr_attr_double(g, RS_P_GATE_BOUNDED, &v) == 0 && v != 0.0;
+    /* files written before the attr: the variant's /config says */
+    if (rr_attr_double(g, RS_P_GATE_SHARED, &v) == 0 ||
+        runread_config_double(r, RS_CFG_GATE_SHARED, &v, NULL, 0) == 0)
+        p->gate_shared = v != 0.0;
+    return 0;
+}
+
+/* The sizes of the dims letters of RS_PROBE_ARRAYS seen so far (0 until
+ * the first array that has the letter). */
+typedef struct {
+    hsize_t L, H, T, N, C, S, P;
+} ProbeDims;
+
+static hsize_t *dim_slot(ProbeDims *d, char c, hsize_t *fixed) {
+    switch (c) {
+    case 'L': return &d->L;
+    case 'H': return &d->H;
+    case 'T': return &d->T;
+    case 'P': return &d->P;
+    case 'N': return &d->N;
+    case 'C': return &d->C;
+    case 'S': return &d->S;
+    case 'B': *fixed = RS_GATE_BINS; return fixed;
+    case 'K': *fixed = RS_GATE_NBELOW; return fixed;
+    case 'M': *fixed = RS_GATE_NSTATS; return fixed;
+    case '3': *fixed = RS_HIDDEN_TOP; return fixed;
+    }
+    *fixed = 0;
+    return fixed;
+}
+
+/* One array of the table: skipped when optional and absent, or gated and
+ * the probe has no gate; its dims checked against (and teaching) d. */
+static int read_probe_array(RunReader *r, hid_t g, hid_t h, ProbeRecord *p, ProbeDims *d,
+                            void **out, int cls, int hidden, const char *name, const char *dims,
+                            int kind, char *err, size_t errlen) {
+    hid_t loc = hidden ? h : g;
+    if ((kind == RS_GATE || kind == RS_GATE_OPT) && !p->has_gate) return 0;
+    if ((kind == RS_OPT || kind == RS_GATE_OPT) && H5Lexists(loc, name, H5P_DEFAULT) <= 0) return 0;
+    int rank = (int)strlen(dims);
+    hsize_t want[8], fixed[8];
+    for (int i = 0; i < rank; i++) want[i] = *dim_slot(d, dims[i], &fixed[i]);
+    int rc = cls == RS_F32   ? READ_F32(loc, name, rank, want, out)
+             : cls == RS_F64 ? READ_F64(loc, name, rank, want, out)
+                             : READ_I32(loc, name, rank, want, out);
+    if (rc < 0) return -1;
+    for (int i = 0; i < rank; i++) {
+        hsize_t *slot = dim_slot(d, dims[i], &fixed[i]);
+        if (*slot == 0) *slot = want[i];
+        else if (*slot != want[i]) { /* a letter twice in one array (TT) */
+            seterr(err, errlen, "%s: dataset %s dim %d is %llu, want %llu", r->meta.path, name, i,
+                   (unsigned long long)want[i], (unsigned long long)*slot);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* The maps are T x T unless the attr maps_len says they were cut to the
+ * first maps_len <= T positions. */
+static int check_maps_len(RunReader *r, hid_t g, const ProbeDims *d, char *err, size_t errlen) {
+    double ml;
+    int cut = rr_attr_double(g, RS_P_MAPS_LEN, &ml) == 0;
+    if (cut ? ml == (double)d->P && d->P <= d->T : d->P == d->T) return 0;
+    seterr(err, errlen,
+           "%s: attention maps are %llu x %llu but the probe has "
+           "T=%llu%s",
+           r->meta.path, (unsigned long long)d->P, (unsigned long long)d->P,
+           (unsigned long long)d->T, cut ? " and a different maps_len" : " and no maps_len");
+    return -1;
+}
+
+static int read_probe_arrays(RunReader *r, hid_t g, ProbeRecord *p, char *err, size_t errlen) {
+    ProbeDims d = {0};
+    hid_t h = rr_open_group(g, RS_G_HIDDEN);
+    if (h < 0) {
+        seterr(err, errlen, "%s: probe step %lld has no hidden/ group", r->meta.path, p->step);
+        return -1;
+    }
+    /* the gate arrays are there when gate_channel_mean is */
+    p->has_gate = H5Lexists(g, RS_GATE_MARKER, H5P_DEFAULT) > 0;
+    if (p->has_gate && p->gate_channels > 0) d.C = (hsize_t)p->gate_channels;
+    int rc = 0;
+#define RS_READ(member, ctype, cls, hid, name, dims, kind, desc)                                   \
+    if (rc == 0)                                                                                   \
+        rc = read_probe_array(r, g, h, p, &d, (void **)&p->member, cls, hid, name, dims, kind,     \
+                              err, errlen);
+    RS_PROBE_ARRAYS(RS_READ)
+#undef RS_READ
+    H5Gclose(h);
+    p->L = (int)d.L, p->H = (int)d.H, p->T = (int)d.T, p->N = (int)d.N;
+    p->M = (int)d.P;
+    p->gate_sample_n = (int)d.S;
+    if (rc == 0) rc = check_maps_len(r, g, &d, err, errlen);
+    if (rc == 0 && p->has_gate) {
+        if (p->gate_channels == 0) p->gate_channels = (int)d.C;
+        /* a shared gate's channels serve every head whole: no split */
+        if (p->gate_heads < 1 || (!p->gate_shared && p->gate_channels % p->gate_heads)) {
+            seterr(err, errlen,
+                   "%s: gate_channel_mean has %llu channels but "
+                   "attrs say gate_channels=%d gate_heads=%d",
+                   r->meta.path, (unsigned long long)d.C, p->gate_channels, p->gate_heads);
+            rc = -1;
+        }
+    }
+    return rc;
+}
+
+/* The probe against itself and /config (runfile_check.h). */
+static int probe_against_config(RunReader *r, const char *gname, const ProbeRecord *p, char *err,
+                                size_t errlen) {
+    RunConfigDims c;
+    runread_config_dims(r, &c);
+    return runcheck_probe(r->meta.path, gname, p, &c, err, errlen);
+}
+
+/* A probe group's attrs and arrays (/probe/step_N or /intervene/<kind>). */
+static int read_probe_group(RunReader *r, hid_t g, const char *gname, ProbeRecord *p, char *err,
+                            size_t errlen) {
+    int rc = -1;
+    if (read_probe_attrs(r, g, gname, p, err, errlen) == 0 &&
+        read_probe_arrays(r, g, p, err, errlen) == 0 &&
+        probe_against_config(r, gname, p, err, errlen) == 0)
+        rc = 0;
+    if (rc < 0) runread_probe_free(p);
+    return rc;
+}
+
+int runread_probe(RunReader *r, long long step, ProbeRecord *p, char *err, size_t errlen) {
+    memset(p, 0, sizeof *p);
+    long long *steps;
+    int n;
+    if (runread_probe_steps(r, &steps, &n, err, errlen) < 0) return -1;
+    if (n == 0) {
+        seterr(err, errlen, "%s: no probes in /probe", r->meta.path);
+        return -1;
+    }
+    long long want = step < 0 ? steps[n - 1] : step;
+    int found = 0;
+    for (int i = 0; i < n; i++) found |= steps[i] == want;
+    free(steps);
+    if (!found) {
+        seterr(err, errlen, "%s: no probe at step %lld", r->meta.path, want);
+        return -1;
+    }
+    char gname[64];
+    snprintf(gname, sizeof gname, RS_PROBE_PATH_FMT, want);
+    hid_t g = H5Gopen2(r->file, gname, H5P_DEFAULT);
+    if (g < 0) {
+        seterr(err, errlen, "%s: cannot open /%s", r->meta.path, gname);
+        return -1;
+    }
+    int rc = read_probe_group(r, g, gname, p, err, errlen);
+    H5Gclose(g);
+    return rc;
+}
+
+/* ---- /intervene/<kind> (gatelab intervene) ---- */
+
+int runread_has_intervention(RunReader *r, const char *kind) {
+    if (!kind || !*kind || strchr(kind, '/')) return 0;
+    hid_t top = rr_open_group(r->file, RS_G_INTERVENE);
+    if (top < 0) return 0;
+    int has = H5Lexists(top, kind, H5P_DEFAULT) > 0;
+    H5Gclose(top);
+    return has;
+}
+
+void runread_intervention_free(RunIntervention *iv) {
+    if (!iv) return;
+    runread_probe_free(&iv->probe);
+    memset(iv, 0, sizeof *iv);
+}
+
+int runread_intervention(RunReader *r, const char *kind, RunIntervention *iv, char *err,
+                         size_t errlen) {
+    memset(iv, 0, sizeof *iv);
+    char gname[128];
+    snprintf(gname, sizeof gname, "%s/%s", RS_G_INTERVENE, kind ? kind : "");
+    hid_t g = runread_has_intervention(r, kind) ? H5Gopen2(r->file, gname, H5P_DEFAULT) : -1;
+    if (g < 0) {
+        seterr(err, errlen, "%s: no /%s", r->meta.path, gname);
+        return -1;
+    }
+    double loss, n, k;
+    int rc = read_probe_group(r, g, gname, &iv->probe, err, errlen);
+    if (rc == 0 &&
+        (rr_attr_double(g, RS_IV_LOSS, &loss) < 0 || rr_attr_double(g, RS_IV_LOSS_N, &n) < 0 ||
+         rr_attr_double(g, RS_IV_CLIP_K, &k) < 0)) {
+        seterr(err, errlen, "%s: /%s lacks its loss, loss_n or clip_k attribute", r->meta.path,
+               gname);
+        rc = -1;
+    }
+    H5Gclose(g);
+    if (rc < 0) {
+        runread_intervention_free(iv);
+        return -1;
+    }
+    iv->loss = loss;
+    iv->loss_n = (long long)n;
+    iv->clip_k = rr_dbl_to_int(k);
+    return 0;
+}

@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# interrupts.sh: SIGINT and SIGTERM are the same for every command: exit
+# 130, one line on stderr, the command's lock file and temporaries gone,
+# every finished file as it was. A sweep's children die with it, even when
+# it is SIGKILLed, and a rerun picks them up (none recorded failed).
+# Each signal is sent once the command is known to be mid-way: report is
+# held inside its first figure by a gnuplot that waits; the others once
+# their lock file exists.
+#   tests/interrupts.sh SRCDIR GATELAB
+. "$(dirname "$0")/shell_test.sh" interrupts "$@"
+kids=""
+trap 'for p in $kids; do kill -9 $p 2>/dev/null; done; rm -rf "$W"' EXIT
+
+no_tmps() {
+    local left
+    left=$(find . -name '*.tmp' | head -3)
+    [ -z "$left" ] || bad "$1: temporaries left behind: $left"
+}
+# alive PID: running (a zombie nobody reaped does not count)
+alive() { [ -e "/proc/$1/status" ] && ! grep -q '^State:[[:space:]]*Z' "/proc/$1/status" 2>/dev/null; }
+# wait_for FILE: until it exists (at most 20 s)
+wait_for() {
+    for _ in $(seq 200); do [ -e "$1" ] && return 0; sleep 0.1; done
+    return 1
+}
+# interrupted WHAT SIG PID LOCK: send SIG once LOCK exists; exit 130, one
+# line saying so, LOCK removed, no temporaries
+interrupted() {
+    local what=$1 sig=$2 pid=$3 lock=$4
+    wait_for "$lock" || bad "$what: never took its lock $lock"
+    kill -"$sig" "$pid"
+    wait "$pid"
+    local rc=$?
+    [ $rc -eq 130 ] || bad "$what: SIG$sig gave exit $rc, want 130 ($(tail -2 err.txt))"
+    grep -q "interrupted" err.txt || bad "$what: no 'interrupted' line: $(cat err.txt)"
+    [ -e "$lock" ] && bad "$what: $lock left behind"
+    no_tmps "$what"
+}
+
+T="--config $S/experiments/tiny.ini --quiet"
+"$G" train $T --set steps=4 --set probe_n=64 --out run.h5 || { echo "setup: train failed"; exit 1; }
+"$G" report . --out rep >/dev/null 2>&1 || { echo "setup: report failed"; exit 1; }
+cp rep/REPORT.md report.orig && cp run.h5 run.orig
+
+# report, held in its first figure by a gnuplot that never finishes
+mkdir fakebin
+printf '#!/bin/sh\necho $$ >%s/gnuplot.pid\nexec sleep 60\n' "$W" >fakebin/gnuplot
+chmod +x fakebin/gnuplot
+for sig in TERM INT; do
+    rm -f gnuplot.pid
+    PATH="$W/fakebin:$PATH" "$G" report . --out rep >/dev/null 2>err.txt &
+    pid=$!
+    kids="$kids $pid"
+    wait_for gnuplot.pid || bad "report never ran gnuplot"
+    kill -$sig $pid
+    wait $pid
+    rc=$?
+    [ $rc -eq 130 ] || bad "report: SIG$sig gave exit $rc, want 130"
+    [ "$(wc -l <err.txt)" -eq 1 ] || bad "report: want one line: $(cat err.txt)"
+    cmp -s rep/REPORT.md report.orig || bad "report: SIG$sig changed REPORT.md"
+    no_tmps "report SIG$sig"
+    sleep 0.2
+    gp=$(cat gnuplot.pid 2>/dev/null)
+    [ -n "$gp" ] && alive "$gp" && { bad "report: gnuplot outlived it"; kill -9 "$gp"; }
+done
+
+# intervene (writes the run file when done; the lock is held from the start)
+for sig in TERM INT; do
+    "$G" intervene run.h5 all >/dev/null 2>err.txt &
+    kids="$kids $!"
+    interrupted "intervene" $sig $! run.h5.lock
+    cmp -s run.h5 run.orig || bad "intervene: SIG$sig changed run.h5"
+done
+
+# eval (polls between batches) and train (checkpoints, resumable)
+"$G" eval run.h5 --lengths 1x,2x,4x --batches 400 >/dev/null 2>err.txt &
+kids="$kids $!"
+interrupted "eval" INT $! run.h5.lock
+cmp -s run.h5 run.orig || bad "eval: SIGINT changed run.h5"
+"$G" train $T --set steps=200000 --out long.h5 2>err.txt &
+kids="$kids $!"
+interrupted "train" TERM $! long.h5.lock
+
+# a sweep SIGKILLed mid-way: its trainers stop too; the rerun picks them up
+printf '[sweep]\npreset = %s\nseeds = 1\nset = steps=3000\nset = ckpt_every=50\n' \
+    "$S/experiments/tiny.ini" >k.sweep
+printf '[run baseline]\nvariant = baseline\n[run g1-elem]\nvariant = g1-elem\n' >>k.sweep
+"$G" sweep k.sweep --out sw --jobs 2 --no-report >sweep1.log 2>&1 &
+sp=$!
+kids="$kids $sp"
+wait_for sw/baseline_s1.h5.lock && wait_for sw/g1-elem_s1.h5.lock || bad "sweep: no trainer started"
+tpids=$(sed -n 's/^pid //p' sw/*.lock)
+kill -KILL $sp
+wait $sp 2>/dev/null
+for _ in $(seq 100); do
+    left=""
+    for p in $tpids; do alive "$p" && left="$left $p"; done
+    [ -z "$left" ] && break
+    sleep 0.1
+done
+[ -z "$left" ] || { bad "sweep: trainers outlived the killed sweep:$left"; kill -9 $left; }
+"$G" sweep k.sweep --out sw --jobs 2 --no-report >sweep2.log 2>&1 ||
+    bad "sweep rerun failed: $(tail -3 sweep2.log)"
+# resumed from its checkpoint, or restarted when killed before the first one
+grep -qE "(resume|restart) baseline_s1" sweep2.log ||
+    bad "the rerun did not pick up baseline_s1: $(cat sweep2.log)"
+grep -qP '\t(failed|killed)$' sw/sweep_status.tsv && bad "a run recorded failed: $(cat sw/sweep_status.tsv)"
+
+[ $fail = 0 ] && echo "interrupts: PASS"
+exit $fail

@@ -1,0 +1,247 @@
+/* test_replies.c: the replies a user needs, one line each with the
+ * reason, and the run file's chunking sized by bytes.
+ * - a probe of 200,000 windows of T = 2: its per-window arrays are stored
+ *   in chunks of 64 KiB .. 1 MiB, not one per window, values unchanged;
+ * - GATELAB_MEM_LIMIT=abc or -1: refused naming the variable;
+ * - eval --lengths 1x,T (one length twice): refused, the length named;
+ * - run files whose names hold '|' or a newline: shown with '_' in their
+ *   place, so the REPORT.md tables stay intact;
+ * - plot on a run whose last probe is corrupt exits 2, as sinks does;
+ * - a full disk during intervene names the error (not "Success");
+ * - a resume whose run file's /config contradicts the config: refused. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <hdf5.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "config.h"
+#include "runfile.h"
+#include "runfile_read.h"
+#include "testutil.h"
+
+#define TINY "--config %s/experiments/tiny.ini --quiet"
+
+static char dir[64], run[1024];
+
+static int setup(void **st) {
+    (void)st;
+    char out[1100];
+    snprintf(dir, sizeof dir, "%s", tu_tmpdir());
+    snprintf(run, sizeof run, "%s/run.h5", dir);
+    snprintf(out, sizeof out, "%s/train.out", dir);
+    return tu_run(out, "train " TINY " --out %s", tu_src(), run) ? -1 : 0;
+}
+
+static int teardown(void **st) {
+    (void)st;
+    return tu_rmtree(dir);
+}
+
+/* `cd dir && PREFIX gatelab ARGS`, output into dir/out.txt; exit code. */
+static int sh(const char *prefix, const char *args) {
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "cd '%s' && %s '%s' %s >'%s/out.txt' 2>&1", dir, prefix, tu_bin(),
+             args, dir);
+    int st = system(cmd);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static void assert_out_line(const char *want) {
+    char out[1100];
+    snprintf(out, sizeof out, "%s/out.txt", dir);
+    tu_assert_one_line(out, want, NULL);
+}
+
+/* Bytes per chunk of dataset dpath. */
+static size_t chunk_bytes(hid_t f, const char *dpath) {
+    hid_t d = H5Dopen2(f, dpath, H5P_DEFAULT);
+    assert_true(d >= 0);
+    hid_t pl = H5Dget_create_plist(d);
+    hsize_t c[8];
+    int rank = H5Pget_chunk(pl, 8, c);
+    assert_true(rank > 0);
+    size_t b = H5Tget_size(H5Dget_type(d));
+    for (int i = 0; i < rank; i++) b *= (size_t)c[i];
+    H5Pclose(pl), H5Dclose(d);
+    return b;
+}
+
+static void test_chunks_by_bytes(void **st) {
+    (void)st;
+    enum { N = 200000, T = 2 };
+    char path[1100], err[512];
+    snprintf(path, sizeof path, "%s/windows.h5", dir);
+    Config cfg;
+    config_defaults(&cfg);
+    cfg.n_layers = 1, cfg.n_heads = 1, cfg.probe_n = N;
+    RunFile *rf = runfile_create(path, &cfg, NULL, 0, err, sizeof err);
+    assert_non_null(rf);
+    int *tok = calloc((size_t)N * T, sizeof *tok);
+    float *col = malloc((size_t)N * T * sizeof *col);
+    assert_true(tok && col);
+    for (size_t i = 0; i < (size_t)N * T; i++) tok[i] = (int)(i % 50), col[i] = (float)(i % 7);
+    float att[T * T] = {1, 0, 0.5f, 0.5f}, a0[1] = {0.75f};
+    double hmax[1] = {1}, hmed[1] = {1}, htop[3] = {1, 1, 1}, hk[1] = {3}, hnr[1] = {1};
+    ProbeRecord p = {.step = 1,
+                     .L = 1,
+                     .H = 1,
+                     .N = N,
+                     .T = T,
+                     .tokens = tok,
+                     .attention = att,
+                     .first_col = col,
+                     .alpha0 = a0,
+                     .normaliser = "softmax",
+                     .h_max = hmax,
+                     .h_median = hmed,
+                     .h_top3 = htop,
+                     .h_kurtosis = hk,
+                     .h_norm_ratio = hnr};
+    assert_int_equal(runfile_write_probe(rf, &p, err, sizeof err), 0);
+    assert_int_equal(runfile_close(rf, err, sizeof err), 0);
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    assert_true(f >= 0);
+    size_t ct = chunk_bytes(f, "/probe/step_0000001/tokens");
+    size_t cc = chunk_bytes(f, "/probe/step_0000001/first_col");
+    H5Fclose(f);
+    if (ct < (64 << 10) || ct > (1 << 20) || cc < (64 << 10) || cc > (1 << 20))
+        fail_msg("chunks of %zu and %zu bytes, want 64 KiB .. 1 MiB", ct, cc);
+    RunReader *r = runread_open(path, err, sizeof err);
+    assert_non_null(r);
+    ProbeRecord q;
+    assert_int_equal(runread_probe(r, -1, &q, err, sizeof err), 0);
+    assert_memory_equal(q.tokens, tok, (size_t)N * T * sizeof *tok);
+    assert_memory_equal(q.first_col, col, (size_t)N * T * sizeof *col);
+    runread_probe_free(&q);
+    runread_close(r);
+    free(tok), free(col);
+}
+
+static void test_mem_limit_values(void **st) {
+    (void)st;
+    char args[2048];
+    snprintf(args, sizeof args, "train " TINY " --out m.h5", tu_src());
+    const char *bad[] = {"abc", "-1", "0", "8G"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        char pre[64];
+        snprintf(pre, sizeof pre, "GATELAB_MEM_LIMIT=%s", bad[i]);
+        assert_int_equal(sh(pre, args), 2);
+        assert_out_line("is not a positive number of bytes");
+    }
+}
+
+static void test_eval_lengths_twice(void **st) {
+    (void)st;
+    char args[2048];
+    snprintf(args, sizeof args, "eval %s --lengths 1x,32 --no-write", run);
+    assert_int_equal(sh("", args), 2);
+    assert_out_line("names length 32 twice");
+}
+
+static void test_report_odd_names(void **st) {
+    (void)st;
+    char d[1100], to[1200], args[2400];
+    snprintf(d, sizeof d, "%s/names", dir);
+    snprintf(args, sizeof args, "mkdir '%s'", d);
+    assert_int_equal(system(args), 0);
+    snprintf(to, sizeof to, "%s/good_s1.h5", d);
+    tu_copy_file(run, to);
+    snprintf(to, sizeof to, "%s/a|b_s1.h5", d);
+    tu_copy_file(run, to);
+    snprintf(to, sizeof to, "%s/x\ny_s1.h5", d);
+    tu_copy_file(run, to);
+    snprintf(args, sizeof args, "report '%s'", d);
+    assert_int_equal(sh("", args), 0);
+    snprintf(to, sizeof to, "%s/REPORT.md", d);
+    char *md = tu_slurp_ok(to, NULL);
+    assert_non_null(strstr(md, "(3 readable, 0 unreadable)"));
+    /* each table row of the runs table is one line with its cells intact */
+    assert_non_null(strstr(md, "| a_b_s1.h5 | a_b |"));
+    assert_non_null(strstr(md, "| x_y_s1.h5 | x_y |"));
+    assert_null(strstr(md, "a|b"));
+    assert_null(strstr(md, "x\ny"));
+    free(md);
+}
+
+static void test_plot_corrupt_probe(void **st) {
+    (void)st;
+    char p[1100], args[2400];
+    snprintf(p, sizeof p, "%s/noalpha.h5", dir);
+    tu_copy_file(run, p);
+    RunReader *r = runread_open(p, NULL, 0);
+    assert_non_null(r);
+    long long *steps;
+    int k;
+    assert_int_equal(runread_probe_steps(r, &steps, &k, NULL, 0), 0);
+    char ds[64];
+    snprintf(ds, sizeof ds, "/probe/step_%07lld/alpha0", steps[k - 1]);
+    free(steps);
+    runread_close(r);
+    hid_t f = H5Fopen(p, H5F_ACC_RDWR, H5P_DEFAULT);
+    assert_true(H5Ldelete(f, ds, H5P_DEFAULT) >= 0);
+    H5Fclose(f);
+    snprintf(args, sizeof args, "sinks %s", p);
+    assert_int_equal(sh("", args), 2);
+    snprintf(args, sizeof args, "plot first-share %s --out %s/na.png", p, dir);
+    assert_int_equal(sh("", args), 2);
+    assert_out_line("missing dataset alpha0");
+}
+
+static void test_full_disk_intervene(void **st) {
+    (void)st;
+    char p[1100], args[2400];
+    snprintf(p, sizeof p, "%s/full.h5", dir);
+    tu_copy_file(run, p);
+    snprintf(args, sizeof args, "intervene %s gates-open", p);
+    assert_int_equal(sh("trap '' XFSZ; ulimit -f 64;", args), 1);
+    char out[1100];
+    snprintf(out, sizeof out, "%s/out.txt", dir);
+    char *o = tu_slurp_ok(out, NULL);
+    assert_true(strstr(o, "File too large") || strstr(o, "No space left on device"));
+    assert_null(strstr(o, "Success"));
+    assert_null(strstr(o, "Inappropriate ioctl"));
+    free(o);
+}
+
+static void test_resume_config_contradicted(void **st) {
+    (void)st;
+    char p[1100], args[2400];
+    snprintf(p, sizeof p, "%s/cut.h5", dir);
+    snprintf(args, sizeof args, "train " TINY " --set steps=8 --set ckpt_every=2 --out %s",
+             tu_src(), p);
+    assert_int_not_equal(sh("GATELAB_TEST_KILL_AT=5", args), 0);
+    hid_t f = H5Fopen(p, H5F_ACC_RDWR, H5P_DEFAULT);
+    assert_true(f >= 0);
+    assert_true(H5Adelete_by_name(f, "config", "n_layers", H5P_DEFAULT) >= 0);
+    hid_t sp = H5Screate(H5S_SCALAR);
+    hid_t a = H5Acreate_by_name(f, "config", "n_layers", H5T_STD_I64LE, sp, H5P_DEFAULT,
+                                H5P_DEFAULT, H5P_DEFAULT);
+    long long three = 3;
+    assert_true(a >= 0 && H5Awrite(a, H5T_NATIVE_LLONG, &three) >= 0);
+    H5Aclose(a), H5Sclose(sp), H5Fclose(f);
+    snprintf(args, sizeof args, "train " TINY " --set steps=8 --set ckpt_every=2 --out %s --resume",
+             tu_src(), p);
+    assert_int_equal(sh("", args), 2);
+    assert_out_line("/config n_layers = 3 contradicts");
+}
+
+int main(void) {
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_chunks_by_bytes),
+        cmocka_unit_test(test_mem_limit_values),
+        cmocka_unit_test(test_eval_lengths_twice),
+        cmocka_unit_test(test_report_odd_names),
+        cmocka_unit_test(test_plot_corrupt_probe),
+        cmocka_unit_test(test_full_disk_intervene),
+        cmocka_unit_test(test_resume_config_contradicted),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
