@@ -1,0 +1,21 @@
+# written by gatelab: edit freely, then redraw with
+#   cd results/reference/lr-sensitivity/figures && gnuplot lr_max_logit.gp
+if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) {
+    set terminal pngcairo size 900,540 noenhanced font 'sans,11'
+} else {
+    set terminal png size 900,540 noenhanced
+}
+if (!exists('gatelab_out')) gatelab_out = 'lr_max_logit.png'
+set output gatelab_out
+set datafile missing 'NaN'
+set grid
+set key outside right top
+set xlabel 'log10 learning rate'
+set offsets 0, 0, graph 0.05, graph 0.05
+set tmargin 3
+set label 99 'Largest attention logit against learning rate (last probe, mean over seeds)' at screen 0.5, screen 0.965 center front
+set ylabel 'max |attention logit|'
+plot 'lr_max_logit.dat' index 0 using 1:2 with lines lw 2 lc rgb '#0072B2' dt 1 title 'baseline', \
+     'lr_max_logit.dat' index 1 using 1:2 with lines lw 2 lc rgb '#D55E00' dt 2 title 'g1-elem', \
+     'lr_max_logit.dat' index 2 using 1:2 with lines lw 2 lc rgb '#009E73' dt 3 title 'g1-head', \
+     'lr_max_logit.dat' index 3 using 1:2 with lines lw 2 lc rgb '#CC79A7' dt 4 title 'qk-norm'
