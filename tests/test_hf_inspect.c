@@ -22,6 +22,7 @@
 #include "hf_model.h"
 #include "metrics.h"
 #include "runfile_read.h"
+#include "runstats.h"
 #include "safetensors.h"
 #include "testutil.h"
 
@@ -395,6 +396,20 @@ static void test_cli_runfile(void **s) {
                     assert_true(fabs(p.attention[(((size_t)l * p.H + h) * M + t) * M + k] -
                                      A[(size_t)t * T + k]) < TOL);
         }
+    /* T > M: the non-empty rows' first-token share comes from the full
+     * first column, so for softmax it is F-Attn itself */
+    assert_non_null(p.row_empty), assert_non_null(p.first_nonempty);
+    for (int lh = 0; lh < p.L * p.H; lh++) {
+        const float *A = att + (size_t)lh * T * T;
+        double share = 0;
+        for (int t = 1; t < T; t++) share += A[(size_t)t * T];
+        assert_true(p.row_empty[lh] == 0.0f);
+        assert_true(fabs(p.first_nonempty[lh] - share / (T - 1)) < TOL);
+    }
+    double empty, f_ne;
+    rs_mass(&p, &empty, &f_ne);
+    assert_true(empty == 0.0);
+    assert_true(fabs(f_ne - rs_share(&p, -1)) < 1e-6);
     for (int l = 0; l < p.L; l++) {
         double gmean = 0, hmax = 0;
         for (size_t i = 0; i < (size_t)T * p.gate_channels; i++)
@@ -428,6 +443,10 @@ static void test_cli_runfile(void **s) {
         snprintf(cmd, sizeof cmd, cmds[i], run, run);
         if (tu_run(log, "%s", cmd) != 0) fail_msg("gatelab %s failed", cmd);
     }
+    assert_int_equal(tu_run(log, "sinks %s", run), 0);
+    char *sinks = tu_slurp_ok(log, NULL);
+    assert_null(strstr(sinks, "not stored")), assert_null(strstr(sinks, "older file"));
+    free(sinks);
     assert_int_equal(tu_run(log, "report %s --out %s/rep", d, d), 0);
     char md[1100];
     snprintf(md, sizeof md, "%s/rep/REPORT.md", d);

@@ -16,9 +16,10 @@
 #define GATE_SAMPLE_MAX ((size_t)8 << 20) /* floats; larger samples are left out */
 
 void hf_probe_free(HfProbe *p) {
-    void *all[] = {p->tokens, p->attention, p->first_col, p->alpha0,  p->gate_sample,
-                   p->hist,   p->chan,      p->below,     p->stats,   p->h_max,
-                   p->h_med,  p->h_top3,    p->h_kurt,    p->h_ratio, p->scratch};
+    void *all[] = {p->tokens,   p->attention,   p->first_col, p->alpha0, p->row_empty,
+                   p->first_ne, p->gate_sample, p->hist,      p->chan,   p->below,
+                   p->stats,    p->h_max,       p->h_med,     p->h_top3, p->h_kurt,
+                   p->h_ratio,  p->scratch};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++) free(all[i]);
     memset(p, 0, sizeof *p);
 }
@@ -36,11 +37,13 @@ int hf_probe_init(HfProbe *p, const HfModel *m, int N, int T, int M) {
     p->attention = falloc(LH * M * M);
     p->first_col = falloc((size_t)N * LH * T);
     p->alpha0 = falloc(LH);
+    p->row_empty = falloc(LH), p->first_ne = falloc(LH);
     p->h_max = dalloc(L), p->h_med = dalloc(L), p->h_top3 = dalloc(3 * L);
     p->h_kurt = dalloc(L), p->h_ratio = dalloc(L);
     p->scratch = falloc((size_t)T * a->d);
-    int ok = p->tokens && p->attention && p->first_col && p->alpha0 && p->h_max && p->h_med &&
-             p->h_top3 && p->h_kurt && p->h_ratio && p->scratch;
+    int ok = p->tokens && p->attention && p->first_col && p->alpha0 && p->row_empty &&
+             p->first_ne && p->h_max && p->h_med && p->h_top3 && p->h_kurt && p->h_ratio &&
+             p->scratch;
     if (p->C) {
         p->Ns = L * T * p->C <= GATE_SAMPLE_MAX ? 1 : 0;
         if (p->Ns) ok = ok && (p->gate_sample = falloc(L * T * p->C));
@@ -71,6 +74,7 @@ static void add_attention(HfProbe *p, const HfLayerOut *o) {
         memcpy(p->first_col + (((size_t)p->win * p->L + l) * p->H + h) * p->T, col,
                (size_t)p->T * sizeof(float));
         p->alpha0[lh] += (float)(alpha0_from_col(col, p->T) / p->N);
+        p->first_ne[lh] += (float)(first_share_from_col(col, p->T) / p->N);
     }
 }
 
@@ -147,6 +151,9 @@ void hf_probe_finish(HfProbe *p, ProbeRecord *out) {
         st[0] /= cnt;
     }
     memset(out, 0, sizeof *out);
+    /* row_empty stays 0 (calloc): softmax gives every row mass 1, so the
+     * non-empty rows are all rows t >= 1 of the full first column */
+    out->row_empty = p->row_empty, out->first_nonempty = p->first_ne;
     out->L = p->L, out->H = p->H, out->N = p->N, out->T = p->T, out->M = p->M;
     snprintf(out->normaliser, sizeof out->normaliser, "softmax");
     out->tokens = p->tokens, out->attention = p->attention, out->first_col = p->first_col;

@@ -15,6 +15,8 @@ typedef struct {
     float *attention;   /* [L, H, M, M] mean over windows */
     float *first_col;   /* [N, L, H, T] */
     float *alpha0;      /* [L, H] */
+    float *row_empty;   /* [L, H]: 0, a softmax row always has mass */
+    float *first_ne;    /* [L, H]: first-token share over every row t >= 1 */
     float *gate_sample; /* [L, Ns, T, C] or NULL */
     double *hist, *chan, *below, *stats; /* gates: [L,50] [L,C] [L,4] [L,4] */
     double *h_max, *h_med, *h_top3, *h_kurt, *h_ratio;
