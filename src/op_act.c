@@ -109,6 +109,25 @@ void gelu_backward(float *dinp, const float *dout, const float *inp, size_t n) {
     }
 }
 
+/* The same tanh GELU as x sigmoid(2u), u = k (x + c x^3), through
+ * fast_expf: a loop that vectorises, where tanhf is a call per element. */
+SIMD_CLONES
+void gelu_fast_forward(float *out, const float *inp, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        float x = inp[i];
+        out[i] = x / (1.0f + fast_expf(-2.0f * GELU_K * (x + GELU_C * x * x * x)));
+    }
+}
+
+/* 0.5 x (1 + erf(x / sqrt 2)) */
+void gelu_erf_forward(float *out, const float *inp, size_t n) {
+    for (size_t i = 0; i < n; i++) out[i] = 0.5f * inp[i] * (1.0f + erff(inp[i] * 0.70710678f));
+}
+
+void relu_forward(float *out, const float *inp, size_t n) {
+    for (size_t i = 0; i < n; i++) out[i] = inp[i] > 0.0f ? inp[i] : 0.0f;
+}
+
 SIMD_CLONES
 void silu_forward(float *out, const float *inp, size_t n) {
     gate_act_forward(out, inp, n, ACT_SILU);

@@ -82,7 +82,8 @@ static void test_yarn_attention(void **st) {
     rope_forward(kf, cs, sn, 1, T, 1, DH);
     for (int i = 0; i < T * DH; i++) qf[i] *= m, kf[i] *= m;
     AttnSpec spec = {.normaliser = NORMZ_SOFTMAX, .scale = 1.0f / sqrtf((float)DH)};
-    attention_forward(y, att, NULL, pre, qf, kf, vf, NULL, NULL, NULL, &spec, 1, T, 1, 1, DH);
+    attention_forward(&(AttnOut){y, att, NULL, pre}, &(AttnIn){qf, kf, vf, 0, 0, NULL, NULL, NULL},
+                      &spec, &(AttnShape){1, T, 1, 1, DH});
     double maxdiff = 0, plaindiff = 0;
     for (int i = 0; i < T * DH; i++) {
         maxdiff = fmax(maxdiff, fabs(y[i] - yref[i]));

@@ -355,11 +355,31 @@ typedef struct {
     float *y, *att, *slot, *preatt, *R;
 } AttnCtx;
 
+static AttnIn attn_in(const AttnCtx *c) {
+    return (AttnIn){c->q, c->k, c->v, 0, 0, c->sink, c->kvk, c->kvv};
+}
+
+static AttnShape attn_shape(const AttnCtx *c) {
+    return (AttnShape){c->B, c->T, c->H, c->Hkv, c->dh};
+}
+
 static double attn_loss(void *p) {
     AttnCtx *c = p;
-    attention_forward(c->y, c->att, c->slot, c->preatt, c->q, c->k, c->v, c->sink, c->kvk, c->kvv,
-                      &c->spec, c->B, c->T, c->H, c->Hkv, c->dh);
+    AttnIn in = attn_in(c);
+    AttnShape sh = attn_shape(c);
+    attention_forward(&(AttnOut){c->y, c->att, c->slot, c->preatt}, &in, &c->spec, &sh);
     return dotd(c->y, c->R, (size_t)c->B * c->T * c->H * c->dh);
+}
+
+/* attention_backward of c's last forward into g (slot: the saved slot
+ * weights, or NULL), with fresh scratch. */
+static void attn_bwd(const AttnCtx *c, AttnGrad g, const float *slot, const AttnSpec *sp) {
+    AttnIn in = attn_in(c);
+    AttnShape sh = attn_shape(c);
+    float *scratch = malloc(attention_backward_scratch(c->T) * sizeof(float));
+    assert_non_null(scratch);
+    attention_backward(&g, c->R, &(AttnSaved){c->att, slot, c->preatt}, &in, sp, &sh, scratch);
+    free(scratch);
 }
 
 static void attn_alloc(AttnCtx *c, float sd) {
@@ -487,8 +507,7 @@ static void run_attention_shape(AttnNormaliser nz, int sink, int kvb, int B, int
     float *dq = filled(nq, PREFILL), *dk = filled(nk, PREFILL), *dv = filled(nk, PREFILL),
           *ds = filled((size_t)c.H, PREFILL), *dkk = filled(nx, PREFILL),
           *dkv = filled(nx, PREFILL);
-    attention_backward(dq, dk, dv, ds, dkk, dkv, c.R, c.att, c.slot, c.preatt, c.q, c.k, c.v,
-                       c.sink, c.kvk, c.kvv, &c.spec, c.B, c.T, c.H, c.Hkv, c.dh);
+    attn_bwd(&c, (AttnGrad){dq, dk, dv, ds, dkk, dkv}, c.slot, &c.spec);
     char tag[64];
     snprintf(tag, sizeof tag, "attn nz=%d sink=%d kvb=%d T=%d Hkv=%d", nz, sink, kvb, T, Hkv);
 #define ATTN_CHECK(what, x, n, g)                                                                  \
@@ -513,8 +532,7 @@ static void run_attention_shape(AttnNormaliser nz, int sink, int kvb, int B, int
     if ((sink || kvb) && nz == NORMZ_SOFTMAX) {
         float *dq2 = filled(nq, PREFILL);
         attn_loss(&c); /* the checks above left att from a perturbed input */
-        attention_backward(dq2, NULL, NULL, NULL, NULL, NULL, c.R, c.att, NULL, c.preatt, c.q, c.k,
-                           c.v, c.sink, c.kvk, c.kvv, &c.spec, c.B, c.T, c.H, c.Hkv, c.dh);
+        attn_bwd(&c, (AttnGrad){dq2, NULL, NULL, NULL, NULL, NULL}, NULL, &c.spec);
         for (size_t i = 0; i < nq; i++)
             assert_float_equal(dq2[i], dq[i], 2e-5 * fmax(1.0, fabs(dq[i])));
         free(dq2);
@@ -756,8 +774,7 @@ static void test_attention_key_bias(void **st) {
         float *dq = filled(nq, PREFILL), *dk = filled(nk, PREFILL), *dv = filled(nk, PREFILL);
         AttnSpec sp = c.spec;
         sp.dkey_bias = dkb;
-        attention_backward(dq, dk, dv, NULL, NULL, NULL, c.R, c.att, c.slot, c.preatt, c.q, c.k,
-                           c.v, NULL, NULL, NULL, &sp, c.B, c.T, c.H, c.Hkv, c.dh);
+        attn_bwd(&c, (AttnGrad){dq, dk, dv, NULL, NULL, NULL}, c.slot, &sp);
         check_grad("key_bias dq", attn_loss, &c, c.q, nq, dq);
         check_grad("key_bias dk", attn_loss, &c, c.k, nk, dk);
         check_grad("key_bias dv", attn_loss, &c, c.v, nk, dv);

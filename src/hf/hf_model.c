@@ -14,11 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hf_attention.h"
-#include "fastexp.h" /* SIMD_CLONES */
-#include "hf_fastexp.h"
-#include "hf_parallel.h"
+#include "parallel.h"
 #include "hf_weights.h"
+#include "ops.h"
 #include "util.h"
 
 #define HEAD_ROWS 4096 /* lm-head rows converted at a time */
@@ -26,7 +24,8 @@
 typedef struct {
     int T, M;
     float *x, *h, *qraw, *q, *k, *v, *g, *o, *f1, *f2, *first_col, *maps, *cosv, *sinv;
-    float *vec0, *vec1, *head, *scores; /* scores: hf_attention's scratch */
+    float *mean, *rstd, *inv_freq;      /* norm statistics [T * H], RoPE frequencies */
+    float *vec0, *vec1, *head, *scores; /* scores: attention_keep's scratch */
 } Bufs;
 
 struct HfModel {
@@ -45,9 +44,9 @@ int hf_model_gate_channels(const HfModel *m) { return m->a.H * hf_gate_per_head(
 int hf_model_threads(const HfModel *m) { return m->threads; }
 
 static void bufs_free(Bufs *b) {
-    float *all[] = {b->x,    b->h,    b->qraw, b->q,    b->k,         b->v,
-                    b->g,    b->o,    b->f1,   b->f2,   b->first_col, b->maps,
-                    b->cosv, b->sinv, b->vec0, b->vec1, b->head,      b->scores};
+    float *all[] = {b->x,    b->h,    b->qraw,     b->q,         b->k,    b->v,    b->g,
+                    b->o,    b->f1,   b->f2,       b->first_col, b->maps, b->cosv, b->sinv,
+                    b->mean, b->rstd, b->inv_freq, b->vec0,      b->vec1, b->head, b->scores};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++) free(all[i]);
     memset(b, 0, sizeof *b);
 }
@@ -66,12 +65,13 @@ static int bufs_alloc(Bufs *b, const HfArch *a, int T, int M, int threads) {
     b->f1 = falloc(t * a->ff), b->f2 = falloc(t * a->ff);
     b->first_col = falloc((size_t)a->H * t), b->maps = falloc((size_t)a->H * M * M + 1);
     b->cosv = falloc(t * half), b->sinv = falloc(t * half);
+    b->mean = falloc(t * a->H), b->rstd = falloc(t * a->H), b->inv_freq = falloc(half);
     b->vec0 = falloc((size_t)a->d), b->vec1 = falloc((size_t)a->d);
-    b->scores = falloc(hf_attention_scratch(T, threads));
+    b->scores = falloc(attention_keep_scratch(T, threads));
     b->T = T, b->M = M;
-    float *all[] = {b->x,    b->h,    b->qraw, b->q,    b->k,         b->v,
-                    b->g,    b->o,    b->f1,   b->f2,   b->first_col, b->maps,
-                    b->cosv, b->sinv, b->vec0, b->vec1, b->scores};
+    float *all[] = {b->x,    b->h,    b->qraw,     b->q,         b->k,    b->v,     b->g,
+                    b->o,    b->f1,   b->f2,       b->first_col, b->maps, b->cosv,  b->sinv,
+                    b->mean, b->rstd, b->inv_freq, b->vec0,      b->vec1, b->scores};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         if (!all[i]) {
             bufs_free(b);
@@ -87,7 +87,7 @@ typedef struct {
     const float *in, *W, *bias;
     int M, K, N, conv1d, ldo; /* ldo: row stride of out (N, or wider for a slice) */
     int acc;                  /* out += ... (the residual stream) instead of out = ... */
-    HfRangeFn epi;            /* or NULL: run on each row's slice of out, flat indices */
+    RangeFn epi;              /* or NULL: run on each row's slice of out, flat indices */
     void *epi_ctx;            /* (the activation, while the slice is still in cache) */
 } LinJob;
 
@@ -123,7 +123,7 @@ static void linear_cols(void *ctx, size_t u0, size_t u1) {
  * conv1d: W [K,N]. The output columns are split over the threads, each
  * running 1-thread OpenBLAS (no BLAS thread pool spinning between calls). */
 static void linear_run(int threads, const LinJob *j) {
-    hf_parallel_for(threads, (size_t)(j->N + COL_UNIT - 1) / COL_UNIT, linear_cols, (void *)j);
+    parallel_for(threads, (size_t)(j->N + COL_UNIT - 1) / COL_UNIT, linear_cols, (void *)j);
 }
 
 /* out[M,N] = in @ W^T + b, or with acc out += ... (row stride N). */
@@ -145,86 +145,41 @@ static void linear_add(int threads, float *x, const float *in, const float *W, c
     linear_to(threads, x, in, W, bias, M, K, N, conv1d, 1);
 }
 
-/* RMSNorm (b NULL, rms) or LayerNorm of rows x[T, n] into y. */
-static void norm_rows(float *y, const float *x, const float *w, const float *b, int T, int n,
-                      double eps, int rms) {
-    for (size_t t = 0; t < (size_t)T; t++) {
-        const float *xr = x + t * n;
-        float *yr = y + t * n;
-        double mu = 0.0, var = 0.0;
-        if (!rms) {
-            for (int i = 0; i < n; i++) mu += xr[i];
-            mu /= n;
-        }
-        for (int i = 0; i < n; i++) var += (xr[i] - mu) * (xr[i] - mu);
-        float r = (float)(1.0 / sqrt(var / n + eps));
-        for (int i = 0; i < n; i++) {
-            float v = (float)(xr[i] - mu) * r;
-            yr[i] = w[i] * v + (b ? b[i] : 0.0f);
-        }
-    }
-}
-
 typedef struct {
-    float *y;
+    float *y, *mean, *rstd;
     const float *x, *w, *b;
     int n, rms;
-    double eps;
+    float eps;
 } NormJob;
 
-/* Rows [t0, t1) of norm_rows (each row is independent). */
+/* Rows [t0, t1) through the core RMSNorm or LayerNorm (rows are
+ * independent, so the split does not change a bit). */
 static void norm_range(void *ctx, size_t t0, size_t t1) {
     const NormJob *j = ctx;
-    norm_rows(j->y + t0 * j->n, j->x + t0 * j->n, j->w, j->b, (int)(t1 - t0), j->n, j->eps, j->rms);
+    const size_t o = t0 * (size_t)j->n;
+    if (j->rms)
+        rmsnorm_forward(j->y + o, j->rstd + t0, j->x + o, j->w, (int)(t1 - t0), j->n, j->eps);
+    else
+        layernorm_forward(j->y + o, j->mean + t0, j->rstd + t0, j->x + o, j->w, j->b,
+                          (int)(t1 - t0), j->n, j->eps);
 }
 
-/* norm_rows split by rows over the threads; same results. */
-static void norm_rows_par(int threads, float *y, const float *x, const float *w, const float *b,
-                          int T, int n, double eps, int rms) {
-    NormJob j = {y, x, w, b, n, rms, eps};
-    hf_parallel_for(threads, (size_t)T, norm_range, &j);
+/* y[rows, n] = RMSNorm (rms) or LayerNorm of x, rows split over the
+ * threads; rows <= T * H (the statistics buffers). */
+static void norm_rows(const HfModel *m, float *y, const float *x, const float *w, const float *b,
+                      int rows, int n, int rms) {
+    NormJob j = {y, m->b.mean, m->b.rstd, x, w, b, n, rms, (float)m->a.eps};
+    parallel_for(m->threads, (size_t)rows, norm_range, &j);
 }
 
-/* Rotary frequencies as the HF rotary embeddings compute them (float32),
- * with the llama3 rescaling; cos/sin tables [T, rd/2]. */
-static void rope_tables(const HfArch *a, Bufs *b, int T) {
-    const int rd = a->rotary_dim, half = rd / 2;
-    for (int i = 0; i < half; i++) {
-        float inv = (float)(1.0 / pow(a->rope_theta, (double)(2 * i) / rd));
-        if (a->rope_llama3) {
-            double wl = 2.0 * M_PI / inv, lo_wl = a->rs_orig / a->rs_low,
-                   hi_wl = a->rs_orig / a->rs_high;
-            double f = inv;
-            if (wl > lo_wl) {
-                f = inv / a->rs_factor;
-            } else if (wl >= hi_wl) {
-                double s = (a->rs_orig / wl - a->rs_low) / (a->rs_high - a->rs_low);
-                f = (1.0 - s) * inv / a->rs_factor + s * inv;
-            }
-            inv = (float)f;
-        }
-        for (int t = 0; t < T; t++) {
-            float ang = (float)t * inv;
-            b->cosv[(size_t)t * half + i] = cosf(ang);
-            b->sinv[(size_t)t * half + i] = sinf(ang);
-        }
-    }
-}
-
-/* rotate_half RoPE on the first rd dims of each of nh heads of x[T, nh*dh]. */
-static void rope_apply(float *x, const Bufs *b, int T, int nh, int dh, int rd) {
-    const int half = rd / 2;
-    for (int t = 0; t < T; t++) {
-        const float *c = b->cosv + (size_t)t * half, *s = b->sinv + (size_t)t * half;
-        for (int h = 0; h < nh; h++) {
-            float *v = x + ((size_t)t * nh + h) * dh;
-            for (int i = 0; i < half; i++) {
-                float x1 = v[i], x2 = v[i + half];
-                v[i] = x1 * c[i] - x2 * s[i];
-                v[i + half] = x2 * c[i] + x1 * s[i];
-            }
-        }
-    }
+/* The cos/sin tables of the first T positions, through the core RoPE
+ * (with Llama 3's rescaling when the config asks for it). */
+static void rope_setup(const HfArch *a, Bufs *b, int T) {
+    const int rd = a->rotary_dim;
+    rope_inv_freq(b->inv_freq, rd, (float)a->rope_theta, 1.0f, 0);
+    if (a->rope_llama3)
+        rope_llama3_scale(b->inv_freq, rd / 2, a->rs_factor, a->rs_low, a->rs_high, a->rs_orig);
+    rope_tables(b->cosv, b->sinv, b->inv_freq, T, rd, 0);
 }
 
 /* Split the projections into Q [T, H*dh], K, V [T, Hkv*dh] and the raw
@@ -255,22 +210,11 @@ static void split_qkv(const HfArch *a, Bufs *b, int T) {
         }
 }
 
-/* Per-head RMSNorm of x[T*nh, dh] in place (Qwen3 q_norm / k_norm). */
-static void head_norm(float *x, const float *w, int rows, int dh, double eps) {
-    norm_rows(x, x, w, NULL, rows, dh, eps, 1);
-}
-
 /* o[T, H*dh] *= sigmoid(G); G becomes the sigmoid scores. */
 static void apply_gate(const HfArch *a, Bufs *b, int T) {
-    const int g = hf_gate_per_head(a), dh = a->dh;
-    const size_t n = (size_t)T * a->H * g;
-    for (size_t i = 0; i < n; i++) b->g[i] = 1.0f / (1.0f + expf(-b->g[i]));
-    for (size_t t = 0; t < (size_t)T; t++)
-        for (int h = 0; h < a->H; h++) {
-            float *o = b->o + (t * a->H + h) * dh;
-            const float *s = b->g + (t * a->H + h) * g;
-            for (int i = 0; i < dh; i++) o[i] *= s[g == 1 ? 0 : i];
-        }
+    const int g = hf_gate_per_head(a);
+    gate_act_forward(b->g, b->g, (size_t)T * a->H * g, ACT_SIGMOID);
+    gate_apply_forward(b->o, b->o, b->g, g == 1 ? GB_HEAD : GB_ELEM, FORM_MULT, T, a->H, a->dh);
 }
 
 static void attention(HfModel *m, const float *W[W_N_ROLES], int T) {
@@ -284,84 +228,55 @@ static void attention(HfModel *m, const float *W[W_N_ROLES], int T) {
         linear(m->threads, b->k, b->h, W[W_K], W[W_KB], T, a->d, kv, 0);
         linear(m->threads, b->v, b->h, W[W_V], W[W_VB], T, a->d, kv, 0);
     }
-    HfAttn at = {.T = T,
-                 .H = a->H,
-                 .Hkv = a->Hkv,
-                 .dh = a->dh,
-                 .M = b->M,
-                 .threads = m->threads,
-                 .ldq = hd,
-                 .ldkv = kv,
-                 .Q = b->q,
-                 .K = b->k,
-                 .V = b->v,
-                 .O = b->o,
-                 .first_col = b->first_col,
-                 .maps = b->maps,
-                 .scratch = b->scores};
+    AttnIn in = {.q = b->q, .k = b->k, .v = b->v, .ldq = hd, .ldkv = kv};
     if (a->family == HF_GPT2) { /* no RoPE, no q/k norm: read the fused [q | k | v] rows */
-        at.Q = b->qraw, at.K = b->qraw + a->d, at.V = b->qraw + 2 * (size_t)a->d;
-        at.ldq = at.ldkv = 3 * a->d;
+        in.q = b->qraw, in.k = b->qraw + a->d, in.v = b->qraw + 2 * (size_t)a->d;
+        in.ldq = in.ldkv = 3 * a->d;
     } else {
         split_qkv(a, b, T);
     }
-    if (W[W_QN] && W[W_KN]) {
-        head_norm(b->q, W[W_QN], T * a->H, a->dh, a->eps);
-        head_norm(b->k, W[W_KN], T * a->Hkv, a->dh, a->eps);
+    if (W[W_QN] && W[W_KN]) { /* Qwen3 q_norm / k_norm: per head */
+        norm_rows(m, b->q, b->q, W[W_QN], NULL, T * a->H, a->dh, 1);
+        norm_rows(m, b->k, b->k, W[W_KN], NULL, T * a->Hkv, a->dh, 1);
     }
     if (a->rotary_dim) {
-        rope_apply(b->q, b, T, a->H, a->dh, a->rotary_dim);
-        rope_apply(b->k, b, T, a->Hkv, a->dh, a->rotary_dim);
+        rope_forward_part(b->q, b->cosv, b->sinv, 1, T, a->H, a->dh, a->rotary_dim);
+        rope_forward_part(b->k, b->cosv, b->sinv, 1, T, a->Hkv, a->dh, a->rotary_dim);
     }
-    hf_attention_forward(&at);
+    AttnSpec sp = {.normaliser = NORMZ_SOFTMAX, .scale = 1.0f / sqrtf((float)a->dh)};
+    AttnKeep keep = {.y = b->o,
+                     .first_col = b->first_col,
+                     .maps = b->maps,
+                     .M = b->M,
+                     .threads = m->threads,
+                     .scratch = b->scores};
+    attention_keep(&keep, &in, &sp, &(AttnShape){1, T, a->H, a->Hkv, a->dh});
     if (a->gate != HF_GATE_NONE) apply_gate(a, b, T);
-}
-
-static float act(HfAct k, float x) {
-    switch (k) {
-    case HF_ACT_SILU: return x / (1.0f + expf(-x));
-    case HF_ACT_GELU_TANH: /* 0.5 x (1 + tanh(u)) = x sigmoid(2u): expf is far cheaper than tanhf */
-        return x / (1.0f + expf(-1.5957691216057308f * (x + 0.044715f * x * x * x)));
-    case HF_ACT_GELU_ERF: return 0.5f * x * (1.0f + erff(x * 0.7071067811865476f));
-    default: return x > 0 ? x : 0.0f;
-    }
 }
 
 typedef struct {
     HfAct act;
-    float *f1;
-    const float *f2; /* GLU gate input, or NULL */
+    float *f1, *f2; /* f2: the GLU's gate input (overwritten), or NULL */
 } ActJob;
 
-static inline float silu_fast(float x) { return x / (1.0f + hf_expf(-x)); }
-
-static inline float gelu_tanh_fast(float x) {
-    return x / (1.0f + hf_expf(-1.5957691216057308f * (x + 0.044715f * x * x * x)));
-}
-
-/* SiLU and tanh-GELU with the vectorisable exp (one plain loop each). */
-SIMD_CLONES static void act_sigmoid_range(const ActJob *j, size_t i0, size_t i1) {
-    float *f1 = j->f1;
-    const float *f2 = j->f2;
-    const int silu = j->act == HF_ACT_SILU;
-    if (f2 && silu)
-        for (size_t i = i0; i < i1; i++) f1[i] *= silu_fast(f2[i]);
-    else if (f2)
-        for (size_t i = i0; i < i1; i++) f1[i] *= gelu_tanh_fast(f2[i]);
-    else if (silu)
-        for (size_t i = i0; i < i1; i++) f1[i] = silu_fast(f1[i]);
-    else
-        for (size_t i = i0; i < i1; i++) f1[i] = gelu_tanh_fast(f1[i]);
-}
-
-/* f1 = act(f1), or f1 *= act(f2) for the GLU, over [i0, i1). */
+/* The activation of one slice [i0, i1) through the core ops: f1 =
+ * act(f1), or for the GLU f1 *= act(f2) (SwiGLU in one op; otherwise
+ * f2 = act(f2), then the product). */
 static void act_range(void *ctx, size_t i0, size_t i1) {
     const ActJob *j = ctx;
-    if (j->act == HF_ACT_SILU || j->act == HF_ACT_GELU_TANH) act_sigmoid_range(j, i0, i1);
-    else if (j->f2)
-        for (size_t i = i0; i < i1; i++) j->f1[i] *= act(j->act, j->f2[i]);
-    else
-        for (size_t i = i0; i < i1; i++) j->f1[i] = act(j->act, j->f1[i]);
+    float *f1 = j->f1 + i0, *x = j->f2 ? j->f2 + i0 : f1;
+    const size_t n = i1 - i0;
+    if (j->f2 && j->act == HF_ACT_SILU) {
+        swiglu_forward(f1, x, f1, n);
+        return;
+    }
+    switch (j->act) {
+    case HF_ACT_SILU: silu_forward(x, x, n); break;
+    case HF_ACT_GELU_TANH: gelu_fast_forward(x, x, n); break;
+    case HF_ACT_GELU_ERF: gelu_erf_forward(x, x, n); break;
+    default: relu_forward(x, x, n); break;
+    }
+    if (j->f2) gate_apply_forward(f1, f1, x, GB_ELEM, FORM_MULT, 1, 1, (int)n);
 }
 
 /* MLP of b->h, added to the residual stream b->x. */
@@ -396,16 +311,14 @@ static int layer(HfModel *m, int l, int T, char *err, size_t errlen) {
     Bufs *b = &m->b;
     const float *W[W_N_ROLES];
     if (hf_weights_layer(&m->w, l, W, err, errlen) < 0) return -1;
-    norm_rows_par(m->threads, b->h, b->x, W[W_LN1], W[W_LN1_B], T, a->d, a->eps, a->rms);
+    norm_rows(m, b->h, b->x, W[W_LN1], W[W_LN1_B], T, a->d, a->rms);
     attention(m, W, T); /* into b->o, before o_proj */
     const int hd = a->H * a->dh;
     /* parallel residual (GPT-NeoX): both blocks read the same x, so its
      * second norm is taken before o_proj adds to x */
-    if (a->parallel_residual)
-        norm_rows_par(m->threads, b->h, b->x, W[W_LN2], W[W_LN2_B], T, a->d, a->eps, a->rms);
+    if (a->parallel_residual) norm_rows(m, b->h, b->x, W[W_LN2], W[W_LN2_B], T, a->d, a->rms);
     linear_add(m->threads, b->x, b->o, W[W_O], W[W_OB], T, hd, a->d, m->w.conv1d);
-    if (!a->parallel_residual)
-        norm_rows_par(m->threads, b->h, b->x, W[W_LN2], W[W_LN2_B], T, a->d, a->eps, a->rms);
+    if (!a->parallel_residual) norm_rows(m, b->h, b->x, W[W_LN2], W[W_LN2_B], T, a->d, a->rms);
     mlp(m, W, T);
     return 0;
 }
@@ -437,7 +350,7 @@ static int lm_head(HfModel *m, float *logits, int T, char *err, size_t errlen) {
     const float *bias =
         m->w.g[G_NORM_B] ? hf_weights_vec(&m->w, G_NORM_B, b->vec1, err, errlen) : NULL;
     if (!w || (m->w.g[G_NORM_B] && !bias)) return -1;
-    norm_rows(b->h, b->x, w, bias, T, a->d, a->eps, a->rms);
+    norm_rows(m, b->h, b->x, w, bias, T, a->d, a->rms);
     const StTensor *head = m->w.g[G_HEAD] ? m->w.g[G_HEAD] : m->w.g[G_EMB];
     const float *view = st_f32_view(head);
     if (!view && !b->head && !(b->head = falloc((size_t)HEAD_ROWS * a->d)))
@@ -465,7 +378,7 @@ int hf_model_forward(HfModel *m, const int32_t *ids, int T, int M, HfLayerFn fn,
         return seterr(err, errlen, "out of memory for activations (T=%d)", T);
     openblas_set_num_threads(1); /* our threads split the work (hf_parallel.c) */
     if (embed(m, ids, T, err, errlen) < 0) return -1;
-    if (a->rotary_dim) rope_tables(a, &m->b, T);
+    if (a->rotary_dim) rope_setup(a, &m->b, T);
     for (int l = 0; l < a->L; l++) {
         if (layer(m, l, T, err, errlen) < 0) return -1;
         HfLayerOut o = {l,

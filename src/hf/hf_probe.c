@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "hf_parallel.h"
+#include "parallel.h"
 #include "metrics.h"
 #include "util.h"
 
@@ -139,7 +139,7 @@ static void layer_parts(void *ctx, size_t i0, size_t i1) {
 
 void hf_probe_layer(void *ctx, const HfLayerOut *o) {
     LayerJob j = {ctx, o};
-    hf_parallel_for(j.p->threads, 2, layer_parts, &j);
+    parallel_for(j.p->threads, 2, layer_parts, &j);
 }
 
 void hf_probe_finish(HfProbe *p, ProbeRecord *out) {
