@@ -68,7 +68,7 @@ typedef struct {
     float *hid;   /* [L, T, d] */
 } Got;
 
-static void collect(void *ctx, const HfLayerOut *o) {
+static void collect(void *ctx, const ProbeLayer *o) {
     Got *g = ctx;
     size_t TT = (size_t)o->T * o->T, l = (size_t)o->layer;
     assert_int_equal(o->M, o->T);
@@ -146,13 +146,13 @@ typedef struct {
     int M, T, H, n;
     float *maps, *cols;
 } Part;
-static void collect_part(void *ctx, const HfLayerOut *o) {
+static void collect_part(void *ctx, const ProbeLayer *o) {
     Part *p = ctx;
     if (o->layer) return;
     memcpy(p->maps, o->maps, (size_t)o->H * o->M * o->M * 4);
     memcpy(p->cols, o->first_col, (size_t)o->H * o->T * 4);
 }
-static void collect_full(void *ctx, const HfLayerOut *o) {
+static void collect_full(void *ctx, const ProbeLayer *o) {
     Part *p = ctx;
     if (o->layer) return;
     memcpy(p->maps, o->maps, (size_t)o->H * o->M * o->M * 4);

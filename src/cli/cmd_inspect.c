@@ -2,7 +2,7 @@
  * on N windows of T tokens and write a run file (one probe at step 0) that
  * sinks, gates, acts, heatmap, plot and report read like a trained run.
  * Flags and output here; the forward pass is hf_model.c, the reductions
- * hf_probe.c, the file hf_runwrite.c. */
+ * probe_reduce.c (the trainer's too), the file hf_runwrite.c. */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,7 +11,6 @@
 
 #include "commands.h"
 #include "hf_model.h"
-#include "hf_probe.h"
 #include "hf_runwrite.h"
 #include "inspect_input.h"
 #include "safetensors.h"
@@ -151,13 +150,14 @@ static long long count_params(const char *dir) {
 }
 
 /* All windows through the model into the probe; 0 ok, -1 + err. */
-static int run_windows(const Opts *o, HfModel *m, const HfWindows *w, HfProbe *p, double *secs,
+static int run_windows(const Opts *o, HfModel *m, const HfWindows *w, ProbeAcc *p, double *secs,
                        char *err, size_t errlen) {
     double t0 = now_seconds();
     for (int i = 0; i < w->N; i++) {
         const int32_t *ids = w->ids + (size_t)i * w->T;
-        hf_probe_window(p, i, ids);
-        if (hf_model_forward(m, ids, w->T, p->M, hf_probe_layer, p, NULL, err, errlen) < 0)
+        for (int t = 0; t < w->T; t++) p->tokens[(size_t)i * w->T + t] = ids[t];
+        p->seq = i;
+        if (hf_model_forward(m, ids, w->T, p->s.M, probe_acc_feed, p, NULL, err, errlen) < 0)
             return -1;
         if (!o->quiet)
             fprintf(stderr, "inspect: window %d/%d (T=%d) %.1f s\n", i + 1, w->N, w->T,
@@ -170,8 +170,10 @@ static int run_windows(const Opts *o, HfModel *m, const HfWindows *w, HfProbe *p
 static int inspect(const Opts *o, char *err, size_t errlen, int *code) {
     HfModel *m = NULL;
     HfWindows w = {0};
-    HfProbe p;
+    ProbeAcc p;
+    ProbeRecord pd;
     memset(&p, 0, sizeof p);
+    memset(&pd, 0, sizeof pd);
     int bos_used = -1, rc = -1;
     double secs = 0;
     *code = 2;
@@ -193,13 +195,14 @@ static int inspect(const Opts *o, char *err, size_t errlen, int *code) {
     }
     *code = 1;
     int M = o->maps_len < w.T ? o->maps_len : w.T;
-    if (hf_probe_init(&p, m, w.N, w.T, M) < 0) {
+    ProbeShape ps = hf_model_probe_shape(m, w.N, w.T, M);
+    if (probe_acc_init(&p, &ps) < 0) {
         seterr(err, errlen, "out of memory for the probe (%d windows of %d)", w.N, w.T);
         goto done;
     }
     if (run_windows(o, m, &w, &p, &secs, err, errlen) < 0) goto done;
-    ProbeRecord pd;
-    hf_probe_finish(&p, &pd);
+    probe_acc_finish(&p, &pd);
+    hf_model_probe_attrs(m, &pd);
     int *first = calloc((size_t)w.N, sizeof(int));
     for (int i = 0; first && i < w.N; i++) first[i] = w.ids[(size_t)i * w.T];
     RunPretrained info = {.architecture = a->arch,
@@ -223,7 +226,8 @@ static int inspect(const Opts *o, char *err, size_t errlen, int *code) {
         printf("%s: %s (%s), %d windows of %d tokens, maps of %d, %.1f s -> %s\n", o->model,
                a->arch, hf_model_dtype(m), w.N, w.T, M, secs, o->out);
 done:
-    hf_probe_free(&p);
+    probe_acc_free(&p);
+    runread_probe_free(&pd);
     hf_windows_free(&w);
     hf_model_close(m);
     return rc;

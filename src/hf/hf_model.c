@@ -11,6 +11,7 @@
 
 #include <cblas.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -42,6 +43,24 @@ const char *hf_model_config_text(const HfModel *m) { return m->cfg_text; }
 const char *hf_model_dtype(const HfModel *m) { return m->w.dtype ? m->w.dtype : "?"; }
 int hf_model_gate_channels(const HfModel *m) { return m->a.H * hf_gate_per_head(&m->a); }
 int hf_model_threads(const HfModel *m) { return m->threads; }
+
+ProbeShape hf_model_probe_shape(const HfModel *m, int N, int T, int M) {
+    return (ProbeShape){.L = m->a.L,
+                        .H = m->a.H,
+                        .N = N,
+                        .T = T,
+                        .M = M,
+                        .C = hf_model_gate_channels(m),
+                        .d = m->a.d,
+                        .rows_normalised = 1,
+                        .threads = m->threads};
+}
+
+void hf_model_probe_attrs(const HfModel *m, ProbeRecord *p) {
+    int C = hf_model_gate_channels(m);
+    snprintf(p->normaliser, sizeof p->normaliser, "softmax");
+    p->gate_heads = C ? m->a.H : 0, p->gate_bounded = C > 0;
+}
 
 static void bufs_free(Bufs *b) {
     float *all[] = {b->x,    b->h,    b->qraw,     b->q,         b->k,    b->v,    b->g,
@@ -381,16 +400,18 @@ int hf_model_forward(HfModel *m, const int32_t *ids, int T, int M, HfLayerFn fn,
     if (a->rotary_dim) rope_setup(a, &m->b, T);
     for (int l = 0; l < a->L; l++) {
         if (layer(m, l, T, err, errlen) < 0) return -1;
-        HfLayerOut o = {l,
-                        T,
-                        a->H,
-                        M,
-                        hf_model_gate_channels(m),
-                        a->d,
-                        m->b.first_col,
-                        m->b.maps,
-                        a->gate != HF_GATE_NONE ? m->b.g : NULL,
-                        m->b.x};
+        const int C = hf_model_gate_channels(m);
+        ProbeLayer o = {.layer = l,
+                        .T = T,
+                        .H = a->H,
+                        .M = M,
+                        .C = C,
+                        .d = a->d,
+                        .first_col = m->b.first_col,
+                        .maps = m->b.maps,
+                        .gates = C ? m->b.g : NULL,
+                        .gate_stride = C,
+                        .hidden = m->b.x};
         if (fn) fn(ctx, &o);
     }
     return logits ? lm_head(m, logits, T, err, errlen) : 0;
