@@ -478,7 +478,8 @@ static void attn_inputs_forward(const Model *m, RunState *s, int l, int B, int T
 
 /* q, k, v -> x + o: attention, the Y modification, G1, W_o, G5 and the
  * residual add. */
-static void attn_outputs_forward(const Model *m, RunState *s, int l, int B, int Ti) {
+static void attn_outputs_forward(const Model *m, RunState *s, int l, int B, int Ti,
+                                 const Intervention *iv) {
     const Config *c = &m->cfg;
     const Dims *D = &m->dims;
     const LayerWeights *lw = &m->w.layer[l];
@@ -488,6 +489,7 @@ static void attn_outputs_forward(const Model *m, RunState *s, int l, int B, int 
     GateBroadcast gk = gate_kind(c);
     AttnSpec sp;
     attn_spec(&sp, m, Ti);
+    if (iv) sp.window = iv->window, sp.keep = iv->keep; /* streaming evaluation */
     if (s->rm)
         remedy_attention_forward(s->rm, m, l, a->y, a->att, a->slot, a->preatt, a->qr, a->kr, a->vg,
                                  a->n1, &sp, B, Ti);
@@ -512,7 +514,7 @@ static void attn_outputs_forward(const Model *m, RunState *s, int l, int B, int 
 static void attention_block_forward(const Model *m, RunState *s, int l, int B, int Ti,
                                     const Intervention *iv) {
     attn_inputs_forward(m, s, l, B, Ti, iv);
-    attn_outputs_forward(m, s, l, B, Ti);
+    attn_outputs_forward(m, s, l, B, Ti, iv);
 }
 
 static void mlp_block_forward(const Model *m, RunState *s, int l, int N, float *x_out) {

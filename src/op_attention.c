@@ -37,6 +37,7 @@ enum { BASE_SOFTMAX = 0, BASE_CLIPPED, BASE_SIGMOID, BASE_SOFTPICK, BASE_STICKBR
 typedef struct {
     int base;
     int on[XS_N];
+    int window, keep; /* AttnSpec's streaming window (0: off) */
     float scale, gamma, eps, lnT;
     const float *kb; /* FoX per-key bias [B,H,T] or NULL, and its gradient */
     float *dkb;
@@ -64,6 +65,8 @@ static Plan make_plan(const AttnSpec *sp, const float *kvb_k, const float *kvb_v
     }
     p.kb = sp->key_bias;
     p.dkb = sp->key_bias ? sp->dkey_bias : NULL;
+    p.window = sp->window > 0 ? sp->window : 0;
+    p.keep = sp->keep > 0 && sp->keep < p.window ? sp->keep : 0;
     p.on[XS_NULL] = sp->normaliser == NORMZ_SOFTMAX1;
     p.on[XS_SINK] = sp->has_sink_logit || sp->normaliser == NORMZ_SINK_LOGIT;
     p.on[XS_KV] = sp->has_kv_bias && kvb_k && kvb_v;
@@ -157,6 +160,21 @@ static void row_forward(float *a, const float *s, int n, int T, const Plan *pl, 
     for (int j = n; j < T; j++) a[j] = 0.0f;
 }
 
+/* Query row t under the streaming window: the visible scores s[0, keep)
+ * and s[lo, t] are gathered to s[0, window), normalised like a row of
+ * window keys, and the weights moved back to a[lo, t] with 0 between. */
+static void row_forward_window(float *a, float *s, int t, int width, const Plan *pl, Extra *ex) {
+    const int W = pl->window, K = pl->keep, lo = t - (W - K) + 1;
+    if (lo <= K) { /* every key still visible */
+        row_forward(a, s, t + 1, width, pl, ex);
+        return;
+    }
+    memmove(s + K, s + lo, (size_t)(W - K) * sizeof(float));
+    row_forward(a, s, W, width, pl, ex);
+    memmove(a + lo, a + K, (size_t)(W - K) * sizeof(float));
+    memset(a + K, 0, (size_t)(lo - K) * sizeof(float));
+}
+
 static float slot_weight(const Plan *pl, const Extra *ex) {
     if (pl->on[XS_KV]) return ex->w[XS_KV];
     if (pl->on[XS_SINK]) return ex->w[XS_SINK];
@@ -238,7 +256,8 @@ static void block_forward(const Ctx *c, const HeadView *hv, float *s, float *a, 
         Extra ex = {{0.0f}, {0.0f}};
         size_t row = (size_t)(t - r0) * ld;
         extra_logits(&ex, pl, hv->q + (size_t)t * ldq, hv->h, c->in->sink_logit, c->in->kvb_k, dh);
-        row_forward(a + row, s + row, t + 1, width, pl, &ex);
+        if (pl->window) row_forward_window(a + row, s + row, t, width, pl, &ex);
+        else row_forward(a + row, s + row, t + 1, width, pl, &ex);
         if (slot) slot[t] = slot_weight(pl, &ex);
         wkv[t - r0] = ex.w[XS_KV];
     }

@@ -82,6 +82,11 @@ typedef struct {
      * beside the bias it belongs to). */
     const float *key_bias;
     float *dkey_bias;
+    /* Streaming (forward only): with window > 0, query t sees key j only
+     * when j < keep or t - j < window - keep (the first keep tokens and the
+     * latest ones, window keys in all), as a KV cache that evicts all but
+     * its first keep entries would; 0: every key j <= t. */
+    int window, keep;
 } AttnSpec;
 typedef struct {
     int B, T, H, Hkv, dh; /* head h reads kv head h / (H/Hkv) */

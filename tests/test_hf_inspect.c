@@ -118,7 +118,8 @@ static void check_fixture(const char *name) {
     g.att = calloc(na, 4), g.col = calloc((size_t)a->L * a->H * T, 4);
     g.gates = calloc(ng + 1, 4), g.hid = calloc(nh, 4);
     float *lg = calloc(nl, 4);
-    if (hf_model_forward(m, tok, T, T, collect, &g, lg, err, sizeof err) < 0)
+    if (hf_model_forward(m, tok, T, &(HfRun){.M = T, .fn = collect, .ctx = &g, .logits = lg}, err,
+                         sizeof err) < 0)
         fail_msg("%s: %s", name, err);
     double e[5];
     e[0] = compare(name, "logits", lg, logits, nl);
@@ -168,8 +169,12 @@ static void test_truncated_maps(void **s) {
     int32_t ids[9] = {3, 1, 4, 1, 5, 9, 2, 6, 5};
     Part full = {T, T, H, 0, calloc((size_t)H * T * T, 4), NULL};
     Part part = {M, T, H, 0, calloc((size_t)H * M * M, 4), calloc((size_t)H * T, 4)};
-    assert_int_equal(hf_model_forward(m, ids, T, T, collect_full, &full, NULL, err, sizeof err), 0);
-    assert_int_equal(hf_model_forward(m, ids, T, M, collect_part, &part, NULL, err, sizeof err), 0);
+    assert_int_equal(hf_model_forward(m, ids, T, &(HfRun){.M = T, .fn = collect_full, .ctx = &full},
+                                      err, sizeof err),
+                     0);
+    assert_int_equal(hf_model_forward(m, ids, T, &(HfRun){.M = M, .fn = collect_part, .ctx = &part},
+                                      err, sizeof err),
+                     0);
     for (int h = 0; h < H; h++)
         for (int t = 0; t < T; t++) {
             const float *row = full.maps + ((size_t)h * T + t) * T;
@@ -284,7 +289,7 @@ static void test_bad_checkpoints(void **s) {
     char err[512];
     assert_int_equal(hf_model_open(&m, d, 1, err, sizeof err), 0); /* the good case */
     int32_t bad[2] = {5, 128};
-    assert_int_equal(hf_model_forward(m, bad, 2, 2, NULL, NULL, NULL, err, sizeof err), -1);
+    assert_int_equal(hf_model_forward(m, bad, 2, &(HfRun){.M = 2}, err, sizeof err), -1);
     assert_non_null(strstr(err, "token id 128 at position 1"));
     hf_model_close(m);
 }

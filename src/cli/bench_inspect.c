@@ -167,8 +167,8 @@ static int time_forward(const char *model, const int32_t *ids, int T, int thread
     for (int r = 0; rc == 0 && r <= R; r++) {
         double t0 = bench_clock(cpu);
         for (int t = 0; t < T; t++) p.tokens[t] = ids[t];
-        rc =
-            hf_model_forward(m, ids, T, M, logits ? NULL : probe_acc_feed, &p, lg, err, sizeof err);
+        HfRun run = {.M = M, .fn = logits ? NULL : probe_acc_feed, .ctx = &p, .logits = lg};
+        rc = hf_model_forward(m, ids, T, &run, err, sizeof err);
         ts[r] = bench_clock(cpu) - t0; /* r = 0 is the warm-up */
     }
     if (rc == 0) {

@@ -1,8 +1,9 @@
 /* cmd_inspect.c: `gatelab inspect MODEL_DIR`: run a Hugging Face checkpoint
  * on N windows of T tokens and write a run file (one probe at step 0) that
  * sinks, gates, acts, heatmap, plot and report read like a trained run.
- * Flags and output here; the forward pass is hf_model.c, the reductions
- * probe_reduce.c (the trainer's too), the file hf_runwrite.c. */
+ * Flags and output here; the forward pass is hf_model.c, the windows
+ * through it hf_pass.c (reduced by probe_reduce.c, the trainer's too), the
+ * file hf_runwrite.c. */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 
 #include "commands.h"
 #include "hf_model.h"
+#include "hf_pass.h"
 #include "hf_runwrite.h"
 #include "inspect_input.h"
 #include "safetensors.h"
@@ -149,33 +151,12 @@ static long long count_params(const char *dir) {
     return n;
 }
 
-/* All windows through the model into the probe; 0 ok, -1 + err. */
-static int run_windows(const Opts *o, HfModel *m, const HfWindows *w, ProbeAcc *p, double *secs,
-                       char *err, size_t errlen) {
-    double t0 = now_seconds();
-    for (int i = 0; i < w->N; i++) {
-        const int32_t *ids = w->ids + (size_t)i * w->T;
-        for (int t = 0; t < w->T; t++) p->tokens[(size_t)i * w->T + t] = ids[t];
-        p->seq = i;
-        if (hf_model_forward(m, ids, w->T, p->s.M, probe_acc_feed, p, NULL, err, errlen) < 0)
-            return -1;
-        if (!o->quiet)
-            fprintf(stderr, "inspect: window %d/%d (T=%d) %.1f s\n", i + 1, w->N, w->T,
-                    now_seconds() - t0);
-    }
-    *secs = now_seconds() - t0;
-    return 0;
-}
-
 static int inspect(const Opts *o, char *err, size_t errlen, int *code) {
     HfModel *m = NULL;
     HfWindows w = {0};
-    ProbeAcc p;
     ProbeRecord pd;
-    memset(&p, 0, sizeof p);
     memset(&pd, 0, sizeof pd);
     int bos_used = -1, rc = -1;
-    double secs = 0;
     *code = 2;
     if (!o->force && file_exists(o->out)) {
         seterr(err, errlen, "%s: exists (use --force to replace it)", o->out);
@@ -195,14 +176,10 @@ static int inspect(const Opts *o, char *err, size_t errlen, int *code) {
     }
     *code = 1;
     int M = o->maps_len < w.T ? o->maps_len : w.T;
-    ProbeShape ps = hf_model_probe_shape(m, w.N, w.T, M);
-    if (probe_acc_init(&p, &ps) < 0) {
-        seterr(err, errlen, "out of memory for the probe (%d windows of %d)", w.N, w.T);
-        goto done;
-    }
-    if (run_windows(o, m, &w, &p, &secs, err, errlen) < 0) goto done;
-    probe_acc_finish(&p, &pd);
-    hf_model_probe_attrs(m, &pd);
+    HfPassIn in = {
+        .ids = w.ids, .N = w.N, .T = w.T, .M = M, .progress = o->quiet ? NULL : "inspect"};
+    HfPassOut po;
+    if (hf_pass(m, &in, &pd, &po, err, errlen) < 0) goto done;
     int *first = calloc((size_t)w.N, sizeof(int));
     for (int i = 0; first && i < w.N; i++) first[i] = w.ids[(size_t)i * w.T];
     RunPretrained info = {.architecture = a->arch,
@@ -216,7 +193,7 @@ static int inspect(const Opts *o, char *err, size_t errlen, int *code) {
                           .bos_id = bos_used,
                           .threads = o->threads,
                           .n_params = count_params(o->model),
-                          .seconds = secs,
+                          .seconds = po.seconds,
                           .first_token = first,
                           .n_windows = w.N};
     rc = first ? hf_run_write(o->out, o->force, &pd, &info, err, errlen)
@@ -224,9 +201,8 @@ static int inspect(const Opts *o, char *err, size_t errlen, int *code) {
     free(first);
     if (rc == 0 && !o->quiet)
         printf("%s: %s (%s), %d windows of %d tokens, maps of %d, %.1f s -> %s\n", o->model,
-               a->arch, hf_model_dtype(m), w.N, w.T, M, secs, o->out);
+               a->arch, hf_model_dtype(m), w.N, w.T, M, po.seconds, o->out);
 done:
-    probe_acc_free(&p);
     runread_probe_free(&pd);
     hf_windows_free(&w);
     hf_model_close(m);

@@ -17,6 +17,7 @@
 
 #include "parallel.h"
 #include "hf_weights.h"
+#include "intervention.h"
 #include "ops.h"
 #include "util.h"
 
@@ -229,14 +230,16 @@ static void split_qkv(const HfArch *a, Bufs *b, int T) {
         }
 }
 
-/* o[T, H*dh] *= sigmoid(G); G becomes the sigmoid scores. */
-static void apply_gate(const HfArch *a, Bufs *b, int T) {
+/* o[T, H*dh] *= sigmoid(G) (after the intervention's change to the
+ * scores, if any); G becomes the applied scores. */
+static void apply_gate(const HfArch *a, Bufs *b, int T, const Intervention *iv) {
     const int g = hf_gate_per_head(a);
     gate_act_forward(b->g, b->g, (size_t)T * a->H * g, ACT_SIGMOID);
+    iv_gate_scores(iv, b->g, 1, 1, T, 0, a->H * g, FORM_MULT);
     gate_apply_forward(b->o, b->o, b->g, g == 1 ? GB_HEAD : GB_ELEM, FORM_MULT, T, a->H, a->dh);
 }
 
-static void attention(HfModel *m, const float *W[W_N_ROLES], int T) {
+static void attention(HfModel *m, const float *W[W_N_ROLES], int T, const Intervention *iv) {
     const HfArch *a = &m->a;
     Bufs *b = &m->b;
     const int hd = a->H * a->dh, kv = a->Hkv * a->dh;
@@ -262,7 +265,10 @@ static void attention(HfModel *m, const float *W[W_N_ROLES], int T) {
         rope_forward_part(b->q, b->cosv, b->sinv, 1, T, a->H, a->dh, a->rotary_dim);
         rope_forward_part(b->k, b->cosv, b->sinv, 1, T, a->Hkv, a->dh, a->rotary_dim);
     }
-    AttnSpec sp = {.normaliser = NORMZ_SOFTMAX, .scale = 1.0f / sqrtf((float)a->dh)};
+    AttnSpec sp = {.normaliser = NORMZ_SOFTMAX,
+                   .scale = 1.0f / sqrtf((float)a->dh),
+                   .window = iv ? iv->window : 0,
+                   .keep = iv ? iv->keep : 0};
     AttnKeep keep = {.y = b->o,
                      .first_col = b->first_col,
                      .maps = b->maps,
@@ -270,7 +276,7 @@ static void attention(HfModel *m, const float *W[W_N_ROLES], int T) {
                      .threads = m->threads,
                      .scratch = b->scores};
     attention_keep(&keep, &in, &sp, &(AttnShape){1, T, a->H, a->Hkv, a->dh});
-    if (a->gate != HF_GATE_NONE) apply_gate(a, b, T);
+    if (a->gate != HF_GATE_NONE) apply_gate(a, b, T, iv);
 }
 
 typedef struct {
@@ -325,13 +331,13 @@ static void add_into(float *x, const float *y, size_t n) {
     for (size_t i = 0; i < n; i++) x[i] += y[i];
 }
 
-static int layer(HfModel *m, int l, int T, char *err, size_t errlen) {
+static int layer(HfModel *m, int l, int T, const Intervention *iv, char *err, size_t errlen) {
     const HfArch *a = &m->a;
     Bufs *b = &m->b;
     const float *W[W_N_ROLES];
     if (hf_weights_layer(&m->w, l, W, err, errlen) < 0) return -1;
     norm_rows(m, b->h, b->x, W[W_LN1], W[W_LN1_B], T, a->d, a->rms);
-    attention(m, W, T); /* into b->o, before o_proj */
+    attention(m, W, T, iv); /* into b->o, before o_proj */
     const int hd = a->H * a->dh;
     /* parallel residual (GPT-NeoX): both blocks read the same x, so its
      * second norm is taken before o_proj adds to x */
@@ -339,6 +345,7 @@ static int layer(HfModel *m, int l, int T, char *err, size_t errlen) {
     linear_add(m->threads, b->x, b->o, W[W_O], W[W_OB], T, hd, a->d, m->w.conv1d);
     if (!a->parallel_residual) norm_rows(m, b->h, b->x, W[W_LN2], W[W_LN2_B], T, a->d, a->rms);
     mlp(m, W, T);
+    iv_residual(iv, b->x, 1, T, 0, a->d);
     return 0;
 }
 
@@ -386,21 +393,22 @@ static int lm_head(HfModel *m, float *logits, int T, char *err, size_t errlen) {
     return 0;
 }
 
-int hf_model_forward(HfModel *m, const int32_t *ids, int T, int M, HfLayerFn fn, void *ctx,
-                     float *logits, char *err, size_t errlen) {
+int hf_model_forward(HfModel *m, const int32_t *ids, int T, const HfRun *run, char *err,
+                     size_t errlen) {
     const HfArch *a = &m->a;
+    const int M = run->M;
     if (T < 1 || M < 0 || M > T) return seterr(err, errlen, "bad window: T=%d M=%d", T, M);
     if (a->family == HF_GPT2 && T > a->max_pos)
         return seterr(err, errlen, "window of %d tokens exceeds the model's %d positions", T,
                       a->max_pos);
     if (bufs_alloc(&m->b, a, T, M, m->threads) < 0)
         return seterr(err, errlen, "out of memory for activations (T=%d)", T);
-    openblas_set_num_threads(1); /* our threads split the work (hf_parallel.c) */
+    openblas_set_num_threads(1); /* our threads split the work (parallel.c) */
     if (embed(m, ids, T, err, errlen) < 0) return -1;
     if (a->rotary_dim) rope_setup(a, &m->b, T);
+    const int C = hf_model_gate_channels(m);
     for (int l = 0; l < a->L; l++) {
-        if (layer(m, l, T, err, errlen) < 0) return -1;
-        const int C = hf_model_gate_channels(m);
+        if (layer(m, l, T, run->iv, err, errlen) < 0) return -1;
         ProbeLayer o = {.layer = l,
                         .T = T,
                         .H = a->H,
@@ -412,9 +420,9 @@ int hf_model_forward(HfModel *m, const int32_t *ids, int T, int M, HfLayerFn fn,
                         .gates = C ? m->b.g : NULL,
                         .gate_stride = C,
                         .hidden = m->b.x};
-        if (fn) fn(ctx, &o);
+        if (run->fn) run->fn(run->ctx, &o);
     }
-    return logits ? lm_head(m, logits, T, err, errlen) : 0;
+    return run->logits ? lm_head(m, run->logits, T, err, errlen) : 0;
 }
 
 int hf_model_open(HfModel **out, const char *dir, int threads, char *err, size_t errlen) {

@@ -37,10 +37,18 @@ int hf_model_gate_channels(const HfModel *m);
 ProbeShape hf_model_probe_shape(const HfModel *m, int N, int T, int M);
 void hf_model_probe_attrs(const HfModel *m, ProbeRecord *p);
 
-/* Forward ids[T] (each in [0, V), T <= max positions for GPT-2). Maps are
- * kept for the first M <= T positions. fn (may be NULL) after each layer;
- * logits[T, V] filled when not NULL. */
-int hf_model_forward(HfModel *m, const int32_t *ids, int T, int M, HfLayerFn fn, void *ctx,
-                     float *logits, char *err, size_t errlen);
+/* One forward pass's options (zero: plain, no maps, no callback). */
+typedef struct {
+    int M;                         /* maps kept for the first M <= T positions */
+    const struct Intervention *iv; /* NULL: plain (intervention.h: the gate
+                                      and residual kinds, the streaming window) */
+    HfLayerFn fn;                  /* or NULL: called after each layer */
+    void *ctx;
+    float *logits; /* or NULL: filled [T, V] */
+} HfRun;
+
+/* Forward ids[T] (each in [0, V), T <= max positions for GPT-2). */
+int hf_model_forward(HfModel *m, const int32_t *ids, int T, const HfRun *run, char *err,
+                     size_t errlen);
 
 #endif
