@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 
 #include "hf_model.h"
+#include "intervene_hf.h"
 #include "metrics.h"
 #include "runfile_read.h"
 #include "runstats.h"
@@ -569,6 +570,78 @@ static void test_cli_text(void **s) {
     check_tokens(path, bos, 16);
 }
 
+/* ---- interventions on an inspected checkpoint ---- */
+
+static double h5_attr(hid_t f, const char *name) {
+    double v = NAN;
+    hid_t a = H5Aopen(f, name, H5P_DEFAULT);
+    assert_true(a >= 0);
+    H5Aread(a, H5T_NATIVE_DOUBLE, &v);
+    H5Aclose(a);
+    return v;
+}
+
+/* gates-open against the same weights with every gate 1, no-bos against
+ * the window without its first token (make_hf_intervene_fixture.py), the
+ * maps and the losses at 1e-4; then the command stores every kind. */
+static void check_intervene(const char *name) {
+    char fix[2048], path[2100], ids[2048], run[2048], log[2048], err[512];
+    const char *d = tu_tmpdir();
+    snprintf(fix, sizeof fix, "%s/tests/reference/hf/%s", tu_src(), name);
+    snprintf(path, sizeof path, "%s/intervene.h5", fix);
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    assert_true(f >= 0);
+    size_t nt, n1, n2;
+    int32_t *tok = read_ds(f, "tokens", H5T_NATIVE_INT32, 4, &nt);
+    float *open = read_ds(f, "attention_gates_open", H5T_NATIVE_FLOAT, 4, &n1);
+    float *nobos = read_ds(f, "attention_no_bos", H5T_NATIVE_FLOAT, 4, &n2);
+    double want_loss[3] = {h5_attr(f, "loss_none"), h5_attr(f, "loss_gates_open"),
+                           h5_attr(f, "loss_no_bos")};
+    H5Fclose(f);
+    const int T = (int)nt;
+    snprintf(ids, sizeof ids, "%s/ids.txt", d);
+    snprintf(run, sizeof run, "%s/run.h5", d);
+    snprintf(log, sizeof log, "%s/log", d);
+    write_tokens(ids, tok, T, 1);
+    assert_int_equal(
+        tu_run(log, "inspect %s --tokens %s --out %s --maps-len %d --force -q", fix, ids, run, T),
+        0);
+    char dir[1024];
+    assert_int_equal(intervene_hf_model_dir(run, dir, sizeof dir, err, sizeof err), 1);
+    assert_string_equal(dir, fix);
+    InterventionKind kinds[3] = {IV_NONE, IV_GATES_OPEN, IV_NO_BOS};
+    IntervResult r[3];
+    if (intervene_hf_run(run, dir, 2, kinds, 3, IV_CLIP_K_DEFAULT, r, NULL, err, sizeof err) < 0)
+        fail_msg("%s: %s", name, err);
+    assert_int_equal(r[1].probe.T, T), assert_int_equal(r[1].probe.M, T);
+    assert_int_equal(r[2].probe.T, T - 1), assert_int_equal(r[2].probe.M, T - 1);
+    compare(name, "gates-open attention", r[1].probe.attention, open, n1);
+    compare(name, "no-bos attention", r[2].probe.attention, nobos, n2);
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(r[i].loss_n, T - 2);
+        if (!(fabs(r[i].loss - want_loss[i]) < TOL))
+            fail_msg("%s %s: loss %.7g, PyTorch %.7g", name, intervention_name(kinds[i]), r[i].loss,
+                     want_loss[i]);
+    }
+    for (int i = 0; i < r[1].probe.L; i++) assert_true(r[1].probe.gate_stats[i * 4] == 1.0);
+    intervene_free(r, 3);
+    assert_int_equal(tu_run(log, "intervene %s all", run), 0);
+    f = H5Fopen(run, H5F_ACC_RDONLY, H5P_DEFAULT);
+    for (int k = 0; k < IV_COUNT; k++) {
+        snprintf(path, sizeof path, "intervene/%s", intervention_name((InterventionKind)k));
+        assert_true(H5Lexists(f, path, H5P_DEFAULT) > 0);
+    }
+    H5Fclose(f);
+    assert_int_equal(tu_run(log, "intervene %s gates-open --model /nonexistent", run), 2);
+    free(tok), free(open), free(nobos);
+}
+
+static void test_intervene(void **s) {
+    (void)s;
+    check_intervene("qwen3-elementwise-f32-sharded");
+    check_intervene("qwen3-headwise-f32");
+}
+
 int main(void) {
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
     const struct CMUnitTest tests[] = {
@@ -576,6 +649,7 @@ int main(void) {
         cmocka_unit_test(test_bad_checkpoints), cmocka_unit_test(test_bad_index),
         cmocka_unit_test(test_median),          cmocka_unit_test(test_cli_runfile),
         cmocka_unit_test(test_cli_bad),         cmocka_unit_test(test_cli_text),
+        cmocka_unit_test(test_intervene),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -77,9 +77,7 @@ static int parse(int argc, char **argv, Opts *o) {
         {"bos", required_argument, 0, 'b'},   {"threads", required_argument, 0, 'j'},
         {"force", no_argument, 0, 'f'},       {"quiet", no_argument, 0, 'q'},
         {"help", no_argument, 0, 'h'},        {0, 0, 0, 0}};
-    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-    *o = (Opts){
-        .maps_len = DEFAULT_MAPS, .bos = -1, .threads = ncpu > 0 && ncpu < 64 ? (int)ncpu : 1};
+    *o = (Opts){.maps_len = DEFAULT_MAPS, .bos = -1, .threads = cu_online_cpus()};
     int c;
     opterr = 0;
     optind = 1;

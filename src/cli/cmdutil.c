@@ -5,6 +5,7 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 int cu_bad_option(const char *cmd, int c, char **argv) {
     char shortopt[3] = {'-', (char)optopt, 0};
@@ -26,6 +27,11 @@ int cu_parse_ll(const char *s, long long *out) {
     if (errno || end == s || *end || v < 0) return -1;
     *out = v;
     return 0;
+}
+
+int cu_online_cpus(void) {
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 && n < 64 ? (int)n : 1;
 }
 
 int cu_parse_int(const char *s, int lo, int hi, int *out) {

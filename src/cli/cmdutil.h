@@ -20,6 +20,9 @@ int cu_bad_option(const char *cmd, int c, char **argv);
 int cu_parse_ll(const char *s, long long *out);
 /* Parse an integer in [lo, hi]; 0 ok, -1 if s is not one. */
 int cu_parse_int(const char *s, int lo, int hi, int *out);
+/* The online CPUs (1..63; 1 when unknown): the default --threads of the
+ * checkpoint commands. */
+int cu_online_cpus(void);
 
 /* The output-path rule (outpath.h) before any work: 0 when path may be
  * written as `kind`; else prints "gatelab CMD: reason" and returns -1
