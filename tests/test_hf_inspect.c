@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 
 #include "hf_model.h"
+#include "hf_run.h"
 #include "intervene_hf.h"
 #include "metrics.h"
 #include "runfile_read.h"
@@ -607,7 +608,7 @@ static void check_intervene(const char *name) {
         tu_run(log, "inspect %s --tokens %s --out %s --maps-len %d --force -q", fix, ids, run, T),
         0);
     char dir[1024];
-    assert_int_equal(intervene_hf_model_dir(run, dir, sizeof dir, err, sizeof err), 1);
+    assert_int_equal(hf_run_model_dir(run, dir, sizeof dir, err, sizeof err), 1);
     assert_string_equal(dir, fix);
     InterventionKind kinds[3] = {IV_NONE, IV_GATES_OPEN, IV_NO_BOS};
     IntervResult r[3];
@@ -636,6 +637,33 @@ static void check_intervene(const char *name) {
     free(tok), free(open), free(nobos);
 }
 
+/* Streaming on an inspected checkpoint: its recorded token windows, every
+ * setting stored; keep >= window refused. */
+static void test_stream_checkpoint(void **s) {
+    (void)s;
+    char fix[2048], ids[2048], run[2048], log[2048];
+    const char *d = tu_tmpdir();
+    snprintf(fix, sizeof fix, "%s/tests/reference/hf/qwen3-headwise-f32", tu_src());
+    snprintf(ids, sizeof ids, "%s/ids.txt", d);
+    snprintf(run, sizeof run, "%s/run.h5", d);
+    snprintf(log, sizeof log, "%s/log", d);
+    int32_t tok[40];
+    for (int i = 0; i < 40; i++) tok[i] = (i * 37 + 11) % 97;
+    write_tokens(ids, tok, 40, 3);
+    assert_int_equal(tu_run(log, "inspect %s --tokens %s --out %s --force -q", fix, ids, run), 0);
+    assert_int_equal(tu_run(log, "stream %s --len 40 --window 10 --n-seq 3", run), 0);
+    hid_t f = H5Fopen(run, H5F_ACC_RDONLY, H5P_DEFAULT);
+    size_t n;
+    double *loss = read_ds(f, "stream/W_10/loss_seq", H5T_NATIVE_DOUBLE, 8, &n);
+    H5Fclose(f);
+    assert_int_equal(n, 4 * 3); /* dense, keep 0, 1, 4 */
+    for (size_t i = 0; i < n; i++) assert_true(isfinite(loss[i]) && loss[i] > 0.0);
+    for (int i = 0; i < 3; i++) /* identical windows: identical losses */
+        assert_true(loss[i] == loss[0]);
+    free(loss);
+    assert_int_equal(tu_run(log, "stream %s --len 40 --window 4 --keep 4 --n-seq 3", run), 2);
+}
+
 static void test_intervene(void **s) {
     (void)s;
     check_intervene("qwen3-elementwise-f32-sharded");
@@ -649,7 +677,7 @@ int main(void) {
         cmocka_unit_test(test_bad_checkpoints), cmocka_unit_test(test_bad_index),
         cmocka_unit_test(test_median),          cmocka_unit_test(test_cli_runfile),
         cmocka_unit_test(test_cli_bad),         cmocka_unit_test(test_cli_text),
-        cmocka_unit_test(test_intervene),
+        cmocka_unit_test(test_intervene),       cmocka_unit_test(test_stream_checkpoint),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

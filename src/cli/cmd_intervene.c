@@ -12,6 +12,7 @@
 #include "cmdutil.h"
 #include "commands.h"
 #include "intervene.h"
+#include "hf_run.h"
 #include "intervene_hf.h"
 #include "runfile.h"
 #include "runlock.h"
@@ -175,7 +176,7 @@ int cmd_intervene(int argc, char **argv) {
     }
     IntervResult res[IV_COUNT];
     char dir[1024];
-    int pre = intervene_hf_model_dir(run, dir, sizeof dir, err, sizeof err), rc = 0;
+    int pre = hf_run_model_dir(run, dir, sizeof dir, err, sizeof err), rc = 0;
     if (pre < 0 || (pre == 0 && model)) {
         if (pre == 0) snprintf(err, sizeof err, "%s: --model is for runs of gatelab inspect", run);
         fprintf(stderr, "gatelab intervene: %s\n", err);

@@ -10,14 +10,6 @@
 #include "runfile_read.h"
 #include "util.h"
 
-int intervene_hf_model_dir(const char *run, char *dir, size_t dirlen, char *err, size_t errlen) {
-    RunReader *r = runread_open(run, err, errlen);
-    if (!r) return -1;
-    int rc = runread_pretrained_string(r, RS_PT_MODEL_DIR, dir, dirlen, NULL, 0) == 0;
-    runread_close(r);
-    return rc;
-}
-
 /* Kind k's windows and targets from the stored probe (no-bos drops each
  * window's first token), as intervene.c's kind_tokens does. */
 static void kind_windows(int32_t *ids, int *tg, int *tok, const ProbeRecord *p, InterventionKind k,

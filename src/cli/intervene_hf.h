@@ -10,10 +10,6 @@
 
 #include "intervene.h"
 
-/* 1 and the recorded model directory in dir when run is a `gatelab
- * inspect` run, 0 when it is not, -1 with err when it cannot be read. */
-int intervene_hf_model_dir(const char *run, char *dir, size_t dirlen, char *err, size_t errlen);
-
 /* intervene_run for a pretrained run: kinds[n] on model_dir with `threads`
  * threads, results in out[n]. -1 with one line in err. */
 int intervene_hf_run(const char *run, const char *model_dir, int threads,
