@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 
 #include "hf_model.h"
+#include "eval_hf.h"
 #include "hf_run.h"
 #include "intervene_hf.h"
 #include "metrics.h"
@@ -664,6 +665,58 @@ static void test_stream_checkpoint(void **s) {
     assert_int_equal(tu_run(log, "stream %s --len 40 --window 4 --keep 4 --n-seq 3", run), 2);
 }
 
+/* eval on an inspected checkpoint: at the window's own length the loss of
+ * every prediction and the first-token share equal those of PyTorch's
+ * logits and maps (expected.h5). */
+static void test_eval_checkpoint(void **s) {
+    (void)s;
+    char fix[2048], path[2100], ids[2048], run[2048], lg_path[2048], err[512];
+    const char *d = tu_tmpdir();
+    snprintf(fix, sizeof fix, "%s/tests/reference/hf/qwen3-elementwise-f32-sharded", tu_src());
+    snprintf(path, sizeof path, "%s/expected.h5", fix);
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    size_t nt, nl, na;
+    int32_t *tok = read_ds(f, "tokens", H5T_NATIVE_INT32, 4, &nt);
+    float *lg = read_ds(f, "logits", H5T_NATIVE_FLOAT, 4, &nl);
+    float *att = read_ds(f, "attention", H5T_NATIVE_FLOAT, 4, &na);
+    H5Fclose(f);
+    const int T = (int)nt, V = (int)(nl / nt), LH = (int)(na / (nt * nt));
+    double loss = 0.0, share = 0.0;
+    for (int t = 0; t + 1 < T; t++) {
+        const float *row = lg + (size_t)t * V;
+        double mx = row[0], z = 0.0;
+        for (int v = 1; v < V; v++) mx = fmax(mx, row[v]);
+        for (int v = 0; v < V; v++) z += exp(row[v] - mx);
+        loss += log(z) + mx - row[tok[t + 1]];
+    }
+    loss /= T - 1;
+    for (int lh = 0; lh < LH; lh++)
+        for (int t = 1; t < T; t++) share += att[((size_t)lh * T + t) * T] / (T - 1) / LH;
+    snprintf(ids, sizeof ids, "%s/ids.txt", d);
+    snprintf(run, sizeof run, "%s/run.h5", d);
+    snprintf(lg_path, sizeof lg_path, "%s/log", d);
+    write_tokens(ids, tok, T, 1);
+    assert_int_equal(tu_run(lg_path, "inspect %s --tokens %s --out %s --force -q", fix, ids, run),
+                     0);
+    LcEvalOpts o = {.lengths = {T}, .n_lengths = 1, .batches = 1, .batch_size = 1};
+    LcEvalResult r;
+    LcEvalRunInfo info;
+    if (eval_hf_run(run, fix, 2, &o, &r, &info, err, sizeof err) < 0) fail_msg("%s", err);
+    assert_true(fabs(r.val_loss - loss) < TOL);
+    assert_true(fabs(r.first_share - share) < TOL);
+    assert_int_equal(r.n_seqs, 1);
+    lceval_result_free(&r);
+    assert_int_equal(tu_run(lg_path, "eval %s --lengths %d,1x --batches 1 --batch-size 1", run, T),
+                     0);
+    f = H5Fopen(run, H5F_ACC_RDONLY, H5P_DEFAULT);
+    snprintf(path, sizeof path, "lceval/plain/L_%d", T);
+    assert_true(H5Lexists(f, "lceval", H5P_DEFAULT) > 0 && H5Lexists(f, path, H5P_DEFAULT) > 0);
+    H5Fclose(f);
+    assert_int_equal(tu_run(lg_path, "eval %s --lengths %d --batch-size 2", run, T),
+                     2); /* 1 window */
+    free(tok), free(lg), free(att);
+}
+
 static void test_intervene(void **s) {
     (void)s;
     check_intervene("qwen3-elementwise-f32-sharded");
@@ -673,11 +726,17 @@ static void test_intervene(void **s) {
 int main(void) {
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_fixtures),        cmocka_unit_test(test_truncated_maps),
-        cmocka_unit_test(test_bad_checkpoints), cmocka_unit_test(test_bad_index),
-        cmocka_unit_test(test_median),          cmocka_unit_test(test_cli_runfile),
-        cmocka_unit_test(test_cli_bad),         cmocka_unit_test(test_cli_text),
-        cmocka_unit_test(test_intervene),       cmocka_unit_test(test_stream_checkpoint),
+        cmocka_unit_test(test_fixtures),
+        cmocka_unit_test(test_truncated_maps),
+        cmocka_unit_test(test_bad_checkpoints),
+        cmocka_unit_test(test_bad_index),
+        cmocka_unit_test(test_median),
+        cmocka_unit_test(test_cli_runfile),
+        cmocka_unit_test(test_cli_bad),
+        cmocka_unit_test(test_cli_text),
+        cmocka_unit_test(test_intervene),
+        cmocka_unit_test(test_eval_checkpoint),
+        cmocka_unit_test(test_stream_checkpoint),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

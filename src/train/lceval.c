@@ -23,8 +23,6 @@
 #include "runmodel.h"
 #include "util.h"
 
-#define SINK_EPS 0.3
-
 double lceval_yarn_scale(int L, int T, int yarn) {
     return yarn && L > T ? (double)L / (double)T : 1.0;
 }
@@ -142,7 +140,7 @@ static int eval_length(Model *m, const Dataset *ds, const LcEvalOpts *o, int L, 
         r->first_share = a.share_n ? a.share_sum / (double)a.share_n : NAN;
         r->uniform_share = uniform_first_share(L);
         int sinks = 0;
-        for (int lh = 0; lh < NL * H; lh++) sinks += a.alpha0[lh] / (double)nseq > SINK_EPS;
+        for (int lh = 0; lh < NL * H; lh++) sinks += a.alpha0[lh] / (double)nseq > LCEVAL_SINK_EPS;
         r->sink_rate = (double)sinks / (double)(NL * H);
     } else {
         lceval_result_free(r);

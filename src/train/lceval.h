@@ -12,6 +12,7 @@
 
 #define LCEVAL_MAX_LENGTHS 16
 #define LCEVAL_SEED 20250601ULL /* held-out batches: same for every run */
+#define LCEVAL_SINK_EPS 0.3     /* sink rate: the (l, h) with mean alpha_0 above this */
 
 typedef struct {
     int lengths[LCEVAL_MAX_LENGTHS];
