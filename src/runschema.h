@@ -155,6 +155,7 @@
  * window only (where a key has been evicted). */
 #define RS_G_STREAM "stream"
 #define RS_ST_WINDOW_FMT "W_%d"
+#define RS_ST_WINDOW_SCAN "W_%lld%c"
 #define RS_ST_WINDOW "window" /* i64 */
 #define RS_ST_LEN "len"       /* i64: sequence length */
 #define RS_ST_N_SEQS "n_seqs" /* i64 */

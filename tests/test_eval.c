@@ -235,6 +235,16 @@ static void test_stream(void **st) {
         assert_true(isfinite(loss[i]) && loss[i] > 0.0);
         assert_true(stored[i] == loss[i]);
     }
+    char dir[1024], rep[1100];
+    snprintf(dir, sizeof dir, "%s", run_path);
+    *strrchr(dir, '/') = '\0';
+    snprintf(rep, sizeof rep, "%s/rep", dir);
+    assert_int_equal(tu_run(log, "report %s --out %s", dir, rep), 0);
+    snprintf(rep, sizeof rep, "%s/rep/REPORT.md", dir);
+    char *md = tu_slurp_ok(rep, NULL);
+    assert_non_null(strstr(md, "## Streaming"));
+    assert_non_null(strstr(md, "| base.h5 | baseline | 8 / 32 | 4 |"));
+    free(md);
     assert_int_equal(tu_run(log, "stream %s --window 40", run_path), 2); /* not below len */
     assert_int_equal(tu_run(log, "stream %s --model /tmp", run_path), 2);
 }
