@@ -123,13 +123,8 @@ static int store(const char *run, const IntervResult *r, int n) {
 }
 
 int cmd_intervene(int argc, char **argv) {
-    static const struct option opts[] = {{"clip-k", required_argument, 0, 'k'},
-                                         {"model", required_argument, 0, 'm'},
-                                         {"threads", required_argument, 0, 't'},
-                                         {"json", no_argument, 0, 'j'},
-                                         {"no-write", no_argument, 0, 'w'},
-                                         {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
+    static const struct option opts[] = {
+        {"clip-k", required_argument, 0, 'k'}, CU_OPT_CHECKPOINT, CU_OPT_TAIL};
     int json = 0, nowrite = 0, clip_k = IV_CLIP_K_DEFAULT, threads = cu_online_cpus(), c;
     const char *model = NULL;
     optind = 1;

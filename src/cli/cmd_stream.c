@@ -84,12 +84,8 @@ static int parse(int argc, char **argv, Args *a) {
                                        {"len", required_argument, 0, 'L'},
                                        {"n-seq", required_argument, 0, 'n'},
                                        {"text", required_argument, 0, 'x'},
-                                       {"model", required_argument, 0, 'm'},
-                                       {"threads", required_argument, 0, 't'},
-                                       {"json", no_argument, 0, 'j'},
-                                       {"no-write", no_argument, 0, 'w'},
-                                       {"help", no_argument, 0, 'h'},
-                                       {0, 0, 0, 0}};
+                                       CU_OPT_CHECKPOINT,
+                                       CU_OPT_TAIL};
     *a = (Args){.s = {.n_seqs = 8, .n_keep = 3, .keep = {0, 1, 4}}, .threads = cu_online_cpus()};
     int c;
     opterr = 0;

@@ -1,4 +1,4 @@
-// make_gpt4o_fixture.mjs: the JavaScript half of make_gpt4o_fixture.sh
+// make_gpt4o_fixture.mjs: the GPT-4o step of make_tokenizer_fixtures.sh
 // (run that, not this).
 //
 //   node make_gpt4o_fixture.mjs TOKENIZERS_MJS GPT4O_PKG_DIR FIXTURE_DIR
