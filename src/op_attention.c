@@ -38,6 +38,7 @@ typedef struct {
     int base;
     int on[XS_N];
     int window, keep; /* AttnSpec's streaming window (0: off) */
+    int lane_sums;    /* softmax sums in lanes (attention_keep) */
     float scale, gamma, eps, lnT;
     const float *kb; /* FoX per-key bias [B,H,T] or NULL, and its gradient */
     float *dkb;
@@ -82,22 +83,45 @@ static float dot(const float *a, const float *b, int n) {
     return s;
 }
 
-/* p[j] = e^(s[j] - mx); returns their sum. The hot loop of the forward. */
+#define MAX_LANES 8
+
+/* p[j] = e^(s[j] - mx); returns their sum. The hot loop of the forward.
+ * lanes: the sum over MAX_LANES partial sums, which vectorises (attention
+ * without maps: inference); else in index order, as training always adds. */
 SIMD_CLONES
-static float exp_shifted(float *p, const float *s, float mx, int n) {
-    float sum = 0.0f;
-    for (int j = 0; j < n; j++) p[j] = fast_expf(s[j] - mx);
-    for (int j = 0; j < n; j++) sum += p[j];
+static float exp_shifted(float *p, const float *s, float mx, int n, int lanes) {
+    float sum = 0.0f, part[MAX_LANES] = {0.0f};
+    int j = 0;
+    for (int i = 0; i < n; i++) p[i] = fast_expf(s[i] - mx);
+    if (lanes)
+        for (; j + MAX_LANES <= n; j += MAX_LANES)
+            for (int k = 0; k < MAX_LANES; k++) part[k] += p[j + k];
+    for (int k = 0; k < MAX_LANES; k++) sum += part[k];
+    for (; j < n; j++) sum += p[j];
     return sum;
+}
+
+/* max(-inf, s[0..n)) over MAX_LANES independent chains, so the loop is not
+ * bound by one compare's latency; a maximum does not depend on the order,
+ * so this is the sequential loop's value bit for bit. */
+static float row_max(const float *s, int n) {
+    float m[MAX_LANES];
+    int j = 0;
+    for (int k = 0; k < MAX_LANES; k++) m[k] = -INFINITY;
+    for (; j + MAX_LANES <= n; j += MAX_LANES)
+        for (int k = 0; k < MAX_LANES; k++) m[k] = s[j + k] > m[k] ? s[j + k] : m[k];
+    for (; j < n; j++) m[0] = s[j] > m[0] ? s[j] : m[0];
+    float mx = m[0];
+    for (int k = 1; k < MAX_LANES; k++) mx = m[k] > mx ? m[k] : mx;
+    return mx;
 }
 
 /* p[0..n) and ex->w = softmax over the scores and the extra logits. */
 static void row_softmax(float *p, const float *s, int n, const Plan *pl, Extra *ex) {
-    float mx = -INFINITY;
-    for (int j = 0; j < n; j++) mx = s[j] > mx ? s[j] : mx;
+    float mx = row_max(s, n);
     for (int x = 0; x < XS_N; x++)
         if (pl->on[x] && ex->z[x] > mx) mx = ex->z[x];
-    float sum = exp_shifted(p, s, mx, n);
+    float sum = exp_shifted(p, s, mx, n, pl->lane_sums);
     for (int x = 0; x < XS_N; x++) {
         ex->w[x] = pl->on[x] ? expf(ex->z[x] - mx) : 0.0f;
         sum += ex->w[x];
@@ -343,6 +367,7 @@ void attention_keep(const AttnKeep *out, const AttnIn *in, const AttnSpec *spec,
                     const AttnShape *sh) {
     if (sh->B <= 0 || sh->T <= 0 || sh->H <= 0 || sh->dh <= 0) return;
     Ctx c = make_ctx(in, spec, sh);
+    c.pl.lane_sums = 1;
     KeepJob j = {&c, out, sh->B, (c.T + ATT_BLOCK - 1) / ATT_BLOCK};
     size_t n = out->threads < 1 ? 1 : (size_t)out->threads;
     parallel_for((int)n, n, keep_workers, &j);

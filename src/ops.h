@@ -124,8 +124,9 @@ size_t attention_backward_scratch(int T);
 void attention_backward(const AttnGrad *g, const float *dy, const AttnSaved *saved,
                         const AttnIn *in, const AttnSpec *spec, const AttnShape *sh,
                         float *scratch);
-/* The forward of inference: the same arithmetic, but over `threads`
- * workers (each calling sgemm itself: the caller runs OpenBLAS on one
+/* The forward of inference: the same arithmetic (but the softmax sums,
+ * taken in vectorised partial sums, so a weight may differ in the last
+ * bit), over `threads` workers (each calling sgemm itself: the caller runs OpenBLAS on one
  * thread) and keeping of the maps only first_col[B,H,T] = a[t,0] and, when
  * maps is given, maps[B,H,M,M] = a[t,s] for t, s < M (0 above the
  * diagonal). scratch: attention_keep_scratch(T, threads) floats. */
