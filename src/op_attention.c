@@ -117,6 +117,7 @@ static float row_max(const float *s, int n) {
 }
 
 /* p[0..n) and ex->w = softmax over the scores and the extra logits. */
+SIMD_CLONES
 static void row_softmax(float *p, const float *s, int n, const Plan *pl, Extra *ex) {
     float mx = row_max(s, n);
     for (int x = 0; x < XS_N; x++)

@@ -144,7 +144,7 @@ static void add_gates(ProbeAcc *a, int seq, const ProbeLayer *pl) {
     }
 }
 
-/* The hidden-state statistics but the median. */
+/* The hidden-state statistics but the median and the token profile. */
 static void add_hidden(ProbeAcc *a, const ProbeLayer *pl) {
     const int T = pl->T, d = pl->d, l = pl->layer;
     const size_t n = (size_t)T * d;
@@ -155,6 +155,13 @@ static void add_hidden(ProbeAcc *a, const ProbeLayer *pl) {
     for (int k = 0; k < 3; k++) a->h_top3[l * 3 + k] += top[k] / N;
     a->h_kurt[l] += kurtosis(pl->hidden, n) / N;
     a->h_ratio[l] += first_norm_ratio(pl->hidden, T, d) / N;
+}
+
+/* The median of |hidden| and the token profile (bos_* and tok_*). */
+static void add_median_profile(ProbeAcc *a, const ProbeLayer *pl) {
+    const int T = pl->T, d = pl->d, l = pl->layer;
+    const double N = a->s.N;
+    a->h_med[l] += abs_median(pl->hidden, (size_t)T * d, a->scratch) / N;
     TokenProfile tp;
     token_profile(&tp, pl->hidden, T, d, a->norms);
     a->bos_max[l] += tp.bos_max / N;
@@ -171,15 +178,15 @@ typedef struct {
     const ProbeLayer *pl;
 } LayerJob;
 
-/* Part 0: the median of |hidden|; part 1: everything else. The parts
- * write disjoint sums, so the result does not depend on the threads. */
+/* Part 0: the median of |hidden| and the token profile; part 1:
+ * everything else. The parts write disjoint sums, so the result does not
+ * depend on the threads. */
 static void layer_parts(void *ctx, size_t i0, size_t i1) {
     const LayerJob *j = ctx;
     const ProbeLayer *pl = j->pl;
     for (size_t i = i0; i < i1; i++) {
         if (i == 0) {
-            j->a->h_med[pl->layer] +=
-                abs_median(pl->hidden, (size_t)pl->T * pl->d, j->a->scratch) / j->a->s.N;
+            add_median_profile(j->a, pl);
             continue;
         }
         add_attention(j->a, j->seq, pl);
