@@ -63,6 +63,7 @@ static int write_md(const char *path, const char *dir, const char *outdir, const
         if (paths) report_longctx(f, figdir, paths, k);
         if (paths) report_stability(f, figdir, paths, k);
         if (paths) report_pretrained(f, paths, k);
+        if (paths) report_stream(f, paths, k);            /* report_stream.c */
         if (paths) report_mechanism(f, figdir, paths, k); /* report_mechanism.c */
         free(paths);
     }

@@ -24,4 +24,10 @@ void report_stability(FILE *f, const char *figdir, const char *const *paths, int
  * architecture, dtype and headline numbers, beside the paper's Table 4. */
 void report_pretrained(FILE *f, const char *const *paths, int n);
 
+/* Streaming section (report_stream.c; only when some run has /stream
+ * data): one row per run file and window with the dense loss, the loss
+ * for each number of kept first tokens, and the paired test of the first
+ * against the last. */
+void report_stream(FILE *f, const char *const *paths, int n);
+
 #endif

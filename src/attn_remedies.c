@@ -130,18 +130,20 @@ void remedy_attention_forward(RemedyState *r, const Model *m, int l, float *y, f
         sp.key_bias = a->kb;
     }
     if (!c->diff_attn) {
-        attention_forward(y, att, slot, preatt, q, k, v, lw->sink_logit, lw->kv_bias_k,
-                          lw->kv_bias_v, &sp, B, Ti, H, Hkv, dh);
+        attention_forward(&(AttnOut){y, att, slot, preatt},
+                          &(AttnIn){q, k, v, 0, 0, lw->sink_logit, lw->kv_bias_k, lw->kv_bias_v},
+                          &sp, &(AttnShape){B, Ti, H, Hkv, dh});
         return;
     }
     size_t Nq = (size_t)N * D->qdim, maps = (size_t)B * H * Ti * Ti;
     diff_split_forward(a->q1, a->q2, q, (size_t)N * H, dh);
     diff_split_forward(a->k1, a->k2, k, (size_t)N * Hkv, dh);
     sp.scale = half_scale(spec);
-    attention_forward(y, att, slot, preatt, a->q1, a->k1, v, lw->sink_logit, NULL, NULL, &sp, B, Ti,
-                      H, Hkv, dh);
-    attention_forward(a->y2, a->att2, NULL, a->pre2, a->q2, a->k2, v, lw->sink_logit, NULL, NULL,
-                      &sp, B, Ti, H, Hkv, dh);
+    AttnShape sh = {B, Ti, H, Hkv, dh};
+    attention_forward(&(AttnOut){y, att, slot, preatt},
+                      &(AttnIn){a->q1, a->k1, v, 0, 0, lw->sink_logit, NULL, NULL}, &sp, &sh);
+    attention_forward(&(AttnOut){a->y2, a->att2, NULL, a->pre2},
+                      &(AttnIn){a->q2, a->k2, v, 0, 0, lw->sink_logit, NULL, NULL}, &sp, &sh);
     a->lambda = diff_lambda_forward(lw->diff_lambda, dh / 2, diff_lambda_init(l));
     diff_combine_forward(y, y, a->y2, a->lambda, Nq);
     diff_combine_forward(a->attc, att, a->att2, a->lambda, maps);
@@ -151,7 +153,7 @@ void remedy_attention_forward(RemedyState *r, const Model *m, int l, float *y, f
 static void diff_backward(RemedyState *r, const Model *m, int l, LayerWeights *gw, float *dq,
                           float *dk, float *dv, const float *dy, const float *att,
                           const float *slot, const float *preatt, const float *v,
-                          const AttnSpec *sp, int B, int Ti) {
+                          const AttnSpec *sp, int B, int Ti, float *scratch) {
     const Dims *D = &m->dims;
     const LayerWeights *lw = &m->w.layer[l];
     RemedyLayer *a = &r->layer[l];
@@ -160,10 +162,15 @@ static void diff_backward(RemedyState *r, const Model *m, int l, LayerWeights *g
     float dlambda = diff_combine_backward(r->dy2, dy, a->y2, a->lambda, Nq);
     diff_lambda_backward(gw->diff_lambda, dlambda, lw->diff_lambda, dh / 2);
     zero(r->dq1, Nq), zero(r->dq2, Nq), zero(r->dk1, Nk), zero(r->dk2, Nk);
-    attention_backward(r->dq1, r->dk1, dv, gw->sink_logit, NULL, NULL, dy, att, slot, preatt, a->q1,
-                       a->k1, v, lw->sink_logit, NULL, NULL, sp, B, Ti, H, Hkv, dh);
-    attention_backward(r->dq2, r->dk2, dv, gw->sink_logit, NULL, NULL, r->dy2, a->att2, NULL,
-                       a->pre2, a->q2, a->k2, v, lw->sink_logit, NULL, NULL, sp, B, Ti, H, Hkv, dh);
+    AttnShape sh = {B, Ti, H, Hkv, dh};
+    attention_backward(&(AttnGrad){r->dq1, r->dk1, dv, gw->sink_logit, NULL, NULL}, dy,
+                       &(AttnSaved){att, slot, preatt},
+                       &(AttnIn){a->q1, a->k1, v, 0, 0, lw->sink_logit, NULL, NULL}, sp, &sh,
+                       scratch);
+    attention_backward(&(AttnGrad){r->dq2, r->dk2, dv, gw->sink_logit, NULL, NULL}, r->dy2,
+                       &(AttnSaved){a->att2, NULL, a->pre2},
+                       &(AttnIn){a->q2, a->k2, v, 0, 0, lw->sink_logit, NULL, NULL}, sp, &sh,
+                       scratch);
     diff_split_backward(dq, r->dq1, r->dq2, (size_t)N * H, dh);
     diff_split_backward(dk, r->dk1, r->dk2, (size_t)N * Hkv, dh);
 }
@@ -171,8 +178,8 @@ static void diff_backward(RemedyState *r, const Model *m, int l, LayerWeights *g
 void remedy_attention_backward(RemedyState *r, const Model *m, int l, LayerWeights *gw, float *dq,
                                float *dk, float *dv, const float *dy, const float *att,
                                const float *slot, const float *preatt, const float *q,
-                               const float *k, const float *v, const AttnSpec *spec, int B,
-                               int Ti) {
+                               const float *k, const float *v, const AttnSpec *spec, int B, int Ti,
+                               float *scratch) {
     const Config *c = &m->cfg;
     const Dims *D = &m->dims;
     const LayerWeights *lw = &m->w.layer[l];
@@ -192,11 +199,12 @@ void remedy_attention_backward(RemedyState *r, const Model *m, int l, LayerWeigh
     }
     if (c->diff_attn) {
         sp.scale = half_scale(spec);
-        diff_backward(r, m, l, gw, dqa, dk, dv, dy, att, slot, preatt, v, &sp, B, Ti);
+        diff_backward(r, m, l, gw, dqa, dk, dv, dy, att, slot, preatt, v, &sp, B, Ti, scratch);
     } else {
-        attention_backward(dqa, dk, dv, gw->sink_logit, gw->kv_bias_k, gw->kv_bias_v, dy, att, slot,
-                           preatt, qa, k, v, lw->sink_logit, lw->kv_bias_k, lw->kv_bias_v, &sp, B,
-                           Ti, H, D->Hkv, D->dh);
+        attention_backward(&(AttnGrad){dqa, dk, dv, gw->sink_logit, gw->kv_bias_k, gw->kv_bias_v},
+                           dy, &(AttnSaved){att, slot, preatt},
+                           &(AttnIn){qa, k, v, 0, 0, lw->sink_logit, lw->kv_bias_k, lw->kv_bias_v},
+                           &sp, &(AttnShape){B, Ti, H, D->Hkv, D->dh}, scratch);
     }
     if (c->ssmax) ssmax_backward(dq, gw->ssmax_s, r->dqs, q, lw->ssmax_s, B, Ti, H, D->dh);
     if (c->fox) {

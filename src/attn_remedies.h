@@ -34,11 +34,12 @@ void remedy_attention_forward(RemedyState *r, const Model *m, int l, float *y, f
                               float *slot, float *preatt, const float *q, const float *k,
                               const float *v, const float *xn, const AttnSpec *spec, int B, int Ti);
 /* Accumulates into dq, dk, dv and the layer's remedy and slot parameter
- * gradients in gw, as attention_backward does. */
+ * gradients in gw, as attention_backward does (scratch: its scratch). */
 void remedy_attention_backward(RemedyState *r, const Model *m, int l, LayerWeights *gw, float *dq,
                                float *dk, float *dv, const float *dy, const float *att,
                                const float *slot, const float *preatt, const float *q,
-                               const float *k, const float *v, const AttnSpec *spec, int B, int Ti);
+                               const float *k, const float *v, const AttnSpec *spec, int B, int Ti,
+                               float *scratch);
 /* FoX: dxn[B*Ti, d] += the forget gate's input gradient, and its weight
  * gradients; after remedy_attention_backward of the same layer. */
 void remedy_input_backward(RemedyState *r, const Model *m, int l, LayerWeights *gw, float *dxn,

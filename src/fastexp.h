@@ -13,18 +13,10 @@
 #include <stdint.h>
 #include <string.h>
 
-/* Elementwise loops over whole activations are worth AVX2 and AVX-512
- * clones: the binary stays portable (the default clone is plain x86-64) and
- * picks the widest one at load time where the CPU has it. The AVX-512 clone
- * is not only wider: on a Sapphire Rapids class Xeon under KVM the AVX2
- * clone's compare-and-blend (the clamp below) ran 13x slower per element
- * than the AVX-512 clone's mask registers (swiglu: 13.9 vs 1.1 ns). */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define SIMD_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#else
-#define SIMD_CLONES
-#endif
-
+/* Loops that call it are compiled three times (simd.h): on a Sapphire
+ * Rapids class Xeon under KVM the AVX2 path's compare-and-blend (the clamp
+ * below) ran 13x slower per element than AVX-512's mask registers (swiglu:
+ * 13.9 vs 1.1 ns), so the widest path the CPU has is the default. */
 static inline float fast_expf(float x) {
     x = x < -87.0f ? -87.0f : (x > 88.0f ? 88.0f : x);
     const float round_magic = 12582912.0f; /* 1.5 * 2^23: rounds to nearest */

@@ -30,8 +30,11 @@ typedef enum {
 
 typedef struct Intervention {
     InterventionKind kind;
-    int clip_k;     /* IV_BOS_CLIP: features clipped (>= 1) */
-    float *scratch; /* IV_BOS_CLIP: caller's buffer of >= T * d floats */
+    int clip_k;       /* IV_BOS_CLIP: features clipped (>= 1) */
+    float *scratch;   /* IV_BOS_CLIP: caller's buffer of >= T * d floats */
+    int window, keep; /* streaming evaluation: every attention sees only its
+                         first keep keys and latest window - keep ones
+                         (AttnSpec); window 0: all (any kind) */
 } Intervention;
 
 /* Name <-> kind ("gates-open", ...; the names are runschema.h's RS_IV_*).

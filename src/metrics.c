@@ -35,6 +35,14 @@ double first_token_share(const float *A, int T) {
     return s / (T - 1);
 }
 
+/* col[T] (A[t,0]) -> mean over t = 1..T-1 of col[t] */
+double first_share_from_col(const float *col, int T) {
+    if (T < 2) return 0.0;
+    double s = 0.0;
+    for (int t = 1; t < T; t++) s += col[t];
+    return s / (T - 1);
+}
+
 /* A[T,T] -> mean over t = k..T-1 of A[t,k] (query k sees itself) */
 double alpha_k(const float *A, int T, int k) {
     if (k < 0 || k >= T) return 0.0;

@@ -13,6 +13,9 @@ double uniform_first_share(int T);
  * A[t,0]. */
 double first_token_share(const float *A, int T);
 
+/* The same from the first column col[T] (A[t,0]) alone. */
+double first_share_from_col(const float *col, int T);
+
 /* alpha_k = mean over queries t >= k of A[t,k] (one head, map [T,T]). */
 double alpha_k(const float *A, int T, int k);
 

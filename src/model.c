@@ -42,6 +42,7 @@ struct Scratch {
     float *dh1, *dh3, *dhact, *dxfn, *dlogits, *tmp;
     float *inv_freq;
     float *cat; /* [N, P] the fused input projection's output or gradient */
+    float *attn; /* attention_backward's scratch */
 };
 
 /* ---- memory plan: one pass counts, the second hands out pointers ---- */
@@ -153,6 +154,7 @@ static size_t plan(RunState *s, const Model *m, float *base) {
     size_t N = (size_t)s->B * Ti, Nr = (size_t)s->B * s->T;
     for (int l = 0; l < D->L; l++) plan_layer(&s->la[l], &b, m, N, s->B, Ti);
     plan_scratch(s->sc, &b, m, N, Nr);
+    s->sc->attn = take(&b, attention_backward_scratch(Ti));
     s->x_out = take(&b, N * D->d);
     s->xfn = take(&b, N * D->d);
     s->fmean = take(&b, N);
@@ -446,7 +448,8 @@ static void attn_inputs_forward(const Model *m, RunState *s, int l, int B, int T
 
 /* q, k, v -> x + o: attention, the Y modification, G1, W_o, G5 and the
  * residual add. */
-static void attn_outputs_forward(const Model *m, RunState *s, int l, int B, int Ti) {
+static void attn_outputs_forward(const Model *m, RunState *s, int l, int B, int Ti,
+                                 const Intervention *iv) {
     const Config *c = &m->cfg;
     const Dims *D = &m->dims;
     const LayerWeights *lw = &m->w.layer[l];
@@ -456,12 +459,15 @@ static void attn_outputs_forward(const Model *m, RunState *s, int l, int B, int 
     GateBroadcast gk = gate_kind(c);
     AttnSpec sp;
     attn_spec(&sp, m, Ti);
+    if (iv) sp.window = iv->window, sp.keep = iv->keep; /* streaming evaluation */
     if (s->rm)
         remedy_attention_forward(s->rm, m, l, a->y, a->att, a->slot, a->preatt, a->qr, a->kr, a->vg,
                                  a->n1, &sp, B, Ti);
     else
-        attention_forward(a->y, a->att, a->slot, a->preatt, a->qr, a->kr, a->vg, lw->sink_logit,
-                          lw->kv_bias_k, lw->kv_bias_v, &sp, B, Ti, D->H, D->Hkv, D->dh);
+        attention_forward(
+            &(AttnOut){a->y, a->att, a->slot, a->preatt},
+            &(AttnIn){a->qr, a->kr, a->vg, 0, 0, lw->sink_logit, lw->kv_bias_k, lw->kv_bias_v}, &sp,
+            &(AttnShape){B, Ti, D->H, D->Hkv, D->dh});
     if (c->y_mod == YMOD_RMSNORM) {
         rmsnorm_forward(a->yrn, a->yrstd, a->y, NULL, N * D->H, D->dh, c->norm_eps);
         gate_apply_forward(a->ym, a->yrn, lw->y_norm, GB_CONST, FORM_MULT, N, D->H, D->dh);
@@ -478,7 +484,7 @@ static void attn_outputs_forward(const Model *m, RunState *s, int l, int B, int 
 static void attention_block_forward(const Model *m, RunState *s, int l, int B, int Ti,
                                     const Intervention *iv) {
     attn_inputs_forward(m, s, l, B, Ti, iv);
-    attn_outputs_forward(m, s, l, B, Ti);
+    attn_outputs_forward(m, s, l, B, Ti, iv);
 }
 
 static void mlp_block_forward(const Model *m, RunState *s, int l, int N, float *x_out) {
@@ -705,11 +711,13 @@ static void attn_core_backward(const AttnBack *ab, const float *dy, float **dq_o
     attn_spec(&sp, ab->m, Ti);
     if (s->rm)
         remedy_attention_backward(s->rm, ab->m, (int)(a - s->la), gw, dq, dk, dv, dy, a->att,
-                                  a->slot, a->preatt, a->qr, a->kr, a->vg, &sp, B, Ti);
+                                  a->slot, a->preatt, a->qr, a->kr, a->vg, &sp, B, Ti, sc->attn);
     else
-        attention_backward(dq, dk, dv, gw->sink_logit, gw->kv_bias_k, gw->kv_bias_v, dy, a->att,
-                           a->slot, a->preatt, a->qr, a->kr, a->vg, lw->sink_logit, lw->kv_bias_k,
-                           lw->kv_bias_v, &sp, B, Ti, D->H, D->Hkv, D->dh);
+        attention_backward(
+            &(AttnGrad){dq, dk, dv, gw->sink_logit, gw->kv_bias_k, gw->kv_bias_v}, dy,
+            &(AttnSaved){a->att, a->slot, a->preatt},
+            &(AttnIn){a->qr, a->kr, a->vg, 0, 0, lw->sink_logit, lw->kv_bias_k, lw->kv_bias_v}, &sp,
+            &(AttnShape){B, Ti, D->H, D->Hkv, D->dh}, sc->attn);
     if (c->pos == POS_ROPE) {
         if (s->rope_m != 1.0f) {
             scale_inplace(dq, Nq, s->rope_m);

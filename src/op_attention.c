@@ -16,14 +16,19 @@
  *
  * Rows are processed in blocks of ATT_BLOCK queries; block [r0, r1) only
  * needs keys [0, r1), which skips most of the masked upper triangle.
+ * attention_forward keeps every map for the backward; attention_keep (the
+ * inference of a pretrained model) runs the same blocks over threads and
+ * keeps only the first column and the first M rows of each map.
  */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 #include <cblas.h>
 
 #include "fastexp.h"
 #include "ops.h"
 #include "simd.h"
+#include "parallel.h"
 
 #define ATT_BLOCK 64
 
@@ -33,6 +38,8 @@ enum { BASE_SOFTMAX = 0, BASE_CLIPPED, BASE_SIGMOID, BASE_SOFTPICK, BASE_STICKBR
 typedef struct {
     int base;
     int on[XS_N];
+    int window, keep; /* AttnSpec's streaming window (0: off) */
+    int lane_sums;    /* softmax sums in lanes (attention_keep) */
     float scale, gamma, eps, lnT;
     const float *kb; /* FoX per-key bias [B,H,T] or NULL, and its gradient */
     float *dkb;
@@ -60,6 +67,8 @@ static Plan make_plan(const AttnSpec *sp, const float *kvb_k, const float *kvb_v
     }
     p.kb = sp->key_bias;
     p.dkb = sp->key_bias ? sp->dkey_bias : NULL;
+    p.window = sp->window > 0 ? sp->window : 0;
+    p.keep = sp->keep > 0 && sp->keep < p.window ? sp->keep : 0;
     p.on[XS_NULL] = sp->normaliser == NORMZ_SOFTMAX1;
     p.on[XS_SINK] = sp->has_sink_logit || sp->normaliser == NORMZ_SINK_LOGIT;
     p.on[XS_KV] = sp->has_kv_bias && kvb_k && kvb_v;
@@ -75,23 +84,46 @@ static float dot(const float *a, const float *b, int n) {
     return s;
 }
 
-/* p[j] = e^(s[j] - mx); returns their sum. The hot loop of the forward. */
-SIMD_BODY float exp_shifted_body(float *p, const float *s, float mx, int n) {
-    float sum = 0.0f;
-    for (int j = 0; j < n; j++) p[j] = fast_expf(s[j] - mx);
-    for (int j = 0; j < n; j++) sum += p[j];
+#define MAX_LANES 8
+
+/* p[j] = e^(s[j] - mx); returns their sum. The hot loop of the forward.
+ * lanes: the sum over MAX_LANES partial sums, which vectorises (attention
+ * without maps: inference); else in index order, as training always adds. */
+SIMD_BODY float exp_shifted_body(float *p, const float *s, float mx, int n, int lanes) {
+    float sum = 0.0f, part[MAX_LANES] = {0.0f};
+    int j = 0;
+    for (int i = 0; i < n; i++) p[i] = fast_expf(s[i] - mx);
+    if (lanes)
+        for (; j + MAX_LANES <= n; j += MAX_LANES)
+            for (int k = 0; k < MAX_LANES; k++) part[k] += p[j + k];
+    for (int k = 0; k < MAX_LANES; k++) sum += part[k];
+    for (; j < n; j++) sum += p[j];
     return sum;
 }
-SIMD_KERNEL_RET(static, float, exp_shifted, (float *p, const float *s, float mx, int n),
-                (p, s, mx, n))
+SIMD_KERNEL_RET(static, float, exp_shifted, (float *p, const float *s, float mx, int n, int lanes),
+                (p, s, mx, n, lanes))
+
+/* max(-inf, s[0..n)) over MAX_LANES independent chains, so the loop is not
+ * bound by one compare's latency; a maximum does not depend on the order,
+ * so this is the sequential loop's value bit for bit. */
+static float row_max(const float *s, int n) {
+    float m[MAX_LANES];
+    int j = 0;
+    for (int k = 0; k < MAX_LANES; k++) m[k] = -INFINITY;
+    for (; j + MAX_LANES <= n; j += MAX_LANES)
+        for (int k = 0; k < MAX_LANES; k++) m[k] = s[j + k] > m[k] ? s[j + k] : m[k];
+    for (; j < n; j++) m[0] = s[j] > m[0] ? s[j] : m[0];
+    float mx = m[0];
+    for (int k = 1; k < MAX_LANES; k++) mx = m[k] > mx ? m[k] : mx;
+    return mx;
+}
 
 /* p[0..n) and ex->w = softmax over the scores and the extra logits. */
-static void row_softmax(float *p, const float *s, int n, const Plan *pl, Extra *ex) {
-    float mx = -INFINITY;
-    for (int j = 0; j < n; j++) mx = s[j] > mx ? s[j] : mx;
+SIMD_BODY void row_softmax_body(float *p, const float *s, int n, const Plan *pl, Extra *ex) {
+    float mx = row_max(s, n);
     for (int x = 0; x < XS_N; x++)
         if (pl->on[x] && ex->z[x] > mx) mx = ex->z[x];
-    float sum = exp_shifted(p, s, mx, n);
+    float sum = exp_shifted(p, s, mx, n, pl->lane_sums);
     for (int x = 0; x < XS_N; x++) {
         ex->w[x] = pl->on[x] ? expf(ex->z[x] - mx) : 0.0f;
         sum += ex->w[x];
@@ -100,6 +132,8 @@ static void row_softmax(float *p, const float *s, int n, const Plan *pl, Extra *
     for (int j = 0; j < n; j++) p[j] *= inv;
     for (int x = 0; x < XS_N; x++) ex->w[x] *= inv;
 }
+SIMD_KERNEL_STATIC(row_softmax, (float *p, const float *s, int n, const Plan *pl, Extra *ex),
+                   (p, s, n, pl, ex))
 
 /* Softpick with the shift m = max(0, max s): e^{s} - 1 = e^m (e^{s-m} - e^{-m}),
  * so a = relu(u) / (sum |u| + eps e^{-m}) with u = e^{s-m} - e^{-m}, exactly
@@ -154,6 +188,21 @@ static void row_forward(float *a, const float *s, int n, int T, const Plan *pl, 
     for (int j = n; j < T; j++) a[j] = 0.0f;
 }
 
+/* Query row t under the streaming window: the visible scores s[0, keep)
+ * and s[lo, t] are gathered to s[0, window), normalised like a row of
+ * window keys, and the weights moved back to a[lo, t] with 0 between. */
+static void row_forward_window(float *a, float *s, int t, int width, const Plan *pl, Extra *ex) {
+    const int W = pl->window, K = pl->keep, lo = t - (W - K) + 1;
+    if (lo <= K) { /* every key still visible */
+        row_forward(a, s, t + 1, width, pl, ex);
+        return;
+    }
+    memmove(s + K, s + lo, (size_t)(W - K) * sizeof(float));
+    row_forward(a, s, W, width, pl, ex);
+    memmove(a + lo, a + K, (size_t)(W - K) * sizeof(float));
+    memset(a + K, 0, (size_t)(lo - K) * sizeof(float));
+}
+
 static float slot_weight(const Plan *pl, const Extra *ex) {
     if (pl->on[XS_KV]) return ex->w[XS_KV];
     if (pl->on[XS_SINK]) return ex->w[XS_SINK];
@@ -169,59 +218,163 @@ static void extra_logits(Extra *ex, const Plan *pl, const float *qt, int h, cons
     ex->z[XS_KV] = pl->on[XS_KV] ? dot(qt, kvb_k + (size_t)h * (size_t)dh, dh) * pl->scale : 0.0f;
 }
 
-/* FoX: rows [r0, r1) of the scores s (leading dim T) gain kb[j] on every
- * visible key j <= t. */
-static void add_key_bias(float *s, const float *kb, int T, int r0, int r1) {
+/* FoX: rows [r0, r1) of a block of scores s (row t at s + (t - r0) ld)
+ * gain kb[j] on every visible key j <= t. */
+static void add_key_bias(float *s, const float *kb, int ld, int r0, int r1) {
     for (int t = r0; t < r1; t++) {
-        float *row = s + (size_t)t * T;
+        float *row = s + (size_t)(t - r0) * ld;
         for (int j = 0; j <= t; j++) row[j] += kb[j];
     }
 }
 
-void attention_forward(float *y, float *att, float *slot, float *preatt, const float *q,
-                       const float *k, const float *v, const float *sink_logit, const float *kvb_k,
-                       const float *kvb_v, const AttnSpec *spec, int B, int T, int H, int Hkv,
-                       int dh) {
-    if (B <= 0 || T <= 0 || H <= 0 || dh <= 0) return;
-    Plan pl = make_plan(spec, kvb_k, kvb_v, T);
-    if (Hkv <= 0 || Hkv > H) Hkv = H; /* config_validate refuses these */
-    int group = H / Hkv, ldq = H * dh, ldk = Hkv * dh;
-    size_t TT = (size_t)T * (size_t)T;
-    float wkv[ATT_BLOCK]; /* kv-bias weights of the current row block */
-    for (int b = 0; b < B; b++) {
-        for (int h = 0; h < H; h++) {
-            int g = h / group < Hkv ? h / group : Hkv - 1;
-            const float *qb = q + (size_t)b * T * ldq + (size_t)h * dh;
-            const float *kb = k + (size_t)b * T * ldk + (size_t)g * dh;
-            const float *vb = v + (size_t)b * T * ldk + (size_t)g * dh;
-            float *yb = y + (size_t)b * T * ldq + (size_t)h * dh;
-            size_t bh = (size_t)b * H + h;
-            float *sb = preatt + bh * TT, *ab = att + bh * TT;
+/* One call's plan, shapes and strides. */
+typedef struct {
+    Plan pl;
+    const AttnIn *in;
+    int T, H, Hkv, dh, group, ldq, ldk, ldy;
+} Ctx;
+
+/* One head's strided views (batch b, head h). */
+typedef struct {
+    const float *q, *k, *v;
+    float *y;
+    size_t bh;
+    int h;
+} HeadView;
+
+static Ctx make_ctx(const AttnIn *in, const AttnSpec *spec, const AttnShape *sh) {
+    Ctx c = {.pl = make_plan(spec, in->kvb_k, in->kvb_v, sh->T),
+             .in = in,
+             .T = sh->T,
+             .H = sh->H,
+             .Hkv = sh->Hkv,
+             .dh = sh->dh};
+    if (c.Hkv <= 0 || c.Hkv > c.H) c.Hkv = c.H; /* config_validate refuses these */
+    c.group = c.H / c.Hkv;
+    c.ldy = c.H * c.dh;
+    c.ldq = in->ldq > 0 ? in->ldq : c.ldy;
+    c.ldk = in->ldkv > 0 ? in->ldkv : c.Hkv * c.dh;
+    return c;
+}
+
+static HeadView head_view(const Ctx *c, float *y, int b, int h) {
+    int g = h / c->group < c->Hkv ? h / c->group : c->Hkv - 1;
+    size_t T = (size_t)c->T;
+    HeadView hv = {.bh = (size_t)b * c->H + h, .h = h};
+    hv.q = c->in->q + (size_t)b * T * c->ldq + (size_t)h * c->dh;
+    hv.k = c->in->k + (size_t)b * T * c->ldk + (size_t)g * c->dh;
+    hv.v = c->in->v + (size_t)b * T * c->ldk + (size_t)g * c->dh;
+    hv.y = y + (size_t)b * T * c->ldy + (size_t)h * c->dh;
+    return hv;
+}
+
+/* Query rows [r0, r1) of one head: the scores s[r0:r1, 0:r1] = scale q k^T
+ * (row t at s + (t - r0) ld), their weights into a (the same layout; a may
+ * alias s but for stick-breaking), zero from key r1 up to width, the slot
+ * weight of row t into slot[t] when slot is given, then y[r0:r1] = a v. */
+static void block_forward(const Ctx *c, const HeadView *hv, float *s, float *a, int ld, int width,
+                          float *slot, int r0, int r1) {
+    const Plan *pl = &c->pl;
+    const int m = r1 - r0, dh = c->dh, ldq = c->ldq;
+    float wkv[ATT_BLOCK]; /* kv-bias weights of the block's rows */
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, r1, dh, pl->scale,
+                hv->q + (size_t)r0 * ldq, ldq, hv->k, c->ldk, 0.0f, s, ld);
+    if (pl->kb) add_key_bias(s, pl->kb + hv->bh * c->T, ld, r0, r1);
+    for (int t = r0; t < r1; t++) {
+        Extra ex = {{0.0f}, {0.0f}};
+        size_t row = (size_t)(t - r0) * ld;
+        extra_logits(&ex, pl, hv->q + (size_t)t * ldq, hv->h, c->in->sink_logit, c->in->kvb_k, dh);
+        if (pl->window) row_forward_window(a + row, s + row, t, width, pl, &ex);
+        else row_forward(a + row, s + row, t + 1, width, pl, &ex);
+        if (slot) slot[t] = slot_weight(pl, &ex);
+        wkv[t - r0] = ex.w[XS_KV];
+    }
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, dh, r1, 1.0f, a, ld, hv->v, c->ldk,
+                0.0f, hv->y + (size_t)r0 * c->ldy, c->ldy);
+    if (!pl->on[XS_KV]) return;
+    const float *vx = c->in->kvb_v + (size_t)hv->h * dh;
+    for (int t = r0; t < r1; t++) {
+        float *yt = hv->y + (size_t)t * c->ldy, w = wkv[t - r0];
+        for (int i = 0; i < dh; i++) yt[i] += w * vx[i];
+    }
+}
+
+void attention_forward(const AttnOut *out, const AttnIn *in, const AttnSpec *spec,
+                       const AttnShape *sh) {
+    if (sh->B <= 0 || sh->T <= 0 || sh->H <= 0 || sh->dh <= 0) return;
+    Ctx c = make_ctx(in, spec, sh);
+    const int T = c.T;
+    const size_t TT = (size_t)T * (size_t)T;
+    for (int b = 0; b < sh->B; b++)
+        for (int h = 0; h < c.H; h++) {
+            HeadView hv = head_view(&c, out->y, b, h);
+            float *sb = out->preatt + hv.bh * TT, *ab = out->att + hv.bh * TT;
+            float *slot = out->slot ? out->slot + hv.bh * T : NULL;
             for (int r0 = 0; r0 < T; r0 += ATT_BLOCK) {
-                int r1 = r0 + ATT_BLOCK < T ? r0 + ATT_BLOCK : T, m = r1 - r0;
-                /* s[r0:r1, 0:r1] = scale * q k^T */
-                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, r1, dh, pl.scale,
-                            qb + (size_t)r0 * ldq, ldq, kb, ldk, 0.0f, sb + (size_t)r0 * T, T);
-                if (pl.kb) add_key_bias(sb, pl.kb + bh * T, T, r0, r1);
-                for (int t = r0; t < r1; t++) {
-                    Extra ex;
-                    extra_logits(&ex, &pl, qb + (size_t)t * ldq, h, sink_logit, kvb_k, dh);
-                    row_forward(ab + (size_t)t * T, sb + (size_t)t * T, t + 1, T, &pl, &ex);
-                    if (slot) slot[bh * T + t] = slot_weight(&pl, &ex);
-                    wkv[t - r0] = ex.w[XS_KV];
-                }
-                /* y[r0:r1] = a[r0:r1, 0:r1] v[0:r1] */
-                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, dh, r1, 1.0f,
-                            ab + (size_t)r0 * T, T, vb, ldk, 0.0f, yb + (size_t)r0 * ldq, ldq);
-                if (!pl.on[XS_KV]) continue;
-                const float *vx = kvb_v + (size_t)h * dh;
-                for (int t = r0; t < r1; t++) {
-                    float *yt = yb + (size_t)t * ldq, w = wkv[t - r0];
-                    for (int i = 0; i < dh; i++) yt[i] += w * vx[i];
-                }
+                int r1 = r0 + ATT_BLOCK < T ? r0 + ATT_BLOCK : T;
+                block_forward(&c, &hv, sb + (size_t)r0 * T, ab + (size_t)r0 * T, T, T, slot, r0,
+                              r1);
             }
         }
+}
+
+/* ---- the forward without the maps (attention_keep) ---- */
+
+size_t attention_keep_scratch(int T, int threads) {
+    return (size_t)(threads < 1 ? 1 : threads) * 2 * ATT_BLOCK * (size_t)T;
+}
+
+typedef struct {
+    const Ctx *c;
+    const AttnKeep *k;
+    int B, nblk;
+} KeepJob;
+
+/* Rows [r0, r1) of head bh after block_forward: the first column and the
+ * rows of the first M queries. */
+static void keep_rows(const KeepJob *j, size_t bh, const float *a, int ld, int r0, int r1) {
+    const AttnKeep *k = j->k;
+    const int T = j->c->T, M = k->M;
+    for (int t = r0; t < r1; t++) {
+        const float *row = a + (size_t)(t - r0) * ld;
+        k->first_col[bh * T + t] = row[0];
+        if (!k->maps || t >= M) continue;
+        float *dst = k->maps + (bh * M + t) * M;
+        int n = r1 < M ? r1 : M;
+        memcpy(dst, row, (size_t)n * sizeof(float));
+        if (n < M) memset(dst + n, 0, (size_t)(M - n) * sizeof(float));
     }
+}
+
+/* Workers [w0, w1): worker w takes tasks w, w + n, ... (task = row block
+ * x head, later blocks first: they cost more) with its own scratch. */
+static void keep_workers(void *ctx, size_t w0, size_t w1) {
+    const KeepJob *j = ctx;
+    const Ctx *c = j->c;
+    const int n = j->k->threads < 1 ? 1 : j->k->threads, heads = j->B * c->H;
+    const int tasks = heads * j->nblk, T = c->T;
+    for (size_t w = w0; w < w1; w++) {
+        float *s = j->k->scratch + w * 2 * ATT_BLOCK * (size_t)T;
+        float *a = c->pl.base == BASE_STICKBREAK ? s + (size_t)ATT_BLOCK * T : s;
+        for (int i = (int)w; i < tasks; i += n) {
+            int blk = j->nblk - 1 - i / heads, bh = i % heads;
+            int r0 = blk * ATT_BLOCK, r1 = r0 + ATT_BLOCK < T ? r0 + ATT_BLOCK : T;
+            HeadView hv = head_view(c, j->k->y, bh / c->H, bh % c->H);
+            float *slot = j->k->slot ? j->k->slot + hv.bh * T : NULL;
+            block_forward(c, &hv, s, a, r1, r1, slot, r0, r1);
+            keep_rows(j, hv.bh, a, r1, r0, r1);
+        }
+    }
+}
+
+void attention_keep(const AttnKeep *out, const AttnIn *in, const AttnSpec *spec,
+                    const AttnShape *sh) {
+    if (sh->B <= 0 || sh->T <= 0 || sh->H <= 0 || sh->dh <= 0) return;
+    Ctx c = make_ctx(in, spec, sh);
+    c.pl.lane_sums = 1;
+    KeepJob j = {&c, out, sh->B, (c.T + ATT_BLOCK - 1) / ATT_BLOCK};
+    size_t n = out->threads < 1 ? 1 : (size_t)out->threads;
+    parallel_for((int)n, n, keep_workers, &j);
 }
 
 /* Softmax backward on a row: d holds da on entry and ds on exit;
@@ -430,38 +583,37 @@ static void bwd_block(float *da, float *tmp, const BwdOut *go, const Plan *pl, c
                     hv->q + (size_t)r0 * ldq, ldq, 1.0f, go->dk + hv->bok, ldk);
 }
 
-/* Per (b, h), row blocks of ATT_BLOCK queries as in the forward (bwd_block). */
-void attention_backward(float *dq, float *dk, float *dv, float *dsink_logit, float *dkvb_k,
-                        float *dkvb_v, const float *dy, const float *att, const float *slot,
-                        const float *preatt, const float *q, const float *k, const float *v,
-                        const float *sink_logit, const float *kvb_k, const float *kvb_v,
-                        const AttnSpec *spec, int B, int T, int H, int Hkv, int dh) {
-    if (B <= 0 || T <= 0 || H <= 0 || dh <= 0) return;
-    Plan pl = make_plan(spec, kvb_k, kvb_v, T);
-    if (Hkv <= 0 || Hkv > H) Hkv = H; /* config_validate refuses these */
+size_t attention_backward_scratch(int T) {
     int blk = T < ATT_BLOCK ? T : ATT_BLOCK;
-    /* da / ds of one row block, plus one row of scratch */
-    float *da = malloc(((size_t)blk * T + (size_t)T) * sizeof(float));
-    if (!da) {
-        /* No way to return an error here: poison the gradient so the
-         * trainer's non-finite check stops the run with a clear reason. */
-        if (dq) dq[0] = NAN;
-        return;
-    }
-    float *tmp = da + (size_t)blk * T;
-    BwdIn in = {
-        q,        k,          v,
-        dy,       att,        preatt,
-        slot,     sink_logit, kvb_k,
-        kvb_v,    T,          H,
-        Hkv,      dh,         H * dh,
-        Hkv * dh, H / Hkv,    slot && pl.base == BASE_SOFTMAX && (pl.on[XS_KV] || pl.on[XS_SINK])};
-    BwdOut go = {dq, dk, dv, dsink_logit, dkvb_k, dkvb_v};
-    for (int b = 0; b < B; b++)
+    return (size_t)blk * (size_t)T + (size_t)T;
+}
+
+/* Per (b, h), row blocks of ATT_BLOCK queries as in the forward (bwd_block). */
+void attention_backward(const AttnGrad *g, const float *dy, const AttnSaved *saved,
+                        const AttnIn *in, const AttnSpec *spec, const AttnShape *sh,
+                        float *scratch) {
+    const int T = sh->T, H = sh->H, dh = sh->dh;
+    if (sh->B <= 0 || T <= 0 || H <= 0 || dh <= 0) return;
+    Plan pl = make_plan(spec, in->kvb_k, in->kvb_v, T);
+    int Hkv = sh->Hkv <= 0 || sh->Hkv > H ? H : sh->Hkv; /* config_validate refuses these */
+    int blk = T < ATT_BLOCK ? T : ATT_BLOCK;
+    /* da / ds of one row block, then one row of scratch */
+    float *da = scratch, *tmp = scratch + (size_t)blk * T;
+    BwdIn bin = {
+        in->q,       in->k,
+        in->v,       dy,
+        saved->att,  saved->preatt,
+        saved->slot, in->sink_logit,
+        in->kvb_k,   in->kvb_v,
+        T,           H,
+        Hkv,         dh,
+        H * dh,      Hkv * dh,
+        H / Hkv,     saved->slot && pl.base == BASE_SOFTMAX && (pl.on[XS_KV] || pl.on[XS_SINK])};
+    BwdOut go = {g->dq, g->dk, g->dv, g->dsink_logit, g->dkvb_k, g->dkvb_v};
+    for (int b = 0; b < sh->B; b++)
         for (int h = 0; h < H; h++) {
-            HeadBwd hv = head_bwd(&in, &pl, b, h);
+            HeadBwd hv = head_bwd(&bin, &pl, b, h);
             for (int r0 = 0; r0 < T; r0 += blk)
                 bwd_block(da, tmp, &go, &pl, &hv, r0, r0 + blk < T ? r0 + blk : T);
         }
-    free(da);
 }

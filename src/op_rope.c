@@ -1,5 +1,6 @@
 /* op_rope.c: rotary position embedding, rotate-half convention (HF Llama),
- * with YaRN NTK-by-parts frequency interpolation.
+ * with YaRN NTK-by-parts frequency interpolation (and Llama 3's rescaling,
+ * for pretrained checkpoints).
  *
  * YaRN (Peng et al. 2023) leaves fast-rotating dims alone (they see many
  * periods inside the original context), divides the slow ones by the scale
@@ -42,11 +43,27 @@ void rope_tables(float *cos_t, float *sin_t, const float *inv_freq, int T, int d
     }
 }
 
-/* One rotation per (b, t, head): (x1, x2) -> (x1 c - x2 s, x2 c + x1 s).
- * sign = -1 applies the inverse (transpose) rotation. */
+void rope_llama3_scale(float *inv_freq, int n, double factor, double low, double high,
+                       double orig_len) {
+    const double two_pi = 6.283185307179586, lo_wl = orig_len / low, hi_wl = orig_len / high;
+    for (int i = 0; i < n; i++) {
+        double inv = inv_freq[i], wl = two_pi / inv, f = inv;
+        if (wl > lo_wl) {
+            f = inv / factor;
+        } else if (wl >= hi_wl) {
+            double s = (orig_len / wl - low) / (high - low);
+            f = (1.0 - s) * inv / factor + s * inv;
+        }
+        inv_freq[i] = (float)f;
+    }
+}
+
+/* One rotation per (b, t, head) of its first rd dims: (x1, x2) ->
+ * (x1 c - x2 s, x2 c + x1 s). sign = -1 applies the inverse (transpose)
+ * rotation. */
 static void rope_apply(float *x, const float *cos_t, const float *sin_t, int B, int T, int nh,
-                       int dh, float sign) {
-    size_t half = (size_t)(dh / 2);
+                       int dh, int rd, float sign) {
+    size_t half = (size_t)(rd / 2);
     for (size_t b = 0; b < (size_t)B; b++) {
         for (size_t t = 0; t < (size_t)T; t++) {
             const float *c = cos_t + t * half;
@@ -67,11 +84,16 @@ static void rope_apply(float *x, const float *cos_t, const float *sin_t, int B, 
 
 /* x[B,T,nh,dh] in place */
 void rope_forward(float *x, const float *cos_t, const float *sin_t, int B, int T, int nh, int dh) {
-    rope_apply(x, cos_t, sin_t, B, T, nh, dh, 1.0f);
+    rope_apply(x, cos_t, sin_t, B, T, nh, dh, dh, 1.0f);
+}
+
+void rope_forward_part(float *x, const float *cos_t, const float *sin_t, int B, int T, int nh,
+                       int dh, int rd) {
+    rope_apply(x, cos_t, sin_t, B, T, nh, dh, rd, 1.0f);
 }
 
 /* dx[B,T,nh,dh] in place: the rotation is orthogonal, so R^T = R(-angle). */
 void rope_backward(float *dx, const float *cos_t, const float *sin_t, int B, int T, int nh,
                    int dh) {
-    rope_apply(dx, cos_t, sin_t, B, T, nh, dh, -1.0f);
+    rope_apply(dx, cos_t, sin_t, B, T, nh, dh, dh, -1.0f);
 }

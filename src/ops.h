@@ -52,10 +52,19 @@ void layernorm_backward(float *dinp, float *dw, float *db, const float *dout, co
 float rope_inv_freq(float *inv_freq, int dh, float base, float scale, int orig_len);
 /* cos/sin tables [T, dh/2]: angle = (pos0 + t) * inv_freq[i]. */
 void rope_tables(float *cos_t, float *sin_t, const float *inv_freq, int T, int dh, int pos0);
+/* Llama 3 rescaling of inv_freq[n] in place (rope_scaling rope_type
+ * "llama3"): wavelengths above orig_len / low are divided by factor, those
+ * below orig_len / high kept, the band between interpolated. */
+void rope_llama3_scale(float *inv_freq, int n, double factor, double low, double high,
+                       double orig_len);
 /* In place on x[B,T,nh,dh], rotate-half convention (HF Llama/NeoX):
  * x1 = x[..., :dh/2], x2 = x[..., dh/2:];
  * out1 = x1 cos - x2 sin; out2 = x2 cos + x1 sin. */
 void rope_forward(float *x, const float *cos_t, const float *sin_t, int B, int T, int nh, int dh);
+/* The same on the first rd <= dh dims of each head only (partial rotary,
+ * GPT-NeoX rotary_pct); tables [T, rd/2]. */
+void rope_forward_part(float *x, const float *cos_t, const float *sin_t, int B, int T, int nh,
+                       int dh, int rd);
 /* In place: dx = R^T dout. */
 void rope_backward(float *dx, const float *cos_t, const float *sin_t, int B, int T, int nh, int dh);
 
@@ -69,26 +78,66 @@ typedef struct {
     float scale; /* logit scale, normally 1/sqrt(dh) (times YaRN m^2) */
     /* FoX: key_bias[B,H,T] is added to every score of key j (per query
      * head); NULL for none. attention_backward accumulates d(key_bias)
-     * into dkey_bias when both are given (a gradient output carried in the
-     * spec so the signatures stay as they are). */
+     * into dkey_bias when both are given (a gradient output carried
+     * beside the bias it belongs to). */
     const float *key_bias;
     float *dkey_bias;
+    /* Streaming (forward only): with window > 0, query t sees key j only
+     * when j < keep or t - j < window - keep (the first keep tokens and the
+     * latest ones, window keys in all), as a KV cache that evicts all but
+     * its first keep entries would; 0: every key j <= t. */
+    int window, keep;
 } AttnSpec;
-/* q[B,T,H,dh], k and v [B,T,Hkv,dh]; head h reads kv head h / (H/Hkv).
- * out y[B,T,H,dh]. att[B,H,T,T] holds the normalised weights a[t,j]
- * (0 above the diagonal). slot[B,H,T] holds the weight of the extra slot
- * (sink logit or kv-bias) when the spec has one, else it may be NULL.
- * preatt[B,H,T,T] is scratch kept for backward (scores before normalising).
- * sink_logit[H], kvb_k[H,dh], kvb_v[H,dh] may be NULL when unused. */
-void attention_forward(float *y, float *att, float *slot, float *preatt, const float *q,
-                       const float *k, const float *v, const float *sink_logit, const float *kvb_k,
-                       const float *kvb_v, const AttnSpec *spec, int B, int T, int H, int Hkv,
-                       int dh);
-void attention_backward(float *dq, float *dk, float *dv, float *dsink_logit, float *dkvb_k,
-                        float *dkvb_v, const float *dy, const float *att, const float *slot,
-                        const float *preatt, const float *q, const float *k, const float *v,
-                        const float *sink_logit, const float *kvb_k, const float *kvb_v,
-                        const AttnSpec *spec, int B, int T, int H, int Hkv, int dh);
+typedef struct {
+    int B, T, H, Hkv, dh; /* head h reads kv head h / (H/Hkv) */
+} AttnShape;
+/* What attention reads: q[B,T,H,dh], k and v [B,T,Hkv,dh], with row strides
+ * ldq and ldkv (0: the packed H*dh and Hkv*dh; wider when they are slices
+ * of a fused projection; the backward reads packed tensors only), and the
+ * learned extra keys sink_logit[H], kvb_k[H,dh], kvb_v[H,dh] (NULL when
+ * unused). */
+typedef struct {
+    const float *q, *k, *v;
+    int ldq, ldkv;
+    const float *sink_logit, *kvb_k, *kvb_v;
+} AttnIn;
+/* What the forward writes and the backward reads again: y[B,T,H,dh] (packed);
+ * att[B,H,T,T] the normalised weights a[t,j] (0 above the diagonal);
+ * slot[B,H,T] the weight of the extra slot (sink logit or kv-bias) when the
+ * spec has one, else it may be NULL; preatt[B,H,T,T] the scores before
+ * normalising. */
+typedef struct {
+    float *y, *att, *slot, *preatt;
+} AttnOut;
+/* The forward's att, slot and preatt, as the backward reads them. */
+typedef struct {
+    const float *att, *slot, *preatt;
+} AttnSaved;
+/* The backward's gradients, each accumulated into (NULL: not wanted). */
+typedef struct {
+    float *dq, *dk, *dv, *dsink_logit, *dkvb_k, *dkvb_v;
+} AttnGrad;
+void attention_forward(const AttnOut *out, const AttnIn *in, const AttnSpec *spec,
+                       const AttnShape *sh);
+/* Floats of scratch attention_backward needs at length T. */
+size_t attention_backward_scratch(int T);
+void attention_backward(const AttnGrad *g, const float *dy, const AttnSaved *saved,
+                        const AttnIn *in, const AttnSpec *spec, const AttnShape *sh,
+                        float *scratch);
+/* The forward of inference: the same arithmetic (but the softmax sums,
+ * taken in vectorised partial sums, so a weight may differ in the last
+ * bit), over `threads` workers (each calling sgemm itself: the caller runs OpenBLAS on one
+ * thread) and keeping of the maps only first_col[B,H,T] = a[t,0] and, when
+ * maps is given, maps[B,H,M,M] = a[t,s] for t, s < M (0 above the
+ * diagonal). scratch: attention_keep_scratch(T, threads) floats. */
+typedef struct {
+    float *y, *first_col, *maps, *slot; /* slot as in AttnOut, or NULL */
+    int M, threads;
+    float *scratch;
+} AttnKeep;
+size_t attention_keep_scratch(int T, int threads);
+void attention_keep(const AttnKeep *out, const AttnIn *in, const AttnSpec *spec,
+                    const AttnShape *sh);
 
 /* ---- literature remedies around the attention core ---- */
 /* Stick-breaking rows (op_stickbreak.c), for NORMZ_STICKBREAK: over the n
@@ -139,6 +188,12 @@ void swiglu_backward(float *da, float *db, const float *dout, const float *a, co
 /* GELU, tanh approximation (torch approximate='tanh'). */
 void gelu_forward(float *out, const float *inp, size_t n);
 void gelu_backward(float *dinp, const float *dout, const float *inp, size_t n);
+/* Inference only (no backward): the tanh GELU again, written x sigmoid(2u)
+ * with fast_expf so the loop vectorises (equal to gelu_forward to float
+ * rounding); the exact erf GELU; ReLU. */
+void gelu_fast_forward(float *out, const float *inp, size_t n);
+void gelu_erf_forward(float *out, const float *inp, size_t n);
+void relu_forward(float *out, const float *inp, size_t n);
 /* SiLU on its own (sdpa-silu). */
 void silu_forward(float *out, const float *inp, size_t n);
 void silu_backward(float *dinp, const float *dout, const float *inp, size_t n);

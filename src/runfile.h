@@ -95,6 +95,17 @@ typedef struct {
 } LcEvalData;
 int runfile_write_lceval(const char *path, const LcEvalData *d, char *err, size_t errlen);
 
+/* ---- streaming evaluation (gatelab stream) ----
+ * /stream/W_<window> (runschema.h RS_ST_*), written into an existing,
+ * closed run file; a re-run of the same window replaces it. */
+typedef struct {
+    int window, len, n_seqs, n_keep;
+    const int *keep;    /* [n_keep] */
+    const double *loss; /* [(n_keep + 1) * n_seqs]: row 0 dense, row 1 + i keep[i] */
+    double delta, p;    /* RS_ST_DELTA, RS_ST_P */
+} StreamData;
+int runfile_write_stream(const char *path, const StreamData *d, char *err, size_t errlen);
+
 /* ---- interventions (gatelab intervene) ----
  * /intervene/<kind>: a probe group (as /probe/step_N) plus attrs kind,
  * loss, loss_n, clip_k (runschema.h RS_IV_*). All n groups go into one

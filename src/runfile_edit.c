@@ -107,6 +107,46 @@ int runfile_write_lceval(const char *path, const LcEvalData *d, char *err, size_
     return edit_copy(path, lceval_fn, d, err, errlen);
 }
 
+/* ---- streaming evaluation (gatelab stream) ---- */
+
+static int stream_impl(RunFile *rf, const void *ctx) {
+    const StreamData *d = ctx;
+    char name[64];
+    snprintf(name, sizeof name, RS_ST_WINDOW_FMT, d->window);
+    size_t nl = (size_t)(d->n_keep + 1) * d->n_seqs;
+    int rc = rf_reserve(rf, nl * 8 + ((size_t)16 << 10));
+    hid_t top = rc == 0 ? rf_make_group(rf->file, RS_G_STREAM) : -1;
+    if (rc == 0 && top < 0) rc = rf_fail_h5(rf, "create /" RS_G_STREAM);
+    if (rc == 0 && H5Lexists(top, name, H5P_DEFAULT) > 0 && H5Ldelete(top, name, H5P_DEFAULT) < 0)
+        rc = rf_fail_h5(rf, "replace an old /stream result");
+    hid_t g = rc == 0 ? H5Gcreate2(top, name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT) : -1;
+    if (rc == 0 && g < 0) rc = rf_fail_h5(rf, "create /stream/W_<window>");
+    if (rc == 0 &&
+        (h5u_attr_i64(g, RS_ST_WINDOW, d->window) < 0 || h5u_attr_i64(g, RS_ST_LEN, d->len) < 0 ||
+         h5u_attr_i64(g, RS_ST_N_SEQS, d->n_seqs) < 0 ||
+         h5u_attr_f64(g, RS_ST_DELTA, d->delta) < 0 || h5u_attr_f64(g, RS_ST_P, d->p) < 0))
+        rc = rf_fail_h5(rf, "write /stream attributes");
+    hsize_t nk = (hsize_t)d->n_keep, dims[2] = {(hsize_t)d->n_keep + 1, (hsize_t)d->n_seqs};
+    if (rc == 0)
+        rc = rf_write_array(rf, g, "/" RS_G_STREAM, RS_ST_KEEP, H5T_STD_I32LE, H5T_NATIVE_INT, 1,
+                            &nk, d->keep, "first tokens each streaming row keeps");
+    if (rc == 0)
+        rc = rf_write_array(rf, g, "/" RS_G_STREAM, RS_ST_LOSS, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE,
+                            2, dims, d->loss,
+                            "mean loss per sequence at positions >= window: dense, then each keep");
+    if (g >= 0) H5Gclose(g);
+    if (top >= 0) H5Gclose(top);
+    return rc;
+}
+
+int runfile_write_stream(const char *path, const StreamData *d, char *err, size_t errlen) {
+    if (!path || !*path || strlen(path) >= RF_PATH)
+        return seterr(err, errlen, "run file path is empty or too long");
+    if (!d || d->window < 1 || d->n_keep < 1 || d->n_seqs < 1 || !d->keep || !d->loss)
+        return seterr(err, errlen, "%s: bad streaming result to write", path);
+    return edit_copy(path, stream_impl, d, err, errlen);
+}
+
 /* ---- interventions (gatelab intervene) ---- */
 
 typedef struct {

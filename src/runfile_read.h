@@ -119,6 +119,20 @@ int runread_intervention(RunReader *r, const char *kind, RunIntervention *iv, ch
                          size_t errlen);
 void runread_intervention_free(RunIntervention *iv);
 
+/* One /stream/W_<window> result (see src/runfile.h StreamData). */
+typedef struct {
+    int window, len, n_seqs, n_keep;
+    int *keep;    /* [n_keep] */
+    double *loss; /* [(n_keep + 1) * n_seqs]: row 0 dense */
+    double delta, p;
+} RunStream;
+/* Windows evaluated under /stream, ascending (*w malloc'd, NULL and 0
+ * when none). */
+int runread_stream_windows(RunReader *r, int **w, int *n, char *err, size_t errlen);
+/* 0 ok; -1 naming the group when it is missing or malformed. */
+int runread_stream(RunReader *r, int window, RunStream *s, char *err, size_t errlen);
+void runread_stream_free(RunStream *s);
+
 /* Root attribute "status" of a run file into buf ("" when the attribute is
  * missing). -1 when the file cannot be opened or read as HDF5; HDF5's own
  * error stack is silenced. For the sweep's plan and the trainer's resume. */

@@ -180,3 +180,57 @@ int runread_lceval(RunReader *r, const char *mode, int len, RunLcEval *e, char *
     e->n_buckets = (int)want[0];
     return 0;
 }
+
+/* ---- /stream (gatelab stream) ---- */
+
+int runread_stream_windows(RunReader *r, int **w, int *n, char *err, size_t errlen) {
+    *w = NULL;
+    *n = 0;
+    hid_t g = rr_open_group(r->file, RS_G_STREAM);
+    if (g < 0) return 0;
+    long long *v = NULL;
+    int k = 0, rc = rr_list_numbered(g, RS_ST_WINDOW_SCAN, 1, &v, &k);
+    H5Gclose(g);
+    if (rc < 0) return seterr(err, errlen, "%s: cannot list /%s", r->meta.path, RS_G_STREAM);
+    int *out = k ? malloc((size_t)k * sizeof *out) : NULL;
+    for (int i = 0; out && i < k; i++) out[i] = v[i] > INT_MAX ? INT_MAX : (int)v[i];
+    free(v);
+    if (k && !out) return seterr(err, errlen, "%s: out of memory", r->meta.path);
+    *w = out;
+    *n = k;
+    return 0;
+}
+
+void runread_stream_free(RunStream *s) {
+    free(s->keep);
+    free(s->loss);
+    s->keep = NULL, s->loss = NULL;
+}
+
+int runread_stream(RunReader *r, int window, RunStream *s, char *err, size_t errlen) {
+    memset(s, 0, sizeof *s);
+    char path[64];
+    snprintf(path, sizeof path, RS_G_STREAM "/" RS_ST_WINDOW_FMT, window);
+    hid_t g = H5Lexists(r->file, RS_G_STREAM, H5P_DEFAULT) > 0 ? rr_open_group(r->file, path) : -1;
+    if (g < 0) {
+        H5Eclear2(H5E_DEFAULT);
+        return seterr(err, errlen, "%s: no /%s", r->meta.path, path);
+    }
+    long long w = 0, len = 0, ns = 0;
+    int rc = rr_attr_ll(g, RS_ST_WINDOW, &w) | rr_attr_ll(g, RS_ST_LEN, &len) |
+             rr_attr_ll(g, RS_ST_N_SEQS, &ns) | rr_attr_double(g, RS_ST_DELTA, &s->delta) |
+             rr_attr_double(g, RS_ST_P, &s->p);
+    hsize_t wk[1] = {0}, wl[2] = {0, (hsize_t)(ns > 0 ? ns : 0)};
+    if (rc != 0) rc = seterr(err, errlen, "%s: /%s lacks an attribute", r->meta.path, path);
+    if (rc == 0) rc = READ_I32(g, RS_ST_KEEP, 1, wk, &s->keep);
+    if (rc == 0) rc = READ_F64(g, RS_ST_LOSS, 2, wl, &s->loss);
+    H5Gclose(g);
+    if (rc == 0 && (ns < 1 || wl[0] != wk[0] + 1))
+        rc = seterr(err, errlen, "%s: /%s: loss_seq does not match keep", r->meta.path, path);
+    if (rc != 0) {
+        runread_stream_free(s);
+        return -1;
+    }
+    s->window = (int)w, s->len = (int)len, s->n_seqs = (int)ns, s->n_keep = (int)wk[0];
+    return 0;
+}

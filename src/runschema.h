@@ -18,6 +18,7 @@
  *  /intervene/<kind>/  one probe group (attrs + RS_PROBE_ARRAYS) rerun from
  *                    /params with one change, plus attrs RS_IV_* (below)
  *  /pretrained       attrs RS_PT_*, dataset first_token (gatelab inspect)
+ *  /stream/W_<w>     attrs RS_ST_*, datasets keep, loss_seq (gatelab stream)
  */
 #ifndef GATELAB_RUNSCHEMA_H
 #define GATELAB_RUNSCHEMA_H
@@ -148,6 +149,22 @@
 #define RS_IV_LOSS "loss"     /* f64: mean CE predicting tokens 2..T-1 */
 #define RS_IV_LOSS_N "loss_n" /* i64: predictions in that mean */
 #define RS_IV_CLIP_K "clip_k" /* i64: bos-clip's k (0 for other kinds) */
+
+/* ---- /stream/W_<window> (gatelab stream) ----
+ * Loss over long sequences with every attention limited to `window` keys:
+ * the first `keep` and the latest window - keep (an evicting KV cache),
+ * against dense attention, scored on the predictions at positions >=
+ * window only (where a key has been evicted). */
+#define RS_G_STREAM "stream"
+#define RS_ST_WINDOW_FMT "W_%d"
+#define RS_ST_WINDOW_SCAN "W_%lld%c"
+#define RS_ST_WINDOW "window" /* i64 */
+#define RS_ST_LEN "len"       /* i64: sequence length */
+#define RS_ST_N_SEQS "n_seqs" /* i64 */
+#define RS_ST_KEEP "keep"     /* i32 dataset [K]: the kept-token counts */
+#define RS_ST_LOSS "loss_seq" /* f64 dataset [K + 1, N]: row 0 dense, row 1 + i keep[i] */
+#define RS_ST_DELTA "delta"   /* f64: mean over sequences of loss(keep[0]) - loss(keep[K-1]) */
+#define RS_ST_P "p_paired"    /* f64: its two-sided paired t-test p */
 
 /* ---- checkpoint (RUN.h5.ckpt) ---- */
 #define RS_CKPT_PARAMS RS_G_PARAMS

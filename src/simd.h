@@ -44,12 +44,14 @@ int simd_startup(char *err, size_t errlen);
         default: return name##_v1 args;                                                            \
         }                                                                                          \
     }
-/* the same for an exported void kernel */
-#define SIMD_KERNEL(name, params, args)                                                            \
+/* the same for a void kernel, exported (SIMD_KERNEL) or static */
+#define SIMD_KERNEL(name, params, args) SIMD_KERNEL_VOID_(, name, params, args)
+#define SIMD_KERNEL_STATIC(name, params, args) SIMD_KERNEL_VOID_(static, name, params, args)
+#define SIMD_KERNEL_VOID_(storage, name, params, args)                                             \
     SIMD_V4 static void name##_v4 params { name##_body args; }                                     \
     SIMD_V3 static void name##_v3 params { name##_body args; }                                     \
     static void name##_v1 params { name##_body args; }                                             \
-    void name params {                                                                             \
+    storage void name params {                                                                     \
         switch (simd_path()) {                                                                     \
         case SIMD_AVX512: name##_v4 args; break;                                                   \
         case SIMD_AVX2: name##_v3 args; break;                                                     \
@@ -62,6 +64,8 @@ int simd_startup(char *err, size_t errlen);
     storage type name params { return name##_body args; }
 #define SIMD_KERNEL(name, params, args)                                                            \
     void name params { name##_body args; }
+#define SIMD_KERNEL_STATIC(name, params, args)                                                     \
+    static void name params { name##_body args; }
 #endif
 
 #endif

@@ -8,6 +8,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <hdf5.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,7 @@
 #include "runfile_read.h"
 #include "lceval.h"
 #include "ops.h"
+#include "stream.h"
 #include "testutil.h"
 
 /* ---- fixture: lines "NAME COUNT v..." ---- */
@@ -82,7 +84,8 @@ static void test_yarn_attention(void **st) {
     rope_forward(kf, cs, sn, 1, T, 1, DH);
     for (int i = 0; i < T * DH; i++) qf[i] *= m, kf[i] *= m;
     AttnSpec spec = {.normaliser = NORMZ_SOFTMAX, .scale = 1.0f / sqrtf((float)DH)};
-    attention_forward(y, att, NULL, pre, qf, kf, vf, NULL, NULL, NULL, &spec, 1, T, 1, 1, DH);
+    attention_forward(&(AttnOut){y, att, NULL, pre}, &(AttnIn){qf, kf, vf, 0, 0, NULL, NULL, NULL},
+                      &spec, &(AttnShape){1, T, 1, 1, DH});
     double maxdiff = 0, plaindiff = 0;
     for (int i = 0; i < T * DH; i++) {
         maxdiff = fmax(maxdiff, fabs(y[i] - yref[i]));
@@ -210,6 +213,42 @@ static void test_eval_bad_input(void **st) {
 }
 
 /* A huge learning rate truly diverges: exit 3, status diverged, step kept. */
+/* Streaming on the trained run: every setting scored, stored, and the
+ * library's numbers are the command's. */
+static void test_stream(void **st) {
+    (void)st;
+    char log[1100], err[512];
+    snprintf(log, sizeof log, "%s/stream.out", tu_tmpdir());
+    assert_int_equal(tu_run(log, "stream %s --window 8 --keep 0,1,4 --n-seq 4", run_path), 0);
+    StreamOpts o = {.window = 8, .n_seqs = 4, .n_keep = 3, .keep = {0, 1, 4}};
+    double loss[16];
+    if (stream_trained(run_path, &o, loss, err, sizeof err) != 0) fail_msg("%s", err);
+    assert_int_equal(o.len, 32);
+    hid_t f = H5Fopen(run_path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    assert_true(f >= 0);
+    double stored[16];
+    hid_t d = H5Dopen2(f, "stream/W_8/loss_seq", H5P_DEFAULT);
+    assert_true(d >= 0);
+    assert_true(H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, stored) >= 0);
+    H5Dclose(d), H5Fclose(f);
+    for (int i = 0; i < 16; i++) {
+        assert_true(isfinite(loss[i]) && loss[i] > 0.0);
+        assert_true(stored[i] == loss[i]);
+    }
+    char dir[1024], rep[1100];
+    snprintf(dir, sizeof dir, "%s", run_path);
+    *strrchr(dir, '/') = '\0';
+    snprintf(rep, sizeof rep, "%s/rep", dir);
+    assert_int_equal(tu_run(log, "report %s --out %s", dir, rep), 0);
+    snprintf(rep, sizeof rep, "%s/rep/REPORT.md", dir);
+    char *md = tu_slurp_ok(rep, NULL);
+    assert_non_null(strstr(md, "## Streaming"));
+    assert_non_null(strstr(md, "| base.h5 | baseline | 8 / 32 | 4 |"));
+    free(md);
+    assert_int_equal(tu_run(log, "stream %s --window 40", run_path), 2); /* not below len */
+    assert_int_equal(tu_run(log, "stream %s --model /tmp", run_path), 2);
+}
+
 static void test_forced_divergence(void **st) {
     (void)st;
     char out[1100], path[1100], err[512];
@@ -250,6 +289,7 @@ int main(void) {
         cmocka_unit_test(test_yarn_freqs),     cmocka_unit_test(test_yarn_attention),
         cmocka_unit_test(test_eval_2x),        cmocka_unit_test(test_eval_cli_roundtrip),
         cmocka_unit_test(test_eval_bad_input), cmocka_unit_test(test_forced_divergence),
+        cmocka_unit_test(test_stream),
     };
     return cmocka_run_group_tests(tests, setup_runs, NULL);
 }

@@ -20,8 +20,12 @@
 #include <sys/stat.h>
 
 #include "hf_model.h"
+#include "eval_hf.h"
+#include "hf_run.h"
+#include "intervene_hf.h"
 #include "metrics.h"
 #include "runfile_read.h"
+#include "runstats.h"
 #include "safetensors.h"
 #include "testutil.h"
 
@@ -67,7 +71,7 @@ typedef struct {
     float *hid;   /* [L, T, d] */
 } Got;
 
-static void collect(void *ctx, const HfLayerOut *o) {
+static void collect(void *ctx, const ProbeLayer *o) {
     Got *g = ctx;
     size_t TT = (size_t)o->T * o->T, l = (size_t)o->layer;
     assert_int_equal(o->M, o->T);
@@ -117,7 +121,8 @@ static void check_fixture(const char *name) {
     g.att = calloc(na, 4), g.col = calloc((size_t)a->L * a->H * T, 4);
     g.gates = calloc(ng + 1, 4), g.hid = calloc(nh, 4);
     float *lg = calloc(nl, 4);
-    if (hf_model_forward(m, tok, T, T, collect, &g, lg, err, sizeof err) < 0)
+    if (hf_model_forward(m, tok, T, &(HfRun){.M = T, .fn = collect, .ctx = &g, .logits = lg}, err,
+                         sizeof err) < 0)
         fail_msg("%s: %s", name, err);
     double e[5];
     e[0] = compare(name, "logits", lg, logits, nl);
@@ -145,13 +150,13 @@ typedef struct {
     int M, T, H, n;
     float *maps, *cols;
 } Part;
-static void collect_part(void *ctx, const HfLayerOut *o) {
+static void collect_part(void *ctx, const ProbeLayer *o) {
     Part *p = ctx;
     if (o->layer) return;
     memcpy(p->maps, o->maps, (size_t)o->H * o->M * o->M * 4);
     memcpy(p->cols, o->first_col, (size_t)o->H * o->T * 4);
 }
-static void collect_full(void *ctx, const HfLayerOut *o) {
+static void collect_full(void *ctx, const ProbeLayer *o) {
     Part *p = ctx;
     if (o->layer) return;
     memcpy(p->maps, o->maps, (size_t)o->H * o->M * o->M * 4);
@@ -167,8 +172,12 @@ static void test_truncated_maps(void **s) {
     int32_t ids[9] = {3, 1, 4, 1, 5, 9, 2, 6, 5};
     Part full = {T, T, H, 0, calloc((size_t)H * T * T, 4), NULL};
     Part part = {M, T, H, 0, calloc((size_t)H * M * M, 4), calloc((size_t)H * T, 4)};
-    assert_int_equal(hf_model_forward(m, ids, T, T, collect_full, &full, NULL, err, sizeof err), 0);
-    assert_int_equal(hf_model_forward(m, ids, T, M, collect_part, &part, NULL, err, sizeof err), 0);
+    assert_int_equal(hf_model_forward(m, ids, T, &(HfRun){.M = T, .fn = collect_full, .ctx = &full},
+                                      err, sizeof err),
+                     0);
+    assert_int_equal(hf_model_forward(m, ids, T, &(HfRun){.M = M, .fn = collect_part, .ctx = &part},
+                                      err, sizeof err),
+                     0);
     for (int h = 0; h < H; h++)
         for (int t = 0; t < T; t++) {
             const float *row = full.maps + ((size_t)h * T + t) * T;
@@ -283,7 +292,7 @@ static void test_bad_checkpoints(void **s) {
     char err[512];
     assert_int_equal(hf_model_open(&m, d, 1, err, sizeof err), 0); /* the good case */
     int32_t bad[2] = {5, 128};
-    assert_int_equal(hf_model_forward(m, bad, 2, 2, NULL, NULL, NULL, err, sizeof err), -1);
+    assert_int_equal(hf_model_forward(m, bad, 2, &(HfRun){.M = 2}, err, sizeof err), -1);
     assert_non_null(strstr(err, "token id 128 at position 1"));
     hf_model_close(m);
 }
@@ -395,6 +404,20 @@ static void test_cli_runfile(void **s) {
                     assert_true(fabs(p.attention[(((size_t)l * p.H + h) * M + t) * M + k] -
                                      A[(size_t)t * T + k]) < TOL);
         }
+    /* T > M: the non-empty rows' first-token share comes from the full
+     * first column, so for softmax it is F-Attn itself */
+    assert_non_null(p.row_empty), assert_non_null(p.first_nonempty);
+    for (int lh = 0; lh < p.L * p.H; lh++) {
+        const float *A = att + (size_t)lh * T * T;
+        double share = 0;
+        for (int t = 1; t < T; t++) share += A[(size_t)t * T];
+        assert_true(p.row_empty[lh] == 0.0f);
+        assert_true(fabs(p.first_nonempty[lh] - share / (T - 1)) < TOL);
+    }
+    double empty, f_ne;
+    rs_mass(&p, &empty, &f_ne);
+    assert_true(empty == 0.0);
+    assert_true(fabs(f_ne - rs_share(&p, -1)) < 1e-6);
     for (int l = 0; l < p.L; l++) {
         double gmean = 0, hmax = 0;
         for (size_t i = 0; i < (size_t)T * p.gate_channels; i++)
@@ -428,6 +451,10 @@ static void test_cli_runfile(void **s) {
         snprintf(cmd, sizeof cmd, cmds[i], run, run);
         if (tu_run(log, "%s", cmd) != 0) fail_msg("gatelab %s failed", cmd);
     }
+    assert_int_equal(tu_run(log, "sinks %s", run), 0);
+    char *sinks = tu_slurp_ok(log, NULL);
+    assert_null(strstr(sinks, "not stored")), assert_null(strstr(sinks, "older file"));
+    free(sinks);
     assert_int_equal(tu_run(log, "report %s --out %s/rep", d, d), 0);
     char md[1100];
     snprintf(md, sizeof md, "%s/rep/REPORT.md", d);
@@ -545,13 +572,171 @@ static void test_cli_text(void **s) {
     check_tokens(path, bos, 16);
 }
 
+/* ---- interventions on an inspected checkpoint ---- */
+
+static double h5_attr(hid_t f, const char *name) {
+    double v = NAN;
+    hid_t a = H5Aopen(f, name, H5P_DEFAULT);
+    assert_true(a >= 0);
+    H5Aread(a, H5T_NATIVE_DOUBLE, &v);
+    H5Aclose(a);
+    return v;
+}
+
+/* gates-open against the same weights with every gate 1, no-bos against
+ * the window without its first token (make_hf_intervene_fixture.py), the
+ * maps and the losses at 1e-4; then the command stores every kind. */
+static void check_intervene(const char *name) {
+    char fix[2048], path[2100], ids[2048], run[2048], log[2048], err[512];
+    const char *d = tu_tmpdir();
+    snprintf(fix, sizeof fix, "%s/tests/reference/hf/%s", tu_src(), name);
+    snprintf(path, sizeof path, "%s/intervene.h5", fix);
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    assert_true(f >= 0);
+    size_t nt, n1, n2;
+    int32_t *tok = read_ds(f, "tokens", H5T_NATIVE_INT32, 4, &nt);
+    float *open = read_ds(f, "attention_gates_open", H5T_NATIVE_FLOAT, 4, &n1);
+    float *nobos = read_ds(f, "attention_no_bos", H5T_NATIVE_FLOAT, 4, &n2);
+    double want_loss[3] = {h5_attr(f, "loss_none"), h5_attr(f, "loss_gates_open"),
+                           h5_attr(f, "loss_no_bos")};
+    H5Fclose(f);
+    const int T = (int)nt;
+    snprintf(ids, sizeof ids, "%s/ids.txt", d);
+    snprintf(run, sizeof run, "%s/run.h5", d);
+    snprintf(log, sizeof log, "%s/log", d);
+    write_tokens(ids, tok, T, 1);
+    assert_int_equal(
+        tu_run(log, "inspect %s --tokens %s --out %s --maps-len %d --force -q", fix, ids, run, T),
+        0);
+    char dir[1024];
+    assert_int_equal(hf_run_model_dir(run, dir, sizeof dir, err, sizeof err), 1);
+    assert_string_equal(dir, fix);
+    InterventionKind kinds[3] = {IV_NONE, IV_GATES_OPEN, IV_NO_BOS};
+    IntervResult r[3];
+    if (intervene_hf_run(run, dir, 2, kinds, 3, IV_CLIP_K_DEFAULT, r, NULL, err, sizeof err) < 0)
+        fail_msg("%s: %s", name, err);
+    assert_int_equal(r[1].probe.T, T), assert_int_equal(r[1].probe.M, T);
+    assert_int_equal(r[2].probe.T, T - 1), assert_int_equal(r[2].probe.M, T - 1);
+    compare(name, "gates-open attention", r[1].probe.attention, open, n1);
+    compare(name, "no-bos attention", r[2].probe.attention, nobos, n2);
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(r[i].loss_n, T - 2);
+        if (!(fabs(r[i].loss - want_loss[i]) < TOL))
+            fail_msg("%s %s: loss %.7g, PyTorch %.7g", name, intervention_name(kinds[i]), r[i].loss,
+                     want_loss[i]);
+    }
+    for (int i = 0; i < r[1].probe.L; i++) assert_true(r[1].probe.gate_stats[i * 4] == 1.0);
+    intervene_free(r, 3);
+    assert_int_equal(tu_run(log, "intervene %s all", run), 0);
+    f = H5Fopen(run, H5F_ACC_RDONLY, H5P_DEFAULT);
+    for (int k = 0; k < IV_COUNT; k++) {
+        snprintf(path, sizeof path, "intervene/%s", intervention_name((InterventionKind)k));
+        assert_true(H5Lexists(f, path, H5P_DEFAULT) > 0);
+    }
+    H5Fclose(f);
+    assert_int_equal(tu_run(log, "intervene %s gates-open --model /nonexistent", run), 2);
+    free(tok), free(open), free(nobos);
+}
+
+/* Streaming on an inspected checkpoint: its recorded token windows, every
+ * setting stored; keep >= window refused. */
+static void test_stream_checkpoint(void **s) {
+    (void)s;
+    char fix[2048], ids[2048], run[2048], log[2048];
+    const char *d = tu_tmpdir();
+    snprintf(fix, sizeof fix, "%s/tests/reference/hf/qwen3-headwise-f32", tu_src());
+    snprintf(ids, sizeof ids, "%s/ids.txt", d);
+    snprintf(run, sizeof run, "%s/run.h5", d);
+    snprintf(log, sizeof log, "%s/log", d);
+    int32_t tok[40];
+    for (int i = 0; i < 40; i++) tok[i] = (i * 37 + 11) % 97;
+    write_tokens(ids, tok, 40, 3);
+    assert_int_equal(tu_run(log, "inspect %s --tokens %s --out %s --force -q", fix, ids, run), 0);
+    assert_int_equal(tu_run(log, "stream %s --len 40 --window 10 --n-seq 3", run), 0);
+    hid_t f = H5Fopen(run, H5F_ACC_RDONLY, H5P_DEFAULT);
+    size_t n;
+    double *loss = read_ds(f, "stream/W_10/loss_seq", H5T_NATIVE_DOUBLE, 8, &n);
+    H5Fclose(f);
+    assert_int_equal(n, 4 * 3); /* dense, keep 0, 1, 4 */
+    for (size_t i = 0; i < n; i++) assert_true(isfinite(loss[i]) && loss[i] > 0.0);
+    for (int i = 0; i < 3; i++) /* identical windows: identical losses */
+        assert_true(loss[i] == loss[0]);
+    free(loss);
+    assert_int_equal(tu_run(log, "stream %s --len 40 --window 4 --keep 4 --n-seq 3", run), 2);
+}
+
+/* eval on an inspected checkpoint: at the window's own length the loss of
+ * every prediction and the first-token share equal those of PyTorch's
+ * logits and maps (expected.h5). */
+static void test_eval_checkpoint(void **s) {
+    (void)s;
+    char fix[2048], path[2100], ids[2048], run[2048], lg_path[2048], err[512];
+    const char *d = tu_tmpdir();
+    snprintf(fix, sizeof fix, "%s/tests/reference/hf/qwen3-elementwise-f32-sharded", tu_src());
+    snprintf(path, sizeof path, "%s/expected.h5", fix);
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    size_t nt, nl, na;
+    int32_t *tok = read_ds(f, "tokens", H5T_NATIVE_INT32, 4, &nt);
+    float *lg = read_ds(f, "logits", H5T_NATIVE_FLOAT, 4, &nl);
+    float *att = read_ds(f, "attention", H5T_NATIVE_FLOAT, 4, &na);
+    H5Fclose(f);
+    const int T = (int)nt, V = (int)(nl / nt), LH = (int)(na / (nt * nt));
+    double loss = 0.0, share = 0.0;
+    for (int t = 0; t + 1 < T; t++) {
+        const float *row = lg + (size_t)t * V;
+        double mx = row[0], z = 0.0;
+        for (int v = 1; v < V; v++) mx = fmax(mx, row[v]);
+        for (int v = 0; v < V; v++) z += exp(row[v] - mx);
+        loss += log(z) + mx - row[tok[t + 1]];
+    }
+    loss /= T - 1;
+    for (int lh = 0; lh < LH; lh++)
+        for (int t = 1; t < T; t++) share += att[((size_t)lh * T + t) * T] / (T - 1) / LH;
+    snprintf(ids, sizeof ids, "%s/ids.txt", d);
+    snprintf(run, sizeof run, "%s/run.h5", d);
+    snprintf(lg_path, sizeof lg_path, "%s/log", d);
+    write_tokens(ids, tok, T, 1);
+    assert_int_equal(tu_run(lg_path, "inspect %s --tokens %s --out %s --force -q", fix, ids, run),
+                     0);
+    LcEvalOpts o = {.lengths = {T}, .n_lengths = 1, .batches = 1, .batch_size = 1};
+    LcEvalResult r;
+    LcEvalRunInfo info;
+    if (eval_hf_run(run, fix, 2, &o, &r, &info, err, sizeof err) < 0) fail_msg("%s", err);
+    assert_true(fabs(r.val_loss - loss) < TOL);
+    assert_true(fabs(r.first_share - share) < TOL);
+    assert_int_equal(r.n_seqs, 1);
+    lceval_result_free(&r);
+    /* 1x is the window's own length here: naming it twice would be refused */
+    assert_int_equal(tu_run(lg_path, "eval %s --lengths 1x --batches 1 --batch-size 1", run), 0);
+    f = H5Fopen(run, H5F_ACC_RDONLY, H5P_DEFAULT);
+    snprintf(path, sizeof path, "lceval/plain/L_%d", T);
+    assert_true(H5Lexists(f, "lceval", H5P_DEFAULT) > 0 && H5Lexists(f, path, H5P_DEFAULT) > 0);
+    H5Fclose(f);
+    assert_int_equal(tu_run(lg_path, "eval %s --lengths %d --batch-size 2", run, T),
+                     2); /* 1 window */
+    free(tok), free(lg), free(att);
+}
+
+static void test_intervene(void **s) {
+    (void)s;
+    check_intervene("qwen3-elementwise-f32-sharded");
+    check_intervene("qwen3-headwise-f32");
+}
+
 int main(void) {
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_fixtures),        cmocka_unit_test(test_truncated_maps),
-        cmocka_unit_test(test_bad_checkpoints), cmocka_unit_test(test_bad_index),
-        cmocka_unit_test(test_median),          cmocka_unit_test(test_cli_runfile),
-        cmocka_unit_test(test_cli_bad),         cmocka_unit_test(test_cli_text),
+        cmocka_unit_test(test_fixtures),
+        cmocka_unit_test(test_truncated_maps),
+        cmocka_unit_test(test_bad_checkpoints),
+        cmocka_unit_test(test_bad_index),
+        cmocka_unit_test(test_median),
+        cmocka_unit_test(test_cli_runfile),
+        cmocka_unit_test(test_cli_bad),
+        cmocka_unit_test(test_cli_text),
+        cmocka_unit_test(test_intervene),
+        cmocka_unit_test(test_eval_checkpoint),
+        cmocka_unit_test(test_stream_checkpoint),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

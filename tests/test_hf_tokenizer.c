@@ -21,6 +21,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "hf_split.h"
 #include "hf_tokenizer.h"
 #include "testutil.h"
 #include "token_lines.h"
@@ -29,10 +30,10 @@
 
 /* ---- fixtures ------------------------------------------------------------ */
 
-/* The base tokenizer.json (gzip) as JSON. */
-static json_t *load_base(void) {
+/* The base tokenizer.json BASE-reduced.json.gz as JSON. */
+static json_t *load_base(const char *base) {
     char path[1024];
-    snprintf(path, sizeof path, "%s/" FIX "/gpt2-reduced.json.gz", tu_src());
+    snprintf(path, sizeof path, "%s/" FIX "/%s-reduced.json.gz", tu_src(), base);
     gzFile gz = gzopen(path, "rb");
     if (!gz) fail_msg("cannot open %s", path);
     size_t n = 0, cap = 1 << 20;
@@ -78,16 +79,20 @@ static json_t *compose(const json_t *base, const json_t *overlay) {
     return t;
 }
 
-/* Variant NAME written to a temporary tokenizer.json and loaded from it. */
+/* Variant NAME (GPT-4o's own vocabulary for "gpt4o", GPT-2's for the
+ * others) written to a temporary tokenizer.json and loaded from it. */
 static HfTokenizer *load_variant(const char *name) {
-    static json_t *base;
+    static json_t *gpt2;
     char path[1024], err[512];
-    if (!base) base = load_base();
+    int own = !strcmp(name, "gpt4o");
+    if (!gpt2 && !own) gpt2 = load_base("gpt2");
+    json_t *base = own ? load_base(name) : gpt2;
     snprintf(path, sizeof path, "%s/" FIX "/%s.overlay.json", tu_src(), name);
     json_error_t je;
     json_t *ov = json_load_file(path, 0, &je);
     if (!ov) fail_msg("%s: %s", path, je.text);
     json_t *t = compose(base, ov);
+    if (own) json_decref(base);
     const char *dir = tu_tmpdir();
     snprintf(path, sizeof path, "%s/tokenizer.json", dir);
     assert_int_equal(json_dump_file(t, path, JSON_COMPACT), 0);
@@ -192,14 +197,14 @@ static size_t check_variant(const char *name, const Case *cs, size_t ncase, size
 
 static void test_matches_js_reference(void **s) {
     (void)s;
-    const char *variants[] = {"gpt2", "llama3", "qwen", "gpt2-prefix"};
+    const char *variants[] = {"gpt2", "llama3", "qwen", "gpt2-prefix", "gpt4o"};
     size_t ncase, total = 0, compared = 0;
     Case *cs = load_cases(&ncase);
     assert_true(ncase > 60);
-    for (int v = 0; v < 4; ++v) total += check_variant(variants[v], cs, ncase, &compared);
-    print_message("%zu encodings (%zu strings x 4 variants, minus skipped), %zu ids: all equal\n",
+    for (int v = 0; v < 5; ++v) total += check_variant(variants[v], cs, ncase, &compared);
+    print_message("%zu encodings (%zu strings x 5 variants, minus skipped), %zu ids: all equal\n",
                   compared, ncase, total);
-    assert_true(total > 30000);
+    assert_true(total > 38000);
     for (size_t i = 0; i < ncase; ++i) free(cs[i].text);
     free(cs);
 }
@@ -338,6 +343,10 @@ static void test_refusals(void **s) {
                    "\"behavior\":\"Isolated\"},"
                    "\"model\":{\"type\":\"BPE\",\"vocab\":{},\"merges\":[]}}",
                    "PCRE2");
+    expect_refused("{\"pre_tokenizer\":{\"type\":\"Split\",\"pattern\":{\"Regex\":\"a\"},"
+                   "\"behavior\":\"Sideways\"},"
+                   "\"model\":{\"type\":\"BPE\",\"vocab\":{},\"merges\":[]}}",
+                   "Split behavior \"Sideways\" is not supported by gatelab");
     expect_refused(
         "{\"normalizer\":{\"type\":\"Lowercase\"},\"model\":{\"type\":\"BPE\",\"vocab\":{}}}",
         "Lowercase");
@@ -348,6 +357,48 @@ static void test_refusals(void **s) {
     HfTokenizer *tok;
     assert_int_equal(hf_tokenizer_load(&tok, "/nonexistent/tokenizer.json", err, sizeof err), -1);
     assert_non_null(strstr(err, "/nonexistent/tokenizer.json"));
+}
+
+/* ---- Split behaviours ------------------------------------------------------ */
+
+/* The pieces of "the-final--countdown" split at "-" under behaviour b, joined
+ * by "|" into out. */
+static void split_pieces(char *out, size_t cap, HfSplitBehavior b, int invert) {
+    static const char text[] = "the-final--countdown";
+    HfSpan v[] = {{0, 3, 0}, {3, 4, 1}, {4, 9, 0}, {9, 10, 1}, {10, 11, 1}, {11, 20, 0}};
+    size_t n = hf_split_apply(v, sizeof v / sizeof *v, b, invert), len = 0;
+    out[0] = 0;
+    for (size_t i = 0; i < n; i++)
+        len += (size_t)snprintf(out + len, cap - len, "%s%.*s", i ? "|" : "",
+                                (int)(v[i].end - v[i].start), text + v[i].start);
+}
+
+/* The examples of the Rust tokenizers' SplitDelimiterBehavior, and invert. */
+static void test_split_behaviors(void **s) {
+    (void)s;
+    char got[64];
+    const struct {
+        const char *name;
+        int invert;
+        const char *want;
+    } cases[] = {
+        {"Isolated", 0, "the|-|final|-|-|countdown"},
+        {"Removed", 0, "the|final|countdown"},
+        {"MergedWithPrevious", 0, "the-|final-|-|countdown"},
+        {"MergedWithNext", 0, "the|-final|-|-countdown"},
+        {"Contiguous", 0, "the|-|final|--|countdown"},
+        {"Removed", 1, "-|-|-"},
+        {"MergedWithPrevious", 1, "the|-final|-|-countdown"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        int b = hf_split_behavior(cases[i].name);
+        assert_true(b >= 0);
+        split_pieces(got, sizeof got, (HfSplitBehavior)b, cases[i].invert);
+        if (strcmp(got, cases[i].want))
+            fail_msg("%s invert=%d: %s, want %s", cases[i].name, cases[i].invert, got,
+                     cases[i].want);
+    }
+    assert_int_equal(hf_split_behavior("Sideways"), -1);
 }
 
 /* ---- --tokens FILE --------------------------------------------------------- */
@@ -423,6 +474,7 @@ int main(void) {
         cmocka_unit_test(test_bpe_order),
         cmocka_unit_test(test_invalid_utf8),
         cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_split_behaviors),
         cmocka_unit_test(test_token_lines),
         cmocka_unit_test(test_fuzz_regressions),
     };

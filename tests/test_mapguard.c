@@ -42,7 +42,8 @@ static void test_truncated_under_forward(void **st) {
         if (hf_model_open(&m, d, 1, err, sizeof err) < 0) _exit(90);
         if (truncate(weights, 0) != 0) _exit(91);
         int32_t ids[4] = {1, 2, 3, 4};
-        hf_model_forward(m, ids, 4, 4, NULL, NULL, NULL, err, sizeof err);
+        HfRun run = {.M = 4};
+        hf_model_forward(m, ids, 4, &run, err, sizeof err);
         _exit(92); /* the weights cannot have been read */
     }
     int status;

@@ -355,11 +355,31 @@ typedef struct {
     float *y, *att, *slot, *preatt, *R;
 } AttnCtx;
 
+static AttnIn attn_in(const AttnCtx *c) {
+    return (AttnIn){c->q, c->k, c->v, 0, 0, c->sink, c->kvk, c->kvv};
+}
+
+static AttnShape attn_shape(const AttnCtx *c) {
+    return (AttnShape){c->B, c->T, c->H, c->Hkv, c->dh};
+}
+
 static double attn_loss(void *p) {
     AttnCtx *c = p;
-    attention_forward(c->y, c->att, c->slot, c->preatt, c->q, c->k, c->v, c->sink, c->kvk, c->kvv,
-                      &c->spec, c->B, c->T, c->H, c->Hkv, c->dh);
+    AttnIn in = attn_in(c);
+    AttnShape sh = attn_shape(c);
+    attention_forward(&(AttnOut){c->y, c->att, c->slot, c->preatt}, &in, &c->spec, &sh);
     return dotd(c->y, c->R, (size_t)c->B * c->T * c->H * c->dh);
+}
+
+/* attention_backward of c's last forward into g (slot: the saved slot
+ * weights, or NULL), with fresh scratch. */
+static void attn_bwd(const AttnCtx *c, AttnGrad g, const float *slot, const AttnSpec *sp) {
+    AttnIn in = attn_in(c);
+    AttnShape sh = attn_shape(c);
+    float *scratch = malloc(attention_backward_scratch(c->T) * sizeof(float));
+    assert_non_null(scratch);
+    attention_backward(&g, c->R, &(AttnSaved){c->att, slot, c->preatt}, &in, sp, &sh, scratch);
+    free(scratch);
 }
 
 static void attn_alloc(AttnCtx *c, float sd) {
@@ -487,8 +507,7 @@ static void run_attention_shape(AttnNormaliser nz, int sink, int kvb, int B, int
     float *dq = filled(nq, PREFILL), *dk = filled(nk, PREFILL), *dv = filled(nk, PREFILL),
           *ds = filled((size_t)c.H, PREFILL), *dkk = filled(nx, PREFILL),
           *dkv = filled(nx, PREFILL);
-    attention_backward(dq, dk, dv, ds, dkk, dkv, c.R, c.att, c.slot, c.preatt, c.q, c.k, c.v,
-                       c.sink, c.kvk, c.kvv, &c.spec, c.B, c.T, c.H, c.Hkv, c.dh);
+    attn_bwd(&c, (AttnGrad){dq, dk, dv, ds, dkk, dkv}, c.slot, &c.spec);
     char tag[64];
     snprintf(tag, sizeof tag, "attn nz=%d sink=%d kvb=%d T=%d Hkv=%d", nz, sink, kvb, T, Hkv);
 #define ATTN_CHECK(what, x, n, g)                                                                  \
@@ -513,8 +532,7 @@ static void run_attention_shape(AttnNormaliser nz, int sink, int kvb, int B, int
     if ((sink || kvb) && nz == NORMZ_SOFTMAX) {
         float *dq2 = filled(nq, PREFILL);
         attn_loss(&c); /* the checks above left att from a perturbed input */
-        attention_backward(dq2, NULL, NULL, NULL, NULL, NULL, c.R, c.att, NULL, c.preatt, c.q, c.k,
-                           c.v, c.sink, c.kvk, c.kvv, &c.spec, c.B, c.T, c.H, c.Hkv, c.dh);
+        attn_bwd(&c, (AttnGrad){dq2, NULL, NULL, NULL, NULL, NULL}, NULL, &c.spec);
         for (size_t i = 0; i < nq; i++)
             assert_float_equal(dq2[i], dq[i], 2e-5 * fmax(1.0, fabs(dq[i])));
         free(dq2);
@@ -713,6 +731,53 @@ static void test_attention_blocks(void **st) {
     attn_free(&c);
 }
 
+/* The streaming window: row t is the softmax over keys j < keep and
+ * t - j < window - keep only (from the definition, in double), across row
+ * blocks; then attention_keep on two threads gives the same y, first
+ * column and leading rows as attention_forward. */
+static void test_attention_window(void **st) {
+    (void)st;
+    enum { T = 131, W = 20, K = 3, M = 9 };
+    AttnCtx c = {.B = 1, .T = T, .H = 2, .Hkv = 1, .dh = 8};
+    c.spec.normaliser = NORMZ_SOFTMAX;
+    c.spec.scale = 0.35f;
+    c.spec.window = W, c.spec.keep = K;
+    seed(78);
+    attn_alloc(&c, 1.0f);
+    attn_loss(&c);
+    for (int h = 0; h < 2; h++)
+        for (int t = 0; t < T; t++) {
+            double sc[T], mx = -1e30, Z = 0.0;
+            int vis[T];
+            for (int j = 0; j <= t; j++) {
+                vis[j] = j < K || t - j < W - K || t < W;
+                sc[j] = 0.35 * dotd(c.q + ((size_t)t * 2 + h) * 8, c.k + (size_t)j * 8, 8);
+                if (vis[j]) mx = fmax(mx, sc[j]);
+            }
+            for (int j = 0; j <= t; j++) Z += vis[j] ? exp(sc[j] - mx) : 0.0;
+            for (int j = 0; j < T; j++) {
+                double want = j <= t && vis[j] ? exp(sc[j] - mx) / Z : 0.0;
+                assert_float_equal(c.att[((size_t)h * T + t) * T + j], want, 1e-5);
+            }
+        }
+    float *y = filled((size_t)T * 16, 0.0f), *col = filled(2 * T, 0.0f);
+    float *maps = filled(2 * M * M, 0.0f);
+    float *scratch = filled(attention_keep_scratch(T, 2), 0.0f);
+    AttnIn in = attn_in(&c);
+    AttnShape sh = attn_shape(&c);
+    attention_keep(&(AttnKeep){y, col, maps, NULL, M, 2, scratch}, &in, &c.spec, &sh);
+    for (size_t i = 0; i < (size_t)T * 16; i++) assert_float_equal(y[i], c.y[i], 1e-6);
+    for (int h = 0; h < 2; h++)
+        for (int t = 0; t < T; t++) {
+            const float *row = c.att + ((size_t)h * T + t) * T;
+            assert_float_equal(col[h * T + t], row[0], 1e-7);
+            for (int j = 0; t < M && j < M; j++)
+                assert_float_equal(maps[((size_t)h * M + t) * M + j], row[j], 1e-7);
+        }
+    free(y), free(col), free(maps), free(scratch);
+    attn_free(&c);
+}
+
 /* ---- literature remedies (docs/variants.md D) ---- */
 
 /* Stick-breaking values from the definition, on one head with s = k:
@@ -756,8 +821,7 @@ static void test_attention_key_bias(void **st) {
         float *dq = filled(nq, PREFILL), *dk = filled(nk, PREFILL), *dv = filled(nk, PREFILL);
         AttnSpec sp = c.spec;
         sp.dkey_bias = dkb;
-        attention_backward(dq, dk, dv, NULL, NULL, NULL, c.R, c.att, c.slot, c.preatt, c.q, c.k,
-                           c.v, NULL, NULL, NULL, &sp, c.B, c.T, c.H, c.Hkv, c.dh);
+        attn_bwd(&c, (AttnGrad){dq, dk, dv, NULL, NULL, NULL}, c.slot, &sp);
         check_grad("key_bias dq", attn_loss, &c, c.q, nq, dq);
         check_grad("key_bias dk", attn_loss, &c, c.k, nk, dk);
         check_grad("key_bias dv", attn_loss, &c, c.v, nk, dv);
@@ -1194,6 +1258,7 @@ int main(void) {
         cmocka_unit_test(test_attention_grad),
         cmocka_unit_test(test_attention_values),
         cmocka_unit_test(test_attention_blocks),
+        cmocka_unit_test(test_attention_window),
         cmocka_unit_test(test_stickbreak_values),
         cmocka_unit_test(test_attention_key_bias),
         cmocka_unit_test(test_ssmax),

@@ -22,7 +22,8 @@
 #include "cliopts.h"
 #include "cmdutil.h"
 #include "hf_model.h"
-#include "hf_probe.h"
+#include "probe_reduce.h"
+#include "runfile_read.h"
 #include "safetensors.h"
 #include "util.h"
 
@@ -176,15 +177,16 @@ static int time_forward(const char *model, const int32_t *ids, int T, int thread
     }
     const HfArch *a = hf_model_arch(m);
     int M = T < 128 ? T : 128;
-    HfProbe p;
+    ProbeAcc p;
+    ProbeShape ps = hf_model_probe_shape(m, 1, T, M);
     float *lg = logits ? falloc((size_t)T * a->V) : NULL;
-    int rc = hf_probe_init(&p, m, 1, T, M);
+    int rc = probe_acc_init(&p, &ps);
     double ts[MAX_R + 1];
     for (int r = 0; rc == 0 && r <= R; r++) {
         double t0 = bench_clock(cpu);
-        hf_probe_window(&p, 0, ids);
-        rc =
-            hf_model_forward(m, ids, T, M, logits ? NULL : hf_probe_layer, &p, lg, err, sizeof err);
+        for (int t = 0; t < T; t++) p.tokens[t] = ids[t];
+        HfRun run = {.M = M, .fn = logits ? NULL : probe_acc_feed, .ctx = &p, .logits = lg};
+        rc = hf_model_forward(m, ids, T, &run, err, sizeof err);
         ts[r] = bench_clock(cpu) - t0; /* r = 0 is the warm-up */
     }
     if (rc == 0) {
@@ -194,7 +196,7 @@ static int time_forward(const char *model, const int32_t *ids, int T, int thread
         fprintf(stderr, "gatelab bench --inspect: %s\n", err);
     }
     free(lg);
-    hf_probe_free(&p);
+    probe_acc_free(&p);
     hf_model_close(m);
     return rc;
 }

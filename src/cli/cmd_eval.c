@@ -12,6 +12,8 @@
 #include "cmdutil.h"
 #include "commands.h"
 #include "cli_json.h"
+#include "eval_hf.h"
+#include "hf_run.h"
 #include "lceval.h"
 #include "stop.h"
 #include "runfile.h"
@@ -37,6 +39,9 @@ static void usage(FILE *f) {
                "  -w, --no-write      do not store the results in RUN.h5\n"
                "\n"
                "Learned position tables cannot extrapolate: lengths above max_pos are refused.\n"
+               "A run of `gatelab inspect` is evaluated through its checkpoint (the directory\n"
+               "it records) on its recorded input: windows of each length, plain positions,\n"
+               "Nx = N times its probe length.\n"
                "Exit codes: 0 ok, 1 failure, 2 bad input.\n");
 }
 
@@ -180,8 +185,13 @@ int cmd_eval(int argc, char **argv) {
         return 2;
     }
     const char *run = argv[optind];
-    int T;
-    if (run_seq_len(run, &T) != 0) return 2;
+    char dir[1024], perr[512];
+    int T, pre = hf_run_model_dir(run, dir, sizeof dir, perr, sizeof perr);
+    if (pre < 0 || (pre && eval_hf_probe_len(run, &T, perr, sizeof perr) != 0)) {
+        fprintf(stderr, "gatelab eval: %s\n", perr);
+        return 2;
+    }
+    if (!pre && run_seq_len(run, &T) != 0) return 2;
     if (!nowrite && cu_check_out("eval", run, OUT_RUNFILE) < 0) return 2; /* outpath.h */
     /* one writer per run file, from before the read to the last write */
     RunLock lock = {.fd = -1};
@@ -213,7 +223,8 @@ int cmd_eval(int argc, char **argv) {
         o.yarn = modes[k];
         StopGuard guard;
         stop_arm(&guard); /* Ctrl-C stops between batches; nothing is stored */
-        int failed = lceval_run(run, &o, res, &info, err, sizeof err) != 0;
+        int failed = (pre ? eval_hf_run(run, dir, cu_online_cpus(), &o, res, &info, err, sizeof err)
+                          : lceval_run(run, &o, res, &info, err, sizeof err)) != 0;
         stop_disarm(&guard);
         if (failed) {
             fprintf(stderr, "gatelab eval: %s\n", err);

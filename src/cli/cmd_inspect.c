@@ -1,8 +1,9 @@
 /* cmd_inspect.c: `gatelab inspect MODEL_DIR`: run a Hugging Face checkpoint
  * on N windows of T tokens and write a run file (one probe at step 0) that
  * sinks, gates, acts, heatmap, plot and report read like a trained run.
- * Flags and output here; the forward pass is hf_model.c, the reductions
- * hf_probe.c, the file hf_runwrite.c. */
+ * Flags and output here; the forward pass is hf_model.c, the windows
+ * through it hf_pass.c (reduced by probe_reduce.c, the trainer's too), the
+ * file hf_runwrite.c. */
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
@@ -12,7 +13,7 @@
 
 #include "commands.h"
 #include "hf_model.h"
-#include "hf_probe.h"
+#include "hf_pass.h"
 #include "hf_runwrite.h"
 #include "inspect_input.h"
 #include "mapguard.h"
@@ -81,9 +82,7 @@ const CliOpts inspect_options = {"inspect", ":x:k:o:t:n:m:b:j:fqh", "", inspect_
 
 /* 0 ok, 1 --help printed, 2 bad usage (message printed). */
 static int parse(int argc, char **argv, Opts *o) {
-    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-    *o = (Opts){
-        .maps_len = DEFAULT_MAPS, .bos = -1, .threads = ncpu > 0 && ncpu < 64 ? (int)ncpu : 1};
+    *o = (Opts){.maps_len = DEFAULT_MAPS, .bos = -1, .threads = cu_online_cpus()};
     int c;
     opterr = 0;
     optind = 1;
@@ -156,23 +155,6 @@ static long long count_params(const char *dir) {
     return n;
 }
 
-/* All windows through the model into the probe; 0 ok, -1 + err. */
-static int run_windows(const Opts *o, HfModel *m, const HfWindows *w, HfProbe *p, double *secs,
-                       char *err, size_t errlen) {
-    double t0 = now_seconds();
-    for (int i = 0; i < w->N; i++) {
-        const int32_t *ids = w->ids + (size_t)i * w->T;
-        hf_probe_window(p, i, ids);
-        if (hf_model_forward(m, ids, w->T, p->M, hf_probe_layer, p, NULL, err, errlen) < 0)
-            return -1;
-        if (!o->quiet)
-            fprintf(stderr, "inspect: window %d/%d (T=%d) %.1f s\n", i + 1, w->N, w->T,
-                    now_seconds() - t0);
-    }
-    *secs = now_seconds() - t0;
-    return 0;
-}
-
 /* Non-finite weights give NaN attention: say so (the run file is still
  * written, as the model's honest output). */
 static void warn_nonfinite(const ProbeRecord *pd, const char *model) {
@@ -190,10 +172,9 @@ static void warn_nonfinite(const ProbeRecord *pd, const char *model) {
 static int inspect(const Opts *o, char *err, size_t errlen, int *code) {
     HfModel *m = NULL;
     HfWindows w = {0};
-    HfProbe p;
-    memset(&p, 0, sizeof p);
+    ProbeRecord pd;
+    memset(&pd, 0, sizeof pd);
     int bos_used = -1, rc = -1;
-    double secs = 0;
     *code = 2;
     if (!o->force && file_exists(o->out)) {
         seterr(err, errlen, "%s: exists (use --force to replace it)", o->out);
@@ -213,14 +194,11 @@ static int inspect(const Opts *o, char *err, size_t errlen, int *code) {
     }
     *code = 1;
     int M = o->maps_len < w.T ? o->maps_len : w.T;
-    if (hf_probe_init(&p, m, w.N, w.T, M) < 0) {
-        seterr(err, errlen, "out of memory for the probe (%d windows of %d)", w.N, w.T);
-        goto done;
-    }
-    if (run_windows(o, m, &w, &p, &secs, err, errlen) < 0) goto done;
+    HfPassIn in = {
+        .ids = w.ids, .N = w.N, .T = w.T, .M = M, .progress = o->quiet ? NULL : "inspect"};
+    HfPassOut po;
+    if (hf_pass(m, &in, &pd, &po, err, errlen) < 0) goto done;
     if (mapguard_check(err, errlen) < 0) goto done; /* weights rewritten meanwhile */
-    ProbeRecord pd;
-    hf_probe_finish(&p, &pd);
     warn_nonfinite(&pd, o->model);
     int *first = calloc((size_t)w.N, sizeof(int));
     for (int i = 0; first && i < w.N; i++) first[i] = w.ids[(size_t)i * w.T];
@@ -235,7 +213,7 @@ static int inspect(const Opts *o, char *err, size_t errlen, int *code) {
                           .bos_id = bos_used,
                           .threads = o->threads,
                           .n_params = count_params(o->model),
-                          .seconds = secs,
+                          .seconds = po.seconds,
                           .first_token = first,
                           .n_windows = w.N};
     rc = first ? hf_run_write(o->out, o->force, &pd, &info, err, errlen)
@@ -243,9 +221,9 @@ static int inspect(const Opts *o, char *err, size_t errlen, int *code) {
     free(first);
     if (rc == 0 && !o->quiet)
         printf("%s: %s (%s), %d windows of %d tokens, maps of %d, %.1f s -> %s\n", o->model,
-               a->arch, hf_model_dtype(m), w.N, w.T, M, secs, o->out);
+               a->arch, hf_model_dtype(m), w.N, w.T, M, po.seconds, o->out);
 done:
-    hf_probe_free(&p);
+    runread_probe_free(&pd);
     hf_windows_free(&w);
     hf_model_close(m);
     return rc;

@@ -13,6 +13,8 @@
 #include "cmdutil.h"
 #include "commands.h"
 #include "intervene.h"
+#include "hf_run.h"
+#include "intervene_hf.h"
 #include "runfile.h"
 #include "runlock.h"
 #include "runstats.h"
@@ -20,10 +22,14 @@
 static void usage(FILE *f) {
     fprintf(f,
             "usage: gatelab intervene RUN.h5 KIND... [--clip-k K] [--json] [--no-write]\n"
+            "                       [--model DIR] [--threads N]\n"
             "\n"
             "Rerun a finished run's probe (its final weights, the tokens of its last\n"
             "probe) with one change, and store each result under /intervene/KIND in\n"
-            "RUN.h5 beside the unchanged rerun /intervene/none. KIND is one of:\n"
+            "RUN.h5 beside the unchanged rerun /intervene/none, with the loss of the\n"
+            "model on the probe tokens (predicting tokens 2..T-1). A run of `gatelab\n"
+            "inspect` is rerun through its checkpoint: the model directory it records,\n"
+            "or --model DIR. KIND is one of:\n"
             "  gates-open   every gate score = identity (1; 0 for additive gates)\n"
             "  gates-mean   each gate score = its channel's mean over the sequence's tokens\n"
             "  bos-clip     after every block, position 0's K largest |h| features are\n"
@@ -35,6 +41,8 @@ static void usage(FILE *f) {
             "Definitions: docs/metrics.md \"Interventions\".\n"
             "\n"
             "  -k, --clip-k K   bos-clip's K (default %d)\n"
+            "  -m, --model DIR  checkpoint of an inspected run (default: the one it records)\n"
+            "  -t, --threads N  threads for a checkpoint (default: the online CPUs)\n"
             "  -j, --json       print JSON instead of a table\n"
             "  -w, --no-write   do not store the results in RUN.h5\n"
             "\n"
@@ -116,14 +124,17 @@ static int store(const char *run, const IntervResult *r, int n) {
 }
 
 static const struct option intervene_long[] = {{"clip-k", required_argument, 0, 'k'},
+                                               {"model", required_argument, 0, 'm'},
+                                               {"threads", required_argument, 0, 't'},
                                                {"json", no_argument, 0, 'j'},
                                                {"no-write", no_argument, 0, 'w'},
                                                {"help", no_argument, 0, 'h'},
                                                {0, 0, 0, 0}};
-const CliOpts intervene_options = {"intervene", ":k:jwh", "", intervene_long};
+const CliOpts intervene_options = {"intervene", ":k:m:t:jwh", "", intervene_long};
 
 int cmd_intervene(int argc, char **argv) {
-    int json = 0, nowrite = 0, clip_k = IV_CLIP_K_DEFAULT, c;
+    int json = 0, nowrite = 0, clip_k = IV_CLIP_K_DEFAULT, threads = cu_online_cpus(), c;
+    const char *model = NULL;
     optind = 1;
     opterr = 0;
     unsigned char seen[CU_MAX_OPTS] = {0};
@@ -135,6 +146,13 @@ int cmd_intervene(int argc, char **argv) {
             if (end == optarg || *end || clip_k < 1 || clip_k > 1 << 20) {
                 fprintf(stderr, "gatelab intervene: --clip-k '%s' is not a positive integer\n",
                         optarg);
+                return 2;
+            }
+            break;
+        case 'm': model = optarg; break;
+        case 't':
+            if (cu_parse_int(optarg, 1, 64, &threads)) {
+                fprintf(stderr, "gatelab intervene: --threads '%s' is not in 1..64\n", optarg);
                 return 2;
             }
             break;
@@ -162,13 +180,24 @@ int cmd_intervene(int argc, char **argv) {
         return lock.refused ? 2 : 1;
     }
     IntervResult res[IV_COUNT];
-    if (intervene_run(run, kinds, n, clip_k, res, json ? NULL : progress, err, sizeof err) != 0) {
+    char dir[1024];
+    int pre = hf_run_model_dir(run, dir, sizeof dir, err, sizeof err), rc = 0;
+    if (pre < 0 || (pre == 0 && model)) {
+        if (pre == 0) snprintf(err, sizeof err, "%s: --model is for runs of gatelab inspect", run);
+        fprintf(stderr, "gatelab intervene: %s\n", err);
+        runlock_release(&lock);
+        return 2;
+    }
+    if (pre)
+        rc = intervene_hf_run(run, model ? model : dir, threads, kinds, n, clip_k, res,
+                              json ? NULL : progress, err, sizeof err);
+    else rc = intervene_run(run, kinds, n, clip_k, res, json ? NULL : progress, err, sizeof err);
+    if (rc != 0) {
         /* on a terminal, off the progress line first */
         fprintf(stderr, "%sgatelab intervene: %s\n", isatty(STDERR_FILENO) ? "\n" : "", err);
         runlock_release(&lock);
         return 2;
     }
-    int rc = 0;
     if (json) rc = print_json(run, res, n) != 0;
     else print_table(run, res, n);
     if (!nowrite && store(run, res, n) != 0) rc = 1;

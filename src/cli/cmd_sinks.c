@@ -47,7 +47,7 @@ static void print_text(RunReader *r, const Ctx *c) {
     rs_mass(p, &empty, &f_ne);
     printf("  empty rows (no mass on the real tokens, queries t=1..T-1): %.4f; "
            "F-Attn over the non-empty rows: %.4f%s\n",
-           empty, f_ne, p->row_empty ? "" : "  (older file: from the mean map's row mass)");
+           empty, f_ne, p->row_empty ? "" : "  (not stored: from the mean map's row mass)");
     if (p->attention_slot) {
         printf("Sink slot's own share = mean over heads and queries t=0..T-1 "
                "of the weight given to the slot (attention_slot):\n  overall   %.4f\n",

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 int cu_bad_option(const char *cmd, int c, char **argv) {
     if (c == '!') return 2; /* cu_getopt said it */
@@ -57,6 +58,11 @@ int cu_parse_ll(const char *s, long long *out) {
     if (errno || end == s || *end || v < 0) return -1;
     *out = v;
     return 0;
+}
+
+int cu_online_cpus(void) {
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 && n < 64 ? (int)n : 1;
 }
 
 int cu_parse_int(const char *s, int lo, int hi, int *out) {

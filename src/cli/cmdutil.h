@@ -49,6 +49,18 @@ int cu_too_many(const char *cmd, const char *opt, int n);
 int cu_parse_ll(const char *s, long long *out);
 /* Parse an integer in [lo, hi]; 0 ok, -1 if s is not one. */
 int cu_parse_int(const char *s, int lo, int hi, int *out);
+/* getopt_long entries the run-file commands share: a checkpoint's
+ * --model DIR and --threads N ('m', 't'), and the closing --json,
+ * --no-write, --help ('j', 'w', 'h') with the terminator. */
+/* clang-format off */
+#define CU_OPT_CHECKPOINT {"model", required_argument, 0, 'm'}, {"threads", required_argument, 0, 't'}
+#define CU_OPT_TAIL {"json", no_argument, 0, 'j'}, {"no-write", no_argument, 0, 'w'}, \
+    {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}
+/* clang-format on */
+
+/* The online CPUs (1..63; 1 when unknown): the default --threads of the
+ * checkpoint commands. */
+int cu_online_cpus(void);
 
 /* The output-path rule (outpath.h) before any work: 0 when path may be
  * written as `kind`; else prints "gatelab CMD: reason" and returns -1

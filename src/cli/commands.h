@@ -7,6 +7,7 @@
 int cmd_train(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
 int cmd_intervene(int argc, char **argv);
+int cmd_stream(int argc, char **argv);
 int cmd_sweep(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_sinks(int argc, char **argv);

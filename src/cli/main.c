@@ -19,6 +19,7 @@ static const Command commands[] = {
     {"train", cmd_train, "train one model and write its run file"},
     {"eval", cmd_eval, "evaluate a run at other lengths (RoPE / YaRN)"},
     {"intervene", cmd_intervene, "rerun a run's probe under an intervention"},
+    {"stream", cmd_stream, "streaming loss: a window that keeps the first K tokens vs dense"},
     {"sweep", cmd_sweep, "run a sweep file: many variants, seeds, jobs"},
     {"bench", cmd_bench, "tokens/s, GFLOP/s and % of the sgemm peak"},
     {"sinks", cmd_sinks, "first-token share and sink rate of a run"},

@@ -125,15 +125,28 @@ static int split_step(HfLoader *L, const json_t *pre) {
     const json_t *pat = json_object_get(pre, "pattern");
     const char *re = hf_ld_str(pat, "Regex"), *lit = hf_ld_str(pat, "String");
     const char *beh = hf_ld_str(pre, "behavior");
-    int invert = hf_ld_bool(pre, "invert", 0);
+    int invert = hf_ld_bool(pre, "invert", 0), b = beh ? hf_split_behavior(beh) : 0;
     if (!re && !lit) return hf_ld_bad_field(L, "pre_tokenizer Split", "pattern");
-    if (beh && strcmp(beh, "Isolated") != 0) return hf_ld_unsupported(L, "Split behavior", beh);
-    if (invert != 0) return hf_ld_unsupported(L, "Split option", "invert");
+    if (b < 0) return hf_ld_unsupported(L, "Split behavior", beh);
+    if (invert < 0) return hf_ld_bad_field(L, "pre_tokenizer Split", "invert");
     HfStep *s = new_step(L, HF_STEP_SPLIT);
     if (!s) return -1;
+    s->behavior = b, s->invert = invert;
     const char *p = re ? re : lit;
     return hf_regex_compile(&s->re, p, strlen(p), !re, "pre_tokenizer Split regex", L->err,
                             L->errlen);
+}
+
+/* Digits: runs of Unicode numbers (\p{N}) split off, each number alone
+ * with individual_digits; a Split on \p{N}, Isolated or Contiguous. */
+static int digits_step(HfLoader *L, const json_t *pre) {
+    static const char NUM[] = "\\p{N}";
+    int each = hf_ld_bool(pre, "individual_digits", 0);
+    if (each < 0) return hf_ld_bad_field(L, "pre_tokenizer Digits", "individual_digits");
+    HfStep *s = new_step(L, HF_STEP_SPLIT);
+    if (!s) return -1;
+    s->behavior = each ? HF_SPLIT_ISOLATED : HF_SPLIT_CONTIGUOUS;
+    return hf_regex_compile(&s->re, NUM, strlen(NUM), 0, "pre_tokenizer Digits", L->err, L->errlen);
 }
 
 static int bytelevel_step(HfLoader *L, const json_t *pre) {
@@ -154,6 +167,7 @@ int hf_ld_pretok(HfLoader *L, const json_t *pre, int depth) {
     const char *type = type_of(pre);
     if (strcmp(type, "ByteLevel") == 0) return bytelevel_step(L, pre);
     if (strcmp(type, "Split") == 0) return split_step(L, pre);
+    if (strcmp(type, "Digits") == 0) return digits_step(L, pre);
     if (strcmp(type, "Sequence") != 0) return hf_ld_unsupported(L, "pre_tokenizer", type);
     const json_t *list = json_object_get(pre, "pretokenizers");
     if (!json_is_array(list)) return hf_ld_bad_field(L, "pre_tokenizer", "pretokenizers");

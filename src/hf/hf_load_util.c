@@ -10,7 +10,7 @@
 
 int hf_ld_unsupported(HfLoader *L, const char *what, const char *type) {
     return seterr(L->err, L->errlen,
-                  "%s: %s \"%s\" is not supported (byte-level BPE tokenizers only); "
+                  "%s: %s \"%s\" is not supported by gatelab's byte-level BPE reader; "
                   "tokenize elsewhere and pass --tokens FILE",
                   L->name, what, type);
 }

@@ -9,18 +9,15 @@
 #include <stdint.h>
 
 #include "hf_config.h"
+#include "probe_reduce.h"
 
 typedef struct HfModel HfModel;
 
-/* What one layer exposes (valid during the callback only). */
-typedef struct {
-    int layer, T, H, M, C, d;
-    const float *first_col; /* [H, T]: A[t, 0] */
-    const float *maps;      /* [H, M, M]: A[t, s], t, s < M */
-    const float *gates;     /* [T, C]: sigmoid(gate score), or NULL (C = 0) */
-    const float *hidden;    /* [T, d]: the block's output (residual stream) */
-} HfLayerOut;
-typedef void (*HfLayerFn)(void *ctx, const HfLayerOut *o);
+/* After each layer the callback sees what the probe reduces (valid during
+ * the call only; probe_reduce.h): maps [H, M, M], the first column
+ * [H, T], the sigmoid gate scores [T, C] (NULL when C = 0), the block's
+ * output [T, d]; no slot. */
+typedef void (*HfLayerFn)(void *ctx, const ProbeLayer *o);
 
 /* Open MODEL_DIR (config.json + safetensors), check every tensor. */
 int hf_model_open(HfModel **out, const char *dir, int threads, char *err, size_t errlen);
@@ -34,10 +31,24 @@ const char *hf_model_dtype(const HfModel *m); /* F32, BF16, F16 or mixed */
 /* Gate channels per layer the callback sees (H * dh, H, or 0). */
 int hf_model_gate_channels(const HfModel *m);
 
-/* Forward ids[T] (each in [0, V), T <= max positions for GPT-2). Maps are
- * kept for the first M <= T positions. fn (may be NULL) after each layer;
- * logits[T, V] filled when not NULL. */
-int hf_model_forward(HfModel *m, const int32_t *ids, int T, int M, HfLayerFn fn, void *ctx,
-                     float *logits, char *err, size_t errlen);
+/* The probe of N windows of T tokens with maps of M: the reducer's shape
+ * (softmax rows, no slot), and the record's attributes after
+ * probe_acc_finish. */
+ProbeShape hf_model_probe_shape(const HfModel *m, int N, int T, int M);
+void hf_model_probe_attrs(const HfModel *m, ProbeRecord *p);
+
+/* One forward pass's options (zero: plain, no maps, no callback). */
+typedef struct {
+    int M;                         /* maps kept for the first M <= T positions */
+    const struct Intervention *iv; /* NULL: plain (intervention.h: the gate
+                                      and residual kinds, the streaming window) */
+    HfLayerFn fn;                  /* or NULL: called after each layer */
+    void *ctx;
+    float *logits; /* or NULL: filled [T, V] */
+} HfRun;
+
+/* Forward ids[T] (each in [0, V), T <= max positions for GPT-2). */
+int hf_model_forward(HfModel *m, const int32_t *ids, int T, const HfRun *run, char *err,
+                     size_t errlen);
 
 #endif

@@ -19,7 +19,10 @@ typedef struct {
     size_t section_start; /* fuse_unk does not cross it */
     HfBpeScratch bpe;
     pcre2_match_data *md[HF_MAX_STEPS + 1]; /* per step; [n_steps] ByteLevel regex */
-    char *prefixed;                         /* " " + piece for add_prefix_space */
+    HfSpan *spans[HF_MAX_STEPS];            /* per Split step: the spans of its text */
+    size_t spans_cap[HF_MAX_STEPS];
+    size_t n_spans; /* filled by on_split */
+    char *prefixed; /* " " + piece for add_prefix_space */
     size_t prefixed_cap;
     char *err;
     size_t errlen;
@@ -43,11 +46,19 @@ static int bpe_piece(Enc *e, const char *s, size_t n) {
     return hf_bpe_word(&e->tok->bpe, &e->bpe, s, n, &e->out, e->section_start) < 0 ? oom(e) : 0;
 }
 
-/* Split callback: every piece goes on to the next step. */
+/* Split callback: the span is kept for the step's behaviour. */
 static int on_split(void *ctx, size_t a, size_t b, int match) {
     Piece *p = ctx;
-    (void)match;
-    return pretok(p->e, p->step, p->base + a, b - a);
+    Enc *e = p->e;
+    const int k = p->step - 1;
+    if (e->n_spans == e->spans_cap[k]) {
+        size_t cap = e->spans_cap[k] ? 2 * e->spans_cap[k] : 64;
+        HfSpan *v = realloc(e->spans[k], cap * sizeof *v);
+        if (!v) return oom(e);
+        e->spans[k] = v, e->spans_cap[k] = cap;
+    }
+    e->spans[k][e->n_spans++] = (HfSpan){a, b, match};
+    return 0;
 }
 
 /* ByteLevel regex callback: only matches are kept (they cover the text). */
@@ -87,7 +98,15 @@ static int pretok(Enc *e, int step, const char *s, size_t n) {
     if (n == 0) return 0;
     if (st->kind == HF_STEP_BYTELEVEL) return bytelevel(e, st, s, n);
     Piece p = {e, s, step + 1};
-    return hf_regex_split(st->re, e->md[step], e->tok->mctx, s, n, on_split, &p, e->err, e->errlen);
+    e->n_spans = 0;
+    int rc =
+        hf_regex_split(st->re, e->md[step], e->tok->mctx, s, n, on_split, &p, e->err, e->errlen);
+    if (rc != 0) return rc;
+    HfSpan *v = e->spans[step];
+    size_t k = hf_split_apply(v, e->n_spans, st->behavior, st->invert);
+    for (size_t i = 0; i < k && rc == 0; ++i)
+        rc = pretok(e, step + 1, s + v[i].start, v[i].end - v[i].start);
+    return rc;
 }
 
 /* Text after normalization: split at the normalized added tokens. */
@@ -152,6 +171,7 @@ static int enc_init(Enc *e, const HfTokenizer *t, char *err, size_t errlen) {
 static void enc_free(Enc *e) {
     for (int i = 0; i <= HF_MAX_STEPS; ++i) pcre2_match_data_free(e->md[i]);
     hf_bpe_scratch_free(&e->bpe);
+    for (int i = 0; i < HF_MAX_STEPS; ++i) free(e->spans[i]);
     free(e->prefixed);
 }
 

@@ -1,13 +1,14 @@
 /* hf_tokenizer.h: a Hugging Face tokenizer.json, byte-level BPE only
- * (GPT-2, Llama 3, Qwen 2/3, Pythia, RoBERTa style).
+ * (GPT-2, GPT-4o, Llama 3, Qwen 2/3, Pythia, RoBERTa style).
  *
  * What is read: model "BPE" (vocab; merges as "a b" strings or [a, b]
  * pairs; unk_token, fuse_unk, ignore_merges), added_tokens (matched in the
  * raw text before anything else, longest first; lstrip/rstrip), the
  * normalizer (none, NFC, NFD, NFKC, NFKD or a Sequence of them), the
  * pre-tokenizer (ByteLevel with add_prefix_space / use_regex, possibly last
- * in a Sequence after Split pre-tokenizers whose regex, read from the file,
- * is compiled with PCRE2, see hf_regex.h), and the special tokens the
+ * in a Sequence after Split pre-tokenizers, with any delimiter behavior
+ * and invert (hf_split.h), whose regex, read from the file, is compiled
+ * with PCRE2 (hf_regex.h), and Digits), and the special tokens the
  * post-processor puts around one sequence (TemplateProcessing, Roberta- or
  * BertProcessing, ByteLevel, Sequence). Anything else (Unigram or WordPiece
  * models, Metaspace pre-tokenizers, byte_fallback, ...) is refused with one

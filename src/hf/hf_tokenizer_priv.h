@@ -6,6 +6,7 @@
 #include "hf_added.h"
 #include "hf_bpe.h"
 #include "hf_regex.h"
+#include "hf_split.h"
 #include "hf_tokenizer.h"
 
 #define HF_MAX_STEPS 16
@@ -18,6 +19,7 @@ typedef enum { HF_STEP_SPLIT, HF_STEP_BYTELEVEL } HfStepKind;
 typedef struct {
     HfStepKind kind;
     pcre2_code *re;       /* Split: its regex */
+    int behavior, invert; /* Split: HfSplitBehavior, and whether to swap matches and gaps */
     int add_prefix_space; /* ByteLevel */
     int use_regex;        /* ByteLevel: split by the GPT-2 regex */
 } HfStep;

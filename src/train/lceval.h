@@ -28,7 +28,7 @@ typedef struct {
     double val_loss, ppl;
     double first_share;   /* mean over layers, heads, sequences */
     double uniform_share; /* uniform causal attention's share at len */
-    double sink_rate;     /* fraction of (l, h) with alpha_0 > 0.3 */
+    double sink_rate;     /* metrics.h sink_rate: per sequence, layer and head */
     long long n_seqs;
     int n_buckets;          /* ceil(len / train_len) */
     double *loss_by_bucket; /* malloc'd [n_buckets] */

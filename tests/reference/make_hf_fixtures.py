@@ -156,7 +156,9 @@ def gelu_tanh(x):
 # ---------------------------------------------------------------- forwards
 
 
-def forward_llama(cfg, W, ids, family):
+def forward_llama(cfg, W, ids, family, gates_open=False):
+    """gates_open: every gate score 1 instead of its sigmoid (the
+    gates-open intervention's reference)."""
     d, H = cfg["hidden_size"], cfg["num_attention_heads"]
     Hkv = cfg.get("num_key_value_heads", H)
     dh = cfg.get("head_dim", 128 if family == "qwen3" else d // H)  # Qwen3Config default 128
@@ -194,7 +196,7 @@ def forward_llama(cfg, W, ids, family):
         v = v.repeat_interleave(grp, dim=0)
         o, probs = causal_attention(q, k, v)
         if gate is not None:
-            s = torch.sigmoid(gate)
+            s = torch.ones_like(gate) if gates_open else torch.sigmoid(gate)
             o = o * s
             gates.append(s.reshape(T, -1))
         o = F.linear(o.reshape(T, H * dh), W[p + "self_attn.o_proj.weight"],

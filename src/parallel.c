@@ -1,12 +1,12 @@
-/* hf_parallel.c: a tiny fork-join over pthreads. */
-#include "hf_parallel.h"
+/* parallel.c: a tiny fork-join over pthreads. */
+#include "parallel.h"
 
 #include <pthread.h>
 
 #define MAX_T 64
 
 typedef struct {
-    HfRangeFn fn;
+    RangeFn fn;
     void *ctx;
     size_t i0, i1;
 } Job;
@@ -17,7 +17,7 @@ static void *run(void *p) {
     return NULL;
 }
 
-void hf_parallel_for(int threads, size_t n, HfRangeFn fn, void *ctx) {
+void parallel_for(int threads, size_t n, RangeFn fn, void *ctx) {
     int t = threads < 1 ? 1 : threads > MAX_T ? MAX_T : threads;
     if ((size_t)t > n) t = n ? (int)n : 1;
     Job jobs[MAX_T];

@@ -1,0 +1,257 @@
+/* cmd_stream.c: `gatelab stream RUN.h5`: streaming evaluation of a trained
+ * run (stream.c) or an inspected checkpoint (hf_pass.c): loss with every
+ * attention limited to a window that keeps the first K tokens, against
+ * dense attention, with the paired test of keeping none against keeping
+ * the most; stored under /stream/W_<window>. */
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli_json.h"
+#include "cmdutil.h"
+#include "commands.h"
+#include "hf_pass.h"
+#include "hf_run.h"
+#include "intervention.h"
+#include "runfile.h"
+#include "runlock.h"
+#include "stats.h"
+#include "stream.h"
+#include "util.h"
+
+#define DEFAULT_PRETRAINED_LEN 512
+
+typedef struct {
+    StreamOpts s;
+    const char *run, *model, *text;
+    int threads, json, nowrite;
+} Args;
+
+static void usage(FILE *f) {
+    fprintf(f,
+            "usage: gatelab stream RUN.h5 [--window W] [--keep K1,K2,...] [--len L]\n"
+            "                     [--n-seq N] [--text FILE] [--model DIR] [--threads N]\n"
+            "                     [--json] [--no-write]\n"
+            "\n"
+            "Streaming evaluation (StreamingLLM's test): the loss on N held-out sequences\n"
+            "of L tokens when every attention sees only W keys, the first K tokens and the\n"
+            "latest W - K (a KV cache that evicts all but its first K entries), against\n"
+            "dense attention; only the predictions at positions >= W count. A model with\n"
+            "an attention sink needs K >= 1; the paired t-test over sequences compares the\n"
+            "first K with the last. Stored in RUN.h5 under /stream/W_<W>.\n"
+            "Trained runs score the held-out split `gatelab eval` uses; a run of `gatelab\n"
+            "inspect` its recorded input (or --text) through its checkpoint.\n"
+            "\n"
+            "  -W, --window W   keys each attention sees (default L/4)\n"
+            "  -K, --keep LIST  first tokens kept, comma-separated (default 0,1,4)\n"
+            "  -L, --len L      sequence length (default: seq_len; checkpoints %d)\n"
+            "  -n, --n-seq N    sequences (default 8)\n"
+            "  -x, --text FILE  a checkpoint's text instead of its recorded input\n"
+            "  -m, --model DIR  a checkpoint's directory instead of the recorded one\n"
+            "  -t, --threads N  threads for a checkpoint (default: the online CPUs)\n"
+            "  -j, --json       print JSON instead of a table\n"
+            "  -w, --no-write   do not store the results in RUN.h5\n"
+            "\n"
+            "Exit codes: 0 ok, 1 failure, 2 bad input.\n",
+            DEFAULT_PRETRAINED_LEN);
+}
+
+static int parse_keep(const char *spec, StreamOpts *o) {
+    char buf[256];
+    if (strlen(spec) >= sizeof buf) return -1;
+    strcpy(buf, spec);
+    o->n_keep = 0;
+    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok;
+         tok = strtok_r(NULL, ",", &save)) {
+        if (o->n_keep == STREAM_MAX_KEEP || cu_parse_int(tok, 0, 1 << 20, &o->keep[o->n_keep]))
+            return -1;
+        o->n_keep++;
+    }
+    return o->n_keep > 0 ? 0 : -1;
+}
+
+static int bad(const char *what, const char *arg) {
+    fprintf(stderr, "gatelab stream: %s '%s' (see --help)\n", what, arg);
+    return 2;
+}
+
+/* 0 ok, 1 help printed, 2 bad usage. */
+static int parse(int argc, char **argv, Args *a) {
+    static const struct option lo[] = {{"window", required_argument, 0, 'W'},
+                                       {"keep", required_argument, 0, 'K'},
+                                       {"len", required_argument, 0, 'L'},
+                                       {"n-seq", required_argument, 0, 'n'},
+                                       {"text", required_argument, 0, 'x'},
+                                       CU_OPT_CHECKPOINT,
+                                       CU_OPT_TAIL};
+    *a = (Args){.s = {.n_seqs = 8, .n_keep = 3, .keep = {0, 1, 4}}, .threads = cu_online_cpus()};
+    int c;
+    opterr = 0;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "W:K:L:n:x:m:t:jwh", lo, NULL)) != -1) {
+        switch (c) {
+        case 'W':
+            if (cu_parse_int(optarg, 1, 1 << 20, &a->s.window)) return bad("bad --window", optarg);
+            break;
+        case 'K':
+            if (parse_keep(optarg, &a->s)) return bad("bad --keep", optarg);
+            break;
+        case 'L':
+            if (cu_parse_int(optarg, 2, 1 << 20, &a->s.len)) return bad("bad --len", optarg);
+            break;
+        case 'n':
+            if (cu_parse_int(optarg, 2, 1 << 16, &a->s.n_seqs)) return bad("bad --n-seq", optarg);
+            break;
+        case 'x': a->text = optarg; break;
+        case 'm': a->model = optarg; break;
+        case 't':
+            if (cu_parse_int(optarg, 1, 64, &a->threads)) return bad("bad --threads", optarg);
+            break;
+        case 'j': a->json = 1; break;
+        case 'w': a->nowrite = 1; break;
+        case 'h': usage(stdout); return 1;
+        default: return bad("unknown or incomplete option", argv[optind - 1]);
+        }
+    }
+    if (optind != argc - 1) return bad("need exactly one", "RUN.h5");
+    a->run = argv[optind];
+    return 0;
+}
+
+/* The checkpoint's windows under every setting; loss as stream_trained. */
+static int stream_checkpoint(Args *a, const char *dir, double *loss, char *err, size_t errlen) {
+    HfModel *m = NULL;
+    HfWindows w = {0};
+    StreamOpts *o = &a->s;
+    if (hf_model_open(&m, dir, a->threads, err, errlen) < 0) return -1;
+    if (o->len == 0) o->len = DEFAULT_PRETRAINED_LEN;
+    if (o->window == 0) o->window = o->len / 4;
+    int rc = stream_check(o, err, errlen);
+    if (rc == 0) rc = hf_run_windows(a->run, a->text, m, dir, o->len, o->n_seqs, &w, err, errlen);
+    if (rc == 0 && w.N < o->n_seqs)
+        rc =
+            seterr(err, errlen, "the input gives %d windows of %d, not %d", w.N, o->len, o->n_seqs);
+    int *tg = rc == 0 ? malloc((size_t)o->len * sizeof(int)) : NULL;
+    if (rc == 0 && !tg) rc = seterr(err, errlen, "out of memory");
+    for (int i = 0; rc == 0 && i < o->n_seqs; i++) {
+        const int32_t *ids = w.ids + (size_t)i * o->len;
+        for (int t = 0; t < o->len; t++) tg[t] = t + 1 < o->len ? ids[t + 1] : -1;
+        stream_mask_targets(tg, o->len, o->window);
+        for (int k = 0; rc == 0 && k <= o->n_keep; k++) {
+            Intervention iv = {.window = k ? o->window : 0, .keep = k ? o->keep[k - 1] : 0};
+            rc = hf_window_loss(m, ids, o->len, tg, &iv, &loss[(size_t)k * o->n_seqs + i], err,
+                                errlen);
+        }
+    }
+    free(tg);
+    hf_windows_free(&w);
+    hf_model_close(m);
+    return rc;
+}
+
+static double row_mean(const double *v, int n) {
+    double s = 0.0;
+    for (int i = 0; i < n; i++) s += v[i];
+    return s / n;
+}
+
+/* keep[0] against keep[n_keep - 1], paired over sequences: Welch's test of
+ * the differences against zeros is the one-sample t-test on them. */
+static void paired_test(const StreamOpts *o, const double *loss, double *delta, double *p) {
+    const int N = o->n_seqs;
+    double *d = calloc((size_t)N, sizeof *d), *z = calloc((size_t)N, sizeof *z);
+    StatsWelch t;
+    *delta = *p = NAN;
+    for (int i = 0; d && i < N; i++)
+        d[i] = loss[(size_t)1 * N + i] - loss[(size_t)o->n_keep * N + i];
+    if (d && z && o->n_keep > 1 && stats_welch(&t, d, N, z, N, NULL, 0) == 0)
+        *delta = t.mean_a, *p = t.p;
+    free(d), free(z);
+}
+
+static void print_text(const Args *a, const double *loss, double delta, double p) {
+    const StreamOpts *o = &a->s;
+    printf("%s: streaming, window %d of %d tokens, %d sequences (loss at positions >= %d)\n",
+           a->run, o->window, o->len, o->n_seqs, o->window);
+    printf("  %-10s %9s %9s\n", "attention", "loss", "vs dense");
+    double dense = row_mean(loss, o->n_seqs);
+    printf("  %-10s %9.4f %9s\n", "dense", dense, "");
+    for (int k = 0; k < o->n_keep; k++) {
+        double v = row_mean(loss + (size_t)(k + 1) * o->n_seqs, o->n_seqs);
+        printf("  keep %-5d %9.4f %+9.4f\n", o->keep[k], v, v - dense);
+    }
+    if (o->n_keep > 1)
+        printf("  keep %d - keep %d: %+.4f, paired t-test p = %.3g\n", o->keep[0],
+               o->keep[o->n_keep - 1], delta, p);
+}
+
+static int print_json(const Args *a, const double *loss, double delta, double p) {
+    const StreamOpts *o = &a->s;
+    json_t *j = cj_set(json_object(), "run", cj_str(a->run)), *ks = json_array();
+    cj_set(j, "window", json_integer(o->window));
+    cj_set(j, "len", json_integer(o->len));
+    cj_set(j, "n_seqs", json_integer(o->n_seqs));
+    cj_set(j, "loss_dense", cj_num(row_mean(loss, o->n_seqs)));
+    for (int k = 0; k < o->n_keep; k++) {
+        json_t *e = cj_set(json_object(), "keep", json_integer(o->keep[k]));
+        cj_set(e, "loss", cj_num(row_mean(loss + (size_t)(k + 1) * o->n_seqs, o->n_seqs)));
+        json_array_append_new(ks, e);
+    }
+    cj_set(j, "keeps", ks);
+    cj_set(j, "delta", cj_num(delta));
+    cj_set(j, "p_paired", cj_num(p));
+    return cj_print("stream", j);
+}
+
+/* Evaluate, print, store; the exit code. */
+static int run_stream(Args *a, int pre, const char *dir) {
+    char err[1024];
+    StreamOpts *o = &a->s;
+    double *loss = malloc((size_t)(STREAM_MAX_KEEP + 1) * o->n_seqs * sizeof *loss);
+    if (!loss) return 1;
+    int rc = pre ? stream_checkpoint(a, a->model ? a->model : dir, loss, err, sizeof err)
+                 : stream_trained(a->run, o, loss, err, sizeof err);
+    if (rc != 0) {
+        fprintf(stderr, "gatelab stream: %s\n", err);
+        free(loss);
+        return 2;
+    }
+    double delta, p;
+    paired_test(o, loss, &delta, &p);
+    rc = a->json ? print_json(a, loss, delta, p) != 0 : (print_text(a, loss, delta, p), 0);
+    StreamData d = {o->window, o->len, o->n_seqs, o->n_keep, o->keep, loss, delta, p};
+    if (!a->nowrite && runfile_write_stream(a->run, &d, err, sizeof err) != 0) {
+        fprintf(stderr, "gatelab stream: %s\n", err);
+        rc = 1;
+    }
+    free(loss);
+    return rc;
+}
+
+int cmd_stream(int argc, char **argv) {
+    Args a;
+    int rc = parse(argc, argv, &a);
+    if (rc) return rc == 1 ? 0 : rc;
+    char err[1024], dir[1024];
+    int pre = hf_run_model_dir(a.run, dir, sizeof dir, err, sizeof err);
+    if (pre < 0) {
+        fprintf(stderr, "gatelab stream: %s\n", err);
+        return 2;
+    }
+    if (!pre && (a.model || a.text)) {
+        fprintf(stderr, "gatelab stream: %s: --model and --text are for runs of gatelab inspect\n",
+                a.run);
+        return 2;
+    }
+    RunLock lock = {.fd = -1};
+    if (!a.nowrite && cu_check_out("stream", a.run, OUT_RUNFILE) < 0) return 2;
+    if (!a.nowrite && runlock_acquire(&lock, a.run, err, sizeof err) != 0) {
+        fprintf(stderr, "gatelab stream: %s\n", err);
+        return lock.refused ? 2 : 1;
+    }
+    rc = run_stream(&a, pre, dir);
+    runlock_release(&lock);
+    return rc;
+}

@@ -1,0 +1,116 @@
+/* hf_recipes.c: one recipe per architecture: which steps (hf_steps.h, on
+ * the core ops), in which order, with which weights, following each
+ * modeling file of Hugging Face transformers:
+ *   Llama / Qwen2 / Qwen3: RMSNorm, q/k/v (+bias), [per-head q/k RMSNorm],
+ *     RoPE (rotate_half, rope_theta, llama3 scaling), GQA softmax
+ *     attention, [gated: o *= sigmoid(gate)], o_proj, residual, SwiGLU MLP,
+ *     residual;
+ *   GPT-2: LayerNorm, fused Conv1D c_attn, no rotary (learned positions at
+ *     the embedding), tanh-GELU MLP;
+ *   GPT-NeoX: LayerNorm, fused per-head query_key_value, partial rotary,
+ *     parallel (or sequential) residual, GELU MLP. */
+#include <string.h>
+
+#include "hf_steps.h"
+
+/* q_proj per KV group is [group*dh queries | group*g gate scores]: the
+ * queries into b.q [T, H*dh], the gate scores into b.g [T, H*g]. */
+static void split_q_gate(const HfArch *a, HfBufs *b) {
+    const int H = a->H, dh = a->dh, g = hf_gate_per_head(a), grp = H / a->Hkv;
+    const size_t hd = (size_t)H * dh, rows = (size_t)hf_q_rows(a);
+    for (size_t t = 0; t < (size_t)b->T; t++)
+        for (int kv = 0; kv < a->Hkv; kv++) {
+            const float *r = b->qraw + t * rows + (size_t)kv * grp * (dh + g);
+            memcpy(b->q + t * hd + (size_t)kv * grp * dh, r, (size_t)grp * dh * sizeof(float));
+            if (g)
+                memcpy(b->g + (t * H + (size_t)kv * grp) * g, r + (size_t)grp * dh,
+                       (size_t)grp * g * sizeof(float));
+        }
+}
+
+static int llama_layer(HfModel *m, const float *W[W_N_ROLES], const Intervention *iv) {
+    const HfArch *a = &m->a;
+    HfBufs *b = &m->b;
+    const int T = b->T, kv = a->Hkv * a->dh, hd = a->H * a->dh;
+    hf_norm(m, b->h, b->x, W[W_LN1], W[W_LN1_B], T, a->d, a->rms);
+    hf_linear(m, b->qraw, b->h, W[W_Q], W[W_QB], a->d, hf_q_rows(a), 0, 0);
+    hf_linear(m, b->k, b->h, W[W_K], W[W_KB], a->d, kv, 0, 0);
+    hf_linear(m, b->v, b->h, W[W_V], W[W_VB], a->d, kv, 0, 0);
+    split_q_gate(a, b);
+    if (W[W_QN] && W[W_KN]) { /* Qwen3 q_norm / k_norm: per head */
+        hf_norm(m, b->q, b->q, W[W_QN], NULL, T * a->H, a->dh, 1);
+        hf_norm(m, b->k, b->k, W[W_KN], NULL, T * a->Hkv, a->dh, 1);
+    }
+    hf_rope(m, b->q, a->H);
+    hf_rope(m, b->k, a->Hkv);
+    hf_attend(m, &(AttnIn){.q = b->q, .k = b->k, .v = b->v, .ldq = hd, .ldkv = kv}, iv);
+    hf_linear(m, b->x, b->o, W[W_O], W[W_OB], hd, a->d, m->w.conv1d, 1);
+    hf_norm(m, b->h, b->x, W[W_LN2], W[W_LN2_B], T, a->d, a->rms);
+    hf_mlp(m, W);
+    return 0;
+}
+
+static int gpt2_layer(HfModel *m, const float *W[W_N_ROLES], const Intervention *iv) {
+    const HfArch *a = &m->a;
+    HfBufs *b = &m->b;
+    const int d = a->d;
+    hf_norm(m, b->h, b->x, W[W_LN1], W[W_LN1_B], b->T, d, a->rms);
+    hf_linear(m, b->qraw, b->h, W[W_QKV], W[W_QKV_B], d, 3 * d, m->w.conv1d, 0);
+    /* attention reads the fused [q | k | v] rows in place */
+    hf_attend(m,
+              &(AttnIn){.q = b->qraw,
+                        .k = b->qraw + d,
+                        .v = b->qraw + 2 * (size_t)d,
+                        .ldq = 3 * d,
+                        .ldkv = 3 * d},
+              iv);
+    hf_linear(m, b->x, b->o, W[W_O], W[W_OB], d, d, m->w.conv1d, 1);
+    hf_norm(m, b->h, b->x, W[W_LN2], W[W_LN2_B], b->T, d, a->rms);
+    hf_mlp(m, W);
+    return 0;
+}
+
+/* query_key_value is per head [q(dh) k(dh) v(dh)]: into b.q, b.k, b.v. */
+static void split_neox(const HfArch *a, HfBufs *b) {
+    const int H = a->H, dh = a->dh;
+    const size_t hd = (size_t)H * dh;
+    for (size_t t = 0; t < (size_t)b->T; t++)
+        for (int h = 0; h < H; h++) {
+            const float *r = b->qraw + t * 3 * a->d + (size_t)h * 3 * dh;
+            size_t o = t * hd + (size_t)h * dh;
+            memcpy(b->q + o, r, dh * sizeof(float));
+            memcpy(b->k + o, r + dh, dh * sizeof(float));
+            memcpy(b->v + o, r + 2 * dh, dh * sizeof(float));
+        }
+}
+
+static int neox_layer(HfModel *m, const float *W[W_N_ROLES], const Intervention *iv) {
+    const HfArch *a = &m->a;
+    HfBufs *b = &m->b;
+    const int d = a->d, hd = a->H * a->dh;
+    hf_norm(m, b->h, b->x, W[W_LN1], W[W_LN1_B], b->T, d, a->rms);
+    hf_linear(m, b->qraw, b->h, W[W_QKV], W[W_QKV_B], d, 3 * d, m->w.conv1d, 0);
+    split_neox(a, b);
+    hf_rope(m, b->q, a->H);
+    hf_rope(m, b->k, a->Hkv);
+    hf_attend(m, &(AttnIn){.q = b->q, .k = b->k, .v = b->v, .ldq = hd, .ldkv = hd}, iv);
+    /* parallel residual: both blocks read the same x, so the second norm
+     * is taken before o_proj adds to x */
+    if (a->parallel_residual) hf_norm(m, b->h, b->x, W[W_LN2], W[W_LN2_B], b->T, d, a->rms);
+    hf_linear(m, b->x, b->o, W[W_O], W[W_OB], hd, d, m->w.conv1d, 1);
+    if (!a->parallel_residual) hf_norm(m, b->h, b->x, W[W_LN2], W[W_LN2_B], b->T, d, a->rms);
+    hf_mlp(m, W);
+    return 0;
+}
+
+int hf_layer(HfModel *m, int l, const Intervention *iv, char *err, size_t errlen) {
+    const float *W[W_N_ROLES];
+    if (hf_weights_layer(&m->w, l, W, err, errlen) < 0) return -1;
+    switch (m->a.family) {
+    case HF_GPT2: gpt2_layer(m, W, iv); break;
+    case HF_NEOX: neox_layer(m, W, iv); break;
+    default: llama_layer(m, W, iv); break;
+    }
+    iv_residual(iv, m->b.x, 1, m->b.T, 0, m->a.d);
+    return 0;
+}

@@ -1,0 +1,194 @@
+/* hf_steps.c: the steps of the recipes over a model's buffers (hf_steps.h). */
+#include "hf_steps.h"
+
+#include <cblas.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+#define COL_UNIT 16 /* output columns are split between threads in these */
+
+void hf_bufs_free(HfBufs *b) {
+    float *all[] = {b->x,    b->h,    b->qraw,     b->q,         b->k,    b->v,    b->g,
+                    b->o,    b->f1,   b->f2,       b->first_col, b->maps, b->cosv, b->sinv,
+                    b->mean, b->rstd, b->inv_freq, b->vec0,      b->vec1, b->head, b->scores};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++) free(all[i]);
+    memset(b, 0, sizeof *b);
+}
+
+int hf_bufs_alloc(HfBufs *b, const HfArch *a, int T, int M, int threads) {
+    if (b->T == T && b->M == M) return 0;
+    hf_bufs_free(b);
+    size_t t = (size_t)T, hd = (size_t)a->H * a->dh, kv = (size_t)a->Hkv * a->dh;
+    size_t qraw =
+        a->family == HF_GPT2 || a->family == HF_NEOX ? 3 * (size_t)a->d : (size_t)hf_q_rows(a);
+    size_t gc = (size_t)a->H * hf_gate_per_head(a),
+           half = a->rotary_dim ? (size_t)a->rotary_dim / 2 : 1;
+    b->x = falloc(t * a->d), b->h = falloc(t * a->d), b->qraw = falloc(t * qraw);
+    b->q = falloc(t * hd), b->k = falloc(t * kv), b->v = falloc(t * kv);
+    b->g = falloc(t * (gc ? gc : 1)), b->o = falloc(t * hd);
+    b->f1 = falloc(t * a->ff), b->f2 = falloc(t * a->ff);
+    b->first_col = falloc((size_t)a->H * t), b->maps = falloc((size_t)a->H * M * M + 1);
+    b->cosv = falloc(t * half), b->sinv = falloc(t * half);
+    b->mean = falloc(t * a->H), b->rstd = falloc(t * a->H), b->inv_freq = falloc(half);
+    b->vec0 = falloc((size_t)a->d), b->vec1 = falloc((size_t)a->d);
+    b->scores = falloc(attention_keep_scratch(T, threads));
+    b->T = T, b->M = M;
+    float *all[] = {b->x,    b->h,    b->qraw,     b->q,         b->k,    b->v,     b->g,
+                    b->o,    b->f1,   b->f2,       b->first_col, b->maps, b->cosv,  b->sinv,
+                    b->mean, b->rstd, b->inv_freq, b->vec0,      b->vec1, b->scores};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+        if (!all[i]) {
+            hf_bufs_free(b);
+            return -1;
+        }
+    return 0;
+}
+
+/* Output columns [16 u0, 16 u1) of a linear layer: one single-threaded
+ * sgemm on that slice of the weights (each thread packs only its slice).
+ * A bias is written first and the sgemm adds to it (beta 1): OpenBLAS's
+ * beta = 0 would clear the output in a pass of its own, and the bias would
+ * take another. */
+static void linear_cols(void *ctx, size_t u0, size_t u1) {
+    const HfLinear *j = ctx;
+    const int n0 = (int)u0 * COL_UNIT, n1 = (int)u1 * COL_UNIT < j->N ? (int)u1 * COL_UNIT : j->N;
+    const int n = n1 - n0, M = j->M, K = j->K, ldo = j->ldo;
+    float *out = j->out + n0;
+    if (n <= 0 || M <= 0) return;
+    if (j->bias && j->acc)
+        for (size_t m = 0; m < (size_t)M; m++)
+            for (int c = 0; c < n; c++) out[m * ldo + c] += j->bias[n0 + c];
+    else if (j->bias)
+        for (size_t m = 0; m < (size_t)M; m++)
+            memcpy(out + m * ldo, j->bias + n0, (size_t)n * sizeof(float));
+    const float beta = j->bias || j->acc ? 1.0f : 0.0f;
+    if (j->conv1d) /* W [K, N]: columns n0.. */
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, n, K, 1.0f, j->in, K, j->W + n0,
+                    j->N, beta, out, ldo);
+    else /* W [N, K]: rows n0.. */
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, n, K, 1.0f, j->in, K,
+                    j->W + (size_t)n0 * K, K, beta, out, ldo);
+    for (size_t m = 0; j->epi && m < (size_t)M; m++)
+        j->epi(j->epi_ctx, m * ldo + n0, m * ldo + n0 + n);
+}
+
+void hf_linear_run(int threads, const HfLinear *j) {
+    parallel_for(threads, (size_t)(j->N + COL_UNIT - 1) / COL_UNIT, linear_cols, (void *)j);
+}
+
+void hf_linear(const HfModel *m, float *out, const float *in, const float *W, const float *bias,
+               int K, int N, int conv1d, int acc) {
+    HfLinear j = {out, in, W, bias, m->b.T, K, N, conv1d, N, acc, NULL, NULL};
+    hf_linear_run(m->threads, &j);
+}
+
+typedef struct {
+    float *y, *mean, *rstd;
+    const float *x, *w, *b;
+    int n, rms;
+    float eps;
+} NormJob;
+
+/* Rows [t0, t1) through the core RMSNorm or LayerNorm (rows are
+ * independent, so the split does not change a bit). */
+static void norm_range(void *ctx, size_t t0, size_t t1) {
+    const NormJob *j = ctx;
+    const size_t o = t0 * (size_t)j->n;
+    if (j->rms)
+        rmsnorm_forward(j->y + o, j->rstd + t0, j->x + o, j->w, (int)(t1 - t0), j->n, j->eps);
+    else
+        layernorm_forward(j->y + o, j->mean + t0, j->rstd + t0, j->x + o, j->w, j->b,
+                          (int)(t1 - t0), j->n, j->eps);
+}
+
+void hf_norm(const HfModel *m, float *y, const float *x, const float *w, const float *b, int rows,
+             int n, int rms) {
+    NormJob j = {y, m->b.mean, m->b.rstd, x, w, b, n, rms, (float)m->a.eps};
+    parallel_for(m->threads, (size_t)rows, norm_range, &j);
+}
+
+void hf_rope_setup(HfModel *m) {
+    const HfArch *a = &m->a;
+    HfBufs *b = &m->b;
+    const int rd = a->rotary_dim;
+    rope_inv_freq(b->inv_freq, rd, (float)a->rope_theta, 1.0f, 0);
+    if (a->rope_llama3)
+        rope_llama3_scale(b->inv_freq, rd / 2, a->rs_factor, a->rs_low, a->rs_high, a->rs_orig);
+    rope_tables(b->cosv, b->sinv, b->inv_freq, b->T, rd, 0);
+}
+
+void hf_rope(const HfModel *m, float *x, int nh) {
+    rope_forward_part(x, m->b.cosv, m->b.sinv, 1, m->b.T, nh, m->a.dh, m->a.rotary_dim);
+}
+
+void hf_attend(HfModel *m, const AttnIn *in, const Intervention *iv) {
+    const HfArch *a = &m->a;
+    HfBufs *b = &m->b;
+    const int T = b->T;
+    AttnSpec sp = {.normaliser = NORMZ_SOFTMAX,
+                   .scale = 1.0f / sqrtf((float)a->dh),
+                   .window = iv ? iv->window : 0,
+                   .keep = iv ? iv->keep : 0};
+    AttnKeep keep = {.y = b->o,
+                     .first_col = b->first_col,
+                     .maps = b->maps,
+                     .M = b->M,
+                     .threads = m->threads,
+                     .scratch = b->scores};
+    attention_keep(&keep, in, &sp, &(AttnShape){1, T, a->H, a->Hkv, a->dh});
+    if (a->gate == HF_GATE_NONE) return;
+    const int g = hf_gate_per_head(a);
+    gate_act_forward(b->g, b->g, (size_t)T * a->H * g, ACT_SIGMOID);
+    iv_gate_scores(iv, b->g, 1, 1, T, 0, a->H * g, FORM_MULT);
+    gate_apply_forward(b->o, b->o, b->g, g == 1 ? GB_HEAD : GB_ELEM, FORM_MULT, T, a->H, a->dh);
+}
+
+typedef struct {
+    HfAct act;
+    float *f1, *f2; /* f2: the GLU's gate input (overwritten), or NULL */
+} ActJob;
+
+/* The activation of one slice [i0, i1) through the core ops: f1 =
+ * act(f1), or for the GLU f1 *= act(f2) (SwiGLU in one op; otherwise
+ * f2 = act(f2), then the product). */
+static void act_range(void *ctx, size_t i0, size_t i1) {
+    const ActJob *j = ctx;
+    float *f1 = j->f1 + i0, *x = j->f2 ? j->f2 + i0 : f1;
+    const size_t n = i1 - i0;
+    if (j->f2 && j->act == HF_ACT_SILU) {
+        swiglu_forward(f1, x, f1, n);
+        return;
+    }
+    switch (j->act) {
+    case HF_ACT_SILU: silu_forward(x, x, n); break;
+    case HF_ACT_GELU_TANH: gelu_fast_forward(x, x, n); break;
+    case HF_ACT_GELU_ERF: gelu_erf_forward(x, x, n); break;
+    default: relu_forward(x, x, n); break;
+    }
+    if (j->f2) gate_apply_forward(f1, f1, x, GB_ELEM, FORM_MULT, 1, 1, (int)n);
+}
+
+void hf_mlp(HfModel *m, const float *W[W_N_ROLES]) {
+    const HfArch *a = &m->a;
+    HfBufs *b = &m->b;
+    ActJob act = {a->act, b->f1, a->glu ? b->f2 : NULL};
+    /* the activation runs on each thread's columns right after their sgemm:
+     * GLU: f1 = up, then f1 *= act(gate) slice by slice; else f1 = act(up) */
+    if (a->glu) hf_linear(m, b->f1, b->h, W[W_UP], W[W_UP_B], a->d, a->ff, m->w.conv1d, 0);
+    HfLinear j = {.out = a->glu ? b->f2 : b->f1,
+                  .in = b->h,
+                  .W = W[a->glu ? W_GATE : W_UP],
+                  .bias = W[a->glu ? W_GATE_B : W_UP_B],
+                  .M = b->T,
+                  .K = a->d,
+                  .N = a->ff,
+                  .conv1d = a->glu ? 0 : m->w.conv1d,
+                  .ldo = a->ff,
+                  .epi = act_range,
+                  .epi_ctx = &act};
+    hf_linear_run(m->threads, &j);
+    hf_linear(m, b->x, b->f1, W[W_DOWN], W[W_DOWN_B], a->ff, a->d, m->w.conv1d, 1);
+}

@@ -1,0 +1,77 @@
+/* hf_steps.h: the steps the architecture recipes (hf_recipes.c) are made
+ * of, over one model's buffers: a linear layer (threads split the output
+ * columns, 1-thread OpenBLAS each), RMSNorm / LayerNorm, RoPE, attention
+ * with the optional output gate, and the MLP. The arithmetic is the core
+ * ops' (ops.h); what is here is the thread split and the layouts of the
+ * checkpoints. Private to hf_model.c, hf_steps.c and hf_recipes.c. */
+#ifndef GATELAB_HF_STEPS_H
+#define GATELAB_HF_STEPS_H
+
+#include "hf_model.h"
+#include "hf_weights.h"
+#include "intervention.h"
+#include "ops.h"
+#include "parallel.h"
+
+/* The activations of one window of T tokens (maps of M). */
+typedef struct {
+    int T, M;
+    float *x, *h;            /* [T, d]: residual stream, normalised input of a block */
+    float *qraw, *q, *k, *v; /* projections: raw q_proj / fused qkv, then split */
+    float *g, *o;            /* gate scores [T, H*g], attention output [T, H*dh] */
+    float *f1, *f2;          /* MLP hidden [T, ff] */
+    float *first_col, *maps, *cosv, *sinv;
+    float *mean, *rstd, *inv_freq;      /* norm statistics [T * H], RoPE frequencies */
+    float *vec0, *vec1, *head, *scores; /* scores: attention_keep's scratch */
+} HfBufs;
+
+struct HfModel {
+    HfArch a;
+    char *cfg_text;
+    SafeTensors *st;
+    HfWeights w;
+    int threads;
+    HfBufs b;
+};
+
+/* Buffers for windows of T tokens with maps of M (kept when the sizes
+ * repeat); -1 when memory runs out (b is then empty). */
+int hf_bufs_alloc(HfBufs *b, const HfArch *a, int T, int M, int threads);
+void hf_bufs_free(HfBufs *b);
+
+/* out[M,N] (row stride ldo) = in[M,K] @ W^T + b, W [N,K] (nn.Linear;
+ * conv1d: W [K,N]); acc: out += instead. epi, when given, runs on each
+ * row's slice of out right after its sgemm (an activation in cache). */
+typedef struct {
+    float *out;
+    const float *in, *W, *bias;
+    int M, K, N, conv1d, ldo;
+    int acc;
+    RangeFn epi;
+    void *epi_ctx;
+} HfLinear;
+void hf_linear_run(int threads, const HfLinear *j);
+/* The usual case: M = the window's T rows, row stride N. */
+void hf_linear(const HfModel *m, float *out, const float *in, const float *W, const float *bias,
+               int K, int N, int conv1d, int acc);
+
+/* y[rows, n] = RMSNorm (rms) or LayerNorm (w, b) of x; rows <= T * H. */
+void hf_norm(const HfModel *m, float *y, const float *x, const float *w, const float *b, int rows,
+             int n, int rms);
+/* The cos/sin tables of the window (rotary_dim, rope_theta, llama3). */
+void hf_rope_setup(HfModel *m);
+/* Rotate the first rotary_dim dims of each of nh heads of x[T, nh*dh]. */
+void hf_rope(const HfModel *m, float *x, int nh);
+/* b.o = softmax attention of in (scale 1/sqrt(dh), the intervention's
+ * streaming window), keeping the first column and the maps; then, for a
+ * gated model, o *= sigmoid(b.g) with the intervention's change to the
+ * scores (b.g becomes the applied scores). */
+void hf_attend(HfModel *m, const AttnIn *in, const Intervention *iv);
+/* The MLP of b.h added to the residual stream b.x (GLU or plain). */
+void hf_mlp(HfModel *m, const float *W[W_N_ROLES]);
+
+/* hf_recipes.c: layer l of the model's architecture on the window in b.x,
+ * then the intervention's change to the residual stream. */
+int hf_layer(HfModel *m, int l, const Intervention *iv, char *err, size_t errlen);
+
+#endif

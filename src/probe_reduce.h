@@ -1,0 +1,72 @@
+/* probe_reduce.h: the one reduction of a probe, shared by trained runs
+ * (src/train/probe.c) and pretrained checkpoints (gatelab inspect): fed
+ * what the forward pass exposes, one layer of one sequence at a time, it
+ * accumulates the arrays of a run-file probe (ProbeRecord, runschema.h):
+ * the mean attention map, first-token columns, alpha0, empty rows and the
+ * first-token share of the others, slot weights, gate statistics and a
+ * sample, and the hidden-state statistics of each block's output. Every
+ * definition is metrics.c's. */
+#ifndef GATELAB_PROBE_REDUCE_H
+#define GATELAB_PROBE_REDUCE_H
+
+#include <stddef.h>
+
+#include "runfile.h"
+
+/* What one layer of one sequence exposes (valid during the call only). */
+typedef struct {
+    int layer, T, H, M, C, d;
+    const float *first_col; /* [H, T]: A[t, 0] */
+    const float *maps;      /* [H, M, M]: A[t, s] on the real tokens, t, s < M */
+    const float *slot;      /* [H, T]: weight each query gives the extra slot, or NULL */
+    const float *gates;     /* activated gate scores: row t (C of them) at
+                               gates + t * gate_stride (0: one row for every
+                               t), or NULL when C = 0 */
+    int gate_stride;
+    const float *hidden; /* [T, d]: the block's output (residual stream) */
+} ProbeLayer;
+
+/* The probe's size and how its maps' rows are to be read. */
+typedef struct {
+    int L, H, N, T, M, C, d; /* M <= T: side of the stored maps */
+    int has_slot;            /* keep attention_slot */
+    int rows_normalised;     /* 1: every row's mass on the real tokens is 1
+                                (plain softmax), so no row is empty; 0: the
+                                mass is read from the maps (M = T) */
+    int threads;             /* the per-layer reductions run side by side */
+} ProbeShape;
+
+typedef struct {
+    ProbeShape s;
+    int seq; /* the sequence probe_acc_feed adds to */
+    int Ns;  /* gate-sampled sequences */
+    int *tokens;
+    float *attention, *slot, *first_col, *alpha0, *gate_sample;
+    float *row_empty, *first_ne; /* sums, then the stored fractions */
+    float *ne_count;             /* non-empty rows per (l, h) */
+    double *hist, *chan_sum, *below, *stats, *h_max, *h_med, *h_top3, *h_kurt, *h_ratio;
+    double *bos_max, *bos_ratio, *tok_max, *tok_ratio, *norms;
+    int *bos_arg, *tok_arg, *bos_votes, *tok_votes; /* [L], [L], [L*d], [L*d] */
+    double *max_logit; /* [L], or NULL until probe_acc_max_logit is called */
+    float *scratch;    /* [T * d] */
+} ProbeAcc;
+
+/* Zeroed accumulators; tokens [N, T] are the caller's to fill. -1 when
+ * memory runs out (a is then freed). */
+int probe_acc_init(ProbeAcc *a, const ProbeShape *s);
+/* Add layer pl of sequence seq (each (layer, seq) once). */
+void probe_acc_layer(ProbeAcc *a, int seq, const ProbeLayer *pl);
+/* The same as a layer callback: acc is a ProbeAcc, the sequence its seq. */
+void probe_acc_feed(void *acc, const ProbeLayer *pl);
+/* Keep v if it is the largest attention logit of layer l so far (a
+ * source that exposes its logits calls it; the record's max_logit stays
+ * NULL otherwise). -1 when memory runs out. */
+int probe_acc_max_logit(ProbeAcc *a, int l, double v);
+/* Means from sums, then hand the arrays to out (free them with
+ * runread_probe_free); out's attributes but the shape are the caller's. */
+void probe_acc_finish(ProbeAcc *a, ProbeRecord *out);
+void probe_acc_free(ProbeAcc *a);
+/* The bytes probe_acc_init allocates (an estimate by terms). */
+size_t probe_acc_bytes(const ProbeShape *s);
+
+#endif
