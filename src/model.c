@@ -41,7 +41,7 @@ struct Scratch {
     float *dy, *dy2, *dres, *dga, *dgate, *dgz;
     float *dh1, *dh3, *dhact, *dxfn, *dlogits, *tmp;
     float *inv_freq;
-    float *cat; /* [N, P] the fused input projection's output or gradient */
+    float *cat;  /* [N, P] the fused input projection's output or gradient */
     float *attn; /* attention_backward's scratch */
 };
 
