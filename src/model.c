@@ -13,217 +13,9 @@
 
 #include "attn_remedies.h"
 #include "intervention.h"
-#include "model.h"
+#include "model_priv.h"
 #include "ops.h"
 #include "util.h"
-
-struct LayerActs {
-    float *x_in;                    /* [N,d] residual entering the layer */
-    float *n1, *mean1, *rstd1;      /* attn_norm */
-    float *q, *k, *v;               /* projections */
-    float *gz, *gs, *gbar;          /* gate: raw, activated, head-shared mean */
-    float *qg, *kg, *vg;            /* after G4 / G3 / G2 (or aliases) */
-    float *qn, *kn, *qrstd, *krstd; /* after QK-norm (or aliases) */
-    float *qr, *kr;                 /* rotated (+ YaRN m) */
-    float *att, *preatt, *slot;     /* [B,H,Ti,Ti], [B,H,Ti] */
-    float *y;                       /* SDPA output [N,qdim] */
-    float *yrn, *yrstd;             /* sdpa-rmsnorm before its weight */
-    float *ym;                      /* after the Y modification (or alias) */
-    float *yg;                      /* after G1 (or alias): input to W_o */
-    float *o, *og;                  /* W_o output, after G5 (or alias) */
-    float *x_mid;                   /* [N,d] after the attention residual */
-    float *n2, *mean2, *rstd2;      /* mlp_norm */
-    float *h1, *h3, *hact;          /* MLP hidden */
-};
-
-struct Scratch {
-    float *dn, *dq, *dq2, *dk, *dk2, *dv, *dv2;
-    float *dy, *dy2, *dres, *dga, *dgate, *dgz;
-    float *dh1, *dh3, *dhact, *dxfn, *dlogits, *tmp;
-    float *inv_freq;
-    float *cat;  /* [N, P] the fused input projection's output or gradient */
-    float *attn; /* attention_backward's scratch */
-};
-
-/* ---- memory plan: one pass counts, the second hands out pointers ---- */
-
-typedef struct {
-    float *base;
-    size_t used;
-} Bump;
-
-static float *take(Bump *b, size_t n) {
-    n = (n + 15) & ~(size_t)15; /* 64-byte aligned slices */
-    float *p = b->base ? b->base + b->used : NULL;
-    /* a counting pass saturates: runstate_bytes reports "too much", never wraps */
-    b->used = n > SIZE_MAX / 8 - b->used ? SIZE_MAX / 8 : b->used + n;
-    return p;
-}
-
-/* Rows of the fused input projection [W_q; W_k; W_v; W_gate]. */
-static int fused_cols(const Model *m) {
-    const Dims *D = &m->dims;
-    return D->qdim + 2 * D->kvdim + (model_gate_in_projection(&m->cfg) ? D->gate_channels : 0);
-}
-
-static void plan_layer(LayerActs *a, Bump *b, const Model *m, size_t N, int B, int Ti) {
-    const Dims *D = &m->dims;
-    const Config *c = &m->cfg;
-    size_t att = (size_t)B * D->H * Ti * Ti;
-    a->x_in = take(b, N * D->d);
-    a->n1 = take(b, N * D->d);
-    a->mean1 = take(b, N);
-    a->rstd1 = take(b, N);
-    a->q = take(b, N * D->qdim);
-    a->k = take(b, N * D->kvdim);
-    a->v = take(b, N * D->kvdim);
-    if (c->gate_pos != GATE_NONE) {
-        size_t per = c->gate_input == GIN_CONST ? 1 : N;
-        a->gz = take(b, per * D->gate_channels);
-        a->gs = take(b, per * D->gate_channels);
-        if (c->gate_shared) a->gbar = take(b, N * D->gate_cg);
-    }
-    a->qg = c->gate_pos == GATE_G4 ? take(b, N * D->qdim) : a->q;
-    a->kg = c->gate_pos == GATE_G3 ? take(b, N * D->kvdim) : a->k;
-    a->vg = c->gate_pos == GATE_G2 ? take(b, N * D->kvdim) : a->v;
-    if (c->qk_norm) {
-        a->qn = take(b, N * D->qdim);
-        a->kn = take(b, N * D->kvdim);
-        a->qrstd = take(b, N * D->H);
-        a->krstd = take(b, N * D->Hkv);
-    } else {
-        a->qn = a->qg;
-        a->kn = a->kg;
-    }
-    a->qr = take(b, N * D->qdim);
-    a->kr = take(b, N * D->kvdim);
-    a->att = take(b, att);
-    a->preatt = take(b, att);
-    if (c->normaliser == NORMZ_SINK_LOGIT || c->kv_bias) a->slot = take(b, (size_t)B * D->H * Ti);
-    a->y = take(b, N * D->qdim);
-    a->ym = a->y;
-    if (c->y_mod == YMOD_RMSNORM) {
-        a->yrn = take(b, N * D->qdim);
-        a->yrstd = take(b, N * D->H);
-        a->ym = take(b, N * D->qdim);
-    } else if (c->y_mod == YMOD_SILU) {
-        a->ym = take(b, N * D->qdim);
-    }
-    a->yg = c->gate_pos == GATE_G1 ? take(b, N * D->qdim) : a->ym;
-    a->o = take(b, N * D->d);
-    a->og = c->gate_pos == GATE_G5 ? take(b, N * D->d) : a->o;
-    a->x_mid = take(b, N * D->d);
-    a->n2 = take(b, N * D->d);
-    a->mean2 = take(b, N);
-    a->rstd2 = take(b, N);
-    a->h1 = take(b, N * D->ff);
-    a->h3 = c->mlp == MLP_SWIGLU ? take(b, N * D->ff) : NULL;
-    a->hact = take(b, N * D->ff);
-}
-
-static void plan_scratch(Scratch *sc, Bump *b, const Model *m, size_t N, size_t Nr) {
-    const Dims *D = &m->dims;
-    size_t wide = (size_t)(D->qdim > D->d ? D->qdim : D->d);
-    sc->dn = take(b, N * D->d);
-    sc->dq = take(b, N * D->qdim);
-    sc->dq2 = take(b, N * D->qdim);
-    sc->dk = take(b, N * D->kvdim);
-    sc->dk2 = take(b, N * D->kvdim);
-    sc->dv = take(b, N * D->kvdim);
-    sc->dv2 = take(b, N * D->kvdim);
-    sc->dy = take(b, N * D->qdim);
-    sc->dy2 = take(b, N * D->qdim);
-    sc->dres = take(b, N * D->d);
-    sc->dga = take(b, N * (size_t)(D->gate_channels + 1));
-    sc->dgate = take(b, N * (size_t)(D->gate_channels + 1));
-    sc->dgz = take(b, N * (size_t)(D->gate_channels + 1));
-    sc->dh1 = take(b, N * D->ff);
-    sc->dh3 = take(b, N * D->ff);
-    sc->dhact = take(b, N * D->ff);
-    sc->dxfn = take(b, N * D->d);
-    sc->dlogits = take(b, Nr * D->V);
-    sc->tmp = take(b, N * wide);
-    sc->inv_freq = take(b, (size_t)D->dh);
-    sc->cat = take(b, N * (size_t)fused_cols(m));
-}
-
-static size_t plan(RunState *s, const Model *m, float *base) {
-    const Dims *D = &m->dims;
-    Bump b = {base, 0};
-    int Ti = s->T + D->extra_pos;
-    size_t N = (size_t)s->B * Ti, Nr = (size_t)s->B * s->T;
-    for (int l = 0; l < D->L; l++) plan_layer(&s->la[l], &b, m, N, s->B, Ti);
-    plan_scratch(s->sc, &b, m, N, Nr);
-    s->sc->attn = take(&b, attention_backward_scratch(Ti));
-    s->x_out = take(&b, N * D->d);
-    s->xfn = take(&b, N * D->d);
-    s->fmean = take(&b, N);
-    s->frstd = take(&b, N);
-    s->xreal = D->extra_pos ? take(&b, Nr * D->d) : s->xfn;
-    s->logits = take(&b, Nr * D->V);
-    s->probs = take(&b, Nr * D->V);
-    s->losses = take(&b, Nr);
-    s->rope_cos = take(&b, (size_t)Ti * (D->dh / 2 + 1));
-    s->rope_sin = take(&b, (size_t)Ti * (D->dh / 2 + 1));
-    return b.used;
-}
-
-int runstate_init(RunState *s, const Model *m, int B, int T) {
-    memset(s, 0, sizeof *s);
-    s->B = B;
-    s->T = T;
-    s->L = m->dims.L;
-    int Ti = T + m->dims.extra_pos;
-    s->la = calloc((size_t)m->dims.L, sizeof *s->la);
-    s->sc = calloc(1, sizeof *s->sc);
-    s->tok_int = calloc((size_t)B * Ti, sizeof(int));
-    s->tgt_int = calloc((size_t)B * Ti, sizeof(int));
-    s->tgt_real = calloc((size_t)B * T, sizeof(int));
-    s->grads = zalloc_aligned(m->table.total * sizeof(float));
-    if (!s->la || !s->sc || !s->tok_int || !s->tgt_int || !s->tgt_real || !s->grads) {
-        runstate_free(s);
-        return -1;
-    }
-    s->mem_floats = plan(s, m, NULL);
-    s->mem = zalloc_aligned(s->mem_floats * sizeof(float));
-    if (!s->mem) {
-        runstate_free(s);
-        return -1;
-    }
-    plan(s, m, s->mem);
-    weights_point(&s->g, s->grads, &m->table, &m->cfg);
-    if (remedy_active(&m->cfg) && !(s->rm = remedy_state_new(m, B, T))) {
-        runstate_free(s);
-        return -1;
-    }
-    return 0;
-}
-
-size_t runstate_bytes(const Model *m, int B, int T) {
-    RunState s;
-    memset(&s, 0, sizeof s);
-    s.B = B, s.T = T, s.L = m->dims.L;
-    LayerActs la[MAX_LAYERS];
-    Scratch sc;
-    s.la = la, s.sc = &sc;
-    size_t Ti = (size_t)T + (size_t)m->dims.extra_pos;
-    size_t ints = (2 * (size_t)B * Ti + (size_t)B * T) * sizeof(int);
-    /* activations + grads + the remedies' own buffers (attn_remedies.c) */
-    size_t f = plan(&s, m, NULL) + m->table.total + remedy_state_floats(m, B, T);
-    return f > (SIZE_MAX / 8 - ints) / sizeof(float) ? SIZE_MAX / 8 : f * sizeof(float) + ints;
-}
-
-void runstate_free(RunState *s) {
-    free(s->la);
-    free(s->sc);
-    free(s->tok_int);
-    free(s->tgt_int);
-    free(s->tgt_real);
-    free(s->grads);
-    free(s->mem);
-    remedy_state_free(s->rm);
-    memset(s, 0, sizeof *s);
-}
 
 /* ---- small helpers ---- */
 
@@ -386,7 +178,7 @@ static void fused_rows(float *cat, const Fused *f, int N, int P, int to_cat) {
 static void fused_forward(const Model *m, RunState *s, LayerActs *a, const LayerWeights *lw,
                           int N) {
     Scratch *sc = s->sc;
-    const int P = fused_cols(m), d = m->dims.d;
+    const int P = model_fused_cols(m), d = m->dims.d;
     Fused f = fused_parts(m, a->q, a->k, a->v, a->gz);
     matmul_forward(sc->cat, a->n1, lw->w_q, NULL, N, d, P);
     fused_rows(sc->cat, &f, N, P, 0);
@@ -397,7 +189,7 @@ static void fused_forward(const Model *m, RunState *s, LayerActs *a, const Layer
 static void fused_backward(const Model *m, RunState *s, const LayerActs *a, const LayerWeights *lw,
                            LayerWeights *gw, float *dq, float *dk, float *dv, float *dgz, int N) {
     Scratch *sc = s->sc;
-    const int P = fused_cols(m), d = m->dims.d;
+    const int P = model_fused_cols(m), d = m->dims.d;
     Fused f = fused_parts(m, dq, dk, dv, dgz);
     fused_rows(sc->cat, &f, N, P, 1);
     matmul_backward(sc->dn, gw->w_q, NULL, sc->cat, a->n1, lw->w_q, N, d, P);

@@ -1,0 +1,40 @@
+/* model_priv.h: what model.c (the passes) and model_state.c (the memory
+ * plan of a RunState) share: the layout of one layer's activations and of
+ * the backward's scratch. Not a public interface. */
+#ifndef GATELAB_MODEL_PRIV_H
+#define GATELAB_MODEL_PRIV_H
+
+#include "model.h"
+
+struct LayerActs {
+    float *x_in;                    /* [N,d] residual entering the layer */
+    float *n1, *mean1, *rstd1;      /* attn_norm */
+    float *q, *k, *v;               /* projections */
+    float *gz, *gs, *gbar;          /* gate: raw, activated, head-shared mean */
+    float *qg, *kg, *vg;            /* after G4 / G3 / G2 (or aliases) */
+    float *qn, *kn, *qrstd, *krstd; /* after QK-norm (or aliases) */
+    float *qr, *kr;                 /* rotated (+ YaRN m) */
+    float *att, *preatt, *slot;     /* [B,H,Ti,Ti], [B,H,Ti] */
+    float *y;                       /* SDPA output [N,qdim] */
+    float *yrn, *yrstd;             /* sdpa-rmsnorm before its weight */
+    float *ym;                      /* after the Y modification (or alias) */
+    float *yg;                      /* after G1 (or alias): input to W_o */
+    float *o, *og;                  /* W_o output, after G5 (or alias) */
+    float *x_mid;                   /* [N,d] after the attention residual */
+    float *n2, *mean2, *rstd2;      /* mlp_norm */
+    float *h1, *h3, *hact;          /* MLP hidden */
+};
+
+struct Scratch {
+    float *dn, *dq, *dq2, *dk, *dk2, *dv, *dv2;
+    float *dy, *dy2, *dres, *dga, *dgate, *dgz;
+    float *dh1, *dh3, *dhact, *dxfn, *dlogits, *tmp;
+    float *inv_freq;
+    float *cat;  /* [N, P] the fused input projection's output or gradient */
+    float *attn; /* attention_backward's scratch */
+};
+
+/* Rows of the fused input projection [W_q; W_k; W_v; W_gate]: P. */
+int model_fused_cols(const Model *m);
+
+#endif
