@@ -211,6 +211,32 @@ static void test_matches_js_reference(void **s) {
 
 /* ---- BOS and the post-processor template --------------------------------- */
 
+/* Splitting one text has a wall-clock bound (hf_regex.c): with the test
+ * hook's bound of 0 s, a text of many pieces is refused in one line at the
+ * first look at the clock, and a short one (fewer pieces than a look) is
+ * not. */
+static void test_split_time_bound(void **s) {
+    (void)s;
+    char err[512], text[8192];
+    int32_t *ids = NULL;
+    size_t n;
+    HfTokenizer *gpt2 = load_variant("gpt2");
+    for (size_t i = 0; i + 1 < sizeof text; i++) text[i] = i % 4 == 3 ? ' ' : 'a';
+    text[sizeof text - 1] = '\0';
+    setenv("GATELAB_TEST_SPLIT_SECONDS", "0", 1);
+    assert_int_equal(hf_tokenizer_encode(gpt2, text, strlen(text), 0, &ids, &n, err, sizeof err),
+                     -1);
+    assert_non_null(strstr(err, "pre-tokenizer regex still splitting a 8191-byte text"));
+    assert_null(strchr(err, '\n'));
+    assert_int_equal(hf_tokenizer_encode(gpt2, "Hi there", 8, 0, &ids, &n, err, sizeof err), 0);
+    free(ids);
+    unsetenv("GATELAB_TEST_SPLIT_SECONDS");
+    assert_int_equal(hf_tokenizer_encode(gpt2, text, strlen(text), 0, &ids, &n, err, sizeof err),
+                     0);
+    free(ids);
+    hf_tokenizer_free(gpt2);
+}
+
 static void test_bos(void **s) {
     (void)s;
     char err[512];
@@ -469,13 +495,10 @@ static void test_fuzz_regressions(void **s) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_matches_js_reference),
-        cmocka_unit_test(test_bos),
-        cmocka_unit_test(test_bpe_order),
-        cmocka_unit_test(test_invalid_utf8),
-        cmocka_unit_test(test_refusals),
-        cmocka_unit_test(test_split_behaviors),
-        cmocka_unit_test(test_token_lines),
+        cmocka_unit_test(test_matches_js_reference), cmocka_unit_test(test_bos),
+        cmocka_unit_test(test_split_time_bound),     cmocka_unit_test(test_bpe_order),
+        cmocka_unit_test(test_invalid_utf8),         cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_split_behaviors),      cmocka_unit_test(test_token_lines),
         cmocka_unit_test(test_fuzz_regressions),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

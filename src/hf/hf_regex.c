@@ -3,6 +3,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "hf_utf8.h"
 #include "util.h"
@@ -122,10 +123,36 @@ pcre2_match_context *hf_regex_match_context(void) {
     return c;
 }
 
+/* The wall-clock bound on splitting one text with one regex: each match
+ * is bounded by HF_MATCH_LIMIT, but a pattern that backtracks
+ * catastrophically on every piece of a long text would still run for
+ * minutes. GATELAB_TEST_SPLIT_SECONDS (the test suite's) lowers it. */
+#define HF_SPLIT_SECONDS 60.0
+#define HF_SPLIT_CHECK 64 /* matches between two looks at the clock */
+
+static double split_budget(void) {
+    const char *e = getenv("GATELAB_TEST_SPLIT_SECONDS");
+    char *end;
+    double v = e ? strtod(e, &end) : HF_SPLIT_SECONDS;
+    return e && (end == e || *end || !(v >= 0)) ? HF_SPLIT_SECONDS : v;
+}
+
+static double now_s(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
 int hf_regex_split(const pcre2_code *re, pcre2_match_data *md, pcre2_match_context *mc,
                    const char *s, size_t n, HfPieceFn fn, void *ctx, char *err, size_t errlen) {
-    size_t prev = 0, start = 0;
+    size_t prev = 0, start = 0, matches = 0;
+    const double t0 = now_s(), budget = split_budget();
     while (start <= n) {
+        if (++matches % HF_SPLIT_CHECK == 0 && now_s() - t0 > budget)
+            return seterr(err, errlen,
+                          "pre-tokenizer regex still splitting a %zu-byte text after %g s "
+                          "(a pattern that backtracks catastrophically?); refusing it",
+                          n, budget);
         int rc = pcre2_match(re, (PCRE2_SPTR)s, n, start, PCRE2_NO_UTF_CHECK, md, mc);
         if (rc == PCRE2_ERROR_JIT_STACKLIMIT) /* the interpreter keeps its stack on the heap */
             rc =
