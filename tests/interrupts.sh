@@ -101,8 +101,10 @@ done
 [ -z "$left" ] || { bad "sweep: trainers outlived the killed sweep:$left"; kill -9 $left; }
 "$G" sweep k.sweep --out sw --jobs 2 --no-report >sweep2.log 2>&1 ||
     bad "sweep rerun failed: $(tail -3 sweep2.log)"
-# resumed from its checkpoint, or restarted when killed before the first one
-grep -qE "(resume|restart) baseline_s1" sweep2.log ||
+# resumed from its checkpoint, restarted when killed before the first one,
+# or started afresh when killed before its run file existed (a slow start,
+# as under the sanitizers)
+grep -qE "(resume|restart|start) baseline_s1" sweep2.log ||
     bad "the rerun did not pick up baseline_s1: $(cat sweep2.log)"
 grep -qP '\t(failed|killed)$' sw/sweep_status.tsv && bad "a run recorded failed: $(cat sw/sweep_status.tsv)"
 
