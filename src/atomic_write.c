@@ -1,6 +1,8 @@
 /* atomic_write.c: see atomic_write.h. */
 #include "atomic_write.h"
 
+#include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
@@ -130,4 +132,26 @@ int atomic_copy(const char *from, char *tmp, size_t n, char *err, size_t errlen)
     close(in);
     if (rc != 0 && out >= 0) atomic_discard(tmp);
     return rc;
+}
+
+int atomic_remove_stale(const char *path) {
+    char dir[ATOMIC_TMP_MAX];
+    snprintf(dir, sizeof dir, "%s", path);
+    const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
+    size_t bl = strlen(base);
+    DIR *d = opendir(dirname(dir));
+    int n = 0;
+    for (struct dirent *e; d && (e = readdir(d));) {
+        const char *x = e->d_name; /* BASE . six [A-Za-z0-9] SUFFIX */
+        if (strncmp(x, base, bl) || x[bl] != '.' || strlen(x) != bl + 7 + strlen(SUFFIX) ||
+            strcmp(x + bl + 7, SUFFIX))
+            continue;
+        int ok = 1;
+        for (size_t i = bl + 1; i < bl + 7; i++) ok &= isalnum((unsigned char)x[i]) != 0;
+        struct stat st;
+        if (ok && fstatat(dirfd(d), x, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode))
+            n += unlinkat(dirfd(d), x, 0) == 0;
+    }
+    if (d) closedir(d);
+    return n;
 }

@@ -39,4 +39,9 @@ void atomic_discard(const char *tmp);
  * one line (nothing left behind). */
 int atomic_copy(const char *from, char *tmp, size_t n, char *err, size_t errlen);
 
+/* Remove the temporaries of path that a killed writer left (names
+ * "PATH.XXXXXX.tmp", regular files only). For a caller that owns path's
+ * writes (it holds path's lock, runlock.h). The number removed. */
+int atomic_remove_stale(const char *path);
+
 #endif

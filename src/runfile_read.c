@@ -160,7 +160,9 @@ __attribute__((noreturn)) static void vet_child(const char *path, int fd) {
     for (size_t i = 0; i < sizeof crash_sigs / sizeof *crash_sigs; i++)
         signal(crash_sigs[i], SIG_DFL); /* die by the signal: the parent sees it */
     signal(SIGALRM, SIG_DFL);
-    alarm(VET_SECONDS + 5); /* no orphan spins on if the parent is gone */
+    alarm(VET_SECONDS + 5);   /* no orphan spins on if the parent is gone */
+    signal(SIGINT, SIG_IGN);  /* a Ctrl-C is the parent's to act on (stop.h), */
+    signal(SIGTERM, SIG_IGN); /* not a crash of this child */
     if (__sanitizer_set_death_callback) __sanitizer_set_death_callback(NULL);
     int null = open("/dev/null", O_WRONLY);
     if (null >= 0) {

@@ -128,6 +128,14 @@ static int handle_existing(RunLock *l, const char *run_path, char *err, size_t e
     return rc;
 }
 
+/* The lock holder owns the run's writes: the temporaries a killed writer
+ * left beside RUN.h5 and RUN.h5.ckpt go. */
+static void remove_stale(const char *run_path) {
+    char ck[4200];
+    atomic_remove_stale(run_path);
+    if (snprintf(ck, sizeof ck, "%s.ckpt", run_path) < (int)sizeof ck) atomic_remove_stale(ck);
+}
+
 int runlock_acquire(RunLock *l, const char *run_path, char *err, size_t errlen) {
     l->fd = -1;
     l->refused = 0;
@@ -135,6 +143,7 @@ int runlock_acquire(RunLock *l, const char *run_path, char *err, size_t errlen) 
         return seterr(err, errlen, "%s: path too long for its lock file", run_path);
     for (int tries = 0; tries < 100; tries++) {
         int rc = place_new(l, err, errlen);
+        if (rc == 0) remove_stale(run_path);
         if (rc <= 0) return rc;
         if (handle_existing(l, run_path, err, errlen) != 0) return -1;
     }

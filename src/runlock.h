@@ -7,7 +7,9 @@
  * own. A lock file is only ever made fresh (under a temporary name, then
  * linked into place): an existing file is never opened for writing, and
  * one that is not a gatelab lock file (a link, a FIFO, a file with other
- * content or other hard links) is refused with a reason and left alone. */
+ * content or other hard links) is refused with a reason and left alone.
+ * Taking the lock also removes the temporaries a killed writer left
+ * beside RUN.h5 and RUN.h5.ckpt (atomic_write.h). */
 #ifndef GATELAB_RUNLOCK_H
 #define GATELAB_RUNLOCK_H
 

@@ -7,7 +7,7 @@
  * - grid expansion is linear and capped: 64,000 runs list at once, 70,400
  *   are refused with the limit named;
  * - config.json sizes: 2048 heads x head_dim 2^20 is refused in one line
- *   naming the product (it overflowed an int before). */
+ *   naming the product (never an int overflow). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -46,11 +46,10 @@ static int run_bounded(const char *args) {
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
-static void copy_fixture(const char *to, const char *fixture, const char *name) {
-    char from[2048], dst[2048];
-    snprintf(from, sizeof from, "%s/tests/reference/hf/%s/%s", tu_src(), fixture, name);
-    snprintf(dst, sizeof dst, "%s/%s", to, name);
-    tu_copy_file(from, dst);
+/* A fresh model directory dir/name (path into m[n]). */
+static void model_dir(char *m, size_t n, const char *name) {
+    snprintf(m, n, "%s/%s", dir, name);
+    assert_int_equal(mkdir(m, 0755), 0);
 }
 
 /* A byte-level BPE tokenizer.json with h e l o and one merge "l l". */
@@ -65,10 +64,9 @@ static const char *TOKJSON =
 static void test_text_bounded(void **st) {
     (void)st;
     char m[1100], path[1200], args[3000];
-    snprintf(m, sizeof m, "%s/model", dir);
-    assert_int_equal(mkdir(m, 0755), 0);
-    copy_fixture(m, "gpt2-f32", "config.json");
-    copy_fixture(m, "gpt2-f32", "model.safetensors");
+    model_dir(m, sizeof m, "model");
+    tu_hf_fixture(m, "gpt2-f32", "config.json");
+    tu_hf_fixture(m, "gpt2-f32", "model.safetensors");
     snprintf(path, sizeof path, "%s/tokenizer.json", m);
     tu_write_text(path, TOKJSON);
     snprintf(path, sizeof path, "%s/big.txt", dir);
@@ -131,9 +129,8 @@ static void test_grid_capped(void **st) {
 static void test_config_sizes(void **st) {
     (void)st;
     char m[1100], path[1200], args[3000];
-    snprintf(m, sizeof m, "%s/wide", dir);
-    assert_int_equal(mkdir(m, 0755), 0);
-    copy_fixture(m, "llama-f32", "model.safetensors");
+    model_dir(m, sizeof m, "wide");
+    tu_hf_fixture(m, "llama-f32", "model.safetensors");
     snprintf(path, sizeof path, "%s/config.json", m);
     tu_write_text(path, "{\"architectures\": [\"LlamaForCausalLM\"], \"model_type\": \"llama\", "
                         "\"hidden_size\": 32, \"num_hidden_layers\": 2, "

@@ -7,8 +7,7 @@
  * - run files whose names hold '|' or a newline: shown with '_' in their
  *   place, so the REPORT.md tables stay intact;
  * - plot on a run whose last probe is corrupt exits 2, as sinks does;
- * - a full disk during intervene names the error (not "Success");
- * - a resume whose run file's /config contradicts the config: refused. */
+ * - a full disk during intervene names the error (not "Success"). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -28,21 +27,8 @@
 
 #define TINY "--config %s/experiments/tiny.ini --quiet"
 
-static char dir[64], run[1024];
-
-static int setup(void **st) {
-    (void)st;
-    char out[1100];
-    snprintf(dir, sizeof dir, "%s", tu_tmpdir());
-    snprintf(run, sizeof run, "%s/run.h5", dir);
-    snprintf(out, sizeof out, "%s/train.out", dir);
-    return tu_run(out, "train " TINY " --out %s", tu_src(), run) ? -1 : 0;
-}
-
-static int teardown(void **st) {
-    (void)st;
-    return tu_rmtree(dir);
-}
+/* the directory and the tiny run every test here uses (testutil.h) */
+static const char *const dir = tu_tiny_dir, *const run = tu_tiny_run;
 
 /* `cd dir && PREFIX gatelab ARGS`, output into dir/out.txt; exit code. */
 static int sh(const char *prefix, const char *args) {
@@ -210,38 +196,12 @@ static void test_full_disk_intervene(void **st) {
     free(o);
 }
 
-static void test_resume_config_contradicted(void **st) {
-    (void)st;
-    char p[1100], args[2400];
-    snprintf(p, sizeof p, "%s/cut.h5", dir);
-    snprintf(args, sizeof args, "train " TINY " --set steps=8 --set ckpt_every=2 --out %s",
-             tu_src(), p);
-    assert_int_not_equal(sh("GATELAB_TEST_KILL_AT=5", args), 0);
-    hid_t f = H5Fopen(p, H5F_ACC_RDWR, H5P_DEFAULT);
-    assert_true(f >= 0);
-    assert_true(H5Adelete_by_name(f, "config", "n_layers", H5P_DEFAULT) >= 0);
-    hid_t sp = H5Screate(H5S_SCALAR);
-    hid_t a = H5Acreate_by_name(f, "config", "n_layers", H5T_STD_I64LE, sp, H5P_DEFAULT,
-                                H5P_DEFAULT, H5P_DEFAULT);
-    long long three = 3;
-    assert_true(a >= 0 && H5Awrite(a, H5T_NATIVE_LLONG, &three) >= 0);
-    H5Aclose(a), H5Sclose(sp), H5Fclose(f);
-    snprintf(args, sizeof args, "train " TINY " --set steps=8 --set ckpt_every=2 --out %s --resume",
-             tu_src(), p);
-    assert_int_equal(sh("", args), 2);
-    assert_out_line("/config n_layers = 3 contradicts");
-}
-
 int main(void) {
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_chunks_by_bytes),
-        cmocka_unit_test(test_mem_limit_values),
-        cmocka_unit_test(test_eval_lengths_twice),
-        cmocka_unit_test(test_report_odd_names),
-        cmocka_unit_test(test_plot_corrupt_probe),
-        cmocka_unit_test(test_full_disk_intervene),
-        cmocka_unit_test(test_resume_config_contradicted),
+        cmocka_unit_test(test_chunks_by_bytes),    cmocka_unit_test(test_mem_limit_values),
+        cmocka_unit_test(test_eval_lengths_twice), cmocka_unit_test(test_report_odd_names),
+        cmocka_unit_test(test_plot_corrupt_probe), cmocka_unit_test(test_full_disk_intervene),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, tu_tiny_setup, tu_tiny_teardown);
 }

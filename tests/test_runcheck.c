@@ -7,7 +7,8 @@
  *   exits 2 with one line and stores nothing;
  * - an HDF5 external link in the file: refused at open;
  * - a NaN in /params: `intervene` and `eval` refuse it with one line
- *   naming the tensor; a NaN in a checkpoint: `train --resume` refuses;
+ *   naming the tensor; a NaN in a checkpoint: `train --resume` refuses,
+ *   as it refuses a run file whose /config contradicts the config;
  *   NaN weights in a Hugging Face checkpoint: `inspect` warns;
  * - fast_expf is defined for NaN and the infinities. */
 #include <stdarg.h>
@@ -29,22 +30,8 @@
 
 #define TINY "--config %s/experiments/tiny.ini --quiet"
 
-static char dir[64], run[1024];
-
-static int setup(void **st) {
-    (void)st;
-    char out[1100];
-    snprintf(dir, sizeof dir, "%s", tu_tmpdir());
-    snprintf(run, sizeof run, "%s/run.h5", dir);
-    snprintf(out, sizeof out, "%s/train.out", dir);
-    if (tu_run(out, "train " TINY " --out %s", tu_src(), run)) return -1;
-    return 0;
-}
-
-static int teardown(void **st) {
-    (void)st;
-    return tu_rmtree(dir);
-}
+/* the directory and the tiny run every test here uses (testutil.h) */
+static const char *const dir = tu_tiny_dir, *const run = tu_tiny_run;
 
 /* A fresh copy of the trained run, named name. */
 static const char *copy_run(const char *name) {
@@ -67,34 +54,25 @@ static void last_probe(const char *path, char *g, size_t n) {
     runread_close(r);
 }
 
-/* Set element 0 of the int dataset at dpath to v. */
-static void poke_int(const char *path, const char *dpath, int v) {
+/* Set element 0 of the dataset at dpath to *v, of memory type mtype. */
+static void poke(const char *path, const char *dpath, hid_t mtype, const void *v) {
     hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
     assert_true(f >= 0);
     hid_t d = H5Dopen2(f, dpath, H5P_DEFAULT);
     assert_true(d >= 0);
     hid_t fs = H5Dget_space(d);
-    int rank = H5Sget_simple_extent_ndims(fs);
     hsize_t start[4] = {0}, count[4] = {1, 1, 1, 1}, one = 1;
     assert_true(H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL) >= 0);
     hid_t ms = H5Screate_simple(1, &one, NULL);
-    assert_true(H5Dwrite(d, H5T_NATIVE_INT, ms, fs, H5P_DEFAULT, &v) >= 0);
-    (void)rank;
+    assert_true(H5Dwrite(d, mtype, ms, fs, H5P_DEFAULT, v) >= 0);
     H5Sclose(ms), H5Sclose(fs), H5Dclose(d), H5Fclose(f);
 }
 
-/* Set element 0 of the float dataset at dpath to v. */
+static void poke_int(const char *path, const char *dpath, int v) {
+    poke(path, dpath, H5T_NATIVE_INT, &v);
+}
 static void poke_float(const char *path, const char *dpath, float v) {
-    hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
-    assert_true(f >= 0);
-    hid_t d = H5Dopen2(f, dpath, H5P_DEFAULT);
-    assert_true(d >= 0);
-    hid_t fs = H5Dget_space(d);
-    hsize_t start[4] = {0}, count[4] = {1, 1, 1, 1}, one = 1;
-    assert_true(H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL) >= 0);
-    hid_t ms = H5Screate_simple(1, &one, NULL);
-    assert_true(H5Dwrite(d, H5T_NATIVE_FLOAT, ms, fs, H5P_DEFAULT, &v) >= 0);
-    H5Sclose(ms), H5Sclose(fs), H5Dclose(d), H5Fclose(f);
+    poke(path, dpath, H5T_NATIVE_FLOAT, &v);
 }
 
 /* Replace the integer attribute /config/key by v (deleted and made anew:
@@ -188,37 +166,55 @@ static void test_nan_weights(void **st) {
     assert_cmd_refused(2, "non-finite", "intervene %s gates-open", p);
 }
 
-static void test_nan_checkpoint(void **st) {
-    (void)st;
-    char r2[1100], out[1100], cmd[3000];
-    snprintf(r2, sizeof r2, "%s/killed.h5", dir);
-    snprintf(out, sizeof out, "%s/killed.out", dir);
-    snprintf(cmd, sizeof cmd, "train " TINY " --set steps=8 --set ckpt_every=2 --out %s", tu_src(),
-             r2);
+#define SHORT "train " TINY " --set steps=8 --set ckpt_every=2 --out %s"
+
+/* A run of 8 steps killed at step 5, into dir/name (path into r[n]),
+ * with a checkpoint to resume from. */
+static void killed_run(const char *name, char *r, size_t n) {
+    char out[1100], cmd[3000];
+    snprintf(r, n, "%s/%s", dir, name);
+    snprintf(out, sizeof out, "%s/%s.out", dir, name);
+    snprintf(cmd, sizeof cmd, SHORT, tu_src(), r);
     tu_fault("KILL_AT", "5");
     assert_int_not_equal(tu_run(out, "%s", cmd), 0);
     tu_fault_clear();
-    char ck[1200];
-    snprintf(ck, sizeof ck, "%s.ckpt", r2);
+}
+
+/* `train --resume` of r is refused (exit 2) with one line holding want. */
+static void assert_resume_refused(const char *r, const char *want) {
+    char cmd[3000];
+    snprintf(cmd, sizeof cmd, SHORT " --resume", tu_src(), "%s");
+    assert_cmd_refused(2, want, cmd, r);
+}
+
+static void test_nan_checkpoint(void **st) {
+    (void)st;
+    char r[1100], ck[1200];
+    killed_run("killed.h5", r, sizeof r);
+    snprintf(ck, sizeof ck, "%s.ckpt", r);
     poke_float(ck, "/params", NAN);
-    snprintf(cmd, sizeof cmd, "train " TINY " --set steps=8 --set ckpt_every=2 --out %%s --resume",
-             tu_src());
-    assert_cmd_refused(2, "non-finite", cmd, r2);
+    assert_resume_refused(r, "non-finite");
+}
+
+/* A resume whose run file's /config contradicts the config it is given. */
+static void test_resume_config_contradicted(void **st) {
+    (void)st;
+    char r[1100];
+    killed_run("cut.h5", r, sizeof r);
+    set_config(r, "n_layers", 3);
+    assert_resume_refused(r, "/config n_layers = 3 contradicts");
 }
 
 /* A Hugging Face checkpoint whose weights are all NaN: inspect still
  * writes its run file (exit 0) but warns, in one line. */
 static void test_inspect_warns_nan(void **st) {
     (void)st;
-    char m[1100], from[2048], to[1200], out[1100];
+    char m[1100], to[1200], out[1100];
     snprintf(m, sizeof m, "%s/nanmodel", dir);
     assert_int_equal(mkdir(m, 0755), 0);
-    const char *names[2] = {"config.json", "model.safetensors"};
-    for (int i = 0; i < 2; i++) {
-        snprintf(from, sizeof from, "%s/tests/reference/hf/llama-f32/%s", tu_src(), names[i]);
-        snprintf(to, sizeof to, "%s/%s", m, names[i]);
-        tu_copy_file(from, to);
-    }
+    tu_hf_fixture(m, "llama-f32", "config.json");
+    tu_hf_fixture(m, "llama-f32", "model.safetensors");
+    snprintf(to, sizeof to, "%s/model.safetensors", m);
     size_t n;
     unsigned char *b = (unsigned char *)tu_slurp_ok(to, &n);
     uint64_t hl;
@@ -247,8 +243,8 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_token_ids),         cmocka_unit_test(test_shapes_against_config),
         cmocka_unit_test(test_external_link),     cmocka_unit_test(test_nan_weights),
-        cmocka_unit_test(test_nan_checkpoint),    cmocka_unit_test(test_inspect_warns_nan),
-        cmocka_unit_test(test_fast_expf_defined),
+        cmocka_unit_test(test_nan_checkpoint),    cmocka_unit_test(test_resume_config_contradicted),
+        cmocka_unit_test(test_inspect_warns_nan), cmocka_unit_test(test_fast_expf_defined),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, tu_tiny_setup, tu_tiny_teardown);
 }

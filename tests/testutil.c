@@ -40,6 +40,32 @@ static int rm_entry(const char *p, const struct stat *st, int flag, struct FTW *
 
 int tu_rmtree(const char *dir) { return nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS); }
 
+char tu_tiny_dir[64], tu_tiny_run[1024];
+
+int tu_tiny_setup(void **st) {
+    (void)st;
+    char out[1100];
+    snprintf(tu_tiny_dir, sizeof tu_tiny_dir, "%s", tu_tmpdir());
+    snprintf(tu_tiny_run, sizeof tu_tiny_run, "%s/run.h5", tu_tiny_dir);
+    snprintf(out, sizeof out, "%s/train.out", tu_tiny_dir);
+    return tu_run(out, "train --config %s/experiments/tiny.ini --quiet --out %s", tu_src(),
+                  tu_tiny_run)
+               ? -1
+               : 0;
+}
+
+int tu_tiny_teardown(void **st) {
+    (void)st;
+    return tu_rmtree(tu_tiny_dir);
+}
+
+void tu_hf_fixture(const char *dir, const char *fixture, const char *name) {
+    char from[2048], to[2048];
+    snprintf(from, sizeof from, "%s/tests/reference/hf/%s/%s", tu_src(), fixture, name);
+    snprintf(to, sizeof to, "%s/%s", dir, name);
+    tu_copy_file(from, to);
+}
+
 int tu_run(const char *outfile, const char *fmt, ...) {
     char args[4096], cmd[8192];
     va_list ap;

@@ -17,6 +17,17 @@ const char *tu_tmpdir(void);
  * following no link. 0, or -1 when something could not be removed. */
 int tu_rmtree(const char *dir);
 
+/* cmocka group setup and teardown of tests over one tiny trained run:
+ * setup makes a fresh directory tu_tiny_dir and trains
+ * experiments/tiny.ini into tu_tiny_run (= tu_tiny_dir/run.h5, output in
+ * tu_tiny_dir/train.out); teardown removes the directory. */
+extern char tu_tiny_dir[64], tu_tiny_run[1024];
+int tu_tiny_setup(void **st);
+int tu_tiny_teardown(void **st);
+
+/* Copy tests/reference/hf/FIXTURE/NAME into DIR/NAME. */
+void tu_hf_fixture(const char *dir, const char *fixture, const char *name);
+
 /* Run "gatelab ARGS" (shell words) with stdout+stderr into OUTFILE; returns
  * the exit code, or 128+signal when killed. */
 int tu_run(const char *outfile, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
