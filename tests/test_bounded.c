@@ -7,7 +7,7 @@
  * - grid expansion is linear and capped: 64,000 runs list at once, 70,400
  *   are refused with the limit named;
  * - config.json sizes: 2048 heads x head_dim 2^20 is refused in one line
- *   naming the product (it overflowed an int before). */
+ *   naming the product (never an int overflow). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>

@@ -1,7 +1,7 @@
 /* test_mapguard.c: weights read through mmap, changed under the reader.
  * - a model.safetensors truncated after the model was opened: the forward
- *   pass, in a child, ends with exit 1 and one line naming the file (it
- *   died of SIGBUS, exit 135 and no message, before);
+ *   pass, in a child, ends with exit 1 and one line naming the file (not
+ *   a silent death by SIGBUS);
  * - a file rewritten in place (same size, new content) after mapping:
  *   mapguard_check names it. */
 #include <stdarg.h>
