@@ -353,12 +353,13 @@ static void md_headline(FILE *f, const Protocol *pr, const PTest *t, int k, cons
     }
     fprintf(f,
             "\n## Headline (confirmatory)\n\nThe protocol of this directory (`%s`, declared "
-            "before the runs) has %d primary tests (%d comparisons × %d metrics), up to %d "
+            "before the runs) has %d primary test%s (%d comparison%s × %d metric%s), up to %d "
             "seeds an arm. Holm's correction runs across all %d; a difference is claimed only "
             "when the Holm-adjusted p is below %.2f, p being the larger of Welch's and the "
             "exact Mann–Whitney p (Fisher's exact test for seeds with a sink). Every other "
             "comparison in this report is exploratory.\n\n",
-            PROTO_FILE, k, pr->n_compares, pr->n_metrics, seeds, k, ALPHA);
+            PROTO_FILE, k, k == 1 ? "" : "s", pr->n_compares, pr->n_compares == 1 ? "" : "s",
+            pr->n_metrics, pr->n_metrics == 1 ? "" : "s", seeds, k, ALPHA);
     for (int j = 0; j < pr->n_claims; j++) {
         int id = 0;
         const PTest *t1 = find_test(t, k, pr->claims[j].compare, pr->claims[j].metric, &id);

@@ -873,7 +873,7 @@ static void test_confirm_section(void **state) {
     const char *sec = strstr(md, "## Headline (confirmatory)");
     assert_non_null(sec);
     if (getenv("GATELAB_TEST_SHOW")) fprintf(stderr, "%.5000s\n", sec);
-    assert_non_null(strstr(sec, "has 3 primary tests (1 comparisons × 3 metrics), up to 5 seeds"));
+    assert_non_null(strstr(sec, "has 3 primary tests (1 comparison × 3 metrics), up to 5 seeds"));
     snprintf(want, sizeof want,
              "- The paper: `g1` has a lower F-Attn than `base`. **Confirmed** here: 0.05 "
              "against 0.5, Holm p = %.3g (P1).",
