@@ -38,7 +38,7 @@ interrupted() {
 }
 
 T="--config $S/experiments/tiny.ini --quiet"
-"$G" train $T --set steps=4 --set probe_n=64 --out run.h5 || { echo "setup: train failed"; exit 1; }
+"$G" train $T --set steps=4 --set probe_n=1024 --out run.h5 || { echo "setup: train failed"; exit 1; }
 "$G" report . --out rep >/dev/null 2>&1 || { echo "setup: report failed"; exit 1; }
 cp rep/REPORT.md report.orig && cp run.h5 run.orig
 
@@ -73,7 +73,7 @@ for sig in TERM INT; do
 done
 
 # eval (polls between batches) and train (checkpoints, resumable)
-"$G" eval run.h5 --lengths 1x,2x,4x --batches 400 >/dev/null 2>err.txt &
+"$G" eval run.h5 --lengths 1x,2x,4x --batches 4000 >/dev/null 2>err.txt &
 kids="$kids $!"
 interrupted "eval" INT $! run.h5.lock
 cmp -s run.h5 run.orig || bad "eval: SIGINT changed run.h5"

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
 
 #include "hf_model.h"
@@ -668,6 +669,29 @@ static void test_stream_checkpoint(void **s) {
 /* eval on an inspected checkpoint: at the window's own length the loss of
  * every prediction and the first-token share equal those of PyTorch's
  * logits and maps (expected.h5). */
+/* inspect's memory plan: a limit below what the pass needs is refused
+ * before the pass, in one line naming the bytes (exit 2, no run file); the
+ * same windows under the machine's own limit run. */
+static void test_inspect_memory_plan(void **s) {
+    (void)s;
+    char fix[2048], ids[2048], run[2048], lg_path[2048];
+    const char *d = tu_tmpdir();
+    const int32_t tok[16] = {1, 2, 3, 4, 5, 6, 7, 8, 1, 2, 3, 4, 5, 6, 7, 8};
+    snprintf(fix, sizeof fix, "%s/tests/reference/hf/llama-f32", tu_src());
+    snprintf(ids, sizeof ids, "%s/ids.txt", d);
+    snprintf(run, sizeof run, "%s/run.h5", d);
+    snprintf(lg_path, sizeof lg_path, "%s/log", d);
+    write_tokens(ids, tok, 16, 2);
+    setenv("GATELAB_MEM_LIMIT", "1000", 1);
+    int rc = tu_run(lg_path, "inspect %s --tokens %s --out %s -q", fix, ids, run);
+    unsetenv("GATELAB_MEM_LIMIT");
+    assert_int_equal(rc, 2);
+    tu_assert_one_line(lg_path, "gatelab inspect: inspect needs", "over the memory limit of 1000");
+    assert_int_not_equal(access(run, F_OK), 0);
+    assert_int_equal(tu_run(lg_path, "inspect %s --tokens %s --out %s -q", fix, ids, run), 0);
+    tu_rmtree(d);
+}
+
 static void test_eval_checkpoint(void **s) {
     (void)s;
     char fix[2048], path[2100], ids[2048], run[2048], lg_path[2048], err[512];
@@ -736,6 +760,7 @@ int main(void) {
         cmocka_unit_test(test_cli_text),
         cmocka_unit_test(test_intervene),
         cmocka_unit_test(test_eval_checkpoint),
+        cmocka_unit_test(test_inspect_memory_plan),
         cmocka_unit_test(test_stream_checkpoint),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -17,6 +17,7 @@
 #include "hf_runwrite.h"
 #include "inspect_input.h"
 #include "mapguard.h"
+#include "memplan.h"
 #include "safetensors.h"
 #include "cliopts.h"
 #include "cmdutil.h"
@@ -169,6 +170,17 @@ static void warn_nonfinite(const ProbeRecord *pd, const char *model) {
                 bad, model);
 }
 
+/* The memory plan (memplan.h) of the pass about to run: the converted
+ * weights, the forward buffers, the probe's accumulators and the windows'
+ * ids. 0, or -1 with memplan_check's one line. */
+static int plan_check(const HfModel *m, const HfWindows *w, int M, char *err, size_t errlen) {
+    MemPlan p = {0};
+    hf_model_pass_bytes(m, w->N, w->T, M, &p.params, &p.activations, &p.probe);
+    p.probe += (size_t)w->N * w->T * sizeof(int32_t);
+    p.total = p.params + p.activations + p.probe;
+    return memplan_check(&p, "inspect", err, errlen);
+}
+
 static int inspect(const Opts *o, char *err, size_t errlen, int *code) {
     HfModel *m = NULL;
     HfWindows w = {0};
@@ -192,8 +204,9 @@ static int inspect(const Opts *o, char *err, size_t errlen, int *code) {
                a->max_pos);
         goto done;
     }
-    *code = 1;
     int M = o->maps_len < w.T ? o->maps_len : w.T;
+    if (plan_check(m, &w, M, err, errlen) < 0) goto done; /* exit 2: too big for the machine */
+    *code = 1;
     HfPassIn in = {
         .ids = w.ids, .N = w.N, .T = w.T, .M = M, .progress = o->quiet ? NULL : "inspect"};
     HfPassOut po;

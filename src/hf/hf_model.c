@@ -33,6 +33,14 @@ ProbeShape hf_model_probe_shape(const HfModel *m, int N, int T, int M) {
                         .threads = m->threads};
 }
 
+void hf_model_pass_bytes(const HfModel *m, int N, int T, int M, size_t *weights, size_t *buffers,
+                         size_t *probe) {
+    ProbeShape ps = hf_model_probe_shape(m, N, T, M);
+    *weights = m->w.scratch_n * sizeof(float);
+    *buffers = hf_bufs_bytes(&m->a, T, M, m->threads);
+    *probe = probe_acc_bytes(&ps);
+}
+
 void hf_model_probe_attrs(const HfModel *m, ProbeRecord *p) {
     int C = hf_model_gate_channels(m);
     snprintf(p->normaliser, sizeof p->normaliser, "softmax");

@@ -37,6 +37,14 @@ int hf_model_gate_channels(const HfModel *m);
 ProbeShape hf_model_probe_shape(const HfModel *m, int N, int T, int M);
 void hf_model_probe_attrs(const HfModel *m, ProbeRecord *p);
 
+/* What a pass of N windows of T tokens with maps of M allocates besides
+ * the mapped weights, in bytes: *weights, the scratch F16/BF16 layers are
+ * converted into (allocated by hf_model_open); *buffers, the forward
+ * pass's; *probe, the probe reducer's (probe_acc_bytes). For a memory plan
+ * made before the pass. */
+void hf_model_pass_bytes(const HfModel *m, int N, int T, int M, size_t *weights, size_t *buffers,
+                         size_t *probe);
+
 /* One forward pass's options (zero: plain, no maps, no callback). */
 typedef struct {
     int M;                         /* maps kept for the first M <= T positions */

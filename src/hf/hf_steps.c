@@ -18,23 +18,44 @@ void hf_bufs_free(HfBufs *b) {
     memset(b, 0, sizeof *b);
 }
 
-int hf_bufs_alloc(HfBufs *b, const HfArch *a, int T, int M, int threads) {
-    if (b->T == T && b->M == M) return 0;
-    hf_bufs_free(b);
-    size_t t = (size_t)T, hd = (size_t)a->H * a->dh, kv = (size_t)a->Hkv * a->dh;
+/* One buffer of n floats: allocated (alloc set), or only counted into *sum. */
+static float *take(size_t n, int alloc, size_t *sum) {
+    *sum += n;
+    return alloc ? falloc(n) : NULL;
+}
+
+/* The buffers for windows of T tokens with maps of M: allocated into b
+ * (alloc set) or only counted. Returns the floats they take. */
+static size_t bufs_plan(HfBufs *b, const HfArch *a, int T, int M, int threads, int alloc) {
+    size_t t = (size_t)T, hd = (size_t)a->H * a->dh, kv = (size_t)a->Hkv * a->dh, n = 0;
     size_t qraw =
         a->family == HF_GPT2 || a->family == HF_NEOX ? 3 * (size_t)a->d : (size_t)hf_q_rows(a);
     size_t gc = (size_t)a->H * hf_gate_per_head(a),
            half = a->rotary_dim ? (size_t)a->rotary_dim / 2 : 1;
-    b->x = falloc(t * a->d), b->h = falloc(t * a->d), b->qraw = falloc(t * qraw);
-    b->q = falloc(t * hd), b->k = falloc(t * kv), b->v = falloc(t * kv);
-    b->g = falloc(t * (gc ? gc : 1)), b->o = falloc(t * hd);
-    b->f1 = falloc(t * a->ff), b->f2 = falloc(t * a->ff);
-    b->first_col = falloc((size_t)a->H * t), b->maps = falloc((size_t)a->H * M * M + 1);
-    b->cosv = falloc(t * half), b->sinv = falloc(t * half);
-    b->mean = falloc(t * a->H), b->rstd = falloc(t * a->H), b->inv_freq = falloc(half);
-    b->vec0 = falloc((size_t)a->d), b->vec1 = falloc((size_t)a->d);
-    b->scores = falloc(attention_keep_scratch(T, threads));
+    b->x = take(t * a->d, alloc, &n), b->h = take(t * a->d, alloc, &n);
+    b->qraw = take(t * qraw, alloc, &n);
+    b->q = take(t * hd, alloc, &n), b->k = take(t * kv, alloc, &n), b->v = take(t * kv, alloc, &n);
+    b->g = take(t * (gc ? gc : 1), alloc, &n), b->o = take(t * hd, alloc, &n);
+    b->f1 = take(t * a->ff, alloc, &n), b->f2 = take(t * a->ff, alloc, &n);
+    b->first_col = take((size_t)a->H * t, alloc, &n);
+    b->maps = take((size_t)a->H * M * M + 1, alloc, &n);
+    b->cosv = take(t * half, alloc, &n), b->sinv = take(t * half, alloc, &n);
+    b->mean = take(t * a->H, alloc, &n), b->rstd = take(t * a->H, alloc, &n);
+    b->inv_freq = take(half, alloc, &n);
+    b->vec0 = take((size_t)a->d, alloc, &n), b->vec1 = take((size_t)a->d, alloc, &n);
+    b->scores = take(attention_keep_scratch(T, threads), alloc, &n);
+    return n;
+}
+
+size_t hf_bufs_bytes(const HfArch *a, int T, int M, int threads) {
+    HfBufs b;
+    return bufs_plan(&b, a, T, M, threads, 0) * sizeof(float);
+}
+
+int hf_bufs_alloc(HfBufs *b, const HfArch *a, int T, int M, int threads) {
+    if (b->T == T && b->M == M) return 0;
+    hf_bufs_free(b);
+    bufs_plan(b, a, T, M, threads, 1);
     b->T = T, b->M = M;
     float *all[] = {b->x,    b->h,    b->qraw,     b->q,         b->k,    b->v,     b->g,
                     b->o,    b->f1,   b->f2,       b->first_col, b->maps, b->cosv,  b->sinv,

@@ -37,6 +37,8 @@ struct HfModel {
 /* Buffers for windows of T tokens with maps of M (kept when the sizes
  * repeat); -1 when memory runs out (b is then empty). */
 int hf_bufs_alloc(HfBufs *b, const HfArch *a, int T, int M, int threads);
+/* The bytes hf_bufs_alloc takes for those sizes (the same plan, counted). */
+size_t hf_bufs_bytes(const HfArch *a, int T, int M, int threads);
 void hf_bufs_free(HfBufs *b);
 
 /* out[M,N] (row stride ldo) = in[M,K] @ W^T + b, W [N,K] (nn.Linear;
