@@ -80,14 +80,6 @@ static double clean(double d, const StatsWelch *w) {
 
 static int significant(const Cmp *c) { return c->tested && c->w.p < ALPHA && c->mw.p < ALPHA; }
 
-/* The smallest two-sided exact Mann-Whitney p with na and nb seeds:
- * 2 / C(na + nb, na) (one side entirely below the other). */
-static double mw_floor(int na, int nb) {
-    double c = 1.0;
-    for (int i = 1; i <= na; i++) c = c * (nb + i) / i;
-    return 2.0 / c < 1.0 ? 2.0 / c : 1.0;
-}
-
 void put_p(FILE *f, double p) {
     if (p < 1e-4) fputs("< 1e-4", f);
     else fprintf(f, "%.3g", p);
@@ -159,13 +151,11 @@ static int collect(const Row *rows, int n, Entry **out) {
     if (!e) return -1;
     double *p = malloc((size_t)(k ? k : 1) * sizeof *p),
            *q = malloc((size_t)(k ? k : 1) * sizeof *q);
-    int *idx = malloc((size_t)(k ? k : 1) * sizeof *idx), t = 0;
-    char err[256];
-    for (int i = 0; p && q && idx && i < k; i++)
-        if (e[i].c.tested) idx[t] = i, p[t++] = fmax(e[i].c.w.p, e[i].c.mw.p);
-    if (p && q && idx && t && stats_bh(q, p, t, err, sizeof err) == 0)
-        for (int j = 0; j < t; j++) e[idx[j]].q = q[j];
-    free(p), free(q), free(idx);
+    for (int i = 0; p && q && i < k; i++)
+        p[i] = e[i].c.tested ? fmax(e[i].c.w.p, e[i].c.mw.p) : NAN;
+    if (p && q) adjust_family(q, p, k, 1);
+    for (int i = 0; p && q && i < k; i++) e[i].q = q[i];
+    free(p), free(q);
     *out = e;
     return k;
 }
@@ -191,7 +181,7 @@ static void prose(FILE *f, const Row *rows, const Entry *e, int k) {
     }
     int few = 0, fa = 0, fb = 0;
     for (int i = 0; i < k; i++) {
-        if (!e[i].c.tested || mw_floor(e[i].c.na, e[i].c.nb) < ALPHA) continue;
+        if (!e[i].c.tested || stats_mw_min_p(e[i].c.na, e[i].c.nb) < ALPHA) continue;
         if (!few++) fa = e[i].c.na, fb = e[i].c.nb;
     }
     if (few)
@@ -199,7 +189,7 @@ static void prose(FILE *f, const Row *rows, const Entry *e, int k) {
                 "\n%d of the tested comparisons have too few seeds for the exact "
                 "Mann–Whitney test ever to reach p < %.2f: its smallest p is 2 / C(n_a "
                 "+ n_b, n_a), %.3g for %d + %d seeds (0.0079 for 5 + 5).\n",
-                few, ALPHA, mw_floor(fa, fb), fa, fb);
+                few, ALPHA, stats_mw_min_p(fa, fb), fa, fb);
 }
 
 void md_compare(FILE *f, const Row *rows, int n) {

@@ -116,20 +116,6 @@ static PTest run_test(const Row *rows, int n, const Protocol *pr, int c, ProtoMe
     return t;
 }
 
-/* Holm-adjusted p of the tested entries of p[n] into adj[n] (NaN where
- * untested). */
-static void holm_of(const double *p, double *adj, int n) {
-    double v[MAX_TESTS], h[MAX_TESTS];
-    int idx[MAX_TESTS], k = 0;
-    char err[256];
-    for (int i = 0; i < n; i++) {
-        adj[i] = NAN;
-        if (isfinite(p[i])) idx[k] = i, v[k++] = p[i];
-    }
-    if (k && stats_holm(h, v, k, err, sizeof err) == 0)
-        for (int j = 0; j < k; j++) adj[idx[j]] = h[j];
-}
-
 static int primary_tests(const Row *rows, int n, const Protocol *pr, PTest *t) {
     int k = 0;
     double p[MAX_TESTS] = {0}, adj[MAX_TESTS];
@@ -139,7 +125,7 @@ static int primary_tests(const Row *rows, int n, const Protocol *pr, PTest *t) {
             p[k] = t[k].tested ? t[k].p : NAN;
             k++;
         }
-    holm_of(p, adj, k);
+    adjust_family(adj, p, k, 0);
     for (int i = 0; i < k; i++) t[i].holm = adj[i];
     return k;
 }
@@ -162,7 +148,7 @@ static int equivalence_tests(const Row *rows, int n, const Protocol *pr, ETest *
             p[k] = e[k].tested ? e[k].t.p : NAN;
             k++;
         }
-    holm_of(p, adj, k);
+    adjust_family(adj, p, k, 0);
     for (int i = 0; i < k; i++) e[i].holm = adj[i];
     return k;
 }

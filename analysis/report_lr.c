@@ -210,14 +210,6 @@ static void figures(FILE *f, const char *outdir, const Arm *arms, int na) {
                 &ax1, s[1], na);
 }
 
-/* 1 when the exact Mann-Whitney p can fall below ALPHA with na and nb
- * values: its smallest p is 2 / C(na + nb, na). */
-static int mw_reaches(int na, int nb) {
-    double c = 1.0;
-    for (int i = 1; i <= na; i++) c = c * (nb + i) / i;
-    return 2.0 / c < ALPHA;
-}
-
 /* One arm against the baseline: LR sensitivity and diverged runs. */
 typedef struct {
     int arm;
@@ -233,7 +225,8 @@ static LrTest test_arm(const Arm *a, const Arm *b, int k) {
     if (a->nsens >= 2 && b->nsens >= 2 &&
         stats_welch(&t.w, a->sens, a->nsens, b->sens, b->nsens, err, sizeof err) == 0 &&
         stats_mann_whitney(&t.mw, a->sens, a->nsens, b->sens, b->nsens, err, sizeof err) == 0)
-        t.tested_s = 1, t.p_s = mw_reaches(a->nsens, b->nsens) ? fmax(t.w.p, t.mw.p) : t.w.p;
+        t.tested_s = 1,
+        t.p_s = stats_mw_min_p(a->nsens, b->nsens) < ALPHA ? fmax(t.w.p, t.mw.p) : t.w.p;
     if (a->runs && b->runs &&
         stats_fisher_exact(&t.p_d, a->diverged, a->runs, b->diverged, b->runs, err, sizeof err) ==
             0)
@@ -241,19 +234,15 @@ static LrTest test_arm(const Arm *a, const Arm *b, int k) {
     return t;
 }
 
+/* Holm across both tests of every arm, untested ones left out. */
 static void holm_tests(LrTest *t, int nt) {
     double p[2 * LR_MAX_ARMS], h[2 * LR_MAX_ARMS];
-    int who[2 * LR_MAX_ARMS], k = 0;
-    char err[256];
     for (int i = 0; i < nt; i++) {
-        if (t[i].tested_s) who[k] = 2 * i, p[k++] = t[i].p_s;
-        if (t[i].tested_d) who[k] = 2 * i + 1, p[k++] = t[i].p_d;
+        p[2 * i] = t[i].tested_s ? t[i].p_s : NAN;
+        p[2 * i + 1] = t[i].tested_d ? t[i].p_d : NAN;
     }
-    if (!k || stats_holm(h, p, k, err, sizeof err) != 0) return;
-    for (int j = 0; j < k; j++) {
-        if (who[j] % 2) t[who[j] / 2].holm_d = h[j];
-        else t[who[j] / 2].holm_s = h[j];
-    }
+    adjust_family(h, p, 2 * nt, 0);
+    for (int i = 0; i < nt; i++) t[i].holm_s = h[2 * i], t[i].holm_d = h[2 * i + 1];
 }
 
 static void put_mean_sd(FILE *f, const double *v, int k) {

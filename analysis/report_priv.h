@@ -88,6 +88,10 @@ int group_names(const char *names, size_t stride, int n, int *grp);
 void put_mean(FILE *f, const char *fmt, const char *sfmt, const double *v, int k);
 RunReader *open_run_head(const char *path, char *name, char *variant, char *status, char *data);
 int members(const int *grp, int n, int g, int *idx);
+/* A family of p[n], NaN where untested: the Holm-adjusted (bh = 0) or
+ * Benjamini-Hochberg (bh = 1) values of the tested ones into adj[n], NaN
+ * for the others (all NaN when memory runs out). */
+void adjust_family(double *adj, const double *p, int n, int bh);
 int key_groups(const char *variant, const char *status, size_t stride, const int *grp, int n,
                int ng, unsigned char *shown);
 /* open_run_head writes into these buffers by their sizes */

@@ -9,6 +9,7 @@
 #include "metrics.h"
 #include "plot.h"
 #include "report_priv.h"
+#include "stats.h"
 #include "runname.h"
 #include "runfile_read.h"
 #include "runschema.h"
@@ -78,4 +79,20 @@ int key_groups(const char *variant, const char *status, size_t stride, const int
     if (plot_key_series(ng, shown)) return 1;
     memset(shown, 1, (size_t)ng);
     return 0;
+}
+
+void adjust_family(double *adj, const double *p, int n, int bh) {
+    double *v = malloc((size_t)(n > 0 ? n : 1) * sizeof *v);
+    double *h = malloc((size_t)(n > 0 ? n : 1) * sizeof *h);
+    int *idx = malloc((size_t)(n > 0 ? n : 1) * sizeof *idx), k = 0;
+    char err[256];
+    for (int i = 0; i < n; i++) {
+        adj[i] = NAN;
+        if (v && idx && isfinite(p[i])) idx[k] = i, v[k++] = p[i];
+    }
+    int rc = k && h
+                 ? (bh ? stats_bh(h, v, k, err, sizeof err) : stats_holm(h, v, k, err, sizeof err))
+                 : -1;
+    for (int j = 0; rc == 0 && j < k; j++) adj[idx[j]] = h[j];
+    free(v), free(h), free(idx);
 }

@@ -291,3 +291,9 @@ int stats_spearman(StatsSpearman *out, const double *x, const double *y, int n, 
     free(tmp);
     return rc;
 }
+
+double stats_mw_min_p(int na, int nb) {
+    double c = 1.0;
+    for (int i = 1; i <= na; i++) c = c * (nb + i) / i;
+    return 2.0 / c < 1.0 ? 2.0 / c : 1.0;
+}

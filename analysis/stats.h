@@ -65,6 +65,10 @@ int stats_midranks(double *rank, const double *x, int n, char *err, size_t errle
  * counts, at most C(na + nb, na), are exact integers in a double up to
  * na + nb = 56 (20 + 20 included) and within ~1e-16 relative beyond. */
 #define STATS_MW_MAX_N 100
+/* The smallest two-sided p the exact Mann-Whitney test can give with na and
+ * nb values: 2 / C(na + nb, na) (one sample entirely below the other),
+ * capped at 1. */
+double stats_mw_min_p(int na, int nb);
 typedef struct {
     double u; /* U of sample a; U_b = na nb - U */
     double p;

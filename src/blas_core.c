@@ -140,6 +140,13 @@ int blas_core_pin(const char *core, char *err, size_t errlen) {
     const char *cur = openblas_get_corename();
     const char *env = getenv("OPENBLAS_CORETYPE");
     if (cur && !strcasecmp(cur, core) && env && !strcasecmp(env, core)) return 0;
+    /* asked for already and not loaded: a build without that core, and a
+     * re-exec would only ask again, for ever */
+    if (env && !strcasecmp(env, core))
+        return seterr(err, errlen,
+                      "OPENBLAS_CORETYPE=%s but OpenBLAS runs its %s kernels (a build without "
+                      "runtime kernel choice?); the reproducible mode cannot pin them",
+                      core, cur ? cur : "unknown");
     if (!startup_argv) return seterr(err, errlen, "cannot re-execute to pin the BLAS core");
     setenv("OPENBLAS_CORETYPE", core, 1);
     setenv(ENV_MODE, "keep", 1);
