@@ -1,10 +1,9 @@
-/* op_matmul.c: linear layers through OpenBLAS sgemm.
+/* op_matmul.c: linear layers over gemm (op_gemm.c).
  *
  * Weights use the [out, in] layout (nn.Linear.weight), so the forward is
- * inp @ w^T and sgemm reads w transposed in place: no copies.
+ * inp @ w^T and gemm reads w transposed in place.
  */
 #include <string.h>
-#include <cblas.h>
 
 #include "ops.h"
 
@@ -14,12 +13,12 @@ void matmul_forward(float *out, const float *inp, const float *w, const float *b
     if (M <= 0 || N <= 0) return;
     size_t n = (size_t)N;
     if (K <= 0) {
-        /* sgemm refuses K = 0; the product is empty, only the bias is left */
+        /* the product is empty, only the bias is left */
         for (size_t m = 0; m < (size_t)M; m++)
             for (size_t j = 0; j < n; j++) out[m * n + j] = bias ? bias[j] : 0.0f;
         return;
     }
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, N, K, 1.0f, inp, K, w, K, 0.0f, out, N);
+    gemm(0, 1, M, N, K, 1.0f, inp, K, w, K, 0.0f, out, N);
     if (!bias) return;
     for (size_t m = 0; m < (size_t)M; m++) {
         float *o = out + m * n;
@@ -33,11 +32,9 @@ void matmul_backward(float *dinp, float *dw, float *dbias, const float *dout, co
                      const float *w, int M, int K, int N) {
     if (M <= 0 || N <= 0) return;
     if (K > 0 && dinp)
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, K, N, 1.0f, dout, N, w, K, 1.0f,
-                    dinp, K);
+        gemm(0, 0, M, K, N, 1.0f, dout, N, w, K, 1.0f, dinp, K);
     if (K > 0 && dw)
-        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, N, K, M, 1.0f, dout, N, inp, K, 1.0f,
-                    dw, K);
+        gemm(1, 0, N, K, M, 1.0f, dout, N, inp, K, 1.0f, dw, K);
     if (!dbias) return;
     size_t n = (size_t)N;
     for (size_t m = 0; m < (size_t)M; m++) {

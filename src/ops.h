@@ -23,7 +23,19 @@ void embed_forward(float *out, const int *tokens, const float *tok, const float 
 void embed_backward(float *dtok, float *dpos, const float *dout, const int *tokens, int N, int T,
                     int C);
 
-/* ---- matmul via OpenBLAS (op_matmul.c) ---- */
+/* ---- products (op_gemm.c) ---- */
+/* C[M,N] = alpha op(A) op(B) + beta C, row-major, op(X) = X^T when tX:
+ * cblas_sgemm's contract. Each element is one FMA chain over k in order
+ * from zero, so every SIMD path gives the same bits. */
+void gemm(int ta, int tb, int M, int N, int K, float alpha, const float *A, int lda,
+          const float *B, int ldb, float beta, float *C, int ldc);
+/* Route every gemm of this process to OpenBLAS's sgemm (on = 1) or to the
+ * kernels above (on = 0, the default). model_init sets it from the config's
+ * reproducible key. */
+void gemm_use_blas(int on);
+int gemm_uses_blas(void);
+
+/* ---- linear layers (op_matmul.c) ---- */
 /* out[M,N] = inp[M,K] @ w[N,K]^T (+ bias[N]); w in [out, in] layout. */
 void matmul_forward(float *out, const float *inp, const float *w, const float *bias, int M, int K,
                     int N);

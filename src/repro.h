@@ -1,10 +1,13 @@
 /* repro.h: the reproducible mode (config key `reproducible`).
  *
  * A run in this mode computes the same bits on every x86-64 machine with
- * AVX2 and FMA and the same Debian packages: OpenBLAS runs its Haswell
- * kernels (OPENBLAS_CORETYPE=Haswell, OPENBLAS_L2_SIZE=512) and gatelab's
- * own kernels their AVX2 path (GATELAB_SIMD=avx2), whatever wider ones the
- * CPU has. The rest is already machine-independent: the training threads
+ * AVX2 and FMA and the same Debian packages: its products go to OpenBLAS
+ * (model_init: gemm_use_blas), which runs its Haswell kernels
+ * (OPENBLAS_CORETYPE=Haswell, OPENBLAS_L2_SIZE=512), and gatelab's own
+ * kernels run their AVX2 path (GATELAB_SIMD=avx2), whatever wider ones the
+ * CPU has. These are the products the committed reference studies were
+ * trained with. (Out of the mode, gatelab's own products give the same bits
+ * on every path and core too; they are simply not the studies' arithmetic.) The rest is already machine-independent: the training threads
  * split a batch by the `threads` key alone, sgemm's split over OpenBLAS's
  * threads never reorders a sum, libm runs its FMA variants on every such
  * CPU, and subnormal flushing is a mode, not a speed.

@@ -14,6 +14,7 @@
 
 #include "atomic_write.h"
 #include "blas_core.h"
+#include "ops.h"
 #include "simd.h"
 #include "gatelab_build.h"
 #include "gatelab_version.h"
@@ -94,6 +95,14 @@ static int write_config(RunFile *rf, const Config *cfg) {
     return rc;
 }
 
+/* RS_PRODUCTS: a trained model's products all go one way (ops.h gemm); a
+ * checkpoint's pass (m NULL) runs its projections through OpenBLAS and its
+ * attention through gemm. */
+static const char *products_name(const Model *m) {
+    if (!m) return "openblas projections, gatelab attention";
+    return gemm_uses_blas() ? "openblas" : "gatelab";
+}
+
 static int write_root_attrs(RunFile *rf, const Config *cfg, const Model *m) {
     char created[32];
     iso_utc_now(created, sizeof created);
@@ -115,6 +124,7 @@ static int write_root_attrs(RunFile *rf, const Config *cfg, const Model *m) {
         h5u_attr_str(f, RS_BLAS_CORE, bi.core) < 0 ||
         h5u_attr_str(f, RS_BLAS_CORE_HOW, bi.how) < 0 ||
         h5u_attr_str(f, RS_SIMD_PATH, simd_path_name(simd_path())) < 0 ||
+        h5u_attr_str(f, RS_PRODUCTS, products_name(m)) < 0 ||
         h5u_attr_str(f, RS_STATUS, RS_STATUS_RUNNING) < 0)
         return rf_fail_h5(rf, "write root attributes");
     return 0;

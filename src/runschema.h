@@ -48,6 +48,11 @@
 #define RS_BLAS_CORE_HOW "blas_core_how"
 /* gatelab's own kernels' instruction path (simd.h), at creation */
 #define RS_SIMD_PATH "simd_path"
+/* who computed the model's products (ops.h gemm): "gatelab" (op_gemm.c,
+ * the same bits on every SIMD path and BLAS core), "openblas" (sgemm on
+ * blas_core: the reproducible mode), or for an inspected checkpoint
+ * "openblas projections, gatelab attention"; at creation */
+#define RS_PRODUCTS "products"
 /* values of RS_STATUS (and of a sweep's status table) */
 #define RS_STATUS_RUNNING "running"
 #define RS_STATUS_DONE "done"

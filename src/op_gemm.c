@@ -1,0 +1,268 @@
+/* op_gemm.c: C = alpha op(A) op(B) + beta C, row-major, for the model's
+ * products (ops.h: gemm).
+ *
+ * The training shapes are small: 2048 x 64 x 64 projections, 64 x 64 x 16
+ * attention blocks. A general BLAS spends much of such a call packing its
+ * operands and, on one pinned core, runs AVX2 kernels on an AVX-512 CPU.
+ * These kernels pack nothing but a transposed B, and run the widest path
+ * the CPU has (simd.h).
+ *
+ * Arithmetic: every element of C is one chain of fused multiply-adds over
+ * k = 0, 1, ..., K-1 starting from zero, then t = alpha * acc (only when
+ * alpha != 1), then C = t, C + t, or beta * C + t. A vector lane does
+ * exactly what the scalar loop does, so the AVX-512, AVX2 and plain paths
+ * give the same bits, whatever OpenBLAS core is loaded.
+ *
+ * Blocking: C is cut into tiles of R rows by W columns (AVX-512: 8 x 32,
+ * AVX2: 6 x 16) held in registers for the whole k loop; op(A)'s entries are
+ * broadcast one at a time, op(B)'s row k is read W wide. Column panels are
+ * the outer loop, so a packed panel of B (K x W) stays in L1 while the
+ * tiles of its rows stream A.
+ *
+ * With gemm_use_blas(1) every call goes to OpenBLAS's sgemm instead: the
+ * reproducible mode's runs keep the products they were trained with.
+ */
+#include <immintrin.h>
+#include <math.h>
+#include <stdlib.h>
+#include <cblas.h>
+
+#include "ops.h"
+#include "simd.h"
+
+static int use_blas;
+
+void gemm_use_blas(int on) { use_blas = on != 0; }
+int gemm_uses_blas(void) { return use_blas; }
+
+typedef struct {
+    int ta, tb, M, N, K;
+    float alpha, beta;
+    const float *A, *B;
+    size_t lda, ldb, ldc;
+    float *C;
+} Gemm;
+
+/* op(A)[i, k] sits at A + i * ai + k * ak. */
+static inline size_t a_row_step(const Gemm *g) { return g->ta ? 1 : g->lda; }
+static inline size_t a_k_step(const Gemm *g) { return g->ta ? g->lda : 1; }
+
+static inline float finish(float acc, float alpha, float beta, float c) {
+    float t = alpha == 1.0f ? acc : alpha * acc;
+    if (beta == 0.0f) return t;
+    return beta == 1.0f ? c + t : beta * c + t;
+}
+
+/* The plain path, and the reference of the others: any shape, any layout. */
+static void gemm_scalar(const Gemm *g) {
+    size_t ai = a_row_step(g), ak = a_k_step(g);
+    for (int i = 0; i < g->M; i++)
+        for (int j = 0; j < g->N; j++) {
+            float acc = 0.0f;
+            for (int k = 0; k < g->K; k++) {
+                float a = g->A[(size_t)i * ai + (size_t)k * ak];
+                float b = g->tb ? g->B[(size_t)j * g->ldb + k] : g->B[(size_t)k * g->ldb + j];
+                acc = fmaf(a, b, acc);
+            }
+            float *c = g->C + (size_t)i * g->ldc + j;
+            *c = finish(acc, g->alpha, g->beta, *c);
+        }
+}
+
+/* One tile's operands: R rows of op(A) from a (row step ai, k step ak),
+ * op(B)'s rows k at b + k * ldb (w valid columns), C's rows at c. */
+typedef struct {
+    const float *a, *b;
+    size_t ai, ak, ldb, ldc;
+    float *c;
+    int K, w;
+    float alpha, beta;
+} Tile;
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+
+/* ---- AVX-512: tiles of 8 rows x 32 columns, masked at the right edge ---- */
+
+SIMD_V4 static inline __attribute__((always_inline)) __m512 finish16(__m512 acc, const Tile *t,
+                                                                     const float *c, __mmask16 m) {
+    __m512 v = t->alpha == 1.0f ? acc : _mm512_mul_ps(_mm512_set1_ps(t->alpha), acc);
+    if (t->beta == 0.0f) return v;
+    __m512 old = _mm512_maskz_loadu_ps(m, c);
+    if (t->beta != 1.0f) old = _mm512_mul_ps(_mm512_set1_ps(t->beta), old);
+    return _mm512_add_ps(old, v);
+}
+
+SIMD_V4 static inline __attribute__((always_inline)) void tile_v4(const Tile *t, const int R) {
+    __mmask16 m0 = t->w >= 16 ? 0xffff : (__mmask16)((1u << t->w) - 1);
+    __mmask16 m1 = t->w >= 32 ? 0xffff : t->w <= 16 ? 0 : (__mmask16)((1u << (t->w - 16)) - 1);
+    __m512 acc[8][2];
+    _Pragma("GCC unroll 8") for (int r = 0; r < R; r++) acc[r][0] = acc[r][1] = _mm512_setzero_ps();
+    /* locals, so the compiler keeps acc in registers (no aliasing doubts) */
+    const float *A = t->a, *B = t->b;
+    const size_t ai = t->ai, ak = t->ak, ldb = t->ldb;
+    for (int k = 0, K = t->K; k < K; k++) {
+        const float *b = B + (size_t)k * ldb, *a = A + (size_t)k * ak;
+        __m512 b0 = _mm512_maskz_loadu_ps(m0, b), b1 = _mm512_maskz_loadu_ps(m1, b + 16);
+        _Pragma("GCC unroll 8") for (int r = 0; r < R; r++) {
+            __m512 av = _mm512_set1_ps(a[(size_t)r * ai]);
+            acc[r][0] = _mm512_fmadd_ps(av, b0, acc[r][0]);
+            acc[r][1] = _mm512_fmadd_ps(av, b1, acc[r][1]);
+        }
+    }
+    _Pragma("GCC unroll 8") for (int r = 0; r < R; r++) {
+        float *c = t->c + (size_t)r * t->ldc;
+        _mm512_mask_storeu_ps(c, m0, finish16(acc[r][0], t, c, m0));
+        _mm512_mask_storeu_ps(c + 16, m1, finish16(acc[r][1], t, c + 16, m1));
+    }
+}
+
+SIMD_V4 static void tile_rows_v4(const Tile *t, int R) {
+    switch (R) {
+    case 8: tile_v4(t, 8); break;
+    case 7: tile_v4(t, 7); break;
+    case 6: tile_v4(t, 6); break;
+    case 5: tile_v4(t, 5); break;
+    case 4: tile_v4(t, 4); break;
+    case 3: tile_v4(t, 3); break;
+    case 2: tile_v4(t, 2); break;
+    default: tile_v4(t, 1); break;
+    }
+}
+
+/* ---- AVX2: tiles of 6 rows x 16 columns, masked at the right edge ---- */
+
+SIMD_V3 static inline __attribute__((always_inline)) __m256i mask8(int w) {
+    __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32(w), lane);
+}
+
+/* AVX2's masked moves are slow on some CPUs: a full panel goes without. */
+SIMD_V3 static inline __attribute__((always_inline)) __m256 ld8(const float *p, __m256i m,
+                                                                int full) {
+    return full ? _mm256_loadu_ps(p) : _mm256_maskload_ps(p, m);
+}
+
+SIMD_V3 static inline __attribute__((always_inline)) void st8(float *p, __m256i m, __m256 v,
+                                                              int full) {
+    if (full) _mm256_storeu_ps(p, v);
+    else _mm256_maskstore_ps(p, m, v);
+}
+
+SIMD_V3 static inline __attribute__((always_inline)) __m256
+finish8(__m256 acc, const Tile *t, const float *c, __m256i m, int full) {
+    __m256 v = t->alpha == 1.0f ? acc : _mm256_mul_ps(_mm256_set1_ps(t->alpha), acc);
+    if (t->beta == 0.0f) return v;
+    __m256 old = ld8(c, m, full);
+    if (t->beta != 1.0f) old = _mm256_mul_ps(_mm256_set1_ps(t->beta), old);
+    return _mm256_add_ps(old, v);
+}
+
+SIMD_V3 static inline __attribute__((always_inline)) void tile_v3(const Tile *t, const int R,
+                                                                  const int full) {
+    __m256i m0 = mask8(t->w), m1 = mask8(t->w - 8);
+    __m256 acc[6][2];
+    _Pragma("GCC unroll 8") for (int r = 0; r < R; r++) acc[r][0] = acc[r][1] = _mm256_setzero_ps();
+    const float *A = t->a, *B = t->b;
+    const size_t ai = t->ai, ak = t->ak, ldb = t->ldb;
+    for (int k = 0, K = t->K; k < K; k++) {
+        const float *b = B + (size_t)k * ldb, *a = A + (size_t)k * ak;
+        __m256 b0 = ld8(b, m0, full), b1 = ld8(b + 8, m1, full);
+        _Pragma("GCC unroll 8") for (int r = 0; r < R; r++) {
+            __m256 av = _mm256_broadcast_ss(a + (size_t)r * ai);
+            acc[r][0] = _mm256_fmadd_ps(av, b0, acc[r][0]);
+            acc[r][1] = _mm256_fmadd_ps(av, b1, acc[r][1]);
+        }
+    }
+    _Pragma("GCC unroll 8") for (int r = 0; r < R; r++) {
+        float *c = t->c + (size_t)r * t->ldc;
+        st8(c, m0, finish8(acc[r][0], t, c, m0, full), full);
+        st8(c + 8, m1, finish8(acc[r][1], t, c + 8, m1, full), full);
+    }
+}
+
+SIMD_V3 static void tile_rows_v3(const Tile *t, int R) {
+    if (t->w == 16 && R == 6) tile_v3(t, 6, 1);
+    else if (t->w == 16) switch (R) {
+        case 5: tile_v3(t, 5, 1); break;
+        case 4: tile_v3(t, 4, 1); break;
+        case 3: tile_v3(t, 3, 1); break;
+        case 2: tile_v3(t, 2, 1); break;
+        default: tile_v3(t, 1, 1); break;
+        }
+    else switch (R) {
+        case 6: tile_v3(t, 6, 0); break;
+        case 5: tile_v3(t, 5, 0); break;
+        case 4: tile_v3(t, 4, 0); break;
+        case 3: tile_v3(t, 3, 0); break;
+        case 2: tile_v3(t, 2, 0); break;
+        default: tile_v3(t, 1, 0); break;
+        }
+}
+
+typedef void (*TileRows)(const Tile *t, int R);
+
+/* Panels of W columns; a transposed B is packed per panel into pk (K x W,
+ * zero past the edge). */
+static void gemm_tiled(const Gemm *g, TileRows rows_fn, int W, int RMAX, float *pk) {
+    size_t ai = a_row_step(g), ak = a_k_step(g);
+    for (int j0 = 0; j0 < g->N; j0 += W) {
+        int w = g->N - j0 < W ? g->N - j0 : W;
+        Tile t = {.ai = ai,
+                  .ak = ak,
+                  .ldc = g->ldc,
+                  .K = g->K,
+                  .w = w,
+                  .alpha = g->alpha,
+                  .beta = g->beta};
+        if (g->tb) {
+            for (int k = 0; k < g->K; k++)
+                for (int j = 0; j < W; j++)
+                    pk[(size_t)k * W + j] = j < w ? g->B[(size_t)(j0 + j) * g->ldb + k] : 0.0f;
+            t.b = pk, t.ldb = (size_t)W;
+        } else {
+            t.b = g->B + j0, t.ldb = g->ldb;
+        }
+        for (int i0 = 0; i0 < g->M; i0 += RMAX) {
+            t.a = g->A + (size_t)i0 * ai;
+            t.c = g->C + (size_t)i0 * g->ldc + j0;
+            rows_fn(&t, g->M - i0 < RMAX ? g->M - i0 : RMAX);
+        }
+    }
+}
+
+/* The panel buffer for a transposed B: on the stack up to PACK_STACK
+ * floats, else the heap; 0, or -1 when no memory was to be had. */
+enum { PACK_STACK = 32 * 512 };
+
+static int gemm_simd(const Gemm *g, SimdPath path) {
+    int W = path == SIMD_AVX512 ? 32 : 16;
+    float stack[PACK_STACK], *pk = stack;
+    size_t need = g->tb ? (size_t)g->K * (size_t)W : 0;
+    if (need > PACK_STACK && !(pk = malloc(need * sizeof *pk))) return -1;
+    if (path == SIMD_AVX512) gemm_tiled(g, tile_rows_v4, 32, 8, pk);
+    else gemm_tiled(g, tile_rows_v3, 16, 6, pk);
+    if (pk != stack) free(pk);
+    return 0;
+}
+#endif
+
+static void gemm_own(const Gemm *g) {
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+    SimdPath p = simd_path();
+    if ((p == SIMD_AVX512 || p == SIMD_AVX2) && gemm_simd(g, p) == 0) return;
+#endif
+    gemm_scalar(g); /* the same bits, without the panel buffer */
+}
+
+void gemm(int ta, int tb, int M, int N, int K, float alpha, const float *A, int lda, const float *B,
+          int ldb, float beta, float *C, int ldc) {
+    if (M <= 0 || N <= 0) return;
+    if (use_blas && K > 0) {
+        cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
+                    M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+        return;
+    }
+    Gemm g = {ta, tb, M,           N,           K > 0 ? K : 0, alpha, beta,
+              A,  B,  (size_t)lda, (size_t)ldb, (size_t)ldc,   C};
+    gemm_own(&g);
+}

@@ -1,0 +1,146 @@
+/* test_gemm.c: gemm (op_gemm.c) against its contract, bit for bit.
+ *
+ * The contract: each element of C is one fmaf chain over k in order from
+ * zero, then alpha, then beta C. The naive loop below is that contract; the
+ * kernels must equal it exactly on every shape, transpose, edge and leading
+ * dimension, on whichever SIMD path this process runs (GATELAB_SIMD; meson
+ * runs this test once per path, and a path the CPU lacks is skipped). With
+ * gemm_use_blas(1) the same call must be OpenBLAS's sgemm, bit for bit. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cblas.h>
+#include <cmocka.h>
+
+#include "ops.h"
+#include "simd.h"
+
+static float val(unsigned *s) {
+    *s = *s * 1664525u + 1013904223u;
+    return (float)((*s >> 8) & 0xffff) / 32768.0f - 1.0f;
+}
+
+/* The contract, written out. */
+static void naive(int ta, int tb, int M, int N, int K, float alpha, const float *A, int lda,
+                  const float *B, int ldb, float beta, float *C, int ldc) {
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++) {
+            float acc = 0.0f;
+            for (int k = 0; k < K; k++) {
+                float a = ta ? A[(size_t)k * lda + i] : A[(size_t)i * lda + k];
+                float b = tb ? B[(size_t)j * ldb + k] : B[(size_t)k * ldb + j];
+                acc = fmaf(a, b, acc);
+            }
+            float t = alpha == 1.0f ? acc : alpha * acc, *c = &C[(size_t)i * ldc + j];
+            *c = beta == 0.0f ? t : beta == 1.0f ? *c + t : beta * *c + t;
+        }
+}
+
+typedef struct {
+    int ta, tb, M, N, K, pad;
+    float alpha, beta;
+} Case;
+
+/* Runs one case through gemm and through ref; returns the differing count
+ * of C's elements (the padding columns included: they must not move). */
+static size_t run_case(const Case *c, void (*ref)(int, int, int, int, int, float, const float *,
+                                                  int, const float *, int, float, float *, int)) {
+    int lda = (c->ta ? c->M : c->K) + c->pad, ldb = (c->tb ? c->K : c->N) + c->pad;
+    int ldc = c->N + c->pad;
+    size_t na = (size_t)(c->ta ? c->K : c->M) * lda + 1,
+           nb = (size_t)(c->tb ? c->N : c->K) * ldb + 1;
+    size_t nc = (size_t)c->M * ldc;
+    float *A = malloc(na * 4), *B = malloc(nb * 4), *C1 = malloc(nc * 4), *C2 = malloc(nc * 4);
+    assert_non_null(A), assert_non_null(B), assert_non_null(C1), assert_non_null(C2);
+    unsigned s = (unsigned)(c->M * 7919 + c->N * 104729 + c->K * 31 + c->ta * 2 + c->tb);
+    for (size_t i = 0; i < na; i++) A[i] = val(&s);
+    for (size_t i = 0; i < nb; i++) B[i] = val(&s);
+    for (size_t i = 0; i < nc; i++) C1[i] = C2[i] = val(&s);
+    gemm(c->ta, c->tb, c->M, c->N, c->K, c->alpha, A, lda, B, ldb, c->beta, C1, ldc);
+    ref(c->ta, c->tb, c->M, c->N, c->K, c->alpha, A, lda, B, ldb, c->beta, C2, ldc);
+    size_t bad = 0;
+    for (size_t i = 0; i < nc; i++) bad += memcmp(&C1[i], &C2[i], 4) != 0;
+    free(A), free(B), free(C1), free(C2);
+    return bad;
+}
+
+static const int dims[] = {1, 3, 7, 8, 9, 16, 17, 31, 33, 64, 70};
+static const float alphas[] = {1.0f, 0.3f}, betas[] = {0.0f, 1.0f, 0.3f};
+
+static void test_contract(void **state) {
+    (void)state;
+    gemm_use_blas(0);
+    int n = 0;
+    for (int t = 0; t < 4; t++)
+        for (size_t m = 0; m < sizeof dims / sizeof *dims; m += 2)
+            for (size_t nn = 0; nn < sizeof dims / sizeof *dims; nn++)
+                for (size_t k = 1; k < sizeof dims / sizeof *dims; k += 3) {
+                    Case c = {t & 1,   t >> 1,        dims[m],       dims[nn],
+                              dims[k], (int)(nn % 3), alphas[n % 2], betas[n % 3]};
+                    n++;
+                    if (run_case(&c, naive) != 0)
+                        fail_msg("ta %d tb %d M %d N %d K %d pad %d alpha %g beta %g differs on "
+                                 "path %s",
+                                 c.ta, c.tb, c.M, c.N, c.K, c.pad, c.alpha, c.beta,
+                                 simd_path_name(simd_path()));
+                }
+    assert_true(n > 500);
+}
+
+/* The model's own shapes: the long k chain of a weight gradient, the panel
+ * buffer on the heap (a transposed B with K * 32 over the stack's share). */
+static void test_model_shapes(void **state) {
+    (void)state;
+    gemm_use_blas(0);
+    const Case cases[] = {
+        {0, 1, 2048, 192, 64, 0, 1.0f, 0.0f}, {0, 0, 2048, 64, 192, 0, 1.0f, 1.0f},
+        {1, 0, 192, 64, 2048, 0, 1.0f, 1.0f}, {0, 1, 64, 64, 16, 5, 0.25f, 0.0f},
+        {0, 1, 40, 65, 700, 0, 1.0f, 0.0f},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+        assert_int_equal(run_case(&cases[i], naive), 0);
+}
+
+static void blas(int ta, int tb, int M, int N, int K, float alpha, const float *A, int lda,
+                 const float *B, int ldb, float beta, float *C, int ldc) {
+    cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, M, N,
+                K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+static void test_blas_route(void **state) {
+    (void)state;
+    gemm_use_blas(1);
+    assert_true(gemm_uses_blas());
+    const Case c = {0, 1, 100, 37, 21, 2, 1.0f, 1.0f};
+    assert_int_equal(run_case(&c, blas), 0);
+    gemm_use_blas(0);
+    assert_false(gemm_uses_blas());
+}
+
+/* K = 0: the product is empty, C becomes beta C. */
+static void test_empty_k(void **state) {
+    (void)state;
+    gemm_use_blas(0);
+    float C[6] = {1, 2, 3, 4, 5, 6}, A[1] = {0}, B[1] = {0};
+    gemm(0, 0, 2, 3, 0, 1.0f, A, 1, B, 3, 0.5f, C, 3);
+    for (int i = 0; i < 6; i++) assert_true(C[i] == 0.5f * (float)(i + 1));
+}
+
+int main(void) {
+    const char *want = getenv("GATELAB_SIMD");
+    if (want && *want && strcmp(want, simd_path_name(simd_path())) != 0) {
+        printf("SKIP: this CPU has no %s path\n", want);
+        return 77;
+    }
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_contract),
+        cmocka_unit_test(test_model_shapes),
+        cmocka_unit_test(test_blas_route),
+        cmocka_unit_test(test_empty_k),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
