@@ -8,21 +8,45 @@
 
 #include "ops.h"
 
+/* Row sums are sequential over i, one chain per row, as in a plain loop;
+ * ROWS rows' chains run side by side, so the adds overlap instead of
+ * waiting on each other. The bits are those of one row at a time. */
+#define ROWS 8
+
+/* ss[r] = sum_i x[r][i]^2 for the n <= ROWS rows at x (row stride c). */
+static void sumsq_rows(float *ss, const float *x, size_t n, size_t c) {
+    for (size_t r = 0; r < n; r++) ss[r] = 0.0f;
+    for (size_t i = 0; i < c; i++)
+        for (size_t r = 0; r < n; r++) ss[r] += x[r * c + i] * x[r * c + i];
+}
+
+/* dot[r] = sum_i g[r][i] (* w[i]) * x[r][i], as the loop over i would. */
+static void dot_rows(float *dot, const float *g, const float *w, const float *x, size_t n,
+                     size_t c) {
+    for (size_t r = 0; r < n; r++) dot[r] = 0.0f;
+    for (size_t i = 0; i < c; i++)
+        for (size_t r = 0; r < n; r++)
+            dot[r] += w ? g[r * c + i] * w[i] * x[r * c + i] : g[r * c + i] * x[r * c + i];
+}
+
 /* out[M,C] = x * rstd * w, rstd = 1 / sqrt(mean(x^2) + eps) */
 void rmsnorm_forward(float *out, float *rstd, const float *inp, const float *w, int M, int C,
                      float eps) {
     size_t c = (size_t)C;
-    for (size_t m = 0; m < (size_t)M; m++) {
-        const float *x = inp + m * c;
-        float *o = out + m * c;
-        float ss = 0.0f;
-        for (size_t i = 0; i < c; i++) ss += x[i] * x[i];
-        float r = 1.0f / sqrtf(ss / (float)C + eps);
-        rstd[m] = r;
-        if (w) {
-            for (size_t i = 0; i < c; i++) o[i] = x[i] * r * w[i];
-        } else {
-            for (size_t i = 0; i < c; i++) o[i] = x[i] * r;
+    for (size_t m0 = 0; m0 < (size_t)M; m0 += ROWS) {
+        size_t n = (size_t)M - m0 < ROWS ? (size_t)M - m0 : ROWS;
+        float ss[ROWS];
+        sumsq_rows(ss, inp + m0 * c, n, c);
+        for (size_t m = m0; m < m0 + n; m++) {
+            const float *x = inp + m * c;
+            float *o = out + m * c;
+            float r = 1.0f / sqrtf(ss[m - m0] / (float)C + eps);
+            rstd[m] = r;
+            if (w) {
+                for (size_t i = 0; i < c; i++) o[i] = x[i] * r * w[i];
+            } else {
+                for (size_t i = 0; i < c; i++) o[i] = x[i] * r;
+            }
         }
     }
 }
@@ -32,25 +56,24 @@ void rmsnorm_forward(float *out, float *rstd, const float *inp, const float *w, 
 void rmsnorm_backward(float *dinp, float *dw, const float *dout, const float *inp, const float *w,
                       const float *rstd, int M, int C) {
     size_t c = (size_t)C;
-    for (size_t m = 0; m < (size_t)M; m++) {
-        const float *x = inp + m * c;
-        const float *g = dout + m * c;
-        float r = rstd[m];
-        if (dw)
-            for (size_t i = 0; i < c; i++) dw[i] += g[i] * x[i] * r;
-        if (!dinp) continue;
-        float dot = 0.0f;
-        if (w) {
-            for (size_t i = 0; i < c; i++) dot += g[i] * w[i] * x[i];
-        } else {
-            for (size_t i = 0; i < c; i++) dot += g[i] * x[i];
-        }
-        float k = r * r * r * dot / (float)C;
-        float *dx = dinp + m * c;
-        if (w) {
-            for (size_t i = 0; i < c; i++) dx[i] += r * g[i] * w[i] - k * x[i];
-        } else {
-            for (size_t i = 0; i < c; i++) dx[i] += r * g[i] - k * x[i];
+    for (size_t m0 = 0; m0 < (size_t)M; m0 += ROWS) {
+        size_t n = (size_t)M - m0 < ROWS ? (size_t)M - m0 : ROWS;
+        float dot[ROWS];
+        if (dinp) dot_rows(dot, dout + m0 * c, w, inp + m0 * c, n, c);
+        for (size_t m = m0; m < m0 + n; m++) {
+            const float *x = inp + m * c;
+            const float *g = dout + m * c;
+            float r = rstd[m];
+            if (dw)
+                for (size_t i = 0; i < c; i++) dw[i] += g[i] * x[i] * r;
+            if (!dinp) continue;
+            float k = r * r * r * dot[m - m0] / (float)C;
+            float *dx = dinp + m * c;
+            if (w) {
+                for (size_t i = 0; i < c; i++) dx[i] += r * g[i] * w[i] - k * x[i];
+            } else {
+                for (size_t i = 0; i < c; i++) dx[i] += r * g[i] - k * x[i];
+            }
         }
     }
 }

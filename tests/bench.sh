@@ -22,10 +22,10 @@ torch=--torch
     --steps 1 --repeats 1 --warmup 0 >out 2>err || fail "bench failed: $(cat err)"
 grep -q "^BLAS: OpenBLAS .*, core [A-Za-z0-9]" out || fail "no BLAS core line: $(cat out)"
 for v in baseline g1-head; do
-    g=$(awk -v v=$v '$1 == "gatelab" && $2 == v {print $7}' out)
+    g=$(awk -v v=$v '$1 == "gatelab" && $2 == v {print $8}' out)
     [ -n "$g" ] || fail "no gatelab row for $v: $(cat out)"
     [ -z "$torch" ] && continue
-    t=$(awk -v v=$v '$1 == "pytorch" && $2 == v {print $7}' out)
+    t=$(awk -v v=$v '$1 == "pytorch" && $2 == v {print $8}' out)
     [ "$t" = "$g" ] || fail "$v: the PyTorch twin has $t params, gatelab $g: $(cat out)"
 done
 [ -n "$torch" ] || echo "note: python3-torch not installed; PyTorch rows not checked"
