@@ -30,6 +30,11 @@ double grad_clip(float *g, size_t n, float clip) {
 
 void adamw_update(float *params, const float *grads, float *m, float *v, const ParamTable *t,
                   const Config *cfg, float lr, long long step) {
+    adamw_update_range(params, grads, m, v, t, cfg, lr, step, 0, t->total);
+}
+
+void adamw_update_range(float *params, const float *grads, float *m, float *v, const ParamTable *t,
+                        const Config *cfg, float lr, long long step, size_t i0, size_t i1) {
     const float b1 = cfg->beta1, b2 = cfg->beta2, eps = cfg->adam_eps;
     const float bc1 = 1.0f - powf(b1, (float)(step + 1));
     const float bc2 = 1.0f - powf(b2, (float)(step + 1));
@@ -37,10 +42,13 @@ void adamw_update(float *params, const float *grads, float *m, float *v, const P
     const float step_size = lr / bc1, sqrt_bc2 = sqrtf(bc2);
     for (int k = 0; k < t->count; k++) {
         const ParamInfo *pi = &t->info[k];
+        size_t a = pi->offset > i0 ? pi->offset : i0;
+        size_t b = pi->offset + pi->numel < i1 ? pi->offset + pi->numel : i1;
+        if (a >= b) continue;
         const float decay = pi->decay ? lr * cfg->weight_decay : 0.0f;
-        float *p = params + pi->offset, *mm = m + pi->offset, *vv = v + pi->offset;
-        const float *g = grads + pi->offset;
-        for (size_t i = 0; i < pi->numel; i++) {
+        float *p = params + a, *mm = m + a, *vv = v + a;
+        const float *g = grads + a;
+        for (size_t i = 0; i < b - a; i++) {
             p[i] -= decay * p[i];
             mm[i] = b1 * mm[i] + (1.0f - b1) * g[i];
             vv[i] = b2 * vv[i] + (1.0f - b2) * g[i] * g[i];

@@ -20,5 +20,10 @@ double grad_clip(float *g, size_t n, float clip);
  * correction uses step + 1). m and v have the arena's layout. */
 void adamw_update(float *params, const float *grads, float *m, float *v, const ParamTable *t,
                   const Config *cfg, float lr, long long step);
+/* adamw_update on the arena's elements [i0, i1) only: every element's
+ * update depends on that element alone, so ranges on different threads
+ * give the bits of one whole update. */
+void adamw_update_range(float *params, const float *grads, float *m, float *v, const ParamTable *t,
+                        const Config *cfg, float lr, long long step, size_t i0, size_t i1);
 
 #endif

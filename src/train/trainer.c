@@ -15,6 +15,7 @@
 #include "adamw.h"
 #include "config_derive.h"
 #include "fpmode.h"
+#include "parallel.h"
 #include "trainer.h"
 #include "util.h"
 
@@ -127,18 +128,45 @@ static float jobs_loss(const Job *jobs, int n, long long *count) {
 }
 
 /* workers[0].grads = sum_w (count_w / total) * grads_w: the gradient of the
- * mean loss over the whole batch. */
-static void reduce_grads(Trainer *tr, const Job *jobs, int n, long long total) {
-    float *g0 = jobs[0].s->grads;
-    size_t np = tr->model.table.total;
-    float w0 = (float)jobs[0].s->loss_count / (float)total;
-    if (n == 1) return; /* a single share already holds the mean */
-    for (size_t i = 0; i < np; i++) g0[i] *= w0;
-    for (int j = 1; j < n; j++) {
-        const float *g = jobs[j].s->grads;
-        float wj = (float)jobs[j].s->loss_count / (float)total;
-        for (size_t i = 0; i < np; i++) g0[i] += wj * g[i];
+ * mean loss over the whole batch. Each element is summed over the workers
+ * in their order, so splitting the elements over threads keeps the bits. */
+typedef struct {
+    const Job *jobs;
+    int n;
+    long long total;
+} Reduce;
+
+static void reduce_range(void *ctx, size_t i0, size_t i1) {
+    const Reduce *r = ctx;
+    float *g0 = r->jobs[0].s->grads;
+    float w0 = (float)r->jobs[0].s->loss_count / (float)r->total;
+    for (size_t i = i0; i < i1; i++) g0[i] *= w0;
+    for (int j = 1; j < r->n; j++) {
+        const float *g = r->jobs[j].s->grads;
+        float wj = (float)r->jobs[j].s->loss_count / (float)r->total;
+        for (size_t i = i0; i < i1; i++) g0[i] += wj * g[i];
     }
+}
+
+static void reduce_grads(Trainer *tr, const Job *jobs, int n, long long total) {
+    if (n == 1) return; /* a single share already holds the mean */
+    Reduce r = {jobs, n, total};
+    parallel_for(tr->n_workers, tr->model.table.total, reduce_range, &r);
+}
+
+/* AdamW over the arena, its elements split across the step's threads. */
+typedef struct {
+    Trainer *tr;
+    const float *g;
+    float lr;
+    long long step;
+} Update;
+
+static void update_range(void *ctx, size_t i0, size_t i1) {
+    const Update *u = ctx;
+    Trainer *tr = u->tr;
+    adamw_update_range(tr->model.params, u->g, tr->adam_m, tr->adam_v, &tr->model.table, &tr->cfg,
+                       u->lr, u->step, i0, i1);
 }
 
 float trainer_step(Trainer *tr, const int *inputs, const int *targets, long long step,
@@ -155,8 +183,8 @@ float trainer_step(Trainer *tr, const int *inputs, const int *targets, long long
     double norm = grad_clip(g, tr->model.table.total, tr->cfg.grad_clip);
     if (grad_norm) *grad_norm = norm;
     if (!isfinite(loss) || !isfinite(norm)) return loss; /* keep the weights */
-    adamw_update(tr->model.params, g, tr->adam_m, tr->adam_v, &tr->model.table, &tr->cfg,
-                 lr_at_step(&tr->cfg, step), step);
+    Update u = {tr, g, lr_at_step(&tr->cfg, step), step};
+    parallel_for(tr->n_workers, tr->model.table.total, update_range, &u);
     return loss;
 }
 
