@@ -276,8 +276,7 @@ static void block_forward(const Ctx *c, const HeadView *hv, float *s, float *a, 
     const Plan *pl = &c->pl;
     const int m = r1 - r0, dh = c->dh, ldq = c->ldq;
     float wkv[ATT_BLOCK]; /* kv-bias weights of the block's rows */
-    gemm(0, 1, m, r1, dh, pl->scale,
-                hv->q + (size_t)r0 * ldq, ldq, hv->k, c->ldk, 0.0f, s, ld);
+    gemm(0, 1, m, r1, dh, pl->scale, hv->q + (size_t)r0 * ldq, ldq, hv->k, c->ldk, 0.0f, s, ld);
     if (pl->kb) add_key_bias(s, pl->kb + hv->bh * c->T, ld, r0, r1);
     for (int t = r0; t < r1; t++) {
         Extra ex = {{0.0f}, {0.0f}};
@@ -288,8 +287,7 @@ static void block_forward(const Ctx *c, const HeadView *hv, float *s, float *a, 
         if (slot) slot[t] = slot_weight(pl, &ex);
         wkv[t - r0] = ex.w[XS_KV];
     }
-    gemm(0, 0, m, dh, r1, 1.0f, a, ld, hv->v, c->ldk,
-                0.0f, hv->y + (size_t)r0 * c->ldy, c->ldy);
+    gemm(0, 0, m, dh, r1, 1.0f, a, ld, hv->v, c->ldk, 0.0f, hv->y + (size_t)r0 * c->ldy, c->ldy);
     if (!pl->on[XS_KV]) return;
     const float *vx = c->in->kvb_v + (size_t)hv->h * dh;
     for (int t = r0; t < r1; t++) {
@@ -568,18 +566,17 @@ static void bwd_block(float *da, float *tmp, const BwdOut *go, const Plan *pl, c
     int m = r1 - r0, T = in->T, dh = in->dh, ldq = in->ldq, ldk = in->ldk;
     const float *dyr = hv->dy + (size_t)r0 * ldq;
     /* da[0:m, 0:r1] = dy[r0:r1] v[0:r1]^T */
-    gemm(0, 1, m, r1, dh, 1.0f, dyr, ldq, hv->v, ldk,
-                0.0f, da, T);
+    gemm(0, 1, m, r1, dh, 1.0f, dyr, ldq, hv->v, ldk, 0.0f, da, T);
     if (go->dv)
-        gemm(1, 0, r1, dh, m, 1.0f,
-                    hv->a + (size_t)r0 * T, T, dyr, ldq, 1.0f, go->dv + hv->bok, ldk);
+        gemm(1, 0, r1, dh, m, 1.0f, hv->a + (size_t)r0 * T, T, dyr, ldq, 1.0f, go->dv + hv->bok,
+             ldk);
     bwd_rows(da, tmp, go, pl, hv, r0, r1);
     if (go->dq)
-        gemm(0, 0, m, dh, r1, pl->scale, da, T, hv->k,
-                    ldk, 1.0f, go->dq + hv->boq + (size_t)r0 * ldq, ldq);
+        gemm(0, 0, m, dh, r1, pl->scale, da, T, hv->k, ldk, 1.0f,
+             go->dq + hv->boq + (size_t)r0 * ldq, ldq);
     if (go->dk)
-        gemm(1, 0, r1, dh, m, pl->scale, da, T,
-                    hv->q + (size_t)r0 * ldq, ldq, 1.0f, go->dk + hv->bok, ldk);
+        gemm(1, 0, r1, dh, m, pl->scale, da, T, hv->q + (size_t)r0 * ldq, ldq, 1.0f,
+             go->dk + hv->bok, ldk);
 }
 
 size_t attention_backward_scratch(int T) {

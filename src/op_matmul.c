@@ -31,10 +31,8 @@ void matmul_forward(float *out, const float *inp, const float *w, const float *b
 void matmul_backward(float *dinp, float *dw, float *dbias, const float *dout, const float *inp,
                      const float *w, int M, int K, int N) {
     if (M <= 0 || N <= 0) return;
-    if (K > 0 && dinp)
-        gemm(0, 0, M, K, N, 1.0f, dout, N, w, K, 1.0f, dinp, K);
-    if (K > 0 && dw)
-        gemm(1, 0, N, K, M, 1.0f, dout, N, inp, K, 1.0f, dw, K);
+    if (K > 0 && dinp) gemm(0, 0, M, K, N, 1.0f, dout, N, w, K, 1.0f, dinp, K);
+    if (K > 0 && dw) gemm(1, 0, N, K, M, 1.0f, dout, N, inp, K, 1.0f, dw, K);
     if (!dbias) return;
     size_t n = (size_t)N;
     for (size_t m = 0; m < (size_t)M; m++) {

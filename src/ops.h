@@ -27,8 +27,8 @@ void embed_backward(float *dtok, float *dpos, const float *dout, const int *toke
 /* C[M,N] = alpha op(A) op(B) + beta C, row-major, op(X) = X^T when tX:
  * cblas_sgemm's contract. Each element is one FMA chain over k in order
  * from zero, so every SIMD path gives the same bits. */
-void gemm(int ta, int tb, int M, int N, int K, float alpha, const float *A, int lda,
-          const float *B, int ldb, float beta, float *C, int ldc);
+void gemm(int ta, int tb, int M, int N, int K, float alpha, const float *A, int lda, const float *B,
+          int ldb, float beta, float *C, int ldc);
 /* Route every gemm of this process to OpenBLAS's sgemm (on = 1) or to the
  * kernels above (on = 0, the default). model_init sets it from the config's
  * reproducible key. */
