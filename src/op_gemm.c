@@ -92,7 +92,10 @@ SIMD_V4 static inline __attribute__((always_inline)) __m512 finish16(__m512 acc,
     return _mm512_add_ps(old, v);
 }
 
-SIMD_V4 static inline __attribute__((always_inline)) void tile_v4(const Tile *t, const int R) {
+/* V = 1 or 2 vectors of 16 columns. V = 1 skips the empty second vector of
+ * a panel of 16 or fewer columns (a head's 16 in attention's backward). */
+SIMD_V4 static inline __attribute__((always_inline)) void tile_v4(const Tile *t, const int R,
+                                                                  const int V) {
     __mmask16 m0 = t->w >= 16 ? 0xffff : (__mmask16)((1u << t->w) - 1);
     __mmask16 m1 = t->w >= 32 ? 0xffff : t->w <= 16 ? 0 : (__mmask16)((1u << (t->w - 16)) - 1);
     __m512 acc[8][2];
@@ -102,31 +105,46 @@ SIMD_V4 static inline __attribute__((always_inline)) void tile_v4(const Tile *t,
     const size_t ai = t->ai, ak = t->ak, ldb = t->ldb;
     for (int k = 0, K = t->K; k < K; k++) {
         const float *b = B + (size_t)k * ldb, *a = A + (size_t)k * ak;
-        __m512 b0 = _mm512_maskz_loadu_ps(m0, b), b1 = _mm512_maskz_loadu_ps(m1, b + 16);
+        __m512 b0 = _mm512_maskz_loadu_ps(m0, b);
+        __m512 b1 = V == 2 ? _mm512_maskz_loadu_ps(m1, b + 16) : b0;
         _Pragma("GCC unroll 8") for (int r = 0; r < R; r++) {
             __m512 av = _mm512_set1_ps(a[(size_t)r * ai]);
             acc[r][0] = _mm512_fmadd_ps(av, b0, acc[r][0]);
-            acc[r][1] = _mm512_fmadd_ps(av, b1, acc[r][1]);
+            if (V == 2) acc[r][1] = _mm512_fmadd_ps(av, b1, acc[r][1]);
         }
     }
     _Pragma("GCC unroll 8") for (int r = 0; r < R; r++) {
         float *c = t->c + (size_t)r * t->ldc;
         _mm512_mask_storeu_ps(c, m0, finish16(acc[r][0], t, c, m0));
-        _mm512_mask_storeu_ps(c + 16, m1, finish16(acc[r][1], t, c + 16, m1));
+        if (V == 2) _mm512_mask_storeu_ps(c + 16, m1, finish16(acc[r][1], t, c + 16, m1));
     }
 }
 
+/* One vector for a narrow panel only when op(A) is transposed (attention's
+ * dk and dv, ai == 1): measured over whole training steps, the same for the
+ * untransposed products (PV, dq) made the step slower, though each product
+ * alone ran faster. */
 SIMD_V4 static void tile_rows_v4(const Tile *t, int R) {
-    switch (R) {
-    case 8: tile_v4(t, 8); break;
-    case 7: tile_v4(t, 7); break;
-    case 6: tile_v4(t, 6); break;
-    case 5: tile_v4(t, 5); break;
-    case 4: tile_v4(t, 4); break;
-    case 3: tile_v4(t, 3); break;
-    case 2: tile_v4(t, 2); break;
-    default: tile_v4(t, 1); break;
-    }
+    if (t->w <= 16 && t->ai == 1) switch (R) {
+        case 8: tile_v4(t, 8, 1); break;
+        case 7: tile_v4(t, 7, 1); break;
+        case 6: tile_v4(t, 6, 1); break;
+        case 5: tile_v4(t, 5, 1); break;
+        case 4: tile_v4(t, 4, 1); break;
+        case 3: tile_v4(t, 3, 1); break;
+        case 2: tile_v4(t, 2, 1); break;
+        default: tile_v4(t, 1, 1); break;
+        }
+    else switch (R) {
+        case 8: tile_v4(t, 8, 2); break;
+        case 7: tile_v4(t, 7, 2); break;
+        case 6: tile_v4(t, 6, 2); break;
+        case 5: tile_v4(t, 5, 2); break;
+        case 4: tile_v4(t, 4, 2); break;
+        case 3: tile_v4(t, 3, 2); break;
+        case 2: tile_v4(t, 2, 2); break;
+        default: tile_v4(t, 1, 2); break;
+        }
 }
 
 /* ---- AVX2: tiles of 6 rows x 16 columns, masked at the right edge ---- */
