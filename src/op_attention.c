@@ -85,13 +85,19 @@ static float dot(const float *a, const float *b, int n) {
 
 #define MAX_LANES 8
 
-/* p[j] = e^(s[j] - mx); returns their sum. The hot loop of the forward.
+/* p[j] = e^(s[j] - mx) (exp_rows); exp_shifted also returns their sum.
+ * The hot loop of the forward.
  * lanes: the sum over MAX_LANES partial sums, which vectorises (attention
  * without maps: inference); else in index order, as training always adds. */
+SIMD_BODY void exp_rows_body(float *p, const float *s, float mx, int n) {
+    for (int i = 0; i < n; i++) p[i] = fast_expf(s[i] - mx);
+}
+SIMD_KERNEL_STATIC(exp_rows, (float *p, const float *s, float mx, int n), (p, s, mx, n))
+
 SIMD_BODY float exp_shifted_body(float *p, const float *s, float mx, int n, int lanes) {
     float sum = 0.0f, part[MAX_LANES] = {0.0f};
     int j = 0;
-    for (int i = 0; i < n; i++) p[i] = fast_expf(s[i] - mx);
+    exp_rows_body(p, s, mx, n);
     if (lanes)
         for (; j + MAX_LANES <= n; j += MAX_LANES)
             for (int k = 0; k < MAX_LANES; k++) part[k] += p[j + k];
@@ -267,6 +273,49 @@ static HeadView head_view(const Ctx *c, float *y, int b, int h) {
     return hv;
 }
 
+/* Plain softmax over rows [r0, r1) of a block (scores s, weights a, row t
+ * at (t - r0) ld; a may alias s): row_forward's arithmetic row by row, the
+ * slot weight into slot[t] when given and the kv weight into wkv. Each row's
+ * sum is one chain over its keys in order, as in row_softmax, but the rows'
+ * chains advance side by side instead of one after another; keys right of
+ * a row's diagonal are zeros by then and leave its sum as it was. */
+static void block_softmax(const Ctx *c, const HeadView *hv, const float *s, float *a, int ld,
+                          int width, float *slot, float *wkv, int r0, int r1) {
+    const Plan *pl = &c->pl;
+    const int m = r1 - r0;
+    Extra ex[ATT_BLOCK];
+    float mx[ATT_BLOCK], sum[ATT_BLOCK];
+    for (int i = 0; i < m; i++) {
+        const int t = r0 + i, n = t + 1;
+        const size_t row = (size_t)i * ld;
+        ex[i] = (Extra){{0.0f}, {0.0f}};
+        extra_logits(&ex[i], pl, hv->q + (size_t)t * c->ldq, hv->h, c->in->sink_logit, c->in->kvb_k,
+                     c->dh);
+        float top = row_max(s + row, n);
+        for (int x = 0; x < XS_N; x++)
+            if (pl->on[x] && ex[i].z[x] > top) top = ex[i].z[x];
+        mx[i] = top;
+        exp_rows(a + row, s + row, top, n);
+        for (int j = n; j < width; j++) a[row + j] = 0.0f;
+        sum[i] = 0.0f;
+    }
+    for (int j = 0; j < r1; j++)
+        for (int i = 0; i < m; i++) sum[i] += a[(size_t)i * ld + j];
+    for (int i = 0; i < m; i++) {
+        const int t = r0 + i, n = t + 1;
+        float *ar = a + (size_t)i * ld, su = sum[i];
+        for (int x = 0; x < XS_N; x++) {
+            ex[i].w[x] = pl->on[x] ? expf(ex[i].z[x] - mx[i]) : 0.0f;
+            su += ex[i].w[x];
+        }
+        float inv = 1.0f / su;
+        for (int j = 0; j < n; j++) ar[j] *= inv;
+        for (int x = 0; x < XS_N; x++) ex[i].w[x] *= inv;
+        if (slot) slot[t] = slot_weight(pl, &ex[i]);
+        wkv[i] = ex[i].w[XS_KV];
+    }
+}
+
 /* Query rows [r0, r1) of one head: the scores s[r0:r1, 0:r1] = scale q k^T
  * (row t at s + (t - r0) ld), their weights into a (the same layout; a may
  * alias s but for stick-breaking), zero from key r1 up to width, the slot
@@ -278,15 +327,19 @@ static void block_forward(const Ctx *c, const HeadView *hv, float *s, float *a, 
     float wkv[ATT_BLOCK]; /* kv-bias weights of the block's rows */
     gemm(0, 1, m, r1, dh, pl->scale, hv->q + (size_t)r0 * ldq, ldq, hv->k, c->ldk, 0.0f, s, ld);
     if (pl->kb) add_key_bias(s, pl->kb + hv->bh * c->T, ld, r0, r1);
-    for (int t = r0; t < r1; t++) {
-        Extra ex = {{0.0f}, {0.0f}};
-        size_t row = (size_t)(t - r0) * ld;
-        extra_logits(&ex, pl, hv->q + (size_t)t * ldq, hv->h, c->in->sink_logit, c->in->kvb_k, dh);
-        if (pl->window) row_forward_window(a + row, s + row, t, width, pl, &ex);
-        else row_forward(a + row, s + row, t + 1, width, pl, &ex);
-        if (slot) slot[t] = slot_weight(pl, &ex);
-        wkv[t - r0] = ex.w[XS_KV];
-    }
+    if (pl->base == BASE_SOFTMAX && !pl->window && !pl->lane_sums)
+        block_softmax(c, hv, s, a, ld, width, slot, wkv, r0, r1);
+    else
+        for (int t = r0; t < r1; t++) {
+            Extra ex = {{0.0f}, {0.0f}};
+            size_t row = (size_t)(t - r0) * ld;
+            extra_logits(&ex, pl, hv->q + (size_t)t * ldq, hv->h, c->in->sink_logit, c->in->kvb_k,
+                         dh);
+            if (pl->window) row_forward_window(a + row, s + row, t, width, pl, &ex);
+            else row_forward(a + row, s + row, t + 1, width, pl, &ex);
+            if (slot) slot[t] = slot_weight(pl, &ex);
+            wkv[t - r0] = ex.w[XS_KV];
+        }
     gemm(0, 0, m, dh, r1, 1.0f, a, ld, hv->v, c->ldk, 0.0f, hv->y + (size_t)r0 * c->ldy, c->ldy);
     if (!pl->on[XS_KV]) return;
     const float *vx = c->in->kvb_v + (size_t)hv->h * dh;
@@ -557,6 +610,25 @@ static void bwd_rows(float *da, float *tmp, const BwdOut *go, const Plan *pl, co
     }
 }
 
+/* bwd_rows for plain softmax (no extra key, no key bias): ds = a (da - S)
+ * with S_t = sum over the row's keys of a da, one chain per row in key
+ * order as softmax_bwd adds, but the rows' chains advance side by side. */
+static void bwd_rows_plain(float *da, const HeadBwd *hv, int r0, int r1) {
+    const int T = hv->in->T, m = r1 - r0;
+    float S[ATT_BLOCK];
+    for (int i = 0; i < m; i++) S[i] = 0.0f;
+    for (int j = 0; j < r1; j++)
+        for (int i = j > r0 ? j - r0 : 0; i < m; i++) /* rows t = r0 + i >= j */
+            S[i] += hv->a[(size_t)(r0 + i) * T + j] * da[(size_t)i * T + j];
+    for (int i = 0; i < m; i++) {
+        const int t = r0 + i;
+        const float *p = hv->a + (size_t)t * T;
+        float *d = da + (size_t)i * T;
+        for (int j = 0; j <= t; j++) d[j] = p[j] * (d[j] - S[i]);
+        for (int j = t + 1; j < r1; j++) d[j] = 0.0f;
+    }
+}
+
 /* Row block [r0, r1) of one head:
  *   da = dy v^T;  dv += a^T dy;  ds = row_backward(da);
  *   dq += scale ds k;  dk += scale ds^T q. */
@@ -570,7 +642,10 @@ static void bwd_block(float *da, float *tmp, const BwdOut *go, const Plan *pl, c
     if (go->dv)
         gemm(1, 0, r1, dh, m, 1.0f, hv->a + (size_t)r0 * T, T, dyr, ldq, 1.0f, go->dv + hv->bok,
              ldk);
-    bwd_rows(da, tmp, go, pl, hv, r0, r1);
+    if (pl->base == BASE_SOFTMAX && !pl->on[XS_NULL] && !pl->on[XS_SINK] && !pl->on[XS_KV] &&
+        !hv->dkb)
+        bwd_rows_plain(da, hv, r0, r1);
+    else bwd_rows(da, tmp, go, pl, hv, r0, r1);
     if (go->dq)
         gemm(0, 0, m, dh, r1, pl->scale, da, T, hv->k, ldk, 1.0f,
              go->dq + hv->boq + (size_t)r0 * ldq, ldq);
