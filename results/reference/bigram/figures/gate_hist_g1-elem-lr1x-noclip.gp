@@ -1,11 +1,12 @@
 # written by gatelab: edit freely, then redraw with
-#   cd results/reference/bigram/figures && gnuplot gate_hist_g1-elem-lr1x-noclip.gp
+#   cd /work/runs/bigram_report/figures && gnuplot gate_hist_g1-elem-lr1x-noclip.gp
 if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) {
     set terminal pngcairo size 900,540 noenhanced font 'sans,11'
 } else {
     set terminal png size 900,540 noenhanced
 }
-set output 'gate_hist_g1-elem-lr1x-noclip.png'
+if (!exists('gatelab_out')) gatelab_out = 'gate_hist_g1-elem-lr1x-noclip.png'
+set output gatelab_out
 set datafile missing 'NaN'
 set grid
 set key outside right top

@@ -1,11 +1,12 @@
 # written by gatelab: edit freely, then redraw with
-#   cd results/reference/bigram/figures && gnuplot lceval_loss.gp
+#   cd /work/runs/bigram_report/figures && gnuplot lceval_loss.gp
 if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) {
     set terminal pngcairo size 900,800 noenhanced font 'sans,11'
 } else {
     set terminal png size 900,800 noenhanced
 }
-set output 'lceval_loss.png'
+if (!exists('gatelab_out')) gatelab_out = 'lceval_loss.png'
+set output gatelab_out
 set datafile missing 'NaN'
 set grid
 set key outside right top

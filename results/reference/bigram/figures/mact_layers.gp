@@ -1,11 +1,12 @@
 # written by gatelab: edit freely, then redraw with
-#   cd results/reference/bigram/figures && gnuplot mact_layers.gp
+#   cd /work/runs/bigram_report/figures && gnuplot mact_layers.gp
 if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) {
-    set terminal pngcairo size 1620,640 noenhanced font 'sans,11'
+    set terminal pngcairo size 1716,640 noenhanced font 'sans,11'
 } else {
-    set terminal png size 1620,640 noenhanced
+    set terminal png size 1716,640 noenhanced
 }
-set output 'mact_layers.png'
+if (!exists('gatelab_out')) gatelab_out = 'mact_layers.png'
+set output gatelab_out
 set datafile missing 'NaN'
 set grid
 set key outside right top

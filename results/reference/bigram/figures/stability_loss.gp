@@ -1,20 +1,21 @@
 # written by gatelab: edit freely, then redraw with
-#   cd results/reference/bigram/figures && gnuplot stability_loss.gp
+#   cd /work/runs/bigram_report/figures && gnuplot stability_loss.gp
 if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) {
-    set terminal pngcairo size 1920,3200 noenhanced font 'sans,11'
+    set terminal pngcairo size 1920,3600 noenhanced font 'sans,11'
 } else {
-    set terminal png size 1920,3200 noenhanced
+    set terminal png size 1920,3600 noenhanced
 }
-set output 'stability_loss.png'
+if (!exists('gatelab_out')) gatelab_out = 'stability_loss.png'
+set output gatelab_out
 set datafile missing 'NaN'
 set grid
 set key outside right top
 set xlabel 'step'
 set offsets 0, 0, graph 0.05, graph 0.05
 set multiplot
-set label 99 'training loss per seed, one panel per run; key runs; all runs in the table' at screen 0.5, screen 0.9849 center front
-set origin 0.0000, 0.8486
-set size 0.3333, 0.1212
+set label 99 'training loss per seed, one panel per run; key runs; all runs in the table' at screen 0.5, screen 0.9855 center front
+set origin 0.0000, 0.8631
+set size 0.3333, 0.1079
 set ylabel 'training loss'
 set title 'baseline-lr1x, lr=0.01'
 plot 'stability_loss.dat' index 0 using 1:2 with lines lw 2 lc rgb '#0072B2' dt 1 title 's1', \
@@ -23,8 +24,8 @@ plot 'stability_loss.dat' index 0 using 1:2 with lines lw 2 lc rgb '#0072B2' dt 
      'stability_loss.dat' index 3 using 1:2 with lines lw 2 lc rgb '#CC79A7' dt 4 title 's4', \
      'stability_loss.dat' index 4 using 1:2 with lines lw 2 lc rgb '#E69F00' dt 5 title 's5'
 unset label 99
-set origin 0.3333, 0.8486
-set size 0.3333, 0.1212
+set origin 0.3333, 0.8631
+set size 0.3333, 0.1079
 set ylabel 'training loss'
 set title 'baseline-lr1x-noclip, lr=0.01'
 plot 'stability_loss.dat' index 5 using 1:2 with lines lw 2 lc rgb '#0072B2' dt 1 title 's1', \
@@ -32,8 +33,8 @@ plot 'stability_loss.dat' index 5 using 1:2 with lines lw 2 lc rgb '#0072B2' dt 
      'stability_loss.dat' index 7 using 1:2 with lines lw 2 lc rgb '#009E73' dt 3 title 's3', \
      'stability_loss.dat' index 8 using 1:2 with lines lw 2 lc rgb '#CC79A7' dt 4 title 's4', \
      'stability_loss.dat' index 9 using 1:2 with lines lw 2 lc rgb '#E69F00' dt 5 title 's5'
-set origin 0.6667, 0.8486
-set size 0.3333, 0.1212
+set origin 0.6667, 0.8631
+set size 0.3333, 0.1079
 set ylabel 'training loss'
 set title 'g1-elem-lr1x, lr=0.01'
 plot 'stability_loss.dat' index 10 using 1:2 with lines lw 2 lc rgb '#0072B2' dt 1 title 's1', \
@@ -41,8 +42,8 @@ plot 'stability_loss.dat' index 10 using 1:2 with lines lw 2 lc rgb '#0072B2' dt
      'stability_loss.dat' index 12 using 1:2 with lines lw 2 lc rgb '#009E73' dt 3 title 's3', \
      'stability_loss.dat' index 13 using 1:2 with lines lw 2 lc rgb '#CC79A7' dt 4 title 's4', \
      'stability_loss.dat' index 14 using 1:2 with lines lw 2 lc rgb '#E69F00' dt 5 title 's5'
-set origin 0.0000, 0.7274
-set size 0.3333, 0.1212
+set origin 0.0000, 0.7552
+set size 0.3333, 0.1079
 set ylabel 'training loss'
 set title 'g1-elem-lr1x-noclip, lr=0.01'
 plot 'stability_loss.dat' index 15 using 1:2 with lines lw 2 lc rgb '#0072B2' dt 1 title 's1', \
@@ -50,8 +51,8 @@ plot 'stability_loss.dat' index 15 using 1:2 with lines lw 2 lc rgb '#0072B2' dt
      'stability_loss.dat' index 17 using 1:2 with lines lw 2 lc rgb '#009E73' dt 3 title 's3', \
      'stability_loss.dat' index 18 using 1:2 with lines lw 2 lc rgb '#CC79A7' dt 4 title 's4', \
      'stability_loss.dat' index 19 using 1:2 with lines lw 2 lc rgb '#E69F00' dt 5 title 's5'
-set origin 0.3333, 0.7274
-set size 0.3333, 0.1212
+set origin 0.3333, 0.7552
+set size 0.3333, 0.1079
 set ylabel 'training loss'
 set title 'g1-head-lr1x, lr=0.01'
 plot 'stability_loss.dat' index 20 using 1:2 with lines lw 2 lc rgb '#0072B2' dt 1 title 's1', \
@@ -59,8 +60,8 @@ plot 'stability_loss.dat' index 20 using 1:2 with lines lw 2 lc rgb '#0072B2' dt
      'stability_loss.dat' index 22 using 1:2 with lines lw 2 lc rgb '#009E73' dt 3 title 's3', \
      'stability_loss.dat' index 23 using 1:2 with lines lw 2 lc rgb '#CC79A7' dt 4 title 's4', \
      'stability_loss.dat' index 24 using 1:2 with lines lw 2 lc rgb '#E69F00' dt 5 title 's5'
-set origin 0.6667, 0.7274
-set size 0.3333, 0.1212
+set origin 0.6667, 0.7552
+set size 0.3333, 0.1079
 set ylabel 'training loss'
 set title 'g1-head-lr1x-noclip, lr=0.01'
 plot 'stability_loss.dat' index 25 using 1:2 with lines lw 2 lc rgb '#0072B2' dt 1 title 's1', \
@@ -68,8 +69,8 @@ plot 'stability_loss.dat' index 25 using 1:2 with lines lw 2 lc rgb '#0072B2' dt
      'stability_loss.dat' index 27 using 1:2 with lines lw 2 lc rgb '#009E73' dt 3 title 's3', \
      'stability_loss.dat' index 28 using 1:2 with lines lw 2 lc rgb '#CC79A7' dt 4 title 's4', \
      'stability_loss.dat' index 29 using 1:2 with lines lw 2 lc rgb '#E69F00' dt 5 title 's5'
-set origin 0.0000, 0.6062
-set size 0.3333, 0.1212
+set origin 0.0000, 0.6473
+set size 0.3333, 0.1079
 set ylabel 'training loss'
 set title 'baseline-lr2x, lr=0.02'
 plot 'stability_loss.dat' index 30 using 1:2 with lines lw 2 lc rgb '#0072B2' dt 1 title 's1', \
@@ -77,8 +78,8 @@ plot 'stability_loss.dat' index 30 using 1:2 with lines lw 2 lc rgb '#0072B2' dt
      'stability_loss.dat' index 32 using 1:2 with lines lw 2 lc rgb '#009E73' dt 3 title 's3', \
      'stability_loss.dat' index 33 using 1:2 with lines lw 2 lc rgb '#CC79A7' dt 4 title 's4', \
      'stability_loss.dat' index 34 using 1:2 with lines lw 2 lc rgb '#E69F00' dt 5 title 's5'
-set origin 0.3333, 0.6062
-set size 0.3333, 0.1212
+set origin 0.3333, 0.6473
+set size 0.3333, 0.1079
 set ylabel 'training loss'
 set title 'baseline-lr2x-noclip, lr=0.02'
 plot 'stability_loss.dat' index 35 using 1:2 with lines lw 2 lc rgb '#0072B2' dt 1 title 's1', \
@@ -86,8 +87,8 @@ plot 'stability_loss.dat' index 35 using 1:2 with lines lw 2 lc rgb '#0072B2' dt
      'stability_loss.dat' index 37 using 1:2 with lines lw 2 lc rgb '#009E73' dt 3 title 's3', \
      'stability_loss.dat' index 38 using 1:2 with lines lw 2 lc rgb '#CC79A7' dt 4 title 's4', \
      'stability_loss.dat' index 39 using 1:2 with lines lw 2 lc rgb '#E69F00' dt 5 title 's5'
-set origin 0.6667, 0.6062
-set size 0.3333, 0.1212
+set origin 0.6667, 0.6473
+set size 0.3333, 0.1079
 set ylabel 'training loss'
 set title 'g1-elem-lr2x, lr=0.02'
 plot 'stability_loss.dat' index 40 using 1:2 with lines lw 2 lc rgb '#0072B2' dt 1 title 's1', \
@@ -95,8 +96,8 @@ plot 'stability_loss.dat' index 40 using 1:2 with lines lw 2 lc rgb '#0072B2' dt
      'stability_loss.dat' index 42 using 1:2 with lines lw 2 lc rgb '#009E73' dt 3 title 's3', \
      'stability_loss.dat' index 43 using 1:2 with lines lw 2 lc rgb '#CC79A7' dt 4 title 's4', \
      'stability_loss.dat' index 44 using 1:2 with lines lw 2 lc rgb '#E69F00' dt 5 title 's5'
-set origin 0.0000, 0.4849
-set size 0.3333, 0.1212
+set origin 0.0000, 0.5394
+set size 0.3333, 0.1079
 set ylabel 'training loss'
 set title 'g1-elem-lr2x-noclip, lr=0.02'
 plot 'stability_loss.dat' index 45 using 1:2 with lines lw 2 lc rgb '#0072B2' dt 1 title 's1', \
@@ -104,8 +105,8 @@ plot 'stability_loss.dat' index 45 using 1:2 with lines lw 2 lc rgb '#0072B2' dt
      'stability_loss.dat' index 47 using 1:2 with lines lw 2 lc rgb '#009E73' dt 3 title 's3', \
      'stability_loss.dat' index 48 using 1:2 with lines lw 2 lc rgb '#CC79A7' dt 4 title 's4', \
      'stability_loss.dat' index 49 using 1:2 with lines lw 2 lc rgb '#E69F00' dt 5 title 's5'
-set origin 0.3333, 0.4849
-set size 0.3333, 0.1212
+set origin 0.3333, 0.5394
+set size 0.3333, 0.1079
 set ylabel 'training loss'
 set title 'g1-head-lr2x, lr=0.02'
 plot 'stability_loss.dat' index 50 using 1:2 with lines lw 2 lc rgb '#0072B2' dt 1 title 's1', \
@@ -113,8 +114,8 @@ plot 'stability_loss.dat' index 50 using 1:2 with lines lw 2 lc rgb '#0072B2' dt
      'stability_loss.dat' index 52 using 1:2 with lines lw 2 lc rgb '#009E73' dt 3 title 's3', \
      'stability_loss.dat' index 53 using 1:2 with lines lw 2 lc rgb '#CC79A7' dt 4 title 's4', \
      'stability_loss.dat' index 54 using 1:2 with lines lw 2 lc rgb '#E69F00' dt 5 title 's5'
-set origin 0.6667, 0.4849
-set size 0.3333, 0.1212
+set origin 0.6667, 0.5394
+set size 0.3333, 0.1079
 set ylabel 'training loss'
 set title 'g1-head-lr2x-noclip, lr=0.02'
 plot 'stability_loss.dat' index 55 using 1:2 with lines lw 2 lc rgb '#0072B2' dt 1 title 's1', \
@@ -122,8 +123,8 @@ plot 'stability_loss.dat' index 55 using 1:2 with lines lw 2 lc rgb '#0072B2' dt
      'stability_loss.dat' index 57 using 1:2 with lines lw 2 lc rgb '#009E73' dt 3 title 's3', \
      'stability_loss.dat' index 58 using 1:2 with lines lw 2 lc rgb '#CC79A7' dt 4 title 's4', \
      'stability_loss.dat' index 59 using 1:2 with lines lw 2 lc rgb '#E69F00' dt 5 title 's5'
-set origin 0.0000, 0.3637
-set size 0.3333, 0.1212
+set origin 0.0000, 0.4316
+set size 0.3333, 0.1079
 set ylabel 'training loss'
 set title 'baseline, lr=0.04'
 plot 'stability_loss.dat' index 60 using 1:2 with lines lw 2 lc rgb '#0072B2' dt 1 title 's1', \
@@ -131,103 +132,130 @@ plot 'stability_loss.dat' index 60 using 1:2 with lines lw 2 lc rgb '#0072B2' dt
      'stability_loss.dat' index 62 using 1:2 with lines lw 2 lc rgb '#009E73' dt 3 title 's3', \
      'stability_loss.dat' index 63 using 1:2 with lines lw 2 lc rgb '#CC79A7' dt 4 title 's4', \
      'stability_loss.dat' index 64 using 1:2 with lines lw 2 lc rgb '#E69F00' dt 5 title 's5'
-set origin 0.3333, 0.3637
-set size 0.3333, 0.1212
+set origin 0.3333, 0.4316
+set size 0.3333, 0.1079
 set ylabel 'training loss'
-set title 'baseline-lr4x-noclip, lr=0.04'
+set title 'baseline-lr4x, lr=0.04'
 plot 'stability_loss.dat' index 65 using 1:2 with lines lw 2 lc rgb '#0072B2' dt 1 title 's1', \
      'stability_loss.dat' index 66 using 1:2 with lines lw 2 lc rgb '#D55E00' dt 2 title 's2', \
      'stability_loss.dat' index 67 using 1:2 with lines lw 2 lc rgb '#009E73' dt 3 title 's3', \
      'stability_loss.dat' index 68 using 1:2 with lines lw 2 lc rgb '#CC79A7' dt 4 title 's4', \
      'stability_loss.dat' index 69 using 1:2 with lines lw 2 lc rgb '#E69F00' dt 5 title 's5'
-set origin 0.6667, 0.3637
-set size 0.3333, 0.1212
+set origin 0.6667, 0.4316
+set size 0.3333, 0.1079
 set ylabel 'training loss'
-set title 'g1-elem, lr=0.04'
+set title 'baseline-lr4x-noclip, lr=0.04'
 plot 'stability_loss.dat' index 70 using 1:2 with lines lw 2 lc rgb '#0072B2' dt 1 title 's1', \
      'stability_loss.dat' index 71 using 1:2 with lines lw 2 lc rgb '#D55E00' dt 2 title 's2', \
      'stability_loss.dat' index 72 using 1:2 with lines lw 2 lc rgb '#009E73' dt 3 title 's3', \
      'stability_loss.dat' index 73 using 1:2 with lines lw 2 lc rgb '#CC79A7' dt 4 title 's4', \
      'stability_loss.dat' index 74 using 1:2 with lines lw 2 lc rgb '#E69F00' dt 5 title 's5'
-set origin 0.0000, 0.2425
-set size 0.3333, 0.1212
+set origin 0.0000, 0.3237
+set size 0.3333, 0.1079
 set ylabel 'training loss'
-set title 'g1-elem-lr4x-noclip, lr=0.04'
+set title 'g1-elem, lr=0.04'
 plot 'stability_loss.dat' index 75 using 1:2 with lines lw 2 lc rgb '#0072B2' dt 1 title 's1', \
      'stability_loss.dat' index 76 using 1:2 with lines lw 2 lc rgb '#D55E00' dt 2 title 's2', \
      'stability_loss.dat' index 77 using 1:2 with lines lw 2 lc rgb '#009E73' dt 3 title 's3', \
      'stability_loss.dat' index 78 using 1:2 with lines lw 2 lc rgb '#CC79A7' dt 4 title 's4', \
      'stability_loss.dat' index 79 using 1:2 with lines lw 2 lc rgb '#E69F00' dt 5 title 's5'
-set origin 0.3333, 0.2425
-set size 0.3333, 0.1212
+set origin 0.3333, 0.3237
+set size 0.3333, 0.1079
 set ylabel 'training loss'
-set title 'g1-head, lr=0.04'
+set title 'g1-elem-lr4x, lr=0.04'
 plot 'stability_loss.dat' index 80 using 1:2 with lines lw 2 lc rgb '#0072B2' dt 1 title 's1', \
      'stability_loss.dat' index 81 using 1:2 with lines lw 2 lc rgb '#D55E00' dt 2 title 's2', \
      'stability_loss.dat' index 82 using 1:2 with lines lw 2 lc rgb '#009E73' dt 3 title 's3', \
      'stability_loss.dat' index 83 using 1:2 with lines lw 2 lc rgb '#CC79A7' dt 4 title 's4', \
      'stability_loss.dat' index 84 using 1:2 with lines lw 2 lc rgb '#E69F00' dt 5 title 's5'
-set origin 0.6667, 0.2425
-set size 0.3333, 0.1212
+set origin 0.6667, 0.3237
+set size 0.3333, 0.1079
 set ylabel 'training loss'
-set title 'g1-head-lr4x-noclip, lr=0.04'
+set title 'g1-elem-lr4x-noclip, lr=0.04'
 plot 'stability_loss.dat' index 85 using 1:2 with lines lw 2 lc rgb '#0072B2' dt 1 title 's1', \
      'stability_loss.dat' index 86 using 1:2 with lines lw 2 lc rgb '#D55E00' dt 2 title 's2', \
      'stability_loss.dat' index 87 using 1:2 with lines lw 2 lc rgb '#009E73' dt 3 title 's3', \
      'stability_loss.dat' index 88 using 1:2 with lines lw 2 lc rgb '#CC79A7' dt 4 title 's4', \
      'stability_loss.dat' index 89 using 1:2 with lines lw 2 lc rgb '#E69F00' dt 5 title 's5'
-set origin 0.0000, 0.1212
-set size 0.3333, 0.1212
+set origin 0.0000, 0.2158
+set size 0.3333, 0.1079
 set ylabel 'training loss'
-set title 'baseline-lr8x, lr=0.08'
+set title 'g1-head, lr=0.04'
 plot 'stability_loss.dat' index 90 using 1:2 with lines lw 2 lc rgb '#0072B2' dt 1 title 's1', \
      'stability_loss.dat' index 91 using 1:2 with lines lw 2 lc rgb '#D55E00' dt 2 title 's2', \
      'stability_loss.dat' index 92 using 1:2 with lines lw 2 lc rgb '#009E73' dt 3 title 's3', \
      'stability_loss.dat' index 93 using 1:2 with lines lw 2 lc rgb '#CC79A7' dt 4 title 's4', \
      'stability_loss.dat' index 94 using 1:2 with lines lw 2 lc rgb '#E69F00' dt 5 title 's5'
-set origin 0.3333, 0.1212
-set size 0.3333, 0.1212
+set origin 0.3333, 0.2158
+set size 0.3333, 0.1079
 set ylabel 'training loss'
-set title 'baseline-lr8x-noclip, lr=0.08'
+set title 'g1-head-lr4x, lr=0.04'
 plot 'stability_loss.dat' index 95 using 1:2 with lines lw 2 lc rgb '#0072B2' dt 1 title 's1', \
      'stability_loss.dat' index 96 using 1:2 with lines lw 2 lc rgb '#D55E00' dt 2 title 's2', \
      'stability_loss.dat' index 97 using 1:2 with lines lw 2 lc rgb '#009E73' dt 3 title 's3', \
      'stability_loss.dat' index 98 using 1:2 with lines lw 2 lc rgb '#CC79A7' dt 4 title 's4', \
      'stability_loss.dat' index 99 using 1:2 with lines lw 2 lc rgb '#E69F00' dt 5 title 's5'
-set origin 0.6667, 0.1212
-set size 0.3333, 0.1212
+set origin 0.6667, 0.2158
+set size 0.3333, 0.1079
 set ylabel 'training loss'
-set title 'g1-elem-lr8x, lr=0.08'
+set title 'g1-head-lr4x-noclip, lr=0.04'
 plot 'stability_loss.dat' index 100 using 1:2 with lines lw 2 lc rgb '#0072B2' dt 1 title 's1', \
      'stability_loss.dat' index 101 using 1:2 with lines lw 2 lc rgb '#D55E00' dt 2 title 's2', \
      'stability_loss.dat' index 102 using 1:2 with lines lw 2 lc rgb '#009E73' dt 3 title 's3', \
      'stability_loss.dat' index 103 using 1:2 with lines lw 2 lc rgb '#CC79A7' dt 4 title 's4', \
      'stability_loss.dat' index 104 using 1:2 with lines lw 2 lc rgb '#E69F00' dt 5 title 's5'
-set origin 0.0000, 0.0000
-set size 0.3333, 0.1212
+set origin 0.0000, 0.1079
+set size 0.3333, 0.1079
 set ylabel 'training loss'
-set title 'g1-elem-lr8x-noclip, lr=0.08'
+set title 'baseline-lr8x, lr=0.08'
 plot 'stability_loss.dat' index 105 using 1:2 with lines lw 2 lc rgb '#0072B2' dt 1 title 's1', \
      'stability_loss.dat' index 106 using 1:2 with lines lw 2 lc rgb '#D55E00' dt 2 title 's2', \
      'stability_loss.dat' index 107 using 1:2 with lines lw 2 lc rgb '#009E73' dt 3 title 's3', \
      'stability_loss.dat' index 108 using 1:2 with lines lw 2 lc rgb '#CC79A7' dt 4 title 's4', \
      'stability_loss.dat' index 109 using 1:2 with lines lw 2 lc rgb '#E69F00' dt 5 title 's5'
-set origin 0.3333, 0.0000
-set size 0.3333, 0.1212
+set origin 0.3333, 0.1079
+set size 0.3333, 0.1079
 set ylabel 'training loss'
-set title 'g1-head-lr8x, lr=0.08'
+set title 'baseline-lr8x-noclip, lr=0.08'
 plot 'stability_loss.dat' index 110 using 1:2 with lines lw 2 lc rgb '#0072B2' dt 1 title 's1', \
      'stability_loss.dat' index 111 using 1:2 with lines lw 2 lc rgb '#D55E00' dt 2 title 's2', \
      'stability_loss.dat' index 112 using 1:2 with lines lw 2 lc rgb '#009E73' dt 3 title 's3', \
      'stability_loss.dat' index 113 using 1:2 with lines lw 2 lc rgb '#CC79A7' dt 4 title 's4', \
      'stability_loss.dat' index 114 using 1:2 with lines lw 2 lc rgb '#E69F00' dt 5 title 's5'
-set origin 0.6667, 0.0000
-set size 0.3333, 0.1212
+set origin 0.6667, 0.1079
+set size 0.3333, 0.1079
 set ylabel 'training loss'
-set title 'g1-head-lr8x-noclip, lr=0.08'
+set title 'g1-elem-lr8x, lr=0.08'
 plot 'stability_loss.dat' index 115 using 1:2 with lines lw 2 lc rgb '#0072B2' dt 1 title 's1', \
      'stability_loss.dat' index 116 using 1:2 with lines lw 2 lc rgb '#D55E00' dt 2 title 's2', \
      'stability_loss.dat' index 117 using 1:2 with lines lw 2 lc rgb '#009E73' dt 3 title 's3', \
      'stability_loss.dat' index 118 using 1:2 with lines lw 2 lc rgb '#CC79A7' dt 4 title 's4', \
      'stability_loss.dat' index 119 using 1:2 with lines lw 2 lc rgb '#E69F00' dt 5 title 's5'
+set origin 0.0000, 0.0000
+set size 0.3333, 0.1079
+set ylabel 'training loss'
+set title 'g1-elem-lr8x-noclip, lr=0.08'
+plot 'stability_loss.dat' index 120 using 1:2 with lines lw 2 lc rgb '#0072B2' dt 1 title 's1', \
+     'stability_loss.dat' index 121 using 1:2 with lines lw 2 lc rgb '#D55E00' dt 2 title 's2', \
+     'stability_loss.dat' index 122 using 1:2 with lines lw 2 lc rgb '#009E73' dt 3 title 's3', \
+     'stability_loss.dat' index 123 using 1:2 with lines lw 2 lc rgb '#CC79A7' dt 4 title 's4', \
+     'stability_loss.dat' index 124 using 1:2 with lines lw 2 lc rgb '#E69F00' dt 5 title 's5'
+set origin 0.3333, 0.0000
+set size 0.3333, 0.1079
+set ylabel 'training loss'
+set title 'g1-head-lr8x, lr=0.08'
+plot 'stability_loss.dat' index 125 using 1:2 with lines lw 2 lc rgb '#0072B2' dt 1 title 's1', \
+     'stability_loss.dat' index 126 using 1:2 with lines lw 2 lc rgb '#D55E00' dt 2 title 's2', \
+     'stability_loss.dat' index 127 using 1:2 with lines lw 2 lc rgb '#009E73' dt 3 title 's3', \
+     'stability_loss.dat' index 128 using 1:2 with lines lw 2 lc rgb '#CC79A7' dt 4 title 's4', \
+     'stability_loss.dat' index 129 using 1:2 with lines lw 2 lc rgb '#E69F00' dt 5 title 's5'
+set origin 0.6667, 0.0000
+set size 0.3333, 0.1079
+set ylabel 'training loss'
+set title 'g1-head-lr8x-noclip, lr=0.08'
+plot 'stability_loss.dat' index 130 using 1:2 with lines lw 2 lc rgb '#0072B2' dt 1 title 's1', \
+     'stability_loss.dat' index 131 using 1:2 with lines lw 2 lc rgb '#D55E00' dt 2 title 's2', \
+     'stability_loss.dat' index 132 using 1:2 with lines lw 2 lc rgb '#009E73' dt 3 title 's3', \
+     'stability_loss.dat' index 133 using 1:2 with lines lw 2 lc rgb '#CC79A7' dt 4 title 's4', \
+     'stability_loss.dat' index 134 using 1:2 with lines lw 2 lc rgb '#E69F00' dt 5 title 's5'
 unset multiplot
