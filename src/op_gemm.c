@@ -248,18 +248,29 @@ static void gemm_tiled(const Gemm *g, TileRows rows_fn, int W, int RMAX, float *
     }
 }
 
-/* The panel buffer for a transposed B: on the stack up to PACK_STACK
- * floats, else the heap; 0, or -1 when no memory was to be had. */
-enum { PACK_STACK = 32 * 512 };
-
-static int gemm_simd(const Gemm *g, SimdPath path) {
-    int W = path == SIMD_AVX512 ? 32 : 16;
-    float stack[PACK_STACK], *pk = stack;
-    size_t need = g->tb ? (size_t)g->K * (size_t)W : 0;
-    if (need > PACK_STACK && !(pk = malloc(need * sizeof *pk))) return -1;
+static void gemm_run(const Gemm *g, SimdPath path, float *pk) {
     if (path == SIMD_AVX512) gemm_tiled(g, tile_rows_v4, 32, 8, pk);
     else gemm_tiled(g, tile_rows_v3, 16, 6, pk);
+}
+
+/* The panel buffer for a transposed B: on the stack up to PACK_STACK
+ * floats, else the heap; 0, or -1 when no memory was to be had. A separate
+ * function, so the calls that pack nothing (most of attention's) set up no
+ * 64 KB frame. */
+enum { PACK_STACK = 32 * 512 };
+
+static __attribute__((noinline)) int gemm_packed(const Gemm *g, SimdPath path) {
+    float stack[PACK_STACK], *pk = stack;
+    size_t need = (size_t)g->K * (path == SIMD_AVX512 ? 32 : 16);
+    if (need > PACK_STACK && !(pk = malloc(need * sizeof *pk))) return -1;
+    gemm_run(g, path, pk);
     if (pk != stack) free(pk);
+    return 0;
+}
+
+static int gemm_simd(const Gemm *g, SimdPath path) {
+    if (g->tb) return gemm_packed(g, path);
+    gemm_run(g, path, NULL);
     return 0;
 }
 #endif
