@@ -43,6 +43,11 @@ char *input_slurp(const char *path, size_t max, size_t *len, char *err, size_t e
  * so a message that quotes its input stays one line. Returns s. */
 char *one_line(char *s);
 
+/* The edit distance (insertions, deletions, substitutions, swaps of two
+ * neighbours) between a and b, for "did you mean" hints; words longer than 63 bytes count as
+ * (size_t)-1, far from everything. */
+size_t str_edits(const char *a, const char *b);
+
 /* What a file mode is, in words ("a directory", "a FIFO", ...). */
 const char *file_kind(unsigned mode);
 

@@ -1,6 +1,8 @@
-/* test_usage.c: every command's --help against its option table
- * (cliopts.h), and the option rules every command shares: an option given
- * twice is refused unless it is repeatable, with one line. */
+/* test_usage.c: every command's --help against its option rows
+ * (cliopts.h, opts.h), and the option rules every command shares: an
+ * option given twice is refused unless it is repeatable, an unknown one
+ * gets a "did you mean", and every number is range-checked before it is
+ * narrowed, each refusal in one line. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -8,6 +10,7 @@
 #include <cmocka.h>
 
 #include <ctype.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,7 +21,7 @@
 static char log_path[600];
 
 /* `gatelab CMD --help` as text (malloc'd). */
-static char *help_of(const CliOpts *o) {
+static char *help_of(const OptTable *o) {
     assert_int_equal(tu_run(log_path, "%s --help", o->cmd), 0);
     return tu_slurp_ok(log_path, NULL);
 }
@@ -32,22 +35,21 @@ static int names_option(const char *text, const char *name) {
     return 0;
 }
 
-/* Whether o's table has an option called name (n bytes). */
-static int in_table(const CliOpts *o, const char *name, size_t n) {
-    for (int i = 0; o->opts[i].name; i++)
-        if (strlen(o->opts[i].name) == n && !strncmp(o->opts[i].name, name, n)) return 1;
-    return 0;
-}
-
-/* Every option of every table is in its command's --help. */
+/* Every row of every table is in its command's --help, with its letter. */
 static void test_help_lists_every_option(void **state) {
     (void)state;
     for (int k = 0; cli_all_options[k]; k++) {
-        const CliOpts *o = cli_all_options[k];
+        const OptTable *o = cli_all_options[k];
         char *help = help_of(o);
-        for (int i = 0; o->opts[i].name; i++)
-            if (strcmp(o->opts[i].name, "help") && !names_option(help, o->opts[i].name))
-                fail_msg("gatelab %s --help does not list --%s", o->cmd, o->opts[i].name);
+        if (!names_option(help, "help")) fail_msg("gatelab %s --help lacks --help", o->cmd);
+        for (const OptRow *r = o->rows; r->name; r++) {
+            char both[64];
+            snprintf(both, sizeof both, "-%c, --%s", r->key, r->name);
+            if (!names_option(help, r->name))
+                fail_msg("gatelab %s --help does not list --%s", o->cmd, r->name);
+            if (r->key < 128 && !strstr(help, both))
+                fail_msg("gatelab %s --help does not show %s", o->cmd, both);
+        }
         free(help);
     }
 }
@@ -56,11 +58,11 @@ static void test_help_lists_every_option(void **state) {
 static void test_help_names_no_other_option(void **state) {
     (void)state;
     for (int k = 0; cli_all_options[k]; k++) {
-        const CliOpts *o = cli_all_options[k];
+        const OptTable *o = cli_all_options[k];
         char *help = help_of(o);
         for (const char *p = help; (p = strstr(p, "--")); p += 2) {
             size_t n = strspn(p + 2, "abcdefghijklmnopqrstuvwxyz0123456789-");
-            if (n && !in_table(o, p + 2, n) && !(n == 7 && !strncmp(p + 2, "inspect", 7)))
+            if (n && !opt_find(o, p + 2, n) && !(n == 7 && !strncmp(p + 2, "inspect", 7)))
                 fail_msg("gatelab %s --help names --%.*s, which is not one of its options", o->cmd,
                          (int)n, p + 2);
         }
@@ -96,6 +98,61 @@ static void test_bad_option_one_line(void **state) {
     tu_assert_one_line(log_path, "--clock", "sundial");
 }
 
+/* An unknown option near a real one names it. */
+static void test_did_you_mean(void **state) {
+    (void)state;
+    assert_int_equal(tu_run(log_path, "train --confg a.ini --out x.h5"), 2);
+    tu_assert_one_line(log_path, "'--confg'", "did you mean --config?");
+    assert_int_equal(tu_run(log_path, "sweep --jbos 2 f.sweep"), 2);
+    tu_assert_one_line(log_path, "'--jbos'", "did you mean --jobs?");
+    assert_int_equal(tu_run(log_path, "train --zzzzzz"), 2);
+    char *text = tu_slurp_ok(log_path, NULL);
+    assert_null(strstr(text, "did you mean"));
+    free(text);
+}
+
+/* Numbers past 32 bits are refused, not wrapped, in one line naming the
+ * option and the value: the cases that ran as 1 or 0, then every integer
+ * row of every command just past each end of its range. */
+static void test_numbers_range_checked(void **state) {
+    (void)state;
+    assert_int_equal(tu_run(log_path, "sweep --jobs 4294967297 f.sweep --out d"), 2);
+    tu_assert_one_line(log_path, "--jobs", "4294967297");
+    assert_int_equal(tu_run(log_path, "sweep --only 4294967296 f.sweep --out d"), 2);
+    tu_assert_one_line(log_path, "--only", "4294967296");
+    assert_int_equal(tu_run(log_path, "intervene r.h5 bos-clip --clip-k 4294967297"), 2);
+    tu_assert_one_line(log_path, "--clip-k", "4294967297");
+    for (int k = 0; cli_all_options[k]; k++) {
+        const OptTable *o = cli_all_options[k];
+        for (const OptRow *r = o->rows; r->name; r++) {
+            if (r->type != OPT_INT) continue;
+            long long bad[3] = {r->lo - 1, r->hi + (r->hi < LLONG_MAX), r->lo + (1LL << 32)};
+            for (int i = 0; i < 3; i++) {
+                if ((i == 0 && r->lo == LLONG_MIN) || (i == 1 && r->hi == LLONG_MAX) ||
+                    (i == 2 && r->lo + (1LL << 32) <= r->hi))
+                    continue;
+                assert_int_equal(tu_run(log_path, "%s --%s %lld", o->cmd, r->name, bad[i]), 2);
+                char val[32];
+                snprintf(val, sizeof val, "'%lld'", bad[i]);
+                tu_assert_one_line(log_path, r->name, val);
+            }
+            assert_int_equal(tu_run(log_path, "%s --%s 12x", o->cmd, r->name), 2);
+            tu_assert_one_line(log_path, r->name, "'12x'");
+        }
+    }
+}
+
+/* -t is --threads in every command that has it. */
+static void test_t_is_threads(void **state) {
+    (void)state;
+    for (int k = 0; cli_all_options[k]; k++)
+        for (const OptRow *r = cli_all_options[k]->rows; r->name; r++)
+            if (r->key == 't' && strcmp(r->name, "threads"))
+                fail_msg("gatelab %s: -t is --%s", cli_all_options[k]->cmd, r->name);
+    assert_int_equal(tu_run(log_path, "inspect -t 0 m --text t --out o.h5"), 2);
+    tu_assert_one_line(log_path, "--threads", "'0'");
+}
+
 int main(void) {
     snprintf(log_path, sizeof log_path, "%s/usage.log", tu_tmpdir());
     const struct CMUnitTest tests[] = {
@@ -103,6 +160,9 @@ int main(void) {
         cmocka_unit_test(test_help_names_no_other_option),
         cmocka_unit_test(test_repeated_option),
         cmocka_unit_test(test_bad_option_one_line),
+        cmocka_unit_test(test_did_you_mean),
+        cmocka_unit_test(test_numbers_range_checked),
+        cmocka_unit_test(test_t_is_threads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

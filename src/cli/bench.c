@@ -193,35 +193,6 @@ static double run_torch(const Config *base, const char *variant, int threads, co
     return tok;
 }
 
-static void usage(FILE *f) {
-    fprintf(f, "usage: gatelab bench [--config FILE] [--threads N] [--variant ID]...\n"
-               "                     [--steps S] [--warmup W] [--repeats R] [--torch]\n"
-               "                     [--set key=value]...\n"
-               "\n"
-               "Training throughput (forward + backward + AdamW) on random tokens.\n"
-               "Prints tokens/s (median of R blocks of S steps), GFLOP/s from the explicit\n"
-               "FLOP count (6 x matmul weights incl. gates + 12 x L x T x H x dh per token),\n"
-               "%% of the sgemm peak measured now on N threads (N concurrent 1-thread\n"
-               "1024^3 sgemms on OpenBLAS's loaded core), %% of the FMA peak (N threads of\n"
-               "FMA chains in registers on the widest SIMD path: no sgemm exceeds it),\n"
-               "peak RSS, and the cost of each variant against the first.\n"
-               "\n"
-               "  -c, --config FILE   preset (default experiments/reference.ini)\n"
-               "  -t, --threads N     worker threads (default 1)\n"
-               "  -v, --variant ID    variant to bench (repeatable; default baseline)\n"
-               "  -n, --steps S       timed steps per block (default 10)\n"
-               "  -w, --warmup W      untimed steps first (default 3)\n"
-               "  -R, --repeats R     timed blocks; the median is reported (default 5)\n"
-               "  -T, --torch         also run tests/reference/torch_bench.py (python3-torch)\n"
-               "                      on the same config's shape and threads, side by side,\n"
-               "                      with the BLAS core the user's environment gives it\n"
-               "  -K, --torch-core C  and once more with OPENBLAS_CORETYPE=C (e.g. SkylakeX)\n"
-               "  -C, --clock wall|cpu  time by the wall clock (default) or by CPU time per\n"
-               "                      thread: on a shared, loaded machine the CPU clock leaves\n"
-               "                      out the time other processes held the cores\n"
-               "  -s, --set K=V       override a config key\n");
-}
-
 /* The parsed command line. */
 typedef struct {
     const char *config, *variants[MAX_VARIANTS], *torch_core;
@@ -231,29 +202,43 @@ typedef struct {
 } BenchArgs;
 
 /* A whole number for option opt, or one line and -1. */
-static int bench_int(const char *opt, const char *s, int *out) {
-    long long v;
-    if (cu_parse_ll(s, &v) != 0 || v > 1000000) {
-        fprintf(stderr, "gatelab bench: %s: bad number '%.40s' (expected 0..1000000)\n", opt, s);
-        return -1;
-    }
-    *out = (int)v;
-    return 0;
-}
 
-static const struct option bench_long[] = {{"config", required_argument, 0, 'c'},
-                                           {"threads", required_argument, 0, 't'},
-                                           {"variant", required_argument, 0, 'v'},
-                                           {"steps", required_argument, 0, 'n'},
-                                           {"warmup", required_argument, 0, 'w'},
-                                           {"repeats", required_argument, 0, 'R'},
-                                           {"torch", no_argument, 0, 'T'},
-                                           {"set", required_argument, 0, 's'},
-                                           {"torch-core", required_argument, 0, 'K'},
-                                           {"clock", required_argument, 0, 'C'},
-                                           {"help", no_argument, 0, 'h'},
-                                           {0, 0, 0, 0}};
-const CliOpts bench_options = {"bench", ":c:t:v:n:w:R:TK:C:s:h", "vs", bench_long};
+enum { O_INSPECT = OPT_LONG };
+static const OptRow bench_rows[] = {
+    {'c', "config", OPT_STR, "FILE", 0, 0, "experiments/reference.ini", "preset", 0, 0},
+    {'t', "threads", OPT_INT, "N", 1, 64, "1", "worker threads", 0, 0},
+    {'v', "variant", OPT_STR, "ID", 0, 0, "baseline", "variant to bench (repeatable)", 1, 0},
+    {'n', "steps", OPT_INT, "S", 1, 1000000, "10", "timed steps per block", 0, 0},
+    {'w', "warmup", OPT_INT, "W", 0, 1000000, "3", "untimed steps first", 0, 0},
+    {'R', "repeats", OPT_INT, "R", 1, 64, "5", "timed blocks; the median is reported", 0, 0},
+    {'T', "torch", OPT_FLAG, NULL, 0, 0, NULL,
+     "also run tests/reference/torch_bench.py (python3-torch)\n"
+     "on the same config's shape and threads, side by side,\n"
+     "with the BLAS core the user's environment gives it",
+     0, 0},
+    {'K', "torch-core", OPT_STR, "C", 0, 0, NULL,
+     "and once more with OPENBLAS_CORETYPE=C (e.g. SkylakeX)", 0, 0},
+    {'C', "clock", OPT_STR, "wall|cpu", 0, 0, "wall",
+     "time by the wall clock or by CPU time per\n"
+     "thread: on a shared, loaded machine the CPU clock leaves\n"
+     "out the time other processes held the cores",
+     0, 0},
+    {'s', "set", OPT_STR, "K=V", 0, 0, NULL, "override a config key (repeatable)", 1, 0},
+    {O_INSPECT, "inspect", OPT_FLAG, NULL, 0, 0, NULL,
+     "as the first option: the forward pass of `gatelab inspect`\n"
+     "instead (its options: gatelab bench --inspect --help)",
+     0, 0},
+    {0}};
+const OptTable bench_options = {
+    "bench", "[options]",
+    "Training throughput (forward + backward + AdamW) on random tokens.\n"
+    "Prints tokens/s (median of R blocks of S steps), GFLOP/s from the explicit\n"
+    "FLOP count (6 x matmul weights incl. gates + 12 x L x T x H x dh per token),\n"
+    "% of the sgemm peak measured now on N threads (N concurrent 1-thread\n"
+    "1024^3 sgemms on OpenBLAS's loaded core), % of the FMA peak (N threads of\n"
+    "FMA chains in registers on the widest SIMD path: no sgemm exceeds it),\n"
+    "peak RSS, and the cost of each variant against the first.\n",
+    NULL, bench_rows};
 
 /* Fills *a from the command line. Returns -1 to go on, else the exit code
  * (0 after --help, 2 on a bad option). */
@@ -262,54 +247,42 @@ static int parse_bench_args(int argc, char **argv, BenchArgs *a) {
     a->config = "experiments/reference.ini";
     a->threads = 1;
     a->bp = (BenchPlan){10, 3, 5, 0};
-    int c;
-    optind = 1;
-    opterr = 0;
-    unsigned char seen[CU_MAX_OPTS] = {0};
-    while ((c = cu_getopt(&bench_options, argc, argv, seen)) != -1) {
+    OptParser op;
+    opt_init(&op, &bench_options, argc, argv);
+    for (int c; (c = opt_next(&op)) != OPT_END;) {
         switch (c) {
-        case 'c': a->config = optarg; break;
-        case 't':
-            if (bench_int("--threads", optarg, &a->threads)) return 2;
-            break;
+        case OPT_HELP: return 0;
+        case OPT_BAD: return 2;
+        case 'c': a->config = op.str; break;
+        case 't': a->threads = (int)op.num; break;
         case 'v':
             if (a->nv == MAX_VARIANTS) return cu_too_many("bench", "--variant", MAX_VARIANTS);
-            a->variants[a->nv++] = optarg;
+            a->variants[a->nv++] = op.str;
             break;
-        case 'n':
-            if (bench_int("--steps", optarg, &a->bp.steps)) return 2;
-            break;
-        case 'w':
-            if (bench_int("--warmup", optarg, &a->bp.warmup)) return 2;
-            break;
-        case 'R':
-            if (bench_int("--repeats", optarg, &a->bp.repeats)) return 2;
-            break;
+        case 'n': a->bp.steps = (int)op.num; break;
+        case 'w': a->bp.warmup = (int)op.num; break;
+        case 'R': a->bp.repeats = (int)op.num; break;
         case 'T': a->torch = 1; break;
-        case 'K': a->torch = 1, a->torch_core = optarg; break;
+        case 'K': a->torch = 1, a->torch_core = op.str; break;
         case 'C':
-            if (strcmp(optarg, "wall") && strcmp(optarg, "cpu")) {
-                fprintf(stderr, "gatelab bench: --clock '%s': expected wall or cpu\n", optarg);
+            if (strcmp(op.str, "wall") && strcmp(op.str, "cpu")) {
+                fprintf(stderr, "gatelab bench: --clock '%s': expected wall or cpu\n", op.str);
                 return 2;
             }
-            a->bp.cpu_clock = !strcmp(optarg, "cpu");
+            a->bp.cpu_clock = !strcmp(op.str, "cpu");
             break;
         case 's':
             if (a->nsets == 250) return cu_too_many("bench", "--set", 250);
-            a->sets[a->nsets++] = optarg;
+            a->sets[a->nsets++] = op.str;
             break;
-        case 'h': usage(stdout); return 0;
-        default: return cu_bad_option("bench", c, argv);
+        case O_INSPECT:
+            fprintf(stderr, "gatelab bench: --inspect must be the first option "
+                            "(gatelab bench --inspect --help)\n");
+            return 2;
         }
     }
-    const BenchPlan *bp = &a->bp;
-    if (a->threads < 1 || a->threads > 64 || bp->steps < 1 || bp->repeats < 1 || bp->repeats > 64 ||
-        bp->warmup < 0) {
-        fprintf(stderr, "gatelab bench: --threads 1..64, --steps >= 1, --repeats 1..64\n");
-        return 2;
-    }
-    if (optind < argc) {
-        fprintf(stderr, "gatelab bench: unexpected argument '%s'\n", argv[optind]);
+    if (op.optind < argc) {
+        fprintf(stderr, "gatelab bench: unexpected argument '%s'\n", argv[op.optind]);
         return 2;
     }
     if (a->torch_core &&

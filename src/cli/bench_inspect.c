@@ -50,87 +50,68 @@ static int cmp_d(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
-static void usage(FILE *f) {
-    fprintf(f, "usage: gatelab bench --inspect [--model DIR] [--threads LIST] [--repeats R]\n"
-               "                     [--seq-len T] [--no-torch] [--clock wall|cpu]\n"
-               "\n"
-               "Forward-pass speed and peak memory of `gatelab inspect` on a random\n"
-               "GPT-2-small-sized checkpoint (124M parameters, F32; generated into a temporary\n"
-               "directory with /usr/bin/python3 unless --model names a snapshot), beside\n"
-               "PyTorch's eager forward on the same weights and tokens. Run from the source root.\n"
-               "PyTorch runs at torch.set_num_threads(N) with its OpenBLAS pool as installed\n"
-               "(one thread per core: set_num_threads does not reach it), and again with the\n"
-               "pool pinned to N when it differs. \"vs pytorch\" compares with the row that\n"
-               "ran N BLAS threads; the summary line with PyTorch's fastest row (its best;\n"
-               "torch at 1 thread runs even when LIST has no 1, since that is its best here).\n"
-               "\n"
-               "  -m, --model DIR     use this GPT2LMHeadModel snapshot instead\n"
-               "  -t, --threads LIST  comma-separated thread counts (default 1,2)\n"
-               "  -R, --repeats R     timed forwards after one warm-up (default 3)\n"
-               "  -T, --seq-len T     tokens per window (default 512)\n"
-               "  -n, --no-torch      skip PyTorch\n"
-               "  -c, --clock KIND    wall (default) or cpu: CPU seconds of all threads, steadier\n"
-               "                      on a busy machine (then N threads cost about N x wall)\n");
-}
-
-static const struct option bench_inspect_long[] = {
-    {"model", required_argument, 0, 'm'},   {"threads", required_argument, 0, 't'},
-    {"repeats", required_argument, 0, 'R'}, {"seq-len", required_argument, 0, 'T'},
-    {"no-torch", no_argument, 0, 'n'},      {"clock", required_argument, 0, 'c'},
-    {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
-const CliOpts bench_inspect_options = {"bench --inspect", ":m:t:R:T:nc:h", "", bench_inspect_long};
+static const OptRow bench_inspect_rows[] = {
+    {'m', "model", OPT_STR, "DIR", 0, 0, NULL, "use this GPT2LMHeadModel snapshot instead", 0, 0},
+    {'t', "threads", OPT_STR, "LIST", 0, 0, "1,2", "comma-separated thread counts", 0, 0},
+    {'R', "repeats", OPT_INT, "R", 1, MAX_R, "3", "timed forwards after one warm-up", 0, 0},
+    {'T', "seq-len", OPT_INT, "T", 2, 1024, "512", "tokens per window", 0, 0},
+    {'n', "no-torch", OPT_FLAG, NULL, 0, 0, NULL, "skip PyTorch", 0, 0},
+    {'c', "clock", OPT_STR, "KIND", 0, 0, "wall",
+     "wall or cpu: CPU seconds of all threads, steadier\n"
+     "on a busy machine (then N threads cost about N x wall)",
+     0, 0},
+    {0}};
+const OptTable bench_inspect_options = {
+    "bench --inspect", "[options]",
+    "Forward-pass speed and peak memory of `gatelab inspect` on a random\n"
+    "GPT-2-small-sized checkpoint (124M parameters, F32; generated into a temporary\n"
+    "directory with /usr/bin/python3 unless --model names a snapshot), beside\n"
+    "PyTorch's eager forward on the same weights and tokens. Run from the source root.\n"
+    "PyTorch runs at torch.set_num_threads(N) with its OpenBLAS pool as installed\n"
+    "(one thread per core: set_num_threads does not reach it), and again with the\n"
+    "pool pinned to N when it differs. \"vs pytorch\" compares with the row that\n"
+    "ran N BLAS threads; the summary line with PyTorch's fastest row (its best;\n"
+    "torch at 1 thread runs even when LIST has no 1, since that is its best here).\n",
+    NULL, bench_inspect_rows};
 
 /* One line for a bad value of option opt (want: what it takes); returns 2. */
 static int bi_bad(const char *opt, const char *val, const char *want) {
-    if (!*want)
-        fprintf(stderr, "gatelab bench --inspect: %s '%.40s': expected 1..%d\n", opt, val, MAX_R);
-    else fprintf(stderr, "gatelab bench --inspect: %s '%.40s': expected %s\n", opt, val, want);
+    fprintf(stderr, "gatelab bench --inspect: %s '%.40s': expected %s\n", opt, val, want);
     return 2;
 }
 
 static int parse(int argc, char **argv, BiArgs *a) {
     *a = (BiArgs){NULL, {1, 2}, 2, 3, 512, 1, 0};
-    int c;
-    optind = 1;
-    opterr = 0;
-    unsigned char seen[CU_MAX_OPTS] = {0};
-    while ((c = cu_getopt(&bench_inspect_options, argc, argv, seen)) != -1) {
+    OptParser op;
+    opt_init(&op, &bench_inspect_options, argc, argv);
+    for (int c; (c = opt_next(&op)) != OPT_END;) {
         switch (c) {
-        case 'm': a->model = optarg; break;
+        case OPT_HELP: return 0;
+        case OPT_BAD: return 2;
+        case 'm': a->model = op.str; break;
         case 't': {
             a->nthreads = 0;
-            for (char *s = optarg; *s && a->nthreads < 8;) {
+            for (char *s = op.str; *s && a->nthreads < 8;) {
                 char *end;
                 long v = strtol(s, &end, 10);
                 if (end == s || v < 1 || v > 64 || (*end && *end != ','))
-                    return bi_bad("--threads", optarg, "a comma-separated list of 1..64");
+                    return bi_bad("--threads", op.str, "a comma-separated list of 1..64");
                 a->threads[a->nthreads++] = (int)v;
                 s = *end == ',' ? end + 1 : end;
             }
             break;
         }
-        case 'R':
-            if (cu_parse_int(optarg, 1, MAX_R, &a->repeats)) return bi_bad("--repeats", optarg, "");
-            break;
-        case 'T':
-            if (cu_parse_int(optarg, 2, 1024, &a->T)) return bi_bad("--seq-len", optarg, "2..1024");
-            break;
+        case 'R': a->repeats = (int)op.num; break;
+        case 'T': a->T = (int)op.num; break;
         case 'n': a->torch = 0; break;
         case 'c':
-            if (strcmp(optarg, "wall") && strcmp(optarg, "cpu"))
-                return bi_bad("--clock", optarg, "wall or cpu");
-            a->cpu = !strcmp(optarg, "cpu");
+            if (strcmp(op.str, "wall") && strcmp(op.str, "cpu"))
+                return bi_bad("--clock", op.str, "wall or cpu");
+            a->cpu = !strcmp(op.str, "cpu");
             break;
-        case 'h': usage(stdout); return 0;
-        default: return cu_bad_option("bench --inspect", c, argv);
         }
     }
-    if (a->nthreads < 1 || a->repeats < 1 || a->repeats > MAX_R || a->T < 2 || a->T > 1024) {
-        fprintf(stderr,
-                "gatelab bench --inspect: --threads 1..64, --repeats 1..%d, --seq-len 2..1024\n",
-                MAX_R);
-        return 2;
-    }
+    if (a->nthreads < 1) return bi_bad("--threads", "", "a comma-separated list of 1..64");
     return -1;
 }
 

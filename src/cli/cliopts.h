@@ -1,16 +1,16 @@
-/* cliopts.h: every subcommand's option table (a CliOpts, cmdutil.h), in
- * one list, so tests/test_usage.c can hold each command's --help to its
- * table: every option in the table is in the help and every option the
- * help names is in the table. */
+/* cliopts.h: every subcommand's option table (an OptTable, opts.h), in one
+ * list, so tests/test_usage.c can run every command's --help and hold the
+ * option rules every command shares. */
 #ifndef GATELAB_CLIOPTS_H
 #define GATELAB_CLIOPTS_H
 
-#include "cmdutil.h"
+#include "opts.h"
 
-extern const CliOpts train_options, eval_options, intervene_options, sweep_options, bench_options,
-    bench_inspect_options, heatmap_options, plot_options, report_options, inspect_options;
+extern const OptTable train_options, eval_options, intervene_options, stream_options, sweep_options,
+    bench_options, bench_inspect_options, sinks_options, gates_options, acts_options,
+    heatmap_options, plot_options, report_options, inspect_options;
 
-/* Every command's CliOpts, NULL-terminated. */
-extern const CliOpts *const cli_all_options[];
+/* Every command's OptTable, NULL-terminated. */
+extern const OptTable *const cli_all_options[];
 
 #endif

@@ -1,18 +1,16 @@
 /* cmd_acts.c: `gatelab acts RUN.h5`: massive activations per layer (max
  * |h|, top-1 over median, kurtosis, first-token norm ratio) and M-Act. */
+#include "cliopts.h"
 #include "cmdutil.h"
 #include "commands.h"
 #include "runstats.h"
 
 #include <stdio.h>
 
-static void usage(FILE *f) {
-    fprintf(f, "usage: gatelab acts RUN.h5 [--step N] [--json]\n"
-               "  Activation statistics of each block's output at one probe "
-               "(default: the last).\n"
-               "  --step N   probe at training step N\n"
-               "  --json     machine-readable output\n");
-}
+const OptTable acts_options = {
+    "acts", "RUN.h5 [options]",
+    "Activation statistics of each block's output at one probe (default: the last).\n", NULL,
+    cu_probe_rows};
 
 static double top1_med(const ProbeRecord *p, int l) {
     double med = p->h_median[l];
@@ -61,4 +59,4 @@ static int report(RunReader *r, const ProbeRecord *p, int json) {
     return 0;
 }
 
-int cmd_acts(int argc, char **argv) { return cu_probe_cmd("acts", argc, argv, usage, report); }
+int cmd_acts(int argc, char **argv) { return cu_probe_cmd(&acts_options, argc, argv, report); }

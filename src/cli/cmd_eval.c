@@ -1,7 +1,6 @@
 /* cmd_eval.c: `gatelab eval`, long-context evaluation of a finished run.
  * The work is in lceval.c; this file parses flags, prints, and stores the
  * results under /lceval in the run file (nothing else is touched). */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,32 +17,6 @@
 #include "stop.h"
 #include "runfile.h"
 #include "runlock.h"
-
-static void usage(FILE *f) {
-    fprintf(f, "usage: gatelab eval RUN.h5 --lengths L1,L2,... [--yarn | --both]\n"
-               "                    [--batches N] [--batch-size B] [--json] [--no-write]\n"
-               "\n"
-               "Evaluate a finished run at longer contexts than it was trained on: val loss\n"
-               "(overall and per bucket of T_train positions), first-token attention share\n"
-               "and sink rate (alpha_0 > 0.3), on the same held-out text for every run.\n"
-               "Results are stored in RUN.h5 under /lceval/<plain|yarn>/L_<len>.\n"
-               "\n"
-               "  -l, --lengths LIST  comma-separated lengths; Nx means N * T_train\n"
-               "                      (e.g. 256,512 or 1x,2x,4x,8x)\n"
-               "  -y, --yarn          YaRN: NTK-by-parts RoPE interpolation plus the attention\n"
-               "                      temperature, scale = L / T_train (plain RoPE otherwise)\n"
-               "  -b, --both          plain RoPE, then YaRN\n"
-               "  -n, --batches N     held-out batches per length (default 4)\n"
-               "  -B, --batch-size B  sequences per batch (default 4)\n"
-               "  -j, --json          print JSON instead of tables\n"
-               "  -w, --no-write      do not store the results in RUN.h5\n"
-               "\n"
-               "Learned position tables cannot extrapolate: lengths above max_pos are refused.\n"
-               "A run of `gatelab inspect` is evaluated through its checkpoint (the directory\n"
-               "it records) on its recorded input: windows of each length, plain positions,\n"
-               "Nx = N times its probe length.\n"
-               "Exit codes: 0 ok, 1 failure, 2 bad input.\n");
-}
 
 /* "256,512" or "1x,2x": multiples are resolved against the training length.
  * 0 ok; -1 not a list of lengths; -2 a length given twice (out[*n] holds it). */
@@ -139,52 +112,58 @@ static int run_seq_len(const char *run, int *T) {
     return 0;
 }
 
-static const struct option eval_long[] = {{"lengths", required_argument, 0, 'l'},
-                                          {"yarn", no_argument, 0, 'y'},
-                                          {"both", no_argument, 0, 'b'},
-                                          {"batches", required_argument, 0, 'n'},
-                                          {"batch-size", required_argument, 0, 'B'},
-                                          {"json", no_argument, 0, 'j'},
-                                          {"no-write", no_argument, 0, 'w'},
-                                          {"help", no_argument, 0, 'h'},
-                                          {0, 0, 0, 0}};
-const CliOpts eval_options = {"eval", ":l:ybn:B:jwh", "", eval_long};
+static const OptRow eval_rows[] = {
+    {'l', "lengths", OPT_STR, "LIST", 0, 0, NULL,
+     "comma-separated lengths; Nx means N * T_train\n"
+     "(e.g. 256,512 or 1x,2x,4x,8x)",
+     0, 1},
+    {'y', "yarn", OPT_FLAG, NULL, 0, 0, NULL,
+     "YaRN: NTK-by-parts RoPE interpolation plus the attention\n"
+     "temperature, scale = L / T_train (plain RoPE otherwise)",
+     0, 0},
+    {'b', "both", OPT_FLAG, NULL, 0, 0, NULL, "plain RoPE, then YaRN", 0, 0},
+    {'n', "batches", OPT_INT, "N", 1, 100000, "4", "held-out batches per length", 0, 0},
+    {'B', "batch-size", OPT_INT, "B", 1, 4096, "4", "sequences per batch", 0, 0},
+    {'j', "json", OPT_FLAG, NULL, 0, 0, NULL, "print JSON instead of tables", 0, 0},
+    {'w', "no-write", OPT_FLAG, NULL, 0, 0, NULL, "do not store the results in RUN.h5", 0, 0},
+    {0}};
+const OptTable eval_options = {
+    "eval", "RUN.h5 [options]",
+    "Evaluate a finished run at longer contexts than it was trained on: val loss\n"
+    "(overall and per bucket of T_train positions), first-token attention share\n"
+    "and sink rate (alpha_0 > 0.3), on the same held-out text for every run.\n"
+    "Results are stored in RUN.h5 under /lceval/<plain|yarn>/L_<len>.\n",
+    "Learned position tables cannot extrapolate: lengths above max_pos are refused.\n"
+    "A run of `gatelab inspect` is evaluated through its checkpoint (the directory\n"
+    "it records) on its recorded input: windows of each length, plain positions,\n"
+    "Nx = N times its probe length.\n"
+    "Exit codes: 0 ok, 1 failure, 2 bad input.\n",
+    eval_rows};
 
 int cmd_eval(int argc, char **argv) {
     const char *lengths = NULL;
     int yarn = 0, both = 0, json = 0, nowrite = 0, c;
     LcEvalOpts o = {.batches = 4, .batch_size = 4};
-    optind = 1;
-    opterr = 0;
-    unsigned char seen[CU_MAX_OPTS] = {0};
-    while ((c = cu_getopt(&eval_options, argc, argv, seen)) != -1) {
+    OptParser op;
+    opt_init(&op, &eval_options, argc, argv);
+    while ((c = opt_next(&op)) != OPT_END) {
         switch (c) {
-        case 'l': lengths = optarg; break;
+        case OPT_HELP: return 0;
+        case OPT_BAD: return 2;
+        case 'l': lengths = op.str; break;
         case 'y': yarn = 1; break;
         case 'b': both = 1; break;
         case 'j': json = 1; break;
         case 'w': nowrite = 1; break;
-        case 'n':
-            if (cu_parse_int(optarg, 1, 100000, &o.batches) != 0) {
-                fprintf(stderr, "gatelab eval: --batches '%s' is not a positive integer\n", optarg);
-                return 2;
-            }
-            break;
-        case 'B':
-            if (cu_parse_int(optarg, 1, 4096, &o.batch_size) != 0) {
-                fprintf(stderr, "gatelab eval: --batch-size '%s' is not in 1..4096\n", optarg);
-                return 2;
-            }
-            break;
-        case 'h': usage(stdout); return 0;
-        default: return cu_bad_option("eval", c, argv);
+        case 'n': o.batches = (int)op.num; break;
+        case 'B': o.batch_size = (int)op.num; break;
         }
     }
-    if (optind != argc - 1 || !lengths) {
+    if (op.optind != argc - 1 || !lengths) {
         fprintf(stderr, "gatelab eval: need one RUN.h5 and --lengths (see --help)\n");
         return 2;
     }
-    const char *run = argv[optind];
+    const char *run = argv[op.optind];
     char dir[1024], perr[512];
     int T, pre = hf_run_model_dir(run, dir, sizeof dir, perr, sizeof perr);
     if (pre < 0 || (pre && eval_hf_probe_len(run, &T, perr, sizeof perr) != 0)) {

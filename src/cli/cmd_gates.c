@@ -1,6 +1,7 @@
 /* cmd_gates.c: `gatelab gates RUN.h5`: gate mean (overall, per layer, per
  * head), sparsity (fractions below 0.5, 0.1, 1e-2, 1e-3) and the 50-bin
  * histogram as a text bar chart. */
+#include "cliopts.h"
 #include "cmdutil.h"
 #include "commands.h"
 #include "runstats.h"
@@ -9,13 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void usage(FILE *f) {
-    fprintf(f, "usage: gatelab gates RUN.h5 [--step N] [--json]\n"
-               "  Gate mean, sparsity and score histogram of one probe (default: "
-               "the last).\n"
-               "  --step N   probe at training step N\n"
-               "  --json     machine-readable output\n");
-}
+const OptTable gates_options = {
+    "gates", "RUN.h5 [options]",
+    "Gate mean, sparsity and score histogram of one probe (default: the last).\n", NULL,
+    cu_probe_rows};
 
 /* hist[50] = sum over layers of gate_hist */
 static void total_hist(const ProbeRecord *p, double *hist, double *sum) {
@@ -142,4 +140,4 @@ static int report(RunReader *r, const ProbeRecord *p, int json) {
     return 0;
 }
 
-int cmd_gates(int argc, char **argv) { return cu_probe_cmd("gates", argc, argv, usage, report); }
+int cmd_gates(int argc, char **argv) { return cu_probe_cmd(&gates_options, argc, argv, report); }

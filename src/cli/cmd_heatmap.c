@@ -6,21 +6,9 @@
 #include "commands.h"
 #include "heatmap.h"
 
-#include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
-
-static void usage(FILE *f) {
-    fprintf(f, "usage: gatelab heatmap RUN.h5 --out FILE.png [--layer L] [--head H]\n"
-               "                       [--log] [--step N] [--compare OTHER.h5]\n"
-               "  Probe attention maps (mean over probe sequences) as a PNG.\n"
-               "  --out FILE     PNG to write (required; a new path or an existing PNG)\n"
-               "  --layer L      only layer L (with --head: a single head)\n"
-               "  --head H       only head H (without --layer: every layer)\n"
-               "  --log          colour by log10(a + 1e-4)\n"
-               "  --step N       probe at training step N (default: the last)\n"
-               "  --compare RUN  second run: its heads at --layer L as a second row\n");
-}
 
 typedef struct {
     int layer, head; /* -1: all */
@@ -105,48 +93,43 @@ static int render(const char *out, RunReader *r, const ProbeRecord *p, RunReader
     return rc < 0 ? 1 : 0;
 }
 
-static const struct option heatmap_long[] = {
-    {"out", required_argument, 0, 'o'},  {"layer", required_argument, 0, 'l'},
-    {"head", required_argument, 0, 'H'}, {"log", no_argument, 0, 'g'},
-    {"step", required_argument, 0, 's'}, {"compare", required_argument, 0, 'c'},
-    {"help", no_argument, 0, 'h'},       {0, 0, 0, 0}};
-const CliOpts heatmap_options = {"heatmap", ":o:l:H:gs:c:h", "", heatmap_long};
+static const OptRow heatmap_rows[] = {
+    {'o', "out", OPT_STR, "FILE.png", 0, 0, NULL, "PNG to write (a new path or an existing PNG)", 0,
+     1},
+    {'l', "layer", OPT_INT, "L", 0, 1 << 20, NULL, "only layer L (with --head: a single head)", 0,
+     0},
+    {'H', "head", OPT_INT, "H", 0, 1 << 20, NULL, "only head H (without --layer: every layer)", 0,
+     0},
+    {'g', "log", OPT_FLAG, NULL, 0, 0, NULL, "colour by log10(a + 1e-4)", 0, 0},
+    {'s', "step", OPT_INT, "N", 0, LLONG_MAX, "the last", "probe at training step N", 0, 0},
+    {'c', "compare", OPT_STR, "RUN", 0, 0, NULL,
+     "second run: its heads at --layer L as a second row", 0, 0},
+    {0}};
+const OptTable heatmap_options = {"heatmap", "RUN.h5 [options]",
+                                  "Probe attention maps (mean over probe sequences) as a PNG.\n",
+                                  NULL, heatmap_rows};
 
 int cmd_heatmap(int argc, char **argv) {
     const char *out = NULL, *other = NULL;
-    long long step = -1, v;
+    long long step = -1;
     Sel s = {-1, -1};
-    int log_scale = 0, c;
-    optind = 1;
-    opterr = 0;
-    unsigned char seen[CU_MAX_OPTS] = {0};
-    while ((c = cu_getopt(&heatmap_options, argc, argv, seen)) != -1) {
+    int log_scale = 0;
+    OptParser op;
+    opt_init(&op, &heatmap_options, argc, argv);
+    for (int c; (c = opt_next(&op)) != OPT_END;) {
         switch (c) {
-        case 'o': out = optarg; continue;
-        case 'c': other = optarg; continue;
-        case 'g': log_scale = 1; continue;
-        case 'h': usage(stdout); return 0;
-        case 'l':
-        case 'H':
-        case 's':
-            if (cu_parse_ll(optarg, &v) < 0 || (c != 's' && v > 1 << 20)) {
-                fprintf(stderr,
-                        "gatelab heatmap: --%s wants a non-negative "
-                        "integer, got '%s'\n",
-                        c == 'l'   ? "layer"
-                        : c == 'H' ? "head"
-                                   : "step",
-                        optarg);
-                return 2;
-            }
-            if (c == 'l') s.layer = (int)v;
-            else if (c == 'H') s.head = (int)v;
-            else step = v;
-            continue;
-        default: return cu_bad_option("heatmap", c, argv);
+        case OPT_HELP: return 0;
+        case OPT_BAD: return 2;
+        case 'o': out = op.str; break;
+        case 'c': other = op.str; break;
+        case 'g': log_scale = 1; break;
+        case 'l': s.layer = (int)op.num; break;
+        case 'H': s.head = (int)op.num; break;
+        case 's': step = op.num; break;
         }
     }
-    if (optind != argc - 1 || !out) {
+    int opnd = op.optind;
+    if (opnd != argc - 1 || !out) {
         fprintf(stderr, "gatelab heatmap: want one RUN.h5 and --out FILE.png "
                         "(gatelab heatmap --help)\n");
         return 2;
@@ -158,8 +141,8 @@ int cmd_heatmap(int argc, char **argv) {
     if (cu_check_out("heatmap", out, OUT_PNG) < 0) return 2;
     RunReader *r, *r2 = NULL;
     ProbeRecord p, p2;
-    if (cu_load("heatmap", argv[optind], step, &r, &p) < 0) return 2;
-    int rc = check_sel(argv[optind], &p, s) < 0 ? 2 : 0;
+    if (cu_load("heatmap", argv[opnd], step, &r, &p) < 0) return 2;
+    int rc = check_sel(argv[opnd], &p, s) < 0 ? 2 : 0;
     /* the other run's last probe: its steps need not match ours */
     if (rc == 0 && other && cu_load("heatmap", other, -1, &r2, &p2) < 0) rc = 2;
     if (rc == 0 && r2 && check_sel(other, &p2, s) < 0) rc = 2;

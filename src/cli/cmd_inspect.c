@@ -4,7 +4,6 @@
  * Flags and output here; the forward pass is hf_model.c, the windows
  * through it hf_pass.c (reduced by probe_reduce.c, the trainer's too), the
  * file hf_runwrite.c. */
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,39 +31,6 @@ typedef struct {
     int seq_len, n_seq, maps_len, bos, threads, force, quiet;
 } Opts;
 
-static void usage(FILE *f) {
-    fprintf(f,
-            "usage: gatelab inspect MODEL_DIR (--text FILE | --tokens FILE) --out RUN.h5\n"
-            "                       [--seq-len T] [--n-seq N] [--maps-len M]\n"
-            "                       [--bos auto|yes|no] [--threads N] [--force]\n"
-            "\n"
-            "Run a Hugging Face checkpoint (config.json + model.safetensors, or shards with\n"
-            "model.safetensors.index.json; F32, F16 or BF16) on N windows of T tokens and\n"
-            "write a run file with one probe (step 0): tokens, attention maps of the first\n"
-            "M positions, the first-token column of every layer, head and query, alpha0,\n"
-            "hidden-state statistics and, for gated models, gate scores. Then `gatelab\n"
-            "sinks|gates|acts|heatmap|plot|report` read it like a trained run.\n"
-            "Architectures: LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM (with the\n"
-            "gated-attention flags headwise_/elementwise_attn_output_gate),\n"
-            "GPT2LMHeadModel, GPTNeoXForCausalLM.\n"
-            "\n"
-            "  -x, --text FILE     text, encoded with MODEL_DIR/tokenizer.json (byte-level\n"
-            "                      BPE) and cut into consecutive windows\n"
-            "  -k, --tokens FILE   one window per line, whitespace-separated token ids\n"
-            "  -o, --out RUN.h5    the run file to write (refused if it exists)\n"
-            "  -t, --seq-len T     window length (text: %d; tokens: the shortest line)\n"
-            "  -n, --n-seq N       windows (text: %d; tokens: every line)\n"
-            "  -m, --maps-len M    positions with full attention maps (default %d)\n"
-            "  -b, --bos MODE      auto: the BOS the tokenizer adds (none for --tokens);\n"
-            "                      yes: put the BOS first in each window; no: never\n"
-            "  -j, --threads N     threads (default: the online CPUs)\n"
-            "  -f, --force         replace an existing RUN.h5\n"
-            "  -q, --quiet         no progress lines\n"
-            "\n"
-            "Exit codes: 0 ok, 1 failure, 2 bad input.\n",
-            DEFAULT_TEXT_LEN, DEFAULT_TEXT_SEQS, DEFAULT_MAPS);
-}
-
 static int bad(const char *fmt, const char *arg) {
     fprintf(stderr, "gatelab inspect: ");
     fprintf(stderr, fmt, arg);
@@ -72,58 +38,71 @@ static int bad(const char *fmt, const char *arg) {
     return 2;
 }
 
-static const struct option inspect_long[] = {
-    {"text", required_argument, 0, 'x'},  {"tokens", required_argument, 0, 'k'},
-    {"out", required_argument, 0, 'o'},   {"seq-len", required_argument, 0, 't'},
-    {"n-seq", required_argument, 0, 'n'}, {"maps-len", required_argument, 0, 'm'},
-    {"bos", required_argument, 0, 'b'},   {"threads", required_argument, 0, 'j'},
-    {"force", no_argument, 0, 'f'},       {"quiet", no_argument, 0, 'q'},
-    {"help", no_argument, 0, 'h'},        {0, 0, 0, 0}};
-const CliOpts inspect_options = {"inspect", ":x:k:o:t:n:m:b:j:fqh", "", inspect_long};
+static const OptRow inspect_rows[] = {
+    {'x', "text", OPT_STR, "FILE", 0, 0, NULL,
+     "text, encoded with MODEL_DIR/tokenizer.json (byte-level\n"
+     "BPE) and cut into consecutive windows",
+     0, 0},
+    {'k', "tokens", OPT_STR, "FILE", 0, 0, NULL,
+     "one window per line, whitespace-separated token ids", 0, 0},
+    {'o', "out", OPT_STR, "RUN.h5", 0, 0, NULL, "the run file to write (refused if it exists)", 0,
+     0},
+    {'T', "seq-len", OPT_INT, "T", 1, 1 << 20,
+     "text: " OPT_DEF(DEFAULT_TEXT_LEN) "; tokens: the shortest line", "window length", 0, 0},
+    {'n', "n-seq", OPT_INT, "N", 1, 1 << 20,
+     "text: " OPT_DEF(DEFAULT_TEXT_SEQS) "; tokens: every line", "windows", 0, 0},
+    {'m', "maps-len", OPT_INT, "M", 1, 1 << 16, OPT_DEF(DEFAULT_MAPS),
+     "positions with full attention maps", 0, 0},
+    {'b', "bos", OPT_STR, "MODE", 0, 0, NULL,
+     "auto: the BOS the tokenizer adds (none for --tokens);\n"
+     "yes: put the BOS first in each window; no: never",
+     0, 0},
+    {'t', "threads", OPT_INT, "N", 1, 64, "the online CPUs", "threads", 0, 0},
+    {'f', "force", OPT_FLAG, NULL, 0, 0, NULL, "replace an existing RUN.h5", 0, 0},
+    {'q', "quiet", OPT_FLAG, NULL, 0, 0, NULL, "no progress lines", 0, 0},
+    {0}};
+const OptTable inspect_options = {
+    "inspect", "MODEL_DIR (--text FILE | --tokens FILE) --out RUN.h5 [options]",
+    "Run a Hugging Face checkpoint (config.json + model.safetensors, or shards with\n"
+    "model.safetensors.index.json; F32, F16 or BF16) on N windows of T tokens and\n"
+    "write a run file with one probe (step 0): tokens, attention maps of the first\n"
+    "M positions, the first-token column of every layer, head and query, alpha0,\n"
+    "hidden-state statistics and, for gated models, gate scores. Then `gatelab\n"
+    "sinks|gates|acts|heatmap|plot|report` read it like a trained run.\n"
+    "Architectures: LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM (with the\n"
+    "gated-attention flags headwise_/elementwise_attn_output_gate),\n"
+    "GPT2LMHeadModel, GPTNeoXForCausalLM.\n",
+    "Exit codes: 0 ok, 1 failure, 2 bad input.\n", inspect_rows};
 
 /* 0 ok, 1 --help printed, 2 bad usage (message printed). */
 static int parse(int argc, char **argv, Opts *o) {
     *o = (Opts){.maps_len = DEFAULT_MAPS, .bos = -1, .threads = cu_online_cpus()};
-    int c;
-    opterr = 0;
-    optind = 1;
-    unsigned char seen[CU_MAX_OPTS] = {0};
-    while ((c = cu_getopt(&inspect_options, argc, argv, seen)) != -1) {
+    OptParser op;
+    opt_init(&op, &inspect_options, argc, argv);
+    for (int c; (c = opt_next(&op)) != OPT_END;) {
         switch (c) {
-        case 'x': o->text = optarg; break;
-        case 'k': o->tokens = optarg; break;
-        case 'o': o->out = optarg; break;
-        case 't':
-            if (cu_parse_int(optarg, 1, 1 << 20, &o->seq_len))
-                return bad("--seq-len '%s' is not in 1..1048576", optarg);
-            break;
-        case 'n':
-            if (cu_parse_int(optarg, 1, 1 << 20, &o->n_seq))
-                return bad("--n-seq '%s' is not in 1..1048576", optarg);
-            break;
-        case 'm':
-            if (cu_parse_int(optarg, 1, 1 << 16, &o->maps_len))
-                return bad("--maps-len '%s' is not in 1..65536", optarg);
-            break;
-        case 'j':
-            if (cu_parse_int(optarg, 1, 64, &o->threads))
-                return bad("--threads '%s' is not in 1..64", optarg);
-            break;
+        case OPT_HELP: return 1;
+        case OPT_BAD: return 2;
+        case 'x': o->text = op.str; break;
+        case 'k': o->tokens = op.str; break;
+        case 'o': o->out = op.str; break;
+        case 'T': o->seq_len = (int)op.num; break;
+        case 'n': o->n_seq = (int)op.num; break;
+        case 'm': o->maps_len = (int)op.num; break;
+        case 't': o->threads = (int)op.num; break;
         case 'b':
-            if (!strcmp(optarg, "auto")) o->bos = -1;
-            else if (!strcmp(optarg, "yes")) o->bos = 1;
-            else if (!strcmp(optarg, "no")) o->bos = 0;
-            else return bad("--bos '%s' is not auto, yes or no", optarg);
+            if (!strcmp(op.str, "auto")) o->bos = -1;
+            else if (!strcmp(op.str, "yes")) o->bos = 1;
+            else if (!strcmp(op.str, "no")) o->bos = 0;
+            else return bad("--bos '%s' is not auto, yes or no", op.str);
             break;
         case 'f': o->force = 1; break;
         case 'q': o->quiet = 1; break;
-        case 'h': usage(stdout); return 1;
-        default: return cu_bad_option("inspect", c, argv);
         }
     }
-    if (optind != argc - 1)
-        return bad("%s", optind >= argc ? "no MODEL_DIR" : "more than one MODEL_DIR");
-    o->model = argv[optind];
+    if (op.optind != argc - 1)
+        return bad("%s", op.optind >= argc ? "no MODEL_DIR" : "more than one MODEL_DIR");
+    o->model = argv[op.optind];
     if (!o->text == !o->tokens)
         return bad("%s", "give exactly one of --text FILE and --tokens FILE");
     if (!o->out) return bad("%s", "no --out RUN.h5");

@@ -2,7 +2,6 @@
  * run's probe with one change per KIND (intervene.c) and store each under
  * /intervene/KIND in the run file, with the unchanged rerun under
  * /intervene/none, in one copy-and-rename commit. */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,37 +17,6 @@
 #include "runfile.h"
 #include "runlock.h"
 #include "runstats.h"
-
-static void usage(FILE *f) {
-    fprintf(f,
-            "usage: gatelab intervene RUN.h5 KIND... [--clip-k K] [--json] [--no-write]\n"
-            "                       [--model DIR] [--threads N]\n"
-            "\n"
-            "Rerun a finished run's probe (its final weights, the tokens of its last\n"
-            "probe) with one change, and store each result under /intervene/KIND in\n"
-            "RUN.h5 beside the unchanged rerun /intervene/none, with the loss of the\n"
-            "model on the probe tokens (predicting tokens 2..T-1). A run of `gatelab\n"
-            "inspect` is rerun through its checkpoint: the model directory it records,\n"
-            "or --model DIR. KIND is one of:\n"
-            "  gates-open   every gate score = identity (1; 0 for additive gates)\n"
-            "  gates-mean   each gate score = its channel's mean over the sequence's tokens\n"
-            "  bos-clip     after every block, position 0's K largest |h| features are\n"
-            "               clipped to the sequence's median |h|\n"
-            "  bos-mean     after every block, position 0's residual = the mean of the\n"
-            "               other tokens'\n"
-            "  no-bos       the probe without its first token (T-1 tokens)\n"
-            "  all          all five\n"
-            "Definitions: docs/metrics.md \"Interventions\".\n"
-            "\n"
-            "  -k, --clip-k K   bos-clip's K (default %d)\n"
-            "  -m, --model DIR  checkpoint of an inspected run (default: the one it records)\n"
-            "  -t, --threads N  threads for a checkpoint (default: the online CPUs)\n"
-            "  -j, --json       print JSON instead of a table\n"
-            "  -w, --no-write   do not store the results in RUN.h5\n"
-            "\n"
-            "Exit codes: 0 ok, 1 failure, 2 bad input.\n",
-            IV_CLIP_K_DEFAULT);
-}
 
 static int parse_kinds(int argc, char **argv, InterventionKind *kinds, int *n) {
     *n = 0;
@@ -123,53 +91,58 @@ static int store(const char *run, const IntervResult *r, int n) {
     return 0;
 }
 
-static const struct option intervene_long[] = {{"clip-k", required_argument, 0, 'k'},
-                                               {"model", required_argument, 0, 'm'},
-                                               {"threads", required_argument, 0, 't'},
-                                               {"json", no_argument, 0, 'j'},
-                                               {"no-write", no_argument, 0, 'w'},
-                                               {"help", no_argument, 0, 'h'},
-                                               {0, 0, 0, 0}};
-const CliOpts intervene_options = {"intervene", ":k:m:t:jwh", "", intervene_long};
+static const OptRow intervene_rows[] = {
+    {'k', "clip-k", OPT_INT, "K", 1, 1 << 20, OPT_DEF(IV_CLIP_K_DEFAULT), "bos-clip's K", 0, 0},
+    {'m', "model", OPT_STR, "DIR", 0, 0, "the one it records", "checkpoint of an inspected run", 0,
+     0},
+    {'t', "threads", OPT_INT, "N", 1, 64, "the online CPUs", "threads for a checkpoint", 0, 0},
+    {'j', "json", OPT_FLAG, NULL, 0, 0, NULL, "print JSON instead of a table", 0, 0},
+    {'w', "no-write", OPT_FLAG, NULL, 0, 0, NULL, "do not store the results in RUN.h5", 0, 0},
+    {0}};
+const OptTable intervene_options = {
+    "intervene", "RUN.h5 KIND... [options]",
+    "Rerun a finished run's probe (its final weights, the tokens of its last\n"
+    "probe) with one change, and store each result under /intervene/KIND in\n"
+    "RUN.h5 beside the unchanged rerun /intervene/none, with the loss of the\n"
+    "model on the probe tokens (predicting tokens 2..T-1). A run of `gatelab\n"
+    "inspect` is rerun through its checkpoint: the model directory it records,\n"
+    "or --model DIR. KIND is one of:\n"
+    "  gates-open   every gate score = identity (1; 0 for additive gates)\n"
+    "  gates-mean   each gate score = its channel's mean over the sequence's tokens\n"
+    "  bos-clip     after every block, position 0's K largest |h| features are\n"
+    "               clipped to the sequence's median |h|\n"
+    "  bos-mean     after every block, position 0's residual = the mean of the\n"
+    "               other tokens'\n"
+    "  no-bos       the probe without its first token (T-1 tokens)\n"
+    "  all          all five\n"
+    "Definitions: docs/metrics.md \"Interventions\".\n",
+    "Exit codes: 0 ok, 1 failure, 2 bad input.\n", intervene_rows};
 
 int cmd_intervene(int argc, char **argv) {
     int json = 0, nowrite = 0, clip_k = IV_CLIP_K_DEFAULT, threads = cu_online_cpus(), c;
     const char *model = NULL;
-    optind = 1;
-    opterr = 0;
-    unsigned char seen[CU_MAX_OPTS] = {0};
-    while ((c = cu_getopt(&intervene_options, argc, argv, seen)) != -1) {
-        char *end;
+    OptParser op;
+    opt_init(&op, &intervene_options, argc, argv);
+    while ((c = opt_next(&op)) != OPT_END) {
         switch (c) {
-        case 'k':
-            clip_k = (int)strtol(optarg, &end, 10);
-            if (end == optarg || *end || clip_k < 1 || clip_k > 1 << 20) {
-                fprintf(stderr, "gatelab intervene: --clip-k '%s' is not a positive integer\n",
-                        optarg);
-                return 2;
-            }
-            break;
-        case 'm': model = optarg; break;
-        case 't':
-            if (cu_parse_int(optarg, 1, 64, &threads)) {
-                fprintf(stderr, "gatelab intervene: --threads '%s' is not in 1..64\n", optarg);
-                return 2;
-            }
-            break;
+        case OPT_HELP: return 0;
+        case OPT_BAD: return 2;
+        case 'k': clip_k = (int)op.num; break;
+        case 'm': model = op.str; break;
+        case 't': threads = (int)op.num; break;
         case 'j': json = 1; break;
         case 'w': nowrite = 1; break;
-        case 'h': usage(stdout); return 0;
-        default: return cu_bad_option("intervene", c, argv);
         }
     }
-    if (argc - optind < 2) {
+    int opnd = op.optind;
+    if (argc - opnd < 2) {
         fprintf(stderr, "gatelab intervene: need RUN.h5 and at least one KIND (see --help)\n");
         return 2;
     }
-    const char *run = argv[optind];
+    const char *run = argv[opnd];
     InterventionKind kinds[IV_COUNT];
     int n;
-    if (parse_kinds(argc - optind - 1, argv + optind + 1, kinds, &n) != 0) return 2;
+    if (parse_kinds(argc - opnd - 1, argv + opnd + 1, kinds, &n) != 0) return 2;
     /* one writer per run file (runlock.h), from before the read to the
      * last write; and never through a link or into a foreign file */
     RunLock lock = {.fd = -1};

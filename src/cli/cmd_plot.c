@@ -1,7 +1,6 @@
 /* cmd_plot.c: `gatelab plot KIND RUN.h5... --out FILE.png` (the figures
  * are analysis/plot.c's). */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,31 +11,21 @@
 #include "plot.h"
 #include "util.h"
 
-static void plot_usage(FILE *f) {
-    fprintf(f, "usage: gatelab plot KIND RUN.h5 [RUN2.h5 ...] --out FILE.png\n"
-               "\n"
-               "Draw one figure with gnuplot. FILE.dat and FILE.gp are written next\n"
-               "to FILE.png so the figure can be restyled and redrawn by hand.\n"
-               "\n"
-               "KIND:\n"
-               "  loss         training loss (lines) and val loss (points) vs step\n"
-               "  first-share  first-token attention share per layer, runs side by\n"
-               "               side, with the uniform-attention reference dashed\n"
-               "  gate-hist    gate score histogram per layer (exactly one run)\n"
-               "  mact         max |activation| per layer (M-Act), runs side by side\n"
-               "  sink-steps   sink rate (eps 0.3) and first-token share vs step\n"
-               "\n"
-               "options:\n"
-               "  -o, --out FILE.png   output image (required)\n"
-               "  -h, --help           this help\n");
-}
-
-static const struct option plot_long[] = {
-    {"out", required_argument, NULL, 'o'},
-    {"help", no_argument, NULL, 'h'},
-    {NULL, 0, NULL, 0},
-};
-const CliOpts plot_options = {"plot", ":o:h", "", plot_long};
+static const OptRow plot_rows[] = {
+    {'o', "out", OPT_STR, "FILE.png", 0, 0, NULL, "output image", 0, 1}, {0}};
+const OptTable plot_options = {
+    "plot", "KIND RUN.h5 [RUN2.h5 ...]",
+    "Draw one figure with gnuplot. FILE.dat and FILE.gp are written next\n"
+    "to FILE.png so the figure can be restyled and redrawn by hand.\n"
+    "\n"
+    "KIND:\n"
+    "  loss         training loss (lines) and val loss (points) vs step\n"
+    "  first-share  first-token attention share per layer, runs side by\n"
+    "               side, with the uniform-attention reference dashed\n"
+    "  gate-hist    gate score histogram per layer (exactly one run)\n"
+    "  mact         max |activation| per layer (M-Act), runs side by side\n"
+    "  sink-steps   sink rate (eps 0.3) and first-token share vs step\n",
+    NULL, plot_rows};
 
 /* What the figures read from a run: its metrics and its last probe (when
  * it has probes). 0, or -1 with the reader's one line (a corrupt input). */
@@ -59,23 +48,20 @@ static int read_all(RunReader *r, char *why, size_t n) {
 
 int cmd_plot(int argc, char **argv) {
     const char *out = NULL;
-    int c;
-    optind = 0; /* glibc: full reset, so cmd_plot can run twice in-process */
-    opterr = 0;
-    unsigned char seen[CU_MAX_OPTS] = {0};
-    while ((c = cu_getopt(&plot_options, argc, argv, seen)) != -1) {
-        switch (c) {
-        case 'o': out = optarg; break;
-        case 'h': plot_usage(stdout); return 0;
-        default: return cu_bad_option("plot", c, argv);
-        }
+    OptParser op;
+    opt_init(&op, &plot_options, argc, argv);
+    for (int c; (c = opt_next(&op)) != OPT_END;) {
+        if (c == OPT_HELP) return 0;
+        if (c == OPT_BAD) return 2;
+        if (c == 'o') out = op.str;
     }
-    if (optind >= argc) {
+    int opnd = op.optind;
+    if (opnd >= argc) {
         fprintf(stderr, "gatelab plot: missing KIND (loss, first-share, "
                         "gate-hist, mact, sink-steps; try --help)\n");
         return 2;
     }
-    const char *kind = argv[optind++];
+    const char *kind = argv[opnd++];
     if (!plot_kind_known(kind)) {
         fprintf(stderr,
                 "gatelab plot: unknown KIND '%s' (loss, first-share, "
@@ -83,7 +69,7 @@ int cmd_plot(int argc, char **argv) {
                 kind);
         return 2;
     }
-    int n = argc - optind;
+    int n = argc - opnd;
     if (n < 1) {
         fprintf(stderr, "gatelab plot: no run files given\n");
         return 2;
@@ -106,7 +92,7 @@ int cmd_plot(int argc, char **argv) {
     }
     /* every run readable first: what is wrong with an input exits 2, what
      * goes wrong drawing it (gnuplot, memory) exits 1 */
-    for (int i = optind; i < argc; i++) {
+    for (int i = opnd; i < argc; i++) {
         char why[1024];
         RunReader *r = runread_open(argv[i], why, sizeof why);
         int bad = !r || read_all(r, why, sizeof why) != 0;
@@ -124,7 +110,7 @@ int cmd_plot(int argc, char **argv) {
         cu_check_out("plot", side[1], OUT_GNUPLOT) < 0)
         return 2;
     char err[1024] = "";
-    if (plot_figure(kind, argv + optind, n, out, err, sizeof err)) {
+    if (plot_figure(kind, argv + opnd, n, out, err, sizeof err)) {
         fprintf(stderr, "gatelab plot: %s\n", err);
         return 1;
     }

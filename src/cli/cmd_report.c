@@ -1,6 +1,5 @@
 /* cmd_report.c: `gatelab report DIR [--out DIR2]` (the report itself is
  * analysis/report.c's report_run). */
-#include <getopt.h>
 #include <stdio.h>
 #include <sys/stat.h>
 
@@ -9,35 +8,31 @@
 #include "commands.h"
 #include "report.h"
 
-static void usage(FILE *f) {
-    fprintf(f, "usage: gatelab report DIR [--out DIR2]\n"
-               "  Read every *.h5 run file in DIR; write REPORT.md, results.csv and\n"
-               "  figures/ into DIR2 (default DIR). Unreadable files are listed.\n");
-}
-
-static const struct option report_long[] = {
-    {"out", required_argument, 0, 'o'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
-const CliOpts report_options = {"report", ":o:h", "", report_long};
+static const OptRow report_rows[] = {{'o', "out", OPT_STR, "DIR2", 0, 0, "DIR",
+                                      "where REPORT.md, results.csv and figures/ go", 0, 0},
+                                     {0}};
+const OptTable report_options = {
+    "report", "DIR [options]",
+    "Read every *.h5 run file in DIR; write REPORT.md, results.csv and\n"
+    "figures/ into DIR2. Unreadable files are listed.\n",
+    NULL, report_rows};
 
 int cmd_report(int argc, char **argv) {
     const char *out = NULL;
-    int c;
-    optind = 1;
-    opterr = 0;
-    unsigned char seen[CU_MAX_OPTS] = {0};
-    while ((c = cu_getopt(&report_options, argc, argv, seen)) != -1) {
-        if (c == 'o') out = optarg;
-        else if (c == 'h') {
-            usage(stdout);
-            return 0;
-        } else return cu_bad_option("report", c, argv);
+    OptParser op;
+    opt_init(&op, &report_options, argc, argv);
+    for (int c; (c = opt_next(&op)) != OPT_END;) {
+        if (c == OPT_HELP) return 0;
+        if (c == OPT_BAD) return 2;
+        if (c == 'o') out = op.str;
     }
-    if (optind != argc - 1) {
+    int opnd = op.optind;
+    if (opnd != argc - 1) {
         fprintf(stderr, "gatelab report: want exactly one DIR "
                         "(gatelab report --help)\n");
         return 2;
     }
-    const char *dir = argv[optind];
+    const char *dir = argv[opnd];
     struct stat st;
     if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
         fprintf(stderr, "gatelab report: %s: not a directory\n", dir);

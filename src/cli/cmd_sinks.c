@@ -1,6 +1,7 @@
 /* cmd_sinks.c: `gatelab sinks RUN.h5`: first-token share (F-Attn) and sink
  * rate of one probe, each number printed with its definition and settings
  * (probe length, eps, proxy), per layer and per head. */
+#include "cliopts.h"
 #include "cmdutil.h"
 #include "commands.h"
 #include "metrics.h"
@@ -11,12 +12,9 @@
 
 static const double EPS[3] = {0.1, 0.2, SINK_EPS};
 
-static void usage(FILE *f) {
-    fprintf(f, "usage: gatelab sinks RUN.h5 [--step N] [--json]\n"
-               "  First-token share and sink rate of one probe (default: the last).\n"
-               "  --step N   probe at training step N\n"
-               "  --json     machine-readable output\n");
-}
+const OptTable sinks_options = {
+    "sinks", "RUN.h5 [options]",
+    "First-token share and sink rate of one probe (default: the last).\n", NULL, cu_probe_rows};
 
 /* alpha_0 of uniform causal attention over len queries: H_len / len */
 static double uniform_alpha0(int len) { return (uniform_first_share(len) * (len - 1) + 1.0) / len; }
@@ -153,4 +151,4 @@ static int report(RunReader *r, const ProbeRecord *p, int json) {
     return 0;
 }
 
-int cmd_sinks(int argc, char **argv) { return cu_probe_cmd("sinks", argc, argv, usage, report); }
+int cmd_sinks(int argc, char **argv) { return cu_probe_cmd(&sinks_options, argc, argv, report); }

@@ -3,13 +3,13 @@
  * attention limited to a window that keeps the first K tokens, against
  * dense attention, with the paired test of keeping none against keeping
  * the most; stored under /stream/W_<window>. */
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli_json.h"
+#include "cliopts.h"
 #include "cmdutil.h"
 #include "commands.h"
 #include "hf_pass.h"
@@ -29,34 +29,31 @@ typedef struct {
     int threads, json, nowrite;
 } Args;
 
-static void usage(FILE *f) {
-    fprintf(f,
-            "usage: gatelab stream RUN.h5 [--window W] [--keep K1,K2,...] [--len L]\n"
-            "                     [--n-seq N] [--text FILE] [--model DIR] [--threads N]\n"
-            "                     [--json] [--no-write]\n"
-            "\n"
-            "Streaming evaluation (StreamingLLM's test): the loss on N held-out sequences\n"
-            "of L tokens when every attention sees only W keys, the first K tokens and the\n"
-            "latest W - K (a KV cache that evicts all but its first K entries), against\n"
-            "dense attention; only the predictions at positions >= W count. A model with\n"
-            "an attention sink needs K >= 1; the paired t-test over sequences compares the\n"
-            "first K with the last. Stored in RUN.h5 under /stream/W_<W>.\n"
-            "Trained runs score the held-out split `gatelab eval` uses; a run of `gatelab\n"
-            "inspect` its recorded input (or --text) through its checkpoint.\n"
-            "\n"
-            "  -W, --window W   keys each attention sees (default L/4)\n"
-            "  -K, --keep LIST  first tokens kept, comma-separated (default 0,1,4)\n"
-            "  -L, --len L      sequence length (default: seq_len; checkpoints %d)\n"
-            "  -n, --n-seq N    sequences (default 8)\n"
-            "  -x, --text FILE  a checkpoint's text instead of its recorded input\n"
-            "  -m, --model DIR  a checkpoint's directory instead of the recorded one\n"
-            "  -t, --threads N  threads for a checkpoint (default: the online CPUs)\n"
-            "  -j, --json       print JSON instead of a table\n"
-            "  -w, --no-write   do not store the results in RUN.h5\n"
-            "\n"
-            "Exit codes: 0 ok, 1 failure, 2 bad input.\n",
-            DEFAULT_PRETRAINED_LEN);
-}
+static const OptRow stream_rows[] = {
+    {'W', "window", OPT_INT, "W", 1, 1 << 20, "L/4", "keys each attention sees", 0, 0},
+    {'K', "keep", OPT_STR, "LIST", 0, 0, "0,1,4", "first tokens kept, comma-separated", 0, 0},
+    {'L', "len", OPT_INT, "L", 2, 1 << 20, "seq_len; checkpoints " OPT_DEF(DEFAULT_PRETRAINED_LEN),
+     "sequence length", 0, 0},
+    {'n', "n-seq", OPT_INT, "N", 2, 1 << 16, "8", "sequences", 0, 0},
+    {'x', "text", OPT_STR, "FILE", 0, 0, NULL, "a checkpoint's text instead of its recorded input",
+     0, 0},
+    {'m', "model", OPT_STR, "DIR", 0, 0, NULL,
+     "a checkpoint's directory instead of the recorded one", 0, 0},
+    {'t', "threads", OPT_INT, "N", 1, 64, "the online CPUs", "threads for a checkpoint", 0, 0},
+    {'j', "json", OPT_FLAG, NULL, 0, 0, NULL, "print JSON instead of a table", 0, 0},
+    {'w', "no-write", OPT_FLAG, NULL, 0, 0, NULL, "do not store the results in RUN.h5", 0, 0},
+    {0}};
+const OptTable stream_options = {
+    "stream", "RUN.h5 [options]",
+    "Streaming evaluation (StreamingLLM's test): the loss on N held-out sequences\n"
+    "of L tokens when every attention sees only W keys, the first K tokens and the\n"
+    "latest W - K (a KV cache that evicts all but its first K entries), against\n"
+    "dense attention; only the predictions at positions >= W count. A model with\n"
+    "an attention sink needs K >= 1; the paired t-test over sequences compares the\n"
+    "first K with the last. Stored in RUN.h5 under /stream/W_<W>.\n"
+    "Trained runs score the held-out split `gatelab eval` uses; a run of `gatelab\n"
+    "inspect` its recorded input (or --text) through its checkpoint.\n",
+    "Exit codes: 0 ok, 1 failure, 2 bad input.\n", stream_rows};
 
 static int parse_keep(const char *spec, StreamOpts *o) {
     char buf[256];
@@ -79,44 +76,28 @@ static int bad(const char *what, const char *arg) {
 
 /* 0 ok, 1 help printed, 2 bad usage. */
 static int parse(int argc, char **argv, Args *a) {
-    static const struct option lo[] = {{"window", required_argument, 0, 'W'},
-                                       {"keep", required_argument, 0, 'K'},
-                                       {"len", required_argument, 0, 'L'},
-                                       {"n-seq", required_argument, 0, 'n'},
-                                       {"text", required_argument, 0, 'x'},
-                                       CU_OPT_CHECKPOINT,
-                                       CU_OPT_TAIL};
     *a = (Args){.s = {.n_seqs = 8, .n_keep = 3, .keep = {0, 1, 4}}, .threads = cu_online_cpus()};
-    int c;
-    opterr = 0;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "W:K:L:n:x:m:t:jwh", lo, NULL)) != -1) {
+    OptParser op;
+    opt_init(&op, &stream_options, argc, argv);
+    for (int c; (c = opt_next(&op)) != OPT_END;) {
         switch (c) {
-        case 'W':
-            if (cu_parse_int(optarg, 1, 1 << 20, &a->s.window)) return bad("bad --window", optarg);
-            break;
+        case OPT_HELP: return 1;
+        case OPT_BAD: return 2;
+        case 'W': a->s.window = (int)op.num; break;
         case 'K':
-            if (parse_keep(optarg, &a->s)) return bad("bad --keep", optarg);
+            if (parse_keep(op.str, &a->s)) return bad("bad --keep", op.str);
             break;
-        case 'L':
-            if (cu_parse_int(optarg, 2, 1 << 20, &a->s.len)) return bad("bad --len", optarg);
-            break;
-        case 'n':
-            if (cu_parse_int(optarg, 2, 1 << 16, &a->s.n_seqs)) return bad("bad --n-seq", optarg);
-            break;
-        case 'x': a->text = optarg; break;
-        case 'm': a->model = optarg; break;
-        case 't':
-            if (cu_parse_int(optarg, 1, 64, &a->threads)) return bad("bad --threads", optarg);
-            break;
+        case 'L': a->s.len = (int)op.num; break;
+        case 'n': a->s.n_seqs = (int)op.num; break;
+        case 'x': a->text = op.str; break;
+        case 'm': a->model = op.str; break;
+        case 't': a->threads = (int)op.num; break;
         case 'j': a->json = 1; break;
         case 'w': a->nowrite = 1; break;
-        case 'h': usage(stdout); return 1;
-        default: return bad("unknown or incomplete option", argv[optind - 1]);
         }
     }
-    if (optind != argc - 1) return bad("need exactly one", "RUN.h5");
-    a->run = argv[optind];
+    if (op.optind != argc - 1) return bad("need exactly one", "RUN.h5");
+    a->run = argv[op.optind];
     return 0;
 }
 

@@ -2,6 +2,7 @@
  * report at the end; the runner itself is src/train/sweep.c. */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,27 +17,6 @@
 #if GATELAB_HAVE_MPI
 #include <mpi.h>
 #endif
-
-static void usage(FILE *f) {
-    fprintf(f, "usage: gatelab sweep FILE --out DIR [options]\n"
-               "Run every run of a sweep file (variants x seeds), one `gatelab train`\n"
-               "child per run, then write the report over DIR.\n\n"
-               "  -o, --out DIR          where run files, logs/ and sweep_status.tsv go\n"
-               "  -j, --jobs N           parallel runs (default: online cores; 1 per\n"
-               "                         MPI rank); each child runs with threads=1\n"
-               "      --only K           run only expanded run K (0-based; Slurm tasks)\n"
-               "      --list             print the expanded runs and exit\n"
-               "      --dry-run          print what each run would do and exit\n"
-               "      --emit-slurm[=PATH] write an sbatch job-array script\n"
-               "                         (default DIR/sweep.sbatch) and exit\n"
-               "      --no-report        do not write the report at the end\n"
-               "  -h, --help             this help\n\n"
-               "Resumable: runs whose file says status done (or diverged) are skipped,\n"
-               "runs with a checkpoint resume, others restart. A failed run is\n"
-               "recorded in DIR/sweep_status.tsv and the others continue; the exit\n"
-               "code is 0 only when every run finished. Under mpirun (built with\n"
-               "MPI) rank r runs the runs with index %% size == r.\n");
-}
 
 /* Report over the finished sweep (the analysis layer's report_run). */
 static int write_report(const char *dir) {
@@ -62,66 +42,65 @@ typedef struct {
     int jobs, only, list, dry, emit, no_report;
 } SweepArgs;
 
-enum { O_ONLY = 256, O_LIST, O_DRY, O_SLURM, O_NOREPORT };
-static const struct option sweep_long[] = {{"out", required_argument, 0, 'o'},
-                                           {"jobs", required_argument, 0, 'j'},
-                                           {"only", required_argument, 0, O_ONLY},
-                                           {"list", no_argument, 0, O_LIST},
-                                           {"dry-run", no_argument, 0, O_DRY},
-                                           {"emit-slurm", optional_argument, 0, O_SLURM},
-                                           {"no-report", no_argument, 0, O_NOREPORT},
-                                           {"help", no_argument, 0, 'h'},
-                                           {0, 0, 0, 0}};
-const CliOpts sweep_options = {"sweep", ":o:j:h", "", sweep_long};
+enum { O_ONLY = OPT_LONG, O_LIST, O_DRY, O_SLURM, O_NOREPORT };
+static const OptRow sweep_rows[] = {
+    {'o', "out", OPT_STR, "DIR", 0, 0, NULL, "where run files, logs/ and sweep_status.tsv go", 0,
+     1},
+    {'j', "jobs", OPT_INT, "N", 1, 4096, "online cores; 1 per MPI rank",
+     "parallel runs; each child runs with\nthreads=1", 0, 0},
+    {O_ONLY, "only", OPT_INT, "K", 0, INT_MAX, NULL,
+     "run only expanded run K (0-based; Slurm tasks)", 0, 0},
+    {O_LIST, "list", OPT_FLAG, NULL, 0, 0, NULL, "print the expanded runs and exit", 0, 0},
+    {O_DRY, "dry-run", OPT_FLAG, NULL, 0, 0, NULL, "print what each run would do and exit", 0, 0},
+    {O_SLURM, "emit-slurm", OPT_OPTSTR, "PATH", 0, 0, "DIR/sweep.sbatch",
+     "write an sbatch job-array script and\nexit", 0, 0},
+    {O_NOREPORT, "no-report", OPT_FLAG, NULL, 0, 0, NULL, "do not write the report at the end", 0,
+     0},
+    {0}};
+const OptTable sweep_options = {
+    "sweep", "FILE [options]",
+    "Run every run of a sweep file (variants x seeds), one `gatelab train`\n"
+    "child per run, then write the report over DIR.\n",
+    "Resumable: runs whose file says status done (or diverged) are skipped,\n"
+    "runs with a checkpoint resume, others restart. A failed run is\n"
+    "recorded in DIR/sweep_status.tsv and the others continue; the exit\n"
+    "code is 0 only when every run finished. Under mpirun (built with\n"
+    "MPI) rank r runs the runs with index % size == r.\n",
+    sweep_rows};
 
 static int parse_args(int argc, char **argv, SweepArgs *a) {
     memset(a, 0, sizeof *a);
     a->only = -1;
-    optind = 0; /* glibc: full re-init, so cmd_sweep can run twice */
-    opterr = 0;
-    int c;
-    char *end;
-    unsigned char seen[CU_MAX_OPTS] = {0};
-    while ((c = cu_getopt(&sweep_options, argc, argv, seen)) != -1) {
+    OptParser op;
+    opt_init(&op, &sweep_options, argc, argv);
+    for (int c; (c = opt_next(&op)) != OPT_END;) {
         switch (c) {
-        case 'o': a->out = optarg; break;
-        case 'j':
-            a->jobs = (int)strtol(optarg, &end, 10);
-            if (*end || a->jobs < 1 || a->jobs > 4096) {
-                fprintf(stderr, "gatelab sweep: --jobs '%s' must be 1..4096\n", optarg);
-                return 2;
-            }
-            break;
-        case O_ONLY:
-            a->only = (int)strtol(optarg, &end, 10);
-            if (*end || !*optarg || a->only < 0) {
-                fprintf(stderr, "gatelab sweep: --only '%s' must be an index >= 0\n", optarg);
-                return 2;
-            }
-            break;
+        case OPT_HELP: return 0;
+        case OPT_BAD: return 2;
+        case 'o': a->out = op.str; break;
+        case 'j': a->jobs = (int)op.num; break;
+        case O_ONLY: a->only = (int)op.num; break;
         case O_LIST: a->list = 1; break;
         case O_DRY: a->dry = 1; break;
         case O_NOREPORT: a->no_report = 1; break;
         case O_SLURM:
             a->emit = 1;
-            a->slurm = optarg;
+            a->slurm = op.str;
             /* "--emit-slurm PATH": take the next word unless it is the
              * sweep file or an option */
-            if (!optarg && optind < argc && argv[optind][0] != '-') {
+            if (!op.str && optind < argc && argv[optind][0] != '-') {
                 const char *w = argv[optind];
                 size_t n = strlen(w);
                 if (n < 6 || strcmp(w + n - 6, ".sweep")) a->slurm = argv[optind++];
             }
             break;
-        case 'h': usage(stdout); return 0;
-        default: return cu_bad_option("sweep", c, argv);
         }
     }
-    if (optind != argc - 1) {
+    if (op.optind != argc - 1) {
         fprintf(stderr, "gatelab sweep: expected one sweep FILE (try --help)\n");
         return 2;
     }
-    a->file = argv[optind];
+    a->file = argv[op.optind];
     if (!a->out && !a->list) {
         fprintf(stderr, "gatelab sweep: --out DIR is required\n");
         return 2;

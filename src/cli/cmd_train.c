@@ -15,29 +15,6 @@
 #include "train_loop.h"
 #include "util.h"
 
-static void usage(FILE *f) {
-    fprintf(f, "usage: gatelab train --config FILE [--set key=value]... --out RUN.h5\n"
-               "                     [--resume] [--force] [--threads N] [--quiet]\n"
-               "\n"
-               "Train one model and write its HDF5 run file (schema: docs/runfile.md).\n"
-               "\n"
-               "  -c, --config FILE   preset INI file, e.g. experiments/small.ini\n"
-               "  -s, --set K=V       override one config key (repeatable; applied in order;\n"
-               "                      variant=ID applies a catalog variant)\n"
-               "  -o, --out RUN.h5    run file to write; a checkpoint goes to RUN.h5.ckpt\n"
-               "  -r, --resume        continue from RUN.h5.ckpt (bit-identical losses)\n"
-               "  -f, --force         overwrite an existing RUN.h5\n"
-               "  -t, --threads N     worker threads (same as --set threads=N)\n"
-               "  -q, --quiet         no progress lines\n"
-               "      --progress-fd FD  also write progress for programs to the open fd FD\n"
-               "                      (\"progress STEP STEPS ETA_SECONDS\" lines; docs/sweeps.md)\n"
-               "      --print-params  list every tensor (name, shape, decay, added) and the\n"
-               "                      totals for the resolved config, then exit\n"
-               "\n"
-               "Exit codes: 0 done, 1 failure, 2 bad input, 3 diverged (data kept),\n"
-               "130 interrupted (checkpoint saved).\n");
-}
-
 /* --print-params: the parameter table of the resolved config. */
 static int print_param_table(const Config *cfg) {
     Model m;
@@ -84,18 +61,36 @@ static int check_train_args(TrainArgs *a) {
     return 0;
 }
 
-static const struct option train_long[] = {{"config", required_argument, 0, 'c'},
-                                           {"set", required_argument, 0, 's'},
-                                           {"out", required_argument, 0, 'o'},
-                                           {"resume", no_argument, 0, 'r'},
-                                           {"force", no_argument, 0, 'f'},
-                                           {"threads", required_argument, 0, 't'},
-                                           {"quiet", no_argument, 0, 'q'},
-                                           {"print-params", no_argument, 0, 'P'},
-                                           {"progress-fd", required_argument, 0, 'F'},
-                                           {"help", no_argument, 0, 'h'},
-                                           {0, 0, 0, 0}};
-const CliOpts train_options = {"train", ":c:s:o:rft:qh", "s", train_long};
+enum { O_PRINT_PARAMS = OPT_LONG, O_PROGRESS_FD };
+static const OptRow train_rows[] = {
+    {'c', "config", OPT_STR, "FILE", 0, 0, NULL, "preset INI file, e.g. experiments/small.ini", 0,
+     1},
+    {'s', "set", OPT_STR, "K=V", 0, 0, NULL,
+     "override one config key (repeatable; applied in order;\n"
+     "variant=ID applies a catalog variant)",
+     1, 0},
+    {'o', "out", OPT_STR, "RUN.h5", 0, 0, NULL,
+     "run file to write; a checkpoint goes to RUN.h5.ckpt", 0, 1},
+    {'r', "resume", OPT_FLAG, NULL, 0, 0, NULL, "continue from RUN.h5.ckpt (bit-identical losses)",
+     0, 0},
+    {'f', "force", OPT_FLAG, NULL, 0, 0, NULL, "overwrite an existing RUN.h5", 0, 0},
+    {'t', "threads", OPT_INT, "N", 1, 64, NULL, "worker threads (same as --set threads=N)", 0, 0},
+    {'q', "quiet", OPT_FLAG, NULL, 0, 0, NULL, "no progress lines", 0, 0},
+    {O_PROGRESS_FD, "progress-fd", OPT_INT, "FD", 0, 1 << 20, NULL,
+     "also write progress for programs to the open fd FD\n"
+     "(\"progress STEP STEPS ETA_SECONDS\" lines; docs/sweeps.md)",
+     0, 0},
+    {O_PRINT_PARAMS, "print-params", OPT_FLAG, NULL, 0, 0, NULL,
+     "list every tensor (name, shape, decay, added) and the\n"
+     "totals for the resolved config, then exit",
+     0, 0},
+    {0}};
+const OptTable train_options = {
+    "train", "[options]",
+    "Train one model and write its HDF5 run file (schema: docs/runfile.md).\n",
+    "Exit codes: 0 done, 1 failure, 2 bad input, 3 diverged (data kept),\n"
+    "130 interrupted (checkpoint saved).\n",
+    train_rows};
 
 /* Fills *a from the command line. Returns -1 to go on, else the exit code
  * (0 after --help, 2 on a bad option). */
@@ -103,39 +98,32 @@ static int parse_train_args(int argc, char **argv, TrainArgs *a) {
     memset(a, 0, sizeof *a);
     a->opt.progress_fd = -1;
     TrainOptions *opt = &a->opt;
-    int c;
-    unsigned char seen[CU_MAX_OPTS] = {0};
-    optind = 1;
-    opterr = 0;
-    while ((c = cu_getopt(&train_options, argc, argv, seen)) != -1) {
+    OptParser p;
+    opt_init(&p, &train_options, argc, argv);
+    for (int c; (c = opt_next(&p)) != OPT_END;) {
         switch (c) {
-        case 'c': a->config = optarg; break;
+        case OPT_HELP: return 0;
+        case OPT_BAD: return 2;
+        case 'c': a->config = p.str; break;
         case 's':
             if (a->nsets == 255) return cu_too_many("train", "--set", 255);
-            a->sets[a->nsets++] = optarg;
+            a->sets[a->nsets++] = p.str;
             break;
-        case 'o': opt->out_path = optarg; break;
+        case 'o': opt->out_path = p.str; break;
         case 'r': opt->resume = 1; break;
         case 'f': opt->force = 1; break;
         case 't':
-            snprintf(a->threads_set, sizeof a->threads_set, "threads=%.40s", optarg);
+            snprintf(a->threads_set, sizeof a->threads_set, "threads=%lld", p.num);
             if (a->nsets == 255) return cu_too_many("train", "--set and --threads", 255);
             a->sets[a->nsets++] = a->threads_set;
             break;
         case 'q': opt->quiet = 1; break;
-        case 'F':
-            if (cu_parse_int(optarg, 0, 1 << 20, &opt->progress_fd) != 0) {
-                fprintf(stderr, "gatelab train: --progress-fd: bad fd '%.40s'\n", optarg);
-                return 2;
-            }
-            break;
-        case 'P': a->print_params = 1; break;
-        case 'h': usage(stdout); return 0;
-        default: return cu_bad_option("train", c, argv);
+        case O_PROGRESS_FD: opt->progress_fd = (int)p.num; break;
+        case O_PRINT_PARAMS: a->print_params = 1; break;
         }
     }
-    if (optind < argc) {
-        fprintf(stderr, "gatelab train: unexpected argument '%s'\n", argv[optind]);
+    if (p.optind < argc) {
+        fprintf(stderr, "gatelab train: unexpected argument '%s'\n", argv[p.optind]);
         return 2;
     }
     int rc = check_train_args(a);

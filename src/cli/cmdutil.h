@@ -5,58 +5,23 @@
 #define GATELAB_CMDUTIL_H
 
 #include "cli_json.h"
+#include "opts.h"
 #include "outpath.h"
 #include "runfile_read.h"
 
-#include <getopt.h>
 #include <stdio.h>
 
-/* A subcommand's options: getopt_long's table, its short-option string
- * (starting with ':', so a missing value comes back as ':'), and the short
- * letters of the options that may be given more than once. Every command's
- * CliOpts is listed in cli_all_options (cliopts.h), against which
- * tests/test_usage.c checks the command's --help, so the two cannot drift. */
-typedef struct {
-    const char *cmd;        /* as typed after gatelab: "train", "bench --inspect" */
-    const char *shortopts;  /* ":c:s:o:..." */
-    const char *repeatable; /* short letters, e.g. "s" for --set */
-    const struct option *opts;
-} CliOpts;
-
-/* getopt_long over o's table. Returns what getopt_long returns, except
- * that a second use of an option that is not repeatable prints one line,
- * "gatelab CMD: option '--X' given twice (try gatelab CMD --help)", and
- * returns '!' (for which cu_bad_option prints nothing more). seen holds
- * one byte per entry of o->opts (at most CU_MAX_OPTS), zeroed by the
- * caller before the first call. */
-#define CU_MAX_OPTS 32
-int cu_getopt(const CliOpts *o, int argc, char **argv, unsigned char *seen);
-
-/* The options of sinks, gates and acts (cu_probe_cmd). */
-extern const CliOpts cu_sinks_options, cu_gates_options, cu_acts_options;
-
-/* A bad option, as one line: "gatelab CMD: unknown option '--x' (try
- * gatelab CMD --help)" or "... option '--out' needs a value ...". c is
- * what getopt_long returned ('?' or ':'; the optstring starts with ':' and
- * opterr is 0, so getopt prints nothing itself). Returns 2, the exit code. */
-int cu_bad_option(const char *cmd, int c, char **argv);
+/* The rows of sinks, gates and acts (--step N, --json), which each
+ * command's OptTable (opts.h) shares; cu_probe_cmd parses them. */
+extern const OptRow cu_probe_rows[];
 
 /* "gatelab CMD: too many OPT (at most N)" on stderr; returns 2. For a
  * repeatable option given more often than the command can hold. */
 int cu_too_many(const char *cmd, const char *opt, int n);
 
-/* Parse a non-negative integer; 0 ok, -1 if s is not one. */
-int cu_parse_ll(const char *s, long long *out);
-/* Parse an integer in [lo, hi]; 0 ok, -1 if s is not one. */
+/* Parse an integer in [lo, hi] (parse_ll_range, opts.h); 0 ok, -1 if s
+ * is not one. For the numbers inside a list (--lengths 256,512). */
 int cu_parse_int(const char *s, int lo, int hi, int *out);
-/* getopt_long entries the run-file commands share: a checkpoint's
- * --model DIR and --threads N ('m', 't'), and the closing --json,
- * --no-write, --help ('j', 'w', 'h') with the terminator. */
-/* clang-format off */
-#define CU_OPT_CHECKPOINT {"model", required_argument, 0, 'm'}, {"threads", required_argument, 0, 't'}
-#define CU_OPT_TAIL {"json", no_argument, 0, 'j'}, {"no-write", no_argument, 0, 'w'}, \
-    {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}
-/* clang-format on */
 
 /* The online CPUs (1..63; 1 when unknown): the default --threads of the
  * checkpoint commands. */
@@ -75,10 +40,11 @@ int cu_load(const char *cmd, const char *path, long long step, RunReader **r, Pr
  * returns the exit code (0, or 1 when the output could not be written). */
 typedef int (*CuReport)(RunReader *r, const ProbeRecord *p, int json);
 
-/* The whole of `gatelab CMD RUN.h5 [--step N] [--json]`: parse the options,
- * load the probe, hand it to report, free it. usage prints the command's
- * help. Returns the exit status (0, or 2 on a bad call or unreadable run). */
-int cu_probe_cmd(const char *cmd, int argc, char **argv, void (*usage)(FILE *f), CuReport report);
+/* The whole of `gatelab CMD RUN.h5 [--step N] [--json]`: parse the options
+ * of t (whose rows are cu_probe_rows), load the probe, hand it to report,
+ * free it. Returns the exit status (0, or 2 on a bad call or unreadable
+ * run). */
+int cu_probe_cmd(const OptTable *t, int argc, char **argv, CuReport report);
 
 /* A one-probe command's JSON object with the fields every such object
  * starts with: {"file", "variant", "seed", "step"} (cli_json.h; the
