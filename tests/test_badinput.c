@@ -330,6 +330,47 @@ static void test_inject_loss_grad_weight(void **state) {
     check_diverged("iw.h5", "weight", 33);
 }
 
+/* Whether the bytes of file path hold the text needle (an HDF5 string
+ * attribute is stored as plain bytes). */
+static int file_has(const char *file, const char *needle) {
+    size_t n, k = strlen(needle);
+    char *b = tu_slurp(file, &n);
+    int found = 0;
+    for (size_t i = 0; b && !found && i + k <= n; i++) found = !memcmp(b + i, needle, k);
+    free(b);
+    return found;
+}
+
+/* A test hook acts only in a test run (GATELAB_TEST_RUN set, as
+ * tests/meson.build sets it): left in a user's environment it is ignored,
+ * with a warning naming it, and the run trains as usual. In a test run it
+ * acts, says so on stderr, and the run file records it. */
+static void test_hooks_need_test_run(void **state) {
+    (void)state;
+    const char *run = getenv("GATELAB_TEST_RUN");
+    char saved[128];
+    snprintf(saved, sizeof saved, "%s", run ? run : "meson-test");
+    unsetenv("GATELAB_TEST_RUN");
+    tu_fault("NAN_AT", "5");
+    int rc = RUN(TRAIN "--out %s", path("userenv.h5"));
+    tu_fault_clear();
+    setenv("GATELAB_TEST_RUN", saved, 1);
+    assert_int_equal(rc, 0);
+    char *log = tu_slurp_ok(log_path, NULL);
+    if (!strstr(log, "ignoring GATELAB_TEST_NAN_AT")) fail_msg("no warning in: %s", log);
+    free(log);
+    assert_false(file_has(path("userenv.h5"), "GATELAB_TEST_NAN_AT"));
+    tu_fault("NAN_AT", "5");
+    rc = RUN(TRAIN "--out %s", path("hooked.h5"));
+    tu_fault_clear();
+    assert_int_equal(rc, 3);
+    log = tu_slurp_ok(log_path, NULL);
+    if (!strstr(log, "test hooks on (GATELAB_TEST_RUN=") || !strstr(log, "GATELAB_TEST_NAN_AT=5"))
+        fail_msg("the hook is not named in: %s", log);
+    free(log);
+    assert_true(file_has(path("hooked.h5"), "GATELAB_TEST_NAN_AT=5"));
+}
+
 /* `gatelab report` lists a diverged run as diverged, with its step. */
 static void test_report_shows_diverged(void **state) {
     (void)state;
@@ -375,6 +416,7 @@ int main(void) {
         cmocka_unit_test(test_nan_loss),
         cmocka_unit_test(test_inject_loss_grad_weight),
         cmocka_unit_test(test_report_shows_diverged),
+        cmocka_unit_test(test_hooks_need_test_run),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
 }

@@ -35,6 +35,24 @@ static void test_crash_file_refused(void **s) {
     assert_null(strchr(err, '\n'));
 }
 
+/* GATELAB_NO_VET cannot switch the vetting off in a release build, even in
+ * a test run (env.h): the crashing file is still refused in one line. */
+static void test_no_vet_ignored_in_release(void **s) {
+    (void)s;
+#if TEST_RELEASE_BUILD
+    char path[1024], err[512] = "";
+    src_path(path, sizeof path, "tests/data/hdf5-crash.h5");
+    setenv("GATELAB_TEST_RUN", "test_vet", 1);
+    setenv("GATELAB_NO_VET", "1", 1);
+    RunReader *r = runread_open(path, err, sizeof err);
+    unsetenv("GATELAB_NO_VET");
+    assert_null(r);
+    assert_non_null(strstr(err, "the HDF5 library crashed reading this file (signal "));
+#else
+    skip(); /* other build types let the fuzzers switch it off */
+#endif
+}
+
 /* Vetting passes a good file and leaves ordinary errors to the normal path. */
 static void test_good_and_ordinary(void **s) {
     (void)s;
@@ -87,6 +105,7 @@ int main(void) {
     unsetenv("GATELAB_NO_VET"); /* the point of these tests is the vetting */
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_crash_file_refused),
+        cmocka_unit_test(test_no_vet_ignored_in_release),
         cmocka_unit_test(test_good_and_ordinary),
         cmocka_unit_test(test_report_lists_unreadable),
     };

@@ -22,6 +22,7 @@
 #
 #   tests/torture.sh [BUILDDIR] [KILLS] [ROUNDS]     (default build, 20, 12)
 set -u
+export GATELAB_TEST_RUN="${GATELAB_TEST_RUN:-torture}" # its GATELAB_TEST_KILL_AT acts only so
 cd "$(dirname "$0")/.."
 B=${1:-build}
 KILLS=${2:-20}

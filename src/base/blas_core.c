@@ -1,6 +1,7 @@
 /* blas_core.c: report the OpenBLAS core, and replace a generic fallback by
  * the best core the CPU supports (see blas_core.h). */
 #include "blas_core.h"
+#include "env.h"
 
 #include <errno.h>
 #include <math.h>
@@ -44,7 +45,7 @@ void blas_info(BlasInfo *bi) {
     copy_field(bi->library, sizeof bi->library, "OpenBLAS");
     config_version(bi->version, sizeof bi->version);
     copy_field(bi->core, sizeof bi->core, openblas_get_corename());
-    const char *fb = getenv(ENV_FALLBACK), *au = getenv(ENV_AUTO);
+    const char *fb = env_get(ENV_FALLBACK), *au = env_get(ENV_AUTO);
     if (fb && *fb) snprintf(bi->how, sizeof bi->how, "%.60s failed the sgemm check, fell back", fb);
     else if (au && *au)
         snprintf(bi->how, sizeof bi->how, "auto-selected; OpenBLAS had chosen %.60s", au);
@@ -105,7 +106,7 @@ int blas_core_verify(char *err, size_t errlen) {
             double e = fabs(c[i * N + j] - ref) / (mag > 1 ? mag : 1);
             if (!(e <= worst)) worst = isnan(e) ? INFINITY : e; /* NaN counts as wrong */
         }
-    const char *mode = getenv(ENV_MODE);
+    const char *mode = env_get(ENV_MODE);
     if (mode && !strcmp(mode, "test-badverify")) worst = 1.0;
     if (worst <= 1e-4) return 0;
     snprintf(err, errlen, "sgemm on core %s differs from a naive loop by %.2g (relative)",
@@ -158,7 +159,7 @@ int blas_core_pin(const char *core, char *err, size_t errlen) {
 
 void blas_core_startup(char **argv) {
     startup_argv = argv;
-    const char *was = getenv(ENV_AUTO);
+    const char *was = env_get(ENV_AUTO);
     if (was && *was) {
         check_new_core(argv, was);
         return;
@@ -169,7 +170,7 @@ void blas_core_startup(char **argv) {
     int avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
     const char *cur = openblas_get_corename();
     const char *to = blas_core_upgrade(cur, blas_core_for_cpu(avx512, avx2),
-                                       getenv("OPENBLAS_CORETYPE") != NULL, getenv(ENV_MODE));
+                                       getenv("OPENBLAS_CORETYPE") != NULL, env_get(ENV_MODE));
     if (!to) return;
     char cur_copy[32], user[64];
     const char *u = getenv("OPENBLAS_CORETYPE");

@@ -1,5 +1,6 @@
 /* simd.c: see simd.h. */
 #include "simd.h"
+#include "env.h"
 
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -21,7 +22,7 @@ static SimdPath cpu_best(void) {
 
 /* GATELAB_SIMD as a path, 0 when unset, -1 when not a path name. */
 static int env_path(void) {
-    const char *e = getenv("GATELAB_SIMD");
+    const char *e = env_get("GATELAB_SIMD");
     if (!e || !*e) return 0;
     for (int p = SIMD_BASE; p <= SIMD_AVX512; p++)
         if ((p == SIMD_BASE || p == SIMD_AVX2 || p == SIMD_AVX512) &&
@@ -52,7 +53,7 @@ int simd_startup(char *err, size_t errlen) {
     int want = env_path();
     if (want < 0)
         return seterr(err, errlen, "GATELAB_SIMD='%s' is not avx512, avx2 or base",
-                      getenv("GATELAB_SIMD"));
+                      env_get("GATELAB_SIMD"));
     if (want > (int)cpu_best())
         return seterr(err, errlen, "GATELAB_SIMD=%s: this CPU has only %s",
                       simd_path_name((SimdPath)want), simd_path_name(cpu_best()));

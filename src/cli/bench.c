@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include "blas_core.h"
+#include "env.h"
 #include "cli_json.h"
 #include "config_args.h"
 #include "cliopts.h"
@@ -145,7 +146,7 @@ static double peak_rss_mib(void) {
 /* Where torch_bench.py is: $GATELAB_TORCH_BENCH, else the source tree's
  * (source_file: from any working directory). */
 static const char *torch_script(char *buf, size_t n) {
-    const char *env = getenv("GATELAB_TORCH_BENCH");
+    const char *env = env_get("GATELAB_TORCH_BENCH");
     if (env && *env) return env;
     if (source_file("tests/reference/torch_bench.py", buf, n) == 0) return buf;
     return "tests/reference/torch_bench.py";
@@ -174,7 +175,7 @@ static double run_torch(const Config *base, const char *variant, int threads, co
                         const char *core, long *params, int *blas_threads) {
     char cmd[2048], shape[768], path[1100], envs[96];
     torch_shape(shape, sizeof shape, base);
-    const char *auto_from = getenv("GATELAB_BLAS_AUTO");
+    const char *auto_from = env_get("GATELAB_BLAS_AUTO");
     if (core) snprintf(envs, sizeof envs, "OPENBLAS_CORETYPE='%.40s'", core);
     else if (auto_from && *auto_from) snprintf(envs, sizeof envs, "-u OPENBLAS_CORETYPE");
     else envs[0] = 0;

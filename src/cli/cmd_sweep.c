@@ -10,6 +10,7 @@
 #include "cliopts.h"
 #include "cmdutil.h"
 #include "commands.h"
+#include "env.h"
 #include "gatelab_build.h"
 #include "report.h"
 #include "sweep.h"
@@ -227,6 +228,7 @@ int cmd_sweep(int argc, char **argv) {
     } else if (a.emit) {
         rc = emit_slurm(&sw, &a);
     } else {
+        if (rank == 0) env_note_hooks("gatelab sweep");
         rc = run_sweep(&sw, &a, rank, size, use_mpi);
     }
     sweep_free(&sw);

@@ -4,6 +4,7 @@
 
 #include "blas_core.h"
 #include "commands.h"
+#include "env.h"
 #include "gatelab_build.h"
 #include "gatelab_version.h"
 #include "simd.h"
@@ -59,6 +60,12 @@ int main(int argc, char **argv) {
         blas_print(NULL);
         return 0;
     }
+    char ignored[512];
+    if (env_hooks_ignored(ignored, sizeof ignored))
+        fprintf(stderr,
+                "gatelab: warning: ignoring %s: test hooks act only in a test run "
+                "(GATELAB_TEST_RUN set)\n",
+                ignored);
     for (size_t i = 0; i < N_COMMANDS; i++)
         if (!strcmp(argv[1], commands[i].name)) {
             stop_install(commands[i].name); /* SIGINT/SIGTERM: exit 130, nothing left behind */

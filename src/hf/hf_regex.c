@@ -1,5 +1,6 @@
 /* hf_regex.c: Oniguruma -> PCRE2 escape translation, compile, split. */
 #include "hf_regex.h"
+#include "env.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -131,7 +132,7 @@ pcre2_match_context *hf_regex_match_context(void) {
 #define HF_SPLIT_CHECK 64 /* matches between two looks at the clock */
 
 static double split_budget(void) {
-    const char *e = getenv("GATELAB_TEST_SPLIT_SECONDS");
+    const char *e = env_get("GATELAB_TEST_SPLIT_SECONDS");
     char *end;
     double v = e ? strtod(e, &end) : HF_SPLIT_SECONDS;
     return e && (end == e || *end || !(v >= 0)) ? HF_SPLIT_SECONDS : v;

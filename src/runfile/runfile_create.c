@@ -3,6 +3,7 @@
  * disk whole, with its space reserved first (runfile_priv.h). */
 #define _POSIX_C_SOURCE 200809L
 #include "runfile_priv.h"
+#include "env.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -111,6 +112,9 @@ static int write_root_attrs(RunFile *rf, const Config *cfg, const Model *m) {
     long long na = m ? (long long)model_added_params(m) : 0;
     BlasInfo bi;
     blas_info(&bi);
+    char hooks[512]; /* a run made under a test hook says so (env.h) */
+    if (env_hooks_in_use(hooks, sizeof hooks) && h5u_attr_str(f, RS_TEST_HOOKS, hooks) < 0)
+        return rf_fail_h5(rf, "write root attribute test_hooks");
     if (h5u_attr_str(f, RS_SCHEMA, RUNFILE_SCHEMA) < 0 ||
         h5u_attr_i64(f, RS_SCHEMA_VERSION, RUNFILE_SCHEMA_VERSION) < 0 ||
         h5u_attr_str(f, RS_VARIANT, cfg ? cfg->variant : "") < 0 ||

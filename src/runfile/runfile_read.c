@@ -6,6 +6,7 @@
  * HDF5's own error printing is off: errors come back as one line naming
  * the file and object. */
 #include "runfile_read_priv.h"
+#include "env.h"
 #include "runschema.h"
 #include "h5util.h"
 #include "util.h" /* seterr */ /* h5u_attr_read_strbuf */
@@ -101,7 +102,7 @@ static int vet_in_child(const char *path, char *err, size_t errlen);
 RunReader *runread_open(const char *path, char *err, size_t errlen) {
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
     if (input_check(path, err, errlen) < 0) return NULL;
-    const char *novet = getenv("GATELAB_NO_VET");
+    const char *novet = env_get("GATELAB_NO_VET"); /* a test hook (env.h) */
     if (!(novet && strcmp(novet, "1") == 0) && vet_in_child(path, err, errlen) < 0) return NULL;
     return open_file(path, err, errlen);
 }
@@ -127,8 +128,9 @@ const RunMeta *runread_meta(const RunReader *r) { return &r->meta; }
  * HDF5 and malloc (both fork-safe in a single-threaded caller; the
  * analysis tools are), writes nothing but a one-byte "done" to a pipe, and leaves with _exit so
  * no stdio buffer or atexit handler of the parent runs twice.
- * GATELAB_NO_VET=1 skips it (the fuzz target sets that, so the fuzzer still
- * sees library crashes directly). */
+ * GATELAB_NO_VET=1 skips it, a test hook (env.h) that acts only in a test
+ * run of a build that is not a release build (the fuzz target's build sets
+ * both, so the fuzzer still sees library crashes directly). */
 
 #define VET_SECONDS 30
 

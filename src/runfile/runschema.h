@@ -7,7 +7,8 @@
  *  /                 attrs: schema="gatelab-run", schema_version, variant,
  *                    seed, data_seed, created, gatelab_version, n_params,
  *                    n_params_added, blas_library, blas_version, blas_core,
- *                    blas_core_how, simd_path, status (running|done|diverged; last)
+ *                    blas_core_how, simd_path, test_hooks (only under test
+ *                    hooks), status (running|done|diverged; last)
  *  /config           one typed attr per key, attr "text" (resolved INI)
  *  /metrics/train/{step,loss,lr,grad_norm,tokens,seconds}  extendible 1-D
  *  /metrics/eval/{step,val_loss,val_bpb}                   extendible 1-D
@@ -46,6 +47,7 @@
 #define RS_BLAS_VERSION "blas_version"
 #define RS_BLAS_CORE "blas_core"
 #define RS_BLAS_CORE_HOW "blas_core_how"
+#define RS_TEST_HOOKS "test_hooks" /* only in a run made under test hooks (env.h) */
 /* gatelab's own kernels' instruction path (simd.h), at creation */
 #define RS_SIMD_PATH "simd_path"
 /* who computed the model's products (ops.h gemm): "gatelab" (op_gemm.c,

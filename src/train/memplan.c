@@ -1,5 +1,6 @@
 /* memplan.c: see memplan.h. */
 #include "memplan.h"
+#include "env.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -56,7 +57,7 @@ int memplan_eval(const Config *cfg, int B, int L, MemPlan *p, char *err, size_t 
 /* GATELAB_MEM_LIMIT as bytes: 1 and *v when it is a plain positive
  * decimal, 0 when unset, -1 when set to anything else. */
 static int env_limit(size_t *v) {
-    const char *env = getenv("GATELAB_MEM_LIMIT");
+    const char *env = env_get("GATELAB_MEM_LIMIT");
     if (!env || !*env) return 0;
     if (strspn(env, "0123456789") != strlen(env)) return -1; /* signs, units, words */
     errno = 0;
@@ -93,7 +94,7 @@ int memplan_check(const MemPlan *p, const char *what, char *err, size_t errlen) 
         return seterr(err, errlen,
                       "GATELAB_MEM_LIMIT='%.40s' is not a positive number of bytes (e.g. "
                       "8000000000; unset it for the machine's memory)",
-                      getenv("GATELAB_MEM_LIMIT"));
+                      env_get("GATELAB_MEM_LIMIT"));
     size_t lim = memplan_limit();
     if (p->total <= lim) return 0;
     char t[32], a[32], b[32], c[32], d[32], l[32];

@@ -1,5 +1,6 @@
 /* testhook.c: the GATELAB_TEST_* fault injection of testhook.h. */
 #include "testhook.h"
+#include "env.h"
 
 #include <errno.h>
 #include <math.h>
@@ -12,7 +13,7 @@
 /* Variable NAME as a step >= 0 into *out (-1 when unset or empty).
  * 0, or -1 with a reason. */
 static int env_step(const char *name, long long *out, char *err, size_t errlen) {
-    const char *s = getenv(name);
+    const char *s = env_get(name);
     *out = -1;
     if (!s || !*s) return 0;
     char *end;
@@ -29,7 +30,7 @@ int testhook_load(TestHooks *h, char *err, size_t errlen) {
     if (env_step("GATELAB_TEST_NAN_AT", &h->nan_at, err, errlen) != 0 ||
         env_step("GATELAB_TEST_KILL_AT", &h->kill_at, err, errlen) != 0)
         return -1;
-    const char *k = getenv("GATELAB_TEST_NAN_KIND");
+    const char *k = env_get("GATELAB_TEST_NAN_KIND");
     if (!k || !*k || !strcmp(k, "loss")) return 0;
     if (!strcmp(k, "grad")) h->nan_kind = FAULT_GRAD;
     else if (!strcmp(k, "weight")) h->nan_kind = FAULT_WEIGHT;
@@ -53,6 +54,6 @@ void testhook_after_step(const TestHooks *h, long long step) {
 }
 
 const char *testhook_exe(void) {
-    const char *e = getenv("GATELAB_TEST_EXE");
+    const char *e = env_get("GATELAB_TEST_EXE");
     return e && *e ? e : NULL;
 }

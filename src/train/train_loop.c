@@ -35,6 +35,7 @@
 #include "runfile_read.h"
 #include "runlock.h"
 #include "stop.h"
+#include "env.h"
 #include "testhook.h"
 #include "train_loop.h"
 #include "trainer.h"
@@ -476,6 +477,7 @@ int train_run(const Config *cfg, const TrainOptions *opt, char *err, size_t errl
                 model_added_params(&lp.tr.model), lp.tr.n_workers);
     rc = loop_open(&lp, err, errlen);
     if (rc != TRAIN_OK) goto out_trainer;
+    env_note_hooks("gatelab train"); /* the run file records them too */
     StopGuard guard;
     stop_arm(&guard);
     rc = run_steps(&lp, err, errlen);
