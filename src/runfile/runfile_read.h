@@ -88,7 +88,7 @@ void runread_eval_free(RunEval *e);
 int runread_param(RunReader *r, const char *name, float *out, int ndim, const int *shape, char *err,
                   size_t errlen);
 
-/* One /lceval/<mode>/L_<len> result (see src/runfile.h LcEvalData). */
+/* One /lceval/<mode>/L_<len> result (see src/runfile/runfile.h LcEvalData). */
 typedef struct {
     int len, train_len;
     double val_loss, ppl, first_share, uniform_share, sink_rate, yarn_scale;
@@ -119,7 +119,7 @@ int runread_intervention(RunReader *r, const char *kind, RunIntervention *iv, ch
                          size_t errlen);
 void runread_intervention_free(RunIntervention *iv);
 
-/* One /stream/W_<window> result (see src/runfile.h StreamData). */
+/* One /stream/W_<window> result (see src/runfile/runfile.h StreamData). */
 typedef struct {
     int window, len, n_seqs, n_keep;
     int *keep;    /* [n_keep] */
