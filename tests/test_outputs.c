@@ -8,7 +8,11 @@
  *   arms that are no run and arms outside the name rule, each refused in
  *   one line naming the line;
  * - report: run files named with HTML or a Markdown link are refused, a
- *   missing directory is named as missing. */
+ *   missing directory is named as missing;
+ * - the rewrites of a run file (intervene, eval, stream, --resume) keep its
+ *   mode, and refuse a file of mode 444, leaving it as it was;
+ * - a sweep that waits for a run another process is writing decides again
+ *   when the wait ends: a run finished meanwhile is skipped as done. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -193,6 +197,90 @@ static void test_report_missing_dir(void **st) {
     assert_out_line("plain.txt: not a directory", NULL);
 }
 
+static unsigned mode_of(const char *path) {
+    struct stat sb;
+    assert_int_equal(stat(path, &sb), 0);
+    return (unsigned)(sb.st_mode & 07777);
+}
+
+/* A copy of the tiny run named name with mode m. */
+static const char *copy_mode(const char *name, unsigned m) {
+    const char *p = tu_join(dir, name);
+    tu_copy_file(run, p);
+    assert_int_equal(chmod(p, m), 0);
+    return p;
+}
+
+static void test_rewrites_keep_mode(void **st) {
+    (void)st;
+    char args[4096];
+    const char *p = copy_mode("m600.h5", 0600);
+    snprintf(args, sizeof args, "intervene %s gates-open", p);
+    assert_int_equal(sh("", args), 0);
+    assert_int_equal(mode_of(p), 0600);
+    p = copy_mode("m640.h5", 0640);
+    snprintf(args, sizeof args, "eval %s --lengths 1x", p);
+    assert_int_equal(sh("", args), 0);
+    assert_int_equal(mode_of(p), 0640);
+    p = copy_mode("s640.h5", 0640);
+    snprintf(args, sizeof args, "stream %s --window 16 --keep 1 --len 32 --n-seq 2", p);
+    assert_int_equal(sh("", args), 0);
+    assert_int_equal(mode_of(p), 0640);
+    /* a read-only run file is refused by every rewrite, and stays as it was */
+    p = copy_mode("m444.h5", 0444);
+    size_t n0, n1;
+    char *before = tu_slurp_ok(p, &n0);
+    const char *cmds[] = {"intervene %s gates-open", "eval %s --lengths 1x",
+                          "stream %s --window 16 --keep 1 --len 32 --n-seq 2"};
+    for (size_t i = 0; i < sizeof cmds / sizeof *cmds; i++) {
+        snprintf(args, sizeof args, cmds[i], p);
+        if (sh("", args) != 2) fail_msg("'%s' rewrote a file of mode 0444", args);
+        assert_out_line("is not writable (mode 0444)", NULL);
+    }
+    char *after = tu_slurp_ok(p, &n1);
+    assert_int_equal(n0, n1);
+    assert_memory_equal(before, after, n0);
+    free(before), free(after);
+    assert_int_equal(mode_of(p), 0444);
+    /* --resume keeps the mode of the run it continues */
+    const char *k = tu_join(dir, "killed.h5");
+    tu_fault("KILL_AT", "30");
+    snprintf(args, sizeof args, "train --config %s/experiments/tiny.ini --quiet --out %s", tu_src(),
+             k);
+    sh("", args);
+    tu_fault_clear();
+    assert_int_equal(chmod(k, 0600), 0);
+    snprintf(args, sizeof args, "train --config %s/experiments/tiny.ini --quiet --out %s --resume",
+             tu_src(), k);
+    assert_int_equal(sh("", args), 0);
+    assert_int_equal(mode_of(k), 0600);
+}
+
+static void test_sweep_redecides_after_waiting(void **st) {
+    (void)st;
+    char text[2048], cmd[8192];
+    snprintf(text, sizeof text,
+             "[sweep]\npreset = %s/experiments/tiny.ini\n[run r]\nvariant = baseline\n", tu_src());
+    tu_write_text(tu_join(dir, "two.sweep"), text);
+    /* another process trains the sweep's run file; the sweep starts while
+     * it holds the lock, waits, and must then find the run done */
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && mkdir -p two && { '%s' train --config %s/experiments/tiny.ini --quiet "
+             "--out two/r_s1.h5 >first.txt 2>&1 & } && i=0; "
+             "while [ ! -e two/r_s1.h5.lock ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done; "
+             "'%s' sweep two.sweep --out two --no-report >out.txt 2>&1; echo $? >rc.txt; wait",
+             dir, tu_bin(), tu_src(), tu_bin());
+    assert_int_equal(system(cmd), 0);
+    char *rc = tu_slurp_ok(tu_join(dir, "rc.txt"), NULL),
+         *o = tu_slurp_ok(tu_join(dir, "out.txt"), NULL);
+    if (strcmp(rc, "0\n") || !strstr(o, "skip (done) r_s1"))
+        fail_msg("sweep after a writer finished: exit %s%s", rc, o);
+    free(rc), free(o);
+    char *tsv = tu_slurp(tu_join(dir, "two/sweep_status.tsv"), NULL);
+    if (tsv && strstr(tsv, "failed")) fail_msg("recorded failed: %s", tsv);
+    free(tsv);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_heatmap_compare_steps),
@@ -201,6 +289,8 @@ int main(void) {
         cmocka_unit_test(test_protocol_ini_hand_edited),
         cmocka_unit_test(test_report_hostile_names),
         cmocka_unit_test(test_report_missing_dir),
+        cmocka_unit_test(test_rewrites_keep_mode),
+        cmocka_unit_test(test_sweep_redecides_after_waiting),
     };
     return cmocka_run_group_tests(tests, tu_tiny_setup, tu_tiny_teardown);
 }

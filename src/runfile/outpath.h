@@ -26,8 +26,9 @@ typedef enum {
 #define OUT_GNUPLOT_MAGIC "# written by gatelab"
 
 /* 0 when `path` may be written by a command producing `kind`: the path
- * does not exist, or it is a regular file of that kind and `overwrite` is
- * set. -1 with a one-line reason otherwise (exit code 2: bad input). */
+ * does not exist, or it is a regular file of that kind, `overwrite` is
+ * set and its mode lets its owner write it (and access(2) lets us). -1
+ * with a one-line reason otherwise (exit code 2: bad input). */
 int outpath_check(const char *path, OutKind kind, int overwrite, char *err, size_t errlen);
 
 /* The kind's name for messages ("gatelab run file", "PNG image", ...). */
