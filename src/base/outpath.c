@@ -75,6 +75,13 @@ int outpath_check_with(const char *path, OutKind kind, int (*is_ours)(const char
                       "%s exists (finished results are never overwritten; "
                       "use --force)",
                       path);
+    /* a file its mode keeps from its owner (even from root), or that we
+     * may not write, is not ours to replace */
+    if (!(st.st_mode & S_IWUSR) || access(path, W_OK) != 0)
+        return seterr(err, errlen,
+                      "%s is not writable (mode %04o); refusing to replace it "
+                      "(chmod u+w it first)",
+                      path, (unsigned)(st.st_mode & 07777));
     return 0;
 }
 
