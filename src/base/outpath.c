@@ -27,6 +27,8 @@ static const KindInfo KINDS[] = {
     [OUT_GNUPLOT] = {"gatelab figure script or data", M(OUT_GNUPLOT_MAGIC)},
     [OUT_SLURM] = {"gatelab Slurm script", M("#!/bin/bash\n#SBATCH --job-name=gatelab-")},
     [OUT_SWEEP_TSV] = {"gatelab sweep_status.tsv", M("name\tseed\texit\t")},
+    [OUT_SVG] = {"SVG image", M("<?xml")},
+    [OUT_PDF] = {"PDF document", M("%PDF-")},
 };
 #undef M
 

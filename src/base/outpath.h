@@ -13,13 +13,15 @@
 #include <stddef.h>
 
 typedef enum {
-    OUT_RUNFILE,  /* a gatelab run file (HDF5 with the gatelab-run schema) */
-    OUT_PNG,      /* a PNG image (heatmap, plot, report figures) */
-    OUT_REPORT,   /* REPORT.md: starts "# gatelab report" */
-    OUT_CSV,      /* results.csv: starts with its header "file,run," */
-    OUT_GNUPLOT,  /* a figure's .gp script or .dat data: "# written by gatelab" */
-    OUT_SLURM,    /* sweep --slurm script */
-    OUT_SWEEP_TSV /* sweep_status.tsv (appended to) */
+    OUT_RUNFILE,   /* a gatelab run file (HDF5 with the gatelab-run schema) */
+    OUT_PNG,       /* a PNG image (heatmap, plot, report figures) */
+    OUT_REPORT,    /* REPORT.md: starts "# gatelab report" */
+    OUT_CSV,       /* results.csv: starts with its header "file,run," */
+    OUT_GNUPLOT,   /* a figure's .gp script or .dat data: "# written by gatelab" */
+    OUT_SLURM,     /* sweep --slurm script */
+    OUT_SWEEP_TSV, /* sweep_status.tsv (appended to) */
+    OUT_SVG,       /* an SVG image (a figure's vector twin): starts "<?xml" */
+    OUT_PDF        /* a PDF document (a figure's vector twin): starts "%PDF-" */
 } OutKind;
 
 /* The first line of a .gp / .dat file, so a later run knows it as ours. */
