@@ -1,14 +1,18 @@
 /* cmd_heatmap.c: `gatelab heatmap RUN.h5 --out FILE.png`: attention maps of
- * one probe as a PNG: one head, a layer x head grid, or two runs' heads at
- * one layer side by side (--compare). */
+ * one probe as a figure (PNG, SVG and PDF side by side): one head, a
+ * layer x head grid, or two runs' heads at one layer side by side
+ * (--compare). */
 #include "cliopts.h"
 #include "cmdutil.h"
 #include "commands.h"
+#include "figlabel.h"
 #include "heatmap.h"
 
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 typedef struct {
     int layer, head; /* -1: all */
@@ -44,7 +48,7 @@ static int check_sel(const char *path, const ProbeRecord *p, Sel s) {
 }
 
 static int render(const char *out, RunReader *r, const ProbeRecord *p, RunReader *r2,
-                  const ProbeRecord *p2, Sel s, int log_scale) {
+                  const ProbeRecord *p2, Sel s, int log_scale, const float range[2]) {
     int per = (s.layer >= 0 ? 1 : p->L) * (s.head >= 0 ? 1 : p->H);
     int per2 = p2 ? (s.head >= 0 ? 1 : p2->H) : 0;
     HeatPanel *pan = calloc((size_t)(per + per2), sizeof *pan);
@@ -57,9 +61,12 @@ static int render(const char *out, RunReader *r, const ProbeRecord *p, RunReader
     }
     int rows, cols;
     if (p2) {
-        char l1[40], l2[40];
-        snprintf(l1, sizeof l1, "%.24s s%lld", runread_meta(r)->variant, runread_meta(r)->seed);
-        snprintf(l2, sizeof l2, "%.24s s%lld", runread_meta(r2)->variant, runread_meta(r2)->seed);
+        /* each row is labelled with its own probe's step */
+        char l1[48], l2[48];
+        snprintf(l1, sizeof l1, "%.24s s%lld @%lld", runread_meta(r)->variant,
+                 runread_meta(r)->seed, p->step);
+        snprintf(l2, sizeof l2, "%.24s s%lld @%lld", runread_meta(r2)->variant,
+                 runread_meta(r2)->seed, p2->step);
         int n = add_panels(p, l1, s, pan, titles, 0);
         add_panels(p2, l2, s, pan, titles, n);
         rows = 2;
@@ -78,42 +85,75 @@ static int render(const char *out, RunReader *r, const ProbeRecord *p, RunReader
         rows = s.layer >= 0 ? 1 : p->L;
         cols = s.head >= 0 ? 1 : p->H;
     }
-    char title[200];
-    snprintf(title, sizeof title, "%.40s S%lld%s%.40s%s, PROBE STEP %lld, T = %d%s",
-             runread_meta(r)->variant, runread_meta(r)->seed, p2 ? " (TOP) VS " : "",
-             p2 ? runread_meta(r2)->variant : "", p2 ? " (BOTTOM)" : "", p->step, p->T,
-             log_scale ? ", LOG10" : "");
-    HeatmapStyle st = {log_scale, 0, 0.0f, 0.0f, 1, title, 1};
+    char title[300], n1[80], n2[80] = "", steps[96];
+    fig_run_label(r, n1, sizeof n1);
+    if (r2) fig_run_label(r2, n2, sizeof n2);
+    int pt = fig_is_pretrained(r);
+    const char *what = pt ? "inspected at step" : "probe step";
+    if (p2 && p2->step != p->step)
+        snprintf(steps, sizeof steps, "%ss %lld (top) and %lld (bottom)", what, p->step, p2->step);
+    else snprintf(steps, sizeof steps, "%s %lld", what, p->step);
+    snprintf(title, sizeof title, "%s%s%s%s, %s, %s, T = %d%s", n1, p2 ? " (top) vs " : "", n2,
+             p2 ? " (bottom)" : "", fig_map_kind(p), steps, p->T, log_scale ? ", log10" : "");
+    HeatmapStyle st = {log_scale, 0, range[0], range[1], 1, title, 1};
     char err[512];
-    int rc = heatmap_write_png(out, pan, rows, cols, &st, err, sizeof err);
+    int rc = heatmap_write_figure(out, pan, rows, cols, &st, err, sizeof err);
     if (rc < 0) fprintf(stderr, "gatelab heatmap: %s\n", err);
-    else printf("wrote %s (%d x %d panels%s)\n", out, rows, cols, log_scale ? ", log10 scale" : "");
+    else if (p2)
+        printf("wrote %.*s.{png,svg,pdf} (%d x %d panels%s; top row probe step %lld, bottom row "
+               "probe step %lld)\n",
+               (int)strlen(out) - 4, out, rows, cols, log_scale ? ", log10 scale" : "", p->step,
+               p2->step);
+    else
+        printf("wrote %.*s.{png,svg,pdf} (%d x %d panels%s)\n", (int)strlen(out) - 4, out, rows,
+               cols, log_scale ? ", log10 scale" : "");
     free(pan);
     free(titles);
     return rc < 0 ? 1 : 0;
 }
 
 static const OptRow heatmap_rows[] = {
-    {'o', "out", OPT_STR, "FILE.png", 0, 0, NULL, "PNG to write (a new path or an existing PNG)", 0,
-     1},
+    {'o', "out", OPT_STR, "FILE", 0, 0, NULL,
+     "STEM.png, STEM.svg or STEM.pdf: all three are\n"
+     "written side by side (new paths or figures of ours)",
+     0, 1},
     {'l', "layer", OPT_INT, "L", 0, 1 << 20, NULL, "only layer L (with --head: a single head)", 0,
      0},
     {'H', "head", OPT_INT, "H", 0, 1 << 20, NULL, "only head H (without --layer: every layer)", 0,
      0},
     {'g', "log", OPT_FLAG, NULL, 0, 0, NULL, "colour by log10(a + 1e-4)", 0, 0},
+    {'r', "range", OPT_STR, "LO:HI", 0, 0, "the maps' own",
+     "colour range in attention units,\n"
+     "to share one scale across figures",
+     0, 0},
     {'s', "step", OPT_INT, "N", 0, LLONG_MAX, "the last", "probe at training step N", 0, 0},
     {'c', "compare", OPT_STR, "RUN", 0, 0, NULL,
-     "second run: its heads at --layer L as a second row", 0, 0},
+     "second run: its heads at --layer L as a second row\n"
+     "(its probe at --step N too; each row names its step)",
+     0, 0},
     {0}};
-const OptTable heatmap_options = {"heatmap", "RUN.h5 [options]",
-                                  "Probe attention maps (mean over probe sequences) as a PNG.\n",
-                                  NULL, heatmap_rows};
+const OptTable heatmap_options = {
+    "heatmap", "RUN.h5 [options]",
+    "Probe attention maps (mean over probe sequences) as PNG, SVG and PDF.\n", NULL, heatmap_rows};
+
+/* --range LO:HI: two finite numbers, LO < HI; 0 or -1. */
+static int parse_range(const char *s, float range[2]) {
+    char *end;
+    double lo = strtod(s, &end);
+    if (end == s || *end != ':') return -1;
+    const char *b = end + 1;
+    double hi = strtod(b, &end);
+    if (end == b || *end || !isfinite(lo) || !isfinite(hi) || !(lo < hi)) return -1;
+    range[0] = (float)lo, range[1] = (float)hi;
+    return range[0] < range[1] ? 0 : -1;
+}
 
 int cmd_heatmap(int argc, char **argv) {
     const char *out = NULL, *other = NULL;
     long long step = -1;
     Sel s = {-1, -1};
     int log_scale = 0;
+    float range[2] = {0.0f, 0.0f};
     OptParser op;
     opt_init(&op, &heatmap_options, argc, argv);
     for (int c; (c = opt_next(&op)) != OPT_END;) {
@@ -123,6 +163,15 @@ int cmd_heatmap(int argc, char **argv) {
         case 'o': out = op.str; break;
         case 'c': other = op.str; break;
         case 'g': log_scale = 1; break;
+        case 'r':
+            if (parse_range(op.str, range) < 0) {
+                fprintf(stderr,
+                        "gatelab heatmap: --range wants LO:HI, two numbers with LO < HI, "
+                        "got '%s'\n",
+                        op.str);
+                return 2;
+            }
+            break;
         case 'l': s.layer = (int)op.num; break;
         case 'H': s.head = (int)op.num; break;
         case 's': step = op.num; break;
@@ -138,15 +187,24 @@ int cmd_heatmap(int argc, char **argv) {
         fprintf(stderr, "gatelab heatmap: --compare needs --layer L\n");
         return 2;
     }
-    if (cu_check_out("heatmap", out, OUT_PNG) < 0) return 2;
+    if (log_scale && range[0] < range[1] && range[1] <= 0) {
+        fprintf(stderr, "gatelab heatmap: --range with --log needs HI > 0\n");
+        return 2;
+    }
+    char why[1024];
+    if (heatmap_check_out(out, why, sizeof why) < 0) {
+        fprintf(stderr, "gatelab heatmap: %s\n", why);
+        return 2;
+    }
     RunReader *r, *r2 = NULL;
     ProbeRecord p, p2;
     if (cu_load("heatmap", argv[opnd], step, &r, &p) < 0) return 2;
     int rc = check_sel(argv[opnd], &p, s) < 0 ? 2 : 0;
-    /* the other run's last probe: its steps need not match ours */
-    if (rc == 0 && other && cu_load("heatmap", other, -1, &r2, &p2) < 0) rc = 2;
+    /* the other run's probe at --step N too (its last without --step); the
+     * rows are titled by their own steps, which need not match */
+    if (rc == 0 && other && cu_load("heatmap", other, step, &r2, &p2) < 0) rc = 2;
     if (rc == 0 && r2 && check_sel(other, &p2, s) < 0) rc = 2;
-    if (rc == 0) rc = render(out, r, &p, r2, r2 ? &p2 : NULL, s, log_scale);
+    if (rc == 0) rc = render(out, r, &p, r2, r2 ? &p2 : NULL, s, log_scale, range);
     if (r2) {
         runread_probe_free(&p2);
         runread_close(r2);

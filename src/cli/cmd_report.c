@@ -1,6 +1,8 @@
 /* cmd_report.c: `gatelab report DIR [--out DIR2]` (the report itself is
  * analysis/report.c's report_run). */
+#include <errno.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/stat.h>
 
 #include "cliopts.h"
@@ -34,7 +36,11 @@ int cmd_report(int argc, char **argv) {
     }
     const char *dir = argv[opnd];
     struct stat st;
-    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+    if (stat(dir, &st) != 0) {
+        fprintf(stderr, "gatelab report: %s: %s\n", dir, strerror(errno));
+        return 2;
+    }
+    if (!S_ISDIR(st.st_mode)) {
         fprintf(stderr, "gatelab report: %s: not a directory\n", dir);
         return 2;
     }

@@ -1,5 +1,6 @@
 /* cmd_train.c: `gatelab train` (the config: config_args.c). */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -92,6 +93,19 @@ const OptTable train_options = {
     "130 interrupted (checkpoint saved).\n",
     train_rows};
 
+/* 0 when fd is open for writing; else -1 after one line naming it. Checked
+ * before any file is opened, so a closed fd is never one of ours (the
+ * lock file's, the run file's) by the time progress lines go to it. */
+static int check_progress_fd(int fd) {
+    int fl = fcntl(fd, F_GETFL);
+    if (fl < 0 || ((fl & O_ACCMODE) != O_WRONLY && (fl & O_ACCMODE) != O_RDWR)) {
+        fprintf(stderr, "gatelab train: --progress-fd %d: fd %d is not %s\n", fd, fd,
+                fl < 0 ? "open" : "open for writing");
+        return -1;
+    }
+    return 0;
+}
+
 /* Fills *a from the command line. Returns -1 to go on, else the exit code
  * (0 after --help, 2 on a bad option). */
 static int parse_train_args(int argc, char **argv, TrainArgs *a) {
@@ -118,7 +132,10 @@ static int parse_train_args(int argc, char **argv, TrainArgs *a) {
             a->sets[a->nsets++] = a->threads_set;
             break;
         case 'q': opt->quiet = 1; break;
-        case O_PROGRESS_FD: opt->progress_fd = (int)p.num; break;
+        case O_PROGRESS_FD:
+            opt->progress_fd = (int)p.num;
+            if (check_progress_fd(opt->progress_fd) != 0) return 2;
+            break;
         case O_PRINT_PARAMS: a->print_params = 1; break;
         }
     }
