@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "cliopts.h"
+#include "config.h"
 #include "testutil.h"
 
 static char log_path[600];
@@ -105,10 +106,30 @@ static void test_did_you_mean(void **state) {
     tu_assert_one_line(log_path, "'--confg'", "did you mean --config?");
     assert_int_equal(tu_run(log_path, "sweep --jbos 2 f.sweep"), 2);
     tu_assert_one_line(log_path, "'--jbos'", "did you mean --jobs?");
+    assert_int_equal(tu_run(log_path, "trian --config a.ini"), 2);
+    tu_assert_one_line(log_path, "unknown command 'trian'", "did you mean train?");
     assert_int_equal(tu_run(log_path, "train --zzzzzz"), 2);
     char *text = tu_slurp_ok(log_path, NULL);
     assert_null(strstr(text, "did you mean"));
     free(text);
+}
+
+/* A mistyped variant id names the nearest and lists every id; a mistyped
+ * config key names the nearest. */
+static void test_did_you_mean_variant_and_key(void **state) {
+    (void)state;
+    char ini[700];
+    snprintf(ini, sizeof ini, "%s/experiments/tiny.ini", tu_src());
+    assert_int_equal(tu_run(log_path, "train --config %s --set variant=g1-elm --out x.h5", ini), 2);
+    tu_assert_one_line(log_path, "unknown variant id 'g1-elm' (did you mean g1-elem?)",
+                       "the ids: baseline, g1-elem, ");
+    char *text = tu_slurp_ok(log_path, NULL);
+    for (int i = 0; variant_id_at(i); i++)
+        if (!strstr(text, variant_id_at(i)))
+            fail_msg("%s is not listed in: %s", variant_id_at(i), text);
+    free(text);
+    assert_int_equal(tu_run(log_path, "train --config %s --set lrr=1 --out x.h5", ini), 2);
+    tu_assert_one_line(log_path, "unknown key 'lrr'", "(did you mean lr?)");
 }
 
 /* Numbers past 32 bits are refused, not wrapped, in one line naming the
@@ -161,6 +182,7 @@ int main(void) {
         cmocka_unit_test(test_repeated_option),
         cmocka_unit_test(test_bad_option_one_line),
         cmocka_unit_test(test_did_you_mean),
+        cmocka_unit_test(test_did_you_mean_variant_and_key),
         cmocka_unit_test(test_numbers_range_checked),
         cmocka_unit_test(test_t_is_threads),
     };

@@ -152,7 +152,7 @@ int cmd_train(int argc, char **argv) {
     int rc = parse_train_args(argc, argv, &a);
     if (rc >= 0) return rc;
     Config cfg;
-    char err[512];
+    char err[1200];
     if (config_from_args(&cfg, a.config, a.sets, a.nsets, err, sizeof err) != 0) {
         fprintf(stderr, "gatelab train: %s\n", err);
         return 2;

@@ -9,6 +9,7 @@
 #include "gatelab_version.h"
 #include "simd.h"
 #include "stop.h"
+#include "util.h"
 
 typedef struct {
     const char *name;
@@ -71,6 +72,13 @@ int main(int argc, char **argv) {
             stop_install(commands[i].name); /* SIGINT/SIGTERM: exit 130, nothing left behind */
             return commands[i].fn(argc - 1, argv + 1);
         }
-    fprintf(stderr, "gatelab: unknown command '%s' (try gatelab --help)\n", argv[1]);
+    const char *near = NULL;
+    size_t best = 2;
+    for (size_t i = 0; i < N_COMMANDS; i++) {
+        size_t d = str_edits(argv[1], commands[i].name);
+        if (d <= best && (!near || d < best)) near = commands[i].name, best = d;
+    }
+    if (near) fprintf(stderr, "gatelab: unknown command '%s' (did you mean %s?)\n", argv[1], near);
+    else fprintf(stderr, "gatelab: unknown command '%s' (try gatelab --help)\n", argv[1]);
     return 2;
 }

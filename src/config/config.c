@@ -339,7 +339,7 @@ static int set_value(Config *cfg, const KeyDef *k, const char *v, char *err, siz
         else str_copy(base, CFG_STR, v);
         break;
     case KT_VARIANT: {
-        char why2[200];
+        char why2[900];
         if (config_apply_variant(cfg, v, why2, sizeof why2))
             return seterr(err, errlen, "key 'variant': %s", why2);
         break;
@@ -379,12 +379,27 @@ static void format_value(const Config *cfg, const KeyDef *k, char *buf, size_t l
     }
 }
 
+/* The key nearest to a mistyped one (at most a third of its letters
+ * wrong, two at least), or NULL. */
+static const char *near_key(const char *name) {
+    const char *near = NULL;
+    size_t best = strlen(name) / 3 > 2 ? strlen(name) / 3 : 2;
+    for (size_t i = 0; i < N_KEYS; i++) {
+        size_t d = str_edits(name, keys[i].name);
+        if (d <= best && (!near || d < best)) near = keys[i].name, best = d;
+    }
+    return near;
+}
+
 /* Apply key=value at location `where` (file:line or --set). */
 static int apply_kv(Config *cfg, const char *key, const char *value, const char *where, char *err,
                     size_t errlen) {
     const KeyDef *k = find_key(key);
+    const char *near = k ? NULL : near_key(key);
+    if (near)
+        return seterr(err, errlen, "%s: unknown key '%.64s' (did you mean %s?)", where, key, near);
     if (!k) return seterr(err, errlen, "%s: unknown key '%.64s'", where, key);
-    char why[400];
+    char why[1024];
     if (set_value(cfg, k, value, why, sizeof why)) return seterr(err, errlen, "%s: %s", where, why);
     return 0;
 }
@@ -404,7 +419,7 @@ typedef struct {
     int max_line;
     int seen[N_KEYS]; /* line of each key's first setting since the last
                        * `variant =` line, 0 = not yet */
-    char msg[512];
+    char msg[1200];
 } Parse;
 
 /* fgets-style; refuses lines too long for inih's buffer instead of letting

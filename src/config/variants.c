@@ -254,9 +254,31 @@ static int apply_shape(Config *c, ShapeChange s, const char *id, char *err, size
     return 0;
 }
 
+/* "unknown variant id 'ID' (did you mean NEAR?); the ids: a, b, ..." into
+ * err: the nearest id first (when one is near), then every id in catalog
+ * order, cut at errlen. Returns -1. */
+static int unknown_variant(const char *id, char *err, size_t errlen) {
+    const char *near = NULL;
+    size_t best = strlen(id) / 3 > 2 ? strlen(id) / 3 : 2;
+    for (int i = 0; i < N_VARIANTS; i++) {
+        size_t d = str_edits(id, catalog[i].id);
+        if (d <= best && (!near || d < best)) near = catalog[i].id, best = d;
+    }
+    char list[2048];
+    size_t used = 0;
+    for (int i = 0; i < N_VARIANTS && used < sizeof list; i++) {
+        int k = snprintf(list + used, sizeof list - used, "%s%s", i ? ", " : "", catalog[i].id);
+        used += k > 0 ? (size_t)k : 0;
+    }
+    if (near)
+        return seterr(err, errlen, "unknown variant id '%.64s' (did you mean %s?); the ids: %s", id,
+                      near, list);
+    return seterr(err, errlen, "unknown variant id '%.64s'; the ids: %s", id, list);
+}
+
 int config_apply_variant(Config *cfg, const char *id, char *err, size_t errlen) {
     const VariantRow *v = find_variant(id);
-    if (!v) return seterr(err, errlen, "unknown variant id '%.64s'", id);
+    if (!v) return unknown_variant(id, err, errlen);
     Config c = *cfg; /* cfg is untouched on failure */
     if (apply_shape(&c, v->shape, id, err, errlen)) return -1;
     c.gate_pos = v->pos;
