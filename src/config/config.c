@@ -8,10 +8,10 @@
  */
 #include "config.h"
 #include "config_derive.h"
+#include "inifile.h"
 #include "util.h"
 
 #include <errno.h>
-#include <ini.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -391,135 +391,55 @@ static const char *near_key(const char *name) {
     return near;
 }
 
-/* Apply key=value at location `where` (file:line or --set). */
-static int apply_kv(Config *cfg, const char *key, const char *value, const char *where, char *err,
-                    size_t errlen) {
+/* Apply key=value; -1 with the reason (no location) in why. */
+static int set_key(Config *cfg, const char *key, const char *value, char *why, size_t whylen) {
     const KeyDef *k = find_key(key);
     const char *near = k ? NULL : near_key(key);
-    if (near)
-        return seterr(err, errlen, "%s: unknown key '%.64s' (did you mean %s?)", where, key, near);
-    if (!k) return seterr(err, errlen, "%s: unknown key '%.64s'", where, key);
-    char why[1024];
-    if (set_value(cfg, k, value, why, sizeof why)) return seterr(err, errlen, "%s: %s", where, why);
-    return 0;
+    if (near) return seterr(why, whylen, "unknown key '%.64s' (did you mean %s?)", key, near);
+    if (!k) return seterr(why, whylen, "unknown key '%.64s'", key);
+    return set_value(cfg, k, value, why, whylen);
 }
 
 /* ------------------------------------------------------------ INI input */
 
-/* Parse state; also the `stream` of our own reader, which counts lines so
- * the handler knows where it is (Debian's inih has no lineno callback). */
+/* Parse state of one INI text (inifile.h). */
 typedef struct {
     Config *cfg;
-    const char *name;
-    FILE *fp;      /* file source, or */
-    const char *s; /* string source */
-    int line;      /* lines read so far */
-    int err_line;  /* first handler error, 0 = none */
-    int long_line; /* a line that did not fit inih's buffer */
-    int max_line;
     int seen[N_KEYS]; /* line of each key's first setting since the last
                        * `variant =` line, 0 = not yet */
-    char msg[1200];
 } Parse;
 
-/* fgets-style; refuses lines too long for inih's buffer instead of letting
- * inih split them into two "lines". */
-static char *parse_reader(char *str, int num, void *stream) {
-    Parse *p = stream;
-    int n = 0;
-    if (p->fp) {
-        if (!fgets(str, num, p->fp)) return NULL;
-        n = (int)strlen(str);
-        if (n == num - 1 && str[n - 1] != '\n') {
-            int c = getc(p->fp);
-            if (c != EOF) {
-                p->long_line = p->line + 1;
-                p->max_line = num - 3;
-                return NULL;
-            }
-        }
-    } else {
-        if (!*p->s) return NULL;
-        while (n < num - 1 && p->s[n] && p->s[n] != '\n') n++;
-        if (p->s[n] == '\n' && n < num - 1) n++;
-        else if (p->s[n] && n == num - 1) {
-            p->long_line = p->line + 1;
-            p->max_line = num - 3;
-            return NULL;
-        }
-        memcpy(str, p->s, (size_t)n);
-        str[n] = 0;
-        p->s += n;
-    }
-    p->line++;
-    return str;
-}
-
-static int parse_handler(void *user, const char *section, const char *name, const char *value) {
+static int parse_key(void *user, const IniLine *l, char *why, size_t whylen) {
     Parse *p = user;
-    if (p->err_line) return 1; /* report only the first error */
-    char where[300];
-    snprintf(where, sizeof where, "%s:%d", p->name, p->line);
-    if (section[0] && parse_enum(section, section_names, &(int){0})) {
-        snprintf(p->msg, sizeof p->msg,
-                 "%s: unknown section [%.64s] (expected model, variant, data "
-                 "or train)",
-                 where, section);
-        p->err_line = p->line;
-        return 0;
-    }
-    const KeyDef *k = find_key(name);
-    if (k && p->seen[k - keys]) {
-        /* last-wins would hide a typo'd edit; the sweep parser refuses too */
-        snprintf(p->msg, sizeof p->msg, "%s: duplicate key '%s' (first at line %d)", where, name,
-                 p->seen[k - keys]);
-        p->err_line = p->line;
-        return 0;
-    }
+    if (l->section[0] && parse_enum(l->section, section_names, &(int){0}))
+        return seterr(why, whylen,
+                      "unknown section [%.64s] (expected model, variant, data or train)",
+                      l->section);
+    const KeyDef *k = find_key(l->key);
+    if (k && p->seen[k - keys]) /* last-wins would hide a typo'd edit; the sweep refuses too */
+        return seterr(why, whylen, "duplicate key '%s' (first at line %d)", l->key,
+                      p->seen[k - keys]);
     /* `variant = ID` rewrites the shape keys above it, so the keys after it
      * (e.g. a resolved config's every field) start a new scope */
     if (k && k->type == KT_VARIANT)
         for (size_t i = 0; i < N_KEYS; i++) p->seen[i] = 0;
-    if (k) p->seen[k - keys] = p->line;
-    if (apply_kv(p->cfg, name, value, where, p->msg, sizeof p->msg)) {
-        p->err_line = p->line;
-        return 0;
-    }
-    return 1;
-}
-
-static int run_parse(Parse *p, char *err, size_t errlen) {
-    int rc = ini_parse_stream(parse_reader, p, parse_handler, p);
-    /* inih reports the first failing line: ours, or a syntax error. */
-    if (rc > 0 && (!p->err_line || rc < p->err_line))
-        return seterr(err, errlen,
-                      "%s:%d: syntax error (expected 'key = value' or "
-                      "'[section]')",
-                      p->name, rc);
-    if (p->err_line) return seterr(err, errlen, "%s", p->msg);
-    if (p->long_line)
-        return seterr(err, errlen, "%s:%d: line longer than %d characters", p->name, p->long_line,
-                      p->max_line);
-    if (rc < 0) return seterr(err, errlen, "%s: out of memory", p->name);
-    return 0;
+    if (k) p->seen[k - keys] = l->line;
+    return set_key(p->cfg, l->key, l->value, why, whylen);
 }
 
 int config_load_file(Config *cfg, const char *path, char *err, size_t errlen) {
-    FILE *fp = input_fopen(path, err, errlen);
-    if (!fp) return -1;
-    Parse p = {.cfg = cfg, .name = path, .fp = fp};
-    int rc = run_parse(&p, err, errlen);
-    fclose(fp);
-    return rc;
+    Parse p = {.cfg = cfg};
+    IniHandlers h = {parse_key, NULL, &p};
+    return ini_read(path, NULL, &h, err, errlen);
 }
 
 int config_load_string(Config *cfg, const char *text, const char *name, char *err, size_t errlen) {
     if (!text) return seterr(err, errlen, "%s: no text", name ? name : "<string>");
-    Parse p = {.cfg = cfg, .name = name ? name : "<string>", .s = text};
-    return run_parse(&p, err, errlen);
+    Parse p = {.cfg = cfg};
+    IniHandlers h = {parse_key, NULL, &p};
+    return ini_read(name ? name : "<string>", text, &h, err, errlen);
 }
 
-/* "key=value", whitespace around either side ignored. */
 int config_set(Config *cfg, const char *kv, char *err, size_t errlen) {
     char buf[CFG_STR + 128];
     if (str_copy(buf, sizeof buf, kv)) return seterr(err, errlen, "--set '%.40s...': too long", kv);
@@ -531,7 +451,9 @@ int config_set(Config *cfg, const char *kv, char *err, size_t errlen) {
     for (char *e = eq; e > key && (e[-1] == ' ' || e[-1] == '\t');) *--e = 0;
     while (*val == ' ' || *val == '\t') val++;
     for (char *e = val + strlen(val); e > val && (e[-1] == ' ' || e[-1] == '\t');) *--e = 0;
-    return apply_kv(cfg, key, val, "--set", err, errlen);
+    char why[1024];
+    if (set_key(cfg, key, val, why, sizeof why)) return seterr(err, errlen, "--set: %s", why);
+    return 0;
 }
 
 /* Every key in its table range (a value set in code, not parsed, too). */
