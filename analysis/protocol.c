@@ -2,12 +2,12 @@
 #include "protocol.h"
 
 #include <errno.h>
-#include <ini.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "inifile.h"
 #include "util.h"
 
 static const char *const METRIC_NAMES[PM_COUNT] = {"f_attn", "sink_formed", "m_act", "val_loss"};
@@ -123,47 +123,26 @@ int protocol_key(Protocol *p, const char *key, const char *value, char *err, siz
 
 typedef struct {
     Protocol *p;
-    const char *path;
-    FILE *f;
-    int line; /* of the line inih is handling */
-    char *err;
-    size_t errlen;
-    int bad, seen;
+    int seen; /* a key of [primary] */
 } ReadCtx;
 
-/* inih's fgets: one line per call, counted, so a key knows its line. */
-static char *read_line(char *str, int num, void *stream) {
-    ReadCtx *c = stream;
-    char *s = fgets(str, num, c->f);
-    if (s) c->line++;
-    return s;
-}
-
-static int on_key(void *user, const char *section, const char *key, const char *value) {
+/* A key of the file (inifile.h); only [primary]'s are the protocol's. */
+static int on_key(void *user, const IniLine *l, char *why, size_t whylen) {
     ReadCtx *c = user;
-    if (strcmp(section, "primary") || c->bad) return 1;
+    if (strcmp(l->section, "primary")) return 0;
     c->seen = 1;
-    char why[300];
     int n = c->p->n_compares;
-    if (protocol_key(c->p, key, value, why, sizeof why) == 0) {
-        if (c->p->n_compares > n) c->p->compares[n].line = c->line;
-        return 1;
-    }
-    seterr(c->err, c->errlen, "%s:%d: %s", c->path, c->line, why);
-    c->bad = 1;
+    if (protocol_key(c->p, l->key, l->value, why, whylen) != 0) return -1;
+    if (c->p->n_compares > n) c->p->compares[n].line = l->line;
     return 0;
 }
 
 int protocol_read(const char *path, Protocol *p, char *err, size_t errlen) {
     memset(p, 0, sizeof *p);
     if (access(path, F_OK) != 0 && errno == ENOENT) return 1;
-    FILE *f = input_fopen(path, err, errlen);
-    if (!f) return -1;
-    ReadCtx c = {p, path, f, 0, err, errlen, 0, 0};
-    int rc = ini_parse_stream(read_line, &c, on_key, &c);
-    fclose(f);
-    if (c.bad) return -1;
-    if (rc != 0) return seterr(err, errlen, "%s:%d: not 'key = value'", path, rc);
+    ReadCtx c = {p, 0};
+    IniHandlers h = {on_key, NULL, &c};
+    if (ini_read(path, NULL, &h, err, errlen) != 0) return -1;
     if (!c.seen || !p->n_metrics || !p->n_compares)
         return seterr(err, errlen, "%s: [primary] needs at least one metric and one compare", path);
     return 0;

@@ -30,7 +30,7 @@ cflags="-g -O1 -std=c11 -D_GNU_SOURCE -DGATELAB_ALLOW_NO_VET=1 -fsanitize=fuzzer
   $(pkg-config --cflags hdf5 2>/dev/null || echo -I/usr/include/hdf5/serial)"
 libs="$(pkg-config --libs hdf5 2>/dev/null || echo -L/usr/lib/x86_64-linux-gnu/hdf5/serial -lhdf5) -linih -lm
   -ljansson -lpcre2-8 -licuuc"
-common="$here/fuzz_entry.c $root/src/base/util.c $root/src/base/env.c $root/src/base/rng.c $root/src/config/config.c
+common="$here/fuzz_entry.c $root/src/base/util.c $root/src/base/env.c $root/src/base/inifile.c $root/src/base/rng.c $root/src/config/config.c
   $root/src/config/config_validate.c $root/src/config/config_derive.c $root/src/config/variants.c
   $root/src/train/data.c $root/src/sweep/sweepfile.c $root/analysis/protocol.c
   $root/src/runfile/runfile_read.c $root/src/runfile/runfile_read_util.c
