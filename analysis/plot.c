@@ -550,19 +550,6 @@ int plot_figure(const char *kind, char **run_paths, int n, const char *png_path,
     return rc == 0 ? 0 : -1;
 }
 
-/* A variant id as a file-name piece: keep [A-Za-z0-9._-], map the rest. */
-static void safe_name(char *out, size_t outlen, const char *s) {
-    size_t k = 0;
-    for (; *s && k + 1 < outlen; s++, k++) {
-        char c = *s;
-        int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                 c == '.' || c == '-' || c == '_';
-        out[k] = ok ? c : '_';
-    }
-    out[k] = 0;
-    if (k == 0) snprintf(out, outlen, "run");
-}
-
 static int report_one(RunSet *rs, const char *outdir, const char *kind, const char *name, char *err,
                       size_t errlen) {
     char png[PATH_MAX];
@@ -585,7 +572,7 @@ static int report_gate_hists(RunSet *rs, const char *outdir, char *err, size_t e
         }
         if (!first) continue;
         char name[300], png[PATH_MAX], base[270];
-        safe_name(base, sizeof base, v);
+        name_for_file(base, sizeof base, v);
         snprintf(name, sizeof name, "gate_hist_%s", base);
         int w = snprintf(png, sizeof png, "%s/%s.png", outdir, name);
         if (w < 0 || (size_t)w >= sizeof png)

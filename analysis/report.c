@@ -119,7 +119,7 @@ int report_run(const char *dir, const char *outdir, char *err, size_t errlen) {
     for (int i = 0; i < n; i++) /* qsort moved the rows: re-point file */
         rows[i].file = strrchr(rows[i].path, '/') + 1;
     fill_dppl(rows, n);
-    int rc = mkdir_p(outdir);
+    int rc = dir_make(outdir);
     if (rc) seterr(err, errlen, "%s: cannot create: %s", outdir, strerror(errno));
     char path[1100];
     if (rc == 0) {

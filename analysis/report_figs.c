@@ -26,29 +26,6 @@
 
 /* ---- figures ---- */
 
-int mkdir_p(const char *path) {
-    char buf[1024];
-    snprintf(buf, sizeof buf, "%s", path);
-    for (char *p = buf + 1; *p; p++)
-        if (*p == '/') {
-            *p = '\0';
-            if (mkdir(buf, 0777) != 0 && errno != EEXIST) return -1;
-            *p = '/';
-        }
-    return mkdir(buf, 0777) != 0 && errno != EEXIST ? -1 : 0;
-}
-
-static void safe_name(char *out, size_t n, const char *s) {
-    size_t i = 0;
-    for (; s[i] && i + 1 < n; i++) {
-        char c = s[i];
-        int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                 c == '-' || c == '_' || c == '.';
-        out[i] = ok ? c : '_';
-    }
-    out[i] = '\0';
-}
-
 /* The report's one colour range (attention units, log10 scale). */
 #define REPORT_VMIN 0.0f
 #define REPORT_VMAX 1.0f
@@ -80,7 +57,7 @@ static void fig_grid(FILE *f, const char *figdir, const Row *w) {
         runread_close(r);
         return;
     }
-    safe_name(name, 256, w->run);
+    name_for_file(name, 256, w->run);
     snprintf(path, sizeof path, "%s/heatmap_%s_s%lld.png", figdir, name, w->seed);
     size_t np = (size_t)p.L * p.H;
     HeatPanel *pan = calloc(np, sizeof *pan);
@@ -117,7 +94,7 @@ static void fig_grid(FILE *f, const char *figdir, const Row *w) {
  * largest F-Attn, into heatmap_baseline_vs_g1-elem_<data>.png */
 static void fig_compare(FILE *f, const char *figdir, const Row *a, const Row *b, const char *why) {
     char err[512] = "", path[1400], dname[64];
-    safe_name(dname, sizeof dname, a->data);
+    name_for_file(dname, sizeof dname, a->data);
     RunReader *ra = runread_open(a->path, err, sizeof err);
     RunReader *rb = ra ? runread_open(b->path, err, sizeof err) : NULL;
     ProbeRecord pa, pb;
@@ -268,14 +245,14 @@ static void fig_plots(FILE *f, const char *figdir, const Row *rows, int n) {
     for (int i = 0; i < n && rows[i].ok; i = group_end(rows, n, i)) {
         char name[256], path[1400];
         const char *label = rows[i].run;
-        safe_name(name, sizeof name, label);
+        name_for_file(name, sizeof name, label);
         snprintf(path, sizeof path, "%s/gate_hist_%s.png", figdir, name);
         if (access(path, R_OK) != 0) {
             int first = 1;
             for (int j = 0; j < i; j++) first &= !!strcmp(rows[j].variant, rows[i].variant);
             if (!first) continue;
             label = rows[i].variant;
-            safe_name(name, sizeof name, label);
+            name_for_file(name, sizeof name, label);
             snprintf(path, sizeof path, "%s/gate_hist_%s.png", figdir, name);
         }
         if (access(path, R_OK) == 0)
@@ -290,7 +267,7 @@ void md_figures(FILE *f, const char *outdir, const Row *rows, int n) {
     char figdir[1100];
     snprintf(figdir, sizeof figdir, "%s/figures", outdir);
     fprintf(f, "\n## Figures\n\n");
-    if (mkdir_p(figdir) != 0) {
+    if (dir_make(figdir) != 0) {
         fprintf(f, "- no figures: cannot create %s: %s\n", figdir, strerror(errno));
         return;
     }

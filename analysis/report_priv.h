@@ -79,7 +79,6 @@ void md_paper(FILE *f, const Row *rows, int n);
 void md_runs(FILE *f, const Row *rows, int n);
 void md_definitions(FILE *f);
 /* report_figs.c */
-int mkdir_p(const char *path);
 void md_figures(FILE *f, const char *outdir, const Row *rows, int n);
 
 /* report_util.c (the long-context and stability sections) */

@@ -179,3 +179,31 @@ size_t str_edits(const char *a, const char *b) {
         }
     return d[n][m];
 }
+
+int dir_make(const char *path) {
+    char buf[4096];
+    if (str_copy(buf, sizeof buf, path)) return errno = ENAMETOOLONG, -1;
+    for (char *p = buf + 1; *p; p++) {
+        if (*p != '/') continue;
+        *p = '\0';
+        if (mkdir(buf, 0777) != 0 && errno != EEXIST) return -1;
+        *p = '/';
+    }
+    if (mkdir(buf, 0777) != 0 && errno != EEXIST) return -1;
+    struct stat st;
+    if (stat(buf, &st) != 0) return -1;
+    return S_ISDIR(st.st_mode) ? 0 : (errno = ENOTDIR, -1);
+}
+
+void name_for_file(char *out, size_t n, const char *s) {
+    if (!n) return;
+    size_t k = 0;
+    for (; s[k] && k + 1 < n; k++) {
+        char c = s[k];
+        int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                 c == '.' || c == '-' || c == '_';
+        out[k] = ok ? c : '_';
+    }
+    out[k] = 0;
+    if (k == 0) snprintf(out, n, "run");
+}

@@ -55,6 +55,16 @@ char *one_line(char *s);
  * (size_t)-1, far from everything. */
 size_t str_edits(const char *a, const char *b);
 
+/* mkdir -p: path and every missing directory above it (mode 0777 less
+ * the umask). 0 when path is then a directory; -1 with errno set
+ * (ENOTDIR when it exists as something else, ENAMETOOLONG over 4095
+ * bytes). */
+int dir_make(const char *path);
+
+/* s as a file-name piece into out[n]: [A-Za-z0-9._-] kept, every other
+ * byte made '_', cut at n - 1 bytes; "run" when s is empty. */
+void name_for_file(char *out, size_t n, const char *s);
+
 /* What a file mode is, in words ("a directory", "a FIFO", ...). */
 const char *file_kind(unsigned mode);
 

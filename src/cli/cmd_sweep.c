@@ -14,6 +14,7 @@
 #include "gatelab_build.h"
 #include "report.h"
 #include "sweep.h"
+#include "util.h"
 
 #if GATELAB_HAVE_MPI
 #include <mpi.h>
@@ -162,7 +163,7 @@ static int emit_slurm(const Sweep *sw, const SweepArgs *a) {
     /* Slurm opens --output DIR/logs/... before the script runs */
     char logs[SWEEP_PATH_MAX + 8];
     snprintf(logs, sizeof logs, "%s/logs", a->out);
-    if (sweep_mkdir_p(logs)) {
+    if (dir_make(logs)) {
         fprintf(stderr, "gatelab sweep: cannot create %s: %s\n", logs, strerror(errno));
         return 1;
     }

@@ -92,20 +92,6 @@ typedef struct {
     double last_progress;
 } Runner;
 
-int sweep_mkdir_p(const char *path) {
-    char tmp[SWEEP_PATH_MAX];
-    if (str_copy(tmp, sizeof tmp, path)) return -1;
-    for (char *p = tmp + 1; *p; p++) {
-        if (*p != '/') continue;
-        *p = '\0';
-        if (mkdir(tmp, 0777) && errno != EEXIST) return -1;
-        *p = '/';
-    }
-    if (mkdir(tmp, 0777) && errno != EEXIST) return -1;
-    struct stat st;
-    return (stat(tmp, &st) == 0 && S_ISDIR(st.st_mode)) ? 0 : -1;
-}
-
 /* argv of the child: train --config P --set threads=1 --set ... --out F. */
 static char **child_argv(const Runner *R, const SweepRun *r, SweepAction a, char *outpath) {
     int n = 0, cap = 2 * r->n_sets + 12;
@@ -482,7 +468,7 @@ static void runner_free(Runner *R) { free(R->todo), free(R->act), free(R->kids);
 static int prepare_out(const SweepOptions *o, char *tag, size_t taglen, char *err, size_t errlen) {
     char logs[SWEEP_PATH_MAX + 8];
     snprintf(logs, sizeof logs, "%s/logs", o->out_dir);
-    if (!o->dry_run && sweep_mkdir_p(logs))
+    if (!o->dry_run && dir_make(logs))
         return seterr(err, errlen, "cannot create %s: %s", logs, strerror(errno));
     char tsv[SWEEP_PATH_MAX + 32];
     snprintf(tsv, sizeof tsv, "%s/sweep_status.tsv", o->out_dir);

@@ -138,7 +138,4 @@ int sweep_write_slurm(const Sweep *sw, const char *sweep_file, const char *out_d
  * steps failed. */
 int sweep_post_runs(const Sweep *sw, const SweepOptions *o);
 
-/* mkdir -p; 0 or -1 with errno. */
-int sweep_mkdir_p(const char *path);
-
 #endif
