@@ -23,6 +23,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -89,7 +90,8 @@ static RunReader *open_file(const char *path, char *err, size_t errlen) {
     }
     r->file = f;
     snprintf(r->meta.path, sizeof r->meta.path, "%s", path);
-    if (runcheck_links(f, path, err, errlen) < 0 || read_meta(r, err, errlen) < 0) {
+    if (runcheck_links(f, path, err, errlen) < 0 || read_meta(r, err, errlen) < 0 ||
+        runcheck_enums(f, path, err, errlen) < 0) {
         runread_close(r);
         return NULL;
     }
@@ -127,10 +129,19 @@ const RunMeta *runread_meta(const RunReader *r) { return &r->meta; }
  * HDF5 and malloc (both fork-safe in a single-threaded caller; the
  * analysis tools are), writes nothing but a one-byte "done" to a pipe, and leaves with _exit so
  * no stdio buffer or atexit handler of the parent runs twice.
+ * The child is also bounded: its address space may grow by at most
+ * VET_MEM_MB plus VET_MEM_PER_BYTE times the file's size (a corrupt length
+ * makes HDF5 allocate gigabytes for a 58 KB file), its CPU time by
+ * VET_SECONDS, and it may write no file and leave no core. An allocation
+ * refused inside HDF5 ends it with VET_EXIT_NOMEM, which refuses the file
+ * before the parent repeats the allocation in-process.
  * GATELAB_NO_VET=1 skips it (the fuzz target sets that, so the fuzzer still
  * sees library crashes directly). */
 
 #define VET_SECONDS 30
+#define VET_MEM_MB 1024
+#define VET_MEM_PER_BYTE 8 /* deflate on real arrays stays far below 8:1 */
+#define VET_EXIT_NOMEM 3
 
 /* A sanitizer runtime (ASan, libFuzzer) would otherwise report the child's
  * crash as the parent's (e.g. write a fuzzer crash artifact). Weak: NULL in
@@ -154,6 +165,62 @@ static void vet_group_attrs(hid_t file, const char *name) {
     H5Gclose(g);
 }
 
+/* Set when an HDF5 call failed for want of memory (H5E_RESOURCE on its
+ * error stack): the child's address-space bound was hit. */
+static int vet_nomem;
+
+static herr_t vet_walk_cb(unsigned n, const H5E_error2_t *e, void *data) {
+    (void)n;
+    (void)data;
+    if (e->maj_num == H5E_RESOURCE) vet_nomem = 1;
+    return 0;
+}
+
+/* The child's HDF5 error handler: prints nothing, notes a memory failure. */
+static herr_t vet_err_cb(hid_t stack, void *data) {
+    (void)data;
+    H5Ewalk2(stack, H5E_WALK_DOWNWARD, vet_walk_cb, NULL);
+    return 0;
+}
+
+/* The child's address space now, in bytes (/proc/self/statm); 0 unknown. */
+static unsigned long long vet_vm_bytes(void) {
+    FILE *f = fopen("/proc/self/statm", "r");
+    unsigned long long pages = 0;
+    if (f) {
+        if (fscanf(f, "%llu", &pages) != 1) pages = 0;
+        fclose(f);
+    }
+    long pg = sysconf(_SC_PAGESIZE);
+    return pages * (unsigned long long)(pg > 0 ? pg : 4096);
+}
+
+/* The bytes the child may add to its address space for file path. */
+static unsigned long long vet_mem_budget(const char *path) {
+    struct stat st;
+    unsigned long long extra = stat(path, &st) == 0 && st.st_size > 0
+                                   ? (unsigned long long)st.st_size * VET_MEM_PER_BYTE
+                                   : 0;
+    return (unsigned long long)VET_MEM_MB * 1024 * 1024 + extra;
+}
+
+/* Bound the child: address space (now + budget), CPU seconds, no file
+ * written, no core left. A bound that cannot be set is skipped. */
+static void vet_limits(const char *path) {
+    unsigned long long vm = vet_vm_bytes();
+    struct rlimit as = {0, 0}, cpu = {VET_SECONDS, VET_SECONDS + 1}, zero = {0, 0};
+    if (vm > 0 && getrlimit(RLIMIT_AS, &as) == 0) {
+        unsigned long long want = vm + vet_mem_budget(path);
+        if (as.rlim_max == RLIM_INFINITY || want < (unsigned long long)as.rlim_max) {
+            as.rlim_cur = (rlim_t)want;
+            setrlimit(RLIMIT_AS, &as);
+        }
+    }
+    setrlimit(RLIMIT_CPU, &cpu);
+    setrlimit(RLIMIT_FSIZE, &zero);
+    setrlimit(RLIMIT_CORE, &zero);
+}
+
 /* The child: the same reads the tools do, then "done" on fd. Never returns. */
 __attribute__((noreturn)) static void vet_child(const char *path, int fd) {
     static const int crash_sigs[] = {SIGSEGV, SIGBUS, SIGABRT, SIGILL, SIGFPE};
@@ -169,7 +236,10 @@ __attribute__((noreturn)) static void vet_child(const char *path, int fd) {
         dup2(null, 1);
         dup2(null, 2);
     }
-    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    signal(SIGXCPU, SIG_DFL);
+    signal(SIGXFSZ, SIG_DFL);
+    vet_limits(path);
+    H5Eset_auto2(H5E_DEFAULT, vet_err_cb, NULL);
     char err[256];
     int rc = 1;
     RunReader *r = open_file(path, err, sizeof err);
@@ -195,6 +265,7 @@ __attribute__((noreturn)) static void vet_child(const char *path, int fd) {
         runread_close(r);
         rc = 0;
     }
+    if (vet_nomem) _exit(VET_EXIT_NOMEM); /* before "done": the file is refused */
     ssize_t w = write(fd, "v", 1);
     _exit(w == 1 ? rc : 2);
 }
@@ -257,6 +328,14 @@ static int vet_in_child(const char *path, char *err, size_t errlen) {
                "%s: reading this file hung for %d s: the file is "
                "corrupt",
                path, VET_SECONDS);
+    else if (WIFSIGNALED(status) && WTERMSIG(status) == SIGXCPU)
+        seterr(err, errlen, "%s: reading this file took over %d s of CPU: the file is corrupt",
+               path, VET_SECONDS);
+    else if (WIFEXITED(status) && WEXITSTATUS(status) == VET_EXIT_NOMEM)
+        seterr(err, errlen,
+               "%s: reading this file needs over %llu MB of memory: the file is "
+               "corrupt",
+               path, vet_mem_budget(path) >> 20);
     else if (WIFSIGNALED(status))
         seterr(err, errlen,
                "%s: the HDF5 library crashed reading this file "

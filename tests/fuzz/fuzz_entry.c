@@ -130,17 +130,18 @@ int fuzz_runread_one(const uint8_t *data, size_t size) {
     }
     (void)sink;
     long long *steps = NULL;
-    int n = 0;
+    int n = 0, refused = 0;
     if (runread_probe_steps(r, &steps, &n, err, sizeof err) == 0) {
         for (int i = 0; i < n && i < 8; i++) {
             ProbeRecord pr;
             if (runread_probe(r, steps[i], &pr, err, sizeof err) == 0) runread_probe_free(&pr);
+            else refused = 1;
         }
         free(steps);
     }
     runread_close(r);
     unlink(p);
-    return 0;
+    return refused;
 }
 
 /* data=tokens over the input as both splits, then a few batches. */
