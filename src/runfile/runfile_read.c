@@ -131,14 +131,18 @@ const RunMeta *runread_meta(const RunReader *r) { return &r->meta; }
  * no stdio buffer or atexit handler of the parent runs twice.
  * The child is also bounded: its address space may grow by at most
  * VET_MEM_MB plus VET_MEM_PER_BYTE times the file's size (a corrupt length
- * makes HDF5 allocate gigabytes for a 58 KB file), its CPU time by
- * VET_SECONDS, and it may write no file and leave no core. An allocation
+ * makes HDF5 allocate gigabytes for a 58 KB file), its wall and CPU time
+ * by vet_seconds (5 s plus 1 s per 8 MiB of file, at most 60 s: a real
+ * run file's reads take milliseconds per MiB), and it may write no file
+ * and leave no core. An allocation
  * refused inside HDF5 ends it with VET_EXIT_NOMEM, which refuses the file
  * before the parent repeats the allocation in-process.
  * GATELAB_NO_VET=1 skips it (the fuzz target sets that, so the fuzzer still
  * sees library crashes directly). */
 
-#define VET_SECONDS 30
+#define VET_SECONDS_MIN 5
+#define VET_SECONDS_MAX 60
+#define VET_BYTES_PER_SECOND ((long long)8 << 20)
 #define VET_MEM_MB 1024
 #define VET_MEM_PER_BYTE 8 /* deflate on real arrays stays far below 8:1 */
 #define VET_EXIT_NOMEM 3
@@ -195,6 +199,14 @@ static unsigned long long vet_vm_bytes(void) {
     return pages * (unsigned long long)(pg > 0 ? pg : 4096);
 }
 
+/* The seconds (wall and CPU) the child may take for file path. */
+static int vet_seconds(const char *path) {
+    struct stat st;
+    long long s = VET_SECONDS_MIN;
+    if (stat(path, &st) == 0 && st.st_size > 0) s += (long long)st.st_size / VET_BYTES_PER_SECOND;
+    return s < VET_SECONDS_MAX ? (int)s : VET_SECONDS_MAX;
+}
+
 /* The bytes the child may add to its address space for file path. */
 static unsigned long long vet_mem_budget(const char *path) {
     struct stat st;
@@ -208,7 +220,8 @@ static unsigned long long vet_mem_budget(const char *path) {
  * written, no core left. A bound that cannot be set is skipped. */
 static void vet_limits(const char *path) {
     unsigned long long vm = vet_vm_bytes();
-    struct rlimit as = {0, 0}, cpu = {VET_SECONDS, VET_SECONDS + 1}, zero = {0, 0};
+    rlim_t secs = (rlim_t)vet_seconds(path);
+    struct rlimit as = {0, 0}, cpu = {secs, secs + 1}, zero = {0, 0};
     if (vm > 0 && getrlimit(RLIMIT_AS, &as) == 0) {
         unsigned long long want = vm + vet_mem_budget(path);
         if (as.rlim_max == RLIM_INFINITY || want < (unsigned long long)as.rlim_max) {
@@ -227,9 +240,9 @@ __attribute__((noreturn)) static void vet_child(const char *path, int fd) {
     for (size_t i = 0; i < sizeof crash_sigs / sizeof *crash_sigs; i++)
         signal(crash_sigs[i], SIG_DFL); /* die by the signal: the parent sees it */
     signal(SIGALRM, SIG_DFL);
-    alarm(VET_SECONDS + 5);   /* no orphan spins on if the parent is gone */
-    signal(SIGINT, SIG_IGN);  /* a Ctrl-C is the parent's to act on (stop.h), */
-    signal(SIGTERM, SIG_IGN); /* not a crash of this child */
+    alarm((unsigned)vet_seconds(path) + 5); /* no orphan spins on if the parent is gone */
+    signal(SIGINT, SIG_IGN);                /* a Ctrl-C is the parent's to act on (stop.h), */
+    signal(SIGTERM, SIG_IGN);               /* not a crash of this child */
     if (__sanitizer_set_death_callback) __sanitizer_set_death_callback(NULL);
     int null = open("/dev/null", O_WRONLY);
     if (null >= 0) {
@@ -276,14 +289,14 @@ static long ms_since(const struct timespec *t0) {
     return (long)(t.tv_sec - t0->tv_sec) * 1000 + (t.tv_nsec - t0->tv_nsec) / 1000000;
 }
 
-/* Wait up to VET_SECONDS for the child's "done" byte on fd, then reap it.
+/* Wait up to secs for the child's "done" byte on fd, then reap it.
  * 1 done, 0 the child ended without it, -1 hung (killed). */
-static int vet_wait(pid_t pid, int fd, int *status) {
+static int vet_wait(pid_t pid, int fd, int secs, int *status) {
     struct timespec t0;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     int got = 1; /* a failing poll/read proceeds unvetted */
     for (;;) {
-        long left = VET_SECONDS * 1000L - ms_since(&t0);
+        long left = secs * 1000L - ms_since(&t0);
         if (left <= 0) {
             kill(pid, SIGKILL);
             got = -1;
@@ -321,16 +334,16 @@ static int vet_in_child(const char *path, char *err, size_t errlen) {
         vet_child(path, fds[1]);
     }
     close(fds[1]);
-    int status, got = vet_wait(pid, fds[0], &status);
+    int secs = vet_seconds(path), status, got = vet_wait(pid, fds[0], secs, &status);
     if (got == 1) return 0;
     if (got < 0)
         seterr(err, errlen,
                "%s: reading this file hung for %d s: the file is "
                "corrupt",
-               path, VET_SECONDS);
+               path, secs);
     else if (WIFSIGNALED(status) && WTERMSIG(status) == SIGXCPU)
         seterr(err, errlen, "%s: reading this file took over %d s of CPU: the file is corrupt",
-               path, VET_SECONDS);
+               path, secs);
     else if (WIFEXITED(status) && WEXITSTATUS(status) == VET_EXIT_NOMEM)
         seterr(err, errlen,
                "%s: reading this file needs over %llu MB of memory: the file is "
