@@ -138,7 +138,8 @@ static int create_metric(RunFile *rf, hid_t g, const char *gname, const MetricSp
     hid_t sp = H5Screate_simple(1, &dim, &maxdim);
     hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
     int ok = sp >= 0 && dcpl >= 0 && H5Pset_chunk(dcpl, 1, &chunk) >= 0 &&
-             H5Pset_shuffle(dcpl) >= 0 && H5Pset_deflate(dcpl, DEFLATE_LEVEL) >= 0;
+             H5Pset_shuffle(dcpl) >= 0 && H5Pset_deflate(dcpl, DEFLATE_LEVEL) >= 0 &&
+             H5Pset_fletcher32(dcpl) >= 0; /* checksummed like rf_write_array's */
     hid_t ds = -1;
     if (ok)
         ds = H5Dcreate2(g, s->name, s->is_int ? H5T_STD_I64LE : H5T_IEEE_F64LE, sp, H5P_DEFAULT,
