@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <cblas.h>
 
+#include "opprof.h"
 #include "ops.h"
 #include "simd.h"
 
@@ -286,12 +287,14 @@ static void gemm_own(const Gemm *g) {
 void gemm(int ta, int tb, int M, int N, int K, float alpha, const float *A, int lda, const float *B,
           int ldb, float beta, float *C, int ldc) {
     if (M <= 0 || N <= 0) return;
+    int prof = opprof_enter(OPPROF_PRODUCTS);
     if (use_blas && K > 0) {
         cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
                     M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-        return;
+    } else {
+        Gemm g = {ta, tb, M,           N,           K > 0 ? K : 0, alpha, beta,
+                  A,  B,  (size_t)lda, (size_t)ldb, (size_t)ldc,   C};
+        gemm_own(&g);
     }
-    Gemm g = {ta, tb, M,           N,           K > 0 ? K : 0, alpha, beta,
-              A,  B,  (size_t)lda, (size_t)ldb, (size_t)ldc,   C};
-    gemm_own(&g);
+    opprof_leave(prof);
 }
