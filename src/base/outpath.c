@@ -27,6 +27,8 @@ static const KindInfo KINDS[] = {
     [OUT_GNUPLOT] = {"gatelab figure script or data", M(OUT_GNUPLOT_MAGIC)},
     [OUT_SLURM] = {"gatelab Slurm script", M("#!/bin/bash\n#SBATCH --job-name=gatelab-")},
     [OUT_SWEEP_TSV] = {"gatelab sweep_status.tsv", M("name\tseed\texit\t")},
+    [OUT_SVG] = {"SVG image", M("<?xml")},
+    [OUT_PDF] = {"PDF document", M("%PDF-")},
 };
 #undef M
 
@@ -75,6 +77,13 @@ int outpath_check_with(const char *path, OutKind kind, int (*is_ours)(const char
                       "%s exists (finished results are never overwritten; "
                       "use --force)",
                       path);
+    /* a file its mode keeps from its owner (even from root), or that we
+     * may not write, is not ours to replace */
+    if (!(st.st_mode & S_IWUSR) || access(path, W_OK) != 0)
+        return seterr(err, errlen,
+                      "%s is not writable (mode %04o); refusing to replace it "
+                      "(chmod u+w it first)",
+                      path, (unsigned)(st.st_mode & 07777));
     return 0;
 }
 

@@ -13,21 +13,24 @@
 #include <stddef.h>
 
 typedef enum {
-    OUT_RUNFILE,  /* a gatelab run file (HDF5 with the gatelab-run schema) */
-    OUT_PNG,      /* a PNG image (heatmap, plot, report figures) */
-    OUT_REPORT,   /* REPORT.md: starts "# gatelab report" */
-    OUT_CSV,      /* results.csv: starts with its header "file,run," */
-    OUT_GNUPLOT,  /* a figure's .gp script or .dat data: "# written by gatelab" */
-    OUT_SLURM,    /* sweep --slurm script */
-    OUT_SWEEP_TSV /* sweep_status.tsv (appended to) */
+    OUT_RUNFILE,   /* a gatelab run file (HDF5 with the gatelab-run schema) */
+    OUT_PNG,       /* a PNG image (heatmap, plot, report figures) */
+    OUT_REPORT,    /* REPORT.md: starts "# gatelab report" */
+    OUT_CSV,       /* results.csv: starts with its header "file,run," */
+    OUT_GNUPLOT,   /* a figure's .gp script or .dat data: "# written by gatelab" */
+    OUT_SLURM,     /* sweep --slurm script */
+    OUT_SWEEP_TSV, /* sweep_status.tsv (appended to) */
+    OUT_SVG,       /* an SVG image (a figure's vector twin): starts "<?xml" */
+    OUT_PDF        /* a PDF document (a figure's vector twin): starts "%PDF-" */
 } OutKind;
 
 /* The first line of a .gp / .dat file, so a later run knows it as ours. */
 #define OUT_GNUPLOT_MAGIC "# written by gatelab"
 
 /* 0 when `path` may be written by a command producing `kind`: the path
- * does not exist, or it is a regular file of that kind and `overwrite` is
- * set. -1 with a one-line reason otherwise (exit code 2: bad input).
+ * does not exist, or it is a regular file of that kind, `overwrite` is
+ * set and its mode lets its owner write it (and access(2) lets us). -1
+ * with a one-line reason otherwise (exit code 2: bad input).
  * A file is of the kind when is_ours(path) returns 1, or, with is_ours
  * NULL, when it starts with the kind's leading bytes. OUT_RUNFILE has no
  * leading bytes of its own (any HDF5 file has the same): only the run
