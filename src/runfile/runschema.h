@@ -133,7 +133,9 @@
 #define RS_PT_CONFIG_JSON "config_json"
 #define RS_PT_TOKENIZER "tokenizer"
 #define RS_PT_INPUT "input"
-#define RS_PT_INPUT_KIND "input_kind"
+#define RS_PT_INPUT_KIND "input_kind" /* RS_PT_INPUT_TEXT or RS_PT_INPUT_TOKENS */
+#define RS_PT_INPUT_TEXT "text"
+#define RS_PT_INPUT_TOKENS "tokens"
 #define RS_PT_BOS_ID "bos_id"
 #define RS_PT_THREADS "threads"
 #define RS_PT_SECONDS RS_SECONDS
