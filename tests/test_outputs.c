@@ -17,7 +17,8 @@
  *   the memory available, not the machine's total;
  * - a GATELAB_BLAS_FALLBACK that gatelab's re-exec did not set is ignored
  *   with a warning, never recorded as blas_core_how;
- * - --resume with another config names the key that differs. */
+ * - --resume with another config names the key that differs;
+ * - report over many run files says how far it has read. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -338,6 +339,29 @@ static void test_resume_names_the_key(void **st) {
     assert_out_line("different config (threads = 1 in the checkpoint, 2 now)", NULL);
 }
 
+static void test_report_progress(void **st) {
+    (void)st;
+    char d[1100], cmd[2400];
+    snprintf(d, sizeof d, "%s/many", dir);
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s'", d);
+    assert_int_equal(system(cmd), 0);
+    for (int i = 1; i <= 60; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "r%d_s%d.h5", i % 3, i);
+        tu_copy_file(run, tu_join(d, name));
+    }
+    snprintf(cmd, sizeof cmd, "report '%s'", d);
+    assert_int_equal(sh("", cmd), 0);
+    char *o = tu_slurp_ok(tu_join(dir, "out.txt"), NULL);
+    if (!strstr(o, "report: read 50 of 60 run files\n") ||
+        !strstr(o, "report: read 60 of 60 run files\n"))
+        fail_msg("no progress lines: %s", o);
+    free(o);
+    char *md = tu_slurp_ok(tu_join(d, "REPORT.md"), NULL);
+    assert_non_null(strstr(md, "(60 readable, 0 unreadable)"));
+    free(md);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_heatmap_compare_steps),
@@ -351,6 +375,7 @@ int main(void) {
         cmocka_unit_test(test_mem_limit_range),
         cmocka_unit_test(test_blas_fallback_not_trusted),
         cmocka_unit_test(test_resume_names_the_key),
+        cmocka_unit_test(test_report_progress),
     };
     return cmocka_run_group_tests(tests, tu_tiny_setup, tu_tiny_teardown);
 }
