@@ -43,6 +43,11 @@ typedef struct {
 } Row;
 
 /* report_rows.c */
+/* One progress line "report: MSG" on stderr while the report works, when
+ * stderr is a terminal (or GATELAB_TEST_PROGRESS is set, for the tests);
+ * silent otherwise, so scripts see only the result and the errors. */
+void report_progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 int list_runs(const char *dir, char ***out, int *n, char *err, size_t errlen);
 void row_read(Row *w);
 int cmp_row(const void *a, const void *b);

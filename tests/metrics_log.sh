@@ -4,7 +4,8 @@
 # leaves a log whose every line parses; the resume cuts what the lost
 # session wrote past its checkpoint, so the finished log has every step
 # once, in order, with the losses of an unbroken run; a log path holding
-# someone else's file is refused.
+# someone else's file is refused. And `report`'s progress lines on stderr
+# (a terminal, here GATELAB_TEST_PROGRESS), none when stderr is a file.
 #   tests/metrics_log.sh SRCDIR GATELAB
 . "$(dirname "$0")/shell_test.sh" metrics_log "$@"
 trap 'rm -rf "$W"' EXIT
@@ -71,4 +72,11 @@ cmp -s notes.txt <(echo precious) || bad "the link's target was changed"
 # --force over our own run replaces its log too
 "$G" train $T --out whole.h5 --force || bad "train --force over our own run failed"
 [ "$(grep -c '"event":"start"' whole.h5.jsonl)" -eq 1 ] || bad "--force did not start a new log"
+# report: progress on stderr when asked (a terminal), silent into a file
+mkdir runs && cp whole.h5 cut.h5 runs/
+GATELAB_TEST_PROGRESS=1 "$G" report runs --out rep >out.txt 2>err.txt || bad "report failed"
+grep -q '^report: reading 2 run files' err.txt || bad "no reading progress: $(head -3 err.txt)"
+grep -q '^report: figures' err.txt || bad "no figures progress: $(head -3 err.txt)"
+"$G" report runs --out rep >out.txt 2>err.txt || bad "report failed"
+[ ! -s err.txt ] || bad "report wrote to a non-terminal stderr: $(head -3 err.txt)"
 exit $fail
