@@ -48,6 +48,9 @@ typedef struct {
  * silent otherwise, so scripts see only the result and the errors. */
 void report_progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* The *.h5 names in dir, sorted, into *out (n of them, each malloc'd).
+ * 0; REPORT_BADINPUT with a line when dir does not exist or a name breaks
+ * the name rule (name_plain, util.h); -1 on another error. */
 int list_runs(const char *dir, char ***out, int *n, char *err, size_t errlen);
 void row_read(Row *w);
 int cmp_row(const void *a, const void *b);

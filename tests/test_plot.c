@@ -62,7 +62,7 @@ static long count_lines(const char *path, const char *needle) {
     return n;
 }
 
-/* ---- tiny run files, written with the HDF5 API (schema: src/runfile.h) */
+/* ---- tiny run files, written with the HDF5 API (schema: src/runfile/runfile.h) */
 
 static void h5_attr_str(hid_t loc, const char *name, const char *v) {
     hid_t t = H5Tcopy(H5T_C_S1), sp = H5Screate(H5S_SCALAR);

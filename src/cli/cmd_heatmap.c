@@ -26,7 +26,8 @@ static void usage(FILE *f) {
                "  --range LO:HI  colour range in attention units (default: the maps' own),\n"
                "                 to share one scale across figures\n"
                "  --step N       probe at training step N (default: the last)\n"
-               "  --compare RUN  second run: its heads at --layer L as a second row\n");
+               "  --compare RUN  second run: its heads at --layer L as a second row\n"
+               "                 (its probe at --step N too; each row names its step)\n");
 }
 
 typedef struct {
@@ -76,9 +77,12 @@ static int render(const char *out, RunReader *r, const ProbeRecord *p, RunReader
     }
     int rows, cols;
     if (p2) {
-        char l1[40], l2[40];
-        snprintf(l1, sizeof l1, "%.24s s%lld", runread_meta(r)->variant, runread_meta(r)->seed);
-        snprintf(l2, sizeof l2, "%.24s s%lld", runread_meta(r2)->variant, runread_meta(r2)->seed);
+        /* each row is labelled with its own probe's step */
+        char l1[48], l2[48];
+        snprintf(l1, sizeof l1, "%.24s s%lld @%lld", runread_meta(r)->variant,
+                 runread_meta(r)->seed, p->step);
+        snprintf(l2, sizeof l2, "%.24s s%lld @%lld", runread_meta(r2)->variant,
+                 runread_meta(r2)->seed, p2->step);
         int n = add_panels(p, l1, s, pan, titles, 0);
         add_panels(p2, l2, s, pan, titles, n);
         rows = 2;
@@ -97,17 +101,25 @@ static int render(const char *out, RunReader *r, const ProbeRecord *p, RunReader
         rows = s.layer >= 0 ? 1 : p->L;
         cols = s.head >= 0 ? 1 : p->H;
     }
-    char title[300], n1[80], n2[80] = "";
+    char title[300], n1[80], n2[80] = "", steps[96];
     fig_run_label(r, n1, sizeof n1);
     if (r2) fig_run_label(r2, n2, sizeof n2);
     int pt = fig_is_pretrained(r);
-    snprintf(title, sizeof title, "%s%s%s%s, %s, %s %lld, T = %d%s", n1, p2 ? " (top) vs " : "", n2,
-             p2 ? " (bottom)" : "", fig_map_kind(p), pt ? "inspected at step" : "probe step",
-             p->step, p->T, log_scale ? ", log10" : "");
+    const char *what = pt ? "inspected at step" : "probe step";
+    if (p2 && p2->step != p->step)
+        snprintf(steps, sizeof steps, "%ss %lld (top) and %lld (bottom)", what, p->step, p2->step);
+    else snprintf(steps, sizeof steps, "%s %lld", what, p->step);
+    snprintf(title, sizeof title, "%s%s%s%s, %s, %s, T = %d%s", n1, p2 ? " (top) vs " : "", n2,
+             p2 ? " (bottom)" : "", fig_map_kind(p), steps, p->T, log_scale ? ", log10" : "");
     HeatmapStyle st = {log_scale, 0, range[0], range[1], 1, title, 1};
     char err[512];
     int rc = heatmap_write_figure(out, pan, rows, cols, &st, err, sizeof err);
     if (rc < 0) fprintf(stderr, "gatelab heatmap: %s\n", err);
+    else if (p2)
+        printf("wrote %.*s.{png,svg,pdf} (%d x %d panels%s; top row probe step %lld, bottom row "
+               "probe step %lld)\n",
+               (int)strlen(out) - 4, out, rows, cols, log_scale ? ", log10 scale" : "", p->step,
+               p2->step);
     else
         printf("wrote %.*s.{png,svg,pdf} (%d x %d panels%s)\n", (int)strlen(out) - 4, out, rows,
                cols, log_scale ? ", log10 scale" : "");
@@ -205,8 +217,9 @@ int cmd_heatmap(int argc, char **argv) {
     ProbeRecord p, p2;
     if (cu_load("heatmap", argv[optind], step, &r, &p) < 0) return 2;
     int rc = check_sel(argv[optind], &p, s) < 0 ? 2 : 0;
-    /* the other run's last probe: its steps need not match ours */
-    if (rc == 0 && other && cu_load("heatmap", other, -1, &r2, &p2) < 0) rc = 2;
+    /* the other run's probe at --step N too (its last without --step); the
+     * rows are titled by their own steps, which need not match */
+    if (rc == 0 && other && cu_load("heatmap", other, step, &r2, &p2) < 0) rc = 2;
     if (rc == 0 && r2 && check_sel(other, &p2, s) < 0) rc = 2;
     if (rc == 0) rc = render(out, r, &p, r2, r2 ? &p2 : NULL, s, log_scale, range);
     if (r2) {

@@ -175,6 +175,11 @@ static const KeyDef *find_key(const char *name) {
     return NULL;
 }
 
+const char *const *config_key_vocab(const char *key) {
+    const KeyDef *k = find_key(key);
+    return k && k->type == KT_ENUM ? k->names : NULL;
+}
+
 /* ------------------------------------------------------------- defaults */
 
 void config_defaults(Config *c) {

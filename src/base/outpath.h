@@ -29,8 +29,19 @@ typedef enum {
 #define OUT_GNUPLOT_MAGIC "# written by gatelab"
 
 /* 0 when `path` may be written by a command producing `kind`: the path
- * does not exist, or it is a regular file of that kind and `overwrite` is
- * set. -1 with a one-line reason otherwise (exit code 2: bad input). */
+ * does not exist, or it is a regular file of that kind, `overwrite` is
+ * set and its mode lets its owner write it (and access(2) lets us). -1
+ * with a one-line reason otherwise (exit code 2: bad input).
+ * A file is of the kind when is_ours(path) returns 1, or, with is_ours
+ * NULL, when it starts with the kind's leading bytes. OUT_RUNFILE has no
+ * leading bytes of its own (any HDF5 file has the same): only the run
+ * file's reader knows one, so a run file's path is checked by
+ * runfile_outpath_check (runfile_read.h), which passes it here. */
+int outpath_check_with(const char *path, OutKind kind, int (*is_ours)(const char *path),
+                       int overwrite, char *err, size_t errlen);
+
+/* outpath_check_with without a recognizer. For OUT_RUNFILE that is a new
+ * or empty path only (no existing run file counts as one). */
 int outpath_check(const char *path, OutKind kind, int overwrite, char *err, size_t errlen);
 
 /* The kind's name for messages ("gatelab run file", "PNG image", ...). */
