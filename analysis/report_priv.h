@@ -43,6 +43,11 @@ typedef struct {
 } Row;
 
 /* report_rows.c */
+/* One progress line "report: MSG" on stderr while the report works, when
+ * stderr is a terminal (or GATELAB_TEST_PROGRESS is set, for the tests);
+ * silent otherwise, so scripts see only the result and the errors. */
+void report_progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 /* The *.h5 names in dir, sorted, into *out (n of them, each malloc'd).
  * 0; REPORT_BADINPUT with a line when dir does not exist or a name breaks
  * the name rule (name_plain, util.h); -1 on another error. */
