@@ -21,9 +21,9 @@
 #include <sys/stat.h>
 
 #include "hf_model.h"
-#include "eval_hf.h"
-#include "hf_run.h"
-#include "intervene_hf.h"
+#include "forward_open.h"
+#include "intervene.h"
+#include "lceval.h"
 #include "metrics.h"
 #include "runfile_read.h"
 #include "runstats.h"
@@ -609,13 +609,15 @@ static void check_intervene(const char *name) {
     assert_int_equal(
         tu_run(log, "inspect %s --tokens %s --out %s --maps-len %d --force -q", fix, ids, run, T),
         0);
-    char dir[1024];
-    assert_int_equal(hf_run_model_dir(run, dir, sizeof dir, err, sizeof err), 1);
-    assert_string_equal(dir, fix);
+    ForwardOpen fo = {.threads = 2};
+    Forward *fw = forward_open(run, &fo, err, sizeof err);
+    if (!fw) fail_msg("%s: %s", name, err);
+    assert_int_equal(fw->info.checkpoint, 1);
     InterventionKind kinds[3] = {IV_NONE, IV_GATES_OPEN, IV_NO_BOS};
     IntervResult r[3];
-    if (intervene_hf_run(run, dir, 2, kinds, 3, IV_CLIP_K_DEFAULT, r, NULL, err, sizeof err) < 0)
+    if (intervene_run(fw, kinds, 3, IV_CLIP_K_DEFAULT, r, NULL, err, sizeof err) < 0)
         fail_msg("%s: %s", name, err);
+    forward_close(fw);
     assert_int_equal(r[1].probe.T, T), assert_int_equal(r[1].probe.M, T);
     assert_int_equal(r[2].probe.T, T - 1), assert_int_equal(r[2].probe.M, T - 1);
     compare(name, "gates-open attention", r[1].probe.attention, open, n1);
@@ -724,8 +726,11 @@ static void test_eval_checkpoint(void **s) {
                      0);
     LcEvalOpts o = {.lengths = {T}, .n_lengths = 1, .batches = 1, .batch_size = 1};
     LcEvalResult r;
-    LcEvalRunInfo info;
-    if (eval_hf_run(run, fix, 2, &o, &r, &info, err, sizeof err) < 0) fail_msg("%s", err);
+    ForwardOpen fo = {.model = fix, .threads = 2};
+    Forward *fw = forward_open(run, &fo, err, sizeof err);
+    if (!fw) fail_msg("%s", err);
+    if (lceval_run(fw, &o, &r, err, sizeof err) < 0) fail_msg("%s", err);
+    forward_close(fw);
     assert_true(fabs(r.val_loss - loss) < TOL);
     assert_true(fabs(r.first_share - share) < TOL);
     assert_int_equal(r.n_seqs, 1);
