@@ -252,6 +252,23 @@ static void test_stream(void **st) {
     assert_non_null(strstr(md, "| base.h5 | baseline | 8 / 32 | 4 |"));
     free(md);
     assert_int_equal(tu_run(log, "stream %s --window 40", run_path), 2); /* not below len */
+    /* the same keep twice, an empty keep, a default window of 0 */
+    assert_int_equal(tu_run(log, "stream %s --keep 1,1,1 --no-write", run_path), 2);
+    tu_assert_one_line(log, "gatelab stream: keep 1 is given twice", NULL);
+    assert_int_equal(tu_run(log, "stream %s --keep 1,,2 --no-write", run_path), 2);
+    tu_assert_one_line(log, "gatelab stream: bad --keep '1,,2'", NULL);
+    assert_int_equal(tu_run(log, "stream %s --keep 1, --no-write", run_path), 2);
+    assert_int_equal(tu_run(log, "stream %s --len 2 --no-write", run_path), 2);
+    tu_assert_one_line(log, "length 2 is too short for the default window", "--window in 1..1");
+    /* eval's memory plan: a limit below one sequence's needs, an absurd length */
+    setenv("GATELAB_MEM_LIMIT", "100000", 1);
+    int rc = tu_run(log, "stream %s --no-write", run_path);
+    unsetenv("GATELAB_MEM_LIMIT");
+    assert_int_equal(rc, 2);
+    tu_assert_one_line(log, "gatelab stream: a sequence of 32 tokens needs",
+                       "over the memory limit of 100000 bytes");
+    assert_int_equal(tu_run(log, "stream %s --len 1048576 --no-write", run_path), 2);
+    tu_assert_one_line(log, "gatelab stream: a sequence of 1048576 tokens needs", NULL);
     assert_int_equal(tu_run(log, "stream %s --model /tmp", run_path), 2);
 }
 

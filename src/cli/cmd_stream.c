@@ -53,9 +53,12 @@ static void usage(FILE *f) {
                "Exit codes: 0 ok, 1 failure, 2 bad input.\n");
 }
 
+/* "0,1,4" into o->keep: -1 for an empty entry, a non-number, too many. */
 static int parse_keep(const char *spec, StreamOpts *o) {
     char buf[256];
-    if (strlen(spec) >= sizeof buf) return -1;
+    size_t n = strlen(spec);
+    if (n >= sizeof buf || n == 0 || spec[0] == ',' || spec[n - 1] == ',' || strstr(spec, ",,"))
+        return -1;
     strcpy(buf, spec);
     o->n_keep = 0;
     for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok;

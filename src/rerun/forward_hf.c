@@ -5,8 +5,10 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "forward_open.h"
+#include "hf_identity.h"
 #include "hf_model.h"
 #include "hf_pass.h"
 #include "inspect_input.h"
@@ -18,7 +20,8 @@
 typedef struct {
     HfModel *m;
     char dir[1024], input[1024], kind[32];
-    HfWindows w; /* the input's windows, loaded for wT tokens */
+    int recorded_input; /* input is the one the run records */
+    HfWindows w;        /* the input's windows, loaded for wT tokens */
     int wT;
     float *logits; /* [T, V] of the prepared T */
     int32_t *ids;  /* [T] */
@@ -72,7 +75,11 @@ static int h_prepare(Forward *f, int B, int T, double yarn, char *err, size_t er
 static int load_windows(Forward *f, int T, int n, char *err, size_t errlen) {
     Hf *h = f->impl;
     const HfArch *a = hf_model_arch(h->m);
+    struct stat st;
     if (h->wT == T && h->w.N >= n) return 0;
+    if (h->recorded_input && stat(h->input, &st) != 0)
+        return seterr(err, errlen, "%s: its recorded input %s is gone (moved or deleted)", f->run,
+                      h->input);
     hf_windows_free(&h->w);
     memset(&h->w, 0, sizeof h->w);
     h->wT = 0;
@@ -172,6 +179,29 @@ static void fill_info(ForwardInfo *i, const HfArch *a, const RunMeta *meta, int 
     i->L = a->L, i->H = a->H, i->d = a->d, i->V = a->V;
 }
 
+/* The opened checkpoint against the one the run measured: its recorded
+ * config.json's architecture and shape, then its identity when recorded. */
+static int same_checkpoint(const char *run, const Hf *h, const ForwardSource *src, char *err,
+                           size_t errlen) {
+    HfArch rec;
+    char what[512];
+    if (hf_config_parse(&rec, src->config_json, strlen(src->config_json), run, err, errlen) < 0)
+        return -1;
+    if (hf_arch_diff(hf_model_arch(h->m), &rec, what, sizeof what))
+        return seterr(err, errlen, "%s: the checkpoint %s is not the one this run measured: %s",
+                      run, h->dir, what);
+    if (!src->identity) return 0;
+    char *cur = hf_model_identity(h->m);
+    if (!cur) return seterr(err, errlen, "out of memory");
+    int diff = hf_identity_diff(src->identity, cur, what, sizeof what);
+    free(cur);
+    if (diff)
+        return seterr(err, errlen,
+                      "%s: the checkpoint %s differs from the one this run measured: %s", run,
+                      h->dir, what);
+    return 0;
+}
+
 Forward *forward_open_hf(const char *run, const ForwardSource *src, char *err, size_t errlen) {
     Forward *f = calloc(1, sizeof *f);
     Hf *h = calloc(1, sizeof *h);
@@ -184,7 +214,19 @@ Forward *forward_open_hf(const char *run, const ForwardSource *src, char *err, s
     snprintf(h->dir, sizeof h->dir, "%s", src->model_dir);
     snprintf(h->input, sizeof h->input, "%s", src->input);
     snprintf(h->kind, sizeof h->kind, "%s", src->input_kind);
+    h->recorded_input = src->recorded_input;
+    struct stat st;
+    if (src->recorded_dir && stat(h->dir, &st) != 0) {
+        seterr(err, errlen, "%s: its checkpoint %s is gone (moved or deleted)", run, h->dir);
+        free(h), free(f);
+        return NULL;
+    }
     if (hf_model_open(&h->m, h->dir, src->threads, err, errlen) < 0) {
+        free(h), free(f);
+        return NULL;
+    }
+    if (same_checkpoint(run, h, src, err, errlen) != 0) {
+        hf_model_close(h->m);
         free(h), free(f);
         return NULL;
     }

@@ -20,12 +20,19 @@ typedef struct {
 /* An inspected run's checkpoint as forward_open resolved it. */
 typedef struct {
     const char *model_dir, *input, *input_kind;
+    int recorded_dir;        /* 1: model_dir is the one the run records */
+    int recorded_input;      /* 1: input is the one the run records */
+    const char *config_json; /* the recorded config.json text */
+    const char *identity;    /* the recorded identity (hf_identity.h), or NULL */
     int threads, probe_T;
     RunMeta meta;
 } ForwardSource;
 
 /* The Forward of run. --model and --text are refused for a trained run.
- * NULL with one line in err. */
+ * An inspected run's checkpoint must be the one it measured: the same
+ * architecture and shape as its recorded config.json and, when the run
+ * records one, the same identity (hf_identity.h); else NULL with one line
+ * naming the first difference. NULL with one line in err. */
 Forward *forward_open(const char *run, const ForwardOpen *o, char *err, size_t errlen);
 
 /* The checkpoint's Forward (forward_hf.c). NULL with one line in err. */

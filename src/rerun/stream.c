@@ -16,16 +16,24 @@ void stream_mask_targets(int *tg, int len, int window) {
 int stream_check(const StreamOpts *o, char *err, size_t errlen) {
     if (o->window < 1 || o->window >= o->len)
         return seterr(err, errlen, "window %d must be in 1..len-1 (len %d)", o->window, o->len);
-    for (int k = 0; k < o->n_keep; k++)
+    for (int k = 0; k < o->n_keep; k++) {
         if (o->keep[k] < 0 || o->keep[k] >= o->window)
             return seterr(err, errlen, "keep %d must be below the window %d", o->keep[k],
                           o->window);
+        for (int j = 0; j < k; j++)
+            if (o->keep[j] == o->keep[k])
+                return seterr(err, errlen, "keep %d is given twice", o->keep[k]);
+    }
     return 0;
 }
 
 static int check(Forward *f, StreamOpts *o, char *err, size_t errlen) {
     if (o->len == 0) o->len = f->info.stream_len;
-    if (o->window == 0) o->window = o->len / 4;
+    if (o->window == 0 && (o->window = o->len / 4) < 1)
+        return seterr(err, errlen,
+                      "length %d is too short for the default window (len / 4 = 0): give a "
+                      "--window in 1..%d or a --len of 8 or more",
+                      o->len, o->len - 1);
     if (stream_check(o, err, errlen) != 0 || forward_check_len(f, o->len, err, errlen) != 0)
         return -1;
     char what[64];

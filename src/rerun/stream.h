@@ -25,12 +25,13 @@ typedef struct {
 /* The mean loss of each sequence, loss[(n_keep + 1) * n_seqs] (row 0
  * dense, row 1 + i keep[i]). len 0 means the model's stream_len, window 0
  * len / 4 (both filled in). -1 with one line in err: a window not below
- * len, a length the positions cannot reach, too little memory or input,
- * an interrupt. */
+ * len (or a default window of 0), a keep given twice, a length the
+ * positions cannot reach, too little memory (the plan of eval: memplan.h)
+ * or input, an interrupt. */
 int stream_run(Forward *f, StreamOpts *o, double *loss, char *err, size_t errlen);
 
 /* After len and window are known: window in 1..len-1, every keep below
- * the window. -1 with one line in err. */
+ * the window and given once. -1 with one line in err. */
 int stream_check(const StreamOpts *o, char *err, size_t errlen);
 
 /* Targets for the streaming score: tg[t] kept for t >= window, else -1. */
