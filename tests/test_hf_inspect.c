@@ -780,6 +780,13 @@ static void test_rerun_checkpoint(void **s) {
     char *text = tu_slurp_ok(log, NULL);
     assert_null(strstr(text, "--n-seq"));
     free(text);
+    /* eval and stream of a checkpoint are under the memory plan too */
+    setenv("GATELAB_MEM_LIMIT", "1000", 1);
+    int rc = tu_run(log, "eval %s --lengths 40 --batches 1 --batch-size 1 --no-write", runp);
+    unsetenv("GATELAB_MEM_LIMIT");
+    assert_int_equal(rc, 2);
+    tu_assert_one_line(log, "gatelab eval: length 40 with --batch-size 1 needs",
+                       "over the memory limit of 1000 bytes");
     assert_int_equal(tu_run(log,
                             "stream %s --len 40 --window 10 --n-seq 3 --no-write --model "
                             "%s/tests/reference/hf/llama-f32",

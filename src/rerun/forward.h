@@ -1,7 +1,7 @@
 /* forward.h: the one way the rerun tools (eval, intervene, stream) reach a
  * model, whatever its weights come from: a trained run's final weights
  * (forward_trained.c) or the Hugging Face checkpoint an inspected run was
- * measured on (the cli layer's forward_hf.c). A Forward is opened on a run
+ * measured on (forward_hf.c); forward_open.h picks one. A Forward is opened on a run
  * file, sized for the windows about to run (plan, then prepare), and then
  * gives windows of the run's held-out input, the probe of windows (with
  * the loss) and per-token losses with each head's first attention column.
