@@ -11,7 +11,7 @@
 #   bash experiments/install-deps.sh build clang
 set -euo pipefail
 
-BUILD="gcc meson ninja-build pkg-config libopenblas-dev libhdf5-dev libpng-dev
+BUILD="gcc meson ninja-build pkg-config libopenblas-dev libhdf5-dev libpng-dev libcairo2-dev
        libinih-dev libcmocka-dev libgsl-dev gnuplot-nox libjansson-dev libpcre2-dev libicu-dev
        zlib1g-dev"
 [ $# -gt 0 ] || { echo "usage: $0 build|test|quickstart|PACKAGE..." >&2; exit 2; }

@@ -24,6 +24,7 @@
 
 #include "config.h"
 #include "gatelab_build.h"
+#include "intervention.h"
 #include "model.h"
 #include "runfile.h"
 #include "runfile_read.h"

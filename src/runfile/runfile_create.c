@@ -18,7 +18,7 @@
 #include "simd.h"
 #include "gatelab_build.h"
 #include "gatelab_version.h"
-#include "outpath.h"
+#include "runfile_read.h"
 #include "util.h"
 
 static void iso_utc_now(char *buf, size_t len) {
@@ -238,7 +238,7 @@ static RunFile *create_impl(const char *path, const Config *cfg, const Model *m,
     if (strlen(path) >= RF_PATH) return seterr(err, errlen, "run file path is too long"), NULL;
     /* the one output rule (outpath.h): a new path, or with force our own
      * run file; never a link, a directory or someone else's file */
-    if (outpath_check(path, OUT_RUNFILE, force, err, errlen) != 0) return NULL;
+    if (runfile_outpath_check(path, force, err, errlen) != 0) return NULL;
     RunFile *rf = rf_alloc(path, err, errlen);
     if (!rf) return NULL;
     size_t len = 0;

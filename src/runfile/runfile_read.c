@@ -11,6 +11,7 @@
 #include "util.h" /* seterr */ /* h5u_attr_read_strbuf */
 #include "runfile.h"           /* RUNFILE_SCHEMA, RUNFILE_SCHEMA_VERSION */
 #include "runfile_check.h"
+#include "outpath.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -113,6 +114,20 @@ void runread_close(RunReader *r) {
 }
 
 const RunMeta *runread_meta(const RunReader *r) { return &r->meta; }
+
+/* 1 when the file opens as a gatelab run file (schema checked, vetted in a
+ * child for hostile files). */
+static int is_runfile(const char *path) {
+    char e[256];
+    RunReader *r = runread_open(path, e, sizeof e);
+    if (!r) return 0;
+    runread_close(r);
+    return 1;
+}
+
+int runfile_outpath_check(const char *path, int overwrite, char *err, size_t errlen) {
+    return outpath_check_with(path, OUT_RUNFILE, is_runfile, overwrite, err, errlen);
+}
 
 /* ---- vetting: contain crashes and hangs inside libhdf5 ----
  *
