@@ -44,6 +44,8 @@ typedef struct {
     long long step; /* the record's step */
 } ForwardProbeIn;
 
+/* The operations of a weight source; each returns 0, or -1 with one line
+ * in err (close: nothing). */
 typedef struct {
     /* The bytes B windows of T tokens (M of them with full maps, and a
      * probe of N windows when probe_n > 0) will allocate, into *p. */

@@ -2,6 +2,7 @@
  * checkpoint it was measured on (hf_model.h), windows of the input it
  * records (or another text), the probe every checkpoint shares
  * (hf_pass.h). */
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -151,7 +152,7 @@ static int h_losses(Forward *f, const int *ids, const int *targets, int B, int T
         if (mean && hf_loss_sum(h->logits, tg, T, V, &sum, &cnt) < 0)
             return seterr(err, errlen, "out of memory for the loss");
     }
-    if (mean) *mean = cnt ? sum / (double)cnt : 0.0 / 0.0;
+    if (mean) *mean = cnt ? sum / (double)cnt : NAN;
     return 0;
 }
 
