@@ -131,6 +131,7 @@
 #define RS_PT_DTYPE "dtype"
 #define RS_PT_MODEL_DIR "model_dir"
 #define RS_PT_CONFIG_JSON "config_json"
+#define RS_PT_IDENTITY "checkpoint_identity" /* hf_identity.h: files, bytes, hashes */
 #define RS_PT_TOKENIZER "tokenizer"
 #define RS_PT_INPUT "input"
 #define RS_PT_INPUT_KIND "input_kind" /* RS_PT_INPUT_TEXT or RS_PT_INPUT_TOKENS */
