@@ -437,6 +437,90 @@ static char *text_without_variant(const Config *c) {
     return t;
 }
 
+/* A config's label is what its fields are: keys set after a variant id
+ * relabel it (the catalog id they now equal, else custom), and every id
+ * applied alone keeps its own name. */
+static void test_variant_labels(void **state) {
+    (void)state;
+    struct {
+        const char *sets[3], *label, *diff;
+    } cases[] = {
+        {{"gate_pos=g3", "gate_act=silu", NULL}, "custom", "gate_pos=g3 gate_act=silu"},
+        {{"variant=g1-elem", "gate_act=silu", NULL}, "g1-mult-silu", "gate_pos=g1 gate_act=silu"},
+        {{"gate_pos=g1", NULL, NULL}, "g1-elem", "gate_pos=g1"},
+        {{"variant=g1-elem", "gate_pos=none", NULL}, "baseline", ""},
+        {{"variant=g1-elem", "clip_alpha=2", NULL}, "g1-elem", "gate_pos=g1"},
+        {{"variant=qk-norm", "normaliser=softmax1", NULL}, "softmax1", "normaliser=softmax1"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        Config c;
+        load_preset(&c, "tiny");
+        for (int k = 0; k < 3 && cases[i].sets[k]; k++)
+            assert_int_equal(config_set(&c, cases[i].sets[k], err, sizeof err), 0);
+        config_resolve(&c);
+        assert_string_equal(c.variant, cases[i].label);
+        char diff[256];
+        config_variant_diff(&c, diff, sizeof diff);
+        assert_string_equal(diff, cases[i].diff);
+        /* the label survives the resolved text */
+        char *text = malloc(1 << 16);
+        assert_non_null(text);
+        assert_int_equal(config_to_text(&c, text, 1 << 16), 0);
+        Config b;
+        config_defaults(&b);
+        assert_int_equal(config_load_string(&b, text, "r.ini", err, sizeof err), 0);
+        config_resolve(&b);
+        assert_string_equal(b.variant, cases[i].label);
+        free(text);
+    }
+    for (int i = 0; variant_id_at(i); i++) {
+        Config c;
+        apply_small(&c, variant_id_at(i));
+        assert_string_equal(c.variant, variant_id_at(i));
+    }
+}
+
+/* The defaults are the key table's: the values the small-like baseline
+ * always had, bit for bit. */
+static void test_key_defaults(void **state) {
+    (void)state;
+    Config c;
+    config_defaults(&c);
+    assert_int_equal(c.n_layers, 4);
+    assert_int_equal(c.d_model, 128);
+    assert_int_equal(c.n_heads, 4);
+    assert_int_equal(c.n_kv_heads, 4);
+    assert_int_equal(c.head_dim, 0);
+    assert_int_equal(c.seq_len, 256);
+    assert_true(c.rope_base == 10000.0f && c.yarn_scale == 1.0f);
+    assert_true(c.norm_eps == 1e-5f && c.init_std == 0.02f);
+    assert_string_equal(c.variant, "baseline");
+    assert_int_equal(c.gate_pos, GATE_NONE);
+    assert_int_equal(c.normaliser, NORMZ_SOFTMAX);
+    assert_true(c.clip_alpha == 4.0f && c.softpick_eps == 1e-6f);
+    assert_int_equal(c.data, DATA_BROWN);
+    assert_string_equal(c.data_dir, "data/brown");
+    assert_string_equal(c.train_file, "");
+    assert_int_equal(c.bos, 1);
+    assert_int_equal(c.bigram_vocab, 64);
+    assert_int_equal(c.bigram_triggers, 3);
+    assert_true(c.bigram_seed == 1 && c.init_seed == 1 && c.data_seed == 1);
+    assert_int_equal(c.batch_size, 16);
+    assert_int_equal(c.steps, 1000);
+    assert_true(c.lr == 3e-3f && c.min_lr_frac == 0.1f && c.weight_decay == 0.1f);
+    assert_int_equal(c.warmup, 100);
+    assert_true(c.beta1 == 0.9f && c.beta2 == 0.95f && c.adam_eps == 1e-8f);
+    assert_true(c.grad_clip == 1.0f && c.spike_factor == 1.25f);
+    assert_int_equal(c.eval_every, 200);
+    assert_int_equal(c.eval_batches, 8);
+    assert_int_equal(c.ckpt_every, 200);
+    assert_int_equal(c.probe_n, 16);
+    assert_int_equal(c.log_every, 10);
+    assert_int_equal(c.threads, 1);
+    assert_int_equal(c.flush_subnormals, 0);
+    assert_int_equal(c.reproducible, 0);
+}
+
 /* Every catalog id is documented in docs/variants.md with a formula,
  * applies to the small and the tiny preset, and (baseline aside) changes
  * some setting of the baseline: an id is a mechanism, not a name. */
@@ -779,6 +863,8 @@ int main(void) {
         cmocka_unit_test(test_set),
         cmocka_unit_test(test_roundtrip),
         cmocka_unit_test(test_catalog_ids),
+        cmocka_unit_test(test_variant_labels),
+        cmocka_unit_test(test_key_defaults),
         cmocka_unit_test(test_catalog_fields),
         cmocka_unit_test(test_param_matched),
         cmocka_unit_test(test_contradictions),
