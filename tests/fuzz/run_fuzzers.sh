@@ -25,15 +25,19 @@ mkdir -p "$out"
 CC=${CC:-clang}
 
 cflags="-g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined
-  -fno-sanitize-recover=undefined -I$root/src -I$root/src/train -I$root/src/hf -I$here
+  -fno-sanitize-recover=undefined $(for d in base config ops model runfile train hf sweep; do echo -I$root/src/$d; done)
+  -I$root/analysis -I$here
   $(pkg-config --cflags hdf5 2>/dev/null || echo -I/usr/include/hdf5/serial)"
 libs="$(pkg-config --libs hdf5 2>/dev/null || echo -L/usr/lib/x86_64-linux-gnu/hdf5/serial -lhdf5) -linih -lm
   -ljansson -lpcre2-8 -licuuc"
-common="$here/fuzz_entry.c $root/src/util.c $root/src/rng.c $root/src/config.c $root/src/config_validate.c
-  $root/src/config_derive.c $root/src/variants.c $root/src/data.c $root/src/train/sweepfile.c
-  $root/src/runfile_read.c $root/src/runfile_read_util.c $root/src/runfile_read_config.c
-  $root/src/runfile_read_probe.c $root/src/runfile_read_series.c $root/src/runfile_check.c
-  $root/src/runlock.c $root/src/atomic_write.c $root/src/exitclean.c $root/src/intervention.c $root/src/metrics.c
+common="$here/fuzz_entry.c $root/src/base/util.c $root/src/base/rng.c $root/src/config/config.c
+  $root/src/config/config_validate.c $root/src/config/config_derive.c $root/src/config/variants.c
+  $root/src/train/data.c $root/src/sweep/sweepfile.c $root/analysis/protocol.c
+  $root/src/runfile/runfile_read.c $root/src/runfile/runfile_read_util.c
+  $root/src/runfile/runfile_read_config.c $root/src/runfile/runfile_read_probe.c
+  $root/src/runfile/runfile_read_series.c $root/src/runfile/runfile_check.c
+  $root/src/base/runlock.c $root/src/base/atomic_write.c $root/src/base/exitclean.c
+  $root/src/model/intervention.c $root/src/ops/metrics.c
   $here/fuzz_entry_hf.c $root/src/hf/safetensors.c
   $(for f in hf_map hf_utf8 hf_normalize hf_regex hf_bytelevel hf_bpe hf_added hf_tokenizer_load hf_load_util \
       hf_load_pipeline hf_tokenizer token_lines; do echo $root/src/hf/$f.c; done)"
