@@ -6,6 +6,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <math.h>
@@ -521,6 +522,71 @@ static void test_key_defaults(void **state) {
     assert_int_equal(c.reproducible, 0);
 }
 
+/* Whether id is a C catalog id. */
+static int c_id(const char *id, size_t n) {
+    for (int i = 0; variant_id_at(i); i++)
+        if (strlen(variant_id_at(i)) == n && !strncmp(variant_id_at(i), id, n)) return 1;
+    return 0;
+}
+
+/* The C catalog is the one list of ids: the PyTorch twin's VARIANTS (same
+ * ids, same order), every id row of docs/variants.md's tables, and the
+ * fixture files (one var-ID.h5 per id, none for an id C lacks) agree with
+ * it. */
+static void test_catalog_twins(void **state) {
+    (void)state;
+    char root[1024], path[1200];
+    preset_path(root, sizeof root, "tiny");
+    *strrchr(root, '/') = 0;
+    *strrchr(root, '/') = 0;
+    /* the twin: ("ID", ... lines between "VARIANTS = OrderedDict([" and "])" */
+    snprintf(path, sizeof path, "%s/tests/reference/gatelab_ref.py", root);
+    char *py = tu_slurp_ok(path, NULL);
+    char *p = strstr(py, "VARIANTS = OrderedDict([");
+    assert_non_null(p);
+    char *end = strstr(p, "\n])");
+    assert_non_null(end);
+    int k = 0;
+    for (p = strchr(p, '\n'); p && p < end; p = strchr(p + 1, '\n')) {
+        const char *q = p + 1;
+        while (*q == ' ') q++;
+        if (strncmp(q, "(\"", 2)) continue;
+        q += 2;
+        size_t n = strcspn(q, "\"");
+        const char *want = variant_id_at(k);
+        if (!want) fail_msg("gatelab_ref.py lists %.*s beyond the C catalog", (int)n, q);
+        if (strlen(want) != n || strncmp(want, q, n))
+            fail_msg("gatelab_ref.py: id %d is %.*s, the C catalog's is %s", k, (int)n, q, want);
+        k++;
+    }
+    if (variant_id_at(k)) fail_msg("gatelab_ref.py lacks %s", variant_id_at(k));
+    free(py);
+    /* docs/variants.md: every table row "| `ID` |" names a C id */
+    snprintf(path, sizeof path, "%s/docs/variants.md", root);
+    char *doc = tu_slurp_ok(path, NULL);
+    for (p = strstr(doc, "\n| `"); p; p = strstr(p + 1, "\n| `")) {
+        const char *q = p + 4;
+        size_t n = strcspn(q, "`");
+        if (!c_id(q, n)) fail_msg("docs/variants.md has a row for %.*s, no C id", (int)n, q);
+    }
+    free(doc);
+    /* the fixtures: var-ID.h5 for every id, and no other var-*.h5 */
+    for (int i = 0; variant_id_at(i); i++) {
+        snprintf(path, sizeof path, "%s/tests/reference/fixtures/var-%s.h5", root,
+                 variant_id_at(i));
+        if (!file_exists(path)) fail_msg("no fixture %s", path);
+    }
+    snprintf(path, sizeof path, "%s/tests/reference/fixtures", root);
+    DIR *d = opendir(path);
+    assert_non_null(d);
+    for (struct dirent *e; (e = readdir(d));) {
+        size_t n = strlen(e->d_name);
+        if (strncmp(e->d_name, "var-", 4) || n < 7 || strcmp(e->d_name + n - 3, ".h5")) continue;
+        if (!c_id(e->d_name + 4, n - 7)) fail_msg("fixture %s names no C catalog id", e->d_name);
+    }
+    closedir(d);
+}
+
 /* Every catalog id is documented in docs/variants.md with a formula,
  * applies to the small and the tiny preset, and (baseline aside) changes
  * some setting of the baseline: an id is a mechanism, not a name. */
@@ -864,6 +930,7 @@ int main(void) {
         cmocka_unit_test(test_roundtrip),
         cmocka_unit_test(test_catalog_ids),
         cmocka_unit_test(test_variant_labels),
+        cmocka_unit_test(test_catalog_twins),
         cmocka_unit_test(test_key_defaults),
         cmocka_unit_test(test_catalog_fields),
         cmocka_unit_test(test_param_matched),
