@@ -1,9 +1,11 @@
 /* gnuplot.c: the gnuplot runner and the generic figures over arrays
  * (plot_lines, plot_bars; gnuplot.h). For each figure we write NAME.dat
  * and NAME.gp next to NAME.png and run `gnuplot NAME.gp` in that directory
- * (fork/execvp, no shell), so the user can restyle and rerun the script by
- * hand. The script picks pngcairo when this gnuplot has it and falls back
- * to the libgd png terminal. */
+ * (fork/execvp, no shell) once per format, so the user can restyle and
+ * rerun the script by hand. The script draws the format its variable
+ * gatelab_fmt names: png (pngcairo when this gnuplot has it, else the
+ * libgd png terminal), svg, or pdf (pdfcairo), all at the same size in
+ * pixels (the PDF at 96 pixels an inch, as pngcairo) and the same font. */
 #include "gnuplot.h"
 
 #include <errno.h>
@@ -32,7 +34,7 @@
 typedef struct {
     char dir[PATH_MAX];
     char stem[256];
-    char dat[PATH_MAX], gp[PATH_MAX], png[PATH_MAX];
+    char dat[PATH_MAX], gp[PATH_MAX], png[PATH_MAX], svg[PATH_MAX], pdf[PATH_MAX];
 } FigPaths;
 
 /* Split DIR/STEM.png; the stem goes into a quoted gnuplot string, so it
@@ -65,11 +67,16 @@ static int fig_paths(const char *png_path, FigPaths *fp, char *err, size_t errle
     int a = snprintf(fp->dat, sizeof fp->dat, "%s/%s.dat", fp->dir, fp->stem);
     int b = snprintf(fp->gp, sizeof fp->gp, "%s/%s.gp", fp->dir, fp->stem);
     int c = snprintf(fp->png, sizeof fp->png, "%s/%s.png", fp->dir, fp->stem);
-    if (a < 0 || b < 0 || c < 0 || (size_t)a >= sizeof fp->dat || (size_t)b >= sizeof fp->gp ||
-        (size_t)c >= sizeof fp->png)
+    int d = snprintf(fp->svg, sizeof fp->svg, "%s/%s.svg", fp->dir, fp->stem);
+    int e = snprintf(fp->pdf, sizeof fp->pdf, "%s/%s.pdf", fp->dir, fp->stem);
+    if (a < 0 || b < 0 || c < 0 || d < 0 || e < 0 || (size_t)a >= sizeof fp->dat ||
+        (size_t)b >= sizeof fp->gp || (size_t)c >= sizeof fp->png || (size_t)d >= sizeof fp->svg ||
+        (size_t)e >= sizeof fp->pdf)
         return seterr(err, errlen, "%s: path too long", png_path);
-    /* the one output rule (outpath.h) for all three files of the figure */
+    /* the one output rule (outpath.h) for all five files of the figure */
     if (outpath_check(fp->png, OUT_PNG, 1, err, errlen) != 0 ||
+        outpath_check(fp->svg, OUT_SVG, 1, err, errlen) != 0 ||
+        outpath_check(fp->pdf, OUT_PDF, 1, err, errlen) != 0 ||
         outpath_check(fp->dat, OUT_GNUPLOT, 1, err, errlen) != 0 ||
         outpath_check(fp->gp, OUT_GNUPLOT, 1, err, errlen) != 0)
         return -1;
@@ -90,18 +97,24 @@ static void gp_str(FILE *f, const char *s) {
 static void gp_prelude(FILE *f, const FigPaths *fp, int w, int h) {
     fprintf(f,
             "# written by gatelab: edit freely, then redraw with\n"
-            "#   cd %s && gnuplot %s.gp\n",
+            "#   cd %s && gnuplot %s.gp\n"
+            "# (STEM.png; -e \"gatelab_fmt='svg'\" or 'pdf' draws STEM.svg or STEM.pdf)\n",
             fp->dir, fp->stem);
     fprintf(f,
-            "if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) {\n"
+            "if (!exists('gatelab_fmt')) gatelab_fmt = 'png'\n"
+            "if (gatelab_fmt eq 'svg') {\n"
+            "    set terminal svg size %d,%d dynamic noenhanced font 'sans,11'\n"
+            "} else { if (gatelab_fmt eq 'pdf') {\n"
+            "    set terminal pdfcairo size %g in,%g in noenhanced font 'sans,11'\n"
+            "} else { if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) {\n"
             "    set terminal pngcairo size %d,%d noenhanced font 'sans,11'\n"
             "} else {\n"
             "    set terminal png size %d,%d noenhanced\n"
-            "}\n",
-            w, h, w, h);
+            "} } }\n",
+            w, h, w / 96.0, h / 96.0, w, h, w, h);
     /* gatelab runs the script with gatelab_out set to a temporary that
-     * replaces STEM.png when complete; by hand it draws STEM.png itself */
-    fprintf(f, "if (!exists('gatelab_out')) gatelab_out = '%s.png'\n", fp->stem);
+     * replaces STEM.FMT when complete; by hand it draws STEM.FMT itself */
+    fprintf(f, "if (!exists('gatelab_out')) gatelab_out = '%s.'.gatelab_fmt\n", fp->stem);
     fprintf(f, "set output gatelab_out\n");
     fprintf(f, "set datafile missing 'NaN'\n");
     fprintf(f, "set grid\nset key outside right top\n");
@@ -133,14 +146,15 @@ static void last_line(char *buf, char *out, size_t outlen) {
     snprintf(out, outlen, "%s", start ? start + 1 : buf);
 }
 
-/* Run `gnuplot -e "gatelab_out='OUT'" STEM.gp` in fp->dir, OUT being the
- * base name of png (a file in that directory); check its exit status and
- * that a non-empty image appeared. */
-static int gnuplot_into(const FigPaths *fp, const char *png, char *err, size_t errlen) {
-    char script[300], setout[ATOMIC_TMP_MAX + 16];
+/* Run `gnuplot -e "gatelab_fmt='FMT'; gatelab_out='OUT'" STEM.gp` in
+ * fp->dir, OUT being the base name of png (a file in that directory);
+ * check its exit status and that a non-empty image appeared. */
+static int gnuplot_into(const FigPaths *fp, const char *fmt, const char *png, char *err,
+                        size_t errlen) {
+    char script[300], setout[ATOMIC_TMP_MAX + 48];
     const char *base = strrchr(png, '/') ? strrchr(png, '/') + 1 : png;
     snprintf(script, sizeof script, "%s.gp", fp->stem);
-    snprintf(setout, sizeof setout, "gatelab_out='%s'", base);
+    snprintf(setout, sizeof setout, "gatelab_fmt='%s'; gatelab_out='%s'", fmt, base);
     int pfd[2];
     if (pipe(pfd) != 0) return seterr(err, errlen, "gnuplot: pipe: %s", strerror(errno));
     fflush(NULL);
@@ -191,22 +205,29 @@ static int gnuplot_into(const FigPaths *fp, const char *png, char *err, size_t e
                       msg[0] ? msg : "no message");
     struct stat st;
     if (stat(png, &st) != 0 || st.st_size == 0)
-        return seterr(err, errlen, "gnuplot wrote no image %s: %s", fp->png,
+        return seterr(err, errlen, "gnuplot wrote no %s image for %s: %s", fmt, fp->png,
                       msg[0] ? msg : "no message");
     return 0;
 }
 
-/* Draw fp's figure: gnuplot writes a fresh temporary, which replaces
- * STEM.png only when gnuplot succeeded (atomic_write.h). */
+/* Draw fp's figure in each format: gnuplot writes a fresh temporary,
+ * which replaces STEM.png (.svg, .pdf) only when gnuplot succeeded
+ * (atomic_write.h). */
 static int run_gnuplot(const FigPaths *fp, char *err, size_t errlen) {
     if (!plot_have_gnuplot()) return seterr(err, errlen, GNUPLOT_MISSING);
-    char tmp[ATOMIC_TMP_MAX];
-    int tfd = atomic_create(fp->png, tmp, sizeof tmp, err, errlen);
-    if (tfd < 0) return -1;
-    close(tfd);
-    if (gnuplot_into(fp, tmp, err, errlen) == 0) return atomic_commit(tmp, fp->png, 1, err, errlen);
-    atomic_discard(tmp);
-    return -1;
+    const char *fmt[3] = {"png", "svg", "pdf"}, *out[3] = {fp->png, fp->svg, fp->pdf};
+    for (int i = 0; i < 3; i++) {
+        char tmp[ATOMIC_TMP_MAX];
+        int tfd = atomic_create(out[i], tmp, sizeof tmp, err, errlen);
+        if (tfd < 0) return -1;
+        close(tfd);
+        if (gnuplot_into(fp, fmt[i], tmp, err, errlen) != 0) {
+            atomic_discard(tmp);
+            return -1;
+        }
+        if (atomic_commit(tmp, out[i], 1, err, errlen) != 0) return -1;
+    }
+    return 0;
 }
 
 /* ---- generic figures ---- */
@@ -312,19 +333,30 @@ static void write_part(FILE *f, const FigPaths *fp, const PlotAxes *ax, const Pl
                      part + 1, nparts);
         fprintf(f, "set title "), gp_str(f, t), fputc('\n', f);
     }
-    int block = 0, first = 1, k0 = part * PLOT_PER_PANEL;
-    for (int i = 0; i < ns; i++) {
-        if (s[i].n == 0) continue;
-        if (s[i].panel == p && slot[i] >= k0 && slot[i] < k0 + PLOT_PER_PANEL) {
-            fprintf(f,
-                    first ? "plot '%s.dat' index %d using 1:2 "
-                          : ", \\\n     '%s.dat' index %d using 1:2 ",
-                    fp->stem, block);
-            style_of(f, s[i].style, slot[i] - k0);
-            fprintf(f, " title "), gp_str(f, s[i].label);
-            first = 0;
+    /* lines and steps first, points over them all (with a dark rim), so
+     * no later line hides a series' points */
+    int first = 1, k0 = part * PLOT_PER_PANEL;
+    for (int pass = 0; pass < 2; pass++) {
+        int block = 0;
+        for (int i = 0; i < ns; i++) {
+            if (s[i].n == 0) continue;
+            if (s[i].panel == p && slot[i] >= k0 && slot[i] < k0 + PLOT_PER_PANEL &&
+                (s[i].style == PLOT_POINTS) == pass) {
+                fprintf(f,
+                        first ? "plot '%s.dat' index %d using 1:2 "
+                              : ", \\\n     '%s.dat' index %d using 1:2 ",
+                        fp->stem, block);
+                style_of(f, s[i].style, slot[i] - k0);
+                fprintf(f, " title "), gp_str(f, s[i].label);
+                if (pass)
+                    fprintf(f,
+                            ", \\\n     '%s.dat' index %d using 1:2 with points pt %d ps 1.2 "
+                            "lc rgb '#202020' notitle",
+                            fp->stem, block, PT[slot[i] - k0] - 1);
+                first = 0;
+            }
+            block++;
         }
-        block++;
     }
     if (first) fprintf(f, "plot NaN notitle"); /* cannot happen: parts_of */
     fputc('\n', f);
@@ -339,8 +371,11 @@ static int write_lines_gp(const FigPaths *fp, const PlotAxes *ax, const PlotSeri
     int w = lo.cols > 1 ? 640 * lo.cols : FIG_W, h = lo.rows > 1 ? 400 * lo.rows : FIG_H;
     gp_prelude(f, fp, w > 4000 ? 4000 : w, h > 4000 ? 4000 : h);
     fprintf(f, "set xlabel "), gp_str(f, ax->xlabel), fputc('\n', f);
-    /* headroom so a series lying on 0 or 1 is not hidden by the border */
-    fprintf(f, "set offsets 0, 0, graph 0.05, graph 0.05\n");
+    /* headroom so a series lying on 0 or 1 is not hidden by the border;
+     * an axis from 0 starts at 0 exactly */
+    if (ax->logy) fprintf(f, "set logscale y\nset offsets 0, 0, graph 0.05, 0\n");
+    else if (ax->yfrom0) fprintf(f, "set yrange [0:*]\nset offsets 0, 0, graph 0.05, 0\n");
+    else fprintf(f, "set offsets 0, 0, graph 0.05, graph 0.05\n");
     if (!lo.grid) { /* centred on the image: a long title is not cut by the key */
         fprintf(f, "set tmargin 3\nset label 99 "), gp_str(f, ax->title);
         fprintf(f, " at screen 0.5, screen 0.965 center front\n");

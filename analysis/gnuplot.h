@@ -1,9 +1,10 @@
-/* gnuplot.h: figures via gnuplot (gnuplot.c). Every figure leaves three
+/* gnuplot.h: figures via gnuplot (gnuplot.c). Every figure leaves five
  * files side by side: NAME.dat (the numbers), NAME.gp (a plain gnuplot
  * script that reads NAME.dat by its base name, so `cd DIR && gnuplot
- * NAME.gp` redraws it after a restyle) and NAME.png. gnuplot is run with
- * fork/execvp in DIR, never through a shell. Every failure returns -1 with
- * one line in err. */
+ * NAME.gp` redraws it after a restyle), NAME.png, and its vector twins
+ * NAME.svg and NAME.pdf (the same script with gatelab_fmt='svg' or 'pdf').
+ * gnuplot is run with fork/execvp in DIR, never through a shell. Every
+ * failure returns -1 with one line in err. */
 #ifndef GATELAB_GNUPLOT_H
 #define GATELAB_GNUPLOT_H
 
@@ -30,6 +31,8 @@ typedef struct {
     const char *ylabel[2];           /* panel 0 and 1; panels past 1 take ylabel[0] */
     int npanels;                     /* 1..PLOT_MAX_PANELS (2: stacked, sharing x) */
     const char *const *panel_titles; /* [npanels] or NULL */
+    int yfrom0;                      /* y axes start at 0 exactly (rates, fractions) */
+    int logy;                        /* log y axes (values <= 0 are left out) */
 } PlotAxes;
 
 /* Legibility rules every line figure keeps:
@@ -45,7 +48,8 @@ typedef struct {
 #define PLOT_PER_PANEL 6
 #define PLOT_MAX_PANELS 32
 
-/* Line / point / step plot of ns series into png_path (must end in .png). */
+/* Line / point / step plot of ns series into png_path (must end in .png;
+ * the .svg and .pdf beside it too). Points are drawn over every line. */
 int plot_lines(const char *png_path, const PlotAxes *ax, const PlotSeries *s, int ns, char *err,
                size_t errlen);
 

@@ -1,5 +1,6 @@
-/* heatmap.h: attention maps to PNG via libpng. Pure rendering: it takes
- * arrays, never run files. */
+/* heatmap.h: attention maps as figures (cairo; PNG through libpng, SVG and
+ * PDF through cairo's vector surfaces). Pure rendering: it takes arrays,
+ * never run files. */
 #ifndef GATELAB_HEATMAP_H
 #define GATELAB_HEATMAP_H
 
@@ -12,23 +13,49 @@ typedef struct {
     float vmin, vmax;  /* colour range; vmin >= vmax means automatic */
     int colorbar;      /* draw a labelled colour bar on the right */
     const char *title; /* figure title in a band above the grid, or NULL */
-    int axis_labels;   /* label the axes: "QUERY POSITION" down the left of
-                          every row, "KEY POSITION" with its first and last
-                          index under every panel of the bottom row */
+    int axis_labels;   /* label the axes: "query" with the first and last
+                          query left of every row, "key position" with the
+                          first and last key under every panel of the
+                          bottom row, all written horizontally */
 } HeatmapStyle;
 
 /* One panel of a grid: a causal map A[T,T] (upper triangle masked grey),
- * titled (short ASCII title drawn with a built-in bitmap font). */
+ * titled (a short ASCII title). */
 typedef struct {
     const float *A;
     int T;
     const char *title;
 } HeatPanel;
 
-/* Render rows x cols panels into one PNG at path. -1 with a one-line
- * reason in err. */
-int heatmap_write_png(const char *path, const HeatPanel *panels, int rows, int cols,
-                      const HeatmapStyle *style, char *err, size_t errlen);
+/* The one-line refusal of an output name that is not a figure's (a
+ * printf format taking the path). */
+#define HEATMAP_EXT_ERR                                                                            \
+    "%s: a figure is written as .png, .svg and .pdf; name the .png, .svg or .pdf"
+
+/* Render rows x cols panels into one image at path, in the format its
+ * extension names (.png, .svg or .pdf; any other is refused). -1 with a
+ * one-line reason in err. */
+int heatmap_write(const char *path, const HeatPanel *panels, int rows, int cols,
+                  const HeatmapStyle *style, char *err, size_t errlen);
+
+/* The same figure as STEM.png, STEM.svg and STEM.pdf side by side, path
+ * naming any of the three. Every one of the three paths is checked
+ * (outpath.h) before any is written. -1 with a one-line reason in err. */
+int heatmap_write_figure(const char *path, const HeatPanel *panels, int rows, int cols,
+                         const HeatmapStyle *style, char *err, size_t errlen);
+
+/* 0 when heatmap_write_figure may write path's three files, else -1 and
+ * why (a name that is not .png/.svg/.pdf, or a file not ours). */
+int heatmap_check_out(const char *path, char *err, size_t errlen);
+
+/* path (ending .png, .svg or .pdf) with its extension replaced by ext
+ * into out; -1 when path has none of those or out is too small. */
+int heatmap_sibling(const char *path, const char *ext, char *out, size_t outlen);
+
+/* The automatic colour range of these panels in linear units (what
+ * HeatmapStyle's vmin/vmax 0/0 would use), so several figures can share
+ * one range: take the smallest vmin and the largest vmax. */
+void heatmap_auto_range(const HeatPanel *panels, int n, int log_scale, float *vmin, float *vmax);
 
 /* viridis-like perceptual colormap: x in [0,1] -> rgb. */
 void colormap_viridis(float x, unsigned char rgb[3]);

@@ -145,7 +145,7 @@ static int fig_loss(RunSet *rs, const char *png, char *err, size_t errlen) {
                       : "Training loss (lines) and validation loss "
                         "(points)",
               title, sizeof title);
-    PlotAxes ax = {title, "step", {"loss (nats/token)", NULL}, 1, NULL};
+    PlotAxes ax = {title, "step", {"loss (nats/token)", NULL}, 1, NULL, 0, 0};
     rc = plot_lines(png, &ax, s, 2 * ng, err, errlen);
 done:
     for (int i = 0; tr && ev && i < n; i++) {
@@ -400,11 +400,16 @@ static int fig_gate_hist(RunReader *r, const char *label, const char *png, char 
     char title[400];
     snprintf(title, sizeof title, "Gate scores per layer: %s (step %lld%s)", label, p.step,
              p.gate_bounded ? "" : ", raw act(XW)");
+    /* log y: the tails are where the sparse gate's scores are */
+    for (size_t i = 0; i < L * (size_t)nb; i++)
+        if (!(hist[i] > 0)) hist[i] = NAN;
     PlotAxes ax = {title,
                    p.gate_bounded ? "gate score" : "act(XW) value",
-                   {"fraction of scores", NULL},
+                   {"fraction of scores (log scale)", NULL},
                    1,
-                   NULL};
+                   NULL,
+                   0,
+                   1};
     rc = plot_lines(png, &ax, s, (int)L, err, errlen);
 done:
     runread_probe_free(&p);
@@ -496,7 +501,7 @@ static int fig_sink_steps(RunSet *rs, const char *png, char *err, size_t errlen)
     agg_title(rs, "Attention sinks during training", title, sizeof title);
     char ylabel[64];
     snprintf(ylabel, sizeof ylabel, "sink rate (alpha_0 > %g)", SINK_EPS);
-    PlotAxes ax = {title, "step", {ylabel, "first-token share"}, 2, NULL};
+    PlotAxes ax = {title, "step", {ylabel, "first-token share"}, 2, NULL, 1, 0};
     rc = plot_lines(png, &ax, s, 2 * ng, err, errlen);
 done:
     for (int i = 0; st && rate && share && i < n; i++) free(st[i]), free(rate[i]), free(share[i]);

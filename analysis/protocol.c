@@ -29,7 +29,13 @@ static int parse_pair(const char *v, ProtoCompare *c) {
     if (!strcmp(a, r)) return -1;
     str_copy(c->arm, sizeof c->arm, a);
     str_copy(c->ref, sizeof c->ref, r);
+    c->line = 0;
     return 0;
+}
+
+/* The first of arm, ref that breaks the name rule, or NULL. */
+static const char *bad_arm(const char *arm, const char *ref) {
+    return !name_plain(arm) ? arm : !name_plain(ref) ? ref : NULL;
 }
 
 static int find_compare(const Protocol *p, const char *arm, const char *ref) {
@@ -56,7 +62,16 @@ static int key_metric(Protocol *p, const char *v, char *err, size_t errlen) {
 static int key_compare(Protocol *p, const char *v, char *err, size_t errlen) {
     ProtoCompare c;
     if (parse_pair(v, &c)) return seterr(err, errlen, "compare '%s' is not 'ARM vs REF'", v);
+    const char *bad = bad_arm(c.arm, c.ref);
+    if (bad)
+        return seterr(err, errlen, "compare '%s': arm '%s' is not a run name (" NAME_RULE ")", v,
+                      bad);
     if (find_compare(p, c.arm, c.ref) >= 0) return seterr(err, errlen, "compare '%s' twice", v);
+    if (find_compare(p, c.ref, c.arm) >= 0)
+        return seterr(err, errlen,
+                      "compare '%s': '%s vs %s' is already declared (one test twice in the "
+                      "family)",
+                      v, c.ref, c.arm);
     if (p->n_compares == PROTO_MAX) return seterr(err, errlen, "more than %d compares", PROTO_MAX);
     p->compares[p->n_compares++] = c;
     return 0;
@@ -73,6 +88,11 @@ static int key_paper(Protocol *p, const char *v, char *err, size_t errlen) {
         return seterr(err, errlen, "paper '%s': metric %s is not declared before it", v, m);
     if (ci < 0)
         return seterr(err, errlen, "paper '%s': no 'compare = %s vs %s' before it", v, a, r);
+    for (int i = 0; i < p->n_claims; i++)
+        if ((int)p->claims[i].metric == mi && p->claims[i].compare == ci)
+            return seterr(err, errlen,
+                          "paper '%s': a claim on %s for %s vs %s is already made (%s)", v, m, a, r,
+                          p->claims[i].lower == (op[0] == '<') ? "the same" : "the opposite");
     if (p->n_claims == PROTO_MAX) return seterr(err, errlen, "more than %d claims", PROTO_MAX);
     p->claims[p->n_claims++] = (ProtoClaim){(ProtoMetric)mi, ci, op[0] == '<'};
     return 0;
@@ -86,6 +106,8 @@ static int key_margin(Protocol *p, const char *v, char *err, size_t errlen) {
     int mi = metric_of(m);
     if (mi < 0 || mi == PM_SINK_FORMED)
         return seterr(err, errlen, "margin '%s': %s has no mean to be equivalent in", v, m);
+    if (p->margin[mi] > 0)
+        return seterr(err, errlen, "margin '%s': a margin for %s given twice", v, m);
     p->margin[mi] = x;
     return 0;
 }
@@ -102,18 +124,32 @@ int protocol_key(Protocol *p, const char *key, const char *value, char *err, siz
 typedef struct {
     Protocol *p;
     const char *path;
+    FILE *f;
+    int line; /* of the line inih is handling */
     char *err;
     size_t errlen;
     int bad, seen;
 } ReadCtx;
 
+/* inih's fgets: one line per call, counted, so a key knows its line. */
+static char *read_line(char *str, int num, void *stream) {
+    ReadCtx *c = stream;
+    char *s = fgets(str, num, c->f);
+    if (s) c->line++;
+    return s;
+}
+
 static int on_key(void *user, const char *section, const char *key, const char *value) {
     ReadCtx *c = user;
-    if (strcmp(section, "primary")) return 1;
+    if (strcmp(section, "primary") || c->bad) return 1;
     c->seen = 1;
     char why[300];
-    if (protocol_key(c->p, key, value, why, sizeof why) == 0) return 1;
-    seterr(c->err, c->errlen, "%s: %s", c->path, why);
+    int n = c->p->n_compares;
+    if (protocol_key(c->p, key, value, why, sizeof why) == 0) {
+        if (c->p->n_compares > n) c->p->compares[n].line = c->line;
+        return 1;
+    }
+    seterr(c->err, c->errlen, "%s:%d: %s", c->path, c->line, why);
     c->bad = 1;
     return 0;
 }
@@ -123,8 +159,8 @@ int protocol_read(const char *path, Protocol *p, char *err, size_t errlen) {
     if (access(path, F_OK) != 0 && errno == ENOENT) return 1;
     FILE *f = input_fopen(path, err, errlen);
     if (!f) return -1;
-    ReadCtx c = {p, path, err, errlen, 0, 0};
-    int rc = ini_parse_file(f, on_key, &c);
+    ReadCtx c = {p, path, f, 0, err, errlen, 0, 0};
+    int rc = ini_parse_stream(read_line, &c, on_key, &c);
     fclose(f);
     if (c.bad) return -1;
     if (rc != 0) return seterr(err, errlen, "%s:%d: not 'key = value'", path, rc);

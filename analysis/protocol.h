@@ -28,6 +28,7 @@ typedef enum { PM_F_ATTN, PM_SINK_FORMED, PM_M_ACT, PM_VAL_LOSS, PM_COUNT } Prot
 
 typedef struct {
     char arm[PROTO_ARM_MAX], ref[PROTO_ARM_MAX];
+    int line; /* its line in the file it was read from (0: not known) */
 } ProtoCompare;
 
 typedef struct {
@@ -50,12 +51,17 @@ typedef struct {
 const char *proto_metric_name(ProtoMetric m);
 
 /* Applies one `key = value` of a [primary] section to p (zeroed first by
- * the caller). 0, or -1 with a one-line reason naming the value. */
+ * the caller). 0, or -1 with a one-line reason naming the value. Refused:
+ * an arm outside the name rule (name_plain, util.h), a pair given twice or
+ * also reversed (`A vs B` and `B vs A` would be one test twice in the Holm
+ * family), a claim given twice or contradicting an earlier one (`<` and
+ * `>` for one metric and pair), a second margin for one metric. */
 int protocol_key(Protocol *p, const char *key, const char *value, char *err, size_t errlen);
 
-/* Reads the [primary] section of path (other sections are ignored).
- * 0 on success, 1 when path does not exist, -1 with a one-line reason
- * ("FILE:LINE: ...") when it cannot be read or a key is bad. */
+/* Reads the [primary] section of path (other sections are ignored), with
+ * each compare's line. 0 on success, 1 when path does not exist, -1 with
+ * a one-line reason ("FILE:LINE: ...") when it cannot be read or a key is
+ * bad. */
 int protocol_read(const char *path, Protocol *p, char *err, size_t errlen);
 
 #endif

@@ -38,6 +38,25 @@
 
 /* ---- entry points ---- */
 
+/* Every arm of the protocol at path is the run name of a run file here;
+ * else -1 with "PATH:LINE: ..." naming the first arm that is not. */
+static int arms_are_runs(const char *path, const Protocol *pr, const Row *rows, int n, char *err,
+                         size_t errlen) {
+    for (int c = 0; c < pr->n_compares; c++)
+        for (int side = 0; side < 2; side++) {
+            const char *arm = side ? pr->compares[c].ref : pr->compares[c].arm;
+            int found = 0;
+            for (int i = 0; i < n && !found; i++) found = !strcmp(rows[i].run, arm);
+            if (!found)
+                return seterr(err, errlen,
+                              "%s:%d: compare = %s vs %s: '%s' is the run name of no run file "
+                              "here",
+                              path, pr->compares[c].line, pr->compares[c].arm, pr->compares[c].ref,
+                              arm);
+        }
+    return 0;
+}
+
 static int write_md(const char *path, const char *dir, const char *outdir, const Row *rows, int n,
                     const Protocol *proto, char *err, size_t errlen) {
     if (outpath_check(path, OUT_REPORT, 1, err, errlen) != 0) return -1;
@@ -75,7 +94,8 @@ int report_run(const char *dir, const char *outdir, char *err, size_t errlen) {
     if (!outdir) outdir = dir;
     int n;
     char **names;
-    if (list_runs(dir, &names, &n, err, errlen) < 0) return -1;
+    int listed = list_runs(dir, &names, &n, err, errlen);
+    if (listed < 0) return listed;
     if (n == 0) {
         free(names);
         seterr(err, errlen, "%s: no *.h5 run files", dir);
@@ -111,7 +131,9 @@ int report_run(const char *dir, const char *outdir, char *err, size_t errlen) {
     if (rc == 0) {
         snprintf(path, sizeof path, "%s/%s", dir, PROTO_FILE);
         has_proto = protocol_read(path, &proto, err, errlen);
-        rc = has_proto < 0 ? REPORT_BADINPUT : 0;
+        rc = has_proto < 0 || (has_proto == 0 && arms_are_runs(path, &proto, rows, n, err, errlen))
+                 ? REPORT_BADINPUT
+                 : 0;
     }
     if (rc == 0) {
         snprintf(path, sizeof path, "%s/REPORT.md", outdir);

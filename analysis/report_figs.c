@@ -1,5 +1,8 @@
 /* report_figs.c: the Figures section of REPORT.md: attention heatmaps
- * (heatmap.h) and the line and bar figures (plot.h). */
+ * (heatmap.h) and the line and bar figures (plot.h), each as PNG, SVG and
+ * PDF side by side. Every heatmap of a report colours the same range,
+ * attention 0 to 1 on the log10(a + 1e-4) scale, so colours compare
+ * across its figures (and across reports). */
 #include <dirent.h>
 #include <errno.h>
 #include <math.h>
@@ -11,6 +14,7 @@
 #include <unistd.h>
 
 #include "config.h" /* variant_key */
+#include "figlabel.h"
 #include "heatmap.h"
 #include "metrics.h"
 #include "plot.h"
@@ -45,6 +49,10 @@ static void safe_name(char *out, size_t n, const char *s) {
     out[i] = '\0';
 }
 
+/* The report's one colour range (attention units, log10 scale). */
+#define REPORT_VMIN 0.0f
+#define REPORT_VMAX 1.0f
+
 /* Panels of probe p: every layer x head (layer < 0) or one layer's heads */
 static int fill_panels(const ProbeRecord *p, int layer, const char *label, HeatPanel *pan,
                        char (*title)[64]) {
@@ -77,22 +85,26 @@ static void fig_grid(FILE *f, const char *figdir, const Row *w) {
     size_t np = (size_t)p.L * p.H;
     HeatPanel *pan = calloc(np, sizeof *pan);
     char(*title)[64] = calloc(np, sizeof *title);
-    char fig_title[200];
-    snprintf(fig_title, sizeof fig_title,
-             "%.60s (%.30s, %.16s) S%lld: LAYER X HEAD, STEP %lld, "
-             "T = %d, LOG10",
-             w->run, w->variant, w->data, w->seed, p.step, p.T);
-    HeatmapStyle st = {1, 0, 0.0f, 0.0f, 1, fig_title, 1};
+    char fig_title[300], who[128];
+    if (fig_is_pretrained(r)) fig_run_label(r, who, sizeof who);
+    else
+        snprintf(who, sizeof who, "%.60s (%.30s, %.16s) s%lld", w->run, w->variant, w->data,
+                 w->seed);
+    snprintf(fig_title, sizeof fig_title, "%s: %s, layer x head, step %lld, T = %d, log10", who,
+             fig_map_kind(&p), p.step, p.T);
+    HeatmapStyle st = {1, 0, REPORT_VMIN, REPORT_VMAX, 1, fig_title, 1};
     if (pan && title) {
         fill_panels(&p, -1, "", pan, title);
-        if (heatmap_write_png(path, pan, p.L, p.H, &st, err, sizeof err) == 0)
-            fprintf(f,
-                    "\n**%s (%s, data %s), seed %lld**: attention of every "
-                    "layer (rows) and head (columns), log10 scale, probe step "
-                    "%lld, T = %d\n\n![heatmap %s s%lld](figures/heatmap_%s_s"
-                    "%lld.png)\n",
-                    w->run, w->variant, w->data, w->seed, p.step, p.T, w->run, w->seed, name,
-                    w->seed);
+        if (heatmap_write_figure(path, pan, p.L, p.H, &st, err, sizeof err) == 0)
+            fprintf(
+                f,
+                "\n**%s (%s, data %s), seed %lld**: %s of every "
+                "layer (rows) and head (columns), log10 scale, probe step "
+                "%lld, T = %d ([SVG](figures/heatmap_%s_s%lld.svg), "
+                "[PDF](figures/heatmap_%s_s%lld.pdf))\n\n![heatmap %s s%lld](figures/heatmap_%s_s"
+                "%lld.png)\n",
+                w->run, w->variant, w->data, w->seed, fig_map_kind(&p), p.step, p.T, name, w->seed,
+                name, w->seed, w->run, w->seed, name, w->seed);
         else fprintf(f, "- heatmap of %s failed: %s\n", w->file, err);
     }
     free(pan);
@@ -133,10 +145,10 @@ static void fig_compare(FILE *f, const char *figdir, const Row *a, const Row *b,
     char(*title)[64] = calloc((size_t)2 * pa.H, sizeof *title);
     char fig_title[200];
     snprintf(fig_title, sizeof fig_title,
-             "%.40s S%lld (TOP) VS %.40s S%lld (BOTTOM), "
-             "LAYER %d, MEDIAN-F-ATTN SEEDS, LOG10",
+             "%.40s s%lld (top) vs %.40s s%lld (bottom), "
+             "layer %d, median-F-Attn seeds, log10",
              a->run, a->seed, b->run, b->seed, layer);
-    HeatmapStyle st = {1, 0, 0.0f, 0.0f, 1, fig_title, 1};
+    HeatmapStyle st = {1, 0, REPORT_VMIN, REPORT_VMAX, 1, fig_title, 1};
     snprintf(path, sizeof path, "%s/heatmap_baseline_vs_g1-elem_%s.png", figdir, dname);
     if (pan && title) {
         char la[40], lb[40];
@@ -144,7 +156,7 @@ static void fig_compare(FILE *f, const char *figdir, const Row *a, const Row *b,
         snprintf(lb, sizeof lb, "%.28s s%lld", b->run, b->seed);
         int n = fill_panels(&pa, layer, la, pan, title);
         fill_panels(&pb, layer, lb, pan + n, title + n);
-        if (heatmap_write_png(path, pan, 2, pa.H, &st, err, sizeof err) == 0)
+        if (heatmap_write_figure(path, pan, 2, pa.H, &st, err, sizeof err) == 0)
             fprintf(f,
                     "\n**%s seed %lld (top) vs %s seed %lld (bottom), data %s**, "
                     "layer %d (the baseline's layer of largest F-Attn), every head, "

@@ -288,7 +288,7 @@ static void lc_figure(FILE *f, const char *figdir, const LcRun *w, int n, const 
     snprintf(title, sizeof title, "val loss against eval length; mean over seeds%s",
              subset ? "; key runs; all runs in the tables" : "");
     PlotAxes ax = {
-        title, "eval length (tokens)", {"val loss, plain RoPE", "val loss, YaRN"}, 2, NULL};
+        title, "eval length (tokens)", {"val loss, plain RoPE", "val loss, YaRN"}, 2, NULL, 0, 0};
     draw_figure(f, figdir, "lceval_loss.png", "val loss vs length", &ax, s, ns);
 done:
     free(s), free(xy), free(st), free(sp), free(vp), free(len), free(shown);

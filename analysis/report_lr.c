@@ -199,12 +199,16 @@ static void figures(FILE *f, const char *outdir, const Arm *arms, int na) {
         "log10 learning rate",
         {"final val loss", NULL},
         1,
-        NULL};
+        NULL,
+        0,
+        0};
     PlotAxes ax1 = {"Largest attention logit against learning rate (last probe, mean over seeds)",
                     "log10 learning rate",
                     {"max |attention logit|", NULL},
                     1,
-                    NULL};
+                    NULL,
+                    0,
+                    0};
     draw_figure(f, figdir, "lr_loss.png", "final val loss against learning rate", &ax0, s[0], na);
     draw_figure(f, figdir, "lr_max_logit.png", "largest attention logit against learning rate",
                 &ax1, s[1], na);

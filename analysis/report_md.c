@@ -216,7 +216,7 @@ void md_runs(FILE *f, const Row *rows, int n) {
         fputs(" |\n", f);
     }
     int bad = 0, bad_probe = 0;
-    char name[256]; /* a file name as a code span shows it */
+    char name[256], why[512]; /* a file name as a code span shows it, a reason as text */
     for (int i = 0; i < n; i++) bad += !rows[i].ok;
     for (int i = 0; i < n; i++) bad_probe += rows[i].ok && rows[i].probe_err[0];
     if (bad_probe) {
@@ -225,7 +225,8 @@ void md_runs(FILE *f, const Row *rows, int n) {
         for (int i = 0; i < n; i++) {
             if (!rows[i].ok || !rows[i].probe_err[0]) continue;
             table_name(name, sizeof name, rows[i].file);
-            fprintf(f, "- `%s`: probe unreadable: %s\n", name, rows[i].probe_err);
+            table_name(why, sizeof why, rows[i].probe_err);
+            fprintf(f, "- `%s`: probe unreadable: %s\n", name, why);
         }
     }
     if (!bad) return;
@@ -233,7 +234,8 @@ void md_runs(FILE *f, const Row *rows, int n) {
     for (int i = 0; i < n; i++) {
         if (rows[i].ok) continue;
         table_name(name, sizeof name, rows[i].file);
-        fprintf(f, "- `%s`: unreadable: %s\n", name, rows[i].err);
+        table_name(why, sizeof why, rows[i].err);
+        fprintf(f, "- `%s`: unreadable: %s\n", name, why);
     }
 }
 
@@ -304,10 +306,12 @@ void md_title(FILE *f, const char *dir, const Row *rows, int n) {
     time_t now = time(NULL);
     char when[64];
     strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", localtime(&now));
+    char shown_dir[1024];
+    table_name(shown_dir, sizeof shown_dir, dir);
     fprintf(f,
             "# gatelab report\n\nRun files in `%s`: %d (%d readable, %d "
             "unreadable",
-            dir, n, ok - bad_probe, n - ok);
+            shown_dir, n, ok - bad_probe, n - ok);
     if (bad_probe) fprintf(f, ", %d with an unreadable probe (listed under Runs)", bad_probe);
     fprintf(f, "). Written %s.\n", when);
 }

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config.h" /* variant_key_id */
 #include "intervention.h"
 #include "report_priv.h"
 #include "runfile_read.h"
@@ -118,37 +119,60 @@ static void correlations(FILE *f, const MechRun *w, int n) {
     free(x), free(y), free(gx), free(gy), free(grp), free(cnt);
 }
 
+/* The scatter's marks: the kind of run (the baseline; a variant without
+ * an output gate, such as softmax1 or a sink token; a gated variant)
+ * crossed with its data source, each its own colour and point type. */
+enum { MK_BASE, MK_UNGATED, MK_GATED, MK_KINDS, MK_DATA = 3 };
+static const char *const MK_NAME[MK_KINDS] = {"baseline", "other, no gate", "gated"};
+
 static void scatter(FILE *f, const char *figdir, const MechRun *w, int n) {
-    double *x = calloc((size_t)n, sizeof *x), *y = calloc((size_t)n, sizeof *y);
-    double *xs[2] = {calloc((size_t)n, sizeof(double)), calloc((size_t)n, sizeof(double))};
-    double *ys[2] = {calloc((size_t)n, sizeof(double)), calloc((size_t)n, sizeof(double))};
-    size_t k = 0, ks[2] = {0, 0};
-    for (int i = 0; x && y && xs[0] && xs[1] && ys[0] && ys[1] && i < n; i++) {
+    enum { NS = MK_KINDS * (MK_DATA + 1) };
+    double *xs[NS], *ys[NS];
+    size_t ks[NS] = {0}, k = 0;
+    char data[MK_DATA][64], label[NS][160];
+    int nd = 0, ok = 1;
+    for (int i = 0; i < NS; i++) {
+        xs[i] = calloc((size_t)(n ? n : 1), sizeof(double));
+        ys[i] = calloc((size_t)(n ? n : 1), sizeof(double));
+        ok &= xs[i] && ys[i];
+    }
+    const char *base = variant_key_id(VARIANT_KEY_BASELINE);
+    for (int i = 0; ok && i < n; i++) {
         if (!isfinite(w[i].bos_act) || !isfinite(w[i].fattn) || w[i].bos_act <= 0) continue;
-        x[k] = w[i].bos_act, y[k++] = w[i].fattn;
-        int g = w[i].gated;
+        int d = 0;
+        while (d < nd && strcmp(data[d], w[i].data)) d++;
+        if (d == nd && nd < MK_DATA) snprintf(data[nd++], sizeof data[0], "%s", w[i].data);
+        int kind = w[i].gated ? MK_GATED : !strcmp(w[i].variant, base) ? MK_BASE : MK_UNGATED;
+        int g = kind * (MK_DATA + 1) + d; /* d == MK_DATA: any further source */
         xs[g][ks[g]] = log10(w[i].bos_act), ys[g][ks[g]++] = w[i].fattn;
+        k++;
     }
     if (k > 0) {
         fprintf(f,
                 "\nF-Attn against BOS activation (mean over layers of position 0's max |h|, "
-                "last probe), one point per run file (n = %zu).\n",
+                "last probe), one point per run file (n = %zu); the marks tell the baseline, "
+                "variants without an output gate and gated variants apart, per data source.\n",
                 k);
         correlations(f, w, n);
-        PlotSeries s[2] = {
-            {"no gate", xs[0], ys[0], ks[0], PLOT_POINTS, 1, 0},
-            {"gated", xs[1], ys[1], ks[1], PLOT_POINTS, 2, 0},
-        };
+        PlotSeries s[NS];
+        int ns = 0;
+        for (int g = 0; g < NS; g++) {
+            if (!ks[g]) continue;
+            int kind = g / (MK_DATA + 1), d = g % (MK_DATA + 1);
+            snprintf(label[g], sizeof label[g], "%s (%s)", MK_NAME[kind],
+                     d < nd ? data[d] : "other data");
+            s[ns++] = (PlotSeries){label[g], xs[g], ys[g], ks[g], PLOT_POINTS, 0, 0};
+        }
         PlotAxes ax = {"F-Attn against BOS activation (one point per run)",
                        "log10 BOS activation (mean over layers of max |h_0|)",
                        {"F-Attn", NULL},
                        1,
-                       NULL};
-        int first = ks[0] ? 0 : 1, ns = ks[0] && ks[1] ? 2 : 1;
-        draw_figure(f, figdir, "mech_bos_fattn.png", "F-Attn against BOS activation", &ax,
-                    s + first, ns);
+                       NULL,
+                       1,
+                       0};
+        draw_figure(f, figdir, "mech_bos_fattn.png", "F-Attn against BOS activation", &ax, s, ns);
     }
-    free(x), free(y), free(xs[0]), free(xs[1]), free(ys[0]), free(ys[1]);
+    for (int i = 0; i < NS; i++) free(xs[i]), free(ys[i]);
 }
 
 /* " paired t p | Wilcoxon p |" of the per-seed changes d[c] against 0: the

@@ -9,6 +9,7 @@
 
 #include "metrics.h"
 #include "runfile_read.h"
+#include "runname.h"
 #include "runschema.h"
 #include "runstats.h"
 
@@ -28,6 +29,9 @@ static int row(FILE *f, const char *path, int *header) {
     if (ok) {
         runread_pretrained_string(r, RS_PT_DTYPE, dtype, sizeof dtype, NULL, 0);
         runread_pretrained_string(r, RS_PT_MODEL_DIR, dir, sizeof dir, NULL, 0);
+        table_name(arch, sizeof arch, arch); /* shown as text (runname.h) */
+        table_name(dtype, sizeof dtype, dtype);
+        table_name(dir, sizeof dir, dir);
         if (!*header) {
             fprintf(f, "\n## Pretrained models\n\nRun files written by `gatelab inspect` from a "
                        "Hugging Face checkpoint (one probe). For comparison, the paper's Table 4 "

@@ -49,6 +49,9 @@ typedef struct {
 double metric_value(const Row *w, const MetricCol *m);
 
 /* report_rows.c */
+/* The *.h5 names in dir, sorted, into *out (n of them, each malloc'd).
+ * 0; REPORT_BADINPUT with a line when dir does not exist or a name breaks
+ * the name rule (name_plain, util.h); -1 on another error. */
 int list_runs(const char *dir, char ***out, int *n, char *err, size_t errlen);
 void row_read(Row *w);
 int cmp_row(const void *a, const void *b);

@@ -17,6 +17,7 @@
 #include "heatmap.h"
 #include "metrics.h"
 #include "plot.h"
+#include "report.h"
 #include "report_priv.h"
 #include "runfile_read.h"
 #include "runschema.h"
@@ -119,8 +120,9 @@ void row_read(Row *w) {
     w->ok = 1;
     if (runread_config_string(r, RS_CFG_DATA, w->data, sizeof w->data, NULL, 0))
         snprintf(w->data, sizeof w->data, "?");
+    table_name(w->data, sizeof w->data, w->data); /* shown as text (runname.h) */
     for (size_t k = 0; k < N_CFG; k++) w->cfg[k] = cfg_or(r, CFG_KEYS[k], NAN);
-    snprintf(w->variant, sizeof w->variant, "%s", m->variant);
+    table_name(w->variant, sizeof w->variant, m->variant);
     snprintf(w->status, sizeof w->status, "%s", m->status);
     w->seed = m->seed;
     w->n_params = m->n_params;
@@ -147,20 +149,29 @@ static int cmp_str(const void *a, const void *b) {
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* *.h5 names in dir, sorted (checkpoints end in .ckpt and are skipped). */
+/* See report_priv.h (checkpoints end in .ckpt and are skipped). */
 int list_runs(const char *dir, char ***out, int *n, char *err, size_t errlen) {
     *n = 0;
     *out = NULL;
     DIR *d = opendir(dir);
     if (!d) {
         seterr(err, errlen, "%s: %s", dir, strerror(errno));
-        return -1;
+        return errno == ENOENT || errno == ENOTDIR ? REPORT_BADINPUT : -1;
     }
     char **names = NULL;
-    int cap = 0;
+    int cap = 0, bad = 0;
     struct dirent *e;
     while ((e = readdir(d))) {
         if (!ends_with(e->d_name, ".h5") || e->d_name[0] == '.') continue;
+        if (!name_plain(e->d_name)) { /* the name rule, where names enter */
+            char shown[256];
+            table_name(shown, sizeof shown, e->d_name);
+            seterr(err, errlen,
+                   "%s/%s: a run file's name may hold only " NAME_RULE "; rename it to report it",
+                   dir, shown);
+            bad = 1;
+            break;
+        }
         if (*n == cap) {
             cap = cap ? 2 * cap : 16;
             char **p = realloc(names, (size_t)cap * sizeof *p);
@@ -171,6 +182,12 @@ int list_runs(const char *dir, char ***out, int *n, char *err, size_t errlen) {
         (*n)++;
     }
     closedir(d);
+    if (bad) {
+        for (int i = 0; i < *n; i++) free(names[i]);
+        free(names);
+        *n = 0;
+        return REPORT_BADINPUT;
+    }
     if (*n) qsort(names, (size_t)*n, sizeof *names, cmp_str);
     *out = names;
     return 0;

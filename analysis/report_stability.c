@@ -143,7 +143,7 @@ static void st_figure(FILE *f, const char *figdir, const StRun *w, int n, const 
     char title[200];
     snprintf(title, sizeof title, "training loss per seed, one panel per run%s",
              subset ? "; key runs; all runs in the table" : "");
-    PlotAxes ax = {title, "step", {"training loss", NULL}, np, pt};
+    PlotAxes ax = {title, "step", {"training loss", NULL}, np, pt, 0, 0};
     draw_figure(f, figdir, "stability_loss.png", "loss curves per seed and lr", &ax, s, ns);
 done:
     for (int i = 0; xs && i < n; i++) free(xs[i]);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "runfile_read.h"
+#include "runname.h"
 #include "runschema.h"
 
 static double row_mean(const double *v, int n) {
@@ -40,8 +41,10 @@ static void rows(FILE *f, const char *path, int *shown) {
         RunStream s;
         if (runread_stream(r, w[i], &s, err, sizeof err) != 0) continue;
         if (!*shown) header(f), *shown = 1;
-        fprintf(f, "| %s | %s | %d / %d | %d | %.4f |", base ? base + 1 : path,
-                runread_meta(r)->variant, s.window, s.len, s.n_seqs, row_mean(s.loss, s.n_seqs));
+        char variant[256];
+        table_name(variant, sizeof variant, runread_meta(r)->variant); /* runname.h */
+        fprintf(f, "| %s | %s | %d / %d | %d | %.4f |", base ? base + 1 : path, variant, s.window,
+                s.len, s.n_seqs, row_mean(s.loss, s.n_seqs));
         for (int k = 0; k < s.n_keep; k++)
             fprintf(f, "%s%d: %.4f", k ? " · " : " ", s.keep[k],
                     row_mean(s.loss + (size_t)(k + 1) * s.n_seqs, s.n_seqs));

@@ -55,9 +55,10 @@ RunReader *open_run_head(const char *path, char *name, char *variant, char *stat
     RunReader *r = runread_open(path, err, sizeof err);
     if (!r) return NULL;
     run_name(name, 256, path);
-    snprintf(variant, 256, "%s", runread_meta(r)->variant);
+    table_name(variant, 256, runread_meta(r)->variant); /* shown as text (runname.h) */
     snprintf(status, 32, "%s", runread_meta(r)->status);
     if (runread_config_string(r, RS_CFG_DATA, data, 64, NULL, 0)) snprintf(data, 64, "?");
+    table_name(data, 64, data);
     return r;
 }
 

@@ -5,13 +5,14 @@
 #   build       compiler, meson, and the libraries gatelab links
 #   test        build + hdf5-tools, python3-h5py (resume_lineup.sh), MPI (the
 #               two-rank sweep test), clang-format, qemu-user (the
-#               reproducible mode's no-AVX-512 check)
+#               reproducible mode's no-AVX-512 check), clang and its
+#               libFuzzer runtime (tests/fuzz/run_fuzzers.sh)
 #   quickstart  build + nodejs/npm (data/fetch_brown.sh)
 #   bash experiments/install-deps.sh test
 #   bash experiments/install-deps.sh build clang
 set -euo pipefail
 
-BUILD="gcc meson ninja-build pkg-config libopenblas-dev libhdf5-dev libpng-dev
+BUILD="gcc meson ninja-build pkg-config libopenblas-dev libhdf5-dev libpng-dev libcairo2-dev
        libinih-dev libcmocka-dev libgsl-dev gnuplot-nox libjansson-dev libpcre2-dev libicu-dev
        zlib1g-dev"
 [ $# -gt 0 ] || { echo "usage: $0 build|test|quickstart|PACKAGE..." >&2; exit 2; }
@@ -19,7 +20,7 @@ pkgs=""
 for a in "$@"; do
     case $a in
         build) pkgs="$pkgs $BUILD" ;;
-        test) pkgs="$pkgs $BUILD hdf5-tools python3-h5py libopenmpi-dev openmpi-bin clang-format qemu-user" ;;
+        test) pkgs="$pkgs $BUILD hdf5-tools python3-h5py libopenmpi-dev openmpi-bin clang-format qemu-user clang libclang-rt-14-dev" ;;
         quickstart) pkgs="$pkgs $BUILD nodejs npm" ;;
         *) pkgs="$pkgs $a" ;;
     esac

@@ -32,6 +32,22 @@ same run.h5 run.orig; same notes.txt notes.orig; same other.h5 other.orig
 # its own kind, or a new path: fine (twice: the second overwrites a PNG)
 "$G" heatmap run.h5 --out map.png >/dev/null || bad "heatmap to a new path"
 "$G" heatmap run.h5 --out map.png >/dev/null || bad "heatmap over its own PNG"
+# a figure is PNG, SVG and PDF side by side: all three written, and any
+# other extension refused in one line, writing nothing
+for e in png svg pdf; do [ -s map.$e ] || bad "heatmap wrote no map.$e"; done
+head -c 5 map.svg | grep -q '<?xml' || bad "map.svg is not SVG"
+head -c 5 map.pdf | grep -q '%PDF-' || bad "map.pdf is not PDF"
+if command -v pdfinfo >/dev/null; then pdfinfo map.pdf >/dev/null 2>&1 || bad "pdfinfo refuses map.pdf"; fi
+refused "$G" heatmap run.h5 --out map.jpg
+[ ! -e map.jpg ] || bad "heatmap wrote map.jpg"
+grep -q 'map.jpg' err.txt || bad "the refusal does not name map.jpg: $(cat err.txt)"
+refused "$G" heatmap run.h5 --out fig.svg --range 1:0
+refused "$G" heatmap run.h5 --out fig.svg --range -1:0 --log
+# a twin that is not ours stops the whole figure before any is written
+cp notes.txt fig.pdf
+refused "$G" heatmap run.h5 --out fig.png
+[ ! -e fig.png ] && [ ! -e fig.svg ] || bad "heatmap wrote part of a refused figure"
+same fig.pdf notes.orig
 # a link is refused, the link and its target stay as they were
 ln -s notes.txt link.png
 refused "$G" heatmap run.h5 --out link.png

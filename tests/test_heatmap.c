@@ -1,5 +1,6 @@
-/* test_heatmap.c: the colormap and the heatmap PNG writer, checked by
- * reading the PNG back through libpng and looking at known pixels. */
+/* test_heatmap.c: the colormap and the heatmap writer, checked by reading
+ * the PNG back through libpng and looking at known pixels, and by the
+ * leading bytes of its SVG and PDF twins. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -18,7 +19,7 @@
 /* Layout constants of analysis/heatmap.c (documented at its top). */
 #define MARGIN 10
 #define GAP 16
-#define TITLE_H 22
+#define TITLE_H 24
 #define BAR_GAP 16
 #define BAR_W 16
 static const unsigned char MASK_GREY[3] = {160, 160, 160};
@@ -117,7 +118,7 @@ static void test_single_panel_pixels(void **state) {
     HeatmapStyle st = {0, cell, 0.0f, 1.0f, 0, NULL, 0};
     char path[256], err[256] = "";
     tmp_path(path, sizeof path, "single");
-    assert_int_equal(heatmap_write_png(path, &p, 1, 1, &st, err, sizeof err), 0);
+    assert_int_equal(heatmap_write(path, &p, 1, 1, &st, err, sizeof err), 0);
     Image im = read_png(path);
     assert_int_equal(im.w, 2 * MARGIN + T * cell);
     assert_int_equal(im.h, 2 * MARGIN + TITLE_H + T * cell);
@@ -157,19 +158,19 @@ static int ink_in(const Image *im, int x0, int y0, int x1, int y1) {
 }
 
 /* A title band above the grid and axis bands left and below: the matrix
- * moves right by the left band (one glyph wide plus 8) and down by the
- * title band; the title, "QUERY..." and "KEY POSITION" leave ink there,
- * and the matrix pixels are where the moved layout says. */
+ * moves right by the left band (AXIS_W) and down by the title band; the
+ * title, "query" and "key position" leave ink there, and the matrix
+ * pixels are where the moved layout says. */
 static void test_title_and_axis_labels(void **state) {
     (void)state;
     const int T = 32, cell = 8, S = T * cell;
-    const int AXW = 6 * 2 + 8, AXH = 7 * 2 + 8;
+    const int AXW = 56, AXH = 16 + 8;
     float *A = sink_map(T);
     HeatPanel p = {A, T, "L0 H0"};
     HeatmapStyle st = {0, cell, 0.0f, 1.0f, 0, "BASELINE S1", 1};
     char path[256], err[256] = "";
     tmp_path(path, sizeof path, "labels");
-    assert_int_equal(heatmap_write_png(path, &p, 1, 1, &st, err, sizeof err), 0);
+    assert_int_equal(heatmap_write(path, &p, 1, 1, &st, err, sizeof err), 0);
     Image im = read_png(path);
     assert_int_equal(im.w, 2 * MARGIN + AXW + S);
     assert_int_equal(im.h, 2 * MARGIN + 2 * TITLE_H + S + AXH);
@@ -179,13 +180,13 @@ static void test_title_and_axis_labels(void **state) {
     assert_rgb(pix(&im, x0 + 1, y0 + 1), one);           /* sink column */
     assert_rgb(pix(&im, x0 + S - 2, y0 + 2), MASK_GREY); /* future */
     assert_true(ink_in(&im, MARGIN, MARGIN, im.w - MARGIN, MARGIN + TITLE_H) > 20);
-    assert_true(ink_in(&im, 0, y0, x0, y0 + S) > 50);        /* QUERY POSITION */
-    assert_true(ink_in(&im, x0, y0 + S, x0 + S, im.h) > 50); /* 0 KEY POSITION 31 */
+    assert_true(ink_in(&im, 0, y0, x0, y0 + S) > 50);        /* 0, query, 31 */
+    assert_true(ink_in(&im, x0, y0 + S, x0 + S, im.h) > 50); /* 0 key position 31 */
     assert_int_equal(ink_in(&im, x0 + 2, y0 + 2, x0 + S - 2, y0 + S - 2), 0);
     free(im.px);
     /* a title wider than the image wraps onto a second line */
     st.title = "A LONG TITLE THAT CANNOT FIT ON ONE LINE OF THIS NARROW IMAGE AT ALL";
-    assert_int_equal(heatmap_write_png(path, &p, 1, 1, &st, err, sizeof err), 0);
+    assert_int_equal(heatmap_write(path, &p, 1, 1, &st, err, sizeof err), 0);
     im = read_png(path);
     assert_int_equal(im.h, 2 * MARGIN + 3 * TITLE_H + S + AXH);
     assert_true(ink_in(&im, MARGIN, MARGIN + TITLE_H, im.w - MARGIN, MARGIN + 2 * TITLE_H) > 20);
@@ -203,7 +204,7 @@ static void test_grid_size_and_shared_scale(void **state) {
     HeatmapStyle st = {0, cell, 0.0f, 0.0f, 0, NULL, 0}; /* automatic range */
     char path[256], err[256] = "";
     tmp_path(path, sizeof path, "grid");
-    assert_int_equal(heatmap_write_png(path, p, 2, 2, &st, err, sizeof err), 0);
+    assert_int_equal(heatmap_write(path, p, 2, 2, &st, err, sizeof err), 0);
     Image im = read_png(path);
     int S = T * cell;
     assert_int_equal(im.w, 2 * MARGIN + 2 * S + GAP);
@@ -238,7 +239,7 @@ static void test_colorbar_and_log_scale(void **state) {
     HeatmapStyle st = {1, cell, 0.0f, 0.0f, 1, NULL, 0}; /* log, auto, bar */
     char path[256], err[256] = "";
     tmp_path(path, sizeof path, "bar");
-    assert_int_equal(heatmap_write_png(path, &p, 1, 1, &st, err, sizeof err), 0);
+    assert_int_equal(heatmap_write(path, &p, 1, 1, &st, err, sizeof err), 0);
     Image im = read_png(path);
     int S = T * cell;
     assert_true(im.w > 2 * MARGIN + S + BAR_GAP + BAR_W);
@@ -267,7 +268,7 @@ static void test_auto_cell_and_downsample(void **state) {
     HeatmapStyle st = {0, 0, 0.0f, 1.0f, 0, NULL, 0};
     char path[256], err[256] = "";
     tmp_path(path, sizeof path, "big");
-    assert_int_equal(heatmap_write_png(path, &p, 1, 1, &st, err, sizeof err), 0);
+    assert_int_equal(heatmap_write(path, &p, 1, 1, &st, err, sizeof err), 0);
     Image im = read_png(path);
     assert_int_equal(im.w, 2 * MARGIN + 512); /* capped panel */
     unsigned char one[3];
@@ -282,7 +283,7 @@ static void test_auto_cell_and_downsample(void **state) {
     float *B = sink_map(8);
     HeatPanel q = {B, 8, NULL};
     tmp_path(path, sizeof path, "small");
-    assert_int_equal(heatmap_write_png(path, &q, 1, 1, &st, err, sizeof err), 0);
+    assert_int_equal(heatmap_write(path, &q, 1, 1, &st, err, sizeof err), 0);
     im = read_png(path);
     int P = im.w - 2 * MARGIN;
     assert_true(P >= 256 && P <= 512 && P % 8 == 0);
@@ -298,7 +299,7 @@ static void test_bad_inputs(void **state) {
     HeatmapStyle st = {0, 4, 0.0f, 1.0f, 1, NULL, 0};
     char err[256] = "";
     const char *bad = "/nonexistent-dir-gatelab/sub/out.png";
-    assert_int_equal(heatmap_write_png(bad, &p, 1, 1, &st, err, sizeof err), -1);
+    assert_int_equal(heatmap_write(bad, &p, 1, 1, &st, err, sizeof err), -1);
     assert_non_null(strstr(err, bad));
     assert_null(strchr(err, '\n'));
 
@@ -306,27 +307,105 @@ static void test_bad_inputs(void **state) {
     tmp_path(path, sizeof path, "never");
     HeatPanel z = {A, 0, "zero"};
     err[0] = 0;
-    assert_int_equal(heatmap_write_png(path, &z, 1, 1, &st, err, sizeof err), -1);
+    assert_int_equal(heatmap_write(path, &z, 1, 1, &st, err, sizeof err), -1);
     assert_non_null(strstr(err, "T = 0"));
     HeatPanel huge = {A, 100000, "huge"};
-    assert_int_equal(heatmap_write_png(path, &huge, 1, 1, &st, err, sizeof err), -1);
+    assert_int_equal(heatmap_write(path, &huge, 1, 1, &st, err, sizeof err), -1);
     assert_non_null(strstr(err, "T = 100000"));
     HeatPanel none = {NULL, 8, "none"};
-    assert_int_equal(heatmap_write_png(path, &none, 1, 1, &st, err, sizeof err), -1);
+    assert_int_equal(heatmap_write(path, &none, 1, 1, &st, err, sizeof err), -1);
     assert_non_null(strstr(err, "no data"));
-    assert_int_equal(heatmap_write_png(path, &p, 0, 1, &st, err, sizeof err), -1);
+    assert_int_equal(heatmap_write(path, &p, 0, 1, &st, err, sizeof err), -1);
     assert_non_null(strstr(err, "grid"));
     /* too many pixels: 2000 entries at 64 px each */
     HeatmapStyle fat = {0, 64, 0.0f, 1.0f, 0, NULL, 0};
     float *big = calloc((size_t)2000 * 2000, sizeof(float));
     assert_non_null(big);
     HeatPanel b = {big, 2000, "big"};
-    assert_int_equal(heatmap_write_png(path, &b, 1, 1, &fat, err, sizeof err), -1);
+    assert_int_equal(heatmap_write(path, &b, 1, 1, &fat, err, sizeof err), -1);
     assert_non_null(strstr(err, "too large"));
     free(big);
     /* none of the failures left a file behind */
     assert_int_equal(access(path, F_OK), -1);
     free(A);
+}
+
+/* The first n bytes of path equal want. */
+static int starts_with(const char *path, const char *want) {
+    char buf[16] = "";
+    FILE *f = fopen(path, "rb");
+    if (!f) return 0;
+    size_t n = fread(buf, 1, strlen(want), f);
+    fclose(f);
+    return n == strlen(want) && memcmp(buf, want, n) == 0;
+}
+
+/* heatmap_write_figure writes STEM.png, STEM.svg and STEM.pdf, whichever
+ * of the three the path names; heatmap_write writes the one named. */
+static void test_figure_three_formats(void **state) {
+    (void)state;
+    float *A = sink_map(8);
+    HeatPanel p = {A, 8, "L0 H0"};
+    HeatmapStyle st = {1, 4, 0.0f, 1.0f, 1, "proxy |a|/sum|a| maps", 1};
+    char base[200], png[256], svg[256], pdf[256], err[256] = "";
+    snprintf(base, sizeof base, "/tmp/gatelab_test_heatmap_%ld_fig", (long)getpid());
+    snprintf(png, sizeof png, "%s.png", base);
+    snprintf(svg, sizeof svg, "%s.svg", base);
+    snprintf(pdf, sizeof pdf, "%s.pdf", base);
+    assert_int_equal(heatmap_write_figure(svg, &p, 1, 1, &st, err, sizeof err), 0);
+    assert_true(starts_with(png, "\x89PNG"));
+    assert_true(starts_with(svg, "<?xml"));
+    assert_true(starts_with(pdf, "%PDF-"));
+    Image im = read_png(png); /* a whole PNG */
+    assert_true(im.w > 2 * MARGIN + 56 + 8 * 4 + BAR_GAP + BAR_W);
+    free(im.px);
+    unlink(png), unlink(svg), unlink(pdf);
+    assert_int_equal(heatmap_write(pdf, &p, 1, 1, &st, err, sizeof err), 0);
+    assert_true(starts_with(pdf, "%PDF-"));
+    assert_int_equal(access(png, F_OK), -1);
+    unlink(pdf);
+    free(A);
+}
+
+/* An extension none of the three formats has is refused in one line,
+ * writing nothing; so is a figure whose SVG twin is not ours. */
+static void test_refuses_other_extensions(void **state) {
+    (void)state;
+    float *A = sink_map(8);
+    HeatPanel p = {A, 8, "x"};
+    HeatmapStyle st = {0, 4, 0.0f, 1.0f, 0, NULL, 0};
+    char path[256], err[256] = "";
+    snprintf(path, sizeof path, "/tmp/gatelab_test_heatmap_%ld_x.jpg", (long)getpid());
+    assert_int_equal(heatmap_write_figure(path, &p, 1, 1, &st, err, sizeof err), -1);
+    assert_non_null(strstr(err, path));
+    assert_non_null(strstr(err, ".png, .svg or .pdf"));
+    assert_null(strchr(err, '\n'));
+    assert_int_equal(heatmap_write(path, &p, 1, 1, &st, err, sizeof err), -1);
+    assert_int_equal(access(path, F_OK), -1);
+    char png[256], svg[256];
+    snprintf(png, sizeof png, "/tmp/gatelab_test_heatmap_%ld_y.png", (long)getpid());
+    snprintf(svg, sizeof svg, "/tmp/gatelab_test_heatmap_%ld_y.svg", (long)getpid());
+    FILE *f = fopen(svg, "w");
+    assert_non_null(f);
+    fputs("not a figure\n", f);
+    fclose(f);
+    assert_int_equal(heatmap_write_figure(png, &p, 1, 1, &st, err, sizeof err), -1);
+    assert_non_null(strstr(err, svg));
+    assert_int_equal(access(png, F_OK), -1);
+    unlink(svg);
+    free(A);
+}
+
+/* heatmap_auto_range is the range an automatic style colours by. */
+static void test_auto_range(void **state) {
+    (void)state;
+    float A[4] = {0.25f, 0.0f, 0.5f, 0.75f}; /* [1][0] = 0.5 visible, [0][1] masked */
+    HeatPanel p = {A, 2, NULL};
+    float lo, hi;
+    heatmap_auto_range(&p, 1, 0, &lo, &hi);
+    assert_true(lo == 0.0f && hi == 0.75f);
+    heatmap_auto_range(&p, 1, 1, &lo, &hi);
+    assert_true(fabsf(lo - 0.25f) < 1e-5f && fabsf(hi - 0.75f) < 1e-5f);
 }
 
 int main(void) {
@@ -339,6 +418,9 @@ int main(void) {
         cmocka_unit_test(test_colorbar_and_log_scale),
         cmocka_unit_test(test_auto_cell_and_downsample),
         cmocka_unit_test(test_bad_inputs),
+        cmocka_unit_test(test_figure_three_formats),
+        cmocka_unit_test(test_refuses_other_extensions),
+        cmocka_unit_test(test_auto_range),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

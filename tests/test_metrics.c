@@ -1,4 +1,4 @@
-/* test_metrics.c: every metric of src/metrics.h on hand-built inputs
+/* test_metrics.c: every metric of src/ops/metrics.h on hand-built inputs
  * whose answers are worked out by hand in the comments. */
 #include <stdarg.h>
 #include <stddef.h>

@@ -62,7 +62,7 @@ static long count_lines(const char *path, const char *needle) {
     return n;
 }
 
-/* ---- tiny run files, written with the HDF5 API (schema: src/runfile.h) */
+/* ---- tiny run files, written with the HDF5 API (schema: src/runfile/runfile.h) */
 
 static void h5_attr_str(hid_t loc, const char *name, const char *v) {
     hid_t t = H5Tcopy(H5T_C_S1), sp = H5Screate(H5S_SCALAR);
@@ -287,7 +287,7 @@ static void test_series_png(void **state) {
         {"run 'b'", x, y2, 50, PLOT_POINTS, 2, 0},
         {"empty", x, y, 0, PLOT_LINES, 3, 0}, /* left out */
     };
-    PlotAxes ax = {"synthetic loss", "step", {"loss", NULL}, 1, NULL};
+    PlotAxes ax = {"synthetic loss", "step", {"loss", NULL}, 1, NULL, 0, 0};
     char png[512], dat[512], gp[512], err[512] = "";
     snprintf(png, sizeof png, "%s/series.png", dir);
     snprintf(dat, sizeof dat, "%s/series.dat", dir);
@@ -298,11 +298,13 @@ static void test_series_png(void **state) {
     assert_png(png);
     /* two blocks of 50 rows, NaN gaps kept, the quote escaped */
     assert_int_equal(count_lines(dat, "NaN"), 8);
-    assert_int_equal(count_lines(gp, "index 1 using"), 1);
+    assert_int_equal(count_lines(gp, "index 1 using"), 2); /* the points and their rim */
     assert_int_equal(count_lines(gp, "index 2 using"), 0);
     assert_int_equal(count_lines(gp, "'run ''b'''"), 1);
-    /* by hand the script draws series.png; gatelab passes a temporary */
-    assert_int_equal(count_lines(gp, "gatelab_out = 'series.png'"), 1);
+    /* by hand the script draws series.png (or .svg, .pdf by gatelab_fmt);
+     * gatelab passes a temporary */
+    assert_int_equal(count_lines(gp, "gatelab_out = 'series.'.gatelab_fmt"), 1);
+    assert_int_equal(count_lines(gp, "gatelab_fmt = 'png'"), 1);
     assert_int_equal(count_lines(gp, "set output gatelab_out"), 1);
 }
 
@@ -311,7 +313,7 @@ static void test_two_panels_and_bars(void **state) {
     if (!plot_have_gnuplot()) skip();
     double x[4] = {0, 100, 200, 300}, a[4] = {0, 0.25, 0.5, 1}, b[4] = {0.06, 0.2, 0.4, 0.7};
     PlotSeries s[2] = {{"r", x, a, 4, PLOT_LINES, 1, 0}, {"r", x, b, 4, PLOT_LINES, 1, 1}};
-    PlotAxes ax = {"sinks", "step", {"sink rate", "first share"}, 2, NULL};
+    PlotAxes ax = {"sinks", "step", {"sink rate", "first share"}, 2, NULL, 0, 0};
     char png[512], err[512] = "";
     snprintf(png, sizeof png, "%s/two.png", dir);
     assert_int_equal(plot_lines(png, &ax, s, 2, err, sizeof err), 0);
@@ -359,11 +361,12 @@ static int check_styles(const char *cmd) {
     char col[64][16], sty[64][16];
     int n = 0;
     for (const char *p = strstr(cmd, " index "); p; p = strstr(p + 1, " index ")) {
+        const char *next = strstr(p + 1, " index "), *nt = strstr(p, "notitle");
+        if (nt && (!next || nt < next)) continue; /* a points series' dark rim */
         const char *c = strstr(p, "lc rgb '");
         assert_non_null(c);
         snprintf(col[n], sizeof col[n], "%.7s", c + 8);
         const char *d = strstr(p, " dt "), *q = strstr(p, " pt ");
-        const char *next = strstr(p + 1, " index ");
         int is_pts = q && (!next || q < next) && (!d || d > q);
         snprintf(sty[n], sizeof sty[n], "%c%.6s", is_pts ? 'p' : 'd', is_pts ? q + 4 : d + 4);
         n++;
@@ -399,7 +402,7 @@ static void test_panel_split(void **state) {
         snprintf(lab[i], sizeof lab[i], "run %d", i);
         s[i] = (PlotSeries){lab[i], x, y[i], 3, PLOT_LINES, 0, 0};
     }
-    PlotAxes ax = {"thirteen", "step", {"y", NULL}, 1, NULL};
+    PlotAxes ax = {"thirteen", "step", {"y", NULL}, 1, NULL, 0, 0};
     char png[512], gp[512], err[512] = "", cmds[16][4096];
     snprintf(png, sizeof png, "%s/split.png", dir);
     snprintf(gp, sizeof gp, "%s/split.gp", dir);
@@ -421,7 +424,7 @@ static void test_panel_split(void **state) {
     }
     for (int i = 0; i < 8; i++)
         s[16 + i] = (PlotSeries){lab[i], x, y[i], 3, PLOT_LINES, 100 + i, 1};
-    PlotAxes ax2 = {"stacked", "step", {"a", "b"}, 2, NULL};
+    PlotAxes ax2 = {"stacked", "step", {"a", "b"}, 2, NULL, 0, 0};
     snprintf(png, sizeof png, "%s/split2.png", dir);
     snprintf(gp, sizeof gp, "%s/split2.gp", dir);
     assert_int_equal(plot_lines(png, &ax2, s, 24, err, sizeof err), 0);
@@ -442,7 +445,7 @@ static void test_missing_gnuplot(void **state) {
     assert_int_equal(plot_have_gnuplot(), 0);
     double x[2] = {0, 1}, y[2] = {1, 2};
     PlotSeries s = {"a", x, y, 2, PLOT_LINES, 0, 0};
-    PlotAxes ax = {"t", "x", {"y", NULL}, 1, NULL};
+    PlotAxes ax = {"t", "x", {"y", NULL}, 1, NULL, 0, 0};
     snprintf(png, sizeof png, "%s/series.png", dir);
     int rc = plot_lines(png, &ax, &s, 1, err, sizeof err);
     char run[] = "nonexistent.h5";
@@ -464,7 +467,7 @@ static void test_bad_outputs(void **state) {
     (void)state;
     double x[2] = {0, 1}, y[2] = {1, 2};
     PlotSeries s = {"a", x, y, 2, PLOT_LINES, 0, 0};
-    PlotAxes ax = {"t", "x", {"y", NULL}, 1, NULL};
+    PlotAxes ax = {"t", "x", {"y", NULL}, 1, NULL, 0, 0};
     char err[512] = "";
     /* not a .png */
     assert_int_equal(plot_lines("/tmp/x.jpg", &ax, &s, 1, err, sizeof err), -1);
@@ -634,14 +637,59 @@ static void test_report_key_subset(void **state) {
     snprintf(p, sizeof p, "%s/first_share_layers.gp", out);
     assert_int_equal(count_lines(p, "rotate by -45"), 1);
     assert_int_equal(count_lines(p, "uniform (T=16)"), 1);
-    assert_int_equal(count_lines(p, "size 1600,"), 2);
+    assert_int_equal(count_lines(p, "size 1600,"), 3); /* svg, pngcairo, png */
     rm_flat(out);
     rm_flat(d);
+}
+
+/* Points are drawn after every line of their panel (a validation point is
+ * not hidden under a later run's training line), and the figure has its
+ * SVG and PDF twins beside the PNG. */
+static void test_points_over_lines(void **state) {
+    (void)state;
+    if (!plot_have_gnuplot()) skip();
+    double x[4] = {0, 1, 2, 3}, y[4] = {1, 2, 3, 4};
+    PlotSeries s[3] = {
+        {"a (val)", x, y, 4, PLOT_POINTS, 1, 0},
+        {"a", x, y, 4, PLOT_LINES, 1, 0},
+        {"b", x, y, 4, PLOT_LINES, 2, 0},
+    };
+    PlotAxes ax = {"order", "step", {"loss", NULL}, 1, NULL, 1, 0};
+    char dir[256], png[512], gp[512], svg[512], pdf[512], err[512] = "";
+    snprintf(dir, sizeof dir, "/tmp/gatelab_test_plot_order_%ld", (long)getpid());
+    assert_int_equal(mkdir(dir, 0777), 0);
+    snprintf(png, sizeof png, "%s/o.png", dir);
+    snprintf(gp, sizeof gp, "%s/o.gp", dir);
+    snprintf(svg, sizeof svg, "%s/o.svg", dir);
+    snprintf(pdf, sizeof pdf, "%s/o.pdf", dir);
+    assert_int_equal(plot_lines(png, &ax, s, 3, err, sizeof err), 0);
+    char cmds[4][4096];
+    assert_int_equal(plot_commands(gp, cmds, 4), 1);
+    const char *pts = strstr(cmds[0], "index 0 using"), *l1 = strstr(cmds[0], "index 1 using"),
+               *l2 = strstr(cmds[0], "index 2 using");
+    assert_true(pts && l1 && l2 && l1 < pts && l2 < pts);
+    assert_int_equal(count_lines(gp, "set yrange [0:*]"), 1);
+    char *t = tu_slurp(svg, NULL);
+    assert_non_null(t);
+    assert_true(strncmp(t, "<?xml", 5) == 0);
+    free(t);
+    t = tu_slurp(pdf, NULL);
+    assert_non_null(t);
+    assert_true(strncmp(t, "%PDF-", 5) == 0);
+    free(t);
+    const char *ext[] = {"png", "gp", "dat", "svg", "pdf"};
+    for (int i = 0; i < 5; i++) {
+        char p[600];
+        snprintf(p, sizeof p, "%s/o.%s", dir, ext[i]);
+        unlink(p);
+    }
+    rmdir(dir);
 }
 
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_series_png),
+        cmocka_unit_test(test_points_over_lines),
         cmocka_unit_test(test_two_panels_and_bars),
         cmocka_unit_test(test_panel_split),
         cmocka_unit_test(test_missing_gnuplot),

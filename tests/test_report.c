@@ -1,5 +1,5 @@
 /* test_report.c: the report and runread over tiny run files built by hand
- * with src/runfile.h (no trainer): results.csv rows and values, REPORT.md
+ * with src/runfile/runfile.h (no trainer): results.csv rows and values, REPORT.md
  * grouping by run name and mean +- std, ΔPPL against the baseline of the
  * same data and lr, corrupt and truncated files, and the sinks numbers on
  * a map whose answer is known. */

@@ -24,6 +24,7 @@
 
 #include "config.h"
 #include "gatelab_build.h"
+#include "intervention.h"
 #include "model.h"
 #include "runfile.h"
 #include "runfile_read.h"
@@ -202,19 +203,22 @@ static void *read_ds(hid_t f, const char *path, hid_t mtype, int rank, const hsi
     return buf;
 }
 
-/* Every dataset we write must be chunked with shuffle + deflate and carry
- * a description. */
+/* Every dataset we write must be chunked with shuffle + deflate, carry a
+ * Fletcher-32 checksum per chunk and a description. */
 static void assert_compressed(hid_t f, const char *path) {
     hid_t ds = H5Dopen2(f, path, H5P_DEFAULT);
     assert_true(ds >= 0);
     hid_t dcpl = H5Dget_create_plist(ds);
     if (H5Pget_layout(dcpl) != H5D_CHUNKED) fail_msg("%s is not chunked", path);
-    assert_int_equal(H5Pget_nfilters(dcpl), 2);
+    assert_int_equal(H5Pget_nfilters(dcpl), 3);
     unsigned flags, cd[4];
     size_t ncd = 4;
     assert_int_equal(H5Pget_filter2(dcpl, 0, &flags, &ncd, cd, 0, NULL, NULL), H5Z_FILTER_SHUFFLE);
     ncd = 4;
     assert_int_equal(H5Pget_filter2(dcpl, 1, &flags, &ncd, cd, 0, NULL, NULL), H5Z_FILTER_DEFLATE);
+    ncd = 4;
+    assert_int_equal(H5Pget_filter2(dcpl, 2, &flags, &ncd, cd, 0, NULL, NULL),
+                     H5Z_FILTER_FLETCHER32);
     if (H5Aexists(ds, "description") <= 0) fail_msg("%s has no description", path);
     H5Pclose(dcpl);
     H5Dclose(ds);
@@ -488,6 +492,52 @@ static void test_write_and_read_back(void **state) {
     assert_true(attr_f64(s, "final_val_loss") == 3.25);
     H5Gclose(s);
     H5Fclose(f);
+}
+
+/* One byte of the first chunk of dataset name in run file path inverted,
+ * in place (the chunk's file address from HDF5's chunk index). */
+static void corrupt_chunk(const char *path, const char *name) {
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    assert_true(f >= 0);
+    hid_t ds = H5Dopen2(f, name, H5P_DEFAULT);
+    if (ds < 0) fail_msg("no dataset %s", name);
+    haddr_t addr = HADDR_UNDEF;
+    hsize_t size = 0;
+    unsigned mask = 0;
+    hid_t sp = H5Dget_space(ds);
+    assert_true(H5Dget_chunk_info(ds, sp, 0, NULL, &mask, &addr, &size) >= 0);
+    H5Sclose(sp);
+    H5Dclose(ds);
+    H5Fclose(f);
+    assert_true(addr != HADDR_UNDEF && size > 4);
+    int fd = open(path, O_RDWR);
+    assert_true(fd >= 0);
+    unsigned char b;
+    off_t at = (off_t)addr + (off_t)(size / 2);
+    assert_int_equal(pread(fd, &b, 1, at), 1);
+    b ^= 0xff;
+    assert_int_equal(pwrite(fd, &b, 1, at), 1);
+    close(fd);
+}
+
+/* A byte changed inside a stored chunk is caught by its checksum: the
+ * probe read is refused in one line naming the dataset. */
+static void test_corrupt_chunk_detected(void **state) {
+    (void)state;
+    char path[512], name[128], err[512] = "";
+    tpath(path, sizeof path, "corrupt.h5");
+    Probe q;
+    write_closed_run(path, &q);
+    snprintf(name, sizeof name, "/" RS_PROBE_PATH_FMT "/%s", 2LL, RS_TOKENS);
+    corrupt_chunk(path, name);
+    RunReader *r = runread_open(path, err, sizeof err);
+    if (!r) fail_msg("open: %s", err);
+    ProbeRecord p;
+    assert_int_equal(runread_probe(r, -1, &p, err, sizeof err), -1);
+    runread_close(r);
+    if (!strstr(err, "cannot read dataset " RS_TOKENS) || !strstr(err, "checksum"))
+        fail_msg("got: %s", err);
+    assert_one_line(err);
 }
 
 static void test_null_model(void **state) {
@@ -1014,6 +1064,7 @@ int main(void) {
         cmocka_unit_test(test_write_and_read_back),
         cmocka_unit_test(test_null_model),
         cmocka_unit_test(test_label_from_fields),
+        cmocka_unit_test(test_corrupt_chunk_detected),
         cmocka_unit_test(test_never_overwrite),
         cmocka_unit_test(test_reopen_truncates),
         cmocka_unit_test(test_reopen_bad_files),

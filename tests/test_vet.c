@@ -54,6 +54,70 @@ static void test_good_and_ordinary(void **s) {
     assert_non_null(strstr(err, "not an HDF5 file"));
 }
 
+/* A corrupt vlen length in the last probe's normaliser makes HDF5 ask for
+ * about 4 GB: the vetting child's address-space bound turns that into a
+ * refusal before the caller repeats it in-process. Under a sanitizer the
+ * runtime dies on the failed allocation instead: also a refusal. */
+static void test_memory_bound(void **s) {
+    (void)s;
+    char path[1024], err[512] = "";
+    src_path(path, sizeof path, "tests/fuzz/regressions/runread/vlen-length-4gb");
+    assert_null(runread_open(path, err, sizeof err));
+    assert_non_null(strstr(err, path));
+    assert_non_null(strstr(err, "the file is corrupt"));
+#ifndef __SANITIZE_ADDRESS__
+    assert_non_null(strstr(err, "reading this file needs over 1024 MB of memory"));
+#endif
+    assert_null(strchr(err, '\n'));
+}
+
+/* A fuzzer find that makes HDF5 loop: the vetting child's time bound for a
+ * 58 KB file is 5 s (wall, and CPU), not the half minute of a large one. */
+static void test_time_bound(void **s) {
+    (void)s;
+    char path[1024], err[512] = "";
+    src_path(path, sizeof path, "tests/fuzz/regressions/runread/hdf5-hang");
+    assert_null(runread_open(path, err, sizeof err));
+    if (!strstr(err, "reading this file hung for 5 s: the file is corrupt") &&
+        !strstr(err, "reading this file took over 5 s of CPU: the file is corrupt"))
+        fail_msg("got: %s", err);
+    assert_null(strchr(err, '\n'));
+}
+
+/* An enumerated attribute outside its vocabulary (or unreadable) is
+ * refused by name, never read as "unknown". */
+static void test_vocabulary(void **s) {
+    (void)s;
+    static const struct {
+        const char *file, *want;
+        int at_open; /* refused by runread_open, else by runread_probe */
+    } cases[] = {
+        {"config-normaliser-outside-vocab",
+         "/config/normaliser is \"softmaz\", not one of softmax, softmax1,", 1},
+        {"status-outside-vocab", "/status is \"dune\", not one of running, done, diverged", 1},
+        {"probe-normaliser-outside-vocab",
+         "/probe/step_0000004/normaliser is \"softmaz\", not one of softmax,", 0},
+        {"normaliser-heap-address",
+         "/probe/step_0000004/normaliser is missing or cannot be read: the file is corrupt", 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char path[1024], rel[256], err[512] = "";
+        snprintf(rel, sizeof rel, "tests/fuzz/regressions/runread/%s", cases[i].file);
+        src_path(path, sizeof path, rel);
+        RunReader *r = runread_open(path, err, sizeof err);
+        if (cases[i].at_open) {
+            assert_null(r);
+        } else {
+            if (!r) fail_msg("%s: %s", cases[i].file, err);
+            ProbeRecord p;
+            assert_int_equal(runread_probe(r, -1, &p, err, sizeof err), -1);
+            runread_close(r);
+        }
+        if (!strstr(err, cases[i].want)) fail_msg("%s: got \"%s\"", cases[i].file, err);
+        assert_null(strchr(err, '\n'));
+    }
+}
+
 static void test_report_lists_unreadable(void **s) {
     (void)s;
     const char *dir = tu_tmpdir();
@@ -86,9 +150,9 @@ static void test_report_lists_unreadable(void **s) {
 int main(void) {
     unsetenv("GATELAB_NO_VET"); /* the point of these tests is the vetting */
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_crash_file_refused),
-        cmocka_unit_test(test_good_and_ordinary),
-        cmocka_unit_test(test_report_lists_unreadable),
+        cmocka_unit_test(test_crash_file_refused), cmocka_unit_test(test_good_and_ordinary),
+        cmocka_unit_test(test_memory_bound),       cmocka_unit_test(test_time_bound),
+        cmocka_unit_test(test_vocabulary),         cmocka_unit_test(test_report_lists_unreadable),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -117,7 +117,16 @@ int atomic_fcommit(FILE *f, const char *tmp, const char *path, char *err, size_t
 int atomic_copy(const char *from, char *tmp, size_t n, char *err, size_t errlen) {
     int in = open(from, O_RDONLY | O_CLOEXEC);
     if (in < 0) return seterr(err, errlen, "cannot open %s: %s", from, strerror(errno));
+    struct stat st;
+    if (fstat(in, &st) != 0) {
+        int e = errno;
+        close(in);
+        return seterr(err, errlen, "cannot stat %s: %s", from, strerror(e));
+    }
     int out = atomic_create(from, tmp, n, err, errlen), rc = out < 0 ? -1 : 0;
+    /* the copy replaces from: it keeps from's mode, not the umask's */
+    if (rc == 0 && fchmod(out, st.st_mode & 07777) != 0)
+        rc = seterr(err, errlen, "cannot copy %s: %s", from, strerror(errno));
     char buf[1 << 16];
     while (rc == 0) {
         errno = 0;

@@ -35,9 +35,9 @@ int atomic_commit(const char *tmp, const char *path, int replace, char *err, siz
 int atomic_fcommit(FILE *f, const char *tmp, const char *path, char *err, size_t errlen);
 /* Remove an unfinished temporary (a writer that gives up). */
 void atomic_discard(const char *tmp);
-/* A fresh temporary beside from holding a byte copy of it, for edits of
- * a finished file that replace it when complete. 0 and tmp[n]; -1 with
- * one line (nothing left behind). */
+/* A fresh temporary beside from holding a byte copy of it with its mode
+ * (600 stays 600), for edits of a finished file that replace it when
+ * complete. 0 and tmp[n]; -1 with one line (nothing left behind). */
 int atomic_copy(const char *from, char *tmp, size_t n, char *err, size_t errlen);
 
 /* Remove the temporaries of path that a killed writer left (names

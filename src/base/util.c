@@ -50,6 +50,15 @@ int str_copy(char *dst, size_t dstlen, const char *src) {
     return 0;
 }
 
+int name_plain(const char *s) {
+    if (!*s || *s == '.' || *s == '-') return 0;
+    for (; *s; s++)
+        if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
+              strchr("._+-", *s)))
+            return 0;
+    return 1;
+}
+
 int file_exists(const char *path) {
     struct stat st;
     return stat(path, &st) == 0;

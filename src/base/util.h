@@ -22,6 +22,13 @@ int str_copy(char *dst, size_t dstlen, const char *src);
 
 int file_exists(const char *path);
 
+/* The one character rule for every name that reaches Markdown, CSV, a file
+ * name or a shell word: a run (a sweep's [run NAME], a run file's name as
+ * `report` finds it), an arm of [primary]. 1 when s is not empty, holds
+ * only NAME_RULE's characters and starts with neither '.' nor '-'; else 0. */
+int name_plain(const char *s);
+#define NAME_RULE "letters, digits and . _ + - (not first: . -)"
+
 /* Every input a command reads (config, preset, token and data files, run
  * files, checkpoints) goes through one of these three first: path, links
  * followed, must be a regular file. It is opened O_NONBLOCK and fstat'ed,

@@ -1,25 +1,33 @@
 /* cmd_heatmap.c: `gatelab heatmap RUN.h5 --out FILE.png`: attention maps of
- * one probe as a PNG: one head, a layer x head grid, or two runs' heads at
- * one layer side by side (--compare). */
+ * one probe as a figure (PNG, SVG and PDF side by side): one head, a
+ * layer x head grid, or two runs' heads at one layer side by side
+ * (--compare). */
 #include "cliopts.h"
 #include "cmdutil.h"
 #include "commands.h"
+#include "figlabel.h"
 #include "heatmap.h"
 
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static void usage(FILE *f) {
     fprintf(f, "usage: gatelab heatmap RUN.h5 --out FILE.png [--layer L] [--head H]\n"
-               "                       [--log] [--step N] [--compare OTHER.h5]\n"
-               "  Probe attention maps (mean over probe sequences) as a PNG.\n"
-               "  --out FILE     PNG to write (required; a new path or an existing PNG)\n"
+               "                       [--log] [--range LO:HI] [--step N] [--compare OTHER.h5]\n"
+               "  Probe attention maps (mean over probe sequences) as PNG, SVG and PDF.\n"
+               "  --out FILE     STEM.png, STEM.svg or STEM.pdf (required): all three are\n"
+               "                 written side by side (new paths or figures of ours)\n"
                "  --layer L      only layer L (with --head: a single head)\n"
                "  --head H       only head H (without --layer: every layer)\n"
                "  --log          colour by log10(a + 1e-4)\n"
+               "  --range LO:HI  colour range in attention units (default: the maps' own),\n"
+               "                 to share one scale across figures\n"
                "  --step N       probe at training step N (default: the last)\n"
-               "  --compare RUN  second run: its heads at --layer L as a second row\n");
+               "  --compare RUN  second run: its heads at --layer L as a second row\n"
+               "                 (its probe at --step N too; each row names its step)\n");
 }
 
 typedef struct {
@@ -56,7 +64,7 @@ static int check_sel(const char *path, const ProbeRecord *p, Sel s) {
 }
 
 static int render(const char *out, RunReader *r, const ProbeRecord *p, RunReader *r2,
-                  const ProbeRecord *p2, Sel s, int log_scale) {
+                  const ProbeRecord *p2, Sel s, int log_scale, const float range[2]) {
     int per = (s.layer >= 0 ? 1 : p->L) * (s.head >= 0 ? 1 : p->H);
     int per2 = p2 ? (s.head >= 0 ? 1 : p2->H) : 0;
     HeatPanel *pan = calloc((size_t)(per + per2), sizeof *pan);
@@ -69,9 +77,12 @@ static int render(const char *out, RunReader *r, const ProbeRecord *p, RunReader
     }
     int rows, cols;
     if (p2) {
-        char l1[40], l2[40];
-        snprintf(l1, sizeof l1, "%.24s s%lld", runread_meta(r)->variant, runread_meta(r)->seed);
-        snprintf(l2, sizeof l2, "%.24s s%lld", runread_meta(r2)->variant, runread_meta(r2)->seed);
+        /* each row is labelled with its own probe's step */
+        char l1[48], l2[48];
+        snprintf(l1, sizeof l1, "%.24s s%lld @%lld", runread_meta(r)->variant,
+                 runread_meta(r)->seed, p->step);
+        snprintf(l2, sizeof l2, "%.24s s%lld @%lld", runread_meta(r2)->variant,
+                 runread_meta(r2)->seed, p2->step);
         int n = add_panels(p, l1, s, pan, titles, 0);
         add_panels(p2, l2, s, pan, titles, n);
         rows = 2;
@@ -90,33 +101,62 @@ static int render(const char *out, RunReader *r, const ProbeRecord *p, RunReader
         rows = s.layer >= 0 ? 1 : p->L;
         cols = s.head >= 0 ? 1 : p->H;
     }
-    char title[200];
-    snprintf(title, sizeof title, "%.40s S%lld%s%.40s%s, PROBE STEP %lld, T = %d%s",
-             runread_meta(r)->variant, runread_meta(r)->seed, p2 ? " (TOP) VS " : "",
-             p2 ? runread_meta(r2)->variant : "", p2 ? " (BOTTOM)" : "", p->step, p->T,
-             log_scale ? ", LOG10" : "");
-    HeatmapStyle st = {log_scale, 0, 0.0f, 0.0f, 1, title, 1};
+    char title[300], n1[80], n2[80] = "", steps[96];
+    fig_run_label(r, n1, sizeof n1);
+    if (r2) fig_run_label(r2, n2, sizeof n2);
+    int pt = fig_is_pretrained(r);
+    const char *what = pt ? "inspected at step" : "probe step";
+    if (p2 && p2->step != p->step)
+        snprintf(steps, sizeof steps, "%ss %lld (top) and %lld (bottom)", what, p->step, p2->step);
+    else snprintf(steps, sizeof steps, "%s %lld", what, p->step);
+    snprintf(title, sizeof title, "%s%s%s%s, %s, %s, T = %d%s", n1, p2 ? " (top) vs " : "", n2,
+             p2 ? " (bottom)" : "", fig_map_kind(p), steps, p->T, log_scale ? ", log10" : "");
+    HeatmapStyle st = {log_scale, 0, range[0], range[1], 1, title, 1};
     char err[512];
-    int rc = heatmap_write_png(out, pan, rows, cols, &st, err, sizeof err);
+    int rc = heatmap_write_figure(out, pan, rows, cols, &st, err, sizeof err);
     if (rc < 0) fprintf(stderr, "gatelab heatmap: %s\n", err);
-    else printf("wrote %s (%d x %d panels%s)\n", out, rows, cols, log_scale ? ", log10 scale" : "");
+    else if (p2)
+        printf("wrote %.*s.{png,svg,pdf} (%d x %d panels%s; top row probe step %lld, bottom row "
+               "probe step %lld)\n",
+               (int)strlen(out) - 4, out, rows, cols, log_scale ? ", log10 scale" : "", p->step,
+               p2->step);
+    else
+        printf("wrote %.*s.{png,svg,pdf} (%d x %d panels%s)\n", (int)strlen(out) - 4, out, rows,
+               cols, log_scale ? ", log10 scale" : "");
     free(pan);
     free(titles);
     return rc < 0 ? 1 : 0;
 }
 
-static const struct option heatmap_long[] = {
-    {"out", required_argument, 0, 'o'},  {"layer", required_argument, 0, 'l'},
-    {"head", required_argument, 0, 'H'}, {"log", no_argument, 0, 'g'},
-    {"step", required_argument, 0, 's'}, {"compare", required_argument, 0, 'c'},
-    {"help", no_argument, 0, 'h'},       {0, 0, 0, 0}};
-const CliOpts heatmap_options = {"heatmap", ":o:l:H:gs:c:h", "", heatmap_long};
+static const struct option heatmap_long[] = {{"out", required_argument, 0, 'o'},
+                                             {"layer", required_argument, 0, 'l'},
+                                             {"head", required_argument, 0, 'H'},
+                                             {"log", no_argument, 0, 'g'},
+                                             {"step", required_argument, 0, 's'},
+                                             {"compare", required_argument, 0, 'c'},
+                                             {"range", required_argument, 0, 'r'},
+                                             {"help", no_argument, 0, 'h'},
+                                             {0, 0, 0, 0}};
+const CliOpts heatmap_options = {"heatmap", ":o:l:H:gs:c:r:h", "", heatmap_long};
+
+/* --range LO:HI: two finite numbers, LO < HI; 0 or -1. */
+static int parse_range(const char *s, float range[2]) {
+    char *end;
+    double lo = strtod(s, &end);
+    if (end == s || *end != ':') return -1;
+    const char *b = end + 1;
+    double hi = strtod(b, &end);
+    if (end == b || *end || !isfinite(lo) || !isfinite(hi) || !(lo < hi)) return -1;
+    range[0] = (float)lo, range[1] = (float)hi;
+    return range[0] < range[1] ? 0 : -1;
+}
 
 int cmd_heatmap(int argc, char **argv) {
     const char *out = NULL, *other = NULL;
     long long step = -1, v;
     Sel s = {-1, -1};
     int log_scale = 0, c;
+    float range[2] = {0.0f, 0.0f};
     optind = 1;
     opterr = 0;
     unsigned char seen[CU_MAX_OPTS] = {0};
@@ -125,6 +165,15 @@ int cmd_heatmap(int argc, char **argv) {
         case 'o': out = optarg; continue;
         case 'c': other = optarg; continue;
         case 'g': log_scale = 1; continue;
+        case 'r':
+            if (parse_range(optarg, range) < 0) {
+                fprintf(stderr,
+                        "gatelab heatmap: --range wants LO:HI, two numbers with LO < HI, "
+                        "got '%s'\n",
+                        optarg);
+                return 2;
+            }
+            continue;
         case 'h': usage(stdout); return 0;
         case 'l':
         case 'H':
@@ -155,15 +204,24 @@ int cmd_heatmap(int argc, char **argv) {
         fprintf(stderr, "gatelab heatmap: --compare needs --layer L\n");
         return 2;
     }
-    if (cu_check_out("heatmap", out, OUT_PNG) < 0) return 2;
+    if (log_scale && range[0] < range[1] && range[1] <= 0) {
+        fprintf(stderr, "gatelab heatmap: --range with --log needs HI > 0\n");
+        return 2;
+    }
+    char why[1024];
+    if (heatmap_check_out(out, why, sizeof why) < 0) {
+        fprintf(stderr, "gatelab heatmap: %s\n", why);
+        return 2;
+    }
     RunReader *r, *r2 = NULL;
     ProbeRecord p, p2;
     if (cu_load("heatmap", argv[optind], step, &r, &p) < 0) return 2;
     int rc = check_sel(argv[optind], &p, s) < 0 ? 2 : 0;
-    /* the other run's last probe: its steps need not match ours */
-    if (rc == 0 && other && cu_load("heatmap", other, -1, &r2, &p2) < 0) rc = 2;
+    /* the other run's probe at --step N too (its last without --step); the
+     * rows are titled by their own steps, which need not match */
+    if (rc == 0 && other && cu_load("heatmap", other, step, &r2, &p2) < 0) rc = 2;
     if (rc == 0 && r2 && check_sel(other, &p2, s) < 0) rc = 2;
-    if (rc == 0) rc = render(out, r, &p, r2, r2 ? &p2 : NULL, s, log_scale);
+    if (rc == 0) rc = render(out, r, &p, r2, r2 ? &p2 : NULL, s, log_scale, range);
     if (r2) {
         runread_probe_free(&p2);
         runread_close(r2);

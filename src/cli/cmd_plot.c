@@ -15,8 +15,9 @@
 static void plot_usage(FILE *f) {
     fprintf(f, "usage: gatelab plot KIND RUN.h5 [RUN2.h5 ...] --out FILE.png\n"
                "\n"
-               "Draw one figure with gnuplot. FILE.dat and FILE.gp are written next\n"
-               "to FILE.png so the figure can be restyled and redrawn by hand.\n"
+               "Draw one figure with gnuplot: FILE.png and its vector twins FILE.svg and\n"
+               "FILE.pdf. FILE.dat and FILE.gp are written next to them so the figure\n"
+               "can be restyled and redrawn by hand.\n"
                "\n"
                "KIND:\n"
                "  loss         training loss (lines) and val loss (points) vs step\n"
@@ -116,18 +117,21 @@ int cmd_plot(int argc, char **argv) {
             return 2;
         }
     }
-    /* the figure is three files: STEM.png, STEM.dat, STEM.gp */
-    char side[2][4200];
+    /* the figure is five files: STEM.png, STEM.svg, STEM.pdf, STEM.dat, STEM.gp */
+    char side[4][4200];
     snprintf(side[0], sizeof side[0], "%.*s.dat", (int)(ol - 4), out);
     snprintf(side[1], sizeof side[1], "%.*s.gp", (int)(ol - 4), out);
+    snprintf(side[2], sizeof side[2], "%.*s.svg", (int)(ol - 4), out);
+    snprintf(side[3], sizeof side[3], "%.*s.pdf", (int)(ol - 4), out);
     if (cu_check_out("plot", out, OUT_PNG) < 0 || cu_check_out("plot", side[0], OUT_GNUPLOT) < 0 ||
-        cu_check_out("plot", side[1], OUT_GNUPLOT) < 0)
+        cu_check_out("plot", side[1], OUT_GNUPLOT) < 0 ||
+        cu_check_out("plot", side[2], OUT_SVG) < 0 || cu_check_out("plot", side[3], OUT_PDF) < 0)
         return 2;
     char err[1024] = "";
     if (plot_figure(kind, argv + optind, n, out, err, sizeof err)) {
         fprintf(stderr, "gatelab plot: %s\n", err);
         return 1;
     }
-    printf("wrote %s\n", out);
+    printf("wrote %s (and .svg, .pdf)\n", out);
     return 0;
 }

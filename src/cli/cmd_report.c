@@ -1,7 +1,9 @@
 /* cmd_report.c: `gatelab report DIR [--out DIR2]` (the report itself is
  * analysis/report.c's report_run). */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/stat.h>
 
 #include "cliopts.h"
@@ -39,7 +41,11 @@ int cmd_report(int argc, char **argv) {
     }
     const char *dir = argv[optind];
     struct stat st;
-    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+    if (stat(dir, &st) != 0) {
+        fprintf(stderr, "gatelab report: %s: %s\n", dir, strerror(errno));
+        return 2;
+    }
+    if (!S_ISDIR(st.st_mode)) {
         fprintf(stderr, "gatelab report: %s: not a directory\n", dir);
         return 2;
     }

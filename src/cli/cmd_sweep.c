@@ -1,5 +1,5 @@
 /* cmd_sweep.c: `gatelab sweep`: options, MPI ranks, Slurm script, and the
- * report at the end; the runner itself is src/train/sweep.c. */
+ * report at the end; the runner itself is src/sweep/sweep.c. */
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>

@@ -1,5 +1,6 @@
 /* cmd_train.c: `gatelab train` (the config: config_args.c). */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -97,6 +98,19 @@ static const struct option train_long[] = {{"config", required_argument, 0, 'c'}
                                            {0, 0, 0, 0}};
 const CliOpts train_options = {"train", ":c:s:o:rft:qh", "s", train_long};
 
+/* 0 when fd is open for writing; else -1 after one line naming it. Checked
+ * before any file is opened, so a closed fd is never one of ours (the
+ * lock file's, the run file's) by the time progress lines go to it. */
+static int check_progress_fd(int fd) {
+    int fl = fcntl(fd, F_GETFL);
+    if (fl < 0 || ((fl & O_ACCMODE) != O_WRONLY && (fl & O_ACCMODE) != O_RDWR)) {
+        fprintf(stderr, "gatelab train: --progress-fd %d: fd %d is not %s\n", fd, fd,
+                fl < 0 ? "open" : "open for writing");
+        return -1;
+    }
+    return 0;
+}
+
 /* Fills *a from the command line. Returns -1 to go on, else the exit code
  * (0 after --help, 2 on a bad option). */
 static int parse_train_args(int argc, char **argv, TrainArgs *a) {
@@ -128,6 +142,7 @@ static int parse_train_args(int argc, char **argv, TrainArgs *a) {
                 fprintf(stderr, "gatelab train: --progress-fd: bad fd '%.40s'\n", optarg);
                 return 2;
             }
+            if (check_progress_fd(opt->progress_fd) != 0) return 2;
             break;
         case 'P': a->print_params = 1; break;
         case 'h': usage(stdout); return 0;

@@ -76,7 +76,9 @@ int cu_parse_int(const char *s, int lo, int hi, int *out) {
 
 int cu_check_out(const char *cmd, const char *path, OutKind kind) {
     char err[1024];
-    if (outpath_check(path, kind, 1, err, sizeof err) == 0) return 0;
+    int rc = kind == OUT_RUNFILE ? runfile_outpath_check(path, 1, err, sizeof err)
+                                 : outpath_check(path, kind, 1, err, sizeof err);
+    if (rc == 0) return 0;
     fprintf(stderr, "gatelab %s: %s\n", cmd, err);
     return -1;
 }

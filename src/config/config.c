@@ -189,6 +189,11 @@ static const KeyDef *find_key(const char *name) {
     return NULL;
 }
 
+const char *const *config_key_vocab(const char *key) {
+    const KeyDef *k = find_key(key);
+    return k && k->type == KT_ENUM ? k->names : NULL;
+}
+
 /* --------------------------------------------------------- value parsing */
 
 /* Parse value v into key k of cfg. On error writes "bad value ... (why)"

@@ -178,6 +178,11 @@ typedef void (*ConfigVisit)(const char *key, const char *value, int is_int, int 
                             void *ctx);
 void config_visit(const Config *cfg, ConfigVisit fn, void *ctx);
 
+/* The names enumerated key KEY takes (NULL-terminated, the spelling
+ * config_set accepts and run files record), or NULL when KEY is not an
+ * enumerated key. */
+const char *const *config_key_vocab(const char *key);
+
 /* Names for enums, for logs, run files and reports. */
 const char *gate_pos_name(GatePos p);
 const char *normaliser_name(AttnNormaliser n);

@@ -5,7 +5,7 @@
 #include <unistd.h>
 
 #include "atomic_write.h"
-#include "outpath.h"
+#include "runfile_read.h"
 #include "runlock.h"
 #include "util.h"
 
@@ -15,7 +15,7 @@ int hf_run_write(const char *out, int force, const ProbeRecord *p, const RunPret
      * (outpath.h): a new path, or with force our own run file */
     RunLock lock;
     if (runlock_acquire(&lock, out, err, errlen) != 0) return -1;
-    if (outpath_check(out, OUT_RUNFILE, force, err, errlen) != 0) {
+    if (runfile_outpath_check(out, force, err, errlen) != 0) {
         runlock_release(&lock);
         return -1;
     }

@@ -5,7 +5,6 @@
 #include <string.h>
 
 #include "metrics.h"
-#include "runschema.h"
 
 static const char *const NAMES[IV_COUNT] = {RS_IV_NONE,     RS_IV_GATES_OPEN, RS_IV_GATES_MEAN,
                                             RS_IV_BOS_CLIP, RS_IV_BOS_MEAN,   RS_IV_NO_BOS};

@@ -37,8 +37,17 @@ typedef struct Intervention {
                          (AttnSpec); window 0: all (any kind) */
 } Intervention;
 
-/* Name <-> kind ("gates-open", ...; the names are runschema.h's RS_IV_*).
- * intervention_kind returns -1 for an unknown name. */
+/* Each kind's name, in InterventionKind order: the name `gatelab intervene`
+ * takes and the run file's /intervene/<kind> group (runschema.h). */
+#define RS_IV_NONE "none"
+#define RS_IV_GATES_OPEN "gates-open"
+#define RS_IV_GATES_MEAN "gates-mean"
+#define RS_IV_BOS_CLIP "bos-clip"
+#define RS_IV_BOS_MEAN "bos-mean"
+#define RS_IV_NO_BOS "no-bos"
+
+/* Name <-> kind (the names above). intervention_kind returns -1 for an
+ * unknown name. */
 const char *intervention_name(InterventionKind k);
 int intervention_kind(const char *name);
 

@@ -1,5 +1,5 @@
 /* model.c: forward and backward of the decoder, straight-line over the
- * layers, for every variant. The exact maths is in src/MODEL.md.
+ * layers, for every variant. The exact maths is in docs/MODEL.md.
  *
  * N = B * Ti rows, Ti = T + extra_pos (the sink token, when there is one).
  * A variant never gets its own code path: each optional stage (a gate at

@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "fastexp.h"
+#include "opprof.h"
 #include "ops.h"
 #include "simd.h"
 #include "parallel.h"
@@ -352,6 +353,7 @@ static void block_forward(const Ctx *c, const HeadView *hv, float *s, float *a, 
 void attention_forward(const AttnOut *out, const AttnIn *in, const AttnSpec *spec,
                        const AttnShape *sh) {
     if (sh->B <= 0 || sh->T <= 0 || sh->H <= 0 || sh->dh <= 0) return;
+    int prof = opprof_enter(OPPROF_ATTENTION);
     Ctx c = make_ctx(in, spec, sh);
     const int T = c.T;
     const size_t TT = (size_t)T * (size_t)T;
@@ -366,6 +368,7 @@ void attention_forward(const AttnOut *out, const AttnIn *in, const AttnSpec *spe
                               r1);
             }
         }
+    opprof_leave(prof);
 }
 
 /* ---- the forward without the maps (attention_keep) ---- */
@@ -664,6 +667,7 @@ void attention_backward(const AttnGrad *g, const float *dy, const AttnSaved *sav
                         float *scratch) {
     const int T = sh->T, H = sh->H, dh = sh->dh;
     if (sh->B <= 0 || T <= 0 || H <= 0 || dh <= 0) return;
+    int prof = opprof_enter(OPPROF_ATTENTION);
     Plan pl = make_plan(spec, in->kvb_k, in->kvb_v, T);
     int Hkv = sh->Hkv <= 0 || sh->Hkv > H ? H : sh->Hkv; /* config_validate refuses these */
     int blk = T < ATT_BLOCK ? T : ATT_BLOCK;
@@ -687,4 +691,5 @@ void attention_backward(const AttnGrad *g, const float *dy, const AttnSaved *sav
             for (int r0 = 0; r0 < T; r0 += blk)
                 bwd_block(da, tmp, g, &pl, &hv, r0, r0 + blk < T ? r0 + blk : T);
         }
+    opprof_leave(prof);
 }

@@ -1,5 +1,5 @@
 /* h5util.h: the few HDF5 helpers the run file, the checkpoint, the sweep
- * and the run reader (src/runfile_read.c) share; not a public interface.
+ * and the run reader (src/runfile/runfile_read.c) share; not a public interface.
  *
  * Every helper returns 0 or -1 and never prints: callers turn a failure
  * into one line naming the file and object, with h5u_reason() appended so

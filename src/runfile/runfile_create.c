@@ -18,7 +18,7 @@
 #include "simd.h"
 #include "gatelab_build.h"
 #include "gatelab_version.h"
-#include "outpath.h"
+#include "runfile_read.h"
 #include "util.h"
 
 static void iso_utc_now(char *buf, size_t len) {
@@ -141,7 +141,8 @@ static int create_metric(RunFile *rf, hid_t g, const char *gname, const MetricSp
     hid_t sp = H5Screate_simple(1, &dim, &maxdim);
     hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
     int ok = sp >= 0 && dcpl >= 0 && H5Pset_chunk(dcpl, 1, &chunk) >= 0 &&
-             H5Pset_shuffle(dcpl) >= 0 && H5Pset_deflate(dcpl, DEFLATE_LEVEL) >= 0;
+             H5Pset_shuffle(dcpl) >= 0 && H5Pset_deflate(dcpl, DEFLATE_LEVEL) >= 0 &&
+             H5Pset_fletcher32(dcpl) >= 0; /* checksummed like rf_write_array's */
     hid_t ds = -1;
     if (ok)
         ds = H5Dcreate2(g, s->name, s->is_int ? H5T_STD_I64LE : H5T_IEEE_F64LE, sp, H5P_DEFAULT,
@@ -241,7 +242,7 @@ static RunFile *create_impl(const char *path, const Config *cfg, const Model *m,
     if (strlen(path) >= RF_PATH) return seterr(err, errlen, "run file path is too long"), NULL;
     /* the one output rule (outpath.h): a new path, or with force our own
      * run file; never a link, a directory or someone else's file */
-    if (outpath_check(path, OUT_RUNFILE, force, err, errlen) != 0) return NULL;
+    if (runfile_outpath_check(path, force, err, errlen) != 0) return NULL;
     RunFile *rf = rf_alloc(path, err, errlen);
     if (!rf) return NULL;
     size_t len = 0;

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "atomic_write.h"
-#include "outpath.h"
+#include "runfile_read.h"
 #include "util.h"
 
 /* ---- long-context evaluation results ---- */
@@ -87,7 +87,7 @@ static int edit_copy(const char *path, int (*fn)(RunFile *, const void *), const
                      char *err, size_t errlen) {
     char tmp[ATOMIC_TMP_MAX];
     /* the one output rule (outpath.h): our own run file, never a link */
-    if (outpath_check(path, OUT_RUNFILE, 1, err, errlen) != 0) return -1;
+    if (runfile_outpath_check(path, 1, err, errlen) != 0) return -1;
     if (atomic_copy(path, tmp, sizeof tmp, err, errlen) != 0) return -1;
     if (edit_at(tmp, fn, ctx, err, errlen) != 0) {
         atomic_discard(tmp);

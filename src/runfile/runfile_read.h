@@ -38,6 +38,11 @@ RunReader *runread_open(const char *path, char *err, size_t errlen);
 void runread_close(RunReader *r);
 const RunMeta *runread_meta(const RunReader *r);
 
+/* outpath_check (outpath.h) for a run file's path: 0 when the path is new,
+ * or when it is a file runread_open accepts (or an empty one) and
+ * overwrite is set; -1 with the one-line reason otherwise. */
+int runfile_outpath_check(const char *path, int overwrite, char *err, size_t errlen);
+
 /* /config attributes. Numeric attrs of any int/float type read as double;
  * 0 ok, -1 if the key is missing or of the wrong class (err may be NULL). */
 int runread_config_double(RunReader *r, const char *key, double *out, char *err, size_t errlen);
@@ -89,7 +94,7 @@ void runread_eval_free(RunEval *e);
 int runread_param(RunReader *r, const char *name, float *out, int ndim, const int *shape, char *err,
                   size_t errlen);
 
-/* One /lceval/<mode>/L_<len> result (see src/runfile.h LcEvalData). */
+/* One /lceval/<mode>/L_<len> result (see src/runfile/runfile.h LcEvalData). */
 typedef struct {
     int len, train_len;
     double val_loss, ppl, first_share, uniform_share, sink_rate, yarn_scale;
@@ -120,7 +125,7 @@ int runread_intervention(RunReader *r, const char *kind, RunIntervention *iv, ch
                          size_t errlen);
 void runread_intervention_free(RunIntervention *iv);
 
-/* One /stream/W_<window> result (see src/runfile.h StreamData). */
+/* One /stream/W_<window> result (see src/runfile/runfile.h StreamData). */
 typedef struct {
     int window, len, n_seqs, n_keep;
     int *keep;    /* [n_keep] */

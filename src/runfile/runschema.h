@@ -1,7 +1,8 @@
 /* runschema.h: the run file's schema, in one place. Every HDF5 group,
  * dataset and attribute name the writers (runfile_*.c, checkpoint.c) and the
- * reader (runfile_read.c) use is a literal here and nowhere else, with the
- * probe's bin counts and thresholds and the one probe record both share.
+ * reader (runfile_read.c) use is a literal here and nowhere else (but the
+ * intervention kinds' names, which the model's intervention.h owns), with
+ * the probe's bin counts and thresholds and the one probe record both share.
  * The prose description is docs/runfile.md.
  *
  *  /                 attrs: schema="gatelab-run", schema_version, variant,
@@ -143,15 +144,10 @@
 /* ---- /intervene/<kind> (gatelab intervene) ----
  * Each group is a probe group (the attrs and arrays of /probe/step_N, its
  * step attr the probe step whose tokens were used) plus the attrs below.
- * Kinds (group names) in intervention.h order; "none" is the unchanged
- * rerun every delta is taken against. */
+ * The kinds' names (the group names) are the model's: intervention.h's
+ * RS_IV_NONE ... RS_IV_NO_BOS; "none" is the unchanged rerun every delta
+ * is taken against. */
 #define RS_G_INTERVENE "intervene"
-#define RS_IV_NONE "none"
-#define RS_IV_GATES_OPEN "gates-open"
-#define RS_IV_GATES_MEAN "gates-mean"
-#define RS_IV_BOS_CLIP "bos-clip"
-#define RS_IV_BOS_MEAN "bos-mean"
-#define RS_IV_NO_BOS "no-bos"
 #define RS_IV_KIND "kind"     /* str attr: the kind again */
 #define RS_IV_LOSS "loss"     /* f64: mean CE predicting tokens 2..T-1 */
 #define RS_IV_LOSS_N "loss_n" /* i64: predictions in that mean */

@@ -211,7 +211,6 @@ static pid_t spawn_child(const char *exe, char *const *argv, int log_fd, int pro
 static int spawn(const Runner *R, const SweepRun *r, SweepAction a, Child *c) {
     char out[SWEEP_PATH_MAX + 256], what[SWEEP_PATH_MAX + 128], hdr[64];
     run_path(out, sizeof out, R->o->out_dir, r, "");
-    wait_for_lock(out, r->id);
     char **argv = child_argv(R, r, a, out);
     if (!argv) return -1;
     /* a header per attempt, so a resumed run's log reads as a history */
@@ -409,11 +408,28 @@ static void plan_share(Runner *R) {
 }
 
 /* Start queued runs while a slot is free; a run that cannot start is
- * recorded failed and the queue goes on. */
+ * recorded failed and the queue goes on. Each run's action is decided
+ * again right before it starts, after waiting for a process still writing
+ * it (wait_for_lock): the plan was made from the files as they were, and
+ * that process (an earlier sweep's trainer, another sweep on this --out)
+ * may have finished or checkpointed the run since. */
 static void start_runs(Runner *R, int *next, const char *tag) {
     while (!g_signal && *next < R->n_todo && R->n_kids < R->jobs) {
         int i = R->todo[(*next)++];
         const SweepRun *r = &R->sw->runs[i];
+        char out[SWEEP_PATH_MAX + 256];
+        run_path(out, sizeof out, R->o->out_dir, r, "");
+        wait_for_lock(out, r->id);
+        if (g_signal) break; /* run_queue starts nothing more */
+        R->act[i] = sweep_plan_run(R->o->out_dir, r);
+        if (R->act[i] == SWEEP_SKIP_DONE || R->act[i] == SWEEP_SKIP_DIVERGED) {
+            R->sum->skipped++;
+            if (R->act[i] == SWEEP_SKIP_DONE) R->sum->done++;
+            else R->sum->diverged++;
+            fprintf(stderr, "%s: %s %s (finished by another process meanwhile)\n", tag,
+                    sweep_action_name(R->act[i]), r->id);
+            continue;
+        }
         Child c;
         if (spawn(R, r, R->act[i], &c) != 0) {
             fprintf(stderr, "%s: cannot start %s: %s\n", tag, r->id, strerror(errno));

@@ -98,14 +98,7 @@ static char *trim(char *s) {
     return s;
 }
 
-/* Run names and keys end up in file names and argv: keep them plain. */
-static int name_ok(const char *s) {
-    if (!*s) return 0;
-    for (; *s; s++)
-        if (!isalnum((unsigned char)*s) && !strchr("._+-", *s)) return 0;
-    return 1;
-}
-
+/* Keys end up in argv: keep them plain (run names: name_plain, util.h). */
 static int key_ok(const char *s) {
     if (!*s) return 0;
     for (; *s; s++)
@@ -156,11 +149,8 @@ static void section_header(FileCtx *c, char *line) {
         fail(c, c->line, "[run] needs a name: [run NAME]", NULL, NULL);
         return;
     }
-    if (strlen(name) >= SWEEP_NAME_MAX || !name_ok(name)) {
-        fail(c, c->line,
-             "bad run name '%s' (letters, digits, . _ + - only, "
-             "under 96 chars)",
-             name, NULL);
+    if (strlen(name) >= SWEEP_NAME_MAX || !name_plain(name)) {
+        fail(c, c->line, "bad run name '%s' (" NAME_RULE " only, under 96 chars)", name, NULL);
         return;
     }
     for (int i = 0; i < c->n_runs; i++)
@@ -339,8 +329,10 @@ static int sweep_key(FileCtx *c, const char *name, const char *value) {
 /* One [primary] key: checked by protocol.c, kept as text for protocol.ini. */
 static int primary_key(FileCtx *c, const char *name, const char *value) {
     char why[300];
+    int nc = c->proto.n_compares;
     if (protocol_key(&c->proto, name, value, why, sizeof why) != 0)
         return fail(c, c->line, "%s", why, NULL);
+    if (c->proto.n_compares > nc) c->proto.compares[nc].line = c->line;
     size_t old = c->primary ? strlen(c->primary) : 0, add = strlen(name) + strlen(value) + 5;
     char *n = realloc(c->primary, old + add);
     if (!n) return fail(c, c->line, "out of memory", NULL, NULL);
@@ -549,6 +541,26 @@ static int expand(FileCtx *c, Chain *chain, Sweep *sw) {
     return 0;
 }
 
+static int is_run(const Sweep *sw, const char *name) {
+    for (int i = 0; i < sw->n_runs; i++)
+        if (!strcmp(sw->runs[i].name, name)) return 1;
+    return 0;
+}
+
+/* Every arm of the top-level file's [primary] is a run of the sweep (its
+ * includes expanded); else -1 after fail() naming the compare's line. */
+static int arms_are_runs(FileCtx *c, const Sweep *sw) {
+    for (int i = 0; i < c->proto.n_compares; i++) {
+        const ProtoCompare *pc = &c->proto.compares[i];
+        const char *no = !is_run(sw, pc->arm) ? pc->arm : !is_run(sw, pc->ref) ? pc->ref : NULL;
+        if (no)
+            return fail(c, pc->line, "compare = %s vs ...: '%s' is no [run NAME] of this sweep",
+                        pc->arm, no),
+                   -1;
+    }
+    return 0;
+}
+
 static int parse_file(const char *path, Chain *chain, Sweep *sw, char *err, size_t errlen) {
     char real[PATH_MAX];
     FileCtx c;
@@ -584,6 +596,7 @@ static int parse_file(const char *path, Chain *chain, Sweep *sw, char *err, size
         c.primary = NULL;
     }
     int ret = c.failed ? -1 : expand(&c, chain, sw);
+    if (ret == 0 && chain->n == 1) ret = arms_are_runs(&c, sw);
     chain->n--;
     ctx_free(&c);
     return ret;

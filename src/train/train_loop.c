@@ -28,7 +28,6 @@
 #include "atomic_write.h"
 #include "data.h"
 #include "memplan.h"
-#include "outpath.h"
 #include "probe.h"
 #include "runfile.h"
 #include "runfile_check.h"
@@ -333,7 +332,7 @@ static int open_resumed(Loop *lp, char *err, size_t errlen) {
 /* Before any work: the one output rule (a new path or our own run file,
  * never a link) and the resume rules. The caller holds the run's lock. */
 static int preflight(const TrainOptions *o, char *err, size_t errlen) {
-    if (outpath_check(o->out_path, OUT_RUNFILE, 1, err, errlen) != 0) return TRAIN_BADINPUT;
+    if (runfile_outpath_check(o->out_path, 1, err, errlen) != 0) return TRAIN_BADINPUT;
     int exists = file_exists(o->out_path);
     char st[32];
     /* a finished run is never resumed, not even with --force: its final

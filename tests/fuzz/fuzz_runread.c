@@ -1,5 +1,5 @@
 /* fuzz_runread.c: libFuzzer target; the work is fuzz_runread_one (fuzz_entry.c).
- * runread_open's vetting child (src/runfile_read.c) is off by default here,
+ * runread_open's vetting child (src/runfile/runfile_read.c) is off by default here,
  * so crashes inside libhdf5 reach the fuzzer directly; run with
  * GATELAB_NO_VET=0 to fuzz with the vetting on. */
 #include "fuzz_entry.h"

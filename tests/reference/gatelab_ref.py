@@ -4,10 +4,10 @@ It implements docs/MODEL.md exactly, option by option, so the C model can be
 checked against it (make_fixtures.py) and timed against it (torch_bench.py).
 
 The model is built from a config dict whose keys are the INI keys of
-src/config.h (n_layers, d_model, ..., gate_pos, normaliser, ..., lr, ...),
+src/config/config.h (n_layers, d_model, ..., gate_pos, normaliser, ..., lr, ...),
 with enums spelled as in the INI files (norm = rms|layer, gate_pos = none|g1..g5,
 ...). Parameters live in an ordered dict keyed by the names of the comment at
-the top of src/model.h, in PyTorch [out, in] order, so a gatelab run file's
+the top of src/model/model.h, in PyTorch [out, in] order, so a gatelab run file's
 /params/<name> loads straight in.
 
 Run with Debian's /usr/bin/python3 (python3-torch 1.13).
@@ -116,7 +116,7 @@ def variant_fields(vid, base):
     """Explicit field values of variant vid over the config dict base.
 
     Returns a dict of every variant field plus any shape field the id changes.
-    The parameter-matched ids follow the rule of src/variants.c, each worth
+    The parameter-matched ids follow the rule of src/config/variants.c, each worth
     about g1-elem's d*H*dh gate params per layer: more-kv-heads doubles
     n_kv_heads; more-q-heads adds query heads with head_dim fixed (with GQA
     H/(2 Hkv) rounded, times Hkv; with MHA H/4 and the kv heads follow);
@@ -201,7 +201,7 @@ def gate_geometry(cfg):
 
 
 def param_shapes(cfg):
-    """Ordered (name, shape, decay) triples exactly as src/model.h lists them."""
+    """Ordered (name, shape, decay) triples exactly as src/model/model.h lists them."""
     d, H, Hkv, dh = cfg["d_model"], cfg["n_heads"], cfg["n_kv_heads"], cfg["head_dim"]
     V, ff = cfg["vocab_size"], cfg["d_ff"]
     layer = cfg["norm"] == "layer"

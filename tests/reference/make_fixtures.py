@@ -11,7 +11,7 @@ One HDF5 file per case in tests/reference/fixtures/<name>.h5:
   attr loss_atol, loss_rtol   the same for loss and losses10
   attr tolerances  the same four numbers as text
   tokens, targets  [B, T] int32
-  params/<name>    float32 weights (names and shapes of src/model.h)
+  params/<name>    float32 weights (names and shapes of src/model/model.h)
   logits           [B, T, V] float32
   loss             scalar float64 (mean cross-entropy)
   grads/<name>     float32 gradient of the mean loss

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """make_intervene_fixture.py: the PyTorch reference of the inference-time
-interventions (src/intervention.h, docs/metrics.md "Interventions"), for
+interventions (src/model/intervention.h, docs/metrics.md "Interventions"), for
 tests/test_intervene.c.
 
     /usr/bin/python3 tests/reference/make_intervene_fixture.py [--out DIR]

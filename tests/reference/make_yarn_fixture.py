@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """make_yarn_fixture.py: numpy reference for YaRN (Peng et al. 2023), written
-independently of src/op_rope.c from the paper's definition, into
+independently of src/ops/op_rope.c from the paper's definition, into
 fixtures/yarn.txt (plain text, read by tests/test_eval.c).
 
   wavelength lam_i = 2 pi base^(2i/dh); r_i = orig_len / lam_i

@@ -8,7 +8,7 @@
 Trains the reference config in float32 with gatelab_ref.py (forward,
 backward, global-norm clip, AdamW step on one fixed random batch) and prints
 one JSON line: the median tokens/s over the repeats and GFLOP/s by the same
-count as model_flops_per_token() in src/model.c:
+count as model_flops_per_token() in src/model/model.c:
 
     flops/token = 6 * N_matmul + 12 * L * T_int * H * dh
 
@@ -79,7 +79,7 @@ def build_config(style, variant, batch, seq, shape=None):
 
 
 def flops_per_token(cfg, T):
-    """The count of src/model.c model_flops_per_token."""
+    """The count of src/model/model.c model_flops_per_token."""
     n = 0
     for name, shape, _ in ref.param_shapes(cfg):
         if name.startswith("layers.") and len(shape) == 2 and not name.endswith(

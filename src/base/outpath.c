@@ -9,12 +9,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "runfile_read.h"
 #include "util.h"
 
 typedef struct {
     const char *name;
-    const char *magic; /* leading bytes of a file of this kind; NULL: run file */
+    const char *magic; /* leading bytes of a file of this kind; NULL: the
+                          caller's recognizer decides (a run file) */
     size_t magic_len;
 } KindInfo;
 
@@ -27,6 +27,8 @@ static const KindInfo KINDS[] = {
     [OUT_GNUPLOT] = {"gatelab figure script or data", M(OUT_GNUPLOT_MAGIC)},
     [OUT_SLURM] = {"gatelab Slurm script", M("#!/bin/bash\n#SBATCH --job-name=gatelab-")},
     [OUT_SWEEP_TSV] = {"gatelab sweep_status.tsv", M("name\tseed\texit\t")},
+    [OUT_SVG] = {"SVG image", M("<?xml")},
+    [OUT_PDF] = {"PDF document", M("%PDF-")},
 };
 #undef M
 
@@ -44,17 +46,8 @@ static int has_magic(const char *path, const KindInfo *k) {
     return n == (ssize_t)k->magic_len && memcmp(buf, k->magic, k->magic_len) == 0;
 }
 
-/* 1 when the file opens as a gatelab run file (the reader checks the
- * schema, in a vetting child for hostile files). */
-static int is_runfile(const char *path) {
-    char e[256];
-    RunReader *r = runread_open(path, e, sizeof e);
-    if (!r) return 0;
-    runread_close(r);
-    return 1;
-}
-
-int outpath_check(const char *path, OutKind kind, int overwrite, char *err, size_t errlen) {
+int outpath_check_with(const char *path, OutKind kind, int (*is_ours)(const char *path),
+                       int overwrite, char *err, size_t errlen) {
     struct stat st;
     if (!path || !*path) return seterr(err, errlen, "output path is empty");
     if ((unsigned)kind >= sizeof KINDS / sizeof KINDS[0])
@@ -73,7 +66,7 @@ int outpath_check(const char *path, OutKind kind, int overwrite, char *err, size
         return seterr(err, errlen, "%s is a directory, not a %s", path, k->name);
     if (!S_ISREG(st.st_mode))
         return seterr(err, errlen, "%s is not a regular file; refusing to overwrite it", path);
-    int ours = st.st_size == 0 || (k->magic ? has_magic(path, k) : is_runfile(path));
+    int ours = st.st_size == 0 || (is_ours ? is_ours(path) : k->magic && has_magic(path, k));
     if (!ours)
         return seterr(err, errlen,
                       "%s exists and is not a %s; refusing to overwrite it "
@@ -84,5 +77,16 @@ int outpath_check(const char *path, OutKind kind, int overwrite, char *err, size
                       "%s exists (finished results are never overwritten; "
                       "use --force)",
                       path);
+    /* a file its mode keeps from its owner (even from root), or that we
+     * may not write, is not ours to replace */
+    if (!(st.st_mode & S_IWUSR) || access(path, W_OK) != 0)
+        return seterr(err, errlen,
+                      "%s is not writable (mode %04o); refusing to replace it "
+                      "(chmod u+w it first)",
+                      path, (unsigned)(st.st_mode & 07777));
     return 0;
+}
+
+int outpath_check(const char *path, OutKind kind, int overwrite, char *err, size_t errlen) {
+    return outpath_check_with(path, kind, NULL, overwrite, err, errlen);
 }
