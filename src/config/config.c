@@ -523,6 +523,30 @@ int config_set(Config *cfg, const char *kv, char *err, size_t errlen) {
     return apply_kv(cfg, key, val, "--set", err, errlen);
 }
 
+int config_apply_fields(Config *c, const char *fields, char *err, size_t errlen) {
+    config_reset_variant_fields(c);
+    char buf[256];
+    if (str_copy(buf, sizeof buf, fields))
+        return seterr(err, errlen, "variant fields '%.40s...': too long", fields);
+    for (char *save = NULL, *kv = strtok_r(buf, " ", &save); kv; kv = strtok_r(NULL, " ", &save))
+        if (config_set(c, kv, err, errlen)) return -1;
+    return 0;
+}
+
+/* The catalog row's shape change, then its fields (variants.c's data). */
+int config_apply_variant(Config *cfg, const char *id, char *err, size_t errlen) {
+    const char *fields = variant_fields(id);
+    if (!fields) return seterr(err, errlen, "unknown variant id '%.64s'", id);
+    Config c = *cfg; /* cfg is untouched on failure */
+    char why[400];
+    if (variant_apply_shape(&c, id, err, errlen)) return -1;
+    if (config_apply_fields(&c, fields, why, sizeof why))
+        return seterr(err, errlen, "variant %s: %s", id, why);
+    str_copy(c.variant, sizeof c.variant, id);
+    *cfg = c;
+    return 0;
+}
+
 /* Every key in its table range (a value set in code, not parsed, too). */
 int config_check_ranges(const Config *c, char *err, size_t n) {
     char why[80], val[CFG_STR + 8];

@@ -138,6 +138,10 @@ void config_defaults(Config *cfg);
  * key=value text is applied over. */
 void config_reset_variant_fields(Config *cfg);
 
+/* Reset the variant fields, then apply "key=value ..." through config_set
+ * (a catalog row's fields). -1 with the failing key's reason. */
+int config_apply_fields(Config *cfg, const char *fields, char *err, size_t errlen);
+
 /* The keys whose values differ between `from` and `to` (the variant id
  * aside), as "key=value key=value" with to's values into buf (NULL allowed;
  * truncated to len). Returns how many differ. */
@@ -198,6 +202,10 @@ const char *variant_formula(const char *id);
  * unknown id. */
 const char *variant_fields(const char *id);
 int variant_changes_shape(const char *id);
+/* Only the shape change of catalog id (a parameter-matched row) on cfg;
+ * 0 for the others, -1 with a reason (unknown id, a shape it cannot
+ * change). */
+int variant_apply_shape(Config *cfg, const char *id, char *err, size_t errlen);
 
 /* The label of a config that names no catalog id. */
 #define VARIANT_CUSTOM "custom"

@@ -248,29 +248,10 @@ static int apply_shape(Config *c, ShapeChange s, const char *id, char *err, size
     return 0;
 }
 
-/* Row v's key=value text over c's variant fields, each through config_set
- * (c's other keys stay, except those the row names: qk-norm's qk_norm). */
-static int apply_fields(Config *c, const VariantRow *v, char *err, size_t errlen) {
-    config_reset_variant_fields(c);
-    char buf[256];
-    if (str_copy(buf, sizeof buf, v->fields))
-        return seterr(err, errlen, "variant %s: fields too long", v->id);
-    for (char *save = NULL, *kv = strtok_r(buf, " ", &save); kv; kv = strtok_r(NULL, " ", &save)) {
-        char why[400];
-        if (config_set(c, kv, why, sizeof why))
-            return seterr(err, errlen, "variant %s: %s", v->id, why);
-    }
-    return 0;
-}
-
-int config_apply_variant(Config *cfg, const char *id, char *err, size_t errlen) {
+int variant_apply_shape(Config *cfg, const char *id, char *err, size_t errlen) {
     const VariantRow *v = find_variant(id);
     if (!v) return seterr(err, errlen, "unknown variant id '%.64s'", id);
-    Config c = *cfg; /* cfg is untouched on failure */
-    if (apply_shape(&c, v->shape, id, err, errlen) || apply_fields(&c, v, err, errlen)) return -1;
-    str_copy(c.variant, sizeof c.variant, id);
-    *cfg = c;
-    return 0;
+    return apply_shape(cfg, v->shape, id, err, errlen);
 }
 
 const char *variant_fields(const char *id) {
@@ -281,28 +262,4 @@ const char *variant_fields(const char *id) {
 int variant_changes_shape(const char *id) {
     const VariantRow *v = find_variant(id);
     return v && v->shape != SHAPE_SAME;
-}
-
-/* 1 when applying row v's fields to c changes nothing. */
-static int row_matches(const VariantRow *v, const Config *c) {
-    Config t = *c;
-    char why[400];
-    return apply_fields(&t, v, why, sizeof why) == 0 && config_differences(c, &t, NULL, 0) == 0;
-}
-
-void config_label_variant(Config *c) {
-    const VariantRow *v = find_variant(c->variant);
-    if (v && row_matches(v, c)) return;
-    for (int i = 0; i < N_VARIANTS; i++)
-        if (catalog[i].shape == SHAPE_SAME && row_matches(&catalog[i], c)) {
-            str_copy(c->variant, sizeof c->variant, catalog[i].id);
-            return;
-        }
-    str_copy(c->variant, sizeof c->variant, VARIANT_CUSTOM);
-}
-
-int config_variant_diff(const Config *c, char *buf, size_t len) {
-    Config base = *c;
-    config_reset_variant_fields(&base);
-    return config_differences(&base, c, buf, len);
 }
