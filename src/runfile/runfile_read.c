@@ -96,6 +96,7 @@ static RunReader *open_file(const char *path, char *err, size_t errlen) {
         runread_close(r);
         return NULL;
     }
+    rr_label_variant(r);
     return r;
 }
 

@@ -32,6 +32,8 @@
 #define RS_SCHEMA "schema"
 #define RS_SCHEMA_VERSION "schema_version"
 #define RS_VARIANT "variant"
+/* the variant fields that differ from the baseline's, "key=value ..." */
+#define RS_VARIANT_FIELDS "variant_fields"
 #define RS_SEED "seed"
 #define RS_DATA_SEED "data_seed"
 #define RS_CREATED "created"
