@@ -23,12 +23,15 @@ const EnvVar env_vars[] = {
     {"GATELAB_TEST_NAN_KIND", ENV_HOOK, "where that NaN goes: loss, grad or weight"},
     {"GATELAB_TEST_KILL_AT", ENV_HOOK, "SIGKILL the trainer after logging step S"},
     {"GATELAB_TEST_EXE", ENV_HOOK, "the binary a sweep runs its children with"},
+    {"GATELAB_TEST_PROGRESS", ENV_HOOK, "report's progress lines when stderr is no terminal"},
     {"GATELAB_TEST_SPLIT_SECONDS", ENV_HOOK, "the tokenizer's time bound on splitting a text"},
     {"GATELAB_NO_VET", ENV_HOOK,
      "1: run files are read without vetting (fuzzing; not in release builds)"},
     {"GATELAB_SRC", ENV_SUITE, "the source root the tests read fixtures from"},
     {"GATELAB_BIN", ENV_SUITE, "the gatelab binary the shell tests run"},
     {"GATELAB_FAST", ENV_SUITE, "1: the shell tests' shorter variants"},
+    {"GATELAB_FUZZ_SECONDS", ENV_SUITE, "seconds per fuzz target in tests/run_tests.sh"},
+    {"GATELAB_FUZZ_BUILD", ENV_SUITE, "the fuzzers' build directory (run_fuzzers.sh)"},
     {"GATELAB_TEST_SHOW", ENV_SUITE, "print the report sections test_report checks"},
     {NULL, ENV_SETTING, NULL}};
 
