@@ -130,7 +130,6 @@ int report_run(const char *dir, const char *outdir, char *err, size_t errlen) {
     }
     report_progress("reading %d run file%s in %s", n, n == 1 ? "" : "s", dir);
     for (int i = 0; i < n; i++) {
-        if (i && i % 25 == 0) report_progress("read %d/%d run files", i, n);
         snprintf(rows[i].path, sizeof rows[i].path, "%s/%s", dir, names[i]);
         rows[i].file = strrchr(rows[i].path, '/') + 1;
         row_read(&rows[i]);
