@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "metric_table.h"
+
 #define MAX_SPIKE_STEPS 8
 
 /* /config keys the Settings section shows; ΔPPL matches on MATCH_CFG. */
@@ -33,6 +35,7 @@ typedef struct {
     double empty, f_attn_ne;          /* dropped-mass share, F-Attn over the mass */
     double kurt, top1_med, bos_ratio; /* means over layers */
     int gate_unbounded;               /* has a gate whose scores are not in [0,1] */
+    int gate_bounded;                 /* 1/0 when gate_mean is known, else -1 */
     int sink_formed;                  /* metrics.h sink_formed of f_attn: 1, 0, -1 (no probe) */
     double loss0;                     /* training loss at the first step (NaN: none) */
     double max_logit;                 /* largest attention logit, last probe (NaN: none) */
@@ -41,6 +44,9 @@ typedef struct {
     int probe_T, probe_N, proxy, has_probe;
     char normaliser[64];
 } Row;
+
+/* metric_table.c: metric m of row w as a number (NaN: unknown). */
+double metric_value(const Row *w, const MetricCol *m);
 
 /* report_rows.c */
 /* One progress line "report: MSG" on stderr while the report works, when

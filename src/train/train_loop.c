@@ -297,6 +297,41 @@ static int resumed_state_ok(Loop *lp, char *err, size_t errlen) {
     return runcheck_config(lp->opt->out_path, &dims, lp->cfg, err, errlen);
 }
 
+/* The value of the line s[0..len) after its '=' and blanks; *vl its length;
+ * NULL when the line has no '='. */
+static const char *line_value(const char *s, size_t len, int *vl) {
+    const char *eq = memchr(s, '=', len);
+    if (!eq) return NULL;
+    const char *v = eq + 1;
+    while (v < s + len && *v == ' ') v++;
+    *vl = (int)(s + len - v);
+    return v;
+}
+
+/* The first line where config texts was (the checkpoint's) and now
+ * differ, as "KEY = A in the checkpoint, B now" in out[n]. Both are
+ * config_to_text's output: the same keys in the same order. */
+static void config_difference(const char *was, const char *now, char *out, size_t n) {
+    snprintf(out, n, "a line of the config text");
+    while (*was || *now) {
+        size_t lw = strcspn(was, "\n"), ln = strcspn(now, "\n");
+        if (lw != ln || memcmp(was, now, lw)) {
+            int kw = 0, kn = 0;
+            const char *vw = line_value(was, lw, &kw), *vn = line_value(now, ln, &kn);
+            size_t kl = vn ? strcspn(now, " =") : 0;
+            if (vw && vn && kl < ln)
+                snprintf(out, n, "%.*s = %.*s in the checkpoint, %.*s now", (int)kl, now, kw, vw,
+                         kn, vn);
+            else
+                snprintf(out, n, "'%.*s' in the checkpoint, '%.*s' now", (int)lw, was, (int)ln,
+                         now);
+            return;
+        }
+        was += lw + (was[lw] == '\n');
+        now += ln + (now[ln] == '\n');
+    }
+}
+
 static int open_resumed(Loop *lp, char *err, size_t errlen) {
     char *text = NULL;
     Trainer *tr = &lp->tr;
@@ -312,12 +347,14 @@ static int open_resumed(Loop *lp, char *err, size_t errlen) {
                TRAIN_BADINPUT;
     }
     int same = text && !strcmp(text, lp->config_text);
+    char diff[256] = "no config text";
+    if (!same && text) config_difference(text, lp->config_text, diff, sizeof diff);
     free(text);
     if (!same)
         return seterr(err, errlen,
-                      "%s.ckpt was made with a different config; "
+                      "%s.ckpt was made with a different config (%s); "
                       "resume with the same config, or start over with --force",
-                      lp->opt->out_path),
+                      lp->opt->out_path, diff),
                TRAIN_BADINPUT;
     if (resumed_state_ok(lp, err, errlen) != 0) return TRAIN_BADINPUT;
     /* check the run file now, so a corrupt one is refused before any work;
