@@ -17,7 +17,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,23 +35,6 @@
 #include "runname.h"
 #include "runstats.h"
 #include "util.h"
-
-/* ---- progress ---- */
-
-void report_progress(const char *fmt, ...) {
-    static int on = -1;
-    if (on < 0) {
-        const char *t = getenv("GATELAB_TEST_PROGRESS");
-        on = isatty(2) || (t && *t);
-    }
-    if (!on) return;
-    va_list ap;
-    va_start(ap, fmt);
-    fprintf(stderr, "report: ");
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    va_end(ap);
-}
 
 /* ---- entry points ---- */
 
