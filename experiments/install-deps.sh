@@ -5,7 +5,8 @@
 #   build       compiler, meson, and the libraries gatelab links
 #   test        build + hdf5-tools, python3-h5py (resume_lineup.sh), MPI (the
 #               two-rank sweep test), clang-format, qemu-user (the
-#               reproducible mode's no-AVX-512 check)
+#               reproducible mode's no-AVX-512 check), clang and its
+#               libFuzzer runtime (tests/fuzz/run_fuzzers.sh)
 #   quickstart  build + nodejs/npm (data/fetch_brown.sh)
 #   bash experiments/install-deps.sh test
 #   bash experiments/install-deps.sh build clang
@@ -19,7 +20,7 @@ pkgs=""
 for a in "$@"; do
     case $a in
         build) pkgs="$pkgs $BUILD" ;;
-        test) pkgs="$pkgs $BUILD hdf5-tools python3-h5py libopenmpi-dev openmpi-bin clang-format qemu-user" ;;
+        test) pkgs="$pkgs $BUILD hdf5-tools python3-h5py libopenmpi-dev openmpi-bin clang-format qemu-user clang libclang-rt-14-dev" ;;
         quickstart) pkgs="$pkgs $BUILD nodejs npm" ;;
         *) pkgs="$pkgs $a" ;;
     esac

@@ -28,5 +28,20 @@ for v in baseline g1-head; do
     t=$(awk -v v=$v '$1 == "pytorch" && $2 == v {print $8}' out)
     [ "$t" = "$g" ] || fail "$v: the PyTorch twin has $t params, gatelab $g: $(cat out)"
 done
+# --profile: one line under the row with every family's ms per step, each
+# at least 0, products above 0, and the families within the step
+"$bin" bench --config "$src/experiments/tiny.ini" --profile --steps 2 --repeats 1 --warmup 0 \
+    >out 2>err || fail "bench --profile failed: $(cat err)"
+awk '/^  profile, ms\/step:/ {
+        n = 0; sum = 0
+        for (i = 3; i < NF; i++)
+            if ($i ~ /^(products|attention|norms|activations|loss|optimizer)$/) {
+                if ($(i + 1) < 0) exit 1
+                sum += $(i + 1); n++; seen[$i] = $(i + 1)
+            }
+        if (n != 6 || seen["products"] <= 0 || $NF <= 0 || sum > $NF * 1.01) exit 1
+        ok = 1
+    }
+    END { exit !ok }' out || fail "no well-formed profile line: $(cat out)"
 [ -n "$torch" ] || echo "note: python3-torch not installed; PyTorch rows not checked"
 echo "1 passed, 0 failed"

@@ -2,9 +2,10 @@
 # The test command: installs what the build and tests need (Debian 12, as
 # root), builds with meson and runs the whole cmocka suite (the two-rank MPI
 # sweep included); then the same suite under AddressSanitizer + UBSan, the
-# full-disk check (a tmpfs; skipped where it cannot be mounted) and the
-# SIGKILL torture test; last the clang-format check (tests/check_format.sh).
-#   bash tests/run_tests.sh                  # everything (~5 min on 2 cores)
+# full-disk check (a tmpfs; skipped where it cannot be mounted), the
+# SIGKILL torture test and every fuzz target for GATELAB_FUZZ_SECONDS
+# (default 5) each; last the clang-format check (tests/check_format.sh).
+#   bash tests/run_tests.sh                  # everything (~7 min on 2 cores)
 #   GATELAB_FAST=1 bash tests/run_tests.sh   # only the meson suite
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,6 +27,8 @@ if [ "${GATELAB_FAST:-0}" != 1 ]; then
     bash tests/diskfull.sh build
     echo "== torture: 20 SIGKILLs of a sweep"
     bash tests/torture.sh build 20
+    echo "== fuzz: every target for ${GATELAB_FUZZ_SECONDS:-5} s (tests/fuzz/README.md)"
+    sh tests/fuzz/run_fuzzers.sh "${GATELAB_FUZZ_SECONDS:-5}"
 fi
 # the code style (.clang-format); CI fails on unformatted code
 echo "== format"

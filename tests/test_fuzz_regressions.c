@@ -1,7 +1,8 @@
 /* test_fuzz_regressions.c: replay every input under
  * tests/fuzz/regressions/TARGET/ (inputs that once crashed a fuzz target,
  * see tests/fuzz/README.md) through the same entry functions the fuzzers
- * use, so the bugs stay fixed without clang. Each file must run to the end
+ * use, so the bugs stay fixed without clang (hftok's are replayed by
+ * test_hf_tokenizer). Each file must run to the end
  * with no crash; the entry result (accepted or refused) is also checked
  * against the file name: names starting "ok-" must be accepted, all others
  * refused with an error. */
@@ -20,6 +21,8 @@
 /* the entry functions are compiled into this test directly, so
  * tests/meson.build needs no extra source list */
 #include "fuzz/fuzz_entry.c"
+#include "fuzz/fuzz_entry_hf.c"
+#include "fuzz/fuzz_entry_hfconfig.c"
 
 typedef int (*Entry)(const uint8_t *, size_t);
 
@@ -71,6 +74,19 @@ static void test_tokens(void **s) {
     assert_true(replay_dir("tokens", fuzz_tokens_one) >= 0);
 }
 
+static void test_protocol(void **s) {
+    (void)s;
+    assert_true(replay_dir("protocol", fuzz_protocol_one) >= 0);
+}
+static void test_hfconfig(void **s) {
+    (void)s;
+    assert_true(replay_dir("hfconfig", fuzz_hfconfig_one) >= 0);
+}
+static void test_tokenlines(void **s) {
+    (void)s;
+    assert_true(replay_dir("tokenlines", fuzz_tokenlines_one) >= 0);
+}
+
 static void test_runlock(void **s) {
     (void)s;
     assert_true(replay_dir("runlock", fuzz_runlock_one) >= 2);
@@ -81,6 +97,8 @@ int main(void) {
         cmocka_unit_test(test_config),      cmocka_unit_test(test_sweepfile),
         cmocka_unit_test(test_runread),     cmocka_unit_test(test_tokens),
         cmocka_unit_test(test_safetensors), cmocka_unit_test(test_runlock),
+        cmocka_unit_test(test_protocol),    cmocka_unit_test(test_hfconfig),
+        cmocka_unit_test(test_tokenlines),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

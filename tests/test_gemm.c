@@ -99,7 +99,8 @@ static void test_model_shapes(void **state) {
     const Case cases[] = {
         {0, 1, 2048, 192, 64, 0, 1.0f, 0.0f}, {0, 0, 2048, 64, 192, 0, 1.0f, 1.0f},
         {1, 0, 192, 64, 2048, 0, 1.0f, 1.0f}, {0, 1, 64, 64, 16, 5, 0.25f, 0.0f},
-        {0, 1, 40, 65, 700, 0, 1.0f, 0.0f},
+        {0, 1, 40, 65, 700, 0, 1.0f, 0.0f},   {0, 1, 300, 352, 128, 1, 1.0f, 0.0f},
+        {1, 0, 352, 100, 600, 2, 0.5f, 0.3f}, {0, 0, 520, 70, 300, 3, 1.0f, 1.0f},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
         assert_int_equal(run_case(&cases[i], naive), 0);

@@ -12,7 +12,13 @@
  * - the rewrites of a run file (intervene, eval, stream, --resume) keep its
  *   mode, and refuse a file of mode 444, leaving it as it was;
  * - a sweep that waits for a run another process is writing decides again
- *   when the wait ends: a run finished meanwhile is skipped as done. */
+ *   when the wait ends: a run finished meanwhile is skipped as done;
+ * - GATELAB_MEM_LIMIT past its range is refused; unset, the plan is held to
+ *   the memory available, not the machine's total;
+ * - a GATELAB_BLAS_FALLBACK that gatelab's re-exec did not set is ignored
+ *   with a warning, never recorded as blas_core_how;
+ * - --resume with another config names the key that differs;
+ * - report over many run files says how far it has read. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -24,7 +30,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
+#include "memplan.h"
 #include "testutil.h"
 
 /* the directory and the tiny run every test here uses (testutil.h) */
@@ -281,6 +289,79 @@ static void test_sweep_redecides_after_waiting(void **st) {
     free(tsv);
 }
 
+static void test_mem_limit_range(void **st) {
+    (void)st;
+    char args[2048];
+    snprintf(args, sizeof args, "train --config %s/experiments/tiny.ini --quiet --out ml.h5",
+             tu_src());
+    /* 2^64 and more, and past 2^61 - 1: refused, never "no limit" */
+    const char *big[] = {"18446744073709551616", "99999999999999999999999", "2305843009213693952"};
+    for (size_t i = 0; i < sizeof big / sizeof *big; i++) {
+        char pre[64];
+        snprintf(pre, sizeof pre, "GATELAB_MEM_LIMIT=%s", big[i]);
+        if (sh(pre, args) != 2) fail_msg("GATELAB_MEM_LIMIT=%s accepted", big[i]);
+        assert_out_line("is not a positive number of bytes up to", NULL);
+    }
+    /* unset, the plan is checked against the memory available now, which is
+     * below the machine's total (the kernel holds some) */
+    unsetenv("GATELAB_MEM_LIMIT");
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+    assert_true(memplan_limit() < (size_t)pages * (size_t)page);
+}
+
+static void test_blas_fallback_not_trusted(void **st) {
+    (void)st;
+    char args[2048];
+    snprintf(args, sizeof args,
+             "train --config %s/experiments/tiny.ini --quiet --set steps=2 --out fb.h5", tu_src());
+    assert_int_equal(sh("GATELAB_BLAS_FALLBACK=evil", args), 0);
+    size_t n;
+    char *o = tu_slurp_ok(tu_join(dir, "out.txt"), NULL),
+         *h5 = tu_slurp_ok(tu_join(dir, "fb.h5"), &n);
+    if (!strstr(o, "ignoring GATELAB_BLAS_FALLBACK='evil'")) fail_msg("no warning: %s", o);
+    if (memmem(h5, n, "evil", 4)) fail_msg("the run file records GATELAB_BLAS_FALLBACK=evil");
+    free(o), free(h5);
+}
+
+static void test_resume_names_the_key(void **st) {
+    (void)st;
+    char args[2048];
+    const char *k = tu_join(dir, "keyed.h5");
+    tu_fault("KILL_AT", "30");
+    snprintf(args, sizeof args, "train --config %s/experiments/tiny.ini --quiet --out %s", tu_src(),
+             k);
+    sh("", args);
+    tu_fault_clear();
+    snprintf(args, sizeof args,
+             "train --config %s/experiments/tiny.ini --quiet --out %s --resume --set threads=2",
+             tu_src(), k);
+    assert_int_equal(sh("", args), 2);
+    assert_out_line("different config (threads = 1 in the checkpoint, 2 now)", NULL);
+}
+
+static void test_report_progress(void **st) {
+    (void)st;
+    char d[1100], cmd[2400];
+    snprintf(d, sizeof d, "%s/many", dir);
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s'", d);
+    assert_int_equal(system(cmd), 0);
+    for (int i = 1; i <= 60; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "r%d_s%d.h5", i % 3, i);
+        tu_copy_file(run, tu_join(d, name));
+    }
+    snprintf(cmd, sizeof cmd, "report '%s'", d);
+    assert_int_equal(sh("", cmd), 0);
+    char *o = tu_slurp_ok(tu_join(dir, "out.txt"), NULL);
+    if (!strstr(o, "report: read 50 of 60 run files\n") ||
+        !strstr(o, "report: read 60 of 60 run files\n"))
+        fail_msg("no progress lines: %s", o);
+    free(o);
+    char *md = tu_slurp_ok(tu_join(d, "REPORT.md"), NULL);
+    assert_non_null(strstr(md, "(60 readable, 0 unreadable)"));
+    free(md);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_heatmap_compare_steps),
@@ -291,6 +372,10 @@ int main(void) {
         cmocka_unit_test(test_report_missing_dir),
         cmocka_unit_test(test_rewrites_keep_mode),
         cmocka_unit_test(test_sweep_redecides_after_waiting),
+        cmocka_unit_test(test_mem_limit_range),
+        cmocka_unit_test(test_blas_fallback_not_trusted),
+        cmocka_unit_test(test_resume_names_the_key),
+        cmocka_unit_test(test_report_progress),
     };
     return cmocka_run_group_tests(tests, tu_tiny_setup, tu_tiny_teardown);
 }

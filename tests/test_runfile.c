@@ -203,19 +203,22 @@ static void *read_ds(hid_t f, const char *path, hid_t mtype, int rank, const hsi
     return buf;
 }
 
-/* Every dataset we write must be chunked with shuffle + deflate and carry
- * a description. */
+/* Every dataset we write must be chunked with shuffle + deflate, carry a
+ * Fletcher-32 checksum per chunk and a description. */
 static void assert_compressed(hid_t f, const char *path) {
     hid_t ds = H5Dopen2(f, path, H5P_DEFAULT);
     assert_true(ds >= 0);
     hid_t dcpl = H5Dget_create_plist(ds);
     if (H5Pget_layout(dcpl) != H5D_CHUNKED) fail_msg("%s is not chunked", path);
-    assert_int_equal(H5Pget_nfilters(dcpl), 2);
+    assert_int_equal(H5Pget_nfilters(dcpl), 3);
     unsigned flags, cd[4];
     size_t ncd = 4;
     assert_int_equal(H5Pget_filter2(dcpl, 0, &flags, &ncd, cd, 0, NULL, NULL), H5Z_FILTER_SHUFFLE);
     ncd = 4;
     assert_int_equal(H5Pget_filter2(dcpl, 1, &flags, &ncd, cd, 0, NULL, NULL), H5Z_FILTER_DEFLATE);
+    ncd = 4;
+    assert_int_equal(H5Pget_filter2(dcpl, 2, &flags, &ncd, cd, 0, NULL, NULL),
+                     H5Z_FILTER_FLETCHER32);
     if (H5Aexists(ds, "description") <= 0) fail_msg("%s has no description", path);
     H5Pclose(dcpl);
     H5Dclose(ds);
@@ -491,6 +494,52 @@ static void test_write_and_read_back(void **state) {
     H5Fclose(f);
 }
 
+/* One byte of the first chunk of dataset name in run file path inverted,
+ * in place (the chunk's file address from HDF5's chunk index). */
+static void corrupt_chunk(const char *path, const char *name) {
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    assert_true(f >= 0);
+    hid_t ds = H5Dopen2(f, name, H5P_DEFAULT);
+    if (ds < 0) fail_msg("no dataset %s", name);
+    haddr_t addr = HADDR_UNDEF;
+    hsize_t size = 0;
+    unsigned mask = 0;
+    hid_t sp = H5Dget_space(ds);
+    assert_true(H5Dget_chunk_info(ds, sp, 0, NULL, &mask, &addr, &size) >= 0);
+    H5Sclose(sp);
+    H5Dclose(ds);
+    H5Fclose(f);
+    assert_true(addr != HADDR_UNDEF && size > 4);
+    int fd = open(path, O_RDWR);
+    assert_true(fd >= 0);
+    unsigned char b;
+    off_t at = (off_t)addr + (off_t)(size / 2);
+    assert_int_equal(pread(fd, &b, 1, at), 1);
+    b ^= 0xff;
+    assert_int_equal(pwrite(fd, &b, 1, at), 1);
+    close(fd);
+}
+
+/* A byte changed inside a stored chunk is caught by its checksum: the
+ * probe read is refused in one line naming the dataset. */
+static void test_corrupt_chunk_detected(void **state) {
+    (void)state;
+    char path[512], name[128], err[512] = "";
+    tpath(path, sizeof path, "corrupt.h5");
+    Probe q;
+    write_closed_run(path, &q);
+    snprintf(name, sizeof name, "/" RS_PROBE_PATH_FMT "/%s", 2LL, RS_TOKENS);
+    corrupt_chunk(path, name);
+    RunReader *r = runread_open(path, err, sizeof err);
+    if (!r) fail_msg("open: %s", err);
+    ProbeRecord p;
+    assert_int_equal(runread_probe(r, -1, &p, err, sizeof err), -1);
+    runread_close(r);
+    if (!strstr(err, "cannot read dataset " RS_TOKENS) || !strstr(err, "checksum"))
+        fail_msg("got: %s", err);
+    assert_one_line(err);
+}
+
 static void test_null_model(void **state) {
     (void)state;
     char path[512], err[512] = "";
@@ -506,6 +555,40 @@ static void test_null_model(void **state) {
     attr_str(f, "status", s, sizeof s);
     assert_string_equal(s, "running");
     H5Fclose(f);
+}
+
+/* A reader labels a run by its /config fields, not by the label stored
+ * beside them: a gated config written under "baseline" reads as g1-elem,
+ * one no catalog id describes as custom, and variant_fields names what
+ * differs from the baseline. */
+static void test_label_from_fields(void **state) {
+    (void)state;
+    char path[512], err[512] = "";
+    struct {
+        const char *name, *sets[2], *label, *fields;
+    } cases[] = {
+        {"lab_g1.h5", {"gate_pos=g1", NULL}, "g1-elem", "gate_pos=g1"},
+        {"lab_custom.h5", {"gate_pos=g3", "gate_act=silu"}, "custom", "gate_pos=g3 gate_act=silu"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        tpath(path, sizeof path, cases[i].name);
+        Config cfg = test_config();
+        for (int k = 0; k < 2 && cases[i].sets[k]; k++)
+            assert_int_equal(config_set(&cfg, cases[i].sets[k], err, sizeof err), 0);
+        assert_string_equal(cfg.variant, "baseline"); /* the stored label lies */
+        RunFile *rf = runfile_create(path, &cfg, NULL, 0, err, sizeof err);
+        assert_non_null(rf);
+        assert_int_equal(runfile_close(rf, rf_err, sizeof rf_err), 0);
+        RunReader *r = runread_open(path, err, sizeof err);
+        assert_non_null(r);
+        assert_string_equal(runread_meta(r)->variant, cases[i].label);
+        runread_close(r);
+        hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+        char s[256];
+        attr_str(f, "variant_fields", s, sizeof s);
+        assert_string_equal(s, cases[i].fields);
+        H5Fclose(f);
+    }
 }
 
 static void test_never_overwrite(void **state) {
@@ -1044,6 +1127,8 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_write_and_read_back),
         cmocka_unit_test(test_null_model),
+        cmocka_unit_test(test_label_from_fields),
+        cmocka_unit_test(test_corrupt_chunk_detected),
         cmocka_unit_test(test_never_overwrite),
         cmocka_unit_test(test_reopen_truncates),
         cmocka_unit_test(test_reopen_bad_files),

@@ -22,6 +22,10 @@ char *openblas_get_config(void);
 #define ENV_AUTO "GATELAB_BLAS_AUTO"
 #define ENV_FALLBACK "GATELAB_BLAS_FALLBACK"
 
+/* The core whose sgemm check failed in this process's previous image
+ * (check_new_core), taken from ENV_FALLBACK at startup; "" when none. */
+static char fallback_core[32];
+
 static void copy_field(char *dst, size_t n, const char *src) {
     snprintf(dst, n, "%s", src ? src : "unknown");
 }
@@ -44,8 +48,9 @@ void blas_info(BlasInfo *bi) {
     copy_field(bi->library, sizeof bi->library, "OpenBLAS");
     config_version(bi->version, sizeof bi->version);
     copy_field(bi->core, sizeof bi->core, openblas_get_corename());
-    const char *fb = getenv(ENV_FALLBACK), *au = getenv(ENV_AUTO);
-    if (fb && *fb) snprintf(bi->how, sizeof bi->how, "%.60s failed the sgemm check, fell back", fb);
+    const char *au = getenv(ENV_AUTO);
+    if (fallback_core[0])
+        snprintf(bi->how, sizeof bi->how, "%s failed the sgemm check, fell back", fallback_core);
     else if (au && *au)
         snprintf(bi->how, sizeof bi->how, "auto-selected; OpenBLAS had chosen %.60s", au);
     else if (getenv("OPENBLAS_CORETYPE")) copy_field(bi->how, sizeof bi->how, "OPENBLAS_CORETYPE");
@@ -127,7 +132,9 @@ static void check_new_core(char **argv, const char *was) {
     fprintf(stderr, "gatelab: warning: %s; going back to %s (set %s=keep to skip)\n", err, was,
             ENV_MODE);
     setenv("OPENBLAS_CORETYPE", was, 1);
-    setenv(ENV_FALLBACK, openblas_get_corename(), 1);
+    char fb[96]; /* CORE@PID: exec keeps the pid, so the next image knows it as ours */
+    snprintf(fb, sizeof fb, "%.31s@%ld", openblas_get_corename(), (long)getpid());
+    setenv(ENV_FALLBACK, fb, 1);
     unsetenv(ENV_AUTO);
     setenv(ENV_MODE, "keep", 1);
     reexec(argv);
@@ -156,8 +163,32 @@ int blas_core_pin(const char *core, char *err, size_t errlen) {
                   strerror(errno));
 }
 
+/* ENV_FALLBACK into fallback_core when check_new_core of this very process
+ * (same pid) set it, with a core name of letters and digits; any other
+ * value is ignored with a warning. The variable is removed either way, so
+ * no child inherits a claim about another process. */
+static void take_fallback(void) {
+    const char *fb = getenv(ENV_FALLBACK);
+    if (!fb) return;
+    const char *at = strrchr(fb, '@');
+    size_t n = at ? (size_t)(at - fb) : 0;
+    char *end = NULL;
+    long pid = at ? strtol(at + 1, &end, 10) : -1;
+    int ok = at && n > 0 && n < sizeof fallback_core && end && !*end && pid == (long)getpid();
+    for (size_t i = 0; ok && i < n; i++)
+        ok = (fb[i] >= 'a' && fb[i] <= 'z') || (fb[i] >= 'A' && fb[i] <= 'Z') ||
+             (fb[i] >= '0' && fb[i] <= '9');
+    if (ok) snprintf(fallback_core, sizeof fallback_core, "%.*s", (int)n, fb);
+    else
+        fprintf(stderr,
+                "gatelab: warning: ignoring %s='%.40s' (only gatelab's own re-exec sets it)\n",
+                ENV_FALLBACK, fb);
+    unsetenv(ENV_FALLBACK);
+}
+
 void blas_core_startup(char **argv) {
     startup_argv = argv;
+    take_fallback();
     const char *was = getenv(ENV_AUTO);
     if (was && *was) {
         check_new_core(argv, was);

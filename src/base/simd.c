@@ -13,8 +13,18 @@ static _Atomic int chosen; /* 0: not yet decided */
 static SimdPath cpu_best(void) {
 #if defined(__x86_64__) && defined(__GNUC__)
     __builtin_cpu_init();
+#if defined(__clang__) /* clang 14 has no level names: the features the paths use */
+    int v3 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+             __builtin_cpu_supports("bmi") && __builtin_cpu_supports("bmi2");
+    if (v3 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
+        __builtin_cpu_supports("avx512cd"))
+        return SIMD_AVX512;
+    if (v3) return SIMD_AVX2;
+#else
     if (__builtin_cpu_supports("x86-64-v4")) return SIMD_AVX512;
     if (__builtin_cpu_supports("x86-64-v3")) return SIMD_AVX2;
+#endif
 #endif
     return SIMD_BASE;
 }

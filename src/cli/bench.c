@@ -27,6 +27,7 @@
 #include "fmapeak.h"
 #include "memplan.h"
 #include "commands.h"
+#include "opprof.h"
 #include "rng.h"
 #include "simd.h"
 #include "trainer.h"
@@ -100,7 +101,14 @@ static int cmp_double(const void *a, const void *b) {
 typedef struct {
     int steps, warmup, repeats;
     int cpu_clock; /* --clock cpu */
+    int profile;   /* --profile */
 } BenchPlan;
+
+/* Where a step's time went (--profile): seconds per step on the bench's
+ * clock, each family's per thread (opprof.h), and the step's own. */
+typedef struct {
+    double family[OPPROF_N], step;
+} StepProfile;
 
 /* Seconds for bench_variant's blocks: wall, or process CPU time per worker
  * (--clock cpu: what the run would take with its cores to itself; it
@@ -112,7 +120,7 @@ static double block_clock(const BenchPlan *bp, int workers) {
 /* Median tokens/s of `repeats` timed blocks of `steps` training steps on
  * random tokens (the data source plays no part in speed). */
 static int bench_variant(const Config *cfg, const BenchPlan *bp, double *tok_s, double *flops_tok,
-                         size_t *nparams, char *err, size_t errlen) {
+                         size_t *nparams, StepProfile *prof, char *err, size_t errlen) {
     Trainer tr;
     if (trainer_init(&tr, cfg, err, errlen) != 0) return -1;
     Rng r;
@@ -124,10 +132,19 @@ static int bench_variant(const Config *cfg, const BenchPlan *bp, double *tok_s, 
     }
     double norm, med[64];
     for (int s = 0; s < bp->warmup; s++) trainer_step(&tr, tr.inputs, tr.targets, s, &norm);
+    if (bp->profile) opprof_enable(1, bp->cpu_clock);
+    double p0 = block_clock(bp, tr.n_workers);
     for (int k = 0; k < bp->repeats; k++) {
         double t0 = block_clock(bp, tr.n_workers);
         for (int s = 0; s < bp->steps; s++) trainer_step(&tr, tr.inputs, tr.targets, s, &norm);
         med[k] = (double)bt * bp->steps / (block_clock(bp, tr.n_workers) - t0);
+    }
+    if (bp->profile) {
+        double steps = (double)bp->steps * bp->repeats;
+        prof->step = (block_clock(bp, tr.n_workers) - p0) / steps;
+        opprof_read(prof->family);
+        opprof_enable(0, 0);
+        for (int f = 0; f < OPPROF_N; f++) prof->family[f] /= steps * tr.n_workers;
     }
     qsort(med, (size_t)bp->repeats, sizeof *med, cmp_double);
     *tok_s = med[bp->repeats / 2];
@@ -196,7 +213,7 @@ static double run_torch(const Config *base, const char *variant, int threads, co
 
 static void usage(FILE *f) {
     fprintf(f, "usage: gatelab bench [--config FILE] [--threads N] [--variant ID]...\n"
-               "                     [--steps S] [--warmup W] [--repeats R] [--torch]\n"
+               "                     [--steps S] [--warmup W] [--repeats R] [--torch] [--profile]\n"
                "                     [--set key=value]...\n"
                "\n"
                "Training throughput (forward + backward + AdamW) on random tokens.\n"
@@ -220,6 +237,9 @@ static void usage(FILE *f) {
                "  -C, --clock wall|cpu  time by the wall clock (default) or by CPU time per\n"
                "                      thread: on a shared, loaded machine the CPU clock leaves\n"
                "                      out the time other processes held the cores\n"
+               "  -P, --profile       under each row, the milliseconds per step (per thread, on\n"
+               "                      --clock's clock) in products, attention's row work, norms,\n"
+               "                      activations and gates, loss, optimizer, and the rest\n"
                "  -s, --set K=V       override a config key\n");
 }
 
@@ -252,9 +272,10 @@ static const struct option bench_long[] = {{"config", required_argument, 0, 'c'}
                                            {"set", required_argument, 0, 's'},
                                            {"torch-core", required_argument, 0, 'K'},
                                            {"clock", required_argument, 0, 'C'},
+                                           {"profile", no_argument, 0, 'P'},
                                            {"help", no_argument, 0, 'h'},
                                            {0, 0, 0, 0}};
-const CliOpts bench_options = {"bench", ":c:t:v:n:w:R:TK:C:s:h", "vs", bench_long};
+const CliOpts bench_options = {"bench", ":c:t:v:n:w:R:TK:C:Ps:h", "vs", bench_long};
 
 /* Fills *a from the command line. Returns -1 to go on, else the exit code
  * (0 after --help, 2 on a bad option). */
@@ -262,7 +283,7 @@ static int parse_bench_args(int argc, char **argv, BenchArgs *a) {
     memset(a, 0, sizeof *a);
     a->config = "experiments/reference.ini";
     a->threads = 1;
-    a->bp = (BenchPlan){10, 3, 5, 0};
+    a->bp = (BenchPlan){10, 3, 5, 0, 0};
     int c;
     optind = 1;
     opterr = 0;
@@ -287,6 +308,7 @@ static int parse_bench_args(int argc, char **argv, BenchArgs *a) {
             if (bench_int("--repeats", optarg, &a->bp.repeats)) return 2;
             break;
         case 'T': a->torch = 1; break;
+        case 'P': a->bp.profile = 1; break;
         case 'K': a->torch = 1, a->torch_core = optarg; break;
         case 'C':
             if (strcmp(optarg, "wall") && strcmp(optarg, "cpu")) {
@@ -374,6 +396,20 @@ static void print_torch_rows(const BenchArgs *a, const char *variant, double tok
     }
 }
 
+/* The --profile line under a row: ms per step in each family (per thread,
+ * on the bench's clock), its share of the step, and the rest of the step. */
+static void print_profile(const StepProfile *p) {
+    double sum = 0;
+    printf("  profile, ms/step:");
+    for (int f = 0; f < OPPROF_N; f++) {
+        sum += p->family[f];
+        printf(" %s %.3f (%.0f%%)", opprof_name((OpprofFamily)f), 1e3 * p->family[f],
+               100.0 * p->family[f] / p->step);
+    }
+    printf(" other %.3f (%.0f%%) step %.3f\n", 1e3 * (p->step - sum),
+           100.0 * (p->step - sum) / p->step, 1e3 * p->step);
+}
+
 /* Bench variant i and print its row; *first is the first variant's
  * tokens/s, the base of "vs first". Returns the exit code, 0 on success. */
 static int bench_row(const BenchArgs *a, int i, double peak, double fpeak, double *first) {
@@ -384,7 +420,8 @@ static int bench_row(const BenchArgs *a, int i, double peak, double fpeak, doubl
     if (rc) return rc;
     double tok, fpt;
     size_t np;
-    if (bench_variant(&cfg, &a->bp, &tok, &fpt, &np, err, sizeof err) != 0) {
+    StepProfile prof;
+    if (bench_variant(&cfg, &a->bp, &tok, &fpt, &np, &prof, err, sizeof err) != 0) {
         fprintf(stderr, "gatelab bench: %s\n", err);
         return 1;
     }
@@ -393,6 +430,7 @@ static int bench_row(const BenchArgs *a, int i, double peak, double fpeak, doubl
     printf("%-16s %-14s %7d %10.0f %9.1f %6.1f%% %6.1f%% %9zu %7.1f%% %9.0f\n", "gatelab", variant,
            a->threads, tok, gf, 100.0 * gf / peak, 100.0 * gf / fpeak, np,
            100.0 * (tok / *first - 1.0), peak_rss_mib());
+    if (a->bp.profile) print_profile(&prof);
     fflush(stdout);
     if (a->torch) print_torch_rows(a, variant, tok, fpt, peak, fpeak);
     return 0;

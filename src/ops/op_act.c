@@ -7,8 +7,20 @@
 #include <math.h>
 
 #include "fastexp.h"
+#include "opprof.h"
 #include "ops.h"
 #include "simd.h"
+
+/* An exported kernel NAME on the chosen SIMD path, its time counted as
+ * activations by bench --profile (opprof.h). */
+#define ACT_KERNEL(name, params, args)                                                             \
+    SIMD_BODY void name##_path_body params { name##_body args; }                                   \
+    SIMD_KERNEL_STATIC(name##_path, params, args)                                                  \
+    void name params {                                                                             \
+        int prof = opprof_enter(OPPROF_ACTIVATIONS);                                               \
+        name##_path args;                                                                          \
+        opprof_leave(prof);                                                                        \
+    }
 
 /* fast_expf: these loops run over every MLP and gate activation, and libm's
  * expf would keep them from vectorising */
@@ -31,8 +43,8 @@ SIMD_BODY void gate_act_forward_body(float *out, const float *inp, size_t n, Gat
         break;
     }
 }
-SIMD_KERNEL(gate_act_forward, (float *out, const float *inp, size_t n, GateAct act),
-            (out, inp, n, act))
+ACT_KERNEL(gate_act_forward, (float *out, const float *inp, size_t n, GateAct act),
+           (out, inp, n, act))
 
 SIMD_BODY void gate_act_backward_body(float *dinp, const float *dout, const float *inp, size_t n,
                                       GateAct act) {
@@ -61,15 +73,15 @@ SIMD_BODY void gate_act_backward_body(float *dinp, const float *dout, const floa
         break;
     }
 }
-SIMD_KERNEL(gate_act_backward,
-            (float *dinp, const float *dout, const float *inp, size_t n, GateAct act),
-            (dinp, dout, inp, n, act))
+ACT_KERNEL(gate_act_backward,
+           (float *dinp, const float *dout, const float *inp, size_t n, GateAct act),
+           (dinp, dout, inp, n, act))
 
 /* out = silu(a) * b */
 SIMD_BODY void swiglu_forward_body(float *out, const float *a, const float *b, size_t n) {
     for (size_t i = 0; i < n; i++) out[i] = a[i] * sigmoidf(a[i]) * b[i];
 }
-SIMD_KERNEL(swiglu_forward, (float *out, const float *a, const float *b, size_t n), (out, a, b, n))
+ACT_KERNEL(swiglu_forward, (float *out, const float *a, const float *b, size_t n), (out, a, b, n))
 
 /* The NULL checks sit outside the loops so each loop vectorises. */
 SIMD_BODY void swiglu_backward_body(float *da, float *db, const float *dout, const float *a,
@@ -90,9 +102,9 @@ SIMD_BODY void swiglu_backward_body(float *da, float *db, const float *dout, con
     if (db)
         for (size_t i = 0; i < n; i++) db[i] = dout[i] * a[i] * sigmoidf(a[i]);
 }
-SIMD_KERNEL(swiglu_backward,
-            (float *da, float *db, const float *dout, const float *a, const float *b, size_t n),
-            (da, db, dout, a, b, n))
+ACT_KERNEL(swiglu_backward,
+           (float *da, float *db, const float *dout, const float *a, const float *b, size_t n),
+           (da, db, dout, a, b, n))
 
 #define GELU_K 0.7978845608028654f /* sqrt(2 / pi) */
 #define GELU_C 0.044715f
@@ -104,7 +116,7 @@ SIMD_BODY void gelu_forward_body(float *out, const float *inp, size_t n) {
         out[i] = 0.5f * x * (1.0f + tanhf(GELU_K * (x + GELU_C * x * x * x)));
     }
 }
-SIMD_KERNEL(gelu_forward, (float *out, const float *inp, size_t n), (out, inp, n))
+ACT_KERNEL(gelu_forward, (float *out, const float *inp, size_t n), (out, inp, n))
 
 SIMD_BODY void gelu_backward_body(float *dinp, const float *dout, const float *inp, size_t n) {
     for (size_t i = 0; i < n; i++) {
@@ -114,8 +126,8 @@ SIMD_BODY void gelu_backward_body(float *dinp, const float *dout, const float *i
         dinp[i] = dout[i] * (0.5f * (1.0f + th) + 0.5f * x * dth);
     }
 }
-SIMD_KERNEL(gelu_backward, (float *dinp, const float *dout, const float *inp, size_t n),
-            (dinp, dout, inp, n))
+ACT_KERNEL(gelu_backward, (float *dinp, const float *dout, const float *inp, size_t n),
+           (dinp, dout, inp, n))
 
 /* The same tanh GELU as x sigmoid(2u), u = k (x + c x^3), through
  * fast_expf: a loop that vectorises, where tanhf is a call per element. */
@@ -125,7 +137,7 @@ SIMD_BODY void gelu_fast_forward_body(float *out, const float *inp, size_t n) {
         out[i] = x / (1.0f + fast_expf(-2.0f * GELU_K * (x + GELU_C * x * x * x)));
     }
 }
-SIMD_KERNEL(gelu_fast_forward, (float *out, const float *inp, size_t n), (out, inp, n))
+ACT_KERNEL(gelu_fast_forward, (float *out, const float *inp, size_t n), (out, inp, n))
 
 /* 0.5 x (1 + erf(x / sqrt 2)) */
 void gelu_erf_forward(float *out, const float *inp, size_t n) {

@@ -6,6 +6,7 @@
  * the model only uses it elementwise; its score gradient is the sum of
  * dout over the broadcast axes.
  */
+#include "opprof.h"
 #include "ops.h"
 
 /* Offset of the score for element (m, g, c) in s, by broadcast kind. */
@@ -23,6 +24,7 @@ static inline size_t score_index(GateBroadcast kind, size_t m, size_t g, size_t 
 /* out[M,G,Cg] = x * s (or x + s) */
 void gate_apply_forward(float *out, const float *x, const float *s, GateBroadcast kind,
                         GateForm form, int M, int G, int Cg) {
+    int prof = opprof_enter(OPPROF_ACTIVATIONS);
     size_t GG = (size_t)G, CC = (size_t)Cg;
     for (size_t m = 0; m < (size_t)M; m++) {
         for (size_t g = 0; g < GG; g++) {
@@ -44,12 +46,14 @@ void gate_apply_forward(float *out, const float *x, const float *s, GateBroadcas
             }
         }
     }
+    opprof_leave(prof);
 }
 
 /* dx = dout * s (or dout), written: every caller's dx is fresh scratch;
  * ds += dout * x (or dout), summed over the broadcast axes. */
 void gate_apply_backward(float *dx, float *ds, const float *dout, const float *x, const float *s,
                          GateBroadcast kind, GateForm form, int M, int G, int Cg) {
+    int prof = opprof_enter(OPPROF_ACTIVATIONS);
     size_t GG = (size_t)G, CC = (size_t)Cg;
     int add = form == FORM_ADD;
     for (size_t m = 0; m < (size_t)M; m++) {
@@ -84,6 +88,7 @@ void gate_apply_backward(float *dx, float *ds, const float *dout, const float *x
             }
         }
     }
+    opprof_leave(prof);
 }
 
 /* out[M,Cg] = mean_g inp[M,G,Cg] */

@@ -14,10 +14,13 @@
  * give the same bits, whatever OpenBLAS core is loaded.
  *
  * Blocking: C is cut into tiles of R rows by W columns (AVX-512: 8 x 32,
- * AVX2: 6 x 16) held in registers for the whole k loop; op(A)'s entries are
- * broadcast one at a time, op(B)'s row k is read W wide. Column panels are
- * the outer loop, so a packed panel of B (K x W) stays in L1 while the
- * tiles of its rows stream A.
+ * AVX2: 6 x 16) held in registers over a block of up to KBLOCK values of k;
+ * op(A)'s entries are broadcast one at a time, op(B)'s row k is read W
+ * wide. Between k blocks a tile's sums wait in a buffer as exact floats, so
+ * the chain is the same. Groups of GROUP rows are the outer loop, then
+ * column panels, then k blocks, then the tiles down the group: a group's
+ * rows of A and a panel's block of B stay in cache while they are used,
+ * also for a weight gradient's k over thousands of positions.
  *
  * With gemm_use_blas(1) every call goes to OpenBLAS's sgemm instead: the
  * reproducible mode's runs keep the products they were trained with.
@@ -27,6 +30,7 @@
 #include <stdlib.h>
 #include <cblas.h>
 
+#include "opprof.h"
 #include "ops.h"
 #include "simd.h"
 
@@ -70,13 +74,18 @@ static void gemm_scalar(const Gemm *g) {
 }
 
 /* One tile's operands: R rows of op(A) from a (row step ai, k step ak),
- * op(B)'s rows k at b + k * ldb (w valid columns), C's rows at c. */
+ * op(B)'s rows k at b + k * ldb (w valid columns), C's rows at c, over K
+ * values of k. A long k loop is cut into blocks: a block that is not the
+ * first takes its accumulators from part, one that is not the last leaves
+ * them there (exact floats: the chain goes on unchanged). */
 typedef struct {
     const float *a, *b;
     size_t ai, ak, ldb, ldc;
     float *c;
     int K, w;
     float alpha, beta;
+    float *part;     /* NULL, or the tile's partial sums (row stride W) between k blocks */
+    int first, last; /* this k block starts the chains from zero / finishes them */
 } Tile;
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
@@ -99,7 +108,15 @@ SIMD_V4 static inline __attribute__((always_inline)) void tile_v4(const Tile *t,
     __mmask16 m0 = t->w >= 16 ? 0xffff : (__mmask16)((1u << t->w) - 1);
     __mmask16 m1 = t->w >= 32 ? 0xffff : t->w <= 16 ? 0 : (__mmask16)((1u << (t->w - 16)) - 1);
     __m512 acc[8][2];
-    _Pragma("GCC unroll 8") for (int r = 0; r < R; r++) acc[r][0] = acc[r][1] = _mm512_setzero_ps();
+    if (t->part && !t->first) {
+        _Pragma("GCC unroll 8") for (int r = 0; r < R; r++) {
+            acc[r][0] = _mm512_loadu_ps(t->part + r * 32);
+            acc[r][1] = V == 2 ? _mm512_loadu_ps(t->part + r * 32 + 16) : acc[r][0];
+        }
+    } else {
+        _Pragma("GCC unroll 8") for (int r = 0; r < R; r++) acc[r][0] = acc[r][1] =
+            _mm512_setzero_ps();
+    }
     /* locals, so the compiler keeps acc in registers (no aliasing doubts) */
     const float *A = t->a, *B = t->b;
     const size_t ai = t->ai, ak = t->ak, ldb = t->ldb;
@@ -112,6 +129,13 @@ SIMD_V4 static inline __attribute__((always_inline)) void tile_v4(const Tile *t,
             acc[r][0] = _mm512_fmadd_ps(av, b0, acc[r][0]);
             if (V == 2) acc[r][1] = _mm512_fmadd_ps(av, b1, acc[r][1]);
         }
+    }
+    if (t->part && !t->last) {
+        _Pragma("GCC unroll 8") for (int r = 0; r < R; r++) {
+            _mm512_storeu_ps(t->part + r * 32, acc[r][0]);
+            if (V == 2) _mm512_storeu_ps(t->part + r * 32 + 16, acc[r][1]);
+        }
+        return;
     }
     _Pragma("GCC unroll 8") for (int r = 0; r < R; r++) {
         float *c = t->c + (size_t)r * t->ldc;
@@ -179,7 +203,15 @@ SIMD_V3 static inline __attribute__((always_inline)) void tile_v3(const Tile *t,
                                                                   const int full) {
     __m256i m0 = mask8(t->w), m1 = mask8(t->w - 8);
     __m256 acc[6][2];
-    _Pragma("GCC unroll 8") for (int r = 0; r < R; r++) acc[r][0] = acc[r][1] = _mm256_setzero_ps();
+    if (t->part && !t->first) {
+        _Pragma("GCC unroll 8") for (int r = 0; r < R; r++) {
+            acc[r][0] = _mm256_loadu_ps(t->part + r * 16);
+            acc[r][1] = _mm256_loadu_ps(t->part + r * 16 + 8);
+        }
+    } else {
+        _Pragma("GCC unroll 8") for (int r = 0; r < R; r++) acc[r][0] = acc[r][1] =
+            _mm256_setzero_ps();
+    }
     const float *A = t->a, *B = t->b;
     const size_t ai = t->ai, ak = t->ak, ldb = t->ldb;
     for (int k = 0, K = t->K; k < K; k++) {
@@ -190,6 +222,13 @@ SIMD_V3 static inline __attribute__((always_inline)) void tile_v3(const Tile *t,
             acc[r][0] = _mm256_fmadd_ps(av, b0, acc[r][0]);
             acc[r][1] = _mm256_fmadd_ps(av, b1, acc[r][1]);
         }
+    }
+    if (t->part && !t->last) {
+        _Pragma("GCC unroll 8") for (int r = 0; r < R; r++) {
+            _mm256_storeu_ps(t->part + r * 16, acc[r][0]);
+            _mm256_storeu_ps(t->part + r * 16 + 8, acc[r][1]);
+        }
+        return;
     }
     _Pragma("GCC unroll 8") for (int r = 0; r < R; r++) {
         float *c = t->c + (size_t)r * t->ldc;
@@ -219,38 +258,65 @@ SIMD_V3 static void tile_rows_v3(const Tile *t, int R) {
 
 typedef void (*TileRows)(const Tile *t, int R);
 
-/* Panels of W columns; a transposed B is packed per panel into pk (K x W,
+/* Loop order: groups of up to GROUP rows of C; in each, panels of W
+ * columns; in each, blocks of up to KBLOCK values of k; in each, the tiles
+ * down the group. A group's rows of op(A) and a panel's block of op(B) then
+ * stay in cache while they are used, whatever the shape: a weight
+ * gradient's k runs over thousands of rows, a projection's M too. A
+ * transposed B is packed whole into pk first (panel after panel, each K x W,
  * zero past the edge). */
-static void gemm_tiled(const Gemm *g, TileRows rows_fn, int W, int RMAX, float *pk) {
-    size_t ai = a_row_step(g), ak = a_k_step(g);
-    for (int j0 = 0; j0 < g->N; j0 += W) {
-        int w = g->N - j0 < W ? g->N - j0 : W;
-        Tile t = {.ai = ai,
-                  .ak = ak,
-                  .ldc = g->ldc,
-                  .K = g->K,
-                  .w = w,
-                  .alpha = g->alpha,
-                  .beta = g->beta};
-        if (g->tb) {
-            for (int k = 0; k < g->K; k++)
+enum { GROUP = 256, KBLOCK = 256 };
+
+static void gemm_tiled(const Gemm *g, TileRows rows_fn, int W, int RMAX, float *pk, float *part) {
+    size_t ai = a_row_step(g), ak = a_k_step(g), K = (size_t)g->K;
+    if (g->tb)
+        for (int j0 = 0; j0 < g->N; j0 += W) {
+            int w = g->N - j0 < W ? g->N - j0 : W;
+            float *p = pk + (size_t)j0 * K;
+            for (size_t k = 0; k < K; k++)
                 for (int j = 0; j < W; j++)
-                    pk[(size_t)k * W + j] = j < w ? g->B[(size_t)(j0 + j) * g->ldb + k] : 0.0f;
-            t.b = pk, t.ldb = (size_t)W;
-        } else {
-            t.b = g->B + j0, t.ldb = g->ldb;
+                    p[k * W + j] = j < w ? g->B[(size_t)(j0 + j) * g->ldb + k] : 0.0f;
         }
-        for (int i0 = 0; i0 < g->M; i0 += RMAX) {
-            t.a = g->A + (size_t)i0 * ai;
-            t.c = g->C + (size_t)i0 * g->ldc + j0;
-            rows_fn(&t, g->M - i0 < RMAX ? g->M - i0 : RMAX);
+    for (int g0 = 0; g0 < g->M; g0 += GROUP) {
+        int g1 = g->M - g0 < GROUP ? g->M : g0 + GROUP;
+        for (int j0 = 0; j0 < g->N; j0 += W) {
+            const float *b = g->tb ? pk + (size_t)j0 * K : g->B + j0;
+            size_t ldb = g->tb ? (size_t)W : g->ldb;
+            Tile t = {.ai = ai,
+                      .ak = ak,
+                      .ldb = ldb,
+                      .ldc = g->ldc,
+                      .w = g->N - j0 < W ? g->N - j0 : W,
+                      .alpha = g->alpha,
+                      .beta = g->beta};
+            for (size_t k0 = 0;; k0 += KBLOCK) {
+                size_t k1 = K - k0 < KBLOCK ? K : k0 + KBLOCK;
+                t.first = k0 == 0, t.last = k1 == K, t.K = (int)(k1 - k0);
+                t.b = b + k0 * ldb;
+                for (int i0 = g0; i0 < g1; i0 += RMAX) {
+                    t.a = g->A + (size_t)i0 * ai + k0 * ak;
+                    t.c = g->C + (size_t)i0 * g->ldc + j0;
+                    t.part = t.first && t.last ? NULL : part + (size_t)(i0 - g0) * W;
+                    rows_fn(&t, g1 - i0 < RMAX ? g1 - i0 : RMAX);
+                }
+                if (k1 == K) break;
+            }
         }
     }
 }
 
+/* part: the partial sums of a group's tiles between k blocks (GROUP x W),
+ * only for a k loop longer than a block. */
+static __attribute__((noinline)) void gemm_run_long(const Gemm *g, SimdPath path, float *pk) {
+    float part[GROUP * 32];
+    if (path == SIMD_AVX512) gemm_tiled(g, tile_rows_v4, 32, 8, pk, part);
+    else gemm_tiled(g, tile_rows_v3, 16, 6, pk, part);
+}
+
 static void gemm_run(const Gemm *g, SimdPath path, float *pk) {
-    if (path == SIMD_AVX512) gemm_tiled(g, tile_rows_v4, 32, 8, pk);
-    else gemm_tiled(g, tile_rows_v3, 16, 6, pk);
+    if (g->K > KBLOCK) gemm_run_long(g, path, pk);
+    else if (path == SIMD_AVX512) gemm_tiled(g, tile_rows_v4, 32, 8, pk, NULL);
+    else gemm_tiled(g, tile_rows_v3, 16, 6, pk, NULL);
 }
 
 /* The panel buffer for a transposed B: on the stack up to PACK_STACK
@@ -261,7 +327,8 @@ enum { PACK_STACK = 32 * 512 };
 
 static __attribute__((noinline)) int gemm_packed(const Gemm *g, SimdPath path) {
     float stack[PACK_STACK], *pk = stack;
-    size_t need = (size_t)g->K * (path == SIMD_AVX512 ? 32 : 16);
+    size_t W = path == SIMD_AVX512 ? 32 : 16;
+    size_t need = (size_t)g->K * (((size_t)g->N + W - 1) / W * W);
     if (need > PACK_STACK && !(pk = malloc(need * sizeof *pk))) return -1;
     gemm_run(g, path, pk);
     if (pk != stack) free(pk);
@@ -286,12 +353,14 @@ static void gemm_own(const Gemm *g) {
 void gemm(int ta, int tb, int M, int N, int K, float alpha, const float *A, int lda, const float *B,
           int ldb, float beta, float *C, int ldc) {
     if (M <= 0 || N <= 0) return;
+    int prof = opprof_enter(OPPROF_PRODUCTS);
     if (use_blas && K > 0) {
         cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
                     M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-        return;
+    } else {
+        Gemm g = {ta, tb, M,           N,           K > 0 ? K : 0, alpha, beta,
+                  A,  B,  (size_t)lda, (size_t)ldb, (size_t)ldc,   C};
+        gemm_own(&g);
     }
-    Gemm g = {ta, tb, M,           N,           K > 0 ? K : 0, alpha, beta,
-              A,  B,  (size_t)lda, (size_t)ldb, (size_t)ldc,   C};
-    gemm_own(&g);
+    opprof_leave(prof);
 }

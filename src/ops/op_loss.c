@@ -7,12 +7,14 @@
  */
 #include <math.h>
 
+#include "opprof.h"
 #include "ops.h"
 
 static inline int counted(int target, int V) { return target >= 0 && target < V; }
 
 float crossentropy_forward(float *probs, float *losses, const float *logits, const int *targets,
                            int N, int V, int *count) {
+    int prof = opprof_enter(OPPROF_LOSS);
     size_t v = (size_t)V;
     double total = 0.0;
     int cnt = 0;
@@ -38,6 +40,7 @@ float crossentropy_forward(float *probs, float *losses, const float *logits, con
         }
     }
     if (count) *count = cnt;
+    opprof_leave(prof);
     return cnt > 0 ? (float)(total / cnt) : 0.0f;
 }
 
@@ -45,6 +48,7 @@ float crossentropy_forward(float *probs, float *losses, const float *logits, con
 void crossentropy_backward(float *dlogits, const float *probs, const int *targets, int N, int V,
                            int count) {
     if (count <= 0) return;
+    int prof = opprof_enter(OPPROF_LOSS);
     size_t v = (size_t)V;
     float scale = 1.0f / (float)count;
     for (size_t n = 0; n < (size_t)N; n++) {
@@ -55,4 +59,5 @@ void crossentropy_backward(float *dlogits, const float *probs, const int *target
         for (size_t i = 0; i < v; i++) d[i] += p[i] * scale;
         d[tg] -= scale;
     }
+    opprof_leave(prof);
 }

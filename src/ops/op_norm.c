@@ -6,6 +6,7 @@
  */
 #include <math.h>
 
+#include "opprof.h"
 #include "ops.h"
 
 /* Row sums are sequential over i, one chain per row, as in a plain loop;
@@ -32,6 +33,7 @@ static void dot_rows(float *dot, const float *g, const float *w, const float *x,
 /* out[M,C] = x * rstd * w, rstd = 1 / sqrt(mean(x^2) + eps) */
 void rmsnorm_forward(float *out, float *rstd, const float *inp, const float *w, int M, int C,
                      float eps) {
+    int prof = opprof_enter(OPPROF_NORMS);
     size_t c = (size_t)C;
     for (size_t m0 = 0; m0 < (size_t)M; m0 += ROWS) {
         size_t n = (size_t)M - m0 < ROWS ? (size_t)M - m0 : ROWS;
@@ -49,12 +51,14 @@ void rmsnorm_forward(float *out, float *rstd, const float *inp, const float *w, 
             }
         }
     }
+    opprof_leave(prof);
 }
 
 /* With gw = dout * w:  dx = r * (gw - x * r^2 * mean(gw * x));
  * dw += dout * x * r. */
 void rmsnorm_backward(float *dinp, float *dw, const float *dout, const float *inp, const float *w,
                       const float *rstd, int M, int C) {
+    int prof = opprof_enter(OPPROF_NORMS);
     size_t c = (size_t)C;
     for (size_t m0 = 0; m0 < (size_t)M; m0 += ROWS) {
         size_t n = (size_t)M - m0 < ROWS ? (size_t)M - m0 : ROWS;
@@ -76,11 +80,13 @@ void rmsnorm_backward(float *dinp, float *dw, const float *dout, const float *in
             }
         }
     }
+    opprof_leave(prof);
 }
 
 /* out[M,C] = (x - mean) * rstd * w + b, biased variance. w, b may be NULL. */
 void layernorm_forward(float *out, float *mean, float *rstd, const float *inp, const float *w,
                        const float *b, int M, int C, float eps) {
+    int prof = opprof_enter(OPPROF_NORMS);
     size_t c = (size_t)C;
     for (size_t m = 0; m < (size_t)M; m++) {
         const float *x = inp + m * c;
@@ -100,12 +106,14 @@ void layernorm_forward(float *out, float *mean, float *rstd, const float *inp, c
             o[i] = y;
         }
     }
+    opprof_leave(prof);
 }
 
 /* With xh = (x - mean) * r and gw = dout * w:
  * dx = r * (gw - mean(gw) - xh * mean(gw * xh)); dw += dout * xh; db += dout. */
 void layernorm_backward(float *dinp, float *dw, float *db, const float *dout, const float *inp,
                         const float *w, const float *mean, const float *rstd, int M, int C) {
+    int prof = opprof_enter(OPPROF_NORMS);
     size_t c = (size_t)C;
     for (size_t m = 0; m < (size_t)M; m++) {
         const float *x = inp + m * c;
@@ -130,4 +138,5 @@ void layernorm_backward(float *dinp, float *dw, float *db, const float *dout, co
             dx[i] += r * (gw - sg - xh * sgx);
         }
     }
+    opprof_leave(prof);
 }

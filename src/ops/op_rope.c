@@ -8,6 +8,7 @@
  */
 #include <math.h>
 
+#include "opprof.h"
 #include "ops.h"
 
 #define YARN_ALPHA 1.0
@@ -63,6 +64,7 @@ void rope_llama3_scale(float *inv_freq, int n, double factor, double low, double
  * rotation. */
 static void rope_apply(float *x, const float *cos_t, const float *sin_t, int B, int T, int nh,
                        int dh, int rd, float sign) {
+    int prof = opprof_enter(OPPROF_ATTENTION);
     size_t half = (size_t)(rd / 2);
     for (size_t b = 0; b < (size_t)B; b++) {
         for (size_t t = 0; t < (size_t)T; t++) {
@@ -80,6 +82,7 @@ static void rope_apply(float *x, const float *cos_t, const float *sin_t, int B, 
             }
         }
     }
+    opprof_leave(prof);
 }
 
 /* x[B,T,nh,dh] in place */

@@ -1,10 +1,13 @@
 /* runfile_check.c: see runfile_check.h. */
 #include "runfile_check.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "h5util.h"
 #include "util.h"
 
 typedef struct {
@@ -27,6 +30,85 @@ int runcheck_links(hid_t file, const char *path, char *err, size_t errlen) {
                       "that points outside itself",
                       path, s.name);
     return 0; /* a file that cannot be listed fails on the reads that follow */
+}
+
+int runcheck_vocab(const char *path, const char *what, const char *value, const char *const *vocab,
+                   char *err, size_t errlen) {
+    for (int i = 0; vocab[i]; i++)
+        if (strcmp(value, vocab[i]) == 0) return 0;
+    char shown[48], list[256] = "";
+    size_t n = 0;
+    for (; value[n] && n + 1 < sizeof shown; n++)
+        shown[n] = isprint((unsigned char)value[n]) ? value[n] : '?';
+    shown[n] = '\0';
+    for (int i = 0; vocab[i]; i++) {
+        size_t used = strlen(list);
+        snprintf(list + used, sizeof list - used, "%s%s", i ? ", " : "", vocab[i]);
+    }
+    return seterr(err, errlen, "%s: %s is \"%s%s\", not one of %s", path, what, shown,
+                  value[n] ? "..." : "", list);
+}
+
+static const char *const status_vocab[] = {RS_STATUS_RUNNING, RS_STATUS_DONE, RS_STATUS_DIVERGED,
+                                           NULL};
+static const char *const source_vocab[] = {RS_SOURCE_PRETRAINED, NULL};
+static const char *const input_kind_vocab[] = {RS_PT_INPUT_TEXT, RS_PT_INPUT_TOKENS, NULL};
+
+/* Attribute name of g (at path where, "/config/") against vocab: 0, or -1
+ * naming it. */
+static int check_enum_attr(hid_t g, const char *name, const char *where, const char *const *vocab,
+                           const char *path, char *err, size_t errlen) {
+    char what[160], *v;
+    snprintf(what, sizeof what, "%s%s", where, name);
+    if (h5u_attr_read_str(g, name, &v) < 0)
+        return seterr(err, errlen, "%s: %s cannot be read as a string: the file is corrupt", path,
+                      what);
+    int rc = runcheck_vocab(path, what, v, vocab, err, errlen);
+    free(v);
+    return rc;
+}
+
+typedef struct {
+    const char *path;
+    char *err;
+    size_t errlen;
+    int bad;
+} EnumScan;
+
+static herr_t enum_cb(hid_t g, const char *name, const H5A_info_t *info, void *data) {
+    (void)info;
+    EnumScan *s = data;
+    const char *const *vocab = config_key_vocab(name);
+    if (!vocab) return 0;
+    if (check_enum_attr(g, name, "/" RS_G_CONFIG "/", vocab, s->path, s->err, s->errlen) < 0) {
+        s->bad = 1;
+        return 1; /* stop: the first is named */
+    }
+    return 0;
+}
+
+int runcheck_enums(hid_t file, const char *path, char *err, size_t errlen) {
+    if (H5Aexists(file, RS_STATUS) > 0 &&
+        check_enum_attr(file, RS_STATUS, "/", status_vocab, path, err, errlen) < 0)
+        return -1;
+    if (H5Aexists(file, RS_SOURCE) > 0 &&
+        check_enum_attr(file, RS_SOURCE, "/", source_vocab, path, err, errlen) < 0)
+        return -1;
+    if (H5Lexists(file, RS_G_PRETRAINED, H5P_DEFAULT) > 0) {
+        hid_t pt = H5Gopen2(file, RS_G_PRETRAINED, H5P_DEFAULT);
+        int bad = pt >= 0 && H5Aexists(pt, RS_PT_INPUT_KIND) > 0 &&
+                  check_enum_attr(pt, RS_PT_INPUT_KIND, "/" RS_G_PRETRAINED "/", input_kind_vocab,
+                                  path, err, errlen) < 0;
+        if (pt >= 0) H5Gclose(pt);
+        if (bad) return -1;
+    }
+    if (H5Lexists(file, RS_G_CONFIG, H5P_DEFAULT) <= 0) return 0;
+    hid_t g = H5Gopen2(file, RS_G_CONFIG, H5P_DEFAULT);
+    if (g < 0) return 0; /* the reads that follow report it */
+    EnumScan s = {path, err, errlen, 0};
+    H5Aiterate2(g, H5_INDEX_NAME, H5_ITER_NATIVE, NULL, enum_cb, &s);
+    H5Gclose(g);
+    return s.bad ? -1 : 0;
 }
 
 /* dim (named for the message) against /config value want (-1: absent):

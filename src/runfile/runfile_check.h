@@ -26,6 +26,19 @@ typedef struct {
  * cannot be listed passes here: the reads that follow report it. */
 int runcheck_links(hid_t file, const char *path, char *err, size_t errlen);
 
+/* VALUE, read from attribute WHAT ("/config/normaliser"), is one of the
+ * NULL-terminated vocab. 0, or -1 with "PATH: WHAT is "VALUE", not one of
+ * a, b, ..." (VALUE shortened, its unprintable bytes shown as '?'). */
+int runcheck_vocab(const char *path, const char *what, const char *value, const char *const *vocab,
+                   char *err, size_t errlen);
+
+/* Every enumerated attribute of the file against its vocabulary: the root
+ * status and source, /pretrained input_kind (each when present) and each
+ * /config key that config_key_vocab names.
+ * An enumerated attribute that is there but cannot be read as a string is
+ * refused too. 0, or -1 naming the attribute. */
+int runcheck_enums(hid_t file, const char *path, char *err, size_t errlen);
+
 /* A probe of run file path read from group gname ("probe/step_N",
  * "intervene/KIND"): at least one sequence (N >= 1) of at least two
  * tokens (T >= 2), token ids >= 0; and as far as /config (c) says,

@@ -152,8 +152,9 @@ static void chunk_shape(int rank, const hsize_t *dims, size_t elsize, hsize_t *c
     }
 }
 
-/* dcpl with chunking + shuffle + deflate, or plain when the array is empty
- * (a chunk dim may not exceed a fixed dim of 0). */
+/* dcpl with chunking + shuffle + deflate + Fletcher-32 (every chunk carries
+ * a checksum of its stored bytes, checked by HDF5 on each read), or plain
+ * when the array is empty (a chunk dim may not exceed a fixed dim of 0). */
 static hid_t make_dcpl(int rank, const hsize_t *dims, size_t elsize) {
     hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
     if (dcpl < 0) return -1;
@@ -163,7 +164,7 @@ static hid_t make_dcpl(int rank, const hsize_t *dims, size_t elsize) {
     hsize_t chunk[8];
     chunk_shape(rank, dims, elsize, chunk);
     if (H5Pset_chunk(dcpl, rank, chunk) < 0 || H5Pset_shuffle(dcpl) < 0 ||
-        H5Pset_deflate(dcpl, DEFLATE_LEVEL) < 0) {
+        H5Pset_deflate(dcpl, DEFLATE_LEVEL) < 0 || H5Pset_fletcher32(dcpl) < 0) {
         H5Pclose(dcpl);
         return -1;
     }

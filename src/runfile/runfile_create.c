@@ -111,9 +111,12 @@ static int write_root_attrs(RunFile *rf, const Config *cfg, const Model *m) {
     long long na = m ? (long long)model_added_params(m) : 0;
     BlasInfo bi;
     blas_info(&bi);
+    char fields[1024] = "";
+    if (cfg) config_variant_diff(cfg, fields, sizeof fields);
     if (h5u_attr_str(f, RS_SCHEMA, RUNFILE_SCHEMA) < 0 ||
         h5u_attr_i64(f, RS_SCHEMA_VERSION, RUNFILE_SCHEMA_VERSION) < 0 ||
         h5u_attr_str(f, RS_VARIANT, cfg ? cfg->variant : "") < 0 ||
+        h5u_attr_str(f, RS_VARIANT_FIELDS, fields) < 0 ||
         h5u_attr_u64(f, RS_SEED, cfg ? cfg->init_seed : 0) < 0 ||
         h5u_attr_u64(f, RS_DATA_SEED, cfg ? cfg->data_seed : 0) < 0 ||
         h5u_attr_str(f, RS_CREATED, created) < 0 ||
@@ -138,7 +141,8 @@ static int create_metric(RunFile *rf, hid_t g, const char *gname, const MetricSp
     hid_t sp = H5Screate_simple(1, &dim, &maxdim);
     hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
     int ok = sp >= 0 && dcpl >= 0 && H5Pset_chunk(dcpl, 1, &chunk) >= 0 &&
-             H5Pset_shuffle(dcpl) >= 0 && H5Pset_deflate(dcpl, DEFLATE_LEVEL) >= 0;
+             H5Pset_shuffle(dcpl) >= 0 && H5Pset_deflate(dcpl, DEFLATE_LEVEL) >= 0 &&
+             H5Pset_fletcher32(dcpl) >= 0; /* checksummed like rf_write_array's */
     hid_t ds = -1;
     if (ok)
         ds = H5Dcreate2(g, s->name, s->is_int ? H5T_STD_I64LE : H5T_IEEE_F64LE, sp, H5P_DEFAULT,

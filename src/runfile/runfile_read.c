@@ -24,6 +24,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -90,20 +91,59 @@ static RunReader *open_file(const char *path, char *err, size_t errlen) {
     }
     r->file = f;
     snprintf(r->meta.path, sizeof r->meta.path, "%s", path);
-    if (runcheck_links(f, path, err, errlen) < 0 || read_meta(r, err, errlen) < 0) {
+    if (runcheck_links(f, path, err, errlen) < 0 || read_meta(r, err, errlen) < 0 ||
+        runcheck_enums(f, path, err, errlen) < 0) {
         runread_close(r);
         return NULL;
     }
+    rr_label_variant(r);
     return r;
 }
 
 static int vet_in_child(const char *path, char *err, size_t errlen);
 
+/* The files this process has vetted and found sound, by identity: the
+ * report opens each run file once per section, and one vetting child per
+ * file is enough while the file is the same (device, inode, size, mtime
+ * to the nanosecond). A changed file is vetted again. */
+typedef struct {
+    dev_t dev;
+    ino_t ino;
+    off_t size;
+    struct timespec mtime;
+} VetId;
+#define VET_CACHE 4096
+static VetId vetted[VET_CACHE];
+static int n_vetted;
+
+static int vet_id(const char *path, VetId *id) {
+    struct stat st;
+    if (stat(path, &st) != 0) return -1;
+    *id = (VetId){st.st_dev, st.st_ino, st.st_size, st.st_mtim};
+    return 0;
+}
+
+static int was_vetted(const VetId *id) {
+    for (int i = 0; i < n_vetted; i++)
+        if (vetted[i].dev == id->dev && vetted[i].ino == id->ino && vetted[i].size == id->size &&
+            vetted[i].mtime.tv_sec == id->mtime.tv_sec &&
+            vetted[i].mtime.tv_nsec == id->mtime.tv_nsec)
+            return 1;
+    return 0;
+}
+
 RunReader *runread_open(const char *path, char *err, size_t errlen) {
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
     if (input_check(path, err, errlen) < 0) return NULL;
     const char *novet = getenv("GATELAB_NO_VET");
-    if (!(novet && strcmp(novet, "1") == 0) && vet_in_child(path, err, errlen) < 0) return NULL;
+    if (!(novet && strcmp(novet, "1") == 0)) {
+        VetId id;
+        int known = vet_id(path, &id) == 0;
+        if (!known || !was_vetted(&id)) {
+            if (vet_in_child(path, err, errlen) < 0) return NULL;
+            if (known && n_vetted < VET_CACHE) vetted[n_vetted++] = id;
+        }
+    }
     return open_file(path, err, errlen);
 }
 
@@ -142,10 +182,23 @@ int runfile_outpath_check(const char *path, int overwrite, char *err, size_t err
  * HDF5 and malloc (both fork-safe in a single-threaded caller; the
  * analysis tools are), writes nothing but a one-byte "done" to a pipe, and leaves with _exit so
  * no stdio buffer or atexit handler of the parent runs twice.
+ * The child is also bounded: its address space may grow by at most
+ * VET_MEM_MB plus VET_MEM_PER_BYTE times the file's size (a corrupt length
+ * makes HDF5 allocate gigabytes for a 58 KB file), its wall and CPU time
+ * by vet_seconds (5 s plus 1 s per 8 MiB of file, at most 60 s: a real
+ * run file's reads take milliseconds per MiB), and it may write no file
+ * and leave no core. An allocation refused inside HDF5 ends it with
+ * VET_EXIT_NOMEM, which refuses the file before the parent repeats the
+ * allocation in-process.
  * GATELAB_NO_VET=1 skips it (the fuzz target sets that, so the fuzzer still
  * sees library crashes directly). */
 
-#define VET_SECONDS 30
+#define VET_SECONDS_MIN 5
+#define VET_SECONDS_MAX 60
+#define VET_BYTES_PER_SECOND ((long long)8 << 20)
+#define VET_MEM_MB 1024
+#define VET_MEM_PER_BYTE 8 /* deflate on real arrays stays far below 8:1 */
+#define VET_EXIT_NOMEM 3
 
 /* A sanitizer runtime (ASan, libFuzzer) would otherwise report the child's
  * crash as the parent's (e.g. write a fuzzer crash artifact). Weak: NULL in
@@ -169,22 +222,90 @@ static void vet_group_attrs(hid_t file, const char *name) {
     H5Gclose(g);
 }
 
+/* Set when an HDF5 call failed for want of memory (H5E_RESOURCE on its
+ * error stack): the child's address-space bound was hit. */
+static int vet_nomem;
+
+static herr_t vet_walk_cb(unsigned n, const H5E_error2_t *e, void *data) {
+    (void)n;
+    (void)data;
+    if (e->maj_num == H5E_RESOURCE) vet_nomem = 1;
+    return 0;
+}
+
+/* The child's HDF5 error handler: prints nothing, notes a memory failure. */
+static herr_t vet_err_cb(hid_t stack, void *data) {
+    (void)data;
+    H5Ewalk2(stack, H5E_WALK_DOWNWARD, vet_walk_cb, NULL);
+    return 0;
+}
+
+/* The child's address space now, in bytes (/proc/self/statm); 0 unknown. */
+static unsigned long long vet_vm_bytes(void) {
+    FILE *f = fopen("/proc/self/statm", "r");
+    unsigned long long pages = 0;
+    if (f) {
+        if (fscanf(f, "%llu", &pages) != 1) pages = 0;
+        fclose(f);
+    }
+    long pg = sysconf(_SC_PAGESIZE);
+    return pages * (unsigned long long)(pg > 0 ? pg : 4096);
+}
+
+/* The seconds (wall and CPU) the child may take for file path. */
+static int vet_seconds(const char *path) {
+    struct stat st;
+    long long s = VET_SECONDS_MIN;
+    if (stat(path, &st) == 0 && st.st_size > 0) s += (long long)st.st_size / VET_BYTES_PER_SECOND;
+    return s < VET_SECONDS_MAX ? (int)s : VET_SECONDS_MAX;
+}
+
+/* The bytes the child may add to its address space for file path. */
+static unsigned long long vet_mem_budget(const char *path) {
+    struct stat st;
+    unsigned long long extra = stat(path, &st) == 0 && st.st_size > 0
+                                   ? (unsigned long long)st.st_size * VET_MEM_PER_BYTE
+                                   : 0;
+    return (unsigned long long)VET_MEM_MB * 1024 * 1024 + extra;
+}
+
+/* Bound the child: address space (now + budget), CPU seconds, no file
+ * written, no core left. A bound that cannot be set is skipped. */
+static void vet_limits(const char *path) {
+    unsigned long long vm = vet_vm_bytes();
+    rlim_t secs = (rlim_t)vet_seconds(path);
+    struct rlimit as = {0, 0}, cpu = {secs, secs + 1}, zero = {0, 0};
+    if (vm > 0 && getrlimit(RLIMIT_AS, &as) == 0) {
+        unsigned long long want = vm + vet_mem_budget(path);
+        if (as.rlim_max == RLIM_INFINITY || want < (unsigned long long)as.rlim_max) {
+            as.rlim_cur = (rlim_t)want;
+            setrlimit(RLIMIT_AS, &as);
+        }
+    }
+    setrlimit(RLIMIT_CPU, &cpu);
+    setrlimit(RLIMIT_FSIZE, &zero);
+    setrlimit(RLIMIT_CORE, &zero);
+}
+
 /* The child: the same reads the tools do, then "done" on fd. Never returns. */
 __attribute__((noreturn)) static void vet_child(const char *path, int fd) {
     static const int crash_sigs[] = {SIGSEGV, SIGBUS, SIGABRT, SIGILL, SIGFPE};
     for (size_t i = 0; i < sizeof crash_sigs / sizeof *crash_sigs; i++)
         signal(crash_sigs[i], SIG_DFL); /* die by the signal: the parent sees it */
     signal(SIGALRM, SIG_DFL);
-    alarm(VET_SECONDS + 5);   /* no orphan spins on if the parent is gone */
-    signal(SIGINT, SIG_IGN);  /* a Ctrl-C is the parent's to act on (stop.h), */
-    signal(SIGTERM, SIG_IGN); /* not a crash of this child */
+    alarm((unsigned)vet_seconds(path) + 5); /* no orphan spins on if the parent is gone */
+    signal(SIGINT, SIG_IGN);                /* a Ctrl-C is the parent's to act on (stop.h), */
+    signal(SIGTERM, SIG_IGN);               /* not a crash of this child */
     if (__sanitizer_set_death_callback) __sanitizer_set_death_callback(NULL);
     int null = open("/dev/null", O_WRONLY);
     if (null >= 0) {
         dup2(null, 1);
         dup2(null, 2);
     }
-    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    signal(SIGXCPU, SIG_DFL);
+    signal(SIGXFSZ, SIG_DFL);
+    vet_limits(path);
+    H5Eset_auto2(H5E_DEFAULT, vet_err_cb, NULL);
     char err[256];
     int rc = 1;
     RunReader *r = open_file(path, err, sizeof err);
@@ -210,6 +331,7 @@ __attribute__((noreturn)) static void vet_child(const char *path, int fd) {
         runread_close(r);
         rc = 0;
     }
+    if (vet_nomem) _exit(VET_EXIT_NOMEM); /* before "done": the file is refused */
     ssize_t w = write(fd, "v", 1);
     _exit(w == 1 ? rc : 2);
 }
@@ -220,14 +342,14 @@ static long ms_since(const struct timespec *t0) {
     return (long)(t.tv_sec - t0->tv_sec) * 1000 + (t.tv_nsec - t0->tv_nsec) / 1000000;
 }
 
-/* Wait up to VET_SECONDS for the child's "done" byte on fd, then reap it.
+/* Wait up to secs for the child's "done" byte on fd, then reap it.
  * 1 done, 0 the child ended without it, -1 hung (killed). */
-static int vet_wait(pid_t pid, int fd, int *status) {
+static int vet_wait(pid_t pid, int fd, int secs, int *status) {
     struct timespec t0;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     int got = 1; /* a failing poll/read proceeds unvetted */
     for (;;) {
-        long left = VET_SECONDS * 1000L - ms_since(&t0);
+        long left = secs * 1000L - ms_since(&t0);
         if (left <= 0) {
             kill(pid, SIGKILL);
             got = -1;
@@ -265,13 +387,21 @@ static int vet_in_child(const char *path, char *err, size_t errlen) {
         vet_child(path, fds[1]);
     }
     close(fds[1]);
-    int status, got = vet_wait(pid, fds[0], &status);
+    int secs = vet_seconds(path), status, got = vet_wait(pid, fds[0], secs, &status);
     if (got == 1) return 0;
     if (got < 0)
         seterr(err, errlen,
                "%s: reading this file hung for %d s: the file is "
                "corrupt",
-               path, VET_SECONDS);
+               path, secs);
+    else if (WIFSIGNALED(status) && WTERMSIG(status) == SIGXCPU)
+        seterr(err, errlen, "%s: reading this file took over %d s of CPU: the file is corrupt",
+               path, secs);
+    else if (WIFEXITED(status) && WEXITSTATUS(status) == VET_EXIT_NOMEM)
+        seterr(err, errlen,
+               "%s: reading this file needs over %llu MB of memory: the file is "
+               "corrupt",
+               path, vet_mem_budget(path) >> 20);
     else if (WIFSIGNALED(status))
         seterr(err, errlen,
                "%s: the HDF5 library crashed reading this file "

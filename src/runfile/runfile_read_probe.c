@@ -53,8 +53,14 @@ static int read_probe_attrs(RunReader *r, hid_t g, const char *gname, ProbeRecor
         return -1;
     }
     p->proxy = rr_attr_double(g, RS_P_PROXY, &v) == 0 && v != 0.0;
+    char what[128];
+    snprintf(what, sizeof what, "/%s/%s", gname, RS_P_NORMALISER);
     if (h5u_attr_read_strbuf(g, RS_P_NORMALISER, p->normaliser, sizeof p->normaliser) < 0)
-        snprintf(p->normaliser, sizeof p->normaliser, "unknown");
+        return seterr(err, errlen, "%s: %s is missing or cannot be read: the file is corrupt",
+                      r->meta.path, what);
+    if (runcheck_vocab(r->meta.path, what, p->normaliser, config_key_vocab(RS_P_NORMALISER), err,
+                       errlen) < 0)
+        return -1;
     p->gate_channels = rr_attr_double(g, RS_P_GATE_CHANNELS, &v) == 0 ? rr_dbl_to_int(v) : 0;
     p->gate_heads = rr_attr_double(g, RS_P_GATE_HEADS, &v) == 0 ? rr_dbl_to_int(v) : 0;
     p->gate_bounded = rr_attr_double(g, RS_P_GATE_BOUNDED, &v) == 0 && v != 0.0;

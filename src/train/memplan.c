@@ -53,17 +53,31 @@ int memplan_eval(const Config *cfg, int B, int L, MemPlan *p, char *err, size_t 
     return 0;
 }
 
-/* GATELAB_MEM_LIMIT as bytes: 1 and *v when it is a plain positive
- * decimal, 0 when unset, -1 when set to anything else. */
+/* GATELAB_MEM_LIMIT as bytes: 1 and *v when it is a plain decimal in
+ * 1 .. SAT, 0 when unset, -1 when set to anything else (a value past the
+ * range is refused, never read as "no limit"). */
 static int env_limit(size_t *v) {
     const char *env = getenv("GATELAB_MEM_LIMIT");
     if (!env || !*env) return 0;
     if (strspn(env, "0123456789") != strlen(env)) return -1; /* signs, units, words */
     errno = 0;
     unsigned long long x = strtoull(env, NULL, 10);
-    if (x == 0) return -1;
-    *v = errno == ERANGE || x > SAT ? SAT : (size_t)x;
+    if (x == 0 || errno == ERANGE || x > SAT) return -1;
+    *v = (size_t)x;
     return 1;
+}
+
+/* MemAvailable of /proc/meminfo in bytes (what can be allocated now
+ * without swapping); 0 when it cannot be read. */
+static size_t mem_available(void) {
+    FILE *f = fopen("/proc/meminfo", "r");
+    if (!f) return 0;
+    char line[256];
+    unsigned long long kb = 0;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1) break;
+    fclose(f);
+    return mul((size_t)kb, 1024);
 }
 
 size_t memplan_limit(void) {
@@ -71,6 +85,8 @@ size_t memplan_limit(void) {
     if (env_limit(&v) == 1) return v;
     long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
     size_t lim = pages > 0 && page > 0 ? mul((size_t)pages, (size_t)page) : SAT;
+    size_t avail = mem_available();
+    if (avail > 0 && avail < lim) lim = avail;
     struct rlimit rl;
     if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < lim)
         lim = (size_t)rl.rlim_cur;
@@ -91,16 +107,16 @@ int memplan_check(const MemPlan *p, const char *what, char *err, size_t errlen) 
     size_t v;
     if (env_limit(&v) < 0)
         return seterr(err, errlen,
-                      "GATELAB_MEM_LIMIT='%.40s' is not a positive number of bytes (e.g. "
-                      "8000000000; unset it for the machine's memory)",
-                      getenv("GATELAB_MEM_LIMIT"));
+                      "GATELAB_MEM_LIMIT='%.40s' is not a positive number of bytes up to %zu "
+                      "(e.g. 8000000000; unset it for the machine's available memory)",
+                      getenv("GATELAB_MEM_LIMIT"), (size_t)SAT);
     size_t lim = memplan_limit();
     if (p->total <= lim) return 0;
     char t[32], a[32], b[32], c[32], d[32], l[32];
     return seterr(err, errlen,
                   "%s needs %s%zu bytes (%s: params %s, optimiser %s, activations %s, "
-                  "probe %s), over the memory limit of %zu bytes (%s; GATELAB_MEM_LIMIT "
-                  "sets it)",
+                  "probe %s), over the memory limit of %zu bytes (%s: available memory, or "
+                  "GATELAB_MEM_LIMIT)",
                   what, p->total >= SAT ? "over " : "", p->total, human(p->total, t, 32),
                   human(p->params, a, 32), human(p->optimiser, b, 32), human(p->activations, c, 32),
                   human(p->probe, d, 32), lim, human(lim, l, 32));

@@ -25,8 +25,10 @@ int memplan_train(const Config *cfg, MemPlan *p, char *err, size_t errlen);
  * through a model of cfg, plus its attention map. -1 with a reason. */
 int memplan_eval(const Config *cfg, int B, int L, MemPlan *p, char *err, size_t errlen);
 
-/* The ceiling: GATELAB_MEM_LIMIT (bytes, a plain positive decimal) when
- * set, else the smaller of physical memory and RLIMIT_AS. */
+/* The ceiling: GATELAB_MEM_LIMIT (bytes, a plain decimal in 1 .. 2^61 - 1)
+ * when set, else the smallest of the memory available now (MemAvailable
+ * of /proc/meminfo, not the machine's total), physical memory and
+ * RLIMIT_AS. */
 size_t memplan_limit(void);
 
 /* 0 when p fits under memplan_limit(), else -1 with one line:

@@ -15,6 +15,7 @@
 #include "adamw.h"
 #include "config_derive.h"
 #include "fpmode.h"
+#include "opprof.h"
 #include "parallel.h"
 #include "trainer.h"
 #include "util.h"
@@ -138,6 +139,7 @@ typedef struct {
 
 static void reduce_range(void *ctx, size_t i0, size_t i1) {
     const Reduce *r = ctx;
+    int prof = opprof_enter(OPPROF_OPTIMIZER);
     float *g0 = r->jobs[0].s->grads;
     float w0 = (float)r->jobs[0].s->loss_count / (float)r->total;
     for (size_t i = i0; i < i1; i++) g0[i] *= w0;
@@ -146,6 +148,7 @@ static void reduce_range(void *ctx, size_t i0, size_t i1) {
         float wj = (float)r->jobs[j].s->loss_count / (float)r->total;
         for (size_t i = i0; i < i1; i++) g0[i] += wj * g[i];
     }
+    opprof_leave(prof);
 }
 
 static void reduce_grads(Trainer *tr, const Job *jobs, int n, long long total) {
@@ -165,8 +168,10 @@ typedef struct {
 static void update_range(void *ctx, size_t i0, size_t i1) {
     const Update *u = ctx;
     Trainer *tr = u->tr;
+    int prof = opprof_enter(OPPROF_OPTIMIZER);
     adamw_update_range(tr->model.params, u->g, tr->adam_m, tr->adam_v, &tr->model.table, &tr->cfg,
                        u->lr, u->step, i0, i1);
+    opprof_leave(prof);
 }
 
 float trainer_step(Trainer *tr, const int *inputs, const int *targets, long long step,
@@ -180,7 +185,9 @@ float trainer_step(Trainer *tr, const int *inputs, const int *targets, long long
     reduce_grads(tr, jobs, n, total);
     float *g = jobs[0].s->grads;
     if (tr->poison_grad) g[0] = NAN, tr->poison_grad = 0; /* testhook.h */
+    int prof = opprof_enter(OPPROF_OPTIMIZER);
     double norm = grad_clip(g, tr->model.table.total, tr->cfg.grad_clip);
+    opprof_leave(prof);
     if (grad_norm) *grad_norm = norm;
     if (!isfinite(loss) || !isfinite(norm)) return loss; /* keep the weights */
     Update u = {tr, g, lr_at_step(&tr->cfg, step), step};

@@ -10,6 +10,7 @@
 
 #include "config.h"
 #include "data.h"
+#include "protocol.h"
 #include "runfile_read.h"
 #include "runlock.h"
 #include "safetensors.h"
@@ -99,6 +100,30 @@ int fuzz_sweepfile_one(const uint8_t *data, size_t size) {
     return rc != 0;
 }
 
+int fuzz_protocol_one(const uint8_t *data, size_t size) {
+    const char *p = to_file("ini", data, size);
+    if (!p) return 1;
+    Protocol pr;
+    char err[512] = "";
+    memset(&pr, 0, sizeof pr);
+    int rc = protocol_read(p, &pr, err, sizeof err);
+    unlink(p);
+    if (rc != 0) {
+        fuzz_assert(rc == -1 && err[0] && !strchr(err, '\n'));
+        return 1;
+    }
+    fuzz_assert(pr.n_metrics >= 0 && pr.n_metrics <= PM_COUNT);
+    fuzz_assert(pr.n_compares >= 0 && pr.n_compares <= PROTO_MAX);
+    fuzz_assert(pr.n_claims >= 0 && pr.n_claims <= PROTO_MAX);
+    for (int i = 0; i < pr.n_compares; i++)
+        fuzz_assert(memchr(pr.compares[i].arm, 0, PROTO_ARM_MAX) &&
+                    memchr(pr.compares[i].ref, 0, PROTO_ARM_MAX));
+    for (int i = 0; i < pr.n_claims; i++)
+        fuzz_assert(pr.claims[i].compare >= 0 && pr.claims[i].compare < pr.n_compares &&
+                    proto_metric_name(pr.claims[i].metric));
+    return 0;
+}
+
 /* Everything the analysis tools read: meta, config, summary, metrics and
  * every probe. */
 int fuzz_runread_one(const uint8_t *data, size_t size) {
@@ -130,17 +155,18 @@ int fuzz_runread_one(const uint8_t *data, size_t size) {
     }
     (void)sink;
     long long *steps = NULL;
-    int n = 0;
+    int n = 0, refused = 0;
     if (runread_probe_steps(r, &steps, &n, err, sizeof err) == 0) {
         for (int i = 0; i < n && i < 8; i++) {
             ProbeRecord pr;
             if (runread_probe(r, steps[i], &pr, err, sizeof err) == 0) runread_probe_free(&pr);
+            else refused = 1;
         }
         free(steps);
     }
     runread_close(r);
     unlink(p);
-    return 0;
+    return refused;
 }
 
 /* data=tokens over the input as both splits, then a few batches. */

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "hf_tokenizer.h"
+#include "token_lines.h"
 
 static const char SAMPLE[] =
     "Hello world! I'm 12345 \xf0\x9f\x98\x80 \xe6\x97\xa5\xe6\x9c\xac  \n\n\t"
@@ -39,4 +40,24 @@ int fuzz_hftok_one(const uint8_t *data, size_t size) {
     int rc = encode_check(tok, text, tlen, 0) | encode_check(tok, text, tlen, 1);
     hf_tokenizer_free(tok);
     return rc;
+}
+
+int fuzz_tokenlines_one(const uint8_t *data, size_t size) {
+    TokenLines tl;
+    char err[512] = "";
+    const int32_t vocab = 50257;
+    const size_t max_len = 4096;
+    if (token_lines_parse(&tl, (const char *)data, size, "fuzz.tokens", vocab, max_len, err,
+                          sizeof err) < 0) {
+        fuzz_assert(err[0] != 0 && strchr(err, '\n') == NULL);
+        return 1;
+    }
+    fuzz_assert(tl.start[0] == 0 && tl.start[tl.n_windows] == tl.n_ids);
+    for (size_t w = 0; w < tl.n_windows; w++) {
+        size_t n = tl.start[w + 1] - tl.start[w];
+        fuzz_assert(tl.start[w + 1] > tl.start[w] && n <= max_len);
+    }
+    for (size_t i = 0; i < tl.n_ids; i++) fuzz_assert(tl.ids[i] >= 0 && tl.ids[i] < vocab);
+    token_lines_free(&tl);
+    return 0;
 }

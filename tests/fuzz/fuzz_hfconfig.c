@@ -1,0 +1,8 @@
+/* fuzz_hfconfig.c: libFuzzer target; the work is fuzz_hfconfig_one (fuzz_entry_hf.c). */
+#include "fuzz_entry_hf.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    fuzz_assert_verdict(fuzz_hfconfig_one(data, size));
+    return 0;
+}
