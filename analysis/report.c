@@ -11,14 +11,12 @@
  * long-context and stability sections (report_longctx.c,
  * report_stability.c). */
 #include "report.h"
-#include "env.h"
 #include "report_confirm.h"
 #include "report_mechanism.h"
 #include "report_sections.h"
 #include <dirent.h>
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,23 +35,6 @@
 #include "runname.h"
 #include "runstats.h"
 #include "util.h"
-
-/* ---- progress ---- */
-
-void report_progress(const char *fmt, ...) {
-    static int on = -1;
-    if (on < 0) {
-        const char *t = env_get("GATELAB_TEST_PROGRESS");
-        on = isatty(2) || (t && *t);
-    }
-    if (!on) return;
-    va_list ap;
-    va_start(ap, fmt);
-    fprintf(stderr, "report: ");
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    va_end(ap);
-}
 
 /* ---- entry points ---- */
 
@@ -131,7 +112,6 @@ int report_run(const char *dir, const char *outdir, char *err, size_t errlen) {
     }
     report_progress("reading %d run file%s in %s", n, n == 1 ? "" : "s", dir);
     for (int i = 0; i < n; i++) {
-        if (i && i % 25 == 0) report_progress("read %d/%d run files", i, n);
         snprintf(rows[i].path, sizeof rows[i].path, "%s/%s", dir, names[i]);
         rows[i].file = strrchr(rows[i].path, '/') + 1;
         row_read(&rows[i]);

@@ -345,6 +345,83 @@ static void test_tokens_refused(void **state) {
     assert_int_equal(tu_rmtree(dir), 0);
 }
 
+/* A .npy file at path: dtype descr, the given ids as `width`-byte
+ * little-endian values (header padded to 64 bytes, as NumPy writes it). */
+static void write_npy(const char *path, const char *descr, int width, const long long *ids,
+                      size_t n) {
+    char h[128];
+    int k = snprintf(h, sizeof h, "{'descr': '%s', 'fortran_order': False, 'shape': (%zu,), }",
+                     descr, n);
+    while ((10 + k + 1) % 64) h[k++] = ' ';
+    h[k++] = '\n';
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    fwrite("\x93NUMPY\x01\x00", 1, 8, f);
+    fputc(k & 0xff, f), fputc(k >> 8, f);
+    fwrite(h, 1, (size_t)k, f);
+    for (size_t i = 0; i < n; i++)
+        for (int b = 0; b < width; b++)
+            fputc((int)((unsigned long long)ids[i] >> (8 * b)) & 0xff, f);
+    fclose(f);
+}
+
+/* .npy token files: uint32 ids past 65535 load as they are and set the
+ * vocabulary; int32 and uint16 too; a dtype that is not ids, a header
+ * that does not match its data, negative ids and a text file given as
+ * tokens are refused in one line naming the file. */
+static void test_tokens_npy(void **state) {
+    (void)state;
+    char err[ERRLEN] = "", tr[96], va[96], txt[96];
+    const char *t = tu_tmpdir();
+    assert_non_null(t);
+    snprintf(tr, sizeof tr, "%s/train.npy", t);
+    snprintf(va, sizeof va, "%s/val.npy", t);
+    snprintf(txt, sizeof txt, "%s/words.txt", t);
+    long long ids[40];
+    for (int i = 0; i < 40; i++) ids[i] = 70000 + (i * 7) % 31; /* Llama 3 sized ids */
+    write_npy(tr, "<u4", 4, ids, 40);
+    write_npy(va, "<i4", 4, ids, 20);
+    Config c = base_config(DATA_TOKENS, 1, 16);
+    strcpy(c.train_file, tr), strcpy(c.val_file, va);
+    assert_int_equal(data_vocab_size(&c, err, sizeof err), 70030 + 1 + 1);
+    Dataset ds;
+    open_ok(&ds, &c);
+    assert_int_equal(ds.n_train, 40);
+    assert_int_equal(ds.n_val, 20);
+    assert_int_equal(ds.train[39], ids[39]);
+    assert_int_equal(ds.bos_id, 70031);
+    int in[16], tg[16];
+    data_batch(&ds, in, tg, 1, 16, SPLIT_TRAIN, 1, 0);
+    assert_int_equal(in[0], 70031);
+    for (int k = 1; k < 16; k++) assert_true(in[k] >= 70000 && in[k] < 70031);
+    data_close(&ds);
+    write_npy(va, "<u2", 2, (long long[]){1, 2, 3, 65535}, 4); /* too short, but read */
+    assert_int_equal(data_vocab_size(&c, err, sizeof err), 70030 + 1 + 1);
+
+    write_npy(va, "<f4", 4, ids, 20);
+    assert_int_equal(data_open(&ds, &c, err, sizeof err), -1);
+    assert_non_null(strstr(err, va));
+    assert_non_null(strstr(err, "dtype '<f4'"));
+    write_npy(va, "<i4", 4, (long long[]){5, -3}, 2);
+    assert_int_equal(data_open(&ds, &c, err, sizeof err), -1);
+    assert_non_null(strstr(err, "negative token id -3 at index 1"));
+    write_npy(va, "<u4", 4, ids, 20);
+    assert_int_equal(truncate(va, 128 + 4 * 19), 0); /* one id short */
+    assert_int_equal(data_open(&ds, &c, err, sizeof err), -1);
+    assert_non_null(strstr(err, "declares 20 ids of 4 bytes, but 76 data bytes"));
+
+    FILE *f = fopen(txt, "w");
+    assert_non_null(f);
+    fputs("The quick brown fox jumps over the lazy dog.\nAgain and again.\n", f);
+    fclose(f);
+    strcpy(c.val_file, txt);
+    assert_int_equal(data_open(&ds, &c, err, sizeof err), -1);
+    assert_non_null(strstr(err, txt));
+    assert_non_null(strstr(err, "looks like a text file"));
+    assert_null(strchr(err, '\n'));
+    assert_int_equal(tu_rmtree(t), 0);
+}
+
 /* -------------------------------------------------------------- bigram */
 
 static double row_prob(const Dataset *ds, int prev, int next) {
@@ -499,6 +576,7 @@ int main(void) {
         cmocka_unit_test(test_tokens),
         cmocka_unit_test(test_config_reads_no_data),
         cmocka_unit_test(test_tokens_refused),
+        cmocka_unit_test(test_tokens_npy),
         cmocka_unit_test(test_bigram_setup),
         cmocka_unit_test(test_bigram_sequences),
         cmocka_unit_test(test_bigram_determinism),

@@ -140,6 +140,7 @@ static void make_run_opt(const char *path, const char *variant, int sink, const 
 
     g = H5Gcreate2(f, "probe/step_0000020", lcpl, H5P_DEFAULT, H5P_DEFAULT);
     h5_attr_i64(g, "step", 20);
+    h5_attr_str(g, "normaliser", "softmax"); /* every writer records it; the reader requires it */
     static float A[RL][RT][RT], fc[RL][RT], a0[RL];
     for (int l = 0; l < RL; l++) {
         for (int t = 0; t < RT; t++)

@@ -605,11 +605,16 @@ static ProbeRecord read_x(const char *path, int want_ok, char *err, size_t errle
     return p;
 }
 
-/* Remove /probe/step_0000010's gate_shared attr: a file from before it. */
+/* Remove /probe/step_0000010's gate_shared attr and mark the file schema
+ * version 1: a file from before the attr. */
 static void drop_shared_attr(const char *path) {
     hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
     assert_true(f >= 0);
     assert_true(H5Adelete_by_name(f, "probe/step_0000010", RS_P_GATE_SHARED, H5P_DEFAULT) >= 0);
+    long long v1 = 1;
+    hid_t a = H5Aopen(f, RS_SCHEMA_VERSION, H5P_DEFAULT);
+    assert_true(a >= 0 && H5Awrite(a, H5T_NATIVE_LLONG, &v1) >= 0);
+    H5Aclose(a);
     H5Fclose(f);
 }
 

@@ -1059,6 +1059,70 @@ static void test_intervention_roundtrip(void **state) {
     assert_false(access(tmp, F_OK) == 0);
 }
 
+/* Set (replacing) the int64 attribute name of obj. */
+static void set_attr_i64(hid_t obj, const char *name, long long v) {
+    if (H5Aexists(obj, name) > 0) assert_true(H5Adelete(obj, name) >= 0);
+    hid_t sp = H5Screate(H5S_SCALAR);
+    hid_t a = H5Acreate2(obj, name, H5T_STD_I64LE, sp, H5P_DEFAULT, H5P_DEFAULT);
+    assert_true(a >= 0);
+    assert_true(H5Awrite(a, H5T_NATIVE_LLONG, &v) >= 0);
+    H5Aclose(a);
+    H5Sclose(sp);
+}
+
+/* Older files: a version-1 probe without gate_shared takes /config's (the
+ * upgrade); the current version must carry it; versions outside 1..2 are
+ * refused by the reader and by the writers that reopen a file. */
+static void test_schema_versions(void **state) {
+    (void)state;
+    char path[512], err[512] = "", g[64];
+    tpath(path, sizeof path, "versions.h5");
+    Probe q;
+    write_closed_run(path, &q);
+    snprintf(g, sizeof g, RS_PROBE_PATH_FMT, 2LL);
+    hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+    assert_true(f >= 0);
+    hid_t pg = H5Gopen2(f, g, H5P_DEFAULT), cg = H5Gopen2(f, RS_G_CONFIG, H5P_DEFAULT);
+    assert_true(pg >= 0 && cg >= 0);
+    assert_true(H5Adelete(pg, RS_P_GATE_SHARED) >= 0);
+    set_attr_i64(cg, RS_CFG_GATE_SHARED, 1);
+    H5Gclose(pg);
+    H5Gclose(cg);
+    H5Fclose(f);
+
+    /* the current version: the missing attribute is refused, naming it */
+    ProbeRecord p;
+    RunReader *r = runread_open(path, err, sizeof err);
+    if (!r) fail_msg("%s", err);
+    assert_int_equal(runread_probe(r, -1, &p, err, sizeof err), -1);
+    assert_non_null(strstr(err, "gate_shared"));
+    assert_one_line(err);
+    runread_close(r);
+
+    /* version 1: upgraded from /config */
+    static const long long versions[] = {1, 0, RUNFILE_SCHEMA_VERSION + 1};
+    for (int i = 0; i < 3; i++) {
+        f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+        assert_true(f >= 0);
+        set_attr_i64(f, RS_SCHEMA_VERSION, versions[i]);
+        H5Fclose(f);
+        r = runread_open(path, err, sizeof err);
+        if (i > 0) {
+            assert_null(r);
+            assert_non_null(strstr(err, "schema_version"));
+            assert_null(runfile_reopen(path, -1, err, sizeof err));
+            assert_non_null(strstr(err, "schema_version"));
+            continue;
+        }
+        if (!r) fail_msg("%s", err);
+        assert_int_equal(runread_meta(r)->schema_version, 1);
+        if (runread_probe(r, -1, &p, err, sizeof err) != 0) fail_msg("%s", err);
+        assert_int_equal(p.gate_shared, 1);
+        runread_probe_free(&p);
+        runread_close(r);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_write_and_read_back),
@@ -1075,6 +1139,7 @@ int main(void) {
         cmocka_unit_test(test_checkpoint_failed_save),
         cmocka_unit_test(test_checkpoint_never_through_links),
         cmocka_unit_test(test_runfile_full_disk),
+        cmocka_unit_test(test_schema_versions),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -22,6 +22,13 @@ int seterr(char *err, size_t errlen, const char *fmt, ...) {
     return -1;
 }
 
+const char *err_shown(char *buf, size_t len, const char *s) {
+    size_t n = 0;
+    for (; s[n] && n + 4 < len; n++) buf[n] = s[n] >= 0x20 && s[n] < 0x7f ? s[n] : '?';
+    snprintf(buf + n, len - n, "%s", s[n] ? "..." : "");
+    return buf;
+}
+
 float *falloc(size_t n) {
     if (n == 0) n = 1;
     if (n > SIZE_MAX / sizeof(float)) return NULL;

@@ -9,6 +9,12 @@
  * callers can `return seterr(err, len, "...")`. */
 int seterr(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
+/* s as it may stand inside a one-line message: at most len - 4 of its
+ * bytes, each outside printable ASCII shown as '?', and "..." when cut.
+ * Writes buf[len] (len >= 8) and returns buf. For values read from a
+ * user's file (names, kinds) that a message quotes. */
+const char *err_shown(char *buf, size_t len, const char *s);
+
 /* calloc of n floats with an overflow check; NULL on failure. */
 float *falloc(size_t n);
 /* Aligned (64 B) zeroed allocation of bytes; NULL on failure. */

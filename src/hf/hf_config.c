@@ -102,7 +102,9 @@ static int act_of(Cfg *c, const char *name, HfAct *out) {
             return 0;
         }
     c->failed = 1;
-    return seterr(c->err, c->errlen, "%s: unsupported activation '%.40s'", c->path, name);
+    char shown[44];
+    return seterr(c->err, c->errlen, "%s: unsupported activation '%s'", c->path,
+                  err_shown(shown, sizeof shown, name));
 }
 
 /* rope_scaling: null or llama3; anything else is refused. */
@@ -114,8 +116,9 @@ static void rope_scaling(Cfg *c, HfArch *a) {
     const char *t = json_is_string(ty) ? json_string_value(ty) : "?";
     if (!json_is_object(rs) || strcmp(t, "llama3")) {
         c->failed = 1;
-        seterr(c->err, c->errlen, "%s: rope_scaling type '%.40s' is not supported (llama3 only)",
-               c->path, t);
+        char shown[44];
+        seterr(c->err, c->errlen, "%s: rope_scaling type '%s' is not supported (llama3 only)",
+               c->path, err_shown(shown, sizeof shown, t));
         return;
     }
     a->rope_llama3 = 1;
@@ -250,10 +253,11 @@ static int family_of(Cfg *c, HfArch *a) {
             a->family = ARCHS[i].family;
             return 0;
         }
+    char shown[sizeof a->arch + 4];
     return seterr(c->err, c->errlen,
                   "%s: unknown architecture '%s' (supported: LlamaForCausalLM, "
                   "Qwen2ForCausalLM, Qwen3ForCausalLM, GPT2LMHeadModel, GPTNeoXForCausalLM)",
-                  c->path, a->arch);
+                  c->path, err_shown(shown, sizeof shown, a->arch));
 }
 
 int hf_config_parse(HfArch *a, const char *json, size_t len, const char *path, char *err,

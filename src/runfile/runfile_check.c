@@ -1,7 +1,6 @@
 /* runfile_check.c: see runfile_check.h. */
 #include "runfile_check.h"
 
-#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,17 +35,13 @@ int runcheck_vocab(const char *path, const char *what, const char *value, const 
                    char *err, size_t errlen) {
     for (int i = 0; vocab[i]; i++)
         if (strcmp(value, vocab[i]) == 0) return 0;
-    char shown[48], list[256] = "";
-    size_t n = 0;
-    for (; value[n] && n + 1 < sizeof shown; n++)
-        shown[n] = isprint((unsigned char)value[n]) ? value[n] : '?';
-    shown[n] = '\0';
+    char shown[52], list[256] = "";
     for (int i = 0; vocab[i]; i++) {
         size_t used = strlen(list);
         snprintf(list + used, sizeof list - used, "%s%s", i ? ", " : "", vocab[i]);
     }
-    return seterr(err, errlen, "%s: %s is \"%s%s\", not one of %s", path, what, shown,
-                  value[n] ? "..." : "", list);
+    return seterr(err, errlen, "%s: %s is \"%s\", not one of %s", path, what,
+                  err_shown(shown, sizeof shown, value), list);
 }
 
 static const char *const status_vocab[] = {RS_STATUS_RUNNING, RS_STATUS_DONE, RS_STATUS_DIVERGED,

@@ -219,10 +219,11 @@ int rf_check_schema(RunFile *rf) {
         h5u_reason();
         return rf_fail(rf, "%s: not a gatelab run file (no schema_version)", rf->path);
     }
-    if (ver != RUNFILE_SCHEMA_VERSION)
+    if (ver < RUNFILE_SCHEMA_OLDEST || ver > RUNFILE_SCHEMA_VERSION)
         return rf_fail(rf,
-                       "%s: not a gatelab run file (schema_version %lld, this gatelab reads %d)",
-                       rf->path, ver, RUNFILE_SCHEMA_VERSION);
+                       "%s: not a gatelab run file (schema_version %lld, this gatelab reads %d "
+                       "to %d)",
+                       rf->path, ver, RUNFILE_SCHEMA_OLDEST, RUNFILE_SCHEMA_VERSION);
     return 0;
 }
 

@@ -50,9 +50,9 @@ static int read_meta(RunReader *r, char *err, size_t errlen) {
         return -1;
     }
     m->schema_version = rr_dbl_to_int(v);
-    if (m->schema_version != RUNFILE_SCHEMA_VERSION) {
-        seterr(err, errlen, "%s: schema_version %d, this build reads %d", m->path,
-               m->schema_version, RUNFILE_SCHEMA_VERSION);
+    if (m->schema_version < RUNFILE_SCHEMA_OLDEST || m->schema_version > RUNFILE_SCHEMA_VERSION) {
+        seterr(err, errlen, "%s: schema_version %d, this build reads %d to %d", m->path,
+               m->schema_version, RUNFILE_SCHEMA_OLDEST, RUNFILE_SCHEMA_VERSION);
         return -1;
     }
     if (h5u_attr_read_strbuf(r->file, RS_VARIANT, m->variant, sizeof m->variant) < 0 ||

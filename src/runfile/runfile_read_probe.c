@@ -34,6 +34,17 @@ void runread_probe_free(ProbeRecord *p) {
     memset(p, 0, sizeof *p);
 }
 
+/* The one place an older file is brought up to the current schema
+ * (runschema.h RUNFILE_SCHEMA_VERSION): a version-1 probe group may lack
+ * RS_P_GATE_SHARED, which its run's /config gate_shared then gives (0
+ * when that is absent too). */
+static void upgrade_probe_v1(RunReader *r, hid_t g, ProbeRecord *p) {
+    double v;
+    if (rr_attr_double(g, RS_P_GATE_SHARED, &v) == 0 ||
+        runread_config_double(r, RS_CFG_GATE_SHARED, &v, NULL, 0) == 0)
+        p->gate_shared = v != 0.0;
+}
+
 static int read_probe_attrs(RunReader *r, hid_t g, const char *gname, ProbeRecord *p, char *err,
                             size_t errlen) {
     double v;
@@ -53,10 +64,15 @@ static int read_probe_attrs(RunReader *r, hid_t g, const char *gname, ProbeRecor
     p->gate_channels = rr_attr_double(g, RS_P_GATE_CHANNELS, &v) == 0 ? rr_dbl_to_int(v) : 0;
     p->gate_heads = rr_attr_double(g, RS_P_GATE_HEADS, &v) == 0 ? rr_dbl_to_int(v) : 0;
     p->gate_bounded = rr_attr_double(g, RS_P_GATE_BOUNDED, &v) == 0 && v != 0.0;
-    /* files written before the attr: the variant's /config says */
-    if (rr_attr_double(g, RS_P_GATE_SHARED, &v) == 0 ||
-        runread_config_double(r, RS_CFG_GATE_SHARED, &v, NULL, 0) == 0)
-        p->gate_shared = v != 0.0;
+    if (r->meta.schema_version < 2) {
+        upgrade_probe_v1(r, g, p);
+        return 0;
+    }
+    if (rr_attr_double(g, RS_P_GATE_SHARED, &v) < 0) {
+        seterr(err, errlen, "%s: /%s has no gate_shared attribute", r->meta.path, gname);
+        return -1;
+    }
+    p->gate_shared = v != 0.0;
     return 0;
 }
 

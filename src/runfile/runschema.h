@@ -26,7 +26,13 @@
 #define GATELAB_RUNSCHEMA_H
 
 #define RUNFILE_SCHEMA "gatelab-run"
-#define RUNFILE_SCHEMA_VERSION 1
+/* The version this build writes, and the oldest it reads. Version 2: every
+ * probe group (and every /intervene group) carries RS_P_GATE_SHARED.
+ * Version 1 (the files written before) may lack it; the reader upgrades
+ * such a group in one place (runfile_read_probe.c upgrade_probe_v1). A
+ * writer that edits or resumes an older file keeps its version. */
+#define RUNFILE_SCHEMA_VERSION 2
+#define RUNFILE_SCHEMA_OLDEST 1
 #define CKPT_SCHEMA "gatelab-checkpoint"
 
 /* ---- root attributes ---- */
@@ -306,8 +312,8 @@ typedef struct {
     int gate_heads;    /* heads the gate serves: channels split into this
                           many heads, or (gate_shared) every head gated by
                           all C channels */
-    int gate_shared;   /* 1: head-shared gate (g1-shared, g2-shared); files
-                          without the attr: /config gate_shared */
+    int gate_shared;   /* 1: head-shared gate (g1-shared, g2-shared); version
+                          1 files without the attr: /config gate_shared */
     int gate_bounded;  /* 1: scores in [0,1] (sigmoid family) */
     int gate_sample_n; /* S */
 #define RS_MEMBER(member, ctype, cls, hid, name, dims, kind, desc) ctype *member;

@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 
 #include "rng.h"
+#include "token_file.h"
 #include "util.h"
 
 /* A sanity bound: no corpus this harness trains on comes near it, and it
@@ -81,11 +82,11 @@ static int read_file(const char *path, const char *hint, unsigned char **out, si
 }
 
 /* Byte-level text: token = byte value. */
-static int load_text(const char *path, const char *hint, uint16_t **out, size_t *n, char *err,
+static int load_text(const char *path, const char *hint, uint32_t **out, size_t *n, char *err,
                      size_t errlen) {
     unsigned char *buf;
     if (read_file(path, hint, &buf, n, err, errlen)) return -1;
-    uint16_t *tok = malloc((*n ? *n : 1) * sizeof *tok);
+    uint32_t *tok = malloc((*n ? *n : 1) * sizeof *tok);
     if (!tok) {
         free(buf);
         return seterr(err, errlen, "out of memory for %s (%zu tokens)", path, *n);
@@ -96,36 +97,16 @@ static int load_text(const char *path, const char *hint, uint16_t **out, size_t 
     return 0;
 }
 
-/* Raw uint16 little-endian tokens, no header. *max_id gets the largest id
- * (-1 for an empty file). */
-static int load_u16(const char *path, uint16_t **out, size_t *n, int *max_id, char *err,
+/* A token file (token_file.h: raw uint16 or .npy). *max_id gets the
+ * largest id (-1 for an empty file). */
+static int load_ids(const char *path, uint32_t **out, size_t *n, long long *max_id, char *err,
                     size_t errlen) {
     unsigned char *buf;
     size_t bytes;
     if (read_file(path, "", &buf, &bytes, err, errlen)) return -1;
-    if (bytes % 2) {
-        free(buf);
-        return seterr(err, errlen,
-                      "%s has an odd byte count (%zu): not a "
-                      "uint16 token file",
-                      path, bytes);
-    }
-    *n = bytes / 2;
-    uint16_t *tok = malloc((*n ? *n : 1) * sizeof *tok);
-    if (!tok) {
-        free(buf);
-        return seterr(err, errlen, "out of memory for %s (%zu tokens)", path, *n);
-    }
-    int mx = -1;
-    for (size_t i = 0; i < *n; i++) {
-        /* decoded byte by byte so the host's endianness does not matter */
-        tok[i] = (uint16_t)(buf[2 * i] | (buf[2 * i + 1] << 8));
-        if (tok[i] > mx) mx = tok[i];
-    }
+    int rc = token_file_decode(path, buf, bytes, out, n, max_id, err, errlen);
     free(buf);
-    *out = tok;
-    *max_id = mx;
-    return 0;
+    return rc;
 }
 
 /* The two file paths of a corpus source, and the hint for a missing file. */
@@ -180,29 +161,29 @@ static int bigram_check(const Config *cfg, char *err, size_t errlen) {
 
 /* Token files: max id of both files. Leaves the loaded tokens to the
  * caller when train/val are non-NULL, frees them otherwise. */
-static int tokens_load(const Config *cfg, uint16_t **train, size_t *n_train, uint16_t **val,
+static int tokens_load(const Config *cfg, uint32_t **train, size_t *n_train, uint32_t **val,
                        size_t *n_val, int *max_id, char *err, size_t errlen) {
     char tp[CFG_STR + 16], vp[CFG_STR + 16];
     const char *hint;
     if (corpus_paths(cfg, tp, vp, sizeof tp, &hint, err, errlen)) return -1;
-    int mt, mv;
-    if (load_u16(tp, train, n_train, &mt, err, errlen)) return -1;
-    if (load_u16(vp, val, n_val, &mv, err, errlen)) {
+    long long mt, mv;
+    if (load_ids(tp, train, n_train, &mt, err, errlen)) return -1;
+    if (load_ids(vp, val, n_val, &mv, err, errlen)) {
         free(*train);
         *train = NULL;
         return -1;
     }
-    *max_id = mt > mv ? mt : mv;
+    *max_id = (int)(mt > mv ? mt : mv); /* <= TOKEN_FILE_MAX_ID */
     return 0;
 }
 
 /* Refuse the first id at or past limit (vocab_size, or the BOS id, which
  * is the last id, when BOS is on), naming the file and the index. */
-static int tokens_refuse(const uint16_t *tok, size_t n, int limit, const char *path, int bos,
+static int tokens_refuse(const uint32_t *tok, size_t n, int limit, const char *path, int bos,
                          char *err, size_t errlen) {
     for (size_t i = 0; i < n; i++)
-        if (tok[i] >= limit)
-            return seterr(err, errlen, "%s: token %d at index %zu >= %s %d", path, tok[i], i,
+        if (tok[i] >= (uint32_t)limit)
+            return seterr(err, errlen, "%s: token %u at index %zu >= %s %d", path, tok[i], i,
                           bos ? "the BOS id" : "vocab_size", limit);
     return 0;
 }
@@ -226,7 +207,7 @@ int data_vocab_size(const Config *cfg, char *err, size_t errlen) {
         if (bigram_check(cfg, err, errlen)) return -1;
         return resolve_vocab(cfg, cfg->bigram_vocab + 1, "bigram data", err, errlen);
     case DATA_TOKENS: {
-        uint16_t *t = NULL, *v = NULL;
+        uint32_t *t = NULL, *v = NULL;
         size_t nt, nv;
         int mx;
         if (tokens_load(cfg, &t, &nt, &v, &nv, &mx, err, errlen)) return -1;
@@ -389,7 +370,7 @@ static void put(int *in, int *tg, int T, int bos, long long k, int tok) {
 }
 
 /* One row from a random window of a corpus split. */
-static void corpus_row(const Dataset *ds, Rng *r, const uint16_t *tok, size_t n, int *in, int *tg,
+static void corpus_row(const Dataset *ds, Rng *r, const uint32_t *tok, size_t n, int *in, int *tg,
                        int T) {
     size_t w = (size_t)T + (ds->bos ? 0 : 1);
     size_t off = 0;
@@ -443,7 +424,7 @@ void data_batch(const Dataset *ds, int *inputs, int *targets, int B, int T, Spli
     if (B <= 0 || T <= 0) return;
     size_t bt = (size_t)B * (size_t)T;
     int corpus = ds->source != DATA_BIGRAM;
-    const uint16_t *tok = split == SPLIT_TRAIN ? ds->train : ds->val;
+    const uint32_t *tok = split == SPLIT_TRAIN ? ds->train : ds->val;
     size_t n = split == SPLIT_TRAIN ? ds->n_train : ds->n_val;
     if ((corpus && (!tok || n == 0)) || (!corpus && !ds->bg_cdf)) {
         /* not opened: defined output rather than garbage */

@@ -4,8 +4,9 @@
  *   DATA_BROWN  - byte-level text from data_dir/train.txt and val.txt
  *                 (made by data/fetch_brown.sh)
  *   DATA_TEXT   - byte-level text from train_file / val_file
- *   DATA_TOKENS - uint16 little-endian token files train_file / val_file,
- *                 made by any outside tokenizer
+ *   DATA_TOKENS - token files train_file / val_file made by any outside
+ *                 tokenizer: raw uint16 little-endian, or a .npy of
+ *                 uint16/uint32/int32/uint8 ids (token_file.h)
  *   DATA_BIGRAM - the synthetic bigram-backcopy task (Guo et al. 2024),
  *                 generated in process
  *
@@ -32,9 +33,9 @@ typedef struct {
     int bos; /* BOS on */
     int bos_id;
     /* corpus sources: tokens of each split */
-    uint16_t *train;
+    uint32_t *train;
     size_t n_train;
-    uint16_t *val;
+    uint32_t *val;
     size_t n_val;
     /* bigram-backcopy */
     int bg_vocab, bg_triggers;

@@ -204,9 +204,12 @@ static int eval_and_probe(Loop *lp, char *err, size_t errlen) {
     double v = evaluate(lp, &bpb);
     if (stop_requested()) return seterr(err, errlen, "eval at step %lld interrupted", lp->step);
     lp->last_val = v;
-    if (!lp->opt->quiet)
+    /* bits per byte only where a token is a byte (brown, text) */
+    if (!lp->opt->quiet && isfinite(bpb))
         fprintf(stderr, "eval step %lld | val_loss %.4f | ppl %.3f | bpb %.4f\n", lp->step, v,
                 exp(v), bpb);
+    else if (!lp->opt->quiet)
+        fprintf(stderr, "eval step %lld | val_loss %.4f | ppl %.3f\n", lp->step, v, exp(v));
     if (runfile_append_eval(lp->rf, lp->step, v, bpb, err, errlen) != 0) return -1;
     mlog_eval(&lp->mlog, lp->step, v, bpb);
     if (probe_run(&lp->tr.model, &lp->tr.workers[0], &lp->ds, lp->rf, lp->step, lp->f_attn, err,
