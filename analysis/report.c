@@ -17,6 +17,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +36,23 @@
 #include "runname.h"
 #include "runstats.h"
 #include "util.h"
+
+/* ---- progress ---- */
+
+void report_progress(const char *fmt, ...) {
+    static int on = -1;
+    if (on < 0) {
+        const char *t = getenv("GATELAB_TEST_PROGRESS");
+        on = isatty(2) || (t && *t);
+    }
+    if (!on) return;
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "report: ");
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
 
 /* ---- entry points ---- */
 
@@ -63,6 +81,7 @@ static int write_md(const char *path, const char *dir, const char *outdir, const
     char tmp[ATOMIC_TMP_MAX];
     FILE *f = atomic_fopen(path, tmp, sizeof tmp, err, errlen);
     if (!f) return -1;
+    report_progress("tables and statistics");
     md_title(f, dir, rows, n);
     if (proto) report_confirm(f, rows, n, proto);
     md_settings(f, rows, n);
@@ -79,6 +98,7 @@ static int write_md(const char *path, const char *dir, const char *outdir, const
         snprintf(figdir, sizeof figdir, "%s/figures", outdir);
         for (int i = 0; paths && i < n; i++)
             if (rows[i].ok) paths[k++] = rows[i].path;
+        report_progress("long context, stability, pretrained, stream and mechanism sections");
         if (paths) report_longctx(f, figdir, paths, k);
         if (paths) report_stability(f, figdir, paths, k);
         if (paths) report_pretrained(f, paths, k);
@@ -108,6 +128,7 @@ int report_run(const char *dir, const char *outdir, char *err, size_t errlen) {
         seterr(err, errlen, "out of memory");
         return -1;
     }
+    report_progress("reading %d run file%s in %s", n, n == 1 ? "" : "s", dir);
     for (int i = 0; i < n; i++) {
         snprintf(rows[i].path, sizeof rows[i].path, "%s/%s", dir, names[i]);
         rows[i].file = strrchr(rows[i].path, '/') + 1;

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "metric_table.h"
 #include "metrics.h"
 #include "report_priv.h"
 #include "stats.h"
@@ -57,13 +58,8 @@ static int group_of(const Row *rows, int n, const char *run) {
 }
 
 static double row_value(const Row *w, ProtoMetric m) {
-    switch (m) {
-    case PM_F_ATTN: return w->f_attn;
-    case PM_M_ACT: return w->m_act;
-    case PM_VAL_LOSS: return w->val_loss;
-    case PM_SINK_FORMED: return w->sink_formed >= 0 ? w->sink_formed : NAN;
-    default: return NAN;
-    }
+    const MetricCol *c = metric_find(proto_metric_name(m));
+    return c ? metric_value(w, c) : NAN;
 }
 
 /* The finite values of metric m over group a's seeds. */

@@ -12,6 +12,7 @@
 #include "atomic_write.h"
 #include "config.h" /* variant_key */
 #include "heatmap.h"
+#include "metric_table.h"
 #include "metrics.h"
 #include "outpath.h"
 #include "plot.h"
@@ -40,9 +41,22 @@ void csv_field(FILE *f, const char *s, int first) {
     fputc('"', f);
 }
 
-static void csv_num(FILE *f, double v, const char *fmt) {
+/* ",value" of metric m of row w as its kind writes it (blank: unknown). */
+static void csv_metric(FILE *f, const Row *w, const MetricCol *m) {
+    const char *at = (const char *)w + m->off;
     fputc(',', f);
-    if (isfinite(v)) fprintf(f, fmt, v);
+    switch (m->kind) {
+    case MK_LL: fprintf(f, "%lld", *(const long long *)at); break;
+    case MK_FLAG:
+        if (*(const int *)at >= 0) fprintf(f, "%d", *(const int *)at);
+        break;
+    case MK_REAL:
+    case MK_WHOLE: {
+        double v = *(const double *)at;
+        if (isfinite(v)) fprintf(f, m->kind == MK_WHOLE ? "%.0f" : "%.10g", v);
+        break;
+    }
+    }
 }
 
 int write_csv(const char *path, const Row *rows, int n, char *err, size_t errlen) {
@@ -50,12 +64,13 @@ int write_csv(const char *path, const Row *rows, int n, char *err, size_t errlen
     char tmp[ATOMIC_TMP_MAX];
     FILE *f = atomic_fopen(path, tmp, sizeof tmp, err, errlen);
     if (!f) return -1;
-    fprintf(f, "file,run,variant,data,seed,status,n_params,n_params_added,steps,"
-               "val_loss,ppl,bpb,dppl_vs_baseline,f_attn,f_attn_uniform,"
-               "sink_rate_0.3,gate_mean,gate_frac_below_0.1,m_act,spikes,"
-               "tokens_per_sec,diverged_step,dppl_pct_vs_baseline,sink_rate_0.1,"
-               "sink_rate_0.2,slot_share,empty_share,f_attn_nonempty,kurtosis,"
-               "top1_over_median,bos_norm_ratio,gate_bounded,sink_formed,lr,loss0,max_logit\n");
+    fputs("file,run,variant,data,seed,status", f);
+    char name[128];
+    for (int k = 0; metric_at(k); k++) {
+        metric_name(metric_at(k), name, sizeof name);
+        fprintf(f, ",%s", name);
+    }
+    fputc('\n', f);
     for (int i = 0; i < n; i++) {
         const Row *w = &rows[i];
         if (!w->ok) continue; /* unreadable files are listed in REPORT.md */
@@ -65,38 +80,7 @@ int write_csv(const char *path, const Row *rows, int n, char *err, size_t errlen
         csv_field(f, w->data, 0);
         fprintf(f, ",%lld", w->seed);
         csv_field(f, w->status, 0);
-        fprintf(f, ",%lld,%lld", w->n_params, w->n_params_added);
-        csv_num(f, w->steps, "%.0f");
-        csv_num(f, w->val_loss, "%.10g");
-        csv_num(f, w->ppl, "%.10g");
-        csv_num(f, w->bpb, "%.10g");
-        csv_num(f, w->dppl, "%.10g");
-        csv_num(f, w->f_attn, "%.10g");
-        csv_num(f, w->f_attn_uniform, "%.10g");
-        csv_num(f, w->sink03, "%.10g");
-        csv_num(f, w->gate_mean, "%.10g");
-        csv_num(f, w->gate_below01, "%.10g");
-        csv_num(f, w->m_act, "%.10g");
-        csv_num(f, w->spikes, "%.0f");
-        csv_num(f, w->tokens_per_sec, "%.10g");
-        fprintf(f, ",%lld", w->diverged_step);
-        csv_num(f, w->dppl_rel, "%.10g");
-        csv_num(f, w->sink01, "%.10g");
-        csv_num(f, w->sink02, "%.10g");
-        csv_num(f, w->slot, "%.10g");
-        csv_num(f, w->empty, "%.10g");
-        csv_num(f, w->f_attn_ne, "%.10g");
-        csv_num(f, w->kurt, "%.10g");
-        csv_num(f, w->top1_med, "%.10g");
-        csv_num(f, w->bos_ratio, "%.10g");
-        /* blank: no gate; 0: gate_frac_below_0.1 is left blank (n/a) */
-        if (isfinite(w->gate_mean)) fprintf(f, ",%d", !w->gate_unbounded);
-        else fputs(",", f);
-        if (w->sink_formed >= 0) fprintf(f, ",%d", w->sink_formed);
-        else fputs(",", f);
-        csv_num(f, w->cfg[CFG_LR], "%.10g");
-        csv_num(f, w->loss0, "%.10g");
-        csv_num(f, w->max_logit, "%.10g");
+        for (int k = 0; metric_at(k); k++) csv_metric(f, w, metric_at(k));
         fputc('\n', f);
     }
     return atomic_fcommit(f, tmp, path, err, errlen);

@@ -294,11 +294,16 @@ void md_figures(FILE *f, const char *outdir, const Row *rows, int n) {
         fprintf(f, "- no figures: cannot create %s: %s\n", figdir, strerror(errno));
         return;
     }
+    int groups = 0, g = 0;
+    for (int a = 0; a < n && rows[a].ok; a = group_end(rows, n, a)) groups++;
     for (int a = 0; a < n && rows[a].ok; a = group_end(rows, n, a)) {
+        report_progress("figures: heatmaps, run group %d/%d", ++g, groups);
         int i = a; /* the group's first seed with a probe */
         while (i < n && same_group(&rows[a], &rows[i]) && !rows[i].has_probe) i++;
         if (i < n && same_group(&rows[a], &rows[i])) fig_grid(f, figdir, &rows[i]);
     }
+    report_progress("figures: baseline against the gate");
     fig_compare_all(f, figdir, rows, n);
+    report_progress("figures: loss, layers, sinks and gate histograms (gnuplot)");
     fig_plots(f, figdir, rows, n);
 }

@@ -23,126 +23,17 @@
 
 /* ---- REPORT.md ---- */
 
-/* A column: its header text, anchor, definition, and how to get/format
- * its value from a Row. */
-typedef struct {
-    const char *head, *anchor, *def;
-    size_t off;       /* offsetof the double in Row */
-    const char *fmt;  /* printf format of one value */
-    int na_unbounded; /* "n/a" for a run whose gate is unbounded */
-} Col;
+/* The columns of REPORT.md's two metric tables (metric_table.h), in
+ * order; filled once by md_columns. */
+#define MAX_MD_COLS 32
+static const MetricCol *COLS[MAX_MD_COLS], *COLS2[MAX_MD_COLS];
+static size_t N_COLS, N_COLS2;
 
-#define OFF(f) offsetof(Row, f)
-static const Col COLS[] = {
-    {"val_loss", "def-val-loss",
-     "Validation loss (nats/token) at the last "
-     "eval: `final_val_loss` in /summary, else the last /metrics/eval/val_loss.",
-     OFF(val_loss), "%.4f", 0},
-    {"PPL", "def-ppl", "`ppl = exp(val_loss)`.", OFF(ppl), "%.3f", 0},
-    {"ΔPPL", "def-dppl",
-     "PPL minus the mean PPL (over seeds) of the "
-     "matching baseline group: variant `baseline`, same data, seq_len, lr and "
-     "steps (preferring `baseline-<suffix>` for a run named "
-     "`<variant>-<suffix>`, else `baseline`); the Runs table names it. Blank "
-     "when no baseline matches; negative is better.",
-     OFF(dppl), "%+.3f", 0},
-    {"bpb", "def-bpb",
-     "Bits per byte at the last eval (`val_bpb`), for byte "
-     "data.",
-     OFF(bpb), "%.4f", 0},
-    {"F-Attn", "def-fattn",
-     "First-token share: `mean over layers l, heads h, "
-     "probe sequences, queries t = 1..T-1 of A[t, 0]`, at the last probe, "
-     "probe length T as in the header. Not Gu et al.'s alpha_0 (the run "
-     "file's `alpha0` dataset), which averages queries t ≥ 0 and so includes "
-     "the self term A[0, 0] = 1; see [sink@0.3](#def-sink).",
-     OFF(f_attn), "%.4f", 0},
-    {"uniform", "def-uniform",
-     "What uniform causal attention would give for "
-     "F-Attn: `(H_T - 1)/(T - 1)`, H_T the T-th harmonic number (about 0.059, "
-     "0.020 and 0.0064 for T = 64, 256, 1024).",
-     OFF(f_attn_uniform), "%.4f", 0},
-    {"sink@0.3", "def-sink",
-     "Sink rate (Gu et al.): `alpha_0[l,h] = mean over "
-     "queries t ≥ 0 of A[t, 0]` over the first 64 queries of each probe "
-     "sequence (probe length 64); `sink_rate(ε) = fraction of (l, h) pairs with "
-     "alpha_0 > ε`, ε the threshold in the column's name (Settings), the "
-     "indicator taken per probe sequence then averaged over sequences.",
-     OFF(sink03), "%.3f", 0},
-    {"gate mean", "def-gate-mean",
-     "`gate_mean`: mean of every gate score on "
-     "the probe set, over all layers, positions and channels (blank: no gate).",
-     OFF(gate_mean), "%.3f", 0},
-    {"gate<0.1", "def-gate-below",
-     "Fraction of gate scores strictly below "
-     "0.1 on the probe set (sparsity). n/a for an unbounded gate (additive, "
-     "SiLU): its act(XW) values are not scores in [0, 1], so a value below "
-     "0.1 is not a closed gate.",
-     OFF(gate_below01), "%.3f", 1},
-    {"M-Act", "def-mact",
-     "`max_act[l] = max |h| over tokens × features` of "
-     "block l's output (the residual stream), averaged over probe sequences; "
-     "M-Act is the mean over layers.",
-     OFF(m_act), "%.4g", 0},
-    {"spikes", "def-spikes",
-     "Loss spikes: steps after warmup whose training "
-     "loss exceeds spike_factor (1.25) × the median of the previous 50 "
-     "steps' losses, from /metrics/train.",
-     OFF(spikes), "%.1f", 0},
-    {"tokens/s", "def-tps",
-     "Training throughput, `tokens_per_sec` in "
-     "/summary.",
-     OFF(tokens_per_sec), "%.0f", 0},
-};
-#define N_COLS (sizeof COLS / sizeof COLS[0])
-
-/* The second table: the other sink rates, dropped mass, the sink slot and
- * the activation statistics the probe stores. */
-static const Col COLS2[] = {
-    {"ΔPPL %", "def-dppl-rel",
-     "Relative change of PPL against the matching "
-     "baseline group (as for [ΔPPL](#def-dppl)): `100 × (PPL / mean baseline "
-     "PPL - 1)`. Unlike PPL itself this can be set beside the paper's BPE "
-     "numbers.",
-     OFF(dppl_rel), "%+.2f", 0},
-    {"sink@0.1", "def-sink01", "Sink rate at ε = 0.1 (as [sink@0.3](#def-sink)).", OFF(sink01),
-     "%.3f", 0},
-    {"sink@0.2", "def-sink02", "Sink rate at ε = 0.2.", OFF(sink02), "%.3f", 0},
-    {"empty rows", "def-empty",
-     "Share of attention rows (probe sequence × "
-     "query t = 1..T-1, over layers and heads) with no mass on the real tokens: "
-     "softpick and clipped softmax can zero a whole row. From the probe's "
-     "`row_empty`; run files written before it: 0 with a sink slot, else `1 - "
-     "mean row mass` of the sequence-mean map, exact for softpick's proxy map, "
-     "the dropped mass otherwise. Softmax and sink slots: 0.",
-     OFF(empty), "%.3f", 0},
-    {"F-Attn (non-empty)", "def-fattn-ne",
-     "F-Attn over the rows with mass only "
-     "(`first_share_nonempty`; older files: `sum A[t, 0] / sum of row mass`). "
-     "For softpick and clipped softmax this, not F-Attn, is the number to set "
-     "beside [uniform](#def-uniform): an empty row pulls F-Attn towards 0 "
-     "without being a sink-free row. Equals F-Attn when no row is empty.",
-     OFF(f_attn_ne), "%.4f", 0},
-    {"slot", "def-slot",
-     "The sink slot's own share (sink-token, sink-logit, "
-     "kv-bias): `mean over layers, heads and queries t = 0..T-1` of the "
-     "weight a query gives the slot (`attention_slot`). Blank: no slot.",
-     OFF(slot), "%.4f", 0},
-    {"kurtosis", "def-kurt",
-     "Mean over layers of `mean((x - μ)^4) / (σ^4 + "
-     "1e-6)` of the block output (Gaussian = 3).",
-     OFF(kurt), "%.4g", 0},
-    {"top1/median", "def-top1",
-     "Mean over layers of the largest |h| over "
-     "the median |h| of the block output (Sun et al.: massive when about "
-     "1000).",
-     OFF(top1_med), "%.4g", 0},
-    {"BOS norm ratio", "def-bos",
-     "Mean over layers of `‖h_0‖ / mean over t "
-     "≠ 0 of ‖h_t‖` (Gu et al.; position 0 is BOS when BOS is on).",
-     OFF(bos_ratio), "%.3g", 0},
-};
-#define N_COLS2 (sizeof COLS2 / sizeof COLS2[0])
+static void md_columns(void) {
+    if (N_COLS) return;
+    N_COLS = (size_t)metric_md_columns(1, COLS, MAX_MD_COLS);
+    N_COLS2 = (size_t)metric_md_columns(2, COLS2, MAX_MD_COLS);
+}
 
 static int any_unbounded(const Row *rows, int a, int b) {
     for (int i = a; i < b; i++)
@@ -150,13 +41,11 @@ static int any_unbounded(const Row *rows, int a, int b) {
     return 0;
 }
 
-static double col_val(const Row *w, const Col *c) {
-    return *(const double *)((const char *)w + c->off);
-}
+static double col_val(const Row *w, const MetricCol *c) { return metric_value(w, c); }
 
 /* "mean ± std" over the finite values of column c in rows[a..b), with
  * "(k/n)" when only k of the n runs had a value. */
-static void md_agg(FILE *f, const Row *rows, int a, int b, const Col *c) {
+static void md_agg(FILE *f, const Row *rows, int a, int b, const MetricCol *c) {
     double v[256];
     int k = 0;
     for (int i = a; i < b && k < 256; i++)
@@ -193,10 +82,15 @@ static void md_status(FILE *f, const Row *rows, int a, int b) {
 }
 
 /* Header row: the nlead leading columns, then cols[nc] and status. */
-static void md_header(FILE *f, const char *const *lead, int nlead, const Col *cols, size_t nc) {
+static void md_header(FILE *f, const char *const *lead, int nlead, const MetricCol *const *cols,
+                      size_t nc) {
+    char head[128];
     fputc('|', f);
     for (int i = 0; i < nlead; i++) fprintf(f, " %s |", lead[i]);
-    for (size_t c = 0; c < nc; c++) fprintf(f, " [%s](#%s) |", cols[c].head, cols[c].anchor);
+    for (size_t c = 0; c < nc; c++) {
+        metric_head(cols[c], head, sizeof head);
+        fprintf(f, " [%s](#%s) |", head, cols[c]->anchor);
+    }
     fprintf(f, " [status](#def-status) |\n|");
     for (size_t c = 0; c < (size_t)nlead + nc + 1; c++) fputs("---|", f);
     fputs("\n", f);
@@ -205,12 +99,13 @@ static void md_header(FILE *f, const char *const *lead, int nlead, const Col *co
 static const char *const LEAD_GROUP[] = {"[run](#def-run)", "[variant](#def-variant)",
                                          "[data](#def-data)", "[seeds](#def-seeds)"};
 
-static void md_group_table(FILE *f, const Row *rows, int n, const Col *cols, size_t nc) {
+static void md_group_table(FILE *f, const Row *rows, int n, const MetricCol *const *cols,
+                           size_t nc) {
     md_header(f, LEAD_GROUP, 4, cols, nc);
     for (int a = 0; a < n && rows[a].ok;) {
         int b = group_end(rows, n, a);
         fprintf(f, "| %s | %s | %s | %d", rows[a].run, rows[a].variant, rows[a].data, b - a);
-        for (size_t c = 0; c < nc; c++) md_agg(f, rows, a, b, &cols[c]);
+        for (size_t c = 0; c < nc; c++) md_agg(f, rows, a, b, cols[c]);
         md_status(f, rows, a, b);
         fputs("|\n", f);
         a = b;
@@ -218,6 +113,7 @@ static void md_group_table(FILE *f, const Row *rows, int n, const Col *cols, siz
 }
 
 void md_variants(FILE *f, const Row *rows, int n) {
+    md_columns();
     fprintf(f, "## Results by run\n\nOne row per run name (the file name "
                "without its `_s<seed>`); mean ± sample std over seeds; "
                "`(k/n)` marks a column only k of the n runs had.\n\n");
@@ -262,12 +158,14 @@ void md_paper(FILE *f, const Row *rows, int n) {
         const PaperRow *pr = paper_row(rows[a].variant);
         if (pr) {
             double m[4], s;
-            size_t offs[4] = {OFF(dppl_rel), OFF(gate_mean), OFF(m_act), OFF(f_attn)};
+            static const char *const names[4] = {"dppl_pct_vs_baseline", "gate_mean", "m_act",
+                                                 "f_attn"};
             for (int j = 0; j < 4; j++) {
                 double v[256];
                 int k = 0;
-                for (int i = a; i < b && k < 256; i++) {
-                    double x = *(const double *)((const char *)&rows[i] + offs[j]);
+                const MetricCol *c = metric_find(names[j]);
+                for (int i = a; c && i < b && k < 256; i++) {
+                    double x = metric_value(&rows[i], c);
                     if (isfinite(x)) v[k++] = x;
                 }
                 if (k) mean_std(v, k, &m[j], &s);
@@ -291,6 +189,7 @@ void md_runs(FILE *f, const Row *rows, int n) {
                "baseline group named in *vs*.\n\n");
     static const char *const lead[] = {
         "file", "[run](#def-run)", "[variant](#def-variant)", "[data](#def-data)", "seed", "vs"};
+    md_columns();
     md_header(f, lead, 6, COLS, N_COLS);
     for (int i = 0; i < n && rows[i].ok; i++) {
         const Row *w = &rows[i];
@@ -299,10 +198,10 @@ void md_runs(FILE *f, const Row *rows, int n) {
         fprintf(f, "| %s | %s | %s | %s | %lld | %s", file, w->run, w->variant, w->data, w->seed,
                 w->base >= 0 ? rows[w->base].run : "–");
         for (size_t c = 0; c < N_COLS; c++) {
-            double v = col_val(w, &COLS[c]);
+            double v = col_val(w, COLS[c]);
             fputs(" | ", f);
-            if (COLS[c].na_unbounded && w->gate_unbounded) fputs("n/a", f);
-            else if (isfinite(v)) fprintf(f, COLS[c].fmt, v);
+            if (COLS[c]->na_unbounded && w->gate_unbounded) fputs("n/a", f);
+            else if (isfinite(v)) fprintf(f, COLS[c]->fmt, v);
         }
         fprintf(f, " | %s", w->status);
         if (w->probe_err[0]) fputs("; probe unreadable (below)", f);
@@ -459,10 +358,13 @@ void md_definitions(FILE *f) {
             "F-Attn at the last probe exceeds %g times the share of uniform causal attention "
             "at the probe length (`sink_formed` in results.csv; docs/metrics.md).\n\n",
             SINK_FORMED_FACTOR);
-    for (size_t c = 0; c < N_COLS; c++)
-        fprintf(f, "<a id=\"%s\"></a>**%s**: %s\n\n", COLS[c].anchor, COLS[c].head, COLS[c].def);
-    for (size_t c = 0; c < N_COLS2; c++)
-        fprintf(f, "<a id=\"%s\"></a>**%s**: %s\n\n", COLS2[c].anchor, COLS2[c].head, COLS2[c].def);
+    md_columns();
+    char head[128];
+    for (size_t c = 0; c < N_COLS + N_COLS2; c++) {
+        const MetricCol *m = c < N_COLS ? COLS[c] : COLS2[c - N_COLS];
+        metric_head(m, head, sizeof head);
+        fprintf(f, "<a id=\"%s\"></a>**%s**: %s\n\n", m->anchor, head, m->def);
+    }
     fprintf(f, "<a id=\"def-status\"></a>**status**: running, done or "
                "diverged (a non-finite loss or grad norm; the run stopped "
                "cleanly at that step with its data saved).\n");

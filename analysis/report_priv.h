@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "metric_table.h"
+
 #define MAX_SPIKE_STEPS 8
 
 /* /config keys the Settings section shows; ΔPPL matches on MATCH_CFG. */
@@ -33,6 +35,7 @@ typedef struct {
     double empty, f_attn_ne;          /* dropped-mass share, F-Attn over the mass */
     double kurt, top1_med, bos_ratio; /* means over layers */
     int gate_unbounded;               /* has a gate whose scores are not in [0,1] */
+    int gate_bounded;                 /* 1/0 when gate_mean is known, else -1 */
     int sink_formed;                  /* metrics.h sink_formed of f_attn: 1, 0, -1 (no probe) */
     double loss0;                     /* training loss at the first step (NaN: none) */
     double max_logit;                 /* largest attention logit, last probe (NaN: none) */
@@ -42,7 +45,15 @@ typedef struct {
     char normaliser[64];
 } Row;
 
+/* metric_table.c: metric m of row w as a number (NaN: unknown). */
+double metric_value(const Row *w, const MetricCol *m);
+
 /* report_rows.c */
+/* One progress line "report: MSG" on stderr while the report works, when
+ * stderr is a terminal (or GATELAB_TEST_PROGRESS is set, for the tests);
+ * silent otherwise, so scripts see only the result and the errors. */
+void report_progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 /* The *.h5 names in dir, sorted, into *out (n of them, each malloc'd).
  * 0; REPORT_BADINPUT with a line when dir does not exist or a name breaks
  * the name rule (name_plain, util.h); -1 on another error. */

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "config.h" /* variant_key */
+#include "metric_table.h"
 #include "heatmap.h"
 #include "metrics.h"
 #include "plot.h"
@@ -78,16 +79,22 @@ static void row_probe(RunReader *r, Row *w) {
     w->f_attn_uniform = uniform_first_share(p.T);
     w->sink_formed = sink_formed(w->f_attn, p.T);
     w->max_logit = rs_max_logit(&p);
-    w->sink03 = rs_sink_rate(&p, SINK_EPS, SINK_LEN);
-    w->sink01 = rs_sink_rate(&p, 0.1, SINK_LEN);
-    w->sink02 = rs_sink_rate(&p, 0.2, SINK_LEN);
     w->slot = rs_slot_share(&p, -1);
     rs_mass(&p, &w->empty, &w->f_attn_ne);
     if (p.has_gate) {
         w->gate_mean = rs_gate_mean(&p, -1);
         w->gate_unbounded = !p.gate_bounded;
-        /* below 0.1 is sparsity only for scores in [0,1] */
-        if (p.gate_bounded) w->gate_below01 = rs_gate_below(&p, -1, 1);
+        if (isfinite(w->gate_mean)) w->gate_bounded = p.gate_bounded;
+    }
+    /* the metrics the table says how to get, at the table's thresholds */
+    for (int k = 0; metric_at(k); k++) {
+        const MetricCol *m = metric_at(k);
+        double *v = (double *)((char *)w + m->off);
+        if (m->src == MS_SINK_RATE) *v = rs_sink_rate(&p, m->threshold, SINK_LEN);
+        /* below a threshold is sparsity only for scores in [0,1] */
+        else if (m->src == MS_GATE_BELOW && p.has_gate && p.gate_bounded)
+            for (int t = 0; t < RS_GATE_NBELOW; t++)
+                if (RS_GATE_BELOW_THR[t] == m->threshold) *v = rs_gate_below(&p, -1, t);
     }
     w->m_act = rs_m_act(&p);
     w->kurt = rs_kurtosis(&p);
@@ -102,7 +109,7 @@ void row_read(Row *w) {
     w->m_act = w->spikes = w->tokens_per_sec = NAN;
     w->dppl_rel = w->sink01 = w->sink02 = w->slot = w->empty = w->f_attn_ne = NAN;
     w->kurt = w->top1_med = w->bos_ratio = NAN;
-    w->sink_formed = -1;
+    w->sink_formed = w->gate_bounded = -1;
     w->loss0 = w->max_logit = NAN;
     w->diverged_step = -1;
     w->base = -1;

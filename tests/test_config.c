@@ -6,6 +6,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <math.h>
@@ -437,6 +438,155 @@ static char *text_without_variant(const Config *c) {
     return t;
 }
 
+/* A config's label is what its fields are: keys set after a variant id
+ * relabel it (the catalog id they now equal, else custom), and every id
+ * applied alone keeps its own name. */
+static void test_variant_labels(void **state) {
+    (void)state;
+    struct {
+        const char *sets[3], *label, *diff;
+    } cases[] = {
+        {{"gate_pos=g3", "gate_act=silu", NULL}, "custom", "gate_pos=g3 gate_act=silu"},
+        {{"variant=g1-elem", "gate_act=silu", NULL}, "g1-mult-silu", "gate_pos=g1 gate_act=silu"},
+        {{"gate_pos=g1", NULL, NULL}, "g1-elem", "gate_pos=g1"},
+        {{"variant=g1-elem", "gate_pos=none", NULL}, "baseline", ""},
+        {{"variant=g1-elem", "clip_alpha=2", NULL}, "g1-elem", "gate_pos=g1"},
+        {{"variant=qk-norm", "normaliser=softmax1", NULL}, "softmax1", "normaliser=softmax1"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        Config c;
+        load_preset(&c, "tiny");
+        for (int k = 0; k < 3 && cases[i].sets[k]; k++)
+            assert_int_equal(config_set(&c, cases[i].sets[k], err, sizeof err), 0);
+        config_resolve(&c);
+        assert_string_equal(c.variant, cases[i].label);
+        char diff[256];
+        config_variant_diff(&c, diff, sizeof diff);
+        assert_string_equal(diff, cases[i].diff);
+        /* the label survives the resolved text */
+        char *text = malloc(1 << 16);
+        assert_non_null(text);
+        assert_int_equal(config_to_text(&c, text, 1 << 16), 0);
+        Config b;
+        config_defaults(&b);
+        assert_int_equal(config_load_string(&b, text, "r.ini", err, sizeof err), 0);
+        config_resolve(&b);
+        assert_string_equal(b.variant, cases[i].label);
+        free(text);
+    }
+    for (int i = 0; variant_id_at(i); i++) {
+        Config c;
+        apply_small(&c, variant_id_at(i));
+        assert_string_equal(c.variant, variant_id_at(i));
+    }
+}
+
+/* The defaults are the key table's: the values the small-like baseline
+ * always had, bit for bit. */
+static void test_key_defaults(void **state) {
+    (void)state;
+    Config c;
+    config_defaults(&c);
+    assert_int_equal(c.n_layers, 4);
+    assert_int_equal(c.d_model, 128);
+    assert_int_equal(c.n_heads, 4);
+    assert_int_equal(c.n_kv_heads, 4);
+    assert_int_equal(c.head_dim, 0);
+    assert_int_equal(c.seq_len, 256);
+    assert_true(c.rope_base == 10000.0f && c.yarn_scale == 1.0f);
+    assert_true(c.norm_eps == 1e-5f && c.init_std == 0.02f);
+    assert_string_equal(c.variant, "baseline");
+    assert_int_equal(c.gate_pos, GATE_NONE);
+    assert_int_equal(c.normaliser, NORMZ_SOFTMAX);
+    assert_true(c.clip_alpha == 4.0f && c.softpick_eps == 1e-6f);
+    assert_int_equal(c.data, DATA_BROWN);
+    assert_string_equal(c.data_dir, "data/brown");
+    assert_string_equal(c.train_file, "");
+    assert_int_equal(c.bos, 1);
+    assert_int_equal(c.bigram_vocab, 64);
+    assert_int_equal(c.bigram_triggers, 3);
+    assert_true(c.bigram_seed == 1 && c.init_seed == 1 && c.data_seed == 1);
+    assert_int_equal(c.batch_size, 16);
+    assert_int_equal(c.steps, 1000);
+    assert_true(c.lr == 3e-3f && c.min_lr_frac == 0.1f && c.weight_decay == 0.1f);
+    assert_int_equal(c.warmup, 100);
+    assert_true(c.beta1 == 0.9f && c.beta2 == 0.95f && c.adam_eps == 1e-8f);
+    assert_true(c.grad_clip == 1.0f && c.spike_factor == 1.25f);
+    assert_int_equal(c.eval_every, 200);
+    assert_int_equal(c.eval_batches, 8);
+    assert_int_equal(c.ckpt_every, 200);
+    assert_int_equal(c.probe_n, 16);
+    assert_int_equal(c.log_every, 10);
+    assert_int_equal(c.threads, 1);
+    assert_int_equal(c.flush_subnormals, 0);
+    assert_int_equal(c.reproducible, 0);
+}
+
+/* Whether id is a C catalog id. */
+static int c_id(const char *id, size_t n) {
+    for (int i = 0; variant_id_at(i); i++)
+        if (strlen(variant_id_at(i)) == n && !strncmp(variant_id_at(i), id, n)) return 1;
+    return 0;
+}
+
+/* The C catalog is the one list of ids: the PyTorch twin's VARIANTS (same
+ * ids, same order), every id row of docs/variants.md's tables, and the
+ * fixture files (one var-ID.h5 per id, none for an id C lacks) agree with
+ * it. */
+static void test_catalog_twins(void **state) {
+    (void)state;
+    char root[1024], path[1200];
+    preset_path(root, sizeof root, "tiny");
+    *strrchr(root, '/') = 0;
+    *strrchr(root, '/') = 0;
+    /* the twin: ("ID", ... lines between "VARIANTS = OrderedDict([" and "])" */
+    snprintf(path, sizeof path, "%s/tests/reference/gatelab_ref.py", root);
+    char *py = tu_slurp_ok(path, NULL);
+    char *p = strstr(py, "VARIANTS = OrderedDict([");
+    assert_non_null(p);
+    char *end = strstr(p, "\n])");
+    assert_non_null(end);
+    int k = 0;
+    for (p = strchr(p, '\n'); p && p < end; p = strchr(p + 1, '\n')) {
+        const char *q = p + 1;
+        while (*q == ' ') q++;
+        if (strncmp(q, "(\"", 2)) continue;
+        q += 2;
+        size_t n = strcspn(q, "\"");
+        const char *want = variant_id_at(k);
+        if (!want) fail_msg("gatelab_ref.py lists %.*s beyond the C catalog", (int)n, q);
+        if (strlen(want) != n || strncmp(want, q, n))
+            fail_msg("gatelab_ref.py: id %d is %.*s, the C catalog's is %s", k, (int)n, q, want);
+        k++;
+    }
+    if (variant_id_at(k)) fail_msg("gatelab_ref.py lacks %s", variant_id_at(k));
+    free(py);
+    /* docs/variants.md: every table row "| `ID` |" names a C id */
+    snprintf(path, sizeof path, "%s/docs/variants.md", root);
+    char *doc = tu_slurp_ok(path, NULL);
+    for (p = strstr(doc, "\n| `"); p; p = strstr(p + 1, "\n| `")) {
+        const char *q = p + 4;
+        size_t n = strcspn(q, "`");
+        if (!c_id(q, n)) fail_msg("docs/variants.md has a row for %.*s, no C id", (int)n, q);
+    }
+    free(doc);
+    /* the fixtures: var-ID.h5 for every id, and no other var-*.h5 */
+    for (int i = 0; variant_id_at(i); i++) {
+        snprintf(path, sizeof path, "%s/tests/reference/fixtures/var-%s.h5", root,
+                 variant_id_at(i));
+        if (!file_exists(path)) fail_msg("no fixture %s", path);
+    }
+    snprintf(path, sizeof path, "%s/tests/reference/fixtures", root);
+    DIR *d = opendir(path);
+    assert_non_null(d);
+    for (struct dirent *e; (e = readdir(d));) {
+        size_t n = strlen(e->d_name);
+        if (strncmp(e->d_name, "var-", 4) || n < 7 || strcmp(e->d_name + n - 3, ".h5")) continue;
+        if (!c_id(e->d_name + 4, n - 7)) fail_msg("fixture %s names no C catalog id", e->d_name);
+    }
+    closedir(d);
+}
+
 /* Every catalog id is documented in docs/variants.md with a formula,
  * applies to the small and the tiny preset, and (baseline aside) changes
  * some setting of the baseline: an id is a mechanism, not a name. */
@@ -779,6 +929,9 @@ int main(void) {
         cmocka_unit_test(test_set),
         cmocka_unit_test(test_roundtrip),
         cmocka_unit_test(test_catalog_ids),
+        cmocka_unit_test(test_variant_labels),
+        cmocka_unit_test(test_catalog_twins),
+        cmocka_unit_test(test_key_defaults),
         cmocka_unit_test(test_catalog_fields),
         cmocka_unit_test(test_param_matched),
         cmocka_unit_test(test_contradictions),

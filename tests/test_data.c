@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "config_args.h"
 #include "data.h"
 #include "testutil.h"
 
@@ -280,6 +281,33 @@ static void test_tokens(void **state) {
     data_close(&ds);
 }
 
+/* The config reads no data: with data=tokens and no vocab_size the vocab
+ * stays open through config_from_args, even when the token files are
+ * missing; data_fill_vocab reads it, or names the missing file. */
+static void test_config_reads_no_data(void **state) {
+    (void)state;
+    char err[ERRLEN] = "", tr[1100], va[1100], path[1024];
+    Config t = tokens_config(0);
+    snprintf(tr, sizeof tr, "train_file=%s", t.train_file);
+    snprintf(va, sizeof va, "val_file=%s", t.val_file);
+    char *sets[] = {"data=tokens", tr, va, "bos=0"};
+    snprintf(path, sizeof path, "%s/experiments/tiny.ini", src_root());
+    Config c;
+    if (config_from_args(&c, path, sets, 4, err, sizeof err) != 0) fail_msg("%s", err);
+    assert_int_equal(c.vocab_size, 0);
+    assert_int_equal(data_fill_vocab(&c, err, sizeof err), 0);
+    assert_int_equal(c.vocab_size, 61);
+    assert_int_equal(data_fill_vocab(&c, err, sizeof err), 0); /* a set one is kept */
+    assert_int_equal(c.vocab_size, 61);
+
+    char *gone[] = {"data=tokens", "train_file=/nonexistent/gatelab/train.u16",
+                    "val_file=/nonexistent/gatelab/val.u16"};
+    if (config_from_args(&c, path, gone, 3, err, sizeof err) != 0) fail_msg("%s", err);
+    assert_int_equal(c.vocab_size, 0);
+    assert_int_equal(data_fill_vocab(&c, err, sizeof err), -1);
+    assert_non_null(strstr(err, "/nonexistent/gatelab/"));
+}
+
 static void test_tokens_refused(void **state) {
     (void)state;
     char err[ERRLEN] = "";
@@ -461,12 +489,19 @@ static void test_bigram_determinism(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_text_open),        cmocka_unit_test(test_bos_on_shift),
-        cmocka_unit_test(test_bos_off_shift),    cmocka_unit_test(test_determinism),
-        cmocka_unit_test(test_probe_fixed),      cmocka_unit_test(test_missing_file),
-        cmocka_unit_test(test_too_short),        cmocka_unit_test(test_tokens),
-        cmocka_unit_test(test_tokens_refused),   cmocka_unit_test(test_bigram_setup),
-        cmocka_unit_test(test_bigram_sequences), cmocka_unit_test(test_bigram_determinism),
+        cmocka_unit_test(test_text_open),
+        cmocka_unit_test(test_bos_on_shift),
+        cmocka_unit_test(test_bos_off_shift),
+        cmocka_unit_test(test_determinism),
+        cmocka_unit_test(test_probe_fixed),
+        cmocka_unit_test(test_missing_file),
+        cmocka_unit_test(test_too_short),
+        cmocka_unit_test(test_tokens),
+        cmocka_unit_test(test_config_reads_no_data),
+        cmocka_unit_test(test_tokens_refused),
+        cmocka_unit_test(test_bigram_setup),
+        cmocka_unit_test(test_bigram_sequences),
+        cmocka_unit_test(test_bigram_determinism),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -16,6 +16,7 @@
 
 #include "metrics.h"
 #include "runfile_read.h"
+#include "forward.h"
 #include "lceval.h"
 #include "ops.h"
 #include "stream.h"
@@ -120,12 +121,14 @@ static void test_eval_2x(void **st) {
     LcEvalOpts o = {.lengths = {32, 64}, .n_lengths = 2, .batches = 2, .batch_size = 3};
     LcEvalResult plain[2], yarn[2];
     char err[512] = "";
-    LcEvalRunInfo info;
-    assert_int_equal(lceval_run(run_path, &o, plain, &info, err, sizeof err), 0);
-    assert_int_equal(info.seq_len, 32);
-    assert_string_equal(info.variant, "baseline");
+    Forward *f = forward_open_trained(run_path, err, sizeof err);
+    if (!f) fail_msg("%s", err);
+    assert_int_equal(f->info.seq_len, 32);
+    assert_string_equal(f->info.variant, "baseline");
+    assert_int_equal(lceval_run(f, &o, plain, err, sizeof err), 0);
     o.yarn = 1;
-    assert_int_equal(lceval_run(run_path, &o, yarn, NULL, err, sizeof err), 0);
+    assert_int_equal(lceval_run(f, &o, yarn, err, sizeof err), 0);
+    forward_close(f);
     assert_int_equal(plain[0].n_buckets, 1);
     assert_int_equal(plain[1].n_buckets, 2);
     assert_true(plain[1].yarn_scale == 1.0 && yarn[0].yarn_scale == 1.0 &&
@@ -222,7 +225,10 @@ static void test_stream(void **st) {
     assert_int_equal(tu_run(log, "stream %s --window 8 --keep 0,1,4 --n-seq 4", run_path), 0);
     StreamOpts o = {.window = 8, .n_seqs = 4, .n_keep = 3, .keep = {0, 1, 4}};
     double loss[16];
-    if (stream_trained(run_path, &o, loss, err, sizeof err) != 0) fail_msg("%s", err);
+    Forward *fw = forward_open_trained(run_path, err, sizeof err);
+    if (!fw) fail_msg("%s", err);
+    if (stream_run(fw, &o, loss, err, sizeof err) != 0) fail_msg("%s", err);
+    forward_close(fw);
     assert_int_equal(o.len, 32);
     hid_t f = H5Fopen(run_path, H5F_ACC_RDONLY, H5P_DEFAULT);
     assert_true(f >= 0);
@@ -246,6 +252,23 @@ static void test_stream(void **st) {
     assert_non_null(strstr(md, "| base.h5 | baseline | 8 / 32 | 4 |"));
     free(md);
     assert_int_equal(tu_run(log, "stream %s --window 40", run_path), 2); /* not below len */
+    /* the same keep twice, an empty keep, a default window of 0 */
+    assert_int_equal(tu_run(log, "stream %s --keep 1,1,1 --no-write", run_path), 2);
+    tu_assert_one_line(log, "gatelab stream: keep 1 is given twice", NULL);
+    assert_int_equal(tu_run(log, "stream %s --keep 1,,2 --no-write", run_path), 2);
+    tu_assert_one_line(log, "gatelab stream: bad --keep '1,,2'", NULL);
+    assert_int_equal(tu_run(log, "stream %s --keep 1, --no-write", run_path), 2);
+    assert_int_equal(tu_run(log, "stream %s --len 2 --no-write", run_path), 2);
+    tu_assert_one_line(log, "length 2 is too short for the default window", "--window in 1..1");
+    /* eval's memory plan: a limit below one sequence's needs, an absurd length */
+    setenv("GATELAB_MEM_LIMIT", "100000", 1);
+    int rc = tu_run(log, "stream %s --no-write", run_path);
+    unsetenv("GATELAB_MEM_LIMIT");
+    assert_int_equal(rc, 2);
+    tu_assert_one_line(log, "gatelab stream: a sequence of 32 tokens needs",
+                       "over the memory limit of 100000 bytes");
+    assert_int_equal(tu_run(log, "stream %s --len 1048576 --no-write", run_path), 2);
+    tu_assert_one_line(log, "gatelab stream: a sequence of 1048576 tokens needs", NULL);
     assert_int_equal(tu_run(log, "stream %s --model /tmp", run_path), 2);
 }
 

@@ -21,9 +21,9 @@
 #include <sys/stat.h>
 
 #include "hf_model.h"
-#include "eval_hf.h"
-#include "hf_run.h"
-#include "intervene_hf.h"
+#include "forward_open.h"
+#include "intervene.h"
+#include "lceval.h"
 #include "metrics.h"
 #include "runfile_read.h"
 #include "runstats.h"
@@ -609,13 +609,15 @@ static void check_intervene(const char *name) {
     assert_int_equal(
         tu_run(log, "inspect %s --tokens %s --out %s --maps-len %d --force -q", fix, ids, run, T),
         0);
-    char dir[1024];
-    assert_int_equal(hf_run_model_dir(run, dir, sizeof dir, err, sizeof err), 1);
-    assert_string_equal(dir, fix);
+    ForwardOpen fo = {.threads = 2};
+    Forward *fw = forward_open(run, &fo, err, sizeof err);
+    if (!fw) fail_msg("%s: %s", name, err);
+    assert_int_equal(fw->info.checkpoint, 1);
     InterventionKind kinds[3] = {IV_NONE, IV_GATES_OPEN, IV_NO_BOS};
     IntervResult r[3];
-    if (intervene_hf_run(run, dir, 2, kinds, 3, IV_CLIP_K_DEFAULT, r, NULL, err, sizeof err) < 0)
+    if (intervene_run(fw, kinds, 3, IV_CLIP_K_DEFAULT, r, NULL, err, sizeof err) < 0)
         fail_msg("%s: %s", name, err);
+    forward_close(fw);
     assert_int_equal(r[1].probe.T, T), assert_int_equal(r[1].probe.M, T);
     assert_int_equal(r[2].probe.T, T - 1), assert_int_equal(r[2].probe.M, T - 1);
     compare(name, "gates-open attention", r[1].probe.attention, open, n1);
@@ -724,8 +726,11 @@ static void test_eval_checkpoint(void **s) {
                      0);
     LcEvalOpts o = {.lengths = {T}, .n_lengths = 1, .batches = 1, .batch_size = 1};
     LcEvalResult r;
-    LcEvalRunInfo info;
-    if (eval_hf_run(run, fix, 2, &o, &r, &info, err, sizeof err) < 0) fail_msg("%s", err);
+    ForwardOpen fo = {.model = fix, .threads = 2};
+    Forward *fw = forward_open(run, &fo, err, sizeof err);
+    if (!fw) fail_msg("%s", err);
+    if (lceval_run(fw, &o, &r, err, sizeof err) < 0) fail_msg("%s", err);
+    forward_close(fw);
     assert_true(fabs(r.val_loss - loss) < TOL);
     assert_true(fabs(r.first_share - share) < TOL);
     assert_int_equal(r.n_seqs, 1);
@@ -739,6 +744,105 @@ static void test_eval_checkpoint(void **s) {
     assert_int_equal(tu_run(lg_path, "eval %s --lengths %d --batch-size 2", run, T),
                      2); /* 1 window */
     free(tok), free(lg), free(att);
+}
+
+/* A rerun goes through the checkpoint the run measured or is refused in one
+ * line: --model of another architecture or shape, weights changed in place,
+ * a checkpoint or input that is gone. The run records absolute paths, so a
+ * rerun from another directory finds them; too few windows name eval's
+ * own options' product, not inspect's --n-seq. */
+static void test_rerun_checkpoint(void **s) {
+    (void)s;
+    char d[1024], ck[1100], ck2[1100], ids[1100], ids2[1100], log[1100], st[1200];
+    const char *run = "run.h5", *src = tu_src();
+    snprintf(d, sizeof d, "%s", tu_tmpdir());
+    snprintf(ck, sizeof ck, "%s/ck", d), snprintf(ck2, sizeof ck2, "%s/ck2", d);
+    snprintf(ids, sizeof ids, "%s/ids.txt", d), snprintf(ids2, sizeof ids2, "%s/ids2", d);
+    snprintf(log, sizeof log, "%s/log", d), snprintf(st, sizeof st, "%s/model.safetensors", ck);
+    assert_int_equal(mkdir(ck, 0755), 0);
+    tu_hf_fixture(ck, "qwen3-headwise-f32", "config.json");
+    tu_hf_fixture(ck, "qwen3-headwise-f32", "model.safetensors");
+    int32_t tok[40];
+    for (int i = 0; i < 40; i++) tok[i] = (i * 37 + 11) % 97;
+    write_tokens(ids, tok, 40, 3);
+    /* relative paths to inspect, and the reruns from elsewhere (tu_run
+     * runs in the source tree) */
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "cd '%s' && '%s' inspect ck --tokens ids.txt --out %s -q > log 2>&1",
+             d, tu_bin(), run);
+    assert_int_equal(system(cmd), 0);
+    char runp[1200];
+    snprintf(runp, sizeof runp, "%s/%s", d, run);
+    assert_int_equal(tu_run(log, "stream %s --len 40 --window 10 --n-seq 3 --no-write", runp), 0);
+    assert_int_equal(
+        tu_run(log, "eval %s --lengths 40 --batch-size 4 --batches 1 --no-write", runp), 2);
+    tu_assert_one_line(log, "gives 3 windows of 40 tokens, not 4", NULL);
+    char *text = tu_slurp_ok(log, NULL);
+    assert_null(strstr(text, "--n-seq"));
+    free(text);
+    /* eval and stream of a checkpoint are under the memory plan too */
+    setenv("GATELAB_MEM_LIMIT", "1000", 1);
+    int rc = tu_run(log, "eval %s --lengths 40 --batches 1 --batch-size 1 --no-write", runp);
+    unsetenv("GATELAB_MEM_LIMIT");
+    assert_int_equal(rc, 2);
+    tu_assert_one_line(log, "gatelab eval: length 40 with --batch-size 1 needs",
+                       "over the memory limit of 1000 bytes");
+    assert_int_equal(tu_run(log,
+                            "stream %s --len 40 --window 10 --n-seq 3 --no-write --model "
+                            "%s/tests/reference/hf/llama-f32",
+                            runp, src),
+                     2);
+    tu_assert_one_line(log, "is not the one this run measured: architecture LlamaForCausalLM",
+                       NULL);
+    assert_int_equal(tu_run(log,
+                            "intervene %s gates-open --no-write --model "
+                            "%s/tests/reference/hf/qwen3-headwise-bf16-sharded",
+                            runp, src),
+                     2);
+    tu_assert_one_line(log, "is not the one this run measured: kv heads 1, not 2", NULL);
+    /* the weights replaced in place, the same config.json */
+    size_t n;
+    unsigned char *w = (unsigned char *)tu_slurp_ok(st, &n);
+    w[n - 10] ^= 0x40;
+    tu_write_file(st, w, n);
+    assert_int_equal(tu_run(log, "intervene %s gates-open --no-write", runp), 2);
+    tu_assert_one_line(log, "differs from the one this run measured",
+                       "model.safetensors: content differs");
+    w[n - 10] ^= 0x40;
+    tu_write_file(st, w, n);
+    free(w);
+    assert_int_equal(tu_run(log, "intervene %s gates-open --no-write", runp), 0);
+    assert_int_equal(rename(ck, ck2), 0);
+    assert_int_equal(tu_run(log, "intervene %s gates-open --no-write", runp), 2);
+    tu_assert_one_line(log, "/ck is gone (moved or deleted)", NULL);
+    assert_int_equal(rename(ck2, ck), 0);
+    assert_int_equal(rename(ids, ids2), 0);
+    assert_int_equal(
+        tu_run(log, "eval %s --lengths 40 --batches 1 --batch-size 1 --no-write", runp), 2);
+    tu_assert_one_line(log, "its recorded input", "ids.txt is gone (moved or deleted)");
+    tu_rmtree(d);
+}
+
+/* GPT-2's positions are a learned table: eval says so. */
+static void test_eval_learned_positions(void **s) {
+    (void)s;
+    char d[1024], ids[1100], run[1100], log[1100];
+    snprintf(d, sizeof d, "%s", tu_tmpdir());
+    snprintf(ids, sizeof ids, "%s/ids.txt", d), snprintf(run, sizeof run, "%s/run.h5", d);
+    snprintf(log, sizeof log, "%s/log", d);
+    int32_t tok[16];
+    for (int i = 0; i < 16; i++) tok[i] = (i * 37 + 11) % 97;
+    write_tokens(ids, tok, 16, 1);
+    assert_int_equal(tu_run(log, "inspect %s/tests/reference/hf/gpt2-f32 --tokens %s --out %s -q",
+                            tu_src(), ids, run),
+                     0);
+    assert_int_equal(tu_run(log, "eval %s --lengths 16 --batches 1 --batch-size 1 --no-write", run),
+                     0);
+    char *text = tu_slurp_ok(log, NULL);
+    assert_non_null(strstr(text, "T_train 16  learned positions\n"));
+    assert_null(strstr(text, "RoPE"));
+    free(text);
+    tu_rmtree(d);
 }
 
 static void test_intervene(void **s) {
@@ -762,6 +866,8 @@ int main(void) {
         cmocka_unit_test(test_eval_checkpoint),
         cmocka_unit_test(test_inspect_memory_plan),
         cmocka_unit_test(test_stream_checkpoint),
+        cmocka_unit_test(test_rerun_checkpoint),
+        cmocka_unit_test(test_eval_learned_positions),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

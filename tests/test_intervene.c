@@ -430,6 +430,9 @@ static void test_cli_refusals(void **st) {
     assert_int_equal(tu_run(out, "intervene %s", base_run), 2);
     assert_int_equal(tu_run(out, "intervene %s bos-frobnicate", base_run), 2);
     assert_int_equal(tu_run(out, "intervene %s bos-clip --clip-k 0", base_run), 2);
+    /* k beyond the model's width (tiny: d_model 32) */
+    assert_int_equal(tu_run(out, "intervene %s bos-clip --clip-k 33 --no-write", base_run), 2);
+    tu_assert_one_line(out, "gatelab intervene: bos-clip k 33 is not in 1..32", NULL);
     assert_int_equal(tu_run(out, "intervene %s/missing.h5 bos-mean", dir), 2);
     /* another writer holds the run (runlock.h: an flock on RUN.h5.lock
      * naming its pid): refused at once, naming the holder */

@@ -54,6 +54,9 @@ static void fill_attention(float *A, float *col, float a) {
             for (int t = 0; t < T; t++) col[((size_t)n * L * H + lh) * T + t] = t == 0 ? 1.0f : a;
 }
 
+/* Keys make_run_cfg sets after the variant id (NULL-terminated). */
+static const char *g_extra_sets[3];
+
 static void make_run_cfg(const char *name, const char *variant, int seed, double val_loss, float a,
                          int gated, int spike, DataSource data, float lr) {
     char path[512], err[512];
@@ -62,7 +65,10 @@ static void make_run_cfg(const char *name, const char *variant, int seed, double
     config_defaults(&cfg);
     cfg.data = data;
     cfg.lr = lr;
-    snprintf(cfg.variant, sizeof cfg.variant, "%s", variant);
+    /* a run is labelled by its fields: the id sets them */
+    assert_int_equal(config_apply_variant(&cfg, variant, err, sizeof err), 0);
+    for (int k = 0; g_extra_sets[k]; k++)
+        assert_int_equal(config_set(&cfg, g_extra_sets[k], err, sizeof err), 0);
     cfg.init_seed = (unsigned long long)seed;
     cfg.warmup = 10;
     cfg.n_layers = L, cfg.n_heads = H; /* the probe's shape */
@@ -541,7 +547,8 @@ static void make_x_run(const char *dir, const char *name, const char *variant, i
     snprintf(path, sizeof path, "%s/%s", dir, name);
     Config cfg;
     config_defaults(&cfg);
-    snprintf(cfg.variant, sizeof cfg.variant, "%s", variant);
+    /* a run is labelled by its fields: the id sets them */
+    assert_int_equal(config_apply_variant(&cfg, variant, err, sizeof err), 0);
     cfg.gate_shared = shared;
     cfg.n_layers = XL, cfg.n_heads = XH; /* the probe's shape */
     RunFile *rf = runfile_create(path, &cfg, NULL, 1, err, sizeof err);
@@ -754,6 +761,25 @@ static void test_median_seed_compare(void **state) {
     free(md);
 }
 
+/* A gated run whose stored label says "baseline" (as a run built from
+ * keys was once recorded) is read as what its fields are, custom, and is
+ * nobody's baseline: g1-elem beside it has no ΔPPL. */
+static void test_gated_run_is_no_baseline(void **state) {
+    (void)state;
+    char saved[256], path[600];
+    enter_subdir(saved, sizeof saved, "lie");
+    g_extra_sets[0] = "gate_pos=g3", g_extra_sets[1] = "gate_act=silu";
+    make_run("baseline_s1.h5", "baseline", 1, 2.0, 0.5f, 1, 0);
+    g_extra_sets[0] = g_extra_sets[1] = NULL;
+    make_run("g1-elem_s1.h5", "g1-elem", 1, 1.9, 0.05f, 1, 0);
+    snprintf(path, sizeof path, "%s/out/results.csv", g_dir);
+    free(report_in_subdir(saved));
+    char *csv = tu_slurp_ok(path, NULL);
+    assert_non_null(strstr(csv, "\nbaseline_s1.h5,baseline,custom,bigram,1,"));
+    assert_true(csv_blank(csv, csv_row(csv, "g1-elem_s1.h5"), "dppl_vs_baseline"));
+    free(csv);
+}
+
 /* Settings says how many runs' attention is the Gu et al. proxy, not only
  * the first run's: none, then 1 of 3 runs marked proxy (its last probe's
  * attribute, step 100, set by hand). */
@@ -940,6 +966,7 @@ int main(void) {
         cmocka_unit_test(test_shared_gate_heads),
         cmocka_unit_test(test_probe_columns),
         cmocka_unit_test(test_median_seed_compare),
+        cmocka_unit_test(test_gated_run_is_no_baseline),
         cmocka_unit_test(test_settings_proxy_count),
         cmocka_unit_test(test_compare_section),
         cmocka_unit_test(test_confirm_section),

@@ -557,6 +557,40 @@ static void test_null_model(void **state) {
     H5Fclose(f);
 }
 
+/* A reader labels a run by its /config fields, not by the label stored
+ * beside them: a gated config written under "baseline" reads as g1-elem,
+ * one no catalog id describes as custom, and variant_fields names what
+ * differs from the baseline. */
+static void test_label_from_fields(void **state) {
+    (void)state;
+    char path[512], err[512] = "";
+    struct {
+        const char *name, *sets[2], *label, *fields;
+    } cases[] = {
+        {"lab_g1.h5", {"gate_pos=g1", NULL}, "g1-elem", "gate_pos=g1"},
+        {"lab_custom.h5", {"gate_pos=g3", "gate_act=silu"}, "custom", "gate_pos=g3 gate_act=silu"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        tpath(path, sizeof path, cases[i].name);
+        Config cfg = test_config();
+        for (int k = 0; k < 2 && cases[i].sets[k]; k++)
+            assert_int_equal(config_set(&cfg, cases[i].sets[k], err, sizeof err), 0);
+        assert_string_equal(cfg.variant, "baseline"); /* the stored label lies */
+        RunFile *rf = runfile_create(path, &cfg, NULL, 0, err, sizeof err);
+        assert_non_null(rf);
+        assert_int_equal(runfile_close(rf, rf_err, sizeof rf_err), 0);
+        RunReader *r = runread_open(path, err, sizeof err);
+        assert_non_null(r);
+        assert_string_equal(runread_meta(r)->variant, cases[i].label);
+        runread_close(r);
+        hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+        char s[256];
+        attr_str(f, "variant_fields", s, sizeof s);
+        assert_string_equal(s, cases[i].fields);
+        H5Fclose(f);
+    }
+}
+
 static void test_never_overwrite(void **state) {
     (void)state;
     char path[512], err[512] = "";
@@ -1029,6 +1063,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_write_and_read_back),
         cmocka_unit_test(test_null_model),
+        cmocka_unit_test(test_label_from_fields),
         cmocka_unit_test(test_corrupt_chunk_detected),
         cmocka_unit_test(test_never_overwrite),
         cmocka_unit_test(test_reopen_truncates),

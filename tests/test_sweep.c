@@ -660,6 +660,24 @@ static void test_experiments(void **state) {
     }
 }
 
+/* The sweep's ETA: running runs' own ETA, then the runs not started at
+ * the mean time of the finished ones, jobs at a time. */
+static void test_sweep_eta(void **state) {
+    (void)state;
+    double eta[2] = {10, 30}, el[2] = {50, 70};
+    /* 2 running (mean ETA 20), 4 left at 100 s each (two done, 200 s), 2 jobs */
+    assert_float_equal(sweep_eta_estimate(eta, el, 2, 4, 200, 2, 2), 20 + 4 * 100 / 2.0, 1e-9);
+    /* none done yet: a run takes elapsed + ETA (60 and 100: 80) */
+    assert_float_equal(sweep_eta_estimate(eta, el, 2, 3, 0, 0, 1), 20 + 3 * 80.0, 1e-9);
+    /* nothing left to start: the running runs alone */
+    assert_float_equal(sweep_eta_estimate(eta, el, 2, 0, 0, 0, 2), 20, 1e-9);
+    /* a run not heard from and none finished: unknown */
+    double un[2] = {10, -1};
+    assert_true(sweep_eta_estimate(un, el, 2, 3, 0, 0, 2) < 0);
+    /* ... but known once a run has finished */
+    assert_float_equal(sweep_eta_estimate(un, el, 2, 2, 90, 1, 2), 10 + 90.0, 1e-9);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_expand, setup, teardown),
@@ -673,6 +691,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_only_and_ranks, setup, teardown),
         cmocka_unit_test_setup_teardown(test_all_succeed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_progress_protocol, setup, teardown),
+        cmocka_unit_test(test_sweep_eta),
         cmocka_unit_test_setup_teardown(test_cli, setup, teardown),
         cmocka_unit_test(test_experiments),
     };

@@ -96,6 +96,35 @@ static void test_bad_option_one_line(void **state) {
     tu_assert_one_line(log_path, "--clock", "sundial");
 }
 
+/* The table commands print the compiled-in tables, take no arguments
+ * (one line, exit 2), and their JSON lists every row. */
+static void test_table_commands(void **state) {
+    (void)state;
+    assert_int_equal(tu_run(log_path, "variants"), 0);
+    char *out = tu_slurp_ok(log_path, NULL);
+    assert_non_null(strstr(out, "\ng1-mult-silu "));
+    assert_non_null(strstr(out, "gate_pos=g1 gate_act=silu"));
+    assert_non_null(strstr(out, "\nqk-norm "));
+    free(out);
+    assert_int_equal(tu_run(log_path, "variants --json"), 0);
+    out = tu_slurp_ok(log_path, NULL);
+    assert_non_null(strstr(out, "{\"id\":\"wider-ffn\",\"fields\":\"\",\"changes_shape\":true"));
+    free(out);
+    assert_int_equal(tu_run(log_path, "metrics"), 0);
+    out = tu_slurp_ok(log_path, NULL);
+    assert_non_null(strstr(out, "\nsink_rate_0.3 "));
+    assert_non_null(strstr(out, "\ngate_frac_below_0.1 "));
+    free(out);
+    assert_int_equal(tu_run(log_path, "metrics --json"), 0);
+    out = tu_slurp_ok(log_path, NULL);
+    assert_non_null(strstr(out, "{\"csv\":\"sink_rate_0.2\",\"threshold\":0.2"));
+    free(out);
+    assert_int_equal(tu_run(log_path, "variants extra"), 2);
+    tu_assert_one_line(log_path, "gatelab variants", "takes no arguments");
+    assert_int_equal(tu_run(log_path, "metrics extra"), 2);
+    tu_assert_one_line(log_path, "gatelab metrics", "takes no arguments");
+}
+
 int main(void) {
     snprintf(log_path, sizeof log_path, "%s/usage.log", tu_tmpdir());
     const struct CMUnitTest tests[] = {
@@ -103,6 +132,7 @@ int main(void) {
         cmocka_unit_test(test_help_names_no_other_option),
         cmocka_unit_test(test_repeated_option),
         cmocka_unit_test(test_bad_option_one_line),
+        cmocka_unit_test(test_table_commands),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

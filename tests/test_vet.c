@@ -14,6 +14,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <hdf5.h>
+
 #include "report.h"
 #include "runfile_read.h"
 #include "testutil.h"
@@ -118,6 +120,49 @@ static void test_vocabulary(void **s) {
     }
 }
 
+/* The seed with string attribute where/name (where "/" or a group it
+ * creates) set to value, at dir/file; the path in out. */
+static void seed_with_attr(const char *dir, const char *file, const char *where, const char *name,
+                           const char *value, char *out, size_t outlen) {
+    char from[1024];
+    src_path(from, sizeof from, "tests/fuzz/corpus/runread/tiny-run.h5");
+    snprintf(out, outlen, "%s/%s", dir, file);
+    tu_copy_file(from, out);
+    hid_t f = H5Fopen(out, H5F_ACC_RDWR, H5P_DEFAULT);
+    assert_true(f >= 0);
+    hid_t g = strcmp(where, "/") ? H5Gcreate2(f, where, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)
+                                 : H5Gopen2(f, "/", H5P_DEFAULT);
+    assert_true(g >= 0);
+    if (H5Aexists(g, name) > 0) H5Adelete(g, name);
+    hid_t t = H5Tcopy(H5T_C_S1), sp = H5Screate(H5S_SCALAR);
+    H5Tset_size(t, H5T_VARIABLE);
+    hid_t a = H5Acreate2(g, name, t, sp, H5P_DEFAULT, H5P_DEFAULT);
+    assert_true(a >= 0);
+    assert_true(H5Awrite(a, t, &value) >= 0);
+    H5Aclose(a), H5Sclose(sp), H5Tclose(t), H5Gclose(g);
+    assert_int_equal(H5Fclose(f), 0);
+}
+
+/* The root source and /pretrained input_kind, enumerated too. */
+static void test_vocabulary_pretrained(void **s) {
+    (void)s;
+    const char *dir = tu_tmpdir();
+    assert_non_null(dir);
+    char path[1024], err[512] = "";
+    seed_with_attr(dir, "source.h5", "/", "source", "pretrainedx", path, sizeof path);
+    assert_null(runread_open(path, err, sizeof err));
+    if (!strstr(err, "/source is \"pretrainedx\", not one of pretrained")) fail_msg("%s", err);
+    seed_with_attr(dir, "kind.h5", "/pretrained", "input_kind", "tokenz", path, sizeof path);
+    assert_null(runread_open(path, err, sizeof err));
+    if (!strstr(err, "/pretrained/input_kind is \"tokenz\", not one of text, tokens"))
+        fail_msg("%s", err);
+    seed_with_attr(dir, "ok.h5", "/pretrained", "input_kind", "tokens", path, sizeof path);
+    RunReader *r = runread_open(path, err, sizeof err);
+    if (!r) fail_msg("%s", err);
+    runread_close(r);
+    assert_int_equal(tu_rmtree(dir), 0);
+}
+
 static void test_report_lists_unreadable(void **s) {
     (void)s;
     const char *dir = tu_tmpdir();
@@ -150,9 +195,13 @@ static void test_report_lists_unreadable(void **s) {
 int main(void) {
     unsetenv("GATELAB_NO_VET"); /* the point of these tests is the vetting */
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_crash_file_refused), cmocka_unit_test(test_good_and_ordinary),
-        cmocka_unit_test(test_memory_bound),       cmocka_unit_test(test_time_bound),
-        cmocka_unit_test(test_vocabulary),         cmocka_unit_test(test_report_lists_unreadable),
+        cmocka_unit_test(test_crash_file_refused),
+        cmocka_unit_test(test_good_and_ordinary),
+        cmocka_unit_test(test_memory_bound),
+        cmocka_unit_test(test_time_bound),
+        cmocka_unit_test(test_vocabulary),
+        cmocka_unit_test(test_vocabulary_pretrained),
+        cmocka_unit_test(test_report_lists_unreadable),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -29,6 +29,7 @@ static const KindInfo KINDS[] = {
     [OUT_SWEEP_TSV] = {"gatelab sweep_status.tsv", M("name\tseed\texit\t")},
     [OUT_SVG] = {"SVG image", M("<?xml")},
     [OUT_PDF] = {"PDF document", M("%PDF-")},
+    [OUT_JSONL] = {"gatelab metrics log", M("{\"event\":\"start\"")},
 };
 #undef M
 

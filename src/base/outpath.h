@@ -21,7 +21,8 @@ typedef enum {
     OUT_SLURM,     /* sweep --slurm script */
     OUT_SWEEP_TSV, /* sweep_status.tsv (appended to) */
     OUT_SVG,       /* an SVG image (a figure's vector twin): starts "<?xml" */
-    OUT_PDF        /* a PDF document (a figure's vector twin): starts "%PDF-" */
+    OUT_PDF,       /* a PDF document (a figure's vector twin): starts "%PDF-" */
+    OUT_JSONL      /* a run's live metrics log RUN.h5.jsonl: starts {"event":"start" */
 } OutKind;
 
 /* The first line of a .gp / .dat file, so a later run knows it as ours. */

@@ -23,6 +23,7 @@
 #include "config_args.h"
 #include "cliopts.h"
 #include "cmdutil.h"
+#include "data.h"
 #include "fmapeak.h"
 #include "memplan.h"
 #include "commands.h"
@@ -361,6 +362,7 @@ static int bench_config(Config *cfg, const BenchArgs *a, const char *variant) {
     all[na++] = tset;
     MemPlan plan;
     if (config_from_args(cfg, a->config, all, na, err, sizeof err) != 0 ||
+        data_fill_vocab(cfg, err, sizeof err) != 0 ||
         memplan_train(cfg, &plan, err, sizeof err) != 0 ||
         memplan_check(&plan, variant, err, sizeof err) != 0) {
         fprintf(stderr, "gatelab bench: %s\n", err);

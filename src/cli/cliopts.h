@@ -8,7 +8,8 @@
 #include "cmdutil.h"
 
 extern const CliOpts train_options, eval_options, intervene_options, sweep_options, bench_options,
-    bench_inspect_options, heatmap_options, plot_options, report_options, inspect_options;
+    bench_inspect_options, heatmap_options, plot_options, report_options, inspect_options,
+    variants_options, metrics_options;
 
 /* Every command's CliOpts, NULL-terminated. */
 extern const CliOpts *const cli_all_options[];

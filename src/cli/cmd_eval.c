@@ -1,5 +1,6 @@
-/* cmd_eval.c: `gatelab eval`, long-context evaluation of a finished run.
- * The work is in lceval.c; this file parses flags, prints, and stores the
+/* cmd_eval.c: `gatelab eval`, long-context evaluation of a finished run
+ * or an inspected checkpoint. The work is in lceval.c over the run's
+ * Forward (forward_open.h); this file parses flags, prints, and stores the
  * results under /lceval in the run file (nothing else is touched). */
 #include <getopt.h>
 #include <stdio.h>
@@ -12,8 +13,7 @@
 #include "cmdutil.h"
 #include "commands.h"
 #include "cli_json.h"
-#include "eval_hf.h"
-#include "hf_run.h"
+#include "forward_open.h"
 #include "lceval.h"
 #include "stop.h"
 #include "runfile.h"
@@ -69,10 +69,17 @@ static int parse_lengths(const char *spec, int T, int *out, int *n) {
     return *n > 0 ? 0 : -1;
 }
 
-static void print_table(const char *run, const LcEvalRunInfo *info, int yarn, const LcEvalResult *r,
+/* How the positions were encoded in a table's header. */
+static const char *positions(const ForwardInfo *info, int yarn) {
+    if (yarn) return "YaRN";
+    if (!strcmp(info->positions, "RoPE")) return "plain RoPE";
+    return !strcmp(info->positions, "learned") ? "learned positions" : "no positions";
+}
+
+static void print_table(const char *run, const ForwardInfo *info, int yarn, const LcEvalResult *r,
                         int n) {
     printf("%s  variant %s  T_train %d  %s\n", run, info->variant, info->seq_len,
-           yarn ? "YaRN" : "plain RoPE");
+           positions(info, yarn));
     printf("%8s %6s %9s %9s %8s %9s %9s\n", "length", "scale", "val_loss", "ppl", "F-Attn",
            "(uniform)", "sink_rate");
     for (int i = 0; i < n; i++)
@@ -124,21 +131,6 @@ static int store(const char *run, int yarn, const LcEvalResult *r, int n) {
     return 0;
 }
 
-/* The training length, needed to resolve "Nx" lengths before the model is built. */
-static int run_seq_len(const char *run, int *T) {
-    char err[512];
-    double v = 0;
-    RunReader *rr = runread_open(run, err, sizeof err);
-    if (!rr || runread_config_double(rr, RS_CFG_SEQ_LEN, &v, err, sizeof err) != 0 || v < 1) {
-        if (rr) runread_close(rr);
-        fprintf(stderr, "gatelab eval: %s\n", err);
-        return -1;
-    }
-    runread_close(rr);
-    *T = (int)v;
-    return 0;
-}
-
 static const struct option eval_long[] = {{"lengths", required_argument, 0, 'l'},
                                           {"yarn", no_argument, 0, 'y'},
                                           {"both", no_argument, 0, 'b'},
@@ -185,13 +177,6 @@ int cmd_eval(int argc, char **argv) {
         return 2;
     }
     const char *run = argv[optind];
-    char dir[1024], perr[512];
-    int T, pre = hf_run_model_dir(run, dir, sizeof dir, perr, sizeof perr);
-    if (pre < 0 || (pre && eval_hf_probe_len(run, &T, perr, sizeof perr) != 0)) {
-        fprintf(stderr, "gatelab eval: %s\n", perr);
-        return 2;
-    }
-    if (!pre && run_seq_len(run, &T) != 0) return 2;
     if (!nowrite && cu_check_out("eval", run, OUT_RUNFILE) < 0) return 2; /* outpath.h */
     /* one writer per run file, from before the read to the last write */
     RunLock lock = {.fd = -1};
@@ -200,10 +185,19 @@ int cmd_eval(int argc, char **argv) {
         fprintf(stderr, "gatelab eval: %s\n", lerr);
         return lock.refused ? 2 : 1;
     }
+    ForwardOpen fo = {.threads = cu_online_cpus()};
+    Forward *f = forward_open(run, &fo, lerr, sizeof lerr);
+    if (!f) {
+        fprintf(stderr, "gatelab eval: %s\n", lerr);
+        runlock_release(&lock);
+        return 2;
+    }
+    const int T = f->info.seq_len;
     int prc = parse_lengths(lengths, T, o.lengths, &o.n_lengths);
     if (prc == -2) {
         fprintf(stderr, "gatelab eval: --lengths '%s' names length %d twice (T_train is %d)\n",
                 lengths, o.lengths[o.n_lengths], T);
+        forward_close(f);
         runlock_release(&lock);
         return 2;
     }
@@ -211,6 +205,7 @@ int cmd_eval(int argc, char **argv) {
         fprintf(stderr,
                 "gatelab eval: bad --lengths '%s' (want e.g. 256,512 or 1x,2x; at most %d)\n",
                 lengths, LCEVAL_MAX_LENGTHS);
+        forward_close(f);
         runlock_release(&lock);
         return 2;
     }
@@ -218,30 +213,30 @@ int cmd_eval(int argc, char **argv) {
     json_t *jo = json ? cj_set(json_object(), "run", cj_str(run)) : NULL;
     for (int k = 0; k < nmodes && rc == 0; k++) {
         LcEvalResult res[LCEVAL_MAX_LENGTHS];
-        LcEvalRunInfo info;
-        char err[512];
+        char err[1024];
         o.yarn = modes[k];
         StopGuard guard;
         stop_arm(&guard); /* Ctrl-C stops between batches; nothing is stored */
-        int failed = (pre ? eval_hf_run(run, dir, cu_online_cpus(), &o, res, &info, err, sizeof err)
-                          : lceval_run(run, &o, res, &info, err, sizeof err)) != 0;
+        int failed = lceval_run(f, &o, res, err, sizeof err) != 0;
         stop_disarm(&guard);
         if (failed) {
             fprintf(stderr, "gatelab eval: %s\n", err);
             json_decref(jo);
+            forward_close(f);
             runlock_release(&lock);
             return stop_requested() ? 130 : 2;
         }
         if (json) {
-            cj_set(jo, "variant", cj_str(info.variant));
-            cj_set(jo, "train_len", json_integer(info.seq_len));
+            cj_set(jo, "variant", cj_str(f->info.variant));
+            cj_set(jo, "train_len", json_integer(f->info.seq_len));
             cj_set(jo, o.yarn ? "yarn" : "plain", results_json(res, o.n_lengths));
         } else {
-            print_table(run, &info, o.yarn, res, o.n_lengths);
+            print_table(run, &f->info, o.yarn, res, o.n_lengths);
         }
         if (!nowrite && store(run, o.yarn, res, o.n_lengths) != 0) rc = 1;
         for (int i = 0; i < o.n_lengths; i++) lceval_result_free(&res[i]);
     }
+    forward_close(f);
     runlock_release(&lock);
     if (jo && cj_print("eval", jo) != 0 && rc == 0) rc = 1;
     return rc;

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "hf_identity.h"
 #include "hf_model.h"
 #include "hf_pass.h"
 #include "hf_runwrite.h"
@@ -215,13 +216,20 @@ static int inspect(const Opts *o, char *err, size_t errlen, int *code) {
     warn_nonfinite(&pd, o->model);
     int *first = calloc((size_t)w.N, sizeof(int));
     for (int i = 0; first && i < w.N; i++) first[i] = w.ids[(size_t)i * w.T];
+    /* absolute paths, so that a rerun from elsewhere finds the same files */
+    char *model_abs = realpath(o->model, NULL),
+         *input_abs = realpath(o->text ? o->text : o->tokens, NULL);
+    char *identity = hf_model_identity(m);
     RunPretrained info = {.architecture = a->arch,
                           .model_type = a->model_type,
                           .dtype = hf_model_dtype(m),
-                          .model_dir = o->model,
+                          .model_dir = model_abs ? model_abs : o->model,
                           .config_json = hf_model_config_text(m),
+                          .identity = identity,
                           .tokenizer = w.tokenizer,
-                          .input = o->text ? o->text : o->tokens,
+                          .input = input_abs ? input_abs
+                                   : o->text ? o->text
+                                             : o->tokens,
                           .input_kind = o->text ? "text" : "tokens",
                           .bos_id = bos_used,
                           .threads = o->threads,
@@ -229,9 +237,9 @@ static int inspect(const Opts *o, char *err, size_t errlen, int *code) {
                           .seconds = po.seconds,
                           .first_token = first,
                           .n_windows = w.N};
-    rc = first ? hf_run_write(o->out, o->force, &pd, &info, err, errlen)
-               : seterr(err, errlen, "out of memory");
-    free(first);
+    rc = first && identity ? hf_run_write(o->out, o->force, &pd, &info, err, errlen)
+                           : seterr(err, errlen, "out of memory");
+    free(first), free(identity), free(model_abs), free(input_abs);
     if (rc == 0 && !o->quiet)
         printf("%s: %s (%s), %d windows of %d tokens, maps of %d, %.1f s -> %s\n", o->model,
                a->arch, hf_model_dtype(m), w.N, w.T, M, po.seconds, o->out);

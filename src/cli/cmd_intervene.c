@@ -1,5 +1,6 @@
 /* cmd_intervene.c: `gatelab intervene RUN.h5 KIND...`: rerun a finished
- * run's probe with one change per KIND (intervene.c) and store each under
+ * run's probe with one change per KIND (intervene.c, over the run's
+ * Forward: forward_open.h) and store each under
  * /intervene/KIND in the run file, with the unchanged rerun under
  * /intervene/none, in one copy-and-rename commit. */
 #include <getopt.h>
@@ -12,9 +13,8 @@
 #include "cliopts.h"
 #include "cmdutil.h"
 #include "commands.h"
+#include "forward_open.h"
 #include "intervene.h"
-#include "hf_run.h"
-#include "intervene_hf.h"
 #include "runfile.h"
 #include "runlock.h"
 #include "runstats.h"
@@ -173,25 +173,22 @@ int cmd_intervene(int argc, char **argv) {
     /* one writer per run file (runlock.h), from before the read to the
      * last write; and never through a link or into a foreign file */
     RunLock lock = {.fd = -1};
-    char err[512];
+    char err[1024];
     if (!nowrite && cu_check_out("intervene", run, OUT_RUNFILE) < 0) return 2;
     if (!nowrite && runlock_acquire(&lock, run, err, sizeof err) != 0) {
         fprintf(stderr, "gatelab intervene: %s\n", err);
         return lock.refused ? 2 : 1;
     }
     IntervResult res[IV_COUNT];
-    char dir[1024];
-    int pre = hf_run_model_dir(run, dir, sizeof dir, err, sizeof err), rc = 0;
-    if (pre < 0 || (pre == 0 && model)) {
-        if (pre == 0) snprintf(err, sizeof err, "%s: --model is for runs of gatelab inspect", run);
+    ForwardOpen fo = {.model = model, .threads = threads};
+    Forward *f = forward_open(run, &fo, err, sizeof err);
+    if (!f) {
         fprintf(stderr, "gatelab intervene: %s\n", err);
         runlock_release(&lock);
         return 2;
     }
-    if (pre)
-        rc = intervene_hf_run(run, model ? model : dir, threads, kinds, n, clip_k, res,
-                              json ? NULL : progress, err, sizeof err);
-    else rc = intervene_run(run, kinds, n, clip_k, res, json ? NULL : progress, err, sizeof err);
+    int rc = intervene_run(f, kinds, n, clip_k, res, json ? NULL : progress, err, sizeof err);
+    forward_close(f);
     if (rc != 0) {
         /* on a terminal, off the progress line first */
         fprintf(stderr, "%sgatelab intervene: %s\n", isatty(STDERR_FILENO) ? "\n" : "", err);

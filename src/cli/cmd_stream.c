@@ -1,6 +1,7 @@
 /* cmd_stream.c: `gatelab stream RUN.h5`: streaming evaluation of a trained
- * run (stream.c) or an inspected checkpoint (hf_pass.c): loss with every
- * attention limited to a window that keeps the first K tokens, against
+ * run or an inspected checkpoint (stream.c over the run's Forward:
+ * forward_open.h): loss with every attention limited to a window that
+ * keeps the first K tokens, against
  * dense attention, with the paired test of keeping none against keeping
  * the most; stored under /stream/W_<window>. */
 #include <getopt.h>
@@ -12,16 +13,12 @@
 #include "cli_json.h"
 #include "cmdutil.h"
 #include "commands.h"
-#include "hf_pass.h"
-#include "hf_run.h"
-#include "intervention.h"
+#include "forward_open.h"
 #include "runfile.h"
 #include "runlock.h"
 #include "stats.h"
 #include "stream.h"
 #include "util.h"
-
-#define DEFAULT_PRETRAINED_LEN 512
 
 typedef struct {
     StreamOpts s;
@@ -30,37 +27,38 @@ typedef struct {
 } Args;
 
 static void usage(FILE *f) {
-    fprintf(f,
-            "usage: gatelab stream RUN.h5 [--window W] [--keep K1,K2,...] [--len L]\n"
-            "                     [--n-seq N] [--text FILE] [--model DIR] [--threads N]\n"
-            "                     [--json] [--no-write]\n"
-            "\n"
-            "Streaming evaluation (StreamingLLM's test): the loss on N held-out sequences\n"
-            "of L tokens when every attention sees only W keys, the first K tokens and the\n"
-            "latest W - K (a KV cache that evicts all but its first K entries), against\n"
-            "dense attention; only the predictions at positions >= W count. A model with\n"
-            "an attention sink needs K >= 1; the paired t-test over sequences compares the\n"
-            "first K with the last. Stored in RUN.h5 under /stream/W_<W>.\n"
-            "Trained runs score the held-out split `gatelab eval` uses; a run of `gatelab\n"
-            "inspect` its recorded input (or --text) through its checkpoint.\n"
-            "\n"
-            "  -W, --window W   keys each attention sees (default L/4)\n"
-            "  -K, --keep LIST  first tokens kept, comma-separated (default 0,1,4)\n"
-            "  -L, --len L      sequence length (default: seq_len; checkpoints %d)\n"
-            "  -n, --n-seq N    sequences (default 8)\n"
-            "  -x, --text FILE  a checkpoint's text instead of its recorded input\n"
-            "  -m, --model DIR  a checkpoint's directory instead of the recorded one\n"
-            "  -t, --threads N  threads for a checkpoint (default: the online CPUs)\n"
-            "  -j, --json       print JSON instead of a table\n"
-            "  -w, --no-write   do not store the results in RUN.h5\n"
-            "\n"
-            "Exit codes: 0 ok, 1 failure, 2 bad input.\n",
-            DEFAULT_PRETRAINED_LEN);
+    fprintf(f, "usage: gatelab stream RUN.h5 [--window W] [--keep K1,K2,...] [--len L]\n"
+               "                     [--n-seq N] [--text FILE] [--model DIR] [--threads N]\n"
+               "                     [--json] [--no-write]\n"
+               "\n"
+               "Streaming evaluation (StreamingLLM's test): the loss on N held-out sequences\n"
+               "of L tokens when every attention sees only W keys, the first K tokens and the\n"
+               "latest W - K (a KV cache that evicts all but its first K entries), against\n"
+               "dense attention; only the predictions at positions >= W count. A model with\n"
+               "an attention sink needs K >= 1; the paired t-test over sequences compares the\n"
+               "first K with the last. Stored in RUN.h5 under /stream/W_<W>.\n"
+               "Trained runs score the held-out split `gatelab eval` uses; a run of `gatelab\n"
+               "inspect` its recorded input (or --text) through its checkpoint.\n"
+               "\n"
+               "  -W, --window W   keys each attention sees (default L/4)\n"
+               "  -K, --keep LIST  first tokens kept, comma-separated (default 0,1,4)\n"
+               "  -L, --len L      sequence length (default: seq_len; checkpoints 512)\n"
+               "  -n, --n-seq N    sequences (default 8)\n"
+               "  -x, --text FILE  a checkpoint's text instead of its recorded input\n"
+               "  -m, --model DIR  a checkpoint's directory instead of the recorded one\n"
+               "  -t, --threads N  threads for a checkpoint (default: the online CPUs)\n"
+               "  -j, --json       print JSON instead of a table\n"
+               "  -w, --no-write   do not store the results in RUN.h5\n"
+               "\n"
+               "Exit codes: 0 ok, 1 failure, 2 bad input.\n");
 }
 
+/* "0,1,4" into o->keep: -1 for an empty entry, a non-number, too many. */
 static int parse_keep(const char *spec, StreamOpts *o) {
     char buf[256];
-    if (strlen(spec) >= sizeof buf) return -1;
+    size_t n = strlen(spec);
+    if (n >= sizeof buf || n == 0 || spec[0] == ',' || spec[n - 1] == ',' || strstr(spec, ",,"))
+        return -1;
     strcpy(buf, spec);
     o->n_keep = 0;
     for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok;
@@ -120,37 +118,6 @@ static int parse(int argc, char **argv, Args *a) {
     return 0;
 }
 
-/* The checkpoint's windows under every setting; loss as stream_trained. */
-static int stream_checkpoint(Args *a, const char *dir, double *loss, char *err, size_t errlen) {
-    HfModel *m = NULL;
-    HfWindows w = {0};
-    StreamOpts *o = &a->s;
-    if (hf_model_open(&m, dir, a->threads, err, errlen) < 0) return -1;
-    if (o->len == 0) o->len = DEFAULT_PRETRAINED_LEN;
-    if (o->window == 0) o->window = o->len / 4;
-    int rc = stream_check(o, err, errlen);
-    if (rc == 0) rc = hf_run_windows(a->run, a->text, m, dir, o->len, o->n_seqs, &w, err, errlen);
-    if (rc == 0 && w.N < o->n_seqs)
-        rc =
-            seterr(err, errlen, "the input gives %d windows of %d, not %d", w.N, o->len, o->n_seqs);
-    int *tg = rc == 0 ? malloc((size_t)o->len * sizeof(int)) : NULL;
-    if (rc == 0 && !tg) rc = seterr(err, errlen, "out of memory");
-    for (int i = 0; rc == 0 && i < o->n_seqs; i++) {
-        const int32_t *ids = w.ids + (size_t)i * o->len;
-        for (int t = 0; t < o->len; t++) tg[t] = t + 1 < o->len ? ids[t + 1] : -1;
-        stream_mask_targets(tg, o->len, o->window);
-        for (int k = 0; rc == 0 && k <= o->n_keep; k++) {
-            Intervention iv = {.window = k ? o->window : 0, .keep = k ? o->keep[k - 1] : 0};
-            rc = hf_window_loss(m, ids, o->len, tg, &iv, &loss[(size_t)k * o->n_seqs + i], err,
-                                errlen);
-        }
-    }
-    free(tg);
-    hf_windows_free(&w);
-    hf_model_close(m);
-    return rc;
-}
-
 static double row_mean(const double *v, int n) {
     double s = 0.0;
     for (int i = 0; i < n; i++) s += v[i];
@@ -206,13 +173,19 @@ static int print_json(const Args *a, const double *loss, double delta, double p)
 }
 
 /* Evaluate, print, store; the exit code. */
-static int run_stream(Args *a, int pre, const char *dir) {
+static int run_stream(Args *a) {
     char err[1024];
     StreamOpts *o = &a->s;
+    ForwardOpen fo = {.model = a->model, .text = a->text, .threads = a->threads};
+    Forward *f = forward_open(a->run, &fo, err, sizeof err);
+    if (!f) {
+        fprintf(stderr, "gatelab stream: %s\n", err);
+        return 2;
+    }
     double *loss = malloc((size_t)(STREAM_MAX_KEEP + 1) * o->n_seqs * sizeof *loss);
-    if (!loss) return 1;
-    int rc = pre ? stream_checkpoint(a, a->model ? a->model : dir, loss, err, sizeof err)
-                 : stream_trained(a->run, o, loss, err, sizeof err);
+    int rc =
+        loss ? stream_run(f, o, loss, err, sizeof err) : seterr(err, sizeof err, "out of memory");
+    forward_close(f);
     if (rc != 0) {
         fprintf(stderr, "gatelab stream: %s\n", err);
         free(loss);
@@ -234,24 +207,14 @@ int cmd_stream(int argc, char **argv) {
     Args a;
     int rc = parse(argc, argv, &a);
     if (rc) return rc == 1 ? 0 : rc;
-    char err[1024], dir[1024];
-    int pre = hf_run_model_dir(a.run, dir, sizeof dir, err, sizeof err);
-    if (pre < 0) {
-        fprintf(stderr, "gatelab stream: %s\n", err);
-        return 2;
-    }
-    if (!pre && (a.model || a.text)) {
-        fprintf(stderr, "gatelab stream: %s: --model and --text are for runs of gatelab inspect\n",
-                a.run);
-        return 2;
-    }
+    char err[1024];
     RunLock lock = {.fd = -1};
     if (!a.nowrite && cu_check_out("stream", a.run, OUT_RUNFILE) < 0) return 2;
     if (!a.nowrite && runlock_acquire(&lock, a.run, err, sizeof err) != 0) {
         fprintf(stderr, "gatelab stream: %s\n", err);
         return lock.refused ? 2 : 1;
     }
-    rc = run_stream(&a, pre, dir);
+    rc = run_stream(&a);
     runlock_release(&lock);
     return rc;
 }

@@ -163,7 +163,8 @@ int cmd_train(int argc, char **argv) {
     if (rc >= 0) return rc;
     Config cfg;
     char err[512];
-    if (config_from_args(&cfg, a.config, a.sets, a.nsets, err, sizeof err) != 0) {
+    if (config_from_args(&cfg, a.config, a.sets, a.nsets, err, sizeof err) != 0 ||
+        data_fill_vocab(&cfg, err, sizeof err) != 0) {
         fprintf(stderr, "gatelab train: %s\n", err);
         return 2;
     }

@@ -17,5 +17,7 @@ int cmd_heatmap(int argc, char **argv);
 int cmd_plot(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_inspect(int argc, char **argv);
+int cmd_variants(int argc, char **argv);
+int cmd_metrics(int argc, char **argv);
 
 #endif

@@ -29,6 +29,8 @@ static const Command commands[] = {
     {"plot", cmd_plot, "loss, sink and gate figures via gnuplot"},
     {"report", cmd_report, "REPORT.md and results.csv over a directory"},
     {"inspect", cmd_inspect, "probe a Hugging Face checkpoint into a run file"},
+    {"variants", cmd_variants, "the variant catalog: ids, fields, formulas"},
+    {"metrics", cmd_metrics, "the per-run metrics of results.csv and REPORT.md"},
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 

@@ -2,9 +2,10 @@
  * and serialisation of a run's Config (resolution and the other checks:
  * config_validate.c).
  *
- * Every key lives in one table (name, type, offset, enum names), and
- * parsing, config_set, config_to_text and config_visit all walk it, so a new
- * hyperparameter is one table row and nothing else.
+ * Every key lives in one table (name, type, offset, enum names, range,
+ * default), and the defaults, parsing, config_set, config_to_text and
+ * config_visit all walk it, so a new hyperparameter is one table row and
+ * nothing else.
  */
 #include "config.h"
 #include "config_derive.h"
@@ -86,86 +87,99 @@ typedef struct {
     int out;
     double lo, hi;
     int open_lo;
+    const char *def; /* the built-in default as text (config_defaults); NULL: 0 or "" */
+    int vfield;      /* a variant field: every catalog row sets it (its default unless
+                        the row names it), and it decides a run's variant label */
 } KeyDef;
 
-#define K(field, type, sec)                                                                        \
-    { #field, type, offsetof(Config, field), NULL, sec, K_BOTH, 0, 0, 0 }
-#define E(field, names, sec)                                                                       \
-    { #field, KT_ENUM, offsetof(Config, field), names, sec, K_BOTH, 0, 0, 0 }
-#define RI(field, sec, lo, hi)                                                                     \
-    { #field, KT_INT, offsetof(Config, field), NULL, sec, K_BOTH, lo, hi, 0 }
-#define RF(field, sec, lo, hi, open)                                                               \
-    { #field, KT_FLOAT, offsetof(Config, field), NULL, sec, K_BOTH, lo, hi, open }
+#define K(field, type, sec, def)                                                                   \
+    { #field, type, offsetof(Config, field), NULL, sec, K_BOTH, 0, 0, 0, def, 0 }
+#define E(field, names, sec, def)                                                                  \
+    { #field, KT_ENUM, offsetof(Config, field), names, sec, K_BOTH, 0, 0, 0, def, 0 }
+#define RI(field, sec, lo, hi, def)                                                                \
+    { #field, KT_INT, offsetof(Config, field), NULL, sec, K_BOTH, lo, hi, 0, def, 0 }
+#define RF(field, sec, lo, hi, open, def)                                                          \
+    { #field, KT_FLOAT, offsetof(Config, field), NULL, sec, K_BOTH, lo, hi, open, def, 0 }
+/* variant fields, all in [variant], all 0 (the first enum name) by default */
+#define VB(field)                                                                                  \
+    { #field, KT_BOOL, offsetof(Config, field), NULL, SEC_VARIANT, K_BOTH, 0, 0, 0, "0", 1 }
+#define VE(field, names, def)                                                                      \
+    { #field, KT_ENUM, offsetof(Config, field), names, SEC_VARIANT, K_BOTH, 0, 0, 0, def, 1 }
+#define VI(field, lo, hi)                                                                          \
+    { #field, KT_INT, offsetof(Config, field), NULL, SEC_VARIANT, K_BOTH, lo, hi, 0, "0", 1 }
 #define MAX_COUNT 1000000000 /* steps and step intervals */
 
 static const KeyDef keys[] = {
-    RI(n_layers, SEC_MODEL, 1, CONFIG_MAX_LAYERS),
-    RI(d_model, SEC_MODEL, 1, 16384),
-    RI(n_heads, SEC_MODEL, 1, 1024),
-    RI(n_kv_heads, SEC_MODEL, 1, 1024),
-    RI(head_dim, SEC_MODEL, 0, 4096),
-    RI(d_ff, SEC_MODEL, 0, 262144),
-    RI(vocab_size, SEC_MODEL, 0, 1048576),
-    RI(seq_len, SEC_MODEL, 2, 65536),
-    RI(max_pos, SEC_MODEL, 0, 1048576),
-    E(norm, norm_names, SEC_MODEL),
-    E(pos, pos_names, SEC_MODEL),
-    E(mlp, mlp_names, SEC_MODEL),
-    RF(rope_base, SEC_MODEL, 1, 1e9, 1),
-    RF(yarn_scale, SEC_MODEL, 1, 1024, 0),
-    K(qk_norm, KT_BOOL, SEC_MODEL),
-    K(tied_embed, KT_BOOL, SEC_MODEL),
-    RF(norm_eps, SEC_MODEL, 0, 1, 1),
-    RF(init_std, SEC_MODEL, 0, 10, 1),
+    RI(n_layers, SEC_MODEL, 1, CONFIG_MAX_LAYERS, "4"),
+    RI(d_model, SEC_MODEL, 1, 16384, "128"),
+    RI(n_heads, SEC_MODEL, 1, 1024, "4"),
+    RI(n_kv_heads, SEC_MODEL, 1, 1024, "4"),
+    RI(head_dim, SEC_MODEL, 0, 4096, "0"),
+    RI(d_ff, SEC_MODEL, 0, 262144, "0"),
+    RI(vocab_size, SEC_MODEL, 0, 1048576, "0"),
+    RI(seq_len, SEC_MODEL, 2, 65536, "256"),
+    RI(max_pos, SEC_MODEL, 0, 1048576, "0"),
+    E(norm, norm_names, SEC_MODEL, "rms"),
+    E(pos, pos_names, SEC_MODEL, "rope"),
+    E(mlp, mlp_names, SEC_MODEL, "swiglu"),
+    RF(rope_base, SEC_MODEL, 1, 1e9, 1, "10000"),
+    RF(yarn_scale, SEC_MODEL, 1, 1024, 0, "1"),
+    K(qk_norm, KT_BOOL, SEC_MODEL, "0"),
+    K(tied_embed, KT_BOOL, SEC_MODEL, "0"),
+    RF(norm_eps, SEC_MODEL, 0, 1, 1, "1e-5"),
+    RF(init_std, SEC_MODEL, 0, 10, 1, "0.02"),
 
-    {"variant", KT_VARIANT, offsetof(Config, variant), NULL, SEC_VARIANT, K_VISIT, 0, 0, 0},
-    {"variant_name", KT_STR, offsetof(Config, variant), NULL, SEC_VARIANT, K_TEXT, 0, 0, 0},
-    E(gate_pos, gate_pos_names, SEC_VARIANT),
-    E(gate_gran, gran_names, SEC_VARIANT),
-    K(gate_shared, KT_BOOL, SEC_VARIANT),
-    E(gate_form, form_names, SEC_VARIANT),
-    E(gate_act, act_names, SEC_VARIANT),
-    E(gate_input, input_names, SEC_VARIANT),
-    E(normaliser, normz_names, SEC_VARIANT),
-    RF(clip_alpha, SEC_VARIANT, 0, 1e6, 0),
-    RF(softpick_eps, SEC_VARIANT, 0, 1, 1),
-    K(kv_bias, KT_BOOL, SEC_VARIANT),
-    RI(sink_token, SEC_VARIANT, 0, CONFIG_MAX_REGISTERS), /* prepended sink/register tokens */
-    E(y_mod, ymod_names, SEC_VARIANT),
-    K(diff_attn, KT_BOOL, SEC_VARIANT),
-    K(ssmax, KT_BOOL, SEC_VARIANT),
-    K(fox, KT_BOOL, SEC_VARIANT),
+    {"variant", KT_VARIANT, offsetof(Config, variant), NULL, SEC_VARIANT, K_VISIT, 0, 0, 0,
+     "baseline", 0},
+    {"variant_name", KT_STR, offsetof(Config, variant), NULL, SEC_VARIANT, K_TEXT, 0, 0, 0, NULL,
+     0},
+    VE(gate_pos, gate_pos_names, "none"),
+    VE(gate_gran, gran_names, "elem"),
+    VB(gate_shared),
+    VE(gate_form, form_names, "mult"),
+    VE(gate_act, act_names, "sigmoid"),
+    VE(gate_input, input_names, "full"),
+    VE(normaliser, normz_names, "softmax"),
+    RF(clip_alpha, SEC_VARIANT, 0, 1e6, 0, "4"),
+    RF(softpick_eps, SEC_VARIANT, 0, 1, 1, "1e-6"),
+    VB(kv_bias),
+    VI(sink_token, 0, CONFIG_MAX_REGISTERS), /* prepended sink/register tokens */
+    VE(y_mod, ymod_names, "none"),
+    VB(diff_attn),
+    VB(ssmax),
+    VB(fox),
 
-    E(data, data_names, SEC_DATA),
-    K(data_dir, KT_STR, SEC_DATA),
-    K(train_file, KT_STR, SEC_DATA),
-    K(val_file, KT_STR, SEC_DATA),
-    K(bos, KT_BOOL, SEC_DATA),
-    RI(bigram_vocab, SEC_DATA, 2, 8192),
-    RI(bigram_triggers, SEC_DATA, 0, 8191),
-    K(bigram_seed, KT_U64, SEC_DATA),
+    E(data, data_names, SEC_DATA, "brown"),
+    K(data_dir, KT_STR, SEC_DATA, "data/brown"),
+    K(train_file, KT_STR, SEC_DATA, NULL),
+    K(val_file, KT_STR, SEC_DATA, NULL),
+    K(bos, KT_BOOL, SEC_DATA, "1"),
+    RI(bigram_vocab, SEC_DATA, 2, 8192, "64"),
+    RI(bigram_triggers, SEC_DATA, 0, 8191, "3"),
+    K(bigram_seed, KT_U64, SEC_DATA, "1"),
 
-    RI(batch_size, SEC_TRAIN, 1, 65536),
-    RI(steps, SEC_TRAIN, 1, MAX_COUNT),
-    RF(lr, SEC_TRAIN, 0, 1e4, 1),
-    RF(min_lr_frac, SEC_TRAIN, 0, 1, 0),
-    RI(warmup, SEC_TRAIN, 0, MAX_COUNT),
-    RF(weight_decay, SEC_TRAIN, 0, 100, 0),
-    RF(beta1, SEC_TRAIN, 0, 0.999999, 1),
-    RF(beta2, SEC_TRAIN, 0, 0.999999, 1),
-    RF(adam_eps, SEC_TRAIN, 0, 1, 1),
-    RF(grad_clip, SEC_TRAIN, 0, 1e6, 0),
-    K(init_seed, KT_U64, SEC_TRAIN),
-    K(data_seed, KT_U64, SEC_TRAIN),
-    RI(eval_every, SEC_TRAIN, 0, MAX_COUNT),
-    RI(eval_batches, SEC_TRAIN, 1, 100000),
-    RI(ckpt_every, SEC_TRAIN, 0, MAX_COUNT),
-    RI(probe_n, SEC_TRAIN, 0, 65536),
-    RI(log_every, SEC_TRAIN, 1, MAX_COUNT),
-    RI(threads, SEC_TRAIN, 1, 64),
-    RF(spike_factor, SEC_TRAIN, 1, 1e6, 0),
-    K(flush_subnormals, KT_BOOL, SEC_TRAIN),
-    K(reproducible, KT_BOOL, SEC_TRAIN),
+    RI(batch_size, SEC_TRAIN, 1, 65536, "16"),
+    RI(steps, SEC_TRAIN, 1, MAX_COUNT, "1000"),
+    RF(lr, SEC_TRAIN, 0, 1e4, 1, "3e-3"),
+    RF(min_lr_frac, SEC_TRAIN, 0, 1, 0, "0.1"),
+    RI(warmup, SEC_TRAIN, 0, MAX_COUNT, "100"),
+    RF(weight_decay, SEC_TRAIN, 0, 100, 0, "0.1"),
+    RF(beta1, SEC_TRAIN, 0, 0.999999, 1, "0.9"),
+    RF(beta2, SEC_TRAIN, 0, 0.999999, 1, "0.95"),
+    RF(adam_eps, SEC_TRAIN, 0, 1, 1, "1e-8"),
+    RF(grad_clip, SEC_TRAIN, 0, 1e6, 0, "1"),
+    K(init_seed, KT_U64, SEC_TRAIN, "1"),
+    K(data_seed, KT_U64, SEC_TRAIN, "1"),
+    RI(eval_every, SEC_TRAIN, 0, MAX_COUNT, "200"),
+    RI(eval_batches, SEC_TRAIN, 1, 100000, "8"),
+    RI(ckpt_every, SEC_TRAIN, 0, MAX_COUNT, "200"),
+    RI(probe_n, SEC_TRAIN, 0, 65536, "16"),
+    RI(log_every, SEC_TRAIN, 1, MAX_COUNT, "10"),
+    RI(threads, SEC_TRAIN, 1, 64, "1"),
+    RF(spike_factor, SEC_TRAIN, 1, 1e6, 0, "1.25"),
+    /* IEEE by default: the committed reference runs reproduce bit for bit */
+    K(flush_subnormals, KT_BOOL, SEC_TRAIN, "0"),
+    K(reproducible, KT_BOOL, SEC_TRAIN, "0"),
 };
 #define N_KEYS (sizeof keys / sizeof keys[0])
 
@@ -178,58 +192,6 @@ static const KeyDef *find_key(const char *name) {
 const char *const *config_key_vocab(const char *key) {
     const KeyDef *k = find_key(key);
     return k && k->type == KT_ENUM ? k->names : NULL;
-}
-
-/* ------------------------------------------------------------- defaults */
-
-void config_defaults(Config *c) {
-    memset(c, 0, sizeof *c);
-    c->n_layers = 4;
-    c->d_model = 128;
-    c->n_heads = 4;
-    c->n_kv_heads = 4;
-    c->seq_len = 256;
-    c->norm = NORM_RMS;
-    c->pos = POS_ROPE;
-    c->mlp = MLP_SWIGLU;
-    c->rope_base = 10000.0f;
-    c->yarn_scale = 1.0f;
-    c->norm_eps = 1e-5f;
-    c->init_std = 0.02f;
-
-    str_copy(c->variant, sizeof c->variant, "baseline");
-    c->normaliser = NORMZ_SOFTMAX;
-    c->clip_alpha = 4.0f;
-    c->softpick_eps = 1e-6f;
-
-    c->data = DATA_BROWN;
-    str_copy(c->data_dir, sizeof c->data_dir, "data/brown");
-    c->bos = 1;
-    c->bigram_vocab = 64;
-    c->bigram_triggers = 3;
-    c->bigram_seed = 1;
-
-    c->batch_size = 16;
-    c->steps = 1000;
-    c->lr = 3e-3f;
-    c->min_lr_frac = 0.1f;
-    c->warmup = 100;
-    c->weight_decay = 0.1f;
-    c->beta1 = 0.9f;
-    c->beta2 = 0.95f;
-    c->adam_eps = 1e-8f;
-    c->grad_clip = 1.0f;
-    c->init_seed = 1;
-    c->data_seed = 1;
-
-    c->eval_every = 200;
-    c->eval_batches = 8;
-    c->ckpt_every = 200;
-    c->probe_n = 16;
-    c->log_every = 10;
-    c->threads = 1;
-    c->spike_factor = 1.25f;
-    c->flush_subnormals = 0; /* IEEE: the committed reference runs reproduce bit for bit */
 }
 
 /* --------------------------------------------------------- value parsing */
@@ -384,6 +346,43 @@ static void format_value(const Config *cfg, const KeyDef *k, char *buf, size_t l
     }
 }
 
+/* ------------------------------------------------------------- defaults */
+
+/* Each key's `def` text through the same parser as a preset's values; the
+ * keys without one stay 0 or "". */
+void config_defaults(Config *c) {
+    memset(c, 0, sizeof *c);
+    char why[400];
+    for (size_t i = 0; i < N_KEYS; i++)
+        if (keys[i].def) set_value(c, &keys[i], keys[i].def, why, sizeof why);
+}
+
+void config_reset_variant_fields(Config *c) {
+    char why[400];
+    for (size_t i = 0; i < N_KEYS; i++)
+        if (keys[i].vfield) set_value(c, &keys[i], keys[i].def, why, sizeof why);
+}
+
+int config_differences(const Config *from, const Config *to, char *buf, size_t len) {
+    char a[CFG_STR + 8], b[CFG_STR + 8];
+    int n = 0;
+    size_t used = 0;
+    if (buf && len) buf[0] = 0;
+    for (size_t i = 0; i < N_KEYS; i++) {
+        const KeyDef *k = &keys[i];
+        if (k->type == KT_VARIANT || k->off == offsetof(Config, variant)) continue;
+        format_value(from, k, a, sizeof a);
+        format_value(to, k, b, sizeof b);
+        if (!strcmp(a, b)) continue;
+        if (buf && used < len) {
+            int w = snprintf(buf + used, len - used, "%s%s=%s", n ? " " : "", k->name, b);
+            used = w < 0 || (size_t)w >= len - used ? len : used + (size_t)w;
+        }
+        n++;
+    }
+    return n;
+}
+
 /* Apply key=value at location `where` (file:line or --set). */
 static int apply_kv(Config *cfg, const char *key, const char *value, const char *where, char *err,
                     size_t errlen) {
@@ -522,6 +521,30 @@ int config_set(Config *cfg, const char *kv, char *err, size_t errlen) {
     while (*val == ' ' || *val == '\t') val++;
     for (char *e = val + strlen(val); e > val && (e[-1] == ' ' || e[-1] == '\t');) *--e = 0;
     return apply_kv(cfg, key, val, "--set", err, errlen);
+}
+
+int config_apply_fields(Config *c, const char *fields, char *err, size_t errlen) {
+    config_reset_variant_fields(c);
+    char buf[256];
+    if (str_copy(buf, sizeof buf, fields))
+        return seterr(err, errlen, "variant fields '%.40s...': too long", fields);
+    for (char *save = NULL, *kv = strtok_r(buf, " ", &save); kv; kv = strtok_r(NULL, " ", &save))
+        if (config_set(c, kv, err, errlen)) return -1;
+    return 0;
+}
+
+/* The catalog row's shape change, then its fields (variants.c's data). */
+int config_apply_variant(Config *cfg, const char *id, char *err, size_t errlen) {
+    const char *fields = variant_fields(id);
+    if (!fields) return seterr(err, errlen, "unknown variant id '%.64s'", id);
+    Config c = *cfg; /* cfg is untouched on failure */
+    char why[400];
+    if (variant_apply_shape(&c, id, err, errlen)) return -1;
+    if (config_apply_fields(&c, fields, why, sizeof why))
+        return seterr(err, errlen, "variant %s: %s", id, why);
+    str_copy(c.variant, sizeof c.variant, id);
+    *cfg = c;
+    return 0;
 }
 
 /* Every key in its table range (a value set in code, not parsed, too). */

@@ -129,8 +129,23 @@ typedef struct {
     int reproducible;     /* pinned kernels, the same bits on any AVX2 + FMA CPU (repro.h) */
 } Config;
 
-/* Fill cfg with built-in defaults (the `small`-like baseline). */
+/* Fill cfg with built-in defaults (the `small`-like baseline): each key's
+ * default in the key table (config.c). */
 void config_defaults(Config *cfg);
+
+/* Set every variant field (gate_*, normaliser, kv_bias, sink_token, y_mod,
+ * diff_attn, ssmax, fox) to its default: the baseline a catalog row's
+ * key=value text is applied over. */
+void config_reset_variant_fields(Config *cfg);
+
+/* Reset the variant fields, then apply "key=value ..." through config_set
+ * (a catalog row's fields). -1 with the failing key's reason. */
+int config_apply_fields(Config *cfg, const char *fields, char *err, size_t errlen);
+
+/* The keys whose values differ between `from` and `to` (the variant id
+ * aside), as "key=value key=value" with to's values into buf (NULL allowed;
+ * truncated to len). Returns how many differ. */
+int config_differences(const Config *from, const Config *to, char *buf, size_t len);
 
 /* Parse an INI file over cfg (inih). Keys may sit at top level or under
  * [model] [variant] [data] [train] sections; an unknown key is an error.
@@ -155,7 +170,8 @@ int config_validate(const Config *cfg, char *err, size_t errlen);
  * part of config_validate). -1 with "KEY VALUE is outside LO..HI". */
 int config_check_ranges(const Config *cfg, char *err, size_t errlen);
 
-/* Resolved values derived from others (head_dim, vocab_size, max_pos). */
+/* Resolved values derived from others (head_dim, vocab_size, max_pos) and
+ * the variant label (config_label_variant). */
 void config_resolve(Config *cfg);
 
 /* Write the resolved config as INI text that config_load_file accepts. */
@@ -180,6 +196,29 @@ const char *data_source_name(DataSource d);
 /* Catalog listing for --help: returns NULL past the end. */
 const char *variant_id_at(int i);
 const char *variant_formula(const char *id);
+/* The key=value text a catalog row applies over the variant fields' defaults
+ * ("" for baseline), and whether it also changes shapes relative to the
+ * config it is applied to (the parameter-matched rows); NULL/0 for an
+ * unknown id. */
+const char *variant_fields(const char *id);
+int variant_changes_shape(const char *id);
+/* Only the shape change of catalog id (a parameter-matched row) on cfg;
+ * 0 for the others, -1 with a reason (unknown id, a shape it cannot
+ * change). */
+int variant_apply_shape(Config *cfg, const char *id, char *err, size_t errlen);
+
+/* The label of a config that names no catalog id. */
+#define VARIANT_CUSTOM "custom"
+
+/* A run's variant label, from its fields: the id cfg->variant names when
+ * cfg's variant fields (and the keys that row sets) equal that row's, else
+ * the first shape-keeping catalog id whose fields they equal, else
+ * VARIANT_CUSTOM. Writes it into cfg->variant. */
+void config_label_variant(Config *cfg);
+
+/* The variant fields of cfg that differ from the baseline's, as
+ * "key=value ..." (config_differences); "" for baseline. Returns the count. */
+int config_variant_diff(const Config *cfg, char *buf, size_t len);
 
 /* The paper's headline comparison, a property of the catalog: the
  * reference run every other is compared against, the headline gate, and

@@ -34,6 +34,7 @@ void config_resolve(Config *c) {
         case DATA_TOKENS: break; /* the data layer reads the file */
         }
     }
+    config_label_variant(c);
 }
 
 /* ----------------------------------------------------------- validation */

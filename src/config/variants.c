@@ -1,9 +1,10 @@
 /* variants.c: the catalog of named variants (docs/variants.md A to D).
  *
- * A variant is data: one table row sets the gate / normaliser / slot
- * fields of a Config (every field not named stays at its baseline value),
- * and the parameter-matched rows also change shapes relative to the config
- * they are applied to.
+ * A variant is data: one table row is key=value text applied through
+ * config_set over the variant fields' defaults (every field not named
+ * stays at its baseline value), and the parameter-matched rows also change
+ * shapes relative to the config they are applied to. The same rows label a
+ * config by what its fields are (config_label_variant).
  */
 #include "config.h"
 #include "config_derive.h"
@@ -22,17 +23,7 @@ typedef enum {
 
 typedef struct {
     const char *id;
-    GatePos pos;
-    GateGran gran;
-    int shared;
-    GateForm form;
-    GateAct act;
-    GateInput input;
-    AttnNormaliser normz;
-    int kv_bias, sink_token; /* sink_token: count of prepended tokens */
-    YMod ymod;
-    int diff_attn, ssmax, fox;
-    int qk_norm; /* 1: RMSNorm on q and k per head (never turns it off) */
+    const char *fields; /* "key=value ..." over the variant fields' defaults */
     ShapeChange shape;
     const char *formula;
     int key; /* the paper's headline comparison: highlighted in figures and
@@ -42,122 +33,125 @@ typedef struct {
 static const VariantRow catalog[] = {
     /* A. gate positions and forms (Qiu et al. 2025) */
     {.id = "baseline",
+     .fields = "",
      .key = VARIANT_KEY_BASELINE,
      .formula = "Y = softmax(Q K^T / sqrt(dh)) V, no gate"},
     {.id = "g1-elem",
-     .pos = GATE_G1,
+     .fields = "gate_pos=g1",
      .key = VARIANT_KEY_HEADLINE,
      .formula = "Y' = Y * sigmoid(X W_theta), W_theta: d x H*dh"},
     {.id = "g2-elem",
-     .pos = GATE_G2,
+     .fields = "gate_pos=g2",
      .formula = "V' = V * sigmoid(X W_theta), W_theta: d x Hkv*dh"},
     {.id = "g3-elem",
-     .pos = GATE_G3,
+     .fields = "gate_pos=g3",
      .formula = "K' = K * sigmoid(X W_theta), W_theta: d x Hkv*dh"},
-    {.id = "g4-elem", .pos = GATE_G4, .formula = "Q' = Q * sigmoid(X W_theta), W_theta: d x H*dh"},
-    {.id = "g5-elem", .pos = GATE_G5, .formula = "O' = O * sigmoid(X W_theta), W_theta: d x d"},
+    {.id = "g4-elem",
+     .fields = "gate_pos=g4",
+     .formula = "Q' = Q * sigmoid(X W_theta), W_theta: d x H*dh"},
+    {.id = "g5-elem",
+     .fields = "gate_pos=g5",
+     .formula = "O' = O * sigmoid(X W_theta), W_theta: d x d"},
     {.id = "g1-head",
-     .pos = GATE_G1,
-     .gran = GRAN_HEAD,
+     .fields = "gate_pos=g1 gate_gran=head",
      .key = VARIANT_KEY_OTHER,
      .formula = "Y_h' = Y_h * sigmoid(X w_h), W_theta: d x H"},
     {.id = "g2-head",
-     .pos = GATE_G2,
-     .gran = GRAN_HEAD,
+     .fields = "gate_pos=g2 gate_gran=head",
      .formula = "V_h' = V_h * sigmoid(X w_h), W_theta: d x Hkv"},
     {.id = "g1-shared",
-     .pos = GATE_G1,
-     .shared = 1,
+     .fields = "gate_pos=g1 gate_shared=1",
      .formula = "Y_h' = Y_h * mean_h sigmoid(X W_theta)_h, shared over heads"},
     {.id = "g2-shared",
-     .pos = GATE_G2,
-     .shared = 1,
+     .fields = "gate_pos=g2 gate_shared=1",
      .formula = "V_h' = V_h * mean_h sigmoid(X W_theta)_h, shared over kv heads"},
     {.id = "g1-add-silu",
-     .pos = GATE_G1,
-     .form = FORM_ADD,
-     .act = ACT_SILU,
+     .fields = "gate_pos=g1 gate_form=add gate_act=silu",
      .formula = "Y' = Y + silu(X W_theta)"},
-    {.id = "g1-mult-silu", .pos = GATE_G1, .act = ACT_SILU, .formula = "Y' = Y * silu(X W_theta)"},
+    {.id = "g1-mult-silu",
+     .fields = "gate_pos=g1 gate_act=silu",
+     .formula = "Y' = Y * silu(X W_theta)"},
     {.id = "g1-add-id",
-     .pos = GATE_G1,
-     .form = FORM_ADD,
-     .act = ACT_IDENTITY,
+     .fields = "gate_pos=g1 gate_form=add gate_act=identity",
      .formula = "Y' = Y + X W_theta"},
-    {.id = "sdpa-rmsnorm", .ymod = YMOD_RMSNORM, .formula = "Y_h' = RMSNorm_dh(Y_h) * w, no gate"},
-    {.id = "sdpa-silu", .ymod = YMOD_SILU, .formula = "Y' = silu(Y), no gate"},
+    {.id = "sdpa-rmsnorm",
+     .fields = "y_mod=rmsnorm",
+     .formula = "Y_h' = RMSNorm_dh(Y_h) * w, no gate"},
+    {.id = "sdpa-silu", .fields = "y_mod=silu", .formula = "Y' = silu(Y), no gate"},
     {.id = "g1-const",
-     .pos = GATE_G1,
-     .input = GIN_CONST,
+     .fields = "gate_pos=g1 gate_input=const",
      .formula = "Y' = Y * sigmoid(theta), theta in R^{H*dh}, zero-init"},
     {.id = "g1-ns",
-     .pos = GATE_G1,
-     .act = ACT_NS_SIGMOID,
+     .fields = "gate_pos=g1 gate_act=ns-sigmoid",
      .formula = "Y' = Y * (0.5 + 0.5 sigmoid(X W_theta))"},
 
     /* B. parameter-matched baselines */
     {.id = "more-kv-heads",
+     .fields = "",
      .shape = SHAPE_MORE_KV,
      .formula = "baseline with n_kv_heads doubled (needs a GQA base)"},
     {.id = "more-q-heads",
+     .fields = "",
      .shape = SHAPE_MORE_Q,
      .formula = "baseline with n_heads raised (head_dim fixed) by about "
                 "g1-elem's params"},
     {.id = "wider-ffn",
+     .fields = "",
      .shape = SHAPE_WIDER_FFN,
      .formula = "baseline with d_ff raised by about g1-elem's params"},
     {.id = "g1-elem-matched",
-     .pos = GATE_G1,
+     .fields = "gate_pos=g1",
      .shape = SHAPE_NARROW_FFN,
      .formula = "g1-elem with d_ff narrowed so params match baseline"},
 
     /* C. other sink remedies */
-    {.id = "softmax1", .normz = NORMZ_SOFTMAX1, .formula = "a_ij = e^s_ij / (1 + sum_k e^s_ik)"},
+    {.id = "softmax1",
+     .fields = "normaliser=softmax1",
+     .formula = "a_ij = e^s_ij / (1 + sum_k e^s_ik)"},
     {.id = "sink-logit",
-     .normz = NORMZ_SINK_LOGIT,
+     .fields = "normaliser=sink-logit",
      .formula = "a_ij = e^s_ij / (e^b_h + sum_k e^s_ik), learned b_h"},
     {.id = "kv-bias",
-     .kv_bias = 1,
+     .fields = "kv_bias=1",
      .formula = "softmax(q [K; k'] / sqrt(dh)) [V; v'], learned k', v' per head"},
     {.id = "sink-token",
-     .sink_token = 1,
+     .fields = "sink_token=1",
      .formula = "learned embedding prepended to every sequence, loss skips it"},
     {.id = "clipped-softmax",
-     .normz = NORMZ_CLIPPED,
+     .fields = "normaliser=clipped",
      .formula = "a = clip((1 - gamma) softmax(s) + gamma, 0, 1), gamma = -alpha/T"},
     {.id = "head-gate-linear",
-     .pos = GATE_G1,
-     .gran = GRAN_HEAD,
-     .input = GIN_HEADSLICE,
+     .fields = "gate_pos=g1 gate_gran=head gate_input=headslice",
      .formula = "Y_h' = Y_h * sigmoid(w_h . x_{h,t} + b_h), x_{h,t} = X slice h"},
-    {.id = "sigmoid-attn", .normz = NORMZ_SIGMOID, .formula = "a_ij = sigmoid(s_ij - log T)"},
+    {.id = "sigmoid-attn",
+     .fields = "normaliser=sigmoid",
+     .formula = "a_ij = sigmoid(s_ij - log T)"},
     {.id = "softpick",
-     .normz = NORMZ_SOFTPICK,
+     .fields = "normaliser=softpick",
      .formula = "a_ij = relu(e^s_ij - 1) / (sum_k |e^s_ik - 1| + eps)"},
 
     /* D. remedies from the literature */
     {.id = "diff-attn",
-     .diff_attn = 1,
-     .ymod = YMOD_RMSNORM,
+     .fields = "y_mod=rmsnorm diff_attn=1",
      .formula = "Y = (softmax(Q1 K1^T / sqrt(dh/2)) - lambda softmax(Q2 K2^T / "
                 "sqrt(dh/2))) V, then per-head RMSNorm; lambda = e^(lq1.lk1) - "
                 "e^(lq2.lk2) + lambda_init"},
     {.id = "ssmax",
-     .ssmax = 1,
+     .fields = "ssmax=1",
      .formula = "a_ij = softmax_j(s_h ln(n_i) s_ij), n_i = i + 1 keys, learned s_h"},
     {.id = "stickbreak",
-     .normz = NORMZ_STICKBREAK,
+     .fields = "normaliser=stickbreak",
      .formula = "a_ij = sigmoid(s_ij) prod_{j<k<=i} (1 - sigmoid(s_ik))"},
     {.id = "fox",
-     .fox = 1,
+     .fields = "fox=1",
      .formula = "a_ij = softmax_j(s_ij + sum_{l in (j, i]} log f_l), "
                 "f_l = sigmoid(w_h . x_l + b_h) per head"},
     {.id = "registers",
-     .sink_token = 4,
+     .fields = "sink_token=4",
      .formula = "4 learned embeddings prepended to every sequence, loss skips them"},
     /* E. stability controls (Wortsman et al. 2023) */
     {.id = "qk-norm",
-     .qk_norm = 1,
+     .fields = "qk_norm=1",
      .formula = "s_ij = RMSNorm(q_i) . RMSNorm(k_j) / sqrt(dh), per head, learned gains; no gate"},
 };
 #define N_VARIANTS ((int)(sizeof catalog / sizeof catalog[0]))
@@ -254,26 +248,18 @@ static int apply_shape(Config *c, ShapeChange s, const char *id, char *err, size
     return 0;
 }
 
-int config_apply_variant(Config *cfg, const char *id, char *err, size_t errlen) {
+int variant_apply_shape(Config *cfg, const char *id, char *err, size_t errlen) {
     const VariantRow *v = find_variant(id);
     if (!v) return seterr(err, errlen, "unknown variant id '%.64s'", id);
-    Config c = *cfg; /* cfg is untouched on failure */
-    if (apply_shape(&c, v->shape, id, err, errlen)) return -1;
-    c.gate_pos = v->pos;
-    c.gate_gran = v->gran;
-    c.gate_shared = v->shared;
-    c.gate_form = v->form;
-    c.gate_act = v->act;
-    c.gate_input = v->input;
-    c.normaliser = v->normz;
-    c.kv_bias = v->kv_bias;
-    c.sink_token = v->sink_token;
-    c.y_mod = v->ymod;
-    c.diff_attn = v->diff_attn;
-    c.ssmax = v->ssmax;
-    c.fox = v->fox;
-    if (v->qk_norm) c.qk_norm = 1;
-    str_copy(c.variant, sizeof c.variant, id);
-    *cfg = c;
-    return 0;
+    return apply_shape(cfg, v->shape, id, err, errlen);
+}
+
+const char *variant_fields(const char *id) {
+    const VariantRow *v = find_variant(id);
+    return v ? v->fields : NULL;
+}
+
+int variant_changes_shape(const char *id) {
+    const VariantRow *v = find_variant(id);
+    return v && v->shape != SHAPE_SAME;
 }

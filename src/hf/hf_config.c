@@ -303,3 +303,45 @@ int hf_gate_per_head(const HfArch *a) {
 }
 
 int hf_q_rows(const HfArch *a) { return a->H * (a->dh + hf_gate_per_head(a)); }
+
+static const char *gate_name(HfGate g) {
+    return g == HF_GATE_HEADWISE ? "headwise" : g == HF_GATE_ELEMENTWISE ? "elementwise" : "none";
+}
+
+int hf_arch_diff(const HfArch *a, const HfArch *b, char *what, size_t len) {
+    if (strcmp(a->arch, b->arch)) {
+        snprintf(what, len, "architecture %s, not %s", a->arch, b->arch);
+        return 1;
+    }
+    if (strcmp(a->model_type, b->model_type)) {
+        snprintf(what, len, "model_type %s, not %s", a->model_type, b->model_type);
+        return 1;
+    }
+    if (a->gate != b->gate) {
+        snprintf(what, len, "gate %s, not %s", gate_name(a->gate), gate_name(b->gate));
+        return 1;
+    }
+    const struct {
+        const char *name;
+        int x, y;
+    } f[] = {{"layers", a->L, b->L},
+             {"hidden size", a->d, b->d},
+             {"heads", a->H, b->H},
+             {"kv heads", a->Hkv, b->Hkv},
+             {"head dim", a->dh, b->dh},
+             {"ffn size", a->ff, b->ff},
+             {"vocabulary", a->V, b->V},
+             {"positions", a->max_pos, b->max_pos},
+             {"rotary dims", a->rotary_dim, b->rotary_dim},
+             {"activation", (int)a->act, (int)b->act},
+             {"glu", a->glu, b->glu},
+             {"rmsnorm", a->rms, b->rms},
+             {"tied head", a->tied, b->tied},
+             {"parallel residual", a->parallel_residual, b->parallel_residual}};
+    for (size_t i = 0; i < sizeof f / sizeof *f; i++)
+        if (f[i].x != f[i].y) {
+            snprintf(what, len, "%s %d, not %d", f[i].name, f[i].x, f[i].y);
+            return 1;
+        }
+    return 0;
+}

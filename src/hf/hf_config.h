@@ -46,5 +46,8 @@ int hf_q_rows(const HfArch *a);
 /* Gate scores per head: dh (elementwise), 1 (headwise), 0. */
 int hf_gate_per_head(const HfArch *a);
 const char *hf_family_name(HfFamily f);
+/* 1 when a and b differ in architecture or shape (the first difference in
+ * what: "layers 1, not 2", a's value first), 0 when they agree. */
+int hf_arch_diff(const HfArch *a, const HfArch *b, char *what, size_t len);
 
 #endif

@@ -402,6 +402,13 @@ size_t st_mapped_bytes(const SafeTensors *st) {
     return s;
 }
 
+int st_file_count(const SafeTensors *st) { return st->n_files; }
+
+const uint8_t *st_file_bytes(const SafeTensors *st, int i, size_t *len, const char **path) {
+    *len = st->files[i].len, *path = st->files[i].path;
+    return st->files[i].map;
+}
+
 /* ---- conversion ---- */
 
 static float f16_to_f32(uint16_t h) {

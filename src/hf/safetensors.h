@@ -79,5 +79,8 @@ const float *st_f32_view(const StTensor *t);
 
 /* Total bytes of the mapped files. */
 size_t st_mapped_bytes(const SafeTensors *st);
+/* The mapped files: how many, and file i's bytes (*len of them) and path. */
+int st_file_count(const SafeTensors *st);
+const uint8_t *st_file_bytes(const SafeTensors *st, int i, size_t *len, const char **path);
 
 #endif

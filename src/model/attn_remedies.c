@@ -18,89 +18,55 @@ typedef struct {
 struct RemedyState {
     RemedyLayer *layer;
     float *dqs, *dq1, *dq2, *dk1, *dk2, *dy2, *dkb, *dz; /* backward scratch */
-    float **blocks;
-    int nblocks, cap;
 };
 
 int remedy_active(const Config *c) { return c->ssmax || c->fox || c->diff_attn; }
 
-/* Every buffer is its own zeroed block; n == 0 gives NULL. */
-static float *grab(RemedyState *r, size_t n, int *fail) {
-    if (!n || *fail) return NULL;
-    if (r->nblocks == r->cap) {
-        int cap = r->cap ? 2 * r->cap : 32;
-        float **b = realloc(r->blocks, (size_t)cap * sizeof *b);
-        if (!b) {
-            *fail = 1;
-            return NULL;
-        }
-        r->blocks = b, r->cap = cap;
-    }
-    float *p = zalloc_aligned(n * sizeof(float));
-    if (!p) {
-        *fail = 1;
-        return NULL;
-    }
-    r->blocks[r->nblocks++] = p;
-    return p;
-}
-
-/* Floats remedy_state_new allocates (one layer's activations times L,
- * plus one set of backward scratch). */
-size_t remedy_state_floats(const Model *m, int B, int T) {
-    const Config *c = &m->cfg;
-    const Dims *D = &m->dims;
-    if (!remedy_active(c)) return 0;
-    int Ti = T + D->extra_pos;
-    size_t N = (size_t)B * Ti, Nq = N * D->qdim, Nk = N * D->kvdim;
-    size_t maps = (size_t)B * D->H * Ti * Ti, kbn = (size_t)B * D->H * Ti;
-    size_t layer = 0, scratch = 0;
-    if (c->ssmax) layer += Nq, scratch += Nq;
-    if (c->fox) layer += N * D->H + kbn, scratch += kbn + N * D->H;
-    if (c->diff_attn) layer += 3 * Nq + 2 * Nk + 3 * maps, scratch += 3 * Nq + 2 * Nk;
-    return layer * (size_t)D->L + scratch;
-}
-
-RemedyState *remedy_state_new(const Model *m, int B, int T) {
-    const Config *c = &m->cfg;
-    const Dims *D = &m->dims;
+RemedyState *remedy_state_new(const Model *m) {
     RemedyState *r = calloc(1, sizeof *r);
-    if (!r) return NULL;
-    int fail = 0, Ti = T + D->extra_pos;
-    size_t N = (size_t)B * Ti, Nq = N * D->qdim, Nk = N * D->kvdim;
-    size_t maps = (size_t)B * D->H * Ti * Ti, kbn = (size_t)B * D->H * Ti;
-    r->layer = calloc((size_t)D->L, sizeof *r->layer);
-    if (!r->layer) fail = 1;
-    for (int l = 0; l < D->L && !fail; l++) {
-        RemedyLayer *a = &r->layer[l];
-        a->qs = c->ssmax ? grab(r, Nq, &fail) : NULL;
-        a->fz = c->fox ? grab(r, N * D->H, &fail) : NULL;
-        a->kb = c->fox ? grab(r, kbn, &fail) : NULL;
-        if (!c->diff_attn) continue;
-        a->q1 = grab(r, Nq, &fail), a->q2 = grab(r, Nq, &fail);
-        a->k1 = grab(r, Nk, &fail), a->k2 = grab(r, Nk, &fail);
-        a->y2 = grab(r, Nq, &fail);
-        a->att2 = grab(r, maps, &fail), a->pre2 = grab(r, maps, &fail);
-        a->attc = grab(r, maps, &fail);
-    }
-    r->dqs = c->ssmax ? grab(r, Nq, &fail) : NULL;
-    if (c->diff_attn) {
-        r->dq1 = grab(r, Nq, &fail), r->dq2 = grab(r, Nq, &fail);
-        r->dk1 = grab(r, Nk, &fail), r->dk2 = grab(r, Nk, &fail);
-        r->dy2 = grab(r, Nq, &fail);
-    }
-    if (c->fox) r->dkb = grab(r, kbn, &fail), r->dz = grab(r, N * D->H, &fail);
-    if (fail) {
-        remedy_state_free(r);
+    if (r && !(r->layer = calloc((size_t)m->dims.L, sizeof *r->layer))) {
+        free(r);
         return NULL;
     }
     return r;
 }
 
+/* n floats from the plan's allocator; NULL for none. */
+static float *grab(MemTake take, void *ctx, size_t n) { return n ? take(ctx, n) : NULL; }
+
+void remedy_state_plan(RemedyState *r, const Model *m, int B, int T, MemTake take, void *ctx) {
+    const Config *c = &m->cfg;
+    const Dims *D = &m->dims;
+    if (!remedy_active(c)) return;
+    RemedyLayer count;
+    RemedyState none = {0};
+    if (!r) r = &none; /* counting only: the pointers go nowhere */
+    int Ti = T + D->extra_pos;
+    size_t N = (size_t)B * Ti, Nq = N * D->qdim, Nk = N * D->kvdim;
+    size_t maps = (size_t)B * D->H * Ti * Ti, kbn = (size_t)B * D->H * Ti;
+    for (int l = 0; l < D->L; l++) {
+        RemedyLayer *a = r->layer ? &r->layer[l] : &count;
+        a->qs = c->ssmax ? grab(take, ctx, Nq) : NULL;
+        a->fz = c->fox ? grab(take, ctx, N * D->H) : NULL;
+        a->kb = c->fox ? grab(take, ctx, kbn) : NULL;
+        if (!c->diff_attn) continue;
+        a->q1 = grab(take, ctx, Nq), a->q2 = grab(take, ctx, Nq);
+        a->k1 = grab(take, ctx, Nk), a->k2 = grab(take, ctx, Nk);
+        a->y2 = grab(take, ctx, Nq);
+        a->att2 = grab(take, ctx, maps), a->pre2 = grab(take, ctx, maps);
+        a->attc = grab(take, ctx, maps);
+    }
+    r->dqs = c->ssmax ? grab(take, ctx, Nq) : NULL;
+    if (c->diff_attn) {
+        r->dq1 = grab(take, ctx, Nq), r->dq2 = grab(take, ctx, Nq);
+        r->dk1 = grab(take, ctx, Nk), r->dk2 = grab(take, ctx, Nk);
+        r->dy2 = grab(take, ctx, Nq);
+    }
+    if (c->fox) r->dkb = grab(take, ctx, kbn), r->dz = grab(take, ctx, N * D->H);
+}
+
 void remedy_state_free(RemedyState *r) {
     if (!r) return;
-    for (int i = 0; i < r->nblocks; i++) free(r->blocks[i]);
-    free(r->blocks);
     free(r->layer);
     free(r);
 }

@@ -5,7 +5,8 @@
  * register tokens are prepended positions (model.c), so neither is here.
  *
  * The state holds each layer's extra activations and one set of backward
- * scratch, sized for a RunState's capacity; model.c calls these in place
+ * scratch, laid out in the RunState's arena by its memory plan for the
+ * RunState's capacity; model.c calls these in place
  * of attention_forward / attention_backward when remedy_active().
  */
 #ifndef GATELAB_ATTN_REMEDIES_H
@@ -19,13 +20,18 @@ typedef struct RemedyState RemedyState;
 /* 1 when cfg uses ssmax, fox or diff_attn. */
 int remedy_active(const Config *cfg);
 
-/* For B sequences of up to T real tokens (T + extra_pos internal rows).
- * NULL when out of memory. */
-RemedyState *remedy_state_new(const Model *m, int B, int T);
+/* The state of model m without its buffers (remedy_state_plan lays them
+ * out); NULL when out of memory. */
+RemedyState *remedy_state_new(const Model *m);
 void remedy_state_free(RemedyState *r);
-/* Floats remedy_state_new(m, B, T) allocates (0 when none is active), for
- * memory planning. */
-size_t remedy_state_floats(const Model *m, int B, int T);
+
+/* The memory plan's allocator (model_state.c): n floats from ctx's arena,
+ * or NULL in the counting pass, which only adds n up. */
+typedef float *(*MemTake)(void *ctx, size_t n);
+/* Lay r's buffers out for B sequences of up to T real tokens (T + extra_pos
+ * internal rows) through take, in the same two passes as the RunState's own
+ * (r NULL: count only). Nothing when no remedy is active. */
+void remedy_state_plan(RemedyState *r, const Model *m, int B, int T, MemTake take, void *ctx);
 
 /* Layer l: q[B,Ti,H,dh] (rotated), k, v [B,Ti,Hkv,dh], xn [B*Ti, d] (the
  * block's normed input, read by the forget gate) -> y, att, slot, preatt

@@ -25,6 +25,9 @@ static float *take(Bump *b, size_t n) {
     return p;
 }
 
+/* take() as the remedies' MemTake (attn_remedies.h). */
+static float *bump_take(void *ctx, size_t n) { return take(ctx, n); }
+
 int model_fused_cols(const Model *m) {
     const Dims *D = &m->dims;
     return D->qdim + 2 * D->kvdim + (model_gate_in_projection(&m->cfg) ? D->gate_channels : 0);
@@ -129,6 +132,7 @@ static size_t plan(RunState *s, const Model *m, float *base) {
     s->losses = take(&b, Nr);
     s->rope_cos = take(&b, (size_t)Ti * (D->dh / 2 + 1));
     s->rope_sin = take(&b, (size_t)Ti * (D->dh / 2 + 1));
+    remedy_state_plan(s->rm, m, s->B, s->T, bump_take, &b);
     return b.used;
 }
 
@@ -144,7 +148,9 @@ int runstate_init(RunState *s, const Model *m, int B, int T) {
     s->tgt_int = calloc((size_t)B * Ti, sizeof(int));
     s->tgt_real = calloc((size_t)B * T, sizeof(int));
     s->grads = zalloc_aligned(m->table.total * sizeof(float));
-    if (!s->la || !s->sc || !s->tok_int || !s->tgt_int || !s->tgt_real || !s->grads) {
+    if (remedy_active(&m->cfg)) s->rm = remedy_state_new(m);
+    if (!s->la || !s->sc || !s->tok_int || !s->tgt_int || !s->tgt_real || !s->grads ||
+        (remedy_active(&m->cfg) && !s->rm)) {
         runstate_free(s);
         return -1;
     }
@@ -156,10 +162,6 @@ int runstate_init(RunState *s, const Model *m, int B, int T) {
     }
     plan(s, m, s->mem);
     weights_point(&s->g, s->grads, &m->table, &m->cfg);
-    if (remedy_active(&m->cfg) && !(s->rm = remedy_state_new(m, B, T))) {
-        runstate_free(s);
-        return -1;
-    }
     return 0;
 }
 
@@ -172,8 +174,8 @@ size_t runstate_bytes(const Model *m, int B, int T) {
     s.la = la, s.sc = &sc;
     size_t Ti = (size_t)T + (size_t)m->dims.extra_pos;
     size_t ints = (2 * (size_t)B * Ti + (size_t)B * T) * sizeof(int);
-    /* activations + grads + the remedies' own buffers (attn_remedies.c) */
-    size_t f = plan(&s, m, NULL) + m->table.total + remedy_state_floats(m, B, T);
+    /* activations with the remedies' own buffers, and the grads */
+    size_t f = plan(&s, m, NULL) + m->table.total;
     return f > (SIZE_MAX / 8 - ints) / sizeof(float) ? SIZE_MAX / 8 : f * sizeof(float) + ints;
 }
 

@@ -530,17 +530,16 @@ static void row_backward(float *d, const float *a, const float *s, int n, const 
     }
 }
 
-/* The backward's whole-tensor inputs, and its outputs (any output may be
- * NULL: that gradient is not wanted). */
+/* The backward's inputs: the forward's own (AttnIn, read packed: ldq and
+ * ldk here, not the AttnIn's), what it saved (AttnSaved) and dy; its
+ * outputs are an AttnGrad (any of them NULL: that gradient is not wanted). */
 typedef struct {
-    const float *q, *k, *v, *dy, *att, *preatt, *slot, *sink_logit, *kvb_k, *kvb_v;
+    const AttnIn *x;
+    const AttnSaved *sv;
+    const float *dy;
     int T, H, Hkv, dh, ldq, ldk, group;
     int has_slot_w; /* softmax with a kv/sink key: extra weights from slot */
 } BwdIn;
-
-typedef struct {
-    float *dq, *dk, *dv, *dsink, *dkvb_k, *dkvb_v;
-} BwdOut;
 
 /* One (b, h) of the backward: strided head views (leading dims ldq/ldk,
  * as in the forward) and this head's saved [T, T] scores and weights. */
@@ -559,23 +558,23 @@ static HeadBwd head_bwd(const BwdIn *in, const Plan *pl, int b, int h) {
     HeadBwd hv = {.in = in, .h = h};
     hv.boq = (size_t)b * T * in->ldq + (size_t)h * dh;
     hv.bok = (size_t)b * T * in->ldk + (size_t)g * dh;
-    hv.q = in->q + hv.boq, hv.dy = in->dy + hv.boq;
-    hv.k = in->k + hv.bok, hv.v = in->v + hv.bok;
-    hv.s = in->preatt + bh * TT, hv.a = in->att + bh * TT;
-    hv.slot = in->has_slot_w ? in->slot + bh * T : NULL;
-    hv.kx = pl->on[XS_KV] ? in->kvb_k + (size_t)h * dh : NULL;
-    hv.vx = pl->on[XS_KV] ? in->kvb_v + (size_t)h * dh : NULL;
+    hv.q = in->x->q + hv.boq, hv.dy = in->dy + hv.boq;
+    hv.k = in->x->k + hv.bok, hv.v = in->x->v + hv.bok;
+    hv.s = in->sv->preatt + bh * TT, hv.a = in->sv->att + bh * TT;
+    hv.slot = in->has_slot_w ? in->sv->slot + bh * T : NULL;
+    hv.kx = pl->on[XS_KV] ? in->x->kvb_k + (size_t)h * dh : NULL;
+    hv.vx = pl->on[XS_KV] ? in->x->kvb_v + (size_t)h * dh : NULL;
     hv.dkb = pl->dkb ? pl->dkb + bh * T : NULL;
     return hv;
 }
 
 /* Row t's gradients through its extra keys: the sink logit, and for
  * kv-bias the query (through k'), k' and v'. w_kv is the kv weight. */
-static void extra_key_grads(const BwdOut *go, const Plan *pl, const HeadBwd *hv, int t,
+static void extra_key_grads(const AttnGrad *go, const Plan *pl, const HeadBwd *hv, int t,
                             const float *dsx, float w_kv) {
     int h = hv->h, dh = hv->in->dh, ldq = hv->in->ldq;
     const float *qt = hv->q + (size_t)t * ldq, *dyt = hv->dy + (size_t)t * ldq;
-    if (go->dsink && pl->on[XS_SINK]) go->dsink[h] += dsx[XS_SINK];
+    if (go->dsink_logit && pl->on[XS_SINK]) go->dsink_logit[h] += dsx[XS_SINK];
     if (!pl->on[XS_KV]) return;
     float c = dsx[XS_KV] * pl->scale;
     if (go->dq) {
@@ -594,7 +593,7 @@ static void extra_key_grads(const BwdOut *go, const Plan *pl, const HeadBwd *hv,
 
 /* Rows [r0, r1): da (block rows, leading dim T) turns from da into ds,
  * zeroed right of the diagonal so the block sgemms see no stale values. */
-static void bwd_rows(float *da, float *tmp, const BwdOut *go, const Plan *pl, const HeadBwd *hv,
+static void bwd_rows(float *da, float *tmp, const AttnGrad *go, const Plan *pl, const HeadBwd *hv,
                      int r0, int r1) {
     const BwdIn *in = hv->in;
     int T = in->T, dh = in->dh, ldq = in->ldq;
@@ -602,7 +601,7 @@ static void bwd_rows(float *da, float *tmp, const BwdOut *go, const Plan *pl, co
         Extra ex;
         float dsx[XS_N];
         float *dr = da + (size_t)(t - r0) * T;
-        extra_logits(&ex, pl, hv->q + (size_t)t * ldq, hv->h, in->sink_logit, in->kvb_k, dh);
+        extra_logits(&ex, pl, hv->q + (size_t)t * ldq, hv->h, in->x->sink_logit, in->x->kvb_k, dh);
         float da_kv = pl->on[XS_KV] ? dot(hv->dy + (size_t)t * ldq, hv->vx, dh) : 0.0f;
         row_backward(dr, hv->a + (size_t)t * T, hv->s + (size_t)t * T, t + 1, pl, &ex,
                      hv->slot ? hv->slot + t : NULL, da_kv, dsx, tmp);
@@ -635,7 +634,7 @@ static void bwd_rows_plain(float *da, const HeadBwd *hv, int r0, int r1) {
 /* Row block [r0, r1) of one head:
  *   da = dy v^T;  dv += a^T dy;  ds = row_backward(da);
  *   dq += scale ds k;  dk += scale ds^T q. */
-static void bwd_block(float *da, float *tmp, const BwdOut *go, const Plan *pl, const HeadBwd *hv,
+static void bwd_block(float *da, float *tmp, const AttnGrad *go, const Plan *pl, const HeadBwd *hv,
                       int r0, int r1) {
     const BwdIn *in = hv->in;
     int m = r1 - r0, T = in->T, dh = in->dh, ldq = in->ldq, ldk = in->ldk;
@@ -674,22 +673,23 @@ void attention_backward(const AttnGrad *g, const float *dy, const AttnSaved *sav
     int blk = T < ATT_BLOCK ? T : ATT_BLOCK;
     /* da / ds of one row block, then one row of scratch */
     float *da = scratch, *tmp = scratch + (size_t)blk * T;
-    BwdIn bin = {
-        in->q,       in->k,
-        in->v,       dy,
-        saved->att,  saved->preatt,
-        saved->slot, in->sink_logit,
-        in->kvb_k,   in->kvb_v,
-        T,           H,
-        Hkv,         dh,
-        H * dh,      Hkv * dh,
-        H / Hkv,     saved->slot && pl.base == BASE_SOFTMAX && (pl.on[XS_KV] || pl.on[XS_SINK])};
-    BwdOut go = {g->dq, g->dk, g->dv, g->dsink_logit, g->dkvb_k, g->dkvb_v};
+    BwdIn bin = {.x = in,
+                 .sv = saved,
+                 .dy = dy,
+                 .T = T,
+                 .H = H,
+                 .Hkv = Hkv,
+                 .dh = dh,
+                 .ldq = H * dh,
+                 .ldk = Hkv * dh,
+                 .group = H / Hkv,
+                 .has_slot_w =
+                     saved->slot && pl.base == BASE_SOFTMAX && (pl.on[XS_KV] || pl.on[XS_SINK])};
     for (int b = 0; b < sh->B; b++)
         for (int h = 0; h < H; h++) {
             HeadBwd hv = head_bwd(&bin, &pl, b, h);
             for (int r0 = 0; r0 < T; r0 += blk)
-                bwd_block(da, tmp, &go, &pl, &hv, r0, r0 + blk < T ? r0 + blk : T);
+                bwd_block(da, tmp, g, &pl, &hv, r0, r0 + blk < T ? r0 + blk : T);
         }
     opprof_leave(prof);
 }

@@ -1,7 +1,6 @@
 /* runmodel.h: a finished run's model, rebuilt from its run file's own
  * config text and final weights (/params). For the tools that rerun a
- * trained model: gatelab eval (lceval.c) and gatelab intervene
- * (intervene.c). */
+ * trained model, through its Forward (forward_trained.c). */
 #ifndef GATELAB_RUNMODEL_H
 #define GATELAB_RUNMODEL_H
 

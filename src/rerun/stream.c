@@ -1,15 +1,11 @@
-/* stream.c: streaming evaluation of a trained run (stream.h). */
+/* stream.c: streaming evaluation over a Forward (stream.h). */
 #include "stream.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "data.h"
 #include "intervention.h"
-#include "lceval.h"
-#include "model.h"
-#include "runfile_read.h"
-#include "runmodel.h"
 #include "stop.h"
 #include "util.h"
 
@@ -20,63 +16,57 @@ void stream_mask_targets(int *tg, int len, int window) {
 int stream_check(const StreamOpts *o, char *err, size_t errlen) {
     if (o->window < 1 || o->window >= o->len)
         return seterr(err, errlen, "window %d must be in 1..len-1 (len %d)", o->window, o->len);
-    for (int k = 0; k < o->n_keep; k++)
+    for (int k = 0; k < o->n_keep; k++) {
         if (o->keep[k] < 0 || o->keep[k] >= o->window)
             return seterr(err, errlen, "keep %d must be below the window %d", o->keep[k],
                           o->window);
+        for (int j = 0; j < k; j++)
+            if (o->keep[j] == o->keep[k])
+                return seterr(err, errlen, "keep %d is given twice", o->keep[k]);
+    }
     return 0;
 }
 
-static int load_model(const char *path, Model *m, char *err, size_t errlen) {
-    RunReader *rr = runread_open(path, err, errlen);
-    if (!rr) return -1;
-    int rc = runmodel_load(rr, path, m, err, errlen);
-    runread_close(rr);
-    return rc;
-}
-
-static int check(const Model *m, StreamOpts *o, const char *path, char *err, size_t errlen) {
-    if (o->len == 0) o->len = m->cfg.seq_len;
-    if (o->window == 0) o->window = o->len / 4;
-    if (stream_check(o, err, errlen) != 0) return -1;
-    if (m->cfg.pos == POS_LEARNED && o->len + m->dims.extra_pos > m->cfg.max_pos)
-        return seterr(err, errlen, "%s: length %d exceeds the learned position table (max_pos %d)",
-                      path, o->len, m->cfg.max_pos);
-    return 0;
+static int check(Forward *f, StreamOpts *o, char *err, size_t errlen) {
+    if (o->len == 0) o->len = f->info.stream_len;
+    if (o->window == 0 && (o->window = o->len / 4) < 1)
+        return seterr(err, errlen,
+                      "length %d is too short for the default window (len / 4 = 0): give a "
+                      "--window in 1..%d or a --len of 8 or more",
+                      o->len, o->len - 1);
+    if (stream_check(o, err, errlen) != 0 || forward_check_len(f, o->len, err, errlen) != 0)
+        return -1;
+    char what[64];
+    snprintf(what, sizeof what, "a sequence of %d tokens", o->len);
+    return forward_check_memory(f, 1, o->len, 0, 0, what, err, errlen);
 }
 
 /* Sequence i (tokens in, masked targets tg) under every setting. */
-static int score_seq(const Model *m, RunState *s, const StreamOpts *o, const int *in, const int *tg,
-                     int i, double *loss) {
+static int score_seq(Forward *f, const StreamOpts *o, const int *in, const int *tg, int i,
+                     double *loss, char *err, size_t errlen) {
     for (int k = 0; k <= o->n_keep; k++) {
-        if (stop_requested()) return -1;
+        if (stop_requested()) return seterr(err, errlen, "interrupted");
         Intervention iv = {
             .kind = IV_NONE, .window = k ? o->window : 0, .keep = k ? o->keep[k - 1] : 0};
-        model_forward_iv(m, s, in, tg, 1, o->len, &iv);
-        loss[(size_t)k * o->n_seqs + i] = s->loss;
+        if (f->ops->losses(f, in, tg, 1, o->len, &iv, NULL, &loss[(size_t)k * o->n_seqs + i], NULL,
+                           err, errlen) != 0)
+            return -1;
     }
     return 0;
 }
 
-int stream_trained(const char *run_path, StreamOpts *o, double *loss, char *err, size_t errlen) {
-    Model m;
-    if (load_model(run_path, &m, err, errlen) != 0) return -1;
-    Dataset ds;
-    RunState s;
-    int rc = check(&m, o, run_path, err, errlen), opened = 0, state = 0;
-    if (rc == 0) rc = (opened = data_open(&ds, &m.cfg, err, errlen) == 0) ? 0 : -1;
-    if (rc == 0 && !(state = runstate_init(&s, &m, 1, o->len) == 0))
-        rc = seterr(err, errlen, "out of memory for a sequence of %d", o->len);
+int stream_run(Forward *f, StreamOpts *o, double *loss, char *err, size_t errlen) {
+    if (check(f, o, err, errlen) != 0 || f->ops->prepare(f, 1, o->len, 1.0, err, errlen) != 0)
+        return -1;
     int *in = malloc((size_t)o->len * sizeof(int)), *tg = malloc((size_t)o->len * sizeof(int));
-    if (rc == 0 && (!in || !tg)) rc = seterr(err, errlen, "out of memory");
+    int rc = in && tg ? 0 : seterr(err, errlen, "out of memory");
     for (int i = 0; rc == 0 && i < o->n_seqs; i++) {
-        data_batch(&ds, in, tg, 1, o->len, SPLIT_VAL, LCEVAL_SEED, i);
-        stream_mask_targets(tg, o->len, o->window);
-        if (score_seq(&m, &s, o, in, tg, i, loss) != 0) rc = seterr(err, errlen, "interrupted");
+        rc = f->ops->windows(f, o->len, 1, o->n_seqs, i, in, tg, err, errlen);
+        if (rc == 0) {
+            stream_mask_targets(tg, o->len, o->window);
+            rc = score_seq(f, o, in, tg, i, loss, err, errlen);
+        }
     }
     free(in), free(tg);
-    if (state) runstate_free(&s);
-    if (opened) data_close(&ds);
-    model_free(&m);
     return rc;
 }

@@ -1,16 +1,19 @@
-/* stream.h: streaming evaluation of a finished run (gatelab stream).
+/* stream.h: streaming evaluation of a model (gatelab stream), over a
+ * Forward (forward.h): a trained run's or an inspected checkpoint's.
  *
- * The model is rebuilt from the run file (runmodel.h) and scored on the
- * held-out sequences lceval uses (the same for every run), n_seqs of
- * length len, once with dense attention and once per keep count with
- * every attention limited to `window` keys: the first keep tokens and the
- * latest window - keep (an evicting KV cache; AttnSpec). Only predictions
- * at positions >= window count, where a key has been evicted. Nothing here
- * writes the run file. */
+ * The model is scored on n_seqs held-out windows of length len (a trained
+ * run: the sequences lceval uses, the same for every run; a checkpoint:
+ * the input its run records), once with dense attention and once per keep
+ * count with every attention limited to `window` keys: the first keep
+ * tokens and the latest window - keep (an evicting KV cache; AttnSpec).
+ * Only predictions at positions >= window count, where a key has been
+ * evicted. Nothing here writes the run file. */
 #ifndef GATELAB_STREAM_H
 #define GATELAB_STREAM_H
 
 #include <stddef.h>
+
+#include "forward.h"
 
 #define STREAM_MAX_KEEP 8
 
@@ -20,14 +23,15 @@ typedef struct {
 } StreamOpts;
 
 /* The mean loss of each sequence, loss[(n_keep + 1) * n_seqs] (row 0
- * dense, row 1 + i keep[i]). len 0 means the run's seq_len, window 0
- * len / 4 (both filled in). -1 with one
- * line in err: an unreadable run, a window not below len, a length the
- * position table cannot reach. */
-int stream_trained(const char *run_path, StreamOpts *o, double *loss, char *err, size_t errlen);
+ * dense, row 1 + i keep[i]). len 0 means the model's stream_len, window 0
+ * len / 4 (both filled in). -1 with one line in err: a window not below
+ * len (or a default window of 0), a keep given twice, a length the
+ * positions cannot reach, too little memory (the plan of eval: memplan.h)
+ * or input, an interrupt. */
+int stream_run(Forward *f, StreamOpts *o, double *loss, char *err, size_t errlen);
 
 /* After len and window are known: window in 1..len-1, every keep below
- * the window. -1 with one line in err. */
+ * the window and given once. -1 with one line in err. */
 int stream_check(const StreamOpts *o, char *err, size_t errlen);
 
 /* Targets for the streaming score: tg[t] kept for t >= window, else -1. */

@@ -44,6 +44,7 @@ int runfile_write_probe(RunFile *rf, const ProbeRecord *p, char *err, size_t err
 typedef struct {
     const char *architecture, *model_type, *dtype, *model_dir;
     const char *config_json;        /* the snapshot's config.json text */
+    const char *identity;           /* its files' identity (hf_identity.h), or NULL */
     const char *tokenizer;          /* which tokenizer.json made the ids, or "none: ..." */
     const char *input, *input_kind; /* the --text/--tokens file; "text" | "tokens" */
     int bos_id;                     /* put first in each window, or -1 */

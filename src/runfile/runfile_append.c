@@ -315,6 +315,7 @@ static int pretrained_attrs(hid_t g, const RunPretrained *p) {
                    h5u_attr_str(g, RS_PT_DTYPE, p->dtype) < 0 ||
                    h5u_attr_str(g, RS_PT_MODEL_DIR, p->model_dir) < 0 ||
                    h5u_attr_str(g, RS_PT_CONFIG_JSON, p->config_json) < 0 ||
+                   (p->identity && h5u_attr_str(g, RS_PT_IDENTITY, p->identity) < 0) ||
                    h5u_attr_str(g, RS_PT_TOKENIZER, p->tokenizer) < 0 ||
                    h5u_attr_str(g, RS_PT_INPUT, p->input) < 0 ||
                    h5u_attr_str(g, RS_PT_INPUT_KIND, p->input_kind) < 0 ||
@@ -326,9 +327,8 @@ static int pretrained_attrs(hid_t g, const RunPretrained *p) {
 }
 
 static int pretrained_impl(RunFile *rf, const RunPretrained *p) {
-    if (rf_reserve(rf, rf_compressed_bound((size_t)p->n_windows * 4 + strlen(p->config_json), 2)) <
-        0)
-        return -1;
+    size_t text = strlen(p->config_json) + (p->identity ? strlen(p->identity) : 0);
+    if (rf_reserve(rf, rf_compressed_bound((size_t)p->n_windows * 4 + text, 2)) < 0) return -1;
     char variant[256];
     snprintf(variant, sizeof variant, RS_VARIANT_PRETRAINED_FMT, p->architecture);
     if (h5u_attr_str(rf->file, RS_VARIANT, variant) < 0 ||

@@ -51,9 +51,11 @@ int runcheck_vocab(const char *path, const char *what, const char *value, const 
 
 static const char *const status_vocab[] = {RS_STATUS_RUNNING, RS_STATUS_DONE, RS_STATUS_DIVERGED,
                                            NULL};
+static const char *const source_vocab[] = {RS_SOURCE_PRETRAINED, NULL};
+static const char *const input_kind_vocab[] = {RS_PT_INPUT_TEXT, RS_PT_INPUT_TOKENS, NULL};
 
-/* One attribute of g against vocab: 0, or -1 naming it (what_fmt has the
- * attribute name as its %s). */
+/* Attribute name of g (at path where, "/config/") against vocab: 0, or -1
+ * naming it. */
 static int check_enum_attr(hid_t g, const char *name, const char *where, const char *const *vocab,
                            const char *path, char *err, size_t errlen) {
     char what[160], *v;
@@ -89,6 +91,17 @@ int runcheck_enums(hid_t file, const char *path, char *err, size_t errlen) {
     if (H5Aexists(file, RS_STATUS) > 0 &&
         check_enum_attr(file, RS_STATUS, "/", status_vocab, path, err, errlen) < 0)
         return -1;
+    if (H5Aexists(file, RS_SOURCE) > 0 &&
+        check_enum_attr(file, RS_SOURCE, "/", source_vocab, path, err, errlen) < 0)
+        return -1;
+    if (H5Lexists(file, RS_G_PRETRAINED, H5P_DEFAULT) > 0) {
+        hid_t pt = H5Gopen2(file, RS_G_PRETRAINED, H5P_DEFAULT);
+        int bad = pt >= 0 && H5Aexists(pt, RS_PT_INPUT_KIND) > 0 &&
+                  check_enum_attr(pt, RS_PT_INPUT_KIND, "/" RS_G_PRETRAINED "/", input_kind_vocab,
+                                  path, err, errlen) < 0;
+        if (pt >= 0) H5Gclose(pt);
+        if (bad) return -1;
+    }
     if (H5Lexists(file, RS_G_CONFIG, H5P_DEFAULT) <= 0) return 0;
     hid_t g = H5Gopen2(file, RS_G_CONFIG, H5P_DEFAULT);
     if (g < 0) return 0; /* the reads that follow report it */

@@ -33,7 +33,8 @@ int runcheck_vocab(const char *path, const char *what, const char *value, const 
                    char *err, size_t errlen);
 
 /* Every enumerated attribute of the file against its vocabulary: the root
- * status (when present) and each /config key that config_key_vocab names.
+ * status and source, /pretrained input_kind (each when present) and each
+ * /config key that config_key_vocab names.
  * An enumerated attribute that is there but cannot be read as a string is
  * refused too. 0, or -1 naming the attribute. */
 int runcheck_enums(hid_t file, const char *path, char *err, size_t errlen);

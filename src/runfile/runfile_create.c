@@ -111,9 +111,12 @@ static int write_root_attrs(RunFile *rf, const Config *cfg, const Model *m) {
     long long na = m ? (long long)model_added_params(m) : 0;
     BlasInfo bi;
     blas_info(&bi);
+    char fields[1024] = "";
+    if (cfg) config_variant_diff(cfg, fields, sizeof fields);
     if (h5u_attr_str(f, RS_SCHEMA, RUNFILE_SCHEMA) < 0 ||
         h5u_attr_i64(f, RS_SCHEMA_VERSION, RUNFILE_SCHEMA_VERSION) < 0 ||
         h5u_attr_str(f, RS_VARIANT, cfg ? cfg->variant : "") < 0 ||
+        h5u_attr_str(f, RS_VARIANT_FIELDS, fields) < 0 ||
         h5u_attr_u64(f, RS_SEED, cfg ? cfg->init_seed : 0) < 0 ||
         h5u_attr_u64(f, RS_DATA_SEED, cfg ? cfg->data_seed : 0) < 0 ||
         h5u_attr_str(f, RS_CREATED, created) < 0 ||

@@ -96,6 +96,7 @@ static RunReader *open_file(const char *path, char *err, size_t errlen) {
         runread_close(r);
         return NULL;
     }
+    rr_label_variant(r);
     return r;
 }
 
@@ -186,9 +187,9 @@ int runfile_outpath_check(const char *path, int overwrite, char *err, size_t err
  * makes HDF5 allocate gigabytes for a 58 KB file), its wall and CPU time
  * by vet_seconds (5 s plus 1 s per 8 MiB of file, at most 60 s: a real
  * run file's reads take milliseconds per MiB), and it may write no file
- * and leave no core. An allocation
- * refused inside HDF5 ends it with VET_EXIT_NOMEM, which refuses the file
- * before the parent repeats the allocation in-process.
+ * and leave no core. An allocation refused inside HDF5 ends it with
+ * VET_EXIT_NOMEM, which refuses the file before the parent repeats the
+ * allocation in-process.
  * GATELAB_NO_VET=1 skips it (the fuzz target sets that, so the fuzzer still
  * sees library crashes directly). */
 

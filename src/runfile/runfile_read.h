@@ -21,8 +21,9 @@ typedef struct RunReader RunReader;
 /* Root attributes, read once at open. */
 typedef struct {
     char path[1024];
-    char variant[256];
-    char status[32]; /* running | done | diverged */
+    char variant[256]; /* the label /config's fields give (config_label_variant),
+                          not the stored attribute; that one for inspect's runs */
+    char status[32];   /* running | done | diverged */
     char created[64];
     char gatelab_version[32];
     int schema_version;

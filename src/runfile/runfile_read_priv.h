@@ -57,6 +57,11 @@ hid_t rr_open_group(hid_t loc, const char *name);
 int rr_group_attr(RunReader *r, const char *group, const char *key, double *d, char *s,
                   size_t slen);
 
+/* Set r's meta.variant from the fields of /config/text (config_label_variant):
+ * the stored label is not trusted. VARIANT_CUSTOM when the text does not
+ * load; unchanged when the run has no /config/text (inspect's runs). */
+void rr_label_variant(RunReader *r);
+
 /* The numbers of the groups of g whose names match scan ("step_%lld%c",
  * "L_%lld%c") and are >= min, sorted, malloc'd into *v. 0, or -1. */
 int rr_list_numbered(hid_t g, const char *scan, long long min, long long **v, int *n);

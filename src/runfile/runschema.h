@@ -32,6 +32,8 @@
 #define RS_SCHEMA "schema"
 #define RS_SCHEMA_VERSION "schema_version"
 #define RS_VARIANT "variant"
+/* the variant fields that differ from the baseline's, "key=value ..." */
+#define RS_VARIANT_FIELDS "variant_fields"
 #define RS_SEED "seed"
 #define RS_DATA_SEED "data_seed"
 #define RS_CREATED "created"
@@ -131,9 +133,12 @@
 #define RS_PT_DTYPE "dtype"
 #define RS_PT_MODEL_DIR "model_dir"
 #define RS_PT_CONFIG_JSON "config_json"
+#define RS_PT_IDENTITY "checkpoint_identity" /* hf_identity.h: files, bytes, hashes */
 #define RS_PT_TOKENIZER "tokenizer"
 #define RS_PT_INPUT "input"
-#define RS_PT_INPUT_KIND "input_kind"
+#define RS_PT_INPUT_KIND "input_kind" /* RS_PT_INPUT_TEXT or RS_PT_INPUT_TOKENS */
+#define RS_PT_INPUT_TEXT "text"
+#define RS_PT_INPUT_TOKENS "tokens"
 #define RS_PT_BOS_ID "bos_id"
 #define RS_PT_THREADS "threads"
 #define RS_PT_SECONDS RS_SECONDS

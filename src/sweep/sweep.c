@@ -78,6 +78,7 @@ typedef struct {
     int progress_fd; /* read end of the child's progress pipe; -1 none */
     char line[128];  /* bytes of its progress line not yet ended */
     char last[96];   /* its latest progress: "step 120/800 ETA 1m02s" */
+    long long eta;   /* its latest ETA in seconds; -1 before its first line */
 } Child;
 
 typedef struct {
@@ -90,6 +91,8 @@ typedef struct {
     int *todo, n_todo; /* run indices still to start, in order */
     SweepAction *act;  /* planned action per run index */
     double last_progress;
+    int left;                   /* runs not started yet */
+    double run_secs, run_count; /* wall seconds of the runs finished so far */
 } Runner;
 
 int sweep_mkdir_p(const char *path) {
@@ -266,6 +269,7 @@ static void progress_line(Child *c, const char *line) {
     if (sscanf(line, "progress %lld %lld %lld", &step, &steps, &eta) != 3) return;
     snprintf(c->last, sizeof c->last, "step %lld/%lld ETA %lldm%02llds", step, steps, eta / 60,
              eta % 60);
+    c->eta = eta;
 }
 
 /* Read what child c's progress pipe holds (never blocking) and keep its
@@ -286,14 +290,50 @@ static void child_progress(Child *c) {
     }
 }
 
+double sweep_eta_estimate(const double *eta, const double *elapsed, int running, int left,
+                          double done_secs, int done_n, int jobs) {
+    double busy = 0, guess = 0;
+    int known = 0;
+    for (int i = 0; i < running; i++) {
+        if (eta[i] < 0) continue;
+        busy += eta[i], guess += elapsed[i] + eta[i], known++;
+    }
+    if (running > known && done_n == 0) return -1; /* a run not heard from yet */
+    double per = done_n > 0 ? done_secs / done_n : known ? guess / known : 0;
+    if (per <= 0 && left > 0) return -1;
+    /* the running runs end first; the rest queue behind them, jobs at a time */
+    return (known ? busy / known : 0) + (double)left * per / (jobs > 0 ? jobs : 1);
+}
+
+/* This rank's sweep ETA from its runner (sweep_eta_estimate). */
+static double sweep_eta(const Runner *R) {
+    double *eta = calloc((size_t)R->n_kids + 1, sizeof *eta);
+    double *el = calloc((size_t)R->n_kids + 1, sizeof *el);
+    double t = -1;
+    for (int i = 0; eta && el && i < R->n_kids; i++)
+        eta[i] = (double)R->kids[i].eta, el[i] = now_seconds() - R->kids[i].t0;
+    if (eta && el)
+        t = sweep_eta_estimate(eta, el, R->n_kids, R->left, R->run_secs, (int)R->run_count,
+                               R->jobs);
+    free(eta), free(el);
+    return t;
+}
+
 static void progress(Runner *R, const char *tag) {
     const SweepSummary *s = R->sum;
     char line[2048];
-    int k = snprintf(line, sizeof line, "%s: %d/%d done, %d failed", tag, s->done + s->diverged,
-                     s->total, s->failed);
+    for (int i = 0; i < R->n_kids; i++) child_progress(&R->kids[i]);
+    double eta = R->n_kids > 0 || R->left > 0 ? sweep_eta(R) : 0;
+    char et[32] = "?";
+    if (eta >= 0) {
+        long t = (long)(eta + 0.5);
+        if (t >= 3600) snprintf(et, sizeof et, "%ldh%02ldm", t / 3600, (t / 60) % 60);
+        else snprintf(et, sizeof et, "%ldm%02lds", t / 60, t % 60);
+    }
+    int k = snprintf(line, sizeof line, "%s: %d/%d done, %d failed, ETA %s", tag,
+                     s->done + s->diverged, s->total, s->failed, et);
     for (int i = 0; i < R->n_kids && k > 0 && (size_t)k < sizeof line; i++) {
         Child *c = &R->kids[i];
-        child_progress(c);
         k += snprintf(line + k, sizeof line - (size_t)k, " | %s %s", R->sw->runs[c->run].id,
                       c->last[0] ? c->last : "starting");
     }
@@ -308,6 +348,7 @@ static void child_ended(Runner *R, int slot, int status, const char *tag) {
                : WIFSIGNALED(status) ? 128 + WTERMSIG(status)
                                      : -1;
     const char *result;
+    if (code == 0 || code == TRAIN_DIVERGED) R->run_secs += secs, R->run_count++;
     if (code == 0) {
         result = RS_STATUS_DONE;
         R->sum->done++;
@@ -438,7 +479,7 @@ static void start_runs(Runner *R, int *next, const char *tag) {
             continue;
         }
         fprintf(stderr, "%s: %s %s\n", tag, sweep_action_name(R->act[i]), r->id);
-        c.run = i, c.t0 = now_seconds();
+        c.run = i, c.t0 = now_seconds(), c.eta = -1;
         R->kids[R->n_kids++] = c;
     }
 }
@@ -453,6 +494,7 @@ static void run_queue(Runner *R, const char *tag) {
         if (g_signal) forward_signal(R, &sent);
         start_runs(R, &next, tag);
         if (g_signal && next < R->n_todo) next = R->n_todo; /* start nothing more */
+        R->left = R->n_todo - next;
         reap(R, tag);
         if (now_seconds() - R->last_progress >= every && R->n_kids > 0) {
             progress(R, tag);

@@ -117,6 +117,15 @@ typedef struct {
 #define SWEEP_PROGRESS_FD 3
 #define SWEEP_PROGRESS_FD_STR "3"
 
+/* Seconds until a sweep's runs are all done, as its progress lines show
+ * it ("ETA ..."): the mean ETA of the running runs that reported one (eta[running], -1 for a run
+ * not heard from yet), plus the `left` runs not started, each taking the
+ * mean wall time of the done_n runs finished (done_secs in all; before
+ * any, the running runs' elapsed[i] + eta[i]), `jobs` at a time. -1 when
+ * nothing is known yet. */
+double sweep_eta_estimate(const double *eta, const double *elapsed, int running, int left,
+                          double done_secs, int done_n, int jobs);
+
 /* Run this process's share of sw. Every child's stdout+stderr goes to
  * OUT/logs/ID.log, its progress to the sweep through a pipe on
  * SWEEP_PROGRESS_FD; every child that ends is recorded in

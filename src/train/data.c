@@ -207,6 +207,14 @@ static int tokens_refuse(const uint16_t *tok, size_t n, int limit, const char *p
     return 0;
 }
 
+int data_fill_vocab(Config *cfg, char *err, size_t errlen) {
+    if (cfg->vocab_size > 0) return 0;
+    int v = data_vocab_size(cfg, err, errlen);
+    if (v < 0) return -1;
+    cfg->vocab_size = v;
+    return 0;
+}
+
 int data_vocab_size(const Config *cfg, char *err, size_t errlen) {
     switch (cfg->data) {
     case DATA_BROWN:

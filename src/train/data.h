@@ -47,6 +47,11 @@ typedef struct {
  * max token + 1 for token files, read from the file). -1 with a reason. */
 int data_vocab_size(const Config *cfg, char *err, size_t errlen);
 
+/* A config's vocab_size, when config_resolve left it open (0: token
+ * files), set to data_vocab_size; a set one is kept. 0 ok, -1 with a
+ * reason. */
+int data_fill_vocab(Config *cfg, char *err, size_t errlen);
+
 /* Open the data source. -1 with a one-line reason naming the file. */
 int data_open(Dataset *ds, const Config *cfg, char *err, size_t errlen);
 void data_close(Dataset *ds);

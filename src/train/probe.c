@@ -180,7 +180,7 @@ int probe_collect(const Model *m, RunState *s, const ProbeInput *in, ProbeRecord
 }
 
 int probe_run(const Model *m, RunState *s, const Dataset *ds, RunFile *rf, long long step,
-              char *err, size_t errlen) {
+              double *f_attn_layer, char *err, size_t errlen) {
     const Config *c = &m->cfg;
     const int N = c->probe_n, T = c->seq_len;
     if (N <= 0) return 0;
@@ -195,6 +195,12 @@ int probe_run(const Model *m, RunState *s, const Dataset *ds, RunFile *rf, long 
     ProbeRecord p;
     int rc = probe_collect(m, s, &in, &p, NULL, err, errlen);
     if (rc == 0) rc = runfile_write_probe(rf, &p, err, errlen);
+    for (int l = 0; rc == 0 && f_attn_layer && l < p.L; l++) {
+        double sum = 0;
+        for (int h = 0; h < p.H; h++)
+            sum += first_token_share(p.attention + ((size_t)l * p.H + h) * p.M * p.M, p.M);
+        f_attn_layer[l] = p.H ? sum / p.H : NAN;
+    }
     runread_probe_free(&p);
     free(tokens);
     free(targets);

@@ -25,9 +25,12 @@ int probe_collect(const Model *m, RunState *s, const ProbeInput *in, ProbeRecord
                   char *err, size_t errlen);
 
 /* Forward cfg.probe_n probe sequences of length cfg.seq_len through s (in
- * chunks of its capacity) and write the reduced arrays for `step`. */
+ * chunks of its capacity) and write the reduced arrays for `step`. With
+ * f_attn_layer (else NULL) also each layer's F-Attn into it [n_layers]:
+ * the mean over heads of metrics.h's first_token_share of the mean map
+ * (runstats.h rs_share over the same record). */
 int probe_run(const Model *m, RunState *s, const Dataset *ds, RunFile *rf, long long step,
-              char *err, size_t errlen);
+              double *f_attn_layer, char *err, size_t errlen);
 
 /* The bytes probe_run allocates for N sequences of length T (its
  * accumulators and tokens; memplan.c adds it to a run's plan). */

@@ -14,6 +14,11 @@
  * closes it, and renames it over RUN.h5; only then
  * is the checkpoint written. A kill at any moment leaves the last
  * committed run file and a checkpoint no newer than it.
+ *
+ * Beside it the live metrics log RUN.h5.jsonl (metrics_log.h) gets a line
+ * per step and per eval as they happen, not at commits; a resume cuts
+ * the lines past its checkpoint. It only writes: training is the same
+ * with or without it.
  */
 #include <math.h>
 #include <errno.h>
@@ -28,6 +33,7 @@
 #include "atomic_write.h"
 #include "data.h"
 #include "memplan.h"
+#include "metrics_log.h"
 #include "probe.h"
 #include "runfile.h"
 #include "runfile_check.h"
@@ -61,6 +67,9 @@ typedef struct {
     long long step, tokens;
     double seconds; /* training time over all sessions of this run */
     double last_val;
+    int resumed;     /* this session continues from a checkpoint */
+    MetricsLog mlog; /* RUN.h5.jsonl */
+    double *f_attn;  /* [n_layers]: the last probe's F-Attn per layer */
 } Loop;
 
 static void format_eta(char *buf, size_t n, double s) {
@@ -198,7 +207,12 @@ static int eval_and_probe(Loop *lp, char *err, size_t errlen) {
         fprintf(stderr, "eval step %lld | val_loss %.4f | ppl %.3f | bpb %.4f\n", lp->step, v,
                 exp(v), bpb);
     if (runfile_append_eval(lp->rf, lp->step, v, bpb, err, errlen) != 0) return -1;
-    return probe_run(&lp->tr.model, &lp->tr.workers[0], &lp->ds, lp->rf, lp->step, err, errlen);
+    mlog_eval(&lp->mlog, lp->step, v, bpb);
+    if (probe_run(&lp->tr.model, &lp->tr.workers[0], &lp->ds, lp->rf, lp->step, lp->f_attn, err,
+                  errlen) != 0)
+        return -1;
+    if (lp->cfg->probe_n > 0) mlog_probe(&lp->mlog, lp->step, lp->f_attn, lp->cfg->n_layers);
+    return 0;
 }
 
 static int save_checkpoint(Loop *lp, char *err, size_t errlen) {
@@ -363,6 +377,7 @@ static int open_resumed(Loop *lp, char *err, size_t errlen) {
                       lp->opt->out_path, lp->step, lp->opt->out_path, rows),
                TRAIN_BADINPUT;
     if (!lp->opt->quiet) fprintf(stderr, "resuming %s at step %lld\n", lp->opt->out_path, lp->step);
+    lp->resumed = 1;
     return TRAIN_OK;
 }
 
@@ -370,6 +385,7 @@ static int open_resumed(Loop *lp, char *err, size_t errlen) {
  * never a link) and the resume rules. The caller holds the run's lock. */
 static int preflight(const TrainOptions *o, char *err, size_t errlen) {
     if (runfile_outpath_check(o->out_path, 1, err, errlen) != 0) return TRAIN_BADINPUT;
+    if (mlog_check(o->out_path, err, errlen) != 0) return TRAIN_BADINPUT;
     int exists = file_exists(o->out_path);
     char st[32];
     /* a finished run is never resumed, not even with --force: its final
@@ -404,6 +420,7 @@ static int diverged(Loop *lp, float loss, double norm, char *err, size_t errlen)
             "diverged at step %lld (loss %g, grad norm %g): stopping; the last "
             "good checkpoint is kept\n",
             lp->step, loss, norm);
+    mlog_end(&lp->mlog, "diverged", lp->step);
     if (commit_begin(lp, err, errlen) != 0) return TRAIN_FAIL;
     int rc = runfile_set_summary(lp->rf, RS_SUM_DIVERGED_STEP, (double)lp->step, err, errlen);
     rc |= runfile_set_summary(lp->rf, RS_SUM_STEPS_DONE, (double)lp->step, err, errlen);
@@ -425,9 +442,12 @@ static int one_step(Loop *lp, float *loss_out, float *lr_out, double *norm_out) 
     testhook_before_step(&lp->hooks, lp->step, tr);
     float loss = trainer_step(tr, tr->inputs, tr->targets, lp->step, &norm);
     loss = testhook_loss(&lp->hooks, lp->step, loss);
-    lp->seconds += now_seconds() - t0;
+    double dt = now_seconds() - t0;
+    lp->seconds += dt;
     lp->tokens += (long long)c->batch_size * c->seq_len;
     *loss_out = loss, *lr_out = lr, *norm_out = norm;
+    mlog_train(&lp->mlog, lp->step, loss, lr, norm,
+               dt > 0 ? (double)c->batch_size * c->seq_len / dt : NAN, lp->tokens, lp->seconds);
     return rows_push(&lp->rows, lp->step, loss, lr, norm, lp->tokens, lp->seconds);
 }
 
@@ -472,13 +492,17 @@ static int run_steps(Loop *lp, char *err, size_t errlen) {
         if ((ev || ck) && commit(lp, ev ? COMMIT_EVAL : COMMIT_ROWS, err, errlen) != 0)
             return stop_requested() ? interrupted_in_commit(lp) : TRAIN_FAIL;
     }
-    if (commit(lp, COMMIT_FINAL, err, errlen) == 0) return TRAIN_OK;
+    if (commit(lp, COMMIT_FINAL, err, errlen) == 0) {
+        mlog_end(&lp->mlog, "done", lp->step);
+        return TRAIN_OK;
+    }
     return stop_requested() ? interrupted_in_commit(lp) : TRAIN_FAIL;
 }
 
 int train_run(const Config *cfg, const TrainOptions *opt, char *err, size_t errlen) {
     Loop lp;
     memset(&lp, 0, sizeof lp);
+    lp.mlog.fd = -1;
     lp.cfg = cfg;
     lp.opt = opt;
     lp.last_val = NAN;
@@ -512,11 +536,20 @@ int train_run(const Config *cfg, const TrainOptions *opt, char *err, size_t errl
                 model_added_params(&lp.tr.model), lp.tr.n_workers);
     rc = loop_open(&lp, err, errlen);
     if (rc != TRAIN_OK) goto out_trainer;
+    lp.f_attn = calloc((size_t)cfg->n_layers, sizeof *lp.f_attn);
+    char why[512];
+    if (!lp.f_attn ||
+        (lp.resumed ? mlog_open_resume(&lp.mlog, opt->out_path, cfg, lp.step, why, sizeof why)
+                    : mlog_open_fresh(&lp.mlog, opt->out_path, cfg, why, sizeof why)) != 0)
+        fprintf(stderr, "warning: no metrics log: %s; training goes on without it\n",
+                lp.f_attn ? why : "out of memory");
     StopGuard guard;
     stop_arm(&guard);
     rc = run_steps(&lp, err, errlen);
     stop_disarm(&guard);
 out_trainer:
+    mlog_close(&lp.mlog);
+    free(lp.f_attn);
     trainer_free(&lp.tr);
 out_data:
     data_close(&lp.ds);

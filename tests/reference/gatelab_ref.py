@@ -61,7 +61,7 @@ def _g(pos, **kw):
     return d
 
 
-# The 34 ids of docs/variants.md as explicit field changes
+# The 35 ids of docs/variants.md as explicit field changes
 # over VARIANT_BASE. Shape changes of the parameter-matched ids (section B)
 # depend on the base shape, so they are functions of it (see variant_fields).
 VARIANTS = OrderedDict([
@@ -103,6 +103,8 @@ VARIANTS = OrderedDict([
     ("stickbreak", dict(normaliser="stickbreak")),
     ("fox", dict(fox=1)),
     ("registers", dict(sink_token=4)),
+    # E. stability controls
+    ("qk-norm", dict(qk_norm=1)),
 ])
 
 

@@ -7,7 +7,9 @@
 #include "config.h"
 
 /* Defaults, then the preset file (may be NULL), then each "key=value" in
- * order; resolve derived values (the vocab from the data) and validate.
+ * order; resolve derived values and validate. Reads no data: with
+ * data=tokens and no vocab_size the vocab stays open (0) until
+ * data_fill_vocab (data.h) reads it from the token files.
  * -1 with a one-line reason. */
 int config_from_args(Config *cfg, const char *path, char **sets, int nsets, char *err,
                      size_t errlen);

@@ -2,17 +2,10 @@
  * overrides, or the config text a run file recorded) into a Config every
  * command that builds a model can trust (see config_args.h). */
 #include "config_args.h"
-#include "data.h"
 
-/* Derived values, then validation: the tail every config source shares.
- * The vocab is read from the data when the config leaves it open. */
+/* Derived values, then validation: the tail every config source shares. */
 static int finish(Config *cfg, char *err, size_t errlen) {
     config_resolve(cfg);
-    if (cfg->vocab_size <= 0) {
-        int v = data_vocab_size(cfg, err, errlen);
-        if (v < 0) return -1;
-        cfg->vocab_size = v;
-    }
     return config_validate(cfg, err, errlen);
 }
 

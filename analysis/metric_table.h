@@ -1,0 +1,53 @@
+/* metric_table.h: the one table of per-run metrics (metric_table.c). Each
+ * row names a results.csv column, and for the metrics REPORT.md shows, its
+ * Markdown header, definition and format; thresholds are data, and every
+ * name that carries one ("sink_rate_%g", "sink@%g") is formatted from it.
+ * The report's CSV writer, its Markdown tables and the protocol's metric
+ * lookup all walk this table; `gatelab metrics` prints it. */
+#ifndef GATELAB_METRIC_TABLE_H
+#define GATELAB_METRIC_TABLE_H
+
+#include <stddef.h>
+
+/* How a value is stored and written to results.csv. */
+typedef enum {
+    MK_REAL,  /* double, "%.10g", blank when not finite */
+    MK_WHOLE, /* double, "%.0f", blank when not finite */
+    MK_LL,    /* long long, "%lld", always written */
+    MK_FLAG   /* int 0/1, blank when negative (not known) */
+} MetricKind;
+
+/* Where row_read gets a value from, when the table itself says how. */
+typedef enum {
+    MS_OTHER = 0, /* computed by name in report_rows.c */
+    MS_SINK_RATE, /* metrics.h sink_rate at `threshold` */
+    MS_GATE_BELOW /* the probe's gate_below column at `threshold` (bounded gates only) */
+} MetricSource;
+
+typedef struct {
+    const char *csv;  /* results.csv column; a "%g" in it is the threshold */
+    double threshold; /* the threshold the names carry; NAN: none */
+    MetricKind kind;
+    MetricSource src;
+    size_t off; /* offsetof the value in the report's Row */
+    /* REPORT.md: table 1 (Results by run, Runs), 2 (Sink and activation
+     * detail) or 0 (CSV only), the column's place in it, its header (a
+     * "%g" is the threshold), anchor, printf format and definition */
+    int md_table, md_order;
+    const char *head, *anchor, *fmt, *def;
+    int na_unbounded; /* "n/a" for a run whose gate is unbounded */
+} MetricCol;
+
+/* The i-th metric in CSV order; NULL past the end. */
+const MetricCol *metric_at(int i);
+/* The metric whose formatted CSV name is name; NULL when none. */
+const MetricCol *metric_find(const char *name);
+/* m's CSV name, and its Markdown header ("" when it has none), with the
+ * threshold formatted in. */
+void metric_name(const MetricCol *m, char *buf, size_t len);
+void metric_head(const MetricCol *m, char *buf, size_t len);
+/* The metrics of Markdown table t in column order into out[cap]; returns
+ * how many. */
+int metric_md_columns(int t, const MetricCol **out, int cap);
+
+#endif

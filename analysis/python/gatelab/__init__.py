@@ -1,0 +1,22 @@
+"""gatelab: read gatelab run files from Python, and rebuild a run's model.
+
+    import gatelab
+    run = gatelab.load_run("runs/base.h5")      # h5py + numpy only
+    run.config["variant"], run.train["loss"], run.probe().attention.shape
+    model = gatelab.build_model(run)            # needs PyTorch
+    logits, cache = model.run_with_cache(run.probe().tokens)
+    cache["attn"][0]                            # layer 0's maps [B, H, T, T]
+    cache["gate"][0]                            # layer 0's gate scores
+
+See docs/python.md. The model is the project's PyTorch twin
+(tests/reference/gatelab_ref.py, docs/MODEL.md), imported, not copied.
+"""
+from .runfile import Probe, Run, load_log, load_run
+
+__all__ = ["Run", "Probe", "load_run", "load_log", "build_model"]
+
+
+def build_model(run, dtype=None):
+    """The run's model with its trained weights (PyTorch; see model.py)."""
+    from .model import build_model as _build
+    return _build(run, dtype=dtype)

@@ -1,0 +1,27 @@
+/* forward.c: the checks every Forward shares (forward.h). */
+#include "forward.h"
+
+#include "util.h"
+
+void forward_close(Forward *f) {
+    if (f) f->ops->close(f);
+}
+
+int forward_check_memory(Forward *f, int B, int T, int M, int probe_n, const char *what, char *err,
+                         size_t errlen) {
+    MemPlan p;
+    if (f->ops->plan(f, B, T, M, probe_n, &p, err, errlen) != 0) return -1;
+    return memplan_check(&p, what, err, errlen);
+}
+
+int forward_check_len(const Forward *f, int T, char *err, size_t errlen) {
+    const ForwardInfo *i = &f->info;
+    if (i->max_len <= 0 || T <= i->max_len) return 0;
+    if (i->learned_pos)
+        return seterr(err, errlen,
+                      "%s: length %d exceeds the learned position table (max_pos %d): "
+                      "learned positions cannot extrapolate",
+                      f->run, T, i->max_pos);
+    return seterr(err, errlen, "%s: length %d exceeds the model's %d positions", f->run, T,
+                  i->max_len);
+}

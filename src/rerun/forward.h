@@ -1,0 +1,99 @@
+/* forward.h: the one way the rerun tools (eval, intervene, stream) reach a
+ * model, whatever its weights come from: a trained run's final weights
+ * (forward_trained.c) or the Hugging Face checkpoint an inspected run was
+ * measured on (forward_hf.c); forward_open.h picks one. A Forward is opened on a run
+ * file, sized for the windows about to run (plan, then prepare), and then
+ * gives windows of the run's held-out input, the probe of windows (with
+ * the loss) and per-token losses with each head's first attention column.
+ * Every metric the tools report is computed over these by one function
+ * (lceval.c, intervene.c, stream.c with metrics.h), so both weight sources
+ * mean the same by each number. */
+#ifndef GATELAB_FORWARD_H
+#define GATELAB_FORWARD_H
+
+#include <stddef.h>
+
+#include "memplan.h"
+#include "runschema.h"
+
+struct Intervention;
+typedef struct Forward Forward;
+
+/* What the tools need to know of the model before they run it. */
+typedef struct {
+    int checkpoint; /* 1: a Hugging Face checkpoint, 0: a trained run */
+    char variant[256];
+    char status[32];
+    char positions[32]; /* how positions are encoded: "RoPE", "learned", "none" */
+    int seq_len;        /* trained: the training length; checkpoint: the probe's */
+    int stream_len;     /* stream's default length */
+    int bucket_len;     /* eval's loss buckets: every bucket_len positions (0: one) */
+    int max_len;        /* the longest window the positions reach (0: no bound) */
+    int max_pos;        /* the position table's size, for messages (0: none) */
+    int learned_pos;    /* 1: positions are a learned table (no extrapolation) */
+    int yarn;           /* 1: YaRN scaling can be applied */
+    int L, H, d, V;     /* layers, query heads, model width, vocabulary */
+} ForwardInfo;
+
+/* One probe pass's input: N windows of T tokens (T <= the prepared T). */
+typedef struct {
+    const int *tokens;  /* [N, T] */
+    const int *targets; /* [N, T], -1: not counted */
+    int N, T, M;        /* M <= T: positions whose full maps are kept */
+    const struct Intervention *iv;
+    long long step; /* the record's step */
+} ForwardProbeIn;
+
+/* The operations of a weight source; each returns 0, or -1 with one line
+ * in err (close: nothing). */
+typedef struct {
+    /* The bytes B windows of T tokens (M of them with full maps, and a
+     * probe of N windows when probe_n > 0) will allocate, into *p. */
+    int (*plan)(Forward *f, int B, int T, int M, int probe_n, MemPlan *p, char *err, size_t errlen);
+    /* Allocate for up to B windows of T tokens at YaRN scale `yarn` (1: none). */
+    int (*prepare)(Forward *f, int B, int T, double yarn, char *err, size_t errlen);
+    /* Batch i of nb batches of B held-out windows of T tokens: ids and
+     * targets [B, T] (the next token, -1 where none). */
+    int (*windows)(Forward *f, int T, int B, int nb, int i, int *ids, int *targets, char *err,
+                   size_t errlen);
+    /* The probe of in into rec (free with runread_probe_free), the mean
+     * loss over its targets and their count. */
+    int (*probe)(Forward *f, const ForwardProbeIn *in, ProbeRecord *rec, double *loss,
+                 long long *loss_n, char *err, size_t errlen);
+    /* B windows ids[B, T] under iv (NULL: plain): each position's loss into
+     * tok_loss[B * T] (or NULL; 0 where targets is -1), the model's mean
+     * loss into *mean (or NULL) and, when cols is not NULL, each head's
+     * first attention column A[t, 0] over the real tokens into
+     * cols[((l * B + b) * H + h) * T + t], read through the Gu et al.
+     * proxy where rows need not sum to one. */
+    int (*losses)(Forward *f, const int *ids, const int *targets, int B, int T,
+                  const struct Intervention *iv, float *tok_loss, double *mean, float *cols,
+                  char *err, size_t errlen);
+    void (*close)(Forward *f);
+} ForwardOps;
+
+struct Forward {
+    const ForwardOps *ops;
+    ForwardInfo info;
+    const char *run; /* the run file's path, for messages */
+    void *impl;
+};
+
+/* A trained run's model from its own config and final weights
+ * (runmodel.h), on the threads its config names. NULL with one line in
+ * err. */
+Forward *forward_open_trained(const char *run, char *err, size_t errlen);
+
+/* Close and free f (NULL: nothing). */
+void forward_close(Forward *f);
+
+/* 0 when B windows of T tokens (M with maps, a probe of probe_n) fit the
+ * memory plan's limit, else -1 with memplan_check's line naming `what`. */
+int forward_check_memory(Forward *f, int B, int T, int M, int probe_n, const char *what, char *err,
+                         size_t errlen);
+
+/* 0 when a window of T tokens lies within the model's positions, else -1
+ * naming the run, the length and the table. */
+int forward_check_len(const Forward *f, int T, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,236 @@
+/* forward_hf.c: the Forward of an inspected run (forward_open.h): the
+ * checkpoint it was measured on (hf_model.h), windows of the input it
+ * records (or another text), the probe every checkpoint shares
+ * (hf_pass.h). */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "forward_open.h"
+#include "hf_identity.h"
+#include "hf_model.h"
+#include "hf_pass.h"
+#include "inspect_input.h"
+#include "runfile_read.h"
+#include "util.h"
+
+#define STREAM_LEN_DEFAULT 512 /* stream's length on a checkpoint */
+
+typedef struct {
+    HfModel *m;
+    char dir[1024], input[1024], kind[32];
+    int recorded_input; /* input is the one the run records */
+    HfWindows w;        /* the input's windows, loaded for wT tokens */
+    int wT;
+    float *logits; /* [T, V] of the prepared T */
+    int32_t *ids;  /* [T] */
+    int T;
+} Hf;
+
+/* Layer callback of losses: each head's first column into cols. */
+typedef struct {
+    float *cols;
+    int B, b;
+} ColCtx;
+
+static void col_feed(void *ctx, const ProbeLayer *o) {
+    ColCtx *c = ctx;
+    for (int h = 0; h < o->H; h++)
+        memcpy(c->cols + (((size_t)o->layer * c->B + c->b) * o->H + h) * o->T,
+               o->first_col + (size_t)h * o->T, (size_t)o->T * sizeof(float));
+}
+
+static size_t sat_add(size_t a, size_t b) { return a > (size_t)-1 - b ? (size_t)-1 : a + b; }
+
+static int h_plan(Forward *f, int B, int T, int M, int probe_n, MemPlan *p, char *err,
+                  size_t errlen) {
+    Hf *h = f->impl;
+    size_t probe = 0;
+    (void)err, (void)errlen;
+    memset(p, 0, sizeof *p);
+    hf_model_pass_bytes(h->m, probe_n > 0 ? probe_n : 1, T, M, &p->params, &p->activations, &probe);
+    size_t tokens = (size_t)T * sizeof(int32_t) * (probe_n > 0 ? probe_n : B) * 3;
+    size_t logits = (size_t)T * f->info.V * sizeof(float);
+    p->activations = sat_add(sat_add(p->activations, logits), tokens);
+    p->probe = probe_n > 0 ? probe : 0;
+    p->total = sat_add(sat_add(p->params, p->activations), p->probe);
+    return 0;
+}
+
+static int h_prepare(Forward *f, int B, int T, double yarn, char *err, size_t errlen) {
+    Hf *h = f->impl;
+    (void)B;
+    if (yarn != 1.0) return seterr(err, errlen, "%s: YaRN is for trained runs", f->run);
+    free(h->logits), free(h->ids);
+    h->logits = falloc((size_t)T * f->info.V);
+    h->ids = malloc((size_t)T * sizeof *h->ids);
+    h->T = T;
+    if (!h->logits || !h->ids)
+        return seterr(err, errlen, "%s: out of memory for the logits of %d tokens", f->run, T);
+    return 0;
+}
+
+/* The input's windows of T tokens, at least n of them. */
+static int load_windows(Forward *f, int T, int n, char *err, size_t errlen) {
+    Hf *h = f->impl;
+    const HfArch *a = hf_model_arch(h->m);
+    struct stat st;
+    if (h->wT == T && h->w.N >= n) return 0;
+    if (h->recorded_input && stat(h->input, &st) != 0)
+        return seterr(err, errlen, "%s: its recorded input %s is gone (moved or deleted)", f->run,
+                      h->input);
+    hf_windows_free(&h->w);
+    memset(&h->w, 0, sizeof h->w);
+    h->wT = 0;
+    int bos_used,
+        rc = !strcmp(h->kind, "tokens")
+                 ? hf_windows_from_token_file(&h->w, h->input, T, -1, -1, a->V, err, errlen)
+                 : hf_windows_from_text(&h->w, h->input, h->dir, T, -1, -1, a->bos_id, a->V,
+                                        &bos_used, err, errlen);
+    if (rc < 0) return -1;
+    h->wT = T;
+    if (h->w.N < n)
+        return seterr(err, errlen, "%s: the input %s gives %d windows of %d tokens, not %d", f->run,
+                      h->input, h->w.N, T, n);
+    return 0;
+}
+
+static int h_windows(Forward *f, int T, int B, int nb, int i, int *ids, int *targets, char *err,
+                     size_t errlen) {
+    Hf *h = f->impl;
+    if (load_windows(f, T, B * nb, err, errlen) != 0) return -1;
+    for (int b = 0; b < B; b++) {
+        const int32_t *w = h->w.ids + ((size_t)i * B + b) * T;
+        for (int t = 0; t < T; t++) {
+            ids[(size_t)b * T + t] = w[t];
+            targets[(size_t)b * T + t] = t + 1 < T ? w[t + 1] : -1;
+        }
+    }
+    return 0;
+}
+
+static int h_probe(Forward *f, const ForwardProbeIn *in, ProbeRecord *rec, double *loss,
+                   long long *loss_n, char *err, size_t errlen) {
+    Hf *h = f->impl;
+    size_t n = (size_t)in->N * in->T;
+    int32_t *ids = malloc(n * sizeof *ids);
+    if (!ids) return seterr(err, errlen, "out of memory for the probe tokens");
+    for (size_t i = 0; i < n; i++) ids[i] = (int32_t)in->tokens[i];
+    HfPassIn pi = {
+        .ids = ids, .N = in->N, .T = in->T, .M = in->M, .targets = in->targets, .iv = in->iv};
+    HfPassOut po;
+    int rc = hf_pass(h->m, &pi, rec, &po, err, errlen);
+    if (rc == 0) rec->step = in->step;
+    *loss = po.loss, *loss_n = po.loss_n;
+    free(ids);
+    return rc;
+}
+
+static int h_losses(Forward *f, const int *ids, const int *targets, int B, int T,
+                    const struct Intervention *iv, float *tok_loss, double *mean, float *cols,
+                    char *err, size_t errlen) {
+    Hf *h = f->impl;
+    const int V = f->info.V;
+    double sum = 0.0;
+    long long cnt = 0;
+    if (T > h->T) return seterr(err, errlen, "%s: %d tokens, prepared for %d", f->run, T, h->T);
+    for (int b = 0; b < B; b++) {
+        const int *tg = targets + (size_t)b * T;
+        for (int t = 0; t < T; t++) h->ids[t] = (int32_t)ids[(size_t)b * T + t];
+        ColCtx c = {cols, B, b};
+        HfRun run = {.iv = iv, .fn = cols ? col_feed : NULL, .ctx = &c, .logits = h->logits};
+        if (hf_model_forward(h->m, h->ids, T, &run, err, errlen) < 0) return -1;
+        for (int t = 0; tok_loss && t < T; t++) {
+            double s = 0.0;
+            long long k = 0;
+            if (hf_loss_sum(h->logits + (size_t)t * V, tg + t, 1, V, &s, &k) < 0)
+                return seterr(err, errlen, "out of memory for the loss");
+            tok_loss[(size_t)b * T + t] = k ? (float)s : 0.0f;
+        }
+        if (mean && hf_loss_sum(h->logits, tg, T, V, &sum, &cnt) < 0)
+            return seterr(err, errlen, "out of memory for the loss");
+    }
+    if (mean) *mean = cnt ? sum / (double)cnt : NAN;
+    return 0;
+}
+
+static void h_close(Forward *f) {
+    Hf *h = f->impl;
+    hf_windows_free(&h->w);
+    free(h->logits), free(h->ids);
+    hf_model_close(h->m);
+    free(h);
+    free(f);
+}
+
+static const ForwardOps hf_ops = {h_plan, h_prepare, h_windows, h_probe, h_losses, h_close};
+
+static void fill_info(ForwardInfo *i, const HfArch *a, const RunMeta *meta, int probe_T) {
+    memset(i, 0, sizeof *i);
+    i->checkpoint = 1;
+    snprintf(i->variant, sizeof i->variant, "%s", meta->variant);
+    snprintf(i->status, sizeof i->status, "%s", meta->status);
+    i->learned_pos = a->rotary_dim == 0;
+    snprintf(i->positions, sizeof i->positions, "%s", i->learned_pos ? "learned" : "RoPE");
+    i->seq_len = probe_T;
+    i->stream_len = STREAM_LEN_DEFAULT;
+    i->max_len = i->max_pos = a->max_pos > 0 ? a->max_pos : 0;
+    i->L = a->L, i->H = a->H, i->d = a->d, i->V = a->V;
+}
+
+/* The opened checkpoint against the one the run measured: its recorded
+ * config.json's architecture and shape, then its identity when recorded. */
+static int same_checkpoint(const char *run, const Hf *h, const ForwardSource *src, char *err,
+                           size_t errlen) {
+    HfArch rec;
+    char what[512];
+    if (hf_config_parse(&rec, src->config_json, strlen(src->config_json), run, err, errlen) < 0)
+        return -1;
+    if (hf_arch_diff(hf_model_arch(h->m), &rec, what, sizeof what))
+        return seterr(err, errlen, "%s: the checkpoint %s is not the one this run measured: %s",
+                      run, h->dir, what);
+    if (!src->identity) return 0;
+    char *cur = hf_model_identity(h->m);
+    if (!cur) return seterr(err, errlen, "out of memory");
+    int diff = hf_identity_diff(src->identity, cur, what, sizeof what);
+    free(cur);
+    if (diff)
+        return seterr(err, errlen,
+                      "%s: the checkpoint %s differs from the one this run measured: %s", run,
+                      h->dir, what);
+    return 0;
+}
+
+Forward *forward_open_hf(const char *run, const ForwardSource *src, char *err, size_t errlen) {
+    Forward *f = calloc(1, sizeof *f);
+    Hf *h = calloc(1, sizeof *h);
+    if (!f || !h) {
+        free(f), free(h);
+        seterr(err, errlen, "%s: out of memory", run);
+        return NULL;
+    }
+    f->ops = &hf_ops, f->run = run, f->impl = h;
+    snprintf(h->dir, sizeof h->dir, "%s", src->model_dir);
+    snprintf(h->input, sizeof h->input, "%s", src->input);
+    snprintf(h->kind, sizeof h->kind, "%s", src->input_kind);
+    h->recorded_input = src->recorded_input;
+    struct stat st;
+    if (src->recorded_dir && stat(h->dir, &st) != 0) {
+        seterr(err, errlen, "%s: its checkpoint %s is gone (moved or deleted)", run, h->dir);
+        free(h), free(f);
+        return NULL;
+    }
+    if (hf_model_open(&h->m, h->dir, src->threads, err, errlen) < 0) {
+        free(h), free(f);
+        return NULL;
+    }
+    if (same_checkpoint(run, h, src, err, errlen) != 0) {
+        hf_model_close(h->m);
+        free(h), free(f);
+        return NULL;
+    }
+    fill_info(&f->info, hf_model_arch(h->m), &src->meta, src->probe_T);
+    return f;
+}

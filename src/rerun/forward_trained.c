@@ -1,0 +1,179 @@
+/* forward_trained.c: the Forward of a trained run (forward.h): the model
+ * rebuilt from the run file's own config and final weights (runmodel.h),
+ * the held-out batches every run and variant sees (data.h, a fixed seed),
+ * the trainer's own probe (probe.h).
+ *
+ * Attention statistics follow the trainer's probe (probe.c): with a sink
+ * token its row and column are dropped so the "first token" is the first
+ * real one, and normalisers whose rows need not sum to one are read through
+ * the Gu et al. proxy |a| / sum |a|. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "config_derive.h"
+#include "data.h"
+#include "forward.h"
+#include "lceval.h"
+#include "metrics.h"
+#include "model.h"
+#include "probe.h"
+#include "runfile_read.h"
+#include "runmodel.h"
+#include "util.h"
+
+typedef struct {
+    Model m;
+    RunState s;
+    int have_state;
+    Dataset ds;
+    int have_data;
+    float *map; /* [T, T] scratch of the proxy */
+} Trained;
+
+static const char *pos_name(PosKind p) {
+    return p == POS_LEARNED ? "learned" : p == POS_NONE ? "none" : "RoPE";
+}
+
+static int t_plan(Forward *f, int B, int T, int M, int probe_n, MemPlan *p, char *err,
+                  size_t errlen) {
+    Trained *t = f->impl;
+    (void)M;
+    if (memplan_eval(&t->m.cfg, B, T, p, err, errlen) != 0) return -1;
+    if (probe_n > 0) {
+        p->probe = probe_bytes(&t->m, probe_n, T);
+        p->total = p->total > (size_t)-1 / 2 - p->probe ? (size_t)-1 / 2 : p->total + p->probe;
+    }
+    return 0;
+}
+
+static void free_state(Trained *t) {
+    if (t->have_state) runstate_free(&t->s);
+    t->have_state = 0;
+    free(t->map);
+    t->map = NULL;
+}
+
+static int t_prepare(Forward *f, int B, int T, double yarn, char *err, size_t errlen) {
+    Trained *t = f->impl;
+    free_state(t);
+    /* rope tables are cached by (length, scale) inside the RunState, and a
+     * fresh RunState per preparation makes the cache moot anyway */
+    t->m.cfg.yarn_scale = (float)yarn;
+    if (runstate_init(&t->s, &t->m, B, T) != 0)
+        return seterr(err, errlen, "%s: out of memory for %d sequences of length %d", f->run, B, T);
+    t->have_state = 1;
+    t->map = malloc((size_t)T * T * sizeof(float));
+    if (!t->map) {
+        free_state(t);
+        return seterr(err, errlen, "%s: out of memory for a map of length %d", f->run, T);
+    }
+    return 0;
+}
+
+static int t_windows(Forward *f, int T, int B, int nb, int i, int *ids, int *targets, char *err,
+                     size_t errlen) {
+    Trained *t = f->impl;
+    (void)nb;
+    if (!t->have_data) {
+        if (data_open(&t->ds, &t->m.cfg, err, errlen) != 0) return -1;
+        t->have_data = 1;
+    }
+    data_batch(&t->ds, ids, targets, B, T, SPLIT_VAL, LCEVAL_SEED, i);
+    return 0;
+}
+
+static int t_probe(Forward *f, const ForwardProbeIn *in, ProbeRecord *rec, double *loss,
+                   long long *loss_n, char *err, size_t errlen) {
+    Trained *t = f->impl;
+    ProbeInput pi = {.tokens = in->tokens,
+                     .targets = in->targets,
+                     .N = in->N,
+                     .T = in->T,
+                     .iv = in->iv,
+                     .step = in->step};
+    if (probe_collect(&t->m, &t->s, &pi, rec, loss, err, errlen) != 0) return -1;
+    *loss_n = 0;
+    for (int b = 0; b < in->N * in->T; b++) *loss_n += in->targets[b] >= 0;
+    return 0;
+}
+
+/* Each head's first column of layer l, the sink row and column dropped,
+ * through the proxy where the variant needs it. */
+static void first_cols(Trained *t, int B, int T, float *cols) {
+    const Model *m = &t->m;
+    const int e = m->dims.extra_pos, Ti = T + e, H = m->dims.H;
+    for (int l = 0; l < m->dims.L; l++) {
+        const float *att = model_attention(&t->s, l);
+        for (int b = 0; b < B; b++)
+            for (int h = 0; h < H; h++) {
+                const float *A = att + ((size_t)b * H + h) * (size_t)Ti * Ti;
+                float *col = cols + (((size_t)l * B + b) * H + h) * T;
+                for (int q = 0; q < T; q++)
+                    memcpy(t->map + (size_t)q * T, A + (size_t)(q + e) * Ti + e,
+                           (size_t)T * sizeof(float));
+                if (config_attention_proxy(&m->cfg)) attention_proxy(t->map, T);
+                for (int q = 0; q < T; q++) col[q] = t->map[(size_t)q * T];
+            }
+    }
+}
+
+static int t_losses(Forward *f, const int *ids, const int *targets, int B, int T,
+                    const struct Intervention *iv, float *tok_loss, double *mean, float *cols,
+                    char *err, size_t errlen) {
+    Trained *t = f->impl;
+    (void)err, (void)errlen;
+    float l = iv ? model_forward_iv(&t->m, &t->s, ids, targets, B, T, iv)
+                 : model_forward(&t->m, &t->s, ids, targets, B, T);
+    if (mean) *mean = l;
+    if (tok_loss)
+        for (size_t n = 0; n < (size_t)B * T; n++)
+            tok_loss[n] = targets[n] >= 0 && targets[n] < t->m.dims.V ? t->s.losses[n] : 0.0f;
+    if (cols) first_cols(t, B, T, cols);
+    return 0;
+}
+
+static void t_close(Forward *f) {
+    Trained *t = f->impl;
+    free_state(t);
+    if (t->have_data) data_close(&t->ds);
+    model_free(&t->m);
+    free(t);
+    free(f);
+}
+
+static const ForwardOps trained_ops = {t_plan, t_prepare, t_windows, t_probe, t_losses, t_close};
+
+static void fill_info(ForwardInfo *i, const RunMeta *meta, const Model *m) {
+    memset(i, 0, sizeof *i);
+    snprintf(i->variant, sizeof i->variant, "%s", meta->variant);
+    snprintf(i->status, sizeof i->status, "%s", meta->status);
+    snprintf(i->positions, sizeof i->positions, "%s", pos_name(m->cfg.pos));
+    i->seq_len = i->stream_len = i->bucket_len = m->cfg.seq_len;
+    i->learned_pos = m->cfg.pos == POS_LEARNED;
+    i->max_pos = i->learned_pos ? m->cfg.max_pos : 0;
+    i->max_len = i->learned_pos ? m->cfg.max_pos - m->dims.extra_pos : 0;
+    i->yarn = 1;
+    i->L = m->dims.L, i->H = m->dims.H, i->d = m->dims.d, i->V = m->dims.V;
+}
+
+Forward *forward_open_trained(const char *run, char *err, size_t errlen) {
+    Forward *f = calloc(1, sizeof *f);
+    Trained *t = calloc(1, sizeof *t);
+    if (!f || !t) {
+        free(f), free(t);
+        seterr(err, errlen, "%s: out of memory", run);
+        return NULL;
+    }
+    RunReader *rr = runread_open(run, err, errlen);
+    int rc = rr ? runmodel_load(rr, run, &t->m, err, errlen) : -1;
+    if (rc == 0) fill_info(&f->info, runread_meta(rr), &t->m);
+    if (rr) runread_close(rr);
+    if (rc != 0) {
+        free(f), free(t);
+        return NULL;
+    }
+    f->ops = &trained_ops;
+    f->run = run;
+    f->impl = t;
+    return f;
+}
