@@ -117,7 +117,7 @@ int report_run(const char *dir, const char *outdir, char *err, size_t errlen) {
         row_read(&rows[i]);
         free(names[i]);
         if (n > REPORT_PROGRESS_EVERY && ((i + 1) % REPORT_PROGRESS_EVERY == 0 || i + 1 == n))
-            fprintf(stderr, "report: read %d of %d run files\n", i + 1, n);
+            report_progress("read %d of %d run files", i + 1, n);
     }
     free(names);
     qsort(rows, (size_t)n, sizeof *rows, cmp_row);

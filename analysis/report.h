@@ -8,8 +8,8 @@
  * not fatal) and write REPORT.md, results.csv and figures/ into outdir
  * (dir when NULL; created if missing). Each file is read in turn and kept
  * only as its Row of headline numbers; with more than REPORT_PROGRESS_EVERY
- * files a line "report: read K of N run files" goes to stderr after every
- * REPORT_PROGRESS_EVERY of them. 0 ok, -1 with one line in err;
+ * files a progress line "report: read K of N run files" (report_progress)
+ * follows every REPORT_PROGRESS_EVERY of them. 0 ok, -1 with one line in err;
  * REPORT_BADINPUT (with a line) when dir does not exist or holds no run
  * file, a run file's name or protocol.ini is refused, or none of them was
  * readable (the report listing them is still written). */
