@@ -4,7 +4,7 @@
  * Resume is exact because nothing is hidden: a batch is a pure function of
  * (data_seed, step), and a checkpoint holds the parameters, both AdamW
  * moments and the step. Losses after a resume are bit-identical to an
- * unbroken run with the same thread count.
+ * unbroken run, at any thread count (trainer.c).
  *
  * Why the run file is only ever written through a copy: HDF5 1.10 files
  * are not crash-safe, and a SIGKILL in the middle of a write can leave one
@@ -199,7 +199,7 @@ static int eval_and_probe(Loop *lp, char *err, size_t errlen) {
         fprintf(stderr, "eval step %lld | val_loss %.4f | ppl %.3f | bpb %.4f\n", lp->step, v,
                 exp(v), bpb);
     if (runfile_append_eval(lp->rf, lp->step, v, bpb, err, errlen) != 0) return -1;
-    return probe_run(&lp->tr.model, &lp->tr.workers[0], &lp->ds, lp->rf, lp->step, err, errlen);
+    return probe_run(&lp->tr.model, &lp->tr.shards[0], &lp->ds, lp->rf, lp->step, err, errlen);
 }
 
 static int save_checkpoint(Loop *lp, char *err, size_t errlen) {
