@@ -8,9 +8,9 @@
  * CPU has. These are the products the committed reference studies were
  * trained with. (Out of the mode, gatelab's own products give the same bits
  * on every path and core too; they are simply not the studies' arithmetic.) The rest is already
- * machine-independent: the training threads split a batch by the `threads` key alone, sgemm's split
- * over OpenBLAS's threads never reorders a sum, libm runs its FMA variants on every such CPU, and
- * subnormal flushing is a mode, not a speed.
+ * machine-independent: the training batch is cut into fixed shards whatever the `threads` key,
+ * sgemm's split over OpenBLAS's threads never reorders a sum, libm runs its FMA variants on every
+ * such CPU, and subnormal flushing is a mode, not a speed.
  *
  * The run file records the mode in /config and the kernels in its root
  * attributes blas_core and simd_path. */

@@ -25,9 +25,14 @@ int config_attention_proxy(const Config *c) {
            c->normaliser == NORMZ_STICKBREAK || c->diff_attn;
 }
 
+int config_shards(const Config *cfg) {
+    return cfg->batch_size < TRAIN_SHARDS ? (cfg->batch_size < 1 ? 1 : cfg->batch_size)
+                                          : TRAIN_SHARDS;
+}
+
 int config_workers(const Config *cfg) {
-    int nw = cfg->threads < 1 ? 1 : cfg->threads;
-    return nw > cfg->batch_size ? cfg->batch_size : nw;
+    int nw = cfg->threads < 1 ? 1 : cfg->threads, ns = config_shards(cfg);
+    return nw > ns ? ns : nw;
 }
 
 int batch_share(int B, int nw, int w) { return B / nw + (w < B % nw); }

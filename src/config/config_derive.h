@@ -17,11 +17,17 @@ int config_head_dim(const Config *cfg);
  * variant's attention rows (they need not sum to one). */
 int config_attention_proxy(const Config *cfg);
 
-/* Training workers for cfg: threads, at least 1 and at most batch_size. */
+/* The shards a training batch is cut into: TRAIN_SHARDS, or batch_size
+ * when that is smaller. They depend on the config alone, never on the
+ * thread count, so neither do a run's bits. */
+enum { TRAIN_SHARDS = 8 };
+int config_shards(const Config *cfg);
+
+/* Training threads for cfg: threads, at least 1 and at most the shards. */
 int config_workers(const Config *cfg);
 
-/* Sequences of a batch of B that worker w of nw takes: B / nw, plus one
- * for each of the first B % nw workers. */
+/* Sequences of a batch of B that shard w of nw takes: B / nw, plus one
+ * for each of the first B % nw shards. */
 int batch_share(int B, int nw, int w);
 
 #endif

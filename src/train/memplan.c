@@ -27,14 +27,14 @@ static void finish(MemPlan *p) {
 int memplan_train(const Config *cfg, MemPlan *p, char *err, size_t errlen) {
     Model m;
     if (model_shape(&m, cfg, err, errlen) != 0) return -1;
-    int B = cfg->batch_size, nw = config_workers(cfg);
+    int B = cfg->batch_size, ns = config_shards(cfg);
     size_t n = m.table.total;
     p->params = mul(n, sizeof(float));
     p->optimiser = add(mul(2 * sizeof(float), n), mul(2 * sizeof(int), (size_t)B * cfg->seq_len));
     p->activations = 0;
-    for (int w = 0; w < nw; w++) /* the trainer's split of the batch */
+    for (int w = 0; w < ns; w++) /* the trainer's shards of the batch */
         p->activations =
-            add(p->activations, runstate_bytes(&m, batch_share(B, nw, w), cfg->seq_len));
+            add(p->activations, runstate_bytes(&m, batch_share(B, ns, w), cfg->seq_len));
     p->probe = probe_bytes(&m, cfg->probe_n, cfg->seq_len);
     model_free(&m);
     finish(p);

@@ -4,7 +4,7 @@
  * Resume is exact because nothing is hidden: a batch is a pure function of
  * (data_seed, step), and a checkpoint holds the parameters, both AdamW
  * moments and the step. Losses after a resume are bit-identical to an
- * unbroken run with the same thread count.
+ * unbroken run, at any thread count (trainer.c).
  *
  * Why the run file is only ever written through a copy: HDF5 1.10 files
  * are not crash-safe, and a SIGKILL in the middle of a write can leave one
@@ -212,7 +212,7 @@ static int eval_and_probe(Loop *lp, char *err, size_t errlen) {
         fprintf(stderr, "eval step %lld | val_loss %.4f | ppl %.3f\n", lp->step, v, exp(v));
     if (runfile_append_eval(lp->rf, lp->step, v, bpb, err, errlen) != 0) return -1;
     mlog_eval(&lp->mlog, lp->step, v, bpb);
-    if (probe_run(&lp->tr.model, &lp->tr.workers[0], &lp->ds, lp->rf, lp->step, lp->f_attn, err,
+    if (probe_run(&lp->tr.model, &lp->tr.shards[0], &lp->ds, lp->rf, lp->step, lp->f_attn, err,
                   errlen) != 0)
         return -1;
     if (lp->cfg->probe_n > 0) mlog_probe(&lp->mlog, lp->step, lp->f_attn, lp->cfg->n_layers);

@@ -1,11 +1,14 @@
 /* trainer.c: one training step, data-parallel over worker threads.
  *
  * Why threads over the batch and not BLAS threads: our projections are
- * (B*T x 128) x (128 x 128) sgemms, too small for OpenBLAS to split well
- * (2048x128x384 reaches ~103 GFLOP/s on 2 threads against ~99 on one).
- * Each worker runs single-threaded BLAS on its share of the batch instead,
- * and the gradients are summed in a fixed order, so results depend only on
- * the thread count, never on timing.
+ * (B*T x 128) x (128 x 128) products, too small to split well. Each thread
+ * runs single-threaded products on its shards of the batch instead.
+ *
+ * The batch is cut into a fixed number of shards (config_shards), whatever
+ * the thread count; each shard's forward and backward is the same
+ * arithmetic on whichever thread runs it, and the shards' gradients are
+ * summed in shard order, element by element. So a run's bits do not
+ * depend on the thread count, nor on timing.
  */
 #include <math.h>
 #include <pthread.h>
@@ -27,26 +30,27 @@ void openblas_set_num_threads(int n);
 int trainer_init(Trainer *tr, const Config *cfg, char *err, size_t errlen) {
     memset(tr, 0, sizeof *tr);
     tr->cfg = *cfg;
-    int nw = config_workers(cfg);
+    int nw = config_workers(cfg), ns = config_shards(cfg);
     openblas_set_num_threads(1);
     /* the step's threads start from this one and inherit its mode */
     fp_flush_subnormals(cfg->flush_subnormals);
     if (model_init(&tr->model, cfg, err, errlen) != 0) return -1;
     tr->n_workers = nw;
-    tr->workers = calloc((size_t)nw, sizeof *tr->workers);
-    tr->share = calloc((size_t)nw, sizeof *tr->share);
+    tr->n_shards = ns;
+    tr->shards = calloc((size_t)ns, sizeof *tr->shards);
+    tr->share = calloc((size_t)ns, sizeof *tr->share);
     size_t n = tr->model.table.total, bt = (size_t)cfg->batch_size * cfg->seq_len;
     tr->adam_m = falloc(n);
     tr->adam_v = falloc(n);
     tr->inputs = calloc(bt, sizeof(int));
     tr->targets = calloc(bt, sizeof(int));
-    if (!tr->workers || !tr->share || !tr->adam_m || !tr->adam_v || !tr->inputs || !tr->targets) {
+    if (!tr->shards || !tr->share || !tr->adam_m || !tr->adam_v || !tr->inputs || !tr->targets) {
         trainer_free(tr);
         return seterr(err, errlen, "out of memory for the optimiser state");
     }
-    for (int w = 0; w < nw; w++) {
-        tr->share[w] = batch_share(cfg->batch_size, nw, w);
-        if (runstate_init(&tr->workers[w], &tr->model, tr->share[w], cfg->seq_len) != 0) {
+    for (int w = 0; w < ns; w++) {
+        tr->share[w] = batch_share(cfg->batch_size, ns, w);
+        if (runstate_init(&tr->shards[w], &tr->model, tr->share[w], cfg->seq_len) != 0) {
             trainer_free(tr);
             return seterr(err, errlen, "out of memory for activations (batch %d x %d)",
                           cfg->batch_size, cfg->seq_len);
@@ -56,9 +60,9 @@ int trainer_init(Trainer *tr, const Config *cfg, char *err, size_t errlen) {
 }
 
 void trainer_free(Trainer *tr) {
-    if (tr->workers)
-        for (int w = 0; w < tr->n_workers; w++) runstate_free(&tr->workers[w]);
-    free(tr->workers);
+    if (tr->shards)
+        for (int w = 0; w < tr->n_shards; w++) runstate_free(&tr->shards[w]);
+    free(tr->shards);
     free(tr->share);
     free(tr->adam_m);
     free(tr->adam_v);
@@ -77,39 +81,56 @@ typedef struct {
     int B, T, backward;
 } Job;
 
-static void *job_run(void *p) {
-    Job *j = p;
+static void job_run(Job *j) {
     model_forward(j->m, j->s, j->inputs, j->targets, j->B, j->T);
     if (j->backward) {
         memset(j->s->grads, 0, j->m->table.total * sizeof(float));
         model_backward(j->m, j->s);
     }
+}
+
+/* A thread's contiguous run of jobs. */
+typedef struct {
+    Job *jobs;
+    int n;
+} Run;
+
+static void *run_thread(void *p) {
+    Run *r = p;
+    for (int i = 0; i < r->n; i++) job_run(&r->jobs[i]);
     return NULL;
 }
 
-/* Run jobs[0..n) with n-1 extra threads; the caller runs job 0. */
-static void run_jobs(Job *jobs, int n) {
+/* Run jobs[0..n) on up to `threads` threads (the caller is one), thread t
+ * taking the t-th contiguous run of them. */
+static void run_jobs(Job *jobs, int n, int threads) {
     pthread_t th[64];
-    int started[64] = {0};
-    for (int i = 1; i < n; i++) started[i] = pthread_create(&th[i], NULL, job_run, &jobs[i]) == 0;
-    job_run(&jobs[0]);
-    for (int i = 1; i < n; i++) {
-        if (started[i]) pthread_join(th[i], NULL);
-        else job_run(&jobs[i]); /* no thread to be had: run it here */
+    Run runs[64];
+    int started[64] = {0}, nt = threads < 1 ? 1 : threads > n ? n : threads;
+    for (int t = 0; t < nt; t++) {
+        int a = n * t / nt, b = n * (t + 1) / nt;
+        runs[t] = (Run){jobs + a, b - a};
+    }
+    for (int t = 1; t < nt; t++)
+        started[t] = pthread_create(&th[t], NULL, run_thread, &runs[t]) == 0;
+    run_thread(&runs[0]);
+    for (int t = 1; t < nt; t++) {
+        if (started[t]) pthread_join(th[t], NULL);
+        else run_thread(&runs[t]); /* no thread to be had: run it here */
     }
 }
 
-/* Split B sequences over the workers (capacity permitting) and run. */
+/* Cut B sequences into the shards (capacity permitting): one job each. */
 static int make_jobs(Trainer *tr, Job *jobs, const int *inputs, const int *targets, int B, int T,
                      int backward) {
     int n = 0, off = 0;
-    for (int w = 0; w < tr->n_workers && off < B; w++) {
-        int share = batch_share(B, tr->n_workers, w);
-        if (share > tr->workers[w].B) share = tr->workers[w].B;
+    for (int w = 0; w < tr->n_shards && off < B; w++) {
+        int share = batch_share(B, tr->n_shards, w);
+        if (share > tr->shards[w].B) share = tr->shards[w].B;
         if (share == 0) continue;
         size_t o = (size_t)off * T;
         jobs[n++] =
-            (Job){&tr->model, &tr->workers[w], inputs + o, targets ? targets + o : NULL, share,
+            (Job){&tr->model, &tr->shards[w], inputs + o, targets ? targets + o : NULL, share,
                   T,          backward};
         off += share;
     }
@@ -128,8 +149,8 @@ static float jobs_loss(const Job *jobs, int n, long long *count) {
     return c ? (float)(sum / (double)c) : 0.0f;
 }
 
-/* workers[0].grads = sum_w (count_w / total) * grads_w: the gradient of the
- * mean loss over the whole batch. Each element is summed over the workers
+/* shards[0].grads = sum_w (count_w / total) * grads_w: the gradient of the
+ * mean loss over the whole batch. Each element is summed over the shards
  * in their order, so splitting the elements over threads keeps the bits. */
 typedef struct {
     const Job *jobs;
@@ -178,7 +199,7 @@ float trainer_step(Trainer *tr, const int *inputs, const int *targets, long long
                    double *grad_norm) {
     Job jobs[64];
     int n = make_jobs(tr, jobs, inputs, targets, tr->cfg.batch_size, tr->cfg.seq_len, 1);
-    run_jobs(jobs, n);
+    run_jobs(jobs, n, tr->n_workers);
     long long total = 0;
     float loss = jobs_loss(jobs, n, &total);
     if (total == 0) total = 1;
@@ -198,6 +219,6 @@ float trainer_step(Trainer *tr, const int *inputs, const int *targets, long long
 float trainer_loss(Trainer *tr, const int *inputs, const int *targets, int B, int T) {
     Job jobs[64];
     int n = make_jobs(tr, jobs, inputs, targets, B, T, 0);
-    run_jobs(jobs, n);
+    run_jobs(jobs, n, tr->n_workers);
     return jobs_loss(jobs, n, NULL);
 }

@@ -6,15 +6,17 @@
 #include "config.h"
 #include "model.h"
 
-/* One optimiser's worth of state plus one RunState per worker thread.
- * The batch is split across workers; each runs single-threaded BLAS on
- * its share, and the workers' gradients are summed into workers[0]. */
+/* One optimiser's worth of state plus one RunState per shard. The batch
+ * is cut into n_shards shards (config_shards); the n_workers threads run
+ * the shards, each thread a contiguous run of them, and the shards'
+ * gradients are summed into shards[0] in shard order. */
 typedef struct {
     Config cfg;
     Model model;
-    int n_workers;
-    RunState *workers;
-    int *share; /* sequences per worker */
+    int n_workers; /* threads */
+    int n_shards;
+    RunState *shards;
+    int *share; /* sequences per shard */
     float *adam_m, *adam_v;
     int *inputs, *targets; /* [B, T] batch buffers */
     int poison_grad;       /* set only by testhook.c: the next step puts a NaN in one gradient */
