@@ -214,3 +214,9 @@ void name_for_file(char *out, size_t n, const char *s) {
     out[k] = 0;
     if (k == 0) snprintf(out, n, "run");
 }
+
+uint64_t fnv1a64(uint64_t h, const void *p, size_t n) {
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 1099511628211ULL;
+    return h;
+}

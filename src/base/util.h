@@ -3,6 +3,7 @@
 #define GATELAB_UTIL_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 /* Write a one-line error into err[errlen] (printf-style); returns -1 so
@@ -79,5 +80,10 @@ const char *file_kind(unsigned mode);
  * the binary's parent directory (build/.. of /proc/self/exe). -1 if
  * neither exists. Works from any working directory. */
 int source_file(const char *rel, char *path, size_t n);
+
+/* FNV-1a 64 of p[n], continuing from h (start a hash at FNV1A64_OFFSET):
+ * fnv1a64(fnv1a64(FNV1A64_OFFSET, a, na), b, nb) hashes a then b. */
+#define FNV1A64_OFFSET 1469598103934665603ULL
+uint64_t fnv1a64(uint64_t h, const void *p, size_t n);
 
 #endif

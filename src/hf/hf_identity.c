@@ -7,26 +7,21 @@
 
 #include "hf_steps.h"
 #include "safetensors.h"
+#include "util.h"
 
 #define MIB ((size_t)1 << 20)
 #define BLOCK ((size_t)64 << 10)
 #define LINE_MAX_LEN 1200
 
-uint64_t hf_fnv1a64(uint64_t h, const void *p, size_t n) {
-    const unsigned char *b = p;
-    for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 1099511628211ULL;
-    return h;
-}
-
 /* Whole, or the first and last MiB and HF_ID_BLOCKS blocks between. */
 static uint64_t bytes_hash(const uint8_t *p, size_t n, int *full) {
     *full = n <= HF_ID_FULL_BYTES;
-    if (*full) return hf_fnv1a64(HF_FNV_OFFSET, p, n);
-    uint64_t h = hf_fnv1a64(HF_FNV_OFFSET, p, MIB);
+    if (*full) return fnv1a64(FNV1A64_OFFSET, p, n);
+    uint64_t h = fnv1a64(FNV1A64_OFFSET, p, MIB);
     size_t span = n - 2 * MIB - BLOCK;
     for (size_t k = 0; k < HF_ID_BLOCKS; k++)
-        h = hf_fnv1a64(h, p + MIB + span / (HF_ID_BLOCKS - 1) * k, BLOCK);
-    return hf_fnv1a64(h, p + n - MIB, MIB);
+        h = fnv1a64(h, p + MIB + span / (HF_ID_BLOCKS - 1) * k, BLOCK);
+    return fnv1a64(h, p + n - MIB, MIB);
 }
 
 static int add_line(char *out, size_t cap, size_t *len, const char *name, const uint8_t *p,

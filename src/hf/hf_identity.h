@@ -17,10 +17,6 @@
 #define HF_ID_FULL_BYTES ((size_t)64 << 20)
 #define HF_ID_BLOCKS 64
 
-/* FNV-1a 64 of p[n], continuing from h (start: HF_FNV_OFFSET). */
-#define HF_FNV_OFFSET 1469598103934665603ULL
-uint64_t hf_fnv1a64(uint64_t h, const void *p, size_t n);
-
 /* The identity text of m (malloc'd), NULL when memory runs out. */
 char *hf_model_identity(const HfModel *m);
 

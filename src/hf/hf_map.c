@@ -4,10 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util.h"
+
 static uint64_t hash_bytes(const void *key, size_t len) {
-    const unsigned char *p = key;
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < len; ++i) h = (h ^ p[i]) * 1099511628211ull;
+    uint64_t h = fnv1a64(FNV1A64_OFFSET, key, len);
     h ^= h >> 29;
     return h ? h : 1;
 }

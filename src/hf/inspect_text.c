@@ -15,11 +15,13 @@
 static int describe(const char *path, char *out, size_t n) {
     FILE *f = fopen(path, "rb");
     if (!f) return -1;
-    unsigned long long h = 1469598103934665603ULL, len = 0;
-    int c;
-    while ((c = getc(f)) != EOF) h = (h ^ (unsigned char)c) * 1099511628211ULL, len++;
+    uint64_t h = FNV1A64_OFFSET;
+    unsigned long long len = 0;
+    unsigned char buf[1 << 16];
+    size_t got;
+    while ((got = fread(buf, 1, sizeof buf, f)) > 0) h = fnv1a64(h, buf, got), len += got;
     fclose(f);
-    snprintf(out, n, "tokenizer.json (%llu bytes, fnv1a64 %016llx)", len, h);
+    snprintf(out, n, "tokenizer.json (%llu bytes, fnv1a64 %016llx)", len, (unsigned long long)h);
     return 0;
 }
 
