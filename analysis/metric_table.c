@@ -6,13 +6,17 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "metrics.h" /* SINK_EPS */
+#include "metrics.h" /* SINK_EPS, SINK_EPS_LOW, SINK_EPS_MID */
 #include "report_priv.h"
+#include "runschema.h" /* RS_GATE_SPARSE */
 
 #define OFF(f) offsetof(Row, f)
 /* a metric results.csv has and REPORT.md's tables do not */
 #define CSV_ONLY(name, thr, kind, src, field)                                                      \
-    { name, thr, kind, src, OFF(field), 0, 0, NULL, NULL, NULL, NULL, 0 }
+    { name, thr, kind, src, OFF(field), 0, 0, NULL, NULL, NULL, NULL, 0, 0 }
+/* the same, for a metric a protocol may declare as ProtoMetric pm */
+#define CSV_ONLY_PROTO(name, kind, field, pm)                                                      \
+    { name, NAN, kind, MS_OTHER, OFF(field), 0, 0, NULL, NULL, NULL, NULL, 0, (pm) + 1 }
 
 static const MetricCol METRICS[] = {
     CSV_ONLY("n_params", NAN, MK_LL, MS_OTHER, n_params),
@@ -21,99 +25,100 @@ static const MetricCol METRICS[] = {
     {"val_loss", NAN, MK_REAL, MS_OTHER, OFF(val_loss), 1, 1, "val_loss", "def-val-loss", "%.4f",
      "Validation loss (nats/token) at the last eval: `final_val_loss` in /summary, else the last "
      "/metrics/eval/val_loss.",
-     0},
+     0, PM_VAL_LOSS + 1},
     {"ppl", NAN, MK_REAL, MS_OTHER, OFF(ppl), 1, 2, "PPL", "def-ppl", "%.3f",
-     "`ppl = exp(val_loss)`.", 0},
+     "`ppl = exp(val_loss)`.", 0, 0},
     {"bpb", NAN, MK_REAL, MS_OTHER, OFF(bpb), 1, 4, "bpb", "def-bpb", "%.4f",
-     "Bits per byte at the last eval (`val_bpb`), for byte data.", 0},
+     "Bits per byte at the last eval (`val_bpb`), for byte data.", 0, 0},
     {"dppl_vs_baseline", NAN, MK_REAL, MS_OTHER, OFF(dppl), 1, 3, "ΔPPL", "def-dppl", "%+.3f",
      "PPL minus the mean PPL (over seeds) of the matching baseline group: variant `baseline`, same "
      "data, seq_len, lr and steps (preferring `baseline-<suffix>` for a run named "
      "`<variant>-<suffix>`, else `baseline`); the Runs table names it. Blank when no baseline "
      "matches; negative is better.",
-     0},
+     0, 0},
     {"f_attn", NAN, MK_REAL, MS_OTHER, OFF(f_attn), 1, 5, "F-Attn", "def-fattn", "%.4f",
      "First-token share: `mean over layers l, heads h, probe sequences, queries t = 1..T-1 of A[t, "
      "0]`, at the last probe, probe length T as in the header. Not Gu et al.'s alpha_0 (the run "
      "file's `alpha0` dataset), which averages queries t ≥ 0 and so includes the self term A[0, 0] "
-     "= 1; see [sink@0.3](#def-sink).",
-     0},
+     "= 1; see [sink@{sink}](#def-sink).",
+     0, PM_F_ATTN + 1},
     {"f_attn_uniform", NAN, MK_REAL, MS_OTHER, OFF(f_attn_uniform), 1, 6, "uniform", "def-uniform",
      "%.4f",
      "What uniform causal attention would give for F-Attn: `(H_T - 1)/(T - 1)`, H_T the T-th "
      "harmonic number (about 0.059, 0.020 and 0.0064 for T = 64, 256, 1024).",
-     0},
+     0, 0},
     {"sink_rate_%g", SINK_EPS, MK_REAL, MS_SINK_RATE, OFF(sink03), 1, 7, "sink@%g", "def-sink",
      "%.3f",
      "Sink rate (Gu et al.): `alpha_0[l,h] = mean over queries t ≥ 0 of A[t, 0]` over the first 64 "
      "queries of each probe sequence (probe length 64); `sink_rate(ε) = fraction of (l, h) pairs "
      "with alpha_0 > ε`, ε the threshold in the column's name (Settings), the indicator taken per "
      "probe sequence then averaged over sequences.",
-     0},
+     0, 0},
     {"gate_mean", NAN, MK_REAL, MS_OTHER, OFF(gate_mean), 1, 8, "gate mean", "def-gate-mean",
      "%.3f",
      "`gate_mean`: mean of every gate score on the probe set, over all layers, positions and "
      "channels (blank: no gate).",
-     0},
-    {"gate_frac_below_%g", 0.1, MK_REAL, MS_GATE_BELOW, OFF(gate_below01), 1, 9, "gate<%g",
-     "def-gate-below", "%.3f",
-     "Fraction of gate scores strictly below 0.1 on the probe set (sparsity). n/a for an unbounded "
-     "gate (additive, SiLU): its act(XW) values are not scores in [0, 1], so a value below 0.1 is "
+     0, 0},
+    {"gate_frac_below_%g", RS_GATE_SPARSE, MK_REAL, MS_GATE_BELOW, OFF(gate_below01), 1, 9,
+     "gate<%g", "def-gate-below", "%.3f",
+     "Fraction of gate scores strictly below %g on the probe set (sparsity). n/a for an unbounded "
+     "gate (additive, SiLU): its act(XW) values are not scores in [0, 1], so a value below %g is "
      "not a closed gate.",
-     1},
+     1, 0},
     {"m_act", NAN, MK_REAL, MS_OTHER, OFF(m_act), 1, 10, "M-Act", "def-mact", "%.4g",
      "`max_act[l] = max |h| over tokens × features` of block l's output (the residual stream), "
      "averaged over probe sequences; M-Act is the mean over layers.",
-     0},
+     0, PM_M_ACT + 1},
     {"spikes", NAN, MK_WHOLE, MS_OTHER, OFF(spikes), 1, 11, "spikes", "def-spikes", "%.1f",
      "Loss spikes: steps after warmup whose training loss exceeds spike_factor (1.25) × the median "
      "of the previous 50 steps' losses, from /metrics/train.",
-     0},
+     0, 0},
     {"tokens_per_sec", NAN, MK_REAL, MS_OTHER, OFF(tokens_per_sec), 1, 12, "tokens/s", "def-tps",
-     "%.0f", "Training throughput, `tokens_per_sec` in /summary.", 0},
+     "%.0f", "Training throughput, `tokens_per_sec` in /summary.", 0, 0},
     CSV_ONLY("diverged_step", NAN, MK_LL, MS_OTHER, diverged_step),
     {"dppl_pct_vs_baseline", NAN, MK_REAL, MS_OTHER, OFF(dppl_rel), 2, 1, "ΔPPL %", "def-dppl-rel",
      "%+.2f",
      "Relative change of PPL against the matching baseline group (as for [ΔPPL](#def-dppl)): `100 "
      "× (PPL / mean baseline PPL - 1)`. Unlike PPL itself this can be set beside the paper's BPE "
      "numbers.",
-     0},
-    {"sink_rate_%g", 0.1, MK_REAL, MS_SINK_RATE, OFF(sink01), 2, 2, "sink@%g", "def-sink01", "%.3f",
-     "Sink rate at ε = 0.1 (as [sink@0.3](#def-sink)).", 0},
-    {"sink_rate_%g", 0.2, MK_REAL, MS_SINK_RATE, OFF(sink02), 2, 3, "sink@%g", "def-sink02", "%.3f",
-     "Sink rate at ε = 0.2.", 0},
+     0, 0},
+    {"sink_rate_%g", SINK_EPS_LOW, MK_REAL, MS_SINK_RATE, OFF(sink01), 2, 2, "sink@%g",
+     "def-sink01", "%.3f", "Sink rate at ε = %g (as [sink@{sink}](#def-sink)).", 0, 0},
+    {"sink_rate_%g", SINK_EPS_MID, MK_REAL, MS_SINK_RATE, OFF(sink02), 2, 3, "sink@%g",
+     "def-sink02", "%.3f", "Sink rate at ε = %g.", 0, 0},
     {"slot_share", NAN, MK_REAL, MS_OTHER, OFF(slot), 2, 6, "slot", "def-slot", "%.4f",
      "The sink slot's own share (sink-token, sink-logit, kv-bias): `mean over layers, heads and "
      "queries t = 0..T-1` of the weight a query gives the slot (`attention_slot`). Blank: no slot.",
-     0},
+     0, 0},
     {"empty_share", NAN, MK_REAL, MS_OTHER, OFF(empty), 2, 4, "empty rows", "def-empty", "%.3f",
      "Share of attention rows (probe sequence × query t = 1..T-1, over layers and heads) with no "
      "mass on the real tokens: softpick and clipped softmax can zero a whole row. From the probe's "
      "`row_empty`; run files written before it: 0 with a sink slot, else `1 - mean row mass` of "
      "the sequence-mean map, exact for softpick's proxy map, the dropped mass otherwise. Softmax "
      "and sink slots: 0.",
-     0},
+     0, 0},
     {"f_attn_nonempty", NAN, MK_REAL, MS_OTHER, OFF(f_attn_ne), 2, 5, "F-Attn (non-empty)",
      "def-fattn-ne", "%.4f",
      "F-Attn over the rows with mass only (`first_share_nonempty`; older files: `sum A[t, 0] / sum "
      "of row mass`). For softpick and clipped softmax this, not F-Attn, is the number to set "
      "beside [uniform](#def-uniform): an empty row pulls F-Attn towards 0 without being a "
      "sink-free row. Equals F-Attn when no row is empty.",
-     0},
+     0, 0},
     {"kurtosis", NAN, MK_REAL, MS_OTHER, OFF(kurt), 2, 7, "kurtosis", "def-kurt", "%.4g",
-     "Mean over layers of `mean((x - μ)^4) / (σ^4 + 1e-6)` of the block output (Gaussian = 3).", 0},
+     "Mean over layers of `mean((x - μ)^4) / (σ^4 + 1e-6)` of the block output (Gaussian = 3).", 0,
+     0},
     {"top1_over_median", NAN, MK_REAL, MS_OTHER, OFF(top1_med), 2, 8, "top1/median", "def-top1",
      "%.4g",
      "Mean over layers of the largest |h| over the median |h| of the block output (Sun et al.: "
      "massive when about 1000).",
-     0},
+     0, 0},
     {"bos_norm_ratio", NAN, MK_REAL, MS_OTHER, OFF(bos_ratio), 2, 9, "BOS norm ratio", "def-bos",
      "%.3g",
      "Mean over layers of `‖h_0‖ / mean over t ≠ 0 of ‖h_t‖` (Gu et al.; position 0 is BOS when "
      "BOS is on).",
-     0},
+     0, 0},
     CSV_ONLY("gate_bounded", NAN, MK_FLAG, MS_OTHER, gate_bounded),
-    CSV_ONLY("sink_formed", NAN, MK_FLAG, MS_OTHER, sink_formed),
+    CSV_ONLY_PROTO("sink_formed", MK_FLAG, sink_formed, PM_SINK_FORMED),
     CSV_ONLY("lr", NAN, MK_REAL, MS_OTHER, cfg[CFG_LR]),
     CSV_ONLY("loss0", NAN, MK_REAL, MS_OTHER, loss0),
     CSV_ONLY("max_logit", NAN, MK_REAL, MS_OTHER, max_logit),
@@ -122,14 +127,19 @@ static const MetricCol METRICS[] = {
 
 const MetricCol *metric_at(int i) { return i >= 0 && i < N_METRICS ? &METRICS[i] : NULL; }
 
-/* fmt with "%g" replaced by the threshold (fmt itself when it has none). */
+/* fmt into buf[len] with every "%g" replaced by thr (kept when thr is NaN)
+ * and every "{sink}" by SINK_EPS; truncated to fit. */
 static void with_threshold(const char *fmt, double thr, char *buf, size_t len) {
-    const char *p = strstr(fmt, "%g");
-    if (!p || isnan(thr)) {
-        snprintf(buf, len, "%s", fmt);
-        return;
+    size_t n = 0;
+    if (len == 0) return;
+    buf[0] = '\0';
+    for (const char *p = fmt; *p && n + 1 < len;) {
+        int w;
+        if (!strncmp(p, "%g", 2) && !isnan(thr)) w = snprintf(buf + n, len - n, "%g", thr), p += 2;
+        else if (!strncmp(p, "{sink}", 6)) w = snprintf(buf + n, len - n, "%g", SINK_EPS), p += 6;
+        else w = snprintf(buf + n, len - n, "%c", *p++);
+        n = w < 0 ? n : n + (size_t)w < len ? n + (size_t)w : len - 1;
     }
-    snprintf(buf, len, "%.*s%g%s", (int)(p - fmt), fmt, thr, p + 2);
 }
 
 void metric_name(const MetricCol *m, char *buf, size_t len) {
@@ -138,6 +148,10 @@ void metric_name(const MetricCol *m, char *buf, size_t len) {
 
 void metric_head(const MetricCol *m, char *buf, size_t len) {
     with_threshold(m->head ? m->head : "", m->threshold, buf, len);
+}
+
+void metric_def(const MetricCol *m, char *buf, size_t len) {
+    with_threshold(m->def ? m->def : "", m->threshold, buf, len);
 }
 
 const MetricCol *metric_find(const char *name) {

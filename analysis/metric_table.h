@@ -3,11 +3,13 @@
  * Markdown header, definition and format; thresholds are data, and every
  * name that carries one ("sink_rate_%g", "sink@%g") is formatted from it.
  * The report's CSV writer, its Markdown tables and the protocol's metric
- * lookup all walk this table; `gatelab metrics` prints it. */
+ * names (the rows with a `proto`) all walk this table; `gatelab metrics` prints it. */
 #ifndef GATELAB_METRIC_TABLE_H
 #define GATELAB_METRIC_TABLE_H
 
 #include <stddef.h>
+
+#include "protocol.h" /* ProtoMetric */
 
 /* How a value is stored and written to results.csv. */
 typedef enum {
@@ -36,16 +38,21 @@ typedef struct {
     int md_table, md_order;
     const char *head, *anchor, *fmt, *def;
     int na_unbounded; /* "n/a" for a run whose gate is unbounded */
+    /* 1 + the ProtoMetric (protocol.h) under which a study's protocol may
+     * declare this metric by its CSV name; 0: not declarable. */
+    int proto;
 } MetricCol;
 
 /* The i-th metric in CSV order; NULL past the end. */
 const MetricCol *metric_at(int i);
 /* The metric whose formatted CSV name is name; NULL when none. */
 const MetricCol *metric_find(const char *name);
-/* m's CSV name, and its Markdown header ("" when it has none), with the
- * threshold formatted in. */
+/* m's CSV name, its Markdown header ("" when it has none) and its
+ * definition ("" when it has none), with the threshold formatted in: a
+ * "%g" is m's threshold, a "{sink}" (definitions) is SINK_EPS. */
 void metric_name(const MetricCol *m, char *buf, size_t len);
 void metric_head(const MetricCol *m, char *buf, size_t len);
+void metric_def(const MetricCol *m, char *buf, size_t len);
 /* The metrics of Markdown table t in column order into out[cap]; returns
  * how many. */
 int metric_md_columns(int t, const MetricCol **out, int cap);

@@ -8,18 +8,37 @@
 #include <unistd.h>
 
 #include "inifile.h"
+#include "metric_table.h"
 #include "util.h"
 
-static const char *const METRIC_NAMES[PM_COUNT] = {"f_attn", "sink_formed", "m_act", "val_loss"};
-
-const char *proto_metric_name(ProtoMetric m) {
-    return m >= 0 && m < PM_COUNT ? METRIC_NAMES[m] : NULL;
+/* The metric table's row declared as m; NULL for a bad m. */
+static const MetricCol *declared(int m) {
+    for (int i = 0; m >= 0 && m < PM_COUNT && metric_at(i); i++)
+        if (metric_at(i)->proto == m + 1) return metric_at(i);
+    return NULL;
 }
 
+const char *proto_metric_name(ProtoMetric m) {
+    const MetricCol *c = declared((int)m);
+    return c ? c->csv : NULL;
+}
+
+/* The ProtoMetric named s, or -1. */
 static int metric_of(const char *s) {
-    for (int m = 0; m < PM_COUNT; m++)
-        if (!strcmp(s, METRIC_NAMES[m])) return m;
-    return -1;
+    const MetricCol *c = metric_find(s);
+    return c && c->proto > 0 ? c->proto - 1 : -1;
+}
+
+/* "f_attn, sink_formed, m_act or val_loss": the declarable names. */
+static void metric_list(char *buf, size_t len) {
+    size_t n = 0;
+    buf[0] = '\0';
+    for (int m = 0; m < PM_COUNT && n < len; m++) {
+        const char *sep = m == 0 ? "" : m == PM_COUNT - 1 ? " or " : ", ";
+        int w = snprintf(buf + n, len - n, "%s%s", sep, proto_metric_name((ProtoMetric)m));
+        if (w < 0) break;
+        n += (size_t)w;
+    }
 }
 
 /* "ARM vs REF" into c; -1 when malformed. */
@@ -52,8 +71,11 @@ static int has_metric(const Protocol *p, int m) {
 
 static int key_metric(Protocol *p, const char *v, char *err, size_t errlen) {
     int m = metric_of(v);
-    if (m < 0)
-        return seterr(err, errlen, "metric '%s' is not f_attn, sink_formed, m_act or val_loss", v);
+    if (m < 0) {
+        char names[128];
+        metric_list(names, sizeof names);
+        return seterr(err, errlen, "metric '%s' is not %s", v, names);
+    }
     if (has_metric(p, m)) return seterr(err, errlen, "metric '%s' given twice", v);
     p->metrics[p->n_metrics++] = (ProtoMetric)m;
     return 0;
@@ -104,7 +126,7 @@ static int key_margin(Protocol *p, const char *v, char *err, size_t errlen) {
     if (sscanf(v, "%31s %lf %1s", m, &x, extra) != 2 || !(x > 0) || x > 1e30)
         return seterr(err, errlen, "margin '%s' is not 'METRIC VALUE' with VALUE > 0", v);
     int mi = metric_of(m);
-    if (mi < 0 || mi == PM_SINK_FORMED)
+    if (mi < 0 || declared(mi)->kind == MK_FLAG) /* a 0/1 per seed: no mean */
         return seterr(err, errlen, "margin '%s': %s has no mean to be equivalent in", v, m);
     if (p->margin[mi] > 0)
         return seterr(err, errlen, "margin '%s': a margin for %s given twice", v, m);

@@ -47,7 +47,8 @@ typedef struct {
     double margin[PM_COUNT]; /* 0: none declared */
 } Protocol;
 
-/* "f_attn", ... ; NULL for a bad value. */
+/* The name of m: the CSV name of the metric table's row that carries m
+ * (metric_table.h, `proto`), "f_attn", ... ; NULL for a bad value. */
 const char *proto_metric_name(ProtoMetric m);
 
 /* Applies one `key = value` of a [primary] section to p (zeroed first by

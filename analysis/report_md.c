@@ -359,11 +359,12 @@ void md_definitions(FILE *f) {
             "at the probe length (`sink_formed` in results.csv; docs/metrics.md).\n\n",
             SINK_FORMED_FACTOR);
     md_columns();
-    char head[128];
+    char head[128], def[2048];
     for (size_t c = 0; c < N_COLS + N_COLS2; c++) {
         const MetricCol *m = c < N_COLS ? COLS[c] : COLS2[c - N_COLS];
         metric_head(m, head, sizeof head);
-        fprintf(f, "<a id=\"%s\"></a>**%s**: %s\n\n", m->anchor, head, m->def);
+        metric_def(m, def, sizeof def);
+        fprintf(f, "<a id=\"%s\"></a>**%s**: %s\n\n", m->anchor, head, def);
     }
     fprintf(f, "<a id=\"def-status\"></a>**status**: running, done or "
                "diverged (a non-finite loss or grad norm; the run stopped "

@@ -1,7 +1,8 @@
 /* report_pretrained.c: "Pretrained models" section of REPORT.md. The
  * numbers are the same definitions as the trained runs' table (runstats.c):
- * F-Attn over all T queries of every window, sink rate at eps 0.3 over the
- * first 64 queries, gate mean and fraction below 0.1, M-Act. */
+ * F-Attn over all T queries of every window, sink rate at SINK_EPS over the
+ * first SINK_LEN queries, gate mean and fraction below RS_GATE_SPARSE,
+ * M-Act. */
 #include "report_sections.h"
 
 #include <math.h>
@@ -33,13 +34,15 @@ static int row(FILE *f, const char *path, int *header) {
         table_name(dtype, sizeof dtype, dtype);
         table_name(dir, sizeof dir, dir);
         if (!*header) {
-            fprintf(f, "\n## Pretrained models\n\nRun files written by `gatelab inspect` from a "
-                       "Hugging Face checkpoint (one probe). For comparison, the paper's Table 4 "
-                       "(Qiu et al. 2025): F-Attn 0.467 for the baseline against 0.048 with the "
-                       "G1 gate, gate mean 0.116, M-Act 1053 against 94.\n\n"
-                       "| file | architecture | dtype | snapshot | windows x T | maps | F-Attn | "
-                       "uniform | sink@0.3 | gate mean | gate<0.1 | M-Act |\n"
-                       "|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+            fprintf(f,
+                    "\n## Pretrained models\n\nRun files written by `gatelab inspect` from a "
+                    "Hugging Face checkpoint (one probe). For comparison, the paper's Table 4 "
+                    "(Qiu et al. 2025): F-Attn 0.467 for the baseline against 0.048 with the "
+                    "G1 gate, gate mean 0.116, M-Act 1053 against 94.\n\n"
+                    "| file | architecture | dtype | snapshot | windows x T | maps | F-Attn | "
+                    "uniform | sink@%g | gate mean | gate<%g | M-Act |\n"
+                    "|---|---|---|---|---|---|---|---|---|---|---|---|\n",
+                    SINK_EPS, RS_GATE_SPARSE);
             *header = 1;
         }
         const char *base = strrchr(path, '/');
@@ -49,7 +52,7 @@ static int row(FILE *f, const char *path, int *header) {
         cell(f, uniform_first_share(p.T), "%.4f");
         cell(f, rs_sink_rate(&p, SINK_EPS, SINK_LEN), "%.3f");
         cell(f, p.has_gate ? rs_gate_mean(&p, -1) : NAN, "%.3f");
-        cell(f, p.has_gate ? rs_gate_below(&p, -1, 1) : NAN, "%.3f");
+        cell(f, p.has_gate ? rs_gate_below(&p, -1, RS_GATE_SPARSE_K) : NAN, "%.3f");
         cell(f, rs_m_act(&p), "%.4g");
         fprintf(f, " |\n");
         runread_probe_free(&p);

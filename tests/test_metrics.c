@@ -7,10 +7,12 @@
 #include <cmocka.h>
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "metrics.h"
+#include "runschema.h"
 
 /* A[T,T] with row t uniform over keys 0..t */
 static float *uniform_causal(int T) {
@@ -245,6 +247,20 @@ static void test_mean_std(void **state) {
     assert_true(m == 2.0 && s == 0.0);
 }
 
+/* The sink threshold's text is the number as "%g" prints it, so a name
+ * built from it (the run file's lceval attribute) is the one a "%g" name
+ * carries and the one older files store; the report's gate sparsity is a
+ * column of the probe's gate_below. */
+static void test_threshold_names(void **state) {
+    (void)state;
+    char buf[32];
+    snprintf(buf, sizeof buf, "%g", SINK_EPS);
+    assert_string_equal(buf, SINK_EPS_TEXT);
+    assert_string_equal(RS_LC_SINK_RATE, "sink_rate_0.3");
+    assert_true(RS_GATE_BELOW_THR[RS_GATE_SPARSE_K] == RS_GATE_SPARSE);
+    assert_true(SINK_EPS_LOW < SINK_EPS_MID && SINK_EPS_MID < SINK_EPS);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_uniform_share),   cmocka_unit_test(test_all_mass_on_first),
@@ -254,7 +270,7 @@ int main(void) {
         cmocka_unit_test(test_kurtosis),        cmocka_unit_test(test_norm_ratio),
         cmocka_unit_test(test_mass_first),      cmocka_unit_test(test_spikes),
         cmocka_unit_test(test_mean_std),        cmocka_unit_test(test_sink_rate),
-        cmocka_unit_test(test_sink_formed),
+        cmocka_unit_test(test_sink_formed),     cmocka_unit_test(test_threshold_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

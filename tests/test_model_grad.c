@@ -196,11 +196,32 @@ static void test_checker_detects_error(void **state) {
     model_free(&m);
 }
 
+/* qk-norm's learned gains are the variant's own tensors: `added`, so they
+ * count in n_params_added (docs/variants.md, "the variant's own tensors"). */
+static void test_qk_norm_added(void **state) {
+    (void)state;
+    Config c;
+    Model m;
+    char err[256];
+    tiny_config(&c);
+    assert_int_equal(config_apply_variant(&c, "qk-norm", err, sizeof err), 0);
+    config_resolve(&c);
+    assert_int_equal(config_validate(&c, err, sizeof err), 0);
+    assert_int_equal(model_init(&m, &c, err, sizeof err), 0);
+    const ParamInfo *q = param_find(&m.table, "layers.0.attn.q_norm");
+    const ParamInfo *k = param_find(&m.table, "layers.1.attn.k_norm");
+    assert_non_null(q);
+    assert_non_null(k);
+    assert_int_equal(q->added, 1);
+    assert_int_equal(k->added, 1);
+    assert_int_equal(model_added_params(&m), 2 * (size_t)c.n_layers * (size_t)m.dims.dh);
+    model_free(&m);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_checker_detects_error),
-        cmocka_unit_test(test_every_variant),
-        cmocka_unit_test(test_model_options),
+        cmocka_unit_test(test_checker_detects_error), cmocka_unit_test(test_every_variant),
+        cmocka_unit_test(test_qk_norm_added),         cmocka_unit_test(test_model_options),
         cmocka_unit_test(test_remedy_combinations),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -22,6 +22,8 @@
 #include "commands.h"
 #include "config.h"
 #include "h5util.h"
+#include "metric_table.h"
+#include "protocol.h"
 #include "report.h"
 #include "runname.h"
 #include "runfile.h"
@@ -956,6 +958,31 @@ static void test_lr_section(void **state) {
     free(md);
 }
 
+/* The metrics a protocol may declare are the metric table's rows with a
+ * `proto`, named by their CSV names; the refusals name them. */
+static void test_protocol_metrics(void **state) {
+    (void)state;
+    Protocol p;
+    char err[256];
+    memset(&p, 0, sizeof p);
+    assert_int_equal(protocol_key(&p, "metric", "ppl", err, sizeof err), -1);
+    assert_string_equal(err, "metric 'ppl' is not f_attn, sink_formed, m_act or val_loss");
+    int n = 0;
+    for (int i = 0; metric_at(i); i++) n += metric_at(i)->proto > 0;
+    assert_int_equal(n, PM_COUNT);
+    for (int m = 0; m < PM_COUNT; m++) {
+        const MetricCol *c = metric_find(proto_metric_name((ProtoMetric)m));
+        assert_non_null(c);
+        assert_int_equal(c->proto, m + 1);
+        assert_int_equal(protocol_key(&p, "metric", c->csv, err, sizeof err), 0);
+    }
+    assert_null(proto_metric_name(PM_COUNT));
+    assert_int_equal(protocol_key(&p, "margin", "sink_formed 0.1", err, sizeof err), -1);
+    assert_string_equal(err,
+                        "margin 'sink_formed 0.1': sink_formed has no mean to be equivalent in");
+    assert_int_equal(protocol_key(&p, "margin", "m_act 2", err, sizeof err), 0);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_run_name),
@@ -975,6 +1002,7 @@ int main(void) {
         cmocka_unit_test(test_settings_proxy_count),
         cmocka_unit_test(test_compare_section),
         cmocka_unit_test(test_confirm_section),
+        cmocka_unit_test(test_protocol_metrics),
         cmocka_unit_test(test_lr_section),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -196,6 +196,8 @@ static void test_table_commands(void **state) {
     assert_int_equal(tu_run(log_path, "metrics --json"), 0);
     out = tu_slurp_ok(log_path, NULL);
     assert_non_null(strstr(out, "{\"csv\":\"sink_rate_0.2\",\"threshold\":0.2"));
+    assert_non_null(strstr(out, "\"definition\":\"Sink rate at ε = 0.2.\",\"protocol\":false}"));
+    assert_non_null(strstr(out, "see [sink@0.3](#def-sink).\",\"protocol\":true}"));
     free(out);
     assert_int_equal(tu_run(log_path, "variants extra"), 2);
     tu_assert_one_line(log_path, "gatelab variants", "takes no arguments");

@@ -11,6 +11,7 @@
 #include "cliopts.h"
 #include "cmdutil.h"
 #include "commands.h"
+#include "metrics.h" /* SINK_EPS_TEXT */
 #include "cli_json.h"
 #include "forward_open.h"
 #include "lceval.h"
@@ -123,7 +124,7 @@ const OptTable eval_options = {
     "eval", "RUN.h5 [options]",
     "Evaluate a finished run at longer contexts than it was trained on: val loss\n"
     "(overall and per bucket of T_train positions), first-token attention share\n"
-    "and sink rate (alpha_0 > 0.3), on the same held-out text for every run.\n"
+    "and sink rate (alpha_0 > " SINK_EPS_TEXT "), on the same held-out text for every run.\n"
     "Results are stored in RUN.h5 under /lceval/<plain|yarn>/L_<len>.\n",
     "Learned position tables cannot extrapolate: lengths above max_pos are refused.\n"
     "A run of `gatelab inspect` is evaluated through its checkpoint (the directory\n"

@@ -15,39 +15,43 @@ const OptTable metrics_options = {
     "metrics", "[options]",
     "Print the per-run metrics of results.csv and REPORT.md: each column's\n"
     "name, its threshold, its REPORT.md header and table (1: Results by run,\n"
-    "2: Sink and activation detail, -: results.csv only) and its definition.\n",
+    "2: Sink and activation detail, -: results.csv only), whether a sweep's\n"
+    "[primary] protocol may declare it (`metric = NAME`) and its definition.\n",
     NULL, metrics_rows};
 
 static int print_json(void) {
     json_t *a = json_array();
-    char name[128], head[128];
+    char name[128], head[128], def[2048];
     for (int i = 0; metric_at(i); i++) {
         const MetricCol *m = metric_at(i);
         metric_name(m, name, sizeof name);
         metric_head(m, head, sizeof head);
+        metric_def(m, def, sizeof def);
         json_t *o = json_object();
         cj_set(o, "csv", cj_str(name));
         cj_set(o, "threshold", isnan(m->threshold) ? json_null() : json_real(m->threshold));
         cj_set(o, "report_table", json_integer(m->md_table));
         cj_set(o, "report_header", m->md_table ? cj_str(head) : json_null());
-        cj_set(o, "definition", m->def ? cj_str(m->def) : json_null());
+        cj_set(o, "definition", m->def ? cj_str(def) : json_null());
+        cj_set(o, "protocol", json_boolean(m->proto > 0));
         json_array_append_new(a, o);
     }
     return cj_print("metrics", a) ? 1 : 0;
 }
 
 static int print_text(void) {
-    char name[128], head[128], thr[32];
-    printf("%-22s %-9s %-5s %-20s %s\n", "csv column", "threshold", "table", "REPORT.md header",
-           "definition");
+    char name[128], head[128], thr[32], def[2048];
+    printf("%-22s %-9s %-5s %-8s %-20s %s\n", "csv column", "threshold", "table", "protocol",
+           "REPORT.md header", "definition");
     for (int i = 0; metric_at(i); i++) {
         const MetricCol *m = metric_at(i);
         metric_name(m, name, sizeof name);
         metric_head(m, head, sizeof head);
+        metric_def(m, def, sizeof def);
         if (isnan(m->threshold)) snprintf(thr, sizeof thr, "-");
         else snprintf(thr, sizeof thr, "%g", m->threshold);
-        printf("%-22s %-9s %-5c %-20s %s\n", name, thr, m->md_table ? '0' + m->md_table : '-',
-               m->md_table ? head : "-", m->def ? m->def : "-");
+        printf("%-22s %-9s %-5c %-8s %-20s %s\n", name, thr, m->md_table ? '0' + m->md_table : '-',
+               m->proto ? "yes" : "-", m->md_table ? head : "-", m->def ? def : "-");
     }
     return fflush(stdout) == 0 && !ferror(stdout) ? 0 : 1;
 }

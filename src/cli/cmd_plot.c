@@ -8,6 +8,7 @@
 #include "cliopts.h"
 #include "cmdutil.h"
 #include "commands.h"
+#include "metrics.h" /* SINK_EPS_TEXT */
 #include "plot.h"
 #include "util.h"
 
@@ -25,7 +26,7 @@ const OptTable plot_options = {
     "               side, with the uniform-attention reference dashed\n"
     "  gate-hist    gate score histogram per layer (exactly one run)\n"
     "  mact         max |activation| per layer (M-Act), runs side by side\n"
-    "  sink-steps   sink rate (eps 0.3) and first-token share vs step\n",
+    "  sink-steps   sink rate (eps " SINK_EPS_TEXT ") and first-token share vs step\n",
     NULL, plot_rows};
 
 /* What the figures read from a run: its metrics and its last probe (when

@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-static const double EPS[3] = {0.1, 0.2, SINK_EPS};
+static const double EPS[3] = {SINK_EPS_LOW, SINK_EPS_MID, SINK_EPS};
 
 const OptTable sinks_options = {
     "sinks", "RUN.h5 [options]",

@@ -123,8 +123,8 @@ static void add_layer(Builder *b, int l, const Config *c, const Dims *D) {
     if (model_gate_in_projection(c)) add(b, NAME("attn.gate.w"), D->gate_channels, D->d, 1, 1);
     add(b, NAME("attn.w_o"), D->d, D->qdim, 1, 0);
     if (c->qk_norm) {
-        add(b, NAME("attn.q_norm"), D->dh, 0, 0, 0);
-        add(b, NAME("attn.k_norm"), D->dh, 0, 0, 0);
+        add(b, NAME("attn.q_norm"), D->dh, 0, 0, 1);
+        add(b, NAME("attn.k_norm"), D->dh, 0, 0, 1);
     }
     add_gate(b, NAME("attn"), c, D);
     if (c->normaliser == NORMZ_SINK_LOGIT) add(b, NAME("attn.sink_logit"), D->H, 0, 0, 1);

@@ -25,8 +25,18 @@ double alpha0_from_col(const float *col, int len);
 
 /* ---- attention sinks (docs/metrics.md "Sink rate" and "Sink formed") ---- */
 
-/* Gu et al.'s threshold: a head sinks on a sequence when its alpha_0 > SINK_EPS. */
+/* Gu et al.'s threshold: a head sinks on a sequence when its alpha_0 > SINK_EPS.
+ * The one definition of it: a name or text that carries it is formatted
+ * from it ("%g") or built from SINK_EPS_TEXT, its literal as a string
+ * ("0.3"; the literal is written as "%g" prints it, which test_metrics
+ * checks). SINK_EPS_LOW and SINK_EPS_MID are the lower thresholds the
+ * report and `gatelab sinks` also give. */
 #define SINK_EPS 0.3
+#define SINK_EPS_LOW 0.1
+#define SINK_EPS_MID 0.2
+#define SINK_STR_(x) #x
+#define SINK_STR(x) SINK_STR_(x)
+#define SINK_EPS_TEXT SINK_STR(SINK_EPS)
 /* alpha_0 averages over the first SINK_LEN queries: Gu et al.'s probe length. */
 #define SINK_LEN 64
 

@@ -82,7 +82,7 @@ int checkpoint_exists(const char *run_path);
 
 /* ---- long-context evaluation (gatelab eval) ----
  * /lceval/<mode>/L_<len>  attrs: val_loss, ppl, first_share, uniform_share,
- *                         sink_rate_0.3, yarn_scale, n_seqs, train_len
+ *                         sink_rate_<SINK_EPS>, yarn_scale, n_seqs, train_len
  *                         dataset loss_by_bucket [n_buckets]: mean loss over
  *                         positions [i*train_len, (i+1)*train_len)
  * Written into an existing, closed run file; only /lceval is touched. */

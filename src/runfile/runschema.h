@@ -25,6 +25,8 @@
 #ifndef GATELAB_RUNSCHEMA_H
 #define GATELAB_RUNSCHEMA_H
 
+#include "metrics.h" /* SINK_EPS_TEXT */
+
 #define RUNFILE_SCHEMA "gatelab-run"
 /* The version this build writes, and the oldest it reads. Version 2: every
  * probe group (and every /intervene group) carries RS_P_GATE_SHARED.
@@ -128,7 +130,7 @@
 #define RS_LC_PPL "ppl"
 #define RS_LC_FIRST_SHARE "first_share"
 #define RS_LC_UNIFORM_SHARE "uniform_share"
-#define RS_LC_SINK_RATE "sink_rate_0.3"
+#define RS_LC_SINK_RATE "sink_rate_" SINK_EPS_TEXT /* "sink_rate_0.3" */
 #define RS_LC_YARN_SCALE "yarn_scale"
 #define RS_LC_N_SEQS "n_seqs"
 #define RS_LC_TRAIN_LEN "train_len"
@@ -212,8 +214,12 @@
 #define RS_GATE_NBELOW 4 /* gate_below: one column per threshold */
 #define RS_GATE_NSTATS 4 /* gate_stats: mean, min, max, count */
 #define RS_HIDDEN_TOP 3  /* hidden/top3 */
-/* gate_below's thresholds, in column order */
-static const double RS_GATE_BELOW_THR[RS_GATE_NBELOW] = {0.5, 0.1, 1e-2, 1e-3};
+/* gate_below's thresholds, in column order. Column RS_GATE_SPARSE_K is the
+ * gate sparsity the report shows: the fraction of scores below
+ * RS_GATE_SPARSE. */
+#define RS_GATE_SPARSE 0.1
+#define RS_GATE_SPARSE_K 1
+static const double RS_GATE_BELOW_THR[RS_GATE_NBELOW] = {0.5, RS_GATE_SPARSE, 1e-2, 1e-3};
 
 /* ---- probe arrays ----
  * X(member, ctype, h5 class, in hidden/, name, dims, kind, description)
