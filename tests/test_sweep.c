@@ -221,6 +221,12 @@ static void test_errors(void **state) {
     expect_error("e16.sweep", "[sweep]\npreset = p\n[run a/b]\n", "e16.sweep:3:", "bad run name");
     expect_error("e17.sweep", "[sweep]\ninclude = missing.sweep\n", "e17.sweep:2:", "cannot open");
     expect_error("e18.sweep", "[sweep]\npreset = p\n", "e18.sweep:1:", "no runs");
+    /* the INI syntax is inifile.c's, with its messages */
+    expect_error("e19.sweep", "[sweep]\npreset = p\n[run a\nlr = 1\n",
+                 "e19.sweep:3:", "expected 'key = value' or a [section]");
+    char longer[400];
+    snprintf(longer, sizeof longer, "[sweep]\npreset = p\n[run a]\nlr = %0198d\n", 1);
+    expect_error("e20.sweep", longer, "e20.sweep:4:", "line longer than 197 characters");
     /* a loop: l1 -> l2 -> l1, reported at l2's include line */
     put("l2.sweep", "[sweep]\n\ninclude = l1.sweep\n");
     expect_error("l1.sweep", "[sweep]\npreset = p\ninclude = l2.sweep\n[run a]\n",
