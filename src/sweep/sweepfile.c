@@ -15,8 +15,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
+#include "atomic_write.h"
 #include "inifile.h"
 #include "intervention.h"
 #include "protocol.h"
@@ -626,19 +626,13 @@ int sweep_parse(const char *path, Sweep *sw, char *err, size_t errlen) {
 
 int sweep_write_protocol(const Sweep *sw, const char *out_dir, char *err, size_t errlen) {
     if (!sw->protocol) return 0;
-    char path[SWEEP_PATH_MAX + 32], tmp[SWEEP_PATH_MAX + 48];
+    char path[SWEEP_PATH_MAX + 32], tmp[ATOMIC_TMP_MAX];
     snprintf(path, sizeof path, "%s/%s", out_dir, PROTO_FILE);
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-    FILE *f = fopen(tmp, "wx");
-    if (!f) return seterr(err, errlen, "cannot write %s: %s", tmp, strerror(errno));
-    int bad = fprintf(f, "# the [primary] section of %s (gatelab report reads it)\n[primary]\n%s",
-                      sw->path, sw->protocol) < 0;
-    bad |= fclose(f) != 0;
-    if (bad || rename(tmp, path) != 0) {
-        unlink(tmp);
-        return seterr(err, errlen, "cannot write %s: %s", path, strerror(errno));
-    }
-    return 0;
+    FILE *f = atomic_fopen(path, tmp, sizeof tmp, err, errlen);
+    if (!f) return -1;
+    fprintf(f, "# the [primary] section of %s (gatelab report reads it)\n[primary]\n%s", sw->path,
+            sw->protocol);
+    return atomic_fcommit(f, tmp, path, err, errlen);
 }
 
 void sweep_free(Sweep *sw) {
