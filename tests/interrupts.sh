@@ -108,5 +108,31 @@ grep -qE "(resume|restart|start) baseline_s1" sweep2.log ||
     bad "the rerun did not pick up baseline_s1: $(cat sweep2.log)"
 grep -qP '\t(failed|killed)$' sw/sweep_status.tsv && bad "a run recorded failed: $(cat sw/sweep_status.tsv)"
 
+# a sweep SIGTERMed mid-way passes the signal on: its trainers checkpoint and
+# stop, each run is recorded interrupted (resumable), the sweep exits 130
+printf '[sweep]\npreset = %s\nseeds = 1\nset = steps=200000\nset = ckpt_every=50\n' \
+    "$S/experiments/tiny.ini" >t.sweep
+printf '[run baseline]\nvariant = baseline\n[run g1-elem]\nvariant = g1-elem\n' >>t.sweep
+"$G" sweep t.sweep --out st --jobs 2 --no-report >sweep3.log 2>&1 &
+sp=$!
+kids="$kids $sp"
+wait_for st/baseline_s1.h5.lock && wait_for st/g1-elem_s1.h5.lock || bad "sweep: no trainer started"
+tpids=$(sed -n 's/^pid //p' st/*.lock)
+kids="$kids $tpids"
+kill -TERM $sp
+for _ in $(seq 300); do alive $sp || break; sleep 0.1; done
+if alive $sp; then
+    bad "sweep: still running 30 s after SIGTERM (trainers not told?)"
+    kill -9 $sp $tpids 2>/dev/null
+fi
+wait $sp
+rc=$?
+[ $rc -eq 130 ] || bad "sweep: SIGTERM gave exit $rc, want 130 ($(tail -2 sweep3.log))"
+for p in $tpids; do alive "$p" && bad "sweep: trainer $p outlived the SIGTERMed sweep"; done
+for r in baseline g1-elem; do
+    grep -qP "^$r\t1\t.*\tinterrupted$" st/sweep_status.tsv ||
+        bad "sweep: $r not recorded interrupted: $(cat st/sweep_status.tsv)"
+done
+
 [ $fail = 0 ] && echo "interrupts: PASS"
 exit $fail

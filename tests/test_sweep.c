@@ -7,6 +7,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <dirent.h>
 #include <hdf5.h>
 #include <limits.h>
 #include <stdio.h>
@@ -221,6 +222,12 @@ static void test_errors(void **state) {
     expect_error("e16.sweep", "[sweep]\npreset = p\n[run a/b]\n", "e16.sweep:3:", "bad run name");
     expect_error("e17.sweep", "[sweep]\ninclude = missing.sweep\n", "e17.sweep:2:", "cannot open");
     expect_error("e18.sweep", "[sweep]\npreset = p\n", "e18.sweep:1:", "no runs");
+    /* the INI syntax is inifile.c's, with its messages */
+    expect_error("e19.sweep", "[sweep]\npreset = p\n[run a\nlr = 1\n",
+                 "e19.sweep:3:", "expected 'key = value' or a [section]");
+    char longer[400];
+    snprintf(longer, sizeof longer, "[sweep]\npreset = p\n[run a]\nlr = %0198d\n", 1);
+    expect_error("e20.sweep", longer, "e20.sweep:4:", "line longer than 197 characters");
     /* a loop: l1 -> l2 -> l1, reported at l2's include line */
     put("l2.sweep", "[sweep]\n\ninclude = l1.sweep\n");
     expect_error("l1.sweep", "[sweep]\npreset = p\ninclude = l2.sweep\n[run a]\n",
@@ -229,6 +236,43 @@ static void test_errors(void **state) {
     put("o1.sweep", "[sweep]\npreset = p\n[run a]\nlr = 1\n");
     expect_error("o2.sweep", "[sweep]\npreset = p\ninclude = o1.sweep\n[run a]\nlr = 2\n",
                  "o1.sweep:3:", "also defined at");
+}
+
+/* Entries of dir other than . and .. */
+static int dir_entries(const char *dir) {
+    DIR *d = opendir(dir);
+    int n = 0;
+    for (struct dirent *e; d && (e = readdir(d));)
+        n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+    if (d) closedir(d);
+    return n;
+}
+
+/* [primary] goes to OUT/protocol.ini, replaced whole on a rerun with no
+ * temporary left; a protocol.ini that is a directory is refused by name. */
+static void test_protocol_file(void **state) {
+    (void)state;
+    put("p.ini", "steps = 1\n");
+    const char *sf = put("pr.sweep", "[sweep]\npreset = p\n[primary]\nmetric = f_attn\n"
+                                     "compare = b vs a\n[run a]\n[run b]\n");
+    Sweep sw;
+    char err[512] = "", out[600], pf[700];
+    if (sweep_parse(sf, &sw, err, sizeof err)) fail_msg("%s", err);
+    snprintf(out, sizeof out, "%s/out", tmp);
+    assert_int_equal(mkdir(out, 0755), 0);
+    for (int k = 0; k < 2; k++)
+        if (sweep_write_protocol(&sw, out, err, sizeof err)) fail_msg("%s", err);
+    snprintf(pf, sizeof pf, "%s/protocol.ini", out);
+    const char *text = slurp(pf);
+    assert_non_null(text);
+    assert_non_null(strstr(text, "[primary]\nmetric = f_attn\ncompare = b vs a\n"));
+    assert_int_equal(dir_entries(out), 1);
+    assert_int_equal(unlink(pf), 0);
+    assert_int_equal(mkdir(pf, 0755), 0);
+    assert_int_equal(sweep_write_protocol(&sw, out, err, sizeof err), -1);
+    assert_non_null(strstr(err, "protocol.ini"));
+    assert_int_equal(dir_entries(out), 1);
+    sweep_free(&sw);
 }
 
 /* ---- resume planning ---- */
@@ -684,6 +728,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_eval_lengths_scope, setup, teardown),
         cmocka_unit_test_setup_teardown(test_default_seed_and_path_preset, setup, teardown),
         cmocka_unit_test_setup_teardown(test_errors, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_protocol_file, setup, teardown),
         cmocka_unit_test_setup_teardown(test_plan, setup, teardown),
         cmocka_unit_test_setup_teardown(test_slurm, setup, teardown),
         cmocka_unit_test_setup_teardown(test_partition, setup, teardown),

@@ -8,20 +8,22 @@
 
 #include "exitclean.h"
 
-static volatile sig_atomic_t stop_flag = 0;
+static volatile sig_atomic_t stop_flag = 0; /* the last signal while armed, 0 none */
+static volatile sig_atomic_t stop_n = 0;    /* signals while armed */
 static volatile sig_atomic_t armed = 0;
 static char message[96] = "gatelab: interrupted\n";
 
 static pid_t main_tid; /* the thread that holds signals while it registers a path */
 
-/* Armed: set the flag. Otherwise remove what the command would leave
+/* Armed: record the signal. Otherwise remove what the command would leave
  * behind and exit now. A process signal can land on any thread (BLAS
  * workers too); it is passed to the main thread, whose signal mask holds
  * it while a path is being made and registered (exitclean_hold). Only
  * async-signal-safe calls. */
 static void on_signal(int sig) {
     if (armed) {
-        stop_flag = 1;
+        stop_flag = sig;
+        stop_n++;
         return;
     }
     if (main_tid > 0 && (pid_t)syscall(SYS_gettid) != main_tid) {
@@ -54,6 +56,7 @@ void stop_install(const char *cmd) {
 void stop_arm(StopGuard *g) {
     g->was_armed = armed;
     stop_flag = 0;
+    stop_n = 0;
     armed = 1;
     catch_both(&g->old_int, &g->old_term);
 }
@@ -65,3 +68,7 @@ void stop_disarm(const StopGuard *g) {
 }
 
 int stop_requested(void) { return stop_flag != 0; }
+
+int stop_signal(void) { return stop_flag; }
+
+int stop_count(void) { return stop_n; }

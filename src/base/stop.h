@@ -5,7 +5,9 @@
  * loop that can stop cleanly (training steps, eval batches, probe chunks,
  * long-context batches) arms the stop flag instead: while armed a signal
  * only sets the flag, which the loop polls between batches, so a signal
- * takes effect within one batch wherever it lands. */
+ * takes effect within one batch wherever it lands. A supervisor (the
+ * sweep) arms it too and reads which signal came and how many, to pass
+ * the first on to its children and kill them at the second. */
 #ifndef GATELAB_STOP_H
 #define GATELAB_STOP_H
 
@@ -27,5 +29,10 @@ void stop_arm(StopGuard *g);
 void stop_disarm(const StopGuard *g);
 /* 1 once a signal arrived since stop_arm. */
 int stop_requested(void);
+/* The last signal (SIGINT or SIGTERM) that arrived while armed since
+ * stop_arm, 0 if none; it keeps its value after stop_disarm. */
+int stop_signal(void);
+/* How many signals arrived while armed since stop_arm. */
+int stop_count(void);
 
 #endif

@@ -23,6 +23,7 @@
 #include "outpath.h"
 #include "runfile_read.h" /* runfile_read_status, runfile_has_group */
 #include "runlock.h"
+#include "stop.h"
 #include "testhook.h"
 #include "train_loop.h" /* TRAIN_DIVERGED */
 #include "util.h"
@@ -62,14 +63,6 @@ SweepAction sweep_plan_run(const char *out_dir, const SweepRun *r) {
 int sweep_rank_owns(int index, int rank, int size) { return size <= 1 || index % size == rank; }
 
 /* ---- running ---- */
-
-static volatile sig_atomic_t g_signal; /* last SIGINT/SIGTERM received */
-static volatile sig_atomic_t g_signals;
-
-static void on_signal(int sig) {
-    g_signal = sig;
-    g_signals++;
-}
 
 typedef struct {
     pid_t pid;
@@ -147,7 +140,7 @@ static void nap(double s) {
 static void wait_for_lock(const char *out, const char *id) {
     double t0 = now_seconds();
     int said = 0;
-    while (runlock_held(out) && now_seconds() - t0 < LOCK_WAIT && !g_signal) {
+    while (runlock_held(out) && now_seconds() - t0 < LOCK_WAIT && !stop_requested()) {
         if (!said++)
             fprintf(stderr, "sweep: %s is still being written by an earlier process; waiting\n",
                     id);
@@ -341,7 +334,7 @@ static void child_ended(Runner *R, int slot, int status, const char *tag) {
     } else if (code == TRAIN_DIVERGED) {
         result = RS_STATUS_DIVERGED;
         R->sum->diverged++;
-    } else if (g_signal) {
+    } else if (stop_requested()) {
         result = "interrupted"; /* resumable: the next sweep picks it up */
         R->sum->interrupted++;
     } else {
@@ -380,11 +373,12 @@ static void reap(Runner *R, const char *tag) {
 }
 
 static void forward_signal(Runner *R, int *sent) {
-    if (*sent >= g_signals) return;
+    int n = stop_count();
+    if (*sent >= n) return;
     /* first signal: pass it on so trainers checkpoint; a second one kills */
-    int sig = g_signals > 1 ? SIGKILL : g_signal;
+    int sig = n > 1 ? SIGKILL : stop_signal();
     for (int i = 0; i < R->n_kids; i++) kill(R->kids[i].pid, sig);
-    *sent = g_signals;
+    *sent = n;
 }
 
 static const char *resolve_exe(const SweepOptions *o) {
@@ -441,13 +435,13 @@ static void plan_share(Runner *R) {
  * that process (an earlier sweep's trainer, another sweep on this --out)
  * may have finished or checkpointed the run since. */
 static void start_runs(Runner *R, int *next, const char *tag) {
-    while (!g_signal && *next < R->n_todo && R->n_kids < R->jobs) {
+    while (!stop_requested() && *next < R->n_todo && R->n_kids < R->jobs) {
         int i = R->todo[(*next)++];
         const SweepRun *r = &R->sw->runs[i];
         char out[SWEEP_PATH_MAX + 256];
         run_path(out, sizeof out, R->o->out_dir, r, "");
         wait_for_lock(out, r->id);
-        if (g_signal) break; /* run_queue starts nothing more */
+        if (stop_requested()) break; /* run_queue starts nothing more */
         R->act[i] = sweep_plan_run(R->o->out_dir, r);
         if (R->act[i] == SWEEP_SKIP_DONE || R->act[i] == SWEEP_SKIP_DIVERGED) {
             R->sum->skipped++;
@@ -477,9 +471,9 @@ static void run_queue(Runner *R, const char *tag) {
     R->last_progress = now_seconds();
     int next = 0, sent = 0;
     while (next < R->n_todo || R->n_kids > 0) {
-        if (g_signal) forward_signal(R, &sent);
+        if (stop_requested()) forward_signal(R, &sent);
         start_runs(R, &next, tag);
-        if (g_signal && next < R->n_todo) next = R->n_todo; /* start nothing more */
+        if (stop_requested() && next < R->n_todo) next = R->n_todo; /* start nothing more */
         R->left = R->n_todo - next;
         reap(R, tag);
         if (now_seconds() - R->last_progress >= every && R->n_kids > 0) {
@@ -488,19 +482,6 @@ static void run_queue(Runner *R, const char *tag) {
         }
         if (R->n_kids > 0) nap(0.1);
     }
-}
-
-/* SIGINT/SIGTERM only set flags while children run (run_queue passes them
- * on); the old handlers go back in *old_int / *old_term. */
-static void catch_signals(struct sigaction *old_int, struct sigaction *old_term) {
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    g_signal = 0;
-    g_signals = 0;
-    sigaction(SIGINT, &sa, old_int);
-    sigaction(SIGTERM, &sa, old_term);
 }
 
 static void runner_free(Runner *R) { free(R->todo), free(R->act), free(R->kids); }
@@ -546,13 +527,13 @@ int sweep_execute(const Sweep *sw, const SweepOptions *o, SweepSummary *sum, cha
     if (sum->skipped)
         fprintf(stderr, "%s: %d of %d runs already finished (skipped)\n", tag, sum->skipped,
                 sum->total);
-    struct sigaction old_int, old_term;
-    catch_signals(&old_int, &old_term);
+    StopGuard guard; /* SIGINT/SIGTERM only record while children run (run_queue passes them on) */
+    stop_arm(&guard);
     run_queue(&R, tag);
-    sigaction(SIGINT, &old_int, NULL);
-    sigaction(SIGTERM, &old_term, NULL);
+    stop_disarm(&guard);
     int finished = sum->done + sum->diverged;
-    if (g_signal) sum->interrupted += sum->total - finished - sum->failed - sum->interrupted;
+    if (stop_requested())
+        sum->interrupted += sum->total - finished - sum->failed - sum->interrupted;
     progress(&R, tag);
     runner_free(&R);
     return finished == sum->total ? 0 : 1;
@@ -621,7 +602,7 @@ static int post_run(const char *exe, const char *dir, const SweepRun *r, const c
 int sweep_post_runs(const Sweep *sw, const SweepOptions *o) {
     int failed = 0;
     const char *exe = resolve_exe(o);
-    for (int i = 0; i < sw->n_runs && !g_signal; i++) {
+    for (int i = 0; i < sw->n_runs && !stop_requested(); i++) {
         if (!in_share(o, i)) continue;
         const SweepRun *r = &sw->runs[i];
         if (!r->eval_lengths[0] && !r->intervene[0]) continue;

@@ -72,8 +72,8 @@ typedef struct {
  * one-line reason that starts with "FILE:LINE: ". */
 int sweep_parse(const char *path, Sweep *sw, char *err, size_t errlen);
 void sweep_free(Sweep *sw);
-/* OUT_DIR/protocol.ini from sw->protocol (nothing when NULL), written to a
- * temporary and renamed into place. 0, or -1 with a reason. */
+/* OUT_DIR/protocol.ini from sw->protocol (nothing when NULL), written as
+ * every finished output is (atomic_write.h). 0, or -1 with a reason. */
 int sweep_write_protocol(const Sweep *sw, const char *out_dir, char *err, size_t errlen);
 
 /* What the runner does with one run, decided from files in the out dir. */

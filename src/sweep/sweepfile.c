@@ -1,29 +1,28 @@
 /* sweepfile.c: parse and expand sweep files (format in sweep.h).
  *
- * inih does the INI syntax. Its handler is not told line numbers, so we
- * feed it through our own line reader, which counts lines, strips leading
- * blanks (an indented key must not become an inih continuation line) and
- * checks [section] headers itself, since inih never reports an empty
- * section. Every error is one line starting "FILE:LINE: ".
+ * The INI syntax is read by inifile.c, which tells each handler its line
+ * and adds the "FILE:LINE: " of a handler's refusal; the checks after the
+ * read (presets, includes, run ids, [primary] arms) name their lines
+ * themselves. Every error is one line starting "FILE:LINE: ".
  */
 #include "sweep.h"
 
 #include <ctype.h>
 #include <errno.h>
-#include <ini.h>
 #include <limits.h>
 #include <search.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
+#include "atomic_write.h"
+#include "inifile.h"
 #include "intervention.h"
 #include "protocol.h"
 #include "util.h"
 
-#define LINE_MAX_LEN 1024 /* longest sweep file line we accept */
+#define LINE_MAX_LEN (INI_LINE_MAX + 1) /* room for any one line's text */
 
 typedef struct {
     char name[SWEEP_NAME_MAX];
@@ -40,12 +39,11 @@ typedef struct {
 /* State of one file being parsed. */
 typedef struct {
     const char *path;
-    FILE *f;
-    char *buf;
-    size_t cap;
-    int line;
+    int line; /* the line being read */
     char *err;
     size_t errlen;
+    char *why; /* while reading: inifile's buffer for a refusal's reason */
+    size_t whylen;
     int failed;
     enum { SEC_NONE, SEC_SWEEP, SEC_RUN, SEC_PRIMARY } sec;
     char preset[SWEEP_PATH_MAX];
@@ -82,9 +80,16 @@ typedef struct {
     int cap;     /* room in sw->runs and keys */
 } Chain;
 
+/* The first error wins: while the file is read, its reason goes to c->why
+ * (inifile adds "FILE:LINE: " of the line being read); after, the whole
+ * "FILE:LINE: reason" goes to c->err. Returns 0. */
 static int fail(FileCtx *c, int line, const char *fmt, const char *a, const char *b) {
     if (c->failed) return 0;
     c->failed = 1;
+    if (c->why) {
+        snprintf(c->why, c->whylen, fmt, a ? a : "", b ? b : "");
+        return 0;
+    }
     int k = snprintf(c->err, c->errlen, "%s:%d: ", c->path, line);
     if (k >= 0 && (size_t)k < c->errlen)
         snprintf(c->err + k, c->errlen - (size_t)k, fmt, a ? a : "", b ? b : "");
@@ -120,15 +125,10 @@ static void free_strs(char **v, int n) {
     free(v);
 }
 
-/* A [section] header line (already left-trimmed, starts with '['). */
-static void section_header(FileCtx *c, char *line) {
-    char *end = strchr(line, ']');
-    if (!end) {
-        fail(c, c->line, "section header without ']': %s", line, NULL);
-        return;
-    }
-    *end = '\0';
-    char *s = trim(line + 1);
+/* A [section] header: the text between '[' and the first ']' (inifile
+ * refuses a header without ']' as a syntax error). */
+static void section_header(FileCtx *c, char *name_text) {
+    char *s = trim(name_text);
     if (!strcmp(s, "sweep")) {
         c->sec = SEC_SWEEP;
         return;
@@ -171,30 +171,6 @@ static void section_header(FileCtx *c, char *line) {
     str_copy(r->name, sizeof r->name, name);
     r->line = c->line;
     c->sec = SEC_RUN;
-}
-
-/* inih's fgets: one line per call, so c->line is the line the handler sees. */
-static char *reader(char *str, int num, void *stream) {
-    FileCtx *c = stream;
-    if (c->failed) return NULL;
-    ssize_t n = getline(&c->buf, &c->cap, c->f);
-    if (n < 0) return NULL;
-    c->line++;
-    char *s = c->buf;
-    while (n > 0 && (s[n - 1] == '\n' || s[n - 1] == '\r')) s[--n] = '\0';
-    while (*s == ' ' || *s == '\t') s++;
-    if (strlen(s) + 3 > (size_t)num) {
-        fail(c, c->line, "line too long", NULL, NULL);
-        return NULL;
-    }
-    if (*s == '[') {
-        char tmp[LINE_MAX_LEN];
-        snprintf(tmp, sizeof tmp, "%s", s);
-        section_header(c, tmp);
-        if (c->failed) return NULL;
-    }
-    snprintf(str, (size_t)num, "%s\n", s);
-    return str;
 }
 
 /* "1,2,3": decimal, non-negative, distinct. */
@@ -341,9 +317,7 @@ static int primary_key(FileCtx *c, const char *name, const char *value) {
     return 1;
 }
 
-static int handler(void *user, const char *section, const char *name, const char *value) {
-    (void)section; /* the reader tracks sections, with their lines */
-    FileCtx *c = user;
+static int handler(FileCtx *c, const char *name, const char *value) {
     if (c->failed) return 0;
     if (c->sec == SEC_NONE)
         return fail(c, c->line,
@@ -364,8 +338,27 @@ static int handler(void *user, const char *section, const char *name, const char
     return 1;
 }
 
+/* inifile's handlers: the line being read, then the section or key
+ * checked above; -1 with the reason in why once one refused. */
+static int on_section(void *user, const IniLine *l, char *why, size_t whylen) {
+    FileCtx *c = user;
+    char name[LINE_MAX_LEN];
+    snprintf(name, sizeof name, "%s", l->section);
+    c->line = l->line, c->why = why, c->whylen = whylen;
+    section_header(c, name);
+    c->why = NULL;
+    return c->failed ? -1 : 0;
+}
+
+static int on_key(void *user, const IniLine *l, char *why, size_t whylen) {
+    FileCtx *c = user;
+    c->line = l->line, c->why = why, c->whylen = whylen;
+    handler(c, l->key, l->value);
+    c->why = NULL;
+    return c->failed ? -1 : 0;
+}
+
 static void ctx_free(FileCtx *c) {
-    free(c->buf);
     free_strs(c->sets, c->n_sets);
     for (int i = 0; i < c->n_runs; i++) free_strs(c->runs[i].keys, c->runs[i].n_keys);
     free(c->runs);
@@ -571,24 +564,17 @@ static int parse_file(const char *path, Chain *chain, Sweep *sw, char *err, size
     char why[PATH_MAX + 64];
     if (!realpath(path, real))
         return seterr(err, errlen, "%s:0: cannot open sweep file: %s", path, strerror(errno));
-    if (!(c.f = input_fopen(path, why, sizeof why)))
+    if (input_check(path, why, sizeof why))
         return seterr(err, errlen, "%s:0: sweep file %s", path, why);
-    if (chain->n == (int)(sizeof chain->paths / sizeof chain->paths[0])) {
-        fclose(c.f);
+    if (chain->n == (int)(sizeof chain->paths / sizeof chain->paths[0]))
         return seterr(err, errlen, "%s:0: includes nested too deep (over %d levels)", path,
                       (int)(sizeof chain->paths / sizeof chain->paths[0]));
-    }
-    if (chain->n_seen == MAX_FILES || !(chain->seen[chain->n_seen] = strdup(real))) {
-        fclose(c.f);
+    if (chain->n_seen == MAX_FILES || !(chain->seen[chain->n_seen] = strdup(real)))
         return seterr(err, errlen, "%s:0: the sweep includes more than %d files", path, MAX_FILES);
-    }
     chain->n_seen++;
     chain->paths[chain->n++] = real;
-    int rc = ini_parse_stream(reader, &c, handler, &c);
-    if (ferror(c.f) && !c.failed) fail(&c, c.line, "read error", NULL, NULL);
-    fclose(c.f);
-    if (rc > 0 && !c.failed) fail(&c, rc, "expected 'key = value' or a [section]", NULL, NULL);
-    else if (rc < 0 && !c.failed) fail(&c, 0, "cannot parse (out of memory)", NULL, NULL);
+    IniHandlers h = {on_key, on_section, &c};
+    if (ini_read(path, NULL, &h, err, errlen) != 0) c.failed = 1; /* err says where */
     if (!c.failed && c.primary_line && (!c.proto.n_metrics || !c.proto.n_compares))
         fail(&c, c.primary_line, "[primary] needs at least one metric and one compare", NULL, NULL);
     if (!c.failed && chain->n == 1 && c.primary) { /* the top-level file's counts */
@@ -640,19 +626,13 @@ int sweep_parse(const char *path, Sweep *sw, char *err, size_t errlen) {
 
 int sweep_write_protocol(const Sweep *sw, const char *out_dir, char *err, size_t errlen) {
     if (!sw->protocol) return 0;
-    char path[SWEEP_PATH_MAX + 32], tmp[SWEEP_PATH_MAX + 48];
+    char path[SWEEP_PATH_MAX + 32], tmp[ATOMIC_TMP_MAX];
     snprintf(path, sizeof path, "%s/%s", out_dir, PROTO_FILE);
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-    FILE *f = fopen(tmp, "wx");
-    if (!f) return seterr(err, errlen, "cannot write %s: %s", tmp, strerror(errno));
-    int bad = fprintf(f, "# the [primary] section of %s (gatelab report reads it)\n[primary]\n%s",
-                      sw->path, sw->protocol) < 0;
-    bad |= fclose(f) != 0;
-    if (bad || rename(tmp, path) != 0) {
-        unlink(tmp);
-        return seterr(err, errlen, "cannot write %s: %s", path, strerror(errno));
-    }
-    return 0;
+    FILE *f = atomic_fopen(path, tmp, sizeof tmp, err, errlen);
+    if (!f) return -1;
+    fprintf(f, "# the [primary] section of %s (gatelab report reads it)\n[primary]\n%s", sw->path,
+            sw->protocol);
+    return atomic_fcommit(f, tmp, path, err, errlen);
 }
 
 void sweep_free(Sweep *sw) {
