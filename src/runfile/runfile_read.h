@@ -5,7 +5,22 @@
  *
  * Shapes and types are checked before any read, and sizes are capped
  * (RUNREAD_MAX_ELEMS) before anything is allocated, so a corrupt or hostile
- * file gives an error instead of a crash or a huge malloc. */
+ * file gives an error instead of a crash or a huge malloc.
+ *
+ * One way in: runread_open vets the file once, then opens the handle that
+ * every typed reader below takes. The read face's files stand on floors,
+ * bottom first; a file calls only files of lower floors
+ * (tests/check_read_order.sh reads this list and holds the build to it):
+ *   1 runfile_check.c runfile_read_util.c
+ *   2 runfile_read_handle.c
+ *   3 runfile_vet.c runfile_read_config.c runfile_read_series.c
+ *   4 runfile_read_probe.c
+ *   5 runfile_read.c
+ * 1 checks what a file claims, and does the checked HDF5 reads; 2 is the
+ * handle (open in-process, root attributes, close); 3 is the vetting (a
+ * generic walk over 1 and 2 in a forked child, no typed reader) beside the
+ * typed readers of /config, /summary, /pretrained and the series; 4 the
+ * probes, checked against /config through 3; 5 runread_open. */
 #ifndef GATELAB_RUNREAD_H
 #define GATELAB_RUNREAD_H
 

@@ -12,23 +12,6 @@
 #include "runschema.h"
 #include "util.h"
 
-#define CONFIG_TEXT_MAX ((size_t)1 << 16)
-
-void rr_label_variant(RunReader *r) {
-    char *text = malloc(CONFIG_TEXT_MAX);
-    if (!text) return;
-    if (rr_group_attr(r, RS_G_CONFIG, RS_CONFIG_TEXT, NULL, text, CONFIG_TEXT_MAX) == 0) {
-        Config c;
-        char why[512];
-        config_defaults(&c);
-        if (config_load_string(&c, text, r->meta.path, why, sizeof why) == 0) {
-            config_resolve(&c);
-            snprintf(r->meta.variant, sizeof r->meta.variant, "%s", c.variant);
-        } else snprintf(r->meta.variant, sizeof r->meta.variant, "%s", VARIANT_CUSTOM);
-    }
-    free(text);
-}
-
 int runread_config_double(RunReader *r, const char *key, double *out, char *err, size_t errlen) {
     if (rr_group_attr(r, RS_G_CONFIG, key, out, NULL, 0) == 0) return 0;
     return seterr(err, errlen, "%s: missing numeric config key %s", r->meta.path, key);

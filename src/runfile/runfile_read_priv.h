@@ -1,7 +1,9 @@
-/* runfile_read_priv.h: what the read face's files share
- * (runfile_read_util.c): the open RunReader and the checked HDF5 reads.
- * Only the runfile_read*.c files include it; the public face is
- * runfile_read.h. Every helper that fails writes one line into err. */
+/* runfile_read_priv.h: what the read face's files share: the open
+ * RunReader and the checked HDF5 reads (runfile_read_util.c), the
+ * in-process open (runfile_read_handle.c) and the vetting
+ * (runfile_vet.c). Only the read face's files include it; the public
+ * face is runfile_read.h, whose head gives the order of the files. Every
+ * helper that fails writes one line into err. */
 #ifndef GATELAB_RUNFILE_READ_PRIV_H
 #define GATELAB_RUNFILE_READ_PRIV_H
 
@@ -57,13 +59,20 @@ hid_t rr_open_group(hid_t loc, const char *name);
 int rr_group_attr(RunReader *r, const char *group, const char *key, double *d, char *s,
                   size_t slen);
 
-/* Set r's meta.variant from the fields of /config/text (config_label_variant):
- * the stored label is not trusted. VARIANT_CUSTOM when the text does not
- * load; unchanged when the run has no /config/text (inspect's runs). */
-void rr_label_variant(RunReader *r);
-
 /* The numbers of the groups of g whose names match scan ("step_%lld%c",
  * "L_%lld%c") and are >= min, sorted, malloc'd into *v. 0, or -1. */
 int rr_list_numbered(hid_t g, const char *scan, long long min, long long **v, int *n);
+
+/* The in-process open (runfile_read_handle.c), no vetting: HDF5 open, no
+ * external link (runcheck_links), the root attributes into RunMeta, the
+ * enumerated attributes (runcheck_enums), the variant label. NULL with
+ * one line in err naming the file. runread_close frees it. */
+RunReader *rr_open(const char *path, char *err, size_t errlen);
+
+/* Vet run file path in a forked, bounded child (runfile_vet.c) unless a
+ * file of the same identity was vetted in this process already. 0: go on
+ * with rr_open (which reports ordinary errors itself); -1 with one line in
+ * err when libhdf5 crashed, hung or ran out of its bounds on the file. */
+int rr_vet(const char *path, char *err, size_t errlen);
 
 #endif
