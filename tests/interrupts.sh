@@ -81,15 +81,23 @@ cmp -s run.h5 run.orig || bad "eval: SIGINT changed run.h5"
 kids="$kids $!"
 interrupted "train" TERM $! long.h5.lock
 
+# start_sweep FILE OUT STEPS LOG: write a sweep of baseline and g1-elem at
+# STEPS steps to FILE, run it into OUT in the background and wait until
+# both trainers hold their locks; sets sp (the sweep) and tpids (trainers)
+start_sweep() {
+    printf '[sweep]\npreset = %s\nseeds = 1\nset = steps=%s\nset = ckpt_every=50\n' \
+        "$S/experiments/tiny.ini" "$3" >"$1"
+    printf '[run baseline]\nvariant = baseline\n[run g1-elem]\nvariant = g1-elem\n' >>"$1"
+    "$G" sweep "$1" --out "$2" --jobs 2 --no-report >"$4" 2>&1 &
+    sp=$!
+    kids="$kids $sp"
+    wait_for "$2/baseline_s1.h5.lock" && wait_for "$2/g1-elem_s1.h5.lock" ||
+        bad "sweep: no trainer started"
+    tpids=$(sed -n 's/^pid //p' "$2"/*.lock)
+}
+
 # a sweep SIGKILLed mid-way: its trainers stop too; the rerun picks them up
-printf '[sweep]\npreset = %s\nseeds = 1\nset = steps=3000\nset = ckpt_every=50\n' \
-    "$S/experiments/tiny.ini" >k.sweep
-printf '[run baseline]\nvariant = baseline\n[run g1-elem]\nvariant = g1-elem\n' >>k.sweep
-"$G" sweep k.sweep --out sw --jobs 2 --no-report >sweep1.log 2>&1 &
-sp=$!
-kids="$kids $sp"
-wait_for sw/baseline_s1.h5.lock && wait_for sw/g1-elem_s1.h5.lock || bad "sweep: no trainer started"
-tpids=$(sed -n 's/^pid //p' sw/*.lock)
+start_sweep k.sweep sw 3000 sweep1.log
 kill -KILL $sp
 wait $sp 2>/dev/null
 for _ in $(seq 100); do
@@ -110,14 +118,7 @@ grep -qP '\t(failed|killed)$' sw/sweep_status.tsv && bad "a run recorded failed:
 
 # a sweep SIGTERMed mid-way passes the signal on: its trainers checkpoint and
 # stop, each run is recorded interrupted (resumable), the sweep exits 130
-printf '[sweep]\npreset = %s\nseeds = 1\nset = steps=200000\nset = ckpt_every=50\n' \
-    "$S/experiments/tiny.ini" >t.sweep
-printf '[run baseline]\nvariant = baseline\n[run g1-elem]\nvariant = g1-elem\n' >>t.sweep
-"$G" sweep t.sweep --out st --jobs 2 --no-report >sweep3.log 2>&1 &
-sp=$!
-kids="$kids $sp"
-wait_for st/baseline_s1.h5.lock && wait_for st/g1-elem_s1.h5.lock || bad "sweep: no trainer started"
-tpids=$(sed -n 's/^pid //p' st/*.lock)
+start_sweep t.sweep st 200000 sweep3.log
 kids="$kids $tpids"
 kill -TERM $sp
 for _ in $(seq 300); do alive $sp || break; sleep 0.1; done
