@@ -18,6 +18,14 @@
 #define CSV_ONLY_PROTO(name, kind, field, pm)                                                      \
     { name, NAN, kind, MS_OTHER, OFF(field), 0, 0, NULL, NULL, NULL, NULL, 0, (pm) + 1 }
 
+/* long-context degradation [mode][k] at 2^(k+1) times the training length */
+#define LC_DEF                                                                                     \
+    "Long-context degradation (gatelab eval): val loss at the column's multiple of the training "  \
+    "length minus val loss at the training length, both plain RoPE (`plain`) or both YaRN "        \
+    "(`yarn`); blank when the run was not evaluated at both lengths."
+#define LC_DEG(name, mode, k)                                                                      \
+    { name, NAN, MK_REAL, MS_OTHER, OFF(lc_deg[mode][k]), 0, 0, NULL, NULL, NULL, LC_DEF, 0, 0 }
+
 static const MetricCol METRICS[] = {
     CSV_ONLY("n_params", NAN, MK_LL, MS_OTHER, n_params),
     CSV_ONLY("n_params_added", NAN, MK_LL, MS_OTHER, n_params_added),
@@ -122,6 +130,13 @@ static const MetricCol METRICS[] = {
     CSV_ONLY("lr", NAN, MK_REAL, MS_OTHER, cfg[CFG_LR]),
     CSV_ONLY("loss0", NAN, MK_REAL, MS_OTHER, loss0),
     CSV_ONLY("max_logit", NAN, MK_REAL, MS_OTHER, max_logit),
+    /* rs_lc_degradation (runstats.h), from gatelab eval's /lceval */
+    LC_DEG("lc_deg_2x_plain", 0, 0),
+    LC_DEG("lc_deg_4x_plain", 0, 1),
+    LC_DEG("lc_deg_8x_plain", 0, 2),
+    LC_DEG("lc_deg_2x_yarn", 1, 0),
+    LC_DEG("lc_deg_4x_yarn", 1, 1),
+    LC_DEG("lc_deg_8x_yarn", 1, 2),
 };
 #define N_METRICS ((int)(sizeof METRICS / sizeof METRICS[0]))
 

@@ -82,11 +82,10 @@ static double lc_at(const LcRun *w, int m, int L) {
     return NAN;
 }
 
-/* Degradation of run w at length L: loss@L − loss at its shortest length
- * (lengths are ascending); NaN when it was not evaluated at L. */
-static double lc_deg(const LcRun *w, int m, int L) {
-    return w->nl[m] ? lc_at(w, m, L) - w->loss[m][0] : NAN;
-}
+/* Degradation of run w at length L: loss@L − loss at the training length,
+ * as rs_lc_degradation (runstats.h) defines it; NaN when either length was
+ * not evaluated. */
+static double lc_deg(const LcRun *w, int m, int L) { return lc_at(w, m, L) - lc_at(w, m, w->T); }
 
 /* One cell over the runs idx[nm] at length L: "loss (degradation)", each
  * mean ± std over the seeds that have it, "[k/n]" when some lack it. */

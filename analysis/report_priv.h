@@ -34,6 +34,7 @@ typedef struct {
     double slot;                      /* the sink slot's own share (NaN: no slot) */
     double empty, f_attn_ne;          /* dropped-mass share, F-Attn over the mass */
     double kurt, top1_med, bos_ratio; /* means over layers */
+    double lc_deg[2][3];              /* rs_lc_degradation: [plain, yarn][2x, 4x, 8x] */
     int gate_unbounded;               /* has a gate whose scores are not in [0,1] */
     int gate_bounded;                 /* 1/0 when gate_mean is known, else -1 */
     int sink_formed;                  /* metrics.h sink_formed of f_attn: 1, 0, -1 (no probe) */

@@ -103,12 +103,21 @@ static void row_probe(RunReader *r, Row *w) {
     runread_probe_free(&p);
 }
 
+/* The long-context degradations at 2x, 4x and 8x, plain and YaRN. */
+static void row_lceval(RunReader *r, Row *w) {
+    static const char *const mode[2] = {RS_LC_PLAIN, RS_LC_YARN};
+    for (int m = 0; m < 2; m++)
+        for (int k = 0; k < 3; k++) w->lc_deg[m][k] = rs_lc_degradation(r, mode[m], 2 << k);
+}
+
 void row_read(Row *w) {
     w->steps = w->val_loss = w->ppl = w->bpb = w->dppl = w->f_attn = NAN;
     w->f_attn_uniform = w->sink03 = w->gate_mean = w->gate_below01 = NAN;
     w->m_act = w->spikes = w->tokens_per_sec = NAN;
     w->dppl_rel = w->sink01 = w->sink02 = w->slot = w->empty = w->f_attn_ne = NAN;
     w->kurt = w->top1_med = w->bos_ratio = NAN;
+    for (int m = 0; m < 2; m++)
+        for (int k = 0; k < 3; k++) w->lc_deg[m][k] = NAN;
     w->sink_formed = w->gate_bounded = -1;
     w->loss0 = w->max_logit = NAN;
     w->diverged_step = -1;
@@ -135,6 +144,7 @@ void row_read(Row *w) {
     row_series(r, w);
     w->ppl = exp(w->val_loss);
     row_probe(r, w);
+    row_lceval(r, w);
     runread_close(r);
 }
 

@@ -2,6 +2,7 @@
 #include "runstats.h"
 #include "metrics.h"
 #include <math.h>
+#include <stdlib.h>
 
 #include <math.h>
 
@@ -184,4 +185,26 @@ double rs_max_logit(const ProbeRecord *p) {
     double m = p->max_logit[0];
     for (int l = 1; l < p->L; l++) m = p->max_logit[l] > m ? p->max_logit[l] : m;
     return m;
+}
+
+/* The val loss at length len under mode; NaN when not evaluated there. */
+static double lc_loss(RunReader *r, const char *mode, int len, int *train_len) {
+    RunLcEval e;
+    if (runread_lceval(r, mode, len, &e, NULL, 0) != 0) return NAN;
+    double v = e.val_loss;
+    if (train_len) *train_len = e.train_len;
+    runread_lceval_free(&e);
+    return v;
+}
+
+double rs_lc_degradation(RunReader *r, const char *mode, int mult) {
+    int *lens = NULL, n = 0, T = 0;
+    if (runread_lceval_lengths(r, mode, &lens, &n, NULL, 0) != 0 || n == 0) {
+        free(lens);
+        return NAN;
+    }
+    lc_loss(r, mode, lens[0], &T); /* every length records the training length */
+    free(lens);
+    if (T <= 0) return NAN;
+    return lc_loss(r, mode, mult * T, NULL) - lc_loss(r, mode, T, NULL);
 }

@@ -63,4 +63,12 @@ double rs_kurtosis(const ProbeRecord *p);
 double rs_top1_median(const ProbeRecord *p);
 double rs_bos_ratio(const ProbeRecord *p);
 
+/* Long-context degradation of an evaluated run (gatelab eval, /lceval):
+ * the val loss at mult times the training length minus the val loss at
+ * the training length, both under mode (RS_LC_PLAIN or RS_LC_YARN). NaN
+ * when either length was not evaluated under that mode or cannot be read.
+ * The report's long-context section and results.csv's lc_deg_* columns
+ * both use it. */
+double rs_lc_degradation(RunReader *r, const char *mode, int mult);
+
 #endif

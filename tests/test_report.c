@@ -343,6 +343,13 @@ static void test_csv_metrics(void **state) {
     assert_true(fabs(csv_num(csv, b1, "m_act") - 20.0) < 1e-9); /* (10+30)/2 */
     assert_true(fabs(csv_num(csv, b1, "spikes") - 0) < 1e-9);
     assert_true(fabs(csv_num(csv, b2, "spikes") - 1) < 1e-9); /* step 60 */
+    /* long-context degradation: 8x minus 1x per mode (add_lceval); 2x and
+     * 4x were not evaluated, nor any length on a run without /lceval */
+    assert_true(fabs(csv_num(csv, b2, "lc_deg_8x_plain") - (3.4 - 2.2)) < 1e-9);
+    assert_true(fabs(csv_num(csv, b2, "lc_deg_8x_yarn") - (2.9 - 2.2)) < 1e-9);
+    assert_true(fabs(csv_num(csv, g1, "lc_deg_8x_yarn") - (2.0 - 1.9)) < 1e-9);
+    assert_true(csv_blank(csv, b2, "lc_deg_2x_plain") && csv_blank(csv, b2, "lc_deg_4x_yarn"));
+    assert_true(csv_blank(csv, csv_row(csv, "baseline-brown_s1.h5"), "lc_deg_8x_plain"));
     assert_true(fabs(csv_num(csv, b1, "diverged_step") - (-1)) < 1e-9);
     /* g1's alpha_0 = .2875 is a sink at 0.1 and 0.2 but not at 0.3;
      * kurtosis (3+9)/2, top1/median (10/1 + 30/1)/2, BOS norm ratio
