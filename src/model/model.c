@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "attn_remedies.h"
+#include "config_derive.h"
 #include "intervention.h"
 #include "model_priv.h"
 #include "ops.h"
@@ -52,9 +53,16 @@ static const float *gate_applied(const LayerActs *a, const Config *c) {
     return c->gate_shared ? a->gbar : a->gs;
 }
 
-static void attn_spec(AttnSpec *sp, const Model *m, int Ti) {
+/* Layer l's attention spec at internal length Ti. A sliding window of W
+ * keys keeps the e prepended sink/register tokens visible besides the
+ * latest W keys: the op's window of W + e keys with the first e kept. */
+static void attn_spec(AttnSpec *sp, const Model *m, int Ti, int l) {
     const Config *c = &m->cfg;
+    const int W = config_layer_window(c, l), e = m->dims.extra_pos;
     memset(sp, 0, sizeof *sp);
+    sp->window = W > 0 ? W + e : 0;
+    sp->keep = W > 0 ? e : 0;
+    sp->alibi = c->pos == POS_ALIBI;
     sp->normaliser = c->normaliser;
     sp->has_sink_logit = c->normaliser == NORMZ_SINK_LOGIT;
     sp->has_kv_bias = c->kv_bias;
@@ -250,8 +258,9 @@ static void attn_outputs_forward(const Model *m, RunState *s, int l, int B, int 
     const float *ga = gate_applied(a, c);
     GateBroadcast gk = gate_kind(c);
     AttnSpec sp;
-    attn_spec(&sp, m, Ti);
-    if (iv) sp.window = iv->window, sp.keep = iv->keep; /* streaming evaluation */
+    attn_spec(&sp, m, Ti, l);
+    if (iv && iv->window > 0 && (!sp.window || iv->window < sp.window))
+        sp.window = iv->window, sp.keep = iv->keep; /* streaming evaluation */
     if (s->rm)
         remedy_attention_forward(s->rm, m, l, a->y, a->att, a->slot, a->preatt, a->qr, a->kr, a->vg,
                                  a->n1, &sp, B, Ti);
@@ -500,7 +509,7 @@ static void attn_core_backward(const AttnBack *ab, const float *dy, float **dq_o
     zero(dk, Nk);
     zero(dv, Nk);
     AttnSpec sp;
-    attn_spec(&sp, ab->m, Ti);
+    attn_spec(&sp, ab->m, Ti, (int)(a - s->la));
     if (s->rm)
         remedy_attention_backward(s->rm, ab->m, (int)(a - s->la), gw, dq, dk, dv, dy, a->att,
                                   a->slot, a->preatt, a->qr, a->kr, a->vg, &sp, B, Ti, sc->attn);
@@ -612,14 +621,17 @@ const float *model_attention(const RunState *s, int l) {
 }
 const float *model_attention_slot(const RunState *s, int l) { return s->la[l].slot; }
 
+/* Over the keys each query sees: under a sliding window the e prepended
+ * tokens and the latest W keys (attn_spec). */
 double model_max_logit(const RunState *s, const Model *m, int l, int B) {
-    const int Ti = s->T + m->dims.extra_pos;
+    const int e = m->dims.extra_pos, Ti = s->T + e, W = config_layer_window(&m->cfg, l);
     const size_t maps = (size_t)B * m->dims.H;
     double mx = 0.0;
     for (size_t bh = 0; bh < maps; bh++)
         for (int t = 0; t < Ti; t++) {
             const float *row = s->la[l].preatt + (bh * Ti + t) * Ti;
-            for (int j = 0; j <= t; j++) mx = fabs(row[j]) > mx ? fabs(row[j]) : mx;
+            for (int j = 0; j <= t; j++)
+                if (!W || j < e || t - j < W) mx = fabs(row[j]) > mx ? fabs(row[j]) : mx;
         }
     return mx;
 }
