@@ -188,6 +188,12 @@ static void test_field_keys(void **state) {
         failures += check_variant(ids[i], alibi_win, 3);
         failures += check_variant(ids[i], nope_win, 2);
     }
+    /* registers under a window: the streaming gather (clipped softmax has
+     * its kinks near here; the fixture opt-window-registers checks it) */
+    const char *reg_win[] = {"window=2", "sink_token=2"};
+    const char *norms[] = {"sink-logit", "stickbreak", "sigmoid-attn", "softmax1", "fox"};
+    for (size_t i = 0; i < sizeof norms / sizeof *norms; i++)
+        failures += check_variant(norms[i], reg_win, 2);
     assert_int_equal(failures, 0);
 }
 

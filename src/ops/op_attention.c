@@ -205,8 +205,9 @@ static void row_forward(float *a, const float *s, int n, int T, const Plan *pl, 
  * visible scores s[lo, t] in place as a row of their own, with a[0, lo)
  * zero, so s is left as it was (the backward reads it). Streaming (keep
  * > 0): the visible scores s[0, keep) and s[lo, t] are gathered to
- * s[0, window), normalised like a row of window keys, and the weights
- * moved back to a[lo, t] with 0 between. */
+ * a[0, window) (so s stays as it was unless a aliases it), normalised
+ * like a row of window keys, and the weights moved back to a[lo, t] with
+ * 0 between. */
 static void row_forward_window(float *a, float *s, int t, int width, const Plan *pl, Extra *ex) {
     const int W = pl->window, K = pl->keep, lo = t - (W - K) + 1;
     if (lo <= K) { /* every key still visible */
@@ -218,8 +219,9 @@ static void row_forward_window(float *a, float *s, int t, int width, const Plan 
         memset(a, 0, (size_t)lo * sizeof(float));
         return;
     }
-    memmove(s + K, s + lo, (size_t)(W - K) * sizeof(float));
-    row_forward(a, s, W, width, pl, ex);
+    if (a != s) memcpy(a, s, (size_t)K * sizeof(float));
+    memmove(a + K, s + lo, (size_t)(W - K) * sizeof(float));
+    row_forward(a, a, W, width, pl, ex);
     memmove(a + lo, a + K, (size_t)(W - K) * sizeof(float));
     memset(a + K, 0, (size_t)(lo - K) * sizeof(float));
 }

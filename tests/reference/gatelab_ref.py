@@ -25,6 +25,7 @@ DEFAULTS = OrderedDict(
     vocab_size=13, seq_len=7, max_pos=16,
     norm="rms", pos="rope", mlp="swiglu", rope_base=10000.0, yarn_scale=1.0,
     qk_norm=0, tied_embed=0, norm_eps=1e-5,
+    window=0, window_layers="all", norm_place="pre",
     gate_pos="none", gate_gran="elem", gate_shared=0, gate_form="mult",
     gate_act="sigmoid", gate_input="full", normaliser="softmax",
     clip_alpha=4.0, softpick_eps=1e-6, kv_bias=0, sink_token=0, y_mod="none",
@@ -35,7 +36,9 @@ DEFAULTS = OrderedDict(
 
 ENUMS = {
     "norm": ("rms", "layer"),
-    "pos": ("rope", "learned", "none"),
+    "pos": ("rope", "learned", "none", "alibi"),
+    "window_layers": ("all", "alternate"),
+    "norm_place": ("pre", "post", "sandwich"),
     "mlp": ("swiglu", "gelu"),
     "gate_pos": ("none", "g1", "g2", "g3", "g4", "g5"),
     "gate_gran": ("elem", "head"),
@@ -379,6 +382,37 @@ def stickbreak(s, mask):
     return torch.where(mask, torch.exp(lb + after), torch.zeros_like(s))
 
 
+def layer_window(cfg, l):
+    """The sliding window of layer l: window, or 0 (full) on the odd layers
+    under window_layers = alternate (gpt-oss's layer_types)."""
+    if cfg["window"] <= 0 or (cfg["window_layers"] == "alternate" and l % 2):
+        return 0
+    return cfg["window"]
+
+
+def visible(cfg, l, Ti):
+    """mask [1, 1, Ti, Ti]: query t sees key j <= t, and under a window of W
+    only the sink/register tokens j < sink_token and the keys t - j < W."""
+    t = torch.arange(Ti)[:, None]
+    j = torch.arange(Ti)[None, :]
+    m = j <= t
+    W = layer_window(cfg, l)
+    if W:
+        m = m & ((j < cfg["sink_token"]) | (t - j < W))
+    return m[None, None]
+
+
+def alibi_bias(cfg, Ti, dtype):
+    """[1, H, Ti, Ti]: -m_h (t - j), m_h = 2^(-8 (h + 1) / H) (Press et al.
+    2022, sec. 3), or 0 without ALiBi."""
+    if cfg["pos"] != "alibi":
+        return torch.zeros(1, 1, Ti, Ti, dtype=dtype)
+    H = cfg["n_heads"]
+    m = torch.tensor([2.0 ** (-8.0 * (h + 1) / H) for h in range(H)], dtype=dtype)
+    d = (torch.arange(Ti)[:, None] - torch.arange(Ti)[None, :]).to(dtype)
+    return -(m[:, None, None] * d)[None]
+
+
 def diff_lambda_init(l):
     return 0.8 - 0.6 * math.exp(-0.3 * l)
 
@@ -479,15 +513,15 @@ class Model:
         c = lf.cumsum(1).transpose(1, 2)  # [B, H, Ti]
         return c[..., :, None] - c[..., None, :]
 
-    def diff_maps(self, l, q, k, mask):
-        """softmax(q1 k1^T / sqrt(dh/2)) - lambda softmax(q2 k2^T / sqrt(dh/2))."""
+    def diff_maps(self, l, q, k, mask, bias):
+        """softmax(q1 k1^T / sqrt(dh/2) + bias) - lambda softmax(q2 k2^T / sqrt(dh/2) + bias)."""
         h = q.shape[-1] // 2
         lam = self.p["layers.%d.attn.diff_lambda" % l]
         lmb = (torch.exp((lam[0] * lam[1]).sum()) - torch.exp((lam[2] * lam[3]).sum())
                + diff_lambda_init(l))
         maps = []
         for part in (slice(0, h), slice(h, 2 * h)):
-            s = q[..., part] @ k[..., part].transpose(-1, -2) / math.sqrt(h)
+            s = q[..., part] @ k[..., part].transpose(-1, -2) / math.sqrt(h) + bias
             maps.append(torch.softmax(s.masked_fill(~mask, float("-inf")), dim=-1))
         return maps[0] - lmb * maps[1]
 
@@ -525,11 +559,12 @@ class Model:
         q = q.transpose(1, 2)
         k = k.repeat_interleave(rep, dim=2).transpose(1, 2)
         v = v.repeat_interleave(rep, dim=2).transpose(1, 2)
-        mask = torch.ones(Ti, Ti, dtype=torch.bool).tril()[None, None]
+        mask = visible(c, l, Ti)
+        bias = alibi_bias(c, Ti, q.dtype)
         if c["diff_attn"]:
-            a, slot = self.diff_maps(l, q, k, mask), None
+            a, slot = self.diff_maps(l, q, k, mask, bias), None
         else:
-            s = q @ k.transpose(-1, -2) / math.sqrt(dh)
+            s = q @ k.transpose(-1, -2) / math.sqrt(dh) + bias
             if c["fox"]:
                 s = s + self.fox_bias(l, xn, Ti)
             a, slot = self.normalise(l, s, q, mask)

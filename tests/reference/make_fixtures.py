@@ -83,10 +83,22 @@ OPTIONS = OrderedDict([
     ("opt-stickbreak-ssmax-yarn", dict(normaliser="stickbreak", ssmax=1,
                                        yarn_scale=2.0, seq_len=64,
                                        gate_pos="g1")),
+    # gpt-oss's attention: sliding-window layers alternating with full
+    # ones, learned per-head sink logits, GQA
+    ("opt-window-alt-sinklogit", dict(window=3, window_layers="alternate",
+                                      normaliser="sink-logit")),
+    # a window on every layer with two registers (they stay visible),
+    # clipped softmax
+    ("opt-window-registers", dict(window=2, sink_token=2, normaliser="clipped")),
+    # ALiBi with a window and softmax1, G1 gate
+    ("opt-alibi-window", dict(pos="alibi", window=4, normaliser="softmax1",
+                              gate_pos="g1")),
+    # ALiBi under differential attention; NoPE-style, no other positions
+    ("opt-alibi-diff", dict(pos="alibi", diff_attn=1, y_mod="rmsnorm")),
 ])
 
 # Keys written to every config text, in this order after `variant`.
-KEYS = list(TINY) + list(ref.VARIANT_BASE) + [
+KEYS = list(TINY) + ["window", "window_layers", "norm_place"] + list(ref.VARIANT_BASE) + [
     "clip_alpha", "softpick_eps"] + list(OPTIM)
 
 
