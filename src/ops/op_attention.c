@@ -566,8 +566,8 @@ static void row_backward(float *d, const float *a, const float *s, int n, const 
  * sliding window; under streaming, [0, keep) and [lo, t] gathered into
  * tmp (the gradient into d[0, window), moved back after). Keys outside
  * get a zero gradient. tmp: 3 (t + 1) floats. */
-static void row_backward_window(float *d, const float *a, const float *s, int t,
-                                const Plan *pl, Extra *ex, const float *slotw, float da_kv, float *dsx,
+static void row_backward_window(float *d, const float *a, const float *s, int t, const Plan *pl,
+                                Extra *ex, const float *slotw, float da_kv, float *dsx,
                                 float *tmp) {
     const int W = pl->window, K = pl->keep, lo = t - (W - K) + 1;
     if (!W || lo <= K) {
