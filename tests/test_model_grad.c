@@ -197,6 +197,33 @@ static void test_field_keys(void **state) {
     assert_int_equal(failures, 0);
 }
 
+/* Norm placement: post-LN and sandwich on every catalog id (RMSNorm), and
+ * with LayerNorm crossed with a few ids and the other field keys. The
+ * clipped softmax and softpick have kinks that central differences at
+ * eps 1e-2 cross here (a sandwich's post-norm magnifies a clipped row's
+ * near-zero output); their fixtures (opt-post-softpick,
+ * opt-sandwich-clipped) check them against autograd instead. */
+static void test_norm_place(void **state) {
+    (void)state;
+    const char *post[] = {"norm_place=post"};
+    const char *sandwich[] = {"norm_place=sandwich"};
+    const char *post_ln[] = {"norm_place=post", "norm=layer", "pos=alibi"};
+    const char *sw_ln[] = {"norm_place=sandwich", "norm=layer", "window=3"};
+    int failures = 0;
+    for (int i = 0; variant_id_at(i); i++) {
+        const char *id = variant_id_at(i);
+        if (!strcmp(id, "clipped-softmax") || !strcmp(id, "softpick")) continue;
+        failures += check_variant(id, post, 1);
+        failures += check_variant(id, sandwich, 1);
+    }
+    const char *ids[] = {"baseline", "g1-elem", "g5-elem", "sink-token", "fox"};
+    for (size_t i = 0; i < sizeof ids / sizeof *ids; i++) {
+        failures += check_variant(ids[i], post_ln, 3);
+        failures += check_variant(ids[i], sw_ln, 3);
+    }
+    assert_int_equal(failures, 0);
+}
+
 /* The checker itself must be able to fail: a wrong gradient is caught. */
 static void test_checker_detects_error(void **state) {
     (void)state;
@@ -253,9 +280,13 @@ static void test_qk_norm_added(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_checker_detects_error), cmocka_unit_test(test_every_variant),
-        cmocka_unit_test(test_qk_norm_added),         cmocka_unit_test(test_model_options),
-        cmocka_unit_test(test_remedy_combinations),   cmocka_unit_test(test_field_keys),
+        cmocka_unit_test(test_checker_detects_error),
+        cmocka_unit_test(test_every_variant),
+        cmocka_unit_test(test_qk_norm_added),
+        cmocka_unit_test(test_model_options),
+        cmocka_unit_test(test_remedy_combinations),
+        cmocka_unit_test(test_field_keys),
+        cmocka_unit_test(test_norm_place),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -249,6 +249,11 @@ def param_shapes(cfg):
         if cfg["mlp"] == "swiglu":
             out.append((p + "mlp.w_gate", [ff, d], 1))
         out += [(p + "mlp.w_up", [ff, d], 1), (p + "mlp.w_down", [d, ff], 1)]
+        if cfg["norm_place"] == "sandwich":
+            for site in ("attn_post_norm", "mlp_post_norm"):
+                out.append((p + site + ".weight", [d], 0))
+                if layer:
+                    out.append((p + site + ".bias", [d], 0))
     out.append(("final_norm.weight", [d], 0))
     if layer:
         out.append(("final_norm.bias", [d], 0))
@@ -438,6 +443,22 @@ class Model:
             return layernorm(x, w, self.p[prefix + ".bias"], self.cfg["norm_eps"])
         return rmsnorm(x, w, self.cfg["norm_eps"])
 
+    def sub_input(self, x, prefix):
+        """A sub-layer's input: its norm, except under post-LN (x itself)."""
+        return x if self.cfg["norm_place"] == "post" else self.norm(x, prefix)
+
+    def residual(self, x, f, l, site):
+        """x plus sub-layer `site`'s output f (attn or mlp) under the norm
+        placement: pre x + f; post Norm(x + f) with the sub-layer's own norm
+        (Vaswani et al. 2017); sandwich x + Norm'(f) (Ding et al. 2021,
+        Gemma 2)."""
+        place = self.cfg["norm_place"]
+        if place == "post":
+            return self.norm(x + f, "layers.%d.%s_norm" % (l, site))
+        if place == "sandwich":
+            return x + self.norm(f, "layers.%d.%s_post_norm" % (l, site))
+        return x + f
+
     def gate(self, l, xn, t):
         """Apply layer l's gate to t [B, Ti, G*Cg]; scores read xn."""
         c, P = self.cfg, self.p
@@ -530,7 +551,7 @@ class Model:
         pre = "layers.%d.attn." % l
         B, Ti, _ = x.shape
         H, Hkv, dh = c["n_heads"], c["n_kv_heads"], c["head_dim"]
-        xn = self.norm(x, "layers.%d.attn_norm" % l)
+        xn = self.sub_input(x, "layers.%d.attn_norm" % l)
         q = xn @ P[pre + "w_q"].t()
         k = xn @ P[pre + "w_k"].t()
         v = xn @ P[pre + "w_v"].t()
@@ -586,7 +607,7 @@ class Model:
 
     def mlp(self, l, x):
         P, pre = self.p, "layers.%d.mlp." % l
-        xn = self.norm(x, "layers.%d.mlp_norm" % l)
+        xn = self.sub_input(x, "layers.%d.mlp_norm" % l)
         if self.cfg["mlp"] == "swiglu":
             h = F.silu(xn @ P[pre + "w_gate"].t()) * (xn @ P[pre + "w_up"].t())
         else:
@@ -607,8 +628,8 @@ class Model:
             x = x + P["pos_embed"][:Ti][None]
         rope = rope_tables(c, Ti, x.dtype) if c["pos"] == "rope" else None
         for l in range(c["n_layers"]):
-            x = x + self.attention(l, x, rope)
-            x = x + self.mlp(l, x)
+            x = self.residual(x, self.attention(l, x, rope), l, "attn")
+            x = self.residual(x, self.mlp(l, x), l, "mlp")
         xf = self.norm(x, "final_norm")
         head = P["tok_embed"] if c["tied_embed"] else P["lm_head"]
         logits = xf @ head.t()

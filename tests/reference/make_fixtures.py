@@ -95,6 +95,16 @@ OPTIONS = OrderedDict([
                               gate_pos="g1")),
     # ALiBi under differential attention; NoPE-style, no other positions
     ("opt-alibi-diff", dict(pos="alibi", diff_attn=1, y_mod="rmsnorm")),
+    # post-LN (LayerNorm) with learned positions and a G1 gate
+    ("opt-post-layer", dict(norm_place="post", norm="layer", pos="learned",
+                            gate_pos="g1")),
+    # sandwich norms (RMSNorm), NoPE, registers, a sliding window
+    ("opt-sandwich-nope", dict(norm_place="sandwich", pos="none", sink_token=2,
+                               window=3)),
+    # the kinked normalisers under the two placements
+    ("opt-post-softpick", dict(norm_place="post", normaliser="softpick")),
+    ("opt-sandwich-clipped", dict(norm_place="sandwich", norm="layer",
+                                  normaliser="clipped", gate_pos="g5")),
 ])
 
 # Keys written to every config text, in this order after `variant`.
