@@ -126,6 +126,13 @@ static int print_json(RunReader *r, const Ctx *c) {
     cj_set(o, "f_attn_uniform", cj_num(uniform_first_share(T)));
     for (int l = 0; l < p->L; l++) json_array_append_new(fl, cj_num(rs_share(p, l)));
     cj_set(o, "f_attn_layer", fl);
+    Config cfg; /* each layer's uniform reference over its window (docs/metrics.md) */
+    read_window(r, &cfg);
+    json_t *ul = json_array();
+    for (int l = 0; l < p->L; l++)
+        json_array_append_new(ul,
+                              cj_num(uniform_first_share_window(T, config_layer_window(&cfg, l))));
+    cj_set(o, "f_attn_uniform_layer", ul);
     double empty, f_ne;
     rs_mass(p, &empty, &f_ne);
     cj_set(o, "empty_share", cj_num(empty));
