@@ -42,6 +42,25 @@ static void test_uniform_share(void **state) {
     assert_true(fabs(uniform_first_share(256) - 0.0201) < 5e-4);
 }
 
+/* A hand-built windowed uniform map: row t spreads 1 over its visible keys
+ * (t - W, t]; its first-token share is uniform_first_share_window. */
+static void test_uniform_share_window(void **state) {
+    (void)state;
+    enum { TT = 12, W = 4 };
+    static float A[TT * TT];
+    for (int t = 0; t < TT; t++) {
+        int lo = t - W + 1 > 0 ? t - W + 1 : 0;
+        for (int j = 0; j < TT; j++) A[t * TT + j] = j >= lo && j <= t ? 1.0f / (t + 1 - lo) : 0.0f;
+    }
+    double got = uniform_first_share_window(TT, W);
+    assert_true(fabs(first_token_share(A, TT) - got) < 1e-6);
+    /* (1/2 + 1/3 + 1/4) / 11 by hand */
+    assert_true(fabs(got - (1.0 / 2 + 1.0 / 3 + 1.0 / 4) / 11.0) < 1e-12);
+    assert_true(uniform_first_share_window(TT, 0) == uniform_first_share(TT));
+    assert_true(uniform_first_share_window(TT, TT) == uniform_first_share(TT));
+    assert_true(uniform_first_share_window(TT, 1) == 0.0);
+}
+
 static void test_all_mass_on_first(void **state) {
     (void)state;
     int T = 16;
@@ -263,14 +282,23 @@ static void test_threshold_names(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_uniform_share),   cmocka_unit_test(test_all_mass_on_first),
-        cmocka_unit_test(test_alpha_k_hand),    cmocka_unit_test(test_proxy),
-        cmocka_unit_test(test_entropy_uniform), cmocka_unit_test(test_histogram),
-        cmocka_unit_test(test_fraction_below),  cmocka_unit_test(test_abs_stats),
-        cmocka_unit_test(test_kurtosis),        cmocka_unit_test(test_norm_ratio),
-        cmocka_unit_test(test_mass_first),      cmocka_unit_test(test_spikes),
-        cmocka_unit_test(test_mean_std),        cmocka_unit_test(test_sink_rate),
-        cmocka_unit_test(test_sink_formed),     cmocka_unit_test(test_threshold_names),
+        cmocka_unit_test(test_uniform_share),
+        cmocka_unit_test(test_uniform_share_window),
+        cmocka_unit_test(test_all_mass_on_first),
+        cmocka_unit_test(test_alpha_k_hand),
+        cmocka_unit_test(test_proxy),
+        cmocka_unit_test(test_entropy_uniform),
+        cmocka_unit_test(test_histogram),
+        cmocka_unit_test(test_fraction_below),
+        cmocka_unit_test(test_abs_stats),
+        cmocka_unit_test(test_kurtosis),
+        cmocka_unit_test(test_norm_ratio),
+        cmocka_unit_test(test_mass_first),
+        cmocka_unit_test(test_spikes),
+        cmocka_unit_test(test_mean_std),
+        cmocka_unit_test(test_sink_rate),
+        cmocka_unit_test(test_sink_formed),
+        cmocka_unit_test(test_threshold_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

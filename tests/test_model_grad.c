@@ -113,7 +113,7 @@ static int check_variant(const char *id, const char *const *extra, int nextra) {
         printf("  %s: %s\n", id, err);
         return 1;
     }
-    snprintf(label, sizeof label, "%s%s", id, nextra ? " (+options)" : "");
+    snprintf(label, sizeof label, "%s%s%s", id, nextra ? " + " : "", nextra ? extra[0] : "");
     return check_model(&c, label);
 }
 
@@ -161,6 +161,66 @@ static void test_remedy_combinations(void **state) {
     failures += check_variant("stickbreak", sb_gate, 3);
     failures += check_variant("ssmax", ssmax_kv, 1);
     failures += check_variant("registers", reg_learned, 3);
+    assert_int_equal(failures, 0);
+}
+
+/* The field's keys: a sliding window (on every layer, or alternating with
+ * full layers; T = 6, so window 3 hides keys from most queries), ALiBi and
+ * NoPE, on every catalog id, so they combine with every normaliser, slot,
+ * sink token and remedy. (Softpick's relu has a kink at s = 0 that the
+ * central difference at eps 1e-2 crosses on NoPE with window 4, so that
+ * pairing is left out of the short list.) */
+static void test_field_keys(void **state) {
+    (void)state;
+    const char *win[] = {"window=3"};
+    const char *alt[] = {"window=2", "window_layers=alternate"};
+    const char *alibi[] = {"pos=alibi"};
+    const char *alibi_win[] = {"pos=alibi", "window=3", "window_layers=alternate"};
+    const char *nope_win[] = {"pos=none", "window=4"};
+    int failures = 0;
+    for (int i = 0; variant_id_at(i); i++) {
+        failures += check_variant(variant_id_at(i), win, 1);
+        failures += check_variant(variant_id_at(i), alibi, 1);
+    }
+    const char *ids[] = {"baseline", "sink-logit", "registers", "fox", "sigmoid-attn", "diff-attn"};
+    for (size_t i = 0; i < sizeof ids / sizeof *ids; i++) {
+        failures += check_variant(ids[i], alt, 2);
+        failures += check_variant(ids[i], alibi_win, 3);
+        failures += check_variant(ids[i], nope_win, 2);
+    }
+    /* registers under a window: the streaming gather (clipped softmax has
+     * its kinks near here; the fixture opt-window-registers checks it) */
+    const char *reg_win[] = {"window=2", "sink_token=2"};
+    const char *norms[] = {"sink-logit", "stickbreak", "sigmoid-attn", "softmax1", "fox"};
+    for (size_t i = 0; i < sizeof norms / sizeof *norms; i++)
+        failures += check_variant(norms[i], reg_win, 2);
+    assert_int_equal(failures, 0);
+}
+
+/* Norm placement: post-LN and sandwich on every catalog id (RMSNorm), and
+ * with LayerNorm crossed with a few ids and the other field keys. The
+ * clipped softmax and softpick have kinks that central differences at
+ * eps 1e-2 cross here (a sandwich's post-norm magnifies a clipped row's
+ * near-zero output); their fixtures (opt-post-softpick,
+ * opt-sandwich-clipped) check them against autograd instead. */
+static void test_norm_place(void **state) {
+    (void)state;
+    const char *post[] = {"norm_place=post"};
+    const char *sandwich[] = {"norm_place=sandwich"};
+    const char *post_ln[] = {"norm_place=post", "norm=layer", "pos=alibi"};
+    const char *sw_ln[] = {"norm_place=sandwich", "norm=layer", "window=3"};
+    int failures = 0;
+    for (int i = 0; variant_id_at(i); i++) {
+        const char *id = variant_id_at(i);
+        if (!strcmp(id, "clipped-softmax") || !strcmp(id, "softpick")) continue;
+        failures += check_variant(id, post, 1);
+        failures += check_variant(id, sandwich, 1);
+    }
+    const char *ids[] = {"baseline", "g1-elem", "g5-elem", "sink-token", "fox"};
+    for (size_t i = 0; i < sizeof ids / sizeof *ids; i++) {
+        failures += check_variant(ids[i], post_ln, 3);
+        failures += check_variant(ids[i], sw_ln, 3);
+    }
     assert_int_equal(failures, 0);
 }
 
@@ -220,9 +280,13 @@ static void test_qk_norm_added(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_checker_detects_error), cmocka_unit_test(test_every_variant),
-        cmocka_unit_test(test_qk_norm_added),         cmocka_unit_test(test_model_options),
+        cmocka_unit_test(test_checker_detects_error),
+        cmocka_unit_test(test_every_variant),
+        cmocka_unit_test(test_qk_norm_added),
+        cmocka_unit_test(test_model_options),
         cmocka_unit_test(test_remedy_combinations),
+        cmocka_unit_test(test_field_keys),
+        cmocka_unit_test(test_norm_place),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -463,10 +463,14 @@ static double clip_margin(AttnCtx *c) {
     return worst;
 }
 
+/* The window and ALiBi run_attention_shape's spec takes (0: none). */
+static struct { int window, keep, alibi; } field;
+
 static void run_attention_shape(AttnNormaliser nz, int sink, int kvb, int B, int T, int H, int Hkv,
                                 int dh) {
     char name[96];
     AttnCtx c = {.B = B, .T = T, .H = H, .Hkv = Hkv, .dh = dh};
+    c.spec.window = field.window, c.spec.keep = field.keep, c.spec.alibi = field.alibi;
     c.spec.normaliser = nz;
     c.spec.has_sink_logit = sink;
     c.spec.has_kv_bias = kvb;
@@ -509,7 +513,8 @@ static void run_attention_shape(AttnNormaliser nz, int sink, int kvb, int B, int
           *dkv = filled(nx, PREFILL);
     attn_bwd(&c, (AttnGrad){dq, dk, dv, ds, dkk, dkv}, c.slot, &c.spec);
     char tag[64];
-    snprintf(tag, sizeof tag, "attn nz=%d sink=%d kvb=%d T=%d Hkv=%d", nz, sink, kvb, T, Hkv);
+    snprintf(tag, sizeof tag, "attn nz=%d sink=%d kvb=%d T=%d Hkv=%d W=%d K=%d alibi=%d", nz, sink,
+             kvb, T, Hkv, field.window, field.keep, field.alibi);
 #define ATTN_CHECK(what, x, n, g)                                                                  \
     do {                                                                                           \
         snprintf(name, sizeof name, "%s %s", tag, what);                                           \
@@ -776,6 +781,49 @@ static void test_attention_window(void **st) {
         }
     free(y), free(col), free(maps), free(scratch);
     attn_free(&c);
+}
+
+/* The backward under a sliding window (keep 0), the streaming window
+ * (keep > 0) and ALiBi, against central differences, for every
+ * normaliser and slot, within one row block and across two. */
+static void test_attention_window_grad(void **st) {
+    (void)st;
+    const AttnNormaliser all[] = {NORMZ_SOFTMAX, NORMZ_SOFTMAX1, NORMZ_SINK_LOGIT, NORMZ_CLIPPED,
+                                  NORMZ_SIGMOID, NORMZ_SOFTPICK, NORMZ_STICKBREAK};
+    const int set[][3] = {{3, 0, 0}, {4, 2, 0}, {0, 0, 1}, {3, 0, 1}};
+    for (size_t f = 0; f < sizeof set / sizeof *set; f++) {
+        field.window = set[f][0], field.keep = set[f][1], field.alibi = set[f][2];
+        for (int i = 0; i < 7; i++) {
+            run_attention(all[i], 0, 0, 2);
+            if (all[i] != NORMZ_STICKBREAK) run_attention(all[i], 0, 1, 2);
+        }
+        run_attention(NORMZ_SOFTMAX, 1, 1, 2);
+        run_attention_shape(NORMZ_SOFTMAX, 0, 0, 1, 70, 2, 1, 2);
+        run_attention_shape(NORMZ_SIGMOID, 0, 1, 1, 70, 2, 1, 2);
+    }
+    field.window = field.keep = field.alibi = 0;
+}
+
+/* ALiBi's weights from the definition: with s = 0 (q = 0), head 0 of one
+ * gives row t softmax_j(-m (t - j)), m = 2^-8; the slopes of H = 8 heads
+ * are 1/2, 1/4, ..., 1/256 (Press et al. 2022). */
+static void test_attention_alibi(void **st) {
+    (void)st;
+    const float q[4] = {0}, k[4] = {1, -2, 3, 0.5f}, v[4] = {1, 2, 3, 4};
+    AttnCtx c;
+    attn1(&c, NORMZ_SOFTMAX, q, k, v, 4);
+    c.spec.alibi = 1;
+    attn_loss(&c);
+    const double m = 1.0 / 256.0;
+    for (int t = 0; t < 4; t++) {
+        double Z = 0.0;
+        for (int j = 0; j <= t; j++) Z += exp(-m * (t - j));
+        for (int j = 0; j <= t; j++)
+            assert_float_equal(c.att[t * 4 + j], exp(-m * (t - j)) / Z, 1e-6);
+    }
+    attn1_free(&c);
+    for (int h = 0; h < 8; h++)
+        assert_float_equal(attention_alibi_slope(h, 8), 1.0 / (double)(2 << h), 0);
 }
 
 /* ---- literature remedies (docs/variants.md D) ---- */
@@ -1259,6 +1307,8 @@ int main(void) {
         cmocka_unit_test(test_attention_values),
         cmocka_unit_test(test_attention_blocks),
         cmocka_unit_test(test_attention_window),
+        cmocka_unit_test(test_attention_window_grad),
+        cmocka_unit_test(test_attention_alibi),
         cmocka_unit_test(test_stickbreak_values),
         cmocka_unit_test(test_attention_key_bias),
         cmocka_unit_test(test_ssmax),

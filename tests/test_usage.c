@@ -183,6 +183,8 @@ static void test_table_commands(void **state) {
     assert_non_null(strstr(out, "\ng1-mult-silu "));
     assert_non_null(strstr(out, "gate_pos=g1 gate_act=silu"));
     assert_non_null(strstr(out, "\nqk-norm "));
+    assert_non_null(strstr(out, "\n  norm_place=pre|post|sandwich\n"));
+    assert_non_null(strstr(out, "\n  pos=rope|learned|none|alibi\n"));
     free(out);
     assert_int_equal(tu_run(log_path, "variants --json"), 0);
     out = tu_slurp_ok(log_path, NULL);

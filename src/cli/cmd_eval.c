@@ -47,6 +47,7 @@ static int parse_lengths(const char *spec, int T, int *out, int *n) {
 static const char *positions(const ForwardInfo *info, int yarn) {
     if (yarn) return "YaRN";
     if (!strcmp(info->positions, "RoPE")) return "plain RoPE";
+    if (!strcmp(info->positions, "ALiBi")) return "ALiBi";
     return !strcmp(info->positions, "learned") ? "learned positions" : "no positions";
 }
 

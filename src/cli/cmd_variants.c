@@ -42,6 +42,21 @@ static int print_json(void) {
     return cj_print("variants", a) ? 1 : 0;
 }
 
+/* The architecture keys every id combines with (docs/MODEL.md), each with
+ * the values the key table accepts. */
+static const char *const field_keys[] = {"window", "window_layers", "norm_place", "pos", NULL};
+
+static void print_field_keys(void) {
+    printf("\nArchitecture keys every id combines with (--set KEY=VALUE; docs/MODEL.md):\n");
+    for (int i = 0; field_keys[i]; i++) {
+        const char *const *vocab = config_key_vocab(field_keys[i]);
+        printf("  %s=", field_keys[i]);
+        if (!vocab) printf("W (keys each query sees; 0: full causal)");
+        for (int v = 0; vocab && vocab[v]; v++) printf("%s%s", v ? "|" : "", vocab[v]);
+        printf("\n");
+    }
+}
+
 static int print_text(void) {
     printf("%-17s %-46s %-6s %-9s %s\n", "id", "fields", "shape", "key", "formula");
     for (int i = 0; variant_id_at(i); i++) {
@@ -50,6 +65,7 @@ static int print_text(void) {
                variant_changes_shape(id) ? "yes" : "-", *role_name(id) ? role_name(id) : "-",
                variant_formula(id));
     }
+    print_field_keys();
     return fflush(stdout) == 0 && !ferror(stdout) ? 0 : 1;
 }
 

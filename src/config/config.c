@@ -24,12 +24,16 @@ _Static_assert(sizeof(NormKind) == sizeof(int), "enum size");
 _Static_assert(sizeof(GatePos) == sizeof(int), "enum size");
 _Static_assert(sizeof(AttnNormaliser) == sizeof(int), "enum size");
 _Static_assert(sizeof(DataSource) == sizeof(int), "enum size");
+_Static_assert(sizeof(WindowLayers) == sizeof(int), "enum size");
+_Static_assert(sizeof(NormPlace) == sizeof(int), "enum size");
 
 /* ---------------------------------------------------------------- names */
 
 /* NULL-terminated, indexed by enum value. */
 static const char *const norm_names[] = {"rms", "layer", NULL};
-static const char *const pos_names[] = {"rope", "learned", "none", NULL};
+static const char *const pos_names[] = {"rope", "learned", "none", "alibi", NULL};
+static const char *const winlayers_names[] = {"all", "alternate", NULL};
+static const char *const normplace_names[] = {"pre", "post", "sandwich", NULL};
 static const char *const mlp_names[] = {"swiglu", "gelu", NULL};
 static const char *const gate_pos_names[] = {"none", "g1", "g2", "g3", "g4", "g5", NULL};
 static const char *const gran_names[] = {"elem", "head", NULL};
@@ -126,6 +130,9 @@ static const KeyDef keys[] = {
     RF(yarn_scale, SEC_MODEL, 1, 1024, 0, "1"),
     K(qk_norm, KT_BOOL, SEC_MODEL, "0"),
     K(tied_embed, KT_BOOL, SEC_MODEL, "0"),
+    RI(window, SEC_MODEL, 0, 65536, "0"),
+    E(window_layers, winlayers_names, SEC_MODEL, "all"),
+    E(norm_place, normplace_names, SEC_MODEL, "pre"),
     RF(norm_eps, SEC_MODEL, 0, 1, 1, "1e-5"),
     RF(init_std, SEC_MODEL, 0, 10, 1, "0.02"),
 

@@ -19,7 +19,16 @@
 #define CFG_STR 256 /* every string field is bounded; longer input is refused */
 
 typedef enum { NORM_RMS = 0, NORM_LAYER } NormKind;
-typedef enum { POS_ROPE = 0, POS_LEARNED, POS_NONE } PosKind;
+/* POS_NONE is NoPE (no positional encoding); POS_ALIBI adds ALiBi's
+ * head-specific linear biases to the attention scores (docs/variants.md). */
+typedef enum { POS_ROPE = 0, POS_LEARNED, POS_NONE, POS_ALIBI } PosKind;
+/* Which layers a sliding window (Config.window) applies to: every layer,
+ * or the even-indexed ones with full causal attention on the odd ones. */
+typedef enum { WINLAYERS_ALL = 0, WINLAYERS_ALTERNATE } WindowLayers;
+/* Where each sub-layer's norm sits (docs/MODEL.md "Norm placement"):
+ * before it (pre), after the residual add (post), or both before the
+ * sub-layer and on its output before the add (sandwich). */
+typedef enum { NORMPLACE_PRE = 0, NORMPLACE_POST, NORMPLACE_SANDWICH } NormPlace;
 typedef enum { MLP_SWIGLU = 0, MLP_GELU } MlpKind;
 
 /* Where a gate sits (Qiu et al. Fig. 1). */
@@ -73,6 +82,9 @@ typedef struct {
     float yarn_scale; /* 1 = plain RoPE */
     int qk_norm;
     int tied_embed;
+    int window;                 /* sliding window: query t sees keys (t - window, t]; 0: all */
+    WindowLayers window_layers; /* the layers the window applies to */
+    NormPlace norm_place;
     float norm_eps;
     float init_std;
 

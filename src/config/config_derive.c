@@ -25,6 +25,12 @@ int config_attention_proxy(const Config *c) {
            c->normaliser == NORMZ_STICKBREAK || c->diff_attn;
 }
 
+int config_layer_window(const Config *c, int l) {
+    if (c->window <= 0) return 0;
+    if (c->window_layers == WINLAYERS_ALTERNATE && l % 2) return 0;
+    return c->window;
+}
+
 int config_shards(const Config *cfg) {
     return cfg->batch_size < TRAIN_SHARDS ? (cfg->batch_size < 1 ? 1 : cfg->batch_size)
                                           : TRAIN_SHARDS;

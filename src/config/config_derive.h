@@ -17,6 +17,11 @@ int config_head_dim(const Config *cfg);
  * variant's attention rows (they need not sum to one). */
 int config_attention_proxy(const Config *cfg);
 
+/* The sliding window of layer l (0-based): cfg->window when window_layers
+ * puts a window on l (every layer, or the even ones under alternate), else
+ * 0, full causal attention. */
+int config_layer_window(const Config *cfg, int l);
+
 /* The shards a training batch is cut into: TRAIN_SHARDS, or batch_size
  * when that is smaller. They depend on the config alone, never on the
  * thread count, so neither do a run's bits. */

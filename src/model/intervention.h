@@ -34,7 +34,9 @@ typedef struct Intervention {
     float *scratch;   /* IV_BOS_CLIP: caller's buffer of >= T * d floats */
     int window, keep; /* streaming evaluation: every attention sees only its
                          first keep keys and latest window - keep ones
-                         (AttnSpec); window 0: all (any kind) */
+                         (AttnSpec); window 0: all (any kind). A layer
+                         with a sliding window of its own keeps it unless
+                         this window is narrower (docs/MODEL.md) */
 } Intervention;
 
 /* Each kind's name, in InterventionKind order: the name `gatelab intervene`

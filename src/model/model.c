@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "attn_remedies.h"
+#include "config_derive.h"
 #include "intervention.h"
 #include "model_priv.h"
 #include "ops.h"
@@ -41,6 +42,80 @@ static void norm_backward(const Model *m, float *dx, float *dw, float *db, const
     else rmsnorm_backward(dx, dw, dout, x, w, rstd, N, m->dims.d);
 }
 
+/* ---- norm placement (docs/MODEL.md "Norm placement") ---- */
+
+/* One norm's weights (or their gradients) and its saved statistics. */
+typedef struct {
+    float *w, *b, *mean, *rstd;
+} NormSite;
+
+/* The norm that follows sub-layer `mlp` (0: attention) of layer l: the
+ * sub-layer's own norm moved after the residual add (post), or its
+ * post-norm (sandwich); weights from W (the model's or the gradients). */
+static NormSite post_site(const Model *m, const LayerWeights *W, LayerActs *a, int mlp) {
+    if (m->cfg.norm_place == NORMPLACE_SANDWICH)
+        return mlp ? (NormSite){W->mlp_post_norm_w, W->mlp_post_norm_b, a->pmean2, a->prstd2}
+                   : (NormSite){W->attn_post_norm_w, W->attn_post_norm_b, a->pmean1, a->prstd1};
+    return mlp ? (NormSite){W->mlp_norm_w, W->mlp_norm_b, a->mean2, a->rstd2}
+               : (NormSite){W->attn_norm_w, W->attn_norm_b, a->mean1, a->rstd1};
+}
+
+/* A sub-layer's input from the residual x: its norm (pre, sandwich), or
+ * x itself (post, where that norm follows the residual add). */
+static void sublayer_input(const Model *m, float *out, float *mean, float *rstd, const float *x,
+                           const float *w, const float *b, int N) {
+    if (m->cfg.norm_place == NORMPLACE_POST) memcpy(out, x, (size_t)N * m->dims.d * sizeof(float));
+    else norm_forward(m, out, mean, rstd, x, w, b, N);
+}
+
+/* sublayer_input's backward: adds d(x) into dx from dn = d(out). */
+static void sublayer_input_backward(const Model *m, float *dx, float *dw, float *db,
+                                    const float *dn, const float *x, const float *w,
+                                    const float *mean, const float *rstd, int N) {
+    if (m->cfg.norm_place != NORMPLACE_POST) {
+        norm_backward(m, dx, dw, db, dn, x, w, mean, rstd, N);
+        return;
+    }
+    const size_t n = (size_t)N * m->dims.d;
+    for (size_t i = 0; i < n; i++) dx[i] += dn[i];
+}
+
+/* out = the residual x plus the sub-layer's output f: pre x + f; post
+ * N(u) with u = x + f kept for the backward; sandwich x + N'(f), with
+ * N'(f) in tmp (f must stay: the backward reads it). */
+static void residual_place(const Model *m, float *out, const float *x, const float *f, float *u,
+                           float *tmp, const NormSite *ns, int N) {
+    const size_t n = (size_t)N * m->dims.d;
+    switch (m->cfg.norm_place) {
+    case NORMPLACE_POST:
+        residual_forward(u, x, f, n);
+        norm_forward(m, out, ns->mean, ns->rstd, u, ns->w, ns->b, N);
+        break;
+    case NORMPLACE_SANDWICH:
+        norm_forward(m, tmp, ns->mean, ns->rstd, f, ns->w, ns->b, N);
+        residual_forward(out, x, tmp, n);
+        break;
+    default: residual_forward(out, x, f, n); break;
+    }
+}
+
+/* residual_place's backward from d(out) in dres: returns the buffer
+ * holding d(f). Post: dres becomes d(u), which is also the residual x's
+ * gradient; sandwich: dres stays x's gradient and d(f) goes to dpost. gs
+ * holds the norm's weight gradients. */
+static const float *residual_place_backward(const Model *m, float *dres, float *dpost,
+                                            const float *f, const float *u, const NormSite *ns,
+                                            const NormSite *gs, int N) {
+    const size_t n = (size_t)N * m->dims.d;
+    if (m->cfg.norm_place == NORMPLACE_PRE) return dres;
+    const int post = m->cfg.norm_place == NORMPLACE_POST;
+    zero(dpost, n);
+    norm_backward(m, dpost, gs->w, gs->b, dres, post ? u : f, ns->w, ns->mean, ns->rstd, N);
+    if (!post) return dpost;
+    memcpy(dres, dpost, n * sizeof(float));
+    return dres;
+}
+
 static GateBroadcast gate_kind(const Config *c) {
     if (c->gate_input == GIN_CONST) return GB_CONST;
     if (c->gate_input == GIN_HEADSLICE || c->gate_gran == GRAN_HEAD) return GB_HEAD;
@@ -52,9 +127,16 @@ static const float *gate_applied(const LayerActs *a, const Config *c) {
     return c->gate_shared ? a->gbar : a->gs;
 }
 
-static void attn_spec(AttnSpec *sp, const Model *m, int Ti) {
+/* Layer l's attention spec at internal length Ti. A sliding window of W
+ * keys keeps the e prepended sink/register tokens visible besides the
+ * latest W keys: the op's window of W + e keys with the first e kept. */
+static void attn_spec(AttnSpec *sp, const Model *m, int Ti, int l) {
     const Config *c = &m->cfg;
+    const int W = config_layer_window(c, l), e = m->dims.extra_pos;
     memset(sp, 0, sizeof *sp);
+    sp->window = W > 0 ? W + e : 0;
+    sp->keep = W > 0 ? e : 0;
+    sp->alibi = c->pos == POS_ALIBI;
     sp->normaliser = c->normaliser;
     sp->has_sink_logit = c->normaliser == NORMZ_SINK_LOGIT;
     sp->has_kv_bias = c->kv_bias;
@@ -208,7 +290,7 @@ static void attn_inputs_forward(const Model *m, RunState *s, int l, int B, int T
     const int N = B * Ti;
     const size_t Nq = (size_t)N * D->qdim, Nk = (size_t)N * D->kvdim;
     GateBroadcast gk = gate_kind(c);
-    norm_forward(m, a->n1, a->mean1, a->rstd1, a->x_in, lw->attn_norm_w, lw->attn_norm_b, N);
+    sublayer_input(m, a->n1, a->mean1, a->rstd1, a->x_in, lw->attn_norm_w, lw->attn_norm_b, N);
     fused_forward(m, s, a, lw, N);
     if (c->gate_pos != GATE_NONE) gate_scores_forward(m, a, lw, N);
     if (iv && c->gate_pos != GATE_NONE)
@@ -250,8 +332,9 @@ static void attn_outputs_forward(const Model *m, RunState *s, int l, int B, int 
     const float *ga = gate_applied(a, c);
     GateBroadcast gk = gate_kind(c);
     AttnSpec sp;
-    attn_spec(&sp, m, Ti);
-    if (iv) sp.window = iv->window, sp.keep = iv->keep; /* streaming evaluation */
+    attn_spec(&sp, m, Ti, l);
+    if (iv && iv->window > 0 && (!sp.window || iv->window < sp.window))
+        sp.window = iv->window, sp.keep = iv->keep; /* streaming evaluation */
     if (s->rm)
         remedy_attention_forward(s->rm, m, l, a->y, a->att, a->slot, a->preatt, a->qr, a->kr, a->vg,
                                  a->n1, &sp, B, Ti);
@@ -270,7 +353,8 @@ static void attn_outputs_forward(const Model *m, RunState *s, int l, int B, int 
         gate_apply_forward(a->yg, a->ym, ga, gk, c->gate_form, N, D->H, D->dh);
     matmul_forward(a->o, a->yg, lw->w_o, NULL, N, D->qdim, D->d);
     if (c->gate_pos == GATE_G5) gate_apply_forward(a->og, a->o, ga, gk, c->gate_form, N, 1, D->d);
-    residual_forward(a->x_mid, a->x_in, a->og, (size_t)N * D->d);
+    NormSite ns = post_site(m, lw, a, 0);
+    residual_place(m, a->x_mid, a->x_in, a->og, a->u1, s->sc->tmp, &ns, N);
 }
 
 static void attention_block_forward(const Model *m, RunState *s, int l, int B, int Ti,
@@ -284,7 +368,7 @@ static void mlp_block_forward(const Model *m, RunState *s, int l, int N, float *
     const LayerWeights *lw = &m->w.layer[l];
     LayerActs *a = &s->la[l];
     const size_t Nf = (size_t)N * D->ff;
-    norm_forward(m, a->n2, a->mean2, a->rstd2, a->x_mid, lw->mlp_norm_w, lw->mlp_norm_b, N);
+    sublayer_input(m, a->n2, a->mean2, a->rstd2, a->x_mid, lw->mlp_norm_w, lw->mlp_norm_b, N);
     if (m->cfg.mlp == MLP_SWIGLU) {
         matmul_forward(a->h1, a->n2, lw->w_gate, NULL, N, D->d, D->ff);
         matmul_forward(a->h3, a->n2, lw->w_up, NULL, N, D->d, D->ff);
@@ -293,8 +377,11 @@ static void mlp_block_forward(const Model *m, RunState *s, int l, int N, float *
         matmul_forward(a->h1, a->n2, lw->w_up, NULL, N, D->d, D->ff);
         gelu_forward(a->hact, a->h1, Nf);
     }
-    matmul_forward(s->sc->tmp, a->hact, lw->w_down, NULL, N, D->ff, D->d);
-    residual_forward(x_out, a->x_mid, s->sc->tmp, (size_t)N * D->d);
+    /* sandwich keeps the MLP's output for its post-norm's backward */
+    float *f = m->cfg.norm_place == NORMPLACE_SANDWICH ? a->u2 : s->sc->tmp;
+    matmul_forward(f, a->hact, lw->w_down, NULL, N, D->ff, D->d);
+    NormSite ns = post_site(m, lw, a, 1);
+    residual_place(m, x_out, a->x_mid, f, a->u2, s->sc->tmp, &ns, N);
 }
 
 /* ---- embedding and head ---- */
@@ -404,8 +491,10 @@ static void mlp_block_backward(const Model *m, RunState *s, int l, int N, float 
     LayerActs *a = &s->la[l];
     Scratch *sc = s->sc;
     const size_t Nf = (size_t)N * D->ff;
+    NormSite ns = post_site(m, lw, a, 1), gs = post_site(m, gw, a, 1);
+    const float *df = residual_place_backward(m, dres, sc->dpost, a->u2, a->u2, &ns, &gs, N);
     zero(sc->dhact, Nf);
-    matmul_backward(sc->dhact, gw->w_down, NULL, dres, a->hact, lw->w_down, N, D->ff, D->d);
+    matmul_backward(sc->dhact, gw->w_down, NULL, df, a->hact, lw->w_down, N, D->ff, D->d);
     zero(sc->dn, (size_t)N * D->d);
     if (m->cfg.mlp == MLP_SWIGLU) { /* these two write dh1, dh3: no zeroing */
         swiglu_backward(sc->dh1, sc->dh3, sc->dhact, a->h1, a->h3, Nf);
@@ -415,8 +504,8 @@ static void mlp_block_backward(const Model *m, RunState *s, int l, int N, float 
         gelu_backward(sc->dh1, sc->dhact, a->h1, Nf);
         matmul_backward(sc->dn, gw->w_up, NULL, sc->dh1, a->n2, lw->w_up, N, D->d, D->ff);
     }
-    norm_backward(m, dres, gw->mlp_norm_w, gw->mlp_norm_b, sc->dn, a->x_mid, lw->mlp_norm_w,
-                  a->mean2, a->rstd2, N);
+    sublayer_input_backward(m, dres, gw->mlp_norm_w, gw->mlp_norm_b, sc->dn, a->x_mid,
+                            lw->mlp_norm_w, a->mean2, a->rstd2, N);
 }
 
 /* Backward through one gate application. dout is the gradient w.r.t. the
@@ -500,7 +589,7 @@ static void attn_core_backward(const AttnBack *ab, const float *dy, float **dq_o
     zero(dk, Nk);
     zero(dv, Nk);
     AttnSpec sp;
-    attn_spec(&sp, ab->m, Ti);
+    attn_spec(&sp, ab->m, Ti, (int)(a - s->la));
     if (s->rm)
         remedy_attention_backward(s->rm, ab->m, (int)(a - s->la), gw, dq, dk, dv, dy, a->att,
                                   a->slot, a->preatt, a->qr, a->kr, a->vg, &sp, B, Ti, sc->attn);
@@ -558,8 +647,8 @@ static void attn_input_backward(const AttnBack *ab, float *dq, float *dk, float 
     if (ab->s->rm)
         remedy_input_backward(ab->s->rm, ab->m, (int)(a - ab->s->la), gw, sc->dn, a->n1, ab->B,
                               ab->Ti);
-    norm_backward(ab->m, dres, gw->attn_norm_w, gw->attn_norm_b, sc->dn, a->x_in, lw->attn_norm_w,
-                  a->mean1, a->rstd1, N);
+    sublayer_input_backward(ab->m, dres, gw->attn_norm_w, gw->attn_norm_b, sc->dn, a->x_in,
+                            lw->attn_norm_w, a->mean1, a->rstd1, N);
 }
 
 static void attention_block_backward(const Model *m, RunState *s, int l, int B, int Ti,
@@ -572,7 +661,9 @@ static void attention_block_backward(const Model *m, RunState *s, int l, int B, 
         zero(s->sc->dga, gate_applied_len(m, ab.N));
     }
     float *dq, *dk, *dv;
-    float *dy = attn_output_backward(&ab, dres);
+    NormSite ns = post_site(m, ab.lw, a, 0), gs = post_site(m, ab.gw, a, 0);
+    float *dy = attn_output_backward(
+        &ab, residual_place_backward(m, dres, s->sc->dpost, a->og, a->u1, &ns, &gs, ab.Ti * B));
     attn_core_backward(&ab, dy, &dq, &dk, &dv);
     attn_input_backward(&ab, dq, dk, dv, dres);
 }
@@ -612,14 +703,17 @@ const float *model_attention(const RunState *s, int l) {
 }
 const float *model_attention_slot(const RunState *s, int l) { return s->la[l].slot; }
 
+/* Over the keys each query sees: under a sliding window the e prepended
+ * tokens and the latest W keys (attn_spec). */
 double model_max_logit(const RunState *s, const Model *m, int l, int B) {
-    const int Ti = s->T + m->dims.extra_pos;
+    const int e = m->dims.extra_pos, Ti = s->T + e, W = config_layer_window(&m->cfg, l);
     const size_t maps = (size_t)B * m->dims.H;
     double mx = 0.0;
     for (size_t bh = 0; bh < maps; bh++)
         for (int t = 0; t < Ti; t++) {
             const float *row = s->la[l].preatt + (bh * Ti + t) * Ti;
-            for (int j = 0; j <= t; j++) mx = fabs(row[j]) > mx ? fabs(row[j]) : mx;
+            for (int j = 0; j <= t; j++)
+                if (!W || j < e || t - j < W) mx = fabs(row[j]) > mx ? fabs(row[j]) : mx;
         }
     return mx;
 }

@@ -28,6 +28,8 @@
  *   layers.L.mlp.w_gate       [ff, d] (SwiGLU only)
  *   layers.L.mlp.w_up         [ff, d]
  *   layers.L.mlp.w_down       [d, ff]
+ *   layers.L.attn_post_norm.weight, layers.L.mlp_post_norm.weight [d]
+ *                             .bias [d] (LayerNorm only) (norm_place = sandwich)
  *   final_norm.weight         [d]    .bias [d] (LayerNorm only)
  *   lm_head                   [V, d] (untied only)
  */
@@ -67,6 +69,8 @@ typedef struct {
     float *diff_lambda, *ssmax_s, *fox_w, *fox_b;
     float *mlp_norm_w, *mlp_norm_b;
     float *w_gate, *w_up, *w_down;
+    float *attn_post_norm_w, *attn_post_norm_b; /* norm_place = sandwich */
+    float *mlp_post_norm_w, *mlp_post_norm_b;
 } LayerWeights;
 
 typedef struct {

@@ -23,6 +23,10 @@ struct LayerActs {
     float *x_mid;                   /* [N,d] after the attention residual */
     float *n2, *mean2, *rstd2;      /* mlp_norm */
     float *h1, *h3, *hact;          /* MLP hidden */
+    /* norm_place post: u1 = x_in + og, u2 = x_mid + MLP (the sums the
+     * norms read); sandwich: u2 = the MLP's output, pmean/prstd the
+     * post-norms' statistics. NULL under pre. */
+    float *u1, *u2, *pmean1, *prstd1, *pmean2, *prstd2;
 };
 
 struct Scratch {
@@ -30,8 +34,9 @@ struct Scratch {
     float *dy, *dy2, *dres, *dga, *dgate, *dgz;
     float *dh1, *dh3, *dhact, *dxfn, *dlogits, *tmp;
     float *inv_freq;
-    float *cat;  /* [N, P] the fused input projection's output or gradient */
-    float *attn; /* attention_backward's scratch */
+    float *cat;   /* [N, P] the fused input projection's output or gradient */
+    float *attn;  /* attention_backward's scratch */
+    float *dpost; /* [N, d] a post-norm's input gradient (norm_place post, sandwich) */
 };
 
 /* Rows of the fused input projection [W_q; W_k; W_v; W_gate]: P. */

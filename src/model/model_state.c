@@ -86,6 +86,11 @@ static void plan_layer(LayerActs *a, Bump *b, const Model *m, size_t N, int B, i
     a->h1 = take(b, N * D->ff);
     a->h3 = c->mlp == MLP_SWIGLU ? take(b, N * D->ff) : NULL;
     a->hact = take(b, N * D->ff);
+    if (c->norm_place == NORMPLACE_PRE) return;
+    a->u1 = c->norm_place == NORMPLACE_POST ? take(b, N * D->d) : NULL;
+    a->u2 = take(b, N * D->d);
+    a->pmean1 = take(b, N), a->prstd1 = take(b, N);
+    a->pmean2 = take(b, N), a->prstd2 = take(b, N);
 }
 
 static void plan_scratch(Scratch *sc, Bump *b, const Model *m, size_t N, size_t Nr) {
@@ -112,6 +117,7 @@ static void plan_scratch(Scratch *sc, Bump *b, const Model *m, size_t N, size_t 
     sc->tmp = take(b, N * wide);
     sc->inv_freq = take(b, (size_t)D->dh);
     sc->cat = take(b, N * (size_t)model_fused_cols(m));
+    sc->dpost = m->cfg.norm_place != NORMPLACE_PRE ? take(b, N * D->d) : NULL;
 }
 
 static size_t plan(RunState *s, const Model *m, float *base) {

@@ -143,6 +143,10 @@ static void add_layer(Builder *b, int l, const Config *c, const Dims *D) {
     if (c->mlp == MLP_SWIGLU) add(b, NAME("mlp.w_gate"), D->ff, D->d, 1, 0);
     add(b, NAME("mlp.w_up"), D->ff, D->d, 1, 0);
     add(b, NAME("mlp.w_down"), D->d, D->ff, 1, 0);
+    if (c->norm_place == NORMPLACE_SANDWICH) {
+        add_norm(b, NAME("attn_post_norm"), c, D->d);
+        add_norm(b, NAME("mlp_post_norm"), c, D->d);
+    }
 #undef NAME
 }
 
@@ -215,6 +219,10 @@ void weights_point(Weights *w, float *base, const ParamTable *t, const Config *c
         lw->w_gate = P("mlp.w_gate");
         lw->w_up = P("mlp.w_up");
         lw->w_down = P("mlp.w_down");
+        lw->attn_post_norm_w = P("attn_post_norm.weight");
+        lw->attn_post_norm_b = P("attn_post_norm.bias");
+        lw->mlp_post_norm_w = P("mlp_post_norm.weight");
+        lw->mlp_post_norm_b = P("mlp_post_norm.bias");
 #undef P
     }
 }

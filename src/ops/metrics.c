@@ -27,6 +27,11 @@ double uniform_first_share(int T) {
     return (h - 1.0) / (T - 1);
 }
 
+double uniform_first_share_window(int T, int W) {
+    if (W <= 0 || W >= T || T < 2) return uniform_first_share(T);
+    return uniform_first_share(W) * (W - 1) / (T - 1); /* (H_W - 1) / (T - 1) */
+}
+
 /* A[T,T] -> mean over t = 1..T-1 of A[t,0] */
 double first_token_share(const float *A, int T) {
     if (T < 2) return 0.0;

@@ -8,6 +8,10 @@
 
 /* Uniform causal attention's first-token share, (H_T - 1) / (T - 1). */
 double uniform_first_share(int T);
+/* The same under a sliding window of W keys (docs/metrics.md): query t
+ * sees token 0 only while t < W, so (H_min(W,T) - 1) / (T - 1); W <= 0 is
+ * full causal attention, uniform_first_share(T). */
+double uniform_first_share_window(int T, int W);
 
 /* First-token share of one head's map A[T,T]: mean over t = 1..T-1 of
  * A[t,0]. */

@@ -14,6 +14,11 @@
  * weight of the kv key when there is one, else of the sink key, else (for
  * softmax1, if slot is given) of the null key.
  *
+ * A window (AttnSpec.window) hides the keys a query does not see: its
+ * row is normalised over the visible keys only (a sliding window, or the
+ * streaming window of a KV cache), in the forward and the backward.
+ * ALiBi adds a fixed bias -m_h (t - j) to the scores before any of this.
+ *
  * Rows are processed in blocks of ATT_BLOCK queries; block [r0, r1) only
  * needs keys [0, r1), which skips most of the masked upper triangle.
  * attention_forward keeps every map for the backward; attention_keep (the
@@ -38,7 +43,8 @@ enum { BASE_SOFTMAX = 0, BASE_CLIPPED, BASE_SIGMOID, BASE_SOFTPICK, BASE_STICKBR
 typedef struct {
     int base;
     int on[XS_N];
-    int window, keep; /* AttnSpec's streaming window (0: off) */
+    int window, keep; /* AttnSpec's window (0: off) */
+    int alibi;        /* add ALiBi's distance biases (AttnSpec) */
     int lane_sums;    /* softmax sums in lanes (attention_keep) */
     float scale, gamma, eps, lnT;
     const float *kb; /* FoX per-key bias [B,H,T] or NULL, and its gradient */
@@ -69,6 +75,7 @@ static Plan make_plan(const AttnSpec *sp, const float *kvb_k, const float *kvb_v
     p.dkb = sp->key_bias ? sp->dkey_bias : NULL;
     p.window = sp->window > 0 ? sp->window : 0;
     p.keep = sp->keep > 0 && sp->keep < p.window ? sp->keep : 0;
+    p.alibi = sp->alibi;
     p.on[XS_NULL] = sp->normaliser == NORMZ_SOFTMAX1;
     p.on[XS_SINK] = sp->has_sink_logit || sp->normaliser == NORMZ_SINK_LOGIT;
     p.on[XS_KV] = sp->has_kv_bias && kvb_k && kvb_v;
@@ -194,17 +201,27 @@ static void row_forward(float *a, const float *s, int n, int T, const Plan *pl, 
     for (int j = n; j < T; j++) a[j] = 0.0f;
 }
 
-/* Query row t under the streaming window: the visible scores s[0, keep)
- * and s[lo, t] are gathered to s[0, window), normalised like a row of
- * window keys, and the weights moved back to a[lo, t] with 0 between. */
+/* Query row t under the window. A sliding window (keep 0) normalises the
+ * visible scores s[lo, t] in place as a row of their own, with a[0, lo)
+ * zero, so s is left as it was (the backward reads it). Streaming (keep
+ * > 0): the visible scores s[0, keep) and s[lo, t] are gathered to
+ * a[0, window) (so s stays as it was unless a aliases it), normalised
+ * like a row of window keys, and the weights moved back to a[lo, t] with
+ * 0 between. */
 static void row_forward_window(float *a, float *s, int t, int width, const Plan *pl, Extra *ex) {
     const int W = pl->window, K = pl->keep, lo = t - (W - K) + 1;
     if (lo <= K) { /* every key still visible */
         row_forward(a, s, t + 1, width, pl, ex);
         return;
     }
-    memmove(s + K, s + lo, (size_t)(W - K) * sizeof(float));
-    row_forward(a, s, W, width, pl, ex);
+    if (K == 0) {
+        row_forward(a + lo, s + lo, t + 1 - lo, width - lo, pl, ex);
+        memset(a, 0, (size_t)lo * sizeof(float));
+        return;
+    }
+    if (a != s) memcpy(a, s, (size_t)K * sizeof(float));
+    memmove(a + K, s + lo, (size_t)(W - K) * sizeof(float));
+    row_forward(a, a, W, width, pl, ex);
     memmove(a + lo, a + K, (size_t)(W - K) * sizeof(float));
     memset(a + K, 0, (size_t)(lo - K) * sizeof(float));
 }
@@ -230,6 +247,19 @@ static void add_key_bias(float *s, const float *kb, int ld, int r0, int r1) {
     for (int t = r0; t < r1; t++) {
         float *row = s + (size_t)(t - r0) * ld;
         for (int j = 0; j <= t; j++) row[j] += kb[j];
+    }
+}
+
+float attention_alibi_slope(int h, int H) {
+    return H > 0 ? exp2f(-8.0f * (float)(h + 1) / (float)H) : 0.0f;
+}
+
+/* ALiBi: rows [r0, r1) of a block of scores s (row t at s + (t - r0) ld)
+ * gain -slope (t - j) on every key j <= t. */
+static void add_alibi(float *s, float slope, int ld, int r0, int r1) {
+    for (int t = r0; t < r1; t++) {
+        float *row = s + (size_t)(t - r0) * ld;
+        for (int j = 0; j <= t; j++) row[j] -= slope * (float)(t - j);
     }
 }
 
@@ -328,6 +358,7 @@ static void block_forward(const Ctx *c, const HeadView *hv, float *s, float *a, 
     float wkv[ATT_BLOCK]; /* kv-bias weights of the block's rows */
     gemm(0, 1, m, r1, dh, pl->scale, hv->q + (size_t)r0 * ldq, ldq, hv->k, c->ldk, 0.0f, s, ld);
     if (pl->kb) add_key_bias(s, pl->kb + hv->bh * c->T, ld, r0, r1);
+    if (pl->alibi) add_alibi(s, attention_alibi_slope(hv->h, c->H), ld, r0, r1);
     if (pl->base == BASE_SOFTMAX && !pl->window && !pl->lane_sums)
         block_softmax(c, hv, s, a, ld, width, slot, wkv, r0, r1);
     else
@@ -530,6 +561,35 @@ static void row_backward(float *d, const float *a, const float *s, int n, const 
     }
 }
 
+/* row_backward on query row t's visible keys, as row_forward_window saw
+ * them: the whole row [0, t] without a window; [lo, t] in place under a
+ * sliding window; under streaming, [0, keep) and [lo, t] gathered into
+ * tmp (the gradient into d[0, window), moved back after). Keys outside
+ * get a zero gradient. tmp: 3 (t + 1) floats. */
+static void row_backward_window(float *d, const float *a, const float *s, int t, const Plan *pl,
+                                Extra *ex, const float *slotw, float da_kv, float *dsx,
+                                float *tmp) {
+    const int W = pl->window, K = pl->keep, lo = t - (W - K) + 1;
+    if (!W || lo <= K) {
+        row_backward(d, a, s, t + 1, pl, ex, slotw, da_kv, dsx, tmp);
+        return;
+    }
+    if (K == 0) {
+        row_backward(d + lo, a + lo, s + lo, W, pl, ex, slotw, da_kv, dsx, tmp);
+        memset(d, 0, (size_t)lo * sizeof(float));
+        return;
+    }
+    float *ga = tmp + W, *gs = ga + W;
+    memcpy(ga, a, (size_t)K * sizeof(float));
+    memcpy(ga + K, a + lo, (size_t)(W - K) * sizeof(float));
+    memcpy(gs, s, (size_t)K * sizeof(float));
+    memcpy(gs + K, s + lo, (size_t)(W - K) * sizeof(float));
+    memmove(d + K, d + lo, (size_t)(W - K) * sizeof(float));
+    row_backward(d, ga, gs, W, pl, ex, slotw, da_kv, dsx, tmp);
+    memmove(d + lo, d + K, (size_t)(W - K) * sizeof(float));
+    memset(d + K, 0, (size_t)(lo - K) * sizeof(float));
+}
+
 /* The backward's inputs: the forward's own (AttnIn, read packed: ldq and
  * ldk here, not the AttnIn's), what it saved (AttnSaved) and dy; its
  * outputs are an AttnGrad (any of them NULL: that gradient is not wanted). */
@@ -603,8 +663,8 @@ static void bwd_rows(float *da, float *tmp, const AttnGrad *go, const Plan *pl, 
         float *dr = da + (size_t)(t - r0) * T;
         extra_logits(&ex, pl, hv->q + (size_t)t * ldq, hv->h, in->x->sink_logit, in->x->kvb_k, dh);
         float da_kv = pl->on[XS_KV] ? dot(hv->dy + (size_t)t * ldq, hv->vx, dh) : 0.0f;
-        row_backward(dr, hv->a + (size_t)t * T, hv->s + (size_t)t * T, t + 1, pl, &ex,
-                     hv->slot ? hv->slot + t : NULL, da_kv, dsx, tmp);
+        row_backward_window(dr, hv->a + (size_t)t * T, hv->s + (size_t)t * T, t, pl, &ex,
+                            hv->slot ? hv->slot + t : NULL, da_kv, dsx, tmp);
         for (int j = t + 1; j < r1; j++) dr[j] = 0.0f;
         if (hv->dkb)
             for (int j = 0; j <= t; j++) hv->dkb[j] += dr[j];
@@ -658,7 +718,7 @@ static void bwd_block(float *da, float *tmp, const AttnGrad *go, const Plan *pl,
 
 size_t attention_backward_scratch(int T) {
     int blk = T < ATT_BLOCK ? T : ATT_BLOCK;
-    return (size_t)blk * (size_t)T + (size_t)T;
+    return (size_t)blk * (size_t)T + 3 * (size_t)T;
 }
 
 /* Per (b, h), row blocks of ATT_BLOCK queries as in the forward (bwd_block). */
@@ -672,7 +732,7 @@ void attention_backward(const AttnGrad *g, const float *dy, const AttnSaved *sav
     int Hkv = sh->Hkv <= 0 || sh->Hkv > H ? H : sh->Hkv; /* config_validate refuses these */
     int blk = T < ATT_BLOCK ? T : ATT_BLOCK;
     /* da / ds of one row block, then one row of scratch */
-    float *da = scratch, *tmp = scratch + (size_t)blk * T;
+    float *da = scratch, *tmp = scratch + (size_t)blk * T; /* 3 T floats */
     BwdIn bin = {.x = in,
                  .sv = saved,
                  .dy = dy,

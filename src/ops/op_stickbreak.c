@@ -19,9 +19,10 @@ static float sigm(float x) { return 1.0f / (1.0f + expf(-x)); }
 void stickbreak_row_forward(float *a, const float *s, int n) {
     float acc = 0.0f; /* sum_{k>j} softplus(s_k) */
     for (int j = n - 1; j >= 0; j--) {
-        float sp = softplus(-s[j]); /* -log sigmoid(s); softplus(s) = s + sp */
+        const float sj = s[j];    /* read before a[j] is written: a may alias s */
+        float sp = softplus(-sj); /* -log sigmoid(s); softplus(s) = s + sp */
         a[j] = expf(-sp - acc);
-        acc += s[j] + sp;
+        acc += sj + sp;
     }
 }
 

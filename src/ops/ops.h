@@ -94,12 +94,20 @@ typedef struct {
      * beside the bias it belongs to). */
     const float *key_bias;
     float *dkey_bias;
-    /* Streaming (forward only): with window > 0, query t sees key j only
-     * when j < keep or t - j < window - keep (the first keep tokens and the
-     * latest ones, window keys in all), as a KV cache that evicts all but
-     * its first keep entries would; 0: every key j <= t. */
+    /* The window: with window > 0, query t sees key j only when j < keep
+     * or t - j < window - keep (the first keep tokens and the latest ones,
+     * window keys in all), as a KV cache that evicts all but its first
+     * keep entries would; 0: every key j <= t. keep 0 is a sliding window
+     * (training's, forward and backward); keep > 0 is streaming evaluation
+     * (forward only). The extra keys are visible to every query. */
     int window, keep;
+    /* ALiBi (Press et al. 2022): score t, j of query head h gains
+     * -attention_alibi_slope(h, H) (t - j); the extra keys gain nothing.
+     * A constant of the scores: no gradient. */
+    int alibi;
 } AttnSpec;
+/* ALiBi's slope of query head h (0-based) of H: 2^(-8 (h + 1) / H). */
+float attention_alibi_slope(int h, int H);
 typedef struct {
     int B, T, H, Hkv, dh; /* head h reads kv head h / (H/Hkv) */
 } AttnShape;

@@ -24,7 +24,7 @@ typedef struct {
     int checkpoint; /* 1: a Hugging Face checkpoint, 0: a trained run */
     char variant[256];
     char status[32];
-    char positions[32]; /* how positions are encoded: "RoPE", "learned", "none" */
+    char positions[32]; /* how positions are encoded: "RoPE", "learned", "none", "ALiBi" */
     int seq_len;        /* trained: the training length; checkpoint: the probe's */
     int stream_len;     /* stream's default length */
     int bucket_len;     /* eval's loss buckets: every bucket_len positions (0: one) */

@@ -31,7 +31,12 @@ typedef struct {
 } Trained;
 
 static const char *pos_name(PosKind p) {
-    return p == POS_LEARNED ? "learned" : p == POS_NONE ? "none" : "RoPE";
+    switch (p) {
+    case POS_LEARNED: return "learned";
+    case POS_NONE: return "none";
+    case POS_ALIBI: return "ALiBi";
+    default: return "RoPE";
+    }
 }
 
 static int t_plan(Forward *f, int B, int T, int M, int probe_n, MemPlan *p, char *err,
@@ -152,7 +157,7 @@ static void fill_info(ForwardInfo *i, const RunMeta *meta, const Model *m) {
     i->learned_pos = m->cfg.pos == POS_LEARNED;
     i->max_pos = i->learned_pos ? m->cfg.max_pos : 0;
     i->max_len = i->learned_pos ? m->cfg.max_pos - m->dims.extra_pos : 0;
-    i->yarn = 1;
+    i->yarn = m->cfg.pos == POS_ROPE; /* YaRN rescales RoPE's frequencies: nothing else */
     i->L = m->dims.L, i->H = m->dims.H, i->d = m->dims.d, i->V = m->dims.V;
 }
 

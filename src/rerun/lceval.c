@@ -129,7 +129,10 @@ static int check_opts(Forward *f, const LcEvalOpts *o, char *err, size_t errlen)
     if (o->batches < 1 || o->batch_size < 1)
         return seterr(err, errlen, "--batches and --batch-size must be positive");
     if (o->yarn && !f->info.yarn)
-        return seterr(err, errlen, "%s: --yarn is for trained runs (RoPE of their own)", f->run);
+        return seterr(err, errlen,
+                      "%s: --yarn rescales RoPE, for trained runs with RoPE positions "
+                      "(this one's: %s)",
+                      f->run, f->info.positions);
     for (int i = 0; i < o->n_lengths; i++) {
         int L = o->lengths[i];
         if (L < 2) return seterr(err, errlen, "length %d is too short (need >= 2)", L);

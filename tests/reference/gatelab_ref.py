@@ -25,6 +25,7 @@ DEFAULTS = OrderedDict(
     vocab_size=13, seq_len=7, max_pos=16,
     norm="rms", pos="rope", mlp="swiglu", rope_base=10000.0, yarn_scale=1.0,
     qk_norm=0, tied_embed=0, norm_eps=1e-5,
+    window=0, window_layers="all", norm_place="pre",
     gate_pos="none", gate_gran="elem", gate_shared=0, gate_form="mult",
     gate_act="sigmoid", gate_input="full", normaliser="softmax",
     clip_alpha=4.0, softpick_eps=1e-6, kv_bias=0, sink_token=0, y_mod="none",
@@ -35,7 +36,9 @@ DEFAULTS = OrderedDict(
 
 ENUMS = {
     "norm": ("rms", "layer"),
-    "pos": ("rope", "learned", "none"),
+    "pos": ("rope", "learned", "none", "alibi"),
+    "window_layers": ("all", "alternate"),
+    "norm_place": ("pre", "post", "sandwich"),
     "mlp": ("swiglu", "gelu"),
     "gate_pos": ("none", "g1", "g2", "g3", "g4", "g5"),
     "gate_gran": ("elem", "head"),
@@ -246,6 +249,11 @@ def param_shapes(cfg):
         if cfg["mlp"] == "swiglu":
             out.append((p + "mlp.w_gate", [ff, d], 1))
         out += [(p + "mlp.w_up", [ff, d], 1), (p + "mlp.w_down", [d, ff], 1)]
+        if cfg["norm_place"] == "sandwich":
+            for site in ("attn_post_norm", "mlp_post_norm"):
+                out.append((p + site + ".weight", [d], 0))
+                if layer:
+                    out.append((p + site + ".bias", [d], 0))
     out.append(("final_norm.weight", [d], 0))
     if layer:
         out.append(("final_norm.bias", [d], 0))
@@ -379,6 +387,37 @@ def stickbreak(s, mask):
     return torch.where(mask, torch.exp(lb + after), torch.zeros_like(s))
 
 
+def layer_window(cfg, l):
+    """The sliding window of layer l: window, or 0 (full) on the odd layers
+    under window_layers = alternate (gpt-oss's layer_types)."""
+    if cfg["window"] <= 0 or (cfg["window_layers"] == "alternate" and l % 2):
+        return 0
+    return cfg["window"]
+
+
+def visible(cfg, l, Ti):
+    """mask [1, 1, Ti, Ti]: query t sees key j <= t, and under a window of W
+    only the sink/register tokens j < sink_token and the keys t - j < W."""
+    t = torch.arange(Ti)[:, None]
+    j = torch.arange(Ti)[None, :]
+    m = j <= t
+    W = layer_window(cfg, l)
+    if W:
+        m = m & ((j < cfg["sink_token"]) | (t - j < W))
+    return m[None, None]
+
+
+def alibi_bias(cfg, Ti, dtype):
+    """[1, H, Ti, Ti]: -m_h (t - j), m_h = 2^(-8 (h + 1) / H) (Press et al.
+    2022, sec. 3), or 0 without ALiBi."""
+    if cfg["pos"] != "alibi":
+        return torch.zeros(1, 1, Ti, Ti, dtype=dtype)
+    H = cfg["n_heads"]
+    m = torch.tensor([2.0 ** (-8.0 * (h + 1) / H) for h in range(H)], dtype=dtype)
+    d = (torch.arange(Ti)[:, None] - torch.arange(Ti)[None, :]).to(dtype)
+    return -(m[:, None, None] * d)[None]
+
+
 def diff_lambda_init(l):
     return 0.8 - 0.6 * math.exp(-0.3 * l)
 
@@ -403,6 +442,22 @@ class Model:
         if self.cfg["norm"] == "layer":
             return layernorm(x, w, self.p[prefix + ".bias"], self.cfg["norm_eps"])
         return rmsnorm(x, w, self.cfg["norm_eps"])
+
+    def sub_input(self, x, prefix):
+        """A sub-layer's input: its norm, except under post-LN (x itself)."""
+        return x if self.cfg["norm_place"] == "post" else self.norm(x, prefix)
+
+    def residual(self, x, f, l, site):
+        """x plus sub-layer `site`'s output f (attn or mlp) under the norm
+        placement: pre x + f; post Norm(x + f) with the sub-layer's own norm
+        (Vaswani et al. 2017); sandwich x + Norm'(f) (Ding et al. 2021,
+        Gemma 2)."""
+        place = self.cfg["norm_place"]
+        if place == "post":
+            return self.norm(x + f, "layers.%d.%s_norm" % (l, site))
+        if place == "sandwich":
+            return x + self.norm(f, "layers.%d.%s_post_norm" % (l, site))
+        return x + f
 
     def gate(self, l, xn, t):
         """Apply layer l's gate to t [B, Ti, G*Cg]; scores read xn."""
@@ -479,15 +534,15 @@ class Model:
         c = lf.cumsum(1).transpose(1, 2)  # [B, H, Ti]
         return c[..., :, None] - c[..., None, :]
 
-    def diff_maps(self, l, q, k, mask):
-        """softmax(q1 k1^T / sqrt(dh/2)) - lambda softmax(q2 k2^T / sqrt(dh/2))."""
+    def diff_maps(self, l, q, k, mask, bias):
+        """softmax(q1 k1^T / sqrt(dh/2) + bias) - lambda softmax(q2 k2^T / sqrt(dh/2) + bias)."""
         h = q.shape[-1] // 2
         lam = self.p["layers.%d.attn.diff_lambda" % l]
         lmb = (torch.exp((lam[0] * lam[1]).sum()) - torch.exp((lam[2] * lam[3]).sum())
                + diff_lambda_init(l))
         maps = []
         for part in (slice(0, h), slice(h, 2 * h)):
-            s = q[..., part] @ k[..., part].transpose(-1, -2) / math.sqrt(h)
+            s = q[..., part] @ k[..., part].transpose(-1, -2) / math.sqrt(h) + bias
             maps.append(torch.softmax(s.masked_fill(~mask, float("-inf")), dim=-1))
         return maps[0] - lmb * maps[1]
 
@@ -496,7 +551,7 @@ class Model:
         pre = "layers.%d.attn." % l
         B, Ti, _ = x.shape
         H, Hkv, dh = c["n_heads"], c["n_kv_heads"], c["head_dim"]
-        xn = self.norm(x, "layers.%d.attn_norm" % l)
+        xn = self.sub_input(x, "layers.%d.attn_norm" % l)
         q = xn @ P[pre + "w_q"].t()
         k = xn @ P[pre + "w_k"].t()
         v = xn @ P[pre + "w_v"].t()
@@ -525,11 +580,12 @@ class Model:
         q = q.transpose(1, 2)
         k = k.repeat_interleave(rep, dim=2).transpose(1, 2)
         v = v.repeat_interleave(rep, dim=2).transpose(1, 2)
-        mask = torch.ones(Ti, Ti, dtype=torch.bool).tril()[None, None]
+        mask = visible(c, l, Ti)
+        bias = alibi_bias(c, Ti, q.dtype)
         if c["diff_attn"]:
-            a, slot = self.diff_maps(l, q, k, mask), None
+            a, slot = self.diff_maps(l, q, k, mask, bias), None
         else:
-            s = q @ k.transpose(-1, -2) / math.sqrt(dh)
+            s = q @ k.transpose(-1, -2) / math.sqrt(dh) + bias
             if c["fox"]:
                 s = s + self.fox_bias(l, xn, Ti)
             a, slot = self.normalise(l, s, q, mask)
@@ -551,7 +607,7 @@ class Model:
 
     def mlp(self, l, x):
         P, pre = self.p, "layers.%d.mlp." % l
-        xn = self.norm(x, "layers.%d.mlp_norm" % l)
+        xn = self.sub_input(x, "layers.%d.mlp_norm" % l)
         if self.cfg["mlp"] == "swiglu":
             h = F.silu(xn @ P[pre + "w_gate"].t()) * (xn @ P[pre + "w_up"].t())
         else:
@@ -572,8 +628,8 @@ class Model:
             x = x + P["pos_embed"][:Ti][None]
         rope = rope_tables(c, Ti, x.dtype) if c["pos"] == "rope" else None
         for l in range(c["n_layers"]):
-            x = x + self.attention(l, x, rope)
-            x = x + self.mlp(l, x)
+            x = self.residual(x, self.attention(l, x, rope), l, "attn")
+            x = self.residual(x, self.mlp(l, x), l, "mlp")
         xf = self.norm(x, "final_norm")
         head = P["tok_embed"] if c["tied_embed"] else P["lm_head"]
         logits = xf @ head.t()

@@ -83,10 +83,32 @@ OPTIONS = OrderedDict([
     ("opt-stickbreak-ssmax-yarn", dict(normaliser="stickbreak", ssmax=1,
                                        yarn_scale=2.0, seq_len=64,
                                        gate_pos="g1")),
+    # gpt-oss's attention: sliding-window layers alternating with full
+    # ones, learned per-head sink logits, GQA
+    ("opt-window-alt-sinklogit", dict(window=3, window_layers="alternate",
+                                      normaliser="sink-logit")),
+    # a window on every layer with two registers (they stay visible),
+    # clipped softmax
+    ("opt-window-registers", dict(window=2, sink_token=2, normaliser="clipped")),
+    # ALiBi with a window and softmax1, G1 gate
+    ("opt-alibi-window", dict(pos="alibi", window=4, normaliser="softmax1",
+                              gate_pos="g1")),
+    # ALiBi under differential attention; NoPE-style, no other positions
+    ("opt-alibi-diff", dict(pos="alibi", diff_attn=1, y_mod="rmsnorm")),
+    # post-LN (LayerNorm) with learned positions and a G1 gate
+    ("opt-post-layer", dict(norm_place="post", norm="layer", pos="learned",
+                            gate_pos="g1")),
+    # sandwich norms (RMSNorm), NoPE, registers, a sliding window
+    ("opt-sandwich-nope", dict(norm_place="sandwich", pos="none", sink_token=2,
+                               window=3)),
+    # the kinked normalisers under the two placements
+    ("opt-post-softpick", dict(norm_place="post", normaliser="softpick")),
+    ("opt-sandwich-clipped", dict(norm_place="sandwich", norm="layer",
+                                  normaliser="clipped", gate_pos="g5")),
 ])
 
 # Keys written to every config text, in this order after `variant`.
-KEYS = list(TINY) + list(ref.VARIANT_BASE) + [
+KEYS = list(TINY) + ["window", "window_layers", "norm_place"] + list(ref.VARIANT_BASE) + [
     "clip_alpha", "softpick_eps"] + list(OPTIM)
 
 
