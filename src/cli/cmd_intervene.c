@@ -132,7 +132,7 @@ static const OptRow intervene_rows[] = {
     {'H', "heads", OPT_STR, "L.H,...", 0, 0, NULL,
      "head-zero's heads (0-based layer.head); \"dormant\": the run file's\ndormant heads", 0, 0},
     {'l', "layer", OPT_INT, "L", 0, 1 << 20, "each layer, one result each",
-     "the one layer of gates-open-layer, mact-mean and mact-zero", 0, 0},
+     "the one layer of gates-open-layer, mact-mean and\nmact-zero", 0, 0},
     {'c', "gate-const", OPT_STR, "C,...", 0, 0, IV_GATE_CONSTS_DEFAULT,
      "gate-const's values, each in [0, 1]", 0, 0},
     {OPT_LONG, "mact-abs", OPT_STR, "A", 0, 0, OPT_DEF(MACT_ABS_MIN),

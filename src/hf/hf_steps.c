@@ -164,8 +164,7 @@ void hf_attend(HfModel *m, int l, const AttnIn *in, const Intervention *iv) {
         const int g = hf_gate_per_head(a);
         gate_act_forward(b->g, b->g, (size_t)T * a->H * g, ACT_SIGMOID);
         iv_gate_scores(iv, l, b->g, 1, 1, T, 0, a->H * g, FORM_MULT);
-        gate_apply_forward(b->o, b->o, b->g, g == 1 ? GB_HEAD : GB_ELEM, FORM_MULT, T, a->H,
-                           a->dh);
+        gate_apply_forward(b->o, b->o, b->g, g == 1 ? GB_HEAD : GB_ELEM, FORM_MULT, T, a->H, a->dh);
     }
     iv_head_output(iv, l, b->o, 1, T, a->H, a->dh);
 }

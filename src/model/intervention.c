@@ -7,9 +7,9 @@
 #include "metrics.h"
 
 static const char *const NAMES[IV_COUNT] = {
-    RS_IV_NONE,      RS_IV_GATES_OPEN,       RS_IV_GATES_MEAN, RS_IV_BOS_CLIP,
-    RS_IV_BOS_MEAN,  RS_IV_NO_BOS,           RS_IV_HEAD_ZERO,  RS_IV_GATES_OPEN_LAYER,
-    RS_IV_GATE_CONST, RS_IV_MACT_MEAN,       RS_IV_MACT_ZERO};
+    RS_IV_NONE,       RS_IV_GATES_OPEN, RS_IV_GATES_MEAN, RS_IV_BOS_CLIP,
+    RS_IV_BOS_MEAN,   RS_IV_NO_BOS,     RS_IV_HEAD_ZERO,  RS_IV_GATES_OPEN_LAYER,
+    RS_IV_GATE_CONST, RS_IV_MACT_MEAN,  RS_IV_MACT_ZERO};
 
 const char *intervention_name(InterventionKind k) {
     return k >= 0 && k < IV_COUNT ? NAMES[k] : "unknown";
@@ -42,7 +42,8 @@ void iv_gate_scores(const Intervention *iv, int l, float *g, int per_token, int 
                     int C, GateForm form) {
     if (!iv || !g) return;
     size_t n = per_token ? (size_t)B * Ti * C : (size_t)C;
-    const int open = iv->kind == IV_GATES_OPEN || (iv->kind == IV_GATES_OPEN_LAYER && l == iv->layer);
+    const int open =
+        iv->kind == IV_GATES_OPEN || (iv->kind == IV_GATES_OPEN_LAYER && l == iv->layer);
     if (open || iv->kind == IV_GATE_CONST) {
         float v = iv->kind == IV_GATE_CONST ? iv->gate_const : form == FORM_ADD ? 0.0f : 1.0f;
         for (size_t i = 0; i < n; i++) g[i] = v;

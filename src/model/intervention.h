@@ -13,18 +13,18 @@
 #include "config.h"
 
 typedef enum {
-    IV_NONE = 0,   /* the plain probe (the reference every delta is against) */
-    IV_GATES_OPEN, /* every applied gate score = the identity (1; 0 if additive) */
-    IV_GATES_MEAN, /* every applied gate score = its channel's mean over the
-                      sequence's real tokens */
-    IV_BOS_CLIP,   /* after each block: position 0's clip_k largest |h|
-                      features clipped to the sequence's median |h| */
-    IV_BOS_MEAN,   /* after each block: position 0's residual = the mean of
-                      positions 1..T-1 */
-    IV_NO_BOS,     /* the probe without its first token (the caller drops
-                      it; the forward is plain) */
-    IV_HEAD_ZERO,  /* the heads in head_zero: their output before the output
-                      projection = 0 */
+    IV_NONE = 0,         /* the plain probe (the reference every delta is against) */
+    IV_GATES_OPEN,       /* every applied gate score = the identity (1; 0 if additive) */
+    IV_GATES_MEAN,       /* every applied gate score = its channel's mean over the
+                            sequence's real tokens */
+    IV_BOS_CLIP,         /* after each block: position 0's clip_k largest |h|
+                            features clipped to the sequence's median |h| */
+    IV_BOS_MEAN,         /* after each block: position 0's residual = the mean of
+                            positions 1..T-1 */
+    IV_NO_BOS,           /* the probe without its first token (the caller drops
+                            it; the forward is plain) */
+    IV_HEAD_ZERO,        /* the heads in head_zero: their output before the output
+                            projection = 0 */
     IV_GATES_OPEN_LAYER, /* IV_GATES_OPEN in layer `layer` only */
     IV_GATE_CONST,       /* every applied gate score = gate_const */
     IV_MACT_MEAN,        /* after block `layer`: each massive activation
@@ -38,13 +38,13 @@ typedef enum {
 
 typedef struct Intervention {
     InterventionKind kind;
-    int clip_k;       /* IV_BOS_CLIP: features clipped (>= 1) */
-    float *scratch;   /* IV_BOS_CLIP: caller's buffer of >= T * d floats */
-    int window, keep; /* streaming evaluation: every attention sees only its
-                         first keep keys and latest window - keep ones
-                         (AttnSpec); window 0: all (any kind) */
-    int layer;        /* IV_GATES_OPEN_LAYER, IV_MACT_*: the one layer changed */
-    float gate_const; /* IV_GATE_CONST: the score every gate applies */
+    int clip_k;                     /* IV_BOS_CLIP: features clipped (>= 1) */
+    float *scratch;                 /* IV_BOS_CLIP: caller's buffer of >= T * d floats */
+    int window, keep;               /* streaming evaluation: every attention sees only its
+                                       first keep keys and latest window - keep ones
+                                       (AttnSpec); window 0: all (any kind) */
+    int layer;                      /* IV_GATES_OPEN_LAYER, IV_MACT_*: the one layer changed */
+    float gate_const;               /* IV_GATE_CONST: the score every gate applies */
     const unsigned char *head_zero; /* IV_HEAD_ZERO: [L * H], 1 = zeroed
                                        (layer-major) */
     double mact_abs, mact_ratio;    /* IV_MACT_*: massive_threshold's floor and

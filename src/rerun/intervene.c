@@ -24,17 +24,19 @@ int intervene_parse_heads(const char *text, int L, int H, unsigned char *mask, c
                           size_t errlen) {
     if (!text || !*text) return seterr(err, errlen, "head-zero needs --heads L.H,...");
     if (!strcmp(text, "dormant"))
-        return seterr(err, errlen, "--heads dormant: the run file's dormant heads are read by "
-                                   "intervene_run, not here");
+        return seterr(err, errlen,
+                      "--heads dormant: the run file's dormant heads are read by "
+                      "intervene_run, not here");
     memset(mask, 0, (size_t)L * H);
     for (const char *q = text; *q;) {
         const char *end = strchr(q, ',');
         int len = end ? (int)(end - q) : (int)strlen(q), l, h, used = -1;
         if (sscanf(q, "%d.%d%n", &l, &h, &used) != 2 || used != len)
             return seterr(err, errlen, "--heads: '%.*s' is not LAYER.HEAD", len, q);
-        if (l < 0 || l >= L || h < 0 || h >= H)
-            return seterr(err, errlen, "--heads: head %d.%d is not in 0..%d.0..%d", l, h, L - 1,
-                          H - 1);
+        if (l < 0 || l >= L)
+            return seterr(err, errlen, "--heads: %d.%d: layer %d is not in 0..%d", l, h, l, L - 1);
+        if (h < 0 || h >= H)
+            return seterr(err, errlen, "--heads: %d.%d: head %d is not in 0..%d", l, h, h, H - 1);
         if (mask[(size_t)l * H + h])
             return seterr(err, errlen, "--heads: head %d.%d given twice", l, h);
         mask[(size_t)l * H + h] = 1;
@@ -44,8 +46,7 @@ int intervene_parse_heads(const char *text, int L, int H, unsigned char *mask, c
     return 0;
 }
 
-int intervene_parse_consts(const char *text, double *c, int max, int *n, char *err,
-                           size_t errlen) {
+int intervene_parse_consts(const char *text, double *c, int max, int *n, char *err, size_t errlen) {
     *n = 0;
     if (!text || !*text) return seterr(err, errlen, "--gate-const: empty list");
     for (const char *q = text; *q;) {
@@ -115,8 +116,9 @@ int intervene_check(const InterventionKind *kinds, int n, const IvParams *p, int
 static int dormant_heads(Forward *f, unsigned char *mask, char *text, size_t len, char *err,
                          size_t errlen) {
     (void)mask, (void)text, (void)len;
-    return seterr(err, errlen, "%s: --heads dormant: the run file has no dormant-head "
-                               "classification",
+    return seterr(err, errlen,
+                  "%s: --heads dormant: the run file has no dormant-head "
+                  "classification",
                   f->run);
 }
 
@@ -188,9 +190,8 @@ static void kind_tokens(int *tok, int *tg, const ProbeRecord *p, InterventionKin
 
 /* The probe under o's change (kind, layer, c; the head mask and the
  * thresholds from the call) into o. */
-static int run_one(Forward *f, const ProbeRecord *src, const IvParams *p,
-                   const unsigned char *mask, float *scratch, IntervResult *o, char *err,
-                   size_t errlen) {
+static int run_one(Forward *f, const ProbeRecord *src, const IvParams *p, const unsigned char *mask,
+                   float *scratch, IntervResult *o, char *err, size_t errlen) {
     int *tok = malloc((size_t)src->N * src->T * sizeof(int));
     int *tg = malloc((size_t)src->N * src->T * sizeof(int));
     int rc = tok && tg ? 0 : seterr(err, errlen, "out of memory for the probe tokens");
@@ -219,15 +220,16 @@ static int run_one(Forward *f, const ProbeRecord *src, const IvParams *p,
 }
 
 /* Every result of r[nr] in turn on the loaded probe src. */
-static int run_all(Forward *f, const ProbeRecord *src, const IvParams *p,
-                   const unsigned char *mask, const char *heads, IntervResult *r, int nr,
+static int run_all(Forward *f, const ProbeRecord *src, const IvParams *p, const unsigned char *mask,
+                   const char *heads, IntervResult *r, int nr,
                    void (*progress)(const char *name, int i, int n), char *err, size_t errlen) {
     float *scratch = falloc((size_t)src->T * f->info.d);
     if (!scratch) return seterr(err, errlen, "%s: out of memory for the probe", f->run);
     int rc = 0, done = 0;
     for (; rc == 0 && done < nr; done++) {
         if (progress) progress(r[done].name, done, nr);
-        if (r[done].kind == IV_HEAD_ZERO) snprintf(r[done].heads, sizeof r[done].heads, "%s", heads);
+        if (r[done].kind == IV_HEAD_ZERO)
+            snprintf(r[done].heads, sizeof r[done].heads, "%s", heads);
         rc = run_one(f, src, p, mask, scratch, &r[done], err, errlen);
     }
     if (rc != 0) intervene_free(r, done);

@@ -20,27 +20,27 @@
 
 /* The parameters of the kinds that take one (cmd_intervene's options). */
 typedef struct {
-    int clip_k;         /* bos-clip's k */
-    const char *heads;  /* head-zero: "L.H,L.H,..." or "dormant" */
-    int layer;          /* gates-open-layer, mact-*: the layer; -1: each layer */
-    const char *consts; /* gate-const: "c,c,..." each in [0, 1] */
+    int clip_k;                  /* bos-clip's k */
+    const char *heads;           /* head-zero: "L.H,L.H,..." or "dormant" */
+    int layer;                   /* gates-open-layer, mact-*: the layer; -1: each layer */
+    const char *consts;          /* gate-const: "c,c,..." each in [0, 1] */
     double mact_abs, mact_ratio; /* mact-*: massive_threshold's floor, factor */
 } IvParams;
 
 #define IV_GATE_CONSTS_DEFAULT "0,0.25,0.5,0.75,1"
 #define IV_PARAMS_DEFAULT                                                                          \
-    {IV_CLIP_K_DEFAULT, NULL, -1, IV_GATE_CONSTS_DEFAULT, MACT_ABS_MIN, MACT_MEDIAN_RATIO}
+    { IV_CLIP_K_DEFAULT, NULL, -1, IV_GATE_CONSTS_DEFAULT, MACT_ABS_MIN, MACT_MEDIAN_RATIO }
 
 #define IV_NAME_MAX 64
 #define IV_HEADS_MAX 256
 
 typedef struct {
     InterventionKind kind;
-    char name[IV_NAME_MAX]; /* its /intervene group: the kind's name, then
-                               "-L<layer>" (per-layer kinds) or "-c<c>"
-                               (gate-const, c as %g) */
-    int layer;              /* per-layer kinds: the layer changed, else -1 */
-    double gate_const;      /* gate-const: c, else NaN */
+    char name[IV_NAME_MAX];   /* its /intervene group: the kind's name, then
+                                 "-L<layer>" (per-layer kinds) or "-c<c>"
+                                 (gate-const, c as %g) */
+    int layer;                /* per-layer kinds: the layer changed, else -1 */
+    double gate_const;        /* gate-const: c, else NaN */
     char heads[IV_HEADS_MAX]; /* head-zero: the heads zeroed ("L.H,..."), else "" */
     ProbeRecord probe;        /* arrays malloc'd: free with intervene_free */
     double loss;              /* mean CE predicting probe tokens 2..T-1 */
@@ -64,8 +64,7 @@ int intervene_parse_heads(const char *text, int L, int H, unsigned char *mask, c
 /* The gate-const list text ("c,c,...") into c[max]; *n values. -1 with one
  * line naming the bad value: not a number, outside [0, 1], given twice,
  * more than max. */
-int intervene_parse_consts(const char *text, double *c, int max, int *n, char *err,
-                           size_t errlen);
+int intervene_parse_consts(const char *text, double *c, int max, int *n, char *err, size_t errlen);
 
 /* The checks of kinds[n] and p for a model of L layers, H heads and width
  * d: every kind known and given once, 1 <= clip_k <= d, the layer in

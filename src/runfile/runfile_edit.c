@@ -157,7 +157,8 @@ typedef struct {
 static int iv_attrs(RunFile *rf, hid_t g, const InterventionOut *o) {
     if (h5u_attr_str(g, RS_IV_KIND, o->kind) < 0 || h5u_attr_f64(g, RS_IV_LOSS, o->loss) < 0 ||
         h5u_attr_i64(g, RS_IV_LOSS_N, o->loss_n) < 0 ||
-        h5u_attr_i64(g, RS_IV_CLIP_K, o->clip_k) < 0 || h5u_attr_i64(g, RS_IV_LAYER, o->layer) < 0 ||
+        h5u_attr_i64(g, RS_IV_CLIP_K, o->clip_k) < 0 ||
+        h5u_attr_i64(g, RS_IV_LAYER, o->layer) < 0 ||
         h5u_attr_f64(g, RS_IV_CONST_C, o->gate_const) < 0 ||
         h5u_attr_str(g, RS_IV_HEADS, o->heads ? o->heads : "") < 0 ||
         h5u_attr_f64(g, RS_IV_LOSS_NONE, o->loss_none) < 0)
