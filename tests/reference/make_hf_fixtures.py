@@ -156,9 +156,10 @@ def gelu_tanh(x):
 # ---------------------------------------------------------------- forwards
 
 
-def forward_llama(cfg, W, ids, family, gates_open=False):
+def forward_llama(cfg, W, ids, family, gates_open=False, gate_fn=None):
     """gates_open: every gate score 1 instead of its sigmoid (the
-    gates-open intervention's reference)."""
+    gates-open intervention's reference); gate_fn(l, s): layer l's applied
+    scores from their sigmoid s (the other gate interventions')."""
     d, H = cfg["hidden_size"], cfg["num_attention_heads"]
     Hkv = cfg.get("num_key_value_heads", H)
     dh = cfg.get("head_dim", 128 if family == "qwen3" else d // H)  # Qwen3Config default 128
@@ -197,6 +198,8 @@ def forward_llama(cfg, W, ids, family, gates_open=False):
         o, probs = causal_attention(q, k, v)
         if gate is not None:
             s = torch.ones_like(gate) if gates_open else torch.sigmoid(gate)
+            if gate_fn is not None:
+                s = gate_fn(l, s)
             o = o * s
             gates.append(s.reshape(T, -1))
         o = F.linear(o.reshape(T, H * dh), W[p + "self_attn.o_proj.weight"],
