@@ -137,11 +137,8 @@ static void test_mact_hand(void **st) {
     /* real rows: |h| median of {1,2,1, 1,1,1, 50,1,1, -40,1,2} is 1 */
     const float x0[15] = {99, 99, 99, 1, 2, 1, 1, 1, 1, 50, 1, 1, -40, 1, 2};
     float x[15];
-    Intervention iv = {.kind = IV_MACT_ZERO,
-                       .layer = 1,
-                       .scratch = scratch,
-                       .mact_abs = 10.0,
-                       .mact_ratio = 20.0};
+    Intervention iv = {
+        .kind = IV_MACT_ZERO, .layer = 1, .scratch = scratch, .mact_abs = 10.0, .mact_ratio = 20.0};
     memcpy(x, x0, sizeof x);
     iv_residual(&iv, 0, x, 1, 5, 1, 3); /* another layer: untouched */
     assert_memory_equal(x, x0, sizeof x);
@@ -314,9 +311,8 @@ static void test_cli_store(void **st) {
     assert_true(mact_l1 != none.loss); /* ratio 2 finds some in a tiny model */
     runread_intervention_free(&none);
     runread_close(r);
-    assert_int_equal(tu_run(out, "intervene %s gate-const --gate-const 0.5 --json --no-write",
-                            g1_run),
-                     0);
+    assert_int_equal(
+        tu_run(out, "intervene %s gate-const --gate-const 0.5 --json --no-write", g1_run), 0);
     text = tu_slurp_ok(out, NULL);
     assert_non_null(strstr(text, "\"name\":\"gate-const-c0.5\""));
     assert_non_null(strstr(text, "\"gate_const\":0.5"));
@@ -375,8 +371,8 @@ static double fx_attr(hid_t g, const char *name) {
 
 /* The fixture's more/<name> results: the kind, layer and c from its
  * attributes, heads from the case's head list. */
-static void fx_more(hid_t g, const char *cname, const Model *m, RunState *s, const int *tok,
-                    int Bn, int T, const unsigned char *heads, const char *name) {
+static void fx_more(hid_t g, const char *cname, const Model *m, RunState *s, const int *tok, int Bn,
+                    int T, const unsigned char *heads, const char *name) {
     char path[160], what[200], kind[64] = "";
     float scratch[64 * 64];
     size_t nb, nl;
@@ -462,12 +458,9 @@ static void test_pytorch_reference(void **st) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_parse_lists),
-        cmocka_unit_test(test_mact_hand),
-        cmocka_unit_test(test_head_zero),
-        cmocka_unit_test(test_gate_const_and_layer),
-        cmocka_unit_test(test_pytorch_reference),
-        cmocka_unit_test(test_cli_store),
+        cmocka_unit_test(test_parse_lists),       cmocka_unit_test(test_mact_hand),
+        cmocka_unit_test(test_head_zero),         cmocka_unit_test(test_gate_const_and_layer),
+        cmocka_unit_test(test_pytorch_reference), cmocka_unit_test(test_cli_store),
     };
     return cmocka_run_group_tests(tests, setup_run, remove_run);
 }
