@@ -309,6 +309,7 @@ static void test_cli_store(void **st) {
     }
     assert_true(open_loss == c1_loss);
     assert_true(mact_l1 != none.loss); /* ratio 2 finds some in a tiny model */
+    const double none_loss = none.loss;
     runread_intervention_free(&none);
     runread_close(r);
     assert_int_equal(
@@ -317,6 +318,24 @@ static void test_cli_store(void **st) {
     assert_non_null(strstr(text, "\"name\":\"gate-const-c0.5\""));
     assert_non_null(strstr(text, "\"gate_const\":0.5"));
     assert_non_null(strstr(text, "\"loss_none\""));
+    free(text);
+    /* the report's intervention table has a row per stored result, its
+     * dloss the stored pair's difference */
+    char rep[1100], md[1200], want[160];
+    snprintf(rep, sizeof rep, "%s/rep", dir);
+    snprintf(md, sizeof md, "%s/REPORT.md", rep);
+    assert_int_equal(tu_run(out, "report %s --out %s", dir, rep), 0);
+    text = tu_slurp_ok(md, NULL);
+    snprintf(want, sizeof want, "| g1 | mact-zero-L1 | 1 | ");
+    const char *row = strstr(text, want);
+    if (!row) fail_msg("REPORT.md has no row '%s'", want);
+    snprintf(want, sizeof want, "| %+.4f |", mact_l1 - none_loss);
+    const char *eol = strchr(row, '\n');
+    const char *cell = strstr(row, want);
+    if (!cell || cell > eol)
+        fail_msg("mact-zero-L1 row lacks dloss %s: %.*s", want, (int)(eol - row), row);
+    assert_non_null(strstr(text, "| g1 | head-zero | 1 | "));
+    assert_non_null(strstr(text, "| g1 | gate-const-c1 | 1 | "));
     free(text);
 }
 

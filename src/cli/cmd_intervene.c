@@ -1,7 +1,8 @@
 /* cmd_intervene.c: `gatelab intervene RUN.h5 KIND...`: rerun a finished
  * run's probe with one change per KIND (intervene.c, over the run's
- * Forward: forward_open.h) and store each under
- * /intervene/KIND in the run file, with the unchanged rerun under
+ * Forward: forward_open.h) and store each result under /intervene/NAME
+ * in the run file (the kind, or for a kind with one result per layer or
+ * per c, KIND-L<layer> or gate-const-c<c>), with the unchanged rerun under
  * /intervene/none, in one copy-and-rename commit. */
 #include <math.h>
 #include <stdio.h>
