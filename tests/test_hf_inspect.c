@@ -584,31 +584,37 @@ static double h5_attr(hid_t f, const char *name) {
     return v;
 }
 
-/* head-zero of heads 0.1 and 1.0, gates-open-layer in layer 0 and
- * gate-const 0.5 through the checkpoint's Forward against the losses of
+/* head-zero of heads 0.1 and 1.0, gates-open-layer, gate-const 0.5 and
+ * mact-zero/-mean in layer 0 (massive: above 3 x the median |h|) through
+ * the checkpoint's Forward against the losses of
  * make_hf_intervene_fixture.py (the same forward with o_proj's columns of
- * those heads zeroed, layer 0's gates 1, every gate 0.5). */
+ * those heads zeroed, layer 0's gates 1, every gate 0.5, layer 0's
+ * residual changed). */
 static void check_more_kinds(const char *name, const char *run, const char *fixture) {
     char err[512];
     hid_t f = H5Fopen(fixture, H5F_ACC_RDONLY, H5P_DEFAULT);
     assert_true(f >= 0);
-    double want[3] = {h5_attr(f, "loss_head_zero"), h5_attr(f, "loss_gates_open_layer0"),
-                      h5_attr(f, "loss_gate_const")};
+    double want[5] = {h5_attr(f, "loss_head_zero"), h5_attr(f, "loss_gates_open_layer0"),
+                      h5_attr(f, "loss_gate_const"), h5_attr(f, "loss_mact_zero_layer0"),
+                      h5_attr(f, "loss_mact_mean_layer0")};
     H5Fclose(f);
     ForwardOpen fo = {.threads = 2};
     Forward *fw = forward_open(run, &fo, err, sizeof err);
     if (!fw) fail_msg("%s: %s", name, err);
-    InterventionKind kinds[4] = {IV_NONE, IV_HEAD_ZERO, IV_GATES_OPEN_LAYER, IV_GATE_CONST};
+    InterventionKind kinds[6] = {IV_NONE,       IV_HEAD_ZERO, IV_GATES_OPEN_LAYER,
+                                 IV_GATE_CONST, IV_MACT_ZERO, IV_MACT_MEAN};
     IvParams prm = IV_PARAMS_DEFAULT;
     prm.heads = "0.1,1.0", prm.layer = 0, prm.consts = "0.5";
+    prm.mact_abs = 0.0, prm.mact_ratio = 3.0;
     int nr = 0;
-    IntervResult *r = intervene_run(fw, kinds, 4, &prm, &nr, NULL, err, sizeof err);
+    IntervResult *r = intervene_run(fw, kinds, 6, &prm, &nr, NULL, err, sizeof err);
     forward_close(fw);
     if (!r) fail_msg("%s: %s", name, err);
-    assert_int_equal(nr, 4);
+    assert_int_equal(nr, 6);
     assert_string_equal(r[2].name, "gates-open-layer-L0");
     assert_string_equal(r[3].name, "gate-const-c0.5");
-    for (int i = 0; i < 3; i++)
+    assert_string_equal(r[5].name, "mact-mean-L0");
+    for (int i = 0; i < 5; i++)
         if (!(fabs(r[i + 1].loss - want[i]) < TOL) || r[i + 1].loss == r[0].loss)
             fail_msg("%s %s: loss %.7g, PyTorch %.7g (unchanged %.7g)", name, r[i + 1].name,
                      r[i + 1].loss, want[i], r[0].loss);

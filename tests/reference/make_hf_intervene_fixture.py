@@ -11,7 +11,10 @@ tests/reference/hf/<name>/intervene.h5:
   loss_none, loss_gates_open, loss_no_bos (attrs): mean cross-entropy of
     predicting tokens 2..T-1 (no-bos: the same tokens, one position earlier)
   loss_head_zero (heads HEADS zeroed before o_proj), loss_gates_open_layer0
-    (gates open in layer 0 only), loss_gate_const (every score GATE_C)
+    (gates open in layer 0 only), loss_gate_const (every score GATE_C),
+    loss_mact_zero_layer0, loss_mact_mean_layer0 (after layer 0, the entries
+    above max(MACT_ABS, MACT_RATIO * median |h|) set to 0 or their feature's
+    mean over the window)
 
     /usr/bin/python3 tests/reference/make_hf_intervene_fixture.py
 """
@@ -29,6 +32,20 @@ import make_hf_fixtures as mk  # noqa: E402
 NAMES = ["qwen3-elementwise-f32-sharded", "qwen3-headwise-f32"]
 HEADS = [(0, 1), (1, 0)]  # head-zero's heads (layer, head): "0.1,1.0"
 GATE_C = 0.5
+MACT_ABS, MACT_RATIO = 0.0, 3.0  # low enough for a tiny random checkpoint
+
+
+def mact(mode):
+    """resid_fn of mact-zero/-mean in layer 0."""
+    def fn(l, x):
+        if l != 0:
+            return x
+        thr = max(MACT_ABS, MACT_RATIO * torch.quantile(x.abs().double().reshape(-1), 0.5).item())
+        big = x.abs() > thr
+        fill = x.double().mean(0, keepdim=True).expand_as(x).to(x.dtype) if mode == "mean" \
+            else torch.zeros_like(x)
+        return torch.where(big, fill, x)
+    return fn
 
 
 def heads_zeroed(W, cfg):
@@ -71,6 +88,8 @@ def build(name):
                                         gate_fn=lambda l, s: torch.ones_like(s) if l == 0 else s)
         lg5, _, _, _ = mk.forward_llama(cfg, Wr, ids, family,
                                         gate_fn=lambda l, s: torch.full_like(s, GATE_C))
+        lg6, _, _, _ = mk.forward_llama(cfg, Wr, ids, family, resid_fn=mact("zero"))
+        lg7, _, _, _ = mk.forward_llama(cfg, Wr, ids, family, resid_fn=mact("mean"))
     with h5py.File(os.path.join(d, "intervene.h5"), "w") as f:
         kw = dict(compression="gzip", shuffle=True)
         f.create_dataset("tokens", data=ids.numpy().astype(np.int32))
@@ -82,6 +101,8 @@ def build(name):
         f.attrs["loss_head_zero"] = loss_from(lg3, ids, 2)
         f.attrs["loss_gates_open_layer0"] = loss_from(lg4, ids, 2)
         f.attrs["loss_gate_const"] = loss_from(lg5, ids, 2)
+        f.attrs["loss_mact_zero_layer0"] = loss_from(lg6, ids, 2)
+        f.attrs["loss_mact_mean_layer0"] = loss_from(lg7, ids, 2)
         print(name, dict(f.attrs))
 
 
