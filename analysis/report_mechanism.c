@@ -19,6 +19,8 @@
 #include "runstats.h"
 #include "stats.h"
 
+#define MECH_MORE 64 /* results of the newer kinds read per run */
+
 typedef struct {
     char name[256], variant[256], status[32], data[64];
     int gated;      /* the probe has gate arrays */
@@ -26,6 +28,11 @@ typedef struct {
     double bos_act; /* last probe: BOS activation (NaN: no mechanism fields) */
     int has_iv[IV_COUNT];
     double d_fattn[IV_COUNT], d_mact[IV_COUNT], d_loss[IV_COUNT];
+    /* the results of the kinds after no-bos (per head list, layer or c),
+     * by group name: the same deltas */
+    int n_more;
+    char more[MECH_MORE][64];
+    double m_fattn[MECH_MORE], m_mact[MECH_MORE], m_loss[MECH_MORE];
 } MechRun;
 
 HEAD_SIZES_OK(MechRun);
@@ -42,11 +49,29 @@ static void read_kind(RunReader *r, MechRun *w, int k, const RunIntervention *no
     runread_intervention_free(&iv);
 }
 
-static void read_interventions(RunReader *r, MechRun *w) {
+/* group nm's deltas against none when it holds a kind after no-bos */
+static void read_more(RunReader *r, MechRun *w, const char *nm, const RunIntervention *none) {
     char err[512];
+    RunIntervention iv;
+    if (w->n_more == MECH_MORE || runread_intervention(r, nm, &iv, err, sizeof err) != 0) return;
+    if (intervention_kind(iv.kind) > IV_NO_BOS) {
+        int i = w->n_more++;
+        snprintf(w->more[i], sizeof w->more[i], "%s", nm);
+        w->m_fattn[i] = rs_share(&iv.probe, -1) - rs_share(&none->probe, -1);
+        w->m_mact[i] = rs_m_act(&iv.probe) - rs_m_act(&none->probe);
+        w->m_loss[i] = iv.loss - none->loss;
+    }
+    runread_intervention_free(&iv);
+}
+
+static void read_interventions(RunReader *r, MechRun *w) {
+    char err[512], **names;
     RunIntervention none;
     if (runread_intervention(r, RS_IV_NONE, &none, err, sizeof err) != 0) return;
-    for (int k = IV_NONE + 1; k < IV_COUNT; k++) read_kind(r, w, k, &none);
+    for (int k = IV_NONE + 1; k <= IV_NO_BOS; k++) read_kind(r, w, k, &none);
+    int nn = runread_intervention_names(r, &names, err, sizeof err);
+    for (int i = 0; i < nn; i++) read_more(r, w, names[i], &none);
+    if (nn > 0) runread_names_free(names, nn);
     runread_intervention_free(&none);
 }
 
@@ -68,7 +93,7 @@ static int mech_read(const char *path, MechRun *w) {
     runread_close(r);
     int any = isfinite(w->bos_act);
     for (int k = 0; k < IV_COUNT; k++) any |= w->has_iv[k];
-    return any ? 0 : -1;
+    return any || w->n_more ? 0 : -1;
 }
 
 /* The points of the scatter (finite F-Attn, positive BOS activation) and
@@ -188,18 +213,10 @@ static void paired_cells(FILE *f, const double *d, int c) {
     else fputs(" – |", f);
 }
 
-/* one table row: run name g, kind k, over the group's runs that have k */
-static void table_row(FILE *f, const MechRun *w, const int *idx, int m, int k) {
-    double df[64], dm[64], dl[64];
-    int c = 0;
-    /* without gates, gates-open and gates-mean are the plain rerun: no row */
-    if ((k == IV_GATES_OPEN || k == IV_GATES_MEAN) && !w[idx[0]].gated) return;
-    for (int j = 0; j < m && c < 64; j++)
-        if (w[idx[j]].has_iv[k])
-            df[c] = w[idx[j]].d_fattn[k], dm[c] = w[idx[j]].d_mact[k],
-            dl[c++] = w[idx[j]].d_loss[k];
-    if (!c) return;
-    fprintf(f, "| %s | %s | %d |", w[idx[0]].name, intervention_name(k), c);
+/* the cells of one row, label its intervention, over c seeds */
+static void row_cells(FILE *f, const char *run, const char *label, const double *df,
+                      const double *dm, const double *dl, int c) {
+    fprintf(f, "| %s | %s | %d |", run, label, c);
     put_mean(f, " %+.4f", "%.4f", df, c);
     fputs(" |", f);
     put_mean(f, " %+.2f", "%.2f", dm, c);
@@ -211,10 +228,51 @@ static void table_row(FILE *f, const MechRun *w, const int *idx, int m, int k) {
     fputc('\n', f);
 }
 
+/* one table row: run name g, kind k, over the group's runs that have k */
+static void table_row(FILE *f, const MechRun *w, const int *idx, int m, int k) {
+    double df[64], dm[64], dl[64];
+    int c = 0;
+    /* without gates, gates-open and gates-mean are the plain rerun: no row */
+    if ((k == IV_GATES_OPEN || k == IV_GATES_MEAN) && !w[idx[0]].gated) return;
+    for (int j = 0; j < m && c < 64; j++)
+        if (w[idx[j]].has_iv[k])
+            df[c] = w[idx[j]].d_fattn[k], dm[c] = w[idx[j]].d_mact[k],
+            dl[c++] = w[idx[j]].d_loss[k];
+    if (c) row_cells(f, w[idx[0]].name, intervention_name(k), df, dm, dl, c);
+}
+
+/* the index of result nm in w's newer results, or -1 */
+static int more_index(const MechRun *w, const char *nm) {
+    for (int i = 0; i < w->n_more; i++)
+        if (!strcmp(w->more[i], nm)) return i;
+    return -1;
+}
+
+/* the rows of the newer kinds' results, by group name, in the order the
+ * group's runs first have them */
+static void more_rows(FILE *f, const MechRun *w, const int *idx, int m) {
+    for (int j0 = 0; j0 < m; j0++)
+        for (int i0 = 0; i0 < w[idx[j0]].n_more; i0++) {
+            const char *nm = w[idx[j0]].more[i0];
+            double df[64], dm[64], dl[64];
+            int c = 0, seen = 0;
+            for (int j = 0; j < j0; j++) seen |= more_index(&w[idx[j]], nm) >= 0;
+            for (int j = 0; !seen && j < m && c < 64; j++) {
+                int i = more_index(&w[idx[j]], nm);
+                if (i >= 0)
+                    df[c] = w[idx[j]].m_fattn[i], dm[c] = w[idx[j]].m_mact[i],
+                    dl[c++] = w[idx[j]].m_loss[i];
+            }
+            if (c) row_cells(f, w[idx[0]].name, nm, df, dm, dl, c);
+        }
+}
+
 static void iv_table(FILE *f, const MechRun *w, int n) {
     int any = 0;
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n; i++) {
+        any |= w[i].n_more > 0;
         for (int k = IV_NONE + 1; k < IV_COUNT; k++) any |= w[i].has_iv[k];
+    }
     if (!any) return;
     int *grp = calloc((size_t)n, sizeof *grp), *idx = calloc((size_t)n, sizeof *idx);
     if (!grp || !idx) {
@@ -235,7 +293,8 @@ static void iv_table(FILE *f, const MechRun *w, int n) {
     int ng = group_names(w->name, sizeof *w, n, grp);
     for (int g = 0; g < ng; g++) {
         int m = members(grp, n, g, idx);
-        for (int k = IV_NONE + 1; k < IV_COUNT; k++) table_row(f, w, idx, m, k);
+        for (int k = IV_NONE + 1; k <= IV_NO_BOS; k++) table_row(f, w, idx, m, k);
+        more_rows(f, w, idx, m);
     }
     free(grp), free(idx);
 }

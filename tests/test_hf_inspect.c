@@ -584,6 +584,44 @@ static double h5_attr(hid_t f, const char *name) {
     return v;
 }
 
+/* head-zero of heads 0.1 and 1.0, gates-open-layer, gate-const 0.5 and
+ * mact-zero/-mean in layer 0 (massive: above 3 x the median |h|) through
+ * the checkpoint's Forward against the losses of
+ * make_hf_intervene_fixture.py (the same forward with o_proj's columns of
+ * those heads zeroed, layer 0's gates 1, every gate 0.5, layer 0's
+ * residual changed). */
+static void check_more_kinds(const char *name, const char *run, const char *fixture) {
+    char err[512];
+    hid_t f = H5Fopen(fixture, H5F_ACC_RDONLY, H5P_DEFAULT);
+    assert_true(f >= 0);
+    double want[5] = {h5_attr(f, "loss_head_zero"), h5_attr(f, "loss_gates_open_layer0"),
+                      h5_attr(f, "loss_gate_const"), h5_attr(f, "loss_mact_zero_layer0"),
+                      h5_attr(f, "loss_mact_mean_layer0")};
+    H5Fclose(f);
+    ForwardOpen fo = {.threads = 2};
+    Forward *fw = forward_open(run, &fo, err, sizeof err);
+    if (!fw) fail_msg("%s: %s", name, err);
+    InterventionKind kinds[6] = {IV_NONE,       IV_HEAD_ZERO, IV_GATES_OPEN_LAYER,
+                                 IV_GATE_CONST, IV_MACT_ZERO, IV_MACT_MEAN};
+    IvParams prm = IV_PARAMS_DEFAULT;
+    prm.heads = "0.1,1.0", prm.layer = 0, prm.consts = "0.5";
+    prm.mact_abs = 0.0, prm.mact_ratio = 3.0;
+    int nr = 0;
+    IntervResult *r = intervene_run(fw, kinds, 6, &prm, &nr, NULL, err, sizeof err);
+    forward_close(fw);
+    if (!r) fail_msg("%s: %s", name, err);
+    assert_int_equal(nr, 6);
+    assert_string_equal(r[2].name, "gates-open-layer-L0");
+    assert_string_equal(r[3].name, "gate-const-c0.5");
+    assert_string_equal(r[5].name, "mact-mean-L0");
+    for (int i = 0; i < 5; i++)
+        if (!(fabs(r[i + 1].loss - want[i]) < TOL) || r[i + 1].loss == r[0].loss)
+            fail_msg("%s %s: loss %.7g, PyTorch %.7g (unchanged %.7g)", name, r[i + 1].name,
+                     r[i + 1].loss, want[i], r[0].loss);
+    intervene_free(r, nr);
+    free(r);
+}
+
 /* gates-open against the same weights with every gate 1, no-bos against
  * the window without its first token (make_hf_intervene_fixture.py), the
  * maps and the losses at 1e-4; then the command stores every kind. */
@@ -614,9 +652,11 @@ static void check_intervene(const char *name) {
     if (!fw) fail_msg("%s: %s", name, err);
     assert_int_equal(fw->info.checkpoint, 1);
     InterventionKind kinds[3] = {IV_NONE, IV_GATES_OPEN, IV_NO_BOS};
-    IntervResult r[3];
-    if (intervene_run(fw, kinds, 3, IV_CLIP_K_DEFAULT, r, NULL, err, sizeof err) < 0)
-        fail_msg("%s: %s", name, err);
+    IvParams prm = IV_PARAMS_DEFAULT;
+    int nr = 0;
+    IntervResult *r = intervene_run(fw, kinds, 3, &prm, &nr, NULL, err, sizeof err);
+    if (!r) fail_msg("%s: %s", name, err);
+    assert_int_equal(nr, 3);
     forward_close(fw);
     assert_int_equal(r[1].probe.T, T), assert_int_equal(r[1].probe.M, T);
     assert_int_equal(r[2].probe.T, T - 1), assert_int_equal(r[2].probe.M, T - 1);
@@ -630,9 +670,11 @@ static void check_intervene(const char *name) {
     }
     for (int i = 0; i < r[1].probe.L; i++) assert_true(r[1].probe.gate_stats[i * 4] == 1.0);
     intervene_free(r, 3);
+    free(r);
+    check_more_kinds(name, run, path);
     assert_int_equal(tu_run(log, "intervene %s all", run), 0);
     f = H5Fopen(run, H5F_ACC_RDONLY, H5P_DEFAULT);
-    for (int k = 0; k < IV_COUNT; k++) {
+    for (int k = 0; k <= IV_NO_BOS; k++) {
         snprintf(path, sizeof path, "intervene/%s", intervention_name((InterventionKind)k));
         assert_true(H5Lexists(f, path, H5P_DEFAULT) > 0);
     }

@@ -1030,8 +1030,11 @@ static void test_intervention_roundtrip(void **state) {
     tpath(path, sizeof path, "iv.h5");
     Probe q;
     write_closed_run(path, &q);
-    InterventionOut out[2] = {{RS_IV_NONE, &q.p, 1.5, 40, 0}, {RS_IV_BOS_CLIP, &q.p, 9.0, 1, 3}};
-    assert_int_equal(runfile_write_interventions(path, out, 2, err, sizeof err), 0);
+    InterventionOut out[3] = {
+        {RS_IV_NONE, &q.p, 1.5, 40, 0, NULL, -1, NAN, NULL, 1.5},
+        {RS_IV_BOS_CLIP, &q.p, 9.0, 1, 3, NULL, -1, NAN, NULL, 1.5},
+        {RS_IV_MACT_ZERO, &q.p, 4.0, 40, 0, "mact-zero-L1", 1, 0.25, "0.1,1.0", 1.5}};
+    assert_int_equal(runfile_write_interventions(path, out, 3, err, sizeof err), 0);
     out[1].loss = 2.25; /* rewritten: the new value wins */
     assert_int_equal(runfile_write_interventions(path, out + 1, 1, err, sizeof err), 0);
     RunReader *r = runread_open(path, err, sizeof err);
@@ -1044,9 +1047,26 @@ static void test_intervention_roundtrip(void **state) {
         assert_int_equal(iv.clip_k, out[k].clip_k);
         assert_int_equal(iv.probe.step, q.p.step);
         assert_same_probe(&iv.probe, &q.p);
+        assert_string_equal(iv.kind, out[k].kind);
+        assert_int_equal(iv.layer, -1);
+        assert_true(isnan(iv.gate_const));
+        assert_true(iv.loss_none == 1.5);
         runread_intervention_free(&iv);
     }
     RunIntervention iv;
+    /* a named group keeps its kind, layer, c and heads */
+    if (runread_intervention(r, "mact-zero-L1", &iv, err, sizeof err) != 0) fail_msg("%s", err);
+    assert_string_equal(iv.kind, RS_IV_MACT_ZERO);
+    assert_int_equal(iv.layer, 1);
+    assert_true(iv.gate_const == 0.25 && iv.loss == 4.0);
+    assert_string_equal(iv.heads, "0.1,1.0");
+    runread_intervention_free(&iv);
+    char **names;
+    assert_int_equal(runread_intervention_names(r, &names, err, sizeof err), 3);
+    assert_string_equal(names[0], RS_IV_BOS_CLIP);
+    assert_string_equal(names[1], "mact-zero-L1");
+    assert_string_equal(names[2], RS_IV_NONE);
+    runread_names_free(names, 3);
     assert_int_equal(runread_has_intervention(r, RS_IV_NO_BOS), 0);
     assert_int_equal(runread_intervention(r, RS_IV_NO_BOS, &iv, err, sizeof err), -1);
     assert_non_null(strstr(err, "intervene/no-bos"));

@@ -1,8 +1,10 @@
 /* cmd_intervene.c: `gatelab intervene RUN.h5 KIND...`: rerun a finished
  * run's probe with one change per KIND (intervene.c, over the run's
- * Forward: forward_open.h) and store each under
- * /intervene/KIND in the run file, with the unchanged rerun under
+ * Forward: forward_open.h) and store each result under /intervene/NAME
+ * in the run file (the kind, or for a kind with one result per layer or
+ * per c, KIND-L<layer> or gate-const-c<c>), with the unchanged rerun under
  * /intervene/none, in one copy-and-rename commit. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,7 +29,7 @@ static int parse_kinds(int argc, char **argv, InterventionKind *kinds, int *n) {
             fprintf(stderr, "gatelab intervene: unknown KIND '%s' (see --help)\n", argv[i]);
             return -1;
         }
-        for (int j = all ? 1 : k; j <= (all ? IV_COUNT - 1 : k); j++) {
+        for (int j = all ? 1 : k; j <= (all ? IV_NO_BOS : k); j++) {
             int seen = 0;
             for (int q = 0; q < *n; q++) seen |= kinds[q] == (InterventionKind)j;
             if (!seen) kinds[(*n)++] = (InterventionKind)j;
@@ -37,9 +39,9 @@ static int parse_kinds(int argc, char **argv, InterventionKind *kinds, int *n) {
 }
 
 /* One line redrawn on a terminal; in a log (a sweep's), one line each. */
-static void progress(const char *kind, int i, int n) {
+static void progress(const char *name, int i, int n) {
     const int tty = isatty(STDERR_FILENO);
-    fprintf(stderr, "%sgatelab intervene: %-10s (%d/%d)", tty ? "\r" : "", kind, i + 1, n);
+    fprintf(stderr, "%sgatelab intervene: %-20s (%d/%d)", tty ? "\r" : "", name, i + 1, n);
     if (!tty || i + 1 == n) fputc('\n', stderr);
     fflush(stderr);
 }
@@ -48,14 +50,16 @@ static void print_table(const char *run, const IntervResult *r, int n) {
     const ProbeRecord *p0 = &r[0].probe;
     double f0 = rs_share(p0, -1), m0 = rs_m_act(p0);
     printf("%s  probe step %lld  N %d  T %d\n", run, p0->step, p0->N, p0->T);
-    printf("%-11s %8s %8s %9s %9s %9s %8s %8s\n", "kind", "F-Attn", "dF-Attn", "M-Act", "dM-Act",
-           "BOS-act", "loss", "dloss");
+    printf("%-22s %8s %8s %9s %9s %9s %8s %8s\n", "intervention", "F-Attn", "dF-Attn", "M-Act",
+           "dM-Act", "BOS-act", "loss", "dloss");
     for (int i = 0; i < n; i++) {
         const ProbeRecord *p = &r[i].probe;
         double f = rs_share(p, -1), m = rs_m_act(p);
-        printf("%-11s %8.4f %+8.4f %9.3f %+9.3f %9.3f %8.4f %+8.4f\n", intervention_name(r[i].kind),
-               f, f - f0, m, m - m0, rs_bos_act(p), r[i].loss, r[i].loss - r[0].loss);
+        printf("%-22s %8.4f %+8.4f %9.3f %+9.3f %9.3f %8.4f %+8.4f\n", r[i].name, f, f - f0, m,
+               m - m0, rs_bos_act(p), r[i].loss, r[i].loss - r[0].loss);
     }
+    for (int i = 0; i < n; i++)
+        if (r[i].kind == IV_HEAD_ZERO) printf("head-zero heads: %s\n", r[i].heads);
 }
 
 /* One JSON object for the whole call, through cli_json (escaping, null). */
@@ -65,12 +69,17 @@ static int print_json(const char *run, const IntervResult *r, int n) {
     for (int i = 0; i < n; i++) {
         const ProbeRecord *p = &r[i].probe;
         json_t *e = cj_set(json_object(), "kind", cj_str(intervention_name(r[i].kind)));
+        cj_set(e, "name", cj_str(r[i].name));
+        cj_set(e, "layer", r[i].layer >= 0 ? json_integer(r[i].layer) : json_null());
+        cj_set(e, "gate_const", cj_num(r[i].gate_const));
+        cj_set(e, "heads", r[i].kind == IV_HEAD_ZERO ? cj_str(r[i].heads) : json_null());
         cj_set(e, "T", json_integer(p->T));
         cj_set(e, "first_share", cj_num(rs_share(p, -1)));
         cj_set(e, "m_act", cj_num(rs_m_act(p)));
         cj_set(e, "bos_act", cj_num(rs_bos_act(p)));
         cj_set(e, "loss", cj_num(r[i].loss));
         cj_set(e, "loss_n", json_integer(r[i].loss_n));
+        cj_set(e, "loss_none", cj_num(r[0].loss));
         cj_set(e, "clip_k", json_integer(r[i].clip_k));
         json_array_append_new(a, e);
     }
@@ -78,14 +87,37 @@ static int print_json(const char *run, const IntervResult *r, int n) {
     return cj_print("intervene", o);
 }
 
+/* r[0] is the unchanged rerun: each result's pair. */
 static int store(const char *run, const IntervResult *r, int n) {
-    InterventionOut out[IV_COUNT];
+    InterventionOut *out = calloc((size_t)n, sizeof *out);
     char err[512];
+    if (!out) {
+        fprintf(stderr, "gatelab intervene: out of memory\n");
+        return -1;
+    }
     for (int i = 0; i < n; i++)
-        out[i] = (InterventionOut){intervention_name(r[i].kind), &r[i].probe, r[i].loss,
-                                   r[i].loss_n, r[i].clip_k};
-    if (runfile_write_interventions(run, out, n, err, sizeof err) != 0) {
-        fprintf(stderr, "gatelab intervene: %s\n", err);
+        out[i] = (InterventionOut){intervention_name(r[i].kind),
+                                   &r[i].probe,
+                                   r[i].loss,
+                                   r[i].loss_n,
+                                   r[i].clip_k,
+                                   r[i].name,
+                                   r[i].layer,
+                                   r[i].gate_const,
+                                   r[i].kind == IV_HEAD_ZERO ? r[i].heads : NULL,
+                                   r[0].loss};
+    int rc = runfile_write_interventions(run, out, n, err, sizeof err);
+    if (rc != 0) fprintf(stderr, "gatelab intervene: %s\n", err);
+    free(out);
+    return rc;
+}
+
+/* A number >= 0 of option name (strtod, the whole text), or -1 naming it. */
+static int parse_nonneg(const char *name, const char *s, double *v) {
+    char *end;
+    *v = strtod(s, &end);
+    if (!*s || *end || !(*v >= 0) || !isfinite(*v)) {
+        fprintf(stderr, "gatelab intervene: --%s '%s' is not a number >= 0\n", name, s);
         return -1;
     }
     return 0;
@@ -98,6 +130,16 @@ static const OptRow intervene_rows[] = {
     {'t', "threads", OPT_INT, "N", 1, 64, "the online CPUs", "threads for a checkpoint", 0, 0},
     {'j', "json", OPT_FLAG, NULL, 0, 0, NULL, "print JSON instead of a table", 0, 0},
     {'w', "no-write", OPT_FLAG, NULL, 0, 0, NULL, "do not store the results in RUN.h5", 0, 0},
+    {'H', "heads", OPT_STR, "L.H,...", 0, 0, NULL,
+     "head-zero's heads (0-based layer.head); \"dormant\": the run file's\ndormant heads", 0, 0},
+    {'l', "layer", OPT_INT, "L", 0, 1 << 20, "each layer, one result each",
+     "the one layer of gates-open-layer, mact-mean and\nmact-zero", 0, 0},
+    {'c', "gate-const", OPT_STR, "C,...", 0, 0, IV_GATE_CONSTS_DEFAULT,
+     "gate-const's values, each in [0, 1]", 0, 0},
+    {OPT_LONG, "mact-abs", OPT_STR, "A", 0, 0, OPT_DEF(MACT_ABS_MIN),
+     "mact-*: a massive activation's |h| exceeds A ...", 0, 0},
+    {OPT_LONG + 1, "mact-ratio", OPT_STR, "R", 0, 0, OPT_DEF(MACT_MEDIAN_RATIO),
+     "... and R times its block output's median |h|", 0, 0},
     {0}};
 const OptTable intervene_options = {
     "intervene", "RUN.h5 KIND... [options]",
@@ -114,20 +156,38 @@ const OptTable intervene_options = {
     "  bos-mean     after every block, position 0's residual = the mean of the\n"
     "               other tokens'\n"
     "  no-bos       the probe without its first token (T-1 tokens)\n"
-    "  all          all five\n"
+    "  all          all five above\n"
+    "  head-zero    the --heads' outputs = 0 before the output projection\n"
+    "  gates-open-layer  gates-open in --layer only (others untouched)\n"
+    "  gate-const   every gate score = c, one result per c of --gate-const\n"
+    "  mact-mean    after block --layer, each massive activation = its\n"
+    "               feature's mean over the sequence's tokens\n"
+    "  mact-zero    the same, set to 0\n"
+    "Without --layer, gates-open-layer, mact-mean and mact-zero give one result\n"
+    "per layer, stored as KIND-L<layer>; gate-const's as gate-const-c<c>.\n"
     "Definitions: docs/metrics.md \"Interventions\".\n",
     "Exit codes: 0 ok, 1 failure, 2 bad input.\n", intervene_rows};
 
 int cmd_intervene(int argc, char **argv) {
-    int json = 0, nowrite = 0, clip_k = IV_CLIP_K_DEFAULT, threads = cu_online_cpus(), c;
+    int json = 0, nowrite = 0, threads = cu_online_cpus(), c;
     const char *model = NULL;
+    IvParams prm = IV_PARAMS_DEFAULT;
     OptParser op;
     opt_init(&op, &intervene_options, argc, argv);
     while ((c = opt_next(&op)) != OPT_END) {
         switch (c) {
         case OPT_HELP: return 0;
         case OPT_BAD: return 2;
-        case 'k': clip_k = (int)op.num; break;
+        case 'k': prm.clip_k = (int)op.num; break;
+        case 'H': prm.heads = op.str; break;
+        case 'l': prm.layer = (int)op.num; break;
+        case 'c': prm.consts = op.str; break;
+        case OPT_LONG:
+            if (parse_nonneg("mact-abs", op.str, &prm.mact_abs) != 0) return 2;
+            break;
+        case OPT_LONG + 1:
+            if (parse_nonneg("mact-ratio", op.str, &prm.mact_ratio) != 0) return 2;
+            break;
         case 'm': model = op.str; break;
         case 't': threads = (int)op.num; break;
         case 'j': json = 1; break;
@@ -152,7 +212,6 @@ int cmd_intervene(int argc, char **argv) {
         fprintf(stderr, "gatelab intervene: %s\n", err);
         return lock.refused ? 2 : 1;
     }
-    IntervResult res[IV_COUNT];
     ForwardOpen fo = {.model = model, .threads = threads};
     Forward *f = forward_open(run, &fo, err, sizeof err);
     if (!f) {
@@ -160,18 +219,21 @@ int cmd_intervene(int argc, char **argv) {
         runlock_release(&lock);
         return 2;
     }
-    int rc = intervene_run(f, kinds, n, clip_k, res, json ? NULL : progress, err, sizeof err);
+    int nr = 0, rc = 0;
+    IntervResult *res =
+        intervene_run(f, kinds, n, &prm, &nr, json ? NULL : progress, err, sizeof err);
     forward_close(f);
-    if (rc != 0) {
+    if (!res) {
         /* on a terminal, off the progress line first */
         fprintf(stderr, "%sgatelab intervene: %s\n", isatty(STDERR_FILENO) ? "\n" : "", err);
         runlock_release(&lock);
         return 2;
     }
-    if (json) rc = print_json(run, res, n) != 0;
-    else print_table(run, res, n);
-    if (!nowrite && store(run, res, n) != 0) rc = 1;
-    intervene_free(res, n);
+    if (json) rc = print_json(run, res, nr) != 0;
+    else print_table(run, res, nr);
+    if (!nowrite && store(run, res, nr) != 0) rc = 1;
+    intervene_free(res, nr);
+    free(res);
     runlock_release(&lock);
     return rc;
 }

@@ -28,7 +28,7 @@ static void split_q_gate(const HfArch *a, HfBufs *b) {
         }
 }
 
-static int llama_layer(HfModel *m, const float *W[W_N_ROLES], const Intervention *iv) {
+static int llama_layer(HfModel *m, int l, const float *W[W_N_ROLES], const Intervention *iv) {
     const HfArch *a = &m->a;
     HfBufs *b = &m->b;
     const int T = b->T, kv = a->Hkv * a->dh, hd = a->H * a->dh;
@@ -43,21 +43,21 @@ static int llama_layer(HfModel *m, const float *W[W_N_ROLES], const Intervention
     }
     hf_rope(m, b->q, a->H);
     hf_rope(m, b->k, a->Hkv);
-    hf_attend(m, &(AttnIn){.q = b->q, .k = b->k, .v = b->v, .ldq = hd, .ldkv = kv}, iv);
+    hf_attend(m, l, &(AttnIn){.q = b->q, .k = b->k, .v = b->v, .ldq = hd, .ldkv = kv}, iv);
     hf_linear(m, b->x, b->o, W[W_O], W[W_OB], hd, a->d, m->w.conv1d, 1);
     hf_norm(m, b->h, b->x, W[W_LN2], W[W_LN2_B], T, a->d, a->rms);
     hf_mlp(m, W);
     return 0;
 }
 
-static int gpt2_layer(HfModel *m, const float *W[W_N_ROLES], const Intervention *iv) {
+static int gpt2_layer(HfModel *m, int l, const float *W[W_N_ROLES], const Intervention *iv) {
     const HfArch *a = &m->a;
     HfBufs *b = &m->b;
     const int d = a->d;
     hf_norm(m, b->h, b->x, W[W_LN1], W[W_LN1_B], b->T, d, a->rms);
     hf_linear(m, b->qraw, b->h, W[W_QKV], W[W_QKV_B], d, 3 * d, m->w.conv1d, 0);
     /* attention reads the fused [q | k | v] rows in place */
-    hf_attend(m,
+    hf_attend(m, l,
               &(AttnIn){.q = b->qraw,
                         .k = b->qraw + d,
                         .v = b->qraw + 2 * (size_t)d,
@@ -84,7 +84,7 @@ static void split_neox(const HfArch *a, HfBufs *b) {
         }
 }
 
-static int neox_layer(HfModel *m, const float *W[W_N_ROLES], const Intervention *iv) {
+static int neox_layer(HfModel *m, int l, const float *W[W_N_ROLES], const Intervention *iv) {
     const HfArch *a = &m->a;
     HfBufs *b = &m->b;
     const int d = a->d, hd = a->H * a->dh;
@@ -93,7 +93,7 @@ static int neox_layer(HfModel *m, const float *W[W_N_ROLES], const Intervention 
     split_neox(a, b);
     hf_rope(m, b->q, a->H);
     hf_rope(m, b->k, a->Hkv);
-    hf_attend(m, &(AttnIn){.q = b->q, .k = b->k, .v = b->v, .ldq = hd, .ldkv = hd}, iv);
+    hf_attend(m, l, &(AttnIn){.q = b->q, .k = b->k, .v = b->v, .ldq = hd, .ldkv = hd}, iv);
     /* parallel residual: both blocks read the same x, so the second norm
      * is taken before o_proj adds to x */
     if (a->parallel_residual) hf_norm(m, b->h, b->x, W[W_LN2], W[W_LN2_B], b->T, d, a->rms);
@@ -107,10 +107,10 @@ int hf_layer(HfModel *m, int l, const Intervention *iv, char *err, size_t errlen
     const float *W[W_N_ROLES];
     if (hf_weights_layer(&m->w, l, W, err, errlen) < 0) return -1;
     switch (m->a.family) {
-    case HF_GPT2: gpt2_layer(m, W, iv); break;
-    case HF_NEOX: neox_layer(m, W, iv); break;
-    default: llama_layer(m, W, iv); break;
+    case HF_GPT2: gpt2_layer(m, l, W, iv); break;
+    case HF_NEOX: neox_layer(m, l, W, iv); break;
+    default: llama_layer(m, l, W, iv); break;
     }
-    iv_residual(iv, m->b.x, 1, m->b.T, 0, m->a.d);
+    iv_residual(iv, l, m->b.x, 1, m->b.T, 0, m->a.d);
     return 0;
 }

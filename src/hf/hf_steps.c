@@ -145,7 +145,7 @@ void hf_rope(const HfModel *m, float *x, int nh) {
     rope_forward_part(x, m->b.cosv, m->b.sinv, 1, m->b.T, nh, m->a.dh, m->a.rotary_dim);
 }
 
-void hf_attend(HfModel *m, const AttnIn *in, const Intervention *iv) {
+void hf_attend(HfModel *m, int l, const AttnIn *in, const Intervention *iv) {
     const HfArch *a = &m->a;
     HfBufs *b = &m->b;
     const int T = b->T;
@@ -160,11 +160,13 @@ void hf_attend(HfModel *m, const AttnIn *in, const Intervention *iv) {
                      .threads = m->threads,
                      .scratch = b->scores};
     attention_keep(&keep, in, &sp, &(AttnShape){1, T, a->H, a->Hkv, a->dh});
-    if (a->gate == HF_GATE_NONE) return;
-    const int g = hf_gate_per_head(a);
-    gate_act_forward(b->g, b->g, (size_t)T * a->H * g, ACT_SIGMOID);
-    iv_gate_scores(iv, b->g, 1, 1, T, 0, a->H * g, FORM_MULT);
-    gate_apply_forward(b->o, b->o, b->g, g == 1 ? GB_HEAD : GB_ELEM, FORM_MULT, T, a->H, a->dh);
+    if (a->gate != HF_GATE_NONE) {
+        const int g = hf_gate_per_head(a);
+        gate_act_forward(b->g, b->g, (size_t)T * a->H * g, ACT_SIGMOID);
+        iv_gate_scores(iv, l, b->g, 1, 1, T, 0, a->H * g, FORM_MULT);
+        gate_apply_forward(b->o, b->o, b->g, g == 1 ? GB_HEAD : GB_ELEM, FORM_MULT, T, a->H, a->dh);
+    }
+    iv_head_output(iv, l, b->o, 1, T, a->H, a->dh);
 }
 
 typedef struct {

@@ -64,11 +64,12 @@ void hf_norm(const HfModel *m, float *y, const float *x, const float *w, const f
 void hf_rope_setup(HfModel *m);
 /* Rotate the first rotary_dim dims of each of nh heads of x[T, nh*dh]. */
 void hf_rope(const HfModel *m, float *x, int nh);
-/* b.o = softmax attention of in (scale 1/sqrt(dh), the intervention's
- * streaming window), keeping the first column and the maps; then, for a
- * gated model, o *= sigmoid(b.g) with the intervention's change to the
- * scores (b.g becomes the applied scores). */
-void hf_attend(HfModel *m, const AttnIn *in, const Intervention *iv);
+/* b.o = layer l's softmax attention of in (scale 1/sqrt(dh), the
+ * intervention's streaming window), keeping the first column and the maps;
+ * then, for a gated model, o *= sigmoid(b.g) with the intervention's change
+ * to the scores (b.g becomes the applied scores); last the intervention's
+ * change to the head outputs (iv_head_output). */
+void hf_attend(HfModel *m, int l, const AttnIn *in, const Intervention *iv);
 /* The MLP of b.h added to the residual stream b.x (GLU or plain). */
 void hf_mlp(HfModel *m, const float *W[W_N_ROLES]);
 

@@ -6,8 +6,10 @@
 
 #include "metrics.h"
 
-static const char *const NAMES[IV_COUNT] = {RS_IV_NONE,     RS_IV_GATES_OPEN, RS_IV_GATES_MEAN,
-                                            RS_IV_BOS_CLIP, RS_IV_BOS_MEAN,   RS_IV_NO_BOS};
+static const char *const NAMES[IV_COUNT] = {
+    RS_IV_NONE,       RS_IV_GATES_OPEN, RS_IV_GATES_MEAN, RS_IV_BOS_CLIP,
+    RS_IV_BOS_MEAN,   RS_IV_NO_BOS,     RS_IV_HEAD_ZERO,  RS_IV_GATES_OPEN_LAYER,
+    RS_IV_GATE_CONST, RS_IV_MACT_MEAN,  RS_IV_MACT_ZERO};
 
 const char *intervention_name(InterventionKind k) {
     return k >= 0 && k < IV_COUNT ? NAMES[k] : "unknown";
@@ -32,13 +34,19 @@ static void gates_mean(float *g, int B, int Ti, int e, int C) {
     }
 }
 
-void iv_gate_scores(const Intervention *iv, float *g, int per_token, int B, int Ti, int e, int C,
-                    GateForm form) {
+int intervention_per_layer(InterventionKind k) {
+    return k == IV_GATES_OPEN_LAYER || k == IV_MACT_MEAN || k == IV_MACT_ZERO;
+}
+
+void iv_gate_scores(const Intervention *iv, int l, float *g, int per_token, int B, int Ti, int e,
+                    int C, GateForm form) {
     if (!iv || !g) return;
     size_t n = per_token ? (size_t)B * Ti * C : (size_t)C;
-    if (iv->kind == IV_GATES_OPEN) {
-        float open = form == FORM_ADD ? 0.0f : 1.0f;
-        for (size_t i = 0; i < n; i++) g[i] = open;
+    const int open =
+        iv->kind == IV_GATES_OPEN || (iv->kind == IV_GATES_OPEN_LAYER && l == iv->layer);
+    if (open || iv->kind == IV_GATE_CONST) {
+        float v = iv->kind == IV_GATE_CONST ? iv->gate_const : form == FORM_ADD ? 0.0f : 1.0f;
+        for (size_t i = 0; i < n; i++) g[i] = v;
     } else if (iv->kind == IV_GATES_MEAN && per_token && Ti > e) {
         gates_mean(g, B, Ti, e, C);
     }
@@ -68,11 +76,45 @@ static void bos_mean(float *h, int T, int d) {
     }
 }
 
-void iv_residual(const Intervention *iv, float *x, int B, int Ti, int e, int d) {
-    if (!iv || (iv->kind != IV_BOS_CLIP && iv->kind != IV_BOS_MEAN)) return;
+void iv_head_output(const Intervention *iv, int l, float *y, int B, int Ti, int H, int dh) {
+    if (!iv || iv->kind != IV_HEAD_ZERO || !iv->head_zero) return;
+    const size_t rows = (size_t)B * Ti, w = (size_t)H * dh;
+    for (int h = 0; h < H; h++) {
+        if (!iv->head_zero[(size_t)l * H + h]) continue;
+        for (size_t r = 0; r < rows; r++) memset(y + r * w + (size_t)h * dh, 0, dh * sizeof(float));
+    }
+}
+
+/* h [T, d] of one sequence: every entry with |h| above the massive
+ * threshold set to 0 (zero) or to its feature's mean over the T rows,
+ * taken before any entry of that feature changes. */
+static void mact_set(float *h, int T, int d, const Intervention *iv, int zero) {
+    const double thr =
+        massive_threshold(h, (size_t)T * d, iv->mact_abs, iv->mact_ratio, iv->scratch);
+    for (int i = 0; i < d; i++) {
+        double s = 0.0;
+        int any = 0;
+        for (int t = 0; t < T; t++) {
+            float v = h[(size_t)t * d + i];
+            s += v;
+            any |= fabsf(v) > thr;
+        }
+        if (!any) continue;
+        const float set = zero ? 0.0f : (float)(s / T);
+        for (int t = 0; t < T; t++)
+            if (fabsf(h[(size_t)t * d + i]) > thr) h[(size_t)t * d + i] = set;
+    }
+}
+
+void iv_residual(const Intervention *iv, int l, float *x, int B, int Ti, int e, int d) {
+    if (!iv) return;
+    const int mact = (iv->kind == IV_MACT_MEAN || iv->kind == IV_MACT_ZERO) && l == iv->layer;
+    if (iv->kind != IV_BOS_CLIP && iv->kind != IV_BOS_MEAN && !mact) return;
     for (int b = 0; b < B; b++) {
         float *h = x + ((size_t)b * Ti + e) * d;
         if (iv->kind == IV_BOS_MEAN) bos_mean(h, Ti - e, d);
-        else if (iv->scratch) bos_clip(h, Ti - e, d, iv->clip_k, iv->scratch);
+        else if (!iv->scratch) continue;
+        else if (mact) mact_set(h, Ti - e, d, iv, iv->kind == IV_MACT_ZERO);
+        else bos_clip(h, Ti - e, d, iv->clip_k, iv->scratch);
     }
 }

@@ -294,7 +294,7 @@ static void attn_inputs_forward(const Model *m, RunState *s, int l, int B, int T
     fused_forward(m, s, a, lw, N);
     if (c->gate_pos != GATE_NONE) gate_scores_forward(m, a, lw, N);
     if (iv && c->gate_pos != GATE_NONE)
-        iv_gate_scores(iv, (float *)gate_applied(a, c), c->gate_input != GIN_CONST, B, Ti,
+        iv_gate_scores(iv, l, (float *)gate_applied(a, c), c->gate_input != GIN_CONST, B, Ti,
                        D->extra_pos, model_gate_probe_channels(m, NULL), c->gate_form);
     const float *ga = gate_applied(a, c);
     if (c->gate_pos == GATE_G4)
@@ -351,6 +351,7 @@ static void attn_outputs_forward(const Model *m, RunState *s, int l, int B, int 
     }
     if (c->gate_pos == GATE_G1)
         gate_apply_forward(a->yg, a->ym, ga, gk, c->gate_form, N, D->H, D->dh);
+    if (iv) iv_head_output(iv, l, a->yg, B, Ti, D->H, D->dh);
     matmul_forward(a->o, a->yg, lw->w_o, NULL, N, D->qdim, D->d);
     if (c->gate_pos == GATE_G5) gate_apply_forward(a->og, a->o, ga, gk, c->gate_form, N, 1, D->d);
     NormSite ns = post_site(m, lw, a, 0);
@@ -471,7 +472,7 @@ float model_forward_iv(const Model *m, RunState *s, const int *tokens, const int
         float *x_out = l + 1 < D->L ? s->la[l + 1].x_in : s->x_out;
         attention_block_forward(m, s, l, B, Ti, iv);
         mlp_block_forward(m, s, l, N, x_out);
-        if (iv) iv_residual(iv, x_out, B, Ti, D->extra_pos, D->d);
+        if (iv) iv_residual(iv, l, x_out, B, Ti, D->extra_pos, D->d);
     }
     norm_forward(m, s->xfn, s->fmean, s->frstd, s->x_out, m->w.final_norm_w, m->w.final_norm_b, N);
     if (D->extra_pos) gather_real(s->xreal, s->xfn, B, T, D->extra_pos, D->d, 0);

@@ -199,6 +199,11 @@ double abs_median(const float *x, size_t n, float *scratch) {
     return 0.5 * ((double)lo + (double)scratch[kk]);
 }
 
+double massive_threshold(const float *x, size_t n, double abs_min, double ratio, float *scratch) {
+    double m = ratio * abs_median(x, n, scratch);
+    return m > abs_min ? m : abs_min;
+}
+
 /* out[k] = the k largest |x| descending (0 padded when n < k); insertion
  * into a short sorted list, since k is tiny (3) and n is large. */
 void abs_topk(double *out, int k, const float *x, size_t n) {

@@ -83,6 +83,15 @@ double abs_max(const float *x, size_t n);
 double abs_median(const float *x, size_t n, float *scratch);
 /* Top-k of |x| in descending order into out[k]. */
 void abs_topk(double *out, int k, const float *x, size_t n);
+/* Massive activations (Sun et al. 2024; docs/metrics.md "Massive
+ * activations"): an entry of one block output is massive when its |h|
+ * exceeds both MACT_ABS_MIN and MACT_MEDIAN_RATIO times the median |h| of
+ * that output. massive_threshold returns max(abs_min, ratio * median |x|)
+ * over x[n] (the defaults are those constants); scratch[n] is
+ * overwritten. |h| > the threshold is massive. */
+#define MACT_ABS_MIN 100.0
+#define MACT_MEDIAN_RATIO 1000.0
+double massive_threshold(const float *x, size_t n, double abs_min, double ratio, float *scratch);
 /* mean((x - mu)^4) / (sigma^4 + 1e-6) over all n values. */
 double kurtosis(const float *x, size_t n);
 /* ||h_0|| / mean_{t != 0} ||h_t|| for h[T, C]. */

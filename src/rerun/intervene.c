@@ -1,6 +1,7 @@
 /* intervene.c: a run's probe rerun under interventions (intervene.h). */
 #include "intervene.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,8 +20,65 @@ void intervene_free(IntervResult *r, int n) {
     for (int i = 0; r && i < n; i++) runread_probe_free(&r[i].probe);
 }
 
-int intervene_check(const InterventionKind *kinds, int n, int clip_k, int d, char *err,
-                    size_t errlen) {
+int intervene_parse_heads(const char *text, int L, int H, unsigned char *mask, char *err,
+                          size_t errlen) {
+    if (!text || !*text) return seterr(err, errlen, "head-zero needs --heads L.H,...");
+    if (!strcmp(text, "dormant"))
+        return seterr(err, errlen,
+                      "--heads dormant: the run file's dormant heads are read by "
+                      "intervene_run, not here");
+    memset(mask, 0, (size_t)L * H);
+    for (const char *q = text; *q;) {
+        const char *end = strchr(q, ',');
+        int len = end ? (int)(end - q) : (int)strlen(q), l, h, used = -1;
+        if (sscanf(q, "%d.%d%n", &l, &h, &used) != 2 || used != len)
+            return seterr(err, errlen, "--heads: '%.*s' is not LAYER.HEAD", len, q);
+        if (l < 0 || l >= L)
+            return seterr(err, errlen, "--heads: %d.%d: layer %d is not in 0..%d", l, h, l, L - 1);
+        if (h < 0 || h >= H)
+            return seterr(err, errlen, "--heads: %d.%d: head %d is not in 0..%d", l, h, h, H - 1);
+        if (mask[(size_t)l * H + h])
+            return seterr(err, errlen, "--heads: head %d.%d given twice", l, h);
+        mask[(size_t)l * H + h] = 1;
+        q = end ? end + 1 : q + len;
+        if (end && !*q) return seterr(err, errlen, "--heads: '%s' ends with a comma", text);
+    }
+    return 0;
+}
+
+int intervene_parse_consts(const char *text, double *c, int max, int *n, char *err, size_t errlen) {
+    *n = 0;
+    if (!text || !*text) return seterr(err, errlen, "--gate-const: empty list");
+    for (const char *q = text; *q;) {
+        const char *end = strchr(q, ',');
+        int len = end ? (int)(end - q) : (int)strlen(q);
+        char buf[64], *stop;
+        snprintf(buf, sizeof buf, "%.*s", len < 63 ? len : 63, q);
+        double v = strtod(buf, &stop);
+        if (!len || len > 63 || *stop || stop == buf)
+            return seterr(err, errlen, "--gate-const: '%.*s' is not a number", len, q);
+        if (!(v >= 0.0 && v <= 1.0))
+            return seterr(err, errlen, "--gate-const: %s is outside [0, 1]", buf);
+        for (int i = 0; i < *n; i++)
+            if (c[i] == v) return seterr(err, errlen, "--gate-const: %s given twice", buf);
+        if (*n == max) return seterr(err, errlen, "--gate-const: more than %d values", max);
+        c[(*n)++] = v;
+        q = end ? end + 1 : q + len;
+        if (end && !*q) return seterr(err, errlen, "--gate-const: '%s' ends with a comma", text);
+    }
+    return 0;
+}
+
+static int has_kind(const InterventionKind *kinds, int n, InterventionKind k) {
+    for (int i = 0; i < n; i++)
+        if (kinds[i] == k) return 1;
+    return 0;
+}
+
+#define IV_CONSTS_MAX 64 /* gate-const values in one call */
+
+int intervene_check(const InterventionKind *kinds, int n, const IvParams *p, int L, int H, int d,
+                    char *err, size_t errlen) {
     for (int i = 0; i < n; i++) {
         if (kinds[i] < 0 || kinds[i] >= IV_COUNT)
             return seterr(err, errlen, "intervention kind %d is not known", (int)kinds[i]);
@@ -29,9 +87,82 @@ int intervene_check(const InterventionKind *kinds, int n, int clip_k, int d, cha
                 return seterr(err, errlen, "intervention '%s' given twice",
                               intervention_name(kinds[i]));
     }
-    if (clip_k < 1 || clip_k > d)
-        return seterr(err, errlen, "bos-clip k %d is not in 1..%d (d_model)", clip_k, d);
+    if (p->clip_k < 1 || p->clip_k > d)
+        return seterr(err, errlen, "bos-clip k %d is not in 1..%d (d_model)", p->clip_k, d);
+    if (p->layer < -1 || p->layer >= L)
+        return seterr(err, errlen, "--layer %d is not in 0..%d", p->layer, L - 1);
+    if ((has_kind(kinds, n, IV_MACT_MEAN) || has_kind(kinds, n, IV_MACT_ZERO)) &&
+        (!(p->mact_abs >= 0) || !(p->mact_ratio >= 0)))
+        return seterr(err, errlen, "massive-activation threshold %g, ratio %g: both must be >= 0",
+                      p->mact_abs, p->mact_ratio);
+    double c[IV_CONSTS_MAX];
+    int nc;
+    if (has_kind(kinds, n, IV_GATE_CONST) &&
+        intervene_parse_consts(p->consts, c, IV_CONSTS_MAX, &nc, err, errlen) != 0)
+        return -1;
+    if (has_kind(kinds, n, IV_HEAD_ZERO) && (!p->heads || strcmp(p->heads, "dormant"))) {
+        unsigned char *mask = malloc((size_t)L * H);
+        int rc = mask ? intervene_parse_heads(p->heads, L, H, mask, err, errlen)
+                      : seterr(err, errlen, "out of memory for the head list");
+        free(mask);
+        return rc;
+    }
     return 0;
+}
+
+/* `--heads dormant`: the heads the run file classifies as dormant, into
+ * mask[L * H]. The run file holds no dormant-head classification yet, so
+ * this refuses; its reader is to fill mask here (and text with the list). */
+static int dormant_heads(Forward *f, unsigned char *mask, char *text, size_t len, char *err,
+                         size_t errlen) {
+    (void)mask, (void)text, (void)len;
+    return seterr(err, errlen,
+                  "%s: --heads dormant: the run file has no dormant-head "
+                  "classification",
+                  f->run);
+}
+
+/* The head-zero mask [L * H] of p into *mask (malloc'd) and its list into
+ * text; *mask NULL when head-zero is not asked for. */
+static int head_mask(Forward *f, const InterventionKind *kinds, int n, const IvParams *p,
+                     unsigned char **mask, char *text, size_t len, char *err, size_t errlen) {
+    const int L = f->info.L, H = f->info.H;
+    *mask = NULL;
+    if (!has_kind(kinds, n, IV_HEAD_ZERO)) return 0;
+    if (!(*mask = malloc((size_t)L * H))) return seterr(err, errlen, "out of memory for the heads");
+    int rc = !strcmp(p->heads, "dormant")
+                 ? dormant_heads(f, *mask, text, len, err, errlen)
+                 : intervene_parse_heads(p->heads, L, H, *mask, err, errlen);
+    if (rc == 0 && strcmp(p->heads, "dormant")) snprintf(text, len, "%s", p->heads);
+    if (rc != 0) free(*mask), *mask = NULL;
+    return rc;
+}
+
+/* The results kinds[n] expand to, their kind, name, layer and c filled:
+ * into r[] (NULL: only counted). Returns the count. */
+static int expand(const InterventionKind *kinds, int n, const IvParams *p, const double *c, int nc,
+                  int L, IntervResult *r) {
+    int k = 0;
+    for (int i = 0; i < n; i++) {
+        const InterventionKind kd = kinds[i];
+        const char *nm = intervention_name(kd);
+        int reps = kd == IV_GATE_CONST ? nc : intervention_per_layer(kd) && p->layer < 0 ? L : 1;
+        for (int j = 0; j < reps; j++, k++) {
+            if (!r) continue;
+            IntervResult *o = &r[k];
+            memset(o, 0, sizeof *o);
+            o->kind = kd, o->layer = -1, o->gate_const = NAN;
+            snprintf(o->name, sizeof o->name, "%s", nm);
+            if (intervention_per_layer(kd)) {
+                o->layer = p->layer < 0 ? j : p->layer;
+                snprintf(o->name, sizeof o->name, "%s-L%d", nm, o->layer);
+            } else if (kd == IV_GATE_CONST) {
+                o->gate_const = c[j];
+                snprintf(o->name, sizeof o->name, "%s-c%g", nm, c[j]);
+            }
+        }
+    }
+    return k;
 }
 
 /* The run's last probe: its tokens [N, T], 3 <= T <= the model's length. */
@@ -57,14 +188,23 @@ static void kind_tokens(int *tok, int *tg, const ProbeRecord *p, InterventionKin
     intervene_targets(tg, tok, N, *T, drop ? 1 : 2);
 }
 
-static int run_kind(Forward *f, const ProbeRecord *src, InterventionKind k, int clip_k,
-                    float *scratch, IntervResult *out, char *err, size_t errlen) {
+/* The probe under o's change (kind, layer, c; the head mask and the
+ * thresholds from the call) into o. */
+static int run_one(Forward *f, const ProbeRecord *src, const IvParams *p, const unsigned char *mask,
+                   float *scratch, IntervResult *o, char *err, size_t errlen) {
     int *tok = malloc((size_t)src->N * src->T * sizeof(int));
     int *tg = malloc((size_t)src->N * src->T * sizeof(int));
     int rc = tok && tg ? 0 : seterr(err, errlen, "out of memory for the probe tokens");
-    Intervention iv = {.kind = k, .clip_k = clip_k, .scratch = scratch};
+    Intervention iv = {.kind = o->kind,
+                       .clip_k = p->clip_k,
+                       .scratch = scratch,
+                       .layer = o->layer,
+                       .gate_const = (float)o->gate_const,
+                       .head_zero = mask,
+                       .mact_abs = p->mact_abs,
+                       .mact_ratio = p->mact_ratio};
     int T = 0;
-    if (rc == 0) kind_tokens(tok, tg, src, k, &T);
+    if (rc == 0) kind_tokens(tok, tg, src, o->kind, &T);
     ForwardProbeIn in = {.tokens = tok,
                          .targets = tg,
                          .N = src->N,
@@ -72,39 +212,58 @@ static int run_kind(Forward *f, const ProbeRecord *src, InterventionKind k, int 
                          .M = src->M < T ? src->M : T,
                          .iv = &iv,
                          .step = src->step};
-    memset(out, 0, sizeof *out);
-    if (rc == 0) rc = f->ops->probe(f, &in, &out->probe, &out->loss, &out->loss_n, err, errlen);
-    out->kind = k;
-    out->clip_k = k == IV_BOS_CLIP ? clip_k : 0;
+    if (rc == 0) rc = f->ops->probe(f, &in, &o->probe, &o->loss, &o->loss_n, err, errlen);
+    o->clip_k = o->kind == IV_BOS_CLIP ? p->clip_k : 0;
     free(tok);
     free(tg);
     return rc;
 }
 
-int intervene_run(Forward *f, const InterventionKind *kinds, int n, int clip_k, IntervResult *out,
-                  void (*progress)(const char *kind, int i, int n), char *err, size_t errlen) {
-    ProbeRecord src;
-    if (intervene_check(kinds, n, clip_k, f->info.d, err, errlen) != 0) return -1;
-    if (load_probe(f, &src, err, errlen) != 0) return -1;
-    int B = src.N < IV_BATCH ? src.N : IV_BATCH, rc = 0, done = 0;
-    /* the forward state and one probe's accumulators against the
-     * machine's memory (memplan.h), before they are allocated */
-    if (forward_check_memory(f, B, src.T, src.M, src.N, f->run, err, errlen) != 0 ||
-        f->ops->prepare(f, B, src.T, 1.0, err, errlen) != 0) {
-        runread_probe_free(&src);
-        return -1;
+/* Every result of r[nr] in turn on the loaded probe src. */
+static int run_all(Forward *f, const ProbeRecord *src, const IvParams *p, const unsigned char *mask,
+                   const char *heads, IntervResult *r, int nr,
+                   void (*progress)(const char *name, int i, int n), char *err, size_t errlen) {
+    float *scratch = falloc((size_t)src->T * f->info.d);
+    if (!scratch) return seterr(err, errlen, "%s: out of memory for the probe", f->run);
+    int rc = 0, done = 0;
+    for (; rc == 0 && done < nr; done++) {
+        if (progress) progress(r[done].name, done, nr);
+        if (r[done].kind == IV_HEAD_ZERO)
+            snprintf(r[done].heads, sizeof r[done].heads, "%s", heads);
+        rc = run_one(f, src, p, mask, scratch, &r[done], err, errlen);
     }
-    float *scratch = falloc((size_t)src.T * f->info.d);
-    if (!scratch) {
-        runread_probe_free(&src);
-        return seterr(err, errlen, "%s: out of memory for the probe", f->run);
-    }
-    for (; rc == 0 && done < n; done++) {
-        if (progress) progress(intervention_name(kinds[done]), done, n);
-        rc = run_kind(f, &src, kinds[done], clip_k, scratch, &out[done], err, errlen);
-    }
-    if (rc != 0) intervene_free(out, done);
+    if (rc != 0) intervene_free(r, done);
     free(scratch);
-    runread_probe_free(&src);
     return rc;
+}
+
+IntervResult *intervene_run(Forward *f, const InterventionKind *kinds, int n, const IvParams *p,
+                            int *nr, void (*progress)(const char *name, int i, int n), char *err,
+                            size_t errlen) {
+    const ForwardInfo *fi = &f->info;
+    double c[IV_CONSTS_MAX];
+    int nc = 0;
+    char heads[IV_HEADS_MAX] = "";
+    unsigned char *mask = NULL;
+    if (intervene_check(kinds, n, p, fi->L, fi->H, fi->d, err, errlen) != 0) return NULL;
+    if (has_kind(kinds, n, IV_GATE_CONST))
+        intervene_parse_consts(p->consts, c, IV_CONSTS_MAX, &nc, err, errlen);
+    if (head_mask(f, kinds, n, p, &mask, heads, sizeof heads, err, errlen) != 0) return NULL;
+    *nr = expand(kinds, n, p, c, nc, fi->L, NULL);
+    IntervResult *r = calloc((size_t)(*nr ? *nr : 1), sizeof *r);
+    ProbeRecord src;
+    int rc = r ? load_probe(f, &src, err, errlen) : seterr(err, errlen, "out of memory");
+    if (rc == 0) {
+        expand(kinds, n, p, c, nc, fi->L, r);
+        int B = src.N < IV_BATCH ? src.N : IV_BATCH;
+        /* the forward state and one probe's accumulators against the
+         * machine's memory (memplan.h), before they are allocated */
+        rc = forward_check_memory(f, B, src.T, src.M, src.N, f->run, err, errlen);
+        if (rc == 0) rc = f->ops->prepare(f, B, src.T, 1.0, err, errlen);
+        if (rc == 0) rc = run_all(f, &src, p, mask, heads, r, *nr, progress, err, errlen);
+        runread_probe_free(&src);
+    }
+    free(mask);
+    if (rc != 0) free(r), r = NULL;
+    return r;
 }

@@ -108,8 +108,9 @@ typedef struct {
 int runfile_write_stream(const char *path, const StreamData *d, char *err, size_t errlen);
 
 /* ---- interventions (gatelab intervene) ----
- * /intervene/<kind>: a probe group (as /probe/step_N) plus attrs kind,
- * loss, loss_n, clip_k (runschema.h RS_IV_*). All n groups go into one
+ * /intervene/<name>: a probe group (as /probe/step_N) plus attrs kind,
+ * loss, loss_n, clip_k, layer, gate_const, heads, loss_none (runschema.h
+ * RS_IV_*). All n groups go into one
  * copy of the closed run file that replaces it when complete; a kind
  * already there is replaced whole. */
 typedef struct {
@@ -118,6 +119,11 @@ typedef struct {
     double loss;              /* mean CE predicting tokens 2..T-1 */
     long long loss_n;         /* predictions in it */
     int clip_k;               /* bos-clip's k, else 0 */
+    const char *name;         /* the group's name (NULL: kind) */
+    int layer;                /* the one layer changed, else -1 */
+    double gate_const;        /* gate-const's c, else NaN */
+    const char *heads;        /* head-zero's heads, else NULL */
+    double loss_none;         /* the unchanged rerun's loss */
 } InterventionOut;
 int runfile_write_interventions(const char *path, const InterventionOut *iv, int n, char *err,
                                 size_t errlen);

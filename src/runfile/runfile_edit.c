@@ -157,7 +157,11 @@ typedef struct {
 static int iv_attrs(RunFile *rf, hid_t g, const InterventionOut *o) {
     if (h5u_attr_str(g, RS_IV_KIND, o->kind) < 0 || h5u_attr_f64(g, RS_IV_LOSS, o->loss) < 0 ||
         h5u_attr_i64(g, RS_IV_LOSS_N, o->loss_n) < 0 ||
-        h5u_attr_i64(g, RS_IV_CLIP_K, o->clip_k) < 0)
+        h5u_attr_i64(g, RS_IV_CLIP_K, o->clip_k) < 0 ||
+        h5u_attr_i64(g, RS_IV_LAYER, o->layer) < 0 ||
+        h5u_attr_f64(g, RS_IV_CONST_C, o->gate_const) < 0 ||
+        h5u_attr_str(g, RS_IV_HEADS, o->heads ? o->heads : "") < 0 ||
+        h5u_attr_f64(g, RS_IV_LOSS_NONE, o->loss_none) < 0)
         return rf_fail_h5(rf, "write /intervene attributes");
     return 0;
 }
@@ -170,8 +174,9 @@ static int iv_fn(RunFile *rf, const void *ctx) {
     for (int i = 0; i < b->n && rc == 0; i++) {
         char gp[128];
         hid_t g = -1;
-        snprintf(gp, sizeof gp, "/%s/%s", RS_G_INTERVENE, b->iv[i].kind);
-        rc = rf_probe_group(rf, top, b->iv[i].kind, gp, b->iv[i].probe, &g);
+        const char *name = b->iv[i].name ? b->iv[i].name : b->iv[i].kind;
+        snprintf(gp, sizeof gp, "/%s/%s", RS_G_INTERVENE, name);
+        rc = rf_probe_group(rf, top, name, gp, b->iv[i].probe, &g);
         if (rc == 0) rc = iv_attrs(rf, g, &b->iv[i]);
         if (g >= 0 && H5Gclose(g) < 0 && rc == 0) rc = rf_fail_h5(rf, "close an /intervene group");
     }
@@ -184,7 +189,8 @@ int runfile_write_interventions(const char *path, const InterventionOut *iv, int
     if (!path || !*path || strlen(path) >= RF_PATH)
         return seterr(err, errlen, "run file path is empty or too long");
     for (int i = 0; i < n; i++)
-        if (!iv || !iv[i].kind || !*iv[i].kind || strchr(iv[i].kind, '/') || !iv[i].probe)
+        if (!iv || !iv[i].kind || !*iv[i].kind || strchr(iv[i].kind, '/') || !iv[i].probe ||
+            (iv[i].name && (!*iv[i].name || strchr(iv[i].name, '/'))))
             return seterr(err, errlen, "%s: bad intervention result to write", path);
     IvBatch b = {iv, n};
     return edit_copy(path, iv_fn, &b, err, errlen);

@@ -131,7 +131,17 @@ typedef struct {
     double loss;       /* mean CE predicting tokens 2..T-1 of the probe */
     long long loss_n;  /* predictions in that mean */
     int clip_k;        /* bos-clip's k, else 0 */
+    char kind[64];     /* the kind's name (the group name where absent) */
+    int layer;         /* the one layer changed; -1: every layer, or absent */
+    double gate_const; /* gate-const's c; NaN: another kind, or absent */
+    char heads[256];   /* head-zero's heads; "": another kind, or absent */
+    double loss_none;  /* the unchanged rerun's loss; NaN: absent */
 } RunIntervention;
+/* The names of /intervene's groups, sorted (malloc'd array of malloc'd
+ * strings: free with runread_names_free), into *names; their count, 0
+ * when there is no /intervene, or -1 with one line in err. */
+int runread_intervention_names(RunReader *r, char ***names, char *err, size_t errlen);
+void runread_names_free(char **names, int n);
 /* 1 when /intervene/<kind> exists, else 0. */
 int runread_has_intervention(RunReader *r, const char *kind);
 /* 0 ok; -1 naming the group when it is missing or malformed. Free with

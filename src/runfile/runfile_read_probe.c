@@ -243,6 +243,18 @@ void runread_intervention_free(RunIntervention *iv) {
     memset(iv, 0, sizeof *iv);
 }
 
+/* The attributes newer files add to an /intervene group, each absent
+ * (-1, NaN, "", the group's name for the kind) where the file lacks it. */
+static void iv_newer_attrs(hid_t g, const char *name, RunIntervention *iv) {
+    double v;
+    iv->layer = rr_attr_double(g, RS_IV_LAYER, &v) == 0 && v >= 0 ? rr_dbl_to_int(v) : -1;
+    iv->gate_const = rr_attr_double(g, RS_IV_CONST_C, &v) == 0 ? v : NAN;
+    iv->loss_none = rr_attr_double(g, RS_IV_LOSS_NONE, &v) == 0 ? v : NAN;
+    if (h5u_attr_read_strbuf(g, RS_IV_HEADS, iv->heads, sizeof iv->heads) < 0) iv->heads[0] = 0;
+    if (h5u_attr_read_strbuf(g, RS_IV_KIND, iv->kind, sizeof iv->kind) < 0)
+        snprintf(iv->kind, sizeof iv->kind, "%s", name);
+}
+
 int runread_intervention(RunReader *r, const char *kind, RunIntervention *iv, char *err,
                          size_t errlen) {
     memset(iv, 0, sizeof *iv);
@@ -262,13 +274,54 @@ int runread_intervention(RunReader *r, const char *kind, RunIntervention *iv, ch
                gname);
         rc = -1;
     }
-    H5Gclose(g);
     if (rc < 0) {
+        H5Gclose(g);
         runread_intervention_free(iv);
         return -1;
     }
     iv->loss = loss;
     iv->loss_n = (long long)n;
     iv->clip_k = rr_dbl_to_int(k);
+    iv_newer_attrs(g, kind, iv);
+    H5Gclose(g);
     return 0;
+}
+
+void runread_names_free(char **names, int n) {
+    for (int i = 0; names && i < n; i++) free(names[i]);
+    free(names);
+}
+
+typedef struct {
+    char **v;
+    int n, cap;
+} NameList;
+
+static herr_t name_cb(hid_t g, const char *name, const H5L_info_t *info, void *data) {
+    (void)g, (void)info;
+    NameList *l = data;
+    if (l->n == l->cap) {
+        int cap = l->cap ? 2 * l->cap : 16;
+        char **p = realloc(l->v, (size_t)cap * sizeof *p);
+        if (!p) return -1;
+        l->v = p, l->cap = cap;
+    }
+    if (!(l->v[l->n] = strdup(name))) return -1;
+    l->n++;
+    return 0;
+}
+
+int runread_intervention_names(RunReader *r, char ***names, char *err, size_t errlen) {
+    *names = NULL;
+    hid_t top = rr_open_group(r->file, RS_G_INTERVENE);
+    if (top < 0) return 0;
+    NameList l = {0};
+    herr_t e = H5Literate(top, H5_INDEX_NAME, H5_ITER_INC, NULL, name_cb, &l);
+    H5Gclose(top);
+    if (e < 0) {
+        runread_names_free(l.v, l.n);
+        return seterr(err, errlen, "%s: cannot list /%s", r->meta.path, RS_G_INTERVENE);
+    }
+    *names = l.v;
+    return l.n;
 }

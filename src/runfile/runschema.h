@@ -158,13 +158,22 @@
  * Each group is a probe group (the attrs and arrays of /probe/step_N, its
  * step attr the probe step whose tokens were used) plus the attrs below.
  * The kinds' names (the group names) are the model's: intervention.h's
- * RS_IV_NONE ... RS_IV_NO_BOS; "none" is the unchanged rerun every delta
- * is taken against. */
+ * RS_IV_NONE ... RS_IV_MACT_ZERO, a kind with one result per layer or per
+ * constant followed by "-L<layer>" or "-c<c>" (gates-open-layer-L1,
+ * gate-const-c0.5); "none" is the unchanged rerun every delta is taken
+ * against. The attrs after clip_k are newer: a group without them reads
+ * as layer -1, gate_const NaN, heads "", loss_none NaN (absent). */
 #define RS_G_INTERVENE "intervene"
-#define RS_IV_KIND "kind"     /* str attr: the kind again */
-#define RS_IV_LOSS "loss"     /* f64: mean CE predicting tokens 2..T-1 */
-#define RS_IV_LOSS_N "loss_n" /* i64: predictions in that mean */
-#define RS_IV_CLIP_K "clip_k" /* i64: bos-clip's k (0 for other kinds) */
+#define RS_IV_KIND "kind"          /* str attr: the kind (without the suffix) */
+#define RS_IV_LOSS "loss"          /* f64: mean CE predicting tokens 2..T-1 */
+#define RS_IV_LOSS_N "loss_n"      /* i64: predictions in that mean */
+#define RS_IV_CLIP_K "clip_k"      /* i64: bos-clip's k (0 for other kinds) */
+#define RS_IV_LAYER "layer"        /* i64: the one layer changed (-1: every layer) */
+#define RS_IV_CONST_C "gate_const" /* f64: gate-const's c (NaN for other kinds) */
+#define RS_IV_HEADS "heads"        /* str: head-zero's heads "L.H,..." ("" else) */
+#define RS_IV_LOSS_NONE                                                                            \
+    "loss_none" /* f64: the unchanged rerun's loss, the pair's                                     \
+                   other half (= /intervene/none's loss) */
 
 /* ---- /stream/W_<window> (gatelab stream) ----
  * Loss over long sequences with every attention limited to `window` keys:

@@ -156,9 +156,11 @@ def gelu_tanh(x):
 # ---------------------------------------------------------------- forwards
 
 
-def forward_llama(cfg, W, ids, family, gates_open=False):
+def forward_llama(cfg, W, ids, family, gates_open=False, gate_fn=None, resid_fn=None):
     """gates_open: every gate score 1 instead of its sigmoid (the
-    gates-open intervention's reference)."""
+    gates-open intervention's reference); gate_fn(l, s): layer l's applied
+    scores from their sigmoid s (the other gate interventions');
+    resid_fn(l, x): the residual stream after layer l (the residual ones')."""
     d, H = cfg["hidden_size"], cfg["num_attention_heads"]
     Hkv = cfg.get("num_key_value_heads", H)
     dh = cfg.get("head_dim", 128 if family == "qwen3" else d // H)  # Qwen3Config default 128
@@ -197,6 +199,8 @@ def forward_llama(cfg, W, ids, family, gates_open=False):
         o, probs = causal_attention(q, k, v)
         if gate is not None:
             s = torch.ones_like(gate) if gates_open else torch.sigmoid(gate)
+            if gate_fn is not None:
+                s = gate_fn(l, s)
             o = o * s
             gates.append(s.reshape(T, -1))
         o = F.linear(o.reshape(T, H * dh), W[p + "self_attn.o_proj.weight"],
@@ -205,6 +209,8 @@ def forward_llama(cfg, W, ids, family, gates_open=False):
         h = rms_norm(x, W[p + "post_attention_layernorm.weight"], eps)
         m = F.silu(F.linear(h, W[p + "mlp.gate_proj.weight"])) * F.linear(h, W[p + "mlp.up_proj.weight"])
         x = x + F.linear(m, W[p + "mlp.down_proj.weight"])
+        if resid_fn is not None:
+            x = resid_fn(l, x)
         att.append(probs)
         hidden.append(x)
     head = W["model.embed_tokens.weight"] if cfg.get("tie_word_embeddings") else W["lm_head.weight"]

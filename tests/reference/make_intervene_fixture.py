@@ -17,7 +17,13 @@ make_fixtures.py: same configs, weights drawn the same way, float32-exact):
     for the K = 5 kinds none, gates-open, gates-mean, bos-clip (k = 3),
     bos-mean, in that order (intervention.h's)
   <case>/no-bos/block_out, <case>/no-bos/logits: the same for no-bos, whose
-    tokens are tokens[:, 1:] (T - 1 of them) Computed in float64
+    tokens are tokens[:, 1:] (T - 1 of them)
+  <case>/more/<name>/block_out, logits: the kinds after no-bos, one group
+    per result (attrs kind, layer, gate_const; names as the run file's):
+    head-zero of the heads <case>/more_heads (int32 [k, 2]: layer, head),
+    gates-open-layer-L0, gate-const-c0.25, gate-const-c1, mact-mean-L0 and
+    mact-zero-L<last> at the case's attrs mact_abs and mact_ratio.
+Computed in float64
 by gatelab_ref.Model with the interventions written here from the
 definitions, independently of the C code.
 """
@@ -37,16 +43,51 @@ CASES = ["var-g1-elem", "var-g1-shared", "var-g1-add-id", "var-g1-const", "opt-l
 KINDS = ["none", "gates-open", "gates-mean", "bos-clip", "bos-mean", "no-bos"]
 CLIP_K = 3
 SEED = 20250602
+MACT_ABS, MACT_RATIO = 0.0, 2.0  # low enough that a tiny random model has massive entries
+
+
+def more_kinds(L):
+    """The more/ results: (name, kind, layer, c)."""
+    nan = float("nan")
+    return [("head-zero", "head-zero", -1, nan),
+            ("gates-open-layer-L0", "gates-open-layer", 0, nan),
+            ("gate-const-c0.25", "gate-const", -1, 0.25),
+            ("gate-const-c1", "gate-const", -1, 1.0),
+            ("mact-mean-L0", "mact-mean", 0, nan),
+            ("mact-zero-L%d" % (L - 1), "mact-zero", L - 1, nan)]
+
+
+def more_heads(L):
+    """head-zero's heads (layer, head) of a case."""
+    return [(0, 0), (L - 1, 1)]
 
 
 class IvModel(ref.Model):
     """gatelab_ref.Model with one intervention and the block outputs kept."""
 
-    def __init__(self, cfg, params, kind):
+    def __init__(self, cfg, params, kind, layer=-1, c=None, heads=()):
         super().__init__(cfg, params=params)
-        self.kind = kind
+        self.kind, self.layer, self.c, self.heads = kind, layer, c, heads
         self.extra = 1 if self.cfg["sink_token"] else 0
         self.blocks = []
+
+    def attention(self, l, x, rope):
+        """head-zero: the listed heads' columns of W_o set to 0, which is
+        their output zeroed before the projection."""
+        key = "layers.%d.attn.w_o" % l
+        if self.kind != "head-zero" or not any(hl == l for hl, _ in self.heads):
+            return super().attention(l, x, rope)
+        w = self.p[key]
+        dh = self.cfg["head_dim"]
+        wz = w.clone()
+        for hl, h in self.heads:
+            if hl == l:
+                wz[:, h * dh:(h + 1) * dh] = 0
+        self.p[key] = wz
+        try:
+            return super().attention(l, x, rope)
+        finally:
+            self.p[key] = w
 
     def gate(self, l, xn, t):
         """gatelab_ref's gate, with the scores replaced for gates-open/-mean.
@@ -54,22 +95,33 @@ class IvModel(ref.Model):
         identity of its form (ones for mult, zeros for add) is the scores,
         broadcast to [B, Ti, G*Cg]."""
         kind, c = self.kind, self.cfg
-        if kind not in ("gates-open", "gates-mean"):
+        if kind == "gates-open-layer":
+            kind = "gates-open" if l == self.layer else "none"
+        if kind not in ("gates-open", "gates-mean", "gate-const"):
             return super().gate(l, xn, t)
         mult = c["gate_form"] == "mult"
         gg = super().gate(l, xn, torch.ones_like(t) if mult else torch.zeros_like(t))
         if kind == "gates-open":
             gg = torch.full_like(gg, 1.0 if mult else 0.0)
+        elif kind == "gate-const":  # the applied score is c, whatever the form
+            gg = torch.full_like(gg, self.c)
         elif c["gate_input"] != "const":  # gates-mean: mean over the real rows, every row
             gg = gg[:, self.extra:].mean(1, keepdim=True).expand_as(gg)
         return t * gg if mult else t + gg
 
-    def residual(self, x):
+    def residual(self, x, l):
         e = self.extra
         x = x.clone()
         for b in range(x.shape[0]):
             h = x[b, e:]
-            if self.kind == "bos-mean":
+            if self.kind in ("mact-mean", "mact-zero") and l == self.layer:
+                med = torch.quantile(h.abs().reshape(-1), 0.5)
+                thr = max(MACT_ABS, MACT_RATIO * med.item())
+                big = h.abs() > thr
+                fill = h.mean(0, keepdim=True).expand_as(h) if self.kind == "mact-mean" \
+                    else torch.zeros_like(h)
+                h[big] = fill[big]
+            elif self.kind == "bos-mean":
                 h[0] = h[1:].mean(0)
             elif self.kind == "bos-clip":
                 med = torch.quantile(h.abs().reshape(-1), 0.5)  # mean of the two middles
@@ -93,7 +145,7 @@ class IvModel(ref.Model):
         for l in range(c["n_layers"]):
             x = x + self.attention(l, x, rope)
             x = x + self.mlp(l, x)
-            x = self.residual(x)
+            x = self.residual(x, l)
             self.blocks.append(x)
         xf = self.norm(x, "final_norm")
         head = P["tok_embed"] if c["tied_embed"] else P["lm_head"]
@@ -120,6 +172,18 @@ def make_case(f, name, vid, cfg, seed):
     mf.put(g, "logits", np.stack(logits[:-1]))
     mf.put(g, "no-bos/block_out", blocks[-1])
     mf.put(g, "no-bos/logits", logits[-1])
+    L = cfg["n_layers"]
+    heads = more_heads(L)
+    mf.put(g, "more_heads", np.array(heads, dtype=np.int32))
+    g.attrs["mact_abs"], g.attrs["mact_ratio"] = MACT_ABS, MACT_RATIO
+    with torch.no_grad():
+        for nm, kind, layer, c in more_kinds(L):
+            m = IvModel(cfg, params, kind, layer, c, heads)
+            lg = m.forward(tok)
+            r = g.create_group("more/" + nm)
+            mf.put(r, "block_out", torch.stack(m.blocks).numpy().astype(np.float32))
+            mf.put(r, "logits", lg.numpy().astype(np.float32))
+            r.attrs["kind"], r.attrs["layer"], r.attrs["gate_const"] = kind, layer, c
     print("%-18s done" % name)
 
 
