@@ -67,7 +67,13 @@ void fill_dppl(Row *rows, int n);
 /* report_lr.c */
 void md_lr_sensitivity(FILE *f, const char *outdir, const Row *rows, int n);
 /* report_compare.c */
-void md_compare(FILE *f, const Row *rows, int n);
+/* The exploratory comparisons of every group with its baseline; those the
+ * protocol pr (NULL: none) tests as primary are named, not tested again. */
+void md_compare(FILE *f, const Row *rows, int n, const Protocol *pr);
+/* The id k of the primary test P<k> that report_confirm.c gives metric m
+ * of the pair arm/ref (either order) in pr; 0 when pr (NULL: none) does
+ * not test it. */
+int primary_test_id(const Protocol *pr, const char *arm, const char *ref, ProtoMetric m);
 /* A p-value for prose and tables: 3 significant digits, "< 1e-4" below. */
 void put_p(FILE *f, double p);
 /* The same after a name in prose: "= 0.0123" or "< 1e-4". */
