@@ -43,6 +43,9 @@ typedef struct {
     long long spike_steps[MAX_SPIKE_STEPS];
     int probe_T, probe_N, proxy, has_probe;
     char normaliser[64];
+    double top1_peak, top1_peak_ratio; /* massive.h massive_peak of the last probe */
+    int massive_sun;                   /* its verdict: 1, 0, -1 (not known) */
+    double flops;                      /* flops.h training FLOPs of the run (NaN: unknown) */
 } Row;
 
 /* metric_table.c: metric m of row w as a number (NaN: unknown). */
@@ -82,6 +85,14 @@ void put_p_rel(FILE *f, double p);
  * mean(b): the cells of a comparison table. Returns 1 when both p < 0.05,
  * 0 when not, -1 when untested (fewer than 2 values on a side). */
 int md_stat_cells(FILE *f, const double *a, int na, const double *b, int nb);
+/* report_compute.c */
+/* The training FLOPs of the runs beside the scales at which public work
+ * first sees each effect. */
+void md_compute(FILE *f, const Row *rows, int n);
+/* report_massive.c */
+/* Per run group: massive by Sun et al.'s criterion in k of n seeds, with
+ * the peak layer's top-1 |h| and top-1/median beside M-Act. */
+void md_massive(FILE *f, const Row *rows, int n);
 /* report_csv.c */
 /* One RFC 4180 field (quoted when it holds , " CR or LF), preceded by a
  * comma unless first. */

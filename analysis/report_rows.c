@@ -22,6 +22,8 @@
 #include "runfile_read.h"
 #include "runschema.h"
 #include "runname.h"
+#include "flops.h"
+#include "massive.h"
 #include "runstats.h"
 #include "util.h"
 
@@ -100,6 +102,7 @@ static void row_probe(RunReader *r, Row *w) {
     w->kurt = rs_kurtosis(&p);
     w->top1_med = rs_top1_median(&p);
     w->bos_ratio = rs_bos_ratio(&p);
+    w->massive_sun = massive_peak(&p, &w->top1_peak, &w->top1_peak_ratio);
     runread_probe_free(&p);
 }
 
@@ -109,6 +112,8 @@ void row_read(Row *w) {
     w->m_act = w->spikes = w->tokens_per_sec = NAN;
     w->dppl_rel = w->sink01 = w->sink02 = w->slot = w->empty = w->f_attn_ne = NAN;
     w->kurt = w->top1_med = w->bos_ratio = NAN;
+    w->top1_peak = w->top1_peak_ratio = w->flops = NAN;
+    w->massive_sun = -1;
     w->sink_formed = w->gate_bounded = -1;
     w->loss0 = w->max_logit = NAN;
     w->diverged_step = -1;
@@ -128,6 +133,7 @@ void row_read(Row *w) {
     w->n_params = m->n_params;
     w->n_params_added = m->n_params_added;
     w->steps = summ_or(r, RS_SUM_STEPS_DONE, NAN);
+    w->flops = run_train_flops(r, w->steps);
     double fv = summ_or(r, RS_SUM_FINAL_VAL_LOSS, NAN);
     if (isfinite(fv)) w->val_loss = fv;
     w->tokens_per_sec = summ_or(r, RS_SUM_TOKENS_PER_SEC, NAN);
