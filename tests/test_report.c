@@ -883,6 +883,37 @@ static void test_compare_section(void **state) {
     free(md);
 }
 
+/* The exploratory section leaves the primary family's comparisons to it:
+ * with `g1 vs base` on f_attn declared, that row points to P1 and only
+ * val_loss and M-Act are tested (2 tests, the val_loss one significant:
+ * BH q = 2/252 x 2/1). */
+static void test_compare_skips_primary(void **state) {
+    (void)state;
+    char saved[256], path[500], want[300];
+    enter_subdir(saved, sizeof saved, "cmp-primary");
+    make_base_and_g1();
+    snprintf(path, sizeof path, "%s/protocol.ini", g_dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("[primary]\nmetric = f_attn\ncompare = g1 vs base\npaper = f_attn g1 < base\n", f);
+    fclose(f);
+    char *md = report_in_subdir(saved);
+    const char *sec = strstr(md, "## Exploratory comparisons with the baseline");
+    assert_non_null(sec);
+    if (getenv("GATELAB_TEST_SHOW")) fprintf(stderr, "%.4000s\n", sec);
+    assert_non_null(strstr(sec, "**exploratory**: 2 were tested"));
+    assert_non_null(strstr(sec, "1 comparison of the table is in the protocol's primary family"));
+    assert_non_null(strstr(sec, "| g1 | base | bigram | [F-Attn](#def-fattn) | – | – | – | – | – "
+                                "| – | primary: see P1 (not tested again) |"));
+    assert_null(strstr(sec, "- exploratory: `g1` has a weaker first-token sink"));
+    snprintf(want, sizeof want,
+             "- exploratory: `g1` beats `base` on val_loss (data bigram), difference %+.4g, BH "
+             "q = %.3g (5 vs 5 seeds).",
+             -0.5, 2.0 * 2.0 / 252.0);
+    assert_non_null(strstr(sec, want));
+    free(md);
+}
+
 /* The confirmatory headline from a protocol.ini beside 5 + 5 hand-built
  * runs: F-Attn 0.05 against 0.5 (test p = max(Welch 0, MW 2/252)), val loss
  * one side below the other (max(Welch, MW) = 2/252), and seeds with a sink
@@ -1008,6 +1039,7 @@ int main(void) {
         cmocka_unit_test(test_gated_run_is_no_baseline),
         cmocka_unit_test(test_settings_proxy_count),
         cmocka_unit_test(test_compare_section),
+        cmocka_unit_test(test_compare_skips_primary),
         cmocka_unit_test(test_confirm_section),
         cmocka_unit_test(test_protocol_metrics),
         cmocka_unit_test(test_lr_section),
