@@ -143,7 +143,7 @@ def sweep_table(root, directory):
             else:
                 cells.append((fmt % ms[0]) + " ± " + (fmt % ms[1]))
             if col in PAPER:
-                cells.append(paper.get(variant, {}).get(PAPER[col], "–").replace("–", "–") or "–")
+                cells.append(paper.get(variant, {}).get(PAPER[col]) or "–")
         out.append("| " + " | ".join(cells) + " |")
     return "\n".join(out)
 
