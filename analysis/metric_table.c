@@ -137,6 +137,24 @@ static const MetricCol METRICS[] = {
     LC_DEG("lc_deg_2x_yarn", 1, 0),
     LC_DEG("lc_deg_4x_yarn", 1, 1),
     LC_DEG("lc_deg_8x_yarn", 1, 2),
+    {"top1_peak", NAN, MK_REAL, MS_OTHER, OFF(top1_peak), 0, 0, NULL, "def-top1-peak", NULL,
+     "The largest top-1 |h| over layers of the block output at the last probe (the peak layer's "
+     "`hidden/top3[l][0]`).",
+     0, 0},
+    {"top1_peak_over_median", NAN, MK_REAL, MS_OTHER, OFF(top1_peak_ratio), 0, 0, NULL,
+     "def-top1-peak-ratio", NULL,
+     "The peak layer's top-1 |h| over its median |h| (`hidden/median[l]`): the ratio Sun et al.'s "
+     "criterion reads.",
+     0, 0},
+    {"train_flops", NAN, MK_REAL, MS_OTHER, OFF(flops), 0, 0, NULL, "def-train-flops", NULL,
+     "Training FLOPs of the run: the trainer's own count per token (6 per matmul weight, gate "
+     "matmuls included, plus attention's two T x T products; model_flops_per_token) times "
+     "steps done × batch_size × seq_len. Blank when the config cannot be read.",
+     0, 0},
+    {"massive_sun", NAN, MK_FLAG, MS_OTHER, OFF(massive_sun), 0, 0, NULL, "def-massive-sun", NULL,
+     "1 when the peak layer's top-1 |h| is massive by Sun et al.'s criterion (above 100 and at "
+     "least 1000 times the median |h|; docs/metrics.md), 0 when not, blank when unknown.",
+     0, 0},
 };
 #define N_METRICS ((int)(sizeof METRICS / sizeof METRICS[0]))
 

@@ -68,7 +68,9 @@ static int write_md(const char *path, const char *dir, const char *outdir, const
     if (proto) report_confirm(f, rows, n, proto);
     md_settings(f, rows, n);
     md_variants(f, rows, n);
-    md_compare(f, rows, n);
+    md_compare(f, rows, n, proto);
+    md_massive(f, rows, n); /* report_massive.c */
+    md_compute(f, rows, n); /* report_compute.c */
     md_paper(f, rows, n);
     md_runs(f, rows, n);
     md_figures(f, outdir, rows, n);

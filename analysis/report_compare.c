@@ -6,7 +6,9 @@
  * (analysis/stats.h) and a Benjamini-Hochberg q-value across the section
  * (q of the larger of the two p). The prose is generated from these
  * numbers and labels every difference it names exploratory (q < 0.05);
- * confirmatory tests live in report_confirm.c. */
+ * confirmatory tests live in report_confirm.c. A (group, baseline, metric)
+ * the protocol's primary family already tests is not tested again here:
+ * its row names the primary id instead, and it is outside the BH family. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +21,7 @@
 #define MAX_SEEDS 256
 
 typedef struct {
+    ProtoMetric proto;  /* the same metric in a protocol's [primary] */
     const char *name;   /* as in the tables */
     const char *anchor; /* its definition */
     size_t off;         /* the double in Row */
@@ -28,11 +31,12 @@ typedef struct {
 } Metric;
 
 static const Metric METRICS[] = {
-    {"val_loss", "def-val-loss", offsetof(Row, val_loss), "%.4f", "beats", "is worse than"},
-    {"F-Attn", "def-fattn", offsetof(Row, f_attn), "%.4f", "has a weaker first-token sink than",
-     "has a stronger first-token sink than"},
-    {"M-Act", "def-mact", offsetof(Row, m_act), "%.4g", "has smaller massive activations than",
-     "has larger massive activations than"},
+    {PM_VAL_LOSS, "val_loss", "def-val-loss", offsetof(Row, val_loss), "%.4f", "beats",
+     "is worse than"},
+    {PM_F_ATTN, "F-Attn", "def-fattn", offsetof(Row, f_attn), "%.4f",
+     "has a weaker first-token sink than", "has a stronger first-token sink than"},
+    {PM_M_ACT, "M-Act", "def-mact", offsetof(Row, m_act), "%.4g",
+     "has smaller massive activations than", "has larger massive activations than"},
 };
 #define N_METRICS (sizeof METRICS / sizeof METRICS[0])
 
@@ -131,9 +135,24 @@ typedef struct {
     const Metric *m;
     Cmp c;
     double q;
+    int primary; /* the primary test's id P<primary>; 0: not primary */
 } Entry;
 
-static int collect(const Row *rows, int n, Entry **out) {
+int primary_test_id(const Protocol *pr, const char *arm, const char *ref, ProtoMetric m) {
+    if (!pr) return 0;
+    int j = 0;
+    while (j < pr->n_metrics && pr->metrics[j] != m) j++;
+    if (j == pr->n_metrics) return 0;
+    for (int c = 0; c < pr->n_compares; c++) {
+        const ProtoCompare *pc = &pr->compares[c];
+        if ((!strcmp(pc->arm, arm) && !strcmp(pc->ref, ref)) ||
+            (!strcmp(pc->arm, ref) && !strcmp(pc->ref, arm)))
+            return c * pr->n_metrics + j + 1;
+    }
+    return 0;
+}
+
+static int collect(const Row *rows, int n, const Protocol *pr, Entry **out) {
     int k = 0, cap = 16;
     Entry *e = malloc((size_t)cap * sizeof *e);
     for (int a = 0; e && a < n && rows[a].ok; a = group_end(rows, n, a)) {
@@ -144,7 +163,9 @@ static int collect(const Row *rows, int n, Entry **out) {
                 if (!ne) break;
                 e = ne;
             }
-            e[k] = (Entry){a, &METRICS[j], compare(rows, n, a, rows[a].base, &METRICS[j]), NAN};
+            int id = primary_test_id(pr, rows[a].run, rows[rows[a].base].run, METRICS[j].proto);
+            e[k] = (Entry){a, &METRICS[j], {0}, NAN, id};
+            if (!id) e[k].c = compare(rows, n, a, rows[a].base, &METRICS[j]);
             k++;
         }
     }
@@ -162,14 +183,24 @@ static int collect(const Row *rows, int n, Entry **out) {
 
 /* The prose: how many tests, then each with q < ALPHA, labelled exploratory. */
 static void prose(FILE *f, const Row *rows, const Entry *e, int k) {
-    int tested = 0, sig = 0;
-    for (int i = 0; i < k; i++) tested += e[i].c.tested, sig += isfinite(e[i].q) && e[i].q < ALPHA;
+    int tested = 0, sig = 0, primary = 0;
+    for (int i = 0; i < k; i++) {
+        tested += e[i].c.tested, primary += e[i].primary > 0;
+        sig += isfinite(e[i].q) && e[i].q < ALPHA;
+    }
     fprintf(f,
             "These comparisons are **exploratory**: %d were tested, with Benjamini–Hochberg "
             "q-values across them (q of the larger of Welch's and the exact Mann–Whitney p); "
             "%d ha%s q < %.2f. They suggest where to look; the confirmatory tests, if this "
-            "directory declared any, are the headline's.\n",
+            "directory declared any, are the headline's.",
             tested, sig, sig == 1 ? "s" : "ve", ALPHA);
+    if (primary)
+        fprintf(f,
+                " %d comparison%s of the table %s in the protocol's primary family: %s not "
+                "tested again here (the row names the primary test).",
+                primary, primary == 1 ? "" : "s", primary == 1 ? "is" : "are",
+                primary == 1 ? "it is" : "they are");
+    fputc('\n', f);
     for (int i = 0; i < k; i++) {
         if (!(isfinite(e[i].q) && e[i].q < ALPHA)) continue;
         const Row *g = &rows[e[i].a];
@@ -192,9 +223,9 @@ static void prose(FILE *f, const Row *rows, const Entry *e, int k) {
                 few, ALPHA, stats_mw_min_p(fa, fb), fa, fb);
 }
 
-void md_compare(FILE *f, const Row *rows, int n) {
+void md_compare(FILE *f, const Row *rows, int n, const Protocol *pr) {
     Entry *e = NULL;
-    int k = collect(rows, n, &e);
+    int k = collect(rows, n, pr, &e);
     fprintf(f,
             "\n## Exploratory comparisons with the baseline\n\nEach run group against its "
             "matching baseline group (as for [ΔPPL](#def-dppl)) on %d metric%s, over seeds: the "
@@ -216,7 +247,10 @@ void md_compare(FILE *f, const Row *rows, int n) {
         const Row *g = &rows[e[i].a];
         fprintf(f, "| %s | %s | %s | [%s](#%s) |", g->run, rows[g->base].run, g->data, e[i].m->name,
                 e[i].m->anchor);
-        stat_cells_q(f, &e[i].c, 1, e[i].q);
+        if (e[i].primary)
+            fprintf(f, " – | – | – | – | – | – | primary: see P%d (not tested again) |",
+                    e[i].primary);
+        else stat_cells_q(f, &e[i].c, 1, e[i].q);
         fputc('\n', f);
     }
     free(e);

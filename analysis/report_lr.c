@@ -1,6 +1,8 @@
 /* report_lr.c: the "Learning-rate sensitivity" section of REPORT.md, for a
  * directory where some variant was trained at LR_MIN_RATES or more learning
- * rates (experiments/lr-sensitivity.sweep).
+ * rates (experiments/lr-sensitivity.sweep). Only arms trained at two or
+ * more rates enter the section (an arm at one rate has sensitivity 0 by
+ * definition); the others are named and left out.
  *
  * Stability as Wortsman et al. (2023, "Small-scale proxies for large-scale
  * Transformer training instabilities") measure it. For one seed of one arm
@@ -9,20 +11,23 @@
  * at the first step:
  *   LR sensitivity = mean over eta of min(l(eta), l0) - min over eta of l(eta).
  * Lower is more stable. Per arm the section gives the final loss against
- * the rate with a 95% t-interval over seeds, the diverged runs, and the
- * largest attention logit (max_logit, the instability that paper names);
- * then it tests each arm against `baseline` on LR sensitivity (the larger
- * of Welch's and the exact Mann-Whitney p, or Welch's alone when the
- * Mann-Whitney floor is above ALPHA) and on diverged runs (Fisher's
- * exact test), Holm-corrected across those tests, and states the paper's
- * stability claim (gated attention trains stably where the baseline does
- * not) for each gated arm as the tests decide. */
+ * the rate with a 95% t-interval over seeds, the diverged and the unstable
+ * runs (instability.h: final val loss above the arm's best by more than
+ * UNSTABLE_MARGIN), and the largest attention logit (max_logit, the
+ * instability that paper names); then it tests each arm against `baseline`
+ * on LR sensitivity (the larger of Welch's and the exact Mann-Whitney p,
+ * or Welch's alone when the Mann-Whitney floor is above ALPHA; each row
+ * names the one it used) and on unstable runs (Fisher's exact test),
+ * Holm-corrected across those tests, and states the paper's stability
+ * claim (gated attention trains stably where the baseline does not) for
+ * each gated arm as the tests decide. */
 #include <gsl/gsl_cdf.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "instability.h"
 #include "metrics.h"
 #include "report_priv.h"
 #include "stats.h"
@@ -41,7 +46,7 @@ typedef struct {
     long long seed[LR_MAX_SEEDS];
     const Row *run[LR_MAX_SEEDS][LR_MAX_RATES];
     double sens[LR_MAX_SEEDS]; /* per seed with every rate; NaN otherwise */
-    int nsens, diverged, runs;
+    int nsens, diverged, unstable, runs;
 } Arm;
 
 static int is_diverged(const Row *w) {
@@ -122,11 +127,17 @@ static void sensitivities(Arm *a) {
         a->sens[s] = sum / a->nlr - best;
     }
     a->nsens = a->diverged = a->runs = 0;
+    double loss[LR_MAX_SEEDS * LR_MAX_RATES];
     for (int s = 0; s < a->nseed; s++) {
         if (isfinite(a->sens[s])) a->sens[a->nsens++] = a->sens[s];
-        for (int r = 0; r < a->nlr; r++)
-            if (a->run[s][r]) a->runs++, a->diverged += is_diverged(a->run[s][r]);
+        for (int r = 0; r < a->nlr; r++) {
+            const Row *w = a->run[s][r];
+            if (!w) continue;
+            loss[a->runs++] = is_diverged(w) ? NAN : w->val_loss;
+            a->diverged += is_diverged(w);
+        }
     }
+    a->unstable = count_unstable(loss, a->runs, UNSTABLE_MARGIN);
 }
 
 /* mean [lo, hi] of the finite values: a 95% t-interval over seeds. */
@@ -151,23 +162,37 @@ static int rate_values(const Arm *a, int r, int logit, double *v) {
     return k;
 }
 
+/* The arm's best final val loss over every seed and rate (NaN: none). */
+static double arm_best(const Arm *a) {
+    double loss[LR_MAX_SEEDS * LR_MAX_RATES];
+    int k = 0;
+    for (int s = 0; s < a->nseed; s++)
+        for (int r = 0; r < a->nlr; r++)
+            if (a->run[s][r]) loss[k++] = is_diverged(a->run[s][r]) ? NAN : a->run[s][r]->val_loss;
+    return arm_best_loss(loss, k);
+}
+
 static void rate_table(FILE *f, const Arm *arms, int na) {
-    fputs("\n| arm | lr | runs | final val loss, mean [95% t-interval] | diverged | largest "
-          "attention logit (mean) |\n|---|---|---|---|---|---|\n",
+    fputs("\n| arm | lr | runs | final val loss, mean [95% t-interval] | diverged | unstable | "
+          "largest attention logit (mean) |\n|---|---|---|---|---|---|---|\n",
           f);
     for (int k = 0; k < na; k++)
         for (int r = 0; r < arms[k].nlr; r++) {
-            double v[LR_MAX_SEEDS], m, lo, hi;
-            int runs = 0, div = 0;
-            for (int s = 0; s < arms[k].nseed; s++)
-                if (arms[k].run[s][r]) runs++, div += is_diverged(arms[k].run[s][r]);
+            double v[LR_MAX_SEEDS], m, lo, hi, best = arm_best(&arms[k]);
+            int runs = 0, div = 0, unst = 0;
+            for (int s = 0; s < arms[k].nseed; s++) {
+                const Row *w = arms[k].run[s][r];
+                if (!w) continue;
+                runs++, div += is_diverged(w);
+                unst += run_unstable(is_diverged(w) ? NAN : w->val_loss, best, UNSTABLE_MARGIN);
+            }
             fprintf(f, "| %s | %g | %d |", arms[k].variant, arms[k].lr[r], runs);
             int nv = rate_values(&arms[k], r, 0, v);
             if (t_interval(v, nv, &m, &lo, &hi) == 0 && nv > 1)
                 fprintf(f, " %.4f [%.4f, %.4f] |", m, lo, hi);
             else if (nv == 1) fprintf(f, " %.4f (one run) |", v[0]);
             else fputs(" – |", f);
-            fprintf(f, " %d of %d |", div, runs);
+            fprintf(f, " %d of %d | %d of %d |", div, runs, unst, runs);
             nv = rate_values(&arms[k], r, 1, v);
             if (nv) {
                 mean_std(v, nv, &m, &lo);
@@ -223,6 +248,14 @@ typedef struct {
     double p_s, p_d, holm_s, holm_d;
 } LrTest;
 
+/* The test LR sensitivity used: both exact names, for the prose and rows. */
+static const char *sens_test_name(const Arm *a, const Arm *b) {
+    return stats_mw_min_p(a->nsens, b->nsens) < ALPHA
+               ? "the larger of Welch's and the exact Mann–Whitney p"
+               : "Welch's t-test alone (the exact Mann–Whitney p cannot fall below 0.05 with "
+                 "these seeds)";
+}
+
 static LrTest test_arm(const Arm *a, const Arm *b, int k) {
     char err[256];
     LrTest t = {.arm = k, .p_s = NAN, .p_d = NAN, .holm_s = NAN, .holm_d = NAN};
@@ -232,7 +265,7 @@ static LrTest test_arm(const Arm *a, const Arm *b, int k) {
         t.tested_s = 1,
         t.p_s = stats_mw_min_p(a->nsens, b->nsens) < ALPHA ? fmax(t.w.p, t.mw.p) : t.w.p;
     if (a->runs && b->runs &&
-        stats_fisher_exact(&t.p_d, a->diverged, a->runs, b->diverged, b->runs, err, sizeof err) ==
+        stats_fisher_exact(&t.p_d, a->unstable, a->runs, b->unstable, b->runs, err, sizeof err) ==
             0)
         t.tested_d = 1;
     return t;
@@ -269,11 +302,11 @@ static void verdict(FILE *f, const Arm *a, const Arm *b, const LrTest *t, int id
     else {
         fputs(t->holm_s < ALPHA ? (ma < mb ? "**lower**" : "**higher**") : "no difference shown",
               f);
-        fputs(", Holm p ", f);
+        fprintf(f, " by %s, Holm p ", sens_test_name(a, b));
         put_p_rel(f, t->holm_s);
         fprintf(f, " (L%d); ", id);
     }
-    fprintf(f, "diverged runs %d of %d against %d of %d, ", a->diverged, a->runs, b->diverged,
+    fprintf(f, "unstable runs %d of %d against %d of %d, ", a->unstable, a->runs, b->unstable,
             b->runs);
     if (!t->tested_d) fprintf(f, "untested (L%d).", id + 1);
     else {
@@ -296,7 +329,7 @@ static void verdict(FILE *f, const Arm *a, const Arm *b, const LrTest *t, int id
 
 static void tests_table(FILE *f, const Arm *arms, const LrTest *t, int nt, int base) {
     fputs("\n| id | arm | reference | LR sensitivity, arm | reference | Welch p | Mann–Whitney p "
-          "| test p | Holm p |\n|---|---|---|---|---|---|---|---|---|\n",
+          "| test | test p | Holm p |\n|---|---|---|---|---|---|---|---|---|---|\n",
           f);
     for (int i = 0; i < nt; i++) {
         const Arm *a = &arms[t[i].arm], *b = &arms[base];
@@ -305,30 +338,59 @@ static void tests_table(FILE *f, const Arm *arms, const LrTest *t, int nt, int b
         fputs(" | ", f);
         put_mean_sd(f, b->sens, b->nsens);
         if (t[i].tested_s) {
-            fprintf(f, " | %.3g | %.3g | %.3g | %.3g |\n", t[i].w.p, t[i].mw.p, t[i].p_s,
-                    t[i].holm_s);
-        } else fputs(" | – | – | – | – |\n", f);
+            fprintf(f, " | %.3g | %.3g | %s | %.3g | %.3g |\n", t[i].w.p, t[i].mw.p,
+                    stats_mw_min_p(a->nsens, b->nsens) < ALPHA ? "max(Welch, Mann–Whitney)"
+                                                               : "Welch",
+                    t[i].p_s, t[i].holm_s);
+        } else fputs(" | – | – | – | – | – |\n", f);
         fprintf(f,
-                "| L%d | %s | %s | diverged %d of %d | %d of %d | – | – | Fisher %.3g | %.3g |\n",
-                2 * i + 2, a->variant, b->variant, a->diverged, a->runs, arms[base].diverged,
+                "| L%d | %s | %s | unstable %d of %d | %d of %d | – | – | Fisher's exact | %.3g | "
+                "%.3g |\n",
+                2 * i + 2, a->variant, b->variant, a->unstable, a->runs, arms[base].unstable,
                 arms[base].runs, t[i].p_d, t[i].holm_d);
     }
+}
+
+/* Keeps the arms run at two or more rates (moved to the front, order
+ * kept); names the others in f. Returns how many are kept. */
+static int multi_rate_arms(FILE *f, Arm *arms, int na) {
+    int kept = 0, left = 0;
+    for (int k = 0; k < na; k++) {
+        if (arms[k].nlr >= 2) {
+            if (kept != k) arms[kept] = arms[k];
+            kept++;
+            continue;
+        }
+        fprintf(f, "%s`%s`",
+                left++ ? ", "
+                       : "\nLeft out, trained at one learning rate only "
+                         "(its sensitivity is 0 by definition): ",
+                arms[k].variant);
+    }
+    if (left) fputs(".\n", f);
+    return kept;
 }
 
 void md_lr_sensitivity(FILE *f, const char *outdir, const Row *rows, int n) {
     static Arm arms[LR_MAX_ARMS];
     int na = gather(rows, n, arms), wide = 0, base = -1;
+    for (int k = 0; k < na; k++) wide |= arms[k].nlr >= LR_MIN_RATES;
+    if (!wide) return;
+    fprintf(f,
+            "\n## Learning-rate sensitivity\n\nStability as Wortsman et al. (2023) measure it: "
+            "each arm trained at every learning rate of the grid; per seed, LR sensitivity = "
+            "mean over rates of min(final loss, l0) − the seed's best final loss, l0 the loss "
+            "at the first step, a diverged run counting as l0 (lower is more stable). The "
+            "largest attention logit is the instability that paper names. A run is unstable "
+            "when its final val loss exceeds the best final val loss of its arm (any rate, any "
+            "seed) by more than %.2g nats, or it has none (docs/statistics.md, "
+            "\"Instability\").\n",
+            UNSTABLE_MARGIN);
+    na = multi_rate_arms(f, arms, na);
     for (int k = 0; k < na; k++) {
-        wide |= arms[k].nlr >= LR_MIN_RATES;
         if (!strcmp(arms[k].variant, "baseline")) base = k;
         sensitivities(&arms[k]);
     }
-    if (!wide) return;
-    fprintf(f, "\n## Learning-rate sensitivity\n\nStability as Wortsman et al. (2023) measure it: "
-               "each arm trained at every learning rate of the grid; per seed, LR sensitivity = "
-               "mean over rates of min(final loss, l0) − the seed's best final loss, l0 the loss "
-               "at the first step, a diverged run counting as l0 (lower is more stable). The "
-               "largest attention logit is the instability that paper names.\n");
     rate_table(f, arms, na);
     figures(f, outdir, arms, na);
     if (base < 0) {
@@ -342,9 +404,11 @@ void md_lr_sensitivity(FILE *f, const char *outdir, const Row *rows, int n) {
     holm_tests(t, nt);
     fprintf(f,
             "\nEach arm against `baseline`: LR sensitivity by the larger of Welch's and the "
-            "exact Mann–Whitney p, diverged runs by Fisher's exact test; Holm's correction "
-            "across these %d tests, a difference claimed only at Holm p < %.2f.\n\n",
-            2 * nt, ALPHA);
+            "exact Mann–Whitney p where the Mann–Whitney test can reach p < %.2f with the "
+            "seeds at hand, else by Welch's t-test alone (the `test` column names the one "
+            "used); unstable runs by Fisher's exact test; Holm's correction across these %d "
+            "tests, a difference claimed only at Holm p < %.2f.\n\n",
+            ALPHA, 2 * nt, ALPHA);
     for (int i = 0; i < nt; i++) verdict(f, &arms[t[i].arm], &arms[base], &t[i], 2 * i + 1);
     tests_table(f, arms, t, nt, base);
 }

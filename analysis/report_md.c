@@ -366,6 +366,13 @@ void md_definitions(FILE *f) {
         metric_def(m, def, sizeof def);
         fprintf(f, "<a id=\"%s\"></a>**%s**: %s\n\n", m->anchor, head, def);
     }
+    for (int i = 0; metric_at(i); i++) { /* results.csv columns the prose links to */
+        const MetricCol *m = metric_at(i);
+        if (m->md_table || !m->anchor || !m->def) continue;
+        metric_name(m, head, sizeof head);
+        metric_def(m, def, sizeof def);
+        fprintf(f, "<a id=\"%s\"></a>**%s**: %s\n\n", m->anchor, head, def);
+    }
     fprintf(f, "<a id=\"def-status\"></a>**status**: running, done or "
                "diverged (a non-finite loss or grad norm; the run stopped "
                "cleanly at that step with its data saved).\n");

@@ -2,7 +2,10 @@
  * docs/metrics.md "Mechanism" and "Interventions").
  *
  * Part 1 puts every run's F-Attn beside its BOS activation (both from the
- * run's last probe) in a scatter plot and a rank correlation. Part 2 is the
+ * run's last probe) in a scatter plot and a rank correlation, each test
+ * followed by the sentence it decides (which way F-Attn moves as BOS
+ * activation rises, or "no relation shown"), and the declared secondary
+ * test of final val loss against F-Attn within each run group. Part 2 is the
  * intervention table from /intervene (gatelab intervene): each kind's
  * change against the same run's /intervene/none, so the probe code, tokens
  * and weights are the same on both sides of every delta. */
@@ -23,9 +26,10 @@
 
 typedef struct {
     char name[256], variant[256], status[32], data[64];
-    int gated;      /* the probe has gate arrays */
-    double fattn;   /* last probe: F-Attn */
-    double bos_act; /* last probe: BOS activation (NaN: no mechanism fields) */
+    int gated;       /* the probe has gate arrays */
+    double fattn;    /* last probe: F-Attn */
+    double val_loss; /* final val loss (NaN: none) */
+    double bos_act;  /* last probe: BOS activation (NaN: no mechanism fields) */
     int has_iv[IV_COUNT];
     double d_fattn[IV_COUNT], d_mact[IV_COUNT], d_loss[IV_COUNT];
     /* the results of the kinds after no-bos (per head list, layer or c),
@@ -79,9 +83,10 @@ static void read_interventions(RunReader *r, MechRun *w) {
 static int mech_read(const char *path, MechRun *w) {
     char err[512];
     memset(w, 0, sizeof *w);
-    w->fattn = w->bos_act = NAN;
+    w->fattn = w->bos_act = w->val_loss = NAN;
     RunReader *r = open_run_head(path, w->name, w->variant, w->status, w->data);
     if (!r) return -1;
+    if (runread_summary(r, RS_SUM_FINAL_VAL_LOSS, &w->val_loss, NULL, 0) != 0) w->val_loss = NAN;
     ProbeRecord p;
     if (runread_probe(r, -1, &p, err, sizeof err) == 0) {
         w->fattn = rs_share(&p, -1);
@@ -112,6 +117,20 @@ static int points(const MechRun *w, int n, double *x, double *y, int *grp, int *
     return k;
 }
 
+#define ALPHA 0.05
+
+/* The sentence a rank-correlation test decides: "Y falls as X rises" (rises,
+ * for r > 0) at p < ALPHA, else "No relation shown between Y and X"; then
+ * the statistic NAME = r, its p and the test's scope. */
+static void relation(FILE *f, const char *scope, const char *y, const char *x, const char *name,
+                     double r, double p) {
+    if (p < ALPHA && r != 0) fprintf(f, "- %s %s as %s rises", y, r < 0 ? "falls" : "rises", x);
+    else fprintf(f, "- No relation shown between %s and %s", y, x);
+    fprintf(f, ": %s = %.3f, p ", name, r);
+    put_p_rel(f, p);
+    fprintf(f, " (%s).\n", scope);
+}
+
 /* F-Attn against BOS activation without pseudo-replication: Spearman over
  * the run groups' means (one point per group), and the within-group rank
  * correlation with a permutation test inside groups (stats.h). Seeds of
@@ -128,20 +147,54 @@ static void correlations(FILE *f, const MechRun *w, int n) {
     for (int g = 0; g < ng; g++)
         if (cnt[g]) gx[m] = gx[g] / cnt[g], gy[m++] = gy[g] / cnt[g];
     StatsSpearman sp;
-    if (m >= 3 && stats_spearman(&sp, gx, gy, m, err, sizeof err) == 0)
+    int sp_ok = m >= 3 && stats_spearman(&sp, gx, gy, m, err, sizeof err) == 0;
+    if (sp_ok)
         fprintf(f,
                 "Across the %d run groups (group means): Spearman's rho = %.3f, p = %.3g (%s).\n",
                 m, sp.rho, sp.p, sp.exact ? "exact permutation test" : "t approximation");
     else fprintf(f, "Across run groups: not computed (%d groups).\n", m);
     StatsWithin wg;
-    if (k >= 2 && stats_within_group_corr(&wg, x, y, grp, k, STATS_WITHIN_RESAMPLES,
-                                          STATS_WITHIN_SEED, err, sizeof err) == 0)
+    int wg_ok = k >= 2 && stats_within_group_corr(&wg, x, y, grp, k, STATS_WITHIN_RESAMPLES,
+                                                  STATS_WITHIN_SEED, err, sizeof err) == 0;
+    if (wg_ok)
         fprintf(f,
                 "Within run groups (seeds of one group against each other, %d groups): rank "
                 "correlation r = %.3f, permutation p = %.3g (%s).\n",
                 wg.groups, wg.r, wg.p, wg.exact ? "every permutation" : "Monte Carlo");
     else fprintf(f, "Within run groups: not computed (%s).\n", k >= 2 ? err : "too few runs");
+    if (sp_ok || wg_ok) fputc('\n', f);
+    if (sp_ok)
+        relation(f, "across run groups", "F-Attn", "BOS activation", "Spearman ρ", sp.rho, sp.p);
+    if (wg_ok)
+        relation(f, "within run groups", "F-Attn", "BOS activation", "within-group r", wg.r, wg.p);
     free(x), free(y), free(gx), free(gy), free(grp), free(cnt);
+}
+
+/* The declared secondary test (docs/statistics.md): final val loss against
+ * F-Attn within each run group, the within-group rank correlation with its
+ * permutation test (stats.h), over the runs that have both. */
+static void loss_vs_fattn(FILE *f, const MechRun *w, int n) {
+    double *x = calloc((size_t)(n ? n : 1), sizeof *x), *y = calloc((size_t)(n ? n : 1), sizeof *y);
+    int *all = calloc((size_t)(n ? n : 1), sizeof *all),
+        *grp = calloc((size_t)(n ? n : 1), sizeof *grp);
+    char err[512] = "too few runs";
+    int k = 0;
+    if (x && y && all && grp) {
+        group_names(w->name, sizeof *w, n, all);
+        for (int i = 0; i < n; i++)
+            if (isfinite(w[i].fattn) && isfinite(w[i].val_loss))
+                x[k] = w[i].fattn, y[k] = w[i].val_loss, grp[k++] = all[i];
+    }
+    StatsWithin wg;
+    fputs("\nSecondary test (declared in docs/statistics.md): final val loss against F-Attn "
+          "within each run group, so a seed's sink is set against its own loss and groups are "
+          "never pooled.\n\n",
+          f);
+    if (k >= 2 && stats_within_group_corr(&wg, x, y, grp, k, STATS_WITHIN_RESAMPLES,
+                                          STATS_WITHIN_SEED, err, sizeof err) == 0)
+        relation(f, "within run groups", "val loss", "F-Attn", "within-group r", wg.r, wg.p);
+    else fprintf(f, "- Within run groups: not computed (%s).\n", err);
+    free(x), free(y), free(all), free(grp);
 }
 
 /* The scatter's marks: the kind of run (the baseline; a variant without
@@ -307,6 +360,7 @@ void report_mechanism(FILE *f, const char *figdir, const char *const *paths, int
     if (k > 0) {
         fprintf(f, "\n## Mechanism\n");
         scatter(f, figdir, w, k);
+        loss_vs_fattn(f, w, k);
         iv_table(f, w, k);
     }
     free(w);

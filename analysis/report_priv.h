@@ -44,6 +44,9 @@ typedef struct {
     long long spike_steps[MAX_SPIKE_STEPS];
     int probe_T, probe_N, proxy, has_probe;
     char normaliser[64];
+    double top1_peak, top1_peak_ratio; /* massive.h massive_peak of the last probe */
+    int massive_sun;                   /* its verdict: 1, 0, -1 (not known) */
+    double flops;                      /* flops.h training FLOPs of the run (NaN: unknown) */
 } Row;
 
 /* metric_table.c: metric m of row w as a number (NaN: unknown). */
@@ -68,7 +71,13 @@ void fill_dppl(Row *rows, int n);
 /* report_lr.c */
 void md_lr_sensitivity(FILE *f, const char *outdir, const Row *rows, int n);
 /* report_compare.c */
-void md_compare(FILE *f, const Row *rows, int n);
+/* The exploratory comparisons of every group with its baseline; those the
+ * protocol pr (NULL: none) tests as primary are named, not tested again. */
+void md_compare(FILE *f, const Row *rows, int n, const Protocol *pr);
+/* The id k of the primary test P<k> that report_confirm.c gives metric m
+ * of the pair arm/ref (either order) in pr; 0 when pr (NULL: none) does
+ * not test it. */
+int primary_test_id(const Protocol *pr, const char *arm, const char *ref, ProtoMetric m);
 /* A p-value for prose and tables: 3 significant digits, "< 1e-4" below. */
 void put_p(FILE *f, double p);
 /* The same after a name in prose: "= 0.0123" or "< 1e-4". */
@@ -77,6 +86,14 @@ void put_p_rel(FILE *f, double p);
  * mean(b): the cells of a comparison table. Returns 1 when both p < 0.05,
  * 0 when not, -1 when untested (fewer than 2 values on a side). */
 int md_stat_cells(FILE *f, const double *a, int na, const double *b, int nb);
+/* report_compute.c */
+/* The training FLOPs of the runs beside the scales at which public work
+ * first sees each effect. */
+void md_compute(FILE *f, const Row *rows, int n);
+/* report_massive.c */
+/* Per run group: massive by Sun et al.'s criterion in k of n seeds, with
+ * the peak layer's top-1 |h| and top-1/median beside M-Act. */
+void md_massive(FILE *f, const Row *rows, int n);
 /* report_csv.c */
 /* One RFC 4180 field (quoted when it holds , " CR or LF), preceded by a
  * comma unless first. */

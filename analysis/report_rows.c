@@ -22,6 +22,8 @@
 #include "runfile_read.h"
 #include "runschema.h"
 #include "runname.h"
+#include "flops.h"
+#include "massive.h"
 #include "runstats.h"
 #include "util.h"
 
@@ -100,6 +102,7 @@ static void row_probe(RunReader *r, Row *w) {
     w->kurt = rs_kurtosis(&p);
     w->top1_med = rs_top1_median(&p);
     w->bos_ratio = rs_bos_ratio(&p);
+    w->massive_sun = massive_peak(&p, &w->top1_peak, &w->top1_peak_ratio);
     runread_probe_free(&p);
 }
 
@@ -118,6 +121,8 @@ void row_read(Row *w) {
     w->kurt = w->top1_med = w->bos_ratio = NAN;
     for (int m = 0; m < 2; m++)
         for (int k = 0; k < 3; k++) w->lc_deg[m][k] = NAN;
+    w->top1_peak = w->top1_peak_ratio = w->flops = NAN;
+    w->massive_sun = -1;
     w->sink_formed = w->gate_bounded = -1;
     w->loss0 = w->max_logit = NAN;
     w->diverged_step = -1;
@@ -137,6 +142,7 @@ void row_read(Row *w) {
     w->n_params = m->n_params;
     w->n_params_added = m->n_params_added;
     w->steps = summ_or(r, RS_SUM_STEPS_DONE, NAN);
+    w->flops = run_train_flops(r, w->steps);
     double fv = summ_or(r, RS_SUM_FINAL_VAL_LOSS, NAN);
     if (isfinite(fv)) w->val_loss = fv;
     w->tokens_per_sec = summ_or(r, RS_SUM_TOKENS_PER_SEC, NAN);

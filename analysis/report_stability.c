@@ -1,6 +1,8 @@
 /* report_stability.c: the learning-rate stability section of REPORT.md,
  * skipped silently when no data source holds two or more learning rates.
- * Rows and curves are per run name, mean ± sample std over its seeds. */
+ * Rows and curves are per run name, mean ± sample std over its seeds; each
+ * row counts its unstable seeds by instability.h's rule against the best
+ * final val loss of the arm (the same variant and data, at any lr). */
 #include "report_sections.h"
 
 #include <math.h>
@@ -8,6 +10,7 @@
 #include <string.h>
 
 #include "config.h" /* variant_key */
+#include "instability.h"
 #include "metrics.h"
 #include "plot.h"
 #include "report_priv.h"
@@ -21,7 +24,7 @@
 
 typedef struct {
     char name[256], variant[256], status[32], data[64];
-    double lr, spikes, dstep, ppl;
+    double lr, spikes, dstep, ppl, vl; /* vl: final val loss (NaN: none) */
     long long seed;
     size_t n;
     long long *step;
@@ -44,6 +47,7 @@ static int st_read(const char *path, StRun *w) {
     runread_summary(r, RS_SUM_DIVERGED_STEP, &w->dstep, NULL, 0);
     if (runread_summary(r, RS_SUM_FINAL_VAL_LOSS, &vl, NULL, 0) != 0) vl = NAN;
     w->ppl = exp(vl);
+    w->vl = strcmp(w->status, RS_STATUS_DIVERGED) ? vl : NAN;
     RunTrain t;
     w->spikes = NAN;
     if (rc == 0 && runread_train(r, &t, err, sizeof err) == 0) {
@@ -76,17 +80,29 @@ static int cmp_st(const void *a, const void *b) {
     return c ? c : strcmp(x->name, y->name);
 }
 
-/* One row: the seeds of one run name, idx[nm]. */
-static void st_row(FILE *f, const StRun *w, const int *idx, int nm) {
+/* The best final val loss of run a's arm: every run of w[n] with its
+ * variant and data (NaN: none finished). */
+static double st_arm_best(const StRun *w, int n, const StRun *a) {
+    double best = NAN;
+    for (int i = 0; i < n; i++)
+        if (!strcmp(w[i].variant, a->variant) && !strcmp(w[i].data, a->data) && isfinite(w[i].vl) &&
+            !(w[i].vl >= best))
+            best = w[i].vl;
+    return best;
+}
+
+/* One row: the seeds of one run name, idx[nm], of the n runs w. */
+static void st_row(FILE *f, const StRun *w, int n, const int *idx, int nm) {
     const StRun *a = &w[idx[0]];
-    double pp[256], tot = 0;
-    int ks = 0, kp = 0, ndiv = 0, nother = 0;
+    double pp[256], tot = 0, best = st_arm_best(w, n, a);
+    int ks = 0, kp = 0, ndiv = 0, nother = 0, unstable = 0;
     char steps[128] = "";
     size_t sl = 0;
     for (int i = 0; i < nm && i < 256; i++) {
         const StRun *r = &w[idx[i]];
         if (isfinite(r->spikes)) ks++, tot += r->spikes;
         if (isfinite(r->ppl)) pp[kp++] = r->ppl;
+        unstable += run_unstable(r->vl, best, UNSTABLE_MARGIN);
         if (!strcmp(r->status, RS_STATUS_DIVERGED)) {
             ndiv++;
             if (sl < sizeof steps - 24)
@@ -106,7 +122,7 @@ static void st_row(FILE *f, const StRun *w, const int *idx, int nm) {
         put_mean(f, " %.3f", "%.3f", pp, kp);
         if (kp < nm) fprintf(f, " (%d/%d)", kp, nm);
     } else fprintf(f, " —");
-    fprintf(f, " |\n");
+    fprintf(f, " | %d/%d |\n", unstable, nm);
 }
 
 /* One panel per run name, one line per seed: a spike in one seed stays
@@ -171,13 +187,15 @@ void report_stability(FILE *f, const char *figdir, const char *const *paths, int
                 "its seeds. Spikes as metrics.md defines (loss > spike_factor × "
                 "median of the previous %d, after warmup): mean per seed (total). A "
                 "diverged run is kept and counted (k of n seeds) with the steps it "
-                "diverged at. Final PPL: mean ± sample std over seeds.\n\n"
-                "| data | lr | variant | run | seeds | spikes | diverged | final PPL |\n"
-                "|---|---|---|---|---|---|---|---|\n",
-                SPIKE_WINDOW);
+                "diverged at. Final PPL: mean ± sample std over seeds. Unstable: seeds whose "
+                "final val loss exceeds the best of their arm (same variant and data, any lr) "
+                "by more than %.2g nats, or that have none (docs/statistics.md).\n\n"
+                "| data | lr | variant | run | seeds | spikes | diverged | final PPL | unstable |\n"
+                "|---|---|---|---|---|---|---|---|---|\n",
+                SPIKE_WINDOW, UNSTABLE_MARGIN);
         for (int g = 0; g < ng; g++) {
             int nm = members(grp, k, g, idx);
-            if (nm) st_row(f, w, idx, nm);
+            if (nm) st_row(f, w, k, idx, nm);
         }
         st_figure(f, figdir, w, k, grp, ng, idx);
     }

@@ -491,6 +491,17 @@ static void test_report_section(void **st) {
              "Across the 3 run groups (group means): Spearman's rho = %.3f, p = %.3g (exact",
              sp.rho, sp.p);
     if (!strstr(sec, want)) fail_msg("no '%s' in the Mechanism section", want);
+    /* the sentence the test decides, and the secondary loss test's line */
+    if (sp.p < 0.05)
+        snprintf(want, sizeof want, "- F-Attn %s as BOS activation rises: Spearman ρ = %.3f, p ",
+                 sp.rho < 0 ? "falls" : "rises", sp.rho);
+    else
+        snprintf(want, sizeof want,
+                 "- No relation shown between F-Attn and BOS activation: Spearman ρ = %.3f, p ",
+                 sp.rho);
+    if (!strstr(sec, want)) fail_msg("no '%s' in the Mechanism section:\n%s", want, sec);
+    if (!strstr(sec, "Secondary test (declared in docs/statistics.md): final val loss"))
+        fail_msg("no secondary loss test in the Mechanism section:\n%s", sec);
     Loaded x;
     RunIntervention none, iv;
     load(&x, base_run);

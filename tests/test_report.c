@@ -890,6 +890,37 @@ static void test_compare_section(void **state) {
     free(md);
 }
 
+/* The exploratory section leaves the primary family's comparisons to it:
+ * with `g1 vs base` on f_attn declared, that row points to P1 and only
+ * val_loss and M-Act are tested (2 tests, the val_loss one significant:
+ * BH q = 2/252 x 2/1). */
+static void test_compare_skips_primary(void **state) {
+    (void)state;
+    char saved[256], path[500], want[300];
+    enter_subdir(saved, sizeof saved, "cmp-primary");
+    make_base_and_g1();
+    snprintf(path, sizeof path, "%s/protocol.ini", g_dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("[primary]\nmetric = f_attn\ncompare = g1 vs base\npaper = f_attn g1 < base\n", f);
+    fclose(f);
+    char *md = report_in_subdir(saved);
+    const char *sec = strstr(md, "## Exploratory comparisons with the baseline");
+    assert_non_null(sec);
+    if (getenv("GATELAB_TEST_SHOW")) fprintf(stderr, "%.4000s\n", sec);
+    assert_non_null(strstr(sec, "**exploratory**: 2 were tested"));
+    assert_non_null(strstr(sec, "1 comparison of the table is in the protocol's primary family"));
+    assert_non_null(strstr(sec, "| g1 | base | bigram | [F-Attn](#def-fattn) | – | – | – | – | – "
+                                "| – | primary: see P1 (not tested again) |"));
+    assert_null(strstr(sec, "- exploratory: `g1` has a weaker first-token sink"));
+    snprintf(want, sizeof want,
+             "- exploratory: `g1` beats `base` on val_loss (data bigram), difference %+.4g, BH "
+             "q = %.3g (5 vs 5 seeds).",
+             -0.5, 2.0 * 2.0 / 252.0);
+    assert_non_null(strstr(sec, want));
+    free(md);
+}
+
 /* The confirmatory headline from a protocol.ini beside 5 + 5 hand-built
  * runs: F-Attn 0.05 against 0.5 (test p = max(Welch 0, MW 2/252)), val loss
  * one side below the other (max(Welch, MW) = 2/252), and seeds with a sink
@@ -935,7 +966,10 @@ static void test_confirm_section(void **state) {
  * sensitivity is (1.5 + 1.2 + 1.9 + 0.03 s) / 3 - 1.2 = 1/3 + 0.01 s;
  * g1-elem 1.3, 1.2, 1.25 + 0.03 s, so 0.05 + 0.01 s. Means 0.3533 and
  * 0.0700, sd 0.01 each: Welch t = 34.7 on 4 df, p < 1e-4 (with 3 + 3 seeds
- * the Mann-Whitney floor is 0.1, so Welch alone decides). */
+ * the Mann-Whitney floor is 0.1, so Welch alone decides). The instability
+ * rule fires: baseline's best final loss is 1.2, so its three runs at lr
+ * 1e-1 (1.93, 1.96, 1.99) are more than 0.5 above it, 3 of 9 against
+ * g1-elem's 0 of 9 (Fisher p = 0.206, not significant). */
 static void test_lr_section(void **state) {
     (void)state;
     char saved[256], path[500], want[400];
@@ -956,11 +990,15 @@ static void test_lr_section(void **state) {
     if (getenv("GATELAB_TEST_SHOW")) fprintf(stderr, "%.5000s\n", sec);
     assert_non_null(strstr(sec, "| baseline | 0.001 | 3 | 1.5000 [1.5000, 1.5000] | 0 of 3 |"));
     snprintf(want, sizeof want,
-             "- `g1-elem` against `baseline`: LR sensitivity %.4f against %.4f, **lower**, Holm p "
-             "< 1e-4 (L1)",
+             "- `g1-elem` against `baseline`: LR sensitivity %.4f against %.4f, **lower** by "
+             "Welch's t-test alone (the exact Mann–Whitney p cannot fall below 0.05 with these "
+             "seeds), Holm p < 1e-4 (L1)",
              0.07, 1.0 / 3.0 + 0.02);
     assert_non_null(strstr(sec, want));
-    assert_non_null(strstr(sec, "diverged runs 0 of 9 against 0 of 9, no difference shown"));
+    assert_non_null(
+        strstr(sec, "| baseline | 0.1 | 3 | 1.9600 [1.8855, 2.0345] | 0 of 3 | 3 of 3 |"));
+    assert_non_null(strstr(sec, "unstable runs 0 of 9 against 3 of 9, no difference shown"));
+    assert_non_null(strstr(sec, "| Welch | "));
     assert_non_null(strstr(sec, "makes training more stable is **supported** here."));
     free(md);
 }
@@ -1008,6 +1046,7 @@ int main(void) {
         cmocka_unit_test(test_gated_run_is_no_baseline),
         cmocka_unit_test(test_settings_proxy_count),
         cmocka_unit_test(test_compare_section),
+        cmocka_unit_test(test_compare_skips_primary),
         cmocka_unit_test(test_confirm_section),
         cmocka_unit_test(test_protocol_metrics),
         cmocka_unit_test(test_lr_section),

@@ -1,0 +1,207 @@
+#!/usr/bin/python3
+"""results_md.py: writes docs/results.md from the committed reports.
+
+Every result sentence of docs/results.md is copied verbatim from a
+generated REPORT.md under results/reference/ (the lines the report's own
+tests decide), and its table is computed here from the committed
+results.csv (means and sample standard deviations over seeds, no tests).
+Nothing in the output is a result written by hand.
+
+    /usr/bin/python3 experiments/results_md.py            # rewrite docs/results.md
+    /usr/bin/python3 experiments/results_md.py --check    # exit 1 if it differs
+    /usr/bin/python3 experiments/results_md.py --check --root DIR
+
+--check also holds README.md to the reports: every quoted ("> ") line of
+README.md must be a line of results/reference/confirm-bigram/REPORT.md.
+"""
+import argparse
+import csv
+import math
+import os
+import sys
+
+REF = "results/reference"
+
+# (directory, title, framing): the framing says what was run, never what it showed.
+CONFIRM = [
+    ("confirm-bigram", "Confirmatory: bigram-backcopy",
+     "baseline, g1-elem, g1-head, g1-const and g1-ns, 20 fresh seeds each (101-120),\n"
+     "`small.ini`, the primary family declared in `experiments/confirm-bigram.sweep` before the\n"
+     "runs and Holm-corrected."),
+    ("confirm-natural", "Confirmatory: the Brown corpus",
+     "the same five arms × 20 fresh seeds (101-120) at `natural.ini` (Brown bytes + BOS), the\n"
+     "same primary family, declared in `experiments/confirm-natural.sweep`."),
+]
+LR = ("lr-sensitivity", "Learning-rate sensitivity",
+      "baseline, g1-elem, g1-head and qk-norm at every half-decade of lr from 1e-3 to 1, 3 fresh\n"
+      "seeds each (101-103), `small.ini`. The directory has no `protocol.ini`: these tests were\n"
+      "not declared before the runs, so they are exploratory.")
+SWEEP = ("bigram", "Exploratory: every mechanism, 5 search seeds",
+         "every catalog id × 5 search seeds (`experiments/all.sweep`); the seeds are the ones the\n"
+         "settings were chosen on, so nothing here confirms anything.")
+
+# results.csv columns of the table: (column, header, format)
+COLUMNS = [("f_attn", "F-Attn", "%.3f"), ("sink_rate_0.3", "sink@0.3", "%.2f"),
+           ("gate_mean", "gate mean", "%.3f"), ("m_act", "M-Act", "%.0f"),
+           ("top1_over_median", "top1/median", "%.0f")]
+# docs/paper-tables.md Table 4 columns set beside ours: ours -> the paper's header
+PAPER = {"f_attn": "F-Attn", "gate_mean": "gate mean", "m_act": "M-Act"}
+
+
+def read(root, rel):
+    with open(os.path.join(root, rel), encoding="utf-8") as f:
+        return f.read()
+
+
+def section(text, head):
+    """The lines of the section whose heading is head, up to the next of its level."""
+    lines, out, inside = text.split("\n"), [], False
+    level = head.split(" ")[0]
+    for line in lines:
+        if line == head:
+            inside = True
+            continue
+        if inside and line.startswith("#") and line.split(" ")[0] in ("#", "##", level):
+            break
+        if inside:
+            out.append(line)
+    return out
+
+
+def headline_quote(text):
+    """The headline's claim sentences, from the first "- The paper" to the equivalence part."""
+    lines = section(text, "## Headline (confirmatory)")
+    start = next((i for i, l in enumerate(lines) if l.startswith("- The paper")), None)
+    if start is None:
+        return []
+    end = next((i for i, l in enumerate(lines) if l.startswith("Equivalence")), len(lines))
+    block = lines[start:end]
+    while block and not block[-1].strip():
+        block.pop()
+    return block
+
+
+def lr_quote(text):
+    return [l for l in section(text, "## Learning-rate sensitivity") if l.startswith("- `")]
+
+
+def quote(block):
+    return "\n".join("> " + l if l else ">" for l in block)
+
+
+def paper_table4(root):
+    """{id: {header: text}} from docs/paper-tables.md's Table 4."""
+    lines = section(read(root, "docs/paper-tables.md"), "## Table 4: sparsity")
+    rows = [l for l in lines if l.startswith("|")]
+    if len(rows) < 2:
+        return {}
+    head = [c.strip() for c in rows[0].strip("|").split("|")]
+    out = {}
+    for r in rows[2:]:
+        cells = [c.strip() for c in r.strip("|").split("|")]
+        out[cells[0]] = dict(zip(head, cells))
+    return out
+
+
+def mean_sd(values):
+    v = [x for x in values if math.isfinite(x)]
+    if not v:
+        return None
+    m = sum(v) / len(v)
+    sd = math.sqrt(sum((x - m) ** 2 for x in v) / (len(v) - 1)) if len(v) > 1 else None
+    return m, sd
+
+
+def num(s):
+    try:
+        return float(s)
+    except ValueError:
+        return float("nan")
+
+
+def sweep_table(root, directory):
+    with open(os.path.join(root, REF, directory, "results.csv"), encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    paper = paper_table4(root)
+    groups = {}
+    for r in rows:
+        groups.setdefault((r["run"], r["variant"]), []).append(r)
+    head = ["run", "seeds"]
+    for col, name, _ in COLUMNS:
+        head.append(name)
+        if col in PAPER:
+            head.append("paper")
+    out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for (run, variant), rs in groups.items():
+        cells = [run, str(len(rs))]
+        for col, _, fmt in COLUMNS:
+            ms = mean_sd([num(r.get(col, "")) for r in rs])
+            if ms is None:
+                cells.append("–")
+            elif ms[1] is None:
+                cells.append(fmt % ms[0])
+            else:
+                cells.append((fmt % ms[0]) + " ± " + (fmt % ms[1]))
+            if col in PAPER:
+                cells.append(paper.get(variant, {}).get(PAPER[col]) or "–")
+        out.append("| " + " | ".join(cells) + " |")
+    return "\n".join(out)
+
+
+def build(root):
+    parts = [
+        "<!-- Generated by experiments/results_md.py from results/reference/; do not edit. -->",
+        "# Results",
+        "",
+        "Every result sentence below is copied verbatim from a generated report, where it sits\n"
+        "beside the test that makes it (its id: P for the primary family, E for equivalence, L\n"
+        "for learning-rate tests); the table is computed by `experiments/results_md.py` from the\n"
+        "committed `results.csv`. The reports, their `results.csv` and figures are under\n"
+        "`results/reference/` ([its index](../results/reference/REPORT.md)).",
+    ]
+    for directory, title, framing in CONFIRM:
+        rel = "%s/%s/REPORT.md" % (REF, directory)
+        parts += ["", "## " + title, "", "`%s`: %s Its headline, verbatim:" % (rel, framing), "",
+                  quote(headline_quote(read(root, rel)))]
+    directory, title, framing = LR
+    rel = "%s/%s/REPORT.md" % (REF, directory)
+    parts += ["", "## " + title, "", "`%s`: %s Its sentences, verbatim:" % (rel, framing), "",
+              quote(lr_quote(read(root, rel)))]
+    directory, title, framing = SWEEP
+    parts += ["", "## " + title, "",
+              "`%s/%s/`: %s Mean ± sample std over seeds from its `results.csv`; the paper's\n"
+              "column is Table 4 of docs/paper-tables.md (reference data, not ours). Its report\n"
+              "gives every test." % (REF, directory, framing), "", sweep_table(root, directory)]
+    return "\n".join(parts) + "\n"
+
+
+def check_readme(root):
+    report = set(read(root, REF + "/confirm-bigram/REPORT.md").split("\n"))
+    bad = [l for l in read(root, "README.md").split("\n")
+           if l.startswith("> ") and l[2:] not in report]
+    for l in bad:
+        print("README.md quotes a line no report has: %s" % l[:120], file=sys.stderr)
+    return not bad
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--check", action="store_true", help="compare, do not write")
+    ap.add_argument("--root", default=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    a = ap.parse_args()
+    text = build(a.root)
+    path = os.path.join(a.root, "docs/results.md")
+    if not a.check:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+        return 0
+    ok = check_readme(a.root)
+    if read(a.root, "docs/results.md") != text:
+        print("docs/results.md differs from what experiments/results_md.py generates; "
+              "run it to regenerate", file=sys.stderr)
+        ok = False
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
