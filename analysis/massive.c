@@ -3,11 +3,12 @@
 
 #include <math.h>
 
+#include "metrics.h"   /* massive_cut */
 #include "runschema.h" /* RS_HIDDEN_TOP */
 
 int sun_massive(double top1, double median) {
     if (!isfinite(top1) || !isfinite(median) || !(median > 0)) return -1;
-    return fabs(top1) > SUN_MIN_MAGNITUDE && fabs(top1) >= SUN_MIN_RATIO * median;
+    return fabs(top1) > massive_cut(median, MACT_ABS_MIN, MACT_MEDIAN_RATIO);
 }
 
 int massive_peak(const ProbeRecord *p, double *top1, double *ratio) {

@@ -10,12 +10,11 @@
 
 #include "runfile_read.h" /* ProbeRecord */
 
-#define SUN_MIN_MAGNITUDE 100.0 /* |h| above this */
-#define SUN_MIN_RATIO 1000.0    /* and at least this many times the median */
-
 /* 1 when an activation of magnitude top1 in a hidden state whose median
- * magnitude is median is massive by the criterion, 0 when not, -1 when
- * either is not finite or the median is not positive. */
+ * magnitude is median is massive by the criterion (|top1| above
+ * metrics.h's massive_cut at MACT_ABS_MIN and MACT_MEDIAN_RATIO, the one
+ * definition the interventions use too), 0 when not, -1 when either is not
+ * finite or the median is not positive. */
 int sun_massive(double top1, double median);
 
 /* The probe's peak layer (largest top-1 |h|): its top-1 |h| into *top1,

@@ -153,7 +153,7 @@ static const MetricCol METRICS[] = {
      0, 0},
     {"massive_sun", NAN, MK_FLAG, MS_OTHER, OFF(massive_sun), 0, 0, NULL, "def-massive-sun", NULL,
      "1 when the peak layer's top-1 |h| is massive by Sun et al.'s criterion (above 100 and at "
-     "least 1000 times the median |h|; docs/metrics.md), 0 when not, blank when unknown.",
+     "above 1000 times the median |h|; docs/metrics.md), 0 when not, blank when unknown.",
      0, 0},
 };
 #define N_METRICS ((int)(sizeof METRICS / sizeof METRICS[0]))

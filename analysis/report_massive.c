@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "massive.h"
+#include "metrics.h"
 #include "report_priv.h"
 
 #define MAX_SEEDS 256
@@ -36,13 +37,15 @@ void md_massive(FILE *f, const Row *rows, int n) {
     int any = 0;
     for (int i = 0; i < n && !any; i++) any = rows[i].ok && rows[i].massive_sun >= 0;
     if (!any) return;
-    fprintf(f,
-            "\n## Massive activations by Sun et al.'s criterion\n\nM-Act is a magnitude, not a "
-            "verdict. Sun et al. (2024) call an activation massive when its magnitude is above "
-            "%g and about %g times the median magnitude of its hidden state; here the criterion "
-            "is applied to the last probe's peak layer (the block output with the largest top-1 "
-            "|h|), at a ratio of at least %g (docs/metrics.md).\n\n",
-            SUN_MIN_MAGNITUDE, SUN_MIN_RATIO, SUN_MIN_RATIO);
+    fprintf(
+        f,
+        "\n## Massive activations by Sun et al.'s criterion\n\nM-Act is a magnitude, not a "
+        "verdict. Sun et al. (2024) call an activation massive when its magnitude is above "
+        "%g and about %g times the median magnitude of its hidden state; here the criterion "
+        "is applied to the last probe's peak layer (the block output with the largest top-1 "
+        "|h|): massive when its top-1 |h| is above both %g and %g times the median |h|, the cut "
+        "the massive-activation interventions use (docs/metrics.md).\n\n",
+        MACT_ABS_MIN, MACT_MEDIAN_RATIO, MACT_ABS_MIN, MACT_MEDIAN_RATIO);
     for (int a = 0; a < n && rows[a].ok; a = group_end(rows, n, a))
         group_line(f, rows, a, group_end(rows, n, a));
 }

@@ -39,11 +39,12 @@ static void test_instability_rule(void **state) {
     assert_true(UNSTABLE_MARGIN == 0.5);
 }
 
-/* Massive needs both: above 100 and at least 1000 times the median. */
+/* Massive needs both: above 100 and above 1000 times the median. */
 static void test_sun_criterion(void **state) {
     (void)state;
     assert_int_equal(sun_massive(150.0, 0.1), 1);   /* 1500 x */
-    assert_int_equal(sun_massive(150.0, 0.15), 1);  /* exactly 1000 x */
+    assert_int_equal(sun_massive(150.0, 0.149), 1); /* just above 1000 x */
+    assert_int_equal(sun_massive(150.0, 0.16), 0);  /* just below 1000 x */
     assert_int_equal(sun_massive(150.0, 1.0), 0);   /* only 150 x: the bigram case */
     assert_int_equal(sun_massive(99.0, 0.001), 0);  /* too small, however rare */
     assert_int_equal(sun_massive(100.0, 0.001), 0); /* not above 100 */

@@ -199,9 +199,13 @@ double abs_median(const float *x, size_t n, float *scratch) {
     return 0.5 * ((double)lo + (double)scratch[kk]);
 }
 
-double massive_threshold(const float *x, size_t n, double abs_min, double ratio, float *scratch) {
-    double m = ratio * abs_median(x, n, scratch);
+double massive_cut(double median_abs, double abs_min, double ratio) {
+    double m = ratio * median_abs;
     return m > abs_min ? m : abs_min;
+}
+
+double massive_threshold(const float *x, size_t n, double abs_min, double ratio, float *scratch) {
+    return massive_cut(abs_median(x, n, scratch), abs_min, ratio);
 }
 
 /* out[k] = the k largest |x| descending (0 padded when n < k); insertion

@@ -92,6 +92,8 @@ void abs_topk(double *out, int k, const float *x, size_t n);
 #define MACT_ABS_MIN 100.0
 #define MACT_MEDIAN_RATIO 1000.0
 double massive_threshold(const float *x, size_t n, double abs_min, double ratio, float *scratch);
+/* The same cut from a known median |h|: max(abs_min, ratio * median). */
+double massive_cut(double median_abs, double abs_min, double ratio);
 /* mean((x - mu)^4) / (sigma^4 + 1e-6) over all n values. */
 double kurtosis(const float *x, size_t n);
 /* ||h_0|| / mean_{t != 0} ||h_t|| for h[T, C]. */
