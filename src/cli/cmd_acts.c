@@ -4,6 +4,7 @@
 #include "cmdutil.h"
 #include "commands.h"
 #include "runstats.h"
+#include "sinks_field.h"
 
 #include <stdio.h>
 
@@ -35,6 +36,7 @@ static void print_text(RunReader *r, const ProbeRecord *p) {
         printf("  %5d %11.4g %11.4g %11.4g %11.4g %11.4g\n", l, p->h_max[l], p->h_median[l],
                top1_med(p, l), p->h_kurtosis[l], p->h_norm_ratio[l]);
     printf("\nM-Act = mean over layers of max_act: %.4g\n", rs_m_act(p));
+    sf_acts_text(p);
 }
 
 static int print_json(RunReader *r, const ProbeRecord *p) {
@@ -50,6 +52,7 @@ static int print_json(RunReader *r, const ProbeRecord *p) {
         json_array_append_new(layers, e);
     }
     cj_set(o, "layers", layers);
+    sf_acts_json(o, p);
     return cj_print("acts", o) ? 1 : 0;
 }
 
