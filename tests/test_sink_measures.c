@@ -1,0 +1,217 @@
+/* test_sink_measures.c: the probe's measures beyond position 0 (key
+ * alphas, distance profile, secondary sinks, cosine to position 0,
+ * residual sinks) against numpy values computed from the plain-PyTorch
+ * forward of two tiny Hugging Face checkpoints
+ * (tests/reference/make_sink_measures_fixture.py -> hf/NAME/sinks.h5):
+ * end to end through `gatelab inspect` and the run file, and through the
+ * reducer with a planted residual sink; then an older run file without
+ * the arrays, whose measures `sinks` and `acts` report as absent. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <hdf5.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "metrics_sinks.h"
+#include "probe_reduce.h"
+#include "runfile_read.h"
+#include "sinkstats.h"
+#include "testutil.h"
+
+#define TOL 1e-4
+static const char *FIXTURES[] = {"qwen2-bf16", "llama-f32"};
+
+/* A whole dataset of file path as doubles (malloc'd); *n its size. */
+static double *read_d(const char *path, const char *name, size_t *n) {
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (f < 0) fail_msg("cannot open %s", path);
+    hid_t ds = H5Dopen2(f, name, H5P_DEFAULT);
+    if (ds < 0) fail_msg("%s: no dataset %s", path, name);
+    hid_t sp = H5Dget_space(ds);
+    *n = (size_t)H5Sget_simple_extent_npoints(sp);
+    double *buf = malloc((*n + 1) * sizeof *buf);
+    assert_non_null(buf);
+    assert_true(H5Dread(ds, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) >= 0);
+    H5Sclose(sp), H5Dclose(ds), H5Fclose(f);
+    return buf;
+}
+
+/* |got - want| / (1 + |want|) <= TOL, naming the measure and index. */
+static void near(const char *fix, const char *what, size_t i, double got, double want) {
+    if (!(fabs(got - want) / (1.0 + fabs(want)) <= TOL))
+        fail_msg("%s: %s[%zu] = %.7g, numpy %.7g", fix, what, i, got, want);
+}
+
+/* The fixture's tokens as two identical windows of a --tokens file. */
+static void write_ids(const char *fix, const char *ids) {
+    size_t n;
+    char path[2048];
+    snprintf(path, sizeof path, "%s/expected.h5", fix);
+    double *tok = read_d(path, "tokens", &n);
+    FILE *f = fopen(ids, "w");
+    assert_non_null(f);
+    for (int w = 0; w < 2; w++)
+        for (size_t i = 0; i < n; i++) fprintf(f, "%d%c", (int)tok[i], i + 1 < n ? ' ' : '\n');
+    fclose(f);
+    free(tok);
+}
+
+static void check_profiles(const char *name, const char *ref, const ProbeRecord *p) {
+    size_t n;
+    double *ka = read_d(ref, "key_alpha", &n), *w = read_d(ref, "dist_weight", &n);
+    double *m = read_d(ref, "dist_mass", &n), *cs = read_d(ref, "bos_cosine", &n);
+    double *rs = read_d(ref, "resid_share", &n);
+    const size_t LHT = (size_t)p->L * p->H * p->T, LT = (size_t)p->L * p->T;
+    for (int s = 0; s < p->N; s++) { /* both windows are the reference's one */
+        for (size_t i = 0; i < LHT; i++) near(name, "key_alpha", i, p->key_alpha[s * LHT + i], ka[i]);
+        for (size_t i = 0; i < LT; i++) near(name, "bos_cosine", i, p->bos_cosine[s * LT + i], cs[i]);
+    }
+    assert_int_equal(n, (size_t)p->L * p->D);
+    for (size_t i = 0; i < n; i++) near(name, "resid_share", i, p->resid_share[i], rs[i]);
+    double *gw = malloc((size_t)p->M * sizeof *gw), *gm = malloc((size_t)p->M * sizeof *gm);
+    for (int l = 0; l < p->L; l++) {
+        assert_int_equal(ss_distance(p, l, gw, gm), 0);
+        for (int d = 0; d < p->M; d++) {
+            near(name, "dist_weight", (size_t)l * p->M + d, gw[d], w[l * p->M + d]);
+            near(name, "dist_mass", (size_t)l * p->M + d, gm[d], m[l * p->M + d]);
+        }
+    }
+    free(gw), free(gm), free(ka), free(w), free(m), free(cs), free(rs);
+}
+
+static void check_secondary(const char *name, const char *ref, const ProbeRecord *p) {
+    size_t n, np;
+    double *want = read_d(ref, "secsinks", &n), *peak = read_d(ref, "secsink_peak", &np);
+    SecSink got[16];
+    for (int s = 0; s < p->N; s++) {
+        int k = ss_secondary(p, s, got, 16);
+        if (k != (int)np) fail_msg("%s: %d secondary sinks on sequence %d, numpy %zu", name, k, s, np);
+        for (int i = 0; i < k; i++) {
+            assert_int_equal(got[i].pos, (int)want[3 * i]);
+            assert_int_equal(got[i].layer, (int)want[3 * i + 1]);
+            assert_int_equal(got[i].lifetime, (int)want[3 * i + 2]);
+            near(name, "secsink_peak", (size_t)i, got[i].peak, peak[i]);
+        }
+    }
+    free(want), free(peak);
+}
+
+/* `gatelab inspect` on the checkpoint, then the run file's arrays and the
+ * profiles the analysis derives from them, against numpy. */
+static void check_inspect(const char *name, const char *dir) {
+    char fix[2048], ref[2100], ids[1100], run[1100], log[1100], err[512];
+    snprintf(fix, sizeof fix, "%s/tests/reference/hf/%s", tu_src(), name);
+    snprintf(ref, sizeof ref, "%s/sinks.h5", fix);
+    snprintf(ids, sizeof ids, "%s/%s.ids", dir, name);
+    snprintf(run, sizeof run, "%s/%s.h5", dir, name);
+    snprintf(log, sizeof log, "%s/%s.log", dir, name);
+    write_ids(fix, ids);
+    assert_int_equal(tu_run(log, "inspect %s --tokens %s --out %s", fix, ids, run), 0);
+    RunReader *r = runread_open(run, err, sizeof err);
+    if (!r) fail_msg("%s", err);
+    ProbeRecord p;
+    if (runread_probe(r, -1, &p, err, sizeof err) < 0) fail_msg("%s", err);
+    assert_int_equal(p.N, 2), assert_int_equal(p.M, p.T);
+    assert_non_null(p.key_alpha), assert_non_null(p.bos_cosine), assert_non_null(p.resid_share);
+    check_profiles(name, ref, &p);
+    check_secondary(name, ref, &p);
+    runread_probe_free(&p);
+    runread_close(r);
+}
+
+/* The reducer fed the reference's own maps and block outputs, with one
+ * feature multiplied by the fixture's boost: resid_share as numpy's. */
+static void check_boost(const char *name) {
+    char ref[2100], exp[2100];
+    snprintf(ref, sizeof ref, "%s/tests/reference/hf/%s/sinks.h5", tu_src(), name);
+    snprintf(exp, sizeof exp, "%s/tests/reference/hf/%s/expected.h5", tu_src(), name);
+    size_t na, nh, nw, nt;
+    double *att = read_d(exp, "attention", &na), *hid = read_d(exp, "hidden", &nh);
+    double *want = read_d(ref, "resid_share_boost", &nw), *tok = read_d(exp, "tokens", &nt);
+    const int T = (int)nt, L = 2, H = (int)(na / ((size_t)L * T * T)), d = (int)(nh / ((size_t)L * T));
+    const int dim = 5; /* the script's BOOST_DIM, boost 50 */
+    ProbeAcc a;
+    ProbeShape s = {.L = L, .H = H, .N = 1, .T = T, .M = T, .d = d, .rows_normalised = 1, .threads = 1};
+    assert_int_equal(probe_acc_init(&a, &s), 0);
+    float *maps = malloc((size_t)H * T * T * sizeof *maps), *col = malloc((size_t)H * T * sizeof *col);
+    float *h = malloc((size_t)T * d * sizeof *h);
+    for (int l = 0; l < L; l++) {
+        for (size_t i = 0; i < (size_t)H * T * T; i++) maps[i] = (float)att[(size_t)l * H * T * T + i];
+        for (int i = 0; i < H * T; i++) col[i] = maps[(size_t)i * T];
+        for (size_t i = 0; i < (size_t)T * d; i++)
+            h[i] = (float)hid[(size_t)l * T * d + i] * (i % d == (size_t)dim ? 50.0f : 1.0f);
+        ProbeLayer pl = {.layer = l, .T = T, .H = H, .M = T, .d = d, .first_col = col, .maps = maps, .hidden = h};
+        probe_acc_layer(&a, 0, &pl);
+    }
+    ProbeRecord p;
+    probe_acc_finish(&a, &p);
+    p.L = L;
+    assert_int_equal(nw, (size_t)L * d);
+    for (size_t i = 0; i < nw; i++) near(name, "resid_share_boost", i, p.resid_share[i], want[i]);
+    for (int l = 0; l < L; l++) { /* the planted dimension is a residual sink */
+        int dims[4];
+        assert_true(ss_resid_dims(&p, l, dims, 4) >= 1);
+        assert_int_equal(dims[0], dim);
+    }
+    runread_probe_free(&p);
+    probe_acc_free(&a);
+    free(maps), free(col), free(h), free(att), free(hid), free(want), free(tok);
+}
+
+static void test_reference(void **st) {
+    (void)st;
+    char dir[64];
+    snprintf(dir, sizeof dir, "%s", tu_tmpdir());
+    for (size_t i = 0; i < sizeof FIXTURES / sizeof *FIXTURES; i++) {
+        check_inspect(FIXTURES[i], dir);
+        check_boost(FIXTURES[i]);
+    }
+    tu_rmtree(dir);
+}
+
+/* A run file written before the arrays: the profiles from the maps are
+ * still there; secondary sinks, cosines and residual sinks are absent
+ * (null in JSON, "absent" in text), never zero. */
+static void test_old_file(void **st) {
+    (void)st;
+    char dir[64], fix[2048], ids[128], run[128], log[128];
+    snprintf(dir, sizeof dir, "%s", tu_tmpdir());
+    snprintf(fix, sizeof fix, "%s/tests/reference/hf/%s", tu_src(), FIXTURES[0]);
+    snprintf(ids, sizeof ids, "%s/ids", dir), snprintf(run, sizeof run, "%s/run.h5", dir);
+    snprintf(log, sizeof log, "%s/log", dir);
+    write_ids(fix, ids);
+    assert_int_equal(tu_run(log, "inspect %s --tokens %s --out %s", fix, ids, run), 0);
+    hid_t f = H5Fopen(run, H5F_ACC_RDWR, H5P_DEFAULT);
+    assert_true(f >= 0);
+    assert_true(H5Ldelete(f, "/probe/step_0000000/key_alpha", H5P_DEFAULT) >= 0);
+    assert_true(H5Ldelete(f, "/probe/step_0000000/hidden/bos_cosine", H5P_DEFAULT) >= 0);
+    assert_true(H5Ldelete(f, "/probe/step_0000000/hidden/resid_share", H5P_DEFAULT) >= 0);
+    H5Fclose(f);
+    assert_int_equal(tu_run(log, "sinks %s --json", run), 0);
+    char *out = tu_slurp_ok(log, NULL);
+    assert_non_null(strstr(out, "\"secondary_sinks\":null"));
+    assert_non_null(strstr(out, "\"bos_cosine\":null"));
+    assert_non_null(strstr(out, "\"alpha_k\":{"));
+    free(out);
+    assert_int_equal(tu_run(log, "acts %s --json", run), 0);
+    out = tu_slurp_ok(log, NULL);
+    assert_non_null(strstr(out, "\"residual_sinks\":null"));
+    free(out);
+    assert_int_equal(tu_run(log, "sinks %s", run), 0);
+    out = tu_slurp_ok(log, NULL);
+    assert_non_null(strstr(out, "absent: this run file has no per-sequence key alphas"));
+    free(out);
+    tu_rmtree(dir);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_reference),
+                                       cmocka_unit_test(test_old_file)};
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
