@@ -69,8 +69,10 @@ static void check_profiles(const char *name, const char *ref, const ProbeRecord 
     double *rs = read_d(ref, "resid_share", &n);
     const size_t LHT = (size_t)p->L * p->H * p->T, LT = (size_t)p->L * p->T;
     for (int s = 0; s < p->N; s++) { /* both windows are the reference's one */
-        for (size_t i = 0; i < LHT; i++) near(name, "key_alpha", i, p->key_alpha[s * LHT + i], ka[i]);
-        for (size_t i = 0; i < LT; i++) near(name, "bos_cosine", i, p->bos_cosine[s * LT + i], cs[i]);
+        for (size_t i = 0; i < LHT; i++)
+            near(name, "key_alpha", i, p->key_alpha[s * LHT + i], ka[i]);
+        for (size_t i = 0; i < LT; i++)
+            near(name, "bos_cosine", i, p->bos_cosine[s * LT + i], cs[i]);
     }
     assert_int_equal(n, (size_t)p->L * p->D);
     for (size_t i = 0; i < n; i++) near(name, "resid_share", i, p->resid_share[i], rs[i]);
@@ -91,7 +93,8 @@ static void check_secondary(const char *name, const char *ref, const ProbeRecord
     SecSink got[16];
     for (int s = 0; s < p->N; s++) {
         int k = ss_secondary(p, s, got, 16);
-        if (k != (int)np) fail_msg("%s: %d secondary sinks on sequence %d, numpy %zu", name, k, s, np);
+        if (k != (int)np)
+            fail_msg("%s: %d secondary sinks on sequence %d, numpy %zu", name, k, s, np);
         for (int i = 0; i < k; i++) {
             assert_int_equal(got[i].pos, (int)want[3 * i]);
             assert_int_equal(got[i].layer, (int)want[3 * i + 1]);
@@ -134,19 +137,30 @@ static void check_boost(const char *name) {
     size_t na, nh, nw, nt;
     double *att = read_d(exp, "attention", &na), *hid = read_d(exp, "hidden", &nh);
     double *want = read_d(ref, "resid_share_boost", &nw), *tok = read_d(exp, "tokens", &nt);
-    const int T = (int)nt, L = 2, H = (int)(na / ((size_t)L * T * T)), d = (int)(nh / ((size_t)L * T));
+    const int T = (int)nt, L = 2, H = (int)(na / ((size_t)L * T * T)),
+              d = (int)(nh / ((size_t)L * T));
     const int dim = 5; /* the script's BOOST_DIM, boost 50 */
     ProbeAcc a;
-    ProbeShape s = {.L = L, .H = H, .N = 1, .T = T, .M = T, .d = d, .rows_normalised = 1, .threads = 1};
+    ProbeShape s = {
+        .L = L, .H = H, .N = 1, .T = T, .M = T, .d = d, .rows_normalised = 1, .threads = 1};
     assert_int_equal(probe_acc_init(&a, &s), 0);
-    float *maps = malloc((size_t)H * T * T * sizeof *maps), *col = malloc((size_t)H * T * sizeof *col);
+    float *maps = malloc((size_t)H * T * T * sizeof *maps),
+          *col = malloc((size_t)H * T * sizeof *col);
     float *h = malloc((size_t)T * d * sizeof *h);
     for (int l = 0; l < L; l++) {
-        for (size_t i = 0; i < (size_t)H * T * T; i++) maps[i] = (float)att[(size_t)l * H * T * T + i];
+        for (size_t i = 0; i < (size_t)H * T * T; i++)
+            maps[i] = (float)att[(size_t)l * H * T * T + i];
         for (int i = 0; i < H * T; i++) col[i] = maps[(size_t)i * T];
         for (size_t i = 0; i < (size_t)T * d; i++)
             h[i] = (float)hid[(size_t)l * T * d + i] * (i % d == (size_t)dim ? 50.0f : 1.0f);
-        ProbeLayer pl = {.layer = l, .T = T, .H = H, .M = T, .d = d, .first_col = col, .maps = maps, .hidden = h};
+        ProbeLayer pl = {.layer = l,
+                         .T = T,
+                         .H = H,
+                         .M = T,
+                         .d = d,
+                         .first_col = col,
+                         .maps = maps,
+                         .hidden = h};
         probe_acc_layer(&a, 0, &pl);
     }
     ProbeRecord p;

@@ -78,8 +78,7 @@ static void text_secondary(const ProbeRecord *p) {
             const float *cs = p->bos_cosine;
             double c = cs ? cs[((size_t)n * p->L + s[i].layer) * p->T + s[i].pos] : NAN;
             printf("  %5d %5d %6d %6d %8d %8.4f %10.4f\n", n, s[i].pos,
-                   p->tokens[(size_t)n * p->T + s[i].pos], s[i].layer, s[i].lifetime, s[i].peak,
-                   c);
+                   p->tokens[(size_t)n * p->T + s[i].pos], s[i].layer, s[i].lifetime, s[i].peak, c);
         }
         if (k > MAX_SINKS) printf("  (%d more on sequence %d)\n", k - MAX_SINKS, n);
         total += k > 0 ? k : 0;

@@ -46,10 +46,10 @@ void count_above(const float *h, int T, int C, double thr, double *count);
 /* One secondary sink: a run of consecutive layers over which key position
  * `pos` of one sequence stays a sink. */
 typedef struct {
-    int pos;        /* key position (>= 1) */
-    int layer;      /* the layer where it forms (the run's first) */
-    int lifetime;   /* layers it lives: the run's length */
-    double peak;    /* the largest head-mean alpha over the run */
+    int pos;      /* key position (>= 1) */
+    int layer;    /* the layer where it forms (the run's first) */
+    int lifetime; /* layers it lives: the run's length */
+    double peak;  /* the largest head-mean alpha over the run */
 } SecSink;
 
 /* The head-mean score of one sequence: score[l*P + k] = mean over h of

@@ -19,8 +19,8 @@ void probe_acc_free(ProbeAcc *a) {
                    a->chan_sum,  a->below,     a->stats,     a->h_max,       a->h_med,
                    a->h_top3,    a->h_kurt,    a->h_ratio,   a->bos_max,     a->bos_ratio,
                    a->tok_max,   a->tok_ratio, a->norms,     a->bos_arg,     a->tok_arg,
-                   a->bos_votes, a->tok_votes, a->max_logit, a->scratch,
-                   a->key_alpha, a->bos_cos,   a->resid};
+                   a->bos_votes, a->tok_votes, a->max_logit, a->scratch,     a->key_alpha,
+                   a->bos_cos,   a->resid};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++) free(all[i]);
     memset(a, 0, sizeof *a);
 }

@@ -208,7 +208,7 @@
 #define RS_P_PROBE_LEN "probe_len"
 #define RS_P_MAPS_LEN "maps_len"     /* only when the maps cover fewer than T */
 #define RS_P_THRESHOLDS "thresholds" /* attr of gate_below */
-#define RS_P_RESID_FACTOR "factor" /* attr of resid_share: RESID_SINK_FACTOR */
+#define RS_P_RESID_FACTOR "factor"   /* attr of resid_share: RESID_SINK_FACTOR */
 
 /* ---- probe sizes and thresholds (probe.c computes, analysis reads) ---- */
 #define RS_GATE_BINS 50  /* gate_hist: equal bins over [0,1] */
@@ -303,13 +303,13 @@ enum { RS_REQ, RS_OPT, RS_GATE, RS_GATE_OPT };
       "mean over sequences")                                                                       \
     X(max_logit, double, RS_F64, 0, "max_logit", "L", RS_OPT,                                      \
       "per layer: the largest |attention logit| (q.k / sqrt(dh) before the normaliser) over "      \
-      "probe sequences, heads and visible keys")                                                 \
+      "probe sequences, heads and visible keys")                                                   \
     X(key_alpha, float, RS_F32, 0, "key_alpha", "NLHP", RS_OPT,                                    \
       "alpha_k per probe sequence [seq, layer, head, k]: mean over queries t = k..P-1 of A[t,k] "  \
       "on the sequence's map (docs/metrics.md, secondary sinks)")                                  \
     X(bos_cosine, float, RS_F32, 1, "bos_cosine", "NLT", RS_OPT,                                   \
       "cos(h_t, h_0) of each block's output per probe sequence [seq, layer, t]")                   \
-    X(resid_share, double, RS_F64, 1, RS_RESID_SHARE_NAME, "LD", RS_OPT,                                 \
+    X(resid_share, double, RS_F64, 1, RS_RESID_SHARE_NAME, "LD", RS_OPT,                           \
       "per block and residual dimension i: fraction of tokens (sequence x position) with "         \
       "|h_t[i]| > RESID_SINK_FACTOR x the median |h| of the sequence's block output "              \
       "(attr factor)")
