@@ -4,7 +4,9 @@
  * forward of two tiny Hugging Face checkpoints
  * (tests/reference/make_sink_measures_fixture.py -> hf/NAME/sinks.h5):
  * end to end through `gatelab inspect` and the run file, and through the
- * reducer with a planted residual sink; then an older run file without
+ * reducer with a planted residual sink; for a trained-architecture model
+ * (fixtures/sinks/trained.h5, from gatelab_ref's forward) through the
+ * trainer's probe; then an older run file without
  * the arrays, whose measures `sinks` and `acts` report as absent. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -18,7 +20,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config_args.h"
 #include "metrics_sinks.h"
+#include "model.h"
+#include "probe.h"
 #include "probe_reduce.h"
 #include "runfile_read.h"
 #include "sinkstats.h"
@@ -178,6 +183,99 @@ static void check_boost(const char *name) {
     free(maps), free(col), free(h), free(att), free(hid), free(want), free(tok);
 }
 
+/* A dataset of group g as mtype into a malloc'd buffer; *n elements. */
+static void *g_read(hid_t g, const char *path, hid_t mtype, size_t elem, size_t *n) {
+    hid_t d = H5Dopen2(g, path, H5P_DEFAULT);
+    if (d < 0) fail_msg("fixture: no dataset %s", path);
+    hid_t sp = H5Dget_space(d);
+    *n = (size_t)H5Sget_simple_extent_npoints(sp);
+    void *buf = calloc(*n + 1, elem);
+    assert_non_null(buf);
+    assert_true(H5Dread(d, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) >= 0);
+    H5Sclose(sp), H5Dclose(d);
+    return buf;
+}
+
+/* The model of one intervene.h5 case: its config and weights. */
+static void case_model(hid_t g, const char *name, Model *m) {
+    char err[512], pname[160];
+    size_t n;
+    char *text = g_read(g, "config", H5T_NATIVE_UCHAR, 1, &n);
+    Config c;
+    if (config_from_text(&c, text, name, err, sizeof err) != 0) fail_msg("%s: %s", name, err);
+    free(text);
+    if (model_init(m, &c, err, sizeof err) != 0) fail_msg("%s: %s", name, err);
+    for (int i = 0; i < m->table.count; i++) {
+        const ParamInfo *p = &m->table.info[i];
+        snprintf(pname, sizeof pname, "params/%s", p->name);
+        float *w = g_read(g, pname, H5T_NATIVE_FLOAT, sizeof(float), &n);
+        assert_int_equal(n, p->numel);
+        memcpy(m->params + p->offset, w, n * sizeof(float));
+        free(w);
+    }
+}
+
+/* The trainer's probe (probe_collect) on the two sequences of the case
+ * the script used (its attr "case", var-g1-add-id) against gatelab_ref's
+ * float64 forward. */
+static void test_trained(void **st) {
+    (void)st;
+    char fx[2048], ref[2048], err[512];
+    snprintf(fx, sizeof fx, "%s/tests/reference/fixtures/intervene/intervene.h5", tu_src());
+    snprintf(ref, sizeof ref, "%s/tests/reference/fixtures/sinks/trained.h5", tu_src());
+    hid_t f = H5Fopen(fx, H5F_ACC_RDONLY, H5P_DEFAULT),
+          g = H5Gopen2(f, "var-g1-add-id", H5P_DEFAULT);
+    assert_true(f >= 0 && g >= 0);
+    Model m;
+    case_model(g, "var-g1-add-id", &m);
+    size_t n;
+    int *tok = g_read(g, "tokens", H5T_NATIVE_INT, sizeof(int), &n);
+    H5Gclose(g), H5Fclose(f);
+    const int T = m.cfg.seq_len, N = (int)n / T;
+    RunState s;
+    assert_int_equal(runstate_init(&s, &m, N, T), 0);
+    ProbeInput in = {.tokens = tok, .N = N, .T = T, .step = 0};
+    ProbeRecord p;
+    if (probe_collect(&m, &s, &in, &p, NULL, err, sizeof err) != 0) fail_msg("%s", err);
+    double *ka = read_d(ref, "key_alpha", &n);
+    assert_int_equal(n, (size_t)N * p.L * p.H * T);
+    for (size_t i = 0; i < n; i++) near("trained", "key_alpha", i, p.key_alpha[i], ka[i]);
+    double *cs = read_d(ref, "bos_cosine", &n);
+    for (size_t i = 0; i < n; i++) near("trained", "bos_cosine", i, p.bos_cosine[i], cs[i]);
+    double *rs = read_d(ref, "resid_share", &n);
+    assert_int_equal(n, (size_t)p.L * p.D);
+    for (size_t i = 0; i < n; i++) near("trained", "resid_share", i, p.resid_share[i], rs[i]);
+    double *w = read_d(ref, "dist_weight", &n), *ms = read_d(ref, "dist_mass", &n);
+    double gw[64], gm[64];
+    for (int l = 0; l < p.L; l++) {
+        assert_int_equal(ss_distance(&p, l, gw, gm), 0);
+        for (int d = 0; d < T; d++) {
+            near("trained", "dist_weight", (size_t)l * T + d, gw[d], w[l * T + d]);
+            near("trained", "dist_mass", (size_t)l * T + d, gm[d], ms[l * T + d]);
+        }
+    }
+    double *ss = read_d(ref, "secsinks", &n), *peak = read_d(ref, "secsink_peak", &n);
+    int total = 0;
+    for (int q = 0; q < N; q++) {
+        SecSink got[16];
+        int k = ss_secondary(&p, q, got, 16);
+        for (int i = 0; i < k; i++, total++) {
+            assert_true(total < (int)n);
+            assert_int_equal((int)ss[4 * total], q),
+                assert_int_equal(got[i].pos, (int)ss[4 * total + 1]);
+            assert_int_equal(got[i].layer, (int)ss[4 * total + 2]);
+            assert_int_equal(got[i].lifetime, (int)ss[4 * total + 3]);
+            near("trained", "secsink_peak", (size_t)total, got[i].peak, peak[total]);
+        }
+    }
+    assert_int_equal(total, (int)n);
+    assert_true(total > 0); /* the case has secondary sinks, so the test can fail */
+    free(ka), free(cs), free(rs), free(w), free(ms), free(ss), free(peak), free(tok);
+    runread_probe_free(&p);
+    runstate_free(&s);
+    model_free(&m);
+}
+
 static void test_reference(void **st) {
     (void)st;
     char dir[64];
@@ -226,6 +324,7 @@ static void test_old_file(void **st) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_reference),
+                                       cmocka_unit_test(test_trained),
                                        cmocka_unit_test(test_old_file)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

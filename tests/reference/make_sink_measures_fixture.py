@@ -1,9 +1,17 @@
 """Reference values of the probe's measures beyond position 0
-(docs/metrics.md "Beyond the first token") for two of the tiny Hugging Face
-checkpoints, computed with numpy from the attention maps and block outputs
-that the plain-PyTorch forward of make_hf_fixtures.py wrote
-(hf/<name>/expected.h5), independently of the C code. Writes
-hf/<name>/sinks.h5, read by ../test_sink_measures.c.
+(docs/metrics.md "Beyond the first token"), computed with numpy
+independently of the C code:
+- for two of the tiny Hugging Face checkpoints, from the attention maps and
+  block outputs that the plain-PyTorch forward of make_hf_fixtures.py wrote
+  (hf/<name>/expected.h5): writes hf/<name>/sinks.h5;
+- for a trained-architecture model (the var-g1-add-id case of
+  fixtures/intervene/intervene.h5: its config, weights and two token
+  sequences), from the maps and block outputs of gatelab_ref.Model's
+  float64 forward: writes fixtures/sinks/trained.h5 (a subdirectory, so
+  test_reference.c does not take it for one of its cases), the same
+  datasets with a leading sequence axis where they are per sequence, and
+  secsinks [n,4] (seq, pos, layer, lifetime).
+Both are read by ../test_sink_measures.c.
 
   /usr/bin/python3 tests/reference/make_sink_measures_fixture.py
 
@@ -20,8 +28,15 @@ The thresholds are attributes; they must equal metrics_sinks.h's.
 """
 import os
 
+import sys
+
 import h5py
 import numpy as np
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import gatelab_ref as ref  # noqa: E402
+import make_fixtures as mf  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIXTURES = ["qwen2-bf16", "llama-f32"]
@@ -75,7 +90,63 @@ def secondary(score):
     return np.array(out, np.int32).reshape(-1, 3), np.array(peak, np.float64)
 
 
+TRAINED = "var-g1-add-id"
+
+
+class MapModel(ref.Model):
+    """gatelab_ref.Model keeping each layer's attention maps and block output."""
+
+    def normalise(self, l, s, q, mask):
+        a, slot = super().normalise(l, s, q, mask)
+        self.maps.append(a)
+        return a, slot
+
+    def run(self, tokens):
+        self.maps, self.blocks = [], []
+        c, P = self.cfg, self.p
+        x = P["tok_embed"][tokens]
+        rope = ref.rope_tables(c, x.shape[1], x.dtype) if c["pos"] == "rope" else None
+        for l in range(c["n_layers"]):
+            x = x + self.attention(l, x, rope)
+            x = x + self.mlp(l, x)
+            self.blocks.append(x)
+        return torch.stack(self.maps, 1).numpy(), torch.stack(self.blocks, 1).numpy()
+
+
+def trained():
+    cfg = {n: c for n, _, c in mf.cases()}[TRAINED]
+    with h5py.File(os.path.join(HERE, "fixtures", "intervene", "intervene.h5"), "r") as f:
+        g = f[TRAINED]
+        tok = torch.tensor(g["tokens"][()].astype(np.int64))
+        params = {k: torch.tensor(v[()].astype(np.float64)) for k, v in g["params"].items()}
+    with torch.no_grad():
+        A, h = MapModel(cfg, params).run(tok)  # [B,L,H,T,T], [B,L,T,d]
+    B = A.shape[0]
+    ka = key_alpha(A)
+    w, m = distance(A.mean(0))
+    ss, peak = [], []
+    for b in range(B):
+        s, p = secondary(ka[b].mean(1))
+        ss += [(b,) + tuple(r) for r in s]
+        peak += list(p)
+    L, T, d = h.shape[1:]
+    med = np.median(np.abs(h.reshape(B, L, -1)), axis=2)  # per sequence and layer
+    share = (np.abs(h) > FACTOR * med[:, :, None, None]).mean((0, 2))
+    os.makedirs(os.path.join(HERE, "fixtures", "sinks"), exist_ok=True)
+    with h5py.File(os.path.join(HERE, "fixtures", "sinks", "trained.h5"), "w") as f:
+        f["key_alpha"] = ka.astype(np.float32)
+        f["dist_weight"], f["dist_mass"] = w, m
+        f["bos_cosine"] = np.stack([cosine(h[b]) for b in range(B)])
+        f["resid_share"] = share
+        f["secsinks"] = np.array(ss, np.int32).reshape(-1, 4)
+        f["secsink_peak"] = np.array(peak, np.float64)
+        f.attrs["case"] = TRAINED
+    print(f"{TRAINED}: {len(ss)} secondary sink(s), largest resid share {share.max():.3f}")
+
+
 def main():
+    torch.set_num_threads(1)
+    trained()
     for name in FIXTURES:
         d = os.path.join(HERE, "hf", name)
         with h5py.File(os.path.join(d, "expected.h5"), "r") as e:
