@@ -28,6 +28,16 @@ int ss_key_profile(const ProbeRecord *p, int l, double *out) {
     return 0;
 }
 
+int ss_key_head(const ProbeRecord *p, int l, int h, double *out) {
+    const int M = p->M;
+    float *ka = malloc(((size_t)M + 1) * sizeof *ka);
+    if (!ka) return -1;
+    key_alpha_all(p->attention + ((size_t)l * p->H + h) * M * M, M, ka);
+    for (int k = 0; k < M; k++) out[k] = ka[k];
+    free(ka);
+    return 0;
+}
+
 int ss_distance(const ProbeRecord *p, int l, double *weight, double *mass) {
     const int M = p->M;
     double *w = malloc(2 * ((size_t)M + 1) * sizeof *w), *m = w + M + 1;

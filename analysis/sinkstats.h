@@ -13,6 +13,10 @@
  * (l = -1: over layers and heads). 0, or -1 when out of memory. */
 int ss_key_profile(const ProbeRecord *p, int l, double *out);
 
+/* out[M]: alpha_k of head h of layer l's map, k = 0..M-1. 0, or -1 when
+ * out of memory. */
+int ss_key_head(const ProbeRecord *p, int l, int h, double *out);
+
 /* weight[M], mass[M] (either may be NULL): distance_profile of layer l's
  * maps, the mean over heads (l = -1: over layers and heads). 0, or -1 when
  * out of memory. */

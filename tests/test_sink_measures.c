@@ -240,6 +240,17 @@ static void test_trained(void **st) {
     double *ka = read_d(ref, "key_alpha", &n);
     assert_int_equal(n, (size_t)N * p.L * p.H * T);
     for (size_t i = 0; i < n; i++) near("trained", "key_alpha", i, p.key_alpha[i], ka[i]);
+    double prof[64]; /* from the mean maps: the mean over sequences of numpy's alpha_k */
+    for (int l = 0; l < p.L; l++)
+        for (int h = 0; h < p.H; h++) {
+            assert_int_equal(ss_key_head(&p, l, h, prof), 0);
+            for (int k = 0; k < T; k++) {
+                double want = 0.0;
+                for (int q = 0; q < N; q++)
+                    want += ka[(((size_t)q * p.L + l) * p.H + h) * T + k] / N;
+                near("trained", "alpha_k of the mean map", (size_t)k, prof[k], want);
+            }
+        }
     double *cs = read_d(ref, "bos_cosine", &n);
     for (size_t i = 0; i < n; i++) near("trained", "bos_cosine", i, p.bos_cosine[i], cs[i]);
     double *rs = read_d(ref, "resid_share", &n);

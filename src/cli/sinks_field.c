@@ -123,12 +123,30 @@ static json_t *jarr(const double *v, int n) {
     return a;
 }
 
-/* "alpha_k" and "distance": per layer, from the stored maps. */
+/* alpha_k of every head of layer l: [H][M] (w[M] is scratch); NULL when
+ * out of memory. */
+static json_t *json_heads(const ProbeRecord *p, int l, double *w) {
+    json_t *a = json_array();
+    for (int h = 0; h < p->H; h++) {
+        if (ss_key_head(p, l, h, w) != 0) {
+            json_decref(a);
+            return NULL;
+        }
+        json_array_append_new(a, jarr(w, p->M));
+    }
+    return a;
+}
+
+/* "alpha_k" (per layer, and per layer and head) and "distance" (per
+ * layer), from the stored maps. */
 static int json_profiles(json_t *o, const ProbeRecord *p, double *w, double *m) {
-    json_t *ka = json_array(), *dw = json_array(), *dm = json_array();
+    json_t *ka = json_array(), *kh = json_array(), *dw = json_array(), *dm = json_array();
     int rc = 0;
     for (int l = 0; rc == 0 && l < p->L; l++) {
-        rc = ss_key_profile(p, l, w);
+        json_t *heads = json_heads(p, l, w);
+        rc = heads ? 0 : -1;
+        if (rc == 0) json_array_append_new(kh, heads);
+        if (rc == 0) rc = ss_key_profile(p, l, w);
         if (rc == 0) json_array_append_new(ka, jarr(w, p->M));
         if (rc == 0) rc = ss_distance(p, l, w, m);
         if (rc == 0) json_array_append_new(dw, jarr(w, p->M));
@@ -136,7 +154,7 @@ static int json_profiles(json_t *o, const ProbeRecord *p, double *w, double *m) 
     }
     json_t *k = json_object(), *d = json_object();
     cj_set(k, "queries", cj_str("t >= k")), cj_set(k, "len", json_integer(p->M));
-    cj_set(k, "layers", ka);
+    cj_set(k, "layers", ka), cj_set(k, "heads", kh);
     cj_set(d, "len", json_integer(p->M)), cj_set(d, "weight", dw), cj_set(d, "mass", dm);
     cj_set(o, "alpha_k", k), cj_set(o, "distance", d);
     return rc;
