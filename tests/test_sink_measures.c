@@ -23,6 +23,7 @@
 #include "config_args.h"
 #include "metrics_sinks.h"
 #include "model.h"
+#include "plot.h"
 #include "probe.h"
 #include "probe_reduce.h"
 #include "runfile_read.h"
@@ -110,6 +111,53 @@ static void check_secondary(const char *name, const char *ref, const ProbeRecord
     free(want), free(peak);
 }
 
+/* The first series of a figure's NAME.dat (after the header comments)
+ * into y[max]; returns how many values. */
+static int dat_first_series(const char *path, double *y, int max) {
+    char *text = tu_slurp_ok(path, NULL), *line = strtok(text, "\n");
+    int n = 0, started = 0;
+    for (; line; line = strtok(NULL, "\n")) {
+        double x, v;
+        if (line[0] == '#') {
+            if (started) break; /* the next series */
+            continue;
+        }
+        if (sscanf(line, "%lf %lf", &x, &v) == 2 && n < max) y[n++] = v, started = 1;
+    }
+    free(text);
+    return n;
+}
+
+/* `gatelab plot key-share` and `distance` draw the means over layers and
+ * heads of numpy's alpha_k and w(d). */
+static void check_plots(const char *name, const char *ref, const char *run, const char *dir) {
+    if (!plot_have_gnuplot()) {
+        printf("gnuplot missing: the figures are not checked\n");
+        return;
+    }
+    assert_int_equal(tu_run(tu_join(dir, "plot.log"), "plot key-share %s --out %s/k.png", run, dir),
+                     0);
+    assert_int_equal(tu_run(tu_join(dir, "plot.log"), "plot distance %s --out %s/d.png", run, dir),
+                     0);
+    size_t n, nw;
+    double *ka = read_d(ref, "key_alpha", &n), *w = read_d(ref, "dist_weight", &nw), y[64];
+    const int T = dat_first_series(tu_join(dir, "k.dat"), y, 64), LH = (int)(n / (size_t)T);
+    assert_int_equal((size_t)T * LH, n);
+    for (int k = 0; k < T; k++) {
+        double want = 0.0;
+        for (int i = 0; i < LH; i++) want += ka[(size_t)i * T + k] / LH;
+        near(name, "key-share figure", (size_t)k, y[k], want);
+    }
+    const int L = (int)(nw / (size_t)T);
+    assert_int_equal(dat_first_series(tu_join(dir, "d.dat"), y, 64), T);
+    for (int d = 0; d < T; d++) {
+        double want = 0.0;
+        for (int l = 0; l < L; l++) want += w[(size_t)l * T + d] / L;
+        near(name, "distance figure", (size_t)d, y[d], want);
+    }
+    free(ka), free(w);
+}
+
 /* `gatelab inspect` on the checkpoint, then the run file's arrays and the
  * profiles the analysis derives from them, against numpy. */
 static void check_inspect(const char *name, const char *dir) {
@@ -131,6 +179,7 @@ static void check_inspect(const char *name, const char *dir) {
     check_secondary(name, ref, &p);
     runread_probe_free(&p);
     runread_close(r);
+    check_plots(name, ref, run, dir);
 }
 
 /* The reducer fed the reference's own maps and block outputs, with one
