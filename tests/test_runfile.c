@@ -97,7 +97,7 @@ static void tiny_model(TinyModel *t, const Config *cfg) {
 
 /* A probe with L=2 H=2 N=2 T=3 C=4 Ns=1, every value a function of its
  * index so the read-back can check each element. */
-enum { PL = 2, PH = 2, PN = 2, PT = 3, PC = 4, PNS = 1, PD = 5 };
+enum { PL = 2, PH = 2, PN = 2, PT = 3, PC = 4, PNS = 1, PD = 128 }; /* PD: the config's d_model */
 typedef struct {
     int tokens[PN * PT];
     float attention[PL * PH * PT * PT], slot[PL * PH * PT];

@@ -382,9 +382,35 @@ static void test_old_file(void **st) {
     tu_rmtree(dir);
 }
 
+/* A resid_share whose width is not /config d_model is refused, naming it
+ * (a tiny trained run: its /config has d_model). */
+static void test_bad_width(void **st) {
+    (void)st;
+    char dir[64], run[128], log[128], err[512] = "";
+    snprintf(dir, sizeof dir, "%s", tu_tmpdir());
+    snprintf(run, sizeof run, "%s/run.h5", dir), snprintf(log, sizeof log, "%s/log", dir);
+    assert_int_equal(
+        tu_run(log, "train --config %s/experiments/tiny.ini --quiet --out %s", tu_src(), run), 0);
+    hid_t f = H5Fopen(run, H5F_ACC_RDWR, H5P_DEFAULT);
+    const char *ds = "/probe/step_0000060/hidden/resid_share";
+    assert_true(f >= 0 && H5Ldelete(f, ds, H5P_DEFAULT) >= 0);
+    hsize_t dims[2] = {2, 7};
+    double zero[14] = {0};
+    hid_t sp = H5Screate_simple(2, dims, NULL);
+    hid_t d = H5Dcreate2(f, ds, H5T_IEEE_F64LE, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    assert_true(H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, zero) >= 0);
+    H5Dclose(d), H5Sclose(sp), H5Fclose(f);
+    RunReader *r = runread_open(run, err, sizeof err);
+    ProbeRecord p;
+    assert_true(!r || runread_probe(r, 60, &p, err, sizeof err) < 0);
+    if (!strstr(err, "D (residual width) = 7")) fail_msg("refused with: %s", err);
+    if (r) runread_close(r);
+    tu_rmtree(dir);
+}
+
 int main(void) {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_reference),
-                                       cmocka_unit_test(test_trained),
-                                       cmocka_unit_test(test_old_file)};
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_reference), cmocka_unit_test(test_trained),
+        cmocka_unit_test(test_old_file), cmocka_unit_test(test_bad_width)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
