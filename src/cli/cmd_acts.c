@@ -1,5 +1,6 @@
 /* cmd_acts.c: `gatelab acts RUN.h5`: massive activations per layer (max
- * |h|, top-1 over median, kurtosis, first-token norm ratio) and M-Act. */
+ * |h|, top-1 over median, kurtosis, first-token norm ratio), M-Act, and the
+ * residual sinks (sinks_field.c). */
 #include "cliopts.h"
 #include "cmdutil.h"
 #include "commands.h"

@@ -1,6 +1,7 @@
 /* cmd_sinks.c: `gatelab sinks RUN.h5`: first-token share (F-Attn) and sink
  * rate of one probe, each number printed with its definition and settings
- * (probe length, eps, proxy), per layer and per head. */
+ * (probe length, eps, proxy), per layer and per head; then the measures
+ * beyond position 0 (sinks_field.c). */
 #include "cliopts.h"
 #include "cmdutil.h"
 #include "commands.h"

@@ -30,6 +30,7 @@ static int top_keys(const double *v, int n, int *idx) {
     return m;
 }
 
+/* Per layer the TOP_KEYS largest head-mean alpha_k (v[M] is scratch). */
 static void text_keys(const ProbeRecord *p, double *v) {
     printf("\nAttention share of every key: alpha_k = mean over queries t=k..P-1 of A[t,k], "
            "mean over heads (stored maps, P=%d); the %d largest per layer\n",
@@ -44,6 +45,8 @@ static void text_keys(const ProbeRecord *p, double *v) {
     }
 }
 
+/* Per layer w(d) and m(d) for the first TEXT_DIST distances (w, m [M]
+ * are scratch). */
 static void text_distance(const ProbeRecord *p, double *w, double *m) {
     int n = p->M < TEXT_DIST ? p->M : TEXT_DIST;
     printf("\nAttention by distance d = t - j: w(d) = mean over heads and queries t=d..P-1 "
@@ -59,6 +62,9 @@ static void text_distance(const ProbeRecord *p, double *w, double *m) {
     }
 }
 
+/* The definition, then every secondary sink of every sequence with its
+ * token and cosine to position 0 at its formation layer; "absent" when
+ * the run file has no key_alpha. */
 static void text_secondary(const ProbeRecord *p) {
     printf("\nSecondary sinks (Wong et al. 2025): on one sequence, a key k >= 1 seen by at "
            "least %d queries (k <= P-%d) whose mean over heads of alpha_k exceeds eps=%g; "
@@ -86,6 +92,8 @@ static void text_secondary(const ProbeRecord *p) {
     printf("  %d secondary sink(s) over %d sequences\n", total, p->N);
 }
 
+/* Per layer the mean over t >= 1 of cos(h_t, h_0) and its largest t;
+ * "absent" when the run file has no bos_cosine. */
 static void text_cosine(const ProbeRecord *p) {
     printf("\nCosine of each position's block output to position 0's, cos(h_t, h_0), mean over "
            "sequences: per layer the mean over t >= 1 and the largest t >= 1\n");
@@ -160,6 +168,8 @@ static int json_profiles(json_t *o, const ProbeRecord *p, double *w, double *m) 
     return rc;
 }
 
+/* {eps, min_queries, sinks: [{seq, pos, token, layer, lifetime, peak}]},
+ * or null when the run file has no key_alpha. */
 static json_t *json_secondary(const ProbeRecord *p) {
     if (!p->key_alpha) return json_null();
     json_t *o = json_object(), *list = json_array();
@@ -184,6 +194,7 @@ static json_t *json_secondary(const ProbeRecord *p) {
     return o;
 }
 
+/* [L][T] cos(h_t, h_0), the mean over sequences, or null when absent. */
 static json_t *json_cosine(const ProbeRecord *p) {
     if (!p->bos_cosine) return json_null();
     json_t *a = json_array();
