@@ -3,6 +3,7 @@
  * docs/metrics.md with metrics.h, and draw with the generic figures of
  * gnuplot.c. */
 #include "plot.h"
+#include "plot_profiles.h"
 #include "plot_runs.h"
 #include "runstats.h"
 
@@ -513,7 +514,8 @@ done:
 
 /* ---- entry points ---- */
 
-static const char *const KINDS[] = {"loss", "first-share", "gate-hist", "mact", "sink-steps"};
+static const char *const KINDS[] = {"loss",       "first-share", "gate-hist", "mact",
+                                    "sink-steps", "key-share",   "distance"};
 
 static int figure_on(RunSet *rs, const char *kind, const char *png, char *err, size_t errlen) {
     if (!strcmp(kind, "loss")) return fig_loss(rs, png, err, errlen);
@@ -525,6 +527,8 @@ static int figure_on(RunSet *rs, const char *kind, const char *png, char *err, s
         return fig_layers(rs, png, layer_mact, 0, "Massive activations per layer (last probe)",
                           "max |h| of block output", err, errlen);
     if (!strcmp(kind, "sink-steps")) return fig_sink_steps(rs, png, err, errlen);
+    if (!strcmp(kind, "key-share")) return plot_key_share(rs, png, err, errlen);
+    if (!strcmp(kind, "distance")) return plot_distance(rs, png, err, errlen);
     if (!strcmp(kind, "gate-hist")) {
         if (rs->n != 1)
             return seterr(err, errlen,
@@ -535,7 +539,7 @@ static int figure_on(RunSet *rs, const char *kind, const char *png, char *err, s
     }
     return seterr(err, errlen,
                   "plot: unknown figure kind '%s' (loss, "
-                  "first-share, gate-hist, mact, sink-steps)",
+                  "first-share, gate-hist, mact, sink-steps, key-share, distance)",
                   kind);
 }
 

@@ -11,7 +11,8 @@
 int plot_kind_known(const char *kind);
 
 /* ---- figures over run files (through runfile_read.h) ----
- * kind: "loss" | "first-share" | "gate-hist" | "mact" | "sink-steps".
+ * kind: "loss" | "first-share" | "gate-hist" | "mact" | "sink-steps" |
+ * "key-share" | "distance".
  * gate-hist takes exactly one run. Runs are labelled by variant, or by
  * run name (runname.h) when two run names share a variant, plus the seed
  * when two runs share that label. Figures over probes use the

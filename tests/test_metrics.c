@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "metrics.h"
+#include "metrics_sinks.h"
 #include "runschema.h"
 
 /* A[T,T] with row t uniform over keys 0..t */
@@ -280,6 +281,85 @@ static void test_threshold_names(void **state) {
     assert_true(SINK_EPS_LOW < SINK_EPS_MID && SINK_EPS_MID < SINK_EPS);
 }
 
+/* key_alpha_all equals alpha_k key by key; uniform causal attention gives
+ * key T-1 the weight 1/T from its one query. */
+static void test_key_alpha_all(void **state) {
+    (void)state;
+    enum { T = 9 };
+    float *A = uniform_causal(T), out[T];
+    key_alpha_all(A, T, out);
+    for (int k = 0; k < T; k++) assert_true(fabs(out[k] - alpha_k(A, T, k)) < 1e-7);
+    assert_true(fabs(out[T - 1] - 1.0 / T) < 1e-7);
+    free(A);
+}
+
+/* Previous-token attention (row 0 on itself): w(1) = 1 over its T-1
+ * queries, w(0) = 1/T (only query 0); the mass is 1/T at d = 0 and
+ * (T-1)/T at d = 1. A map with no mass has NaN mass shares. */
+static void test_distance_profile(void **state) {
+    (void)state;
+    enum { T = 5 };
+    float A[T * T] = {0};
+    A[0] = 1.0f;
+    for (int t = 1; t < T; t++) A[t * T + t - 1] = 1.0f;
+    double w[T], m[T];
+    distance_profile(A, T, w, m);
+    assert_true(fabs(w[0] - 1.0 / T) < 1e-12 && fabs(w[1] - 1.0) < 1e-12);
+    assert_true(fabs(m[0] - 1.0 / T) < 1e-12 && fabs(m[1] - (T - 1.0) / T) < 1e-12);
+    for (int d = 2; d < T; d++) assert_true(w[d] == 0.0 && m[d] == 0.0);
+    float Z[T * T] = {0};
+    distance_profile(Z, T, w, NULL);
+    distance_profile(Z, T, NULL, m);
+    assert_true(w[0] == 0.0 && isnan(m[0]) && isnan(m[T - 1]));
+}
+
+/* h_0 = (1,0): (0,2) is orthogonal, (-3,0) opposite, (1,1) at 45 degrees,
+ * (0,0) has no direction (NaN). */
+static void test_cosine_to_first(void **state) {
+    (void)state;
+    const float h[] = {1, 0, 0, 2, -3, 0, 1, 1, 0, 0};
+    float c[5];
+    cosine_to_first(h, 5, 2, c);
+    assert_true(fabs(c[0] - 1.0) < 1e-7 && fabs(c[1]) < 1e-7 && fabs(c[2] + 1.0) < 1e-7);
+    assert_true(fabs(c[3] - sqrt(0.5)) < 1e-7 && isnan(c[4]));
+}
+
+/* count_above counts strictly above, per feature, adding to count. */
+static void test_count_above(void **state) {
+    (void)state;
+    const float h[] = {5, -1, -6, 2, 4, 0.5f}; /* T = 3, C = 2 */
+    double count[2] = {1, 0};
+    count_above(h, 3, 2, 4.0, count);
+    assert_true(count[0] == 3.0 && count[1] == 0.0); /* 5, |-6| above; 4 is not */
+}
+
+/* Score rows [L=5, P=10]: key 3 is a sink at layers 1-2 and again at 4
+ * (two sinks), key 6 at layer 0 only; key 0 (the first token), key 7
+ * (seen by 3 < SECSINK_MIN_QUERIES queries) and a score equal to eps are
+ * not sinks. */
+static void test_secondary_sinks(void **state) {
+    (void)state;
+    enum { L = 5, P = 10 };
+    double score[L * P] = {0};
+    for (int l = 0; l < L; l++) score[l * P] = 0.9, score[l * P + 7] = 0.9;
+    score[1 * P + 3] = 0.5, score[2 * P + 3] = 0.6, score[4 * P + 3] = 0.4;
+    score[0 * P + 6] = SECSINK_EPS + 0.01, score[1 * P + 6] = SECSINK_EPS;
+    SecSink s[4];
+    assert_int_equal(secsink_find(score, L, P, s, 4), 3);
+    assert_int_equal(s[0].pos, 3), assert_int_equal(s[0].layer, 1);
+    assert_int_equal(s[0].lifetime, 2), assert_true(s[0].peak == 0.6);
+    assert_int_equal(s[1].pos, 3), assert_int_equal(s[1].layer, 4);
+    assert_int_equal(s[1].lifetime, 1);
+    assert_int_equal(s[2].pos, 6), assert_int_equal(s[2].layer, 0);
+    assert_int_equal(s[2].lifetime, 1);
+    assert_int_equal(secsink_find(score, L, P, NULL, 0), 3);
+    /* the score is the mean over heads: heads 0.2 and 0.6 give 0.4 */
+    const float ka[2 * 3] = {0.2f, 0.0f, 1.0f, 0.6f, 0.0f, 0.0f}; /* L=1, H=2, P=3 */
+    double sc[3];
+    secsink_score(ka, 1, 2, 3, sc);
+    assert_true(fabs(sc[0] - 0.4) < 1e-7 && sc[1] == 0.0 && fabs(sc[2] - 0.5) < 1e-7);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_uniform_share),
@@ -299,6 +379,17 @@ int main(void) {
         cmocka_unit_test(test_sink_rate),
         cmocka_unit_test(test_sink_formed),
         cmocka_unit_test(test_threshold_names),
+        cmocka_unit_test(test_uniform_share),   cmocka_unit_test(test_all_mass_on_first),
+        cmocka_unit_test(test_alpha_k_hand),    cmocka_unit_test(test_proxy),
+        cmocka_unit_test(test_entropy_uniform), cmocka_unit_test(test_histogram),
+        cmocka_unit_test(test_fraction_below),  cmocka_unit_test(test_abs_stats),
+        cmocka_unit_test(test_kurtosis),        cmocka_unit_test(test_norm_ratio),
+        cmocka_unit_test(test_mass_first),      cmocka_unit_test(test_spikes),
+        cmocka_unit_test(test_mean_std),        cmocka_unit_test(test_sink_rate),
+        cmocka_unit_test(test_sink_formed),     cmocka_unit_test(test_threshold_names),
+        cmocka_unit_test(test_key_alpha_all),   cmocka_unit_test(test_distance_profile),
+        cmocka_unit_test(test_cosine_to_first), cmocka_unit_test(test_count_above),
+        cmocka_unit_test(test_secondary_sinks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

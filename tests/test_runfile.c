@@ -97,7 +97,7 @@ static void tiny_model(TinyModel *t, const Config *cfg) {
 
 /* A probe with L=2 H=2 N=2 T=3 C=4 Ns=1, every value a function of its
  * index so the read-back can check each element. */
-enum { PL = 2, PH = 2, PN = 2, PT = 3, PC = 4, PNS = 1 };
+enum { PL = 2, PH = 2, PN = 2, PT = 3, PC = 4, PNS = 1, PD = 128 }; /* PD: the config's d_model */
 typedef struct {
     int tokens[PN * PT];
     float attention[PL * PH * PT * PT], slot[PL * PH * PT];
@@ -108,6 +108,8 @@ typedef struct {
     double hmax[PL], hmed[PL], htop3[PL * 3], hkurt[PL], hratio[PL];
     double bos_max[PL], bos_ratio[PL], tok_max[PL], tok_ratio[PL], max_logit[PL];
     int bos_arg[PL], tok_arg[PL];
+    float key_alpha[PN * PL * PH * PT], bos_cos[PN * PL * PT];
+    double resid[PL * PD];
     ProbeRecord p;
 } Probe;
 
@@ -142,6 +144,9 @@ static void make_probe(Probe *q, long long step) {
     fill_d(q->max_logit, PL, 17.0);
     fill_d(q->tok_ratio, PL, 14.0);
     for (int l = 0; l < PL; l++) q->bos_arg[l] = 5 + l, q->tok_arg[l] = 7 - l;
+    fill_f(q->key_alpha, PN * PL * PH * PT, 50.0f);
+    fill_f(q->bos_cos, PN * PL * PT, 60.0f);
+    fill_d(q->resid, PL * PD, 70.0);
     q->p = (ProbeRecord){.step = step,
                          .L = PL,
                          .H = PH,
@@ -176,7 +181,11 @@ static void make_probe(Probe *q, long long step) {
                          .tok_max = q->tok_max,
                          .tok_argmax = q->tok_arg,
                          .tok_norm_ratio = q->tok_ratio,
-                         .max_logit = q->max_logit};
+                         .max_logit = q->max_logit,
+                         .D = PD,
+                         .key_alpha = q->key_alpha,
+                         .bos_cosine = q->bos_cos,
+                         .resid_share = q->resid};
 }
 
 /* ---- plain-HDF5 readers ---- */
@@ -977,6 +986,7 @@ static size_t table_elems(const ProbeRecord *p, const char *dims) {
         case 'N': n *= (size_t)p->N; break;
         case 'C': n *= (size_t)p->gate_channels; break;
         case 'S': n *= (size_t)p->gate_sample_n; break;
+        case 'D': n *= (size_t)p->D; break;
         case 'B': n *= RS_GATE_BINS; break;
         case 'K': n *= RS_GATE_NBELOW; break;
         case 'M': n *= RS_GATE_NSTATS; break;

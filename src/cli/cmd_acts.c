@@ -1,9 +1,11 @@
 /* cmd_acts.c: `gatelab acts RUN.h5`: massive activations per layer (max
- * |h|, top-1 over median, kurtosis, first-token norm ratio) and M-Act. */
+ * |h|, top-1 over median, kurtosis, first-token norm ratio), M-Act, and the
+ * residual sinks (sinks_field.c). */
 #include "cliopts.h"
 #include "cmdutil.h"
 #include "commands.h"
 #include "runstats.h"
+#include "sinks_field.h"
 
 #include <stdio.h>
 
@@ -35,6 +37,7 @@ static void print_text(RunReader *r, const ProbeRecord *p) {
         printf("  %5d %11.4g %11.4g %11.4g %11.4g %11.4g\n", l, p->h_max[l], p->h_median[l],
                top1_med(p, l), p->h_kurtosis[l], p->h_norm_ratio[l]);
     printf("\nM-Act = mean over layers of max_act: %.4g\n", rs_m_act(p));
+    sf_acts_text(p);
 }
 
 static int print_json(RunReader *r, const ProbeRecord *p) {
@@ -50,6 +53,7 @@ static int print_json(RunReader *r, const ProbeRecord *p) {
         json_array_append_new(layers, e);
     }
     cj_set(o, "layers", layers);
+    sf_acts_json(o, p);
     return cj_print("acts", o) ? 1 : 0;
 }
 

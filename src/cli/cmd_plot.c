@@ -26,7 +26,9 @@ const OptTable plot_options = {
     "               side, with the uniform-attention reference dashed\n"
     "  gate-hist    gate score histogram per layer (exactly one run)\n"
     "  mact         max |activation| per layer (M-Act), runs side by side\n"
-    "  sink-steps   sink rate (eps " SINK_EPS_TEXT ") and first-token share vs step\n",
+    "  sink-steps   sink rate (eps " SINK_EPS_TEXT ") and first-token share vs step\n"
+    "  key-share    attention share alpha_k of every key position k (last probe)\n"
+    "  distance     attention weight and mass by query-key distance (last probe)\n",
     NULL, plot_rows};
 
 /* What the figures read from a run: its metrics and its last probe (when
@@ -60,14 +62,14 @@ int cmd_plot(int argc, char **argv) {
     int opnd = op.optind;
     if (opnd >= argc) {
         fprintf(stderr, "gatelab plot: missing KIND (loss, first-share, "
-                        "gate-hist, mact, sink-steps; try --help)\n");
+                        "gate-hist, mact, sink-steps, key-share, distance; try --help)\n");
         return 2;
     }
     const char *kind = argv[opnd++];
     if (!plot_kind_known(kind)) {
         fprintf(stderr,
                 "gatelab plot: unknown KIND '%s' (loss, first-share, "
-                "gate-hist, mact, sink-steps)\n",
+                "gate-hist, mact, sink-steps, key-share, distance)\n",
                 kind);
         return 2;
     }

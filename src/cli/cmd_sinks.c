@@ -1,12 +1,14 @@
 /* cmd_sinks.c: `gatelab sinks RUN.h5`: first-token share (F-Attn) and sink
  * rate of one probe, each number printed with its definition and settings
- * (probe length, eps, proxy), per layer and per head. */
+ * (probe length, eps, proxy), per layer and per head; then the measures
+ * beyond position 0 (sinks_field.c). */
 #include "cliopts.h"
 #include "cmdutil.h"
 #include "config_derive.h"
 #include "commands.h"
 #include "metrics.h"
 #include "runstats.h"
+#include "sinks_field.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -112,6 +114,7 @@ static void print_text(RunReader *r, const Ctx *c) {
             printf("  %5d %5d %9.4f %9.4f %9.4f\n", l, h, rs_head_alpha0(p, l, h, T),
                    attention_entropy(A, p->M), rs_head_share(p, l, h));
         }
+    sf_sinks_text(p);
 }
 
 static int print_json(RunReader *r, const Ctx *c) {
@@ -172,6 +175,11 @@ static int print_json(RunReader *r, const Ctx *c) {
             json_array_append_new(heads, e);
         }
     cj_set(o, "heads", heads);
+    if (sf_sinks_json(o, p) != 0) {
+        json_decref(o);
+        fprintf(stderr, "gatelab sinks: out of memory\n");
+        return 1;
+    }
     return cj_print("sinks", o) ? 1 : 0;
 }
 

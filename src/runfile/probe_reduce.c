@@ -19,7 +19,8 @@ void probe_acc_free(ProbeAcc *a) {
                    a->chan_sum,  a->below,     a->stats,     a->h_max,       a->h_med,
                    a->h_top3,    a->h_kurt,    a->h_ratio,   a->bos_max,     a->bos_ratio,
                    a->tok_max,   a->tok_ratio, a->norms,     a->bos_arg,     a->tok_arg,
-                   a->bos_votes, a->tok_votes, a->max_logit, a->scratch};
+                   a->bos_votes, a->tok_votes, a->max_logit, a->scratch,     a->key_alpha,
+                   a->bos_cos,   a->resid};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++) free(all[i]);
     memset(a, 0, sizeof *a);
 }
@@ -77,7 +78,7 @@ int probe_acc_init(ProbeAcc *a, const ProbeShape *s) {
              a->row_empty && a->first_ne && a->ne_count && a->h_max && a->h_med && a->h_top3 &&
              a->h_kurt && a->h_ratio && a->bos_max && a->bos_ratio && a->tok_max && a->tok_ratio &&
              a->norms && a->bos_arg && a->tok_arg && a->bos_votes && a->tok_votes && a->scratch &&
-             (s->C == 0 || init_gates(a) == 0);
+             (s->C == 0 || init_gates(a) == 0) && probe_sinks_init(a) == 0;
     if (!ok) probe_acc_free(a);
     return ok ? 0 : -1;
 }
@@ -89,6 +90,7 @@ size_t probe_acc_bytes(const ProbeShape *s) {
     f += (double)s->L * gate_sample_seqs(s) * t * s->C;
     double b = 4.0 * f + 4.0 * n * t + 8.0 * L * (64.0 + RS_GATE_BINS + s->C);
     b += 8.0 * t + 2.0 * 4.0 * L * d; /* token profile: norms, feature votes */
+    b += (double)probe_sinks_bytes(s);
     return b >= (double)(SIZE_MAX / 8) ? SIZE_MAX / 8 : (size_t)b;
 }
 
@@ -125,6 +127,7 @@ static void add_attention(ProbeAcc *a, int seq, const ProbeLayer *pl) {
                (size_t)T * sizeof(float));
         a->alpha0[lh] += (float)(alpha0_from_col(col, T) / N);
         add_empty(a, pl, h, lh);
+        probe_sinks_head(a, seq, pl, h);
     }
 }
 
@@ -163,11 +166,13 @@ static void add_hidden(ProbeAcc *a, const ProbeLayer *pl) {
     a->h_ratio[l] += first_norm_ratio(pl->hidden, T, d) / N;
 }
 
-/* The median of |hidden| and the token profile (bos_* and tok_*). */
-static void add_median_profile(ProbeAcc *a, const ProbeLayer *pl) {
+/* The median of |hidden|, the token profile (bos_* and tok_*), and the
+ * hidden-state measures beyond position 0 of sequence seq. */
+static void add_median_profile(ProbeAcc *a, int seq, const ProbeLayer *pl) {
     const int T = pl->T, d = pl->d, l = pl->layer;
-    const double N = a->s.N;
-    a->h_med[l] += abs_median(pl->hidden, (size_t)T * d, a->scratch) / N;
+    const double N = a->s.N, med = abs_median(pl->hidden, (size_t)T * d, a->scratch);
+    a->h_med[l] += med / N;
+    probe_sinks_hidden(a, seq, pl, med);
     TokenProfile tp;
     token_profile(&tp, pl->hidden, T, d, a->norms);
     a->bos_max[l] += tp.bos_max / N;
@@ -192,7 +197,7 @@ static void layer_parts(void *ctx, size_t i0, size_t i1) {
     const ProbeLayer *pl = j->pl;
     for (size_t i = i0; i < i1; i++) {
         if (i == 0) {
-            add_median_profile(j->a, pl);
+            add_median_profile(j->a, j->seq, pl);
             continue;
         }
         add_attention(j->a, j->seq, pl);
@@ -257,6 +262,7 @@ void probe_acc_finish(ProbeAcc *a, ProbeRecord *out) {
     out->tok_max = a->tok_max, out->tok_argmax = a->tok_arg, out->tok_norm_ratio = a->tok_ratio;
     out->max_logit = a->max_logit;
     a->max_logit = NULL;
+    probe_sinks_finish(a, out);
     a->tokens = NULL, a->attention = NULL, a->slot = NULL, a->first_col = NULL, a->alpha0 = NULL;
     a->row_empty = NULL, a->first_ne = NULL, a->gate_sample = NULL, a->hist = NULL;
     a->chan_sum = NULL, a->below = NULL, a->stats = NULL, a->h_max = NULL, a->h_med = NULL;

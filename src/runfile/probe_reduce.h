@@ -49,6 +49,10 @@ typedef struct {
     int *bos_arg, *tok_arg, *bos_votes, *tok_votes; /* [L], [L], [L*d], [L*d] */
     double *max_logit; /* [L], or NULL until probe_acc_max_logit is called */
     float *scratch;    /* [T * d] */
+    /* probe_reduce_sinks.c: key_alpha [N, L, H, M], bos_cos [N, L, T],
+     * resid [L, d] (counts, then shares) */
+    float *key_alpha, *bos_cos;
+    double *resid;
 } ProbeAcc;
 
 /* Zeroed accumulators; tokens [N, T] are the caller's to fill. -1 when
@@ -68,5 +72,16 @@ void probe_acc_finish(ProbeAcc *a, ProbeRecord *out);
 void probe_acc_free(ProbeAcc *a);
 /* The bytes probe_acc_init allocates (an estimate by terms). */
 size_t probe_acc_bytes(const ProbeShape *s);
+
+/* probe_reduce_sinks.c, the measures beyond position 0 (metrics_sinks.h),
+ * called by the reducer: allocate (-1 when memory runs out), their bytes,
+ * add head h's key alphas of one sequence's layer, add the cosines to
+ * position 0 and the residual exceedances of one block output whose
+ * median |h| is `median`, and hand the arrays to out. */
+int probe_sinks_init(ProbeAcc *a);
+size_t probe_sinks_bytes(const ProbeShape *s);
+void probe_sinks_head(ProbeAcc *a, int seq, const ProbeLayer *pl, int h);
+void probe_sinks_hidden(ProbeAcc *a, int seq, const ProbeLayer *pl, double median);
+void probe_sinks_finish(ProbeAcc *a, ProbeRecord *out);
 
 #endif

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "metrics_sinks.h"
 #include "util.h"
 
 /* ---- metrics ---- */
@@ -139,6 +140,7 @@ static hsize_t probe_dim(const ProbeRecord *p, char d) {
     case 'N': return (hsize_t)p->N;
     case 'C': return (hsize_t)p->gate_channels;
     case 'S': return (hsize_t)p->gate_sample_n;
+    case 'D': return (hsize_t)p->D;
     case 'B': return RS_GATE_BINS;
     case 'K': return RS_GATE_NBELOW;
     case 'M': return RS_GATE_NSTATS;
@@ -179,6 +181,19 @@ static int probe_thresholds(RunFile *rf, hid_t g, const ProbeRecord *p) {
     return rc;
 }
 
+/* resid_share's attr factor: the multiple of the median it counts above. */
+static int probe_resid_factor(RunFile *rf, hid_t h, const ProbeRecord *p) {
+    if (!p->resid_share || p->D <= 0) return 0;
+    const double factor = RESID_SINK_FACTOR;
+    hid_t ds = H5Dopen2(h, RS_RESID_SHARE_NAME, H5P_DEFAULT);
+    int rc = 0;
+    if (ds < 0 ||
+        h5u_attr_write(ds, RS_P_RESID_FACTOR, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &factor, 1) < 0)
+        rc = rf_fail_h5(rf, "write resid_share factor");
+    if (ds >= 0) H5Dclose(ds);
+    return rc;
+}
+
 static int probe_arrays(RunFile *rf, hid_t g, const char *gp, const ProbeRecord *p) {
     hid_t h = rf_make_group(g, RS_G_HIDDEN);
     if (h < 0) return rf_fail_h5(rf, "create hidden group");
@@ -187,6 +202,7 @@ static int probe_arrays(RunFile *rf, hid_t g, const char *gp, const ProbeRecord 
     if (rc == 0) rc = probe_array(rf, g, h, gp, p, p->member, cls, hid, name, dims, kind, desc);
     RS_PROBE_ARRAYS(RS_WRITE)
 #undef RS_WRITE
+    if (rc == 0) rc = probe_resid_factor(rf, h, p);
     H5Gclose(h);
     if (rc == 0) rc = probe_thresholds(rf, g, p);
     return rc;

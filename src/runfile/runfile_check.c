@@ -144,7 +144,9 @@ int runcheck_probe(const char *path, const char *gname, const ProbeRecord *p,
             0 ||
         dim_vs_config(path, gname, "L (layers)", p->L, "n_layers", c->n_layers, 0, err, errlen) !=
             0 ||
-        dim_vs_config(path, gname, "H (heads)", p->H, "n_heads", c->n_heads, 0, err, errlen) != 0)
+        dim_vs_config(path, gname, "H (heads)", p->H, "n_heads", c->n_heads, 0, err, errlen) != 0 ||
+        (p->D > 0 && dim_vs_config(path, gname, "D (residual width)", p->D, "d_model", c->d_model,
+                                   0, err, errlen) != 0))
         return -1;
     return check_tokens(path, gname, p, c->vocab_size, err, errlen);
 }

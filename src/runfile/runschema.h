@@ -217,6 +217,7 @@
 #define RS_P_PROBE_LEN "probe_len"
 #define RS_P_MAPS_LEN "maps_len"     /* only when the maps cover fewer than T */
 #define RS_P_THRESHOLDS "thresholds" /* attr of gate_below */
+#define RS_P_RESID_FACTOR "factor"   /* attr of resid_share: RESID_SINK_FACTOR */
 
 /* ---- probe sizes and thresholds (probe.c computes, analysis reads) ---- */
 #define RS_GATE_BINS 50  /* gate_hist: equal bins over [0,1] */
@@ -236,7 +237,8 @@ static const double RS_GATE_BELOW_THR[RS_GATE_NBELOW] = {0.5, RS_GATE_SPARSE, 1e
  * sequences, C gate channels, S sampled gate sequences, P side of the
  * stored attention maps (T, or the first maps_len < T positions of a
  * pretrained run; the attr RS_P_MAPS_LEN then says so), B = RS_GATE_BINS,
- * K = RS_GATE_NBELOW, M = RS_GATE_NSTATS, 3 = RS_HIDDEN_TOP. The reader
+ * K = RS_GATE_NBELOW, M = RS_GATE_NSTATS, 3 = RS_HIDDEN_TOP, D the
+ * residual stream's width. The reader
  * takes a letter's size from the first array that has it (in this order)
  * and checks every later one against it.
  * kind: RS_REQ always there, RS_OPT may be absent, RS_GATE only when the
@@ -244,6 +246,7 @@ static const double RS_GATE_BELOW_THR[RS_GATE_NBELOW] = {0.5, RS_GATE_SPARSE, 1e
 enum { RS_REQ, RS_OPT, RS_GATE, RS_GATE_OPT };
 #define RS_GATE_BELOW_NAME "gate_below"    /* carries attr RS_P_THRESHOLDS */
 #define RS_GATE_MARKER "gate_channel_mean" /* present iff the probe has gates */
+#define RS_RESID_SHARE_NAME "resid_share"  /* carries attr RS_P_RESID_FACTOR */
 #define RS_PROBE_ARRAYS(X)                                                                         \
     X(attention, float, RS_F32, 0, "attention", "LHPP", RS_REQ,                                    \
       "attention weights A[query, key] per layer and head, mean over probe "                       \
@@ -309,7 +312,16 @@ enum { RS_REQ, RS_OPT, RS_GATE, RS_GATE_OPT };
       "mean over sequences")                                                                       \
     X(max_logit, double, RS_F64, 0, "max_logit", "L", RS_OPT,                                      \
       "per layer: the largest |attention logit| (q.k / sqrt(dh) before the normaliser) over "      \
-      "probe sequences, heads and visible keys")
+      "probe sequences, heads and visible keys")                                                   \
+    X(key_alpha, float, RS_F32, 0, "key_alpha", "NLHP", RS_OPT,                                    \
+      "alpha_k per probe sequence [seq, layer, head, k]: mean over queries t = k..P-1 of A[t,k] "  \
+      "on the sequence's map (docs/metrics.md, secondary sinks)")                                  \
+    X(bos_cosine, float, RS_F32, 1, "bos_cosine", "NLT", RS_OPT,                                   \
+      "cos(h_t, h_0) of each block's output per probe sequence [seq, layer, t]")                   \
+    X(resid_share, double, RS_F64, 1, RS_RESID_SHARE_NAME, "LD", RS_OPT,                           \
+      "per block and residual dimension i: fraction of tokens (sequence x position) with "         \
+      "|h_t[i]| > RESID_SINK_FACTOR x the median |h| of the sequence's block output "              \
+      "(attr factor)")
 
 enum { RS_F32, RS_F64, RS_I32 };
 
@@ -320,6 +332,7 @@ typedef struct {
     int L, H, N, T; /* layers, heads, probe sequences, length */
     int M;          /* side of the attention maps: T, or maps_len < T
                        (writer: 0 means T) */
+    int D;          /* residual width of the D-letter arrays (0: none) */
     int proxy;      /* 1: Gu et al. |a|/sum|a| proxy was used */
     char normaliser[64];
     int has_gate;      /* reader: 1 when the gate arrays are there */

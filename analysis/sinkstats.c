@@ -1,0 +1,91 @@
+/* sinkstats.c: per-layer profiles, secondary and residual sinks of one
+ * probe record (sinkstats.h). */
+#include "sinkstats.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+/* The layers a profile averages: l alone, or every layer for l = -1. */
+static void layer_span(const ProbeRecord *p, int l, int *l0, int *l1) {
+    *l0 = l < 0 ? 0 : l;
+    *l1 = l < 0 ? p->L : l + 1;
+}
+
+int ss_key_profile(const ProbeRecord *p, int l, double *out) {
+    const int M = p->M;
+    float *ka = malloc(((size_t)M + 1) * sizeof *ka);
+    if (!ka) return -1;
+    int l0, l1;
+    layer_span(p, l, &l0, &l1);
+    for (int k = 0; k < M; k++) out[k] = 0.0;
+    const double n = (double)(l1 - l0) * p->H;
+    for (int m = l0; m < l1; m++)
+        for (int h = 0; h < p->H; h++) {
+            key_alpha_all(p->attention + ((size_t)m * p->H + h) * M * M, M, ka);
+            for (int k = 0; k < M; k++) out[k] += ka[k] / n;
+        }
+    free(ka);
+    return 0;
+}
+
+int ss_key_head(const ProbeRecord *p, int l, int h, double *out) {
+    const int M = p->M;
+    float *ka = malloc(((size_t)M + 1) * sizeof *ka);
+    if (!ka) return -1;
+    key_alpha_all(p->attention + ((size_t)l * p->H + h) * M * M, M, ka);
+    for (int k = 0; k < M; k++) out[k] = ka[k];
+    free(ka);
+    return 0;
+}
+
+int ss_distance(const ProbeRecord *p, int l, double *weight, double *mass) {
+    const int M = p->M;
+    double *w = malloc(2 * ((size_t)M + 1) * sizeof *w), *m = w + M + 1;
+    if (!w) return -1;
+    int l0, l1;
+    layer_span(p, l, &l0, &l1);
+    const double n = (double)(l1 - l0) * p->H;
+    for (int d = 0; d < M; d++) {
+        if (weight) weight[d] = 0.0;
+        if (mass) mass[d] = 0.0;
+    }
+    for (int ll = l0; ll < l1; ll++)
+        for (int h = 0; h < p->H; h++) {
+            distance_profile(p->attention + ((size_t)ll * p->H + h) * M * M, M, w, m);
+            for (int d = 0; d < M; d++) {
+                if (weight) weight[d] += w[d] / n;
+                if (mass) mass[d] += m[d] / n;
+            }
+        }
+    free(w);
+    return 0;
+}
+
+int ss_secondary(const ProbeRecord *p, int seq, SecSink *out, int max_out) {
+    if (!p->key_alpha || seq < 0 || seq >= p->N) return -1;
+    double *score = malloc(((size_t)p->L * p->M + 1) * sizeof *score);
+    if (!score) return -1;
+    const size_t per_seq = (size_t)p->L * p->H * p->M;
+    secsink_score(p->key_alpha + (size_t)seq * per_seq, p->L, p->H, p->M, score);
+    int n = secsink_find(score, p->L, p->M, out, max_out);
+    free(score);
+    return n;
+}
+
+double ss_bos_cos(const ProbeRecord *p, int l, int t) {
+    if (!p->bos_cosine || l < 0 || l >= p->L || t < 0 || t >= p->T || p->N < 1) return NAN;
+    double s = 0.0;
+    for (int n = 0; n < p->N; n++) s += p->bos_cosine[((size_t)n * p->L + l) * p->T + t];
+    return s / p->N;
+}
+
+int ss_resid_dims(const ProbeRecord *p, int l, int *dims, int max_out) {
+    if (!p->resid_share || p->D < 1 || l < 0 || l >= p->L) return -1;
+    int n = 0;
+    for (int i = 0; i < p->D; i++)
+        if (p->resid_share[(size_t)l * p->D + i] >= RESID_SINK_SHARE) {
+            if (dims && n < max_out) dims[n] = i;
+            n++;
+        }
+    return n;
+}

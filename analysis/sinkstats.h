@@ -1,0 +1,39 @@
+/* sinkstats.h: a probe's measures beyond position 0, read from its run
+ * file record (docs/metrics.md "Beyond the first token"): the per-layer
+ * key-share and distance profiles (from the stored mean maps, so every
+ * run file has them), and the secondary sinks, cosines to position 0 and
+ * residual sinks (from the arrays newer probes store; absent otherwise). */
+#ifndef GATELAB_SINKSTATS_H
+#define GATELAB_SINKSTATS_H
+
+#include "metrics_sinks.h"
+#include "runfile_read.h"
+
+/* out[M]: alpha_k of layer l's maps, k = 0..M-1, the mean over heads
+ * (l = -1: over layers and heads). 0, or -1 when out of memory. */
+int ss_key_profile(const ProbeRecord *p, int l, double *out);
+
+/* out[M]: alpha_k of head h of layer l's map, k = 0..M-1. 0, or -1 when
+ * out of memory. */
+int ss_key_head(const ProbeRecord *p, int l, int h, double *out);
+
+/* weight[M], mass[M] (either may be NULL): distance_profile of layer l's
+ * maps, the mean over heads (l = -1: over layers and heads). 0, or -1 when
+ * out of memory. */
+int ss_distance(const ProbeRecord *p, int l, double *weight, double *mass);
+
+/* The secondary sinks of probe sequence seq (secsink_find on its key
+ * alphas): up to max_out into out; returns how many, or -1 when the probe
+ * has no key_alpha (an older run file) or memory runs out. */
+int ss_secondary(const ProbeRecord *p, int seq, SecSink *out, int max_out);
+
+/* cos(h_t, h_0) of layer l at position t, the mean over probe sequences;
+ * NaN when the probe has no bos_cosine. */
+double ss_bos_cos(const ProbeRecord *p, int l, int t);
+
+/* The residual sinks of layer l: dimensions whose resid_share is at least
+ * RESID_SINK_SHARE, ascending, up to max_out into dims (may be NULL);
+ * returns how many, or -1 when the probe has no resid_share. */
+int ss_resid_dims(const ProbeRecord *p, int l, int *dims, int max_out);
+
+#endif
