@@ -35,6 +35,9 @@ typedef struct Intervention {
     int window, keep; /* streaming evaluation: every attention sees only its
                          first keep keys and latest window - keep ones
                          (AttnSpec); window 0: all (any kind) */
+    struct FakeQuant *quant; /* the linear layers' fake quantization and the
+                                sub-layer statistics (fakequant.h); NULL:
+                                none (any kind) */
 } Intervention;
 
 /* Each kind's name, in InterventionKind order: the name `gatelab intervene`
