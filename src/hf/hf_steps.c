@@ -117,7 +117,7 @@ static void linear_observed(const HfModel *m, HfLinear *j, FqOut kind) {
     }
     j->out = y, j->acc = 0;
     hf_linear_quant(m, j);
-    fq_output(m->quant, kind, y, n);
+    fq_output(m->quant, kind, y, 1, n);
     for (size_t i = 0; i < n; i++) out[i] += y[i];
     free(y);
 }

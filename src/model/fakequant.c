@@ -29,14 +29,55 @@ void fq_init(FakeQuant *q, FqMode m) {
 
 void fq_free(FakeQuant *q) {
     for (int i = 0; i < q->n_sites; i++) free(q->sites[i].w);
-    free(q->sites), free(q->buf), free(q->scratch);
+    for (int k = 0; k < FQ_OUT_COUNT; k++) free(q->seq_inf[k]);
+    free(q->sites), free(q->buf), free(q->scratch), free(q->seq_kurt);
     memset(q, 0, sizeof *q);
 }
 
-void fq_begin(FakeQuant *q) {
+/* The open pass's per-sequence statistics into the sums. */
+static void fold_pass(FakeQuant *q) {
+    if (!q->in_pass || !q->observe) return;
+    for (int b = 0; b < q->B; b++) {
+        for (int k = 0; k < FQ_OUT_COUNT; k++) q->inf_sum[k] += q->seq_inf[k][b];
+        q->kurt_sum += q->seq_kurt[b];
+    }
+    q->n_seqs += q->B;
+    q->in_pass = 0;
+}
+
+/* Room for the statistics of B sequences; -1 when memory runs out. */
+static int seq_room(FakeQuant *q, int B) {
+    if (B <= q->seq_cap) return 0;
+    for (int k = 0; k <= FQ_OUT_COUNT; k++) {
+        double **p = k < FQ_OUT_COUNT ? &q->seq_inf[k] : &q->seq_kurt;
+        double *v = realloc(*p, (size_t)B * sizeof *v);
+        if (!v) return -1;
+        *p = v;
+    }
+    q->seq_cap = B;
+    return 0;
+}
+
+void fq_begin(FakeQuant *q, int B) {
+    fold_pass(q);
     q->site = 0;
-    for (int k = 0; k < FQ_OUT_COUNT; k++) q->out_inf[k] = 0.0;
-    q->kurt_max = -INFINITY;
+    if (!q->observe) return;
+    if (seq_room(q, B) != 0) {
+        q->failed = 1;
+        return;
+    }
+    for (int b = 0; b < B; b++) {
+        for (int k = 0; k < FQ_OUT_COUNT; k++) q->seq_inf[k][b] = 0.0;
+        q->seq_kurt[b] = -INFINITY;
+    }
+    q->B = B, q->in_pass = 1;
+}
+
+void fq_stats(FakeQuant *q, double *inf, double *kurt) {
+    fold_pass(q);
+    const double n = (double)q->n_seqs;
+    for (int k = 0; k < FQ_OUT_COUNT; k++) inf[k] = n > 0 ? q->inf_sum[k] / n : NAN;
+    *kurt = n > 0 ? q->kurt_sum / n : NAN;
 }
 
 /* *p grown to hold n floats; -1 when memory runs out. */
@@ -108,13 +149,16 @@ void fq_linear(FakeQuant *q, const float **in, size_t n_in, const float **w, siz
     q->site++;
 }
 
-void fq_output(FakeQuant *q, FqOut k, const float *y, size_t n) {
-    if (!q->observe || n == 0) return;
-    double m = q->out_inf[k];
-    for (size_t i = 0; i < n; i++)
-        if (fabs((double)y[i]) > m) m = fabs((double)y[i]);
-    q->out_inf[k] = m;
-    if (k != FQ_OUT_LAYER) return;
-    double ku = kurtosis(y, n);
-    if (ku > q->kurt_max) q->kurt_max = ku;
+void fq_output(FakeQuant *q, FqOut k, const float *y, int B, size_t n) {
+    if (!q->observe || !q->in_pass || n == 0) return;
+    for (int b = 0; b < B && b < q->B; b++) {
+        const float *v = y + (size_t)b * n;
+        double m = q->seq_inf[k][b];
+        for (size_t i = 0; i < n; i++)
+            if (fabs((double)v[i]) > m) m = fabs((double)v[i]);
+        q->seq_inf[k][b] = m;
+        if (k != FQ_OUT_LAYER) continue;
+        double ku = kurtosis(v, n);
+        if (ku > q->seq_kurt[b]) q->seq_kurt[b] = ku;
+    }
 }

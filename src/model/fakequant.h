@@ -49,8 +49,13 @@ typedef struct FakeQuant {
     FqSite *sites;
     float *buf, *scratch; /* the quantized input; the percentile's copy */
     size_t buf_n, scratch_n;
-    double out_inf[FQ_OUT_COUNT]; /* this pass's max |y| of each output kind */
-    double kurt_max;              /* this pass's max kurtosis of a layer output */
+    /* the statistics, per sequence of the open pass (B of them) ... */
+    double *seq_inf[FQ_OUT_COUNT]; /* max |y| of each output kind */
+    double *seq_kurt;              /* max over layers of a layer output's kurtosis */
+    int B, seq_cap, in_pass;
+    /* ... and their sums over the sequences of the closed passes */
+    double inf_sum[FQ_OUT_COUNT], kurt_sum;
+    long long n_seqs;
 } FakeQuant;
 
 /* Name <-> mode; fq_mode_parse returns -1 for an unknown name. */
@@ -62,13 +67,18 @@ int fq_bits(FqMode m);
 /* A FakeQuant of mode m with no sites yet; fq_free releases it. */
 void fq_init(FakeQuant *q, FqMode m);
 void fq_free(FakeQuant *q);
-/* Start a pass: the first site next, the statistics cleared. */
-void fq_begin(FakeQuant *q);
+/* Start a pass of B sequences: the first site next; the open pass's
+ * statistics, if any, are added to the sums. */
+void fq_begin(FakeQuant *q, int B);
 /* One linear layer's product in[n_in] w[n_w]: *in and *w become their
  * fake-quantized copies (q's buffers, valid until the next call); float
  * mode leaves both. Out of memory sets q->failed and leaves both. */
 void fq_linear(FakeQuant *q, const float **in, size_t n_in, const float **w, size_t n_w);
-/* Record sub-layer output y[n] of kind k when q observes. */
-void fq_output(FakeQuant *q, FqOut k, const float *y, size_t n);
+/* Record sub-layer output y of kind k, B sequences of n values each, when
+ * q observes. */
+void fq_output(FakeQuant *q, FqOut k, const float *y, int B, size_t n);
+/* The statistics' means over every observed sequence (the open pass
+ * closed first) into inf[FQ_OUT_COUNT] and *kurt; NaN when none. */
+void fq_stats(FakeQuant *q, double *inf, double *kurt);
 
 #endif

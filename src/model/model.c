@@ -145,9 +145,10 @@ static void linear_forward(const Intervention *iv, float *out, const float *in, 
     matmul_forward(out, in, w, NULL, M, K, N);
 }
 
-/* Sub-layer output y[n] of kind k to the intervention's statistics. */
-static void linear_observe(const Intervention *iv, FqOut k, const float *y, size_t n) {
-    if (iv && iv->quant) fq_output(iv->quant, k, y, n);
+/* Sub-layer output y of kind k, B sequences of n values, to the
+ * intervention's statistics. */
+static void linear_observe(const Intervention *iv, FqOut k, const float *y, int B, size_t n) {
+    if (iv && iv->quant) fq_output(iv->quant, k, y, B, n);
 }
 
 /* ---- the fused input projection ---- */
@@ -286,7 +287,7 @@ static void attn_outputs_forward(const Model *m, RunState *s, int l, int B, int 
         gate_apply_forward(a->yg, a->ym, ga, gk, c->gate_form, N, D->H, D->dh);
     linear_forward(iv, a->o, a->yg, lw->w_o, N, D->qdim, D->d);
     if (c->gate_pos == GATE_G5) gate_apply_forward(a->og, a->o, ga, gk, c->gate_form, N, 1, D->d);
-    linear_observe(iv, FQ_OUT_ATTN, a->og, (size_t)N * D->d);
+    linear_observe(iv, FQ_OUT_ATTN, a->og, B, (size_t)Ti * D->d);
     residual_forward(a->x_mid, a->x_in, a->og, (size_t)N * D->d);
 }
 
@@ -312,7 +313,7 @@ static void mlp_block_forward(const Model *m, RunState *s, int l, int N, float *
         gelu_forward(a->hact, a->h1, Nf);
     }
     linear_forward(iv, s->sc->tmp, a->hact, lw->w_down, N, D->ff, D->d);
-    linear_observe(iv, FQ_OUT_FFN, s->sc->tmp, (size_t)N * D->d);
+    linear_observe(iv, FQ_OUT_FFN, s->sc->tmp, s->Bc, (size_t)s->Ti * D->d);
     residual_forward(x_out, a->x_mid, s->sc->tmp, (size_t)N * D->d);
 }
 
@@ -396,7 +397,7 @@ float model_forward_iv(const Model *m, RunState *s, const int *tokens, const int
     s->Bc = B;
     s->Tc = T;
     s->Ti = Ti;
-    if (iv && iv->quant) fq_begin(iv->quant);
+    if (iv && iv->quant) fq_begin(iv->quant, B);
     prepare_tokens(m, s, tokens, targets, B, T);
     rope_prepare(m, s, Ti);
     embed_all(m, s, s->la[0].x_in, B, Ti);
@@ -405,7 +406,7 @@ float model_forward_iv(const Model *m, RunState *s, const int *tokens, const int
         attention_block_forward(m, s, l, B, Ti, iv);
         mlp_block_forward(m, s, l, N, x_out, iv);
         if (iv) iv_residual(iv, x_out, B, Ti, D->extra_pos, D->d);
-        linear_observe(iv, FQ_OUT_LAYER, x_out, (size_t)N * D->d);
+        linear_observe(iv, FQ_OUT_LAYER, x_out, B, (size_t)Ti * D->d);
     }
     norm_forward(m, s->xfn, s->fmean, s->frstd, s->x_out, m->w.final_norm_w, m->w.final_norm_b, N);
     if (D->extra_pos) gather_real(s->xreal, s->xfn, B, T, D->extra_pos, D->d, 0);
