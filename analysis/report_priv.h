@@ -39,6 +39,10 @@ typedef struct {
     int sink_formed;                  /* metrics.h sink_formed of f_attn: 1, 0, -1 (no probe) */
     double loss0;                     /* training loss at the first step (NaN: none) */
     double max_logit;                 /* largest attention logit, last probe (NaN: none) */
+    /* /quant (gatelab eval --quant; NaN: absent): each mode's val-loss
+     * increase over float, and the float pass's outlier statistics */
+    double q_dloss[3]; /* w8a8, w8a8-pct, w4a4 */
+    double q_inf_attn, q_inf_ffn, q_inf_layer, q_kurt;
     char probe_err[512];              /* the last probe exists but cannot be read */
     long long spike_steps[MAX_SPIKE_STEPS];
     int probe_T, probe_N, proxy, has_probe;
