@@ -43,7 +43,7 @@ typedef struct {
      * increase over float, and the float pass's outlier statistics */
     double q_dloss[3]; /* w8a8, w8a8-pct, w4a4 */
     double q_inf_attn, q_inf_ffn, q_inf_layer, q_kurt;
-    char probe_err[512];              /* the last probe exists but cannot be read */
+    char probe_err[512]; /* the last probe exists but cannot be read */
     long long spike_steps[MAX_SPIKE_STEPS];
     int probe_T, probe_N, proxy, has_probe;
     char normaliser[64];
@@ -70,6 +70,9 @@ int cfg_eq(double x, double y);
 void fill_dppl(Row *rows, int n);
 /* report_lr.c */
 void md_lr_sensitivity(FILE *f, const char *outdir, const Row *rows, int n);
+/* report_quant.c: the quantized-evaluation section (only when some run
+ * has /quant). */
+void md_quant(FILE *f, const Row *rows, int n);
 /* report_compare.c */
 void md_compare(FILE *f, const Row *rows, int n);
 /* A p-value for prose and tables: 3 significant digits, "< 1e-4" below. */

@@ -12,7 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "config.h" /* variant_key */
+#include "config.h"    /* variant_key */
 #include "fakequant.h" /* FQ_NAME_* */
 #include "metric_table.h"
 #include "heatmap.h"
@@ -115,8 +115,7 @@ static void row_quant(RunReader *r, Row *w) {
     w->q_inf_layer = q.inf_layer, w->q_kurt = q.kurtosis_max;
     for (int i = 0; i < 3; i++) {
         RunQuantMode m;
-        if (runread_quant_mode(r, modes[i], &m, err, sizeof err) == 0)
-            w->q_dloss[i] = m.dloss;
+        if (runread_quant_mode(r, modes[i], &m, err, sizeof err) == 0) w->q_dloss[i] = m.dloss;
     }
 }
 

@@ -367,15 +367,30 @@ static void test_eval_quant(void **st) {
     assert_non_null(p);
     assert_true(fabs(strtod(p + 11, NULL) - rq.val_loss) < 1e-6);
     free(js);
+    /* the report: results.csv's quant_* columns and the section */
+    char rep[1100];
+    snprintf(rep, sizeof rep, "%s/rep", tu_tiny_dir);
+    assert_int_equal(tu_run(out, "report %s -o %s", tu_tiny_dir, rep), 0);
+    char *md = tu_slurp_ok(tu_join(rep, "REPORT.md"), NULL);
+    assert_non_null(strstr(md, "## Quantized evaluation (exploratory)"));
+    free(md);
+    char *csv = tu_slurp_ok(tu_join(rep, "results.csv"), NULL);
+    assert_non_null(strstr(csv, "quant_w8a8_dloss,quant_w8a8pct_dloss,quant_w4a4_dloss"));
+    free(csv);
 }
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_symmetric_signed),   cmocka_unit_test(test_symmetric_unsigned),
-        cmocka_unit_test(test_symmetric_8bit),     cmocka_unit_test(test_asymmetric),
-        cmocka_unit_test(test_asymmetric_widened), cmocka_unit_test(test_percentile),
-        cmocka_unit_test(test_sites),              cmocka_unit_test(test_float_stats),
-        cmocka_unit_test(test_parse_modes),        cmocka_unit_test(test_pytorch_reference),
+        cmocka_unit_test(test_symmetric_signed),
+        cmocka_unit_test(test_symmetric_unsigned),
+        cmocka_unit_test(test_symmetric_8bit),
+        cmocka_unit_test(test_asymmetric),
+        cmocka_unit_test(test_asymmetric_widened),
+        cmocka_unit_test(test_percentile),
+        cmocka_unit_test(test_sites),
+        cmocka_unit_test(test_float_stats),
+        cmocka_unit_test(test_parse_modes),
+        cmocka_unit_test(test_pytorch_reference),
     };
     const struct CMUnitTest cli[] = {cmocka_unit_test(test_eval_quant)};
     int rc = cmocka_run_group_tests(tests, NULL, NULL);

@@ -150,9 +150,18 @@ static int store_quant(const char *run, const QuantEvalResult *r) {
     for (int i = 0; i < r->n_modes; i++)
         md[i] = (QuantModeData){fq_mode_name(r->modes[i].mode), r->modes[i].val_loss,
                                 r->modes[i].ppl, r->modes[i].dloss};
-    QuantData d = {r->len,         r->calib,         r->n_seqs,          FQ_PERCENTILE,
-                   r->val_loss,    r->ppl,           r->inf[FQ_OUT_ATTN], r->inf[FQ_OUT_FFN],
-                   r->inf[FQ_OUT_LAYER], r->kurt_max, r->n_modes,        md};
+    QuantData d = {r->len,
+                   r->calib,
+                   r->n_seqs,
+                   FQ_PERCENTILE,
+                   r->val_loss,
+                   r->ppl,
+                   r->inf[FQ_OUT_ATTN],
+                   r->inf[FQ_OUT_FFN],
+                   r->inf[FQ_OUT_LAYER],
+                   r->kurt_max,
+                   r->n_modes,
+                   md};
     if (runfile_write_quant(run, &d, err, sizeof err) != 0) {
         fprintf(stderr, "gatelab eval: %s\n", err);
         return -1;
@@ -168,8 +177,8 @@ static int eval_quant(Forward *f, const char *spec, QuantEvalOpts *q, json_t *jo
     int prc = quanteval_parse_modes(spec, q->modes, &q->n_modes);
     if (prc != 0) {
         fprintf(stderr,
-                "gatelab eval: bad --quant '%s' (%s; want a list of " FQ_NAME_W8A8 ", "
-                FQ_NAME_W8A8_PCT ", " FQ_NAME_W4A4 ")\n",
+                "gatelab eval: bad --quant '%s' (%s; want a list of " FQ_NAME_W8A8
+                ", " FQ_NAME_W8A8_PCT ", " FQ_NAME_W4A4 ")\n",
                 spec, prc == -2 ? "a mode named twice" : "an unknown mode");
         return 2;
     }
@@ -201,8 +210,8 @@ static const OptRow eval_rows[] = {
     {'B', "batch-size", OPT_INT, "B", 1, 4096, "4", "sequences per batch", 0, 0},
     {'q', "quant", OPT_STR, "LIST", 0, 0, NULL,
      "fake-quantized evaluation at T_train in these modes:\n"
-     "comma-separated " FQ_NAME_W8A8 ", " FQ_NAME_W8A8_PCT " (input ranges at the\n"
-     FQ_PERCENTILE_TEXT "th percentile), " FQ_NAME_W4A4,
+     "comma-separated " FQ_NAME_W8A8 ", " FQ_NAME_W8A8_PCT
+     " (input ranges at the\n" FQ_PERCENTILE_TEXT "th percentile), " FQ_NAME_W4A4,
      0, 0},
     {'c', "calib", OPT_INT, "N", 1, 100000, QEVAL_CALIB_TEXT,
      "held-out batches that calibrate each --quant mode's ranges", 0, 0},

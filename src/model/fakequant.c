@@ -9,8 +9,8 @@
 #include "metrics.h"
 #include "ops.h"
 
-static const char *const mode_names[FQ_MODE_COUNT] = {FQ_NAME_FLOAT, FQ_NAME_W8A8,
-                                                      FQ_NAME_W8A8_PCT, FQ_NAME_W4A4};
+static const char *const mode_names[FQ_MODE_COUNT] = {FQ_NAME_FLOAT, FQ_NAME_W8A8, FQ_NAME_W8A8_PCT,
+                                                      FQ_NAME_W4A4};
 
 const char *fq_mode_name(FqMode m) { return m >= 0 && m < FQ_MODE_COUNT ? mode_names[m] : "?"; }
 

@@ -30,11 +30,11 @@ typedef enum {
 
 typedef struct Intervention {
     InterventionKind kind;
-    int clip_k;       /* IV_BOS_CLIP: features clipped (>= 1) */
-    float *scratch;   /* IV_BOS_CLIP: caller's buffer of >= T * d floats */
-    int window, keep; /* streaming evaluation: every attention sees only its
-                         first keep keys and latest window - keep ones
-                         (AttnSpec); window 0: all (any kind) */
+    int clip_k;              /* IV_BOS_CLIP: features clipped (>= 1) */
+    float *scratch;          /* IV_BOS_CLIP: caller's buffer of >= T * d floats */
+    int window, keep;        /* streaming evaluation: every attention sees only its
+                                first keep keys and latest window - keep ones
+                                (AttnSpec); window 0: all (any kind) */
     struct FakeQuant *quant; /* the linear layers' fake quantization and the
                                 sub-layer statistics (fakequant.h); NULL:
                                 none (any kind) */

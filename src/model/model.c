@@ -192,8 +192,8 @@ static void fused_rows(float *cat, const Fused *f, int N, int P, int to_cat) {
 }
 
 /* q, k, v (and a FULL gate's z) = n1 [W_q; W_k; W_v; W_gate]^T */
-static void fused_forward(const Model *m, RunState *s, LayerActs *a, const LayerWeights *lw,
-                          int N, const Intervention *iv) {
+static void fused_forward(const Model *m, RunState *s, LayerActs *a, const LayerWeights *lw, int N,
+                          const Intervention *iv) {
     Scratch *sc = s->sc;
     const int P = model_fused_cols(m), d = m->dims.d;
     Fused f = fused_parts(m, a->q, a->k, a->v, a->gz);

@@ -65,9 +65,9 @@ static int run_mode(Forward *f, const QuantEvalOpts *o, FqMode m, const QBufs *b
     double sum = 0.0, csum = 0.0;
     long long cnt = 0, ccnt = 0;
     q.calibrating = 1;
-    int rc = m == FQ_FLOAT ? 0
-                           : run_batches(f, o, &q, o->batches, o->calib, nb, b, &csum, &ccnt, err,
-                                         errlen);
+    int rc = m == FQ_FLOAT
+                 ? 0
+                 : run_batches(f, o, &q, o->batches, o->calib, nb, b, &csum, &ccnt, err, errlen);
     q.calibrating = 0;
     q.observe = m == FQ_FLOAT;
     if (rc == 0) rc = run_batches(f, o, &q, 0, o->batches, nb, b, &sum, &cnt, err, errlen);
@@ -97,7 +97,8 @@ int quanteval_run(Forward *f, const QuantEvalOpts *o, QuantEvalResult *r, char *
     if (f->ops->prepare(f, B, T, 1.0, err, errlen) != 0) return -1;
     const size_t n = (size_t)B * T;
     QBufs b = {malloc(n * sizeof(int)), malloc(n * sizeof(int)), malloc(n * sizeof(float))};
-    int rc = b.in && b.tg && b.tok_loss ? 0 : seterr(err, errlen, "out of memory for %d windows", B);
+    int rc =
+        b.in && b.tg && b.tok_loss ? 0 : seterr(err, errlen, "out of memory for %d windows", B);
     if (rc == 0) rc = run_mode(f, o, FQ_FLOAT, &b, r, &r->val_loss, err, errlen);
     r->ppl = exp(r->val_loss);
     for (int i = 0; rc == 0 && i < o->n_modes; i++) {

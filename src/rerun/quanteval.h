@@ -49,7 +49,6 @@ int quanteval_parse_modes(const char *spec, FqMode *out, int *n);
 
 /* Evaluate f in float and in every mode of o into r. -1 with a one-line
  * reason: a bad option, too little memory or input, an interrupt. */
-int quanteval_run(Forward *f, const QuantEvalOpts *o, QuantEvalResult *r, char *err,
-                  size_t errlen);
+int quanteval_run(Forward *f, const QuantEvalOpts *o, QuantEvalResult *r, char *err, size_t errlen);
 
 #endif

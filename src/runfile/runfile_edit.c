@@ -111,7 +111,7 @@ int runfile_write_lceval(const char *path, const LcEvalData *d, char *err, size_
 
 /* /quant's attributes: the float pass. */
 static int quant_top_attrs(hid_t g, const QuantData *d) {
-    const char *k[] = {RS_Q_PERCENTILE, RS_Q_VAL_LOSS, RS_Q_PPL,       RS_Q_INF_ATTN,
+    const char *k[] = {RS_Q_PERCENTILE, RS_Q_VAL_LOSS,  RS_Q_PPL,     RS_Q_INF_ATTN,
                        RS_Q_INF_FFN,    RS_Q_INF_LAYER, RS_Q_KURT_MAX};
     const double v[] = {d->percentile, d->val_loss,  d->ppl,         d->inf_attn,
                         d->inf_ffn,    d->inf_layer, d->kurtosis_max};

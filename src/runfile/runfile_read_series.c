@@ -268,8 +268,7 @@ int runread_quant(RunReader *r, RunQuant *q, char *err, size_t errlen) {
     return 0;
 }
 
-int runread_quant_mode(RunReader *r, const char *mode, RunQuantMode *m, char *err,
-                       size_t errlen) {
+int runread_quant_mode(RunReader *r, const char *mode, RunQuantMode *m, char *err, size_t errlen) {
     memset(m, 0, sizeof *m);
     char path[96];
     snprintf(path, sizeof path, RS_G_QUANT "/%.32s", mode);

@@ -198,7 +198,8 @@
 #define RS_Q_INF_ATTN "inf_attn"     /* f64: max |y| of an attention output, mean over batches */
 #define RS_Q_INF_FFN "inf_ffn"       /* f64: the same of an FFN output */
 #define RS_Q_INF_LAYER "inf_layer"   /* f64: the same of a layer's output (residual stream) */
-#define RS_Q_KURT_MAX "kurtosis_max" /* f64: max over layers of a layer output's kurtosis, mean over batches */
+#define RS_Q_KURT_MAX                                                                              \
+    "kurtosis_max" /* f64: max over layers of a layer output's kurtosis, mean over batches */
 
 /* ---- checkpoint (RUN.h5.ckpt) ---- */
 #define RS_CKPT_PARAMS RS_G_PARAMS
