@@ -200,7 +200,7 @@ static const OptRow eval_rows[] = {
     {'l', "lengths", OPT_STR, "LIST", 0, 0, NULL,
      "comma-separated lengths; Nx means N * T_train\n"
      "(e.g. 256,512 or 1x,2x,4x,8x)",
-     0, 1},
+     0, 0},
     {'y', "yarn", OPT_FLAG, NULL, 0, 0, NULL,
      "YaRN: NTK-by-parts RoPE interpolation plus the attention\n"
      "temperature, scale = L / T_train (plain RoPE otherwise)",
@@ -214,12 +214,12 @@ static const OptRow eval_rows[] = {
      " (input ranges at the\n" FQ_PERCENTILE_TEXT "th percentile), " FQ_NAME_W4A4,
      0, 0},
     {'c', "calib", OPT_INT, "N", 1, 100000, QEVAL_CALIB_TEXT,
-     "held-out batches that calibrate each --quant mode's ranges", 0, 0},
+     "held-out batches calibrating each --quant\nmode's input ranges", 0, 0},
     {'j', "json", OPT_FLAG, NULL, 0, 0, NULL, "print JSON instead of tables", 0, 0},
     {'w', "no-write", OPT_FLAG, NULL, 0, 0, NULL, "do not store the results in RUN.h5", 0, 0},
     {0}};
 const OptTable eval_options = {
-    "eval", "RUN.h5 [options]",
+    "eval", "RUN.h5 (--lengths LIST | --quant LIST) [options]",
     "Evaluate a finished run at longer contexts than it was trained on: val loss\n"
     "(overall and per bucket of T_train positions), first-token attention share\n"
     "and sink rate (alpha_0 > " SINK_EPS_TEXT "), on the same held-out text for every run.\n"
