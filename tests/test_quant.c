@@ -383,6 +383,47 @@ static void test_eval_quant(void **st) {
     free(csv);
 }
 
+/* The same on an inspected checkpoint: windows of its recorded input, the
+ * float pass equal to the long-context eval's at the probe length. */
+static void test_eval_quant_checkpoint(void **st) {
+    (void)st;
+    char fix[1024], ids[1100], run[1100], out[1100], err[512];
+    snprintf(fix, sizeof fix, "%s/tests/reference/hf/llama-f32", tu_src());
+    snprintf(ids, sizeof ids, "%s/ids.txt", tu_tiny_dir);
+    snprintf(run, sizeof run, "%s/hf.h5", tu_tiny_dir);
+    snprintf(out, sizeof out, "%s/hf.out", tu_tiny_dir);
+    FILE *f = fopen(ids, "w");
+    assert_non_null(f);
+    for (int l = 0; l < 8; l++)
+        for (int i = 0; i < 16; i++)
+            fprintf(f, "%d%c", (l * 37 + i * 11) % 128, i < 15 ? ' ' : '\n');
+    fclose(f);
+    assert_int_equal(tu_run(out, "inspect %s --tokens %s --out %s -q", fix, ids, run), 0);
+    assert_int_equal(
+        tu_run(out, "eval %s --quant w8a8,w4a4 --batches 2 --batch-size 2 --calib 2", run), 0);
+    RunReader *r = runread_open(run, err, sizeof err);
+    assert_non_null(r);
+    RunQuant rq;
+    RunQuantMode rm;
+    assert_int_equal(runread_quant(r, &rq, err, sizeof err), 0);
+    assert_int_equal(rq.len, 16);
+    assert_true(rq.n_seqs == 4 && rq.inf_layer > 0.0 && isfinite(rq.kurtosis_max));
+    assert_int_equal(runread_quant_mode(r, FQ_NAME_W4A4, &rm, err, sizeof err), 0);
+    assert_true(isfinite(rm.val_loss) && rm.dloss != 0.0);
+    assert_int_equal(runread_quant_mode(r, FQ_NAME_W8A8_PCT, &rm, err, sizeof err), 1);
+    runread_close(r);
+    assert_int_equal(
+        tu_run(out, "eval %s --lengths 1x --batches 2 --batch-size 2 --no-write --json", run), 0);
+    char *js = tu_slurp_ok(out, NULL), *p = strstr(js, "\"val_loss\":");
+    assert_non_null(p);
+    assert_true(fabs(strtod(p + 11, NULL) - rq.val_loss) < 1e-6);
+    free(js);
+    /* too little input for the calibration batches: one line, exit 2 */
+    assert_int_equal(tu_run(out, "eval %s --quant w8a8 --batches 2 --batch-size 2 --calib 99", run),
+                     2);
+    tu_assert_one_line(out, "gatelab eval:", "windows");
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_symmetric_signed),
@@ -396,7 +437,8 @@ int main(void) {
         cmocka_unit_test(test_parse_modes),
         cmocka_unit_test(test_pytorch_reference),
     };
-    const struct CMUnitTest cli[] = {cmocka_unit_test(test_eval_quant)};
+    const struct CMUnitTest cli[] = {cmocka_unit_test(test_eval_quant),
+                                     cmocka_unit_test(test_eval_quant_checkpoint)};
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     return rc | cmocka_run_group_tests(cli, tu_tiny_setup, tu_tiny_teardown);
 }
