@@ -346,6 +346,12 @@ static void test_eval_quant(void **st) {
     tu_assert_one_line(out, "bad --quant 'w8a8,w9a9'", "unknown mode");
     assert_int_equal(tu_run(out, "eval %s --quant w4a4,w4a4", tu_tiny_run), 2);
     tu_assert_one_line(out, "a mode named twice", NULL);
+    /* the memory plan counts the quantized weights' copies: refused before any pass */
+    setenv("GATELAB_MEM_LIMIT", "1000", 1);
+    int rc = tu_run(out, "eval %s --quant w8a8", tu_tiny_run);
+    unsetenv("GATELAB_MEM_LIMIT");
+    assert_int_equal(rc, 2);
+    tu_assert_one_line(out, "gatelab eval: quantized evaluation", "over the memory limit");
     /* before: no /quant, so every quantity is absent */
     RunReader *r = runread_open(tu_tiny_run, err, sizeof err);
     assert_non_null(r);

@@ -77,6 +77,8 @@ static int run_mode(Forward *f, const QuantEvalOpts *o, FqMode m, const QBufs *b
     return rc;
 }
 
+/* The options, and the memory plan of the passes (the Forward's, plus the
+ * quantized weights), before anything runs. */
 static int check_opts(Forward *f, const QuantEvalOpts *o, char *err, size_t errlen) {
     if (o->n_modes < 1 || o->n_modes > QEVAL_MAX_MODES)
         return seterr(err, errlen, "need 1..%d quantization modes, got %d", QEVAL_MAX_MODES,
@@ -85,7 +87,13 @@ static int check_opts(Forward *f, const QuantEvalOpts *o, char *err, size_t errl
         return seterr(err, errlen, "--batches, --batch-size and --calib must be positive");
     char what[96];
     snprintf(what, sizeof what, "quantized evaluation with --batch-size %d", o->batch_size);
-    return forward_check_memory(f, o->batch_size, f->info.seq_len, 0, 0, what, err, errlen);
+    MemPlan p;
+    if (f->ops->plan(f, o->batch_size, f->info.seq_len, 0, 0, &p, err, errlen) != 0) return -1;
+    /* the sites' quantized weight copies: at most the parameters again */
+    const size_t copies = p.params;
+    p.params = p.params > (size_t)-1 - copies ? (size_t)-1 : p.params + copies;
+    p.total = p.total > (size_t)-1 - copies ? (size_t)-1 : p.total + copies;
+    return memplan_check(&p, what, err, errlen);
 }
 
 int quanteval_run(Forward *f, const QuantEvalOpts *o, QuantEvalResult *r, char *err,
