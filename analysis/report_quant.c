@@ -14,8 +14,8 @@
 
 /* Row w's column c of the section (NaN: absent). */
 static double qcol(const Row *w, int c) {
-    const double v[QCOLS] = {w->q_dloss[0],   w->q_dloss[1],    w->q_dloss[2], w->q_inf_attn,
-                             w->q_inf_ffn,    w->q_inf_layer,   w->q_kurt};
+    const double v[QCOLS] = {w->q_dloss[0], w->q_dloss[1],  w->q_dloss[2], w->q_inf_attn,
+                             w->q_inf_ffn,  w->q_inf_layer, w->q_kurt};
     return v[c];
 }
 
@@ -34,16 +34,15 @@ void md_quant(FILE *f, const Row *rows, int n) {
     for (int i = 0; i < n && !any; i++) any = rows[i].ok && isfinite(rows[i].q_inf_layer);
     double *buf = any ? malloc((size_t)n * sizeof *buf) : NULL;
     if (!buf) return;
-    fprintf(f,
-            "\n## Quantized evaluation (exploratory)\n\n"
-            "Val-loss increase over float with the linear layers' weights and inputs "
-            "fake-quantized (W8A8 min-max, W8A8 with inputs at the " FQ_PERCENTILE_TEXT
-            "th percentile, W4A4; LM head in float), and the float pass's largest |y| of "
-            "an attention, FFN and layer output and largest layer-output kurtosis, per "
-            "sequence; mean ± std over seeds (docs/metrics.md \"Quantized evaluation\"; "
-            "results.csv `quant_*`). Not among the declared tests.\n\n"
-            "| run | seeds | ΔL W8A8 | ΔL W8A8-pct | ΔL W4A4 | max\\|attn\\| | max\\|FFN\\| | "
-            "max\\|layer\\| | max kurtosis |\n|---|---|---|---|---|---|---|---|---|\n");
+    fprintf(f, "\n## Quantized evaluation (exploratory)\n\n"
+               "Val-loss increase over float with the linear layers' weights and inputs "
+               "fake-quantized (W8A8 min-max, W8A8 with inputs at the " FQ_PERCENTILE_TEXT
+               "th percentile, W4A4; LM head in float), and the float pass's largest |y| of "
+               "an attention, FFN and layer output and largest layer-output kurtosis, per "
+               "sequence; mean ± std over seeds (docs/metrics.md \"Quantized evaluation\"; "
+               "results.csv `quant_*`). Not among the declared tests.\n\n"
+               "| run | seeds | ΔL W8A8 | ΔL W8A8-pct | ΔL W4A4 | max\\|attn\\| | max\\|FFN\\| | "
+               "max\\|layer\\| | max kurtosis |\n|---|---|---|---|---|---|---|---|---|\n");
     for (int a = 0; a < n;) {
         int b = group_end(rows, n, a), k = 0;
         for (int i = a; i < b; i++) k += rows[i].ok && isfinite(rows[i].q_inf_layer);
