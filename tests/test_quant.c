@@ -107,6 +107,33 @@ static void test_percentile(void **st) {
     free(x), free(s);
 }
 
+static int cmp_float(const void *a, const void *b) {
+    float x = *(const float *)a, y = *(const float *)b;
+    return (x > y) - (x < y);
+}
+
+/* The selection against a full sort, on inputs full of ties (values mod
+ * 7) and of every small size: the percentile entries are the sorted
+ * values' round((n - 1) p / 100). */
+static void test_percentile_ties(void **st) {
+    (void)st;
+    float x[600], s[600], sorted[600];
+    for (size_t n = 1; n <= 600; n += 37) {
+        for (size_t i = 0; i < n; i++) x[i] = (float)((i * 2654435761u) % 7) - 3.0f;
+        memcpy(sorted, x, n * sizeof *x);
+        qsort(sorted, n, sizeof *sorted, cmp_float);
+        for (double pct = 50.0; pct < 100.0; pct += 12.5) {
+            double lo, hi;
+            fq_percentile(x, n, pct, s, &lo, &hi);
+            size_t kh = (size_t)floor((double)(n - 1) * pct / 100.0 + 0.5);
+            size_t kl = (size_t)floor((double)(n - 1) * (100.0 - pct) / 100.0 + 0.5);
+            if (hi != sorted[kh] || lo != sorted[kl])
+                fail_msg("n %zu pct %g: [%g, %g], want [%g, %g]", n, pct, lo, hi, sorted[kl],
+                         sorted[kh]);
+        }
+    }
+}
+
 /* Two sites in a pass; calibration ranges [0, 1] then [0, 2] give hi =
  * 0.9 * 1 + 0.1 * 2 = 1.1; a weight is quantized once and kept. */
 static void test_sites(void **st) {
@@ -432,15 +459,11 @@ static void test_eval_quant_checkpoint(void **st) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_symmetric_signed),
-        cmocka_unit_test(test_symmetric_unsigned),
-        cmocka_unit_test(test_symmetric_8bit),
-        cmocka_unit_test(test_asymmetric),
-        cmocka_unit_test(test_asymmetric_widened),
-        cmocka_unit_test(test_percentile),
-        cmocka_unit_test(test_sites),
-        cmocka_unit_test(test_float_stats),
-        cmocka_unit_test(test_parse_modes),
+        cmocka_unit_test(test_symmetric_signed),   cmocka_unit_test(test_symmetric_unsigned),
+        cmocka_unit_test(test_symmetric_8bit),     cmocka_unit_test(test_asymmetric),
+        cmocka_unit_test(test_asymmetric_widened), cmocka_unit_test(test_percentile),
+        cmocka_unit_test(test_percentile_ties),    cmocka_unit_test(test_sites),
+        cmocka_unit_test(test_float_stats),        cmocka_unit_test(test_parse_modes),
         cmocka_unit_test(test_pytorch_reference),
     };
     const struct CMUnitTest cli[] = {cmocka_unit_test(test_eval_quant),
