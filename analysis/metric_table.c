@@ -25,6 +25,9 @@
     "(`yarn`); blank when the run was not evaluated at both lengths."
 #define LC_DEG(name, mode, k)                                                                      \
     { name, NAN, MK_REAL, MS_OTHER, OFF(lc_deg[mode][k]), 0, 0, NULL, NULL, NULL, LC_DEF, 0, 0 }
+/* the same, with a definition (`gatelab metrics`) */
+#define CSV_DEF(name, field, def)                                                                  \
+    { name, NAN, MK_REAL, MS_OTHER, OFF(field), 0, 0, NULL, NULL, NULL, def, 0, 0 }
 
 static const MetricCol METRICS[] = {
     CSV_ONLY("n_params", NAN, MK_LL, MS_OTHER, n_params),
@@ -155,6 +158,20 @@ static const MetricCol METRICS[] = {
      "1 when the peak layer's top-1 |h| is massive by Sun et al.'s criterion (above 100 and at "
      "above 1000 times the median |h|; docs/metrics.md), 0 when not, blank when unknown.",
      0, 0},
+    CSV_DEF("quant_w8a8_dloss", q_dloss[0],
+            "Val loss with the linear layers' weights and inputs fake-quantized to 8 bits "
+            "(min-max input ranges) minus the float val loss on the same windows (`gatelab eval "
+            "--quant`, docs/metrics.md \"Quantized evaluation\"; blank: not evaluated)."),
+    CSV_DEF("quant_w8a8pct_dloss", q_dloss[1],
+            "The same with the input ranges at the 0.01th and 99.99th percentiles."),
+    CSV_DEF("quant_w4a4_dloss", q_dloss[2], "The same at 4 bits (min-max input ranges)."),
+    CSV_DEF("quant_inf_attn", q_inf_attn,
+            "Mean over sequences of the largest |y| of any attention output (the float pass of "
+            "`gatelab eval --quant`)."),
+    CSV_DEF("quant_inf_ffn", q_inf_ffn, "The same of any FFN output."),
+    CSV_DEF("quant_inf_layer", q_inf_layer, "The same of any layer output (residual stream)."),
+    CSV_DEF("quant_kurtosis_max", q_kurt,
+            "Mean over sequences of the largest kurtosis over layers of a layer output."),
 };
 #define N_METRICS ((int)(sizeof METRICS / sizeof METRICS[0]))
 

@@ -75,6 +75,7 @@ static int write_md(const char *path, const char *dir, const char *outdir, const
     md_runs(f, rows, n);
     md_figures(f, outdir, rows, n);
     md_lr_sensitivity(f, outdir, rows, n);
+    md_quant(f, rows, n); /* report_quant.c */
     { /* long-context and stability sections: report_longctx.c, report_stability.c */
         const char **paths = calloc((size_t)(n ? n : 1), sizeof *paths);
         char figdir[1100];

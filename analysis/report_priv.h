@@ -40,7 +40,11 @@ typedef struct {
     int sink_formed;                  /* metrics.h sink_formed of f_attn: 1, 0, -1 (no probe) */
     double loss0;                     /* training loss at the first step (NaN: none) */
     double max_logit;                 /* largest attention logit, last probe (NaN: none) */
-    char probe_err[512];              /* the last probe exists but cannot be read */
+    /* /quant (gatelab eval --quant; NaN: absent): each mode's val-loss
+     * increase over float, and the float pass's outlier statistics */
+    double q_dloss[3]; /* w8a8, w8a8-pct, w4a4 */
+    double q_inf_attn, q_inf_ffn, q_inf_layer, q_kurt;
+    char probe_err[512]; /* the last probe exists but cannot be read */
     long long spike_steps[MAX_SPIKE_STEPS];
     int probe_T, probe_N, proxy, has_probe;
     char normaliser[64];
@@ -70,6 +74,9 @@ int cfg_eq(double x, double y);
 void fill_dppl(Row *rows, int n);
 /* report_lr.c */
 void md_lr_sensitivity(FILE *f, const char *outdir, const Row *rows, int n);
+/* report_quant.c: the quantized-evaluation section (only when some run
+ * has /quant). */
+void md_quant(FILE *f, const Row *rows, int n);
 /* report_compare.c */
 /* The exploratory comparisons of every group with its baseline; those the
  * protocol pr (NULL: none) tests as primary are named, not tested again. */

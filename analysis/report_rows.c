@@ -12,7 +12,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "config.h" /* variant_key */
+#include "config.h"    /* variant_key */
+#include "fakequant.h" /* FQ_NAME_* */
 #include "metric_table.h"
 #include "heatmap.h"
 #include "metrics.h"
@@ -113,6 +114,21 @@ static void row_lceval(RunReader *r, Row *w) {
         for (int k = 0; k < 3; k++) w->lc_deg[m][k] = rs_lc_degradation(r, mode[m], 2 << k);
 }
 
+/* The /quant results, when the run has them; absent or malformed ones
+ * stay NaN (blank). */
+static void row_quant(RunReader *r, Row *w) {
+    static const char *const modes[] = {FQ_NAME_W8A8, FQ_NAME_W8A8_PCT, FQ_NAME_W4A4};
+    char err[512];
+    RunQuant q;
+    if (runread_quant(r, &q, err, sizeof err) != 0) return;
+    w->q_inf_attn = q.inf_attn, w->q_inf_ffn = q.inf_ffn;
+    w->q_inf_layer = q.inf_layer, w->q_kurt = q.kurtosis_max;
+    for (int i = 0; i < 3; i++) {
+        RunQuantMode m;
+        if (runread_quant_mode(r, modes[i], &m, err, sizeof err) == 0) w->q_dloss[i] = m.dloss;
+    }
+}
+
 void row_read(Row *w) {
     w->steps = w->val_loss = w->ppl = w->bpb = w->dppl = w->f_attn = NAN;
     w->f_attn_uniform = w->sink03 = w->gate_mean = w->gate_below01 = NAN;
@@ -125,6 +141,8 @@ void row_read(Row *w) {
     w->massive_sun = -1;
     w->sink_formed = w->gate_bounded = -1;
     w->loss0 = w->max_logit = NAN;
+    w->q_dloss[0] = w->q_dloss[1] = w->q_dloss[2] = NAN;
+    w->q_inf_attn = w->q_inf_ffn = w->q_inf_layer = w->q_kurt = NAN;
     w->diverged_step = -1;
     w->base = -1;
     run_name(w->run, sizeof w->run, w->path);
@@ -151,6 +169,9 @@ void row_read(Row *w) {
     w->ppl = exp(w->val_loss);
     row_probe(r, w);
     row_lceval(r, w);
+}
+
+    row_quant(r, w);
     runread_close(r);
 }
 

@@ -117,6 +117,7 @@ static void test_eval_lengths_scope(void **state) {
     (void)state;
     put("p.ini", "steps = 10\n");
     put("lc.sweep", "[sweep]\npreset = p\neval_lengths = 1,2,8\nintervene = all\n"
+                    "eval_quant = w8a8, w4a4\n"
                     "[run x]\nvariant = baseline\n[run w]\nvariant = g1-head\n");
     put("other.sweep", "[sweep]\npreset = p\n[run z]\nvariant = g1-elem\n");
     const char *top =
@@ -134,9 +135,12 @@ static void test_eval_lengths_scope(void **state) {
         assert_string_equal(sw.runs[i].eval_lengths, ev[i]);
         /* intervene has the same scope */
         assert_string_equal(sw.runs[i].intervene, ev[i][0] ? "all" : "");
+        /* and eval_quant, as the list gatelab eval --quant takes */
+        assert_string_equal(sw.runs[i].eval_quant, ev[i][0] ? "w8a8,w4a4" : "");
     }
     assert_string_equal(sw.eval_lengths, "1x,2x,8x");
     assert_string_equal(sw.intervene, "all");
+    assert_string_equal(sw.eval_quant, "w8a8,w4a4");
     sweep_free(&sw);
     /* a top file's eval_lengths does not reach its include's runs */
     const char *top2 = put("top2.sweep", "[sweep]\npreset = p\neval_lengths = 4\n"
@@ -214,6 +218,12 @@ static void test_errors(void **state) {
                  "e15.sweep:3:", "bad intervene kind 'none'");
     expect_error("e16.sweep", "[sweep]\npreset = p\nintervene = all\nintervene = no-bos\n[run a]\n",
                  "e16.sweep:4:", "intervene given twice");
+    expect_error("q1.sweep", "[sweep]\npreset = p\neval_quant = w8a8,w2a2\n[run a]\n",
+                 "q1.sweep:3:", "bad eval_quant mode 'w2a2'");
+    expect_error("q2.sweep", "[sweep]\npreset = p\neval_quant = w4a4,w4a4\n[run a]\n",
+                 "q2.sweep:3:", "bad eval_quant mode 'w4a4'");
+    expect_error("q3.sweep", "[sweep]\npreset = p\neval_quant = float\n[run a]\n",
+                 "q3.sweep:3:", "bad eval_quant mode 'float'");
     expect_error("e13.sweep", "[sweep]\npreset = p\n[run a]\nlr = 1\nlr = 2\n",
                  "e13.sweep:5:", "given twice");
     expect_error("e14.sweep", "[sweep]\npreset = p\n[grid a]\n", "e14.sweep:3:", "unknown section");

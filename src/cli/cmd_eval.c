@@ -1,7 +1,8 @@
-/* cmd_eval.c: `gatelab eval`, long-context evaluation of a finished run
- * or an inspected checkpoint. The work is in lceval.c over the run's
- * Forward (forward_open.h); this file parses flags, prints, and stores the
- * results under /lceval in the run file (nothing else is touched). */
+/* cmd_eval.c: `gatelab eval`, long-context and quantized evaluation of a
+ * finished run or an inspected checkpoint. The work is in lceval.c and
+ * quanteval.c over the run's Forward (forward_open.h); this file parses
+ * flags, prints, and stores the results under /lceval and /quant in the
+ * run file (nothing else is touched). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,7 @@
 #include "cli_json.h"
 #include "forward_open.h"
 #include "lceval.h"
+#include "quanteval.h"
 #include "stop.h"
 #include "runfile.h"
 #include "runlock.h"
@@ -106,11 +108,100 @@ static int store(const char *run, int yarn, const LcEvalResult *r, int n) {
     return 0;
 }
 
+static void print_quant(const char *run, const ForwardInfo *info, const QuantEvalResult *r) {
+    printf("%s  variant %s  length %d  %lld sequences  calibration %d batches  "
+           "percentile " FQ_PERCENTILE_TEXT "\n",
+           run, info->variant, r->len, r->n_seqs, r->calib);
+    printf("%10s %9s %9s %9s\n", "mode", "val_loss", "ppl", "dloss");
+    printf("%10s %9.4f %9.3f %9s\n", FQ_NAME_FLOAT, r->val_loss, r->ppl, "");
+    for (int i = 0; i < r->n_modes; i++)
+        printf("%10s %9.4f %9.3f %+9.4f\n", fq_mode_name(r->modes[i].mode), r->modes[i].val_loss,
+               r->modes[i].ppl, r->modes[i].dloss);
+    printf("float: max |attn out| %.4g  max |ffn out| %.4g  max |layer out| %.4g  "
+           "max kurtosis %.4g\n",
+           r->inf[FQ_OUT_ATTN], r->inf[FQ_OUT_FFN], r->inf[FQ_OUT_LAYER], r->kurt_max);
+}
+
+static json_t *quant_json(const QuantEvalResult *r) {
+    json_t *e = json_object(), *m = json_object();
+    cj_set(e, "length", json_integer(r->len));
+    cj_set(e, "n_seqs", json_integer(r->n_seqs));
+    cj_set(e, "calib_batches", json_integer(r->calib));
+    cj_set(e, "percentile", cj_num(FQ_PERCENTILE));
+    cj_set(e, "val_loss", cj_num(r->val_loss));
+    cj_set(e, "ppl", cj_num(r->ppl));
+    cj_set(e, "inf_attn", cj_num(r->inf[FQ_OUT_ATTN]));
+    cj_set(e, "inf_ffn", cj_num(r->inf[FQ_OUT_FFN]));
+    cj_set(e, "inf_layer", cj_num(r->inf[FQ_OUT_LAYER]));
+    cj_set(e, "kurtosis_max", cj_num(r->kurt_max));
+    for (int i = 0; i < r->n_modes; i++) {
+        json_t *q = json_object();
+        cj_set(q, "val_loss", cj_num(r->modes[i].val_loss));
+        cj_set(q, "ppl", cj_num(r->modes[i].ppl));
+        cj_set(q, "dloss", cj_num(r->modes[i].dloss));
+        cj_set(m, fq_mode_name(r->modes[i].mode), q);
+    }
+    cj_set(e, "modes", m);
+    return e;
+}
+
+static int store_quant(const char *run, const QuantEvalResult *r) {
+    char err[512];
+    QuantModeData md[QEVAL_MAX_MODES];
+    for (int i = 0; i < r->n_modes; i++)
+        md[i] = (QuantModeData){fq_mode_name(r->modes[i].mode), r->modes[i].val_loss,
+                                r->modes[i].ppl, r->modes[i].dloss};
+    QuantData d = {r->len,
+                   r->calib,
+                   r->n_seqs,
+                   FQ_PERCENTILE,
+                   r->val_loss,
+                   r->ppl,
+                   r->inf[FQ_OUT_ATTN],
+                   r->inf[FQ_OUT_FFN],
+                   r->inf[FQ_OUT_LAYER],
+                   r->kurt_max,
+                   r->n_modes,
+                   md};
+    if (runfile_write_quant(run, &d, err, sizeof err) != 0) {
+        fprintf(stderr, "gatelab eval: %s\n", err);
+        return -1;
+    }
+    return 0;
+}
+
+/* The quantized evaluation of f in the modes of spec: printed (or into
+ * jo) and stored unless nowrite. 0, 1 (a failed write), 2 (bad input or
+ * a failed evaluation) or 130 (interrupted). */
+static int eval_quant(Forward *f, const char *spec, QuantEvalOpts *q, json_t *jo, int nowrite) {
+    char err[1024];
+    int prc = quanteval_parse_modes(spec, q->modes, &q->n_modes);
+    if (prc != 0) {
+        fprintf(stderr,
+                "gatelab eval: bad --quant '%s' (%s; want a list of " FQ_NAME_W8A8
+                ", " FQ_NAME_W8A8_PCT ", " FQ_NAME_W4A4 ")\n",
+                spec, prc == -2 ? "a mode named twice" : "an unknown mode");
+        return 2;
+    }
+    QuantEvalResult r;
+    StopGuard guard;
+    stop_arm(&guard); /* Ctrl-C stops between batches; nothing is stored */
+    int failed = quanteval_run(f, q, &r, err, sizeof err) != 0;
+    stop_disarm(&guard);
+    if (failed) {
+        fprintf(stderr, "gatelab eval: %s\n", err);
+        return stop_requested() ? 130 : 2;
+    }
+    if (jo) cj_set(jo, "quant", quant_json(&r));
+    else print_quant(f->run, &f->info, &r);
+    return !nowrite && store_quant(f->run, &r) != 0 ? 1 : 0;
+}
+
 static const OptRow eval_rows[] = {
     {'l', "lengths", OPT_STR, "LIST", 0, 0, NULL,
      "comma-separated lengths; Nx means N * T_train\n"
      "(e.g. 256,512 or 1x,2x,4x,8x)",
-     0, 1},
+     0, 0},
     {'y', "yarn", OPT_FLAG, NULL, 0, 0, NULL,
      "YaRN: NTK-by-parts RoPE interpolation plus the attention\n"
      "temperature, scale = L / T_train (plain RoPE otherwise)",
@@ -118,15 +209,25 @@ static const OptRow eval_rows[] = {
     {'b', "both", OPT_FLAG, NULL, 0, 0, NULL, "plain RoPE, then YaRN", 0, 0},
     {'n', "batches", OPT_INT, "N", 1, 100000, "4", "held-out batches per length", 0, 0},
     {'B', "batch-size", OPT_INT, "B", 1, 4096, "4", "sequences per batch", 0, 0},
+    {'q', "quant", OPT_STR, "LIST", 0, 0, NULL,
+     "fake-quantized evaluation at T_train in these modes:\n"
+     "comma-separated " FQ_NAME_W8A8 ", " FQ_NAME_W8A8_PCT
+     " (input ranges at the\n" FQ_PERCENTILE_TEXT "th percentile), " FQ_NAME_W4A4,
+     0, 0},
+    {'c', "calib", OPT_INT, "N", 1, 100000, QEVAL_CALIB_TEXT,
+     "held-out batches calibrating each --quant\nmode's input ranges", 0, 0},
     {'j', "json", OPT_FLAG, NULL, 0, 0, NULL, "print JSON instead of tables", 0, 0},
     {'w', "no-write", OPT_FLAG, NULL, 0, 0, NULL, "do not store the results in RUN.h5", 0, 0},
     {0}};
 const OptTable eval_options = {
-    "eval", "RUN.h5 [options]",
+    "eval", "RUN.h5 (--lengths LIST | --quant LIST) [options]",
     "Evaluate a finished run at longer contexts than it was trained on: val loss\n"
     "(overall and per bucket of T_train positions), first-token attention share\n"
     "and sink rate (alpha_0 > " SINK_EPS_TEXT "), on the same held-out text for every run.\n"
-    "Results are stored in RUN.h5 under /lceval/<plain|yarn>/L_<len>.\n",
+    "Results are stored in RUN.h5 under /lceval/<plain|yarn>/L_<len>.\n"
+    "--quant instead (or as well) scores the run at T_train with its linear layers'\n"
+    "weights and inputs fake-quantized, against float on the same windows\n"
+    "(stored under /quant).\n",
     "Learned position tables cannot extrapolate: lengths above max_pos are refused.\n"
     "A run of `gatelab inspect` is evaluated through its checkpoint (the directory\n"
     "it records) on its recorded input: windows of each length, plain positions,\n"
@@ -135,9 +236,10 @@ const OptTable eval_options = {
     eval_rows};
 
 int cmd_eval(int argc, char **argv) {
-    const char *lengths = NULL;
+    const char *lengths = NULL, *quant = NULL;
     int yarn = 0, both = 0, json = 0, nowrite = 0, c;
     LcEvalOpts o = {.batches = 4, .batch_size = 4};
+    QuantEvalOpts qo = {.calib = QEVAL_CALIB_DEFAULT};
     OptParser op;
     opt_init(&op, &eval_options, argc, argv);
     while ((c = opt_next(&op)) != OPT_END) {
@@ -151,10 +253,12 @@ int cmd_eval(int argc, char **argv) {
         case 'w': nowrite = 1; break;
         case 'n': o.batches = (int)op.num; break;
         case 'B': o.batch_size = (int)op.num; break;
+        case 'q': quant = op.str; break;
+        case 'c': qo.calib = (int)op.num; break;
         }
     }
-    if (op.optind != argc - 1 || !lengths) {
-        fprintf(stderr, "gatelab eval: need one RUN.h5 and --lengths (see --help)\n");
+    if (op.optind != argc - 1 || (!lengths && !quant)) {
+        fprintf(stderr, "gatelab eval: need one RUN.h5 and --lengths or --quant (see --help)\n");
         return 2;
     }
     const char *run = argv[op.optind];
@@ -174,7 +278,7 @@ int cmd_eval(int argc, char **argv) {
         return 2;
     }
     const int T = f->info.seq_len;
-    int prc = parse_lengths(lengths, T, o.lengths, &o.n_lengths);
+    int prc = lengths ? parse_lengths(lengths, T, o.lengths, &o.n_lengths) : 0;
     if (prc == -2) {
         fprintf(stderr, "gatelab eval: --lengths '%s' names length %d twice (T_train is %d)\n",
                 lengths, o.lengths[o.n_lengths], T);
@@ -190,7 +294,7 @@ int cmd_eval(int argc, char **argv) {
         runlock_release(&lock);
         return 2;
     }
-    int modes[2] = {both ? 0 : yarn, 1}, nmodes = both ? 2 : 1, rc = 0;
+    int modes[2] = {both ? 0 : yarn, 1}, nmodes = !lengths ? 0 : both ? 2 : 1, rc = 0;
     json_t *jo = json ? cj_set(json_object(), "run", cj_str(run)) : NULL;
     for (int k = 0; k < nmodes && rc == 0; k++) {
         LcEvalResult res[LCEVAL_MAX_LENGTHS];
@@ -216,6 +320,12 @@ int cmd_eval(int argc, char **argv) {
         }
         if (!nowrite && store(run, o.yarn, res, o.n_lengths) != 0) rc = 1;
         for (int i = 0; i < o.n_lengths; i++) lceval_result_free(&res[i]);
+    }
+    if (rc == 0 && quant) {
+        qo.batches = o.batches, qo.batch_size = o.batch_size;
+        if (json) cj_set(jo, "variant", cj_str(f->info.variant));
+        rc = eval_quant(f, quant, &qo, jo, nowrite);
+        if (rc >= 2) json_decref(jo), jo = NULL; /* no partial JSON */
     }
     forward_close(f);
     runlock_release(&lock);

@@ -199,8 +199,9 @@ static int run_sweep(const Sweep *sw, const SweepArgs *a, int rank, int size, in
 #endif
     /* the report covers a whole sweep: not one --only task, not a
      * sweep stopped by a signal */
-    if (r >= 0 && !a->dry && !s.interrupted && (sw->eval_lengths[0] || sw->intervene[0]) &&
-        sweep_post_runs(sw, &o) && rc == 0)
+    if (r >= 0 && !a->dry && !s.interrupted &&
+        (sw->eval_lengths[0] || sw->intervene[0] || sw->eval_quant[0]) && sweep_post_runs(sw, &o) &&
+        rc == 0)
         rc = 1;
     int whole = a->only < 0 && !a->dry && rc != 2 && !a->no_report && !(r >= 0 && s.interrupted);
     if (whole && rank == 0 && write_report(a->out) && rc == 0) rc = 1;

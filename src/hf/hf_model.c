@@ -103,11 +103,14 @@ int hf_model_forward(HfModel *m, const int32_t *ids, int T, const HfRun *run, ch
     if (hf_bufs_alloc(&m->b, a, T, M, m->threads) < 0)
         return seterr(err, errlen, "out of memory for activations (T=%d)", T);
     openblas_set_num_threads(1); /* our threads split the work (parallel.c) */
+    m->quant = run->iv ? run->iv->quant : NULL;
+    if (m->quant) fq_begin(m->quant, 1);
     if (embed(m, ids, T, err, errlen) < 0) return -1;
     if (a->rotary_dim) hf_rope_setup(m);
     const int C = hf_model_gate_channels(m);
     for (int l = 0; l < a->L; l++) {
         if (hf_layer(m, l, run->iv, err, errlen) < 0) return -1;
+        if (m->quant) fq_output(m->quant, FQ_OUT_LAYER, m->b.x, 1, (size_t)T * a->d);
         ProbeLayer o = {.layer = l,
                         .T = T,
                         .H = a->H,

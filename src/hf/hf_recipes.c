@@ -33,9 +33,9 @@ static int llama_layer(HfModel *m, int l, const float *W[W_N_ROLES], const Inter
     HfBufs *b = &m->b;
     const int T = b->T, kv = a->Hkv * a->dh, hd = a->H * a->dh;
     hf_norm(m, b->h, b->x, W[W_LN1], W[W_LN1_B], T, a->d, a->rms);
-    hf_linear(m, b->qraw, b->h, W[W_Q], W[W_QB], a->d, hf_q_rows(a), 0, 0);
-    hf_linear(m, b->k, b->h, W[W_K], W[W_KB], a->d, kv, 0, 0);
-    hf_linear(m, b->v, b->h, W[W_V], W[W_VB], a->d, kv, 0, 0);
+    hf_linear(m, b->qraw, b->h, W[W_Q], W[W_QB], a->d, hf_q_rows(a), 0, 0, FQ_OUT_ATTN);
+    hf_linear(m, b->k, b->h, W[W_K], W[W_KB], a->d, kv, 0, 0, FQ_OUT_ATTN);
+    hf_linear(m, b->v, b->h, W[W_V], W[W_VB], a->d, kv, 0, 0, FQ_OUT_ATTN);
     split_q_gate(a, b);
     if (W[W_QN] && W[W_KN]) { /* Qwen3 q_norm / k_norm: per head */
         hf_norm(m, b->q, b->q, W[W_QN], NULL, T * a->H, a->dh, 1);
@@ -44,7 +44,7 @@ static int llama_layer(HfModel *m, int l, const float *W[W_N_ROLES], const Inter
     hf_rope(m, b->q, a->H);
     hf_rope(m, b->k, a->Hkv);
     hf_attend(m, l, &(AttnIn){.q = b->q, .k = b->k, .v = b->v, .ldq = hd, .ldkv = kv}, iv);
-    hf_linear(m, b->x, b->o, W[W_O], W[W_OB], hd, a->d, m->w.conv1d, 1);
+    hf_linear(m, b->x, b->o, W[W_O], W[W_OB], hd, a->d, m->w.conv1d, 1, FQ_OUT_ATTN);
     hf_norm(m, b->h, b->x, W[W_LN2], W[W_LN2_B], T, a->d, a->rms);
     hf_mlp(m, W);
     return 0;
@@ -55,7 +55,7 @@ static int gpt2_layer(HfModel *m, int l, const float *W[W_N_ROLES], const Interv
     HfBufs *b = &m->b;
     const int d = a->d;
     hf_norm(m, b->h, b->x, W[W_LN1], W[W_LN1_B], b->T, d, a->rms);
-    hf_linear(m, b->qraw, b->h, W[W_QKV], W[W_QKV_B], d, 3 * d, m->w.conv1d, 0);
+    hf_linear(m, b->qraw, b->h, W[W_QKV], W[W_QKV_B], d, 3 * d, m->w.conv1d, 0, FQ_OUT_ATTN);
     /* attention reads the fused [q | k | v] rows in place */
     hf_attend(m, l,
               &(AttnIn){.q = b->qraw,
@@ -64,7 +64,7 @@ static int gpt2_layer(HfModel *m, int l, const float *W[W_N_ROLES], const Interv
                         .ldq = 3 * d,
                         .ldkv = 3 * d},
               iv);
-    hf_linear(m, b->x, b->o, W[W_O], W[W_OB], d, d, m->w.conv1d, 1);
+    hf_linear(m, b->x, b->o, W[W_O], W[W_OB], d, d, m->w.conv1d, 1, FQ_OUT_ATTN);
     hf_norm(m, b->h, b->x, W[W_LN2], W[W_LN2_B], b->T, d, a->rms);
     hf_mlp(m, W);
     return 0;
@@ -89,7 +89,7 @@ static int neox_layer(HfModel *m, int l, const float *W[W_N_ROLES], const Interv
     HfBufs *b = &m->b;
     const int d = a->d, hd = a->H * a->dh;
     hf_norm(m, b->h, b->x, W[W_LN1], W[W_LN1_B], b->T, d, a->rms);
-    hf_linear(m, b->qraw, b->h, W[W_QKV], W[W_QKV_B], d, 3 * d, m->w.conv1d, 0);
+    hf_linear(m, b->qraw, b->h, W[W_QKV], W[W_QKV_B], d, 3 * d, m->w.conv1d, 0, FQ_OUT_ATTN);
     split_neox(a, b);
     hf_rope(m, b->q, a->H);
     hf_rope(m, b->k, a->Hkv);
@@ -97,7 +97,7 @@ static int neox_layer(HfModel *m, int l, const float *W[W_N_ROLES], const Interv
     /* parallel residual: both blocks read the same x, so the second norm
      * is taken before o_proj adds to x */
     if (a->parallel_residual) hf_norm(m, b->h, b->x, W[W_LN2], W[W_LN2_B], b->T, d, a->rms);
-    hf_linear(m, b->x, b->o, W[W_O], W[W_OB], hd, d, m->w.conv1d, 1);
+    hf_linear(m, b->x, b->o, W[W_O], W[W_OB], hd, d, m->w.conv1d, 1, FQ_OUT_ATTN);
     if (!a->parallel_residual) hf_norm(m, b->h, b->x, W[W_LN2], W[W_LN2_B], b->T, d, a->rms);
     hf_mlp(m, W);
     return 0;

@@ -100,10 +100,32 @@ void hf_linear_run(int threads, const HfLinear *j) {
     parallel_for(threads, (size_t)(j->N + COL_UNIT - 1) / COL_UNIT, linear_cols, (void *)j);
 }
 
+void hf_linear_quant(const HfModel *m, HfLinear *j) {
+    if (m->quant) fq_linear(m->quant, &j->in, (size_t)j->M * j->K, &j->W, (size_t)j->N * j->K);
+    hf_linear_run(m->threads, j);
+}
+
+/* out += in W^T + b made apart in a scratch of the model's, recorded as
+ * sub-layer output `kind`, then added (statistics passes only). */
+static void linear_observed(const HfModel *m, HfLinear *j, FqOut kind) {
+    const size_t n = (size_t)j->M * j->N;
+    float *out = j->out, *y = falloc(n);
+    if (!y) {
+        m->quant->failed = 1;
+        return;
+    }
+    j->out = y, j->acc = 0;
+    hf_linear_quant(m, j);
+    fq_output(m->quant, kind, y, 1, n);
+    for (size_t i = 0; i < n; i++) out[i] += y[i];
+    free(y);
+}
+
 void hf_linear(const HfModel *m, float *out, const float *in, const float *W, const float *bias,
-               int K, int N, int conv1d, int acc) {
+               int K, int N, int conv1d, int acc, FqOut kind) {
     HfLinear j = {out, in, W, bias, m->b.T, K, N, conv1d, N, acc, NULL, NULL};
-    hf_linear_run(m->threads, &j);
+    if (acc && m->quant && m->quant->observe) linear_observed(m, &j, kind);
+    else hf_linear_quant(m, &j);
 }
 
 typedef struct {
@@ -200,7 +222,8 @@ void hf_mlp(HfModel *m, const float *W[W_N_ROLES]) {
     ActJob act = {a->act, b->f1, a->glu ? b->f2 : NULL};
     /* the activation runs on each thread's columns right after their sgemm:
      * GLU: f1 = up, then f1 *= act(gate) slice by slice; else f1 = act(up) */
-    if (a->glu) hf_linear(m, b->f1, b->h, W[W_UP], W[W_UP_B], a->d, a->ff, m->w.conv1d, 0);
+    if (a->glu)
+        hf_linear(m, b->f1, b->h, W[W_UP], W[W_UP_B], a->d, a->ff, m->w.conv1d, 0, FQ_OUT_FFN);
     HfLinear j = {.out = a->glu ? b->f2 : b->f1,
                   .in = b->h,
                   .W = W[a->glu ? W_GATE : W_UP],
@@ -212,6 +235,6 @@ void hf_mlp(HfModel *m, const float *W[W_N_ROLES]) {
                   .ldo = a->ff,
                   .epi = act_range,
                   .epi_ctx = &act};
-    hf_linear_run(m->threads, &j);
-    hf_linear(m, b->x, b->f1, W[W_DOWN], W[W_DOWN_B], a->ff, a->d, m->w.conv1d, 1);
+    hf_linear_quant(m, &j);
+    hf_linear(m, b->x, b->f1, W[W_DOWN], W[W_DOWN_B], a->ff, a->d, m->w.conv1d, 1, FQ_OUT_FFN);
 }

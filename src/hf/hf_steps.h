@@ -7,6 +7,7 @@
 #ifndef GATELAB_HF_STEPS_H
 #define GATELAB_HF_STEPS_H
 
+#include "fakequant.h"
 #include "hf_model.h"
 #include "hf_weights.h"
 #include "intervention.h"
@@ -32,6 +33,7 @@ struct HfModel {
     HfWeights w;
     int threads;
     HfBufs b;
+    FakeQuant *quant; /* the pass's fake quantization (NULL: none) */
 };
 
 /* Buffers for windows of T tokens with maps of M (kept when the sizes
@@ -53,9 +55,16 @@ typedef struct {
     void *epi_ctx;
 } HfLinear;
 void hf_linear_run(int threads, const HfLinear *j);
-/* The usual case: M = the window's T rows, row stride N. */
+/* j's product through the model's fake quantization (m->quant, which may
+ * swap j's input and weight for quantized copies), then hf_linear_run. */
+void hf_linear_quant(const HfModel *m, HfLinear *j);
+/* The usual case: M = the window's T rows, row stride N, through
+ * hf_linear_quant. acc (out +=) is how an attention or MLP output joins
+ * the residual stream, so with statistics on (m->quant->observe) the
+ * product is made apart, recorded as that sub-layer's output (kind) and
+ * then added; kind is ignored without acc. */
 void hf_linear(const HfModel *m, float *out, const float *in, const float *W, const float *bias,
-               int K, int N, int conv1d, int acc);
+               int K, int N, int conv1d, int acc, FqOut kind);
 
 /* y[rows, n] = RMSNorm (rms) or LayerNorm (w, b) of x; rows <= T * H. */
 void hf_norm(const HfModel *m, float *y, const float *x, const float *w, const float *b, int rows,

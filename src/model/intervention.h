@@ -51,6 +51,9 @@ typedef struct Intervention {
                                        (layer-major) */
     double mact_abs, mact_ratio;    /* IV_MACT_*: massive_threshold's floor and
                                        median factor */
+    struct FakeQuant *quant;        /* the linear layers' fake quantization and the
+                                       sub-layer statistics (fakequant.h); NULL:
+                                       none (any kind) */
 } Intervention;
 
 /* Each kind's name, in InterventionKind order: the name `gatelab intervene`

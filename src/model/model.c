@@ -15,6 +15,7 @@
 #include "config_derive.h"
 #include "intervention.h"
 #include "model_priv.h"
+#include "fakequant.h"
 #include "ops.h"
 #include "util.h"
 
@@ -216,6 +217,22 @@ static void rope_prepare(const Model *m, RunState *s, int Ti) {
     s->rope_scale = c->yarn_scale;
 }
 
+/* ---- the linear layers' fake-quantization hook ---- */
+
+/* out[M,N] = in[M,K] w[N,K]^T, through the intervention's fake
+ * quantization when it has one (fakequant.h); else the plain product. */
+static void linear_forward(const Intervention *iv, float *out, const float *in, const float *w,
+                           int M, int K, int N) {
+    if (iv && iv->quant) fq_linear(iv->quant, &in, (size_t)M * K, &w, (size_t)N * K);
+    matmul_forward(out, in, w, NULL, M, K, N);
+}
+
+/* Sub-layer output y of kind k, B sequences of n values, to the
+ * intervention's statistics. */
+static void linear_observe(const Intervention *iv, FqOut k, const float *y, int B, size_t n) {
+    if (iv && iv->quant) fq_output(iv->quant, k, y, B, n);
+}
+
 /* ---- the fused input projection ---- */
 
 /* One sgemm for q, k, v and a FULL gate's z: params.c stores W_q, W_k, W_v
@@ -257,12 +274,12 @@ static void fused_rows(float *cat, const Fused *f, int N, int P, int to_cat) {
 }
 
 /* q, k, v (and a FULL gate's z) = n1 [W_q; W_k; W_v; W_gate]^T */
-static void fused_forward(const Model *m, RunState *s, LayerActs *a, const LayerWeights *lw,
-                          int N) {
+static void fused_forward(const Model *m, RunState *s, LayerActs *a, const LayerWeights *lw, int N,
+                          const Intervention *iv) {
     Scratch *sc = s->sc;
     const int P = model_fused_cols(m), d = m->dims.d;
     Fused f = fused_parts(m, a->q, a->k, a->v, a->gz);
-    matmul_forward(sc->cat, a->n1, lw->w_q, NULL, N, d, P);
+    linear_forward(iv, sc->cat, a->n1, lw->w_q, N, d, P);
     fused_rows(sc->cat, &f, N, P, 0);
 }
 
@@ -291,7 +308,7 @@ static void attn_inputs_forward(const Model *m, RunState *s, int l, int B, int T
     const size_t Nq = (size_t)N * D->qdim, Nk = (size_t)N * D->kvdim;
     GateBroadcast gk = gate_kind(c);
     sublayer_input(m, a->n1, a->mean1, a->rstd1, a->x_in, lw->attn_norm_w, lw->attn_norm_b, N);
-    fused_forward(m, s, a, lw, N);
+    fused_forward(m, s, a, lw, N, iv);
     if (c->gate_pos != GATE_NONE) gate_scores_forward(m, a, lw, N);
     if (iv && c->gate_pos != GATE_NONE)
         iv_gate_scores(iv, l, (float *)gate_applied(a, c), c->gate_input != GIN_CONST, B, Ti,
@@ -352,8 +369,9 @@ static void attn_outputs_forward(const Model *m, RunState *s, int l, int B, int 
     if (c->gate_pos == GATE_G1)
         gate_apply_forward(a->yg, a->ym, ga, gk, c->gate_form, N, D->H, D->dh);
     if (iv) iv_head_output(iv, l, a->yg, B, Ti, D->H, D->dh);
-    matmul_forward(a->o, a->yg, lw->w_o, NULL, N, D->qdim, D->d);
+    linear_forward(iv, a->o, a->yg, lw->w_o, N, D->qdim, D->d);
     if (c->gate_pos == GATE_G5) gate_apply_forward(a->og, a->o, ga, gk, c->gate_form, N, 1, D->d);
+    linear_observe(iv, FQ_OUT_ATTN, a->og, B, (size_t)Ti * D->d);
     NormSite ns = post_site(m, lw, a, 0);
     residual_place(m, a->x_mid, a->x_in, a->og, a->u1, s->sc->tmp, &ns, N);
 }
@@ -364,23 +382,25 @@ static void attention_block_forward(const Model *m, RunState *s, int l, int B, i
     attn_outputs_forward(m, s, l, B, Ti, iv);
 }
 
-static void mlp_block_forward(const Model *m, RunState *s, int l, int N, float *x_out) {
+static void mlp_block_forward(const Model *m, RunState *s, int l, int N, float *x_out,
+                              const Intervention *iv) {
     const Dims *D = &m->dims;
     const LayerWeights *lw = &m->w.layer[l];
     LayerActs *a = &s->la[l];
     const size_t Nf = (size_t)N * D->ff;
     sublayer_input(m, a->n2, a->mean2, a->rstd2, a->x_mid, lw->mlp_norm_w, lw->mlp_norm_b, N);
     if (m->cfg.mlp == MLP_SWIGLU) {
-        matmul_forward(a->h1, a->n2, lw->w_gate, NULL, N, D->d, D->ff);
-        matmul_forward(a->h3, a->n2, lw->w_up, NULL, N, D->d, D->ff);
+        linear_forward(iv, a->h1, a->n2, lw->w_gate, N, D->d, D->ff);
+        linear_forward(iv, a->h3, a->n2, lw->w_up, N, D->d, D->ff);
         swiglu_forward(a->hact, a->h1, a->h3, Nf);
     } else {
-        matmul_forward(a->h1, a->n2, lw->w_up, NULL, N, D->d, D->ff);
+        linear_forward(iv, a->h1, a->n2, lw->w_up, N, D->d, D->ff);
         gelu_forward(a->hact, a->h1, Nf);
     }
     /* sandwich keeps the MLP's output for its post-norm's backward */
     float *f = m->cfg.norm_place == NORMPLACE_SANDWICH ? a->u2 : s->sc->tmp;
-    matmul_forward(f, a->hact, lw->w_down, NULL, N, D->ff, D->d);
+    linear_forward(iv, f, a->hact, lw->w_down, N, D->ff, D->d);
+    linear_observe(iv, FQ_OUT_FFN, f, s->Bc, (size_t)s->Ti * D->d);
     NormSite ns = post_site(m, lw, a, 1);
     residual_place(m, x_out, a->x_mid, f, a->u2, s->sc->tmp, &ns, N);
 }
@@ -465,14 +485,16 @@ float model_forward_iv(const Model *m, RunState *s, const int *tokens, const int
     s->Bc = B;
     s->Tc = T;
     s->Ti = Ti;
+    if (iv && iv->quant) fq_begin(iv->quant, B);
     prepare_tokens(m, s, tokens, targets, B, T);
     rope_prepare(m, s, Ti);
     embed_all(m, s, s->la[0].x_in, B, Ti);
     for (int l = 0; l < D->L; l++) {
         float *x_out = l + 1 < D->L ? s->la[l + 1].x_in : s->x_out;
         attention_block_forward(m, s, l, B, Ti, iv);
-        mlp_block_forward(m, s, l, N, x_out);
+        mlp_block_forward(m, s, l, N, x_out, iv);
         if (iv) iv_residual(iv, l, x_out, B, Ti, D->extra_pos, D->d);
+        linear_observe(iv, FQ_OUT_LAYER, x_out, B, (size_t)Ti * D->d);
     }
     norm_forward(m, s->xfn, s->fmean, s->frstd, s->x_out, m->w.final_norm_w, m->w.final_norm_b, N);
     if (D->extra_pos) gather_real(s->xreal, s->xfn, B, T, D->extra_pos, D->d, 0);

@@ -254,4 +254,15 @@ float crossentropy_forward(float *probs, float *losses, const float *logits, con
 void crossentropy_backward(float *dlogits, const float *probs, const int *targets, int N, int V,
                            int count);
 
+/* ---- fake quantization (op_quant.c; docs/metrics.md "Quantized
+ * evaluation") ---- */
+/* x[n] in place on the symmetric per-tensor b-bit grid of max|x|. */
+void fq_symmetric(float *x, size_t n, int bits);
+/* dst[n] = src[n] on the asymmetric b-bit grid of [lo, hi] (dst may be src). */
+void fq_asymmetric(float *dst, const float *src, size_t n, int bits, double lo, double hi);
+/* The range of x[n] (n >= 1): min and max, or the (100 - pct)-th and
+ * pct-th percentiles (scratch: n floats). */
+void fq_minmax(const float *x, size_t n, double *lo, double *hi);
+void fq_percentile(const float *x, size_t n, double pct, float *scratch, double *lo, double *hi);
+
 #endif

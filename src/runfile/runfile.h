@@ -107,6 +107,24 @@ typedef struct {
 } StreamData;
 int runfile_write_stream(const char *path, const StreamData *d, char *err, size_t errlen);
 
+/* ---- quantized evaluation (gatelab eval --quant) ----
+ * /quant (runschema.h RS_Q_*): the float pass's loss and sub-layer
+ * statistics, and /quant/<mode> per quantized mode. Written into an
+ * existing, closed run file; a re-run replaces /quant whole. */
+typedef struct {
+    const char *mode; /* RS name of the mode (fakequant.h FQ_NAME_*) */
+    double val_loss, ppl, dloss;
+} QuantModeData;
+typedef struct {
+    int len, calib_batches;
+    long long n_seqs;
+    double percentile, val_loss, ppl;
+    double inf_attn, inf_ffn, inf_layer, kurtosis_max;
+    int n_modes;
+    const QuantModeData *modes; /* [n_modes] */
+} QuantData;
+int runfile_write_quant(const char *path, const QuantData *d, char *err, size_t errlen);
+
 /* ---- interventions (gatelab intervene) ----
  * /intervene/<name>: a probe group (as /probe/step_N) plus attrs kind,
  * loss, loss_n, clip_k, layer, gate_const, heads, loss_none (runschema.h

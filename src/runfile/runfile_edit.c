@@ -107,6 +107,61 @@ int runfile_write_lceval(const char *path, const LcEvalData *d, char *err, size_
     return edit_copy(path, lceval_fn, d, err, errlen);
 }
 
+/* ---- quantized evaluation (gatelab eval --quant) ---- */
+
+/* /quant's attributes: the float pass. */
+static int quant_top_attrs(hid_t g, const QuantData *d) {
+    const char *k[] = {RS_Q_PERCENTILE, RS_Q_VAL_LOSS,  RS_Q_PPL,     RS_Q_INF_ATTN,
+                       RS_Q_INF_FFN,    RS_Q_INF_LAYER, RS_Q_KURT_MAX};
+    const double v[] = {d->percentile, d->val_loss,  d->ppl,         d->inf_attn,
+                        d->inf_ffn,    d->inf_layer, d->kurtosis_max};
+    for (size_t i = 0; i < sizeof k / sizeof *k; i++)
+        if (h5u_attr_f64(g, k[i], v[i]) < 0) return -1;
+    if (h5u_attr_i64(g, RS_Q_LEN, d->len) < 0 || h5u_attr_i64(g, RS_Q_N_SEQS, d->n_seqs) < 0 ||
+        h5u_attr_i64(g, RS_Q_CALIB, d->calib_batches) < 0)
+        return -1;
+    return 0;
+}
+
+/* /quant/<mode> with its attributes. */
+static int quant_mode_group(hid_t top, const QuantModeData *m) {
+    hid_t g = H5Gcreate2(top, m->mode, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    int rc = g < 0 || h5u_attr_f64(g, RS_Q_VAL_LOSS, m->val_loss) < 0 ||
+                     h5u_attr_f64(g, RS_Q_PPL, m->ppl) < 0 ||
+                     h5u_attr_f64(g, RS_Q_DLOSS, m->dloss) < 0
+                 ? -1
+                 : 0;
+    if (g >= 0) H5Gclose(g);
+    return rc;
+}
+
+static int quant_impl(RunFile *rf, const void *ctx) {
+    const QuantData *d = ctx;
+    int rc = rf_reserve(rf, (size_t)16 << 10);
+    /* a re-run replaces the old result whole */
+    if (rc == 0 && H5Lexists(rf->file, RS_G_QUANT, H5P_DEFAULT) > 0 &&
+        H5Ldelete(rf->file, RS_G_QUANT, H5P_DEFAULT) < 0)
+        rc = rf_fail_h5(rf, "replace an old /quant result");
+    hid_t top = rc == 0 ? rf_make_group(rf->file, RS_G_QUANT) : -1;
+    if (rc == 0 && top < 0) rc = rf_fail_h5(rf, "create /" RS_G_QUANT);
+    if (rc == 0 && quant_top_attrs(top, d) < 0) rc = rf_fail_h5(rf, "write /quant attributes");
+    for (int i = 0; rc == 0 && i < d->n_modes; i++)
+        if (quant_mode_group(top, &d->modes[i]) < 0) rc = rf_fail_h5(rf, "write /quant/<mode>");
+    if (top >= 0) H5Gclose(top);
+    return rc;
+}
+
+int runfile_write_quant(const char *path, const QuantData *d, char *err, size_t errlen) {
+    if (!path || !*path || strlen(path) >= RF_PATH)
+        return seterr(err, errlen, "run file path is empty or too long");
+    if (!d || d->len <= 0 || d->n_modes < 0 || (d->n_modes && !d->modes))
+        return seterr(err, errlen, "%s: bad quantized-evaluation result to write", path);
+    for (int i = 0; i < d->n_modes; i++)
+        if (!d->modes[i].mode || !*d->modes[i].mode || strchr(d->modes[i].mode, '/'))
+            return seterr(err, errlen, "%s: bad quantization mode name to write", path);
+    return edit_copy(path, quant_impl, d, err, errlen);
+}
+
 /* ---- streaming evaluation (gatelab stream) ---- */
 
 static int stream_impl(RunFile *rf, const void *ctx) {

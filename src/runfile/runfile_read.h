@@ -124,6 +124,23 @@ int runread_lceval_lengths(RunReader *r, const char *mode, int **lens, int *n, c
 int runread_lceval(RunReader *r, const char *mode, int len, RunLcEval *e, char *err, size_t errlen);
 void runread_lceval_free(RunLcEval *e);
 
+/* ---- additive: /quant (gatelab eval --quant; names RS_Q_*) ---- */
+
+/* /quant: the float pass of a quantized evaluation. */
+typedef struct {
+    int len, calib_batches;
+    long long n_seqs;
+    double percentile, val_loss, ppl, inf_attn, inf_ffn, inf_layer, kurtosis_max;
+} RunQuant;
+/* /quant/<mode>: one quantized pass. */
+typedef struct {
+    double val_loss, ppl, dloss;
+} RunQuantMode;
+/* 0 read, 1 absent (an older run file, or never evaluated), -1 naming the
+ * group when it is malformed. */
+int runread_quant(RunReader *r, RunQuant *q, char *err, size_t errlen);
+int runread_quant_mode(RunReader *r, const char *mode, RunQuantMode *m, char *err, size_t errlen);
+
 /* ---- additive: /intervene/<kind> (gatelab intervene; names RS_IV_*) ---- */
 
 typedef struct {

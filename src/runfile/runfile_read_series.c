@@ -1,5 +1,5 @@
 /* runfile_read_series.c: a run's metric series, weights and long-context
- * results (runfile_read.h). */
+ * results, quantized-evaluation results (runfile_read.h). */
 #include "runfile_read_priv.h"
 
 #include <math.h>
@@ -232,5 +232,53 @@ int runread_stream(RunReader *r, int window, RunStream *s, char *err, size_t err
         return -1;
     }
     s->window = (int)w, s->len = (int)len, s->n_seqs = (int)ns, s->n_keep = (int)wk[0];
+    return 0;
+}
+
+/* ---- quantized evaluation ---- */
+
+/* The group at path, or -1 (and HDF5's error stack cleared) when absent. */
+static hid_t quant_group(RunReader *r, const char *path) {
+    hid_t g = H5Lexists(r->file, RS_G_QUANT, H5P_DEFAULT) > 0 ? rr_open_group(r->file, path) : -1;
+    if (g < 0) H5Eclear2(H5E_DEFAULT);
+    return g;
+}
+
+int runread_quant(RunReader *r, RunQuant *q, char *err, size_t errlen) {
+    memset(q, 0, sizeof *q);
+    hid_t g = quant_group(r, RS_G_QUANT);
+    if (g < 0) return 1;
+    long long len = 0, calib = 0;
+    int rc = 0;
+    rc |= rr_attr_ll(g, RS_Q_LEN, &len);
+    rc |= rr_attr_ll(g, RS_Q_CALIB, &calib);
+    rc |= rr_attr_ll(g, RS_Q_N_SEQS, &q->n_seqs);
+    rc |= rr_attr_double(g, RS_Q_PERCENTILE, &q->percentile);
+    rc |= rr_attr_double(g, RS_Q_VAL_LOSS, &q->val_loss);
+    rc |= rr_attr_double(g, RS_Q_PPL, &q->ppl);
+    rc |= rr_attr_double(g, RS_Q_INF_ATTN, &q->inf_attn);
+    rc |= rr_attr_double(g, RS_Q_INF_FFN, &q->inf_ffn);
+    rc |= rr_attr_double(g, RS_Q_INF_LAYER, &q->inf_layer);
+    rc |= rr_attr_double(g, RS_Q_KURT_MAX, &q->kurtosis_max);
+    H5Gclose(g);
+    if (rc || len < 1 || len > INT_MAX || calib < 0 || calib > INT_MAX || q->n_seqs < 0)
+        return seterr(err, errlen, "%s: /" RS_G_QUANT " lacks an attribute or holds a bad one",
+                      r->meta.path);
+    q->len = (int)len, q->calib_batches = (int)calib;
+    return 0;
+}
+
+int runread_quant_mode(RunReader *r, const char *mode, RunQuantMode *m, char *err, size_t errlen) {
+    memset(m, 0, sizeof *m);
+    char path[96];
+    snprintf(path, sizeof path, RS_G_QUANT "/%.32s", mode);
+    hid_t g = quant_group(r, path);
+    if (g < 0) return 1;
+    int rc = 0;
+    rc |= rr_attr_double(g, RS_Q_VAL_LOSS, &m->val_loss);
+    rc |= rr_attr_double(g, RS_Q_PPL, &m->ppl);
+    rc |= rr_attr_double(g, RS_Q_DLOSS, &m->dloss);
+    H5Gclose(g);
+    if (rc) return seterr(err, errlen, "%s: /%s lacks an attribute", r->meta.path, path);
     return 0;
 }

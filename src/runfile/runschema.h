@@ -191,6 +191,25 @@
 #define RS_ST_DELTA "delta"   /* f64: mean over sequences of loss(keep[0]) - loss(keep[K-1]) */
 #define RS_ST_P "p_paired"    /* f64: its two-sided paired t-test p */
 
+/* ---- /quant (gatelab eval --quant) ----
+ * The run's held-out loss with its linear layers fake-quantized
+ * (fakequant.h), against the same windows in float, and the float pass's
+ * sub-layer output statistics. /quant holds the float pass; /quant/<mode>
+ * (mode: w8a8, w8a8-pct, w4a4) each quantized one. */
+#define RS_G_QUANT "quant"
+#define RS_Q_LEN "len"               /* i64: the windows' length */
+#define RS_Q_N_SEQS "n_seqs"         /* i64: sequences scored */
+#define RS_Q_CALIB "calib_batches"   /* i64: calibration batches of the ranges */
+#define RS_Q_PERCENTILE "percentile" /* f64: w8a8-pct's upper percentile */
+#define RS_Q_VAL_LOSS RS_VAL_LOSS    /* f64: float (on /quant) or quantized loss */
+#define RS_Q_PPL "ppl"               /* f64 */
+#define RS_Q_DLOSS "dloss"           /* f64 on /quant/<mode>: its loss - the float loss */
+#define RS_Q_INF_ATTN "inf_attn"     /* f64: max |y| of an attention output, mean over batches */
+#define RS_Q_INF_FFN "inf_ffn"       /* f64: the same of an FFN output */
+#define RS_Q_INF_LAYER "inf_layer"   /* f64: the same of a layer's output (residual stream) */
+#define RS_Q_KURT_MAX                                                                              \
+    "kurtosis_max" /* f64: max over layers of a layer output's kurtosis, mean over batches */
+
 /* ---- checkpoint (RUN.h5.ckpt) ---- */
 #define RS_CKPT_PARAMS RS_G_PARAMS
 #define RS_CKPT_ADAM_M "adam_m"

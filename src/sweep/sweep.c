@@ -22,6 +22,7 @@
 #include "atomic_write.h"
 #include "outpath.h"
 #include "runfile_read.h" /* runfile_read_status, runfile_has_group */
+#include "runschema.h"
 #include "runlock.h"
 #include "stop.h"
 #include "testhook.h"
@@ -589,6 +590,14 @@ static int post_run(const char *exe, const char *dir, const SweepRun *r, const c
             failed++;
         }
     }
+    if (r->eval_quant[0] && !runfile_has_group(h5, RS_G_QUANT)) {
+        fprintf(stderr, "gatelab sweep: eval %s quantized: %s\n", r->id, r->eval_quant);
+        char *argv[] = {"eval", (char *)h5, "--quant", (char *)r->eval_quant, NULL};
+        if (post_child(exe, dir, r, argv) != 0) {
+            fprintf(stderr, "gatelab sweep: quantized eval %s failed, log %s\n", r->id, log);
+            failed++;
+        }
+    }
     if (r->intervene[0] && !runfile_has_group(h5, RS_G_INTERVENE)) {
         fprintf(stderr, "gatelab sweep: intervene %s: %s\n", r->id, r->intervene);
         if (intervene_child(exe, dir, r, h5) != 0) {
@@ -605,7 +614,7 @@ int sweep_post_runs(const Sweep *sw, const SweepOptions *o) {
     for (int i = 0; i < sw->n_runs && !stop_requested(); i++) {
         if (!in_share(o, i)) continue;
         const SweepRun *r = &sw->runs[i];
-        if (!r->eval_lengths[0] && !r->intervene[0]) continue;
+        if (!r->eval_lengths[0] && !r->intervene[0] && !r->eval_quant[0]) continue;
         char h5[SWEEP_PATH_MAX + 256], st[32];
         run_path(h5, sizeof h5, o->out_dir, r, "");
         if (runfile_read_status(h5, st, sizeof st) != 0 || strcmp(st, RS_STATUS_DONE)) continue;

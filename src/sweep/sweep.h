@@ -46,6 +46,9 @@ typedef struct {
     /* "gates-open bos-mean ..." from intervene in the same [sweep] ("" =
      * none), with the same scope: `gatelab intervene` after training. */
     char intervene[96];
+    /* "w8a8,w4a4" from eval_quant in the same [sweep] ("" = none), with
+     * the same scope: `gatelab eval --quant` after training. */
+    char eval_quant[64];
 } SweepRun;
 
 typedef struct {
@@ -62,6 +65,11 @@ typedef struct {
      * /intervene yet gets `gatelab intervene RUN KIND...`. Here: the first
      * run's non-empty value, only to tell whether any run does. */
     char intervene[96];
+    /* [sweep] eval_quant = w8a8,w8a8-pct,w4a4: after training, each run
+     * that ended done, carries SweepRun.eval_quant and has no /quant yet
+     * gets `gatelab eval RUN --quant LIST`. Here: the first run's
+     * non-empty value, only to tell whether any run does. */
+    char eval_quant[64];
     /* The top-level file's [primary] section (protocol.h) as "key =
      * value" lines, or NULL; included files' [primary] sections are not
      * read into it. */

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "atomic_write.h"
+#include "fakequant.h"
 #include "inifile.h"
 #include "intervention.h"
 #include "protocol.h"
@@ -58,6 +59,7 @@ typedef struct {
     int n_incs;
     char eval_lengths[128]; /* "1x,2x,..." from eval_lengths = 1,2,... */
     char intervene[96];     /* "gates-open bos-mean ..." from intervene = */
+    char eval_quant[64];    /* "w8a8,w4a4" from eval_quant = */
     Protocol proto;         /* [primary], checked key by key */
     char *primary;          /* [primary] as "key = value" lines */
     int primary_line;       /* its header's line (0: none) */
@@ -259,6 +261,27 @@ static int parse_intervene(FileCtx *c, const char *value) {
     return 1;
 }
 
+/* eval_quant = MODE[,MODE...] (fakequant.h's quantized modes, each once),
+ * kept as the comma-separated list `gatelab eval --quant` takes. */
+static int parse_eval_quant(FileCtx *c, const char *value) {
+    char tmp[128];
+    int seen[FQ_MODE_COUNT] = {0};
+    if (c->eval_quant[0]) return fail(c, c->line, "eval_quant given twice", NULL, NULL);
+    if (!*value || strlen(value) >= 60) return fail(c, c->line, "bad eval_quant '%s'", value, NULL);
+    snprintf(tmp, sizeof tmp, "%s", value);
+    size_t k = 0;
+    for (char *save = NULL, *t = strtok_r(tmp, ", ", &save); t; t = strtok_r(NULL, ", ", &save)) {
+        int m = fq_mode_parse(t);
+        if (m <= FQ_FLOAT || seen[m]++)
+            return fail(c, c->line,
+                        "bad eval_quant mode '%s' (" FQ_NAME_W8A8 ", " FQ_NAME_W8A8_PCT
+                        ", " FQ_NAME_W4A4 ", each once)",
+                        t, NULL);
+        k += (size_t)snprintf(c->eval_quant + k, sizeof c->eval_quant - k, "%s%s", k ? "," : "", t);
+    }
+    return 1;
+}
+
 static int sweep_key(FileCtx *c, const char *name, const char *value) {
     if (!strcmp(name, "preset")) {
         if (c->preset_line) return fail(c, c->line, "preset given twice", NULL, NULL);
@@ -270,6 +293,8 @@ static int sweep_key(FileCtx *c, const char *name, const char *value) {
         return parse_eval_lengths(c, value);
     } else if (!strcmp(name, "intervene")) {
         return parse_intervene(c, value);
+    } else if (!strcmp(name, "eval_quant")) {
+        return parse_eval_quant(c, value);
     } else if (!strcmp(name, "seeds")) {
         if (c->seeds_line) return fail(c, c->line, "seeds given twice", NULL, NULL);
         c->seeds_line = c->line;
@@ -296,7 +321,7 @@ static int sweep_key(FileCtx *c, const char *name, const char *value) {
     } else {
         return fail(c, c->line,
                     "unknown key '%s' in [sweep] (preset, seeds, "
-                    "set, include, eval_lengths, intervene)",
+                    "set, include, eval_lengths, intervene, eval_quant)",
                     name, NULL);
     }
     return 1;
@@ -445,6 +470,7 @@ static int add_run(FileCtx *c, Chain *chain, Sweep *sw, const FileRun *fr, const
      * a parent's or an include's runs */
     str_copy(r.eval_lengths, sizeof r.eval_lengths, c->eval_lengths);
     str_copy(r.intervene, sizeof r.intervene, c->intervene);
+    str_copy(r.eval_quant, sizeof r.eval_quant, c->eval_quant);
     char kv[64];
     int bad = 0;
     for (int i = 0; i < c->n_sets; i++) bad |= push_str(&r.sets, &r.n_sets, c->sets[i]);
@@ -468,6 +494,8 @@ static int add_run(FileCtx *c, Chain *chain, Sweep *sw, const FileRun *fr, const
             str_copy(sw->runs[i].eval_lengths, sizeof sw->runs[i].eval_lengths, r.eval_lengths);
         if (same && !sw->runs[i].intervene[0])
             str_copy(sw->runs[i].intervene, sizeof sw->runs[i].intervene, r.intervene);
+        if (same && !sw->runs[i].eval_quant[0])
+            str_copy(sw->runs[i].eval_quant, sizeof sw->runs[i].eval_quant, r.eval_quant);
         run_free(&r);
         if (same) return 0;
         return fail(c, fr->line,
@@ -613,6 +641,8 @@ int sweep_parse(const char *path, Sweep *sw, char *err, size_t errlen) {
         str_copy(sw->eval_lengths, sizeof sw->eval_lengths, sw->runs[i].eval_lengths);
     for (int i = 0; i < sw->n_runs && !sw->intervene[0]; i++)
         str_copy(sw->intervene, sizeof sw->intervene, sw->runs[i].intervene);
+    for (int i = 0; i < sw->n_runs && !sw->eval_quant[0]; i++)
+        str_copy(sw->eval_quant, sizeof sw->eval_quant, sw->runs[i].eval_quant);
     if (sw->n_runs == 0) {
         seterr(err, errlen,
                "%s:1: sweep has no runs ([run NAME] sections or "

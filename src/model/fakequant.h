@@ -1,0 +1,84 @@
+/* fakequant.h: the fake quantization of a forward pass's linear layers,
+ * and the sub-layer output statistics read beside it (docs/metrics.md
+ * "Quantized evaluation").
+ *
+ * A FakeQuant is data the forward is handed (Intervention.quant): every
+ * linear layer of the trained model (model.c) and of a checkpoint
+ * (hf_steps.c) calls fq_linear with its input and weight just before its
+ * product, in the same order in every pass, so the n-th call of a pass is
+ * the n-th site. Weights are quantized once per site (symmetric, per
+ * tensor, min-max) and kept; inputs each call (asymmetric, per tensor) on
+ * the site's static range: a running estimate (momentum FQ_MOMENTUM) over
+ * the calibration passes, of the input's min-max or FQ_PERCENTILE
+ * percentiles. The LM head stays in float. A pass without a FakeQuant
+ * runs no code of this file. */
+#ifndef GATELAB_FAKEQUANT_H
+#define GATELAB_FAKEQUANT_H
+
+#include <stddef.h>
+
+typedef enum { FQ_FLOAT = 0, FQ_W8A8, FQ_W8A8_PCT, FQ_W4A4, FQ_MODE_COUNT } FqMode;
+
+/* The modes' names, in FqMode order: `gatelab eval --quant` and the run
+ * file's /quant/<mode> (runschema.h). */
+#define FQ_NAME_FLOAT "float"
+#define FQ_NAME_W8A8 "w8a8"
+#define FQ_NAME_W8A8_PCT "w8a8-pct"
+#define FQ_NAME_W4A4 "w4a4"
+
+#define FQ_PERCENTILE 99.99 /* w8a8-pct: the input range's upper percentile */
+#define FQ_PERCENTILE_TEXT "99.99"
+#define FQ_MOMENTUM 0.9 /* running range: r = m r + (1 - m) r_batch */
+
+/* The sub-layer outputs whose statistics a pass records. */
+typedef enum { FQ_OUT_ATTN = 0, FQ_OUT_FFN, FQ_OUT_LAYER, FQ_OUT_COUNT } FqOut;
+
+typedef struct {
+    double lo, hi; /* the input's running range */
+    int have;      /* calibration passes seen */
+    const float *w_src;
+    float *w; /* the quantized copy of w_src */
+} FqSite;
+
+typedef struct FakeQuant {
+    FqMode mode;
+    int calibrating; /* 1: each input updates its site's range */
+    int observe;     /* 1: fq_output records the statistics below */
+    int failed;      /* out of memory in a hook: the pass is void */
+    int site, n_sites;
+    FqSite *sites;
+    float *buf, *scratch; /* the quantized input; the percentile's copy */
+    size_t buf_n, scratch_n;
+    /* the statistics, per sequence of the open pass (B of them) ... */
+    double *seq_inf[FQ_OUT_COUNT]; /* max |y| of each output kind */
+    double *seq_kurt;              /* max over layers of a layer output's kurtosis */
+    int B, seq_cap, in_pass;
+    /* ... and their sums over the sequences of the closed passes */
+    double inf_sum[FQ_OUT_COUNT], kurt_sum;
+    long long n_seqs;
+} FakeQuant;
+
+/* Name <-> mode; fq_mode_parse returns -1 for an unknown name. */
+const char *fq_mode_name(FqMode m);
+int fq_mode_parse(const char *name);
+/* The weight and input bits of mode m (float: 0). */
+int fq_bits(FqMode m);
+
+/* A FakeQuant of mode m with no sites yet; fq_free releases it. */
+void fq_init(FakeQuant *q, FqMode m);
+void fq_free(FakeQuant *q);
+/* Start a pass of B sequences: the first site next; the open pass's
+ * statistics, if any, are added to the sums. */
+void fq_begin(FakeQuant *q, int B);
+/* One linear layer's product in[n_in] w[n_w]: *in and *w become their
+ * fake-quantized copies (q's buffers, valid until the next call); float
+ * mode leaves both. Out of memory sets q->failed and leaves both. */
+void fq_linear(FakeQuant *q, const float **in, size_t n_in, const float **w, size_t n_w);
+/* Record sub-layer output y of kind k, B sequences of n values each, when
+ * q observes. */
+void fq_output(FakeQuant *q, FqOut k, const float *y, int B, size_t n);
+/* The statistics' means over every observed sequence (the open pass
+ * closed first) into inf[FQ_OUT_COUNT] and *kurt; NaN when none. */
+void fq_stats(FakeQuant *q, double *inf, double *kurt);
+
+#endif

@@ -1,0 +1,122 @@
+/* quanteval.c: quantized evaluation over a Forward (see quanteval.h). The
+ * quantization is data handed to the forward (Intervention.quant); the
+ * losses are summed here over the targets, as lceval.c sums them. */
+#include "quanteval.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "intervention.h"
+#include "stop.h"
+#include "util.h"
+
+int quanteval_parse_modes(const char *spec, FqMode *out, int *n) {
+    char buf[256];
+    *n = 0;
+    if (strlen(spec) >= sizeof buf) return -1;
+    strcpy(buf, spec);
+    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok;
+         tok = strtok_r(NULL, ",", &save)) {
+        int m = fq_mode_parse(tok);
+        if (m <= FQ_FLOAT || *n == QEVAL_MAX_MODES) return -1;
+        for (int i = 0; i < *n; i++)
+            if (out[i] == (FqMode)m) return -2;
+        out[(*n)++] = (FqMode)m;
+    }
+    return *n > 0 ? 0 : -1;
+}
+
+typedef struct {
+    int *in, *tg;
+    float *tok_loss;
+} QBufs;
+
+/* Batches [i0, i0 + n) of nb held-out batches through f under q: the loss
+ * sum over their targets into *sum, *cnt. */
+static int run_batches(Forward *f, const QuantEvalOpts *o, FakeQuant *q, int i0, int n, int nb,
+                       const QBufs *b, double *sum, long long *cnt, char *err, size_t errlen) {
+    const int B = o->batch_size, T = f->info.seq_len, V = f->info.V;
+    Intervention iv = {.kind = IV_NONE, .quant = q};
+    for (int i = i0; i < i0 + n; i++) {
+        if (stop_requested())
+            return seterr(err, errlen, "interrupted in the quantized evaluation (%s)",
+                          fq_mode_name(q->mode));
+        if (f->ops->windows(f, T, B, nb, i, b->in, b->tg, err, errlen) != 0 ||
+            f->ops->losses(f, b->in, b->tg, B, T, &iv, b->tok_loss, NULL, NULL, err, errlen) != 0)
+            return -1;
+        if (q->failed)
+            return seterr(err, errlen, "%s: out of memory quantizing (%s)", f->run,
+                          fq_mode_name(q->mode));
+        for (size_t k = 0; k < (size_t)B * T; k++)
+            if (b->tg[k] >= 0 && b->tg[k] < V) *sum += b->tok_loss[k], (*cnt)++;
+    }
+    return 0;
+}
+
+/* One pass of mode m (calibrated first unless float): its loss into *loss;
+ * the float pass's statistics into r. */
+static int run_mode(Forward *f, const QuantEvalOpts *o, FqMode m, const QBufs *b,
+                    QuantEvalResult *r, double *loss, char *err, size_t errlen) {
+    FakeQuant q;
+    fq_init(&q, m);
+    const int nb = o->batches + o->calib;
+    double sum = 0.0, csum = 0.0;
+    long long cnt = 0, ccnt = 0;
+    q.calibrating = 1;
+    int rc = m == FQ_FLOAT
+                 ? 0
+                 : run_batches(f, o, &q, o->batches, o->calib, nb, b, &csum, &ccnt, err, errlen);
+    q.calibrating = 0;
+    q.observe = m == FQ_FLOAT;
+    if (rc == 0) rc = run_batches(f, o, &q, 0, o->batches, nb, b, &sum, &cnt, err, errlen);
+    if (rc == 0 && m == FQ_FLOAT) fq_stats(&q, r->inf, &r->kurt_max);
+    fq_free(&q);
+    *loss = cnt ? sum / (double)cnt : NAN;
+    return rc;
+}
+
+/* The options, and the memory plan of the passes (the Forward's, plus the
+ * quantized weights), before anything runs. */
+static int check_opts(Forward *f, const QuantEvalOpts *o, char *err, size_t errlen) {
+    if (o->n_modes < 1 || o->n_modes > QEVAL_MAX_MODES)
+        return seterr(err, errlen, "need 1..%d quantization modes, got %d", QEVAL_MAX_MODES,
+                      o->n_modes);
+    if (o->batches < 1 || o->batch_size < 1 || o->calib < 1)
+        return seterr(err, errlen, "--batches, --batch-size and --calib must be positive");
+    char what[96];
+    snprintf(what, sizeof what, "quantized evaluation with --batch-size %d", o->batch_size);
+    MemPlan p;
+    if (f->ops->plan(f, o->batch_size, f->info.seq_len, 0, 0, &p, err, errlen) != 0) return -1;
+    /* the sites' quantized weight copies: at most the parameters again */
+    const size_t copies = p.params;
+    p.params = p.params > (size_t)-1 - copies ? (size_t)-1 : p.params + copies;
+    p.total = p.total > (size_t)-1 - copies ? (size_t)-1 : p.total + copies;
+    return memplan_check(&p, what, err, errlen);
+}
+
+int quanteval_run(Forward *f, const QuantEvalOpts *o, QuantEvalResult *r, char *err,
+                  size_t errlen) {
+    memset(r, 0, sizeof *r);
+    if (check_opts(f, o, err, errlen) != 0) return -1;
+    const int B = o->batch_size, T = f->info.seq_len;
+    r->len = T, r->calib = o->calib, r->n_seqs = (long long)o->batches * B;
+    if (f->ops->prepare(f, B, T, 1.0, err, errlen) != 0) return -1;
+    const size_t n = (size_t)B * T;
+    QBufs b = {malloc(n * sizeof(int)), malloc(n * sizeof(int)), malloc(n * sizeof(float))};
+    int rc =
+        b.in && b.tg && b.tok_loss ? 0 : seterr(err, errlen, "out of memory for %d windows", B);
+    if (rc == 0) rc = run_mode(f, o, FQ_FLOAT, &b, r, &r->val_loss, err, errlen);
+    r->ppl = exp(r->val_loss);
+    for (int i = 0; rc == 0 && i < o->n_modes; i++) {
+        QuantModeResult *qm = &r->modes[i];
+        qm->mode = o->modes[i];
+        rc = run_mode(f, o, qm->mode, &b, r, &qm->val_loss, err, errlen);
+        qm->ppl = exp(qm->val_loss);
+        qm->dloss = qm->val_loss - r->val_loss;
+        r->n_modes = i + 1;
+    }
+    free(b.in), free(b.tg), free(b.tok_loss);
+    return rc;
+}

@@ -1,0 +1,54 @@
+/* quanteval.h: quantized evaluation of a model (gatelab eval --quant),
+ * over a Forward (forward.h): a trained run's or an inspected checkpoint's.
+ *
+ * The model is scored at its own length (a trained run's seq_len, a
+ * checkpoint's probe length) on the held-out windows lceval.c uses, first
+ * in float, then in each requested mode of fakequant.h with its linear
+ * layers fake-quantized; each mode's input ranges are calibrated on
+ * `calib` further held-out batches first. The float pass also records the
+ * sub-layer output statistics (max |y| of the attention, FFN and layer
+ * outputs; the layer outputs' max kurtosis), per sequence, averaged over
+ * sequences. Nothing here writes the run file: the caller stores the
+ * results (runfile_write_quant). */
+#ifndef GATELAB_QUANTEVAL_H
+#define GATELAB_QUANTEVAL_H
+
+#include <stddef.h>
+
+#include "fakequant.h"
+#include "forward.h"
+
+#define QEVAL_MAX_MODES (FQ_MODE_COUNT - 1)
+#define QEVAL_CALIB_DEFAULT 4 /* calibration batches of each mode's ranges */
+#define QEVAL_CALIB_TEXT "4"  /* the same, for --help */
+
+typedef struct {
+    FqMode modes[QEVAL_MAX_MODES];
+    int n_modes;
+    int batches, batch_size, calib;
+} QuantEvalOpts;
+
+typedef struct {
+    FqMode mode;
+    double val_loss, ppl, dloss; /* dloss: val_loss - the float val_loss */
+} QuantModeResult;
+
+typedef struct {
+    int len, calib;
+    long long n_seqs;
+    double val_loss, ppl;     /* float */
+    double inf[FQ_OUT_COUNT]; /* mean over sequences of max |y| per output kind */
+    double kurt_max;          /* mean over sequences of max over layers of kurtosis */
+    int n_modes;
+    QuantModeResult modes[QEVAL_MAX_MODES];
+} QuantEvalResult;
+
+/* "w8a8,w4a4" into out[*n] (at most QEVAL_MAX_MODES, no float). 0 ok; -1
+ * an unknown name (out[*n] unset); -2 a mode given twice. */
+int quanteval_parse_modes(const char *spec, FqMode *out, int *n);
+
+/* Evaluate f in float and in every mode of o into r. -1 with a one-line
+ * reason: a bad option, too little memory or input, an interrupt. */
+int quanteval_run(Forward *f, const QuantEvalOpts *o, QuantEvalResult *r, char *err, size_t errlen);
+
+#endif

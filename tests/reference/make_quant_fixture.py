@@ -1,0 +1,244 @@
+#!/usr/bin/python3
+"""make_quant_fixture.py: an independent PyTorch fake quantization of the
+linear layers (docs/metrics.md "Quantized evaluation"), for tests/test_quant.c.
+
+    /usr/bin/python3 tests/reference/make_quant_fixture.py [--out DIR]
+
+Writes fixtures/quant/quant.h5 with two cases, each quantized in the modes
+w8a8, w8a8-pct and w4a4 after calibrating the input ranges on CALIB batches:
+  trained/  the tiny model of make_fixtures.py's var-baseline (its config
+            and float32-exact weights; gatelab_ref.Model's forward):
+            config, params/<name>, calib int32 [CALIB, B, T], tokens,
+            targets int32 [B, T], loss_<mode> float64 (loss_float too)
+  hf/       the committed checkpoint tests/reference/hf/llama-f32 (through
+            make_hf_fixtures.forward_llama, one window at a time):
+            calib int32 [CALIB, T], tokens int32 [T] (targets: the next
+            token), loss_<mode> float64
+The quantizers are written here from the definitions (weights symmetric per
+tensor, inputs asymmetric per tensor on a running min-max or percentile
+range, momentum 0.9, round half to even), not from the C code.
+"""
+import argparse
+import json
+import os
+import struct
+import sys
+import types
+
+import h5py
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import gatelab_ref as ref  # noqa: E402
+import make_fixtures as mf  # noqa: E402
+import make_hf_fixtures as mhf  # noqa: E402
+
+MODES = {"float": (0, None), "w8a8": (8, None), "w8a8-pct": (8, 99.99), "w4a4": (4, None)}
+MOMENTUM = 0.9
+CALIB = 2
+QB = 48
+SEED = 20250603
+LINEAR = ("w_q", "w_k", "w_v", "w_o", "w_gate", "w_up", "w_down")
+
+
+def q_sym(w, bits):
+    """Symmetric per-tensor fake quantization of w (max |w| range)."""
+    signed = bool((w < 0).any())
+    qmax = 2.0 ** (bits - signed) - 1
+    qmin = -(2.0 ** (bits - 1)) if signed else 0.0
+    step = max(w.abs().max().item() / qmax, 1e-8)
+    return step * torch.clamp(torch.round(w.double() / step), qmin, qmax)
+
+
+def q_asym(x, lo, hi, bits):
+    """Asymmetric fake quantization of x on [lo, hi] widened to hold 0."""
+    lo, hi = min(lo, 0.0), max(hi, 1e-8)
+    qmax = 2.0 ** bits - 1
+    step = max((hi - lo) / qmax, 1e-8)
+    z = min(max(round_even(-lo / step), 0.0), qmax)
+    return (step * (torch.clamp(torch.round(x.double() / step) + z, 0, qmax) - z)).to(x.dtype)
+
+
+def round_even(v):
+    return float(torch.round(torch.tensor(v, dtype=torch.float64)))
+
+
+def batch_range(x, pct):
+    v = np.sort(x.detach().double().numpy().ravel())
+    if pct is None:
+        return v[0], v[-1]
+    n = len(v)
+    return (v[int(np.floor((n - 1) * (100 - pct) / 100 + 0.5))],
+            v[int(np.floor((n - 1) * pct / 100 + 0.5))])
+
+
+class FQ:
+    """The input ranges of one mode, keyed by site, running over passes."""
+
+    def __init__(self, mode):
+        self.bits, self.pct = MODES[mode]
+        self.ranges, self.calibrating, self.pass_id = {}, False, 0
+
+    def input(self, key, x):
+        if not self.bits:
+            return x
+        r = self.ranges.get(key)
+        if self.calibrating and (r is None or r[2] != self.pass_id):
+            lo, hi = batch_range(x, self.pct)
+            if r is not None:
+                lo = MOMENTUM * r[0] + (1 - MOMENTUM) * lo
+                hi = MOMENTUM * r[1] + (1 - MOMENTUM) * hi
+            r = self.ranges[key] = (lo, hi, self.pass_id)
+        return q_asym(x, r[0], r[1], self.bits)
+
+
+class QW:
+    """A weight whose product x @ w.t() fake-quantizes x on site key's range."""
+
+    def __init__(self, fq, key, w):
+        self.fq, self.key, self.w = fq, key, w
+
+    def t(self):
+        return self
+
+    def __rmatmul__(self, x):
+        return self.fq.input(self.key, x) @ self.w.t().to(x.dtype)
+
+
+def trained_params(fq, params, cfg):
+    """params with every linear weight quantized and wrapped; q, k, v are
+    one tensor (the fused product's) and one input site."""
+    if not fq.bits:
+        return params
+    P = dict(params)
+    for l in range(cfg["n_layers"]):
+        pre = "layers.%d." % l
+        qkv = [pre + "attn." + n for n in ("w_q", "w_k", "w_v")]
+        cat = q_sym(torch.cat([params[n].detach() for n in qkv]), fq.bits)
+        rows = np.cumsum([0] + [params[n].shape[0] for n in qkv])
+        for i, n in enumerate(qkv):
+            P[n] = QW(fq, (l, "qkv"), cat[rows[i]:rows[i + 1]])
+        P[pre + "attn.w_o"] = QW(fq, (l, "o"), q_sym(params[pre + "attn.w_o"].detach(), fq.bits))
+        for n in ("w_gate", "w_up"):
+            if pre + "mlp." + n in params:
+                P[pre + "mlp." + n] = QW(fq, (l, "ffn"), q_sym(params[pre + "mlp." + n].detach(), fq.bits))
+        P[pre + "mlp.w_down"] = QW(fq, (l, "down"), q_sym(params[pre + "mlp.w_down"].detach(), fq.bits))
+    return P
+
+
+def trained_case(f):
+    cases = {name: (vid, cfg) for name, vid, cfg in mf.cases()}
+    vid, cfg = cases["var-baseline"]
+    gen = torch.Generator().manual_seed(SEED)
+    params = mf.f32_exact(ref.init_params(cfg, gen))
+    # QB sequences a batch: enough values (QB * T * d > 5000) that the
+    # percentiles are not the extremes, so w8a8-pct differs from w8a8
+    shape = (QB, cfg["seq_len"])
+    calib = [torch.randint(0, cfg["vocab_size"], shape, generator=gen) for _ in range(CALIB)]
+    tok = torch.randint(0, cfg["vocab_size"], shape, generator=gen)
+    tgt = torch.randint(0, cfg["vocab_size"], shape, generator=gen)
+    g = f.create_group("trained")
+    mf.put(g, "config", np.frombuffer(mf.config_text(vid, cfg).encode(), dtype=np.uint8))
+    for n, p in params.items():
+        mf.put(g, "params/" + n, p.detach().numpy().astype(np.float32))
+    mf.put(g, "calib", torch.stack(calib).numpy().astype(np.int32))
+    mf.put(g, "tokens", tok.numpy().astype(np.int32))
+    mf.put(g, "targets", tgt.numpy().astype(np.int32))
+    with torch.no_grad():
+        for mode in MODES:
+            fq = FQ(mode)
+            m = ref.Model(cfg, params=params)
+            m.p = trained_params(fq, params, cfg)
+            fq.calibrating = True
+            for c in calib:
+                fq.pass_id += 1
+                m.forward(c)
+            fq.calibrating = False
+            fq.pass_id += 1
+            loss, _ = m.loss(tok, tgt)
+            g.attrs["loss_" + mode] = float(loss)
+            print("trained %-9s loss %.6f" % (mode, float(loss)))
+
+
+def read_safetensors(path):
+    with open(path, "rb") as fh:
+        n = struct.unpack("<Q", fh.read(8))[0]
+        head = json.loads(fh.read(n))
+        data = fh.read()
+    out = {}
+    for k, v in head.items():
+        if k == "__metadata__":
+            continue
+        a, b = v["data_offsets"]
+        assert v["dtype"] == "F32"
+        out[k] = torch.from_numpy(np.frombuffer(data[a:b], dtype="<f4").copy()).reshape(v["shape"])
+    return out
+
+
+def hf_linear(fq, counter):
+    """F.linear with its weight quantized and its input on the next site."""
+
+    def linear(x, w, b=None):
+        counter[0] += 1
+        if not fq.bits:
+            return F.linear(x, w, b)
+        return F.linear(fq.input(counter[0], x), q_sym(w, fq.bits).to(x.dtype), b)
+    return linear
+
+
+def hf_loss(cfg, W, ids):
+    logits = mhf.forward_llama(cfg, W, ids, "llama")[0]
+    return F.cross_entropy(logits[:-1].double(), ids[1:]).item()
+
+
+def hf_case(f, here):
+    d = os.path.join(here, "hf", "llama-f32")
+    cfg = json.load(open(os.path.join(d, "config.json")))
+    W = read_safetensors(os.path.join(d, "model.safetensors"))
+    gen = torch.Generator().manual_seed(SEED + 1)
+    T = 16
+    calib = [torch.randint(0, cfg["vocab_size"], (T,), generator=gen) for _ in range(CALIB)]
+    ids = torch.randint(0, cfg["vocab_size"], (T,), generator=gen)
+    g = f.create_group("hf")
+    mf.put(g, "calib", torch.stack(calib).numpy().astype(np.int32))
+    mf.put(g, "tokens", ids.numpy().astype(np.int32))
+    plain = mhf.F
+    with torch.no_grad():
+        for mode in MODES:
+            fq, counter = FQ(mode), [0]
+            mhf.F = types.SimpleNamespace(linear=hf_linear(fq, counter), silu=F.silu, gelu=F.gelu,
+                                          softmax=F.softmax, sigmoid=torch.sigmoid)
+            fq.calibrating = True
+            for c in calib:
+                fq.pass_id += 1
+                counter[0] = 0
+                hf_loss(cfg, W, c)
+            fq.calibrating = False
+            fq.pass_id += 1
+            counter[0] = 0
+            loss = hf_loss(cfg, W, ids)
+            mhf.F = plain
+            g.attrs["loss_" + mode] = loss
+            print("hf      %-9s loss %.6f" % (mode, loss))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    here = os.path.dirname(os.path.abspath(__file__))
+    ap.add_argument("--out", default=os.path.join(here, "fixtures", "quant"))
+    a = ap.parse_args()
+    torch.set_num_threads(1)
+    path = os.path.join(a.out, "quant.h5")
+    with h5py.File(path + ".tmp", "w", libver="latest") as f:
+        f.attrs["generator"] = "tests/reference/make_quant_fixture.py, torch %s, seed %d" % (
+            torch.__version__, SEED)
+        trained_case(f)
+        hf_case(f, here)
+    os.replace(path + ".tmp", path)
+    print("%s: %.1f KB" % (path, os.path.getsize(path) / 1024))
+
+
+if __name__ == "__main__":
+    main()
