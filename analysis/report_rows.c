@@ -169,8 +169,6 @@ void row_read(Row *w) {
     w->ppl = exp(w->val_loss);
     row_probe(r, w);
     row_lceval(r, w);
-}
-
     row_quant(r, w);
     runread_close(r);
 }
