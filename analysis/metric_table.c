@@ -122,6 +122,7 @@ static const MetricCol METRICS[] = {
     CSV_ONLY("lr", NAN, MK_REAL, MS_OTHER, cfg[CFG_LR]),
     CSV_ONLY("loss0", NAN, MK_REAL, MS_OTHER, loss0),
     CSV_ONLY("max_logit", NAN, MK_REAL, MS_OTHER, max_logit),
+    CSV_ONLY("task_floor", NAN, MK_REAL, MS_OTHER, task_floor),
 };
 #define N_METRICS ((int)(sizeof METRICS / sizeof METRICS[0]))
 

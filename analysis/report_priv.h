@@ -39,6 +39,8 @@ typedef struct {
     int sink_formed;                  /* metrics.h sink_formed of f_attn: 1, 0, -1 (no probe) */
     double loss0;                     /* training loss at the first step (NaN: none) */
     double max_logit;                 /* largest attention logit, last probe (NaN: none) */
+    double task_floor;                /* the task's Bayes val loss (NaN: not recorded) */
+    char protocol_hash[32];           /* /protocol's hash; "" when the run recorded none */
     char probe_err[512];              /* the last probe exists but cannot be read */
     long long spike_steps[MAX_SPIKE_STEPS];
     int probe_T, probe_N, proxy, has_probe;

@@ -110,7 +110,8 @@ void row_read(Row *w) {
     w->dppl_rel = w->sink01 = w->sink02 = w->slot = w->empty = w->f_attn_ne = NAN;
     w->kurt = w->top1_med = w->bos_ratio = NAN;
     w->sink_formed = w->gate_bounded = -1;
-    w->loss0 = w->max_logit = NAN;
+    w->loss0 = w->max_logit = w->task_floor = NAN;
+    w->protocol_hash[0] = '\0';
     w->diverged_step = -1;
     w->base = -1;
     run_name(w->run, sizeof w->run, w->path);
@@ -132,6 +133,10 @@ void row_read(Row *w) {
     if (isfinite(fv)) w->val_loss = fv;
     w->tokens_per_sec = summ_or(r, RS_SUM_TOKENS_PER_SEC, NAN);
     w->diverged_step = (long long)summ_or(r, RS_SUM_DIVERGED_STEP, -1);
+    w->task_floor = summ_or(r, RS_SUM_TASK_FLOOR, NAN);
+    if (runread_protocol_string(r, RS_PR_HASH, w->protocol_hash, sizeof w->protocol_hash, NULL,
+                                0) != 0)
+        w->protocol_hash[0] = '\0';
     row_series(r, w);
     w->ppl = exp(w->val_loss);
     row_probe(r, w);
