@@ -325,6 +325,26 @@ static void put_declared(FILE *f, const Row *rows, int n, const Protocol *pr) {
     }
 }
 
+/* The task floor beside val loss: the range over the runs that record one
+ * (bigram-backcopy), or nothing. */
+static void put_task_floor(FILE *f, const Row *rows, int n) {
+    double lo = INFINITY, hi = -INFINITY;
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        if (rows[i].ok && isfinite(rows[i].task_floor)) {
+            lo = fmin(lo, rows[i].task_floor), hi = fmax(hi, rows[i].task_floor);
+            k++;
+        }
+    if (!k) return;
+    fprintf(f,
+            "The task's floor, the Bayes-optimal val loss on the runs' val batches "
+            "(docs/metrics.md, task floor), is %.4f nats",
+            lo);
+    if (hi > lo) fprintf(f, " to %.4f", hi);
+    fprintf(f, " (%d run%s record it): no arm's val loss can go below it.\n\n", k,
+            k == 1 ? "" : "s");
+}
+
 static void md_headline(FILE *f, const Row *rows, int n, const Protocol *pr, const PTest *t, int k,
                         const ETest *e, int ke) {
     int seeds = 0;
@@ -350,6 +370,7 @@ static void md_headline(FILE *f, const Row *rows, int n, const Protocol *pr, con
             "Holm-adjusted p is below %.2f, and a test that cannot reject by construction is "
             "untestable here. Every other comparison in this report is exploratory.\n\n",
             k, ALPHA);
+    put_task_floor(f, rows, n);
     for (int j = 0; j < pr->n_claims; j++)
         for (int i = 0; i < k; i++)
             if (t[i].claim == j) claim_sentence(f, pr, &pr->claims[j], &t[i], i + 1);

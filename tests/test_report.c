@@ -979,14 +979,18 @@ static void test_confirm_declared(void **state) {
     free(md);
     snprintf(saved, sizeof saved, "%s", g_dir);
     snprintf(g_dir, sizeof g_dir, "%.200s/declared", saved);
-    /* protocol.ini edited after the runs */
-    put_protocol("[primary]\nmetric = f_attn\ntest = f_attn welch\ncompare = g1 vs base\n");
+    /* protocol.ini edited after the runs; two runs made without one, one
+     * of them a sixth baseline seed that no g1 seed pairs with */
+    put_protocol("[primary]\nmetric = val_loss\ntest = val_loss wilcoxon\ncompare = g1 vs base\n");
     make_run("late_s1.h5", "g1-head", 1, 2.0, 0.5f, 0, 0);
+    make_run("base_s6.h5", "baseline", 6, 2.5, 0.5f, 0, 0);
     md = report_in_subdir(saved);
-    assert_non_null(strstr(md, "**not declared before every run**: 1 run recorded no protocol "
-                               "(made before it or without it: `late_s1.h5`); 10 runs recorded "
-                               "another protocol (`base_s1.h5`, `base_s2.h5`"));
+    if (getenv("GATELAB_TEST_SHOW")) fprintf(stderr, "%.3000s\n", strstr(md, "## Headline"));
+    assert_non_null(strstr(md, "**not declared before every run**: 2 runs recorded no protocol "
+                               "(made before it or without it: `base_s6.h5`, `late_s1.h5`); 10 "
+                               "runs recorded another protocol (`base_s1.h5`, `base_s2.h5`"));
     assert_non_null(strstr(md, " and 2 more)"));
+    assert_non_null(strstr(md, "| wilcoxon (paired, 5 seeds; 1 without a partner left out) |"));
     free(md);
 }
 
@@ -1008,6 +1012,9 @@ static void test_confirm_headroom(void **state) {
     const char *sec = strstr(md, "## Headline (confirmatory)");
     assert_non_null(sec);
     if (getenv("GATELAB_TEST_SHOW")) fprintf(stderr, "%.5000s\n", sec);
+    assert_non_null(strstr(sec, "The task's floor, the Bayes-optimal val loss on the runs' val "
+                                "batches (docs/metrics.md, task floor), is 2.1900 nats (10 runs "
+                                "record it)"));
     assert_non_null(strstr(sec, "- P1: the task's floor is 2.1900 nats and the arms average 1.7000 "
                                 "and 2.2000, so no arm can gain more than 0.0100 nats, less than "
                                 "the paper's effect (0.0450 nats, PPL 5.761 against 6.026)."));
