@@ -14,6 +14,7 @@
 #include "config_args.h"
 #include "data.h"
 #include "testutil.h"
+#include "reference/task_floor_fixture.h"
 
 #define ERRLEN 512
 
@@ -658,11 +659,29 @@ static void test_task_floor_realised(void **state) {
     data_close(&ds);
 }
 
+/* The floor of small.ini's task on its val batches (B 32, T 64, 8
+ * batches, train_loop.c's EVAL_SEED 0xE7A1) against the independent Python
+ * computation of tests/reference/make_task_floor_fixture.py. */
+static void test_task_floor_reference(void **state) {
+    (void)state;
+    Config cfg;
+    Dataset ds;
+    char err[512], path[1024];
+    snprintf(path, sizeof path, "%s/experiments/small.ini", tu_src());
+    assert_int_equal(config_from_args(&cfg, path, NULL, 0, err, sizeof err), 0);
+    assert_int_equal(data_open(&ds, &cfg, err, sizeof err), 0);
+    double floor = data_task_floor(&ds, cfg.batch_size, cfg.seq_len, cfg.eval_batches, 0xE7A1ULL);
+    if (fabs(floor - TASK_FLOOR_SMALL) > 1e-9)
+        fail_msg("task floor %.12f, Python says %.12f", floor, TASK_FLOOR_SMALL);
+    data_close(&ds);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_text_open),
         cmocka_unit_test(test_task_floor),
         cmocka_unit_test(test_task_floor_realised),
+        cmocka_unit_test(test_task_floor_reference),
         cmocka_unit_test(test_bos_on_shift),
         cmocka_unit_test(test_bos_off_shift),
         cmocka_unit_test(test_determinism),
