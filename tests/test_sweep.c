@@ -363,7 +363,7 @@ static void test_slurm(void **state) {
     assert_int_equal(sw.n_runs, 6);
     snprintf(out, sizeof out, "%s/out", tmp);
     snprintf(script, sizeof script, "%s/job.sbatch", tmp);
-    assert_int_equal(sweep_write_slurm(&sw, a, out, script, err, sizeof err), 0);
+    assert_int_equal(sweep_write_slurm(&sw, a, out, script, 0, err, sizeof err), 0);
     const char *s = slurp(script);
     assert_non_null(s);
     assert_non_null(strstr(s, "#!/bin/bash\n#SBATCH"));

@@ -173,7 +173,7 @@ static int emit_slurm(const Sweep *sw, const SweepArgs *a) {
         fprintf(stderr, "gatelab sweep: cannot create %s: %s\n", logs, strerror(errno));
         return 1;
     }
-    if (sweep_write_slurm(sw, a->file, a->out, path, err, sizeof err)) {
+    if (sweep_write_slurm(sw, a->file, a->out, path, a->uncommitted, err, sizeof err)) {
         fprintf(stderr, "gatelab sweep: %s\n", err);
         return 1;
     }

@@ -630,7 +630,7 @@ int sweep_post_runs(const Sweep *sw, const SweepOptions *o) {
 /* ---- Slurm ---- */
 
 int sweep_write_slurm(const Sweep *sw, const char *sweep_file, const char *out_dir,
-                      const char *script_path, char *err, size_t errlen) {
+                      const char *script_path, int uncommitted, char *err, size_t errlen) {
     char exe[SWEEP_PATH_MAX], cwd[SWEEP_PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     exe[n > 0 ? n : 0] = '\0';
@@ -666,8 +666,8 @@ int sweep_write_slurm(const Sweep *sw, const char *sweep_file, const char *out_d
             "set -eu\ncd '%s'\nmkdir -p '%s/logs'\n"
             "export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1\n"
             "GATELAB=${GATELAB:-%s}\n"
-            "exec \"$GATELAB\" sweep '%s' --out '%s' --only \"$SLURM_ARRAY_TASK_ID\"\n",
-            cwd, out_dir, exe, sweep_file, out_dir);
+            "exec \"$GATELAB\" sweep '%s' --out '%s' --only \"$SLURM_ARRAY_TASK_ID\"%s\n",
+            cwd, out_dir, exe, sweep_file, out_dir, uncommitted ? " --uncommitted" : "");
     fchmod(fileno(f), 0755);
     return atomic_fcommit(f, tmp, script_path, err, errlen);
 }

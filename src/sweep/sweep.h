@@ -158,9 +158,10 @@ int sweep_execute(const Sweep *sw, const SweepOptions *o, SweepSummary *sum, cha
                   size_t errlen);
 
 /* Write an sbatch job-array script: one array task per run, each running
- * `gatelab sweep FILE --out DIR --only $SLURM_ARRAY_TASK_ID`. */
+ * `gatelab sweep FILE --out DIR --only $SLURM_ARRAY_TASK_ID` (and
+ * `--uncommitted` when uncommitted: each task checks the sweep file). */
 int sweep_write_slurm(const Sweep *sw, const char *sweep_file, const char *out_dir,
-                      const char *script_path, char *err, size_t errlen);
+                      const char *script_path, int uncommitted, char *err, size_t errlen);
 
 /* After training: `gatelab eval` of every finished run at its
  * eval_lengths, then `gatelab intervene` at its intervene kinds (runs that

@@ -8,7 +8,8 @@
 
 #include "util.h" /* PROTOCOL_HASH_LEN */
 
-#define PROTOCOL_RECORD_MAX (1 << 20) /* a protocol file is a few kB */
+/* a protocol file is a few kB; an HDF5 attribute holds at most 64 KiB */
+#define PROTOCOL_RECORD_MAX (32 << 10)
 
 /* One protocol file: its exact bytes, their hash and its [source]
  * section's keys (sweep_file, sweep_commit, sweep_dirty, uncommitted;
