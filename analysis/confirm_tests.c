@@ -163,9 +163,10 @@ static void check_events(PTest *t) {
     if (t->test != PT_FISHER || !(t->ka + t->kb == 0 || t->ka + t->kb == t->na + t->nb)) return;
     t->untestable = 1;
     snprintf(t->why, sizeof t->why,
-             "%s run of either arm is in the good regime (%d of %d against %d of %d), so Fisher's "
-             "test cannot reject",
-             t->ka + t->kb ? "every" : "no", t->ka, t->na, t->kb, t->nb);
+             "%s is in the good regime (%d of %d against %d of %d), so Fisher's test cannot "
+             "reject",
+             t->ka + t->kb ? "every run of both arms" : "no run of either arm", t->ka, t->na, t->kb,
+             t->nb);
 }
 
 static int claim_of(const Protocol *pr, int c, ProtoMetric m) {
