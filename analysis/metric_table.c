@@ -172,6 +172,7 @@ static const MetricCol METRICS[] = {
     CSV_DEF("quant_inf_layer", q_inf_layer, "The same of any layer output (residual stream)."),
     CSV_DEF("quant_kurtosis_max", q_kurt,
             "Mean over sequences of the largest kurtosis over layers of a layer output."),
+    CSV_ONLY("task_floor", NAN, MK_REAL, MS_OTHER, task_floor),
 };
 #define N_METRICS ((int)(sizeof METRICS / sizeof METRICS[0]))
 

@@ -19,21 +19,33 @@ static const MetricCol *declared(int m) {
 }
 
 const char *proto_metric_name(ProtoMetric m) {
+    if (m == PM_GOOD_REGIME) return PROTO_GOOD_REGIME;
     const MetricCol *c = declared((int)m);
     return c ? c->csv : NULL;
 }
 
 /* The ProtoMetric named s, or -1. */
 static int metric_of(const char *s) {
+    if (!strcmp(s, PROTO_GOOD_REGIME)) return PM_GOOD_REGIME;
     const MetricCol *c = metric_find(s);
     return c && c->proto > 0 ? c->proto - 1 : -1;
 }
 
-/* "f_attn, sink_formed, m_act or val_loss": the declarable names. */
+static const char *const TEST_NAME[] = {"",         "welch",    "mann-whitney",
+                                        "paired-t", "wilcoxon", "fisher"};
+
+const char *proto_test_name(ProtoTest t) {
+    return t > PT_NONE && t <= PT_FISHER ? TEST_NAME[t] : "none";
+}
+
+int proto_test_paired(ProtoTest t) { return t == PT_PAIRED_T || t == PT_WILCOXON; }
+
+/* "f_attn, m_act, val_loss or good_regime": the declarable names. */
 static void metric_list(char *buf, size_t len) {
     size_t n = 0;
     buf[0] = '\0';
     for (int m = 0; m < PM_COUNT && n < len; m++) {
+        if (m == PM_SINK_FORMED) continue; /* refused in [primary] */
         const char *sep = m == 0 ? "" : m == PM_COUNT - 1 ? " or " : ", ";
         int w = snprintf(buf + n, len - n, "%s%s", sep, proto_metric_name((ProtoMetric)m));
         if (w < 0) break;
@@ -71,6 +83,12 @@ static int has_metric(const Protocol *p, int m) {
 
 static int key_metric(Protocol *p, const char *v, char *err, size_t errlen) {
     int m = metric_of(v);
+    if (m == PM_SINK_FORMED)
+        return seterr(
+            err, errlen,
+            "metric 'sink_formed' is not a primary metric: it repeats f_attn coarsely and "
+            "moves with its threshold (drop the line; the report still counts it, "
+            "exploratory)");
     if (m < 0) {
         char names[128];
         metric_list(names, sizeof names);
@@ -99,12 +117,17 @@ static int key_compare(Protocol *p, const char *v, char *err, size_t errlen) {
     return 0;
 }
 
-/* "METRIC ARM < REF" (or >): a claim about a declared metric and pair. */
+/* "METRIC ARM < REF [one-sided]" (or >): a claim about a declared metric
+ * and pair. */
 static int key_paper(Protocol *p, const char *v, char *err, size_t errlen) {
-    char m[32], a[PROTO_ARM_MAX], op[4], r[PROTO_ARM_MAX], extra[2];
-    if (sscanf(v, "%31s %95s %3s %95s %1s", m, a, op, r, extra) != 4 ||
-        (strcmp(op, "<") && strcmp(op, ">")))
-        return seterr(err, errlen, "paper '%s' is not 'METRIC ARM < REF' or '... > ...'", v);
+    char m[32], a[PROTO_ARM_MAX], op[4], r[PROTO_ARM_MAX], side[16] = "", extra[2];
+    int got = sscanf(v, "%31s %95s %3s %95s %15s %1s", m, a, op, r, side, extra);
+    if ((got != 4 && got != 5) || (strcmp(op, "<") && strcmp(op, ">")) ||
+        (got == 5 && strcmp(side, "one-sided")))
+        return seterr(err, errlen,
+                      "paper '%s' is not 'METRIC ARM < REF' or '... > ...', optionally followed "
+                      "by 'one-sided'",
+                      v);
     int mi = metric_of(m), ci = find_compare(p, a, r);
     if (mi < 0 || !has_metric(p, mi))
         return seterr(err, errlen, "paper '%s': metric %s is not declared before it", v, m);
@@ -116,7 +139,40 @@ static int key_paper(Protocol *p, const char *v, char *err, size_t errlen) {
                           "paper '%s': a claim on %s for %s vs %s is already made (%s)", v, m, a, r,
                           p->claims[i].lower == (op[0] == '<') ? "the same" : "the opposite");
     if (p->n_claims == PROTO_MAX) return seterr(err, errlen, "more than %d claims", PROTO_MAX);
-    p->claims[p->n_claims++] = (ProtoClaim){(ProtoMetric)mi, ci, op[0] == '<'};
+    p->claims[p->n_claims++] = (ProtoClaim){(ProtoMetric)mi, ci, op[0] == '<', got == 5};
+    return 0;
+}
+
+/* "METRIC TEST": the one test of a declared metric. */
+static int key_test(Protocol *p, const char *v, char *err, size_t errlen) {
+    char m[32], t[32], extra[2];
+    if (sscanf(v, "%31s %31s %1s", m, t, extra) != 2)
+        return seterr(err, errlen, "test '%s' is not 'METRIC TEST'", v);
+    int mi = metric_of(m), ti = PT_NONE;
+    for (int k = PT_WELCH; k <= PT_FISHER; k++)
+        if (!strcmp(t, TEST_NAME[k])) ti = k;
+    if (mi < 0 || !has_metric(p, mi))
+        return seterr(err, errlen, "test '%s': metric %s is not declared before it", v, m);
+    if (ti == PT_NONE)
+        return seterr(err, errlen,
+                      "test '%s': '%s' is not welch, mann-whitney, paired-t, wilcoxon or fisher", v,
+                      t);
+    if (p->test[mi] != PT_NONE)
+        return seterr(err, errlen, "test '%s': %s already has a test (one test per metric)", v, m);
+    p->test[mi] = (ProtoTest)ti;
+    return 0;
+}
+
+/* "val_loss_below VALUE": the threshold that defines good_regime. */
+static int key_threshold(Protocol *p, const char *v, char *err, size_t errlen) {
+    char k[32], extra[2];
+    double x;
+    if (sscanf(v, "%31s %lf %1s", k, &x, extra) != 2 || strcmp(k, "val_loss_below") || !(x > 0) ||
+        x > 1e30)
+        return seterr(err, errlen, "threshold '%s' is not 'val_loss_below VALUE' with VALUE > 0",
+                      v);
+    if (p->good_below > 0) return seterr(err, errlen, "threshold '%s': given twice", v);
+    p->good_below = x;
     return 0;
 }
 
@@ -126,7 +182,7 @@ static int key_margin(Protocol *p, const char *v, char *err, size_t errlen) {
     if (sscanf(v, "%31s %lf %1s", m, &x, extra) != 2 || !(x > 0) || x > 1e30)
         return seterr(err, errlen, "margin '%s' is not 'METRIC VALUE' with VALUE > 0", v);
     int mi = metric_of(m);
-    if (mi < 0 || declared(mi)->kind == MK_FLAG) /* a 0/1 per seed: no mean */
+    if (mi < 0 || mi == PM_GOOD_REGIME || declared(mi)->kind == MK_FLAG) /* 0/1: no mean */
         return seterr(err, errlen, "margin '%s': %s has no mean to be equivalent in", v, m);
     if (p->margin[mi] > 0)
         return seterr(err, errlen, "margin '%s': a margin for %s given twice", v, m);
@@ -139,8 +195,33 @@ int protocol_key(Protocol *p, const char *key, const char *value, char *err, siz
     if (!strcmp(key, "compare")) return key_compare(p, value, err, errlen);
     if (!strcmp(key, "paper")) return key_paper(p, value, err, errlen);
     if (!strcmp(key, "margin")) return key_margin(p, value, err, errlen);
-    return seterr(err, errlen, "unknown key '%s' in [primary] (metric, compare, paper, margin)",
+    if (!strcmp(key, "test")) return key_test(p, value, err, errlen);
+    if (!strcmp(key, "threshold")) return key_threshold(p, value, err, errlen);
+    return seterr(err, errlen,
+                  "unknown key '%s' in [primary] (metric, test, threshold, compare, paper, margin)",
                   key);
+}
+
+int protocol_check(const Protocol *p, char *err, size_t errlen) {
+    for (int i = 0; i < p->n_metrics; i++) {
+        ProtoMetric m = p->metrics[i];
+        const char *name = proto_metric_name(m);
+        int line = p->metric_line[m], flag = m == PM_GOOD_REGIME;
+        if (p->test[m] == PT_NONE)
+            return seterr(err, errlen,
+                          "%d: metric %s has no declared test: add 'test = %s %s' (or %s)", line,
+                          name, name, flag ? "fisher" : "wilcoxon",
+                          flag ? "nothing else: a 0/1 per run" : "welch, mann-whitney, paired-t");
+        if (flag != (p->test[m] == PT_FISHER))
+            return seterr(err, errlen, "%d: metric %s cannot be tested by %s (%s)", line, name,
+                          proto_test_name(p->test[m]),
+                          flag ? "good_regime is 0/1 per run: fisher"
+                               : "fisher is for good_regime only");
+        if (flag && !(p->good_below > 0))
+            return seterr(err, errlen,
+                          "%d: metric good_regime needs 'threshold = val_loss_below VALUE'", line);
+    }
+    return 0;
 }
 
 typedef struct {
@@ -153,19 +234,28 @@ static int on_key(void *user, const IniLine *l, char *why, size_t whylen) {
     ReadCtx *c = user;
     if (strcmp(l->section, "primary")) return 0;
     c->seen = 1;
-    int n = c->p->n_compares;
+    int n = c->p->n_compares, nm = c->p->n_metrics;
     if (protocol_key(c->p, l->key, l->value, why, whylen) != 0) return -1;
     if (c->p->n_compares > n) c->p->compares[n].line = l->line;
+    if (c->p->n_metrics > nm) c->p->metric_line[c->p->metrics[nm]] = l->line;
     return 0;
 }
 
 int protocol_read(const char *path, Protocol *p, char *err, size_t errlen) {
     memset(p, 0, sizeof *p);
     if (access(path, F_OK) != 0 && errno == ENOENT) return 1;
+    size_t len;
+    char *text = input_slurp(path, 1 << 20, &len, err, errlen);
+    if (!text) return -1;
+    protocol_hash_text(text, len, p->hash);
     ReadCtx c = {p, 0};
     IniHandlers h = {on_key, NULL, &c};
-    if (ini_read(path, NULL, &h, err, errlen) != 0) return -1;
+    int rc = ini_read(path, text, &h, err, errlen);
+    free(text);
+    if (rc != 0) return -1;
     if (!c.seen || !p->n_metrics || !p->n_compares)
         return seterr(err, errlen, "%s: [primary] needs at least one metric and one compare", path);
+    char why[400];
+    if (protocol_check(p, why, sizeof why) != 0) return seterr(err, errlen, "%s:%s", path, why);
     return 0;
 }

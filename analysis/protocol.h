@@ -6,10 +6,21 @@
  * and the equivalence margins that "as well as" sentences need:
  *
  *   [primary]
- *   metric = f_attn                      ; f_attn, sink_formed, m_act, val_loss
+ *   metric = f_attn                      ; f_attn, m_act, val_loss, good_regime
+ *   test = f_attn wilcoxon               ; its one test (below), required
+ *   threshold = val_loss_below 1.8       ; defines good_regime (optional)
  *   compare = g1-elem vs baseline        ; arm vs reference (repeatable)
- *   paper = f_attn g1-elem < baseline    ; a claim: arm < ref or arm > ref
+ *   paper = f_attn g1-elem < baseline    ; a claim: arm < ref or arm > ref,
+ *                                        ; "... one-sided" tests that way only
  *   margin = f_attn 0.02                 ; TOST margin for that metric
+ *
+ * Tests: welch, mann-whitney (unpaired), paired-t, wilcoxon (exact signed
+ * rank; both pair the runs of two arms by seed, over the seeds both have),
+ * fisher (the only test of good_regime, a 0/1 per run: final val loss
+ * below the threshold). sink_formed is refused as a primary metric (it
+ * repeats F-Attn coarsely and moves with its threshold; the report still
+ * counts it, exploratory). A metric without a `test` is refused, naming
+ * its line: one declared test per metric, never the larger of two.
  *
  * `gatelab sweep` copies the section into OUT/protocol.ini; `gatelab
  * report` reads it there and applies Holm's correction across the family
@@ -24,7 +35,19 @@
 #define PROTO_ARM_MAX 96 /* a run name */
 #define PROTO_FILE "protocol.ini"
 
-typedef enum { PM_F_ATTN, PM_SINK_FORMED, PM_M_ACT, PM_VAL_LOSS, PM_COUNT } ProtoMetric;
+typedef enum {
+    PM_F_ATTN,
+    PM_SINK_FORMED,
+    PM_M_ACT,
+    PM_VAL_LOSS,
+    PM_GOOD_REGIME, /* val_loss below the protocol's threshold, 0/1 per run */
+    PM_COUNT
+} ProtoMetric;
+
+/* A declared test (PT_NONE: not declared). */
+typedef enum { PT_NONE, PT_WELCH, PT_MANN_WHITNEY, PT_PAIRED_T, PT_WILCOXON, PT_FISHER } ProtoTest;
+
+#define PROTO_GOOD_REGIME "good_regime"
 
 typedef struct {
     char arm[PROTO_ARM_MAX], ref[PROTO_ARM_MAX];
@@ -33,8 +56,9 @@ typedef struct {
 
 typedef struct {
     ProtoMetric metric;
-    int compare; /* index into compares */
-    int lower;   /* 1: the paper says arm < ref; 0: arm > ref */
+    int compare;   /* index into compares */
+    int lower;     /* 1: the paper says arm < ref; 0: arm > ref */
+    int one_sided; /* the declared test is one-sided, in the claim's direction */
 } ProtoClaim;
 
 typedef struct {
@@ -45,10 +69,20 @@ typedef struct {
     int n_claims;
     ProtoClaim claims[PROTO_MAX];
     double margin[PM_COUNT]; /* 0: none declared */
+    ProtoTest test[PM_COUNT];
+    int metric_line[PM_COUNT]; /* the line that declared each metric */
+    double good_below;         /* good_regime's val_loss threshold (0: none) */
+    char hash[32];             /* protocol_hash_text of the file read (util.h) */
 } Protocol;
 
+/* "welch", "mann-whitney", ...: the name a `test` key gives t. */
+const char *proto_test_name(ProtoTest t);
+/* 1 when t pairs the runs of two arms by seed. */
+int proto_test_paired(ProtoTest t);
+
 /* The name of m: the CSV name of the metric table's row that carries m
- * (metric_table.h, `proto`), "f_attn", ... ; NULL for a bad value. */
+ * (metric_table.h, `proto`), "f_attn", ..., or "good_regime"; NULL for a
+ * bad value. */
 const char *proto_metric_name(ProtoMetric m);
 
 /* Applies one `key = value` of a [primary] section to p (zeroed first by
@@ -59,10 +93,16 @@ const char *proto_metric_name(ProtoMetric m);
  * `>` for one metric and pair), a second margin for one metric. */
 int protocol_key(Protocol *p, const char *key, const char *value, char *err, size_t errlen);
 
+/* 0 when every declared metric of p has a test that fits it (fisher for
+ * good_regime and only for it); else -1 with "LINE: ..." naming the
+ * metric's line and what to write. */
+int protocol_check(const Protocol *p, char *err, size_t errlen);
+
 /* Reads the [primary] section of path (other sections are ignored), with
- * each compare's line. 0 on success, 1 when path does not exist, -1 with
- * a one-line reason ("FILE:LINE: ...") when it cannot be read or a key is
- * bad. */
+ * each compare's line, and the hash of the file's exact bytes. 0 on
+ * success, 1 when path does not exist, -1 with a one-line reason
+ * ("FILE:LINE: ...") when it cannot be read, a key is bad or
+ * protocol_check refuses it. */
 int protocol_read(const char *path, Protocol *p, char *err, size_t errlen);
 
 #endif

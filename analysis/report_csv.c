@@ -70,7 +70,7 @@ int write_csv(const char *path, const Row *rows, int n, char *err, size_t errlen
         metric_name(metric_at(k), name, sizeof name);
         fprintf(f, ",%s", name);
     }
-    fputc('\n', f);
+    fputs(",protocol_hash\n", f);
     for (int i = 0; i < n; i++) {
         const Row *w = &rows[i];
         if (!w->ok) continue; /* unreadable files are listed in REPORT.md */
@@ -81,6 +81,7 @@ int write_csv(const char *path, const Row *rows, int n, char *err, size_t errlen
         fprintf(f, ",%lld", w->seed);
         csv_field(f, w->status, 0);
         for (int k = 0; metric_at(k); k++) csv_metric(f, w, metric_at(k));
+        csv_field(f, w->protocol_hash, 0);
         fputc('\n', f);
     }
     return atomic_fcommit(f, tmp, path, err, errlen);

@@ -44,7 +44,9 @@ typedef struct {
      * increase over float, and the float pass's outlier statistics */
     double q_dloss[3]; /* w8a8, w8a8-pct, w4a4 */
     double q_inf_attn, q_inf_ffn, q_inf_layer, q_kurt;
-    char probe_err[512]; /* the last probe exists but cannot be read */
+    double task_floor;      /* the task's Bayes val loss (NaN: not recorded) */
+    char protocol_hash[32]; /* /protocol's hash; "" when the run recorded none */
+    char probe_err[512];    /* the last probe exists but cannot be read */
     long long spike_steps[MAX_SPIKE_STEPS];
     int probe_T, probe_N, proxy, has_probe;
     char normaliser[64];

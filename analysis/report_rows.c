@@ -140,7 +140,8 @@ void row_read(Row *w) {
     w->top1_peak = w->top1_peak_ratio = w->flops = NAN;
     w->massive_sun = -1;
     w->sink_formed = w->gate_bounded = -1;
-    w->loss0 = w->max_logit = NAN;
+    w->loss0 = w->max_logit = w->task_floor = NAN;
+    w->protocol_hash[0] = '\0';
     w->q_dloss[0] = w->q_dloss[1] = w->q_dloss[2] = NAN;
     w->q_inf_attn = w->q_inf_ffn = w->q_inf_layer = w->q_kurt = NAN;
     w->diverged_step = -1;
@@ -165,6 +166,10 @@ void row_read(Row *w) {
     if (isfinite(fv)) w->val_loss = fv;
     w->tokens_per_sec = summ_or(r, RS_SUM_TOKENS_PER_SEC, NAN);
     w->diverged_step = (long long)summ_or(r, RS_SUM_DIVERGED_STEP, -1);
+    w->task_floor = summ_or(r, RS_SUM_TASK_FLOOR, NAN);
+    if (runread_protocol_string(r, RS_PR_HASH, w->protocol_hash, sizeof w->protocol_hash, NULL,
+                                0) != 0)
+        w->protocol_hash[0] = '\0';
     row_series(r, w);
     w->ppl = exp(w->val_loss);
     row_probe(r, w);

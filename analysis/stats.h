@@ -146,6 +146,12 @@ int stats_clopper_pearson(double *lo, double *hi, int k, int n, double level, ch
  * probabilities; p = 1 when every table qualifies). A zero row or column
  * sum leaves one possible table: p = 1. Needs 0 <= ka <= na, 0 <= kb <= nb. */
 int stats_fisher_exact(double *p, int ka, int na, int kb, int nb, char *err, size_t errlen);
+/* The one-sided Fisher test of the same table: p = P(X <= ka) when lower
+ * (H1: a's rate is below b's), else P(X >= ka), X hypergeometric with the
+ * margins fixed (scipy.stats.fisher_exact, alternative "less" or
+ * "greater"). */
+int stats_fisher_one_sided(double *p, int ka, int na, int kb, int nb, int lower, char *err,
+                           size_t errlen);
 
 /* Paired t-test of mean(x - y) = 0, two-sided, over d[i] = x[i] - y[i]:
  *   t = mean(d) / (s_d / sqrt(n)), s_d the sample std, df = n - 1,

@@ -127,3 +127,18 @@ int stats_fisher_exact(double *p, int ka, int na, int kb, int nb, char *err, siz
     *p = every ? 1.0 : fmin(1.0, in / all);
     return 0;
 }
+
+int stats_fisher_one_sided(double *p, int ka, int na, int kb, int nb, int lower, char *err,
+                           size_t errlen) {
+    if (check_count(ka, na, "a", err, errlen) || check_count(kb, nb, "b", err, errlen)) return -1;
+    int col = ka + kb, lo = col - nb > 0 ? col - nb : 0, hi = col < na ? col : na;
+    double top = -INFINITY, in = 0.0, all = 0.0;
+    for (int x = lo; x <= hi; x++) top = fmax(top, log_weight(x, na - x, col - x, nb - col + x));
+    for (int x = lo; x <= hi; x++) {
+        double w = exp(log_weight(x, na - x, col - x, nb - col + x) - top);
+        all += w;
+        if (lower ? x <= ka : x >= ka) in += w;
+    }
+    *p = fmin(1.0, in / all);
+    return 0;
+}

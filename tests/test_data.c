@@ -14,6 +14,7 @@
 #include "config_args.h"
 #include "data.h"
 #include "testutil.h"
+#include "reference/task_floor_fixture.h"
 
 #define ERRLEN 512
 
@@ -564,9 +565,123 @@ static void test_bigram_determinism(void **state) {
     data_close(&ds);
 }
 
+/* A bigram generator built by hand: V tokens, rows of probabilities
+ * (row-major V x V) turned into the sampler's cdf, trigger[V]. */
+static void hand_bigram(Dataset *ds, int v, const float *prob, const unsigned char *trigger,
+                        int bos) {
+    memset(ds, 0, sizeof *ds);
+    ds->source = DATA_BIGRAM;
+    ds->bos = bos;
+    ds->bos_id = v;
+    ds->vocab_size = v + 1;
+    ds->bg_vocab = v;
+    ds->bg_cdf = malloc((size_t)v * v * sizeof *ds->bg_cdf);
+    ds->bg_trigger = malloc((size_t)v);
+    assert_non_null(ds->bg_cdf);
+    assert_non_null(ds->bg_trigger);
+    for (int r = 0; r < v; r++) {
+        float acc = 0;
+        for (int j = 0; j < v; j++) ds->bg_cdf[r * v + j] = acc += prob[r * v + j];
+        ds->bg_trigger[r] = trigger[r];
+        ds->bg_triggers += trigger[r];
+    }
+}
+
+/* The task floor by hand. No trigger, both rows (1/4, 3/4): every
+ * prediction but a row's first has entropy H = -(1/4 ln 1/4 + 3/4 ln 3/4);
+ * the first (a uniform non-trigger) has ln 2. With BOS the first element
+ * is a target: (ln 2 + (T - 1) H) / T; without, every target has H. With
+ * token 2 a trigger and rows 0, 1 = (1/4, 1/4, 1/2): ln 2 for the first,
+ * 0 after a trigger (a copy), H' = 1/2 ln 4 + 1/2 ln 2 otherwise, counted
+ * over the batch. Corpus data: NaN. */
+static void test_task_floor(void **state) {
+    (void)state;
+    const float two[4] = {0.25f, 0.75f, 0.25f, 0.75f};
+    const unsigned char none[2] = {0, 0};
+    Dataset ds;
+    double h = -(0.25 * log(0.25) + 0.75 * log(0.75));
+    enum { B = 3, T = 8 };
+    hand_bigram(&ds, 2, two, none, 1);
+    assert_true(fabs(data_task_floor(&ds, B, T, 2, 7) - (log(2) + (T - 1) * h) / T) < 1e-12);
+    ds.bos = 0;
+    assert_true(fabs(data_task_floor(&ds, B, T, 2, 7) - h) < 1e-12);
+    data_close(&ds);
+
+    const float three[9] = {0.25f, 0.25f, 0.5f, 0.25f, 0.25f, 0.5f, 1.0f, 0.0f, 0.0f};
+    const unsigned char trig[3] = {0, 0, 1};
+    hand_bigram(&ds, 3, three, trig, 1);
+    int in[B * T], tg[B * T], after = 0;
+    for (int step = 0; step < 4; step++) {
+        data_batch(&ds, in, tg, B, T, SPLIT_VAL, 11, step);
+        for (int k = 0; k < B * T; k++) after += k % T > 0 && in[k] == 2;
+    }
+    assert_true(after > 0); /* the case is exercised */
+    double h3 = 0.5 * log(4.0) + 0.5 * log(2.0);
+    double want = (4 * B * log(2) + (4 * B * (T - 1) - after) * h3) / (4 * B * T);
+    assert_true(fabs(data_task_floor(&ds, B, T, 4, 11) - want) < 1e-12);
+    assert_true(isnan(data_task_floor(&ds, B, T, 0, 11)));
+    data_close(&ds);
+    memset(&ds, 0, sizeof ds);
+    ds.source = DATA_BROWN;
+    assert_true(isnan(data_task_floor(&ds, B, T, 4, 11)));
+}
+
+/* The floor is what the generator's own predictor scores on average: on
+ * small.ini's task the mean of -ln p(target | context) over many val
+ * batches (the realised loss) lies within 0.01 nats of it. */
+static void test_task_floor_realised(void **state) {
+    (void)state;
+    Config cfg;
+    Dataset ds;
+    char err[512];
+    char path[1024];
+    snprintf(path, sizeof path, "%s/experiments/small.ini", tu_src());
+    assert_int_equal(config_from_args(&cfg, path, NULL, 0, err, sizeof err), 0);
+    assert_int_equal(data_open(&ds, &cfg, err, sizeof err), 0);
+    enum { B = 16, T = 64, NB = 40 };
+    static int in[B * T], tg[B * T];
+    double sum = 0;
+    int v = ds.bg_vocab;
+    for (int s = 0; s < NB; s++) {
+        data_batch(&ds, in, tg, B, T, SPLIT_VAL, 99, s);
+        for (int k = 0; k < B * T; k++) {
+            int prev = ds.bos && k % T == 0 ? -1 : in[k];
+            if (prev < 0) sum += log((double)(v - ds.bg_triggers));
+            else if (!ds.bg_trigger[prev]) {
+                const float *c = ds.bg_cdf + (size_t)prev * v;
+                sum -= log((double)c[tg[k]] - (tg[k] ? (double)c[tg[k] - 1] : 0.0));
+            }
+        }
+    }
+    double realised = sum / ((double)NB * B * T), floor = data_task_floor(&ds, B, T, NB, 99);
+    assert_true(floor > 0.5 && floor < 2.0);
+    assert_true(fabs(realised - floor) < 0.01);
+    data_close(&ds);
+}
+
+/* The floor of small.ini's task on its val batches (B 32, T 64, 8
+ * batches, train_loop.c's EVAL_SEED 0xE7A1) against the independent Python
+ * computation of tests/reference/make_task_floor_fixture.py. */
+static void test_task_floor_reference(void **state) {
+    (void)state;
+    Config cfg;
+    Dataset ds;
+    char err[512], path[1024];
+    snprintf(path, sizeof path, "%s/experiments/small.ini", tu_src());
+    assert_int_equal(config_from_args(&cfg, path, NULL, 0, err, sizeof err), 0);
+    assert_int_equal(data_open(&ds, &cfg, err, sizeof err), 0);
+    double floor = data_task_floor(&ds, cfg.batch_size, cfg.seq_len, cfg.eval_batches, 0xE7A1ULL);
+    if (fabs(floor - TASK_FLOOR_SMALL) > 1e-9)
+        fail_msg("task floor %.12f, Python says %.12f", floor, TASK_FLOOR_SMALL);
+    data_close(&ds);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_text_open),
+        cmocka_unit_test(test_task_floor),
+        cmocka_unit_test(test_task_floor_realised),
+        cmocka_unit_test(test_task_floor_reference),
         cmocka_unit_test(test_bos_on_shift),
         cmocka_unit_test(test_bos_off_shift),
         cmocka_unit_test(test_determinism),

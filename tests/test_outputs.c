@@ -98,7 +98,8 @@ static void primary_refused(const char *body, int line, const char *want) {
     snprintf(text, sizeof text,
              "[sweep]\npreset = %s/experiments/tiny.ini\nseeds = 1,2\n"
              "[run baseline]\nvariant = baseline\n[run g1-elem]\nvariant = g1-elem\n"
-             "[primary]\nmetric = f_attn\nmetric = val_loss\n%s",
+             "[primary]\nmetric = f_attn\nmetric = val_loss\n%s"
+             "test = f_attn wilcoxon\ntest = val_loss wilcoxon\n",
              tu_src(), body);
     tu_write_text(tu_join(dir, "p.sweep"), text);
     snprintf(args, sizeof args, "sweep p.sweep --out psweep --list");
@@ -130,7 +131,7 @@ static void test_primary_weak_replies(void **st) {
              "[sweep]\npreset = %s/experiments/tiny.ini\n"
              "[run baseline]\nvariant = baseline\n[run g1-elem]\nvariant = g1-elem\n"
              "[primary]\nmetric = f_attn\ncompare = g1-elem vs baseline\nmargin = f_attn 0.1\n"
-             "paper = f_attn g1-elem < baseline\n",
+             "paper = f_attn g1-elem < baseline\ntest = f_attn wilcoxon\n",
              tu_src());
     tu_write_text(tu_join(dir, "ok.sweep"), text);
     assert_int_equal(sh("", "sweep ok.sweep --out okdir --list"), 0);
@@ -161,7 +162,8 @@ static void test_protocol_ini_hand_edited(void **st) {
     };
     for (size_t i = 0; i < sizeof bodies / sizeof *bodies; i++) {
         char text[1024];
-        snprintf(text, sizeof text, "[primary]\nmetric = f_attn\n%s", bodies[i][0]);
+        snprintf(text, sizeof text, "[primary]\nmetric = f_attn\n%stest = f_attn wilcoxon\n",
+                 bodies[i][0]);
         tu_write_text(tu_join(d, "protocol.ini"), text);
         if (sh("", args) != 2) fail_msg("report accepted protocol.ini %s", bodies[i][0]);
         char where[64];
@@ -171,7 +173,7 @@ static void test_protocol_ini_hand_edited(void **st) {
         assert_int_not_equal(stat(tu_join(d, "REPORT.md"), &sb), 0);
     }
     tu_write_text(tu_join(d, "protocol.ini"),
-                  "[primary]\nmetric = f_attn\ncompare = good vs base\n");
+                  "[primary]\nmetric = f_attn\ntest = f_attn wilcoxon\ncompare = good vs base\n");
     assert_int_equal(sh("", args), 0);
 }
 

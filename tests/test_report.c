@@ -30,6 +30,7 @@
 #include "runfile_read.h"
 #include "runstats.h"
 #include "testutil.h"
+#include "util.h" /* protocol_hash_text */
 
 /* the runfile_* calls' one-line reason */
 static char rf_err[512];
@@ -59,6 +60,24 @@ static void fill_attention(float *A, float *col, float a) {
 /* Keys make_run_cfg sets after the variant id (NULL-terminated). */
 static const char *g_extra_sets[3];
 
+/* What make_run_cfg records as a run starts: the protocol text (NULL:
+ * none) and the task floor (NaN: none). */
+static const char *g_proto_text = NULL;
+static double g_task_floor = NAN;
+
+/* /protocol with text's hash and /summary task_floor, as g_* say. */
+static void record_start(RunFile *rf) {
+    char err[512], hash[PROTOCOL_HASH_LEN];
+    if (g_proto_text) {
+        protocol_hash_text(g_proto_text, strlen(g_proto_text), hash);
+        RunProtocol rp = {g_proto_text, hash, "x.sweep", "unknown", -1, 1};
+        assert_int_equal(runfile_write_protocol(rf, &rp, err, sizeof err), 0);
+    }
+    if (isfinite(g_task_floor))
+        assert_int_equal(runfile_set_summary(rf, RS_SUM_TASK_FLOOR, g_task_floor, err, sizeof err),
+                         0);
+}
+
 static void make_run_cfg(const char *name, const char *variant, int seed, double val_loss, float a,
                          int gated, int spike, DataSource data, float lr) {
     char path[512], err[512];
@@ -76,6 +95,7 @@ static void make_run_cfg(const char *name, const char *variant, int seed, double
     cfg.n_layers = L, cfg.n_heads = H; /* the probe's shape */
     RunFile *rf = runfile_create(path, &cfg, NULL, 1, err, sizeof err);
     assert_non_null(rf);
+    record_start(rf);
     for (int s = 1; s <= 100; s++) { /* flat loss, one spike at step 60 */
         int rc = runfile_append_train(rf, s, spike && s == 60 ? 4.0 : 2.0, 1e-3, 1.0, 64LL * s,
                                       0.01 * s, rf_err, sizeof rf_err);
@@ -902,7 +922,9 @@ static void test_compare_skips_primary(void **state) {
     snprintf(path, sizeof path, "%s/protocol.ini", g_dir);
     FILE *f = fopen(path, "w");
     assert_non_null(f);
-    fputs("[primary]\nmetric = f_attn\ncompare = g1 vs base\npaper = f_attn g1 < base\n", f);
+    fputs("[primary]\nmetric = f_attn\ntest = f_attn mann-whitney\ncompare = g1 vs base\n"
+          "paper = f_attn g1 < base\n",
+          f);
     fclose(f);
     char *md = report_in_subdir(saved);
     const char *sec = strstr(md, "## Exploratory comparisons with the baseline");
@@ -921,42 +943,124 @@ static void test_compare_skips_primary(void **state) {
     free(md);
 }
 
-/* The confirmatory headline from a protocol.ini beside 5 + 5 hand-built
- * runs: F-Attn 0.05 against 0.5 (test p = max(Welch 0, MW 2/252)), val loss
- * one side below the other (max(Welch, MW) = 2/252), and seeds with a sink
- * 0 of 5 against 0 of 5 (Fisher p = 1). Holm: 3 x 2/252 = 0.0238 for the
- * first two, 1 for the third. The claim about val loss points the wrong way on
- * purpose: the report must say it is contradicted. */
-static void test_confirm_section(void **state) {
-    (void)state;
-    char saved[256], path[500], want[400];
-    enter_subdir(saved, sizeof saved, "confirm");
-    make_base_and_g1();
+/* protocol.ini in g_dir holding text. */
+static void put_protocol(const char *text) {
+    char path[500];
     snprintf(path, sizeof path, "%s/protocol.ini", g_dir);
     FILE *f = fopen(path, "w");
     assert_non_null(f);
-    fputs("[primary]\nmetric = f_attn\nmetric = val_loss\nmetric = sink_formed\n"
-          "compare = g1 vs base\npaper = f_attn g1 < base\npaper = val_loss g1 > base\n"
-          "paper = sink_formed g1 < base\n",
-          f);
+    fputs(text, f);
     fclose(f);
+}
+
+static const char CONFIRM_PROTO[] =
+    "[primary]\nmetric = f_attn\nmetric = val_loss\nmetric = good_regime\n"
+    "threshold = val_loss_below 1.0\ntest = f_attn mann-whitney\ntest = val_loss wilcoxon\n"
+    "test = good_regime fisher\ncompare = g1 vs base\npaper = f_attn g1 < base one-sided\n"
+    "paper = val_loss g1 > base\npaper = good_regime g1 > base\n";
+
+/* The confirmatory headline from a protocol.ini beside 5 + 5 hand-built
+ * runs (make_base_and_g1), each test the declared one. F-Attn 0.05
+ * against 0.5, exact Mann-Whitney one-sided as the claim says: p = 1/252.
+ * Val loss by the paired Wilcoxon test: every one of the 5 seeds goes the
+ * same way, p = 2/32 = 0.0625, which is also its floor, above 0.05:
+ * untestable here. good_regime (val loss below 1.0): 0 of 5 against 0 of
+ * 5, untestable (no event in either arm). Holm over the three tested:
+ * 3/252 for P1. The runs recorded no protocol: the headline says so. */
+static void test_confirm_section(void **state) {
+    (void)state;
+    char saved[256], want[400];
+    enter_subdir(saved, sizeof saved, "confirm");
+    make_base_and_g1();
+    put_protocol(CONFIRM_PROTO);
     char *md = report_in_subdir(saved);
     const char *sec = strstr(md, "## Headline (confirmatory)");
     assert_non_null(sec);
     if (getenv("GATELAB_TEST_SHOW")) fprintf(stderr, "%.5000s\n", sec);
     assert_non_null(strstr(sec, "has 3 primary tests (1 comparison × 3 metrics), up to 5 seeds"));
+    assert_non_null(strstr(sec, "f_attn by mann-whitney, val_loss by wilcoxon, good_regime by "
+                                "fisher (good_regime: final val loss below 1 nats)"));
+    const char *tables = strstr(sec, "### Primary tests");
+    assert_non_null(tables);
+    const char *larger = strstr(sec, "larger of");
+    assert_true(!larger || larger > tables); /* one declared test, never the larger of two */
+    assert_non_null(strstr(sec, "**not declared before every run**: 10 runs recorded no protocol"));
     snprintf(want, sizeof want,
-             "- The paper: `g1` has a lower F-Attn than `base`. **Confirmed** here: 0.05 "
-             "against 0.5, Holm p = %.3g (P1).",
-             3 * 2.0 / 252.0);
+             "- The paper: `g1` has a lower F-Attn than `base` (tested one-sided). **Confirmed** "
+             "here: 0.05 against 0.5, Holm p = %.3g (P1).",
+             3 * 1.0 / 252.0);
     assert_non_null(strstr(sec, want));
     assert_non_null(strstr(sec, "- The paper: `g1` has a higher val loss than `base`. "
-                                "**Contradicted** here, we disagree with the paper"));
-    /* the probe is short: 0.5 is under twice uniform attention's share, so
-     * no seed formed a sink on either side */
-    assert_non_null(strstr(sec, "**Not shown** here (no significant difference): 0 of 5 seeds "
-                                "against 0 of 5, Holm p = 1 (P3)."));
-    assert_non_null(strstr(sec, "| g1 | 0 of 5 | 0.00 | [0.000, 0.522] |"));
+                                "**Untestable here**: the smallest p wilcoxon can reach with "
+                                "these seeds (0.0625) cannot pass Holm's correction"));
+    assert_non_null(strstr(sec, "**Untestable here**: no run of either arm is in the good regime "
+                                "(0 of 5 against 0 of 5)"));
+    assert_null(strstr(sec, "Not shown"));
+    assert_non_null(strstr(sec, "| P2 | g1 | base | val_loss |"));
+    assert_non_null(strstr(sec, "wilcoxon (paired, 5 seeds) | 0.0625 | 0.0625 |"));
+    assert_non_null(strstr(sec, "| g1 | 0 of 5 | 0.00 | [0.000, 0.522] |")); /* exploratory */
+    free(md);
+}
+
+/* Declared before the runs only when every run file's /protocol hash is
+ * protocol.ini's: runs made under it are; an edit of protocol.ini after
+ * them names them as made under another protocol, and a run without one
+ * as made before it. */
+static void test_confirm_declared(void **state) {
+    (void)state;
+    char saved[256];
+    enter_subdir(saved, sizeof saved, "declared");
+    g_proto_text = CONFIRM_PROTO;
+    make_base_and_g1();
+    g_proto_text = NULL;
+    put_protocol(CONFIRM_PROTO);
+    char *md = report_in_subdir(saved);
+    assert_non_null(strstr(md, "declared before the runs: every run file records its hash"));
+    free(md);
+    snprintf(saved, sizeof saved, "%s", g_dir);
+    snprintf(g_dir, sizeof g_dir, "%.200s/declared", saved);
+    /* protocol.ini edited after the runs; two runs made without one, one
+     * of them a sixth baseline seed that no g1 seed pairs with */
+    put_protocol("[primary]\nmetric = val_loss\ntest = val_loss wilcoxon\ncompare = g1 vs base\n");
+    make_run("late_s1.h5", "g1-head", 1, 2.0, 0.5f, 0, 0);
+    make_run("base_s6.h5", "baseline", 6, 2.5, 0.5f, 0, 0);
+    md = report_in_subdir(saved);
+    if (getenv("GATELAB_TEST_SHOW")) fprintf(stderr, "%.3000s\n", strstr(md, "## Headline"));
+    assert_non_null(strstr(md, "**not declared before every run**: 2 runs recorded no protocol "
+                               "(made before it or without it: `base_s6.h5`, `late_s1.h5`); 10 "
+                               "runs recorded another protocol (`base_s1.h5`, `base_s2.h5`"));
+    assert_non_null(strstr(md, " and 2 more)"));
+    assert_non_null(strstr(md, "| wilcoxon (paired, 5 seeds; 1 without a partner left out) |"));
+    free(md);
+}
+
+/* A val_loss test on a task whose floor leaves less room than the paper's
+ * effect is untestable: baseline against g1-elem, PPL 6.026 against 5.761
+ * in the paper (0.045 nats); a floor of 2.19 leaves 2.2 - 2.19 = 0.01.
+ * F-Attn, which no claim names, is a difference the paper's Table 4 also
+ * shows, and is said so (not "no claim of the paper names them"). */
+static void test_confirm_headroom(void **state) {
+    (void)state;
+    char saved[256];
+    enter_subdir(saved, sizeof saved, "headroom");
+    g_task_floor = 2.19;
+    make_base_and_g1();
+    g_task_floor = NAN;
+    put_protocol("[primary]\nmetric = val_loss\nmetric = f_attn\ntest = val_loss welch\n"
+                 "test = f_attn mann-whitney\ncompare = g1 vs base\n");
+    char *md = report_in_subdir(saved);
+    const char *sec = strstr(md, "## Headline (confirmatory)");
+    assert_non_null(sec);
+    if (getenv("GATELAB_TEST_SHOW")) fprintf(stderr, "%.5000s\n", sec);
+    assert_non_null(strstr(sec, "The task's floor, the Bayes-optimal val loss on the runs' val "
+                                "batches (docs/metrics.md, task floor), is 2.1900 nats (10 runs "
+                                "record it)"));
+    assert_non_null(strstr(sec, "- P1: the task's floor is 2.1900 nats and the arms average 1.7000 "
+                                "and 2.2000, so no arm can gain more than 0.0100 nats, less than "
+                                "the paper's effect (0.0450 nats, PPL 5.761 against 6.026)."));
+    assert_non_null(strstr(sec, "which the paper's tables also show"));
+    assert_non_null(strstr(sec, "- `g1` has a lower F-Attn than `base`: 0.05 against 0.5"));
+    assert_null(strstr(sec, "no claim of the paper names them"));
     free(md);
 }
 
@@ -1008,24 +1112,50 @@ static void test_lr_section(void **state) {
 static void test_protocol_metrics(void **state) {
     (void)state;
     Protocol p;
-    char err[256];
+    char err[400];
     memset(&p, 0, sizeof p);
     assert_int_equal(protocol_key(&p, "metric", "ppl", err, sizeof err), -1);
-    assert_string_equal(err, "metric 'ppl' is not f_attn, sink_formed, m_act or val_loss");
+    assert_string_equal(err, "metric 'ppl' is not f_attn, m_act, val_loss or good_regime");
     int n = 0;
     for (int i = 0; metric_at(i); i++) n += metric_at(i)->proto > 0;
-    assert_int_equal(n, PM_COUNT);
-    for (int m = 0; m < PM_COUNT; m++) {
+    assert_int_equal(n, PM_GOOD_REGIME); /* good_regime is the protocol's own */
+    for (int m = 0; m < PM_GOOD_REGIME; m++) {
         const MetricCol *c = metric_find(proto_metric_name((ProtoMetric)m));
         assert_non_null(c);
         assert_int_equal(c->proto, m + 1);
-        assert_int_equal(protocol_key(&p, "metric", c->csv, err, sizeof err), 0);
+        assert_int_equal(protocol_key(&p, "metric", c->csv, err, sizeof err),
+                         m == PM_SINK_FORMED ? -1 : 0);
     }
+    assert_non_null(strstr(err, "'sink_formed' is not a primary metric"));
     assert_null(proto_metric_name(PM_COUNT));
     assert_int_equal(protocol_key(&p, "margin", "sink_formed 0.1", err, sizeof err), -1);
     assert_string_equal(err,
                         "margin 'sink_formed 0.1': sink_formed has no mean to be equivalent in");
     assert_int_equal(protocol_key(&p, "margin", "m_act 2", err, sizeof err), 0);
+    /* one declared test per metric, named */
+    assert_int_equal(protocol_check(&p, err, sizeof err), -1);
+    assert_non_null(strstr(err, "metric f_attn has no declared test: add 'test = f_attn"));
+    assert_int_equal(protocol_key(&p, "test", "f_attn larger-of", err, sizeof err), -1);
+    assert_int_equal(protocol_key(&p, "test", "f_attn paired-t", err, sizeof err), 0);
+    assert_int_equal(protocol_key(&p, "test", "f_attn welch", err, sizeof err), -1);
+    assert_non_null(strstr(err, "one test per metric"));
+    assert_int_equal(protocol_key(&p, "test", "m_act fisher", err, sizeof err), 0);
+    assert_int_equal(protocol_key(&p, "test", "val_loss wilcoxon", err, sizeof err), 0);
+    assert_int_equal(protocol_check(&p, err, sizeof err), -1);
+    assert_non_null(strstr(err, "m_act cannot be tested by fisher"));
+    p.test[PM_M_ACT] = PT_WELCH;
+    assert_int_equal(protocol_check(&p, err, sizeof err), 0);
+    assert_int_equal(protocol_key(&p, "metric", "good_regime", err, sizeof err), 0);
+    assert_int_equal(protocol_key(&p, "test", "good_regime fisher", err, sizeof err), 0);
+    assert_int_equal(protocol_check(&p, err, sizeof err), -1);
+    assert_non_null(strstr(err, "needs 'threshold = val_loss_below VALUE'"));
+    assert_int_equal(protocol_key(&p, "threshold", "val_loss_above 1.8", err, sizeof err), -1);
+    assert_int_equal(protocol_key(&p, "threshold", "val_loss_below 1.8", err, sizeof err), 0);
+    assert_int_equal(protocol_check(&p, err, sizeof err), 0);
+    assert_int_equal(protocol_key(&p, "compare", "a vs b", err, sizeof err), 0);
+    assert_int_equal(protocol_key(&p, "paper", "f_attn a < b two-sided", err, sizeof err), -1);
+    assert_int_equal(protocol_key(&p, "paper", "f_attn a < b one-sided", err, sizeof err), 0);
+    assert_int_equal(p.claims[0].one_sided, 1);
 }
 
 int main(void) {
@@ -1048,6 +1178,8 @@ int main(void) {
         cmocka_unit_test(test_compare_section),
         cmocka_unit_test(test_compare_skips_primary),
         cmocka_unit_test(test_confirm_section),
+        cmocka_unit_test(test_confirm_declared),
+        cmocka_unit_test(test_confirm_headroom),
         cmocka_unit_test(test_protocol_metrics),
         cmocka_unit_test(test_lr_section),
     };

@@ -293,6 +293,26 @@ static void test_fisher_fixtures(void **state) {
     }
 }
 
+/* One-sided Fisher against scipy.stats.fisher_exact(alternative="greater"
+ * / "less"), SciPy 1.10: [[3, 2], [1, 4]] greater 0.2619047619047619,
+ * less 0.9761904761904762; [[1, 19], [8, 12]] less 0.009828009828009828;
+ * 5/5 against 0/5 greater 1/252, less 1. */
+static void test_fisher_one_sided(void **state) {
+    (void)state;
+    double p = -1;
+    assert_int_equal(stats_fisher_one_sided(&p, 3, 5, 1, 5, 0, err, sizeof err), 0);
+    check_close("p", "3/5 vs 1/5 greater", p, 0.2619047619047619, 1e-12);
+    assert_int_equal(stats_fisher_one_sided(&p, 3, 5, 1, 5, 1, err, sizeof err), 0);
+    check_close("p", "3/5 vs 1/5 less", p, 0.9761904761904762, 1e-12);
+    assert_int_equal(stats_fisher_one_sided(&p, 1, 20, 8, 20, 1, err, sizeof err), 0);
+    check_close("p", "1/20 vs 8/20 less", p, 0.009828009828009828, 1e-12);
+    assert_int_equal(stats_fisher_one_sided(&p, 5, 5, 0, 5, 0, err, sizeof err), 0);
+    check_close("p", "5/5 vs 0/5 greater", p, 1.0 / 252.0, 1e-12);
+    assert_int_equal(stats_fisher_one_sided(&p, 5, 5, 0, 5, 1, err, sizeof err), 0);
+    check_close("p", "5/5 vs 0/5 less", p, 1.0, 1e-12);
+    assert_int_equal(stats_fisher_one_sided(&p, 6, 5, 0, 5, 1, err, sizeof err), -1);
+}
+
 static void test_fisher_refuses(void **state) {
     (void)state;
     double p;
@@ -511,13 +531,14 @@ int main(void) {
         cmocka_unit_test(test_family_in_place),      cmocka_unit_test(test_family_refuses),
         cmocka_unit_test(test_cp_fixtures),          cmocka_unit_test(test_cp_refuses),
         cmocka_unit_test(test_cp_extreme),           cmocka_unit_test(test_fisher_fixtures),
-        cmocka_unit_test(test_fisher_refuses),       cmocka_unit_test(test_tost_fixtures),
-        cmocka_unit_test(test_tost_zero_variance),   cmocka_unit_test(test_tost_refuses),
-        cmocka_unit_test(test_paired_fixtures),      cmocka_unit_test(test_paired_zero_variance),
-        cmocka_unit_test(test_paired_refuses),       cmocka_unit_test(test_wilcoxon_fixtures),
-        cmocka_unit_test(test_wilcoxon_swap),        cmocka_unit_test(test_wilcoxon_all_zero),
-        cmocka_unit_test(test_wilcoxon_refuses),     cmocka_unit_test(test_within_fixtures),
-        cmocka_unit_test(test_within_deterministic), cmocka_unit_test(test_within_refuses),
+        cmocka_unit_test(test_fisher_refuses),       cmocka_unit_test(test_fisher_one_sided),
+        cmocka_unit_test(test_tost_fixtures),        cmocka_unit_test(test_tost_zero_variance),
+        cmocka_unit_test(test_tost_refuses),         cmocka_unit_test(test_paired_fixtures),
+        cmocka_unit_test(test_paired_zero_variance), cmocka_unit_test(test_paired_refuses),
+        cmocka_unit_test(test_wilcoxon_fixtures),    cmocka_unit_test(test_wilcoxon_swap),
+        cmocka_unit_test(test_wilcoxon_all_zero),    cmocka_unit_test(test_wilcoxon_refuses),
+        cmocka_unit_test(test_within_fixtures),      cmocka_unit_test(test_within_deterministic),
+        cmocka_unit_test(test_within_refuses),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

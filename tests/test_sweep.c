@@ -264,22 +264,23 @@ static void test_protocol_file(void **state) {
     (void)state;
     put("p.ini", "steps = 1\n");
     const char *sf = put("pr.sweep", "[sweep]\npreset = p\n[primary]\nmetric = f_attn\n"
-                                     "compare = b vs a\n[run a]\n[run b]\n");
+                                     "test = f_attn welch\ncompare = b vs a\n[run a]\n[run b]\n");
     Sweep sw;
     char err[512] = "", out[600], pf[700];
     if (sweep_parse(sf, &sw, err, sizeof err)) fail_msg("%s", err);
     snprintf(out, sizeof out, "%s/out", tmp);
     assert_int_equal(mkdir(out, 0755), 0);
     for (int k = 0; k < 2; k++)
-        if (sweep_write_protocol(&sw, out, err, sizeof err)) fail_msg("%s", err);
+        if (sweep_write_protocol(&sw, NULL, out, err, sizeof err)) fail_msg("%s", err);
     snprintf(pf, sizeof pf, "%s/protocol.ini", out);
     const char *text = slurp(pf);
     assert_non_null(text);
-    assert_non_null(strstr(text, "[primary]\nmetric = f_attn\ncompare = b vs a\n"));
+    assert_non_null(
+        strstr(text, "[primary]\nmetric = f_attn\ntest = f_attn welch\ncompare = b vs a\n"));
     assert_int_equal(dir_entries(out), 1);
     assert_int_equal(unlink(pf), 0);
     assert_int_equal(mkdir(pf, 0755), 0);
-    assert_int_equal(sweep_write_protocol(&sw, out, err, sizeof err), -1);
+    assert_int_equal(sweep_write_protocol(&sw, NULL, out, err, sizeof err), -1);
     assert_non_null(strstr(err, "protocol.ini"));
     assert_int_equal(dir_entries(out), 1);
     sweep_free(&sw);
@@ -372,7 +373,7 @@ static void test_slurm(void **state) {
     assert_int_equal(sw.n_runs, 6);
     snprintf(out, sizeof out, "%s/out", tmp);
     snprintf(script, sizeof script, "%s/job.sbatch", tmp);
-    assert_int_equal(sweep_write_slurm(&sw, a, out, script, err, sizeof err), 0);
+    assert_int_equal(sweep_write_slurm(&sw, a, out, script, 0, err, sizeof err), 0);
     const char *s = slurp(script);
     assert_non_null(s);
     assert_non_null(strstr(s, "#!/bin/bash\n#SBATCH"));

@@ -3,6 +3,7 @@
 #include "util.h"
 
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -219,4 +220,9 @@ uint64_t fnv1a64(uint64_t h, const void *p, size_t n) {
     const unsigned char *b = p;
     for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 1099511628211ULL;
     return h;
+}
+
+void protocol_hash_text(const void *p, size_t n, char out[PROTOCOL_HASH_LEN]) {
+    snprintf(out, PROTOCOL_HASH_LEN, "fnv1a64:%016llx",
+             (unsigned long long)fnv1a64(FNV1A64_OFFSET, p, n));
 }

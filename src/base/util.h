@@ -85,5 +85,10 @@ int source_file(const char *rel, char *path, size_t n);
  * fnv1a64(fnv1a64(FNV1A64_OFFSET, a, na), b, nb) hashes a then b. */
 #define FNV1A64_OFFSET 1469598103934665603ULL
 uint64_t fnv1a64(uint64_t h, const void *p, size_t n);
+/* The hash a protocol text is known by (docs/runfile.md /protocol):
+ * "fnv1a64:" and the 16 lower-case hex digits of FNV-1a 64 over its exact
+ * n bytes, into out[PROTOCOL_HASH_LEN]. */
+#define PROTOCOL_HASH_LEN 25
+void protocol_hash_text(const void *p, size_t n, char out[PROTOCOL_HASH_LEN]);
 
 #endif

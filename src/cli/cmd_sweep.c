@@ -41,10 +41,10 @@ static void print_run_list(const Sweep *sw) {
 
 typedef struct {
     const char *file, *out, *slurm;
-    int jobs, only, list, dry, emit, no_report;
+    int jobs, only, list, dry, emit, no_report, uncommitted;
 } SweepArgs;
 
-enum { O_ONLY = OPT_LONG, O_LIST, O_DRY, O_SLURM, O_NOREPORT };
+enum { O_ONLY = OPT_LONG, O_LIST, O_DRY, O_SLURM, O_NOREPORT, O_UNCOMMITTED };
 static const OptRow sweep_rows[] = {
     {'o', "out", OPT_STR, "DIR", 0, 0, NULL, "where run files, logs/ and sweep_status.tsv go", 0,
      1},
@@ -58,6 +58,11 @@ static const OptRow sweep_rows[] = {
      "write an sbatch job-array script and\nexit", 0, 0},
     {O_NOREPORT, "no-report", OPT_FLAG, NULL, 0, 0, NULL, "do not write the report at the end", 0,
      0},
+    {O_UNCOMMITTED, "uncommitted", OPT_FLAG, NULL, 0, 0, NULL,
+     "run a confirmatory sweep ([primary]) from a sweep file\n"
+     "that is uncommitted or edited since its last commit\n"
+     "(recorded in protocol.ini and every run file)",
+     0, 0},
     {0}};
 const OptTable sweep_options = {
     "sweep", "FILE [options]",
@@ -85,6 +90,7 @@ static int parse_args(int argc, char **argv, SweepArgs *a) {
         case O_LIST: a->list = 1; break;
         case O_DRY: a->dry = 1; break;
         case O_NOREPORT: a->no_report = 1; break;
+        case O_UNCOMMITTED: a->uncommitted = 1; break;
         case O_SLURM:
             a->emit = 1;
             a->slurm = op.str;
@@ -167,7 +173,7 @@ static int emit_slurm(const Sweep *sw, const SweepArgs *a) {
         fprintf(stderr, "gatelab sweep: cannot create %s: %s\n", logs, strerror(errno));
         return 1;
     }
-    if (sweep_write_slurm(sw, a->file, a->out, path, err, sizeof err)) {
+    if (sweep_write_slurm(sw, a->file, a->out, path, a->uncommitted, err, sizeof err)) {
         fprintf(stderr, "gatelab sweep: %s\n", err);
         return 1;
     }
@@ -184,7 +190,8 @@ static int run_sweep(const Sweep *sw, const SweepArgs *a, int rank, int size, in
                       .only = a->only,
                       .rank = rank,
                       .size = size,
-                      .dry_run = a->dry};
+                      .dry_run = a->dry,
+                      .uncommitted = a->uncommitted};
     if (use_mpi && !o.jobs) o.jobs = 1;
     SweepSummary s;
     int r = sweep_execute(sw, &o, &s, err, sizeof err);

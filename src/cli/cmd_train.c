@@ -62,7 +62,7 @@ static int check_train_args(TrainArgs *a) {
     return 0;
 }
 
-enum { O_PRINT_PARAMS = OPT_LONG, O_PROGRESS_FD };
+enum { O_PRINT_PARAMS = OPT_LONG, O_PROGRESS_FD, O_PROTOCOL };
 static const OptRow train_rows[] = {
     {'c', "config", OPT_STR, "FILE", 0, 0, NULL, "preset INI file, e.g. experiments/small.ini", 0,
      1},
@@ -80,6 +80,10 @@ static const OptRow train_rows[] = {
     {O_PROGRESS_FD, "progress-fd", OPT_INT, "FD", 0, 1 << 20, NULL,
      "also write progress for programs to the open fd FD\n"
      "(\"progress STEP STEPS ETA_SECONDS\" lines; docs/sweeps.md)",
+     0, 0},
+    {O_PROTOCOL, "protocol", OPT_STR, "FILE", 0, 0, NULL,
+     "record FILE (a sweep's protocol.ini) in the run file's\n"
+     "/protocol as the run starts (docs/runfile.md)",
      0, 0},
     {O_PRINT_PARAMS, "print-params", OPT_FLAG, NULL, 0, 0, NULL,
      "list every tensor (name, shape, decay, added) and the\n"
@@ -136,6 +140,7 @@ static int parse_train_args(int argc, char **argv, TrainArgs *a) {
             opt->progress_fd = (int)p.num;
             if (check_progress_fd(opt->progress_fd) != 0) return 2;
             break;
+        case O_PROTOCOL: opt->protocol_path = p.str; break;
         case O_PRINT_PARAMS: a->print_params = 1; break;
         }
     }

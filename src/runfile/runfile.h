@@ -56,6 +56,17 @@ typedef struct {
 } RunPretrained;
 int runfile_write_pretrained(RunFile *rf, const RunPretrained *p, char *err, size_t errlen);
 
+/* The protocol a confirmatory sweep declared (its OUT/protocol.ini), as
+ * the run starts: /protocol with the file's exact text, its hash
+ * (protocol_hash_text, util.h), the sweep file, the last git commit that
+ * touched it ("" when unknown), whether the file differed from that
+ * commit (1, 0; -1 unknown) and whether the sweep ran with --uncommitted. */
+typedef struct {
+    const char *text, *hash, *sweep_file, *sweep_commit;
+    int sweep_dirty, uncommitted;
+} RunProtocol;
+int runfile_write_protocol(RunFile *rf, const RunProtocol *p, char *err, size_t errlen);
+
 /* Final weights under /params, one dataset per ParamInfo. */
 int runfile_write_params(RunFile *rf, const Model *m, char *err, size_t errlen);
 /* Summary attributes (doubles). */

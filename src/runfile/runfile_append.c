@@ -112,6 +112,32 @@ int runfile_set_summary(RunFile *rf, const char *key, double value, char *err, s
     return rc;
 }
 
+static int protocol_impl(RunFile *rf, const RunProtocol *p) {
+    if (rf_reserve(rf, 0) < 0) return -1;
+    hid_t g = rf_make_group(rf->file, RS_G_PROTOCOL);
+    if (g < 0) return rf_fail_h5(rf, "create /" RS_G_PROTOCOL);
+    int rc = h5u_attr_str(g, RS_PR_TEXT, p->text) < 0 || h5u_attr_str(g, RS_PR_HASH, p->hash) < 0 ||
+                     h5u_attr_str(g, RS_PR_SWEEP_FILE, p->sweep_file) < 0 ||
+                     h5u_attr_str(g, RS_PR_SWEEP_COMMIT, p->sweep_commit) < 0 ||
+                     h5u_attr_i64(g, RS_PR_SWEEP_DIRTY, p->sweep_dirty) < 0 ||
+                     h5u_attr_i64(g, RS_PR_UNCOMMITTED, p->uncommitted) < 0
+                 ? rf_fail_h5(rf, "write /" RS_G_PROTOCOL)
+                 : 0;
+    H5Gclose(g);
+    if (rc == 0 && H5Fflush(rf->file, H5F_SCOPE_LOCAL) < 0) rc = rf_fail_h5(rf, "flush");
+    return rc;
+}
+
+int runfile_write_protocol(RunFile *rf, const RunProtocol *p, char *err, size_t errlen) {
+    if (!rf || !p || !p->text || !p->hash || !p->sweep_file || !p->sweep_commit)
+        return seterr(err, errlen, "runfile_write_protocol: no run file or protocol");
+    rf->err = err, rf->errlen = errlen;
+    H5uQuiet q = h5u_quiet_begin();
+    int rc = protocol_impl(rf, p);
+    h5u_quiet_end(q);
+    return rc;
+}
+
 /* ---- probes ---- */
 
 static int probe_attrs(RunFile *rf, hid_t g, const char *gpath, const ProbeRecord *p) {

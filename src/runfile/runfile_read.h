@@ -67,6 +67,9 @@ int runread_config_string(RunReader *r, const char *key, char *out, size_t outle
  * -1 when the run has none. */
 int runread_pretrained_string(RunReader *r, const char *key, char *out, size_t outlen, char *err,
                               size_t errlen);
+/* A string attribute of /protocol (RS_PR_*); -1 when the run has none. */
+int runread_protocol_string(RunReader *r, const char *key, char *out, size_t outlen, char *err,
+                            size_t errlen);
 /* The model's shape as /config states it (runfile_check.h RunConfigDims;
  * -1 for each attribute absent). */
 void runread_config_dims(RunReader *r, RunConfigDims *c);

@@ -143,6 +143,7 @@ static void vet_group_data(hid_t file, const char *name) {
 static void vet_walk(hid_t file) {
     vet_group_attrs(file, RS_G_CONFIG);
     vet_group_attrs(file, RS_G_SUMMARY);
+    vet_group_attrs(file, RS_G_PROTOCOL);
     hid_t pg = rr_open_group(file, RS_G_PROBE);
     long long *steps = NULL;
     int n = 0;

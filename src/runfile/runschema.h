@@ -120,6 +120,19 @@
 #define RS_SUM_DIVERGED_STEP "diverged_step"
 #define RS_SUM_SPIKES "spikes"
 #define RS_SUM_GFLOPS_PER_SEC "gflops_per_sec"
+/* bigram-backcopy's Bayes floor on the val batches (data_task_floor),
+ * written as the run starts; absent for corpus data */
+#define RS_SUM_TASK_FLOOR "task_floor"
+
+/* /protocol: the sweep's declared protocol, written as the run starts
+ * (runfile_write_protocol); absent for a run no protocol declared */
+#define RS_G_PROTOCOL "protocol"
+#define RS_PR_TEXT "text"                 /* protocol.ini's exact bytes */
+#define RS_PR_HASH "hash"                 /* "fnv1a64:<16 hex>" of them */
+#define RS_PR_SWEEP_FILE "sweep_file"     /* the sweep file's path */
+#define RS_PR_SWEEP_COMMIT "sweep_commit" /* its last commit; "" unknown */
+#define RS_PR_SWEEP_DIRTY "sweep_dirty"   /* 1 edited since, 0 clean, -1 unknown */
+#define RS_PR_UNCOMMITTED "uncommitted"   /* 1: the sweep ran with --uncommitted */
 
 /* ---- /lceval/<mode>/L_<len> ---- */
 #define RS_LC_PLAIN "plain"

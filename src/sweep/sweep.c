@@ -21,6 +21,7 @@
 
 #include "atomic_write.h"
 #include "outpath.h"
+#include "protocol.h"     /* PROTO_FILE */
 #include "runfile_read.h" /* runfile_read_status, runfile_has_group */
 #include "runschema.h"
 #include "runlock.h"
@@ -85,8 +86,9 @@ typedef struct {
     int *todo, n_todo; /* run indices still to start, in order */
     SweepAction *act;  /* planned action per run index */
     double last_progress;
-    int left;                   /* runs not started yet */
-    double run_secs, run_count; /* wall seconds of the runs finished so far */
+    int left;                                /* runs not started yet */
+    double run_secs, run_count;              /* wall seconds of the runs finished so far */
+    char protocol_path[SWEEP_PATH_MAX + 32]; /* OUT/protocol.ini, passed to each child */
 } Runner;
 
 /* argv of the child: train --config P --set threads=1 --set ... --out F. */
@@ -109,9 +111,12 @@ static char **child_argv(const Runner *R, const SweepRun *r, SweepAction a, char
     v[n++] = outpath;
     v[n++] = "--progress-fd";
     v[n++] = SWEEP_PROGRESS_FD_STR;
+    if (R->sw->protocol) {
+        v[n++] = "--protocol";
+        v[n++] = (char *)R->protocol_path;
+    }
     if (a == SWEEP_RESUME) v[n++] = "--resume";
     if (a == SWEEP_RESTART) v[n++] = "--force";
-    (void)R;
     return v;
 }
 
@@ -510,9 +515,17 @@ int sweep_execute(const Sweep *sw, const SweepOptions *o, SweepSummary *sum, cha
                       sw->n_runs - 1);
     char tag[32];
     if (prepare_out(o, tag, sizeof tag, err, errlen)) return -1;
-    if (!o->dry_run && sweep_write_protocol(sw, o->out_dir, err, errlen)) return -1;
+    SweepSource src;
+    if (sw->protocol && !o->dry_run) {
+        sweep_source(sw->path, &src);
+        src.uncommitted = o->uncommitted;
+        if (sweep_source_check(&src, o->uncommitted, err, errlen) != 0 ||
+            sweep_write_protocol(sw, &src, o->out_dir, err, errlen) != 0)
+            return -1;
+    }
     int jobs = o->jobs > 0 ? o->jobs : (int)sysconf(_SC_NPROCESSORS_ONLN);
     Runner R = {.sw = sw, .o = o, .sum = sum, .exe = resolve_exe(o), .jobs = jobs < 1 ? 1 : jobs};
+    snprintf(R.protocol_path, sizeof R.protocol_path, "%s/%s", o->out_dir, PROTO_FILE);
     R.todo = calloc((size_t)sw->n_runs, sizeof *R.todo);
     R.act = calloc((size_t)sw->n_runs, sizeof *R.act);
     R.kids = calloc((size_t)R.jobs, sizeof *R.kids);
@@ -626,7 +639,7 @@ int sweep_post_runs(const Sweep *sw, const SweepOptions *o) {
 /* ---- Slurm ---- */
 
 int sweep_write_slurm(const Sweep *sw, const char *sweep_file, const char *out_dir,
-                      const char *script_path, char *err, size_t errlen) {
+                      const char *script_path, int uncommitted, char *err, size_t errlen) {
     char exe[SWEEP_PATH_MAX], cwd[SWEEP_PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     exe[n > 0 ? n : 0] = '\0';
@@ -662,8 +675,8 @@ int sweep_write_slurm(const Sweep *sw, const char *sweep_file, const char *out_d
             "set -eu\ncd '%s'\nmkdir -p '%s/logs'\n"
             "export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1\n"
             "GATELAB=${GATELAB:-%s}\n"
-            "exec \"$GATELAB\" sweep '%s' --out '%s' --only \"$SLURM_ARRAY_TASK_ID\"\n",
-            cwd, out_dir, exe, sweep_file, out_dir);
+            "exec \"$GATELAB\" sweep '%s' --out '%s' --only \"$SLURM_ARRAY_TASK_ID\"%s\n",
+            cwd, out_dir, exe, sweep_file, out_dir, uncommitted ? " --uncommitted" : "");
     fchmod(fileno(f), 0755);
     return atomic_fcommit(f, tmp, script_path, err, errlen);
 }

@@ -80,9 +80,29 @@ typedef struct {
  * one-line reason that starts with "FILE:LINE: ". */
 int sweep_parse(const char *path, Sweep *sw, char *err, size_t errlen);
 void sweep_free(Sweep *sw);
+/* Where a sweep file stands in git (sweepgit.c), recorded with its
+ * protocol: the last commit that touched it ("unknown" without git or
+ * outside a repository, "none" when never committed), whether the file
+ * differs from that commit (1, 0; -1 unknown), why it is not clean, and
+ * whether the sweep ran with --uncommitted. */
+typedef struct {
+    char file[SWEEP_PATH_MAX];
+    char commit[64];
+    int dirty, uncommitted;
+    char why[96];
+} SweepSource;
+/* Asks git (`git -C DIR log -1 --format=%H -- FILE`, `git status
+ * --porcelain -- FILE`) about path; never fails. */
+void sweep_source(const char *path, SweepSource *s);
+/* 0 when s is a committed, unedited file or uncommitted is set; else -1
+ * with one line that names the file, why, and --uncommitted. */
+int sweep_source_check(const SweepSource *s, int uncommitted, char *err, size_t errlen);
+
 /* OUT_DIR/protocol.ini from sw->protocol (nothing when NULL), written as
- * every finished output is (atomic_write.h). 0, or -1 with a reason. */
-int sweep_write_protocol(const Sweep *sw, const char *out_dir, char *err, size_t errlen);
+ * every finished output is (atomic_write.h), with src (when not NULL) as
+ * its [source] section. 0, or -1 with a reason. */
+int sweep_write_protocol(const Sweep *sw, const SweepSource *src, const char *out_dir, char *err,
+                         size_t errlen);
 
 /* What the runner does with one run, decided from files in the out dir. */
 typedef enum {
@@ -107,6 +127,7 @@ typedef struct {
     int only;              /* run only this index; -1: all */
     int rank, size;        /* MPI share (0, 1 without MPI) */
     int dry_run;           /* print the plan and commands, run nothing */
+    int uncommitted;       /* run a [primary] sweep from an uncommitted or edited file */
     double progress_every; /* seconds between progress lines; 0: 5 */
     const char *train_exe; /* the gatelab binary every child runs (train,
                             * eval, intervene); NULL: testhook_exe(),
@@ -145,9 +166,10 @@ int sweep_execute(const Sweep *sw, const SweepOptions *o, SweepSummary *sum, cha
                   size_t errlen);
 
 /* Write an sbatch job-array script: one array task per run, each running
- * `gatelab sweep FILE --out DIR --only $SLURM_ARRAY_TASK_ID`. */
+ * `gatelab sweep FILE --out DIR --only $SLURM_ARRAY_TASK_ID` (and
+ * `--uncommitted` when uncommitted: each task checks the sweep file). */
 int sweep_write_slurm(const Sweep *sw, const char *sweep_file, const char *out_dir,
-                      const char *script_path, char *err, size_t errlen);
+                      const char *script_path, int uncommitted, char *err, size_t errlen);
 
 /* After training: `gatelab eval` of every finished run at its
  * eval_lengths, then `gatelab intervene` at its intervene kinds (runs that

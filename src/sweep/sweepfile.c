@@ -330,10 +330,11 @@ static int sweep_key(FileCtx *c, const char *name, const char *value) {
 /* One [primary] key: checked by protocol.c, kept as text for protocol.ini. */
 static int primary_key(FileCtx *c, const char *name, const char *value) {
     char why[300];
-    int nc = c->proto.n_compares;
+    int nc = c->proto.n_compares, nm = c->proto.n_metrics;
     if (protocol_key(&c->proto, name, value, why, sizeof why) != 0)
         return fail(c, c->line, "%s", why, NULL);
     if (c->proto.n_compares > nc) c->proto.compares[nc].line = c->line;
+    if (c->proto.n_metrics > nm) c->proto.metric_line[c->proto.metrics[nm]] = c->line;
     size_t old = c->primary ? strlen(c->primary) : 0, add = strlen(name) + strlen(value) + 5;
     char *n = realloc(c->primary, old + add);
     if (!n) return fail(c, c->line, "out of memory", NULL, NULL);
@@ -605,6 +606,8 @@ static int parse_file(const char *path, Chain *chain, Sweep *sw, char *err, size
     if (ini_read(path, NULL, &h, err, errlen) != 0) c.failed = 1; /* err says where */
     if (!c.failed && c.primary_line && (!c.proto.n_metrics || !c.proto.n_compares))
         fail(&c, c.primary_line, "[primary] needs at least one metric and one compare", NULL, NULL);
+    if (!c.failed && c.primary_line && protocol_check(&c.proto, why, sizeof why) != 0)
+        c.failed = 1, seterr(err, errlen, "%s:%s", path, why);
     if (!c.failed && chain->n == 1 && c.primary) { /* the top-level file's counts */
         sw->protocol = c.primary;
         c.primary = NULL;
@@ -654,14 +657,22 @@ int sweep_parse(const char *path, Sweep *sw, char *err, size_t errlen) {
     return 0;
 }
 
-int sweep_write_protocol(const Sweep *sw, const char *out_dir, char *err, size_t errlen) {
+int sweep_write_protocol(const Sweep *sw, const SweepSource *src, const char *out_dir, char *err,
+                         size_t errlen) {
     if (!sw->protocol) return 0;
     char path[SWEEP_PATH_MAX + 32], tmp[ATOMIC_TMP_MAX];
     snprintf(path, sizeof path, "%s/%s", out_dir, PROTO_FILE);
+    if (src && strlen(src->file) > INI_LINE_MAX - 16)
+        return seterr(err, errlen, "%s: path too long to record in %s", src->file, PROTO_FILE);
     FILE *f = atomic_fopen(path, tmp, sizeof tmp, err, errlen);
     if (!f) return -1;
     fprintf(f, "# the [primary] section of %s (gatelab report reads it)\n[primary]\n%s", sw->path,
             sw->protocol);
+    if (src)
+        fprintf(f,
+                "[source]\nsweep_file = %s\nsweep_commit = %s\nsweep_dirty = %d\nuncommitted = "
+                "%d\n",
+                src->file, src->commit, src->dirty < 0 ? 1 : src->dirty, src->uncommitted);
     return atomic_fcommit(f, tmp, path, err, errlen);
 }
 

@@ -451,6 +451,54 @@ double data_bytes_per_token(const Dataset *ds) {
     return ds->source == DATA_BROWN || ds->source == DATA_TEXT ? 1.0 : 0.0;
 }
 
+/* The entropy (nats) of bigram row `row` under the probabilities the
+ * sampler draws with: the steps of its float cdf. */
+static double row_entropy(const Dataset *ds, int row) {
+    const float *cdf = ds->bg_cdf + (size_t)row * (size_t)ds->bg_vocab;
+    double h = 0.0, below = 0.0;
+    for (int j = 0; j < ds->bg_vocab; j++) {
+        double p = (double)cdf[j] - below;
+        below = (double)cdf[j];
+        if (p > 0.0) h -= p * log(p);
+    }
+    return h;
+}
+
+/* The expected loss of the generator's own conditional at target t of a
+ * row: element `prev` came just before it (-1: the target is the row's
+ * first element, a uniform non-trigger). */
+static double target_entropy(const Dataset *ds, const double *h_row, int prev) {
+    if (prev < 0) return log((double)(ds->bg_vocab - ds->bg_triggers));
+    return ds->bg_trigger[prev] ? 0.0 : h_row[prev];
+}
+
+double data_task_floor(const Dataset *ds, int B, int T, int n_batches, unsigned long long seed) {
+    if (ds->source != DATA_BIGRAM || !ds->bg_cdf || B <= 0 || T <= 0 || n_batches <= 0) return NAN;
+    size_t bt = (size_t)B * (size_t)T;
+    int *in = malloc(bt * sizeof *in), *tg = malloc(bt * sizeof *tg);
+    double *h_row = malloc((size_t)ds->bg_vocab * sizeof *h_row);
+    double sum = NAN;
+    if (in && tg && h_row) {
+        for (int r = 0; r < ds->bg_vocab; r++) h_row[r] = row_entropy(ds, r);
+        sum = 0.0;
+        for (int i = 0; i < n_batches; i++) {
+            data_batch(ds, in, tg, B, T, SPLIT_VAL, seed, i);
+            /* with BOS, target t is element t and element t-1 is input t;
+             * without, target t is element t+1 and element t is input t */
+            for (size_t k = 0; k < bt; k++) {
+                int t = (int)(k % (size_t)T);
+                int prev = !ds->bos ? in[k] : t == 0 ? -1 : in[k];
+                sum += target_entropy(ds, h_row, prev);
+            }
+        }
+        sum /= (double)bt * n_batches;
+    }
+    free(in);
+    free(tg);
+    free(h_row);
+    return sum;
+}
+
 int bigram_is_trigger(const Dataset *ds, int tok) {
     if (!ds->bg_trigger || tok < 0 || tok >= ds->bg_vocab) return 0;
     return ds->bg_trigger[tok];

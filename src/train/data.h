@@ -67,6 +67,16 @@ void data_batch(const Dataset *ds, int *inputs, int *targets, int B, int T, Spli
  * caller's loss mask), or 0 when undefined (token files, bigram). */
 double data_bytes_per_token(const Dataset *ds);
 
+/* The task floor: the expected loss (nats per predicted token) of the
+ * Bayes-optimal predictor on the val batches data_batch(SPLIT_VAL, seed,
+ * step 0..n_batches-1) of B x T, the mean over every target of the
+ * entropy of the generator's own conditional given its context: log(V -
+ * K) for a row's first element (a uniform non-trigger), 0 after a trigger
+ * (a copy), else the entropy of the previous token's bigram row (the steps
+ * of its cdf, as the sampler draws). NaN for corpus sources, whose
+ * generator is unknown, and when memory runs out. */
+double data_task_floor(const Dataset *ds, int B, int T, int n_batches, unsigned long long seed);
+
 /* Bigram-backcopy helpers, exposed for tests. */
 int bigram_is_trigger(const Dataset *ds, int tok);
 

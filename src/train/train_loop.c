@@ -35,6 +35,7 @@
 #include "memplan.h"
 #include "metrics_log.h"
 #include "probe.h"
+#include "protocol_record.h"
 #include "runfile.h"
 #include "runfile_check.h"
 #include "runfile_read.h"
@@ -68,9 +69,10 @@ typedef struct {
     long long step, tokens;
     double seconds; /* training time over all sessions of this run */
     double last_val;
-    int resumed;     /* this session continues from a checkpoint */
-    MetricsLog mlog; /* RUN.h5.jsonl */
-    double *f_attn;  /* [n_layers]: the last probe's F-Attn per layer */
+    int resumed;          /* this session continues from a checkpoint */
+    MetricsLog mlog;      /* RUN.h5.jsonl */
+    double *f_attn;       /* [n_layers]: the last probe's F-Attn per layer */
+    ProtocolRecord proto; /* --protocol's file (proto.text NULL: none) */
 } Loop;
 
 static void format_eta(char *buf, size_t n, double s) {
@@ -265,6 +267,20 @@ static int commit(Loop *lp, CommitKind kind, char *err, size_t errlen) {
 
 /* ---- start or resume ---- */
 
+/* What a run records as it starts, once: the task floor of its val
+ * batches (bigram data only) and the protocol it was declared under. */
+static int record_start(Loop *lp, RunFile *rf, char *err, size_t errlen) {
+    const Config *c = lp->cfg;
+    double floor = data_task_floor(&lp->ds, c->batch_size, c->seq_len, c->eval_batches, EVAL_SEED);
+    if (isfinite(floor) && runfile_set_summary(rf, RS_SUM_TASK_FLOOR, floor, err, errlen) != 0)
+        return -1;
+    if (!lp->proto.text) return 0;
+    const ProtocolRecord *p = &lp->proto;
+    RunProtocol rp = {p->text,         p->hash,        p->sweep_file,
+                      p->sweep_commit, p->sweep_dirty, p->uncommitted};
+    return runfile_write_protocol(rf, &rp, err, errlen);
+}
+
 static int open_fresh(Loop *lp, char *err, size_t errlen) {
     /* a stale checkpoint of an older run must never be resumed into this one */
     char ck[CFG_STR + 16];
@@ -273,6 +289,10 @@ static int open_fresh(Loop *lp, char *err, size_t errlen) {
         runfile_create(lp->opt->out_path, lp->cfg, &lp->tr.model, lp->opt->force, err, errlen);
     if (!rf) return TRAIN_BADINPUT;
     remove(ck);
+    if (record_start(lp, rf, err, errlen) != 0) {
+        runfile_close(rf, NULL, 0);
+        return TRAIN_FAIL;
+    }
     if (runfile_close(rf, err, errlen) != 0) return TRAIN_FAIL;
     /* a checkpoint at step 0, so a kill at any later moment can resume */
     return save_checkpoint(lp, err, errlen) ? TRAIN_FAIL : TRAIN_OK;
@@ -527,6 +547,8 @@ int train_run(const Config *cfg, const TrainOptions *opt, char *err, size_t errl
     rc = preflight(opt, err, errlen);
     if (rc != TRAIN_OK) goto out_lock;
     rc = TRAIN_BADINPUT;
+    if (opt->protocol_path && protocol_record_load(opt->protocol_path, &lp.proto, err, errlen))
+        goto out_lock;
     MemPlan plan;
     if (memplan_train(cfg, &plan, err, errlen) != 0 ||
         memplan_check(&plan, "this config", err, errlen) != 0)
@@ -559,6 +581,7 @@ out_trainer:
 out_data:
     data_close(&lp.ds);
 out_lock:
+    protocol_record_free(&lp.proto);
     runlock_release(&lock);
 out_text:
     rows_free(&lp.rows);

@@ -12,6 +12,9 @@ typedef struct {
     int force;
     int quiet;
     int progress_fd; /* >= 0: write the progress protocol (below) here; -1 none */
+    /* a sweep's OUT/protocol.ini, recorded in /protocol when the run
+     * starts (a resumed run keeps what its start recorded); NULL: none */
+    const char *protocol_path;
 } TrainOptions;
 
 /* The progress protocol, for a parent that passes a pipe's write end as
