@@ -23,11 +23,17 @@
     "Long-context degradation (gatelab eval): val loss at the column's multiple of the training "  \
     "length minus val loss at the training length, both plain RoPE (`plain`) or both YaRN "        \
     "(`yarn`); blank when the run was not evaluated at both lengths."
-#define LC_DEG(name, mode, k)                                                                      \
-    { name, NAN, MK_REAL, MS_OTHER, OFF(lc_deg[mode][k]), 0, 0, NULL, NULL, NULL, LC_DEF, 0, 0 }
+#define LC_DEG(name, mode, k, pm)                                                                  \
+    {                                                                                              \
+        name, NAN, MK_REAL, MS_OTHER, OFF(lc_deg[mode][k]), 0, 0, NULL, NULL, NULL, LC_DEF, 0,     \
+            (pm) + 1                                                                               \
+    }
 /* the same, with a definition (`gatelab metrics`) */
 #define CSV_DEF(name, field, def)                                                                  \
     { name, NAN, MK_REAL, MS_OTHER, OFF(field), 0, 0, NULL, NULL, NULL, def, 0, 0 }
+/* the same, declarable in a protocol as ProtoMetric pm */
+#define CSV_DEF_PROTO(name, field, pm, def)                                                        \
+    { name, NAN, MK_REAL, MS_OTHER, OFF(field), 0, 0, NULL, NULL, NULL, def, 0, (pm) + 1 }
 
 static const MetricCol METRICS[] = {
     CSV_ONLY("n_params", NAN, MK_LL, MS_OTHER, n_params),
@@ -134,12 +140,12 @@ static const MetricCol METRICS[] = {
     CSV_ONLY("loss0", NAN, MK_REAL, MS_OTHER, loss0),
     CSV_ONLY("max_logit", NAN, MK_REAL, MS_OTHER, max_logit),
     /* rs_lc_degradation (runstats.h), from gatelab eval's /lceval */
-    LC_DEG("lc_deg_2x_plain", 0, 0),
-    LC_DEG("lc_deg_4x_plain", 0, 1),
-    LC_DEG("lc_deg_8x_plain", 0, 2),
-    LC_DEG("lc_deg_2x_yarn", 1, 0),
-    LC_DEG("lc_deg_4x_yarn", 1, 1),
-    LC_DEG("lc_deg_8x_yarn", 1, 2),
+    LC_DEG("lc_deg_2x_plain", 0, 0, PM_LC_2X_PLAIN),
+    LC_DEG("lc_deg_4x_plain", 0, 1, PM_LC_4X_PLAIN),
+    LC_DEG("lc_deg_8x_plain", 0, 2, PM_LC_8X_PLAIN),
+    LC_DEG("lc_deg_2x_yarn", 1, 0, PM_LC_2X_YARN),
+    LC_DEG("lc_deg_4x_yarn", 1, 1, PM_LC_4X_YARN),
+    LC_DEG("lc_deg_8x_yarn", 1, 2, PM_LC_8X_YARN),
     {"top1_peak", NAN, MK_REAL, MS_OTHER, OFF(top1_peak), 0, 0, NULL, "def-top1-peak", NULL,
      "The largest top-1 |h| over layers of the block output at the last probe (the peak layer's "
      "`hidden/top3[l][0]`).",
@@ -158,13 +164,15 @@ static const MetricCol METRICS[] = {
      "1 when the peak layer's top-1 |h| is massive by Sun et al.'s criterion (above 100 and at "
      "above 1000 times the median |h|; docs/metrics.md), 0 when not, blank when unknown.",
      0, 0},
-    CSV_DEF("quant_w8a8_dloss", q_dloss[0],
-            "Val loss with the linear layers' weights and inputs fake-quantized to 8 bits "
-            "(min-max input ranges) minus the float val loss on the same windows (`gatelab eval "
-            "--quant`, docs/metrics.md \"Quantized evaluation\"; blank: not evaluated)."),
-    CSV_DEF("quant_w8a8pct_dloss", q_dloss[1],
-            "The same with the input ranges at the 0.01th and 99.99th percentiles."),
-    CSV_DEF("quant_w4a4_dloss", q_dloss[2], "The same at 4 bits (min-max input ranges)."),
+    CSV_DEF_PROTO(
+        "quant_w8a8_dloss", q_dloss[0], PM_Q_W8A8,
+        "Val loss with the linear layers' weights and inputs fake-quantized to 8 bits "
+        "(min-max input ranges) minus the float val loss on the same windows (`gatelab eval "
+        "--quant`, docs/metrics.md \"Quantized evaluation\"; blank: not evaluated)."),
+    CSV_DEF_PROTO("quant_w8a8pct_dloss", q_dloss[1], PM_Q_W8A8_PCT,
+                  "The same with the input ranges at the 0.01th and 99.99th percentiles."),
+    CSV_DEF_PROTO("quant_w4a4_dloss", q_dloss[2], PM_Q_W4A4,
+                  "The same at 4 bits (min-max input ranges)."),
     CSV_DEF("quant_inf_attn", q_inf_attn,
             "Mean over sequences of the largest |y| of any attention output (the float pass of "
             "`gatelab eval --quant`)."),

@@ -40,7 +40,7 @@ const char *proto_test_name(ProtoTest t) {
 
 int proto_test_paired(ProtoTest t) { return t == PT_PAIRED_T || t == PT_WILCOXON; }
 
-/* "f_attn, m_act, val_loss or good_regime": the declarable names. */
+/* "f_attn, m_act, ... or good_regime": the declarable names. */
 static void metric_list(char *buf, size_t len) {
     size_t n = 0;
     buf[0] = '\0';
@@ -90,7 +90,7 @@ static int key_metric(Protocol *p, const char *v, char *err, size_t errlen) {
             "moves with its threshold (drop the line; the report still counts it, "
             "exploratory)");
     if (m < 0) {
-        char names[128];
+        char names[400];
         metric_list(names, sizeof names);
         return seterr(err, errlen, "metric '%s' is not %s", v, names);
     }

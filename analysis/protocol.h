@@ -6,7 +6,8 @@
  * and the equivalence margins that "as well as" sentences need:
  *
  *   [primary]
- *   metric = f_attn                      ; f_attn, m_act, val_loss, good_regime
+ *   metric = f_attn                      ; f_attn, m_act, val_loss, lc_deg_*,
+ *                                        ; quant_*_dloss, good_regime
  *   test = f_attn wilcoxon               ; its one test (below), required
  *   threshold = val_loss_below 1.8       ; defines good_regime (optional)
  *   compare = g1-elem vs baseline        ; arm vs reference (repeatable)
@@ -40,6 +41,15 @@ typedef enum {
     PM_SINK_FORMED,
     PM_M_ACT,
     PM_VAL_LOSS,
+    PM_LC_2X_PLAIN, /* long-context degradation (lc_deg_* in metric_table.c) */
+    PM_LC_4X_PLAIN,
+    PM_LC_8X_PLAIN,
+    PM_LC_2X_YARN,
+    PM_LC_4X_YARN,
+    PM_LC_8X_YARN,
+    PM_Q_W8A8, /* quantized val-loss increase (quant_*_dloss) */
+    PM_Q_W8A8_PCT,
+    PM_Q_W4A4,
     PM_GOOD_REGIME, /* val_loss below the protocol's threshold, 0/1 per run */
     PM_COUNT
 } ProtoMetric;

@@ -39,8 +39,21 @@ typedef struct {
     double holm;
 } ETest;
 
-static const char *const METRIC_LABEL[PM_COUNT] = {"F-Attn", "share of seeds with a sink", "M-Act",
-                                                   "val loss", "share of seeds in the good regime"};
+static const char *const METRIC_LABEL[PM_COUNT] = {
+    [PM_F_ATTN] = "F-Attn",
+    [PM_SINK_FORMED] = "share of seeds with a sink",
+    [PM_M_ACT] = "M-Act",
+    [PM_VAL_LOSS] = "val loss",
+    [PM_LC_2X_PLAIN] = "val-loss degradation at 2× T (plain RoPE)",
+    [PM_LC_4X_PLAIN] = "val-loss degradation at 4× T (plain RoPE)",
+    [PM_LC_8X_PLAIN] = "val-loss degradation at 8× T (plain RoPE)",
+    [PM_LC_2X_YARN] = "val-loss degradation at 2× T (YaRN)",
+    [PM_LC_4X_YARN] = "val-loss degradation at 4× T (YaRN)",
+    [PM_LC_8X_YARN] = "val-loss degradation at 8× T (YaRN)",
+    [PM_Q_W8A8] = "val-loss increase under W8A8 (min-max)",
+    [PM_Q_W8A8_PCT] = "val-loss increase under W8A8 (percentile)",
+    [PM_Q_W4A4] = "val-loss increase under W4A4",
+    [PM_GOOD_REGIME] = "share of seeds in the good regime"};
 
 #define group_of confirm_group
 

@@ -1115,7 +1115,10 @@ static void test_protocol_metrics(void **state) {
     char err[400];
     memset(&p, 0, sizeof p);
     assert_int_equal(protocol_key(&p, "metric", "ppl", err, sizeof err), -1);
-    assert_string_equal(err, "metric 'ppl' is not f_attn, m_act, val_loss or good_regime");
+    assert_string_equal(err, "metric 'ppl' is not f_attn, m_act, val_loss, lc_deg_2x_plain, "
+                             "lc_deg_4x_plain, lc_deg_8x_plain, lc_deg_2x_yarn, lc_deg_4x_yarn, "
+                             "lc_deg_8x_yarn, quant_w8a8_dloss, quant_w8a8pct_dloss, "
+                             "quant_w4a4_dloss or good_regime");
     int n = 0;
     for (int i = 0; metric_at(i); i++) n += metric_at(i)->proto > 0;
     assert_int_equal(n, PM_GOOD_REGIME); /* good_regime is the protocol's own */
@@ -1144,6 +1147,9 @@ static void test_protocol_metrics(void **state) {
     assert_int_equal(protocol_check(&p, err, sizeof err), -1);
     assert_non_null(strstr(err, "m_act cannot be tested by fisher"));
     p.test[PM_M_ACT] = PT_WELCH;
+    assert_int_equal(protocol_check(&p, err, sizeof err), -1); /* the declared lc_deg_* ... */
+    assert_non_null(strstr(err, "metric lc_deg_2x_plain has no declared test"));
+    for (int m = PM_LC_2X_PLAIN; m <= PM_Q_W4A4; m++) p.test[m] = PT_WILCOXON;
     assert_int_equal(protocol_check(&p, err, sizeof err), 0);
     assert_int_equal(protocol_key(&p, "metric", "good_regime", err, sizeof err), 0);
     assert_int_equal(protocol_key(&p, "test", "good_regime fisher", err, sizeof err), 0);
