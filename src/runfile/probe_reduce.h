@@ -24,6 +24,13 @@ typedef struct {
                                t), or NULL when C = 0 */
     int gate_stride;
     const float *hidden; /* [T, d]: the block's output (residual stream) */
+    /* The head probes' inputs, each NULL when the source does not expose
+     * it: keys and values as attention reads them (row t of KV head g at
+     * keys + t * kv_stride + g * dh; query head h reads KV head
+     * h * Hkv / H), each head's output as W_o reads it (row t of head h at
+     * heads_out + t * out_stride + h * dh). */
+    const float *keys, *values, *heads_out;
+    int kv_stride, out_stride, Hkv, dh;
 } ProbeLayer;
 
 /* The probe's size and how its maps' rows are to be read. */
@@ -47,8 +54,13 @@ typedef struct {
     double *hist, *chan_sum, *below, *stats, *h_max, *h_med, *h_top3, *h_kurt, *h_ratio;
     double *bos_max, *bos_ratio, *tok_max, *tok_ratio, *norms;
     int *bos_arg, *tok_arg, *bos_votes, *tok_votes; /* [L], [L], [L*d], [L*d] */
-    double *max_logit; /* [L], or NULL until probe_acc_max_logit is called */
-    float *scratch;    /* [T * d] */
+    double *max_logit;               /* [L], or NULL until probe_acc_max_logit is called */
+    float *k_norm, *v_norm, *o_norm; /* [L, H, T] sums of ||k_t||, ||v_t||, ||o_t|| */
+    long long k_fed, v_fed, o_fed;   /* (layer, sequence) pairs that fed each */
+    double *g_first, *g_rest;        /* [L] sums of gate_first_rest (with gates) */
+    double *ov_erank;                /* [L, H], or NULL until probe_acc_ov_erank */
+    float *rownorm;                  /* [T]: one head's norms */
+    float *scratch;                  /* [T * d] */
 } ProbeAcc;
 
 /* Zeroed accumulators; tokens [N, T] are the caller's to fill. -1 when
@@ -62,6 +74,10 @@ void probe_acc_feed(void *acc, const ProbeLayer *pl);
  * source that exposes its logits calls it; the record's max_logit stays
  * NULL otherwise). -1 when memory runs out. */
 int probe_acc_max_logit(ProbeAcc *a, int l, double v);
+/* Keep v as the W_V W_O effective rank of head h of layer l (a source
+ * with the weights calls it for every head; ov_erank stays NULL
+ * otherwise). -1 when memory runs out. */
+int probe_acc_ov_erank(ProbeAcc *a, int l, int h, double v);
 /* Means from sums, then hand the arrays to out (free them with
  * runread_probe_free); out's attributes but the shape are the caller's. */
 void probe_acc_finish(ProbeAcc *a, ProbeRecord *out);
