@@ -3,6 +3,7 @@
 #include "cliopts.h"
 #include "cmdutil.h"
 #include "commands.h"
+#include "head_probe_print.h"
 #include "runstats.h"
 
 #include <stdio.h>
@@ -35,6 +36,7 @@ static void print_text(RunReader *r, const ProbeRecord *p) {
         printf("  %5d %11.4g %11.4g %11.4g %11.4g %11.4g\n", l, p->h_max[l], p->h_median[l],
                top1_med(p, l), p->h_kurtosis[l], p->h_norm_ratio[l]);
     printf("\nM-Act = mean over layers of max_act: %.4g\n", rs_m_act(p));
+    hp_acts_text(p);
 }
 
 static int print_json(RunReader *r, const ProbeRecord *p) {
@@ -50,6 +52,7 @@ static int print_json(RunReader *r, const ProbeRecord *p) {
         json_array_append_new(layers, e);
     }
     cj_set(o, "layers", layers);
+    hp_acts_json(o, p);
     return cj_print("acts", o) ? 1 : 0;
 }
 

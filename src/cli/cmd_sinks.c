@@ -4,6 +4,7 @@
 #include "cliopts.h"
 #include "cmdutil.h"
 #include "commands.h"
+#include "head_probe_print.h"
 #include "metrics.h"
 #include "runstats.h"
 
@@ -84,6 +85,7 @@ static void print_text(RunReader *r, const Ctx *c) {
             printf("  %5d %5d %9.4f %9.4f %9.4f\n", l, h, rs_head_alpha0(p, l, h, T),
                    attention_entropy(A, p->M), rs_head_share(p, l, h));
         }
+    hp_sinks_text(p);
 }
 
 static int print_json(RunReader *r, const Ctx *c) {
@@ -137,6 +139,7 @@ static int print_json(RunReader *r, const Ctx *c) {
             json_array_append_new(heads, e);
         }
     cj_set(o, "heads", heads);
+    hp_sinks_json(o, p);
     return cj_print("sinks", o) ? 1 : 0;
 }
 
