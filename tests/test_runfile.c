@@ -108,6 +108,8 @@ typedef struct {
     double hmax[PL], hmed[PL], htop3[PL * 3], hkurt[PL], hratio[PL];
     double bos_max[PL], bos_ratio[PL], tok_max[PL], tok_ratio[PL], max_logit[PL];
     int bos_arg[PL], tok_arg[PL];
+    float knorm[PL * PH * PT], vnorm[PL * PH * PT], onorm[PL * PH * PT];
+    double gfirst[PL], grest[PL], erank[PL * PH];
     ProbeRecord p;
 } Probe;
 
@@ -141,6 +143,12 @@ static void make_probe(Probe *q, long long step) {
     fill_d(q->tok_max, PL, 13.0);
     fill_d(q->max_logit, PL, 17.0);
     fill_d(q->tok_ratio, PL, 14.0);
+    fill_f(q->knorm, PL * PH * PT, 50.0f);
+    fill_f(q->vnorm, PL * PH * PT, 60.0f);
+    fill_f(q->onorm, PL * PH * PT, 70.0f);
+    fill_d(q->gfirst, PL, 18.0);
+    fill_d(q->grest, PL, 19.0);
+    fill_d(q->erank, PL * PH, 21.0);
     for (int l = 0; l < PL; l++) q->bos_arg[l] = 5 + l, q->tok_arg[l] = 7 - l;
     q->p = (ProbeRecord){.step = step,
                          .L = PL,
@@ -176,7 +184,13 @@ static void make_probe(Probe *q, long long step) {
                          .tok_max = q->tok_max,
                          .tok_argmax = q->tok_arg,
                          .tok_norm_ratio = q->tok_ratio,
-                         .max_logit = q->max_logit};
+                         .max_logit = q->max_logit,
+                         .key_norm = q->knorm,
+                         .value_norm = q->vnorm,
+                         .head_out_norm = q->onorm,
+                         .gate_first = q->gfirst,
+                         .gate_rest = q->grest,
+                         .ov_erank = q->erank};
 }
 
 /* ---- plain-HDF5 readers ---- */

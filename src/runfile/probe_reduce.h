@@ -4,7 +4,9 @@
  * accumulates the arrays of a run-file probe (ProbeRecord, runschema.h):
  * the mean attention map, first-token columns, alpha0, empty rows and the
  * first-token share of the others, slot weights, gate statistics and a
- * sample, and the hidden-state statistics of each block's output. Every
+ * sample, the hidden-state statistics of each block's output, and the head
+ * probes (key, value and head output norms, the gate at position 0 and
+ * after, W_V W_O effective ranks handed in by the caller). Every
  * definition is metrics.c's. */
 #ifndef GATELAB_PROBE_REDUCE_H
 #define GATELAB_PROBE_REDUCE_H

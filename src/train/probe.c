@@ -2,9 +2,11 @@
  *
  * It runs N held-out sequences (the same for every variant and seed), and
  * hands what the forward pass exposes (attention maps without the sink and
- * register positions, gate scores, block outputs) layer by layer to the
- * reducer that inspected checkpoints share (probe_reduce.c), which makes
- * the arrays the run file keeps under /probe/step_N/.
+ * register positions, gate scores, block outputs, keys, values and head
+ * outputs) layer by layer to the reducer that inspected checkpoints share
+ * (probe_reduce.c), which makes the arrays the run file keeps under
+ * /probe/step_N/; each head's W_V W_O effective rank comes from the
+ * weights.
  */
 #include <math.h>
 #include <stdint.h>
