@@ -192,6 +192,7 @@ static void add_heads(ProbeAcc *a, const ProbeLayer *pl) {
         double f, r;
         gate_first_rest(pl->gates, (size_t)pl->gate_stride, T, pl->C, &f, &r);
         a->g_first[pl->layer] += f, a->g_rest[pl->layer] += r;
+        a->g_fed++;
     }
 }
 
@@ -280,6 +281,11 @@ static void head_means(ProbeAcc *a) {
         }
         for (size_t k = 0; k < (size_t)s->L * s->H * s->T; k++) (*arr[i])[k] /= (float)s->N;
     }
+    if (a->g_fed != want || want == 0) {
+        free(a->g_first), free(a->g_rest);
+        a->g_first = a->g_rest = NULL;
+    }
+    for (int l = 0; a->g_first && l < s->L; l++) a->g_first[l] /= s->N, a->g_rest[l] /= s->N;
 }
 
 /* Turn sums into the means the run file stores. */
@@ -294,7 +300,6 @@ static void acc_means(ProbeAcc *a) {
         a->bos_arg[l] = vote_mode(a->bos_votes + (size_t)l * s->d, s->d);
         a->tok_arg[l] = vote_mode(a->tok_votes + (size_t)l * s->d, s->d);
     }
-    for (int l = 0; s->C && l < s->L; l++) a->g_first[l] /= s->N, a->g_rest[l] /= s->N;
     head_means(a);
     for (int l = 0; s->C && l < s->L; l++) {
         double *st = a->stats + l * RS_GATE_NSTATS, cnt = st[3] > 0 ? st[3] : 1.0;

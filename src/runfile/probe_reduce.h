@@ -56,13 +56,13 @@ typedef struct {
     double *hist, *chan_sum, *below, *stats, *h_max, *h_med, *h_top3, *h_kurt, *h_ratio;
     double *bos_max, *bos_ratio, *tok_max, *tok_ratio, *norms;
     int *bos_arg, *tok_arg, *bos_votes, *tok_votes; /* [L], [L], [L*d], [L*d] */
-    double *max_logit;               /* [L], or NULL until probe_acc_max_logit is called */
-    float *k_norm, *v_norm, *o_norm; /* [L, H, T] sums of ||k_t||, ||v_t||, ||o_t|| */
-    long long k_fed, v_fed, o_fed;   /* (layer, sequence) pairs that fed each */
-    double *g_first, *g_rest;        /* [L] sums of gate_first_rest (with gates) */
-    double *ov_erank;                /* [L, H], or NULL until probe_acc_ov_erank */
-    float *rownorm;                  /* [T]: one head's norms */
-    float *scratch;                  /* [T * d] */
+    double *max_logit;                    /* [L], or NULL until probe_acc_max_logit is called */
+    float *k_norm, *v_norm, *o_norm;      /* [L, H, T] sums of ||k_t||, ||v_t||, ||o_t|| */
+    long long k_fed, v_fed, o_fed, g_fed; /* (layer, sequence) pairs that fed each */
+    double *g_first, *g_rest;             /* [L] sums of gate_first_rest (with gates) */
+    double *ov_erank;                     /* [L, H], or NULL until probe_acc_ov_erank */
+    float *rownorm;                       /* [T]: one head's norms */
+    float *scratch;                       /* [T * d] */
 } ProbeAcc;
 
 /* Zeroed accumulators; tokens [N, T] are the caller's to fill. -1 when
