@@ -110,6 +110,8 @@ typedef struct {
     int bos_arg[PL], tok_arg[PL];
     float key_alpha[PN * PL * PH * PT], bos_cos[PN * PL * PT];
     double resid[PL * PD];
+    float knorm[PL * PH * PT], vnorm[PL * PH * PT], onorm[PL * PH * PT];
+    double gfirst[PL], grest[PL], erank[PL * PH];
     ProbeRecord p;
 } Probe;
 
@@ -143,6 +145,12 @@ static void make_probe(Probe *q, long long step) {
     fill_d(q->tok_max, PL, 13.0);
     fill_d(q->max_logit, PL, 17.0);
     fill_d(q->tok_ratio, PL, 14.0);
+    fill_f(q->knorm, PL * PH * PT, 50.0f);
+    fill_f(q->vnorm, PL * PH * PT, 60.0f);
+    fill_f(q->onorm, PL * PH * PT, 70.0f);
+    fill_d(q->gfirst, PL, 18.0);
+    fill_d(q->grest, PL, 19.0);
+    fill_d(q->erank, PL * PH, 21.0);
     for (int l = 0; l < PL; l++) q->bos_arg[l] = 5 + l, q->tok_arg[l] = 7 - l;
     fill_f(q->key_alpha, PN * PL * PH * PT, 50.0f);
     fill_f(q->bos_cos, PN * PL * PT, 60.0f);
@@ -185,7 +193,13 @@ static void make_probe(Probe *q, long long step) {
                          .D = PD,
                          .key_alpha = q->key_alpha,
                          .bos_cosine = q->bos_cos,
-                         .resid_share = q->resid};
+                         .resid_share = q->resid,
+                         .key_norm = q->knorm,
+                         .value_norm = q->vnorm,
+                         .head_out_norm = q->onorm,
+                         .gate_first = q->gfirst,
+                         .gate_rest = q->grest,
+                         .ov_erank = q->erank};
 }
 
 /* ---- plain-HDF5 readers ---- */

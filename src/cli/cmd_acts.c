@@ -4,6 +4,7 @@
 #include "cliopts.h"
 #include "cmdutil.h"
 #include "commands.h"
+#include "head_probe_print.h"
 #include "runstats.h"
 #include "sinks_field.h"
 
@@ -38,6 +39,7 @@ static void print_text(RunReader *r, const ProbeRecord *p) {
                top1_med(p, l), p->h_kurtosis[l], p->h_norm_ratio[l]);
     printf("\nM-Act = mean over layers of max_act: %.4g\n", rs_m_act(p));
     sf_acts_text(p);
+    hp_acts_text(p);
 }
 
 static int print_json(RunReader *r, const ProbeRecord *p) {
@@ -54,6 +56,7 @@ static int print_json(RunReader *r, const ProbeRecord *p) {
     }
     cj_set(o, "layers", layers);
     sf_acts_json(o, p);
+    hp_acts_json(o, p);
     return cj_print("acts", o) ? 1 : 0;
 }
 

@@ -4,6 +4,7 @@
 #include "cliopts.h"
 #include "cmdutil.h"
 #include "commands.h"
+#include "head_probe_print.h"
 #include "runstats.h"
 
 #include <stdio.h>
@@ -87,6 +88,7 @@ static void print_text(RunReader *r, const ProbeRecord *p) {
         putchar('\n');
     }
     print_hist(p);
+    hp_gates_text(p);
 }
 
 /* {"0.5": .., "0.1": ..}: the fractions below each threshold, layer l (-1 all) */
@@ -128,6 +130,7 @@ static int print_json(RunReader *r, const ProbeRecord *p) {
     json_t *h = json_array();
     for (int b = 0; b < RS_GATE_BINS; b++) json_array_append_new(h, cj_num(hist[b]));
     cj_set(o, "hist", h);
+    hp_gates_json(o, p);
     return cj_print("gates", o) ? 1 : 0;
 }
 

@@ -6,6 +6,7 @@
 #include "cmdutil.h"
 #include "config_derive.h"
 #include "commands.h"
+#include "head_probe_print.h"
 #include "metrics.h"
 #include "runstats.h"
 #include "sinks_field.h"
@@ -115,6 +116,7 @@ static void print_text(RunReader *r, const Ctx *c) {
                    attention_entropy(A, p->M), rs_head_share(p, l, h));
         }
     sf_sinks_text(p);
+    hp_sinks_text(p);
 }
 
 static int print_json(RunReader *r, const Ctx *c) {
@@ -180,6 +182,7 @@ static int print_json(RunReader *r, const Ctx *c) {
         fprintf(stderr, "gatelab sinks: out of memory\n");
         return 1;
     }
+    hp_sinks_json(o, p);
     return cj_print("sinks", o) ? 1 : 0;
 }
 

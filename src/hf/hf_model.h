@@ -16,7 +16,7 @@ typedef struct HfModel HfModel;
 /* After each layer the callback sees what the probe reduces (valid during
  * the call only; probe_reduce.h): maps [H, M, M], the first column
  * [H, T], the sigmoid gate scores [T, C] (NULL when C = 0), the block's
- * output [T, d]; no slot. */
+ * output [T, d], the keys, values and gated head outputs; no slot. */
 typedef void (*HfLayerFn)(void *ctx, const ProbeLayer *o);
 
 /* Open MODEL_DIR (config.json + safetensors), check every tensor. */

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hf_ovrank.h"
 #include "intervention.h"
 #include "ops.h"
 #include "probe_reduce.h"
@@ -74,6 +75,7 @@ int hf_pass(HfModel *m, const HfPassIn *in, ProbeRecord *rec, HfPassOut *out, ch
             fprintf(stderr, "%s: window %d/%d (T=%d) %.1f s\n", in->progress, i + 1, in->N, in->T,
                     now_seconds() - t0);
     }
+    if (rc == 0) rc = hf_ov_erank(m, &acc, err, errlen);
     out->seconds = now_seconds() - t0;
     out->loss = out->loss_n ? out->loss / (double)out->loss_n : NAN;
     if (rc == 0) {

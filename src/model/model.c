@@ -774,3 +774,6 @@ double model_flops_per_token(const Model *m, int T) {
     return 6.0 * matmul + attn;
 }
 const float *model_logits(const RunState *s) { return s->logits; }
+const float *model_keys(const RunState *s, int l) { return s->la[l].kr; }
+const float *model_values(const RunState *s, int l) { return s->la[l].vg; }
+const float *model_head_outputs(const RunState *s, int l) { return s->la[l].yg; }

@@ -193,6 +193,13 @@ double model_max_logit(const RunState *s, const Model *m, int l, int B);
 const float *model_gate_scores(const RunState *s, int l);
 const float *model_block_output(const RunState *s, int l);
 const float *model_logits(const RunState *s); /* [B, T, V] */
+/* Keys and values of layer l as attention reads them ([B, Tint, kvdim]:
+ * keys after a G3 gate, QK-norm and RoPE; values after a G2 gate) and each
+ * head's output as W_o reads it ([B, Tint, qdim]: after the Y
+ * modification and a G1 gate). */
+const float *model_keys(const RunState *s, int l);
+const float *model_values(const RunState *s, int l);
+const float *model_head_outputs(const RunState *s, int l);
 int model_gate_probe_channels(const Model *m, int *per_token);
 
 /* FLOPs of one training step (forward + backward) per token, counted

@@ -4,6 +4,10 @@
 
 #include "simd.h"
 
+#include <gsl/gsl_blas.h>
+#include <gsl/gsl_errno.h>
+#include <gsl/gsl_linalg.h>
+
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -358,4 +362,134 @@ int token_profile(TokenProfile *out, const float *h, int T, int C, double *scrat
     if (best < 0) out->tok_arg = -1;
     out->tok_ratio = norm_best / med;
     return 0;
+}
+
+/* ---- head probes ---- */
+
+void row_norms(float *out, const float *x, int n, int len, size_t stride) {
+    for (int i = 0; i < n; i++) {
+        const float *r = x + (size_t)i * stride;
+        double s = 0.0;
+        for (int j = 0; j < len; j++) s += (double)r[j] * r[j];
+        out[i] = (float)sqrt(s);
+    }
+}
+
+void first_rest(const float *v, int T, double *first, double *rest) {
+    *first = T > 0 ? v[0] : NAN;
+    double s = 0.0;
+    for (int t = 1; t < T; t++) s += v[t];
+    *rest = T > 1 ? s / (T - 1) : NAN;
+}
+
+void gate_first_rest(const float *g, size_t stride, int T, int C, double *first, double *rest) {
+    *first = *rest = NAN;
+    if (C < 1 || T < 1) return;
+    double s0 = 0.0, s1 = 0.0;
+    for (int t = 0; t < T; t++) {
+        const float *row = g + (size_t)t * stride;
+        double s = 0.0;
+        for (int c = 0; c < C; c++) s += row[c];
+        if (t == 0) s0 = s;
+        else s1 += s;
+    }
+    *first = s0 / C;
+    if (T > 1) *rest = s1 / ((double)C * (T - 1));
+}
+
+void head_norm_scores(double *out, const float *on, int H, int T) {
+    double all = 0.0;
+    for (int h = 0; h < H; h++) {
+        double s = 0.0;
+        for (int t = 0; t < T; t++) s += on[(size_t)h * T + t];
+        out[h] = T > 0 ? s / T : NAN;
+        all += out[h];
+    }
+    double mean = H > 0 ? all / H : NAN;
+    for (int h = 0; h < H; h++) out[h] = T > 0 && mean > 0.0 ? out[h] / mean : NAN;
+}
+
+int head_dormant(double norm_score, double first_share) {
+    if (!isfinite(norm_score) || !isfinite(first_share)) return -1;
+    return norm_score < DORMANT_NORM_THR && first_share > DORMANT_SHARE_THR;
+}
+
+double effective_rank(const double *s, int n) {
+    double sum = 0.0;
+    for (int i = 0; i < n; i++) sum += s[i];
+    if (n < 1 || !(sum > 0.0)) return NAN;
+    double h = 0.0;
+    for (int i = 0; i < n; i++) {
+        double p = s[i] / sum;
+        if (p > 0.0) h -= p * log(p);
+    }
+    return exp(h);
+}
+
+/* The upper triangle R (dh x dh) of the QR factorisation of the d x dh
+ * matrix (i, j) -> m(i, j) (transposed when tr), into r. -1 on no memory. */
+static int qr_upper(gsl_matrix *r, StridedMat m, int tr, int d, int dh) {
+    gsl_matrix *a = gsl_matrix_alloc((size_t)d, (size_t)dh);
+    gsl_vector *tau = gsl_vector_alloc((size_t)dh);
+    if (!a || !tau) {
+        if (a) gsl_matrix_free(a);
+        if (tau) gsl_vector_free(tau);
+        return -1;
+    }
+    for (int i = 0; i < d; i++)
+        for (int j = 0; j < dh; j++) {
+            size_t at =
+                tr ? (size_t)j * m.rs + (size_t)i * m.cs : (size_t)i * m.rs + (size_t)j * m.cs;
+            gsl_matrix_set(a, (size_t)i, (size_t)j, m.p[at]);
+        }
+    gsl_linalg_QR_decomp(a, tau);
+    for (int i = 0; i < dh; i++)
+        for (int j = 0; j < dh; j++)
+            gsl_matrix_set(r, (size_t)i, (size_t)j,
+                           j >= i ? gsl_matrix_get(a, (size_t)i, (size_t)j) : 0.0);
+    gsl_matrix_free(a);
+    gsl_vector_free(tau);
+    return 0;
+}
+
+/* The singular values of ra rb^T (both dh x dh) into s, by GSL's SVD. */
+static int product_sv(gsl_vector *s, const gsl_matrix *ra, const gsl_matrix *rb, int dh) {
+    gsl_matrix *p = gsl_matrix_alloc((size_t)dh, (size_t)dh);
+    gsl_matrix *v = gsl_matrix_alloc((size_t)dh, (size_t)dh);
+    gsl_vector *w = gsl_vector_alloc((size_t)dh);
+    int rc = p && v && w ? 0 : -1;
+    if (rc == 0) {
+        gsl_blas_dgemm(CblasNoTrans, CblasTrans, 1.0, ra, rb, 0.0, p);
+        gsl_linalg_SV_decomp(p, v, s, w);
+    }
+    if (p) gsl_matrix_free(p);
+    if (v) gsl_matrix_free(v);
+    if (w) gsl_vector_free(w);
+    return rc;
+}
+
+/* 1 when every element of the rows x cols matrix m is finite. */
+static int mat_finite(StridedMat m, int rows, int cols) {
+    for (int i = 0; i < rows; i++)
+        for (int j = 0; j < cols; j++)
+            if (!isfinite(m.p[(size_t)i * m.rs + (size_t)j * m.cs])) return 0;
+    return 1;
+}
+
+double ov_effective_rank(StridedMat V, StridedMat O, int d, int dh) {
+    if (dh < 1 || dh > d || !mat_finite(V, dh, d) || !mat_finite(O, d, dh)) return NAN;
+    gsl_error_handler_t *prev = gsl_set_error_handler_off(); /* report, never abort */
+    gsl_matrix *ra = gsl_matrix_alloc((size_t)dh, (size_t)dh);
+    gsl_matrix *rb = gsl_matrix_alloc((size_t)dh, (size_t)dh);
+    gsl_vector *s = gsl_vector_alloc((size_t)dh);
+    double r = NAN;
+    /* O V = Q_O R_O R_V^T Q_V^T, with O = Q_O R_O and V^T = Q_V R_V */
+    if (ra && rb && s && qr_upper(ra, O, 0, d, dh) == 0 && qr_upper(rb, V, 1, d, dh) == 0 &&
+        product_sv(s, ra, rb, dh) == 0)
+        r = effective_rank(gsl_vector_const_ptr(s, 0), dh);
+    gsl_set_error_handler(prev);
+    if (ra) gsl_matrix_free(ra);
+    if (rb) gsl_matrix_free(rb);
+    if (s) gsl_vector_free(s);
+    return r;
 }

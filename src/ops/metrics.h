@@ -131,4 +131,51 @@ typedef struct {
 /* scratch[T] is overwritten. -1 when T < 1 or C < 1. */
 int token_profile(TokenProfile *out, const float *h, int T, int C, double *scratch);
 
+/* ---- head probes (docs/metrics.md "Head probes") ---- */
+
+/* out[i] = Euclidean norm of row i of x (n rows of len floats, row i at
+ * x + i * stride). */
+void row_norms(float *out, const float *x, int n, int len, size_t stride);
+
+/* The first position against the rest of a per-position profile v[T]:
+ * *first = v[0], *rest = mean over t >= 1 of v[t] (NaN when T < 2). */
+void first_rest(const float *v, int T, double *first, double *rest);
+
+/* Mean gate score of position 0 and of positions t >= 1 over C channels:
+ * row t of the activated scores at g + t * stride. *rest is NaN when
+ * T < 2, both NaN when C < 1. */
+void gate_first_rest(const float *g, size_t stride, int T, int C, double *first, double *rest);
+
+/* Dormant heads: a declared rule (docs/metrics.md "Dormant heads"). A
+ * head's output-norm score is its mean over positions of ||o_t|| over the
+ * mean of the same over the layer's heads; the head is dormant when that
+ * score is below DORMANT_NORM_THR and its first-token share exceeds
+ * DORMANT_SHARE_THR. */
+#define DORMANT_NORM_THR 0.5
+#define DORMANT_SHARE_THR SINK_EPS
+
+/* out[h] = head h's output-norm score from on[H, T] (||o_t|| per head and
+ * position): NaN for every head when the layer's mean is 0 or T < 1. */
+void head_norm_scores(double *out, const float *on, int H, int T);
+
+/* 1 dormant, 0 active, -1 when either score is not finite. */
+int head_dormant(double norm_score, double first_share);
+
+/* Effective rank (Roy & Vetterli 2007): exp of the Shannon entropy of
+ * p_i = s_i / sum s over the singular values s[n] (s_i >= 0; zeros add
+ * nothing). NaN when n < 1 or the sum is not positive. */
+double effective_rank(const double *s, int n);
+
+/* A matrix read through strides: element (i, j) at p[i * rs + j * cs]. */
+typedef struct {
+    const float *p;
+    size_t rs, cs;
+} StridedMat;
+
+/* effective_rank of the d x d product O V of one head: V (dh x d) maps the
+ * residual to the head's values, O (d x dh) maps its output back. The
+ * singular values are those of R_O R_V^T from the QR factors of O and V^T
+ * (GSL's QR and SVD). NaN when dh > d, dh < 1 or memory runs out. */
+double ov_effective_rank(StridedMat V, StridedMat O, int d, int dh);
+
 #endif

@@ -20,7 +20,8 @@ void probe_acc_free(ProbeAcc *a) {
                    a->h_top3,    a->h_kurt,    a->h_ratio,   a->bos_max,     a->bos_ratio,
                    a->tok_max,   a->tok_ratio, a->norms,     a->bos_arg,     a->tok_arg,
                    a->bos_votes, a->tok_votes, a->max_logit, a->scratch,     a->key_alpha,
-                   a->bos_cos,   a->resid};
+                   a->bos_cos,   a->resid,     a->k_norm,    a->v_norm,      a->o_norm,
+                   a->g_first,   a->g_rest,    a->ov_erank,  a->rownorm};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++) free(all[i]);
     memset(a, 0, sizeof *a);
 }
@@ -33,6 +34,13 @@ int probe_acc_max_logit(ProbeAcc *a, int l, double v) {
     return 0;
 }
 static int *ialloc(size_t n) { return calloc(n ? n : 1, sizeof(int)); }
+
+int probe_acc_ov_erank(ProbeAcc *a, int l, int h, double v) {
+    const size_t LH = (size_t)a->s.L * a->s.H;
+    if (!a->ov_erank && !(a->ov_erank = dalloc(LH))) return -1;
+    a->ov_erank[(size_t)l * a->s.H + h] = v;
+    return 0;
+}
 
 /* Sequences whose gate scores are kept: up to GATE_SAMPLE_SEQS, fewer
  * when they would pass GATE_SAMPLE_MAX floats. */
@@ -49,7 +57,10 @@ static int init_gates(ProbeAcc *a) {
     if (a->Ns) a->gate_sample = falloc(L * a->Ns * a->s.T * C);
     a->hist = dalloc(L * RS_GATE_BINS), a->chan_sum = dalloc(L * C);
     a->below = dalloc(L * RS_GATE_NBELOW), a->stats = dalloc(L * RS_GATE_NSTATS);
-    if ((a->Ns && !a->gate_sample) || !a->hist || !a->chan_sum || !a->below || !a->stats) return -1;
+    a->g_first = dalloc(L), a->g_rest = dalloc(L);
+    if ((a->Ns && !a->gate_sample) || !a->hist || !a->chan_sum || !a->below || !a->stats ||
+        !a->g_first || !a->g_rest)
+        return -1;
     for (size_t l = 0; l < L; l++) {
         a->stats[l * RS_GATE_NSTATS + 1] = INFINITY;
         a->stats[l * RS_GATE_NSTATS + 2] = -INFINITY;
@@ -74,10 +85,13 @@ int probe_acc_init(ProbeAcc *a, const ProbeShape *s) {
     a->bos_arg = ialloc(L), a->tok_arg = ialloc(L);
     a->bos_votes = ialloc(L * d), a->tok_votes = ialloc(L * d);
     a->scratch = falloc(T * d);
-    int ok = a->tokens && a->attention && (a->slot || !s->has_slot) && a->first_col && a->alpha0 &&
-             a->row_empty && a->first_ne && a->ne_count && a->h_max && a->h_med && a->h_top3 &&
-             a->h_kurt && a->h_ratio && a->bos_max && a->bos_ratio && a->tok_max && a->tok_ratio &&
-             a->norms && a->bos_arg && a->tok_arg && a->bos_votes && a->tok_votes && a->scratch &&
+    a->k_norm = falloc(LH * T), a->v_norm = falloc(LH * T), a->o_norm = falloc(LH * T);
+    a->rownorm = falloc(T);
+    int ok = a->k_norm && a->v_norm && a->o_norm && a->rownorm && a->tokens && a->attention &&
+             (a->slot || !s->has_slot) && a->first_col && a->alpha0 && a->row_empty &&
+             a->first_ne && a->ne_count && a->h_max && a->h_med && a->h_top3 && a->h_kurt &&
+             a->h_ratio && a->bos_max && a->bos_ratio && a->tok_max && a->tok_ratio && a->norms &&
+             a->bos_arg && a->tok_arg && a->bos_votes && a->tok_votes && a->scratch &&
              (s->C == 0 || init_gates(a) == 0) && probe_sinks_init(a) == 0;
     if (!ok) probe_acc_free(a);
     return ok ? 0 : -1;
@@ -87,8 +101,10 @@ size_t probe_acc_bytes(const ProbeShape *s) {
     if (s->N <= 0) return 0;
     double LH = (double)s->L * s->H, n = s->N, t = s->T, L = s->L, d = s->d;
     double f = LH * s->M * s->M + LH * t + n * LH * t + 4.0 * LH + t * d; /* floats */
+    f += 3.0 * LH * t + 2.0 * t; /* head probes: key, value, output norms; a row's norms */
     f += (double)s->L * gate_sample_seqs(s) * t * s->C;
     double b = 4.0 * f + 4.0 * n * t + 8.0 * L * (64.0 + RS_GATE_BINS + s->C);
+    b += 8.0 * (2.0 * L + LH);        /* gate at position 0 and after, W_V W_O ranks */
     b += 8.0 * t + 2.0 * 4.0 * L * d; /* token profile: norms, feature votes */
     b += (double)probe_sinks_bytes(s);
     return b >= (double)(SIZE_MAX / 8) ? SIZE_MAX / 8 : (size_t)b;
@@ -153,6 +169,36 @@ static void add_gates(ProbeAcc *a, int seq, const ProbeLayer *pl) {
     }
 }
 
+/* Add the norms of one head's rows (row t at x + t * stride, len floats)
+ * to sum[T]. */
+static void add_norms(float *sum, float *norms, const float *x, int T, int len, size_t stride) {
+    row_norms(norms, x, T, len, stride);
+    for (int t = 0; t < T; t++) sum[t] += norms[t];
+}
+
+/* Key, value and head output norms per head and position, the gate at
+ * position 0 and after: each only when the source exposes it. */
+static void add_heads(ProbeAcc *a, const ProbeLayer *pl) {
+    const int T = pl->T, H = pl->H, dh = pl->dh;
+    const size_t base = (size_t)pl->layer * H * T;
+    for (int h = 0; pl->Hkv > 0 && h < H; h++) {
+        const size_t g = (size_t)(h * pl->Hkv / H) * dh, at = base + (size_t)h * T;
+        if (pl->keys) add_norms(a->k_norm + at, a->rownorm, pl->keys + g, T, dh, pl->kv_stride);
+        if (pl->values) add_norms(a->v_norm + at, a->rownorm, pl->values + g, T, dh, pl->kv_stride);
+    }
+    for (int h = 0; pl->heads_out && h < H; h++)
+        add_norms(a->o_norm + base + (size_t)h * T, a->rownorm, pl->heads_out + (size_t)h * dh, T,
+                  dh, pl->out_stride);
+    a->k_fed += pl->keys && pl->Hkv > 0, a->v_fed += pl->values && pl->Hkv > 0;
+    a->o_fed += pl->heads_out != NULL;
+    if (a->s.C && pl->gates) {
+        double f, r;
+        gate_first_rest(pl->gates, (size_t)pl->gate_stride, T, pl->C, &f, &r);
+        a->g_first[pl->layer] += f, a->g_rest[pl->layer] += r;
+        a->g_fed++;
+    }
+}
+
 /* The hidden-state statistics but the median and the token profile. */
 static void add_hidden(ProbeAcc *a, const ProbeLayer *pl) {
     const int T = pl->T, d = pl->d, l = pl->layer;
@@ -203,6 +249,7 @@ static void layer_parts(void *ctx, size_t i0, size_t i1) {
         add_attention(j->a, j->seq, pl);
         if (j->a->s.C && pl->gates) add_gates(j->a, j->seq, pl);
         add_hidden(j->a, pl);
+        add_heads(j->a, pl);
     }
 }
 
@@ -224,6 +271,28 @@ static int vote_mode(const int *votes, int d) {
     return votes[best] > 0 ? best : -1;
 }
 
+/* Norm sums into means over sequences; an array some (layer, sequence)
+ * did not feed is dropped (absent, not zero). */
+static void head_means(ProbeAcc *a) {
+    const ProbeShape *s = &a->s;
+    const long long want = (long long)s->L * s->N;
+    float **arr[3] = {&a->k_norm, &a->v_norm, &a->o_norm};
+    const long long fed[3] = {a->k_fed, a->v_fed, a->o_fed};
+    for (int i = 0; i < 3; i++) {
+        if (fed[i] != want || want == 0) {
+            free(*arr[i]);
+            *arr[i] = NULL;
+            continue;
+        }
+        for (size_t k = 0; k < (size_t)s->L * s->H * s->T; k++) (*arr[i])[k] /= (float)s->N;
+    }
+    if (a->g_fed != want || want == 0) {
+        free(a->g_first), free(a->g_rest);
+        a->g_first = a->g_rest = NULL;
+    }
+    for (int l = 0; a->g_first && l < s->L; l++) a->g_first[l] /= s->N, a->g_rest[l] /= s->N;
+}
+
 /* Turn sums into the means the run file stores. */
 static void acc_means(ProbeAcc *a) {
     const ProbeShape *s = &a->s;
@@ -236,6 +305,7 @@ static void acc_means(ProbeAcc *a) {
         a->bos_arg[l] = vote_mode(a->bos_votes + (size_t)l * s->d, s->d);
         a->tok_arg[l] = vote_mode(a->tok_votes + (size_t)l * s->d, s->d);
     }
+    head_means(a);
     for (int l = 0; s->C && l < s->L; l++) {
         double *st = a->stats + l * RS_GATE_NSTATS, cnt = st[3] > 0 ? st[3] : 1.0;
         double per_chan = cnt / s->C;
@@ -263,6 +333,10 @@ void probe_acc_finish(ProbeAcc *a, ProbeRecord *out) {
     out->max_logit = a->max_logit;
     a->max_logit = NULL;
     probe_sinks_finish(a, out);
+    out->key_norm = a->k_norm, out->value_norm = a->v_norm, out->head_out_norm = a->o_norm;
+    out->gate_first = a->g_first, out->gate_rest = a->g_rest, out->ov_erank = a->ov_erank;
+    a->k_norm = NULL, a->v_norm = NULL, a->o_norm = NULL, a->g_first = NULL, a->g_rest = NULL;
+    a->ov_erank = NULL;
     a->tokens = NULL, a->attention = NULL, a->slot = NULL, a->first_col = NULL, a->alpha0 = NULL;
     a->row_empty = NULL, a->first_ne = NULL, a->gate_sample = NULL, a->hist = NULL;
     a->chan_sum = NULL, a->below = NULL, a->stats = NULL, a->h_max = NULL, a->h_med = NULL;

@@ -4,7 +4,9 @@
  * accumulates the arrays of a run-file probe (ProbeRecord, runschema.h):
  * the mean attention map, first-token columns, alpha0, empty rows and the
  * first-token share of the others, slot weights, gate statistics and a
- * sample, and the hidden-state statistics of each block's output. Every
+ * sample, the hidden-state statistics of each block's output, and the head
+ * probes (key, value and head output norms, the gate at position 0 and
+ * after, W_V W_O effective ranks handed in by the caller). Every
  * definition is metrics.c's. */
 #ifndef GATELAB_PROBE_REDUCE_H
 #define GATELAB_PROBE_REDUCE_H
@@ -24,6 +26,13 @@ typedef struct {
                                t), or NULL when C = 0 */
     int gate_stride;
     const float *hidden; /* [T, d]: the block's output (residual stream) */
+    /* The head probes' inputs, each NULL when the source does not expose
+     * it: keys and values as attention reads them (row t of KV head g at
+     * keys + t * kv_stride + g * dh; query head h reads KV head
+     * h * Hkv / H), each head's output as W_o reads it (row t of head h at
+     * heads_out + t * out_stride + h * dh). */
+    const float *keys, *values, *heads_out;
+    int kv_stride, out_stride, Hkv, dh;
 } ProbeLayer;
 
 /* The probe's size and how its maps' rows are to be read. */
@@ -48,11 +57,17 @@ typedef struct {
     double *bos_max, *bos_ratio, *tok_max, *tok_ratio, *norms;
     int *bos_arg, *tok_arg, *bos_votes, *tok_votes; /* [L], [L], [L*d], [L*d] */
     double *max_logit; /* [L], or NULL until probe_acc_max_logit is called */
-    float *scratch;    /* [T * d] */
     /* probe_reduce_sinks.c: key_alpha [N, L, H, M], bos_cos [N, L, T],
      * resid [L, d] (counts, then shares) */
     float *key_alpha, *bos_cos;
     double *resid;
+    double *max_logit;                    /* [L], or NULL until probe_acc_max_logit is called */
+    float *k_norm, *v_norm, *o_norm;      /* [L, H, T] sums of ||k_t||, ||v_t||, ||o_t|| */
+    long long k_fed, v_fed, o_fed, g_fed; /* (layer, sequence) pairs that fed each */
+    double *g_first, *g_rest;             /* [L] sums of gate_first_rest (with gates) */
+    double *ov_erank;                     /* [L, H], or NULL until probe_acc_ov_erank */
+    float *rownorm;                       /* [T]: one head's norms */
+    float *scratch;                       /* [T * d] */
 } ProbeAcc;
 
 /* Zeroed accumulators; tokens [N, T] are the caller's to fill. -1 when
@@ -66,6 +81,10 @@ void probe_acc_feed(void *acc, const ProbeLayer *pl);
  * source that exposes its logits calls it; the record's max_logit stays
  * NULL otherwise). -1 when memory runs out. */
 int probe_acc_max_logit(ProbeAcc *a, int l, double v);
+/* Keep v as the W_V W_O effective rank of head h of layer l (a source
+ * with the weights calls it for every head; ov_erank stays NULL
+ * otherwise). -1 when memory runs out. */
+int probe_acc_ov_erank(ProbeAcc *a, int l, int h, double v);
 /* Means from sums, then hand the arrays to out (free them with
  * runread_probe_free); out's attributes but the shape are the caller's. */
 void probe_acc_finish(ProbeAcc *a, ProbeRecord *out);

@@ -353,7 +353,23 @@ enum { RS_REQ, RS_OPT, RS_GATE, RS_GATE_OPT };
     X(resid_share, double, RS_F64, 1, RS_RESID_SHARE_NAME, "LD", RS_OPT,                           \
       "per block and residual dimension i: fraction of tokens (sequence x position) with "         \
       "|h_t[i]| > RESID_SINK_FACTOR x the median |h| of the sequence's block output "              \
-      "(attr factor)")
+      "(attr factor)")                                                                             \
+    X(key_norm, float, RS_F32, 0, "key_norm", "LHT", RS_OPT,                                       \
+      "||k_t|| of the key head h reads (its KV group; as attention reads it: after QK-norm and "   \
+      "RoPE), per layer, head and position, mean over probe sequences")                            \
+    X(value_norm, float, RS_F32, 0, "value_norm", "LHT", RS_OPT,                                   \
+      "||v_t|| of the value head h reads (after a G2 gate), per layer, head and position, mean "   \
+      "over probe sequences")                                                                      \
+    X(head_out_norm, float, RS_F32, 0, "head_out_norm", "LHT", RS_OPT,                             \
+      "||o_t|| of head h's output as W_o reads it (after the Y modification and a G1 gate), per "  \
+      "layer, head and position, mean over probe sequences")                                       \
+    X(gate_first, double, RS_F64, 0, "gate_first", "L", RS_GATE_OPT,                               \
+      "per layer: mean gate score at position 0 (over channels), mean over probe sequences")       \
+    X(gate_rest, double, RS_F64, 0, "gate_rest", "L", RS_GATE_OPT,                                 \
+      "per layer: mean gate score over positions t >= 1 and channels, mean over probe "            \
+      "sequences")                                                                                 \
+    X(ov_erank, double, RS_F64, 0, "ov_erank", "LH", RS_OPT,                                       \
+      "effective rank (Roy & Vetterli 2007) of each head's W_V W_O (d x d, from the weights)")
 
 enum { RS_F32, RS_F64, RS_I32 };
 

@@ -2,9 +2,11 @@
  *
  * It runs N held-out sequences (the same for every variant and seed), and
  * hands what the forward pass exposes (attention maps without the sink and
- * register positions, gate scores, block outputs) layer by layer to the
- * reducer that inspected checkpoints share (probe_reduce.c), which makes
- * the arrays the run file keeps under /probe/step_N/.
+ * register positions, gate scores, block outputs, keys, values and head
+ * outputs) layer by layer to the reducer that inspected checkpoints share
+ * (probe_reduce.c), which makes the arrays the run file keeps under
+ * /probe/step_N/; each head's W_V W_O effective rank comes from the
+ * weights.
  */
 #include <math.h>
 #include <stdint.h>
@@ -91,7 +93,8 @@ static void head_map(float *map, float *slot_out, const Model *m, const float *a
 /* Layer l of batch row b of the RunState, as the reducer reads it. */
 static void layer_view(Acc *a, ProbeLayer *pl, const Model *m, const RunState *s, int l, int b,
                        int T) {
-    const int H = m->dims.H, e = m->dims.extra_pos, Ti = T + e, C = a->acc.s.C;
+    const Dims *D = &m->dims;
+    const int H = D->H, e = D->extra_pos, Ti = T + e, C = a->acc.s.C;
     const float *att = model_attention(s, l), *slot = model_attention_slot(s, l);
     for (int h = 0; h < H; h++) {
         float *map = a->maps + (size_t)h * T * T, *sl = a->slot + (size_t)h * T;
@@ -114,7 +117,14 @@ static void layer_view(Acc *a, ProbeLayer *pl, const Model *m, const RunState *s
                        .slot = a->slot,
                        .gates = g && per_token ? g + ((size_t)b * Ti + e) * C : g,
                        .gate_stride = per_token ? C : 0,
-                       .hidden = model_block_output(s, l) + ((size_t)b * Ti + e) * m->dims.d};
+                       .hidden = model_block_output(s, l) + ((size_t)b * Ti + e) * m->dims.d,
+                       .keys = model_keys(s, l) + ((size_t)b * Ti + e) * D->kvdim,
+                       .values = model_values(s, l) + ((size_t)b * Ti + e) * D->kvdim,
+                       .heads_out = model_head_outputs(s, l) + ((size_t)b * Ti + e) * D->qdim,
+                       .kv_stride = D->kvdim,
+                       .out_stride = D->qdim,
+                       .Hkv = D->Hkv,
+                       .dh = D->dh};
 }
 
 /* Forward every probe sequence (in chunks of the RunState's capacity) and
@@ -139,6 +149,23 @@ static int acc_forward(Acc *a, const Model *m, RunState *s, const ProbeInput *in
             if (probe_acc_max_logit(&a->acc, l, model_max_logit(s, m, l, Bc)) != 0) return -1;
         }
     }
+    return 0;
+}
+
+/* Each head's W_V W_O effective rank from the weights: head h reads the
+ * rows of its KV group in w_v [Hkv*dh, d] and writes through its columns
+ * of w_o [d, H*dh]. */
+static int acc_ov_erank(Acc *a, const Model *m) {
+    const Dims *D = &m->dims;
+    for (int l = 0; l < D->L; l++)
+        for (int h = 0; h < D->H; h++) {
+            const LayerWeights *lw = &m->w.layer[l];
+            const int g = h * D->Hkv / D->H;
+            StridedMat V = {lw->w_v + (size_t)g * D->dh * D->d, (size_t)D->d, 1};
+            StridedMat O = {lw->w_o + (size_t)h * D->dh, (size_t)D->qdim, 1};
+            if (probe_acc_ov_erank(&a->acc, l, h, ov_effective_rank(V, O, D->d, D->dh)) != 0)
+                return -1;
+        }
     return 0;
 }
 
@@ -169,6 +196,10 @@ int probe_collect(const Model *m, RunState *s, const ProbeInput *in, ProbeRecord
         return seterr(err, errlen, "out of memory for the probe (%d x %d)", in->N, in->T);
     }
     memcpy(a.acc.tokens, in->tokens, (size_t)in->N * in->T * sizeof(int));
+    if (acc_ov_erank(&a, m) != 0) {
+        acc_free(&a);
+        return seterr(err, errlen, "out of memory for the W_V W_O ranks");
+    }
     if (acc_forward(&a, m, s, in) != 0) {
         acc_free(&a);
         return seterr(err, errlen, "probe at step %lld interrupted", in->step);

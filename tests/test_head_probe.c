@@ -1,0 +1,209 @@
+/* test_head_probe.c: the head probes (key, value and head output norms, the
+ * gate at position 0 and after, W_V W_O effective rank) of a trained model's
+ * probe and a checkpoint's, against PyTorch
+ * (tests/reference/make_head_probe_fixtures.py), and a run file without
+ * them reading them as absent. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <hdf5.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config_args.h"
+#include "hf_model.h"
+#include "hf_pass.h"
+#include "probe.h"
+#include "runfile_read.h"
+#include "testutil.h"
+
+/* A whole dataset of `path` under g as doubles (NULL when absent). */
+static double *fx_doubles(hid_t g, const char *path, size_t *n) {
+    if (H5Lexists(g, path, H5P_DEFAULT) <= 0) return NULL;
+    hid_t d = H5Dopen2(g, path, H5P_DEFAULT), sp = H5Dget_space(d);
+    *n = (size_t)H5Sget_simple_extent_npoints(sp);
+    double *buf = calloc(*n + 1, sizeof *buf);
+    assert_non_null(buf);
+    assert_true(H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) >= 0);
+    H5Sclose(sp);
+    H5Dclose(d);
+    return buf;
+}
+
+/* A whole dataset as mtype into a malloc'd buffer of elem-byte elements. */
+static void *fx_read(hid_t g, const char *path, hid_t mtype, size_t elem, size_t *n) {
+    hid_t d = H5Dopen2(g, path, H5P_DEFAULT);
+    if (d < 0) fail_msg("fixture: no dataset %s", path);
+    hid_t sp = H5Dget_space(d);
+    *n = (size_t)H5Sget_simple_extent_npoints(sp);
+    void *buf = calloc(*n + 1, elem);
+    assert_non_null(buf);
+    assert_true(H5Dread(d, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) >= 0);
+    H5Sclose(sp);
+    H5Dclose(d);
+    return buf;
+}
+
+/* got (float or double, by f / dbl) against the fixture's `name`, within
+ * atol + rtol |want|; an array the fixture lacks must be absent here. */
+static void compare(const char *what, hid_t g, const char *name, const float *f, const double *dbl,
+                    size_t n, double atol, double rtol) {
+    size_t m = 0;
+    double *want = fx_doubles(g, name, &m);
+    if (!want) {
+        if (f || dbl) fail_msg("%s %s: present here, not in the fixture", what, name);
+        return;
+    }
+    if (!f && !dbl) fail_msg("%s %s: absent", what, name);
+    if (m != n) fail_msg("%s %s: %zu values, fixture %zu", what, name, n, m);
+    for (size_t i = 0; i < n; i++) {
+        double v = f ? f[i] : dbl[i];
+        if (!(fabs(v - want[i]) <= atol + rtol * fabs(want[i])))
+            fail_msg("%s %s[%zu]: C %.7g, PyTorch %.7g", what, name, i, v, want[i]);
+    }
+    free(want);
+}
+
+static void compare_record(const char *what, hid_t g, const ProbeRecord *p) {
+    const size_t LHT = (size_t)p->L * p->H * p->T, LH = (size_t)p->L * p->H;
+    compare(what, g, "key_norm", p->key_norm, NULL, LHT, 1e-4, 1e-4);
+    compare(what, g, "value_norm", p->value_norm, NULL, LHT, 1e-4, 1e-4);
+    compare(what, g, "head_out_norm", p->head_out_norm, NULL, LHT, 1e-4, 1e-4);
+    compare(what, g, "gate_first", NULL, p->gate_first, (size_t)p->L, 1e-5, 1e-5);
+    compare(what, g, "gate_rest", NULL, p->gate_rest, (size_t)p->L, 1e-5, 1e-5);
+    compare(what, g, "ov_erank", NULL, p->ov_erank, LH, 1e-5, 1e-5);
+}
+
+static void fx_model(hid_t g, const char *name, Model *m) {
+    char err[512], pname[160];
+    size_t n;
+    char *text = fx_read(g, "config", H5T_NATIVE_UCHAR, 1, &n);
+    Config c;
+    if (config_from_text(&c, text, name, err, sizeof err) != 0) fail_msg("%s: %s", name, err);
+    free(text);
+    if (model_init(m, &c, err, sizeof err) != 0) fail_msg("%s: %s", name, err);
+    for (int i = 0; i < m->table.count; i++) {
+        const ParamInfo *p = &m->table.info[i];
+        snprintf(pname, sizeof pname, "params/%s", p->name);
+        float *w = fx_read(g, pname, H5T_NATIVE_FLOAT, sizeof(float), &n);
+        if (n != p->numel) fail_msg("%s: %s has %zu values, want %zu", name, p->name, n, p->numel);
+        memcpy(m->params + p->offset, w, n * sizeof(float));
+        free(w);
+    }
+}
+
+static void trained_case(hid_t f, const char *name) {
+    hid_t g = H5Gopen2(f, name, H5P_DEFAULT);
+    if (g < 0) fail_msg("fixture: no case %s", name);
+    Model m;
+    RunState s;
+    ProbeRecord p;
+    size_t n;
+    char err[512];
+    fx_model(g, name, &m);
+    int *tok = fx_read(g, "tokens", H5T_NATIVE_INT, sizeof(int), &n);
+    const int T = m.cfg.seq_len, N = (int)n / T;
+    assert_int_equal(runstate_init(&s, &m, N, T), 0);
+    ProbeInput in = {.tokens = tok, .N = N, .T = T};
+    if (probe_collect(&m, &s, &in, &p, NULL, err, sizeof err) != 0) fail_msg("%s: %s", name, err);
+    compare_record(name, g, &p);
+    runread_probe_free(&p);
+    free(tok);
+    runstate_free(&s);
+    model_free(&m);
+    H5Gclose(g);
+}
+
+static void test_trained(void **st) {
+    (void)st;
+    char path[1024];
+    snprintf(path, sizeof path, "%s/tests/reference/fixtures/headprobe/headprobe.h5", tu_src());
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (f < 0) fail_msg("cannot open %s", path);
+    const char *cases[] = {"var-baseline",   "var-g1-elem", "var-g1-head",     "var-g2-elem",
+                           "var-sink-token", "var-qk-norm", "var-sdpa-rmsnorm"};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) trained_case(f, cases[i]);
+    H5Fclose(f);
+}
+
+static void hf_case(const char *name) {
+    char dir[1024], path[1200], err[512];
+    snprintf(dir, sizeof dir, "%s/tests/reference/hf/%s", tu_src(), name);
+    snprintf(path, sizeof path, "%s/expected.h5", dir);
+    hid_t fe = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (fe < 0) fail_msg("cannot open %s", path);
+    size_t n;
+    int32_t *ids = fx_read(fe, "tokens", H5T_NATIVE_INT32, sizeof(int32_t), &n);
+    H5Fclose(fe);
+    HfModel *m;
+    if (hf_model_open(&m, dir, 1, err, sizeof err) != 0) fail_msg("%s: %s", name, err);
+    HfPassIn in = {.ids = ids, .N = 1, .T = (int)n, .M = (int)n};
+    ProbeRecord p;
+    HfPassOut out;
+    if (hf_pass(m, &in, &p, &out, err, sizeof err) != 0) fail_msg("%s: %s", name, err);
+    snprintf(path, sizeof path, "%s/head_probe.h5", dir);
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (f < 0) fail_msg("cannot open %s", path);
+    compare_record(name, f, &p);
+    H5Fclose(f);
+    runread_probe_free(&p);
+    hf_model_close(m);
+    free(ids);
+}
+
+static void test_checkpoints(void **st) {
+    (void)st;
+    const char *cases[] = {"llama-f32", "qwen3-headwise-f32", "qwen3-elementwise-bf16", "gpt2-f32",
+                           "neox-f32"};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) hf_case(cases[i]);
+}
+
+/* A run file whose probe lacks the head-probe arrays (as one written before
+ * them) reads them as absent (NULL), not as zeros. */
+static void test_old_file_absent(void **st) {
+    (void)st;
+    char path[1200], err[512];
+    snprintf(path, sizeof path, "%s/old.h5", tu_tiny_dir);
+    tu_copy_file(tu_tiny_run, path);
+    hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+    assert_true(f >= 0);
+    const char *names[] = {"key_norm", "value_norm", "head_out_norm", "ov_erank"};
+    for (int k = 20; k <= 60; k += 20)
+        for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+            char ds[128];
+            snprintf(ds, sizeof ds, "probe/step_%07d/%s", k, names[i]);
+            assert_true(H5Ldelete(f, ds, H5P_DEFAULT) >= 0);
+        }
+    H5Fclose(f);
+    RunReader *r = runread_open(path, err, sizeof err);
+    if (!r) fail_msg("%s", err);
+    ProbeRecord p;
+    assert_int_equal(runread_probe(r, 60, &p, err, sizeof err), 0);
+    assert_null(p.key_norm);
+    assert_null(p.value_norm);
+    assert_null(p.head_out_norm);
+    assert_null(p.ov_erank);
+    runread_probe_free(&p);
+    runread_close(r);
+    r = runread_open(tu_tiny_run, err, sizeof err);
+    assert_non_null(r);
+    assert_int_equal(runread_probe(r, 60, &p, err, sizeof err), 0);
+    assert_non_null(p.key_norm);
+    assert_non_null(p.ov_erank);
+    runread_probe_free(&p);
+    runread_close(r);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_trained),
+        cmocka_unit_test(test_checkpoints),
+        cmocka_unit_test(test_old_file_absent),
+    };
+    return cmocka_run_group_tests(tests, tu_tiny_setup, tu_tiny_teardown);
+}
