@@ -61,7 +61,6 @@ typedef struct {
      * resid [L, d] (counts, then shares) */
     float *key_alpha, *bos_cos;
     double *resid;
-    double *max_logit;                    /* [L], or NULL until probe_acc_max_logit is called */
     float *k_norm, *v_norm, *o_norm;      /* [L, H, T] sums of ||k_t||, ||v_t||, ||o_t|| */
     long long k_fed, v_fed, o_fed, g_fed; /* (layer, sequence) pairs that fed each */
     double *g_first, *g_rest;             /* [L] sums of gate_first_rest (with gates) */
