@@ -358,141 +358,143 @@ static void test_secondary_sinks(void **state) {
     double sc[3];
     secsink_score(ka, 1, 2, 3, sc);
     assert_true(fabs(sc[0] - 0.4) < 1e-7 && sc[1] == 0.0 && fabs(sc[2] - 0.5) < 1e-7);
-    /* ---- head probes ---- */
+}
 
-    static void test_row_norms(void **st) {
-        (void)st;
-        const float x[6] = {3, 4, 99, 0, 0, 99}; /* two rows of 2, stride 3 */
-        float out[2];
-        row_norms(out, x, 2, 2, 3);
-        assert_float_equal(out[0], 5.0, 1e-6);
-        assert_float_equal(out[1], 0.0, 0.0);
-    }
+/* ---- head probes ---- */
 
-    static void test_first_rest(void **st) {
-        (void)st;
-        const float v[3] = {2, 1, 3};
-        double f, r;
-        first_rest(v, 3, &f, &r);
-        assert_float_equal(f, 2.0, 0.0);
-        assert_float_equal(r, 2.0, 1e-12);
-        first_rest(v, 1, &f, &r); /* no later position */
-        assert_float_equal(f, 2.0, 0.0);
-        assert_true(isnan(r));
-    }
+static void test_row_norms(void **st) {
+    (void)st;
+    const float x[6] = {3, 4, 99, 0, 0, 99}; /* two rows of 2, stride 3 */
+    float out[2];
+    row_norms(out, x, 2, 2, 3);
+    assert_float_equal(out[0], 5.0, 1e-6);
+    assert_float_equal(out[1], 0.0, 0.0);
+}
 
-    static void test_gate_first_rest(void **st) {
-        (void)st;
-        const float g[6] = {0.1f, 0.3f, 0.5f, 0.5f, 1.0f, 0.0f};
-        double f, r;
-        gate_first_rest(g, 2, 3, 2, &f, &r);
-        assert_float_equal(f, 0.2, 1e-7);
-        assert_float_equal(r, 0.5, 1e-7);
-        gate_first_rest(g, 0, 3, 2, &f, &r); /* one row for every position (g1-const) */
-        assert_float_equal(f, r, 1e-12);
-        gate_first_rest(g, 2, 1, 2, &f, &r);
-        assert_float_equal(f, 0.2, 1e-7);
-        assert_true(isnan(r));
-        gate_first_rest(g, 2, 3, 0, &f, &r); /* no channel */
-        assert_true(isnan(f) && isnan(r));
-    }
+static void test_first_rest(void **st) {
+    (void)st;
+    const float v[3] = {2, 1, 3};
+    double f, r;
+    first_rest(v, 3, &f, &r);
+    assert_float_equal(f, 2.0, 0.0);
+    assert_float_equal(r, 2.0, 1e-12);
+    first_rest(v, 1, &f, &r); /* no later position */
+    assert_float_equal(f, 2.0, 0.0);
+    assert_true(isnan(r));
+}
 
-    static void test_dormant(void **st) {
-        (void)st;
-        const float on[4] = {1, 1, 3, 3}; /* H = 2, T = 2: means 1 and 3, layer mean 2 */
-        const float zero[4] = {0};
-        double s[2];
-        head_norm_scores(s, on, 2, 2);
-        assert_float_equal(s[0], 0.5, 1e-12);
-        assert_float_equal(s[1], 1.5, 1e-12);
-        head_norm_scores(s, zero, 2, 2); /* a silent layer: no scale to compare with */
-        assert_true(isnan(s[0]) && isnan(s[1]));
-        assert_int_equal(head_dormant(0.4, 0.5), 1);
-        assert_int_equal(head_dormant(DORMANT_NORM_THR, 0.9), 0);  /* the score must be below */
-        assert_int_equal(head_dormant(0.4, DORMANT_SHARE_THR), 0); /* the share must exceed */
-        assert_int_equal(head_dormant(1.2, 0.9), 0);
-        assert_int_equal(head_dormant(NAN, 0.9), -1);
-        assert_int_equal(head_dormant(0.1, NAN), -1);
-    }
+static void test_gate_first_rest(void **st) {
+    (void)st;
+    const float g[6] = {0.1f, 0.3f, 0.5f, 0.5f, 1.0f, 0.0f};
+    double f, r;
+    gate_first_rest(g, 2, 3, 2, &f, &r);
+    assert_float_equal(f, 0.2, 1e-7);
+    assert_float_equal(r, 0.5, 1e-7);
+    gate_first_rest(g, 0, 3, 2, &f, &r); /* one row for every position (g1-const) */
+    assert_float_equal(f, r, 1e-12);
+    gate_first_rest(g, 2, 1, 2, &f, &r);
+    assert_float_equal(f, 0.2, 1e-7);
+    assert_true(isnan(r));
+    gate_first_rest(g, 2, 3, 0, &f, &r); /* no channel */
+    assert_true(isnan(f) && isnan(r));
+}
 
-    static void test_effective_rank(void **st) {
-        (void)st;
-        const double flat[4] = {2, 2, 2, 2}, one[3] = {5, 0, 0}, none[2] = {0, 0};
-        assert_float_equal(effective_rank(flat, 4), 4.0, 1e-12);
-        assert_float_equal(effective_rank(one, 3), 1.0, 1e-12);
-        assert_true(isnan(effective_rank(none, 2)));
-        assert_true(isnan(effective_rank(flat, 0)));
-        const double two[2] = {2, 1}; /* p = 2/3, 1/3 */
-        double want = exp(-(2.0 / 3 * log(2.0 / 3) + 1.0 / 3 * log(1.0 / 3)));
-        assert_float_equal(effective_rank(two, 2), want, 1e-12);
-    }
+static void test_dormant(void **st) {
+    (void)st;
+    const float on[4] = {1, 1, 3, 3}; /* H = 2, T = 2: means 1 and 3, layer mean 2 */
+    const float zero[4] = {0};
+    double s[2];
+    head_norm_scores(s, on, 2, 2);
+    assert_float_equal(s[0], 0.5, 1e-12);
+    assert_float_equal(s[1], 1.5, 1e-12);
+    head_norm_scores(s, zero, 2, 2); /* a silent layer: no scale to compare with */
+    assert_true(isnan(s[0]) && isnan(s[1]));
+    assert_int_equal(head_dormant(0.4, 0.5), 1);
+    assert_int_equal(head_dormant(DORMANT_NORM_THR, 0.9), 0);  /* the score must be below */
+    assert_int_equal(head_dormant(0.4, DORMANT_SHARE_THR), 0); /* the share must exceed */
+    assert_int_equal(head_dormant(1.2, 0.9), 0);
+    assert_int_equal(head_dormant(NAN, 0.9), -1);
+    assert_int_equal(head_dormant(0.1, NAN), -1);
+}
 
-    static void test_ov_effective_rank(void **st) {
-        (void)st;
-        /* d = 4, dh = 2: O V = diag(2, 1, 0, 0), singular values 2 and 1 */
-        const float O[8] = {2, 0, 0, 1, 0, 0, 0, 0};  /* d x dh, row-major */
-        const float Vt[8] = {1, 0, 0, 1, 0, 0, 0, 0}; /* V stored transposed: d x dh */
-        StridedMat o = {O, 2, 1}, v = {Vt, 1, 2};     /* V(i, j) = Vt[j * 2 + i] */
-        double want = exp(-(2.0 / 3 * log(2.0 / 3) + 1.0 / 3 * log(1.0 / 3)));
-        assert_float_equal(ov_effective_rank(v, o, 4, 2), want, 1e-9);
-        const float O1[8] = {1, 1, 1, 1, 1, 1, 1, 1}; /* equal columns: rank 1 */
-        StridedMat o1 = {O1, 2, 1};
-        assert_float_equal(ov_effective_rank(v, o1, 4, 2), 1.0, 1e-6);
-        assert_true(isnan(ov_effective_rank(v, o, 1, 2))); /* dh > d */
-        const float Onan[8] = {NAN, 0, 0, 1, 0, 0, 0, 0};
-        StridedMat on = {Onan, 2, 1};
-        assert_true(isnan(ov_effective_rank(v, on, 4, 2)));
-        const float Z[8] = {0};
-        StridedMat z = {Z, 2, 1};
-        assert_true(isnan(ov_effective_rank(v, z, 4, 2))); /* a zero map has no rank to speak of */
-    }
+static void test_effective_rank(void **st) {
+    (void)st;
+    const double flat[4] = {2, 2, 2, 2}, one[3] = {5, 0, 0}, none[2] = {0, 0};
+    assert_float_equal(effective_rank(flat, 4), 4.0, 1e-12);
+    assert_float_equal(effective_rank(one, 3), 1.0, 1e-12);
+    assert_true(isnan(effective_rank(none, 2)));
+    assert_true(isnan(effective_rank(flat, 0)));
+    const double two[2] = {2, 1}; /* p = 2/3, 1/3 */
+    double want = exp(-(2.0 / 3 * log(2.0 / 3) + 1.0 / 3 * log(1.0 / 3)));
+    assert_float_equal(effective_rank(two, 2), want, 1e-12);
+}
 
-    int main(void) {
-        const struct CMUnitTest tests[] = {
-            cmocka_unit_test(test_uniform_share),
-            cmocka_unit_test(test_uniform_share_window),
-            cmocka_unit_test(test_all_mass_on_first),
-            cmocka_unit_test(test_alpha_k_hand),
-            cmocka_unit_test(test_proxy),
-            cmocka_unit_test(test_entropy_uniform),
-            cmocka_unit_test(test_histogram),
-            cmocka_unit_test(test_fraction_below),
-            cmocka_unit_test(test_abs_stats),
-            cmocka_unit_test(test_kurtosis),
-            cmocka_unit_test(test_norm_ratio),
-            cmocka_unit_test(test_mass_first),
-            cmocka_unit_test(test_spikes),
-            cmocka_unit_test(test_mean_std),
-            cmocka_unit_test(test_sink_rate),
-            cmocka_unit_test(test_sink_formed),
-            cmocka_unit_test(test_threshold_names),
-            cmocka_unit_test(test_uniform_share),
-            cmocka_unit_test(test_all_mass_on_first),
-            cmocka_unit_test(test_alpha_k_hand),
-            cmocka_unit_test(test_proxy),
-            cmocka_unit_test(test_entropy_uniform),
-            cmocka_unit_test(test_histogram),
-            cmocka_unit_test(test_fraction_below),
-            cmocka_unit_test(test_abs_stats),
-            cmocka_unit_test(test_kurtosis),
-            cmocka_unit_test(test_norm_ratio),
-            cmocka_unit_test(test_mass_first),
-            cmocka_unit_test(test_spikes),
-            cmocka_unit_test(test_mean_std),
-            cmocka_unit_test(test_sink_rate),
-            cmocka_unit_test(test_sink_formed),
-            cmocka_unit_test(test_threshold_names),
-            cmocka_unit_test(test_key_alpha_all),
-            cmocka_unit_test(test_distance_profile),
-            cmocka_unit_test(test_cosine_to_first),
-            cmocka_unit_test(test_count_above),
-            cmocka_unit_test(test_secondary_sinks),
-            cmocka_unit_test(test_row_norms),
-            cmocka_unit_test(test_first_rest),
-            cmocka_unit_test(test_gate_first_rest),
-            cmocka_unit_test(test_dormant),
-            cmocka_unit_test(test_effective_rank),
-            cmocka_unit_test(test_ov_effective_rank),
-        };
-        return cmocka_run_group_tests(tests, NULL, NULL);
-    }
+static void test_ov_effective_rank(void **st) {
+    (void)st;
+    /* d = 4, dh = 2: O V = diag(2, 1, 0, 0), singular values 2 and 1 */
+    const float O[8] = {2, 0, 0, 1, 0, 0, 0, 0};  /* d x dh, row-major */
+    const float Vt[8] = {1, 0, 0, 1, 0, 0, 0, 0}; /* V stored transposed: d x dh */
+    StridedMat o = {O, 2, 1}, v = {Vt, 1, 2};     /* V(i, j) = Vt[j * 2 + i] */
+    double want = exp(-(2.0 / 3 * log(2.0 / 3) + 1.0 / 3 * log(1.0 / 3)));
+    assert_float_equal(ov_effective_rank(v, o, 4, 2), want, 1e-9);
+    const float O1[8] = {1, 1, 1, 1, 1, 1, 1, 1}; /* equal columns: rank 1 */
+    StridedMat o1 = {O1, 2, 1};
+    assert_float_equal(ov_effective_rank(v, o1, 4, 2), 1.0, 1e-6);
+    assert_true(isnan(ov_effective_rank(v, o, 1, 2))); /* dh > d */
+    const float Onan[8] = {NAN, 0, 0, 1, 0, 0, 0, 0};
+    StridedMat on = {Onan, 2, 1};
+    assert_true(isnan(ov_effective_rank(v, on, 4, 2)));
+    const float Z[8] = {0};
+    StridedMat z = {Z, 2, 1};
+    assert_true(isnan(ov_effective_rank(v, z, 4, 2))); /* a zero map has no rank to speak of */
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_uniform_share),
+        cmocka_unit_test(test_uniform_share_window),
+        cmocka_unit_test(test_all_mass_on_first),
+        cmocka_unit_test(test_alpha_k_hand),
+        cmocka_unit_test(test_proxy),
+        cmocka_unit_test(test_entropy_uniform),
+        cmocka_unit_test(test_histogram),
+        cmocka_unit_test(test_fraction_below),
+        cmocka_unit_test(test_abs_stats),
+        cmocka_unit_test(test_kurtosis),
+        cmocka_unit_test(test_norm_ratio),
+        cmocka_unit_test(test_mass_first),
+        cmocka_unit_test(test_spikes),
+        cmocka_unit_test(test_mean_std),
+        cmocka_unit_test(test_sink_rate),
+        cmocka_unit_test(test_sink_formed),
+        cmocka_unit_test(test_threshold_names),
+        cmocka_unit_test(test_uniform_share),
+        cmocka_unit_test(test_all_mass_on_first),
+        cmocka_unit_test(test_alpha_k_hand),
+        cmocka_unit_test(test_proxy),
+        cmocka_unit_test(test_entropy_uniform),
+        cmocka_unit_test(test_histogram),
+        cmocka_unit_test(test_fraction_below),
+        cmocka_unit_test(test_abs_stats),
+        cmocka_unit_test(test_kurtosis),
+        cmocka_unit_test(test_norm_ratio),
+        cmocka_unit_test(test_mass_first),
+        cmocka_unit_test(test_spikes),
+        cmocka_unit_test(test_mean_std),
+        cmocka_unit_test(test_sink_rate),
+        cmocka_unit_test(test_sink_formed),
+        cmocka_unit_test(test_threshold_names),
+        cmocka_unit_test(test_key_alpha_all),
+        cmocka_unit_test(test_distance_profile),
+        cmocka_unit_test(test_cosine_to_first),
+        cmocka_unit_test(test_count_above),
+        cmocka_unit_test(test_secondary_sinks),
+        cmocka_unit_test(test_row_norms),
+        cmocka_unit_test(test_first_rest),
+        cmocka_unit_test(test_gate_first_rest),
+        cmocka_unit_test(test_dormant),
+        cmocka_unit_test(test_effective_rank),
+        cmocka_unit_test(test_ov_effective_rank),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
