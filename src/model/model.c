@@ -156,7 +156,10 @@ static void gate_scores_forward(const Model *m, LayerActs *a, const LayerWeights
         gate_act_forward(a->gs, lw->gate_w, (size_t)D->gate_channels, c->gate_act);
         return;
     }
-    /* a FULL gate's z came with the fused input projection */
+    /* a FULL gate's z came with the fused input projection, unless the
+     * gate reads only X's first gate_in_dim dims */
+    if (c->gate_input == GIN_FULL && c->gate_in_dim)
+        prefix_linear_forward(a->gz, a->n1, lw->gate_w, N, D->d, c->gate_in_dim, D->gate_channels);
     if (c->gate_input == GIN_HEADSLICE)
         headslice_linear_forward(a->gz, a->n1, lw->gate_w, lw->gate_b, N, D->H, D->d / D->H);
     gate_act_forward(a->gs, a->gz, n, c->gate_act);
@@ -164,8 +167,8 @@ static void gate_scores_forward(const Model *m, LayerActs *a, const LayerWeights
 }
 
 /* dapplied: gradient w.r.t. the applied scores; adds into dn1 and the
- * gate's parameter gradients, except for a FULL gate, whose d(z) is left
- * in sc->dgz for the fused input projection's backward. */
+ * gate's parameter gradients, except for a fused FULL gate, whose d(z) is
+ * left in sc->dgz for the input projection's backward. */
 static void gate_scores_backward(const Model *m, RunState *s, LayerActs *a, const LayerWeights *lw,
                                  LayerWeights *gw, float *dapplied, float *dn1, int N) {
     const Config *c = &m->cfg;
@@ -184,6 +187,9 @@ static void gate_scores_backward(const Model *m, RunState *s, LayerActs *a, cons
     }
     zero(sc->dgz, n);
     gate_act_backward(sc->dgz, dgs, a->gz, n, c->gate_act);
+    if (c->gate_input == GIN_FULL && c->gate_in_dim)
+        prefix_linear_backward(dn1, gw->gate_w, sc->dgz, a->n1, lw->gate_w, N, D->d, c->gate_in_dim,
+                               D->gate_channels);
     if (c->gate_input == GIN_HEADSLICE)
         headslice_linear_backward(dn1, gw->gate_w, gw->gate_b, sc->dgz, a->n1, lw->gate_w, N, D->H,
                                   D->d / D->H);
@@ -343,11 +349,12 @@ static void attn_outputs_forward(const Model *m, RunState *s, int l, int B, int 
             &(AttnOut){a->y, a->att, a->slot, a->preatt},
             &(AttnIn){a->qr, a->kr, a->vg, 0, 0, lw->sink_logit, lw->kv_bias_k, lw->kv_bias_v}, &sp,
             &(AttnShape){B, Ti, D->H, D->Hkv, D->dh});
+    if (c->xsa) xsa_forward(a->yx, a->y, a->vg, N, D->H, D->Hkv, D->dh);
     if (c->y_mod == YMOD_RMSNORM) {
-        rmsnorm_forward(a->yrn, a->yrstd, a->y, NULL, N * D->H, D->dh, c->norm_eps);
+        rmsnorm_forward(a->yrn, a->yrstd, a->yx, NULL, N * D->H, D->dh, c->norm_eps);
         gate_apply_forward(a->ym, a->yrn, lw->y_norm, GB_CONST, FORM_MULT, N, D->H, D->dh);
     } else if (c->y_mod == YMOD_SILU) {
-        silu_forward(a->ym, a->y, (size_t)N * D->qdim);
+        silu_forward(a->ym, a->yx, (size_t)N * D->qdim);
     }
     if (c->gate_pos == GATE_G1)
         gate_apply_forward(a->yg, a->ym, ga, gk, c->gate_form, N, D->H, D->dh);
@@ -534,8 +541,9 @@ typedef struct {
     int B, Ti, N;
 } AttnBack;
 
-/* From d(o after G5) to d(y): G5, W_o, G1 and the Y modification in
- * reverse. Returns the buffer holding d(y), the SDPA output. */
+/* From d(o after G5) to d(y): G5, W_o, G1, the Y modification and XSA in
+ * reverse. Returns the buffer holding d(y), the SDPA output; under XSA,
+ * sc->dv holds XSA's part of d(v). */
 static float *attn_output_backward(const AttnBack *ab, const float *dres) {
     const Config *c = &ab->m->cfg;
     const Dims *D = &ab->m->dims;
@@ -561,11 +569,16 @@ static float *attn_output_backward(const AttnBack *ab, const float *dres) {
                             N, D->H, D->dh);
         SWAP(dcur, dalt);
         zero(dalt, Nq);
-        rmsnorm_backward(dalt, NULL, dcur, a->y, NULL, a->yrstd, N * D->H, D->dh);
+        rmsnorm_backward(dalt, NULL, dcur, a->yx, NULL, a->yrstd, N * D->H, D->dh);
         SWAP(dcur, dalt);
     } else if (c->y_mod == YMOD_SILU) {
         zero(dalt, Nq);
-        silu_backward(dalt, dcur, a->y, Nq);
+        silu_backward(dalt, dcur, a->yx, Nq);
+        SWAP(dcur, dalt);
+    }
+    if (c->xsa) { /* XSA's part of d(v) starts sc->dv, the core adds to it */
+        zero(sc->dv, (size_t)N * D->kvdim);
+        xsa_backward(dalt, sc->dv, dcur, a->y, a->vg, N, D->H, D->Hkv, D->dh);
         SWAP(dcur, dalt);
     }
     return dcur;
@@ -587,7 +600,7 @@ static void attn_core_backward(const AttnBack *ab, const float *dy, float **dq_o
     float *dq = sc->dq, *dk = sc->dk, *dv = sc->dv;
     zero(dq, Nq);
     zero(dk, Nk);
-    zero(dv, Nk);
+    if (!c->xsa) zero(dv, Nk); /* under XSA it holds XSA's part already */
     AttnSpec sp;
     attn_spec(&sp, ab->m, Ti, (int)(a - s->la));
     if (s->rm)
@@ -742,7 +755,7 @@ double model_flops_per_token(const Model *m, int T) {
     double per_layer = (double)D->d * (D->qdim + 2.0 * D->kvdim) + (double)D->qdim * D->d;
     per_layer += (double)D->d * D->ff * (c->mlp == MLP_SWIGLU ? 3.0 : 2.0);
     if (c->gate_pos != GATE_NONE && c->gate_input == GIN_FULL)
-        per_layer += (double)D->d * D->gate_channels;
+        per_layer += (double)(c->gate_in_dim ? c->gate_in_dim : D->d) * D->gate_channels;
     if (c->gate_input == GIN_HEADSLICE) per_layer += (double)D->d;
     if (c->fox) per_layer += (double)D->d * D->H; /* the forget gate */
     double matmul = per_layer * D->L + (double)D->d * D->V;

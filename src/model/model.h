@@ -15,7 +15,8 @@
  *   layers.L.attn.w_v         [Hkv*dh, d]
  *   layers.L.attn.w_o         [d, H*dh]
  *   layers.L.attn.q_norm      [dh]   layers.L.attn.k_norm [dh] (qk_norm)
- *   layers.L.attn.gate.w      [channels, d] (FULL) or [H, d/H] (HEADSLICE)
+ *   layers.L.attn.gate.w      [channels, d] (FULL), [channels, gate_in_dim]
+ *                             (FULL, narrow input) or [H, d/H] (HEADSLICE)
  *                             or [H*dh] theta (CONST)
  *   layers.L.attn.gate.b      [H]    (HEADSLICE only)
  *   layers.L.attn.sink_logit  [H]
@@ -131,9 +132,10 @@ typedef struct {
 
 /* A gate that reads all of X through its own [C, d] matrix: that matrix is
  * stored right after W_v, so [W_q; W_k; W_v; W_gate] is one [P, d] block of
- * the arena and the input projection is one sgemm over it. */
+ * the arena and the input projection is one sgemm over it. A narrow-input
+ * gate (gate_in_dim) keeps its [C, gate_in_dim] matrix apart. */
 static inline int model_gate_in_projection(const Config *c) {
-    return c->gate_pos != GATE_NONE && c->gate_input == GIN_FULL;
+    return c->gate_pos != GATE_NONE && c->gate_input == GIN_FULL && c->gate_in_dim == 0;
 }
 
 /* Build the parameter table for cfg (validated). Returns -1 on failure. */

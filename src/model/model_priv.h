@@ -16,6 +16,7 @@ struct LayerActs {
     float *qr, *kr;                 /* rotated (+ YaRN m) */
     float *att, *preatt, *slot;     /* [B,H,Ti,Ti], [B,H,Ti] */
     float *y;                       /* SDPA output [N,qdim] */
+    float *yx;                      /* after XSA (or alias) */
     float *yrn, *yrstd;             /* sdpa-rmsnorm before its weight */
     float *ym;                      /* after the Y modification (or alias) */
     float *yg;                      /* after G1 (or alias): input to W_o */

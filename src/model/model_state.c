@@ -68,7 +68,8 @@ static void plan_layer(LayerActs *a, Bump *b, const Model *m, size_t N, int B, i
     a->preatt = take(b, att);
     if (c->normaliser == NORMZ_SINK_LOGIT || c->kv_bias) a->slot = take(b, (size_t)B * D->H * Ti);
     a->y = take(b, N * D->qdim);
-    a->ym = a->y;
+    a->yx = c->xsa ? take(b, N * D->qdim) : a->y;
+    a->ym = a->yx;
     if (c->y_mod == YMOD_RMSNORM) {
         a->yrn = take(b, N * D->qdim);
         a->yrstd = take(b, N * D->H);

@@ -105,6 +105,8 @@ static void add_gate(Builder *b, const char *pre, const Config *c, const Dims *D
     snprintf(n, sizeof n, "%.48s.gate.w", pre);
     if (c->gate_input == GIN_CONST) {
         add(b, n, D->gate_groups * D->gate_cg, 0, 0, 1);
+    } else if (c->gate_input == GIN_FULL) { /* narrow input: gate_in_dim columns */
+        add(b, n, D->gate_channels, c->gate_in_dim, 1, 1);
     } else if (c->gate_input == GIN_HEADSLICE) {
         add(b, n, D->H, D->d / D->H, 1, 1);
         snprintf(n, sizeof n, "%.48s.gate.b", pre);
@@ -249,8 +251,9 @@ static void init_tensor(float *p, const ParamInfo *pi, const Config *c, Rng *r) 
     }
     if (ends_with(n, "diff_lambda")) std = 0.1f; /* as the official code */
     if (ends_with(n, ".bias") || ends_with(n, "gate.b") || ends_with(n, "fox_b") ||
-        ends_with(n, "sink_logit") || (c->gate_input == GIN_CONST && ends_with(n, "gate.w")))
-        return; /* zeros: g1-const starts at sigma(0) = 0.5 */
+        ends_with(n, "sink_logit") ||
+        ((c->gate_input == GIN_CONST || c->gate_init == GINIT_ZERO) && ends_with(n, "gate.w")))
+        return; /* zeros: g1-const starts at sigma(0) = 0.5, gate_init zero at act(0) */
     if (ends_with(n, "w_o") || ends_with(n, "w_down")) std /= sqrtf(2.0f * (float)c->n_layers);
     for (size_t i = 0; i < pi->numel; i++) p[i] = std * (float)rng_normal(r);
 }

@@ -27,9 +27,10 @@ DEFAULTS = OrderedDict(
     qk_norm=0, tied_embed=0, norm_eps=1e-5,
     window=0, window_layers="all", norm_place="pre",
     gate_pos="none", gate_gran="elem", gate_shared=0, gate_form="mult",
-    gate_act="sigmoid", gate_input="full", normaliser="softmax",
+    gate_act="sigmoid", gate_input="full", gate_in_dim=0, gate_init="normal",
+    normaliser="softmax",
     clip_alpha=4.0, softpick_eps=1e-6, kv_bias=0, sink_token=0, y_mod="none",
-    diff_attn=0, ssmax=0, fox=0,
+    diff_attn=0, ssmax=0, fox=0, xsa=0,
     batch_size=2, steps=10, lr=1e-2, min_lr_frac=0.1, warmup=2,
     weight_decay=0.1, beta1=0.9, beta2=0.95, adam_eps=1e-8, grad_clip=1.0,
 )
@@ -43,8 +44,9 @@ ENUMS = {
     "gate_pos": ("none", "g1", "g2", "g3", "g4", "g5"),
     "gate_gran": ("elem", "head"),
     "gate_form": ("mult", "add"),
-    "gate_act": ("sigmoid", "silu", "identity", "ns-sigmoid"),
+    "gate_act": ("sigmoid", "silu", "identity", "ns-sigmoid", "2sigmoid", "softplus"),
     "gate_input": ("full", "headslice", "const"),
+    "gate_init": ("normal", "zero"),
     "normaliser": ("softmax", "softmax1", "sink-logit", "clipped", "sigmoid",
                    "softpick", "stickbreak"),
     "y_mod": ("none", "rmsnorm", "silu"),
@@ -53,8 +55,9 @@ ENUMS = {
 # The field values every variant id starts from (the baseline's).
 VARIANT_BASE = OrderedDict(
     gate_pos="none", gate_gran="elem", gate_shared=0, gate_form="mult",
-    gate_act="sigmoid", gate_input="full", normaliser="softmax",
-    kv_bias=0, sink_token=0, y_mod="none", diff_attn=0, ssmax=0, fox=0,
+    gate_act="sigmoid", gate_input="full", gate_in_dim=0, gate_init="normal",
+    normaliser="softmax",
+    kv_bias=0, sink_token=0, y_mod="none", diff_attn=0, ssmax=0, fox=0, xsa=0,
 )
 
 
@@ -64,7 +67,7 @@ def _g(pos, **kw):
     return d
 
 
-# The 35 ids of docs/variants.md as explicit field changes
+# The 40 ids of docs/variants.md as explicit field changes
 # over VARIANT_BASE. Shape changes of the parameter-matched ids (section B)
 # depend on the base shape, so they are functions of it (see variant_fields).
 VARIANTS = OrderedDict([
@@ -108,6 +111,12 @@ VARIANTS = OrderedDict([
     ("registers", dict(sink_token=4)),
     # E. stability controls
     ("qk-norm", dict(qk_norm=1)),
+    # F. the gates and sink remedies of current models
+    ("g1-head-narrow", _g("g1", gate_gran="head", gate_in_dim=12)),
+    ("g1-head-2sig", _g("g1", gate_gran="head", gate_act="2sigmoid", gate_init="zero")),
+    ("g1-head-softplus", _g("g1", gate_gran="head", gate_act="softplus")),
+    ("g1-softplus", _g("g1", gate_act="softplus")),
+    ("xsa", dict(xsa=1)),
 ])
 
 
@@ -200,7 +209,7 @@ def gate_geometry(cfg):
             raise ValueError("gate_input headslice needs a G1/G4 gate and H | d_model")
         return G, Cg, H, [H, d // H]
     ch = G if cfg["gate_gran"] == "head" else G * Cg
-    return G, Cg, ch, [ch, d]
+    return G, Cg, ch, [ch, cfg["gate_in_dim"] or d]
 
 
 def param_shapes(cfg):
@@ -297,7 +306,8 @@ def init_params(cfg, gen, dtype=torch.float64):
 def init_params_model(cfg, gen, dtype=torch.float32):
     """The C model's own initialisation scheme (MODEL.md "Initialisation"):
     matrices N(0, init_std), w_o and w_down init_std / sqrt(2 L); norm
-    weights 1, biases 0, sink_logit 0, g1-const theta 0, head-slice b 0;
+    weights 1, biases 0, sink_logit 0, g1-const theta 0, head-slice b 0, a
+    gate_init = zero gate 0;
     kv_bias_* and sink_embed N(0, init_std). For the bench."""
     std = cfg.get("init_std", 0.02)
     params = OrderedDict()
@@ -309,7 +319,8 @@ def init_params_model(cfg, gen, dtype=torch.float32):
             t = torch.full(shape, 1.0 / math.log(max(2, cfg["seq_len"])), dtype=torch.float64)
         elif leaf == "diff_lambda":
             t = 0.1 * torch.randn(*shape, generator=gen, dtype=torch.float64)
-        elif leaf in ("bias", "b", "sink_logit", "fox_b") or (leaf == "w" and len(shape) == 1):
+        elif leaf in ("bias", "b", "sink_logit", "fox_b") or (leaf == "w" and len(shape) == 1) \
+                or (name.endswith("gate.w") and cfg["gate_init"] == "zero"):
             t = torch.zeros(*shape, dtype=torch.float64)
         else:
             sd = std / math.sqrt(2 * cfg["n_layers"]) if leaf in ("w_o", "w_down") else std
@@ -375,6 +386,10 @@ def gate_act(z, act):
         return F.silu(z)
     if act == "identity":
         return z
+    if act == "2sigmoid":
+        return 2.0 * torch.sigmoid(z)
+    if act == "softplus":
+        return F.softplus(z)
     return 0.5 + 0.5 * torch.sigmoid(z)  # ns-sigmoid
 
 
@@ -466,8 +481,8 @@ class Model:
         B, Ti, _ = t.shape
         w = P["layers.%d.attn.gate.w" % l]
         inp = c["gate_input"]
-        if inp == "full":
-            z = xn @ w.t()
+        if inp == "full":  # gate_in_dim K > 0: only X's first K dims
+            z = xn[..., :w.shape[1]] @ w.t()
         elif inp == "headslice":
             H = c["n_heads"]
             xs = xn.reshape(B, Ti, H, c["d_model"] // H)
@@ -592,6 +607,8 @@ class Model:
         y = a @ v
         if slot is not None:
             y = y + slot * P[pre + "kv_bias_v"][None, :, None, :]
+        if c["xsa"]:  # Zhai 2026: drop y's component along the token's own value
+            y = y - (y * v).sum(-1, keepdim=True) * v / ((v * v).sum(-1, keepdim=True) + 1e-12)
         y = y.transpose(1, 2)  # [B, Ti, H, dh]
         if c["y_mod"] == "rmsnorm":
             y = rmsnorm(y, P[pre + "y_norm"].reshape(H, dh), c["norm_eps"])

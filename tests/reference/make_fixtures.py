@@ -105,6 +105,10 @@ OPTIONS = OrderedDict([
     ("opt-post-softpick", dict(norm_place="post", normaliser="softpick")),
     ("opt-sandwich-clipped", dict(norm_place="sandwich", norm="layer",
                                   normaliser="clipped", gate_pos="g5")),
+    # XSA under the per-head RMSNorm of Y, a sink token and MQA
+    ("opt-xsa-ynorm-sink", dict(xsa=1, y_mod="rmsnorm", sink_token=1, n_kv_heads=1)),
+    # a narrow-input 2 sigma gate on V, elementwise, under XSA
+    ("opt-narrow-g2-xsa", dict(gate_pos="g2", gate_in_dim=5, gate_act="2sigmoid", xsa=1)),
 ])
 
 # Keys written to every config text, in this order after `variant`.
