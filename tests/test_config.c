@@ -704,6 +704,8 @@ static void test_catalog_fields(void **state) {
     apply_small(&c, "g1-softplus");
     assert_int_equal(c.gate_act, ACT_SOFTPLUS);
     assert_int_equal(c.gate_gran, GRAN_ELEM);
+    apply_small(&c, "gated-norm");
+    assert_int_equal(c.gated_norm, 16);
     apply_small(&c, "xsa");
     assert_int_equal(c.xsa, 1);
     assert_int_equal(c.gate_pos, GATE_NONE);
@@ -849,6 +851,8 @@ static void test_contradictions(void **state) {
     expect_invalid("variant=kv-bias,normaliser=softpick", "kv_bias");
     expect_invalid("variant=g1-elem,y_mod=rmsnorm", "y_mod");
     expect_invalid("variant=g1-softplus,gate_form=add", "gate_act softplus");
+    expect_invalid("variant=gated-norm,norm_place=post", "norm_place post");
+    expect_valid("variant=gated-norm,norm_place=sandwich");
     expect_invalid("variant=g1-head-2sig,gate_gran=elem,gate_form=add", "gate_act 2sigmoid");
     expect_invalid("variant=head-gate-linear,gate_in_dim=12",
                    "gate_in_dim 12 needs gate_input full");

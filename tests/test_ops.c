@@ -1300,6 +1300,48 @@ static void test_xsa(void **st) {
     free(dv);
 }
 
+/* ---- GatedNorm ---- */
+
+typedef struct {
+    int N, d, r;
+    float *y, *wd, *wu, *h, *s, *u, *out, *R;
+} GnCtx;
+
+static double gn_loss(void *p) {
+    GnCtx *c = p;
+    gated_norm_forward(c->out, c->h, c->s, c->u, c->y, c->wd, c->wu, c->N, c->d, c->r);
+    return dotd(c->out, c->R, (size_t)c->N * c->d);
+}
+
+/* out = y * sigmoid(silu(y W_down^T) W_up^T) at one entry by hand, and the
+ * gradients of y, W_down and W_up against central differences. */
+static void test_gated_norm(void **st) {
+    (void)st;
+    GnCtx c = {.N = 3, .d = 5, .r = 2};
+    seed(84);
+    c.y = randv(15, 1.0f);
+    c.wd = randv(10, 0.8f);
+    c.wu = randv(10, 0.8f);
+    c.h = filled(6, 0.0f), c.s = filled(6, 0.0f), c.u = filled(15, 0.0f);
+    c.out = filled(15, 0.0f);
+    c.R = randv(15, 1.0f);
+    gn_loss(&c);
+    double u = 0.0; /* row 1, channel 3 */
+    for (int j = 0; j < 2; j++) {
+        double h = dotd(c.y + 5, c.wd + j * 5, 5);
+        u += c.wu[3 * 2 + j] * h / (1.0 + exp(-h));
+    }
+    assert_float_equal(c.out[5 + 3], c.y[5 + 3] / (1.0 + exp(-u)), 1e-5);
+    float *dy = filled(15, PREFILL), *dwd = filled(10, PREFILL), *dwu = filled(10, PREFILL);
+    float *du = filled(15, 1e6f), *ds = filled(6, 1e6f), *dh = filled(6, 1e6f); /* scratch */
+    gated_norm_backward(dy, dwd, dwu, c.R, c.y, c.h, c.s, c.u, c.wd, c.wu, du, ds, dh, 3, 5, 2);
+    check_grad("gatednorm dy", gn_loss, &c, c.y, 15, dy);
+    check_grad("gatednorm dw_down", gn_loss, &c, c.wd, 10, dwd);
+    check_grad("gatednorm dw_up", gn_loss, &c, c.wu, 10, dwu);
+    float *all[] = {c.y, c.wd, c.wu, c.h, c.s, c.u, c.out, c.R, dy, dwd, dwu, du, ds, dh};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++) free(all[i]);
+}
+
 /* ---- loss ---- */
 
 typedef struct {
@@ -1410,6 +1452,7 @@ int main(void) {
         cmocka_unit_test(test_headslice_linear),
         cmocka_unit_test(test_prefix_linear),
         cmocka_unit_test(test_xsa),
+        cmocka_unit_test(test_gated_norm),
         cmocka_unit_test(test_crossentropy),
         cmocka_unit_test(test_fast_expf),
         cmocka_unit_test(test_fpmode),

@@ -160,6 +160,7 @@ static const KeyDef keys[] = {
     VB(ssmax),
     VB(fox),
     VB(xsa),
+    VI(gated_norm, 0, 4096), /* GatedNorm's low rank */
 
     E(data, data_names, SEC_DATA, "brown"),
     K(data_dir, KT_STR, SEC_DATA, "data/brown"),

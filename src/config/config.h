@@ -117,10 +117,11 @@ typedef struct {
     int sink_token; /* count of learned tokens prepended (registers;
                        1 = the StreamingLLM sink); loss skips them */
     YMod y_mod;
-    int diff_attn; /* differential attention (Ye et al. 2024) */
-    int ssmax;     /* scalable softmax: logits * s_h ln(n) */
-    int fox;       /* forgetting attention: + sum log f over (j, t] */
-    int xsa;       /* exclusive self-attention: y_t minus its part along v_t */
+    int diff_attn;  /* differential attention (Ye et al. 2024) */
+    int ssmax;      /* scalable softmax: logits * s_h ln(n) */
+    int fox;        /* forgetting attention: + sum log f over (j, t] */
+    int xsa;        /* exclusive self-attention: y_t minus its part along v_t */
+    int gated_norm; /* GatedNorm's rank r after every norm; 0: off */
 
     /* --- data --- */
     DataSource data;

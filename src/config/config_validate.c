@@ -96,6 +96,10 @@ static int validate_remedies(const Config *c, char *err, size_t n) {
                       "map; pick one");
     if (c->normaliser == NORMZ_STICKBREAK && c->kv_bias)
         return seterr(err, n, "stickbreak has no slot for kv_bias; pick one");
+    if (c->gated_norm && c->norm_place == NORMPLACE_POST)
+        return seterr(err, n,
+                      "gated_norm gates the norms before each sub-layer, which norm_place post "
+                      "does not have");
     return 0;
 }
 

@@ -68,6 +68,35 @@ static void sublayer_input(const Model *m, float *out, float *mean, float *rstd,
     else norm_forward(m, out, mean, rstd, x, w, b, N);
 }
 
+/* ---- GatedNorm (docs/MODEL.md "GatedNorm") ---- */
+
+/* A norm whose output `out` is gated (gated_norm > 0): the norm writes g->y,
+ * out = GatedNorm(g->y). Returns where the norm itself writes: g->y, or
+ * out without gated_norm. */
+static float *gated_norm_target(const Model *m, float *out, const GatedNormActs *g) {
+    return m->cfg.gated_norm ? g->y : out;
+}
+
+static void gated_norm_site_forward(const Model *m, float *out, GatedNormActs *g,
+                                    const float *w_down, const float *w_up, int N) {
+    if (!m->cfg.gated_norm) return;
+    gated_norm_forward(out, g->h, g->s, g->u, g->y, w_down, w_up, N, m->dims.d, m->cfg.gated_norm);
+}
+
+/* From d(out) to d(y), the norm's output: dout itself without gated_norm,
+ * else sc->dgn_y (weight gradients into gw_down, gw_up). */
+static const float *gated_norm_site_backward(const Model *m, Scratch *sc, const float *dout,
+                                             const GatedNormActs *g, const float *w_down,
+                                             const float *w_up, float *gw_down, float *gw_up,
+                                             int N) {
+    const int r = m->cfg.gated_norm, d = m->dims.d;
+    if (!r) return dout;
+    zero(sc->dgn_y, (size_t)N * d);
+    gated_norm_backward(sc->dgn_y, gw_down, gw_up, dout, g->y, g->h, g->s, g->u, w_down, w_up,
+                        sc->dgn_u, sc->dgn_s, sc->dgn_h, N, d, r);
+    return sc->dgn_y;
+}
+
 /* sublayer_input's backward: adds d(x) into dx from dn = d(out). */
 static void sublayer_input_backward(const Model *m, float *dx, float *dw, float *db,
                                     const float *dn, const float *x, const float *w,
@@ -296,7 +325,9 @@ static void attn_inputs_forward(const Model *m, RunState *s, int l, int B, int T
     const int N = B * Ti;
     const size_t Nq = (size_t)N * D->qdim, Nk = (size_t)N * D->kvdim;
     GateBroadcast gk = gate_kind(c);
-    sublayer_input(m, a->n1, a->mean1, a->rstd1, a->x_in, lw->attn_norm_w, lw->attn_norm_b, N);
+    sublayer_input(m, gated_norm_target(m, a->n1, &a->gn1), a->mean1, a->rstd1, a->x_in,
+                   lw->attn_norm_w, lw->attn_norm_b, N);
+    gated_norm_site_forward(m, a->n1, &a->gn1, lw->attn_gn_down, lw->attn_gn_up, N);
     fused_forward(m, s, a, lw, N);
     if (c->gate_pos != GATE_NONE) gate_scores_forward(m, a, lw, N);
     if (iv && c->gate_pos != GATE_NONE)
@@ -375,7 +406,9 @@ static void mlp_block_forward(const Model *m, RunState *s, int l, int N, float *
     const LayerWeights *lw = &m->w.layer[l];
     LayerActs *a = &s->la[l];
     const size_t Nf = (size_t)N * D->ff;
-    sublayer_input(m, a->n2, a->mean2, a->rstd2, a->x_mid, lw->mlp_norm_w, lw->mlp_norm_b, N);
+    sublayer_input(m, gated_norm_target(m, a->n2, &a->gn2), a->mean2, a->rstd2, a->x_mid,
+                   lw->mlp_norm_w, lw->mlp_norm_b, N);
+    gated_norm_site_forward(m, a->n2, &a->gn2, lw->mlp_gn_down, lw->mlp_gn_up, N);
     if (m->cfg.mlp == MLP_SWIGLU) {
         matmul_forward(a->h1, a->n2, lw->w_gate, NULL, N, D->d, D->ff);
         matmul_forward(a->h3, a->n2, lw->w_up, NULL, N, D->d, D->ff);
@@ -480,7 +513,9 @@ float model_forward_iv(const Model *m, RunState *s, const int *tokens, const int
         mlp_block_forward(m, s, l, N, x_out);
         if (iv) iv_residual(iv, x_out, B, Ti, D->extra_pos, D->d);
     }
-    norm_forward(m, s->xfn, s->fmean, s->frstd, s->x_out, m->w.final_norm_w, m->w.final_norm_b, N);
+    norm_forward(m, gated_norm_target(m, s->xfn, &s->sc->gnf), s->fmean, s->frstd, s->x_out,
+                 m->w.final_norm_w, m->w.final_norm_b, N);
+    gated_norm_site_forward(m, s->xfn, &s->sc->gnf, m->w.final_gn_down, m->w.final_gn_up, N);
     if (D->extra_pos) gather_real(s->xreal, s->xfn, B, T, D->extra_pos, D->d, 0);
     matmul_forward(s->logits, s->xreal, m->w.lm_head, NULL, Nr, D->d, D->V);
     s->loss = 0.0f;
@@ -511,8 +546,10 @@ static void mlp_block_backward(const Model *m, RunState *s, int l, int N, float 
         gelu_backward(sc->dh1, sc->dhact, a->h1, Nf);
         matmul_backward(sc->dn, gw->w_up, NULL, sc->dh1, a->n2, lw->w_up, N, D->d, D->ff);
     }
-    sublayer_input_backward(m, dres, gw->mlp_norm_w, gw->mlp_norm_b, sc->dn, a->x_mid,
-                            lw->mlp_norm_w, a->mean2, a->rstd2, N);
+    const float *dn = gated_norm_site_backward(m, sc, sc->dn, &a->gn2, lw->mlp_gn_down,
+                                               lw->mlp_gn_up, gw->mlp_gn_down, gw->mlp_gn_up, N);
+    sublayer_input_backward(m, dres, gw->mlp_norm_w, gw->mlp_norm_b, dn, a->x_mid, lw->mlp_norm_w,
+                            a->mean2, a->rstd2, N);
 }
 
 /* Backward through one gate application. dout is the gradient w.r.t. the
@@ -660,7 +697,9 @@ static void attn_input_backward(const AttnBack *ab, float *dq, float *dk, float 
     if (ab->s->rm)
         remedy_input_backward(ab->s->rm, ab->m, (int)(a - ab->s->la), gw, sc->dn, a->n1, ab->B,
                               ab->Ti);
-    sublayer_input_backward(ab->m, dres, gw->attn_norm_w, gw->attn_norm_b, sc->dn, a->x_in,
+    const float *dn = gated_norm_site_backward(ab->m, sc, sc->dn, &a->gn1, lw->attn_gn_down,
+                                               lw->attn_gn_up, gw->attn_gn_down, gw->attn_gn_up, N);
+    sublayer_input_backward(ab->m, dres, gw->attn_norm_w, gw->attn_norm_b, dn, a->x_in,
                             lw->attn_norm_w, a->mean1, a->rstd1, N);
 }
 
@@ -699,8 +738,11 @@ void model_backward(const Model *m, RunState *s) {
     /* dres carries the gradient of the residual stream down the layers */
     float *dres = sc->dres;
     zero(dres, (size_t)N * D->d);
-    norm_backward(m, dres, s->g.final_norm_w, s->g.final_norm_b, sc->dxfn, s->x_out,
-                  m->w.final_norm_w, s->fmean, s->frstd, N);
+    const float *dxn =
+        gated_norm_site_backward(m, sc, sc->dxfn, &sc->gnf, m->w.final_gn_down, m->w.final_gn_up,
+                                 s->g.final_gn_down, s->g.final_gn_up, N);
+    norm_backward(m, dres, s->g.final_norm_w, s->g.final_norm_b, dxn, s->x_out, m->w.final_norm_w,
+                  s->fmean, s->frstd, N);
     for (int l = D->L - 1; l >= 0; l--) {
         mlp_block_backward(m, s, l, N, dres);
         attention_block_backward(m, s, l, B, Ti, dres);
@@ -757,8 +799,9 @@ double model_flops_per_token(const Model *m, int T) {
     if (c->gate_pos != GATE_NONE && c->gate_input == GIN_FULL)
         per_layer += (double)(c->gate_in_dim ? c->gate_in_dim : D->d) * D->gate_channels;
     if (c->gate_input == GIN_HEADSLICE) per_layer += (double)D->d;
-    if (c->fox) per_layer += (double)D->d * D->H; /* the forget gate */
-    double matmul = per_layer * D->L + (double)D->d * D->V;
+    if (c->fox) per_layer += (double)D->d * D->H;  /* the forget gate */
+    per_layer += 2.0 * 2.0 * D->d * c->gated_norm; /* two GatedNorms' two matrices */
+    double matmul = per_layer * D->L + (double)D->d * D->V + 2.0 * D->d * c->gated_norm;
     /* diff_attn runs the core twice (each half as a full-width head) */
     double attn = 12.0 * (double)(T + D->extra_pos) * D->qdim * D->L * (c->diff_attn ? 2 : 1);
     return 6.0 * matmul + attn;

@@ -32,6 +32,8 @@
  *   layers.L.attn_post_norm.weight, layers.L.mlp_post_norm.weight [d]
  *                             .bias [d] (LayerNorm only) (norm_place = sandwich)
  *   final_norm.weight         [d]    .bias [d] (LayerNorm only)
+ *   NORM.gn_down [r, d], NORM.gn_up [d, r] after attn_norm, mlp_norm and
+ *                             final_norm (gated_norm = r > 0)
  *   lm_head                   [V, d] (untied only)
  */
 #ifndef GATELAB_MODEL_H
@@ -72,13 +74,15 @@ typedef struct {
     float *w_gate, *w_up, *w_down;
     float *attn_post_norm_w, *attn_post_norm_b; /* norm_place = sandwich */
     float *mlp_post_norm_w, *mlp_post_norm_b;
+    float *attn_gn_down, *attn_gn_up, *mlp_gn_down, *mlp_gn_up; /* gated_norm */
 } LayerWeights;
 
 typedef struct {
     float *tok_embed, *pos_embed, *sink_embed;
     LayerWeights layer[MAX_LAYERS];
     float *final_norm_w, *final_norm_b;
-    float *lm_head; /* == tok_embed when tied */
+    float *final_gn_down, *final_gn_up; /* gated_norm */
+    float *lm_head;                     /* == tok_embed when tied */
 } Weights;
 
 /* Shape facts derived once from the Config. */

@@ -30,7 +30,7 @@ DEFAULTS = OrderedDict(
     gate_act="sigmoid", gate_input="full", gate_in_dim=0, gate_init="normal",
     normaliser="softmax",
     clip_alpha=4.0, softpick_eps=1e-6, kv_bias=0, sink_token=0, y_mod="none",
-    diff_attn=0, ssmax=0, fox=0, xsa=0,
+    diff_attn=0, ssmax=0, fox=0, xsa=0, gated_norm=0,
     batch_size=2, steps=10, lr=1e-2, min_lr_frac=0.1, warmup=2,
     weight_decay=0.1, beta1=0.9, beta2=0.95, adam_eps=1e-8, grad_clip=1.0,
 )
@@ -57,7 +57,7 @@ VARIANT_BASE = OrderedDict(
     gate_pos="none", gate_gran="elem", gate_shared=0, gate_form="mult",
     gate_act="sigmoid", gate_input="full", gate_in_dim=0, gate_init="normal",
     normaliser="softmax",
-    kv_bias=0, sink_token=0, y_mod="none", diff_attn=0, ssmax=0, fox=0, xsa=0,
+    kv_bias=0, sink_token=0, y_mod="none", diff_attn=0, ssmax=0, fox=0, xsa=0, gated_norm=0,
 )
 
 
@@ -67,7 +67,7 @@ def _g(pos, **kw):
     return d
 
 
-# The 40 ids of docs/variants.md as explicit field changes
+# The 41 ids of docs/variants.md as explicit field changes
 # over VARIANT_BASE. Shape changes of the parameter-matched ids (section B)
 # depend on the base shape, so they are functions of it (see variant_fields).
 VARIANTS = OrderedDict([
@@ -116,6 +116,7 @@ VARIANTS = OrderedDict([
     ("g1-head-2sig", _g("g1", gate_gran="head", gate_act="2sigmoid", gate_init="zero")),
     ("g1-head-softplus", _g("g1", gate_gran="head", gate_act="softplus")),
     ("g1-softplus", _g("g1", gate_act="softplus")),
+    ("gated-norm", dict(gated_norm=16)),
     ("xsa", dict(xsa=1)),
 ])
 
@@ -212,6 +213,12 @@ def gate_geometry(cfg):
     return G, Cg, ch, [ch, cfg["gate_in_dim"] or d]
 
 
+def gated_norm_shapes(cfg, norm):
+    """GatedNorm's W_down [r, d] and W_up [d, r] after norm (gated_norm = r)."""
+    r, d = cfg["gated_norm"], cfg["d_model"]
+    return [(norm + ".gn_down", [r, d], 1), (norm + ".gn_up", [d, r], 1)] if r else []
+
+
 def param_shapes(cfg):
     """Ordered (name, shape, decay) triples exactly as src/model/model.h lists them."""
     d, H, Hkv, dh = cfg["d_model"], cfg["n_heads"], cfg["n_kv_heads"], cfg["head_dim"]
@@ -231,6 +238,7 @@ def param_shapes(cfg):
         out.append((p + "attn_norm.weight", [d], 0))
         if layer:
             out.append((p + "attn_norm.bias", [d], 0))
+        out += gated_norm_shapes(cfg, p + "attn_norm")
         out += [(p + "attn.w_q", [H * dh, d], 1), (p + "attn.w_k", [Hkv * dh, d], 1),
                 (p + "attn.w_v", [Hkv * dh, d], 1), (p + "attn.w_o", [d, H * dh], 1)]
         if cfg["qk_norm"]:
@@ -255,6 +263,7 @@ def param_shapes(cfg):
         out.append((p + "mlp_norm.weight", [d], 0))
         if layer:
             out.append((p + "mlp_norm.bias", [d], 0))
+        out += gated_norm_shapes(cfg, p + "mlp_norm")
         if cfg["mlp"] == "swiglu":
             out.append((p + "mlp.w_gate", [ff, d], 1))
         out += [(p + "mlp.w_up", [ff, d], 1), (p + "mlp.w_down", [d, ff], 1)]
@@ -266,6 +275,7 @@ def param_shapes(cfg):
     out.append(("final_norm.weight", [d], 0))
     if layer:
         out.append(("final_norm.bias", [d], 0))
+    out += gated_norm_shapes(cfg, "final_norm")
     if not cfg["tied_embed"]:
         out.append(("lm_head", [V, d], 1))
     return out
@@ -458,9 +468,17 @@ class Model:
             return layernorm(x, w, self.p[prefix + ".bias"], self.cfg["norm_eps"])
         return rmsnorm(x, w, self.cfg["norm_eps"])
 
+    def gated(self, y, prefix):
+        """GatedNorm (Qiu et al. 2026) on norm prefix's output y, when on:
+        y * sigmoid(silu(y W_down^T) W_up^T)."""
+        if not self.cfg["gated_norm"]:
+            return y
+        h = F.silu(y @ self.p[prefix + ".gn_down"].t())
+        return y * torch.sigmoid(h @ self.p[prefix + ".gn_up"].t())
+
     def sub_input(self, x, prefix):
         """A sub-layer's input: its norm, except under post-LN (x itself)."""
-        return x if self.cfg["norm_place"] == "post" else self.norm(x, prefix)
+        return x if self.cfg["norm_place"] == "post" else self.gated(self.norm(x, prefix), prefix)
 
     def residual(self, x, f, l, site):
         """x plus sub-layer `site`'s output f (attn or mlp) under the norm
@@ -647,7 +665,7 @@ class Model:
         for l in range(c["n_layers"]):
             x = self.residual(x, self.attention(l, x, rope), l, "attn")
             x = self.residual(x, self.mlp(l, x), l, "mlp")
-        xf = self.norm(x, "final_norm")
+        xf = self.gated(self.norm(x, "final_norm"), "final_norm")
         head = P["tok_embed"] if c["tied_embed"] else P["lm_head"]
         logits = xf @ head.t()
         return logits[:, extra:]
