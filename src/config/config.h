@@ -162,7 +162,7 @@ typedef struct {
 void config_defaults(Config *cfg);
 
 /* Set every variant field (gate_*, normaliser, kv_bias, sink_token, y_mod,
- * diff_attn, ssmax, fox) to its default: the baseline a catalog row's
+ * diff_attn, ssmax, fox, xsa, gated_norm) to its default: the baseline a catalog row's
  * key=value text is applied over. */
 void config_reset_variant_fields(Config *cfg);
 

@@ -1,4 +1,4 @@
-/* variants.c: the catalog of named variants (docs/variants.md A to D).
+/* variants.c: the catalog of named variants (docs/variants.md A to F).
  *
  * A variant is data: one table row is key=value text applied through
  * config_set over the variant fields' defaults (every field not named
