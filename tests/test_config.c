@@ -694,6 +694,21 @@ static void test_catalog_fields(void **state) {
     apply_small(&c, "registers");
     assert_int_equal(c.sink_token, 4);
     assert_int_equal(c.max_pos, c.seq_len + 4);
+    apply_small(&c, "g1-head-narrow");
+    assert_int_equal(c.gate_in_dim, 12);
+    assert_int_equal(c.gate_gran, GRAN_HEAD);
+    apply_small(&c, "g1-head-2sig");
+    assert_int_equal(c.gate_act, ACT_2SIGMOID);
+    assert_int_equal(c.gate_init, GINIT_ZERO);
+    assert_int_equal(c.gate_in_dim, 0);
+    apply_small(&c, "g1-softplus");
+    assert_int_equal(c.gate_act, ACT_SOFTPLUS);
+    assert_int_equal(c.gate_gran, GRAN_ELEM);
+    apply_small(&c, "gated-norm");
+    assert_int_equal(c.gated_norm, 16);
+    apply_small(&c, "xsa");
+    assert_int_equal(c.xsa, 1);
+    assert_int_equal(c.gate_pos, GATE_NONE);
     assert_string_equal(gate_pos_name(GATE_G3), "g3");
 
     /* Applying baseline after a variant clears every gate field. */
@@ -835,6 +850,14 @@ static void test_contradictions(void **state) {
     expect_invalid("variant=kv-bias,normaliser=sink-logit", "sink-logit");
     expect_invalid("variant=kv-bias,normaliser=softpick", "kv_bias");
     expect_invalid("variant=g1-elem,y_mod=rmsnorm", "y_mod");
+    expect_invalid("variant=g1-softplus,gate_form=add", "gate_act softplus");
+    expect_invalid("variant=gated-norm,norm_place=post", "norm_place post");
+    expect_valid("variant=gated-norm,norm_place=sandwich");
+    expect_invalid("variant=g1-head-2sig,gate_gran=elem,gate_form=add", "gate_act 2sigmoid");
+    expect_invalid("variant=head-gate-linear,gate_in_dim=12",
+                   "gate_in_dim 12 needs gate_input full");
+    expect_invalid("variant=g1-head-narrow,d_model=12,head_dim=4",
+                   "gate_in_dim 12 must be below d_model 12");
     /* Gate keys without a gate are moot, and y_mod with a G2 gate is fine. */
     expect_valid("gate_form=add,gate_gran=head,gate_act=ns-sigmoid");
     expect_valid("variant=g2-elem,y_mod=silu");

@@ -1015,14 +1015,20 @@ static void test_diff_attn_pieces(void **st) {
 /* ---- elementwise activations ---- */
 
 typedef struct {
-    int kind; /* 0..3 gate acts, 4 swiglu, 5 gelu, 6 silu */
+    int kind; /* 0..3 gate acts, 4 swiglu, 5 gelu, 6 silu, 7 2sigmoid, 8 softplus */
     size_t n;
     float *a, *b, *out, *R;
 } ActCtx;
 
+/* The gate activation of test kind k (a gate act when k < 4 or k > 6). */
+static GateAct kind_act(int k) {
+    return k == 7 ? ACT_2SIGMOID : k == 8 ? ACT_SOFTPLUS : (GateAct)k;
+}
+static int kind_is_gate(int k) { return k < 4 || k > 6; }
+
 static double act_loss(void *p) {
     ActCtx *c = p;
-    if (c->kind < 4) gate_act_forward(c->out, c->a, c->n, (GateAct)c->kind);
+    if (kind_is_gate(c->kind)) gate_act_forward(c->out, c->a, c->n, kind_act(c->kind));
     else if (c->kind == 4) swiglu_forward(c->out, c->a, c->b, c->n);
     else if (c->kind == 5) gelu_forward(c->out, c->a, c->n);
     else silu_forward(c->out, c->a, c->n);
@@ -1031,7 +1037,7 @@ static double act_loss(void *p) {
 
 static void test_activations(void **st) {
     (void)st;
-    for (int kind = 0; kind < 7; kind++) {
+    for (int kind = 0; kind < 9; kind++) {
         ActCtx c = {.kind = kind, .n = 12};
         seed(60 + kind);
         c.a = randv(12, 2.0f);
@@ -1043,7 +1049,7 @@ static void test_activations(void **st) {
          * as check_grad expects */
         int writes = kind == 4 || kind == 5;
         float *da = filled(12, writes ? 1e6f : PREFILL), *db = filled(12, writes ? 1e6f : PREFILL);
-        if (kind < 4) gate_act_backward(da, c.R, c.a, 12, (GateAct)kind);
+        if (kind_is_gate(kind)) gate_act_backward(da, c.R, c.a, 12, kind_act(kind));
         else if (kind == 4) swiglu_backward(da, db, c.R, c.a, c.b, 12);
         else if (kind == 5) gelu_backward(da, c.R, c.a, 12);
         else silu_backward(da, c.R, c.a, 12);
@@ -1072,6 +1078,17 @@ static void test_activations(void **st) {
     assert_float_equal(y[2], -2.0 / (1 + exp(2.0)), 1e-6);
     gate_act_forward(y, x, 3, ACT_IDENTITY);
     assert_float_equal(y[2], -2.0, 0);
+    gate_act_forward(y, x, 3, ACT_2SIGMOID); /* 1 at 0: the identity gate */
+    assert_float_equal(y[0], 1.0, 1e-7);
+    assert_float_equal(y[2], 2.0 / (1 + exp(2.0)), 1e-6);
+    gate_act_forward(y, x, 3, ACT_SOFTPLUS);
+    assert_float_equal(y[0], log(2.0), 1e-6);
+    assert_float_equal(y[1], log1p(exp(1.0)), 1e-6);
+    assert_float_equal(y[2], log1p(exp(-2.0)), 1e-6);
+    const float big[2] = {60.0f, -60.0f}; /* no overflow either way */
+    gate_act_forward(y, big, 2, ACT_SOFTPLUS);
+    assert_float_equal(y[0], 60.0, 1e-5);
+    assert_true(y[1] >= 0.0f && y[1] < 1e-20f);
     gelu_forward(y, x, 3);
     assert_float_equal(y[0], 0.0, 0);
     assert_float_equal(y[1], 0.8411919906, 1e-6); /* torch gelu(1, 'tanh') */
@@ -1146,7 +1163,8 @@ static void test_gate_apply(void **st) {
 }
 
 typedef struct {
-    int M, G, Cg, H, S, mode; /* mode 0 group mean, 1 headslice */
+    int M, G, Cg, H, S, mode; /* mode 0 group mean, 1 headslice, 2 prefix (D = G, K = S,
+                                 C = H) */
     float *x, *w, *b, *out, *R;
 } MiscCtx;
 
@@ -1156,8 +1174,11 @@ static double misc_loss(void *p) {
     if (c->mode == 0) {
         group_mean_forward(c->out, c->x, c->M, c->G, c->Cg);
         n = (size_t)c->M * c->Cg;
-    } else {
+    } else if (c->mode == 1) {
         headslice_linear_forward(c->out, c->x, c->w, c->b, c->M, c->H, c->S);
+        n = (size_t)c->M * c->H;
+    } else {
+        prefix_linear_forward(c->out, c->x, c->w, c->M, c->G, c->S, c->H);
         n = (size_t)c->M * c->H;
     }
     return dotd(c->out, c->R, n);
@@ -1208,6 +1229,117 @@ static void test_headslice_linear(void **st) {
     free(dx);
     free(dw);
     free(db);
+}
+
+/* The narrow-input gate's linear: x rows of D = 5, the first K = 3 read,
+ * C = 2 outputs; the unread columns get no gradient. */
+static void test_prefix_linear(void **st) {
+    (void)st;
+    MiscCtx c = {.M = 3, .G = 5, .S = 3, .H = 2, .mode = 2};
+    seed(82);
+    c.x = randv(15, 1.0f);
+    c.w = randv(6, 1.0f);
+    c.out = filled(6, 0.0f);
+    c.R = randv(6, 1.0f);
+    misc_loss(&c);
+    assert_float_equal(c.out[2 * 2 + 1], dotd(c.x + 2 * 5, c.w + 3, 3), 1e-6);
+    float *dx = filled(15, PREFILL), *dw = filled(6, PREFILL);
+    prefix_linear_backward(dx, dw, c.R, c.x, c.w, 3, 5, 3, 2);
+    check_grad("prefix dx", misc_loss, &c, c.x, 15, dx);
+    check_grad("prefix dw", misc_loss, &c, c.w, 6, dw);
+    for (int m = 0; m < 3; m++) assert_float_equal(dx[m * 5 + 4], PREFILL, 0);
+    free(c.x);
+    free(c.w);
+    free(c.out);
+    free(c.R);
+    free(dx);
+    free(dw);
+}
+
+/* ---- exclusive self-attention ---- */
+
+typedef struct {
+    int M, H, Hkv, dh;
+    float *y, *v, *z, *R;
+} XsaCtx;
+
+static double xsa_loss(void *p) {
+    XsaCtx *c = p;
+    xsa_forward(c->z, c->y, c->v, c->M, c->H, c->Hkv, c->dh);
+    return dotd(c->z, c->R, (size_t)c->M * c->H * c->dh);
+}
+
+/* GQA (4 heads over 2 kv heads): z is orthogonal to its kv head's v, a y
+ * along v maps to 0, and both gradients match central differences. */
+static void test_xsa(void **st) {
+    (void)st;
+    XsaCtx c = {.M = 3, .H = 4, .Hkv = 2, .dh = 5};
+    const size_t ny = 60, nv = 30;
+    seed(83);
+    c.y = randv(ny, 1.0f);
+    c.v = randv(nv, 1.0f);
+    c.z = filled(ny, 0.0f);
+    c.R = randv(ny, 1.0f);
+    for (int i = 0; i < 5; i++) c.y[(1 * 4 + 3) * 5 + i] = 2.5f * c.v[(1 * 2 + 1) * 5 + i];
+    xsa_loss(&c);
+    for (int m = 0; m < 3; m++)
+        for (int h = 0; h < 4; h++)
+            assert_true(fabs(dotd(c.z + (m * 4 + h) * 5, c.v + (m * 2 + h / 2) * 5, 5)) < 1e-5);
+    for (int i = 0; i < 5; i++) assert_true(fabsf(c.z[(1 * 4 + 3) * 5 + i]) < 1e-5f);
+    c.y[(1 * 4 + 3) * 5] += 0.3f; /* off the parallel point for the differences */
+    float *dy = filled(ny, 1e6f), *dv = filled(nv, PREFILL);
+    xsa_backward(dy, dv, c.R, c.y, c.v, 3, 4, 2, 5);
+    for (size_t i = 0; i < ny; i++) dy[i] += PREFILL; /* dy is written */
+    check_grad("xsa dy", xsa_loss, &c, c.y, ny, dy);
+    check_grad("xsa dv", xsa_loss, &c, c.v, nv, dv);
+    free(c.y);
+    free(c.v);
+    free(c.z);
+    free(c.R);
+    free(dy);
+    free(dv);
+}
+
+/* ---- GatedNorm ---- */
+
+typedef struct {
+    int N, d, r;
+    float *y, *wd, *wu, *h, *s, *u, *out, *R;
+} GnCtx;
+
+static double gn_loss(void *p) {
+    GnCtx *c = p;
+    gated_norm_forward(c->out, c->h, c->s, c->u, c->y, c->wd, c->wu, c->N, c->d, c->r);
+    return dotd(c->out, c->R, (size_t)c->N * c->d);
+}
+
+/* out = y * sigmoid(silu(y W_down^T) W_up^T) at one entry by hand, and the
+ * gradients of y, W_down and W_up against central differences. */
+static void test_gated_norm(void **st) {
+    (void)st;
+    GnCtx c = {.N = 3, .d = 5, .r = 2};
+    seed(84);
+    c.y = randv(15, 1.0f);
+    c.wd = randv(10, 0.8f);
+    c.wu = randv(10, 0.8f);
+    c.h = filled(6, 0.0f), c.s = filled(6, 0.0f), c.u = filled(15, 0.0f);
+    c.out = filled(15, 0.0f);
+    c.R = randv(15, 1.0f);
+    gn_loss(&c);
+    double u = 0.0; /* row 1, channel 3 */
+    for (int j = 0; j < 2; j++) {
+        double h = dotd(c.y + 5, c.wd + j * 5, 5);
+        u += c.wu[3 * 2 + j] * h / (1.0 + exp(-h));
+    }
+    assert_float_equal(c.out[5 + 3], c.y[5 + 3] / (1.0 + exp(-u)), 1e-5);
+    float *dy = filled(15, PREFILL), *dwd = filled(10, PREFILL), *dwu = filled(10, PREFILL);
+    float *du = filled(15, 1e6f), *ds = filled(6, 1e6f), *dh = filled(6, 1e6f); /* scratch */
+    gated_norm_backward(dy, dwd, dwu, c.R, c.y, c.h, c.s, c.u, c.wd, c.wu, du, ds, dh, 3, 5, 2);
+    check_grad("gatednorm dy", gn_loss, &c, c.y, 15, dy);
+    check_grad("gatednorm dw_down", gn_loss, &c, c.wd, 10, dwd);
+    check_grad("gatednorm dw_up", gn_loss, &c, c.wu, 10, dwu);
+    float *all[] = {c.y, c.wd, c.wu, c.h, c.s, c.u, c.out, c.R, dy, dwd, dwu, du, ds, dh};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++) free(all[i]);
 }
 
 /* ---- loss ---- */
@@ -1318,6 +1450,9 @@ int main(void) {
         cmocka_unit_test(test_gate_apply),
         cmocka_unit_test(test_group_mean),
         cmocka_unit_test(test_headslice_linear),
+        cmocka_unit_test(test_prefix_linear),
+        cmocka_unit_test(test_xsa),
+        cmocka_unit_test(test_gated_norm),
         cmocka_unit_test(test_crossentropy),
         cmocka_unit_test(test_fast_expf),
         cmocka_unit_test(test_fpmode),

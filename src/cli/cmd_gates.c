@@ -37,7 +37,7 @@ static void print_hist(const ProbeRecord *p) {
                "(%.0f scores):\n",
                sum);
     else
-        printf("\nHistogram of the raw act(XW) values (additive / SiLU form: "
+        printf("\nHistogram of the raw act(XW) values (an unbounded gate: "
                "no [0,1] claim; 50 bins over [0,1] as the probe stored them, "
                "values outside clamped into the end bins; %.0f values):\n",
                sum);

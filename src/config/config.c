@@ -38,7 +38,9 @@ static const char *const mlp_names[] = {"swiglu", "gelu", NULL};
 static const char *const gate_pos_names[] = {"none", "g1", "g2", "g3", "g4", "g5", NULL};
 static const char *const gran_names[] = {"elem", "head", NULL};
 static const char *const form_names[] = {"mult", "add", NULL};
-static const char *const act_names[] = {"sigmoid", "silu", "identity", "ns-sigmoid", NULL};
+static const char *const act_names[] = {"sigmoid",  "silu",     "identity", "ns-sigmoid",
+                                        "2sigmoid", "softplus", NULL};
+static const char *const gate_init_names[] = {"normal", "zero", NULL};
 static const char *const input_names[] = {"full", "headslice", "const", NULL};
 static const char *const normz_names[] = {"softmax", "softmax1", "sink-logit", "clipped",
                                           "sigmoid", "softpick", "stickbreak", NULL};
@@ -146,6 +148,8 @@ static const KeyDef keys[] = {
     VE(gate_form, form_names, "mult"),
     VE(gate_act, act_names, "sigmoid"),
     VE(gate_input, input_names, "full"),
+    VI(gate_in_dim, 0, 16384),
+    VE(gate_init, gate_init_names, "normal"),
     VE(normaliser, normz_names, "softmax"),
     RF(clip_alpha, SEC_VARIANT, 0, 1e6, 0, "4"),
     RF(softpick_eps, SEC_VARIANT, 0, 1, 1, "1e-6"),
@@ -155,6 +159,8 @@ static const KeyDef keys[] = {
     VB(diff_attn),
     VB(ssmax),
     VB(fox),
+    VB(xsa),
+    VI(gated_norm, 0, 4096), /* GatedNorm's low rank */
 
     E(data, data_names, SEC_DATA, "brown"),
     K(data_dir, KT_STR, SEC_DATA, "data/brown"),

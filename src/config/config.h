@@ -42,7 +42,19 @@ typedef enum {
 } GatePos;
 typedef enum { GRAN_ELEM = 0, GRAN_HEAD } GateGran;
 typedef enum { FORM_MULT = 0, FORM_ADD } GateForm;
-typedef enum { ACT_SIGMOID = 0, ACT_SILU, ACT_IDENTITY, ACT_NS_SIGMOID } GateAct;
+/* ACT_2SIGMOID: 2 sigmoid(z), 1 at z = 0 (scores in [0, 2]); ACT_SOFTPLUS:
+ * ln(1 + e^z) (scores in [0, inf)). docs/variants.md defines both. */
+typedef enum {
+    ACT_SIGMOID = 0,
+    ACT_SILU,
+    ACT_IDENTITY,
+    ACT_NS_SIGMOID,
+    ACT_2SIGMOID,
+    ACT_SOFTPLUS
+} GateAct;
+/* How the gate's weight matrix starts: the model's normal init, or zeros
+ * (with 2sigmoid, an identity gate at step 0). */
+typedef enum { GINIT_NORMAL = 0, GINIT_ZERO } GateInit;
 /* What the gate reads. FULL: all of X (d_model -> channels).
  * HEADSLICE: head h reads only its d_model/H slice of X, plus a bias
  * (head-gate-linear). CONST: an input-independent theta (g1-const). */
@@ -96,6 +108,8 @@ typedef struct {
     GateForm gate_form;
     GateAct gate_act;
     GateInput gate_input;
+    int gate_in_dim; /* a FULL gate reads only X's first gate_in_dim dims; 0: all */
+    GateInit gate_init;
     AttnNormaliser normaliser;
     float clip_alpha; /* clipped softmax: gamma = -alpha / T */
     float softpick_eps;
@@ -103,9 +117,11 @@ typedef struct {
     int sink_token; /* count of learned tokens prepended (registers;
                        1 = the StreamingLLM sink); loss skips them */
     YMod y_mod;
-    int diff_attn; /* differential attention (Ye et al. 2024) */
-    int ssmax;     /* scalable softmax: logits * s_h ln(n) */
-    int fox;       /* forgetting attention: + sum log f over (j, t] */
+    int diff_attn;  /* differential attention (Ye et al. 2024) */
+    int ssmax;      /* scalable softmax: logits * s_h ln(n) */
+    int fox;        /* forgetting attention: + sum log f over (j, t] */
+    int xsa;        /* exclusive self-attention: y_t minus its part along v_t */
+    int gated_norm; /* GatedNorm's rank r after every norm; 0: off */
 
     /* --- data --- */
     DataSource data;
@@ -146,7 +162,7 @@ typedef struct {
 void config_defaults(Config *cfg);
 
 /* Set every variant field (gate_*, normaliser, kv_bias, sink_token, y_mod,
- * diff_attn, ssmax, fox) to its default: the baseline a catalog row's
+ * diff_attn, ssmax, fox, xsa, gated_norm) to its default: the baseline a catalog row's
  * key=value text is applied over. */
 void config_reset_variant_fields(Config *cfg);
 

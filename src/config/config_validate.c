@@ -96,6 +96,10 @@ static int validate_remedies(const Config *c, char *err, size_t n) {
                       "map; pick one");
     if (c->normaliser == NORMZ_STICKBREAK && c->kv_bias)
         return seterr(err, n, "stickbreak has no slot for kv_bias; pick one");
+    if (c->gated_norm && c->norm_place == NORMPLACE_POST)
+        return seterr(err, n,
+                      "gated_norm gates the norms before each sub-layer, which norm_place post "
+                      "does not have");
     return 0;
 }
 
@@ -125,10 +129,12 @@ static int validate_variant(const Config *c, char *err, size_t n) {
     if (c->gate_shared && c->gate_pos != GATE_G1 && c->gate_pos != GATE_G2)
         return seterr(err, n, "head-shared gating needs gate_pos g1 or g2, not %s", pos);
     if (c->gate_form == FORM_ADD) {
-        if (c->gate_act == ACT_NS_SIGMOID)
+        if (c->gate_act == ACT_NS_SIGMOID || c->gate_act == ACT_2SIGMOID ||
+            c->gate_act == ACT_SOFTPLUS)
             return seterr(err, n,
-                          "ns-sigmoid is a multiplicative gate; "
-                          "gate_form add is not allowed");
+                          "gate_act %s is a multiplicative gate; "
+                          "gate_form add is not allowed",
+                          config_key_vocab("gate_act")[c->gate_act]);
         if (c->gate_gran == GRAN_HEAD)
             return seterr(err, n,
                           "an additive gate must be elementwise, "
@@ -147,6 +153,11 @@ static int validate_variant(const Config *c, char *err, size_t n) {
                           "headslice gate input needs gate_pos g1, "
                           "headwise granularity and no sharing");
     }
+    if (c->gate_in_dim && c->gate_input != GIN_FULL)
+        return seterr(err, n, "gate_in_dim %d needs gate_input full", c->gate_in_dim);
+    if (c->gate_in_dim >= c->d_model && c->gate_in_dim)
+        return seterr(err, n, "gate_in_dim %d must be below d_model %d (0 reads all of X)",
+                      c->gate_in_dim, c->d_model);
     if (c->gate_input == GIN_CONST &&
         (c->gate_pos != GATE_G1 || c->gate_gran != GRAN_ELEM || c->gate_shared))
         return seterr(err, n,

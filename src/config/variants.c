@@ -1,4 +1,4 @@
-/* variants.c: the catalog of named variants (docs/variants.md A to D).
+/* variants.c: the catalog of named variants (docs/variants.md A to F).
  *
  * A variant is data: one table row is key=value text applied through
  * config_set over the variant fields' defaults (every field not named
@@ -153,6 +153,25 @@ static const VariantRow catalog[] = {
     {.id = "qk-norm",
      .fields = "qk_norm=1",
      .formula = "s_ij = RMSNorm(q_i) . RMSNorm(k_j) / sqrt(dh), per head, learned gains; no gate"},
+    /* F. the gates and sink remedies of current models */
+    {.id = "g1-head-narrow",
+     .fields = "gate_pos=g1 gate_gran=head gate_in_dim=12",
+     .formula = "Y_h' = Y_h * sigmoid(X[:, 0:12] w_h), W_theta: 12 x H"},
+    {.id = "g1-head-2sig",
+     .fields = "gate_pos=g1 gate_gran=head gate_act=2sigmoid gate_init=zero",
+     .formula = "Y_h' = Y_h * 2 sigmoid(X w_h), W_theta: d x H, zero-init"},
+    {.id = "g1-head-softplus",
+     .fields = "gate_pos=g1 gate_gran=head gate_act=softplus",
+     .formula = "Y_h' = Y_h * softplus(X w_h), W_theta: d x H"},
+    {.id = "g1-softplus",
+     .fields = "gate_pos=g1 gate_act=softplus",
+     .formula = "Y' = Y * softplus(X W_theta), W_theta: d x H*dh"},
+    {.id = "gated-norm",
+     .fields = "gated_norm=16",
+     .formula = "N(x) * sigmoid(W_up silu(W_down N(x))) after every norm, rank 16"},
+    {.id = "xsa",
+     .fields = "xsa=1",
+     .formula = "z_t = y_t - (y_t . v_t) v_t / ||v_t||^2 per head, no gate"},
 };
 #define N_VARIANTS ((int)(sizeof catalog / sizeof catalog[0]))
 

@@ -69,6 +69,35 @@ static void sublayer_input(const Model *m, float *out, float *mean, float *rstd,
     else norm_forward(m, out, mean, rstd, x, w, b, N);
 }
 
+/* ---- GatedNorm (docs/MODEL.md "GatedNorm") ---- */
+
+/* A norm whose output `out` is gated (gated_norm > 0): the norm writes g->y,
+ * out = GatedNorm(g->y). Returns where the norm itself writes: g->y, or
+ * out without gated_norm. */
+static float *gated_norm_target(const Model *m, float *out, const GatedNormActs *g) {
+    return m->cfg.gated_norm ? g->y : out;
+}
+
+static void gated_norm_site_forward(const Model *m, float *out, GatedNormActs *g,
+                                    const float *w_down, const float *w_up, int N) {
+    if (!m->cfg.gated_norm) return;
+    gated_norm_forward(out, g->h, g->s, g->u, g->y, w_down, w_up, N, m->dims.d, m->cfg.gated_norm);
+}
+
+/* From d(out) to d(y), the norm's output: dout itself without gated_norm,
+ * else sc->dgn_y (weight gradients into gw_down, gw_up). */
+static const float *gated_norm_site_backward(const Model *m, Scratch *sc, const float *dout,
+                                             const GatedNormActs *g, const float *w_down,
+                                             const float *w_up, float *gw_down, float *gw_up,
+                                             int N) {
+    const int r = m->cfg.gated_norm, d = m->dims.d;
+    if (!r) return dout;
+    zero(sc->dgn_y, (size_t)N * d);
+    gated_norm_backward(sc->dgn_y, gw_down, gw_up, dout, g->y, g->h, g->s, g->u, w_down, w_up,
+                        sc->dgn_u, sc->dgn_s, sc->dgn_h, N, d, r);
+    return sc->dgn_y;
+}
+
 /* sublayer_input's backward: adds d(x) into dx from dn = d(out). */
 static void sublayer_input_backward(const Model *m, float *dx, float *dw, float *db,
                                     const float *dn, const float *x, const float *w,
@@ -157,7 +186,10 @@ static void gate_scores_forward(const Model *m, LayerActs *a, const LayerWeights
         gate_act_forward(a->gs, lw->gate_w, (size_t)D->gate_channels, c->gate_act);
         return;
     }
-    /* a FULL gate's z came with the fused input projection */
+    /* a FULL gate's z came with the fused input projection, unless the
+     * gate reads only X's first gate_in_dim dims */
+    if (c->gate_input == GIN_FULL && c->gate_in_dim)
+        prefix_linear_forward(a->gz, a->n1, lw->gate_w, N, D->d, c->gate_in_dim, D->gate_channels);
     if (c->gate_input == GIN_HEADSLICE)
         headslice_linear_forward(a->gz, a->n1, lw->gate_w, lw->gate_b, N, D->H, D->d / D->H);
     gate_act_forward(a->gs, a->gz, n, c->gate_act);
@@ -165,8 +197,8 @@ static void gate_scores_forward(const Model *m, LayerActs *a, const LayerWeights
 }
 
 /* dapplied: gradient w.r.t. the applied scores; adds into dn1 and the
- * gate's parameter gradients, except for a FULL gate, whose d(z) is left
- * in sc->dgz for the fused input projection's backward. */
+ * gate's parameter gradients, except for a fused FULL gate, whose d(z) is
+ * left in sc->dgz for the input projection's backward. */
 static void gate_scores_backward(const Model *m, RunState *s, LayerActs *a, const LayerWeights *lw,
                                  LayerWeights *gw, float *dapplied, float *dn1, int N) {
     const Config *c = &m->cfg;
@@ -185,6 +217,9 @@ static void gate_scores_backward(const Model *m, RunState *s, LayerActs *a, cons
     }
     zero(sc->dgz, n);
     gate_act_backward(sc->dgz, dgs, a->gz, n, c->gate_act);
+    if (c->gate_input == GIN_FULL && c->gate_in_dim)
+        prefix_linear_backward(dn1, gw->gate_w, sc->dgz, a->n1, lw->gate_w, N, D->d, c->gate_in_dim,
+                               D->gate_channels);
     if (c->gate_input == GIN_HEADSLICE)
         headslice_linear_backward(dn1, gw->gate_w, gw->gate_b, sc->dgz, a->n1, lw->gate_w, N, D->H,
                                   D->d / D->H);
@@ -307,7 +342,9 @@ static void attn_inputs_forward(const Model *m, RunState *s, int l, int B, int T
     const int N = B * Ti;
     const size_t Nq = (size_t)N * D->qdim, Nk = (size_t)N * D->kvdim;
     GateBroadcast gk = gate_kind(c);
-    sublayer_input(m, a->n1, a->mean1, a->rstd1, a->x_in, lw->attn_norm_w, lw->attn_norm_b, N);
+    sublayer_input(m, gated_norm_target(m, a->n1, &a->gn1), a->mean1, a->rstd1, a->x_in,
+                   lw->attn_norm_w, lw->attn_norm_b, N);
+    gated_norm_site_forward(m, a->n1, &a->gn1, lw->attn_gn_down, lw->attn_gn_up, N);
     fused_forward(m, s, a, lw, N, iv);
     if (c->gate_pos != GATE_NONE) gate_scores_forward(m, a, lw, N);
     if (iv && c->gate_pos != GATE_NONE)
@@ -360,11 +397,12 @@ static void attn_outputs_forward(const Model *m, RunState *s, int l, int B, int 
             &(AttnOut){a->y, a->att, a->slot, a->preatt},
             &(AttnIn){a->qr, a->kr, a->vg, 0, 0, lw->sink_logit, lw->kv_bias_k, lw->kv_bias_v}, &sp,
             &(AttnShape){B, Ti, D->H, D->Hkv, D->dh});
+    if (c->xsa) xsa_forward(a->yx, a->y, a->vg, N, D->H, D->Hkv, D->dh);
     if (c->y_mod == YMOD_RMSNORM) {
-        rmsnorm_forward(a->yrn, a->yrstd, a->y, NULL, N * D->H, D->dh, c->norm_eps);
+        rmsnorm_forward(a->yrn, a->yrstd, a->yx, NULL, N * D->H, D->dh, c->norm_eps);
         gate_apply_forward(a->ym, a->yrn, lw->y_norm, GB_CONST, FORM_MULT, N, D->H, D->dh);
     } else if (c->y_mod == YMOD_SILU) {
-        silu_forward(a->ym, a->y, (size_t)N * D->qdim);
+        silu_forward(a->ym, a->yx, (size_t)N * D->qdim);
     }
     if (c->gate_pos == GATE_G1)
         gate_apply_forward(a->yg, a->ym, ga, gk, c->gate_form, N, D->H, D->dh);
@@ -388,7 +426,9 @@ static void mlp_block_forward(const Model *m, RunState *s, int l, int N, float *
     const LayerWeights *lw = &m->w.layer[l];
     LayerActs *a = &s->la[l];
     const size_t Nf = (size_t)N * D->ff;
-    sublayer_input(m, a->n2, a->mean2, a->rstd2, a->x_mid, lw->mlp_norm_w, lw->mlp_norm_b, N);
+    sublayer_input(m, gated_norm_target(m, a->n2, &a->gn2), a->mean2, a->rstd2, a->x_mid,
+                   lw->mlp_norm_w, lw->mlp_norm_b, N);
+    gated_norm_site_forward(m, a->n2, &a->gn2, lw->mlp_gn_down, lw->mlp_gn_up, N);
     if (m->cfg.mlp == MLP_SWIGLU) {
         linear_forward(iv, a->h1, a->n2, lw->w_gate, N, D->d, D->ff);
         linear_forward(iv, a->h3, a->n2, lw->w_up, N, D->d, D->ff);
@@ -496,7 +536,9 @@ float model_forward_iv(const Model *m, RunState *s, const int *tokens, const int
         if (iv) iv_residual(iv, l, x_out, B, Ti, D->extra_pos, D->d);
         linear_observe(iv, FQ_OUT_LAYER, x_out, B, (size_t)Ti * D->d);
     }
-    norm_forward(m, s->xfn, s->fmean, s->frstd, s->x_out, m->w.final_norm_w, m->w.final_norm_b, N);
+    norm_forward(m, gated_norm_target(m, s->xfn, &s->sc->gnf), s->fmean, s->frstd, s->x_out,
+                 m->w.final_norm_w, m->w.final_norm_b, N);
+    gated_norm_site_forward(m, s->xfn, &s->sc->gnf, m->w.final_gn_down, m->w.final_gn_up, N);
     if (D->extra_pos) gather_real(s->xreal, s->xfn, B, T, D->extra_pos, D->d, 0);
     matmul_forward(s->logits, s->xreal, m->w.lm_head, NULL, Nr, D->d, D->V);
     s->loss = 0.0f;
@@ -527,8 +569,10 @@ static void mlp_block_backward(const Model *m, RunState *s, int l, int N, float 
         gelu_backward(sc->dh1, sc->dhact, a->h1, Nf);
         matmul_backward(sc->dn, gw->w_up, NULL, sc->dh1, a->n2, lw->w_up, N, D->d, D->ff);
     }
-    sublayer_input_backward(m, dres, gw->mlp_norm_w, gw->mlp_norm_b, sc->dn, a->x_mid,
-                            lw->mlp_norm_w, a->mean2, a->rstd2, N);
+    const float *dn = gated_norm_site_backward(m, sc, sc->dn, &a->gn2, lw->mlp_gn_down,
+                                               lw->mlp_gn_up, gw->mlp_gn_down, gw->mlp_gn_up, N);
+    sublayer_input_backward(m, dres, gw->mlp_norm_w, gw->mlp_norm_b, dn, a->x_mid, lw->mlp_norm_w,
+                            a->mean2, a->rstd2, N);
 }
 
 /* Backward through one gate application. dout is the gradient w.r.t. the
@@ -557,8 +601,9 @@ typedef struct {
     int B, Ti, N;
 } AttnBack;
 
-/* From d(o after G5) to d(y): G5, W_o, G1 and the Y modification in
- * reverse. Returns the buffer holding d(y), the SDPA output. */
+/* From d(o after G5) to d(y): G5, W_o, G1, the Y modification and XSA in
+ * reverse. Returns the buffer holding d(y), the SDPA output; under XSA,
+ * sc->dv holds XSA's part of d(v). */
 static float *attn_output_backward(const AttnBack *ab, const float *dres) {
     const Config *c = &ab->m->cfg;
     const Dims *D = &ab->m->dims;
@@ -584,11 +629,16 @@ static float *attn_output_backward(const AttnBack *ab, const float *dres) {
                             N, D->H, D->dh);
         SWAP(dcur, dalt);
         zero(dalt, Nq);
-        rmsnorm_backward(dalt, NULL, dcur, a->y, NULL, a->yrstd, N * D->H, D->dh);
+        rmsnorm_backward(dalt, NULL, dcur, a->yx, NULL, a->yrstd, N * D->H, D->dh);
         SWAP(dcur, dalt);
     } else if (c->y_mod == YMOD_SILU) {
         zero(dalt, Nq);
-        silu_backward(dalt, dcur, a->y, Nq);
+        silu_backward(dalt, dcur, a->yx, Nq);
+        SWAP(dcur, dalt);
+    }
+    if (c->xsa) { /* XSA's part of d(v) starts sc->dv, the core adds to it */
+        zero(sc->dv, (size_t)N * D->kvdim);
+        xsa_backward(dalt, sc->dv, dcur, a->y, a->vg, N, D->H, D->Hkv, D->dh);
         SWAP(dcur, dalt);
     }
     return dcur;
@@ -610,7 +660,7 @@ static void attn_core_backward(const AttnBack *ab, const float *dy, float **dq_o
     float *dq = sc->dq, *dk = sc->dk, *dv = sc->dv;
     zero(dq, Nq);
     zero(dk, Nk);
-    zero(dv, Nk);
+    if (!c->xsa) zero(dv, Nk); /* under XSA it holds XSA's part already */
     AttnSpec sp;
     attn_spec(&sp, ab->m, Ti, (int)(a - s->la));
     if (s->rm)
@@ -670,7 +720,9 @@ static void attn_input_backward(const AttnBack *ab, float *dq, float *dk, float 
     if (ab->s->rm)
         remedy_input_backward(ab->s->rm, ab->m, (int)(a - ab->s->la), gw, sc->dn, a->n1, ab->B,
                               ab->Ti);
-    sublayer_input_backward(ab->m, dres, gw->attn_norm_w, gw->attn_norm_b, sc->dn, a->x_in,
+    const float *dn = gated_norm_site_backward(ab->m, sc, sc->dn, &a->gn1, lw->attn_gn_down,
+                                               lw->attn_gn_up, gw->attn_gn_down, gw->attn_gn_up, N);
+    sublayer_input_backward(ab->m, dres, gw->attn_norm_w, gw->attn_norm_b, dn, a->x_in,
                             lw->attn_norm_w, a->mean1, a->rstd1, N);
 }
 
@@ -709,8 +761,11 @@ void model_backward(const Model *m, RunState *s) {
     /* dres carries the gradient of the residual stream down the layers */
     float *dres = sc->dres;
     zero(dres, (size_t)N * D->d);
-    norm_backward(m, dres, s->g.final_norm_w, s->g.final_norm_b, sc->dxfn, s->x_out,
-                  m->w.final_norm_w, s->fmean, s->frstd, N);
+    const float *dxn =
+        gated_norm_site_backward(m, sc, sc->dxfn, &sc->gnf, m->w.final_gn_down, m->w.final_gn_up,
+                                 s->g.final_gn_down, s->g.final_gn_up, N);
+    norm_backward(m, dres, s->g.final_norm_w, s->g.final_norm_b, dxn, s->x_out, m->w.final_norm_w,
+                  s->fmean, s->frstd, N);
     for (int l = D->L - 1; l >= 0; l--) {
         mlp_block_backward(m, s, l, N, dres);
         attention_block_backward(m, s, l, B, Ti, dres);
@@ -765,10 +820,11 @@ double model_flops_per_token(const Model *m, int T) {
     double per_layer = (double)D->d * (D->qdim + 2.0 * D->kvdim) + (double)D->qdim * D->d;
     per_layer += (double)D->d * D->ff * (c->mlp == MLP_SWIGLU ? 3.0 : 2.0);
     if (c->gate_pos != GATE_NONE && c->gate_input == GIN_FULL)
-        per_layer += (double)D->d * D->gate_channels;
+        per_layer += (double)(c->gate_in_dim ? c->gate_in_dim : D->d) * D->gate_channels;
     if (c->gate_input == GIN_HEADSLICE) per_layer += (double)D->d;
-    if (c->fox) per_layer += (double)D->d * D->H; /* the forget gate */
-    double matmul = per_layer * D->L + (double)D->d * D->V;
+    if (c->fox) per_layer += (double)D->d * D->H;  /* the forget gate */
+    per_layer += 2.0 * 2.0 * D->d * c->gated_norm; /* two GatedNorms' two matrices */
+    double matmul = per_layer * D->L + (double)D->d * D->V + 2.0 * D->d * c->gated_norm;
     /* diff_attn runs the core twice (each half as a full-width head) */
     double attn = 12.0 * (double)(T + D->extra_pos) * D->qdim * D->L * (c->diff_attn ? 2 : 1);
     return 6.0 * matmul + attn;

@@ -15,7 +15,8 @@
  *   layers.L.attn.w_v         [Hkv*dh, d]
  *   layers.L.attn.w_o         [d, H*dh]
  *   layers.L.attn.q_norm      [dh]   layers.L.attn.k_norm [dh] (qk_norm)
- *   layers.L.attn.gate.w      [channels, d] (FULL) or [H, d/H] (HEADSLICE)
+ *   layers.L.attn.gate.w      [channels, d] (FULL), [channels, gate_in_dim]
+ *                             (FULL, narrow input) or [H, d/H] (HEADSLICE)
  *                             or [H*dh] theta (CONST)
  *   layers.L.attn.gate.b      [H]    (HEADSLICE only)
  *   layers.L.attn.sink_logit  [H]
@@ -31,6 +32,8 @@
  *   layers.L.attn_post_norm.weight, layers.L.mlp_post_norm.weight [d]
  *                             .bias [d] (LayerNorm only) (norm_place = sandwich)
  *   final_norm.weight         [d]    .bias [d] (LayerNorm only)
+ *   NORM.gn_down [r, d], NORM.gn_up [d, r] after attn_norm, mlp_norm and
+ *                             final_norm (gated_norm = r > 0)
  *   lm_head                   [V, d] (untied only)
  */
 #ifndef GATELAB_MODEL_H
@@ -71,13 +74,15 @@ typedef struct {
     float *w_gate, *w_up, *w_down;
     float *attn_post_norm_w, *attn_post_norm_b; /* norm_place = sandwich */
     float *mlp_post_norm_w, *mlp_post_norm_b;
+    float *attn_gn_down, *attn_gn_up, *mlp_gn_down, *mlp_gn_up; /* gated_norm */
 } LayerWeights;
 
 typedef struct {
     float *tok_embed, *pos_embed, *sink_embed;
     LayerWeights layer[MAX_LAYERS];
     float *final_norm_w, *final_norm_b;
-    float *lm_head; /* == tok_embed when tied */
+    float *final_gn_down, *final_gn_up; /* gated_norm */
+    float *lm_head;                     /* == tok_embed when tied */
 } Weights;
 
 /* Shape facts derived once from the Config. */
@@ -131,9 +136,10 @@ typedef struct {
 
 /* A gate that reads all of X through its own [C, d] matrix: that matrix is
  * stored right after W_v, so [W_q; W_k; W_v; W_gate] is one [P, d] block of
- * the arena and the input projection is one sgemm over it. */
+ * the arena and the input projection is one sgemm over it. A narrow-input
+ * gate (gate_in_dim) keeps its [C, gate_in_dim] matrix apart. */
 static inline int model_gate_in_projection(const Config *c) {
-    return c->gate_pos != GATE_NONE && c->gate_input == GIN_FULL;
+    return c->gate_pos != GATE_NONE && c->gate_input == GIN_FULL && c->gate_in_dim == 0;
 }
 
 /* Build the parameter table for cfg (validated). Returns -1 on failure. */

@@ -6,6 +6,12 @@
 
 #include "model.h"
 
+/* One GatedNorm site: the norm's output y [N,d] and the gate's h, s [N,r]
+ * and u [N,d] (op_gatednorm.c). */
+typedef struct GatedNormActs {
+    float *y, *h, *s, *u;
+} GatedNormActs;
+
 struct LayerActs {
     float *x_in;                    /* [N,d] residual entering the layer */
     float *n1, *mean1, *rstd1;      /* attn_norm */
@@ -16,6 +22,7 @@ struct LayerActs {
     float *qr, *kr;                 /* rotated (+ YaRN m) */
     float *att, *preatt, *slot;     /* [B,H,Ti,Ti], [B,H,Ti] */
     float *y;                       /* SDPA output [N,qdim] */
+    float *yx;                      /* after XSA (or alias) */
     float *yrn, *yrstd;             /* sdpa-rmsnorm before its weight */
     float *ym;                      /* after the Y modification (or alias) */
     float *yg;                      /* after G1 (or alias): input to W_o */
@@ -27,6 +34,7 @@ struct LayerActs {
      * norms read); sandwich: u2 = the MLP's output, pmean/prstd the
      * post-norms' statistics. NULL under pre. */
     float *u1, *u2, *pmean1, *prstd1, *pmean2, *prstd2;
+    GatedNormActs gn1, gn2; /* attn_norm's and mlp_norm's GatedNorm (gated_norm) */
 };
 
 struct Scratch {
@@ -37,6 +45,8 @@ struct Scratch {
     float *cat;   /* [N, P] the fused input projection's output or gradient */
     float *attn;  /* attention_backward's scratch */
     float *dpost; /* [N, d] a post-norm's input gradient (norm_place post, sandwich) */
+    float *dgn_y, *dgn_u, *dgn_s, *dgn_h; /* GatedNorm's backward: [N,d], [N,d], [N,r], [N,r] */
+    GatedNormActs gnf;                    /* the final norm's GatedNorm */
 };
 
 /* Rows of the fused input projection [W_q; W_k; W_v; W_gate]: P. */

@@ -33,6 +33,17 @@ int model_fused_cols(const Model *m) {
     return D->qdim + 2 * D->kvdim + (model_gate_in_projection(&m->cfg) ? D->gate_channels : 0);
 }
 
+/* A GatedNorm site's saved activations (all NULL without gated_norm). */
+static void plan_gated_norm(GatedNormActs *g, Bump *b, const Model *m, size_t N) {
+    const size_t r = (size_t)m->cfg.gated_norm, d = (size_t)m->dims.d;
+    memset(g, 0, sizeof *g);
+    if (!r) return;
+    g->y = take(b, N * d);
+    g->h = take(b, N * r);
+    g->s = take(b, N * r);
+    g->u = take(b, N * d);
+}
+
 static void plan_layer(LayerActs *a, Bump *b, const Model *m, size_t N, int B, int Ti) {
     const Dims *D = &m->dims;
     const Config *c = &m->cfg;
@@ -68,7 +79,8 @@ static void plan_layer(LayerActs *a, Bump *b, const Model *m, size_t N, int B, i
     a->preatt = take(b, att);
     if (c->normaliser == NORMZ_SINK_LOGIT || c->kv_bias) a->slot = take(b, (size_t)B * D->H * Ti);
     a->y = take(b, N * D->qdim);
-    a->ym = a->y;
+    a->yx = c->xsa ? take(b, N * D->qdim) : a->y;
+    a->ym = a->yx;
     if (c->y_mod == YMOD_RMSNORM) {
         a->yrn = take(b, N * D->qdim);
         a->yrstd = take(b, N * D->H);
@@ -86,6 +98,8 @@ static void plan_layer(LayerActs *a, Bump *b, const Model *m, size_t N, int B, i
     a->h1 = take(b, N * D->ff);
     a->h3 = c->mlp == MLP_SWIGLU ? take(b, N * D->ff) : NULL;
     a->hact = take(b, N * D->ff);
+    plan_gated_norm(&a->gn1, b, m, N);
+    plan_gated_norm(&a->gn2, b, m, N);
     if (c->norm_place == NORMPLACE_PRE) return;
     a->u1 = c->norm_place == NORMPLACE_POST ? take(b, N * D->d) : NULL;
     a->u2 = take(b, N * D->d);
@@ -118,6 +132,12 @@ static void plan_scratch(Scratch *sc, Bump *b, const Model *m, size_t N, size_t 
     sc->inv_freq = take(b, (size_t)D->dh);
     sc->cat = take(b, N * (size_t)model_fused_cols(m));
     sc->dpost = m->cfg.norm_place != NORMPLACE_PRE ? take(b, N * D->d) : NULL;
+    const size_t r = (size_t)m->cfg.gated_norm;
+    sc->dgn_y = r ? take(b, N * D->d) : NULL;
+    sc->dgn_u = r ? take(b, N * D->d) : NULL;
+    sc->dgn_s = r ? take(b, N * r) : NULL;
+    sc->dgn_h = r ? take(b, N * r) : NULL;
+    plan_gated_norm(&sc->gnf, b, m, N);
 }
 
 static size_t plan(RunState *s, const Model *m, float *base) {

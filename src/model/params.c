@@ -97,6 +97,16 @@ static void add_norm(Builder *b, const char *base, const Config *c, int d) {
     }
 }
 
+/* GatedNorm's two matrices after norm `base` (gated_norm = r > 0). */
+static void add_gated_norm(Builder *b, const char *base, const Config *c, int d) {
+    char n[PARAM_NAME];
+    if (!c->gated_norm) return;
+    snprintf(n, sizeof n, "%.48s.gn_down", base);
+    add(b, n, c->gated_norm, d, 1, 1);
+    snprintf(n, sizeof n, "%.48s.gn_up", base);
+    add(b, n, d, c->gated_norm, 1, 1);
+}
+
 /* The gate's own parameters, except a FULL gate's matrix, which joins the
  * input projection (add_layer). */
 static void add_gate(Builder *b, const char *pre, const Config *c, const Dims *D) {
@@ -105,6 +115,8 @@ static void add_gate(Builder *b, const char *pre, const Config *c, const Dims *D
     snprintf(n, sizeof n, "%.48s.gate.w", pre);
     if (c->gate_input == GIN_CONST) {
         add(b, n, D->gate_groups * D->gate_cg, 0, 0, 1);
+    } else if (c->gate_input == GIN_FULL) { /* narrow input: gate_in_dim columns */
+        add(b, n, D->gate_channels, c->gate_in_dim, 1, 1);
     } else if (c->gate_input == GIN_HEADSLICE) {
         add(b, n, D->H, D->d / D->H, 1, 1);
         snprintf(n, sizeof n, "%.48s.gate.b", pre);
@@ -117,6 +129,7 @@ static void add_layer(Builder *b, int l, const Config *c, const Dims *D) {
     snprintf(pre, sizeof pre, "layers.%d", l);
 #define NAME(s) (snprintf(n, sizeof n, "%s." s, pre), n)
     add_norm(b, NAME("attn_norm"), c, D->d);
+    add_gated_norm(b, NAME("attn_norm"), c, D->d);
     add(b, NAME("attn.w_q"), D->qdim, D->d, 1, 0);
     add(b, NAME("attn.w_k"), D->kvdim, D->d, 1, 0);
     add(b, NAME("attn.w_v"), D->kvdim, D->d, 1, 0);
@@ -140,6 +153,7 @@ static void add_layer(Builder *b, int l, const Config *c, const Dims *D) {
         add(b, NAME("attn.fox_b"), D->H, 0, 0, 1);
     }
     add_norm(b, NAME("mlp_norm"), c, D->d);
+    add_gated_norm(b, NAME("mlp_norm"), c, D->d);
     if (c->mlp == MLP_SWIGLU) add(b, NAME("mlp.w_gate"), D->ff, D->d, 1, 0);
     add(b, NAME("mlp.w_up"), D->ff, D->d, 1, 0);
     add(b, NAME("mlp.w_down"), D->d, D->ff, 1, 0);
@@ -160,6 +174,7 @@ int param_table_build(ParamTable *t, const Config *c, const Dims *D) {
     else if (c->sink_token > 1) add(&b, "sink_embed", c->sink_token, D->d, 0, 1);
     for (int l = 0; l < D->L; l++) add_layer(&b, l, c, D);
     add_norm(&b, "final_norm", c, D->d);
+    add_gated_norm(&b, "final_norm", c, D->d);
     if (!c->tied_embed) add(&b, "lm_head", D->V, D->d, 1, 0);
     if (b.failed) {
         param_table_free(t);
@@ -192,6 +207,8 @@ void weights_point(Weights *w, float *base, const ParamTable *t, const Config *c
     w->sink_embed = ptr(base, t, "sink_embed");
     w->final_norm_w = ptr(base, t, "final_norm.weight");
     w->final_norm_b = ptr(base, t, "final_norm.bias");
+    w->final_gn_down = ptr(base, t, "final_norm.gn_down");
+    w->final_gn_up = ptr(base, t, "final_norm.gn_up");
     w->lm_head = c->tied_embed ? w->tok_embed : ptr(base, t, "lm_head");
     for (int l = 0; l < c->n_layers && l < MAX_LAYERS; l++) {
         LayerWeights *lw = &w->layer[l];
@@ -223,6 +240,10 @@ void weights_point(Weights *w, float *base, const ParamTable *t, const Config *c
         lw->attn_post_norm_b = P("attn_post_norm.bias");
         lw->mlp_post_norm_w = P("mlp_post_norm.weight");
         lw->mlp_post_norm_b = P("mlp_post_norm.bias");
+        lw->attn_gn_down = P("attn_norm.gn_down");
+        lw->attn_gn_up = P("attn_norm.gn_up");
+        lw->mlp_gn_down = P("mlp_norm.gn_down");
+        lw->mlp_gn_up = P("mlp_norm.gn_up");
 #undef P
     }
 }
@@ -249,8 +270,9 @@ static void init_tensor(float *p, const ParamInfo *pi, const Config *c, Rng *r) 
     }
     if (ends_with(n, "diff_lambda")) std = 0.1f; /* as the official code */
     if (ends_with(n, ".bias") || ends_with(n, "gate.b") || ends_with(n, "fox_b") ||
-        ends_with(n, "sink_logit") || (c->gate_input == GIN_CONST && ends_with(n, "gate.w")))
-        return; /* zeros: g1-const starts at sigma(0) = 0.5 */
+        ends_with(n, "sink_logit") ||
+        ((c->gate_input == GIN_CONST || c->gate_init == GINIT_ZERO) && ends_with(n, "gate.w")))
+        return; /* zeros: g1-const starts at sigma(0) = 0.5, gate_init zero at act(0) */
     if (ends_with(n, "w_o") || ends_with(n, "w_down")) std /= sqrtf(2.0f * (float)c->n_layers);
     for (size_t i = 0; i < pi->numel; i++) p[i] = std * (float)rng_normal(r);
 }

@@ -37,6 +37,13 @@ SIMD_BODY void gate_act_forward_body(float *out, const float *inp, size_t n, Gat
     case ACT_NS_SIGMOID:
         for (size_t i = 0; i < n; i++) out[i] = 0.5f + 0.5f * sigmoidf(inp[i]);
         break;
+    case ACT_2SIGMOID:
+        for (size_t i = 0; i < n; i++) out[i] = 2.0f * sigmoidf(inp[i]);
+        break;
+    case ACT_SOFTPLUS: /* max(z, 0) + ln(1 + e^-|z|): no overflow for large |z| */
+        for (size_t i = 0; i < n; i++)
+            out[i] = fmaxf(inp[i], 0.0f) + log1pf(fast_expf(-fabsf(inp[i])));
+        break;
     case ACT_IDENTITY:
     default:
         for (size_t i = 0; i < n; i++) out[i] = inp[i];
@@ -66,6 +73,15 @@ SIMD_BODY void gate_act_backward_body(float *dinp, const float *dout, const floa
             float s = sigmoidf(inp[i]);
             dinp[i] += dout[i] * 0.5f * s * (1.0f - s);
         }
+        break;
+    case ACT_2SIGMOID:
+        for (size_t i = 0; i < n; i++) {
+            float s = sigmoidf(inp[i]);
+            dinp[i] += dout[i] * 2.0f * s * (1.0f - s);
+        }
+        break;
+    case ACT_SOFTPLUS: /* d softplus(z) / dz = sigmoid(z) */
+        for (size_t i = 0; i < n; i++) dinp[i] += dout[i] * sigmoidf(inp[i]);
         break;
     case ACT_IDENTITY:
     default:

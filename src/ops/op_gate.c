@@ -1,6 +1,7 @@
 /* op_gate.c: applying activated gate scores to a tensor viewed as
  * x[M, G, Cg], with the broadcast of the gate's granularity; the
- * head-shared mean; and the head-slice linear of head-gate-linear.
+ * head-shared mean; the head-slice linear of head-gate-linear; and the
+ * prefix linear of a narrow-input gate (gate_in_dim).
  *
  * FORM_ADD is defined for every broadcast (out = x + s broadcast) though
  * the model only uses it elementwise; its score gradient is the sum of
@@ -145,6 +146,34 @@ void headslice_linear_backward(float *dx, float *dw, float *db, const float *dz,
             if (dw)
                 for (size_t c = 0; c < SS; c++) dw[h * SS + c] += g * x[off + c];
             if (db) db[h] += g;
+        }
+    }
+}
+
+/* z[M,C] = x[M, 0:K] . w[C, 0:K]; x rows are D wide */
+void prefix_linear_forward(float *z, const float *x, const float *w, int M, int D, int K, int C) {
+    size_t DD = (size_t)D, KK = (size_t)K, CC = (size_t)C;
+    for (size_t m = 0; m < (size_t)M; m++) {
+        const float *xr = x + m * DD;
+        for (size_t c = 0; c < CC; c++) {
+            const float *wr = w + c * KK;
+            float acc = 0.0f;
+            for (size_t j = 0; j < KK; j++) acc += xr[j] * wr[j];
+            z[m * CC + c] = acc;
+        }
+    }
+}
+
+/* dx[M, 0:K] += dz w; dw += dz^T x[:, 0:K] */
+void prefix_linear_backward(float *dx, float *dw, const float *dz, const float *x, const float *w,
+                            int M, int D, int K, int C) {
+    size_t DD = (size_t)D, KK = (size_t)K, CC = (size_t)C;
+    for (size_t m = 0; m < (size_t)M; m++) {
+        for (size_t c = 0; c < CC; c++) {
+            float g = dz[m * CC + c];
+            if (dx)
+                for (size_t j = 0; j < KK; j++) dx[m * DD + j] += g * w[c * KK + j];
+            for (size_t j = 0; j < KK; j++) dw[c * KK + j] += g * x[m * DD + j];
         }
     }
 }

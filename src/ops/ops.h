@@ -241,6 +241,34 @@ void headslice_linear_forward(float *z, const float *x, const float *w, const fl
 void headslice_linear_backward(float *dx, float *dw, float *db, const float *dz, const float *x,
                                const float *w, int M, int H, int S);
 
+/* The narrow-input gate: z[M,C] = sum_{j<K} x[M, j] * w[C, j], the first K
+ * of each x row's D columns (K <= D). Backward adds into dx (may be NULL)
+ * and dw. */
+void prefix_linear_forward(float *z, const float *x, const float *w, int M, int D, int K, int C);
+void prefix_linear_backward(float *dx, float *dw, const float *dz, const float *x, const float *w,
+                            int M, int D, int K, int C);
+
+/* ---- exclusive self-attention (op_xsa.c) ---- */
+/* z[M,H,dh] = y - (y . v) v / (v . v + XSA_EPS) per row and head, v the
+ * head's kv head (h / (H / Hkv)) of v[M,Hkv,dh]. */
+#define XSA_EPS 1e-12f
+void xsa_forward(float *z, const float *y, const float *v, int M, int H, int Hkv, int dh);
+/* dy = d(z)'s gradient through y (written); dv += the part through v. */
+void xsa_backward(float *dy, float *dv, const float *dz, const float *y, const float *v, int M,
+                  int H, int Hkv, int dh);
+
+/* ---- GatedNorm (op_gatednorm.c) ---- */
+/* A norm's output y[N,d] gated by a rank-r MLP of itself (Qiu et al. 2026):
+ * h = y W_down^T [N,r], s = silu(h), u = s W_up^T [N,d], out = y * sigmoid(u).
+ * w_down [r,d], w_up [d,r]; h, s and u are kept for the backward. */
+void gated_norm_forward(float *out, float *h, float *s, float *u, const float *y,
+                        const float *w_down, const float *w_up, int N, int d, int r);
+/* dy += d(out)'s gradient through y (both paths); dw_down, dw_up +=; du
+ * [N,d], ds and dh [N,r] are scratch. */
+void gated_norm_backward(float *dy, float *dw_down, float *dw_up, const float *dout, const float *y,
+                         const float *h, const float *s, const float *u, const float *w_down,
+                         const float *w_up, float *du, float *ds, float *dh, int N, int d, int r);
+
 /* ---- residual (op_act.c) ---- */
 void residual_forward(float *out, const float *a, const float *b, size_t n);
 

@@ -27,9 +27,10 @@ DEFAULTS = OrderedDict(
     qk_norm=0, tied_embed=0, norm_eps=1e-5,
     window=0, window_layers="all", norm_place="pre",
     gate_pos="none", gate_gran="elem", gate_shared=0, gate_form="mult",
-    gate_act="sigmoid", gate_input="full", normaliser="softmax",
+    gate_act="sigmoid", gate_input="full", gate_in_dim=0, gate_init="normal",
+    normaliser="softmax",
     clip_alpha=4.0, softpick_eps=1e-6, kv_bias=0, sink_token=0, y_mod="none",
-    diff_attn=0, ssmax=0, fox=0,
+    diff_attn=0, ssmax=0, fox=0, xsa=0, gated_norm=0,
     batch_size=2, steps=10, lr=1e-2, min_lr_frac=0.1, warmup=2,
     weight_decay=0.1, beta1=0.9, beta2=0.95, adam_eps=1e-8, grad_clip=1.0,
 )
@@ -43,8 +44,9 @@ ENUMS = {
     "gate_pos": ("none", "g1", "g2", "g3", "g4", "g5"),
     "gate_gran": ("elem", "head"),
     "gate_form": ("mult", "add"),
-    "gate_act": ("sigmoid", "silu", "identity", "ns-sigmoid"),
+    "gate_act": ("sigmoid", "silu", "identity", "ns-sigmoid", "2sigmoid", "softplus"),
     "gate_input": ("full", "headslice", "const"),
+    "gate_init": ("normal", "zero"),
     "normaliser": ("softmax", "softmax1", "sink-logit", "clipped", "sigmoid",
                    "softpick", "stickbreak"),
     "y_mod": ("none", "rmsnorm", "silu"),
@@ -53,8 +55,9 @@ ENUMS = {
 # The field values every variant id starts from (the baseline's).
 VARIANT_BASE = OrderedDict(
     gate_pos="none", gate_gran="elem", gate_shared=0, gate_form="mult",
-    gate_act="sigmoid", gate_input="full", normaliser="softmax",
-    kv_bias=0, sink_token=0, y_mod="none", diff_attn=0, ssmax=0, fox=0,
+    gate_act="sigmoid", gate_input="full", gate_in_dim=0, gate_init="normal",
+    normaliser="softmax",
+    kv_bias=0, sink_token=0, y_mod="none", diff_attn=0, ssmax=0, fox=0, xsa=0, gated_norm=0,
 )
 
 
@@ -64,7 +67,7 @@ def _g(pos, **kw):
     return d
 
 
-# The 35 ids of docs/variants.md as explicit field changes
+# The 41 ids of docs/variants.md as explicit field changes
 # over VARIANT_BASE. Shape changes of the parameter-matched ids (section B)
 # depend on the base shape, so they are functions of it (see variant_fields).
 VARIANTS = OrderedDict([
@@ -108,6 +111,13 @@ VARIANTS = OrderedDict([
     ("registers", dict(sink_token=4)),
     # E. stability controls
     ("qk-norm", dict(qk_norm=1)),
+    # F. the gates and sink remedies of current models
+    ("g1-head-narrow", _g("g1", gate_gran="head", gate_in_dim=12)),
+    ("g1-head-2sig", _g("g1", gate_gran="head", gate_act="2sigmoid", gate_init="zero")),
+    ("g1-head-softplus", _g("g1", gate_gran="head", gate_act="softplus")),
+    ("g1-softplus", _g("g1", gate_act="softplus")),
+    ("gated-norm", dict(gated_norm=16)),
+    ("xsa", dict(xsa=1)),
 ])
 
 
@@ -200,7 +210,13 @@ def gate_geometry(cfg):
             raise ValueError("gate_input headslice needs a G1/G4 gate and H | d_model")
         return G, Cg, H, [H, d // H]
     ch = G if cfg["gate_gran"] == "head" else G * Cg
-    return G, Cg, ch, [ch, d]
+    return G, Cg, ch, [ch, cfg["gate_in_dim"] or d]
+
+
+def gated_norm_shapes(cfg, norm):
+    """GatedNorm's W_down [r, d] and W_up [d, r] after norm (gated_norm = r)."""
+    r, d = cfg["gated_norm"], cfg["d_model"]
+    return [(norm + ".gn_down", [r, d], 1), (norm + ".gn_up", [d, r], 1)] if r else []
 
 
 def param_shapes(cfg):
@@ -222,6 +238,7 @@ def param_shapes(cfg):
         out.append((p + "attn_norm.weight", [d], 0))
         if layer:
             out.append((p + "attn_norm.bias", [d], 0))
+        out += gated_norm_shapes(cfg, p + "attn_norm")
         out += [(p + "attn.w_q", [H * dh, d], 1), (p + "attn.w_k", [Hkv * dh, d], 1),
                 (p + "attn.w_v", [Hkv * dh, d], 1), (p + "attn.w_o", [d, H * dh], 1)]
         if cfg["qk_norm"]:
@@ -246,6 +263,7 @@ def param_shapes(cfg):
         out.append((p + "mlp_norm.weight", [d], 0))
         if layer:
             out.append((p + "mlp_norm.bias", [d], 0))
+        out += gated_norm_shapes(cfg, p + "mlp_norm")
         if cfg["mlp"] == "swiglu":
             out.append((p + "mlp.w_gate", [ff, d], 1))
         out += [(p + "mlp.w_up", [ff, d], 1), (p + "mlp.w_down", [d, ff], 1)]
@@ -257,6 +275,7 @@ def param_shapes(cfg):
     out.append(("final_norm.weight", [d], 0))
     if layer:
         out.append(("final_norm.bias", [d], 0))
+    out += gated_norm_shapes(cfg, "final_norm")
     if not cfg["tied_embed"]:
         out.append(("lm_head", [V, d], 1))
     return out
@@ -297,7 +316,8 @@ def init_params(cfg, gen, dtype=torch.float64):
 def init_params_model(cfg, gen, dtype=torch.float32):
     """The C model's own initialisation scheme (MODEL.md "Initialisation"):
     matrices N(0, init_std), w_o and w_down init_std / sqrt(2 L); norm
-    weights 1, biases 0, sink_logit 0, g1-const theta 0, head-slice b 0;
+    weights 1, biases 0, sink_logit 0, g1-const theta 0, head-slice b 0, a
+    gate_init = zero gate 0;
     kv_bias_* and sink_embed N(0, init_std). For the bench."""
     std = cfg.get("init_std", 0.02)
     params = OrderedDict()
@@ -309,7 +329,8 @@ def init_params_model(cfg, gen, dtype=torch.float32):
             t = torch.full(shape, 1.0 / math.log(max(2, cfg["seq_len"])), dtype=torch.float64)
         elif leaf == "diff_lambda":
             t = 0.1 * torch.randn(*shape, generator=gen, dtype=torch.float64)
-        elif leaf in ("bias", "b", "sink_logit", "fox_b") or (leaf == "w" and len(shape) == 1):
+        elif leaf in ("bias", "b", "sink_logit", "fox_b") or (leaf == "w" and len(shape) == 1) \
+                or (name.endswith("gate.w") and cfg["gate_init"] == "zero"):
             t = torch.zeros(*shape, dtype=torch.float64)
         else:
             sd = std / math.sqrt(2 * cfg["n_layers"]) if leaf in ("w_o", "w_down") else std
@@ -375,6 +396,10 @@ def gate_act(z, act):
         return F.silu(z)
     if act == "identity":
         return z
+    if act == "2sigmoid":
+        return 2.0 * torch.sigmoid(z)
+    if act == "softplus":
+        return F.softplus(z)
     return 0.5 + 0.5 * torch.sigmoid(z)  # ns-sigmoid
 
 
@@ -443,9 +468,17 @@ class Model:
             return layernorm(x, w, self.p[prefix + ".bias"], self.cfg["norm_eps"])
         return rmsnorm(x, w, self.cfg["norm_eps"])
 
+    def gated(self, y, prefix):
+        """GatedNorm (Qiu et al. 2026) on norm prefix's output y, when on:
+        y * sigmoid(silu(y W_down^T) W_up^T)."""
+        if not self.cfg["gated_norm"]:
+            return y
+        h = F.silu(y @ self.p[prefix + ".gn_down"].t())
+        return y * torch.sigmoid(h @ self.p[prefix + ".gn_up"].t())
+
     def sub_input(self, x, prefix):
         """A sub-layer's input: its norm, except under post-LN (x itself)."""
-        return x if self.cfg["norm_place"] == "post" else self.norm(x, prefix)
+        return x if self.cfg["norm_place"] == "post" else self.gated(self.norm(x, prefix), prefix)
 
     def residual(self, x, f, l, site):
         """x plus sub-layer `site`'s output f (attn or mlp) under the norm
@@ -466,8 +499,8 @@ class Model:
         B, Ti, _ = t.shape
         w = P["layers.%d.attn.gate.w" % l]
         inp = c["gate_input"]
-        if inp == "full":
-            z = xn @ w.t()
+        if inp == "full":  # gate_in_dim K > 0: only X's first K dims
+            z = xn[..., :w.shape[1]] @ w.t()
         elif inp == "headslice":
             H = c["n_heads"]
             xs = xn.reshape(B, Ti, H, c["d_model"] // H)
@@ -592,6 +625,8 @@ class Model:
         y = a @ v
         if slot is not None:
             y = y + slot * P[pre + "kv_bias_v"][None, :, None, :]
+        if c["xsa"]:  # Zhai 2026: drop y's component along the token's own value
+            y = y - (y * v).sum(-1, keepdim=True) * v / ((v * v).sum(-1, keepdim=True) + 1e-12)
         y = y.transpose(1, 2)  # [B, Ti, H, dh]
         if c["y_mod"] == "rmsnorm":
             y = rmsnorm(y, P[pre + "y_norm"].reshape(H, dh), c["norm_eps"])
@@ -630,7 +665,7 @@ class Model:
         for l in range(c["n_layers"]):
             x = self.residual(x, self.attention(l, x, rope), l, "attn")
             x = self.residual(x, self.mlp(l, x), l, "mlp")
-        xf = self.norm(x, "final_norm")
+        xf = self.gated(self.norm(x, "final_norm"), "final_norm")
         head = P["tok_embed"] if c["tied_embed"] else P["lm_head"]
         logits = xf @ head.t()
         return logits[:, extra:]

@@ -105,6 +105,13 @@ OPTIONS = OrderedDict([
     ("opt-post-softpick", dict(norm_place="post", normaliser="softpick")),
     ("opt-sandwich-clipped", dict(norm_place="sandwich", norm="layer",
                                   normaliser="clipped", gate_pos="g5")),
+    # XSA under the per-head RMSNorm of Y, a sink token and MQA
+    ("opt-xsa-ynorm-sink", dict(xsa=1, y_mod="rmsnorm", sink_token=1, n_kv_heads=1)),
+    # a narrow-input 2 sigma gate on V, elementwise, under XSA
+    ("opt-narrow-g2-xsa", dict(gate_pos="g2", gate_in_dim=5, gate_act="2sigmoid", xsa=1)),
+    # GatedNorm of rank 3 after LayerNorms, learned positions, a sink token, tied
+    ("opt-gatednorm-ln", dict(gated_norm=3, norm="layer", pos="learned", max_pos=16,
+                              sink_token=1, tied_embed=1)),
 ])
 
 # Keys written to every config text, in this order after `variant`.
