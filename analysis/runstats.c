@@ -208,3 +208,14 @@ double rs_lc_degradation(RunReader *r, const char *mode, int mult) {
     if (T <= 0) return NAN;
     return lc_loss(r, mode, mult * T, NULL) - lc_loss(r, mode, T, NULL);
 }
+
+int rs_head_dormant(const ProbeRecord *p, int l, int h, double *score) {
+    *score = NAN;
+    if (!p->head_out_norm || l < 0 || l >= p->L || h < 0 || h >= p->H) return -1;
+    double *s = malloc((size_t)p->H * sizeof *s);
+    if (!s) return -1;
+    head_norm_scores(s, p->head_out_norm + (size_t)l * p->H * p->T, p->H, p->T);
+    *score = s[h];
+    free(s);
+    return head_dormant(*score, rs_head_share(p, l, h));
+}

@@ -63,6 +63,14 @@ double rs_kurtosis(const ProbeRecord *p);
 double rs_top1_median(const ProbeRecord *p);
 double rs_bos_ratio(const ProbeRecord *p);
 
+/* The dormant-head class of head (l, h) (metrics.h head_dormant, the
+ * declared rule of docs/metrics.md "Head probes"): 1 dormant, 0 active, -1
+ * when the probe has no head_out_norm or a score is not finite. *score gets
+ * the head's output-norm score (head_norm_scores; NaN without the array).
+ * `gatelab sinks` prints it and `intervene head-zero --heads dormant` zeroes
+ * the heads it finds. */
+int rs_head_dormant(const ProbeRecord *p, int l, int h, double *score);
+
 /* Long-context degradation of an evaluated run (gatelab eval, /lceval):
  * the val loss at mult times the training length minus the val loss at
  * the training length, both under mode (RS_LC_PLAIN or RS_LC_YARN). NaN

@@ -341,6 +341,72 @@ static void test_cli_store(void **st) {
 
 /* ---- against PyTorch (make_intervene_fixture.py's more/ groups) ---- */
 
+/* Name of the run file's last probe group into name ("" when none). */
+static herr_t last_probe_cb(hid_t g, const char *nm, const H5L_info_t *info, void *data) {
+    (void)g, (void)info;
+    if (strcmp(nm, (char *)data) > 0) snprintf((char *)data, 64, "%s", nm);
+    return 0;
+}
+
+/* Rewrites dataset name of probe group g as float: f(v, n) in place. */
+static void edit_f32(hid_t g, const char *name, void (*f)(float *, hsize_t *)) {
+    hid_t d = H5Dopen2(g, name, H5P_DEFAULT), sp = H5Dget_space(d);
+    hsize_t dims[4] = {0};
+    assert_int_equal(H5Sget_simple_extent_ndims(sp), name[0] == 'a' ? 4 : 3);
+    H5Sget_simple_extent_dims(sp, dims, NULL);
+    size_t n = 1;
+    for (int i = 0; i < H5Sget_simple_extent_ndims(sp); i++) n *= dims[i];
+    float *v = malloc(n * sizeof *v);
+    assert_non_null(v);
+    assert_true(H5Dread(d, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) >= 0);
+    f(v, dims);
+    assert_true(H5Dwrite(d, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) >= 0);
+    free(v), H5Sclose(sp), H5Dclose(d);
+}
+
+/* Head (0, 0) sends every query t >= 1 to the first token... */
+static void sink_head00(float *A, hsize_t *dims) {
+    const hsize_t P = dims[2];
+    for (hsize_t t = 1; t < P; t++)
+        for (hsize_t k = 0; k < P; k++) A[t * P + k] = k == 0;
+}
+
+/* ... and its output norm is a hundredth of what it was. */
+static void quiet_head00(float *o, hsize_t *dims) {
+    for (hsize_t t = 0; t < dims[2]; t++) o[t] *= 0.01f;
+}
+
+/* --heads dormant zeroes the heads the run file's last probe classifies as
+ * dormant: a copy of the g1 run whose head (0, 0) is made a sink with a
+ * small output norm (docs/metrics.md's rule) zeroes exactly 0.0, the same
+ * loss as --heads 0.0; the unchanged run has no dormant head and is
+ * refused, naming it. */
+static void test_head_zero_dormant(void **st) {
+    (void)st;
+    char out[1100], copy[1100], name[64] = "";
+    snprintf(out, sizeof out, "%s/dormant.out", dir);
+    snprintf(copy, sizeof copy, "%s/dormant.h5", dir);
+    assert_int_equal(tu_run(out, "intervene %s head-zero --heads dormant --no-write", g1_run), 2);
+    tu_assert_one_line(out, "no head is dormant by the rule of docs/metrics.md", NULL);
+    size_t len;
+    char *bytes = tu_slurp_ok(g1_run, &len);
+    tu_write_file(copy, bytes, len);
+    free(bytes);
+    hid_t f = H5Fopen(copy, H5F_ACC_RDWR, H5P_DEFAULT), pg = H5Gopen2(f, "probe", H5P_DEFAULT);
+    H5Literate(pg, H5_INDEX_NAME, H5_ITER_INC, NULL, last_probe_cb, name);
+    hid_t g = H5Gopen2(pg, name, H5P_DEFAULT);
+    edit_f32(g, "attention", sink_head00);
+    edit_f32(g, "head_out_norm", quiet_head00);
+    H5Gclose(g), H5Gclose(pg), H5Fclose(f);
+    assert_int_equal(tu_run(out, "intervene %s head-zero --heads dormant --no-write", copy), 0);
+    char *dorm = tu_slurp_ok(out, NULL);
+    assert_int_equal(tu_run(out, "intervene %s head-zero --heads 0.0 --no-write", copy), 0);
+    char *listed = tu_slurp_ok(out, NULL);
+    assert_non_null(strstr(dorm, "head-zero heads: 0.0"));
+    assert_string_equal(dorm, listed);
+    free(dorm), free(listed);
+}
+
 static void *fx_read(hid_t g, const char *path, hid_t mtype, size_t elem, size_t *n) {
     hid_t d = H5Dopen2(g, path, H5P_DEFAULT);
     if (d < 0) fail_msg("fixture: no dataset %s", path);
@@ -480,6 +546,7 @@ int main(void) {
         cmocka_unit_test(test_parse_lists),       cmocka_unit_test(test_mact_hand),
         cmocka_unit_test(test_head_zero),         cmocka_unit_test(test_gate_const_and_layer),
         cmocka_unit_test(test_pytorch_reference), cmocka_unit_test(test_cli_store),
+        cmocka_unit_test(test_head_zero_dormant),
     };
     return cmocka_run_group_tests(tests, setup_run, remove_run);
 }

@@ -23,15 +23,6 @@ static void head_first_rest(const ProbeRecord *p, const float *arr, int l, int h
 
 static const char *dormant_word(int d) { return d < 0 ? "n/a" : d ? "dormant" : "active"; }
 
-/* Every head's output-norm score of layer l into s[H] (NaN without the
- * array). */
-static void layer_scores(const ProbeRecord *p, int l, double *s) {
-    if (p->head_out_norm)
-        head_norm_scores(s, p->head_out_norm + (size_t)l * p->H * p->T, p->H, p->T);
-    else
-        for (int h = 0; h < p->H; h++) s[h] = NAN;
-}
-
 static void print_kv(const ProbeRecord *p) {
     printf("\nKey and value norms (||k_t||, ||v_t|| of the KV head each query head "
            "reads, as attention reads them; mean over probe sequences): position 0 "
@@ -60,21 +51,17 @@ static void print_dormant(const ProbeRecord *p) {
         printf("  not stored in this run file\n");
         return;
     }
-    double *s = malloc((size_t)p->H * sizeof *s);
-    if (!s) return;
     int n = 0;
     printf("  %5s %5s %9s %9s %8s\n", "layer", "head", "score", "share", "class");
-    for (int l = 0; l < p->L; l++) {
-        layer_scores(p, l, s);
+    for (int l = 0; l < p->L; l++)
         for (int h = 0; h < p->H; h++) {
-            double sh = rs_head_share(p, l, h);
-            int d = head_dormant(s[h], sh);
+            double score;
+            int d = rs_head_dormant(p, l, h, &score);
             n += d == 1;
-            printf("  %5d %5d %9.4f %9.4f %8s\n", l, h, s[h], sh, dormant_word(d));
+            printf("  %5d %5d %9.4f %9.4f %8s\n", l, h, score, rs_head_share(p, l, h),
+                   dormant_word(d));
         }
-    }
     printf("  dormant: %d of %d heads\n", n, p->L * p->H);
-    free(s);
 }
 
 void hp_sinks_text(const ProbeRecord *p) {
@@ -96,25 +83,23 @@ static json_t *fr_json(const ProbeRecord *p, const float *arr, int l, int h) {
 
 void hp_sinks_json(json_t *o, const ProbeRecord *p) {
     json_t *heads = json_array(), *rule = json_object();
-    double *s = malloc((size_t)p->H * sizeof *s);
     cj_set(rule, "norm_thr", cj_num(DORMANT_NORM_THR));
     cj_set(rule, "share_thr", cj_num(DORMANT_SHARE_THR));
     cj_set(o, "dormant_rule", rule);
-    for (int l = 0; s && l < p->L; l++) {
-        layer_scores(p, l, s);
+    for (int l = 0; l < p->L; l++) {
         for (int h = 0; h < p->H; h++) {
             json_t *e = json_object();
-            int d = head_dormant(s[h], rs_head_share(p, l, h));
+            double score;
+            int d = rs_head_dormant(p, l, h, &score);
             cj_set(e, "layer", json_integer(l));
             cj_set(e, "head", json_integer(h));
             cj_set(e, "key_norm", fr_json(p, p->key_norm, l, h));
             cj_set(e, "value_norm", fr_json(p, p->value_norm, l, h));
-            cj_set(e, "dormant_score", cj_num(s[h]));
+            cj_set(e, "dormant_score", cj_num(score));
             cj_set(e, "dormant", d < 0 ? json_null() : json_boolean(d));
             json_array_append_new(heads, e);
         }
     }
-    free(s);
     cj_set(o, "head_probes", heads);
 }
 

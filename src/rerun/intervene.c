@@ -1,5 +1,6 @@
 /* intervene.c: a run's probe rerun under interventions (intervene.h). */
 #include "intervene.h"
+#include "runstats.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -110,16 +111,42 @@ int intervene_check(const InterventionKind *kinds, int n, const IvParams *p, int
     return 0;
 }
 
-/* `--heads dormant`: the heads the run file classifies as dormant, into
- * mask[L * H]. The run file holds no dormant-head classification yet, so
- * this refuses; its reader is to fill mask here (and text with the list). */
+/* `--heads dormant`: the heads the run file's last probe classifies as
+ * dormant (rs_head_dormant, runstats.h), into mask[L * H] and their list
+ * ("L.H,...") into text. Refused, naming the run, when the probe has no
+ * head output norms or no head is dormant (zeroing none is `none`). */
 static int dormant_heads(Forward *f, unsigned char *mask, char *text, size_t len, char *err,
                          size_t errlen) {
-    (void)mask, (void)text, (void)len;
-    return seterr(err, errlen,
-                  "%s: --heads dormant: the run file has no dormant-head "
-                  "classification",
-                  f->run);
+    char why[512];
+    RunReader *r = runread_open(f->run, why, sizeof why);
+    ProbeRecord p;
+    if (!r) return seterr(err, errlen, "--heads dormant: %s", why);
+    int rc = runread_probe(r, -1, &p, why, sizeof why);
+    runread_close(r);
+    if (rc != 0) return seterr(err, errlen, "--heads dormant: %s", why);
+    int n = 0, bad = p.L != f->info.L || p.H != f->info.H || !p.head_out_norm;
+    size_t k = 0;
+    memset(mask, 0, (size_t)f->info.L * f->info.H);
+    text[0] = '\0';
+    for (int l = 0; !bad && l < p.L; l++)
+        for (int h = 0; h < p.H; h++) {
+            double score;
+            if (rs_head_dormant(&p, l, h, &score) != 1) continue;
+            mask[l * p.H + h] = 1, n++;
+            if (k < len)
+                k += (size_t)snprintf(text + k, len - k, "%s%d.%d", n > 1 ? "," : "", l, h);
+        }
+    runread_probe_free(&p);
+    if (bad)
+        return seterr(err, errlen,
+                      "%s: --heads dormant: the last probe has no head output norms for "
+                      "this model",
+                      f->run);
+    if (n == 0)
+        return seterr(err, errlen,
+                      "%s: --heads dormant: no head is dormant by the rule of docs/metrics.md",
+                      f->run);
+    return 0;
 }
 
 /* The head-zero mask [L * H] of p into *mask (malloc'd) and its list into
