@@ -126,7 +126,6 @@ typedef struct {
     int threads;
     float spike_factor;   /* loss spike: > factor * median of previous 50 */
     int flush_subnormals; /* train with subnormals flushed to zero (fpmode.h) */
-    int reproducible;     /* pinned kernels, the same bits on any AVX2 + FMA CPU (repro.h) */
 } Config;
 
 /* Fill cfg with built-in defaults (the `small`-like baseline): each key's
@@ -152,7 +151,10 @@ int config_differences(const Config *from, const Config *to, char *buf, size_t l
  * On error returns -1 and writes a one-line reason naming file:line:key. */
 int config_load_file(Config *cfg, const char *path, char *err, size_t errlen);
 
-/* Same, from a string holding INI text; name labels errors. */
+/* Same, from a string holding INI text (a run file's or checkpoint's
+ * recorded config); name labels errors. A retired key in it (config.c:
+ * retired_keys, e.g. reproducible) is read and has no effect, where a
+ * preset or --set naming it is refused. */
 int config_load_string(Config *cfg, const char *text, const char *name, char *err, size_t errlen);
 
 /* Apply one "key=value" override. Returns -1 with a reason on error. */

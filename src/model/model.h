@@ -139,8 +139,7 @@ const ParamInfo *param_find(const ParamTable *t, const char *name);
 void weights_point(Weights *w, float *base, const ParamTable *t, const Config *cfg);
 void dims_from_config(Dims *d, const Config *cfg);
 
-/* Allocate the arena and initialise it from cfg.init_seed; routes this
- * process's products by cfg.reproducible (ops.h: gemm_use_blas). */
+/* Allocate the arena and initialise it from cfg.init_seed. */
 int model_init(Model *m, const Config *cfg, char *err, size_t errlen);
 /* model_init without the parameter arena: dims and the parameter table
  * only, for sizing a run before allocating it (free with model_free). */

@@ -63,7 +63,7 @@
 #define RS_SIMD_PATH "simd_path"
 /* who computed the model's products (ops.h gemm): "gatelab" (op_gemm.c,
  * the same bits on every SIMD path and BLAS core), "openblas" (sgemm on
- * blas_core: the reproducible mode), or for an inspected checkpoint
+ * blas_core: runs trained with the retired reproducible key), or for an inspected checkpoint
  * "openblas projections, gatelab attention"; at creation */
 #define RS_PRODUCTS "products"
 /* values of RS_STATUS (and of a sweep's status table) */
