@@ -40,6 +40,7 @@ static const char *const normz_names[] = {"softmax", "softmax1", "sink-logit", "
                                           "sigmoid", "softpick", "stickbreak", NULL};
 static const char *const ymod_names[] = {"none", "rmsnorm", "silu", NULL};
 static const char *const data_names[] = {"brown", "tokens", "bigram", "text", NULL};
+static const char *const wd_scale_names[] = {"lr", "fixed", NULL};
 
 static const char *enum_name(const char *const *names, int v) {
     for (int i = 0; names[i]; i++)
@@ -164,6 +165,7 @@ static const KeyDef keys[] = {
     RF(min_lr_frac, SEC_TRAIN, 0, 1, 0, "0.1"),
     RI(warmup, SEC_TRAIN, 0, MAX_COUNT, "100"),
     RF(weight_decay, SEC_TRAIN, 0, 100, 0, "0.1"),
+    E(wd_scale, wd_scale_names, SEC_TRAIN, "lr"),
     RF(beta1, SEC_TRAIN, 0, 0.999999, 1, "0.9"),
     RF(beta2, SEC_TRAIN, 0, 0.999999, 1, "0.95"),
     RF(adam_eps, SEC_TRAIN, 0, 1, 1, "1e-8"),

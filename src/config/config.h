@@ -55,6 +55,11 @@ typedef enum { YMOD_NONE = 0, YMOD_RMSNORM, YMOD_SILU } YMod;
 
 typedef enum { DATA_BROWN = 0, DATA_TOKENS, DATA_BIGRAM, DATA_TEXT } DataSource;
 
+/* What scales the decoupled weight decay (docs/MODEL.md, Optimiser): the
+ * step's lr (decay lr_t * wd, torch.optim.AdamW's), or the schedule alone
+ * (decay wd * lr_t / lr, Loshchilov & Hutter 2019, Algorithm 2). */
+typedef enum { WD_SCALE_LR = 0, WD_SCALE_FIXED } WdScale;
+
 typedef struct {
     /* --- model --- */
     int n_layers;
@@ -112,6 +117,7 @@ typedef struct {
     float min_lr_frac; /* cosine decays to lr * min_lr_frac */
     int warmup;
     float weight_decay;
+    WdScale wd_scale;
     float beta1, beta2, adam_eps;
     float grad_clip; /* global-norm clip; 0 = off */
     unsigned long long init_seed;

@@ -31,6 +31,7 @@ DEFAULTS = OrderedDict(
     diff_attn=0, ssmax=0, fox=0,
     batch_size=2, steps=10, lr=1e-2, min_lr_frac=0.1, warmup=2,
     weight_decay=0.1, beta1=0.9, beta2=0.95, adam_eps=1e-8, grad_clip=1.0,
+    wd_scale="lr",
 )
 
 ENUMS = {
@@ -45,6 +46,7 @@ ENUMS = {
     "normaliser": ("softmax", "softmax1", "sink-logit", "clipped", "sigmoid",
                    "softpick", "stickbreak"),
     "y_mod": ("none", "rmsnorm", "silu"),
+    "wd_scale": ("lr", "fixed"),
 }
 
 # The field values every variant id starts from (the baseline's).
@@ -615,7 +617,10 @@ def make_optimizer(model):
     flags = model.decay_flags()
     dec = [p for n, p in model.p.items() if flags[n]]
     nodec = [p for n, p in model.p.items() if not flags[n]]
-    groups = [{"params": dec, "weight_decay": c["weight_decay"]},
+    # torch decays by lr_t * weight_decay; wd_scale = fixed wants
+    # weight_decay * lr_t / lr (the schedule's multiplier alone)
+    wd = c["weight_decay"] / c["lr"] if c["wd_scale"] == "fixed" else c["weight_decay"]
+    groups = [{"params": dec, "weight_decay": wd},
               {"params": nodec, "weight_decay": 0.0}]
     return torch.optim.AdamW(groups, lr=c["lr"], betas=(c["beta1"], c["beta2"]),
                              eps=c["adam_eps"])
