@@ -107,6 +107,7 @@ typedef struct {
     double hist[PL * 50], cmean[PL * PC], below[PL * 4], stats[PL * 4];
     double hmax[PL], hmed[PL], htop3[PL * 3], hkurt[PL], hratio[PL];
     double bos_max[PL], bos_ratio[PL], tok_max[PL], tok_ratio[PL], max_logit[PL];
+    double grad_in[PL * PT], gate_wn[PL * 2];
     int bos_arg[PL], tok_arg[PL];
     ProbeRecord p;
 } Probe;
@@ -141,6 +142,8 @@ static void make_probe(Probe *q, long long step) {
     fill_d(q->tok_max, PL, 13.0);
     fill_d(q->max_logit, PL, 17.0);
     fill_d(q->tok_ratio, PL, 14.0);
+    fill_d(q->grad_in, PL * PT, 18.0);
+    fill_d(q->gate_wn, PL * 2, 19.0);
     for (int l = 0; l < PL; l++) q->bos_arg[l] = 5 + l, q->tok_arg[l] = 7 - l;
     q->p = (ProbeRecord){.step = step,
                          .L = PL,
@@ -176,7 +179,9 @@ static void make_probe(Probe *q, long long step) {
                          .tok_max = q->tok_max,
                          .tok_argmax = q->tok_arg,
                          .tok_norm_ratio = q->tok_ratio,
-                         .max_logit = q->max_logit};
+                         .max_logit = q->max_logit,
+                         .grad_in_norm = q->grad_in,
+                         .gate_w_norm = q->gate_wn};
 }
 
 /* ---- plain-HDF5 readers ---- */
@@ -981,6 +986,7 @@ static size_t table_elems(const ProbeRecord *p, const char *dims) {
         case 'K': n *= RS_GATE_NBELOW; break;
         case 'M': n *= RS_GATE_NSTATS; break;
         case '3': n *= RS_HIDDEN_TOP; break;
+        case 'G': n *= (size_t)p->gate_heads; break;
         default: fail_msg("unknown dims letter %c", *c);
         }
     }

@@ -227,7 +227,9 @@ static const double RS_GATE_BELOW_THR[RS_GATE_NBELOW] = {0.5, RS_GATE_SPARSE, 1e
  * sequences, C gate channels, S sampled gate sequences, P side of the
  * stored attention maps (T, or the first maps_len < T positions of a
  * pretrained run; the attr RS_P_MAPS_LEN then says so), B = RS_GATE_BINS,
- * K = RS_GATE_NBELOW, M = RS_GATE_NSTATS, 3 = RS_HIDDEN_TOP. The reader
+ * K = RS_GATE_NBELOW, M = RS_GATE_NSTATS, 3 = RS_HIDDEN_TOP, G the heads
+ * the gate serves (the attr gate_heads; head-shared gates: the heads their
+ * weights are cut into before the mean). The reader
  * takes a letter's size from the first array that has it (in this order)
  * and checks every later one against it.
  * kind: RS_REQ always there, RS_OPT may be absent, RS_GATE only when the
@@ -300,7 +302,14 @@ enum { RS_REQ, RS_OPT, RS_GATE, RS_GATE_OPT };
       "mean over sequences")                                                                       \
     X(max_logit, double, RS_F64, 0, "max_logit", "L", RS_OPT,                                      \
       "per layer: the largest |attention logit| (q.k / sqrt(dh) before the normaliser) over "      \
-      "probe sequences, heads and visible keys")
+      "probe sequences, heads and visible keys")                                                   \
+    X(grad_in_norm, double, RS_F64, 0, "grad_in_norm", "LT", RS_OPT,                               \
+      "per layer and position t: mean over probe sequences of the L2 norm of the gradient of "     \
+      "the sequence's mean loss w.r.t. the residual stream entering the block (Chen & Yao "        \
+      "2026's gradient sinks); trained runs' probes only")                                         \
+    X(gate_w_norm, double, RS_F64, 0, "gate_weight_norm", "LG", RS_GATE_OPT,                       \
+      "per layer and gated head: Frobenius norm of the gate's weights that serve the head "        \
+      "(biases excluded); trained runs' probes only")
 
 enum { RS_F32, RS_F64, RS_I32 };
 

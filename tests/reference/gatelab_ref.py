@@ -560,8 +560,10 @@ class Model:
             h = gelu_tanh(xn @ P[pre + "w_up"].t())
         return h @ P[pre + "w_down"].t()
 
-    def forward(self, tokens):
-        """tokens [B, T] (long) -> logits [B, T, V] of the real positions."""
+    def forward(self, tokens, block_inputs=None):
+        """tokens [B, T] (long) -> logits [B, T, V] of the real positions.
+        block_inputs: a list that gets each block's input residual stream
+        [B, Ti, d] (sink rows included), to take gradients with respect to."""
         c, P = self.cfg, self.p
         B, T = tokens.shape
         x = P["tok_embed"][tokens]
@@ -574,6 +576,9 @@ class Model:
             x = x + P["pos_embed"][:Ti][None]
         rope = rope_tables(c, Ti, x.dtype) if c["pos"] == "rope" else None
         for l in range(c["n_layers"]):
+            if block_inputs is not None:
+                x.retain_grad()
+                block_inputs.append(x)
             x = x + self.attention(l, x, rope)
             x = x + self.mlp(l, x)
         xf = self.norm(x, "final_norm")
