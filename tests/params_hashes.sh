@@ -4,8 +4,9 @@
 # weights (h5dump of /params, data only). Two builds whose outputs are
 # equal train every variant to the same bits:
 #   tests/params_hashes.sh old/gatelab > a; tests/params_hashes.sh new/gatelab > b; diff a b
-# MODE is "default" or "repro" (the config key reproducible = 1). THREADS
-# defaults to 1. The ids come from the source's catalog, so an id a build
+# MODE is always "default", gatelab's one arithmetic (files written while
+# it had a second mode still diff against these lines). THREADS defaults
+# to 1. The ids come from the source's catalog, so an id a build
 # lacks shows as "FAILED" rather than disappearing.
 set -uo pipefail
 [ $# -ge 1 ] || { echo "usage: $0 GATELAB [THREADS...]" >&2; exit 2; }
@@ -18,20 +19,15 @@ trap 'rm -rf "$dir"' EXIT
 ids=$(grep -rhoE '\{\s*\.id = "[^"]+"' "$src"/src --include='variants*.c' |
     sed 's/.*"\(.*\)"/\1/')
 for id in $ids; do
-    for mode in default repro; do
-        r=0
-        [ $mode = repro ] && r=1
-        for t in "${threads[@]}"; do
-            out="$dir/$id-$mode-$t.h5"
-            if "$bin" train --config "$src/experiments/tiny.ini" --set variant="$id" \
-                --set reproducible=$r --set threads="$t" --quiet --out "$out" \
-                >/dev/null 2>"$dir/err"; then
-                h=$(h5dump -g /params "$out" | tail -n +2 | sha256sum | cut -c1-16)
-            else
-                h="FAILED($(head -c 80 "$dir/err" | tr '\n' ' '))"
-            fi
-            echo "$id $mode $t $h"
-            rm -f "$out" "$out".*
-        done
+    for t in "${threads[@]}"; do
+        out="$dir/$id-$t.h5"
+        if "$bin" train --config "$src/experiments/tiny.ini" --set variant="$id" \
+            --set threads="$t" --quiet --out "$out" >/dev/null 2>"$dir/err"; then
+            h=$(h5dump -g /params "$out" | tail -n +2 | sha256sum | cut -c1-16)
+        else
+            h="FAILED($(head -c 80 "$dir/err" | tr '\n' ' '))"
+        fi
+        echo "$id default $t $h"
+        rm -f "$out" "$out".*
     done
 done

@@ -1,70 +1,127 @@
 #!/usr/bin/env bash
-# repro.sh GATELAB: the reproducible mode (config key reproducible, repro.h)
-# gives the same bits whether or not the machine has AVX-512. Two tiny
-# g1-elem runs in that mode:
-#   A  natively, started on OpenBLAS's AVX-512 core (SkylakeX) with
-#      gatelab's AVX-512 kernels asked for: the mode must re-execute onto
-#      the Haswell core and the AVX2 kernels;
-#   B  under qemu-x86_64 -cpu Haswell, a CPU with AVX2 and FMA but no
-#      AVX-512 (the test first checks that gatelab there refuses
-#      GATELAB_SIMD=avx512), with the environment already pinned, since an
-#      exec from inside qemu-user would leave the emulator.
-# Their final weights must be byte-identical, and both files must record
-# core Haswell and path avx2. A third run, C, out of the mode on the AVX-512
-# core, must record those instead (the mode is what pins them). Out of the
-# mode the products are gatelab's own (op_gemm.c), whose paths give the
-# same bits: a fourth run, D, out of the mode under qemu (AVX2, Haswell
-# core), must have C's weights.
-# Needs qemu-user (skipped without it) and AVX2 + FMA.
+# repro.sh GATELAB: gatelab's arithmetic is one, whatever the CPU. Its
+# products (op_gemm.c) and elementwise kernels (simd.h) give the same bits
+# on every SIMD path and whichever OpenBLAS core is loaded, so:
+#   1  every catalog id's tiny run ends with the same /params under
+#      GATELAB_SIMD=avx512, avx2 and base, and under OPENBLAS_CORETYPE=
+#      SkylakeX, Haswell and Sandybridge (each path and core this CPU can
+#      run; the files must record the path and core asked for);
+#   2  under qemu-x86_64 -cpu Haswell, a CPU with AVX2 and FMA but no
+#      AVX-512 (where gatelab must refuse GATELAB_SIMD=avx512), tiny runs
+#      of baseline and g1-elem have the native runs' /params;
+#   3  the retired key `reproducible` is refused by train with its one-line
+#      reason, and a run file that recorded reproducible = 1 (in its config
+#      text and its typed /config attributes) still reads and reruns: eval,
+#      intervene, stream.
+# Part 2 needs qemu-user (skipped without it, with a note); part 3 needs
+# python3-h5py to write the old file (skipped without it, with a note).
 set -u
 bin=$1
 fail() { echo "FAIL: $*"; exit 1; }
 flags=$(grep -m1 '^flags' /proc/cpuinfo)
 has() { [[ " $flags " == *" $1 "* ]]; }
-has avx2 && has fma || { echo "SKIP: no AVX2 + FMA"; exit 77; }
-command -v qemu-x86_64 >/dev/null || { echo "SKIP: no qemu-x86_64 (Debian qemu-user)"; exit 77; }
-# the sanitizer suite: the plain suite runs this check; emulating an
-# instrumented binary only adds minutes
-[ -z "${ASAN_OPTIONS:-}" ] || { echo "SKIP: sanitizer build (the plain suite checks this)"; exit 77; }
+command -v h5dump >/dev/null || { echo "SKIP: no h5dump (Debian hdf5-tools)"; exit 77; }
 src=$(cd "$(dirname "$0")/.." && pwd)
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-cfg=(--config "$src/experiments/tiny.ini" --set variant=g1-elem --quiet)
-native() { "$bin" train "${cfg[@]}" "$@"; }
-# qemu warns about every host CPU feature TCG lacks: its stderr goes to a file
-emulated() { qemu-x86_64 -cpu Haswell "$bin" train "${cfg[@]}" "$@" 2>"$dir/qemu.err"; }
 attr() { h5dump -a "$2" "$1" | sed -n 's/^ *(0): "\(.*\)"$/\1/p'; }
-params() { h5dump -g /params "$1" | tail -n +2; }
+params() { h5dump -g /params "$1" | tail -n +2 | sha256sum | cut -c1-16; }
+ids=$(grep -rhoE '\{\s*\.id = "[^"]+"' "$src"/src --include='variants*.c' |
+    sed 's/.*"\(.*\)"/\1/')
+[ -n "$ids" ] || fail "no catalog ids found under $src/src"
 
-(
-    unset OPENBLAS_L2_SIZE
-    export OPENBLAS_CORETYPE=SkylakeX GATELAB_SIMD=avx512
-    native --set reproducible=1 --out "$dir/a.h5"
-) || fail "native reproducible run"
-if GATELAB_SIMD=avx512 qemu-x86_64 -cpu Haswell "$bin" --version >/dev/null 2>&1; then
-    fail "under qemu -cpu Haswell gatelab still offers AVX-512"
-fi
-(
-    export OPENBLAS_CORETYPE=Haswell OPENBLAS_L2_SIZE=512 GATELAB_SIMD=avx2
-    emulated --set reproducible=1 --out "$dir/b.h5"
-) || fail "emulated run: $(grep -v 'TCG doesn.t support' "$dir/qemu.err")"
-for f in a b; do
-    [ "$(attr "$dir/$f.h5" blas_core)" = Haswell ] || fail "$f.h5: core $(attr "$dir/$f.h5" blas_core)"
-    [ "$(attr "$dir/$f.h5" simd_path)" = avx2 ] || fail "$f.h5: path $(attr "$dir/$f.h5" simd_path)"
-done
-cmp <(params "$dir/a.h5") <(params "$dir/b.h5") || fail "weights differ with and without AVX-512"
+# the settings of part 1 this CPU can run, each as "VAR=VALUE"
+settings=(GATELAB_SIMD=base OPENBLAS_CORETYPE=Sandybridge)
+if has avx2 && has fma; then settings+=(GATELAB_SIMD=avx2 OPENBLAS_CORETYPE=Haswell); fi
 if has avx512f && has avx512bw && has avx512vl && has avx512dq; then
-    (
-        export OPENBLAS_CORETYPE=SkylakeX GATELAB_SIMD=avx512
-        native --out "$dir/c.h5"
-    ) || fail "native run out of the mode"
-    [ "$(attr "$dir/c.h5" blas_core)" = SkylakeX ] || fail "c.h5: core not SkylakeX"
-    [ "$(attr "$dir/c.h5" simd_path)" = avx512 ] || fail "c.h5: path not avx512"
-    (
-        export OPENBLAS_CORETYPE=Haswell GATELAB_SIMD=avx2
-        emulated --out "$dir/d.h5"
-    ) || fail "emulated run out of the mode: $(grep -v 'TCG doesn.t support' "$dir/qemu.err")"
-    cmp <(params "$dir/c.h5") <(params "$dir/d.h5") ||
-        fail "out of the mode, weights differ between AVX-512 + SkylakeX and AVX2 + Haswell"
+    settings+=(GATELAB_SIMD=avx512 OPENBLAS_CORETYPE=SkylakeX)
 fi
-echo "ok: runs are bit-identical with and without AVX-512, in the mode and out of it"
+
+# train ID OUT [VAR=VALUE...]: a tiny run of ID into OUT under the settings
+train() {
+    local id=$1 out=$2
+    shift 2
+    env "$@" "$bin" train --config "$src/experiments/tiny.ini" --set variant="$id" --quiet \
+        --out "$out" >/dev/null 2>"$dir/err"
+}
+
+n=0
+for id in $ids; do
+    train "$id" "$dir/ref.h5" || fail "$id: $(head -c 200 "$dir/err")"
+    want=$(params "$dir/ref.h5")
+    rm -f "$dir"/ref.h5*
+    for s in "${settings[@]}"; do
+        train "$id" "$dir/s.h5" "$s" || fail "$id under $s: $(head -c 200 "$dir/err")"
+        case $s in
+        GATELAB_SIMD=*) rec=$(attr "$dir/s.h5" simd_path) ;;
+        *) rec=$(attr "$dir/s.h5" blas_core) ;;
+        esac
+        [ "$rec" = "${s#*=}" ] || fail "$id under $s: the run file records '$rec'"
+        got=$(params "$dir/s.h5")
+        [ "$got" = "$want" ] || fail "$id: /params under $s ($got) differ from the default ($want)"
+        rm -f "$dir"/s.h5*
+        n=$((n + 1))
+    done
+done
+echo "ok: $n runs over $(echo $ids | wc -w) ids bit-identical under ${settings[*]}"
+
+if [ -n "${ASAN_OPTIONS:-}" ]; then
+    # emulating an instrumented binary only adds minutes; the plain suite runs it
+    echo "note: sanitizer build, qemu part skipped"
+elif ! command -v qemu-x86_64 >/dev/null; then
+    echo "note: no qemu-x86_64 (Debian qemu-user), the emulated part skipped"
+else
+    if GATELAB_SIMD=avx512 qemu-x86_64 -cpu Haswell "$bin" --version >/dev/null 2>&1; then
+        fail "under qemu -cpu Haswell gatelab still offers AVX-512"
+    fi
+    for id in baseline g1-elem; do
+        train "$id" "$dir/n.h5" || fail "$id native: $(head -c 200 "$dir/err")"
+        # qemu warns about every host CPU feature TCG lacks: stderr is kept apart
+        qemu-x86_64 -cpu Haswell "$bin" train --config "$src/experiments/tiny.ini" \
+            --set variant="$id" --quiet --out "$dir/q.h5" >/dev/null 2>"$dir/qemu.err" ||
+            fail "$id emulated: $(grep -v 'TCG doesn.t support' "$dir/qemu.err" | head -c 200)"
+        [ "$(attr "$dir/q.h5" simd_path)" = avx2 ] || fail "$id emulated: path not avx2"
+        [ "$(params "$dir/q.h5")" = "$(params "$dir/n.h5")" ] ||
+            fail "$id: /params differ between this CPU and an emulated Haswell"
+        rm -f "$dir"/n.h5* "$dir"/q.h5*
+    done
+    echo "ok: baseline and g1-elem bit-identical on an emulated AVX2-only Haswell"
+fi
+
+"$bin" train --config "$src/experiments/tiny.ini" --set reproducible=1 --quiet \
+    --out "$dir/r.h5" >/dev/null 2>"$dir/err"
+rc=$?
+[ $rc = 2 ] || fail "train --set reproducible=1 exited $rc, not 2"
+grep -q "reproducible.: retired: the default products give the same bits on every CPU; see docs/speed.md" \
+    "$dir/err" || fail "train --set reproducible=1 said: $(head -c 200 "$dir/err")"
+[ "$(wc -l <"$dir/err")" = 1 ] || fail "the refusal is not one line: $(cat "$dir/err")"
+[ ! -e "$dir/r.h5" ] || fail "a refused train wrote its run file"
+
+if ! /usr/bin/python3 -c 'import h5py' 2>/dev/null; then
+    echo "note: no python3-h5py, the old run file part skipped"
+    exit 0
+fi
+train g1-elem "$dir/old.h5" || fail "g1-elem: $(head -c 200 "$dir/err")"
+/usr/bin/python3 - "$dir/old.h5" <<'EOF' || fail "could not write reproducible = 1 into the run file"
+import sys
+import h5py
+import numpy as np
+
+with h5py.File(sys.argv[1], "r+") as f:
+    g = f["config"]
+    t = g.attrs["text"]
+    t = t.decode() if isinstance(t, bytes) else t
+    assert "reproducible" not in t and "[train]\n" in t
+    g.attrs["text"] = t.replace("[train]\n", "[train]\nreproducible = 1\n", 1)
+    g.attrs["reproducible"] = np.int64(1)
+EOF
+for c in "eval --lengths 1x" "intervene" "stream"; do
+    set -- $c
+    cmd=$1
+    shift
+    k=()
+    [ "$cmd" = intervene ] && k=(gates-open)
+    "$bin" "$cmd" "$dir/old.h5" "$@" "${k[@]}" >/dev/null 2>"$dir/err" ||
+        fail "$cmd of a run file that recorded reproducible = 1: $(head -c 200 "$dir/err")"
+done
+echo "ok: reproducible is refused; a run file that recorded it reads and reruns"

@@ -538,7 +538,42 @@ static void test_key_defaults(void **state) {
     assert_int_equal(c.log_every, 10);
     assert_int_equal(c.threads, 1);
     assert_int_equal(c.flush_subnormals, 0);
-    assert_int_equal(c.reproducible, 0);
+}
+
+/* The retired key `reproducible`: a preset or --set naming it is refused
+ * with the one-line reason; a run file's recorded text that has it (either
+ * value) reads as the same config without it. */
+static void test_retired_key(void **state) {
+    (void)state;
+    Config c, plain;
+    char err[512];
+    config_defaults(&c);
+    assert_int_equal(config_set(&c, "reproducible=1", err, sizeof err), -1);
+    assert_non_null(strstr(err, "key 'reproducible': retired: the default products give the "
+                                "same bits on every CPU; see docs/speed.md"));
+    assert_null(strchr(err, '\n'));
+    assert_int_equal(config_set(&c, "reproducible=0", err, sizeof err), -1);
+    char path[] = "/tmp/gatelab-retired-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    const char *ini = "[train]\nsteps = 5\nreproducible = 1\n";
+    assert_int_equal(write(fd, ini, strlen(ini)), (ssize_t)strlen(ini));
+    close(fd);
+    config_defaults(&c);
+    int rc = config_load_file(&c, path, err, sizeof err);
+    unlink(path);
+    assert_int_equal(rc, -1);
+    assert_non_null(strstr(err, ":3: key 'reproducible': retired"));
+    config_defaults(&plain);
+    assert_int_equal(config_load_string(&plain, "[train]\nsteps = 5\n", "r.h5", err, sizeof err),
+                     0);
+    for (int v = 0; v < 2; v++) {
+        char text[96];
+        snprintf(text, sizeof text, "[train]\nsteps = 5\nreproducible = %d\n", v);
+        config_defaults(&c);
+        assert_int_equal(config_load_string(&c, text, "r.h5", err, sizeof err), 0);
+        assert_int_equal(memcmp(&c, &plain, sizeof c), 0);
+    }
 }
 
 /* Whether id is a C catalog id. */
@@ -979,6 +1014,7 @@ int main(void) {
         cmocka_unit_test(test_contradictions),
         cmocka_unit_test(test_impossible_shapes),
         cmocka_unit_test(test_documented_ranges),
+        cmocka_unit_test(test_retired_key),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

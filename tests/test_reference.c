@@ -385,9 +385,44 @@ static int list_fixtures(Fixture *out, int cap, char *dir, size_t dirlen) {
     return n;
 }
 
+/* grad_clip = 0 is no clipping: a gradient of norm 5 stays as it is, where
+ * clip = 1 scales it to norm 1 (the same call, so the test can fail). */
+static void test_clip_off(void **state) {
+    (void)state;
+    float g[2] = {3.0f, 4.0f};
+    assert_true(grad_clip(g, 2, 0.0f) == 5.0);
+    assert_true(g[0] == 3.0f && g[1] == 4.0f);
+    assert_true(grad_clip(g, 2, 1.0f) == 5.0);
+    assert_true(fabs(grad_global_norm(g, 2) - 1.0) < 1e-6);
+}
+
+/* One AdamW step on one decayed weight, by hand (docs/MODEL.md): with a
+ * zero gradient the moments stay 0 and only the decay acts, p = 2 becomes
+ * 2 - 2 * factor with factor lr_t * wd (wd_scale = lr) or wd * lr_t / lr
+ * (wd_scale = fixed); at lr_t = lr / 4 they differ. */
+static void test_wd_scale_step(void **state) {
+    (void)state;
+    Config c;
+    config_defaults(&c);
+    c.lr = 0.2f;
+    c.weight_decay = 0.5f;
+    ParamInfo pi = {.numel = 1, .ndim = 1, .shape = {1, 0}, .decay = 1};
+    ParamTable t = {&pi, 1, 1};
+    const float lr_t = 0.05f;
+    for (int mode = 0; mode < 2; mode++) {
+        c.wd_scale = mode ? WD_SCALE_FIXED : WD_SCALE_LR;
+        float p = 2.0f, g = 0.0f, m = 0.0f, v = 0.0f;
+        adamw_update(&p, &g, &m, &v, &t, &c, lr_t, 0);
+        float factor = mode ? 0.5f * (lr_t / 0.2f) : lr_t * 0.5f;
+        assert_true(decay_factor(&c, lr_t) == factor);
+        assert_true(p == 2.0f - factor * 2.0f);
+        assert_true(fabsf(p - (mode ? 1.75f : 1.95f)) < 1e-6f);
+    }
+}
+
 int main(void) {
     static Fixture fx[MAX_FIXTURES];
-    static struct CMUnitTest tests[MAX_FIXTURES];
+    static struct CMUnitTest tests[MAX_FIXTURES + 2];
     char dir[1024];
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL); /* missing objects are reported by name */
     int n = list_fixtures(fx, MAX_FIXTURES, dir, sizeof dir);
@@ -405,5 +440,7 @@ int main(void) {
         tests[i].teardown_func = NULL;
         tests[i].initial_state = &fx[i];
     }
+    tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_clip_off);
+    tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_wd_scale_step);
     return _cmocka_run_group_tests("reference", tests, (size_t)n, NULL, NULL);
 }

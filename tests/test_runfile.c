@@ -107,6 +107,7 @@ typedef struct {
     double hist[PL * 50], cmean[PL * PC], below[PL * 4], stats[PL * 4];
     double hmax[PL], hmed[PL], htop3[PL * 3], hkurt[PL], hratio[PL];
     double bos_max[PL], bos_ratio[PL], tok_max[PL], tok_ratio[PL], max_logit[PL];
+    double grad_in[PL * PT], gate_wn[PL * 2];
     int bos_arg[PL], tok_arg[PL];
     float key_alpha[PN * PL * PH * PT], bos_cos[PN * PL * PT];
     double resid[PL * PD];
@@ -151,6 +152,8 @@ static void make_probe(Probe *q, long long step) {
     fill_d(q->gfirst, PL, 18.0);
     fill_d(q->grest, PL, 19.0);
     fill_d(q->erank, PL * PH, 21.0);
+    fill_d(q->grad_in, PL * PT, 18.0);
+    fill_d(q->gate_wn, PL * 2, 19.0);
     for (int l = 0; l < PL; l++) q->bos_arg[l] = 5 + l, q->tok_arg[l] = 7 - l;
     fill_f(q->key_alpha, PN * PL * PH * PT, 50.0f);
     fill_f(q->bos_cos, PN * PL * PT, 60.0f);
@@ -199,7 +202,9 @@ static void make_probe(Probe *q, long long step) {
                          .head_out_norm = q->onorm,
                          .gate_first = q->gfirst,
                          .gate_rest = q->grest,
-                         .ov_erank = q->erank};
+                         .ov_erank = q->erank,
+                         .grad_in_norm = q->grad_in,
+                         .gate_w_norm = q->gate_wn};
 }
 
 /* ---- plain-HDF5 readers ---- */
@@ -1005,6 +1010,7 @@ static size_t table_elems(const ProbeRecord *p, const char *dims) {
         case 'K': n *= RS_GATE_NBELOW; break;
         case 'M': n *= RS_GATE_NSTATS; break;
         case '3': n *= RS_HIDDEN_TOP; break;
+        case 'G': n *= (size_t)p->gate_heads; break;
         default: fail_msg("unknown dims letter %c", *c);
         }
     }

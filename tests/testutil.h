@@ -4,6 +4,10 @@
 
 #include <stddef.h>
 
+#include <hdf5.h>
+
+#include "model.h"
+
 /* Source root and binary from the environment meson sets (GATELAB_SRC,
  * GATELAB_BIN), with fallbacks for running a test by hand from build/. */
 const char *tu_src(void);
@@ -67,5 +71,14 @@ void tu_assert_one_line(const char *log, const char *n1, const char *n2);
 
 /* Count lines in a file that are not empty. */
 int tu_count_lines(const char *path);
+
+/* Dataset path of the HDF5 group or file g read whole as mtype (elem bytes
+ * each) into a calloc'd buffer with one spare zero element (text stays
+ * NUL-terminated); *n its element count. A missing dataset fails the test. */
+void *tu_fx_read(hid_t g, const char *path, hid_t mtype, size_t elem, size_t *n);
+
+/* The model of a PyTorch fixture group g (tests/reference/make_*.py): its
+ * "config" text and every "params/<name>" tensor; name labels failures. */
+void tu_fx_model(hid_t g, const char *name, Model *m);
 
 #endif

@@ -3,7 +3,6 @@
 #include "blas_core.h"
 #include "env.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -142,28 +141,6 @@ static void check_new_core(char **argv, const char *was) {
     fprintf(stderr, "gatelab: warning: cannot re-execute; staying on the checked core\n");
 }
 
-static char **startup_argv; /* main's argv, for blas_core_pin's re-exec */
-
-int blas_core_pin(const char *core, char *err, size_t errlen) {
-    const char *cur = openblas_get_corename();
-    const char *env = getenv("OPENBLAS_CORETYPE");
-    if (cur && !strcasecmp(cur, core) && env && !strcasecmp(env, core)) return 0;
-    /* asked for already and not loaded: a build without that core, and a
-     * re-exec would only ask again, for ever */
-    if (env && !strcasecmp(env, core))
-        return seterr(err, errlen,
-                      "OPENBLAS_CORETYPE=%s but OpenBLAS runs its %s kernels (a build without "
-                      "runtime kernel choice?); the reproducible mode cannot pin them",
-                      core, cur ? cur : "unknown");
-    if (!startup_argv) return seterr(err, errlen, "cannot re-execute to pin the BLAS core");
-    setenv("OPENBLAS_CORETYPE", core, 1);
-    setenv(ENV_MODE, "keep", 1);
-    unsetenv(ENV_AUTO);
-    reexec(startup_argv);
-    return seterr(err, errlen, "cannot re-execute to pin the BLAS core %s: %s", core,
-                  strerror(errno));
-}
-
 /* ENV_FALLBACK into fallback_core when check_new_core of this very process
  * (same pid) set it, with a core name of letters and digits; any other
  * value is ignored with a warning. The variable is removed either way, so
@@ -188,7 +165,6 @@ static void take_fallback(void) {
 }
 
 void blas_core_startup(char **argv) {
-    startup_argv = argv;
     take_fallback();
     const char *was = env_get(ENV_AUTO);
     if (was && *was) {

@@ -51,14 +51,6 @@ const char *blas_core_upgrade(const char *current, const char *best, int user_se
  * 1e-4 relative, else -1 with the largest error in err. */
 int blas_core_verify(char *err, size_t errlen);
 
-/* Run on OpenBLAS core `core` ("Haswell"): returns 0 when the process
- * already does (the core loaded and OPENBLAS_CORETYPE naming it), else sets
- * OPENBLAS_CORETYPE and re-executes main's argv, so it returns only on
- * failure (-1, with the reason in err): also when OPENBLAS_CORETYPE names
- * the core already but OpenBLAS loaded another, where a re-exec would loop.
- * Needs blas_core_startup first. */
-int blas_core_pin(const char *core, char *err, size_t errlen);
-
 /* Call first thing in main(). May replace the process (execv of
  * /proc/self/exe with the same argv) and so never return; else returns
  * having printed at most a one-line warning on stderr. */

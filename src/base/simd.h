@@ -4,8 +4,8 @@
  * attention's exponentials, a few probe reductions) are compiled three
  * times from one body: for x86-64-v4 (AVX-512), x86-64-v3 (AVX2 + FMA) and
  * plain x86-64. simd_path() picks one per process: the widest the CPU has,
- * or the one GATELAB_SIMD names ("avx512", "avx2", "base"). The reproducible
- * mode (repro.h) pins "avx2". The three give the same bits: the build does
+ * or the one GATELAB_SIMD names ("avx512", "avx2", "base"). The three give
+ * the same bits (tests/repro.sh holds every catalog id to it): the build does
  * not contract a*b+c into FMA (ISO C11 mode) nor reassociate sums, so a
  * wider vector only does more of the same elementwise operations at once.
  *

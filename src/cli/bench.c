@@ -29,6 +29,7 @@
 #include "memplan.h"
 #include "commands.h"
 #include "opprof.h"
+#include "ops.h"
 #include "rng.h"
 #include "simd.h"
 #include "trainer.h"
@@ -216,7 +217,7 @@ static double run_torch(const Config *base, const char *variant, int threads, co
 typedef struct {
     const char *config, *variants[MAX_VARIANTS], *torch_core;
     char *sets[250];
-    int nv, nsets, threads, torch;
+    int nv, nsets, threads, torch, blas;
     BenchPlan bp;
 } BenchArgs;
 
@@ -246,6 +247,11 @@ static const OptRow bench_rows[] = {
      "under each row, the milliseconds per step (per thread, on\n"
      "--clock's clock) in products, attention's row work, norms,\n"
      "activations and gates, loss, optimizer, and the rest",
+     0, 0},
+    {'B', "blas", OPT_FLAG, NULL, 0, 0, NULL,
+     "under each row, the same step with every product on\n"
+     "OpenBLAS's sgemm (loaded core) instead of gatelab's own\n"
+     "(op_gemm.c), and the ratio own/sgemm",
      0, 0},
     {'s', "set", OPT_STR, "K=V", 0, 0, NULL, "override a config key (repeatable)", 1, 0},
     {O_INSPECT, "inspect", OPT_FLAG, NULL, 0, 0, NULL,
@@ -288,6 +294,7 @@ static int parse_bench_args(int argc, char **argv, BenchArgs *a) {
         case 'R': a->bp.repeats = (int)op.num; break;
         case 'T': a->torch = 1; break;
         case 'P': a->bp.profile = 1; break;
+        case 'B': a->blas = 1; break;
         case 'K': a->torch = 1, a->torch_core = op.str; break;
         case 'C':
             if (strcmp(op.str, "wall") && strcmp(op.str, "cpu")) {
@@ -385,29 +392,49 @@ static void print_profile(const StepProfile *p) {
            100.0 * (p->step - sum) / p->step, 1e3 * p->step);
 }
 
-/* Bench variant i and print its row; *first is the first variant's
- * tokens/s, the base of "vs first". Returns the exit code, 0 on success. */
-static int bench_row(const BenchArgs *a, int i, double peak, double fpeak, double *first) {
-    const char *variant = a->variants[i];
-    Config cfg;
+/* Bench cfg on the products blas selects (ops.h: gemm_use_blas) and print
+ * its row, labelled label; *tok its tokens/s, *fpt its FLOP per token;
+ * first: the base of "vs first" (0: this row is it); own > 0: the
+ * tokens/s of the same step on gatelab's own products, whose ratio to
+ * this row's ends the line. Returns the exit code, 0 on success. */
+static int bench_products(const BenchArgs *a, const Config *cfg, int blas, const char *label,
+                          double first, double own, const double peaks[2], double *tok,
+                          double *fpt) {
     char err[512];
-    int rc = bench_config(&cfg, a, variant);
-    if (rc) return rc;
-    double tok, fpt;
     size_t np;
     StepProfile prof;
-    if (bench_variant(&cfg, &a->bp, &tok, &fpt, &np, &prof, err, sizeof err) != 0) {
+    gemm_use_blas(blas);
+    int rc = bench_variant(cfg, &a->bp, tok, fpt, &np, &prof, err, sizeof err);
+    gemm_use_blas(0);
+    if (rc != 0) {
         fprintf(stderr, "gatelab bench: %s\n", err);
         return 1;
     }
-    if (i == 0) *first = tok;
-    double gf = tok * fpt / 1e9;
-    printf("%-16s %-14s %7d %10.0f %9.1f %6.1f%% %6.1f%% %9zu %7.1f%% %9.0f\n", "gatelab", variant,
-           a->threads, tok, gf, 100.0 * gf / peak, 100.0 * gf / fpeak, np,
-           100.0 * (tok / *first - 1.0), peak_rss_mib());
+    double gf = *tok * *fpt / 1e9;
+    char tail[48] = "";
+    if (own > 0) snprintf(tail, sizeof tail, "   own/sgemm = %.2fx", own / *tok);
+    printf("%-16s %-14s %7d %10.0f %9.1f %6.1f%% %6.1f%% %9zu %7.1f%% %9.0f%s\n", label,
+           cfg->variant, a->threads, *tok, gf, 100.0 * gf / peaks[0], 100.0 * gf / peaks[1], np,
+           100.0 * (*tok / (first > 0 ? first : *tok) - 1.0), peak_rss_mib(), tail);
     if (a->bp.profile) print_profile(&prof);
     fflush(stdout);
-    if (a->torch) print_torch_rows(a, variant, tok, fpt, peak, fpeak);
+    return 0;
+}
+
+/* Bench variant i and print its row (and, with --blas, its row on
+ * OpenBLAS's sgemm); *first is the first variant's tokens/s, the base of
+ * "vs first". Returns the exit code, 0 on success. */
+static int bench_row(const BenchArgs *a, int i, double peak, double fpeak, double *first) {
+    Config cfg;
+    int rc = bench_config(&cfg, a, a->variants[i]);
+    if (rc) return rc;
+    double peaks[2] = {peak, fpeak}, tok, fpt, btok, bfpt;
+    if ((rc = bench_products(a, &cfg, 0, "gatelab", *first, 0, peaks, &tok, &fpt)) != 0) return rc;
+    if (i == 0) *first = tok;
+    if (a->blas &&
+        (rc = bench_products(a, &cfg, 1, "gatelab/sgemm", *first, tok, peaks, &btok, &bfpt)) != 0)
+        return rc;
+    if (a->torch) print_torch_rows(a, a->variants[i], tok, fpt, peak, fpeak);
     return 0;
 }
 
@@ -419,11 +446,9 @@ int cmd_bench(int argc, char **argv) {
     int rc = parse_bench_args(argc, argv, &a);
     if (rc >= 0) return rc;
     /* every config checked before seconds of measuring and half a table */
-    int products_blas = 0;
     for (int i = 0; i < a.nv; i++) {
         Config cfg;
         if ((rc = bench_config(&cfg, &a, a.variants[i])) != 0) return rc;
-        products_blas = cfg.reproducible;
     }
     blas_print(NULL);
     /* the peak is the best of three tries: a ceiling, not a typical rate */
@@ -442,8 +467,8 @@ int cmd_bench(int argc, char **argv) {
            peak, a.threads);
     printf("FMA peak: %.1f GFLOP/s (best of 3; %d threads of register FMA chains, %s)\n", fpeak,
            a.threads, simd_path_name(simd_path()));
-    printf("products: %s\n",
-           products_blas ? "OpenBLAS sgemm (--set reproducible=1)" : "gatelab's own (op_gemm.c)");
+    printf("products: gatelab's own (op_gemm.c)%s\n",
+           a.blas ? "; rows gatelab/sgemm: OpenBLAS sgemm (--blas)" : "");
     printf("clock: %s\n", a.bp.cpu_clock ? "CPU time per thread (--clock cpu)" : "wall");
     printf("%-16s %-14s %7s %10s %9s %7s %7s %9s %8s %9s\n", "impl", "variant", "threads",
            "tokens/s", "GFLOP/s", "%peak", "%fma", "params", "vs first", "RSS MiB");

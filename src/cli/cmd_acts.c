@@ -8,6 +8,7 @@
 #include "runstats.h"
 #include "sinks_field.h"
 
+#include <math.h>
 #include <stdio.h>
 
 const OptTable acts_options = {
@@ -18,6 +19,29 @@ const OptTable acts_options = {
 static double top1_med(const ProbeRecord *p, int l) {
     double med = p->h_median[l];
     return med > 0.0 ? p->h_top3[l * 3] / med : 0.0;
+}
+
+/* Mean of layer l's input-gradient norms over positions t >= 1 (NaN when
+ * the probe lacks them or has one position). */
+static double grad_rest_mean(const ProbeRecord *p, int l) {
+    if (!p->grad_in_norm || p->T < 2) return NAN;
+    double s = 0.0;
+    for (int t = 1; t < p->T; t++) s += p->grad_in_norm[(size_t)l * p->T + t];
+    return s / (p->T - 1);
+}
+
+/* The input-gradient lines under the table, or one line saying they are
+ * absent (probes of runs written before them, inspected checkpoints). */
+static void print_grad_text(const ProbeRecord *p) {
+    if (!p->grad_in_norm) {
+        printf("\ninput-gradient norms: absent from this probe\n");
+        return;
+    }
+    printf("\ninput-gradient norm g[l,t] = mean over sequences of ||dL_seq/dh_t|| at block l's "
+           "input (gradient sinks):\n  %5s %11s %11s\n",
+           "layer", "t=0", "mean t>=1");
+    for (int l = 0; l < p->L; l++)
+        printf("  %5d %11.4g %11.4g\n", l, p->grad_in_norm[(size_t)l * p->T], grad_rest_mean(p, l));
 }
 
 static void print_text(RunReader *r, const ProbeRecord *p) {
@@ -40,6 +64,16 @@ static void print_text(RunReader *r, const ProbeRecord *p) {
     printf("\nM-Act = mean over layers of max_act: %.4g\n", rs_m_act(p));
     sf_acts_text(p);
     hp_acts_text(p);
+    print_grad_text(p);
+}
+
+/* Layer l's input-gradient norms over positions, or null when absent. */
+static json_t *grad_json(const ProbeRecord *p, int l) {
+    if (!p->grad_in_norm) return json_null();
+    json_t *a = json_array();
+    for (int t = 0; t < p->T; t++)
+        json_array_append_new(a, cj_num(p->grad_in_norm[(size_t)l * p->T + t]));
+    return a;
 }
 
 static int print_json(RunReader *r, const ProbeRecord *p) {
@@ -52,6 +86,7 @@ static int print_json(RunReader *r, const ProbeRecord *p) {
         cj_set(e, "top1_median", cj_num(top1_med(p, l)));
         cj_set(e, "kurtosis", cj_num(p->h_kurtosis[l]));
         cj_set(e, "norm_ratio", cj_num(p->h_norm_ratio[l]));
+        cj_set(e, "grad_in_norm", grad_json(p, l));
         json_array_append_new(layers, e);
     }
     cj_set(o, "layers", layers);

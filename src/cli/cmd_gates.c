@@ -50,6 +50,32 @@ static void print_hist(const ProbeRecord *p) {
     }
 }
 
+/* The gate's weight norm per layer and head, or a line saying it is absent
+ * (probes of runs written before it, inspected checkpoints). */
+static void print_weight_norms(const ProbeRecord *p) {
+    if (!p->gate_w_norm) {
+        printf("\ngate weight norm: absent from this probe\n");
+        return;
+    }
+    printf("\ngate weight norm per layer (rows) and gate head (columns): Frobenius norm of the "
+           "gate weights serving the head\n");
+    for (int l = 0; l < p->L; l++) {
+        printf("  %-7d", l);
+        for (int g = 0; g < p->gate_heads; g++)
+            printf(" %9.4g", p->gate_w_norm[(size_t)l * p->gate_heads + g]);
+        putchar('\n');
+    }
+}
+
+/* Layer l's gate weight norms over heads, or null when absent. */
+static json_t *weight_norm_json(const ProbeRecord *p, int l) {
+    if (!p->gate_w_norm) return json_null();
+    json_t *a = json_array();
+    for (int g = 0; g < p->gate_heads; g++)
+        json_array_append_new(a, cj_num(p->gate_w_norm[(size_t)l * p->gate_heads + g]));
+    return a;
+}
+
 static void print_text(RunReader *r, const ProbeRecord *p) {
     const RunMeta *m = runread_meta(r);
     printf("run %s: variant %s, seed %lld, probe step %lld, %d sequences of "
@@ -87,6 +113,7 @@ static void print_text(RunReader *r, const ProbeRecord *p) {
         for (int g = 0; g < p->gate_heads; g++) printf(" %9.4f", rs_gate_head_mean(p, l, g));
         putchar('\n');
     }
+    print_weight_norms(p);
     print_hist(p);
     hp_gates_text(p);
 }
@@ -122,6 +149,7 @@ static int print_json(RunReader *r, const ProbeRecord *p) {
         cj_set(e, "mean", cj_num(rs_gate_mean(p, l)));
         cj_set(e, "head_mean", hm);
         cj_set(e, "below", bl);
+        cj_set(e, "weight_norm", weight_norm_json(p, l));
         json_array_append_new(layers, e);
     }
     cj_set(o, "layers", layers);

@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "config_args.h"
-#include "repro.h"
 #include "cliopts.h"
 #include "cmdutil.h"
 #include "commands.h"
@@ -164,10 +163,6 @@ int cmd_train(int argc, char **argv) {
         return 2;
     }
     if (a.print_params) return print_param_table(&cfg);
-    if (repro_enter(cfg.reproducible, err, sizeof err) != 0) {
-        fprintf(stderr, "gatelab train: %s\n", err);
-        return 2;
-    }
     rc = train_run(&cfg, &a.opt, err, sizeof err);
     if (rc == TRAIN_OK && !a.opt.quiet) printf("run file: %s\n", a.opt.out_path);
     if (rc == TRAIN_BADINPUT || rc == TRAIN_FAIL) fprintf(stderr, "gatelab train: %s\n", err);

@@ -46,6 +46,7 @@ static const char *const normz_names[] = {"softmax", "softmax1", "sink-logit", "
                                           "sigmoid", "softpick", "stickbreak", NULL};
 static const char *const ymod_names[] = {"none", "rmsnorm", "silu", NULL};
 static const char *const data_names[] = {"brown", "tokens", "bigram", "text", NULL};
+static const char *const wd_scale_names[] = {"lr", "fixed", NULL};
 
 static const char *enum_name(const char *const *names, int v) {
     for (int i = 0; names[i]; i++)
@@ -177,6 +178,7 @@ static const KeyDef keys[] = {
     RF(min_lr_frac, SEC_TRAIN, 0, 1, 0, "0.1"),
     RI(warmup, SEC_TRAIN, 0, MAX_COUNT, "100"),
     RF(weight_decay, SEC_TRAIN, 0, 100, 0, "0.1"),
+    E(wd_scale, wd_scale_names, SEC_TRAIN, "lr"),
     RF(beta1, SEC_TRAIN, 0, 0.999999, 1, "0.9"),
     RF(beta2, SEC_TRAIN, 0, 0.999999, 1, "0.95"),
     RF(adam_eps, SEC_TRAIN, 0, 1, 1, "1e-8"),
@@ -192,7 +194,6 @@ static const KeyDef keys[] = {
     RF(spike_factor, SEC_TRAIN, 1, 1e6, 0, "1.25"),
     /* IEEE by default: the committed reference runs reproduce bit for bit */
     K(flush_subnormals, KT_BOOL, SEC_TRAIN, "0"),
-    K(reproducible, KT_BOOL, SEC_TRAIN, "0"),
 };
 #define N_KEYS (sizeof keys / sizeof keys[0])
 
@@ -408,8 +409,27 @@ static const char *near_key(const char *name) {
     return near;
 }
 
+/* Keys gatelab no longer has, each with the one-line reason a config or
+ * --set naming it is refused. Run files recorded them in /config/text,
+ * where config_load_string reads them as settings of nothing. */
+static const struct {
+    const char *name, *why;
+} retired_keys[] = {
+    {"reproducible",
+     "retired: the default products give the same bits on every CPU; see docs/speed.md"},
+};
+
+/* The reason key is retired, or NULL when it is not. */
+static const char *retired_reason(const char *key) {
+    for (size_t i = 0; i < sizeof retired_keys / sizeof retired_keys[0]; i++)
+        if (!strcmp(key, retired_keys[i].name)) return retired_keys[i].why;
+    return NULL;
+}
+
 /* Apply key=value; -1 with the reason (no location) in why. */
 static int set_key(Config *cfg, const char *key, const char *value, char *why, size_t whylen) {
+    const char *retired = retired_reason(key);
+    if (retired) return seterr(why, whylen, "key '%s': %s", key, retired);
     const KeyDef *k = find_key(key);
     const char *near = k ? NULL : near_key(key);
     if (near) return seterr(why, whylen, "unknown key '%.64s' (did you mean %s?)", key, near);
@@ -422,12 +442,14 @@ static int set_key(Config *cfg, const char *key, const char *value, char *why, s
 /* Parse state of one INI text (inifile.h). */
 typedef struct {
     Config *cfg;
+    int recorded;     /* a run file's /config/text: retired keys read as no-ops */
     int seen[N_KEYS]; /* line of each key's first setting since the last
                        * `variant =` line, 0 = not yet */
 } Parse;
 
 static int parse_key(void *user, const IniLine *l, char *why, size_t whylen) {
     Parse *p = user;
+    if (p->recorded && retired_reason(l->key)) return 0;
     if (l->section[0] && parse_enum(l->section, section_names, &(int){0}))
         return seterr(why, whylen,
                       "unknown section [%.64s] (expected model, variant, data or train)",
@@ -452,7 +474,7 @@ int config_load_file(Config *cfg, const char *path, char *err, size_t errlen) {
 
 int config_load_string(Config *cfg, const char *text, const char *name, char *err, size_t errlen) {
     if (!text) return seterr(err, errlen, "%s: no text", name ? name : "<string>");
-    Parse p = {.cfg = cfg};
+    Parse p = {.cfg = cfg, .recorded = 1};
     IniHandlers h = {parse_key, NULL, &p};
     return ini_read(name ? name : "<string>", text, &h, err, errlen);
 }

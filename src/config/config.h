@@ -76,6 +76,11 @@ typedef enum { YMOD_NONE = 0, YMOD_RMSNORM, YMOD_SILU } YMod;
 
 typedef enum { DATA_BROWN = 0, DATA_TOKENS, DATA_BIGRAM, DATA_TEXT } DataSource;
 
+/* What scales the decoupled weight decay (docs/MODEL.md, Optimiser): the
+ * step's lr (decay lr_t * wd, torch.optim.AdamW's), or the schedule alone
+ * (decay wd * lr_t / lr, Loshchilov & Hutter 2019, Algorithm 2). */
+typedef enum { WD_SCALE_LR = 0, WD_SCALE_FIXED } WdScale;
+
 typedef struct {
     /* --- model --- */
     int n_layers;
@@ -140,6 +145,7 @@ typedef struct {
     float min_lr_frac; /* cosine decays to lr * min_lr_frac */
     int warmup;
     float weight_decay;
+    WdScale wd_scale;
     float beta1, beta2, adam_eps;
     float grad_clip; /* global-norm clip; 0 = off */
     unsigned long long init_seed;
@@ -154,7 +160,6 @@ typedef struct {
     int threads;
     float spike_factor;   /* loss spike: > factor * median of previous 50 */
     int flush_subnormals; /* train with subnormals flushed to zero (fpmode.h) */
-    int reproducible;     /* pinned kernels, the same bits on any AVX2 + FMA CPU (repro.h) */
 } Config;
 
 /* Fill cfg with built-in defaults (the `small`-like baseline): each key's
@@ -180,7 +185,10 @@ int config_differences(const Config *from, const Config *to, char *buf, size_t l
  * On error returns -1 and writes a one-line reason naming file:line:key. */
 int config_load_file(Config *cfg, const char *path, char *err, size_t errlen);
 
-/* Same, from a string holding INI text; name labels errors. */
+/* Same, from a string holding INI text (a run file's or checkpoint's
+ * recorded config); name labels errors. A retired key in it (config.c:
+ * retired_keys, e.g. reproducible) is read and has no effect, where a
+ * preset or --set naming it is refused. */
 int config_load_string(Config *cfg, const char *text, const char *name, char *err, size_t errlen);
 
 /* Apply one "key=value" override. Returns -1 with a reason on error. */

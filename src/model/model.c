@@ -743,7 +743,18 @@ static void attention_block_backward(const Model *m, RunState *s, int l, int B, 
     attn_input_backward(&ab, dq, dk, dv, dres);
 }
 
-void model_backward(const Model *m, RunState *s) {
+/* The L2 norm of each of the N rows of dres [N, d] into out[N]. */
+static void row_norms(float *out, const float *dres, int N, int d) {
+    for (int r = 0; r < N; r++) {
+        double ss = 0.0;
+        for (int j = 0; j < d; j++) ss += (double)dres[(size_t)r * d + j] * dres[(size_t)r * d + j];
+        out[r] = (float)sqrt(ss);
+    }
+}
+
+/* model_backward; with in_norms, also block l's input-gradient row norms
+ * into in_norms + l * N (model_backward_input_norms). */
+static void backward(const Model *m, RunState *s, float *in_norms) {
     const Dims *D = &m->dims;
     const int B = s->Bc, T = s->Tc, Ti = s->Ti, N = B * Ti, Nr = B * T;
     Scratch *sc = s->sc;
@@ -769,8 +780,15 @@ void model_backward(const Model *m, RunState *s) {
     for (int l = D->L - 1; l >= 0; l--) {
         mlp_block_backward(m, s, l, N, dres);
         attention_block_backward(m, s, l, B, Ti, dres);
+        if (in_norms) row_norms(in_norms + (size_t)l * N, dres, N, D->d);
     }
     embed_all_backward(m, s, dres, B, Ti);
+}
+
+void model_backward(const Model *m, RunState *s) { backward(m, s, NULL); }
+
+void model_backward_input_norms(const Model *m, RunState *s, float *in_norms) {
+    backward(m, s, in_norms);
 }
 
 /* ---- probe accessors ---- */

@@ -149,8 +149,7 @@ const ParamInfo *param_find(const ParamTable *t, const char *name);
 void weights_point(Weights *w, float *base, const ParamTable *t, const Config *cfg);
 void dims_from_config(Dims *d, const Config *cfg);
 
-/* Allocate the arena and initialise it from cfg.init_seed; routes this
- * process's products by cfg.reproducible (ops.h: gemm_use_blas). */
+/* Allocate the arena and initialise it from cfg.init_seed. */
 int model_init(Model *m, const Config *cfg, char *err, size_t errlen);
 /* model_init without the parameter arena: dims and the parameter table
  * only, for sizing a run before allocating it (free with model_free). */
@@ -180,6 +179,12 @@ float model_forward_iv(const Model *m, RunState *s, const int *tokens, const int
                        int T, const struct Intervention *iv);
 /* Backward of the last forward; accumulates into s->grads. */
 void model_backward(const Model *m, RunState *s);
+/* model_backward, also writing for every layer l and internal row r of the
+ * last forward (r = b * Ti + t, sink / register rows included) the L2 norm
+ * of the gradient of that forward's mean loss w.r.t. block l's input, the
+ * residual stream entering it (l = 0: the embeddings), into
+ * in_norms[l * Bc * Ti + r]. Does nothing without a loss. */
+void model_backward_input_norms(const Model *m, RunState *s, float *in_norms);
 
 /* Probe accessors, valid after a forward, in each variant's own shape.
  * Attention of layer l: [B, H, Tint, Tint] where Tint = T + extra_pos

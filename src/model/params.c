@@ -298,9 +298,6 @@ int model_init(Model *m, const Config *cfg, char *err, size_t errlen) {
                       total * sizeof(float));
     }
     weights_point(&m->w, m->params, &m->table, cfg);
-    /* a reproducible run's products are OpenBLAS's pinned sgemm, in
-     * training and in every later pass over its weights */
-    gemm_use_blas(cfg->reproducible);
     /* every tensor gets its own stream, so adding a variant's tensor never
      * changes the initial values of the baseline's tensors */
     for (int i = 0; i < m->table.count; i++) {

@@ -22,8 +22,8 @@
  * rows of A and a panel's block of B stay in cache while they are used,
  * also for a weight gradient's k over thousands of positions.
  *
- * With gemm_use_blas(1) every call goes to OpenBLAS's sgemm instead: the
- * reproducible mode's runs keep the products they were trained with.
+ * With gemm_use_blas(1) every call goes to OpenBLAS's sgemm instead, for
+ * `gatelab bench --blas` only: it times the same step on both products.
  */
 #include <immintrin.h>
 #include <math.h>

@@ -30,8 +30,8 @@ void embed_backward(float *dtok, float *dpos, const float *dout, const int *toke
 void gemm(int ta, int tb, int M, int N, int K, float alpha, const float *A, int lda, const float *B,
           int ldb, float beta, float *C, int ldc);
 /* Route every gemm of this process to OpenBLAS's sgemm (on = 1) or to the
- * kernels above (on = 0, the default). model_init sets it from the config's
- * reproducible key. */
+ * kernels above (on = 0, the default). Only `gatelab bench --blas` sets it:
+ * training and every pass over a run's weights use the kernels above. */
 void gemm_use_blas(int on);
 int gemm_uses_blas(void);
 

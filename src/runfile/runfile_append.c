@@ -171,6 +171,7 @@ static hsize_t probe_dim(const ProbeRecord *p, char d) {
     case 'K': return RS_GATE_NBELOW;
     case 'M': return RS_GATE_NSTATS;
     case '3': return RS_HIDDEN_TOP;
+    case 'G': return (hsize_t)p->gate_heads;
     }
     return 0;
 }

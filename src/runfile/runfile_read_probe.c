@@ -79,7 +79,7 @@ static int read_probe_attrs(RunReader *r, hid_t g, const char *gname, ProbeRecor
 /* The sizes of the dims letters of RS_PROBE_ARRAYS seen so far (0 until
  * the first array that has the letter). */
 typedef struct {
-    hsize_t L, H, T, N, C, S, P, D;
+    hsize_t L, H, T, N, C, S, P, D, G;
 } ProbeDims;
 
 static hsize_t *dim_slot(ProbeDims *d, char c, hsize_t *fixed) {
@@ -92,6 +92,7 @@ static hsize_t *dim_slot(ProbeDims *d, char c, hsize_t *fixed) {
     case 'C': return &d->C;
     case 'S': return &d->S;
     case 'D': return &d->D;
+    case 'G': return &d->G;
     case 'B': *fixed = RS_GATE_BINS; return fixed;
     case 'K': *fixed = RS_GATE_NBELOW; return fixed;
     case 'M': *fixed = RS_GATE_NSTATS; return fixed;
@@ -165,6 +166,11 @@ static int read_probe_arrays(RunReader *r, hid_t g, ProbeRecord *p, char *err, s
     p->D = (int)d.D;
     p->gate_sample_n = (int)d.S;
     if (rc == 0) rc = check_maps_len(r, g, &d, err, errlen);
+    if (rc == 0 && p->gate_w_norm && d.G != (hsize_t)p->gate_heads) {
+        seterr(err, errlen, "%s: gate_weight_norm has %llu heads but the attr gate_heads is %d",
+               r->meta.path, (unsigned long long)d.G, p->gate_heads);
+        rc = -1;
+    }
     if (rc == 0 && p->has_gate) {
         if (p->gate_channels == 0) p->gate_channels = (int)d.C;
         /* a shared gate's channels serve every head whole: no split */

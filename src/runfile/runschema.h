@@ -63,7 +63,7 @@
 #define RS_SIMD_PATH "simd_path"
 /* who computed the model's products (ops.h gemm): "gatelab" (op_gemm.c,
  * the same bits on every SIMD path and BLAS core), "openblas" (sgemm on
- * blas_core: the reproducible mode), or for an inspected checkpoint
+ * blas_core: runs trained with the retired reproducible key), or for an inspected checkpoint
  * "openblas projections, gatelab attention"; at creation */
 #define RS_PRODUCTS "products"
 /* values of RS_STATUS (and of a sweep's status table) */
@@ -270,7 +270,8 @@ static const double RS_GATE_BELOW_THR[RS_GATE_NBELOW] = {0.5, RS_GATE_SPARSE, 1e
  * stored attention maps (T, or the first maps_len < T positions of a
  * pretrained run; the attr RS_P_MAPS_LEN then says so), B = RS_GATE_BINS,
  * K = RS_GATE_NBELOW, M = RS_GATE_NSTATS, 3 = RS_HIDDEN_TOP, D the
- * residual stream's width. The reader
+ * residual stream's width, G the heads the gate serves (the attr gate_heads;
+ * head-shared gates: the heads their weights are cut into before the mean). The reader
  * takes a letter's size from the first array that has it (in this order)
  * and checks every later one against it.
  * kind: RS_REQ always there, RS_OPT may be absent, RS_GATE only when the
@@ -369,7 +370,14 @@ enum { RS_REQ, RS_OPT, RS_GATE, RS_GATE_OPT };
       "per layer: mean gate score over positions t >= 1 and channels, mean over probe "            \
       "sequences")                                                                                 \
     X(ov_erank, double, RS_F64, 0, "ov_erank", "LH", RS_OPT,                                       \
-      "effective rank (Roy & Vetterli 2007) of each head's W_V W_O (d x d, from the weights)")
+      "effective rank (Roy & Vetterli 2007) of each head's W_V W_O (d x d, from the weights)")     \
+    X(grad_in_norm, double, RS_F64, 0, "grad_in_norm", "LT", RS_OPT,                               \
+      "per layer and position t: mean over probe sequences of the L2 norm of the gradient of "     \
+      "the sequence's mean loss w.r.t. the residual stream entering the block (Chen & Yao "        \
+      "2026's gradient sinks); trained runs' probes only")                                         \
+    X(gate_w_norm, double, RS_F64, 0, "gate_weight_norm", "LG", RS_GATE_OPT,                       \
+      "per layer and gated head: Frobenius norm of the gate's weights that serve the head "        \
+      "(biases excluded); trained runs' probes only")
 
 enum { RS_F32, RS_F64, RS_I32 };
 

@@ -28,6 +28,11 @@ double grad_clip(float *g, size_t n, float clip) {
     return norm;
 }
 
+float decay_factor(const Config *cfg, float lr) {
+    if (cfg->wd_scale == WD_SCALE_FIXED) return cfg->weight_decay * (lr / cfg->lr);
+    return lr * cfg->weight_decay;
+}
+
 void adamw_update(float *params, const float *grads, float *m, float *v, const ParamTable *t,
                   const Config *cfg, float lr, long long step) {
     adamw_update_range(params, grads, m, v, t, cfg, lr, step, 0, t->total);
@@ -45,7 +50,7 @@ void adamw_update_range(float *params, const float *grads, float *m, float *v, c
         size_t a = pi->offset > i0 ? pi->offset : i0;
         size_t b = pi->offset + pi->numel < i1 ? pi->offset + pi->numel : i1;
         if (a >= b) continue;
-        const float decay = pi->decay ? lr * cfg->weight_decay : 0.0f;
+        const float decay = pi->decay ? decay_factor(cfg, lr) : 0.0f;
         float *p = params + a, *mm = m + a, *vv = v + a;
         const float *g = grads + a;
         for (size_t i = 0; i < b - a; i++) {

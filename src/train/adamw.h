@@ -13,8 +13,14 @@ float lr_at_step(const Config *cfg, long long s);
 /* Global L2 norm of n gradients (accumulated in double). */
 double grad_global_norm(const float *g, size_t n);
 
-/* Scale g so its norm is at most clip; returns the pre-clip norm. */
+/* Scale g so its norm is at most clip; returns the pre-clip norm. clip = 0
+ * turns clipping off: g is left as it is, whatever its norm. */
 double grad_clip(float *g, size_t n, float clip);
+
+/* The decoupled decay of a decayed tensor at a step of learning rate lr
+ * (p -= factor * p): lr * weight_decay with wd_scale = lr, weight_decay *
+ * (lr / cfg->lr), the schedule's multiplier alone, with wd_scale = fixed. */
+float decay_factor(const Config *cfg, float lr);
 
 /* One AdamW update of every tensor in the table. step is 0-based (the bias
  * correction uses step + 1). m and v have the arena's layout. */

@@ -18,6 +18,7 @@
 #include "intervention.h"
 #include "metrics.h"
 #include "probe.h"
+#include "probe_grad.h"
 #include "probe_reduce.h"
 #include "runfile.h"
 #include "stop.h"
@@ -72,7 +73,7 @@ size_t probe_bytes(const Model *m, int N, int T) {
     if (N <= 0) return 0;
     ProbeShape ps = probe_shape(m, N, T);
     double own = 4.0 * ((double)ps.H * T * T + 2.0 * ps.H * T) + 3.0 * 4.0 * N * T;
-    double b = (double)probe_acc_bytes(&ps) + own;
+    double b = (double)probe_acc_bytes(&ps) + own + (double)probe_grad_bytes(m, N, T);
     return b >= (double)(SIZE_MAX / 8) ? SIZE_MAX / 8 : (size_t)b;
 }
 
@@ -210,6 +211,21 @@ int probe_collect(const Model *m, RunState *s, const ProbeInput *in, ProbeRecord
     return 0;
 }
 
+/* What only a trained run's probe records (probe_grad.h): the input
+ * gradients' norms over the probe's tokens and targets, and the gate's
+ * weight norms (left NULL, absent, for an ungated model). */
+static int probe_training_measures(const Model *m, RunState *s, const int *tokens,
+                                   const int *targets, ProbeRecord *p, char *err, size_t errlen) {
+    p->grad_in_norm = probe_grad_norms(m, s, tokens, targets, p->N, p->T, err, errlen);
+    if (!p->grad_in_norm) return -1;
+    int groups = 0;
+    p->gate_w_norm = probe_gate_weight_norms(m, &groups);
+    if (p->gate_channels > 0 && (!p->gate_w_norm || groups != p->gate_heads))
+        return seterr(err, errlen, "probe: the gate's weights do not split into %d heads",
+                      p->gate_heads);
+    return 0;
+}
+
 int probe_run(const Model *m, RunState *s, const Dataset *ds, RunFile *rf, long long step,
               double *f_attn_layer, char *err, size_t errlen) {
     const Config *c = &m->cfg;
@@ -225,6 +241,7 @@ int probe_run(const Model *m, RunState *s, const Dataset *ds, RunFile *rf, long 
     ProbeInput in = {.tokens = tokens, .targets = NULL, .N = N, .T = T, .iv = NULL, .step = step};
     ProbeRecord p;
     int rc = probe_collect(m, s, &in, &p, NULL, err, errlen);
+    if (rc == 0) rc = probe_training_measures(m, s, tokens, targets, &p, err, errlen);
     if (rc == 0) rc = runfile_write_probe(rf, &p, err, errlen);
     for (int l = 0; rc == 0 && f_attn_layer && l < p.L; l++) {
         double sum = 0;

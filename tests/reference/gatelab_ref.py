@@ -33,6 +33,7 @@ DEFAULTS = OrderedDict(
     diff_attn=0, ssmax=0, fox=0, xsa=0, gated_norm=0,
     batch_size=2, steps=10, lr=1e-2, min_lr_frac=0.1, warmup=2,
     weight_decay=0.1, beta1=0.9, beta2=0.95, adam_eps=1e-8, grad_clip=1.0,
+    wd_scale="lr",
 )
 
 ENUMS = {
@@ -50,6 +51,7 @@ ENUMS = {
     "normaliser": ("softmax", "softmax1", "sink-logit", "clipped", "sigmoid",
                    "softpick", "stickbreak"),
     "y_mod": ("none", "rmsnorm", "silu"),
+    "wd_scale": ("lr", "fixed"),
 }
 
 # The field values every variant id starts from (the baseline's).
@@ -649,8 +651,10 @@ class Model:
             h = gelu_tanh(xn @ P[pre + "w_up"].t())
         return h @ P[pre + "w_down"].t()
 
-    def forward(self, tokens):
-        """tokens [B, T] (long) -> logits [B, T, V] of the real positions."""
+    def forward(self, tokens, block_inputs=None):
+        """tokens [B, T] (long) -> logits [B, T, V] of the real positions.
+        block_inputs: a list that gets each block's input residual stream
+        [B, Ti, d] (sink rows included), to take gradients with respect to."""
         c, P = self.cfg, self.p
         B, T = tokens.shape
         x = P["tok_embed"][tokens]
@@ -663,6 +667,9 @@ class Model:
             x = x + P["pos_embed"][:Ti][None]
         rope = rope_tables(c, Ti, x.dtype) if c["pos"] == "rope" else None
         for l in range(c["n_layers"]):
+            if block_inputs is not None:
+                x.retain_grad()
+                block_inputs.append(x)
             x = self.residual(x, self.attention(l, x, rope), l, "attn")
             x = self.residual(x, self.mlp(l, x), l, "mlp")
         xf = self.gated(self.norm(x, "final_norm"), "final_norm")
@@ -706,7 +713,10 @@ def make_optimizer(model):
     flags = model.decay_flags()
     dec = [p for n, p in model.p.items() if flags[n]]
     nodec = [p for n, p in model.p.items() if not flags[n]]
-    groups = [{"params": dec, "weight_decay": c["weight_decay"]},
+    # torch decays by lr_t * weight_decay; wd_scale = fixed wants
+    # weight_decay * lr_t / lr (the schedule's multiplier alone)
+    wd = c["weight_decay"] / c["lr"] if c["wd_scale"] == "fixed" else c["weight_decay"]
+    groups = [{"params": dec, "weight_decay": wd},
               {"params": nodec, "weight_decay": 0.0}]
     return torch.optim.AdamW(groups, lr=c["lr"], betas=(c["beta1"], c["beta2"]),
                              eps=c["adam_eps"])

@@ -112,7 +112,15 @@ OPTIONS = OrderedDict([
     # GatedNorm of rank 3 after LayerNorms, learned positions, a sink token, tied
     ("opt-gatednorm-ln", dict(gated_norm=3, norm="layer", pos="learned", max_pos=16,
                               sink_token=1, tied_embed=1)),
+    # weight decay by the schedule alone (wd_scale = fixed), strong enough
+    # (5% a step at the peak) that lr-scaled decay would leave the losses'
+    # tolerance within the ten steps
+    ("opt-wd-fixed", dict(wd_scale="fixed", weight_decay=0.05)),
 ])
+
+# Optimizer keys written only where a case sets them away from the default,
+# so the fixtures that predate them keep their config text.
+OPTIM_EXTRA = ["wd_scale"]
 
 # Keys written to every config text, in this order after `variant`.
 KEYS = list(TINY) + ["window", "window_layers", "norm_place"] + list(ref.VARIANT_BASE) + [
@@ -141,6 +149,8 @@ def config_text(name_id, cfg):
     lines += ["; the variant id, then every resolved field explicitly",
               "variant = %s" % vid]
     lines += ["%s = %s" % (k, fmt(cfg[k])) for k in KEYS]
+    lines += ["%s = %s" % (k, fmt(cfg[k])) for k in OPTIM_EXTRA
+              if cfg[k] != ref.DEFAULTS[k]]
     lines += ["%s = %s" % (k, fmt(v)) for k, v in DATA.items()]
     if vid != name_id:
         lines.append("variant_name = %s" % name_id)  # recorded, applies nothing
@@ -158,8 +168,8 @@ def cases():
     for name, over in OPTIONS.items():
         cfg = OrderedDict(TINY)
         cfg.update(ref.VARIANT_BASE)
-        cfg.update(over)
         cfg.update(OPTIM)
+        cfg.update(over)
         out.append((name, "custom", ref.resolve(cfg)))
     return out
 
