@@ -675,9 +675,10 @@ static void test_experiments(void **state) {
         {"gate-positions", 45},   {"nonlinearity", 15},   {"sparsity", 21},
         {"sink-remedies", 30},    {"stability", 120},     {"long-context", 15},
         {"quickstart", 10},       {"brown", 10},          {"tiny-test", 4},
-        {"test-mpi", 3},          {"all", 295},           {"headline", 6},
-        {"reference", 175},       {"natural", 35},        {"confirm-bigram", 100},
-        {"confirm-natural", 100}, {"lr-sensitivity", 84},
+        {"test-mpi", 3},          {"all", 325},           {"headline", 6},
+        {"reference", 205},       {"natural", 35},        {"confirm-bigram", 100},
+        {"confirm-natural", 100}, {"lr-sensitivity", 84}, {"claims-brown", 120},
+        {"claims-length", 24},    {"claims-bigram", 100}, {"claims-stability", 225},
     };
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
         char p[600], err[512];
@@ -697,7 +698,7 @@ static void test_experiments(void **state) {
         if (!strcmp(want[i].file, "quickstart")) check_quickstart_reference(&sw, src);
         if (!strcmp(want[i].file, "all")) {
             /* only long-context.sweep's runs (baseline, g1-elem, g1-head on
-             * bigram x 5 seeds) are evaluated, not all 295 */
+             * bigram x 5 seeds) are evaluated, not all 325 */
             int ne = 0;
             for (int r = 0; r < sw.n_runs; r++) {
                 const char *e = sw.runs[r].eval_lengths, *nm = sw.runs[r].name;
