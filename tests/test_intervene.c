@@ -525,40 +525,6 @@ static void test_report_section(void **st) {
 
 /* ---- against PyTorch (tests/reference/make_intervene_fixture.py) ---- */
 
-/* A whole dataset of `path` under g as mtype into a malloc'd buffer;
- * *n elements. */
-static void *fx_read(hid_t g, const char *path, hid_t mtype, size_t elem, size_t *n) {
-    hid_t d = H5Dopen2(g, path, H5P_DEFAULT);
-    if (d < 0) fail_msg("fixture: no dataset %s", path);
-    hid_t sp = H5Dget_space(d);
-    hssize_t k = H5Sget_simple_extent_npoints(sp);
-    void *buf = calloc((size_t)k + 1, elem);
-    assert_non_null(buf);
-    assert_true(H5Dread(d, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) >= 0);
-    H5Sclose(sp);
-    H5Dclose(d);
-    *n = (size_t)k;
-    return buf;
-}
-
-static void fx_model(hid_t g, const char *name, Model *m) {
-    char err[512], pname[128];
-    size_t n;
-    char *text = fx_read(g, "config", H5T_NATIVE_UCHAR, 1, &n); /* NUL-terminated by calloc */
-    Config c;
-    if (config_from_text(&c, text, name, err, sizeof err) != 0) fail_msg("%s: %s", name, err);
-    free(text);
-    if (model_init(m, &c, err, sizeof err) != 0) fail_msg("%s: %s", name, err);
-    for (int i = 0; i < m->table.count; i++) {
-        const ParamInfo *p = &m->table.info[i];
-        snprintf(pname, sizeof pname, "params/%s", p->name);
-        float *w = fx_read(g, pname, H5T_NATIVE_FLOAT, sizeof(float), &n);
-        if (n != p->numel) fail_msg("%s: %s has %zu values, want %zu", name, p->name, n, p->numel);
-        memcpy(m->params + p->offset, w, n * sizeof(float));
-        free(w);
-    }
-}
-
 static void fx_compare(const char *what, const float *got, const float *want, size_t n) {
     for (size_t i = 0; i < n; i++)
         if (!(fabs((double)got[i] - want[i]) <= 1e-4 + 1e-3 * fabs(want[i])))
@@ -588,13 +554,13 @@ static void fx_case(hid_t f, const char *name) {
     Model m;
     RunState s;
     size_t n, nb, nl;
-    fx_model(g, name, &m);
-    int *tok = fx_read(g, "tokens", H5T_NATIVE_INT, sizeof(int), &n);
+    tu_fx_model(g, name, &m);
+    int *tok = tu_h5_read(g, "tokens", H5T_NATIVE_INT, sizeof(int), &n);
     const int T = m.cfg.seq_len, B = (int)n / T;
     assert_int_equal((size_t)B * T, n);
     assert_int_equal(runstate_init(&s, &m, B, T), 0);
-    float *blocks = fx_read(g, "block_out", H5T_NATIVE_FLOAT, sizeof(float), &nb);
-    float *logits = fx_read(g, "logits", H5T_NATIVE_FLOAT, sizeof(float), &nl);
+    float *blocks = tu_h5_read(g, "block_out", H5T_NATIVE_FLOAT, sizeof(float), &nb);
+    float *logits = tu_h5_read(g, "logits", H5T_NATIVE_FLOAT, sizeof(float), &nl);
     assert_int_equal(nb % (IV_NO_BOS), 0);
     for (int k = 0; k < IV_NO_BOS; k++)
         fx_kind(&m, &s, name, (InterventionKind)k, tok, B, T, blocks + k * (nb / IV_NO_BOS),
@@ -602,8 +568,8 @@ static void fx_case(hid_t f, const char *name) {
     free(blocks), free(logits);
     int *tok1 = malloc((size_t)B * (T - 1) * sizeof(int));
     for (int b = 0; b < B; b++) memcpy(tok1 + b * (T - 1), tok + b * T + 1, (T - 1) * sizeof(int));
-    blocks = fx_read(g, "no-bos/block_out", H5T_NATIVE_FLOAT, sizeof(float), &nb);
-    logits = fx_read(g, "no-bos/logits", H5T_NATIVE_FLOAT, sizeof(float), &nl);
+    blocks = tu_h5_read(g, "no-bos/block_out", H5T_NATIVE_FLOAT, sizeof(float), &nb);
+    logits = tu_h5_read(g, "no-bos/logits", H5T_NATIVE_FLOAT, sizeof(float), &nl);
     fx_kind(&m, &s, name, IV_NONE, tok1, B, T - 1, blocks, logits);
     free(blocks), free(logits), free(tok), free(tok1);
     runstate_free(&s);

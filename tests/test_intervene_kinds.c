@@ -407,51 +407,10 @@ static void test_head_zero_dormant(void **st) {
     free(dorm), free(listed);
 }
 
-static void *fx_read(hid_t g, const char *path, hid_t mtype, size_t elem, size_t *n) {
-    hid_t d = H5Dopen2(g, path, H5P_DEFAULT);
-    if (d < 0) fail_msg("fixture: no dataset %s", path);
-    hid_t sp = H5Dget_space(d);
-    hssize_t k = H5Sget_simple_extent_npoints(sp);
-    void *buf = calloc((size_t)k + 1, elem);
-    assert_non_null(buf);
-    assert_true(H5Dread(d, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) >= 0);
-    H5Sclose(sp);
-    H5Dclose(d);
-    *n = (size_t)k;
-    return buf;
-}
-
-static void fx_model(hid_t g, const char *name, Model *m) {
-    char err[512], pname[128];
-    size_t n;
-    char *text = fx_read(g, "config", H5T_NATIVE_UCHAR, 1, &n);
-    Config c;
-    if (config_from_text(&c, text, name, err, sizeof err) != 0) fail_msg("%s: %s", name, err);
-    free(text);
-    if (model_init(m, &c, err, sizeof err) != 0) fail_msg("%s: %s", name, err);
-    for (int i = 0; i < m->table.count; i++) {
-        const ParamInfo *p = &m->table.info[i];
-        snprintf(pname, sizeof pname, "params/%s", p->name);
-        float *w = fx_read(g, pname, H5T_NATIVE_FLOAT, sizeof(float), &n);
-        assert_int_equal(n, p->numel);
-        memcpy(m->params + p->offset, w, n * sizeof(float));
-        free(w);
-    }
-}
-
 static void fx_compare(const char *what, const float *got, const float *want, size_t n) {
     for (size_t i = 0; i < n; i++)
         if (!(fabs((double)got[i] - want[i]) <= 1e-4 + 1e-3 * fabs(want[i])))
             fail_msg("%s [%zu]: C %.7g, PyTorch %.7g", what, i, got[i], want[i]);
-}
-
-static double fx_attr(hid_t g, const char *name) {
-    double v = NAN;
-    hid_t a = H5Aopen(g, name, H5P_DEFAULT);
-    if (a < 0) fail_msg("fixture: no attribute %s", name);
-    H5Aread(a, H5T_NATIVE_DOUBLE, &v);
-    H5Aclose(a);
-    return v;
 }
 
 /* The fixture's more/<name> results: the kind, layer and c from its
@@ -470,16 +429,16 @@ static void fx_more(hid_t g, const char *cname, const Model *m, RunState *s, con
     snprintf(kind, sizeof kind, "%s", ks);
     H5free_memory(ks), H5Tclose(t), H5Aclose(a);
     Intervention iv = {.kind = intervention_kind(kind),
-                       .layer = (int)fx_attr(r, "layer"),
-                       .gate_const = (float)fx_attr(r, "gate_const"),
+                       .layer = (int)tu_h5_attr(r, "layer"),
+                       .gate_const = (float)tu_h5_attr(r, "gate_const"),
                        .head_zero = heads,
                        .scratch = scratch,
-                       .mact_abs = fx_attr(g, "mact_abs"),
-                       .mact_ratio = fx_attr(g, "mact_ratio")};
+                       .mact_abs = tu_h5_attr(g, "mact_abs"),
+                       .mact_ratio = tu_h5_attr(g, "mact_ratio")};
     assert_true((int)iv.kind > IV_NO_BOS);
     model_forward_iv(m, s, tok, NULL, Bn, T, &iv);
-    float *blocks = fx_read(r, "block_out", H5T_NATIVE_FLOAT, sizeof(float), &nb);
-    float *logits = fx_read(r, "logits", H5T_NATIVE_FLOAT, sizeof(float), &nl);
+    float *blocks = tu_h5_read(r, "block_out", H5T_NATIVE_FLOAT, sizeof(float), &nb);
+    float *logits = tu_h5_read(r, "logits", H5T_NATIVE_FLOAT, sizeof(float), &nl);
     size_t per = nb / m->dims.L;
     for (int l = 0; l < m->dims.L; l++) {
         snprintf(what, sizeof what, "%s %s block %d", cname, name, l);
@@ -509,11 +468,11 @@ static void fx_case(hid_t f, const char *name) {
     Model m;
     RunState s;
     size_t n, nh;
-    fx_model(g, name, &m);
-    int *tok = fx_read(g, "tokens", H5T_NATIVE_INT, sizeof(int), &n);
+    tu_fx_model(g, name, &m);
+    int *tok = tu_h5_read(g, "tokens", H5T_NATIVE_INT, sizeof(int), &n);
     const int T = m.cfg.seq_len, Bn = (int)n / T;
     assert_int_equal(runstate_init(&s, &m, Bn, T), 0);
-    int *hl = fx_read(g, "more_heads", H5T_NATIVE_INT, sizeof(int), &nh); /* [k, 2] */
+    int *hl = tu_h5_read(g, "more_heads", H5T_NATIVE_INT, sizeof(int), &nh); /* [k, 2] */
     unsigned char *heads = calloc((size_t)m.dims.L * m.dims.H, 1);
     for (size_t i = 0; i + 1 < nh; i += 2) heads[hl[i] * m.dims.H + hl[i + 1]] = 1;
     Names names = {.n = 0};

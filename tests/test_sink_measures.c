@@ -37,14 +37,8 @@ static const char *FIXTURES[] = {"qwen2-bf16", "llama-f32"};
 static double *read_d(const char *path, const char *name, size_t *n) {
     hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
     if (f < 0) fail_msg("cannot open %s", path);
-    hid_t ds = H5Dopen2(f, name, H5P_DEFAULT);
-    if (ds < 0) fail_msg("%s: no dataset %s", path, name);
-    hid_t sp = H5Dget_space(ds);
-    *n = (size_t)H5Sget_simple_extent_npoints(sp);
-    double *buf = malloc((*n + 1) * sizeof *buf);
-    assert_non_null(buf);
-    assert_true(H5Dread(ds, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) >= 0);
-    H5Sclose(sp), H5Dclose(ds), H5Fclose(f);
+    double *buf = tu_h5_read(f, name, H5T_NATIVE_DOUBLE, sizeof(double), n);
+    H5Fclose(f);
     return buf;
 }
 
@@ -232,38 +226,6 @@ static void check_boost(const char *name) {
     free(maps), free(col), free(h), free(att), free(hid), free(want), free(tok);
 }
 
-/* A dataset of group g as mtype into a malloc'd buffer; *n elements. */
-static void *g_read(hid_t g, const char *path, hid_t mtype, size_t elem, size_t *n) {
-    hid_t d = H5Dopen2(g, path, H5P_DEFAULT);
-    if (d < 0) fail_msg("fixture: no dataset %s", path);
-    hid_t sp = H5Dget_space(d);
-    *n = (size_t)H5Sget_simple_extent_npoints(sp);
-    void *buf = calloc(*n + 1, elem);
-    assert_non_null(buf);
-    assert_true(H5Dread(d, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) >= 0);
-    H5Sclose(sp), H5Dclose(d);
-    return buf;
-}
-
-/* The model of one intervene.h5 case: its config and weights. */
-static void case_model(hid_t g, const char *name, Model *m) {
-    char err[512], pname[160];
-    size_t n;
-    char *text = g_read(g, "config", H5T_NATIVE_UCHAR, 1, &n);
-    Config c;
-    if (config_from_text(&c, text, name, err, sizeof err) != 0) fail_msg("%s: %s", name, err);
-    free(text);
-    if (model_init(m, &c, err, sizeof err) != 0) fail_msg("%s: %s", name, err);
-    for (int i = 0; i < m->table.count; i++) {
-        const ParamInfo *p = &m->table.info[i];
-        snprintf(pname, sizeof pname, "params/%s", p->name);
-        float *w = g_read(g, pname, H5T_NATIVE_FLOAT, sizeof(float), &n);
-        assert_int_equal(n, p->numel);
-        memcpy(m->params + p->offset, w, n * sizeof(float));
-        free(w);
-    }
-}
-
 /* The trainer's probe (probe_collect) on the two sequences of the case
  * the script used (its attr "case", var-g1-add-id) against gatelab_ref's
  * float64 forward. */
@@ -276,9 +238,9 @@ static void test_trained(void **st) {
           g = H5Gopen2(f, "var-g1-add-id", H5P_DEFAULT);
     assert_true(f >= 0 && g >= 0);
     Model m;
-    case_model(g, "var-g1-add-id", &m);
+    tu_fx_model(g, "var-g1-add-id", &m);
     size_t n;
-    int *tok = g_read(g, "tokens", H5T_NATIVE_INT, sizeof(int), &n);
+    int *tok = tu_h5_read(g, "tokens", H5T_NATIVE_INT, sizeof(int), &n);
     H5Gclose(g), H5Fclose(f);
     const int T = m.cfg.seq_len, N = (int)n / T;
     RunState s;

@@ -6,9 +6,11 @@
 #include <cmocka.h>
 
 #include "testutil.h"
+#include "config_args.h"
 #include "runfile_read.h"
 
 #include <stdarg.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <ftw.h>
@@ -205,4 +207,53 @@ void tu_assert_same_history(const char *a, const char *b, size_t n) {
     int rc = same_history(a, b, n, why, sizeof why);
     if (rc != 0) fail_msg("%s", why);
     assert_int_equal(rc, 0);
+}
+
+void *tu_h5_read(hid_t g, const char *path, hid_t mtype, size_t elem, size_t *n) {
+    void *buf = tu_h5_read_opt(g, path, mtype, elem, n);
+    if (!buf) fail_msg("fixture: no dataset %s", path);
+    return buf;
+}
+
+void *tu_h5_read_opt(hid_t g, const char *path, hid_t mtype, size_t elem, size_t *n) {
+    if (H5Lexists(g, path, H5P_DEFAULT) <= 0) return NULL;
+    hid_t d = H5Dopen2(g, path, H5P_DEFAULT);
+    if (d < 0) fail_msg("fixture: cannot open dataset %s", path);
+    hid_t sp = H5Dget_space(d);
+    hssize_t k = H5Sget_simple_extent_npoints(sp);
+    if (k < 0) fail_msg("fixture: no extent for dataset %s", path);
+    void *buf = calloc((size_t)k + 1, elem);
+    assert_non_null(buf);
+    assert_true(H5Dread(d, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) >= 0);
+    H5Sclose(sp);
+    H5Dclose(d);
+    *n = (size_t)k;
+    return buf;
+}
+
+double tu_h5_attr(hid_t g, const char *name) {
+    double v = NAN;
+    hid_t a = H5Aopen(g, name, H5P_DEFAULT);
+    if (a < 0) fail_msg("fixture: no attribute %s", name);
+    assert_true(H5Aread(a, H5T_NATIVE_DOUBLE, &v) >= 0);
+    H5Aclose(a);
+    return v;
+}
+
+void tu_fx_model(hid_t g, const char *name, Model *m) {
+    char err[512], pname[160];
+    size_t n;
+    char *text = tu_h5_read(g, "config", H5T_NATIVE_UCHAR, 1, &n);
+    Config c;
+    if (config_from_text(&c, text, name, err, sizeof err) != 0) fail_msg("%s: %s", name, err);
+    free(text);
+    if (model_init(m, &c, err, sizeof err) != 0) fail_msg("%s: %s", name, err);
+    for (int i = 0; i < m->table.count; i++) {
+        const ParamInfo *p = &m->table.info[i];
+        snprintf(pname, sizeof pname, "params/%s", p->name);
+        float *w = tu_h5_read(g, pname, H5T_NATIVE_FLOAT, sizeof(float), &n);
+        if (n != p->numel) fail_msg("%s: %s has %zu values, want %zu", name, p->name, n, p->numel);
+        memcpy(m->params + p->offset, w, n * sizeof(float));
+        free(w);
+    }
 }

@@ -4,6 +4,10 @@
 
 #include <stddef.h>
 
+#include <hdf5.h>
+
+#include "model.h"
+
 /* Source root and binary from the environment meson sets (GATELAB_SRC,
  * GATELAB_BIN), with fallbacks for running a test by hand from build/. */
 const char *tu_src(void);
@@ -67,5 +71,23 @@ void tu_assert_one_line(const char *log, const char *n1, const char *n2);
 
 /* Count lines in a file that are not empty. */
 int tu_count_lines(const char *path);
+
+/* The whole dataset `path` under g read as mtype (elem bytes each) into a
+ * calloc'd buffer with one zeroed element past the end (so a text dataset
+ * is NUL-terminated); *n = element count. A missing dataset fails the test
+ * (naming it). */
+void *tu_h5_read(hid_t g, const char *path, hid_t mtype, size_t elem, size_t *n);
+
+/* The same as tu_h5_read, but NULL (and *n untouched) when g has no `path`. */
+void *tu_h5_read_opt(hid_t g, const char *path, hid_t mtype, size_t elem, size_t *n);
+
+/* The double attribute `name` of g; a missing one fails the test. */
+double tu_h5_attr(hid_t g, const char *name);
+
+/* The model of a PyTorch fixture group g (made by the scripts in
+ * tests/reference/, make_fixtures.put_model): its config from the text
+ * dataset "config" and every parameter from "params/NAME". Any error, or a
+ * parameter of the wrong size, fails the test naming `name`. */
+void tu_fx_model(hid_t g, const char *name, Model *m);
 
 #endif
