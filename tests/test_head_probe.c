@@ -76,14 +76,9 @@ static void trained_case(hid_t f, const char *name) {
 
 static void test_trained(void **st) {
     (void)st;
-    char path[1024];
-    snprintf(path, sizeof path, "%s/tests/reference/fixtures/headprobe/headprobe.h5", tu_src());
-    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
-    if (f < 0) fail_msg("cannot open %s", path);
-    const char *cases[] = {"var-baseline",   "var-g1-elem", "var-g1-head",     "var-g2-elem",
-                           "var-sink-token", "var-qk-norm", "var-sdpa-rmsnorm"};
-    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) trained_case(f, cases[i]);
-    H5Fclose(f);
+    const char *const cases[] = {"var-baseline",   "var-g1-elem", "var-g1-head",     "var-g2-elem",
+                                 "var-sink-token", "var-qk-norm", "var-sdpa-rmsnorm"};
+    tu_fx_cases("headprobe/headprobe.h5", cases, sizeof cases / sizeof *cases, trained_case);
 }
 
 static void hf_case(const char *name) {

@@ -525,12 +525,6 @@ static void test_report_section(void **st) {
 
 /* ---- against PyTorch (tests/reference/make_intervene_fixture.py) ---- */
 
-static void fx_compare(const char *what, const float *got, const float *want, size_t n) {
-    for (size_t i = 0; i < n; i++)
-        if (!(fabs((double)got[i] - want[i]) <= 1e-4 + 1e-3 * fabs(want[i])))
-            fail_msg("%s [%zu]: C %.7g, PyTorch %.7g", what, i, got[i], want[i]);
-}
-
 /* one kind's forward against the fixture: every block output and logits */
 static void fx_kind(const Model *m, RunState *s, const char *name, InterventionKind k,
                     const int *tok, int B, int T, const float *blocks, const float *logits) {
@@ -542,10 +536,10 @@ static void fx_kind(const Model *m, RunState *s, const char *name, InterventionK
     size_t nb = (size_t)B * (T + m->dims.extra_pos) * m->dims.d;
     for (int l = 0; l < m->dims.L; l++) {
         snprintf(what, sizeof what, "%s %s block %d", name, intervention_name(k), l);
-        fx_compare(what, model_block_output(s, l), blocks + l * nb, nb);
+        tu_fx_compare(what, model_block_output(s, l), blocks + l * nb, nb);
     }
     snprintf(what, sizeof what, "%s %s logits", name, intervention_name(k));
-    fx_compare(what, model_logits(s), logits, (size_t)B * T * m->dims.V);
+    tu_fx_compare(what, model_logits(s), logits, (size_t)B * T * m->dims.V);
 }
 
 static void fx_case(hid_t f, const char *name) {
@@ -579,14 +573,9 @@ static void fx_case(hid_t f, const char *name) {
 
 static void test_pytorch_reference(void **st) {
     (void)st;
-    char path[1024];
-    snprintf(path, sizeof path, "%s/tests/reference/fixtures/intervene/intervene.h5", tu_src());
-    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
-    if (f < 0) fail_msg("cannot open %s", path);
-    const char *cases[] = {"var-g1-elem", "var-g1-shared", "var-g1-add-id", "var-g1-const",
-                           "opt-learned-sink"};
-    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) fx_case(f, cases[i]);
-    H5Fclose(f);
+    const char *const cases[] = {"var-g1-elem", "var-g1-shared", "var-g1-add-id", "var-g1-const",
+                                 "opt-learned-sink"};
+    tu_fx_cases("intervene/intervene.h5", cases, sizeof cases / sizeof *cases, fx_case);
 }
 
 int main(void) {

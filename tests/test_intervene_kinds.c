@@ -166,6 +166,17 @@ static void test_mact_hand(void **st) {
 
 /* ---- identities on tiny models ---- */
 
+/* The tiny model of `variant`, its run state for B sequences of its
+ * seq_len T (at most TMAX) and test tokens in tok [B * TMAX]; returns T. */
+static int tiny_setup(Model *m, RunState *s, const char *variant, int *tok) {
+    tiny_model(m, variant);
+    const int T = m->cfg.seq_len;
+    assert_true(T <= TMAX);
+    assert_int_equal(runstate_init(s, m, B, T), 0);
+    tokens(tok, T);
+    return T;
+}
+
 /* Every head zeroed equals the model whose output projections are zero;
  * one head zeroed leaves the blocks before its layer bit for bit and
  * changes the loss. */
@@ -175,13 +186,9 @@ static void test_head_zero(void **st) {
     for (size_t v = 0; v < sizeof variants / sizeof *variants; v++) {
         Model m;
         RunState s;
-        tiny_model(&m, variants[v]);
-        const Dims *D = &m.dims;
-        const int T = m.cfg.seq_len;
-        assert_true(T <= TMAX);
-        assert_int_equal(runstate_init(&s, &m, B, T), 0);
         int tok[B * TMAX];
-        tokens(tok, T);
+        const int T = tiny_setup(&m, &s, variants[v], tok);
+        const Dims *D = &m.dims;
         unsigned char *all = malloc((size_t)D->L * D->H), *one = calloc((size_t)D->L * D->H, 1);
         memset(all, 1, (size_t)D->L * D->H);
         one[(size_t)(D->L - 1) * D->H + 1] = 1;
@@ -215,12 +222,9 @@ static void test_gate_const_and_layer(void **st) {
     for (size_t v = 0; v < sizeof variants / sizeof *variants; v++) {
         Model m;
         RunState s;
-        tiny_model(&m, variants[v]);
-        const Dims *D = &m.dims;
-        const int T = m.cfg.seq_len;
-        assert_int_equal(runstate_init(&s, &m, B, T), 0);
         int tok[B * TMAX];
-        tokens(tok, T);
+        const int T = tiny_setup(&m, &s, variants[v], tok);
+        const Dims *D = &m.dims;
         unsigned char *all = malloc((size_t)D->L * D->H);
         memset(all, 1, (size_t)D->L * D->H);
         Outs plain, open, c1, c0, zero, half, l0, lz;
@@ -407,12 +411,6 @@ static void test_head_zero_dormant(void **st) {
     free(dorm), free(listed);
 }
 
-static void fx_compare(const char *what, const float *got, const float *want, size_t n) {
-    for (size_t i = 0; i < n; i++)
-        if (!(fabs((double)got[i] - want[i]) <= 1e-4 + 1e-3 * fabs(want[i])))
-            fail_msg("%s [%zu]: C %.7g, PyTorch %.7g", what, i, got[i], want[i]);
-}
-
 /* The fixture's more/<name> results: the kind, layer and c from its
  * attributes, heads from the case's head list. */
 static void fx_more(hid_t g, const char *cname, const Model *m, RunState *s, const int *tok, int Bn,
@@ -442,10 +440,10 @@ static void fx_more(hid_t g, const char *cname, const Model *m, RunState *s, con
     size_t per = nb / m->dims.L;
     for (int l = 0; l < m->dims.L; l++) {
         snprintf(what, sizeof what, "%s %s block %d", cname, name, l);
-        fx_compare(what, model_block_output(s, l), blocks + l * per, per);
+        tu_fx_compare(what, model_block_output(s, l), blocks + l * per, per);
     }
     snprintf(what, sizeof what, "%s %s logits", cname, name);
-    fx_compare(what, model_logits(s), logits, nl);
+    tu_fx_compare(what, model_logits(s), logits, nl);
     free(blocks), free(logits);
     H5Gclose(r);
 }
@@ -490,14 +488,9 @@ static void fx_case(hid_t f, const char *name) {
 
 static void test_pytorch_reference(void **st) {
     (void)st;
-    char path[1024];
-    snprintf(path, sizeof path, "%s/tests/reference/fixtures/intervene/intervene.h5", tu_src());
-    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
-    if (f < 0) fail_msg("cannot open %s", path);
-    const char *cases[] = {"var-g1-elem", "var-g1-shared", "var-g1-add-id", "var-g1-const",
-                           "opt-learned-sink"};
-    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) fx_case(f, cases[i]);
-    H5Fclose(f);
+    const char *const cases[] = {"var-g1-elem", "var-g1-shared", "var-g1-add-id", "var-g1-const",
+                                 "opt-learned-sink"};
+    tu_fx_cases("intervene/intervene.h5", cases, sizeof cases / sizeof *cases, fx_case);
 }
 
 int main(void) {

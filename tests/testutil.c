@@ -257,3 +257,19 @@ void tu_fx_model(hid_t g, const char *name, Model *m) {
         free(w);
     }
 }
+
+void tu_fx_compare(const char *what, const float *got, const float *want, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (!(fabs((double)got[i] - want[i]) <= 1e-4 + 1e-3 * fabs(want[i])))
+            fail_msg("%s [%zu]: C %.7g, PyTorch %.7g", what, i, got[i], want[i]);
+}
+
+void tu_fx_cases(const char *rel, const char *const *cases, size_t n,
+                 void (*fn)(hid_t f, const char *name)) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/tests/reference/fixtures/%s", tu_src(), rel);
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (f < 0) fail_msg("cannot open %s", path);
+    for (size_t i = 0; i < n; i++) fn(f, cases[i]);
+    H5Fclose(f);
+}

@@ -90,4 +90,13 @@ double tu_h5_attr(hid_t g, const char *name);
  * parameter of the wrong size, fails the test naming `name`. */
 void tu_fx_model(hid_t g, const char *name, Model *m);
 
+/* cmocka-assert every got[i] (i < n) lies within 1e-4 + 1e-3 |want[i]| of
+ * the PyTorch fixture's want[i]; a failure names what, i and both values. */
+void tu_fx_compare(const char *what, const float *got, const float *want, size_t n);
+
+/* Open tests/reference/fixtures/REL under tu_src() and call fn(file, name)
+ * for each of the n case groups in cases; a missing file fails the test. */
+void tu_fx_cases(const char *rel, const char *const *cases, size_t n,
+                 void (*fn)(hid_t f, const char *name));
+
 #endif
