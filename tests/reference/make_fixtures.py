@@ -262,6 +262,18 @@ def put_model(g, vid, cfg, params):
     for n, p in params.items():
         put(g, "params/" + n, p.detach().numpy().astype(np.float32))
 
+def model_case(f, name, vid, cfg, seed):
+    """A new case group `name` of f holding a model initialised from seed
+    (put_model) and one batch of its tokens ("tokens", int32); returns the
+    group, the parameters and the tokens."""
+    gen = torch.Generator().manual_seed(seed)
+    params = f32_exact(ref.init_params(cfg, gen))
+    tok, _ = batch(cfg, gen)
+    g = f.create_group(name)
+    put_model(g, vid, cfg, params)
+    put(g, "tokens", tok.numpy().astype(np.int32))
+    return g, params, tok
+
 def make_one(name, vid, cfg, outdir, seed):
     gen = torch.Generator().manual_seed(seed)
     params = f32_exact(ref.init_params(cfg, gen))
