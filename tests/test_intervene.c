@@ -70,16 +70,6 @@ static int remove_runs(void **st) {
 
 /* ---- the training forward is untouched ---- */
 
-static void tiny_model(Model *m, const char *variant) {
-    char path[1024], set[64], err[512];
-    char *sets[1] = {set};
-    snprintf(path, sizeof path, "%s/experiments/tiny.ini", tu_src());
-    snprintf(set, sizeof set, "variant=%s", variant);
-    Config c;
-    if (config_from_args(&c, path, sets, 1, err, sizeof err) != 0) fail_msg("%s", err);
-    if (model_init(m, &c, err, sizeof err) != 0) fail_msg("%s", err);
-}
-
 /* loss and gradients of one forward + backward through fwd_iv (or the
  * plain model_forward when use_iv is 0) */
 static float loss_and_grads(const Model *m, RunState *s, const int *tok, const int *tg, int B,
@@ -98,7 +88,7 @@ static void test_null_is_training_forward(void **st) {
     for (size_t v = 0; v < sizeof variants / sizeof *variants; v++) {
         Model m;
         RunState s;
-        tiny_model(&m, variants[v]);
+        tu_tiny_model(&m, variants[v]);
         const int B = 2, T = m.cfg.seq_len;
         assert_int_equal(runstate_init(&s, &m, B, T), 0);
         int tok[2 * 64], tg[2 * 64];
@@ -573,9 +563,7 @@ static void fx_case(hid_t f, const char *name) {
 
 static void test_pytorch_reference(void **st) {
     (void)st;
-    const char *const cases[] = {"var-g1-elem", "var-g1-shared", "var-g1-add-id", "var-g1-const",
-                                 "opt-learned-sink"};
-    tu_fx_cases("intervene/intervene.h5", cases, sizeof cases / sizeof *cases, fx_case);
+    tu_fx_cases("intervene/intervene.h5", fx_case);
 }
 
 int main(void) {

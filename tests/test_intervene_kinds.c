@@ -43,16 +43,6 @@ static int remove_run(void **st) {
     return tu_rmtree(dir);
 }
 
-static void tiny_model(Model *m, const char *variant) {
-    char path[1024], set[64], err[512];
-    char *sets[1] = {set};
-    snprintf(path, sizeof path, "%s/experiments/tiny.ini", tu_src());
-    snprintf(set, sizeof set, "variant=%s", variant);
-    Config c;
-    if (config_from_args(&c, path, sets, 1, err, sizeof err) != 0) fail_msg("%s", err);
-    if (model_init(m, &c, err, sizeof err) != 0) fail_msg("%s", err);
-}
-
 enum { B = 2, TMAX = 64 };
 
 /* the model's logits [B, T, V] and block outputs after a forward under iv
@@ -169,7 +159,7 @@ static void test_mact_hand(void **st) {
 /* The tiny model of `variant`, its run state for B sequences of its
  * seq_len T (at most TMAX) and test tokens in tok [B * TMAX]; returns T. */
 static int tiny_setup(Model *m, RunState *s, const char *variant, int *tok) {
-    tiny_model(m, variant);
+    tu_tiny_model(m, variant);
     const int T = m->cfg.seq_len;
     assert_true(T <= TMAX);
     assert_int_equal(runstate_init(s, m, B, T), 0);
@@ -448,18 +438,6 @@ static void fx_more(hid_t g, const char *cname, const Model *m, RunState *s, con
     H5Gclose(r);
 }
 
-typedef struct {
-    char v[32][64];
-    int n;
-} Names;
-
-static herr_t name_cb(hid_t g, const char *name, const H5L_info_t *info, void *data) {
-    (void)g, (void)info;
-    Names *l = data;
-    if (l->n < 32) snprintf(l->v[l->n++], sizeof l->v[0], "%s", name);
-    return 0;
-}
-
 static void fx_case(hid_t f, const char *name) {
     hid_t g = H5Gopen2(f, name, H5P_DEFAULT);
     if (g < 0) fail_msg("fixture: no case %s", name);
@@ -473,10 +451,10 @@ static void fx_case(hid_t f, const char *name) {
     int *hl = tu_h5_read(g, "more_heads", H5T_NATIVE_INT, sizeof(int), &nh); /* [k, 2] */
     unsigned char *heads = calloc((size_t)m.dims.L * m.dims.H, 1);
     for (size_t i = 0; i + 1 < nh; i += 2) heads[hl[i] * m.dims.H + hl[i + 1]] = 1;
-    Names names = {.n = 0};
+    TuNames names;
     hid_t more = H5Gopen2(g, "more", H5P_DEFAULT);
     assert_true(more >= 0);
-    H5Literate(more, H5_INDEX_NAME, H5_ITER_INC, NULL, name_cb, &names);
+    tu_h5_names(more, &names);
     H5Gclose(more);
     assert_true(names.n >= 5);
     for (int i = 0; i < names.n; i++) fx_more(g, name, &m, &s, tok, Bn, T, heads, names.v[i]);
@@ -488,9 +466,7 @@ static void fx_case(hid_t f, const char *name) {
 
 static void test_pytorch_reference(void **st) {
     (void)st;
-    const char *const cases[] = {"var-g1-elem", "var-g1-shared", "var-g1-add-id", "var-g1-const",
-                                 "opt-learned-sink"};
-    tu_fx_cases("intervene/intervene.h5", cases, sizeof cases / sizeof *cases, fx_case);
+    tu_fx_cases("intervene/intervene.h5", fx_case);
 }
 
 int main(void) {

@@ -264,12 +264,40 @@ void tu_fx_compare(const char *what, const float *got, const float *want, size_t
             fail_msg("%s [%zu]: C %.7g, PyTorch %.7g", what, i, got[i], want[i]);
 }
 
-void tu_fx_cases(const char *rel, const char *const *cases, size_t n,
-                 void (*fn)(hid_t f, const char *name)) {
+/* H5Literate callback: the name of each link into the TuNames at data;
+ * -1 (stop) when it does not fit. */
+static herr_t tu_name_cb(hid_t g, const char *name, const H5L_info_t *info, void *data) {
+    (void)g, (void)info;
+    TuNames *l = data;
+    if (l->n >= 32 || strlen(name) >= sizeof l->v[0]) return -1;
+    snprintf(l->v[l->n++], sizeof l->v[0], "%s", name);
+    return 0;
+}
+
+void tu_h5_names(hid_t g, TuNames *out) {
+    out->n = 0;
+    if (H5Literate(g, H5_INDEX_NAME, H5_ITER_INC, NULL, tu_name_cb, out) < 0)
+        fail_msg("fixture: cannot list a group (more than 32 names, or a long one)");
+}
+
+void tu_fx_cases(const char *rel, void (*fn)(hid_t f, const char *name)) {
     char path[1024];
     snprintf(path, sizeof path, "%s/tests/reference/fixtures/%s", tu_src(), rel);
     hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
     if (f < 0) fail_msg("cannot open %s", path);
-    for (size_t i = 0; i < n; i++) fn(f, cases[i]);
+    TuNames names;
+    tu_h5_names(f, &names);
+    if (names.n == 0) fail_msg("%s: no case", path);
+    for (int i = 0; i < names.n; i++) fn(f, names.v[i]);
     H5Fclose(f);
+}
+
+void tu_tiny_model(Model *m, const char *variant) {
+    char path[1024], set[64], err[512];
+    char *sets[1] = {set};
+    snprintf(path, sizeof path, "%s/experiments/tiny.ini", tu_src());
+    snprintf(set, sizeof set, "variant=%s", variant);
+    Config c;
+    if (config_from_args(&c, path, sets, 1, err, sizeof err) != 0) fail_msg("%s", err);
+    if (model_init(m, &c, err, sizeof err) != 0) fail_msg("%s", err);
 }

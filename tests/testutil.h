@@ -94,9 +94,21 @@ void tu_fx_model(hid_t g, const char *name, Model *m);
  * the PyTorch fixture's want[i]; a failure names what, i and both values. */
 void tu_fx_compare(const char *what, const float *got, const float *want, size_t n);
 
+/* The names of the links in g (at most 32, each under 64 bytes), in name
+ * order; more, or a group that cannot be listed, fails the test. */
+typedef struct {
+    char v[32][64];
+    int n;
+} TuNames;
+void tu_h5_names(hid_t g, TuNames *out);
+
 /* Open tests/reference/fixtures/REL under tu_src() and call fn(file, name)
- * for each of the n case groups in cases; a missing file fails the test. */
-void tu_fx_cases(const char *rel, const char *const *cases, size_t n,
-                 void (*fn)(hid_t f, const char *name));
+ * for each case group in it (the fixture script's list of cases), in name
+ * order; a missing file, or one without a case, fails the test. */
+void tu_fx_cases(const char *rel, void (*fn)(hid_t f, const char *name));
+
+/* The model of experiments/tiny.ini with variant=VARIANT, initialised from
+ * its seed; any error fails the test. */
+void tu_tiny_model(Model *m, const char *variant);
 
 #endif
