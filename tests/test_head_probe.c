@@ -53,25 +53,16 @@ static void compare_record(const char *what, hid_t g, const ProbeRecord *p) {
 }
 
 static void trained_case(hid_t f, const char *name) {
-    hid_t g = H5Gopen2(f, name, H5P_DEFAULT);
-    if (g < 0) fail_msg("fixture: no case %s", name);
-    Model m;
-    RunState s;
+    TuFxCase c;
     ProbeRecord p;
-    size_t n;
     char err[512];
-    tu_fx_model(g, name, &m);
-    int *tok = tu_h5_read(g, "tokens", H5T_NATIVE_INT, sizeof(int), &n);
-    const int T = m.cfg.seq_len, N = (int)n / T;
-    assert_int_equal(runstate_init(&s, &m, N, T), 0);
-    ProbeInput in = {.tokens = tok, .N = N, .T = T};
-    if (probe_collect(&m, &s, &in, &p, NULL, err, sizeof err) != 0) fail_msg("%s: %s", name, err);
-    compare_record(name, g, &p);
+    tu_fx_case_open(&c, f, name);
+    ProbeInput in = {.tokens = c.tok, .N = c.N, .T = c.T};
+    if (probe_collect(&c.m, &c.s, &in, &p, NULL, err, sizeof err) != 0)
+        fail_msg("%s: %s", name, err);
+    compare_record(name, c.g, &p);
     runread_probe_free(&p);
-    free(tok);
-    runstate_free(&s);
-    model_free(&m);
-    H5Gclose(g);
+    tu_fx_case_close(&c);
 }
 
 static void test_trained(void **st) {

@@ -533,32 +533,25 @@ static void fx_kind(const Model *m, RunState *s, const char *name, InterventionK
 }
 
 static void fx_case(hid_t f, const char *name) {
-    hid_t g = H5Gopen2(f, name, H5P_DEFAULT);
-    if (g < 0) fail_msg("fixture: no case %s", name);
-    Model m;
-    RunState s;
-    size_t n, nb, nl;
-    tu_fx_model(g, name, &m);
-    int *tok = tu_h5_read(g, "tokens", H5T_NATIVE_INT, sizeof(int), &n);
-    const int T = m.cfg.seq_len, B = (int)n / T;
-    assert_int_equal((size_t)B * T, n);
-    assert_int_equal(runstate_init(&s, &m, B, T), 0);
-    float *blocks = tu_h5_read(g, "block_out", H5T_NATIVE_FLOAT, sizeof(float), &nb);
-    float *logits = tu_h5_read(g, "logits", H5T_NATIVE_FLOAT, sizeof(float), &nl);
+    TuFxCase c;
+    size_t nb, nl;
+    tu_fx_case_open(&c, f, name);
+    const int T = c.T, B = c.N;
+    float *blocks = tu_h5_read(c.g, "block_out", H5T_NATIVE_FLOAT, sizeof(float), &nb);
+    float *logits = tu_h5_read(c.g, "logits", H5T_NATIVE_FLOAT, sizeof(float), &nl);
     assert_int_equal(nb % (IV_NO_BOS), 0);
     for (int k = 0; k < IV_NO_BOS; k++)
-        fx_kind(&m, &s, name, (InterventionKind)k, tok, B, T, blocks + k * (nb / IV_NO_BOS),
+        fx_kind(&c.m, &c.s, name, (InterventionKind)k, c.tok, B, T, blocks + k * (nb / IV_NO_BOS),
                 logits + k * (nl / IV_NO_BOS));
     free(blocks), free(logits);
     int *tok1 = malloc((size_t)B * (T - 1) * sizeof(int));
-    for (int b = 0; b < B; b++) memcpy(tok1 + b * (T - 1), tok + b * T + 1, (T - 1) * sizeof(int));
-    blocks = tu_h5_read(g, "no-bos/block_out", H5T_NATIVE_FLOAT, sizeof(float), &nb);
-    logits = tu_h5_read(g, "no-bos/logits", H5T_NATIVE_FLOAT, sizeof(float), &nl);
-    fx_kind(&m, &s, name, IV_NONE, tok1, B, T - 1, blocks, logits);
-    free(blocks), free(logits), free(tok), free(tok1);
-    runstate_free(&s);
-    model_free(&m);
-    H5Gclose(g);
+    for (int b = 0; b < B; b++)
+        memcpy(tok1 + b * (T - 1), c.tok + b * T + 1, (T - 1) * sizeof(int));
+    blocks = tu_h5_read(c.g, "no-bos/block_out", H5T_NATIVE_FLOAT, sizeof(float), &nb);
+    logits = tu_h5_read(c.g, "no-bos/logits", H5T_NATIVE_FLOAT, sizeof(float), &nl);
+    fx_kind(&c.m, &c.s, name, IV_NONE, tok1, B, T - 1, blocks, logits);
+    free(blocks), free(logits), free(tok1);
+    tu_fx_case_close(&c);
 }
 
 static void test_pytorch_reference(void **st) {

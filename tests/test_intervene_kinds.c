@@ -439,29 +439,23 @@ static void fx_more(hid_t g, const char *cname, const Model *m, RunState *s, con
 }
 
 static void fx_case(hid_t f, const char *name) {
-    hid_t g = H5Gopen2(f, name, H5P_DEFAULT);
-    if (g < 0) fail_msg("fixture: no case %s", name);
-    Model m;
-    RunState s;
-    size_t n, nh;
-    tu_fx_model(g, name, &m);
-    int *tok = tu_h5_read(g, "tokens", H5T_NATIVE_INT, sizeof(int), &n);
-    const int T = m.cfg.seq_len, Bn = (int)n / T;
-    assert_int_equal(runstate_init(&s, &m, Bn, T), 0);
-    int *hl = tu_h5_read(g, "more_heads", H5T_NATIVE_INT, sizeof(int), &nh); /* [k, 2] */
-    unsigned char *heads = calloc((size_t)m.dims.L * m.dims.H, 1);
-    for (size_t i = 0; i + 1 < nh; i += 2) heads[hl[i] * m.dims.H + hl[i + 1]] = 1;
+    TuFxCase c;
+    size_t nh;
+    tu_fx_case_open(&c, f, name);
+    const Dims *D = &c.m.dims;
+    int *hl = tu_h5_read(c.g, "more_heads", H5T_NATIVE_INT, sizeof(int), &nh); /* [k, 2] */
+    unsigned char *heads = calloc((size_t)D->L * D->H, 1);
+    for (size_t i = 0; i + 1 < nh; i += 2) heads[hl[i] * D->H + hl[i + 1]] = 1;
     TuNames names;
-    hid_t more = H5Gopen2(g, "more", H5P_DEFAULT);
+    hid_t more = H5Gopen2(c.g, "more", H5P_DEFAULT);
     assert_true(more >= 0);
     tu_h5_names(more, &names);
     H5Gclose(more);
     assert_true(names.n >= 5);
-    for (int i = 0; i < names.n; i++) fx_more(g, name, &m, &s, tok, Bn, T, heads, names.v[i]);
-    free(heads), free(hl), free(tok);
-    runstate_free(&s);
-    model_free(&m);
-    H5Gclose(g);
+    for (int i = 0; i < names.n; i++)
+        fx_more(c.g, name, &c.m, &c.s, c.tok, c.N, c.T, heads, names.v[i]);
+    free(heads), free(hl);
+    tu_fx_case_close(&c);
 }
 
 static void test_pytorch_reference(void **st) {

@@ -234,20 +234,15 @@ static void test_trained(void **st) {
     char fx[2048], ref[2048], err[512];
     snprintf(fx, sizeof fx, "%s/tests/reference/fixtures/intervene/intervene.h5", tu_src());
     snprintf(ref, sizeof ref, "%s/tests/reference/fixtures/sinks/trained.h5", tu_src());
-    hid_t f = H5Fopen(fx, H5F_ACC_RDONLY, H5P_DEFAULT),
-          g = H5Gopen2(f, "var-g1-add-id", H5P_DEFAULT);
-    assert_true(f >= 0 && g >= 0);
-    Model m;
-    tu_fx_model(g, "var-g1-add-id", &m);
+    hid_t f = H5Fopen(fx, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (f < 0) fail_msg("cannot open %s", fx);
+    TuFxCase c;
+    tu_fx_case_open(&c, f, "var-g1-add-id");
+    const int T = c.T, N = c.N;
     size_t n;
-    int *tok = tu_h5_read(g, "tokens", H5T_NATIVE_INT, sizeof(int), &n);
-    H5Gclose(g), H5Fclose(f);
-    const int T = m.cfg.seq_len, N = (int)n / T;
-    RunState s;
-    assert_int_equal(runstate_init(&s, &m, N, T), 0);
-    ProbeInput in = {.tokens = tok, .N = N, .T = T, .step = 0};
+    ProbeInput in = {.tokens = c.tok, .N = N, .T = T, .step = 0};
     ProbeRecord p;
-    if (probe_collect(&m, &s, &in, &p, NULL, err, sizeof err) != 0) fail_msg("%s", err);
+    if (probe_collect(&c.m, &c.s, &in, &p, NULL, err, sizeof err) != 0) fail_msg("%s", err);
     double *ka = read_d(ref, "key_alpha", &n);
     assert_int_equal(n, (size_t)N * p.L * p.H * T);
     for (size_t i = 0; i < n; i++) near("trained", "key_alpha", i, p.key_alpha[i], ka[i]);
@@ -292,10 +287,10 @@ static void test_trained(void **st) {
     }
     assert_int_equal(total, (int)n);
     assert_true(total > 0); /* the case has secondary sinks, so the test can fail */
-    free(ka), free(cs), free(rs), free(w), free(ms), free(ss), free(peak), free(tok);
+    free(ka), free(cs), free(rs), free(w), free(ms), free(ss), free(peak);
     runread_probe_free(&p);
-    runstate_free(&s);
-    model_free(&m);
+    tu_fx_case_close(&c);
+    H5Fclose(f);
 }
 
 static void test_reference(void **st) {

@@ -301,3 +301,23 @@ void tu_tiny_model(Model *m, const char *variant) {
     if (config_from_args(&c, path, sets, 1, err, sizeof err) != 0) fail_msg("%s", err);
     if (model_init(m, &c, err, sizeof err) != 0) fail_msg("%s", err);
 }
+
+void tu_fx_case_open(TuFxCase *c, hid_t f, const char *name) {
+    size_t n;
+    c->g = H5Gopen2(f, name, H5P_DEFAULT);
+    if (c->g < 0) fail_msg("fixture: no case %s", name);
+    tu_fx_model(c->g, name, &c->m);
+    c->tok = tu_h5_read(c->g, "tokens", H5T_NATIVE_INT, sizeof(int), &n);
+    c->T = c->m.cfg.seq_len;
+    c->N = (int)(n / (size_t)c->T);
+    if ((size_t)c->N * (size_t)c->T != n || c->N == 0)
+        fail_msg("%s: %zu tokens are not whole sequences of %d", name, n, c->T);
+    assert_int_equal(runstate_init(&c->s, &c->m, c->N, c->T), 0);
+}
+
+void tu_fx_case_close(TuFxCase *c) {
+    free(c->tok);
+    runstate_free(&c->s);
+    model_free(&c->m);
+    H5Gclose(c->g);
+}

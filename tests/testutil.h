@@ -94,6 +94,23 @@ void tu_fx_model(hid_t g, const char *name, Model *m);
  * the PyTorch fixture's want[i]; a failure names what, i and both values. */
 void tu_fx_compare(const char *what, const float *got, const float *want, size_t n);
 
+/* One case group of a PyTorch fixture, opened: the group, its model
+ * (tu_fx_model), its "tokens" as N sequences of the model's seq_len T and a
+ * run state for N x T. */
+typedef struct {
+    hid_t g;
+    Model m;
+    RunState s;
+    int *tok;
+    int N, T;
+} TuFxCase;
+
+/* Open case `name` of fixture file f into c; a missing group, a model that
+ * does not build or tokens that are not whole sequences fail the test.
+ * tu_fx_case_close frees what it holds and closes the group. */
+void tu_fx_case_open(TuFxCase *c, hid_t f, const char *name);
+void tu_fx_case_close(TuFxCase *c);
+
 /* The names of the links in g (at most 32, each under 64 bytes), in name
  * order; more, or a group that cannot be listed, fails the test. */
 typedef struct {
