@@ -22,39 +22,12 @@
 #include "runfile_read.h"
 #include "testutil.h"
 
-/* A whole dataset of `path` under g as doubles (NULL when absent). */
-static double *fx_doubles(hid_t g, const char *path, size_t *n) {
-    if (H5Lexists(g, path, H5P_DEFAULT) <= 0) return NULL;
-    hid_t d = H5Dopen2(g, path, H5P_DEFAULT), sp = H5Dget_space(d);
-    *n = (size_t)H5Sget_simple_extent_npoints(sp);
-    double *buf = calloc(*n + 1, sizeof *buf);
-    assert_non_null(buf);
-    assert_true(H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) >= 0);
-    H5Sclose(sp);
-    H5Dclose(d);
-    return buf;
-}
-
-/* A whole dataset as mtype into a malloc'd buffer of elem-byte elements. */
-static void *fx_read(hid_t g, const char *path, hid_t mtype, size_t elem, size_t *n) {
-    hid_t d = H5Dopen2(g, path, H5P_DEFAULT);
-    if (d < 0) fail_msg("fixture: no dataset %s", path);
-    hid_t sp = H5Dget_space(d);
-    *n = (size_t)H5Sget_simple_extent_npoints(sp);
-    void *buf = calloc(*n + 1, elem);
-    assert_non_null(buf);
-    assert_true(H5Dread(d, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) >= 0);
-    H5Sclose(sp);
-    H5Dclose(d);
-    return buf;
-}
-
 /* got (float or double, by f / dbl) against the fixture's `name`, within
  * atol + rtol |want|; an array the fixture lacks must be absent here. */
 static void compare(const char *what, hid_t g, const char *name, const float *f, const double *dbl,
                     size_t n, double atol, double rtol) {
     size_t m = 0;
-    double *want = fx_doubles(g, name, &m);
+    double *want = tu_h5_read_opt(g, name, H5T_NATIVE_DOUBLE, sizeof(double), &m);
     if (!want) {
         if (f || dbl) fail_msg("%s %s: present here, not in the fixture", what, name);
         return;
@@ -79,56 +52,22 @@ static void compare_record(const char *what, hid_t g, const ProbeRecord *p) {
     compare(what, g, "ov_erank", NULL, p->ov_erank, LH, 1e-5, 1e-5);
 }
 
-static void fx_model(hid_t g, const char *name, Model *m) {
-    char err[512], pname[160];
-    size_t n;
-    char *text = fx_read(g, "config", H5T_NATIVE_UCHAR, 1, &n);
-    Config c;
-    if (config_from_text(&c, text, name, err, sizeof err) != 0) fail_msg("%s: %s", name, err);
-    free(text);
-    if (model_init(m, &c, err, sizeof err) != 0) fail_msg("%s: %s", name, err);
-    for (int i = 0; i < m->table.count; i++) {
-        const ParamInfo *p = &m->table.info[i];
-        snprintf(pname, sizeof pname, "params/%s", p->name);
-        float *w = fx_read(g, pname, H5T_NATIVE_FLOAT, sizeof(float), &n);
-        if (n != p->numel) fail_msg("%s: %s has %zu values, want %zu", name, p->name, n, p->numel);
-        memcpy(m->params + p->offset, w, n * sizeof(float));
-        free(w);
-    }
-}
-
 static void trained_case(hid_t f, const char *name) {
-    hid_t g = H5Gopen2(f, name, H5P_DEFAULT);
-    if (g < 0) fail_msg("fixture: no case %s", name);
-    Model m;
-    RunState s;
+    TuFxCase c;
     ProbeRecord p;
-    size_t n;
     char err[512];
-    fx_model(g, name, &m);
-    int *tok = fx_read(g, "tokens", H5T_NATIVE_INT, sizeof(int), &n);
-    const int T = m.cfg.seq_len, N = (int)n / T;
-    assert_int_equal(runstate_init(&s, &m, N, T), 0);
-    ProbeInput in = {.tokens = tok, .N = N, .T = T};
-    if (probe_collect(&m, &s, &in, &p, NULL, err, sizeof err) != 0) fail_msg("%s: %s", name, err);
-    compare_record(name, g, &p);
+    tu_fx_case_open(&c, f, name);
+    ProbeInput in = {.tokens = c.tok, .N = c.N, .T = c.T};
+    if (probe_collect(&c.m, &c.s, &in, &p, NULL, err, sizeof err) != 0)
+        fail_msg("%s: %s", name, err);
+    compare_record(name, c.g, &p);
     runread_probe_free(&p);
-    free(tok);
-    runstate_free(&s);
-    model_free(&m);
-    H5Gclose(g);
+    tu_fx_case_close(&c);
 }
 
 static void test_trained(void **st) {
     (void)st;
-    char path[1024];
-    snprintf(path, sizeof path, "%s/tests/reference/fixtures/headprobe/headprobe.h5", tu_src());
-    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
-    if (f < 0) fail_msg("cannot open %s", path);
-    const char *cases[] = {"var-baseline",   "var-g1-elem", "var-g1-head",     "var-g2-elem",
-                           "var-sink-token", "var-qk-norm", "var-sdpa-rmsnorm"};
-    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) trained_case(f, cases[i]);
-    H5Fclose(f);
+    tu_fx_cases("headprobe/headprobe.h5", trained_case);
 }
 
 static void hf_case(const char *name) {
@@ -138,7 +77,7 @@ static void hf_case(const char *name) {
     hid_t fe = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
     if (fe < 0) fail_msg("cannot open %s", path);
     size_t n;
-    int32_t *ids = fx_read(fe, "tokens", H5T_NATIVE_INT32, sizeof(int32_t), &n);
+    int32_t *ids = tu_h5_read(fe, "tokens", H5T_NATIVE_INT32, sizeof(int32_t), &n);
     H5Fclose(fe);
     HfModel *m;
     if (hf_model_open(&m, dir, 1, err, sizeof err) != 0) fail_msg("%s: %s", name, err);

@@ -50,20 +50,6 @@ static const char *FIXTURES[] = {
 };
 #define N_FIX (sizeof FIXTURES / sizeof *FIXTURES)
 
-/* Read a whole dataset (float or int) into a malloc'd buffer; NULL when
- * absent. *n = element count. */
-static void *read_ds(hid_t f, const char *name, hid_t mtype, size_t el, size_t *n) {
-    if (H5Lexists(f, name, H5P_DEFAULT) <= 0) return NULL;
-    hid_t ds = H5Dopen2(f, name, H5P_DEFAULT), sp = H5Dget_space(ds);
-    *n = (size_t)H5Sget_simple_extent_npoints(sp);
-    void *buf = malloc(*n * el);
-    assert_non_null(buf);
-    assert_true(H5Dread(ds, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) >= 0);
-    H5Sclose(sp);
-    H5Dclose(ds);
-    return buf;
-}
-
 typedef struct {
     int L, T, H, C, d;
     float *att;   /* [L, H, T, T] */
@@ -104,11 +90,11 @@ static void check_fixture(const char *name) {
     hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
     if (f < 0) fail_msg("cannot open %s", path);
     size_t nt, nl, na, nh, ng = 0;
-    int32_t *tok = read_ds(f, "tokens", H5T_NATIVE_INT32, 4, &nt);
-    float *logits = read_ds(f, "logits", H5T_NATIVE_FLOAT, 4, &nl);
-    float *att = read_ds(f, "attention", H5T_NATIVE_FLOAT, 4, &na);
-    float *hid = read_ds(f, "hidden", H5T_NATIVE_FLOAT, 4, &nh);
-    float *gates = read_ds(f, "gates", H5T_NATIVE_FLOAT, 4, &ng);
+    int32_t *tok = tu_h5_read_opt(f, "tokens", H5T_NATIVE_INT32, 4, &nt);
+    float *logits = tu_h5_read_opt(f, "logits", H5T_NATIVE_FLOAT, 4, &nl);
+    float *att = tu_h5_read_opt(f, "attention", H5T_NATIVE_FLOAT, 4, &na);
+    float *hid = tu_h5_read_opt(f, "hidden", H5T_NATIVE_FLOAT, 4, &nh);
+    float *gates = tu_h5_read_opt(f, "gates", H5T_NATIVE_FLOAT, 4, &ng);
     H5Fclose(f);
 
     HfModel *m = NULL;
@@ -372,10 +358,10 @@ static void test_cli_runfile(void **s) {
     snprintf(exp, sizeof exp, "%s/expected.h5", fix);
     hid_t f = H5Fopen(exp, H5F_ACC_RDONLY, H5P_DEFAULT);
     size_t nt, na, ng, nh;
-    int32_t *tok = read_ds(f, "tokens", H5T_NATIVE_INT32, 4, &nt);
-    float *att = read_ds(f, "attention", H5T_NATIVE_FLOAT, 4, &na);
-    float *gates = read_ds(f, "gates", H5T_NATIVE_FLOAT, 4, &ng);
-    float *hid = read_ds(f, "hidden", H5T_NATIVE_FLOAT, 4, &nh);
+    int32_t *tok = tu_h5_read_opt(f, "tokens", H5T_NATIVE_INT32, 4, &nt);
+    float *att = tu_h5_read_opt(f, "attention", H5T_NATIVE_FLOAT, 4, &na);
+    float *gates = tu_h5_read_opt(f, "gates", H5T_NATIVE_FLOAT, 4, &ng);
+    float *hid = tu_h5_read_opt(f, "hidden", H5T_NATIVE_FLOAT, 4, &nh);
     H5Fclose(f);
     const int T = (int)nt, M = 4;
     snprintf(ids, sizeof ids, "%s/ids.txt", d);
@@ -433,7 +419,7 @@ static void test_cli_runfile(void **s) {
     /* the provenance */
     f = H5Fopen(run, H5F_ACC_RDONLY, H5P_DEFAULT);
     size_t nf;
-    int32_t *first = read_ds(f, "pretrained/first_token", H5T_NATIVE_INT32, 4, &nf);
+    int32_t *first = tu_h5_read_opt(f, "pretrained/first_token", H5T_NATIVE_INT32, 4, &nf);
     assert_int_equal(nf, 2), assert_int_equal(first[0], tok[0]);
     assert_true(H5Aexists_by_name(f, "pretrained", "config_json", H5P_DEFAULT) > 0);
     assert_true(H5Aexists_by_name(f, "pretrained", "architecture", H5P_DEFAULT) > 0);
@@ -575,15 +561,6 @@ static void test_cli_text(void **s) {
 
 /* ---- interventions on an inspected checkpoint ---- */
 
-static double h5_attr(hid_t f, const char *name) {
-    double v = NAN;
-    hid_t a = H5Aopen(f, name, H5P_DEFAULT);
-    assert_true(a >= 0);
-    H5Aread(a, H5T_NATIVE_DOUBLE, &v);
-    H5Aclose(a);
-    return v;
-}
-
 /* head-zero of heads 0.1 and 1.0, gates-open-layer, gate-const 0.5 and
  * mact-zero/-mean in layer 0 (massive: above 3 x the median |h|) through
  * the checkpoint's Forward against the losses of
@@ -594,9 +571,9 @@ static void check_more_kinds(const char *name, const char *run, const char *fixt
     char err[512];
     hid_t f = H5Fopen(fixture, H5F_ACC_RDONLY, H5P_DEFAULT);
     assert_true(f >= 0);
-    double want[5] = {h5_attr(f, "loss_head_zero"), h5_attr(f, "loss_gates_open_layer0"),
-                      h5_attr(f, "loss_gate_const"), h5_attr(f, "loss_mact_zero_layer0"),
-                      h5_attr(f, "loss_mact_mean_layer0")};
+    double want[5] = {tu_h5_attr(f, "loss_head_zero"), tu_h5_attr(f, "loss_gates_open_layer0"),
+                      tu_h5_attr(f, "loss_gate_const"), tu_h5_attr(f, "loss_mact_zero_layer0"),
+                      tu_h5_attr(f, "loss_mact_mean_layer0")};
     H5Fclose(f);
     ForwardOpen fo = {.threads = 2};
     Forward *fw = forward_open(run, &fo, err, sizeof err);
@@ -633,11 +610,11 @@ static void check_intervene(const char *name) {
     hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
     assert_true(f >= 0);
     size_t nt, n1, n2;
-    int32_t *tok = read_ds(f, "tokens", H5T_NATIVE_INT32, 4, &nt);
-    float *open = read_ds(f, "attention_gates_open", H5T_NATIVE_FLOAT, 4, &n1);
-    float *nobos = read_ds(f, "attention_no_bos", H5T_NATIVE_FLOAT, 4, &n2);
-    double want_loss[3] = {h5_attr(f, "loss_none"), h5_attr(f, "loss_gates_open"),
-                           h5_attr(f, "loss_no_bos")};
+    int32_t *tok = tu_h5_read_opt(f, "tokens", H5T_NATIVE_INT32, 4, &nt);
+    float *open = tu_h5_read_opt(f, "attention_gates_open", H5T_NATIVE_FLOAT, 4, &n1);
+    float *nobos = tu_h5_read_opt(f, "attention_no_bos", H5T_NATIVE_FLOAT, 4, &n2);
+    double want_loss[3] = {tu_h5_attr(f, "loss_none"), tu_h5_attr(f, "loss_gates_open"),
+                           tu_h5_attr(f, "loss_no_bos")};
     H5Fclose(f);
     const int T = (int)nt;
     snprintf(ids, sizeof ids, "%s/ids.txt", d);
@@ -700,7 +677,7 @@ static void test_stream_checkpoint(void **s) {
     assert_int_equal(tu_run(log, "stream %s --len 40 --window 10 --n-seq 3", run), 0);
     hid_t f = H5Fopen(run, H5F_ACC_RDONLY, H5P_DEFAULT);
     size_t n;
-    double *loss = read_ds(f, "stream/W_10/loss_seq", H5T_NATIVE_DOUBLE, 8, &n);
+    double *loss = tu_h5_read_opt(f, "stream/W_10/loss_seq", H5T_NATIVE_DOUBLE, 8, &n);
     H5Fclose(f);
     assert_int_equal(n, 4 * 3); /* dense, keep 0, 1, 4 */
     for (size_t i = 0; i < n; i++) assert_true(isfinite(loss[i]) && loss[i] > 0.0);
@@ -744,9 +721,9 @@ static void test_eval_checkpoint(void **s) {
     snprintf(path, sizeof path, "%s/expected.h5", fix);
     hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
     size_t nt, nl, na;
-    int32_t *tok = read_ds(f, "tokens", H5T_NATIVE_INT32, 4, &nt);
-    float *lg = read_ds(f, "logits", H5T_NATIVE_FLOAT, 4, &nl);
-    float *att = read_ds(f, "attention", H5T_NATIVE_FLOAT, 4, &na);
+    int32_t *tok = tu_h5_read_opt(f, "tokens", H5T_NATIVE_INT32, 4, &nt);
+    float *lg = tu_h5_read_opt(f, "logits", H5T_NATIVE_FLOAT, 4, &nl);
+    float *att = tu_h5_read_opt(f, "attention", H5T_NATIVE_FLOAT, 4, &na);
     H5Fclose(f);
     const int T = (int)nt, V = (int)(nl / nt), LH = (int)(na / (nt * nt));
     double loss = 0.0, share = 0.0;

@@ -70,16 +70,6 @@ static int remove_runs(void **st) {
 
 /* ---- the training forward is untouched ---- */
 
-static void tiny_model(Model *m, const char *variant) {
-    char path[1024], set[64], err[512];
-    char *sets[1] = {set};
-    snprintf(path, sizeof path, "%s/experiments/tiny.ini", tu_src());
-    snprintf(set, sizeof set, "variant=%s", variant);
-    Config c;
-    if (config_from_args(&c, path, sets, 1, err, sizeof err) != 0) fail_msg("%s", err);
-    if (model_init(m, &c, err, sizeof err) != 0) fail_msg("%s", err);
-}
-
 /* loss and gradients of one forward + backward through fwd_iv (or the
  * plain model_forward when use_iv is 0) */
 static float loss_and_grads(const Model *m, RunState *s, const int *tok, const int *tg, int B,
@@ -98,7 +88,7 @@ static void test_null_is_training_forward(void **st) {
     for (size_t v = 0; v < sizeof variants / sizeof *variants; v++) {
         Model m;
         RunState s;
-        tiny_model(&m, variants[v]);
+        tu_tiny_model(&m, variants[v]);
         const int B = 2, T = m.cfg.seq_len;
         assert_int_equal(runstate_init(&s, &m, B, T), 0);
         int tok[2 * 64], tg[2 * 64];
@@ -525,46 +515,6 @@ static void test_report_section(void **st) {
 
 /* ---- against PyTorch (tests/reference/make_intervene_fixture.py) ---- */
 
-/* A whole dataset of `path` under g as mtype into a malloc'd buffer;
- * *n elements. */
-static void *fx_read(hid_t g, const char *path, hid_t mtype, size_t elem, size_t *n) {
-    hid_t d = H5Dopen2(g, path, H5P_DEFAULT);
-    if (d < 0) fail_msg("fixture: no dataset %s", path);
-    hid_t sp = H5Dget_space(d);
-    hssize_t k = H5Sget_simple_extent_npoints(sp);
-    void *buf = calloc((size_t)k + 1, elem);
-    assert_non_null(buf);
-    assert_true(H5Dread(d, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) >= 0);
-    H5Sclose(sp);
-    H5Dclose(d);
-    *n = (size_t)k;
-    return buf;
-}
-
-static void fx_model(hid_t g, const char *name, Model *m) {
-    char err[512], pname[128];
-    size_t n;
-    char *text = fx_read(g, "config", H5T_NATIVE_UCHAR, 1, &n); /* NUL-terminated by calloc */
-    Config c;
-    if (config_from_text(&c, text, name, err, sizeof err) != 0) fail_msg("%s: %s", name, err);
-    free(text);
-    if (model_init(m, &c, err, sizeof err) != 0) fail_msg("%s: %s", name, err);
-    for (int i = 0; i < m->table.count; i++) {
-        const ParamInfo *p = &m->table.info[i];
-        snprintf(pname, sizeof pname, "params/%s", p->name);
-        float *w = fx_read(g, pname, H5T_NATIVE_FLOAT, sizeof(float), &n);
-        if (n != p->numel) fail_msg("%s: %s has %zu values, want %zu", name, p->name, n, p->numel);
-        memcpy(m->params + p->offset, w, n * sizeof(float));
-        free(w);
-    }
-}
-
-static void fx_compare(const char *what, const float *got, const float *want, size_t n) {
-    for (size_t i = 0; i < n; i++)
-        if (!(fabs((double)got[i] - want[i]) <= 1e-4 + 1e-3 * fabs(want[i])))
-            fail_msg("%s [%zu]: C %.7g, PyTorch %.7g", what, i, got[i], want[i]);
-}
-
 /* one kind's forward against the fixture: every block output and logits */
 static void fx_kind(const Model *m, RunState *s, const char *name, InterventionKind k,
                     const int *tok, int B, int T, const float *blocks, const float *logits) {
@@ -576,51 +526,37 @@ static void fx_kind(const Model *m, RunState *s, const char *name, InterventionK
     size_t nb = (size_t)B * (T + m->dims.extra_pos) * m->dims.d;
     for (int l = 0; l < m->dims.L; l++) {
         snprintf(what, sizeof what, "%s %s block %d", name, intervention_name(k), l);
-        fx_compare(what, model_block_output(s, l), blocks + l * nb, nb);
+        tu_fx_compare(what, model_block_output(s, l), blocks + l * nb, nb);
     }
     snprintf(what, sizeof what, "%s %s logits", name, intervention_name(k));
-    fx_compare(what, model_logits(s), logits, (size_t)B * T * m->dims.V);
+    tu_fx_compare(what, model_logits(s), logits, (size_t)B * T * m->dims.V);
 }
 
 static void fx_case(hid_t f, const char *name) {
-    hid_t g = H5Gopen2(f, name, H5P_DEFAULT);
-    if (g < 0) fail_msg("fixture: no case %s", name);
-    Model m;
-    RunState s;
-    size_t n, nb, nl;
-    fx_model(g, name, &m);
-    int *tok = fx_read(g, "tokens", H5T_NATIVE_INT, sizeof(int), &n);
-    const int T = m.cfg.seq_len, B = (int)n / T;
-    assert_int_equal((size_t)B * T, n);
-    assert_int_equal(runstate_init(&s, &m, B, T), 0);
-    float *blocks = fx_read(g, "block_out", H5T_NATIVE_FLOAT, sizeof(float), &nb);
-    float *logits = fx_read(g, "logits", H5T_NATIVE_FLOAT, sizeof(float), &nl);
+    TuFxCase c;
+    size_t nb, nl;
+    tu_fx_case_open(&c, f, name);
+    const int T = c.T, B = c.N;
+    float *blocks = tu_h5_read(c.g, "block_out", H5T_NATIVE_FLOAT, sizeof(float), &nb);
+    float *logits = tu_h5_read(c.g, "logits", H5T_NATIVE_FLOAT, sizeof(float), &nl);
     assert_int_equal(nb % (IV_NO_BOS), 0);
     for (int k = 0; k < IV_NO_BOS; k++)
-        fx_kind(&m, &s, name, (InterventionKind)k, tok, B, T, blocks + k * (nb / IV_NO_BOS),
+        fx_kind(&c.m, &c.s, name, (InterventionKind)k, c.tok, B, T, blocks + k * (nb / IV_NO_BOS),
                 logits + k * (nl / IV_NO_BOS));
     free(blocks), free(logits);
     int *tok1 = malloc((size_t)B * (T - 1) * sizeof(int));
-    for (int b = 0; b < B; b++) memcpy(tok1 + b * (T - 1), tok + b * T + 1, (T - 1) * sizeof(int));
-    blocks = fx_read(g, "no-bos/block_out", H5T_NATIVE_FLOAT, sizeof(float), &nb);
-    logits = fx_read(g, "no-bos/logits", H5T_NATIVE_FLOAT, sizeof(float), &nl);
-    fx_kind(&m, &s, name, IV_NONE, tok1, B, T - 1, blocks, logits);
-    free(blocks), free(logits), free(tok), free(tok1);
-    runstate_free(&s);
-    model_free(&m);
-    H5Gclose(g);
+    for (int b = 0; b < B; b++)
+        memcpy(tok1 + b * (T - 1), c.tok + b * T + 1, (T - 1) * sizeof(int));
+    blocks = tu_h5_read(c.g, "no-bos/block_out", H5T_NATIVE_FLOAT, sizeof(float), &nb);
+    logits = tu_h5_read(c.g, "no-bos/logits", H5T_NATIVE_FLOAT, sizeof(float), &nl);
+    fx_kind(&c.m, &c.s, name, IV_NONE, tok1, B, T - 1, blocks, logits);
+    free(blocks), free(logits), free(tok1);
+    tu_fx_case_close(&c);
 }
 
 static void test_pytorch_reference(void **st) {
     (void)st;
-    char path[1024];
-    snprintf(path, sizeof path, "%s/tests/reference/fixtures/intervene/intervene.h5", tu_src());
-    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
-    if (f < 0) fail_msg("cannot open %s", path);
-    const char *cases[] = {"var-g1-elem", "var-g1-shared", "var-g1-add-id", "var-g1-const",
-                           "opt-learned-sink"};
-    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) fx_case(f, cases[i]);
-    H5Fclose(f);
+    tu_fx_cases("intervene/intervene.h5", fx_case);
 }
 
 int main(void) {

@@ -43,16 +43,6 @@ static int remove_run(void **st) {
     return tu_rmtree(dir);
 }
 
-static void tiny_model(Model *m, const char *variant) {
-    char path[1024], set[64], err[512];
-    char *sets[1] = {set};
-    snprintf(path, sizeof path, "%s/experiments/tiny.ini", tu_src());
-    snprintf(set, sizeof set, "variant=%s", variant);
-    Config c;
-    if (config_from_args(&c, path, sets, 1, err, sizeof err) != 0) fail_msg("%s", err);
-    if (model_init(m, &c, err, sizeof err) != 0) fail_msg("%s", err);
-}
-
 enum { B = 2, TMAX = 64 };
 
 /* the model's logits [B, T, V] and block outputs after a forward under iv
@@ -166,6 +156,17 @@ static void test_mact_hand(void **st) {
 
 /* ---- identities on tiny models ---- */
 
+/* The tiny model of `variant`, its run state for B sequences of its
+ * seq_len T (at most TMAX) and test tokens in tok [B * TMAX]; returns T. */
+static int tiny_setup(Model *m, RunState *s, const char *variant, int *tok) {
+    tu_tiny_model(m, variant);
+    const int T = m->cfg.seq_len;
+    assert_true(T <= TMAX);
+    assert_int_equal(runstate_init(s, m, B, T), 0);
+    tokens(tok, T);
+    return T;
+}
+
 /* Every head zeroed equals the model whose output projections are zero;
  * one head zeroed leaves the blocks before its layer bit for bit and
  * changes the loss. */
@@ -175,13 +176,9 @@ static void test_head_zero(void **st) {
     for (size_t v = 0; v < sizeof variants / sizeof *variants; v++) {
         Model m;
         RunState s;
-        tiny_model(&m, variants[v]);
-        const Dims *D = &m.dims;
-        const int T = m.cfg.seq_len;
-        assert_true(T <= TMAX);
-        assert_int_equal(runstate_init(&s, &m, B, T), 0);
         int tok[B * TMAX];
-        tokens(tok, T);
+        const int T = tiny_setup(&m, &s, variants[v], tok);
+        const Dims *D = &m.dims;
         unsigned char *all = malloc((size_t)D->L * D->H), *one = calloc((size_t)D->L * D->H, 1);
         memset(all, 1, (size_t)D->L * D->H);
         one[(size_t)(D->L - 1) * D->H + 1] = 1;
@@ -215,12 +212,9 @@ static void test_gate_const_and_layer(void **st) {
     for (size_t v = 0; v < sizeof variants / sizeof *variants; v++) {
         Model m;
         RunState s;
-        tiny_model(&m, variants[v]);
-        const Dims *D = &m.dims;
-        const int T = m.cfg.seq_len;
-        assert_int_equal(runstate_init(&s, &m, B, T), 0);
         int tok[B * TMAX];
-        tokens(tok, T);
+        const int T = tiny_setup(&m, &s, variants[v], tok);
+        const Dims *D = &m.dims;
         unsigned char *all = malloc((size_t)D->L * D->H);
         memset(all, 1, (size_t)D->L * D->H);
         Outs plain, open, c1, c0, zero, half, l0, lz;
@@ -407,53 +401,6 @@ static void test_head_zero_dormant(void **st) {
     free(dorm), free(listed);
 }
 
-static void *fx_read(hid_t g, const char *path, hid_t mtype, size_t elem, size_t *n) {
-    hid_t d = H5Dopen2(g, path, H5P_DEFAULT);
-    if (d < 0) fail_msg("fixture: no dataset %s", path);
-    hid_t sp = H5Dget_space(d);
-    hssize_t k = H5Sget_simple_extent_npoints(sp);
-    void *buf = calloc((size_t)k + 1, elem);
-    assert_non_null(buf);
-    assert_true(H5Dread(d, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) >= 0);
-    H5Sclose(sp);
-    H5Dclose(d);
-    *n = (size_t)k;
-    return buf;
-}
-
-static void fx_model(hid_t g, const char *name, Model *m) {
-    char err[512], pname[128];
-    size_t n;
-    char *text = fx_read(g, "config", H5T_NATIVE_UCHAR, 1, &n);
-    Config c;
-    if (config_from_text(&c, text, name, err, sizeof err) != 0) fail_msg("%s: %s", name, err);
-    free(text);
-    if (model_init(m, &c, err, sizeof err) != 0) fail_msg("%s: %s", name, err);
-    for (int i = 0; i < m->table.count; i++) {
-        const ParamInfo *p = &m->table.info[i];
-        snprintf(pname, sizeof pname, "params/%s", p->name);
-        float *w = fx_read(g, pname, H5T_NATIVE_FLOAT, sizeof(float), &n);
-        assert_int_equal(n, p->numel);
-        memcpy(m->params + p->offset, w, n * sizeof(float));
-        free(w);
-    }
-}
-
-static void fx_compare(const char *what, const float *got, const float *want, size_t n) {
-    for (size_t i = 0; i < n; i++)
-        if (!(fabs((double)got[i] - want[i]) <= 1e-4 + 1e-3 * fabs(want[i])))
-            fail_msg("%s [%zu]: C %.7g, PyTorch %.7g", what, i, got[i], want[i]);
-}
-
-static double fx_attr(hid_t g, const char *name) {
-    double v = NAN;
-    hid_t a = H5Aopen(g, name, H5P_DEFAULT);
-    if (a < 0) fail_msg("fixture: no attribute %s", name);
-    H5Aread(a, H5T_NATIVE_DOUBLE, &v);
-    H5Aclose(a);
-    return v;
-}
-
 /* The fixture's more/<name> results: the kind, layer and c from its
  * attributes, heads from the case's head list. */
 static void fx_more(hid_t g, const char *cname, const Model *m, RunState *s, const int *tok, int Bn,
@@ -470,75 +417,50 @@ static void fx_more(hid_t g, const char *cname, const Model *m, RunState *s, con
     snprintf(kind, sizeof kind, "%s", ks);
     H5free_memory(ks), H5Tclose(t), H5Aclose(a);
     Intervention iv = {.kind = intervention_kind(kind),
-                       .layer = (int)fx_attr(r, "layer"),
-                       .gate_const = (float)fx_attr(r, "gate_const"),
+                       .layer = (int)tu_h5_attr(r, "layer"),
+                       .gate_const = (float)tu_h5_attr(r, "gate_const"),
                        .head_zero = heads,
                        .scratch = scratch,
-                       .mact_abs = fx_attr(g, "mact_abs"),
-                       .mact_ratio = fx_attr(g, "mact_ratio")};
+                       .mact_abs = tu_h5_attr(g, "mact_abs"),
+                       .mact_ratio = tu_h5_attr(g, "mact_ratio")};
     assert_true((int)iv.kind > IV_NO_BOS);
     model_forward_iv(m, s, tok, NULL, Bn, T, &iv);
-    float *blocks = fx_read(r, "block_out", H5T_NATIVE_FLOAT, sizeof(float), &nb);
-    float *logits = fx_read(r, "logits", H5T_NATIVE_FLOAT, sizeof(float), &nl);
+    float *blocks = tu_h5_read(r, "block_out", H5T_NATIVE_FLOAT, sizeof(float), &nb);
+    float *logits = tu_h5_read(r, "logits", H5T_NATIVE_FLOAT, sizeof(float), &nl);
     size_t per = nb / m->dims.L;
     for (int l = 0; l < m->dims.L; l++) {
         snprintf(what, sizeof what, "%s %s block %d", cname, name, l);
-        fx_compare(what, model_block_output(s, l), blocks + l * per, per);
+        tu_fx_compare(what, model_block_output(s, l), blocks + l * per, per);
     }
     snprintf(what, sizeof what, "%s %s logits", cname, name);
-    fx_compare(what, model_logits(s), logits, nl);
+    tu_fx_compare(what, model_logits(s), logits, nl);
     free(blocks), free(logits);
     H5Gclose(r);
 }
 
-typedef struct {
-    char v[32][64];
-    int n;
-} Names;
-
-static herr_t name_cb(hid_t g, const char *name, const H5L_info_t *info, void *data) {
-    (void)g, (void)info;
-    Names *l = data;
-    if (l->n < 32) snprintf(l->v[l->n++], sizeof l->v[0], "%s", name);
-    return 0;
-}
-
 static void fx_case(hid_t f, const char *name) {
-    hid_t g = H5Gopen2(f, name, H5P_DEFAULT);
-    if (g < 0) fail_msg("fixture: no case %s", name);
-    Model m;
-    RunState s;
-    size_t n, nh;
-    fx_model(g, name, &m);
-    int *tok = fx_read(g, "tokens", H5T_NATIVE_INT, sizeof(int), &n);
-    const int T = m.cfg.seq_len, Bn = (int)n / T;
-    assert_int_equal(runstate_init(&s, &m, Bn, T), 0);
-    int *hl = fx_read(g, "more_heads", H5T_NATIVE_INT, sizeof(int), &nh); /* [k, 2] */
-    unsigned char *heads = calloc((size_t)m.dims.L * m.dims.H, 1);
-    for (size_t i = 0; i + 1 < nh; i += 2) heads[hl[i] * m.dims.H + hl[i + 1]] = 1;
-    Names names = {.n = 0};
-    hid_t more = H5Gopen2(g, "more", H5P_DEFAULT);
+    TuFxCase c;
+    size_t nh;
+    tu_fx_case_open(&c, f, name);
+    const Dims *D = &c.m.dims;
+    int *hl = tu_h5_read(c.g, "more_heads", H5T_NATIVE_INT, sizeof(int), &nh); /* [k, 2] */
+    unsigned char *heads = calloc((size_t)D->L * D->H, 1);
+    for (size_t i = 0; i + 1 < nh; i += 2) heads[hl[i] * D->H + hl[i + 1]] = 1;
+    TuNames names;
+    hid_t more = H5Gopen2(c.g, "more", H5P_DEFAULT);
     assert_true(more >= 0);
-    H5Literate(more, H5_INDEX_NAME, H5_ITER_INC, NULL, name_cb, &names);
+    tu_h5_names(more, &names);
     H5Gclose(more);
     assert_true(names.n >= 5);
-    for (int i = 0; i < names.n; i++) fx_more(g, name, &m, &s, tok, Bn, T, heads, names.v[i]);
-    free(heads), free(hl), free(tok);
-    runstate_free(&s);
-    model_free(&m);
-    H5Gclose(g);
+    for (int i = 0; i < names.n; i++)
+        fx_more(c.g, name, &c.m, &c.s, c.tok, c.N, c.T, heads, names.v[i]);
+    free(heads), free(hl);
+    tu_fx_case_close(&c);
 }
 
 static void test_pytorch_reference(void **st) {
     (void)st;
-    char path[1024];
-    snprintf(path, sizeof path, "%s/tests/reference/fixtures/intervene/intervene.h5", tu_src());
-    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
-    if (f < 0) fail_msg("cannot open %s", path);
-    const char *cases[] = {"var-g1-elem", "var-g1-shared", "var-g1-add-id", "var-g1-const",
-                           "opt-learned-sink"};
-    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) fx_case(f, cases[i]);
-    H5Fclose(f);
+    tu_fx_cases("intervene/intervene.h5", fx_case);
 }
 
 int main(void) {

@@ -42,8 +42,8 @@ static void fx_case(hid_t f, const char *name) {
     size_t n, nt, ng;
     char err[256], what[128];
     tu_fx_model(g, name, &m);
-    int *tok = tu_fx_read(g, "tokens", H5T_NATIVE_INT, sizeof(int), &n);
-    int *tgt = tu_fx_read(g, "targets", H5T_NATIVE_INT, sizeof(int), &nt);
+    int *tok = tu_h5_read(g, "tokens", H5T_NATIVE_INT, sizeof(int), &n);
+    int *tgt = tu_h5_read(g, "targets", H5T_NATIVE_INT, sizeof(int), &nt);
     const int T = m.cfg.seq_len, N = (int)n / T;
     assert_int_equal(nt, n);
     assert_int_equal(runstate_init(&s, &m, 2, T), 0);
@@ -57,7 +57,7 @@ static void fx_case(hid_t f, const char *name) {
     if (!gn) fail_msg("%s: %s", name, err);
     assert_memory_equal(s.grads, grads0, m.table.total * sizeof(float));
     assert_memory_equal(m.params, params0, m.table.total * sizeof(float));
-    double *want = tu_fx_read(g, "grad_in_norm", H5T_NATIVE_DOUBLE, sizeof(double), &ng);
+    double *want = tu_h5_read(g, "grad_in_norm", H5T_NATIVE_DOUBLE, sizeof(double), &ng);
     assert_int_equal(ng, (size_t)m.dims.L * T);
     snprintf(what, sizeof what, "%s grad_in_norm", name);
     near(what, gn, want, ng, 1e-6, 1e-4);
@@ -65,7 +65,7 @@ static void fx_case(hid_t f, const char *name) {
     int groups = 0;
     double *wn = probe_gate_weight_norms(&m, &groups);
     if (H5Lexists(g, "gate_weight_norm", H5P_DEFAULT) > 0) {
-        want = tu_fx_read(g, "gate_weight_norm", H5T_NATIVE_DOUBLE, sizeof(double), &ng);
+        want = tu_h5_read(g, "gate_weight_norm", H5T_NATIVE_DOUBLE, sizeof(double), &ng);
         assert_non_null(wn);
         assert_int_equal(ng, (size_t)m.dims.L * groups);
         snprintf(what, sizeof what, "%s gate_weight_norm", name);

@@ -224,29 +224,11 @@ static void test_parse_modes(void **st) {
 #define QTOL4 1e-2
 static const char *const QMODES[] = {FQ_NAME_FLOAT, FQ_NAME_W8A8, FQ_NAME_W8A8_PCT, FQ_NAME_W4A4};
 
-static void *fx_read(hid_t g, const char *path, hid_t mtype, size_t elem, size_t *n) {
-    hid_t d = H5Dopen2(g, path, H5P_DEFAULT);
-    if (d < 0) fail_msg("fixture: no dataset %s", path);
-    hid_t sp = H5Dget_space(d);
-    hssize_t k = H5Sget_simple_extent_npoints(sp);
-    void *buf = calloc((size_t)k + 1, elem);
-    assert_non_null(buf);
-    assert_true(H5Dread(d, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) >= 0);
-    H5Sclose(sp);
-    H5Dclose(d);
-    *n = (size_t)k;
-    return buf;
-}
-
+/* The reference's loss in `mode`: attribute loss_MODE of g. */
 static double fx_loss(hid_t g, const char *mode) {
     char name[64];
-    double v = NAN;
     snprintf(name, sizeof name, "loss_%s", mode);
-    hid_t a = H5Aopen(g, name, H5P_DEFAULT);
-    if (a < 0) fail_msg("fixture: no attribute %s", name);
-    assert_true(H5Aread(a, H5T_NATIVE_DOUBLE, &v) >= 0);
-    H5Aclose(a);
-    return v;
+    return tu_h5_attr(g, name);
 }
 
 static void fx_check(const char *what, const char *mode, double got, double want) {
@@ -254,24 +236,6 @@ static void fx_check(const char *what, const char *mode, double got, double want
     const double tol = bits == 0 ? 1e-4 : bits == 4 ? QTOL4 : QTOL8;
     if (!(fabs(got - want) <= tol))
         fail_msg("%s %s: C loss %.6f, PyTorch %.6f (tolerance %g)", what, mode, got, want, tol);
-}
-
-static void fx_trained_model(hid_t g, Model *m) {
-    char err[512], pname[128];
-    size_t n;
-    char *text = fx_read(g, "config", H5T_NATIVE_UCHAR, 1, &n);
-    Config c;
-    if (config_from_text(&c, text, "trained", err, sizeof err) != 0) fail_msg("%s", err);
-    free(text);
-    if (model_init(m, &c, err, sizeof err) != 0) fail_msg("%s", err);
-    for (int i = 0; i < m->table.count; i++) {
-        const ParamInfo *p = &m->table.info[i];
-        snprintf(pname, sizeof pname, "params/%s", p->name);
-        float *w = fx_read(g, pname, H5T_NATIVE_FLOAT, sizeof(float), &n);
-        assert_int_equal(n, p->numel);
-        memcpy(m->params + p->offset, w, n * sizeof(float));
-        free(w);
-    }
 }
 
 /* The trained model's forward (model.c's hook), calibrated on the
@@ -282,10 +246,10 @@ static void fx_trained(hid_t f) {
     Model m;
     RunState s;
     size_t n, nc;
-    fx_trained_model(g, &m);
-    int *tok = fx_read(g, "tokens", H5T_NATIVE_INT, sizeof(int), &n);
-    int *tgt = fx_read(g, "targets", H5T_NATIVE_INT, sizeof(int), &n);
-    int *cal = fx_read(g, "calib", H5T_NATIVE_INT, sizeof(int), &nc);
+    tu_fx_model(g, "trained", &m);
+    int *tok = tu_h5_read(g, "tokens", H5T_NATIVE_INT, sizeof(int), &n);
+    int *tgt = tu_h5_read(g, "targets", H5T_NATIVE_INT, sizeof(int), &n);
+    int *cal = tu_h5_read(g, "calib", H5T_NATIVE_INT, sizeof(int), &nc);
     const int T = m.cfg.seq_len, B = (int)n / T, nb = (int)(nc / n);
     assert_int_equal(runstate_init(&s, &m, B, T), 0);
     for (int k = 0; k < FQ_MODE_COUNT; k++) {
@@ -333,8 +297,8 @@ static void fx_hf(hid_t f) {
     HfModel *m;
     if (hf_model_open(&m, dir, 1, err, sizeof err) < 0) fail_msg("%s", err);
     size_t T, nc;
-    int *ids = fx_read(g, "tokens", H5T_NATIVE_INT, sizeof(int), &T);
-    int *cal = fx_read(g, "calib", H5T_NATIVE_INT, sizeof(int), &nc);
+    int *ids = tu_h5_read(g, "tokens", H5T_NATIVE_INT, sizeof(int), &T);
+    int *cal = tu_h5_read(g, "calib", H5T_NATIVE_INT, sizeof(int), &nc);
     for (int k = 0; k < FQ_MODE_COUNT; k++) {
         FakeQuant q;
         fq_init(&q, (FqMode)k);

@@ -37,14 +37,8 @@ static const char *FIXTURES[] = {"qwen2-bf16", "llama-f32"};
 static double *read_d(const char *path, const char *name, size_t *n) {
     hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
     if (f < 0) fail_msg("cannot open %s", path);
-    hid_t ds = H5Dopen2(f, name, H5P_DEFAULT);
-    if (ds < 0) fail_msg("%s: no dataset %s", path, name);
-    hid_t sp = H5Dget_space(ds);
-    *n = (size_t)H5Sget_simple_extent_npoints(sp);
-    double *buf = malloc((*n + 1) * sizeof *buf);
-    assert_non_null(buf);
-    assert_true(H5Dread(ds, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) >= 0);
-    H5Sclose(sp), H5Dclose(ds), H5Fclose(f);
+    double *buf = tu_h5_read(f, name, H5T_NATIVE_DOUBLE, sizeof(double), n);
+    H5Fclose(f);
     return buf;
 }
 
@@ -232,38 +226,6 @@ static void check_boost(const char *name) {
     free(maps), free(col), free(h), free(att), free(hid), free(want), free(tok);
 }
 
-/* A dataset of group g as mtype into a malloc'd buffer; *n elements. */
-static void *g_read(hid_t g, const char *path, hid_t mtype, size_t elem, size_t *n) {
-    hid_t d = H5Dopen2(g, path, H5P_DEFAULT);
-    if (d < 0) fail_msg("fixture: no dataset %s", path);
-    hid_t sp = H5Dget_space(d);
-    *n = (size_t)H5Sget_simple_extent_npoints(sp);
-    void *buf = calloc(*n + 1, elem);
-    assert_non_null(buf);
-    assert_true(H5Dread(d, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) >= 0);
-    H5Sclose(sp), H5Dclose(d);
-    return buf;
-}
-
-/* The model of one intervene.h5 case: its config and weights. */
-static void case_model(hid_t g, const char *name, Model *m) {
-    char err[512], pname[160];
-    size_t n;
-    char *text = g_read(g, "config", H5T_NATIVE_UCHAR, 1, &n);
-    Config c;
-    if (config_from_text(&c, text, name, err, sizeof err) != 0) fail_msg("%s: %s", name, err);
-    free(text);
-    if (model_init(m, &c, err, sizeof err) != 0) fail_msg("%s: %s", name, err);
-    for (int i = 0; i < m->table.count; i++) {
-        const ParamInfo *p = &m->table.info[i];
-        snprintf(pname, sizeof pname, "params/%s", p->name);
-        float *w = g_read(g, pname, H5T_NATIVE_FLOAT, sizeof(float), &n);
-        assert_int_equal(n, p->numel);
-        memcpy(m->params + p->offset, w, n * sizeof(float));
-        free(w);
-    }
-}
-
 /* The trainer's probe (probe_collect) on the two sequences of the case
  * the script used (its attr "case", var-g1-add-id) against gatelab_ref's
  * float64 forward. */
@@ -272,20 +234,15 @@ static void test_trained(void **st) {
     char fx[2048], ref[2048], err[512];
     snprintf(fx, sizeof fx, "%s/tests/reference/fixtures/intervene/intervene.h5", tu_src());
     snprintf(ref, sizeof ref, "%s/tests/reference/fixtures/sinks/trained.h5", tu_src());
-    hid_t f = H5Fopen(fx, H5F_ACC_RDONLY, H5P_DEFAULT),
-          g = H5Gopen2(f, "var-g1-add-id", H5P_DEFAULT);
-    assert_true(f >= 0 && g >= 0);
-    Model m;
-    case_model(g, "var-g1-add-id", &m);
+    hid_t f = H5Fopen(fx, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (f < 0) fail_msg("cannot open %s", fx);
+    TuFxCase c;
+    tu_fx_case_open(&c, f, "var-g1-add-id");
+    const int T = c.T, N = c.N;
     size_t n;
-    int *tok = g_read(g, "tokens", H5T_NATIVE_INT, sizeof(int), &n);
-    H5Gclose(g), H5Fclose(f);
-    const int T = m.cfg.seq_len, N = (int)n / T;
-    RunState s;
-    assert_int_equal(runstate_init(&s, &m, N, T), 0);
-    ProbeInput in = {.tokens = tok, .N = N, .T = T, .step = 0};
+    ProbeInput in = {.tokens = c.tok, .N = N, .T = T, .step = 0};
     ProbeRecord p;
-    if (probe_collect(&m, &s, &in, &p, NULL, err, sizeof err) != 0) fail_msg("%s", err);
+    if (probe_collect(&c.m, &c.s, &in, &p, NULL, err, sizeof err) != 0) fail_msg("%s", err);
     double *ka = read_d(ref, "key_alpha", &n);
     assert_int_equal(n, (size_t)N * p.L * p.H * T);
     for (size_t i = 0; i < n; i++) near("trained", "key_alpha", i, p.key_alpha[i], ka[i]);
@@ -330,10 +287,10 @@ static void test_trained(void **st) {
     }
     assert_int_equal(total, (int)n);
     assert_true(total > 0); /* the case has secondary sinks, so the test can fail */
-    free(ka), free(cs), free(rs), free(w), free(ms), free(ss), free(peak), free(tok);
+    free(ka), free(cs), free(rs), free(w), free(ms), free(ss), free(peak);
     runread_probe_free(&p);
-    runstate_free(&s);
-    model_free(&m);
+    tu_fx_case_close(&c);
+    H5Fclose(f);
 }
 
 static void test_reference(void **st) {

@@ -6,10 +6,12 @@
 #include <cmocka.h>
 
 #include "testutil.h"
+#include "config_args.h"
 #include "runfile_read.h"
 #include "config_args.h"
 
 #include <stdarg.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <ftw.h>
@@ -208,11 +210,19 @@ void tu_assert_same_history(const char *a, const char *b, size_t n) {
     assert_int_equal(rc, 0);
 }
 
-void *tu_fx_read(hid_t g, const char *path, hid_t mtype, size_t elem, size_t *n) {
+void *tu_h5_read(hid_t g, const char *path, hid_t mtype, size_t elem, size_t *n) {
+    void *buf = tu_h5_read_opt(g, path, mtype, elem, n);
+    if (!buf) fail_msg("fixture: no dataset %s", path);
+    return buf;
+}
+
+void *tu_h5_read_opt(hid_t g, const char *path, hid_t mtype, size_t elem, size_t *n) {
+    if (H5Lexists(g, path, H5P_DEFAULT) <= 0) return NULL;
     hid_t d = H5Dopen2(g, path, H5P_DEFAULT);
-    if (d < 0) fail_msg("fixture: no dataset %s", path);
+    if (d < 0) fail_msg("fixture: cannot open dataset %s", path);
     hid_t sp = H5Dget_space(d);
     hssize_t k = H5Sget_simple_extent_npoints(sp);
+    if (k < 0) fail_msg("fixture: no extent for dataset %s", path);
     void *buf = calloc((size_t)k + 1, elem);
     assert_non_null(buf);
     assert_true(H5Dread(d, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) >= 0);
@@ -222,10 +232,19 @@ void *tu_fx_read(hid_t g, const char *path, hid_t mtype, size_t elem, size_t *n)
     return buf;
 }
 
+double tu_h5_attr(hid_t g, const char *name) {
+    double v = NAN;
+    hid_t a = H5Aopen(g, name, H5P_DEFAULT);
+    if (a < 0) fail_msg("fixture: no attribute %s", name);
+    assert_true(H5Aread(a, H5T_NATIVE_DOUBLE, &v) >= 0);
+    H5Aclose(a);
+    return v;
+}
+
 void tu_fx_model(hid_t g, const char *name, Model *m) {
-    char err[512], pname[128];
+    char err[512], pname[160];
     size_t n;
-    char *text = tu_fx_read(g, "config", H5T_NATIVE_UCHAR, 1, &n);
+    char *text = tu_h5_read(g, "config", H5T_NATIVE_UCHAR, 1, &n);
     Config c;
     if (config_from_text(&c, text, name, err, sizeof err) != 0) fail_msg("%s: %s", name, err);
     free(text);
@@ -233,9 +252,73 @@ void tu_fx_model(hid_t g, const char *name, Model *m) {
     for (int i = 0; i < m->table.count; i++) {
         const ParamInfo *p = &m->table.info[i];
         snprintf(pname, sizeof pname, "params/%s", p->name);
-        float *w = tu_fx_read(g, pname, H5T_NATIVE_FLOAT, sizeof(float), &n);
+        float *w = tu_h5_read(g, pname, H5T_NATIVE_FLOAT, sizeof(float), &n);
         if (n != p->numel) fail_msg("%s: %s has %zu values, want %zu", name, p->name, n, p->numel);
         memcpy(m->params + p->offset, w, n * sizeof(float));
         free(w);
     }
+}
+
+void tu_fx_compare(const char *what, const float *got, const float *want, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (!(fabs((double)got[i] - want[i]) <= 1e-4 + 1e-3 * fabs(want[i])))
+            fail_msg("%s [%zu]: C %.7g, PyTorch %.7g", what, i, got[i], want[i]);
+}
+
+/* H5Literate callback: the name of each link into the TuNames at data;
+ * -1 (stop) when it does not fit. */
+static herr_t tu_name_cb(hid_t g, const char *name, const H5L_info_t *info, void *data) {
+    (void)g, (void)info;
+    TuNames *l = data;
+    if (l->n >= 32 || strlen(name) >= sizeof l->v[0]) return -1;
+    snprintf(l->v[l->n++], sizeof l->v[0], "%s", name);
+    return 0;
+}
+
+void tu_h5_names(hid_t g, TuNames *out) {
+    out->n = 0;
+    if (H5Literate(g, H5_INDEX_NAME, H5_ITER_INC, NULL, tu_name_cb, out) < 0)
+        fail_msg("fixture: cannot list a group (more than 32 names, or a long one)");
+}
+
+void tu_fx_cases(const char *rel, void (*fn)(hid_t f, const char *name)) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/tests/reference/fixtures/%s", tu_src(), rel);
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (f < 0) fail_msg("cannot open %s", path);
+    TuNames names;
+    tu_h5_names(f, &names);
+    if (names.n == 0) fail_msg("%s: no case", path);
+    for (int i = 0; i < names.n; i++) fn(f, names.v[i]);
+    H5Fclose(f);
+}
+
+void tu_tiny_model(Model *m, const char *variant) {
+    char path[1024], set[64], err[512];
+    char *sets[1] = {set};
+    snprintf(path, sizeof path, "%s/experiments/tiny.ini", tu_src());
+    snprintf(set, sizeof set, "variant=%s", variant);
+    Config c;
+    if (config_from_args(&c, path, sets, 1, err, sizeof err) != 0) fail_msg("%s", err);
+    if (model_init(m, &c, err, sizeof err) != 0) fail_msg("%s", err);
+}
+
+void tu_fx_case_open(TuFxCase *c, hid_t f, const char *name) {
+    size_t n;
+    c->g = H5Gopen2(f, name, H5P_DEFAULT);
+    if (c->g < 0) fail_msg("fixture: no case %s", name);
+    tu_fx_model(c->g, name, &c->m);
+    c->tok = tu_h5_read(c->g, "tokens", H5T_NATIVE_INT, sizeof(int), &n);
+    c->T = c->m.cfg.seq_len;
+    c->N = (int)(n / (size_t)c->T);
+    if ((size_t)c->N * (size_t)c->T != n || c->N == 0)
+        fail_msg("%s: %zu tokens are not whole sequences of %d", name, n, c->T);
+    assert_int_equal(runstate_init(&c->s, &c->m, c->N, c->T), 0);
+}
+
+void tu_fx_case_close(TuFxCase *c) {
+    free(c->tok);
+    runstate_free(&c->s);
+    model_free(&c->m);
+    H5Gclose(c->g);
 }

@@ -72,13 +72,60 @@ void tu_assert_one_line(const char *log, const char *n1, const char *n2);
 /* Count lines in a file that are not empty. */
 int tu_count_lines(const char *path);
 
-/* Dataset path of the HDF5 group or file g read whole as mtype (elem bytes
- * each) into a calloc'd buffer with one spare zero element (text stays
- * NUL-terminated); *n its element count. A missing dataset fails the test. */
-void *tu_fx_read(hid_t g, const char *path, hid_t mtype, size_t elem, size_t *n);
+/* The whole dataset `path` under g read as mtype (elem bytes each) into a
+ * calloc'd buffer with one zeroed element past the end (so a text dataset
+ * is NUL-terminated); *n = element count. A missing dataset fails the test
+ * (naming it). */
+void *tu_h5_read(hid_t g, const char *path, hid_t mtype, size_t elem, size_t *n);
 
-/* The model of a PyTorch fixture group g (tests/reference/make_*.py): its
- * "config" text and every "params/<name>" tensor; name labels failures. */
+/* The same as tu_h5_read, but NULL (and *n untouched) when g has no `path`. */
+void *tu_h5_read_opt(hid_t g, const char *path, hid_t mtype, size_t elem, size_t *n);
+
+/* The double attribute `name` of g; a missing one fails the test. */
+double tu_h5_attr(hid_t g, const char *name);
+
+/* The model of a PyTorch fixture group g (made by the scripts in
+ * tests/reference/, make_fixtures.put_model): its config from the text
+ * dataset "config" and every parameter from "params/NAME". Any error, or a
+ * parameter of the wrong size, fails the test naming `name`. */
 void tu_fx_model(hid_t g, const char *name, Model *m);
+
+/* cmocka-assert every got[i] (i < n) lies within 1e-4 + 1e-3 |want[i]| of
+ * the PyTorch fixture's want[i]; a failure names what, i and both values. */
+void tu_fx_compare(const char *what, const float *got, const float *want, size_t n);
+
+/* One case group of a PyTorch fixture, opened: the group, its model
+ * (tu_fx_model), its "tokens" as N sequences of the model's seq_len T and a
+ * run state for N x T. */
+typedef struct {
+    hid_t g;
+    Model m;
+    RunState s;
+    int *tok;
+    int N, T;
+} TuFxCase;
+
+/* Open case `name` of fixture file f into c; a missing group, a model that
+ * does not build or tokens that are not whole sequences fail the test.
+ * tu_fx_case_close frees what it holds and closes the group. */
+void tu_fx_case_open(TuFxCase *c, hid_t f, const char *name);
+void tu_fx_case_close(TuFxCase *c);
+
+/* The names of the links in g (at most 32, each under 64 bytes), in name
+ * order; more, or a group that cannot be listed, fails the test. */
+typedef struct {
+    char v[32][64];
+    int n;
+} TuNames;
+void tu_h5_names(hid_t g, TuNames *out);
+
+/* Open tests/reference/fixtures/REL under tu_src() and call fn(file, name)
+ * for each case group in it (the fixture script's list of cases), in name
+ * order; a missing file, or one without a case, fails the test. */
+void tu_fx_cases(const char *rel, void (*fn)(hid_t f, const char *name));
+
+/* The model of experiments/tiny.ini with variant=VARIANT, initialised from
+ * its seed; any error fails the test. */
+void tu_tiny_model(Model *m, const char *variant);
 
 #endif

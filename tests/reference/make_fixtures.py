@@ -264,6 +264,26 @@ def put(f, name, data):
     ds.write(h5py.h5s.ALL, h5py.h5s.ALL, data)
 
 
+def put_model(g, vid, cfg, params):
+    """The model of a fixture group g as tests/testutil.c's tu_fx_model reads
+    it: the config text (variant vid) as the uint8 dataset "config" and each
+    parameter as float32 "params/NAME"."""
+    put(g, "config", np.frombuffer(config_text(vid, cfg).encode(), dtype=np.uint8))
+    for n, p in params.items():
+        put(g, "params/" + n, p.detach().numpy().astype(np.float32))
+
+def model_case(f, name, vid, cfg, seed):
+    """A new case group `name` of f holding a model initialised from seed
+    (put_model) and one batch of its tokens ("tokens", int32); returns the
+    group, the parameters and the tokens."""
+    gen = torch.Generator().manual_seed(seed)
+    params = f32_exact(ref.init_params(cfg, gen))
+    tok, _ = batch(cfg, gen)
+    g = f.create_group(name)
+    put_model(g, vid, cfg, params)
+    put(g, "tokens", tok.numpy().astype(np.int32))
+    return g, params, tok
+
 def make_one(name, vid, cfg, outdir, seed):
     gen = torch.Generator().manual_seed(seed)
     params = f32_exact(ref.init_params(cfg, gen))

@@ -110,14 +110,7 @@ class ProbeModel(ref.Model):
 
 
 def trained_case(f, name, vid, cfg, seed):
-    gen = torch.Generator().manual_seed(seed)
-    params = mf.f32_exact(ref.init_params(cfg, gen))
-    tok, _ = mf.batch(cfg, gen)
-    g = f.create_group(name)
-    mf.put(g, "config", np.frombuffer(mf.config_text(vid, cfg).encode(), dtype=np.uint8))
-    mf.put(g, "tokens", tok.numpy().astype(np.int32))
-    for n, p in params.items():
-        mf.put(g, "params/" + n, p.detach().numpy().astype(np.float32))
+    g, params, tok = mf.model_case(f, name, vid, cfg, seed)
     m = ProbeModel(cfg, params)
     e = cfg["sink_token"]
     with torch.no_grad():

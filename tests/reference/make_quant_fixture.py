@@ -140,9 +140,7 @@ def trained_case(f):
     tok = torch.randint(0, cfg["vocab_size"], shape, generator=gen)
     tgt = torch.randint(0, cfg["vocab_size"], shape, generator=gen)
     g = f.create_group("trained")
-    mf.put(g, "config", np.frombuffer(mf.config_text(vid, cfg).encode(), dtype=np.uint8))
-    for n, p in params.items():
-        mf.put(g, "params/" + n, p.detach().numpy().astype(np.float32))
+    mf.put_model(g, vid, cfg, params)
     mf.put(g, "calib", torch.stack(calib).numpy().astype(np.int32))
     mf.put(g, "tokens", tok.numpy().astype(np.int32))
     mf.put(g, "targets", tgt.numpy().astype(np.int32))
