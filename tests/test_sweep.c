@@ -644,13 +644,13 @@ static void check_stability(const Sweep *sw) {
 static void check_quickstart_reference(const Sweep *sw, const char *src) {
     char path[600], err[512];
     Sweep ref;
-    snprintf(path, sizeof path, "%s/experiments/confirm-bigram.sweep", src);
+    snprintf(path, sizeof path, "%s/experiments/claims-bigram.sweep", src);
     if (sweep_parse(path, &ref, err, sizeof err)) fail_msg("%s", err);
     for (int r = 0; r < sw->n_runs; r++) {
         const SweepRun *q = &sw->runs[r], *c = NULL;
         for (int j = 0; j < ref.n_runs && !c; j++)
             if (!strcmp(ref.runs[j].id, q->id)) c = &ref.runs[j];
-        if (!c) fail_msg("quickstart run %s is not in confirm-bigram.sweep", q->id);
+        if (!c) fail_msg("quickstart run %s is not in claims-bigram.sweep", q->id);
         char rq[PATH_MAX], rc[PATH_MAX];
         assert_non_null(realpath(q->preset, rq));
         assert_non_null(realpath(c->preset, rc));
