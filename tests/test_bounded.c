@@ -79,8 +79,10 @@ static void test_text_bounded(void **st) {
     assert_int_equal(run_bounded(args), 0);
     struct rusage ru;
     getrusage(RUSAGE_CHILDREN, &ru);
-    /* the model and a few windows: far below the text's own 64 MB */
-    if (ru.ru_maxrss > 48 * 1024) fail_msg("peak RSS %ld KiB for 16 tokens", ru.ru_maxrss);
+    /* the model and a few windows: below the text's own 64 MB (the process
+     * alone is about 25 MB, about 50 under the sanitizers), so a program
+     * that held the text whole would pass 64 MB */
+    if (ru.ru_maxrss > 60 * 1024) fail_msg("peak RSS %ld KiB for 16 tokens", ru.ru_maxrss);
 }
 
 static void test_sweep_includes_once(void **st) {

@@ -91,9 +91,11 @@ typedef struct {
     char protocol_path[SWEEP_PATH_MAX + 32]; /* OUT/protocol.ini, passed to each child */
 } Runner;
 
-/* argv of the child: train --config P --set threads=1 --set ... --out F. */
+/* argv of the child: train --config P --set threads=1 --set ... --out F
+ * --progress-fd N [--protocol FILE] [--resume | --force], NULL-terminated:
+ * at most 13 entries besides the 2 per set, and the NULL. */
 static char **child_argv(const Runner *R, const SweepRun *r, SweepAction a, char *outpath) {
-    int n = 0, cap = 2 * r->n_sets + 12;
+    int n = 0, cap = 2 * r->n_sets + 14;
     char **v = calloc((size_t)cap, sizeof *v);
     if (!v) return NULL;
     v[n++] = "gatelab";
