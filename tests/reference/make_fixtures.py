@@ -284,6 +284,20 @@ def model_case(f, name, vid, cfg, seed):
     put(g, "tokens", tok.numpy().astype(np.int32))
     return g, params, tok
 
+def write_cases(path, generator, names, make_case, seed):
+    """Writes the fixture file path (through path.tmp, so a failed run leaves
+    no half file): its generator attribute, then make_case(f, name, vid, cfg,
+    seed + k) for the k-th of names, taken from cases()."""
+    known = {name: (vid, cfg) for name, vid, cfg in cases()}
+    with h5py.File(path + ".tmp", "w", libver="latest") as f:
+        f.attrs["generator"] = generator
+        for k, name in enumerate(names):
+            vid, cfg = known[name]
+            make_case(f, name, vid, cfg, seed + k)
+    os.replace(path + ".tmp", path)
+    print("%s: %.1f KB" % (path, os.path.getsize(path) / 1024))
+
+
 def make_one(name, vid, cfg, outdir, seed):
     gen = torch.Generator().manual_seed(seed)
     params = f32_exact(ref.init_params(cfg, gen))

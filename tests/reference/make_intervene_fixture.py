@@ -186,16 +186,10 @@ def main():
     ap.add_argument("--out", default=os.path.join(here, "fixtures", "intervene"))
     a = ap.parse_args()
     torch.set_num_threads(1)
-    cases = {name: (vid, cfg) for name, vid, cfg in mf.cases()}
     path = os.path.join(a.out, "intervene.h5")
-    with h5py.File(path + ".tmp", "w", libver="latest") as f:
-        f.attrs["generator"] = ("tests/reference/make_intervene_fixture.py, torch %s, seed %d, "
-                                "clip_k %d" % (torch.__version__, SEED, CLIP_K))
-        for k, name in enumerate(CASES):
-            vid, cfg = cases[name]
-            make_case(f, name, vid, cfg, SEED + k)
-    os.replace(path + ".tmp", path)
-    print("%s: %.1f KB" % (path, os.path.getsize(path) / 1024))
+    mf.write_cases(path, ("tests/reference/make_intervene_fixture.py, torch %s, seed %d, "
+                   "clip_k %d" % (torch.__version__, SEED, CLIP_K)),
+                   CASES, make_case, SEED)
 
 
 if __name__ == "__main__":

@@ -109,17 +109,11 @@ def main():
     ap.add_argument("--out", default=os.path.join(here, "fixtures", "probe_grad"))
     a = ap.parse_args()
     torch.set_num_threads(1)
-    cases = {name: (vid, cfg) for name, vid, cfg in mf.cases()}
     os.makedirs(a.out, exist_ok=True)
     path = os.path.join(a.out, "probe_grad.h5")
-    with h5py.File(path + ".tmp", "w", libver="latest") as f:
-        f.attrs["generator"] = ("tests/reference/make_probe_grad_fixture.py, torch %s, seed %d"
-                                % (torch.__version__, SEED))
-        for k, name in enumerate(CASES):
-            vid, cfg = cases[name]
-            make_case(f, name, vid, cfg, SEED + k)
-    os.replace(path + ".tmp", path)
-    print("%s: %.1f KB" % (path, os.path.getsize(path) / 1024))
+    mf.write_cases(path, ("tests/reference/make_probe_grad_fixture.py, torch %s, seed %d"
+                   % (torch.__version__, SEED)),
+                   CASES, make_case, SEED)
 
 
 if __name__ == "__main__":
