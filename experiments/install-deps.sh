@@ -3,11 +3,14 @@
 # runs only then, so it needs root only then). Each argument is a profile
 # or a package name:
 #   build       compiler, meson, and the libraries gatelab links
-#   test        build + hdf5-tools, python3-h5py (resume_lineup.sh), MPI (the
-#               two-rank sweep test), clang-format, qemu-user (repro.sh's
-#               run on a CPU without AVX-512), clang and its
-#               libFuzzer runtime (tests/fuzz/run_fuzzers.sh)
-#   quickstart  build + nodejs/npm (data/fetch_brown.sh)
+#   test        build + git (the pre-registration tests make repositories),
+#               hdf5-tools, python3-h5py (resume_lineup.sh), python3-torch
+#               (python_gatelab.py checks the Python package against the C
+#               tool), MPI (the two-rank sweep test), clang-format,
+#               qemu-user (repro.sh's run on a CPU without AVX-512), clang
+#               and its libFuzzer runtime (tests/fuzz/run_fuzzers.sh)
+#   quickstart  build + git (a confirmatory sweep checks its sweep file's
+#               commit) + nodejs/npm (data/fetch_brown.sh)
 #   bash experiments/install-deps.sh test
 #   bash experiments/install-deps.sh build clang
 set -euo pipefail
@@ -20,8 +23,8 @@ pkgs=""
 for a in "$@"; do
     case $a in
         build) pkgs="$pkgs $BUILD" ;;
-        test) pkgs="$pkgs $BUILD hdf5-tools python3-h5py libopenmpi-dev openmpi-bin clang-format qemu-user clang libclang-rt-14-dev" ;;
-        quickstart) pkgs="$pkgs $BUILD nodejs npm" ;;
+        test) pkgs="$pkgs $BUILD git hdf5-tools python3-h5py python3-torch libopenmpi-dev openmpi-bin clang-format qemu-user clang libclang-rt-14-dev" ;;
+        quickstart) pkgs="$pkgs $BUILD git nodejs npm" ;;
         *) pkgs="$pkgs $a" ;;
     esac
 done

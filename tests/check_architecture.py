@@ -7,7 +7,7 @@ name with a '*' matches no file, or when a .c file the build compiles into
 gatelab (every target's sources under src/ and analysis/, from meson's
 introspection in BUILDDIR/meson-info) is not named in the doc by its name
 or its path, or its folder is not. A bare name counts as existing when
-some file of the repository (git ls-files) or a header the build
+some file of the repository (tests/ls_files.sh) or a header the build
 generates (under BUILDDIR/src) has it; a name with a '/' must be that path. Exit 2 when an
 input is missing.
 """
@@ -33,8 +33,8 @@ def main():
             doc = f.read()
         with open(intro, encoding="utf-8") as f:
             targets = json.load(f)
-        tracked = subprocess.run(["git", "-C", src, "ls-files"], check=True,
-                                 capture_output=True, text=True).stdout.split()
+        tracked = subprocess.run(["bash", os.path.join(src, "tests", "ls_files.sh"), "*"],
+                                 check=True, capture_output=True, text=True).stdout.split()
     except (OSError, ValueError, subprocess.CalledProcessError) as e:
         print(f"check_architecture: {e}", file=sys.stderr)
         return 2

@@ -36,27 +36,58 @@ static char log_path[600], good[600];
 
 static char *path(const char *name) { return tu_join(dir, name); }
 
-/* Run `[PREFIX] gatelab ARGS` from the source root, killed after 120 s
- * (exit 137: a hang), output into log_path. Returns the exit code. */
-static int run_as(const char *prefix, const char *fmt, ...) {
+/* Run `[PREFIX] BIN ARGS` from directory cwd, killed after 120 s (exit
+ * 137: a hang), output into log_path. Returns the exit code. */
+static int run_in(const char *cwd, const char *bin, const char *prefix, const char *fmt,
+                  va_list ap) {
     char args[4096], cmd[8192];
-    va_list ap;
-    va_start(ap, fmt);
     vsnprintf(args, sizeof args, fmt, ap);
-    va_end(ap);
-    snprintf(cmd, sizeof cmd, "cd '%s' && exec %s timeout -s KILL 120 '%s' %s > '%s' 2>&1",
-             tu_src(), prefix, tu_bin(), args, log_path);
+    snprintf(cmd, sizeof cmd, "cd '%s' && exec %s timeout -s KILL 120 '%s' %s > '%s' 2>&1", cwd,
+             prefix, bin, args, log_path);
     int st = system(cmd);
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
+
+/* `[PREFIX] gatelab ARGS` from the source root, as the suite's user. */
+static int run_as(const char *prefix, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = run_in(tu_src(), tu_bin(), prefix, fmt, ap);
+    va_end(ap);
+    return rc;
+}
 #define RUN(...) run_as("", __VA_ARGS__)
 
-/* The runner as an unprivileged user: nobody when we are root. */
-static const char *unprivileged(void) {
-    static char p[128];
-    if (geteuid() != 0) return "";
-    snprintf(p, sizeof p, "setpriv --reuid=%d --regid=%d --clear-groups", NOBODY, NOBODY);
-    return p;
+/* `gatelab ARGS` as an unprivileged user: as user nobody when the suite
+ * runs as root. nobody may not reach the build or the source tree (a
+ * clone in root's home is mode 700), so it runs a copy of the binary and
+ * of PRESET from the test's own directory, which is world-readable; the
+ * relative PRESET path names the same bytes there. */
+static int run_unprivileged(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    int rc;
+    if (geteuid() != 0) {
+        rc = run_in(tu_src(), tu_bin(), "", fmt, ap);
+    } else { /* mode 0755 on dir: setup */
+        char prefix[128], bin[700], from[700], pre[700], sub[700];
+        snprintf(prefix, sizeof prefix, "setpriv --reuid=%d --regid=%d --clear-groups", NOBODY,
+                 NOBODY);
+        snprintf(bin, sizeof bin, "%s/gatelab", dir);
+        snprintf(sub, sizeof sub, "%s/experiments", dir);
+        snprintf(pre, sizeof pre, "%s/" PRESET, dir);
+        snprintf(from, sizeof from, "%s/" PRESET, tu_src());
+        if (access(bin, X_OK) != 0) {
+            tu_copy_file(tu_bin(), bin);
+            assert_int_equal(chmod(bin, 0755), 0);
+            assert_true(mkdir(sub, 0755) == 0 || access(sub, F_OK) == 0);
+            tu_copy_file(from, pre);
+            assert_int_equal(chmod(pre, 0644), 0);
+        }
+        rc = run_in(dir, bin, prefix, fmt, ap);
+    }
+    va_end(ap);
+    return rc;
 }
 
 static const char *preset_path(void) {
@@ -377,8 +408,7 @@ static void test_unwritable_and_unreadable(void **state) {
     } else {
         assert_int_equal(chmod(rd, 0555), 0);
     }
-    assert_int_equal(run_as(unprivileged(), "train --config " PRESET " -q --resume --out %s", run),
-                     1);
+    assert_int_equal(run_unprivileged("train --config " PRESET " -q --resume --out %s", run), 1);
     assert_one_line("Permission denied", NULL);
     assert_true(same_bytes(run, snap_run));
     assert_true(same_bytes(ck, snap_ck));
@@ -388,7 +418,7 @@ static void test_unwritable_and_unreadable(void **state) {
     tu_copy_file(good, secret);
     assert_int_equal(chmod(secret, 0), 0);
     if (geteuid() == 0) assert_int_equal(chown(secret, 0, 0), 0);
-    assert_int_equal(run_as(unprivileged(), "sinks %s", secret), 2);
+    assert_int_equal(run_unprivileged("sinks %s", secret), 2);
     assert_one_line(secret, "Permission denied");
 }
 

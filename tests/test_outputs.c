@@ -26,8 +26,10 @@
 #include <cmocka.h>
 
 #include <stdio.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -266,25 +268,51 @@ static void test_rewrites_keep_mode(void **st) {
     assert_int_equal(mode_of(k), 0600);
 }
 
+/* The text of dir/name once it holds needle, polling every 50 ms for up
+ * to 120 s; NULL when it never does. */
+static char *await_text(const char *name, const char *needle) {
+    for (int i = 0; i < 2400; i++) {
+        char *t = tu_slurp(tu_join(dir, name), NULL);
+        if (t && strstr(t, needle)) return t;
+        free(t);
+        usleep(50000);
+    }
+    return NULL;
+}
+
+/* A sweep that meets a run another writer holds waits for the writer's
+ * lock and then decides again. The test is that writer: it holds
+ * two/r_s1.h5.lock itself (flock, as runlock.h's writers do) until the
+ * sweep says it is waiting, then puts a finished run in place and lets
+ * go; the sweep must skip the run as done, not train it. */
 static void test_sweep_redecides_after_waiting(void **st) {
     (void)st;
-    char text[2048], cmd[8192];
+    char text[2048], cmd[8192], lock[1100];
     snprintf(text, sizeof text,
              "[sweep]\npreset = %s/experiments/tiny.ini\n[run r]\nvariant = baseline\n", tu_src());
     tu_write_text(tu_join(dir, "two.sweep"), text);
-    /* another process trains the sweep's run file; the sweep starts while
-     * it holds the lock, waits, and must then find the run done */
+    snprintf(lock, sizeof lock, "%s/two/r_s1.h5.lock", dir);
+    assert_true(mkdir(tu_join(dir, "two"), 0755) == 0);
+    int fd = open(lock, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    assert_true(fd >= 0);
+    assert_true(dprintf(fd, "pid %d\n", (int)getpid()) > 0);
+    assert_int_equal(flock(fd, LOCK_EX), 0);
     snprintf(cmd, sizeof cmd,
-             "cd '%s' && mkdir -p two && { '%s' train --config %s/experiments/tiny.ini --quiet "
-             "--out two/r_s1.h5 >first.txt 2>&1 & } && i=0; "
-             "while [ ! -e two/r_s1.h5.lock ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done; "
-             "'%s' sweep two.sweep --out two --no-report >out.txt 2>&1; echo $? >rc.txt; wait",
-             dir, tu_bin(), tu_src(), tu_bin());
+             "cd '%s' && { '%s' sweep two.sweep --out two --no-report >out.txt 2>&1; "
+             "echo \"rc $?\" >rc.txt; } &",
+             dir, tu_bin());
     assert_int_equal(system(cmd), 0);
-    char *rc = tu_slurp_ok(tu_join(dir, "rc.txt"), NULL),
-         *o = tu_slurp_ok(tu_join(dir, "out.txt"), NULL);
-    if (strcmp(rc, "0\n") || !strstr(o, "skip (done) r_s1"))
-        fail_msg("sweep after a writer finished: exit %s%s", rc, o);
+    char *o = await_text("out.txt", "is still being written by an earlier process; waiting");
+    if (!o) fail_msg("the sweep never waited for the held lock");
+    free(o);
+    tu_copy_file(run, tu_join(dir, "two/r_s1.tmp"));
+    assert_int_equal(rename(tu_join(dir, "two/r_s1.tmp"), tu_join(dir, "two/r_s1.h5")), 0);
+    assert_int_equal(unlink(lock), 0);
+    close(fd);
+    char *rc = await_text("rc.txt", "\n");
+    o = tu_slurp_ok(tu_join(dir, "out.txt"), NULL);
+    if (!rc || strcmp(rc, "rc 0\n") || !strstr(o, "skip (done) r_s1"))
+        fail_msg("sweep after the writer let go: %s%s", rc ? rc : "no exit\n", o);
     free(rc), free(o);
     char *tsv = tu_slurp(tu_join(dir, "two/sweep_status.tsv"), NULL);
     if (tsv && strstr(tsv, "failed")) fail_msg("recorded failed: %s", tsv);
