@@ -32,6 +32,8 @@ const EnvVar env_vars[] = {
     {"GATELAB_FAST", ENV_SUITE, "1: the shell tests' shorter variants"},
     {"GATELAB_FUZZ_SECONDS", ENV_SUITE, "seconds per fuzz target in tests/run_tests.sh"},
     {"GATELAB_FUZZ_BUILD", ENV_SUITE, "the fuzzers' build directory (run_fuzzers.sh)"},
+    {"GATELAB_FRESH_DIR", ENV_SUITE,
+     "tests/fresh_root.sh's work directory (default /var/tmp/gatelab-fresh)"},
     {"GATELAB_TEST_SHOW", ENV_SUITE, "print the report sections test_report checks"},
     {NULL, ENV_SETTING, NULL}};
 
