@@ -1,0 +1,156 @@
+/* protocol_check.c: see protocol_check.h. */
+#include "protocol_check.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "gitrun.h"
+#include "protocol_pin.h"
+#include "util.h"
+
+#define BLOB_MAX (1 << 20)
+#define NAME_MAX_LIST 8 /* runs named before "and N more" */
+
+/* The bytes of COMMIT:REL in repo (malloc'd, *len), or NULL. */
+static char *git_blob(const char *repo, const PinFile *pf, size_t *len) {
+    char spec[PIN_PATH_MAX + 72];
+    snprintf(spec, sizeof spec, "%s:%s", pf->commit, pf->rel);
+    char *blob = malloc(BLOB_MAX + 1);
+    const char *args[] = {"cat-file", "blob", spec, NULL};
+    if (blob && git_run(repo, args, blob, BLOB_MAX + 1, len) == 0) return blob;
+    free(blob);
+    return NULL;
+}
+
+/* The pinned files against git: 1 when every one matches its commit (and
+ * the sweep file's [primary] is p's), else 0 with a bullet naming the
+ * first that does not. */
+static int files_in_git(FILE *f, const ProtocolPin *p) {
+    const char *no_git = !p->repo[0]             ? "no repository was pinned"
+                         : access(p->repo, F_OK) ? "the pinned repository is not here"
+                                                 : NULL;
+    if (no_git || !p->n_files) {
+        if (f)
+            fprintf(f, "- **not checked against git**: %s (`%s`).\n",
+                    no_git ? no_git : "no file was pinned", p->repo);
+        return 0;
+    }
+    for (int i = 0; i < p->n_files; i++) {
+        const PinFile *pf = &p->files[i];
+        size_t len;
+        char *blob = git_blob(p->repo, pf, &len), hash[PROTOCOL_HASH_LEN] = "";
+        if (blob) protocol_hash_text(blob, len, hash);
+        int same = blob && !strcmp(hash, pf->hash);
+        char err[256];
+        char *primary = same && i == 0 ? pin_primary(pf->rel, blob, err, sizeof err) : NULL;
+        int primary_ok = i > 0 || (primary && !strcmp(primary, p->primary));
+        free(primary);
+        free(blob);
+        if (!same || !primary_ok) {
+            if (f && !same)
+                fprintf(f,
+                        "- **`%s` is not as pinned**: its hash %s is not that of `%s` at %s in "
+                        "`%s` (%s).\n",
+                        pf->rel, pf->hash, pf->rel, pf->commit, p->repo,
+                        hash[0] ? hash : "not found in git");
+            if (f && same)
+                fprintf(f,
+                        "- **the protocol's [primary] is not the sweep file's**: `%s` at %s "
+                        "declares other lines than this protocol file.\n",
+                        pf->rel, pf->commit);
+            return 0;
+        }
+    }
+    if (f)
+        fprintf(f,
+                "- The sweep file `%s` and the %d other file%s it reads (includes, presets) "
+                "match their commits in `%s` (git cat-file), and the protocol's [primary] is the "
+                "committed sweep file's.\n",
+                p->files[0].rel, p->n_files - 1, p->n_files == 2 ? "" : "s", p->repo);
+    return 1;
+}
+
+/* 1 when rows hold NAME_sSEED.h5. */
+static int has_run(const Row *rows, int n, const PinRun *r) {
+    char want[160];
+    snprintf(want, sizeof want, "%s_s%llu.h5", r->name, r->seed);
+    for (int i = 0; i < n; i++)
+        if (!strcmp(rows[i].file, want)) return 1;
+    return 0;
+}
+
+/* The declared runs against the run files: 1 when none is missing. */
+static int runs_present(FILE *f, const ProtocolPin *p, const Row *rows, int n) {
+    if (!p->has_runs) {
+        if (f) fputs("- **no run list**: the protocol declares no runs to look for.\n", f);
+        return 0;
+    }
+    int missing = 0;
+    for (int i = 0; i < p->n_runs; i++) missing += !has_run(rows, n, &p->runs[i]);
+    if (!f) return missing == 0;
+    if (!missing) {
+        fprintf(f, "- All %d declared runs (names × seeds) have their run files here.\n",
+                p->n_runs);
+        return 1;
+    }
+    fprintf(f, "- **%d of %d declared runs are missing**: ", missing, p->n_runs);
+    for (int i = 0, k = 0; i < p->n_runs; i++) {
+        if (has_run(rows, n, &p->runs[i])) continue;
+        if (k < NAME_MAX_LIST)
+            fprintf(f, "%s`%s_s%llu.h5`", k ? ", " : "", p->runs[i].name, p->runs[i].seed);
+        k++;
+    }
+    if (missing > NAME_MAX_LIST) fprintf(f, " and %d more", missing - NAME_MAX_LIST);
+    fputs(".\n", f);
+    return 0;
+}
+
+/* The pinned rules against this build's. */
+static int same_rules(FILE *f, const ProtocolPin *p) {
+    char mine[160];
+    pin_rules(mine, sizeof mine);
+    int same = !strcmp(mine, p->rules);
+    if (f && same) fprintf(f, "- The protocol pins the rules this build applies (%s).\n", mine);
+    if (f && !same)
+        fprintf(f,
+                "- **the rules differ**: the protocol pins \"%s\", this build applies \"%s\": "
+                "these verdicts are not the declared analysis.\n",
+                p->rules[0] ? p->rules : "none", mine);
+    return same;
+}
+
+int protocol_status(FILE *f, const char *path, const Row *rows, int n) {
+    ProtocolPin p;
+    char err[512];
+    if (pin_read(path, NULL, &p, err, sizeof err) != 0) {
+        if (f) fprintf(f, "- **the protocol's pins cannot be read**: %s.\n", err);
+        return 0;
+    }
+    int ok = 1;
+    if (p.uncommitted != 0 && f)
+        fprintf(f,
+                "- **run with --uncommitted**%s: the sweep's files were not held to a commit "
+                "(`%s`: %s).\n",
+                p.uncommitted < 0 ? " (not recorded)" : "", p.sweep_file,
+                p.sweep_dirty == 0 ? "clean" : "not clean");
+    ok &= p.uncommitted == 0;
+    if (!p.has_pin && f)
+        fputs("- **nothing pinned**: the protocol records no files, build or rules (written by "
+              "an earlier build).\n",
+              f);
+    ok &= p.has_pin;
+    if (p.has_pin) ok &= files_in_git(f, &p);
+    if (p.has_pin) ok &= same_rules(f, &p);
+    ok &= runs_present(f, &p, rows, n);
+    if (f) {
+        fputs("- Not checkable from these files: whether a declared seed was run at this setting "
+              "before the commit (training is deterministic, so such a run previews the result); "
+              "tests/check_seeds.sh holds the committed claims studies' seeds fresh.\n",
+              f);
+        fprintf(f, "- This report: gatelab %s; the protocol: gatelab %s.\n", pin_build(),
+                p.gatelab[0] ? p.gatelab : "not recorded");
+    }
+    pin_free(&p);
+    return ok;
+}
