@@ -21,13 +21,15 @@ static void not_clean(SweepSource *s, const char *fmt, const char *a, const char
     snprintf(s->why, sizeof s->why, fmt, a, b);
 }
 
-/* The repository's top for the directory of path (a real path) into
- * s->repo; -1 (s->why says why) when there is none. */
+/* The repository's top for the directory path is in (as given, so that
+ * a link is judged from where it lies) into s->repo, a real path; -1
+ * (s->why says why) when there is none. */
 static int find_repo(SweepSource *s, const char *path) {
     char dir[SWEEP_PATH_MAX], top[SWEEP_PATH_MAX];
     str_copy(dir, sizeof dir, path);
     char *slash = strrchr(dir, '/');
     if (slash) *(slash == dir ? slash + 1 : slash) = '\0';
+    else str_copy(dir, sizeof dir, ".");
     const char *args[] = {"rev-parse", "--show-toplevel", NULL};
     int rc = git_line(dir, args, top, sizeof top);
     char real[PATH_MAX];
@@ -77,7 +79,7 @@ void sweep_source(const Sweep *sw, SweepSource *s) {
         return;
     }
     s->n_files = sw->n_files;
-    int in_git = find_repo(s, sw->files[0]) == 0;
+    int in_git = find_repo(s, sw->path) == 0;
     if (in_git) s->dirty = 0;
     for (int i = 0; i < sw->n_files; i++) {
         SweepPinned *p = &s->files[i];
