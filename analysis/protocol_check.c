@@ -71,6 +71,76 @@ static int files_in_git(FILE *f, const ProtocolPin *p) {
     return 1;
 }
 
+/* The index of field `seed` in a CSV header line, or -1. */
+static int seed_column(const char *line) {
+    for (int k = 0; *line && *line != '\n'; k++) {
+        size_t n = strcspn(line, ",\n");
+        if (n == 4 && !strncmp(line, "seed", 4)) return k;
+        line += n + (line[n] == ',');
+    }
+    return -1;
+}
+
+/* Field k of the CSV line at s (quoted fields may hold commas) as a
+ * number into *v; 0, or -1 when it is missing or not a number. */
+static int csv_number(const char *s, int k, unsigned long long *v) {
+    for (int i = 0; i < k; i++) {
+        for (int q = 0; *s && *s != '\n' && (q || *s != ','); s++) q ^= *s == '"';
+        if (*s != ',') return -1;
+        s++;
+    }
+    char *end;
+    *v = strtoull(s, &end, 10);
+    return end > s && (*end == ',' || *end == '\n' || !*end) ? 0 : -1;
+}
+
+/* The first declared seed of p among the rows of the CSV text, or -1. */
+static long long declared_seed_in(const ProtocolPin *p, const char *text) {
+    int col = seed_column(text);
+    for (const char *s = strchr(text, '\n'); col >= 0 && s && s[1]; s = strchr(s + 1, '\n')) {
+        unsigned long long v;
+        if (csv_number(s + 1, col, &v)) continue;
+        for (int i = 0; i < p->n_runs; i++)
+            if (p->runs[i].seed == v) return (long long)v;
+    }
+    return -1;
+}
+
+/* Every results.csv in the tree of the sweep file's pinned commit: 1 when
+ * none holds a declared seed (no study committed before the protocol ran
+ * its seeds), else 0 with a bullet naming the first. */
+static int seeds_fresh(FILE *f, const ProtocolPin *p) {
+    const PinFile *sf = &p->files[0];
+    char *list = malloc(BLOB_MAX + 1), *blob = malloc(BLOB_MAX + 1);
+    const char *ls[] = {"ls-tree", "-r", "-z", "--name-only", sf->commit, NULL};
+    size_t got = 0, len;
+    int ok = list && blob && git_run(p->repo, ls, list, BLOB_MAX + 1, &got) == 0, files = 0;
+    long long hit = -1;
+    const char *where = NULL;
+    for (size_t at = 0; ok && hit < 0 && at < got; at += strlen(list + at) + 1) {
+        const char *name = list + at, *base = strrchr(name, '/');
+        if (strcmp(base ? base + 1 : name, "results.csv")) continue;
+        char spec[PIN_PATH_MAX + 72];
+        snprintf(spec, sizeof spec, "%s:%s", sf->commit, name);
+        const char *show[] = {"cat-file", "blob", spec, NULL};
+        if (git_run(p->repo, show, blob, BLOB_MAX + 1, &len) != 0) continue;
+        files++;
+        if ((hit = declared_seed_in(p, blob)) >= 0) where = name;
+    }
+    if (f && !ok) fputs("- **seeds not checked**: the pinned commit's tree cannot be listed.\n", f);
+    if (f && ok && hit >= 0)
+        fprintf(f,
+                "- **a declared seed was run before the protocol's commit**: `%s` at %.12s holds "
+                "seed %lld (a preview of this study).\n",
+                where, sf->commit, hit);
+    if (f && ok && hit < 0)
+        fprintf(f, "- No results.csv in the tree at %.12s (%d found) holds a declared seed.\n",
+                sf->commit, files);
+    free(list);
+    free(blob);
+    return ok && hit < 0;
+}
+
 /* 1 when rows hold NAME_sSEED.h5. */
 static int has_run(const Row *rows, int n, const PinRun *r) {
     char want[160];
@@ -140,13 +210,16 @@ int protocol_status(FILE *f, const char *path, const Row *rows, int n) {
               "an earlier build).\n",
               f);
     ok &= p.has_pin;
-    if (p.has_pin) ok &= files_in_git(f, &p);
+    int in_git = p.has_pin && files_in_git(f, &p);
+    ok &= in_git;
+    if (in_git) ok &= seeds_fresh(f, &p);
     if (p.has_pin) ok &= same_rules(f, &p);
     ok &= runs_present(f, &p, rows, n);
     if (f) {
         fputs("- Not checkable from these files: whether a declared seed was run at this setting "
-              "before the commit (training is deterministic, so such a run previews the result); "
-              "tests/check_seeds.sh holds the committed claims studies' seeds fresh.\n",
+              "before the commit and not committed (training is deterministic, so such a run, in "
+              "any directory, previews the result); tests/check_seeds.sh holds the committed "
+              "claims studies' seeds fresh.\n",
               f);
         fprintf(f, "- This report: gatelab %s; the protocol: gatelab %s.\n", pin_build(),
                 p.gatelab[0] ? p.gatelab : "not recorded");

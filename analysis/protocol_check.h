@@ -8,10 +8,13 @@
  *     pinned commit (protocol.ini and the run files' /protocol edited
  *     together are caught here);
  *   - the rules it pins are the rules this build applies (pin_rules);
+ *   - no results.csv in the repository's tree at the sweep file's pinned
+ *     commit holds a declared seed (a committed study ran it first);
  *   - every declared run (names x seeds) has its run file here;
  *   - the sweep did not run with --uncommitted.
  * What no file here can show is stated too: whether a declared seed was
- * run at the study's setting before the commit (deterministic training
+ * run at the study's setting before the commit and never committed
+ * (deterministic training
  * makes such a run a preview); tests/check_seeds.sh holds the committed
  * claims studies' seeds fresh. */
 #ifndef GATELAB_PROTOCOL_CHECK_H

@@ -9,7 +9,8 @@
 # its files, build, rules and run list in protocol.ini, and the report
 # says "declared before the runs" only while every check holds: deleted
 # run files, protocol.ini edited after the runs, protocol.ini and the runs'
-# /protocol edited together, or other rules are each named. sweep refuses
+# /protocol edited together, other rules, or a results.csv committed before
+# the protocol that holds a declared seed are each named. sweep refuses
 # to replace a protocol.ini it did not write (or a symbolic link there).
 #   tests/prereg.sh SRCDIR GATELAB
 . "$(dirname "$0")/shell_test.sh" prereg "$@"
@@ -96,6 +97,8 @@ grep -q "^file = $commit fnv1a64:[0-9a-f]\{16\} tiny.ini$" ok/protocol.ini || ba
 grep -q '^run = g1-elem 1 2$' ok/protocol.ini || bad "the run list is not recorded"
 grep -q '^rules = confirm-rules ' ok/protocol.ini || bad "the rules are not pinned"
 grep -q "$declared" ok/REPORT.md || bad "the report does not say declared before the runs: $(grep -m1 'protocol.ini' ok/REPORT.md)"
+grep -q "No results.csv in the tree at ${commit:0:12} (0 found) holds a declared seed" ok/REPORT.md ||
+    bad "the seeds are not checked against the committed results.csv files"
 grep -q 'Not checkable from these files: whether a declared seed was run' ok/REPORT.md ||
     bad "the headline does not say what cannot be checked (a preview in another directory)"
 grep -q 'Written .* by gatelab .*(git .*), under the analysis rules "confirm-rules' ok/REPORT.md ||
@@ -146,6 +149,14 @@ mkdir linked && ln -s ../ok/protocol.ini linked/protocol.ini
 "$G" sweep c.sweep --out linked >linked.log 2>&1
 rc=$?
 refused linked.log "a sweep over a linked protocol.ini" "linked/protocol.ini is a symbolic link"
+
+# a committed study that ran a declared seed before the protocol's commit
+mkdir prev && printf 'file,run,variant,data,seed\n"x,y_s2.h5",x,baseline,bigram,2\n' >prev/results.csv
+echo '; seeds 1-2 again' >>c.sweep && git add prev/results.csv c.sweep && git commit -qm preview
+"$G" sweep c.sweep --out preview --jobs 2 >preview.log 2>&1 || bad "the preview sweep failed: $(tail -2 preview.log)"
+grep -q "\*\*a declared seed was run before the protocol's commit\*\*: \`prev/results.csv\` at [0-9a-f]\{12\} holds seed 2" preview/REPORT.md ||
+    bad "a seed in a results.csv committed before the protocol is not named: $(grep -m3 '^- ' preview/REPORT.md)"
+grep -q "$declared" preview/REPORT.md && bad "a previewed seed reads declared before the runs"
 
 [ $fail -eq 0 ] && echo "prereg: PASS" && exit 0
 exit 1
