@@ -14,9 +14,8 @@
  *   - the sweep did not run with --uncommitted.
  * What no file here can show is stated too: whether a declared seed was
  * run at the study's setting before the commit and never committed
- * (deterministic training
- * makes such a run a preview); tests/check_seeds.sh holds the committed
- * claims studies' seeds fresh. */
+ * (deterministic training makes such a run a preview); tests/check_seeds.sh
+ * holds the committed claims studies' seeds fresh. */
 #ifndef GATELAB_PROTOCOL_CHECK_H
 #define GATELAB_PROTOCOL_CHECK_H
 
