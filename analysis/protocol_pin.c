@@ -82,10 +82,17 @@ static int pin_runs(ProtocolPin *p, const char *v, char *why, size_t whylen) {
     return 0;
 }
 
+/* l's value into dst[n]; -1 with a reason when it does not fit. */
+static int copy_value(char *dst, size_t n, const IniLine *l, char *why, size_t whylen) {
+    return str_copy(dst, n, l->value) ? seterr(why, whylen, "%s too long", l->key) : 0;
+}
+
 static int source_key(ProtocolPin *p, const IniLine *l, char *why, size_t whylen) {
     const char *k = l->key, *v = l->value;
-    if (!strcmp(k, "sweep_file")) return str_copy(p->sweep_file, sizeof p->sweep_file, v);
-    if (!strcmp(k, "sweep_commit")) return str_copy(p->sweep_commit, sizeof p->sweep_commit, v);
+    if (!strcmp(k, "sweep_file"))
+        return copy_value(p->sweep_file, sizeof p->sweep_file, l, why, whylen);
+    if (!strcmp(k, "sweep_commit"))
+        return copy_value(p->sweep_commit, sizeof p->sweep_commit, l, why, whylen);
     if (!strcmp(k, "sweep_dirty") && !flag_of(v, &p->sweep_dirty)) return 0;
     if (!strcmp(k, "uncommitted") && !flag_of(v, &p->uncommitted)) return 0;
     return seterr(why, whylen, "[source] %s = %s is not what gatelab sweep writes", k, v);
@@ -94,7 +101,7 @@ static int source_key(ProtocolPin *p, const IniLine *l, char *why, size_t whylen
 static int on_key(void *user, const IniLine *l, char *why, size_t whylen) {
     ProtocolPin *p = user;
     const char *k = l->key, *v = l->value;
-    if (!strcmp(l->section, "source")) return source_key(p, l, why, whylen) ? -1 : 0;
+    if (!strcmp(l->section, "source")) return source_key(p, l, why, whylen);
     if (!strcmp(l->section, "runs")) {
         p->has_runs = 1;
         if (strcmp(k, "run")) return seterr(why, whylen, "unknown key '%s' in [runs] (run)", k);
@@ -103,9 +110,9 @@ static int on_key(void *user, const IniLine *l, char *why, size_t whylen) {
     if (strcmp(l->section, "pin")) return 0;
     p->has_pin = 1;
     if (!strcmp(k, "file")) return pin_file(p, v, why, whylen);
-    if (!strcmp(k, "repo")) return str_copy(p->repo, sizeof p->repo, v) ? -1 : 0;
-    if (!strcmp(k, "gatelab")) return str_copy(p->gatelab, sizeof p->gatelab, v) ? -1 : 0;
-    if (!strcmp(k, "rules")) return str_copy(p->rules, sizeof p->rules, v) ? -1 : 0;
+    if (!strcmp(k, "repo")) return copy_value(p->repo, sizeof p->repo, l, why, whylen);
+    if (!strcmp(k, "gatelab")) return copy_value(p->gatelab, sizeof p->gatelab, l, why, whylen);
+    if (!strcmp(k, "rules")) return copy_value(p->rules, sizeof p->rules, l, why, whylen);
     return seterr(why, whylen, "unknown key '%s' in [pin] (repo, file, gatelab, rules)", k);
 }
 
