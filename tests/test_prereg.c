@@ -132,6 +132,43 @@ static void test_protocol_runs_and_refusals(void **state) {
     sweep_free(&sw);
 }
 
+/* A rerun by another build keeps the protocol file (and so the hash its
+ * runs recorded); any other difference rewrites it. */
+static void test_protocol_kept_across_builds(void **state) {
+    (void)state;
+    put("p.ini", "steps = 1\n");
+    const char *sf = put("k.sweep", "[sweep]\npreset = p\n[primary]\nmetric = f_attn\n"
+                                    "test = f_attn welch\ncompare = b vs a\n[run a]\n[run b]\n");
+    Sweep sw;
+    SweepSource src;
+    char err[512] = "", pf[600], *text;
+    if (sweep_parse(sf, &sw, err, sizeof err)) fail_msg("%s", err);
+    sweep_source(&sw, &src);
+    if (sweep_write_protocol(&sw, &src, tmp, err, sizeof err)) fail_msg("%s", err);
+    snprintf(pf, sizeof pf, "%s/protocol.ini", tmp);
+    size_t len;
+    assert_non_null(text = input_slurp(pf, 1 << 20, &len, err, sizeof err));
+    char *at = strstr(text, "\ngatelab = ");
+    assert_non_null(at);
+    memcpy(at + 11, "OTHER", 5); /* another build's version */
+    put("protocol.ini", text);
+    if (sweep_write_protocol(&sw, &src, tmp, err, sizeof err)) fail_msg("%s", err);
+    char *again = input_slurp(pf, 1 << 20, &len, err, sizeof err);
+    assert_string_equal(again, text);
+    free(again);
+    char edited[8192];
+    snprintf(edited, sizeof edited, "%s; an edit\n", text);
+    put("protocol.ini", edited);
+    if (sweep_write_protocol(&sw, &src, tmp, err, sizeof err)) fail_msg("%s", err);
+    assert_non_null(again = input_slurp(pf, 1 << 20, &len, err, sizeof err));
+    assert_null(strstr(again, "; an edit"));
+    assert_null(strstr(again, "OTHER"));
+    free(again);
+    free(text);
+    sweep_source_free(&src);
+    sweep_free(&sw);
+}
+
 /* The report's checks: a declared run without its file is named; a
  * protocol that pins other rules says so; both make it not declared. */
 static void test_status_missing_and_rules(void **state) {
@@ -171,6 +208,7 @@ int main(void) {
         cmocka_unit_test(test_fnv1a64_vectors),
         cmocka_unit_test_setup_teardown(test_seed_ranges, setup, teardown),
         cmocka_unit_test_setup_teardown(test_protocol_runs_and_refusals, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_protocol_kept_across_builds, setup, teardown),
         cmocka_unit_test_setup_teardown(test_status_missing_and_rules, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -135,7 +135,9 @@ int sweep_source_check(const SweepSource *s, int uncommitted, char *err, size_t 
  * [pin] sections and the expanded run list as [runs] (protocol_pin.h).
  * An OUT_DIR/protocol.ini the sweep did not write (a symbolic link, not a
  * regular file, or a file that does not start with PIN_HEADER) is refused,
- * never replaced. 0, or -1 with a reason. */
+ * never replaced; one that differs from the new text only in its
+ * `gatelab =` line (a rerun by another build) is kept as it is, so the
+ * runs made before keep its hash. 0, or -1 with a reason. */
 int sweep_write_protocol(const Sweep *sw, const SweepSource *src, const char *out_dir, char *err,
                          size_t errlen);
 

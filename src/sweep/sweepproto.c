@@ -105,17 +105,51 @@ static int too_long(const SweepSource *src, char *err, size_t errlen) {
     return why ? seterr(err, errlen, "%s: path too long to record in %s", why, PROTO_FILE) : 0;
 }
 
+/* s without its "gatelab = " line, in place. */
+static void drop_build_line(char *s) {
+    char *at = strstr(s, "\ngatelab = ");
+    if (!at) return;
+    char *end = strchr(at + 1, '\n');
+    if (!end) at[1] = '\0';
+    else memmove(at + 1, end + 1, strlen(end + 1) + 1);
+}
+
+/* 1 when the file at path says what text says, but for the build that
+ * wrote it: a rerun by another build keeps the protocol, and so the hash
+ * its runs recorded. */
+static int same_protocol(const char *path, const char *text) {
+    char err[256];
+    size_t len;
+    char *old = input_slurp(path, 1 << 20, &len, err, sizeof err), *now = strdup(text);
+    int same = 0;
+    if (old && now) {
+        drop_build_line(old);
+        drop_build_line(now);
+        same = !strcmp(old, now);
+    }
+    free(old);
+    free(now);
+    return same;
+}
+
 int sweep_write_protocol(const Sweep *sw, const SweepSource *src, const char *out_dir, char *err,
                          size_t errlen) {
     if (!sw->protocol) return 0;
     char path[SWEEP_PATH_MAX + 32], tmp[ATOMIC_TMP_MAX];
     snprintf(path, sizeof path, "%s/%s", out_dir, PROTO_FILE);
     if ((src && too_long(src, err, errlen)) || own_protocol(path, err, errlen)) return -1;
-    FILE *f = atomic_fopen(path, tmp, sizeof tmp, err, errlen);
-    if (!f) return -1;
-    fprintf(f, "%s%s (gatelab sweep wrote this file; gatelab report reads it)\n[primary]\n%s",
+    char *text = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&text, &len);
+    if (!m) return seterr(err, errlen, "out of memory");
+    fprintf(m, "%s%s (gatelab sweep wrote this file; gatelab report reads it)\n[primary]\n%s",
             PIN_HEADER, sw->path, sw->protocol);
-    if (src) write_pin(f, src);
-    write_runs(f, sw);
-    return atomic_fcommit(f, tmp, path, err, errlen);
+    if (src) write_pin(m, src);
+    write_runs(m, sw);
+    if (fclose(m) != 0 || !text) return free(text), seterr(err, errlen, "out of memory");
+    if (file_exists(path) && same_protocol(path, text)) return free(text), 0;
+    FILE *f = atomic_fopen(path, tmp, sizeof tmp, err, errlen);
+    if (f) fputs(text, f);
+    free(text);
+    return f ? atomic_fcommit(f, tmp, path, err, errlen) : -1;
 }
