@@ -1,8 +1,9 @@
 /* test_prereg.c: the pieces of the pre-registration on hand-built inputs:
- * FNV-1a 64 against its published vectors, `seeds = LOW-HIGH`, the run
- * list and pins a confirmatory sweep writes into protocol.ini and reads
- * back (protocol_pin.h), the refusal to replace a protocol.ini the sweep
- * did not write, and the report's checks of missing runs and changed
+ * FNV-1a 64 against its published vectors, `seeds = LOW-HIGH`, the
+ * quickstart as claims-bigram's arms on seeds that study does not declare,
+ * the run list and pins a confirmatory sweep writes into protocol.ini and
+ * reads back (protocol_pin.h), the refusal to replace a protocol.ini the
+ * sweep did not write, and the report's checks of missing runs and changed
  * rules (protocol_check.h). tests/prereg.sh runs the same end to end in a
  * git repository. */
 #include <stdarg.h>
@@ -11,6 +12,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,6 +89,45 @@ static void test_seed_ranges(void **state) {
         assert_int_equal(sweep_parse(sf, &sw, err, sizeof err), -1);
         assert_non_null(strstr(err, "bad.sweep:3:"));
     }
+}
+
+/* The quickstart's runs are claims-bigram's arms of the same names, with
+ * the same preset and settings in the same order, on seeds that study does
+ * not declare: the same training, never a preview of the study
+ * (tests/check_seeds.sh checks every sweep's seeds). */
+static int is_seed_set(const char *s) {
+    return !strncmp(s, "init_seed=", 10) || !strncmp(s, "data_seed=", 10);
+}
+
+static void test_quickstart_fresh(void **state) {
+    (void)state;
+    const char *src = getenv("GATELAB_SRC");
+    if (!src) src = access("experiments/all.sweep", R_OK) == 0 ? "." : "../..";
+    char path[600], err[512];
+    Sweep ref, qs;
+    snprintf(path, sizeof path, "%s/experiments/quickstart.sweep", src);
+    if (sweep_parse(path, &qs, err, sizeof err)) fail_msg("%s", err);
+    const Sweep *sw = &qs;
+    snprintf(path, sizeof path, "%s/experiments/claims-bigram.sweep", src);
+    if (sweep_parse(path, &ref, err, sizeof err)) fail_msg("%s", err);
+    for (int r = 0; r < sw->n_runs; r++) {
+        const SweepRun *q = &sw->runs[r], *c = NULL;
+        for (int j = 0; j < ref.n_runs; j++) {
+            if (ref.runs[j].seed == q->seed)
+                fail_msg("quickstart seed %llu is claims-bigram's", q->seed);
+            if (!c && !strcmp(ref.runs[j].name, q->name)) c = &ref.runs[j];
+        }
+        if (!c) fail_msg("quickstart arm %s is not in claims-bigram.sweep", q->name);
+        char rq[PATH_MAX], rc[PATH_MAX];
+        assert_non_null(realpath(q->preset, rq));
+        assert_non_null(realpath(c->preset, rc));
+        assert_string_equal(rq, rc);
+        assert_int_equal(q->n_sets, c->n_sets);
+        for (int k = 0; k < q->n_sets; k++)
+            if (!is_seed_set(q->sets[k])) assert_string_equal(q->sets[k], c->sets[k]);
+    }
+    sweep_free(&ref);
+    sweep_free(&qs);
 }
 
 /* protocol.ini holds the run list (names x seeds) and the pins, and reads
@@ -207,6 +248,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fnv1a64_vectors),
         cmocka_unit_test_setup_teardown(test_seed_ranges, setup, teardown),
+        cmocka_unit_test(test_quickstart_fresh),
         cmocka_unit_test_setup_teardown(test_protocol_runs_and_refusals, setup, teardown),
         cmocka_unit_test_setup_teardown(test_protocol_kept_across_builds, setup, teardown),
         cmocka_unit_test_setup_teardown(test_status_missing_and_rules, setup, teardown),
