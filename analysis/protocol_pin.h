@@ -1,7 +1,7 @@
 /* protocol_pin.h: what a confirmatory sweep pins in OUT/protocol.ini
  * beside its [primary] section, so that the report can check the
  * protocol against git and against the runs it finds (docs/sweeps.md,
- * "Pre-registration"):
+ * "Confirmatory sweeps"):
  *
  *   # the [primary] section of FILE (gatelab sweep wrote this file)
  *   [primary]            ; the sweep file's [primary], key = value lines

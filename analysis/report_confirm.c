@@ -390,7 +390,7 @@ static void md_headline(FILE *f, const Row *rows, int n, const Protocol *pr, con
             "Holm-adjusted p is below %.2f, and a test that cannot reject by construction is "
             "untestable here. Every other comparison in this report is exploratory.\n\n",
             k, ALPHA);
-    fputs("Pre-registration (docs/sweeps.md):\n\n", f);
+    fputs("Pre-registration (docs/sweeps.md, \"Confirmatory sweeps\"):\n\n", f);
     protocol_status(f, pr->path, rows, n);
     fputc('\n', f);
     put_task_floor(f, rows, n);
