@@ -1,12 +1,15 @@
 /* protocol_check.c: see protocol_check.h. */
 #include "protocol_check.h"
 
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "gitrun.h"
+#include "inifile.h"
 #include "protocol_pin.h"
+#include "seedlist.h"
 #include "util.h"
 
 #define BLOB_MAX (1 << 20)
@@ -69,6 +72,89 @@ static int files_in_git(FILE *f, const ProtocolPin *p) {
                 "committed sweep file's.\n",
                 p->files[0].rel, p->n_files - 1, p->n_files == 2 ? "" : "s", p->repo);
     return 1;
+}
+
+/* One committed sweep file's runs: its [run NAME] sections and its
+ * [sweep] seeds (seed 1 when it names none), as the sweep expands them. */
+typedef struct {
+    char (*names)[96];
+    int n_names;
+    unsigned long long seeds[256];
+    int n_seeds, bad;
+} FileRuns;
+
+static int runs_section(void *user, const IniLine *l, char *why, size_t whylen) {
+    (void)why, (void)whylen;
+    FileRuns *r = user;
+    const char *s = l->section;
+    if (strncmp(s, "run", 3) || !isspace((unsigned char)s[3])) return 0;
+    for (s += 3; isspace((unsigned char)*s); s++) {}
+    void *n = realloc(r->names, (size_t)(r->n_names + 1) * sizeof *r->names);
+    if (!n) return -1;
+    r->names = n;
+    str_copy(r->names[r->n_names++], sizeof r->names[0], s);
+    return 0;
+}
+
+static int runs_key(void *user, const IniLine *l, char *why, size_t whylen) {
+    FileRuns *r = user;
+    if (strcmp(l->section, "sweep") || strcmp(l->key, "seeds")) return 0;
+    r->bad |= seed_list_parse(l->value, r->seeds, 256, &r->n_seeds, why, whylen) != 0;
+    return 0;
+}
+
+/* 1 when list[n] holds run name with seed. */
+static int listed(const PinRun *list, int n, const char *name, unsigned long long seed) {
+    for (int i = 0; i < n; i++)
+        if (list[i].seed == seed && !strcmp(list[i].name, name)) return 1;
+    return 0;
+}
+
+/* Appends the runs of pinned file pf (at its commit) to *all (*n);
+ * -1 when it cannot be read at its commit. */
+static int committed_runs(const ProtocolPin *p, const PinFile *pf, PinRun **all, int *n) {
+    size_t len;
+    char *blob = git_blob(p->repo, pf, &len), err[256];
+    FileRuns r = {0};
+    IniHandlers h = {runs_key, runs_section, &r};
+    int rc = blob && ini_read(pf->rel, blob, &h, err, sizeof err) == 0 && !r.bad ? 0 : -1;
+    if (!r.n_seeds) r.seeds[r.n_seeds++] = 1;
+    for (int i = 0; !rc && i < r.n_names; i++)
+        for (int s = 0; !rc && s < r.n_seeds; s++) {
+            PinRun *m = realloc(*all, (size_t)(*n + 1) * sizeof *m);
+            if (!m) {
+                rc = -1;
+                break;
+            }
+            *all = m;
+            str_copy(m[*n].name, sizeof m[*n].name, r.names[i]);
+            m[(*n)++].seed = r.seeds[s];
+        }
+    free(r.names);
+    free(blob);
+    return rc;
+}
+
+/* The protocol's run list against the committed sweep files' runs: 1 when
+ * they are the same set, else 0 with a bullet naming a difference. */
+static int runs_as_committed(FILE *f, const ProtocolPin *p) {
+    PinRun *all = NULL;
+    int n = 0, rc = 0;
+    for (int i = 0; rc == 0 && i < p->n_files; i++) rc = committed_runs(p, &p->files[i], &all, &n);
+    char why[300] = "";
+    if (rc) snprintf(why, sizeof why, "the pinned files cannot be read at their commits");
+    for (int i = 0; !why[0] && i < n; i++)
+        if (!listed(p->runs, p->n_runs, all[i].name, all[i].seed))
+            snprintf(why, sizeof why, "`%s_s%llu` is committed but not in the list", all[i].name,
+                     all[i].seed);
+    for (int i = 0; !why[0] && i < p->n_runs; i++)
+        if (!listed(all, n, p->runs[i].name, p->runs[i].seed))
+            snprintf(why, sizeof why, "`%s_s%llu` is in the list but not committed",
+                     p->runs[i].name, p->runs[i].seed);
+    if (f && why[0])
+        fprintf(f, "- **the protocol's run list is not the committed sweep files'**: %s.\n", why);
+    free(all);
+    return !why[0];
 }
 
 /* The index of field `seed` in a CSV header line, or -1. */
@@ -212,6 +298,7 @@ int protocol_status(FILE *f, const char *path, const Row *rows, int n) {
     ok &= p.has_pin;
     int in_git = p.has_pin && files_in_git(f, &p);
     ok &= in_git;
+    if (in_git) ok &= runs_as_committed(f, &p);
     if (in_git) ok &= seeds_fresh(f, &p);
     if (p.has_pin) ok &= same_rules(f, &p);
     ok &= runs_present(f, &p, rows, n);

@@ -7,6 +7,9 @@
  *   - the protocol's [primary] lines are those of the sweep file at its
  *     pinned commit (protocol.ini and the run files' /protocol edited
  *     together are caught here);
+ *   - its run list is the committed files' runs ([run NAME] sections x
+ *     each file's seeds, seedlist.h), so a list shortened together with
+ *     the runs is caught;
  *   - the rules it pins are the rules this build applies (pin_rules);
  *   - no results.csv in the repository's tree at the sweep file's pinned
  *     commit holds a declared seed (a committed study ran it first);

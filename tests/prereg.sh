@@ -9,9 +9,10 @@
 # its files, build, rules and run list in protocol.ini, and the report
 # says "declared before the runs" only while every check holds: deleted
 # run files, protocol.ini edited after the runs, protocol.ini and the runs'
-# /protocol edited together, other rules, or a results.csv committed before
-# the protocol that holds a declared seed are each named. sweep refuses
-# to replace a protocol.ini it did not write (or a symbolic link there).
+# /protocol edited together ([primary] or the run list), other rules, or a
+# results.csv committed before the protocol that holds a declared seed are
+# each named. sweep refuses to replace a protocol.ini it did not write (or
+# a symbolic link there).
 #   tests/prereg.sh SRCDIR GATELAB
 . "$(dirname "$0")/shell_test.sh" prereg "$@"
 trap 'rm -rf "$W"' EXIT
@@ -127,17 +128,29 @@ grep -q 'not declared before every run\*\*: 4 runs recorded another protocol (`b
     bad "the report does not name the runs made under another protocol: $(grep -m1 'protocol.ini' edited/REPORT.md)"
 
 # protocol.ini and the runs' /protocol edited together: git disagrees
+# train_under DIR [SKIP]: c.sweep's runs but SKIP, by hand, under DIR/protocol.ini
+train_under() {
+    "$G" sweep c.sweep --list | while IFS=$'\t' read -r _ id preset sets; do
+        [ "$id" = "${2:-}" ] && continue
+        args=()
+        for s in $sets; do args+=(--set "$s"); done
+        "$G" train --config "$preset" "${args[@]}" --protocol "$1/protocol.ini" --out "$1/$id.h5" -q >/dev/null 2>&1 ||
+            echo "FAIL: training $id under $1/protocol.ini failed"
+    done
+}
 mkdir hand && sed 's/^test = f_attn welch$/test = f_attn mann-whitney/' ok/protocol.ini >hand/protocol.ini
-"$G" sweep c.sweep --list | while IFS=$'\t' read -r _ id preset sets; do
-    args=()
-    for s in $sets; do args+=(--set "$s"); done
-    "$G" train --config "$preset" "${args[@]}" --protocol hand/protocol.ini --out "hand/$id.h5" -q >/dev/null 2>&1 ||
-        echo "FAIL: training $id under the edited protocol failed"
-done
+train_under hand
 "$G" report hand >rep.log 2>&1 || bad "report failed: $(cat rep.log)"
 grep -q "\*\*the protocol's \[primary\] is not the sweep file's\*\*: \`c.sweep\` at $commit" hand/REPORT.md ||
     bad "a protocol edited with its runs passes: $(grep -m3 '^- ' hand/REPORT.md)"
 grep -q "$declared" hand/REPORT.md && bad "a protocol edited with its runs reads declared before the runs"
+# ... and its run list shortened with them, to hide a seed
+mkdir short && sed 's/^run = g1-elem 1 2$/run = g1-elem 1/' ok/protocol.ini >short/protocol.ini
+train_under short g1-elem_s2
+"$G" report short >rep.log 2>&1 || bad "report failed: $(cat rep.log)"
+grep -q "\*\*the protocol's run list is not the committed sweep files'\*\*: \`g1-elem_s2\` is committed but not in the list" short/REPORT.md ||
+    bad "a run list shortened with its runs passes: $(grep -m4 '^- ' short/REPORT.md)"
+grep -q "$declared" short/REPORT.md && bad "a shortened run list reads declared before the runs"
 
 # a protocol.ini the sweep did not write, or a link there: refused, kept
 mkdir foreign && printf '[primary]\nmetric = m_act\n' >foreign/protocol.ini

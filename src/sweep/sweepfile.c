@@ -20,6 +20,7 @@
 #include "inifile.h"
 #include "intervention.h"
 #include "protocol.h"
+#include "seedlist.h"
 #include "util.h"
 
 #define LINE_MAX_LEN (INI_LINE_MAX + 1) /* room for any one line's text */
@@ -174,55 +175,11 @@ static void section_header(FileCtx *c, char *name_text) {
     c->sec = SEC_RUN;
 }
 
-/* seed v (from token t of value) into c's seeds: 1, or 0 after fail(). */
-static int add_seed(FileCtx *c, unsigned long long v, const char *t, const char *value) {
-    for (int i = 0; i < c->n_seeds; i++)
-        if (c->seeds[i] == v)
-            return fail(c, c->line, "seed %s listed twice in seeds = %s", t, value);
-    if (c->n_seeds == SWEEP_MAX_SEEDS)
-        return fail(c, c->line, "too many seeds in '%s' (at most 64)", value, NULL);
-    c->seeds[c->n_seeds++] = v;
-    return 1;
-}
-
-/* A decimal, non-negative seed at *t (up to *end); 0, or -1. */
-static int seed_number(const char *t, char **end, unsigned long long *v) {
-    errno = 0;
-    *v = strtoull(t, end, 10);
-    return isdigit((unsigned char)*t) && !errno ? 0 : -1;
-}
-
-/* "1,2,3" or "1001-1040" (a range, both ends in it), or both mixed:
- * decimal, non-negative, distinct. */
+/* `seeds =` (seedlist.h) into c's seeds. */
 static void parse_seeds(FileCtx *c, const char *value) {
-    char tmp[LINE_MAX_LEN];
-    snprintf(tmp, sizeof tmp, "%s", value);
-    c->n_seeds = 0;
-    char *save = NULL;
-    int empty_tok = 0;
-    for (const char *p = tmp; *p; p++)
-        if (*p == ',' && (p == tmp || p[1] == '\0' || p[1] == ',')) empty_tok = 1;
-    if (empty_tok || !*trim(tmp)) {
-        fail(c, c->line, "bad seeds list '%s' (expected e.g. 1,2,3 or 1001-1040)", value, NULL);
-        return;
-    }
-    for (char *t = strtok_r(tmp, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-        t = trim(t);
-        char *end = NULL;
-        unsigned long long lo, hi;
-        int bad = seed_number(t, &end, &lo);
-        hi = lo;
-        if (!bad && *end == '-') bad = seed_number(end + 1, &end, &hi) || hi < lo;
-        if (bad || *end) {
-            fail(c, c->line,
-                 "bad seed '%s' in seeds = %s (non-negative integers, or LOW-HIGH ranges)", t,
-                 value);
-            return;
-        }
-        for (unsigned long long v = lo;; v++)
-            if (!add_seed(c, v, t, value) || v == hi) break;
-        if (c->failed) return;
-    }
+    char why[LINE_MAX_LEN + 96];
+    if (seed_list_parse(value, c->seeds, SWEEP_MAX_SEEDS, &c->n_seeds, why, sizeof why))
+        fail(c, c->line, "%s", why, NULL);
 }
 
 /* Check one "key=value" override; the trainer validates the value. */
