@@ -50,7 +50,8 @@ static void pin_in_git(SweepSource *s, const char *f, SweepPinned *p, char *blob
     if (strncmp(f, s->repo, nt) || f[nt] != '/')
         return not_clean(s, "%s leaves the repository %s", f, s->repo);
     str_copy(p->rel, sizeof p->rel, f + nt + 1);
-    const char *log[] = {"log", "-1", "--no-show-signature", "--format=%H", "--", p->rel, NULL};
+    const char *log[] = {"--literal-pathspecs", "log", "-1",   "--no-show-signature",
+                         "--format=%H",         "--",  p->rel, NULL};
     char commit[64];
     if (git_line(s->repo, log, commit, sizeof commit) != 0)
         return not_clean(s, "git log failed on %s%s", p->rel, "");
