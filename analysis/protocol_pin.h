@@ -40,9 +40,9 @@
  * family, the direction and untestable rules of confirm_tests.c and
  * report_confirm.c): raise it whenever they change what a report says
  * about the same runs. */
-#define PIN_RULES_VERSION "confirm-rules 2"
+#define PIN_RULES_VERSION "confirm-rules 1"
 
-/* "confirm-rules 2, alpha 0.05": the rules and the significance level
+/* "confirm-rules 1, alpha 0.05": the rules and the significance level
  * this build applies, into out[n]. */
 void pin_rules(char *out, size_t n);
 /* "0.1.0 (git DESCRIBE)": the build, as run files record it. */
