@@ -248,6 +248,7 @@ int protocol_read(const char *path, Protocol *p, char *err, size_t errlen) {
     char *text = input_slurp(path, 1 << 20, &len, err, errlen);
     if (!text) return -1;
     protocol_hash_text(text, len, p->hash);
+    str_copy(p->path, sizeof p->path, path);
     ReadCtx c = {p, 0};
     IniHandlers h = {on_key, NULL, &c};
     int rc = ini_read(path, text, &h, err, errlen);

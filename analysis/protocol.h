@@ -83,6 +83,7 @@ typedef struct {
     int metric_line[PM_COUNT]; /* the line that declared each metric */
     double good_below;         /* good_regime's val_loss threshold (0: none) */
     char hash[32];             /* protocol_hash_text of the file read (util.h) */
+    char path[1024];           /* the file read ("" when built by protocol_key) */
 } Protocol;
 
 /* "welch", "mann-whitney", ...: the name a `test` key gives t. */

@@ -22,6 +22,7 @@
 #include "metric_table.h"
 #include "metrics.h"
 #include "paper_tables.h"
+#include "protocol_check.h"
 #include "report_priv.h"
 #include "stats.h"
 
@@ -316,11 +317,17 @@ static int list_mismatch(FILE *f, const Row *rows, int n, const Protocol *pr, in
     return k;
 }
 
-/* "declared before the runs", or which runs it was not declared before. */
+/* "declared before the runs" (every run records its hash and every check
+ * of protocol_check.h holds), or why not. */
 static void put_declared(FILE *f, const Row *rows, int n, const Protocol *pr) {
     int none = list_mismatch(NULL, rows, n, pr, 0), other = list_mismatch(NULL, rows, n, pr, 1);
+    int pinned = protocol_status(NULL, pr->path, rows, n);
     if (!none && !other) {
-        fputs("declared before the runs: every run file records its hash", f);
+        fputs(pinned ? "declared before the runs: every run file records its hash, as far as the "
+                       "checks below go"
+                     : "**not shown declared before the runs**: every run file records its "
+                       "hash, but a check below fails",
+              f);
         return;
     }
     fputs("**not declared before every run**: ", f);
@@ -383,6 +390,9 @@ static void md_headline(FILE *f, const Row *rows, int n, const Protocol *pr, con
             "Holm-adjusted p is below %.2f, and a test that cannot reject by construction is "
             "untestable here. Every other comparison in this report is exploratory.\n\n",
             k, ALPHA);
+    fputs("Pre-registration (docs/sweeps.md, \"Confirmatory sweeps\"):\n\n", f);
+    protocol_status(f, pr->path, rows, n);
+    fputc('\n', f);
     put_task_floor(f, rows, n);
     for (int j = 0; j < pr->n_claims; j++)
         for (int i = 0; i < k; i++)

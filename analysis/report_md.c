@@ -14,6 +14,7 @@
 #include "heatmap.h"
 #include "metrics.h"
 #include "plot.h"
+#include "protocol_pin.h" /* pin_build, pin_rules */
 #include "report_priv.h"
 #include "runfile_read.h"
 #include "runname.h"
@@ -313,7 +314,10 @@ void md_title(FILE *f, const char *dir, const Row *rows, int n) {
             "unreadable",
             shown_dir, n, ok - bad_probe, n - ok);
     if (bad_probe) fprintf(f, ", %d with an unreadable probe (listed under Runs)", bad_probe);
-    fprintf(f, "). Written %s.\n", when);
+    char rules[160];
+    pin_rules(rules, sizeof rules);
+    fprintf(f, "). Written %s by gatelab %s, under the analysis rules \"%s\".\n", when, pin_build(),
+            rules);
 }
 
 void md_settings(FILE *f, const Row *rows, int n) {

@@ -83,7 +83,7 @@ int source_file(const char *rel, char *path, size_t n);
 
 /* FNV-1a 64 of p[n], continuing from h (start a hash at FNV1A64_OFFSET):
  * fnv1a64(fnv1a64(FNV1A64_OFFSET, a, na), b, nb) hashes a then b. */
-#define FNV1A64_OFFSET 1469598103934665603ULL
+#define FNV1A64_OFFSET 14695981039346656037ULL
 uint64_t fnv1a64(uint64_t h, const void *p, size_t n);
 /* The hash a protocol text is known by (docs/runfile.md /protocol):
  * "fnv1a64:" and the 16 lower-case hex digits of FNV-1a 64 over its exact

@@ -59,9 +59,10 @@ static const OptRow sweep_rows[] = {
     {O_NOREPORT, "no-report", OPT_FLAG, NULL, 0, 0, NULL, "do not write the report at the end", 0,
      0},
     {O_UNCOMMITTED, "uncommitted", OPT_FLAG, NULL, 0, 0, NULL,
-     "run a confirmatory sweep ([primary]) from a sweep file\n"
-     "that is uncommitted or edited since its last commit\n"
-     "(recorded in protocol.ini and every run file)",
+     "run a confirmatory sweep ([primary]) whose sweep file,\n"
+     "includes or presets are uncommitted or edited since\n"
+     "their last commit (recorded in protocol.ini and every\n"
+     "run file, and stated in the report's headline)",
      0, 0},
     {0}};
 const OptTable sweep_options = {

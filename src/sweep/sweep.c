@@ -517,13 +517,14 @@ int sweep_execute(const Sweep *sw, const SweepOptions *o, SweepSummary *sum, cha
                       sw->n_runs - 1);
     char tag[32];
     if (prepare_out(o, tag, sizeof tag, err, errlen)) return -1;
-    SweepSource src;
     if (sw->protocol && !o->dry_run) {
-        sweep_source(sw->path, &src);
+        SweepSource src;
+        sweep_source(sw, &src);
         src.uncommitted = o->uncommitted;
-        if (sweep_source_check(&src, o->uncommitted, err, errlen) != 0 ||
-            sweep_write_protocol(sw, &src, o->out_dir, err, errlen) != 0)
-            return -1;
+        int bad = sweep_source_check(&src, o->uncommitted, err, errlen) != 0 ||
+                  sweep_write_protocol(sw, &src, o->out_dir, err, errlen) != 0;
+        sweep_source_free(&src);
+        if (bad) return -1;
     }
     int jobs = o->jobs > 0 ? o->jobs : (int)sysconf(_SC_NPROCESSORS_ONLN);
     Runner R = {.sw = sw, .o = o, .sum = sum, .exe = resolve_exe(o), .jobs = jobs < 1 ? 1 : jobs};

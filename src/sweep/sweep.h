@@ -25,6 +25,8 @@
 
 #include <stddef.h>
 
+#include "util.h" /* PROTOCOL_HASH_LEN */
+
 #define SWEEP_NAME_MAX 96 /* run names go into file names */
 #define SWEEP_PATH_MAX 1024
 #define SWEEP_MAX_SEEDS 64
@@ -74,33 +76,68 @@ typedef struct {
      * value" lines, or NULL; included files' [primary] sections are not
      * read into it. */
     char *protocol;
+    /* Every file the sweep reads, as real paths: the top-level sweep file
+     * first, then each include in the order read, then each distinct
+     * preset. A confirmatory sweep pins them all (sweep_source). */
+    char **files;
+    int n_files;
 } Sweep;
 
 /* Parse and expand a sweep file (and its includes). 0, or -1 with a
  * one-line reason that starts with "FILE:LINE: ". */
 int sweep_parse(const char *path, Sweep *sw, char *err, size_t errlen);
 void sweep_free(Sweep *sw);
-/* Where a sweep file stands in git (sweepgit.c), recorded with its
- * protocol: the last commit that touched it ("unknown" without git or
- * outside a repository, "none" when never committed), whether the file
- * differs from that commit (1, 0; -1 unknown), why it is not clean, and
- * whether the sweep ran with --uncommitted. */
+/* sweepfile.c's helper (sweepproto.c): read[n_read] (real paths of the
+ * sweep files read) and each run's preset into sw->files; -1 when memory
+ * runs out. */
+int sweep_note_files(Sweep *sw, char *const *read, int n_read);
+
+/* One file a confirmatory sweep pins: its last commit ("none": never
+ * committed or outside a repository), protocol_hash_text of its bytes,
+ * and its path in the repository (the real path outside one). */
+typedef struct {
+    char commit[64];
+    char hash[PROTOCOL_HASH_LEN];
+    char rel[SWEEP_PATH_MAX];
+} SweepPinned;
+
+/* Where a sweep's files stand in git (sweepgit.c), recorded with its
+ * protocol: the repository's top (real path; "" outside one), the sweep
+ * file's last commit ("unknown" without git or outside a repository,
+ * "none" when never committed), whether any pinned file differs from its
+ * last commit, was never committed or leaves the repository (1, 0; -1
+ * unknown), why (naming the first such file), and whether the sweep ran
+ * with --uncommitted. */
 typedef struct {
     char file[SWEEP_PATH_MAX];
+    char repo[SWEEP_PATH_MAX];
     char commit[64];
     int dirty, uncommitted;
-    char why[96];
+    char why[SWEEP_PATH_MAX + 96];
+    int n_files;
+    SweepPinned *files; /* sw->files in order */
 } SweepSource;
-/* Asks git (`git -C DIR log -1 --format=%H -- FILE`, `git status
- * --porcelain -- FILE`) about path; never fails. */
-void sweep_source(const char *path, SweepSource *s);
-/* 0 when s is a committed, unedited file or uncommitted is set; else -1
- * with one line that names the file, why, and --uncommitted. */
+/* Asks git about every file of sw (sw->files): `git rev-parse
+ * --show-toplevel` in the sweep file's directory, then for each file
+ * `git log -1 --format=%H -- REL` and `git cat-file blob COMMIT:REL`
+ * against its bytes. Symbolic links are resolved first, so a file is
+ * judged by what it points to; one outside the repository is not clean.
+ * git runs without GIT_* variables (gitrun.h). Never fails; free with
+ * sweep_source_free. */
+void sweep_source(const Sweep *sw, SweepSource *s);
+void sweep_source_free(SweepSource *s);
+/* 0 when s is committed and clean or uncommitted is set; else -1 with one
+ * line that names the file, why, and --uncommitted. */
 int sweep_source_check(const SweepSource *s, int uncommitted, char *err, size_t errlen);
 
 /* OUT_DIR/protocol.ini from sw->protocol (nothing when NULL), written as
- * every finished output is (atomic_write.h), with src (when not NULL) as
- * its [source] section. 0, or -1 with a reason. */
+ * every finished output is (atomic_write.h), with src's [source] and
+ * [pin] sections and the expanded run list as [runs] (protocol_pin.h).
+ * An OUT_DIR/protocol.ini the sweep did not write (a symbolic link, not a
+ * regular file, or a file that does not start with PIN_HEADER) is refused,
+ * never replaced; one that differs from the new text only in its
+ * `gatelab =` line (a rerun by another build) is kept as it is, so the
+ * runs made before keep its hash. 0, or -1 with a reason. */
 int sweep_write_protocol(const Sweep *sw, const SweepSource *src, const char *out_dir, char *err,
                          size_t errlen);
 

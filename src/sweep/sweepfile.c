@@ -16,11 +16,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "atomic_write.h"
 #include "fakequant.h"
 #include "inifile.h"
 #include "intervention.h"
 #include "protocol.h"
+#include "seedlist.h"
 #include "util.h"
 
 #define LINE_MAX_LEN (INI_LINE_MAX + 1) /* room for any one line's text */
@@ -175,39 +175,11 @@ static void section_header(FileCtx *c, char *name_text) {
     c->sec = SEC_RUN;
 }
 
-/* "1,2,3": decimal, non-negative, distinct. */
+/* `seeds =` (seedlist.h) into c's seeds. */
 static void parse_seeds(FileCtx *c, const char *value) {
-    char tmp[LINE_MAX_LEN];
-    snprintf(tmp, sizeof tmp, "%s", value);
-    c->n_seeds = 0;
-    char *save = NULL;
-    int empty_tok = 0;
-    for (const char *p = tmp; *p; p++)
-        if (*p == ',' && (p == tmp || p[1] == '\0' || p[1] == ',')) empty_tok = 1;
-    if (empty_tok || !*trim(tmp)) {
-        fail(c, c->line, "bad seeds list '%s' (expected e.g. 1,2,3)", value, NULL);
-        return;
-    }
-    for (char *t = strtok_r(tmp, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-        t = trim(t);
-        char *end = NULL;
-        errno = 0;
-        unsigned long long v = strtoull(t, &end, 10);
-        if (!*t || !isdigit((unsigned char)*t) || *end || errno) {
-            fail(c, c->line, "bad seed '%s' in seeds = %s (non-negative integers)", t, value);
-            return;
-        }
-        for (int i = 0; i < c->n_seeds; i++)
-            if (c->seeds[i] == v) {
-                fail(c, c->line, "seed %s listed twice in seeds = %s", t, value);
-                return;
-            }
-        if (c->n_seeds == SWEEP_MAX_SEEDS) {
-            fail(c, c->line, "too many seeds in '%s' (at most 64)", value, NULL);
-            return;
-        }
-        c->seeds[c->n_seeds++] = v;
-    }
+    char why[LINE_MAX_LEN + 96];
+    if (seed_list_parse(value, c->seeds, SWEEP_MAX_SEEDS, &c->n_seeds, why, sizeof why))
+        fail(c, c->line, "%s", why, NULL);
 }
 
 /* Check one "key=value" override; the trainer validates the value. */
@@ -635,6 +607,8 @@ int sweep_parse(const char *path, Sweep *sw, char *err, size_t errlen) {
     if (!hcreate_r((size_t)SWEEP_MAX_RUNS * 2, &chain.ids))
         return seterr(err, errlen, "%s:0: out of memory", path);
     int rc = parse_file(path, &chain, sw, err, errlen);
+    if (rc == 0 && sweep_note_files(sw, chain.seen, chain.n_seen))
+        rc = seterr(err, errlen, "%s:0: out of memory", path);
     chain_free(&chain, sw->n_runs);
     if (rc) {
         sweep_free(sw);
@@ -657,26 +631,11 @@ int sweep_parse(const char *path, Sweep *sw, char *err, size_t errlen) {
     return 0;
 }
 
-int sweep_write_protocol(const Sweep *sw, const SweepSource *src, const char *out_dir, char *err,
-                         size_t errlen) {
-    if (!sw->protocol) return 0;
-    char path[SWEEP_PATH_MAX + 32], tmp[ATOMIC_TMP_MAX];
-    snprintf(path, sizeof path, "%s/%s", out_dir, PROTO_FILE);
-    if (src && strlen(src->file) > INI_LINE_MAX - 16)
-        return seterr(err, errlen, "%s: path too long to record in %s", src->file, PROTO_FILE);
-    FILE *f = atomic_fopen(path, tmp, sizeof tmp, err, errlen);
-    if (!f) return -1;
-    fprintf(f, "# the [primary] section of %s (gatelab report reads it)\n[primary]\n%s", sw->path,
-            sw->protocol);
-    if (src)
-        fprintf(f,
-                "[source]\nsweep_file = %s\nsweep_commit = %s\nsweep_dirty = %d\nuncommitted = "
-                "%d\n",
-                src->file, src->commit, src->dirty < 0 ? 1 : src->dirty, src->uncommitted);
-    return atomic_fcommit(f, tmp, path, err, errlen);
-}
-
 void sweep_free(Sweep *sw) {
+    for (int i = 0; i < sw->n_files; i++) free(sw->files[i]);
+    free(sw->files);
+    sw->files = NULL;
+    sw->n_files = 0;
     free(sw->protocol);
     sw->protocol = NULL;
     for (int i = 0; i < sw->n_runs; i++) run_free(&sw->runs[i]);
