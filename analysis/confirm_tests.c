@@ -279,10 +279,11 @@ static void tarone(PTest *t, int k) {
             t[i].left_out = 1;
             snprintf(t[i].why, sizeof t[i].why,
                      "left out of the family (Tarone's rule): the smallest p %s can reach with "
-                     "%d seed%s, %.3g, is above %.2f / %d, the bound of a family of %d",
+                     "%d seed%s, %.3g, is above %.2f / %d = %.3g, the bound where the rule "
+                     "settles (at most %d of the family's tests can reach it)",
                      proto_test_name(t[i].test), t[i].pairs ? t[i].pairs : t[i].na + t[i].nb,
                      (t[i].pairs ? t[i].pairs : 2) == 1 ? "" : "s", t[i].floor_p, CONFIRM_ALPHA, K,
-                     K);
+                     CONFIRM_ALPHA / K, K);
         }
         return;
     }

@@ -468,7 +468,7 @@ void report_confirm(FILE *f, const Row *rows, int n, const Protocol *pr, const P
     int k = confirm_tests(rows, n, pr, t), ke = equivalence_tests(rows, n, pr, e);
     md_headline(f, rows, n, pr, t, k, e, ke);
     if (sec)
-        fputs("The protocol's [secondary] family, the questions the paper states no claim on, is "
+        fputs("\nThe protocol's [secondary] family, the questions the paper states no claim on, is "
               "tested apart with its own Holm correction ([below](#secondary-family-questions-not-"
               "claims)).\n",
               f);

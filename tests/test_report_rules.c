@@ -191,6 +191,58 @@ static void test_verdict_from_test(void **state) {
     free(md);
 }
 
+/* Sink-free as the paper means it: g1-elem's F-Attn over its run's own
+ * uniform share (1.000 to 1.009) below 1 + margin = 1.5 in every one of
+ * 10 seeds: one-sample Wilcoxon, one-sided, p = 1/1024. The baseline
+ * formed a sink in every seed, so the claim is testable. A [secondary]
+ * family (the outlier case on M-Act, two-sided: p = 0.084) is reported
+ * apart with S ids, and refuses a claim. */
+static void test_sink_free_and_secondary(void **state) {
+    (void)state;
+    outlier_rows(1);
+    for (int i = 0; i < 20; i++) {
+        g_rows[i].f_attn_uniform = 0.1;
+        g_rows[i].f_attn = i < 10 ? 0.5 : 0.1 + 0.0001 * (i - 10);
+        g_rows[i].sink_formed = i < 10;
+    }
+    Protocol p, sec;
+    char err[256];
+    memset(&p, 0, sizeof p);
+    memset(&sec, 0, sizeof sec);
+    sec.secondary = 1;
+    const char *keys[][2] = {{"metric", "f_attn"},
+                             {"test", "f_attn wilcoxon"},
+                             {"compare", "g1-elem vs baseline"},
+                             {"margin", "sink_free 0.5"},
+                             {"paper", "f_attn g1-elem sink-free"}};
+    for (int i = 0; i < 5; i++) {
+        assert_int_equal(protocol_key(&p, keys[i][0], keys[i][1], err, sizeof err), 0);
+        if (i < 3) assert_int_equal(protocol_key(&sec, keys[i][0], keys[i][1], err, sizeof err), 0);
+    }
+    assert_int_equal(protocol_key(&sec, "metric", "m_act", err, sizeof err), 0);
+    assert_int_equal(protocol_key(&sec, "test", "m_act wilcoxon", err, sizeof err), 0);
+    assert_int_equal(protocol_key(&sec, "paper", "m_act g1-elem < baseline", err, sizeof err), -1);
+    assert_non_null(strstr(err, "two-sided questions, not claims"));
+    assert_int_equal(protocol_check(&p, err, sizeof err), 0);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    report_confirm(f, g_rows, 20, &p, &sec);
+    fclose(f);
+    if (getenv("GATELAB_TEST_SHOW")) fprintf(stderr, "%s\n", buf);
+    assert_non_null(strstr(buf, "- The paper: `g1-elem` is attention-sink-free (tested as F-Attn "
+                                "at most 1.5× the run's uniform share, one-sided) (Table 4, "
+                                "title: F-Attn 0.048; \"gated attention is attention-sink-free\"). "
+                                "**Confirmed** here"));
+    assert_non_null(strstr(buf, "| P1 | g1-elem sink-free | f_attn |"));
+    assert_non_null(strstr(buf, "| 0.000977 | 0.000977 | 0.000977 | **lower** |"));
+    assert_non_null(strstr(buf, "### Secondary family (questions, not claims)"));
+    assert_non_null(strstr(buf, "| S2 | g1-elem vs baseline | m_act |"));
+    assert_non_null(strstr(buf, "| 0.00195 | 0.084 | 0.084 | no difference shown |"));
+    free(buf);
+}
+
 /* Every row of the claims table is a claim a protocol can declare, none
  * is listed twice, and the claims the paper does not make have no row. */
 static void test_claims_table(void **state) {
@@ -216,6 +268,7 @@ int main(void) {
         cmocka_unit_test(test_flops),
         cmocka_unit_test(test_primary_ids),
         cmocka_unit_test(test_verdict_from_test),
+        cmocka_unit_test(test_sink_free_and_secondary),
         cmocka_unit_test(test_claims_table),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
