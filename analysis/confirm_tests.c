@@ -51,6 +51,14 @@ static int pair_by_seed(const double *a, const long long *sa, int na, const doub
     return k;
 }
 
+int confirm_pairs(double *a, const long long *sa, int na, double *b, const long long *sb, int nb) {
+    double pa[CONFIRM_MAX_SEEDS], pb[CONFIRM_MAX_SEEDS];
+    int unpaired, k = pair_by_seed(a, sa, na, b, sb, nb, pa, pb, &unpaired);
+    memcpy(a, pa, (size_t)k * sizeof *a);
+    memcpy(b, pb, (size_t)k * sizeof *b);
+    return k;
+}
+
 /* A two-sided p made one-sided in the claim's direction: exact for the t
  * tests (from the sign of the statistic), and for the exact rank tests
  * whose null distributions are symmetric, half the two-sided p when the

@@ -56,4 +56,8 @@ int confirm_group(const Row *rows, int n, const char *run);
 int confirm_values(const Row *rows, int n, int a, const Protocol *pr, ProtoMetric m, double *v,
                    long long *seeds);
 
+/* The pairs by seed of a (seeds sa) and b (seeds sb), in place: a[k],
+ * b[k] share a seed; returns how many. */
+int confirm_pairs(double *a, const long long *sa, int na, double *b, const long long *sb, int nb);
+
 #endif

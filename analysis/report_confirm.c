@@ -34,6 +34,8 @@
 typedef struct {
     int compare;
     ProtoMetric metric;
+    int paired; /* paired TOST over the seeds both arms have (the metric's test pairs) */
+    int pairs;
     int tested;
     StatsTost t;
     double holm;
@@ -72,11 +74,19 @@ static int equivalence_tests(const Row *rows, int n, const Protocol *pr, ETest *
         if (cl->rel != PR_EQUIV) continue;
         ProtoMetric m = cl->metric;
         double a[MAX_SEEDS], b[MAX_SEEDS];
-        int na = group_values(rows, n, group_of(rows, n, pr->compares[cl->compare].arm), pr, m, a);
-        int nb = group_values(rows, n, group_of(rows, n, pr->compares[cl->compare].ref), pr, m, b);
+        long long sa[MAX_SEEDS], sb[MAX_SEEDS];
+        int ga = group_of(rows, n, pr->compares[cl->compare].arm);
+        int na = confirm_values(rows, n, ga, pr, m, a, sa);
+        int nb =
+            confirm_values(rows, n, group_of(rows, n, pr->compares[cl->compare].ref), pr, m, b, sb);
         e[k] = (ETest){.compare = cl->compare, .metric = m, .holm = NAN};
-        e[k].tested = na >= 2 && nb >= 2 &&
-                      stats_tost_welch(&e[k].t, a, na, b, nb, pr->margin[m], err, sizeof err) == 0;
+        e[k].paired = proto_test_paired(pr->test[m]);
+        if (e[k].paired) na = nb = e[k].pairs = confirm_pairs(a, sa, na, b, sb, nb);
+        e[k].tested =
+            na >= 2 && nb >= 2 &&
+            (e[k].paired
+                 ? stats_tost_paired(&e[k].t, a, b, na, pr->margin[m], err, sizeof err)
+                 : stats_tost_welch(&e[k].t, a, na, b, nb, pr->margin[m], err, sizeof err)) == 0;
         p[k] = e[k].tested ? e[k].t.p : NAN;
         k++;
     }
@@ -231,21 +241,24 @@ static void md_sink_counts(FILE *f, const Row *rows, int n, const Protocol *pr) 
 static void md_equivalence_table(FILE *f, const Protocol *pr, const ETest *e, int k) {
     if (!k) return;
     fprintf(f,
-            "\n### Equivalence tests (TOST)\n\nTwo one-sided Welch tests against the margins "
-            "the protocol declares; equivalence is claimed only when the Holm-adjusted TOST "
-            "p (across these %d tests) is below %.2f.\n\n| id | arm | reference | metric | "
-            "margin | difference | TOST p | Holm p | result |\n"
-            "|---|---|---|---|---|---|---|---|---|\n",
+            "\n### Equivalence tests (TOST)\n\nOne per `~` claim: two one-sided tests against the "
+            "margin the protocol declares, paired t over the seeds both arms have when the "
+            "metric's declared test pairs, else Welch; equivalence is claimed only when the "
+            "Holm-adjusted TOST p (across these %d tests) is below %.2f.\n\n| id | arm | "
+            "reference | metric | margin | difference (mean) | TOST | TOST p | Holm p | result "
+            "|\n|---|---|---|---|---|---|---|---|---|---|\n",
             k, ALPHA);
     for (int i = 0; i < k; i++) {
         const ProtoCompare *c = &pr->compares[e[i].compare];
         fprintf(f, "| E%d | %s | %s | %s | ±%g |", i + 1, c->arm, c->ref,
                 proto_metric_name(e[i].metric), pr->margin[e[i].metric]);
         if (!e[i].tested) {
-            fputs(" – | – | – | untested |\n", f);
+            fputs(" – | – | – | – | untested |\n", f);
             continue;
         }
         fprintf(f, " %+.4g | ", e[i].t.diff);
+        if (e[i].paired) fprintf(f, "paired t, %d pairs | ", e[i].pairs);
+        else fputs("Welch | ", f);
         put_p(f, e[i].t.p);
         fputs(" | ", f);
         put_p(f, e[i].holm);

@@ -184,6 +184,18 @@ typedef struct {
 int stats_wilcoxon(StatsWilcoxon *out, const double *x, const double *y, int n, char *err,
                    size_t errlen);
 
+/* Paired TOST: equivalence of x and y within +-margin over the
+ * differences d[i] = x[i] - y[i], two one-sided paired t-tests (t on
+ * d + margin and on d - margin, df = n - 1, as stats_paired_t):
+ *   p_lower = Q_t((mean(d) + margin) / (s_d / sqrt(n)); df)   H0: mean(d) <= -margin
+ *   p_upper = Q_t((margin - mean(d)) / (s_d / sqrt(n)); df)   H0: mean(d) >= +margin
+ *   p = max(p_lower, p_upper); diff = mean(d).
+ * All d equal (s_d = 0): p_lower = 0 when mean(d) > -margin, else 1;
+ * p_upper = 0 when mean(d) < margin, else 1. Needs n >= 2 and a finite
+ * margin > 0. */
+int stats_tost_paired(StatsTost *out, const double *x, const double *y, int n, double margin,
+                      char *err, size_t errlen);
+
 /* The Hodges-Lehmann estimate of the paired shift, the estimate that goes
  * with the Wilcoxon signed-rank test, with its exact interval, over all n
  * differences d[i] = x[i] - y[i] (zeros kept):

@@ -52,6 +52,31 @@ int stats_paired_t(StatsPaired *out, const double *x, const double *y, int n, ch
     return 0;
 }
 
+/* One side of stats_paired_tost: Q_t(z / se) with the degenerate se = 0. */
+static double tost_side(double z, double se, int n) {
+    if (se == 0.0) return z > 0 ? 0.0 : 1.0;
+    return gsl_cdf_tdist_Q(z / se, n - 1.0);
+}
+
+int stats_tost_paired(StatsTost *out, const double *x, const double *y, int n, double margin,
+                      char *err, size_t errlen) {
+    if (!(margin > 0) || !isfinite(margin))
+        return seterr(err, errlen, "paired TOST: margin %g is not finite and > 0", margin);
+    double *d, m, s;
+    if (differences(&d, x, y, n, 2, err, errlen)) {
+        free(d);
+        return -1;
+    }
+    mean_std(d, n, &m, &s);
+    free(d);
+    double se = s / sqrt((double)n);
+    out->diff = m, out->margin = margin;
+    out->p_lower = tost_side(m + margin, se, n);
+    out->p_upper = tost_side(margin - m, se, n);
+    out->p = fmax(out->p_lower, out->p_upper);
+    return 0;
+}
+
 /* --------------------------------------------------------------- Wilcoxon */
 
 /* The exact p of the doubled positive rank sum obs among the m doubled

@@ -519,6 +519,29 @@ static void test_within_refuses(void **state) {
     assert_int_equal(stats_within_group_corr(&w, x, x, g, 1, 100, 1, err, sizeof err), -1);
 }
 
+/* Paired TOST over d = 0.01, -0.02, 0.015, 0, 0.005 within +-0.05; SciPy:
+ *   d = np.array([0.01, -0.02, 0.015, 0.0, 0.005])
+ *   st.ttest_1samp(d + 0.05, 0, alternative="greater").pvalue  # 0.000500712220452084
+ *   st.ttest_1samp(d - 0.05, 0, alternative="less").pvalue     # 0.0006795356920370183
+ * Equal differences: 0 inside the margin, 1 on or outside it. */
+static void test_tost_paired(void **state) {
+    (void)state;
+    const double x[5] = {0.01, -0.02, 0.015, 0.0, 0.005}, y[5] = {0};
+    char err[256];
+    StatsTost t;
+    assert_int_equal(stats_tost_paired(&t, x, y, 5, 0.05, err, sizeof err), 0);
+    assert_true(fabs(t.p_lower - 0.000500712220452084) < 1e-12);
+    assert_true(fabs(t.p_upper - 0.0006795356920370183) < 1e-12);
+    assert_true(t.p == t.p_upper && fabs(t.diff - 0.002) < 1e-15);
+    const double c[3] = {0.04, 0.04, 0.04}, z[3] = {0};
+    assert_int_equal(stats_tost_paired(&t, c, z, 3, 0.05, err, sizeof err), 0);
+    assert_true(t.p == 0.0);
+    assert_int_equal(stats_tost_paired(&t, c, z, 3, 0.04, err, sizeof err), 0);
+    assert_true(t.p == 1.0);
+    assert_int_equal(stats_tost_paired(&t, c, z, 3, 0.0, err, sizeof err), -1);
+    assert_int_equal(stats_tost_paired(&t, c, z, 1, 0.05, err, sizeof err), -1);
+}
+
 /* Hodges-Lehmann on d = -1, ..., -9, +100 (x = d, y = 0): the median of
  * the 55 Walsh averages is -4.5; with n = 10, P(W+ <= 8) = 25/1024 <=
  * 0.025 < P(W+ <= 9) = 31/1024, so c = 8 and the 95% interval is
@@ -559,10 +582,11 @@ int main(void) {
         cmocka_unit_test(test_tost_fixtures),        cmocka_unit_test(test_tost_zero_variance),
         cmocka_unit_test(test_tost_refuses),         cmocka_unit_test(test_paired_fixtures),
         cmocka_unit_test(test_paired_zero_variance), cmocka_unit_test(test_paired_refuses),
-        cmocka_unit_test(test_paired_estimates),     cmocka_unit_test(test_wilcoxon_fixtures),
-        cmocka_unit_test(test_wilcoxon_swap),        cmocka_unit_test(test_wilcoxon_all_zero),
-        cmocka_unit_test(test_wilcoxon_refuses),     cmocka_unit_test(test_within_fixtures),
-        cmocka_unit_test(test_within_deterministic), cmocka_unit_test(test_within_refuses),
+        cmocka_unit_test(test_paired_estimates),     cmocka_unit_test(test_tost_paired),
+        cmocka_unit_test(test_wilcoxon_fixtures),    cmocka_unit_test(test_wilcoxon_swap),
+        cmocka_unit_test(test_wilcoxon_all_zero),    cmocka_unit_test(test_wilcoxon_refuses),
+        cmocka_unit_test(test_within_fixtures),      cmocka_unit_test(test_within_deterministic),
+        cmocka_unit_test(test_within_refuses),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
