@@ -10,6 +10,7 @@
 #include <dirent.h>
 #include <hdf5.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,7 @@
 
 #include "commands.h"
 #include "config.h"
+#include "protocol.h"
 #include "runfile_read.h"
 #include "sweep.h"
 #include "testutil.h"
@@ -661,6 +663,47 @@ static void check_quickstart_reference(const Sweep *sw, const char *src) {
     sweep_free(&ref);
 }
 
+/* The seeds of run name in sw. */
+static int seeds_of(const Sweep *sw, const char *name) {
+    int k = 0;
+    for (int r = 0; r < sw->n_runs; r++) k += !strcmp(sw->runs[r].name, name);
+    return k;
+}
+
+/* No test a confirmatory sweep declares is one that cannot reject by
+ * design: each exact test's smallest attainable p, with the sweep's seeds,
+ * is at or below 0.05 / (its family's size), so Holm can reach it and
+ * Tarone's rule leaves nothing out. */
+static void check_families_reach(const Sweep *sw, const char *name) {
+    char path[] = "/tmp/gatelab-proto-XXXXXX", err[512];
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    fprintf(f, "[primary]\n%s", sw->protocol);
+    fclose(f);
+    for (int sec = 0; sec < 2; sec++) {
+        Protocol p;
+        int rc = protocol_read_family(path, sec, &p, err, sizeof err);
+        if (rc == 1) continue;
+        if (rc) fail_msg("%s: %s", name, err);
+        int k = 0, tests = sec ? p.n_compares * p.n_metrics : 0;
+        for (int j = 0; !sec && j < p.n_claims; j++) tests += p.claims[j].rel != PR_EQUIV;
+        for (int j = 0; j < (sec ? tests : p.n_claims); j++) {
+            int c = sec ? j / p.n_metrics : p.claims[j].compare;
+            ProtoMetric m = sec ? p.metrics[j % p.n_metrics] : p.claims[j].metric;
+            if (!sec && p.claims[j].rel == PR_EQUIV) continue;
+            const char *arm = c >= 0 ? p.compares[c].arm : p.claims[j].arm;
+            int n = seeds_of(sw, arm), one = !sec && p.claims[j].one_sided;
+            one |= !sec && p.claims[j].rel == PR_SINK_FREE;
+            double floor_p = p.test[m] == PT_WILCOXON ? (one ? 1 : 2) * pow(0.5, n) : 0;
+            if (!(floor_p <= 0.05 / tests))
+                fail_msg("%s: test %d of %d cannot reach 0.05 / %d with %d seeds", name, ++k, tests,
+                         tests, n);
+        }
+    }
+    unlink(path);
+}
+
 static void test_experiments(void **state) {
     (void)state;
     /* meson sets GATELAB_SRC; by hand, run from the repo root or build/tests */
@@ -693,6 +736,7 @@ static void test_experiments(void **state) {
                     !in_catalog(sw.runs[r].sets[k] + 8))
                     fail_msg("%s: %s: unknown variant %s", want[i].file, sw.runs[r].id,
                              sw.runs[r].sets[k] + 8);
+        if (sw.protocol) check_families_reach(&sw, want[i].file);
         if (!strcmp(want[i].file, "reference")) check_reference(&sw);
         if (!strcmp(want[i].file, "stability")) check_stability(&sw);
         if (!strcmp(want[i].file, "quickstart")) check_quickstart_reference(&sw, src);
