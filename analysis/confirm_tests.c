@@ -197,13 +197,17 @@ static void check_events(PTest *t) {
              t->nb);
 }
 
-/* A sink or M-Act claim where the baseline (the study's baseline group
- * of the arm, report_rows.c `base`) does not show the phenomenon: fewer
- * than half of its seeds formed a sink (f_attn), or none is massive by Sun
- * et al.'s criterion (m_act). */
-static void check_construct(PTest *t, const Row *rows, int n, int ga) {
-    if ((t->metric != PM_F_ATTN && t->metric != PM_M_ACT) || ga < 0 || rows[ga].base < 0) return;
-    int b = rows[ga].base, k = 0, m = 0;
+/* A sink or M-Act claim where the baseline (the arm's matching baseline
+ * group, report_rows.c `base`, else the reference when it is a baseline)
+ * does not show the phenomenon: fewer than half of its seeds formed a sink
+ * (f_attn), or none is massive by Sun et al.'s criterion (m_act). */
+static void check_construct(PTest *t, const Row *rows, int n, int ga, int gb) {
+    if ((t->metric != PM_F_ATTN && t->metric != PM_M_ACT) || ga < 0) return;
+    int b = rows[ga].base >= 0                                 ? rows[ga].base
+            : gb >= 0 && !strcmp(rows[gb].variant, "baseline") ? gb
+                                                               : -1;
+    if (b < 0) return;
+    int k = 0, m = 0;
     for (int i = b; i < n && same_group(&rows[b], &rows[i]); i++) {
         int v = t->metric == PM_F_ATTN ? rows[i].sink_formed : rows[i].massive_sun;
         if (v >= 0) m++, k += v == 1;
@@ -269,7 +273,7 @@ static PTest run_test(const Row *rows, int n, const Protocol *pr, int j) {
     if (t.na < 1 || t.nb < 1) return t;
     t.tested = run_declared(&t, paired ? pa : a, paired ? pb : b, pa, pb, cl->lower) == 0;
     check_events(&t);
-    if (!t.untestable) check_construct(&t, rows, n, ga);
+    if (!t.untestable) check_construct(&t, rows, n, ga, gb);
     if (!t.untestable && !free_arm) check_headroom(&t, rows, n, ga, gb);
     return t;
 }
