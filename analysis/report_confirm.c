@@ -452,9 +452,8 @@ static void md_headline(FILE *f, const Row *rows, int n, const Protocol *pr, con
 /* The [secondary] family: every compare crossed with every metric, each
  * a two-sided question, as claims of a copy of sec for confirm_tests. */
 static void md_secondary(FILE *f, const Row *rows, int n, const Protocol *sec) {
-    static Protocol q;
-    static PTest t[MAX_TESTS];
-    q = *sec;
+    Protocol q = *sec;
+    PTest t[MAX_TESTS];
     q.n_claims = 0;
     for (int c = 0; c < q.n_compares; c++)
         for (int j = 0; j < q.n_metrics && q.n_claims < PROTO_MAX; j++)
@@ -476,8 +475,8 @@ static void md_secondary(FILE *f, const Row *rows, int n, const Protocol *sec) {
 }
 
 void report_confirm(FILE *f, const Row *rows, int n, const Protocol *pr, const Protocol *sec) {
-    static PTest t[MAX_TESTS];
-    static ETest e[MAX_TESTS];
+    PTest t[MAX_TESTS];
+    ETest e[MAX_TESTS];
     int k = confirm_tests(rows, n, pr, t), ke = equivalence_tests(rows, n, pr, e);
     md_headline(f, rows, n, pr, t, k, e, ke);
     if (sec)
