@@ -51,6 +51,14 @@ static int pair_by_seed(const double *a, const long long *sa, int na, const doub
     return k;
 }
 
+int confirm_pairs(double *a, const long long *sa, int na, double *b, const long long *sb, int nb) {
+    double pa[CONFIRM_MAX_SEEDS], pb[CONFIRM_MAX_SEEDS];
+    int unpaired, k = pair_by_seed(a, sa, na, b, sb, nb, pa, pb, &unpaired);
+    memcpy(a, pa, (size_t)k * sizeof *a);
+    memcpy(b, pb, (size_t)k * sizeof *b);
+    return k;
+}
+
 /* A two-sided p made one-sided in the claim's direction: exact for the t
  * tests (from the sign of the statistic), and for the exact rank tests
  * whose null distributions are symmetric, half the two-sided p when the
@@ -65,8 +73,12 @@ static double log_choose(int n, int k) {
     return lgamma(n + 1.0) - lgamma(k + 1.0) - lgamma(n - k + 1.0);
 }
 
+static int sign_of(double x) { return (x > 0) - (x < 0); }
+
 /* The declared test of t on the arm's values a and the reference's b
- * (pa, pb: the pairs). Sets p and the floor; 0 when a p came out. */
+ * (pa, pb: the pairs). Sets p, the floor, the direction of the test's
+ * statistic and, for the paired tests, the estimate; 0 when a p came
+ * out. */
 static int run_declared(PTest *t, const double *a, const double *b, const double *pa,
                         const double *pb, int lower) {
     char err[256];
@@ -76,12 +88,14 @@ static int run_declared(PTest *t, const double *a, const double *b, const double
         StatsWelch w;
         if (t->na < 2 || t->nb < 2 || stats_welch(&w, a, t->na, b, t->nb, err, sizeof err))
             return -1;
+        t->dir = sign_of(w.t);
         t->p = t->one_sided ? one_sided(w.p, w.t, lower) : w.p;
         return 0;
     }
     case PT_MANN_WHITNEY: {
         StatsMannWhitney m;
         if (stats_mann_whitney(&m, a, t->na, b, t->nb, err, sizeof err)) return -1;
+        t->dir = sign_of(m.u - 0.5 * t->na * t->nb);
         t->p = t->one_sided ? one_sided(m.p, m.u - 0.5 * t->na * t->nb, lower) : m.p;
         t->floor_p = fmin(1.0, k * exp(-log_choose(t->na + t->nb, t->na)));
         return 0;
@@ -89,17 +103,27 @@ static int run_declared(PTest *t, const double *a, const double *b, const double
     case PT_PAIRED_T: {
         StatsPaired s;
         if (t->pairs < 2 || stats_paired_t(&s, pa, pb, t->pairs, err, sizeof err)) return -1;
+        t->dir = sign_of(s.mean_diff);
+        t->est = s.mean_diff, t->lo = s.lo, t->hi = s.hi;
         t->p = t->one_sided ? one_sided(s.p, s.mean_diff, lower) : s.p;
         return 0;
     }
     case PT_WILCOXON: {
         StatsWilcoxon w;
-        if (t->pairs < 1 || stats_wilcoxon(&w, pa, pb, t->pairs, err, sizeof err)) return -1;
-        t->p = t->one_sided ? one_sided(w.p, w.w_plus - 0.25 * w.m * (w.m + 1), lower) : w.p;
+        StatsShift h;
+        if (t->pairs < 1 || stats_wilcoxon(&w, pa, pb, t->pairs, err, sizeof err) ||
+            stats_hodges_lehmann(&h, pa, pb, t->pairs, 0.95, err, sizeof err))
+            return -1;
+        double centre = w.w_plus - 0.25 * w.m * (w.m + 1);
+        t->dir = sign_of(centre);
+        t->est = h.est, t->lo = h.lo, t->hi = h.hi;
+        t->p = t->one_sided ? one_sided(w.p, centre, lower) : w.p;
         t->floor_p = fmin(1.0, k * pow(0.5, t->pairs));
         return 0;
     }
     case PT_FISHER:
+        t->dir = sign_of(t->mean_a - t->mean_b);
+        t->est = t->mean_a - t->mean_b, t->lo = t->hi = NAN;
         return t->one_sided
                    ? stats_fisher_one_sided(&t->p, t->ka, t->na, t->kb, t->nb, lower, err,
                                             sizeof err)
@@ -109,7 +133,9 @@ static int run_declared(PTest *t, const double *a, const double *b, const double
     return -1;
 }
 
-/* Each side's summary: mean and sd, or for good_regime the counts. */
+/* Each side's summary: mean and sd (over the pairs for a paired test),
+ * or for good_regime the counts; the bootstrap estimate of the unpaired
+ * tests. */
 static void summarise(PTest *t, const double *a, const double *b) {
     if (t->metric == PM_GOOD_REGIME) {
         for (int i = 0; i < t->na; i++) t->ka += a[i] > 0.5;
@@ -121,9 +147,11 @@ static void summarise(PTest *t, const double *a, const double *b) {
     if (t->na) mean_std(a, t->na, &t->mean_a, &t->sd_a);
     if (t->nb) mean_std(b, t->nb, &t->mean_b, &t->sd_b);
     char err[256];
-    if (t->na >= 1 && t->nb >= 1)
-        stats_bootstrap_diff_ci(&t->ci, a, t->na, b, t->nb, STATS_BOOT_RESAMPLES, STATS_BOOT_SEED,
-                                0.95, err, sizeof err);
+    StatsCI ci;
+    if (proto_test_paired(t->test) || t->na < 1 || t->nb < 1) return;
+    if (stats_bootstrap_diff_ci(&ci, a, t->na, b, t->nb, STATS_BOOT_RESAMPLES, STATS_BOOT_SEED,
+                                0.95, err, sizeof err) == 0)
+        t->est = ci.diff, t->lo = ci.lo, t->hi = ci.hi;
 }
 
 /* The mean task floor of the runs of groups ga and gb (NaN when a run
@@ -169,61 +197,118 @@ static void check_events(PTest *t) {
              t->nb);
 }
 
-static int claim_of(const Protocol *pr, int c, ProtoMetric m) {
-    for (int j = 0; j < pr->n_claims; j++)
-        if (pr->claims[j].compare == c && pr->claims[j].metric == m) return j;
-    return -1;
+/* A sink or M-Act claim where the baseline (the arm's matching baseline
+ * group, report_rows.c `base`, else the reference when it is a baseline)
+ * does not show the phenomenon: fewer than half of its seeds formed a sink
+ * (f_attn), or none is massive by Sun et al.'s criterion (m_act). */
+static void check_construct(PTest *t, const Row *rows, int n, int ga, int gb) {
+    if ((t->metric != PM_F_ATTN && t->metric != PM_M_ACT) || ga < 0) return;
+    int b = rows[ga].base >= 0                                 ? rows[ga].base
+            : gb >= 0 && !strcmp(rows[gb].variant, "baseline") ? gb
+                                                               : -1;
+    if (b < 0) return;
+    int k = 0, m = 0;
+    for (int i = b; i < n && same_group(&rows[b], &rows[i]); i++) {
+        int v = t->metric == PM_F_ATTN ? rows[i].sink_formed : rows[i].massive_sun;
+        if (v >= 0) m++, k += v == 1;
+    }
+    if (!m) return;
+    if (t->metric == PM_F_ATTN && 2 * k >= m) return;
+    if (t->metric == PM_M_ACT && k > 0) return;
+    t->untestable = 1;
+    if (t->metric == PM_F_ATTN)
+        snprintf(t->why, sizeof t->why,
+                 "the baseline `%.96s` shows no sink to remove: %d of its %d seeds formed one "
+                 "(F-Attn above %g× the uniform share), fewer than half",
+                 rows[b].run, k, m, SINK_FORMED_FACTOR);
+    else
+        snprintf(
+            t->why, sizeof t->why,
+            "the baseline `%.96s` has no massive activation to remove: none of its %d seeds is "
+            "massive by Sun et al.'s criterion (above %g and %g× the median)",
+            rows[b].run, m, MACT_ABS_MIN, MACT_MEDIAN_RATIO);
 }
 
-static PTest run_test(const Row *rows, int n, const Protocol *pr, int c, ProtoMetric m) {
-    PTest t = {.compare = c, .metric = m, .test = pr->test[m], .p = NAN, .holm = NAN};
-    t.claim = claim_of(pr, c, m);
-    t.one_sided = t.claim >= 0 && pr->claims[t.claim].one_sided;
-    int lower = t.claim >= 0 ? pr->claims[t.claim].lower : 1;
+/* F-Attn over the run's own uniform share, run by run of group a. */
+static int sink_ratios(const Row *rows, int n, int a, double *v, long long *seeds) {
+    int k = 0;
+    for (int i = a; a >= 0 && i < n && k < CONFIRM_MAX_SEEDS && same_group(&rows[a], &rows[i]);
+         i++) {
+        double x = rows[i].f_attn / rows[i].f_attn_uniform;
+        if (!isfinite(x)) continue;
+        seeds[k] = rows[i].seed;
+        v[k++] = x;
+    }
+    return k;
+}
+
+static PTest run_test(const Row *rows, int n, const Protocol *pr, int j) {
+    const ProtoClaim *cl = &pr->claims[j];
+    PTest t = {.compare = cl->compare,
+               .metric = cl->metric,
+               .test = pr->test[cl->metric],
+               .claim = j,
+               .one_sided = cl->one_sided,
+               .p = NAN,
+               .holm = NAN,
+               .est = NAN,
+               .lo = NAN,
+               .hi = NAN};
     double a[CONFIRM_MAX_SEEDS], b[CONFIRM_MAX_SEEDS], pa[CONFIRM_MAX_SEEDS], pb[CONFIRM_MAX_SEEDS];
     long long sa[CONFIRM_MAX_SEEDS], sb[CONFIRM_MAX_SEEDS];
-    int ga = confirm_group(rows, n, pr->compares[c].arm);
-    int gb = confirm_group(rows, n, pr->compares[c].ref);
-    t.na = confirm_values(rows, n, ga, pr, m, a, sa);
-    t.nb = confirm_values(rows, n, gb, pr, m, b, sb);
+    int free_arm = cl->rel == PR_SINK_FREE;
+    int ga = confirm_group(rows, n, free_arm ? cl->arm : pr->compares[cl->compare].arm);
+    int gb = free_arm ? -1 : confirm_group(rows, n, pr->compares[cl->compare].ref);
+    if (free_arm) { /* one sample against the constant 1 + margin */
+        t.na = t.nb = sink_ratios(rows, n, ga, a, sa);
+        for (int i = 0; i < t.na; i++) b[i] = 1 + pr->sink_margin, sb[i] = sa[i];
+    } else {
+        t.na = confirm_values(rows, n, ga, pr, cl->metric, a, sa);
+        t.nb = confirm_values(rows, n, gb, pr, cl->metric, b, sb);
+    }
     t.pairs = pair_by_seed(a, sa, t.na, b, sb, t.nb, pa, pb, &t.unpaired);
-    summarise(&t, a, b);
+    int paired = proto_test_paired(t.test);
+    if (paired) t.na = t.nb = t.pairs;
+    summarise(&t, paired ? pa : a, paired ? pb : b);
     if (t.na < 1 || t.nb < 1) return t;
-    t.tested = run_declared(&t, a, b, pa, pb, lower) == 0;
+    t.tested = run_declared(&t, paired ? pa : a, paired ? pb : b, pa, pb, cl->lower) == 0;
     check_events(&t);
-    if (!t.untestable) check_headroom(&t, rows, n, ga, gb);
+    if (!t.untestable) check_construct(&t, rows, n, ga, gb);
+    if (!t.untestable && !free_arm) check_headroom(&t, rows, n, ga, gb);
     return t;
 }
 
-/* A test whose smallest attainable p would still not pass Holm in this
- * family (the others' p as observed) cannot reject by construction. */
-static void check_floors(PTest *t, int k, const double *p) {
-    double q[CONFIRM_MAX_TESTS], adj[CONFIRM_MAX_TESTS];
-    for (int i = 0; i < k; i++) {
-        if (!t[i].tested || t[i].untestable || !(t[i].floor_p > 0)) continue;
-        memcpy(q, p, (size_t)k * sizeof *q);
-        q[i] = t[i].floor_p;
-        adjust_family(adj, q, k, 0);
-        if (!(adj[i] >= CONFIRM_ALPHA)) continue;
-        t[i].untestable = 1;
-        snprintf(t[i].why, sizeof t[i].why,
-                 "the smallest p %s can reach with these seeds (%.3g) cannot pass Holm's "
-                 "correction in this family (it would give %.3g, not below %.2f)",
-                 proto_test_name(t[i].test), t[i].floor_p, adj[i], CONFIRM_ALPHA);
+/* Tarone's rule: the smallest K with at most K tests whose smallest
+ * attainable p is at or below alpha / K; the tests above it cannot reject
+ * at any bound the family gives, so they are left out of it. */
+static void tarone(PTest *t, int k) {
+    for (int K = 1; K <= k; K++) {
+        int m = 0;
+        for (int i = 0; i < k; i++) m += t[i].tested && t[i].floor_p <= CONFIRM_ALPHA / K;
+        if (m > K) continue;
+        for (int i = 0; i < k; i++) {
+            if (!t[i].tested || t[i].floor_p <= CONFIRM_ALPHA / K) continue;
+            t[i].left_out = 1;
+            snprintf(t[i].why, sizeof t[i].why,
+                     "left out of the family (Tarone's rule): the smallest p %s can reach with "
+                     "%d seed%s, %.3g, is above %.2f / %d = %.3g, the bound where the rule "
+                     "settles (at most %d of the family's tests can reach it)",
+                     proto_test_name(t[i].test), t[i].pairs ? t[i].pairs : t[i].na + t[i].nb,
+                     (t[i].pairs ? t[i].pairs : 2) == 1 ? "" : "s", t[i].floor_p, CONFIRM_ALPHA, K,
+                     CONFIRM_ALPHA / K, K);
+        }
+        return;
     }
 }
 
 int confirm_tests(const Row *rows, int n, const Protocol *pr, PTest *t) {
     int k = 0;
     double p[CONFIRM_MAX_TESTS] = {0}, adj[CONFIRM_MAX_TESTS];
-    for (int c = 0; c < pr->n_compares; c++)
-        for (int j = 0; j < pr->n_metrics && k < CONFIRM_MAX_TESTS; j++) {
-            t[k] = run_test(rows, n, pr, c, pr->metrics[j]);
-            p[k] = t[k].tested ? t[k].p : NAN;
-            k++;
-        }
+    for (int j = 0; j < pr->n_claims && k < CONFIRM_MAX_TESTS; j++)
+        if (pr->claims[j].rel != PR_EQUIV) t[k++] = run_test(rows, n, pr, j);
+    tarone(t, k);
+    for (int i = 0; i < k; i++) p[i] = t[i].tested && !t[i].left_out ? t[i].p : NAN;
     adjust_family(adj, p, k, 0);
     for (int i = 0; i < k; i++) t[i].holm = adj[i];
-    check_floors(t, k, p);
     return k;
 }

@@ -13,28 +13,39 @@
 #define CONFIRM_MAX_SEEDS 256
 #define CONFIRM_MAX_TESTS (PROTO_MAX * PM_COUNT)
 
-/* One primary test: (comparison, metric) under the metric's test. */
+/* One primary test: a claim of the protocol (a `<`, `>` or sink-free
+ * claim; `~` claims are equivalence tests, report_confirm.c) under its
+ * metric's declared test. */
 typedef struct {
-    int compare;
+    int compare; /* the claim's compare (-1: sink-free, one arm) */
     ProtoMetric metric;
     ProtoTest test;
-    int claim;                         /* index of the paper's claim on it, -1: none */
+    int claim;                         /* index of the paper's claim it tests */
     int one_sided;                     /* tested one-sided, in the claim's direction */
-    int na, nb;                        /* finite values per arm */
+    int na, nb;                        /* finite values per arm (paired: the pairs) */
     int pairs, unpaired;               /* paired tests: seeds in both arms, seeds in one only */
     int ka, kb;                        /* good_regime: runs in the good regime */
-    double mean_a, sd_a, mean_b, sd_b; /* good_regime: shares */
-    StatsCI ci;                        /* mean(a) - mean(b), bootstrap (non-binary metrics) */
-    int tested;                        /* p was computed */
-    double p, holm;                    /* its p and the Holm-adjusted p (NaN: untested) */
-    double floor_p;                    /* the smallest p the test can reach (0: none) */
-    double task_floor;                 /* val_loss: the task's Bayes loss (NaN: unknown) */
-    int untestable;                    /* cannot reject by construction: why says why */
+    double mean_a, sd_a, mean_b, sd_b; /* paired: over the pairs; good_regime: shares */
+    /* The test's own estimate of arm - reference and its 95% interval:
+     * Hodges-Lehmann (wilcoxon, exact interval), the mean paired difference
+     * (paired-t, t interval), the mean difference (welch, mann-whitney:
+     * bootstrap interval), the difference of shares (fisher: no interval).
+     * Sink-free: of F-Attn / uniform share - (1 + margin). */
+    double est, lo, hi;
+    int dir;           /* -1: the test's statistic says arm < reference, +1: >, 0: neither */
+    int tested;        /* p was computed */
+    double p, holm;    /* its p and the Holm-adjusted p (NaN: untested or left out) */
+    double floor_p;    /* the smallest p the test can reach (0: none) */
+    int left_out;      /* Tarone: floor_p cannot reach the family's bound; not in Holm */
+    double task_floor; /* val_loss: the task's Bayes loss (NaN: unknown) */
+    int untestable;    /* cannot reject by construction: why says why */
     char why[320];
 } PTest;
 
-/* The family of pr over the sorted rows: one PTest per (compare, metric)
- * into t[CONFIRM_MAX_TESTS], Holm-adjusted across all; returns how many. */
+/* The family of pr's claims over the sorted rows: one PTest per `<`, `>`
+ * or sink-free claim into t[CONFIRM_MAX_TESTS], in the claims' order;
+ * tests whose smallest attainable p cannot reach the bound are left out
+ * (Tarone), Holm across the rest. Returns how many. */
 int confirm_tests(const Row *rows, int n, const Protocol *pr, PTest *t);
 
 /* Start row of the group named run, or -1. */
@@ -44,5 +55,9 @@ int confirm_group(const Row *rows, int n, const char *run);
  * their seeds; returns how many. */
 int confirm_values(const Row *rows, int n, int a, const Protocol *pr, ProtoMetric m, double *v,
                    long long *seeds);
+
+/* The pairs by seed of a (seeds sa) and b (seeds sb), in place: a[k],
+ * b[k] share a seed; returns how many. */
+int confirm_pairs(double *a, const long long *sa, int na, double *b, const long long *sb, int nb);
 
 #endif

@@ -39,6 +39,75 @@ const PaperRow *paper_row(const char *variant) {
     return NULL;
 }
 
+/* ---- the claims the paper states ----
+ * Each one row: what a protocol may declare as the paper's claim. What
+ * the paper does not state (g1-ns below the baseline: g1-ns is the control
+ * that keeps the sink; g1-elem below g1-head: the paper presents head-wise
+ * gating as comparable) has no row, so no sweep can declare it. */
+#define SPARSE                                                                                     \
+    "input-dependent, sparse gating is what removes it: the constant and the non-sparse gates "    \
+    "keep most of it"
+static const PaperClaim CLAIMS[] = {
+    {"f_attn", "g1-elem", '<', "baseline", "Table 4", "F-Attn 0.048 against 0.467",
+     "the SDPA-output gate removes the first-token attention sink"},
+    {"f_attn", "g1-head", '<', "baseline", "Table 4", "F-Attn 0.073 against 0.467",
+     "the head-wise gate removes the attention sink as well"},
+    {"f_attn", "g1-elem", 's', "", "Table 4, title", "F-Attn 0.048",
+     "gated attention is attention-sink-free"},
+    {"m_act", "g1-elem", '<', "baseline", "Table 4", "M-Act 94 against 1053",
+     "the gate removes massive activations"},
+    {"m_act", "g1-head", '<', "baseline", "Table 4", "M-Act 98 against 1053",
+     "the head-wise gate removes massive activations as well"},
+    {"val_loss", "g1-elem", '<', "baseline", "Tables 1, 2", "PPL 5.761 against 6.026",
+     "the SDPA-output gate lowers perplexity"},
+    {"val_loss", "g1-head", '<', "baseline", "Table 1", "PPL 5.792 against 6.026",
+     "the head-wise gate lowers perplexity"},
+    {"f_attn", "g1-elem", '<', "g1-const", "Table 4", "F-Attn 0.048 against 0.364", SPARSE},
+    {"f_attn", "g1-elem", '<', "g1-ns", "Table 4", "F-Attn 0.048 against 0.451", SPARSE},
+    {"m_act", "g1-elem", '<', "g1-const", "Table 4", "M-Act 94 against 471", SPARSE},
+    {"m_act", "g1-elem", '<', "g1-ns", "Table 4", "M-Act 94 against 892", SPARSE},
+    {"val_loss", "g1-elem", '<', "g1-const", "Table 4", "PPL 5.761 against 5.917",
+     "the input-dependent gate beats its constant control"},
+    {"val_loss", "g1-elem", '<', "g1-ns", "Table 4", "PPL 5.761 against 5.900",
+     "the sparse gate beats its non-sparse control"},
+    {"f_attn", "g1-elem", '~', "g1-head", "Table 4", "F-Attn 0.048 and 0.073",
+     "head-wise gating is comparable to elementwise gating"},
+    {"m_act", "g1-elem", '~', "g1-head", "Table 4", "M-Act 94 and 98",
+     "head-wise gating is comparable to elementwise gating"},
+    {"val_loss", "g1-elem", '~', "g1-head", "Table 1", "PPL 5.761 and 5.792",
+     "head-wise gating is comparable to elementwise gating"},
+    {"lc_deg_2x_yarn", "g1-elem", '<', "baseline", "Table 5", "RULER 80.0 against 71.5 at 2x",
+     "the gated model degrades less beyond its training length with YaRN"},
+    {"lc_deg_4x_yarn", "g1-elem", '<', "baseline", "Table 5", "RULER 76.7 against 61.2 at 4x",
+     "the gated model degrades less beyond its training length with YaRN"},
+    {"lc_deg_8x_yarn", "g1-elem", '<', "baseline", "Table 5", "RULER 72.9 against 37.9 at 8x",
+     "the gated model degrades less beyond its training length with YaRN"},
+    {"val_loss", "sdpa-rmsnorm", '<', "baseline", "Table 3", "PPL 5.847 against 6.026",
+     "non-linearity after SDPA alone lowers perplexity"},
+    {"val_loss", "sdpa-silu", '<', "baseline", "Table 3", "PPL 5.975 against 6.026",
+     "non-linearity after SDPA alone lowers perplexity"},
+    {"val_loss", "g1-add-id", '<', "baseline", "Table 3", "PPL 5.882 against 6.026",
+     "non-linearity after SDPA alone lowers perplexity"},
+    {"val_loss", "g1-elem", '<', "sdpa-rmsnorm", "Tables 1, 3", "PPL 5.761 against 5.847",
+     "the sparse gate does more than non-linearity alone"},
+    {"val_loss", "g1-elem", '<', "sdpa-silu", "Tables 1, 3", "PPL 5.761 against 5.975",
+     "the sparse gate does more than non-linearity alone"},
+    {"val_loss", "g1-elem", '<', "g1-add-id", "Tables 1, 3", "PPL 5.761 against 5.882",
+     "the sparse gate does more than non-linearity alone"},
+};
+#undef SPARSE
+#define N_CLAIMS (sizeof CLAIMS / sizeof CLAIMS[0])
+
+const PaperClaim *paper_claim_at(int i) { return i >= 0 && i < (int)N_CLAIMS ? &CLAIMS[i] : NULL; }
+
+const PaperClaim *paper_claim_find(const char *metric, const char *arm, char rel, const char *ref) {
+    for (size_t i = 0; i < N_CLAIMS; i++)
+        if (CLAIMS[i].rel == rel && !strcmp(CLAIMS[i].metric, metric) &&
+            !strcmp(CLAIMS[i].arm, arm) && !strcmp(CLAIMS[i].ref, ref ? ref : ""))
+            return &CLAIMS[i];
+    return NULL;
+}
+
 /* Qiu et al. 2025, Table 5 (docs/paper-tables.md): RULER
  * accuracy after YaRN extension, at 4k..128k. Reference data, not ours. */
 const char *const PAPER_LEN[6] = {"4k", "8k", "16k", "32k", "64k", "128k"};

@@ -12,6 +12,25 @@ typedef struct {
 /* The paper's row for a catalog id, NULL when the paper has none. */
 const PaperRow *paper_row(const char *variant);
 
+/* One claim the paper states, in the terms a protocol's `paper =` line
+ * uses (protocol.h): the metric (a protocol metric name), the arm's and the
+ * reference's catalog ids and the relation: '<' and '>' (the arm's value is
+ * lower or higher), '~' (comparable: tested for equivalence within a
+ * declared margin) or 's' (sink-free: the arm's F-Attn at or below the
+ * uniform share within a declared margin; ref is ""). table and values say
+ * where the paper shows it, sentence what it states there. */
+typedef struct PaperClaim {
+    const char *metric, *arm;
+    char rel;
+    const char *ref, *table, *values, *sentence;
+} PaperClaim;
+
+/* The i-th claim of the table; NULL past the end. */
+const PaperClaim *paper_claim_at(int i);
+/* The claim on metric with arm rel ref (catalog ids), NULL when the paper
+ * states no such claim. */
+const PaperClaim *paper_claim_find(const char *metric, const char *arm, char rel, const char *ref);
+
 /* Table 5: RULER accuracy % after YaRN extension at 4k..128k, baseline
  * and G1 gate. */
 extern const char *const PAPER_LEN[6];

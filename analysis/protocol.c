@@ -117,30 +117,69 @@ static int key_compare(Protocol *p, const char *v, char *err, size_t errlen) {
     return 0;
 }
 
-/* "METRIC ARM < REF [one-sided]" (or >): a claim about a declared metric
- * and pair. */
+/* The claim already made on metric mi for compare ci (or sink-free arm
+ * a), or -1. */
+static int find_claim(const Protocol *p, int mi, int ci, const char *a) {
+    for (int i = 0; i < p->n_claims; i++)
+        if ((int)p->claims[i].metric == mi && p->claims[i].compare == ci &&
+            (ci >= 0 || !strcmp(p->claims[i].arm, a)))
+            return i;
+    return -1;
+}
+
+/* "METRIC ARM sink-free": F-Attn of ARM at or below the uniform share. */
+static int key_sink_free(Protocol *p, const char *v, const char *m, const char *a, char *err,
+                         size_t errlen) {
+    if (strcmp(m, "f_attn") || !has_metric(p, PM_F_ATTN))
+        return seterr(err, errlen, "paper '%s': sink-free is a claim on f_attn, declared before it",
+                      v);
+    if (!name_plain(a))
+        return seterr(err, errlen, "paper '%s': arm '%s' is not a run name (" NAME_RULE ")", v, a);
+    if (find_claim(p, PM_F_ATTN, -1, a) >= 0)
+        return seterr(err, errlen, "paper '%s': given twice", v);
+    if (p->n_claims == PROTO_MAX) return seterr(err, errlen, "more than %d claims", PROTO_MAX);
+    ProtoClaim *c = &p->claims[p->n_claims++];
+    *c = (ProtoClaim){
+        .metric = PM_F_ATTN, .compare = -1, .lower = 1, .one_sided = 1, .rel = PR_SINK_FREE};
+    str_copy(c->arm, sizeof c->arm, a);
+    return 0;
+}
+
+/* "METRIC ARM < REF [one-sided]" (or >, or ~ for comparable), or "METRIC
+ * ARM sink-free": a claim about a declared metric and pair. */
 static int key_paper(Protocol *p, const char *v, char *err, size_t errlen) {
-    char m[32], a[PROTO_ARM_MAX], op[4], r[PROTO_ARM_MAX], side[16] = "", extra[2];
-    int got = sscanf(v, "%31s %95s %3s %95s %15s %1s", m, a, op, r, side, extra);
-    if ((got != 4 && got != 5) || (strcmp(op, "<") && strcmp(op, ">")) ||
-        (got == 5 && strcmp(side, "one-sided")))
+    char m[32], a[PROTO_ARM_MAX], op[16], r[PROTO_ARM_MAX] = "", side[16] = "", extra[2];
+    int got = sscanf(v, "%31s %95s %15s %95s %15s %1s", m, a, op, r, side, extra);
+    if (got == 3 && !strcmp(op, "sink-free")) return key_sink_free(p, v, m, a, err, errlen);
+    int dir = !strcmp(op, "<") || !strcmp(op, ">");
+    if ((got != 4 && got != 5) || (!dir && strcmp(op, "~")) ||
+        (got == 5 && (strcmp(side, "one-sided") || !dir)))
         return seterr(err, errlen,
-                      "paper '%s' is not 'METRIC ARM < REF' or '... > ...', optionally followed "
-                      "by 'one-sided'",
+                      "paper '%s' is not 'METRIC ARM < REF' or '... > ...' (optionally followed "
+                      "by 'one-sided'), 'METRIC ARM ~ REF' or 'f_attn ARM sink-free'",
                       v);
     int mi = metric_of(m), ci = find_compare(p, a, r);
     if (mi < 0 || !has_metric(p, mi))
         return seterr(err, errlen, "paper '%s': metric %s is not declared before it", v, m);
     if (ci < 0)
         return seterr(err, errlen, "paper '%s': no 'compare = %s vs %s' before it", v, a, r);
-    for (int i = 0; i < p->n_claims; i++)
-        if ((int)p->claims[i].metric == mi && p->claims[i].compare == ci)
-            return seterr(err, errlen,
-                          "paper '%s': a claim on %s for %s vs %s is already made (%s)", v, m, a, r,
-                          p->claims[i].lower == (op[0] == '<') ? "the same" : "the opposite");
+    int old = find_claim(p, mi, ci, a);
+    if (old >= 0)
+        return seterr(err, errlen, "paper '%s': a claim on %s for %s vs %s is already made (%s)", v,
+                      m, a, r,
+                      proto_rel_char(p->claims[old].rel) == op[0] ? "the same" : "another");
     if (p->n_claims == PROTO_MAX) return seterr(err, errlen, "more than %d claims", PROTO_MAX);
-    p->claims[p->n_claims++] = (ProtoClaim){(ProtoMetric)mi, ci, op[0] == '<', got == 5};
+    ProtoRel rel = op[0] == '~' ? PR_EQUIV : op[0] == '<' ? PR_LOWER : PR_HIGHER;
+    p->claims[p->n_claims++] = (ProtoClaim){.metric = (ProtoMetric)mi,
+                                            .compare = ci,
+                                            .lower = op[0] == '<',
+                                            .one_sided = got == 5,
+                                            .rel = rel};
     return 0;
+}
+
+char proto_rel_char(ProtoRel r) {
+    return r == PR_LOWER ? '<' : r == PR_HIGHER ? '>' : r == PR_EQUIV ? '~' : 's';
 }
 
 /* "METRIC TEST": the one test of a declared metric. */
@@ -181,6 +220,11 @@ static int key_margin(Protocol *p, const char *v, char *err, size_t errlen) {
     double x;
     if (sscanf(v, "%31s %lf %1s", m, &x, extra) != 2 || !(x > 0) || x > 1e30)
         return seterr(err, errlen, "margin '%s' is not 'METRIC VALUE' with VALUE > 0", v);
+    if (!strcmp(m, "sink_free")) {
+        if (p->sink_margin > 0) return seterr(err, errlen, "margin '%s': given twice", v);
+        p->sink_margin = x;
+        return 0;
+    }
     int mi = metric_of(m);
     if (mi < 0 || mi == PM_GOOD_REGIME || declared(mi)->kind == MK_FLAG) /* 0/1: no mean */
         return seterr(err, errlen, "margin '%s': %s has no mean to be equivalent in", v, m);
@@ -191,6 +235,11 @@ static int key_margin(Protocol *p, const char *v, char *err, size_t errlen) {
 }
 
 int protocol_key(Protocol *p, const char *key, const char *value, char *err, size_t errlen) {
+    if (p->secondary && (!strcmp(key, "paper") || !strcmp(key, "margin")))
+        return seterr(err, errlen,
+                      "'%s' in [secondary]: its tests are two-sided questions, not claims (the "
+                      "paper's claims go in [primary])",
+                      key);
     if (!strcmp(key, "metric")) return key_metric(p, value, err, errlen);
     if (!strcmp(key, "compare")) return key_compare(p, value, err, errlen);
     if (!strcmp(key, "paper")) return key_paper(p, value, err, errlen);
@@ -200,6 +249,30 @@ int protocol_key(Protocol *p, const char *key, const char *value, char *err, siz
     return seterr(err, errlen,
                   "unknown key '%s' in [primary] (metric, test, threshold, compare, paper, margin)",
                   key);
+}
+
+/* Each comparable claim has its metric's margin; each sink-free claim the
+ * sink_free margin and a paired f_attn test (its one-sample form). */
+static int claims_check(const Protocol *p, char *err, size_t errlen) {
+    for (int i = 0; i < p->n_claims; i++) {
+        const ProtoClaim *c = &p->claims[i];
+        const char *name = proto_metric_name(c->metric);
+        if (c->rel == PR_EQUIV && !(p->margin[c->metric] > 0))
+            return seterr(err, errlen, "%d: a '~' claim on %s needs 'margin = %s VALUE'", c->line,
+                          name, name);
+        if (c->rel == PR_SINK_FREE && !(p->sink_margin > 0))
+            return seterr(
+                err, errlen,
+                "%d: a sink-free claim needs 'margin = sink_free VALUE' (F-Attn / uniform "
+                "share below 1 + VALUE)",
+                c->line);
+        if (c->rel == PR_SINK_FREE && !proto_test_paired(p->test[PM_F_ATTN]))
+            return seterr(err, errlen,
+                          "%d: a sink-free claim is tested by f_attn's test against a constant: "
+                          "declare 'test = f_attn wilcoxon' or paired-t",
+                          c->line);
+    }
+    return 0;
 }
 
 int protocol_check(const Protocol *p, char *err, size_t errlen) {
@@ -221,41 +294,50 @@ int protocol_check(const Protocol *p, char *err, size_t errlen) {
             return seterr(err, errlen,
                           "%d: metric good_regime needs 'threshold = val_loss_below VALUE'", line);
     }
-    return 0;
+    return claims_check(p, err, errlen);
 }
 
 typedef struct {
     Protocol *p;
-    int seen; /* a key of [primary] */
+    const char *section; /* "primary" or "secondary" */
+    int seen;            /* a key of it */
 } ReadCtx;
 
-/* A key of the file (inifile.h); only [primary]'s are the protocol's. */
+/* A key of the file (inifile.h); only the family's section's are read. */
 static int on_key(void *user, const IniLine *l, char *why, size_t whylen) {
     ReadCtx *c = user;
-    if (strcmp(l->section, "primary")) return 0;
+    if (strcmp(l->section, c->section)) return 0;
     c->seen = 1;
-    int n = c->p->n_compares, nm = c->p->n_metrics;
+    int n = c->p->n_compares, nm = c->p->n_metrics, nc = c->p->n_claims;
     if (protocol_key(c->p, l->key, l->value, why, whylen) != 0) return -1;
     if (c->p->n_compares > n) c->p->compares[n].line = l->line;
+    if (c->p->n_claims > nc) c->p->claims[nc].line = l->line;
     if (c->p->n_metrics > nm) c->p->metric_line[c->p->metrics[nm]] = l->line;
     return 0;
 }
 
 int protocol_read(const char *path, Protocol *p, char *err, size_t errlen) {
+    return protocol_read_family(path, 0, p, err, errlen);
+}
+
+int protocol_read_family(const char *path, int secondary, Protocol *p, char *err, size_t errlen) {
     memset(p, 0, sizeof *p);
+    p->secondary = secondary;
+    const char *sec = secondary ? "secondary" : "primary";
     if (access(path, F_OK) != 0 && errno == ENOENT) return 1;
     size_t len;
     char *text = input_slurp(path, 1 << 20, &len, err, errlen);
     if (!text) return -1;
     protocol_hash_text(text, len, p->hash);
     str_copy(p->path, sizeof p->path, path);
-    ReadCtx c = {p, 0};
+    ReadCtx c = {p, sec, 0};
     IniHandlers h = {on_key, NULL, &c};
     int rc = ini_read(path, text, &h, err, errlen);
     free(text);
     if (rc != 0) return -1;
+    if (!c.seen && secondary) return 1;
     if (!c.seen || !p->n_metrics || !p->n_compares)
-        return seterr(err, errlen, "%s: [primary] needs at least one metric and one compare", path);
+        return seterr(err, errlen, "%s: [%s] needs at least one metric and one compare", path, sec);
     char why[400];
     if (protocol_check(p, why, sizeof why) != 0) return seterr(err, errlen, "%s:%s", path, why);
     return 0;

@@ -13,7 +13,23 @@
  *   compare = g1-elem vs baseline        ; arm vs reference (repeatable)
  *   paper = f_attn g1-elem < baseline    ; a claim: arm < ref or arm > ref,
  *                                        ; "... one-sided" tests that way only
+ *   paper = f_attn g1-elem ~ g1-head     ; comparable: TOST within the margin
+ *   paper = f_attn g1-elem sink-free     ; F-Attn at or below the uniform share
  *   margin = f_attn 0.02                 ; TOST margin for that metric
+ *   margin = sink_free 0.5               ; sink-free: F-Attn / uniform < 1.5
+ *
+ * The primary family is the claims, one test each: `<`/`>` claims by the
+ * metric's declared test (P ids, Holm across them and the sink-free
+ * tests), `~` claims by TOST (E ids, Holm across those). A claim must be
+ * one the paper states: the sweep checks each `paper =` line, by its arms'
+ * variants, against paper_tables.c's claims table and refuses one with no
+ * row there. A compare or metric no claim uses is not tested in the
+ * family.
+ * A [secondary] section declares a second family with the same metric,
+ * test, threshold and compare keys (no paper or margin): every compare
+ * crossed with every metric, two-sided, Holm across that family alone
+ * (ids S1, S2, ...): the questions the paper states no claim on (other
+ * lengths, plain RoPE, quantization, the good regime).
  *
  * Tests: welch, mann-whitney (unpaired), paired-t, wilcoxon (exact signed
  * rank; both pair the runs of two arms by seed, over the seeds both have),
@@ -64,11 +80,20 @@ typedef struct {
     int line; /* its line in the file it was read from (0: not known) */
 } ProtoCompare;
 
+/* A claim's relation: the arm's value lower or higher than the
+ * reference's, comparable to it (equivalence within the metric's margin),
+ * or sink-free (F-Attn at or below the run's uniform share within the
+ * sink_free margin; no reference). */
+typedef enum { PR_LOWER, PR_HIGHER, PR_EQUIV, PR_SINK_FREE } ProtoRel;
+
 typedef struct {
     ProtoMetric metric;
-    int compare;   /* index into compares */
-    int lower;     /* 1: the paper says arm < ref; 0: arm > ref */
+    int compare;   /* index into compares (-1: a sink-free claim, arm below) */
+    int lower;     /* 1: the paper says arm < ref (and for sink-free); 0: arm > ref */
     int one_sided; /* the declared test is one-sided, in the claim's direction */
+    ProtoRel rel;
+    char arm[PROTO_ARM_MAX]; /* a sink-free claim's arm */
+    int line;                /* its line in the file it was read from (0: not known) */
 } ProtoClaim;
 
 typedef struct {
@@ -82,8 +107,10 @@ typedef struct {
     ProtoTest test[PM_COUNT];
     int metric_line[PM_COUNT]; /* the line that declared each metric */
     double good_below;         /* good_regime's val_loss threshold (0: none) */
+    double sink_margin;        /* sink-free: F-Attn / uniform share below 1 + this (0: none) */
     char hash[32];             /* protocol_hash_text of the file read (util.h) */
     char path[1024];           /* the file read ("" when built by protocol_key) */
+    int secondary;             /* the [secondary] family: no paper or margin keys */
 } Protocol;
 
 /* "welch", "mann-whitney", ...: the name a `test` key gives t. */
@@ -95,6 +122,10 @@ int proto_test_paired(ProtoTest t);
  * (metric_table.h, `proto`), "f_attn", ..., or "good_regime"; NULL for a
  * bad value. */
 const char *proto_metric_name(ProtoMetric m);
+
+/* '<', '>', '~' or 's' (sink-free): r as a claims table row writes it
+ * (paper_tables.h). */
+char proto_rel_char(ProtoRel r);
 
 /* Applies one `key = value` of a [primary] section to p (zeroed first by
  * the caller). 0, or -1 with a one-line reason naming the value. Refused:
@@ -115,5 +146,24 @@ int protocol_check(const Protocol *p, char *err, size_t errlen);
  * ("FILE:LINE: ...") when it cannot be read, a key is bad or
  * protocol_check refuses it. */
 int protocol_read(const char *path, Protocol *p, char *err, size_t errlen);
+/* protocol_read of the [secondary] section when secondary is 1 (its
+ * absence returns 1), of [primary] when 0. */
+int protocol_read_family(const char *path, int secondary, Protocol *p, char *err, size_t errlen);
+
+/* The variant (catalog id) a run name stands for, NULL when not known. */
+typedef const char *(*ProtoVariantFn)(void *user, const char *run);
+
+/* protocol_claims.c: the claims table's row (paper_tables.h) for claim i
+ * of p, its arms mapped to variants by fn; NULL when the paper states no
+ * such claim. */
+struct PaperClaim;
+const struct PaperClaim *protocol_claim_row(const Protocol *p, int i, ProtoVariantFn fn,
+                                            void *user);
+
+/* 0 when every claim of p has a row in the claims table; else -1 with
+ * "LINE: paper = ...: the paper states no such claim ..." naming the
+ * first that has none. */
+int protocol_claims_known(const Protocol *p, ProtoVariantFn fn, void *user, char *err,
+                          size_t errlen);
 
 #endif

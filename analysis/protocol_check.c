@@ -59,7 +59,7 @@ static int files_in_git(FILE *f, const ProtocolPin *p) {
                         hash[0] ? hash : "not found in git");
             if (f && same)
                 fprintf(f,
-                        "- **the protocol's [primary] is not the sweep file's**: `%s` at %s "
+                        "- **the protocol's families are not the sweep file's**: `%s` at %s "
                         "declares other lines than this protocol file.\n",
                         pf->rel, pf->commit);
             return 0;
@@ -68,7 +68,8 @@ static int files_in_git(FILE *f, const ProtocolPin *p) {
     if (f)
         fprintf(f,
                 "- The sweep file `%s` and the %d other file%s it reads (includes, presets) "
-                "match their commits in `%s` (git cat-file), and the protocol's [primary] is the "
+                "match their commits in `%s` (git cat-file), and the protocol's families "
+                "([primary], [secondary]) are the "
                 "committed sweep file's.\n",
                 p->files[0].rel, p->n_files - 1, p->n_files == 2 ? "" : "s", p->repo);
     return 1;

@@ -26,9 +26,15 @@ static int append_line(char **text, const char *key, const char *value) {
     return 0;
 }
 
+/* A line of the protocol's families: [primary]'s as "key = value",
+ * [secondary]'s as "secondary.key = value", so that a line moved between
+ * the two families is a difference. */
 static int primary_key(void *user, const IniLine *l, char *why, size_t whylen) {
-    if (strcmp(l->section, "primary")) return 0;
-    return append_line(user, l->key, l->value) ? seterr(why, whylen, "out of memory") : 0;
+    int sec = !strcmp(l->section, "secondary");
+    if (!sec && strcmp(l->section, "primary")) return 0;
+    char key[128];
+    snprintf(key, sizeof key, "%s%s", sec ? "secondary." : "", l->key);
+    return append_line(user, key, l->value) ? seterr(why, whylen, "out of memory") : 0;
 }
 
 char *pin_primary(const char *name, const char *text, char *err, size_t errlen) {

@@ -40,9 +40,9 @@
  * family, the direction and untestable rules of confirm_tests.c and
  * report_confirm.c): raise it whenever they change what a report says
  * about the same runs. */
-#define PIN_RULES_VERSION "confirm-rules 1"
+#define PIN_RULES_VERSION "confirm-rules 2"
 
-/* "confirm-rules 1, alpha 0.05": the rules and the significance level
+/* "confirm-rules 2, alpha 0.05": the rules and the significance level
  * this build applies, into out[n]. */
 void pin_rules(char *out, size_t n);
 /* "0.1.0 (git DESCRIBE)": the build, as run files record it. */
@@ -70,7 +70,7 @@ typedef struct {
     int n_files, n_runs;
     PinFile *files;
     PinRun *runs;
-    char *primary; /* its [primary] as "key = value\n" lines */
+    char *primary; /* its families as pin_primary gives them */
 } ProtocolPin;
 
 /* Reads the protocol file path (its text, when not NULL, instead of the
@@ -78,9 +78,10 @@ typedef struct {
 int pin_read(const char *path, const char *text, ProtocolPin *p, char *err, size_t errlen);
 void pin_free(ProtocolPin *p);
 
-/* The [primary] section of an INI text as "key = value\n" lines, comments
- * and layout dropped (malloc'd; "" when it has none), or NULL with a
- * reason. name is the name errors give. */
+/* The [primary] and [secondary] sections of an INI text as "key = value\n"
+ * lines ([secondary]'s keys as "secondary.KEY"), comments and layout
+ * dropped (malloc'd; "" when it has none), or NULL with a reason. name is
+ * the name errors give. */
 char *pin_primary(const char *name, const char *text, char *err, size_t errlen);
 
 #endif

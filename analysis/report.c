@@ -58,14 +58,14 @@ static int arms_are_runs(const char *path, const Protocol *pr, const Row *rows, 
 }
 
 static int write_md(const char *path, const char *dir, const char *outdir, const Row *rows, int n,
-                    const Protocol *proto, char *err, size_t errlen) {
+                    const Protocol *proto, const Protocol *sec, char *err, size_t errlen) {
     if (outpath_check(path, OUT_REPORT, 1, err, errlen) != 0) return -1;
     char tmp[ATOMIC_TMP_MAX];
     FILE *f = atomic_fopen(path, tmp, sizeof tmp, err, errlen);
     if (!f) return -1;
     report_progress("tables and statistics");
     md_title(f, dir, rows, n);
-    if (proto) report_confirm(f, rows, n, proto);
+    if (proto) report_confirm(f, rows, n, proto, sec);
     md_settings(f, rows, n);
     md_variants(f, rows, n);
     md_compare(f, rows, n, proto);
@@ -134,18 +134,22 @@ int report_run(const char *dir, const char *outdir, char *err, size_t errlen) {
         snprintf(path, sizeof path, "%s/results.csv", outdir);
         rc = write_csv(path, rows, n, err, errlen);
     }
-    Protocol proto;
-    int has_proto = 0;
+    Protocol proto, sec;
+    int has_proto = 0, has_sec = 1;
     if (rc == 0) {
         snprintf(path, sizeof path, "%s/%s", dir, PROTO_FILE);
         has_proto = protocol_read(path, &proto, err, errlen);
-        rc = has_proto < 0 || (has_proto == 0 && arms_are_runs(path, &proto, rows, n, err, errlen))
+        if (has_proto == 0) has_sec = protocol_read_family(path, 1, &sec, err, errlen);
+        rc = has_proto < 0 || has_sec < 0 ||
+                     (has_proto == 0 && arms_are_runs(path, &proto, rows, n, err, errlen)) ||
+                     (has_sec == 0 && arms_are_runs(path, &sec, rows, n, err, errlen))
                  ? REPORT_BADINPUT
                  : 0;
     }
     if (rc == 0) {
         snprintf(path, sizeof path, "%s/REPORT.md", outdir);
-        rc = write_md(path, dir, outdir, rows, n, has_proto == 0 ? &proto : NULL, err, errlen);
+        rc = write_md(path, dir, outdir, rows, n, has_proto == 0 ? &proto : NULL,
+                      has_sec == 0 ? &sec : NULL, err, errlen);
     }
     int readable = 0;
     for (int i = 0; i < n; i++) readable += rows[i].ok;

@@ -140,14 +140,16 @@ typedef struct {
 
 int primary_test_id(const Protocol *pr, const char *arm, const char *ref, ProtoMetric m) {
     if (!pr) return 0;
-    int j = 0;
-    while (j < pr->n_metrics && pr->metrics[j] != m) j++;
-    if (j == pr->n_metrics) return 0;
-    for (int c = 0; c < pr->n_compares; c++) {
-        const ProtoCompare *pc = &pr->compares[c];
+    int id = 0;
+    for (int j = 0; j < pr->n_claims; j++) {
+        const ProtoClaim *cl = &pr->claims[j];
+        if (cl->rel == PR_EQUIV) continue; /* equivalence tests are E ids */
+        id++;
+        if (cl->compare < 0 || cl->metric != m) continue;
+        const ProtoCompare *pc = &pr->compares[cl->compare];
         if ((!strcmp(pc->arm, arm) && !strcmp(pc->ref, ref)) ||
             (!strcmp(pc->arm, ref) && !strcmp(pc->ref, arm)))
-            return c * pr->n_metrics + j + 1;
+            return id;
     }
     return 0;
 }

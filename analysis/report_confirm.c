@@ -35,6 +35,8 @@
 typedef struct {
     int compare;
     ProtoMetric metric;
+    int paired; /* paired TOST over the seeds both arms have (the metric's test pairs) */
+    int pairs;
     int tested;
     StatsTost t;
     double holm;
@@ -68,20 +70,27 @@ static int equivalence_tests(const Row *rows, int n, const Protocol *pr, ETest *
     int k = 0;
     double p[MAX_TESTS] = {0}, adj[MAX_TESTS];
     char err[256];
-    for (int c = 0; c < pr->n_compares; c++)
-        for (int j = 0; j < pr->n_metrics; j++) {
-            ProtoMetric m = pr->metrics[j];
-            if (!(pr->margin[m] > 0)) continue;
-            double a[MAX_SEEDS], b[MAX_SEEDS];
-            int na = group_values(rows, n, group_of(rows, n, pr->compares[c].arm), pr, m, a);
-            int nb = group_values(rows, n, group_of(rows, n, pr->compares[c].ref), pr, m, b);
-            e[k] = (ETest){.compare = c, .metric = m, .holm = NAN};
-            e[k].tested =
-                na >= 2 && nb >= 2 &&
-                stats_tost_welch(&e[k].t, a, na, b, nb, pr->margin[m], err, sizeof err) == 0;
-            p[k] = e[k].tested ? e[k].t.p : NAN;
-            k++;
-        }
+    for (int j = 0; j < pr->n_claims; j++) {
+        const ProtoClaim *cl = &pr->claims[j];
+        if (cl->rel != PR_EQUIV) continue;
+        ProtoMetric m = cl->metric;
+        double a[MAX_SEEDS], b[MAX_SEEDS];
+        long long sa[MAX_SEEDS], sb[MAX_SEEDS];
+        int ga = group_of(rows, n, pr->compares[cl->compare].arm);
+        int na = confirm_values(rows, n, ga, pr, m, a, sa);
+        int nb =
+            confirm_values(rows, n, group_of(rows, n, pr->compares[cl->compare].ref), pr, m, b, sb);
+        e[k] = (ETest){.compare = cl->compare, .metric = m, .holm = NAN};
+        e[k].paired = proto_test_paired(pr->test[m]);
+        if (e[k].paired) na = nb = e[k].pairs = confirm_pairs(a, sa, na, b, sb, nb);
+        e[k].tested =
+            na >= 2 && nb >= 2 &&
+            (e[k].paired
+                 ? stats_tost_paired(&e[k].t, a, b, na, pr->margin[m], err, sizeof err)
+                 : stats_tost_welch(&e[k].t, a, na, b, nb, pr->margin[m], err, sizeof err)) == 0;
+        p[k] = e[k].tested ? e[k].t.p : NAN;
+        k++;
+    }
     adjust_family(adj, p, k, 0);
     for (int i = 0; i < k; i++) e[i].holm = adj[i];
     return k;
@@ -89,20 +98,34 @@ static int equivalence_tests(const Row *rows, int n, const Protocol *pr, ETest *
 
 /* ---- the tables ---- */
 
-static int significant(const PTest *t) { return t->tested && !t->untestable && t->holm < ALPHA; }
+static int significant(const PTest *t) {
+    return t->tested && !t->untestable && !t->left_out && t->holm < ALPHA;
+}
 
 static void put_arm_cell(FILE *f, const PTest *t, int a_side) {
     int n = a_side ? t->na : t->nb, k = a_side ? t->ka : t->kb;
     double m = a_side ? t->mean_a : t->mean_b, s = a_side ? t->sd_a : t->sd_b;
     if (n < 1) fputs(" no runs |", f);
     else if (t->metric == PM_GOOD_REGIME) fprintf(f, " %d of %d |", k, n);
+    else if (t->compare < 0 && !a_side) fprintf(f, " %.4g (1 + margin) |", m);
     else fprintf(f, " %.5g ± %.2g (%d) |", m, s, n);
+}
+
+/* "Hodges–Lehmann", ...: what the estimate column holds for t's test. */
+static const char *estimate_name(const PTest *t) {
+    switch (t->test) {
+    case PT_WILCOXON: return "Hodges–Lehmann, exact interval";
+    case PT_PAIRED_T: return "mean paired difference, t interval";
+    case PT_FISHER: return "difference of shares";
+    default: return "mean difference, bootstrap interval";
+    }
 }
 
 /* "wilcoxon (paired, 20 seeds)", "welch, one-sided", ... */
 static void put_test_name(FILE *f, const PTest *t) {
     fputs(proto_test_name(t->test), f);
-    if (proto_test_paired(t->test)) {
+    if (t->compare < 0) fprintf(f, " (one sample, %d seed%s)", t->na, t->na == 1 ? "" : "s");
+    else if (proto_test_paired(t->test)) {
         fprintf(f, " (paired, %d seed%s", t->pairs, t->pairs == 1 ? "" : "s");
         if (t->unpaired) fprintf(f, "; %d without a partner left out", t->unpaired);
         fputc(')', f);
@@ -110,15 +133,38 @@ static void put_test_name(FILE *f, const PTest *t) {
     if (t->one_sided) fputs(", one-sided", f);
 }
 
-static void ptable_row(FILE *f, const Protocol *pr, const PTest *t, int id) {
-    const ProtoCompare *c = &pr->compares[t->compare];
-    fprintf(f, "| P%d | %s | %s | %s |", id, c->arm, c->ref, proto_metric_name(t->metric));
+/* "g1 < base", "g1 sink-free": the claim a test is of. */
+static void put_claim(FILE *f, const Protocol *pr, const PTest *t) {
+    const ProtoClaim *cl = &pr->claims[t->claim];
+    if (pr->secondary)
+        fprintf(f, "%s vs %s", pr->compares[t->compare].arm, pr->compares[t->compare].ref);
+    else if (t->compare < 0) fprintf(f, "%s sink-free", cl->arm);
+    else
+        fprintf(f, "%s %c %s", pr->compares[t->compare].arm, proto_rel_char(cl->rel),
+                pr->compares[t->compare].ref);
+}
+
+/* "-0.012 [-0.020, -0.004]" */
+static void put_estimate_short(FILE *f, const PTest *t) {
+    fprintf(f, "%+.4g", t->est);
+    if (!isnan(t->lo)) fprintf(f, " [%+.4g, %+.4g]", t->lo, t->hi);
+}
+
+static void put_estimate(FILE *f, const PTest *t) {
+    if (!isfinite(t->est)) fputs("–", f);
+    else put_estimate_short(f, t);
+    fprintf(f, " (%s)", estimate_name(t));
+}
+
+static void ptable_row(FILE *f, const Protocol *pr, const PTest *t, char prefix, int id) {
+    fprintf(f, "| %c%d | ", prefix, id);
+    put_claim(f, pr, t);
+    fprintf(f, " | %s |", proto_metric_name(t->metric));
     put_arm_cell(f, t, 1);
     put_arm_cell(f, t, 0);
-    if (t->metric == PM_GOOD_REGIME) fprintf(f, " %+.2f | ", t->mean_a - t->mean_b);
-    else if (t->na >= 1 && t->nb >= 1)
-        fprintf(f, " %+.4g [%+.4g, %+.4g] | ", t->ci.diff, t->ci.lo, t->ci.hi);
-    else fputs(" – | ", f);
+    fputc(' ', f);
+    put_estimate(f, t);
+    fputs(" | ", f);
     put_test_name(f, t);
     fputs(" | ", f);
     if (!t->tested) {
@@ -130,26 +176,36 @@ static void ptable_row(FILE *f, const Protocol *pr, const PTest *t, int id) {
     fputs(" | ", f);
     put_p(f, t->p);
     fputs(" | ", f);
-    put_p(f, t->holm);
+    if (t->left_out) fputs("–", f);
+    else put_p(f, t->holm);
     fprintf(f, " | %s |\n",
-            t->untestable           ? "untestable here"
-            : !significant(t)       ? "no difference shown"
-            : t->mean_a < t->mean_b ? "**lower**"
-                                    : "**higher**");
+            t->left_out       ? "left out (Tarone)"
+            : t->untestable   ? "untestable here"
+            : !significant(t) ? "no difference shown"
+            : t->dir < 0      ? "**lower**"
+                              : "**higher**");
+}
+
+/* The reasons of the untestable and left-out tests of a family. */
+static void put_why(FILE *f, const PTest *t, int k, char prefix) {
+    int said = 0;
+    for (int i = 0; i < k; i++) {
+        if (!t[i].untestable && !t[i].left_out) continue;
+        if (!said++) fputs("\nUntestable here or left out of the family, and why:\n\n", f);
+        fprintf(f, "- %c%d: %s.\n", prefix, i + 1, t[i].why);
+    }
 }
 
 static void md_primary_table(FILE *f, const Protocol *pr, const PTest *t, int k) {
-    fprintf(f, "\n### Primary tests\n\n"
-               "| id | arm | reference | metric | arm | reference | difference (arm − "
-               "reference) [95%% CI] | declared test | smallest attainable p | p | Holm p | "
-               "result (Holm p < 0.05) |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n");
-    for (int i = 0; i < k; i++) ptable_row(f, pr, &t[i], i + 1);
-    int said = 0;
-    for (int i = 0; i < k; i++) {
-        if (!t[i].untestable) continue;
-        if (!said++) fputs("\nUntestable here, and why:\n\n", f);
-        fprintf(f, "- P%d: %s.\n", i + 1, t[i].why);
-    }
+    fprintf(f, "\n### Primary tests\n\nOne test per claim. For a paired test the arm and "
+               "reference columns are means over the pairs the test uses, and the estimate is the "
+               "test's own; \"lower\" and \"higher\" are the direction of the test's statistic "
+               "(docs/statistics.md, \"Direction\").\n\n"
+               "| id | claim | metric | arm | reference | estimate (arm − reference) [95%% CI] | "
+               "declared test | smallest attainable p | p | Holm p | result (Holm p < 0.05) |\n"
+               "|---|---|---|---|---|---|---|---|---|---|---|\n");
+    for (int i = 0; i < k; i++) ptable_row(f, pr, &t[i], 'P', i + 1);
+    put_why(f, t, k, 'P');
 }
 
 /* Seeds with a sink per arm, with a Clopper-Pearson interval. */
@@ -186,21 +242,24 @@ static void md_sink_counts(FILE *f, const Row *rows, int n, const Protocol *pr) 
 static void md_equivalence_table(FILE *f, const Protocol *pr, const ETest *e, int k) {
     if (!k) return;
     fprintf(f,
-            "\n### Equivalence tests (TOST)\n\nTwo one-sided Welch tests against the margins "
-            "the protocol declares; equivalence is claimed only when the Holm-adjusted TOST "
-            "p (across these %d tests) is below %.2f.\n\n| id | arm | reference | metric | "
-            "margin | difference | TOST p | Holm p | result |\n"
-            "|---|---|---|---|---|---|---|---|---|\n",
+            "\n### Equivalence tests (TOST)\n\nOne per `~` claim: two one-sided tests against the "
+            "margin the protocol declares, paired t over the seeds both arms have when the "
+            "metric's declared test pairs, else Welch; equivalence is claimed only when the "
+            "Holm-adjusted TOST p (across these %d tests) is below %.2f.\n\n| id | arm | "
+            "reference | metric | margin | difference (mean) | TOST | TOST p | Holm p | result "
+            "|\n|---|---|---|---|---|---|---|---|---|---|\n",
             k, ALPHA);
     for (int i = 0; i < k; i++) {
         const ProtoCompare *c = &pr->compares[e[i].compare];
         fprintf(f, "| E%d | %s | %s | %s | ±%g |", i + 1, c->arm, c->ref,
                 proto_metric_name(e[i].metric), pr->margin[e[i].metric]);
         if (!e[i].tested) {
-            fputs(" – | – | – | untested |\n", f);
+            fputs(" – | – | – | – | untested |\n", f);
             continue;
         }
         fprintf(f, " %+.4g | ", e[i].t.diff);
+        if (e[i].paired) fprintf(f, "paired t, %d pairs | ", e[i].pairs);
+        else fputs("Welch | ", f);
         put_p(f, e[i].t.p);
         fputs(" | ", f);
         put_p(f, e[i].holm);
@@ -213,80 +272,78 @@ static void md_equivalence_table(FILE *f, const Protocol *pr, const ETest *e, in
 static void put_values(FILE *f, const PTest *t) {
     if (t->metric == PM_GOOD_REGIME)
         fprintf(f, "%d of %d seeds against %d of %d", t->ka, t->na, t->kb, t->nb);
-    else fprintf(f, "%.5g against %.5g", t->mean_a, t->mean_b);
+    else if (proto_test_paired(t->test) && isfinite(t->est)) {
+        fprintf(f, "%s ", t->test == PT_WILCOXON ? "Hodges–Lehmann estimate" : "mean difference");
+        put_estimate_short(f, t);
+        fprintf(f, " over %d pair%s (%.5g against %.5g)", t->pairs, t->pairs == 1 ? "" : "s",
+                t->mean_a, t->mean_b);
+    } else fprintf(f, "%.5g against %.5g", t->mean_a, t->mean_b);
     if (t->metric == PM_VAL_LOSS && isfinite(t->task_floor))
         fprintf(f, " (task floor %.4f)", t->task_floor);
 }
 
-static void claim_sentence(FILE *f, const Protocol *pr, const ProtoClaim *cl, const PTest *t,
-                           int id) {
-    const ProtoCompare *c = &pr->compares[cl->compare];
-    fprintf(f, "- The paper: `%s` has %s %s than `%s`%s. ", c->arm,
-            cl->lower ? "a lower" : "a higher", METRIC_LABEL[cl->metric], c->ref,
-            cl->one_sided ? " (tested one-sided)" : "");
+typedef struct {
+    const Row *rows;
+    int n;
+} RowSet;
+
+/* The variant of run name among the rows (ProtoVariantFn). */
+static const char *row_variant(void *user, const char *name) {
+    const RowSet *rs = user;
+    int g = group_of(rs->rows, rs->n, name);
+    return g >= 0 ? rs->rows[g].variant : NULL;
+}
+
+/* "(Table 4: F-Attn 0.048 against 0.467; the gate removes ...)" */
+static void put_source(FILE *f, const Row *rows, int n, const Protocol *pr, int j) {
+    RowSet rs = {rows, n};
+    const PaperClaim *c = protocol_claim_row(pr, j, row_variant, &rs);
+    if (c) fprintf(f, " (%s: %s; \"%s\")", c->table, c->values, c->sentence);
+    else fputs(" (no row of the paper's claims table matches these arms' variants)", f);
+}
+
+/* The verdict of a tested claim: only a significant test whose statistic
+ * goes the claim's way confirms it; a significant two-sided test the
+ * other way contradicts it; a one-sided test cannot. */
+static void put_verdict(FILE *f, const ProtoClaim *cl, const PTest *t) {
+    int goes = cl->lower ? t->dir < 0 : t->dir > 0;
+    if (significant(t) && goes) fputs("**Confirmed** here: ", f);
+    else if (significant(t) && !cl->one_sided && cl->rel != PR_SINK_FREE)
+        fputs("**Contradicted** here, we disagree with the paper: the test's statistic goes the "
+              "other way, ",
+              f);
+    else fputs("**Not shown** here: ", f);
+}
+
+static void claim_sentence(FILE *f, const Row *rows, int n, const Protocol *pr, int j,
+                           const PTest *t, int id) {
+    const ProtoClaim *cl = &pr->claims[j];
+    if (cl->rel == PR_SINK_FREE)
+        fprintf(f,
+                "- The paper: `%s` is attention-sink-free (tested as F-Attn at most %g× the run's "
+                "uniform share, one-sided)",
+                cl->arm, 1 + pr->sink_margin);
+    else
+        fprintf(f, "- The paper: `%s` has %s %s than `%s`%s", pr->compares[cl->compare].arm,
+                cl->lower ? "a lower" : "a higher", METRIC_LABEL[cl->metric],
+                pr->compares[cl->compare].ref, cl->one_sided ? " (tested one-sided)" : "");
+    put_source(f, rows, n, pr, j);
+    fputs(". ", f);
     if (!t->tested) {
         fprintf(f, "**Untested** here: too few seeds (P%d).\n", id);
         return;
     }
-    if (t->untestable) {
+    if (t->untestable || t->left_out) {
         fprintf(f, "**Untestable here**: %s; ", t->why);
         put_values(f, t);
         fprintf(f, " (P%d).\n", id);
         return;
     }
-    int lower = t->mean_a < t->mean_b;
-    if (significant(t) && lower == cl->lower) fputs("**Confirmed** here: ", f);
-    else if (significant(t))
-        fputs("**Contradicted** here, we disagree with the paper: the difference goes the other "
-              "way, ",
-              f);
-    else fputs("**Not shown** here (no significant difference): ", f);
+    put_verdict(f, cl, t);
     put_values(f, t);
     fputs(", Holm p ", f);
     put_p_rel(f, t->holm);
     fprintf(f, " (P%d).\n", id);
-}
-
-/* The paper's value of metric m for a run group's variant (NaN: none). */
-static double paper_value(const Row *rows, int n, const char *run, ProtoMetric m) {
-    int g = group_of(rows, n, run);
-    const PaperRow *r = g >= 0 ? paper_row(rows[g].variant) : NULL;
-    if (!r) return NAN;
-    return m == PM_F_ATTN ? r->f_attn : m == PM_M_ACT ? r->m_act : m == PM_VAL_LOSS ? r->ppl : NAN;
-}
-
-/* 1 when the paper's tables (paper_tables.c) give arm and ref values of
- * t's metric that differ in the direction t found. */
-static int paper_names(const Row *rows, int n, const Protocol *pr, const PTest *t) {
-    const ProtoCompare *c = &pr->compares[t->compare];
-    double a = paper_value(rows, n, c->arm, t->metric), b = paper_value(rows, n, c->ref, t->metric);
-    return isfinite(a) && isfinite(b) && a != b && (a < b) == (t->mean_a < t->mean_b);
-}
-
-/* Significant primary results that no declared claim covers, said apart
- * by whether the paper's own tables show them (named == 1) or not. */
-static void other_results(FILE *f, const Row *rows, int n, const Protocol *pr, const PTest *t,
-                          int k, int named) {
-    int shown = 0;
-    for (int i = 0; i < k; i++) {
-        if (t[i].claim >= 0 || !significant(&t[i]) || paper_names(rows, n, pr, &t[i]) != named)
-            continue;
-        const ProtoCompare *c = &pr->compares[t[i].compare];
-        if (!shown++)
-            fputs(named ? "\nOther differences the primary family shows, which the paper's tables "
-                          "also show (docs/paper-tables.md) though the protocol declares no claim "
-                          "on them:\n\n"
-                        : "\nOther differences the primary family shows (no claim of the paper "
-                          "names them):\n\n",
-                  f);
-        fprintf(f, "- `%s` has %s %s than `%s`: ", c->arm,
-                t[i].mean_a < t[i].mean_b ? "a lower" : "a higher", METRIC_LABEL[t[i].metric],
-                c->ref);
-        put_values(f, &t[i]);
-        fputs(", Holm p ", f);
-        put_p_rel(f, t[i].holm);
-        fprintf(f, " (P%d).\n", i + 1);
-    }
 }
 
 static void equivalence_sentences(FILE *f, const Protocol *pr, const ETest *e, int k) {
@@ -376,41 +433,69 @@ static void md_headline(FILE *f, const Row *rows, int n, const Protocol *pr, con
             PROTO_FILE, pr->hash);
     put_declared(f, rows, n, pr);
     fprintf(f,
-            ") has %d primary test%s (%d comparison%s × %d metric%s), up to %d seeds an arm, "
-            "each by the one test the protocol declares for its metric:",
-            k, k == 1 ? "" : "s", pr->n_compares, pr->n_compares == 1 ? "" : "s", pr->n_metrics,
-            pr->n_metrics == 1 ? "" : "s", seeds);
+            ") has %d primary test%s, one per claim of the paper it declares, up to %d seeds an "
+            "arm, each by the one test the protocol declares for its metric:",
+            k, k == 1 ? "" : "s", seeds);
     for (int j = 0; j < pr->n_metrics; j++)
         fprintf(f, "%s %s by %s", j ? "," : "", proto_metric_name(pr->metrics[j]),
                 proto_test_name(pr->test[pr->metrics[j]]));
     if (pr->good_below > 0)
         fprintf(f, " (good_regime: final val loss below %g nats)", pr->good_below);
     fprintf(f,
-            ". Holm's correction runs across all %d; a difference is claimed only when the "
-            "Holm-adjusted p is below %.2f, and a test that cannot reject by construction is "
-            "untestable here. Every other comparison in this report is exploratory.\n\n",
-            k, ALPHA);
+            ". Holm's correction runs across the tests that can reach its bound (Tarone's rule "
+            "leaves out the others, each said below); a claim is confirmed only when the "
+            "Holm-adjusted p is below %.2f and the test's own statistic goes the claim's way, and "
+            "a claim whose test cannot reject by construction is untestable here. Every other "
+            "comparison in this report is exploratory.\n\n",
+            ALPHA);
     fputs("Pre-registration (docs/sweeps.md, \"Confirmatory sweeps\"):\n\n", f);
     protocol_status(f, pr->path, rows, n);
     fputc('\n', f);
     put_task_floor(f, rows, n);
-    for (int j = 0; j < pr->n_claims; j++)
-        for (int i = 0; i < k; i++)
-            if (t[i].claim == j) claim_sentence(f, pr, &pr->claims[j], &t[i], i + 1);
-    other_results(f, rows, n, pr, t, k, 1);
-    other_results(f, rows, n, pr, t, k, 0);
+    for (int i = 0; i < k; i++) claim_sentence(f, rows, n, pr, t[i].claim, &t[i], i + 1);
     if (ke) {
         fputs("\nEquivalence, claimed only by TOST within the protocol's margin:\n\n", f);
         equivalence_sentences(f, pr, e, ke);
     }
 }
 
-void report_confirm(FILE *f, const Row *rows, int n, const Protocol *pr) {
+/* The [secondary] family: every compare crossed with every metric, each
+ * a two-sided question, as claims of a copy of sec for confirm_tests. */
+static void md_secondary(FILE *f, const Row *rows, int n, const Protocol *sec) {
+    Protocol q = *sec;
+    PTest t[MAX_TESTS];
+    q.n_claims = 0;
+    for (int c = 0; c < q.n_compares; c++)
+        for (int j = 0; j < q.n_metrics && q.n_claims < PROTO_MAX; j++)
+            q.claims[q.n_claims++] =
+                (ProtoClaim){.metric = q.metrics[j], .compare = c, .lower = 1, .rel = PR_LOWER};
+    int k = confirm_tests(rows, n, &q, t);
+    fprintf(f,
+            "\n### Secondary family (questions, not claims)\n\nThe protocol's [secondary] "
+            "section: %d two-sided test%s (%d comparison%s × %d metric%s) of what the paper "
+            "states no claim on, Holm's correction across these alone (Tarone's rule as in the "
+            "primary family). A difference here is a finding of this study, not a test of the "
+            "paper.\n\n| id | comparison | metric | arm | reference | estimate (arm − reference) "
+            "[95%% CI] | declared test | smallest attainable p | p | Holm p | result (Holm p < "
+            "0.05) |\n|---|---|---|---|---|---|---|---|---|---|---|\n",
+            k, k == 1 ? "" : "s", q.n_compares, q.n_compares == 1 ? "" : "s", q.n_metrics,
+            q.n_metrics == 1 ? "" : "s");
+    for (int i = 0; i < k; i++) ptable_row(f, &q, &t[i], 'S', i + 1);
+    put_why(f, t, k, 'S');
+}
+
+void report_confirm(FILE *f, const Row *rows, int n, const Protocol *pr, const Protocol *sec) {
     PTest t[MAX_TESTS];
     ETest e[MAX_TESTS];
     int k = confirm_tests(rows, n, pr, t), ke = equivalence_tests(rows, n, pr, e);
     md_headline(f, rows, n, pr, t, k, e, ke);
+    if (sec)
+        fputs("\nThe protocol's [secondary] family, the questions the paper states no claim on, is "
+              "tested apart with its own Holm correction ([below](#secondary-family-questions-not-"
+              "claims)).\n",
+              f);
     md_primary_table(f, pr, t, k);
+    if (sec) md_secondary(f, rows, n, sec);
     md_sink_counts(f, rows, n, pr);
     md_equivalence_table(f, pr, e, ke);
 }

@@ -18,9 +18,9 @@
  * on LR sensitivity (one declared test: Welch's t-test on the log of each
  * seed's sensitivity, one-sided, arm below baseline) and on unstable runs
  * (Fisher's exact test, two-sided),
- * Holm-corrected across those tests, and states the paper's stability
- * claim (gated attention trains stably where the baseline does not) for
- * each gated arm as the tests decide. */
+ * Holm-corrected across those tests. The section is exploratory: it is no
+ * family of the protocol and states no claim of the paper (a claim is
+ * tested only in the confirmatory headline, report_confirm.c). */
 #include <gsl/gsl_cdf.h>
 #include <math.h>
 #include <stdio.h>
@@ -322,16 +322,6 @@ static void verdict(FILE *f, const Arm *a, const Arm *b, const LrTest *t, int id
         put_p_rel(f, t->holm_d);
         fprintf(f, " (L%d).", id + 1);
     }
-    int gated = strncmp(a->variant, "g", 1) == 0;
-    if (gated) {
-        int more = t->tested_s && t->holm_s < ALPHA;
-        fprintf(f,
-                " The paper's claim that the gate makes training more stable is %s here (a "
-                "one-sided test cannot show the reverse).",
-                more          ? "**supported**"
-                : t->tested_s ? "**not shown**"
-                              : "**untestable here**");
-    }
     fputc('\n', f);
 }
 
@@ -411,7 +401,8 @@ void md_lr_sensitivity(FILE *f, const char *outdir, const Row *rows, int n) {
             "\nEach arm against `baseline`: LR sensitivity by the " SENS_TEST
             ", the one test declared for it (docs/statistics.md); unstable runs by Fisher's "
             "exact test (two-sided); Holm's correction across these %d tests, a difference "
-            "claimed only at Holm p < %.2f.\n\n",
+            "said only at Holm p < %.2f. Exploratory: these tests are in no family of the "
+            "protocol and state no claim of the paper (docs/statistics.md, \"Families\").\n\n",
             2 * nt, ALPHA);
     for (int i = 0; i < nt; i++) verdict(f, &arms[t[i].arm], &arms[base], &t[i], 2 * i + 1);
     tests_table(f, arms, t, nt, base);

@@ -160,6 +160,8 @@ int stats_fisher_one_sided(double *p, int ka, int na, int kb, int nb, int lower,
  * otherwise t = +-inf, p = 0 (df stays n - 1). Needs n >= 2. */
 typedef struct {
     double mean_diff, t, df, p;
+    double lo, hi; /* 95% interval of mean(d): mean_diff -+ t_{0.975; df} s_d / sqrt(n)
+                    * (both mean_diff when s_d = 0) */
 } StatsPaired;
 int stats_paired_t(StatsPaired *out, const double *x, const double *y, int n, char *err,
                    size_t errlen);
@@ -181,6 +183,35 @@ typedef struct {
 } StatsWilcoxon;
 int stats_wilcoxon(StatsWilcoxon *out, const double *x, const double *y, int n, char *err,
                    size_t errlen);
+
+/* Paired TOST: equivalence of x and y within +-margin over the
+ * differences d[i] = x[i] - y[i], two one-sided paired t-tests (t on
+ * d + margin and on d - margin, df = n - 1, as stats_paired_t):
+ *   p_lower = Q_t((mean(d) + margin) / (s_d / sqrt(n)); df)   H0: mean(d) <= -margin
+ *   p_upper = Q_t((margin - mean(d)) / (s_d / sqrt(n)); df)   H0: mean(d) >= +margin
+ *   p = max(p_lower, p_upper); diff = mean(d).
+ * All d equal (s_d = 0): p_lower = 0 when mean(d) > -margin, else 1;
+ * p_upper = 0 when mean(d) < margin, else 1. Needs n >= 2 and a finite
+ * margin > 0. */
+int stats_tost_paired(StatsTost *out, const double *x, const double *y, int n, double margin,
+                      char *err, size_t errlen);
+
+/* The Hodges-Lehmann estimate of the paired shift, the estimate that goes
+ * with the Wilcoxon signed-rank test, with its exact interval, over all n
+ * differences d[i] = x[i] - y[i] (zeros kept):
+ *   the N = n(n+1)/2 Walsh averages (d_i + d_j)/2, i <= j, sorted: A_(1..N);
+ *   est = their median;
+ *   c = the largest integer with P(W+ <= c) <= (1 - level)/2 under the
+ *   signed-rank null of n untied ranks (all 2^n sign patterns);
+ *   lo = A_(c+1), hi = A_(N-c) (Hollander & Wolfe, section 3.3).
+ * When even P(W+ = 0) = 2^-n is above (1 - level)/2 the interval is
+ * unbounded: lo = -inf, hi = +inf. Needs 1 <= n <= STATS_WILCOXON_MAX_N
+ * and 0 < level < 1. */
+typedef struct {
+    double est, lo, hi;
+} StatsShift;
+int stats_hodges_lehmann(StatsShift *out, const double *x, const double *y, int n, double level,
+                         char *err, size_t errlen);
 
 /* Rank correlation of x and y within groups, for observations that come in
  * groups (e.g. the seeds of one setting), without treating them as

@@ -141,7 +141,7 @@ train_under() {
 mkdir hand && sed 's/^test = f_attn welch$/test = f_attn mann-whitney/' ok/protocol.ini >hand/protocol.ini
 train_under hand
 "$G" report hand >rep.log 2>&1 || bad "report failed: $(cat rep.log)"
-grep -q "\*\*the protocol's \[primary\] is not the sweep file's\*\*: \`c.sweep\` at $commit" hand/REPORT.md ||
+grep -q "\*\*the protocol's families are not the sweep file's\*\*: \`c.sweep\` at $commit" hand/REPORT.md ||
     bad "a protocol edited with its runs passes: $(grep -m3 '^- ' hand/REPORT.md)"
 grep -q "$declared" hand/REPORT.md && bad "a protocol edited with its runs reads declared before the runs"
 # ... and its run list shortened with them, to hide a seed

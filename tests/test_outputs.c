@@ -117,7 +117,12 @@ static void test_primary_weak_replies(void **st) {
                     "given twice");
     primary_refused("compare = g1-elem vs baseline\npaper = f_attn g1-elem < baseline\n"
                     "paper = f_attn g1-elem > baseline\n",
-                    13, "the opposite");
+                    13, "(another)");
+    primary_refused("compare = g1-elem vs baseline\npaper = f_attn g1-elem > baseline\n", 12,
+                    "paper = f_attn g1-elem > baseline: the paper states no such claim (variants "
+                    "g1-elem and baseline");
+    primary_refused("compare = g1-elem vs baseline\npaper = f_attn g1-elem ~ baseline\n", 12,
+                    "a '~' claim on f_attn needs 'margin = f_attn VALUE'");
     primary_refused("compare = g1-elem vs baseline\npaper = f_attn g1-elem < baseline\n"
                     "paper = f_attn g1-elem < baseline\n",
                     13, "the same");

@@ -13,12 +13,14 @@
 #include <cmocka.h>
 
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "protocol.h"
 #include "protocol_check.h"
 #include "protocol_pin.h"
 #include "sweep.h"
@@ -244,11 +246,72 @@ static void test_status_missing_and_rules(void **state) {
     free(buf);
 }
 
+/* The seeds of run name in sw. */
+static int seeds_of(const Sweep *sw, const char *name) {
+    int k = 0;
+    for (int r = 0; r < sw->n_runs; r++) k += !strcmp(sw->runs[r].name, name);
+    return k;
+}
+
+/* No test a confirmatory sweep declares is one that cannot reject by
+ * design: each exact test's smallest attainable p, with the sweep's seeds,
+ * is at or below 0.05 / (its family's size), so Holm can reach it and
+ * Tarone's rule leaves nothing out. */
+static void check_families_reach(const Sweep *sw, const char *name) {
+    char path[] = "/tmp/gatelab-proto-XXXXXX", err[512];
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    fprintf(f, "[primary]\n%s", sw->protocol);
+    fclose(f);
+    for (int sec = 0; sec < 2; sec++) {
+        Protocol p;
+        int rc = protocol_read_family(path, sec, &p, err, sizeof err);
+        if (rc == 1) continue;
+        if (rc) fail_msg("%s: %s", name, err);
+        int k = 0, tests = sec ? p.n_compares * p.n_metrics : 0;
+        for (int j = 0; !sec && j < p.n_claims; j++) tests += p.claims[j].rel != PR_EQUIV;
+        for (int j = 0; j < (sec ? tests : p.n_claims); j++) {
+            int c = sec ? j / p.n_metrics : p.claims[j].compare;
+            ProtoMetric m = sec ? p.metrics[j % p.n_metrics] : p.claims[j].metric;
+            if (!sec && p.claims[j].rel == PR_EQUIV) continue;
+            const char *arm = c >= 0 ? p.compares[c].arm : p.claims[j].arm;
+            int n = seeds_of(sw, arm), one = !sec && p.claims[j].one_sided;
+            one |= !sec && p.claims[j].rel == PR_SINK_FREE;
+            double floor_p = p.test[m] == PT_WILCOXON ? (one ? 1 : 2) * pow(0.5, n) : 0;
+            if (!(floor_p <= 0.05 / tests))
+                fail_msg("%s: test %d of %d cannot reach 0.05 / %d with %d seeds", name, ++k, tests,
+                         tests, n);
+        }
+    }
+    unlink(path);
+}
+
+/* Every confirmatory sweep file of experiments/ (those with [primary])
+ * declares only tests that can reach their family's Holm bound. */
+static void test_claims_families_reach(void **state) {
+    (void)state;
+    const char *src = getenv("GATELAB_SRC");
+    if (!src) src = access("experiments/all.sweep", R_OK) == 0 ? "." : "../..";
+    static const char *const files[] = {"claims-brown", "claims-length", "claims-bigram",
+                                        "claims-stability", "quickstart"};
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        char path[600], err[512];
+        snprintf(path, sizeof path, "%s/experiments/%s.sweep", src, files[i]);
+        Sweep sw;
+        if (sweep_parse(path, &sw, err, sizeof err)) fail_msg("%s", err);
+        if (!sw.protocol) fail_msg("%s declares no [primary]", files[i]);
+        check_families_reach(&sw, files[i]);
+        sweep_free(&sw);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fnv1a64_vectors),
         cmocka_unit_test_setup_teardown(test_seed_ranges, setup, teardown),
         cmocka_unit_test(test_quickstart_fresh),
+        cmocka_unit_test(test_claims_families_reach),
         cmocka_unit_test_setup_teardown(test_protocol_runs_and_refusals, setup, teardown),
         cmocka_unit_test_setup_teardown(test_protocol_kept_across_builds, setup, teardown),
         cmocka_unit_test_setup_teardown(test_status_missing_and_rules, setup, teardown),

@@ -1,14 +1,18 @@
 /* test_report_rules.c: the report's rules on hand-built inputs: the
  * instability rule (instability.h), Sun et al.'s massive-activation
  * criterion (massive.h), the training FLOPs (flops.h), the reference
- * scales (paper_tables.h) and the primary ids the exploratory comparisons
- * point to (report_priv.h primary_test_id). */
+ * scales (paper_tables.h), the primary ids the exploratory comparisons
+ * point to (report_priv.h primary_test_id), the verdict rule of the
+ * confirmatory headline (report_confirm.h) on a constructed case, and the
+ * claims table a sweep's `paper =` lines are held to. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <setjmp.h>
 #include <cmocka.h>
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "flops.h"
@@ -16,6 +20,7 @@
 #include "massive.h"
 #include "paper_tables.h"
 #include "protocol.h"
+#include "report_confirm.h"
 #include "report_priv.h"
 #include "runschema.h"
 
@@ -81,26 +86,179 @@ static void test_flops(void **state) {
     assert_null(effect_scale(-1));
 }
 
-/* Ids are compare-major as report_confirm.c numbers them; either order of
- * the pair matches; an undeclared metric or pair has none. */
+/* Ids number the `<`, `>` and sink-free claims in their order (a `~`
+ * claim is an equivalence test, E ids); either order of the pair matches;
+ * a metric or pair no claim names has none. */
 static void test_primary_ids(void **state) {
     (void)state;
     Protocol p;
     char err[256];
     memset(&p, 0, sizeof p);
-    const char *keys[][2] = {{"metric", "f_attn"},
-                             {"metric", "val_loss"},
-                             {"compare", "g1 vs base"},
-                             {"compare", "g2 vs base"}};
-    for (int i = 0; i < 4; i++)
+    const char *keys[][2] = {{"metric", "f_attn"},          {"metric", "val_loss"},
+                             {"compare", "g1 vs base"},     {"compare", "g2 vs base"},
+                             {"margin", "f_attn 0.1"},      {"paper", "f_attn g1 < base"},
+                             {"paper", "f_attn g2 ~ base"}, {"paper", "val_loss g2 < base"}};
+    for (int i = 0; i < 8; i++)
         assert_int_equal(protocol_key(&p, keys[i][0], keys[i][1], err, sizeof err), 0);
     assert_int_equal(primary_test_id(&p, "g1", "base", PM_F_ATTN), 1);
-    assert_int_equal(primary_test_id(&p, "g1", "base", PM_VAL_LOSS), 2);
-    assert_int_equal(primary_test_id(&p, "g2", "base", PM_VAL_LOSS), 4);
-    assert_int_equal(primary_test_id(&p, "base", "g2", PM_F_ATTN), 3);
+    assert_int_equal(primary_test_id(&p, "g2", "base", PM_VAL_LOSS), 2);
+    assert_int_equal(primary_test_id(&p, "base", "g2", PM_VAL_LOSS), 2);
+    assert_int_equal(primary_test_id(&p, "g2", "base", PM_F_ATTN), 0); /* E1 */
+    assert_int_equal(primary_test_id(&p, "g1", "base", PM_VAL_LOSS), 0);
     assert_int_equal(primary_test_id(&p, "g1", "base", PM_M_ACT), 0);
     assert_int_equal(primary_test_id(&p, "g3", "base", PM_F_ATTN), 0);
     assert_int_equal(primary_test_id(NULL, "g1", "base", PM_F_ATTN), 0);
+}
+
+/* Ten pairs, nine small negative differences and one large positive
+ * (M-Act is heavy-tailed): d = -1, ..., -9, +100, so W+ = 10 and the mean
+ * difference is +5.5 while the Hodges-Lehmann estimate is -4.5. The exact
+ * one-sided Wilcoxon in the paper's direction (arm lower) gives p =
+ * P(W+ <= 10) = 43/1024 = 0.0419921875, two-sided 0.083984375; SciPy:
+ *   python3 -c 'import numpy as np, scipy.stats as st
+ *   d = np.array([-1,-2,-3,-4,-5,-6,-7,-8,-9,100.0])
+ *   print(st.wilcoxon(d, alternative="less", method="exact").pvalue,
+ *         st.wilcoxon(d, method="exact").pvalue,
+ *         np.median([(d[i]+d[j])/2 for i in range(10) for j in range(i,10)]))'
+ * prints 0.0419921875 0.083984375 -4.5. */
+static Row g_rows[20];
+
+/* baseline seeds 1-10 (rows 0-9, massive by Sun's criterion when massive)
+ * and g1-elem (rows 10-19), M-Act baseline + d. */
+static void outlier_rows(int massive) {
+    memset(g_rows, 0, sizeof g_rows);
+    for (int i = 0; i < 20; i++) {
+        Row *w = &g_rows[i];
+        int arm = i >= 10, k = i % 10;
+        double d = k == 9 ? 100.0 : -(k + 1.0);
+        w->ok = 1, w->seed = k + 1, w->base = 0;
+        snprintf(w->run, sizeof w->run, "%s", arm ? "g1-elem" : "baseline");
+        snprintf(w->variant, sizeof w->variant, "%s", w->run);
+        snprintf(w->data, sizeof w->data, "bigram");
+        w->m_act = 500.0 + 10.0 * k + (arm ? d : 0.0);
+        w->massive_sun = massive;
+        w->f_attn = w->val_loss = w->task_floor = NAN;
+        w->sink_formed = -1;
+    }
+}
+
+/* report_confirm's text for the rows under a one-claim protocol. */
+static char *confirm_text(const char *claim) {
+    Protocol p;
+    char err[256];
+    memset(&p, 0, sizeof p);
+    const char *keys[][2] = {{"metric", "m_act"},
+                             {"test", "m_act wilcoxon"},
+                             {"compare", "g1-elem vs baseline"},
+                             {"paper", claim}};
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(protocol_key(&p, keys[i][0], keys[i][1], err, sizeof err), 0);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    report_confirm(f, g_rows, 20, &p, NULL);
+    fclose(f);
+    if (getenv("GATELAB_TEST_SHOW")) fprintf(stderr, "%s\n", buf);
+    return buf;
+}
+
+/* The verdict comes from the test's statistic, never from the means: the
+ * one-sided test confirms (p = 0.042, the family's only test); two-sided
+ * it shows nothing (0.084); neither says "Contradicted" though the mean
+ * difference is +5.5. The table gives the Hodges-Lehmann estimate. With no
+ * baseline seed massive the claim is untestable here. */
+static void test_verdict_from_test(void **state) {
+    (void)state;
+    outlier_rows(1);
+    char *md = confirm_text("m_act g1-elem < baseline one-sided");
+    assert_non_null(strstr(md, "**Confirmed** here: Hodges–Lehmann estimate -4.5"));
+    assert_non_null(strstr(md, "Holm p = 0.042 (P1)"));
+    assert_non_null(strstr(md, "| 0.042 | 0.042 | **lower** |"));
+    assert_non_null(strstr(md, "| -4.5 ["));
+    assert_null(strstr(md, "Contradicted"));
+    free(md);
+    md = confirm_text("m_act g1-elem < baseline");
+    assert_non_null(strstr(md, "**Not shown** here"));
+    assert_non_null(strstr(md, "| 0.084 | 0.084 | no difference shown |"));
+    assert_null(strstr(md, "Contradicted"));
+    free(md);
+    outlier_rows(0);
+    md = confirm_text("m_act g1-elem < baseline one-sided");
+    assert_non_null(strstr(md, "**Untestable here**: the baseline `baseline` has no massive "
+                               "activation to remove: none of its 10 seeds is massive"));
+    assert_null(strstr(md, "Confirmed"));
+    free(md);
+}
+
+/* Sink-free as the paper means it: g1-elem's F-Attn over its run's own
+ * uniform share (1.000 to 1.009) below 1 + margin = 1.5 in every one of
+ * 10 seeds: one-sample Wilcoxon, one-sided, p = 1/1024. The baseline
+ * formed a sink in every seed, so the claim is testable. A [secondary]
+ * family (the outlier case on M-Act, two-sided: p = 0.084) is reported
+ * apart with S ids, and refuses a claim. */
+static void test_sink_free_and_secondary(void **state) {
+    (void)state;
+    outlier_rows(1);
+    for (int i = 0; i < 20; i++) {
+        g_rows[i].f_attn_uniform = 0.1;
+        g_rows[i].f_attn = i < 10 ? 0.5 : 0.1 + 0.0001 * (i - 10);
+        g_rows[i].sink_formed = i < 10;
+    }
+    Protocol p, sec;
+    char err[256];
+    memset(&p, 0, sizeof p);
+    memset(&sec, 0, sizeof sec);
+    sec.secondary = 1;
+    const char *keys[][2] = {{"metric", "f_attn"},
+                             {"test", "f_attn wilcoxon"},
+                             {"compare", "g1-elem vs baseline"},
+                             {"margin", "sink_free 0.5"},
+                             {"paper", "f_attn g1-elem sink-free"}};
+    for (int i = 0; i < 5; i++) {
+        assert_int_equal(protocol_key(&p, keys[i][0], keys[i][1], err, sizeof err), 0);
+        if (i < 3) assert_int_equal(protocol_key(&sec, keys[i][0], keys[i][1], err, sizeof err), 0);
+    }
+    assert_int_equal(protocol_key(&sec, "metric", "m_act", err, sizeof err), 0);
+    assert_int_equal(protocol_key(&sec, "test", "m_act wilcoxon", err, sizeof err), 0);
+    assert_int_equal(protocol_key(&sec, "paper", "m_act g1-elem < baseline", err, sizeof err), -1);
+    assert_non_null(strstr(err, "two-sided questions, not claims"));
+    assert_int_equal(protocol_check(&p, err, sizeof err), 0);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    report_confirm(f, g_rows, 20, &p, &sec);
+    fclose(f);
+    if (getenv("GATELAB_TEST_SHOW")) fprintf(stderr, "%s\n", buf);
+    assert_non_null(strstr(buf, "- The paper: `g1-elem` is attention-sink-free (tested as F-Attn "
+                                "at most 1.5× the run's uniform share, one-sided) (Table 4, "
+                                "title: F-Attn 0.048; \"gated attention is attention-sink-free\"). "
+                                "**Confirmed** here"));
+    assert_non_null(strstr(buf, "| P1 | g1-elem sink-free | f_attn |"));
+    assert_non_null(strstr(buf, "| 0.000977 | 0.000977 | 0.000977 | **lower** |"));
+    assert_non_null(strstr(buf, "### Secondary family (questions, not claims)"));
+    assert_non_null(strstr(buf, "| S2 | g1-elem vs baseline | m_act |"));
+    assert_non_null(strstr(buf, "| 0.00195 | 0.084 | 0.084 | no difference shown |"));
+    free(buf);
+}
+
+/* Every row of the claims table is a claim a protocol can declare, none
+ * is listed twice, and the claims the paper does not make have no row. */
+static void test_claims_table(void **state) {
+    (void)state;
+    int n = 0;
+    for (const PaperClaim *c; (c = paper_claim_at(n)); n++) {
+        assert_non_null(c->table);
+        assert_non_null(c->sentence);
+        assert_true(strchr("<>~s", c->rel) != NULL);
+        assert_ptr_equal(paper_claim_find(c->metric, c->arm, c->rel, c->ref), c);
+    }
+    assert_true(n >= 10);
+    assert_non_null(paper_claim_find("f_attn", "g1-elem", '<', "g1-ns"));
+    assert_null(paper_claim_find("f_attn", "g1-ns", '<', "baseline"));
+    assert_null(paper_claim_find("f_attn", "g1-elem", '<', "g1-head"));
+    assert_null(paper_claim_find("m_act", "g1-elem", '>', "baseline"));
 }
 
 int main(void) {
@@ -109,6 +267,9 @@ int main(void) {
         cmocka_unit_test(test_sun_criterion),
         cmocka_unit_test(test_flops),
         cmocka_unit_test(test_primary_ids),
+        cmocka_unit_test(test_verdict_from_test),
+        cmocka_unit_test(test_sink_free_and_secondary),
+        cmocka_unit_test(test_claims_table),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

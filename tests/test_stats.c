@@ -519,6 +519,53 @@ static void test_within_refuses(void **state) {
     assert_int_equal(stats_within_group_corr(&w, x, x, g, 1, 100, 1, err, sizeof err), -1);
 }
 
+/* Paired TOST over d = 0.01, -0.02, 0.015, 0, 0.005 within +-0.05; SciPy:
+ *   d = np.array([0.01, -0.02, 0.015, 0.0, 0.005])
+ *   st.ttest_1samp(d + 0.05, 0, alternative="greater").pvalue  # 0.000500712220452084
+ *   st.ttest_1samp(d - 0.05, 0, alternative="less").pvalue     # 0.0006795356920370183
+ * Equal differences: 0 inside the margin, 1 on or outside it. */
+static void test_tost_paired(void **state) {
+    (void)state;
+    const double x[5] = {0.01, -0.02, 0.015, 0.0, 0.005}, y[5] = {0};
+    char err[256];
+    StatsTost t;
+    assert_int_equal(stats_tost_paired(&t, x, y, 5, 0.05, err, sizeof err), 0);
+    assert_true(fabs(t.p_lower - 0.000500712220452084) < 1e-12);
+    assert_true(fabs(t.p_upper - 0.0006795356920370183) < 1e-12);
+    assert_true(t.p == t.p_upper && fabs(t.diff - 0.002) < 1e-15);
+    const double c[3] = {0.04, 0.04, 0.04}, z[3] = {0};
+    assert_int_equal(stats_tost_paired(&t, c, z, 3, 0.05, err, sizeof err), 0);
+    assert_true(t.p == 0.0);
+    assert_int_equal(stats_tost_paired(&t, c, z, 3, 0.04, err, sizeof err), 0);
+    assert_true(t.p == 1.0);
+    assert_int_equal(stats_tost_paired(&t, c, z, 3, 0.0, err, sizeof err), -1);
+    assert_int_equal(stats_tost_paired(&t, c, z, 1, 0.05, err, sizeof err), -1);
+}
+
+/* Hodges-Lehmann on d = -1, ..., -9, +100 (x = d, y = 0): the median of
+ * the 55 Walsh averages is -4.5; with n = 10, P(W+ <= 8) = 25/1024 <=
+ * 0.025 < P(W+ <= 9) = 31/1024, so c = 8 and the 95% interval is
+ * [A_(9), A_(47)] = [-7, 46] (numpy: sorted Walsh averages [8] and [46]).
+ * Two pairs: P(W+ = 0) = 1/4 > 0.025, unbounded. The paired t interval is
+ * the mean -+ t_{0.975; 9} s / sqrt(10). */
+static void test_paired_estimates(void **state) {
+    (void)state;
+    double x[10], y[10] = {0}, mean = 0, ss = 0;
+    char err[256];
+    for (int i = 0; i < 10; i++) x[i] = i == 9 ? 100.0 : -(i + 1.0), mean += x[i] / 10;
+    for (int i = 0; i < 10; i++) ss += (x[i] - mean) * (x[i] - mean);
+    StatsShift h;
+    assert_int_equal(stats_hodges_lehmann(&h, x, y, 10, 0.95, err, sizeof err), 0);
+    assert_true(h.est == -4.5 && h.lo == -7.0 && h.hi == 46.0);
+    assert_int_equal(stats_hodges_lehmann(&h, x, y, 2, 0.95, err, sizeof err), 0);
+    assert_true(h.est == -1.5 && isinf(h.lo) && h.lo < 0 && isinf(h.hi) && h.hi > 0);
+    assert_int_equal(stats_hodges_lehmann(&h, x, y, 10, 1.0, err, sizeof err), -1);
+    StatsPaired t;
+    assert_int_equal(stats_paired_t(&t, x, y, 10, err, sizeof err), 0);
+    double half = 2.2621571627409915 * sqrt(ss / 9) / sqrt(10.0); /* t_{0.975; 9} */
+    assert_true(fabs(t.lo - (mean - half)) < 1e-9 && fabs(t.hi - (mean + half)) < 1e-9);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_welch_fixtures),       cmocka_unit_test(test_welch_zero_variance),
@@ -535,6 +582,7 @@ int main(void) {
         cmocka_unit_test(test_tost_fixtures),        cmocka_unit_test(test_tost_zero_variance),
         cmocka_unit_test(test_tost_refuses),         cmocka_unit_test(test_paired_fixtures),
         cmocka_unit_test(test_paired_zero_variance), cmocka_unit_test(test_paired_refuses),
+        cmocka_unit_test(test_paired_estimates),     cmocka_unit_test(test_tost_paired),
         cmocka_unit_test(test_wilcoxon_fixtures),    cmocka_unit_test(test_wilcoxon_swap),
         cmocka_unit_test(test_wilcoxon_all_zero),    cmocka_unit_test(test_wilcoxon_refuses),
         cmocka_unit_test(test_within_fixtures),      cmocka_unit_test(test_within_deterministic),

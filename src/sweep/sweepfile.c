@@ -21,6 +21,7 @@
 #include "intervention.h"
 #include "protocol.h"
 #include "seedlist.h"
+#include "sweepclaims.h"
 #include "util.h"
 
 #define LINE_MAX_LEN (INI_LINE_MAX + 1) /* room for any one line's text */
@@ -46,7 +47,7 @@ typedef struct {
     char *why; /* while reading: inifile's buffer for a refusal's reason */
     size_t whylen;
     int failed;
-    enum { SEC_NONE, SEC_SWEEP, SEC_RUN, SEC_PRIMARY } sec;
+    enum { SEC_NONE, SEC_SWEEP, SEC_RUN, SEC_PRIMARY, SEC_SECONDARY } sec;
     char preset[SWEEP_PATH_MAX];
     int preset_line;
     unsigned long long seeds[SWEEP_MAX_SEEDS];
@@ -60,9 +61,10 @@ typedef struct {
     char eval_lengths[128]; /* "1x,2x,..." from eval_lengths = 1,2,... */
     char intervene[96];     /* "gates-open bos-mean ..." from intervene = */
     char eval_quant[64];    /* "w8a8,w4a4" from eval_quant = */
-    Protocol proto;         /* [primary], checked key by key */
-    char *primary;          /* [primary] as "key = value" lines */
-    int primary_line;       /* its header's line (0: none) */
+    Protocol proto, proto2; /* [primary] and [secondary], checked key by key */
+    char *primary, *second; /* each as "key = value" lines */
+    int primary_line;       /* [primary]'s header line (0: none) */
+    int second_line;        /* [secondary]'s header line (0: none) */
 } FileCtx;
 
 #define MAX_FILES 256 /* distinct sweep files in one sweep, includes and all */
@@ -135,14 +137,17 @@ static void section_header(FileCtx *c, char *name_text) {
         c->sec = SEC_SWEEP;
         return;
     }
-    if (!strcmp(s, "primary")) {
-        if (c->primary_line) fail(c, c->line, "[primary] given twice", NULL, NULL);
-        c->primary_line = c->line;
-        c->sec = SEC_PRIMARY;
+    if (!strcmp(s, "primary") || !strcmp(s, "secondary")) {
+        int second = s[0] == 's', *line = second ? &c->second_line : &c->primary_line;
+        if (*line) fail(c, c->line, "[%s] given twice", s, NULL);
+        *line = c->line;
+        c->sec = second ? SEC_SECONDARY : SEC_PRIMARY;
+        c->proto2.secondary = 1;
         return;
     }
     if (strncmp(s, "run", 3) || (s[3] && !isspace((unsigned char)s[3]))) {
-        fail(c, c->line, "unknown section [%s] (expected [sweep], [primary] or [run NAME])", s,
+        fail(c, c->line,
+             "unknown section [%s] (expected [sweep], [primary], [secondary] or [run NAME])", s,
              NULL);
         return;
     }
@@ -299,19 +304,22 @@ static int sweep_key(FileCtx *c, const char *name, const char *value) {
     return 1;
 }
 
-/* One [primary] key: checked by protocol.c, kept as text for protocol.ini. */
+/* One [primary] or [secondary] key: checked by protocol.c, kept as text
+ * for protocol.ini. */
 static int primary_key(FileCtx *c, const char *name, const char *value) {
-    char why[300];
-    int nc = c->proto.n_compares, nm = c->proto.n_metrics;
-    if (protocol_key(&c->proto, name, value, why, sizeof why) != 0)
+    char why[300], **text = c->sec == SEC_SECONDARY ? &c->second : &c->primary;
+    Protocol *p = c->sec == SEC_SECONDARY ? &c->proto2 : &c->proto;
+    int nc = p->n_compares, nm = p->n_metrics, ncl = p->n_claims;
+    if (protocol_key(p, name, value, why, sizeof why) != 0)
         return fail(c, c->line, "%s", why, NULL);
-    if (c->proto.n_compares > nc) c->proto.compares[nc].line = c->line;
-    if (c->proto.n_metrics > nm) c->proto.metric_line[c->proto.metrics[nm]] = c->line;
-    size_t old = c->primary ? strlen(c->primary) : 0, add = strlen(name) + strlen(value) + 5;
-    char *n = realloc(c->primary, old + add);
+    if (p->n_compares > nc) p->compares[nc].line = c->line;
+    if (p->n_claims > ncl) p->claims[ncl].line = c->line;
+    if (p->n_metrics > nm) p->metric_line[p->metrics[nm]] = c->line;
+    size_t old = *text ? strlen(*text) : 0, add = strlen(name) + strlen(value) + 5;
+    char *n = realloc(*text, old + add);
     if (!n) return fail(c, c->line, "out of memory", NULL, NULL);
     snprintf(n + old, add, "%s = %s\n", name, value);
-    c->primary = n;
+    *text = n;
     return 1;
 }
 
@@ -323,7 +331,7 @@ static int handler(FileCtx *c, const char *name, const char *value) {
                     "[run NAME])",
                     name, NULL);
     if (c->sec == SEC_SWEEP) return sweep_key(c, name, value);
-    if (c->sec == SEC_PRIMARY) return primary_key(c, name, value);
+    if (c->sec == SEC_PRIMARY || c->sec == SEC_SECONDARY) return primary_key(c, name, value);
     FileRun *r = &c->runs[c->n_runs - 1];
     if (check_override(c, name, value)) return 0;
     size_t kl = strlen(name);
@@ -362,6 +370,7 @@ static void ctx_free(FileCtx *c) {
     free(c->runs);
     free(c->incs);
     free(c->primary);
+    free(c->second);
 }
 
 /* dir of path + rel; rel used as is when absolute. */
@@ -535,26 +544,6 @@ static int expand(FileCtx *c, Chain *chain, Sweep *sw) {
     return 0;
 }
 
-static int is_run(const Sweep *sw, const char *name) {
-    for (int i = 0; i < sw->n_runs; i++)
-        if (!strcmp(sw->runs[i].name, name)) return 1;
-    return 0;
-}
-
-/* Every arm of the top-level file's [primary] is a run of the sweep (its
- * includes expanded); else -1 after fail() naming the compare's line. */
-static int arms_are_runs(FileCtx *c, const Sweep *sw) {
-    for (int i = 0; i < c->proto.n_compares; i++) {
-        const ProtoCompare *pc = &c->proto.compares[i];
-        const char *no = !is_run(sw, pc->arm) ? pc->arm : !is_run(sw, pc->ref) ? pc->ref : NULL;
-        if (no)
-            return fail(c, pc->line, "compare = %s vs ...: '%s' is no [run NAME] of this sweep",
-                        pc->arm, no),
-                   -1;
-    }
-    return 0;
-}
-
 static int parse_file(const char *path, Chain *chain, Sweep *sw, char *err, size_t errlen) {
     char real[PATH_MAX];
     FileCtx c;
@@ -576,16 +565,26 @@ static int parse_file(const char *path, Chain *chain, Sweep *sw, char *err, size
     chain->paths[chain->n++] = real;
     IniHandlers h = {on_key, on_section, &c};
     if (ini_read(path, NULL, &h, err, errlen) != 0) c.failed = 1; /* err says where */
-    if (!c.failed && c.primary_line && (!c.proto.n_metrics || !c.proto.n_compares))
-        fail(&c, c.primary_line, "[primary] needs at least one metric and one compare", NULL, NULL);
-    if (!c.failed && c.primary_line && protocol_check(&c.proto, why, sizeof why) != 0)
-        c.failed = 1, seterr(err, errlen, "%s:%s", path, why);
+    if (!c.failed && c.second_line && !c.primary_line)
+        fail(&c, c.second_line, "[secondary] needs a [primary] beside it", NULL, NULL);
+    for (int k = 0; k < 2 && !c.failed; k++) {
+        Protocol *p = k ? &c.proto2 : &c.proto;
+        int line = k ? c.second_line : c.primary_line;
+        if (line && (!p->n_metrics || !p->n_compares))
+            fail(&c, line,
+                 k ? "[secondary] needs at least one metric and one compare"
+                   : "[primary] needs at least one metric and one compare",
+                 NULL, NULL);
+        else if (line && protocol_check(p, why, sizeof why) != 0)
+            c.failed = 1, seterr(err, errlen, "%s:%s", path, why);
+    }
     if (!c.failed && chain->n == 1 && c.primary) { /* the top-level file's counts */
-        sw->protocol = c.primary;
-        c.primary = NULL;
+        sw->protocol = sweep_join_families(c.primary, c.second);
+        if (!sw->protocol) fail(&c, c.primary_line, "out of memory", NULL, NULL);
     }
     int ret = c.failed ? -1 : expand(&c, chain, sw);
-    if (ret == 0 && chain->n == 1) ret = arms_are_runs(&c, sw);
+    if (ret == 0 && chain->n == 1) ret = sweep_protocol_arms(&c.proto, sw, path, err, errlen);
+    if (ret == 0 && chain->n == 1) ret = sweep_protocol_arms(&c.proto2, sw, path, err, errlen);
     chain->n--;
     ctx_free(&c);
     return ret;

@@ -119,7 +119,9 @@ int fuzz_protocol_one(const uint8_t *data, size_t size) {
         fuzz_assert(memchr(pr.compares[i].arm, 0, PROTO_ARM_MAX) &&
                     memchr(pr.compares[i].ref, 0, PROTO_ARM_MAX));
     for (int i = 0; i < pr.n_claims; i++)
-        fuzz_assert(pr.claims[i].compare >= 0 && pr.claims[i].compare < pr.n_compares &&
+        fuzz_assert(pr.claims[i].compare >= (pr.claims[i].rel == PR_SINK_FREE ? -1 : 0) &&
+                    pr.claims[i].compare < pr.n_compares &&
+                    memchr(pr.claims[i].arm, 0, PROTO_ARM_MAX) &&
                     proto_metric_name(pr.claims[i].metric));
     return 0;
 }

@@ -30,7 +30,8 @@ int fuzz_config_one(const uint8_t *data, size_t size);
 int fuzz_sweepfile_one(const uint8_t *data, size_t size);
 /* The [primary] section of a sweep's protocol.ini, as `report` reads it
  * (protocol_read): every comparison names two arms of run-name length,
- * every claim a declared metric and comparison. */
+ * every claim a declared metric and a comparison (a sink-free claim: none,
+ * and its arm of run-name length). */
 int fuzz_protocol_one(const uint8_t *data, size_t size);
 int fuzz_runread_one(const uint8_t *data, size_t size);
 int fuzz_tokens_one(const uint8_t *data, size_t size);
