@@ -181,6 +181,37 @@ static const MetricCol METRICS[] = {
     CSV_DEF("quant_kurtosis_max", q_kurt,
             "Mean over sequences of the largest kurtosis over layers of a layer output."),
     CSV_ONLY("task_floor", NAN, MK_REAL, MS_OTHER, task_floor),
+    /* what the report reads of the last probe besides its metrics, so that
+     * results.csv alone gives the same tables (report_csv.c) */
+    CSV_ONLY("has_probe", NAN, MK_FLAG, MS_OTHER, has_probe),
+    CSV_ONLY("probe_len", NAN, MK_INT, MS_OTHER, probe_T),
+    CSV_ONLY("probe_seqs", NAN, MK_INT, MS_OTHER, probe_N),
+    CSV_ONLY("probe_proxy", NAN, MK_FLAG, MS_OTHER, proxy),
+    CSV_ONLY("gate_unbounded", NAN, MK_FLAG, MS_OTHER, gate_unbounded),
+    /* the probe measures beyond position 0's share (sinkstats.h), one number
+     * a run, at the last probe; blank when the run file does not store them */
+    CSV_DEF("key_norm_first", knorm_first,
+            "||k_0||, the key norm at position 0, the mean over layers and heads (`gatelab sinks`: "
+            "key and value norms; docs/metrics.md \"Head probes\")."),
+    CSV_DEF("key_norm_rest", knorm_rest, "The same of the mean over positions t >= 1."),
+    CSV_DEF("value_norm_first", vnorm_first,
+            "||v_0||, the value norm at position 0, the mean over layers and heads."),
+    CSV_DEF("value_norm_rest", vnorm_rest, "The same of the mean over positions t >= 1."),
+    {"dormant_heads", NAN, MK_INT, MS_OTHER, OFF(dormant), 0, 0, NULL, "def-dormant", NULL,
+     "How many heads the declared dormant-head rule classes as dormant (docs/metrics.md \"Head "
+     "probes\").",
+     0, 0},
+    CSV_DEF("secondary_sinks", secondary,
+            "Secondary sinks (docs/metrics.md: tokens other than position 0 that draw attention "
+            "over a run of layers; `gatelab sinks`), the mean number per probe sequence."),
+    {"residual_sinks", NAN, MK_INT, MS_OTHER, OFF(resid_sinks), 0, 0, NULL, "def-resid-sinks", NULL,
+     "Residual sinks (docs/metrics.md: a dimension i of block l's output with |h_t[i]| above 10 "
+     "x the median |h| on at least 80% of tokens; `gatelab acts`), counted over layers.",
+     0, 0},
+    CSV_DEF("gate_first", gate_first,
+            "The gate score at position 0, the mean over channels, probe sequences and layers "
+            "(`gatelab gates`)."),
+    CSV_DEF("gate_rest", gate_rest, "The same over positions t >= 1."),
 };
 #define N_METRICS ((int)(sizeof METRICS / sizeof METRICS[0]))
 
@@ -238,7 +269,8 @@ double metric_value(const Row *w, const MetricCol *m) {
     const char *at = (const char *)w + m->off;
     switch (m->kind) {
     case MK_LL: return (double)*(const long long *)at;
-    case MK_FLAG: return *(const int *)at >= 0 ? *(const int *)at : NAN;
+    case MK_FLAG:
+    case MK_INT: return *(const int *)at >= 0 ? *(const int *)at : NAN;
     case MK_REAL:
     case MK_WHOLE: return *(const double *)at;
     }

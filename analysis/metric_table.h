@@ -16,7 +16,8 @@ typedef enum {
     MK_REAL,  /* double, "%.10g", blank when not finite */
     MK_WHOLE, /* double, "%.0f", blank when not finite */
     MK_LL,    /* long long, "%lld", always written */
-    MK_FLAG   /* int 0/1, blank when negative (not known) */
+    MK_FLAG,  /* int 0/1, blank when negative (not known) */
+    MK_INT    /* int count or length, blank when negative (not known) */
 } MetricKind;
 
 /* Where row_read gets a value from, when the table itself says how. */

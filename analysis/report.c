@@ -58,13 +58,14 @@ static int arms_are_runs(const char *path, const Protocol *pr, const Row *rows, 
 }
 
 static int write_md(const char *path, const char *dir, const char *outdir, const Row *rows, int n,
-                    const Protocol *proto, const Protocol *sec, char *err, size_t errlen) {
+                    int from_csv, const Protocol *proto, const Protocol *sec, char *err,
+                    size_t errlen) {
     if (outpath_check(path, OUT_REPORT, 1, err, errlen) != 0) return -1;
     char tmp[ATOMIC_TMP_MAX];
     FILE *f = atomic_fopen(path, tmp, sizeof tmp, err, errlen);
     if (!f) return -1;
     report_progress("tables and statistics");
-    md_title(f, dir, rows, n);
+    md_title(f, dir, rows, n, from_csv);
     if (proto) report_confirm(f, rows, n, proto, sec);
     md_settings(f, rows, n);
     md_variants(f, rows, n);
@@ -73,10 +74,10 @@ static int write_md(const char *path, const char *dir, const char *outdir, const
     md_compute(f, rows, n); /* report_compute.c */
     md_paper(f, rows, n);
     md_runs(f, rows, n);
-    md_figures(f, outdir, rows, n);
+    if (!from_csv) md_figures(f, outdir, rows, n);
     md_lr_sensitivity(f, outdir, rows, n);
     md_quant(f, rows, n); /* report_quant.c */
-    { /* long-context and stability sections: report_longctx.c, report_stability.c */
+    if (!from_csv) { /* long-context and stability sections: report_longctx.c, report_stability.c */
         const char **paths = calloc((size_t)(n ? n : 1), sizeof *paths);
         char figdir[1100];
         int k = 0;
@@ -95,34 +96,54 @@ static int write_md(const char *path, const char *dir, const char *outdir, const
     return atomic_fcommit(f, tmp, path, err, errlen);
 }
 
-int report_run(const char *dir, const char *outdir, char *err, size_t errlen) {
-    if (!outdir) outdir = dir;
-    int n;
+/* Every run file in dir read into *rows (n of them, unreadable ones with
+ * ok = 0); a directory with no run file but a results.csv (a committed
+ * study: run files do not outlive the machine) gives that file's rows,
+ * and *from_csv = 1. 0, REPORT_BADINPUT or -1 with one line. */
+static int load_rows(const char *dir, Row **out, int *n, int *from_csv, char *err, size_t errlen) {
     char **names;
-    int listed = list_runs(dir, &names, &n, err, errlen);
+    int listed = list_runs(dir, &names, n, err, errlen);
+    *from_csv = 0, *out = NULL;
     if (listed < 0) return listed;
-    if (n == 0) {
+    if (*n == 0) {
         free(names);
-        seterr(err, errlen, "%s: no *.h5 run files", dir);
-        return REPORT_BADINPUT;
+        char csv[1100];
+        snprintf(csv, sizeof csv, "%s/results.csv", dir);
+        if (access(csv, F_OK) != 0) {
+            seterr(err, errlen, "%s: no *.h5 run files and no results.csv", dir);
+            return REPORT_BADINPUT;
+        }
+        report_progress("no run files in %s: reading results.csv", dir);
+        *from_csv = 1;
+        return csv_read_rows(dir, csv, out, n, err, errlen);
     }
-    Row *rows = calloc((size_t)n, sizeof *rows);
+    Row *rows = calloc((size_t)*n, sizeof *rows);
     if (!rows) {
-        for (int i = 0; i < n; i++) free(names[i]);
+        for (int i = 0; i < *n; i++) free(names[i]);
         free(names);
         seterr(err, errlen, "out of memory");
         return -1;
     }
-    report_progress("reading %d run file%s in %s", n, n == 1 ? "" : "s", dir);
-    for (int i = 0; i < n; i++) {
+    report_progress("reading %d run file%s in %s", *n, *n == 1 ? "" : "s", dir);
+    for (int i = 0; i < *n; i++) {
         snprintf(rows[i].path, sizeof rows[i].path, "%s/%s", dir, names[i]);
         rows[i].file = strrchr(rows[i].path, '/') + 1;
         row_read(&rows[i]);
         free(names[i]);
-        if (n > REPORT_PROGRESS_EVERY && ((i + 1) % REPORT_PROGRESS_EVERY == 0 || i + 1 == n))
-            report_progress("read %d of %d run files", i + 1, n);
+        if (*n > REPORT_PROGRESS_EVERY && ((i + 1) % REPORT_PROGRESS_EVERY == 0 || i + 1 == *n))
+            report_progress("read %d of %d run files", i + 1, *n);
     }
     free(names);
+    *out = rows;
+    return 0;
+}
+
+int report_run(const char *dir, const char *outdir, char *err, size_t errlen) {
+    if (!outdir) outdir = dir;
+    int n, from_csv;
+    Row *rows;
+    int loaded = load_rows(dir, &rows, &n, &from_csv, err, errlen);
+    if (loaded != 0) return loaded;
     qsort(rows, (size_t)n, sizeof *rows, cmp_row);
     for (int i = 0; i < n; i++) /* qsort moved the rows: re-point file */
         rows[i].file = strrchr(rows[i].path, '/') + 1;
@@ -148,7 +169,7 @@ int report_run(const char *dir, const char *outdir, char *err, size_t errlen) {
     }
     if (rc == 0) {
         snprintf(path, sizeof path, "%s/REPORT.md", outdir);
-        rc = write_md(path, dir, outdir, rows, n, has_proto == 0 ? &proto : NULL,
+        rc = write_md(path, dir, outdir, rows, n, from_csv, has_proto == 0 ? &proto : NULL,
                       has_sec == 0 ? &sec : NULL, err, errlen);
     }
     int readable = 0;

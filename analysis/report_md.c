@@ -300,7 +300,7 @@ static void md_settings_data(FILE *f, const Row *rows, int n, const char *data) 
     fputs(".\n", f);
 }
 
-void md_title(FILE *f, const char *dir, const Row *rows, int n) {
+void md_title(FILE *f, const char *dir, const Row *rows, int n, int from_csv) {
     int ok = 0, bad_probe = 0;
     for (int i = 0; i < n; i++) ok += rows[i].ok;
     for (int i = 0; i < n; i++) bad_probe += rows[i].ok && rows[i].probe_err[0];
@@ -309,14 +309,24 @@ void md_title(FILE *f, const char *dir, const Row *rows, int n) {
     strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", localtime(&now));
     char shown_dir[1024];
     table_name(shown_dir, sizeof shown_dir, dir);
-    fprintf(f,
-            "# gatelab report\n\nRun files in `%s`: %d (%d readable, %d "
-            "unreadable",
-            shown_dir, n, ok - bad_probe, n - ok);
-    if (bad_probe) fprintf(f, ", %d with an unreadable probe (listed under Runs)", bad_probe);
+    if (from_csv) {
+        fprintf(f,
+                "# gatelab report\n\nFrom `%s/results.csv` alone: %d runs, their run files are "
+                "not here. The tables and tests below are those the run files give; the figures "
+                "and the sections that read a run file's probes, evaluations and interventions "
+                "(long context, stability, pretrained, stream, mechanism) are left out",
+                shown_dir, n);
+    } else {
+        fprintf(f,
+                "# gatelab report\n\nRun files in `%s`: %d (%d readable, %d "
+                "unreadable",
+                shown_dir, n, ok - bad_probe, n - ok);
+        if (bad_probe) fprintf(f, ", %d with an unreadable probe (listed under Runs)", bad_probe);
+        fputc(')', f);
+    }
     char rules[160];
     pin_rules(rules, sizeof rules);
-    fprintf(f, "). Written %s by gatelab %s, under the analysis rules \"%s\".\n", when, pin_build(),
+    fprintf(f, ". Written %s by gatelab %s, under the analysis rules \"%s\".\n", when, pin_build(),
             rules);
 }
 

@@ -53,6 +53,10 @@ typedef struct {
     double top1_peak, top1_peak_ratio; /* massive.h massive_peak of the last probe */
     int massive_sun;                   /* its verdict: 1, 0, -1 (not known) */
     double flops;                      /* flops.h training FLOPs of the run (NaN: unknown) */
+    /* sinkstats.h's one number per run of the last probe (NaN, -1: not
+     * stored in the run file) */
+    double knorm_first, knorm_rest, vnorm_first, vnorm_rest, secondary, gate_first, gate_rest;
+    int dormant, resid_sinks;
 } Row;
 
 /* metric_table.c: metric m of row w as a number (NaN: unknown). */
@@ -68,6 +72,9 @@ void report_progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)))
  * 0; REPORT_BADINPUT with a line when dir does not exist or a name breaks
  * the name rule (name_plain, util.h); -1 on another error. */
 int list_runs(const char *dir, char ***out, int *n, char *err, size_t errlen);
+/* Every value of w unknown (NaN, -1, ""), its names and path kept. */
+void row_blank(Row *w);
+/* w->path's run file into w: w->ok = 0 with w->err when unreadable. */
 void row_read(Row *w);
 int cmp_row(const void *a, const void *b);
 int same_group(const Row *x, const Row *y);
@@ -108,9 +115,16 @@ void md_massive(FILE *f, const Row *rows, int n);
  * comma unless first. */
 void csv_field(FILE *f, const char *s, int first);
 int write_csv(const char *path, const Row *rows, int n, char *err, size_t errlen);
+/* The rows of results.csv at path (as write_csv writes it; columns it does
+ * not know are ignored, columns it lacks stay unknown), each as a readable
+ * run file DIR/<file>, into a malloc'ed *rows. 0; REPORT_BADINPUT with one
+ * line naming the file and line of the first bad record; -1 out of memory. */
+int csv_read_rows(const char *dir, const char *path, Row **rows, int *n, char *err, size_t errlen);
 /* report_md.c */
 /* The title and the run-file count: the report's first lines. */
-void md_title(FILE *f, const char *dir, const Row *rows, int n);
+/* The title and what the rows come from: run files, or results.csv alone
+ * (from_csv). */
+void md_title(FILE *f, const char *dir, const Row *rows, int n, int from_csv);
 void md_settings(FILE *f, const Row *rows, int n);
 void md_variants(FILE *f, const Row *rows, int n);
 void md_paper(FILE *f, const Row *rows, int n);

@@ -26,6 +26,7 @@
 #include "flops.h"
 #include "massive.h"
 #include "runstats.h"
+#include "sinkstats.h"
 #include "util.h"
 
 const char *const CFG_KEYS[N_CFG] = {"n_layers", "d_model", "n_heads", "seq_len",     "batch_size",
@@ -104,6 +105,12 @@ static void row_probe(RunReader *r, Row *w) {
     w->top1_med = rs_top1_median(&p);
     w->bos_ratio = rs_bos_ratio(&p);
     w->massive_sun = massive_peak(&p, &w->top1_peak, &w->top1_peak_ratio);
+    ss_lh_first_rest(&p, p.key_norm, &w->knorm_first, &w->knorm_rest);
+    ss_lh_first_rest(&p, p.value_norm, &w->vnorm_first, &w->vnorm_rest);
+    w->dormant = ss_dormant_count(&p);
+    w->secondary = ss_secondary_mean(&p);
+    w->resid_sinks = ss_resid_count(&p);
+    ss_gate_first_rest(&p, &w->gate_first, &w->gate_rest);
     runread_probe_free(&p);
 }
 
@@ -129,7 +136,7 @@ static void row_quant(RunReader *r, Row *w) {
     }
 }
 
-void row_read(Row *w) {
+void row_blank(Row *w) {
     w->steps = w->val_loss = w->ppl = w->bpb = w->dppl = w->f_attn = NAN;
     w->f_attn_uniform = w->sink03 = w->gate_mean = w->gate_below01 = NAN;
     w->m_act = w->spikes = w->tokens_per_sec = NAN;
@@ -139,6 +146,9 @@ void row_read(Row *w) {
         for (int k = 0; k < 3; k++) w->lc_deg[m][k] = NAN;
     w->top1_peak = w->top1_peak_ratio = w->flops = NAN;
     w->massive_sun = -1;
+    w->knorm_first = w->knorm_rest = w->vnorm_first = w->vnorm_rest = NAN;
+    w->secondary = w->gate_first = w->gate_rest = NAN;
+    w->dormant = w->resid_sinks = -1;
     w->sink_formed = w->gate_bounded = -1;
     w->loss0 = w->max_logit = w->task_floor = NAN;
     w->protocol_hash[0] = '\0';
@@ -146,6 +156,10 @@ void row_read(Row *w) {
     w->q_inf_attn = w->q_inf_ffn = w->q_inf_layer = w->q_kurt = NAN;
     w->diverged_step = -1;
     w->base = -1;
+}
+
+void row_read(Row *w) {
+    row_blank(w);
     run_name(w->run, sizeof w->run, w->path);
     RunReader *r = runread_open(w->path, w->err, sizeof w->err);
     if (!r) return;

@@ -5,6 +5,9 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "metrics.h"
+#include "runstats.h"
+
 /* The layers a profile averages: l alone, or every layer for l = -1. */
 static void layer_span(const ProbeRecord *p, int l, int *l0, int *l1) {
     *l0 = l < 0 ? 0 : l;
@@ -88,4 +91,60 @@ int ss_resid_dims(const ProbeRecord *p, int l, int *dims, int max_out) {
             n++;
         }
     return n;
+}
+
+/* ---- one number per run ---- */
+
+void ss_lh_first_rest(const ProbeRecord *p, const float *arr, double *first, double *rest) {
+    *first = *rest = NAN;
+    if (!arr || p->L < 1 || p->H < 1) return;
+    double f = 0.0, r = 0.0;
+    for (int l = 0; l < p->L; l++)
+        for (int h = 0; h < p->H; h++) {
+            double a, b;
+            first_rest(arr + ((size_t)l * p->H + h) * p->T, p->T, &a, &b);
+            f += a, r += b;
+        }
+    *first = f / ((double)p->L * p->H);
+    *rest = r / ((double)p->L * p->H);
+}
+
+int ss_dormant_count(const ProbeRecord *p) {
+    int n = 0;
+    for (int l = 0; l < p->L; l++)
+        for (int h = 0; h < p->H; h++) {
+            double score;
+            int d = rs_head_dormant(p, l, h, &score);
+            if (d < 0) return -1;
+            n += d;
+        }
+    return n;
+}
+
+double ss_secondary_mean(const ProbeRecord *p) {
+    double s = 0.0;
+    for (int n = 0; n < p->N; n++) {
+        int k = ss_secondary(p, n, NULL, 0);
+        if (k < 0) return NAN;
+        s += k;
+    }
+    return p->N > 0 ? s / p->N : NAN;
+}
+
+int ss_resid_count(const ProbeRecord *p) {
+    int n = 0;
+    for (int l = 0; l < p->L; l++) {
+        int k = ss_resid_dims(p, l, NULL, 0);
+        if (k < 0) return -1;
+        n += k;
+    }
+    return n;
+}
+
+void ss_gate_first_rest(const ProbeRecord *p, double *first, double *rest) {
+    *first = *rest = NAN;
+    if (!p->gate_first || !p->gate_rest || p->L < 1) return;
+    double f = 0.0, r = 0.0;
+    for (int l = 0; l < p->L; l++) f += p->gate_first[l], r += p->gate_rest[l];
+    *first = f / p->L, *rest = r / p->L;
 }

@@ -36,4 +36,27 @@ double ss_bos_cos(const ProbeRecord *p, int l, int t);
  * returns how many, or -1 when the probe has no resid_share. */
 int ss_resid_dims(const ProbeRecord *p, int l, int *dims, int max_out);
 
+/* ---- one number per run (results.csv's probe columns) ---- */
+
+/* The mean over layers and heads of position 0's value (*first) and of
+ * the mean over t >= 1 (*rest, metrics.h first_rest) of arr [L, H, T]
+ * (key_norm, value_norm); both NaN when the probe lacks arr. */
+void ss_lh_first_rest(const ProbeRecord *p, const float *arr, double *first, double *rest);
+
+/* How many heads are dormant (runstats.h rs_head_dormant); -1 when the
+ * probe has no head_out_norm or a head's class is unknown. */
+int ss_dormant_count(const ProbeRecord *p);
+
+/* The mean over probe sequences of the number of secondary sinks
+ * (ss_secondary); NaN when the probe has no key_alpha. */
+double ss_secondary_mean(const ProbeRecord *p);
+
+/* The residual sinks summed over layers (ss_resid_dims); -1 when the probe
+ * has no resid_share. */
+int ss_resid_count(const ProbeRecord *p);
+
+/* The means over layers of the gate at position 0 (*first) and over t >= 1
+ * (*rest); both NaN without gate_first / gate_rest. */
+void ss_gate_first_rest(const ProbeRecord *p, double *first, double *rest);
+
 #endif

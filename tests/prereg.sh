@@ -104,7 +104,7 @@ grep -q 'Not checkable from these files: whether a declared seed was run' ok/REP
     bad "the headline does not say what cannot be checked (a preview in another directory)"
 grep -q 'Written .* by gatelab .*(git .*), under the analysis rules "confirm-rules' ok/REPORT.md ||
     bad "REPORT.md does not record the build and rules that wrote it"
-head -1 ok/results.csv | grep -q ',protocol_hash$' || bad "results.csv has no protocol_hash column"
+head -1 ok/results.csv | tr ',' '\n' | grep -qx protocol_hash || bad "results.csv has no protocol_hash column"
 grep -q "$(attr ok/baseline_s1.h5 hash)" ok/results.csv || bad "results.csv lacks the run's hash"
 # rerun into the same directory: its own protocol.ini is replaced, runs skipped
 "$G" sweep c.sweep --out ok --jobs 2 --no-report >ok2.log 2>&1 || bad "a rerun into its own directory failed: $(tail -2 ok2.log)"
