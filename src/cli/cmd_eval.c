@@ -197,6 +197,41 @@ static int eval_quant(Forward *f, const char *spec, QuantEvalOpts *q, json_t *jo
     return !nowrite && store_quant(f->run, &r) != 0 ? 1 : 0;
 }
 
+/* The long-context evaluation of f at o's lengths under plain RoPE (what
+ * 0), YaRN (1) or both (2), printed (or into jo) and stored unless
+ * nowrite. Both skips YaRN with one line where it is untestable
+ * (lceval_yarn_check). 0, 1 (a failed write), 2 or 130 as cmd_eval. */
+static int eval_lengths(Forward *f, LcEvalOpts *o, int what, json_t *jo, int nowrite) {
+    char err[1024];
+    int modes[2] = {what == 1, 1}, nmodes = what == 2 ? 2 : 1, rc = 0;
+    if (what == 2 && f->info.yarn && lceval_yarn_check(f, err, sizeof err) != 0) {
+        fprintf(stderr, "gatelab eval: YaRN skipped: %s\n", err);
+        nmodes = 1;
+    }
+    for (int k = 0; k < nmodes && rc == 0; k++) {
+        LcEvalResult res[LCEVAL_MAX_LENGTHS];
+        o->yarn = modes[k];
+        StopGuard guard;
+        stop_arm(&guard); /* Ctrl-C stops between batches; nothing is stored */
+        int failed = lceval_run(f, o, res, err, sizeof err) != 0;
+        stop_disarm(&guard);
+        if (failed) {
+            fprintf(stderr, "gatelab eval: %s\n", err);
+            return stop_requested() ? 130 : 2;
+        }
+        if (jo) {
+            cj_set(jo, "variant", cj_str(f->info.variant));
+            cj_set(jo, "train_len", json_integer(f->info.seq_len));
+            cj_set(jo, o->yarn ? "yarn" : "plain", results_json(res, o->n_lengths));
+        } else {
+            print_table(f->run, &f->info, o->yarn, res, o->n_lengths);
+        }
+        if (!nowrite && store(f->run, o->yarn, res, o->n_lengths) != 0) rc = 1;
+        for (int i = 0; i < o->n_lengths; i++) lceval_result_free(&res[i]);
+    }
+    return rc;
+}
+
 static const OptRow eval_rows[] = {
     {'l', "lengths", OPT_STR, "LIST", 0, 0, NULL,
      "comma-separated lengths; Nx means N * T_train\n"
@@ -237,6 +272,7 @@ const OptTable eval_options = {
 
 int cmd_eval(int argc, char **argv) {
     const char *lengths = NULL, *quant = NULL;
+    json_t *jo = NULL;
     int yarn = 0, both = 0, json = 0, nowrite = 0, c;
     LcEvalOpts o = {.batches = 4, .batch_size = 4};
     QuantEvalOpts qo = {.calib = QEVAL_CALIB_DEFAULT};
@@ -294,33 +330,9 @@ int cmd_eval(int argc, char **argv) {
         runlock_release(&lock);
         return 2;
     }
-    int modes[2] = {both ? 0 : yarn, 1}, nmodes = !lengths ? 0 : both ? 2 : 1, rc = 0;
-    json_t *jo = json ? cj_set(json_object(), "run", cj_str(run)) : NULL;
-    for (int k = 0; k < nmodes && rc == 0; k++) {
-        LcEvalResult res[LCEVAL_MAX_LENGTHS];
-        char err[1024];
-        o.yarn = modes[k];
-        StopGuard guard;
-        stop_arm(&guard); /* Ctrl-C stops between batches; nothing is stored */
-        int failed = lceval_run(f, &o, res, err, sizeof err) != 0;
-        stop_disarm(&guard);
-        if (failed) {
-            fprintf(stderr, "gatelab eval: %s\n", err);
-            json_decref(jo);
-            forward_close(f);
-            runlock_release(&lock);
-            return stop_requested() ? 130 : 2;
-        }
-        if (json) {
-            cj_set(jo, "variant", cj_str(f->info.variant));
-            cj_set(jo, "train_len", json_integer(f->info.seq_len));
-            cj_set(jo, o.yarn ? "yarn" : "plain", results_json(res, o.n_lengths));
-        } else {
-            print_table(run, &f->info, o.yarn, res, o.n_lengths);
-        }
-        if (!nowrite && store(run, o.yarn, res, o.n_lengths) != 0) rc = 1;
-        for (int i = 0; i < o.n_lengths; i++) lceval_result_free(&res[i]);
-    }
+    jo = json ? cj_set(json_object(), "run", cj_str(run)) : NULL;
+    int rc = lengths ? eval_lengths(f, &o, both ? 2 : yarn, jo, nowrite) : 0;
+    if (rc >= 2) json_decref(jo), jo = NULL; /* no partial JSON */
     if (rc == 0 && quant) {
         qo.batches = o.batches, qo.batch_size = o.batch_size;
         if (json) cj_set(jo, "variant", cj_str(f->info.variant));

@@ -16,6 +16,8 @@ int config_head_dim(const Config *c) {
     return c->n_heads > 0 ? c->d_model / c->n_heads : 0;
 }
 
+int config_rope_split(int diff_attn) { return diff_attn ? 2 : 1; }
+
 /* Rows of the attention map do not sum to one (variants.md: Gu's proxy):
  * an extra slot or null key takes mass, there is no normaliser, or the map
  * is a difference of two softmaxes. */

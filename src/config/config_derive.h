@@ -13,6 +13,11 @@ int config_auto_d_ff(int d_model, MlpKind mlp);
 /* head_dim, or d_model / n_heads when head_dim is 0 (0 if undefined). */
 int config_head_dim(const Config *cfg);
 
+/* Rotated heads per head: differential attention rotates each half of a
+ * head as a head of its own (dh/2 wide, with dh/2's frequencies), as the
+ * Differential Transformer does; every other variant rotates whole heads. */
+int config_rope_split(int diff_attn);
+
 /* 1 when sink metrics must use Gu's proxy |a| / sum |a| on this
  * variant's attention rows (they need not sum to one). */
 int config_attention_proxy(const Config *cfg);

@@ -235,11 +235,8 @@ static size_t gate_applied_len(const Model *m, int N) {
 
 /* ---- RoPE tables ---- */
 
-/* Rotated heads per q (or kv) head: differential attention rotates each
- * half of a head as a head of its own, dh/2 wide with dh/2's frequencies,
- * as the Differential Transformer does; every other variant rotates whole
- * heads. */
-static int rope_split(const Model *m) { return m->cfg.diff_attn ? 2 : 1; }
+/* Rotated heads per q (or kv) head (config_rope_split). */
+static int rope_split(const Model *m) { return config_rope_split(m->cfg.diff_attn); }
 
 static void rope_prepare(const Model *m, RunState *s, int Ti) {
     const Config *c = &m->cfg;

@@ -37,6 +37,17 @@ double uniform_first_share_window(int T, int W) {
 }
 
 /* A[T,T] -> mean over t = 1..T-1 of A[t,0] */
+double loss_beyond(const double *bucket, int n, int L, int T) {
+    double s = 0.0;
+    long long w = 0;
+    for (int k = 1; T > 0 && k < n && (long long)k * T < L; k++) {
+        long long width = L - (long long)k * T < T ? L - (long long)k * T : T;
+        s += bucket[k] * (double)width;
+        w += width;
+    }
+    return w > 0 ? s / (double)w : NAN;
+}
+
 double first_token_share(const float *A, int T) {
     if (T < 2) return 0.0;
     double s = 0.0;

@@ -10,11 +10,23 @@
 #include <string.h>
 
 #include "metrics.h"
+#include "ops.h" /* yarn_split */
 #include "stop.h"
 #include "util.h"
 
 double lceval_yarn_scale(int L, int T, int yarn) {
     return yarn && L > T ? (double)L / (double)T : 1.0;
+}
+
+int lceval_yarn_check(const Forward *f, char *err, size_t errlen) {
+    const ForwardInfo *fi = &f->info;
+    YarnSplit s = yarn_split(fi->rope_dim, fi->rope_base, fi->seq_len, NULL);
+    if (s.kept > 0) return 0;
+    return seterr(err, errlen,
+                  "%s: YaRN is untestable here: it keeps no rotary pair (the fastest turns %.1f "
+                  "times within T_train %d, YaRN keeps pairs at >= " YARN_BETA_TEXT
+                  "); train with seq_len >= %d, or evaluate plain RoPE",
+                  f->run, s.fastest, fi->seq_len, yarn_keep_len());
 }
 
 void lceval_result_free(LcEvalResult *r) {
@@ -133,6 +145,7 @@ static int check_opts(Forward *f, const LcEvalOpts *o, char *err, size_t errlen)
                       "%s: --yarn rescales RoPE, for trained runs with RoPE positions "
                       "(this one's: %s)",
                       f->run, f->info.positions);
+    if (o->yarn && lceval_yarn_check(f, err, errlen) != 0) return -1;
     for (int i = 0; i < o->n_lengths; i++) {
         int L = o->lengths[i];
         if (L < 2) return seterr(err, errlen, "length %d is too short (need >= 2)", L);

@@ -44,6 +44,11 @@ typedef struct {
 int lceval_run(Forward *f, const LcEvalOpts *o, LcEvalResult *out, char *err, size_t errlen);
 void lceval_result_free(LcEvalResult *r);
 
+/* 0 when YaRN is testable on f: it keeps at least one rotary pair (ops.h
+ * yarn_split at the training length); else -1 with one line naming the
+ * fastest pair's turns and the training length that would keep it. */
+int lceval_yarn_check(const Forward *f, char *err, size_t errlen);
+
 /* The YaRN scale used at length L for training length T. */
 double lceval_yarn_scale(int L, int T, int yarn);
 
