@@ -9,10 +9,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "data.h" /* the needle task */
 #include "metrics.h"
 #include "ops.h" /* yarn_split */
 #include "stop.h"
 #include "util.h"
+
+const double LCEVAL_NEEDLE_DEPTH[LCEVAL_NEEDLE_DEPTHS] = {0.0, 0.25, 0.5, 0.75, 1.0};
 
 double lceval_yarn_scale(int L, int T, int yarn) {
     return yarn && L > T ? (double)L / (double)T : 1.0;
@@ -88,6 +91,33 @@ static int bufs_alloc(EvalBufs *b, const ForwardInfo *fi, int B, int L, int n_bu
     return b->in && b->tg && b->tok_loss && b->cols && b->bsum && b->bcnt ? 0 : -1;
 }
 
+/* The needle task at length L (prepared): per depth, the share of rows
+ * whose value the model reproduces exactly (metrics.h exact_match on the
+ * last NEEDLE_VAL_LEN positions). */
+static int eval_needle(Forward *f, const LcEvalOpts *o, int L, LcEvalResult *r, int *in, int *tg,
+                       char *err, size_t errlen) {
+    const int B = o->batch_size, V = f->info.V, a0 = L - NEEDLE_VAL_LEN;
+    r->n_depths = LCEVAL_NEEDLE_DEPTHS;
+    r->needle_n = (long long)o->batches * B;
+    for (int d = 0; d < LCEVAL_NEEDLE_DEPTHS; d++) {
+        long long hits = 0;
+        for (int i = 0; i < o->batches; i++) {
+            if (stop_requested())
+                return seterr(err, errlen, "interrupted evaluating length %d", L);
+            if (f->ops->needle(f, L, B, i, LCEVAL_NEEDLE_DEPTH[d], in, tg, err, errlen) != 0 ||
+                f->ops->losses(f, in, tg, B, L, NULL, NULL, NULL, NULL, err, errlen) != 0)
+                return -1;
+            const float *lg = f->ops->logits(f);
+            for (int b = 0; b < B; b++) {
+                size_t at = (size_t)b * L + a0;
+                hits += exact_match(lg + at * V, V, tg + at, NEEDLE_VAL_LEN);
+            }
+        }
+        r->needle_acc[d] = (double)hits / (double)r->needle_n;
+    }
+    return 0;
+}
+
 static int eval_length(Forward *f, const LcEvalOpts *o, int L, LcEvalResult *r, char *err,
                        size_t errlen) {
     const ForwardInfo *fi = &f->info;
@@ -118,6 +148,7 @@ static int eval_length(Forward *f, const LcEvalOpts *o, int L, LcEvalResult *r, 
         acc_loss(b.tok_loss, b.tg, B, L, fi->V, T0, b.bsum, b.bcnt, &sum, &cnt);
         acc_attention(&a, fi, b.cols, B, L);
     }
+    if (rc == 0 && o->needle) rc = eval_needle(f, o, L, r, b.in, b.tg, err, errlen);
     if (rc == 0) {
         r->n_seqs = (long long)o->batches * B;
         r->val_loss = cnt ? sum / (double)cnt : NAN;
@@ -131,6 +162,19 @@ static int eval_length(Forward *f, const LcEvalOpts *o, int L, LcEvalResult *r, 
         lceval_result_free(r);
     }
     bufs_free(&b);
+    return rc;
+}
+
+/* Whether the needle task (when asked) can run at length L: one row made
+ * and dropped. */
+static int needle_check(Forward *f, const LcEvalOpts *o, int L, char *err, size_t errlen) {
+    if (!o->needle) return 0;
+    if (!f->ops->needle)
+        return seterr(err, errlen, "%s: --needle scores trained runs on byte text only", f->run);
+    int *in = malloc((size_t)L * sizeof *in), *tg = malloc((size_t)L * sizeof *tg);
+    int rc = in && tg ? f->ops->needle(f, L, 1, 0, 0.0, in, tg, err, errlen)
+                      : seterr(err, errlen, "out of memory evaluating length %d", L);
+    free(in), free(tg);
     return rc;
 }
 
@@ -152,7 +196,7 @@ static int check_opts(Forward *f, const LcEvalOpts *o, char *err, size_t errlen)
         char what[96];
         snprintf(what, sizeof what, "length %d with --batch-size %d", L, o->batch_size);
         if (forward_check_memory(f, o->batch_size, L, 0, 0, what, err, errlen) != 0 ||
-            forward_check_len(f, L, err, errlen) != 0)
+            forward_check_len(f, L, err, errlen) != 0 || needle_check(f, o, L, err, errlen) != 0)
             return -1;
     }
     return 0;

@@ -447,6 +447,48 @@ void data_batch(const Dataset *ds, int *inputs, int *targets, int B, int T, Spli
     }
 }
 
+/* ---------------------------------------------------------------- needle */
+
+#define NEEDLE_SALT 0x6e6565646c65ULL /* "needle": its own streams */
+
+/* LEAD KEY MID VALUE: the query's bytes. */
+static int query_len(void) {
+    return (int)strlen(NEEDLE_LEAD) + NEEDLE_KEY_LEN + (int)strlen(NEEDLE_MID) + NEEDLE_VAL_LEN;
+}
+
+int needle_span(void) { return 2 * query_len() + (int)strlen(NEEDLE_TAIL); }
+
+/* LEAD KEY MID VALUE (and TAIL when tail) as row elements from k. */
+static void needle_put(int *in, int *tg, int T, long long k, const char *key, const char *val,
+                       int tail) {
+    const char *part[4] = {NEEDLE_LEAD, key, NEEDLE_MID, val};
+    for (int p = 0; p < 4 + tail; p++)
+        for (const char *c = p < 4 ? part[p] : NEEDLE_TAIL; *c; c++)
+            put(in, tg, T, 1, k++, (unsigned char)*c);
+}
+
+int data_needle_batch(const Dataset *ds, int *inputs, int *targets, int B, int T, double depth,
+                      unsigned long long seed, long long step) {
+    int span = needle_span();
+    if ((ds->source != DATA_BROWN && ds->source != DATA_TEXT) || !ds->bos || !ds->val ||
+        T < span + 1 || !(depth >= 0.0 && depth <= 1.0))
+        return -1;
+    data_batch(ds, inputs, targets, B, T, SPLIT_VAL, seed, step);
+    const long long room = T - span; /* haystack bytes, split around the needle */
+    for (int b = 0; b < B; b++) {
+        int *in = inputs + (size_t)b * (size_t)T, *tg = targets + (size_t)b * (size_t)T;
+        Rng r;
+        rng_seed4(&r, seed ^ NEEDLE_SALT, (uint64_t)SPLIT_VAL, (uint64_t)step, (uint64_t)b);
+        char key[NEEDLE_KEY_LEN + 1], val[NEEDLE_VAL_LEN + 1];
+        for (int i = 0; i < NEEDLE_KEY_LEN; i++) key[i] = (char)('a' + rng_below(&r, 26));
+        for (int i = 0; i < NEEDLE_VAL_LEN; i++) val[i] = (char)('0' + rng_below(&r, 10));
+        key[NEEDLE_KEY_LEN] = val[NEEDLE_VAL_LEN] = '\0';
+        needle_put(in, tg, T, llround(depth * (double)room), key, val, 1);
+        needle_put(in, tg, T, T - query_len(), key, val, 0);
+    }
+    return 0;
+}
+
 double data_bytes_per_token(const Dataset *ds) {
     return ds->source == DATA_BROWN || ds->source == DATA_TEXT ? 1.0 : 0.0;
 }

@@ -63,6 +63,30 @@ void data_close(Dataset *ds);
 void data_batch(const Dataset *ds, int *inputs, int *targets, int B, int T, Split split,
                 unsigned long long seed, long long step);
 
+/* The needle task, a small analogue of RULER's key-value retrieval, on
+ * byte text (Brown, text files). Each row is a val-split window of T
+ * bytes (as data_batch) with the needle NEEDLE_LEAD KEY NEEDLE_MID VALUE
+ * NEEDLE_TAIL written at a depth in [0, 1] of the room left before the
+ * query (0: right after BOS, 1: just before the query), and the query
+ * NEEDLE_LEAD KEY NEEDLE_MID VALUE ending the row: KEY is NEEDLE_KEY_LEN
+ * random lowercase letters, VALUE NEEDLE_VAL_LEN random digits, both a
+ * pure function of (seed, step, b) like every batch. The answer is the
+ * row's last NEEDLE_VAL_LEN targets, from position T - NEEDLE_VAL_LEN:
+ * the model retrieves VALUE when its argmax is right at each of them
+ * (metrics.h exact_match). */
+#define NEEDLE_LEAD " The secret key "
+#define NEEDLE_MID " is "
+#define NEEDLE_TAIL ". "
+#define NEEDLE_KEY_LEN 4
+#define NEEDLE_VAL_LEN 4
+/* Bytes the needle and the query take together. */
+int needle_span(void);
+/* Rows [B, T] as above into inputs and targets. -1 (nothing written) when
+ * the source is not byte text with BOS on, or T is shorter than the
+ * needle and the query with one haystack byte (needle_span() + 1). */
+int data_needle_batch(const Dataset *ds, int *inputs, int *targets, int B, int T, double depth,
+                      unsigned long long seed, long long step);
+
 /* Bytes per token for bits-per-byte: 1 for byte data (BOS excluded by the
  * caller's loss mask), or 0 when undefined (token files, bigram). */
 double data_bytes_per_token(const Dataset *ds);
