@@ -20,6 +20,7 @@
 
 #define MAXL 16
 #define LC_PAIRS 64 /* r_i shown per run; wider heads: the first 64 */
+#define LC_DEPTHS 16
 
 /* ---- long context ---- */
 
@@ -33,11 +34,22 @@ typedef struct {
     int has_rope;                       /* rope, turns: rs_rope */
     RsRope rope;
     double turns[LC_PAIRS];
+    int nd; /* the needle task's depths (eval --needle), 0: none */
+    double depth[LC_DEPTHS], needle[2][MAXL][LC_DEPTHS];
 } LcRun;
 
 static const char *MODE[2] = {RS_LC_PLAIN, RS_LC_YARN};
 
 HEAD_SIZES_OK(LcRun);
+
+/* The needle shares of one result into w's slot for it (NaN: none). */
+static void lc_read_needle(LcRun *w, int m, const RunLcEval *e) {
+    double *v = w->needle[m][w->nl[m]];
+    for (int d = 0; d < LC_DEPTHS; d++) v[d] = NAN;
+    if (e->n_depths <= 0 || e->n_depths > LC_DEPTHS) return;
+    w->nd = e->n_depths;
+    for (int d = 0; d < e->n_depths; d++) w->depth[d] = e->needle_depth[d], v[d] = e->needle_acc[d];
+}
 
 static int lc_read(const char *path, LcRun *w) {
     char err[512];
@@ -53,6 +65,7 @@ static int lc_read(const char *path, LcRun *w) {
             if (runread_lceval(r, MODE[m], lens[i], &e, err, sizeof err) != 0) continue;
             w->len[m][w->nl[m]] = lens[i];
             w->deg[m][w->nl[m]] = rs_lc_deg_at(r, MODE[m], lens[i]);
+            lc_read_needle(w, m, &e);
             w->loss[m][w->nl[m]++] = e.val_loss;
             if (!w->T) w->T = e.train_len;
             runread_lceval_free(&e);
@@ -147,6 +160,27 @@ static void lc_table(FILE *f, const LcRun *w, int n, const int *grp, int ng, int
     }
 }
 
+/* One needle row's cells: seeds, each depth's mean share, their mean. */
+static void lc_needle_row(FILE *f, const LcRun *w, const int *idx, int nm, int m, int L, int nd) {
+    double sum[LC_DEPTHS] = {0}, all = 0.0;
+    int k = 0;
+    for (int i = 0; i < nm; i++) {
+        const LcRun *r = &w[idx[i]];
+        for (int j = 0; j < r->nl[m] && r->nd == nd; j++)
+            if (r->len[m][j] == L && isfinite(r->needle[m][j][0])) {
+                for (int d = 0; d < nd; d++) sum[d] += r->needle[m][j][d];
+                k++;
+            }
+    }
+    fprintf(f, " %d |", k);
+    for (int d = 0; d < nd; d++) {
+        if (k) fprintf(f, " %.3f |", sum[d] / k), all += sum[d] / k;
+        else fprintf(f, " — |");
+    }
+    if (k) fprintf(f, " %.3f |\n", all / nd);
+    else fprintf(f, " — |\n");
+}
+
 /* YaRN's by-parts split per run name (its first seed's config): each
  * rotary pair's turns within T, r_i, and how many pairs YaRN keeps
  * (r_i >= beta), ramps and interpolates (r_i <= alpha). With none kept
@@ -175,6 +209,31 @@ static void lc_turns(FILE *f, const LcRun *w, int n, const int *grp, int ng, int
         else
             fprintf(f, " | untestable here: no pair kept (r_0 = %.1f < %g; needs T ≥ %d) |\n",
                     s->fastest, YARN_BETA, yarn_keep_len());
+    }
+}
+
+/* The needle task per run name, mode and length: the exact-match share at
+ * each depth, mean over the seeds that have it. */
+static void lc_needle(FILE *f, const LcRun *w, int n, const int *grp, int ng, int *idx) {
+    int head = 0;
+    for (int g = 0; g < ng; g++) {
+        int nm = members(grp, n, g, idx);
+        const LcRun *a = nm ? &w[idx[0]] : NULL;
+        for (int m = 0; a && a->nd && m < 2; m++)
+            for (int j = 0; j < a->nl[m]; j++) {
+                if (!head++) {
+                    fprintf(f, "\n**Needle retrieval** (RULER's small analogue: a key–value "
+                               "needle at a depth of the text, queried at its end; exact-match "
+                               "share of the value, mean over seeds; depth 0: right after BOS, "
+                               "1: just before the query)\n\n| run | RoPE | length | seeds |");
+                    for (int d = 0; d < a->nd; d++) fprintf(f, " depth %g |", a->depth[d]);
+                    fprintf(f, " mean |\n|---|---|---|---|");
+                    for (int d = 0; d <= a->nd; d++) fprintf(f, "---|");
+                    fprintf(f, "\n");
+                }
+                fprintf(f, "| %s | %s | %d |", a->name, m ? "YaRN" : "plain", a->len[m][j]);
+                lc_needle_row(f, w, idx, nm, m, a->len[m][j], a->nd);
+            }
     }
 }
 
@@ -366,6 +425,7 @@ void report_longctx(FILE *f, const char *figdir, const char *const *paths, int n
             if (any) lc_table(f, w, k, grp, ng, m, lens, nl, idx);
         }
         lc_turns(f, w, k, grp, ng, idx);
+        lc_needle(f, w, k, grp, ng, idx);
         lc_summary(f, w, k);
         lc_paper(f);
         lc_figure(f, figdir, w, k, grp, ng, idx);

@@ -164,7 +164,9 @@ static void make_run(const char *name, const char *variant, int seed, double val
 
 /* /lceval of a run trained at 64: val loss at 64 and 512 (8x) per mode.
  * At 512 the buckets past T (1..7) average the given value, bucket 0 is
- * 0.3 below it: the degradation counts only the positions past T. */
+ * 0.3 below it: the degradation counts only the positions past T. The
+ * needle task at 512: exact-match shares 1, p512 / 4 and 0 at depths 0,
+ * 0.5 and 1. */
 static void add_lceval(const char *name, double p64, double p512, double y64, double y512) {
     char path[512], err[512];
     snprintf(path, sizeof path, "%s/%s", g_dir, name);
@@ -177,6 +179,7 @@ static void add_lceval(const char *name, double p64, double p512, double y64, do
                 for (int k = 1; k < 8; k++) b[k] = v[m][j] + 0.01 * (k - 4);
                 mean = (b[0] + 7 * v[m][j]) / 8;
             }
+            const double depth[3] = {0.0, 0.5, 1.0}, acc[3] = {1.0, p512 / 4, 0.0};
             LcEvalData d = {.mode = m ? "yarn" : "plain",
                             .len = j ? 512 : 64,
                             .train_len = 64,
@@ -185,7 +188,11 @@ static void add_lceval(const char *name, double p64, double p512, double y64, do
                             .yarn_scale = m && j ? 8 : 1,
                             .n_seqs = 2,
                             .n_buckets = j ? 8 : 1,
-                            .loss_by_bucket = b};
+                            .loss_by_bucket = b,
+                            .n_depths = j ? 3 : 0,
+                            .needle_depth = depth,
+                            .needle_acc = acc,
+                            .needle_n = 4};
             int rc = runfile_write_lceval(path, &d, err, sizeof err);
             if (rc) fprintf(stderr, "%s\n", err);
             assert_int_equal(rc, 0);
@@ -468,6 +475,12 @@ static void test_md_long_context(void **state) {
     /* YaRN's split at the runs' T = 256, 64-dim heads: r_0 = 256 / 2pi */
     assert_non_null(strstr(lc, "| base | 256 | 64 | 10000 | 1 | 12 | 19 | 40.7, 30.6, 22.9,"));
     assert_non_null(strstr(lc, "0.00543 | testable |"));
+    /* the needle: base's two seeds at 512 (3.0 and 3.4: 0.75 and 0.85 at
+     * depth 0.5), the mean over depths; no needle result at 64 */
+    assert_non_null(strstr(lc, "| run | RoPE | length | seeds | depth 0 | depth 0.5 | depth 1 |"));
+    assert_non_null(strstr(lc, "| base | plain | 512 | 2 | 1.000 | 0.800 | 0.000 | 0.600 |"));
+    assert_non_null(strstr(lc, "| g1 | YaRN | 512 | 1 | 1.000 | 0.525 | 0.000 | 0.508 |"));
+    assert_non_null(strstr(lc, "| base | plain | 64 | 0 | — | — | — | — |"));
     /* the 8x T headline: baseline and g1-elem, plain and YaRN */
     const char *h = strstr(lc, "**Degradation at 8× T**");
     assert_non_null(h);
