@@ -160,6 +160,14 @@ static void lc_table(FILE *f, const LcRun *w, int n, const int *grp, int ng, int
     }
 }
 
+/* Whether any seed of a run name has the needle task at (m, L). */
+static int lc_needle_any(const LcRun *w, const int *idx, int nm, int m, int L) {
+    for (int i = 0; i < nm; i++)
+        for (int j = 0; j < w[idx[i]].nl[m]; j++)
+            if (w[idx[i]].len[m][j] == L && isfinite(w[idx[i]].needle[m][j][0])) return 1;
+    return 0;
+}
+
 /* One needle row's cells: seeds, each depth's mean share, their mean. */
 static void lc_needle_row(FILE *f, const LcRun *w, const int *idx, int nm, int m, int L, int nd) {
     double sum[LC_DEPTHS] = {0}, all = 0.0;
@@ -221,6 +229,7 @@ static void lc_needle(FILE *f, const LcRun *w, int n, const int *grp, int ng, in
         const LcRun *a = nm ? &w[idx[0]] : NULL;
         for (int m = 0; a && a->nd && m < 2; m++)
             for (int j = 0; j < a->nl[m]; j++) {
+                if (!lc_needle_any(w, idx, nm, m, a->len[m][j])) continue;
                 if (!head++) {
                     fprintf(f, "\n**Needle retrieval** (RULER's small analogue: a key–value "
                                "needle at a depth of the text, queried at its end; exact-match "
