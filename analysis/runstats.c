@@ -202,11 +202,20 @@ int rs_rope(RunReader *r, RsRope *out, double *turns) {
         runread_config_double(r, "rope_base", &base, NULL, 0) != 0 ||
         runread_config_double(r, RS_CFG_SEQ_LEN, &T, NULL, 0) != 0)
         return -1;
-    Config c = {.head_dim = (int)dh, .d_model = (int)d, .n_heads = (int)h};
+    Config c = {.head_dim = (int)dh, .d_model = (int)d, .n_heads = (int)h, .seq_len = (int)T};
+    c.rope_base = (float)base;
+    double share, ext_len, ext_base; /* a context extension's (absent: none) */
+    if (runread_config_double(r, "extend_share", &share, NULL, 0) == 0 &&
+        runread_config_double(r, "extend_seq_len", &ext_len, NULL, 0) == 0 &&
+        runread_config_double(r, "extend_rope_base", &ext_base, NULL, 0) == 0) {
+        c.extend_share = (float)share, c.extend_seq_len = (int)ext_len;
+        c.extend_rope_base = (float)ext_base;
+    }
+    config_extended(&c); /* the model as eval runs it (runmodel.h) */
     out->rope_dim = config_head_dim(&c) / config_rope_split(diff != 0.0);
     if (out->rope_dim < 2 || out->rope_dim / 2 > RS_ROPE_MAX_PAIRS) return -1;
-    out->T = (int)T;
-    out->base = (double)(float)base; /* the model's float base */
+    out->T = c.seq_len;
+    out->base = (double)c.rope_base; /* the model's float base */
     out->split = yarn_split(out->rope_dim, out->base, out->T, turns);
     return 0;
 }

@@ -85,7 +85,8 @@ double rs_lc_deg_at(RunReader *r, const char *mode, int len);
 /* The same at mult times the training length. */
 double rs_lc_degradation(RunReader *r, const char *mode, int mult);
 
-/* The run's RoPE as /config states it and YaRN's by-parts split at its
+/* The run's RoPE as /config states it (after its context extension, if
+ * any: the extended length and base) and YaRN's by-parts split at that
  * training length (ops.h yarn_split; each pair's turns into turns[] when
  * not NULL, room for RS_ROPE_MAX_PAIRS). -1 when the run has no RoPE. */
 #define RS_ROPE_MAX_PAIRS 512

@@ -253,6 +253,36 @@ static void test_eval_cli_roundtrip(void **st) {
     runread_train_free(&after);
 }
 
+/* A run trained with a context extension (32, then 256 at base 40000 for
+ * the last half) is evaluated as the extension left it: Nx, the buckets
+ * and YaRN's original length are 256's, the rotary base the raised one. */
+static void test_eval_extended(void **st) {
+    (void)st;
+    char run[1100], out[1100], err[512];
+    snprintf(run, sizeof run, "%s/extended.h5", tu_tmpdir());
+    snprintf(out, sizeof out, "%s/extended.out", tu_tmpdir());
+    assert_int_equal(tu_run(out,
+                            "train --config %s/experiments/tiny.ini --set extend_share=0.5 --set "
+                            "extend_seq_len=256 --set extend_rope_base=40000 --out %s --quiet",
+                            tu_src(), run),
+                     0);
+    Forward *f = forward_open_trained(run, err, sizeof err);
+    if (!f) fail_msg("%s", err);
+    assert_int_equal(f->info.seq_len, 256);
+    assert_int_equal(f->info.bucket_len, 256);
+    assert_true(f->info.rope_base == 40000.0);
+    assert_int_equal(lceval_yarn_check(f, err, sizeof err), 0); /* 256 keeps a pair */
+    forward_close(f);
+    assert_int_equal(tu_run(out, "eval %s --lengths 1x,2x --yarn --batches 1", run), 0);
+    RunReader *r = runread_open(run, err, sizeof err);
+    assert_non_null(r);
+    RunLcEval e;
+    assert_int_equal(runread_lceval(r, "yarn", 512, &e, err, sizeof err), 0);
+    assert_true(e.train_len == 256 && e.yarn_scale == 2.0 && e.n_buckets == 2);
+    runread_lceval_free(&e);
+    runread_close(r);
+}
+
 static void test_eval_bad_input(void **st) {
     (void)st;
     char out[1100];
@@ -367,6 +397,7 @@ int main(void) {
         cmocka_unit_test(test_yarn_freqs),     cmocka_unit_test(test_yarn_attention),
         cmocka_unit_test(test_yarn_split),     cmocka_unit_test(test_loss_beyond),
         cmocka_unit_test(test_eval_2x),        cmocka_unit_test(test_eval_cli_roundtrip),
+        cmocka_unit_test(test_eval_extended),
         cmocka_unit_test(test_eval_bad_input), cmocka_unit_test(test_forced_divergence),
         cmocka_unit_test(test_stream),
     };
