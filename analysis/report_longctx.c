@@ -200,13 +200,14 @@ static void lc_turns(FILE *f, const LcRun *w, int n, const int *grp, int ng, int
         const LcRun *a = &w[idx[0]];
         if (!a->has_rope) continue;
         if (!head++)
-            fprintf(f, "\n**YaRN's split** (alpha = %g, beta = %g): r_i = T / wavelength_i, "
-                       "the turns rotary pair i makes within the training length T; kept: "
-                       "r_i ≥ beta, ramped: between, interpolated: r_i ≤ alpha. YaRN with no "
-                       "pair kept alters even the fastest pair's local position code: its "
-                       "degradation is untestable here (blank in results.csv).\n\n"
-                       "| run | T | rotated dims | rope_base | kept | ramped | interpolated | "
-                       "r_i (fastest first) | YaRN |\n|---|---|---|---|---|---|---|---|---|\n",
+            fprintf(f,
+                    "\n**YaRN's split** (alpha = %g, beta = %g): r_i = T / wavelength_i, "
+                    "the turns rotary pair i makes within the training length T; kept: "
+                    "r_i ≥ beta, ramped: between, interpolated: r_i ≤ alpha. YaRN with no "
+                    "pair kept alters even the fastest pair's local position code: its "
+                    "degradation is untestable here (blank in results.csv).\n\n"
+                    "| run | T | rotated dims | rope_base | kept | ramped | interpolated | "
+                    "r_i (fastest first) | YaRN |\n|---|---|---|---|---|---|---|---|---|\n",
                     YARN_ALPHA, YARN_BETA);
         const YarnSplit *s = &a->rope.split;
         fprintf(f, "| %s | %d | %d | %g | %d | %d | %d |", a->name, a->rope.T, a->rope.rope_dim,

@@ -114,8 +114,8 @@ static void test_needle_shares(void **st) {
     assert_int_equal(r.n_depths, 0);
     lceval_result_free(&r);
     /* a source without the task (a checkpoint's) is refused before running */
-    static const ForwardOps bare = {f_plan, f_prepare, f_windows, NULL,
-                                    f_losses, f_close, NULL, NULL};
+    static const ForwardOps bare = {f_plan,   f_prepare, f_windows, NULL,
+                                    f_losses, f_close,   NULL,      NULL};
     f.ops = &bare;
     o.needle = 1;
     assert_int_equal(lceval_run(&f, &o, &r, err, sizeof err), -1);
@@ -152,7 +152,8 @@ static void test_needle_rows(void **st) {
     assert_int_equal(data_needle_batch(&ds, in[0], tg[0], B, T, 0.0, 7, 2), 0);
     assert_int_equal(data_needle_batch(&ds, in[1], tg[1], B, T, 1.0, 7, 2), 0);
     data_batch(&ds, hin, htg, B, T, SPLIT_VAL, 7, 2);
-    const int q = (int)strlen(NEEDLE_LEAD) + NEEDLE_KEY_LEN + (int)strlen(NEEDLE_MID) + NEEDLE_VAL_LEN;
+    const int q =
+        (int)strlen(NEEDLE_LEAD) + NEEDLE_KEY_LEN + (int)strlen(NEEDLE_MID) + NEEDLE_VAL_LEN;
     const int nl = q + (int)strlen(NEEDLE_TAIL);
     assert_int_equal(needle_span(), q + nl);
     for (int b = 0; b < B; b++) {
@@ -234,9 +235,8 @@ static void test_needle_cli(void **st) {
     runread_close(r);
     /* bigram has no needle task; a length below the needle's is refused */
     snprintf(run, sizeof run, "%s/bigram.h5", tu_tmpdir());
-    assert_int_equal(tu_run(log, "train --config %s/experiments/tiny.ini --out %s --quiet",
-                            tu_src(), run),
-                     0);
+    assert_int_equal(
+        tu_run(log, "train --config %s/experiments/tiny.ini --out %s --quiet", tu_src(), run), 0);
     assert_int_equal(tu_run(log, "eval %s --lengths 1x --needle --no-write", run), 2);
     tu_assert_one_line(log, "the needle task needs byte text with BOS", "data = bigram");
 }

@@ -65,7 +65,8 @@ static void test_extend_kill_and_resume(void **state) {
     char out[512], ref[512], run[512], err[512];
     snprintf(out, sizeof out, "%s/ext.log", dir);
     snprintf(ref, sizeof ref, "%s/ext_ref.h5", dir);
-    assert_int_equal(tu_run(out, "train --config " PRESET " " STEPS " " EXTEND " --out %s", ref), 0);
+    assert_int_equal(tu_run(out, "train --config " PRESET " " STEPS " " EXTEND " --out %s", ref),
+                     0);
     const char *kill_at[] = {"67", "47"};
     for (int k = 0; k < 2; k++) {
         snprintf(run, sizeof run, "%s/ext_killed%d.h5", dir, k);
@@ -101,8 +102,7 @@ static void test_extend_refused(void **state) {
     snprintf(out, sizeof out, "%s/extbad.log", dir);
     static const char *bad[][3] = {
         {"extend_seq_len=64", "extend_seq_len 64 / extend_rope_base 0 do nothing", NULL},
-        {"extend_share=0.5 --set extend_seq_len=32", "needs extend_seq_len above seq_len 32",
-         NULL},
+        {"extend_share=0.5 --set extend_seq_len=32", "needs extend_seq_len above seq_len 32", NULL},
         {"extend_share=0.5 --set extend_seq_len=64 --set extend_rope_base=5000",
          "extend_rope_base 5000 is below rope_base 10000", NULL},
         {"extend_share=0.001 --set extend_seq_len=64", "leaves no step at one of the two lengths",

@@ -23,7 +23,7 @@ long long config_extend_step(const Config *c) {
 
 int config_max_len(const Config *c) {
     return c->extend_share > 0.0f && c->extend_seq_len > c->seq_len ? c->extend_seq_len
-                                                                      : c->seq_len;
+                                                                    : c->seq_len;
 }
 
 void config_extended(Config *c) {

@@ -102,8 +102,7 @@ static int eval_needle(Forward *f, const LcEvalOpts *o, int L, LcEvalResult *r, 
     for (int d = 0; d < LCEVAL_NEEDLE_DEPTHS; d++) {
         long long hits = 0;
         for (int i = 0; i < o->batches; i++) {
-            if (stop_requested())
-                return seterr(err, errlen, "interrupted evaluating length %d", L);
+            if (stop_requested()) return seterr(err, errlen, "interrupted evaluating length %d", L);
             if (f->ops->needle(f, L, B, i, LCEVAL_NEEDLE_DEPTH[d], in, tg, err, errlen) != 0 ||
                 f->ops->losses(f, in, tg, B, L, NULL, NULL, NULL, NULL, err, errlen) != 0)
                 return -1;

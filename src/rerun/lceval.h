@@ -38,9 +38,9 @@ typedef struct {
     double uniform_share; /* uniform causal attention's share at len */
     double sink_rate;     /* metrics.h sink_rate: per sequence, layer and head */
     long long n_seqs;
-    int n_buckets;          /* ceil(len / train_len) */
-    double *loss_by_bucket; /* malloc'd [n_buckets] */
-    int n_depths;           /* LCEVAL_NEEDLE_DEPTHS with needle, else 0 */
+    int n_buckets;                           /* ceil(len / train_len) */
+    double *loss_by_bucket;                  /* malloc'd [n_buckets] */
+    int n_depths;                            /* LCEVAL_NEEDLE_DEPTHS with needle, else 0 */
     double needle_acc[LCEVAL_NEEDLE_DEPTHS]; /* exact-match share per depth */
     long long needle_n;                      /* rows per depth */
 } LcEvalResult;
