@@ -197,6 +197,54 @@ static void test_needle_rows(void **st) {
     data_close(&ds);
 }
 
+/* needle_share: each training row carries a needle with that chance,
+ * drawn on a stream of its own, so the rows without one are the rows of
+ * needle_share 0; eval rows never do. */
+static void test_needle_training_rows(void **st) {
+    (void)st;
+    enum { T = 96, B = 64 };
+    Dataset ds;
+    open_text(&ds, DATA_TEXT);
+    static int in0[B * T], tg0[B * T], in[B * T], tg[B * T];
+    data_batch(&ds, in0, tg0, B, T, SPLIT_TRAIN, 5, 3);
+    const int q =
+        (int)strlen(NEEDLE_LEAD) + NEEDLE_KEY_LEN + (int)strlen(NEEDLE_MID) + NEEDLE_VAL_LEN;
+    int with = 0;
+    for (int k = 0; k < 3; k++) {
+        ds.needle_share = k == 0 ? 1.0 : k == 1 ? 0.5 : 0.0;
+        data_batch(&ds, in, tg, B, T, SPLIT_TRAIN, 5, 3);
+        with = 0;
+        for (int b = 0; b < B; b++) {
+            int *r = tg + b * T, same = !memcmp(r, tg0 + b * T, T * sizeof(int));
+            char s[T + 1];
+            row_text(r, T, s);
+            int has = !memcmp(s + T - q, NEEDLE_LEAD, strlen(NEEDLE_LEAD));
+            assert_true(has != same); /* a needle row differs; the others are untouched */
+            for (int t = 0; t + 1 < T; t++) assert_int_equal(in[b * T + t + 1], r[t]);
+            with += has;
+        }
+        if (k == 0) assert_int_equal(with, B);
+        if (k == 1) assert_true(with > B / 4 && with < 3 * B / 4);
+        if (k == 2) assert_int_equal(with, 0);
+    }
+    /* val rows never carry one */
+    ds.needle_share = 1.0;
+    data_batch(&ds, in, tg, B, T, SPLIT_VAL, 5, 3);
+    ds.needle_share = 0.0;
+    data_batch(&ds, in0, tg0, B, T, SPLIT_VAL, 5, 3);
+    assert_memory_equal(tg, tg0, sizeof tg);
+    data_close(&ds);
+    /* only on byte text with BOS */
+    char out[1100];
+    snprintf(out, sizeof out, "%s/share.out", tu_tmpdir());
+    assert_int_equal(tu_run(out,
+                            "train --config %s/experiments/tiny.ini --set needle_share=0.1 "
+                            "--out %s/share.h5",
+                            tu_src(), tu_tmpdir()),
+                     2);
+    tu_assert_one_line(out, "needle_share 0.1 needs byte text with BOS", NULL);
+}
+
 /* gatelab eval --needle on a tiny run trained on the text files: stored
  * under /lceval beside the loss, and refused in one line on bigram. */
 static void test_needle_cli(void **st) {
@@ -243,9 +291,8 @@ static void test_needle_cli(void **st) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_exact_match),
-        cmocka_unit_test(test_needle_shares),
-        cmocka_unit_test(test_needle_rows),
+        cmocka_unit_test(test_exact_match), cmocka_unit_test(test_needle_shares),
+        cmocka_unit_test(test_needle_rows), cmocka_unit_test(test_needle_training_rows),
         cmocka_unit_test(test_needle_cli),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

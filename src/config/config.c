@@ -134,6 +134,7 @@ static const KeyDef keys[] = {
     RF(extend_share, SEC_TRAIN, 0, 0.9, 0, "0"),
     RI(extend_seq_len, SEC_TRAIN, 0, 65536, "0"),
     RF(extend_rope_base, SEC_TRAIN, 0, 1e9, 0, "0"),
+    RF(needle_share, SEC_DATA, 0, 1, 0, "0"),
     K(qk_norm, KT_BOOL, SEC_MODEL, "0"),
     K(tied_embed, KT_BOOL, SEC_MODEL, "0"),
     RI(window, SEC_MODEL, 0, 65536, "0"),

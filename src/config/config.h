@@ -103,6 +103,7 @@ typedef struct {
     float extend_share;
     int extend_seq_len;
     float extend_rope_base;
+    float needle_share; /* share of training rows carrying a needle (data.h), 0: none */
     int qk_norm;
     int tied_embed;
     int window;                 /* sliding window: query t sees keys (t - window, t]; 0: all */

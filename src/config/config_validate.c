@@ -187,6 +187,10 @@ static int validate_data(const Config *c, char *err, size_t n) {
                           c->bigram_vocab + 1);
         break;
     }
+    if (c->needle_share > 0.0f && ((c->data != DATA_BROWN && c->data != DATA_TEXT) || !c->bos))
+        return seterr(err, n,
+                      "needle_share %g needs byte text with BOS (data brown or text, bos 1)",
+                      (double)c->needle_share);
     if ((c->data == DATA_BROWN || c->data == DATA_TEXT) && c->vocab_size > 0 &&
         c->vocab_size < 256 + (c->bos ? 1 : 0))
         return seterr(err, n, "vocab_size %d is too small for bytes%s", c->vocab_size,

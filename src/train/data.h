@@ -42,6 +42,7 @@ typedef struct {
     float *bg_cdf;             /* [bg_vocab, bg_vocab] row-wise cumulative transition */
     unsigned char *bg_trigger; /* [bg_vocab] 1 for a trigger token */
     unsigned long long bg_seed;
+    double needle_share; /* training rows carrying a needle (data_needle_batch) */
 } Dataset;
 
 /* Vocab size a config implies (257 for bytes with BOS, bigram_vocab+1, or
@@ -81,6 +82,11 @@ void data_batch(const Dataset *ds, int *inputs, int *targets, int B, int T, Spli
 #define NEEDLE_VAL_LEN 4
 /* Bytes the needle and the query take together. */
 int needle_span(void);
+/* With needle_share s > 0 (byte text), each training row of data_batch
+ * carries a needle with probability s, at a uniform random depth, with its
+ * query ending the row (drawn from a stream of its own: the rows without
+ * one are those of s = 0), so a model can learn the task. Eval and probe
+ * rows never carry one. */
 /* Rows [B, T] as above into inputs and targets. -1 (nothing written) when
  * the source is not byte text with BOS on, or T is shorter than the
  * needle and the query with one haystack byte (needle_span() + 1). */
