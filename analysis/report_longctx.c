@@ -14,10 +14,13 @@
 #include "report_priv.h"
 #include "runname.h"
 #include "runfile_read.h"
+#include "runstats.h"
 #include "runschema.h"
 #include "paper_tables.h"
 
 #define MAXL 16
+#define LC_PAIRS 64 /* r_i shown per run; wider heads: the first 64 */
+#define LC_DEPTHS 16
 
 /* ---- long context ---- */
 
@@ -27,12 +30,26 @@ typedef struct {
     int T;     /* training length (train_len of its evals) */
     int nl[2]; /* lengths per mode (0 plain, 1 yarn) */
     int len[2][MAXL];
-    double loss[2][MAXL];
+    double loss[2][MAXL], deg[2][MAXL]; /* deg: rs_lc_deg_at */
+    int has_rope;                       /* rope, turns: rs_rope */
+    RsRope rope;
+    double turns[LC_PAIRS];
+    int nd; /* the needle task's depths (eval --needle), 0: none */
+    double depth[LC_DEPTHS], needle[2][MAXL][LC_DEPTHS];
 } LcRun;
 
 static const char *MODE[2] = {RS_LC_PLAIN, RS_LC_YARN};
 
 HEAD_SIZES_OK(LcRun);
+
+/* The needle shares of one result into w's slot for it (NaN: none). */
+static void lc_read_needle(LcRun *w, int m, const RunLcEval *e) {
+    double *v = w->needle[m][w->nl[m]];
+    for (int d = 0; d < LC_DEPTHS; d++) v[d] = NAN;
+    if (e->n_depths <= 0 || e->n_depths > LC_DEPTHS) return;
+    w->nd = e->n_depths;
+    for (int d = 0; d < e->n_depths; d++) w->depth[d] = e->needle_depth[d], v[d] = e->needle_acc[d];
+}
 
 static int lc_read(const char *path, LcRun *w) {
     char err[512];
@@ -47,12 +64,18 @@ static int lc_read(const char *path, LcRun *w) {
             RunLcEval e;
             if (runread_lceval(r, MODE[m], lens[i], &e, err, sizeof err) != 0) continue;
             w->len[m][w->nl[m]] = lens[i];
+            w->deg[m][w->nl[m]] = rs_lc_deg_at(r, MODE[m], lens[i]);
+            lc_read_needle(w, m, &e);
             w->loss[m][w->nl[m]++] = e.val_loss;
             if (!w->T) w->T = e.train_len;
             runread_lceval_free(&e);
         }
         free(lens);
     }
+    double turns[RS_ROPE_MAX_PAIRS];
+    w->has_rope = rs_rope(r, &w->rope, turns) == 0;
+    for (int i = 0; w->has_rope && i < w->rope.split.pairs && i < LC_PAIRS; i++)
+        w->turns[i] = turns[i];
     runread_close(r);
     return w->nl[0] + w->nl[1] > 0 ? 0 : -1;
 }
@@ -82,27 +105,34 @@ static double lc_at(const LcRun *w, int m, int L) {
     return NAN;
 }
 
-/* Degradation of run w at length L: loss@L − loss at the training length,
- * as rs_lc_degradation (runstats.h) defines it; NaN when either length was
- * not evaluated. */
-static double lc_deg(const LcRun *w, int m, int L) { return lc_at(w, m, L) - lc_at(w, m, w->T); }
+/* Degradation of run w at length L as rs_lc_deg_at (runstats.h) defines
+ * it: the loss past T minus the loss at T; NaN where it has none. */
+static double lc_deg(const LcRun *w, int m, int L) {
+    for (int j = 0; j < w->nl[m]; j++)
+        if (w->len[m][j] == L) return w->deg[m][j];
+    return NAN;
+}
 
 /* One cell over the runs idx[nm] at length L: "loss (degradation)", each
- * mean ± std over the seeds that have it, "[k/n]" when some lack it. */
+ * mean ± std over the seeds that have it, "[k/n]" when some lack it; no
+ * degradation at T and below, nor under an untestable YaRN. */
 static void lc_cell(FILE *f, const LcRun *w, const int *idx, int nm, int m, int L) {
     double v[256], d[256];
-    int k = 0;
+    int k = 0, kd = 0;
     for (int i = 0; i < nm && k < 256; i++) {
-        double x = lc_at(&w[idx[i]], m, L);
-        if (isfinite(x)) v[k] = x, d[k++] = lc_deg(&w[idx[i]], m, L);
+        double x = lc_at(&w[idx[i]], m, L), y = lc_deg(&w[idx[i]], m, L);
+        if (isfinite(x)) v[k++] = x;
+        if (isfinite(x) && isfinite(y)) d[kd++] = y;
     }
     if (!k) {
         fprintf(f, " — |");
         return;
     }
     put_mean(f, " %.4f", "%.4f", v, k);
-    put_mean(f, " (%+.4f", "%.4f", d, k);
-    fprintf(f, ")");
+    if (kd) {
+        put_mean(f, " (%+.4f", "%.4f", d, kd);
+        fprintf(f, ")");
+    }
     if (k < nm) fprintf(f, " [%d/%d]", k, nm);
     fprintf(f, " |");
 }
@@ -112,8 +142,8 @@ static void lc_cell(FILE *f, const LcRun *w, const int *idx, int nm, int m, int 
 static void lc_table(FILE *f, const LcRun *w, int n, const int *grp, int ng, int m, const int *lens,
                      int nl, int *idx) {
     fprintf(f,
-            "\n**%s** — val loss (degradation vs the shortest length), mean ± std "
-            "over seeds\n\n| run | variant | data | seeds |",
+            "\n**%s** — val loss (degradation: loss past T − loss at T), mean ± "
+            "std over seeds\n\n| run | variant | data | seeds |",
             m ? "YaRN (scale = L / T_train)" : "plain RoPE");
     for (int j = 0; j < nl; j++) fprintf(f, " L=%d |", lens[j]);
     fprintf(f, "\n|---|---|---|---|");
@@ -127,6 +157,93 @@ static void lc_table(FILE *f, const LcRun *w, int n, const int *grp, int ng, int
         fprintf(f, "| %s | %s | %s | %d |", a->name, a->variant, a->data, nm);
         for (int j = 0; j < nl; j++) lc_cell(f, w, idx, nm, m, lens[j]);
         fprintf(f, "\n");
+    }
+}
+
+/* Whether any seed of a run name has the needle task at (m, L). */
+static int lc_needle_any(const LcRun *w, const int *idx, int nm, int m, int L) {
+    for (int i = 0; i < nm; i++)
+        for (int j = 0; j < w[idx[i]].nl[m]; j++)
+            if (w[idx[i]].len[m][j] == L && isfinite(w[idx[i]].needle[m][j][0])) return 1;
+    return 0;
+}
+
+/* One needle row's cells: seeds, each depth's mean share, their mean. */
+static void lc_needle_row(FILE *f, const LcRun *w, const int *idx, int nm, int m, int L, int nd) {
+    double sum[LC_DEPTHS] = {0}, all = 0.0;
+    int k = 0;
+    for (int i = 0; i < nm; i++) {
+        const LcRun *r = &w[idx[i]];
+        for (int j = 0; j < r->nl[m] && r->nd == nd; j++)
+            if (r->len[m][j] == L && isfinite(r->needle[m][j][0])) {
+                for (int d = 0; d < nd; d++) sum[d] += r->needle[m][j][d];
+                k++;
+            }
+    }
+    fprintf(f, " %d |", k);
+    for (int d = 0; d < nd; d++) {
+        if (k) fprintf(f, " %.3f |", sum[d] / k), all += sum[d] / k;
+        else fprintf(f, " — |");
+    }
+    if (k) fprintf(f, " %.3f |\n", all / nd);
+    else fprintf(f, " — |\n");
+}
+
+/* YaRN's by-parts split per run name (its first seed's config): each
+ * rotary pair's turns within T, r_i, and how many pairs YaRN keeps
+ * (r_i >= beta), ramps and interpolates (r_i <= alpha). With none kept
+ * YaRN changes even the fastest pair: its results are untestable here. */
+static void lc_turns(FILE *f, const LcRun *w, int n, const int *grp, int ng, int *idx) {
+    int head = 0;
+    for (int g = 0; g < ng; g++) {
+        if (!members(grp, n, g, idx)) continue;
+        const LcRun *a = &w[idx[0]];
+        if (!a->has_rope) continue;
+        if (!head++)
+            fprintf(f,
+                    "\n**YaRN's split** (alpha = %g, beta = %g): r_i = T / wavelength_i, "
+                    "the turns rotary pair i makes within the training length T; kept: "
+                    "r_i ≥ beta, ramped: between, interpolated: r_i ≤ alpha. YaRN with no "
+                    "pair kept alters even the fastest pair's local position code: its "
+                    "degradation is untestable here (blank in results.csv).\n\n"
+                    "| run | T | rotated dims | rope_base | kept | ramped | interpolated | "
+                    "r_i (fastest first) | YaRN |\n|---|---|---|---|---|---|---|---|---|\n",
+                    YARN_ALPHA, YARN_BETA);
+        const YarnSplit *s = &a->rope.split;
+        fprintf(f, "| %s | %d | %d | %g | %d | %d | %d |", a->name, a->rope.T, a->rope.rope_dim,
+                a->rope.base, s->kept, s->ramped, s->interpolated);
+        for (int i = 0; i < s->pairs && i < LC_PAIRS; i++)
+            fprintf(f, "%s%.3g", i ? ", " : " ", a->turns[i]);
+        if (s->kept) fprintf(f, " | testable |\n");
+        else
+            fprintf(f, " | untestable here: no pair kept (r_0 = %.1f < %g; needs T ≥ %d) |\n",
+                    s->fastest, YARN_BETA, yarn_keep_len());
+    }
+}
+
+/* The needle task per run name, mode and length: the exact-match share at
+ * each depth, mean over the seeds that have it. */
+static void lc_needle(FILE *f, const LcRun *w, int n, const int *grp, int ng, int *idx) {
+    int head = 0;
+    for (int g = 0; g < ng; g++) {
+        int nm = members(grp, n, g, idx);
+        const LcRun *a = nm ? &w[idx[0]] : NULL;
+        for (int m = 0; a && a->nd && m < 2; m++)
+            for (int j = 0; j < a->nl[m]; j++) {
+                if (!lc_needle_any(w, idx, nm, m, a->len[m][j])) continue;
+                if (!head++) {
+                    fprintf(f, "\n**Needle retrieval** (RULER's small analogue: a key–value "
+                               "needle at a depth of the text, queried at its end; exact-match "
+                               "share of the value, mean over seeds; depth 0: right after BOS, "
+                               "1: just before the query)\n\n| run | RoPE | length | seeds |");
+                    for (int d = 0; d < a->nd; d++) fprintf(f, " depth %g |", a->depth[d]);
+                    fprintf(f, " mean |\n|---|---|---|---|");
+                    for (int d = 0; d <= a->nd; d++) fprintf(f, "---|");
+                    fprintf(f, "\n");
+                }
+                fprintf(f, "| %s | %s | %d |", a->name, m ? "YaRN" : "plain", a->len[m][j]);
+                lc_needle_row(f, w, idx, nm, m, a->len[m][j], a->nd);
+            }
     }
 }
 
@@ -220,8 +337,8 @@ static void lc_summary(FILE *f, const LcRun *w, int n) {
             int k[2];
             int nr = lc_deg8(w, n, w[b].name, d, k);
             if (!head++)
-                fprintf(f, "\n**Degradation at 8× T** (val_loss@8T − val_loss at the "
-                           "shortest length, mean ± std over seeds; per variant its run "
+                fprintf(f, "\n**Degradation at 8× T** (mean loss over positions T..8T−1 "
+                           "− val_loss at T, mean ± std over seeds; per variant its run "
                            "at the lowest lr)\n\n| variant | run | data | seeds | plain | "
                            "YaRN |\n|---|---|---|---|---|---|\n");
             fprintf(f, "| %s | %s | %s | %d |", variant_key_id(v), w[b].name, w[i].data, nr);
@@ -306,9 +423,10 @@ void report_longctx(FILE *f, const char *figdir, const char *const *paths, int n
         int nl = union_lengths(w, k, lens);
         int ng = group_names(w[0].name, sizeof *w, k, grp);
         fprintf(f, "\n## Long context (gatelab eval)\n\nVal loss on the same held-out "
-                   "text at each length; degradation = val_loss@L − val_loss at the "
-                   "run's shortest evaluated length (its training length when evaluated "
-                   "at 1×). One row per run name, mean ± sample std over its seeds "
+                   "text at each length; degradation at L = the mean loss over the "
+                   "positions past the training length T only (T..L−1, from the "
+                   "per-bucket losses) − the val loss at L = T (docs/metrics.md). "
+                   "One row per run name, mean ± sample std over its seeds "
                    "([k/n]: only k of its n seeds were evaluated at that length). "
                    "Per-position-bucket losses are in each run file under /lceval.\n");
         for (int m = 0; m < 2; m++) {
@@ -316,6 +434,8 @@ void report_longctx(FILE *f, const char *figdir, const char *const *paths, int n
             for (int i = 0; i < k; i++) any |= w[i].nl[m] > 0;
             if (any) lc_table(f, w, k, grp, ng, m, lens, nl, idx);
         }
+        lc_turns(f, w, k, grp, ng, idx);
+        lc_needle(f, w, k, grp, ng, idx);
         lc_summary(f, w, k);
         lc_paper(f);
         lc_figure(f, figdir, w, k, grp, ng, idx);

@@ -1,10 +1,13 @@
 /* runstats.c: headline numbers of one probe (see runstats.h). */
 #include "runstats.h"
-#include "metrics.h"
-#include <math.h>
-#include <stdlib.h>
 
 #include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config_derive.h"
+#include "metrics.h"
+#include "runschema.h"
 
 static const float *col_of(const ProbeRecord *p, int n, int l, int h);
 
@@ -187,26 +190,74 @@ double rs_max_logit(const ProbeRecord *p) {
     return m;
 }
 
-/* The val loss at length len under mode; NaN when not evaluated there. */
-static double lc_loss(RunReader *r, const char *mode, int len, int *train_len) {
+int rs_rope(RunReader *r, RsRope *out, double *turns) {
+    char pos[32];
+    double dh, d, h, diff, T, base;
+    memset(out, 0, sizeof *out);
+    if (runread_config_string(r, "pos", pos, sizeof pos, NULL, 0) != 0 || strcmp(pos, "rope") ||
+        runread_config_double(r, "head_dim", &dh, NULL, 0) != 0 ||
+        runread_config_double(r, "d_model", &d, NULL, 0) != 0 ||
+        runread_config_double(r, "n_heads", &h, NULL, 0) != 0 ||
+        runread_config_double(r, "diff_attn", &diff, NULL, 0) != 0 ||
+        runread_config_double(r, "rope_base", &base, NULL, 0) != 0 ||
+        runread_config_double(r, RS_CFG_SEQ_LEN, &T, NULL, 0) != 0)
+        return -1;
+    Config c = {.head_dim = (int)dh, .d_model = (int)d, .n_heads = (int)h, .seq_len = (int)T};
+    c.rope_base = (float)base;
+    double share, ext_len, ext_base; /* a context extension's (absent: none) */
+    if (runread_config_double(r, "extend_share", &share, NULL, 0) == 0 &&
+        runread_config_double(r, "extend_seq_len", &ext_len, NULL, 0) == 0 &&
+        runread_config_double(r, "extend_rope_base", &ext_base, NULL, 0) == 0) {
+        c.extend_share = (float)share, c.extend_seq_len = (int)ext_len;
+        c.extend_rope_base = (float)ext_base;
+    }
+    config_extended(&c); /* the model as eval runs it (runmodel.h) */
+    out->rope_dim = config_head_dim(&c) / config_rope_split(diff != 0.0);
+    if (out->rope_dim < 2 || out->rope_dim / 2 > RS_ROPE_MAX_PAIRS) return -1;
+    out->T = c.seq_len;
+    out->base = (double)c.rope_base; /* the model's float base */
+    out->split = yarn_split(out->rope_dim, out->base, out->T, turns);
+    return 0;
+}
+
+/* The val loss at length len under mode and the mean past the training
+ * length; -1 when not evaluated there. */
+static int lc_read(RunReader *r, const char *mode, int len, double *loss, double *beyond,
+                   int *train_len) {
     RunLcEval e;
-    if (runread_lceval(r, mode, len, &e, NULL, 0) != 0) return NAN;
-    double v = e.val_loss;
+    if (runread_lceval(r, mode, len, &e, NULL, 0) != 0) return -1;
+    *loss = e.val_loss;
+    *beyond = loss_beyond(e.loss_by_bucket, e.n_buckets, e.len, e.train_len);
     if (train_len) *train_len = e.train_len;
     runread_lceval_free(&e);
-    return v;
+    return 0;
+}
+
+/* The training length every /lceval result under mode records; 0: none. */
+static int lc_train_len(RunReader *r, const char *mode) {
+    int *lens = NULL, n = 0, T = 0;
+    double loss, beyond;
+    if (runread_lceval_lengths(r, mode, &lens, &n, NULL, 0) == 0 && n > 0)
+        lc_read(r, mode, lens[0], &loss, &beyond, &T);
+    free(lens);
+    return T;
+}
+
+double rs_lc_deg_at(RunReader *r, const char *mode, int len) {
+    double loss, beyond, loss_T, beyond_T;
+    int T;
+    if (lc_read(r, mode, len, &loss, &beyond, &T) != 0 || len <= T ||
+        lc_read(r, mode, T, &loss_T, &beyond_T, NULL) != 0)
+        return NAN;
+    RsRope rope;
+    if (!strcmp(mode, RS_LC_YARN) && (rs_rope(r, &rope, NULL) != 0 || rope.split.kept == 0))
+        return NAN;
+    return beyond - loss_T;
 }
 
 double rs_lc_degradation(RunReader *r, const char *mode, int mult) {
-    int *lens = NULL, n = 0, T = 0;
-    if (runread_lceval_lengths(r, mode, &lens, &n, NULL, 0) != 0 || n == 0) {
-        free(lens);
-        return NAN;
-    }
-    lc_loss(r, mode, lens[0], &T); /* every length records the training length */
-    free(lens);
-    if (T <= 0) return NAN;
-    return lc_loss(r, mode, mult * T, NULL) - lc_loss(r, mode, T, NULL);
+    int T = lc_train_len(r, mode);
+    return T > 0 ? rs_lc_deg_at(r, mode, mult * T) : NAN;
 }
 
 int rs_head_dormant(const ProbeRecord *p, int l, int h, double *score) {

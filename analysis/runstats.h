@@ -5,6 +5,7 @@
 #ifndef GATELAB_RUNSTATS_H
 #define GATELAB_RUNSTATS_H
 
+#include "ops.h" /* YarnSplit */
 #include "runfile_read.h"
 
 /* First-token share of head (l,h): mean over t = 1..T-1 of A[t,0]. */
@@ -71,12 +72,29 @@ double rs_bos_ratio(const ProbeRecord *p);
  * the heads it finds. */
 int rs_head_dormant(const ProbeRecord *p, int l, int h, double *score);
 
-/* Long-context degradation of an evaluated run (gatelab eval, /lceval):
- * the val loss at mult times the training length minus the val loss at
- * the training length, both under mode (RS_LC_PLAIN or RS_LC_YARN). NaN
- * when either length was not evaluated under that mode or cannot be read.
- * The report's long-context section and results.csv's lc_deg_* columns
- * both use it. */
+/* Long-context degradation of an evaluated run (gatelab eval, /lceval)
+ * at length len under mode (RS_LC_PLAIN or RS_LC_YARN): the mean loss over
+ * the positions past the training length T only (T..len-1, from the
+ * per-bucket losses, metrics.h loss_beyond) minus the in-length mean, the
+ * val loss at len = T (where YaRN's scale is 1). NaN when either length
+ * was not evaluated under that mode, when len <= T, or, under YaRN, when
+ * rs_yarn_split finds no rotary pair kept (YaRN untestable here). The
+ * report's long-context section and results.csv's lc_deg_* columns both
+ * use it. */
+double rs_lc_deg_at(RunReader *r, const char *mode, int len);
+/* The same at mult times the training length. */
 double rs_lc_degradation(RunReader *r, const char *mode, int mult);
+
+/* The run's RoPE as /config states it (after its context extension, if
+ * any: the extended length and base) and YaRN's by-parts split at that
+ * training length (ops.h yarn_split; each pair's turns into turns[] when
+ * not NULL, room for RS_ROPE_MAX_PAIRS). -1 when the run has no RoPE. */
+#define RS_ROPE_MAX_PAIRS 512
+typedef struct {
+    int rope_dim, T;
+    double base;
+    YarnSplit split;
+} RsRope;
+int rs_rope(RunReader *r, RsRope *out, double *turns);
 
 #endif

@@ -67,6 +67,34 @@ static void test_yarn_freqs(void **st) {
     check_freqs("c", 16, 10000.0f, 1.0f, 32); /* scale 1: plain RoPE, m = 1 */
 }
 
+/* YaRN's by-parts split by hand: pair i turns T * base^(-2i/dh) / 2pi
+ * times within T; kept at >= 32 turns, interpolated at <= 1. */
+static void test_yarn_split(void **st) {
+    (void)st;
+    double r[4];
+    /* T 64, 8-dim heads: r = 10.19, 1.019, 0.102, 0.0102: nothing kept */
+    YarnSplit s = yarn_split(8, 10000.0, 64, r);
+    assert_true(fabs(r[0] - 64 / (2 * M_PI)) < 1e-12 && fabs(r[1] - 6.4 / (2 * M_PI)) < 1e-12);
+    assert_true(s.pairs == 4 && s.kept == 0 && s.ramped == 2 && s.interpolated == 2);
+    assert_true(s.fastest == r[0]);
+    /* T 256: the fastest pair turns 40.7 times and is kept */
+    s = yarn_split(8, 10000.0, 256, NULL);
+    assert_true(s.kept == 1 && s.ramped == 1 && s.interpolated == 2);
+    assert_int_equal(yarn_keep_len(), 202); /* 32 * 2pi = 201.06 */
+    assert_int_equal(yarn_split(8, 10000.0, 201, NULL).kept, 0);
+    assert_int_equal(yarn_split(8, 10000.0, 202, NULL).kept, 1);
+}
+
+/* The mean past T from per-bucket means, each weighted by its width. */
+static void test_loss_beyond(void **st) {
+    (void)st;
+    const double b[4] = {9.0, 1.0, 2.0, 4.0};
+    assert_true(fabs(loss_beyond(b, 4, 40, 10) - (1.0 + 2.0 + 4.0) / 3) < 1e-12);
+    /* a last bucket of 5 positions counts half as much as a full one */
+    assert_true(fabs(loss_beyond(b, 4, 35, 10) - (10 * 1.0 + 10 * 2.0 + 5 * 4.0) / 25) < 1e-12);
+    assert_true(isnan(loss_beyond(b, 1, 10, 10))); /* nothing past T */
+}
+
 /* rotate with YaRN tables, scale q and k by m (the model's order), then
  * causal softmax attention: must match numpy. */
 static void test_yarn_attention(void **st) {
@@ -99,7 +127,9 @@ static void test_yarn_attention(void **st) {
 
 /* ---- eval on a real tiny run ---- */
 
-static char run_path[1024], learned_path[1024];
+/* run_path: tiny at T 32, where YaRN keeps no pair; long_path: tiny at
+ * T 256, where it keeps the fastest. */
+static char run_path[1024], learned_path[1024], long_path[1024];
 
 static int setup_runs(void **st) {
     (void)st;
@@ -107,24 +137,39 @@ static int setup_runs(void **st) {
     char out[1100];
     snprintf(run_path, sizeof run_path, "%s/base.h5", dir);
     snprintf(learned_path, sizeof learned_path, "%s/learned.h5", dir);
+    snprintf(long_path, sizeof long_path, "%s/long.h5", dir);
     snprintf(out, sizeof out, "%s/train.out", dir);
     if (tu_run(out, "train --config %s/experiments/tiny.ini --out %s --quiet", tu_src(), run_path))
         return -1;
     if (tu_run(out, "train --config %s/experiments/tiny.ini --set pos=learned --out %s --quiet",
                tu_src(), learned_path))
         return -1;
+    if (tu_run(out, "train --config %s/experiments/tiny.ini --set seq_len=256 --out %s --quiet",
+               tu_src(), long_path))
+        return -1;
     return 0;
 }
 
 static void test_eval_2x(void **st) {
     (void)st;
-    LcEvalOpts o = {.lengths = {32, 64}, .n_lengths = 2, .batches = 2, .batch_size = 3};
+    LcEvalOpts o = {.lengths = {256, 512}, .n_lengths = 2, .batches = 2, .batch_size = 3};
     LcEvalResult plain[2], yarn[2];
     char err[512] = "";
     Forward *f = forward_open_trained(run_path, err, sizeof err);
     if (!f) fail_msg("%s", err);
-    assert_int_equal(f->info.seq_len, 32);
+    /* T 32 with 16-dim heads: YaRN would change every pair, refused */
+    o.yarn = 1;
+    assert_int_equal(lceval_run(f, &o, yarn, err, sizeof err), -1);
+    assert_non_null(strstr(err, "YaRN is untestable here: it keeps no rotary pair (the fastest "
+                                "turns 5.1 times within T_train 32"));
+    assert_non_null(strstr(err, "train with seq_len >= 202"));
+    forward_close(f);
+    f = forward_open_trained(long_path, err, sizeof err);
+    if (!f) fail_msg("%s", err);
+    assert_int_equal(f->info.seq_len, 256);
+    assert_int_equal(f->info.rope_dim, 16);
     assert_string_equal(f->info.variant, "baseline");
+    o.yarn = 0;
     assert_int_equal(lceval_run(f, &o, plain, err, sizeof err), 0);
     o.yarn = 1;
     assert_int_equal(lceval_run(f, &o, yarn, err, sizeof err), 0);
@@ -141,7 +186,7 @@ static void test_eval_2x(void **st) {
         assert_true(plain[i].first_share > 0 && plain[i].first_share < 1);
         assert_true(plain[i].sink_rate >= 0 && plain[i].sink_rate <= 1);
     }
-    assert_true(fabs(plain[1].uniform_share - uniform_first_share(64)) < 1e-12);
+    assert_true(fabs(plain[1].uniform_share - uniform_first_share(512)) < 1e-12);
     /* every position has a target: val loss is the mean of equal buckets */
     assert_true(fabs(plain[1].val_loss -
                      0.5 * (plain[1].loss_by_bucket[0] + plain[1].loss_by_bucket[1])) < 1e-6);
@@ -158,19 +203,29 @@ static void test_eval_cli_roundtrip(void **st) {
     (void)st;
     char out[1100], err[512];
     snprintf(out, sizeof out, "%s/eval.out", tu_tmpdir());
-    RunReader *r = runread_open(run_path, err, sizeof err);
+    /* --both where YaRN keeps no pair: plain only, YaRN skipped in a line */
+    assert_int_equal(tu_run(out, "eval %s --lengths 1x,2x --both --batches 1 --no-write", run_path),
+                     0);
+    char *text = tu_slurp(out, NULL);
+    assert_non_null(strstr(text, "gatelab eval: YaRN skipped: "));
+    assert_null(strstr(text, "  YaRN\n")); /* no YaRN table */
+    free(text);
+    assert_int_equal(tu_run(out, "eval %s --lengths 2x --yarn --no-write", run_path), 2);
+    tu_assert_one_line(out, "YaRN is untestable here", "train with seq_len >= 202");
+
+    RunReader *r = runread_open(long_path, err, sizeof err);
     assert_non_null(r);
     RunTrain before;
     assert_int_equal(runread_train(r, &before, err, sizeof err), 0);
     runread_close(r);
 
     assert_int_equal(
-        tu_run(out, "eval %s --lengths 1x,2x --both --batches 1 --batch-size 2", run_path), 0);
-    char *text = tu_slurp(out, NULL);
+        tu_run(out, "eval %s --lengths 1x,2x --both --batches 1 --batch-size 2", long_path), 0);
+    text = tu_slurp(out, NULL);
     assert_non_null(strstr(text, "YaRN"));
     free(text);
 
-    r = runread_open(run_path, err, sizeof err);
+    r = runread_open(long_path, err, sizeof err);
     assert_non_null(r);
     assert_string_equal(runread_meta(r)->status, "done");
     RunTrain after;
@@ -180,22 +235,52 @@ static void test_eval_cli_roundtrip(void **st) {
     int *lens, n;
     assert_int_equal(runread_lceval_lengths(r, "yarn", &lens, &n, err, sizeof err), 0);
     assert_int_equal(n, 2);
-    assert_int_equal(lens[0], 32);
-    assert_int_equal(lens[1], 64);
+    assert_int_equal(lens[0], 256);
+    assert_int_equal(lens[1], 512);
     free(lens);
     RunLcEval e;
-    assert_int_equal(runread_lceval(r, "yarn", 64, &e, err, sizeof err), 0);
+    assert_int_equal(runread_lceval(r, "yarn", 512, &e, err, sizeof err), 0);
     assert_int_equal(e.n_buckets, 2);
-    assert_int_equal(e.train_len, 32);
+    assert_int_equal(e.train_len, 256);
     assert_true(e.yarn_scale == 2.0);
     assert_int_equal(e.n_seqs, 2);
     assert_true(fabs(e.val_loss - 0.5 * (e.loss_by_bucket[0] + e.loss_by_bucket[1])) < 1e-6);
     runread_lceval_free(&e);
-    assert_int_equal(runread_lceval(r, "plain", 128, &e, err, sizeof err), -1);
-    assert_non_null(strstr(err, "L_128"));
+    assert_int_equal(runread_lceval(r, "plain", 1024, &e, err, sizeof err), -1);
+    assert_non_null(strstr(err, "L_1024"));
     runread_close(r);
     runread_train_free(&before);
     runread_train_free(&after);
+}
+
+/* A run trained with a context extension (32, then 256 at base 40000 for
+ * the last half) is evaluated as the extension left it: Nx, the buckets
+ * and YaRN's original length are 256's, the rotary base the raised one. */
+static void test_eval_extended(void **st) {
+    (void)st;
+    char run[1100], out[1100], err[512];
+    snprintf(run, sizeof run, "%s/extended.h5", tu_tmpdir());
+    snprintf(out, sizeof out, "%s/extended.out", tu_tmpdir());
+    assert_int_equal(tu_run(out,
+                            "train --config %s/experiments/tiny.ini --set extend_share=0.5 --set "
+                            "extend_seq_len=256 --set extend_rope_base=40000 --out %s --quiet",
+                            tu_src(), run),
+                     0);
+    Forward *f = forward_open_trained(run, err, sizeof err);
+    if (!f) fail_msg("%s", err);
+    assert_int_equal(f->info.seq_len, 256);
+    assert_int_equal(f->info.bucket_len, 256);
+    assert_true(f->info.rope_base == 40000.0);
+    assert_int_equal(lceval_yarn_check(f, err, sizeof err), 0); /* 256 keeps a pair */
+    forward_close(f);
+    assert_int_equal(tu_run(out, "eval %s --lengths 1x,2x --yarn --batches 1", run), 0);
+    RunReader *r = runread_open(run, err, sizeof err);
+    assert_non_null(r);
+    RunLcEval e;
+    assert_int_equal(runread_lceval(r, "yarn", 512, &e, err, sizeof err), 0);
+    assert_true(e.train_len == 256 && e.yarn_scale == 2.0 && e.n_buckets == 2);
+    runread_lceval_free(&e);
+    runread_close(r);
 }
 
 static void test_eval_bad_input(void **st) {
@@ -309,10 +394,11 @@ static void test_forced_divergence(void **st) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_yarn_freqs),     cmocka_unit_test(test_yarn_attention),
-        cmocka_unit_test(test_eval_2x),        cmocka_unit_test(test_eval_cli_roundtrip),
-        cmocka_unit_test(test_eval_bad_input), cmocka_unit_test(test_forced_divergence),
-        cmocka_unit_test(test_stream),
+        cmocka_unit_test(test_yarn_freqs),        cmocka_unit_test(test_yarn_attention),
+        cmocka_unit_test(test_yarn_split),        cmocka_unit_test(test_loss_beyond),
+        cmocka_unit_test(test_eval_2x),           cmocka_unit_test(test_eval_cli_roundtrip),
+        cmocka_unit_test(test_eval_extended),     cmocka_unit_test(test_eval_bad_input),
+        cmocka_unit_test(test_forced_divergence), cmocka_unit_test(test_stream),
     };
     return cmocka_run_group_tests(tests, setup_runs, NULL);
 }

@@ -162,23 +162,37 @@ static void make_run(const char *name, const char *variant, int seed, double val
     make_run_cfg(name, variant, seed, val_loss, a, gated, spike, DATA_BIGRAM, 1e-2f);
 }
 
-/* /lceval of a run trained at 64: val loss at 64 and 512 (8x) per mode. */
+/* /lceval of a run trained at 64: val loss at 64 and 512 (8x) per mode.
+ * At 512 the buckets past T (1..7) average the given value, bucket 0 is
+ * 0.3 below it: the degradation counts only the positions past T. The
+ * needle task at 512: exact-match shares 1, p512 / 4 and 0 at depths 0,
+ * 0.5 and 1. */
 static void add_lceval(const char *name, double p64, double p512, double y64, double y512) {
     char path[512], err[512];
     snprintf(path, sizeof path, "%s/%s", g_dir, name);
     const double v[2][2] = {{p64, p512}, {y64, y512}};
     for (int m = 0; m < 2; m++)
         for (int j = 0; j < 2; j++) {
-            double b = v[m][j];
+            double b[8] = {v[m][j]}, mean = v[m][j];
+            if (j) {
+                b[0] = v[m][j] - 0.3;
+                for (int k = 1; k < 8; k++) b[k] = v[m][j] + 0.01 * (k - 4);
+                mean = (b[0] + 7 * v[m][j]) / 8;
+            }
+            const double depth[3] = {0.0, 0.5, 1.0}, acc[3] = {1.0, p512 / 4, 0.0};
             LcEvalData d = {.mode = m ? "yarn" : "plain",
                             .len = j ? 512 : 64,
                             .train_len = 64,
-                            .val_loss = v[m][j],
-                            .ppl = exp(v[m][j]),
+                            .val_loss = mean,
+                            .ppl = exp(mean),
                             .yarn_scale = m && j ? 8 : 1,
                             .n_seqs = 2,
-                            .n_buckets = 1,
-                            .loss_by_bucket = &b};
+                            .n_buckets = j ? 8 : 1,
+                            .loss_by_bucket = b,
+                            .n_depths = j ? 3 : 0,
+                            .needle_depth = depth,
+                            .needle_acc = acc,
+                            .needle_n = 4};
             int rc = runfile_write_lceval(path, &d, err, sizeof err);
             if (rc) fprintf(stderr, "%s\n", err);
             assert_int_equal(rc, 0);
@@ -363,8 +377,9 @@ static void test_csv_metrics(void **state) {
     assert_true(fabs(csv_num(csv, b1, "m_act") - 20.0) < 1e-9); /* (10+30)/2 */
     assert_true(fabs(csv_num(csv, b1, "spikes") - 0) < 1e-9);
     assert_true(fabs(csv_num(csv, b2, "spikes") - 1) < 1e-9); /* step 60 */
-    /* long-context degradation: 8x minus 1x per mode (add_lceval); 2x and
-     * 4x were not evaluated, nor any length on a run without /lceval */
+    /* long-context degradation: the mean past T at 8x minus 1x per mode
+     * (add_lceval); 2x and 4x were not evaluated, nor any length on a run
+     * without /lceval */
     assert_true(fabs(csv_num(csv, b2, "lc_deg_8x_plain") - (3.4 - 2.2)) < 1e-9);
     assert_true(fabs(csv_num(csv, b2, "lc_deg_8x_yarn") - (2.9 - 2.2)) < 1e-9);
     assert_true(fabs(csv_num(csv, g1, "lc_deg_8x_yarn") - (2.0 - 1.9)) < 1e-9);
@@ -452,12 +467,20 @@ static void test_md_long_context(void **state) {
     const char *lc = strstr(md, "## Long context (gatelab eval)");
     assert_non_null(lc);
     snprintf(want, sizeof want,
-             "| base | baseline | bigram | 2 | 2.1000 ± %.4f "
-             "(+0.0000 ± 0.0000) | 3.2000 ± %.4f (+1.1000 ± %.4f) |",
+             "| base | baseline | bigram | 2 | 2.1000 ± %.4f | 3.1625 ± %.4f (+1.1000 ± %.4f) |",
              sqrt(0.02), sqrt(0.08), sqrt(0.02));
     assert_non_null(strstr(lc, want));
-    assert_non_null(strstr(lc, "| g1 | g1-elem | bigram | 1 | 1.9000 (+0.0000) | "
-                               "2.1000 (+0.2000) |"));
+    /* the whole-length loss dilutes; the degradation is past T only */
+    assert_non_null(strstr(lc, "| g1 | g1-elem | bigram | 1 | 1.9000 | 2.0625 (+0.2000) |"));
+    /* YaRN's split at the runs' T = 256, 64-dim heads: r_0 = 256 / 2pi */
+    assert_non_null(strstr(lc, "| base | 256 | 64 | 10000 | 1 | 12 | 19 | 40.7, 30.6, 22.9,"));
+    assert_non_null(strstr(lc, "0.00543 | testable |"));
+    /* the needle: base's two seeds at 512 (3.0 and 3.4: 0.75 and 0.85 at
+     * depth 0.5), the mean over depths */
+    assert_non_null(strstr(lc, "| run | RoPE | length | seeds | depth 0 | depth 0.5 | depth 1 |"));
+    assert_non_null(strstr(lc, "| base | plain | 512 | 2 | 1.000 | 0.800 | 0.000 | 0.600 |"));
+    assert_non_null(strstr(lc, "| g1 | YaRN | 512 | 1 | 1.000 | 0.525 | 0.000 | 0.508 |"));
+    assert_null(strstr(lc, "| base | plain | 64 |")); /* no row without a result */
     /* the 8x T headline: baseline and g1-elem, plain and YaRN */
     const char *h = strstr(lc, "**Degradation at 8× T**");
     assert_non_null(h);

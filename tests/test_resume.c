@@ -56,6 +56,69 @@ static void test_kill_and_resume_bit_identical(void **state) {
     assert_same_history(ref, run);
 }
 
+/* Context extension (the last half of the steps at T 64, RoPE base raised
+ * to 40000): a kill after the switch (checkpoint at 60) and one whose
+ * checkpoint is the switch step itself (40) both resume bit-identically. */
+#define EXTEND "--set extend_share=0.5 --set extend_seq_len=64 --set extend_rope_base=40000"
+static void test_extend_kill_and_resume(void **state) {
+    (void)state;
+    char out[512], ref[512], run[512], err[512];
+    snprintf(out, sizeof out, "%s/ext.log", dir);
+    snprintf(ref, sizeof ref, "%s/ext_ref.h5", dir);
+    assert_int_equal(tu_run(out, "train --config " PRESET " " STEPS " " EXTEND " --out %s", ref),
+                     0);
+    const char *kill_at[] = {"67", "47"};
+    for (int k = 0; k < 2; k++) {
+        snprintf(run, sizeof run, "%s/ext_killed%d.h5", dir, k);
+        tu_fault("KILL_AT", kill_at[k]);
+        int rc = tu_run(out, "train --config " PRESET " " STEPS " " EXTEND " --out %s", run);
+        tu_fault_clear();
+        assert_int_equal(rc, 128 + SIGKILL);
+        rc = tu_run(out, "train --config " PRESET " " STEPS " " EXTEND " --out %s --resume", run);
+        assert_int_equal(rc, 0);
+        assert_same_history(ref, run);
+    }
+    /* 40 steps of 4 x 32 tokens, then 40 of 4 x 64; and the extension
+     * changed the training (its step-41 loss is not the plain run's) */
+    RunReader *a = runread_open(ref, err, sizeof err), *b = NULL;
+    assert_non_null(a);
+    snprintf(run, sizeof run, "%s/ref.h5", dir);
+    b = runread_open(run, err, sizeof err);
+    assert_non_null(b);
+    RunTrain ta, tb;
+    assert_int_equal(runread_train(a, &ta, err, sizeof err), 0);
+    assert_int_equal(runread_train(b, &tb, err, sizeof err), 0);
+    assert_true(ta.tokens[79] == 40LL * 4 * 32 + 40LL * 4 * 64);
+    assert_true(ta.loss[39] == tb.loss[39] && ta.loss[40] != tb.loss[40]);
+    runread_train_free(&ta), runread_train_free(&tb);
+    runread_close(a), runread_close(b);
+}
+
+/* The extension's keys are validated together, each refusal one line
+ * naming the key, before anything is written. */
+static void test_extend_refused(void **state) {
+    (void)state;
+    char out[512];
+    snprintf(out, sizeof out, "%s/extbad.log", dir);
+    static const char *bad[][3] = {
+        {"extend_seq_len=64", "extend_seq_len 64 / extend_rope_base 0 do nothing", NULL},
+        {"extend_share=0.5 --set extend_seq_len=32", "needs extend_seq_len above seq_len 32", NULL},
+        {"extend_share=0.5 --set extend_seq_len=64 --set extend_rope_base=5000",
+         "extend_rope_base 5000 is below rope_base 10000", NULL},
+        {"extend_share=0.001 --set extend_seq_len=64", "leaves no step at one of the two lengths",
+         "(switch at step 80)"},
+        {"extend_share=0.95 --set extend_seq_len=64", "extend_share", "0.9"},
+        {"extend_share=0.5 --set extend_seq_len=64 --set pos=learned --set extend_rope_base=2e4",
+         "extend_rope_base 20000 needs pos = rope", NULL},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        int rc = tu_run(out, "train --config " PRESET " " STEPS " --set %s --out %s/extbad.h5",
+                        bad[i][0], dir);
+        assert_int_equal(rc, 2);
+        tu_assert_one_line(out, bad[i][1], bad[i][2]);
+    }
+}
+
 /* Start "gatelab train" on PRESET in the background (the tests signal it
  * themselves), evaluating and checkpointing every `every` steps; extra is
  * one more argument, or NULL for none. The child's stderr is discarded. */
@@ -129,6 +192,8 @@ static void test_ctrl_c_checkpoints(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_kill_and_resume_bit_identical),
+        cmocka_unit_test(test_extend_kill_and_resume),
+        cmocka_unit_test(test_extend_refused),
         cmocka_unit_test(test_external_sigkill),
         cmocka_unit_test(test_ctrl_c_checkpoints),
     };

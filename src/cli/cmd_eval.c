@@ -62,6 +62,16 @@ static void print_table(const char *run, const ForwardInfo *info, int yarn, cons
     for (int i = 0; i < n; i++)
         printf("%8d %6.2f %9.4f %9.3f %8.4f %9.4f %9.3f\n", r[i].len, r[i].yarn_scale,
                r[i].val_loss, r[i].ppl, r[i].first_share, r[i].uniform_share, r[i].sink_rate);
+    if (n < 1 || !r[0].n_depths) return;
+    printf("needle: exact-match share of the value (%lld rows per cell) by needle depth\n%8s",
+           r[0].needle_n, "length");
+    for (int d = 0; d < LCEVAL_NEEDLE_DEPTHS; d++) printf(" %7.2f", LCEVAL_NEEDLE_DEPTH[d]);
+    printf("\n");
+    for (int i = 0; i < n; i++) {
+        printf("%8d", r[i].len);
+        for (int d = 0; d < r[i].n_depths; d++) printf(" %7.3f", r[i].needle_acc[d]);
+        printf("\n");
+    }
 }
 
 /* One mode's results as a JSON array (NaN from a diverged run: null). */
@@ -80,6 +90,16 @@ static json_t *results_json(const LcEvalResult *r, int n) {
         for (int k = 0; k < r[i].n_buckets; k++)
             json_array_append_new(b, cj_num(r[i].loss_by_bucket[k]));
         cj_set(e, "loss_by_bucket", b);
+        if (r[i].n_depths) {
+            json_t *nd = json_array(), *na = json_array();
+            for (int d = 0; d < r[i].n_depths; d++) {
+                json_array_append_new(nd, cj_num(LCEVAL_NEEDLE_DEPTH[d]));
+                json_array_append_new(na, cj_num(r[i].needle_acc[d]));
+            }
+            cj_set(e, "needle_depth", nd);
+            cj_set(e, "needle_acc", na);
+            cj_set(e, "needle_n", json_integer(r[i].needle_n));
+        }
         json_array_append_new(a, e);
     }
     return a;
@@ -99,7 +119,11 @@ static int store(const char *run, int yarn, const LcEvalResult *r, int n) {
                         r[i].yarn_scale,
                         r[i].n_seqs,
                         r[i].n_buckets,
-                        r[i].loss_by_bucket};
+                        r[i].loss_by_bucket,
+                        r[i].n_depths,
+                        LCEVAL_NEEDLE_DEPTH,
+                        r[i].needle_acc,
+                        r[i].needle_n};
         if (runfile_write_lceval(run, &d, err, sizeof err) != 0) {
             fprintf(stderr, "gatelab eval: %s\n", err);
             return -1;
@@ -197,6 +221,41 @@ static int eval_quant(Forward *f, const char *spec, QuantEvalOpts *q, json_t *jo
     return !nowrite && store_quant(f->run, &r) != 0 ? 1 : 0;
 }
 
+/* The long-context evaluation of f at o's lengths under plain RoPE (what
+ * 0), YaRN (1) or both (2), printed (or into jo) and stored unless
+ * nowrite. Both skips YaRN with one line where it is untestable
+ * (lceval_yarn_check). 0, 1 (a failed write), 2 or 130 as cmd_eval. */
+static int eval_lengths(Forward *f, LcEvalOpts *o, int what, json_t *jo, int nowrite) {
+    char err[1024];
+    int modes[2] = {what == 1, 1}, nmodes = what == 2 ? 2 : 1, rc = 0;
+    if (what == 2 && f->info.yarn && lceval_yarn_check(f, err, sizeof err) != 0) {
+        fprintf(stderr, "gatelab eval: YaRN skipped: %s\n", err);
+        nmodes = 1;
+    }
+    for (int k = 0; k < nmodes && rc == 0; k++) {
+        LcEvalResult res[LCEVAL_MAX_LENGTHS];
+        o->yarn = modes[k];
+        StopGuard guard;
+        stop_arm(&guard); /* Ctrl-C stops between batches; nothing is stored */
+        int failed = lceval_run(f, o, res, err, sizeof err) != 0;
+        stop_disarm(&guard);
+        if (failed) {
+            fprintf(stderr, "gatelab eval: %s\n", err);
+            return stop_requested() ? 130 : 2;
+        }
+        if (jo) {
+            cj_set(jo, "variant", cj_str(f->info.variant));
+            cj_set(jo, "train_len", json_integer(f->info.seq_len));
+            cj_set(jo, o->yarn ? "yarn" : "plain", results_json(res, o->n_lengths));
+        } else {
+            print_table(f->run, &f->info, o->yarn, res, o->n_lengths);
+        }
+        if (!nowrite && store(f->run, o->yarn, res, o->n_lengths) != 0) rc = 1;
+        for (int i = 0; i < o->n_lengths; i++) lceval_result_free(&res[i]);
+    }
+    return rc;
+}
+
 static const OptRow eval_rows[] = {
     {'l', "lengths", OPT_STR, "LIST", 0, 0, NULL,
      "comma-separated lengths; Nx means N * T_train\n"
@@ -206,7 +265,12 @@ static const OptRow eval_rows[] = {
      "YaRN: NTK-by-parts RoPE interpolation plus the attention\n"
      "temperature, scale = L / T_train (plain RoPE otherwise)",
      0, 0},
-    {'b', "both", OPT_FLAG, NULL, 0, 0, NULL, "plain RoPE, then YaRN", 0, 0},
+    {'b', "both", OPT_FLAG, NULL, 0, 0, NULL,
+     "plain RoPE, then YaRN (YaRN skipped, in one line,\nwhere it keeps no rotary pair)", 0, 0},
+    {'N', "needle", OPT_FLAG, NULL, 0, 0, NULL,
+     "also the needle task at each length (byte text):\na key-value needle at evenly spaced "
+     "depths of the\ntext, queried at its end; exact-match share per depth",
+     0, 0},
     {'n', "batches", OPT_INT, "N", 1, 100000, "4", "held-out batches per length", 0, 0},
     {'B', "batch-size", OPT_INT, "B", 1, 4096, "4", "sequences per batch", 0, 0},
     {'q', "quant", OPT_STR, "LIST", 0, 0, NULL,
@@ -237,6 +301,7 @@ const OptTable eval_options = {
 
 int cmd_eval(int argc, char **argv) {
     const char *lengths = NULL, *quant = NULL;
+    json_t *jo = NULL;
     int yarn = 0, both = 0, json = 0, nowrite = 0, c;
     LcEvalOpts o = {.batches = 4, .batch_size = 4};
     QuantEvalOpts qo = {.calib = QEVAL_CALIB_DEFAULT};
@@ -249,6 +314,7 @@ int cmd_eval(int argc, char **argv) {
         case 'l': lengths = op.str; break;
         case 'y': yarn = 1; break;
         case 'b': both = 1; break;
+        case 'N': o.needle = 1; break;
         case 'j': json = 1; break;
         case 'w': nowrite = 1; break;
         case 'n': o.batches = (int)op.num; break;
@@ -294,33 +360,9 @@ int cmd_eval(int argc, char **argv) {
         runlock_release(&lock);
         return 2;
     }
-    int modes[2] = {both ? 0 : yarn, 1}, nmodes = !lengths ? 0 : both ? 2 : 1, rc = 0;
-    json_t *jo = json ? cj_set(json_object(), "run", cj_str(run)) : NULL;
-    for (int k = 0; k < nmodes && rc == 0; k++) {
-        LcEvalResult res[LCEVAL_MAX_LENGTHS];
-        char err[1024];
-        o.yarn = modes[k];
-        StopGuard guard;
-        stop_arm(&guard); /* Ctrl-C stops between batches; nothing is stored */
-        int failed = lceval_run(f, &o, res, err, sizeof err) != 0;
-        stop_disarm(&guard);
-        if (failed) {
-            fprintf(stderr, "gatelab eval: %s\n", err);
-            json_decref(jo);
-            forward_close(f);
-            runlock_release(&lock);
-            return stop_requested() ? 130 : 2;
-        }
-        if (json) {
-            cj_set(jo, "variant", cj_str(f->info.variant));
-            cj_set(jo, "train_len", json_integer(f->info.seq_len));
-            cj_set(jo, o.yarn ? "yarn" : "plain", results_json(res, o.n_lengths));
-        } else {
-            print_table(run, &f->info, o.yarn, res, o.n_lengths);
-        }
-        if (!nowrite && store(run, o.yarn, res, o.n_lengths) != 0) rc = 1;
-        for (int i = 0; i < o.n_lengths; i++) lceval_result_free(&res[i]);
-    }
+    jo = json ? cj_set(json_object(), "run", cj_str(run)) : NULL;
+    int rc = lengths ? eval_lengths(f, &o, both ? 2 : yarn, jo, nowrite) : 0;
+    if (rc >= 2) json_decref(jo), jo = NULL; /* no partial JSON */
     if (rc == 0 && quant) {
         qo.batches = o.batches, qo.batch_size = o.batch_size;
         if (json) cj_set(jo, "variant", cj_str(f->info.variant));

@@ -97,6 +97,13 @@ typedef struct {
     MlpKind mlp;
     float rope_base;
     float yarn_scale; /* 1 = plain RoPE */
+    /* context extension (config_derive.h config_extend_step): the last
+     * extend_share of the steps train at extend_seq_len with rope_base
+     * raised to extend_rope_base (0: kept); extend_share 0: none */
+    float extend_share;
+    int extend_seq_len;
+    float extend_rope_base;
+    float needle_share; /* share of training rows carrying a needle (data.h), 0: none */
     int qk_norm;
     int tied_embed;
     int window;                 /* sliding window: query t sees keys (t - window, t]; 0: all */

@@ -16,6 +16,25 @@ int config_head_dim(const Config *c) {
     return c->n_heads > 0 ? c->d_model / c->n_heads : 0;
 }
 
+long long config_extend_step(const Config *c) {
+    if (!(c->extend_share > 0.0f)) return c->steps;
+    return c->steps - llround((double)c->extend_share * c->steps);
+}
+
+int config_max_len(const Config *c) {
+    return c->extend_share > 0.0f && c->extend_seq_len > c->seq_len ? c->extend_seq_len
+                                                                    : c->seq_len;
+}
+
+void config_extended(Config *c) {
+    if (!(c->extend_share > 0.0f)) return;
+    c->seq_len = config_max_len(c);
+    if (c->extend_rope_base > 0.0f) c->rope_base = c->extend_rope_base;
+    c->extend_share = 0.0f, c->extend_seq_len = 0, c->extend_rope_base = 0.0f;
+}
+
+int config_rope_split(int diff_attn) { return diff_attn ? 2 : 1; }
+
 /* Rows of the attention map do not sum to one (variants.md: Gu's proxy):
  * an extra slot or null key takes mass, there is no normaliser, or the map
  * is a difference of two softmaxes. */

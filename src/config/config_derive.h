@@ -13,6 +13,23 @@ int config_auto_d_ff(int d_model, MlpKind mlp);
 /* head_dim, or d_model / n_heads when head_dim is 0 (0 if undefined). */
 int config_head_dim(const Config *cfg);
 
+/* Rotated heads per head: differential attention rotates each half of a
+ * head as a head of its own (dh/2 wide, with dh/2's frequencies), as the
+ * Differential Transformer does; every other variant rotates whole heads. */
+int config_rope_split(int diff_attn);
+
+/* Context extension (extend_share > 0, the paper's long-context
+ * procedure): steps from config_extend_step on train at extend_seq_len
+ * with rope_base raised to extend_rope_base (when set). With none it is
+ * steps (no step extended). */
+long long config_extend_step(const Config *cfg);
+/* The longest length the run trains at: extend_seq_len when extended. */
+int config_max_len(const Config *cfg);
+/* cfg as the model stands after its extension (a no-op without one):
+ * seq_len extend_seq_len, rope_base extend_rope_base when set, and no
+ * extension left. A finished run's model is evaluated under it. */
+void config_extended(Config *cfg);
+
 /* 1 when sink metrics must use Gu's proxy |a| / sum |a| on this
  * variant's attention rows (they need not sum to one). */
 int config_attention_proxy(const Config *cfg);

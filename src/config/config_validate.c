@@ -13,7 +13,7 @@
 
 /* Internal sequence length the position table must cover. */
 static int needed_pos(const Config *c) {
-    return c->seq_len + (c->sink_token > 0 ? c->sink_token : 0);
+    return config_max_len(c) + (c->sink_token > 0 ? c->sink_token : 0);
 }
 
 void config_resolve(Config *c) {
@@ -187,6 +187,10 @@ static int validate_data(const Config *c, char *err, size_t n) {
                           c->bigram_vocab + 1);
         break;
     }
+    if (c->needle_share > 0.0f && ((c->data != DATA_BROWN && c->data != DATA_TEXT) || !c->bos))
+        return seterr(err, n,
+                      "needle_share %g needs byte text with BOS (data brown or text, bos 1)",
+                      (double)c->needle_share);
     if ((c->data == DATA_BROWN || c->data == DATA_TEXT) && c->vocab_size > 0 &&
         c->vocab_size < 256 + (c->bos ? 1 : 0))
         return seterr(err, n, "vocab_size %d is too small for bytes%s", c->vocab_size,
@@ -223,10 +227,38 @@ static int validate_train(const Config *c, char *err, size_t n) {
     return 0;
 }
 
+/* Context extension: all three keys together, a longer length, a base
+ * not below rope_base, and steps on both sides of the switch. */
+static int validate_extend(const Config *c, char *err, size_t n) {
+    if (!(c->extend_share > 0.0f)) {
+        if (c->extend_seq_len || c->extend_rope_base > 0.0f)
+            return seterr(err, n,
+                          "extend_seq_len %d / extend_rope_base %g do nothing without "
+                          "extend_share (the share of steps trained at the longer length)",
+                          c->extend_seq_len, (double)c->extend_rope_base);
+        return 0;
+    }
+    if (c->extend_seq_len <= c->seq_len)
+        return seterr(err, n, "extend_share %g needs extend_seq_len above seq_len %d, got %d",
+                      (double)c->extend_share, c->seq_len, c->extend_seq_len);
+    if (c->extend_rope_base > 0.0f && c->pos != POS_ROPE)
+        return seterr(err, n, "extend_rope_base %g needs pos = rope", (double)c->extend_rope_base);
+    if (c->extend_rope_base > 0.0f && c->extend_rope_base < c->rope_base)
+        return seterr(err, n, "extend_rope_base %g is below rope_base %g (the extension raises it)",
+                      (double)c->extend_rope_base, (double)c->rope_base);
+    long long at = config_extend_step(c);
+    if (at < 1 || at >= c->steps)
+        return seterr(err, n,
+                      "extend_share %g of %d steps leaves no step at one of the two lengths "
+                      "(switch at step %lld)",
+                      (double)c->extend_share, c->steps, at);
+    return 0;
+}
+
 int config_validate(const Config *c, char *err, size_t errlen) {
     if (config_check_ranges(c, err, errlen) || validate_shapes(c, err, errlen) ||
         validate_variant(c, err, errlen) || validate_data(c, err, errlen) ||
-        validate_train(c, err, errlen))
+        validate_train(c, err, errlen) || validate_extend(c, err, errlen))
         return -1;
     return 0;
 }

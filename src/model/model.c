@@ -235,21 +235,19 @@ static size_t gate_applied_len(const Model *m, int N) {
 
 /* ---- RoPE tables ---- */
 
-/* Rotated heads per q (or kv) head: differential attention rotates each
- * half of a head as a head of its own, dh/2 wide with dh/2's frequencies,
- * as the Differential Transformer does; every other variant rotates whole
- * heads. */
-static int rope_split(const Model *m) { return m->cfg.diff_attn ? 2 : 1; }
+/* Rotated heads per q (or kv) head (config_rope_split). */
+static int rope_split(const Model *m) { return config_rope_split(m->cfg.diff_attn); }
 
 static void rope_prepare(const Model *m, RunState *s, int Ti) {
     const Config *c = &m->cfg;
     if (c->pos != POS_ROPE) return;
-    if (s->rope_T == Ti && s->rope_scale == c->yarn_scale) return;
+    if (s->rope_T == Ti && s->rope_scale == c->yarn_scale && s->rope_base == c->rope_base) return;
     const int rd = m->dims.dh / rope_split(m);
     s->rope_m = rope_inv_freq(s->sc->inv_freq, rd, c->rope_base, c->yarn_scale, c->seq_len);
     rope_tables(s->rope_cos, s->rope_sin, s->sc->inv_freq, Ti, rd, 0);
     s->rope_T = Ti;
     s->rope_scale = c->yarn_scale;
+    s->rope_base = c->rope_base;
 }
 
 /* ---- the linear layers' fake-quantization hook ---- */

@@ -128,6 +128,7 @@ typedef struct {
     float *rope_cos, *rope_sin;     /* [T+extra, dh/2] */
     int rope_T;                     /* length the tables were built for (0: none) */
     float rope_scale;               /* YaRN scale they were built with */
+    float rope_base;                /* and RoPE base (context extension raises it) */
     float rope_m;                   /* YaRN attention temperature factor */
     float loss;
     int loss_count;

@@ -37,6 +37,28 @@ double uniform_first_share_window(int T, int W) {
 }
 
 /* A[T,T] -> mean over t = 1..T-1 of A[t,0] */
+double loss_beyond(const double *bucket, int n, int L, int T) {
+    double s = 0.0;
+    long long w = 0;
+    for (int k = 1; T > 0 && k < n && (long long)k * T < L; k++) {
+        long long width = L - (long long)k * T < T ? L - (long long)k * T : T;
+        s += bucket[k] * (double)width;
+        w += width;
+    }
+    return w > 0 ? s / (double)w : NAN;
+}
+
+int exact_match(const float *logits, int V, const int *targets, int n) {
+    for (int i = 0; i < n; i++) {
+        const float *row = logits + (size_t)i * (size_t)V;
+        int t = targets[i];
+        if (t < 0 || t >= V) return 0;
+        for (int j = 0; j < V; j++)
+            if (j != t && !(row[t] > row[j])) return 0;
+    }
+    return 1;
+}
+
 double first_token_share(const float *A, int T) {
     if (T < 2) return 0.0;
     double s = 0.0;

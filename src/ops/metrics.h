@@ -13,6 +13,17 @@ double uniform_first_share(int T);
  * full causal attention, uniform_first_share(T). */
 double uniform_first_share_window(int T, int W);
 
+/* The mean loss over positions T..L-1 of a length-L evaluation, from its
+ * per-bucket means bucket[n] (bucket k: positions k*T .. min((k+1)*T, L)-1),
+ * each weighted by its width: the mean over those positions when every
+ * position is scored as often (eval's windows). NaN when L <= T. */
+double loss_beyond(const double *bucket, int n, int L, int T);
+
+/* Exact match of n predicted tokens: 1 when each row i of logits[n, V]
+ * has its strict maximum at targets[i] (a tie is a miss), else 0. Under
+ * teacher forcing this is greedy decoding reproducing the targets. */
+int exact_match(const float *logits, int V, const int *targets, int n);
+
 /* First-token share of one head's map A[T,T]: mean over t = 1..T-1 of
  * A[t,0]. */
 double first_token_share(const float *A, int T);

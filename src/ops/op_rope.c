@@ -11,24 +11,49 @@
 #include "opprof.h"
 #include "ops.h"
 
-#define YARN_ALPHA 1.0
-#define YARN_BETA 32.0
+/* r_i: the turns rotary pair i makes within orig_len positions. */
+static double pair_turns(double f, int orig_len) {
+    const double two_pi = 6.283185307179586;
+    return (double)orig_len * f / two_pi;
+}
+
+static double pair_freq(int i, int dh, double base) {
+    return 1.0 / pow(base, (double)(2 * i) / (double)dh);
+}
+
+/* The share of pair i's frequency YaRN keeps: 0 interpolated, 1 kept. */
+static double keep_share(double r) {
+    double g = (r - YARN_ALPHA) / (YARN_BETA - YARN_ALPHA);
+    return g < 0.0 ? 0.0 : (g > 1.0 ? 1.0 : g);
+}
 
 float rope_inv_freq(float *inv_freq, int dh, float base, float scale, int orig_len) {
     int half = dh / 2;
-    const double two_pi = 6.283185307179586;
     for (int i = 0; i < half; i++) {
-        double f = 1.0 / pow((double)base, (double)(2 * i) / (double)dh);
+        double f = pair_freq(i, dh, (double)base);
         if (scale > 1.0f) {
-            double r = (double)orig_len * f / two_pi; /* periods in orig_len */
-            double g = (r - YARN_ALPHA) / (YARN_BETA - YARN_ALPHA);
-            g = g < 0.0 ? 0.0 : (g > 1.0 ? 1.0 : g);
+            double g = keep_share(pair_turns(f, orig_len));
             f = (1.0 - g) * f / (double)scale + g * f;
         }
         inv_freq[i] = (float)f;
     }
     return scale > 1.0f ? 0.1f * logf(scale) + 1.0f : 1.0f;
 }
+
+YarnSplit yarn_split(int dh, double base, int orig_len, double *turns) {
+    YarnSplit s = {dh / 2, 0, 0, 0, 0.0};
+    for (int i = 0; i < s.pairs; i++) {
+        double r = pair_turns(pair_freq(i, dh, base), orig_len), g = keep_share(r);
+        if (turns) turns[i] = r;
+        if (i == 0) s.fastest = r;
+        s.kept += g >= 1.0;
+        s.interpolated += g <= 0.0;
+        s.ramped += g > 0.0 && g < 1.0;
+    }
+    return s;
+}
+
+int yarn_keep_len(void) { return (int)ceil(YARN_BETA * 6.283185307179586); }
 
 /* cos_t, sin_t [T, dh/2]: angle = (pos0 + t) * inv_freq[i], in float as
  * PyTorch forms it (float positions times float frequencies). */

@@ -62,6 +62,23 @@ void layernorm_backward(float *dinp, float *dw, float *db, const float *dout, co
  * temperature factor m = 0.1 ln(scale) + 1 (1 when scale <= 1); callers
  * multiply q and k by m, so logits scale by m^2. */
 float rope_inv_freq(float *inv_freq, int dh, float base, float scale, int orig_len);
+/* YaRN's by-parts split at training length orig_len: rotary pair i turns
+ * r_i = orig_len / wavelength_i times within it; a pair with r_i >=
+ * YARN_BETA is kept, one with r_i <= YARN_ALPHA interpolated (its
+ * frequency divided by the scale), one between ramped linearly. */
+#define YARN_ALPHA 1.0
+#define YARN_BETA 32.0
+#define YARN_BETA_TEXT "32"
+typedef struct {
+    int pairs, kept, ramped, interpolated;
+    double fastest; /* r_0, the fastest pair's turns */
+} YarnSplit;
+/* The split for dh-wide rotated heads at base; each pair's r_i into
+ * turns[dh/2] when not NULL. */
+YarnSplit yarn_split(int dh, double base, int orig_len, double *turns);
+/* The shortest orig_len at which YaRN keeps a pair: the fastest pair (one
+ * turn per 2*pi positions, whatever dh and base) reaches YARN_BETA turns. */
+int yarn_keep_len(void);
 /* cos/sin tables [T, dh/2]: angle = (pos0 + t) * inv_freq[i]. */
 void rope_tables(float *cos_t, float *sin_t, const float *inv_freq, int T, int dh, int pos0);
 /* Llama 3 rescaling of inv_freq[n] in place (rope_scaling rope_type

@@ -32,6 +32,8 @@ typedef struct {
     int max_pos;        /* the position table's size, for messages (0: none) */
     int learned_pos;    /* 1: positions are a learned table (no extrapolation) */
     int yarn;           /* 1: YaRN scaling can be applied */
+    int rope_dim;       /* RoPE: the width of each rotation (0: no RoPE) */
+    double rope_base;   /* RoPE: its base */
     int L, H, d, V;     /* layers, query heads, model width, vocabulary */
 } ForwardInfo;
 
@@ -70,6 +72,14 @@ typedef struct {
                   const struct Intervention *iv, float *tok_loss, double *mean, float *cols,
                   char *err, size_t errlen);
     void (*close)(Forward *f);
+    /* Batch i of B needle rows of T tokens at depth (data.h
+     * data_needle_batch, the held-out seed of windows); -1 with one line
+     * where the run's data has no needle task. NULL: no needle task
+     * (checkpoints). */
+    int (*needle)(Forward *f, int T, int B, int i, double depth, int *ids, int *targets, char *err,
+                  size_t errlen);
+    /* The logits [B, T, V] of the last losses call (with needle). */
+    const float *(*logits)(Forward *f);
 } ForwardOps;
 
 struct Forward {

@@ -165,7 +165,8 @@ static void h_close(Forward *f) {
     free(f);
 }
 
-static const ForwardOps hf_ops = {h_plan, h_prepare, h_windows, h_probe, h_losses, h_close};
+static const ForwardOps hf_ops = {h_plan,   h_prepare, h_windows, h_probe,
+                                  h_losses, h_close,   NULL,      NULL};
 
 static void fill_info(ForwardInfo *i, const HfArch *a, const RunMeta *meta, int probe_T) {
     memset(i, 0, sizeof *i);

@@ -146,7 +146,24 @@ static void t_close(Forward *f) {
     free(f);
 }
 
-static const ForwardOps trained_ops = {t_plan, t_prepare, t_windows, t_probe, t_losses, t_close};
+static int t_needle(Forward *f, int T, int B, int i, double depth, int *ids, int *targets,
+                    char *err, size_t errlen) {
+    Trained *t = f->impl;
+    if (!t->have_data) {
+        if (data_open(&t->ds, &t->m.cfg, err, errlen) != 0) return -1;
+        t->have_data = 1;
+    }
+    if (data_needle_batch(&t->ds, ids, targets, B, T, depth, LCEVAL_SEED, i) == 0) return 0;
+    return seterr(err, errlen,
+                  "%s: the needle task needs byte text with BOS (data = brown or text, bos = 1) "
+                  "and lengths >= %d; this run has data = %s, bos = %d, length %d",
+                  f->run, needle_span() + 1, data_source_name(t->m.cfg.data), t->m.cfg.bos, T);
+}
+
+static const float *t_logits(Forward *f) { return model_logits(&((Trained *)f->impl)->s); }
+
+static const ForwardOps trained_ops = {t_plan,   t_prepare, t_windows, t_probe,
+                                       t_losses, t_close,   t_needle,  t_logits};
 
 static void fill_info(ForwardInfo *i, const RunMeta *meta, const Model *m) {
     memset(i, 0, sizeof *i);
@@ -158,6 +175,8 @@ static void fill_info(ForwardInfo *i, const RunMeta *meta, const Model *m) {
     i->max_pos = i->learned_pos ? m->cfg.max_pos : 0;
     i->max_len = i->learned_pos ? m->cfg.max_pos - m->dims.extra_pos : 0;
     i->yarn = m->cfg.pos == POS_ROPE; /* YaRN rescales RoPE's frequencies: nothing else */
+    i->rope_dim = i->yarn ? m->dims.dh / config_rope_split(m->cfg.diff_attn) : 0;
+    i->rope_base = m->cfg.rope_base;
     i->L = m->dims.L, i->H = m->dims.H, i->d = m->dims.d, i->V = m->dims.V;
 }
 

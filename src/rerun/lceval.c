@@ -9,12 +9,27 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "data.h" /* the needle task */
 #include "metrics.h"
+#include "ops.h" /* yarn_split */
 #include "stop.h"
 #include "util.h"
 
+const double LCEVAL_NEEDLE_DEPTH[LCEVAL_NEEDLE_DEPTHS] = {0.0, 0.25, 0.5, 0.75, 1.0};
+
 double lceval_yarn_scale(int L, int T, int yarn) {
     return yarn && L > T ? (double)L / (double)T : 1.0;
+}
+
+int lceval_yarn_check(const Forward *f, char *err, size_t errlen) {
+    const ForwardInfo *fi = &f->info;
+    YarnSplit s = yarn_split(fi->rope_dim, fi->rope_base, fi->seq_len, NULL);
+    if (s.kept > 0) return 0;
+    return seterr(err, errlen,
+                  "%s: YaRN is untestable here: it keeps no rotary pair (the fastest turns %.1f "
+                  "times within T_train %d, YaRN keeps pairs at >= " YARN_BETA_TEXT
+                  "); train with seq_len >= %d, or evaluate plain RoPE",
+                  f->run, s.fastest, fi->seq_len, yarn_keep_len());
 }
 
 void lceval_result_free(LcEvalResult *r) {
@@ -76,6 +91,32 @@ static int bufs_alloc(EvalBufs *b, const ForwardInfo *fi, int B, int L, int n_bu
     return b->in && b->tg && b->tok_loss && b->cols && b->bsum && b->bcnt ? 0 : -1;
 }
 
+/* The needle task at length L (prepared): per depth, the share of rows
+ * whose value the model reproduces exactly (metrics.h exact_match on the
+ * last NEEDLE_VAL_LEN positions). */
+static int eval_needle(Forward *f, const LcEvalOpts *o, int L, LcEvalResult *r, int *in, int *tg,
+                       char *err, size_t errlen) {
+    const int B = o->batch_size, V = f->info.V, a0 = L - NEEDLE_VAL_LEN;
+    r->n_depths = LCEVAL_NEEDLE_DEPTHS;
+    r->needle_n = (long long)o->batches * B;
+    for (int d = 0; d < LCEVAL_NEEDLE_DEPTHS; d++) {
+        long long hits = 0;
+        for (int i = 0; i < o->batches; i++) {
+            if (stop_requested()) return seterr(err, errlen, "interrupted evaluating length %d", L);
+            if (f->ops->needle(f, L, B, i, LCEVAL_NEEDLE_DEPTH[d], in, tg, err, errlen) != 0 ||
+                f->ops->losses(f, in, tg, B, L, NULL, NULL, NULL, NULL, err, errlen) != 0)
+                return -1;
+            const float *lg = f->ops->logits(f);
+            for (int b = 0; b < B; b++) {
+                size_t at = (size_t)b * L + a0;
+                hits += exact_match(lg + at * V, V, tg + at, NEEDLE_VAL_LEN);
+            }
+        }
+        r->needle_acc[d] = (double)hits / (double)r->needle_n;
+    }
+    return 0;
+}
+
 static int eval_length(Forward *f, const LcEvalOpts *o, int L, LcEvalResult *r, char *err,
                        size_t errlen) {
     const ForwardInfo *fi = &f->info;
@@ -106,6 +147,7 @@ static int eval_length(Forward *f, const LcEvalOpts *o, int L, LcEvalResult *r, 
         acc_loss(b.tok_loss, b.tg, B, L, fi->V, T0, b.bsum, b.bcnt, &sum, &cnt);
         acc_attention(&a, fi, b.cols, B, L);
     }
+    if (rc == 0 && o->needle) rc = eval_needle(f, o, L, r, b.in, b.tg, err, errlen);
     if (rc == 0) {
         r->n_seqs = (long long)o->batches * B;
         r->val_loss = cnt ? sum / (double)cnt : NAN;
@@ -122,6 +164,19 @@ static int eval_length(Forward *f, const LcEvalOpts *o, int L, LcEvalResult *r, 
     return rc;
 }
 
+/* Whether the needle task (when asked) can run at length L: one row made
+ * and dropped. */
+static int needle_check(Forward *f, const LcEvalOpts *o, int L, char *err, size_t errlen) {
+    if (!o->needle) return 0;
+    if (!f->ops->needle)
+        return seterr(err, errlen, "%s: --needle scores trained runs on byte text only", f->run);
+    int *in = malloc((size_t)L * sizeof *in), *tg = malloc((size_t)L * sizeof *tg);
+    int rc = in && tg ? f->ops->needle(f, L, 1, 0, 0.0, in, tg, err, errlen)
+                      : seterr(err, errlen, "out of memory evaluating length %d", L);
+    free(in), free(tg);
+    return rc;
+}
+
 /* Every option and length, before anything runs. */
 static int check_opts(Forward *f, const LcEvalOpts *o, char *err, size_t errlen) {
     if (o->n_lengths < 1 || o->n_lengths > LCEVAL_MAX_LENGTHS)
@@ -133,13 +188,14 @@ static int check_opts(Forward *f, const LcEvalOpts *o, char *err, size_t errlen)
                       "%s: --yarn rescales RoPE, for trained runs with RoPE positions "
                       "(this one's: %s)",
                       f->run, f->info.positions);
+    if (o->yarn && lceval_yarn_check(f, err, errlen) != 0) return -1;
     for (int i = 0; i < o->n_lengths; i++) {
         int L = o->lengths[i];
         if (L < 2) return seterr(err, errlen, "length %d is too short (need >= 2)", L);
         char what[96];
         snprintf(what, sizeof what, "length %d with --batch-size %d", L, o->batch_size);
         if (forward_check_memory(f, o->batch_size, L, 0, 0, what, err, errlen) != 0 ||
-            forward_check_len(f, L, err, errlen) != 0)
+            forward_check_len(f, L, err, errlen) != 0 || needle_check(f, o, L, err, errlen) != 0)
             return -1;
     }
     return 0;

@@ -16,6 +16,10 @@
 
 #define LCEVAL_MAX_LENGTHS 16
 #define LCEVAL_SEED 20250601ULL /* held-out batches: same for every run */
+/* The needle task's depths (data.h data_needle_batch): the same rows,
+ * key and value at each, only the needle moved. */
+#define LCEVAL_NEEDLE_DEPTHS 5
+extern const double LCEVAL_NEEDLE_DEPTH[LCEVAL_NEEDLE_DEPTHS];
 
 typedef struct {
     int lengths[LCEVAL_MAX_LENGTHS];
@@ -23,6 +27,7 @@ typedef struct {
     int yarn;       /* 1: YaRN with scale L / seq_len when L > seq_len */
     int batches;    /* held-out batches per length */
     int batch_size; /* sequences per batch */
+    int needle;     /* 1: also the needle task, batches x batch_size rows per depth */
 } LcEvalOpts;
 
 typedef struct {
@@ -33,8 +38,11 @@ typedef struct {
     double uniform_share; /* uniform causal attention's share at len */
     double sink_rate;     /* metrics.h sink_rate: per sequence, layer and head */
     long long n_seqs;
-    int n_buckets;          /* ceil(len / train_len) */
-    double *loss_by_bucket; /* malloc'd [n_buckets] */
+    int n_buckets;                           /* ceil(len / train_len) */
+    double *loss_by_bucket;                  /* malloc'd [n_buckets] */
+    int n_depths;                            /* LCEVAL_NEEDLE_DEPTHS with needle, else 0 */
+    double needle_acc[LCEVAL_NEEDLE_DEPTHS]; /* exact-match share per depth */
+    long long needle_n;                      /* rows per depth */
 } LcEvalResult;
 
 /* Evaluate f at every length in o (results in out[o->n_lengths]). Every
@@ -43,6 +51,11 @@ typedef struct {
  * cannot reach, too little memory or input, an interrupt. */
 int lceval_run(Forward *f, const LcEvalOpts *o, LcEvalResult *out, char *err, size_t errlen);
 void lceval_result_free(LcEvalResult *r);
+
+/* 0 when YaRN is testable on f: it keeps at least one rotary pair (ops.h
+ * yarn_split at the training length); else -1 with one line naming the
+ * fastest pair's turns and the training length that would keep it. */
+int lceval_yarn_check(const Forward *f, char *err, size_t errlen);
 
 /* The YaRN scale used at length L for training length T. */
 double lceval_yarn_scale(int L, int T, int yarn);

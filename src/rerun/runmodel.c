@@ -6,6 +6,7 @@
 
 #include "config.h"
 #include "config_args.h"
+#include "config_derive.h"
 #include "runfile_check.h"
 #include "util.h"
 
@@ -45,6 +46,7 @@ int runmodel_load(RunReader *rr, const char *path, Model *m, char *err, size_t e
     RunConfigDims dims;
     runread_config_dims(rr, &dims);
     if (runcheck_config(path, &dims, &cfg, err, errlen) != 0) return -1;
+    config_extended(&cfg); /* the model as its training left it */
     if (model_init(m, &cfg, err, errlen) != 0) return -1;
     if (load_weights(rr, path, m, err, errlen) != 0) {
         model_free(m);

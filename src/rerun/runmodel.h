@@ -13,7 +13,9 @@
  * run whose status is not done or diverged (no final weights), a config
  * text that contradicts the /config attributes, and any tensor whose
  * shape differs or that holds NaN or Inf (naming it), before any
- * arithmetic. 0 ok (free with model_free), -1 with one line in err. */
+ * arithmetic. The model is as its training left it: after a context
+ * extension at its extended length and RoPE base (config_extended). 0 ok
+ * (free with model_free), -1 with one line in err. */
 int runmodel_load(RunReader *rr, const char *path, Model *m, char *err, size_t errlen);
 
 #endif

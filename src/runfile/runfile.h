@@ -96,6 +96,9 @@ int checkpoint_exists(const char *run_path);
  *                         sink_rate_<SINK_EPS>, yarn_scale, n_seqs, train_len
  *                         dataset loss_by_bucket [n_buckets]: mean loss over
  *                         positions [i*train_len, (i+1)*train_len)
+ *                         with --needle: datasets needle_depth, needle_acc
+ *                         [n_depths] (exact-match share at each depth) and
+ *                         attr needle_n (rows per depth)
  * Written into an existing, closed run file; only /lceval is touched. */
 typedef struct {
     const char *mode; /* "plain" | "yarn" */
@@ -104,6 +107,9 @@ typedef struct {
     long long n_seqs;
     int n_buckets;
     const double *loss_by_bucket; /* [n_buckets] */
+    int n_depths;                 /* 0: no needle result */
+    const double *needle_depth, *needle_acc;
+    long long needle_n;
 } LcEvalData;
 int runfile_write_lceval(const char *path, const LcEvalData *d, char *err, size_t errlen);
 

@@ -31,6 +31,21 @@ static int lceval_attrs(RunFile *rf, hid_t g, const LcEvalData *d) {
     return 0;
 }
 
+/* The needle task's exact-match shares by depth (eval --needle). */
+static int lceval_needle(RunFile *rf, hid_t g, const LcEvalData *d) {
+    hsize_t n = (hsize_t)d->n_depths;
+    if (h5u_attr_i64(g, RS_LC_NEEDLE_N, d->needle_n) < 0)
+        return rf_fail_h5(rf, "write /lceval needle attributes");
+    int rc = rf_write_array(rf, g, "/" RS_G_LCEVAL, RS_LC_NEEDLE_DEPTH, H5T_IEEE_F64LE,
+                            H5T_NATIVE_DOUBLE, 1, &n, d->needle_depth,
+                            "needle depth in [0, 1] of the room before the query");
+    if (rc == 0)
+        rc = rf_write_array(rf, g, "/" RS_G_LCEVAL, RS_LC_NEEDLE_ACC, H5T_IEEE_F64LE,
+                            H5T_NATIVE_DOUBLE, 1, &n, d->needle_acc,
+                            "exact-match share of the needle's value at each depth");
+    return rc;
+}
+
 static int lceval_impl(RunFile *rf, const LcEvalData *d) {
     char name[64];
     snprintf(name, sizeof name, RS_LC_LEN_FMT, d->len);
@@ -49,6 +64,7 @@ static int lceval_impl(RunFile *rf, const LcEvalData *d) {
         rc = rf_write_array(rf, g, "/" RS_G_LCEVAL, RS_LC_LOSS_BY_BUCKET, H5T_IEEE_F64LE,
                             H5T_NATIVE_DOUBLE, 1, &n, d->loss_by_bucket,
                             "mean val loss over positions [i*train_len, (i+1)*train_len)");
+    if (rc == 0 && d->n_depths > 0) rc = lceval_needle(rf, g, d);
     if (g >= 0) H5Gclose(g);
     if (mg >= 0) H5Gclose(mg);
     if (top >= 0) H5Gclose(top);
@@ -102,7 +118,8 @@ int runfile_write_lceval(const char *path, const LcEvalData *d, char *err, size_
     if (!path || !*path || strlen(path) >= RF_PATH)
         return seterr(err, errlen, "run file path is empty or too long");
     if (!d || !d->mode || (strcmp(d->mode, RS_LC_PLAIN) && strcmp(d->mode, RS_LC_YARN)) ||
-        d->len <= 0 || d->n_buckets < 0 || (d->n_buckets && !d->loss_by_bucket))
+        d->len <= 0 || d->n_buckets < 0 || (d->n_buckets && !d->loss_by_bucket) ||
+        d->n_depths < 0 || (d->n_depths && (!d->needle_depth || !d->needle_acc)))
         return seterr(err, errlen, "%s: bad long-context result to write", path);
     return edit_copy(path, lceval_fn, d, err, errlen);
 }

@@ -118,7 +118,10 @@ typedef struct {
     double val_loss, ppl, first_share, uniform_share, sink_rate, yarn_scale;
     long long n_seqs;
     int n_buckets;
-    double *loss_by_bucket; /* malloc'd [n_buckets] */
+    double *loss_by_bucket;            /* malloc'd [n_buckets] */
+    int n_depths;                      /* 0: no needle result (runfile.h LcEvalData) */
+    double *needle_depth, *needle_acc; /* malloc'd [n_depths] */
+    long long needle_n;
 } RunLcEval;
 /* Lengths evaluated under /lceval/<mode>, ascending (*lens malloc'd, NULL
  * when none). 0 ok (none is not an error), -1 on error. */

@@ -140,8 +140,8 @@ int runread_lceval_lengths(RunReader *r, const char *mode, int **lens, int *n, c
 }
 
 void runread_lceval_free(RunLcEval *e) {
-    free(e->loss_by_bucket);
-    e->loss_by_bucket = NULL;
+    free(e->loss_by_bucket), free(e->needle_depth), free(e->needle_acc);
+    e->loss_by_bucket = e->needle_depth = e->needle_acc = NULL;
 }
 
 int runread_lceval(RunReader *r, const char *mode, int len, RunLcEval *e, char *err,
@@ -175,10 +175,18 @@ int runread_lceval(RunReader *r, const char *mode, int len, RunLcEval *e, char *
     e->train_len = (int)tl;
     hsize_t want[1] = {0};
     rc = READ_F64(g, RS_LC_LOSS_BY_BUCKET, 1, want, &e->loss_by_bucket);
-    H5Gclose(g);
-    if (rc < 0) return -1;
     e->n_buckets = (int)want[0];
-    return 0;
+    if (rc == 0 && H5Lexists(g, RS_LC_NEEDLE_ACC, H5P_DEFAULT) > 0) {
+        hsize_t nd[1] = {0};
+        rc = READ_F64(g, RS_LC_NEEDLE_DEPTH, 1, nd, &e->needle_depth);
+        if (rc == 0) rc = READ_F64(g, RS_LC_NEEDLE_ACC, 1, nd, &e->needle_acc);
+        if (rc == 0 && rr_attr_ll(g, RS_LC_NEEDLE_N, &e->needle_n) != 0)
+            rc = seterr(err, errlen, "%s: /%s lacks %s", r->meta.path, path, RS_LC_NEEDLE_N);
+        e->n_depths = (int)nd[0];
+    }
+    H5Gclose(g);
+    if (rc < 0) runread_lceval_free(e);
+    return rc < 0 ? -1 : 0;
 }
 
 /* ---- /stream (gatelab stream) ---- */

@@ -148,6 +148,9 @@
 #define RS_LC_N_SEQS "n_seqs"
 #define RS_LC_TRAIN_LEN "train_len"
 #define RS_LC_LOSS_BY_BUCKET "loss_by_bucket"
+#define RS_LC_NEEDLE_DEPTH "needle_depth" /* optional: eval --needle */
+#define RS_LC_NEEDLE_ACC "needle_acc"
+#define RS_LC_NEEDLE_N "needle_n"
 
 /* ---- /pretrained (runs of `gatelab inspect`) ---- */
 #define RS_G_PRETRAINED "pretrained"

@@ -341,6 +341,10 @@ int data_open(Dataset *ds, const Config *cfg, char *err, size_t errlen) {
     case DATA_BIGRAM: rc = open_bigram(ds, cfg, err, errlen); break;
     default: rc = seterr(err, errlen, "unknown data source %d", (int)cfg->data);
     }
+    ds->needle_share = cfg->needle_share;
+    if (rc == 0 && ds->needle_share > 0.0 && cfg->seq_len < needle_span() + 1)
+        rc = seterr(err, errlen, "needle_share %g needs seq_len >= %d (the needle and its query)",
+                    ds->needle_share, needle_span() + 1);
     if (rc) data_close(ds);
     return rc;
 }
@@ -419,6 +423,9 @@ static void bigram_row(const Dataset *ds, Rng *r, int *in, int *tg, int T) {
     }
 }
 
+static void needle_train_rows(const Dataset *ds, int *inputs, int *targets, int B, int T,
+                              unsigned long long seed, long long step);
+
 void data_batch(const Dataset *ds, int *inputs, int *targets, int B, int T, Split split,
                 unsigned long long seed, long long step) {
     if (B <= 0 || T <= 0) return;
@@ -444,6 +451,66 @@ void data_batch(const Dataset *ds, int *inputs, int *targets, int B, int T, Spli
         if (ds->bos) in[0] = ds->bos_id;
         if (corpus) corpus_row(ds, &r, tok, n, in, tg, T);
         else bigram_row(ds, &r, in, tg, T);
+    }
+    if (split == SPLIT_TRAIN && ds->needle_share > 0.0)
+        needle_train_rows(ds, inputs, targets, B, T, seed, step);
+}
+
+/* ---------------------------------------------------------------- needle */
+
+#define NEEDLE_SALT 0x6e6565646c65ULL       /* "needle": its own streams */
+#define NEEDLE_TRAIN_SALT 0x6e6565647472ULL /* "needtr": training rows' */
+
+/* LEAD KEY MID VALUE: the query's bytes. */
+static int query_len(void) {
+    return (int)strlen(NEEDLE_LEAD) + NEEDLE_KEY_LEN + (int)strlen(NEEDLE_MID) + NEEDLE_VAL_LEN;
+}
+
+int needle_span(void) { return 2 * query_len() + (int)strlen(NEEDLE_TAIL); }
+
+/* LEAD KEY MID VALUE (and TAIL when tail) as row elements from k. */
+static void needle_put(int *in, int *tg, int T, long long k, const char *key, const char *val,
+                       int tail) {
+    const char *part[4] = {NEEDLE_LEAD, key, NEEDLE_MID, val};
+    for (int p = 0; p < 4 + tail; p++)
+        for (const char *c = p < 4 ? part[p] : NEEDLE_TAIL; *c; c++)
+            put(in, tg, T, 1, k++, (unsigned char)*c);
+}
+
+/* A key and value from r, the needle at depth and the query into row b. */
+static void needle_row(Rng *r, int *in, int *tg, int T, double depth) {
+    char key[NEEDLE_KEY_LEN + 1], val[NEEDLE_VAL_LEN + 1];
+    for (int i = 0; i < NEEDLE_KEY_LEN; i++) key[i] = (char)('a' + rng_below(r, 26));
+    for (int i = 0; i < NEEDLE_VAL_LEN; i++) val[i] = (char)('0' + rng_below(r, 10));
+    key[NEEDLE_KEY_LEN] = val[NEEDLE_VAL_LEN] = '\0';
+    needle_put(in, tg, T, llround(depth * (double)(T - needle_span())), key, val, 1);
+    needle_put(in, tg, T, T - query_len(), key, val, 0);
+}
+
+int data_needle_batch(const Dataset *ds, int *inputs, int *targets, int B, int T, double depth,
+                      unsigned long long seed, long long step) {
+    if ((ds->source != DATA_BROWN && ds->source != DATA_TEXT) || !ds->bos || !ds->val ||
+        T < needle_span() + 1 || !(depth >= 0.0 && depth <= 1.0))
+        return -1;
+    data_batch(ds, inputs, targets, B, T, SPLIT_VAL, seed, step);
+    for (int b = 0; b < B; b++) {
+        Rng r;
+        rng_seed4(&r, seed ^ NEEDLE_SALT, (uint64_t)SPLIT_VAL, (uint64_t)step, (uint64_t)b);
+        needle_row(&r, inputs + (size_t)b * T, targets + (size_t)b * T, T, depth);
+    }
+    return 0;
+}
+
+/* Training rows with a needle (needle_share): row b of a train batch
+ * carries one when its own stream's first draw is below the share. */
+static void needle_train_rows(const Dataset *ds, int *inputs, int *targets, int B, int T,
+                              unsigned long long seed, long long step) {
+    if (T < needle_span() + 1) return;
+    for (int b = 0; b < B; b++) {
+        Rng r;
+        rng_seed4(&r, seed ^ NEEDLE_TRAIN_SALT, (uint64_t)SPLIT_TRAIN, (uint64_t)step, (uint64_t)b);
+        if (rng_uniform(&r) >= ds->needle_share) continue;
+        needle_row(&r, inputs + (size_t)b * T, targets + (size_t)b * T, T, rng_uniform(&r));
     }
 }
 

@@ -42,6 +42,7 @@ typedef struct {
     float *bg_cdf;             /* [bg_vocab, bg_vocab] row-wise cumulative transition */
     unsigned char *bg_trigger; /* [bg_vocab] 1 for a trigger token */
     unsigned long long bg_seed;
+    double needle_share; /* training rows carrying a needle (data_needle_batch) */
 } Dataset;
 
 /* Vocab size a config implies (257 for bytes with BOS, bigram_vocab+1, or
@@ -62,6 +63,35 @@ void data_close(Dataset *ds);
  * probe split, step is ignored: the same N sequences for every variant. */
 void data_batch(const Dataset *ds, int *inputs, int *targets, int B, int T, Split split,
                 unsigned long long seed, long long step);
+
+/* The needle task, a small analogue of RULER's key-value retrieval, on
+ * byte text (Brown, text files). Each row is a val-split window of T
+ * bytes (as data_batch) with the needle NEEDLE_LEAD KEY NEEDLE_MID VALUE
+ * NEEDLE_TAIL written at a depth in [0, 1] of the room left before the
+ * query (0: right after BOS, 1: just before the query), and the query
+ * NEEDLE_LEAD KEY NEEDLE_MID VALUE ending the row: KEY is NEEDLE_KEY_LEN
+ * random lowercase letters, VALUE NEEDLE_VAL_LEN random digits, both a
+ * pure function of (seed, step, b) like every batch. The answer is the
+ * row's last NEEDLE_VAL_LEN targets, from position T - NEEDLE_VAL_LEN:
+ * the model retrieves VALUE when its argmax is right at each of them
+ * (metrics.h exact_match). */
+#define NEEDLE_LEAD " The secret key "
+#define NEEDLE_MID " is "
+#define NEEDLE_TAIL ". "
+#define NEEDLE_KEY_LEN 4
+#define NEEDLE_VAL_LEN 4
+/* Bytes the needle and the query take together. */
+int needle_span(void);
+/* With needle_share s > 0 (byte text), each training row of data_batch
+ * carries a needle with probability s, at a uniform random depth, with its
+ * query ending the row (drawn from a stream of its own: the rows without
+ * one are those of s = 0), so a model can learn the task. Eval and probe
+ * rows never carry one. */
+/* Rows [B, T] as above into inputs and targets. -1 (nothing written) when
+ * the source is not byte text with BOS on, or T is shorter than the
+ * needle and the query with one haystack byte (needle_span() + 1). */
+int data_needle_batch(const Dataset *ds, int *inputs, int *targets, int B, int T, double depth,
+                      unsigned long long seed, long long step);
 
 /* Bytes per token for bits-per-byte: 1 for byte data (BOS excluded by the
  * caller's loss mask), or 0 when undefined (token files, bigram). */

@@ -30,11 +30,11 @@ int memplan_train(const Config *cfg, MemPlan *p, char *err, size_t errlen) {
     int B = cfg->batch_size, ns = config_shards(cfg);
     size_t n = m.table.total;
     p->params = mul(n, sizeof(float));
-    p->optimiser = add(mul(2 * sizeof(float), n), mul(2 * sizeof(int), (size_t)B * cfg->seq_len));
+    const int T = config_max_len(cfg);
+    p->optimiser = add(mul(2 * sizeof(float), n), mul(2 * sizeof(int), (size_t)B * T));
     p->activations = 0;
     for (int w = 0; w < ns; w++) /* the trainer's shards of the batch */
-        p->activations =
-            add(p->activations, runstate_bytes(&m, batch_share(B, ns, w), cfg->seq_len));
+        p->activations = add(p->activations, runstate_bytes(&m, batch_share(B, ns, w), T));
     p->probe = probe_bytes(&m, cfg->probe_n, cfg->seq_len);
     model_free(&m);
     finish(p);

@@ -460,18 +460,19 @@ static int one_step(Loop *lp, float *loss_out, float *lr_out, double *norm_out) 
     const Config *c = lp->cfg;
     Trainer *tr = &lp->tr;
     double t0 = now_seconds(), norm = 0;
-    data_batch(&lp->ds, tr->inputs, tr->targets, c->batch_size, c->seq_len, SPLIT_TRAIN,
-               c->data_seed, lp->step);
+    trainer_extend_at(tr, lp->step); /* context extension: from its step on */
+    data_batch(&lp->ds, tr->inputs, tr->targets, c->batch_size, tr->T, SPLIT_TRAIN, c->data_seed,
+               lp->step);
     float lr = lr_at_step(c, lp->step);
     testhook_before_step(&lp->hooks, lp->step, tr);
     float loss = trainer_step(tr, tr->inputs, tr->targets, lp->step, &norm);
     loss = testhook_loss(&lp->hooks, lp->step, loss);
     double dt = now_seconds() - t0;
     lp->seconds += dt;
-    lp->tokens += (long long)c->batch_size * c->seq_len;
+    lp->tokens += (long long)c->batch_size * tr->T;
     *loss_out = loss, *lr_out = lr, *norm_out = norm;
     mlog_train(&lp->mlog, lp->step, loss, lr, norm,
-               dt > 0 ? (double)c->batch_size * c->seq_len / dt : NAN, lp->tokens, lp->seconds);
+               dt > 0 ? (double)c->batch_size * tr->T / dt : NAN, lp->tokens, lp->seconds);
     return rows_push(&lp->rows, lp->step, loss, lr, norm, lp->tokens, lp->seconds);
 }
 
@@ -502,7 +503,7 @@ static int run_steps(Loop *lp, char *err, size_t errlen) {
         if (!isfinite(loss) || !isfinite(norm)) return diverged(lp, loss, norm, err, errlen);
         testhook_after_step(&lp->hooks, lp->step);
         lp->step++;
-        tok_window += (double)c->batch_size * c->seq_len;
+        tok_window += (double)c->batch_size * lp->tr.T;
         int logged = lp->step % c->log_every == 0 || lp->step == c->steps;
         if (logged && (!lp->opt->quiet || lp->opt->progress_fd >= 0)) {
             double now = now_seconds();

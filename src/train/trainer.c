@@ -39,7 +39,9 @@ int trainer_init(Trainer *tr, const Config *cfg, char *err, size_t errlen) {
     tr->n_shards = ns;
     tr->shards = calloc((size_t)ns, sizeof *tr->shards);
     tr->share = calloc((size_t)ns, sizeof *tr->share);
-    size_t n = tr->model.table.total, bt = (size_t)cfg->batch_size * cfg->seq_len;
+    const int maxT = config_max_len(cfg);
+    size_t n = tr->model.table.total, bt = (size_t)cfg->batch_size * maxT;
+    tr->T = cfg->seq_len;
     tr->adam_m = falloc(n);
     tr->adam_v = falloc(n);
     tr->inputs = calloc(bt, sizeof(int));
@@ -50,10 +52,10 @@ int trainer_init(Trainer *tr, const Config *cfg, char *err, size_t errlen) {
     }
     for (int w = 0; w < ns; w++) {
         tr->share[w] = batch_share(cfg->batch_size, ns, w);
-        if (runstate_init(&tr->shards[w], &tr->model, tr->share[w], cfg->seq_len) != 0) {
+        if (runstate_init(&tr->shards[w], &tr->model, tr->share[w], maxT) != 0) {
             trainer_free(tr);
             return seterr(err, errlen, "out of memory for activations (batch %d x %d)",
-                          cfg->batch_size, cfg->seq_len);
+                          cfg->batch_size, maxT);
         }
     }
     return 0;
@@ -198,7 +200,7 @@ static void update_range(void *ctx, size_t i0, size_t i1) {
 float trainer_step(Trainer *tr, const int *inputs, const int *targets, long long step,
                    double *grad_norm) {
     Job jobs[64];
-    int n = make_jobs(tr, jobs, inputs, targets, tr->cfg.batch_size, tr->cfg.seq_len, 1);
+    int n = make_jobs(tr, jobs, inputs, targets, tr->cfg.batch_size, tr->T, 1);
     run_jobs(jobs, n, tr->n_workers);
     long long total = 0;
     float loss = jobs_loss(jobs, n, &total);
@@ -214,6 +216,15 @@ float trainer_step(Trainer *tr, const int *inputs, const int *targets, long long
     Update u = {tr, g, lr_at_step(&tr->cfg, step), step};
     parallel_for(tr->n_workers, tr->model.table.total, update_range, &u);
     return loss;
+}
+
+void trainer_extend_at(Trainer *tr, long long step) {
+    const Config *c = &tr->cfg;
+    if (step < config_extend_step(c) || tr->T == config_max_len(c)) return;
+    Config ext = *c;
+    config_extended(&ext);
+    tr->T = ext.seq_len;
+    tr->model.cfg.rope_base = ext.rope_base; /* the shards' tables follow (model.c) */
 }
 
 float trainer_loss(Trainer *tr, const int *inputs, const int *targets, int B, int T) {

@@ -18,14 +18,20 @@ typedef struct {
     RunState *shards;
     int *share; /* sequences per shard */
     float *adam_m, *adam_v;
-    int *inputs, *targets; /* [B, T] batch buffers */
+    int *inputs, *targets; /* [B, T] batch buffers, T up to config_max_len */
+    int T;                 /* the length a step trains at: seq_len, then extend_seq_len */
     int poison_grad;       /* set only by testhook.c: the next step puts a NaN in one gradient */
 } Trainer;
 
 int trainer_init(Trainer *tr, const Config *cfg, char *err, size_t errlen);
 void trainer_free(Trainer *tr);
 
-/* Forward + backward + clip + AdamW on inputs/targets [B, T] at step s.
+/* From step config_extend_step on: train at extend_seq_len with the RoPE
+ * base raised (config_extended); a no-op before that step, after the
+ * switch, or without an extension. The model's seq_len stays the run's. */
+void trainer_extend_at(Trainer *tr, long long step);
+
+/* Forward + backward + clip + AdamW on inputs/targets [B, tr->T] at step s.
  * Returns the loss; *grad_norm gets the pre-clip norm. A non-finite loss
  * or norm skips the update (the caller marks the run diverged). */
 float trainer_step(Trainer *tr, const int *inputs, const int *targets, long long step,
