@@ -33,6 +33,15 @@ static int files_in_git(FILE *f, const ProtocolPin *p) {
     const char *no_git = !p->repo[0]             ? "no repository was pinned"
                          : access(p->repo, F_OK) ? "the pinned repository is not here"
                                                  : NULL;
+    if (!p->repo[0] && p->unchecked[0]) {
+        if (f)
+            fprintf(f,
+                    "- **the protocol could not be checked against a commit**: %s (a release "
+                    "archive, a copy without `.git`, or no git installed); the run files record "
+                    "it too.\n",
+                    p->unchecked);
+        return 0;
+    }
     if (no_git || !p->n_files) {
         if (f)
             fprintf(f, "- **not checked against git**: %s (`%s`).\n",
@@ -290,7 +299,9 @@ int protocol_status(FILE *f, const char *path, const Row *rows, int n) {
                 "- **run with --uncommitted**%s: the sweep's files were not held to a commit "
                 "(`%s`: %s).\n",
                 p.uncommitted < 0 ? " (not recorded)" : "", p.sweep_file,
-                p.sweep_dirty == 0 ? "clean" : "not clean");
+                p.sweep_dirty == 0                   ? "clean"
+                : !strcmp(p.sweep_commit, "unknown") ? "no commit known"
+                                                     : "not clean");
     ok &= p.uncommitted == 0;
     if (!p.has_pin && f)
         fputs("- **nothing pinned**: the protocol records no files, build or rules (written by "

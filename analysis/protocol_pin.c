@@ -117,9 +117,12 @@ static int on_key(void *user, const IniLine *l, char *why, size_t whylen) {
     p->has_pin = 1;
     if (!strcmp(k, "file")) return pin_file(p, v, why, whylen);
     if (!strcmp(k, "repo")) return copy_value(p->repo, sizeof p->repo, l, why, whylen);
+    if (!strcmp(k, "unchecked"))
+        return copy_value(p->unchecked, sizeof p->unchecked, l, why, whylen);
     if (!strcmp(k, "gatelab")) return copy_value(p->gatelab, sizeof p->gatelab, l, why, whylen);
     if (!strcmp(k, "rules")) return copy_value(p->rules, sizeof p->rules, l, why, whylen);
-    return seterr(why, whylen, "unknown key '%s' in [pin] (repo, file, gatelab, rules)", k);
+    return seterr(why, whylen, "unknown key '%s' in [pin] (repo, unchecked, file, gatelab, rules)",
+                  k);
 }
 
 int pin_read(const char *path, const char *text, ProtocolPin *p, char *err, size_t errlen) {

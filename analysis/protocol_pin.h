@@ -66,6 +66,7 @@ typedef struct {
     int sweep_dirty, uncommitted;
     int has_pin, has_runs;
     char repo[PIN_PATH_MAX];
+    char unchecked[PIN_PATH_MAX + 96]; /* why no repository was pinned ("": none said) */
     char gatelab[160], rules[160];
     int n_files, n_runs;
     PinFile *files;

@@ -70,6 +70,15 @@ mkdir ../outside && cp c.sweep tiny.ini ../outside/
 GIT_DIR=$PWD/.git GIT_WORK_TREE=$PWD "$G" sweep ../outside/c.sweep --out ../outside/o >env.log 2>&1
 rc=$?
 refused env.log "a sweep outside any repository under GIT_DIR" "not in a git repository"
+# a release archive or a copy without .git: with --uncommitted it runs, and
+# the protocol, its run files and the headline say why it was not checked
+"$G" sweep ../outside/c.sweep --out ../outside/o --jobs 2 --uncommitted >copy.log 2>&1 ||
+    bad "--uncommitted outside any repository failed: $(tail -2 copy.log)"
+grep -qx "unchecked = the sweep file is not in a git repository" ../outside/o/protocol.ini ||
+    bad "protocol.ini does not say why it was not checked"
+grep -q "\*\*the protocol could not be checked against a commit\*\*: the sweep file is not in a git repository" \
+    ../outside/o/REPORT.md || bad "the headline does not say the protocol could not be checked"
+grep -q "\*\*run with --uncommitted\*\*" ../outside/o/REPORT.md || bad "the headline hides --uncommitted"
 
 # a committed symbolic link is judged by its target: edited, or outside
 cp c.sweep t.sweep && ln -s t.sweep link.sweep && ln -s ../outside/c.sweep away.sweep

@@ -88,6 +88,7 @@ static void write_pin(FILE *f, const SweepSource *src) {
     char rules[160];
     pin_rules(rules, sizeof rules);
     fprintf(f, "[pin]\nrepo = %s\n", src->repo);
+    if (!src->repo[0] && src->why[0]) fprintf(f, "unchecked = %s\n", src->why);
     for (int i = 0; i < src->n_files; i++)
         fprintf(f, "file = %s %s %s\n", src->files[i].commit, src->files[i].hash,
                 src->files[i].rel);
