@@ -78,7 +78,9 @@ run() {
 run quickstart "bash experiments/quickstart.sh"
 report=$root/root/gatelab/results/quickstart/REPORT.md
 if [ -f "$report" ]; then
-    grep -m1 -i "protocol" "$report" | cut -c1-400 || true
+    # the pre-registration verdict: the first two lines of its list
+    awk '/^Pre-registration/ {on = 1; next} on && /^- / {print; if (++k == 2) exit}' "$report" |
+        cut -c1-300
     grep -m1 '^- The paper' "$report" || echo "quickstart: no headline sentence in REPORT.md"
 fi
 run tests "bash tests/run_tests.sh"
