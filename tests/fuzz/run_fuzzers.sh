@@ -37,6 +37,10 @@ echo "== build the fuzz targets ($out)"
 ninja -C "$out" $(for t in $targets; do echo tests/fuzz/fuzz_$t; done) >"$out/fuzz-build.log" 2>&1 ||
     { tail -30 "$out/fuzz-build.log" >&2; exit 1; }
 
+# a crash is classified by its first symbolized stack frame: without the
+# symbolizer every frame is a bare address and none can be told apart
+command -v llvm-symbolizer >/dev/null ||
+    { echo "run_fuzzers: llvm-symbolizer not found (Debian llvm; experiments/install-deps.sh test)" >&2; exit 2; }
 export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 # Fork mode with -ignore_crashes: a crash is saved and fuzzing goes on, so
