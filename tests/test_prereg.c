@@ -27,32 +27,6 @@
 #include "testutil.h"
 #include "util.h"
 
-static char tmp[256];
-
-static int setup(void **state) {
-    (void)state;
-    const char *d = tu_tmpdir();
-    return d ? snprintf(tmp, sizeof tmp, "%s", d), 0 : -1;
-}
-
-static int teardown(void **state) {
-    (void)state;
-    return tu_rmtree(tmp);
-}
-
-/* tmp/name with text; returns the path (a ring of buffers). */
-static const char *put(const char *name, const char *text) {
-    static char paths[8][512];
-    static int k;
-    char *p = paths[k++ % 8];
-    snprintf(p, 512, "%s/%s", tmp, name);
-    FILE *f = fopen(p, "w");
-    assert_non_null(f);
-    fputs(text, f);
-    fclose(f);
-    return p;
-}
-
 /* The FNV-1a 64 test vectors (Fowler, Noll, Vo; the IETF draft's table)
  * and the protocol hash's text form. */
 static void test_fnv1a64_vectors(void **state) {
@@ -72,8 +46,8 @@ static void test_fnv1a64_vectors(void **state) {
  * refused naming it. */
 static void test_seed_ranges(void **state) {
     (void)state;
-    put("p.ini", "steps = 1\n");
-    const char *sf = put("r.sweep", "[sweep]\npreset = p\nseeds = 1001-1004,7\n[run a]\n");
+    tu_put("p.ini", "steps = 1\n");
+    const char *sf = tu_put("r.sweep", "[sweep]\npreset = p\nseeds = 1001-1004,7\n[run a]\n");
     Sweep sw;
     char err[512] = "";
     if (sweep_parse(sf, &sw, err, sizeof err)) fail_msg("%s", err);
@@ -87,7 +61,7 @@ static void test_seed_ranges(void **state) {
     for (int i = 0; i < 4; i++) {
         char text[128];
         snprintf(text, sizeof text, "[sweep]\npreset = p\nseeds = %s\n[run a]\n", bad[i]);
-        sf = put("bad.sweep", text);
+        sf = tu_put("bad.sweep", text);
         assert_int_equal(sweep_parse(sf, &sw, err, sizeof err), -1);
         assert_non_null(strstr(err, "bad.sweep:3:"));
     }
@@ -137,16 +111,16 @@ static void test_quickstart_fresh(void **state) {
  * did not write, or a symbolic link, is refused and left as it was. */
 static void test_protocol_runs_and_refusals(void **state) {
     (void)state;
-    put("p.ini", "steps = 1\n");
+    tu_put("p.ini", "steps = 1\n");
     const char *sf =
-        put("pr.sweep", "[sweep]\npreset = p\nseeds = 3-4\n[primary]\nmetric = f_attn\n"
-                        "test = f_attn welch\ncompare = b vs a\n[run a]\n[run b]\n");
+        tu_put("pr.sweep", "[sweep]\npreset = p\nseeds = 3-4\n[primary]\nmetric = f_attn\n"
+                           "test = f_attn welch\ncompare = b vs a\n[run a]\n[run b]\n");
     Sweep sw;
     char err[512] = "", out[600], pf[700];
     if (sweep_parse(sf, &sw, err, sizeof err)) fail_msg("%s", err);
     SweepSource src;
     sweep_source(&sw, &src);
-    snprintf(out, sizeof out, "%s/out", tmp);
+    snprintf(out, sizeof out, "%s/out", tu_scratch);
     assert_int_equal(mkdir(out, 0755), 0);
     for (int k = 0; k < 2; k++)
         if (sweep_write_protocol(&sw, &src, out, err, sizeof err)) fail_msg("%s", err);
@@ -163,11 +137,11 @@ static void test_protocol_runs_and_refusals(void **state) {
     pin_rules(rules, sizeof rules);
     assert_string_equal(p.rules, rules);
     pin_free(&p);
-    put("out/protocol.ini", "[primary]\nmetric = f_attn\n");
+    tu_put("out/protocol.ini", "[primary]\nmetric = f_attn\n");
     assert_int_equal(sweep_write_protocol(&sw, &src, out, err, sizeof err), -1);
     assert_non_null(strstr(err, "was not written by gatelab sweep"));
     assert_int_equal(unlink(pf), 0);
-    const char *target = put("mine.ini", "# the [primary] section of a user's own\n");
+    const char *target = tu_put("mine.ini", "# the [primary] section of a user's own\n");
     assert_int_equal(symlink(target, pf), 0);
     assert_int_equal(sweep_write_protocol(&sw, &src, out, err, sizeof err), -1);
     assert_non_null(strstr(err, "is a symbolic link"));
@@ -179,30 +153,30 @@ static void test_protocol_runs_and_refusals(void **state) {
  * runs recorded); any other difference rewrites it. */
 static void test_protocol_kept_across_builds(void **state) {
     (void)state;
-    put("p.ini", "steps = 1\n");
-    const char *sf = put("k.sweep", "[sweep]\npreset = p\n[primary]\nmetric = f_attn\n"
-                                    "test = f_attn welch\ncompare = b vs a\n[run a]\n[run b]\n");
+    tu_put("p.ini", "steps = 1\n");
+    const char *sf = tu_put("k.sweep", "[sweep]\npreset = p\n[primary]\nmetric = f_attn\n"
+                                       "test = f_attn welch\ncompare = b vs a\n[run a]\n[run b]\n");
     Sweep sw;
     SweepSource src;
     char err[512] = "", pf[600], *text;
     if (sweep_parse(sf, &sw, err, sizeof err)) fail_msg("%s", err);
     sweep_source(&sw, &src);
-    if (sweep_write_protocol(&sw, &src, tmp, err, sizeof err)) fail_msg("%s", err);
-    snprintf(pf, sizeof pf, "%s/protocol.ini", tmp);
+    if (sweep_write_protocol(&sw, &src, tu_scratch, err, sizeof err)) fail_msg("%s", err);
+    snprintf(pf, sizeof pf, "%s/protocol.ini", tu_scratch);
     size_t len;
     assert_non_null(text = input_slurp(pf, 1 << 20, &len, err, sizeof err));
     char *at = strstr(text, "\ngatelab = ");
     assert_non_null(at);
     memcpy(at + 11, "OTHER", 5); /* another build's version */
-    put("protocol.ini", text);
-    if (sweep_write_protocol(&sw, &src, tmp, err, sizeof err)) fail_msg("%s", err);
+    tu_put("protocol.ini", text);
+    if (sweep_write_protocol(&sw, &src, tu_scratch, err, sizeof err)) fail_msg("%s", err);
     char *again = input_slurp(pf, 1 << 20, &len, err, sizeof err);
     assert_string_equal(again, text);
     free(again);
     char edited[8192];
     snprintf(edited, sizeof edited, "%s; an edit\n", text);
-    put("protocol.ini", edited);
-    if (sweep_write_protocol(&sw, &src, tmp, err, sizeof err)) fail_msg("%s", err);
+    tu_put("protocol.ini", edited);
+    if (sweep_write_protocol(&sw, &src, tu_scratch, err, sizeof err)) fail_msg("%s", err);
     assert_non_null(again = input_slurp(pf, 1 << 20, &len, err, sizeof err));
     assert_null(strstr(again, "; an edit"));
     assert_null(strstr(again, "OTHER"));
@@ -222,7 +196,7 @@ static void test_status_missing_and_rules(void **state) {
                       "sweep_file = x\nsweep_commit = none\nsweep_dirty = 0\nuncommitted = 0\n"
                       "[pin]\nrepo =\nrules = %s\n[runs]\nrun = a 1 2\nrun = b 1 2\n";
     snprintf(text, sizeof text, fmt, rules);
-    const char *pf = put("protocol.ini", text);
+    const char *pf = tu_put("protocol.ini", text);
     Row rows[3];
     memset(rows, 0, sizeof rows);
     const char *names[] = {"a_s1.h5", "a_s2.h5", "b_s1.h5"};
@@ -237,7 +211,7 @@ static void test_status_missing_and_rules(void **state) {
     assert_non_null(strstr(buf, "**not checked against git**"));
     free(buf);
     snprintf(text, sizeof text, fmt, "confirm-rules 1, alpha 0.6");
-    pf = put("protocol.ini", text);
+    pf = tu_put("protocol.ini", text);
     f = open_memstream(&buf, &len);
     protocol_status(f, pf, rows, 3);
     fclose(f);
@@ -309,12 +283,15 @@ static void test_claims_families_reach(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fnv1a64_vectors),
-        cmocka_unit_test_setup_teardown(test_seed_ranges, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_seed_ranges, tu_scratch_setup, tu_scratch_teardown),
         cmocka_unit_test(test_quickstart_fresh),
         cmocka_unit_test(test_claims_families_reach),
-        cmocka_unit_test_setup_teardown(test_protocol_runs_and_refusals, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_protocol_kept_across_builds, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_status_missing_and_rules, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_protocol_runs_and_refusals, tu_scratch_setup,
+                                        tu_scratch_teardown),
+        cmocka_unit_test_setup_teardown(test_protocol_kept_across_builds, tu_scratch_setup,
+                                        tu_scratch_teardown),
+        cmocka_unit_test_setup_teardown(test_status_missing_and_rules, tu_scratch_setup,
+                                        tu_scratch_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -24,32 +24,6 @@
 #include "sweep.h"
 #include "testutil.h"
 
-static char tmp[256]; /* per-test scratch dir */
-
-static int setup(void **state) {
-    (void)state;
-    const char *d = tu_tmpdir();
-    return d ? snprintf(tmp, sizeof tmp, "%s", d), 0 : -1;
-}
-
-static int teardown(void **state) {
-    (void)state;
-    return tu_rmtree(tmp);
-}
-
-/* Write tmp/name with text; returns the path (static ring of buffers). */
-static const char *put(const char *name, const char *text) {
-    static char paths[8][512];
-    static int k;
-    char *p = paths[k++ % 8];
-    snprintf(p, 512, "%s/%s", tmp, name);
-    FILE *f = fopen(p, "w");
-    assert_non_null(f);
-    fputs(text, f);
-    fclose(f);
-    return p;
-}
-
 static char *slurp(const char *path) {
     FILE *f = fopen(path, "r");
     if (!f) return NULL;
@@ -64,23 +38,23 @@ static char *slurp(const char *path) {
 
 static void test_expand(void **state) {
     (void)state;
-    put("p.ini", "steps = 10\n");
-    put("q.ini", "steps = 20\n");
-    put("b.sweep", "[sweep]\npreset = q\nseeds = 7\n[run z]\nvariant = g1-head\n");
+    tu_put("p.ini", "steps = 10\n");
+    tu_put("q.ini", "steps = 20\n");
+    tu_put("b.sweep", "[sweep]\npreset = q\nseeds = 7\n[run z]\nvariant = g1-head\n");
     const char *a =
-        put("a.sweep", "# comment\n"
-                       "[sweep]\n"
-                       "preset = p            ; p.ini next to this file\n"
-                       "seeds = 1, 2\n"
-                       "set = steps=5\n"
-                       "set = bos = 1\n"
-                       "include = b.sweep\n"
-                       "include = b.sweep     ; twice: identical runs are dropped\n"
-                       "[run x]\n"
-                       "  variant = baseline\n" /* indented: still a key, not a continuation */
-                       "[run y]\n"
-                       "variant = g1-elem\n"
-                       "lr = 6e-3\n");
+        tu_put("a.sweep", "# comment\n"
+                          "[sweep]\n"
+                          "preset = p            ; p.ini next to this file\n"
+                          "seeds = 1, 2\n"
+                          "set = steps=5\n"
+                          "set = bos = 1\n"
+                          "include = b.sweep\n"
+                          "include = b.sweep     ; twice: identical runs are dropped\n"
+                          "[run x]\n"
+                          "  variant = baseline\n" /* indented: still a key, not a continuation */
+                          "[run y]\n"
+                          "variant = g1-elem\n"
+                          "lr = 6e-3\n");
     Sweep sw;
     char err[512] = "";
     int rc = sweep_parse(a, &sw, err, sizeof err);
@@ -98,12 +72,12 @@ static void test_expand(void **state) {
     assert_int_equal(y2->n_sets, 6);
     for (int i = 0; i < 6; i++) assert_string_equal(y2->sets[i], want[i]);
     char pp[600];
-    snprintf(pp, sizeof pp, "%s/p.ini", tmp);
+    snprintf(pp, sizeof pp, "%s/p.ini", tu_scratch);
     assert_string_equal(y2->preset, pp);
     assert_string_equal(sw.runs[0].sets[2], "variant=baseline");
     /* the included run keeps its own preset, seeds and no parent sets */
     const SweepRun *z = &sw.runs[4];
-    snprintf(pp, sizeof pp, "%s/q.ini", tmp);
+    snprintf(pp, sizeof pp, "%s/q.ini", tu_scratch);
     assert_string_equal(z->preset, pp);
     assert_int_equal(z->n_sets, 3);
     assert_string_equal(z->sets[0], "variant=g1-head");
@@ -117,15 +91,15 @@ static void test_expand(void **state) {
  * (trained once) is evaluated when either file asks. */
 static void test_eval_lengths_scope(void **state) {
     (void)state;
-    put("p.ini", "steps = 10\n");
-    put("lc.sweep", "[sweep]\npreset = p\neval_lengths = 1,2,8\nintervene = all\n"
-                    "eval_quant = w8a8, w4a4\n"
-                    "[run x]\nvariant = baseline\n[run w]\nvariant = g1-head\n");
-    put("other.sweep", "[sweep]\npreset = p\n[run z]\nvariant = g1-elem\n");
+    tu_put("p.ini", "steps = 10\n");
+    tu_put("lc.sweep", "[sweep]\npreset = p\neval_lengths = 1,2,8\nintervene = all\n"
+                       "eval_quant = w8a8, w4a4\n"
+                       "[run x]\nvariant = baseline\n[run w]\nvariant = g1-head\n");
+    tu_put("other.sweep", "[sweep]\npreset = p\n[run z]\nvariant = g1-elem\n");
     const char *top =
-        put("top.sweep", "[sweep]\npreset = p\ninclude = other.sweep\ninclude = lc.sweep\n"
-                         "[run x]\nvariant = baseline\n" /* same run as lc.sweep's x */
-                         "[run y]\nvariant = g1-elem\nlr = 1e-3\n");
+        tu_put("top.sweep", "[sweep]\npreset = p\ninclude = other.sweep\ninclude = lc.sweep\n"
+                            "[run x]\nvariant = baseline\n" /* same run as lc.sweep's x */
+                            "[run y]\nvariant = g1-elem\nlr = 1e-3\n");
     Sweep sw;
     char err[512] = "";
     if (sweep_parse(top, &sw, err, sizeof err)) fail_msg("%s", err);
@@ -145,8 +119,8 @@ static void test_eval_lengths_scope(void **state) {
     assert_string_equal(sw.eval_quant, "w8a8,w4a4");
     sweep_free(&sw);
     /* a top file's eval_lengths does not reach its include's runs */
-    const char *top2 = put("top2.sweep", "[sweep]\npreset = p\neval_lengths = 4\n"
-                                         "include = other.sweep\n[run v]\nvariant = baseline\n");
+    const char *top2 = tu_put("top2.sweep", "[sweep]\npreset = p\neval_lengths = 4\n"
+                                            "include = other.sweep\n[run v]\nvariant = baseline\n");
     if (sweep_parse(top2, &sw, err, sizeof err)) fail_msg("%s", err);
     assert_int_equal(sw.n_runs, 2);
     assert_string_equal(sw.runs[0].eval_lengths, "4x");
@@ -154,7 +128,7 @@ static void test_eval_lengths_scope(void **state) {
     assert_string_equal(sw.runs[1].eval_lengths, "");
     sweep_free(&sw);
     /* no file asks: nothing is evaluated */
-    if (sweep_parse(put("o2.sweep", "[sweep]\ninclude = other.sweep\n"), &sw, err, sizeof err))
+    if (sweep_parse(tu_put("o2.sweep", "[sweep]\ninclude = other.sweep\n"), &sw, err, sizeof err))
         fail_msg("%s", err);
     assert_string_equal(sw.eval_lengths, "");
     assert_string_equal(sw.runs[0].eval_lengths, "");
@@ -164,10 +138,10 @@ static void test_eval_lengths_scope(void **state) {
 static void test_default_seed_and_path_preset(void **state) {
     (void)state;
     char sub[600];
-    snprintf(sub, sizeof sub, "%s/presets", tmp);
+    snprintf(sub, sizeof sub, "%s/presets", tu_scratch);
     assert_int_equal(mkdir(sub, 0777), 0);
-    put("presets/tiny.ini", "steps = 1\n");
-    const char *a = put("d.sweep", "[sweep]\npreset = presets/tiny.ini\n[run only]\n");
+    tu_put("presets/tiny.ini", "steps = 1\n");
+    const char *a = tu_put("d.sweep", "[sweep]\npreset = presets/tiny.ini\n[run only]\n");
     Sweep sw;
     char err[512];
     assert_int_equal(sweep_parse(a, &sw, err, sizeof err), 0);
@@ -178,9 +152,9 @@ static void test_default_seed_and_path_preset(void **state) {
     sweep_free(&sw);
 }
 
-/* Parse text as tmp/name and expect an error containing `where` and `what`. */
+/* Parse text as tu_scratch/name and expect an error containing `where` and `what`. */
 static void expect_error(const char *name, const char *text, const char *where, const char *what) {
-    const char *p = put(name, text);
+    const char *p = tu_put(name, text);
     Sweep sw;
     char err[512] = "";
     assert_int_equal(sweep_parse(p, &sw, err, sizeof err), -1);
@@ -191,7 +165,7 @@ static void expect_error(const char *name, const char *text, const char *where, 
 
 static void test_errors(void **state) {
     (void)state;
-    put("p.ini", "steps = 1\n");
+    tu_put("p.ini", "steps = 1\n");
     expect_error("e1.sweep", "[sweep]\npreset = p\nprest = q\n[run a]\n",
                  "e1.sweep:3:", "unknown key 'prest'");
     expect_error("e2.sweep", "[sweep]\npreset = p\n\n[run]\nlr = 1\n",
@@ -241,11 +215,11 @@ static void test_errors(void **state) {
     snprintf(longer, sizeof longer, "[sweep]\npreset = p\n[run a]\nlr = %0198d\n", 1);
     expect_error("e20.sweep", longer, "e20.sweep:4:", "line longer than 197 characters");
     /* a loop: l1 -> l2 -> l1, reported at l2's include line */
-    put("l2.sweep", "[sweep]\n\ninclude = l1.sweep\n");
+    tu_put("l2.sweep", "[sweep]\n\ninclude = l1.sweep\n");
     expect_error("l1.sweep", "[sweep]\npreset = p\ninclude = l2.sweep\n[run a]\n",
                  "l2.sweep:3:", "include loop");
     /* same run id from two files with different settings */
-    put("o1.sweep", "[sweep]\npreset = p\n[run a]\nlr = 1\n");
+    tu_put("o1.sweep", "[sweep]\npreset = p\n[run a]\nlr = 1\n");
     expect_error("o2.sweep", "[sweep]\npreset = p\ninclude = o1.sweep\n[run a]\nlr = 2\n",
                  "o1.sweep:3:", "also defined at");
 }
@@ -264,13 +238,14 @@ static int dir_entries(const char *dir) {
  * temporary left; a protocol.ini that is a directory is refused by name. */
 static void test_protocol_file(void **state) {
     (void)state;
-    put("p.ini", "steps = 1\n");
-    const char *sf = put("pr.sweep", "[sweep]\npreset = p\n[primary]\nmetric = f_attn\n"
-                                     "test = f_attn welch\ncompare = b vs a\n[run a]\n[run b]\n");
+    tu_put("p.ini", "steps = 1\n");
+    const char *sf =
+        tu_put("pr.sweep", "[sweep]\npreset = p\n[primary]\nmetric = f_attn\n"
+                           "test = f_attn welch\ncompare = b vs a\n[run a]\n[run b]\n");
     Sweep sw;
     char err[512] = "", out[600], pf[700];
     if (sweep_parse(sf, &sw, err, sizeof err)) fail_msg("%s", err);
-    snprintf(out, sizeof out, "%s/out", tmp);
+    snprintf(out, sizeof out, "%s/out", tu_scratch);
     assert_int_equal(mkdir(out, 0755), 0);
     for (int k = 0; k < 2; k++)
         if (sweep_write_protocol(&sw, NULL, out, err, sizeof err)) fail_msg("%s", err);
@@ -293,7 +268,7 @@ static void test_protocol_file(void **state) {
 /* A minimal run file: root attr status (variable- or fixed-length). */
 static void make_run(const char *name, const char *status, int fixed) {
     char p[600];
-    snprintf(p, sizeof p, "%s/%s", tmp, name);
+    snprintf(p, sizeof p, "%s/%s", tu_scratch, name);
     hid_t f = H5Fcreate(p, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
     assert_true(f >= 0);
     if (status) {
@@ -326,23 +301,23 @@ static void test_plan(void **state) {
     make_run("fixed_s1.h5", "done", 1);
     make_run("div_s1.h5", "diverged", 0);
     make_run("resume_s1.h5", "running", 0);
-    put("resume_s1.h5.ckpt", "x");
+    tu_put("resume_s1.h5.ckpt", "x");
     make_run("restart_s1.h5", "running", 0);
     make_run("nostatus_s1.h5", NULL, 0);
-    put("junk_s1.h5", "not hdf5");
-    put("orphan_s1.h5.ckpt", "x");
+    tu_put("junk_s1.h5", "not hdf5");
+    tu_put("orphan_s1.h5.ckpt", "x");
     char st[32];
     char p[600];
-    snprintf(p, sizeof p, "%s/div_s1.h5", tmp);
+    snprintf(p, sizeof p, "%s/div_s1.h5", tu_scratch);
     assert_int_equal(runfile_read_status(p, st, sizeof st), 0);
     assert_string_equal(st, "diverged");
-    snprintf(p, sizeof p, "%s/fixed_s1.h5", tmp);
+    snprintf(p, sizeof p, "%s/fixed_s1.h5", tu_scratch);
     assert_int_equal(runfile_read_status(p, st, sizeof st), 0);
     assert_string_equal(st, "done");
-    snprintf(p, sizeof p, "%s/nostatus_s1.h5", tmp);
+    snprintf(p, sizeof p, "%s/nostatus_s1.h5", tu_scratch);
     assert_int_equal(runfile_read_status(p, st, sizeof st), 0);
     assert_string_equal(st, "");
-    snprintf(p, sizeof p, "%s/junk_s1.h5", tmp);
+    snprintf(p, sizeof p, "%s/junk_s1.h5", tu_scratch);
     assert_int_equal(runfile_read_status(p, st, sizeof st), -1);
 
     struct {
@@ -355,7 +330,7 @@ static void test_plan(void **state) {
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         SweepRun r = fake_run(cases[i].name);
-        SweepAction a = sweep_plan_run(tmp, &r);
+        SweepAction a = sweep_plan_run(tu_scratch, &r);
         if (a != cases[i].want)
             fail_msg("%s: got %s, want %s", cases[i].name, sweep_action_name(a),
                      sweep_action_name(cases[i].want));
@@ -366,15 +341,15 @@ static void test_plan(void **state) {
 
 static void test_slurm(void **state) {
     (void)state;
-    put("p.ini", "steps = 1\n");
-    const char *a = put("s.sweep", "[sweep]\npreset = p\nseeds = 1,2,3\n"
-                                   "[run baseline]\n[run g1-elem]\nvariant = g1-elem\n");
+    tu_put("p.ini", "steps = 1\n");
+    const char *a = tu_put("s.sweep", "[sweep]\npreset = p\nseeds = 1,2,3\n"
+                                      "[run baseline]\n[run g1-elem]\nvariant = g1-elem\n");
     Sweep sw;
     char err[512], out[600], script[700];
     assert_int_equal(sweep_parse(a, &sw, err, sizeof err), 0);
     assert_int_equal(sw.n_runs, 6);
-    snprintf(out, sizeof out, "%s/out", tmp);
-    snprintf(script, sizeof script, "%s/job.sbatch", tmp);
+    snprintf(out, sizeof out, "%s/out", tu_scratch);
+    snprintf(script, sizeof script, "%s/job.sbatch", tu_scratch);
     assert_int_equal(sweep_write_slurm(&sw, a, out, script, 0, err, sizeof err), 0);
     const char *s = slurp(script);
     assert_non_null(s);
@@ -425,15 +400,15 @@ static const char *fake_trainer =
 
 static const char *out_file(const char *name) {
     static char p[700];
-    snprintf(p, sizeof p, "%s/out/%s", tmp, name);
+    snprintf(p, sizeof p, "%s/out/%s", tu_scratch, name);
     return p;
 }
 
 static Sweep fake_sweep(void) {
-    put("p.ini", "steps = 1\n");
+    tu_put("p.ini", "steps = 1\n");
     const char *a =
-        put("f.sweep", "[sweep]\npreset = p\n"
-                       "[run good]\n[run bad]\n[run div]\n[run good2]\n[run old]\n[run half]\n");
+        tu_put("f.sweep", "[sweep]\npreset = p\n"
+                          "[run good]\n[run bad]\n[run div]\n[run good2]\n[run old]\n[run half]\n");
     Sweep sw;
     char err[512];
     assert_int_equal(sweep_parse(a, &sw, err, sizeof err), 0);
@@ -443,15 +418,15 @@ static Sweep fake_sweep(void) {
 
 static void test_failure_isolation(void **state) {
     (void)state;
-    const char *exe = put("trainer.sh", fake_trainer);
+    const char *exe = tu_put("trainer.sh", fake_trainer);
     assert_int_equal(chmod(exe, 0755), 0);
     Sweep sw = fake_sweep();
     char dir[600];
-    snprintf(dir, sizeof dir, "%s/out", tmp);
+    snprintf(dir, sizeof dir, "%s/out", tu_scratch);
     assert_int_equal(mkdir(dir, 0777), 0);
     make_run("out/old_s1.h5", "done", 0);     /* finished: skipped */
     make_run("out/half_s1.h5", "running", 0); /* checkpointed: resumed */
-    put("out/half_s1.h5.ckpt", "x");
+    tu_put("out/half_s1.h5.ckpt", "x");
 
     setenv("GATELAB_TEST_EXE", exe, 1);
     SweepOptions o = {.out_dir = dir, .jobs = 2, .only = -1, .size = 1, .progress_every = 0.05};
@@ -496,11 +471,11 @@ static void test_failure_isolation(void **state) {
 
 static void test_only_and_ranks(void **state) {
     (void)state;
-    const char *exe = put("trainer.sh", fake_trainer);
+    const char *exe = tu_put("trainer.sh", fake_trainer);
     assert_int_equal(chmod(exe, 0755), 0);
     Sweep sw = fake_sweep();
     char dir[600], err[512];
-    snprintf(dir, sizeof dir, "%s/out", tmp);
+    snprintf(dir, sizeof dir, "%s/out", tu_scratch);
     SweepSummary s;
     /* --only 3: just good2, created out dir included */
     SweepOptions o = {.out_dir = dir, .jobs = 1, .only = 3, .size = 1, .train_exe = exe};
@@ -532,12 +507,12 @@ static void test_only_and_ranks(void **state) {
 
 static void test_all_succeed(void **state) {
     (void)state;
-    put("p.ini", "steps = 1\n");
-    const char *a = put("ok.sweep", "[sweep]\npreset = p\nseeds = 1,2\n[run a]\n[run b]\n");
+    tu_put("p.ini", "steps = 1\n");
+    const char *a = tu_put("ok.sweep", "[sweep]\npreset = p\nseeds = 1,2\n[run a]\n[run b]\n");
     Sweep sw;
     char dir[600], err[512];
     assert_int_equal(sweep_parse(a, &sw, err, sizeof err), 0);
-    snprintf(dir, sizeof dir, "%s/ok", tmp);
+    snprintf(dir, sizeof dir, "%s/ok", tu_scratch);
     SweepOptions o = {.out_dir = dir, .jobs = 3, .only = -1, .size = 1, .train_exe = "/bin/true"};
     SweepSummary s;
     assert_int_equal(sweep_execute(&sw, &o, &s, err, sizeof err), 0);
@@ -552,8 +527,8 @@ static void test_all_succeed(void **state) {
 static void test_progress_protocol(void **state) {
     (void)state;
     char out[700], run[700];
-    snprintf(out, sizeof out, "%s/progress.txt", tmp);
-    snprintf(run, sizeof run, "%s/p.h5", tmp);
+    snprintf(out, sizeof out, "%s/progress.txt", tu_scratch);
+    snprintf(run, sizeof run, "%s/p.h5", tu_scratch);
     assert_int_equal(tu_run(out,
                             "train --config experiments/tiny.ini --set steps=30 "
                             "--set log_every=10 -q --out %s --progress-fd 1",
@@ -575,20 +550,20 @@ static void test_progress_protocol(void **state) {
 
 static void test_cli(void **state) {
     (void)state;
-    put("p.ini", "steps = 1\n");
-    const char *a = put("c.sweep", "[sweep]\npreset = p\n[run a]\n");
+    tu_put("p.ini", "steps = 1\n");
+    const char *a = tu_put("c.sweep", "[sweep]\npreset = p\n[run a]\n");
     char dir[600], script[700];
-    snprintf(dir, sizeof dir, "%s/cli", tmp);
+    snprintf(dir, sizeof dir, "%s/cli", tu_scratch);
     char *list[] = {"sweep", (char *)a, "--list", NULL};
     assert_int_equal(cmd_sweep(3, list), 0);
     char *no_out[] = {"sweep", (char *)a, NULL};
     assert_int_equal(cmd_sweep(2, no_out), 2);
     char *bad_jobs[] = {"sweep", (char *)a, "--out", dir, "--jobs", "0", NULL};
     assert_int_equal(cmd_sweep(6, bad_jobs), 2);
-    const char *bad = put("bad.sweep", "[sweep]\npreset = p\nfoo = 1\n");
+    const char *bad = tu_put("bad.sweep", "[sweep]\npreset = p\nfoo = 1\n");
     char *bad_file[] = {"sweep", (char *)bad, "--out", dir, NULL};
     assert_int_equal(cmd_sweep(4, bad_file), 2);
-    snprintf(script, sizeof script, "%s/x.sbatch", tmp);
+    snprintf(script, sizeof script, "%s/x.sbatch", tu_scratch);
     char *slurm[] = {"sweep", "--emit-slurm", script, (char *)a, "--out", dir, NULL};
     assert_int_equal(cmd_sweep(6, slurm), 0);
     const char *s = slurp(script);
@@ -623,20 +598,24 @@ static void test_sweep_eta(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_expand, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_eval_lengths_scope, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_default_seed_and_path_preset, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_errors, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_protocol_file, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_plan, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_slurm, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_partition, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_failure_isolation, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_only_and_ranks, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_all_succeed, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_progress_protocol, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_expand, tu_scratch_setup, tu_scratch_teardown),
+        cmocka_unit_test_setup_teardown(test_eval_lengths_scope, tu_scratch_setup,
+                                        tu_scratch_teardown),
+        cmocka_unit_test_setup_teardown(test_default_seed_and_path_preset, tu_scratch_setup,
+                                        tu_scratch_teardown),
+        cmocka_unit_test_setup_teardown(test_errors, tu_scratch_setup, tu_scratch_teardown),
+        cmocka_unit_test_setup_teardown(test_protocol_file, tu_scratch_setup, tu_scratch_teardown),
+        cmocka_unit_test_setup_teardown(test_plan, tu_scratch_setup, tu_scratch_teardown),
+        cmocka_unit_test_setup_teardown(test_slurm, tu_scratch_setup, tu_scratch_teardown),
+        cmocka_unit_test_setup_teardown(test_partition, tu_scratch_setup, tu_scratch_teardown),
+        cmocka_unit_test_setup_teardown(test_failure_isolation, tu_scratch_setup,
+                                        tu_scratch_teardown),
+        cmocka_unit_test_setup_teardown(test_only_and_ranks, tu_scratch_setup, tu_scratch_teardown),
+        cmocka_unit_test_setup_teardown(test_all_succeed, tu_scratch_setup, tu_scratch_teardown),
+        cmocka_unit_test_setup_teardown(test_progress_protocol, tu_scratch_setup,
+                                        tu_scratch_teardown),
         cmocka_unit_test(test_sweep_eta),
-        cmocka_unit_test_setup_teardown(test_cli, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cli, tu_scratch_setup, tu_scratch_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

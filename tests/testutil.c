@@ -138,6 +138,25 @@ void tu_write_file(const char *path, const void *buf, size_t n) {
 
 void tu_write_text(const char *path, const char *text) { tu_write_file(path, text, strlen(text)); }
 
+char tu_scratch[256];
+
+int tu_scratch_setup(void **state) {
+    (void)state;
+    const char *d = tu_tmpdir();
+    return d ? snprintf(tu_scratch, sizeof tu_scratch, "%s", d), 0 : -1;
+}
+
+int tu_scratch_teardown(void **state) {
+    (void)state;
+    return tu_rmtree(tu_scratch);
+}
+
+const char *tu_put(const char *name, const char *text) {
+    char *p = tu_join(tu_scratch, name);
+    tu_write_text(p, text);
+    return p;
+}
+
 void tu_copy_file(const char *from, const char *to) {
     size_t n;
     char *b = tu_slurp_ok(from, &n);

@@ -61,6 +61,14 @@ char *tu_slurp_ok(const char *path, size_t *len);
 /* Write n bytes (or a string) to path, replacing it; cmocka-fails on error. */
 void tu_write_file(const char *path, const void *buf, size_t n);
 void tu_write_text(const char *path, const char *text);
+/* A scratch directory per test: tu_scratch_setup makes it (a fresh
+ * tu_tmpdir) into tu_scratch, tu_scratch_teardown removes it; cmocka's
+ * setup and teardown signatures. tu_put writes tu_scratch/name with text
+ * and returns the path (a ring of 8 buffers, as tu_join). */
+extern char tu_scratch[256];
+int tu_scratch_setup(void **state);
+int tu_scratch_teardown(void **state);
+const char *tu_put(const char *name, const char *text);
 
 /* Copy a file byte for byte; cmocka-fails on error. */
 void tu_copy_file(const char *from, const char *to);
