@@ -189,22 +189,6 @@ int runread_lceval(RunReader *r, const char *mode, int len, RunLcEval *e, char *
     return rc < 0 ? -1 : 0;
 }
 
-int runfile_has_needle(const char *h5path) {
-    RunReader *r = runread_open(h5path, NULL, 0);
-    int *lens = NULL, n = 0, has = 0;
-    if (r && runread_lceval_lengths(r, RS_LC_PLAIN, &lens, &n, NULL, 0) == 0 && n > 0) {
-        has = 1;
-        for (int i = 0; i < n && has; i++) {
-            RunLcEval e;
-            has = runread_lceval(r, RS_LC_PLAIN, lens[i], &e, NULL, 0) == 0;
-            if (has) has = e.n_depths > 0, runread_lceval_free(&e);
-        }
-    }
-    free(lens);
-    if (r) runread_close(r);
-    return has;
-}
-
 /* ---- /stream (gatelab stream) ---- */
 
 int runread_stream_windows(RunReader *r, int **w, int *n, char *err, size_t errlen) {
