@@ -35,6 +35,15 @@
 #define CSV_DEF_PROTO(name, field, pm, def)                                                        \
     { name, NAN, MK_REAL, MS_OTHER, OFF(field), 0, 0, NULL, NULL, NULL, def, 0, (pm) + 1 }
 
+/* needle retrieval [mode][k] at NEEDLE_MULT[k] times the training length */
+#define NEEDLE_DEF                                                                                 \
+    "Needle retrieval (gatelab eval --needle; docs/metrics.md): the share of needle rows whose "   \
+    "value the model reproduces exactly, over every depth, at the column's multiple of the "       \
+    "training length, plain RoPE (`plain`) or YaRN (`yarn`; blank where YaRN keeps no rotary "     \
+    "pair); blank when the run was not evaluated with the needle there."
+#define NEEDLE_ACC(name, mode, k)                                                                  \
+    { name, NAN, MK_REAL, MS_OTHER, OFF(needle[mode][k]), 0, 0, NULL, NULL, NULL, NEEDLE_DEF, 0, 0 }
+
 static const MetricCol METRICS[] = {
     CSV_ONLY("n_params", NAN, MK_LL, MS_OTHER, n_params),
     CSV_ONLY("n_params_added", NAN, MK_LL, MS_OTHER, n_params_added),
@@ -212,6 +221,20 @@ static const MetricCol METRICS[] = {
             "The gate score at position 0, the mean over channels, probe sequences and layers "
             "(`gatelab gates`)."),
     CSV_DEF("gate_rest", gate_rest, "The same over positions t >= 1."),
+    /* rs_needle_acc (runstats.h), from gatelab eval --needle's /lceval */
+    NEEDLE_ACC("needle_acc_1x_plain", 0, 0),
+    NEEDLE_ACC("needle_acc_2x_plain", 0, 1),
+    NEEDLE_ACC("needle_acc_4x_plain", 0, 2),
+    NEEDLE_ACC("needle_acc_8x_plain", 0, 3),
+    NEEDLE_ACC("needle_acc_1x_yarn", 1, 0),
+    NEEDLE_ACC("needle_acc_2x_yarn", 1, 1),
+    NEEDLE_ACC("needle_acc_4x_yarn", 1, 2),
+    NEEDLE_ACC("needle_acc_8x_yarn", 1, 3),
+    {"needle_rows", NAN, MK_INT, MS_OTHER, OFF(needle_rows), 0, 0, NULL, "def-needle-rows", NULL,
+     "The needle rows behind each needle_acc_* value (depths × rows per depth); blank when none, "
+     "or when the run's lengths were scored over different numbers of rows. The report's chance "
+     "test pools the retrieved rows over seeds with it.",
+     0, 0},
 };
 #define N_METRICS ((int)(sizeof METRICS / sizeof METRICS[0]))
 

@@ -86,11 +86,14 @@ static int write_md(const char *path, const char *dir, const char *outdir, const
             if (rows[i].ok) paths[k++] = rows[i].path;
         report_progress("long context, stability, pretrained, stream and mechanism sections");
         if (paths) report_longctx(f, figdir, paths, k);
+        md_needle(f, rows, n); /* report_needle.c: from the rows, as below */
         if (paths) report_stability(f, figdir, paths, k);
         if (paths) report_pretrained(f, paths, k);
         if (paths) report_stream(f, paths, k);            /* report_stream.c */
         if (paths) report_mechanism(f, figdir, paths, k); /* report_mechanism.c */
         free(paths);
+    } else {
+        md_needle(f, rows, n); /* the same table from results.csv's columns */
     }
     md_definitions(f);
     return atomic_fcommit(f, tmp, path, err, errlen);

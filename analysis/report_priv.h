@@ -57,7 +57,17 @@ typedef struct {
      * stored in the run file) */
     double knorm_first, knorm_rest, vnorm_first, vnorm_rest, secondary, gate_first, gate_rest;
     int dormant, resid_sinks;
+    /* rs_needle_acc (gatelab eval --needle): the exact-match share over
+     * every depth at NEEDLE_MULT[k] times the training length, [plain,
+     * yarn] (NaN: not evaluated), and the rows each is over (-1: none
+     * evaluated, or they differ between lengths) */
+    double needle[2][4];
+    int needle_rows;
 } Row;
+
+/* The multiples of the training length the needle columns hold. */
+#define NEEDLE_NMULT 4
+extern const int NEEDLE_MULT[NEEDLE_NMULT];
 
 /* metric_table.c: metric m of row w as a number (NaN: unknown). */
 double metric_value(const Row *w, const MetricCol *m);
@@ -81,6 +91,18 @@ int same_group(const Row *x, const Row *y);
 int group_end(const Row *rows, int n, int a);
 int cfg_eq(double x, double y);
 void fill_dppl(Row *rows, int n);
+/* report_needle.c: the needle retrieval table from the rows' needle
+ * columns (results.csv alone gives it), and whether retrieval can be
+ * compared here: "untestable here" when no run name retrieves above
+ * chance at any length. Nothing when no run has a needle result. */
+void md_needle(FILE *f, const Row *rows, int n);
+/* Whether the seeds of rows[a..b) retrieve above chance under mode m at
+ * NEEDLE_MULT[k]: their retrieved rows pooled, the one-sided exact
+ * binomial test against needle_chance() (metrics.h) gives p < 0.05
+ * (CONFIRM_ALPHA). 1, 0, or -1 when no seed has the rows it needs; the
+ * pooled hits and rows into *hits and *total. */
+int needle_above_chance(const Row *rows, int a, int b, int m, int k, long long *hits,
+                        long long *total);
 /* report_lr.c */
 void md_lr_sensitivity(FILE *f, const char *outdir, const Row *rows, int n);
 /* report_quant.c: the quantized-evaluation section (only when some run

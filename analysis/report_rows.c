@@ -4,6 +4,7 @@
  * matching baseline group. */
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -121,6 +122,23 @@ static void row_lceval(RunReader *r, Row *w) {
         for (int k = 0; k < 3; k++) w->lc_deg[m][k] = rs_lc_degradation(r, mode[m], 2 << k);
 }
 
+const int NEEDLE_MULT[NEEDLE_NMULT] = {1, 2, 4, 8};
+
+/* The needle task's shares at NEEDLE_MULT, plain and YaRN, and the rows
+ * behind them (-1 when lengths were scored over different rows). */
+static void row_needle(RunReader *r, Row *w) {
+    static const char *const mode[2] = {RS_LC_PLAIN, RS_LC_YARN};
+    long long rows = 0;
+    for (int m = 0; m < 2; m++)
+        for (int k = 0; k < NEEDLE_NMULT; k++) {
+            long long n;
+            w->needle[m][k] = rs_needle_acc(r, mode[m], NEEDLE_MULT[k], &n);
+            if (n > 0 && rows == 0) rows = n;
+            else if (n > 0 && n != rows) rows = -1;
+        }
+    w->needle_rows = rows > 0 && rows <= INT_MAX ? (int)rows : -1;
+}
+
 /* The /quant results, when the run has them; absent or malformed ones
  * stay NaN (blank). */
 static void row_quant(RunReader *r, Row *w) {
@@ -156,6 +174,9 @@ void row_blank(Row *w) {
     w->q_inf_attn = w->q_inf_ffn = w->q_inf_layer = w->q_kurt = NAN;
     w->diverged_step = -1;
     w->base = -1;
+    for (int m = 0; m < 2; m++)
+        for (int k = 0; k < NEEDLE_NMULT; k++) w->needle[m][k] = NAN;
+    w->needle_rows = -1;
 }
 
 void row_read(Row *w) {
@@ -188,6 +209,7 @@ void row_read(Row *w) {
     w->ppl = exp(w->val_loss);
     row_probe(r, w);
     row_lceval(r, w);
+    row_needle(r, w);
     row_quant(r, w);
     runread_close(r);
 }

@@ -260,6 +260,23 @@ double rs_lc_degradation(RunReader *r, const char *mode, int mult) {
     return T > 0 ? rs_lc_deg_at(r, mode, mult * T) : NAN;
 }
 
+double rs_needle_acc(RunReader *r, const char *mode, int mult, long long *rows) {
+    *rows = 0;
+    int T = lc_train_len(r, mode);
+    RunLcEval e;
+    if (T <= 0 || runread_lceval(r, mode, mult * T, &e, NULL, 0) != 0) return NAN;
+    double s = 0.0;
+    for (int d = 0; d < e.n_depths; d++) s += e.needle_acc[d];
+    double acc = e.n_depths > 0 && e.needle_n > 0 ? s / e.n_depths : NAN;
+    if (isfinite(acc)) *rows = (long long)e.n_depths * e.needle_n;
+    runread_lceval_free(&e);
+    RsRope rope;
+    if (isfinite(acc) && !strcmp(mode, RS_LC_YARN) &&
+        (rs_rope(r, &rope, NULL) != 0 || rope.split.kept == 0))
+        acc = NAN, *rows = 0;
+    return acc;
+}
+
 int rs_head_dormant(const ProbeRecord *p, int l, int h, double *score) {
     *score = NAN;
     if (!p->head_out_norm || l < 0 || l >= p->L || h < 0 || h >= p->H) return -1;

@@ -85,6 +85,15 @@ double rs_lc_deg_at(RunReader *r, const char *mode, int len);
 /* The same at mult times the training length. */
 double rs_lc_degradation(RunReader *r, const char *mode, int mult);
 
+/* Needle retrieval of an evaluated run (gatelab eval --needle) at mult
+ * times the training length under mode: the exact-match share over every
+ * depth (the mean of /lceval's per-depth needle_acc, each over the same
+ * needle_n rows), with the rows it is over (n_depths x needle_n) into
+ * *rows. NaN (and *rows = 0) when that length was not evaluated with the
+ * needle, or, under YaRN, when rs_rope's split keeps no rotary pair (as
+ * rs_lc_deg_at). results.csv's needle_acc_* columns use it. */
+double rs_needle_acc(RunReader *r, const char *mode, int mult, long long *rows);
+
 /* The run's RoPE as /config states it (after its context extension, if
  * any: the extended length and base) and YaRN's by-parts split at that
  * training length (ops.h yarn_split; each pair's turns into turns[] when

@@ -10,6 +10,7 @@
 #include <gsl/gsl_rng.h>
 #include <gsl/gsl_sort.h>
 #include <gsl/gsl_statistics_double.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 
@@ -296,4 +297,10 @@ double stats_mw_min_p(int na, int nb) {
     double c = 1.0;
     for (int i = 1; i <= na; i++) c = c * (nb + i) / i;
     return 2.0 / c < 1.0 ? 2.0 / c : 1.0;
+}
+
+double stats_binom_upper(long long k, long long n, double p0) {
+    if (n < 1 || k > n || !(p0 > 0.0 && p0 < 1.0) || n > UINT_MAX) return NAN;
+    if (k <= 0) return 1.0;
+    return gsl_cdf_binomial_Q((unsigned int)(k - 1), p0, (unsigned int)n);
 }

@@ -137,6 +137,12 @@ int stats_bh(double *q, const double *p, int n, char *err, size_t errlen);
 int stats_clopper_pearson(double *lo, double *hi, int k, int n, double level, char *err,
                           size_t errlen);
 
+/* The exact one-sided binomial test of k successes in n trials against
+ * success probability p0 (0 < p0 < 1), upper tail: P(X >= k) for X ~
+ * Binomial(n, p0) (gsl_cdf_binomial_Q(k - 1, p0, n); 1 when k <= 0). NaN
+ * when n < 1, k > n or p0 is outside (0, 1). */
+double stats_binom_upper(long long k, long long n, double p0);
+
 /* Fisher's exact test on the 2x2 table [[ka, na - ka], [kb, nb - kb]]
  * (row a: ka of na, row b: kb of nb), two-sided as scipy.stats.fisher_exact
  * defines it: with the margins fixed, X = the top-left cell is

@@ -2,7 +2,8 @@
  * measure on hand-made logits (metrics.h exact_match), lceval's per-depth
  * shares through a fake model whose answers are known, and the rows the
  * data generator makes (data.h data_needle_batch) on the small text files
- * of tests/data (no Brown needed). */
+ * of tests/data (no Brown needed); the report's needle table and its
+ * chance rule on hand-built rows. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -17,7 +18,9 @@
 #include "data.h"
 #include "forward.h"
 #include "lceval.h"
+#include "metric_table.h"
 #include "metrics.h"
+#include "report_priv.h"
 #include "runfile_read.h"
 #include "testutil.h"
 
@@ -289,11 +292,88 @@ static void test_needle_cli(void **st) {
     tu_assert_one_line(log, "the needle task needs byte text with BOS", "data = bigram");
 }
 
+/* ---- the report's needle table on hand-built rows ---- */
+
+/* Row i of a group: run name run, seed i, share acc at 1x plain over nrows. */
+static void hand_row(Row *w, const char *run, int i, double acc, int nrows) {
+    memset(w, 0, sizeof *w);
+    row_blank(w);
+    w->ok = 1;
+    snprintf(w->run, sizeof w->run, "%s", run);
+    snprintf(w->variant, sizeof w->variant, "%s", run);
+    snprintf(w->data, sizeof w->data, "brown");
+    w->seed = 9901 + i;
+    w->needle[0][0] = acc;
+    w->needle_rows = nrows;
+}
+
+/* md_needle's text for rows[n] (malloc'd). */
+static char *needle_text(const Row *rows, int n) {
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    md_needle(f, rows, n);
+    fclose(f);
+    return buf;
+}
+
+static void test_needle_report(void **st) {
+    (void)st;
+    /* the columns' names follow NEEDLE_MULT and hold the Row's fields */
+    for (int m = 0; m < 2; m++)
+        for (int k = 0; k < NEEDLE_NMULT; k++) {
+            char name[64];
+            snprintf(name, sizeof name, "needle_acc_%dx_%s", NEEDLE_MULT[k], m ? "yarn" : "plain");
+            const MetricCol *c = metric_find(name);
+            assert_non_null(c);
+            assert_int_equal(c->off, offsetof(Row, needle[m][k]));
+        }
+    assert_true(fabs(needle_chance() - 1e-4) < 1e-18);
+    static Row rows[4];
+    /* every share 0: untestable here, never 0 against 0 as a result */
+    for (int i = 0; i < 4; i++) hand_row(&rows[i], i < 2 ? "baseline" : "g1-elem", i, 0.0, 80);
+    char *t = needle_text(rows, 4);
+    assert_non_null(strstr(t, "## Needle retrieval"));
+    assert_non_null(strstr(
+        t, "| baseline | baseline | brown | plain | 2 | 0.000 ± 0.000 | — | — | — | none |"));
+    assert_non_null(strstr(t, "**Retrieval: untestable here.** No arm retrieves above chance"));
+    assert_non_null(strstr(t, "not one row retrieved"));
+    free(t);
+    /* near chance: 1 of 1600 pooled rows (p = 0.148) is not above it */
+    for (int i = 0; i < 4; i++) hand_row(&rows[i], i < 2 ? "baseline" : "g1-elem", i, 0.0, 800);
+    rows[1].needle[0][0] = 1.0 / 800;
+    long long hits, total;
+    assert_int_equal(needle_above_chance(rows, 0, 2, 0, 0, &hits, &total), 0);
+    assert_true(hits == 1 && total == 1600);
+    t = needle_text(rows, 4);
+    assert_non_null(strstr(t, "untestable here"));
+    assert_non_null(strstr(t, "the most: baseline, plain at 1×, 1 of 1600 rows"));
+    free(t);
+    /* 4 of 80 rows in each of two seeds: above chance, testable there */
+    rows[2].needle[0][0] = rows[3].needle[0][0] = 0.05,
+    rows[2].needle_rows = rows[3].needle_rows = 80;
+    assert_int_equal(needle_above_chance(rows, 2, 4, 0, 0, &hits, &total), 1);
+    assert_true(hits == 8 && total == 160);
+    t = needle_text(rows, 4);
+    assert_null(strstr(t, "untestable here.**"));
+    assert_non_null(
+        strstr(t, "| g1-elem | g1-elem | brown | plain | 2 | 0.050 ± 0.000 | — | — | — | 1× |"));
+    free(t);
+    /* rows not recorded: no test; no needle at all: no section */
+    rows[2].needle_rows = rows[3].needle_rows = -1;
+    assert_int_equal(needle_above_chance(rows, 2, 4, 0, 0, &hits, &total), -1);
+    for (int i = 0; i < 4; i++) rows[i].needle[0][0] = NAN;
+    t = needle_text(rows, 4);
+    assert_string_equal(t, "");
+    free(t);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_exact_match), cmocka_unit_test(test_needle_shares),
         cmocka_unit_test(test_needle_rows), cmocka_unit_test(test_needle_training_rows),
-        cmocka_unit_test(test_needle_cli),
+        cmocka_unit_test(test_needle_cli),  cmocka_unit_test(test_needle_report),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

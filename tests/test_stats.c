@@ -272,6 +272,25 @@ static void test_cp_refuses(void **state) {
     assert_non_null(strstr(err, "level"));
 }
 
+/* The binomial upper tail against exact sums (Python fractions: 1 -
+ * sum_{i<k} C(n,i) p^i (1-p)^(n-i)), the needle's chance test. */
+static void test_binom_upper(void **state) {
+    (void)state;
+    static const struct {
+        long long k, n;
+        double p, want;
+    } fx[] = {{1, 80, 1e-4, 0.0079684820020821}, {2, 1600, 1e-4, 0.011507477634055515},
+              {3, 400, 0.01, 0.763368081451983}, {0, 10, 0.5, 1.0},
+              {10, 10, 0.5, 0.0009765625},       {7, 20, 0.25, 0.21421805239879177}};
+    for (size_t i = 0; i < sizeof fx / sizeof fx[0]; i++)
+        check_close("binom", "upper", stats_binom_upper(fx[i].k, fx[i].n, fx[i].p), fx[i].want,
+                    1e-10);
+    assert_true(isnan(stats_binom_upper(11, 10, 0.5))); /* k > n */
+    assert_true(isnan(stats_binom_upper(0, 0, 0.5)));
+    assert_true(isnan(stats_binom_upper(1, 10, 0.0)));
+    assert_true(isnan(stats_binom_upper(1, 10, 1.0)));
+}
+
 /* Where GSL's beta inversion gives up, an error, never an abort or a NaN. */
 static void test_cp_extreme(void **state) {
     (void)state;
@@ -586,7 +605,7 @@ int main(void) {
         cmocka_unit_test(test_wilcoxon_fixtures),    cmocka_unit_test(test_wilcoxon_swap),
         cmocka_unit_test(test_wilcoxon_all_zero),    cmocka_unit_test(test_wilcoxon_refuses),
         cmocka_unit_test(test_within_fixtures),      cmocka_unit_test(test_within_deterministic),
-        cmocka_unit_test(test_within_refuses),
+        cmocka_unit_test(test_within_refuses),       cmocka_unit_test(test_binom_upper),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

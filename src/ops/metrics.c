@@ -59,6 +59,8 @@ int exact_match(const float *logits, int V, const int *targets, int n) {
     return 1;
 }
 
+double needle_chance(void) { return pow((double)NEEDLE_VAL_SYMBOLS, -(double)NEEDLE_VAL_LEN); }
+
 double first_token_share(const float *A, int T) {
     if (T < 2) return 0.0;
     double s = 0.0;

@@ -24,6 +24,15 @@ double loss_beyond(const double *bucket, int n, int L, int T);
  * teacher forcing this is greedy decoding reproducing the targets. */
 int exact_match(const float *logits, int V, const int *targets, int n);
 
+/* The needle task's value (data.h data_needle_batch): NEEDLE_VAL_LEN
+ * uniform random symbols of NEEDLE_VAL_SYMBOLS (the decimal digits),
+ * scored by exact_match. A model that knows the value is digits but not
+ * which matches it with probability needle_chance() =
+ * NEEDLE_VAL_SYMBOLS^-NEEDLE_VAL_LEN (1e-4): retrieval means above that. */
+#define NEEDLE_VAL_LEN 4
+#define NEEDLE_VAL_SYMBOLS 10
+double needle_chance(void);
+
 /* First-token share of one head's map A[T,T]: mean over t = 1..T-1 of
  * A[t,0]. */
 double first_token_share(const float *A, int T);

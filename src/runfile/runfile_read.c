@@ -10,6 +10,7 @@
 #include "runfile_read_priv.h"
 
 #include <hdf5.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "env.h"
@@ -73,5 +74,22 @@ int runfile_has_group(const char *h5, const char *name) {
     int has = f >= 0 && H5Lexists(f, name, H5P_DEFAULT) > 0;
     if (f >= 0) H5Fclose(f);
     h5u_quiet_end(q);
+    return has;
+}
+
+/* See runfile_read.h: every /lceval/plain length holds a needle result. */
+int runfile_has_needle(const char *h5path) {
+    RunReader *r = runread_open(h5path, NULL, 0);
+    int *lens = NULL, n = 0, has = 0;
+    if (r && runread_lceval_lengths(r, RS_LC_PLAIN, &lens, &n, NULL, 0) == 0 && n > 0) {
+        has = 1;
+        for (int i = 0; i < n && has; i++) {
+            RunLcEval e;
+            has = runread_lceval(r, RS_LC_PLAIN, lens[i], &e, NULL, 0) == 0;
+            if (has) has = e.n_depths > 0, runread_lceval_free(&e);
+        }
+    }
+    free(lens);
+    if (r) runread_close(r);
     return has;
 }

@@ -196,5 +196,9 @@ int runfile_read_status(const char *h5path, char *buf, size_t len);
  * /intervene, written by an earlier pass); 0 otherwise, also when it
  * cannot be opened. */
 int runfile_has_group(const char *h5path, const char *name);
+/* 1 when the run file's /lceval/plain holds a length and every length
+ * there has a needle result (gatelab eval --needle); 0 otherwise, also
+ * when it cannot be read. */
+int runfile_has_needle(const char *h5path);
 
 #endif

@@ -592,15 +592,20 @@ static int intervene_child(const char *exe, const char *dir, const SweepRun *r, 
 }
 
 /* The post-training steps of one run that ended done (diverged runs have
- * no final weights), run by exe: eval if asked and not yet in the file,
- * then the interventions likewise. Returns the steps that failed. */
+ * no final weights), run by exe: eval if asked and not yet in the file
+ * (nor the needle, when asked), then the interventions likewise. Returns the steps that failed. */
 static int post_run(const char *exe, const char *dir, const SweepRun *r, const char *h5) {
     int failed = 0;
     char log[SWEEP_PATH_MAX + 256];
     log_path(log, sizeof log, dir, r);
-    if (r->eval_lengths[0] && !runfile_has_group(h5, RS_G_LCEVAL)) {
-        fprintf(stderr, "gatelab sweep: eval %s at %s (plain and YaRN)\n", r->id, r->eval_lengths);
-        char *argv[] = {"eval", (char *)h5, "--lengths", (char *)r->eval_lengths, "--both", NULL};
+    if (r->eval_lengths[0] &&
+        (!runfile_has_group(h5, RS_G_LCEVAL) || (r->eval_needle && !runfile_has_needle(h5)))) {
+        fprintf(stderr, "gatelab sweep: eval %s at %s (plain and YaRN%s)\n", r->id, r->eval_lengths,
+                r->eval_needle ? ", needle" : "");
+        char *argv[] = {"eval",      (char *)h5,
+                        "--lengths", (char *)r->eval_lengths,
+                        "--both",    r->eval_needle ? "--needle" : NULL,
+                        NULL};
         if (post_child(exe, dir, r, argv) != 0) {
             fprintf(stderr, "gatelab sweep: eval %s failed, log %s\n", r->id, log);
             failed++;

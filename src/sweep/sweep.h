@@ -51,6 +51,10 @@ typedef struct {
     /* "w8a8,w4a4" from eval_quant in the same [sweep] ("" = none), with
      * the same scope: `gatelab eval --quant` after training. */
     char eval_quant[64];
+    /* 1 from eval_needle = 1 in the same [sweep] (which also sets
+     * eval_lengths): the eval adds --needle, the needle task at each of
+     * its lengths; a run whose /lceval lacks it is evaluated again. */
+    int eval_needle;
 } SweepRun;
 
 typedef struct {
@@ -209,9 +213,10 @@ int sweep_write_slurm(const Sweep *sw, const char *sweep_file, const char *out_d
                       const char *script_path, int uncommitted, char *err, size_t errlen);
 
 /* After training: `gatelab eval` of every finished run at its
- * eval_lengths, then `gatelab intervene` at its intervene kinds (runs that
- * already hold /lceval, or /intervene, skip that step). Returns how many
- * steps failed. */
+ * eval_lengths (with --needle under eval_needle), then `gatelab intervene`
+ * at its intervene kinds (runs that already hold /lceval, with the needle
+ * when asked, or /intervene, skip that step). Returns how many steps
+ * failed. */
 int sweep_post_runs(const Sweep *sw, const SweepOptions *o);
 
 #endif

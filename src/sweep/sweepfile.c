@@ -58,13 +58,14 @@ typedef struct {
     int n_runs;
     Include *incs;
     int n_incs;
-    char eval_lengths[128]; /* "1x,2x,..." from eval_lengths = 1,2,... */
-    char intervene[96];     /* "gates-open bos-mean ..." from intervene = */
-    char eval_quant[64];    /* "w8a8,w4a4" from eval_quant = */
-    Protocol proto, proto2; /* [primary] and [secondary], checked key by key */
-    char *primary, *second; /* each as "key = value" lines */
-    int primary_line;       /* [primary]'s header line (0: none) */
-    int second_line;        /* [secondary]'s header line (0: none) */
+    char eval_lengths[128];            /* "1x,2x,..." from eval_lengths = 1,2,... */
+    char intervene[96];                /* "gates-open bos-mean ..." from intervene = */
+    char eval_quant[64];               /* "w8a8,w4a4" from eval_quant = */
+    int eval_needle, eval_needle_line; /* eval_needle = 1 (needs eval_lengths) */
+    Protocol proto, proto2;            /* [primary] and [secondary], checked key by key */
+    char *primary, *second;            /* each as "key = value" lines */
+    int primary_line;                  /* [primary]'s header line (0: none) */
+    int second_line;                   /* [secondary]'s header line (0: none) */
 } FileCtx;
 
 #define MAX_FILES 256 /* distinct sweep files in one sweep, includes and all */
@@ -259,6 +260,17 @@ static int parse_eval_quant(FileCtx *c, const char *value) {
     return 1;
 }
 
+/* eval_needle = 1 | 0: the needle task at eval_lengths' lengths. */
+static int parse_eval_needle(FileCtx *c, const char *value) {
+    if (c->eval_needle_line) return fail(c, c->line, "eval_needle given twice", NULL, NULL);
+    if (strcmp(value, "0") && strcmp(value, "1"))
+        return fail(c, c->line, "bad eval_needle '%s' (1: score the needle task, 0: not)", value,
+                    NULL);
+    c->eval_needle = value[0] == '1';
+    c->eval_needle_line = c->line;
+    return 1;
+}
+
 static int sweep_key(FileCtx *c, const char *name, const char *value) {
     if (!strcmp(name, "preset")) {
         if (c->preset_line) return fail(c, c->line, "preset given twice", NULL, NULL);
@@ -272,6 +284,8 @@ static int sweep_key(FileCtx *c, const char *name, const char *value) {
         return parse_intervene(c, value);
     } else if (!strcmp(name, "eval_quant")) {
         return parse_eval_quant(c, value);
+    } else if (!strcmp(name, "eval_needle")) {
+        return parse_eval_needle(c, value);
     } else if (!strcmp(name, "seeds")) {
         if (c->seeds_line) return fail(c, c->line, "seeds given twice", NULL, NULL);
         c->seeds_line = c->line;
@@ -298,7 +312,7 @@ static int sweep_key(FileCtx *c, const char *name, const char *value) {
     } else {
         return fail(c, c->line,
                     "unknown key '%s' in [sweep] (preset, seeds, "
-                    "set, include, eval_lengths, intervene, eval_quant)",
+                    "set, include, eval_lengths, eval_needle, intervene, eval_quant)",
                     name, NULL);
     }
     return 1;
@@ -453,6 +467,7 @@ static int add_run(FileCtx *c, Chain *chain, Sweep *sw, const FileRun *fr, const
     str_copy(r.eval_lengths, sizeof r.eval_lengths, c->eval_lengths);
     str_copy(r.intervene, sizeof r.intervene, c->intervene);
     str_copy(r.eval_quant, sizeof r.eval_quant, c->eval_quant);
+    r.eval_needle = c->eval_needle;
     char kv[64];
     int bad = 0;
     for (int i = 0; i < c->n_sets; i++) bad |= push_str(&r.sets, &r.n_sets, c->sets[i]);
@@ -478,6 +493,7 @@ static int add_run(FileCtx *c, Chain *chain, Sweep *sw, const FileRun *fr, const
             str_copy(sw->runs[i].intervene, sizeof sw->runs[i].intervene, r.intervene);
         if (same && !sw->runs[i].eval_quant[0])
             str_copy(sw->runs[i].eval_quant, sizeof sw->runs[i].eval_quant, r.eval_quant);
+        if (same) sw->runs[i].eval_needle |= r.eval_needle;
         run_free(&r);
         if (same) return 0;
         return fail(c, fr->line,
@@ -565,6 +581,10 @@ static int parse_file(const char *path, Chain *chain, Sweep *sw, char *err, size
     chain->paths[chain->n++] = real;
     IniHandlers h = {on_key, on_section, &c};
     if (ini_read(path, NULL, &h, err, errlen) != 0) c.failed = 1; /* err says where */
+    if (!c.failed && c.eval_needle && !c.eval_lengths[0])
+        fail(&c, c.eval_needle_line,
+             "eval_needle = 1 needs eval_lengths in the same [sweep] (the lengths it is scored at)",
+             NULL, NULL);
     if (!c.failed && c.second_line && !c.primary_line)
         fail(&c, c.second_line, "[secondary] needs a [primary] beside it", NULL, NULL);
     for (int k = 0; k < 2 && !c.failed; k++) {

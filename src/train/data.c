@@ -481,7 +481,8 @@ static void needle_put(int *in, int *tg, int T, long long k, const char *key, co
 static void needle_row(Rng *r, int *in, int *tg, int T, double depth) {
     char key[NEEDLE_KEY_LEN + 1], val[NEEDLE_VAL_LEN + 1];
     for (int i = 0; i < NEEDLE_KEY_LEN; i++) key[i] = (char)('a' + rng_below(r, 26));
-    for (int i = 0; i < NEEDLE_VAL_LEN; i++) val[i] = (char)('0' + rng_below(r, 10));
+    for (int i = 0; i < NEEDLE_VAL_LEN; i++)
+        val[i] = (char)('0' + rng_below(r, NEEDLE_VAL_SYMBOLS));
     key[NEEDLE_KEY_LEN] = val[NEEDLE_VAL_LEN] = '\0';
     needle_put(in, tg, T, llround(depth * (double)(T - needle_span())), key, val, 1);
     needle_put(in, tg, T, T - query_len(), key, val, 0);

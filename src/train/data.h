@@ -22,6 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "config.h"
+#include "metrics.h" /* NEEDLE_VAL_LEN, NEEDLE_VAL_SYMBOLS */
 
 #define BYTE_BOS 256
 
@@ -70,7 +71,8 @@ void data_batch(const Dataset *ds, int *inputs, int *targets, int B, int T, Spli
  * NEEDLE_TAIL written at a depth in [0, 1] of the room left before the
  * query (0: right after BOS, 1: just before the query), and the query
  * NEEDLE_LEAD KEY NEEDLE_MID VALUE ending the row: KEY is NEEDLE_KEY_LEN
- * random lowercase letters, VALUE NEEDLE_VAL_LEN random digits, both a
+ * random lowercase letters, VALUE NEEDLE_VAL_LEN random digits (metrics.h,
+ * with the chance of guessing it), both a
  * pure function of (seed, step, b) like every batch. The answer is the
  * row's last NEEDLE_VAL_LEN targets, from position T - NEEDLE_VAL_LEN:
  * the model retrieves VALUE when its argmax is right at each of them
@@ -79,7 +81,6 @@ void data_batch(const Dataset *ds, int *inputs, int *targets, int B, int T, Spli
 #define NEEDLE_MID " is "
 #define NEEDLE_TAIL ". "
 #define NEEDLE_KEY_LEN 4
-#define NEEDLE_VAL_LEN 4
 /* Bytes the needle and the query take together. */
 int needle_span(void);
 /* With needle_share s > 0 (byte text), each training row of data_batch
