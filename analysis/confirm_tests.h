@@ -21,6 +21,7 @@ typedef struct {
     ProtoMetric metric;
     ProtoTest test;
     int claim;                         /* index of the paper's claim it tests */
+    int inter;                         /* an interaction's index (-1: none) */
     int one_sided;                     /* tested one-sided, in the claim's direction */
     int na, nb;                        /* finite values per arm (paired: the pairs) */
     int pairs, unpaired;               /* paired tests: seeds in both arms, seeds in one only */
@@ -42,10 +43,11 @@ typedef struct {
     char why[320];
 } PTest;
 
-/* The family of pr's claims over the sorted rows: one PTest per `<`, `>`
- * or sink-free claim into t[CONFIRM_MAX_TESTS], in the claims' order;
- * tests whose smallest attainable p cannot reach the bound are left out
- * (Tarone), Holm across the rest. Returns how many. */
+/* The family of pr's claims over the sorted rows: one PTest per `<`, `>`,
+ * sink-free or interaction claim (an interaction: one sample of d =
+ * (arm2 - ref2) - (arm1 - ref1) per seed against its bound) into t[CONFIRM_MAX_TESTS], in the
+ * claims' order; tests whose smallest attainable p cannot reach the bound are left out (Tarone),
+ * Holm across the rest. Returns how many. */
 int confirm_tests(const Row *rows, int n, const Protocol *pr, PTest *t);
 
 /* Start row of the group named run, or -1. */

@@ -2,6 +2,7 @@
 #include "protocol.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -179,7 +180,52 @@ static int key_paper(Protocol *p, const char *v, char *err, size_t errlen) {
 }
 
 char proto_rel_char(ProtoRel r) {
-    return r == PR_LOWER ? '<' : r == PR_HIGHER ? '>' : r == PR_EQUIV ? '~' : 's';
+    return r == PR_LOWER      ? '<'
+           : r == PR_HIGHER   ? '>'
+           : r == PR_EQUIV    ? '~'
+           : r == PR_INTERACT ? 'x'
+                              : 's';
+}
+
+/* "METRIC A2 vs B2 minus A1 vs B1 [< BOUND | > BOUND]": the change of
+ * one comparison between two settings, a [secondary] question. */
+static int key_interaction(Protocol *p, const char *v, char *err, size_t errlen) {
+    if (!p->secondary)
+        return seterr(err, errlen,
+                      "interaction '%s' in [primary]: how an effect changes between settings is "
+                      "a question the paper states no claim on: declare it in [secondary]",
+                      v);
+    ProtoInteraction x = {.line = 0};
+    char m[32], vs1[8], minus[8], vs2[8], op[4] = "", extra[2];
+    int got = sscanf(v, "%31s %95s %7s %95s %7s %95s %7s %95s %3s %lf %1s", m, x.arm2, vs1, x.ref2,
+                     minus, x.arm1, vs2, x.ref1, op, &x.bound, extra);
+    if ((got != 8 && got != 10) || strcmp(vs1, "vs") || strcmp(minus, "minus") ||
+        strcmp(vs2, "vs") || (got == 10 && strcmp(op, "<") && strcmp(op, ">")) ||
+        !isfinite(x.bound))
+        return seterr(err, errlen,
+                      "interaction '%s' is not 'METRIC A2 vs B2 minus A1 vs B1', optionally "
+                      "followed by '< BOUND' or '> BOUND'",
+                      v);
+    const char *arms[4] = {x.arm2, x.ref2, x.arm1, x.ref1};
+    for (int i = 0; i < 4; i++)
+        if (!name_plain(arms[i]))
+            return seterr(err, errlen,
+                          "interaction '%s': arm '%s' is not a run name (" NAME_RULE ")", v,
+                          arms[i]);
+    if (!strcmp(x.arm2, x.ref2) || !strcmp(x.arm1, x.ref1) ||
+        (!strcmp(x.arm2, x.arm1) && !strcmp(x.ref2, x.ref1)))
+        return seterr(err, errlen,
+                      "interaction '%s': each pair needs two arms and the pairs must differ", v);
+    int mi = metric_of(m);
+    if (mi < 0 || !has_metric(p, mi))
+        return seterr(err, errlen, "interaction '%s': metric %s is not declared before it", v, m);
+    if (p->n_inter == PROTO_INTER_MAX)
+        return seterr(err, errlen, "more than %d interactions", PROTO_INTER_MAX);
+    x.metric = (ProtoMetric)mi;
+    x.side = got == 8 ? 0 : op[0] == '<' ? -1 : 1;
+    if (!x.side) x.bound = 0;
+    p->inter[p->n_inter++] = x;
+    return 0;
 }
 
 /* "METRIC TEST": the one test of a declared metric. */
@@ -246,9 +292,10 @@ int protocol_key(Protocol *p, const char *key, const char *value, char *err, siz
     if (!strcmp(key, "margin")) return key_margin(p, value, err, errlen);
     if (!strcmp(key, "test")) return key_test(p, value, err, errlen);
     if (!strcmp(key, "threshold")) return key_threshold(p, value, err, errlen);
-    return seterr(err, errlen,
-                  "unknown key '%s' in [primary] (metric, test, threshold, compare, paper, margin)",
-                  key);
+    if (!strcmp(key, "interaction")) return key_interaction(p, value, err, errlen);
+    return seterr(err, errlen, "unknown key '%s' in [%s] (metric, test, threshold, compare, %s)",
+                  key, p->secondary ? "secondary" : "primary",
+                  p->secondary ? "interaction" : "paper, margin");
 }
 
 /* Each comparable claim has its metric's margin; each sink-free claim the
@@ -275,7 +322,26 @@ static int claims_check(const Protocol *p, char *err, size_t errlen) {
     return 0;
 }
 
+int protocol_has_tests(const Protocol *p) {
+    return p->n_metrics > 0 && (p->n_compares > 0 || p->n_inter > 0);
+}
+
+void protocol_set_line(Protocol *p, int nc, int ncl, int nm, int ni, int line) {
+    if (p->n_compares > nc) p->compares[nc].line = line;
+    if (p->n_claims > ncl) p->claims[ncl].line = line;
+    if (p->n_metrics > nm) p->metric_line[p->metrics[nm]] = line;
+    if (p->n_inter > ni) p->inter[ni].line = line;
+}
+
 int protocol_check(const Protocol *p, char *err, size_t errlen) {
+    for (int i = 0; i < p->n_inter; i++) {
+        const char *name = proto_metric_name(p->inter[i].metric);
+        if (!proto_test_paired(p->test[p->inter[i].metric]))
+            return seterr(err, errlen,
+                          "%d: an interaction pairs four arms by seed: declare 'test = %s "
+                          "wilcoxon' or paired-t",
+                          p->inter[i].line, name);
+    }
     for (int i = 0; i < p->n_metrics; i++) {
         ProtoMetric m = p->metrics[i];
         const char *name = proto_metric_name(m);
@@ -308,11 +374,10 @@ static int on_key(void *user, const IniLine *l, char *why, size_t whylen) {
     ReadCtx *c = user;
     if (strcmp(l->section, c->section)) return 0;
     c->seen = 1;
-    int n = c->p->n_compares, nm = c->p->n_metrics, nc = c->p->n_claims;
-    if (protocol_key(c->p, l->key, l->value, why, whylen) != 0) return -1;
-    if (c->p->n_compares > n) c->p->compares[n].line = l->line;
-    if (c->p->n_claims > nc) c->p->claims[nc].line = l->line;
-    if (c->p->n_metrics > nm) c->p->metric_line[c->p->metrics[nm]] = l->line;
+    Protocol *p = c->p;
+    int n = p->n_compares, nm = p->n_metrics, nc = p->n_claims, ni = p->n_inter;
+    if (protocol_key(p, l->key, l->value, why, whylen) != 0) return -1;
+    protocol_set_line(p, n, nc, nm, ni, l->line);
     return 0;
 }
 
@@ -336,8 +401,9 @@ int protocol_read_family(const char *path, int secondary, Protocol *p, char *err
     free(text);
     if (rc != 0) return -1;
     if (!c.seen && secondary) return 1;
-    if (!c.seen || !p->n_metrics || !p->n_compares)
-        return seterr(err, errlen, "%s: [%s] needs at least one metric and one compare", path, sec);
+    if (!c.seen || !protocol_has_tests(p))
+        return seterr(err, errlen, "%s: [%s] needs at least one metric and one compare%s", path,
+                      sec, secondary ? " or interaction" : "");
     char why[400];
     if (protocol_check(p, why, sizeof why) != 0) return seterr(err, errlen, "%s:%s", path, why);
     return 0;

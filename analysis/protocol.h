@@ -29,7 +29,16 @@
  * test, threshold and compare keys (no paper or margin): every compare
  * crossed with every metric, two-sided, Holm across that family alone
  * (ids S1, S2, ...): the questions the paper states no claim on (other
- * lengths, plain RoPE, quantization, the good regime).
+ * lengths, plain RoPE, quantization, the good regime). [secondary] alone
+ * may also declare an interaction, the change of one comparison between
+ * two settings on the same seeds:
+ *
+ *   interaction = val_loss g1-elem-2x vs baseline-2x minus g1-elem vs baseline < 0.04
+ *
+ * per seed d = (arm2 - ref2) - (arm1 - ref1), one sample, by the metric's
+ * declared paired test (wilcoxon or paired-t) against the bound: `< B`
+ * tests H1 "d below B" one-sided, `> B` "d above B", no bound two-sided
+ * against 0. With B a declared margin this is a non-inferiority test.
  *
  * Tests: welch, mann-whitney (unpaired), paired-t, wilcoxon (exact signed
  * rank; both pair the runs of two arms by seed, over the seeds both have),
@@ -48,8 +57,9 @@
 
 #include <stddef.h>
 
-#define PROTO_MAX 32     /* comparisons, claims */
-#define PROTO_ARM_MAX 96 /* a run name */
+#define PROTO_MAX 32      /* comparisons, claims */
+#define PROTO_INTER_MAX 8 /* interactions */
+#define PROTO_ARM_MAX 96  /* a run name */
 #define PROTO_FILE "protocol.ini"
 
 typedef enum {
@@ -84,7 +94,18 @@ typedef struct {
  * reference's, comparable to it (equivalence within the metric's margin),
  * or sink-free (F-Attn at or below the run's uniform share within the
  * sink_free margin; no reference). */
-typedef enum { PR_LOWER, PR_HIGHER, PR_EQUIV, PR_SINK_FREE } ProtoRel;
+typedef enum { PR_LOWER, PR_HIGHER, PR_EQUIV, PR_SINK_FREE, PR_INTERACT } ProtoRel;
+
+/* An `interaction =` line: per seed d = (arm2 - ref2) - (arm1 - ref1) on
+ * metric, tested against bound (side -1: H1 d < bound, +1: d > bound, 0:
+ * two-sided, bound 0). */
+typedef struct {
+    ProtoMetric metric;
+    char arm2[PROTO_ARM_MAX], ref2[PROTO_ARM_MAX], arm1[PROTO_ARM_MAX], ref1[PROTO_ARM_MAX];
+    int side;
+    double bound;
+    int line; /* its line in the file it was read from (0: not known) */
+} ProtoInteraction;
 
 typedef struct {
     ProtoMetric metric;
@@ -93,6 +114,7 @@ typedef struct {
     int one_sided; /* the declared test is one-sided, in the claim's direction */
     ProtoRel rel;
     char arm[PROTO_ARM_MAX]; /* a sink-free claim's arm */
+    int inter;               /* PR_INTERACT: index into the protocol's interactions */
     int line;                /* its line in the file it was read from (0: not known) */
 } ProtoClaim;
 
@@ -103,7 +125,9 @@ typedef struct {
     ProtoCompare compares[PROTO_MAX];
     int n_claims;
     ProtoClaim claims[PROTO_MAX];
-    double margin[PM_COUNT]; /* 0: none declared */
+    int n_inter;
+    ProtoInteraction inter[PROTO_INTER_MAX]; /* [secondary] only */
+    double margin[PM_COUNT];                 /* 0: none declared */
     ProtoTest test[PM_COUNT];
     int metric_line[PM_COUNT]; /* the line that declared each metric */
     double good_below;         /* good_regime's val_loss threshold (0: none) */
@@ -124,7 +148,7 @@ int proto_test_paired(ProtoTest t);
 const char *proto_metric_name(ProtoMetric m);
 
 /* '<', '>', '~' or 's' (sink-free): r as a claims table row writes it
- * (paper_tables.h). */
+ * (paper_tables.h); 'x' for an interaction (no row). */
 char proto_rel_char(ProtoRel r);
 
 /* Applies one `key = value` of a [primary] section to p (zeroed first by
@@ -134,6 +158,14 @@ char proto_rel_char(ProtoRel r);
  * family), a claim given twice or contradicting an earlier one (`<` and
  * `>` for one metric and pair), a second margin for one metric. */
 int protocol_key(Protocol *p, const char *key, const char *value, char *err, size_t errlen);
+
+/* 1 when p declares something to test: a metric and a compare or an
+ * interaction. */
+int protocol_has_tests(const Protocol *p);
+
+/* The line of each key protocol_key just added to p (the counts before
+ * it: compares nc, claims ncl, metrics nm, interactions ni). */
+void protocol_set_line(Protocol *p, int nc, int ncl, int nm, int ni, int line);
 
 /* 0 when every declared metric of p has a test that fits it (fisher for
  * good_regime and only for it); else -1 with "LINE: ..." naming the

@@ -107,6 +107,7 @@ static void put_arm_cell(FILE *f, const PTest *t, int a_side) {
     double m = a_side ? t->mean_a : t->mean_b, s = a_side ? t->sd_a : t->sd_b;
     if (n < 1) fputs(" no runs |", f);
     else if (t->metric == PM_GOOD_REGIME) fprintf(f, " %d of %d |", k, n);
+    else if (t->inter >= 0 && !a_side) fprintf(f, " %+.4g (bound) |", m);
     else if (t->compare < 0 && !a_side) fprintf(f, " %.4g (1 + margin) |", m);
     else fprintf(f, " %.5g ± %.2g (%d) |", m, s, n);
 }
@@ -124,7 +125,12 @@ static const char *estimate_name(const PTest *t) {
 /* "wilcoxon (paired, 20 seeds)", "welch, one-sided", ... */
 static void put_test_name(FILE *f, const PTest *t) {
     fputs(proto_test_name(t->test), f);
-    if (t->compare < 0) fprintf(f, " (one sample, %d seed%s)", t->na, t->na == 1 ? "" : "s");
+    if (t->inter >= 0) {
+        fprintf(f, " (one sample of differences in differences, %d seed%s", t->na,
+                t->na == 1 ? "" : "s");
+        if (t->unpaired) fprintf(f, "; %d without all four arms left out", t->unpaired);
+        fputc(')', f);
+    } else if (t->compare < 0) fprintf(f, " (one sample, %d seed%s)", t->na, t->na == 1 ? "" : "s");
     else if (proto_test_paired(t->test)) {
         fprintf(f, " (paired, %d seed%s", t->pairs, t->pairs == 1 ? "" : "s");
         if (t->unpaired) fprintf(f, "; %d without a partner left out", t->unpaired);
@@ -136,7 +142,11 @@ static void put_test_name(FILE *f, const PTest *t) {
 /* "g1 < base", "g1 sink-free": the claim a test is of. */
 static void put_claim(FILE *f, const Protocol *pr, const PTest *t) {
     const ProtoClaim *cl = &pr->claims[t->claim];
-    if (pr->secondary)
+    if (cl->rel == PR_INTERACT) {
+        const ProtoInteraction *x = &pr->inter[cl->inter];
+        fprintf(f, "(%s − %s) − (%s − %s)", x->arm2, x->ref2, x->arm1, x->ref1);
+        if (x->side) fprintf(f, " %c %+g", x->side < 0 ? '<' : '>', x->bound);
+    } else if (pr->secondary)
         fprintf(f, "%s vs %s", pr->compares[t->compare].arm, pr->compares[t->compare].ref);
     else if (t->compare < 0) fprintf(f, "%s sink-free", cl->arm);
     else
@@ -179,11 +189,14 @@ static void ptable_row(FILE *f, const Protocol *pr, const PTest *t, char prefix,
     if (t->left_out) fputs("–", f);
     else put_p(f, t->holm);
     fprintf(f, " | %s |\n",
-            t->left_out       ? "left out (Tarone)"
-            : t->untestable   ? "untestable here"
-            : !significant(t) ? "no difference shown"
-            : t->dir < 0      ? "**lower**"
-                              : "**higher**");
+            t->left_out                       ? "left out (Tarone)"
+            : t->untestable                   ? "untestable here"
+            : !significant(t) && t->one_sided ? "not shown"
+            : !significant(t)                 ? "no difference shown"
+            : t->inter >= 0 && t->one_sided
+                ? (t->dir < 0 ? "**below the bound**" : "**above the bound**")
+            : t->dir < 0 ? "**lower**"
+                         : "**higher**");
 }
 
 /* The reasons of the untestable and left-out tests of a family. */
@@ -459,6 +472,41 @@ static void md_headline(FILE *f, const Row *rows, int n, const Protocol *pr, con
     }
 }
 
+/* One interaction's sentence: the question it asks, its H1, and what the
+ * test shows, citing its S id. Never "The paper": no claim of it. */
+static void interaction_sentence(FILE *f, const Protocol *q, const PTest *t, int id) {
+    const ProtoInteraction *x = &q->inter[q->claims[t->claim].inter];
+    fprintf(f,
+            "- Question (not a claim of the paper): does the %s difference `%s` − `%s` change "
+            "from `%s` − `%s` on the same seeds? Per seed d = (%s − %s) − (%s − %s); ",
+            METRIC_LABEL[x->metric], x->arm2, x->ref2, x->arm1, x->ref1, x->arm2, x->ref2, x->arm1,
+            x->ref1);
+    if (x->side) fprintf(f, "H1: d %s %+g, one-sided. ", x->side < 0 ? "below" : "above", x->bound);
+    else fputs("H1: d is not 0, two-sided. ", f);
+    if (!t->tested) {
+        fprintf(f, "**Untested** here: too few seeds with all four arms (S%d).\n", id);
+        return;
+    }
+    if (t->left_out) {
+        fprintf(f, "**Untestable here**: %s (S%d).\n", t->why, id);
+        return;
+    }
+    int goes = x->side ? (x->side < 0 ? t->dir < 0 : t->dir > 0) : t->dir != 0;
+    if (significant(t) && goes && x->side)
+        fprintf(f, "**Shown**: d is %s %+g: ", x->side < 0 ? "below" : "above", x->bound);
+    else if (significant(t) && goes)
+        fprintf(f, "**Changed**: d is %s 0: ", t->dir < 0 ? "below" : "above");
+    else if (x->side)
+        fprintf(f, "**Not shown**: d %s %+g is not ruled out: ",
+                x->side < 0 ? "at or above" : "at or below", x->bound);
+    else fputs("**No change shown**: ", f);
+    fprintf(f, "%s ", t->test == PT_WILCOXON ? "Hodges–Lehmann estimate" : "mean");
+    put_estimate_short(f, t);
+    fprintf(f, " over %d seed%s, Holm p ", t->pairs, t->pairs == 1 ? "" : "s");
+    put_p_rel(f, t->holm);
+    fprintf(f, " (S%d).\n", id);
+}
+
 /* The [secondary] family: every compare crossed with every metric, each
  * a two-sided question, as claims of a copy of sec for confirm_tests. */
 static void md_secondary(FILE *f, const Row *rows, int n, const Protocol *sec) {
@@ -469,19 +517,29 @@ static void md_secondary(FILE *f, const Row *rows, int n, const Protocol *sec) {
         for (int j = 0; j < q.n_metrics && q.n_claims < PROTO_MAX; j++)
             q.claims[q.n_claims++] =
                 (ProtoClaim){.metric = q.metrics[j], .compare = c, .lower = 1, .rel = PR_LOWER};
-    int k = confirm_tests(rows, n, &q, t);
+    for (int i = 0; i < q.n_inter && q.n_claims < PROTO_MAX; i++)
+        q.claims[q.n_claims++] = (ProtoClaim){.metric = q.inter[i].metric,
+                                              .compare = -1,
+                                              .lower = q.inter[i].side < 0,
+                                              .one_sided = q.inter[i].side != 0,
+                                              .rel = PR_INTERACT,
+                                              .inter = i};
+    int k = confirm_tests(rows, n, &q, t), kc = q.n_compares * q.n_metrics;
     fprintf(f,
             "\n### Secondary family (questions, not claims)\n\nThe protocol's [secondary] "
-            "section: %d two-sided test%s (%d comparison%s × %d metric%s) of what the paper "
-            "states no claim on, Holm's correction across these alone (Tarone's rule as in the "
-            "primary family). A difference here is a finding of this study, not a test of the "
-            "paper.\n\n| id | comparison | metric | arm | reference | estimate (arm − reference) "
-            "[95%% CI] | declared test | smallest attainable p | p | Holm p | result (Holm p < "
-            "0.05) |\n|---|---|---|---|---|---|---|---|---|---|---|\n",
+            "section: %d test%s of what the paper states no claim on (%d comparison%s × %d "
+            "metric%s, two-sided, and %d interaction%s), Holm's correction across these alone "
+            "(Tarone's rule as in the primary family). A difference here is a finding of this "
+            "study, not a test of the paper.\n\n| id | question | metric | arm (interaction: "
+            "d) | reference | estimate (arm − reference; interaction: d) [95%% CI] | declared "
+            "test | smallest attainable p | p | Holm p | result (Holm p < 0.05) "
+            "|\n|---|---|---|---|---|---|---|---|---|---|---|\n",
             k, k == 1 ? "" : "s", q.n_compares, q.n_compares == 1 ? "" : "s", q.n_metrics,
-            q.n_metrics == 1 ? "" : "s");
+            q.n_metrics == 1 ? "" : "s", q.n_inter, q.n_inter == 1 ? "" : "s");
     for (int i = 0; i < k; i++) ptable_row(f, &q, &t[i], 'S', i + 1);
     put_why(f, t, k, 'S');
+    if (k > kc) fputs("\n", f);
+    for (int i = kc; i < k; i++) interaction_sentence(f, &q, &t[i], i + 1);
 }
 
 void report_confirm(FILE *f, const Row *rows, int n, const Protocol *pr, const Protocol *sec) {

@@ -70,8 +70,8 @@ static void test_experiments(void **state) {
         {"test-mpi", 3},          {"all", 325},           {"headline", 6},
         {"reference", 205},       {"natural", 35},        {"confirm-bigram", 100},
         {"confirm-natural", 100}, {"lr-sensitivity", 84}, {"claims-brown", 120},
-        {"claims-length", 24},    {"claims-bigram", 100}, {"claims-stability", 225},
-        {"claims-longctx", 40},
+        {"claims-length", 200},   {"claims-bigram", 100}, {"claims-stability", 225},
+        {"claims-longctx", 40},   {"claims-nonlin", 420},
     };
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
         char p[600], err[512];

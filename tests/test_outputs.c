@@ -130,6 +130,12 @@ static void test_primary_weak_replies(void **st) {
                     "already declared");
     primary_refused("compare = g1-elem vs nosuch\n", 11, "'nosuch' is no [run NAME]");
     primary_refused("compare = g1|x vs baseline\n", 11, "is not a run name");
+    /* an interaction's arms are runs too (the template's tests land in [secondary]) */
+    primary_refused("test = f_attn wilcoxon\ntest = val_loss wilcoxon\ncompare = g1-elem vs "
+                    "baseline\npaper = f_attn g1-elem < baseline\n[secondary]\nmetric = "
+                    "f_attn\nmetric = val_loss\ninteraction = val_loss g1-elem vs baseline minus "
+                    "g1-elem vs nosuch < 0.04\n",
+                    18, "interaction = ...: 'nosuch' is no [run NAME]");
     primary_refused("compare = <img vs baseline\n", 11, "is not a run name");
     primary_refused("compare = [link](x) vs baseline\n", 11, "is not a run name");
     /* the same section, well formed, is accepted */

@@ -227,10 +227,17 @@ static int seeds_of(const Sweep *sw, const char *name) {
     return k;
 }
 
+/* The smallest p an exact test of metric m can reach over n pairs (0:
+ * none), one-sided or not. */
+static double floor_of(const Protocol *p, ProtoMetric m, int n, int one) {
+    return p->test[m] == PT_WILCOXON ? (one ? 1 : 2) * pow(0.5, n) : 0;
+}
+
 /* No test a confirmatory sweep declares is one that cannot reject by
- * design: each exact test's smallest attainable p, with the sweep's seeds,
- * is at or below 0.05 / (its family's size), so Holm can reach it and
- * Tarone's rule leaves nothing out. */
+ * design: each exact test's smallest attainable p, with the sweep's seeds
+ * (an interaction's: the fewest of its four arms), is at or below 0.05 /
+ * (its family's size), so Holm can reach it and Tarone's rule leaves
+ * nothing out. */
 static void check_families_reach(const Sweep *sw, const char *name) {
     char path[] = "/tmp/gatelab-proto-XXXXXX", err[512];
     int fd = mkstemp(path);
@@ -243,18 +250,26 @@ static void check_families_reach(const Sweep *sw, const char *name) {
         int rc = protocol_read_family(path, sec, &p, err, sizeof err);
         if (rc == 1) continue;
         if (rc) fail_msg("%s: %s", name, err);
-        int k = 0, tests = sec ? p.n_compares * p.n_metrics : 0;
+        int k = 0, crossed = sec ? p.n_compares * p.n_metrics : 0, tests = crossed + p.n_inter;
         for (int j = 0; !sec && j < p.n_claims; j++) tests += p.claims[j].rel != PR_EQUIV;
-        for (int j = 0; j < (sec ? tests : p.n_claims); j++) {
+        for (int j = 0; j < (sec ? crossed : p.n_claims); j++) {
             int c = sec ? j / p.n_metrics : p.claims[j].compare;
             ProtoMetric m = sec ? p.metrics[j % p.n_metrics] : p.claims[j].metric;
             if (!sec && p.claims[j].rel == PR_EQUIV) continue;
             const char *arm = c >= 0 ? p.compares[c].arm : p.claims[j].arm;
             int n = seeds_of(sw, arm), one = !sec && p.claims[j].one_sided;
             one |= !sec && p.claims[j].rel == PR_SINK_FREE;
-            double floor_p = p.test[m] == PT_WILCOXON ? (one ? 1 : 2) * pow(0.5, n) : 0;
-            if (!(floor_p <= 0.05 / tests))
+            if (!(floor_of(&p, m, n, one) <= 0.05 / tests))
                 fail_msg("%s: test %d of %d cannot reach 0.05 / %d with %d seeds", name, ++k, tests,
+                         tests, n);
+        }
+        for (int j = 0; j < p.n_inter; j++) {
+            const ProtoInteraction *x = &p.inter[j];
+            const char *arms[4] = {x->arm2, x->ref2, x->arm1, x->ref1};
+            int n = seeds_of(sw, arms[0]);
+            for (int a = 1; a < 4; a++) n = seeds_of(sw, arms[a]) < n ? seeds_of(sw, arms[a]) : n;
+            if (!(floor_of(&p, x->metric, n, x->side != 0) <= 0.05 / tests))
+                fail_msg("%s: interaction %d cannot reach 0.05 / %d with %d seeds", name, j + 1,
                          tests, n);
         }
     }
@@ -267,8 +282,9 @@ static void test_claims_families_reach(void **state) {
     (void)state;
     const char *src = getenv("GATELAB_SRC");
     if (!src) src = access("experiments/all.sweep", R_OK) == 0 ? "." : "../..";
-    static const char *const files[] = {"claims-brown", "claims-length", "claims-bigram",
-                                        "claims-stability", "quickstart"};
+    static const char *const files[] = {"claims-brown",     "claims-length",  "claims-bigram",
+                                        "claims-stability", "claims-longctx", "claims-nonlin",
+                                        "quickstart"};
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
         char path[600], err[512];
         snprintf(path, sizeof path, "%s/experiments/%s.sweep", src, files[i]);

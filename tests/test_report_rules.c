@@ -3,8 +3,9 @@
  * criterion (massive.h), the training FLOPs (flops.h), the reference
  * scales (paper_tables.h), the primary ids the exploratory comparisons
  * point to (report_priv.h primary_test_id), the verdict rule of the
- * confirmatory headline (report_confirm.h) on a constructed case, and the
- * claims table a sweep's `paper =` lines are held to. */
+ * confirmatory headline (report_confirm.h) on a constructed case, an
+ * interaction (difference in differences) with known d, and the claims
+ * table a sweep's `paper =` lines are held to. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -243,6 +244,120 @@ static void test_sink_free_and_secondary(void **state) {
     free(buf);
 }
 
+/* Four arms on seeds 1-10 (baseline also on seed 11) whose val loss
+ * gives, per seed, d = (g1-elem-2x - baseline-2x) - (g1-elem - baseline)
+ * = D[k]. SciPy 1.10.1 on these d:
+ *   python3 -c 'import numpy as np, scipy.stats as st
+ *   d = np.array([0.009,0.052,-0.018,0.067,0.031,-0.003,0.044,-0.012,0.023,0.061])
+ *   print(st.wilcoxon(d-0.06, alternative="less", method="exact").pvalue,
+ *         st.wilcoxon(d-0.04, alternative="less", method="exact").pvalue,
+ *         st.wilcoxon(d, method="exact").pvalue,
+ *         st.ttest_1samp(d, 0.04, alternative="less").pvalue,
+ *         np.median([(d[i]+d[j])/2 for i in range(10) for j in range(i,10)]))'
+ * prints 0.0048828125 0.1162109375 0.048828125 0.08302847053384015 0.0245. */
+static const double D[10] = {0.009,  0.052, -0.018, 0.067, 0.031,
+                             -0.003, 0.044, -0.012, 0.023, 0.061};
+static Row i_rows[41];
+
+static void interaction_rows(void) {
+    static const char *const arm[4] = {"baseline", "baseline-2x", "g1-elem", "g1-elem-2x"};
+    memset(i_rows, 0, sizeof i_rows);
+    for (int i = 0; i < 41; i++) {
+        Row *w = &i_rows[i];
+        int g = i < 11 ? 0 : 1 + (i - 11) / 10, k = i < 11 ? i : (i - 11) % 10;
+        w->ok = 1, w->seed = k + 1, w->base = 0;
+        snprintf(w->run, sizeof w->run, "%s", arm[g]);
+        snprintf(w->variant, sizeof w->variant, "%s", g >= 2 ? "g1-elem" : "baseline");
+        snprintf(w->data, sizeof w->data, "brown");
+        double b1 = 1.9 + 0.01 * k, b2 = 1.8 + 0.013 * k;
+        w->val_loss = g == 0 ? b1 : g == 1 ? b2 : g == 2 ? b1 - 0.05 : b2 - 0.05 + D[k];
+        w->f_attn = w->m_act = w->task_floor = NAN;
+        w->sink_formed = w->massive_sun = -1;
+    }
+}
+
+/* report_confirm's text for a one-claim primary family and a [secondary]
+ * of the one interaction `line` under val_loss's declared test. */
+static char *interaction_text(const char *test, const char *line) {
+    Protocol p, sec;
+    char err[256];
+    memset(&p, 0, sizeof p);
+    memset(&sec, 0, sizeof sec);
+    sec.secondary = 1;
+    const char *keys[][2] = {{"metric", "val_loss"},
+                             {"test", test},
+                             {"compare", "g1-elem vs baseline"},
+                             {"paper", "val_loss g1-elem < baseline"}};
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(protocol_key(&p, keys[i][0], keys[i][1], err, sizeof err), 0);
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(protocol_key(&sec, keys[i][0], keys[i][1], err, sizeof err), 0);
+    assert_int_equal(protocol_key(&sec, "interaction", line, err, sizeof err), 0);
+    assert_int_equal(protocol_check(&sec, err, sizeof err), 0);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    report_confirm(f, i_rows, 41, &p, &sec);
+    fclose(f);
+    if (getenv("GATELAB_TEST_SHOW")) fprintf(stderr, "%s\n", buf);
+    return buf;
+}
+
+/* The interaction is one test of d against its bound, its p SciPy's; the
+ * seed only the baseline has is left out and said; the sentence is a
+ * question, never "The paper". The key is refused in [primary], with an
+ * unpaired test, or malformed. */
+static void test_interaction(void **state) {
+    (void)state;
+    interaction_rows();
+    const char *x = "val_loss g1-elem-2x vs baseline-2x minus g1-elem vs baseline";
+    char line[200], err[256];
+    snprintf(line, sizeof line, "%s < 0.06", x);
+    char *md = interaction_text("val_loss wilcoxon", line);
+    assert_non_null(strstr(md, "| S1 | (g1-elem-2x − baseline-2x) − (g1-elem − baseline) < +0.06 "
+                               "| val_loss |"));
+    assert_non_null(strstr(md, "wilcoxon (one sample of differences in differences, 10 seeds; 1 "
+                               "without all four arms left out), one-sided |"));
+    assert_non_null(strstr(md, "| 0.000977 | 0.00488 | 0.00488 | **below the bound** |"));
+    assert_non_null(strstr(md, "- Question (not a claim of the paper): does the val loss "
+                               "difference `g1-elem-2x` − `baseline-2x` change from `g1-elem` − "
+                               "`baseline` on the same seeds?"));
+    assert_non_null(strstr(md, "H1: d below +0.06, one-sided. **Shown**: d is below +0.06: "
+                               "Hodges–Lehmann estimate +0.0245 ["));
+    assert_non_null(strstr(md, "Holm p = 0.00488 (S1)."));
+    assert_null(strstr(md, "The paper: `g1-elem-2x`"));
+    free(md);
+    snprintf(line, sizeof line, "%s < 0.04", x);
+    md = interaction_text("val_loss wilcoxon", line);
+    assert_non_null(strstr(md, "| 0.116 | 0.116 | not shown |"));
+    assert_non_null(strstr(md, "**Not shown**: d at or above +0.04 is not ruled out"));
+    free(md);
+    md = interaction_text("val_loss paired-t", line);
+    assert_non_null(strstr(md, "| – | 0.083 | 0.083 | not shown |"));
+    assert_non_null(strstr(md, "mean +0.0254 ["));
+    free(md);
+    md = interaction_text("val_loss wilcoxon", x);
+    assert_non_null(strstr(md, "| 0.00195 | 0.0488 | 0.0488 | **higher** |"));
+    assert_non_null(strstr(md, "H1: d is not 0, two-sided. **Changed**: d is above 0"));
+    free(md);
+    Protocol p;
+    memset(&p, 0, sizeof p);
+    assert_int_equal(protocol_key(&p, "metric", "val_loss", err, sizeof err), 0);
+    assert_int_equal(protocol_key(&p, "interaction", x, err, sizeof err), -1);
+    assert_non_null(strstr(err, "declare it in [secondary]"));
+    p.secondary = 1;
+    assert_int_equal(protocol_key(&p, "test", "val_loss welch", err, sizeof err), 0);
+    assert_int_equal(protocol_key(&p, "interaction", x, err, sizeof err), 0);
+    assert_int_equal(protocol_check(&p, err, sizeof err), -1);
+    assert_non_null(strstr(err, "an interaction pairs four arms by seed"));
+    snprintf(line, sizeof line, "%s <= 0.04", x);
+    assert_int_equal(protocol_key(&p, "interaction", line, err, sizeof err), -1);
+    assert_non_null(strstr(err, "is not 'METRIC A2 vs B2 minus A1 vs B1'"));
+    assert_int_equal(
+        protocol_key(&p, "interaction", "val_loss a vs b minus a vs b", err, sizeof err), -1);
+}
+
 /* Every row of the claims table is a claim a protocol can declare, none
  * is listed twice, and the claims the paper does not make have no row. */
 static void test_claims_table(void **state) {
@@ -269,6 +384,7 @@ int main(void) {
         cmocka_unit_test(test_primary_ids),
         cmocka_unit_test(test_verdict_from_test),
         cmocka_unit_test(test_sink_free_and_secondary),
+        cmocka_unit_test(test_interaction),
         cmocka_unit_test(test_claims_table),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

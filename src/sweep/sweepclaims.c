@@ -39,6 +39,15 @@ int sweep_protocol_arms(const Protocol *p, const Sweep *sw, const char *path, ch
             return seterr(err, errlen,
                           "%s:%d: paper = f_attn %s sink-free: no [run %s] in this sweep", path,
                           p->claims[i].line, p->claims[i].arm, p->claims[i].arm);
+    for (int i = 0; i < p->n_inter; i++) {
+        const ProtoInteraction *x = &p->inter[i];
+        const char *arms[4] = {x->arm2, x->ref2, x->arm1, x->ref1};
+        for (int k = 0; k < 4; k++)
+            if (!is_run(sw, arms[k]))
+                return seterr(err, errlen,
+                              "%s:%d: interaction = ...: '%s' is no [run NAME] of this sweep", path,
+                              x->line, arms[k]);
+    }
     char why[400];
     if (protocol_claims_known(p, run_variant, (void *)sw, why, sizeof why) != 0)
         return seterr(err, errlen, "%s:%s", path, why);

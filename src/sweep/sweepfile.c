@@ -323,12 +323,10 @@ static int sweep_key(FileCtx *c, const char *name, const char *value) {
 static int primary_key(FileCtx *c, const char *name, const char *value) {
     char why[300], **text = c->sec == SEC_SECONDARY ? &c->second : &c->primary;
     Protocol *p = c->sec == SEC_SECONDARY ? &c->proto2 : &c->proto;
-    int nc = p->n_compares, nm = p->n_metrics, ncl = p->n_claims;
+    int nc = p->n_compares, nm = p->n_metrics, ncl = p->n_claims, ni = p->n_inter;
     if (protocol_key(p, name, value, why, sizeof why) != 0)
         return fail(c, c->line, "%s", why, NULL);
-    if (p->n_compares > nc) p->compares[nc].line = c->line;
-    if (p->n_claims > ncl) p->claims[ncl].line = c->line;
-    if (p->n_metrics > nm) p->metric_line[p->metrics[nm]] = c->line;
+    protocol_set_line(p, nc, ncl, nm, ni, c->line);
     size_t old = *text ? strlen(*text) : 0, add = strlen(name) + strlen(value) + 5;
     char *n = realloc(*text, old + add);
     if (!n) return fail(c, c->line, "out of memory", NULL, NULL);
@@ -590,9 +588,9 @@ static int parse_file(const char *path, Chain *chain, Sweep *sw, char *err, size
     for (int k = 0; k < 2 && !c.failed; k++) {
         Protocol *p = k ? &c.proto2 : &c.proto;
         int line = k ? c.second_line : c.primary_line;
-        if (line && (!p->n_metrics || !p->n_compares))
+        if (line && !protocol_has_tests(p))
             fail(&c, line,
-                 k ? "[secondary] needs at least one metric and one compare"
+                 k ? "[secondary] needs at least one metric and one compare or interaction"
                    : "[primary] needs at least one metric and one compare",
                  NULL, NULL);
         else if (line && protocol_check(p, why, sizeof why) != 0)
