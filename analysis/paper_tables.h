@@ -23,6 +23,7 @@ typedef struct PaperClaim {
     const char *metric, *arm;
     char rel;
     const char *ref, *table, *values, *sentence;
+    int quoted; /* 1: sentence is the paper's own words; 0: our reading of its table */
 } PaperClaim;
 
 /* The i-th claim of the table; NULL past the end. */

@@ -307,11 +307,13 @@ static const char *row_variant(void *user, const char *name) {
     return g >= 0 ? rs->rows[g].variant : NULL;
 }
 
-/* "(Table 4: F-Attn 0.048 against 0.467; the gate removes ...)" */
+/* "(Table 4: F-Attn 0.048 against 0.467; our reading: the gate removes
+ * ...)", or the paper's words in quotes where the claims table has them. */
 static void put_source(FILE *f, const Row *rows, int n, const Protocol *pr, int j) {
     RowSet rs = {rows, n};
     const PaperClaim *c = protocol_claim_row(pr, j, row_variant, &rs);
-    if (c) fprintf(f, " (%s: %s; \"%s\")", c->table, c->values, c->sentence);
+    if (c && c->quoted) fprintf(f, " (%s: %s; \"%s\")", c->table, c->values, c->sentence);
+    else if (c) fprintf(f, " (%s: %s; our reading: %s)", c->table, c->values, c->sentence);
     else fputs(" (no row of the paper's claims table matches these arms' variants)", f);
 }
 

@@ -1013,12 +1013,13 @@ static void test_confirm_section(void **state) {
     const char *larger = strstr(sec, "larger of");
     assert_true(!larger || larger > tables); /* one declared test, never the larger of two */
     assert_non_null(strstr(sec, "**not declared before every run**: 10 runs recorded no protocol"));
-    snprintf(want, sizeof want,
-             "- The paper: `g1` has a lower F-Attn than `base` (tested one-sided) (Table 4: "
-             "F-Attn 0.048 against 0.467; \"the SDPA-output gate removes the first-token "
-             "attention sink\"). **Untestable here**: the baseline `base` shows no sink to "
-             "remove: 0 of its 5 seeds formed one (F-Attn above 2× the uniform share), fewer "
-             "than half; 0.05 against 0.5 (P1).");
+    snprintf(
+        want, sizeof want,
+        "- The paper: `g1` has a lower F-Attn than `base` (tested one-sided) (Table 4: "
+        "F-Attn 0.048 against 0.467; our reading: the SDPA-output gate removes the "
+        "first-token attention sink). **Untestable here**: the baseline `base` shows no sink to "
+        "remove: 0 of its 5 seeds formed one (F-Attn above 2× the uniform share), fewer "
+        "than half; 0.05 against 0.5 (P1).");
     assert_non_null(strstr(sec, want));
     snprintf(want, sizeof want, "| mann-whitney, one-sided | 0.00397 | 0.00397 | %.3g |",
              2 * 1.0 / 252.0);
@@ -1101,7 +1102,7 @@ static void test_confirm_headroom(void **state) {
     assert_non_null(strstr(sec, "- P1: the task's floor is 2.1900 nats and the arms average 1.7000 "
                                 "and 2.2000, so no arm can gain more than 0.0100 nats, less than "
                                 "the paper's effect (0.0450 nats, PPL 5.761 against 6.026)."));
-    assert_non_null(strstr(sec, "attention sink\"). **Untestable here**: the baseline `base` "
+    assert_non_null(strstr(sec, "attention sink). **Untestable here**: the baseline `base` "
                                 "shows no sink to remove"));
     assert_null(strstr(sec, "Other differences"));
     free(md);

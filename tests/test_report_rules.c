@@ -232,10 +232,11 @@ static void test_sink_free_and_secondary(void **state) {
     report_confirm(f, g_rows, 20, &p, &sec);
     fclose(f);
     if (getenv("GATELAB_TEST_SHOW")) fprintf(stderr, "%s\n", buf);
-    assert_non_null(strstr(buf, "- The paper: `g1-elem` is attention-sink-free (tested as F-Attn "
-                                "at most 1.5× the run's uniform share, one-sided) (Table 4, "
-                                "title: F-Attn 0.048; \"gated attention is attention-sink-free\"). "
-                                "**Confirmed** here"));
+    assert_non_null(
+        strstr(buf, "- The paper: `g1-elem` is attention-sink-free (tested as F-Attn "
+                    "at most 1.5× the run's uniform share, one-sided) (Table 4, "
+                    "title: F-Attn 0.048; our reading: gated attention is attention-sink-free). "
+                    "**Confirmed** here"));
     assert_non_null(strstr(buf, "| P1 | g1-elem sink-free | f_attn |"));
     assert_non_null(strstr(buf, "| 0.000977 | 0.000977 | 0.000977 | **lower** |"));
     assert_non_null(strstr(buf, "### Secondary family (questions, not claims)"));
