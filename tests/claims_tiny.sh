@@ -89,6 +89,9 @@ for s in "${studies[@]}"; do
         *) bad "$s: a headline sentence without its verdict: $line" ;;
         esac
     done <"$s.head"
+    # the seeds are enough: no declared test is left out for its design
+    grep -q "left out of the family (Tarone's rule)" "$r" &&
+        bad "$s: $nseeds seeds leave a declared test out (Tarone): $(grep -m1 "Tarone's rule)" "$r")"
     # every declared run is in protocol.ini's run list with all the seeds
     for run in $(sed -n 's/^\[run \(.*\)\]$/\1/p' "$s.sweep"); do
         grep -q "^run = $run 9801 .*9810$" "$s/protocol.ini" ||
