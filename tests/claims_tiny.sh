@@ -10,15 +10,18 @@
 #   seeds = 9801-9810     a range no study declares; 10 seeds let every
 #                         declared exact test reach its Holm bound (test_prereg's
 #                         claims_families_reach: 9 two-sided tests need 9)
-#   set = steps=... gone, `set = steps=12` and `set = eval_every=12` added
-#                         (claims-length's 3000 steps; tiny's 60 would do, 12
-#                         keep the whole test near two minutes on 2 cores)
+#   steps                 `set = steps=12` and `set = eval_every=12` first, and
+#                         every step count the study sets (`set = steps=N` or a
+#                         run's `steps = N`) divided by 125 (at least 4), so
+#                         the presets' 1500 steps become 12 and a study's
+#                         ratios of steps stay (claims-length: 3000 -> 24);
+#                         12 keep the whole test near two minutes on 2 cores
 #   extend_* keys         the study's own preset's context extension (longctx.ini:
 #                         continue at 256 with a raised RoPE base), as `set =`
 #                         lines, so YaRN keeps a rotary pair and the YaRN claim
 #                         is tested; eval_lengths then stops at 4x (8x of 256
 #                         would take most of the test's time)
-#   include = ...         refused here: no claims study includes another yet
+#   include = F           F (beside the study) copied the same way
 # Each study must exit 0 and write a REPORT.md whose confirmatory headline
 # has one sentence per `paper =` line, each with its verdict: Confirmed,
 # Not shown or Untestable here (never Contradicted for a one-sided or
@@ -39,19 +42,33 @@ declared='declared before the runs: every run file records its hash, as far as t
 git init -q repo && cd repo || exit 1
 git config user.email t@t && git config user.name t
 cp "$S/experiments/tiny.ini" tiny.ini
-studies=()
-for src in "$S"/experiments/claims-*.sweep; do
-    s=$(basename "$src" .sweep)
-    grep -q '^include *=' "$src" && { bad "$s: includes another file; extend claims_tiny.sh to copy it"; continue; }
+# tiny_copy SRC: SRC as its tiny copy ./NAME.sweep, and each file it
+# includes (by a name relative to SRC) the same way, once
+tiny_copy() {
+    local src=$1 name preset ext inc
+    name=$(basename "$src")
+    [ -e "$name" ] && return 0
     preset=$(sed -n 's/^preset *= *\([^ ;]*\).*/\1/p' "$src")
-    ext=$(sed -n 's/^\(extend_[a-z_]*\) *= *\([^ ;]*\).*/set = \1=\2/p' "$S/experiments/${preset%.ini}.ini")
+    ext=$(sed -n 's/^\(extend_[a-z_]*\) *= *\([^ ;]*\).*/set = \1=\2/p' "$(dirname "$src")/${preset%.ini}.ini")
     ext=$ext awk -v seeds="$seeds" '
+        function tiny_steps(n) { n = int(n / 125); return n < 4 ? 4 : n }
         /^\[sweep\]/ { print; print "set = steps=12"; print "set = eval_every=12"; if (ENVIRON["ext"] != "") print ENVIRON["ext"]; next }
         /^preset *=/ { print "preset = tiny.ini"; next }
         /^seeds *=/ { print "seeds = " seeds; next }
-        /^set *= *(steps|eval_every)=/ { next }
+        /^set *= *eval_every=/ { next }
+        /^set *= *steps=/ { split($0, kv, "="); print "set = steps=" tiny_steps(kv[3]); next }
+        /^steps *=/ { split($0, kv, "="); print "steps = " tiny_steps(kv[2]); next }
         /^eval_lengths *=/ && ENVIRON["ext"] != "" { print "eval_lengths = 1,2,4"; next }
-        { print }' "$src" >"$s.sweep"
+        { print }' "$src" >"$name"
+    for inc in $(sed -n 's/^include *= *\([^ ;]*\).*/\1/p' "$src"); do
+        [ "$(basename "$inc")" = "$inc" ] || { bad "$name: includes $inc outside its directory"; continue; }
+        tiny_copy "$(dirname "$src")/$inc"
+    done
+}
+studies=()
+for src in "$S"/experiments/claims-*.sweep; do
+    s=$(basename "$src" .sweep)
+    tiny_copy "$src"
     runs=$(grep -c '^\[run ' "$s.sweep")
     [ "${GATELAB_FAST:-0}" = 1 ] && [ $((runs * nseeds)) -gt 30 ] && continue
     studies+=("$s")
