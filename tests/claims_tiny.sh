@@ -9,7 +9,8 @@
 #                         corpus needed; T = 32, 16-dim heads)
 #   seeds = 9801-9810     a range no study declares; 10 seeds let every
 #                         declared exact test reach its Holm bound (test_prereg's
-#                         claims_families_reach: 9 two-sided tests need 9)
+#                         claims_families_reach: 9 two-sided tests need 9
+#                         seeds), so none may read "left out (Tarone)"
 #   steps                 `set = steps=12` and `set = eval_every=12` first, and
 #                         every step count the study sets (`set = steps=N` or a
 #                         run's `steps = N`) divided by 125 (at least 4), so
@@ -29,8 +30,8 @@
 # whose pre-registration says declared before the runs; whose protocol.ini
 # lists every run with the seeds. `gatelab report` on a directory holding
 # only results.csv and protocol.ini then gives the same headline.
-# GATELAB_FAST=1 runs only the studies of at most 30 runs (claims-brown,
-# -length, -longctx today), about a minute.
+# GATELAB_FAST=1 runs only the studies of at most 30 runs at 10 seeds,
+# about a minute.
 #   tests/claims_tiny.sh SRCDIR GATELAB
 . "$(dirname "$0")/shell_test.sh" claims_tiny "$@"
 trap 'rm -rf "$W"' EXIT
