@@ -178,7 +178,9 @@ static void ptable_row(FILE *f, const Protocol *pr, const PTest *t, char prefix,
     put_test_name(f, t);
     fputs(" | ", f);
     if (!t->tested) {
-        fputs("– | – | – | untested (too few seeds) |\n", f);
+        fputs(t->na == 0 || t->nb == 0 ? "– | – | – | untestable (no values) |\n"
+                                       : "– | – | – | untested (too few seeds) |\n",
+              f);
         return;
     }
     if (t->floor_p > 0) fprintf(f, "%.3g", t->floor_p);
@@ -344,6 +346,16 @@ static void claim_sentence(FILE *f, const Row *rows, int n, const Protocol *pr, 
                 pr->compares[cl->compare].ref, cl->one_sided ? " (tested one-sided)" : "");
     put_source(f, rows, n, pr, j);
     fputs(". ", f);
+    int none = t->na == 0 || (cl->rel != PR_SINK_FREE && t->nb == 0);
+    if (!t->tested && none) {
+        fprintf(f,
+                "**Untestable here**: no run of `%s` has a %s (not evaluated, or not defined "
+                "for these runs: results.csv leaves it blank) (P%d).\n",
+                t->na == 0 ? (cl->rel == PR_SINK_FREE ? cl->arm : pr->compares[cl->compare].arm)
+                           : pr->compares[cl->compare].ref,
+                METRIC_LABEL[cl->metric], id);
+        return;
+    }
     if (!t->tested) {
         fprintf(f, "**Untested** here: too few seeds (P%d).\n", id);
         return;

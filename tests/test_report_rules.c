@@ -192,6 +192,36 @@ static void test_verdict_from_test(void **state) {
     free(md);
 }
 
+/* A claim on a measure no run has (YaRN not evaluated: lc_deg_*_yarn
+ * blank in every row) is untestable here, naming why, never "too few
+ * seeds". */
+static void test_claim_on_blank_measure(void **state) {
+    (void)state;
+    outlier_rows(1);
+    for (int i = 0; i < 20; i++) g_rows[i].lc_deg[1][1] = NAN;
+    Protocol p;
+    char err[256];
+    memset(&p, 0, sizeof p);
+    const char *keys[][2] = {{"metric", "lc_deg_4x_yarn"},
+                             {"test", "lc_deg_4x_yarn wilcoxon"},
+                             {"compare", "g1-elem vs baseline"},
+                             {"paper", "lc_deg_4x_yarn g1-elem < baseline one-sided"}};
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(protocol_key(&p, keys[i][0], keys[i][1], err, sizeof err), 0);
+    assert_int_equal(protocol_check(&p, err, sizeof err), 0);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    report_confirm(f, g_rows, 20, &p, NULL);
+    fclose(f);
+    assert_non_null(strstr(buf, "**Untestable here**: no run of `g1-elem` has a val-loss "
+                                "degradation at 4× T (YaRN) (not evaluated"));
+    if (getenv("GATELAB_TEST_SHOW")) fprintf(stderr, "%s\n", buf);
+    assert_null(strstr(buf, "too few seeds"));
+    free(buf);
+}
+
 /* Sink-free as the paper means it: g1-elem's F-Attn over its run's own
  * uniform share (1.000 to 1.009) below 1 + margin = 1.5 in every one of
  * 10 seeds: one-sample Wilcoxon, one-sided, p = 1/1024. The baseline
@@ -385,6 +415,7 @@ int main(void) {
         cmocka_unit_test(test_primary_ids),
         cmocka_unit_test(test_verdict_from_test),
         cmocka_unit_test(test_sink_free_and_secondary),
+        cmocka_unit_test(test_claim_on_blank_measure),
         cmocka_unit_test(test_interaction),
         cmocka_unit_test(test_claims_table),
     };
