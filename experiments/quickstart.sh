@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The main job, on a fresh Debian 12 machine as root: install the packages,
 # build, run the quickstart sweep (the baseline against g1-elem on
-# bigram-backcopy, 5 seeds each) and write the report, whose first lines
-# test the paper's headline, with heatmaps and plots. About 5 minutes on 2
+# bigram-backcopy, 8 seeds each) and write the report, whose first lines
+# test the paper's headline, with heatmaps and plots. About 8 minutes on 2
 # cores once the packages are installed.
 #   bash experiments/quickstart.sh [OUT_DIR]     (default results/quickstart)
 # Rerunning continues where it stopped: finished runs are kept.

@@ -66,7 +66,7 @@ static void test_experiments(void **state) {
          * five on the reference, natural-text and stability sweeps */
         {"gate-positions", 45},   {"nonlinearity", 15},   {"sparsity", 21},
         {"sink-remedies", 30},    {"stability", 120},     {"long-context", 15},
-        {"quickstart", 10},       {"brown", 10},          {"tiny-test", 4},
+        {"quickstart", 16},       {"brown", 10},          {"tiny-test", 4},
         {"test-mpi", 3},          {"all", 325},           {"headline", 6},
         {"reference", 205},       {"natural", 35},        {"confirm-bigram", 100},
         {"confirm-natural", 100}, {"lr-sensitivity", 84}, {"claims-brown", 120},
