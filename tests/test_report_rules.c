@@ -124,6 +124,19 @@ static void test_primary_ids(void **state) {
  * prints 0.0419921875 0.083984375 -4.5. */
 static Row g_rows[20];
 
+/* report_confirm's text for rows[n] under primary p and secondary sec
+ * (may be NULL), malloc'd; printed to stderr under GATELAB_TEST_SHOW. */
+static char *family_text(const Row *rows, int n, const Protocol *p, const Protocol *sec) {
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    report_confirm(f, rows, n, p, sec);
+    fclose(f);
+    if (getenv("GATELAB_TEST_SHOW")) fprintf(stderr, "%s\n", buf);
+    return buf;
+}
+
 /* baseline seeds 1-10 (rows 0-9, massive by Sun's criterion when massive)
  * and g1-elem (rows 10-19), M-Act baseline + d. */
 static void outlier_rows(int massive) {
@@ -154,13 +167,7 @@ static char *confirm_text(const char *claim) {
                              {"paper", claim}};
     for (int i = 0; i < 4; i++)
         assert_int_equal(protocol_key(&p, keys[i][0], keys[i][1], err, sizeof err), 0);
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    assert_non_null(f);
-    report_confirm(f, g_rows, 20, &p, NULL);
-    fclose(f);
-    if (getenv("GATELAB_TEST_SHOW")) fprintf(stderr, "%s\n", buf);
+    char *buf = family_text(g_rows, 20, &p, NULL);
     return buf;
 }
 
@@ -209,12 +216,7 @@ static void test_claim_on_blank_measure(void **state) {
     for (int i = 0; i < 4; i++)
         assert_int_equal(protocol_key(&p, keys[i][0], keys[i][1], err, sizeof err), 0);
     assert_int_equal(protocol_check(&p, err, sizeof err), 0);
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    assert_non_null(f);
-    report_confirm(f, g_rows, 20, &p, NULL);
-    fclose(f);
+    char *buf = family_text(g_rows, 20, &p, NULL);
     assert_non_null(strstr(buf, "**Untestable here**: no run of `g1-elem` has a val-loss "
                                 "degradation at 4× T (YaRN) (not evaluated"));
     if (getenv("GATELAB_TEST_SHOW")) fprintf(stderr, "%s\n", buf);
@@ -255,13 +257,7 @@ static void test_sink_free_and_secondary(void **state) {
     assert_int_equal(protocol_key(&sec, "paper", "m_act g1-elem < baseline", err, sizeof err), -1);
     assert_non_null(strstr(err, "two-sided questions, not claims"));
     assert_int_equal(protocol_check(&p, err, sizeof err), 0);
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    assert_non_null(f);
-    report_confirm(f, g_rows, 20, &p, &sec);
-    fclose(f);
-    if (getenv("GATELAB_TEST_SHOW")) fprintf(stderr, "%s\n", buf);
+    char *buf = family_text(g_rows, 20, &p, &sec);
     assert_non_null(
         strstr(buf, "- The paper: `g1-elem` is attention-sink-free (tested as F-Attn "
                     "at most 1.5× the run's uniform share, one-sided) (Table 4, "
@@ -325,13 +321,7 @@ static char *interaction_text(const char *test, const char *line) {
         assert_int_equal(protocol_key(&sec, keys[i][0], keys[i][1], err, sizeof err), 0);
     assert_int_equal(protocol_key(&sec, "interaction", line, err, sizeof err), 0);
     assert_int_equal(protocol_check(&sec, err, sizeof err), 0);
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    assert_non_null(f);
-    report_confirm(f, i_rows, 41, &p, &sec);
-    fclose(f);
-    if (getenv("GATELAB_TEST_SHOW")) fprintf(stderr, "%s\n", buf);
+    char *buf = family_text(i_rows, 41, &p, &sec);
     return buf;
 }
 
