@@ -115,6 +115,20 @@ grep -q 'Written .* by gatelab .*(git .*), under the analysis rules "confirm-rul
     bad "REPORT.md does not record the build and rules that wrote it"
 head -1 ok/results.csv | tr ',' '\n' | grep -qx protocol_hash || bad "results.csv has no protocol_hash column"
 grep -q "$(attr ok/baseline_s1.h5 hash)" ok/results.csv || bad "results.csv lacks the run's hash"
+grep -q 'All 4 declared runs (names × seeds) have their run files here' ok/REPORT.md ||
+    bad "the headline does not say every declared run is here"
+grep -q '^- This report: gatelab .*; the protocol: gatelab ' ok/REPORT.md ||
+    bad "the headline does not name the report's build beside the protocol's"
+# a pin whose hash is not its commit's bytes: named
+cp -r ok pinned && sed -i "s/^file = $commit fnv1a64:[0-9a-f]* tiny.ini$/file = $commit fnv1a64:0000000000000000 tiny.ini/" pinned/protocol.ini
+"$G" report pinned >rep.log 2>&1 || bad "report failed: $(cat rep.log)"
+grep -q '\*\*`tiny.ini` is not as pinned\*\*' pinned/REPORT.md || bad "a wrong pin is not named: $(grep -m3 '^- ' pinned/REPORT.md)"
+grep -q "$declared" pinned/REPORT.md && bad "a wrong pin reads declared before the runs"
+# pins that cannot be read: said, and not declared
+cp -r ok unread && sed -i 's/^file = .* tiny.ini$/file = garbage/' unread/protocol.ini
+"$G" report unread >rep.log 2>&1 || bad "report failed: $(cat rep.log)"
+grep -q "\*\*the protocol's pins cannot be read\*\*" unread/REPORT.md || bad "unreadable pins are not said: $(grep -m3 '^- ' unread/REPORT.md)"
+grep -q "$declared" unread/REPORT.md && bad "unreadable pins read declared before the runs"
 # rerun into the same directory: its own protocol.ini is replaced, runs skipped
 "$G" sweep c.sweep --out ok --jobs 2 --no-report >ok2.log 2>&1 || bad "a rerun into its own directory failed: $(tail -2 ok2.log)"
 

@@ -174,7 +174,9 @@ static char *confirm_text(const char *claim) {
 /* The verdict comes from the test's statistic, never from the means: the
  * one-sided test confirms (p = 0.042, the family's only test); two-sided
  * it shows nothing (0.084); neither says "Contradicted" though the mean
- * difference is +5.5. The table gives the Hodges-Lehmann estimate. With no
+ * difference is +5.5. With every pair the other way the two-sided test
+ * contradicts the claim and the one-sided one does not show it. The table
+ * gives the Hodges-Lehmann estimate. With no
  * baseline seed massive the claim is untestable here. */
 static void test_verdict_from_test(void **state) {
     (void)state;
@@ -189,6 +191,17 @@ static void test_verdict_from_test(void **state) {
     md = confirm_text("m_act g1-elem < baseline");
     assert_non_null(strstr(md, "**Not shown** here"));
     assert_non_null(strstr(md, "| 0.084 | 0.084 | no difference shown |"));
+    assert_null(strstr(md, "Contradicted"));
+    free(md);
+    /* every pair the other way (g1-elem above by 1..10): two-sided, the
+     * test rejects against the claim (p = 2/1024); one-sided it cannot */
+    for (int i = 10; i < 20; i++) g_rows[i].m_act = 500.0 + 10.0 * (i - 10) + (i - 9);
+    md = confirm_text("m_act g1-elem < baseline");
+    assert_non_null(strstr(md, "**Contradicted** here, we disagree with the paper"));
+    assert_non_null(strstr(md, "Holm p = 0.00195 (P1)"));
+    free(md);
+    md = confirm_text("m_act g1-elem < baseline one-sided");
+    assert_non_null(strstr(md, "**Not shown** here"));
     assert_null(strstr(md, "Contradicted"));
     free(md);
     outlier_rows(0);
