@@ -28,6 +28,14 @@
 /* The rule fires above best + margin, not at it; a run without a finite
  * loss is unstable; an arm with no finite loss has no best and no
  * unstable run. */
+/* keys[0..n) (key, value) into p's family, each accepted. */
+static void declare(Protocol *p, const char *keys[][2], int n) {
+    char err[256];
+    for (int i = 0; i < n; i++)
+        if (protocol_key(p, keys[i][0], keys[i][1], err, sizeof err) != 0)
+            fail_msg("%s = %s: %s", keys[i][0], keys[i][1], err);
+}
+
 static void test_instability_rule(void **state) {
     (void)state;
     assert_int_equal(run_unstable(1.7, 1.2, 0.5), 0); /* exactly at the margin */
@@ -93,14 +101,12 @@ static void test_flops(void **state) {
 static void test_primary_ids(void **state) {
     (void)state;
     Protocol p;
-    char err[256];
     memset(&p, 0, sizeof p);
     const char *keys[][2] = {{"metric", "f_attn"},          {"metric", "val_loss"},
                              {"compare", "g1 vs base"},     {"compare", "g2 vs base"},
                              {"margin", "f_attn 0.1"},      {"paper", "f_attn g1 < base"},
                              {"paper", "f_attn g2 ~ base"}, {"paper", "val_loss g2 < base"}};
-    for (int i = 0; i < 8; i++)
-        assert_int_equal(protocol_key(&p, keys[i][0], keys[i][1], err, sizeof err), 0);
+    declare(&p, keys, 8);
     assert_int_equal(primary_test_id(&p, "g1", "base", PM_F_ATTN), 1);
     assert_int_equal(primary_test_id(&p, "g2", "base", PM_VAL_LOSS), 2);
     assert_int_equal(primary_test_id(&p, "base", "g2", PM_VAL_LOSS), 2);
@@ -159,14 +165,12 @@ static void outlier_rows(int massive) {
 /* report_confirm's text for the rows under a one-claim protocol. */
 static char *confirm_text(const char *claim) {
     Protocol p;
-    char err[256];
     memset(&p, 0, sizeof p);
     const char *keys[][2] = {{"metric", "m_act"},
                              {"test", "m_act wilcoxon"},
                              {"compare", "g1-elem vs baseline"},
                              {"paper", claim}};
-    for (int i = 0; i < 4; i++)
-        assert_int_equal(protocol_key(&p, keys[i][0], keys[i][1], err, sizeof err), 0);
+    declare(&p, keys, 4);
     char *buf = family_text(g_rows, 20, &p, NULL);
     return buf;
 }
@@ -226,8 +230,7 @@ static void test_claim_on_blank_measure(void **state) {
                              {"test", "lc_deg_4x_yarn wilcoxon"},
                              {"compare", "g1-elem vs baseline"},
                              {"paper", "lc_deg_4x_yarn g1-elem < baseline one-sided"}};
-    for (int i = 0; i < 4; i++)
-        assert_int_equal(protocol_key(&p, keys[i][0], keys[i][1], err, sizeof err), 0);
+    declare(&p, keys, 4);
     assert_int_equal(protocol_check(&p, err, sizeof err), 0);
     char *buf = family_text(g_rows, 20, &p, NULL);
     assert_non_null(strstr(buf, "**Untestable here**: no run of `g1-elem` has a val-loss "
@@ -261,10 +264,8 @@ static void test_sink_free_and_secondary(void **state) {
                              {"compare", "g1-elem vs baseline"},
                              {"margin", "sink_free 0.5"},
                              {"paper", "f_attn g1-elem sink-free"}};
-    for (int i = 0; i < 5; i++) {
-        assert_int_equal(protocol_key(&p, keys[i][0], keys[i][1], err, sizeof err), 0);
-        if (i < 3) assert_int_equal(protocol_key(&sec, keys[i][0], keys[i][1], err, sizeof err), 0);
-    }
+    declare(&p, keys, 5);
+    declare(&sec, keys, 3);
     assert_int_equal(protocol_key(&sec, "metric", "m_act", err, sizeof err), 0);
     assert_int_equal(protocol_key(&sec, "test", "m_act wilcoxon", err, sizeof err), 0);
     assert_int_equal(protocol_key(&sec, "paper", "m_act g1-elem < baseline", err, sizeof err), -1);
@@ -328,10 +329,8 @@ static char *interaction_text(const char *test, const char *line) {
                              {"test", test},
                              {"compare", "g1-elem vs baseline"},
                              {"paper", "val_loss g1-elem < baseline"}};
-    for (int i = 0; i < 4; i++)
-        assert_int_equal(protocol_key(&p, keys[i][0], keys[i][1], err, sizeof err), 0);
-    for (int i = 0; i < 2; i++)
-        assert_int_equal(protocol_key(&sec, keys[i][0], keys[i][1], err, sizeof err), 0);
+    declare(&p, keys, 4);
+    declare(&sec, keys, 2);
     assert_int_equal(protocol_key(&sec, "interaction", line, err, sizeof err), 0);
     assert_int_equal(protocol_check(&sec, err, sizeof err), 0);
     char *buf = family_text(i_rows, 41, &p, &sec);
