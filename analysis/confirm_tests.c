@@ -118,7 +118,7 @@ static int run_declared(PTest *t, const double *a, const double *b, const double
         t->dir = sign_of(centre);
         t->est = h.est, t->lo = h.lo, t->hi = h.hi;
         t->p = t->one_sided ? one_sided(w.p, centre, lower) : w.p;
-        t->floor_p = fmin(1.0, k * pow(0.5, t->pairs));
+        t->floor_p = fmin(1.0, k * pow(0.5, w.m)); /* zero differences carry no sign */
         return 0;
     }
     case PT_FISHER:
@@ -293,6 +293,8 @@ static void run_interaction(PTest *t, const Row *rows, int n, const Protocol *pr
 static PTest run_test(const Row *rows, int n, const Protocol *pr, int j) {
     const ProtoClaim *cl = &pr->claims[j];
     PTest t = {.compare = cl->compare,
+               .va = -1, /* counted below; an interaction does not count them */
+               .vb = -1,
                .metric = cl->metric,
                .test = pr->test[cl->metric],
                .claim = j,
@@ -319,6 +321,7 @@ static PTest run_test(const Row *rows, int n, const Protocol *pr, int j) {
         t.na = confirm_values(rows, n, ga, pr, cl->metric, a, sa);
         t.nb = confirm_values(rows, n, gb, pr, cl->metric, b, sb);
     }
+    t.va = t.na, t.vb = t.nb;
     t.pairs = pair_by_seed(a, sa, t.na, b, sb, t.nb, pa, pb, &t.unpaired);
     int paired = proto_test_paired(t.test);
     if (paired) t.na = t.nb = t.pairs;
@@ -342,6 +345,7 @@ static void tarone(PTest *t, int k) {
         for (int i = 0; i < k; i++) {
             if (!t[i].tested || t[i].floor_p <= CONFIRM_ALPHA / K) continue;
             t[i].left_out = 1;
+            if (t[i].untestable) continue; /* keep the reason it was already untestable */
             snprintf(t[i].why, sizeof t[i].why,
                      "left out of the family (Tarone's rule): the smallest p %s can reach with "
                      "%d seed%s, %.3g, is above %.2f / %d = %.3g, the bound where the rule "

@@ -24,6 +24,7 @@ typedef struct {
     int inter;                         /* an interaction's index (-1: none) */
     int one_sided;                     /* tested one-sided, in the claim's direction */
     int na, nb;                        /* finite values per arm (paired: the pairs) */
+    int va, vb;                        /* finite values per arm before pairing */
     int pairs, unpaired;               /* paired tests: seeds in both arms, seeds in one only */
     int ka, kb;                        /* good_regime: runs in the good regime */
     double mean_a, sd_a, mean_b, sd_b; /* paired: over the pairs; good_regime: shares */

@@ -334,6 +334,15 @@ void protocol_set_line(Protocol *p, int nc, int ncl, int nm, int ni, int line) {
 }
 
 int protocol_check(const Protocol *p, char *err, size_t errlen) {
+    int tests = p->n_compares * p->n_metrics + p->n_inter;
+    if (p->secondary && tests > PROTO_MAX) /* each one a claim of the family's copy */
+        return seterr(err, errlen,
+                      "%d: [secondary] declares %d tests (%d compares x %d metrics + %d "
+                      "interactions), more than %d: split it into fewer compares or metrics",
+                      p->n_compares ? p->compares[0].line
+                      : p->n_inter  ? p->inter[0].line
+                                    : 0,
+                      tests, p->n_compares, p->n_metrics, p->n_inter, PROTO_MAX);
     for (int i = 0; i < p->n_inter; i++) {
         const char *name = proto_metric_name(p->inter[i].metric);
         if (!proto_test_paired(p->test[p->inter[i].metric]))

@@ -219,11 +219,21 @@ static int seeds_fresh(FILE *f, const ProtocolPin *p) {
         char spec[PIN_PATH_MAX + 72];
         snprintf(spec, sizeof spec, "%s:%s", sf->commit, name);
         const char *show[] = {"cat-file", "blob", spec, NULL};
-        if (git_run(p->repo, show, blob, BLOB_MAX + 1, &len) != 0) continue;
+        if (git_run(p->repo, show, blob, BLOB_MAX + 1, &len) != 0) {
+            ok = 0; /* unread (too large, or git failed): never a silent all-clear */
+            where = name;
+            break;
+        }
         files++;
         if ((hit = declared_seed_in(p, blob)) >= 0) where = name;
     }
-    if (f && !ok) fputs("- **seeds not checked**: the pinned commit's tree cannot be listed.\n", f);
+    if (f && !ok && !where)
+        fputs("- **seeds not checked**: the pinned commit's tree cannot be listed.\n", f);
+    if (f && !ok && where)
+        fprintf(f,
+                "- **seeds not checked**: `%s` at %.12s cannot be read (over %d bytes, or git "
+                "failed).\n",
+                where, sf->commit, BLOB_MAX);
     if (f && ok && hit >= 0)
         fprintf(f,
                 "- **a declared seed was run before the protocol's commit**: `%s` at %.12s holds "

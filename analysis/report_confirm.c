@@ -16,6 +16,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "confirm_tests.h"
@@ -178,7 +179,7 @@ static void ptable_row(FILE *f, const Protocol *pr, const PTest *t, char prefix,
     put_test_name(f, t);
     fputs(" | ", f);
     if (!t->tested) {
-        fputs(t->na == 0 || t->nb == 0 ? "– | – | – | untestable (no values) |\n"
+        fputs(t->va == 0 || t->vb == 0 ? "– | – | – | untestable (no values) |\n"
                                        : "– | – | – | untested (too few seeds) |\n",
               f);
         return;
@@ -346,12 +347,12 @@ static void claim_sentence(FILE *f, const Row *rows, int n, const Protocol *pr, 
                 pr->compares[cl->compare].ref, cl->one_sided ? " (tested one-sided)" : "");
     put_source(f, rows, n, pr, j);
     fputs(". ", f);
-    int none = t->na == 0 || (cl->rel != PR_SINK_FREE && t->nb == 0);
+    int none = t->va == 0 || (cl->rel != PR_SINK_FREE && t->vb == 0);
     if (!t->tested && none) {
         fprintf(f,
                 "**Untestable here**: no run of `%s` has a %s (not evaluated, or not defined "
                 "for these runs: results.csv leaves it blank) (P%d).\n",
-                t->na == 0 ? (cl->rel == PR_SINK_FREE ? cl->arm : pr->compares[cl->compare].arm)
+                t->va == 0 ? (cl->rel == PR_SINK_FREE ? cl->arm : pr->compares[cl->compare].arm)
                            : pr->compares[cl->compare].ref,
                 METRIC_LABEL[cl->metric], id);
         return;
@@ -402,10 +403,9 @@ static int list_mismatch(FILE *f, const Row *rows, int n, const Protocol *pr, in
 }
 
 /* "declared before the runs" (every run records its hash and every check
- * of protocol_check.h holds), or why not. */
-static void put_declared(FILE *f, const Row *rows, int n, const Protocol *pr) {
+ * of protocol_check.h holds: pinned), or why not. */
+static void put_declared(FILE *f, const Row *rows, int n, const Protocol *pr, int pinned) {
     int none = list_mismatch(NULL, rows, n, pr, 0), other = list_mismatch(NULL, rows, n, pr, 1);
-    int pinned = protocol_status(NULL, pr->path, rows, n);
     if (!none && !other) {
         fputs(pinned ? "declared before the runs: every run file records its hash, as far as the "
                        "checks below go"
@@ -456,9 +456,15 @@ static void md_headline(FILE *f, const Row *rows, int n, const Protocol *pr, con
         seeds = t[i].na > seeds ? t[i].na : seeds;
         seeds = t[i].nb > seeds ? t[i].nb : seeds;
     }
+    /* the pre-registration checks run git: once, their lines kept for below */
+    char *status = NULL;
+    size_t slen = 0;
+    FILE *sf = open_memstream(&status, &slen);
+    int pinned = sf ? protocol_status(sf, pr->path, rows, n) : 0;
+    if (sf) fclose(sf);
     fprintf(f, "\n## Headline (confirmatory)\n\nThe protocol of this directory (`%s`, %s, ",
             PROTO_FILE, pr->hash);
-    put_declared(f, rows, n, pr);
+    put_declared(f, rows, n, pr, pinned);
     fprintf(f,
             ") has %d primary test%s, one per claim of the paper it declares, up to %d seeds an "
             "arm, each by the one test the protocol declares for its metric:",
@@ -476,7 +482,9 @@ static void md_headline(FILE *f, const Row *rows, int n, const Protocol *pr, con
             "comparison in this report is exploratory.\n\n",
             ALPHA);
     fputs("Pre-registration (docs/sweeps.md, \"Confirmatory sweeps\"):\n\n", f);
-    protocol_status(f, pr->path, rows, n);
+    if (status) fputs(status, f);
+    else protocol_status(f, pr->path, rows, n);
+    free(status);
     fputc('\n', f);
     put_task_floor(f, rows, n);
     for (int i = 0; i < k; i++) claim_sentence(f, rows, n, pr, t[i].claim, &t[i], i + 1);
@@ -553,7 +561,8 @@ static void md_secondary(FILE *f, const Row *rows, int n, const Protocol *sec) {
     for (int i = 0; i < k; i++) ptable_row(f, &q, &t[i], 'S', i + 1);
     put_why(f, t, k, 'S');
     if (k > kc) fputs("\n", f);
-    for (int i = kc; i < k; i++) interaction_sentence(f, &q, &t[i], i + 1);
+    for (int i = kc; i < k; i++)
+        if (q.claims[t[i].claim].rel == PR_INTERACT) interaction_sentence(f, &q, &t[i], i + 1);
 }
 
 void report_confirm(FILE *f, const Row *rows, int n, const Protocol *pr, const Protocol *sec) {

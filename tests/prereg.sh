@@ -194,5 +194,14 @@ grep -q "\*\*a declared seed was run before the protocol's commit\*\*: \`prev/re
     bad "a seed in a results.csv committed before the protocol is not named: $(grep -m3 '^- ' preview/REPORT.md)"
 grep -q "$declared" preview/REPORT.md && bad "a previewed seed reads declared before the runs"
 
+# a committed results.csv too large to read: the seeds are not checked, and
+# the report says so rather than an all-clear
+git rm -q prev/results.csv && mkdir big && head -c 1100000 /dev/zero | tr '\0' 'x' >big/results.csv
+echo '; seeds 1-2 once more' >>c.sweep && git add big/results.csv c.sweep && git commit -qm big
+"$G" sweep c.sweep --out bigcsv --jobs 2 >bigcsv.log 2>&1 || bad "the sweep beside a large results.csv failed: $(tail -2 bigcsv.log)"
+grep -q '\*\*seeds not checked\*\*: `big/results.csv` at [0-9a-f]\{12\} cannot be read' bigcsv/REPORT.md ||
+    bad "an unread results.csv passes as checked: $(grep -m3 '^- ' bigcsv/REPORT.md)"
+grep -q "$declared" bigcsv/REPORT.md && bad "an unread results.csv reads declared before the runs"
+
 [ $fail -eq 0 ] && echo "prereg: PASS" && exit 0
 exit 1

@@ -216,6 +216,32 @@ static void test_verdict_from_test(void **state) {
     free(md);
 }
 
+/* A [secondary] family larger than a Protocol holds (compares x metrics
+ * + interactions above PROTO_MAX) is refused, never cut short. */
+static void test_secondary_too_large(void **state) {
+    (void)state;
+    Protocol sec;
+    char err[256], arm[32];
+    memset(&sec, 0, sizeof sec);
+    sec.secondary = 1;
+    const char *metrics[] = {"f_attn", "m_act", "val_loss", "quant_w8a8_dloss"};
+    for (int j = 0; j < 4; j++) {
+        char test[64];
+        snprintf(test, sizeof test, "%s wilcoxon", metrics[j]);
+        assert_int_equal(protocol_key(&sec, "metric", metrics[j], err, sizeof err), 0);
+        assert_int_equal(protocol_key(&sec, "test", test, err, sizeof err), 0);
+    }
+    for (int c = 0; c < 8; c++) {
+        snprintf(arm, sizeof arm, "a%d vs base", c);
+        assert_int_equal(protocol_key(&sec, "compare", arm, err, sizeof err), 0);
+    }
+    assert_int_equal(protocol_check(&sec, err, sizeof err), 0); /* 32: fits */
+    assert_int_equal(protocol_key(&sec, "compare", "a8 vs base", err, sizeof err), 0);
+    assert_int_equal(protocol_check(&sec, err, sizeof err), -1);
+    assert_non_null(strstr(err, "[secondary] declares 36 tests (9 compares x 4 metrics + 0 "
+                                "interactions), more than 32"));
+}
+
 /* A claim on a measure no run has (YaRN not evaluated: lc_deg_*_yarn
  * blank in every row) is untestable here, naming why, never "too few
  * seeds". */
@@ -418,6 +444,7 @@ int main(void) {
         cmocka_unit_test(test_verdict_from_test),
         cmocka_unit_test(test_sink_free_and_secondary),
         cmocka_unit_test(test_claim_on_blank_measure),
+        cmocka_unit_test(test_secondary_too_large),
         cmocka_unit_test(test_interaction),
         cmocka_unit_test(test_claims_table),
     };

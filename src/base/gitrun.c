@@ -46,10 +46,13 @@ static int read_all(int fd, char *out, size_t len, size_t *got) {
 int git_run(const char *dir, const char *const *args, char *out, size_t len, size_t *got) {
     const char *argv[16] = {"git", "-C", dir};
     int n = 3;
-    for (int i = 0; args[i] && n < 15; i++) argv[n++] = args[i];
-    argv[n] = NULL;
     out[0] = '\0';
     if (got) *got = 0;
+    for (int i = 0; args[i]; i++) {
+        if (n == 15) return -1; /* more than 12: never a shortened command line */
+        argv[n++] = args[i];
+    }
+    argv[n] = NULL;
     char **env = env_without_git();
     int p[2];
     if (!env || pipe(p) != 0) {
@@ -62,6 +65,7 @@ int git_run(const char *dir, const char *const *args, char *out, size_t len, siz
     posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
     posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
     posix_spawn_file_actions_addclose(&fa, p[0]);
+    if (p[1] != 1) posix_spawn_file_actions_addclose(&fa, p[1]); /* only its stdout holds it */
     pid_t pid;
     int rc = posix_spawnp(&pid, "git", &fa, NULL, (char *const *)argv, env);
     posix_spawn_file_actions_destroy(&fa);

@@ -11,8 +11,8 @@
 
 /* Runs `git -C dir ARGS...` (args NULL-ended, at most 12), its stdout into
  * out[len] (NUL-ended; *got, when not NULL, the bytes read). Returns git's
- * exit status; -1 when git cannot be run; -2 when its output does not fit
- * in len - 1 bytes. */
+ * exit status; -1 when git cannot be run or args holds more than 12; -2
+ * when its output does not fit in len - 1 bytes. */
 int git_run(const char *dir, const char *const *args, char *out, size_t len, size_t *got);
 
 /* git_run for a one-line answer: trailing newlines removed. */

@@ -16,14 +16,6 @@ static int seed_number(const char *t, char **end, unsigned long long *v) {
     return isdigit((unsigned char)*t) && !errno ? 0 : -1;
 }
 
-/* t without its leading and trailing blanks (in place). */
-static char *trim(char *t) {
-    while (isspace((unsigned char)*t)) t++;
-    size_t n = strlen(t);
-    while (n && isspace((unsigned char)t[n - 1])) t[--n] = '\0';
-    return t;
-}
-
 /* The seeds lo..hi (of value) after seeds[*n]; 0, or -1 with why. */
 static int add_range(const char *value, unsigned long long lo, unsigned long long hi,
                      unsigned long long *seeds, int max, int *n, char *why, size_t whylen) {
@@ -46,10 +38,10 @@ int seed_list_parse(const char *value, unsigned long long *seeds, int max, int *
     int empty_tok = 0, rc = 0;
     for (const char *p = tmp; *p; p++)
         if (*p == ',' && (p == tmp || p[1] == '\0' || p[1] == ',')) empty_tok = 1;
-    if (empty_tok || !*trim(tmp))
+    if (empty_tok || !*str_trim(tmp))
         rc = seterr(why, whylen, "bad seeds list '%s' (expected e.g. 1,2,3 or 1001-1040)", value);
     for (char *t = strtok_r(tmp, ",", &save); !rc && t; t = strtok_r(NULL, ",", &save)) {
-        t = trim(t);
+        t = str_trim(t);
         char *end = NULL;
         unsigned long long lo, hi;
         int bad = seed_number(t, &end, &lo);

@@ -2,6 +2,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "util.h"
 
+#include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdint.h>
@@ -56,6 +57,13 @@ int str_copy(char *dst, size_t dstlen, const char *src) {
     if (n >= dstlen) return -1;
     memcpy(dst, src, n + 1);
     return 0;
+}
+
+char *str_trim(char *s) {
+    while (isspace((unsigned char)*s)) s++;
+    size_t n = strlen(s);
+    while (n && isspace((unsigned char)s[n - 1])) s[--n] = '\0';
+    return s;
 }
 
 int name_plain(const char *s) {

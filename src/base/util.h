@@ -26,6 +26,8 @@ double now_seconds(void);
 
 /* Copy src into dst[dstlen]; returns -1 when it does not fit. */
 int str_copy(char *dst, size_t dstlen, const char *src);
+/* s without its leading and trailing blanks (isspace), in place. */
+char *str_trim(char *s);
 
 int file_exists(const char *path);
 

@@ -101,13 +101,6 @@ static int fail(FileCtx *c, int line, const char *fmt, const char *a, const char
     return 0; /* inih: handler error */
 }
 
-static char *trim(char *s) {
-    while (isspace((unsigned char)*s)) s++;
-    size_t n = strlen(s);
-    while (n && isspace((unsigned char)s[n - 1])) s[--n] = '\0';
-    return s;
-}
-
 /* Keys end up in argv: keep them plain (run names: name_plain, util.h). */
 static int key_ok(const char *s) {
     if (!*s) return 0;
@@ -133,7 +126,7 @@ static void free_strs(char **v, int n) {
 /* A [section] header: the text between '[' and the first ']' (inifile
  * refuses a header without ']' as a syntax error). */
 static void section_header(FileCtx *c, char *name_text) {
-    char *s = trim(name_text);
+    char *s = str_trim(name_text);
     if (!strcmp(s, "sweep")) {
         c->sec = SEC_SWEEP;
         return;
@@ -152,7 +145,7 @@ static void section_header(FileCtx *c, char *name_text) {
              NULL);
         return;
     }
-    char *name = trim(s + 3);
+    char *name = str_trim(s + 3);
     if (!*name) {
         fail(c, c->line, "[run] needs a name: [run NAME]", NULL, NULL);
         return;
@@ -297,7 +290,7 @@ static int sweep_key(FileCtx *c, const char *name, const char *value) {
         if (!eq) return fail(c, c->line, "set = '%s' is not key=value", value, NULL);
         *eq = '\0';
         char kv[LINE_MAX_LEN];
-        char *k = trim(tmp), *v = trim(eq + 1);
+        char *k = str_trim(tmp), *v = str_trim(eq + 1);
         if (check_override(c, k, v)) return 0;
         snprintf(kv, sizeof kv, "%s=%s", k, v);
         if (push_str(&c->sets, &c->n_sets, kv))
