@@ -14,7 +14,7 @@ import sys
 import numpy as np
 from scipy import stats
 
-CSV = "results/reference/confirm-natural/results.csv"
+CSV = "results/reference/earlier/confirm-natural/results.csv"
 
 
 def paired_gain():

@@ -3,8 +3,10 @@
 
 Every result sentence of docs/results.md is copied verbatim from a
 generated REPORT.md under results/reference/ (the lines the report's own
-tests decide), and its table is computed here from the committed
-results.csv (means and sample standard deviations over seeds, no tests).
+tests decide: the claims studies first, then the earlier studies under
+results/reference/earlier/), and its tables are computed here from the
+committed results.csv (means and sample standard deviations over seeds,
+no tests).
 Nothing in the output is a result written by hand.
 
     /usr/bin/python3 experiments/results_md.py            # rewrite docs/results.md
@@ -12,9 +14,9 @@ Nothing in the output is a result written by hand.
     /usr/bin/python3 experiments/results_md.py --check --root DIR
 
 --check also holds README.md to the reports: every quoted ("> ") line of
-README.md must be a line of results/reference/confirm-bigram/REPORT.md, and
-the paragraph that introduces them must say the study was made by an
-earlier build under earlier rules (not that it was declared before the runs).
+README.md must be a line of the first claims study's REPORT.md, which the
+paragraph before the quote names; and every committed claims-* report must
+be listed in CLAIMS.
 """
 import argparse
 import csv
@@ -23,23 +25,35 @@ import os
 import sys
 
 REF = "results/reference"
+OLD = REF + "/earlier"
 
-# What every committed study below shares: how it was made, and what its
-# sentences can and cannot be read as under the current rules.
+# The claims studies committed so far (results/README.md), in the order
+# docs/results.md gives them: (directory, title, framing); the framing says
+# what was run, never what it showed. --check fails on a committed
+# claims-* report this list lacks.
+CLAIMS = [
+    ("claims-brown", "The paper's claims on the Brown corpus",
+     "baseline, g1-elem and g1-head, 40 fresh seeds each (1001-1040), paired by seed, at\n"
+     "`natural.ini` (Brown bytes + BOS), the primary family of `experiments/claims-brown.sweep`\n"
+     "(7 tests by the exact Wilcoxon signed-rank test, Holm-corrected, and 2 equivalence tests\n"
+     "by paired TOST), its protocol committed before the runs and pinned in its `protocol.ini`."),
+]
+
+# What every earlier study shares: how it was made, and what its sentences
+# can and cannot be read as under the current rules.
 EARLIER = (
-    "**Made by earlier builds under earlier rules.** Every study below was made on 2026-12-01 by\n"
-    "a build of gatelab before the rules of docs/statistics.md: a confirmatory study's verdicts\n"
-    "then took their direction from the arm means, not the test's statistic; one Holm family held\n"
-    "every comparison × metric, the paper's claims and other questions together, with no Tarone\n"
-    "rule and no construct preconditions; and its `protocol.ini` pins no commit, file, build or\n"
-    "run list, so that it was declared before its runs cannot be checked (the words \"declared\n"
-    "before the runs\" in its report are that build's, not a check). The current build does not\n"
-    "reproduce these rows bit for bit (results/README.md). The sentences are quoted as those\n"
-    "builds wrote them, as a record, not as confirmations under the current rules; the claims\n"
-    "studies (`experiments/claims-*.sweep`, results/README.md) are declared to replace them and\n"
-    "have not been run yet.")
+    "**Made by earlier builds under earlier rules.** Every study in this section was made on\n"
+    "2026-12-01 by a build of gatelab before the rules of docs/statistics.md: a confirmatory\n"
+    "study's verdicts then took their direction from the arm means, not the test's statistic; one\n"
+    "Holm family held every comparison × metric, the paper's claims and other questions together,\n"
+    "with no Tarone rule and no construct preconditions; and its `protocol.ini` pins no commit,\n"
+    "file, build or run list, so that it was declared before its runs cannot be checked (the words\n"
+    "\"declared before the runs\" in its report are that build's, not a check). The current build\n"
+    "does not reproduce these rows bit for bit (results/README.md). The sentences are quoted as\n"
+    "those builds wrote them, as a record, not as confirmations under the current rules; the\n"
+    "claims studies above replace them, each as it is run.")
 
-# (directory, title, framing): the framing says what was run, never what it showed.
+# (directory under earlier/, title, framing)
 CONFIRM = [
     ("confirm-bigram", "Earlier confirmatory study: bigram-backcopy",
      "baseline, g1-elem, g1-head, g1-const and g1-ns, 20 seeds each (101-120),\n"
@@ -60,7 +74,7 @@ SWEEP = ("bigram", "Exploratory: every mechanism, 5 search seeds",
          "seeds are the ones the settings were chosen on, so nothing here confirms anything.")
 
 # results.csv columns of the table: (column, header, format)
-COLUMNS = [("f_attn", "F-Attn", "%.3f"), ("sink_rate_0.3", "sink@0.3", "%.2f"),
+COLUMNS = [("val_loss", "val loss", "%.4f"), ("f_attn", "F-Attn", "%.3f"), ("sink_rate_0.3", "sink@0.3", "%.2f"),
            ("gate_mean", "gate mean", "%.3f"), ("m_act", "M-Act", "%.0f"),
            ("top1_over_median", "top1/median", "%.0f")]
 # docs/paper-tables.md Table 4 columns set beside ours: ours -> the paper's header
@@ -138,8 +152,9 @@ def num(s):
         return float("nan")
 
 
-def sweep_table(root, directory):
-    with open(os.path.join(root, REF, directory, "results.csv"), encoding="utf-8") as f:
+def sweep_table(root, rel):
+    """Mean ± sample std per run name of rel's results.csv, beside Table 4."""
+    with open(os.path.join(root, rel, "results.csv"), encoding="utf-8") as f:
         rows = list(csv.DictReader(f))
     paper = paper_table4(root)
     groups = {}
@@ -167,6 +182,18 @@ def sweep_table(root, directory):
     return "\n".join(out)
 
 
+TABLE_NOTE = ("The table gives the mean ± sample std over seeds from its `results.csv`; the\n"
+              "paper's column is Table 4 of docs/paper-tables.md (reference data, not ours, at\n"
+              "the paper's scale).")
+
+
+def claims_dirs(root):
+    """The claims-* directories under REF that hold a REPORT.md."""
+    base = os.path.join(root, REF)
+    return sorted(d for d in os.listdir(base)
+                  if d.startswith("claims-") and os.path.isfile(os.path.join(base, d, "REPORT.md")))
+
+
 def build(root):
     parts = [
         "<!-- Generated by experiments/results_md.py from results/reference/; do not edit. -->",
@@ -174,45 +201,60 @@ def build(root):
         "",
         "Every result sentence below is copied verbatim from a generated report, where it sits\n"
         "beside the test that makes it (its id: P for the primary family, E for equivalence, L\n"
-        "for learning-rate tests); the table is computed by `experiments/results_md.py` from the\n"
+        "for learning-rate tests); each table is computed by `experiments/results_md.py` from the\n"
         "committed `results.csv`. The reports, their `results.csv` and figures are under\n"
         "`results/reference/` ([its index](../results/reference/REPORT.md)).",
-        "",
-        EARLIER,
     ]
+    for directory, title, framing in CLAIMS:
+        rel = "%s/%s" % (REF, directory)
+        parts += ["", "## " + title, "",
+                  "`%s/REPORT.md`: %s Its headline, verbatim:" % (rel, framing), "",
+                  quote(headline_quote(read(root, rel + "/REPORT.md"))), "",
+                  "%s Its report gives every test, the secondary family and the scale of\n"
+                  "these runs beside the scales at which each effect was seen." % TABLE_NOTE,
+                  "", sweep_table(root, rel)]
+    parts += ["", "## Earlier studies", "", EARLIER]
     for directory, title, framing in CONFIRM:
-        rel = "%s/%s/REPORT.md" % (REF, directory)
-        parts += ["", "## " + title, "", "`%s`: %s Its headline, verbatim:" % (rel, framing), "",
+        rel = "%s/%s/REPORT.md" % (OLD, directory)
+        parts += ["", "### " + title, "", "`%s`: %s Its headline, verbatim:" % (rel, framing), "",
                   quote(headline_quote(read(root, rel)))]
     directory, title, framing = LR
-    rel = "%s/%s/REPORT.md" % (REF, directory)
-    parts += ["", "## " + title, "", "`%s`: %s Its sentences, verbatim:" % (rel, framing), "",
+    rel = "%s/%s/REPORT.md" % (OLD, directory)
+    parts += ["", "### " + title, "", "`%s`: %s Its sentences, verbatim:" % (rel, framing), "",
               quote(lr_quote(read(root, rel)))]
     directory, title, framing = SWEEP
-    parts += ["", "## " + title, "",
-              "`%s/%s/`: %s Mean ± sample std over seeds from its `results.csv`; the paper's\n"
-              "column is Table 4 of docs/paper-tables.md (reference data, not ours). Its report\n"
-              "gives every test." % (REF, directory, framing), "", sweep_table(root, directory)]
+    rel = "%s/%s" % (OLD, directory)
+    parts += ["", "### " + title, "", "`%s/`: %s %s Its report gives every test."
+              % (rel, framing, TABLE_NOTE), "", sweep_table(root, rel)]
     return "\n".join(parts) + "\n"
 
 
 def check_readme(root):
-    report = set(read(root, REF + "/confirm-bigram/REPORT.md").split("\n"))
+    """Every quoted line of README.md is a line of the first claims study's
+    report, and the paragraph introducing them names that report."""
+    rel = "%s/%s/" % (REF, CLAIMS[0][0])
+    report = set(read(root, rel + "REPORT.md").split("\n"))
     readme = read(root, "README.md")
     bad = [l for l in readme.split("\n") if l.startswith("> ") and l[2:] not in report]
     for l in bad:
-        print("README.md quotes a line no report has: %s" % l[:120], file=sys.stderr)
-    # the paragraph that introduces the quote says how the study was made
-    intro = next((p for p in readme.split("\n\n") if REF + "/confirm-bigram/" in p
-                  and "REPORT.md" in p), "")
-    words = " ".join(intro.split())
-    framed = "earlier build" in words and "earlier rules" in words
-    if not framed or "declared before the runs" in words:
-        print("README.md: the paragraph quoting confirm-bigram must say it was made by an earlier "
-              "build under earlier rules, and not that it was declared before the runs",
+        print("README.md quotes a line %sREPORT.md does not have: %s" % (rel, l[:120]),
+              file=sys.stderr)
+    paras = readme.split("\n\n")
+    quoted = [i for i, p in enumerate(paras) if p.startswith("> ")]
+    if quoted and rel + "REPORT.md" not in paras[quoted[0] - 1]:
+        print("README.md: the paragraph before the quote must name %sREPORT.md" % rel,
               file=sys.stderr)
         return False
     return not bad
+
+
+def check_listed(root):
+    """Every committed claims study is in CLAIMS."""
+    missing = set(claims_dirs(root)) - {c[0] for c in CLAIMS}
+    for d in sorted(missing):
+        print("%s/%s/REPORT.md is committed but experiments/results_md.py's CLAIMS lacks it"
+              % (REF, d), file=sys.stderr)
+    return not missing
 
 
 def main():
@@ -226,7 +268,7 @@ def main():
         with open(path, "w", encoding="utf-8") as f:
             f.write(text)
         return 0
-    ok = check_readme(a.root)
+    ok = check_readme(a.root) & check_listed(a.root)
     if read(a.root, "docs/results.md") != text:
         print("docs/results.md differs from what experiments/results_md.py generates; "
               "run it to regenerate", file=sys.stderr)
