@@ -3,7 +3,8 @@
 # deterministic, so a run of a study's seed at its setting made anywhere
 # else is a preview of its result; the committed tree must hold none:
 #   - no seed of an experiments/claims-*.sweep is a seed of any committed
-#     results/**/results.csv (its `seed` column);
+#     results/**/results.csv (its `seed` column) but the study's own,
+#     results/reference/NAME/results.csv for claims-NAME.sweep's NAME;
 #   - no seed of a claims sweep is a seed of any other experiments/*.sweep
 #     (quickstart, another claims study, the reference sweeps).
 # Seeds are read as the sweep expands them (`gatelab sweep FILE --list`,
@@ -37,7 +38,7 @@ check() {
     done
     for f in "$exp"/claims-*.sweep; do
         [ -e "$f" ] || continue
-        local mine="seeds/$(basename "$f").txt"
+        local mine="seeds/$(basename "$f").txt" own="$res/reference/$(basename "$f" .sweep)/results.csv"
         for g in "$exp"/*.sweep; do
             [ "$g" = "$f" ] && continue
             local both
@@ -45,6 +46,7 @@ check() {
             [ -n "$both" ] && echo "$f: seeds ${both% } are also seeds of $g" && clash=1
         done
         while IFS= read -r g; do
+            [ "$g" = "$own" ] && continue
             local both
             both=$(comm -12 "$mine" <(csv_seeds "$g") | tr '\n' ' ')
             [ -n "$both" ] && echo "$f: seeds ${both% } were run by the committed study $g" && clash=1
@@ -71,6 +73,13 @@ printf 'file,run,variant,data,seed,status\nbaseline_s%s.h5,baseline,baseline,big
 out=$(check exp res) && bad "a claims seed ($first) in a committed results.csv passed"
 echo "$out" | grep -q "claims-bigram.sweep: seeds $first were run by the committed study res/study/results.csv" ||
     bad "the clash with a committed study is not named: $out"
+# The study's own committed results hold its seeds; another study's may not.
+mkdir -p res/reference/claims-bigram && mv res/study/results.csv res/reference/claims-bigram/
+out=$(check exp res) || bad "claims-bigram's own results.csv counted as a clash: $out"
+mkdir -p res/reference/claims-brown && cp res/reference/claims-bigram/results.csv res/reference/claims-brown/
+out=$(check exp res) && bad "claims-bigram's seed ($first) in claims-brown's results.csv passed"
+echo "$out" | grep -q "claims-bigram.sweep: seeds $first were run by the committed study res/reference/claims-brown/results.csv" ||
+    bad "the clash with another claims study's results is not named: $out"
 
 [ $fail -eq 0 ] && echo "check_seeds: PASS" && exit 0
 exit 1
