@@ -182,38 +182,43 @@ static char *confirm_text(const char *claim) {
  * contradicts the claim and the one-sided one does not show it. The table
  * gives the Hodges-Lehmann estimate. With no
  * baseline seed massive the claim is untestable here. */
+/* The report for claim holds every string of want (NULL-terminated) and
+ * not unwanted. */
+static void expect_claim(const char *claim, const char *const *want, const char *unwanted) {
+    char *md = confirm_text(claim);
+    for (; *want; want++)
+        if (!strstr(md, *want)) fail_msg("%s: no \"%s\" in the report", claim, *want);
+    if (strstr(md, unwanted)) fail_msg("%s: \"%s\" in the report", claim, unwanted);
+    free(md);
+}
+
 static void test_verdict_from_test(void **state) {
     (void)state;
     outlier_rows(1);
-    char *md = confirm_text("m_act g1-elem < baseline one-sided");
-    assert_non_null(strstr(md, "**Confirmed** here: Hodges–Lehmann estimate -4.5"));
-    assert_non_null(strstr(md, "Holm p = 0.042 (P1)"));
-    assert_non_null(strstr(md, "| 0.042 | 0.042 | **lower** |"));
-    assert_non_null(strstr(md, "| -4.5 ["));
-    assert_null(strstr(md, "Contradicted"));
-    free(md);
-    md = confirm_text("m_act g1-elem < baseline");
-    assert_non_null(strstr(md, "**Not shown** here"));
-    assert_non_null(strstr(md, "| 0.084 | 0.084 | no difference shown |"));
-    assert_null(strstr(md, "Contradicted"));
-    free(md);
+    expect_claim("m_act g1-elem < baseline one-sided",
+                 (const char *[]){"**Confirmed** here: Hodges–Lehmann estimate -4.5",
+                                  "Holm p = 0.042 (P1)", "| 0.042 | 0.042 | **lower** |",
+                                  "| -4.5 [", NULL},
+                 "Contradicted");
+    expect_claim(
+        "m_act g1-elem < baseline",
+        (const char *[]){"**Not shown** here", "| 0.084 | 0.084 | no difference shown |", NULL},
+        "Contradicted");
     /* every pair the other way (g1-elem above by 1..10): two-sided, the
      * test rejects against the claim (p = 2/1024); one-sided it cannot */
     for (int i = 10; i < 20; i++) g_rows[i].m_act = 500.0 + 10.0 * (i - 10) + (i - 9);
-    md = confirm_text("m_act g1-elem < baseline");
-    assert_non_null(strstr(md, "**Contradicted** here, we disagree with the paper"));
-    assert_non_null(strstr(md, "Holm p = 0.00195 (P1)"));
-    free(md);
-    md = confirm_text("m_act g1-elem < baseline one-sided");
-    assert_non_null(strstr(md, "**Not shown** here"));
-    assert_null(strstr(md, "Contradicted"));
-    free(md);
+    expect_claim("m_act g1-elem < baseline",
+                 (const char *[]){"**Contradicted** here, we disagree with the paper",
+                                  "Holm p = 0.00195 (P1)", NULL},
+                 "Confirmed");
+    expect_claim("m_act g1-elem < baseline one-sided", (const char *[]){"**Not shown** here", NULL},
+                 "Contradicted");
     outlier_rows(0);
-    md = confirm_text("m_act g1-elem < baseline one-sided");
-    assert_non_null(strstr(md, "**Untestable here**: the baseline `baseline` has no massive "
-                               "activation to remove: none of its 10 seeds is massive"));
-    assert_null(strstr(md, "Confirmed"));
-    free(md);
+    expect_claim("m_act g1-elem < baseline one-sided",
+                 (const char *[]){"**Untestable here**: the baseline `baseline` has no massive "
+                                  "activation to remove: none of its 10 seeds is massive",
+                                  NULL},
+                 "Confirmed");
 }
 
 /* A [secondary] family larger than a Protocol holds (compares x metrics
