@@ -12,8 +12,9 @@
 # (`gatelab report`, without the protocol, whose comparisons one run
 # cannot meet), and its row set beside the study's. The protocol.ini the
 # sweep writes must equal the study's but for its `repo =` line (the
-# checkout's path); protocol_hash, a hash of that whole file, is therefore
-# not held. Nor are `file`, `tokens_per_sec` (a speed), and the columns a
+# checkout's path) and its `gatelab =` line (this build, which may be a
+# later one: the rows say whether it trains to the same bits);
+# protocol_hash, a hash of that whole file, is therefore not held. Nor are `file`, `tokens_per_sec` (a speed), and the columns a
 # report computes from other runs of its directory (dppl_vs_baseline,
 # dppl_pct_vs_baseline), which a run reported alone cannot have; each is
 # printed when it differs.
@@ -39,8 +40,12 @@ trap 'rm -rf "$dir"' EXIT
 echo "repro_row.sh: retraining $run (run $k of $study) in $dir"
 "$bin" sweep "experiments/$study.sweep" --only "$k" --out "$dir" --jobs 1 --no-report ||
     die "$run: the sweep failed: $(grep -h '^gatelab' "$dir"/logs/*.log | tail -n 1)"
-# the protocol this sweep declared is the study's, but for the checkout's path
-if ! diff <(grep -v '^repo = ' "${csv%/*}/protocol.ini") <(grep -v '^repo = ' "$dir/protocol.ini") \
+# the protocol this sweep declared is the study's, but for the checkout's
+# path and the build that ran it (its training is held by the rows below)
+declared() { grep -v -e '^repo = ' -e '^gatelab = ' "$1"; }
+echo "repro_row.sh: study's build: $(grep -m1 '^gatelab = ' "${csv%/*}/protocol.ini");" \
+    "this one: $(grep -m1 '^gatelab = ' "$dir/protocol.ini")"
+if ! diff <(declared "${csv%/*}/protocol.ini") <(declared "$dir/protocol.ini") \
     >"$dir/protocol.diff"; then
     cat "$dir/protocol.diff"
     echo "repro_row.sh: $run: the sweep declares another protocol than the study's protocol.ini" >&2
