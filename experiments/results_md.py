@@ -37,6 +37,12 @@ CLAIMS = [
      "`natural.ini` (Brown bytes + BOS), the primary family of `experiments/claims-brown.sweep`\n"
      "(7 tests by the exact Wilcoxon signed-rank test, Holm-corrected, and 2 equivalence tests\n"
      "by paired TOST), its protocol committed before the runs and pinned in its `protocol.ini`."),
+    ("claims-stability", "The paper's stability claim: learning rate without clipping",
+     "baseline, g1-elem and qk-norm at every half-decade of lr from 1e-2 to 1, gradient\n"
+     "clipping off, 15 fresh seeds each (1201-1215), paired by seed, at `small.ini`\n"
+     "(bigram-backcopy), the primary family of `experiments/claims-stability.sweep` (2 tests at\n"
+     "the two highest rates by the exact Wilcoxon signed-rank test, Holm-corrected), its protocol\n"
+     "committed before the runs and pinned in its `protocol.ini`."),
 ]
 
 # What every earlier study shares: how it was made, and what its sentences
@@ -102,12 +108,14 @@ def section(text, head):
 
 
 def headline_quote(text):
-    """The headline's claim sentences, from the first "- The paper" to the equivalence part."""
+    """The headline's claim sentences, from the first "- The paper" to the equivalence part,
+    the secondary family's pointer or the first table's heading, whichever comes first."""
     lines = section(text, "## Headline (confirmatory)")
     start = next((i for i, l in enumerate(lines) if l.startswith("- The paper")), None)
     if start is None:
         return []
-    end = next((i for i, l in enumerate(lines) if l.startswith("Equivalence")), len(lines))
+    stops = ("Equivalence", "The protocol's [secondary]", "### ")
+    end = next((i for i in range(start, len(lines)) if lines[i].startswith(stops)), len(lines))
     block = lines[start:end]
     while block and not block[-1].strip():
         block.pop()
