@@ -59,9 +59,11 @@ for t in $targets; do
     echo "fuzz_$t ${secs}s: $n crashing input(s); $cov"
     for f in "$out"/crash-$t-*; do
         [ -e "$f" ] || continue
-        # Classify: the first stack frame outside the sanitizer runtime.
+        # Classify: the first stack frame outside the sanitizer runtime and
+        # libc (a frame of glibc's own sources, such as its memcpy, names a
+        # file under sysdeps/ when symbolized and libc.so when not).
         top=$(timeout 30 "$bin" -timeout=5 "$f" 2>&1 |
-              grep -E "^ +#[0-9]+ " | grep -v -E "__sanitizer|__interceptor|__asan|__ubsan|fuzzer::|libc\.so|pthread_kill|in raise |in abort " |
+              grep -E "^ +#[0-9]+ " | grep -v -E "__sanitizer|__interceptor|__asan|__ubsan|fuzzer::|libc\.so|/sysdeps/|pthread_kill|in raise |in abort " |
               grep -v -E " in (malloc|calloc|realloc|free) " |
               head -1 | sed 's/^ *#[0-9]* 0x[0-9a-f]* in //')
         echo "  $(basename "$f"): ${top:-(no stack)}"
