@@ -23,8 +23,13 @@
         }                                                                                          \
     } while (0)
 
-/* The entries' contract: 0 accepted, 1 refused; any other value is a bug. */
-#define fuzz_assert_verdict(rc) fuzz_assert((rc) == 0 || (rc) == 1)
+/* The entries' contract: 0 accepted, 1 refused; any other value is a bug.
+ * rc is evaluated once: it is the call to the entry. */
+#define fuzz_assert_verdict(rc)                                                                    \
+    do {                                                                                           \
+        int verdict_ = (rc);                                                                       \
+        fuzz_assert(verdict_ == 0 || verdict_ == 1);                                               \
+    } while (0)
 
 int fuzz_config_one(const uint8_t *data, size_t size);
 int fuzz_sweepfile_one(const uint8_t *data, size_t size);
