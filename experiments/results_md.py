@@ -43,6 +43,13 @@ CLAIMS = [
      "(bigram-backcopy), the primary family of `experiments/claims-stability.sweep` (2 tests at\n"
      "the two highest rates by the exact Wilcoxon signed-rank test, Holm-corrected), its protocol\n"
      "committed before the runs and pinned in its `protocol.ini`."),
+    ("claims-longctx", "The paper's long-context claim: extension with YaRN",
+     "baseline and g1-elem, 20 fresh seeds each (3001-3020), paired by seed, at `longctx.ini`\n"
+     "(Brown bytes + BOS, trained at T = 128, the RoPE base raised and training continued at 256\n"
+     "for the last 20% of the steps), evaluated at 1x-8x of 256 with plain RoPE and YaRN and on the\n"
+     "needle task; the primary family of `experiments/claims-longctx.sweep` (1 test, the\n"
+     "degradation at 4x under YaRN, by the exact Wilcoxon signed-rank test, one-sided in the\n"
+     "paper's direction), its protocol committed before the runs and pinned in its `protocol.ini`."),
 ]
 
 # What every earlier study shares: how it was made, and what its sentences
@@ -218,7 +225,7 @@ def build(root):
         parts += ["", "## " + title, "",
                   "`%s/REPORT.md`: %s Its headline, verbatim:" % (rel, framing), "",
                   quote(headline_quote(read(root, rel + "/REPORT.md"))), "",
-                  "%s Its report gives every test, the secondary family and the scale of\n"
+                  "%s Its report gives every test, its secondary family if it declares one, and the scale of\n"
                   "these runs beside the scales at which each effect was seen." % TABLE_NOTE,
                   "", sweep_table(root, rel)]
     parts += ["", "## Earlier studies", "", EARLIER]
