@@ -61,11 +61,22 @@ for t in $targets; do
         [ -e "$f" ] || continue
         # Classify: the first stack frame outside the sanitizer runtime and
         # libc (a frame of glibc's own sources, such as its memcpy, names a
-        # file under sysdeps/ when symbolized and libc.so when not).
-        top=$(timeout 30 "$bin" -timeout=5 "$f" 2>&1 |
-              grep -E "^ +#[0-9]+ " | grep -v -E "__sanitizer|__interceptor|__asan|__ubsan|fuzzer::|libc\.so|/sysdeps/|pthread_kill|in raise |in abort " |
-              grep -v -E " in (malloc|calloc|realloc|free) " |
-              head -1 | sed 's/^ *#[0-9]* 0x[0-9a-f]* in //')
+        # file under sysdeps/ when symbolized and libc.so when not). An
+        # input over -rss_limit_mb is replayed under a malloc limit, so that
+        # one allocation over it is reported with its own stack; the report
+        # of a replay that stays under it and still goes over the RSS limit
+        # lists the live heap ("out-of-memory (used: ...)"), whose stacks name
+        # no culprit, so it names no frame.
+        lim=
+        case $f in *-oom-*) lim=-malloc_limit_mb=1024 ;; esac
+        replay=$(timeout 30 "$bin" -timeout=5 $lim "$f" 2>&1 || true)
+        case $replay in
+            *"out-of-memory (used:"*) top= ;;
+            *) top=$(printf '%s\n' "$replay" | grep -E "^ +#[0-9]+ " |
+                     grep -v -E "__sanitizer|__interceptor|__asan|__ubsan|fuzzer::|libc\.so|/sysdeps/|pthread_kill|in raise |in abort " |
+                     grep -v -E " in (malloc|calloc|realloc|free) " |
+                     head -1 | sed -E 's/^ *#[0-9]+ 0x[0-9a-f]+( in)? +//') ;;
+        esac
         echo "  $(basename "$f"): ${top:-(no stack)}"
         case $f:$top in
             *:*libhdf5*|*:H5*) ;;  # inside HDF5 itself: an upstream bug (README.md)
