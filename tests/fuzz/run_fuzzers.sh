@@ -45,13 +45,15 @@ export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 # Fork mode with -ignore_crashes: a crash is saved and fuzzing goes on, so
 # one shallow HDF5-internal crash (see README.md) cannot hide bugs of ours.
+# An input over rss_mb is replayed under a malloc limit of half of it.
+rss_mb=2048
 status=0
 for t in $targets; do
     bin=$out/tests/fuzz/fuzz_$t
     mkdir -p "$out/corpus/$t"
     rm -f "$out"/crash-$t-* "$out"/timeout-$t-* "$out"/oom-$t-*
     (cd "$out" && "$bin" -fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 \
-        -max_total_time="$secs" -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
+        -max_total_time="$secs" -max_len=65536 -timeout=10 -rss_limit_mb=$rss_mb \
         -artifact_prefix="$out/crash-$t-" \
         "$out/corpus/$t" "$here/corpus/$t" >"$out/fuzz_$t.log" 2>&1) || true
     cov=$(grep -E "^#[0-9]+: cov" "$out/fuzz_$t.log" | tail -1 | cut -c1-60 || true)
@@ -59,24 +61,20 @@ for t in $targets; do
     echo "fuzz_$t ${secs}s: $n crashing input(s); $cov"
     for f in "$out"/crash-$t-*; do
         [ -e "$f" ] || continue
-        # Classify: the first stack frame outside the sanitizer runtime and
-        # libc (a frame of glibc's own sources, such as its memcpy, names a
-        # file under sysdeps/ when symbolized and libc.so when not). An
-        # input over -rss_limit_mb is replayed under a malloc limit, so that
-        # one allocation over it is reported with its own stack; the report
-        # of a replay that stays under it and still goes over the RSS limit
-        # lists the live heap ("out-of-memory (used: ...)"), whose stacks name
-        # no culprit, so it names no frame.
+        # Classify: the first stack frame outside the sanitizer runtime,
+        # libFuzzer (its main and its C++ allocations) and libc (a frame of
+        # glibc's own sources, such as its memcpy, names a file under
+        # sysdeps/ when symbolized and libc.so when not). An input over the
+        # RSS limit is replayed under a malloc limit, so that one allocation
+        # over it is reported with its own stack; without one, the replay
+        # lists the live heap's largest allocations, libFuzzer's input
+        # buffer among them.
         lim=
-        case $f in *-oom-*) lim=-malloc_limit_mb=1024 ;; esac
-        replay=$(timeout 30 "$bin" -timeout=5 $lim "$f" 2>&1 || true)
-        case $replay in
-            *"out-of-memory (used:"*) top= ;;
-            *) top=$(printf '%s\n' "$replay" | grep -E "^ +#[0-9]+ " |
-                     grep -v -E "__sanitizer|__interceptor|__asan|__ubsan|fuzzer::|libc\.so|/sysdeps/|pthread_kill|in raise |in abort " |
-                     grep -v -E " in (malloc|calloc|realloc|free) " |
-                     head -1 | sed -E 's/^ *#[0-9]+ 0x[0-9a-f]+( in)? +//') ;;
-        esac
+        case $f in *-oom-*) lim=-malloc_limit_mb=$((rss_mb / 2)) ;; esac
+        top=$(timeout 30 "$bin" -timeout=5 -rss_limit_mb=$rss_mb $lim "$f" 2>&1 |
+              grep -E "^ +#[0-9]+ " | grep -v -E "__sanitizer|__interceptor|__asan|__ubsan|fuzzer::|libc\.so|/sysdeps/|pthread_kill|in raise |in abort " |
+              grep -v -E " in (malloc|calloc|realloc|free|main|operator new\(.*\)) " |
+              head -1 | sed -E 's/^ *#[0-9]+ 0x[0-9a-f]+( in)? +//')
         echo "  $(basename "$f"): ${top:-(no stack)}"
         case $f:$top in
             *:*libhdf5*|*:H5*) ;;  # inside HDF5 itself: an upstream bug (README.md)
