@@ -225,8 +225,9 @@ def build(root):
         parts += ["", "## " + title, "",
                   "`%s/REPORT.md`: %s Its headline, verbatim:" % (rel, framing), "",
                   quote(headline_quote(read(root, rel + "/REPORT.md"))), "",
-                  "%s Its report gives every test, its secondary family if it declares one, and the scale of\n"
-                  "these runs beside the scales at which each effect was seen." % TABLE_NOTE,
+                  "%s Its report gives every test, its secondary family if it declares\n"
+                  "one, and the scale of these runs beside the scales at which each effect was\n"
+                  "seen." % TABLE_NOTE,
                   "", sweep_table(root, rel)]
     parts += ["", "## Earlier studies", "", EARLIER]
     for directory, title, framing in CONFIRM:
