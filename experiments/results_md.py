@@ -50,6 +50,13 @@ CLAIMS = [
      "needle task; the primary family of `experiments/claims-longctx.sweep` (1 test, the\n"
      "degradation at 4x under YaRN, by the exact Wilcoxon signed-rank test, one-sided in the\n"
      "paper's direction), its protocol committed before the runs and pinned in its `protocol.ini`."),
+    ("claims-bigram", "The paper's sink claims on bigram-backcopy",
+     "baseline, g1-elem, g1-head, g1-const and g1-ns, 20 fresh seeds each (1301-1320), paired by\n"
+     "seed, at `small.ini` (bigram-backcopy), the primary family of\n"
+     "`experiments/claims-bigram.sweep` (9 tests by the exact Wilcoxon signed-rank test,\n"
+     "Holm-corrected, and 1 equivalence test by paired TOST; no val-loss claim, the task's floor\n"
+     "leaves no room for one), its protocol committed before the runs and pinned in its\n"
+     "`protocol.ini`."),
 ]
 
 # What every earlier study shares: how it was made, and what its sentences
@@ -116,7 +123,8 @@ def section(text, head):
 
 def headline_quote(text):
     """The headline's claim sentences, from the first "- The paper" to the equivalence part,
-    the secondary family's pointer or the first table's heading, whichever comes first."""
+    the secondary family's pointer or the first table's heading, whichever comes first;
+    then the equivalence part's sentence and its bullets, when the headline has one."""
     lines = section(text, "## Headline (confirmatory)")
     start = next((i for i, l in enumerate(lines) if l.startswith("- The paper")), None)
     if start is None:
@@ -126,6 +134,15 @@ def headline_quote(text):
     block = lines[start:end]
     while block and not block[-1].strip():
         block.pop()
+    eq = next((i for i in range(end, len(lines)) if lines[i].startswith("Equivalence")), None)
+    if eq is not None:
+        bullets = []
+        for line in lines[eq + 1:]:
+            if line.startswith("- "):
+                bullets.append(line)
+            elif line.strip() or bullets:
+                break
+        block += ["", lines[eq], ""] + bullets
     return block
 
 
