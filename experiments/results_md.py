@@ -6,7 +6,9 @@ generated REPORT.md under results/reference/ (the lines the report's own
 tests decide: the claims studies first, then the earlier studies under
 results/reference/earlier/), and its tables are computed here from the
 committed results.csv (means and sample standard deviations over seeds,
-no tests).
+no tests), but for the first: every claims study's claims with the verdict
+and Holm p its headline prints, a claim's tests in different studies side
+by side.
 Nothing in the output is a result written by hand.
 
     /usr/bin/python3 experiments/results_md.py            # rewrite docs/results.md
@@ -22,6 +24,7 @@ import argparse
 import csv
 import math
 import os
+import re
 import sys
 
 REF = "results/reference"
@@ -219,6 +222,45 @@ TABLE_NOTE = ("The table gives the mean ± sample std over seeds from its `resul
               "the paper's scale).")
 
 
+def claim_rows(directory, text):
+    """One (claim, study, id, verdict, Holm p) per headline sentence of a claims report:
+    the claim as the sentence states it, the verdict and p as the report prints them."""
+    rows = []
+    for line in headline_quote(text):
+        if line.startswith("- The paper: "):
+            claim = line[len("- The paper: "):].split(" (Table", 1)[0]
+            ident = re.search(r"\((P[0-9]+)\)\.$", line)
+        elif line.startswith("- `"):
+            claim = line[2:].split(" is **", 1)[0]
+            ident = re.search(r", (E[0-9]+)\)\.$", line)
+        else:
+            continue
+        m = re.search(r"\*\*([^*]+)\*\*", line)  # the sentence's first bold: its verdict
+        if not (m and ident):
+            sys.exit("results_md.py: %s's headline sentence has no verdict or id: %s"
+                     % (directory, line[:120]))
+        p = re.search(r"Holm (?:TOST )?p (?:= )?(< [0-9.e+-]+|[0-9.e+-]+)", line)
+        rows.append((claim, directory, ident.group(1), m.group(1), p.group(1) if p else "–"))
+    return rows
+
+
+def claims_summary(root):
+    """The table of every claim the committed claims studies test, a claim's tests in
+    different studies side by side, in the order the claims first appear."""
+    rows = []
+    for directory, _, _ in CLAIMS:
+        rows += claim_rows(directory, read(root, "%s/%s/REPORT.md" % (REF, directory)))
+    first = {}
+    for i, r in enumerate(rows):
+        first.setdefault(r[0], i)
+    rows.sort(key=lambda r: first[r[0]])
+    out = ["| the paper's claim, as the report states it | study | id | verdict | Holm p |",
+           "|---|---|---|---|---|"]
+    out += ["| %s | [%s](../%s/%s/REPORT.md) | %s | %s | %s |" % (c, d, REF, d, i, v, p)
+            for c, d, i, v, p in rows]
+    return "\n".join(out)
+
+
 def claims_dirs(root):
     """The claims-* directories under REF that hold a REPORT.md."""
     base = os.path.join(root, REF)
@@ -236,6 +278,12 @@ def build(root):
         "for learning-rate tests); each table is computed by `experiments/results_md.py` from the\n"
         "committed `results.csv`. The reports, their `results.csv` and figures are under\n"
         "`results/reference/` ([its index](../results/reference/REPORT.md)).",
+        "", "## Every claim tested so far", "",
+        "One row per test of the claims studies committed so far, copied from each report's\n"
+        "headline (verdict and Holm-adjusted p as printed there; \"Untestable here\" has none),\n"
+        "a claim's tests in different studies side by side. Each study's design, and so what its\n"
+        "verdicts can be read as, is in its section below and in the index.",
+        "", claims_summary(root),
     ]
     for directory, title, framing in CLAIMS:
         rel = "%s/%s" % (REF, directory)
