@@ -247,32 +247,51 @@ static int seeds_fresh(FILE *f, const ProtocolPin *p) {
     return ok && hit < 0;
 }
 
-/* 1 when rows hold NAME_sSEED.h5. */
-static int has_run(const Row *rows, int n, const PinRun *r) {
+/* The row of NAME_sSEED.h5 among rows[n], or NULL. */
+static const Row *run_row(const Row *rows, int n, const PinRun *r) {
     char want[160];
     snprintf(want, sizeof want, "%s_s%llu.h5", r->name, r->seed);
     for (int i = 0; i < n; i++)
-        if (!strcmp(rows[i].file, want)) return 1;
-    return 0;
+        if (!strcmp(rows[i].file, want)) return &rows[i];
+    return NULL;
 }
 
-/* The declared runs against the run files: 1 when none is missing. */
+/* How many of p's declared runs have no row in rows[n]. */
+static int count_missing(const ProtocolPin *p, const Row *rows, int n) {
+    int missing = 0;
+    for (int i = 0; i < p->n_runs; i++) missing += !run_row(rows, n, &p->runs[i]);
+    return missing;
+}
+
+/* The declared runs against the run files (and the rows joined from
+ * results.csv, report_join.c): 1 when none is missing. */
 static int runs_present(FILE *f, const ProtocolPin *p, const Row *rows, int n) {
     if (!p->has_runs) {
         if (f) fputs("- **no run list**: the protocol declares no runs to look for.\n", f);
         return 0;
     }
-    int missing = 0;
-    for (int i = 0; i < p->n_runs; i++) missing += !has_run(rows, n, &p->runs[i]);
+    int missing = count_missing(p, rows, n), joined = 0;
+    for (int i = 0; i < p->n_runs; i++) {
+        const Row *w = run_row(rows, n, &p->runs[i]);
+        joined += w && w->from_csv;
+    }
     if (!f) return missing == 0;
-    if (!missing) {
+    /* results.csv alone (report.c) reads as its run files did */
+    if (!missing && (!joined || joined == p->n_runs)) {
         fprintf(f, "- All %d declared runs (names × seeds) have their run files here.\n",
                 p->n_runs);
         return 1;
     }
+    if (!missing) {
+        fprintf(f,
+                "- All %d declared runs (names × seeds) are here: %d run files, and %d rows of "
+                "results.csv from the study's earlier pieces.\n",
+                p->n_runs, p->n_runs - joined, joined);
+        return 1;
+    }
     fprintf(f, "- **%d of %d declared runs are missing**: ", missing, p->n_runs);
     for (int i = 0, k = 0; i < p->n_runs; i++) {
-        if (has_run(rows, n, &p->runs[i])) continue;
+        if (run_row(rows, n, &p->runs[i])) continue;
         if (k < NAME_MAX_LIST)
             fprintf(f, "%s`%s_s%llu.h5`", k ? ", " : "", p->runs[i].name, p->runs[i].seed);
         k++;
@@ -280,6 +299,15 @@ static int runs_present(FILE *f, const ProtocolPin *p, const Row *rows, int n) {
     if (missing > NAME_MAX_LIST) fprintf(f, " and %d more", missing - NAME_MAX_LIST);
     fputs(".\n", f);
     return 0;
+}
+
+int protocol_runs_missing(const char *path, const Row *rows, int n) {
+    ProtocolPin p;
+    char err[512];
+    if (pin_read(path, NULL, &p, err, sizeof err) != 0) return -1;
+    int missing = p.has_runs ? count_missing(&p, rows, n) : -1;
+    pin_free(&p);
+    return missing;
 }
 
 /* The pinned rules against this build's. */

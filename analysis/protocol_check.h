@@ -13,7 +13,8 @@
  *   - the rules it pins are the rules this build applies (pin_rules);
  *   - no results.csv in the repository's tree at the sweep file's pinned
  *     commit holds a declared seed (a committed study ran it first);
- *   - every declared run (names x seeds) has its run file here;
+ *   - every declared run (names x seeds) has its run file here, or its
+ *     row joined from results.csv (a study run in pieces, report_join.c);
  *   - the sweep did not run with --uncommitted.
  * What no file here can show is stated too: whether a declared seed was
  * run at the study's setting before the commit and never committed
@@ -31,5 +32,10 @@
  * ("- ...\n"), the failures in bold, then the build that writes the
  * report. Returns 1 when every check holds, else 0. */
 int protocol_status(FILE *f, const char *path, const Row *rows, int n);
+
+/* How many of the runs the protocol file path declares ([runs]) have no
+ * row in rows[n]: 0 when every one is here; -1 when it declares none or
+ * cannot be read. */
+int protocol_runs_missing(const char *path, const Row *rows, int n);
 
 #endif

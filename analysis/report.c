@@ -11,6 +11,7 @@
  * long-context and stability sections (report_longctx.c,
  * report_stability.c). */
 #include "report.h"
+#include "protocol_check.h"
 #include "report_confirm.h"
 #include "report_mechanism.h"
 #include "report_sections.h"
@@ -57,13 +58,53 @@ static int arms_are_runs(const char *path, const Protocol *pr, const Row *rows, 
     return 0;
 }
 
+/* The rows of rows[n] that are run files, as a malloc'd copy (*ns of
+ * them; NULL when out of memory): in a joined report (report_join.c) the
+ * rows of results.csv are left out, and the baselines matched among the
+ * rest. */
+static Row *run_file_rows(const Row *rows, int n, int *ns) {
+    Row *sub = malloc((size_t)(n ? n : 1) * sizeof *sub);
+    *ns = 0;
+    for (int i = 0; sub && i < n; i++)
+        if (!rows[i].from_csv) sub[(*ns)++] = rows[i];
+    for (int i = 0; sub && i < *ns; i++) sub[i].file = strrchr(sub[i].path, '/') + 1;
+    if (sub && *ns < n) fill_dppl(sub, *ns);
+    return sub;
+}
+
+/* The sections that read a run file's probes, evaluations and
+ * interventions, over the run files sub[ns]; the needle table, from the
+ * rows, among them. */
+static void md_file_sections(FILE *f, const char *outdir, const Row *sub, int ns, const Row *rows,
+                             int n) {
+    const char **paths = calloc((size_t)(ns ? ns : 1), sizeof *paths);
+    char figdir[1100];
+    int k = 0;
+    snprintf(figdir, sizeof figdir, "%s/figures", outdir);
+    for (int i = 0; paths && i < ns; i++)
+        if (sub[i].ok) paths[k++] = sub[i].path;
+    report_progress("long context, stability, pretrained, stream and mechanism sections");
+    if (paths) report_longctx(f, figdir, paths, k); /* report_longctx.c */
+    md_needle(f, rows, n);                          /* report_needle.c */
+    if (paths) report_stability(f, figdir, paths, k); /* report_stability.c */
+    if (paths) report_pretrained(f, paths, k);
+    if (paths) report_stream(f, paths, k);            /* report_stream.c */
+    if (paths) report_mechanism(f, figdir, paths, k); /* report_mechanism.c */
+    free(paths);
+}
+
+/* REPORT.md at path over rows[n], of which from_csv are rows of
+ * results.csv (all of them: no run file here; fewer: a joined report). */
 static int write_md(const char *path, const char *dir, const char *outdir, const Row *rows, int n,
                     int from_csv, const Protocol *proto, const Protocol *sec, char *err,
                     size_t errlen) {
     if (outpath_check(path, OUT_REPORT, 1, err, errlen) != 0) return -1;
+    int ns = 0;
+    Row *sub = from_csv < n ? run_file_rows(rows, n, &ns) : NULL;
+    if (from_csv < n && !sub) return seterr(err, errlen, "out of memory");
     char tmp[ATOMIC_TMP_MAX];
     FILE *f = atomic_fopen(path, tmp, sizeof tmp, err, errlen);
-    if (!f) return -1;
+    if (!f) return free(sub), -1;
     report_progress("tables and statistics");
     md_title(f, dir, rows, n, from_csv);
     if (proto) report_confirm(f, rows, n, proto, sec);
@@ -74,35 +115,22 @@ static int write_md(const char *path, const char *dir, const char *outdir, const
     md_compute(f, rows, n); /* report_compute.c */
     md_paper(f, rows, n);
     md_runs(f, rows, n);
-    if (!from_csv) md_figures(f, outdir, rows, n);
+    if (ns) md_figures(f, outdir, sub, ns);
     md_lr_sensitivity(f, outdir, rows, n);
     md_quant(f, rows, n); /* report_quant.c */
-    if (!from_csv) { /* long-context and stability sections: report_longctx.c, report_stability.c */
-        const char **paths = calloc((size_t)(n ? n : 1), sizeof *paths);
-        char figdir[1100];
-        int k = 0;
-        snprintf(figdir, sizeof figdir, "%s/figures", outdir);
-        for (int i = 0; paths && i < n; i++)
-            if (rows[i].ok) paths[k++] = rows[i].path;
-        report_progress("long context, stability, pretrained, stream and mechanism sections");
-        if (paths) report_longctx(f, figdir, paths, k);
-        md_needle(f, rows, n); /* report_needle.c: from the rows, as below */
-        if (paths) report_stability(f, figdir, paths, k);
-        if (paths) report_pretrained(f, paths, k);
-        if (paths) report_stream(f, paths, k);            /* report_stream.c */
-        if (paths) report_mechanism(f, figdir, paths, k); /* report_mechanism.c */
-        free(paths);
-    } else {
-        md_needle(f, rows, n); /* the same table from results.csv's columns */
-    }
+    if (ns) md_file_sections(f, outdir, sub, ns, rows, n);
+    else md_needle(f, rows, n); /* the same table from results.csv's columns */
     md_definitions(f);
+    free(sub);
     return atomic_fcommit(f, tmp, path, err, errlen);
 }
 
 /* Every run file in dir read into *rows (n of them, unreadable ones with
- * ok = 0); a directory with no run file but a results.csv (a committed
- * study: run files do not outlive the machine) gives that file's rows,
- * and *from_csv = 1. 0, REPORT_BADINPUT or -1 with one line. */
+ * ok = 0), with the rows of the earlier pieces of a study run in pieces
+ * joined from results.csv (report_join.c); a directory with no run file
+ * but a results.csv (a committed study: run files do not outlive the
+ * machine) gives that file's rows. *from_csv = how many rows came from
+ * results.csv. 0, REPORT_BADINPUT or -1 with one line. */
 static int load_rows(const char *dir, Row **out, int *n, int *from_csv, char *err, size_t errlen) {
     char **names;
     int listed = list_runs(dir, &names, n, err, errlen);
@@ -117,8 +145,9 @@ static int load_rows(const char *dir, Row **out, int *n, int *from_csv, char *er
             return REPORT_BADINPUT;
         }
         report_progress("no run files in %s: reading results.csv", dir);
-        *from_csv = 1;
-        return csv_read_rows(dir, csv, out, n, err, errlen);
+        int rc = csv_read_rows(dir, csv, out, n, err, errlen);
+        *from_csv = rc == 0 ? *n : 0;
+        return rc;
     }
     Row *rows = calloc((size_t)*n, sizeof *rows);
     if (!rows) {
@@ -137,8 +166,11 @@ static int load_rows(const char *dir, Row **out, int *n, int *from_csv, char *er
             report_progress("read %d of %d run files", i + 1, *n);
     }
     free(names);
+    int rc = report_join_csv(dir, &rows, n, from_csv, err, errlen);
+    if (rc != 0) free(rows), rows = NULL;
     *out = rows;
-    return 0;
+    if (*from_csv) report_progress("joined %d rows of %s/results.csv (runs of earlier pieces)", *from_csv, dir);
+    return rc;
 }
 
 int report_run(const char *dir, const char *outdir, char *err, size_t errlen) {
@@ -164,9 +196,13 @@ int report_run(const char *dir, const char *outdir, char *err, size_t errlen) {
         snprintf(path, sizeof path, "%s/%s", dir, PROTO_FILE);
         has_proto = protocol_read(path, &proto, err, errlen);
         if (has_proto == 0) has_sec = protocol_read_family(path, 1, &sec, err, errlen);
+        /* a study still running (in pieces) may lack an arm's runs: its
+         * report is interim (report_confirm.c), and no arm is refused */
+        int interim = has_proto == 0 && protocol_runs_missing(path, rows, n) > 0;
         rc = has_proto < 0 || has_sec < 0 ||
-                     (has_proto == 0 && arms_are_runs(path, &proto, rows, n, err, errlen)) ||
-                     (has_sec == 0 && arms_are_runs(path, &sec, rows, n, err, errlen))
+                     (has_proto == 0 && !interim &&
+                      arms_are_runs(path, &proto, rows, n, err, errlen)) ||
+                     (has_sec == 0 && !interim && arms_are_runs(path, &sec, rows, n, err, errlen))
                  ? REPORT_BADINPUT
                  : 0;
     }

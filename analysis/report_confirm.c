@@ -565,7 +565,26 @@ static void md_secondary(FILE *f, const Row *rows, int n, const Protocol *sec) {
         if (q.claims[t[i].claim].rel == PR_INTERACT) interaction_sentence(f, &q, &t[i], i + 1);
 }
 
+/* The headline of a study whose declared runs are not all here: the
+ * pre-registration checks (naming the missing runs) and no test. */
+static void md_interim(FILE *f, const Row *rows, int n, const Protocol *pr, int missing) {
+    fprintf(f,
+            "\n## Headline (confirmatory)\n\n**Interim: no test yet.** %d of the runs the "
+            "protocol of this directory (`%s`, %s) declares %s not here. Its tests run, and its "
+            "claims get verdicts, only over every declared run, so this report states none; a "
+            "study run in pieces (`gatelab sweep --seeds`, docs/sweeps.md) gets them in the "
+            "report of its last piece. Every table below is exploratory.\n\n"
+            "Pre-registration (docs/sweeps.md, \"Confirmatory sweeps\"):\n\n",
+            missing, PROTO_FILE, pr->hash, missing == 1 ? "is" : "are");
+    protocol_status(f, pr->path, rows, n);
+}
+
 void report_confirm(FILE *f, const Row *rows, int n, const Protocol *pr, const Protocol *sec) {
+    int missing = protocol_runs_missing(pr->path, rows, n);
+    if (missing > 0) {
+        md_interim(f, rows, n, pr, missing);
+        return;
+    }
     PTest t[MAX_TESTS];
     ETest e[MAX_TESTS];
     int k = confirm_tests(rows, n, pr, t), ke = equivalence_tests(rows, n, pr, e);

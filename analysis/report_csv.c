@@ -262,6 +262,7 @@ int csv_read_rows(const char *dir, const char *path, Row **out, int *n, char *er
         snprintf(w->path, sizeof w->path, "%s/%s", dir, file);
         w->file = strrchr(w->path, '/') + 1;
         w->ok = 1;
+        w->from_csv = 1;
         k++;
     }
     free(text);

@@ -309,7 +309,7 @@ void md_title(FILE *f, const char *dir, const Row *rows, int n, int from_csv) {
     strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", localtime(&now));
     char shown_dir[1024];
     table_name(shown_dir, sizeof shown_dir, dir);
-    if (from_csv) {
+    if (from_csv == n) {
         fprintf(f,
                 "# gatelab report\n\nFrom `%s/results.csv` alone: %d runs, their run files are "
                 "not here. The tables and tests below are those the run files give; the figures "
@@ -320,10 +320,17 @@ void md_title(FILE *f, const char *dir, const Row *rows, int n, int from_csv) {
         fprintf(f,
                 "# gatelab report\n\nRun files in `%s`: %d (%d readable, %d "
                 "unreadable",
-                shown_dir, n, ok - bad_probe, n - ok);
+                shown_dir, n - from_csv, ok - from_csv - bad_probe, n - ok);
         if (bad_probe) fprintf(f, ", %d with an unreadable probe (listed under Runs)", bad_probe);
         fputc(')', f);
     }
+    if (from_csv && from_csv < n)
+        fprintf(f,
+                ", and %d rows of `%s/results.csv` whose run files are not here: the declared runs "
+                "of the study's earlier pieces (`gatelab sweep --seeds`), joined. The tables and "
+                "tests below are over all %d runs; the figures and the sections that read a run "
+                "file's probes, evaluations and interventions are over the %d run files only",
+                from_csv, shown_dir, n, n - from_csv);
     char rules[160];
     pin_rules(rules, sizeof rules);
     fprintf(f, ". Written %s by gatelab %s, under the analysis rules \"%s\".\n", when, pin_build(),

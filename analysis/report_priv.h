@@ -20,6 +20,7 @@ typedef struct {
     char path[1024];
     const char *file; /* basename inside path */
     int ok;           /* 0: unreadable, err says why */
+    int from_csv;     /* 1: a row of results.csv, its run file not here */
     char err[512];
     char variant[256], status[32];
     char run[256];     /* run name: the group key with variant and data */
@@ -142,10 +143,18 @@ int write_csv(const char *path, const Row *rows, int n, char *err, size_t errlen
  * run file DIR/<file>, into a malloc'ed *rows. 0; REPORT_BADINPUT with one
  * line naming the file and line of the first bad record; -1 out of memory. */
 int csv_read_rows(const char *dir, const char *path, Row **rows, int *n, char *err, size_t errlen);
+/* report_join.c: a study run in pieces (gatelab sweep --seeds). When dir
+ * holds run files, a results.csv and a protocol.ini that declares its runs
+ * ([runs]), appends to *rows (*n, realloc'd) every row of results.csv
+ * whose run is declared, has no run file here and recorded the protocol's
+ * hash: the earlier pieces, whose run files are gone. *joined = how many.
+ * 0 (nothing to join is not an error); REPORT_BADINPUT when results.csv
+ * cannot be read (it is then left as it is, never replaced); -1 out of
+ * memory. */
+int report_join_csv(const char *dir, Row **rows, int *n, int *joined, char *err, size_t errlen);
 /* report_md.c */
-/* The title and the run-file count: the report's first lines. */
-/* The title and what the rows come from: run files, or results.csv alone
- * (from_csv). */
+/* The title and what the rows come from: run files, results.csv alone
+ * (from_csv == n), or run files joined with from_csv rows of results.csv. */
 void md_title(FILE *f, const char *dir, const Row *rows, int n, int from_csv);
 void md_settings(FILE *f, const Row *rows, int n);
 void md_variants(FILE *f, const Row *rows, int n);

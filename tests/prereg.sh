@@ -132,8 +132,8 @@ grep -q "$declared" unread/REPORT.md && bad "unreadable pins read declared befor
 # rerun into the same directory: its own protocol.ini is replaced, runs skipped
 "$G" sweep c.sweep --out ok --jobs 2 --no-report >ok2.log 2>&1 || bad "a rerun into its own directory failed: $(tail -2 ok2.log)"
 
-# a declared run deleted: named in the headline
-cp -r ok deleted && rm deleted/g1-elem_s2.h5
+# a declared run deleted with its row of results.csv: named in the headline
+cp -r ok deleted && rm deleted/g1-elem_s2.h5 deleted/results.csv
 "$G" report deleted >rep.log 2>&1 || bad "report failed: $(cat rep.log)"
 grep -q '\*\*1 of 4 declared runs are missing\*\*: `g1-elem_s2.h5`' deleted/REPORT.md || bad "a deleted run is not named"
 grep -q "$declared" deleted/REPORT.md && bad "a directory with a deleted run reads declared before the runs"

@@ -13,6 +13,7 @@
 #include "env.h"
 #include "gatelab_build.h"
 #include "report.h"
+#include "seedlist.h"
 #include "sweep.h"
 #include "util.h"
 
@@ -30,9 +31,10 @@ static int write_report(const char *dir) {
     return 0;
 }
 
-static void print_run_list(const Sweep *sw) {
+static void print_run_list(const Sweep *sw, const SweepOptions *o) {
     for (int i = 0; i < sw->n_runs; i++) {
         const SweepRun *r = &sw->runs[i];
+        if (!sweep_seed_chosen(o, r->seed)) continue;
         printf("%d\t%s\t%s", i, r->id, r->preset);
         for (int k = 0; k < r->n_sets; k++) printf("%s%s", k ? " " : "\t", r->sets[k]);
         putchar('\n');
@@ -40,11 +42,11 @@ static void print_run_list(const Sweep *sw) {
 }
 
 typedef struct {
-    const char *file, *out, *slurm;
+    const char *file, *out, *slurm, *seeds;
     int jobs, only, list, dry, emit, no_report, uncommitted;
 } SweepArgs;
 
-enum { O_ONLY = OPT_LONG, O_LIST, O_DRY, O_SLURM, O_NOREPORT, O_UNCOMMITTED };
+enum { O_ONLY = OPT_LONG, O_SEEDS, O_LIST, O_DRY, O_SLURM, O_NOREPORT, O_UNCOMMITTED };
 static const OptRow sweep_rows[] = {
     {'o', "out", OPT_STR, "DIR", 0, 0, NULL, "where run files, logs/ and sweep_status.tsv go", 0,
      1},
@@ -52,6 +54,11 @@ static const OptRow sweep_rows[] = {
      "parallel runs; each child runs with\nthreads=1", 0, 0},
     {O_ONLY, "only", OPT_INT, "K", 0, INT_MAX, NULL,
      "run only expanded run K (0-based; Slurm tasks)", 0, 0},
+    {O_SEEDS, "seeds", OPT_STR, "LIST", 0, 0, NULL,
+     "run only the runs of these seeds of the sweep\n"
+     "(\"1501-1525\", \"3,5\"): one piece of a study run\n"
+     "in pieces; the report joins the pieces",
+     0, 0},
     {O_LIST, "list", OPT_FLAG, NULL, 0, 0, NULL, "print the expanded runs and exit", 0, 0},
     {O_DRY, "dry-run", OPT_FLAG, NULL, 0, 0, NULL, "print what each run would do and exit", 0, 0},
     {O_SLURM, "emit-slurm", OPT_OPTSTR, "PATH", 0, 0, "DIR/sweep.sbatch",
@@ -73,7 +80,11 @@ const OptTable sweep_options = {
     "runs with a checkpoint resume, others restart. A failed run is\n"
     "recorded in DIR/sweep_status.tsv and the others continue; the exit\n"
     "code is 0 only when every run finished. Under mpirun (built with\n"
-    "MPI) rank r runs the runs with index % size == r.\n",
+    "MPI) rank r runs the runs with index % size == r.\n"
+    "A study too long for one sitting runs in pieces, one --seeds range at\n"
+    "a time into the same DIR: each piece's report joins the rows of the\n"
+    "earlier pieces from DIR/results.csv (docs/sweeps.md, \"A study in\n"
+    "pieces\") and states its tests only when every declared run is there.\n",
     sweep_rows};
 
 static int parse_args(int argc, char **argv, SweepArgs *a) {
@@ -88,6 +99,7 @@ static int parse_args(int argc, char **argv, SweepArgs *a) {
         case 'o': a->out = op.str; break;
         case 'j': a->jobs = (int)op.num; break;
         case O_ONLY: a->only = (int)op.num; break;
+        case O_SEEDS: a->seeds = op.str; break;
         case O_LIST: a->list = 1; break;
         case O_DRY: a->dry = 1; break;
         case O_NOREPORT: a->no_report = 1; break;
@@ -114,7 +126,40 @@ static int parse_args(int argc, char **argv, SweepArgs *a) {
         fprintf(stderr, "gatelab sweep: --out DIR is required\n");
         return 2;
     }
+    if (a->seeds && (a->only >= 0 || a->emit)) {
+        fprintf(stderr, "gatelab sweep: --seeds picks a piece of the sweep; it does not go with "
+                        "%s (drop one)\n",
+                a->emit ? "--emit-slurm" : "--only");
+        return 2;
+    }
     return -1; /* go on */
+}
+
+/* --seeds LIST into o->seeds: every seed of LIST must be a seed of some run
+ * of sw, so that a typo cannot make an empty piece. 0, or 2 after saying
+ * why in one line. */
+static int choose_seeds(const Sweep *sw, const char *list, SweepOptions *o,
+                        unsigned long long *seeds) {
+    char why[256];
+    if (seed_list_parse(list, seeds, SWEEP_MAX_SEEDS, &o->n_seeds, why, sizeof why)) {
+        fprintf(stderr, "gatelab sweep: --seeds: %s\n", why);
+        return 2;
+    }
+    o->seeds = seeds;
+    for (int k = 0; k < o->n_seeds; k++) {
+        int found = 0;
+        for (int i = 0; i < sw->n_runs && !found; i++) found = sw->runs[i].seed == seeds[k];
+        if (!found) {
+            fprintf(stderr, "gatelab sweep: --seeds: seed %llu is not a seed of %s (gatelab sweep %s --list shows its runs)\n",
+                    seeds[k], sw->path, sw->path);
+            return 2;
+        }
+    }
+    int in = 0;
+    for (int i = 0; i < sw->n_runs; i++) in += sweep_seed_chosen(o, sw->runs[i].seed);
+    fprintf(stderr, "gatelab sweep: --seeds %s: %d of the sweep's %d runs\n", list, in,
+            sw->n_runs);
+    return 0;
 }
 
 /* World size mpirun (or srun) announced in the environment, 0 when not
@@ -184,7 +229,8 @@ static int emit_slurm(const Sweep *sw, const SweepArgs *a) {
 
 /* Run this rank's share, then the long-context evals and the report.
  * Returns the exit code (the worst over all ranks under MPI). */
-static int run_sweep(const Sweep *sw, const SweepArgs *a, int rank, int size, int use_mpi) {
+static int run_sweep(const Sweep *sw, const SweepArgs *a, const SweepOptions *pick, int rank,
+                     int size, int use_mpi) {
     char err[1024];
     SweepOptions o = {.out_dir = a->out,
                       .jobs = a->jobs,
@@ -192,7 +238,9 @@ static int run_sweep(const Sweep *sw, const SweepArgs *a, int rank, int size, in
                       .rank = rank,
                       .size = size,
                       .dry_run = a->dry,
-                      .uncommitted = a->uncommitted};
+                      .uncommitted = a->uncommitted,
+                      .seeds = pick->seeds,
+                      .n_seeds = pick->n_seeds};
     if (use_mpi && !o.jobs) o.jobs = 1;
     SweepSummary s;
     int r = sweep_execute(sw, &o, &s, err, sizeof err);
@@ -232,14 +280,18 @@ int cmd_sweep(int argc, char **argv) {
         mpi_end(use_mpi);
         return 2;
     }
-    if (a.list) {
-        print_run_list(&sw);
+    SweepOptions pick = {0};
+    unsigned long long seeds[SWEEP_MAX_SEEDS];
+    if (a.seeds && (rc = choose_seeds(&sw, a.seeds, &pick, seeds)) != 0) {
+        /* said why */
+    } else if (a.list) {
+        print_run_list(&sw, &pick);
         rc = 0;
     } else if (a.emit) {
         rc = emit_slurm(&sw, &a);
     } else {
         if (rank == 0) env_note_hooks("gatelab sweep");
-        rc = run_sweep(&sw, &a, rank, size, use_mpi);
+        rc = run_sweep(&sw, &a, &pick, rank, size, use_mpi);
     }
     sweep_free(&sw);
     mpi_end(use_mpi);

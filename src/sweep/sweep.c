@@ -400,7 +400,15 @@ static const char *resolve_exe(const SweepOptions *o) {
     return self;
 }
 
-static int in_share(const SweepOptions *o, int i) {
+int sweep_seed_chosen(const SweepOptions *o, unsigned long long seed) {
+    for (int k = 0; k < o->n_seeds; k++)
+        if (o->seeds[k] == seed) return 1;
+    return o->n_seeds == 0;
+}
+
+/* Run i is this process's: in its --only, MPI share and --seeds piece. */
+static int in_share(const Sweep *sw, const SweepOptions *o, int i) {
+    if (!sweep_seed_chosen(o, sw->runs[i].seed)) return 0;
     if (o->only >= 0) return i == o->only;
     return sweep_rank_owns(i, o->rank, o->size);
 }
@@ -422,7 +430,7 @@ static void print_dry_run(const Runner *R, int i) {
 static void plan_share(Runner *R) {
     SweepSummary *sum = R->sum;
     for (int i = 0; i < R->sw->n_runs; i++) {
-        if (!in_share(R->o, i)) continue;
+        if (!in_share(R->sw, R->o, i)) continue;
         sum->total++;
         R->act[i] = sweep_plan_run(R->o->out_dir, &R->sw->runs[i]);
         if (R->o->dry_run) print_dry_run(R, i);
@@ -633,7 +641,7 @@ int sweep_post_runs(const Sweep *sw, const SweepOptions *o) {
     int failed = 0;
     const char *exe = resolve_exe(o);
     for (int i = 0; i < sw->n_runs && !stop_requested(); i++) {
-        if (!in_share(o, i)) continue;
+        if (!in_share(sw, o, i)) continue;
         const SweepRun *r = &sw->runs[i];
         if (!r->eval_lengths[0] && !r->intervene[0] && !r->eval_quant[0]) continue;
         char h5[SWEEP_PATH_MAX + 256], st[32];

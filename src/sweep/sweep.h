@@ -169,11 +169,19 @@ typedef struct {
     int rank, size;        /* MPI share (0, 1 without MPI) */
     int dry_run;           /* print the plan and commands, run nothing */
     int uncommitted;       /* run a [primary] sweep from an uncommitted or edited file */
+    /* a piece of the sweep (--seeds): only the runs of these n_seeds
+     * seeds; n_seeds 0: every run */
+    const unsigned long long *seeds;
+    int n_seeds;
     double progress_every; /* seconds between progress lines; 0: 5 */
     const char *train_exe; /* the gatelab binary every child runs (train,
                             * eval, intervene); NULL: testhook_exe(),
                             * else self */
 } SweepOptions;
+
+/* 1 when a run of this seed is in o's piece (every seed when o->n_seeds
+ * is 0). */
+int sweep_seed_chosen(const SweepOptions *o, unsigned long long seed);
 
 typedef struct {
     int total;                               /* runs in this process's share */
