@@ -358,8 +358,12 @@ int protocol_status(FILE *f, const char *path, const Row *rows, int n) {
               "any directory, previews the result); tests/check_seeds.sh holds the committed "
               "claims studies' seeds fresh.\n",
               f);
-        fprintf(f, "- This report: gatelab %s; the protocol: gatelab %s.\n", pin_build(),
+        fprintf(f, "- This report: gatelab %s; the protocol: gatelab %s", pin_build(),
                 p.gatelab[0] ? p.gatelab : "not recorded");
+        if (p.training[0])
+            fprintf(f, ", training fingerprint %s (`gatelab fingerprint`: a build whose "
+                       "fingerprint differs cannot add runs to this study)", p.training);
+        fputs(".\n", f);
     }
     pin_free(&p);
     return ok;

@@ -68,6 +68,9 @@ typedef struct {
     char repo[PIN_PATH_MAX];
     char unchecked[PIN_PATH_MAX + 96]; /* why no repository was pinned ("": none said) */
     char gatelab[160], rules[160];
+    /* the sweep's build's training fingerprint (src/cli/fingerprint.h;
+     * "": not pinned) */
+    char training[64];
     int n_files, n_runs;
     PinFile *files;
     PinRun *runs;

@@ -5,7 +5,9 @@
 # the second piece, run where only the first piece's committed results.csv
 # and protocol.ini are (a new machine), joins those rows to its run files,
 # and its headline equals the headline of the whole study run at once.
-# --seeds refuses a seed the sweep lacks, and --only beside it; a
+# The build's training fingerprint is pinned in protocol.ini, and a build
+# with another cannot add a piece. --seeds refuses a seed the sweep lacks,
+# and --only beside it; a
 # results.csv that cannot be read is left as it is, and the report refuses.
 #   tests/pieces.sh SRCDIR GATELAB
 . "$(dirname "$0")/shell_test.sh" pieces "$@"
@@ -42,6 +44,20 @@ grep -q '\*\*4 of 8 declared runs are missing\*\*' p1/REPORT.md || bad "piece 1 
 grep -q -- '- The paper:' p1/REPORT.md && bad "piece 1's report states a claim's test"
 grep -q '^### Primary tests' p1/REPORT.md && bad "piece 1's report has a table of tests"
 
+# the build's training fingerprint is pinned
+fp=$("$G" fingerprint | sed -n 's/^training //p')
+grep -qx "training = $fp" p1/protocol.ini || bad "protocol.ini does not pin the training fingerprint $fp"
+grep -q "training fingerprint $fp" p1/REPORT.md || bad "the headline does not name the training fingerprint"
+# a build that trains otherwise cannot add a piece: refused, nothing changed
+cp p1/protocol.ini before.ini
+GATELAB_TEST_RUN=pieces GATELAB_TEST_FINGERPRINT=fnv1a64:0123456789abcdef \
+    "$G" sweep c.sweep --out p1 --seeds 3 >other.log 2>&1
+rc=$?
+[ $rc -eq 2 ] && grep -q "pins the training fingerprint $fp, this build's is fnv1a64:0123456789abcdef" other.log ||
+    bad "a build with another fingerprint: exit $rc: $(tail -2 other.log)"
+cmp -s p1/protocol.ini before.ini || bad "a refused piece changed protocol.ini"
+[ -e p1/baseline_s3.h5 ] && bad "a build with another fingerprint trained"
+
 # piece 2 on a new machine: the committed files of piece 1 only
 mkdir p2 && cp p1/results.csv p1/protocol.ini p2/
 "$G" sweep c.sweep --out p2 --seeds 3-4 --jobs 2 >p2.log 2>&1 || bad "piece 2 failed: $(tail -3 p2.log)"
@@ -64,8 +80,9 @@ measured() {
     awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) skip[i] = $i ~ /^dppl/ }
              { s = ""; for (i = 1; i <= NF; i++) if (!skip[i]) s = s "," $i; print s }' "$1"
 }
+measured p2/results.csv >joined.rows
 while IFS= read -r line; do
-    measured p2/results.csv | grep -qxF -- "$line" || bad "a row of piece 1 changed in the join: ${line:0:60}"
+    grep -qxF -- "$line" joined.rows || bad "a row of piece 1 changed in the join: ${line:0:60}"
 done < <(measured p1/results.csv | tail -n +2)
 
 # a rerun of the last piece skips its runs and joins the same rows

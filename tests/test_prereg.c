@@ -123,7 +123,7 @@ static void test_protocol_runs_and_refusals(void **state) {
     snprintf(out, sizeof out, "%s/out", tu_scratch);
     assert_int_equal(mkdir(out, 0755), 0);
     for (int k = 0; k < 2; k++)
-        if (sweep_write_protocol(&sw, &src, out, err, sizeof err)) fail_msg("%s", err);
+        if (sweep_write_protocol(&sw, &src, out, NULL, err, sizeof err)) fail_msg("%s", err);
     snprintf(pf, sizeof pf, "%s/protocol.ini", out);
     ProtocolPin p;
     if (pin_read(pf, NULL, &p, err, sizeof err)) fail_msg("%s", err);
@@ -138,12 +138,12 @@ static void test_protocol_runs_and_refusals(void **state) {
     assert_string_equal(p.rules, rules);
     pin_free(&p);
     tu_put("out/protocol.ini", "[primary]\nmetric = f_attn\n");
-    assert_int_equal(sweep_write_protocol(&sw, &src, out, err, sizeof err), -1);
+    assert_int_equal(sweep_write_protocol(&sw, &src, out, NULL, err, sizeof err), -1);
     assert_non_null(strstr(err, "was not written by gatelab sweep"));
     assert_int_equal(unlink(pf), 0);
     const char *target = tu_put("mine.ini", "# the [primary] section of a user's own\n");
     assert_int_equal(symlink(target, pf), 0);
-    assert_int_equal(sweep_write_protocol(&sw, &src, out, err, sizeof err), -1);
+    assert_int_equal(sweep_write_protocol(&sw, &src, out, NULL, err, sizeof err), -1);
     assert_non_null(strstr(err, "is a symbolic link"));
     sweep_source_free(&src);
     sweep_free(&sw);
@@ -161,7 +161,7 @@ static void test_protocol_kept_across_builds(void **state) {
     char err[512] = "", pf[600], *text;
     if (sweep_parse(sf, &sw, err, sizeof err)) fail_msg("%s", err);
     sweep_source(&sw, &src);
-    if (sweep_write_protocol(&sw, &src, tu_scratch, err, sizeof err)) fail_msg("%s", err);
+    if (sweep_write_protocol(&sw, &src, tu_scratch, NULL, err, sizeof err)) fail_msg("%s", err);
     snprintf(pf, sizeof pf, "%s/protocol.ini", tu_scratch);
     size_t len;
     assert_non_null(text = input_slurp(pf, 1 << 20, &len, err, sizeof err));
@@ -169,14 +169,14 @@ static void test_protocol_kept_across_builds(void **state) {
     assert_non_null(at);
     memcpy(at + 11, "OTHER", 5); /* another build's version */
     tu_put("protocol.ini", text);
-    if (sweep_write_protocol(&sw, &src, tu_scratch, err, sizeof err)) fail_msg("%s", err);
+    if (sweep_write_protocol(&sw, &src, tu_scratch, NULL, err, sizeof err)) fail_msg("%s", err);
     char *again = input_slurp(pf, 1 << 20, &len, err, sizeof err);
     assert_string_equal(again, text);
     free(again);
     char edited[8192];
     snprintf(edited, sizeof edited, "%s; an edit\n", text);
     tu_put("protocol.ini", edited);
-    if (sweep_write_protocol(&sw, &src, tu_scratch, err, sizeof err)) fail_msg("%s", err);
+    if (sweep_write_protocol(&sw, &src, tu_scratch, NULL, err, sizeof err)) fail_msg("%s", err);
     assert_non_null(again = input_slurp(pf, 1 << 20, &len, err, sizeof err));
     assert_null(strstr(again, "; an edit"));
     assert_null(strstr(again, "OTHER"));

@@ -248,7 +248,7 @@ static void test_protocol_file(void **state) {
     snprintf(out, sizeof out, "%s/out", tu_scratch);
     assert_int_equal(mkdir(out, 0755), 0);
     for (int k = 0; k < 2; k++)
-        if (sweep_write_protocol(&sw, NULL, out, err, sizeof err)) fail_msg("%s", err);
+        if (sweep_write_protocol(&sw, NULL, out, NULL, err, sizeof err)) fail_msg("%s", err);
     snprintf(pf, sizeof pf, "%s/protocol.ini", out);
     const char *text = slurp(pf);
     assert_non_null(text);
@@ -257,7 +257,7 @@ static void test_protocol_file(void **state) {
     assert_int_equal(dir_entries(out), 1);
     assert_int_equal(unlink(pf), 0);
     assert_int_equal(mkdir(pf, 0755), 0);
-    assert_int_equal(sweep_write_protocol(&sw, NULL, out, err, sizeof err), -1);
+    assert_int_equal(sweep_write_protocol(&sw, NULL, out, NULL, err, sizeof err), -1);
     assert_non_null(strstr(err, "protocol.ini"));
     assert_int_equal(dir_entries(out), 1);
     sweep_free(&sw);

@@ -25,6 +25,7 @@ const EnvVar env_vars[] = {
     {"GATELAB_TEST_EXE", ENV_HOOK, "the binary a sweep runs its children with"},
     {"GATELAB_TEST_PROGRESS", ENV_HOOK, "report's progress lines when stderr is no terminal"},
     {"GATELAB_TEST_SPLIT_SECONDS", ENV_HOOK, "the tokenizer's time bound on splitting a text"},
+    {"GATELAB_TEST_FINGERPRINT", ENV_HOOK, "the training fingerprint, not computed (fnv1a64:HEX)"},
     {"GATELAB_NO_VET", ENV_HOOK,
      "1: run files are read without vetting (fuzzing; not in release builds)"},
     {"GATELAB_SRC", ENV_SUITE, "the source root the tests read fixtures from"},

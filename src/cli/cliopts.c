@@ -19,4 +19,5 @@ const OptTable *const cli_all_options[] = {&train_options,
                                            &inspect_options,
                                            &variants_options,
                                            &metrics_options,
+                                           &fingerprint_options,
                                            NULL};

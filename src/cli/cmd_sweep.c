@@ -11,6 +11,7 @@
 #include "cmdutil.h"
 #include "commands.h"
 #include "env.h"
+#include "fingerprint.h"
 #include "gatelab_build.h"
 #include "report.h"
 #include "seedlist.h"
@@ -242,6 +243,15 @@ static int run_sweep(const Sweep *sw, const SweepArgs *a, const SweepOptions *pi
                       .seeds = pick->seeds,
                       .n_seeds = pick->n_seeds};
     if (use_mpi && !o.jobs) o.jobs = 1;
+    /* a confirmatory sweep pins the build's training fingerprint */
+    char training[PROTOCOL_HASH_LEN];
+    if (sw->protocol && !a->dry) {
+        if (training_fingerprint(training, NULL, NULL, NULL, err, sizeof err) != 0) {
+            fprintf(stderr, "gatelab sweep: %s\n", err);
+            return 1;
+        }
+        o.training = training;
+    }
     SweepSummary s;
     int r = sweep_execute(sw, &o, &s, err, sizeof err);
     if (r < 0) fprintf(stderr, "gatelab sweep: %s\n", err);

@@ -19,5 +19,6 @@ int cmd_report(int argc, char **argv);
 int cmd_inspect(int argc, char **argv);
 int cmd_variants(int argc, char **argv);
 int cmd_metrics(int argc, char **argv);
+int cmd_fingerprint(int argc, char **argv);
 
 #endif

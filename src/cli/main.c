@@ -33,6 +33,7 @@ static const Command commands[] = {
     {"inspect", cmd_inspect, "probe a Hugging Face checkpoint into a run file"},
     {"variants", cmd_variants, "the variant catalog: ids, fields, formulas"},
     {"metrics", cmd_metrics, "the per-run metrics of results.csv and REPORT.md"},
+    {"fingerprint", cmd_fingerprint, "this build's training fingerprint (same bits?)"},
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 

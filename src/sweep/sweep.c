@@ -530,7 +530,7 @@ int sweep_execute(const Sweep *sw, const SweepOptions *o, SweepSummary *sum, cha
         sweep_source(sw, &src);
         src.uncommitted = o->uncommitted;
         int bad = sweep_source_check(&src, o->uncommitted, err, errlen) != 0 ||
-                  sweep_write_protocol(sw, &src, o->out_dir, err, errlen) != 0;
+                  sweep_write_protocol(sw, &src, o->out_dir, o->training, err, errlen) != 0;
         sweep_source_free(&src);
         if (bad) return -1;
     }

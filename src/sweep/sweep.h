@@ -136,14 +136,17 @@ int sweep_source_check(const SweepSource *s, int uncommitted, char *err, size_t 
 
 /* OUT_DIR/protocol.ini from sw->protocol (nothing when NULL), written as
  * every finished output is (atomic_write.h), with src's [source] and
- * [pin] sections and the expanded run list as [runs] (protocol_pin.h).
+ * [pin] sections (training, when not NULL, as its `training =` line) and
+ * the expanded run list as [runs] (protocol_pin.h). One whose `training =`
+ * differs from training was made by a build that trains otherwise: refused
+ * (such a build cannot add runs to the study).
  * An OUT_DIR/protocol.ini the sweep did not write (a symbolic link, not a
  * regular file, or a file that does not start with PIN_HEADER) is refused,
  * never replaced; one that differs from the new text only in its
  * `gatelab =` line (a rerun by another build) is kept as it is, so the
  * runs made before keep its hash. 0, or -1 with a reason. */
-int sweep_write_protocol(const Sweep *sw, const SweepSource *src, const char *out_dir, char *err,
-                         size_t errlen);
+int sweep_write_protocol(const Sweep *sw, const SweepSource *src, const char *out_dir,
+                         const char *training, char *err, size_t errlen);
 
 /* What the runner does with one run, decided from files in the out dir. */
 typedef enum {
@@ -173,6 +176,9 @@ typedef struct {
      * seeds; n_seeds 0: every run */
     const unsigned long long *seeds;
     int n_seeds;
+    /* this build's training fingerprint (src/cli/fingerprint.h), pinned
+     * in a confirmatory sweep's protocol.ini; NULL: not pinned */
+    const char *training;
     double progress_every; /* seconds between progress lines; 0: 5 */
     const char *train_exe; /* the gatelab binary every child runs (train,
                             * eval, intervene); NULL: testhook_exe(),

@@ -81,8 +81,8 @@ static void write_runs(FILE *f, const Sweep *sw) {
     }
 }
 
-/* [source] and [pin] of src. */
-static void write_pin(FILE *f, const SweepSource *src) {
+/* [source] and [pin] of src, with the training fingerprint when known. */
+static void write_pin(FILE *f, const SweepSource *src, const char *training) {
     fprintf(f, "[source]\nsweep_file = %s\nsweep_commit = %s\nsweep_dirty = %d\nuncommitted = %d\n",
             src->file, src->commit, src->dirty < 0 ? 1 : src->dirty, src->uncommitted);
     char rules[160];
@@ -92,7 +92,9 @@ static void write_pin(FILE *f, const SweepSource *src) {
     for (int i = 0; i < src->n_files; i++)
         fprintf(f, "file = %s %s %s\n", src->files[i].commit, src->files[i].hash,
                 src->files[i].rel);
-    fprintf(f, "gatelab = %s\nrules = %s\n", pin_build(), rules);
+    fprintf(f, "gatelab = %s\n", pin_build());
+    if (training) fprintf(f, "training = %s\n", training);
+    fprintf(f, "rules = %s\n", rules);
 }
 
 /* -1 with a reason when a value of src would not fit an INI line. */
@@ -106,35 +108,55 @@ static int too_long(const SweepSource *src, char *err, size_t errlen) {
     return why ? seterr(err, errlen, "%s: path too long to record in %s", why, PROTO_FILE) : 0;
 }
 
-/* s without its "gatelab = " line, in place. */
-static void drop_build_line(char *s) {
-    char *at = strstr(s, "\ngatelab = ");
+/* s without its line that starts "\nKEY = ", in place. */
+static void drop_line(char *s, const char *key) {
+    char *at = strstr(s, key);
     if (!at) return;
     char *end = strchr(at + 1, '\n');
     if (!end) at[1] = '\0';
     else memmove(at + 1, end + 1, strlen(end + 1) + 1);
 }
 
-/* 1 when the file at path says what text says, but for the build that
- * wrote it: a rerun by another build keeps the protocol, and so the hash
- * its runs recorded. */
-static int same_protocol(const char *path, const char *text) {
-    char err[256];
+/* The value of the line "\nKEY = VALUE" of s into v[n] ("" when none). */
+static void line_value(const char *s, const char *key, char *v, size_t n) {
+    const char *at = strstr(s, key);
+    v[0] = '\0';
+    if (!at) return;
+    at += strlen(key);
+    snprintf(v, n, "%.*s", (int)strcspn(at, "\n"), at);
+}
+
+/* The protocol at path against text: 1 when it says what text says but
+ * for the build that wrote it (and a training fingerprint it does not
+ * record: a file from a build that pinned none), so a rerun keeps it and
+ * the hash its runs recorded; 0 when it differs; -1 with a reason when it
+ * pins another training fingerprint than text. */
+static int same_protocol(const char *path, const char *text, char *err, size_t errlen) {
     size_t len;
-    char *old = input_slurp(path, 1 << 20, &len, err, sizeof err), *now = strdup(text);
+    char *old = input_slurp(path, 1 << 20, &len, err, errlen), *now = strdup(text);
     int same = 0;
+    char was[64], is[64];
     if (old && now) {
-        drop_build_line(old);
-        drop_build_line(now);
-        same = !strcmp(old, now);
+        line_value(old, "\ntraining = ", was, sizeof was);
+        line_value(now, "\ntraining = ", is, sizeof is);
+        if (was[0] && is[0] && strcmp(was, is))
+            same = seterr(err, errlen,
+                          "%s pins the training fingerprint %s, this build's is %s: it trains "
+                          "otherwise, so it cannot add runs to this study (gatelab fingerprint; "
+                          "give --out a new directory, a new study)",
+                          path, was, is);
+        drop_line(old, "\ngatelab = ");
+        drop_line(now, "\ngatelab = ");
+        if (!was[0]) drop_line(now, "\ntraining = ");
+        if (same == 0) same = !strcmp(old, now);
     }
     free(old);
     free(now);
     return same;
 }
 
-int sweep_write_protocol(const Sweep *sw, const SweepSource *src, const char *out_dir, char *err,
-                         size_t errlen) {
+int sweep_write_protocol(const Sweep *sw, const SweepSource *src, const char *out_dir,
+                         const char *training, char *err, size_t errlen) {
     if (!sw->protocol) return 0;
     char path[SWEEP_PATH_MAX + 32], tmp[ATOMIC_TMP_MAX];
     snprintf(path, sizeof path, "%s/%s", out_dir, PROTO_FILE);
@@ -145,10 +167,11 @@ int sweep_write_protocol(const Sweep *sw, const SweepSource *src, const char *ou
     if (!m) return seterr(err, errlen, "out of memory");
     fprintf(m, "%s%s (gatelab sweep wrote this file; gatelab report reads it)\n[primary]\n%s",
             PIN_HEADER, sw->path, sw->protocol);
-    if (src) write_pin(m, src);
+    if (src) write_pin(m, src, training);
     write_runs(m, sw);
     if (fclose(m) != 0 || !text) return free(text), seterr(err, errlen, "out of memory");
-    if (file_exists(path) && same_protocol(path, text)) return free(text), 0;
+    int same = file_exists(path) ? same_protocol(path, text, err, errlen) : 0;
+    if (same != 0) return free(text), same > 0 ? 0 : -1;
     FILE *f = atomic_fopen(path, tmp, sizeof tmp, err, errlen);
     if (f) fputs(text, f);
     free(text);
