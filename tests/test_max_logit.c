@@ -113,9 +113,30 @@ static void test_fixture_cases(void **st) {
     tu_fx_cases("probe_grad/probe_grad.h5", fx_case);
 }
 
+/* FoX on tiny.ini's model, with forget-gate biases set apart from 0 so
+ * that the gates differ by head, over 3 sequences of 12 tokens. */
+static void test_fox(void **st) {
+    (void)st;
+    Model m;
+    RunState s;
+    tu_tiny_model(&m, "fox");
+    for (int l = 0; l < m.dims.L; l++)
+        for (int h = 0; h < m.dims.H; h++) m.w.layer[l].fox_b[h] = (float)(1.5 * h - 1.0 + 0.5 * l);
+    enum { N = 3, T0 = 12 };
+    int tok[N * T0];
+    unsigned x = 12345u;
+    for (int i = 0; i < N * T0; i++)
+        tok[i] = (int)((x = x * 1103515245u + 12345u) >> 16) % m.dims.V;
+    assert_int_equal(runstate_init(&s, &m, N, T0), 0);
+    check_lengths("fox", &m, &s, tok, N, T0);
+    runstate_free(&s);
+    model_free(&m);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fixture_cases),
+        cmocka_unit_test(test_fox),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

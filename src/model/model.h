@@ -200,7 +200,7 @@ const float *model_attention(const RunState *s, int l);
 const float *model_attention_slot(const RunState *s, int l);
 /* The largest |attention logit| of layer l in the last forward (its B
  * sequences of Ti = Tc + extra_pos rows): q.k/sqrt(dh) with the variant's
- * biases (ALiBi's distance bias, a key bias) before
+ * biases (ALiBi's distance bias, a key bias; FoX's whole c_t - c_j) before
  * the normaliser, over heads, queries t and the keys j <= t each sees. */
 double model_max_logit(const RunState *s, const Model *m, int l, int B);
 const float *model_gate_scores(const RunState *s, int l);
