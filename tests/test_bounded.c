@@ -137,7 +137,8 @@ static void test_config_sizes(void **st) {
     tu_write_text(path, "{\"architectures\": [\"LlamaForCausalLM\"], \"model_type\": \"llama\", "
                         "\"hidden_size\": 32, \"num_hidden_layers\": 2, "
                         "\"num_attention_heads\": 2048, \"num_key_value_heads\": 2048, "
-                        "\"head_dim\": 1048576, \"intermediate_size\": 64, \"vocab_size\": 64}");
+                        "\"head_dim\": 1048576, \"intermediate_size\": 64, \"vocab_size\": 64, "
+                        "\"rope_theta\": 10000.0}");
     snprintf(path, sizeof path, "%s/ids.txt", dir);
     tu_write_text(path, "1 2 3 4\n");
     snprintf(args, sizeof args, "inspect %s --tokens %s --out %s/w.h5", m, path, dir);

@@ -192,7 +192,7 @@ static void write_st(const char *path, const char *header, uint64_t hlen_claim, 
 static const char *CFG =
     "{\"architectures\": [\"LlamaForCausalLM\"], \"hidden_size\": 32, \"num_hidden_layers\": 2,"
     " \"num_attention_heads\": 4, \"num_key_value_heads\": 2, \"intermediate_size\": %d,"
-    " \"vocab_size\": 128, \"rms_norm_eps\": 1e-6}";
+    " \"vocab_size\": 128, \"rms_norm_eps\": 1e-6, \"rope_theta\": 10000.0}";
 
 /* A snapshot dir: config (printf'd with ff) + the llama-f32 weights, or
  * the given safetensors file. Returns the dir. */

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ops.h"
 #include "util.h"
 
 #define MAX_DIM (1 << 20)
@@ -107,29 +108,110 @@ static int act_of(Cfg *c, const char *name, HfAct *out) {
                   err_shown(shown, sizeof shown, name));
 }
 
-/* rope_scaling: null or llama3; anything else is refused. */
+/* Number `key` of obj (named objname in the message), which the config
+ * family defines no default for: a missing one is refused, naming the key,
+ * where it was looked for and the file. */
+static double req_num(Cfg *c, json_t *obj, const char *objname, const char *key) {
+    json_t *v = json_object_get(obj, key);
+    if (!c->failed && (!v || json_is_null(v))) {
+        c->failed = 1;
+        seterr(c->err, c->errlen, "%s: missing '%s' in %s", c->path, key, objname);
+        return 0.0;
+    }
+    return num_in(c, obj, key, 0.0);
+}
+
+/* transformers v5 saves rope_theta and the scaling keys together in the
+ * object rope_parameters; earlier versions save rope_theta (GPT-NeoX:
+ * rotary_emb_base) at the top level and the scaling keys in rope_scaling.
+ * The RoPE base: rope_parameters' rope_theta, else the first of the top
+ * level's keys tops[n] (the last one rope_theta); none of them is refused,
+ * naming each. */
+static void rope_base(Cfg *c, HfArch *a, const char *const *tops, int n) {
+    json_t *rp = json_object_get(c->root, "rope_parameters");
+    if (c->failed) return;
+    if (json_is_object(rp) && json_object_get(rp, "rope_theta")) {
+        a->rope_theta = num_in(c, rp, "rope_theta", 0.0);
+        return;
+    }
+    for (int i = 0; i < n; i++)
+        if (json_object_get(c->root, tops[i])) {
+            a->rope_theta = get_num(c, tops[i], 0.0);
+            return;
+        }
+    c->failed = 1;
+    seterr(c->err, c->errlen,
+           "%s: missing 'rope_theta' (neither in rope_parameters nor at the top level%s%s%s)",
+           c->path, n > 1 ? ", nor as '" : "", n > 1 ? tops[0] : "", n > 1 ? "'" : "");
+}
+
+static void rope_llama3(Cfg *c, HfArch *a, json_t *rs, const char *name) {
+    a->rope_type = HF_ROPE_LLAMA3;
+    a->rs_factor = req_num(c, rs, name, "factor");
+    a->rs_low = req_num(c, rs, name, "low_freq_factor");
+    a->rs_high = req_num(c, rs, name, "high_freq_factor");
+    a->rs_orig = req_num(c, rs, name, "original_max_position_embeddings");
+    if (!c->failed && (a->rs_factor <= 0 || a->rs_high <= a->rs_low || a->rs_orig <= 0)) {
+        c->failed = 1;
+        seterr(c->err, c->errlen, "%s: %s llama3 parameters are inconsistent", c->path, name);
+    }
+}
+
+/* YaRN as transformers' _compute_yarn_parameters reads it: factor
+ * required; original_max_position_embeddings defaults to
+ * max_position_embeddings, beta_fast to 32, beta_slow to 1, truncate to
+ * true; the attention factor is attention_factor when given, else from
+ * mscale and mscale_all_dim when both are nonzero, else 0.1 ln(factor) + 1
+ * (yarn_attention_factor). */
+static void rope_yarn(Cfg *c, HfArch *a, json_t *rs, const char *name) {
+    a->rope_type = HF_ROPE_YARN;
+    a->rs_factor = req_num(c, rs, name, "factor");
+    a->rs_orig = (int)num_in(c, rs, "original_max_position_embeddings", a->max_pos);
+    a->rs_beta_fast = num_in(c, rs, "beta_fast", 32.0);
+    a->rs_beta_slow = num_in(c, rs, "beta_slow", 1.0);
+    json_t *tr = json_object_get(rs, "truncate");
+    a->rs_truncate = !json_is_false(tr);
+    double ms = num_in(c, rs, "mscale", 0.0), msa = num_in(c, rs, "mscale_all_dim", 0.0);
+    a->rs_attn_factor = ms != 0.0 && msa != 0.0
+                            ? yarn_attention_factor((float)a->rs_factor, (float)ms) /
+                                  yarn_attention_factor((float)a->rs_factor, (float)msa)
+                            : yarn_attention_factor((float)a->rs_factor, 1.0f);
+    a->rs_attn_factor = num_in(c, rs, "attention_factor", a->rs_attn_factor);
+    if (!c->failed && (tr && !json_is_boolean(tr) && !json_is_null(tr))) {
+        c->failed = 1;
+        seterr(c->err, c->errlen, "%s: '%s' in %s must be true or false", c->path, "truncate",
+               name);
+    } else if (!c->failed && (!(a->rs_factor >= 1) || a->rs_orig <= 0 ||
+                              !(a->rs_beta_fast > a->rs_beta_slow && a->rs_beta_slow > 0) ||
+                              !(a->rs_attn_factor > 0))) {
+        c->failed = 1;
+        seterr(c->err, c->errlen,
+               "%s: %s yarn parameters are inconsistent (need factor >= 1, "
+               "original_max_position_embeddings > 0, beta_fast > beta_slow > 0, "
+               "attention_factor > 0)",
+               c->path, name);
+    }
+}
+
+/* RoPE scaling from rope_parameters (v5), else rope_scaling: absent, null
+ * or rope_type "default" is plain RoPE; llama3 and yarn are read; any
+ * other type is refused. */
 static void rope_scaling(Cfg *c, HfArch *a) {
-    json_t *rs = json_object_get(c->root, "rope_scaling");
+    json_t *rp = json_object_get(c->root, "rope_parameters");
+    const char *name = json_is_object(rp) ? "rope_parameters" : "rope_scaling";
+    json_t *rs = json_is_object(rp) ? rp : json_object_get(c->root, name);
+    a->rope_type = HF_ROPE_PLAIN;
     if (c->failed || !rs || json_is_null(rs)) return;
     json_t *ty = json_object_get(rs, "rope_type");
     if (!ty) ty = json_object_get(rs, "type");
     const char *t = json_is_string(ty) ? json_string_value(ty) : "?";
-    if (!json_is_object(rs) || strcmp(t, "llama3")) {
-        c->failed = 1;
-        char shown[44];
-        seterr(c->err, c->errlen, "%s: rope_scaling type '%s' is not supported (llama3 only)",
-               c->path, err_shown(shown, sizeof shown, t));
-        return;
-    }
-    a->rope_llama3 = 1;
-    a->rs_factor = num_in(c, rs, "factor", 8.0);
-    a->rs_low = num_in(c, rs, "low_freq_factor", 1.0);
-    a->rs_high = num_in(c, rs, "high_freq_factor", 4.0);
-    a->rs_orig = (int)num_in(c, rs, "original_max_position_embeddings", 8192);
-    if (!c->failed && (a->rs_factor <= 0 || a->rs_high <= a->rs_low || a->rs_orig <= 0)) {
-        c->failed = 1;
-        seterr(c->err, c->errlen, "%s: rope_scaling llama3 parameters are inconsistent", c->path);
-    }
+    if (json_is_object(rs) && !strcmp(t, "default")) return;
+    if (json_is_object(rs) && !strcmp(t, "llama3")) return rope_llama3(c, a, rs, name);
+    if (json_is_object(rs) && !strcmp(t, "yarn")) return rope_yarn(c, a, rs, name);
+    c->failed = 1;
+    char shown[44];
+    seterr(c->err, c->errlen, "%s: %s rope_type '%s' is not supported (default, llama3, yarn)",
+           c->path, name, err_shown(shown, sizeof shown, t));
 }
 
 /* Llama, Qwen2, Qwen3 (and the gated Qwen3 variants). */
@@ -148,7 +230,8 @@ static void parse_llama_like(Cfg *c, HfArch *a) {
     a->glu = 1;
     if (!c->failed) act_of(c, get_str(c, "hidden_act", "silu"), &a->act);
     a->rotary_dim = a->dh;
-    a->rope_theta = get_num(c, "rope_theta", 10000.0);
+    static const char *const theta[] = {"rope_theta"};
+    rope_base(c, a, theta, 1);
     rope_scaling(c, a);
     int ab = get_bool(c, "attention_bias", 0);
     a->qkv_bias = a->family == HF_QWEN2 ? 1 : ab || get_bool(c, "qkv_bias", 0);
@@ -201,9 +284,13 @@ static void parse_neox(Cfg *c, HfArch *a) {
     a->max_pos = get_int(c, "max_position_embeddings", 2048, 1, 1 << 30);
     a->eps = get_num(c, "layer_norm_eps", 1e-5);
     if (!c->failed) act_of(c, get_str(c, "hidden_act", "gelu"), &a->act);
-    double pct = get_num(c, "rotary_pct", 0.25);
+    json_t *rp = json_object_get(c->root, "rope_parameters");
+    double pct = json_is_object(rp) && json_object_get(rp, "partial_rotary_factor")
+                     ? num_in(c, rp, "partial_rotary_factor", 0.25)
+                     : get_num(c, "rotary_pct", 0.25);
     a->rotary_dim = (int)(a->dh * pct);
-    a->rope_theta = get_num(c, "rotary_emb_base", get_num(c, "rope_theta", 10000.0));
+    static const char *const theta[] = {"rotary_emb_base", "rope_theta"};
+    rope_base(c, a, theta, 2);
     rope_scaling(c, a);
     a->qkv_bias = a->o_bias = get_bool(c, "attention_bias", 1);
     a->mlp_bias = 1;

@@ -9,6 +9,7 @@
 typedef enum { HF_LLAMA, HF_QWEN2, HF_QWEN3, HF_GPT2, HF_NEOX } HfFamily;
 typedef enum { HF_ACT_SILU, HF_ACT_GELU_TANH, HF_ACT_GELU_ERF, HF_ACT_RELU } HfAct;
 typedef enum { HF_GATE_NONE, HF_GATE_HEADWISE, HF_GATE_ELEMENTWISE } HfGate;
+typedef enum { HF_ROPE_PLAIN, HF_ROPE_LLAMA3, HF_ROPE_YARN } HfRope;
 
 typedef struct {
     HfFamily family;
@@ -21,9 +22,13 @@ typedef struct {
     int glu;        /* gate_proj/up_proj/down_proj (SwiGLU) */
     int rotary_dim; /* 0: learned positions (GPT-2) */
     double rope_theta;
-    int rope_llama3; /* rope_scaling type llama3 */
-    double rs_factor, rs_low, rs_high;
-    int rs_orig;
+    HfRope rope_type;                  /* rope_parameters' (v5) or rope_scaling's rope_type */
+    double rs_factor;                  /* llama3, yarn */
+    double rs_low, rs_high;            /* llama3: low_freq_factor, high_freq_factor */
+    int rs_orig;                       /* llama3, yarn: original_max_position_embeddings */
+    double rs_beta_fast, rs_beta_slow; /* yarn */
+    int rs_truncate;                   /* yarn: ramp bounds to whole pairs */
+    double rs_attn_factor;             /* yarn: q and k (cos, sin) times it */
     int qkv_bias, o_bias, mlp_bias;
     int qk_norm; /* per-head RMSNorm on q and k before RoPE
                     (1 yes, 2 when the checkpoint has the weights) */

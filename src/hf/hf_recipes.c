@@ -2,7 +2,7 @@
  * the core ops), in which order, with which weights, following each
  * modeling file of Hugging Face transformers:
  *   Llama / Qwen2 / Qwen3: RMSNorm, q/k/v (+bias), [per-head q/k RMSNorm],
- *     RoPE (rotate_half, rope_theta, llama3 scaling), GQA softmax
+ *     RoPE (rotate_half, rope_theta, llama3 or YaRN scaling), GQA softmax
  *     attention, [gated: o *= sigmoid(gate)], o_proj, residual, SwiGLU MLP,
  *     residual;
  *   GPT-2: LayerNorm, fused Conv1D c_attn, no rotary (learned positions at

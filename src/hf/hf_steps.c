@@ -153,14 +153,27 @@ void hf_norm(const HfModel *m, float *y, const float *x, const float *w, const f
     parallel_for(m->threads, (size_t)rows, norm_range, &j);
 }
 
-void hf_rope_setup(HfModel *m) {
-    const HfArch *a = &m->a;
-    HfBufs *b = &m->b;
+float hf_rope_freqs(const HfArch *a, float *inv_freq) {
     const int rd = a->rotary_dim;
-    rope_inv_freq(b->inv_freq, rd, (float)a->rope_theta, 1.0f, 0);
-    if (a->rope_llama3)
-        rope_llama3_scale(b->inv_freq, rd / 2, a->rs_factor, a->rs_low, a->rs_high, a->rs_orig);
+    if (a->rope_type == HF_ROPE_YARN) {
+        const YarnParams y = {a->rs_factor,    a->rs_orig,      a->rs_beta_fast,
+                              a->rs_beta_slow, YARN_RAMP_PAIRS, a->rs_truncate};
+        yarn_inv_freq(inv_freq, rd, a->rope_theta, &y);
+        return (float)a->rs_attn_factor;
+    }
+    rope_inv_freq(inv_freq, rd, (float)a->rope_theta, 1.0f, 0);
+    if (a->rope_type == HF_ROPE_LLAMA3)
+        rope_llama3_scale(inv_freq, rd / 2, a->rs_factor, a->rs_low, a->rs_high, a->rs_orig);
+    return 1.0f;
+}
+
+void hf_rope_setup(HfModel *m) {
+    HfBufs *b = &m->b;
+    const int rd = m->a.rotary_dim;
+    const float af = hf_rope_freqs(&m->a, b->inv_freq);
     rope_tables(b->cosv, b->sinv, b->inv_freq, b->T, rd, 0);
+    if (af != 1.0f) /* as transformers applies it: cos and sin times the factor */
+        for (size_t i = 0; i < (size_t)b->T * (rd / 2); i++) b->cosv[i] *= af, b->sinv[i] *= af;
 }
 
 void hf_rope(const HfModel *m, float *x, int nh) {

@@ -69,7 +69,11 @@ void hf_linear(const HfModel *m, float *out, const float *in, const float *W, co
 /* y[rows, n] = RMSNorm (rms) or LayerNorm (w, b) of x; rows <= T * H. */
 void hf_norm(const HfModel *m, float *y, const float *x, const float *w, const float *b, int rows,
              int n, int rms);
-/* The cos/sin tables of the window (rotary_dim, rope_theta, llama3). */
+/* The rotary frequencies of a's rotary_dim / 2 pairs into inv_freq
+ * (rope_theta, then the llama3 or YaRN scaling); returns the attention
+ * factor that multiplies the rotated q and k (YaRN's, else 1). */
+float hf_rope_freqs(const HfArch *a, float *inv_freq);
+/* The cos/sin tables of the window, times the attention factor. */
 void hf_rope_setup(HfModel *m);
 /* Rotate the first rotary_dim dims of each of nh heads of x[T, nh*dh]. */
 void hf_rope(const HfModel *m, float *x, int nh);

@@ -186,6 +186,10 @@ void remedy_input_backward(RemedyState *r, const Model *m, int l, LayerWeights *
     matmul_backward(dxn, gw->fox_w, gw->fox_b, r->dz, xn, m->w.layer[l].fox_w, B * Ti, D->d, D->H);
 }
 
+const float *remedy_fox_key_bias(const RemedyState *r, int l) {
+    return r && r->layer[l].kb ? r->layer[l].kb : NULL;
+}
+
 const float *remedy_attention_map(const RemedyState *r, int l) {
     return r && r->layer[l].attc ? r->layer[l].attc : NULL;
 }

@@ -53,5 +53,9 @@ void remedy_input_backward(RemedyState *r, const Model *m, int l, LayerWeights *
 /* The map the probe reads for layer l: A1 - lambda A2 under diff_attn,
  * else NULL (the core's own att). */
 const float *remedy_attention_map(const RemedyState *r, int l);
+/* FoX: layer l's key bias kb[B, H, Ti] = -c_j of the last forward (c_j =
+ * sum_{i<=j} log f_i, so FoX's logit of query t and key j is the core's
+ * score minus kb[t]); NULL without fox. */
+const float *remedy_fox_key_bias(const RemedyState *r, int l);
 
 #endif

@@ -797,17 +797,21 @@ const float *model_attention(const RunState *s, int l) {
 }
 const float *model_attention_slot(const RunState *s, int l) { return s->la[l].slot; }
 
-/* Over the keys each query sees: under a sliding window the e prepended
- * tokens and the latest W keys (attn_spec). */
+/* Over the keys each query sees in the last forward (its Ti rows, which
+ * may be fewer than the RunState's capacity): under a sliding window the e
+ * prepended tokens and the latest W keys (attn_spec). FoX's logit is the
+ * core's score plus the row term c_t the core leaves out (kb[t] = -c_t). */
 double model_max_logit(const RunState *s, const Model *m, int l, int B) {
-    const int e = m->dims.extra_pos, Ti = s->T + e, W = config_layer_window(&m->cfg, l);
+    const int e = m->dims.extra_pos, Ti = s->Ti, W = config_layer_window(&m->cfg, l);
     const size_t maps = (size_t)B * m->dims.H;
+    const float *kb = remedy_fox_key_bias(s->rm, l);
     double mx = 0.0;
     for (size_t bh = 0; bh < maps; bh++)
         for (int t = 0; t < Ti; t++) {
             const float *row = s->la[l].preatt + (bh * Ti + t) * Ti;
+            const double c_t = kb ? -(double)kb[bh * Ti + t] : 0.0;
             for (int j = 0; j <= t; j++)
-                if (!W || j < e || t - j < W) mx = fabs(row[j]) > mx ? fabs(row[j]) : mx;
+                if (!W || j < e || t - j < W) mx = fmax(mx, fabs((double)row[j] + c_t));
         }
     return mx;
 }

@@ -198,9 +198,10 @@ void model_backward_input_norms(const Model *m, RunState *s, float *in_norms);
  * g1-const the C input-independent scores (per_token = 0). */
 const float *model_attention(const RunState *s, int l);
 const float *model_attention_slot(const RunState *s, int l);
-/* The largest |attention logit| of layer l in the last forward: q.k/sqrt(dh)
- * (plus a key bias) before the normaliser, over the B sequences, heads,
- * queries t and visible keys j <= t of its [B, H, Ti, Ti] scores. */
+/* The largest |attention logit| of layer l in the last forward (its B
+ * sequences of Ti = Tc + extra_pos rows): q.k/sqrt(dh) with the variant's
+ * biases (ALiBi's distance bias, a key bias; FoX's whole c_t - c_j) before
+ * the normaliser, over heads, queries t and the keys j <= t each sees. */
 double model_max_logit(const RunState *s, const Model *m, int l, int B);
 const float *model_gate_scores(const RunState *s, int l);
 const float *model_block_output(const RunState *s, int l);

@@ -5,6 +5,10 @@
  * YaRN (Peng et al. 2023) leaves fast-rotating dims alone (they see many
  * periods inside the original context), divides the slow ones by the scale
  * (interpolation), and ramps linearly in between; alpha = 1, beta = 32.
+ * The paper ramps linearly in a pair's turns within the original context;
+ * its reference code, which Hugging Face checkpoints follow, ramps
+ * linearly in the pair index between the same two bounds (yarn_inv_freq
+ * does both, YarnParams.ramp).
  */
 #include <math.h>
 
@@ -12,38 +16,67 @@
 #include "ops.h"
 
 /* r_i: the turns rotary pair i makes within orig_len positions. */
-static double pair_turns(double f, int orig_len) {
+static double pair_turns(double f, double orig_len) {
     const double two_pi = 6.283185307179586;
-    return (double)orig_len * f / two_pi;
+    return orig_len * f / two_pi;
 }
 
 static double pair_freq(int i, int dh, double base) {
     return 1.0 / pow(base, (double)(2 * i) / (double)dh);
 }
 
-/* The share of pair i's frequency YaRN keeps: 0 interpolated, 1 kept. */
-static double keep_share(double r) {
-    double g = (r - YARN_ALPHA) / (YARN_BETA - YARN_ALPHA);
-    return g < 0.0 ? 0.0 : (g > 1.0 ? 1.0 : g);
+static double unit_clamp(double v) { return v < 0.0 ? 0.0 : (v > 1.0 ? 1.0 : v); }
+
+/* The share of a pair's frequency YaRN keeps by its turns r (the paper's
+ * ramp): 0 interpolated at r <= slow, 1 kept at r >= fast. */
+static double keep_share(double r, double slow, double fast) {
+    return unit_clamp((r - slow) / (fast - slow));
+}
+
+/* The (fractional) index of the pair that turns n times within orig_len
+ * positions: r_i = n solved for i (the reference code's
+ * find_correction_dim). */
+static double pair_at_turns(double n, int rd, double base, double orig_len) {
+    return (double)rd * log(orig_len / (n * 6.283185307179586)) / (2.0 * log(base));
+}
+
+float yarn_attention_factor(float factor, float mscale) {
+    return factor <= 1.0f ? 1.0f : 0.1f * mscale * logf(factor) + 1.0f;
+}
+
+void yarn_inv_freq(float *inv_freq, int rd, double base, const YarnParams *y) {
+    double lo = 0.0, hi = 1.0; /* YARN_RAMP_PAIRS: the ramp's first and last pair */
+    if (y->ramp == YARN_RAMP_PAIRS) {
+        lo = pair_at_turns(y->beta_fast, rd, base, y->orig_len);
+        hi = pair_at_turns(y->beta_slow, rd, base, y->orig_len);
+        if (y->truncate) lo = floor(lo), hi = ceil(hi);
+        lo = lo > 0.0 ? lo : 0.0, hi = hi < rd - 1 ? hi : rd - 1;
+        if (lo == hi) hi += 0.001;
+    }
+    for (int i = 0; i < rd / 2; i++) {
+        double f = pair_freq(i, rd, base);
+        double g = y->ramp == YARN_RAMP_TURNS
+                       ? keep_share(pair_turns(f, y->orig_len), y->beta_slow, y->beta_fast)
+                       : 1.0 - unit_clamp(((double)i - lo) / (hi - lo));
+        inv_freq[i] = (float)((1.0 - g) * f / y->factor + g * f);
+    }
 }
 
 float rope_inv_freq(float *inv_freq, int dh, float base, float scale, int orig_len) {
-    int half = dh / 2;
-    for (int i = 0; i < half; i++) {
-        double f = pair_freq(i, dh, (double)base);
-        if (scale > 1.0f) {
-            double g = keep_share(pair_turns(f, orig_len));
-            f = (1.0 - g) * f / (double)scale + g * f;
-        }
-        inv_freq[i] = (float)f;
+    if (scale > 1.0f) {
+        const YarnParams y = {scale, orig_len, YARN_BETA, YARN_ALPHA, YARN_RAMP_TURNS, 0};
+        yarn_inv_freq(inv_freq, dh, (double)base, &y);
+        return yarn_attention_factor(scale, 1.0f);
     }
-    return scale > 1.0f ? 0.1f * logf(scale) + 1.0f : 1.0f;
+    for (int i = 0; i < dh / 2; i++) inv_freq[i] = (float)pair_freq(i, dh, (double)base);
+    return 1.0f;
 }
 
 YarnSplit yarn_split(int dh, double base, int orig_len, double *turns) {
     YarnSplit s = {dh / 2, 0, 0, 0, 0.0};
     for (int i = 0; i < s.pairs; i++) {
-        double r = pair_turns(pair_freq(i, dh, base), orig_len), g = keep_share(r);
+        double r = pair_turns(pair_freq(i, dh, base), orig_len),
+               g = keep_share(r, YARN_ALPHA, YARN_BETA);
         if (turns) turns[i] = r;
         if (i == 0) s.fastest = r;
         s.kept += g >= 1.0;

@@ -62,6 +62,24 @@ void layernorm_backward(float *dinp, float *dw, float *db, const float *dout, co
  * temperature factor m = 0.1 ln(scale) + 1 (1 when scale <= 1); callers
  * multiply q and k by m, so logits scale by m^2. */
 float rope_inv_freq(float *inv_freq, int dh, float base, float scale, int orig_len);
+/* YaRN's frequencies (Peng et al. 2023): pair i's keep share g_i in [0, 1]
+ * blends inv_freq[i] = (1 - g_i) f_i / factor + g_i f_i, f_i =
+ * base^(-2i/rd). The share ramps from 0 (interpolated; at or below
+ * beta_slow turns within orig_len) to 1 (kept; at or above beta_fast
+ * turns): linearly in the turns r_i (YARN_RAMP_TURNS, the paper's and the
+ * trainer's), or linearly in the pair index i between the pairs that turn
+ * beta_fast and beta_slow times (YARN_RAMP_PAIRS, the reference code's and
+ * Hugging Face's, those bounds floored and ceiled when truncate is set). */
+typedef enum { YARN_RAMP_TURNS, YARN_RAMP_PAIRS } YarnRamp;
+typedef struct {
+    double factor, orig_len, beta_fast, beta_slow;
+    YarnRamp ramp;
+    int truncate;
+} YarnParams;
+void yarn_inv_freq(float *inv_freq, int rd, double base, const YarnParams *y);
+/* YaRN's attention temperature for a scale factor: 0.1 mscale ln(factor)
+ * + 1, 1 at factor <= 1 (q and k are each multiplied by it). */
+float yarn_attention_factor(float factor, float mscale);
 /* YaRN's by-parts split at training length orig_len: rotary pair i turns
  * r_i = orig_len / wavelength_i times within it; a pair with r_i >=
  * YARN_BETA is kept, one with r_i <= YARN_ALPHA interpolated (its
