@@ -77,23 +77,21 @@ static int write_md(const char *path, const char *dir, const char *outdir, const
     if (!from_csv) md_figures(f, outdir, rows, n);
     md_lr_sensitivity(f, outdir, rows, n);
     md_quant(f, rows, n); /* report_quant.c */
-    if (!from_csv) { /* long-context and stability sections: report_longctx.c, report_stability.c */
+    char figdir[1100];
+    snprintf(figdir, sizeof figdir, "%s/figures", outdir);
+    report_longctx(f, figdir, rows, n); /* report_longctx.c and report_needle.c: from the rows */
+    md_needle(f, rows, n);
+    if (!from_csv) { /* the sections that read run files: stability, pretrained, ... */
         const char **paths = calloc((size_t)(n ? n : 1), sizeof *paths);
-        char figdir[1100];
         int k = 0;
-        snprintf(figdir, sizeof figdir, "%s/figures", outdir);
         for (int i = 0; paths && i < n; i++)
             if (rows[i].ok) paths[k++] = rows[i].path;
-        report_progress("long context, stability, pretrained, stream and mechanism sections");
-        if (paths) report_longctx(f, figdir, paths, k);
-        md_needle(f, rows, n); /* report_needle.c: from the rows, as below */
+        report_progress("stability, pretrained, stream and mechanism sections");
         if (paths) report_stability(f, figdir, paths, k);
         if (paths) report_pretrained(f, paths, k);
         if (paths) report_stream(f, paths, k);            /* report_stream.c */
         if (paths) report_mechanism(f, figdir, paths, k); /* report_mechanism.c */
         free(paths);
-    } else {
-        md_needle(f, rows, n); /* the same table from results.csv's columns */
     }
     md_definitions(f);
     return atomic_fcommit(f, tmp, path, err, errlen);
