@@ -312,10 +312,10 @@ void md_title(FILE *f, const char *dir, const Row *rows, int n, int from_csv) {
     if (from_csv) {
         fprintf(f,
                 "# gatelab report\n\nFrom `%s/results.csv` alone: %d runs, their run files are "
-                "not here. The tables and tests below are those the run files give, the long-context "
-                "section included; the Figures section and the sections that read a run file's "
-                "probes, streams and interventions (stability, pretrained, stream, mechanism) are "
-                "left out",
+                "not here. The tables and tests below are those the run files give, the "
+                "long-context section included; the Figures section and the sections that read "
+                "a run file's probes, streams and interventions (stability, pretrained, stream, "
+                "mechanism) are left out",
                 shown_dir, n);
     } else {
         fprintf(f,

@@ -12,15 +12,21 @@
 #define MAX_SPIKE_STEPS 8
 
 /* The multiples of the training length the long-context and needle
- * columns hold (report_rows.c; a test holds the columns to it). */
+ * columns hold, X(index, multiple, ...) for each: LC_MULT and the columns
+ * of metric_table.c are made from it. */
+#define LC_MULTS(X, ...)                                                                           \
+    X(0, 1, __VA_ARGS__) X(1, 2, __VA_ARGS__) X(2, 4, __VA_ARGS__) X(3, 8, __VA_ARGS__)
 #define LC_NMULT 4
 extern const int LC_MULT[LC_NMULT];
+/* X(index, multiple, mode, m) for each multiple under plain RoPE (m = 0),
+ * then under YaRN (m = 1): the order of the per-mode columns. */
+#define LC_MODE_MULTS(X) LC_MULTS(X, plain, 0) LC_MULTS(X, yarn, 1)
 /* The needle depths the per-depth columns hold, X(index, depth, ...) for
- * each: the columns of metric_table.c and LC_DEPTH are made from it (a
+ * each: LC_DEPTH and the columns of metric_table.c are made from it (a
  * test holds it equal to gatelab eval's LCEVAL_NEEDLE_DEPTH). */
 #define LC_DEPTHS(X, ...)                                                                          \
-    X(0, 0, __VA_ARGS__) X(1, 0.25, __VA_ARGS__) X(2, 0.5, __VA_ARGS__) X(3, 0.75, __VA_ARGS__)   \
-        X(4, 1, __VA_ARGS__)
+    X(0, 0, __VA_ARGS__)                                                                           \
+    X(1, 0.25, __VA_ARGS__) X(2, 0.5, __VA_ARGS__) X(3, 0.75, __VA_ARGS__) X(4, 1, __VA_ARGS__)
 #define LC_NDEPTH 5
 extern const double LC_DEPTH[LC_NDEPTH];
 
@@ -58,11 +64,11 @@ typedef struct {
      * taken at, and the model's base (-1, NaN: no RoPE) */
     int rope_dim, rope_len;
     double rope_base;
-    int gate_unbounded;               /* has a gate whose scores are not in [0,1] */
-    int gate_bounded;                 /* 1/0 when gate_mean is known, else -1 */
-    int sink_formed;                  /* metrics.h sink_formed of f_attn: 1, 0, -1 (no probe) */
-    double loss0;                     /* training loss at the first step (NaN: none) */
-    double max_logit;                 /* largest attention logit, last probe (NaN: none) */
+    int gate_unbounded; /* has a gate whose scores are not in [0,1] */
+    int gate_bounded;   /* 1/0 when gate_mean is known, else -1 */
+    int sink_formed;    /* metrics.h sink_formed of f_attn: 1, 0, -1 (no probe) */
+    double loss0;       /* training loss at the first step (NaN: none) */
+    double max_logit;   /* largest attention logit, last probe (NaN: none) */
     /* /quant (gatelab eval --quant; NaN: absent): each mode's val-loss
      * increase over float, and the float pass's outlier statistics */
     double q_dloss[3]; /* w8a8, w8a8-pct, w4a4 */
@@ -87,7 +93,6 @@ typedef struct {
     double needle[2][4];
     int needle_rows;
 } Row;
-
 
 /* metric_table.c: metric m of row w as a number (NaN: unknown). */
 double metric_value(const Row *w, const MetricCol *m);

@@ -115,12 +115,13 @@ static void row_probe(RunReader *r, Row *w) {
     runread_probe_free(&p);
 }
 
-const int LC_MULT[LC_NMULT] = {1, 2, 4, 8};
-
-#define DEPTH_VALUE(d, depth, unused) depth,
-#define DEPTH_ONE(d, depth, unused) +1
-const double LC_DEPTH[LC_NDEPTH] = {LC_DEPTHS(DEPTH_VALUE, 0)};
-_Static_assert(0 LC_DEPTHS(DEPTH_ONE, 0) == LC_NDEPTH, "LC_NDEPTH counts LC_DEPTHS");
+/* an X of LC_MULTS and LC_DEPTHS: the value, and one to count them */
+#define LIST_VALUE(i, value, unused) value,
+#define LIST_ONE(i, value, unused) +1
+const int LC_MULT[LC_NMULT] = {LC_MULTS(LIST_VALUE, 0)};
+_Static_assert(0 LC_MULTS(LIST_ONE, 0) == LC_NMULT, "LC_NMULT counts LC_MULTS");
+const double LC_DEPTH[LC_NDEPTH] = {LC_DEPTHS(LIST_VALUE, 0)};
+_Static_assert(0 LC_DEPTHS(LIST_ONE, 0) == LC_NDEPTH, "LC_NDEPTH counts LC_DEPTHS");
 
 /* The index k of LC_MULT with LC_MULT[k] * T == len; -1 when none. */
 static int lc_mult_index(int len, int T) {

@@ -24,7 +24,8 @@ void draw_figure(FILE *f, const char *figdir, const char *name, const char *alt,
     char path[1200], err[512];
     snprintf(path, sizeof path, "%s/%s", figdir, name);
     if (dir_make(figdir) != 0) {
-        fprintf(f, "\n- figure %s not drawn: cannot create %s: %s\n", name, figdir, strerror(errno));
+        fprintf(f, "\n- figure %s not drawn: cannot create %s: %s\n", name, figdir,
+                strerror(errno));
         return;
     }
     if (plot_lines(path, ax, s, ns, err, sizeof err) == 0)
