@@ -18,7 +18,7 @@
 #define CSV_ONLY_PROTO(name, kind, field, pm)                                                      \
     { name, NAN, kind, MS_OTHER, OFF(field), 0, 0, NULL, NULL, NULL, NULL, 0, (pm) + 1 }
 
-/* long-context degradation [mode][k] at 2^(k+1) times the training length */
+/* long-context degradation [mode][k] at LC_MULT[k] times the training length */
 #define LC_DEF                                                                                     \
     "Long-context degradation (gatelab eval): val loss at the column's multiple of the training "  \
     "length minus val loss at the training length, both plain RoPE (`plain`) or both YaRN "        \
@@ -35,14 +35,46 @@
 #define CSV_DEF_PROTO(name, field, pm, def)                                                        \
     { name, NAN, MK_REAL, MS_OTHER, OFF(field), 0, 0, NULL, NULL, NULL, def, 0, (pm) + 1 }
 
-/* needle retrieval [mode][k] at NEEDLE_MULT[k] times the training length */
+/* needle retrieval [m][k] at LC_MULT[k] times the training length (an X
+ * of LC_MODE_MULTS) */
 #define NEEDLE_DEF                                                                                 \
     "Needle retrieval (gatelab eval --needle; docs/metrics.md): the share of needle rows whose "   \
     "value the model reproduces exactly, over every depth, at the column's multiple of the "       \
     "training length, plain RoPE (`plain`) or YaRN (`yarn`; blank where YaRN keeps no rotary "     \
     "pair); blank when the run was not evaluated with the needle there."
-#define NEEDLE_ACC(name, mode, k)                                                                  \
-    { name, NAN, MK_REAL, MS_OTHER, OFF(needle[mode][k]), 0, 0, NULL, NULL, NULL, NEEDLE_DEF, 0, 0 }
+#define NEEDLE_ACC(k, mult, mode, m)                                                               \
+    CSV_DEF("needle_acc_" #mult "x_" #mode, needle[m][k], NEEDLE_DEF),
+
+/* the long-context section's per-run numbers [m][k] at LC_MULT[k] times
+ * the training length (report_longctx.c draws from these; an X of
+ * LC_MODE_MULTS) */
+#define LC_LOSS_DEF                                                                                \
+    "Val loss (gatelab eval, /lceval) at the column's multiple of the training length "            \
+    "`lc_train_len`, plain RoPE (`plain`) or YaRN (`yarn`); blank when the run was not "           \
+    "evaluated there."
+#define LC_LOSS(k, mult, mode, m) CSV_DEF("lc_loss_" #mult "x_" #mode, lc_loss[m][k], LC_LOSS_DEF),
+#define LC_NEEDLE_DEF                                                                              \
+    "Needle retrieval at one depth (gatelab eval --needle): the exact-match share of the needle "  \
+    "rows with the needle at the depth the column's name ends in, at the column's multiple of "    \
+    "the training length, plain RoPE or YaRN, as the run file stores it (also under a YaRN that "  \
+    "keeps no rotary pair); blank when not evaluated there."
+#define LC_NEEDLE_AT(d, depth, k, mult, mode, m)                                                   \
+    {"needle_acc_" #mult "x_" #mode "_depth%g",                                                    \
+     depth,                                                                                        \
+     MK_REAL,                                                                                      \
+     MS_OTHER,                                                                                     \
+     OFF(lc_needle[m][k][d]),                                                                      \
+     0,                                                                                            \
+     0,                                                                                            \
+     NULL,                                                                                         \
+     NULL,                                                                                         \
+     NULL,                                                                                         \
+     LC_NEEDLE_DEF,                                                                                \
+     0,                                                                                            \
+     0},
+/* one needle column per depth of LC_DEPTHS at mult x T under mode (an X
+ * of LC_MODE_MULTS) */
+#define LC_NEEDLE(k, mult, mode, m) LC_DEPTHS(LC_NEEDLE_AT, k, mult, mode, m)
 
 static const MetricCol METRICS[] = {
     CSV_ONLY("n_params", NAN, MK_LL, MS_OTHER, n_params),
@@ -149,12 +181,12 @@ static const MetricCol METRICS[] = {
     CSV_ONLY("loss0", NAN, MK_REAL, MS_OTHER, loss0),
     CSV_ONLY("max_logit", NAN, MK_REAL, MS_OTHER, max_logit),
     /* rs_lc_degradation (runstats.h), from gatelab eval's /lceval */
-    LC_DEG("lc_deg_2x_plain", 0, 0, PM_LC_2X_PLAIN),
-    LC_DEG("lc_deg_4x_plain", 0, 1, PM_LC_4X_PLAIN),
-    LC_DEG("lc_deg_8x_plain", 0, 2, PM_LC_8X_PLAIN),
-    LC_DEG("lc_deg_2x_yarn", 1, 0, PM_LC_2X_YARN),
-    LC_DEG("lc_deg_4x_yarn", 1, 1, PM_LC_4X_YARN),
-    LC_DEG("lc_deg_8x_yarn", 1, 2, PM_LC_8X_YARN),
+    LC_DEG("lc_deg_2x_plain", 0, 1, PM_LC_2X_PLAIN),
+    LC_DEG("lc_deg_4x_plain", 0, 2, PM_LC_4X_PLAIN),
+    LC_DEG("lc_deg_8x_plain", 0, 3, PM_LC_8X_PLAIN),
+    LC_DEG("lc_deg_2x_yarn", 1, 1, PM_LC_2X_YARN),
+    LC_DEG("lc_deg_4x_yarn", 1, 2, PM_LC_4X_YARN),
+    LC_DEG("lc_deg_8x_yarn", 1, 3, PM_LC_8X_YARN),
     {"top1_peak", NAN, MK_REAL, MS_OTHER, OFF(top1_peak), 0, 0, NULL, "def-top1-peak", NULL,
      "The largest top-1 |h| over layers of the block output at the last probe (the peak layer's "
      "`hidden/top3[l][0]`).",
@@ -222,19 +254,31 @@ static const MetricCol METRICS[] = {
             "(`gatelab gates`)."),
     CSV_DEF("gate_rest", gate_rest, "The same over positions t >= 1."),
     /* rs_needle_acc (runstats.h), from gatelab eval --needle's /lceval */
-    NEEDLE_ACC("needle_acc_1x_plain", 0, 0),
-    NEEDLE_ACC("needle_acc_2x_plain", 0, 1),
-    NEEDLE_ACC("needle_acc_4x_plain", 0, 2),
-    NEEDLE_ACC("needle_acc_8x_plain", 0, 3),
-    NEEDLE_ACC("needle_acc_1x_yarn", 1, 0),
-    NEEDLE_ACC("needle_acc_2x_yarn", 1, 1),
-    NEEDLE_ACC("needle_acc_4x_yarn", 1, 2),
-    NEEDLE_ACC("needle_acc_8x_yarn", 1, 3),
+    LC_MODE_MULTS(NEEDLE_ACC)
     {"needle_rows", NAN, MK_INT, MS_OTHER, OFF(needle_rows), 0, 0, NULL, "def-needle-rows", NULL,
      "The needle rows behind each needle_acc_* value (depths × rows per depth); blank when none, "
      "or when the run's lengths were scored over different numbers of rows. The report's chance "
      "test pools the retrieved rows over seeds with it.",
      0, 0},
+    {"lc_train_len", NAN, MK_INT, MS_OTHER, OFF(lc_T), 0, 0, NULL, NULL, NULL,
+     "The training length T the run's long-context results (gatelab eval) are multiples of "
+     "(after a context extension, `extend_seq_len`); blank when the run has none.",
+     0, 0},
+    LC_MODE_MULTS(LC_LOSS)
+    LC_MODE_MULTS(LC_NEEDLE)
+    /* rs_rope (runstats.h): what YaRN's split in the long-context section
+     * is computed from */
+    {"rope_dim", NAN, MK_INT, MS_OTHER, OFF(rope_dim), 0, 0, NULL, NULL, NULL,
+     "The rotated width of each head (head_dim, or half of it under differential attention); "
+     "blank when the run has no RoPE.",
+     0, 0},
+    {"rope_len", NAN, MK_INT, MS_OTHER, OFF(rope_len), 0, 0, NULL, NULL, NULL,
+     "The training length YaRN's split is taken at (seq_len, or `extend_seq_len` after a context "
+     "extension); blank when the run has no RoPE.",
+     0, 0},
+    CSV_DEF("rope_base", rope_base,
+            "The model's RoPE base (after a context extension, `extend_rope_base`); blank when the "
+            "run has no RoPE."),
 };
 #define N_METRICS ((int)(sizeof METRICS / sizeof METRICS[0]))
 

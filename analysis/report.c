@@ -73,19 +73,14 @@ static Row *run_file_rows(const Row *rows, int n, int *ns) {
 }
 
 /* The sections that read a run file's probes, evaluations and
- * interventions, over the run files sub[ns]; the needle table, from the
- * rows, among them. */
-static void md_file_sections(FILE *f, const char *outdir, const Row *sub, int ns, const Row *rows,
-                             int n) {
+ * interventions (stability, pretrained, stream, mechanism), over the run
+ * files sub[ns]; their figures into figdir. */
+static void md_file_sections(FILE *f, const char *figdir, const Row *sub, int ns) {
     const char **paths = calloc((size_t)(ns ? ns : 1), sizeof *paths);
-    char figdir[1100];
     int k = 0;
-    snprintf(figdir, sizeof figdir, "%s/figures", outdir);
     for (int i = 0; paths && i < ns; i++)
         if (sub[i].ok) paths[k++] = sub[i].path;
-    report_progress("long context, stability, pretrained, stream and mechanism sections");
-    if (paths) report_longctx(f, figdir, paths, k); /* report_longctx.c */
-    md_needle(f, rows, n);                          /* report_needle.c */
+    report_progress("stability, pretrained, stream and mechanism sections");
     if (paths) report_stability(f, figdir, paths, k); /* report_stability.c */
     if (paths) report_pretrained(f, paths, k);
     if (paths) report_stream(f, paths, k);            /* report_stream.c */
@@ -118,8 +113,11 @@ static int write_md(const char *path, const char *dir, const char *outdir, const
     if (ns) md_figures(f, outdir, sub, ns);
     md_lr_sensitivity(f, outdir, rows, n);
     md_quant(f, rows, n); /* report_quant.c */
-    if (ns) md_file_sections(f, outdir, sub, ns, rows, n);
-    else md_needle(f, rows, n); /* the same table from results.csv's columns */
+    char figdir[1100];
+    snprintf(figdir, sizeof figdir, "%s/figures", outdir);
+    report_longctx(f, figdir, rows, n); /* report_longctx.c and report_needle.c: from the rows */
+    md_needle(f, rows, n);
+    if (ns) md_file_sections(f, figdir, sub, ns);
     md_definitions(f);
     free(sub);
     return atomic_fcommit(f, tmp, path, err, errlen);

@@ -1,10 +1,11 @@
 /* report_longctx.c: the long-context section of REPORT.md (gatelab eval
- * results), skipped silently when no run has /lceval data. Rows and curves
- * are per run name (runname.h), mean ± sample std over its seeds, as in
- * the main tables. */
-#include "report_sections.h"
-
+ * results), skipped silently when no row has a long-context result. It
+ * reads only the rows' lc_* and rope_* columns (report_priv.h), so the
+ * report over results.csv alone prints the same section as over the run
+ * files. Rows and curves are per run name (runname.h), mean ± sample std
+ * over its seeds, as in the main tables. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,70 +14,76 @@
 #include "plot.h"
 #include "report_priv.h"
 #include "runname.h"
-#include "runfile_read.h"
-#include "runstats.h"
-#include "runschema.h"
+#include "runstats.h" /* RsRope */
 #include "paper_tables.h"
 
 #define MAXL 16
 #define LC_PAIRS 64 /* r_i shown per run; wider heads: the first 64 */
-#define LC_DEPTHS 16
 
 /* ---- long context ---- */
 
 typedef struct {
     char name[256], variant[256], data[64], status[32];
     double lr;
-    int T;     /* training length (train_len of its evals) */
+    int T;     /* training length (lc_train_len) */
     int nl[2]; /* lengths per mode (0 plain, 1 yarn) */
     int len[2][MAXL];
     double loss[2][MAXL], deg[2][MAXL]; /* deg: rs_lc_deg_at */
-    int has_rope;                       /* rope, turns: rs_rope */
+    int has_rope;                       /* rope, turns: yarn_split of rope_* */
     RsRope rope;
     double turns[LC_PAIRS];
     int nd; /* the needle task's depths (eval --needle), 0: none */
-    double depth[LC_DEPTHS], needle[2][MAXL][LC_DEPTHS];
+    double depth[LC_NDEPTH], needle[2][MAXL][LC_NDEPTH];
 } LcRun;
 
-static const char *MODE[2] = {RS_LC_PLAIN, RS_LC_YARN};
-
-HEAD_SIZES_OK(LcRun);
-
-/* The needle shares of one result into w's slot for it (NaN: none). */
-static void lc_read_needle(LcRun *w, int m, const RunLcEval *e) {
-    double *v = w->needle[m][w->nl[m]];
-    for (int d = 0; d < LC_DEPTHS; d++) v[d] = NAN;
-    if (e->n_depths <= 0 || e->n_depths > LC_DEPTHS) return;
-    w->nd = e->n_depths;
-    for (int d = 0; d < e->n_depths; d++) w->depth[d] = e->needle_depth[d], v[d] = e->needle_acc[d];
+/* The depths of LC_DEPTH any row has a needle share at, into used[];
+ * returns how many. */
+static int lc_depths_used(const Row *rows, int n, int *used) {
+    int nd = 0;
+    for (int d = 0; d < LC_NDEPTH; d++) {
+        int any = 0;
+        for (int i = 0; i < n && !any; i++)
+            for (int m = 0; m < 2 && rows[i].ok; m++)
+                for (int k = 0; k < LC_NMULT; k++) any |= isfinite(rows[i].lc_needle[m][k][d]);
+        if (any) used[nd++] = d;
+    }
+    return nd;
 }
 
-static int lc_read(const char *path, LcRun *w) {
-    char err[512];
+/* Row r as the section's run w: its lengths LC_MULT[k] * lc_T with a val
+ * loss, their degradation and needle shares at the depths used[nd], and
+ * YaRN's split from its RoPE columns. -1 when it has no long-context
+ * result. */
+static int lc_from_row(const Row *r, LcRun *w, const int *used, int nd) {
     memset(w, 0, sizeof *w);
-    RunReader *r = open_run_head(path, w->name, w->variant, w->status, w->data);
-    if (!r) return -1;
-    if (runread_config_double(r, RS_CFG_LR, &w->lr, NULL, 0)) w->lr = NAN;
-    for (int m = 0; m < 2; m++) {
-        int *lens = NULL, k = 0;
-        if (runread_lceval_lengths(r, MODE[m], &lens, &k, err, sizeof err) != 0) k = 0;
-        for (int i = 0; i < k && w->nl[m] < MAXL; i++) {
-            RunLcEval e;
-            if (runread_lceval(r, MODE[m], lens[i], &e, err, sizeof err) != 0) continue;
-            w->len[m][w->nl[m]] = lens[i];
-            w->deg[m][w->nl[m]] = rs_lc_deg_at(r, MODE[m], lens[i]);
-            lc_read_needle(w, m, &e);
-            w->loss[m][w->nl[m]++] = e.val_loss;
-            if (!w->T) w->T = e.train_len;
-            runread_lceval_free(&e);
+    snprintf(w->name, sizeof w->name, "%s", r->run);
+    snprintf(w->variant, sizeof w->variant, "%s", r->variant);
+    snprintf(w->data, sizeof w->data, "%s", r->data);
+    snprintf(w->status, sizeof w->status, "%s", r->status);
+    w->lr = r->cfg[CFG_LR];
+    w->T = r->lc_T > 0 ? r->lc_T : 0;
+    for (int m = 0; m < 2 && r->ok && w->T; m++)
+        for (int k = 0; k < LC_NMULT; k++) {
+            if (!isfinite(r->lc_loss[m][k])) continue;
+            int j = w->nl[m]++;
+            w->len[m][j] = LC_MULT[k] * w->T;
+            w->loss[m][j] = r->lc_loss[m][k];
+            w->deg[m][j] = r->lc_deg[m][k];
+            for (int d = 0; d < LC_NDEPTH; d++) w->needle[m][j][d] = NAN;
+            int has = 0;
+            for (int d = 0; d < nd; d++) has |= isfinite(r->lc_needle[m][k][used[d]]);
+            for (int d = 0; has && d < nd; d++) w->needle[m][j][d] = r->lc_needle[m][k][used[d]];
+            if (has) w->nd = nd;
         }
-        free(lens);
-    }
+    for (int d = 0; d < nd; d++) w->depth[d] = LC_DEPTH[used[d]];
     double turns[RS_ROPE_MAX_PAIRS];
-    w->has_rope = rs_rope(r, &w->rope, turns) == 0;
-    for (int i = 0; w->has_rope && i < w->rope.split.pairs && i < LC_PAIRS; i++)
-        w->turns[i] = turns[i];
-    runread_close(r);
+    w->has_rope = r->rope_dim >= 2 && r->rope_dim / 2 <= RS_ROPE_MAX_PAIRS && r->rope_len > 0 &&
+                  isfinite(r->rope_base);
+    if (w->has_rope) {
+        w->rope = (RsRope){r->rope_dim, r->rope_len, r->rope_base,
+                           yarn_split(r->rope_dim, r->rope_base, r->rope_len, turns)};
+        for (int i = 0; i < w->rope.split.pairs && i < LC_PAIRS; i++) w->turns[i] = turns[i];
+    }
     return w->nl[0] + w->nl[1] > 0 ? 0 : -1;
 }
 
@@ -170,7 +177,7 @@ static int lc_needle_any(const LcRun *w, const int *idx, int nm, int m, int L) {
 
 /* One needle row's cells: seeds, each depth's mean share, their mean. */
 static void lc_needle_row(FILE *f, const LcRun *w, const int *idx, int nm, int m, int L, int nd) {
-    double sum[LC_DEPTHS] = {0}, all = 0.0;
+    double sum[LC_NDEPTH] = {0}, all = 0.0;
     int k = 0;
     for (int i = 0; i < nm; i++) {
         const LcRun *r = &w[idx[i]];
@@ -410,14 +417,15 @@ done:
     free(s), free(xy), free(st), free(sp), free(vp), free(len), free(shown);
 }
 
-void report_longctx(FILE *f, const char *figdir, const char *const *paths, int n) {
+/* See report_priv.h. */
+void report_longctx(FILE *f, const char *figdir, const Row *rows, int n) {
     LcRun *w = calloc((size_t)(n ? n : 1), sizeof *w);
     int *grp = calloc((size_t)(n ? n : 1), sizeof *grp);
     int *idx = calloc((size_t)(n ? n : 1), sizeof *idx);
     if (!w || !grp || !idx) goto done;
-    int k = 0;
+    int used[LC_NDEPTH], nd = lc_depths_used(rows, n, used), k = 0;
     for (int i = 0; i < n; i++)
-        if (lc_read(paths[i], &w[k]) == 0) k++;
+        if (lc_from_row(&rows[i], &w[k], used, nd) == 0) k++;
     if (k > 0) {
         int lens[MAXL];
         int nl = union_lengths(w, k, lens);

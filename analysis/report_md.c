@@ -312,9 +312,10 @@ void md_title(FILE *f, const char *dir, const Row *rows, int n, int from_csv) {
     if (from_csv == n) {
         fprintf(f,
                 "# gatelab report\n\nFrom `%s/results.csv` alone: %d runs, their run files are "
-                "not here. The tables and tests below are those the run files give; the figures "
-                "and the sections that read a run file's probes, evaluations and interventions "
-                "(long context, stability, pretrained, stream, mechanism) are left out",
+                "not here. The tables and tests below are those the run files give, the "
+                "long-context section included; the Figures section and the sections that read "
+                "a run file's probes, streams and interventions (stability, pretrained, stream, "
+                "mechanism) are left out",
                 shown_dir, n);
     } else {
         fprintf(f,
@@ -327,9 +328,11 @@ void md_title(FILE *f, const char *dir, const Row *rows, int n, int from_csv) {
     if (from_csv && from_csv < n)
         fprintf(f,
                 ", and %d rows of `%s/results.csv` whose run files are not here: the declared runs "
-                "of the study's earlier pieces (`gatelab sweep --seeds`), joined. The tables and "
-                "tests below are over all %d runs; the figures and the sections that read a run "
-                "file's probes, evaluations and interventions are over the %d run files only",
+                "of the study's earlier pieces (`gatelab sweep --seeds`), joined. The tables, the "
+                "tests and the long-context section below are over all %d runs; the Figures "
+                "section and the sections that read a run file's probes, streams and "
+                "interventions (stability, pretrained, stream, mechanism) over the %d run files "
+                "only",
                 from_csv, shown_dir, n, n - from_csv);
     char rules[160];
     pin_rules(rules, sizeof rules);

@@ -31,7 +31,7 @@ int needle_above_chance(const Row *rows, int a, int b, int m, int k, long long *
 /* Whether a row of rows[a..b) has a needle share under mode m. */
 static int group_has(const Row *rows, int a, int b, int m) {
     for (int i = a; i < b; i++)
-        for (int k = 0; k < NEEDLE_NMULT; k++)
+        for (int k = 0; k < LC_NMULT; k++)
             if (isfinite(rows[i].needle[m][k])) return 1;
     return 0;
 }
@@ -42,7 +42,7 @@ typedef struct {
     int row, m, k;
 } Best;
 
-/* One cell: the share at NEEDLE_MULT[k], mean ± std over the seeds that
+/* One cell: the share at LC_MULT[k], mean ± std over the seeds that
  * have it, "[j/n]" when only j of the n seeds do. */
 static void needle_cell(FILE *f, const Row *rows, int a, int b, int m, int k) {
     double v[256];
@@ -63,13 +63,13 @@ static void needle_cell(FILE *f, const Row *rows, int a, int b, int m, int k) {
 static int needle_row(FILE *f, const Row *rows, int a, int b, int m, Best *best) {
     fprintf(f, "| %s | %s | %s | %s | %d |", rows[a].run, rows[a].variant, rows[a].data,
             MODE_NAME[m], b - a);
-    for (int k = 0; k < NEEDLE_NMULT; k++) needle_cell(f, rows, a, b, m, k);
+    for (int k = 0; k < LC_NMULT; k++) needle_cell(f, rows, a, b, m, k);
     int above = 0, known = 0;
-    for (int k = 0; k < NEEDLE_NMULT; k++) {
+    for (int k = 0; k < LC_NMULT; k++) {
         long long hits, total;
         int r = needle_above_chance(rows, a, b, m, k, &hits, &total);
         known |= r >= 0;
-        if (r > 0) fprintf(f, "%s%d×", above++ ? ", " : " ", NEEDLE_MULT[k]);
+        if (r > 0) fprintf(f, "%s%d×", above++ ? ", " : " ", LC_MULT[k]);
         if (total > 0 && (best->total == 0 || hits * best->total > best->hits * total))
             *best = (Best){hits, total, a, m, k};
     }
@@ -92,7 +92,7 @@ static void needle_verdict(FILE *f, const Row *rows, int n_above, const Best *be
             NEEDLE_VAL_LEN, needle_chance(), CONFIRM_ALPHA);
     if (best->hits > 0)
         fprintf(f, "; the most: %s, %s at %d×, %lld of %lld rows", rows[best->row].run,
-                MODE_NAME[best->m], NEEDLE_MULT[best->k], best->hits, best->total);
+                MODE_NAME[best->m], LC_MULT[best->k], best->hits, best->total);
     else if (best->total > 0) fprintf(f, "; not one row retrieved");
     fprintf(f, "). Comparing the arms' needle accuracies would set chance against chance, so no "
                "retrieval comparison is made: the models have not learned the task (a run "
@@ -113,9 +113,9 @@ void md_needle(FILE *f, const Row *rows, int n) {
             "the chance rate %g (one-sided exact binomial test, p < %g).\n\n"
             "| run | variant | data | RoPE | seeds |",
             NEEDLE_VAL_LEN, needle_chance(), CONFIRM_ALPHA);
-    for (int k = 0; k < NEEDLE_NMULT; k++) fprintf(f, " %d× T |", NEEDLE_MULT[k]);
+    for (int k = 0; k < LC_NMULT; k++) fprintf(f, " %d× T |", LC_MULT[k]);
     fprintf(f, " above chance at |\n|---|---|---|---|---|");
-    for (int k = 0; k <= NEEDLE_NMULT; k++) fprintf(f, "---|");
+    for (int k = 0; k <= LC_NMULT; k++) fprintf(f, "---|");
     fprintf(f, "\n");
     Best best = {0, 0, 0, 0, 0};
     int n_above = 0;

@@ -11,6 +11,25 @@
 
 #define MAX_SPIKE_STEPS 8
 
+/* The multiples of the training length the long-context and needle
+ * columns hold, X(index, multiple, ...) for each: LC_MULT and the columns
+ * of metric_table.c are made from it. */
+#define LC_MULTS(X, ...)                                                                           \
+    X(0, 1, __VA_ARGS__) X(1, 2, __VA_ARGS__) X(2, 4, __VA_ARGS__) X(3, 8, __VA_ARGS__)
+#define LC_NMULT 4
+extern const int LC_MULT[LC_NMULT];
+/* X(index, multiple, mode, m) for each multiple under plain RoPE (m = 0),
+ * then under YaRN (m = 1): the order of the per-mode columns. */
+#define LC_MODE_MULTS(X) LC_MULTS(X, plain, 0) LC_MULTS(X, yarn, 1)
+/* The needle depths the per-depth columns hold, X(index, depth, ...) for
+ * each: LC_DEPTH and the columns of metric_table.c are made from it (a
+ * test holds it equal to gatelab eval's LCEVAL_NEEDLE_DEPTH). */
+#define LC_DEPTHS(X, ...)                                                                          \
+    X(0, 0, __VA_ARGS__)                                                                           \
+    X(1, 0.25, __VA_ARGS__) X(2, 0.5, __VA_ARGS__) X(3, 0.75, __VA_ARGS__) X(4, 1, __VA_ARGS__)
+#define LC_NDEPTH 5
+extern const double LC_DEPTH[LC_NDEPTH];
+
 /* /config keys the Settings section shows; ΔPPL matches on MATCH_CFG. */
 extern const char *const CFG_KEYS[9];
 #define N_CFG 9
@@ -35,12 +54,22 @@ typedef struct {
     double slot;                      /* the sink slot's own share (NaN: no slot) */
     double empty, f_attn_ne;          /* dropped-mass share, F-Attn over the mass */
     double kurt, top1_med, bos_ratio; /* means over layers */
-    double lc_deg[2][3];              /* rs_lc_degradation: [plain, yarn][2x, 4x, 8x] */
-    int gate_unbounded;               /* has a gate whose scores are not in [0,1] */
-    int gate_bounded;                 /* 1/0 when gate_mean is known, else -1 */
-    int sink_formed;                  /* metrics.h sink_formed of f_attn: 1, 0, -1 (no probe) */
-    double loss0;                     /* training loss at the first step (NaN: none) */
-    double max_logit;                 /* largest attention logit, last probe (NaN: none) */
+    /* gatelab eval's /lceval at LC_MULT[k] times the training length
+     * lc_T, [plain, yarn] (NaN, -1: not evaluated there): the val loss,
+     * rs_lc_degradation (NaN at 1x), and the needle task's exact-match
+     * share at each depth LC_DEPTH[d] as the run file stores it */
+    int lc_T;
+    double lc_loss[2][LC_NMULT], lc_deg[2][LC_NMULT];
+    double lc_needle[2][LC_NMULT][LC_NDEPTH];
+    /* rs_rope: the rotated width and training length YaRN's split is
+     * taken at, and the model's base (-1, NaN: no RoPE) */
+    int rope_dim, rope_len;
+    double rope_base;
+    int gate_unbounded; /* has a gate whose scores are not in [0,1] */
+    int gate_bounded;   /* 1/0 when gate_mean is known, else -1 */
+    int sink_formed;    /* metrics.h sink_formed of f_attn: 1, 0, -1 (no probe) */
+    double loss0;       /* training loss at the first step (NaN: none) */
+    double max_logit;   /* largest attention logit, last probe (NaN: none) */
     /* /quant (gatelab eval --quant; NaN: absent): each mode's val-loss
      * increase over float, and the float pass's outlier statistics */
     double q_dloss[3]; /* w8a8, w8a8-pct, w4a4 */
@@ -59,16 +88,12 @@ typedef struct {
     double knorm_first, knorm_rest, vnorm_first, vnorm_rest, secondary, gate_first, gate_rest;
     int dormant, resid_sinks;
     /* rs_needle_acc (gatelab eval --needle): the exact-match share over
-     * every depth at NEEDLE_MULT[k] times the training length, [plain,
+     * every depth at LC_MULT[k] times the training length, [plain,
      * yarn] (NaN: not evaluated), and the rows each is over (-1: none
      * evaluated, or they differ between lengths) */
     double needle[2][4];
     int needle_rows;
 } Row;
-
-/* The multiples of the training length the needle columns hold. */
-#define NEEDLE_NMULT 4
-extern const int NEEDLE_MULT[NEEDLE_NMULT];
 
 /* metric_table.c: metric m of row w as a number (NaN: unknown). */
 double metric_value(const Row *w, const MetricCol *m);
@@ -92,13 +117,20 @@ int same_group(const Row *x, const Row *y);
 int group_end(const Row *rows, int n, int a);
 int cfg_eq(double x, double y);
 void fill_dppl(Row *rows, int n);
+/* report_longctx.c: the long-context section (only when some row has a
+ * long-context result), from the rows' lc_* and rope_* columns alone, so
+ * results.csv gives it as the run files do: per mode a table run name x
+ * length of val loss and degradation (mean ± std over seeds), YaRN's
+ * split per run name, the needle task per depth, the degradation at 8x
+ * per key variant beside the paper's Table 5, and figdir/lceval_loss.png. */
+void report_longctx(FILE *f, const char *figdir, const Row *rows, int n);
 /* report_needle.c: the needle retrieval table from the rows' needle
  * columns (results.csv alone gives it), and whether retrieval can be
  * compared here: "untestable here" when no run name retrieves above
  * chance at any length. Nothing when no run has a needle result. */
 void md_needle(FILE *f, const Row *rows, int n);
 /* Whether the seeds of rows[a..b) retrieve above chance under mode m at
- * NEEDLE_MULT[k]: their retrieved rows pooled, the one-sided exact
+ * LC_MULT[k]: their retrieved rows pooled, the one-sided exact
  * binomial test against needle_chance() (metrics.h) gives p < 0.05
  * (CONFIRM_ALPHA). 1, 0, or -1 when no seed has the rows it needs; the
  * pooled hits and rows into *hits and *total. */

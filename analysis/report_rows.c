@@ -115,24 +115,66 @@ static void row_probe(RunReader *r, Row *w) {
     runread_probe_free(&p);
 }
 
-/* The long-context degradations at 2x, 4x and 8x, plain and YaRN. */
-static void row_lceval(RunReader *r, Row *w) {
-    static const char *const mode[2] = {RS_LC_PLAIN, RS_LC_YARN};
-    for (int m = 0; m < 2; m++)
-        for (int k = 0; k < 3; k++) w->lc_deg[m][k] = rs_lc_degradation(r, mode[m], 2 << k);
+/* an X of LC_MULTS and LC_DEPTHS: the value, and one to count them */
+#define LIST_VALUE(i, value, unused) value,
+#define LIST_ONE(i, value, unused) +1
+const int LC_MULT[LC_NMULT] = {LC_MULTS(LIST_VALUE, 0)};
+_Static_assert(0 LC_MULTS(LIST_ONE, 0) == LC_NMULT, "LC_NMULT counts LC_MULTS");
+const double LC_DEPTH[LC_NDEPTH] = {LC_DEPTHS(LIST_VALUE, 0)};
+_Static_assert(0 LC_DEPTHS(LIST_ONE, 0) == LC_NDEPTH, "LC_NDEPTH counts LC_DEPTHS");
+
+/* The index k of LC_MULT with LC_MULT[k] * T == len; -1 when none. */
+static int lc_mult_index(int len, int T) {
+    for (int k = 0; T > 0 && k < LC_NMULT; k++)
+        if ((long long)LC_MULT[k] * T == len) return k;
+    return -1;
 }
 
-const int NEEDLE_MULT[NEEDLE_NMULT] = {1, 2, 4, 8};
+/* One /lceval result e under mode m into w: its val loss and needle
+ * shares by depth, when its length is an LC_MULT multiple of the
+ * training length (the first result's sets w->lc_T). */
+static void row_lc_result(Row *w, int m, const RunLcEval *e) {
+    if (w->lc_T < 0 && e->train_len > 0) w->lc_T = e->train_len;
+    int k = e->train_len == w->lc_T ? lc_mult_index(e->len, w->lc_T) : -1;
+    if (k < 0) return;
+    w->lc_loss[m][k] = e->val_loss;
+    for (int j = 0; j < e->n_depths; j++)
+        for (int d = 0; d < LC_NDEPTH; d++)
+            if (e->needle_depth[j] == LC_DEPTH[d]) w->lc_needle[m][k][d] = e->needle_acc[j];
+}
 
-/* The needle task's shares at NEEDLE_MULT, plain and YaRN, and the rows
+/* The long-context results at the LC_MULT multiples, plain and YaRN:
+ * val loss, degradation (rs_lc_degradation) and needle shares by depth;
+ * and the run's RoPE as rs_rope gives it. */
+static void row_lceval(RunReader *r, Row *w) {
+    static const char *const mode[2] = {RS_LC_PLAIN, RS_LC_YARN};
+    for (int m = 0; m < 2; m++) {
+        int *lens = NULL, nl = 0;
+        if (runread_lceval_lengths(r, mode[m], &lens, &nl, NULL, 0) != 0) nl = 0;
+        for (int i = 0; i < nl; i++) {
+            RunLcEval e;
+            if (runread_lceval(r, mode[m], lens[i], &e, NULL, 0) != 0) continue;
+            row_lc_result(w, m, &e);
+            runread_lceval_free(&e);
+        }
+        free(lens);
+        for (int k = 0; k < LC_NMULT; k++)
+            w->lc_deg[m][k] = rs_lc_degradation(r, mode[m], LC_MULT[k]);
+    }
+    RsRope rope;
+    if (rs_rope(r, &rope, NULL) == 0)
+        w->rope_dim = rope.rope_dim, w->rope_len = rope.T, w->rope_base = rope.base;
+}
+
+/* The needle task's shares at LC_MULT, plain and YaRN, and the rows
  * behind them (-1 when lengths were scored over different rows). */
 static void row_needle(RunReader *r, Row *w) {
     static const char *const mode[2] = {RS_LC_PLAIN, RS_LC_YARN};
     long long rows = 0;
     for (int m = 0; m < 2; m++)
-        for (int k = 0; k < NEEDLE_NMULT; k++) {
+        for (int k = 0; k < LC_NMULT; k++) {
             long long n;
-            w->needle[m][k] = rs_needle_acc(r, mode[m], NEEDLE_MULT[k], &n);
+            w->needle[m][k] = rs_needle_acc(r, mode[m], LC_MULT[k], &n);
             if (n > 0 && rows == 0) rows = n;
             else if (n > 0 && n != rows) rows = -1;
         }
@@ -160,8 +202,13 @@ void row_blank(Row *w) {
     w->m_act = w->spikes = w->tokens_per_sec = NAN;
     w->dppl_rel = w->sink01 = w->sink02 = w->slot = w->empty = w->f_attn_ne = NAN;
     w->kurt = w->top1_med = w->bos_ratio = NAN;
+    w->lc_T = w->rope_dim = w->rope_len = -1;
+    w->rope_base = NAN;
     for (int m = 0; m < 2; m++)
-        for (int k = 0; k < 3; k++) w->lc_deg[m][k] = NAN;
+        for (int k = 0; k < LC_NMULT; k++) {
+            w->lc_loss[m][k] = w->lc_deg[m][k] = NAN;
+            for (int d = 0; d < LC_NDEPTH; d++) w->lc_needle[m][k][d] = NAN;
+        }
     w->top1_peak = w->top1_peak_ratio = w->flops = NAN;
     w->massive_sun = -1;
     w->knorm_first = w->knorm_rest = w->vnorm_first = w->vnorm_rest = NAN;
@@ -175,7 +222,7 @@ void row_blank(Row *w) {
     w->diverged_step = -1;
     w->base = -1;
     for (int m = 0; m < 2; m++)
-        for (int k = 0; k < NEEDLE_NMULT; k++) w->needle[m][k] = NAN;
+        for (int k = 0; k < LC_NMULT; k++) w->needle[m][k] = NAN;
     w->needle_rows = -1;
 }
 

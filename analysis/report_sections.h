@@ -1,17 +1,10 @@
-/* report_sections.h: the long-context (report_longctx.c), stability
- * (report_stability.c) and pretrained (report_pretrained.c) sections of the report, over run files
- * read through runfile_read.h. */
+/* report_sections.h: the stability (report_stability.c), pretrained
+ * (report_pretrained.c) and stream (report_stream.c) sections of the report, over run files
+ * read through runfile_read.h (the long-context section reads the rows: report_priv.h). */
 #ifndef GATELAB_REPORT_SECTIONS_H
 #define GATELAB_REPORT_SECTIONS_H
 
 #include <stdio.h>
-
-/* Long-context section (only when some run has /lceval data): per mode a
- * table run name x length of val loss and degradation against the shortest
- * length (mean ± std over seeds), a degradation-at-8x summary for baseline,
- * g1-elem and g1-head beside the paper's Table 5 RULER numbers, and
- * figures/lceval_loss.png. */
-void report_longctx(FILE *f, const char *figdir, const char *const *paths, int n);
 
 /* Stability section (only when one data source holds two or more learning
  * rates): one row per run name (lr, variant, seeds) with spikes,

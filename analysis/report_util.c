@@ -1,6 +1,7 @@
 /* report_util.c: what the long-context and stability sections share:
  * drawing a linked figure, grouping runs by name, "m ± s" cells, opening
  * a run's head, and plot.h's key-run rule over groups. */
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,13 +14,20 @@
 #include "runname.h"
 #include "runfile_read.h"
 #include "runschema.h"
+#include "util.h" /* dir_make */
 
-/* Draw figdir/name and link it from the report; a figure that cannot be
- * drawn is a line in the report, not a failure. */
+/* Draw figdir/name (figdir created when missing) and link it from the
+ * report; a figure that cannot be drawn is a line in the report, not a
+ * failure. */
 void draw_figure(FILE *f, const char *figdir, const char *name, const char *alt, const PlotAxes *ax,
                  const PlotSeries *s, int ns) {
     char path[1200], err[512];
     snprintf(path, sizeof path, "%s/%s", figdir, name);
+    if (dir_make(figdir) != 0) {
+        fprintf(f, "\n- figure %s not drawn: cannot create %s: %s\n", name, figdir,
+                strerror(errno));
+        return;
+    }
     if (plot_lines(path, ax, s, ns, err, sizeof err) == 0)
         fprintf(f, "\n![%s](figures/%s)\n", alt, name);
     else fprintf(f, "\n- figure %s not drawn: %s\n", name, err);

@@ -320,11 +320,11 @@ static char *needle_text(const Row *rows, int n) {
 
 static void test_needle_report(void **st) {
     (void)st;
-    /* the columns' names follow NEEDLE_MULT and hold the Row's fields */
+    /* the columns' names follow LC_MULT and hold the Row's fields */
     for (int m = 0; m < 2; m++)
-        for (int k = 0; k < NEEDLE_NMULT; k++) {
+        for (int k = 0; k < LC_NMULT; k++) {
             char name[64];
-            snprintf(name, sizeof name, "needle_acc_%dx_%s", NEEDLE_MULT[k], m ? "yarn" : "plain");
+            snprintf(name, sizeof name, "needle_acc_%dx_%s", LC_MULT[k], m ? "yarn" : "plain");
             const MetricCol *c = metric_find(name);
             assert_non_null(c);
             assert_int_equal(c->off, offsetof(Row, needle[m][k]));

@@ -253,7 +253,7 @@ static void test_secondary_too_large(void **state) {
 static void test_claim_on_blank_measure(void **state) {
     (void)state;
     outlier_rows(1);
-    for (int i = 0; i < 20; i++) g_rows[i].lc_deg[1][1] = NAN;
+    for (int i = 0; i < 20; i++) g_rows[i].lc_deg[1][2] = NAN;
     Protocol p;
     char err[256];
     memset(&p, 0, sizeof p);
