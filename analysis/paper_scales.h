@@ -25,8 +25,8 @@ typedef enum {
 typedef struct {
     ScaleEffect effect;
     int seen;
-    const char *who;    /* "the paper (Qiu et al. 2025)", "Marin", ... */
-    const char *model;  /* the model in words: "15A2B MoE", "9 layers, vocab 1024" */
+    const char *who;   /* "the paper (Qiu et al. 2025)", "Marin", ... */
+    const char *model; /* the model in words: "15A2B MoE", "9 layers, vocab 1024" */
     double params, tokens, flops;
     int dense;
     const char *result; /* what it saw, its numbers as the source gives them */

@@ -88,7 +88,8 @@ static void put_source_size(FILE *f, const ScaleSource *s) {
     char b[64];
     int said = 0, est;
     fputs(" (", f);
-    if (isfinite(s->params)) fmt_count(b, sizeof b, s->params), fprintf(f, "%s parameters", b), said++;
+    if (isfinite(s->params))
+        fmt_count(b, sizeof b, s->params), fprintf(f, "%s parameters", b), said++;
     if (isfinite(s->tokens))
         fmt_count(b, sizeof b, s->tokens), fprintf(f, "%s%s tokens", said++ ? ", " : "", b);
     double fl = scale_flops(s, &est);
@@ -198,8 +199,10 @@ static void compute_row(FILE *f, const ScaleSource *s, double largest) {
     char b[64];
     int est;
     fprintf(f, "| %s | %s | %s%s%s | %s |", scale_effect_name(s->effect), s->who,
-            s->seen > 0 ? "saw it" : s->seen == 0 ? "did not see it" : "–", *s->result ? ": " : "",
-            s->result, s->seen < 0 ? "–" : s->model);
+            s->seen > 0    ? "saw it"
+            : s->seen == 0 ? "did not see it"
+                           : "–",
+            *s->result ? ": " : "", s->result, s->seen < 0 ? "–" : s->model);
     if (isfinite(s->params)) fmt_count(b, sizeof b, s->params), fprintf(f, " %s |", b);
     else fputs(" – |", f);
     if (isfinite(s->tokens)) fmt_count(b, sizeof b, s->tokens), fprintf(f, " %s |", b);

@@ -58,8 +58,8 @@ static void make_run(const char *dir, const char *name, const char *variant, int
     assert_non_null(rf);
     model_free(&m);
     for (int s = 1; s <= steps; s += steps - 1)
-        assert_int_equal(runfile_append_train(rf, s, 2.0, 1e-3, 1.0, (long long)B * T * s,
-                                              0.01 * s, err, sizeof err),
+        assert_int_equal(runfile_append_train(rf, s, 2.0, 1e-3, 1.0, (long long)B * T * s, 0.01 * s,
+                                              err, sizeof err),
                          0);
     assert_int_equal(runfile_append_eval(rf, steps, val_loss, val_loss / log(2), err, sizeof err),
                      0);
@@ -82,7 +82,8 @@ static double hand_params(int gated) {
  * layers' matrices and the tied head [V, d]) plus attention's 12 T q_dim
  * per layer, times steps x batch x T tokens. */
 static double hand_flops(int gated, int steps) {
-    double matmul = L * (4.0 * D * D + 2.0 * D * FF + (gated ? (double)D * D : 0)) + (double)D * g_vocab;
+    double matmul =
+        L * (4.0 * D * D + 2.0 * D * FF + (gated ? (double)D * D : 0)) + (double)D * g_vocab;
     double per_token = 6.0 * matmul + 12.0 * T * D * L;
     return per_token * steps * B * T;
 }
