@@ -53,8 +53,8 @@ static const ScaleSource SOURCES[] = {
     {SE_LOSS, 1, "parameter-golf PR #413", "9 layers, vocab 1024, a 13.2 MB artifact", NAN, 131e6,
      NAN, 0, "a per-head gate −0.0032 bits per byte (1.4697 to 1.4665), apparently one run",
      "parameter-golf PR #413", DOC_FIELD},
-    {SE_LOSS, 1, "parameter-golf PR #2005", "a parameter-golf model", NAN, NAN, NAN, 0,
-     "a head-wise gate −0.0005 bits per byte over 3 seeds, std 0.0012 on the final number",
+    {SE_LOSS, 1, "parameter-golf PR #2005", "a parameter-golf model of unstated size", NAN, NAN,
+     NAN, 0, "a head-wise gate −0.0005 bits per byte over 3 seeds, std 0.0012 on the final number",
      "parameter-golf PR #2005", DOC_FIELD},
     {SE_LOSS, 0, "Marin's MoE ablation ladder", "its d512 rung", NAN, NAN, 2.19e17, 0,
      "no gate 3.8034 beat the full gate 3.8104 (Paloma macro loss)",
@@ -69,8 +69,8 @@ static const ScaleSource SOURCES[] = {
     {SE_STABILITY, -1, "no public small-scale evidence found", "", NAN, NAN, NAN, 0, "",
      "the field survey (reference/field-2026.md, section 4)", DOC_FIELD},
     {SE_LONGCTX, 1, PAPER,
-     "its models (15B MoE and 1.7B dense, up to 3.5T tokens; which of them Table 5 uses is not "
-     "stated here)",
+     "a model of unstated size (the paper's models: a 15B MoE and a 1.7B dense, on up to 3.5T "
+     "tokens)",
      NAN, NAN, NAN, 0, "RULER after YaRN 72.88 (g1-elem) against 37.94 at 32k",
      "Qiu et al. 2025, Table 5", DOC_T5},
     {SE_LONGCTX, -1, "no public small-scale evidence found", "", NAN, NAN, NAN, 0, "",

@@ -82,23 +82,23 @@ static void put_range(FILE *f, const Range *r, void (*fmt)(char *, size_t, doubl
     else fputs(lo, f);
 }
 
-/* "(60M parameters, 5B tokens, about 1.8e18 FLOPs by 6 × parameters ×
- * tokens)": the sizes the source states, or "(no size stated)". */
+/* " (60M parameters, 5B tokens, about 1.8e18 FLOPs by 6 × parameters ×
+ * tokens)": the sizes the source states; nothing when it states none (its
+ * model's words say so). */
 static void put_source_size(FILE *f, const ScaleSource *s) {
     char b[64];
     int said = 0, est;
-    fputs(" (", f);
-    if (isfinite(s->params))
-        fmt_count(b, sizeof b, s->params), fprintf(f, "%s parameters", b), said++;
-    if (isfinite(s->tokens))
-        fmt_count(b, sizeof b, s->tokens), fprintf(f, "%s%s tokens", said++ ? ", " : "", b);
     double fl = scale_flops(s, &est);
+    if (isfinite(s->params))
+        fmt_count(b, sizeof b, s->params), fprintf(f, " (%s parameters", b), said++;
+    if (isfinite(s->tokens))
+        fmt_count(b, sizeof b, s->tokens), fprintf(f, "%s%s tokens", said++ ? ", " : " (", b);
     if (isfinite(fl)) {
         fmt_flops(b, sizeof b, fl);
-        fprintf(f, "%s%s%s FLOPs%s", said++ ? ", " : "", est ? "about " : "", b,
+        fprintf(f, "%s%s%s FLOPs%s", said++ ? ", " : " (", est ? "about " : "", b,
                 est ? " by 6 × parameters × tokens" : "");
     }
-    fputs(said ? ")" : "no size stated)", f);
+    if (said) fputc(')', f);
 }
 
 /* One source in a sentence: who saw the effect (or did not) in what,
