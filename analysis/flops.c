@@ -11,9 +11,14 @@
 
 #define CONFIG_TEXT_MAX ((size_t)1 << 16)
 
+double train_tokens(double steps, double batch, double T) {
+    double v = steps * batch * T;
+    return isfinite(v) && steps > 0 && batch > 0 && T > 0 ? v : NAN;
+}
+
 double train_flops(double flops_per_token, double steps, double batch, double T) {
-    double v = flops_per_token * steps * batch * T;
-    return isfinite(v) && flops_per_token > 0 && steps > 0 && batch > 0 && T > 0 ? v : NAN;
+    double v = flops_per_token * train_tokens(steps, batch, T);
+    return isfinite(v) && flops_per_token > 0 ? v : NAN;
 }
 
 double run_train_flops(RunReader *r, double steps_done) {

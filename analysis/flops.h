@@ -8,6 +8,10 @@
 
 #include "runfile_read.h"
 
+/* The tokens a run trains on: steps of batch sequences of length T; NaN
+ * when any is not positive and finite. */
+double train_tokens(double steps, double batch, double T);
+
 /* Training FLOPs for steps of batch sequences of length T at flops_per_token;
  * NaN when any is not positive and finite. */
 double train_flops(double flops_per_token, double steps, double batch, double T);

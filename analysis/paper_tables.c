@@ -129,20 +129,3 @@ const PaperClaim *paper_claim_find(const char *metric, const char *arm, char rel
 const char *const PAPER_LEN[6] = {"4k", "8k", "16k", "32k", "64k", "128k"};
 const double PAPER_BASE[6] = {82.90, 71.52, 61.23, 37.94, 37.51, 31.65};
 const double PAPER_G1[6] = {88.13, 80.01, 76.74, 72.88, 66.60, 58.82};
-
-/* ---- the scales at which public work sees each effect ----
- * Training FLOPs as 6 x parameters x tokens where the source gives those. */
-static const EffectScale SCALES[] = {
-    {"a first-token attention sink forms",
-     "Gu et al. 2024: 60M-parameter LLaMA-style model, 5B tokens (6 x 6e7 x 5e9)", 1.8e18},
-    {"the gate lowers the loss",
-     "about 1e18 FLOPs and above; Marin's gate ladder found no gain at d512 (2.2e17 FLOPs)", 1e18},
-    {"the gate stabilises training at a high learning rate",
-     "the paper's smallest stability setting: 1.7B dense, 400B tokens (6 x 1.7e9 x 4e11)", 4.08e21},
-    {"the gate helps long-context extension",
-     "nothing shown below the paper's 1.7B models at 400B tokens (6 x 1.7e9 x 4e11)", 4.08e21},
-};
-
-const EffectScale *effect_scale(int i) {
-    return i >= 0 && i < (int)(sizeof SCALES / sizeof SCALES[0]) ? &SCALES[i] : NULL;
-}

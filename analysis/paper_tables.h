@@ -37,15 +37,4 @@ const PaperClaim *paper_claim_find(const char *metric, const char *arm, char rel
 extern const char *const PAPER_LEN[6];
 extern const double PAPER_BASE[6], PAPER_G1[6];
 
-/* The compute at which public work first sees an effect (docs/paper-tables.md
- * "Scales at which each effect is seen", which cites each source): the
- * effect, the setting in words, and its training FLOPs. */
-typedef struct {
-    const char *effect, *setting;
-    double flops;
-} EffectScale;
-
-/* The i-th reference scale; NULL past the end. */
-const EffectScale *effect_scale(int i);
-
 #endif

@@ -487,6 +487,7 @@ static void md_headline(FILE *f, const Row *rows, int n, const Protocol *pr, con
     free(status);
     fputc('\n', f);
     put_task_floor(f, rows, n);
+    md_scale(f, rows, n, pr); /* report_compute.c */
     for (int i = 0; i < k; i++) claim_sentence(f, rows, n, pr, t[i].claim, &t[i], i + 1);
     if (ke) {
         fputs("\nEquivalence, claimed only by TOST within the protocol's margin:\n\n", f);

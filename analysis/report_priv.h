@@ -33,7 +33,7 @@ extern const double LC_DEPTH[LC_NDEPTH];
 /* /config keys the Settings section shows; ΔPPL matches on MATCH_CFG. */
 extern const char *const CFG_KEYS[9];
 #define N_CFG 9
-enum { CFG_SEQ_LEN = 3, CFG_STEPS = 5, CFG_LR = 6 };
+enum { CFG_SEQ_LEN = 3, CFG_BATCH = 4, CFG_STEPS = 5, CFG_LR = 6 };
 
 typedef struct {
     char path[1024];
@@ -158,9 +158,13 @@ void put_p_rel(FILE *f, double p);
  * 0 when not, -1 when untested (fewer than 2 values on a side). */
 int md_stat_cells(FILE *f, const double *a, int na, const double *b, int nb);
 /* report_compute.c */
-/* The training FLOPs of the runs beside the scales at which public work
- * first sees each effect. */
+/* The Compute section: the runs' parameters, training tokens and FLOPs
+ * beside every source of paper_scales.h, one table row each. */
 void md_compute(FILE *f, const Row *rows, int n);
+/* The headline's scale paragraph: the runs' parameters, training tokens
+ * and FLOPs (ranges over the readable rows), then one bullet per effect the
+ * primary metrics of pr test, naming every source's scale for it. */
+void md_scale(FILE *f, const Row *rows, int n, const Protocol *pr);
 /* report_massive.c */
 /* Per run group: massive by Sun et al.'s criterion in k of n seeds, with
  * the peak layer's top-1 |h| and top-1/median beside M-Act. */

@@ -149,6 +149,21 @@ def headline_quote(text):
     return block
 
 
+SCALE = re.compile(r"^Scale of these runs \(not a claim\): (.+?) parameters a run .*?, (.+?) "
+                   r"training tokens a run .*? and (.+?) training FLOPs a run ")
+
+
+def scale_cell(text):
+    """The runs' scale as a report's headline gives it ("Scale of these runs (not a claim):"
+    before its claim sentences, never one of them): "P parameters, N tokens, F FLOPs" a run,
+    or "–" for a report made before the headline gave it."""
+    for line in section(text, "## Headline (confirmatory)"):
+        m = SCALE.match(line)
+        if m:
+            return "%s parameters, %s tokens, %s FLOPs" % m.groups()
+    return "–"
+
+
 def lr_quote(text):
     return [l for l in section(text, "## Learning-rate sensitivity") if l.startswith("- `")]
 
@@ -247,18 +262,20 @@ def claim_rows(directory, text):
 def claims_summary(reports):
     """The table of every claim the claims studies' reports ({directory: REPORT.md's text},
     in CLAIMS's order) test, a claim's tests in different studies side by side, in the order
-    the claims first appear."""
-    rows = []
+    the claims first appear, each with its study's scale (scale_cell)."""
+    rows, scale = [], {}
     for directory, text in reports.items():
         rows += claim_rows(directory, text)
+        scale[directory] = scale_cell(text)
     first = {}
     for i, r in enumerate(rows):
         first.setdefault(r[0], i)
     rows.sort(key=lambda r: first[r[0]])
-    out = ["| the paper's claim, as the report states it | study | id | verdict | Holm p |",
-           "|---|---|---|---|---|"]
-    out += ["| %s | [%s](../%s/%s/REPORT.md) | %s | %s | %s |" % (c, d, REF, d, i, v, p)
-            for c, d, i, v, p in rows]
+    out = ["| the paper's claim, as the report states it | study | id | verdict | Holm p "
+           "| the study's runs, each |",
+           "|---|---|---|---|---|---|"]
+    out += ["| %s | [%s](../%s/%s/REPORT.md) | %s | %s | %s | %s |"
+            % (c, d, REF, d, i, v, p, scale[d]) for c, d, i, v, p in rows]
     return "\n".join(out)
 
 
@@ -283,7 +300,9 @@ def build(root):
         "", "## Every claim tested so far", "",
         "One row per test of the claims studies committed so far, copied from each report's\n"
         "headline (verdict and Holm-adjusted p as printed there; \"Untestable here\" has none),\n"
-        "a claim's tests in different studies side by side. Each study's design, and so what its\n"
+        "with the parameters, training tokens and training FLOPs of each of the study's runs as\n"
+        "its headline gives them (\"–\": a report made before it did), a claim's tests in\n"
+        "different studies side by side. Each study's design, and so what its\n"
         "verdicts can be read as, is in its section below and in the index.",
         "", claims_summary(reports),
     ]

@@ -19,6 +19,7 @@
 #include "flops.h"
 #include "instability.h"
 #include "massive.h"
+#include "paper_scales.h"
 #include "paper_tables.h"
 #include "protocol.h"
 #include "report_confirm.h"
@@ -86,13 +87,26 @@ static void test_flops(void **state) {
     assert_true(isnan(train_flops(1e6, 0, 32, 64)));
     assert_true(isnan(train_flops(1e6, NAN, 32, 64)));
     assert_true(isnan(train_flops(-1, 10, 32, 64)));
-    int n = 0;
-    for (; effect_scale(n); n++) {
-        assert_true(effect_scale(n)->flops > 0);
-        assert_non_null(effect_scale(n)->effect);
+    assert_true(train_tokens(1500, 32, 64) == 1500.0 * 32 * 64);
+    assert_true(isnan(train_tokens(1500, 0, 64)));
+    /* every source of the scales table names its effect, who and where the
+     * project cites it; a number it gives is positive; a dense model with
+     * parameters and tokens but no stated FLOPs gets 6 N D, flagged */
+    int n = 0, est;
+    for (; scale_source(n); n++) {
+        const ScaleSource *s = scale_source(n);
+        assert_true(s->effect >= 0 && s->effect < SE_COUNT);
+        assert_non_null(strstr(s->doc, "docs/paper-tables.md"));
+        assert_true(s->who[0] && s->source[0]);
+        assert_true(isnan(s->params) || s->params > 0);
+        assert_true(isnan(s->tokens) || s->tokens > 0);
+        double fl = scale_flops(s, &est);
+        assert_true(isnan(fl) || fl > 0);
+        if (est) assert_true(fl == 6.0 * s->params * s->tokens && isnan(s->flops));
     }
-    assert_true(n >= 3);
-    assert_null(effect_scale(-1));
+    assert_true(n >= 6);
+    assert_null(scale_source(-1));
+    assert_null(scale_source(n));
 }
 
 /* Ids number the `<`, `>` and sink-free claims in their order (a `~`
