@@ -2,7 +2,8 @@
  * FLOPs"), from its recorded config: the trainer's own count per token
  * (model.h model_flops_per_token: 6 FLOPs per matmul weight per token,
  * gate matmuls included, plus attention's two T x T products) times the
- * tokens it trained on (steps done x batch_size x seq_len). */
+ * tokens it trained on (steps done x batch_size x seq_len, a context
+ * extension's steps at extend_seq_len). */
 #ifndef GATELAB_FLOPS_H
 #define GATELAB_FLOPS_H
 
@@ -16,8 +17,10 @@ double train_tokens(double steps, double batch, double T);
  * NaN when any is not positive and finite. */
 double train_flops(double flops_per_token, double steps, double batch, double T);
 
-/* The training FLOPs of the run open in r, steps_done its steps; NaN when
- * the config cannot be read or steps_done is not known. */
-double run_train_flops(RunReader *r, double steps_done);
+/* The training tokens and FLOPs of the run open in r, steps_done its
+ * steps: a context extension's steps (config_extend_step on) count at
+ * extend_seq_len. 0, or -1 with both NaN when the config cannot be read or
+ * steps_done is not known. */
+int run_train_scale(RunReader *r, double steps_done, double *tokens, double *flops);
 
 #endif

@@ -196,10 +196,15 @@ static const MetricCol METRICS[] = {
      "The peak layer's top-1 |h| over its median |h| (`hidden/median[l]`): the ratio Sun et al.'s "
      "criterion reads.",
      0, 0},
+    {"train_tokens", NAN, MK_REAL, MS_OTHER, OFF(tokens), 0, 0, NULL, "def-train-tokens", NULL,
+     "Training tokens of the run: steps done × batch_size × seq_len, the steps of a context "
+     "extension at extend_seq_len. Blank when the config cannot be read.",
+     0, 0},
     {"train_flops", NAN, MK_REAL, MS_OTHER, OFF(flops), 0, 0, NULL, "def-train-flops", NULL,
      "Training FLOPs of the run: the trainer's own count per token (6 per matmul weight, gate "
      "matmuls included, plus attention's two T x T products; model_flops_per_token) times "
-     "steps done × batch_size × seq_len. Blank when the config cannot be read.",
+     "its training tokens, a context extension's at extend_seq_len. Blank when the config "
+     "cannot be read.",
      0, 0},
     {"massive_sun", NAN, MK_FLAG, MS_OTHER, OFF(massive_sun), 0, 0, NULL, "def-massive-sun", NULL,
      "1 when the peak layer's top-1 |h| is massive by Sun et al.'s criterion (above 100 and at "

@@ -3,9 +3,8 @@
  * (md_scale, only the effects the protocol's metrics test) and the
  * "Compute" section (md_compute, every source). Both read only the rows,
  * so a report from run files and one from results.csv alone say the same:
- * parameters (n_params), training tokens (flops.h train_tokens of steps
- * done, batch_size and seq_len) and training FLOPs (flops.h, the Row's
- * flops). */
+ * parameters (n_params), training tokens and training FLOPs (flops.h,
+ * the Row's tokens and flops: results.csv's train_tokens and train_flops). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,7 +41,7 @@ static RunScale run_scale(const Row *rows, int n) {
         if (!w->ok) continue;
         s.runs++;
         range_add(&s.params, w->n_params > 0 ? (double)w->n_params : NAN);
-        range_add(&s.tokens, train_tokens(w->steps, w->cfg[CFG_BATCH], w->cfg[CFG_SEQ_LEN]));
+        range_add(&s.tokens, w->tokens);
         range_add(&s.flops, w->flops);
     }
     return s;
@@ -141,7 +140,7 @@ static void put_run_scale(FILE *f, const RunScale *s) {
     fputs(" parameters a run (all of them: the rows do not record the embedding's size), ", f);
     if (s->tokens.k) put_range(f, &s->tokens, fmt_count);
     else fputs("not known", f);
-    fputs(" training tokens a run (steps done × batch_size × seq_len) and ", f);
+    fputs(" training tokens a run ([definition](#def-train-tokens)) and ", f);
     if (s->flops.k) put_range(f, &s->flops, fmt_flops);
     else fputs("not known", f);
     fprintf(f,

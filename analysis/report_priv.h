@@ -83,6 +83,7 @@ typedef struct {
     double top1_peak, top1_peak_ratio; /* massive.h massive_peak of the last probe */
     int massive_sun;                   /* its verdict: 1, 0, -1 (not known) */
     double flops;                      /* flops.h training FLOPs of the run (NaN: unknown) */
+    double tokens;                     /* flops.h training tokens of the run (NaN: unknown) */
     /* sinkstats.h's one number per run of the last probe (NaN, -1: not
      * stored in the run file) */
     double knorm_first, knorm_rest, vnorm_first, vnorm_rest, secondary, gate_first, gate_rest;

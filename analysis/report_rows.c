@@ -209,7 +209,7 @@ void row_blank(Row *w) {
             w->lc_loss[m][k] = w->lc_deg[m][k] = NAN;
             for (int d = 0; d < LC_NDEPTH; d++) w->lc_needle[m][k][d] = NAN;
         }
-    w->top1_peak = w->top1_peak_ratio = w->flops = NAN;
+    w->top1_peak = w->top1_peak_ratio = w->flops = w->tokens = NAN;
     w->massive_sun = -1;
     w->knorm_first = w->knorm_rest = w->vnorm_first = w->vnorm_rest = NAN;
     w->secondary = w->gate_first = w->gate_rest = NAN;
@@ -243,7 +243,7 @@ void row_read(Row *w) {
     w->n_params = m->n_params;
     w->n_params_added = m->n_params_added;
     w->steps = summ_or(r, RS_SUM_STEPS_DONE, NAN);
-    w->flops = run_train_flops(r, w->steps);
+    run_train_scale(r, w->steps, &w->tokens, &w->flops);
     double fv = summ_or(r, RS_SUM_FINAL_VAL_LOSS, NAN);
     if (isfinite(fv)) w->val_loss = fv;
     w->tokens_per_sec = summ_or(r, RS_SUM_TOKENS_PER_SEC, NAN);

@@ -160,8 +160,8 @@ static void test_scale_line(void **state) {
     assert_true(hand_flops(0, 200) > hand_flops(1, 100));
     snprintf(want, sizeof want,
              "Scale of these runs (not a claim): %s to %s parameters a run (all of them: the rows "
-             "do not record the embedding's size), %s to %s training tokens a run (steps done × "
-             "batch_size × seq_len) and %s to %s training FLOPs a run "
+             "do not record the embedding's size), %s to %s training tokens a run "
+             "([definition](#def-train-tokens)) and %s to %s training FLOPs a run "
              "([definition](#def-train-flops)), over 6 runs;",
              p0, p1, t0, t1, f0, f1);
     assert_string_equal(p0, "4.67k"); /* the formats agree with the literal counts */
