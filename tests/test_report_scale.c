@@ -209,7 +209,6 @@ static int setup(void **state) {
 
 static int teardown(void **state) {
     (void)state;
-    if (getenv("GATELAB_TEST_KEEP")) return 0;
     return tu_rmtree(g_dir);
 }
 
