@@ -4,13 +4,15 @@ checkpoints define it, into fixtures/hf_yarn.json (read by
 tests/test_hf_rope.c).
 
 The definition is transformers' `_compute_yarn_parameters` in
-src/transformers/modeling_rope_utils.py (v5.0; the same computation as in
-v4.45-v4.57, where the keys come from `rope_scaling` and `rope_theta`
-instead of `rope_parameters`), written here from that function as its
-author remembers it: neither the project's docs/ nor /work/shared/reference/
-quotes it, and no copy of transformers was at hand, so check it against the
-file when one is (the v4 releases before the `truncate` key always
-truncate, which is its default here).
+src/transformers/modeling_rope_utils.py as v5 has it (keys from
+`rope_parameters`, standardized from v4's `rope_scaling` and `rope_theta`),
+checked against a stored copy of that function: `original_max_position_
+embeddings` sets the correction range (absent: `max_position_embeddings`),
+`factor` absent is max_position_embeddings / original, the mscale ratio
+only when both mscale keys are truthy, `truncate` defaults to true. The
+v4.4x releases differ: their correction range used max_position_embeddings
+and their attention factor 0.1 ln(factor) + 1 alone, so a checkpoint whose
+two lengths differ gets other frequencies there; gatelab follows v5.
 
   dim = head_dim * partial_rotary_factor; base = rope_theta
   attention_factor = the key when given, else
