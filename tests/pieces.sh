@@ -14,13 +14,7 @@
 trap 'rm -rf "$W"' EXIT
 command -v git >/dev/null || { echo "pieces: SKIP (git is not installed: no repository to test in)"; exit 77; }
 
-git init -q repo && cd repo || exit 1
-git config user.email t@t && git config user.name t
-cp "$S/experiments/tiny.ini" tiny.ini
-printf '[sweep]\npreset = tiny\nseeds = 1-4\nset = steps=4\nset = eval_every=4\n' >c.sweep
-printf '[primary]\nmetric = f_attn\ntest = f_attn welch\ncompare = g1-elem vs baseline\n' >>c.sweep
-printf 'paper = f_attn g1-elem < baseline\n' >>c.sweep
-printf '[run baseline]\nvariant = baseline\n[run g1-elem]\nvariant = g1-elem\n' >>c.sweep
+study_repo 1-4 'paper = f_attn g1-elem < baseline'
 git add tiny.ini c.sweep && git commit -qm sweep
 
 # a seed the sweep lacks, and --only beside --seeds: refused in one line

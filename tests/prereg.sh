@@ -26,12 +26,7 @@ refused() {
 }
 declared='declared before the runs: every run file records its hash, as far as the checks below go'
 
-git init -q repo && cd repo || exit 1
-git config user.email t@t && git config user.name t
-cp "$S/experiments/tiny.ini" tiny.ini
-printf '[sweep]\npreset = tiny\nseeds = 1-2\nset = steps=4\nset = eval_every=4\n' >c.sweep
-printf '[primary]\nmetric = f_attn\ntest = f_attn welch\ncompare = g1-elem vs baseline\n' >>c.sweep
-printf '[run baseline]\nvariant = baseline\n[run g1-elem]\nvariant = g1-elem\n' >>c.sweep
+study_repo 1-2
 printf '[sweep]\npreset = tiny\nseeds = 1\nset = steps=4\n[run extra]\nvariant = baseline\n' >inc.sweep
 sed 's/^\[primary\]/include = inc.sweep\n[primary]/' c.sweep >i.sweep
 git add tiny.ini c.sweep inc.sweep i.sweep && git commit -qm sweep

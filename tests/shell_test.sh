@@ -4,6 +4,7 @@
 #   G     the gatelab binary (argument 2, default $S/build/gatelab), absolute
 #   W     a fresh scratch directory /tmp/gatelab-NAME-XXXXXX, the cwd
 #   bad   records a failure: `bad MESSAGE` prints FAIL and sets fail=1
+#   study_repo  a scratch git repository with a tiny confirmatory sweep (below)
 # Each test removes W in its own EXIT trap (writers.sh also kills its
 # children there), so this file sets none.
 set -uo pipefail
@@ -15,3 +16,16 @@ W=$(mktemp -d "/tmp/gatelab-$_name-XXXXXX")
 cd "$W" || exit 1
 fail=0
 bad() { echo "FAIL: $*"; fail=1; }
+
+# study_repo SEEDS [LINE]: a new git repository ./repo, made the cwd, with
+# tiny.ini and c.sweep (uncommitted): baseline and g1-elem on tiny at 4
+# steps over SEEDS, [primary] testing f_attn by Welch, LINE added to it.
+study_repo() {
+    git init -q repo && cd repo || exit 1
+    git config user.email t@t && git config user.name t
+    cp "$S/experiments/tiny.ini" tiny.ini
+    printf '[sweep]\npreset = tiny\nseeds = %s\nset = steps=4\nset = eval_every=4\n' "$1" >c.sweep
+    printf '[primary]\nmetric = f_attn\ntest = f_attn welch\ncompare = g1-elem vs baseline\n' >>c.sweep
+    [ -n "${2:-}" ] && printf '%s\n' "$2" >>c.sweep
+    printf '[run baseline]\nvariant = baseline\n[run g1-elem]\nvariant = g1-elem\n' >>c.sweep
+}
