@@ -59,10 +59,12 @@ int confirm_pairs(double *a, const long long *sa, int na, double *b, const long 
     return k;
 }
 
-/* A two-sided p made one-sided in the claim's direction: exact for the t
- * tests (from the sign of the statistic), and for the exact rank tests
- * whose null distributions are symmetric, half the two-sided p when the
- * data go the claimed way, else 1 minus that half. */
+/* A two-sided p made one-sided in the claim's direction: half the
+ * two-sided p when the data go the claimed way, else 1 minus that half.
+ * Exact for the t tests, and for the exact rank tests (symmetric null
+ * distributions) when the data go the claimed way; the other way it is
+ * above 0.5 and below the exact one-sided p by the null probability of
+ * the observed statistic (docs/statistics.md), which no verdict reads. */
 static double one_sided(double p2, double stat, int lower) {
     int goes = lower ? stat < 0 : stat > 0;
     return goes ? p2 / 2 : 1 - p2 / 2;
