@@ -72,6 +72,16 @@ cmp -s notes.txt <(echo precious) || bad "the link's target was changed"
 # --force over our own run replaces its log too
 "$G" train $T --out whole.h5 --force || bad "train --force over our own run failed"
 [ "$(grep -c '"event":"start"' whole.h5.jsonl)" -eq 1 ] || bad "--force did not start a new log"
+# a hard-linked copy of a log (cp -al backup) keeps its bytes: --force and
+# --resume put a new log in place, never write the old one
+mkdir bak && cp -al whole.h5 whole.h5.jsonl bak/ && cp bak/whole.h5.jsonl whole.saved
+"$G" train $T --out whole.h5 --force || bad "train --force over a hard-linked run failed"
+cmp -s bak/whole.h5.jsonl whole.saved || bad "train --force rewrote the hard-linked backup's log"
+GATELAB_TEST_KILL_AT=30 "$G" train $T --out linked.h5 2>/dev/null
+ln linked.h5.jsonl linked.bak && cp linked.h5.jsonl linked.saved
+"$G" train $T --out linked.h5 --resume || bad "resume of linked.h5 failed"
+cmp -s linked.bak linked.saved || bad "--resume rewrote the hard-linked copy of the log"
+parses linked.h5.jsonl
 # report: progress on stderr when asked (a terminal), silent into a file
 mkdir runs && cp whole.h5 cut.h5 runs/
 GATELAB_TEST_PROGRESS=1 "$G" report runs --out rep >out.txt 2>err.txt || bad "report failed"
