@@ -176,7 +176,7 @@ int mlog_open_resume(MetricsLog *m, const char *run, const Config *c, long long 
         return seterr(err, errlen, "%s: path too long", run);
     struct stat st;
     if (lstat(m->path, &st) != 0 || st.st_size == 0)
-        return place_fresh(m, run, c, 0, step, err, errlen);
+        return place_fresh(m, run, c, 1, step, err, errlen);
     if (outpath_check(m->path, OUT_JSONL, 1, err, errlen)) return -1;
     size_t n = 0;
     char *t = input_slurp(m->path, LOG_MAX, &n, err, errlen);

@@ -41,7 +41,7 @@ int mlog_open_fresh(MetricsLog *m, const char *run, const Config *c, char *err, 
  * session wrote past it are dropped (train lines of step >= step, eval
  * and probe lines of step > step, and a torn last line) and a resume line
  * follows, in a new file put in place of the old one. A missing log is
- * started afresh. */
+ * started afresh: its start line, then the resume line. */
 int mlog_open_resume(MetricsLog *m, const char *run, const Config *c, long long step, char *err,
                      size_t errlen);
 
