@@ -80,19 +80,20 @@ static void test_parse_lists(void **st) {
     char err[256];
     assert_int_equal(intervene_parse_heads("0.1,1.3", 2, 4, mask, err, sizeof err), 0);
     for (int i = 0; i < 8; i++) assert_int_equal(mask[i], i == 1 || i == 7);
-    const char *bad[][2] = {{"2.0", "--heads: 2.0: layer 2 is not in 0..1"},
-                            {"0.4", "--heads: 0.4: head 4 is not in 0..3"},
-                            {"0.-1", "--heads: 0.-1: head -1 is not in 0..3"},
-                            {"4294967296.0", "--heads: 4294967296.0: layer 4294967296 is not in 0..1"},
-                            {"0.4294967297", "--heads: 0.4294967297: head 4294967297 is not in 0..3"},
-                            {"-4294967296.0", "--heads: -4294967296.0: layer -4294967296 is not in 0..1"},
-                            {"99999999999999999999.0",
-                             "--heads: 99999999999999999999.0: layer 99999999999999999999 is not in 0..1"},
-                            {"0.1,0.1", "--heads: head 0.1 given twice"},
-                            {"0.1,", "--heads: '0.1,' ends with a comma"},
-                            {"1", "--heads: '1' is not LAYER.HEAD"},
-                            {"0.1x", "--heads: '0.1x' is not LAYER.HEAD"},
-                            {"", "head-zero needs --heads L.H,..."}};
+    const char *bad[][2] = {
+        {"2.0", "--heads: 2.0: layer 2 is not in 0..1"},
+        {"0.4", "--heads: 0.4: head 4 is not in 0..3"},
+        {"0.-1", "--heads: 0.-1: head -1 is not in 0..3"},
+        {"4294967296.0", "--heads: 4294967296.0: layer 4294967296 is not in 0..1"},
+        {"0.4294967297", "--heads: 0.4294967297: head 4294967297 is not in 0..3"},
+        {"-4294967296.0", "--heads: -4294967296.0: layer -4294967296 is not in 0..1"},
+        {"99999999999999999999.0",
+         "--heads: 99999999999999999999.0: layer 99999999999999999999 is not in 0..1"},
+        {"0.1,0.1", "--heads: head 0.1 given twice"},
+        {"0.1,", "--heads: '0.1,' ends with a comma"},
+        {"1", "--heads: '1' is not LAYER.HEAD"},
+        {"0.1x", "--heads: '0.1x' is not LAYER.HEAD"},
+        {"", "head-zero needs --heads L.H,..."}};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         assert_int_equal(intervene_parse_heads(bad[i][0], 2, 4, mask, err, sizeof err), -1);
         assert_string_equal(err, bad[i][1]);

@@ -103,10 +103,8 @@ static int render(const char *out, RunReader *r, const ProbeRecord *p, RunReader
     else if (p2)
         printf("wrote %s (%d x %d panels%s; top row probe step %lld, bottom row "
                "probe step %lld)\n",
-               out, rows, cols, log_scale ? ", log10 scale" : "", p->step,
-               p2->step);
-    else
-        printf("wrote %s (%d x %d panels%s)\n", out, rows, cols, log_scale ? ", log10 scale" : "");
+               out, rows, cols, log_scale ? ", log10 scale" : "", p->step, p2->step);
+    else printf("wrote %s (%d x %d panels%s)\n", out, rows, cols, log_scale ? ", log10 scale" : "");
     free(pan);
     free(titles);
     return rc < 0 ? 1 : 0;

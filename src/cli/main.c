@@ -69,7 +69,7 @@ static int std_fds_open(void) {
 
 int main(int argc, char **argv) {
     if (std_fds_open() != 0) return 1; /* before any other open */
-    blas_core_startup(argv); /* may re-exec with better BLAS kernels */
+    blas_core_startup(argv);           /* may re-exec with better BLAS kernels */
     char err[256];
     if (simd_startup(err, sizeof err) != 0) {
         fprintf(stderr, "gatelab: %s\n", err);

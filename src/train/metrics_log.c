@@ -134,8 +134,8 @@ static int place_log(MetricsLog *m, const char *run, const char *head, size_t n,
 }
 
 /* A log of its start line and, with resume set, a resume line at step. */
-static int place_fresh(MetricsLog *m, const char *run, const Config *c, int resume,
-                       long long step, char *err, size_t errlen) {
+static int place_fresh(MetricsLog *m, const char *run, const Config *c, int resume, long long step,
+                       char *err, size_t errlen) {
     Line l = {.n = 0};
     start_line(&l, "start", c, 0);
     if (resume) start_line(&l, "resume", c, step);
