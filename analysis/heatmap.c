@@ -590,16 +590,10 @@ int heatmap_sibling(const char *path, const char *ext, char *out, size_t outlen)
 }
 
 int heatmap_check_out(const char *path, char *err, size_t errlen) {
-    static const char *const ext[3] = {"png", "svg", "pdf"};
-    static const OutKind kind[3] = {OUT_PNG, OUT_SVG, OUT_PDF};
-    char p[4200];
-    if (fmt_of(path) == FMT_NONE) return seterr(err, errlen, HEATMAP_EXT_ERR, path);
-    for (int i = 0; i < 3; i++) {
-        if (heatmap_sibling(path, ext[i], p, sizeof p))
-            return seterr(err, errlen, "%s: path too long", path);
-        if (outpath_check(p, kind[i], 1, err, errlen)) return -1;
-    }
-    return 0;
+    Fmt f = fmt_of(path);
+    if (f == FMT_NONE) return seterr(err, errlen, HEATMAP_EXT_ERR, path);
+    OutKind kind = f == FMT_PNG ? OUT_PNG : f == FMT_SVG ? OUT_SVG : OUT_PDF;
+    return outpath_check(path, kind, 1, err, errlen);
 }
 
 int heatmap_write_figure(const char *path, const HeatPanel *panels, int rows, int cols,
@@ -607,8 +601,12 @@ int heatmap_write_figure(const char *path, const HeatPanel *panels, int rows, in
     static const char *const ext[3] = {"png", "svg", "pdf"};
     Figure fg;
     if (prepare(&fg, path, panels, rows, cols, style, err, errlen)) return -1;
-    if (heatmap_check_out(path, err, errlen)) return -1;
     char p[4200];
+    for (int i = 0; i < 3; i++) { /* every twin checked before any is written */
+        if (heatmap_sibling(path, ext[i], p, sizeof p))
+            return seterr(err, errlen, "%s: path too long", path);
+        if (heatmap_check_out(p, err, errlen)) return -1;
+    }
     for (int i = 0; i < 3; i++)
         if (heatmap_sibling(path, ext[i], p, sizeof p) || write_one(p, &fg, err, errlen)) return -1;
     return 0;

@@ -30,7 +30,7 @@ typedef struct {
 /* The one-line refusal of an output name that is not a figure's (a
  * printf format taking the path). */
 #define HEATMAP_EXT_ERR                                                                            \
-    "%s: a figure is written as .png, .svg and .pdf; name the .png, .svg or .pdf"
+    "%s: a figure is written in the format its extension names; name a .png, .svg or .pdf"
 
 /* Render rows x cols panels into one image at path, in the format its
  * extension names (.png, .svg or .pdf; any other is refused). -1 with a
@@ -44,8 +44,9 @@ int heatmap_write(const char *path, const HeatPanel *panels, int rows, int cols,
 int heatmap_write_figure(const char *path, const HeatPanel *panels, int rows, int cols,
                          const HeatmapStyle *style, char *err, size_t errlen);
 
-/* 0 when heatmap_write_figure may write path's three files, else -1 and
- * why (a name that is not .png/.svg/.pdf, or a file not ours). */
+/* 0 when heatmap_write may write path (outpath.h: a new path, or a
+ * figure of path's format, PNG, SVG or PDF), else -1 and why (a name that
+ * is not .png/.svg/.pdf, or a file not of that format). */
 int heatmap_check_out(const char *path, char *err, size_t errlen);
 
 /* path (ending .png, .svg or .pdf) with its extension replaced by ext

@@ -32,9 +32,12 @@ same run.h5 run.orig; same notes.txt notes.orig; same other.h5 other.orig
 # its own kind, or a new path: fine (twice: the second overwrites a PNG)
 "$G" heatmap run.h5 --out map.png >/dev/null || bad "heatmap to a new path"
 "$G" heatmap run.h5 --out map.png >/dev/null || bad "heatmap over its own PNG"
-# a figure is PNG, SVG and PDF side by side: all three written, and any
-# other extension refused in one line, writing nothing
-for e in png svg pdf; do [ -s map.$e ] || bad "heatmap wrote no map.$e"; done
+# the figure is written in the format --out's extension names, that file
+# only; any other extension refused in one line, writing nothing
+[ -s map.png ] || bad "heatmap wrote no map.png"
+[ ! -e map.svg ] && [ ! -e map.pdf ] || bad "heatmap --out map.png wrote map.svg or map.pdf"
+"$G" heatmap run.h5 --out map.svg >/dev/null || bad "heatmap --out map.svg"
+"$G" heatmap run.h5 --out map.pdf >/dev/null || bad "heatmap --out map.pdf"
 head -c 5 map.svg | grep -q '<?xml' || bad "map.svg is not SVG"
 head -c 5 map.pdf | grep -q '%PDF-' || bad "map.pdf is not PDF"
 if command -v pdfinfo >/dev/null; then pdfinfo map.pdf >/dev/null 2>&1 || bad "pdfinfo refuses map.pdf"; fi
@@ -43,11 +46,16 @@ refused "$G" heatmap run.h5 --out map.jpg
 grep -q 'map.jpg' err.txt || bad "the refusal does not name map.jpg: $(cat err.txt)"
 refused "$G" heatmap run.h5 --out fig.svg --range 1:0
 refused "$G" heatmap run.h5 --out fig.svg --range -1:0 --log
-# a twin that is not ours stops the whole figure before any is written
-cp notes.txt fig.pdf
-refused "$G" heatmap run.h5 --out fig.png
-[ ! -e fig.png ] && [ ! -e fig.svg ] || bad "heatmap wrote part of a refused figure"
-same fig.pdf notes.orig
+# files of the other formats at the stem are the user's: never written
+printf '%%PDF-1.4 a user PDF\n' >fig.pdf && cp fig.pdf fig.pdf.orig
+printf '<?xml a user SVG\n' >fig.svg && cp fig.svg fig.svg.orig
+"$G" heatmap run.h5 --out fig.png >/dev/null || bad "heatmap --out fig.png beside a user's fig.pdf"
+same fig.pdf fig.pdf.orig; same fig.svg fig.svg.orig
+cp notes.txt fig2.pdf
+"$G" heatmap run.h5 --out fig2.png >/dev/null || bad "heatmap --out fig2.png beside a text fig2.pdf"
+same fig2.pdf notes.orig
+refused "$G" heatmap run.h5 --out fig2.pdf
+same fig2.pdf notes.orig
 # a link is refused, the link and its target stay as they were
 ln -s notes.txt link.png
 refused "$G" heatmap run.h5 --out link.png

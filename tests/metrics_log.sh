@@ -72,6 +72,28 @@ cmp -s notes.txt <(echo precious) || bad "the link's target was changed"
 # --force over our own run replaces its log too
 "$G" train $T --out whole.h5 --force || bad "train --force over our own run failed"
 [ "$(grep -c '"event":"start"' whole.h5.jsonl)" -eq 1 ] || bad "--force did not start a new log"
+# a hard-linked copy of a log (cp -al backup) keeps its bytes: --force and
+# --resume put a new log in place, never write the old one
+mkdir bak && cp -al whole.h5 whole.h5.jsonl bak/ && cp bak/whole.h5.jsonl whole.saved
+"$G" train $T --out whole.h5 --force || bad "train --force over a hard-linked run failed"
+cmp -s bak/whole.h5.jsonl whole.saved || bad "train --force rewrote the hard-linked backup's log"
+GATELAB_TEST_KILL_AT=30 "$G" train $T --out linked.h5 2>/dev/null
+ln linked.h5.jsonl linked.bak && cp linked.h5.jsonl linked.saved
+"$G" train $T --out linked.h5 --resume || bad "resume of linked.h5 failed"
+cmp -s linked.bak linked.saved || bad "--resume rewrote the hard-linked copy of the log"
+parses linked.h5.jsonl
+# a resume whose log was deleted starts a new log with the resume line
+GATELAB_TEST_KILL_AT=30 "$G" train $T --out gone.h5 2>/dev/null
+rm gone.h5.jsonl
+"$G" train $T --out gone.h5 --resume || bad "resume of gone.h5 without its log failed"
+parses gone.h5.jsonl
+$PY - gone.h5.jsonl <<'PYEOF' || bad "the new log of a resume lacks its start or resume line"
+import json, sys
+L = [json.loads(l) for l in open(sys.argv[1])]
+assert [o["event"] for o in L[:2]] == ["start", "resume"], L[:2]
+assert L[1]["step"] == 20 and L[-1] == {"event": "done", "step": 60}
+assert [o["step"] for o in L if o["event"] == "train"] == list(range(20, 60))
+PYEOF
 # report: progress on stderr when asked (a terminal), silent into a file
 mkdir runs && cp whole.h5 cut.h5 runs/
 GATELAB_TEST_PROGRESS=1 "$G" report runs --out rep >out.txt 2>err.txt || bad "report failed"

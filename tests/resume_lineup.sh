@@ -58,5 +58,17 @@ done
 [ "$(steps d.h5 train)" = "$ALL" ] || bad "d.h5 train rows: $(steps d.h5 train)"
 [ "$(steps d.h5 eval)" = "10,20,30,40" ] || bad "d.h5 eval rows: $(steps d.h5 eval)"
 
+# 5. an unfinished run rerun without --resume: refused, the reply points to
+# --resume (and --force to start over), never calling it finished
+rm -f e.h5*
+{ GATELAB_TEST_KILL_AT=15 "$G" train $T --out e.h5; } 2>/dev/null
+refused e.h5 "$G" train $T --out e.h5
+grep -q 'e.h5 exists and is not finished (status running); continue it with --resume, or start it over with --force' err.txt ||
+    bad "the refusal of an unfinished run does not point to --resume: $(cat err.txt)"
+"$G" train $T --out e.h5 --resume || bad "resume of e.h5 failed"
+refused e.h5 "$G" train $T --out e.h5
+grep -q 'finished results are never overwritten; use --force' err.txt ||
+    bad "the refusal of a finished run changed: $(cat err.txt)"
+
 [ $fail -eq 0 ] && echo "resume_lineup: PASS" && exit 0
 exit 1

@@ -80,14 +80,20 @@ static void test_parse_lists(void **st) {
     char err[256];
     assert_int_equal(intervene_parse_heads("0.1,1.3", 2, 4, mask, err, sizeof err), 0);
     for (int i = 0; i < 8; i++) assert_int_equal(mask[i], i == 1 || i == 7);
-    const char *bad[][2] = {{"2.0", "--heads: 2.0: layer 2 is not in 0..1"},
-                            {"0.4", "--heads: 0.4: head 4 is not in 0..3"},
-                            {"0.-1", "--heads: 0.-1: head -1 is not in 0..3"},
-                            {"0.1,0.1", "--heads: head 0.1 given twice"},
-                            {"0.1,", "--heads: '0.1,' ends with a comma"},
-                            {"1", "--heads: '1' is not LAYER.HEAD"},
-                            {"0.1x", "--heads: '0.1x' is not LAYER.HEAD"},
-                            {"", "head-zero needs --heads L.H,..."}};
+    const char *bad[][2] = {
+        {"2.0", "--heads: 2.0: layer 2 is not in 0..1"},
+        {"0.4", "--heads: 0.4: head 4 is not in 0..3"},
+        {"0.-1", "--heads: 0.-1: head -1 is not in 0..3"},
+        {"4294967296.0", "--heads: 4294967296.0: layer 4294967296 is not in 0..1"},
+        {"0.4294967297", "--heads: 0.4294967297: head 4294967297 is not in 0..3"},
+        {"-4294967296.0", "--heads: -4294967296.0: layer -4294967296 is not in 0..1"},
+        {"99999999999999999999.0",
+         "--heads: 99999999999999999999.0: layer 99999999999999999999 is not in 0..1"},
+        {"0.1,0.1", "--heads: head 0.1 given twice"},
+        {"0.1,", "--heads: '0.1,' ends with a comma"},
+        {"1", "--heads: '1' is not LAYER.HEAD"},
+        {"0.1x", "--heads: '0.1x' is not LAYER.HEAD"},
+        {"", "head-zero needs --heads L.H,..."}};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         assert_int_equal(intervene_parse_heads(bad[i][0], 2, 4, mask, err, sizeof err), -1);
         assert_string_equal(err, bad[i][1]);
@@ -259,6 +265,8 @@ static void test_cli_store(void **st) {
         {"head-zero", "gatelab intervene: head-zero needs --heads L.H,..."},
         {"head-zero --heads 0.9", "gatelab intervene: --heads: 0.9: head 9 is not in 0..1"},
         {"head-zero --heads 5.0", "gatelab intervene: --heads: 5.0: layer 5 is not in 0..1"},
+        {"head-zero --heads 4294967296.0",
+         "gatelab intervene: --heads: 4294967296.0: layer 4294967296 is not in 0..1"},
         {"gate-const --gate-const 0,2", "gatelab intervene: --gate-const: 2 is outside [0, 1]"},
         {"mact-zero --layer 7", "gatelab intervene: --layer 7 is not in 0..1"},
         {"mact-zero --mact-ratio x", "gatelab intervene: --mact-ratio 'x' is not a number >= 0"}};

@@ -1,5 +1,6 @@
 /* cmd_heatmap.c: `gatelab heatmap RUN.h5 --out FILE.png`: attention maps of
- * one probe as a figure (PNG, SVG and PDF side by side): one head, a
+ * one probe as a figure in the format --out's extension names (PNG, SVG
+ * or PDF; only that file is written): one head, a
  * layer x head grid, or two runs' heads at one layer side by side
  * (--compare). */
 #include "cliopts.h"
@@ -97,16 +98,13 @@ static int render(const char *out, RunReader *r, const ProbeRecord *p, RunReader
              p2 ? " (bottom)" : "", fig_map_kind(p), steps, p->T, log_scale ? ", log10" : "");
     HeatmapStyle st = {log_scale, 0, range[0], range[1], 1, title, 1};
     char err[512];
-    int rc = heatmap_write_figure(out, pan, rows, cols, &st, err, sizeof err);
+    int rc = heatmap_write(out, pan, rows, cols, &st, err, sizeof err);
     if (rc < 0) fprintf(stderr, "gatelab heatmap: %s\n", err);
     else if (p2)
-        printf("wrote %.*s.{png,svg,pdf} (%d x %d panels%s; top row probe step %lld, bottom row "
+        printf("wrote %s (%d x %d panels%s; top row probe step %lld, bottom row "
                "probe step %lld)\n",
-               (int)strlen(out) - 4, out, rows, cols, log_scale ? ", log10 scale" : "", p->step,
-               p2->step);
-    else
-        printf("wrote %.*s.{png,svg,pdf} (%d x %d panels%s)\n", (int)strlen(out) - 4, out, rows,
-               cols, log_scale ? ", log10 scale" : "");
+               out, rows, cols, log_scale ? ", log10 scale" : "", p->step, p2->step);
+    else printf("wrote %s (%d x %d panels%s)\n", out, rows, cols, log_scale ? ", log10 scale" : "");
     free(pan);
     free(titles);
     return rc < 0 ? 1 : 0;
@@ -114,8 +112,9 @@ static int render(const char *out, RunReader *r, const ProbeRecord *p, RunReader
 
 static const OptRow heatmap_rows[] = {
     {'o', "out", OPT_STR, "FILE", 0, 0, NULL,
-     "STEM.png, STEM.svg or STEM.pdf: all three are\n"
-     "written side by side (new paths or figures of ours)",
+     "STEM.png, STEM.svg or STEM.pdf: that one file, in\n"
+     "the format its extension names (a new path or a\n"
+     "figure of that format)",
      0, 1},
     {'l', "layer", OPT_INT, "L", 0, 1 << 20, NULL, "only layer L (with --head: a single head)", 0,
      0},
@@ -134,7 +133,7 @@ static const OptRow heatmap_rows[] = {
     {0}};
 const OptTable heatmap_options = {
     "heatmap", "RUN.h5 [options]",
-    "Probe attention maps (mean over probe sequences) as PNG, SVG and PDF.\n", NULL, heatmap_rows};
+    "Probe attention maps (mean over probe sequences) as PNG, SVG or PDF.\n", NULL, heatmap_rows};
 
 /* --range LO:HI: two finite numbers, LO < HI; 0 or -1. */
 static int parse_range(const char *s, float range[2]) {

@@ -213,6 +213,10 @@ static int emit_slurm(const Sweep *sw, const SweepArgs *a) {
     char path[SWEEP_PATH_MAX + 32], err[1024];
     if (!a->slurm) snprintf(path, sizeof path, "%s/sweep.sbatch", a->out);
     else snprintf(path, sizeof path, "%s", a->slurm);
+    if (sweep_slurm_check(a->file, a->out, path, err, sizeof err)) {
+        fprintf(stderr, "gatelab sweep: %s\n", err);
+        return 2;
+    }
     /* Slurm opens --output DIR/logs/... before the script runs */
     char logs[SWEEP_PATH_MAX + 8];
     snprintf(logs, sizeof logs, "%s/logs", a->out);

@@ -1,6 +1,9 @@
 /* main.c: the gatelab binary. Dispatches to a subcommand, git style. */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "blas_core.h"
 #include "commands.h"
@@ -44,8 +47,29 @@ static void usage(FILE *f) {
     fprintf(f, "\ngatelab %s\n", GATELAB_VERSION);
 }
 
+/* Make fds 0, 1 and 2 open: each one closed by the caller (`2>&-`) gets
+ * /dev/null (read-only for 0, write-only for 1 and 2). Run before anything
+ * opens a file, so no later open (a lock file, the metrics log, a pipe to
+ * a vetting child) can be given one of them and receive the progress lines
+ * and messages meant for stdout or stderr. 0, or -1 when /dev/null cannot
+ * be opened (nothing can be reported then). */
+static int std_fds_open(void) {
+    for (int fd = 0; fd <= 2; fd++) {
+        if (fcntl(fd, F_GETFD) != -1 || errno != EBADF) continue;
+        int got = open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
+        if (got < 0) return -1;
+        /* the lowest free descriptor is fd itself, since 0..fd-1 are open */
+        if (got != fd) {
+            close(got);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 int main(int argc, char **argv) {
-    blas_core_startup(argv); /* may re-exec with better BLAS kernels */
+    if (std_fds_open() != 0) return 1; /* before any other open */
+    blas_core_startup(argv);           /* may re-exec with better BLAS kernels */
     char err[256];
     if (simd_startup(err, sizeof err) != 0) {
         fprintf(stderr, "gatelab: %s\n", err);

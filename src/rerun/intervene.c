@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "opts.h" /* parse_ll_range */
 #include "runfile_read.h"
 #include "util.h"
 
@@ -21,6 +22,20 @@ void intervene_free(IntervResult *r, int n) {
     for (int i = 0; r && i < n; i++) runread_probe_free(&r[i].probe);
 }
 
+/* One number of a LAYER.HEAD piece, s[0..n): 0 with *v when it is in
+ * 0..max (checked on the 64-bit value, before any narrowing); 1 when it
+ * is an integer outside that range (or too large for 64 bits); -1 when it
+ * is no integer. */
+static int head_part(const char *s, size_t n, long long max, long long *v) {
+    size_t sign = n > 0 && s[0] == '-';
+    if (n == sign || strspn(s + sign, "0123456789") < n - sign) return -1;
+    char buf[32];
+    if (n >= sizeof buf) return 1; /* over 30 digits: past any range */
+    memcpy(buf, s, n);
+    buf[n] = '\0';
+    return parse_ll_range(buf, 0, max, v) == 0 ? 0 : 1;
+}
+
 int intervene_parse_heads(const char *text, int L, int H, unsigned char *mask, char *err,
                           size_t errlen) {
     if (!text || !*text) return seterr(err, errlen, "head-zero needs --heads L.H,...");
@@ -31,15 +46,21 @@ int intervene_parse_heads(const char *text, int L, int H, unsigned char *mask, c
     memset(mask, 0, (size_t)L * H);
     for (const char *q = text; *q;) {
         const char *end = strchr(q, ',');
-        int len = end ? (int)(end - q) : (int)strlen(q), l, h, used = -1;
-        if (sscanf(q, "%d.%d%n", &l, &h, &used) != 2 || used != len)
+        int len = end ? (int)(end - q) : (int)strlen(q);
+        const char *dot = memchr(q, '.', (size_t)len);
+        long long l = -1, h = -1;
+        int rl = dot ? head_part(q, (size_t)(dot - q), L - 1, &l) : -1;
+        int rh = dot ? head_part(dot + 1, (size_t)(q + len - dot - 1), H - 1, &h) : -1;
+        if (rl < 0 || rh < 0)
             return seterr(err, errlen, "--heads: '%.*s' is not LAYER.HEAD", len, q);
-        if (l < 0 || l >= L)
-            return seterr(err, errlen, "--heads: %d.%d: layer %d is not in 0..%d", l, h, l, L - 1);
-        if (h < 0 || h >= H)
-            return seterr(err, errlen, "--heads: %d.%d: head %d is not in 0..%d", l, h, h, H - 1);
+        if (rl > 0)
+            return seterr(err, errlen, "--heads: %.*s: layer %.*s is not in 0..%d", len, q,
+                          (int)(dot - q), q, L - 1);
+        if (rh > 0)
+            return seterr(err, errlen, "--heads: %.*s: head %.*s is not in 0..%d", len, q,
+                          (int)(q + len - dot - 1), dot + 1, H - 1);
         if (mask[(size_t)l * H + h])
-            return seterr(err, errlen, "--heads: head %d.%d given twice", l, h);
+            return seterr(err, errlen, "--heads: head %lld.%lld given twice", l, h);
         mask[(size_t)l * H + h] = 1;
         q = end ? end + 1 : q + len;
         if (end && !*q) return seterr(err, errlen, "--heads: '%s' ends with a comma", text);

@@ -12,6 +12,7 @@
 #include <hdf5.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "env.h"
 #include "h5util.h"
@@ -44,7 +45,18 @@ static int is_runfile(const char *path) {
 }
 
 int runfile_outpath_check(const char *path, int overwrite, char *err, size_t errlen) {
-    return outpath_check_with(path, OUT_RUNFILE, is_runfile, overwrite, err, errlen);
+    if (outpath_check_with(path, OUT_RUNFILE, is_runfile, overwrite, err, errlen) == 0) return 0;
+    /* a run of ours that is not finished: the reply points to --resume */
+    struct stat st;
+    char status[32];
+    if (!overwrite && lstat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
+        runfile_read_status(path, status, sizeof status) == 0 && *status &&
+        strcmp(status, RS_STATUS_DONE) != 0 && is_runfile(path))
+        return seterr(err, errlen,
+                      "%s exists and is not finished (status %s); continue it with --resume, "
+                      "or start it over with --force",
+                      path, status);
+    return -1;
 }
 
 /* ---- status, for the sweep's plan (no RunReader: the file may be

@@ -55,7 +55,10 @@ const RunMeta *runread_meta(const RunReader *r);
 
 /* outpath_check (outpath.h) for a run file's path: 0 when the path is new,
  * or when it is a file runread_open accepts (or an empty one) and
- * overwrite is set; -1 with the one-line reason otherwise. */
+ * overwrite is set; -1 with the one-line reason otherwise. Without
+ * overwrite, a run file whose status is not done (a run killed or
+ * interrupted) is refused with a reply pointing to --resume (and to
+ * --force, to start over), not as a finished result. */
 int runfile_outpath_check(const char *path, int overwrite, char *err, size_t errlen);
 
 /* /config attributes. Numeric attrs of any int/float type read as double;

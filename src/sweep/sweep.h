@@ -220,9 +220,18 @@ double sweep_eta_estimate(const double *eta, const double *elapsed, int running,
 int sweep_execute(const Sweep *sw, const SweepOptions *o, SweepSummary *sum, char *err,
                   size_t errlen);
 
-/* Write an sbatch job-array script: one array task per run, each running
- * `gatelab sweep FILE --out DIR --only $SLURM_ARRAY_TASK_ID` (and
- * `--uncommitted` when uncommitted: each task checks the sweep file). */
+/* Before any work: 0 when the sweep file, the out dir and the script path
+ * can stand in a Slurm script (no control character; sweepslurm.c), else
+ * -1 with one line naming the path and its option. */
+int sweep_slurm_check(const char *sweep_file, const char *out_dir, const char *script_path,
+                      char *err, size_t errlen);
+
+/* Write an sbatch job-array script (sweepslurm.c): one array task per
+ * run, each running `gatelab sweep FILE --out DIR --only
+ * $SLURM_ARRAY_TASK_ID` (and `--uncommitted` when uncommitted: each task
+ * checks the sweep file). Every path is one sh word in single quotes, so
+ * no $(...), backquote or quote in a path runs or splits anything; a
+ * path with a control character is refused (sweep_slurm_check). */
 int sweep_write_slurm(const Sweep *sw, const char *sweep_file, const char *out_dir,
                       const char *script_path, int uncommitted, char *err, size_t errlen);
 

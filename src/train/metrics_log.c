@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "atomic_write.h"
 #include "outpath.h"
 #include "util.h"
 
@@ -78,31 +79,72 @@ static void emit(MetricsLog *m, Line *l) {
     m->fd = -1;
 }
 
-static void start_line(MetricsLog *m, const char *event, const Config *c, long long step) {
-    Line l = {.n = 0};
-    put(&l, "{\"event\":\"%s\"", event);
-    put(&l, ",\"step\":%lld", step);
-    put_str(&l, "variant", c->variant);
-    put(&l, ",\"steps\":%d,\"batch_size\":%d,\"seq_len\":%d,\"eval_every\":%d", c->steps,
+/* The start or resume line: the event, its step and the run's shape. */
+static void start_line(Line *l, const char *event, const Config *c, long long step) {
+    put(l, "{\"event\":\"%s\"", event);
+    put(l, ",\"step\":%lld", step);
+    put_str(l, "variant", c->variant);
+    put(l, ",\"steps\":%d,\"batch_size\":%d,\"seq_len\":%d,\"eval_every\":%d", c->steps,
         c->batch_size, c->seq_len, c->eval_every);
-    emit(m, &l);
+    put(l, "}\n");
 }
 
-static int open_log(MetricsLog *m, const char *run, int flags, char *err, size_t errlen) {
+/* Write all n bytes of b to fd; 0, or -1 with errno set (ENOSPC for a
+ * short write). */
+static int write_all(int fd, const char *b, size_t n) {
+    while (n > 0) {
+        ssize_t w = write(fd, b, n);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) {
+            if (w == 0) errno = ENOSPC;
+            return -1;
+        }
+        b += w, n -= (size_t)w;
+    }
+    return 0;
+}
+
+/* Put a new log holding head[0..n) in place of run's log, never writing
+ * the file that was there: the bytes go to a fresh temporary beside it
+ * (atomic_write.h) that is renamed over it, so a hard-linked copy of the
+ * old log (a `cp -al` backup) keeps its bytes. m->fd is left open on the
+ * new log, appending. 0, or -1 with one line and no log. */
+static int place_log(MetricsLog *m, const char *run, const char *head, size_t n, char *err,
+                     size_t errlen) {
     m->fd = -1;
     if (mlog_path(run, m->path, sizeof m->path))
         return seterr(err, errlen, "%s: path too long", run);
-    /* the one output rule, again at the moment of opening; never a link */
+    /* the one output rule, again at the moment of writing; never a link */
     if (outpath_check(m->path, OUT_JSONL, 1, err, errlen)) return -1;
-    m->fd = open(m->path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC | flags, 0644);
-    if (m->fd < 0) return seterr(err, errlen, "%s: cannot open: %s", m->path, strerror(errno));
+    char tmp[ATOMIC_TMP_MAX];
+    int fd = atomic_create(m->path, tmp, sizeof tmp, err, errlen);
+    if (fd < 0) return -1;
+    if (write_all(fd, head, n) != 0 || fcntl(fd, F_SETFL, O_APPEND) != 0) {
+        int e = errno;
+        close(fd);
+        atomic_discard(tmp);
+        return seterr(err, errlen, "%s: cannot write: %s", m->path, strerror(e));
+    }
+    if (atomic_commit(tmp, m->path, 1, err, errlen) != 0) {
+        close(fd);
+        return -1;
+    }
+    m->fd = fd;
     return 0;
 }
 
+/* A log of its start line and, with resume set, a resume line at step. */
+static int place_fresh(MetricsLog *m, const char *run, const Config *c, int resume, long long step,
+                       char *err, size_t errlen) {
+    Line l = {.n = 0};
+    start_line(&l, "start", c, 0);
+    if (resume) start_line(&l, "resume", c, step);
+    if (l.bad) return seterr(err, errlen, "%s: the start line is too long", run);
+    return place_log(m, run, l.s, l.n, err, errlen);
+}
+
 int mlog_open_fresh(MetricsLog *m, const char *run, const Config *c, char *err, size_t errlen) {
-    if (open_log(m, run, O_TRUNC, err, errlen)) return -1;
-    start_line(m, "start", c, 0);
-    return 0;
+    return place_fresh(m, run, c, 0, 0, err, errlen);
 }
 
 /* The byte length of the part of log text t[0..n) a resume at `step`
@@ -129,27 +171,28 @@ static size_t kept_prefix(const char *t, size_t n, long long step) {
 
 int mlog_open_resume(MetricsLog *m, const char *run, const Config *c, long long step, char *err,
                      size_t errlen) {
-    char p[CFG_STR + 16];
-    if (mlog_path(run, p, sizeof p)) return seterr(err, errlen, "%s: path too long", run);
+    m->fd = -1;
+    if (mlog_path(run, m->path, sizeof m->path))
+        return seterr(err, errlen, "%s: path too long", run);
     struct stat st;
-    if (lstat(p, &st) != 0 || st.st_size == 0) return mlog_open_fresh(m, run, c, err, errlen);
-    if (open_log(m, run, 0, err, errlen)) return -1;
+    if (lstat(m->path, &st) != 0 || st.st_size == 0)
+        return place_fresh(m, run, c, 1, step, err, errlen);
+    if (outpath_check(m->path, OUT_JSONL, 1, err, errlen)) return -1;
     size_t n = 0;
     char *t = input_slurp(m->path, LOG_MAX, &n, err, errlen);
-    if (!t) {
-        mlog_close(m);
-        return -1;
-    }
+    if (!t) return -1;
+    Line l = {.n = 0};
+    start_line(&l, "resume", c, step);
     size_t keep = kept_prefix(t, n, step);
-    free(t);
-    if (keep < n && ftruncate(m->fd, (off_t)keep) != 0) {
-        int e = errno;
-        mlog_close(m);
-        return seterr(err, errlen, "%s: cannot cut the lines past step %lld: %s", p, step,
-                      strerror(e));
+    char *head = l.bad ? NULL : realloc(t, keep + l.n);
+    if (!head) {
+        free(t);
+        return seterr(err, errlen, "%s: out of memory for the resume line", m->path);
     }
-    start_line(m, "resume", c, step);
-    return 0;
+    memcpy(head + keep, l.s, l.n);
+    int rc = place_log(m, run, head, keep + l.n, err, errlen);
+    free(head);
+    return rc;
 }
 
 void mlog_train(MetricsLog *m, long long step, double loss, double lr, double grad_norm,

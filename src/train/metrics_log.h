@@ -3,7 +3,10 @@
  *
  * One JSON object a line, in step order, each line written whole with one
  * write(2) on an O_APPEND descriptor, so a reader following the file (or
- * reading it after a kill -9) sees only whole lines. The first line is
+ * reading it after a kill -9) sees only whole lines. A fresh run and a
+ * resume put a new file in place (a temporary renamed over the old log,
+ * atomic_write.h): the old log is never written, so a hard-linked copy of
+ * it (a `cp -al` backup) keeps its bytes. The first line is
  * {"event":"start",...}; then "train" lines (every step), "eval" and
  * "probe" lines (every eval), "resume" when a session resumes, and a
  * last "done" or "diverged". The log only writes: it never changes what
@@ -31,13 +34,14 @@ int mlog_path(const char *run, char *out, size_t outlen);
  * a log of ours, never a link; outpath.h), else -1 and why. */
 int mlog_check(const char *run, char *err, size_t errlen);
 
-/* A fresh run: the log replaced by one holding only the start line. */
+/* A fresh run: the log replaced by a new file holding only the start line. */
 int mlog_open_fresh(MetricsLog *m, const char *run, const Config *c, char *err, size_t errlen);
 
 /* A session resuming at `step` (the checkpoint's): the lines the lost
  * session wrote past it are dropped (train lines of step >= step, eval
- * and probe lines of step > step, and a torn last line), then a resume
- * line is appended. A missing log is started afresh. */
+ * and probe lines of step > step, and a torn last line) and a resume line
+ * follows, in a new file put in place of the old one. A missing log is
+ * started afresh: its start line, then the resume line. */
 int mlog_open_resume(MetricsLog *m, const char *run, const Config *c, long long step, char *err,
                      size_t errlen);
 
