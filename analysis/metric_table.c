@@ -259,18 +259,18 @@ static const MetricCol METRICS[] = {
             "(`gatelab gates`)."),
     CSV_DEF("gate_rest", gate_rest, "The same over positions t >= 1."),
     /* rs_needle_acc (runstats.h), from gatelab eval --needle's /lceval */
-    LC_MODE_MULTS(NEEDLE_ACC)
-    {"needle_rows", NAN, MK_INT, MS_OTHER, OFF(needle_rows), 0, 0, NULL, "def-needle-rows", NULL,
-     "The needle rows behind each needle_acc_* value (depths × rows per depth); blank when none, "
-     "or when the run's lengths were scored over different numbers of rows. The report's chance "
-     "test pools the retrieved rows over seeds with it.",
-     0, 0},
+    LC_MODE_MULTS(NEEDLE_ACC){
+        "needle_rows", NAN, MK_INT, MS_OTHER, OFF(needle_rows), 0, 0, NULL, "def-needle-rows", NULL,
+        "The needle rows behind each needle_acc_* value (depths × rows per depth); blank when "
+        "none, "
+        "or when the run's lengths were scored over different numbers of rows. The report's chance "
+        "test pools the retrieved rows over seeds with it.",
+        0, 0},
     {"lc_train_len", NAN, MK_INT, MS_OTHER, OFF(lc_T), 0, 0, NULL, NULL, NULL,
      "The training length T the run's long-context results (gatelab eval) are multiples of "
      "(after a context extension, `extend_seq_len`); blank when the run has none.",
      0, 0},
-    LC_MODE_MULTS(LC_LOSS)
-    LC_MODE_MULTS(LC_NEEDLE)
+    LC_MODE_MULTS(LC_LOSS) LC_MODE_MULTS(LC_NEEDLE)
     /* rs_rope (runstats.h): what YaRN's split in the long-context section
      * is computed from */
     {"rope_dim", NAN, MK_INT, MS_OTHER, OFF(rope_dim), 0, 0, NULL, NULL, NULL,

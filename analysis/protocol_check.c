@@ -361,8 +361,10 @@ int protocol_status(FILE *f, const char *path, const Row *rows, int n) {
         fprintf(f, "- This report: gatelab %s; the protocol: gatelab %s", pin_build(),
                 p.gatelab[0] ? p.gatelab : "not recorded");
         if (p.training[0])
-            fprintf(f, ", training fingerprint %s (`gatelab fingerprint`: a build whose "
-                       "fingerprint differs cannot add runs to this study)", p.training);
+            fprintf(f,
+                    ", training fingerprint %s (`gatelab fingerprint`: a build whose "
+                    "fingerprint differs cannot add runs to this study)",
+                    p.training);
         fputs(".\n", f);
     }
     pin_free(&p);

@@ -121,8 +121,7 @@ static int on_key(void *user, const IniLine *l, char *why, size_t whylen) {
         return copy_value(p->unchecked, sizeof p->unchecked, l, why, whylen);
     if (!strcmp(k, "gatelab")) return copy_value(p->gatelab, sizeof p->gatelab, l, why, whylen);
     if (!strcmp(k, "rules")) return copy_value(p->rules, sizeof p->rules, l, why, whylen);
-    if (!strcmp(k, "training"))
-        return copy_value(p->training, sizeof p->training, l, why, whylen);
+    if (!strcmp(k, "training")) return copy_value(p->training, sizeof p->training, l, why, whylen);
     return seterr(why, whylen,
                   "unknown key '%s' in [pin] (repo, unchecked, file, gatelab, training, rules)", k);
 }

@@ -167,7 +167,9 @@ static int load_rows(const char *dir, Row **out, int *n, int *from_csv, char *er
     int rc = report_join_csv(dir, &rows, n, from_csv, err, errlen);
     if (rc != 0) free(rows), rows = NULL;
     *out = rows;
-    if (*from_csv) report_progress("joined %d rows of %s/results.csv (runs of earlier pieces)", *from_csv, dir);
+    if (*from_csv)
+        report_progress("joined %d rows of %s/results.csv (runs of earlier pieces)", *from_csv,
+                        dir);
     return rc;
 }
 

@@ -36,8 +36,8 @@ static int has_file(const Row *rows, int n, const char *file) {
 
 /* The rows of c[m] that join rows[n] (declared by p, recorded under hash,
  * no run file here), marked in take[m]. Returns how many. */
-static int pick(const ProtocolPin *p, const char *hash, const Row *rows, int n, const Row *c,
-                int m, char *take) {
+static int pick(const ProtocolPin *p, const char *hash, const Row *rows, int n, const Row *c, int m,
+                char *take) {
     int k = 0;
     for (int j = 0; j < m; j++) {
         take[j] = declared(p, c[j].file) && !has_file(rows, n, c[j].file) &&

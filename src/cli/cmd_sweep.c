@@ -128,8 +128,9 @@ static int parse_args(int argc, char **argv, SweepArgs *a) {
         return 2;
     }
     if (a->seeds && (a->only >= 0 || a->emit)) {
-        fprintf(stderr, "gatelab sweep: --seeds picks a piece of the sweep; it does not go with "
-                        "%s (drop one)\n",
+        fprintf(stderr,
+                "gatelab sweep: --seeds picks a piece of the sweep; it does not go with "
+                "%s (drop one)\n",
                 a->emit ? "--emit-slurm" : "--only");
         return 2;
     }
@@ -151,15 +152,16 @@ static int choose_seeds(const Sweep *sw, const char *list, SweepOptions *o,
         int found = 0;
         for (int i = 0; i < sw->n_runs && !found; i++) found = sw->runs[i].seed == seeds[k];
         if (!found) {
-            fprintf(stderr, "gatelab sweep: --seeds: seed %llu is not a seed of %s (gatelab sweep %s --list shows its runs)\n",
+            fprintf(stderr,
+                    "gatelab sweep: --seeds: seed %llu is not a seed of %s (gatelab sweep %s "
+                    "--list shows its runs)\n",
                     seeds[k], sw->path, sw->path);
             return 2;
         }
     }
     int in = 0;
     for (int i = 0; i < sw->n_runs; i++) in += sweep_seed_chosen(o, sw->runs[i].seed);
-    fprintf(stderr, "gatelab sweep: --seeds %s: %d of the sweep's %d runs\n", list, in,
-            sw->n_runs);
+    fprintf(stderr, "gatelab sweep: --seeds %s: %d of the sweep's %d runs\n", list, in, sw->n_runs);
     return 0;
 }
 

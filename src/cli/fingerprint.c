@@ -21,11 +21,10 @@
  * shape path runs), bigram data made in process, a few steps past warmup.
  * Changing a row changes every fingerprint. */
 static char *const FP_SETS[] = {
-    "n_layers=2",       "d_model=32",     "n_heads=2",        "n_kv_heads=1",
-    "seq_len=32",       "data=bigram",    "bigram_vocab=64",  "bigram_triggers=3",
-    "batch_size=4",     "steps=12",       "warmup=4",         "eval_every=12",
-    "ckpt_every=12",    "probe_n=2",      "eval_batches=1",   "log_every=12",
-    "threads=1",        "init_seed=1",    "data_seed=1",
+    "n_layers=2",   "d_model=32",      "n_heads=2",         "n_kv_heads=1", "seq_len=32",
+    "data=bigram",  "bigram_vocab=64", "bigram_triggers=3", "batch_size=4", "steps=12",
+    "warmup=4",     "eval_every=12",   "ckpt_every=12",     "probe_n=2",    "eval_batches=1",
+    "log_every=12", "threads=1",       "init_seed=1",       "data_seed=1",
 };
 #define N_FP_SETS (int)(sizeof FP_SETS / sizeof FP_SETS[0])
 
@@ -91,8 +90,7 @@ static int make_dir(const char *keep, char *dir, size_t n, char *err, size_t err
 int training_fingerprint(char out[PROTOCOL_HASH_LEN], FingerprintEach each, void *user,
                          const char *keep, char *err, size_t errlen) {
     const char *hook = env_get("GATELAB_TEST_FINGERPRINT");
-    if (hook && well_formed(hook) && !keep)
-        return snprintf(out, PROTOCOL_HASH_LEN, "%s", hook), 0;
+    if (hook && well_formed(hook) && !keep) return snprintf(out, PROTOCOL_HASH_LEN, "%s", hook), 0;
     char dir[4096];
     if (make_dir(keep, dir, sizeof dir, err, errlen) != 0) return -1;
     char *lines = NULL;

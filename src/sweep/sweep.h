@@ -167,11 +167,11 @@ int sweep_rank_owns(int index, int rank, int size);
 
 typedef struct {
     const char *out_dir;
-    int jobs;              /* parallel children; <= 0: online cores */
-    int only;              /* run only this index; -1: all */
-    int rank, size;        /* MPI share (0, 1 without MPI) */
-    int dry_run;           /* print the plan and commands, run nothing */
-    int uncommitted;       /* run a [primary] sweep from an uncommitted or edited file */
+    int jobs;        /* parallel children; <= 0: online cores */
+    int only;        /* run only this index; -1: all */
+    int rank, size;  /* MPI share (0, 1 without MPI) */
+    int dry_run;     /* print the plan and commands, run nothing */
+    int uncommitted; /* run a [primary] sweep from an uncommitted or edited file */
     /* a piece of the sweep (--seeds): only the runs of these n_seeds
      * seeds; n_seeds 0: every run */
     const unsigned long long *seeds;
