@@ -116,28 +116,6 @@ static char *out_file(const char *sub, const char *name) {
     return tu_slurp_ok(path, NULL);
 }
 
-/* Field of the row of file in the column called col of csv text (a
- * static copy; "" when blank); the test fails when there is none. */
-static const char *cell(const char *csv, const char *file, const char *col) {
-    static char buf[64];
-    int k = 0;
-    const char *h = csv;
-    size_t n = strlen(col);
-    while (strncmp(h, col, n) || (h[n] != ',' && h[n] != '\n')) {
-        h += strcspn(h, ",\n");
-        if (*h != ',') fail_msg("results.csv has no column %s", col);
-        h++, k++;
-    }
-    char key[128];
-    snprintf(key, sizeof key, "\n%s,", file);
-    const char *r = strstr(csv, key);
-    if (!r) fail_msg("results.csv has no row %s", file);
-    for (r++; k > 0; k--) r = strchr(r, ',') + 1;
-    size_t len = strcspn(r, ",\n");
-    snprintf(buf, sizeof buf, "%.*s", (int)len, r);
-    return buf;
-}
-
 /* The section of md from the heading head to the next "## ", malloc'd. */
 static char *section(const char *md, const char *head) {
     const char *a = strstr(md, head);
@@ -158,10 +136,10 @@ static double harmonic_share(int n) {
 static void test_baseline_by_config(void **state) {
     (void)state;
     char *csv = out_file("mix", "results.csv"), *md = out_file("mix", "REPORT.md");
-    double d = atof(cell(csv, "g1-elem-sand_s1.h5", "dppl_vs_baseline"));
+    double d = atof(tu_csv_cell(csv, "g1-elem-sand_s1.h5", "dppl_vs_baseline"));
     assert_true(fabs(d - (exp(2.1) - exp(2.2))) < 1e-6);
-    assert_string_equal(cell(csv, "g1-elem-alibi_s1.h5", "dppl_vs_baseline"), "");
-    assert_string_equal(cell(csv, "baseline-win_s1.h5", "dppl_vs_baseline"), "0");
+    assert_string_equal(tu_csv_cell(csv, "g1-elem-alibi_s1.h5", "dppl_vs_baseline"), "");
+    assert_string_equal(tu_csv_cell(csv, "baseline-win_s1.h5", "dppl_vs_baseline"), "0");
     assert_non_null(strstr(md, "| g1-elem-sand_s1.h5 | g1-elem-sand | g1-elem | brown | 1 | "
                                "baseline-sw |"));
     assert_non_null(strstr(md, "No matching baseline group for `g1-elem-alibi` (brown, pos "
@@ -181,12 +159,12 @@ static void test_uniform_under_window(void **state) {
     char *csv = out_file("mix", "results.csv");
     double win = harmonic_share(4), full = harmonic_share(8);
     assert_true(2 * win < 0.4 && 2 * full > 0.4);
-    assert_true(fabs(atof(cell(csv, "baseline-win_s1.h5", "f_attn_uniform")) - win) < 1e-12);
-    assert_true(fabs(atof(cell(csv, "baseline-alt_s1.h5", "f_attn_uniform")) -
+    assert_true(fabs(atof(tu_csv_cell(csv, "baseline-win_s1.h5", "f_attn_uniform")) - win) < 1e-12);
+    assert_true(fabs(atof(tu_csv_cell(csv, "baseline-alt_s1.h5", "f_attn_uniform")) -
                      0.5 * (win + full)) < 1e-12);
-    assert_true(fabs(atof(cell(csv, "baseline_s1.h5", "f_attn_uniform")) - full) < 1e-12);
-    assert_string_equal(cell(csv, "baseline-win_s1.h5", "sink_formed"), "1");
-    assert_string_equal(cell(csv, "baseline-alt_s1.h5", "sink_formed"), "0");
+    assert_true(fabs(atof(tu_csv_cell(csv, "baseline_s1.h5", "f_attn_uniform")) - full) < 1e-12);
+    assert_string_equal(tu_csv_cell(csv, "baseline-win_s1.h5", "sink_formed"), "1");
+    assert_string_equal(tu_csv_cell(csv, "baseline-alt_s1.h5", "sink_formed"), "0");
     free(csv);
 }
 
@@ -195,12 +173,12 @@ static void test_uniform_under_window(void **state) {
 static void test_csv_arch_columns(void **state) {
     (void)state;
     char *csv = out_file("mix", "results.csv");
-    assert_string_equal(cell(csv, "g1-elem-sand_s1.h5", "cfg_norm_place"), "sandwich");
-    assert_string_equal(cell(csv, "g1-elem-alibi_s1.h5", "cfg_pos"), "alibi");
-    assert_string_equal(cell(csv, "baseline-alt_s1.h5", "cfg_window"), "4");
-    assert_string_equal(cell(csv, "baseline-alt_s1.h5", "cfg_window_layers"), "alternate");
-    assert_string_equal(cell(csv, "baseline_s1.h5", "cfg_pos"), "rope");
-    assert_string_equal(cell(csv, "baseline_s1.h5", "cfg_window"), "0");
+    assert_string_equal(tu_csv_cell(csv, "g1-elem-sand_s1.h5", "cfg_norm_place"), "sandwich");
+    assert_string_equal(tu_csv_cell(csv, "g1-elem-alibi_s1.h5", "cfg_pos"), "alibi");
+    assert_string_equal(tu_csv_cell(csv, "baseline-alt_s1.h5", "cfg_window"), "4");
+    assert_string_equal(tu_csv_cell(csv, "baseline-alt_s1.h5", "cfg_window_layers"), "alternate");
+    assert_string_equal(tu_csv_cell(csv, "baseline_s1.h5", "cfg_pos"), "rope");
+    assert_string_equal(tu_csv_cell(csv, "baseline_s1.h5", "cfg_window"), "0");
     char in[600], again[600], old[600], err[512];
     snprintf(in, sizeof in, "%s/mix/out/results.csv", g_dir);
     snprintf(again, sizeof again, "%s/again.csv", g_dir);
