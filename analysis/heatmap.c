@@ -10,7 +10,8 @@
  * largest panel of the grid. A panel's matrix starts at
  *   x = MARGIN + c * (S + GAP),  y = MARGIN + r * (TITLE_H + S + GAP) + TITLE_H
  * with query t on rows (top = query 0) and key j on columns. Entries with
- * j > t (the future) are painted MASK_GREY. A shared colour scale spans all
+ * j > t (the future), and under a panel's sliding window the keys j <= t - W
+ * it does not see, are painted MASK_GREY. A shared colour scale spans all
  * panels; the colour bar on the right runs from the top of the first
  * matrix to the bottom of the last, high values at the top.
  *
@@ -152,8 +153,13 @@ static double untransform(double v, int log_scale) {
     return fabs(a) < 1e-12 ? 0.0 : a;
 }
 
+/* Whether query t of panel p sees key j: j <= t, and within its window. */
+static int visible(const HeatPanel *p, size_t t, size_t j) {
+    return j <= t && (p->window <= 0 || j + (size_t)p->window > t);
+}
+
 /* Colour range [lo, hi] in transformed units: explicit, or over the visible
- * (j <= t), finite entries of every panel. */
+ * (visible()), finite entries of every panel. */
 static void value_range(const HeatPanel *p, int n, const HeatmapStyle *st, double *lo, double *hi) {
     int ls = st->log_scale;
     if (st->vmin < st->vmax) {
@@ -165,6 +171,7 @@ static void value_range(const HeatPanel *p, int n, const HeatmapStyle *st, doubl
         int T = p[k].T;
         for (int t = 0; t < T; t++)
             for (int j = 0; j <= t; j++) {
+                if (!visible(&p[k], (size_t)t, (size_t)j)) continue;
                 double a = p[k].A[(size_t)t * (size_t)T + (size_t)j];
                 if (!isfinite(a)) continue;
                 if (a < mn) mn = a;
@@ -201,6 +208,7 @@ static void pixel_colour(const HeatPanel *p, int P, int py, int px, const Heatma
     double best = -INFINITY;
     for (size_t t = r0; t < r1; t++)
         for (size_t j = c0; j < c1 && j <= t; j++) {
+            if (!visible(p, t, j)) continue;
             double a = p->A[t * T + j];
             seen = 1;
             if (!isfinite(a)) bad = 1;

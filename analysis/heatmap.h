@@ -20,11 +20,15 @@ typedef struct {
 } HeatmapStyle;
 
 /* One panel of a grid: a causal map A[T,T] (upper triangle masked grey),
- * titled (a short ASCII title). */
+ * titled (a short ASCII title). Under a sliding window of `window` keys
+ * (> 0; config_layer_window of the panel's layer) query t sees keys
+ * t - window < j <= t only, and the keys before the window are masked grey
+ * too; 0 is full causal attention. */
 typedef struct {
     const float *A;
     int T;
     const char *title;
+    int window;
 } HeatPanel;
 
 /* The one-line refusal of an output name that is not a figure's (a

@@ -90,7 +90,7 @@ static const MetricCol METRICS[] = {
      "Bits per byte at the last eval (`val_bpb`), for byte data.", 0, 0},
     {"dppl_vs_baseline", NAN, MK_REAL, MS_OTHER, OFF(dppl), 1, 3, "ΔPPL", "def-dppl", "%+.3f",
      "PPL minus the mean PPL (over seeds) of the matching baseline group: variant `baseline`, same "
-     "data, seq_len, lr and steps (preferring `baseline-<suffix>` for a run named "
+     "data, seq_len, lr, steps and architecture (pos, window, window_layers, norm_place) (preferring `baseline-<suffix>` for a run named "
      "`<variant>-<suffix>`, else `baseline`); the Runs table names it. Blank when no baseline "
      "matches; negative is better.",
      0, 0},
@@ -103,7 +103,8 @@ static const MetricCol METRICS[] = {
     {"f_attn_uniform", NAN, MK_REAL, MS_OTHER, OFF(f_attn_uniform), 1, 6, "uniform", "def-uniform",
      "%.4f",
      "What uniform causal attention would give for F-Attn: `(H_T - 1)/(T - 1)`, H_T the T-th "
-     "harmonic number (about 0.059, 0.020 and 0.0064 for T = 64, 256, 1024).",
+     "harmonic number (about 0.059, 0.020 and 0.0064 for T = 64, 256, 1024); under a sliding "
+     "window W, the mean over layers of each layer's `(H_W - 1)/(T - 1)` (docs/metrics.md).",
      0, 0},
     {"sink_rate_%g", SINK_EPS, MK_REAL, MS_SINK_RATE, OFF(sink03), 1, 7, "sink@%g", "def-sink",
      "%.3f",

@@ -258,7 +258,8 @@ done:
 /* (b) and (d): per-layer values from each run's last probe, one bar per
  * (layer, group); a group's bar is the mean over its runs, with min..max
  * error bars when a group has several. With with_uniform, a dashed
- * uniform-attention reference per distinct T. */
+ * uniform-attention reference per distinct share (rs_uniform_share: T and
+ * the run's window). */
 static int fig_layers(RunSet *rs, const char *png, LayerFn fn, int with_uniform, const char *title,
                       const char *ylabel, char *err, size_t errlen) {
     int n = rs->n, rc = -1, maxL = 0, nref = 0;
@@ -286,13 +287,18 @@ static int fig_layers(RunSet *rs, const char *png, LayerFn fn, int with_uniform,
         fn(&p, vals[i]);
         L[i] = p.L;
         if (p.L > maxL) maxL = p.L;
-        double u = uniform_first_share(p.T);
+        Config cfg; /* the run's own attention pattern: its window, if any */
+        rs_arch_config(rs->r[i], &cfg);
+        double u = rs_uniform_share(&cfg, p.T, p.L, -1);
         int seen = 0;
         for (int r = 0; r < nref; r++)
             if (ref[r] == u) seen = 1;
         if (with_uniform && !seen && nref < 8) {
             ref[nref] = u;
-            snprintf(reflab[nref], sizeof reflab[nref], "uniform (T=%d)", p.T);
+            if (cfg.window > 0 && cfg.window < p.T)
+                snprintf(reflab[nref], sizeof reflab[nref], "uniform (T=%d, window %d%s)", p.T,
+                         cfg.window, cfg.window_layers == WINLAYERS_ALTERNATE ? " alternate" : "");
+            else snprintf(reflab[nref], sizeof reflab[nref], "uniform (T=%d)", p.T);
             refp[nref] = reflab[nref];
             nref++;
         }

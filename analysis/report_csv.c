@@ -2,8 +2,10 @@
  * file read back into Rows, so that a directory holding only results.csv
  * and protocol.ini gives the same REPORT.md tables as its run files did.
  * Its columns: the run's names and seed, every metric of metric_table.c,
- * the protocol hash, the text columns of TEXT_COLS and the config values
- * of CFG_KEYS as "cfg_<key>". */
+ * the protocol hash, the text columns of TEXT_COLS, the config values of
+ * CFG_KEYS, then the architecture keys (runstats.h RS_ARCH_KEY), each as
+ * "cfg_<key>". A results.csv without an architecture column reads as the
+ * paper's architecture there (row_blank). */
 #include <dirent.h>
 #include <errno.h>
 #include <math.h>
@@ -69,7 +71,7 @@ static const NamedCol NAMED[] = {
     TEXT("probe_error", probe_err, 0),
 };
 #define N_NAMED ((int)(sizeof NAMED / sizeof NAMED[0]))
-#define CFG_PREFIX "cfg_"    /* + a CFG_KEYS key: that /config value */
+#define CFG_PREFIX "cfg_"    /* + a CFG_KEYS or RS_ARCH_KEY key: that /config value */
 #define SPIKES "spike_steps" /* the steps of the first MAX_SPIKE_STEPS spikes */
 
 /* A double as the shortest of %.15g and %.17g that reads back to the same
@@ -127,6 +129,7 @@ int write_csv(const char *path, const Row *rows, int n, char *err, size_t errlen
     put_named(f, NULL, 0, 0);
     fputs("," SPIKES, f);
     for (int k = 0; k < N_CFG; k++) fprintf(f, "," CFG_PREFIX "%s", CFG_KEYS[k]);
+    for (int k = 0; k < RS_N_ARCH; k++) fprintf(f, "," CFG_PREFIX "%s", RS_ARCH_KEY[k]);
     fputc('\n', f);
     for (int i = 0; i < n; i++) {
         const Row *w = &rows[i];
@@ -142,6 +145,7 @@ int write_csv(const char *path, const Row *rows, int n, char *err, size_t errlen
             fputc(',', f);
             if (isfinite(w->cfg[k])) put_real(f, w->cfg[k]);
         }
+        for (int k = 0; k < RS_N_ARCH; k++) csv_field(f, w->arch[k], 0);
         fputc('\n', f);
     }
     return atomic_fcommit(f, tmp, path, err, errlen);
@@ -214,6 +218,12 @@ static int csv_put(Row *w, const char *col, const char *v) {
     for (int k = 0; k < N_CFG; k++)
         if (!strncmp(col, CFG_PREFIX, np) && !strcmp(col + np, CFG_KEYS[k]))
             return (w->cfg[k] = *v ? strtod(v, &end) : NAN), *end ? -1 : 0;
+    for (int k = 0; k < RS_N_ARCH; k++) /* blank: the paper's, as row_blank left it */
+        if (!strncmp(col, CFG_PREFIX, np) && !strcmp(col + np, RS_ARCH_KEY[k])) {
+            if (strlen(v) >= RS_ARCH_LEN) return -1;
+            if (*v) table_name(w->arch[k], RS_ARCH_LEN, v); /* shown as text (runname.h) */
+            return 0;
+        }
     if (!strcmp(col, SPIKES)) {
         int k = 0;
         for (const char *s = v; *s && k < MAX_SPIKE_STEPS; k++, s = end)

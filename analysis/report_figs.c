@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "config.h" /* variant_key */
+#include "config_derive.h" /* config_layer_window */
 #include "figlabel.h"
 #include "heatmap.h"
 #include "metrics.h"
@@ -30,9 +31,10 @@
 #define REPORT_VMIN 0.0f
 #define REPORT_VMAX 1.0f
 
-/* Panels of probe p: every layer x head (layer < 0) or one layer's heads */
-static int fill_panels(const ProbeRecord *p, int layer, const char *label, HeatPanel *pan,
-                       char (*title)[64]) {
+/* Panels of probe p: every layer x head (layer < 0) or one layer's heads,
+ * each under its layer's window of cfg (the run's rs_arch_config) */
+static int fill_panels(const ProbeRecord *p, const Config *cfg, int layer, const char *label,
+                       HeatPanel *pan, char (*title)[64]) {
     int n = 0;
     for (int l = 0; l < p->L; l++) {
         if (layer >= 0 && l != layer) continue;
@@ -41,6 +43,7 @@ static int fill_panels(const ProbeRecord *p, int layer, const char *label, HeatP
             pan[n].A = p->attention + ((size_t)l * p->H + h) * p->M * p->M;
             pan[n].T = p->M;
             pan[n].title = title[n];
+            pan[n].window = config_layer_window(cfg, l);
         }
     }
     return n;
@@ -71,7 +74,9 @@ static void fig_grid(FILE *f, const char *figdir, const Row *w) {
              fig_map_kind(&p), p.step, p.T);
     HeatmapStyle st = {1, 0, REPORT_VMIN, REPORT_VMAX, 1, fig_title, 1};
     if (pan && title) {
-        fill_panels(&p, -1, "", pan, title);
+        Config cfg;
+        rs_arch_config(r, &cfg);
+        fill_panels(&p, &cfg, -1, "", pan, title);
         if (heatmap_write_figure(path, pan, p.L, p.H, &st, err, sizeof err) == 0)
             fprintf(
                 f,
@@ -131,8 +136,11 @@ static void fig_compare(FILE *f, const char *figdir, const Row *a, const Row *b,
         char la[40], lb[40];
         snprintf(la, sizeof la, "%.28s s%lld", a->run, a->seed);
         snprintf(lb, sizeof lb, "%.28s s%lld", b->run, b->seed);
-        int n = fill_panels(&pa, layer, la, pan, title);
-        fill_panels(&pb, layer, lb, pan + n, title + n);
+        Config ca, cb;
+        rs_arch_config(ra, &ca);
+        rs_arch_config(rb, &cb);
+        int n = fill_panels(&pa, &ca, layer, la, pan, title);
+        fill_panels(&pb, &cb, layer, lb, pan + n, title + n);
         if (heatmap_write_figure(path, pan, 2, pa.H, &st, err, sizeof err) == 0)
             fprintf(f,
                     "\n**%s seed %lld (top) vs %s seed %lld (bottom), data %s**, "
@@ -150,15 +158,10 @@ static void fig_compare(FILE *f, const char *figdir, const Row *a, const Row *b,
     runread_close(rb);
 }
 
-/* First probed run of variant v on data d, preferring the group starting
- * at row `pref` (a g1-elem group's matching baseline); NULL if none. */
-static const Row *probed_of(const Row *rows, int n, const char *v, const char *d, int pref) {
-    if (pref >= 0)
-        for (int i = pref; i < n && same_group(&rows[pref], &rows[i]); i++)
-            if (rows[i].has_probe) return &rows[i];
-    for (int i = 0; i < n && rows[i].ok; i++)
-        if (rows[i].has_probe && !strcmp(rows[i].variant, v) && !strcmp(rows[i].data, d))
-            return &rows[i];
+/* First probed run of the group starting at row g; NULL if none. */
+static const Row *probed_of(const Row *rows, int n, int g) {
+    for (int i = g; i < n && same_group(&rows[g], &rows[i]); i++)
+        if (rows[i].has_probe) return &rows[i];
     return NULL;
 }
 
@@ -183,21 +186,20 @@ static const Row *median_seed(const Row *rows, int n, int g, int *k) {
 }
 
 /* One baseline-vs-headline-gate figure (the catalog's key runs, g1-elem)
- * per data source that has both, each group shown by its median-F-Attn
- * seed. */
+ * per data source: its first probed g1-elem run whose matching baseline
+ * group (Row.base: the same configuration less the gate) has a probed run,
+ * each group shown by its median-F-Attn seed. */
 static void fig_compare_all(FILE *f, const char *figdir, const Row *rows, int n) {
     const char *gate = variant_key_id(VARIANT_KEY_HEADLINE);
-    const char *ref = variant_key_id(VARIANT_KEY_BASELINE);
+    const char *done[64];
+    int nd = 0;
     for (int i = 0; i < n && rows[i].ok; i++) {
-        if (strcmp(rows[i].variant, gate)) continue;
+        if (strcmp(rows[i].variant, gate) || !rows[i].has_probe || rows[i].base < 0) continue;
         int seen = 0;
-        for (int j = 0; j < i && !seen; j++)
-            seen = !strcmp(rows[j].variant, gate) && !strcmp(rows[j].data, rows[i].data);
-        if (seen) continue;
-        const Row *g1 = probed_of(rows, n, gate, rows[i].data, -1);
-        if (!g1) continue;
-        const Row *base = probed_of(rows, n, ref, g1->data, g1->base);
+        for (int j = 0; j < nd; j++) seen |= !strcmp(done[j], rows[i].data);
+        const Row *g1 = &rows[i], *base = seen ? NULL : probed_of(rows, n, g1->base);
         if (!base) continue;
+        if (nd < 64) done[nd++] = g1->data;
         int kg, kb;
         const Row *mg = median_seed(rows, n, (int)(g1 - rows), &kg);
         const Row *mb = median_seed(rows, n, (int)(base - rows), &kb);

@@ -135,8 +135,10 @@ static void md_paper_cell(FILE *f, double ours, double paper, const char *fmt) {
     else fputs("–", f);
 }
 
-/* Ours beside the paper's: one row per group whose variant the paper
- * reports (a variant run on two data sources gives two rows). */
+/* Ours beside the paper's: one row per group of the paper's architecture
+ * (row_paper_arch) whose variant the paper reports (a variant run on two
+ * data sources gives two rows); the groups of another architecture are
+ * counted in a line after the table. */
 void md_paper(FILE *f, const Row *rows, int n) {
     const PaperRow *pb = paper_row(variant_key_id(VARIANT_KEY_BASELINE));
     fprintf(f, "\n## Ours beside the paper\n\nEach cell is *ours / paper* "
@@ -154,10 +156,12 @@ void md_paper(FILE *f, const Row *rows, int n) {
                "| run | data | paper row | source | [ΔPPL %%](#def-dppl-rel) | "
                "[gate mean](#def-gate-mean) | [M-Act](#def-mact) | [F-Attn](#def-fattn) |\n"
                "|---|---|---|---|---|---|---|---|\n");
+    int other = 0;
     for (int a = 0; a < n && rows[a].ok;) {
         int b = group_end(rows, n, a);
         const PaperRow *pr = paper_row(rows[a].variant);
-        if (pr) {
+        if (pr && !row_paper_arch(&rows[a])) other++;
+        else if (pr) {
             double m[4], s;
             static const char *const names[4] = {"dppl_pct_vs_baseline", "gate_mean", "m_act",
                                                  "f_attn"};
@@ -183,11 +187,40 @@ void md_paper(FILE *f, const Row *rows, int n) {
         }
         a = b;
     }
+    if (other)
+        fprintf(f,
+                "\n%d run group%s of another architecture than the paper's (RoPE, full causal "
+                "attention, pre-norm; see Settings) %s left out: the paper's rows are not "
+                "%s reference.\n",
+                other, other == 1 ? "" : "s", other == 1 ? "is" : "are",
+                other == 1 ? "its" : "their");
+}
+
+/* One line naming every group that no baseline group matches (fill_dppl:
+ * the same data, seq_len, lr, steps and architecture), nothing when each
+ * has one. */
+static void md_unmatched(FILE *f, const Row *rows, int n) {
+    int k = 0;
+    for (int a = 0; a < n && rows[a].ok; a = group_end(rows, n, a)) {
+        if (rows[a].base >= 0) continue;
+        fprintf(f, "%s`%s` (%s", k++ ? ", " : "\nNo matching baseline group for ", rows[a].run,
+                rows[a].data);
+        for (int j = 0; j < RS_N_ARCH; j++)
+            if (!rs_arch_is_paper(j, rows[a].arch[j]))
+                fprintf(f, ", %s %s", RS_ARCH_KEY[j], rows[a].arch[j]);
+        fputc(')', f);
+    }
+    if (!k) return;
+    fputs(": no baseline run here shares its data, seq_len, lr, steps and architecture (", f);
+    for (int j = 0; j < RS_N_ARCH; j++) fprintf(f, "%s%s", j ? ", " : "", RS_ARCH_KEY[j]);
+    fputs("), so its ΔPPL is blank and it is not compared.\n", f);
 }
 
 void md_runs(FILE *f, const Row *rows, int n) {
     fprintf(f, "\n## Runs\n\nΔPPL of each run is against the mean of the "
-               "baseline group named in *vs*.\n\n");
+               "baseline group named in *vs*.\n");
+    md_unmatched(f, rows, n);
+    fputs("\n", f);
     static const char *const lead[] = {
         "file", "[run](#def-run)", "[variant](#def-variant)", "[data](#def-data)", "seed", "vs"};
     md_columns();
@@ -266,6 +299,32 @@ static void md_settings_probe(FILE *f, const Row *rows, int n, const Row *probed
                 proxies, probes);
 }
 
+/* The architecture keys of the runs on data into the Settings line: a key
+ * all of them share is named (after ", " when *shared) only when it is
+ * not the paper's; one they do not share goes into differ[dn] ("; key v1
+ * v2") with its values. */
+static void md_settings_arch(FILE *f, const Row *rows, int n, const char *data, int *shared,
+                             char *differ, size_t dn) {
+    for (int k = 0; k < RS_N_ARCH; k++) {
+        const char *vals[8];
+        int nv = 0;
+        for (int i = 0; i < n && rows[i].ok && nv < 8; i++) {
+            if (strcmp(rows[i].data, data)) continue;
+            int seen = 0;
+            for (int j = 0; j < nv; j++) seen |= !strcmp(vals[j], rows[i].arch[k]);
+            if (!seen) vals[nv++] = rows[i].arch[k];
+        }
+        if (nv == 1 && !rs_arch_is_paper(k, vals[0]))
+            fprintf(f, "%s%s %s", (*shared)++ ? ", " : "", RS_ARCH_KEY[k], vals[0]);
+        if (nv < 2) continue;
+        size_t dl = strlen(differ);
+        dl += (size_t)snprintf(differ + dl, dl < dn ? dn - dl : 0, "%s%s", dl ? "; " : "",
+                               RS_ARCH_KEY[k]);
+        for (int j = 0; j < nv && dl < dn; j++)
+            dl += (size_t)snprintf(differ + dl, dn - dl, " %s", vals[j]);
+    }
+}
+
 static void md_settings_data(FILE *f, const Row *rows, int n, const char *data) {
     int nrun = 0;
     for (int i = 0; i < n && rows[i].ok; i++) nrun += !strcmp(rows[i].data, data);
@@ -296,6 +355,7 @@ static void md_settings_data(FILE *f, const Row *rows, int n, const char *data) 
             dl += (size_t)snprintf(differ + dl, sizeof differ - dl, " …");
         if (dl >= sizeof differ) dl = sizeof differ - 1;
     }
+    md_settings_arch(f, rows, n, data, &shared, differ, sizeof differ);
     if (differ[0]) fprintf(f, "%sdiffering across runs: %s", shared ? "; " : "", differ);
     fputs(".\n", f);
 }
@@ -379,8 +439,8 @@ void md_definitions(FILE *f) {
                "the group; the Runs table gives each run's seed.\n\n");
     fprintf(f,
             "<a id=\"def-sink-formed\"></a>**sink formed**: a seed formed a sink when its "
-            "F-Attn at the last probe exceeds %g times the share of uniform causal attention "
-            "at the probe length (`sink_formed` in results.csv; docs/metrics.md).\n\n",
+            "F-Attn at the last probe exceeds %g times the share of uniform attention (causal, "
+            "under the run's own sliding window if any) at the probe length (`sink_formed` in results.csv; docs/metrics.md).\n\n",
             SINK_FORMED_FACTOR);
     md_columns();
     char head[128], def[2048];

@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "metric_table.h"
+#include "runstats.h" /* RS_ARCH_KEYS */
 
 #define MAX_SPIKE_STEPS 8
 
@@ -30,7 +31,9 @@ extern const int LC_MULT[LC_NMULT];
 #define LC_NDEPTH 5
 extern const double LC_DEPTH[LC_NDEPTH];
 
-/* /config keys the Settings section shows; ΔPPL matches on MATCH_CFG. */
+/* Numeric /config keys the Settings section shows (the architecture keys,
+ * runstats.h RS_ARCH_KEY, are Row.arch); ΔPPL matches on seq_len, lr and
+ * steps of these, with the data and every architecture key. */
 extern const char *const CFG_KEYS[9];
 #define N_CFG 9
 enum { CFG_SEQ_LEN = 3, CFG_BATCH = 4, CFG_STEPS = 5, CFG_LR = 6 };
@@ -45,6 +48,10 @@ typedef struct {
     char run[256];     /* run name: the group key with variant and data */
     char data[64];     /* /config data: bigram, brown, ... ("?" if absent) */
     double cfg[N_CFG]; /* /config values of CFG_KEYS (NaN if absent) */
+    /* /config values of RS_ARCH_KEY as rs_arch_value writes them; the
+     * paper's (config_defaults') where the run file or results.csv
+     * predates a key */
+    char arch[RS_N_ARCH][RS_ARCH_LEN];
     int base;          /* first row of the matching baseline group, -1 */
     long long seed, n_params, n_params_added, diverged_step;
     double steps, val_loss, ppl, bpb, dppl, f_attn, f_attn_uniform, sink03, gate_mean, gate_below01,
@@ -117,6 +124,14 @@ int cmp_row(const void *a, const void *b);
 int same_group(const Row *x, const Row *y);
 int group_end(const Row *rows, int n, int a);
 int cfg_eq(double x, double y);
+/* Whether w's architecture is the paper's (every RS_ARCH_KEY at its
+ * config_defaults value: RoPE, full causal attention, pre-norm). */
+int row_paper_arch(const Row *w);
+/* base, dppl and dppl_rel of every row: its group's matching baseline
+ * group (a baseline-variant group with the same data, seq_len, lr, steps
+ * and architecture keys; among several, the group itself, then
+ * "baseline-<suffix>" of the run name, then plain "baseline"), and PPL
+ * against that group's mean PPL; base -1 and blank when none matches. */
 void fill_dppl(Row *rows, int n);
 /* report_longctx.c: the long-context section (only when some row has a
  * long-context result), from the rows' lc_* and rope_* columns alone, so

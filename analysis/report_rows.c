@@ -67,7 +67,9 @@ static void row_series(RunReader *r, Row *w) {
     }
 }
 
-static void row_probe(RunReader *r, Row *w) {
+/* The last probe of r into w; its uniform references are those of the
+ * run's own attention pattern cfg (rs_arch_config, rs_uniform_share). */
+static void row_probe(RunReader *r, Row *w, const Config *cfg) {
     ProbeRecord p;
     long long *steps = NULL;
     int ns = 0;
@@ -81,8 +83,8 @@ static void row_probe(RunReader *r, Row *w) {
     w->proxy = p.proxy;
     snprintf(w->normaliser, sizeof w->normaliser, "%s", p.normaliser);
     w->f_attn = rs_share(&p, -1);
-    w->f_attn_uniform = uniform_first_share(p.T);
-    w->sink_formed = sink_formed(w->f_attn, p.T);
+    w->f_attn_uniform = rs_uniform_share(cfg, p.T, p.L, -1);
+    w->sink_formed = sink_formed(w->f_attn, w->f_attn_uniform);
     w->max_logit = rs_max_logit(&p);
     w->slot = rs_slot_share(&p, -1);
     rs_mass(&p, &w->empty, &w->f_attn_ne);
@@ -224,6 +226,9 @@ void row_blank(Row *w) {
     for (int m = 0; m < 2; m++)
         for (int k = 0; k < LC_NMULT; k++) w->needle[m][k] = NAN;
     w->needle_rows = -1;
+    Config paper;
+    config_defaults(&paper);
+    for (int k = 0; k < RS_N_ARCH; k++) rs_arch_value(&paper, k, w->arch[k]);
 }
 
 void row_read(Row *w) {
@@ -237,6 +242,9 @@ void row_read(Row *w) {
         snprintf(w->data, sizeof w->data, "?");
     table_name(w->data, sizeof w->data, w->data); /* shown as text (runname.h) */
     for (size_t k = 0; k < N_CFG; k++) w->cfg[k] = cfg_or(r, CFG_KEYS[k], NAN);
+    Config arch;
+    rs_arch_config(r, &arch);
+    for (int k = 0; k < RS_N_ARCH; k++) rs_arch_value(&arch, k, w->arch[k]);
     table_name(w->variant, sizeof w->variant, m->variant);
     snprintf(w->status, sizeof w->status, "%s", m->status);
     w->seed = m->seed;
@@ -254,7 +262,7 @@ void row_read(Row *w) {
         w->protocol_hash[0] = '\0';
     row_series(r, w);
     w->ppl = exp(w->val_loss);
-    row_probe(r, w);
+    row_probe(r, w, &arch);
     row_lceval(r, w);
     row_needle(r, w);
     row_quant(r, w);
@@ -349,8 +357,16 @@ int cfg_eq(double x, double y) {
     return fabs(x - y) <= 1e-9 * fmax(fabs(x), fabs(y));
 }
 
+/* See report_priv.h. */
+int row_paper_arch(const Row *w) {
+    for (int k = 0; k < RS_N_ARCH; k++)
+        if (!rs_arch_is_paper(k, w->arch[k])) return 0;
+    return 1;
+}
+
 /* How well baseline group starting at row bg fits group g (higher is
- * better, -1 no match): same data, seq_len, lr and steps are required;
+ * better, -1 no match): same data, seq_len, lr, steps and architecture
+ * keys (RS_ARCH_KEY) are required;
  * the group itself beats "baseline-<suffix>" sharing g's run-name suffix
  * (g1-elem-brown -> baseline-brown), which beats plain "baseline". */
 static int base_score(const Row *bg, const Row *g, int self) {
@@ -358,6 +374,8 @@ static int base_score(const Row *bg, const Row *g, int self) {
     static const int keys[] = {CFG_SEQ_LEN, CFG_LR, CFG_STEPS};
     for (int k = 0; k < 3; k++)
         if (!cfg_eq(bg->cfg[keys[k]], g->cfg[keys[k]])) return -1;
+    for (int k = 0; k < RS_N_ARCH; k++)
+        if (strcmp(bg->arch[k], g->arch[k])) return -1;
     if (self) return 3;
     size_t nv = strlen(g->variant);
     const char *suffix =
@@ -374,8 +392,7 @@ static double group_ppl(const Row *rows, int a, int b) {
     return k ? s / k : NAN;
 }
 
-/* base and dppl of every row: PPL minus the mean PPL of the best matching
- * baseline group (blank when no baseline group matches). */
+/* See report_priv.h. */
 void fill_dppl(Row *rows, int n) {
     for (int a = 0; a < n && rows[a].ok;) {
         int b = group_end(rows, n, a), best = -1, best_score = -1;

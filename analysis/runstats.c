@@ -287,3 +287,70 @@ int rs_head_dormant(const ProbeRecord *p, int l, int h, double *score) {
     free(s);
     return head_dormant(*score, rs_head_share(p, l, h));
 }
+
+#define ARCH_NAME(i, key) #key,
+const char *const RS_ARCH_KEY[RS_N_ARCH] = {RS_ARCH_KEYS(ARCH_NAME)};
+#define ARCH_ONE(i, key) +1
+_Static_assert(0 RS_ARCH_KEYS(ARCH_ONE) == RS_N_ARCH, "RS_N_ARCH counts RS_ARCH_KEYS");
+
+/* See runstats.h: an enumerated key is read as its name, the window as a
+ * number, each through config_set so the run file's value is checked;
+ * without a window, window_layers keeps its default (it changes nothing). */
+void rs_arch_config(RunReader *r, Config *cfg) {
+    Config paper;
+    config_defaults(&paper);
+    *cfg = paper;
+    for (int k = 0; k < RS_N_ARCH; k++) {
+        char v[RS_ARCH_LEN], kv[64];
+        double d;
+        if (config_key_vocab(RS_ARCH_KEY[k])) {
+            if (runread_config_string(r, RS_ARCH_KEY[k], v, sizeof v, NULL, 0) != 0) continue;
+        } else {
+            if (runread_config_double(r, RS_ARCH_KEY[k], &d, NULL, 0) != 0 || !isfinite(d) ||
+                fabs(d) > 1e9)
+                continue;
+            snprintf(v, sizeof v, "%d", (int)d);
+        }
+        snprintf(kv, sizeof kv, "%s=%s", RS_ARCH_KEY[k], v);
+        config_set(cfg, kv, NULL, 0);
+    }
+    if (cfg->window <= 0) cfg->window_layers = paper.window_layers;
+}
+
+typedef struct {
+    const char *key;
+    char *out;
+} ArchVisit;
+
+/* config_visit's callback: the value of the key asked for. */
+static void arch_visit(const char *key, const char *value, int is_int, int is_float, void *ctx) {
+    ArchVisit *a = ctx;
+    (void)is_int, (void)is_float;
+    if (!strcmp(key, a->key)) snprintf(a->out, RS_ARCH_LEN, "%s", value);
+}
+
+/* See runstats.h. */
+void rs_arch_value(const Config *cfg, int k, char *out) {
+    out[0] = '\0';
+    if (k < 0 || k >= RS_N_ARCH) return;
+    ArchVisit a = {RS_ARCH_KEY[k], out};
+    config_visit(cfg, arch_visit, &a);
+}
+
+/* See runstats.h: the value config_defaults gives. */
+int rs_arch_is_paper(int k, const char *v) {
+    Config d;
+    char dv[RS_ARCH_LEN];
+    config_defaults(&d);
+    rs_arch_value(&d, k, dv);
+    return !strcmp(dv, v);
+}
+
+/* See runstats.h. */
+double rs_uniform_share(const Config *cfg, int T, int L, int l) {
+    if (l >= 0) return uniform_first_share_window(T, config_layer_window(cfg, l));
+    if (L < 1) return uniform_first_share_window(T, config_layer_window(cfg, 0));
+    double s = 0.0;
+    for (int i = 0; i < L; i++) s += uniform_first_share_window(T, config_layer_window(cfg, i));
+    return s / L;
+}

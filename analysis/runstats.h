@@ -106,4 +106,31 @@ typedef struct {
 } RsRope;
 int rs_rope(RunReader *r, RsRope *out, double *turns);
 
+/* The architecture keys of /config (docs/MODEL.md) besides the gate: how
+ * positions are encoded, the sliding window and the layers it applies to,
+ * where the norms sit. X(index, key) for each, in results.csv's order;
+ * the paper's architecture is config_defaults' value of each (RoPE, full
+ * causal, pre-norm). */
+#define RS_ARCH_KEYS(X) X(0, pos) X(1, window) X(2, window_layers) X(3, norm_place)
+#define RS_N_ARCH 4
+enum { RS_ARCH_POS, RS_ARCH_WINDOW, RS_ARCH_WINDOW_LAYERS, RS_ARCH_NORM_PLACE };
+extern const char *const RS_ARCH_KEY[RS_N_ARCH];
+/* The longest text of an architecture key's value, its NUL included. */
+#define RS_ARCH_LEN 16
+/* cfg = config_defaults with r's /config values of RS_ARCH_KEY; a key the
+ * run file lacks (one written before it) keeps its default, and so does
+ * window_layers when there is no window. */
+void rs_arch_config(RunReader *r, Config *cfg);
+/* Architecture key k of cfg as text into out[RS_ARCH_LEN], as config_set
+ * reads it back ("rope", "128", "alternate"); "" for a k out of range. */
+void rs_arch_value(const Config *cfg, int k, char *out);
+/* Whether architecture key k takes value v in the paper's architecture. */
+int rs_arch_is_paper(int k, const char *v);
+/* The uniform first-token share of cfg's own attention pattern at length
+ * T (docs/metrics.md): layer l's under its window (config_layer_window,
+ * metrics.h uniform_first_share_window), or for l < 0 the mean of the L
+ * layers' (as rs_share averages F-Attn over layers). Every uniform
+ * reference of the tools and the report is this. */
+double rs_uniform_share(const Config *cfg, int T, int L, int l);
+
 #endif

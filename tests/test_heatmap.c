@@ -114,7 +114,7 @@ static void test_single_panel_pixels(void **state) {
     (void)state;
     const int T = 8, cell = 10;
     float *A = sink_map(T);
-    HeatPanel p = {A, T, NULL};
+    HeatPanel p = {A, T, NULL, 0};
     HeatmapStyle st = {0, cell, 0.0f, 1.0f, 0, NULL, 0};
     char path[256], err[256] = "";
     tmp_path(path, sizeof path, "single");
@@ -166,7 +166,7 @@ static void test_title_and_axis_labels(void **state) {
     const int T = 32, cell = 8, S = T * cell;
     const int AXW = 56, AXH = 16 + 8;
     float *A = sink_map(T);
-    HeatPanel p = {A, T, "L0 H0"};
+    HeatPanel p = {A, T, "L0 H0", 0};
     HeatmapStyle st = {0, cell, 0.0f, 1.0f, 0, "BASELINE S1", 1};
     char path[256], err[256] = "";
     tmp_path(path, sizeof path, "labels");
@@ -200,7 +200,7 @@ static void test_grid_size_and_shared_scale(void **state) {
     const int T = 8, cell = 10;
     float *A = sink_map(T), *B = sink_map(T);
     for (int t = 0; t < T; t++) B[(size_t)t * T] = 0.5f; /* half the max */
-    HeatPanel p[4] = {{A, T, "L0 H0"}, {B, T, "L0 H1"}, {A, T, "L1 H0"}, {B, T, "L1 H1"}};
+    HeatPanel p[4] = {{A, T, "L0 H0", 0}, {B, T, "L0 H1", 0}, {A, T, "L1 H0", 0}, {B, T, "L1 H1", 0}};
     HeatmapStyle st = {0, cell, 0.0f, 0.0f, 0, NULL, 0}; /* automatic range */
     char path[256], err[256] = "";
     tmp_path(path, sizeof path, "grid");
@@ -235,7 +235,7 @@ static void test_colorbar_and_log_scale(void **state) {
     (void)state;
     const int T = 8, cell = 10;
     float *A = sink_map(T);
-    HeatPanel p = {A, T, "log"};
+    HeatPanel p = {A, T, "log", 0};
     HeatmapStyle st = {1, cell, 0.0f, 0.0f, 1, NULL, 0}; /* log, auto, bar */
     char path[256], err[256] = "";
     tmp_path(path, sizeof path, "bar");
@@ -264,7 +264,7 @@ static void test_auto_cell_and_downsample(void **state) {
     (void)state;
     const int T = 1000;
     float *A = sink_map(T);
-    HeatPanel p = {A, T, NULL};
+    HeatPanel p = {A, T, NULL, 0};
     HeatmapStyle st = {0, 0, 0.0f, 1.0f, 0, NULL, 0};
     char path[256], err[256] = "";
     tmp_path(path, sizeof path, "big");
@@ -281,7 +281,7 @@ static void test_auto_cell_and_downsample(void **state) {
     unlink(path);
     /* small T: automatic cells make a panel of a few hundred pixels */
     float *B = sink_map(8);
-    HeatPanel q = {B, 8, NULL};
+    HeatPanel q = {B, 8, NULL, 0};
     tmp_path(path, sizeof path, "small");
     assert_int_equal(heatmap_write(path, &q, 1, 1, &st, err, sizeof err), 0);
     im = read_png(path);
@@ -295,7 +295,7 @@ static void test_auto_cell_and_downsample(void **state) {
 static void test_bad_inputs(void **state) {
     (void)state;
     float *A = sink_map(8);
-    HeatPanel p = {A, 8, "x"};
+    HeatPanel p = {A, 8, "x", 0};
     HeatmapStyle st = {0, 4, 0.0f, 1.0f, 1, NULL, 0};
     char err[256] = "";
     const char *bad = "/nonexistent-dir-gatelab/sub/out.png";
@@ -305,14 +305,14 @@ static void test_bad_inputs(void **state) {
 
     char path[256];
     tmp_path(path, sizeof path, "never");
-    HeatPanel z = {A, 0, "zero"};
+    HeatPanel z = {A, 0, "zero", 0};
     err[0] = 0;
     assert_int_equal(heatmap_write(path, &z, 1, 1, &st, err, sizeof err), -1);
     assert_non_null(strstr(err, "T = 0"));
-    HeatPanel huge = {A, 100000, "huge"};
+    HeatPanel huge = {A, 100000, "huge", 0};
     assert_int_equal(heatmap_write(path, &huge, 1, 1, &st, err, sizeof err), -1);
     assert_non_null(strstr(err, "T = 100000"));
-    HeatPanel none = {NULL, 8, "none"};
+    HeatPanel none = {NULL, 8, "none", 0};
     assert_int_equal(heatmap_write(path, &none, 1, 1, &st, err, sizeof err), -1);
     assert_non_null(strstr(err, "no data"));
     assert_int_equal(heatmap_write(path, &p, 0, 1, &st, err, sizeof err), -1);
@@ -321,7 +321,7 @@ static void test_bad_inputs(void **state) {
     HeatmapStyle fat = {0, 64, 0.0f, 1.0f, 0, NULL, 0};
     float *big = calloc((size_t)2000 * 2000, sizeof(float));
     assert_non_null(big);
-    HeatPanel b = {big, 2000, "big"};
+    HeatPanel b = {big, 2000, "big", 0};
     assert_int_equal(heatmap_write(path, &b, 1, 1, &fat, err, sizeof err), -1);
     assert_non_null(strstr(err, "too large"));
     free(big);
@@ -345,7 +345,7 @@ static int starts_with(const char *path, const char *want) {
 static void test_figure_three_formats(void **state) {
     (void)state;
     float *A = sink_map(8);
-    HeatPanel p = {A, 8, "L0 H0"};
+    HeatPanel p = {A, 8, "L0 H0", 0};
     HeatmapStyle st = {1, 4, 0.0f, 1.0f, 1, "proxy |a|/sum|a| maps", 1};
     char base[200], png[256], svg[256], pdf[256], err[256] = "";
     snprintf(base, sizeof base, "/tmp/gatelab_test_heatmap_%ld_fig", (long)getpid());
@@ -372,7 +372,7 @@ static void test_figure_three_formats(void **state) {
 static void test_refuses_other_extensions(void **state) {
     (void)state;
     float *A = sink_map(8);
-    HeatPanel p = {A, 8, "x"};
+    HeatPanel p = {A, 8, "x", 0};
     HeatmapStyle st = {0, 4, 0.0f, 1.0f, 0, NULL, 0};
     char path[256], err[256] = "";
     snprintf(path, sizeof path, "/tmp/gatelab_test_heatmap_%ld_x.jpg", (long)getpid());
@@ -400,12 +400,51 @@ static void test_refuses_other_extensions(void **state) {
 static void test_auto_range(void **state) {
     (void)state;
     float A[4] = {0.25f, 0.0f, 0.5f, 0.75f}; /* [1][0] = 0.5 visible, [0][1] masked */
-    HeatPanel p = {A, 2, NULL};
+    HeatPanel p = {A, 2, NULL, 0};
     float lo, hi;
     heatmap_auto_range(&p, 1, 0, &lo, &hi);
     assert_true(lo == 0.0f && hi == 0.75f);
     heatmap_auto_range(&p, 1, 1, &lo, &hi);
     assert_true(fabsf(lo - 0.25f) < 1e-5f && fabsf(hi - 0.75f) < 1e-5f);
+}
+
+/* A windowed panel (W = 3 of T = 8): every cell is masked grey exactly
+ * when the query does not see the key, j > t or t - j >= W, counted here
+ * cell by cell; the sink column outside the window is masked, not drawn
+ * as the value 1 it holds; the automatic range sees no masked entry. */
+static void test_window_masked(void **state) {
+    (void)state;
+    const int T = 8, cell = 10, W = 3;
+    float *A = sink_map(T);
+    A[7 * T + 6] = 0.5f; /* inside query 7's window */
+    A[7 * T + 2] = 0.9f; /* outside it */
+    HeatPanel p = {A, T, NULL, W};
+    HeatmapStyle st = {0, cell, 0.0f, 1.0f, 0, NULL, 0};
+    char path[256], err[256] = "";
+    tmp_path(path, sizeof path, "window");
+    assert_int_equal(heatmap_write(path, &p, 1, 1, &st, err, sizeof err), 0);
+    Image im = read_png(path);
+    int x0 = MARGIN, y0 = MARGIN + TITLE_H, masked = 0;
+    for (int t = 0; t < T; t++)
+        for (int j = 0; j < T; j++) {
+            const unsigned char *c = pix(&im, x0 + j * cell + 5, y0 + t * cell + 5);
+            int grey = !memcmp(c, MASK_GREY, 3), want = j > t || t - j >= W;
+            assert_int_equal(grey, want);
+            masked += grey;
+        }
+    assert_int_equal(masked, T * T - (3 * T - 3)); /* visible: t+1 keys, at most W */
+    unsigned char one[3];
+    colormap_viridis(1.0f, one);
+    assert_rgb(pix(&im, x0 + 5, y0 + 2 * cell + 5), one); /* query 2 still sees key 0 */
+    free(im.px);
+    float lo, hi;
+    heatmap_auto_range(&p, 1, 0, &lo, &hi);
+    assert_true(hi == 1.0f); /* 0.9 at (7, 2) is outside the window */
+    A[0] = 0.0f, A[T] = 0.0f, A[2 * T] = 0.0f; /* the sink's visible cells */
+    heatmap_auto_range(&p, 1, 0, &lo, &hi);
+    assert_true(hi == 0.5f);
+    free(A);
+    unlink(path);
 }
 
 int main(void) {
@@ -421,6 +460,7 @@ int main(void) {
         cmocka_unit_test(test_figure_three_formats),
         cmocka_unit_test(test_refuses_other_extensions),
         cmocka_unit_test(test_auto_range),
+        cmocka_unit_test(test_window_masked),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

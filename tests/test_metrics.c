@@ -250,9 +250,9 @@ static void test_sink_formed(void **state) {
     (void)state;
     double u2 = SINK_FORMED_FACTOR * uniform_first_share(64);
     assert_true(u2 > 0.118 && u2 < 0.119);
-    assert_int_equal(sink_formed(u2 + 1e-9, 64), 1);
-    assert_int_equal(sink_formed(u2 - 1e-9, 64), 0);
-    assert_int_equal(sink_formed(NAN, 64), -1);
+    assert_int_equal(sink_formed(u2 + 1e-9, uniform_first_share(64)), 1);
+    assert_int_equal(sink_formed(u2 - 1e-9, uniform_first_share(64)), 0);
+    assert_int_equal(sink_formed(NAN, uniform_first_share(64)), -1);
 }
 
 static void test_mean_std(void **state) {

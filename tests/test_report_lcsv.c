@@ -115,28 +115,6 @@ static char *lc_section(const char *path) {
     return out;
 }
 
-/* Field of the row of file in the column called col of csv text (a
- * static copy; "" when blank); the test fails when there is none. */
-static const char *cell(const char *csv, const char *file, const char *col) {
-    static char buf[64];
-    int k = 0;
-    const char *h = csv;
-    size_t n = strlen(col);
-    while (strncmp(h, col, n) || (h[n] != ',' && h[n] != '\n')) {
-        h += strcspn(h, ",\n");
-        if (*h != ',') fail_msg("results.csv has no column %s", col);
-        h++, k++;
-    }
-    char key[128];
-    snprintf(key, sizeof key, "\n%s,", file);
-    const char *r = strstr(csv, key);
-    if (!r) fail_msg("results.csv has no row %s", file);
-    for (r++; k > 0; k--) r = strchr(r, ',') + 1;
-    size_t len = strcspn(r, ",\n");
-    snprintf(buf, sizeof buf, "%.*s", (int)len, r);
-    return buf;
-}
-
 /* The report over the run files and over their results.csv alone: the
  * same long-context section, and results.csv the same bytes. */
 static void test_section_from_csv(void **state) {
@@ -176,23 +154,23 @@ static void test_columns(void **state) {
     (void)state;
     char *csv = tu_slurp_ok(tu_join(g_dir, "runs/results.csv"), NULL);
     const char *g2 = "g1-elem_s2.h5";
-    assert_string_equal(cell(csv, g2, "lc_train_len"), "64");
-    assert_true(strtod(cell(csv, g2, "lc_loss_1x_plain"), NULL) == 2.0 + 0.1 * 3);
-    assert_true(strtod(cell(csv, g2, "lc_loss_8x_plain"), NULL) == 2.0 + 0.1 * 3 + 1.2 - 0.3);
-    assert_true(strtod(cell(csv, g2, "lc_loss_2x_yarn"), NULL) == 2.0 + 0.1 * 3 + 0.1);
-    assert_string_equal(cell(csv, g2, "lc_loss_4x_plain"), ""); /* not evaluated */
-    assert_true(fabs(strtod(cell(csv, g2, "lc_deg_8x_plain"), NULL) - (1.2 - 0.3 + 0.1)) < 1e-12);
-    assert_true(strtod(cell(csv, g2, "needle_acc_8x_plain_depth0.5"), NULL) == 0.75);
-    assert_true(strtod(cell(csv, g2, "needle_acc_8x_yarn_depth0.5"), NULL) == 0.375);
-    assert_string_equal(cell(csv, g2, "needle_acc_8x_yarn_depth0.25"), "");
-    assert_string_equal(cell(csv, g2, "needle_acc_1x_plain_depth0"), "");
-    assert_string_equal(cell(csv, g2, "rope_dim"), "32");
-    assert_string_equal(cell(csv, g2, "rope_len"), "256");
-    assert_string_equal(cell(csv, g2, "rope_base"), "10000");
+    assert_string_equal(tu_csv_cell(csv, g2, "lc_train_len"), "64");
+    assert_true(strtod(tu_csv_cell(csv, g2, "lc_loss_1x_plain"), NULL) == 2.0 + 0.1 * 3);
+    assert_true(strtod(tu_csv_cell(csv, g2, "lc_loss_8x_plain"), NULL) == 2.0 + 0.1 * 3 + 1.2 - 0.3);
+    assert_true(strtod(tu_csv_cell(csv, g2, "lc_loss_2x_yarn"), NULL) == 2.0 + 0.1 * 3 + 0.1);
+    assert_string_equal(tu_csv_cell(csv, g2, "lc_loss_4x_plain"), ""); /* not evaluated */
+    assert_true(fabs(strtod(tu_csv_cell(csv, g2, "lc_deg_8x_plain"), NULL) - (1.2 - 0.3 + 0.1)) < 1e-12);
+    assert_true(strtod(tu_csv_cell(csv, g2, "needle_acc_8x_plain_depth0.5"), NULL) == 0.75);
+    assert_true(strtod(tu_csv_cell(csv, g2, "needle_acc_8x_yarn_depth0.5"), NULL) == 0.375);
+    assert_string_equal(tu_csv_cell(csv, g2, "needle_acc_8x_yarn_depth0.25"), "");
+    assert_string_equal(tu_csv_cell(csv, g2, "needle_acc_1x_plain_depth0"), "");
+    assert_string_equal(tu_csv_cell(csv, g2, "rope_dim"), "32");
+    assert_string_equal(tu_csv_cell(csv, g2, "rope_len"), "256");
+    assert_string_equal(tu_csv_cell(csv, g2, "rope_base"), "10000");
     const char *lc[] = {"lc_train_len", "lc_loss_1x_plain", "lc_loss_8x_yarn",
                         "needle_acc_8x_plain_depth0"};
     for (size_t i = 0; i < sizeof lc / sizeof *lc; i++)
-        assert_string_equal(cell(csv, "other_s1.h5", lc[i]), "");
+        assert_string_equal(tu_csv_cell(csv, "other_s1.h5", lc[i]), "");
     free(csv);
 }
 

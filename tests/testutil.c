@@ -341,3 +341,25 @@ void tu_fx_case_close(TuFxCase *c) {
     model_free(&c->m);
     H5Gclose(c->g);
 }
+
+/* See testutil.h: the field of the row of file in the column called col of csv text (a
+ * static copy; "" when blank); the test fails when there is none. */
+const char *tu_csv_cell(const char *csv, const char *file, const char *col) {
+    static char buf[64];
+    int k = 0;
+    const char *h = csv;
+    size_t n = strlen(col);
+    while (strncmp(h, col, n) || (h[n] != ',' && h[n] != '\n')) {
+        h += strcspn(h, ",\n");
+        if (*h != ',') fail_msg("results.csv has no column %s", col);
+        h++, k++;
+    }
+    char key[128];
+    snprintf(key, sizeof key, "\n%s,", file);
+    const char *r = strstr(csv, key);
+    if (!r) fail_msg("results.csv has no row %s", file);
+    for (r++; k > 0; k--) r = strchr(r, ',') + 1;
+    size_t len = strcspn(r, ",\n");
+    snprintf(buf, sizeof buf, "%.*s", (int)len, r);
+    return buf;
+}

@@ -136,4 +136,9 @@ void tu_fx_cases(const char *rel, void (*fn)(hid_t f, const char *name));
  * its seed; any error fails the test. */
 void tu_tiny_model(Model *m, const char *variant);
 
+/* Field of the row of file in the column called col of results.csv text
+ * csv (a static copy, overwritten by the next call; "" when blank); the
+ * test fails when there is no such column or row. */
+const char *tu_csv_cell(const char *csv, const char *file, const char *col);
+
 #endif

@@ -7,7 +7,9 @@
 #include "cmdutil.h"
 #include "commands.h"
 #include "figlabel.h"
+#include "config_derive.h" /* config_layer_window */
 #include "heatmap.h"
+#include "runstats.h" /* rs_arch_config */
 
 #include <limits.h>
 #include <math.h>
@@ -19,9 +21,12 @@ typedef struct {
     int layer, head; /* -1: all */
 } Sel;
 
-/* Append the selected panels of one probe; titles[] holds their text. */
-static int add_panels(const ProbeRecord *p, const char *label, Sel s, HeatPanel *pan,
+/* Append the selected panels of one probe, each under its layer's window
+ * of the run r (rs_arch_config); titles[] holds their text. */
+static int add_panels(RunReader *r, const ProbeRecord *p, const char *label, Sel s, HeatPanel *pan,
                       char (*titles)[64], int n) {
+    Config cfg;
+    rs_arch_config(r, &cfg);
     for (int l = 0; l < p->L; l++) {
         if (s.layer >= 0 && l != s.layer) continue;
         for (int h = 0; h < p->H; h++) {
@@ -30,6 +35,7 @@ static int add_panels(const ProbeRecord *p, const char *label, Sel s, HeatPanel 
             pan[n].A = p->attention + ((size_t)l * p->H + h) * p->M * p->M;
             pan[n].T = p->M;
             pan[n].title = titles[n];
+            pan[n].window = config_layer_window(&cfg, l);
             n++;
         }
     }
@@ -68,8 +74,8 @@ static int render(const char *out, RunReader *r, const ProbeRecord *p, RunReader
                  runread_meta(r)->seed, p->step);
         snprintf(l2, sizeof l2, "%.24s s%lld @%lld", runread_meta(r2)->variant,
                  runread_meta(r2)->seed, p2->step);
-        int n = add_panels(p, l1, s, pan, titles, 0);
-        add_panels(p2, l2, s, pan, titles, n);
+        int n = add_panels(r, p, l1, s, pan, titles, 0);
+        add_panels(r2, p2, l2, s, pan, titles, n);
         rows = 2;
         cols = per > per2 ? per : per2;
         if (per != per2) {
@@ -82,7 +88,7 @@ static int render(const char *out, RunReader *r, const ProbeRecord *p, RunReader
             return 2;
         }
     } else {
-        add_panels(p, NULL, s, pan, titles, 0);
+        add_panels(r, p, NULL, s, pan, titles, 0);
         rows = s.layer >= 0 ? 1 : p->L;
         cols = s.head >= 0 ? 1 : p->H;
     }

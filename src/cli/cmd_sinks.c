@@ -23,28 +23,13 @@ const OptTable sinks_options = {
 /* alpha_0 of uniform causal attention over len queries: H_len / len */
 static double uniform_alpha0(int len) { return (uniform_first_share(len) * (len - 1) + 1.0) / len; }
 
-/* The run's window keys from /config into cfg's defaults; a run file from
- * before them reads as full causal attention (window 0). */
-static void read_window(RunReader *r, Config *cfg) {
-    char err[256], kv[64], layers[32];
-    double w = 0.0;
-    config_defaults(cfg);
-    if (runread_config_double(r, "window", &w, err, sizeof err) != 0) return;
-    snprintf(kv, sizeof kv, "window=%d", (int)w);
-    config_set(cfg, kv, err, sizeof err);
-    if (runread_config_string(r, "window_layers", layers, sizeof layers, err, sizeof err) != 0)
-        return;
-    snprintf(kv, sizeof kv, "window_layers=%s", layers);
-    config_set(cfg, kv, err, sizeof err);
-}
-
 /* Layer l's F-Attn line, with its window's uniform reference when it has one. */
 static void print_layer_share(const ProbeRecord *p, const Config *cfg, int l) {
     const int W = config_layer_window(cfg, l);
     printf("  layer %-3d %.4f", l, rs_share(p, l));
     if (W > 0 && W < p->T)
         printf("   (window %d: uniform reference (H_W-1)/(T-1) = %.4f)", W,
-               uniform_first_share_window(p->T, W));
+               rs_uniform_share(cfg, p->T, p->L, l));
     printf("\n");
 }
 
@@ -67,10 +52,15 @@ static void print_text(RunReader *r, const Ctx *c) {
     printf("First-token share (F-Attn) = mean over layers, heads, probe "
            "sequences and queries t=1..T-1 of A[t,0]  (T=%d)\n",
            T);
-    printf("  uniform causal reference (H_T-1)/(T-1) at T=%d: %.4f\n", T, uniform_first_share(T));
+    Config cfg; /* the run's own attention pattern (docs/metrics.md) */
+    rs_arch_config(r, &cfg);
+    if (cfg.window > 0 && cfg.window < T)
+        printf("  uniform reference under the run's window, mean over layers: %.4f\n",
+               rs_uniform_share(&cfg, T, p->L, -1));
+    else
+        printf("  uniform causal reference (H_T-1)/(T-1) at T=%d: %.4f\n", T,
+               rs_uniform_share(&cfg, T, p->L, -1));
     printf("  overall   %.4f\n", rs_share(p, -1));
-    Config cfg;
-    read_window(r, &cfg);
     for (int l = 0; l < p->L; l++) print_layer_share(p, &cfg, l);
     double empty, f_ne;
     rs_mass(p, &empty, &f_ne);
@@ -128,15 +118,14 @@ static int print_json(RunReader *r, const Ctx *c) {
     cj_set(o, "proxy", json_integer(p->proxy));
     cj_set(o, "normaliser", cj_str(p->normaliser));
     cj_set(o, "f_attn", cj_num(rs_share(p, -1)));
-    cj_set(o, "f_attn_uniform", cj_num(uniform_first_share(T)));
+    Config cfg; /* the uniform reference of the run's window (docs/metrics.md) */
+    rs_arch_config(r, &cfg);
+    cj_set(o, "f_attn_uniform", cj_num(rs_uniform_share(&cfg, T, p->L, -1)));
     for (int l = 0; l < p->L; l++) json_array_append_new(fl, cj_num(rs_share(p, l)));
     cj_set(o, "f_attn_layer", fl);
-    Config cfg; /* each layer's uniform reference over its window (docs/metrics.md) */
-    read_window(r, &cfg);
     json_t *ul = json_array();
     for (int l = 0; l < p->L; l++)
-        json_array_append_new(ul,
-                              cj_num(uniform_first_share_window(T, config_layer_window(&cfg, l))));
+        json_array_append_new(ul, cj_num(rs_uniform_share(&cfg, T, p->L, l)));
     cj_set(o, "f_attn_uniform_layer", ul);
     double empty, f_ne;
     rs_mass(p, &empty, &f_ne);

@@ -100,9 +100,9 @@ double sink_rate(const float *cols, size_t n, int T, int len, double eps) {
     return (double)hits / (double)n;
 }
 
-int sink_formed(double f_attn, int T) {
+int sink_formed(double f_attn, double uniform) {
     if (!isfinite(f_attn)) return -1;
-    return f_attn > SINK_FORMED_FACTOR * uniform_first_share(T);
+    return f_attn > SINK_FORMED_FACTOR * uniform;
 }
 
 /* A[T,T] in place: row t -> |a| / sum_{j<=t} |a|; masked keys -> 0 */

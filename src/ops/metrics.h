@@ -71,11 +71,12 @@ double alpha0_from_col(const float *col, int len);
 double sink_rate(const float *cols, size_t n, int T, int len, double eps);
 
 /* A run formed a sink when its F-Attn exceeds SINK_FORMED_FACTOR times the
- * share of uniform causal attention at its probe length T. The one
- * definition of "this seed formed a sink": 1, 0, or -1 when f_attn is not
- * finite. */
+ * share `uniform` of uniform attention under its own attention pattern at
+ * its probe length (runstats.h rs_uniform_share: uniform_first_share(T)
+ * under full causal attention). The one definition of "this seed formed a
+ * sink": 1, 0, or -1 when f_attn is not finite. */
 #define SINK_FORMED_FACTOR 2.0
-int sink_formed(double f_attn, int T);
+int sink_formed(double f_attn, double uniform);
 
 /* Over the queries t = 1..T-1 of one map A[T,T]: *mass = the sum of the
  * row masses sum_{j<=t} A[t,j], *first = the sum of A[t,0]. A row of a

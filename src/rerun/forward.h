@@ -13,6 +13,7 @@
 
 #include <stddef.h>
 
+#include "config.h" /* WindowLayers */
 #include "memplan.h"
 #include "runschema.h"
 
@@ -35,6 +36,8 @@ typedef struct {
     int rope_dim;       /* RoPE: the width of each rotation (0: no RoPE) */
     double rope_base;   /* RoPE: its base */
     int L, H, d, V;     /* layers, query heads, model width, vocabulary */
+    int window;         /* the sliding window (Config.window; 0: full causal) */
+    WindowLayers window_layers; /* the layers it applies to (Config.window_layers) */
 } ForwardInfo;
 
 /* One probe pass's input: N windows of T tokens (T <= the prepared T). */

@@ -178,6 +178,7 @@ static void fill_info(ForwardInfo *i, const RunMeta *meta, const Model *m) {
     i->rope_dim = i->yarn ? m->dims.dh / config_rope_split(m->cfg.diff_attn) : 0;
     i->rope_base = m->cfg.rope_base;
     i->L = m->dims.L, i->H = m->dims.H, i->d = m->dims.d, i->V = m->dims.V;
+    i->window = m->cfg.window, i->window_layers = m->cfg.window_layers;
 }
 
 Forward *forward_open_trained(const char *run, char *err, size_t errlen) {

@@ -11,6 +11,7 @@
 
 #include "data.h" /* the needle task */
 #include "metrics.h"
+#include "runstats.h" /* rs_uniform_share */
 #include "ops.h" /* yarn_split */
 #include "stop.h"
 #include "util.h"
@@ -117,6 +118,15 @@ static int eval_needle(Forward *f, const LcEvalOpts *o, int L, LcEvalResult *r, 
     return 0;
 }
 
+/* The uniform first-token share of the model's own attention pattern at
+ * length L: its window, on the layers it applies to (rs_uniform_share). */
+static double uniform_share(const ForwardInfo *fi, int L) {
+    Config c;
+    config_defaults(&c);
+    c.window = fi->window, c.window_layers = fi->window_layers;
+    return rs_uniform_share(&c, L, fi->L, -1);
+}
+
 static int eval_length(Forward *f, const LcEvalOpts *o, int L, LcEvalResult *r, char *err,
                        size_t errlen) {
     const ForwardInfo *fi = &f->info;
@@ -155,7 +165,7 @@ static int eval_length(Forward *f, const LcEvalOpts *o, int L, LcEvalResult *r, 
         for (int k = 0; k < r->n_buckets; k++)
             r->loss_by_bucket[k] = b.bcnt[k] ? b.bsum[k] / (double)b.bcnt[k] : NAN;
         r->first_share = a.share_n ? a.share_sum / (double)a.share_n : NAN;
-        r->uniform_share = uniform_first_share(L);
+        r->uniform_share = uniform_share(fi, L);
         r->sink_rate = a.share_n ? a.sinks / (double)a.share_n : NAN;
     } else {
         lceval_result_free(r);

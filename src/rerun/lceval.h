@@ -35,7 +35,7 @@ typedef struct {
     double yarn_scale;
     double val_loss, ppl;
     double first_share;   /* mean over layers, heads, sequences */
-    double uniform_share; /* uniform causal attention's share at len */
+    double uniform_share; /* uniform attention's share at len under the model's window */
     double sink_rate;     /* metrics.h sink_rate: per sequence, layer and head */
     long long n_seqs;
     int n_buckets;                           /* ceil(len / train_len) */

@@ -1,0 +1,259 @@
+/* test_report_arch.c: the report and the architecture keys (pos, window,
+ * window_layers, norm_place). Run files built by hand (no trainer) under
+ * several architectures in one directory: each run meets the baseline of
+ * its own configuration, a run no baseline matches is named; the uniform
+ * share and "sink formed" follow the run's window; results.csv carries the
+ * keys and reads back byte for byte, and an older results.csv without them
+ * reads as the paper's architecture; the Settings line names the keys that
+ * differ from the paper's; "Ours beside the paper" keeps the paper's
+ * architecture only. Every expected number is worked out here. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "config.h"
+#include "report.h"
+#include "report_priv.h"
+#include "runfile.h"
+#include "testutil.h"
+
+enum { L = 2, H = 1, N = 1, T = 8 };
+
+static char g_dir[256];
+
+/* A finished run file dir/name: variant at seed 1 with val_loss, the
+ * config keys sets[] (NULL-ended) over the defaults, and one probe of
+ * L x H heads over T tokens whose row t >= 1 gives f to token 0 and 1 - f
+ * to itself, so its F-Attn is f. */
+static void make_run(const char *dir, const char *name, const char *variant, double val_loss,
+                     float f, const char *const *sets) {
+    char path[512], err[512];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    Config cfg;
+    config_defaults(&cfg);
+    assert_int_equal(config_apply_variant(&cfg, variant, err, sizeof err), 0);
+    for (int k = 0; sets && sets[k]; k++)
+        if (config_set(&cfg, sets[k], err, sizeof err)) fail_msg("%s", err);
+    cfg.n_layers = L, cfg.n_heads = H, cfg.init_seed = 1;
+    RunFile *rf = runfile_create(path, &cfg, NULL, 1, err, sizeof err);
+    if (!rf) fail_msg("%s", err);
+    assert_int_equal(runfile_append_eval(rf, 100, val_loss, val_loss / log(2), err, sizeof err), 0);
+    float A[L * H * T * T] = {0}, col[N * L * H * T], alpha0[L * H];
+    int tokens[N * T] = {0};
+    for (int lh = 0; lh < L * H; lh++) {
+        for (int t = 0; t < T; t++) {
+            A[(lh * T + t) * T] = t ? f : 1.0f;
+            if (t) A[(lh * T + t) * T + t] = 1.0f - f;
+            col[lh * T + t] = t ? f : 1.0f;
+        }
+        alpha0[lh] = (1.0f + (T - 1) * f) / T;
+    }
+    double hmax[L] = {10, 30}, hmed[L] = {1, 1}, htop[L * 3] = {10, 5, 4, 30, 6, 5},
+           hkurt[L] = {3, 9}, hnr[L] = {1, 2};
+    ProbeRecord p = {.step = 100, .L = L, .H = H, .N = N, .T = T, .tokens = tokens,
+                     .attention = A, .first_col = col, .alpha0 = alpha0, .normaliser = "softmax",
+                     .h_max = hmax, .h_median = hmed, .h_top3 = htop, .h_kurtosis = hkurt,
+                     .h_norm_ratio = hnr};
+    assert_int_equal(runfile_write_probe(rf, &p, err, sizeof err), 0);
+    assert_int_equal(runfile_set_summary(rf, "steps_done", 100, err, sizeof err), 0);
+    assert_int_equal(runfile_set_summary(rf, "final_val_loss", val_loss, err, sizeof err), 0);
+    assert_int_equal(runfile_set_status(rf, "done", err, sizeof err), 0);
+    assert_int_equal(runfile_close(rf, err, sizeof err), 0);
+}
+
+static const char *const SANDWICH[] = {"norm_place=sandwich", NULL};
+static const char *const ALIBI[] = {"pos=alibi", NULL};
+static const char *const WIN[] = {"window=4", NULL};
+static const char *const WIN_ALT[] = {"window=4", "window_layers=alternate", NULL};
+
+/* g_dir/mix: a pre-norm and a sandwich baseline, a sandwich g1-elem whose
+ * name suffix matches neither, an ALiBi g1-elem (no ALiBi baseline), and
+ * windowed baselines (every layer; alternate layers). g_dir/sw: sandwich
+ * runs under a window only. */
+static int setup(void **state) {
+    (void)state;
+    const char *d = tu_tmpdir();
+    if (!d) return -1;
+    snprintf(g_dir, sizeof g_dir, "%s", d);
+    char mix[300], sw[300];
+    snprintf(mix, sizeof mix, "%s/mix", g_dir);
+    snprintf(sw, sizeof sw, "%s/sw", g_dir);
+    mkdir(mix, 0777);
+    mkdir(sw, 0777);
+    make_run(mix, "baseline_s1.h5", "baseline", 2.0, 0.5f, NULL);
+    make_run(mix, "baseline-sw_s1.h5", "baseline", 2.2, 0.5f, SANDWICH);
+    make_run(mix, "g1-elem-sand_s1.h5", "g1-elem", 2.1, 0.05f, SANDWICH);
+    make_run(mix, "g1-elem-alibi_s1.h5", "g1-elem", 1.9, 0.05f, ALIBI);
+    make_run(mix, "baseline-win_s1.h5", "baseline", 2.3, 0.4f, WIN);
+    make_run(mix, "baseline-alt_s1.h5", "baseline", 2.4, 0.4f, WIN_ALT);
+    static const char *const SW_WIN[] = {"norm_place=sandwich", "window=4", NULL};
+    make_run(sw, "baseline_s1.h5", "baseline", 2.0, 0.5f, SW_WIN);
+    char err[512] = "", out[400];
+    snprintf(out, sizeof out, "%s/out", mix);
+    if (report_run(mix, out, err, sizeof err) != 0) fail_msg("%s", err);
+    snprintf(out, sizeof out, "%s/out", sw);
+    if (report_run(sw, out, err, sizeof err) != 0) fail_msg("%s", err);
+    return 0;
+}
+
+static int teardown(void **state) {
+    (void)state;
+    return tu_rmtree(g_dir);
+}
+
+/* The file sub/out/name under g_dir, malloc'd. */
+static char *out_file(const char *sub, const char *name) {
+    char path[600];
+    snprintf(path, sizeof path, "%s/%s/out/%s", g_dir, sub, name);
+    return tu_slurp_ok(path, NULL);
+}
+
+/* The section of md from the heading head to the next "## ", malloc'd. */
+static char *section(const char *md, const char *head) {
+    const char *a = strstr(md, head);
+    if (!a) fail_msg("REPORT.md has no %s", head);
+    const char *b = strstr(a + 1, "\n## ");
+    return strndup(a, b ? (size_t)(b - a) : strlen(a));
+}
+
+/* (H_n - 1) / (T - 1), summed here term by term. */
+static double harmonic_share(int n) {
+    double h = 0.0;
+    for (int i = 2; i <= n; i++) h += 1.0 / i;
+    return h / (T - 1);
+}
+
+/* The sandwich g1-elem meets the sandwich baseline, not the pre-norm one
+ * its name would pick; the ALiBi one meets none and is named. */
+static void test_baseline_by_config(void **state) {
+    (void)state;
+    char *csv = out_file("mix", "results.csv"), *md = out_file("mix", "REPORT.md");
+    double d = atof(tu_csv_cell(csv, "g1-elem-sand_s1.h5", "dppl_vs_baseline"));
+    assert_true(fabs(d - (exp(2.1) - exp(2.2))) < 1e-6);
+    assert_string_equal(tu_csv_cell(csv, "g1-elem-alibi_s1.h5", "dppl_vs_baseline"), "");
+    assert_string_equal(tu_csv_cell(csv, "baseline-win_s1.h5", "dppl_vs_baseline"), "0");
+    assert_non_null(strstr(md, "| g1-elem-sand_s1.h5 | g1-elem-sand | g1-elem | brown | 1 | "
+                               "baseline-sw |"));
+    assert_non_null(strstr(md, "No matching baseline group for `g1-elem-alibi` (brown, pos "
+                               "alibi)"));
+    assert_null(strstr(md, "`g1-elem-sand` (brown, norm_place"));
+    char *cmp = section(md, "## Exploratory comparisons");
+    assert_null(strstr(cmp, "| g1-elem-alibi |"));
+    free(cmp), free(csv), free(md);
+}
+
+/* The uniform share under a window of 4 keys at T = 8: (H_4 - 1) / 7 on
+ * every layer; under alternate, the mean of that and the full causal
+ * (H_8 - 1) / 7. F-Attn 0.4 formed a sink against the windowed share
+ * (2 x 0.155 < 0.4) though not against the full causal one (2 x 0.245). */
+static void test_uniform_under_window(void **state) {
+    (void)state;
+    char *csv = out_file("mix", "results.csv");
+    double win = harmonic_share(4), full = harmonic_share(8);
+    assert_true(2 * win < 0.4 && 2 * full > 0.4);
+    assert_true(fabs(atof(tu_csv_cell(csv, "baseline-win_s1.h5", "f_attn_uniform")) - win) < 1e-12);
+    assert_true(fabs(atof(tu_csv_cell(csv, "baseline-alt_s1.h5", "f_attn_uniform")) -
+                     0.5 * (win + full)) < 1e-12);
+    assert_true(fabs(atof(tu_csv_cell(csv, "baseline_s1.h5", "f_attn_uniform")) - full) < 1e-12);
+    assert_string_equal(tu_csv_cell(csv, "baseline-win_s1.h5", "sink_formed"), "1");
+    assert_string_equal(tu_csv_cell(csv, "baseline-alt_s1.h5", "sink_formed"), "0");
+    free(csv);
+}
+
+/* results.csv: the cfg_ columns of the architecture keys; read back and
+ * written again, the same bytes; without those columns, the paper's. */
+static void test_csv_arch_columns(void **state) {
+    (void)state;
+    char *csv = out_file("mix", "results.csv");
+    assert_string_equal(tu_csv_cell(csv, "g1-elem-sand_s1.h5", "cfg_norm_place"), "sandwich");
+    assert_string_equal(tu_csv_cell(csv, "g1-elem-alibi_s1.h5", "cfg_pos"), "alibi");
+    assert_string_equal(tu_csv_cell(csv, "baseline-alt_s1.h5", "cfg_window"), "4");
+    assert_string_equal(tu_csv_cell(csv, "baseline-alt_s1.h5", "cfg_window_layers"), "alternate");
+    assert_string_equal(tu_csv_cell(csv, "baseline_s1.h5", "cfg_pos"), "rope");
+    assert_string_equal(tu_csv_cell(csv, "baseline_s1.h5", "cfg_window"), "0");
+    char in[600], again[600], old[600], err[512];
+    snprintf(in, sizeof in, "%s/mix/out/results.csv", g_dir);
+    snprintf(again, sizeof again, "%s/again.csv", g_dir);
+    Row *rows;
+    int n;
+    assert_int_equal(csv_read_rows(g_dir, in, &rows, &n, err, sizeof err), 0);
+    assert_int_equal(write_csv(again, rows, n, err, sizeof err), 0);
+    free(rows);
+    char *back = tu_slurp_ok(again, NULL);
+    assert_string_equal(back, csv);
+    free(back);
+    /* an older results.csv: the four columns cut off every line */
+    char *cut = strdup(csv), *o = cut;
+    for (const char *s = csv; *s;) {
+        const char *e = s + strcspn(s, "\n");
+        const char *c = e;
+        for (int k = 0; k < 4; k++)
+            while (c > s && *--c != ',') {
+            }
+        memcpy(o, s, (size_t)(c - s)), o += c - s;
+        if (*e) *o++ = '\n';
+        s = *e ? e + 1 : e;
+    }
+    *o = '\0';
+    assert_null(strstr(cut, "cfg_pos"));
+    snprintf(old, sizeof old, "%s/old.csv", g_dir);
+    tu_write_text(old, cut);
+    assert_int_equal(csv_read_rows(g_dir, old, &rows, &n, err, sizeof err), 0);
+    for (int i = 0; i < n; i++) {
+        assert_string_equal(rows[i].arch[RS_ARCH_POS], "rope");
+        assert_string_equal(rows[i].arch[RS_ARCH_WINDOW], "0");
+        assert_string_equal(rows[i].arch[RS_ARCH_WINDOW_LAYERS], "all");
+        assert_string_equal(rows[i].arch[RS_ARCH_NORM_PLACE], "pre");
+    }
+    free(rows), free(cut), free(csv);
+}
+
+/* Settings: keys the runs of a data source share are named only when not
+ * the paper's; keys they do not share are listed with their values. */
+static void test_settings_names_arch(void **state) {
+    (void)state;
+    char *md = out_file("sw", "REPORT.md"), *mix = out_file("mix", "REPORT.md");
+    char *s = section(md, "## Settings"), *m = section(mix, "## Settings");
+    assert_non_null(strstr(s, ", window 4, norm_place sandwich"));
+    assert_null(strstr(s, "pos "));
+    assert_null(strstr(s, "window_layers"));
+    assert_non_null(strstr(m, "pos rope alibi"));
+    assert_non_null(strstr(m, "window 0 4"));
+    assert_non_null(strstr(m, "window_layers all alternate"));
+    assert_non_null(strstr(m, "norm_place pre sandwich"));
+    free(s), free(m), free(md), free(mix);
+}
+
+/* Ours beside the paper: the pre-norm, RoPE, full causal groups only. */
+static void test_paper_table_paper_arch(void **state) {
+    (void)state;
+    char *md = out_file("mix", "REPORT.md");
+    char *s = section(md, "## Ours beside the paper");
+    assert_non_null(strstr(s, "| baseline | brown |"));
+    assert_null(strstr(s, "| g1-elem-sand |"));
+    assert_null(strstr(s, "| g1-elem-alibi |"));
+    assert_null(strstr(s, "| baseline-win |"));
+    assert_null(strstr(s, "| baseline-alt |"));
+    assert_null(strstr(s, "| baseline-sw |"));
+    assert_non_null(strstr(s, "5 run groups of another architecture"));
+    free(s), free(md);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_baseline_by_config),
+        cmocka_unit_test(test_uniform_under_window),
+        cmocka_unit_test(test_csv_arch_columns),
+        cmocka_unit_test(test_settings_names_arch),
+        cmocka_unit_test(test_paper_table_paper_arch),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
