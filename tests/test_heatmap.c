@@ -200,7 +200,8 @@ static void test_grid_size_and_shared_scale(void **state) {
     const int T = 8, cell = 10;
     float *A = sink_map(T), *B = sink_map(T);
     for (int t = 0; t < T; t++) B[(size_t)t * T] = 0.5f; /* half the max */
-    HeatPanel p[4] = {{A, T, "L0 H0", 0}, {B, T, "L0 H1", 0}, {A, T, "L1 H0", 0}, {B, T, "L1 H1", 0}};
+    HeatPanel p[4] = {
+        {A, T, "L0 H0", 0}, {B, T, "L0 H1", 0}, {A, T, "L1 H0", 0}, {B, T, "L1 H1", 0}};
     HeatmapStyle st = {0, cell, 0.0f, 0.0f, 0, NULL, 0}; /* automatic range */
     char path[256], err[256] = "";
     tmp_path(path, sizeof path, "grid");
@@ -439,7 +440,7 @@ static void test_window_masked(void **state) {
     free(im.px);
     float lo, hi;
     heatmap_auto_range(&p, 1, 0, &lo, &hi);
-    assert_true(hi == 1.0f); /* 0.9 at (7, 2) is outside the window */
+    assert_true(hi == 1.0f);                   /* 0.9 at (7, 2) is outside the window */
     A[0] = 0.0f, A[T] = 0.0f, A[2 * T] = 0.0f; /* the sink's visible cells */
     heatmap_auto_range(&p, 1, 0, &lo, &hi);
     assert_true(hi == 0.5f);

@@ -58,9 +58,20 @@ static void make_run(const char *dir, const char *name, const char *variant, dou
     }
     double hmax[L] = {10, 30}, hmed[L] = {1, 1}, htop[L * 3] = {10, 5, 4, 30, 6, 5},
            hkurt[L] = {3, 9}, hnr[L] = {1, 2};
-    ProbeRecord p = {.step = 100, .L = L, .H = H, .N = N, .T = T, .tokens = tokens,
-                     .attention = A, .first_col = col, .alpha0 = alpha0, .normaliser = "softmax",
-                     .h_max = hmax, .h_median = hmed, .h_top3 = htop, .h_kurtosis = hkurt,
+    ProbeRecord p = {.step = 100,
+                     .L = L,
+                     .H = H,
+                     .N = N,
+                     .T = T,
+                     .tokens = tokens,
+                     .attention = A,
+                     .first_col = col,
+                     .alpha0 = alpha0,
+                     .normaliser = "softmax",
+                     .h_max = hmax,
+                     .h_median = hmed,
+                     .h_top3 = htop,
+                     .h_kurtosis = hkurt,
                      .h_norm_ratio = hnr};
     assert_int_equal(runfile_write_probe(rf, &p, err, sizeof err), 0);
     assert_int_equal(runfile_set_summary(rf, "steps_done", 100, err, sizeof err), 0);
@@ -196,8 +207,7 @@ static void test_csv_arch_columns(void **state) {
         const char *e = s + strcspn(s, "\n");
         const char *c = e;
         for (int k = 0; k < 4; k++)
-            while (c > s && *--c != ',') {
-            }
+            while (c > s && *--c != ',') {}
         memcpy(o, s, (size_t)(c - s)), o += c - s;
         if (*e) *o++ = '\n';
         s = *e ? e + 1 : e;
@@ -249,10 +259,8 @@ static void test_paper_table_paper_arch(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_baseline_by_config),
-        cmocka_unit_test(test_uniform_under_window),
-        cmocka_unit_test(test_csv_arch_columns),
-        cmocka_unit_test(test_settings_names_arch),
+        cmocka_unit_test(test_baseline_by_config),     cmocka_unit_test(test_uniform_under_window),
+        cmocka_unit_test(test_csv_arch_columns),       cmocka_unit_test(test_settings_names_arch),
         cmocka_unit_test(test_paper_table_paper_arch),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -156,10 +156,12 @@ static void test_columns(void **state) {
     const char *g2 = "g1-elem_s2.h5";
     assert_string_equal(tu_csv_cell(csv, g2, "lc_train_len"), "64");
     assert_true(strtod(tu_csv_cell(csv, g2, "lc_loss_1x_plain"), NULL) == 2.0 + 0.1 * 3);
-    assert_true(strtod(tu_csv_cell(csv, g2, "lc_loss_8x_plain"), NULL) == 2.0 + 0.1 * 3 + 1.2 - 0.3);
+    assert_true(strtod(tu_csv_cell(csv, g2, "lc_loss_8x_plain"), NULL) ==
+                2.0 + 0.1 * 3 + 1.2 - 0.3);
     assert_true(strtod(tu_csv_cell(csv, g2, "lc_loss_2x_yarn"), NULL) == 2.0 + 0.1 * 3 + 0.1);
     assert_string_equal(tu_csv_cell(csv, g2, "lc_loss_4x_plain"), ""); /* not evaluated */
-    assert_true(fabs(strtod(tu_csv_cell(csv, g2, "lc_deg_8x_plain"), NULL) - (1.2 - 0.3 + 0.1)) < 1e-12);
+    assert_true(fabs(strtod(tu_csv_cell(csv, g2, "lc_deg_8x_plain"), NULL) - (1.2 - 0.3 + 0.1)) <
+                1e-12);
     assert_true(strtod(tu_csv_cell(csv, g2, "needle_acc_8x_plain_depth0.5"), NULL) == 0.75);
     assert_true(strtod(tu_csv_cell(csv, g2, "needle_acc_8x_yarn_depth0.5"), NULL) == 0.375);
     assert_string_equal(tu_csv_cell(csv, g2, "needle_acc_8x_yarn_depth0.25"), "");

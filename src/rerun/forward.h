@@ -25,18 +25,18 @@ typedef struct {
     int checkpoint; /* 1: a Hugging Face checkpoint, 0: a trained run */
     char variant[256];
     char status[32];
-    char positions[32]; /* how positions are encoded: "RoPE", "learned", "none", "ALiBi" */
-    int seq_len;        /* trained: the training length; checkpoint: the probe's */
-    int stream_len;     /* stream's default length */
-    int bucket_len;     /* eval's loss buckets: every bucket_len positions (0: one) */
-    int max_len;        /* the longest window the positions reach (0: no bound) */
-    int max_pos;        /* the position table's size, for messages (0: none) */
-    int learned_pos;    /* 1: positions are a learned table (no extrapolation) */
-    int yarn;           /* 1: YaRN scaling can be applied */
-    int rope_dim;       /* RoPE: the width of each rotation (0: no RoPE) */
-    double rope_base;   /* RoPE: its base */
-    int L, H, d, V;     /* layers, query heads, model width, vocabulary */
-    int window;         /* the sliding window (Config.window; 0: full causal) */
+    char positions[32];         /* how positions are encoded: "RoPE", "learned", "none", "ALiBi" */
+    int seq_len;                /* trained: the training length; checkpoint: the probe's */
+    int stream_len;             /* stream's default length */
+    int bucket_len;             /* eval's loss buckets: every bucket_len positions (0: one) */
+    int max_len;                /* the longest window the positions reach (0: no bound) */
+    int max_pos;                /* the position table's size, for messages (0: none) */
+    int learned_pos;            /* 1: positions are a learned table (no extrapolation) */
+    int yarn;                   /* 1: YaRN scaling can be applied */
+    int rope_dim;               /* RoPE: the width of each rotation (0: no RoPE) */
+    double rope_base;           /* RoPE: its base */
+    int L, H, d, V;             /* layers, query heads, model width, vocabulary */
+    int window;                 /* the sliding window (Config.window; 0: full causal) */
     WindowLayers window_layers; /* the layers it applies to (Config.window_layers) */
 } ForwardInfo;
 

@@ -12,7 +12,7 @@
 #include "data.h" /* the needle task */
 #include "metrics.h"
 #include "runstats.h" /* rs_uniform_share */
-#include "ops.h" /* yarn_split */
+#include "ops.h"      /* yarn_split */
 #include "stop.h"
 #include "util.h"
 
