@@ -138,6 +138,32 @@ int runfile_write_protocol(RunFile *rf, const RunProtocol *p, char *err, size_t 
     return rc;
 }
 
+/* /data_files, written once as a fresh run starts. */
+static int data_files_impl(RunFile *rf, const RunDataFiles *d) {
+    if (rf_reserve(rf, 0) < 0) return -1;
+    hid_t g = rf_make_group(rf->file, RS_G_DATA_FILES);
+    if (g < 0) return rf_fail_h5(rf, "create /" RS_G_DATA_FILES);
+    int rc = h5u_attr_str(g, RS_DF_TRAIN_FILE, d->train_file) < 0 ||
+                     h5u_attr_str(g, RS_DF_TRAIN_HASH, d->train_hash) < 0 ||
+                     h5u_attr_str(g, RS_DF_VAL_FILE, d->val_file) < 0 ||
+                     h5u_attr_str(g, RS_DF_VAL_HASH, d->val_hash) < 0
+                 ? rf_fail_h5(rf, "write /" RS_G_DATA_FILES)
+                 : 0;
+    H5Gclose(g);
+    if (rc == 0 && H5Fflush(rf->file, H5F_SCOPE_LOCAL) < 0) rc = rf_fail_h5(rf, "flush");
+    return rc;
+}
+
+int runfile_write_data_files(RunFile *rf, const RunDataFiles *d, char *err, size_t errlen) {
+    if (!rf || !d || !d->train_file || !d->train_hash || !d->val_file || !d->val_hash)
+        return seterr(err, errlen, "runfile_write_data_files: no run file or data files");
+    rf->err = err, rf->errlen = errlen;
+    H5uQuiet q = h5u_quiet_begin();
+    int rc = data_files_impl(rf, d);
+    h5u_quiet_end(q);
+    return rc;
+}
+
 /* ---- probes ---- */
 
 static int probe_attrs(RunFile *rf, hid_t g, const char *gpath, const ProbeRecord *p) {
