@@ -471,11 +471,16 @@ static void test_data_files_recorded(void **st) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_yarn_freqs),        cmocka_unit_test(test_yarn_attention),
-        cmocka_unit_test(test_yarn_split),        cmocka_unit_test(test_loss_beyond),
-        cmocka_unit_test(test_eval_2x),           cmocka_unit_test(test_eval_cli_roundtrip),
-        cmocka_unit_test(test_eval_extended),     cmocka_unit_test(test_eval_bad_input),
-        cmocka_unit_test(test_forced_divergence), cmocka_unit_test(test_stream),
+        cmocka_unit_test(test_yarn_freqs),
+        cmocka_unit_test(test_yarn_attention),
+        cmocka_unit_test(test_yarn_split),
+        cmocka_unit_test(test_loss_beyond),
+        cmocka_unit_test(test_eval_2x),
+        cmocka_unit_test(test_eval_cli_roundtrip),
+        cmocka_unit_test(test_eval_extended),
+        cmocka_unit_test(test_eval_bad_input),
+        cmocka_unit_test(test_forced_divergence),
+        cmocka_unit_test(test_stream),
         cmocka_unit_test(test_data_files_recorded),
     };
     return cmocka_run_group_tests(tests, setup_runs, NULL);

@@ -29,7 +29,7 @@ typedef struct {
     Dataset ds;
     int have_data;
     DataFiles rec; /* the run's record of its data files (data_files.h) */
-    float *map; /* [T, T] scratch of the proxy */
+    float *map;    /* [T, T] scratch of the proxy */
 } Trained;
 
 static const char *pos_name(PosKind p) {

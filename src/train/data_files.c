@@ -55,8 +55,8 @@ int data_files_load(RunReader *rr, DataFiles *out, char *err, size_t errlen) {
     for (int i = 0; i < 2; i++) {
         int rc = runread_data_file(rr, DF_FILE_KEY[i], out->path[i], DATA_FILES_PATH, err, errlen);
         if (rc == 0)
-            rc = runread_data_file(rr, DF_HASH_KEY[i], out->hash[i], PROTOCOL_HASH_LEN, err,
-                                   errlen);
+            rc =
+                runread_data_file(rr, DF_HASH_KEY[i], out->hash[i], PROTOCOL_HASH_LEN, err, errlen);
         if (rc == 1) return memset(out, 0, sizeof *out), 0;
         if (rc != 0) return -1;
     }

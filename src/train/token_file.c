@@ -59,8 +59,8 @@ typedef struct {
 static const struct {
     const char *descr;
     int width, sign;
-} NPY_IDS[] = {{"'<u2'", 2, 0}, {"'<u4'", 4, 0}, {"'<i4'", 4, 1}, {"'|u1'", 1, 0},
-               {"'<i8'", 8, 1}, {"'<u8'", 8, 0}};
+} NPY_IDS[] = {{"'<u2'", 2, 0}, {"'<u4'", 4, 0}, {"'<i4'", 4, 1},
+               {"'|u1'", 1, 0}, {"'<i8'", 8, 1}, {"'<u8'", 8, 0}};
 
 /* ni's width and sign from the header's descr value d. */
 static int npy_dtype(const char *path, const char *d, NpyInfo *ni, char *err, size_t errlen) {

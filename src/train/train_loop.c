@@ -321,8 +321,7 @@ static int resumed_state_ok(Loop *lp, char *err, size_t errlen) {
     int rc = data_files_load(rr, &rec, err, errlen);
     runread_close(rr);
     Config read = *lp->cfg; /* the files data_open read, as configured */
-    if (rc != 0 || data_files_check(&read, &rec, lp->opt->out_path, 0, err, errlen) != 0)
-        return -1;
+    if (rc != 0 || data_files_check(&read, &rec, lp->opt->out_path, 0, err, errlen) != 0) return -1;
     return runcheck_config(lp->opt->out_path, &dims, lp->cfg, err, errlen);
 }
 
