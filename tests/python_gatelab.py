@@ -1,24 +1,30 @@
 """python_gatelab.py SRCDIR GATELAB: the Python package analysis/python/gatelab
+refuses, with one RunFileError naming the file and within its time bound,
+every fuzzer-found corrupt run file (tests/fuzz/regressions/runread and
+tests/data/hdf5-crash.h5: crashes, hangs and huge allocations inside
+libhdf5), an external link and a declared-but-unwritten huge dataset;
 loads tiny runs trained by the C binary into named arrays and tables, and
 rebuilds each run's model in PyTorch whose attention maps (as the probe
 stores them, proxy maps for softmax1) and gate scores match the C probe's
 to 1e-4. Skipped (77) without h5py or PyTorch."""
+import glob
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 src, exe = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
 try:
     import numpy as np
-    import h5py  # noqa: F401
-    import torch  # noqa: F401
+    import h5py
 except ImportError as e:
     print("SKIP:", e)
     sys.exit(77)
 sys.path.insert(0, os.path.join(src, "analysis", "python"))
 import gatelab  # noqa: E402
-from gatelab.model import rerun_probe  # noqa: E402
+from gatelab.runfile import RunFileError  # noqa: E402
 
 fail = 0
 
@@ -28,6 +34,65 @@ def bad(msg):
     print("FAIL:", msg)
     fail = 1
 
+
+def refused(path, *words):
+    """load_run(path) raises one RunFileError naming path (and words), in
+    a child process here so a crash or hang of the reader is a failure."""
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); import gatelab\n"
+            "try:\n    gatelab.load_run(sys.argv[2])\n"
+            "except gatelab.runfile.RunFileError as e:\n    print(e); sys.exit(0)\n"
+            "sys.exit(5)")
+    t0 = time.time()
+    try:
+        r = subprocess.run([sys.executable, "-c", code, os.path.join(src, "analysis", "python"),
+                            path], capture_output=True, text=True, timeout=80)
+    except subprocess.TimeoutExpired:
+        return bad("%s: the reader hung" % path)
+    line = r.stdout.strip()
+    print("%s: %.1f s: %s" % (os.path.basename(path), time.time() - t0, line))
+    if r.returncode != 0 or "\n" in line or not line.startswith(path):
+        bad("%s: not refused in one line naming it (exit %d): %r %r"
+            % (path, r.returncode, line, r.stderr[-300:]))
+    for w in words:
+        if w not in line:
+            bad("%s: %r not in %r" % (path, w, line))
+
+
+def vet_tests(tmp):
+    """The corrupt files of the fuzzers, and two made here."""
+    corpus = sorted(glob.glob(os.path.join(src, "tests", "fuzz", "regressions", "runread", "*")))
+    corpus.append(os.path.join(src, "tests", "data", "hdf5-crash.h5"))
+    good = ("ok-", "attr-double", "config-normaliser", "probe-normaliser", "status-outside")
+    for path in corpus:
+        if not os.path.basename(path).startswith(good):  # the C side reads these; so may we
+            refused(path)
+    base = os.path.join(tmp, "vet-base.h5")
+    subprocess.run([exe, "train", "--config", os.path.join(src, "experiments", "tiny.ini"),
+                    "--quiet", "--out", base], check=True)
+    gatelab.load_run(base)
+    other = os.path.join(tmp, "other.h5")
+    with h5py.File(other, "w") as f:
+        f["x"] = np.arange(4)
+    ext = os.path.join(tmp, "external.h5")
+    shutil.copy(base, ext)
+    with h5py.File(ext, "a") as f:
+        f["summary/elsewhere"] = h5py.ExternalLink(other, "/x")
+    refused(ext, "external link", other)
+    huge = os.path.join(tmp, "huge.h5")
+    shutil.copy(base, huge)
+    with h5py.File(huge, "a") as f:  # 23.8 GiB declared, nothing written
+        f["probe"]["step_0000060"].create_dataset("big", shape=(800, 1000, 1000, 8), dtype="f4")
+    refused(huge, "/probe/step_0000060/big", "declares")
+
+
+with tempfile.TemporaryDirectory(prefix="gatelab-python-vet-") as tmp:
+    vet_tests(tmp)
+try:
+    import torch  # noqa: F401
+except ImportError as e:
+    print("SKIP:", e)
+    sys.exit(fail or 77)
+from gatelab.model import rerun_probe  # noqa: E402
 
 with tempfile.TemporaryDirectory(prefix="gatelab-python-") as tmp:
     for variant in ("baseline", "g1-elem", "softmax1"):

@@ -1,7 +1,8 @@
 /* test_eval.c: YaRN against a numpy reference (fixtures/yarn.txt, made by
  * tests/reference/make_yarn_fixture.py), long-context eval of a tiny model
- * at 2x its training length, the /lceval round trip, and a forced
- * divergence recorded as `diverged`. */
+ * at 2x its training length, the /lceval round trip, a forced
+ * divergence recorded as `diverged`, and the data files a run records and
+ * its readers check. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -13,6 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 
 #include "metrics.h"
 #include "runfile_read.h"
@@ -392,13 +395,93 @@ static void test_forced_divergence(void **st) {
     runread_close(r);
 }
 
+/* gatelab ARGS run in directory dir, its output into out; the exit code. */
+static int run_in(const char *dir, const char *out, const char *args) {
+    char cmd[8192];
+    snprintf(cmd, sizeof cmd, "cd '%s' && '%s' %s > '%s' 2>&1", dir, tu_bin(), args, out);
+    int st = system(cmd);
+    return st != -1 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* A token-file run records its data files' real paths and hashes; eval
+ * from another directory holding same-named files reads the recorded
+ * ones; a file changed in place is refused in one line by eval and by a
+ * resume; a run file without the record is read after a warning. */
+static void test_data_files_recorded(void **st) {
+    (void)st;
+    char a[1100], b[1100], out[1100], run[1200], val[1200], args[4096];
+    snprintf(a, sizeof a, "%s/df_a", tu_tmpdir());
+    snprintf(b, sizeof b, "%s/df_b", tu_tmpdir());
+    snprintf(out, sizeof out, "%s/df.out", tu_tmpdir());
+    snprintf(run, sizeof run, "%s/run.h5", a);
+    snprintf(val, sizeof val, "%s/val.u16", a);
+    assert_int_equal(mkdir(a, 0755), 0);
+    assert_int_equal(mkdir(b, 0755), 0);
+    uint16_t tok[400];
+    for (int i = 0; i < 400; i++) tok[i] = (uint16_t)(i * 7 % 50);
+    tu_write_file(tu_join(a, "train.u16"), tok, sizeof tok);
+    tu_write_file(val, tok, 200);
+    for (int i = 0; i < 400; i++) tok[i] = (uint16_t)(i % 3);
+    tu_write_file(tu_join(b, "train.u16"), tok, sizeof tok);
+    tu_write_file(tu_join(b, "val.u16"), tok, 200);
+    snprintf(args, sizeof args,
+             "train --config %s/experiments/tiny.ini -q --set data=tokens --set "
+             "train_file=train.u16 --set val_file=val.u16 --set steps=20 --out run.h5",
+             tu_src());
+    assert_int_equal(run_in(a, out, args), 0);
+    /* the record: the real path, not the configured relative one */
+    hid_t f = H5Fopen(run, H5F_ACC_RDONLY, H5P_DEFAULT);
+    assert_true(f >= 0);
+    assert_true(H5Aexists_by_name(f, "data_files", "val_file_hash", H5P_DEFAULT) > 0);
+    H5Fclose(f);
+    snprintf(args, sizeof args, "eval %s --lengths 1x --batches 1 --no-write", run);
+    assert_int_equal(run_in(b, out, args), 0); /* b's files are not the run's */
+    char *text = tu_slurp(out, NULL);
+    assert_null(strstr(text, "warning"));
+    free(text);
+    /* one token changed in place */
+    tok[0] = 9;
+    tu_write_file(val, tok, 200);
+    assert_int_equal(run_in(b, out, args), 2);
+    tu_assert_one_line(out, "val_file", "holds other bytes than the run trained on");
+    tu_assert_one_line(out, val, "recorded fnv1a64:");
+    /* a run file from before the record: read after one warning */
+    f = H5Fopen(run, H5F_ACC_RDWR, H5P_DEFAULT);
+    assert_true(f >= 0);
+    assert_true(H5Ldelete(f, "data_files", H5P_DEFAULT) >= 0);
+    H5Fclose(f);
+    assert_int_equal(run_in(b, out, args), 0);
+    text = tu_slurp(out, NULL);
+    assert_non_null(strstr(text, "warning: "));
+    assert_non_null(strstr(text, "records no data file hashes"));
+    free(text);
+    /* a resume whose val file changed since the run started */
+    tu_write_file(val, tok + 1, 200);
+    tu_fault("KILL_AT", "25");
+    const char *again = "train --config %s/experiments/tiny.ini -q --set data=tokens --set "
+                        "train_file=train.u16 --set val_file=val.u16 --out run.h5 %s";
+    snprintf(args, sizeof args, again, tu_src(), "--force");
+    run_in(a, out, args);
+    tu_fault_clear();
+    tu_write_file(val, tok, 200);
+    snprintf(args, sizeof args, again, tu_src(), "--resume");
+    assert_int_equal(run_in(a, out, args), 2);
+    tu_assert_one_line(out, "val_file", "holds other bytes than the run trained on");
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_yarn_freqs),        cmocka_unit_test(test_yarn_attention),
-        cmocka_unit_test(test_yarn_split),        cmocka_unit_test(test_loss_beyond),
-        cmocka_unit_test(test_eval_2x),           cmocka_unit_test(test_eval_cli_roundtrip),
-        cmocka_unit_test(test_eval_extended),     cmocka_unit_test(test_eval_bad_input),
-        cmocka_unit_test(test_forced_divergence), cmocka_unit_test(test_stream),
+        cmocka_unit_test(test_yarn_freqs),
+        cmocka_unit_test(test_yarn_attention),
+        cmocka_unit_test(test_yarn_split),
+        cmocka_unit_test(test_loss_beyond),
+        cmocka_unit_test(test_eval_2x),
+        cmocka_unit_test(test_eval_cli_roundtrip),
+        cmocka_unit_test(test_eval_extended),
+        cmocka_unit_test(test_eval_bad_input),
+        cmocka_unit_test(test_forced_divergence),
+        cmocka_unit_test(test_stream),
+        cmocka_unit_test(test_data_files_recorded),
     };
     return cmocka_run_group_tests(tests, setup_runs, NULL);
 }

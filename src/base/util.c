@@ -234,3 +234,19 @@ void protocol_hash_text(const void *p, size_t n, char out[PROTOCOL_HASH_LEN]) {
     snprintf(out, PROTOCOL_HASH_LEN, "fnv1a64:%016llx",
              (unsigned long long)fnv1a64(FNV1A64_OFFSET, p, n));
 }
+
+int input_hash(const char *path, char out[PROTOCOL_HASH_LEN], char *err, size_t errlen) {
+    FILE *f = input_fopen(path, err, errlen);
+    if (!f) return -1;
+    enum { PIECE = 1 << 20 };
+    unsigned char *buf = malloc(PIECE);
+    uint64_t h = FNV1A64_OFFSET;
+    size_t got;
+    while (buf && (got = fread(buf, 1, PIECE, f)) > 0) h = fnv1a64(h, buf, got);
+    int bad = !buf || ferror(f);
+    free(buf);
+    fclose(f);
+    if (bad) return seterr(err, errlen, "%s: cannot read it to hash it", path);
+    snprintf(out, PROTOCOL_HASH_LEN, "fnv1a64:%016llx", (unsigned long long)h);
+    return 0;
+}

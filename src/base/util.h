@@ -92,5 +92,9 @@ uint64_t fnv1a64(uint64_t h, const void *p, size_t n);
  * n bytes, into out[PROTOCOL_HASH_LEN]. */
 #define PROTOCOL_HASH_LEN 25
 void protocol_hash_text(const void *p, size_t n, char out[PROTOCOL_HASH_LEN]);
+/* The same hash of the whole file at path (opened with input_fopen),
+ * read in 1 MiB pieces so a file of any size is fine. -1 with one line
+ * naming the path. */
+int input_hash(const char *path, char out[PROTOCOL_HASH_LEN], char *err, size_t errlen);
 
 #endif

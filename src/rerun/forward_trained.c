@@ -12,6 +12,7 @@
 
 #include "config_derive.h"
 #include "data.h"
+#include "data_files.h"
 #include "forward.h"
 #include "lceval.h"
 #include "metrics.h"
@@ -27,7 +28,8 @@ typedef struct {
     int have_state;
     Dataset ds;
     int have_data;
-    float *map; /* [T, T] scratch of the proxy */
+    DataFiles rec; /* the run's record of its data files (data_files.h) */
+    float *map;    /* [T, T] scratch of the proxy */
 } Trained;
 
 static const char *pos_name(PosKind p) {
@@ -75,14 +77,24 @@ static int t_prepare(Forward *f, int B, int T, double yarn, char *err, size_t er
     return 0;
 }
 
+/* The run's data, opened once: from the files it recorded, their bytes
+ * checked against the record (data_files.h). */
+static int open_data(Forward *f, char *err, size_t errlen) {
+    Trained *t = f->impl;
+    if (t->have_data) return 0;
+    Config cfg = t->m.cfg;
+    if (data_files_check(&cfg, &t->rec, f->run, 1, err, errlen) != 0 ||
+        data_open(&t->ds, &cfg, err, errlen) != 0)
+        return -1;
+    t->have_data = 1;
+    return 0;
+}
+
 static int t_windows(Forward *f, int T, int B, int nb, int i, int *ids, int *targets, char *err,
                      size_t errlen) {
     Trained *t = f->impl;
     (void)nb;
-    if (!t->have_data) {
-        if (data_open(&t->ds, &t->m.cfg, err, errlen) != 0) return -1;
-        t->have_data = 1;
-    }
+    if (open_data(f, err, errlen) != 0) return -1;
     data_batch(&t->ds, ids, targets, B, T, SPLIT_VAL, LCEVAL_SEED, i);
     return 0;
 }
@@ -149,10 +161,7 @@ static void t_close(Forward *f) {
 static int t_needle(Forward *f, int T, int B, int i, double depth, int *ids, int *targets,
                     char *err, size_t errlen) {
     Trained *t = f->impl;
-    if (!t->have_data) {
-        if (data_open(&t->ds, &t->m.cfg, err, errlen) != 0) return -1;
-        t->have_data = 1;
-    }
+    if (open_data(f, err, errlen) != 0) return -1;
     if (data_needle_batch(&t->ds, ids, targets, B, T, depth, LCEVAL_SEED, i) == 0) return 0;
     return seterr(err, errlen,
                   "%s: the needle task needs byte text with BOS (data = brown or text, bos = 1) "
@@ -191,6 +200,10 @@ Forward *forward_open_trained(const char *run, char *err, size_t errlen) {
     }
     RunReader *rr = runread_open(run, err, errlen);
     int rc = rr ? runmodel_load(rr, run, &t->m, err, errlen) : -1;
+    if (rc == 0 && data_files_load(rr, &t->rec, err, errlen) != 0) {
+        model_free(&t->m);
+        rc = -1;
+    }
     if (rc == 0) fill_info(&f->info, runread_meta(rr), &t->m);
     if (rr) runread_close(rr);
     if (rc != 0) {

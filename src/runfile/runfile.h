@@ -67,6 +67,13 @@ typedef struct {
 } RunProtocol;
 int runfile_write_protocol(RunFile *rf, const RunProtocol *p, char *err, size_t errlen);
 
+/* The data files a run trains on, as it starts: /data_files with each
+ * file's real absolute path and content hash (runschema.h RS_DF_*). */
+typedef struct {
+    const char *train_file, *train_hash, *val_file, *val_hash;
+} RunDataFiles;
+int runfile_write_data_files(RunFile *rf, const RunDataFiles *d, char *err, size_t errlen);
+
 /* Final weights under /params, one dataset per ParamInfo. */
 int runfile_write_params(RunFile *rf, const Model *m, char *err, size_t errlen);
 /* Summary attributes (doubles). */

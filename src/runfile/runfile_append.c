@@ -112,30 +112,59 @@ int runfile_set_summary(RunFile *rf, const char *key, double value, char *err, s
     return rc;
 }
 
-static int protocol_impl(RunFile *rf, const RunProtocol *p) {
-    if (rf_reserve(rf, 0) < 0) return -1;
-    hid_t g = rf_make_group(rf->file, RS_G_PROTOCOL);
-    if (g < 0) return rf_fail_h5(rf, "create /" RS_G_PROTOCOL);
-    int rc = h5u_attr_str(g, RS_PR_TEXT, p->text) < 0 || h5u_attr_str(g, RS_PR_HASH, p->hash) < 0 ||
-                     h5u_attr_str(g, RS_PR_SWEEP_FILE, p->sweep_file) < 0 ||
-                     h5u_attr_str(g, RS_PR_SWEEP_COMMIT, p->sweep_commit) < 0 ||
-                     h5u_attr_i64(g, RS_PR_SWEEP_DIRTY, p->sweep_dirty) < 0 ||
-                     h5u_attr_i64(g, RS_PR_UNCOMMITTED, p->uncommitted) < 0
-                 ? rf_fail_h5(rf, "write /" RS_G_PROTOCOL)
-                 : 0;
-    H5Gclose(g);
+/* A group written once as the run starts (/protocol, /data_files): /name
+ * made, its attributes written by attrs(g, p) (-1 when one fails), the
+ * file flushed. One line in err on failure. */
+static int write_start_group(RunFile *rf, const char *name, int (*attrs)(hid_t, const void *),
+                             const void *p, char *err, size_t errlen) {
+    rf->err = err, rf->errlen = errlen;
+    H5uQuiet q = h5u_quiet_begin();
+    char what[64];
+    int rc = rf_reserve(rf, 0);
+    hid_t g = rc == 0 ? rf_make_group(rf->file, name) : -1;
+    if (rc == 0 && g < 0)
+        snprintf(what, sizeof what, "create /%s", name), rc = rf_fail_h5(rf, what);
+    if (rc == 0 && attrs(g, p) < 0)
+        snprintf(what, sizeof what, "write /%s", name), rc = rf_fail_h5(rf, what);
+    if (g >= 0) H5Gclose(g);
     if (rc == 0 && H5Fflush(rf->file, H5F_SCOPE_LOCAL) < 0) rc = rf_fail_h5(rf, "flush");
+    h5u_quiet_end(q);
     return rc;
+}
+
+/* /protocol's attributes (RunProtocol); -1 when one cannot be written. */
+static int protocol_attrs(hid_t g, const void *vp) {
+    const RunProtocol *p = vp;
+    return h5u_attr_str(g, RS_PR_TEXT, p->text) < 0 || h5u_attr_str(g, RS_PR_HASH, p->hash) < 0 ||
+                   h5u_attr_str(g, RS_PR_SWEEP_FILE, p->sweep_file) < 0 ||
+                   h5u_attr_str(g, RS_PR_SWEEP_COMMIT, p->sweep_commit) < 0 ||
+                   h5u_attr_i64(g, RS_PR_SWEEP_DIRTY, p->sweep_dirty) < 0 ||
+                   h5u_attr_i64(g, RS_PR_UNCOMMITTED, p->uncommitted) < 0
+               ? -1
+               : 0;
 }
 
 int runfile_write_protocol(RunFile *rf, const RunProtocol *p, char *err, size_t errlen) {
     if (!rf || !p || !p->text || !p->hash || !p->sweep_file || !p->sweep_commit)
         return seterr(err, errlen, "runfile_write_protocol: no run file or protocol");
-    rf->err = err, rf->errlen = errlen;
-    H5uQuiet q = h5u_quiet_begin();
-    int rc = protocol_impl(rf, p);
-    h5u_quiet_end(q);
-    return rc;
+    return write_start_group(rf, RS_G_PROTOCOL, protocol_attrs, p, err, errlen);
+}
+
+/* /data_files' attributes (RunDataFiles); -1 when one cannot be written. */
+static int data_files_attrs(hid_t g, const void *vd) {
+    const RunDataFiles *d = vd;
+    return h5u_attr_str(g, RS_DF_TRAIN_FILE, d->train_file) < 0 ||
+                   h5u_attr_str(g, RS_DF_TRAIN_HASH, d->train_hash) < 0 ||
+                   h5u_attr_str(g, RS_DF_VAL_FILE, d->val_file) < 0 ||
+                   h5u_attr_str(g, RS_DF_VAL_HASH, d->val_hash) < 0
+               ? -1
+               : 0;
+}
+
+int runfile_write_data_files(RunFile *rf, const RunDataFiles *d, char *err, size_t errlen) {
+    if (!rf || !d || !d->train_file || !d->train_hash || !d->val_file || !d->val_hash)
+        return seterr(err, errlen, "runfile_write_data_files: no run file or data files");
+    return write_start_group(rf, RS_G_DATA_FILES, data_files_attrs, d, err, errlen);
 }
 
 /* ---- probes ---- */

@@ -73,6 +73,11 @@ int runread_pretrained_string(RunReader *r, const char *key, char *out, size_t o
 /* A string attribute of /protocol (RS_PR_*); -1 when the run has none. */
 int runread_protocol_string(RunReader *r, const char *key, char *out, size_t outlen, char *err,
                             size_t errlen);
+/* /data_files attribute key (runschema.h RS_DF_*): 0 with it in out, 1
+ * when the run has no /data_files (older files, data without files), -1
+ * with one line when the group is there without the key. */
+int runread_data_file(RunReader *r, const char *key, char *out, size_t outlen, char *err,
+                      size_t errlen);
 /* The model's shape as /config states it (runfile_check.h RunConfigDims;
  * -1 for each attribute absent). */
 void runread_config_dims(RunReader *r, RunConfigDims *c);

@@ -35,6 +35,15 @@ int runread_protocol_string(RunReader *r, const char *key, char *out, size_t out
     return seterr(err, errlen, "%s: no /%s attribute %s", r->meta.path, RS_G_PROTOCOL, key);
 }
 
+int runread_data_file(RunReader *r, const char *key, char *out, size_t outlen, char *err,
+                      size_t errlen) {
+    if (rr_group_attr(r, RS_G_DATA_FILES, key, NULL, out, outlen) == 0) return 0;
+    hid_t g = rr_open_group(r->file, RS_G_DATA_FILES);
+    if (g < 0) return 1;
+    H5Gclose(g);
+    return seterr(err, errlen, "%s: no /%s attribute %s", r->meta.path, RS_G_DATA_FILES, key);
+}
+
 /* /config attribute key as an integer; -1 when absent or not integral. */
 static long long config_ll(RunReader *r, const char *key) {
     double v;

@@ -138,12 +138,13 @@ static void vet_group_data(hid_t file, const char *name) {
 }
 
 /* The child's walk: the attributes of /config (incl. the config "text"),
- * /summary and every probe; the datasets of the last probe, /metrics/train
+ * /summary, /protocol, /data_files and every probe; the datasets of the last probe, /metrics/train
  * and /metrics/eval. */
 static void vet_walk(hid_t file) {
     vet_group_attrs(file, RS_G_CONFIG);
     vet_group_attrs(file, RS_G_SUMMARY);
     vet_group_attrs(file, RS_G_PROTOCOL);
+    vet_group_attrs(file, RS_G_DATA_FILES);
     hid_t pg = rr_open_group(file, RS_G_PROBE);
     long long *steps = NULL;
     int n = 0;

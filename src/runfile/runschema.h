@@ -134,6 +134,16 @@
 #define RS_PR_SWEEP_DIRTY "sweep_dirty"   /* 1 edited since, 0 clean, -1 unknown */
 #define RS_PR_UNCOMMITTED "uncommitted"   /* 1: the sweep ran with --uncommitted */
 
+/* /data_files: the data files a run trained on (data = tokens or text),
+ * written as the run starts (runfile_write_data_files): each file's real
+ * absolute path and its hash ("fnv1a64:<16 hex>", input_hash in util.h);
+ * absent in older files and for data without files */
+#define RS_G_DATA_FILES "data_files"
+#define RS_DF_TRAIN_FILE "train_file"
+#define RS_DF_TRAIN_HASH "train_file_hash"
+#define RS_DF_VAL_FILE "val_file"
+#define RS_DF_VAL_HASH "val_file_hash"
+
 /* ---- /lceval/<mode>/L_<len> ---- */
 #define RS_LC_PLAIN "plain"
 #define RS_LC_YARN "yarn"

@@ -188,6 +188,34 @@ static int tokens_refuse(const uint32_t *tok, size_t n, int limit, const char *p
     return 0;
 }
 
+/* Ids that imply a vocabulary SPARSE_FACTOR times the ids that occur (and
+ * SPARSE_MIN_UNUSED rows more) get a warning: a stray large id makes a
+ * huge embedding of rows no token uses. */
+#define SPARSE_FACTOR 4
+#define SPARSE_MIN_UNUSED 4096
+
+/* Warn in one line when the vocabulary max_id + 1 implied by the ids of
+ * both files is far larger than the number of distinct ids in them. */
+static void warn_sparse_ids(const Config *cfg, const uint32_t *t, size_t nt, const uint32_t *v,
+                            size_t nv, int max_id) {
+    size_t implied = (size_t)max_id + 1;
+    unsigned char *seen = calloc(implied, 1);
+    if (!seen) return;
+    size_t distinct = 0;
+    for (size_t i = 0; i < nt + nv; i++) {
+        uint32_t id = i < nt ? t[i] : v[i - nt];
+        distinct += !seen[id];
+        seen[id] = 1;
+    }
+    free(seen);
+    if (implied > SPARSE_FACTOR * distinct && implied - distinct >= SPARSE_MIN_UNUSED)
+        fprintf(stderr,
+                "warning: %s and %s hold %zu distinct token ids, but their largest id %d makes "
+                "a vocabulary of %zu (rows no token uses); renumber the ids 0..%zu or check the "
+                "files\n",
+                cfg->train_file, cfg->val_file, distinct, max_id, implied, distinct - 1);
+}
+
 int data_fill_vocab(Config *cfg, char *err, size_t errlen) {
     if (cfg->vocab_size > 0) return 0;
     int v = data_vocab_size(cfg, err, errlen);
@@ -211,6 +239,7 @@ int data_vocab_size(const Config *cfg, char *err, size_t errlen) {
         size_t nt, nv;
         int mx;
         if (tokens_load(cfg, &t, &nt, &v, &nv, &mx, err, errlen)) return -1;
+        if (cfg->vocab_size <= 0) warn_sparse_ids(cfg, t, nt, v, nv, mx);
         free(t);
         free(v);
         return resolve_vocab(cfg, mx + 1 + (cfg->bos ? 1 : 0),

@@ -49,11 +49,73 @@ static const char *npy_field(const char *h, const char *key) {
 }
 
 typedef struct {
-    int width;  /* bytes per id: 1, 2 or 4 */
-    int sign;   /* int32: negative values are refused */
+    int width;  /* bytes per id: 1, 2, 4 or 8 */
+    int sign;   /* int32, int64: negative values are refused */
     size_t off; /* data offset */
     size_t count;
 } NpyInfo;
+
+/* The id dtypes gatelab reads, by their exact descr. */
+static const struct {
+    const char *descr;
+    int width, sign;
+} NPY_IDS[] = {{"'<u2'", 2, 0}, {"'<u4'", 4, 0}, {"'<i4'", 4, 1},
+               {"'|u1'", 1, 0}, {"'<i8'", 8, 1}, {"'<u8'", 8, 0}};
+
+/* ni's width and sign from the header's descr value d. */
+static int npy_dtype(const char *path, const char *d, NpyInfo *ni, char *err, size_t errlen) {
+    for (size_t i = 0; i < sizeof NPY_IDS / sizeof NPY_IDS[0]; i++)
+        if (!strncmp(d, NPY_IDS[i].descr, 5)) {
+            ni->width = NPY_IDS[i].width, ni->sign = NPY_IDS[i].sign;
+            return 0;
+        }
+    char got[24];
+    size_t k = strcspn(d, ",}");
+    snprintf(got, sizeof got, "%.*s", (int)(k < 20 ? k : 20), d);
+    return seterr(err, errlen,
+                  "%s: .npy dtype %s is not token ids (want little-endian uint16 '<u2', "
+                  "uint32 '<u4', int32 '<i4', int64 '<i8', uint64 '<u8' or uint8 '|u1')",
+                  path, got);
+}
+
+/* The header's fortran_order value fo: exactly False (C order) is read;
+ * True and anything else are refused. */
+static int npy_order(const char *path, const char *fo, char *err, size_t errlen) {
+    size_t k = strcspn(fo, ", }");
+    if (k == 5 && !strncmp(fo, "False", 5)) return 0;
+    if (k == 4 && !strncmp(fo, "True", 4))
+        return seterr(err, errlen, "%s: a Fortran-order .npy array (save it in C order)", path);
+    return seterr(err, errlen, "%s: .npy fortran_order '%.*s' is neither True nor False", path,
+                  (int)(k < 20 ? k : 20), fo);
+}
+
+/* The number of ids the header's shape value sh declares, into *count. A
+ * shape whose product or byte size overflows 64 bits is refused as too
+ * large for this machine. */
+static int npy_shape(const char *path, const char *sh, int width, size_t *count, char *err,
+                     size_t errlen) {
+    if (*sh != '(') return seterr(err, errlen, "%s: a .npy shape that does not parse", path);
+    size_t c = 1, bytes;
+    int overflow = 0;
+    const char *p = sh + 1;
+    for (;;) {
+        while (*p == ' ' || *p == ',') p++;
+        if (*p == ')') break;
+        char *end;
+        unsigned long long v = strtoull(p, &end, 10);
+        if (end == p || *p == '-')
+            return seterr(err, errlen, "%s: a .npy shape that does not parse", path);
+        overflow |= v > (size_t)-1 || __builtin_mul_overflow(c, (size_t)v, &c);
+        p = end;
+    }
+    if (overflow || __builtin_mul_overflow(c, (size_t)width, &bytes))
+        return seterr(err, errlen,
+                      "%s: the .npy shape %.*s declares more ids than this machine can address "
+                      "(too large for this machine)",
+                      path, (int)strcspn(sh, ")") + 1, sh);
+    *count = c;
+    return 0;
+}
 
 static int npy_header(const char *path, const unsigned char *b, size_t n, NpyInfo *ni, char *err,
                       size_t errlen) {
@@ -76,42 +138,25 @@ static int npy_header(const char *path, const unsigned char *b, size_t n, NpyInf
                *sh = npy_field(h, "shape");
     if (!d || !fo || !sh)
         return seterr(err, errlen, "%s: a .npy header without descr, fortran_order or shape", path);
-    if (!strncmp(d, "'<u2'", 5)) ni->width = 2, ni->sign = 0;
-    else if (!strncmp(d, "'<u4'", 5)) ni->width = 4, ni->sign = 0;
-    else if (!strncmp(d, "'<i4'", 5)) ni->width = 4, ni->sign = 1;
-    else if (!strncmp(d, "'|u1'", 5)) ni->width = 1, ni->sign = 0;
-    else {
-        char got[24];
-        size_t k = strcspn(d, ",}");
-        snprintf(got, sizeof got, "%.*s", (int)(k < 20 ? k : 20), d);
-        return seterr(err, errlen,
-                      "%s: .npy dtype %s is not token ids (want little-endian uint16 '<u2', "
-                      "uint32 '<u4', int32 '<i4' or uint8 '|u1')",
-                      path, got);
-    }
-    if (strncmp(fo, "False", 5))
-        return seterr(err, errlen, "%s: a Fortran-order .npy array (save it in C order)", path);
-    if (*sh != '(') return seterr(err, errlen, "%s: a .npy shape that does not parse", path);
-    size_t count = 1;
-    const char *p = sh + 1;
-    for (;;) {
-        while (*p == ' ' || *p == ',') p++;
-        if (*p == ')') break;
-        char *end;
-        unsigned long long v = strtoull(p, &end, 10);
-        if (end == p || v > ((size_t)-1) / 8 / (count ? count : 1))
-            return seterr(err, errlen, "%s: a .npy shape that does not parse", path);
-        count *= (size_t)v;
-        p = end;
-    }
+    if (npy_dtype(path, d, ni, err, errlen) || npy_order(path, fo, err, errlen) ||
+        npy_shape(path, sh, ni->width, &ni->count, err, errlen))
+        return -1;
     ni->off = start + hl;
-    ni->count = count;
-    if ((n - ni->off) != count * (size_t)ni->width)
+    if ((n - ni->off) / (size_t)ni->width != ni->count || (n - ni->off) % (size_t)ni->width)
         return seterr(err, errlen,
                       "%s: the .npy header declares %zu ids of %d bytes, but %zu data bytes "
                       "follow it",
-                      path, count, ni->width, n - ni->off);
+                      path, ni->count, ni->width, n - ni->off);
     return 0;
+}
+
+/* Id i of d as a 64-bit value, decoded byte by byte so the host's
+ * endianness does not matter. */
+static uint64_t npy_id(const unsigned char *d, size_t i, int width) {
+    const unsigned char *q = d + i * (size_t)width;
+    uint64_t v = 0;
+    for (int b = width - 1; b >= 0; b--) v = v << 8 | q[b];
+    return v;
 }
 
 int token_file_decode(const char *path, const unsigned char *buf, size_t bytes, uint32_t **out,
@@ -134,24 +179,22 @@ int token_file_decode(const char *path, const unsigned char *buf, size_t bytes, 
     uint32_t *tok = malloc((ni.count ? ni.count : 1) * sizeof *tok);
     if (!tok) return seterr(err, errlen, "out of memory for %s (%zu tokens)", path, ni.count);
     const unsigned char *d = buf + ni.off;
+    const uint64_t neg = (uint64_t)1 << (8 * ni.width - 1);
     long long mx = -1;
     for (size_t i = 0; i < ni.count; i++) {
-        /* decoded byte by byte so the host's endianness does not matter */
-        const unsigned char *q = d + i * (size_t)ni.width;
-        uint32_t v = ni.width == 1   ? q[0]
-                     : ni.width == 2 ? (uint32_t)(q[0] | q[1] << 8)
-                                     : (uint32_t)q[0] | (uint32_t)q[1] << 8 | (uint32_t)q[2] << 16 |
-                                           (uint32_t)q[3] << 24;
-        if ((ni.sign && (v & 0x80000000u)) || v > TOKEN_FILE_MAX_ID) {
+        uint64_t v = npy_id(d, i, ni.width);
+        if ((ni.sign && (v & neg)) || v > TOKEN_FILE_MAX_ID) {
             free(tok);
-            if (ni.sign && (v & 0x80000000u))
-                return seterr(err, errlen, "%s: a negative token id %d at index %zu", path,
-                              (int32_t)v, i);
-            return seterr(err, errlen, "%s: token id %u at index %zu is past the largest id %d",
-                          path, v, i, TOKEN_FILE_MAX_ID);
+            if (ni.sign && (v & neg))
+                return seterr(err, errlen, "%s: a negative token id %lld at index %zu", path,
+                              (long long)(v | ~(neg | (neg - 1))), i);
+            return seterr(err, errlen,
+                          "%s: token id %llu at index %zu is past the largest id %d (the first "
+                          "id out of range)",
+                          path, (unsigned long long)v, i, TOKEN_FILE_MAX_ID);
         }
-        tok[i] = v;
-        if (v > mx) mx = v;
+        tok[i] = (uint32_t)v;
+        if ((long long)v > mx) mx = (long long)v;
     }
     *out = tok, *n = ni.count, *max_id = mx;
     return 0;

@@ -2,7 +2,10 @@
  * (token_file.c). Two formats, told apart by their first bytes:
  *   - a NumPy .npy file (magic "\x93NUMPY", versions 1-3): a C-order
  *     array of little-endian uint16 ('<u2'), uint32 ('<u4'), int32 ('<i4',
- *     no negative ids) or uint8 ('|u1'), of any shape, read flat;
+ *     no negative ids), int64 ('<i8', NumPy's and HF tokenizers' default;
+ *     no negative ids), uint64 ('<u8') or uint8 ('|u1'), of any shape,
+ *     read flat; every id must be at most TOKEN_FILE_MAX_ID (the first one
+ *     past it is named by its index); fortran_order must be exactly False;
  *   - anything else: raw little-endian uint16 ids, no header (the
  *     original format), refused when it looks like text.
  * Every refusal is one line naming the file and what does not fit. */

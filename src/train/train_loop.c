@@ -32,6 +32,7 @@
 #include "adamw.h"
 #include "atomic_write.h"
 #include "data.h"
+#include "data_files.h"
 #include "memplan.h"
 #include "metrics_log.h"
 #include "probe.h"
@@ -267,10 +268,12 @@ static int commit(Loop *lp, CommitKind kind, char *err, size_t errlen) {
 
 /* ---- start or resume ---- */
 
-/* What a run records as it starts, once: the task floor of its val
- * batches (bigram data only) and the protocol it was declared under. */
+/* What a run records as it starts, once: its data files' paths and
+ * hashes (data_files.h), the task floor of its val batches (bigram data
+ * only) and the protocol it was declared under. */
 static int record_start(Loop *lp, RunFile *rf, char *err, size_t errlen) {
     const Config *c = lp->cfg;
+    if (data_files_record(rf, c, err, errlen) != 0) return -1;
     double floor = data_task_floor(&lp->ds, c->batch_size, c->seq_len, c->eval_batches, EVAL_SEED);
     if (isfinite(floor) && runfile_set_summary(rf, RS_SUM_TASK_FLOOR, floor, err, errlen) != 0)
         return -1;
@@ -299,8 +302,8 @@ static int open_fresh(Loop *lp, char *err, size_t errlen) {
 }
 
 /* What a resume starts from, before any arithmetic (runfile_check.h): the
- * checkpoint's arrays finite, and the run file's /config the config being
- * resumed. */
+ * checkpoint's arrays finite, the run file's /config the config being
+ * resumed, and the data files read the bytes it recorded (data_files.h). */
 static int resumed_state_ok(Loop *lp, char *err, size_t errlen) {
     const Trainer *tr = &lp->tr;
     size_t n = tr->model.table.total;
@@ -314,7 +317,11 @@ static int resumed_state_ok(Loop *lp, char *err, size_t errlen) {
     if (!rr) return -1;
     RunConfigDims dims;
     runread_config_dims(rr, &dims);
+    DataFiles rec;
+    int rc = data_files_load(rr, &rec, err, errlen);
     runread_close(rr);
+    Config read = *lp->cfg; /* the files data_open read, as configured */
+    if (rc != 0 || data_files_check(&read, &rec, lp->opt->out_path, 0, err, errlen) != 0) return -1;
     return runcheck_config(lp->opt->out_path, &dims, lp->cfg, err, errlen);
 }
 

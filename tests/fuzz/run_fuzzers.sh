@@ -12,8 +12,9 @@
 #
 # New corpus entries go to BUILD/corpus/TARGET (the committed seeds in
 # corpus/TARGET stay small); a crash is written to BUILD/crash-TARGET-*,
-# classified by its first stack frame, and the script exits 1 for a crash
-# in our code. Copy such a file to regressions/TARGET/ and it is replayed
+# classified by whose frames its stack shows (classify_stack.sh: HDF5's or
+# ours, by shared object or source path), and the script exits 1 for a
+# crash in our code. Copy such a file to regressions/TARGET/ and it is replayed
 # by test_fuzz_regressions in the normal suite.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
@@ -37,8 +38,8 @@ echo "== build the fuzz targets ($out)"
 ninja -C "$out" $(for t in $targets; do echo tests/fuzz/fuzz_$t; done) >"$out/fuzz-build.log" 2>&1 ||
     { tail -30 "$out/fuzz-build.log" >&2; exit 1; }
 
-# a crash is classified by its first symbolized stack frame: without the
-# symbolizer every frame is a bare address and none can be told apart
+# a crash is classified by its symbolized stack frames: without the
+# symbolizer most frames are bare addresses and few can be told apart
 command -v llvm-symbolizer >/dev/null ||
     { echo "run_fuzzers: llvm-symbolizer not found (Debian llvm; experiments/install-deps.sh test)" >&2; exit 2; }
 export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1
@@ -61,24 +62,21 @@ for t in $targets; do
     echo "fuzz_$t ${secs}s: $n crashing input(s); $cov"
     for f in "$out"/crash-$t-*; do
         [ -e "$f" ] || continue
-        # Classify: the first stack frame outside the sanitizer runtime,
-        # libFuzzer (its main and its C++ allocations) and libc (a frame of
-        # glibc's own sources, such as its memcpy, names a file under
-        # sysdeps/ when symbolized and libc.so when not). An input over the
+        # Classify (classify_stack.sh): the first frame that is libhdf5's
+        # or ours by its shared object or source path, runtime and libc
+        # frames (a memset interceptor on top) skipped. An input over the
         # RSS limit is replayed under a malloc limit, so that one allocation
         # over it is reported with its own stack; without one, the replay
         # lists the live heap's largest allocations, libFuzzer's input
         # buffer among them.
         lim=
         case $f in *-oom-*) lim=-malloc_limit_mb=$((rss_mb / 2)) ;; esac
-        top=$(timeout 30 "$bin" -timeout=5 -rss_limit_mb=$rss_mb $lim "$f" 2>&1 |
-              grep -E "^ +#[0-9]+ " | grep -v -E "__sanitizer|__interceptor|__asan|__ubsan|fuzzer::|libc\.so|/sysdeps/|pthread_kill|in raise |in abort " |
-              grep -v -E " in (malloc|calloc|realloc|free|main|operator new\(.*\)) " |
-              head -1 | sed -E 's/^ *#[0-9]+ 0x[0-9a-f]+( in)? +//')
-        echo "  $(basename "$f"): ${top:-(no stack)}"
-        case $f:$top in
-            *:*libhdf5*|*:H5*) ;;  # inside HDF5 itself: an upstream bug (README.md)
-            *-oom-*:) ;;  # over -rss_limit_mb with no allocation to name: not counted
+        who=$(timeout 30 "$bin" -timeout=5 -rss_limit_mb=$rss_mb $lim "$f" 2>&1 |
+              sh "$here/classify_stack.sh")
+        echo "  $(basename "$f"): $who"
+        case $f:$who in
+            *:hdf5\ *) ;;  # inside HDF5 itself: an upstream bug (README.md)
+            *-oom-*:none) ;;  # over -rss_limit_mb with no allocation to name: not counted
             *) status=1 ;;
         esac
     done
