@@ -90,7 +90,8 @@ static const MetricCol METRICS[] = {
      "Bits per byte at the last eval (`val_bpb`), for byte data.", 0, 0},
     {"dppl_vs_baseline", NAN, MK_REAL, MS_OTHER, OFF(dppl), 1, 3, "ΔPPL", "def-dppl", "%+.3f",
      "PPL minus the mean PPL (over seeds) of the matching baseline group: variant `baseline`, same "
-     "data, seq_len, lr, steps and architecture (pos, window, window_layers, norm_place) (preferring `baseline-<suffix>` for a run named "
+     "data, seq_len, lr, steps and architecture (pos, window, window_layers, norm_place) "
+     "(preferring `baseline-<suffix>` for a run named "
      "`<variant>-<suffix>`, else `baseline`); the Runs table names it. Blank when no baseline "
      "matches; negative is better.",
      0, 0},

@@ -13,7 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "config.h" /* variant_key */
+#include "config.h"        /* variant_key */
 #include "config_derive.h" /* config_layer_window */
 #include "figlabel.h"
 #include "heatmap.h"

@@ -440,7 +440,8 @@ void md_definitions(FILE *f) {
     fprintf(f,
             "<a id=\"def-sink-formed\"></a>**sink formed**: a seed formed a sink when its "
             "F-Attn at the last probe exceeds %g times the share of uniform attention (causal, "
-            "under the run's own sliding window if any) at the probe length (`sink_formed` in results.csv; docs/metrics.md).\n\n",
+            "under the run's own sliding window if any) at the probe length (`sink_formed` in "
+            "results.csv; docs/metrics.md).\n\n",
             SINK_FORMED_FACTOR);
     md_columns();
     char head[128], def[2048];

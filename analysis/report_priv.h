@@ -52,7 +52,7 @@ typedef struct {
      * paper's (config_defaults') where the run file or results.csv
      * predates a key */
     char arch[RS_N_ARCH][RS_ARCH_LEN];
-    int base;          /* first row of the matching baseline group, -1 */
+    int base; /* first row of the matching baseline group, -1 */
     long long seed, n_params, n_params_added, diverged_step;
     double steps, val_loss, ppl, bpb, dppl, f_attn, f_attn_uniform, sink03, gate_mean, gate_below01,
         m_act, spikes, tokens_per_sec;
