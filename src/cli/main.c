@@ -30,7 +30,7 @@ static const Command commands[] = {
     {"sinks", cmd_sinks, "first-token share and sink rate of a run"},
     {"gates", cmd_gates, "gate mean, sparsity and histogram of a run"},
     {"acts", cmd_acts, "massive activations, kurtosis, norm ratio"},
-    {"heatmap", cmd_heatmap, "attention heatmaps as PNG"},
+    {"heatmap", cmd_heatmap, "attention heatmaps as PNG, SVG or PDF"},
     {"plot", cmd_plot, "loss, sink and gate figures via gnuplot"},
     {"report", cmd_report, "REPORT.md and results.csv over a directory"},
     {"inspect", cmd_inspect, "probe a Hugging Face checkpoint into a run file"},
