@@ -110,7 +110,8 @@ static const MetricCol METRICS[] = {
     {"sink_rate_%g", SINK_EPS, MK_REAL, MS_SINK_RATE, OFF(sink03), 1, 7, "sink@%g", "def-sink",
      "%.3f",
      "Sink rate (Gu et al.): `alpha_0[l,h] = mean over queries t ≥ 0 of A[t, 0]` over the first 64 "
-     "queries of each probe sequence (probe length 64); `sink_rate(ε) = fraction of (l, h) pairs "
+     "queries of each probe sequence (all T when the probe is shorter: Settings); `sink_rate(ε) = "
+     "fraction of (l, h) pairs "
      "with alpha_0 > ε`, ε the threshold in the column's name (Settings), the indicator taken per "
      "probe sequence then averaged over sequences.",
      0, 0},

@@ -20,6 +20,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include "figlabel.h" /* fig_is_pretrained */
 #include "metrics.h"
 #include "runfile_read.h"
 #include "util.h"
@@ -473,8 +474,8 @@ static int fig_sink_steps(RunSet *rs, const char *png, char *err, size_t errlen)
         seterr(err, errlen, "plot: out of memory");
         goto done;
     }
-    for (int i = 0; i < n; i++)
-        if (plot_group_shown(rs, rs->grp[i]) &&
+    for (int i = 0; i < n; i++) /* a checkpoint `gatelab inspect` probed has no training */
+        if (plot_group_shown(rs, rs->grp[i]) && !fig_is_pretrained(rs->r[i]) &&
             run_sink_series(rs->r[i], &st[i], &rate[i], &share[i], &len[i], err, errlen))
             goto done;
     for (int g = 0; g < ng; g++) {

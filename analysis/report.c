@@ -106,9 +106,11 @@ static int write_md(const char *path, const char *dir, const char *outdir, const
     md_settings(f, rows, n);
     md_variants(f, rows, n);
     md_compare(f, rows, n, proto);
-    md_massive(f, rows, n); /* report_massive.c */
-    md_compute(f, rows, n); /* report_compute.c */
-    md_paper(f, rows, n);
+    md_massive(f, rows, n);            /* report_massive.c */
+    if (rows_trained(rows, n) || !n) { /* training sections: nothing of a checkpoint's */
+        md_compute(f, rows, n);        /* report_compute.c */
+        md_paper(f, rows, n);
+    }
     md_runs(f, rows, n);
     if (ns) md_figures(f, outdir, sub, ns);
     md_lr_sensitivity(f, outdir, rows, n);

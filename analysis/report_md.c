@@ -202,7 +202,7 @@ void md_paper(FILE *f, const Row *rows, int n) {
 static void md_unmatched(FILE *f, const Row *rows, int n) {
     int k = 0;
     for (int a = 0; a < n && rows[a].ok; a = group_end(rows, n, a)) {
-        if (rows[a].base >= 0) continue;
+        if (rows[a].base >= 0 || rows[a].pretrained) continue;
         fprintf(f, "%s`%s` (%s", k++ ? ", " : "\nNo matching baseline group for ", rows[a].run,
                 rows[a].data);
         for (int j = 0; j < RS_N_ARCH; j++)
@@ -309,7 +309,7 @@ static void md_settings_arch(FILE *f, const Row *rows, int n, const char *data, 
         const char *vals[8];
         int nv = 0;
         for (int i = 0; i < n && rows[i].ok && nv < 8; i++) {
-            if (strcmp(rows[i].data, data)) continue;
+            if (rows[i].pretrained || strcmp(rows[i].data, data)) continue;
             int seen = 0;
             for (int j = 0; j < nv; j++) seen |= !strcmp(vals[j], rows[i].arch[k]);
             if (!seen) vals[nv++] = rows[i].arch[k];
@@ -327,7 +327,8 @@ static void md_settings_arch(FILE *f, const Row *rows, int n, const char *data, 
 
 static void md_settings_data(FILE *f, const Row *rows, int n, const char *data) {
     int nrun = 0;
-    for (int i = 0; i < n && rows[i].ok; i++) nrun += !strcmp(rows[i].data, data);
+    for (int i = 0; i < n && rows[i].ok; i++)
+        nrun += !rows[i].pretrained && !strcmp(rows[i].data, data);
     fprintf(f, "- Data %s (%d run%s): ", data, nrun, nrun == 1 ? "" : "s");
     char differ[512] = "";
     size_t dl = 0;
@@ -336,7 +337,7 @@ static void md_settings_data(FILE *f, const Row *rows, int n, const char *data) 
         double vals[8];
         int nv = 0, more = 0;
         for (int i = 0; i < n && rows[i].ok; i++) {
-            if (strcmp(rows[i].data, data)) continue;
+            if (rows[i].pretrained || strcmp(rows[i].data, data)) continue;
             int seen = 0;
             for (int j = 0; j < nv; j++) seen |= cfg_eq(vals[j], rows[i].cfg[k]);
             if (seen) continue;
@@ -400,26 +401,55 @@ void md_title(FILE *f, const char *dir, const Row *rows, int n, int from_csv) {
             rules);
 }
 
+/* The sink-rate line of Settings: the queries Gu et al.'s alpha_0 reads,
+ * SINK_LEN or the probe length when that is shorter (the range over the
+ * probed runs when their probes differ). */
+static void md_settings_sink(FILE *f, const Row *rows, int n) {
+    int lo = SINK_LEN, hi = 0;
+    for (int i = 0; i < n; i++) {
+        if (!rows[i].ok || !rows[i].has_probe) continue;
+        int len = rows[i].probe_T < SINK_LEN ? rows[i].probe_T : SINK_LEN;
+        lo = len < lo ? len : lo, hi = len > hi ? len : hi;
+    }
+    if (hi == 0) lo = hi = SINK_LEN;
+    fprintf(f, "- Sink rate: ε = %g, k = 0, probe length ", SINK_EPS);
+    if (lo == hi) fprintf(f, "%d (the first %d queries", lo, lo);
+    else fprintf(f, "%d to %d (the first min(%d, T) queries", lo, hi, SINK_LEN);
+    fputs(" of each probe sequence).\n", f);
+}
+
+/* Settings: per data source of the trained runs their shared config, the
+ * probe, the sink rate's length, the spike rule when some run trained,
+ * and a line for the checkpoints `gatelab inspect` probed (no training,
+ * no data source). */
 void md_settings(FILE *f, const Row *rows, int n) {
     fputs("\n## Settings\n\n", f);
     const Row *probed = NULL;
+    int trained = 0, inspected = 0;
     for (int i = 0; i < n && !probed; i++)
         if (rows[i].ok && rows[i].has_probe) probed = &rows[i];
     for (int i = 0; i < n && rows[i].ok; i++) {
-        int seen = 0;
-        for (int j = 0; j < i && !seen; j++) seen = !strcmp(rows[j].data, rows[i].data);
+        inspected += rows[i].pretrained, trained += !rows[i].pretrained;
+        int seen = rows[i].pretrained;
+        for (int j = 0; j < i && !seen; j++)
+            seen = !rows[j].pretrained && !strcmp(rows[j].data, rows[i].data);
         if (!seen) md_settings_data(f, rows, n, rows[i].data);
     }
+    if (inspected)
+        fprintf(f,
+                "- Checkpoints (%d run file%s of `gatelab inspect`): one probe each, no "
+                "training; see Pretrained models.\n",
+                inspected, inspected == 1 ? "" : "s");
     if (probed) md_settings_probe(f, rows, n, probed);
     else
         fprintf(f, "- No run has a probe yet: attention, gate and activation "
                    "columns are blank.\n");
-    fprintf(f,
-            "- Sink rate: ε = %g, k = 0, probe length %d (the first %d "
-            "queries of each probe sequence).\n"
-            "- Loss spikes: loss > spike_factor × median of the previous "
-            "50 steps, after warmup.\n\n",
-            SINK_EPS, SINK_LEN, SINK_LEN);
+    md_settings_sink(f, rows, n);
+    if (trained || !inspected)
+        fputs("- Loss spikes: loss > spike_factor × median of the previous "
+              "50 steps, after warmup.\n",
+              f);
+    fputc('\n', f);
 }
 
 void md_definitions(FILE *f) {

@@ -43,6 +43,7 @@ typedef struct {
     const char *file; /* basename inside path */
     int ok;           /* 0: unreadable, err says why */
     int from_csv;     /* 1: a row of results.csv, its run file not here */
+    int pretrained;   /* 1: written by `gatelab inspect` (no training, no /config) */
     char err[512];
     char variant[256], status[32];
     char run[256];     /* run name: the group key with variant and data */
@@ -124,6 +125,9 @@ int cmp_row(const void *a, const void *b);
 int same_group(const Row *x, const Row *y);
 int group_end(const Row *rows, int n, int a);
 int cfg_eq(double x, double y);
+/* How many readable rows of rows[n] are trained runs (not checkpoints
+ * `gatelab inspect` probed): the training sections need one. */
+int rows_trained(const Row *rows, int n);
 /* Whether w's architecture is the paper's (every RS_ARCH_KEY at its
  * config_defaults value: RoPE, full causal attention, pre-norm). */
 int row_paper_arch(const Row *w);

@@ -24,6 +24,7 @@
 #include "runfile_read.h"
 #include "runschema.h"
 #include "runname.h"
+#include "figlabel.h" /* fig_is_pretrained */
 #include "flops.h"
 #include "massive.h"
 #include "runstats.h"
@@ -53,7 +54,7 @@ static void row_series(RunReader *r, Row *w) {
         long long idx[MAX_SPIKE_STEPS];
         int n = count_spikes(t.loss, t.step, t.n, (long long)cfg_or(r, "warmup", 0), 50,
                              cfg_or(r, "spike_factor", 1.25), idx, MAX_SPIKE_STEPS);
-        w->spikes = n;
+        if (t.n) w->spikes = n; /* no training rows: no spike count */
         for (int i = 0; i < n && i < MAX_SPIKE_STEPS; i++) w->spike_steps[i] = t.step[idx[i]];
         runread_train_free(&t);
     }
@@ -202,6 +203,7 @@ void row_blank(Row *w) {
     w->steps = w->val_loss = w->ppl = w->bpb = w->dppl = w->f_attn = NAN;
     w->f_attn_uniform = w->sink03 = w->gate_mean = w->gate_below01 = NAN;
     w->m_act = w->spikes = w->tokens_per_sec = NAN;
+    w->pretrained = 0;
     w->dppl_rel = w->sink01 = w->sink02 = w->slot = w->empty = w->f_attn_ne = NAN;
     w->kurt = w->top1_med = w->bos_ratio = NAN;
     w->lc_T = w->rope_dim = w->rope_len = -1;
@@ -238,6 +240,7 @@ void row_read(Row *w) {
     if (!r) return;
     const RunMeta *m = runread_meta(r);
     w->ok = 1;
+    w->pretrained = fig_is_pretrained(r);
     if (runread_config_string(r, RS_CFG_DATA, w->data, sizeof w->data, NULL, 0))
         snprintf(w->data, sizeof w->data, "?");
     table_name(w->data, sizeof w->data, w->data); /* shown as text (runname.h) */
@@ -355,6 +358,13 @@ int group_end(const Row *rows, int n, int a) {
 int cfg_eq(double x, double y) {
     if (isnan(x) || isnan(y)) return isnan(x) && isnan(y);
     return fabs(x - y) <= 1e-9 * fmax(fabs(x), fabs(y));
+}
+
+/* See report_priv.h. */
+int rows_trained(const Row *rows, int n) {
+    int k = 0;
+    for (int i = 0; i < n; i++) k += rows[i].ok && !rows[i].pretrained;
+    return k;
 }
 
 /* See report_priv.h. */

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# checkpoints.sh: `gatelab report` and the commands' defaults over run files
+# of `gatelab inspect` (the tiny committed Qwen3 snapshots, plain,
+# elementwise- and headwise-gated, probed on three windows of 20 tokens):
+# the report shows what a checkpoint has (no data source, no training
+# sections, the real probe length).
+#   tests/checkpoints.sh SRCDIR GATELAB
+. "$(dirname "$0")/shell_test.sh" checkpoints "$@"
+trap 'rm -rf "$W"' EXIT
+HF=$S/tests/reference/hf
+for i in 1 2 3; do seq 2 21 | tr '\n' ' ' && echo; done >ids.txt
+mkdir runs
+for m in qwen3-f32 qwen3-elementwise-f32-sharded qwen3-headwise-f32; do
+    "$G" inspect "$HF/$m" --tokens ids.txt --out "runs/$m.h5" -q >inspect.log 2>&1 ||
+        bad "inspect $m failed: $(cat inspect.log)"
+done
+
+# the report: only what a checkpoint has
+"$G" report runs >report.log 2>&1 || bad "report failed: $(cat report.log)"
+R=runs/REPORT.md
+grep -q '^- Data ' $R && bad "Settings has a data line: $(grep '^- Data ' $R)"
+grep -q '^- Loss spikes' $R && bad "Settings has the loss-spike rule"
+grep -q 'probe length 20 (the first 20 queries' $R || bad "sink rate not at the probe's 20 tokens"
+grep -q 'probe length 64' $R && bad "report says probe length 64"
+grep -q '^## Compute' $R && bad "report has the training Compute section"
+grep -q '^## Ours beside the paper' $R && bad "report has the trained runs' paper table"
+grep -q 'No matching baseline group' $R && bad "report asks for a baseline of a checkpoint"
+[ -e runs/figures/sink_vs_step.png ] && bad "report drew sink rate over training"
+grep -q 'over training' $R && bad "report links a figure over training"
+spikes=$(awk -F' \\| ' '/^\| qwen3-f32\.h5 / { print $17 }' $R)
+[ -z "$spikes" ] || bad "spikes column of a checkpoint is '$spikes', not blank"
+[ $fail -eq 0 ] && echo "checkpoints: PASS" && exit 0
+exit 1
