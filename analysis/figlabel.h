@@ -8,9 +8,11 @@
 #include "runfile_read.h"
 
 /* The name of run r in a figure: for a run of `gatelab inspect` the
- * model (ORG/NAME of a Hugging Face cache path models--ORG--NAME/...,
- * else the last component of its model directory); for a trained run
- * "VARIANT sSEED". */
+ * model and snapshot (a Hugging Face cache path
+ * models--ORG--NAME/snapshots/HASH[/SUB] gives "ORG/NAME[/SUB] @HASH7",
+ * another directory its last two components) and the output gate
+ * config.json names ("..., gate headwise"; run files without that
+ * attribute: the model alone); for a trained run "VARIANT sSEED". */
 void fig_run_label(RunReader *r, char *out, size_t outlen);
 
 /* 1 when r was written by `gatelab inspect` (it has /pretrained). */

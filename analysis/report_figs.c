@@ -65,13 +65,20 @@ static void fig_grid(FILE *f, const char *figdir, const Row *w) {
     size_t np = (size_t)p.L * p.H;
     HeatPanel *pan = calloc(np, sizeof *pan);
     char(*title)[64] = calloc(np, sizeof *title);
-    char fig_title[300], who[128];
-    if (fig_is_pretrained(r)) fig_run_label(r, who, sizeof who);
+    char fig_title[400], who[256], cap[600];
+    int ck = fig_is_pretrained(r); /* a checkpoint: its model, snapshot and gate */
+    if (ck) fig_run_label(r, who, sizeof who);
     else
         snprintf(who, sizeof who, "%.60s (%.30s, %.16s) s%lld", w->run, w->variant, w->data,
                  w->seed);
-    snprintf(fig_title, sizeof fig_title, "%s: %s, layer x head, step %lld, T = %d, log10", who,
-             fig_map_kind(&p), p.step, p.T);
+    snprintf(fig_title, sizeof fig_title, "%s: %s, layer x head, %s %lld, T = %d, log10", who,
+             fig_map_kind(&p), ck ? "inspected at step" : "step", p.step, p.T);
+    if (ck) {
+        table_name(who, sizeof who, who);
+        snprintf(cap, sizeof cap, "%s (checkpoint %s)", w->run, who);
+    } else
+        snprintf(cap, sizeof cap, "%s (%s, data %s), seed %lld", w->run, w->variant, w->data,
+                 w->seed);
     HeatmapStyle st = {1, 0, REPORT_VMIN, REPORT_VMAX, 1, fig_title, 1};
     if (pan && title) {
         Config cfg;
@@ -80,13 +87,12 @@ static void fig_grid(FILE *f, const char *figdir, const Row *w) {
         if (heatmap_write_figure(path, pan, p.L, p.H, &st, err, sizeof err) == 0)
             fprintf(
                 f,
-                "\n**%s (%s, data %s), seed %lld**: %s of every "
-                "layer (rows) and head (columns), log10 scale, probe step "
+                "\n**%s**: %s of every layer (rows) and head (columns), log10 scale, %s "
                 "%lld, T = %d ([SVG](figures/heatmap_%s_s%lld.svg), "
                 "[PDF](figures/heatmap_%s_s%lld.pdf))\n\n![heatmap %s s%lld](figures/heatmap_%s_s"
                 "%lld.png)\n",
-                w->run, w->variant, w->data, w->seed, fig_map_kind(&p), p.step, p.T, name, w->seed,
-                name, w->seed, w->run, w->seed, name, w->seed);
+                cap, fig_map_kind(&p), ck ? "inspected at step" : "probe step", p.step, p.T, name,
+                w->seed, name, w->seed, w->run, w->seed, name, w->seed);
         else fprintf(f, "- heatmap of %s failed: %s\n", w->file, err);
     }
     free(pan);

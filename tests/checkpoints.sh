@@ -15,6 +15,16 @@ for m in qwen3-f32 qwen3-elementwise-f32-sharded qwen3-headwise-f32; do
         bad "inspect $m failed: $(cat inspect.log)"
 done
 
+# the released gated models as the Hugging Face cache keeps them: one
+# snapshot, a sub-directory per model
+C=cache/models--QwQZh--gated_attention/snapshots/0123456789abcdef
+for g in headwise elementwise; do
+    mkdir -p $C/$g
+    cp "$HF/qwen3-$g-f32"*/config.json "$HF/qwen3-$g-f32"*/*.safetensors* $C/$g/
+    "$G" inspect $C/$g --tokens ids.txt --out "runs/released-$g.h5" -q >inspect.log 2>&1 ||
+        bad "inspect $C/$g failed: $(cat inspect.log)"
+done
+
 # the report: only what a checkpoint has
 "$G" report runs >report.log 2>&1 || bad "report failed: $(cat report.log)"
 R=runs/REPORT.md
@@ -29,5 +39,20 @@ grep -q 'No matching baseline group' $R && bad "report asks for a baseline of a 
 grep -q 'over training' $R && bad "report links a figure over training"
 spikes=$(awk -F' \\| ' '/^\| qwen3-f32\.h5 / { print $17 }' $R)
 [ -z "$spikes" ] || bad "spikes column of a checkpoint is '$spikes', not blank"
+
+# the gate form config.json states, in the variant column, the pretrained
+# table and the heatmaps' captions (model, snapshot and gate)
+for m in qwen3-f32:none qwen3-elementwise-f32-sharded:elementwise qwen3-headwise-f32:headwise; do
+    grep -q "^| ${m%%:*} | pretrained:Qwen3ForCausalLM:gate-${m#*:} |" $R ||
+        bad "variant of ${m%%:*} does not name gate ${m#*:}"
+    grep -q "^| ${m%%:*}.h5 | Qwen3ForCausalLM | ${m#*:} |" $R ||
+        bad "Pretrained models row of ${m%%:*} does not name gate ${m#*:}"
+done
+for g in headwise elementwise; do
+    grep -q "^\*\*released-$g (checkpoint QwQZh/gated_attention/$g @0123456, gate $g)\*\*" $R ||
+        bad "heatmap of released-$g not titled with model, snapshot and gate"
+done
+"$G" heatmap runs/released-headwise.h5 --compare runs/released-elementwise.h5 --layer 1 \
+    -o cmp.png >heat.log 2>&1 || bad "heatmap --compare of two checkpoints: $(cat heat.log)"
 [ $fail -eq 0 ] && echo "checkpoints: PASS" && exit 0
 exit 1

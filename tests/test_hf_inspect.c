@@ -374,7 +374,7 @@ static void test_cli_runfile(void **s) {
     char err[512];
     RunReader *r = runread_open(run, err, sizeof err);
     if (!r) fail_msg("%s", err);
-    assert_string_equal(runread_meta(r)->variant, "pretrained:Qwen3ForCausalLM");
+    assert_string_equal(runread_meta(r)->variant, "pretrained:Qwen3ForCausalLM:gate-elementwise");
     ProbeRecord p;
     if (runread_probe(r, -1, &p, err, sizeof err) < 0) fail_msg("%s", err);
     assert_int_equal(p.N, 2), assert_int_equal(p.T, T), assert_int_equal(p.M, M);
@@ -448,7 +448,7 @@ static void test_cli_runfile(void **s) {
     char *rep = tu_slurp(md, NULL);
     assert_non_null(rep);
     assert_non_null(strstr(rep, "## Pretrained models"));
-    assert_non_null(strstr(rep, "| run.h5 | Qwen3ForCausalLM | F32 |"));
+    assert_non_null(strstr(rep, "| run.h5 | Qwen3ForCausalLM | elementwise | F32 |"));
     free(rep);
     free(first), free(tok), free(att), free(gates), free(hid);
 }

@@ -42,6 +42,18 @@ static int add_panels(RunReader *r, const ProbeRecord *p, const char *label, Sel
     return n;
 }
 
+/* The panel label of run r's row in a comparison: "VARIANT sSEED @STEP",
+ * its own probe's step; when either run is a checkpoint of `gatelab
+ * inspect` the row's tag ("top", "bottom") instead, the title naming each
+ * model in full (checkpoint variants share the architecture's long
+ * prefix, cut at the panel's width). */
+static void row_label(RunReader *r, const ProbeRecord *p, const char *tag, char *out, size_t n) {
+    if (tag) snprintf(out, n, "%s", tag);
+    else
+        snprintf(out, n, "%.24s s%lld @%lld", runread_meta(r)->variant, runread_meta(r)->seed,
+                 p->step);
+}
+
 static int check_sel(const char *path, const ProbeRecord *p, Sel s) {
     if (s.layer >= p->L || s.head >= p->H) {
         fprintf(stderr,
@@ -68,12 +80,10 @@ static int render(const char *out, RunReader *r, const ProbeRecord *p, RunReader
     }
     int rows, cols;
     if (p2) {
-        /* each row is labelled with its own probe's step */
         char l1[48], l2[48];
-        snprintf(l1, sizeof l1, "%.24s s%lld @%lld", runread_meta(r)->variant,
-                 runread_meta(r)->seed, p->step);
-        snprintf(l2, sizeof l2, "%.24s s%lld @%lld", runread_meta(r2)->variant,
-                 runread_meta(r2)->seed, p2->step);
+        int ck = fig_is_pretrained(r) || fig_is_pretrained(r2);
+        row_label(r, p, ck ? "top" : NULL, l1, sizeof l1);
+        row_label(r2, p2, ck ? "bottom" : NULL, l2, sizeof l2);
         int n = add_panels(r, p, l1, s, pan, titles, 0);
         add_panels(r2, p2, l2, s, pan, titles, n);
         rows = 2;
@@ -92,7 +102,7 @@ static int render(const char *out, RunReader *r, const ProbeRecord *p, RunReader
         rows = s.layer >= 0 ? 1 : p->L;
         cols = s.head >= 0 ? 1 : p->H;
     }
-    char title[300], n1[80], n2[80] = "", steps[96];
+    char title[600], n1[200], n2[200] = "", steps[96];
     fig_run_label(r, n1, sizeof n1);
     if (r2) fig_run_label(r2, n2, sizeof n2);
     int pt = fig_is_pretrained(r);

@@ -201,6 +201,7 @@ static int inspect(const Opts *o, char *err, size_t errlen, int *code) {
     char *identity = hf_model_identity(m);
     RunPretrained info = {.architecture = a->arch,
                           .model_type = a->model_type,
+                          .attn_gate = hf_gate_name(a->gate),
                           .dtype = hf_model_dtype(m),
                           .model_dir = model_abs ? model_abs : o->model,
                           .config_json = hf_model_config_text(m),

@@ -35,6 +35,10 @@ const char *hf_family_name(HfFamily f) {
     return "?";
 }
 
+const char *hf_gate_name(HfGate g) {
+    return g == HF_GATE_HEADWISE ? "headwise" : g == HF_GATE_ELEMENTWISE ? "elementwise" : "none";
+}
+
 /* Integer key in [lo, hi]; dflt when absent/null and dflt >= lo, else an
  * error naming the key. */
 static int get_int(Cfg *c, const char *key, long long dflt, long long lo, long long hi) {

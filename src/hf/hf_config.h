@@ -51,6 +51,10 @@ int hf_q_rows(const HfArch *a);
 /* Gate scores per head: dh (elementwise), 1 (headwise), 0. */
 int hf_gate_per_head(const HfArch *a);
 const char *hf_family_name(HfFamily f);
+/* The attention output gate as config.json states it: "headwise"
+ * (headwise_attn_output_gate), "elementwise" (elementwise_attn_output_gate)
+ * or "none". */
+const char *hf_gate_name(HfGate g);
 /* 1 when a and b differ in architecture or shape (the first difference in
  * what: "layers 1, not 2", a's value first), 0 when they agree. */
 int hf_arch_diff(const HfArch *a, const HfArch *b, char *what, size_t len);

@@ -39,10 +39,11 @@ int runfile_append_eval(RunFile *rf, long long step, double val_loss, double val
 int runfile_write_probe(RunFile *rf, const ProbeRecord *p, char *err, size_t errlen);
 
 /* Provenance of a run measured on a pretrained checkpoint (gatelab
- * inspect): root attrs variant "pretrained:<architecture>", source and
+ * inspect): root attrs variant "pretrained:<architecture>:gate-<attn_gate>", source and
  * n_params, and the /pretrained group (RS_PT_*). */
 typedef struct {
     const char *architecture, *model_type, *dtype, *model_dir;
+    const char *attn_gate;          /* the output gate config.json names (hf_gate_name) */
     const char *config_json;        /* the snapshot's config.json text */
     const char *identity;           /* its files' identity (hf_identity.h), or NULL */
     const char *tokenizer;          /* which tokenizer.json made the ids, or "none: ..." */

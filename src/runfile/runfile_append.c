@@ -385,6 +385,7 @@ static int pretrained_attrs(hid_t g, const RunPretrained *p) {
     return h5u_attr_str(g, RS_PT_ARCHITECTURE, p->architecture) < 0 ||
                    h5u_attr_str(g, RS_PT_MODEL_TYPE, p->model_type) < 0 ||
                    h5u_attr_str(g, RS_PT_DTYPE, p->dtype) < 0 ||
+                   h5u_attr_str(g, RS_PT_ATTN_GATE, p->attn_gate) < 0 ||
                    h5u_attr_str(g, RS_PT_MODEL_DIR, p->model_dir) < 0 ||
                    h5u_attr_str(g, RS_PT_CONFIG_JSON, p->config_json) < 0 ||
                    (p->identity && h5u_attr_str(g, RS_PT_IDENTITY, p->identity) < 0) ||
@@ -402,7 +403,7 @@ static int pretrained_impl(RunFile *rf, const RunPretrained *p) {
     size_t text = strlen(p->config_json) + (p->identity ? strlen(p->identity) : 0);
     if (rf_reserve(rf, rf_compressed_bound((size_t)p->n_windows * 4 + text, 2)) < 0) return -1;
     char variant[256];
-    snprintf(variant, sizeof variant, RS_VARIANT_PRETRAINED_FMT, p->architecture);
+    snprintf(variant, sizeof variant, RS_VARIANT_PRETRAINED_FMT, p->architecture, p->attn_gate);
     if (h5u_attr_str(rf->file, RS_VARIANT, variant) < 0 ||
         h5u_attr_str(rf->file, RS_SOURCE, RS_SOURCE_PRETRAINED) < 0 ||
         h5u_attr_i64(rf->file, RS_N_PARAMS, p->n_params) < 0)

@@ -52,7 +52,7 @@
 #define RS_STATUS "status"
 #define RS_SOURCE "source" /* "pretrained" for `gatelab inspect` runs */
 #define RS_SOURCE_PRETRAINED "pretrained"
-#define RS_VARIANT_PRETRAINED_FMT "pretrained:%s" /* architecture */
+#define RS_VARIANT_PRETRAINED_FMT "pretrained:%s:gate-%s" /* architecture, RS_PT_ATTN_GATE */
 /* the BLAS that trained the run (blas_core.h BlasInfo), at creation */
 #define RS_BLAS_LIBRARY "blas_library"
 #define RS_BLAS_VERSION "blas_version"
@@ -167,6 +167,7 @@
 #define RS_PT_ARCHITECTURE "architecture"
 #define RS_PT_MODEL_TYPE "model_type"
 #define RS_PT_DTYPE "dtype"
+#define RS_PT_ATTN_GATE "attn_output_gate" /* none | headwise | elementwise (hf_gate_name) */
 #define RS_PT_MODEL_DIR "model_dir"
 #define RS_PT_CONFIG_JSON "config_json"
 #define RS_PT_IDENTITY "checkpoint_identity" /* hf_identity.h: files, bytes, hashes */
