@@ -3,7 +3,8 @@
 # of `gatelab inspect` (the tiny committed Qwen3 snapshots, plain,
 # elementwise- and headwise-gated, probed on three windows of 20 tokens):
 # the report shows what a checkpoint has (no data source, no training
-# sections, the real probe length).
+# sections, the real probe length), names the gate form, and the stream
+# and eval --quant defaults fit the recorded input.
 #   tests/checkpoints.sh SRCDIR GATELAB
 . "$(dirname "$0")/shell_test.sh" checkpoints "$@"
 trap 'rm -rf "$W"' EXIT
@@ -54,5 +55,26 @@ for g in headwise elementwise; do
 done
 "$G" heatmap runs/released-headwise.h5 --compare runs/released-elementwise.h5 --layer 1 \
     -o cmp.png >heat.log 2>&1 || bad "heatmap --compare of two checkpoints: $(cat heat.log)"
+# defaults that fit the checkpoint: stream's 512 x 8 and eval --quant's
+# (4 + 4) x 4 windows are cut to the model's 64 positions and the three
+# 20-token windows recorded, saying so in one line; what cannot fit is
+# refused naming the options
+one_line() { [ "$(wc -l <"$1")" -eq 1 ] && grep -q "$2" "$1"; }
+run=runs/qwen3-headwise-f32.h5
+"$G" stream $run -w >out 2>err || bad "stream with its defaults failed: $(cat err)"
+one_line err 'stream: .*: --len 20 --n-seq 3 (the defaults 512 and 8 .*set --len and --n-seq' ||
+    bad "stream's cut defaults not said in one line: $(cat err)"
+grep -q 'window 5 of 20 tokens, 3 sequences' out || bad "stream did not run 3 x 20: $(cat out)"
+"$G" stream $run -w -n 5 >out 2>err && bad "stream --n-seq 5 over 3 windows ran"
+one_line err 'gives 3 windows of 20 tokens, 5 asked: lower --n-seq or --len' ||
+    bad "stream --n-seq 5: $(cat err)"
+"$G" eval $run --quant w8a8 -w >out 2>err || bad "eval --quant with its defaults failed: $(cat err)"
+one_line err 'eval: .*--batch-size 1 --batches 2 --calib 1 (the defaults need 32 windows of 20' ||
+    bad "eval --quant's cut defaults not said in one line: $(cat err)"
+grep -q 'length 20  2 sequences  calibration 1 batches' out || bad "eval --quant: $(cat out)"
+"$G" eval $run --quant w8a8 -w -n 3 -c 1 -B 1 >out 2>err && bad "eval --quant over 4 windows ran"
+one_line err 'gives 3 windows of 20 tokens; --quant needs (--batches + --calib) x --batch-size = 4' ||
+    bad "eval --quant -n 3 -c 1 -B 1: $(cat err)"
+
 [ $fail -eq 0 ] && echo "checkpoints: PASS" && exit 0
 exit 1

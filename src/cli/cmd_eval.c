@@ -208,6 +208,12 @@ static int eval_quant(Forward *f, const char *spec, QuantEvalOpts *q, json_t *jo
         return 2;
     }
     QuantEvalResult r;
+    char note[512];
+    if (quanteval_fit(f, q, note, sizeof note, err, sizeof err) != 0) {
+        fprintf(stderr, "gatelab eval: %s\n", err);
+        return 2;
+    }
+    if (note[0]) fprintf(stderr, "gatelab eval: %s\n", note); /* defaults cut to the input */
     StopGuard guard;
     stop_arm(&guard); /* Ctrl-C stops between batches; nothing is stored */
     int failed = quanteval_run(f, q, &r, err, sizeof err) != 0;
@@ -304,7 +310,8 @@ int cmd_eval(int argc, char **argv) {
     json_t *jo = NULL;
     int yarn = 0, both = 0, json = 0, nowrite = 0, c;
     LcEvalOpts o = {.batches = 4, .batch_size = 4};
-    QuantEvalOpts qo = {.calib = QEVAL_CALIB_DEFAULT};
+    QuantEvalOpts qo = {.calib = QEVAL_CALIB_DEFAULT,
+                        .fit = QEVAL_FIT_BATCHES | QEVAL_FIT_BATCH_SIZE | QEVAL_FIT_CALIB};
     OptParser op;
     opt_init(&op, &eval_options, argc, argv);
     while ((c = opt_next(&op)) != OPT_END) {
@@ -317,10 +324,10 @@ int cmd_eval(int argc, char **argv) {
         case 'N': o.needle = 1; break;
         case 'j': json = 1; break;
         case 'w': nowrite = 1; break;
-        case 'n': o.batches = (int)op.num; break;
-        case 'B': o.batch_size = (int)op.num; break;
+        case 'n': o.batches = (int)op.num, qo.fit &= ~QEVAL_FIT_BATCHES; break;
+        case 'B': o.batch_size = (int)op.num, qo.fit &= ~QEVAL_FIT_BATCH_SIZE; break;
         case 'q': quant = op.str; break;
-        case 'c': qo.calib = (int)op.num; break;
+        case 'c': qo.calib = (int)op.num, qo.fit &= ~QEVAL_FIT_CALIB; break;
         }
     }
     if (op.optind != argc - 1 || (!lengths && !quant)) {

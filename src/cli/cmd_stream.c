@@ -29,8 +29,10 @@ typedef struct {
 static const OptRow stream_rows[] = {
     {'W', "window", OPT_INT, "W", 1, 1 << 20, "L/4", "keys each attention sees", 0, 0},
     {'K', "keep", OPT_STR, "LIST", 0, 0, "0,1,4", "first tokens kept, comma-separated", 0, 0},
-    {'L', "len", OPT_INT, "L", 2, 1 << 20, "seq_len; checkpoints 512", "sequence length", 0, 0},
-    {'n', "n-seq", OPT_INT, "N", 2, 1 << 16, "8", "sequences", 0, 0},
+    {'L', "len", OPT_INT, "L", 2, 1 << 20, "seq_len; checkpoints 512 within their positions",
+     "sequence length", 0, 0},
+    {'n', "n-seq", OPT_INT, "N", 2, 1 << 16, "8, or the windows a checkpoint's input gives",
+     "sequences", 0, 0},
     {'x', "text", OPT_STR, "FILE", 0, 0, NULL, "a checkpoint's text instead of its recorded input",
      0, 0},
     {'m', "model", OPT_STR, "DIR", 0, 0, NULL,
@@ -75,7 +77,7 @@ static int bad(const char *what, const char *arg) {
 
 /* 0 ok, 1 help printed, 2 bad usage. */
 static int parse(int argc, char **argv, Args *a) {
-    *a = (Args){.s = {.n_seqs = 8, .n_keep = 3, .keep = {0, 1, 4}}, .threads = cu_online_cpus()};
+    *a = (Args){.s = {.n_seqs = 0, .n_keep = 3, .keep = {0, 1, 4}}, .threads = cu_online_cpus()};
     OptParser op;
     opt_init(&op, &stream_options, argc, argv);
     for (int c; (c = opt_next(&op)) != OPT_END;) {
@@ -164,9 +166,14 @@ static int run_stream(Args *a) {
         fprintf(stderr, "gatelab stream: %s\n", err);
         return 2;
     }
-    double *loss = malloc((size_t)(STREAM_MAX_KEEP + 1) * o->n_seqs * sizeof *loss);
-    int rc =
-        loss ? stream_run(f, o, loss, err, sizeof err) : seterr(err, sizeof err, "out of memory");
+    char note[512];
+    double *loss = NULL;
+    int rc = stream_fit(f, o, note, sizeof note, err, sizeof err);
+    if (rc == 0 && note[0]) fprintf(stderr, "gatelab stream: %s\n", note);
+    if (rc == 0) loss = malloc((size_t)(STREAM_MAX_KEEP + 1) * o->n_seqs * sizeof *loss);
+    if (rc == 0)
+        rc = loss ? stream_run(f, o, loss, err, sizeof err)
+                  : seterr(err, sizeof err, "out of memory");
     forward_close(f);
     if (rc != 0) {
         fprintf(stderr, "gatelab stream: %s\n", err);

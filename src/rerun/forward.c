@@ -1,7 +1,11 @@
 /* forward.c: the checks every Forward shares (forward.h). */
 #include "forward.h"
 
+#include <limits.h>
+
 #include "util.h"
+
+int forward_avail(Forward *f, int T) { return f->ops->avail ? f->ops->avail(f, T) : INT_MAX; }
 
 void forward_close(Forward *f) {
     if (f) f->ops->close(f);

@@ -83,6 +83,10 @@ typedef struct {
                   size_t errlen);
     /* The logits [B, T, V] of the last losses call (with needle). */
     const float *(*logits)(Forward *f);
+    /* How many windows of T tokens the input gives (0 when none, e.g. a
+     * token file's line is shorter). NULL: as many as asked (a trained
+     * run's held-out split). */
+    int (*avail)(Forward *f, int T);
 } ForwardOps;
 
 struct Forward {
@@ -108,5 +112,9 @@ int forward_check_memory(Forward *f, int B, int T, int M, int probe_n, const cha
 /* 0 when a window of T tokens lies within the model's positions, else -1
  * naming the run, the length and the table. */
 int forward_check_len(const Forward *f, int T, char *err, size_t errlen);
+
+/* How many windows of T tokens f's input gives: INT_MAX when unbounded (a
+ * trained run), else the avail op's count. */
+int forward_avail(Forward *f, int T);
 
 #endif

@@ -165,8 +165,15 @@ static void h_close(Forward *f) {
     free(f);
 }
 
-static const ForwardOps hf_ops = {h_plan,   h_prepare, h_windows, h_probe,
-                                  h_losses, h_close,   NULL,      NULL};
+/* The input's windows of T tokens (0: it gives none, e.g. lines shorter). */
+static int h_avail(Forward *f, int T) {
+    char err[512];
+    Hf *h = f->impl;
+    return load_windows(f, T, 0, err, sizeof err) == 0 ? h->w.N : 0;
+}
+
+static const ForwardOps hf_ops = {h_plan,  h_prepare, h_windows, h_probe, h_losses,
+                                  h_close, NULL,      NULL,      h_avail};
 
 static void fill_info(ForwardInfo *i, const HfArch *a, const RunMeta *meta, int probe_T) {
     memset(i, 0, sizeof *i);

@@ -171,8 +171,8 @@ static int t_needle(Forward *f, int T, int B, int i, double depth, int *ids, int
 
 static const float *t_logits(Forward *f) { return model_logits(&((Trained *)f->impl)->s); }
 
-static const ForwardOps trained_ops = {t_plan,   t_prepare, t_windows, t_probe,
-                                       t_losses, t_close,   t_needle,  t_logits};
+static const ForwardOps trained_ops = {t_plan,  t_prepare, t_windows, t_probe, t_losses,
+                                       t_close, t_needle,  t_logits,  NULL};
 
 static void fill_info(ForwardInfo *i, const RunMeta *meta, const Model *m) {
     memset(i, 0, sizeof *i);

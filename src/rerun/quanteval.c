@@ -96,6 +96,32 @@ static int check_opts(Forward *f, const QuantEvalOpts *o, char *err, size_t errl
     return memplan_check(&p, what, err, errlen);
 }
 
+static int imin(int a, int b) { return a < b ? a : b; }
+
+int quanteval_fit(Forward *f, QuantEvalOpts *o, char *note, size_t notelen, char *err,
+                  size_t errlen) {
+    const int T = f->info.seq_len, avail = forward_avail(f, T);
+    const int B0 = o->batch_size, n0 = o->batches, c0 = o->calib;
+    note[0] = 0;
+    if ((long long)(o->batches + o->calib) * o->batch_size <= avail) return 0;
+    if (o->fit & QEVAL_FIT_BATCH_SIZE) o->batch_size = imin(B0, avail / 2 > 1 ? avail / 2 : 1);
+    int nb = avail / o->batch_size; /* whole batches the input gives */
+    if (o->fit & QEVAL_FIT_CALIB) o->calib = imin(c0, nb / 2 > 1 ? nb / 2 : 1);
+    if (o->fit & QEVAL_FIT_BATCHES) o->batches = imin(n0, nb - o->calib);
+    long long need = (long long)(o->batches + o->calib) * o->batch_size;
+    if (o->batches < 1 || o->calib < 1 || need > avail)
+        return seterr(err, errlen,
+                      "%s: the input gives %d windows of %d tokens; --quant needs (--batches + "
+                      "--calib) x --batch-size = %lld: lower them",
+                      f->run, avail, T,
+                      (long long)(n0 + c0) * B0 > need ? (long long)(n0 + c0) * B0 : need);
+    snprintf(note, notelen,
+             "%s: --quant with --batch-size %d --batches %d --calib %d (the defaults need %d "
+             "windows of %d tokens, the input gives %d; set them to change)",
+             f->run, o->batch_size, o->batches, o->calib, (n0 + c0) * B0, T, avail);
+    return 0;
+}
+
 int quanteval_run(Forward *f, const QuantEvalOpts *o, QuantEvalResult *r, char *err,
                   size_t errlen) {
     memset(r, 0, sizeof *r);

@@ -22,10 +22,15 @@
 #define QEVAL_CALIB_DEFAULT 4 /* calibration batches of each mode's ranges */
 #define QEVAL_CALIB_TEXT "4"  /* the same, for --help */
 
+/* The fields of QuantEvalOpts that are defaults, which quanteval_fit may
+ * cut to the windows a checkpoint's input gives (bits of .fit). */
+enum { QEVAL_FIT_BATCHES = 1, QEVAL_FIT_BATCH_SIZE = 2, QEVAL_FIT_CALIB = 4 };
+
 typedef struct {
     FqMode modes[QEVAL_MAX_MODES];
     int n_modes;
     int batches, batch_size, calib;
+    int fit; /* QEVAL_FIT_* of the fields the user did not set */
 } QuantEvalOpts;
 
 typedef struct {
@@ -50,5 +55,13 @@ int quanteval_parse_modes(const char *spec, FqMode *out, int *n);
 /* Evaluate f in float and in every mode of o into r. -1 with a one-line
  * reason: a bad option, too little memory or input, an interrupt. */
 int quanteval_run(Forward *f, const QuantEvalOpts *o, QuantEvalResult *r, char *err, size_t errlen);
+
+/* The passes need (batches + calib) x batch_size windows of the model's
+ * length; when the input gives fewer, the fields in o->fit are cut to fit
+ * (batch_size to half the windows, calib to half the batches, batches to
+ * the rest), and note gets one line saying so (else ""). -1 with one line
+ * naming the options to change when even that does not fit. */
+int quanteval_fit(Forward *f, QuantEvalOpts *o, char *note, size_t notelen, char *err,
+                  size_t errlen);
 
 #endif

@@ -27,8 +27,43 @@ int stream_check(const StreamOpts *o, char *err, size_t errlen) {
     return 0;
 }
 
+/* The default length on f: stream_len within the positions; on a
+ * checkpoint whose input gives fewer than two such windows, the probe
+ * length (its recorded windows) within the positions. */
+static int default_len(Forward *f) {
+    const ForwardInfo *i = &f->info;
+    int len = i->stream_len, probe = i->seq_len;
+    if (i->max_len > 0 && len > i->max_len) len = i->max_len;
+    if (i->max_len > 0 && probe > i->max_len) probe = i->max_len;
+    if (i->checkpoint && forward_avail(f, len) < 2 && probe >= 2 && probe < len) len = probe;
+    return len;
+}
+
+int stream_fit(Forward *f, StreamOpts *o, char *note, size_t notelen, char *err, size_t errlen) {
+    int len_default = o->len == 0, n_default = o->n_seqs == 0;
+    note[0] = 0;
+    if (len_default) o->len = default_len(f);
+    int avail = forward_avail(f, o->len);
+    if (n_default) o->n_seqs = avail < STREAM_N_SEQS_DEFAULT ? avail : STREAM_N_SEQS_DEFAULT;
+    if (avail < 2 || avail < o->n_seqs)
+        return seterr(err, errlen,
+                      "%s: the input gives %d windows of %d tokens, %d asked: lower --n-seq or "
+                      "--len, or give --text FILE with more text",
+                      f->run, avail, o->len, n_default && avail < 2 ? 2 : o->n_seqs);
+    if ((len_default && o->len != f->info.stream_len) ||
+        (n_default && o->n_seqs != STREAM_N_SEQS_DEFAULT))
+        snprintf(note, notelen,
+                 "%s: --len %d --n-seq %d (the defaults %d and %d do not fit the model's %d "
+                 "positions and the %d windows its input gives; set --len and --n-seq to change)",
+                 f->run, o->len, o->n_seqs, f->info.stream_len, STREAM_N_SEQS_DEFAULT,
+                 f->info.max_len, avail);
+    return 0;
+}
+
 static int check(Forward *f, StreamOpts *o, char *err, size_t errlen) {
-    if (o->len == 0) o->len = f->info.stream_len;
+    char note[512];
+    if ((o->len == 0 || o->n_seqs == 0) && stream_fit(f, o, note, sizeof note, err, errlen) != 0)
+        return -1;
     if (o->window == 0 && (o->window = o->len / 4) < 1)
         return seterr(err, errlen,
                       "length %d is too short for the default window (len / 4 = 0): give a "

@@ -16,15 +16,24 @@
 #include "forward.h"
 
 #define STREAM_MAX_KEEP 8
+#define STREAM_N_SEQS_DEFAULT 8 /* sequences when n_seqs is 0 */
 
 typedef struct {
     int window, len, n_seqs, n_keep;
     int keep[STREAM_MAX_KEEP];
 } StreamOpts;
 
+/* len and n_seqs where 0 (the defaults) filled in to fit f: len the
+ * model's stream_len cut to its positions (a checkpoint whose input gives
+ * fewer than two windows of that: its probe length), n_seqs
+ * STREAM_N_SEQS_DEFAULT cut to the windows the input gives. When a default
+ * was cut, note gets one line saying so (else ""). -1 with one line naming
+ * the options to change when the input gives fewer windows than asked. */
+int stream_fit(Forward *f, StreamOpts *o, char *note, size_t notelen, char *err, size_t errlen);
+
 /* The mean loss of each sequence, loss[(n_keep + 1) * n_seqs] (row 0
- * dense, row 1 + i keep[i]). len 0 means the model's stream_len, window 0
- * len / 4 (both filled in). -1 with one line in err: a window not below
+ * dense, row 1 + i keep[i]). len and n_seqs 0 are filled in by stream_fit,
+ * window 0 is len / 4. -1 with one line in err: a window not below
  * len (or a default window of 0), a keep given twice, a length the
  * positions cannot reach, too little memory (the plan of eval: memplan.h)
  * or input, an interrupt. */
