@@ -4,6 +4,8 @@
  *   in chunks of 64 KiB .. 1 MiB, not one per window, values unchanged;
  * - GATELAB_MEM_LIMIT=abc or -1: refused naming the variable;
  * - eval --lengths 1x,T (one length twice): refused, the length named;
+ * - eval --both or --yarn on an ALiBi run, or --lengths with a bad --quant:
+ *   refused in one line before anything is stored (the file unchanged);
  * - a run file whose name holds a newline: refused in one line, the
  *   newline shown as '_' (test_outputs.c has the other names);
  * - plot on a run whose last probe is corrupt exits 2, as sinks does;
@@ -131,6 +133,31 @@ static void test_eval_lengths_twice(void **st) {
     assert_out_line("names length 32 twice");
 }
 
+/* Refused in one line naming want, with p byte-identical. */
+static void assert_refused_unchanged(const char *p, const char *args, const char *want) {
+    size_t n0, n1;
+    char *before = tu_slurp_ok(p, &n0);
+    assert_int_equal(sh("", args), 2);
+    assert_out_line(want);
+    char *after = tu_slurp_ok(p, &n1);
+    assert_true(n0 == n1 && !memcmp(before, after, n0));
+    free(before), free(after);
+}
+
+static void test_eval_refused_stores_nothing(void **st) {
+    (void)st;
+    char p[1100], args[2400];
+    snprintf(p, sizeof p, "%s/alibi.h5", dir);
+    snprintf(args, sizeof args, "train " TINY " --set pos=alibi --out %s", tu_src(), p);
+    assert_int_equal(sh("", args), 0);
+    snprintf(args, sizeof args, "eval %s --lengths 1x --both", p);
+    assert_refused_unchanged(p, args, "--both evaluates YaRN, which rescales RoPE");
+    snprintf(args, sizeof args, "eval %s --lengths 1x --yarn", p);
+    assert_refused_unchanged(p, args, "positions are ALiBi; drop --yarn");
+    snprintf(args, sizeof args, "eval %s --lengths 1x --quant w9", p);
+    assert_refused_unchanged(p, args, "bad --quant 'w9'");
+}
+
 static void test_report_odd_names(void **st) {
     (void)st;
     char d[1100], to[1200], args[2400];
@@ -192,9 +219,13 @@ static void test_full_disk_intervene(void **st) {
 int main(void) {
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_chunks_by_bytes),    cmocka_unit_test(test_mem_limit_values),
-        cmocka_unit_test(test_eval_lengths_twice), cmocka_unit_test(test_report_odd_names),
-        cmocka_unit_test(test_plot_corrupt_probe), cmocka_unit_test(test_full_disk_intervene),
+        cmocka_unit_test(test_chunks_by_bytes),
+        cmocka_unit_test(test_mem_limit_values),
+        cmocka_unit_test(test_eval_lengths_twice),
+        cmocka_unit_test(test_report_odd_names),
+        cmocka_unit_test(test_plot_corrupt_probe),
+        cmocka_unit_test(test_full_disk_intervene),
+        cmocka_unit_test(test_eval_refused_stores_nothing),
     };
     return cmocka_run_group_tests(tests, tu_tiny_setup, tu_tiny_teardown);
 }

@@ -51,4 +51,8 @@ int quanteval_parse_modes(const char *spec, FqMode *out, int *n);
  * reason: a bad option, too little memory or input, an interrupt. */
 int quanteval_run(Forward *f, const QuantEvalOpts *o, QuantEvalResult *r, char *err, size_t errlen);
 
+/* quanteval_run's checks alone (the options, the memory plan), running
+ * nothing: 0, or -1 with the line quanteval_run would give. */
+int quanteval_check(Forward *f, const QuantEvalOpts *o, char *err, size_t errlen);
+
 #endif
