@@ -6,6 +6,8 @@
  * - eval --lengths 1x,T (one length twice): refused, the length named;
  * - eval --both or --yarn on an ALiBi run, or --lengths with a bad --quant:
  *   refused in one line before anything is stored (the file unchanged);
+ * - intervene gate-const on an ungated run: refused in one line, the file
+ *   unchanged; --layer with kinds that take no layer: one warning;
  * - a run file whose name holds a newline: refused in one line, the
  *   newline shown as '_' (test_outputs.c has the other names);
  * - plot on a run whose last probe is corrupt exits 2, as sinks does;
@@ -158,6 +160,26 @@ static void test_eval_refused_stores_nothing(void **st) {
     assert_refused_unchanged(p, args, "bad --quant 'w9'");
 }
 
+/* out.txt holds want. */
+static void assert_out_has(const char *want) {
+    char out[1100];
+    snprintf(out, sizeof out, "%s/out.txt", dir);
+    char *o = tu_slurp_ok(out, NULL);
+    if (!strstr(o, want)) fail_msg("want '%s' in: %s", want, o);
+    free(o);
+}
+
+static void test_intervene_ungated(void **st) {
+    (void)st;
+    char args[2400];
+    snprintf(args, sizeof args, "intervene %s gate-const", run);
+    assert_refused_unchanged(run, args, "(baseline) has no gate to hold constant");
+    snprintf(args, sizeof args, "intervene %s gates-open --layer 0 --json --no-write", run);
+    assert_int_equal(sh("", args), 0);
+    assert_out_has("warning: --layer 0 does nothing for gates-open (only gates-open-layer, "
+                   "mact-mean, mact-zero take a layer)");
+}
+
 static void test_report_odd_names(void **st) {
     (void)st;
     char d[1100], to[1200], args[2400];
@@ -226,6 +248,7 @@ int main(void) {
         cmocka_unit_test(test_plot_corrupt_probe),
         cmocka_unit_test(test_full_disk_intervene),
         cmocka_unit_test(test_eval_refused_stores_nothing),
+        cmocka_unit_test(test_intervene_ungated),
     };
     return cmocka_run_group_tests(tests, tu_tiny_setup, tu_tiny_teardown);
 }
