@@ -11,6 +11,7 @@
  * - a run file whose name holds a newline: refused in one line, the
  *   newline shown as '_' (test_outputs.c has the other names);
  * - plot on a run whose last probe is corrupt exits 2, as sinks does;
+ *   gate-hist of an ungated run, or of two runs, exits 2 (bad input);
  * - a full disk during intervene names the error (not "Success"). */
 #include <stdarg.h>
 #include <stddef.h>
@@ -220,6 +221,12 @@ static void test_plot_corrupt_probe(void **st) {
     snprintf(args, sizeof args, "plot first-share %s --out %s/na.png", p, dir);
     assert_int_equal(sh("", args), 2);
     assert_out_line("missing dataset alpha0");
+    snprintf(args, sizeof args, "plot gate-hist %s --out %s/gh.png", run, dir);
+    assert_int_equal(sh("", args), 2);
+    assert_out_line("variant baseline has no gate scores");
+    snprintf(args, sizeof args, "plot gate-hist %s %s --out %s/gh.png", run, run, dir);
+    assert_int_equal(sh("", args), 2);
+    assert_out_line("gatelab plot: gate-hist takes exactly one run (got 2)");
 }
 
 static void test_full_disk_intervene(void **st) {
