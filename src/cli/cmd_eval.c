@@ -248,6 +248,32 @@ static int eval_lengths(Forward *f, LcEvalOpts *o, int what, json_t *jo, int now
     return rc;
 }
 
+/* --lengths spec at training length T into o: 0, or 2 with one line. */
+static int lengths_into(const char *spec, int T, LcEvalOpts *o) {
+    int prc = parse_lengths(spec, T, o->lengths, &o->n_lengths);
+    if (prc == -2)
+        fprintf(stderr, "gatelab eval: --lengths '%s' names length %d twice (T_train is %d)\n",
+                spec, o->lengths[o->n_lengths], T);
+    else if (prc != 0)
+        fprintf(stderr,
+                "gatelab eval: bad --lengths '%s' (want e.g. 256,512 or 1x,2x; at most %d)\n", spec,
+                LCEVAL_MAX_LENGTHS);
+    return prc ? 2 : 0;
+}
+
+/* One warning per option of the length evaluation (--yarn, --both,
+ * --needle: set 1) given without --lengths, where it does nothing. */
+static void warn_without_lengths(int yarn, int both, int needle) {
+    const char *name[] = {"yarn", "both", "needle"};
+    const int given[] = {yarn, both, needle};
+    for (int i = 0; i < 3; i++)
+        if (given[i])
+            fprintf(stderr,
+                    "gatelab eval: warning: --%s does nothing without --lengths (--quant scores "
+                    "at T_train only); it is ignored\n",
+                    name[i]);
+}
+
 /* --quant's modes from spec into q: 0, or 2 with one line naming it. */
 static int parse_quant(const char *spec, QuantEvalOpts *q) {
     int prc = quanteval_parse_modes(spec, q->modes, &q->n_modes);
@@ -364,6 +390,7 @@ int cmd_eval(int argc, char **argv) {
         return 2;
     }
     const char *run = argv[op.optind];
+    if (!lengths) warn_without_lengths(yarn, both, o.needle);
     if (!nowrite && cu_check_out("eval", run, OUT_RUNFILE) < 0) return 2; /* outpath.h */
     /* one writer per run file, from before the read to the last write */
     RunLock lock = {.fd = -1};
@@ -379,25 +406,9 @@ int cmd_eval(int argc, char **argv) {
         runlock_release(&lock);
         return 2;
     }
-    const int T = f->info.seq_len;
-    int prc = lengths ? parse_lengths(lengths, T, o.lengths, &o.n_lengths) : 0;
-    if (prc == -2) {
-        fprintf(stderr, "gatelab eval: --lengths '%s' names length %d twice (T_train is %d)\n",
-                lengths, o.lengths[o.n_lengths], T);
-        forward_close(f);
-        runlock_release(&lock);
-        return 2;
-    }
-    if (prc != 0) {
-        fprintf(stderr,
-                "gatelab eval: bad --lengths '%s' (want e.g. 256,512 or 1x,2x; at most %d)\n",
-                lengths, LCEVAL_MAX_LENGTHS);
-        forward_close(f);
-        runlock_release(&lock);
-        return 2;
-    }
     qo.batches = o.batches, qo.batch_size = o.batch_size;
-    if (check_all(f, &o, both ? 2 : yarn, quant, &qo) != 0) {
+    if ((lengths && lengths_into(lengths, f->info.seq_len, &o) != 0) ||
+        check_all(f, &o, both ? 2 : yarn, quant, &qo) != 0) {
         forward_close(f);
         runlock_release(&lock);
         return 2;
