@@ -249,6 +249,7 @@ static int validate_extend(const Config *c, char *err, size_t n) {
 
 /* ------------------------------------------- keys that depend on others */
 
+/* When each governing key leaves its dependents nothing to do: 1 then. */
 static int no_window(const Config *c) { return c->window == 0; }
 static int no_rope(const Config *c) { return c->pos != POS_ROPE; }
 static int no_gate(const Config *c) { return c->gate_pos == GATE_NONE; }
@@ -289,6 +290,7 @@ typedef struct {
     char value[CFG_STR + 8];
 } KeyText;
 
+/* A ConfigVisit: the value of the key ctx (a KeyText) asks for. */
 static void take_value(const char *key, const char *value, int is_int, int is_float, void *ctx) {
     (void)is_int, (void)is_float;
     KeyText *kt = ctx;
