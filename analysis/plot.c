@@ -537,11 +537,10 @@ static int figure_on(RunSet *rs, const char *kind, const char *png, char *err, s
     if (!strcmp(kind, "key-share")) return plot_key_share(rs, png, err, errlen);
     if (!strcmp(kind, "distance")) return plot_distance(rs, png, err, errlen);
     if (!strcmp(kind, "gate-hist")) {
-        if (rs->n != 1)
-            return seterr(err, errlen,
-                          "plot gate-hist takes exactly one run "
-                          "(got %d)",
-                          rs->n);
+        if (rs->n != 1) {
+            seterr(err, errlen, "plot gate-hist takes exactly one run (got %d)", rs->n);
+            return NO_DATA;
+        }
         return fig_gate_hist(rs->r[0], rs->label[0], png, err, errlen);
     }
     return seterr(err, errlen,
@@ -558,7 +557,7 @@ int plot_figure(const char *kind, char **run_paths, int n, const char *png_path,
     if (plot_runs_open(&rs, run_paths, n, 0, err, errlen)) return -1;
     int rc = figure_on(&rs, kind, png_path, err, errlen);
     plot_runs_close(&rs);
-    return rc == 0 ? 0 : -1;
+    return rc == 0 ? 0 : rc == NO_DATA ? PLOT_BAD_INPUT : -1;
 }
 
 static int report_one(RunSet *rs, const char *outdir, const char *kind, const char *name, char *err,

@@ -18,6 +18,10 @@ int plot_kind_known(const char *kind);
  * when two runs share that label. Figures over probes use the
  * last probe of each run; a run without probes is left out of those
  * figures, and it is an error only when no run has the data. */
+#define PLOT_BAD_INPUT (-2) /* plot_figure: the runs cannot give the figure */
+/* 0 drawn; PLOT_BAD_INPUT when the runs cannot give this figure (gate-hist
+ * over more than one run or an ungated run, no run with the data); -1 a
+ * failure drawing it (gnuplot, memory, writing). err holds the line. */
 int plot_figure(const char *kind, char **run_paths, int n, const char *png_path, char *err,
                 size_t errlen);
 

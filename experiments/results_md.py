@@ -26,6 +26,7 @@ import math
 import os
 import re
 import sys
+import tempfile
 
 REF = "results/reference"
 OLD = REF + "/earlier"
@@ -187,12 +188,22 @@ def paper_table4(root):
 
 
 def mean_sd(values):
+    """(mean, sample sd or None, how many values) of the finite values; None if none."""
     v = [x for x in values if math.isfinite(x)]
     if not v:
         return None
     m = sum(v) / len(v)
     sd = math.sqrt(sum((x - m) ** 2 for x in v) / (len(v) - 1)) if len(v) > 1 else None
-    return m, sd
+    return m, sd, len(v)
+
+
+def mean_cell(ms, fmt, rows):
+    """A table cell: mean ± sd, with how many of the group's rows it is over when fewer."""
+    if ms is None:
+        return "–"
+    m, sd, n = ms
+    cell = fmt % m if sd is None else (fmt % m) + " ± " + (fmt % sd)
+    return cell if n == rows else "%s (%d of %d)" % (cell, n, rows)
 
 
 def num(s):
@@ -219,22 +230,17 @@ def sweep_table(root, rel):
     for (run, variant), rs in groups.items():
         cells = [run, str(len(rs))]
         for col, _, fmt in COLUMNS:
-            ms = mean_sd([num(r.get(col, "")) for r in rs])
-            if ms is None:
-                cells.append("–")
-            elif ms[1] is None:
-                cells.append(fmt % ms[0])
-            else:
-                cells.append((fmt % ms[0]) + " ± " + (fmt % ms[1]))
+            cells.append(mean_cell(mean_sd([num(r.get(col, "")) for r in rs]), fmt, len(rs)))
             if col in PAPER:
                 cells.append(paper.get(variant, {}).get(PAPER[col]) or "–")
         out.append("| " + " | ".join(cells) + " |")
     return "\n".join(out)
 
 
-TABLE_NOTE = ("The table gives the mean ± sample std over seeds from its `results.csv`; the\n"
-              "paper's column is Table 4 of docs/paper-tables.md (reference data, not ours, at\n"
-              "the paper's scale).")
+TABLE_NOTE = ("The table gives the mean ± sample std over seeds from its `results.csv`; a\n"
+              "mean over fewer of the row's seeds (a value missing or not finite) says how many,\n"
+              "`(12 of 15)`. The paper's column is Table 4 of docs/paper-tables.md (reference\n"
+              "data, not ours, at the paper's scale).")
 
 
 def claim_rows(directory, text):
@@ -364,12 +370,39 @@ def main():
     ap.add_argument("--check", action="store_true", help="compare, do not write")
     ap.add_argument("--root", default=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     a = ap.parse_args()
+    try:
+        return run(a)
+    except OSError as e:
+        print("results_md.py: %s: %s" % (e.filename or "?", e.strerror or e), file=sys.stderr)
+        return 2
+
+
+def write_beside(path, text):
+    """text into path through a fresh temporary beside it, renamed into place;
+    a symbolic link at path is refused (exit 2), never written through."""
+    if os.path.islink(path):
+        print("results_md.py: %s is a symbolic link; refusing to write through it "
+              "(give the real path with --root)" % path, file=sys.stderr)
+        return 2
+    fd, tmp = tempfile.mkstemp(prefix=os.path.basename(path) + ".", suffix=".tmp",
+                               dir=os.path.dirname(path))
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.chmod(tmp, os.stat(path).st_mode & 0o7777 if os.path.exists(path) else 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+    return 0
+
+
+def run(a):
+    """Build docs/results.md under a.root; write it, or with a.check compare it."""
     text = build(a.root)
     path = os.path.join(a.root, "docs/results.md")
     if not a.check:
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(text)
-        return 0
+        return write_beside(path, text)
     ok = check_readme(a.root) & check_listed(a.root)
     if read(a.root, "docs/results.md") != text:
         print("docs/results.md differs from what experiments/results_md.py generates; "

@@ -261,7 +261,7 @@ static void test_report_figures_from_runs(void **state) {
     assert_non_null(strstr(err, "none.h5"));
     /* gate-hist of an ungated run is refused with a reason */
     snprintf(p, sizeof p, "%s/g.png", out);
-    assert_int_equal(plot_figure("gate-hist", runs, 1, p, err, sizeof err), -1);
+    assert_int_equal(plot_figure("gate-hist", runs, 1, p, err, sizeof err), PLOT_BAD_INPUT);
     assert_non_null(strstr(err, "no gate"));
     /* clean up */
     const char *ext[3] = {"png", "dat", "gp"};

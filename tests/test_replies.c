@@ -4,10 +4,19 @@
  *   in chunks of 64 KiB .. 1 MiB, not one per window, values unchanged;
  * - GATELAB_MEM_LIMIT=abc or -1: refused naming the variable;
  * - eval --lengths 1x,T (one length twice): refused, the length named;
+ * - eval --both or --yarn on an ALiBi run, or --lengths with a bad --quant:
+ *   refused in one line before anything is stored (the file unchanged);
+ * - intervene gate-const on an ungated run: refused in one line, the file
+ *   unchanged; --layer with kinds that take no layer: one warning;
  * - a run file whose name holds a newline: refused in one line, the
  *   newline shown as '_' (test_outputs.c has the other names);
  * - plot on a run whose last probe is corrupt exits 2, as sinks does;
- * - a full disk during intervene names the error (not "Success"). */
+ *   gate-hist of an ungated run, or of two runs, exits 2 (bad input);
+ * - a full disk during intervene names the error (not "Success");
+ * - a key another key makes do nothing (yarn_scale without RoPE, gate keys
+ *   on an ungated variant, window_layers without window): one warning
+ *   naming both; extend keys without extend_share or RoPE: refused; eval's
+ *   --yarn without --lengths: one warning. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -131,6 +140,123 @@ static void test_eval_lengths_twice(void **st) {
     assert_out_line("names length 32 twice");
 }
 
+/* Refused in one line naming want, with p byte-identical. */
+static void assert_refused_unchanged(const char *p, const char *args, const char *want) {
+    size_t n0, n1;
+    char *before = tu_slurp_ok(p, &n0);
+    assert_int_equal(sh("", args), 2);
+    assert_out_line(want);
+    char *after = tu_slurp_ok(p, &n1);
+    assert_true(n0 == n1 && !memcmp(before, after, n0));
+    free(before), free(after);
+}
+
+static void test_eval_refused_stores_nothing(void **st) {
+    (void)st;
+    char p[1100], args[2400];
+    snprintf(p, sizeof p, "%s/alibi.h5", dir);
+    snprintf(args, sizeof args, "train " TINY " --set pos=alibi --out %s", tu_src(), p);
+    assert_int_equal(sh("", args), 0);
+    snprintf(args, sizeof args, "eval %s --lengths 1x --both", p);
+    assert_refused_unchanged(p, args, "--both evaluates YaRN, which rescales RoPE");
+    snprintf(args, sizeof args, "eval %s --lengths 1x --yarn", p);
+    assert_refused_unchanged(p, args, "positions are ALiBi; drop --yarn");
+    snprintf(args, sizeof args, "eval %s --lengths 1x --quant w9", p);
+    assert_refused_unchanged(p, args, "bad --quant 'w9'");
+}
+
+/* Lines (newline-ended) in text. */
+static int text_lines(const char *text) {
+    int n = 0;
+    for (; *text; text++) n += *text == '\n';
+    return n;
+}
+
+/* out.txt holds want. */
+static void assert_out_has(const char *want) {
+    char out[1100];
+    snprintf(out, sizeof out, "%s/out.txt", dir);
+    char *o = tu_slurp_ok(out, NULL);
+    if (!strstr(o, want)) fail_msg("want '%s' in: %s", want, o);
+    free(o);
+}
+
+static void test_intervene_ungated(void **st) {
+    (void)st;
+    char args[2400];
+    snprintf(args, sizeof args, "intervene %s gate-const", run);
+    assert_refused_unchanged(run, args, "(baseline) has no gate to hold constant");
+    snprintf(args, sizeof args, "intervene %s gates-open --layer 0 --json --no-write", run);
+    assert_int_equal(sh("", args), 0);
+    assert_out_has("warning: --layer 0 does nothing for gates-open (only gates-open-layer, "
+                   "mact-mean, mact-zero take a layer)");
+}
+
+/* The warnings config_warn_moot gives for the settings sets[n] (NULL
+ * ends), into a fresh string; the config must validate. */
+static char *moot_warnings(const char *const *sets) {
+    Config c;
+    char err[512], *buf = NULL;
+    size_t len = 0;
+    config_defaults(&c);
+    for (; *sets; sets++)
+        if (config_set(&c, *sets, err, sizeof err) != 0) fail_msg("%s", err);
+    config_resolve(&c);
+    if (config_validate(&c, err, sizeof err) != 0) fail_msg("%s", err);
+    FILE *f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    int n = config_warn_moot(&c, f);
+    fclose(f);
+    assert_int_equal(n, text_lines(buf));
+    return buf;
+}
+
+static void test_moot_keys(void **st) {
+    (void)st;
+    static const struct {
+        const char *sets[4], *want; /* want NULL: no warning */
+    } cases[] = {
+        {{"pos=alibi", "yarn_scale=4", NULL},
+         "gatelab: warning: yarn_scale 4 does nothing with pos alibi (it rescales RoPE's "
+         "frequencies); it is ignored\n"},
+        {{"pos=none", "rope_base=50000", NULL}, "rope_base 50000 does nothing with pos none"},
+        {{"window_layers=alternate", NULL},
+         "window_layers alternate does nothing with window 0 (no layer has a sliding window)"},
+        {{"gate_act=softplus", NULL}, "gate_act softplus does nothing with gate_pos none"},
+        {{"variant=baseline", "gate_init=zero", NULL}, "gate_init zero does nothing"},
+        {{"variant=g1-elem", "gate_act=softplus", NULL}, NULL},
+        {{"window=8", "window_layers=alternate", NULL}, NULL},
+        {{"yarn_scale=4", NULL}, NULL},
+        {{NULL}, NULL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char *w = moot_warnings(cases[i].sets);
+        if (cases[i].want ? !strstr(w, cases[i].want) || text_lines(w) != 1 : *w != 0)
+            fail_msg("case %zu: want %s, got '%s'", i, cases[i].want ? cases[i].want : "none", w);
+        free(w);
+    }
+    Config c;
+    char err[512];
+    config_defaults(&c);
+    assert_int_equal(config_set(&c, "pos=alibi", err, sizeof err), 0);
+    assert_int_equal(config_set(&c, "extend_share=0.5", err, sizeof err), 0);
+    assert_int_equal(config_set(&c, "extend_seq_len=64", err, sizeof err), 0);
+    assert_int_equal(config_set(&c, "extend_rope_base=20000", err, sizeof err), 0);
+    config_resolve(&c);
+    assert_int_equal(config_validate(&c, err, sizeof err), -1);
+    assert_string_equal(err, "extend_rope_base 20000 does nothing with pos alibi (it raises the "
+                             "RoPE base); change pos or drop extend_rope_base");
+    char args[2400];
+    snprintf(args, sizeof args, "eval %s --quant w8a8 --yarn --json --no-write", run);
+    assert_int_equal(sh("", args), 0);
+    assert_out_has("gatelab eval: warning: --yarn does nothing without --lengths");
+    snprintf(args, sizeof args,
+             "train " TINY " --set steps=2 --set pos=alibi --set yarn_scale=2 --out %s/w.h5",
+             tu_src(), dir);
+    assert_int_equal(sh("", args), 0);
+    assert_out_line("gatelab: warning: yarn_scale 2 does nothing with pos alibi");
+}
+
 static void test_report_odd_names(void **st) {
     (void)st;
     char d[1100], to[1200], args[2400];
@@ -171,6 +297,12 @@ static void test_plot_corrupt_probe(void **st) {
     snprintf(args, sizeof args, "plot first-share %s --out %s/na.png", p, dir);
     assert_int_equal(sh("", args), 2);
     assert_out_line("missing dataset alpha0");
+    snprintf(args, sizeof args, "plot gate-hist %s --out %s/gh.png", run, dir);
+    assert_int_equal(sh("", args), 2);
+    assert_out_line("variant baseline has no gate scores");
+    snprintf(args, sizeof args, "plot gate-hist %s %s --out %s/gh.png", run, run, dir);
+    assert_int_equal(sh("", args), 2);
+    assert_out_line("gatelab plot: gate-hist takes exactly one run (got 2)");
 }
 
 static void test_full_disk_intervene(void **st) {
@@ -192,9 +324,15 @@ static void test_full_disk_intervene(void **st) {
 int main(void) {
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_chunks_by_bytes),    cmocka_unit_test(test_mem_limit_values),
-        cmocka_unit_test(test_eval_lengths_twice), cmocka_unit_test(test_report_odd_names),
-        cmocka_unit_test(test_plot_corrupt_probe), cmocka_unit_test(test_full_disk_intervene),
+        cmocka_unit_test(test_chunks_by_bytes),
+        cmocka_unit_test(test_mem_limit_values),
+        cmocka_unit_test(test_eval_lengths_twice),
+        cmocka_unit_test(test_report_odd_names),
+        cmocka_unit_test(test_plot_corrupt_probe),
+        cmocka_unit_test(test_full_disk_intervene),
+        cmocka_unit_test(test_eval_refused_stores_nothing),
+        cmocka_unit_test(test_intervene_ungated),
+        cmocka_unit_test(test_moot_keys),
     };
     return cmocka_run_group_tests(tests, tu_tiny_setup, tu_tiny_teardown);
 }

@@ -101,7 +101,7 @@ static void test_extend_refused(void **state) {
     char out[512];
     snprintf(out, sizeof out, "%s/extbad.log", dir);
     static const char *bad[][3] = {
-        {"extend_seq_len=64", "extend_seq_len 64 / extend_rope_base 0 do nothing", NULL},
+        {"extend_seq_len=64", "extend_seq_len 64 does nothing with extend_share 0", NULL},
         {"extend_share=0.5 --set extend_seq_len=32", "needs extend_seq_len above seq_len 32", NULL},
         {"extend_share=0.5 --set extend_seq_len=64 --set extend_rope_base=5000",
          "extend_rope_base 5000 is below rope_base 10000", NULL},
@@ -109,7 +109,7 @@ static void test_extend_refused(void **state) {
          "(switch at step 80)"},
         {"extend_share=0.95 --set extend_seq_len=64", "extend_share", "0.9"},
         {"extend_share=0.5 --set extend_seq_len=64 --set pos=learned --set extend_rope_base=2e4",
-         "extend_rope_base 20000 needs pos = rope", NULL},
+         "extend_rope_base 20000 does nothing with pos learned", NULL},
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         int rc = tu_run(out, "train --config " PRESET " " STEPS " --set %s --out %s/extbad.h5",

@@ -194,26 +194,12 @@ static int store_quant(const char *run, const QuantEvalResult *r) {
     return 0;
 }
 
-/* The quantized evaluation of f in the modes of spec: printed (or into
- * jo) and stored unless nowrite. 0, 1 (a failed write), 2 (bad input or
- * a failed evaluation) or 130 (interrupted). */
-static int eval_quant(Forward *f, const char *spec, QuantEvalOpts *q, json_t *jo, int nowrite) {
+/* The quantized evaluation of f in q's modes (checked by check_all):
+ * printed (or into jo) and stored unless nowrite. 0, 1 (a failed write), 2
+ * (a failed evaluation) or 130 (interrupted). */
+static int eval_quant(Forward *f, QuantEvalOpts *q, json_t *jo, int nowrite) {
     char err[1024];
-    int prc = quanteval_parse_modes(spec, q->modes, &q->n_modes);
-    if (prc != 0) {
-        fprintf(stderr,
-                "gatelab eval: bad --quant '%s' (%s; want a list of " FQ_NAME_W8A8
-                ", " FQ_NAME_W8A8_PCT ", " FQ_NAME_W4A4 ")\n",
-                spec, prc == -2 ? "a mode named twice" : "an unknown mode");
-        return 2;
-    }
     QuantEvalResult r;
-    char note[512];
-    if (quanteval_fit(f, q, note, sizeof note, err, sizeof err) != 0) {
-        fprintf(stderr, "gatelab eval: %s\n", err);
-        return 2;
-    }
-    if (note[0]) fprintf(stderr, "gatelab eval: %s\n", note); /* defaults cut to the input */
     StopGuard guard;
     stop_arm(&guard); /* Ctrl-C stops between batches; nothing is stored */
     int failed = quanteval_run(f, q, &r, err, sizeof err) != 0;
@@ -260,6 +246,83 @@ static int eval_lengths(Forward *f, LcEvalOpts *o, int what, json_t *jo, int now
         for (int i = 0; i < o->n_lengths; i++) lceval_result_free(&res[i]);
     }
     return rc;
+}
+
+/* --lengths spec at training length T into o: 0, or 2 with one line. */
+static int lengths_into(const char *spec, int T, LcEvalOpts *o) {
+    int prc = parse_lengths(spec, T, o->lengths, &o->n_lengths);
+    if (prc == -2)
+        fprintf(stderr, "gatelab eval: --lengths '%s' names length %d twice (T_train is %d)\n",
+                spec, o->lengths[o->n_lengths], T);
+    else if (prc != 0)
+        fprintf(stderr,
+                "gatelab eval: bad --lengths '%s' (want e.g. 256,512 or 1x,2x; at most %d)\n", spec,
+                LCEVAL_MAX_LENGTHS);
+    return prc ? 2 : 0;
+}
+
+/* One warning per option of the length evaluation (--yarn, --both,
+ * --needle: set 1) given without --lengths, where it does nothing. */
+static void warn_without_lengths(int yarn, int both, int needle) {
+    const char *name[] = {"yarn", "both", "needle"};
+    const int given[] = {yarn, both, needle};
+    for (int i = 0; i < 3; i++)
+        if (given[i])
+            fprintf(stderr,
+                    "gatelab eval: warning: --%s does nothing without --lengths (--quant scores "
+                    "at T_train only); it is ignored\n",
+                    name[i]);
+}
+
+/* --quant's modes from spec into q: 0, or 2 with one line naming it. */
+static int parse_quant(const char *spec, QuantEvalOpts *q) {
+    int prc = quanteval_parse_modes(spec, q->modes, &q->n_modes);
+    if (prc == 0) return 0;
+    fprintf(stderr,
+            "gatelab eval: bad --quant '%s' (%s; want a list of " FQ_NAME_W8A8 ", " FQ_NAME_W8A8_PCT
+            ", " FQ_NAME_W4A4 ")\n",
+            spec, prc == -2 ? "a mode named twice" : "an unknown mode");
+    return 2;
+}
+
+/* Every evaluation asked for, checked before any runs, so that a refused
+ * command stores nothing: YaRN (what 1 = --yarn, 2 = --both) only on a run
+ * with RoPE, each length in each mode (lengths when o->n_lengths > 0),
+ * then the --quant modes (quant when non-NULL; defaults left by the user
+ * cut to the input, quanteval_fit) and their memory. 0, or 2 with one line
+ * on stderr. */
+static int check_all(Forward *f, LcEvalOpts *o, int what, const char *quant, QuantEvalOpts *q) {
+    char err[1024];
+    if (o->n_lengths > 0 && what && !f->info.yarn) {
+        const char *opt = what == 2 ? "both" : "yarn";
+        fprintf(stderr,
+                "gatelab eval: %s: --%s evaluates YaRN, which rescales RoPE, but this run's "
+                "positions are %s; drop --%s\n",
+                f->run, opt, f->info.positions, opt);
+        return 2;
+    }
+    for (int yarn = 0; o->n_lengths > 0 && yarn <= 1; yarn++) {
+        if ((yarn && !what) || (!yarn && what == 1)) continue;
+        /* --both skips an untestable YaRN in one line (eval_lengths) */
+        if (yarn && what == 2 && lceval_yarn_check(f, err, sizeof err) != 0) continue;
+        o->yarn = yarn;
+        if (lceval_check(f, o, err, sizeof err) != 0) {
+            fprintf(stderr, "gatelab eval: %s\n", err);
+            return 2;
+        }
+    }
+    if (quant && (parse_quant(quant, q) != 0)) return 2;
+    char note[512] = "";
+    if (quant && quanteval_fit(f, q, note, sizeof note, err, sizeof err) != 0) {
+        fprintf(stderr, "gatelab eval: %s\n", err);
+        return 2;
+    }
+    if (note[0]) fprintf(stderr, "gatelab eval: %s\n", note); /* defaults cut to the input */
+    if (quant && quanteval_check(f, q, err, sizeof err) != 0) {
+        fprintf(stderr, "gatelab eval: %s\n", err);
+        return 2;
+    }
+    return 0;
 }
 
 static const OptRow eval_rows[] = {
@@ -335,6 +398,7 @@ int cmd_eval(int argc, char **argv) {
         return 2;
     }
     const char *run = argv[op.optind];
+    if (!lengths) warn_without_lengths(yarn, both, o.needle);
     if (!nowrite && cu_check_out("eval", run, OUT_RUNFILE) < 0) return 2; /* outpath.h */
     /* one writer per run file, from before the read to the last write */
     RunLock lock = {.fd = -1};
@@ -350,19 +414,9 @@ int cmd_eval(int argc, char **argv) {
         runlock_release(&lock);
         return 2;
     }
-    const int T = f->info.seq_len;
-    int prc = lengths ? parse_lengths(lengths, T, o.lengths, &o.n_lengths) : 0;
-    if (prc == -2) {
-        fprintf(stderr, "gatelab eval: --lengths '%s' names length %d twice (T_train is %d)\n",
-                lengths, o.lengths[o.n_lengths], T);
-        forward_close(f);
-        runlock_release(&lock);
-        return 2;
-    }
-    if (prc != 0) {
-        fprintf(stderr,
-                "gatelab eval: bad --lengths '%s' (want e.g. 256,512 or 1x,2x; at most %d)\n",
-                lengths, LCEVAL_MAX_LENGTHS);
+    qo.batches = o.batches, qo.batch_size = o.batch_size;
+    if ((lengths && lengths_into(lengths, f->info.seq_len, &o) != 0) ||
+        check_all(f, &o, both ? 2 : yarn, quant, &qo) != 0) {
         forward_close(f);
         runlock_release(&lock);
         return 2;
@@ -371,9 +425,8 @@ int cmd_eval(int argc, char **argv) {
     int rc = lengths ? eval_lengths(f, &o, both ? 2 : yarn, jo, nowrite) : 0;
     if (rc >= 2) json_decref(jo), jo = NULL; /* no partial JSON */
     if (rc == 0 && quant) {
-        qo.batches = o.batches, qo.batch_size = o.batch_size;
         if (json) cj_set(jo, "variant", cj_str(f->info.variant));
-        rc = eval_quant(f, quant, &qo, jo, nowrite);
+        rc = eval_quant(f, &qo, jo, nowrite);
         if (rc >= 2) json_decref(jo), jo = NULL; /* no partial JSON */
     }
     forward_close(f);

@@ -38,6 +38,33 @@ static int parse_kinds(int argc, char **argv, InterventionKind *kinds, int *n) {
     return 0;
 }
 
+/* The names of kinds[n] (IV_NONE left out) that do (want 1) or do not
+ * (want 0) take --layer, joined by ", " into buf. */
+static void layer_kinds(const InterventionKind *kinds, int n, int want, char *buf, size_t len) {
+    size_t at = 0;
+    buf[0] = 0;
+    for (int i = 0; i < n && at < len; i++)
+        if (kinds[i] != IV_NONE && intervention_per_layer(kinds[i]) == want)
+            at += (size_t)snprintf(buf + at, len - at, "%s%s", at ? ", " : "",
+                                   intervention_name(kinds[i]));
+}
+
+/* One warning on stderr when --layer (layer >= 0) is given but none of
+ * kinds[n] takes it (intervention_per_layer): it would do nothing. */
+static void warn_unused_layer(int layer, const InterventionKind *kinds, int n) {
+    char given[512], takes[256];
+    InterventionKind every[IV_COUNT];
+    for (int k = 0; k < IV_COUNT; k++) every[k] = (InterventionKind)k;
+    layer_kinds(kinds, n, 1, takes, sizeof takes);
+    if (layer < 0 || takes[0]) return;
+    layer_kinds(kinds, n, 0, given, sizeof given);
+    layer_kinds(every, IV_COUNT, 1, takes, sizeof takes);
+    fprintf(stderr,
+            "gatelab intervene: warning: --layer %d does nothing for %s (only %s take a layer); "
+            "it is ignored\n",
+            layer, given, takes);
+}
+
 /* One line redrawn on a terminal; in a log (a sweep's), one line each. */
 static void progress(const char *name, int i, int n) {
     const int tty = isatty(STDERR_FILENO);
@@ -203,6 +230,7 @@ int cmd_intervene(int argc, char **argv) {
     InterventionKind kinds[IV_COUNT];
     int n;
     if (parse_kinds(argc - opnd - 1, argv + opnd + 1, kinds, &n) != 0) return 2;
+    warn_unused_layer(prm.layer, kinds, n);
     /* one writer per run file (runlock.h), from before the read to the
      * last write; and never through a link or into a foreign file */
     RunLock lock = {.fd = -1};

@@ -117,9 +117,10 @@ int cmd_plot(int argc, char **argv) {
         cu_check_out("plot", side[2], OUT_SVG) < 0 || cu_check_out("plot", side[3], OUT_PDF) < 0)
         return 2;
     char err[1024] = "";
-    if (plot_figure(kind, argv + opnd, n, out, err, sizeof err)) {
+    int rc = plot_figure(kind, argv + opnd, n, out, err, sizeof err);
+    if (rc != 0) {
         fprintf(stderr, "gatelab plot: %s\n", err);
-        return 1;
+        return rc == PLOT_BAD_INPUT ? 2 : 1; /* docs/failures.md: 2 bad input, 1 a failure */
     }
     printf("wrote %s (and .svg, .pdf)\n", out);
     return 0;

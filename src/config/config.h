@@ -8,6 +8,7 @@
 #define GATELAB_CONFIG_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 /* Most transformer blocks a config may ask for; model.h's MAX_LAYERS
  * (the weight table) is the same number, asserted in params.c. */
@@ -208,6 +209,13 @@ int config_apply_variant(Config *cfg, const char *id, char *err, size_t errlen);
 /* Check shapes and refuse contradictory settings (config_validate.c).
  * -1 with a reason. */
 int config_validate(const Config *cfg, char *err, size_t errlen);
+
+/* One warning line on `to` for each key set (away from its default) where
+ * another key makes it do nothing (yarn_scale without RoPE, gate keys on
+ * an ungated variant, window_layers without window; the table of which
+ * keys depend on which is in config_validate.c, whose refusing rows
+ * config_validate applies). The count of lines written. */
+int config_warn_moot(const Config *cfg, FILE *to);
 
 /* Every int and float key of cfg inside its key-table range (config.c,
  * part of config_validate). -1 with "KEY VALUE is outside LO..HI". */

@@ -15,7 +15,9 @@ int config_from_args(Config *cfg, const char *path, char **sets, int nsets, char
     if (path && config_load_file(cfg, path, err, errlen) != 0) return -1;
     for (int i = 0; i < nsets; i++)
         if (config_set(cfg, sets[i], err, errlen) != 0) return -1;
-    return finish(cfg, err, errlen);
+    if (finish(cfg, err, errlen) != 0) return -1;
+    config_warn_moot(cfg, stderr); /* a user's settings that do nothing */
+    return 0;
 }
 
 int config_from_text(Config *cfg, const char *text, const char *name, char *err, size_t errlen) {

@@ -227,22 +227,14 @@ static int validate_train(const Config *c, char *err, size_t n) {
     return 0;
 }
 
-/* Context extension: all three keys together, a longer length, a base
- * not below rope_base, and steps on both sides of the switch. */
+/* Context extension: a longer length, a base not below rope_base, and
+ * steps on both sides of the switch (its keys without extend_share or
+ * RoPE: DEPENDENT below). */
 static int validate_extend(const Config *c, char *err, size_t n) {
-    if (!(c->extend_share > 0.0f)) {
-        if (c->extend_seq_len || c->extend_rope_base > 0.0f)
-            return seterr(err, n,
-                          "extend_seq_len %d / extend_rope_base %g do nothing without "
-                          "extend_share (the share of steps trained at the longer length)",
-                          c->extend_seq_len, (double)c->extend_rope_base);
-        return 0;
-    }
+    if (!(c->extend_share > 0.0f)) return 0;
     if (c->extend_seq_len <= c->seq_len)
         return seterr(err, n, "extend_share %g needs extend_seq_len above seq_len %d, got %d",
                       (double)c->extend_share, c->seq_len, c->extend_seq_len);
-    if (c->extend_rope_base > 0.0f && c->pos != POS_ROPE)
-        return seterr(err, n, "extend_rope_base %g needs pos = rope", (double)c->extend_rope_base);
     if (c->extend_rope_base > 0.0f && c->extend_rope_base < c->rope_base)
         return seterr(err, n, "extend_rope_base %g is below rope_base %g (the extension raises it)",
                       (double)c->extend_rope_base, (double)c->rope_base);
@@ -255,10 +247,108 @@ static int validate_extend(const Config *c, char *err, size_t n) {
     return 0;
 }
 
+/* ------------------------------------------- keys that depend on others */
+
+/* When each governing key leaves its dependents nothing to do: 1 then. */
+static int no_window(const Config *c) { return c->window == 0; }
+static int no_rope(const Config *c) { return c->pos != POS_ROPE; }
+static int no_gate(const Config *c) { return c->gate_pos == GATE_NONE; }
+static int no_extend(const Config *c) { return !(c->extend_share > 0.0f); }
+
+/* A key that does something only when another key allows it: set (away
+ * from its default) while moot(c), it does nothing, because of key gov
+ * (why says how). refuse: then it can only be a mistake, and
+ * config_validate refuses it; else config_warn_moot warns. */
+typedef struct {
+    const char *key;
+    int (*moot)(const Config *c);
+    const char *gov, *why;
+    int refuse;
+} DependentKey;
+
+static const DependentKey DEPENDENT[] = {
+    {"extend_seq_len", no_extend, "extend_share", "the share of steps trained at the longer length",
+     1},
+    {"extend_rope_base", no_extend, "extend_share",
+     "the share of steps trained at the longer length", 1},
+    {"extend_rope_base", no_rope, "pos", "it raises the RoPE base", 1},
+    {"rope_base", no_rope, "pos", "it sets RoPE's frequencies", 0},
+    {"yarn_scale", no_rope, "pos", "it rescales RoPE's frequencies", 0},
+    {"window_layers", no_window, "window", "no layer has a sliding window", 0},
+    {"gate_gran", no_gate, "gate_pos", "the variant has no gate", 0},
+    {"gate_shared", no_gate, "gate_pos", "the variant has no gate", 0},
+    {"gate_form", no_gate, "gate_pos", "the variant has no gate", 0},
+    {"gate_act", no_gate, "gate_pos", "the variant has no gate", 0},
+    {"gate_input", no_gate, "gate_pos", "the variant has no gate", 0},
+    {"gate_in_dim", no_gate, "gate_pos", "the variant has no gate", 0},
+    {"gate_init", no_gate, "gate_pos", "the variant has no gate", 0},
+};
+#define N_DEPENDENT (sizeof DEPENDENT / sizeof *DEPENDENT)
+
+typedef struct {
+    const char *key;
+    char value[CFG_STR + 8];
+} KeyText;
+
+/* A ConfigVisit: the value of the key ctx (a KeyText) asks for. */
+static void take_value(const char *key, const char *value, int is_int, int is_float, void *ctx) {
+    (void)is_int, (void)is_float;
+    KeyText *kt = ctx;
+    if (!strcmp(key, kt->key)) snprintf(kt->value, sizeof kt->value, "%s", value);
+}
+
+/* Key's value in c as config text (config_visit) into kt. */
+static void key_text(const Config *c, const char *key, KeyText *kt) {
+    kt->key = key, kt->value[0] = 0;
+    config_visit(c, take_value, kt);
+}
+
+/* The first DEPENDENT row (from *at on) set in c while moot, its line
+ * into err ("KEY V does nothing with GOV W (WHY); ..."); its index, or
+ * -1. */
+static int next_moot(const Config *c, size_t *at, char *err, size_t n) {
+    Config d;
+    config_defaults(&d);
+    for (; *at < N_DEPENDENT; (*at)++) {
+        const DependentKey *k = &DEPENDENT[*at];
+        KeyText v, dv, g;
+        if (!k->moot(c)) continue;
+        key_text(c, k->key, &v), key_text(&d, k->key, &dv);
+        if (!strcmp(v.value, dv.value)) continue;
+        key_text(c, k->gov, &g);
+        if (k->refuse)
+            seterr(err, n, "%s %s does nothing with %s %s (%s); change %s or drop %s", k->key,
+                   v.value, k->gov, g.value, k->why, k->gov, k->key);
+        else
+            seterr(err, n, "%s %s does nothing with %s %s (%s); it is ignored", k->key, v.value,
+                   k->gov, g.value, k->why);
+        return (int)(*at)++;
+    }
+    return -1;
+}
+
+/* The refusing DEPENDENT rows: -1 with the first one set while moot. */
+static int validate_dependent(const Config *c, char *err, size_t n) {
+    size_t at = 0;
+    for (int i; (i = next_moot(c, &at, err, n)) >= 0;)
+        if (DEPENDENT[i].refuse) return -1;
+    return 0;
+}
+
+int config_warn_moot(const Config *c, FILE *to) {
+    char line[512];
+    size_t at = 0;
+    int warned = 0;
+    for (int i; (i = next_moot(c, &at, line, sizeof line)) >= 0;)
+        if (!DEPENDENT[i].refuse) fprintf(to, "gatelab: warning: %s\n", line), warned++;
+    return warned;
+}
+
 int config_validate(const Config *c, char *err, size_t errlen) {
     if (config_check_ranges(c, err, errlen) || validate_shapes(c, err, errlen) ||
         validate_variant(c, err, errlen) || validate_data(c, err, errlen) ||
-        validate_train(c, err, errlen) || validate_extend(c, err, errlen))
+        validate_train(c, err, errlen) || validate_dependent(c, err, errlen) ||
+        validate_extend(c, err, errlen))
         return -1;
     return 0;
 }

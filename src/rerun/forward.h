@@ -33,6 +33,7 @@ typedef struct {
     int max_pos;                /* the position table's size, for messages (0: none) */
     int learned_pos;            /* 1: positions are a learned table (no extrapolation) */
     int yarn;                   /* 1: YaRN scaling can be applied */
+    int gated;                  /* 1: the attention has gates (gate_pos, a gated checkpoint) */
     int rope_dim;               /* RoPE: the width of each rotation (0: no RoPE) */
     double rope_base;           /* RoPE: its base */
     int L, H, d, V;             /* layers, query heads, model width, vocabulary */

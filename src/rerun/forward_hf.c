@@ -186,6 +186,7 @@ static void fill_info(ForwardInfo *i, const HfArch *a, const RunMeta *meta, int 
     i->stream_len = STREAM_LEN_DEFAULT;
     i->max_len = i->max_pos = a->max_pos > 0 ? a->max_pos : 0;
     i->L = a->L, i->H = a->H, i->d = a->d, i->V = a->V;
+    i->gated = a->gate != HF_GATE_NONE;
 }
 
 /* The opened checkpoint against the one the run measured: its recorded

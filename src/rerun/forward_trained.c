@@ -184,6 +184,7 @@ static void fill_info(ForwardInfo *i, const RunMeta *meta, const Model *m) {
     i->max_pos = i->learned_pos ? m->cfg.max_pos : 0;
     i->max_len = i->learned_pos ? m->cfg.max_pos - m->dims.extra_pos : 0;
     i->yarn = m->cfg.pos == POS_ROPE; /* YaRN rescales RoPE's frequencies: nothing else */
+    i->gated = m->cfg.gate_pos != GATE_NONE;
     i->rope_dim = i->yarn ? m->dims.dh / config_rope_split(m->cfg.diff_attn) : 0;
     i->rope_base = m->cfg.rope_base;
     i->L = m->dims.L, i->H = m->dims.H, i->d = m->dims.d, i->V = m->dims.V;

@@ -187,8 +187,7 @@ static int needle_check(Forward *f, const LcEvalOpts *o, int L, char *err, size_
     return rc;
 }
 
-/* Every option and length, before anything runs. */
-static int check_opts(Forward *f, const LcEvalOpts *o, char *err, size_t errlen) {
+int lceval_check(Forward *f, const LcEvalOpts *o, char *err, size_t errlen) {
     if (o->n_lengths < 1 || o->n_lengths > LCEVAL_MAX_LENGTHS)
         return seterr(err, errlen, "need 1..%d lengths, got %d", LCEVAL_MAX_LENGTHS, o->n_lengths);
     if (o->batches < 1 || o->batch_size < 1)
@@ -212,7 +211,7 @@ static int check_opts(Forward *f, const LcEvalOpts *o, char *err, size_t errlen)
 }
 
 int lceval_run(Forward *f, const LcEvalOpts *o, LcEvalResult *out, char *err, size_t errlen) {
-    int rc = check_opts(f, o, err, errlen), done = 0;
+    int rc = lceval_check(f, o, err, errlen), done = 0;
     for (; rc == 0 && done < o->n_lengths; done++)
         if (eval_length(f, o, o->lengths[done], &out[done], err, errlen) != 0) rc = -1;
     /* eval_length frees its own result on failure; free the earlier ones */

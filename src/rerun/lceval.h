@@ -50,6 +50,10 @@ typedef struct {
  * run. -1 with a one-line reason: a bad option, a length the positions
  * cannot reach, too little memory or input, an interrupt. */
 int lceval_run(Forward *f, const LcEvalOpts *o, LcEvalResult *out, char *err, size_t errlen);
+
+/* lceval_run's checks alone (every option and length, the memory plan),
+ * running nothing: 0, or -1 with the line lceval_run would give. */
+int lceval_check(Forward *f, const LcEvalOpts *o, char *err, size_t errlen);
 void lceval_result_free(LcEvalResult *r);
 
 /* 0 when YaRN is testable on f: it keeps at least one rotary pair (ops.h

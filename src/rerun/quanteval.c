@@ -79,7 +79,7 @@ static int run_mode(Forward *f, const QuantEvalOpts *o, FqMode m, const QBufs *b
 
 /* The options, and the memory plan of the passes (the Forward's, plus the
  * quantized weights), before anything runs. */
-static int check_opts(Forward *f, const QuantEvalOpts *o, char *err, size_t errlen) {
+int quanteval_check(Forward *f, const QuantEvalOpts *o, char *err, size_t errlen) {
     if (o->n_modes < 1 || o->n_modes > QEVAL_MAX_MODES)
         return seterr(err, errlen, "need 1..%d quantization modes, got %d", QEVAL_MAX_MODES,
                       o->n_modes);
@@ -125,7 +125,7 @@ int quanteval_fit(Forward *f, QuantEvalOpts *o, char *note, size_t notelen, char
 int quanteval_run(Forward *f, const QuantEvalOpts *o, QuantEvalResult *r, char *err,
                   size_t errlen) {
     memset(r, 0, sizeof *r);
-    if (check_opts(f, o, err, errlen) != 0) return -1;
+    if (quanteval_check(f, o, err, errlen) != 0) return -1;
     const int B = o->batch_size, T = f->info.seq_len;
     r->len = T, r->calib = o->calib, r->n_seqs = (long long)o->batches * B;
     if (f->ops->prepare(f, B, T, 1.0, err, errlen) != 0) return -1;

@@ -64,4 +64,8 @@ int quanteval_run(Forward *f, const QuantEvalOpts *o, QuantEvalResult *r, char *
 int quanteval_fit(Forward *f, QuantEvalOpts *o, char *note, size_t notelen, char *err,
                   size_t errlen);
 
+/* quanteval_run's checks alone (the options, the memory plan), running
+ * nothing: 0, or -1 with the line quanteval_run would give. */
+int quanteval_check(Forward *f, const QuantEvalOpts *o, char *err, size_t errlen);
+
 #endif
