@@ -388,6 +388,9 @@ enum { RS_REQ, RS_OPT, RS_GATE, RS_GATE_OPT };
       "per layer and position t: mean over probe sequences of the L2 norm of the gradient of "     \
       "the sequence's mean loss w.r.t. the residual stream entering the block (Chen & Yao "        \
       "2026's gradient sinks); trained runs' probes only")                                         \
+    X(targets, int, RS_I32, 0, "targets", "NT", RS_OPT,                                            \
+      "probe target ids [seq, t] grad_in_norm is scored against (-1: no target; the last "         \
+      "position's is the token after the stored window); trained runs' probes only")               \
     X(gate_w_norm, double, RS_F64, 0, "gate_weight_norm", "LG", RS_GATE_OPT,                       \
       "per layer and gated head: Frobenius norm of the gate's weights that serve the head "        \
       "(biases excluded); trained runs' probes only")
