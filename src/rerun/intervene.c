@@ -200,6 +200,8 @@ static int expand(const InterventionKind *kinds, int n, const IvParams *p, const
             IntervResult *o = &r[k];
             memset(o, 0, sizeof *o);
             o->kind = kd, o->layer = -1, o->gate_const = NAN;
+            o->mact_abs = intervention_mact(kd) ? p->mact_abs : NAN;
+            o->mact_ratio = intervention_mact(kd) ? p->mact_ratio : NAN;
             snprintf(o->name, sizeof o->name, "%s", nm);
             if (intervention_per_layer(kd)) {
                 o->layer = p->layer < 0 ? j : p->layer;
