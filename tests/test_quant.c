@@ -324,6 +324,15 @@ static void fx_hf(hid_t f) {
     H5Gclose(g);
 }
 
+/* The reference fixture (make_quant_fixture.py), open read-only. */
+static hid_t fx_open(void) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/tests/reference/fixtures/quant/quant.h5", tu_src());
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (f < 0) fail_msg("cannot open %s", path);
+    return f;
+}
+
 /* Every site's calibrated range of mode k after the fixture's calibration
  * batches [nb, B, T] through m, each batch one calibration batch taken in
  * one pass of B sequences (a trained run's forward) or, one_by_one, in B
@@ -362,11 +371,7 @@ static int calib_ranges(const Model *m, FqMode k, const int *cal, int nb, int B,
  * (to float32 rounding of the two forwards), in every quantized mode. */
 static void test_range_per_batch(void **st) {
     (void)st;
-    char path[1024];
-    snprintf(path, sizeof path, "%s/tests/reference/fixtures/quant/quant.h5", tu_src());
-    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
-    if (f < 0) fail_msg("cannot open %s", path);
-    hid_t g = H5Gopen2(f, "trained", H5P_DEFAULT);
+    hid_t f = fx_open(), g = H5Gopen2(f, "trained", H5P_DEFAULT);
     Model m;
     size_t n, nc;
     tu_fx_model(g, "trained", &m);
@@ -395,10 +400,7 @@ static void test_range_per_batch(void **st) {
 
 static void test_pytorch_reference(void **st) {
     (void)st;
-    char path[1024];
-    snprintf(path, sizeof path, "%s/tests/reference/fixtures/quant/quant.h5", tu_src());
-    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
-    if (f < 0) fail_msg("cannot open %s", path);
+    hid_t f = fx_open();
     fx_trained(f);
     fx_hf(f);
     H5Fclose(f);
