@@ -257,6 +257,28 @@ static void get(RunReader *r, const char *name, RunIntervention *iv) {
     if (runread_intervention(r, name, iv, err, sizeof err) != 0) fail_msg("%s", err);
 }
 
+/* The report over the runs in directory runs: its intervention table has a row per
+ * stored result, a mact-* row named with its thresholds, and mact-zero-L1's
+ * dloss the stored pair's difference, dloss. */
+static void check_report_rows(const char *runs, const char *out, double dloss) {
+    char rep[1100], md[1200], want[160];
+    snprintf(rep, sizeof rep, "%s/rep", runs);
+    snprintf(md, sizeof md, "%s/REPORT.md", rep);
+    assert_int_equal(tu_run(out, "report %s --out %s", runs, rep), 0);
+    char *text = tu_slurp_ok(md, NULL);
+    snprintf(want, sizeof want, "| g1 | mact-zero-L1 (|h| > 0, > 2 x median) | 1 | ");
+    const char *row = strstr(text, want);
+    if (!row) fail_msg("REPORT.md has no row '%s'", want);
+    snprintf(want, sizeof want, "| %+.4f |", dloss);
+    const char *eol = strchr(row, '\n');
+    const char *cell = strstr(row, want);
+    if (!cell || cell > eol)
+        fail_msg("mact-zero-L1 row lacks dloss %s: %.*s", want, (int)(eol - row), row);
+    assert_non_null(strstr(text, "| g1 | head-zero | 1 | "));
+    assert_non_null(strstr(text, "| g1 | gate-const-c1 | 1 | "));
+    free(text);
+}
+
 static void test_cli_store(void **st) {
     (void)st;
     char out[1100], err[512];
@@ -330,24 +352,7 @@ static void test_cli_store(void **st) {
     assert_non_null(strstr(text, "\"mact_abs\":100"));
     assert_non_null(strstr(text, "\"mact_ratio\":1000"));
     free(text);
-    /* the report's intervention table has a row per stored result, its
-     * dloss the stored pair's difference */
-    char rep[1100], md[1200], want[160];
-    snprintf(rep, sizeof rep, "%s/rep", dir);
-    snprintf(md, sizeof md, "%s/REPORT.md", rep);
-    assert_int_equal(tu_run(out, "report %s --out %s", dir, rep), 0);
-    text = tu_slurp_ok(md, NULL);
-    snprintf(want, sizeof want, "| g1 | mact-zero-L1 (|h| > 0, > 2 x median) | 1 | ");
-    const char *row = strstr(text, want);
-    if (!row) fail_msg("REPORT.md has no row '%s'", want);
-    snprintf(want, sizeof want, "| %+.4f |", mact_l1 - none_loss);
-    const char *eol = strchr(row, '\n');
-    const char *cell = strstr(row, want);
-    if (!cell || cell > eol)
-        fail_msg("mact-zero-L1 row lacks dloss %s: %.*s", want, (int)(eol - row), row);
-    assert_non_null(strstr(text, "| g1 | head-zero | 1 | "));
-    assert_non_null(strstr(text, "| g1 | gate-const-c1 | 1 | "));
-    free(text);
+    check_report_rows(dir, out, mact_l1 - none_loss);
 }
 
 /* ---- against PyTorch (make_intervene_fixture.py's more/ groups) ---- */

@@ -123,7 +123,8 @@ static void fill_d(double *a, size_t n, double base) {
     for (size_t i = 0; i < n; i++) a[i] = base + 0.5 * (double)i;
 }
 
-static void make_probe(Probe *q, long long step) {
+/* Every array of q filled with values of its index. */
+static void fill_probe(Probe *q) {
     for (int i = 0; i < PN * PT; i++) q->tokens[i] = 100 + i, q->targets[i] = 101 + i;
     fill_f(q->attention, PL * PH * PT * PT, 0.0f);
     fill_f(q->slot, PL * PH * PT, 10.0f);
@@ -158,6 +159,11 @@ static void make_probe(Probe *q, long long step) {
     fill_f(q->key_alpha, PN * PL * PH * PT, 50.0f);
     fill_f(q->bos_cos, PN * PL * PT, 60.0f);
     fill_d(q->resid, PL * PD, 70.0);
+}
+
+/* q's arrays filled (fill_probe) and q->p the record over them at step. */
+static void make_probe(Probe *q, long long step) {
+    fill_probe(q);
     q->p = (ProbeRecord){.step = step,
                          .L = PL,
                          .H = PH,
