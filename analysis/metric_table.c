@@ -247,8 +247,14 @@ static const MetricCol METRICS[] = {
             "||v_0||, the value norm at position 0, the mean over layers and heads."),
     CSV_DEF("value_norm_rest", vnorm_rest, "The same of the mean over positions t >= 1."),
     {"dormant_heads", NAN, MK_INT, MS_OTHER, OFF(dormant), 0, 0, NULL, "def-dormant", NULL,
-     "How many heads the declared dormant-head rule classes as dormant (docs/metrics.md \"Head "
-     "probes\").",
+     "How many heads the sink rule classes as dormant: output-norm score below 0.5 and a "
+     "first-token sink (docs/metrics.md \"Head probes\", dormant heads).",
+     0, 0},
+    {"dormant_heads_norm", NAN, MK_INT, MS_OTHER, OFF(dormant_norm), 0, 0, NULL, "def-dormant-norm",
+     NULL,
+     "How many heads the output-norm rule classes as dormant: output-norm score below 0.5, "
+     "sink or not (Sandoval-Segura et al.'s criterion; docs/metrics.md \"Head probes\", "
+     "dormant heads).",
      0, 0},
     CSV_DEF("secondary_sinks", secondary,
             "Secondary sinks (docs/metrics.md: tokens other than position 0 that draw attention "

@@ -35,7 +35,7 @@ typedef struct {
     /* the results of the kinds after no-bos (per head list, layer or c),
      * by group name: the same deltas */
     int n_more;
-    char more[MECH_MORE][64];
+    char more[MECH_MORE][128];
     double m_fattn[MECH_MORE], m_mact[MECH_MORE], m_loss[MECH_MORE];
 } MechRun;
 
@@ -53,14 +53,20 @@ static void read_kind(RunReader *r, MechRun *w, int k, const RunIntervention *no
     runread_intervention_free(&iv);
 }
 
-/* group nm's deltas against none when it holds a kind after no-bos */
+/* group nm's deltas against none when it holds a kind after no-bos, named
+ * for the table: a mact-* group with its thresholds, so results made with
+ * other thresholds are rows of their own */
 static void read_more(RunReader *r, MechRun *w, const char *nm, const RunIntervention *none) {
     char err[512];
     RunIntervention iv;
     if (w->n_more == MECH_MORE || runread_intervention(r, nm, &iv, err, sizeof err) != 0) return;
     if (intervention_kind(iv.kind) > IV_NO_BOS) {
         int i = w->n_more++;
-        snprintf(w->more[i], sizeof w->more[i], "%s", nm);
+        char t[96];
+        if (intervention_mact(intervention_kind(iv.kind)))
+            snprintf(w->more[i], sizeof w->more[i], "%s (%s)", nm,
+                     intervention_mact_text(t, sizeof t, iv.mact_abs, iv.mact_ratio));
+        else snprintf(w->more[i], sizeof w->more[i], "%s", nm);
         w->m_fattn[i] = rs_share(&iv.probe, -1) - rs_share(&none->probe, -1);
         w->m_mact[i] = rs_m_act(&iv.probe) - rs_m_act(&none->probe);
         w->m_loss[i] = iv.loss - none->loss;

@@ -95,7 +95,7 @@ typedef struct {
     /* sinkstats.h's one number per run of the last probe (NaN, -1: not
      * stored in the run file) */
     double knorm_first, knorm_rest, vnorm_first, vnorm_rest, secondary, gate_first, gate_rest;
-    int dormant, resid_sinks;
+    int dormant, dormant_norm, resid_sinks;
     /* rs_needle_acc (gatelab eval --needle): the exact-match share over
      * every depth at LC_MULT[k] times the training length, [plain,
      * yarn] (NaN: not evaluated), and the rows each is over (-1: none

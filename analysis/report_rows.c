@@ -111,7 +111,8 @@ static void row_probe(RunReader *r, Row *w, const Config *cfg) {
     w->massive_sun = massive_peak(&p, &w->top1_peak, &w->top1_peak_ratio);
     ss_lh_first_rest(&p, p.key_norm, &w->knorm_first, &w->knorm_rest);
     ss_lh_first_rest(&p, p.value_norm, &w->vnorm_first, &w->vnorm_rest);
-    w->dormant = ss_dormant_count(&p);
+    w->dormant = ss_dormant_count(&p, DORMANT_BY_SINK);
+    w->dormant_norm = ss_dormant_count(&p, DORMANT_BY_NORM);
     w->secondary = ss_secondary_mean(&p);
     w->resid_sinks = ss_resid_count(&p);
     ss_gate_first_rest(&p, &w->gate_first, &w->gate_rest);
@@ -217,7 +218,7 @@ void row_blank(Row *w) {
     w->massive_sun = -1;
     w->knorm_first = w->knorm_rest = w->vnorm_first = w->vnorm_rest = NAN;
     w->secondary = w->gate_first = w->gate_rest = NAN;
-    w->dormant = w->resid_sinks = -1;
+    w->dormant = w->dormant_norm = w->resid_sinks = -1;
     w->sink_formed = w->gate_bounded = -1;
     w->loss0 = w->max_logit = w->task_floor = NAN;
     w->protocol_hash[0] = '\0';

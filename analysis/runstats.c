@@ -277,7 +277,7 @@ double rs_needle_acc(RunReader *r, const char *mode, int mult, long long *rows) 
     return acc;
 }
 
-int rs_head_dormant(const ProbeRecord *p, int l, int h, double *score) {
+int rs_head_dormant(const ProbeRecord *p, int l, int h, DormantRule r, double *score) {
     *score = NAN;
     if (!p->head_out_norm || l < 0 || l >= p->L || h < 0 || h >= p->H) return -1;
     double *s = malloc((size_t)p->H * sizeof *s);
@@ -285,7 +285,7 @@ int rs_head_dormant(const ProbeRecord *p, int l, int h, double *score) {
     head_norm_scores(s, p->head_out_norm + (size_t)l * p->H * p->T, p->H, p->T);
     *score = s[h];
     free(s);
-    return head_dormant(*score, rs_head_share(p, l, h));
+    return head_dormant(r, *score, r == DORMANT_BY_SINK ? rs_head_share(p, l, h) : NAN);
 }
 
 #define ARCH_NAME(i, key) #key,

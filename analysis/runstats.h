@@ -64,13 +64,14 @@ double rs_kurtosis(const ProbeRecord *p);
 double rs_top1_median(const ProbeRecord *p);
 double rs_bos_ratio(const ProbeRecord *p);
 
-/* The dormant-head class of head (l, h) (metrics.h head_dormant, the
- * declared rule of docs/metrics.md "Head probes"): 1 dormant, 0 active, -1
- * when the probe has no head_out_norm or a score is not finite. *score gets
- * the head's output-norm score (head_norm_scores; NaN without the array).
- * `gatelab sinks` prints it and `intervene head-zero --heads dormant` zeroes
- * the heads it finds. */
-int rs_head_dormant(const ProbeRecord *p, int l, int h, double *score);
+/* The dormant-head class of head (l, h) by rule r (metrics.h head_dormant,
+ * the declared rules of docs/metrics.md "Head probes"): 1 dormant, 0
+ * active, -1 when the probe has no head_out_norm or a score the rule reads
+ * is not finite. *score gets the head's output-norm score
+ * (head_norm_scores; NaN without the array). `gatelab sinks` prints both
+ * rules' classes; `intervene head-zero --heads dormant` zeroes the heads
+ * the sink rule finds. */
+int rs_head_dormant(const ProbeRecord *p, int l, int h, DormantRule r, double *score);
 
 /* Long-context degradation of an evaluated run (gatelab eval, /lceval)
  * at length len under mode (RS_LC_PLAIN or RS_LC_YARN): the mean loss over

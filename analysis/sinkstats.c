@@ -109,12 +109,12 @@ void ss_lh_first_rest(const ProbeRecord *p, const float *arr, double *first, dou
     *rest = r / ((double)p->L * p->H);
 }
 
-int ss_dormant_count(const ProbeRecord *p) {
+int ss_dormant_count(const ProbeRecord *p, DormantRule r) {
     int n = 0;
     for (int l = 0; l < p->L; l++)
         for (int h = 0; h < p->H; h++) {
             double score;
-            int d = rs_head_dormant(p, l, h, &score);
+            int d = rs_head_dormant(p, l, h, r, &score);
             if (d < 0) return -1;
             n += d;
         }

@@ -43,9 +43,9 @@ int ss_resid_dims(const ProbeRecord *p, int l, int *dims, int max_out);
  * (key_norm, value_norm); both NaN when the probe lacks arr. */
 void ss_lh_first_rest(const ProbeRecord *p, const float *arr, double *first, double *rest);
 
-/* How many heads are dormant (runstats.h rs_head_dormant); -1 when the
- * probe has no head_out_norm or a head's class is unknown. */
-int ss_dormant_count(const ProbeRecord *p);
+/* How many heads are dormant by rule r (runstats.h rs_head_dormant); -1
+ * when the probe has no head_out_norm or a head's class is unknown. */
+int ss_dormant_count(const ProbeRecord *p, DormantRule r);
 
 /* The mean over probe sequences of the number of secondary sinks
  * (ss_secondary); NaN when the probe has no key_alpha. */

@@ -34,12 +34,20 @@ grep -q "From \`kept/results.csv\` alone: 12 runs" kept/REPORT.md ||
     bad "the title does not say the rows come from results.csv"
 # the probe measures are columns (tiny's runs store key norms and heads)
 head -1 kept/results.csv | tr ',' '\n' >cols.txt
-for c in key_norm_first value_norm_rest dormant_heads secondary_sinks residual_sinks cfg_seq_len; do
+for c in key_norm_first value_norm_rest dormant_heads dormant_heads_norm secondary_sinks \
+    residual_sinks cfg_seq_len; do
     grep -qx "$c" cols.txt || bad "results.csv has no column $c"
 done
+# both dormant-head rules, and the sink rule's heads are among the norm rule's
+dn=$(grep -nx dormant_heads_norm cols.txt | cut -d: -f1)
+for c in dormant_heads dormant_heads_norm; do
+    col=$(grep -nx $c cols.txt | cut -d: -f1)
+    awk -F, -v c="$col" 'NR > 1 && $c == "" {exit 1}' kept/results.csv ||
+        bad "a run with head probes has a blank $c"
+done
 col=$(grep -nx dormant_heads cols.txt | cut -d: -f1)
-awk -F, -v c="$col" 'NR > 1 && $c == "" {exit 1}' kept/results.csv ||
-    bad "a run with head probes has a blank dormant_heads"
+awk -F, -v s="$col" -v n="$dn" 'NR > 1 && $s + 0 > $n + 0 {exit 1}' kept/results.csv ||
+    bad "more heads dormant by the sink rule than by the output-norm rule"
 
 # bad rows: one line naming the file and line, exit 2, nothing written
 mkdir bad

@@ -257,6 +257,28 @@ static void get(RunReader *r, const char *name, RunIntervention *iv) {
     if (runread_intervention(r, name, iv, err, sizeof err) != 0) fail_msg("%s", err);
 }
 
+/* The report over the runs in directory runs: its intervention table has a row per
+ * stored result, a mact-* row named with its thresholds, and mact-zero-L1's
+ * dloss the stored pair's difference, dloss. */
+static void check_report_rows(const char *runs, const char *out, double dloss) {
+    char rep[1100], md[1200], want[160];
+    snprintf(rep, sizeof rep, "%s/rep", runs);
+    snprintf(md, sizeof md, "%s/REPORT.md", rep);
+    assert_int_equal(tu_run(out, "report %s --out %s", runs, rep), 0);
+    char *text = tu_slurp_ok(md, NULL);
+    snprintf(want, sizeof want, "| g1 | mact-zero-L1 (|h| > 0, > 2 x median) | 1 | ");
+    const char *row = strstr(text, want);
+    if (!row) fail_msg("REPORT.md has no row '%s'", want);
+    snprintf(want, sizeof want, "| %+.4f |", dloss);
+    const char *eol = strchr(row, '\n');
+    const char *cell = strstr(row, want);
+    if (!cell || cell > eol)
+        fail_msg("mact-zero-L1 row lacks dloss %s: %.*s", want, (int)(eol - row), row);
+    assert_non_null(strstr(text, "| g1 | head-zero | 1 | "));
+    assert_non_null(strstr(text, "| g1 | gate-const-c1 | 1 | "));
+    free(text);
+}
+
 static void test_cli_store(void **st) {
     (void)st;
     char out[1100], err[512];
@@ -284,6 +306,7 @@ static void test_cli_store(void **st) {
     assert_null(strstr(text, "gate-const-c0.5"));
     assert_non_null(strstr(text, "mact-zero-L1"));
     assert_non_null(strstr(text, "head-zero heads: 0.0,1.1"));
+    assert_non_null(strstr(text, "mact-* massive when |h| > 0, > 2 x median"));
     free(text);
     RunReader *r = runread_open(g1_run, err, sizeof err);
     if (!r) fail_msg("%s", err);
@@ -307,6 +330,9 @@ static void test_cli_store(void **st) {
         if (!strcmp(names[i], "head-zero")) assert_string_equal(iv.heads, "0.0,1.1");
         else assert_string_equal(iv.heads, "");
         if (strncmp(names[i], "gate-const", 10)) assert_true(isnan(iv.gate_const));
+        /* the mact-* groups carry the thresholds they were made with */
+        if (!strncmp(names[i], "mact", 4)) assert_true(iv.mact_abs == 0 && iv.mact_ratio == 2);
+        else assert_true(isnan(iv.mact_abs) && isnan(iv.mact_ratio));
         runread_intervention_free(&iv);
     }
     assert_true(open_loss == c1_loss);
@@ -321,24 +347,12 @@ static void test_cli_store(void **st) {
     assert_non_null(strstr(text, "\"gate_const\":0.5"));
     assert_non_null(strstr(text, "\"loss_none\""));
     free(text);
-    /* the report's intervention table has a row per stored result, its
-     * dloss the stored pair's difference */
-    char rep[1100], md[1200], want[160];
-    snprintf(rep, sizeof rep, "%s/rep", dir);
-    snprintf(md, sizeof md, "%s/REPORT.md", rep);
-    assert_int_equal(tu_run(out, "report %s --out %s", dir, rep), 0);
-    text = tu_slurp_ok(md, NULL);
-    snprintf(want, sizeof want, "| g1 | mact-zero-L1 | 1 | ");
-    const char *row = strstr(text, want);
-    if (!row) fail_msg("REPORT.md has no row '%s'", want);
-    snprintf(want, sizeof want, "| %+.4f |", mact_l1 - none_loss);
-    const char *eol = strchr(row, '\n');
-    const char *cell = strstr(row, want);
-    if (!cell || cell > eol)
-        fail_msg("mact-zero-L1 row lacks dloss %s: %.*s", want, (int)(eol - row), row);
-    assert_non_null(strstr(text, "| g1 | head-zero | 1 | "));
-    assert_non_null(strstr(text, "| g1 | gate-const-c1 | 1 | "));
+    assert_int_equal(tu_run(out, "intervene %s mact-zero --layer 1 --json --no-write", g1_run), 0);
+    text = tu_slurp_ok(out, NULL);
+    assert_non_null(strstr(text, "\"mact_abs\":100"));
+    assert_non_null(strstr(text, "\"mact_ratio\":1000"));
     free(text);
+    check_report_rows(dir, out, mact_l1 - none_loss);
 }
 
 /* ---- against PyTorch (make_intervene_fixture.py's more/ groups) ---- */

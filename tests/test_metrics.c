@@ -409,12 +409,21 @@ static void test_dormant(void **st) {
     assert_float_equal(s[1], 1.5, 1e-12);
     head_norm_scores(s, zero, 2, 2); /* a silent layer: no scale to compare with */
     assert_true(isnan(s[0]) && isnan(s[1]));
-    assert_int_equal(head_dormant(0.4, 0.5), 1);
-    assert_int_equal(head_dormant(DORMANT_NORM_THR, 0.9), 0);  /* the score must be below */
-    assert_int_equal(head_dormant(0.4, DORMANT_SHARE_THR), 0); /* the share must exceed */
-    assert_int_equal(head_dormant(1.2, 0.9), 0);
-    assert_int_equal(head_dormant(NAN, 0.9), -1);
-    assert_int_equal(head_dormant(0.1, NAN), -1);
+    const DormantRule S = DORMANT_BY_SINK, N = DORMANT_BY_NORM;
+    assert_int_equal(head_dormant(S, 0.4, 0.5), 1);
+    assert_int_equal(head_dormant(S, DORMANT_NORM_THR, 0.9), 0);  /* the score must be below */
+    assert_int_equal(head_dormant(S, 0.4, DORMANT_SHARE_THR), 0); /* the share must exceed */
+    assert_int_equal(head_dormant(S, 1.2, 0.9), 0);
+    assert_int_equal(head_dormant(S, NAN, 0.9), -1);
+    assert_int_equal(head_dormant(S, 0.1, NAN), -1);
+    /* the output-norm rule: near-zero output and no sink is dormant by it
+     * and not by the sink rule; the share is not read */
+    assert_int_equal(head_dormant(N, 1e-4, 0.0), 1);
+    assert_int_equal(head_dormant(S, 1e-4, 0.0), 0);
+    assert_int_equal(head_dormant(N, 0.4, NAN), 1);
+    assert_int_equal(head_dormant(N, DORMANT_NORM_THR, 0.9), 0);
+    assert_int_equal(head_dormant(N, 1.2, 0.9), 0);
+    assert_int_equal(head_dormant(N, NAN, 0.9), -1);
 }
 
 static void test_effective_rank(void **st) {

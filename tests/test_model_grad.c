@@ -241,7 +241,8 @@ static void test_field_keys(void **state) {
         failures += check_variant(variant_id_at(i), win, 1);
         failures += check_variant(variant_id_at(i), alibi, 1);
     }
-    const char *ids[] = {"baseline", "sink-logit", "registers", "fox", "sigmoid-attn", "diff-attn"};
+    const char *ids[] = {"baseline",     "sink-logit", "registers", "fox",
+                         "sigmoid-attn", "diff-attn",  "ssmax"};
     for (size_t i = 0; i < sizeof ids / sizeof *ids; i++) {
         failures += check_variant(ids[i], alt, 2);
         failures += check_variant(ids[i], alibi_win, 3);
@@ -250,7 +251,7 @@ static void test_field_keys(void **state) {
     /* registers under a window: the streaming gather (clipped softmax has
      * its kinks near here; the fixture opt-window-registers checks it) */
     const char *reg_win[] = {"window=2", "sink_token=2"};
-    const char *norms[] = {"sink-logit", "stickbreak", "sigmoid-attn", "softmax1", "fox"};
+    const char *norms[] = {"sink-logit", "stickbreak", "sigmoid-attn", "softmax1", "fox", "ssmax"};
     for (size_t i = 0; i < sizeof norms / sizeof *norms; i++)
         failures += check_variant(norms[i], reg_win, 2);
     assert_int_equal(failures, 0);

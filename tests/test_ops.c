@@ -892,40 +892,50 @@ static void test_attention_key_bias(void **st) {
 }
 
 typedef struct {
-    int B, T, H, dh;
+    int B, T, H, dh, window;
     float *q, *s, *out, *R;
 } SsmaxCtx;
 
 static double ssmax_loss(void *p) {
     SsmaxCtx *c = p;
-    ssmax_forward(c->out, c->q, c->s, c->B, c->T, c->H, c->dh);
+    ssmax_forward(c->out, c->q, c->s, c->B, c->T, c->H, c->dh, c->window);
     return dotd(c->out, c->R, (size_t)c->B * c->T * c->H * c->dh);
 }
 
+/* Every row t of q is scaled by s_h ln(n_t), n_t the keys query t sees:
+ * t + 1 without a window (rows 0..4: ln 1 .. ln 5), min(t + 1, 3) under a
+ * window of 3 keys (AttnSpec.window; ln 1, ln 2, ln 3, ln 3, ln 3), by
+ * hand; the gradients follow the same scale. */
 static void test_ssmax(void **st) {
     (void)st;
-    SsmaxCtx c = {.B = 2, .T = 5, .H = 3, .dh = 4};
-    size_t n = (size_t)c.B * c.T * c.H * c.dh;
-    seed(31);
-    c.q = randv(n, 1.0f);
-    c.s = randv(3, 1.0f);
-    c.out = filled(n, 0.0f);
-    c.R = randv(n, 1.0f);
-    float *dq = filled(n, PREFILL), *ds = filled(3, PREFILL);
-    ssmax_loss(&c);
-    /* row t = 3 of head 2 in batch 1: q * s_2 * ln 4; row 0 is all zero */
-    size_t o = (((size_t)1 * 5 + 3) * 3 + 2) * 4;
-    assert_float_equal(c.out[o + 1], c.q[o + 1] * c.s[2] * log(4.0), 1e-6);
-    assert_float_equal(c.out[5], 0.0f, 0);
-    ssmax_backward(dq, ds, c.R, c.q, c.s, c.B, c.T, c.H, c.dh);
-    check_grad("ssmax dq", ssmax_loss, &c, c.q, n, dq);
-    check_grad("ssmax ds", ssmax_loss, &c, c.s, 3, ds);
-    free(c.q);
-    free(c.s);
-    free(c.out);
-    free(c.R);
-    free(dq);
-    free(ds);
+    const double ln_keys[2][5] = {{0.0, log(2.0), log(3.0), log(4.0), log(5.0)},
+                                  {0.0, log(2.0), log(3.0), log(3.0), log(3.0)}};
+    for (int w = 0; w < 2; w++) {
+        SsmaxCtx c = {.B = 2, .T = 5, .H = 3, .dh = 4, .window = w ? 3 : 0};
+        size_t n = (size_t)c.B * c.T * c.H * c.dh;
+        seed(w ? 37 : 31);
+        c.q = randv(n, 1.0f);
+        c.s = randv(3, 1.0f);
+        c.out = filled(n, 0.0f);
+        c.R = randv(n, 1.0f);
+        float *dq = filled(n, PREFILL), *ds = filled(3, PREFILL);
+        ssmax_loss(&c);
+        for (int b = 0; b < c.B; b++)
+            for (int t = 0; t < c.T; t++)
+                for (int h = 0; h < c.H; h++) {
+                    size_t o = (((size_t)b * c.T + t) * c.H + h) * c.dh;
+                    for (int i = 0; i < c.dh; i++)
+                        assert_float_equal(c.out[o + i], c.q[o + i] * c.s[h] * ln_keys[w][t], 1e-6);
+                }
+        ssmax_backward(dq, ds, c.R, c.q, c.s, c.B, c.T, c.H, c.dh, c.window);
+        check_grad(w ? "ssmax window dq" : "ssmax dq", ssmax_loss, &c, c.q, n, dq);
+        check_grad(w ? "ssmax window ds" : "ssmax ds", ssmax_loss, &c, c.s, 3, ds);
+        free(c.q), free(c.s), free(c.out), free(c.R), free(dq), free(ds);
+    }
+    assert_int_equal(ssmax_keys(4, 3), 3);
+    assert_int_equal(ssmax_keys(1, 3), 2);
+    assert_int_equal(ssmax_keys(4, 0), 5);  /* no window: every key j <= t */
+    assert_int_equal(ssmax_keys(4, 10), 5); /* a window longer than the row */
 }
 
 typedef struct {

@@ -11,7 +11,10 @@
  *     mean; a gate whose weights are set by hand gives sqrt(sum w^2) per
  *     head's block;
  *   - a trained tiny run records both in its probes (gated) or only the
- *     gradients (ungated), and `gates --json` / `acts --json` print them.
+ *     gradients (ungated), and `gates --json` / `acts --json` print them;
+ *   - its last probe's grad_in_norm is recomputed from the file alone: the
+ *     final weights, the stored tokens and the stored targets (the last
+ *     position's target lies past the stored tokens).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -24,6 +27,7 @@
 #include <string.h>
 
 #include "probe_grad.h"
+#include "runmodel.h"
 #include "testutil.h"
 
 /* |got - want| <= atol + rtol |want| for all n, else a failure naming i. */
@@ -185,6 +189,35 @@ static void test_hand_gate_norms(void **st) {
     model_free(&m);
 }
 
+/* grad_in_norm of run's probe at its final step, recomputed from the
+ * file's final weights, probe tokens and probe targets through a RunState
+ * of another capacity, against the stored values. */
+static void recompute_from_file(const char *run, long long final_step) {
+    char err[256];
+    RunReader *rr = runread_open(run, err, sizeof err);
+    if (!rr) fail_msg("%s", err);
+    Model m;
+    if (runmodel_load(rr, run, &m, err, sizeof err) != 0) fail_msg("%s", err);
+    ProbeRecord p;
+    if (runread_probe(rr, final_step, &p, err, sizeof err) != 0) fail_msg("%s", err);
+    assert_non_null(p.grad_in_norm);
+    assert_non_null(p.targets);
+    /* the targets are the next tokens, the last position's beyond them */
+    for (int n = 0; n < p.N; n++)
+        for (int t = 0; t + 1 < p.T; t++)
+            assert_int_equal(p.targets[(size_t)n * p.T + t], p.tokens[(size_t)n * p.T + t + 1]);
+    RunState s;
+    assert_int_equal(runstate_init(&s, &m, 3, p.T), 0);
+    double *g = probe_grad_norms(&m, &s, p.tokens, p.targets, p.N, p.T, err, sizeof err);
+    if (!g) fail_msg("%s", err);
+    near("grad_in_norm from the file", g, p.grad_in_norm, (size_t)p.L * p.T, 1e-7, 1e-4);
+    free(g);
+    runstate_free(&s);
+    runread_probe_free(&p);
+    model_free(&m);
+    runread_close(rr);
+}
+
 /* A trained tiny run records the measures, and the commands print them. */
 static void test_run_file_and_commands(void **st) {
     (void)st;
@@ -211,6 +244,7 @@ static void test_run_file_and_commands(void **st) {
         js = tu_slurp_ok(out, NULL);
         assert_non_null(strstr(js, "input-gradient norm g[l,t]"));
         free(js);
+        recompute_from_file(run, 4);
     }
     tu_rmtree(dir);
 }

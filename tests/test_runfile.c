@@ -99,7 +99,7 @@ static void tiny_model(TinyModel *t, const Config *cfg) {
  * index so the read-back can check each element. */
 enum { PL = 2, PH = 2, PN = 2, PT = 3, PC = 4, PNS = 1, PD = 128 }; /* PD: the config's d_model */
 typedef struct {
-    int tokens[PN * PT];
+    int tokens[PN * PT], targets[PN * PT];
     float attention[PL * PH * PT * PT], slot[PL * PH * PT];
     float first_col[PN * PL * PH * PT], alpha0[PL * PH];
     float row_empty[PL * PH], first_ne[PL * PH];
@@ -123,8 +123,9 @@ static void fill_d(double *a, size_t n, double base) {
     for (size_t i = 0; i < n; i++) a[i] = base + 0.5 * (double)i;
 }
 
-static void make_probe(Probe *q, long long step) {
-    for (int i = 0; i < PN * PT; i++) q->tokens[i] = 100 + i;
+/* Every array of q filled with values of its index. */
+static void fill_probe(Probe *q) {
+    for (int i = 0; i < PN * PT; i++) q->tokens[i] = 100 + i, q->targets[i] = 101 + i;
     fill_f(q->attention, PL * PH * PT * PT, 0.0f);
     fill_f(q->slot, PL * PH * PT, 10.0f);
     fill_f(q->first_col, PN * PL * PH * PT, 20.0f);
@@ -158,6 +159,11 @@ static void make_probe(Probe *q, long long step) {
     fill_f(q->key_alpha, PN * PL * PH * PT, 50.0f);
     fill_f(q->bos_cos, PN * PL * PT, 60.0f);
     fill_d(q->resid, PL * PD, 70.0);
+}
+
+/* q's arrays filled (fill_probe) and q->p the record over them at step. */
+static void make_probe(Probe *q, long long step) {
+    fill_probe(q);
     q->p = (ProbeRecord){.step = step,
                          .L = PL,
                          .H = PH,
@@ -204,6 +210,7 @@ static void make_probe(Probe *q, long long step) {
                          .gate_rest = q->grest,
                          .ov_erank = q->erank,
                          .grad_in_norm = q->grad_in,
+                         .targets = q->targets,
                          .gate_w_norm = q->gate_wn};
 }
 
@@ -1061,9 +1068,9 @@ static void test_intervention_roundtrip(void **state) {
     Probe q;
     write_closed_run(path, &q);
     InterventionOut out[3] = {
-        {RS_IV_NONE, &q.p, 1.5, 40, 0, NULL, -1, NAN, NULL, 1.5},
-        {RS_IV_BOS_CLIP, &q.p, 9.0, 1, 3, NULL, -1, NAN, NULL, 1.5},
-        {RS_IV_MACT_ZERO, &q.p, 4.0, 40, 0, "mact-zero-L1", 1, 0.25, "0.1,1.0", 1.5}};
+        {RS_IV_NONE, &q.p, 1.5, 40, 0, NULL, -1, NAN, NULL, 1.5, NAN, NAN},
+        {RS_IV_BOS_CLIP, &q.p, 9.0, 1, 3, NULL, -1, NAN, NULL, 1.5, NAN, NAN},
+        {RS_IV_MACT_ZERO, &q.p, 4.0, 40, 0, "mact-zero-L1", 1, 0.25, "0.1,1.0", 1.5, 7.5, 30}};
     assert_int_equal(runfile_write_interventions(path, out, 3, err, sizeof err), 0);
     out[1].loss = 2.25; /* rewritten: the new value wins */
     assert_int_equal(runfile_write_interventions(path, out + 1, 1, err, sizeof err), 0);
@@ -1081,6 +1088,7 @@ static void test_intervention_roundtrip(void **state) {
         assert_int_equal(iv.layer, -1);
         assert_true(isnan(iv.gate_const));
         assert_true(iv.loss_none == 1.5);
+        assert_true(isnan(iv.mact_abs) && isnan(iv.mact_ratio));
         runread_intervention_free(&iv);
     }
     RunIntervention iv;
@@ -1090,6 +1098,7 @@ static void test_intervention_roundtrip(void **state) {
     assert_int_equal(iv.layer, 1);
     assert_true(iv.gate_const == 0.25 && iv.loss == 4.0);
     assert_string_equal(iv.heads, "0.1,1.0");
+    assert_true(iv.mact_abs == 7.5 && iv.mact_ratio == 30);
     runread_intervention_free(&iv);
     char **names;
     assert_int_equal(runread_intervention_names(r, &names, err, sizeof err), 3);

@@ -7,7 +7,8 @@
  * reducer with a planted residual sink; for a trained-architecture model
  * (fixtures/sinks/trained.h5, from gatelab_ref's forward) through the
  * trainer's probe; then an older run file without
- * the arrays, whose measures `sinks` and `acts` report as absent. */
+ * the arrays, whose measures `sinks` and `acts` report as absent; and the
+ * two dormant-head rules on a hand-built probe. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -27,6 +28,7 @@
 #include "probe.h"
 #include "probe_reduce.h"
 #include "runfile_read.h"
+#include "runstats.h"
 #include "sinkstats.h"
 #include "testutil.h"
 
@@ -365,9 +367,46 @@ static void test_bad_width(void **st) {
     tu_rmtree(dir);
 }
 
+/* The two dormant-head rules (docs/metrics.md "Head probes") on a
+ * hand-built probe of 2 layers x 2 heads, T = 3. Head 0 of each layer
+ * outputs almost nothing (||o_t|| = 1e-4 against head 1's 1, score
+ * 2e-4 / 1.0001 < 0.5); in layer 0 it attends each token to itself (no
+ * first-token mass), in layer 1 every query to position 0 (share 1). The
+ * norm rule finds both silent heads, the sink rule only the one with a
+ * sink; head 1 is active under both. */
+static void test_dormant_rules(void **st) {
+    (void)st;
+    enum { L = 2, H = 2, T = 3 };
+    float att[L * H * T * T] = {0}, on[L * H * T];
+    for (int l = 0; l < L; l++)
+        for (int h = 0; h < H; h++)
+            for (int t = 0; t < T; t++) {
+                float *row = att + (((size_t)l * H + h) * T + t) * T;
+                row[l == 1 && h == 0 ? 0 : t] = 1.0f; /* the sink, else the diagonal */
+                on[((size_t)l * H + h) * T + t] = h == 0 ? 1e-4f : 1.0f;
+            }
+    ProbeRecord p = {.L = L, .H = H, .N = 1, .T = T, .M = T, .attention = att, .head_out_norm = on};
+    const int want_norm[L][H] = {{1, 0}, {1, 0}}, want_sink[L][H] = {{0, 0}, {1, 0}};
+    for (int l = 0; l < L; l++)
+        for (int h = 0; h < H; h++) {
+            double score;
+            assert_int_equal(rs_head_dormant(&p, l, h, DORMANT_BY_NORM, &score), want_norm[l][h]);
+            assert_float_equal(score, h == 0 ? 2e-4 / 1.0001 : 2.0 / 1.0001, 1e-6);
+            assert_int_equal(rs_head_dormant(&p, l, h, DORMANT_BY_SINK, &score), want_sink[l][h]);
+        }
+    assert_float_equal(rs_head_share(&p, 0, 0), 0.0, 1e-12);
+    assert_float_equal(rs_head_share(&p, 1, 0), 1.0, 1e-12);
+    assert_int_equal(ss_dormant_count(&p, DORMANT_BY_NORM), 2);
+    assert_int_equal(ss_dormant_count(&p, DORMANT_BY_SINK), 1);
+    p.head_out_norm = NULL; /* no output norms: neither rule can class a head */
+    assert_int_equal(ss_dormant_count(&p, DORMANT_BY_NORM), -1);
+    assert_int_equal(ss_dormant_count(&p, DORMANT_BY_SINK), -1);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_reference), cmocka_unit_test(test_trained),
-        cmocka_unit_test(test_old_file), cmocka_unit_test(test_bad_width)};
+        cmocka_unit_test(test_old_file), cmocka_unit_test(test_bad_width),
+        cmocka_unit_test(test_dormant_rules)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -87,6 +87,13 @@ static void print_table(const char *run, const IntervResult *r, int n) {
     }
     for (int i = 0; i < n; i++)
         if (r[i].kind == IV_HEAD_ZERO) printf("head-zero heads: %s\n", r[i].heads);
+    for (int i = 0; i < n; i++)
+        if (intervention_mact(r[i].kind)) {
+            char t[96];
+            printf("mact-* massive when %s\n",
+                   intervention_mact_text(t, sizeof t, r[i].mact_abs, r[i].mact_ratio));
+            break;
+        }
 }
 
 /* One JSON object for the whole call, through cli_json (escaping, null). */
@@ -99,6 +106,8 @@ static int print_json(const char *run, const IntervResult *r, int n) {
         cj_set(e, "name", cj_str(r[i].name));
         cj_set(e, "layer", r[i].layer >= 0 ? json_integer(r[i].layer) : json_null());
         cj_set(e, "gate_const", cj_num(r[i].gate_const));
+        cj_set(e, "mact_abs", cj_num(r[i].mact_abs));
+        cj_set(e, "mact_ratio", cj_num(r[i].mact_ratio));
         cj_set(e, "heads", r[i].kind == IV_HEAD_ZERO ? cj_str(r[i].heads) : json_null());
         cj_set(e, "T", json_integer(p->T));
         cj_set(e, "first_share", cj_num(rs_share(p, -1)));
@@ -132,7 +141,9 @@ static int store(const char *run, const IntervResult *r, int n) {
                                    r[i].layer,
                                    r[i].gate_const,
                                    r[i].kind == IV_HEAD_ZERO ? r[i].heads : NULL,
-                                   r[0].loss};
+                                   r[0].loss,
+                                   r[i].mact_abs,
+                                   r[i].mact_ratio};
     int rc = runfile_write_interventions(run, out, n, err, sizeof err);
     if (rc != 0) fprintf(stderr, "gatelab intervene: %s\n", err);
     free(out);

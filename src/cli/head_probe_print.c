@@ -43,25 +43,27 @@ static void print_kv(const ProbeRecord *p) {
 }
 
 static void print_dormant(const ProbeRecord *p) {
-    printf("\nDormant heads (declared rule, docs/metrics.md): score = mean over "
-           "positions of ||o_t|| over the layer's mean of the same; dormant when "
-           "score < %g and first-token share > %g\n",
+    printf("\nDormant heads (declared rules, docs/metrics.md): score = mean over "
+           "positions of ||o_t|| over the layer's mean of the same; by norm: dormant "
+           "when score < %g (Sandoval-Segura et al.'s output-norm criterion); by sink: "
+           "when besides first-token share > %g\n",
            DORMANT_NORM_THR, DORMANT_SHARE_THR);
     if (!p->head_out_norm) {
         printf("  not stored in this run file\n");
         return;
     }
-    int n = 0;
-    printf("  %5s %5s %9s %9s %8s\n", "layer", "head", "score", "share", "class");
+    int n_norm = 0, n_sink = 0;
+    printf("  %5s %5s %9s %9s %8s %8s\n", "layer", "head", "score", "share", "by norm", "by sink");
     for (int l = 0; l < p->L; l++)
         for (int h = 0; h < p->H; h++) {
             double score;
-            int d = rs_head_dormant(p, l, h, &score);
-            n += d == 1;
-            printf("  %5d %5d %9.4f %9.4f %8s\n", l, h, score, rs_head_share(p, l, h),
-                   dormant_word(d));
+            int dn = rs_head_dormant(p, l, h, DORMANT_BY_NORM, &score);
+            int ds = rs_head_dormant(p, l, h, DORMANT_BY_SINK, &score);
+            n_norm += dn == 1, n_sink += ds == 1;
+            printf("  %5d %5d %9.4f %9.4f %8s %8s\n", l, h, score, rs_head_share(p, l, h),
+                   dormant_word(dn), dormant_word(ds));
         }
-    printf("  dormant: %d of %d heads\n", n, p->L * p->H);
+    printf("  dormant: %d of %d heads by norm, %d by sink\n", n_norm, p->L * p->H, n_sink);
 }
 
 void hp_sinks_text(const ProbeRecord *p) {
@@ -90,13 +92,15 @@ void hp_sinks_json(json_t *o, const ProbeRecord *p) {
         for (int h = 0; h < p->H; h++) {
             json_t *e = json_object();
             double score;
-            int d = rs_head_dormant(p, l, h, &score);
+            int d = rs_head_dormant(p, l, h, DORMANT_BY_SINK, &score);
+            int dn = rs_head_dormant(p, l, h, DORMANT_BY_NORM, &score);
             cj_set(e, "layer", json_integer(l));
             cj_set(e, "head", json_integer(h));
             cj_set(e, "key_norm", fr_json(p, p->key_norm, l, h));
             cj_set(e, "value_norm", fr_json(p, p->value_norm, l, h));
             cj_set(e, "dormant_score", cj_num(score));
             cj_set(e, "dormant", d < 0 ? json_null() : json_boolean(d));
+            cj_set(e, "dormant_norm", dn < 0 ? json_null() : json_boolean(dn));
             json_array_append_new(heads, e);
         }
     }

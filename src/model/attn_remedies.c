@@ -87,7 +87,7 @@ void remedy_attention_forward(RemedyState *r, const Model *m, int l, float *y, f
     const int N = B * Ti, H = D->H, Hkv = D->Hkv, dh = D->dh;
     AttnSpec sp = *spec;
     if (c->ssmax) {
-        ssmax_forward(a->qs, q, lw->ssmax_s, B, Ti, H, dh);
+        ssmax_forward(a->qs, q, lw->ssmax_s, B, Ti, H, dh, spec->window);
         q = a->qs;
     }
     if (c->fox) {
@@ -172,7 +172,8 @@ void remedy_attention_backward(RemedyState *r, const Model *m, int l, LayerWeigh
                            &(AttnIn){qa, k, v, 0, 0, lw->sink_logit, lw->kv_bias_k, lw->kv_bias_v},
                            &sp, &(AttnShape){B, Ti, H, D->Hkv, D->dh}, scratch);
     }
-    if (c->ssmax) ssmax_backward(dq, gw->ssmax_s, r->dqs, q, lw->ssmax_s, B, Ti, H, D->dh);
+    if (c->ssmax)
+        ssmax_backward(dq, gw->ssmax_s, r->dqs, q, lw->ssmax_s, B, Ti, H, D->dh, spec->window);
     if (c->fox) {
         zero(r->dz, (size_t)N * H);
         fox_bias_backward(r->dz, r->dkb, a->fz, B, Ti, H);

@@ -2,6 +2,7 @@
 #include "intervention.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "metrics.h"
@@ -35,7 +36,15 @@ static void gates_mean(float *g, int B, int Ti, int e, int C) {
 }
 
 int intervention_per_layer(InterventionKind k) {
-    return k == IV_GATES_OPEN_LAYER || k == IV_MACT_MEAN || k == IV_MACT_ZERO;
+    return k == IV_GATES_OPEN_LAYER || intervention_mact(k);
+}
+
+int intervention_mact(InterventionKind k) { return k == IV_MACT_MEAN || k == IV_MACT_ZERO; }
+
+char *intervention_mact_text(char *out, size_t len, double mact_abs, double mact_ratio) {
+    if (isnan(mact_abs) || isnan(mact_ratio)) snprintf(out, len, "thresholds not recorded");
+    else snprintf(out, len, "|h| > %g, > %g x median", mact_abs, mact_ratio);
+    return out;
 }
 
 void iv_gate_scores(const Intervention *iv, int l, float *g, int per_token, int B, int Ti, int e,
@@ -108,7 +117,7 @@ static void mact_set(float *h, int T, int d, const Intervention *iv, int zero) {
 
 void iv_residual(const Intervention *iv, int l, float *x, int B, int Ti, int e, int d) {
     if (!iv) return;
-    const int mact = (iv->kind == IV_MACT_MEAN || iv->kind == IV_MACT_ZERO) && l == iv->layer;
+    const int mact = intervention_mact(iv->kind) && l == iv->layer;
     if (iv->kind != IV_BOS_CLIP && iv->kind != IV_BOS_MEAN && !mact) return;
     for (int b = 0; b < B; b++) {
         float *h = x + ((size_t)b * Ti + e) * d;

@@ -78,6 +78,15 @@ int intervention_kind(const char *name);
 /* 1 when kind k changes one layer only (Intervention.layer). */
 int intervention_per_layer(InterventionKind k);
 
+/* 1 when kind k changes the massive activations (mact-mean, mact-zero),
+ * classed by Intervention.mact_abs and mact_ratio. */
+int intervention_mact(InterventionKind k);
+
+/* The mact-* thresholds as text into out[len]: "|h| > A, > R x median"
+ * (A, R as %g), or "thresholds not recorded" when either is NaN (a group
+ * written before they were recorded). Returns out. */
+char *intervention_mact_text(char *out, size_t len, double mact_abs, double mact_ratio);
+
 /* Applied gate scores g of layer l, in place.
  * per_token: g [B, Ti, C] (rows e..Ti-1 of each sequence are real tokens);
  * else g [C] (input-independent scores, left alone by IV_GATES_MEAN). */

@@ -433,9 +433,10 @@ void head_norm_scores(double *out, const float *on, int H, int T) {
     for (int h = 0; h < H; h++) out[h] = T > 0 && mean > 0.0 ? out[h] / mean : NAN;
 }
 
-int head_dormant(double norm_score, double first_share) {
-    if (!isfinite(norm_score) || !isfinite(first_share)) return -1;
-    return norm_score < DORMANT_NORM_THR && first_share > DORMANT_SHARE_THR;
+int head_dormant(DormantRule r, double norm_score, double first_share) {
+    if (!isfinite(norm_score) || (r == DORMANT_BY_SINK && !isfinite(first_share))) return -1;
+    const int low = norm_score < DORMANT_NORM_THR;
+    return r == DORMANT_BY_NORM ? low : low && first_share > DORMANT_SHARE_THR;
 }
 
 double effective_rank(const double *s, int n) {

@@ -167,20 +167,27 @@ void first_rest(const float *v, int T, double *first, double *rest);
  * T < 2, both NaN when C < 1. */
 void gate_first_rest(const float *g, size_t stride, int T, int C, double *first, double *rest);
 
-/* Dormant heads: a declared rule (docs/metrics.md "Dormant heads"). A
+/* Dormant heads: two declared rules (docs/metrics.md "Dormant heads"). A
  * head's output-norm score is its mean over positions of ||o_t|| over the
- * mean of the same over the layer's heads; the head is dormant when that
- * score is below DORMANT_NORM_THR and its first-token share exceeds
- * DORMANT_SHARE_THR. */
+ * mean of the same over the layer's heads. By the output-norm rule (the
+ * criterion of Sandoval-Segura et al., who find that sink-based criteria
+ * miss inactive heads) the head is dormant when that score is below
+ * DORMANT_NORM_THR; by the sink rule, when besides its first-token share
+ * exceeds DORMANT_SHARE_THR. */
 #define DORMANT_NORM_THR 0.5
 #define DORMANT_SHARE_THR SINK_EPS
+typedef enum {
+    DORMANT_BY_SINK = 0, /* low output norm and a first-token sink */
+    DORMANT_BY_NORM = 1  /* low output norm alone */
+} DormantRule;
 
 /* out[h] = head h's output-norm score from on[H, T] (||o_t|| per head and
  * position): NaN for every head when the layer's mean is 0 or T < 1. */
 void head_norm_scores(double *out, const float *on, int H, int T);
 
-/* 1 dormant, 0 active, -1 when either score is not finite. */
-int head_dormant(double norm_score, double first_share);
+/* The class of a head by rule r: 1 dormant, 0 active, -1 when a score the
+ * rule reads is not finite (DORMANT_BY_NORM does not read first_share). */
+int head_dormant(DormantRule r, double norm_score, double first_share);
 
 /* Effective rank (Roy & Vetterli 2007): exp of the Shannon entropy of
  * p_i = s_i / sum s over the singular values s[n] (s_i >= 0; zeros add

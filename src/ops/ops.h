@@ -201,11 +201,16 @@ void attention_keep(const AttnKeep *out, const AttnIn *in, const AttnSpec *spec,
 void stickbreak_row_forward(float *a, const float *s, int n);
 void stickbreak_row_backward(float *d, const float *a, const float *s, int n);
 
-/* Scalable softmax (op_ssmax.c): out[B,T,H,dh] = q * s[h] * ln(t + 1), so
- * every logit of query t is scaled by s_h ln(n), n = t + 1 visible keys. */
-void ssmax_forward(float *out, const float *q, const float *s, int B, int T, int H, int dh);
+/* Scalable softmax (op_ssmax.c): out[B,T,H,dh] = q * s[h] * ln(n_t), so
+ * every logit of query t is scaled by s_h ln(n_t), n_t = ssmax_keys(t,
+ * window) the keys the query sees. window is the attention's
+ * (AttnSpec.window: the keys a query sees in all, kept first ones
+ * included; 0: none). */
+int ssmax_keys(int t, int window); /* min(t + 1, window), or t + 1 when window is 0 */
+void ssmax_forward(float *out, const float *q, const float *s, int B, int T, int H, int dh,
+                   int window);
 void ssmax_backward(float *dq, float *ds, const float *dout, const float *q, const float *s, int B,
-                    int T, int H, int dh);
+                    int T, int H, int dh, int window);
 
 /* Forgetting attention (op_fox.c): z[B,T,H] are the forget-gate logits,
  * f = sigmoid(z). kb[B,H,T] = -sum_{l<=j} log f[b,l,h], so that score
@@ -327,5 +332,11 @@ void fq_asymmetric(float *dst, const float *src, size_t n, int bits, double lo, 
  * pct-th percentiles (scratch: n floats). */
 void fq_minmax(const float *x, size_t n, double *lo, double *hi);
 void fq_percentile(const float *x, size_t n, double pct, float *scratch, double *lo, double *hi);
+/* The cap smallest (largest: the cap largest) of keep[nk] and x[n] into
+ * keep[], unordered; their count returned (min(cap, nk + n)). scratch
+ * holds nk + n floats. Over any split of values into calls, the kept set
+ * ends as the cap smallest (largest) of them all. */
+size_t fq_keep_extreme(float *keep, size_t nk, size_t cap, const float *x, size_t n, int largest,
+                       float *scratch);
 
 #endif

@@ -133,7 +133,7 @@ int intervene_check(const InterventionKind *kinds, int n, const IvParams *p, int
 }
 
 /* `--heads dormant`: the heads the run file's last probe classifies as
- * dormant (rs_head_dormant, runstats.h), into mask[L * H] and their list
+ * dormant by the sink rule (rs_head_dormant, runstats.h), into mask[L * H] and their list
  * ("L.H,...") into text. Refused, naming the run, when the probe has no
  * head output norms or no head is dormant (zeroing none is `none`). */
 static int dormant_heads(Forward *f, unsigned char *mask, char *text, size_t len, char *err,
@@ -152,7 +152,7 @@ static int dormant_heads(Forward *f, unsigned char *mask, char *text, size_t len
     for (int l = 0; !bad && l < p.L; l++)
         for (int h = 0; h < p.H; h++) {
             double score;
-            if (rs_head_dormant(&p, l, h, &score) != 1) continue;
+            if (rs_head_dormant(&p, l, h, DORMANT_BY_SINK, &score) != 1) continue;
             mask[l * p.H + h] = 1, n++;
             if (k < len)
                 k += (size_t)snprintf(text + k, len - k, "%s%d.%d", n > 1 ? "," : "", l, h);
@@ -200,6 +200,8 @@ static int expand(const InterventionKind *kinds, int n, const IvParams *p, const
             IntervResult *o = &r[k];
             memset(o, 0, sizeof *o);
             o->kind = kd, o->layer = -1, o->gate_const = NAN;
+            o->mact_abs = intervention_mact(kd) ? p->mact_abs : NAN;
+            o->mact_ratio = intervention_mact(kd) ? p->mact_ratio : NAN;
             snprintf(o->name, sizeof o->name, "%s", nm);
             if (intervention_per_layer(kd)) {
                 o->layer = p->layer < 0 ? j : p->layer;

@@ -42,6 +42,8 @@ typedef struct {
     int layer;                /* per-layer kinds: the layer changed, else -1 */
     double gate_const;        /* gate-const: c, else NaN */
     char heads[IV_HEADS_MAX]; /* head-zero: the heads zeroed ("L.H,..."), else "" */
+    double mact_abs;          /* mact-*: the |h| floor, else NaN */
+    double mact_ratio;        /* mact-*: the factor over the median |h|, else NaN */
     ProbeRecord probe;        /* arrays malloc'd: free with intervene_free */
     double loss;              /* mean CE predicting probe tokens 2..T-1 */
     long long loss_n;

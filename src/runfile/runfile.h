@@ -152,7 +152,8 @@ int runfile_write_quant(const char *path, const QuantData *d, char *err, size_t 
 
 /* ---- interventions (gatelab intervene) ----
  * /intervene/<name>: a probe group (as /probe/step_N) plus attrs kind,
- * loss, loss_n, clip_k, layer, gate_const, heads, loss_none (runschema.h
+ * loss, loss_n, clip_k, layer, gate_const, heads, loss_none, mact_abs,
+ * mact_ratio (runschema.h
  * RS_IV_*). All n groups go into one
  * copy of the closed run file that replaces it when complete; a kind
  * already there is replaced whole. */
@@ -167,6 +168,8 @@ typedef struct {
     double gate_const;        /* gate-const's c, else NaN */
     const char *heads;        /* head-zero's heads, else NULL */
     double loss_none;         /* the unchanged rerun's loss */
+    double mact_abs;          /* mact-*: the |h| floor, else NaN */
+    double mact_ratio;        /* mact-*: the factor over the median |h|, else NaN */
 } InterventionOut;
 int runfile_write_interventions(const char *path, const InterventionOut *iv, int n, char *err,
                                 size_t errlen);

@@ -233,7 +233,9 @@ static int iv_attrs(RunFile *rf, hid_t g, const InterventionOut *o) {
         h5u_attr_i64(g, RS_IV_LAYER, o->layer) < 0 ||
         h5u_attr_f64(g, RS_IV_CONST_C, o->gate_const) < 0 ||
         h5u_attr_str(g, RS_IV_HEADS, o->heads ? o->heads : "") < 0 ||
-        h5u_attr_f64(g, RS_IV_LOSS_NONE, o->loss_none) < 0)
+        h5u_attr_f64(g, RS_IV_LOSS_NONE, o->loss_none) < 0 ||
+        h5u_attr_f64(g, RS_IV_MACT_ABS, o->mact_abs) < 0 ||
+        h5u_attr_f64(g, RS_IV_MACT_RATIO, o->mact_ratio) < 0)
         return rf_fail_h5(rf, "write /intervene attributes");
     return 0;
 }

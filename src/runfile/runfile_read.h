@@ -167,6 +167,8 @@ typedef struct {
     double gate_const; /* gate-const's c; NaN: another kind, or absent */
     char heads[256];   /* head-zero's heads; "": another kind, or absent */
     double loss_none;  /* the unchanged rerun's loss; NaN: absent */
+    double mact_abs;   /* mact-*: the |h| floor; NaN: another kind, or absent */
+    double mact_ratio; /* mact-*: the factor over the median |h|; NaN likewise */
 } RunIntervention;
 /* The names of /intervene's groups, sorted (malloc'd array of malloc'd
  * strings: free with runread_names_free), into *names; their count, 0

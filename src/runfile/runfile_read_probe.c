@@ -258,6 +258,8 @@ static void iv_newer_attrs(hid_t g, const char *name, RunIntervention *iv) {
     iv->layer = rr_attr_double(g, RS_IV_LAYER, &v) == 0 && v >= 0 ? rr_dbl_to_int(v) : -1;
     iv->gate_const = rr_attr_double(g, RS_IV_CONST_C, &v) == 0 ? v : NAN;
     iv->loss_none = rr_attr_double(g, RS_IV_LOSS_NONE, &v) == 0 ? v : NAN;
+    iv->mact_abs = rr_attr_double(g, RS_IV_MACT_ABS, &v) == 0 ? v : NAN;
+    iv->mact_ratio = rr_attr_double(g, RS_IV_MACT_RATIO, &v) == 0 ? v : NAN;
     if (h5u_attr_read_strbuf(g, RS_IV_HEADS, iv->heads, sizeof iv->heads) < 0) iv->heads[0] = 0;
     if (h5u_attr_read_strbuf(g, RS_IV_KIND, iv->kind, sizeof iv->kind) < 0)
         snprintf(iv->kind, sizeof iv->kind, "%s", name);

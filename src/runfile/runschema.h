@@ -189,7 +189,8 @@
  * constant followed by "-L<layer>" or "-c<c>" (gates-open-layer-L1,
  * gate-const-c0.5); "none" is the unchanged rerun every delta is taken
  * against. The attrs after clip_k are newer: a group without them reads
- * as layer -1, gate_const NaN, heads "", loss_none NaN (absent). */
+ * as layer -1, gate_const NaN, heads "", loss_none, mact_abs and
+ * mact_ratio NaN (absent). */
 #define RS_G_INTERVENE "intervene"
 #define RS_IV_KIND "kind"          /* str attr: the kind (without the suffix) */
 #define RS_IV_LOSS "loss"          /* f64: mean CE predicting tokens 2..T-1 */
@@ -201,6 +202,11 @@
 #define RS_IV_LOSS_NONE                                                                            \
     "loss_none" /* f64: the unchanged rerun's loss, the pair's                                     \
                    other half (= /intervene/none's loss) */
+/* f64: the mact-* kinds' massive-activation thresholds (an entry is
+ * massive when |h| > mact_abs and > mact_ratio x the median |h|,
+ * massive_threshold); NaN for other kinds, and absent in older files */
+#define RS_IV_MACT_ABS "mact_abs"
+#define RS_IV_MACT_RATIO "mact_ratio"
 
 /* ---- /stream/W_<window> (gatelab stream) ----
  * Loss over long sequences with every attention limited to `window` keys:
@@ -389,6 +395,9 @@ enum { RS_REQ, RS_OPT, RS_GATE, RS_GATE_OPT };
       "per layer and position t: mean over probe sequences of the L2 norm of the gradient of "     \
       "the sequence's mean loss w.r.t. the residual stream entering the block (Chen & Yao "        \
       "2026's gradient sinks); trained runs' probes only")                                         \
+    X(targets, int, RS_I32, 0, "targets", "NT", RS_OPT,                                            \
+      "probe target ids [seq, t] grad_in_norm is scored against (-1: no target; the last "         \
+      "position's is the token after the stored window); trained runs' probes only")               \
     X(gate_w_norm, double, RS_F64, 0, "gate_weight_norm", "LG", RS_GATE_OPT,                       \
       "per layer and gated head: Frobenius norm of the gate's weights that serve the head "        \
       "(biases excluded); trained runs' probes only")

@@ -68,11 +68,12 @@ static int acc_init(Acc *a, const Model *m, int N, int T) {
     return 0;
 }
 
-/* Every allocation of acc_init plus probe_run's tokens and targets. */
+/* Every allocation of acc_init plus probe_run's tokens and targets and the
+ * record's copy of the targets. */
 size_t probe_bytes(const Model *m, int N, int T) {
     if (N <= 0) return 0;
     ProbeShape ps = probe_shape(m, N, T);
-    double own = 4.0 * ((double)ps.H * T * T + 2.0 * ps.H * T) + 3.0 * 4.0 * N * T;
+    double own = 4.0 * ((double)ps.H * T * T + 2.0 * ps.H * T) + 4.0 * 4.0 * N * T;
     double b = (double)probe_acc_bytes(&ps) + own + (double)probe_grad_bytes(m, N, T);
     return b >= (double)(SIZE_MAX / 8) ? SIZE_MAX / 8 : (size_t)b;
 }
@@ -212,10 +213,16 @@ int probe_collect(const Model *m, RunState *s, const ProbeInput *in, ProbeRecord
 }
 
 /* What only a trained run's probe records (probe_grad.h): the input
- * gradients' norms over the probe's tokens and targets, and the gate's
- * weight norms (left NULL, absent, for an ungated model). */
+ * gradients' norms over the probe's tokens and targets, the targets
+ * themselves (so the norms can be recomputed from the file: the last
+ * position's target lies past the stored tokens), and the gate's weight
+ * norms (left NULL, absent, for an ungated model). */
 static int probe_training_measures(const Model *m, RunState *s, const int *tokens,
                                    const int *targets, ProbeRecord *p, char *err, size_t errlen) {
+    size_t nt = (size_t)p->N * p->T;
+    p->targets = malloc(nt * sizeof *p->targets);
+    if (!p->targets) return seterr(err, errlen, "out of memory for the probe targets");
+    memcpy(p->targets, targets, nt * sizeof *p->targets);
     p->grad_in_norm = probe_grad_norms(m, s, tokens, targets, p->N, p->T, err, errlen);
     if (!p->grad_in_norm) return -1;
     int groups = 0;

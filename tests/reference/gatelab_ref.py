@@ -608,8 +608,8 @@ class Model:
             rd = rope_dim(c)
             q = rope_apply(q.reshape(B, Ti, -1, rd), cos, sin).reshape(B, Ti, H, dh) * m
             k = rope_apply(k.reshape(B, Ti, -1, rd), cos, sin).reshape(B, Ti, Hkv, dh) * m
-        if c["ssmax"]:  # logits of query t scaled by s_h ln(t + 1)
-            n = torch.arange(1, Ti + 1, dtype=q.dtype).log()
+        if c["ssmax"]:  # logits of query t scaled by s_h ln(n_t), n_t the keys it sees
+            n = visible(c, l, Ti)[0, 0].sum(-1).to(q.dtype).log()
             q = q * n[None, :, None, None] * P[pre + "ssmax_s"][None, None, :, None]
         rep = H // Hkv  # head h reads kv head h // rep
         q = q.transpose(1, 2)
