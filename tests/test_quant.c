@@ -147,18 +147,14 @@ static void test_sites(void **st) {
     assert_int_equal(q.failed, 1); /* no range yet: not calibrated */
     fq_free(&q);
     fq_init(&q, FQ_W8A8);
+    q.calibrating = 1;
     for (int pass = 0; pass < 2; pass++) {
-        fq_calib_begin(&q, 1);
         fq_begin(&q, 1);
         for (int s = 0; s < 2; s++) {
             pi = pass ? in2 : in1, pw = w;
             fq_linear(&q, &pi, 2, &pw, 2);
             assert_ptr_equal(pw, q.sites[s].w);
-            /* the first batch's inputs stay in float */
-            if (pass == 0) assert_ptr_equal(pi, in1);
-            else assert_ptr_not_equal(pi, in2);
         }
-        fq_calib_end(&q);
     }
     assert_int_equal(q.failed, 0);
     assert_int_equal(q.n_sites, 2);
@@ -260,11 +256,9 @@ static void fx_trained(hid_t f) {
         FakeQuant q;
         fq_init(&q, (FqMode)k);
         Intervention iv = {.kind = IV_NONE, .quant = &q};
-        for (int i = 0; i < nb; i++) {
-            fq_calib_begin(&q, B);
-            model_forward_iv(&m, &s, cal + i * n, NULL, B, T, &iv);
-            fq_calib_end(&q);
-        }
+        q.calibrating = 1;
+        for (int i = 0; i < nb; i++) model_forward_iv(&m, &s, cal + i * n, NULL, B, T, &iv);
+        q.calibrating = 0;
         double loss = model_forward_iv(&m, &s, tok, tgt, B, T, &iv);
         assert_int_equal(q.failed, 0);
         fx_check("trained", QMODES[k], loss, fx_loss(g, QMODES[k]));
@@ -309,11 +303,9 @@ static void fx_hf(hid_t f) {
         FakeQuant q;
         fq_init(&q, (FqMode)k);
         Intervention iv = {.kind = IV_NONE, .quant = &q};
-        for (size_t i = 0; i < nc / T; i++) {
-            fq_calib_begin(&q, 1);
-            fx_window_loss(m, cal + i * T, (int)T, &iv);
-            fq_calib_end(&q);
-        }
+        q.calibrating = 1;
+        for (size_t i = 0; i < nc / T; i++) fx_window_loss(m, cal + i * T, (int)T, &iv);
+        q.calibrating = 0;
         double loss = fx_window_loss(m, ids, (int)T, &iv);
         assert_int_equal(q.failed, 0);
         fx_check("checkpoint", QMODES[k], loss, fx_loss(g, QMODES[k]));
@@ -331,71 +323,6 @@ static hid_t fx_open(void) {
     hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
     if (f < 0) fail_msg("cannot open %s", path);
     return f;
-}
-
-/* Every site's calibrated range of mode k after the fixture's calibration
- * batches [nb, B, T] through m, each batch one calibration batch taken in
- * one pass of B sequences (a trained run's forward) or, one_by_one, in B
- * passes of one (a checkpoint's); lo, hi [n_sites], the count returned. */
-static int calib_ranges(const Model *m, FqMode k, const int *cal, int nb, int B, int one_by_one,
-                        double *lo, double *hi, int cap) {
-    const int T = m->cfg.seq_len;
-    RunState s;
-    assert_int_equal(runstate_init(&s, m, B, T), 0);
-    FakeQuant q;
-    fq_init(&q, k);
-    Intervention iv = {.kind = IV_NONE, .quant = &q};
-    for (int i = 0; i < nb; i++) {
-        const int *batch = cal + (size_t)i * B * T;
-        fq_calib_begin(&q, B);
-        if (!one_by_one) model_forward_iv(m, &s, batch, NULL, B, T, &iv);
-        for (int b = 0; one_by_one && b < B; b++)
-            model_forward_iv(m, &s, batch + (size_t)b * T, NULL, 1, T, &iv);
-        fq_calib_end(&q);
-    }
-    assert_int_equal(q.failed, 0);
-    const int n = q.n_sites;
-    assert_true(n > 0 && n <= cap);
-    for (int i = 0; i < n; i++) {
-        assert_int_equal(q.sites[i].have, nb);
-        lo[i] = q.sites[i].lo, hi[i] = q.sites[i].hi;
-    }
-    fq_free(&q);
-    runstate_free(&s);
-    return n;
-}
-
-/* The running input range is updated once per calibration batch however
- * the forward splits the batch: a trained run's one pass of B windows and
- * a checkpoint's B passes of one window give every site the same range
- * (to float32 rounding of the two forwards), in every quantized mode. */
-static void test_range_per_batch(void **st) {
-    (void)st;
-    hid_t f = fx_open(), g = H5Gopen2(f, "trained", H5P_DEFAULT);
-    Model m;
-    size_t n, nc;
-    tu_fx_model(g, "trained", &m);
-    int *tok = tu_h5_read(g, "tokens", H5T_NATIVE_INT, sizeof(int), &n);
-    int *cal = tu_h5_read(g, "calib", H5T_NATIVE_INT, sizeof(int), &nc);
-    const int T = m.cfg.seq_len, B = (int)n / T, nb = (int)(nc / n);
-    assert_true(B >= 2 && nb >= 2);
-    enum { CAP = 64 };
-    double lo1[CAP], hi1[CAP], loB[CAP], hiB[CAP];
-    for (int k = FQ_W8A8; k < FQ_MODE_COUNT; k++) {
-        int s1 = calib_ranges(&m, (FqMode)k, cal, nb, B, 1, lo1, hi1, CAP);
-        int sB = calib_ranges(&m, (FqMode)k, cal, nb, B, 0, loB, hiB, CAP);
-        assert_int_equal(s1, sB);
-        for (int i = 0; i < s1; i++)
-            if (fabs(lo1[i] - loB[i]) > 1e-5 * (1 + fabs(loB[i])) ||
-                fabs(hi1[i] - hiB[i]) > 1e-5 * (1 + fabs(hiB[i])))
-                fail_msg("%s site %d: one window a pass [%.9g, %.9g], one batch a pass "
-                         "[%.9g, %.9g]",
-                         QMODES[k], i, lo1[i], hi1[i], loB[i], hiB[i]);
-    }
-    free(tok), free(cal);
-    model_free(&m);
-    H5Gclose(g);
-    H5Fclose(f);
 }
 
 static void test_pytorch_reference(void **st) {
@@ -507,7 +434,7 @@ int main(void) {
         cmocka_unit_test(test_asymmetric_widened), cmocka_unit_test(test_percentile),
         cmocka_unit_test(test_percentile_ties),    cmocka_unit_test(test_sites),
         cmocka_unit_test(test_float_stats),        cmocka_unit_test(test_parse_modes),
-        cmocka_unit_test(test_pytorch_reference),  cmocka_unit_test(test_range_per_batch),
+        cmocka_unit_test(test_pytorch_reference),
     };
     const struct CMUnitTest cli[] = {cmocka_unit_test(test_eval_quant),
                                      cmocka_unit_test(test_eval_quant_checkpoint)};

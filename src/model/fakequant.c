@@ -28,8 +28,7 @@ void fq_init(FakeQuant *q, FqMode m) {
 }
 
 void fq_free(FakeQuant *q) {
-    for (int i = 0; i < q->n_sites; i++)
-        free(q->sites[i].w), free(q->sites[i].low), free(q->sites[i].high);
+    for (int i = 0; i < q->n_sites; i++) free(q->sites[i].w);
     for (int k = 0; k < FQ_OUT_COUNT; k++) free(q->seq_inf[k]);
     free(q->sites), free(q->buf), free(q->scratch), free(q->seq_kurt);
     memset(q, 0, sizeof *q);
@@ -62,7 +61,6 @@ static int seq_room(FakeQuant *q, int B) {
 void fq_begin(FakeQuant *q, int B) {
     fold_pass(q);
     q->site = 0;
-    q->pass_seqs = B;
     if (!q->observe) return;
     if (seq_room(q, B) != 0) {
         q->failed = 1;
@@ -114,48 +112,14 @@ static const float *site_weight(FqSite *s, const float *w, size_t n, int bits) {
     return s->w;
 }
 
-/* The percentile entries' indices of n sorted values (fq_percentile's). */
-static void pct_entries(size_t n, size_t *klo, size_t *khi) {
-    *khi = (size_t)floor((double)(n - 1) * FQ_PERCENTILE / 100.0 + 0.5);
-    *klo = (size_t)floor((double)(n - 1) * (100.0 - FQ_PERCENTILE) / 100.0 + 0.5);
-}
-
-/* Add x[n], one pass's input of the site, to the open calibration batch's
- * statistics: min and max, and for w8a8-pct the klo + 1 smallest and
- * n - khi largest values of the batch's bneed (the entries fq_percentile
- * takes of the whole batch). -1 when memory runs out. */
-static int site_observe(FakeQuant *q, FqSite *s, const float *x, size_t n) {
-    if (s->bn == 0) {
-        s->blo = INFINITY, s->bhi = -INFINITY, s->nlow = s->nhigh = 0;
-        s->bneed = q->pass_seqs > 0 ? n / (size_t)q->pass_seqs * (size_t)q->batch_seqs : 0;
-    }
+/* Update the site's running range from x[n] (calibration). */
+static int site_calibrate(FakeQuant *q, FqSite *s, const float *x, size_t n) {
     double lo, hi;
-    fq_minmax(x, n, &lo, &hi);
-    s->blo = lo < s->blo ? lo : s->blo, s->bhi = hi > s->bhi ? hi : s->bhi;
-    s->bn += n;
-    if (q->mode != FQ_W8A8_PCT || s->bneed == 0) return 0;
-    size_t klo, khi;
-    pct_entries(s->bneed, &klo, &khi);
-    const size_t cl = klo + 1, ch = s->bneed - khi, room = n + (cl > ch ? cl : ch);
-    if (grow(&q->scratch, &q->scratch_n, room) != 0) return -1;
-    if (!s->low && !(s->low = malloc(cl * sizeof(float)))) return -1;
-    if (!s->high && !(s->high = malloc(ch * sizeof(float)))) return -1;
-    s->nlow = fq_keep_extreme(s->low, s->nlow, cl, x, n, 0, q->scratch);
-    s->nhigh = fq_keep_extreme(s->high, s->nhigh, ch, x, n, 1, q->scratch);
-    return 0;
-}
-
-/* The closed batch's range of site s into its running range: r_batch the
- * min-max, or (w8a8-pct) the percentile entries, the largest kept low
- * value and the smallest kept high one. -1 when the batch did not hold
- * the values it was opened for. */
-static int site_fold(FakeQuant *q, FqSite *s) {
-    if (s->bn != s->bneed) return -1;
-    double lo = s->blo, hi = s->bhi;
     if (q->mode == FQ_W8A8_PCT) {
-        lo = -INFINITY, hi = INFINITY;
-        for (size_t i = 0; i < s->nlow; i++) lo = s->low[i] > lo ? s->low[i] : lo;
-        for (size_t i = 0; i < s->nhigh; i++) hi = s->high[i] < hi ? s->high[i] : hi;
+        if (grow(&q->scratch, &q->scratch_n, n) != 0) return -1;
+        fq_percentile(x, n, FQ_PERCENTILE, q->scratch, &lo, &hi);
+    } else {
+        fq_minmax(x, n, &lo, &hi);
     }
     if (s->have) {
         lo = FQ_MOMENTUM * s->lo + (1.0 - FQ_MOMENTUM) * lo;
@@ -163,22 +127,7 @@ static int site_fold(FakeQuant *q, FqSite *s) {
     }
     s->lo = lo, s->hi = hi;
     s->have++;
-    s->bn = 0;
-    free(s->low), free(s->high);
-    s->low = s->high = NULL;
     return 0;
-}
-
-void fq_calib_begin(FakeQuant *q, int B) {
-    q->calibrating = 1;
-    q->batch_seqs = B;
-    for (int i = 0; i < q->n_sites; i++) q->sites[i].bn = 0;
-}
-
-void fq_calib_end(FakeQuant *q) {
-    for (int i = 0; i < q->n_sites; i++)
-        if (q->mode != FQ_FLOAT && site_fold(q, &q->sites[i]) != 0) q->failed = 1;
-    q->calibrating = 0;
 }
 
 void fq_linear(FakeQuant *q, const float **in, size_t n_in, const float **w, size_t n_w) {
@@ -189,14 +138,9 @@ void fq_linear(FakeQuant *q, const float **in, size_t n_in, const float **w, siz
     const int bits = fq_bits(q->mode);
     FqSite *s = site_at(q);
     const float *wq = s ? site_weight(s, *w, n_w, bits) : NULL;
-    if (!wq || (q->calibrating && site_observe(q, s, *in, n_in) != 0) ||
-        (!s->have && !q->calibrating) || grow(&q->buf, &q->buf_n, n_in) != 0) {
+    if (!wq || (q->calibrating && site_calibrate(q, s, *in, n_in) != 0) || !s->have ||
+        grow(&q->buf, &q->buf_n, n_in) != 0) {
         q->failed = 1; /* no range yet counts as a failure: calibrate first */
-        q->site++;
-        return;
-    }
-    if (!s->have) { /* the first calibration batch: the input in float */
-        *w = wq;
         q->site++;
         return;
     }

@@ -9,14 +9,9 @@
  * the n-th site. Weights are quantized once per site (symmetric, per
  * tensor, min-max) and kept; inputs each call (asymmetric, per tensor) on
  * the site's static range: a running estimate (momentum FQ_MOMENTUM) over
- * the calibration batches, of the input's min-max or FQ_PERCENTILE
- * percentiles. A calibration batch (fq_calib_begin .. fq_calib_end) is
- * one update of every site's range from all of its inputs, however many
- * forward passes carry its sequences (a trained model's one pass of B
- * sequences, a checkpoint's B passes of one): its inputs are quantized on
- * the range of the batches before it (in float in the first batch), and
- * its own statistics enter the range at fq_calib_end. The LM head stays
- * in float. A pass without a FakeQuant runs no code of this file. */
+ * the calibration passes, of the input's min-max or FQ_PERCENTILE
+ * percentiles. The LM head stays in float. A pass without a FakeQuant
+ * runs no code of this file. */
 #ifndef GATELAB_FAKEQUANT_H
 #define GATELAB_FAKEQUANT_H
 
@@ -40,23 +35,14 @@ typedef enum { FQ_OUT_ATTN = 0, FQ_OUT_FFN, FQ_OUT_LAYER, FQ_OUT_COUNT } FqOut;
 
 typedef struct {
     double lo, hi; /* the input's running range */
-    int have;      /* calibration batches seen */
+    int have;      /* calibration passes seen */
     const float *w_src;
     float *w; /* the quantized copy of w_src */
-    /* the open calibration batch: its inputs' min and max, how many
-     * values it has seen and will hold, and (w8a8-pct) its smallest and
-     * largest values so far, as many as its percentile entries need */
-    double blo, bhi;
-    size_t bn, bneed;
-    float *low, *high;
-    size_t nlow, nhigh;
 } FqSite;
 
 typedef struct FakeQuant {
     FqMode mode;
-    int calibrating; /* 1: inside a calibration batch (fq_calib_begin) */
-    int batch_seqs;  /* the calibration batch's sequences */
-    int pass_seqs;   /* the open pass's sequences (fq_begin's B) */
+    int calibrating; /* 1: each input updates its site's range */
     int observe;     /* 1: fq_output records the statistics below */
     int failed;      /* out of memory in a hook: the pass is void */
     int site, n_sites;
@@ -84,18 +70,9 @@ void fq_free(FakeQuant *q);
 /* Start a pass of B sequences: the first site next; the open pass's
  * statistics, if any, are added to the sums. */
 void fq_begin(FakeQuant *q, int B);
-/* Open a calibration batch of B sequences (any number of passes, each
- * fq_begin'd with its own count); fq_calib_end closes it, adding each
- * site's batch statistics to its running range (r = m r + (1 - m) r_batch;
- * the first batch sets r). A site whose batch saw other than B sequences'
- * inputs sets q->failed. */
-void fq_calib_begin(FakeQuant *q, int B);
-void fq_calib_end(FakeQuant *q);
 /* One linear layer's product in[n_in] w[n_w]: *in and *w become their
  * fake-quantized copies (q's buffers, valid until the next call); float
- * mode leaves both, and so does *in in the first calibration batch. Out of
- * memory, or an input with no range outside calibration, sets q->failed
- * and leaves both. */
+ * mode leaves both. Out of memory sets q->failed and leaves both. */
 void fq_linear(FakeQuant *q, const float **in, size_t n_in, const float **w, size_t n_w);
 /* Record sub-layer output y of kind k, B sequences of n values each, when
  * q observes. */

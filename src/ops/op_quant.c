@@ -84,19 +84,6 @@ static float select_kth(float *v, size_t n, size_t k) {
 /* The pct-th and (100 - pct)-th percentiles of x[n] (n >= 1) as the range
  * [lo, hi]: the sorted values' entries round((n - 1) * q / 100), q = 100 -
  * pct and pct; scratch holds n floats. */
-size_t fq_keep_extreme(float *keep, size_t nk, size_t cap, const float *x, size_t n, int largest,
-                       float *scratch) {
-    const float sign = largest ? -1.0f : 1.0f; /* negation is exact: largest = smallest of -v */
-    size_t m = 0;
-    for (size_t i = 0; i < nk; i++) scratch[m++] = sign * keep[i];
-    for (size_t i = 0; i < n; i++) scratch[m++] = sign * x[i];
-    const size_t c = m < cap ? m : cap;
-    /* the selection leaves the c smallest in scratch[0, c) */
-    if (c > 0 && c < m) select_kth(scratch, m, c - 1);
-    for (size_t i = 0; i < c; i++) keep[i] = sign * scratch[i];
-    return c;
-}
-
 void fq_percentile(const float *x, size_t n, double pct, float *scratch, double *lo, double *hi) {
     memcpy(scratch, x, n * sizeof(float));
     size_t khi = (size_t)floor((double)(n - 1) * pct / 100.0 + 0.5);

@@ -332,11 +332,5 @@ void fq_asymmetric(float *dst, const float *src, size_t n, int bits, double lo, 
  * pct-th percentiles (scratch: n floats). */
 void fq_minmax(const float *x, size_t n, double *lo, double *hi);
 void fq_percentile(const float *x, size_t n, double pct, float *scratch, double *lo, double *hi);
-/* The cap smallest (largest: the cap largest) of keep[nk] and x[n] into
- * keep[], unordered; their count returned (min(cap, nk + n)). scratch
- * holds nk + n floats. Over any split of values into calls, the kept set
- * ends as the cap smallest (largest) of them all. */
-size_t fq_keep_extreme(float *keep, size_t nk, size_t cap, const float *x, size_t n, int largest,
-                       float *scratch);
 
 #endif

@@ -34,24 +34,18 @@ typedef struct {
 } QBufs;
 
 /* Batches [i0, i0 + n) of nb held-out batches through f under q: the loss
- * sum over their targets into *sum, *cnt. With calib, each batch is one
- * calibration batch of q (fq_calib_begin .. fq_calib_end): one update of
- * every site's range, whether the forward takes its B windows in one
- * pass (a trained run) or one at a time (a checkpoint). */
-static int run_batches(Forward *f, const QuantEvalOpts *o, FakeQuant *q, int calib, int i0, int n,
-                       int nb, const QBufs *b, double *sum, long long *cnt, char *err,
-                       size_t errlen) {
+ * sum over their targets into *sum, *cnt. */
+static int run_batches(Forward *f, const QuantEvalOpts *o, FakeQuant *q, int i0, int n, int nb,
+                       const QBufs *b, double *sum, long long *cnt, char *err, size_t errlen) {
     const int B = o->batch_size, T = f->info.seq_len, V = f->info.V;
     Intervention iv = {.kind = IV_NONE, .quant = q};
     for (int i = i0; i < i0 + n; i++) {
         if (stop_requested())
             return seterr(err, errlen, "interrupted in the quantized evaluation (%s)",
                           fq_mode_name(q->mode));
-        if (f->ops->windows(f, T, B, nb, i, b->in, b->tg, err, errlen) != 0) return -1;
-        if (calib) fq_calib_begin(q, B);
-        if (f->ops->losses(f, b->in, b->tg, B, T, &iv, b->tok_loss, NULL, NULL, err, errlen) != 0)
+        if (f->ops->windows(f, T, B, nb, i, b->in, b->tg, err, errlen) != 0 ||
+            f->ops->losses(f, b->in, b->tg, B, T, &iv, b->tok_loss, NULL, NULL, err, errlen) != 0)
             return -1;
-        if (calib) fq_calib_end(q);
         if (q->failed)
             return seterr(err, errlen, "%s: out of memory quantizing (%s)", f->run,
                           fq_mode_name(q->mode));
@@ -70,11 +64,13 @@ static int run_mode(Forward *f, const QuantEvalOpts *o, FqMode m, const QBufs *b
     const int nb = o->batches + o->calib;
     double sum = 0.0, csum = 0.0;
     long long cnt = 0, ccnt = 0;
+    q.calibrating = 1;
     int rc = m == FQ_FLOAT
                  ? 0
-                 : run_batches(f, o, &q, 1, o->batches, o->calib, nb, b, &csum, &ccnt, err, errlen);
+                 : run_batches(f, o, &q, o->batches, o->calib, nb, b, &csum, &ccnt, err, errlen);
+    q.calibrating = 0;
     q.observe = m == FQ_FLOAT;
-    if (rc == 0) rc = run_batches(f, o, &q, 0, 0, o->batches, nb, b, &sum, &cnt, err, errlen);
+    if (rc == 0) rc = run_batches(f, o, &q, 0, o->batches, nb, b, &sum, &cnt, err, errlen);
     if (rc == 0 && m == FQ_FLOAT) fq_stats(&q, r->inf, &r->kurt_max);
     fq_free(&q);
     *loss = cnt ? sum / (double)cnt : NAN;

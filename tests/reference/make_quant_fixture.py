@@ -16,9 +16,7 @@ w8a8, w8a8-pct and w4a4 after calibrating the input ranges on CALIB batches:
             token), loss_<mode> float64
 The quantizers are written here from the definitions (weights symmetric per
 tensor, inputs asymmetric per tensor on a running min-max or percentile
-range, momentum 0.9, updated once per calibration batch, each batch
-quantized on the range of the batches before it and the first in float,
-round half to even), not from the C code.
+range, momentum 0.9, round half to even), not from the C code.
 """
 import argparse
 import json
@@ -84,24 +82,15 @@ class FQ:
         self.ranges, self.calibrating, self.pass_id = {}, False, 0
 
     def input(self, key, x):
-        """x quantized on its site's range. A calibration pass (one batch)
-        quantizes on the range of the passes before it (the first leaves x
-        in float) and then adds its own batch range. A site is keyed per
-        input: q, k and v (and gate, up) read one input, one range.
-        ranges[key] = (lo, hi, pass_id, range before the pass or None)."""
         if not self.bits:
             return x
         r = self.ranges.get(key)
-        if self.calibrating:
-            if r is None or r[2] != self.pass_id:
-                lo, hi = batch_range(x, self.pct)
-                prev = None if r is None else (r[0], r[1])
-                if prev is not None:
-                    lo = MOMENTUM * prev[0] + (1 - MOMENTUM) * lo
-                    hi = MOMENTUM * prev[1] + (1 - MOMENTUM) * hi
-                r = self.ranges[key] = (lo, hi, self.pass_id, prev)
-            prev = r[3]
-            return x if prev is None else q_asym(x, prev[0], prev[1], self.bits)
+        if self.calibrating and (r is None or r[2] != self.pass_id):
+            lo, hi = batch_range(x, self.pct)
+            if r is not None:
+                lo = MOMENTUM * r[0] + (1 - MOMENTUM) * lo
+                hi = MOMENTUM * r[1] + (1 - MOMENTUM) * hi
+            r = self.ranges[key] = (lo, hi, self.pass_id)
         return q_asym(x, r[0], r[1], self.bits)
 
 
