@@ -45,28 +45,38 @@ typedef struct {
     int threads;             /* the per-layer reductions run side by side */
 } ProbeShape;
 
+/* The reducer's private scratch, beside the record's arrays:
+ * X(member, C type, dims) with RS_PROBE_ARRAYS's dims letters. ne_count
+ * counts the non-empty rows per (l, h), norms holds one sequence's
+ * ||h_t||, bos_votes / tok_votes the feature votes per (l, i), rownorm
+ * one head's norms and scratch one block output's |h|. */
+#define PROBE_ACC_SCRATCH(X)                                                                       \
+    X(ne_count, float, "LH")                                                                       \
+    X(norms, double, "T")                                                                          \
+    X(bos_votes, int, "LD")                                                                        \
+    X(tok_votes, int, "LD")                                                                        \
+    X(rownorm, float, "T")                                                                         \
+    X(scratch, float, "TD")
+
 typedef struct {
     ProbeShape s;
-    int seq; /* the sequence probe_acc_feed adds to */
-    int Ns;  /* gate-sampled sequences */
-    int *tokens;
-    float *attention, *slot, *first_col, *alpha0, *gate_sample;
-    float *row_empty, *first_ne; /* sums, then the stored fractions */
-    float *ne_count;             /* non-empty rows per (l, h) */
-    double *hist, *chan_sum, *below, *stats, *h_max, *h_med, *h_top3, *h_kurt, *h_ratio;
-    double *bos_max, *bos_ratio, *tok_max, *tok_ratio, *norms;
-    int *bos_arg, *tok_arg, *bos_votes, *tok_votes; /* [L], [L], [L*d], [L*d] */
-    double *max_logit; /* [L], or NULL until probe_acc_max_logit is called */
-    /* probe_reduce_sinks.c: key_alpha [N, L, H, M], bos_cos [N, L, T],
-     * resid [L, d] (counts, then shares) */
-    float *key_alpha, *bos_cos;
-    double *resid;
-    float *k_norm, *v_norm, *o_norm;      /* [L, H, T] sums of ||k_t||, ||v_t||, ||o_t|| */
+    int seq;      /* the sequence probe_acc_feed adds to */
+    int Ns;       /* gate-sampled sequences (the S letter) */
+    size_t given; /* bytes the plan has handed out so far */
+    /* One member per RS_PROBE_ARRAYS entry, named as the record names it,
+     * holding sums until probe_acc_finish turns them into the stored
+     * values: tokens are the caller's to fill; gate_channel_mean,
+     * gate_below, gate_stats[0], row_empty, first_nonempty, attention_slot
+     * and the head norms are sums; resid_share counts. max_logit and
+     * ov_erank stay NULL until their call; grad_in_norm and gate_w_norm
+     * are the trainer's, left NULL here. */
+#define PROBE_ACC_MEMBER(member, ctype, cls, hid, name, dims, kind, desc) ctype *member;
+    RS_PROBE_ARRAYS(PROBE_ACC_MEMBER)
+#undef PROBE_ACC_MEMBER
+#define PROBE_ACC_SCRATCH_MEMBER(member, ctype, dims) ctype *member;
+    PROBE_ACC_SCRATCH(PROBE_ACC_SCRATCH_MEMBER)
+#undef PROBE_ACC_SCRATCH_MEMBER
     long long k_fed, v_fed, o_fed, g_fed; /* (layer, sequence) pairs that fed each */
-    double *g_first, *g_rest;             /* [L] sums of gate_first_rest (with gates) */
-    double *ov_erank;                     /* [L, H], or NULL until probe_acc_ov_erank */
-    float *rownorm;                       /* [T]: one head's norms */
-    float *scratch;                       /* [T * d] */
 } ProbeAcc;
 
 /* Zeroed accumulators; tokens [N, T] are the caller's to fill. -1 when
@@ -87,17 +97,19 @@ int probe_acc_ov_erank(ProbeAcc *a, int l, int h, double v);
 /* Means from sums, then hand the arrays to out (free them with
  * runread_probe_free); out's attributes but the shape are the caller's. */
 void probe_acc_finish(ProbeAcc *a, ProbeRecord *out);
+/* Free every array a holds (what the plan gave and finish has not handed
+ * over) and zero a; safe on a zeroed or finished a. */
 void probe_acc_free(ProbeAcc *a);
-/* The bytes probe_acc_init allocates (an estimate by terms). */
+/* The bytes the plan hands out for shape s: probe_acc_init's arrays plus
+ * max_logit and ov_erank (allocated on their first call), exactly; clamped
+ * to SIZE_MAX / 8. */
 size_t probe_acc_bytes(const ProbeShape *s);
 
 /* probe_reduce_sinks.c, the measures beyond position 0 (metrics_sinks.h),
- * called by the reducer: allocate (-1 when memory runs out), their bytes,
- * add head h's key alphas of one sequence's layer, add the cosines to
- * position 0 and the residual exceedances of one block output whose
- * median |h| is `median`, and hand the arrays to out. */
-int probe_sinks_init(ProbeAcc *a);
-size_t probe_sinks_bytes(const ProbeShape *s);
+ * called by the reducer: add head h's key alphas of one sequence's layer,
+ * add the cosines to position 0 and the residual exceedances of one block
+ * output whose median |h| is `median`, and turn the exceedance counts into
+ * shares and set out's D. */
 void probe_sinks_head(ProbeAcc *a, int seq, const ProbeLayer *pl, int h);
 void probe_sinks_hidden(ProbeAcc *a, int seq, const ProbeLayer *pl, double median);
 void probe_sinks_finish(ProbeAcc *a, ProbeRecord *out);
