@@ -25,10 +25,13 @@ static const ProbeShape SHAPES[] = {
 #define NSHAPES (sizeof SHAPES / sizeof *SHAPES)
 
 /* Whether the reducer is to hold record array `name` of this kind for
- * shape s: all but the trainer's own (grad_in_norm, gate_weight_norm),
- * the slot only with has_slot, the gate arrays only with gate channels. */
+ * shape s: all but the trainer's own (grad_in_norm, targets,
+ * gate_weight_norm), the slot only with has_slot, the gate arrays only
+ * with gate channels. */
 static int expected(const ProbeShape *s, const char *name, int kind) {
-    if (!strcmp(name, "grad_in_norm") || !strcmp(name, "gate_weight_norm")) return 0;
+    if (!strcmp(name, "grad_in_norm") || !strcmp(name, "targets") ||
+        !strcmp(name, "gate_weight_norm"))
+        return 0;
     if (!strcmp(name, "attention_slot")) return s->has_slot;
     if (kind == RS_GATE || kind == RS_GATE_OPT) return s->C > 0;
     return 1;

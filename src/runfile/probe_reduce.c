@@ -55,6 +55,7 @@ enum { PA_INIT, PA_SLOT, PA_GATE, PA_SAMPLE, PA_ON_CALL, PA_CALLER };
 #define PA_WHEN_gate_rest PA_GATE
 #define PA_WHEN_ov_erank PA_ON_CALL
 #define PA_WHEN_grad_in_norm PA_CALLER
+#define PA_WHEN_targets PA_CALLER
 #define PA_WHEN_gate_w_norm PA_CALLER
 
 /* The dims letters of each record array, as RS_PROBE_ARRAYS gives them. */

@@ -68,8 +68,8 @@ typedef struct {
      * values: tokens are the caller's to fill; gate_channel_mean,
      * gate_below, gate_stats[0], row_empty, first_nonempty, attention_slot
      * and the head norms are sums; resid_share counts. max_logit and
-     * ov_erank stay NULL until their call; grad_in_norm and gate_w_norm
-     * are the trainer's, left NULL here. */
+     * ov_erank stay NULL until their call; grad_in_norm, targets and
+     * gate_w_norm are the trainer's, left NULL here. */
 #define PROBE_ACC_MEMBER(member, ctype, cls, hid, name, dims, kind, desc) ctype *member;
     RS_PROBE_ARRAYS(PROBE_ACC_MEMBER)
 #undef PROBE_ACC_MEMBER
