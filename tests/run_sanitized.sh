@@ -7,8 +7,8 @@
 #
 # Leak detection is off (detect_leaks=0): with it on, the OpenMPI runtime
 # reports ~120 KB in ~3300 allocations at exit under sweep_mpi_2ranks, not
-# ours, and tests/test_report.c:272 does not free one ProbeRecord (a test-only
-# leak). Memory errors and undefined behaviour are all still fatal. The
+# ours, and tests/test_report.c's test_sinks_numbers does not free one
+# ProbeRecord (a test-only leak). Memory errors and undefined behaviour are all still fatal. The
 # whole run (build + 16 suites) takes about 20 s of wall time on 2 cores
 # from a warm build directory, ~40 s from scratch.
 set -eu

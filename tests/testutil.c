@@ -8,6 +8,7 @@
 #include "testutil.h"
 #include "config_args.h"
 #include "runfile_read.h"
+#include "util.h"
 #include "config_args.h"
 
 #include <stdarg.h>
@@ -362,4 +363,32 @@ const char *tu_csv_cell(const char *csv, const char *file, const char *col) {
     size_t len = strcspn(r, ",\n");
     snprintf(buf, sizeof buf, "%.*s", (int)len, r);
     return buf;
+}
+
+void tu_preset_path(char *buf, size_t len, const char *name) {
+    /* meson sets GATELAB_SRC; by hand, try the usual working directories. */
+    static const char *const roots[] = {"..", ".", "../.."};
+    const char *src = getenv("GATELAB_SRC");
+    snprintf(buf, len, "%s/experiments/%s.ini", src ? src : roots[0], name);
+    for (int i = 1; !src && i < 3 && !file_exists(buf); i++)
+        snprintf(buf, len, "%s/experiments/%s.ini", roots[i], name);
+}
+
+void tu_load_preset(Config *c, const char *name) {
+    char path[1024], err[512];
+    tu_preset_path(path, sizeof path, name);
+    config_defaults(c);
+    if (config_load_file(c, path, err, sizeof err)) {
+        print_error("%s\n", err);
+        fail();
+    }
+}
+
+void tu_resolve_ok(Config *c, const char *what) {
+    char err[512];
+    config_resolve(c);
+    if (config_validate(c, err, sizeof err)) {
+        print_error("%s: %s\n", what, err);
+        fail();
+    }
 }

@@ -141,4 +141,15 @@ void tu_tiny_model(Model *m, const char *variant);
  * test fails when there is no such column or row. */
 const char *tu_csv_cell(const char *csv, const char *file, const char *col);
 
+/* experiments/NAME.ini's path: under GATELAB_SRC, else the usual working
+ * directories of a test run by hand. */
+void tu_preset_path(char *buf, size_t len, const char *name);
+
+/* c = the defaults plus preset NAME; fails the test when it does not load. */
+void tu_load_preset(Config *c, const char *name);
+
+/* config_resolve then config_validate; fails the test (naming what) when
+ * c is invalid. */
+void tu_resolve_ok(Config *c, const char *what);
+
 #endif

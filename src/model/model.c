@@ -5,6 +5,10 @@
  * A variant never gets its own code path: each optional stage (a gate at
  * G1..G5, QK-norm, a Y modification, a slot in the attention) either runs
  * or its output pointer aliases its input.
+ *
+ * The stages around the blocks live beside this file: norm placement,
+ * GatedNorm and the residual add in model_norm.c, the gate's scores in
+ * model_gate.c (both declared in model_stages.h).
  */
 #include <math.h>
 #include <stdint.h>
@@ -14,7 +18,7 @@
 #include "attn_remedies.h"
 #include "config_derive.h"
 #include "intervention.h"
-#include "model_priv.h"
+#include "model_stages.h"
 #include "fakequant.h"
 #include "ops.h"
 #include "util.h"
@@ -25,136 +29,6 @@ static void zero(float *p, size_t n) { memset(p, 0, n * sizeof *p); }
 
 static void scale_inplace(float *p, size_t n, float a) {
     for (size_t i = 0; i < n; i++) p[i] *= a;
-}
-
-/* The model's main norm (RMSNorm or LayerNorm) over rows of d. */
-static void norm_forward(const Model *m, float *out, float *mean, float *rstd, const float *x,
-                         const float *w, const float *b, int N) {
-    if (m->cfg.norm == NORM_LAYER)
-        layernorm_forward(out, mean, rstd, x, w, b, N, m->dims.d, m->cfg.norm_eps);
-    else rmsnorm_forward(out, rstd, x, w, N, m->dims.d, m->cfg.norm_eps);
-}
-
-static void norm_backward(const Model *m, float *dx, float *dw, float *db, const float *dout,
-                          const float *x, const float *w, const float *mean, const float *rstd,
-                          int N) {
-    if (m->cfg.norm == NORM_LAYER)
-        layernorm_backward(dx, dw, db, dout, x, w, mean, rstd, N, m->dims.d);
-    else rmsnorm_backward(dx, dw, dout, x, w, rstd, N, m->dims.d);
-}
-
-/* ---- norm placement (docs/MODEL.md "Norm placement") ---- */
-
-/* One norm's weights (or their gradients) and its saved statistics. */
-typedef struct {
-    float *w, *b, *mean, *rstd;
-} NormSite;
-
-/* The norm that follows sub-layer `mlp` (0: attention) of layer l: the
- * sub-layer's own norm moved after the residual add (post), or its
- * post-norm (sandwich); weights from W (the model's or the gradients). */
-static NormSite post_site(const Model *m, const LayerWeights *W, LayerActs *a, int mlp) {
-    if (m->cfg.norm_place == NORMPLACE_SANDWICH)
-        return mlp ? (NormSite){W->mlp_post_norm_w, W->mlp_post_norm_b, a->pmean2, a->prstd2}
-                   : (NormSite){W->attn_post_norm_w, W->attn_post_norm_b, a->pmean1, a->prstd1};
-    return mlp ? (NormSite){W->mlp_norm_w, W->mlp_norm_b, a->mean2, a->rstd2}
-               : (NormSite){W->attn_norm_w, W->attn_norm_b, a->mean1, a->rstd1};
-}
-
-/* A sub-layer's input from the residual x: its norm (pre, sandwich), or
- * x itself (post, where that norm follows the residual add). */
-static void sublayer_input(const Model *m, float *out, float *mean, float *rstd, const float *x,
-                           const float *w, const float *b, int N) {
-    if (m->cfg.norm_place == NORMPLACE_POST) memcpy(out, x, (size_t)N * m->dims.d * sizeof(float));
-    else norm_forward(m, out, mean, rstd, x, w, b, N);
-}
-
-/* ---- GatedNorm (docs/MODEL.md "GatedNorm") ---- */
-
-/* A norm whose output `out` is gated (gated_norm > 0): the norm writes g->y,
- * out = GatedNorm(g->y). Returns where the norm itself writes: g->y, or
- * out without gated_norm. */
-static float *gated_norm_target(const Model *m, float *out, const GatedNormActs *g) {
-    return m->cfg.gated_norm ? g->y : out;
-}
-
-static void gated_norm_site_forward(const Model *m, float *out, GatedNormActs *g,
-                                    const float *w_down, const float *w_up, int N) {
-    if (!m->cfg.gated_norm) return;
-    gated_norm_forward(out, g->h, g->s, g->u, g->y, w_down, w_up, N, m->dims.d, m->cfg.gated_norm);
-}
-
-/* From d(out) to d(y), the norm's output: dout itself without gated_norm,
- * else sc->dgn_y (weight gradients into gw_down, gw_up). */
-static const float *gated_norm_site_backward(const Model *m, Scratch *sc, const float *dout,
-                                             const GatedNormActs *g, const float *w_down,
-                                             const float *w_up, float *gw_down, float *gw_up,
-                                             int N) {
-    const int r = m->cfg.gated_norm, d = m->dims.d;
-    if (!r) return dout;
-    zero(sc->dgn_y, (size_t)N * d);
-    gated_norm_backward(sc->dgn_y, gw_down, gw_up, dout, g->y, g->h, g->s, g->u, w_down, w_up,
-                        sc->dgn_u, sc->dgn_s, sc->dgn_h, N, d, r);
-    return sc->dgn_y;
-}
-
-/* sublayer_input's backward: adds d(x) into dx from dn = d(out). */
-static void sublayer_input_backward(const Model *m, float *dx, float *dw, float *db,
-                                    const float *dn, const float *x, const float *w,
-                                    const float *mean, const float *rstd, int N) {
-    if (m->cfg.norm_place != NORMPLACE_POST) {
-        norm_backward(m, dx, dw, db, dn, x, w, mean, rstd, N);
-        return;
-    }
-    const size_t n = (size_t)N * m->dims.d;
-    for (size_t i = 0; i < n; i++) dx[i] += dn[i];
-}
-
-/* out = the residual x plus the sub-layer's output f: pre x + f; post
- * N(u) with u = x + f kept for the backward; sandwich x + N'(f), with
- * N'(f) in tmp (f must stay: the backward reads it). */
-static void residual_place(const Model *m, float *out, const float *x, const float *f, float *u,
-                           float *tmp, const NormSite *ns, int N) {
-    const size_t n = (size_t)N * m->dims.d;
-    switch (m->cfg.norm_place) {
-    case NORMPLACE_POST:
-        residual_forward(u, x, f, n);
-        norm_forward(m, out, ns->mean, ns->rstd, u, ns->w, ns->b, N);
-        break;
-    case NORMPLACE_SANDWICH:
-        norm_forward(m, tmp, ns->mean, ns->rstd, f, ns->w, ns->b, N);
-        residual_forward(out, x, tmp, n);
-        break;
-    default: residual_forward(out, x, f, n); break;
-    }
-}
-
-/* residual_place's backward from d(out) in dres: returns the buffer
- * holding d(f). Post: dres becomes d(u), which is also the residual x's
- * gradient; sandwich: dres stays x's gradient and d(f) goes to dpost. gs
- * holds the norm's weight gradients. */
-static const float *residual_place_backward(const Model *m, float *dres, float *dpost,
-                                            const float *f, const float *u, const NormSite *ns,
-                                            const NormSite *gs, int N) {
-    const size_t n = (size_t)N * m->dims.d;
-    if (m->cfg.norm_place == NORMPLACE_PRE) return dres;
-    const int post = m->cfg.norm_place == NORMPLACE_POST;
-    zero(dpost, n);
-    norm_backward(m, dpost, gs->w, gs->b, dres, post ? u : f, ns->w, ns->mean, ns->rstd, N);
-    if (!post) return dpost;
-    memcpy(dres, dpost, n * sizeof(float));
-    return dres;
-}
-
-static GateBroadcast gate_kind(const Config *c) {
-    if (c->gate_input == GIN_CONST) return GB_CONST;
-    if (c->gate_input == GIN_HEADSLICE || c->gate_gran == GRAN_HEAD) return GB_HEAD;
-    return c->gate_shared ? GB_SHARED : GB_ELEM;
-}
-
-/* The scores a gate applies: the head-shared mean, or the activated ones. */
-static const float *gate_applied(const LayerActs *a, const Config *c) {
-    return c->gate_shared ? a->gbar : a->gs;
 }
 
 /* Layer l's attention spec at internal length Ti. A sliding window of W
@@ -173,64 +47,6 @@ static void attn_spec(AttnSpec *sp, const Model *m, int Ti, int l) {
     sp->clip_gamma = -c->clip_alpha / (float)Ti;
     sp->softpick_eps = c->softpick_eps;
     sp->scale = 1.0f / sqrtf((float)m->dims.dh);
-}
-
-/* ---- gate scores: z = X W^T (or head slices, or theta), g = act(z) ---- */
-
-/* gz, gs: [N, C] (or [C] for const); gbar: [N, Cg] for head-shared */
-static void gate_scores_forward(const Model *m, LayerActs *a, const LayerWeights *lw, int N) {
-    const Config *c = &m->cfg;
-    const Dims *D = &m->dims;
-    size_t n = (size_t)N * D->gate_channels;
-    if (c->gate_input == GIN_CONST) {
-        gate_act_forward(a->gs, lw->gate_w, (size_t)D->gate_channels, c->gate_act);
-        return;
-    }
-    /* a FULL gate's z came with the fused input projection, unless the
-     * gate reads only X's first gate_in_dim dims */
-    if (c->gate_input == GIN_FULL && c->gate_in_dim)
-        prefix_linear_forward(a->gz, a->n1, lw->gate_w, N, D->d, c->gate_in_dim, D->gate_channels);
-    if (c->gate_input == GIN_HEADSLICE)
-        headslice_linear_forward(a->gz, a->n1, lw->gate_w, lw->gate_b, N, D->H, D->d / D->H);
-    gate_act_forward(a->gs, a->gz, n, c->gate_act);
-    if (c->gate_shared) group_mean_forward(a->gbar, a->gs, N, D->gate_groups, D->gate_cg);
-}
-
-/* dapplied: gradient w.r.t. the applied scores; adds into dn1 and the
- * gate's parameter gradients, except for a fused FULL gate, whose d(z) is
- * left in sc->dgz for the input projection's backward. */
-static void gate_scores_backward(const Model *m, RunState *s, LayerActs *a, const LayerWeights *lw,
-                                 LayerWeights *gw, float *dapplied, float *dn1, int N) {
-    const Config *c = &m->cfg;
-    const Dims *D = &m->dims;
-    Scratch *sc = s->sc;
-    size_t n = (size_t)N * D->gate_channels;
-    if (c->gate_input == GIN_CONST) {
-        gate_act_backward(gw->gate_w, dapplied, lw->gate_w, (size_t)D->gate_channels, c->gate_act);
-        return;
-    }
-    float *dgs = dapplied;
-    if (c->gate_shared) {
-        zero(sc->dgate, n);
-        group_mean_backward(sc->dgate, dapplied, N, D->gate_groups, D->gate_cg);
-        dgs = sc->dgate;
-    }
-    zero(sc->dgz, n);
-    gate_act_backward(sc->dgz, dgs, a->gz, n, c->gate_act);
-    if (c->gate_input == GIN_FULL && c->gate_in_dim)
-        prefix_linear_backward(dn1, gw->gate_w, sc->dgz, a->n1, lw->gate_w, N, D->d, c->gate_in_dim,
-                               D->gate_channels);
-    if (c->gate_input == GIN_HEADSLICE)
-        headslice_linear_backward(dn1, gw->gate_w, gw->gate_b, sc->dgz, a->n1, lw->gate_w, N, D->H,
-                                  D->d / D->H);
-}
-
-/* Size of the applied-score buffer (for zeroing its gradient). */
-static size_t gate_applied_len(const Model *m, int N) {
-    const Dims *D = &m->dims;
-    if (m->cfg.gate_input == GIN_CONST) return (size_t)D->gate_channels;
-    if (m->cfg.gate_shared) return (size_t)N * D->gate_cg;
-    return (size_t)N * D->gate_channels;
 }
 
 /* ---- RoPE tables ---- */
@@ -571,14 +387,6 @@ static void mlp_block_backward(const Model *m, RunState *s, int l, int N, float 
                                                lw->mlp_gn_up, gw->mlp_gn_down, gw->mlp_gn_up, N);
     sublayer_input_backward(m, dres, gw->mlp_norm_w, gw->mlp_norm_b, dn, a->x_mid, lw->mlp_norm_w,
                             a->mean2, a->rstd2, N);
-}
-
-/* Backward through one gate application. dout is the gradient w.r.t. the
- * gated output; writes the gradient w.r.t. its input into dx and
- * accumulates the applied-score gradient into dga. */
-static void gate_apply_back(const Model *m, float *dx, float *dga, const float *dout,
-                            const float *x, const float *ga, int N, int G, int Cg) {
-    gate_apply_backward(dx, dga, dout, x, ga, gate_kind(&m->cfg), m->cfg.gate_form, N, G, Cg);
 }
 
 #define SWAP(a, b)                                                                                 \

@@ -1,0 +1,311 @@
+/* op_attention_bwd.c: attention_backward, the backward of
+ * attention_forward (op_attention.c) through the same per-row normalisers
+ * (attn_rows.h): per (batch, head), blocks of ATT_BLOCK query rows.
+ *
+ * From dy[B,T,H,dh] and the saved weights a and scores s [B,H,T,T]:
+ *   da = dy v^T, ds = the normaliser's row backward of da,
+ *   dq = scale ds k, dk = scale ds^T q, dv = a^T dy,
+ * plus the extra keys' gradients (sink logit, kv-bias k', v') and FoX's
+ * per-key bias. A window's row is differentiated over its visible keys.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attn_rows.h"
+#include "opprof.h"
+#include "ops.h"
+
+/* Softmax backward on a row: d holds da on entry and ds on exit;
+ * dpx are the upstream gradients of the extra weights, dsx receives the
+ * gradients of their logits. */
+static void softmax_bwd(float *d, const float *p, int n, const Plan *pl, const float *pw,
+                        const float *dpx, float *dsx) {
+    float S = 0.0f;
+    for (int j = 0; j < n; j++) S += p[j] * d[j];
+    for (int x = 0; x < XS_N; x++)
+        if (pl->on[x]) S += pw[x] * dpx[x];
+    for (int j = 0; j < n; j++) d[j] = p[j] * (d[j] - S);
+    for (int x = 0; x < XS_N; x++) dsx[x] = pl->on[x] ? pw[x] * (dpx[x] - S) : 0.0f;
+}
+
+/* Weights of the extra keys under plain softmax, from the saved slot
+ * weight; with both a sink and a kv key the sink takes the mass that is
+ * left (times sigmoid(b) when softmax1's null key shares it). */
+static void softmax_extra_from_slot(Extra *ex, const Plan *pl, const float *a, int n, float slotw) {
+    ex->w[XS_NULL] = 0.0f;
+    if (pl->on[XS_KV] && pl->on[XS_SINK]) {
+        float rest = 1.0f;
+        for (int j = 0; j < n; j++) rest -= a[j];
+        rest -= slotw;
+        rest = rest < 0.0f ? 0.0f : rest;
+        ex->w[XS_KV] = slotw;
+        ex->w[XS_SINK] = pl->on[XS_NULL] ? rest * sigm(ex->z[XS_SINK]) : rest;
+    } else {
+        ex->w[XS_KV] = pl->on[XS_KV] ? slotw : 0.0f;
+        ex->w[XS_SINK] = pl->on[XS_SINK] ? slotw : 0.0f;
+    }
+}
+
+/* One row of the backward: d holds da[0..n) on entry, ds[0..n) on exit
+ * (gradient w.r.t. the scaled scores). da_kv is the upstream gradient of
+ * the kv weight. Fills ex->w with the extra weights and dsx with the
+ * gradients of the extra logits. tmp is scratch of n floats. */
+static void row_backward(float *d, const float *a, const float *s, int n, const Plan *pl, Extra *ex,
+                         const float *slotw, float da_kv, float *dsx, float *tmp) {
+    float dpx[XS_N] = {0.0f, 0.0f, da_kv};
+    switch (pl->base) {
+    case BASE_SOFTMAX:
+        if (!pl->on[XS_KV] && !pl->on[XS_SINK])
+            ex->w[XS_NULL] = ex->w[XS_SINK] = ex->w[XS_KV] = 0.0f; /* unused */
+        else if (slotw) softmax_extra_from_slot(ex, pl, a, n, *slotw);
+        else attn_row_softmax(tmp, s, n, pl, ex);
+        softmax_bwd(d, a, n, pl, ex->w, dpx, dsx);
+        break;
+    case BASE_CLIPPED: {
+        /* a = clip(k p + g): dp = k da where the clip does not bind */
+        float k = 1.0f - pl->gamma, g = pl->gamma;
+        Extra pe = *ex;
+        attn_row_softmax(tmp, s, n, pl, &pe);
+        for (int j = 0; j < n; j++) {
+            float u = k * tmp[j] + g;
+            d[j] = (u > 0.0f && u < 1.0f) ? k * d[j] : 0.0f;
+        }
+        for (int x = 0; x < XS_N; x++) {
+            float u = k * pe.w[x] + g;
+            ex->w[x] = pl->on[x] ? clamp01(u) : 0.0f;
+            dpx[x] = (u > 0.0f && u < 1.0f) ? k * dpx[x] : 0.0f;
+        }
+        softmax_bwd(d, tmp, n, pl, pe.w, dpx, dsx);
+        break;
+    }
+    case BASE_SIGMOID:
+        for (int j = 0; j < n; j++) d[j] *= a[j] * (1.0f - a[j]);
+        for (int x = 0; x < XS_N; x++) {
+            ex->w[x] = pl->on[x] ? sigm(ex->z[x] - pl->lnT) : 0.0f;
+            dsx[x] = dpx[x] * ex->w[x] * (1.0f - ex->w[x]);
+        }
+        break;
+    case BASE_SOFTPICK: {
+        /* ds_j = e^{s_j}/D [1(u_j > 0) da_j - sign(u_j) S], S = sum a da */
+        float ee[XS_N];
+        float den = attn_row_softpick(tmp, s, n, pl, ex, ee);
+        float inv = 1.0f / den, m = 0.0f;
+        for (int j = 0; j < n; j++) m = s[j] > m ? s[j] : m;
+        for (int x = 0; x < XS_N; x++)
+            if (pl->on[x] && ex->z[x] > m) m = ex->z[x];
+        float em = expf(-m), S = 0.0f;
+        for (int j = 0; j < n; j++) S += tmp[j] * d[j];
+        for (int x = 0; x < XS_N; x++) S += ex->w[x] * dpx[x];
+        for (int j = 0; j < n; j++) {
+            float e = expf(s[j] - m), u = e - em;
+            float sg = u > 0.0f ? 1.0f : (u < 0.0f ? -1.0f : 0.0f);
+            d[j] = e * inv * ((u > 0.0f ? d[j] : 0.0f) - sg * S);
+        }
+        for (int x = 0; x < XS_N; x++) {
+            float u = ee[x] - em;
+            float sg = u > 0.0f ? 1.0f : (u < 0.0f ? -1.0f : 0.0f);
+            dsx[x] = pl->on[x] ? ee[x] * inv * ((u > 0.0f ? dpx[x] : 0.0f) - sg * S) : 0.0f;
+        }
+        break;
+    }
+    case BASE_STICKBREAK:
+        stickbreak_row_backward(d, a, s, n);
+        for (int x = 0; x < XS_N; x++) ex->w[x] = 0.0f, dsx[x] = 0.0f;
+        break;
+    }
+}
+
+/* row_backward on query row t's visible keys, as attn_row_forward_window saw
+ * them: the whole row [0, t] without a window; [lo, t] in place under a
+ * sliding window; under streaming, [0, keep) and [lo, t] gathered into
+ * tmp (the gradient into d[0, window), moved back after). Keys outside
+ * get a zero gradient. tmp: 3 (t + 1) floats. */
+static void row_backward_window(float *d, const float *a, const float *s, int t, const Plan *pl,
+                                Extra *ex, const float *slotw, float da_kv, float *dsx,
+                                float *tmp) {
+    const int W = pl->window, K = pl->keep, lo = t - (W - K) + 1;
+    if (!W || lo <= K) {
+        row_backward(d, a, s, t + 1, pl, ex, slotw, da_kv, dsx, tmp);
+        return;
+    }
+    if (K == 0) {
+        row_backward(d + lo, a + lo, s + lo, W, pl, ex, slotw, da_kv, dsx, tmp);
+        memset(d, 0, (size_t)lo * sizeof(float));
+        return;
+    }
+    float *ga = tmp + W, *gs = ga + W;
+    memcpy(ga, a, (size_t)K * sizeof(float));
+    memcpy(ga + K, a + lo, (size_t)(W - K) * sizeof(float));
+    memcpy(gs, s, (size_t)K * sizeof(float));
+    memcpy(gs + K, s + lo, (size_t)(W - K) * sizeof(float));
+    memmove(d + K, d + lo, (size_t)(W - K) * sizeof(float));
+    row_backward(d, ga, gs, W, pl, ex, slotw, da_kv, dsx, tmp);
+    memmove(d + lo, d + K, (size_t)(W - K) * sizeof(float));
+    memset(d + K, 0, (size_t)(lo - K) * sizeof(float));
+}
+
+/* The backward's inputs: the forward's own (AttnIn, read packed: ldq and
+ * ldk here, not the AttnIn's), what it saved (AttnSaved) and dy; its
+ * outputs are an AttnGrad (any of them NULL: that gradient is not wanted). */
+typedef struct {
+    const AttnIn *x;
+    const AttnSaved *sv;
+    const float *dy;
+    int T, H, Hkv, dh, ldq, ldk, group;
+    int has_slot_w; /* softmax with a kv/sink key: extra weights from slot */
+} BwdIn;
+
+/* One (b, h) of the backward: strided head views (leading dims ldq/ldk,
+ * as in the forward) and this head's saved [T, T] scores and weights. */
+typedef struct {
+    const BwdIn *in;
+    const float *q, *k, *v, *dy, *s, *a, *slot, *kx, *vx;
+    float *dkb;      /* FoX: this head's key-bias gradient [T], or NULL */
+    size_t boq, bok; /* offsets of the q-head and kv-head views */
+    int h;
+} HeadBwd;
+
+static HeadBwd head_bwd(const BwdIn *in, const Plan *pl, int b, int h) {
+    int T = in->T, dh = in->dh, Hkv = in->Hkv;
+    int g = h / in->group < Hkv ? h / in->group : Hkv - 1;
+    size_t bh = (size_t)b * in->H + h, TT = (size_t)T * (size_t)T;
+    HeadBwd hv = {.in = in, .h = h};
+    hv.boq = (size_t)b * T * in->ldq + (size_t)h * dh;
+    hv.bok = (size_t)b * T * in->ldk + (size_t)g * dh;
+    hv.q = in->x->q + hv.boq, hv.dy = in->dy + hv.boq;
+    hv.k = in->x->k + hv.bok, hv.v = in->x->v + hv.bok;
+    hv.s = in->sv->preatt + bh * TT, hv.a = in->sv->att + bh * TT;
+    hv.slot = in->has_slot_w ? in->sv->slot + bh * T : NULL;
+    hv.kx = pl->on[XS_KV] ? in->x->kvb_k + (size_t)h * dh : NULL;
+    hv.vx = pl->on[XS_KV] ? in->x->kvb_v + (size_t)h * dh : NULL;
+    hv.dkb = pl->dkb ? pl->dkb + bh * T : NULL;
+    return hv;
+}
+
+/* Row t's gradients through its extra keys: the sink logit, and for
+ * kv-bias the query (through k'), k' and v'. w_kv is the kv weight. */
+static void extra_key_grads(const AttnGrad *go, const Plan *pl, const HeadBwd *hv, int t,
+                            const float *dsx, float w_kv) {
+    int h = hv->h, dh = hv->in->dh, ldq = hv->in->ldq;
+    const float *qt = hv->q + (size_t)t * ldq, *dyt = hv->dy + (size_t)t * ldq;
+    if (go->dsink_logit && pl->on[XS_SINK]) go->dsink_logit[h] += dsx[XS_SINK];
+    if (!pl->on[XS_KV]) return;
+    float c = dsx[XS_KV] * pl->scale;
+    if (go->dq) {
+        float *dqt = go->dq + hv->boq + (size_t)t * ldq;
+        for (int i = 0; i < dh; i++) dqt[i] += c * hv->kx[i];
+    }
+    if (go->dkvb_k) {
+        float *d = go->dkvb_k + (size_t)h * dh;
+        for (int i = 0; i < dh; i++) d[i] += c * qt[i];
+    }
+    if (go->dkvb_v) {
+        float *d = go->dkvb_v + (size_t)h * dh;
+        for (int i = 0; i < dh; i++) d[i] += w_kv * dyt[i];
+    }
+}
+
+/* Rows [r0, r1): da (block rows, leading dim T) turns from da into ds,
+ * zeroed right of the diagonal so the block sgemms see no stale values. */
+static void bwd_rows(float *da, float *tmp, const AttnGrad *go, const Plan *pl, const HeadBwd *hv,
+                     int r0, int r1) {
+    const BwdIn *in = hv->in;
+    int T = in->T, dh = in->dh, ldq = in->ldq;
+    for (int t = r0; t < r1; t++) {
+        Extra ex;
+        float dsx[XS_N];
+        float *dr = da + (size_t)(t - r0) * T;
+        attn_extra_logits(&ex, pl, hv->q + (size_t)t * ldq, hv->h, in->x->sink_logit, in->x->kvb_k,
+                          dh);
+        float da_kv = pl->on[XS_KV] ? dot(hv->dy + (size_t)t * ldq, hv->vx, dh) : 0.0f;
+        row_backward_window(dr, hv->a + (size_t)t * T, hv->s + (size_t)t * T, t, pl, &ex,
+                            hv->slot ? hv->slot + t : NULL, da_kv, dsx, tmp);
+        for (int j = t + 1; j < r1; j++) dr[j] = 0.0f;
+        if (hv->dkb)
+            for (int j = 0; j <= t; j++) hv->dkb[j] += dr[j];
+        extra_key_grads(go, pl, hv, t, dsx, ex.w[XS_KV]);
+    }
+}
+
+/* bwd_rows for plain softmax (no extra key, no key bias): ds = a (da - S)
+ * with S_t = sum over the row's keys of a da, one chain per row in key
+ * order as softmax_bwd adds, but the rows' chains advance side by side. */
+static void bwd_rows_plain(float *da, const HeadBwd *hv, int r0, int r1) {
+    const int T = hv->in->T, m = r1 - r0;
+    float S[ATT_BLOCK];
+    for (int i = 0; i < m; i++) S[i] = 0.0f;
+    for (int j = 0; j < r1; j++)
+        for (int i = j > r0 ? j - r0 : 0; i < m; i++) /* rows t = r0 + i >= j */
+            S[i] += hv->a[(size_t)(r0 + i) * T + j] * da[(size_t)i * T + j];
+    for (int i = 0; i < m; i++) {
+        const int t = r0 + i;
+        const float *p = hv->a + (size_t)t * T;
+        float *d = da + (size_t)i * T;
+        for (int j = 0; j <= t; j++) d[j] = p[j] * (d[j] - S[i]);
+        for (int j = t + 1; j < r1; j++) d[j] = 0.0f;
+    }
+}
+
+/* Row block [r0, r1) of one head:
+ *   da = dy v^T;  dv += a^T dy;  ds = row_backward(da);
+ *   dq += scale ds k;  dk += scale ds^T q. */
+static void bwd_block(float *da, float *tmp, const AttnGrad *go, const Plan *pl, const HeadBwd *hv,
+                      int r0, int r1) {
+    const BwdIn *in = hv->in;
+    int m = r1 - r0, T = in->T, dh = in->dh, ldq = in->ldq, ldk = in->ldk;
+    const float *dyr = hv->dy + (size_t)r0 * ldq;
+    /* da[0:m, 0:r1] = dy[r0:r1] v[0:r1]^T */
+    gemm(0, 1, m, r1, dh, 1.0f, dyr, ldq, hv->v, ldk, 0.0f, da, T);
+    if (go->dv)
+        gemm(1, 0, r1, dh, m, 1.0f, hv->a + (size_t)r0 * T, T, dyr, ldq, 1.0f, go->dv + hv->bok,
+             ldk);
+    if (pl->base == BASE_SOFTMAX && !pl->on[XS_NULL] && !pl->on[XS_SINK] && !pl->on[XS_KV] &&
+        !hv->dkb)
+        bwd_rows_plain(da, hv, r0, r1);
+    else bwd_rows(da, tmp, go, pl, hv, r0, r1);
+    if (go->dq)
+        gemm(0, 0, m, dh, r1, pl->scale, da, T, hv->k, ldk, 1.0f,
+             go->dq + hv->boq + (size_t)r0 * ldq, ldq);
+    if (go->dk)
+        gemm(1, 0, r1, dh, m, pl->scale, da, T, hv->q + (size_t)r0 * ldq, ldq, 1.0f,
+             go->dk + hv->bok, ldk);
+}
+
+size_t attention_backward_scratch(int T) {
+    int blk = T < ATT_BLOCK ? T : ATT_BLOCK;
+    return (size_t)blk * (size_t)T + 3 * (size_t)T;
+}
+
+/* Per (b, h), row blocks of ATT_BLOCK queries as in the forward (bwd_block). */
+void attention_backward(const AttnGrad *g, const float *dy, const AttnSaved *saved,
+                        const AttnIn *in, const AttnSpec *spec, const AttnShape *sh,
+                        float *scratch) {
+    const int T = sh->T, H = sh->H, dh = sh->dh;
+    if (sh->B <= 0 || T <= 0 || H <= 0 || dh <= 0) return;
+    int prof = opprof_enter(OPPROF_ATTENTION);
+    Plan pl = attn_make_plan(spec, in->kvb_k, in->kvb_v, T);
+    int Hkv = sh->Hkv <= 0 || sh->Hkv > H ? H : sh->Hkv; /* config_validate refuses these */
+    int blk = T < ATT_BLOCK ? T : ATT_BLOCK;
+    /* da / ds of one row block, then one row of scratch */
+    float *da = scratch, *tmp = scratch + (size_t)blk * T; /* 3 T floats */
+    BwdIn bin = {.x = in,
+                 .sv = saved,
+                 .dy = dy,
+                 .T = T,
+                 .H = H,
+                 .Hkv = Hkv,
+                 .dh = dh,
+                 .ldq = H * dh,
+                 .ldk = Hkv * dh,
+                 .group = H / Hkv,
+                 .has_slot_w =
+                     saved->slot && pl.base == BASE_SOFTMAX && (pl.on[XS_KV] || pl.on[XS_SINK])};
+    for (int b = 0; b < sh->B; b++)
+        for (int h = 0; h < H; h++) {
+            HeadBwd hv = head_bwd(&bin, &pl, b, h);
+            for (int r0 = 0; r0 < T; r0 += blk)
+                bwd_block(da, tmp, g, &pl, &hv, r0, r0 + blk < T ? r0 + blk : T);
+        }
+    opprof_leave(prof);
+}
