@@ -58,10 +58,10 @@ static const ScaleSource SOURCES[] = {
      "parameter-golf PR #2005", DOC_FIELD},
     {SE_LOSS, 0, "Marin's MoE ablation ladder", "its d512 rung", NAN, NAN, 2.19e17, 0,
      "no gate 3.8034 beat the full gate 3.8104 (Paloma macro loss)",
-     "github.com/marin-community/marin issues 4716, 4038, 5726, 7411", DOC_FIELD},
+     "github.com/marin-community/marin/issues/4716, /4038, /5726 and /7411", DOC_FIELD},
     {SE_LOSS, 1, "Marin's MoE ablation ladder", "its d1024 rung", NAN, NAN, 9e18, 0,
      "the no-gate arm \"fails\" (and at d1280, 2.83e19 FLOPs)",
-     "github.com/marin-community/marin issues 4716, 4038, 5726, 7411", DOC_FIELD},
+     "github.com/marin-community/marin/issues/4716, /4038, /5726 and /7411", DOC_FIELD},
     {SE_STABILITY, 1, PAPER, "its 1.7B dense model, 48 layers", 1.7e9, 1e12, NAN, 1,
      "at lr 8e-3 the baseline diverged and g1-elem reached PPL 7.078 (at 400B tokens the "
      "baseline at 8e-3 already degraded, PPL 9.195)",
