@@ -54,6 +54,14 @@ CLAIMS = [
      "needle task; the primary family of `experiments/claims-longctx.sweep` (1 test, the\n"
      "degradation at 4x under YaRN, by the exact Wilcoxon signed-rank test, one-sided in the\n"
      "paper's direction), its protocol committed before the runs and pinned in its `protocol.ini`."),
+    ("claims-length", "The paper's claims at twice the training steps",
+     "baseline and g1-elem at `natural.ini`'s 1500 steps and at 3000 (`-2x`), 50 fresh seeds\n"
+     "(1501-1550), paired by seed, on Brown bytes + BOS; the primary family of\n"
+     "`experiments/claims-length.sweep` (3 tests at 3000 steps by the exact Wilcoxon signed-rank\n"
+     "test, Holm-corrected) and its secondary question (the change of the val-loss gain from\n"
+     "1500 to 3000 steps, a paired difference in differences, non-inferiority with margin\n"
+     "0.04 nats), its protocol committed before the runs and pinned in its `protocol.ini`; run\n"
+     "in two pieces of 25 seeds, the tests in the report of the last."),
     ("claims-bigram", "The paper's sink claims on bigram-backcopy",
      "baseline, g1-elem, g1-head, g1-const and g1-ns, 20 fresh seeds each (1301-1320), paired by\n"
      "seed, at `small.ini` (bigram-backcopy), the primary family of\n"
@@ -128,11 +136,13 @@ def section(text, head):
 def headline_quote(text):
     """The headline's claim sentences, from the first "- The paper" to the equivalence part,
     the secondary family's pointer or the first table's heading, whichever comes first;
-    then the equivalence part's sentence and its bullets, when the headline has one."""
+    then the equivalence part's sentence and its bullets, when the headline has one.
+    An interim headline (a study in pieces before its last) has no claim sentences: its
+    quote is its "**Interim" paragraph, which says so."""
     lines = section(text, "## Headline (confirmatory)")
     start = next((i for i, l in enumerate(lines) if l.startswith("- The paper")), None)
     if start is None:
-        return []
+        return [l for l in lines if l.startswith("**Interim")]
     stops = ("Equivalence", "The protocol's [secondary]", "### ")
     end = next((i for i in range(start, len(lines)) if lines[i].startswith(stops)), len(lines))
     block = lines[start:end]
