@@ -34,8 +34,6 @@
 /* the runfile_* calls' one-line reason */
 char rf_err[512];
 
-char g_dir[256];
-
 /* Every head: row 0 all on token 0; row t >= 1 gives `a` to token 0 and
  * spreads 1-a over keys 1..t. So F-Attn = a and alpha_0 over the 4
  * queries = (1 + 3a) / 4. */
@@ -78,7 +76,7 @@ static void record_start(RunFile *rf) {
 void make_run_cfg(const char *name, const char *variant, int seed, double val_loss, float a,
                   int gated, int spike, DataSource data, float lr) {
     char path[512], err[512];
-    snprintf(path, sizeof path, "%s/%s", g_dir, name);
+    snprintf(path, sizeof path, "%s/%s", tu_scratch, name);
     Config cfg;
     config_defaults(&cfg);
     cfg.data = data;
@@ -194,22 +192,22 @@ int csv_blank(const char *csv, const char *row, const char *name) {
     return c == ',' || c == '\n' || c == '\0';
 }
 
-/* Point g_dir at a new subdirectory NAME of it; *saved keeps the old one
+/* Point tu_scratch at a new subdirectory NAME of it; *saved keeps the old one
  * for report_in_subdir to restore. */
 void enter_subdir(char *saved, size_t n, const char *name) {
-    snprintf(saved, n, "%s", g_dir);
-    snprintf(g_dir, sizeof g_dir, "%.200s/%s", saved, name);
-    assert_int_equal(mkdir(g_dir, 0777), 0);
+    snprintf(saved, n, "%s", tu_scratch);
+    snprintf(tu_scratch, sizeof tu_scratch, "%.200s/%s", saved, name);
+    assert_int_equal(mkdir(tu_scratch, 0777), 0);
 }
 
-/* The report of the runs in g_dir (a subdirectory the test made) into
- * g_dir/out; g_dir is set back to saved. REPORT.md's text, to be freed. */
+/* The report of the runs in tu_scratch (a subdirectory the test made) into
+ * tu_scratch/out; tu_scratch is set back to saved. REPORT.md's text, to be freed. */
 char *report_in_subdir(const char *saved) {
     char out[400], path[500], err[512];
-    snprintf(out, sizeof out, "%s/out", g_dir);
-    int rc = report_run(g_dir, out, err, sizeof err);
+    snprintf(out, sizeof out, "%s/out", tu_scratch);
+    int rc = report_run(tu_scratch, out, err, sizeof err);
     snprintf(path, sizeof path, "%s/REPORT.md", out);
-    snprintf(g_dir, sizeof g_dir, "%s", saved);
+    snprintf(tu_scratch, sizeof tu_scratch, "%s", saved);
     if (rc != 0) fail_msg("report_run: %s", err);
     char *md = tu_slurp_ok(path, NULL);
     return md;

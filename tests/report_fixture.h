@@ -14,7 +14,8 @@ enum { L = 2, H = 2, N = 2, T = 4, C = 4 };
 /* the runfile_* calls' one-line reason */
 extern char rf_err[512];
 
-extern char g_dir[256];
+/* Runs are written under testutil.h's tu_scratch (tu_scratch_setup makes
+ * it; enter_subdir points it at a subdirectory). */
 
 /* Keys make_run_cfg sets after the variant id (NULL-terminated). */
 extern const char *g_extra_sets[3];
@@ -25,7 +26,7 @@ extern const char *g_proto_text;
 
 extern double g_task_floor;
 
-/* A finished run file g_dir/name of the variant id (then g_extra_sets)
+/* A finished run file tu_scratch/name of the variant id (then g_extra_sets)
  * at this seed, data and lr: 100 training steps of loss 2 (4 at step 60
  * when spike), final val_loss, one probe whose every head gives `a` to
  * token 0, the gate's statistics when gated. */
@@ -49,12 +50,12 @@ double csv_num(const char *csv, const char *row, const char *name);
 /* Whether column name of row is empty. */
 int csv_blank(const char *csv, const char *row, const char *name);
 
-/* Point g_dir at a new subdirectory NAME of it; *saved keeps the old one
+/* Point tu_scratch at a new subdirectory NAME of it; *saved keeps the old one
  * for report_in_subdir to restore. */
 void enter_subdir(char *saved, size_t n, const char *name);
 
-/* The report of the runs in g_dir (a subdirectory the test made) into
- * g_dir/out; g_dir is set back to saved. REPORT.md's text, to be freed. */
+/* The report of the runs in tu_scratch (a subdirectory the test made) into
+ * tu_scratch/out; tu_scratch is set back to saved. REPORT.md's text, to be freed. */
 char *report_in_subdir(const char *saved);
 
 #endif

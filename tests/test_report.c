@@ -42,7 +42,7 @@
  * 0.5 and 1. */
 static void add_lceval(const char *name, double p64, double p512, double y64, double y512) {
     char path[512], err[512];
-    snprintf(path, sizeof path, "%s/%s", g_dir, name);
+    snprintf(path, sizeof path, "%s/%s", tu_scratch, name);
     const double v[2][2] = {{p64, p512}, {y64, y512}};
     for (int m = 0; m < 2; m++)
         for (int j = 0; j < 2; j++) {
@@ -74,15 +74,12 @@ static void add_lceval(const char *name, double p64, double p512, double y64, do
 
 static void write_bytes(const char *name, const void *buf, size_t n) {
     char path[512];
-    snprintf(path, sizeof path, "%s/%s", g_dir, name);
+    snprintf(path, sizeof path, "%s/%s", tu_scratch, name);
     tu_write_file(path, buf, n);
 }
 
 static int setup(void **state) {
-    (void)state;
-    const char *d = tu_tmpdir();
-    if (!d) return -1;
-    snprintf(g_dir, sizeof g_dir, "%s", d);
+    if (tu_scratch_setup(state)) return -1;
     make_run("base_s1.h5", "baseline", 1, 2.0, 0.5f, 0, 0);
     make_run("base_s2.h5", "baseline", 2, 2.2, 0.5f, 0, 1);
     make_run("g1_s1.h5", "g1-elem", 1, 1.9, 0.05f, 1, 0);
@@ -104,18 +101,13 @@ static int setup(void **state) {
     /* a truncated copy of a real run file (kept out of the report dir's
      * *.h5 list by its name) */
     char path[512];
-    snprintf(path, sizeof path, "%s/base_s1.h5", g_dir);
+    snprintf(path, sizeof path, "%s/base_s1.h5", tu_scratch);
     size_t n;
     char *whole = tu_slurp(path, &n);
     if (!whole) return -1;
     write_bytes("truncated.bin", whole, n / 2);
     free(whole);
     return 0;
-}
-
-static int teardown(void **state) {
-    (void)state;
-    return tu_rmtree(g_dir);
 }
 
 static void test_run_name(void **state) {
@@ -135,13 +127,13 @@ static void test_run_name(void **state) {
     assert_string_equal(s, "abcd");
 }
 
-/* The report over g_dir, made once into g_dir/out by the first test that
+/* The report over tu_scratch, made once into tu_scratch/out by the first test that
  * asks; *csv and *md (malloc'd) get its results.csv and REPORT.md. */
 static void report_files(char **csv, char **md) {
     static int made;
     char err[512] = "", out[300], path[400];
-    snprintf(out, sizeof out, "%s/out", g_dir);
-    if (!made) assert_int_equal(report_run(g_dir, out, err, sizeof err), 0);
+    snprintf(out, sizeof out, "%s/out", tu_scratch);
+    if (!made) assert_int_equal(report_run(tu_scratch, out, err, sizeof err), 0);
     made = 1;
     snprintf(path, sizeof path, "%s/results.csv", out);
     *csv = tu_slurp_ok(path, NULL);
@@ -347,7 +339,7 @@ static void test_md_figures_and_notes(void **state) {
     assert_non_null(strstr(md, "(figures/heatmap_baseline-brown_s1.png)"));
     assert_non_null(strstr(md, "(figures/heatmap_baseline_vs_g1-elem_bigram.png)"));
     assert_non_null(strstr(md, "(figures/heatmap_baseline_vs_g1-elem_brown.png)"));
-    snprintf(path, sizeof path, "%s/out/figures/heatmap_baseline_vs_g1-elem_brown.png", g_dir);
+    snprintf(path, sizeof path, "%s/out/figures/heatmap_baseline_vs_g1-elem_brown.png", tu_scratch);
     assert_int_equal(access(path, R_OK), 0);
     /* val_loss mean +- sample std over the 2 baseline seeds */
     snprintf(want, sizeof want, "%.4f ± %.4f", 2.1, sqrt(0.02));
@@ -365,18 +357,18 @@ static void test_md_figures_and_notes(void **state) {
 static void test_runread_errors(void **state) {
     (void)state;
     char path[512], err[512];
-    snprintf(path, sizeof path, "%s/corrupt.h5", g_dir);
+    snprintf(path, sizeof path, "%s/corrupt.h5", tu_scratch);
     assert_null(runread_open(path, err, sizeof err));
     assert_non_null(strstr(err, "corrupt.h5"));
     assert_non_null(strstr(err, "not an HDF5 file"));
 
-    snprintf(path, sizeof path, "%s/truncated.bin", g_dir);
+    snprintf(path, sizeof path, "%s/truncated.bin", tu_scratch);
     err[0] = '\0';
     assert_null(runread_open(path, err, sizeof err));
     assert_non_null(strstr(err, "truncated.bin"));
     assert_null(strchr(err, '\n'));
 
-    snprintf(path, sizeof path, "%s/missing.h5", g_dir);
+    snprintf(path, sizeof path, "%s/missing.h5", tu_scratch);
     assert_null(runread_open(path, err, sizeof err));
     assert_non_null(strstr(err, "missing.h5"));
 }
@@ -384,7 +376,7 @@ static void test_runread_errors(void **state) {
 static void test_sinks_numbers(void **state) {
     (void)state;
     char path[512], err[512];
-    snprintf(path, sizeof path, "%s/base_s1.h5", g_dir);
+    snprintf(path, sizeof path, "%s/base_s1.h5", tu_scratch);
     RunReader *r = runread_open(path, err, sizeof err);
     assert_non_null(r);
     assert_string_equal(runread_meta(r)->variant, "baseline");
@@ -410,7 +402,7 @@ static void test_sinks_numbers(void **state) {
     char *bad[] = {"sinks", path, "--step", "x", NULL};
     assert_int_equal(cmd_sinks(4, bad), 2);
     char bad_path[600];
-    snprintf(bad_path, sizeof bad_path, "%s/corrupt.h5", g_dir);
+    snprintf(bad_path, sizeof bad_path, "%s/corrupt.h5", tu_scratch);
     char *bad2[] = {"sinks", bad_path, NULL};
     assert_int_equal(cmd_sinks(2, bad2), 2);
     char *ok2[] = {"gates", path, NULL};
@@ -516,7 +508,7 @@ static void drop_shared_attr(const char *path) {
 static void test_shared_gate_heads(void **state) {
     (void)state;
     char dir[400], path[700], err[512];
-    snprintf(dir, sizeof dir, "%s/shared", g_dir);
+    snprintf(dir, sizeof dir, "%s/shared", tu_scratch);
     assert_int_equal(mkdir(dir, 0777), 0);
     make_x_run(dir, "g1-shared_s1.h5", "g1-shared", 1, XH, 1);
     snprintf(path, sizeof path, "%s/g1-shared_s1.h5", dir);
@@ -545,7 +537,7 @@ static void test_shared_gate_heads(void **state) {
 static void test_probe_columns(void **state) {
     (void)state;
     char dir[400], path[700], err[512];
-    snprintf(dir, sizeof dir, "%s/cols", g_dir);
+    snprintf(dir, sizeof dir, "%s/cols", tu_scratch);
     assert_int_equal(mkdir(dir, 0777), 0);
     make_x_run(dir, "softpick_s1.h5", "softpick", 0, 2, 1);
     snprintf(path, sizeof path, "%s/softpick_s1.h5", dir);
@@ -584,7 +576,7 @@ static void test_probe_columns(void **state) {
     make_x_run(dir, "g1-add-silu_s1.h5", "g1-add-silu", 0, XH - 2, 0);
     make_x_run(dir, "broken_s1.h5", "g1-elem", 0, 0, 1);
     char out[500];
-    snprintf(out, sizeof out, "%s/out", g_dir);
+    snprintf(out, sizeof out, "%s/out", tu_scratch);
     assert_int_equal(report_run(dir, out, err, sizeof err), 0);
     snprintf(path, sizeof path, "%s/REPORT.md", out);
     char *md = tu_slurp(path, NULL);
@@ -628,5 +620,5 @@ int main(void) {
         cmocka_unit_test(test_shared_gate_heads),
         cmocka_unit_test(test_probe_columns),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, setup, tu_scratch_teardown);
 }

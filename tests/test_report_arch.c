@@ -27,8 +27,6 @@
 
 enum { L = 2, H = 1, N = 1, T = 8 };
 
-static char g_dir[256];
-
 /* A finished run file dir/name: variant at seed 1 with val_loss, the
  * config keys sets[] (NULL-ended) over the defaults, and one probe of
  * L x H heads over T tokens whose row t >= 1 gives f to token 0 and 1 - f
@@ -85,18 +83,15 @@ static const char *const ALIBI[] = {"pos=alibi", NULL};
 static const char *const WIN[] = {"window=4", NULL};
 static const char *const WIN_ALT[] = {"window=4", "window_layers=alternate", NULL};
 
-/* g_dir/mix: a pre-norm and a sandwich baseline, a sandwich g1-elem whose
+/* tu_scratch/mix: a pre-norm and a sandwich baseline, a sandwich g1-elem whose
  * name suffix matches neither, an ALiBi g1-elem (no ALiBi baseline), and
- * windowed baselines (every layer; alternate layers). g_dir/sw: sandwich
+ * windowed baselines (every layer; alternate layers). tu_scratch/sw: sandwich
  * runs under a window only. */
 static int setup(void **state) {
-    (void)state;
-    const char *d = tu_tmpdir();
-    if (!d) return -1;
-    snprintf(g_dir, sizeof g_dir, "%s", d);
+    if (tu_scratch_setup(state)) return -1;
     char mix[300], sw[300];
-    snprintf(mix, sizeof mix, "%s/mix", g_dir);
-    snprintf(sw, sizeof sw, "%s/sw", g_dir);
+    snprintf(mix, sizeof mix, "%s/mix", tu_scratch);
+    snprintf(sw, sizeof sw, "%s/sw", tu_scratch);
     mkdir(mix, 0777);
     mkdir(sw, 0777);
     make_run(mix, "baseline_s1.h5", "baseline", 2.0, 0.5f, NULL);
@@ -115,15 +110,10 @@ static int setup(void **state) {
     return 0;
 }
 
-static int teardown(void **state) {
-    (void)state;
-    return tu_rmtree(g_dir);
-}
-
-/* The file sub/out/name under g_dir, malloc'd. */
+/* The file sub/out/name under tu_scratch, malloc'd. */
 static char *out_file(const char *sub, const char *name) {
     char path[600];
-    snprintf(path, sizeof path, "%s/%s/out/%s", g_dir, sub, name);
+    snprintf(path, sizeof path, "%s/%s/out/%s", tu_scratch, sub, name);
     return tu_slurp_ok(path, NULL);
 }
 
@@ -191,11 +181,11 @@ static void test_csv_arch_columns(void **state) {
     assert_string_equal(tu_csv_cell(csv, "baseline_s1.h5", "cfg_pos"), "rope");
     assert_string_equal(tu_csv_cell(csv, "baseline_s1.h5", "cfg_window"), "0");
     char in[600], again[600], old[600], err[512];
-    snprintf(in, sizeof in, "%s/mix/out/results.csv", g_dir);
-    snprintf(again, sizeof again, "%s/again.csv", g_dir);
+    snprintf(in, sizeof in, "%s/mix/out/results.csv", tu_scratch);
+    snprintf(again, sizeof again, "%s/again.csv", tu_scratch);
     Row *rows;
     int n;
-    assert_int_equal(csv_read_rows(g_dir, in, &rows, &n, err, sizeof err), 0);
+    assert_int_equal(csv_read_rows(tu_scratch, in, &rows, &n, err, sizeof err), 0);
     assert_int_equal(write_csv(again, rows, n, err, sizeof err), 0);
     free(rows);
     char *back = tu_slurp_ok(again, NULL);
@@ -214,9 +204,9 @@ static void test_csv_arch_columns(void **state) {
     }
     *o = '\0';
     assert_null(strstr(cut, "cfg_pos"));
-    snprintf(old, sizeof old, "%s/old.csv", g_dir);
+    snprintf(old, sizeof old, "%s/old.csv", tu_scratch);
     tu_write_text(old, cut);
-    assert_int_equal(csv_read_rows(g_dir, old, &rows, &n, err, sizeof err), 0);
+    assert_int_equal(csv_read_rows(tu_scratch, old, &rows, &n, err, sizeof err), 0);
     for (int i = 0; i < n; i++) {
         assert_string_equal(rows[i].arch[RS_ARCH_POS], "rope");
         assert_string_equal(rows[i].arch[RS_ARCH_WINDOW], "0");
@@ -263,5 +253,5 @@ int main(void) {
         cmocka_unit_test(test_csv_arch_columns),       cmocka_unit_test(test_settings_names_arch),
         cmocka_unit_test(test_paper_table_paper_arch),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, setup, tu_scratch_teardown);
 }

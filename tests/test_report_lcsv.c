@@ -25,12 +25,10 @@
 #include "runfile.h"
 #include "testutil.h"
 
-static char g_dir[256];
-
 /* A finished run file DIR/runs/name of variant at seed, no metrics. */
 static void make_run(const char *name, const char *variant, int seed) {
     char path[512], err[512];
-    snprintf(path, sizeof path, "%s/runs/%s", g_dir, name);
+    snprintf(path, sizeof path, "%s/runs/%s", tu_scratch, name);
     Config cfg;
     config_defaults(&cfg);
     assert_int_equal(config_apply_variant(&cfg, variant, err, sizeof err), 0);
@@ -46,7 +44,7 @@ static void make_run(const char *name, const char *variant, int seed) {
  * 64), and with needle the shares 1, acc and 0 at depths 0, 0.5 and 1. */
 static void add_lc(const char *name, const char *mode, int len, double v, int needle, double acc) {
     char path[512], err[512];
-    snprintf(path, sizeof path, "%s/runs/%s", g_dir, name);
+    snprintf(path, sizeof path, "%s/runs/%s", tu_scratch, name);
     double b[16];
     int nb = (len + 63) / 64;
     for (int k = 0; k < nb; k++) b[k] = k ? v + 0.1 : v;
@@ -71,14 +69,11 @@ static void add_lc(const char *name, const char *mode, int len, double v, int ne
 /* Every run with /lceval at 1x, 2x and 8x T (needle at 8x), plain and
  * YaRN; one run also at 96 (no multiple of T); one run has none. */
 static int setup(void **state) {
-    (void)state;
-    const char *d = tu_tmpdir();
-    if (!d) return -1;
-    snprintf(g_dir, sizeof g_dir, "%s", d);
+    if (tu_scratch_setup(state)) return -1;
     char path[512];
-    snprintf(path, sizeof path, "%s/runs", g_dir);
+    snprintf(path, sizeof path, "%s/runs", tu_scratch);
     mkdir(path, 0777);
-    snprintf(path, sizeof path, "%s/csv", g_dir);
+    snprintf(path, sizeof path, "%s/csv", tu_scratch);
     mkdir(path, 0777);
     const char *names[4] = {"baseline_s1.h5", "baseline_s2.h5", "g1-elem_s1.h5", "g1-elem_s2.h5"};
     for (int i = 0; i < 4; i++) {
@@ -94,11 +89,6 @@ static int setup(void **state) {
     add_lc(names[0], "plain", 96, 2.3, 0, 0);
     make_run("other_s1.h5", "baseline", 1);
     return 0;
-}
-
-static int teardown(void **state) {
-    (void)state;
-    return tu_rmtree(g_dir);
 }
 
 /* The "## Long context" section of the report at path (to the next "## "
@@ -120,8 +110,8 @@ static char *lc_section(const char *path) {
 static void test_section_from_csv(void **state) {
     (void)state;
     char err[512] = "", runs[300], csv[300], path[400];
-    snprintf(runs, sizeof runs, "%s/runs", g_dir);
-    snprintf(csv, sizeof csv, "%s/csv", g_dir);
+    snprintf(runs, sizeof runs, "%s/runs", tu_scratch);
+    snprintf(csv, sizeof csv, "%s/csv", tu_scratch);
     if (report_run(runs, NULL, err, sizeof err) != 0) fail_msg("%s", err);
     size_t len;
     char *text = tu_slurp_ok(tu_join(runs, "results.csv"), &len);
@@ -152,7 +142,7 @@ static void test_section_from_csv(void **state) {
 /* The columns: the run files' numbers, exactly; blank without /lceval. */
 static void test_columns(void **state) {
     (void)state;
-    char *csv = tu_slurp_ok(tu_join(g_dir, "runs/results.csv"), NULL);
+    char *csv = tu_slurp_ok(tu_join(tu_scratch, "runs/results.csv"), NULL);
     const char *g2 = "g1-elem_s2.h5";
     assert_string_equal(tu_csv_cell(csv, g2, "lc_train_len"), "64");
     assert_true(strtod(tu_csv_cell(csv, g2, "lc_loss_1x_plain"), NULL) == 2.0 + 0.1 * 3);
@@ -208,13 +198,13 @@ static void test_columns_follow_lists(void **state) {
 static void test_older_csv(void **state) {
     (void)state;
     char path[400], err[512];
-    snprintf(path, sizeof path, "%s/old.csv", g_dir);
+    snprintf(path, sizeof path, "%s/old.csv", tu_scratch);
     const char old[] = "file,run,variant,data,seed,status,val_loss,lc_deg_8x_plain\n"
                        "x_s1.h5,x,baseline,brown,1,done,2.5,0.75\n";
     tu_write_file(path, old, sizeof old - 1);
     Row *rows;
     int n;
-    assert_int_equal(csv_read_rows(g_dir, path, &rows, &n, err, sizeof err), 0);
+    assert_int_equal(csv_read_rows(tu_scratch, path, &rows, &n, err, sizeof err), 0);
     assert_int_equal(n, 1);
     assert_int_equal(rows[0].lc_T, -1);
     assert_true(isnan(rows[0].lc_loss[0][3]) && isnan(rows[0].lc_needle[1][3][2]));
@@ -222,7 +212,7 @@ static void test_older_csv(void **state) {
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
-    report_longctx(f, g_dir, rows, n);
+    report_longctx(f, tu_scratch, rows, n);
     fclose(f);
     assert_int_equal(len, 0);
     free(buf), free(rows);
@@ -235,5 +225,5 @@ int main(void) {
         cmocka_unit_test(test_columns_follow_lists),
         cmocka_unit_test(test_older_csv),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, setup, tu_scratch_teardown);
 }

@@ -28,7 +28,6 @@
  * trained at length T in batches of B. */
 enum { L = 2, D = 16, H = 2, FF = 32, BV = 30, T = 8, B = 4 };
 
-static char g_dir[256];
 static int g_vocab; /* the resolved vocabulary (BV and BOS) */
 
 static void make_config(Config *cfg, const char *variant, int steps, int seed) {
@@ -135,16 +134,16 @@ static void test_scale_line(void **state) {
     for (int s = 1; s <= 2; s++) {
         char name[64];
         snprintf(name, sizeof name, "base_s%d.h5", s);
-        make_run(g_dir, name, "baseline", 100, s, 2.0 + 0.1 * s);
+        make_run(tu_scratch, name, "baseline", 100, s, 2.0 + 0.1 * s);
         snprintf(name, sizeof name, "g1_s%d.h5", s);
-        make_run(g_dir, name, "g1-elem", 100, s, 1.9 + 0.1 * s);
+        make_run(tu_scratch, name, "g1-elem", 100, s, 1.9 + 0.1 * s);
         snprintf(name, sizeof name, "base2x_s%d.h5", s);
-        make_run(g_dir, name, "baseline", 200, s, 1.8 + 0.1 * s);
+        make_run(tu_scratch, name, "baseline", 200, s, 1.8 + 0.1 * s);
     }
-    snprintf(path, sizeof path, "%s/protocol.ini", g_dir);
+    snprintf(path, sizeof path, "%s/protocol.ini", tu_scratch);
     tu_write_text(path, PROTO);
-    assert_int_equal(report_run(g_dir, NULL, err, sizeof err), 0);
-    char *from_runs = scale_paragraph(g_dir);
+    assert_int_equal(report_run(tu_scratch, NULL, err, sizeof err), 0);
+    char *from_runs = scale_paragraph(tu_scratch);
     if (getenv("GATELAB_TEST_SHOW")) fprintf(stderr, "%s\n", from_runs);
 
     /* the hand counts: 2 x 16 wide layers, vocab 31 (30 + BOS) */
@@ -184,10 +183,10 @@ static void test_scale_line(void **state) {
 
     /* results.csv and protocol.ini alone: the same paragraph */
     char kept[300];
-    snprintf(kept, sizeof kept, "%s/kept", g_dir);
+    snprintf(kept, sizeof kept, "%s/kept", tu_scratch);
     assert_int_equal(mkdir(kept, 0700), 0);
     char from[400], to[400];
-    snprintf(from, sizeof from, "%s/results.csv", g_dir);
+    snprintf(from, sizeof from, "%s/results.csv", tu_scratch);
     snprintf(to, sizeof to, "%s/results.csv", kept);
     tu_copy_file(from, to);
     snprintf(to, sizeof to, "%s/protocol.ini", kept);
@@ -199,22 +198,9 @@ static void test_scale_line(void **state) {
     free(from_runs);
 }
 
-static int setup(void **state) {
-    (void)state;
-    const char *d = tu_tmpdir();
-    if (!d) return -1;
-    snprintf(g_dir, sizeof g_dir, "%s", d);
-    return 0;
-}
-
-static int teardown(void **state) {
-    (void)state;
-    return tu_rmtree(g_dir);
-}
-
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_scale_line),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, tu_scratch_setup, tu_scratch_teardown);
 }

@@ -34,20 +34,6 @@
 #include "util.h" /* protocol_hash_text */
 #include "report_fixture.h"
 
-/* g_dir: a fresh temporary directory each test makes its subdirectory in. */
-static int setup(void **state) {
-    (void)state;
-    const char *d = tu_tmpdir();
-    if (!d) return -1;
-    snprintf(g_dir, sizeof g_dir, "%s", d);
-    return 0;
-}
-
-static int teardown(void **state) {
-    (void)state;
-    return tu_rmtree(g_dir);
-}
-
 /* The baseline-vs-g1-elem heatmap shows each group's median-F-Attn seed
  * and says so: baseline F-Attn 0.2, 0.6, 0.4 (seeds 1..3) -> seed 3; g1-elem
  * 0.05, 0.01 -> the lower middle, 0.01, seed 2. */
@@ -82,7 +68,7 @@ static void test_gated_run_is_no_baseline(void **state) {
     make_run("baseline_s1.h5", "baseline", 1, 2.0, 0.5f, 1, 0);
     g_extra_sets[0] = g_extra_sets[1] = NULL;
     make_run("g1-elem_s1.h5", "g1-elem", 1, 1.9, 0.05f, 1, 0);
-    snprintf(path, sizeof path, "%s/out/results.csv", g_dir);
+    snprintf(path, sizeof path, "%s/out/results.csv", tu_scratch);
     free(report_in_subdir(saved));
     char *csv = tu_slurp_ok(path, NULL);
     assert_non_null(strstr(csv, "\nbaseline_s1.h5,baseline,custom,bigram,1,"));
@@ -115,8 +101,8 @@ static void test_settings_proxy_count(void **state) {
     char *md = report_in_subdir(saved);
     assert_non_null(strstr(md, "attention is post-softmax (no proxy)."));
     free(md);
-    snprintf(g_dir, sizeof g_dir, "%.200s/proxy", saved);
-    snprintf(path, sizeof path, "%s/g1_s1.h5", g_dir);
+    snprintf(tu_scratch, sizeof tu_scratch, "%.200s/proxy", saved);
+    snprintf(path, sizeof path, "%s/g1_s1.h5", tu_scratch);
     set_proxy(path);
     md = report_in_subdir(saved);
     assert_non_null(strstr(md,
@@ -195,7 +181,7 @@ static void test_compare_skips_primary(void **state) {
     char saved[256], path[500], want[300];
     enter_subdir(saved, sizeof saved, "cmp-primary");
     make_base_and_g1();
-    snprintf(path, sizeof path, "%s/protocol.ini", g_dir);
+    snprintf(path, sizeof path, "%s/protocol.ini", tu_scratch);
     FILE *f = fopen(path, "w");
     assert_non_null(f);
     fputs("[primary]\nmetric = f_attn\ntest = f_attn mann-whitney\ncompare = g1 vs base\n"
@@ -219,10 +205,10 @@ static void test_compare_skips_primary(void **state) {
     free(md);
 }
 
-/* protocol.ini in g_dir holding text. */
+/* protocol.ini in tu_scratch holding text. */
 static void put_protocol(const char *text) {
     char path[500];
-    snprintf(path, sizeof path, "%s/protocol.ini", g_dir);
+    snprintf(path, sizeof path, "%s/protocol.ini", tu_scratch);
     FILE *f = fopen(path, "w");
     assert_non_null(f);
     fputs(text, f);
@@ -312,8 +298,8 @@ static void test_confirm_declared(void **state) {
                                "its hash, but a check below fails"));
     assert_non_null(strstr(md, "- **nothing pinned**"));
     free(md);
-    snprintf(saved, sizeof saved, "%s", g_dir);
-    snprintf(g_dir, sizeof g_dir, "%.200s/declared", saved);
+    snprintf(saved, sizeof saved, "%s", tu_scratch);
+    snprintf(tu_scratch, sizeof tu_scratch, "%.200s/declared", saved);
     /* protocol.ini edited after the runs; two runs made without one, one
      * of them a sixth baseline seed that no g1 seed pairs with */
     put_protocol("[primary]\nmetric = val_loss\ntest = val_loss wilcoxon\ncompare = g1 vs base\n"
@@ -477,5 +463,5 @@ int main(void) {
         cmocka_unit_test(test_protocol_metrics),
         cmocka_unit_test(test_lr_section),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, tu_scratch_setup, tu_scratch_teardown);
 }
