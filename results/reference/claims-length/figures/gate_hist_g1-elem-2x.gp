@@ -20,7 +20,7 @@ set xlabel 'gate score'
 set logscale y
 set offsets 0, 0, graph 0.05, 0
 set tmargin 3
-set label 99 'Gate scores per layer: g1-elem-2x seed 1501 (step 3000)' at screen 0.5, screen 0.965 center front
+set label 99 'Gate scores per layer: g1-elem-2x seed 1526 (step 3000)' at screen 0.5, screen 0.965 center front
 set ylabel 'fraction of scores (log scale)'
 plot 'gate_hist_g1-elem-2x.dat' index 0 using 1:2 with histeps lw 2 lc rgb '#0072B2' dt 1 title 'layer 0', \
      'gate_hist_g1-elem-2x.dat' index 1 using 1:2 with histeps lw 2 lc rgb '#D55E00' dt 2 title 'layer 1'
