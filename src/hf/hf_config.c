@@ -2,6 +2,7 @@
  * defaults as the Hugging Face config classes define them. */
 #include "hf_config.h"
 
+#include <float.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,6 +69,17 @@ static double num_in(Cfg *c, json_t *obj, const char *key, double dflt) {
         return dflt;
     }
     return json_number_value(v);
+}
+
+/* A JSON count as an int: x when it is in [1, 2^30], else -1, which every
+ * caller refuses as a count that must be positive (a cast of a double out
+ * of int's range is undefined). */
+static int count_of(double x) { return x >= 1 && x <= (double)(1 << 30) ? (int)x : -1; }
+
+/* x as a float, clamped to the finite floats (a cast of a double out of
+ * float's range is undefined); NaN stays NaN. */
+static float float_of(double x) {
+    return x > FLT_MAX ? FLT_MAX : x < -FLT_MAX ? -FLT_MAX : (float)x;
 }
 
 static double get_num(Cfg *c, const char *key, double dflt) {
@@ -154,7 +166,7 @@ static void rope_llama3(Cfg *c, HfArch *a, json_t *rs, const char *name) {
     a->rs_factor = req_num(c, rs, name, "factor");
     a->rs_low = req_num(c, rs, name, "low_freq_factor");
     a->rs_high = req_num(c, rs, name, "high_freq_factor");
-    a->rs_orig = req_num(c, rs, name, "original_max_position_embeddings");
+    a->rs_orig = count_of(req_num(c, rs, name, "original_max_position_embeddings"));
     if (!c->failed && (a->rs_factor <= 0 || a->rs_high <= a->rs_low || a->rs_orig <= 0)) {
         c->failed = 1;
         seterr(c->err, c->errlen, "%s: %s llama3 parameters are inconsistent", c->path, name);
@@ -170,16 +182,16 @@ static void rope_llama3(Cfg *c, HfArch *a, json_t *rs, const char *name) {
 static void rope_yarn(Cfg *c, HfArch *a, json_t *rs, const char *name) {
     a->rope_type = HF_ROPE_YARN;
     a->rs_factor = req_num(c, rs, name, "factor");
-    a->rs_orig = (int)num_in(c, rs, "original_max_position_embeddings", a->max_pos);
+    a->rs_orig = count_of(num_in(c, rs, "original_max_position_embeddings", a->max_pos));
     a->rs_beta_fast = num_in(c, rs, "beta_fast", 32.0);
     a->rs_beta_slow = num_in(c, rs, "beta_slow", 1.0);
     json_t *tr = json_object_get(rs, "truncate");
     a->rs_truncate = !json_is_false(tr);
     double ms = num_in(c, rs, "mscale", 0.0), msa = num_in(c, rs, "mscale_all_dim", 0.0);
     a->rs_attn_factor = ms != 0.0 && msa != 0.0
-                            ? yarn_attention_factor((float)a->rs_factor, (float)ms) /
-                                  yarn_attention_factor((float)a->rs_factor, (float)msa)
-                            : yarn_attention_factor((float)a->rs_factor, 1.0f);
+                            ? yarn_attention_factor(float_of(a->rs_factor), float_of(ms)) /
+                                  yarn_attention_factor(float_of(a->rs_factor), float_of(msa))
+                            : yarn_attention_factor(float_of(a->rs_factor), 1.0f);
     a->rs_attn_factor = num_in(c, rs, "attention_factor", a->rs_attn_factor);
     if (!c->failed && (tr && !json_is_boolean(tr) && !json_is_null(tr))) {
         c->failed = 1;
@@ -292,7 +304,8 @@ static void parse_neox(Cfg *c, HfArch *a) {
     double pct = json_is_object(rp) && json_object_get(rp, "partial_rotary_factor")
                      ? num_in(c, rp, "partial_rotary_factor", 0.25)
                      : get_num(c, "rotary_pct", 0.25);
-    a->rotary_dim = (int)(a->dh * pct);
+    int pct_ok = pct >= 0 && pct <= 1;
+    a->rotary_dim = pct_ok ? (int)(a->dh * pct) : 0;
     static const char *const theta[] = {"rotary_emb_base", "rope_theta"};
     rope_base(c, a, theta, 2);
     rope_scaling(c, a);
@@ -300,7 +313,7 @@ static void parse_neox(Cfg *c, HfArch *a) {
     a->mlp_bias = 1;
     a->parallel_residual = get_bool(c, "use_parallel_residual", 1);
     a->tied = get_bool(c, "tie_word_embeddings", 0);
-    if (!c->failed && (pct < 0 || pct > 1)) {
+    if (!c->failed && !pct_ok) {
         c->failed = 1;
         seterr(c->err, c->errlen, "%s: rotary_pct must be in [0, 1]", c->path);
     }
