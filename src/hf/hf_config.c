@@ -40,24 +40,31 @@ const char *hf_gate_name(HfGate g) {
     return g == HF_GATE_HEADWISE ? "headwise" : g == HF_GATE_ELEMENTWISE ? "elementwise" : "none";
 }
 
-/* Integer key in [lo, hi]; dflt when absent/null and dflt >= lo, else an
- * error naming the key. */
-static int get_int(Cfg *c, const char *key, long long dflt, long long lo, long long hi) {
-    json_t *v = json_object_get(c->root, key);
+/* Integer key of obj (objname in messages, NULL for the top level) in
+ * [lo, hi]; dflt when absent/null and dflt >= lo, else an error naming the
+ * key. */
+static int int_in(Cfg *c, json_t *obj, const char *objname, const char *key, long long dflt,
+                  long long lo, long long hi) {
+    json_t *v = json_object_get(obj, key);
     if (c->failed) return 0;
+    const char *in = objname ? " in " : "", *where = objname ? objname : "";
     if (!v || json_is_null(v)) {
         if (dflt >= lo) return (int)dflt;
         c->failed = 1;
-        seterr(c->err, c->errlen, "%s: missing '%s'", c->path, key);
+        seterr(c->err, c->errlen, "%s: missing '%s'%s%s", c->path, key, in, where);
         return 0;
     }
     if (!json_is_integer(v) || json_integer_value(v) < lo || json_integer_value(v) > hi) {
         c->failed = 1;
-        seterr(c->err, c->errlen, "%s: '%s' must be an integer in [%lld, %lld]", c->path, key, lo,
-               hi);
+        seterr(c->err, c->errlen, "%s: '%s'%s%s must be an integer in [%lld, %lld]", c->path, key,
+               in, where, lo, hi);
         return 0;
     }
     return (int)json_integer_value(v);
+}
+
+static int get_int(Cfg *c, const char *key, long long dflt, long long lo, long long hi) {
+    return int_in(c, c->root, NULL, key, dflt, lo, hi);
 }
 
 static double num_in(Cfg *c, json_t *obj, const char *key, double dflt) {
@@ -70,11 +77,6 @@ static double num_in(Cfg *c, json_t *obj, const char *key, double dflt) {
     }
     return json_number_value(v);
 }
-
-/* A JSON count as an int: x when it is in [1, 2^30], else -1, which every
- * caller refuses as a count that must be positive (a cast of a double out
- * of int's range is undefined). */
-static int count_of(double x) { return x >= 1 && x <= (double)(1 << 30) ? (int)x : -1; }
 
 /* x as a float, clamped to the finite floats (a cast of a double out of
  * float's range is undefined); NaN stays NaN. */
@@ -166,8 +168,8 @@ static void rope_llama3(Cfg *c, HfArch *a, json_t *rs, const char *name) {
     a->rs_factor = req_num(c, rs, name, "factor");
     a->rs_low = req_num(c, rs, name, "low_freq_factor");
     a->rs_high = req_num(c, rs, name, "high_freq_factor");
-    a->rs_orig = count_of(req_num(c, rs, name, "original_max_position_embeddings"));
-    if (!c->failed && (a->rs_factor <= 0 || a->rs_high <= a->rs_low || a->rs_orig <= 0)) {
+    a->rs_orig = int_in(c, rs, name, "original_max_position_embeddings", -1, 1, 1 << 30);
+    if (!c->failed && (a->rs_factor <= 0 || a->rs_high <= a->rs_low)) {
         c->failed = 1;
         seterr(c->err, c->errlen, "%s: %s llama3 parameters are inconsistent", c->path, name);
     }
@@ -182,7 +184,7 @@ static void rope_llama3(Cfg *c, HfArch *a, json_t *rs, const char *name) {
 static void rope_yarn(Cfg *c, HfArch *a, json_t *rs, const char *name) {
     a->rope_type = HF_ROPE_YARN;
     a->rs_factor = req_num(c, rs, name, "factor");
-    a->rs_orig = count_of(num_in(c, rs, "original_max_position_embeddings", a->max_pos));
+    a->rs_orig = int_in(c, rs, name, "original_max_position_embeddings", a->max_pos, 1, 1 << 30);
     a->rs_beta_fast = num_in(c, rs, "beta_fast", 32.0);
     a->rs_beta_slow = num_in(c, rs, "beta_slow", 1.0);
     json_t *tr = json_object_get(rs, "truncate");
@@ -197,14 +199,13 @@ static void rope_yarn(Cfg *c, HfArch *a, json_t *rs, const char *name) {
         c->failed = 1;
         seterr(c->err, c->errlen, "%s: '%s' in %s must be true or false", c->path, "truncate",
                name);
-    } else if (!c->failed && (!(a->rs_factor >= 1) || a->rs_orig <= 0 ||
+    } else if (!c->failed && (!(a->rs_factor >= 1) ||
                               !(a->rs_beta_fast > a->rs_beta_slow && a->rs_beta_slow > 0) ||
                               !(a->rs_attn_factor > 0))) {
         c->failed = 1;
         seterr(c->err, c->errlen,
                "%s: %s yarn parameters are inconsistent (need factor >= 1, "
-               "original_max_position_embeddings > 0, beta_fast > beta_slow > 0, "
-               "attention_factor > 0)",
+               "beta_fast > beta_slow > 0, attention_factor > 0)",
                c->path, name);
     }
 }
