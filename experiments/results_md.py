@@ -69,6 +69,15 @@ CLAIMS = [
      "Holm-corrected, and 1 equivalence test by paired TOST; no val-loss claim, the task's floor\n"
      "leaves no room for one), its protocol committed before the runs and pinned in its\n"
      "`protocol.ini`."),
+    ("claims-nonlin", "The paper's non-linearity and sparsity claims",
+     "baseline, g1-elem, the non-linearity controls sdpa-rmsnorm, sdpa-silu and g1-add-id, the\n"
+     "constant gate g1-const and the non-sparse gate g1-ns, 60 fresh seeds (1401-1460), paired\n"
+     "by seed, at `natural.ini` (Brown bytes + BOS); the primary family of\n"
+     "`experiments/claims-nonlin.sweep` (8 val-loss tests in the paper's directions by the exact\n"
+     "Wilcoxon signed-rank test, Holm-corrected) and its secondary family (F-Attn on the same 8\n"
+     "comparisons), its protocol committed before the runs and pinned in its `protocol.ini`; run\n"
+     "in three pieces of 20 seeds, the tests in the report of the last; so far piece 1 (seeds\n"
+     "1401-1420, 140 runs), its headline interim."),
 ]
 
 # What every earlier study shares: how it was made, and what its sentences
