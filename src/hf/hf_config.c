@@ -67,21 +67,21 @@ static int get_int(Cfg *c, const char *key, long long dflt, long long lo, long l
     return int_in(c, c->root, NULL, key, dflt, lo, hi);
 }
 
+/* Number key of obj; dflt when absent/null. Every number of a config
+ * reaches float arithmetic (RoPE bases, YaRN factors, norm epsilons), and a
+ * cast of a double beyond float's range is undefined, so one outside
+ * [-FLT_MAX, FLT_MAX] is refused here, naming the key. */
 static double num_in(Cfg *c, json_t *obj, const char *key, double dflt) {
     json_t *v = json_object_get(obj, key);
     if (c->failed || !v || json_is_null(v)) return dflt;
-    if (!json_is_number(v)) {
+    double x = json_is_number(v) ? json_number_value(v) : 0.0;
+    if (!json_is_number(v) || !(x >= -FLT_MAX && x <= FLT_MAX)) {
         c->failed = 1;
-        seterr(c->err, c->errlen, "%s: '%s' must be a number", c->path, key);
+        seterr(c->err, c->errlen, "%s: '%s' must be a number within float's range (|x| <= %g)",
+               c->path, key, (double)FLT_MAX);
         return dflt;
     }
-    return json_number_value(v);
-}
-
-/* x as a float, clamped to the finite floats (a cast of a double out of
- * float's range is undefined); NaN stays NaN. */
-static float float_of(double x) {
-    return x > FLT_MAX ? FLT_MAX : x < -FLT_MAX ? -FLT_MAX : (float)x;
+    return x;
 }
 
 static double get_num(Cfg *c, const char *key, double dflt) {
@@ -191,9 +191,9 @@ static void rope_yarn(Cfg *c, HfArch *a, json_t *rs, const char *name) {
     a->rs_truncate = !json_is_false(tr);
     double ms = num_in(c, rs, "mscale", 0.0), msa = num_in(c, rs, "mscale_all_dim", 0.0);
     a->rs_attn_factor = ms != 0.0 && msa != 0.0
-                            ? yarn_attention_factor(float_of(a->rs_factor), float_of(ms)) /
-                                  yarn_attention_factor(float_of(a->rs_factor), float_of(msa))
-                            : yarn_attention_factor(float_of(a->rs_factor), 1.0f);
+                            ? yarn_attention_factor((float)a->rs_factor, (float)ms) /
+                                  yarn_attention_factor((float)a->rs_factor, (float)msa)
+                            : yarn_attention_factor((float)a->rs_factor, 1.0f);
     a->rs_attn_factor = num_in(c, rs, "attention_factor", a->rs_attn_factor);
     if (!c->failed && (tr && !json_is_boolean(tr) && !json_is_null(tr))) {
         c->failed = 1;
