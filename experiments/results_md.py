@@ -76,8 +76,7 @@ CLAIMS = [
      "`experiments/claims-nonlin.sweep` (8 val-loss tests in the paper's directions by the exact\n"
      "Wilcoxon signed-rank test, Holm-corrected) and its secondary family (F-Attn on the same 8\n"
      "comparisons), its protocol committed before the runs and pinned in its `protocol.ini`; run\n"
-     "in three pieces of 20 seeds, the tests in the report of the last; so far pieces 1 and 2\n"
-     "(seeds 1401-1440, 280 runs), the headline interim."),
+     "in three pieces of 20 seeds, the tests in the report of the last."),
 ]
 
 # What every earlier study shares: how it was made, and what its sentences
