@@ -12,9 +12,12 @@
 # (`gatelab report`, without the protocol, whose comparisons one run
 # cannot meet), and its row set beside the study's. The protocol.ini the
 # sweep writes must equal the study's but for its `repo =` line (the
-# checkout's path) and its `gatelab =` line (this build, which may be a
-# later one: the rows say whether it trains to the same bits);
-# protocol_hash, a hash of that whole file, is therefore not held. Nor are `file`, `tokens_per_sec` (a speed), and the columns a
+# checkout's path), its `gatelab =` line (this build, which may be a
+# later one: the rows say whether it trains to the same bits) and, when the
+# study's was written by a build that pinned no fingerprint, its
+# `training =` line; a study without a protocol.ini (a sweep with no
+# [primary] section) must get none. protocol_hash, a hash of that whole
+# file, is therefore not held. Nor are `file`, `tokens_per_sec` (a speed), and the columns a
 # report computes from other runs of its directory (dppl_vs_baseline,
 # dppl_pct_vs_baseline), which a run reported alone cannot have; each is
 # printed when it differs.
@@ -41,18 +44,27 @@ echo "repro_row.sh: retraining $run (run $k of $study) in $dir"
 "$bin" sweep "experiments/$study.sweep" --only "$k" --out "$dir" --jobs 1 --no-report ||
     die "$run: the sweep failed: $(grep -h '^gatelab' "$dir"/logs/*.log | tail -n 1)"
 # the protocol this sweep declared is the study's, but for the checkout's
-# path and the build that ran it (its training is held by the rows below)
-declared() { grep -v -e '^repo = ' -e '^gatelab = ' "$1"; }
-echo "repro_row.sh: study's build: $(grep -m1 '^gatelab = ' "${csv%/*}/protocol.ini");" \
-    "this one: $(grep -m1 '^gatelab = ' "$dir/protocol.ini")"
-if ! diff <(declared "${csv%/*}/protocol.ini") <(declared "$dir/protocol.ini") \
-    >"$dir/protocol.diff"; then
-    cat "$dir/protocol.diff"
-    echo "repro_row.sh: $run: the sweep declares another protocol than the study's protocol.ini" >&2
-    exit 1
+# path, the build that ran it and, where the study's build pinned none, its
+# training fingerprint (its training is held by the rows below)
+study_proto=${csv%/*}/protocol.ini
+if [ ! -e "$study_proto" ]; then
+    [ ! -e "$dir/protocol.ini" ] ||
+        die "$run: the sweep wrote a protocol.ini, the study has none (a [primary] added since?)"
+    echo "repro_row.sh: the study declares no protocol (no [primary] section); none to compare"
+else
+    drop='^(repo|gatelab) = '
+    grep -q '^training = ' "$study_proto" || drop='^(repo|gatelab|training) = '
+    declared() { grep -Ev "$drop" "$1"; }
+    echo "repro_row.sh: study's build: $(grep -m1 '^gatelab = ' "$study_proto");" \
+        "this one: $(grep -m1 '^gatelab = ' "$dir/protocol.ini")"
+    if ! diff <(declared "$study_proto") <(declared "$dir/protocol.ini") >"$dir/protocol.diff"; then
+        cat "$dir/protocol.diff"
+        echo "repro_row.sh: $run: the sweep declares another protocol than the study's protocol.ini" >&2
+        exit 1
+    fi
+    # one run cannot meet the protocol's comparisons: report it as exploratory
+    mv "$dir/protocol.ini" "$dir/protocol.declared" || die "$dir/protocol.ini: the sweep wrote none"
 fi
-# one run cannot meet the protocol's comparisons: report it as exploratory
-mv "$dir/protocol.ini" "$dir/protocol.declared" || die "$dir/protocol.ini: the sweep wrote none"
 "$bin" report "$dir" >"$dir/report.out" 2>&1 ||
     die "$run: gatelab report failed: $(tail -n 1 "$dir/report.out")"
 /usr/bin/python3 - "$csv" "$dir/results.csv" "$run.h5" <<'EOF'
