@@ -80,23 +80,24 @@ static int sign_of(double x) { return (x > 0) - (x < 0); }
 /* The declared test of t on the arm's values a and the reference's b
  * (pa, pb: the pairs). Sets p, the floor, the direction of the test's
  * statistic and, for the paired tests, the estimate; 0 when a p came
- * out. */
+ * out, else -1 with t->why the test's refusal (empty where too few values
+ * stopped it before the test). */
 static int run_declared(PTest *t, const double *a, const double *b, const double *pa,
                         const double *pb, int lower) {
-    char err[256];
+    char *err = t->why; /* a test that refuses says why here */
+    size_t errlen = sizeof t->why;
     int k = t->one_sided ? 1 : 2;
     switch (t->test) {
     case PT_WELCH: {
         StatsWelch w;
-        if (t->na < 2 || t->nb < 2 || stats_welch(&w, a, t->na, b, t->nb, err, sizeof err))
-            return -1;
+        if (t->na < 2 || t->nb < 2 || stats_welch(&w, a, t->na, b, t->nb, err, errlen)) return -1;
         t->dir = sign_of(w.t);
         t->p = t->one_sided ? one_sided(w.p, w.t, lower) : w.p;
         return 0;
     }
     case PT_MANN_WHITNEY: {
         StatsMannWhitney m;
-        if (stats_mann_whitney(&m, a, t->na, b, t->nb, err, sizeof err)) return -1;
+        if (stats_mann_whitney(&m, a, t->na, b, t->nb, err, errlen)) return -1;
         t->dir = sign_of(m.u - 0.5 * t->na * t->nb);
         t->p = t->one_sided ? one_sided(m.p, m.u - 0.5 * t->na * t->nb, lower) : m.p;
         t->floor_p = fmin(1.0, k * exp(-log_choose(t->na + t->nb, t->na)));
@@ -104,7 +105,7 @@ static int run_declared(PTest *t, const double *a, const double *b, const double
     }
     case PT_PAIRED_T: {
         StatsPaired s;
-        if (t->pairs < 2 || stats_paired_t(&s, pa, pb, t->pairs, err, sizeof err)) return -1;
+        if (t->pairs < 2 || stats_paired_t(&s, pa, pb, t->pairs, err, errlen)) return -1;
         t->dir = sign_of(s.mean_diff);
         t->est = s.mean_diff, t->lo = s.lo, t->hi = s.hi;
         t->p = t->one_sided ? one_sided(s.p, s.mean_diff, lower) : s.p;
@@ -113,8 +114,8 @@ static int run_declared(PTest *t, const double *a, const double *b, const double
     case PT_WILCOXON: {
         StatsWilcoxon w;
         StatsShift h;
-        if (t->pairs < 1 || stats_wilcoxon(&w, pa, pb, t->pairs, err, sizeof err) ||
-            stats_hodges_lehmann(&h, pa, pb, t->pairs, 0.95, err, sizeof err))
+        if (t->pairs < 1 || stats_wilcoxon(&w, pa, pb, t->pairs, err, errlen) ||
+            stats_hodges_lehmann(&h, pa, pb, t->pairs, 0.95, err, errlen))
             return -1;
         double centre = w.w_plus - 0.25 * w.m * (w.m + 1);
         t->dir = sign_of(centre);
@@ -127,9 +128,8 @@ static int run_declared(PTest *t, const double *a, const double *b, const double
         t->dir = sign_of(t->mean_a - t->mean_b);
         t->est = t->mean_a - t->mean_b, t->lo = t->hi = NAN;
         return t->one_sided
-                   ? stats_fisher_one_sided(&t->p, t->ka, t->na, t->kb, t->nb, lower, err,
-                                            sizeof err)
-                   : stats_fisher_exact(&t->p, t->ka, t->na, t->kb, t->nb, err, sizeof err);
+                   ? stats_fisher_one_sided(&t->p, t->ka, t->na, t->kb, t->nb, lower, err, errlen)
+                   : stats_fisher_exact(&t->p, t->ka, t->na, t->kb, t->nb, err, errlen);
     case PT_NONE: break;
     }
     return -1;
@@ -330,6 +330,7 @@ static PTest run_test(const Row *rows, int n, const Protocol *pr, int j) {
     summarise(&t, paired ? pa : a, paired ? pb : b);
     if (t.na < 1 || t.nb < 1) return t;
     t.tested = run_declared(&t, paired ? pa : a, paired ? pb : b, pa, pb, cl->lower) == 0;
+    if (!t.tested) return t; /* why: the test's refusal, if any */
     check_events(&t);
     if (!t.untestable) check_construct(&t, rows, n, ga, gb);
     if (!t.untestable && !free_arm) check_headroom(&t, rows, n, ga, gb);

@@ -43,6 +43,7 @@ static const Metric METRICS[] = {
 /* One comparison's numbers. */
 typedef struct {
     int na, nb, tested; /* tested: both tests ran (>= 2 seeds each side) */
+    char why[160];      /* untested with 2 seeds a side: the test's refusal */
     StatsWelch w;
     StatsMannWhitney mw;
     StatsCI ci;
@@ -58,16 +59,15 @@ static int values(const Row *rows, int n, int a, size_t off, double *v) {
 }
 
 /* Both tests and the interval of mean(a) - mean(b); untested below 2
- * values a side. */
+ * values a side, or with why set to the refusal of a test. */
 static Cmp test_pair(const double *a, int na, const double *b, int nb) {
-    char err[256];
     Cmp c = {0};
     c.na = na, c.nb = nb;
     if (na < 2 || nb < 2) return c;
-    c.tested = stats_welch(&c.w, a, na, b, nb, err, sizeof err) == 0 &&
-               stats_mann_whitney(&c.mw, a, na, b, nb, err, sizeof err) == 0 &&
+    c.tested = stats_welch(&c.w, a, na, b, nb, c.why, sizeof c.why) == 0 &&
+               stats_mann_whitney(&c.mw, a, na, b, nb, c.why, sizeof c.why) == 0 &&
                stats_bootstrap_diff_ci(&c.ci, a, na, b, nb, STATS_BOOT_RESAMPLES, STATS_BOOT_SEED,
-                                       0.95, err, sizeof err) == 0;
+                                       0.95, c.why, sizeof c.why) == 0;
     return c;
 }
 
@@ -103,7 +103,8 @@ static void stat_cells_q(FILE *f, const Cmp *c, int with_q, double q) {
     fprintf(f, " %d / %d | ", c->na, c->nb);
     if (!c->tested) {
         fputs(with_q ? "– | – | – | – | – |" : "– | – | – | – |", f);
-        fputs(" too few seeds (needs 2 per side) |", f);
+        if (c->why[0]) fprintf(f, " untested: %s |", c->why);
+        else fputs(" too few seeds (needs 2 per side) |", f);
         return;
     }
     fprintf(f, "%+.4g | [%+.4g, %+.4g] | ", clean(c->ci.diff, &c->w), clean(c->ci.lo, &c->w),

@@ -179,9 +179,8 @@ static void ptable_row(FILE *f, const Protocol *pr, const PTest *t, char prefix,
     put_test_name(f, t);
     fputs(" | ", f);
     if (!t->tested) {
-        fputs(t->va == 0 || t->vb == 0 ? "– | – | – | untestable (no values) |\n"
-                                       : "– | – | – | untested (too few seeds) |\n",
-              f);
+        if (t->va == 0 || t->vb == 0) fputs("– | – | – | untestable (no values) |\n", f);
+        else fprintf(f, "– | – | – | untested (%s) |\n", t->why[0] ? t->why : "too few seeds");
         return;
     }
     if (t->floor_p > 0) fprintf(f, "%.3g", t->floor_p);
@@ -358,7 +357,7 @@ static void claim_sentence(FILE *f, const Row *rows, int n, const Protocol *pr, 
         return;
     }
     if (!t->tested) {
-        fprintf(f, "**Untested** here: too few seeds (P%d).\n", id);
+        fprintf(f, "**Untested** here: %s (P%d).\n", t->why[0] ? t->why : "too few seeds", id);
         return;
     }
     if (t->untestable || t->left_out) {

@@ -172,7 +172,8 @@ int stats_mann_whitney(StatsMannWhitney *out, const double *a, int na, const dou
         return -1;
     int n = na + nb;
     if (n > STATS_MW_MAX_N)
-        return seterr(err, errlen, "exact Mann-Whitney: %d values, at most %d", n, STATS_MW_MAX_N);
+        return seterr(err, errlen, "exact Mann-Whitney takes at most %d values; %d + %d here",
+                      STATS_MW_MAX_N, na, nb);
     long w = (long)n * (n + 1) + 1, obs; /* doubled sums lie in 0..n(n+1) */
     long *r2 = malloc((size_t)n * sizeof *r2);
     double *cnt = calloc((size_t)(na + 1) * (size_t)w, sizeof *cnt);

@@ -454,6 +454,60 @@ static void test_claims_table(void **state) {
     assert_null(paper_claim_find("m_act", "g1-elem", '>', "baseline"));
 }
 
+/* n seeds of baseline (rows 0..n-1) then g1-elem, M-Act i and i + 0.5. */
+static Row big_rows[2 * 110];
+static void big_arms(int n) {
+    memset(big_rows, 0, sizeof big_rows);
+    for (int i = 0; i < 2 * n; i++) {
+        Row *w = &big_rows[i];
+        w->ok = 1, w->seed = i % n + 1, w->base = 0;
+        snprintf(w->run, sizeof w->run, "%s", i >= n ? "g1-elem" : "baseline");
+        snprintf(w->variant, sizeof w->variant, "%s", w->run);
+        snprintf(w->data, sizeof w->data, "bigram");
+        w->m_act = i % n + (i >= n ? 0.5 : 0.0);
+        w->massive_sun = 1;
+        w->f_attn = w->val_loss = w->task_floor = NAN;
+        w->sink_formed = -1;
+    }
+}
+
+/* The exploratory comparison and a declared Mann-Whitney test run at 60
+ * seeds a side; at 110 + 110 the exact test refuses (over STATS_MW_MAX_N
+ * values) and both sections name that refusal, not "too few seeds". */
+static void test_mann_whitney_many_seeds(void **state) {
+    (void)state;
+    Protocol p;
+    memset(&p, 0, sizeof p);
+    const char *keys[][2] = {{"metric", "m_act"},
+                             {"test", "m_act mann-whitney"},
+                             {"compare", "g1-elem vs baseline"},
+                             {"paper", "m_act g1-elem < baseline one-sided"}};
+    declare(&p, keys, 4);
+    for (int n = 60; n <= 110; n += 50) {
+        big_arms(n);
+        char *buf = family_text(big_rows, 2 * n, &p, NULL), *cmp = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&cmp, &len);
+        assert_non_null(f);
+        md_compare(f, big_rows, 2 * n, NULL);
+        fclose(f);
+        const char *row = strstr(cmp, "| [M-Act](#def-mact) |"); /* the others have no values */
+        assert_non_null(row);
+        assert_null(strstr(row, "too few seeds"));
+        assert_null(strstr(buf, "too few seeds"));
+        const char *why = "exact Mann-Whitney takes at most 200 values; 110 + 110 here";
+        if (n == 60) {
+            assert_null(strstr(buf, "Untested"));
+            assert_non_null(strstr(row, "| [M-Act](#def-mact) | 60 / 60 | +0.5 |"));
+        } else {
+            assert_non_null(strstr(buf, "**Untested** here: exact Mann-Whitney takes at most"));
+            assert_non_null(strstr(buf, why));
+            assert_non_null(strstr(row, why));
+        }
+        free(buf), free(cmp);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_instability_rule),
@@ -466,6 +520,7 @@ int main(void) {
         cmocka_unit_test(test_secondary_too_large),
         cmocka_unit_test(test_interaction),
         cmocka_unit_test(test_claims_table),
+        cmocka_unit_test(test_mann_whitney_many_seeds),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

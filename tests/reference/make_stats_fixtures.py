@@ -46,8 +46,8 @@ What each table holds (definitions: analysis/stats.h, docs/statistics.md):
             permutation_test(permutation_type="samples") over all 2^n sign
             flips of W+ (zeros dropped). Every case is also checked against
             an exact count over tie blocks in Python integers.
-- mw 20+20: with ties the exact p counts the splits tie block by tie block
-            in Python integers (C(40, 20) splits are too many for
+- mw 20+20, 60+60: with ties the exact p counts the splits tie block by
+            tie block in Python integers (C(40, 20) splits are too many for
             permutation_test); that count is checked against
             permutation_test on every smaller tied case.
 - within:   r from NumPy (ranks over all observations, minus their group's
@@ -72,7 +72,7 @@ from scipy import stats
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(HERE, "stats_fixtures.h")
-MAXN = 24
+MAXN = 60
 BOOT_B = 10000
 
 
@@ -166,6 +166,9 @@ def mw_cases():
         ("ties 20 vs 20 (2 decimals)", np.round(r.normal(0.2, 0.05, 20), 2),
          np.round(r.normal(0.17, 0.05, 20), 2)),
         ("heavy ties 20 vs 20 (4 values)", r.integers(0, 4, 20), r.integers(1, 5, 20)),
+        ("no ties 60 vs 60", r.normal(0, 1, 60), r.normal(0.4, 1, 60)),
+        ("ties 60 vs 60 (2 decimals)", np.round(r.normal(1.80, 0.03, 60), 2),
+         np.round(r.normal(1.79, 0.03, 60), 2)),
     ]
 
 
