@@ -13,6 +13,9 @@ set -uo pipefail
 bin=$1
 shift
 threads=("${@:-1}")
+# without h5dump every hash would be that of empty input, and equal
+command -v h5dump >/dev/null ||
+    { echo "params_hashes.sh: h5dump not found (Debian hdf5-tools: apt-get install hdf5-tools)" >&2; exit 2; }
 src=$(cd "$(dirname "$0")/.." && pwd)
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
@@ -23,7 +26,11 @@ for id in $ids; do
         out="$dir/$id-$t.h5"
         if "$bin" train --config "$src/experiments/tiny.ini" --set variant="$id" \
             --set threads="$t" --quiet --out "$out" >/dev/null 2>"$dir/err"; then
-            h=$(h5dump -g /params "$out" | tail -n +2 | sha256sum | cut -c1-16)
+            if dump=$(h5dump -g /params "$out") && [ -n "$dump" ]; then
+                h=$(printf '%s\n' "$dump" | tail -n +2 | sha256sum | cut -c1-16)
+            else
+                h="FAILED(h5dump -g /params)"
+            fi
         else
             h="FAILED($(head -c 80 "$dir/err" | tr '\n' ' '))"
         fi
