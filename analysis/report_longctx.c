@@ -24,6 +24,7 @@
 
 typedef struct {
     char name[256], variant[256], data[64], status[32];
+    int paper_arch; /* row_paper_arch: the only runs the Table 5 headline picks */
     double lr;
     int T;     /* training length (lc_train_len) */
     int nl[2]; /* lengths per mode (0 plain, 1 yarn) */
@@ -60,6 +61,7 @@ static int lc_from_row(const Row *r, LcRun *w, const int *used, int nd) {
     snprintf(w->variant, sizeof w->variant, "%s", r->variant);
     snprintf(w->data, sizeof w->data, "%s", r->data);
     snprintf(w->status, sizeof w->status, "%s", r->status);
+    w->paper_arch = row_paper_arch(r);
     w->lr = r->cfg[CFG_LR];
     w->T = r->lc_T > 0 ? r->lc_T : 0;
     for (int m = 0; m < 2 && r->ok && w->T; m++)
@@ -260,13 +262,14 @@ static int lc_has8(const LcRun *w) {
 }
 
 /* The run name a key variant's headline row uses on one data source: of
- * its run names evaluated at 8x T, the one at the lowest lr (the preset's
- * 1x, not a stability sweep's lr2x..8x), first in order on a tie. */
+ * its run names of the paper's architecture (the comparison with Table 5)
+ * evaluated at 8x T, the one at the lowest lr (the preset's 1x, not a
+ * stability sweep's lr2x..8x), first in order on a tie. */
 static int lc_pick(const LcRun *w, int n, const char *variant, const char *data) {
     int best = -1;
     for (int j = 0; j < n; j++)
-        if (!strcmp(w[j].data, data) && !strcmp(w[j].variant, variant) && lc_has8(&w[j]) &&
-            (best < 0 || w[j].lr < w[best].lr))
+        if (w[j].paper_arch && !strcmp(w[j].data, data) && !strcmp(w[j].variant, variant) &&
+            lc_has8(&w[j]) && (best < 0 || w[j].lr < w[best].lr))
             best = j;
     return best;
 }
@@ -357,6 +360,19 @@ static void lc_summary(FILE *f, const LcRun *w, int n) {
             fprintf(f, "\n");
         }
     }
+    int other = 0;
+    for (int i = 0; head && i < n; i++) {
+        int first = 1; /* count run names, not seeds */
+        for (int j = 0; j < i; j++) first &= strcmp(w[j].name, w[i].name) != 0;
+        other += first && !w[i].paper_arch && lc_has8(&w[i]);
+    }
+    if (other)
+        fprintf(f,
+                "\n%d run name%s of another architecture than the paper's (pos, window, "
+                "window_layers or norm_place; Settings) %s left out of this comparison with "
+                "Table 5; the table above lists %s.\n",
+                other, other == 1 ? "" : "s", other == 1 ? "is" : "are",
+                other == 1 ? "it" : "them");
     lc_tests(f, w, n);
 }
 

@@ -34,43 +34,7 @@
 #include "testutil.h"
 #include "util.h" /* protocol_hash_text */
 #include "report_fixture.h"
-
-/* /lceval of a run trained at 64: val loss at 64 and 512 (8x) per mode.
- * At 512 the buckets past T (1..7) average the given value, bucket 0 is
- * 0.3 below it: the degradation counts only the positions past T. The
- * needle task at 512: exact-match shares 1, p512 / 4 and 0 at depths 0,
- * 0.5 and 1. */
-static void add_lceval(const char *name, double p64, double p512, double y64, double y512) {
-    char path[512], err[512];
-    snprintf(path, sizeof path, "%s/%s", tu_scratch, name);
-    const double v[2][2] = {{p64, p512}, {y64, y512}};
-    for (int m = 0; m < 2; m++)
-        for (int j = 0; j < 2; j++) {
-            double b[8] = {v[m][j]}, mean = v[m][j];
-            if (j) {
-                b[0] = v[m][j] - 0.3;
-                for (int k = 1; k < 8; k++) b[k] = v[m][j] + 0.01 * (k - 4);
-                mean = (b[0] + 7 * v[m][j]) / 8;
-            }
-            const double depth[3] = {0.0, 0.5, 1.0}, acc[3] = {1.0, p512 / 4, 0.0};
-            LcEvalData d = {.mode = m ? "yarn" : "plain",
-                            .len = j ? 512 : 64,
-                            .train_len = 64,
-                            .val_loss = mean,
-                            .ppl = exp(mean),
-                            .yarn_scale = m && j ? 8 : 1,
-                            .n_seqs = 2,
-                            .n_buckets = j ? 8 : 1,
-                            .loss_by_bucket = b,
-                            .n_depths = j ? 3 : 0,
-                            .needle_depth = depth,
-                            .needle_acc = acc,
-                            .needle_n = 4};
-            int rc = runfile_write_lceval(path, &d, err, sizeof err);
-            if (rc) fprintf(stderr, "%s\n", err);
-            assert_int_equal(rc, 0);
-        }
-}
+#include "lceval_fixture.h"
 
 static void write_bytes(const char *name, const void *buf, size_t n) {
     char path[512];
@@ -83,9 +47,9 @@ static int setup(void **state) {
     make_run("base_s1.h5", "baseline", 1, 2.0, 0.5f, 0, 0);
     make_run("base_s2.h5", "baseline", 2, 2.2, 0.5f, 0, 1);
     make_run("g1_s1.h5", "g1-elem", 1, 1.9, 0.05f, 1, 0);
-    add_lceval("base_s1.h5", 2.0, 3.0, 2.0, 2.5);
-    add_lceval("base_s2.h5", 2.2, 3.4, 2.2, 2.9);
-    add_lceval("g1_s1.h5", 1.9, 2.1, 1.9, 2.0);
+    add_lceval(tu_scratch, "base_s1.h5", 2.0, 3.0, 2.0, 2.5);
+    add_lceval(tu_scratch, "base_s2.h5", 2.2, 3.4, 2.2, 2.9);
+    add_lceval(tu_scratch, "g1_s1.h5", 1.9, 2.1, 1.9, 2.0);
     /* the same variants on Brown (quickstart.sweep) and at 2x lr
      * (stability.sweep): each its own group with its own baseline */
     make_run_cfg("baseline-brown_s1.h5", "baseline", 1, 1.5, 0.3f, 0, 0, DATA_BROWN, 1e-2f);

@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 
 #include "config.h"
+#include "lceval_fixture.h"
 #include "report.h"
 #include "report_priv.h"
 #include "runfile.h"
@@ -100,6 +101,11 @@ static int setup(void **state) {
     make_run(mix, "g1-elem-alibi_s1.h5", "g1-elem", 1.9, 0.05f, ALIBI);
     make_run(mix, "baseline-win_s1.h5", "baseline", 2.3, 0.4f, WIN);
     make_run(mix, "baseline-alt_s1.h5", "baseline", 2.4, 0.4f, WIN_ALT);
+    /* long context: the windowed baseline (first in name order) degrades
+     * least, the ALiBi g1-elem less than the paper's baseline */
+    add_lceval(mix, "baseline-win_s1.h5", 2.3, 2.4, 2.3, 2.35);
+    add_lceval(mix, "baseline_s1.h5", 2.0, 3.0, 2.0, 2.5);
+    add_lceval(mix, "g1-elem-alibi_s1.h5", 1.9, 2.0, 1.9, 1.95);
     static const char *const SW_WIN[] = {"norm_place=sandwich", "window=4", NULL};
     make_run(sw, "baseline_s1.h5", "baseline", 2.0, 0.5f, SW_WIN);
     char err[512] = "", out[400];
@@ -247,11 +253,29 @@ static void test_paper_table_paper_arch(void **state) {
     free(s), free(md);
 }
 
+/* The long-context headline beside Table 5 picks runs of the paper's
+ * architecture only: the pre-norm full causal RoPE baseline, not the
+ * windowed one first in name order; the ALiBi g1-elem has no row and no
+ * test, and the two left out are counted. */
+static void test_longctx_paper_arch(void **state) {
+    (void)state;
+    char *md = out_file("mix", "REPORT.md"), *lc = section(md, "## Long context");
+    const char *h = strstr(lc, "**Degradation at 8× T**");
+    assert_non_null(h);
+    if (getenv("GATELAB_TEST_SHOW")) fprintf(stderr, "%s\n", h);
+    assert_non_null(strstr(h, "| baseline | baseline | brown | 1 | +1.0000 | +0.5000 |"));
+    assert_null(strstr(h, "| baseline | baseline-win |"));
+    assert_null(strstr(h, "| g1-elem |"));
+    assert_null(strstr(h, "against the baseline**"));
+    assert_non_null(strstr(h, "2 run names of another architecture than the paper's"));
+    free(lc), free(md);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_baseline_by_config),     cmocka_unit_test(test_uniform_under_window),
         cmocka_unit_test(test_csv_arch_columns),       cmocka_unit_test(test_settings_names_arch),
-        cmocka_unit_test(test_paper_table_paper_arch),
+        cmocka_unit_test(test_paper_table_paper_arch), cmocka_unit_test(test_longctx_paper_arch),
     };
     return cmocka_run_group_tests(tests, setup, tu_scratch_teardown);
 }
