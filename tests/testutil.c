@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <signal.h>
 
 const char *tu_src(void) {
     const char *s = getenv("GATELAB_SRC");
@@ -173,6 +174,21 @@ void tu_assert_one_line(const char *log, const char *n1, const char *n2) {
     if (n1 && !strstr(b, n1)) fail_msg("'%s' not in: %s", n1, b);
     if (n2 && !strstr(b, n2)) fail_msg("'%s' not in: %s", n2, b);
     free(b);
+}
+
+struct rlimit tu_limit_file_size(rlim_t bytes) {
+    struct rlimit old, lim;
+    getrlimit(RLIMIT_FSIZE, &old);
+    lim = old;
+    lim.rlim_cur = bytes;
+    signal(SIGXFSZ, SIG_IGN);
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
+    return old;
+}
+
+void tu_assert_msg_line(const char *msg) {
+    assert_true(strlen(msg) > 0);
+    assert_null(strchr(msg, '\n'));
 }
 
 int tu_count_lines(const char *path) {

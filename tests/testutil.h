@@ -5,6 +5,7 @@
 #include <stddef.h>
 
 #include <hdf5.h>
+#include <sys/resource.h>
 
 #include "model.h"
 
@@ -76,6 +77,16 @@ void tu_copy_file(const char *from, const char *to);
 /* cmocka-assert that the file at log is exactly one newline-terminated
  * line containing each needle that is not NULL. */
 void tu_assert_one_line(const char *log, const char *n1, const char *n2);
+
+/* A full disk, simulated honestly even as root: RLIMIT_FSIZE makes every
+ * write past the limit fail with EFBIG (SIGXFSZ ignored), exactly the
+ * failure path of ENOSPC inside HDF5's write. Returns the limit before, to restore
+ * with setrlimit(RLIMIT_FSIZE, &old). */
+struct rlimit tu_limit_file_size(rlim_t bytes);
+
+/* cmocka-assert that msg is one non-empty line (no newline): an error
+ * message as gatelab gives it. */
+void tu_assert_msg_line(const char *msg);
 
 /* Count lines in a file that are not empty. */
 int tu_count_lines(const char *path);
