@@ -290,11 +290,44 @@ static int series_slots(const PlotSeries *s, int ns, int npanels, int *slot) {
     return most;
 }
 
-static int parts_of(const PlotSeries *s, int ns, const int *slot, int p) {
+/* How many slots panel p uses. */
+static int slots_in(const PlotSeries *s, int ns, const int *slot, int p) {
     int k = 0;
     for (int i = 0; i < ns; i++)
         if (s[i].panel == p && slot[i] + 1 > k) k = slot[i] + 1;
+    return k;
+}
+
+static int parts_of(const PlotSeries *s, int ns, const int *slot, int p) {
+    int k = slots_in(s, ns, slot, p);
     return k ? (k + PLOT_PER_PANEL - 1) / PLOT_PER_PANEL : 1;
+}
+
+/* The first slot of part `part` of panel p (part = its part count: one
+ * past its last slot): the slots spread evenly over the parts, 13 as
+ * 4 + 4 + 5, not 6 + 6 + 1. */
+static int part_start(const PlotSeries *s, int ns, const int *slot, int p, int part) {
+    return part * slots_in(s, ns, slot, p) / parts_of(s, ns, slot, p);
+}
+
+/* The parts of a split panel share one y range, so they read side by
+ * side: the range of every plotted value of panel p, padded by 5% of it
+ * (on a log axis by 5% of its decades, positive values only; from 0 with
+ * yfrom0). 0 when panel p has no such value. */
+static int panel_yrange(const PlotAxes *ax, const PlotSeries *s, int ns, int p, double *lo,
+                        double *hi) {
+    double a = INFINITY, b = -INFINITY;
+    for (int i = 0; i < ns; i++)
+        for (size_t j = 0; s[i].panel == p && j < s[i].n; j++) {
+            double y = s[i].y[j];
+            if (!isfinite(y) || !isfinite(s[i].x[j]) || (ax->logy && y <= 0)) continue;
+            a = fmin(a, ax->logy ? log10(y) : y), b = fmax(b, ax->logy ? log10(y) : y);
+        }
+    if (!(a <= b)) return 0;
+    double pad = b > a ? 0.05 * (b - a) : 0.5 * (fabs(a) > 0 ? fabs(a) : 1);
+    *lo = ax->yfrom0 && !ax->logy ? 0 : a - pad, *hi = b + pad;
+    if (ax->logy) *lo = pow(10, *lo), *hi = pow(10, *hi);
+    return 1;
 }
 
 typedef struct {
@@ -320,7 +353,7 @@ static Layout layout_of(const PlotAxes *ax, const PlotSeries *s, int ns, const i
     return lo;
 }
 
-/* One drawn panel: panel p's slots [k0, k0 + PLOT_PER_PANEL). */
+/* One drawn panel: part `part` of panel p's slots (part_start). */
 static void write_part(FILE *f, const FigPaths *fp, const PlotAxes *ax, const PlotSeries *s, int ns,
                        const int *slot, int p, int part, int nparts) {
     const char *yl = p < 2 && ax->ylabel[p] ? ax->ylabel[p] : ax->ylabel[0];
@@ -335,12 +368,12 @@ static void write_part(FILE *f, const FigPaths *fp, const PlotAxes *ax, const Pl
     }
     /* lines and steps first, points over them all (with a dark rim), so
      * no later line hides a series' points */
-    int first = 1, k0 = part * PLOT_PER_PANEL;
+    int first = 1, k0 = part_start(s, ns, slot, p, part), k1 = part_start(s, ns, slot, p, part + 1);
     for (int pass = 0; pass < 2; pass++) {
         int block = 0;
         for (int i = 0; i < ns; i++) {
             if (s[i].n == 0) continue;
-            if (s[i].panel == p && slot[i] >= k0 && slot[i] < k0 + PLOT_PER_PANEL &&
+            if (s[i].panel == p && slot[i] >= k0 && slot[i] < k1 &&
                 (s[i].style == PLOT_POINTS) == pass) {
                 fprintf(f,
                         first ? "plot '%s.dat' index %d using 1:2 "
@@ -360,6 +393,22 @@ static void write_part(FILE *f, const FigPaths *fp, const PlotAxes *ax, const Pl
     }
     if (first) fprintf(f, "plot NaN notitle"); /* cannot happen: parts_of */
     fputc('\n', f);
+}
+
+/* A tic step of 1, 2, 2.5 or 5 times a power of ten that cuts the x
+ * range of every series into at most 4 intervals (0: no finite range):
+ * the narrow parts of a grid get tic labels that do not touch. */
+static double x_tic_step(const PlotSeries *s, int ns) {
+    double a = INFINITY, b = -INFINITY;
+    for (int i = 0; i < ns; i++)
+        for (size_t j = 0; j < s[i].n; j++)
+            if (isfinite(s[i].x[j])) a = fmin(a, s[i].x[j]), b = fmax(b, s[i].x[j]);
+    if (!(b > a)) return 0;
+    double raw = (b - a) / 4, mag = pow(10, floor(log10(raw)));
+    static const double NICE[] = {1, 2, 2.5, 5, 10};
+    for (size_t k = 0; k < sizeof NICE / sizeof *NICE; k++)
+        if (NICE[k] * mag >= raw) return NICE[k] * mag;
+    return 10 * mag;
 }
 
 static int write_lines_gp(const FigPaths *fp, const PlotAxes *ax, const PlotSeries *s, int ns,
@@ -382,6 +431,8 @@ static int write_lines_gp(const FigPaths *fp, const PlotAxes *ax, const PlotSeri
         write_part(f, fp, ax, s, ns, slot, 0, 0, 1);
         return atomic_fcommit(f, tmp, fp->gp, err, errlen);
     }
+    double xstep = lo.cols > 1 ? x_tic_step(s, ns) : 0;
+    if (xstep > 0) fprintf(f, "set xtics %.9g\n", xstep);
     /* explicit origins under a title band, so ragged rows stay aligned */
     double top = 0.06 * (FIG_H / (double)(h > 4000 ? 4000 : h)) + 0.02;
     double cw = 1.0 / lo.cols, rh = (1.0 - top) / lo.rows;
@@ -391,6 +442,9 @@ static int write_lines_gp(const FigPaths *fp, const PlotAxes *ax, const PlotSeri
     int cell = 0;
     for (int p = 0; p < ax->npanels; p++) {
         int np = parts_of(s, ns, slot, p);
+        double ylo, yhi;
+        int shared = np > 1 && panel_yrange(ax, s, ns, p, &ylo, &yhi);
+        if (shared) fprintf(f, "set yrange [%.9g:%.9g]\n", ylo, yhi);
         if (ax->npanels <= 2) cell = p * lo.cols;
         for (int k = 0; k < np; k++, cell++) {
             int r = cell / lo.cols, c = cell % lo.cols;
@@ -399,6 +453,8 @@ static int write_lines_gp(const FigPaths *fp, const PlotAxes *ax, const PlotSeri
             write_part(f, fp, ax, s, ns, slot, p, k, np);
             if (cell == 0 || (p == 0 && k == 0)) fprintf(f, "unset label 99\n");
         }
+        if (shared)
+            fprintf(f, ax->yfrom0 && !ax->logy ? "set yrange [0:*]\n" : "set autoscale y\n");
     }
     fprintf(f, "unset multiplot\n");
     return atomic_fcommit(f, tmp, fp->gp, err, errlen);
