@@ -366,13 +366,9 @@ static void lc_summary(FILE *f, const LcRun *w, int n) {
         for (int j = 0; j < i; j++) first &= strcmp(w[j].name, w[i].name) != 0;
         other += first && !w[i].paper_arch && lc_has8(&w[i]);
     }
-    if (other)
-        fprintf(f,
-                "\n%d run name%s of another architecture than the paper's (pos, window, "
-                "window_layers or norm_place; Settings) %s left out of this comparison with "
-                "Table 5; the table above lists %s.\n",
-                other, other == 1 ? "" : "s", other == 1 ? "is" : "are",
-                other == 1 ? "it" : "them");
+    put_other_arch(f, other, "run name",
+                   " of this comparison with Table 5; the long-context table above lists it.",
+                   " of this comparison with Table 5; the long-context table above lists them.");
     lc_tests(f, w, n);
 }
 

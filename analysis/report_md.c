@@ -187,13 +187,8 @@ void md_paper(FILE *f, const Row *rows, int n) {
         }
         a = b;
     }
-    if (other)
-        fprintf(f,
-                "\n%d run group%s of another architecture than the paper's (RoPE, full causal "
-                "attention, pre-norm; see Settings) %s left out: the paper's rows are not "
-                "%s reference.\n",
-                other, other == 1 ? "" : "s", other == 1 ? "is" : "are",
-                other == 1 ? "its" : "their");
+    put_other_arch(f, other, "run group", ": the paper's rows are not its reference.",
+                   ": the paper's rows are not their reference.");
 }
 
 /* One line naming every group that no baseline group matches (fill_dppl:

@@ -131,6 +131,11 @@ int rows_trained(const Row *rows, int n);
 /* Whether w's architecture is the paper's (every RS_ARCH_KEY at its
  * config_defaults value: RoPE, full causal attention, pre-norm). */
 int row_paper_arch(const Row *w);
+/* Under a comparison with the paper: "N <unit>s of another architecture
+ * than the paper's (...) are left out<why_many>" (why_one for N = 1);
+ * nothing when other is 0. */
+void put_other_arch(FILE *f, int other, const char *unit, const char *why_one,
+                    const char *why_many);
 /* base, dppl and dppl_rel of every row: its group's matching baseline
  * group (a baseline-variant group with the same data, seq_len, lr, steps
  * and architecture keys; among several, the group itself, then

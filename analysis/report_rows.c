@@ -375,6 +375,17 @@ int row_paper_arch(const Row *w) {
     return 1;
 }
 
+/* See report_priv.h. */
+void put_other_arch(FILE *f, int other, const char *unit, const char *why_one,
+                    const char *why_many) {
+    if (other)
+        fprintf(f,
+                "\n%d %s%s of another architecture than the paper's (RoPE, full causal "
+                "attention, pre-norm; see Settings) %s left out%s\n",
+                other, unit, other == 1 ? "" : "s", other == 1 ? "is" : "are",
+                other == 1 ? why_one : why_many);
+}
+
 /* How well baseline group starting at row bg fits group g (higher is
  * better, -1 no match): same data, seq_len, lr, steps and architecture
  * keys (RS_ARCH_KEY) are required;

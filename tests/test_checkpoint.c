@@ -22,15 +22,6 @@
 #include "runfile.h"
 #include "testutil.h"
 
-static int setup(void **state) {
-    H5Eset_auto2(H5E_DEFAULT, NULL, NULL); /* the corrupt files fail inside HDF5 on purpose */
-    return tu_scratch_setup(state);
-}
-
-static void tpath(char *buf, size_t len, const char *name) {
-    snprintf(buf, len, "%s/%s", tu_scratch, name);
-}
-
 static void fill_bits(float *a, size_t n, unsigned seed) {
     uint32_t x = seed * 2654435761u + 1;
     for (size_t i = 0; i < n; i++) {
@@ -82,7 +73,7 @@ static void assert_loads(const char *run, const Arrays *a, long long step) {
 static void test_checkpoint_roundtrip(void **state) {
     (void)state;
     char run[512], tmp[600], err[512] = "";
-    tpath(run, sizeof run, "ck.h5");
+    tu_scratch_path(run, sizeof run, "ck.h5");
     snprintf(tmp, sizeof tmp, "%s.ckpt.tmp", run);
     assert_false(checkpoint_exists(run));
     Arrays a = arrays(1000, 1);
@@ -108,7 +99,7 @@ static void test_checkpoint_roundtrip(void **state) {
 static void test_checkpoint_corrupt(void **state) {
     (void)state;
     char run[512], ck[600], err[512];
-    tpath(run, sizeof run, "bad.h5");
+    tu_scratch_path(run, sizeof run, "bad.h5");
     snprintf(ck, sizeof ck, "%s.ckpt", run);
     Arrays a = arrays(4096, 3);
     assert_int_equal(save(run, &a, 1, err, sizeof err), 0);
@@ -131,7 +122,7 @@ static void test_checkpoint_corrupt(void **state) {
     assert_non_null(strstr(err, ck));
     /* a run file is not a checkpoint */
     char rpath[512];
-    tpath(rpath, sizeof rpath, "notckpt");
+    tu_scratch_path(rpath, sizeof rpath, "notckpt");
     snprintf(ck, sizeof ck, "%s.ckpt", rpath);
     Config cfg;
     config_defaults(&cfg);
@@ -164,7 +155,7 @@ static int leftover_tmps(const char *prefix) {
 static void test_checkpoint_failed_save(void **state) {
     (void)state;
     char run[512], ck[600], err[512] = "";
-    tpath(run, sizeof run, "full.h5");
+    tu_scratch_path(run, sizeof run, "full.h5");
     snprintf(ck, sizeof ck, "%s.ckpt", run);
     Arrays a = arrays(1000, 11);
     assert_int_equal(save(run, &a, 3, err, sizeof err), 0);
@@ -187,8 +178,8 @@ static void test_checkpoint_failed_save(void **state) {
 static void test_checkpoint_never_through_links(void **state) {
     (void)state;
     char run[512], victim[600], link1[600], err[512] = "";
-    tpath(run, sizeof run, "linked.h5");
-    tpath(victim, sizeof victim, "victim.txt");
+    tu_scratch_path(run, sizeof run, "linked.h5");
+    tu_scratch_path(victim, sizeof victim, "victim.txt");
     snprintf(link1, sizeof link1, "%s.ckpt.tmp", run);
     tu_write_text(victim, "precious\n");
     assert_int_equal(link(victim, link1), 0);
@@ -209,5 +200,5 @@ int main(void) {
         cmocka_unit_test(test_checkpoint_failed_save),
         cmocka_unit_test(test_checkpoint_never_through_links),
     };
-    return cmocka_run_group_tests(tests, setup, tu_scratch_teardown);
+    return cmocka_run_group_tests(tests, tu_scratch_setup_h5quiet, tu_scratch_teardown);
 }

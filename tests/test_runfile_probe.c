@@ -24,15 +24,6 @@
 #include "runschema.h"
 #include "testutil.h"
 
-static int setup(void **state) {
-    H5Eset_auto2(H5E_DEFAULT, NULL, NULL); /* the refused files fail inside HDF5 on purpose */
-    return tu_scratch_setup(state);
-}
-
-static void tpath(char *buf, size_t len, const char *name) {
-    snprintf(buf, len, "%s/%s", tu_scratch, name);
-}
-
 /* Elements of one RS_PROBE_ARRAYS entry for this probe (its dims letters). */
 static size_t table_elems(const ProbeRecord *p, const char *dims) {
     size_t n = 1;
@@ -78,7 +69,7 @@ static void assert_same_probe(const ProbeRecord *got, const ProbeRecord *w) {
 static void test_probe_table_roundtrip(void **state) {
     (void)state;
     char path[512], err[512];
-    tpath(path, sizeof path, "table.h5");
+    tu_scratch_path(path, sizeof path, "table.h5");
     Probe q;
     write_closed_run(path, &q);
     RunReader *r = runread_open(path, err, sizeof err);
@@ -97,7 +88,7 @@ static void test_probe_table_roundtrip(void **state) {
 static void test_intervention_roundtrip(void **state) {
     (void)state;
     char path[512], err[512];
-    tpath(path, sizeof path, "iv.h5");
+    tu_scratch_path(path, sizeof path, "iv.h5");
     Probe q;
     write_closed_run(path, &q);
     InterventionOut out[3] = {
@@ -168,7 +159,7 @@ static void set_attr_i64(hid_t obj, const char *name, long long v) {
 static void test_schema_versions(void **state) {
     (void)state;
     char path[512], err[512] = "", g[64];
-    tpath(path, sizeof path, "versions.h5");
+    tu_scratch_path(path, sizeof path, "versions.h5");
     Probe q;
     write_closed_run(path, &q);
     snprintf(g, sizeof g, RS_PROBE_PATH_FMT, 2LL);
@@ -221,5 +212,5 @@ int main(void) {
         cmocka_unit_test(test_intervention_roundtrip),
         cmocka_unit_test(test_schema_versions),
     };
-    return cmocka_run_group_tests(tests, setup, tu_scratch_teardown);
+    return cmocka_run_group_tests(tests, tu_scratch_setup_h5quiet, tu_scratch_teardown);
 }

@@ -148,6 +148,15 @@ int tu_scratch_setup(void **state) {
     return d ? snprintf(tu_scratch, sizeof tu_scratch, "%s", d), 0 : -1;
 }
 
+int tu_scratch_setup_h5quiet(void **state) {
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    return tu_scratch_setup(state);
+}
+
+void tu_scratch_path(char *buf, size_t len, const char *name) {
+    snprintf(buf, len, "%s/%s", tu_scratch, name);
+}
+
 int tu_scratch_teardown(void **state) {
     (void)state;
     return tu_rmtree(tu_scratch);

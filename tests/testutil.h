@@ -68,6 +68,11 @@ void tu_write_text(const char *path, const char *text);
  * and returns the path (a ring of 8 buffers, as tu_join). */
 extern char tu_scratch[256];
 int tu_scratch_setup(void **state);
+/* tu_scratch_setup with HDF5's error printer off, for tests whose files
+ * fail inside HDF5 on purpose. */
+int tu_scratch_setup_h5quiet(void **state);
+/* buf[len] = tu_scratch/name. */
+void tu_scratch_path(char *buf, size_t len, const char *name);
 int tu_scratch_teardown(void **state);
 const char *tu_put(const char *name, const char *text);
 
