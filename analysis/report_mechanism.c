@@ -27,6 +27,7 @@
 typedef struct {
     char name[256], variant[256], status[32], data[64];
     int gated;       /* the probe has gate arrays */
+    int paper_arch;  /* RoPE, full causal, pre-norm (rs_config_paper_arch) */
     double fattn;    /* last probe: F-Attn */
     double val_loss; /* final val loss (NaN: none) */
     double bos_act;  /* last probe: BOS activation (NaN: no mechanism fields) */
@@ -93,6 +94,9 @@ static int mech_read(const char *path, MechRun *w) {
     RunReader *r = open_run_head(path, w->name, w->variant, w->status, w->data);
     if (!r) return -1;
     if (runread_summary(r, RS_SUM_FINAL_VAL_LOSS, &w->val_loss, NULL, 0) != 0) w->val_loss = NAN;
+    Config arch;
+    rs_arch_config(r, &arch);
+    w->paper_arch = rs_config_paper_arch(&arch);
     ProbeRecord p;
     if (runread_probe(r, -1, &p, err, sizeof err) == 0) {
         w->fattn = rs_share(&p, -1);
@@ -108,14 +112,17 @@ static int mech_read(const char *path, MechRun *w) {
 }
 
 /* The points of the scatter (finite F-Attn, positive BOS activation) and
- * their run groups: x, y, grp[k]; returns k and the group count in *ng. */
-static int points(const MechRun *w, int n, double *x, double *y, int *grp, int *ng) {
+ * their run groups: x, y, grp[k], of the paper's architecture only when
+ * paper_only; returns k and the group count in *ng. */
+static int points(const MechRun *w, int n, int paper_only, double *x, double *y, int *grp,
+                  int *ng) {
     int *all = calloc((size_t)(n ? n : 1), sizeof *all), k = 0;
     if (!all) return 0;
     group_names(w->name, sizeof *w, n, all);
     *ng = 0;
     for (int i = 0; i < n; i++) {
         if (!isfinite(w[i].bos_act) || !isfinite(w[i].fattn) || w[i].bos_act <= 0) continue;
+        if (paper_only && !w[i].paper_arch) continue;
         x[k] = w[i].bos_act, y[k] = w[i].fattn, grp[k++] = all[i];
         *ng = all[i] + 1 > *ng ? all[i] + 1 : *ng;
     }
@@ -137,21 +144,42 @@ static void relation(FILE *f, const char *scope, const char *y, const char *x, c
     fprintf(f, " (%s).\n", scope);
 }
 
+/* The group means of the points of the paper's architecture into gx, gy
+ * (zeroed, n long; one per group); returns how many, and in *other the
+ * groups with points of another architecture only. */
+static int group_means(const MechRun *w, int n, double *gx, double *gy, int *other) {
+    double *x = calloc((size_t)n, sizeof *x), *y = calloc((size_t)n, sizeof *y);
+    int *grp = calloc((size_t)n, sizeof *grp), *cnt = calloc((size_t)n, sizeof *cnt);
+    int *seen = calloc((size_t)n, sizeof *seen), m = 0, groups = 0, ng = 0;
+    if (x && y && grp && cnt && seen) {
+        int k = points(w, n, 0, x, y, grp, &ng); /* group ids: every run's (group_names) */
+        for (int i = 0; i < k; i++) seen[grp[i]] = 1;
+        for (int g = 0; g < ng; g++) groups += seen[g];
+        k = points(w, n, 1, x, y, grp, &ng);
+        for (int i = 0; i < k; i++) gx[grp[i]] += x[i], gy[grp[i]] += y[i], cnt[grp[i]]++;
+        for (int g = 0; g < ng; g++)
+            if (cnt[g]) gx[m] = gx[g] / cnt[g], gy[m++] = gy[g] / cnt[g];
+    }
+    *other = groups - m;
+    free(x), free(y), free(grp), free(cnt), free(seen);
+    return m;
+}
+
 /* F-Attn against BOS activation without pseudo-replication: Spearman over
  * the run groups' means (one point per group), and the within-group rank
  * correlation with a permutation test inside groups (stats.h). Seeds of
  * one group are not independent evidence about the relation between
- * groups, so no test pools the runs. */
+ * groups, so no test pools the runs. The test across groups takes the
+ * groups of the paper's architecture only, so F-Attn is compared within
+ * one architecture (a window changes even its uniform share). */
 static void correlations(FILE *f, const MechRun *w, int n) {
     double *x = calloc((size_t)n, sizeof *x), *y = calloc((size_t)n, sizeof *y);
     double *gx = calloc((size_t)n, sizeof *gx), *gy = calloc((size_t)n, sizeof *gy);
-    int *grp = calloc((size_t)n, sizeof *grp), *cnt = calloc((size_t)n, sizeof *cnt), ng = 0;
+    int *grp = calloc((size_t)n, sizeof *grp), ng = 0, other = 0;
     char err[512];
-    int k = x && y && gx && gy && grp && cnt ? points(w, n, x, y, grp, &ng) : 0;
-    for (int i = 0; i < k; i++) gx[grp[i]] += x[i], gy[grp[i]] += y[i], cnt[grp[i]]++;
-    int m = 0;
-    for (int g = 0; g < ng; g++)
-        if (cnt[g]) gx[m] = gx[g] / cnt[g], gy[m++] = gy[g] / cnt[g];
+    int ok = x && y && gx && gy && grp;
+    int k = ok ? points(w, n, 0, x, y, grp, &ng) : 0;
+    int m = ok ? group_means(w, n, gx, gy, &other) : 0;
     StatsSpearman sp;
     int sp_ok = m >= 3 && stats_spearman(&sp, gx, gy, m, err, sizeof err) == 0;
     if (sp_ok)
@@ -159,6 +187,12 @@ static void correlations(FILE *f, const MechRun *w, int n) {
                 "Across the %d run groups (group means): Spearman's rho = %.3f, p = %.3g (%s).\n",
                 m, sp.rho, sp.p, sp.exact ? "exact permutation test" : "t approximation");
     else fprintf(f, "Across run groups: not computed (%d groups).\n", m);
+    if (other)
+        fprintf(f,
+                "%d run group%s of another architecture than the paper's (RoPE, full causal "
+                "attention, pre-norm) %s left out of the test across groups, which compares "
+                "F-Attn within one architecture (a window changes even its uniform share).\n",
+                other, other == 1 ? "" : "s", other == 1 ? "is" : "are");
     StatsWithin wg;
     int wg_ok = k >= 2 && stats_within_group_corr(&wg, x, y, grp, k, STATS_WITHIN_RESAMPLES,
                                                   STATS_WITHIN_SEED, err, sizeof err) == 0;
@@ -173,7 +207,7 @@ static void correlations(FILE *f, const MechRun *w, int n) {
         relation(f, "across run groups", "F-Attn", "BOS activation", "Spearman ρ", sp.rho, sp.p);
     if (wg_ok)
         relation(f, "within run groups", "F-Attn", "BOS activation", "within-group r", wg.r, wg.p);
-    free(x), free(y), free(gx), free(gy), free(grp), free(cnt);
+    free(x), free(y), free(gx), free(gy), free(grp);
 }
 
 /* The declared secondary test (docs/statistics.md): final val loss against
@@ -204,15 +238,17 @@ static void loss_vs_fattn(FILE *f, const MechRun *w, int n) {
 }
 
 /* The scatter's marks: the kind of run (the baseline; a variant without
- * an output gate, such as softmax1 or a sink token; a gated variant)
- * crossed with its data source, each its own colour and point type. */
-enum { MK_BASE, MK_UNGATED, MK_GATED, MK_KINDS, MK_DATA = 3 };
-static const char *const MK_NAME[MK_KINDS] = {"baseline", "other, no gate", "gated"};
+ * an output gate, such as softmax1 or a sink token; a gated variant; any
+ * run of another architecture than the paper's) crossed with its data
+ * source, each its own colour and point type. */
+enum { MK_BASE, MK_UNGATED, MK_GATED, MK_OTHER_ARCH, MK_KINDS, MK_DATA = 3 };
+static const char *const MK_NAME[MK_KINDS] = {"baseline", "other, no gate", "gated",
+                                              "another architecture"};
 
 static void scatter(FILE *f, const char *figdir, const MechRun *w, int n) {
     enum { NS = MK_KINDS * (MK_DATA + 1) };
     double *xs[NS], *ys[NS];
-    size_t ks[NS] = {0}, k = 0;
+    size_t ks[NS] = {0}, k = 0, n_other = 0;
     char data[MK_DATA][64], label[NS][160];
     int nd = 0, ok = 1;
     for (int i = 0; i < NS; i++) {
@@ -226,17 +262,22 @@ static void scatter(FILE *f, const char *figdir, const MechRun *w, int n) {
         int d = 0;
         while (d < nd && strcmp(data[d], w[i].data)) d++;
         if (d == nd && nd < MK_DATA) snprintf(data[nd++], sizeof data[0], "%s", w[i].data);
-        int kind = w[i].gated ? MK_GATED : !strcmp(w[i].variant, base) ? MK_BASE : MK_UNGATED;
+        int kind = !w[i].paper_arch              ? MK_OTHER_ARCH
+                   : w[i].gated                  ? MK_GATED
+                   : !strcmp(w[i].variant, base) ? MK_BASE
+                                                 : MK_UNGATED;
         int g = kind * (MK_DATA + 1) + d; /* d == MK_DATA: any further source */
         xs[g][ks[g]] = log10(w[i].bos_act), ys[g][ks[g]++] = w[i].fattn;
-        k++;
+        k++, n_other += kind == MK_OTHER_ARCH;
     }
     if (k > 0) {
         fprintf(f,
                 "\nF-Attn against BOS activation (mean over layers of position 0's max |h|, "
                 "last probe), one point per run file (n = %zu); the marks tell the baseline, "
-                "variants without an output gate and gated variants apart, per data source.\n",
-                k);
+                "variants without an output gate and gated variants apart, per data source%s.\n",
+                k,
+                n_other ? "; runs of another architecture than the paper's have marks of their own"
+                        : "");
         correlations(f, w, n);
         PlotSeries s[NS];
         int ns = 0;

@@ -347,6 +347,16 @@ int rs_arch_is_paper(int k, const char *v) {
 }
 
 /* See runstats.h. */
+int rs_config_paper_arch(const Config *cfg) {
+    char v[RS_ARCH_LEN];
+    for (int k = 0; k < RS_N_ARCH; k++) {
+        rs_arch_value(cfg, k, v);
+        if (!rs_arch_is_paper(k, v)) return 0;
+    }
+    return 1;
+}
+
+/* See runstats.h. */
 double rs_uniform_share(const Config *cfg, int T, int L, int l) {
     if (l >= 0) return uniform_first_share_window(T, config_layer_window(cfg, l));
     if (L < 1) return uniform_first_share_window(T, config_layer_window(cfg, 0));

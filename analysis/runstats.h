@@ -127,6 +127,8 @@ void rs_arch_config(RunReader *r, Config *cfg);
 void rs_arch_value(const Config *cfg, int k, char *out);
 /* Whether architecture key k takes value v in the paper's architecture. */
 int rs_arch_is_paper(int k, const char *v);
+/* Whether every architecture key of cfg takes the paper's value. */
+int rs_config_paper_arch(const Config *cfg);
 /* The uniform first-token share of cfg's own attention pattern at length
  * T (docs/metrics.md): layer l's under its window (config_layer_window,
  * metrics.h uniform_first_share_window), or for l < 0 the mean of the L

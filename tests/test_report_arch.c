@@ -56,7 +56,7 @@ static void make_run(const char *dir, const char *name, const char *variant, dou
         alpha0[lh] = (1.0f + (T - 1) * f) / T;
     }
     double hmax[L] = {10, 30}, hmed[L] = {1, 1}, htop[L * 3] = {10, 5, 4, 30, 6, 5},
-           hkurt[L] = {3, 9}, hnr[L] = {1, 2};
+           hkurt[L] = {3, 9}, hnr[L] = {1, 2}, bos[L] = {8 * f, 20 * f};
     ProbeRecord p = {.step = 100,
                      .L = L,
                      .H = H,
@@ -71,7 +71,8 @@ static void make_run(const char *dir, const char *name, const char *variant, dou
                      .h_median = hmed,
                      .h_top3 = htop,
                      .h_kurtosis = hkurt,
-                     .h_norm_ratio = hnr};
+                     .h_norm_ratio = hnr,
+                     .bos_max = bos};
     assert_int_equal(runfile_write_probe(rf, &p, err, sizeof err), 0);
     assert_int_equal(runfile_set_summary(rf, "steps_done", 100, err, sizeof err), 0);
     assert_int_equal(runfile_set_summary(rf, "final_val_loss", val_loss, err, sizeof err), 0);
@@ -271,11 +272,27 @@ static void test_longctx_paper_arch(void **state) {
     free(lc), free(md);
 }
 
+/* The Mechanism section's test across run groups takes the groups of the
+ * paper's architecture only (here one: too few to test) and counts the
+ * five others; its scatter gives them marks of their own. */
+static void test_mechanism_paper_arch(void **state) {
+    (void)state;
+    char *md = out_file("mix", "REPORT.md"), *s = section(md, "## Mechanism");
+    if (getenv("GATELAB_TEST_SHOW")) fprintf(stderr, "%s\n", s);
+    assert_non_null(strstr(s, "one point per run file (n = 6)"));
+    assert_non_null(strstr(s, "runs of another architecture than the paper's have marks"));
+    assert_non_null(strstr(s, "Across run groups: not computed (1 groups)."));
+    assert_non_null(strstr(s, "5 run groups of another architecture than the paper's (RoPE, full "
+                              "causal attention, pre-norm) are left out of the test across"));
+    free(s), free(md);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_baseline_by_config),     cmocka_unit_test(test_uniform_under_window),
         cmocka_unit_test(test_csv_arch_columns),       cmocka_unit_test(test_settings_names_arch),
         cmocka_unit_test(test_paper_table_paper_arch), cmocka_unit_test(test_longctx_paper_arch),
+        cmocka_unit_test(test_mechanism_paper_arch),
     };
     return cmocka_run_group_tests(tests, setup, tu_scratch_teardown);
 }
