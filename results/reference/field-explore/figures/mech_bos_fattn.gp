@@ -27,4 +27,6 @@ plot 'mech_bos_fattn.dat' index 0 using 1:2 with points pt 7 ps 1.2 lc rgb '#007
      'mech_bos_fattn.dat' index 1 using 1:2 with points pt 5 ps 1.2 lc rgb '#D55E00' title 'other, no gate (brown)', \
      'mech_bos_fattn.dat' index 1 using 1:2 with points pt 4 ps 1.2 lc rgb '#202020' notitle, \
      'mech_bos_fattn.dat' index 2 using 1:2 with points pt 9 ps 1.2 lc rgb '#009E73' title 'gated (brown)', \
-     'mech_bos_fattn.dat' index 2 using 1:2 with points pt 8 ps 1.2 lc rgb '#202020' notitle
+     'mech_bos_fattn.dat' index 2 using 1:2 with points pt 8 ps 1.2 lc rgb '#202020' notitle, \
+     'mech_bos_fattn.dat' index 3 using 1:2 with points pt 11 ps 1.2 lc rgb '#CC79A7' title 'another architecture (brown)', \
+     'mech_bos_fattn.dat' index 3 using 1:2 with points pt 10 ps 1.2 lc rgb '#202020' notitle
