@@ -135,6 +135,24 @@ static double clip_margin(AttnCtx *c) {
     return worst;
 }
 
+/* c's forward maps: zero above the diagonal and within [0, 1]; clipped
+ * ones keep some entries strictly inside. */
+static void check_att_causal(const AttnCtx *c) {
+    for (int bh = 0; bh < c->B * c->H; bh++)
+        for (int t = 0; t < c->T; t++)
+            for (int j = 0; j < c->T; j++) {
+                float a = c->att[((size_t)bh * c->T + t) * c->T + j];
+                if (j > t) assert_float_equal(a, 0.0f, 0);
+                else assert_true(a >= 0.0f && a <= 1.0f);
+            }
+    if (c->spec.normaliser == NORMZ_CLIPPED) { /* make sure some entries are not clipped */
+        int inner = 0;
+        for (size_t i = 0; i < (size_t)c->B * c->H * c->T * c->T; i++)
+            inner += c->att[i] > 0.0f && c->att[i] < 1.0f;
+        assert_true(inner > 10);
+    }
+}
+
 /* The window and ALiBi run_attention_shape's spec takes (0: none). */
 static struct { int window, keep, alibi; } field;
 
@@ -166,20 +184,7 @@ static void run_attention_shape(AttnNormaliser nz, int sink, int kvb, int B, int
     size_t nk = (size_t)c.B * c.T * c.Hkv * c.dh;
     size_t nx = (size_t)c.H * c.dh;
     attn_loss(&c);
-    /* att is zero above the diagonal and finite */
-    for (int bh = 0; bh < c.B * c.H; bh++)
-        for (int t = 0; t < c.T; t++)
-            for (int j = 0; j < c.T; j++) {
-                float a = c.att[((size_t)bh * c.T + t) * c.T + j];
-                if (j > t) assert_float_equal(a, 0.0f, 0);
-                else assert_true(a >= 0.0f && a <= 1.0f);
-            }
-    if (nz == NORMZ_CLIPPED) { /* make sure some entries are not clipped */
-        int inner = 0;
-        for (size_t i = 0; i < (size_t)c.B * c.H * c.T * c.T; i++)
-            inner += c.att[i] > 0.0f && c.att[i] < 1.0f;
-        assert_true(inner > 10);
-    }
+    check_att_causal(&c);
     float *dq = filled(nq, PREFILL), *dk = filled(nk, PREFILL), *dv = filled(nk, PREFILL),
           *ds = filled((size_t)c.H, PREFILL), *dkk = filled(nx, PREFILL),
           *dkv = filled(nx, PREFILL);
@@ -278,6 +283,63 @@ static void attn1_free(AttnCtx *c) {
     free(c->R);
 }
 
+/* The extra keys on test_attention_values's head (q = 1, so the scores
+ * are k = 0.5, -1, 2): the sink-logit slot and the kv-bias key and value. */
+static void check_extra_keys(const float *q, const float *k, const float *v) {
+    double e0 = exp(0.5), e1 = exp(-1.0), e2 = exp(2.0), Z = e0 + e1 + e2;
+    AttnCtx c;
+
+    /* sink-logit: slot weight e^b / (e^b + sum e^s), adds no value */
+    float b = 0.7f;
+    attn1(&c, NORMZ_SINK_LOGIT, q, k, v, 3);
+    c.sink = &b;
+    attn_loss(&c);
+    assert_float_equal(c.slot[2], exp(0.7) / (exp(0.7) + Z), 1e-6);
+    assert_float_equal(c.att[6 + 1], e1 / (exp(0.7) + Z), 1e-6);
+    assert_float_equal(c.y[2], (e0 + 2 * e1 + 3 * e2) / (exp(0.7) + Z), 1e-5);
+    attn1_free(&c);
+
+    /* kv-bias: extra key k' = 1.5 (score q k'), value v' = -4 */
+    float kk = 1.5f, vv = -4.0f;
+    attn1(&c, NORMZ_SOFTMAX, q, k, v, 3);
+    c.spec.has_kv_bias = 1;
+    c.kvk = &kk;
+    c.kvv = &vv;
+    attn_loss(&c);
+    double ex = exp(1.5);
+    assert_float_equal(c.slot[2], ex / (ex + Z), 1e-6);
+    assert_float_equal(c.y[2], (e0 + 2 * e1 + 3 * e2 - 4 * ex) / (ex + Z), 1e-5);
+    assert_float_equal(c.y[0], (e0 * 1 - 4 * ex) / (ex + e0), 1e-5);
+    attn1_free(&c);
+}
+
+/* Uniform scores (q = 0): a[t,j] = 1/(t+1), y_t = mean of v_0..v_t,
+ * across heads with GQA; T = 70 spans two row blocks. */
+static void check_uniform_gqa(void) {
+    AttnCtx u = {.B = 2, .T = 70, .H = 4, .Hkv = 2, .dh = 3};
+    u.spec.normaliser = NORMZ_SOFTMAX;
+    u.spec.scale = 0.577f;
+    seed(5);
+    attn_alloc(&u, 1.0f);
+    memset(u.q, 0, (size_t)u.B * u.T * u.H * u.dh * sizeof(float));
+    attn_loss(&u);
+    for (int bb = 0; bb < u.B; bb++)
+        for (int h = 0; h < u.H; h++)
+            for (int t = 0; t < u.T; t += 13) {
+                const float *ar = u.att + (((size_t)bb * u.H + h) * u.T + t) * u.T;
+                for (int j = 0; j < u.T; j++)
+                    assert_float_equal(ar[j], j <= t ? 1.0 / (t + 1) : 0.0, 1e-6);
+                for (int i = 0; i < u.dh; i++) {
+                    double m = 0.0;
+                    for (int j = 0; j <= t; j++)
+                        m += u.v[(((size_t)bb * u.T + j) * u.Hkv + h / 2) * u.dh + i];
+                    assert_float_equal(u.y[(((size_t)bb * u.T + t) * u.H + h) * u.dh + i],
+                                       m / (t + 1), 1e-5);
+                }
+            }
+    attn_free(&u);
+}
+
 static void test_attention_values(void **st) {
     (void)st;
     const float q[3] = {1, 1, 1}, k[3] = {0.5f, -1, 2}, v[3] = {1, 2, 3};
@@ -307,29 +369,6 @@ static void test_attention_values(void **st) {
     assert_float_equal(c.slot[2], 1.0 / (1.0 + Z), 1e-6);
     attn1_free(&c);
 
-    /* sink-logit: slot weight e^b / (e^b + sum e^s), adds no value */
-    float b = 0.7f;
-    attn1(&c, NORMZ_SINK_LOGIT, q, k, v, 3);
-    c.sink = &b;
-    attn_loss(&c);
-    assert_float_equal(c.slot[2], exp(0.7) / (exp(0.7) + Z), 1e-6);
-    assert_float_equal(c.att[6 + 1], e1 / (exp(0.7) + Z), 1e-6);
-    assert_float_equal(c.y[2], (e0 + 2 * e1 + 3 * e2) / (exp(0.7) + Z), 1e-5);
-    attn1_free(&c);
-
-    /* kv-bias: extra key k' = 1.5 (score q k'), value v' = -4 */
-    float kk = 1.5f, vv = -4.0f;
-    attn1(&c, NORMZ_SOFTMAX, q, k, v, 3);
-    c.spec.has_kv_bias = 1;
-    c.kvk = &kk;
-    c.kvv = &vv;
-    attn_loss(&c);
-    double ex = exp(1.5);
-    assert_float_equal(c.slot[2], ex / (ex + Z), 1e-6);
-    assert_float_equal(c.y[2], (e0 + 2 * e1 + 3 * e2 - 4 * ex) / (ex + Z), 1e-5);
-    assert_float_equal(c.y[0], (e0 * 1 - 4 * ex) / (ex + e0), 1e-5);
-    attn1_free(&c);
-
     /* sigmoid: sigma(s - ln T), T = 3 */
     attn1(&c, NORMZ_SIGMOID, q, k, v, 3);
     attn_loss(&c);
@@ -356,30 +395,8 @@ static void test_attention_values(void **st) {
     assert_float_equal(c.att[0], 1.0, 0); /* row 0: p = 1 stays 1 */
     attn1_free(&c);
 
-    /* uniform scores (q = 0): a[t,j] = 1/(t+1), y_t = mean of v_0..v_t,
-     * across heads with GQA; T = 70 spans two row blocks. */
-    AttnCtx u = {.B = 2, .T = 70, .H = 4, .Hkv = 2, .dh = 3};
-    u.spec.normaliser = NORMZ_SOFTMAX;
-    u.spec.scale = 0.577f;
-    seed(5);
-    attn_alloc(&u, 1.0f);
-    memset(u.q, 0, (size_t)u.B * u.T * u.H * u.dh * sizeof(float));
-    attn_loss(&u);
-    for (int bb = 0; bb < u.B; bb++)
-        for (int h = 0; h < u.H; h++)
-            for (int t = 0; t < u.T; t += 13) {
-                const float *ar = u.att + (((size_t)bb * u.H + h) * u.T + t) * u.T;
-                for (int j = 0; j < u.T; j++)
-                    assert_float_equal(ar[j], j <= t ? 1.0 / (t + 1) : 0.0, 1e-6);
-                for (int i = 0; i < u.dh; i++) {
-                    double m = 0.0;
-                    for (int j = 0; j <= t; j++)
-                        m += u.v[(((size_t)bb * u.T + j) * u.Hkv + h / 2) * u.dh + i];
-                    assert_float_equal(u.y[(((size_t)bb * u.T + t) * u.H + h) * u.dh + i],
-                                       m / (t + 1), 1e-5);
-                }
-            }
-    attn_free(&u);
+    check_extra_keys(q, k, v);
+    check_uniform_gqa();
 }
 
 /* Long rows (two blocks) agree with a direct double computation. */

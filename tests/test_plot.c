@@ -62,6 +62,21 @@ static long count_lines(const char *path, const char *needle) {
     return n;
 }
 
+/* Remove the files of a flat directory, then the directory. */
+static void rm_flat(const char *d) {
+    DIR *dp = opendir(d);
+    if (!dp) return;
+    struct dirent *e;
+    char p[1024];
+    while ((e = readdir(dp)))
+        if (e->d_name[0] != '.') {
+            snprintf(p, sizeof p, "%s/%s", d, e->d_name);
+            unlink(p);
+        }
+    closedir(dp);
+    rmdir(d);
+}
+
 /* ---- tiny run files, written with the HDF5 API (schema: src/runfile/runfile.h) */
 
 static void h5_attr_str(hid_t loc, const char *name, const char *v) {
@@ -264,13 +279,7 @@ static void test_report_figures_from_runs(void **state) {
     assert_int_equal(plot_figure("gate-hist", runs, 1, p, err, sizeof err), PLOT_BAD_INPUT);
     assert_non_null(strstr(err, "no gate"));
     /* clean up */
-    const char *ext[3] = {"png", "dat", "gp"};
-    for (int i = 0; i < 5; i++)
-        for (int e = 0; e < 3; e++) {
-            snprintf(p, sizeof p, "%s/%s.%s", out, names[i], ext[e]);
-            unlink(p);
-        }
-    rmdir(out);
+    rm_flat(out);
     unlink(a), unlink(b);
 }
 
@@ -509,21 +518,6 @@ static void test_cmd_plot_usage(void **state) {
     assert_int_equal(cmd_plot(4, v5), 2); /* no runs */
 }
 
-/* Remove the files of a flat directory, then the directory. */
-static void rm_flat(const char *d) {
-    DIR *dp = opendir(d);
-    if (!dp) return;
-    struct dirent *e;
-    char p[1024];
-    while ((e = readdir(dp)))
-        if (e->d_name[0] != '.') {
-            snprintf(p, sizeof p, "%s/%s", d, e->d_name);
-            unlink(p);
-        }
-    closedir(dp);
-    rmdir(d);
-}
-
 /* The first data value after the block headed "# label" in a lines .dat. */
 static int block_first_y(const char *path, const char *label, double *y) {
     FILE *f = fopen(path, "r");
@@ -682,13 +676,7 @@ static void test_points_over_lines(void **state) {
     assert_non_null(t);
     assert_true(strncmp(t, "%PDF-", 5) == 0);
     free(t);
-    const char *ext[] = {"png", "gp", "dat", "svg", "pdf"};
-    for (int i = 0; i < 5; i++) {
-        char p[600];
-        snprintf(p, sizeof p, "%s/o.%s", dir, ext[i]);
-        unlink(p);
-    }
-    rmdir(dir);
+    rm_flat(dir);
 }
 
 int main(void) {

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """make_hf_intervene_fixture.py: references for `gatelab intervene` on an
-inspected checkpoint (tests/test_hf_inspect.c), from the plain PyTorch
+inspected checkpoint (tests/test_hf_inspect_cli.c), from the plain PyTorch
 forward of make_hf_fixtures.py on the same tiny gated Qwen3 snapshots.
 
 For each gated fixture it rebuilds the fixture's weights and tokens (same

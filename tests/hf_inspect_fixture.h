@@ -1,0 +1,21 @@
+/* hf_inspect_fixture.h: what the pretrained-checkpoint tests share
+ * (test_hf_inspect.c, test_hf_inspect_cli.c; hf_inspect_fixture.c): the
+ * bound against PyTorch, the comparison held to it, and the token-id file
+ * gatelab inspect reads. Test-only. */
+#ifndef GATELAB_HF_INSPECT_FIXTURE_H
+#define GATELAB_HF_INSPECT_FIXTURE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* The bound of every value against PyTorch (absolute plus relative). */
+#define HF_TOL 1e-4
+
+/* Largest |got - want| / (1 + |want|) over n values; cmocka-fails past
+ * HF_TOL naming fix, what and the index. */
+double hf_compare(const char *fix, const char *what, const float *got, const float *want, size_t n);
+
+/* A --tokens file at path: `lines` lines, each the n ids space-separated. */
+void hf_write_tokens(const char *path, const int32_t *ids, int n, int lines);
+
+#endif
