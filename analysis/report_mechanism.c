@@ -203,7 +203,14 @@ static void correlations(FILE *f, const MechRun *w, int n) {
                 wg.groups, wg.r, wg.p, wg.exact ? "every permutation" : "Monte Carlo");
     else fprintf(f, "Within run groups: not computed (%s).\n", k >= 2 ? err : "too few runs");
     if (sp_ok || wg_ok) fputc('\n', f);
-    if (sp_ok)
+    double floor_p = sp_ok ? stats_spearman_min_p(m) : 0.0;
+    if (sp_ok && floor_p >= ALPHA)
+        fprintf(f,
+                "- Untestable here across run groups: with %d groups the exact test's smallest p "
+                "is %.3g, so it cannot show a relation between F-Attn and BOS activation at "
+                "p < %.2f (Spearman ρ = %.3f, p = %.3g).\n",
+                m, floor_p, ALPHA, sp.rho, sp.p);
+    else if (sp_ok)
         relation(f, "across run groups", "F-Attn", "BOS activation", "Spearman ρ", sp.rho, sp.p);
     if (wg_ok)
         relation(f, "within run groups", "F-Attn", "BOS activation", "within-group r", wg.r, wg.p);

@@ -300,6 +300,13 @@ double stats_mw_min_p(int na, int nb) {
     return 2.0 / c < 1.0 ? 2.0 / c : 1.0;
 }
 
+double stats_spearman_min_p(int n) {
+    if (n > STATS_SPEARMAN_EXACT_MAX) return 0.0;
+    double f = 1.0;
+    for (int i = 2; i <= n; i++) f *= i;
+    return 2.0 / f < 1.0 ? 2.0 / f : 1.0;
+}
+
 double stats_binom_upper(long long k, long long n, double p0) {
     if (n < 1 || k > n || !(p0 > 0.0 && p0 < 1.0) || n > UINT_MAX) return NAN;
     if (k <= 0) return 1.0;

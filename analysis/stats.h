@@ -114,6 +114,9 @@ typedef struct {
 } StatsSpearman;
 int stats_spearman(StatsSpearman *out, const double *x, const double *y, int n, char *err,
                    size_t errlen);
+/* The smallest two-sided p stats_spearman can give with n pairs: 2 / n!
+ * (capped at 1) where the test is exact, 0 under the t approximation. */
+double stats_spearman_min_p(int n);
 
 /* Holm's step-down adjusted p-values for a family of n p-values, in the
  * input's order. With p_(1) <= ... <= p_(n) the ascending order,

@@ -193,6 +193,25 @@ static void test_spearman_fixtures(void **state) {
     }
 }
 
+/* The floor is what the exact test gives for a perfect order (every
+ * other order is less extreme): 2 / n!, 1 at n = 2; 0 past the exact
+ * range, where the t approximation reaches any p. */
+static void test_spearman_min_p(void **state) {
+    (void)state;
+    double x[STATS_SPEARMAN_EXACT_MAX + 1];
+    for (int i = 0; i <= STATS_SPEARMAN_EXACT_MAX; i++) x[i] = i;
+    for (int n = 3; n <= STATS_SPEARMAN_EXACT_MAX; n++) {
+        StatsSpearman sp;
+        assert_int_equal(stats_spearman(&sp, x, x, n, err, sizeof err), 0);
+        assert_true(sp.exact);
+        check_close("floor", "perfect order", stats_spearman_min_p(n), sp.p, 1e-12);
+    }
+    check_close("floor", "n = 3", stats_spearman_min_p(3), 1.0 / 3.0, 1e-15);
+    check_close("floor", "n = 4", stats_spearman_min_p(4), 1.0 / 12.0, 1e-15);
+    assert_true(stats_spearman_min_p(2) == 1.0);
+    assert_true(stats_spearman_min_p(STATS_SPEARMAN_EXACT_MAX + 1) == 0.0);
+}
+
 static void test_spearman_refuses(void **state) {
     (void)state;
     const double x[] = {1, 2, 3}, c[] = {4, 4, 4}, bad[] = {1, 2, NAN};
@@ -595,19 +614,20 @@ int main(void) {
         cmocka_unit_test(test_mw_refuses),           cmocka_unit_test(test_boot_fixtures),
         cmocka_unit_test(test_boot_constant),        cmocka_unit_test(test_boot_deterministic),
         cmocka_unit_test(test_boot_refuses),         cmocka_unit_test(test_spearman_fixtures),
-        cmocka_unit_test(test_spearman_refuses),     cmocka_unit_test(test_family_fixtures),
-        cmocka_unit_test(test_family_in_place),      cmocka_unit_test(test_family_refuses),
-        cmocka_unit_test(test_cp_fixtures),          cmocka_unit_test(test_cp_refuses),
-        cmocka_unit_test(test_cp_extreme),           cmocka_unit_test(test_fisher_fixtures),
-        cmocka_unit_test(test_fisher_refuses),       cmocka_unit_test(test_fisher_one_sided),
-        cmocka_unit_test(test_tost_fixtures),        cmocka_unit_test(test_tost_zero_variance),
-        cmocka_unit_test(test_tost_refuses),         cmocka_unit_test(test_paired_fixtures),
-        cmocka_unit_test(test_paired_zero_variance), cmocka_unit_test(test_paired_refuses),
-        cmocka_unit_test(test_paired_estimates),     cmocka_unit_test(test_tost_paired),
-        cmocka_unit_test(test_wilcoxon_fixtures),    cmocka_unit_test(test_wilcoxon_swap),
-        cmocka_unit_test(test_wilcoxon_all_zero),    cmocka_unit_test(test_wilcoxon_refuses),
-        cmocka_unit_test(test_within_fixtures),      cmocka_unit_test(test_within_deterministic),
-        cmocka_unit_test(test_within_refuses),       cmocka_unit_test(test_binom_upper),
+        cmocka_unit_test(test_spearman_refuses),     cmocka_unit_test(test_spearman_min_p),
+        cmocka_unit_test(test_family_fixtures),      cmocka_unit_test(test_family_in_place),
+        cmocka_unit_test(test_family_refuses),       cmocka_unit_test(test_cp_fixtures),
+        cmocka_unit_test(test_cp_refuses),           cmocka_unit_test(test_cp_extreme),
+        cmocka_unit_test(test_fisher_fixtures),      cmocka_unit_test(test_fisher_refuses),
+        cmocka_unit_test(test_fisher_one_sided),     cmocka_unit_test(test_tost_fixtures),
+        cmocka_unit_test(test_tost_zero_variance),   cmocka_unit_test(test_tost_refuses),
+        cmocka_unit_test(test_paired_fixtures),      cmocka_unit_test(test_paired_zero_variance),
+        cmocka_unit_test(test_paired_refuses),       cmocka_unit_test(test_paired_estimates),
+        cmocka_unit_test(test_tost_paired),          cmocka_unit_test(test_wilcoxon_fixtures),
+        cmocka_unit_test(test_wilcoxon_swap),        cmocka_unit_test(test_wilcoxon_all_zero),
+        cmocka_unit_test(test_wilcoxon_refuses),     cmocka_unit_test(test_within_fixtures),
+        cmocka_unit_test(test_within_deterministic), cmocka_unit_test(test_within_refuses),
+        cmocka_unit_test(test_binom_upper),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
