@@ -279,7 +279,7 @@ static int series_slots(const PlotSeries *s, int ns, int npanels, int *slot) {
             if (s[i].panel != p || s[i].n == 0) continue;
             slot[i] = -1;
             for (int j = 0; j < i && slot[i] < 0; j++)
-                if (s[j].panel == p && s[j].n && s[i].color > 0 && s[j].color == s[i].color)
+                if (s[j].panel == p && s[j].n && s[i].color != 0 && s[j].color == s[i].color)
                     slot[i] = slot[j];
             if (slot[i] < 0) slot[i] = k++;
         }
@@ -287,6 +287,17 @@ static int series_slots(const PlotSeries *s, int ns, int npanels, int *slot) {
     }
     for (int i = 0; i < ns; i++)
         if (s[i].n == 0) slot[i] = -1;
+    for (int p = 0; p < npanels; p++) { /* a split panel's reference takes slot 0 */
+        int k = 0, r = -1;
+        for (int i = 0; i < ns; i++)
+            if (s[i].panel == p) {
+                k = slot[i] + 1 > k ? slot[i] + 1 : k;
+                if (s[i].color == PLOT_REF && slot[i] >= 0 && r < 0) r = slot[i];
+            }
+        for (int i = 0; k > PLOT_PER_PANEL && r > 0 && i < ns; i++)
+            if (s[i].panel == p && slot[i] >= 0 && slot[i] <= r)
+                slot[i] = slot[i] == r ? 0 : slot[i] + 1;
+    }
     return most;
 }
 
@@ -298,16 +309,26 @@ static int slots_in(const PlotSeries *s, int ns, const int *slot, int p) {
     return k;
 }
 
+/* 1 when panel p is split and has a reference (series_slots: its slot 0,
+ * drawn in every part). */
+static int ref_of(const PlotSeries *s, int ns, const int *slot, int p) {
+    if (slots_in(s, ns, slot, p) <= PLOT_PER_PANEL) return 0;
+    for (int i = 0; i < ns; i++)
+        if (s[i].panel == p && s[i].color == PLOT_REF && slot[i] == 0) return 1;
+    return 0;
+}
+
 static int parts_of(const PlotSeries *s, int ns, const int *slot, int p) {
-    int k = slots_in(s, ns, slot, p);
-    return k ? (k + PLOT_PER_PANEL - 1) / PLOT_PER_PANEL : 1;
+    int r = ref_of(s, ns, slot, p), k = slots_in(s, ns, slot, p) - r, per = PLOT_PER_PANEL - r;
+    return k > 0 ? (k + per - 1) / per : 1;
 }
 
 /* The first slot of part `part` of panel p (part = its part count: one
- * past its last slot): the slots spread evenly over the parts, 13 as
- * 4 + 4 + 5, not 6 + 6 + 1. */
+ * past its last slot): the slots after the reference's spread evenly over
+ * the parts, 13 as 4 + 4 + 5, not 6 + 6 + 1. */
 static int part_start(const PlotSeries *s, int ns, const int *slot, int p, int part) {
-    return part * slots_in(s, ns, slot, p) / parts_of(s, ns, slot, p);
+    int r = ref_of(s, ns, slot, p);
+    return r + part * (slots_in(s, ns, slot, p) - r) / parts_of(s, ns, slot, p);
 }
 
 /* The parts of a split panel share one y range, so they read side by
@@ -367,25 +388,28 @@ static void write_part(FILE *f, const FigPaths *fp, const PlotAxes *ax, const Pl
         fprintf(f, "set title "), gp_str(f, t), fputc('\n', f);
     }
     /* lines and steps first, points over them all (with a dark rim), so
-     * no later line hides a series' points */
-    int first = 1, k0 = part_start(s, ns, slot, p, part), k1 = part_start(s, ns, slot, p, part + 1);
-    for (int pass = 0; pass < 2; pass++) {
+     * no later line hides a series' points; within each, the reference
+     * first, so it heads the key of every part */
+    int first = 1, k0 = part_start(s, ns, slot, p, part), k1 = part_start(s, ns, slot, p, part + 1),
+        r = ref_of(s, ns, slot, p);
+    for (int pass = 0; pass < 4; pass++) { /* points: pass / 2; reference: pass % 2 == 0 */
         int block = 0;
         for (int i = 0; i < ns; i++) {
             if (s[i].n == 0) continue;
-            if (s[i].panel == p && slot[i] >= k0 && slot[i] < k1 &&
-                (s[i].style == PLOT_POINTS) == pass) {
+            int ref = r && slot[i] == 0, k = ref ? 0 : slot[i] - k0 + r; /* k: its style */
+            if (s[i].panel == p && (ref || (slot[i] >= k0 && slot[i] < k1)) &&
+                (s[i].style == PLOT_POINTS) == pass / 2 && ref == (pass % 2 == 0)) {
                 fprintf(f,
                         first ? "plot '%s.dat' index %d using 1:2 "
                               : ", \\\n     '%s.dat' index %d using 1:2 ",
                         fp->stem, block);
-                style_of(f, s[i].style, slot[i] - k0);
+                style_of(f, s[i].style, k);
                 fprintf(f, " title "), gp_str(f, s[i].label);
-                if (pass)
+                if (pass / 2)
                     fprintf(f,
                             ", \\\n     '%s.dat' index %d using 1:2 with points pt %d ps 1.2 "
                             "lc rgb '#202020' notitle",
-                            fp->stem, block, PT[slot[i] - k0] - 1);
+                            fp->stem, block, PT[k] - 1);
                 first = 0;
             }
             block++;

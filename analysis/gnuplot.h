@@ -21,7 +21,7 @@ typedef struct {
     const double *x, *y; /* [n]; NaN y is a gap */
     size_t n;            /* series with n == 0 are left out */
     PlotStyle style;
-    int color; /* gnuplot linetype 1.. ; 0 = automatic */
+    int color; /* gnuplot linetype 1.. ; 0 = automatic; PLOT_REF: the reference */
     int panel; /* 0 or 1: which of the stacked panels */
 } PlotSeries;
 
@@ -44,7 +44,11 @@ typedef struct {
  *   tables (the caller's `color` does not pick the colour).
  * Series of one panel with the same nonzero `color` count as ONE series
  * (say a training curve and its validation points): they share colour,
- * dash and point type and always land in the same part. */
+ * dash and point type and always land in the same part.
+ * - in a panel split into parts, the series of `color` PLOT_REF (the
+ *   baseline, say) come first in every part, so each part reads against
+ *   the same reference; the other series spread evenly over the parts. */
+#define PLOT_REF (-1)
 #define PLOT_PER_PANEL 6
 #define PLOT_MAX_PANELS 32
 

@@ -20,6 +20,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include "config.h"   /* variant_key_id */
 #include "figlabel.h" /* fig_is_pretrained */
 #include "metrics.h"
 #include "runfile_read.h"
@@ -98,6 +99,13 @@ done:
     return rc;
 }
 
+/* Group g's colour key: PLOT_REF for the group named for the baseline
+ * variant (drawn in every part of a split figure), else the count of
+ * groups shown so far. */
+static int group_color(const RunSet *rs, int g, int shown) {
+    return strcmp(rs->glabel[g], variant_key_id(VARIANT_KEY_BASELINE)) ? shown : PLOT_REF;
+}
+
 /* Figure title plus what was averaged and what was left out. */
 static void agg_title(const RunSet *rs, const char *base, char *out, size_t n) {
     snprintf(out, n, "%s%s%s", base, rs->agg ? "; mean over seeds" : "",
@@ -131,8 +139,9 @@ static int fig_loss(RunSet *rs, const char *png, char *err, size_t errlen) {
         }
         shown++;
         snprintf(vl[g], sizeof vl[g], "%s (val)", rs->glabel[g]);
-        s[2 * g] = (PlotSeries){rs->glabel[g], xy[4 * g], xy[4 * g + 1], nt, PLOT_LINES, shown, 0};
-        s[2 * g + 1] = (PlotSeries){vl[g], xy[4 * g + 2], xy[4 * g + 3], nv, PLOT_POINTS, shown, 0};
+        int c = group_color(rs, g, shown);
+        s[2 * g] = (PlotSeries){rs->glabel[g], xy[4 * g], xy[4 * g + 1], nt, PLOT_LINES, c, 0};
+        s[2 * g + 1] = (PlotSeries){vl[g], xy[4 * g + 2], xy[4 * g + 3], nv, PLOT_POINTS, c, 0};
         total += nt + nv;
     }
     if (total == 0) {
@@ -496,9 +505,9 @@ static int fig_sink_steps(RunSet *rs, const char *png, char *err, size_t errlen)
         plot_mean_aligned(mst, mv, mlen, m, xy[3 * g], xy[3 * g + 2]);
         any += k;
         shown++;
-        s[2 * g] = (PlotSeries){rs->glabel[g], xy[3 * g], xy[3 * g + 1], k, PLOT_LINES, shown, 0};
-        s[2 * g + 1] =
-            (PlotSeries){rs->glabel[g], xy[3 * g], xy[3 * g + 2], k, PLOT_LINES, shown, 1};
+        int c = group_color(rs, g, shown);
+        s[2 * g] = (PlotSeries){rs->glabel[g], xy[3 * g], xy[3 * g + 1], k, PLOT_LINES, c, 0};
+        s[2 * g + 1] = (PlotSeries){rs->glabel[g], xy[3 * g], xy[3 * g + 2], k, PLOT_LINES, c, 1};
     }
     if (!any) {
         rc = NO_DATA;

@@ -37,31 +37,6 @@ static int teardown(void **state) {
     return 0;
 }
 
-/* The file exists, is non-empty and starts with the PNG signature. */
-static void assert_png(const char *path) {
-    static const unsigned char sig[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
-    FILE *f = fopen(path, "rb");
-    assert_non_null(f);
-    unsigned char got[8] = {0};
-    assert_int_equal(fread(got, 1, 8, f), 8);
-    fseek(f, 0, SEEK_END);
-    long size = ftell(f);
-    fclose(f);
-    assert_memory_equal(got, sig, 8);
-    assert_true(size > 1000); /* a real figure, not a stub */
-}
-
-static long count_lines(const char *path, const char *needle) {
-    FILE *f = fopen(path, "r");
-    assert_non_null(f);
-    char line[512];
-    long n = 0;
-    while (fgets(line, sizeof line, f))
-        if (strstr(line, needle)) n++;
-    fclose(f);
-    return n;
-}
-
 /* Remove the files of a flat directory, then the directory. */
 static void rm_flat(const char *d) {
     DIR *dp = opendir(d);
@@ -231,7 +206,7 @@ static void test_report_figures_from_runs(void **state) {
                             "sink_vs_step"};
     for (int i = 0; i < 5; i++) {
         snprintf(p, sizeof p, "%s/%s.png", out, names[i]);
-        assert_png(p);
+        tu_assert_png(p);
     }
     /* the baseline has no gate, so no figure for it */
     snprintf(p, sizeof p, "%s/gate_hist_baseline.png", out);
@@ -305,17 +280,17 @@ static void test_series_png(void **state) {
     int rc = plot_lines(png, &ax, s, 3, err, sizeof err);
     if (rc) fprintf(stderr, "%s\n", err);
     assert_int_equal(rc, 0);
-    assert_png(png);
+    tu_assert_png(png);
     /* two blocks of 50 rows, NaN gaps kept, the quote escaped */
-    assert_int_equal(count_lines(dat, "NaN"), 8);
-    assert_int_equal(count_lines(gp, "index 1 using"), 2); /* the points and their rim */
-    assert_int_equal(count_lines(gp, "index 2 using"), 0);
-    assert_int_equal(count_lines(gp, "'run ''b'''"), 1);
+    assert_int_equal(tu_count_needle(dat, "NaN"), 8);
+    assert_int_equal(tu_count_needle(gp, "index 1 using"), 2); /* the points and their rim */
+    assert_int_equal(tu_count_needle(gp, "index 2 using"), 0);
+    assert_int_equal(tu_count_needle(gp, "'run ''b'''"), 1);
     /* by hand the script draws series.png (or .svg, .pdf by gatelab_fmt);
      * gatelab passes a temporary */
-    assert_int_equal(count_lines(gp, "gatelab_out = 'series.'.gatelab_fmt"), 1);
-    assert_int_equal(count_lines(gp, "gatelab_fmt = 'png'"), 1);
-    assert_int_equal(count_lines(gp, "set output gatelab_out"), 1);
+    assert_int_equal(tu_count_needle(gp, "gatelab_out = 'series.'.gatelab_fmt"), 1);
+    assert_int_equal(tu_count_needle(gp, "gatelab_fmt = 'png'"), 1);
+    assert_int_equal(tu_count_needle(gp, "set output gatelab_out"), 1);
 }
 
 static void test_two_panels_and_bars(void **state) {
@@ -327,7 +302,7 @@ static void test_two_panels_and_bars(void **state) {
     char png[512], err[512] = "";
     snprintf(png, sizeof png, "%s/two.png", dir);
     assert_int_equal(plot_lines(png, &ax, s, 2, err, sizeof err), 0);
-    assert_png(png);
+    tu_assert_png(png);
 
     const char *groups[2] = {"baseline", "g1-elem"};
     double v[2 * 3] = {0.4, 0.6, 0.5, 0.05, NAN, 0.04};
@@ -336,116 +311,11 @@ static void test_two_panels_and_bars(void **state) {
     PlotBars bars = {"first share", "layer", "share", 3, 2, groups, v, 1, ref, refl};
     snprintf(png, sizeof png, "%s/bars.png", dir);
     assert_int_equal(plot_bars(png, &bars, err, sizeof err), 0);
-    assert_png(png);
+    tu_assert_png(png);
     char dat[512];
     snprintf(dat, sizeof dat, "%s/bars.dat", dir);
-    assert_int_equal(count_lines(dat, "g1-elem"), 1); /* header */
-    assert_int_equal(count_lines(dat, "NaN"), 1);
-}
-
-/* The plot commands of a .gp script, one string each (continuation lines
- * joined); returns the count. */
-static int plot_commands(const char *gp, char cmds[][4096], int max) {
-    char *text = tu_slurp(gp, NULL);
-    assert_non_null(text);
-    int n = 0;
-    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
-        static int cont = 0;
-        if (!cont && strncmp(line, "plot ", 5)) continue;
-        if (!cont) {
-            assert_true(n < max);
-            cmds[n++][0] = 0;
-        }
-        strncat(cmds[n - 1], line, 4095 - strlen(cmds[n - 1]));
-        size_t k = strlen(line);
-        cont = k && line[k - 1] == '\\';
-    }
-    free(text);
-    return n;
-}
-
-/* In one plot command: how many distinct colours, and that every series
- * differs from the others of another colour by its dash (lines) or point
- * type (points). Series of one colour: at most one line and one points. */
-static int check_styles(const char *cmd) {
-    char col[64][16], sty[64][16];
-    int n = 0;
-    for (const char *p = strstr(cmd, " index "); p; p = strstr(p + 1, " index ")) {
-        const char *next = strstr(p + 1, " index "), *nt = strstr(p, "notitle");
-        if (nt && (!next || nt < next)) continue; /* a points series' dark rim */
-        const char *c = strstr(p, "lc rgb '");
-        assert_non_null(c);
-        snprintf(col[n], sizeof col[n], "%.7s", c + 8);
-        const char *d = strstr(p, " dt "), *q = strstr(p, " pt ");
-        int is_pts = q && (!next || q < next) && (!d || d > q);
-        snprintf(sty[n], sizeof sty[n], "%c%.6s", is_pts ? 'p' : 'd', is_pts ? q + 4 : d + 4);
-        n++;
-    }
-    int ncol = 0;
-    for (int i = 0; i < n; i++) {
-        int seen = 0;
-        for (int j = 0; j < i; j++) {
-            if (strcmp(col[i], col[j])) {
-                /* another series: its dash or point type differs too */
-                if (sty[i][0] == sty[j][0]) assert_string_not_equal(sty[i], sty[j]);
-            } else {
-                seen = 1;
-                assert_true(sty[i][0] != sty[j][0]); /* a line and its points */
-            }
-        }
-        ncol += !seen;
-    }
-    return ncol;
-}
-
-/* 13 runs in one panel (and, stacked, 8 runs each with a line and its
- * points): every drawn panel holds at most 6 series, each told apart by
- * colour and by dash or point type; the 13 spread 4 + 4 + 5 over parts
- * that share one y range (values 0..14, padded by 5%) and x tics 0.5
- * apart (x 0..2 cut into 4). */
-static void test_panel_split(void **state) {
-    (void)state;
-    if (!plot_have_gnuplot()) skip();
-    double x[3] = {0, 1, 2}, y[13][3];
-    char lab[13][16];
-    PlotSeries s[13 + 16];
-    for (int i = 0; i < 13; i++) {
-        for (int k = 0; k < 3; k++) y[i][k] = i + k;
-        snprintf(lab[i], sizeof lab[i], "run %d", i);
-        s[i] = (PlotSeries){lab[i], x, y[i], 3, PLOT_LINES, 0, 0};
-    }
-    PlotAxes ax = {"thirteen", "step", {"y", NULL}, 1, NULL, 0, 0};
-    char png[512], gp[512], err[512] = "", cmds[16][4096];
-    snprintf(png, sizeof png, "%s/split.png", dir);
-    snprintf(gp, sizeof gp, "%s/split.gp", dir);
-    int rc = plot_lines(png, &ax, s, 13, err, sizeof err);
-    if (rc) fprintf(stderr, "plot_lines: %s\n", err);
-    assert_int_equal(rc, 0);
-    assert_png(png);
-    int n = plot_commands(gp, cmds, 16);
-    assert_int_equal(n, 3);
-    for (int i = 0; i < n; i++) assert_int_equal(check_styles(cmds[i]), i < 2 ? 4 : 5);
-    assert_int_equal(count_lines(gp, "(part 3 of 3)"), 1);
-    assert_int_equal(count_lines(gp, "set yrange [-0.7:14.7]"), 1); /* before the parts */
-    assert_int_equal(count_lines(gp, "set autoscale y"), 1);        /* after them */
-    assert_int_equal(count_lines(gp, "set xtics 0.5"), 1);
-
-    /* two stacked panels, 8 runs each drawn as a line plus points of the
-     * same colour key: 2 parts per panel, a run's pair never split */
-    for (int i = 0; i < 8; i++) {
-        s[2 * i] = (PlotSeries){lab[i], x, y[i], 3, PLOT_LINES, i + 1, i % 2};
-        s[2 * i + 1] = (PlotSeries){lab[i], x, y[i + 1], 3, PLOT_POINTS, i + 1, i % 2};
-    }
-    for (int i = 0; i < 8; i++)
-        s[16 + i] = (PlotSeries){lab[i], x, y[i], 3, PLOT_LINES, 100 + i, 1};
-    PlotAxes ax2 = {"stacked", "step", {"a", "b"}, 2, NULL, 0, 0};
-    snprintf(png, sizeof png, "%s/split2.png", dir);
-    snprintf(gp, sizeof gp, "%s/split2.gp", dir);
-    assert_int_equal(plot_lines(png, &ax2, s, 24, err, sizeof err), 0);
-    assert_png(png);
-    n = plot_commands(gp, cmds, 16);
-    assert_int_equal(n, 3); /* panel 0: 4 keys; panel 1: 4 + 8 keys -> 2 parts */
-    for (int i = 0; i < n; i++) assert_true(check_styles(cmds[i]) <= PLOT_PER_PANEL);
+    assert_int_equal(tu_count_needle(dat, "g1-elem"), 1); /* header */
+    assert_int_equal(tu_count_needle(dat, "NaN"), 1);
 }
 
 static void test_missing_gnuplot(void **state) {
@@ -562,9 +432,9 @@ static void test_report_aggregates_seeds(void **state) {
     assert_float_equal(v[2], 900.0, 1e-9);
     assert_float_equal(v[3], 7.0, 1e-9);
     assert_float_equal(v[5], 7.0, 1e-9);
-    assert_int_equal(count_lines(p, "base min"), 1); /* labelled by run name */
+    assert_int_equal(tu_count_needle(p, "base min"), 1); /* labelled by run name */
     snprintf(p, sizeof p, "%s/mact_layers.gp", out);
-    assert_int_equal(count_lines(p, "errorbars"), 1);
+    assert_int_equal(tu_count_needle(p, "errorbars"), 1);
     snprintf(p, sizeof p, "%s/first_share_layers.dat", out);
     assert_int_equal(read_row(p, "1\t", v, 8), 6);
     assert_float_equal(v[0], 1.0, 1e-6);
@@ -572,9 +442,9 @@ static void test_report_aggregates_seeds(void **state) {
     /* loss: one line per run name; the 20-step average of 4 points is
      * their mean, (5.5+3+2.5+2.2)/4 = 3.3, plus the seeds' mean offset 0.5 */
     snprintf(p, sizeof p, "%s/loss.dat", out);
-    assert_int_equal(count_lines(p, "# base\n"), 1);
-    assert_int_equal(count_lines(p, "# gate\n"), 1);
-    assert_int_equal(count_lines(p, "seed"), 0);
+    assert_int_equal(tu_count_needle(p, "# base\n"), 1);
+    assert_int_equal(tu_count_needle(p, "# gate\n"), 1);
+    assert_int_equal(tu_count_needle(p, "seed"), 0);
     double y;
     assert_true(block_first_y(p, "base", &y));
     assert_float_equal(y, 3.8, 1e-9);
@@ -583,7 +453,7 @@ static void test_report_aggregates_seeds(void **state) {
     assert_true(block_first_y(p, "gate", &y));
     assert_float_equal(y, 3.3, 1e-9);
     snprintf(p, sizeof p, "%s/sink_vs_step.dat", out);
-    assert_int_equal(count_lines(p, "# base\n"), 2); /* one per panel */
+    assert_int_equal(tu_count_needle(p, "# base\n"), 2); /* one per panel */
     /* gatelab plot keeps one series per file */
     snprintf(p, sizeof p, "%s/one.png", out);
     assert_int_equal(plot_figure("mact", runs, 3, p, err, sizeof err), 0);
@@ -616,15 +486,15 @@ static void test_report_key_subset(void **state) {
     if (rc) fprintf(stderr, "%s\n", err);
     assert_int_equal(rc, 0);
     snprintf(p, sizeof p, "%s/loss.dat", out);
-    assert_int_equal(count_lines(p, "# r0\n"), 1);
-    assert_int_equal(count_lines(p, "# r1\n"), 1);
-    assert_int_equal(count_lines(p, "# r5\n"), 1);
-    assert_int_equal(count_lines(p, "# r2\n"), 0);
-    assert_int_equal(count_lines(p, "# x y"), 6); /* 3 runs, train + val */
+    assert_int_equal(tu_count_needle(p, "# r0\n"), 1);
+    assert_int_equal(tu_count_needle(p, "# r1\n"), 1);
+    assert_int_equal(tu_count_needle(p, "# r5\n"), 1);
+    assert_int_equal(tu_count_needle(p, "# r2\n"), 0);
+    assert_int_equal(tu_count_needle(p, "# x y"), 6); /* 3 runs, train + val */
     snprintf(p, sizeof p, "%s/loss.gp", out);
-    assert_int_equal(count_lines(p, "key runs; all runs in results.csv"), 1);
+    assert_int_equal(tu_count_needle(p, "key runs; all runs in results.csv"), 1);
     snprintf(p, sizeof p, "%s/sink_vs_step.dat", out);
-    assert_int_equal(count_lines(p, "# x y"), 6);
+    assert_int_equal(tu_count_needle(p, "# x y"), 6);
     /* bars: one row per run name, one bar per layer, names rotated */
     snprintf(p, sizeof p, "%s/first_share_layers.dat", out);
     double v[4];
@@ -634,57 +504,17 @@ static void test_report_key_subset(void **state) {
     assert_int_equal(read_row(p, "\"r9\"\t", v, 4), 2);
     assert_float_equal(v[0], uniform_first_share(RT), 1e-6);
     snprintf(p, sizeof p, "%s/first_share_layers.gp", out);
-    assert_int_equal(count_lines(p, "rotate by -45"), 1);
-    assert_int_equal(count_lines(p, "uniform (T=16)"), 1);
-    assert_int_equal(count_lines(p, "size 1600,"), 3); /* svg, pngcairo, png */
+    assert_int_equal(tu_count_needle(p, "rotate by -45"), 1);
+    assert_int_equal(tu_count_needle(p, "uniform (T=16)"), 1);
+    assert_int_equal(tu_count_needle(p, "size 1600,"), 3); /* svg, pngcairo, png */
     rm_flat(out);
     rm_flat(d);
-}
-
-/* Points are drawn after every line of their panel (a validation point is
- * not hidden under a later run's training line), and the figure has its
- * SVG and PDF twins beside the PNG. */
-static void test_points_over_lines(void **state) {
-    (void)state;
-    if (!plot_have_gnuplot()) skip();
-    double x[4] = {0, 1, 2, 3}, y[4] = {1, 2, 3, 4};
-    PlotSeries s[3] = {
-        {"a (val)", x, y, 4, PLOT_POINTS, 1, 0},
-        {"a", x, y, 4, PLOT_LINES, 1, 0},
-        {"b", x, y, 4, PLOT_LINES, 2, 0},
-    };
-    PlotAxes ax = {"order", "step", {"loss", NULL}, 1, NULL, 1, 0};
-    char dir[256], png[512], gp[512], svg[512], pdf[512], err[512] = "";
-    snprintf(dir, sizeof dir, "/tmp/gatelab_test_plot_order_%ld", (long)getpid());
-    assert_int_equal(mkdir(dir, 0777), 0);
-    snprintf(png, sizeof png, "%s/o.png", dir);
-    snprintf(gp, sizeof gp, "%s/o.gp", dir);
-    snprintf(svg, sizeof svg, "%s/o.svg", dir);
-    snprintf(pdf, sizeof pdf, "%s/o.pdf", dir);
-    assert_int_equal(plot_lines(png, &ax, s, 3, err, sizeof err), 0);
-    char cmds[4][4096];
-    assert_int_equal(plot_commands(gp, cmds, 4), 1);
-    const char *pts = strstr(cmds[0], "index 0 using"), *l1 = strstr(cmds[0], "index 1 using"),
-               *l2 = strstr(cmds[0], "index 2 using");
-    assert_true(pts && l1 && l2 && l1 < pts && l2 < pts);
-    assert_int_equal(count_lines(gp, "set yrange [0:*]"), 1);
-    char *t = tu_slurp(svg, NULL);
-    assert_non_null(t);
-    assert_true(strncmp(t, "<?xml", 5) == 0);
-    free(t);
-    t = tu_slurp(pdf, NULL);
-    assert_non_null(t);
-    assert_true(strncmp(t, "%PDF-", 5) == 0);
-    free(t);
-    rm_flat(dir);
 }
 
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_series_png),
-        cmocka_unit_test(test_points_over_lines),
         cmocka_unit_test(test_two_panels_and_bars),
-        cmocka_unit_test(test_panel_split),
         cmocka_unit_test(test_missing_gnuplot),
         cmocka_unit_test(test_bad_outputs),
         cmocka_unit_test(test_cmd_plot_usage),

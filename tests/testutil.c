@@ -200,6 +200,30 @@ void tu_assert_msg_line(const char *msg) {
     assert_null(strchr(msg, '\n'));
 }
 
+void tu_assert_png(const char *path) {
+    static const unsigned char sig[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    unsigned char got[8] = {0};
+    assert_int_equal(fread(got, 1, 8, f), 8);
+    fseek(f, 0, SEEK_END);
+    long size = ftell(f);
+    fclose(f);
+    assert_memory_equal(got, sig, 8);
+    assert_true(size > 1000);
+}
+
+long tu_count_needle(const char *path, const char *needle) {
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    char line[512];
+    long n = 0;
+    while (fgets(line, sizeof line, f))
+        if (strstr(line, needle)) n++;
+    fclose(f);
+    return n;
+}
+
 int tu_count_lines(const char *path) {
     char *b = tu_slurp(path, NULL);
     if (!b) return -1;

@@ -93,6 +93,14 @@ struct rlimit tu_limit_file_size(rlim_t bytes);
  * message as gatelab gives it. */
 void tu_assert_msg_line(const char *msg);
 
+/* cmocka-assert that path is a PNG figure: non-empty, the PNG signature,
+ * over 1000 bytes (a real figure, not a stub). */
+void tu_assert_png(const char *path);
+
+/* How many lines of the file at path contain needle (lines up to 511
+ * bytes; a longer one counts in pieces). */
+long tu_count_needle(const char *path, const char *needle);
+
 /* Count lines in a file that are not empty. */
 int tu_count_lines(const char *path);
 
