@@ -29,13 +29,14 @@ set ylabel 'sink rate (alpha_0 > 0.3)'
 set title '(part 1 of 2)'
 plot 'sink_vs_step.dat' index 0 using 1:2 with lines lw 2 lc rgb '#0072B2' dt 1 title 'baseline', \
      'sink_vs_step.dat' index 2 using 1:2 with lines lw 2 lc rgb '#D55E00' dt 2 title 'g1-add-id', \
-     'sink_vs_step.dat' index 4 using 1:2 with lines lw 2 lc rgb '#009E73' dt 3 title 'g1-const'
+     'sink_vs_step.dat' index 4 using 1:2 with lines lw 2 lc rgb '#009E73' dt 3 title 'g1-const', \
+     'sink_vs_step.dat' index 6 using 1:2 with lines lw 2 lc rgb '#CC79A7' dt 4 title 'g1-elem'
 unset label 99
 set origin 0.5000, 0.4698
 set size 0.5000, 0.4698
 set ylabel 'sink rate (alpha_0 > 0.3)'
 set title '(part 2 of 2)'
-plot 'sink_vs_step.dat' index 6 using 1:2 with lines lw 2 lc rgb '#0072B2' dt 1 title 'g1-elem', \
+plot 'sink_vs_step.dat' index 0 using 1:2 with lines lw 2 lc rgb '#0072B2' dt 1 title 'baseline', \
      'sink_vs_step.dat' index 8 using 1:2 with lines lw 2 lc rgb '#D55E00' dt 2 title 'g1-ns', \
      'sink_vs_step.dat' index 10 using 1:2 with lines lw 2 lc rgb '#009E73' dt 3 title 'sdpa-rmsnorm', \
      'sink_vs_step.dat' index 12 using 1:2 with lines lw 2 lc rgb '#CC79A7' dt 4 title 'sdpa-silu'
@@ -47,12 +48,13 @@ set ylabel 'first-token share'
 set title '(part 1 of 2)'
 plot 'sink_vs_step.dat' index 1 using 1:2 with lines lw 2 lc rgb '#0072B2' dt 1 title 'baseline', \
      'sink_vs_step.dat' index 3 using 1:2 with lines lw 2 lc rgb '#D55E00' dt 2 title 'g1-add-id', \
-     'sink_vs_step.dat' index 5 using 1:2 with lines lw 2 lc rgb '#009E73' dt 3 title 'g1-const'
+     'sink_vs_step.dat' index 5 using 1:2 with lines lw 2 lc rgb '#009E73' dt 3 title 'g1-const', \
+     'sink_vs_step.dat' index 7 using 1:2 with lines lw 2 lc rgb '#CC79A7' dt 4 title 'g1-elem'
 set origin 0.5000, 0.0000
 set size 0.5000, 0.4698
 set ylabel 'first-token share'
 set title '(part 2 of 2)'
-plot 'sink_vs_step.dat' index 7 using 1:2 with lines lw 2 lc rgb '#0072B2' dt 1 title 'g1-elem', \
+plot 'sink_vs_step.dat' index 1 using 1:2 with lines lw 2 lc rgb '#0072B2' dt 1 title 'baseline', \
      'sink_vs_step.dat' index 9 using 1:2 with lines lw 2 lc rgb '#D55E00' dt 2 title 'g1-ns', \
      'sink_vs_step.dat' index 11 using 1:2 with lines lw 2 lc rgb '#009E73' dt 3 title 'sdpa-rmsnorm', \
      'sink_vs_step.dat' index 13 using 1:2 with lines lw 2 lc rgb '#CC79A7' dt 4 title 'sdpa-silu'

@@ -30,13 +30,14 @@ set title '(part 1 of 3)'
 plot 'sink_vs_step.dat' index 0 using 1:2 with lines lw 2 lc rgb '#0072B2' dt 1 title 'baseline', \
      'sink_vs_step.dat' index 2 using 1:2 with lines lw 2 lc rgb '#D55E00' dt 2 title 'baseline-alibi', \
      'sink_vs_step.dat' index 4 using 1:2 with lines lw 2 lc rgb '#009E73' dt 3 title 'baseline-altwin', \
-     'sink_vs_step.dat' index 6 using 1:2 with lines lw 2 lc rgb '#CC79A7' dt 4 title 'baseline-nope'
+     'sink_vs_step.dat' index 6 using 1:2 with lines lw 2 lc rgb '#CC79A7' dt 4 title 'baseline-nope', \
+     'sink_vs_step.dat' index 8 using 1:2 with lines lw 2 lc rgb '#E69F00' dt 5 title 'baseline-postnorm'
 unset label 99
 set origin 0.3333, 0.4698
 set size 0.3333, 0.4698
 set ylabel 'sink rate (alpha_0 > 0.3)'
 set title '(part 2 of 3)'
-plot 'sink_vs_step.dat' index 8 using 1:2 with lines lw 2 lc rgb '#0072B2' dt 1 title 'baseline-postnorm', \
+plot 'sink_vs_step.dat' index 0 using 1:2 with lines lw 2 lc rgb '#0072B2' dt 1 title 'baseline', \
      'sink_vs_step.dat' index 10 using 1:2 with lines lw 2 lc rgb '#D55E00' dt 2 title 'baseline-sandwich', \
      'sink_vs_step.dat' index 12 using 1:2 with lines lw 2 lc rgb '#009E73' dt 3 title 'baseline-win16', \
      'sink_vs_step.dat' index 14 using 1:2 with lines lw 2 lc rgb '#CC79A7' dt 4 title 'g1-elem', \
@@ -45,11 +46,12 @@ set origin 0.6667, 0.4698
 set size 0.3333, 0.4698
 set ylabel 'sink rate (alpha_0 > 0.3)'
 set title '(part 3 of 3)'
-plot 'sink_vs_step.dat' index 18 using 1:2 with lines lw 2 lc rgb '#0072B2' dt 1 title 'g1-elem-altwin', \
-     'sink_vs_step.dat' index 20 using 1:2 with lines lw 2 lc rgb '#D55E00' dt 2 title 'g1-elem-nope', \
-     'sink_vs_step.dat' index 22 using 1:2 with lines lw 2 lc rgb '#009E73' dt 3 title 'g1-elem-postnorm', \
-     'sink_vs_step.dat' index 24 using 1:2 with lines lw 2 lc rgb '#CC79A7' dt 4 title 'g1-elem-sandwich', \
-     'sink_vs_step.dat' index 26 using 1:2 with lines lw 2 lc rgb '#E69F00' dt 5 title 'g1-elem-win16'
+plot 'sink_vs_step.dat' index 0 using 1:2 with lines lw 2 lc rgb '#0072B2' dt 1 title 'baseline', \
+     'sink_vs_step.dat' index 18 using 1:2 with lines lw 2 lc rgb '#D55E00' dt 2 title 'g1-elem-altwin', \
+     'sink_vs_step.dat' index 20 using 1:2 with lines lw 2 lc rgb '#009E73' dt 3 title 'g1-elem-nope', \
+     'sink_vs_step.dat' index 22 using 1:2 with lines lw 2 lc rgb '#CC79A7' dt 4 title 'g1-elem-postnorm', \
+     'sink_vs_step.dat' index 24 using 1:2 with lines lw 2 lc rgb '#E69F00' dt 5 title 'g1-elem-sandwich', \
+     'sink_vs_step.dat' index 26 using 1:2 with lines lw 2 lc rgb '#000000' dt (18,6,3,6,3,6) title 'g1-elem-win16'
 set yrange [0:*]
 set yrange [0:0.296408523]
 set origin 0.0000, 0.0000
@@ -59,12 +61,13 @@ set title '(part 1 of 3)'
 plot 'sink_vs_step.dat' index 1 using 1:2 with lines lw 2 lc rgb '#0072B2' dt 1 title 'baseline', \
      'sink_vs_step.dat' index 3 using 1:2 with lines lw 2 lc rgb '#D55E00' dt 2 title 'baseline-alibi', \
      'sink_vs_step.dat' index 5 using 1:2 with lines lw 2 lc rgb '#009E73' dt 3 title 'baseline-altwin', \
-     'sink_vs_step.dat' index 7 using 1:2 with lines lw 2 lc rgb '#CC79A7' dt 4 title 'baseline-nope'
+     'sink_vs_step.dat' index 7 using 1:2 with lines lw 2 lc rgb '#CC79A7' dt 4 title 'baseline-nope', \
+     'sink_vs_step.dat' index 9 using 1:2 with lines lw 2 lc rgb '#E69F00' dt 5 title 'baseline-postnorm'
 set origin 0.3333, 0.0000
 set size 0.3333, 0.4698
 set ylabel 'first-token share'
 set title '(part 2 of 3)'
-plot 'sink_vs_step.dat' index 9 using 1:2 with lines lw 2 lc rgb '#0072B2' dt 1 title 'baseline-postnorm', \
+plot 'sink_vs_step.dat' index 1 using 1:2 with lines lw 2 lc rgb '#0072B2' dt 1 title 'baseline', \
      'sink_vs_step.dat' index 11 using 1:2 with lines lw 2 lc rgb '#D55E00' dt 2 title 'baseline-sandwich', \
      'sink_vs_step.dat' index 13 using 1:2 with lines lw 2 lc rgb '#009E73' dt 3 title 'baseline-win16', \
      'sink_vs_step.dat' index 15 using 1:2 with lines lw 2 lc rgb '#CC79A7' dt 4 title 'g1-elem', \
@@ -73,10 +76,11 @@ set origin 0.6667, 0.0000
 set size 0.3333, 0.4698
 set ylabel 'first-token share'
 set title '(part 3 of 3)'
-plot 'sink_vs_step.dat' index 19 using 1:2 with lines lw 2 lc rgb '#0072B2' dt 1 title 'g1-elem-altwin', \
-     'sink_vs_step.dat' index 21 using 1:2 with lines lw 2 lc rgb '#D55E00' dt 2 title 'g1-elem-nope', \
-     'sink_vs_step.dat' index 23 using 1:2 with lines lw 2 lc rgb '#009E73' dt 3 title 'g1-elem-postnorm', \
-     'sink_vs_step.dat' index 25 using 1:2 with lines lw 2 lc rgb '#CC79A7' dt 4 title 'g1-elem-sandwich', \
-     'sink_vs_step.dat' index 27 using 1:2 with lines lw 2 lc rgb '#E69F00' dt 5 title 'g1-elem-win16'
+plot 'sink_vs_step.dat' index 1 using 1:2 with lines lw 2 lc rgb '#0072B2' dt 1 title 'baseline', \
+     'sink_vs_step.dat' index 19 using 1:2 with lines lw 2 lc rgb '#D55E00' dt 2 title 'g1-elem-altwin', \
+     'sink_vs_step.dat' index 21 using 1:2 with lines lw 2 lc rgb '#009E73' dt 3 title 'g1-elem-nope', \
+     'sink_vs_step.dat' index 23 using 1:2 with lines lw 2 lc rgb '#CC79A7' dt 4 title 'g1-elem-postnorm', \
+     'sink_vs_step.dat' index 25 using 1:2 with lines lw 2 lc rgb '#E69F00' dt 5 title 'g1-elem-sandwich', \
+     'sink_vs_step.dat' index 27 using 1:2 with lines lw 2 lc rgb '#000000' dt (18,6,3,6,3,6) title 'g1-elem-win16'
 set yrange [0:*]
 unset multiplot
