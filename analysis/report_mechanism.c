@@ -112,17 +112,16 @@ static int mech_read(const char *path, MechRun *w) {
 }
 
 /* The points of the scatter (finite F-Attn, positive BOS activation) and
- * their run groups: x, y, grp[k], of the paper's architecture only when
- * paper_only; returns k and the group count in *ng. */
-static int points(const MechRun *w, int n, int paper_only, double *x, double *y, int *grp,
-                  int *ng) {
+ * their run groups: x, y, grp[k] and whether each run is of the paper's
+ * architecture, paper[k]; returns k and the group count in *ng. */
+static int points(const MechRun *w, int n, double *x, double *y, int *grp, int *paper, int *ng) {
     int *all = calloc((size_t)(n ? n : 1), sizeof *all), k = 0;
     if (!all) return 0;
     group_names(w->name, sizeof *w, n, all);
     *ng = 0;
     for (int i = 0; i < n; i++) {
         if (!isfinite(w[i].bos_act) || !isfinite(w[i].fattn) || w[i].bos_act <= 0) continue;
-        if (paper_only && !w[i].paper_arch) continue;
+        paper[k] = w[i].paper_arch;
         x[k] = w[i].bos_act, y[k] = w[i].fattn, grp[k++] = all[i];
         *ng = all[i] + 1 > *ng ? all[i] + 1 : *ng;
     }
@@ -144,24 +143,23 @@ static void relation(FILE *f, const char *scope, const char *y, const char *x, c
     fprintf(f, " (%s).\n", scope);
 }
 
-/* The group means of the points of the paper's architecture into gx, gy
- * (zeroed, n long; one per group); returns how many, and in *other the
- * groups with points of another architecture only. */
-static int group_means(const MechRun *w, int n, double *gx, double *gy, int *other) {
-    double *x = calloc((size_t)n, sizeof *x), *y = calloc((size_t)n, sizeof *y);
-    int *grp = calloc((size_t)n, sizeof *grp), *cnt = calloc((size_t)n, sizeof *cnt);
-    int *seen = calloc((size_t)n, sizeof *seen), m = 0, groups = 0, ng = 0;
-    if (x && y && grp && cnt && seen) {
-        int k = points(w, n, 0, x, y, grp, &ng); /* group ids: every run's (group_names) */
-        for (int i = 0; i < k; i++) seen[grp[i]] = 1;
-        for (int g = 0; g < ng; g++) groups += seen[g];
-        k = points(w, n, 1, x, y, grp, &ng);
-        for (int i = 0; i < k; i++) gx[grp[i]] += x[i], gy[grp[i]] += y[i], cnt[grp[i]]++;
-        for (int g = 0; g < ng; g++)
-            if (cnt[g]) gx[m] = gx[g] / cnt[g], gy[m++] = gy[g] / cnt[g];
+/* The means of the k points' groups of the paper's architecture into gx,
+ * gy (zeroed, ng long; one per group, compacted); returns how many, and
+ * in *other the groups with points of another architecture only. */
+static int group_means(const double *x, const double *y, const int *grp, const int *paper, int k,
+                       int ng, double *gx, double *gy, int *other) {
+    int *cnt = calloc((size_t)(ng ? ng : 1), sizeof *cnt), m = 0, groups = 0;
+    if (cnt) {
+        for (int i = 0; i < k; i++)
+            if (paper[i]) gx[grp[i]] += x[i], gy[grp[i]] += y[i], cnt[grp[i]]++;
+            else if (!cnt[grp[i]]) cnt[grp[i]] = -1; /* seen, of another architecture */
+        for (int g = 0; g < ng; g++) {
+            groups += cnt[g] != 0;
+            if (cnt[g] > 0) gx[m] = gx[g] / cnt[g], gy[m++] = gy[g] / cnt[g];
+        }
     }
     *other = groups - m;
-    free(x), free(y), free(grp), free(cnt), free(seen);
+    free(cnt);
     return m;
 }
 
@@ -175,11 +173,11 @@ static int group_means(const MechRun *w, int n, double *gx, double *gy, int *oth
 static void correlations(FILE *f, const MechRun *w, int n) {
     double *x = calloc((size_t)n, sizeof *x), *y = calloc((size_t)n, sizeof *y);
     double *gx = calloc((size_t)n, sizeof *gx), *gy = calloc((size_t)n, sizeof *gy);
-    int *grp = calloc((size_t)n, sizeof *grp), ng = 0, other = 0;
+    int *grp = calloc((size_t)n, sizeof *grp), *paper = calloc((size_t)n, sizeof *paper);
+    int ng = 0, other = 0;
     char err[512];
-    int ok = x && y && gx && gy && grp;
-    int k = ok ? points(w, n, 0, x, y, grp, &ng) : 0;
-    int m = ok ? group_means(w, n, gx, gy, &other) : 0;
+    int k = x && y && gx && gy && grp && paper ? points(w, n, x, y, grp, paper, &ng) : 0;
+    int m = group_means(x, y, grp, paper, k, ng, gx, gy, &other);
     StatsSpearman sp;
     int sp_ok = m >= 3 && stats_spearman(&sp, gx, gy, m, err, sizeof err) == 0;
     if (sp_ok)
@@ -187,12 +185,11 @@ static void correlations(FILE *f, const MechRun *w, int n) {
                 "Across the %d run groups (group means): Spearman's rho = %.3f, p = %.3g (%s).\n",
                 m, sp.rho, sp.p, sp.exact ? "exact permutation test" : "t approximation");
     else fprintf(f, "Across run groups: not computed (%d groups).\n", m);
-    if (other)
-        fprintf(f,
-                "%d run group%s of another architecture than the paper's (RoPE, full causal "
-                "attention, pre-norm) %s left out of the test across groups, which compares "
-                "F-Attn within one architecture (a window changes even its uniform share).\n",
-                other, other == 1 ? "" : "s", other == 1 ? "is" : "are");
+    put_other_arch(f, other, "run group",
+                   " of the test across groups, which compares F-Attn within one architecture "
+                   "(a window changes even its uniform share).",
+                   " of the test across groups, which compares F-Attn within one architecture "
+                   "(a window changes even its uniform share).");
     StatsWithin wg;
     int wg_ok = k >= 2 && stats_within_group_corr(&wg, x, y, grp, k, STATS_WITHIN_RESAMPLES,
                                                   STATS_WITHIN_SEED, err, sizeof err) == 0;
@@ -214,7 +211,7 @@ static void correlations(FILE *f, const MechRun *w, int n) {
         relation(f, "across run groups", "F-Attn", "BOS activation", "Spearman ρ", sp.rho, sp.p);
     if (wg_ok)
         relation(f, "within run groups", "F-Attn", "BOS activation", "within-group r", wg.r, wg.p);
-    free(x), free(y), free(gx), free(gy), free(grp);
+    free(x), free(y), free(gx), free(gy), free(grp), free(paper);
 }
 
 /* The declared secondary test (docs/statistics.md): final val loss against

@@ -283,7 +283,8 @@ static void test_mechanism_paper_arch(void **state) {
     assert_non_null(strstr(s, "runs of another architecture than the paper's have marks"));
     assert_non_null(strstr(s, "Across run groups: not computed (1 groups)."));
     assert_non_null(strstr(s, "5 run groups of another architecture than the paper's (RoPE, full "
-                              "causal attention, pre-norm) are left out of the test across"));
+                              "causal attention, pre-norm; see Settings) are left out of the test "
+                              "across groups, which compares F-Attn within one architecture"));
     free(s), free(md);
 }
 
