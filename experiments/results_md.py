@@ -2,9 +2,10 @@
 """results_md.py: writes docs/results.md from the committed reports.
 
 Every result sentence of docs/results.md is copied verbatim from a
-generated REPORT.md under results/reference/ (the lines the report's own
-tests decide: the claims studies first, then the earlier studies under
-results/reference/earlier/), and its tables are computed here from the
+generated REPORT.md of a claims study under results/reference/ (the
+lines the report's own tests decide; the earlier studies under
+results/reference/earlier/ are named, not quoted), and its tables are
+computed here from the
 committed results.csv (means and sample standard deviations over seeds,
 no tests), but for the first: every claims study's claims with the verdict
 and Holm p its headline prints, a claim's tests in different studies side
@@ -29,7 +30,6 @@ import sys
 import tempfile
 
 REF = "results/reference"
-OLD = REF + "/earlier"
 
 # The claims studies committed so far (results/README.md), in the order
 # docs/results.md gives them: (directory, title, framing); the framing says
@@ -79,39 +79,14 @@ CLAIMS = [
      "in three pieces of 20 seeds, the tests in the report of the last."),
 ]
 
-# What every earlier study shares: how it was made, and what its sentences
-# can and cannot be read as under the current rules.
+# The earlier studies are not quoted: docs/results.md gives the claims
+# studies only, and names where the earlier ones are kept.
 EARLIER = (
-    "**Made by earlier builds under earlier rules.** Every study in this section was made on\n"
-    "2026-12-01 by a build of gatelab before the rules of docs/statistics.md: a confirmatory\n"
-    "study's verdicts then took their direction from the arm means, not the test's statistic; one\n"
-    "Holm family held every comparison × metric, the paper's claims and other questions together,\n"
-    "with no Tarone rule and no construct preconditions; and its `protocol.ini` pins no commit,\n"
-    "file, build or run list, so that it was declared before its runs cannot be checked (the words\n"
-    "\"declared before the runs\" in its report are that build's, not a check). The current build\n"
-    "does not reproduce these rows bit for bit (results/README.md). The sentences are quoted as\n"
-    "those builds wrote them, as a record, not as confirmations under the current rules; the\n"
-    "claims studies above replace them, each as it is run.")
-
-# (directory under earlier/, title, framing)
-CONFIRM = [
-    ("confirm-bigram", "Earlier confirmatory study: bigram-backcopy",
-     "baseline, g1-elem, g1-head, g1-const and g1-ns, 20 seeds each (101-120),\n"
-     "`small.ini`, the primary family of `experiments/confirm-bigram.sweep` (28 tests, every\n"
-     "comparison × metric, Holm-corrected across all, each p the larger of Welch's and the exact\n"
-     "Mann–Whitney p), made by an earlier build under earlier rules."),
-    ("confirm-natural", "Earlier confirmatory study: the Brown corpus",
-     "the same five arms × 20 seeds (101-120) at `natural.ini` (Brown bytes + BOS), the\n"
-     "same primary family, from `experiments/confirm-natural.sweep`, made by an earlier build\n"
-     "under earlier rules."),
-]
-LR = ("lr-sensitivity", "Learning-rate sensitivity",
-      "baseline, g1-elem, g1-head and qk-norm at every half-decade of lr from 1e-3 to 1, 3 fresh\n"
-      "seeds each (101-103), `small.ini`, by an earlier build. The directory has no `protocol.ini`:\n"
-      "these tests were not declared before the runs, so they are exploratory.")
-SWEEP = ("bigram", "Exploratory: every mechanism, 5 search seeds",
-         "every catalog id × 5 search seeds (`experiments/all.sweep`), by an earlier build; the\n"
-         "seeds are the ones the settings were chosen on, so nothing here confirms anything.")
+    "The studies made before the claims studies, on 2026-12-01 by earlier builds under earlier\n"
+    "rules, are under `results/reference/earlier/` as a record; [their\n"
+    "index](../results/reference/earlier/REPORT.md) says how each was made and what its\n"
+    "sentences can be read as. This page quotes none of them: the claims studies above\n"
+    "replace them.")
 
 # results.csv columns of the table: (column, header, format)
 COLUMNS = [("val_loss", "val loss", "%.4f"), ("f_attn", "F-Attn", "%.3f"), ("sink_rate_0.3", "sink@0.3", "%.2f"),
@@ -181,10 +156,6 @@ def scale_cell(text):
         if m:
             return "%s parameters, %s tokens, %s FLOPs" % m.groups()
     return "–"
-
-
-def lr_quote(text):
-    return [l for l in section(text, "## Learning-rate sensitivity") if l.startswith("- `")]
 
 
 def quote(block):
@@ -317,10 +288,10 @@ def build(root):
         "# Results",
         "",
         "Every result sentence below is copied verbatim from a generated report, where it sits\n"
-        "beside the test that makes it (its id: P for the primary family, E for equivalence, L\n"
-        "for learning-rate tests); each table is computed by `experiments/results_md.py` from the\n"
-        "committed `results.csv`. The reports, their `results.csv` and figures are under\n"
-        "`results/reference/` ([its index](../results/reference/REPORT.md)).",
+        "beside the test that makes it (its id: P for the primary family, E for equivalence);\n"
+        "each table is computed by `experiments/results_md.py` from the committed `results.csv`.\n"
+        "The reports, their `results.csv` and figures are under `results/reference/` ([its\n"
+        "index](../results/reference/REPORT.md)).",
         "", "## Every claim tested so far", "",
         "One row per test of the claims studies committed so far, copied from each report's\n"
         "headline (verdict and Holm-adjusted p as printed there; \"Untestable here\" has none),\n"
@@ -340,18 +311,6 @@ def build(root):
                   "seen." % TABLE_NOTE,
                   "", sweep_table(root, rel)]
     parts += ["", "## Earlier studies", "", EARLIER]
-    for directory, title, framing in CONFIRM:
-        rel = "%s/%s/REPORT.md" % (OLD, directory)
-        parts += ["", "### " + title, "", "`%s`: %s Its headline, verbatim:" % (rel, framing), "",
-                  quote(headline_quote(read(root, rel)))]
-    directory, title, framing = LR
-    rel = "%s/%s/REPORT.md" % (OLD, directory)
-    parts += ["", "### " + title, "", "`%s`: %s Its sentences, verbatim:" % (rel, framing), "",
-              quote(lr_quote(read(root, rel)))]
-    directory, title, framing = SWEEP
-    rel = "%s/%s" % (OLD, directory)
-    parts += ["", "### " + title, "", "`%s/`: %s %s Its report gives every test."
-              % (rel, framing, TABLE_NOTE), "", sweep_table(root, rel)]
     return "\n".join(parts) + "\n"
 
 
