@@ -5,11 +5,10 @@ Every result sentence of docs/results.md is copied verbatim from a
 generated REPORT.md of a claims study under results/reference/ (the
 lines the report's own tests decide; the earlier studies under
 results/reference/earlier/ are named, not quoted), and its tables are
-computed here from the
-committed results.csv (means and sample standard deviations over seeds,
-no tests), but for the first: every claims study's claims with the verdict
-and Holm p its headline prints, a claim's tests in different studies side
-by side.
+computed here from the committed results.csv (means and sample standard
+deviations over seeds, no tests), but for the first: every claims study's
+claims with the verdict and Holm p its headline prints, a claim's tests
+in different studies side by side.
 Nothing in the output is a result written by hand.
 
     /usr/bin/python3 experiments/results_md.py            # rewrite docs/results.md
