@@ -429,7 +429,7 @@ static double x_tic_step(const PlotSeries *s, int ns) {
             if (isfinite(s[i].x[j])) a = fmin(a, s[i].x[j]), b = fmax(b, s[i].x[j]);
     if (!(b > a)) return 0;
     double raw = (b - a) / 4, mag = pow(10, floor(log10(raw)));
-    static const double NICE[] = {1, 2, 2.5, 5, 10};
+    static const double NICE[] = {1, 2, 2.5, 5}; /* raw < 10 mag, so 10 ends the list */
     for (size_t k = 0; k < sizeof NICE / sizeof *NICE; k++)
         if (NICE[k] * mag >= raw) return NICE[k] * mag;
     return 10 * mag;
