@@ -25,6 +25,7 @@
 #include <sys/stat.h>
 
 #include "hf_model.h"
+#include "intervention.h"
 #include "forward_open.h"
 #include "hf_inspect_fixture.h"
 #include "lceval.h"
@@ -323,6 +324,112 @@ static void test_median(void **s) {
     assert_true(abs_median(two, 2, sc) == 2.5);
 }
 
+/* ---- B windows in one forward ---- */
+
+/* What a pass keeps: each layer's first columns [B, H, T] and block
+ * outputs [B, T, d], then the logits [B, T, V]. */
+typedef struct {
+    int B, T, V;
+    float *col, *hid, *lg;
+} Kept;
+
+static void keep_layer(void *ctx, const ProbeLayer *o) {
+    Kept *k = ctx;
+    const size_t nc = (size_t)k->B * o->H * o->T, nh = (size_t)k->B * o->T * o->d;
+    memcpy(k->col + (size_t)o->layer * nc, o->first_col, nc * sizeof(float));
+    memcpy(k->hid + (size_t)o->layer * nh, o->hidden, nh * sizeof(float));
+}
+
+static int keep_logits(void *ctx, int b, const float *logits, char *err, size_t errlen) {
+    Kept *k = ctx;
+    (void)err, (void)errlen;
+    memcpy(k->lg + (size_t)b * k->T * k->V, logits, (size_t)k->T * k->V * sizeof(float));
+    return 0;
+}
+
+static void kept_alloc(Kept *k, const HfArch *a, int B, int T) {
+    *k = (Kept){B,
+                T,
+                a->V,
+                calloc((size_t)a->L * B * a->H * T, 4),
+                calloc((size_t)a->L * B * T * a->d, 4),
+                calloc((size_t)B * T * a->V, 4)};
+    assert_true(k->col && k->hid && k->lg);
+}
+
+static void kept_free(Kept *k) { free(k->col), free(k->hid), free(k->lg); }
+
+/* got[n] bit for bit against want[n]. */
+static void same_bits(const char *name, const char *what, int w, const float *got,
+                      const float *want, size_t n) {
+    if (memcmp(got, want, n * sizeof(float)) == 0) return;
+    size_t i = 0;
+    while (got[i] == want[i] || (isnan(got[i]) && isnan(want[i]))) i++;
+    fail_msg("%s %s, window %d: entry %zu is %.9g among the windows, %.9g alone", name, what, w, i,
+             got[i], want[i]);
+}
+
+/* One checkpoint: B windows as one forward against each alone, plain and
+ * under an intervention (streaming window, gates-mean or bos-mean):
+ * logits, first columns and block outputs the same bits; the buffers
+ * what hf_model_pass_bytes plans. */
+static void check_batched(const char *name, int threads) {
+    enum { B = 3, T = 12 };
+    char dir[2048], err[512] = "";
+    snprintf(dir, sizeof dir, "%s/tests/reference/hf/%s", tu_src(), name);
+    HfModel *m = NULL;
+    if (hf_model_open(&m, dir, threads, err, sizeof err) < 0) fail_msg("%s: %s", name, err);
+    const HfArch *a = hf_model_arch(m);
+    int32_t ids[B * T];
+    for (int i = 0; i < B * T; i++) ids[i] = (int32_t)((i * 37 + (i / T) * 11 + 5) % a->V);
+    Intervention iv = {
+        .kind = hf_model_gate_channels(m) ? IV_GATES_MEAN : IV_BOS_MEAN, .window = 5, .keep = 1};
+    const size_t L = (size_t)a->L, nc = (size_t)a->H * T, nh = (size_t)T * a->d,
+                 nl = (size_t)T * a->V;
+    for (int k = 0; k < 2; k++) {
+        const Intervention *ivk = k ? &iv : NULL;
+        Kept all, one;
+        kept_alloc(&all, a, B, T);
+        kept_alloc(&one, a, 1, T);
+        HfRun run = {.B = B,
+                     .iv = ivk,
+                     .fn = keep_layer,
+                     .ctx = &all,
+                     .logits = one.lg,
+                     .logits_fn = keep_logits};
+        if (hf_model_forward(m, ids, T, &run, err, sizeof err) < 0) fail_msg("%s: %s", name, err);
+        size_t wb, bufs, pb;
+        hf_model_pass_bytes(m, 1, B, T, 0, &wb, &bufs, &pb);
+        assert_int_equal(hf_model_buffer_bytes(m), bufs);
+        for (int w = 0; w < B; w++) {
+            run = (HfRun){.iv = ivk, .fn = keep_layer, .ctx = &one, .logits = one.lg};
+            if (hf_model_forward(m, ids + w * T, T, &run, err, sizeof err) < 0)
+                fail_msg("%s: %s", name, err);
+            same_bits(name, "logits", w, all.lg + w * nl, one.lg, nl);
+            for (size_t l = 0; l < L; l++) {
+                same_bits(name, "first column", w, all.col + (l * B + w) * nc, one.col + l * nc,
+                          nc);
+                same_bits(name, "block output", w, all.hid + (l * B + w) * nh, one.hid + l * nh,
+                          nh);
+            }
+        }
+        hf_model_pass_bytes(m, 1, 1, T, 0, &wb, &bufs, &pb);
+        assert_int_equal(hf_model_buffer_bytes(m), bufs);
+        kept_free(&all), kept_free(&one);
+    }
+    /* the logits of several windows go through the callback */
+    float lg[T * 256];
+    assert_true((size_t)a->V <= 256);
+    assert_int_equal(hf_model_forward(m, ids, T, &(HfRun){.B = 2, .logits = lg}, err, sizeof err),
+                     -1);
+    hf_model_close(m);
+}
+
+static void test_batched_windows(void **s) {
+    (void)s;
+    for (size_t i = 0; i < N_FIX; i++) check_batched(FIXTURES[i], 1 + (int)(i % 3));
+}
+
 /* ---- an inspected checkpoint run again ---- */
 
 /* eval on an inspected checkpoint: at the window's own length the loss of
@@ -378,6 +485,70 @@ static void test_eval_checkpoint(void **s) {
     assert_int_equal(tu_run(lg_path, "eval %s --lengths %d --batch-size 2", run, T),
                      2); /* 1 window */
     free(tok), free(lg), free(att);
+}
+
+/* The losses of B windows of an inspected checkpoint: one forward of all
+ * B gives each window's per-token losses and first columns the bits of
+ * the window alone, and the mean over them all; its memory plan counts
+ * the B windows' buffers (hf_model_pass_bytes), one window's logits and
+ * the ids. */
+static void test_losses_batched(void **s) {
+    (void)s;
+    enum { B = 3, T = 16, NB = 2 };
+    char fix[2048], ids[2048], run[2048], lg_path[2048], err[512];
+    const char *d = tu_tmpdir();
+    snprintf(fix, sizeof fix, "%s/tests/reference/hf/qwen3-headwise-f32", tu_src());
+    snprintf(ids, sizeof ids, "%s/ids.txt", d);
+    snprintf(run, sizeof run, "%s/run.h5", d);
+    snprintf(lg_path, sizeof lg_path, "%s/log", d);
+    FILE *fp = fopen(ids, "w");
+    assert_non_null(fp);
+    for (int l = 0; l < B * NB; l++)
+        for (int t = 0; t < T; t++)
+            fprintf(fp, "%d%c", (l * 29 + t * 13 + 3) % 97, t + 1 < T ? ' ' : '\n');
+    fclose(fp);
+    assert_int_equal(tu_run(lg_path, "inspect %s --tokens %s --out %s --force -q", fix, ids, run),
+                     0);
+    ForwardOpen fo = {.threads = 2};
+    Forward *fw = forward_open(run, &fo, err, sizeof err);
+    if (!fw) fail_msg("%s", err);
+    const int L = fw->info.L, H = fw->info.H, V = fw->info.V;
+    HfModel *m = NULL;
+    if (hf_model_open(&m, fix, 2, err, sizeof err) < 0) fail_msg("%s", err);
+    for (int b = 1; b <= B; b += B - 1) {
+        MemPlan p;
+        size_t wb, bufs, pb;
+        assert_int_equal(fw->ops->plan(fw, b, T, 0, 0, &p, err, sizeof err), 0);
+        hf_model_pass_bytes(m, 1, b, T, 0, &wb, &bufs, &pb);
+        assert_int_equal(p.activations, bufs + (size_t)T * V * sizeof(float) +
+                                            (size_t)T * b * 3 * sizeof(int32_t));
+        assert_int_equal(p.params, wb);
+    }
+    hf_model_close(m);
+    int in[B * T], tg[B * T];
+    float tl[B * T], tl1[T], *cols = calloc((size_t)L * B * H * T, 4),
+                             *cols1 = calloc((size_t)L * H * T, 4);
+    double mean, mean1, sum = 0.0;
+    assert_int_equal(fw->ops->prepare(fw, B, T, 1.0, err, sizeof err), 0);
+    assert_int_equal(fw->ops->windows(fw, T, B, NB, 1, in, tg, err, sizeof err), 0);
+    if (fw->ops->losses(fw, in, tg, B, T, NULL, tl, &mean, cols, err, sizeof err) != 0)
+        fail_msg("%s", err);
+    for (int b = 0; b < B; b++) {
+        if (fw->ops->losses(fw, in + b * T, tg + b * T, 1, T, NULL, tl1, &mean1, cols1, err,
+                            sizeof err) != 0)
+            fail_msg("%s", err);
+        assert_memory_equal(tl + b * T, tl1, sizeof tl1);
+        for (int l = 0; l < L; l++)
+            assert_memory_equal(cols + ((size_t)l * B + b) * H * T, cols1 + (size_t)l * H * T,
+                                (size_t)H * T * sizeof(float));
+        sum += mean1 / B; /* T - 1 targets each */
+    }
+    assert_true(fabs(mean - sum) < 1e-12);
+    assert_int_equal(fw->ops->losses(fw, in, tg, B + 1, T, NULL, tl, &mean, NULL, err, sizeof err),
+                     -1);
+    free(cols), free(cols1);
+    forward_close(fw);
+    tu_rmtree(d);
 }
 
 /* inspect's memory plan: a limit below what the pass needs is refused
@@ -537,7 +708,9 @@ int main(void) {
         cmocka_unit_test(test_bad_checkpoints),
         cmocka_unit_test(test_bad_index),
         cmocka_unit_test(test_median),
+        cmocka_unit_test(test_batched_windows),
         cmocka_unit_test(test_eval_checkpoint),
+        cmocka_unit_test(test_losses_batched),
         cmocka_unit_test(test_inspect_memory_plan),
         cmocka_unit_test(test_stream_checkpoint),
         cmocka_unit_test(test_rerun_checkpoint),

@@ -270,44 +270,76 @@ static void fx_trained(hid_t f) {
     H5Gclose(g);
 }
 
-/* The mean loss of window ids[T] (next-token targets) through m under iv. */
-static double fx_window_loss(HfModel *m, const int *ids, int T, const Intervention *iv) {
-    const int V = hf_model_arch(m)->V;
-    char err[512];
-    int32_t id32[64];
+/* The sum of the losses of each window's next tokens, window by window. */
+typedef struct {
+    const int *ids;
+    int T, V;
+    double sum;
+    long long n;
+} FxLoss;
+
+static int fx_logits(void *ctx, int b, const float *logits, char *err, size_t errlen) {
+    FxLoss *c = ctx;
     int tg[64];
-    float *logits = malloc((size_t)T * V * sizeof *logits);
-    assert_true(T <= 64 && logits);
-    for (int t = 0; t < T; t++) id32[t] = ids[t], tg[t] = t + 1 < T ? ids[t + 1] : -1;
-    HfRun run = {.iv = iv, .logits = logits};
-    if (hf_model_forward(m, id32, T, &run, err, sizeof err) < 0) fail_msg("%s", err);
-    double sum = 0.0;
-    long long k = 0;
-    assert_int_equal(hf_loss_sum(logits, tg, T, V, &sum, &k), 0);
-    free(logits);
-    return sum / (double)k;
+    (void)err, (void)errlen;
+    for (int t = 0; t < c->T; t++) tg[t] = t + 1 < c->T ? c->ids[b * c->T + t + 1] : -1;
+    return hf_loss_sum(logits, tg, c->T, c->V, &c->sum, &c->n);
 }
 
-/* A checkpoint's forward (hf_steps.c's hook), the same way. */
+/* The mean loss of the windows ids[B, T] (each predicting its next
+ * tokens) through m as one forward under iv: one pass of the sites. */
+static double fx_batch_loss(HfModel *m, const int *ids, int B, int T, const Intervention *iv) {
+    const int V = hf_model_arch(m)->V;
+    char err[512];
+    int32_t *id32 = malloc((size_t)B * T * sizeof *id32);
+    float *logits = malloc((size_t)T * V * sizeof *logits);
+    assert_true(T <= 64 && id32 && logits);
+    for (int i = 0; i < B * T; i++) id32[i] = ids[i];
+    FxLoss c = {ids, T, V, 0.0, 0};
+    HfRun run = {.B = B, .iv = iv, .ctx = &c, .logits = logits, .logits_fn = fx_logits};
+    if (hf_model_forward(m, id32, T, &run, err, sizeof err) < 0) fail_msg("%s", err);
+    free(id32), free(logits);
+    return c.sum / (double)c.n;
+}
+
+/* The dimensions of g's dataset `path` (rank 2 or 3) into dims. */
+static int fx_dims(hid_t g, const char *path, hsize_t dims[3]) {
+    hid_t ds = H5Dopen2(g, path, H5P_DEFAULT), sp = H5Dget_space(ds);
+    int rank = H5Sget_simple_extent_ndims(sp);
+    assert_true(rank >= 2 && rank <= 3);
+    H5Sget_simple_extent_dims(sp, dims, NULL);
+    H5Sclose(sp), H5Dclose(ds);
+    return rank;
+}
+
+/* A checkpoint's forward (hf_steps.c's hook), the same way: the
+ * fixture's B windows of a batch as one forward, so each site's range
+ * moves once a calibration batch, as the trained model's. */
 static void fx_hf(hid_t f) {
     hid_t g = H5Gopen2(f, "hf", H5P_DEFAULT);
     assert_true(g >= 0);
     char dir[1024], err[512];
     snprintf(dir, sizeof dir, "%s/tests/reference/hf/llama-f32", tu_src());
     HfModel *m;
-    if (hf_model_open(&m, dir, 1, err, sizeof err) < 0) fail_msg("%s", err);
-    size_t T, nc;
-    int *ids = tu_h5_read(g, "tokens", H5T_NATIVE_INT, sizeof(int), &T);
+    if (hf_model_open(&m, dir, 2, err, sizeof err) < 0) fail_msg("%s", err);
+    hsize_t dt[3], dc[3];
+    assert_int_equal(fx_dims(g, "tokens", dt), 2);
+    assert_int_equal(fx_dims(g, "calib", dc), 3);
+    const int B = (int)dt[0], T = (int)dt[1], nb = (int)dc[0];
+    assert_true(dc[1] == dt[0] && dc[2] == dt[1]);
+    size_t n, nc;
+    int *ids = tu_h5_read(g, "tokens", H5T_NATIVE_INT, sizeof(int), &n);
     int *cal = tu_h5_read(g, "calib", H5T_NATIVE_INT, sizeof(int), &nc);
     for (int k = 0; k < FQ_MODE_COUNT; k++) {
         FakeQuant q;
         fq_init(&q, (FqMode)k);
         Intervention iv = {.kind = IV_NONE, .quant = &q};
         q.calibrating = 1;
-        for (size_t i = 0; i < nc / T; i++) fx_window_loss(m, cal + i * T, (int)T, &iv);
+        for (int i = 0; i < nb; i++) fx_batch_loss(m, cal + (size_t)i * n, B, T, &iv);
         q.calibrating = 0;
-        double loss = fx_window_loss(m, ids, (int)T, &iv);
+        double loss = fx_batch_loss(m, ids, B, T, &iv);
         assert_int_equal(q.failed, 0);
+        for (int s = 0; s < q.n_sites; s++) assert_int_equal(q.sites[s].have, k ? nb : 0);
         fx_check("checkpoint", QMODES[k], loss, fx_loss(g, QMODES[k]));
         fq_free(&q);
     }

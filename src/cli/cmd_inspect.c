@@ -155,7 +155,7 @@ static void warn_nonfinite(const ProbeRecord *pd, const char *model) {
  * ids. 0, or -1 with memplan_check's one line. */
 static int plan_check(const HfModel *m, const HfWindows *w, int M, char *err, size_t errlen) {
     MemPlan p = {0};
-    hf_model_pass_bytes(m, w->N, w->T, M, &p.params, &p.activations, &p.probe);
+    hf_model_pass_bytes(m, w->N, 1, w->T, M, &p.params, &p.activations, &p.probe);
     p.probe += (size_t)w->N * w->T * sizeof(int32_t);
     p.total = p.params + p.activations + p.probe;
     return memplan_check(&p, "inspect", err, errlen);

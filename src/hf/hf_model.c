@@ -1,4 +1,4 @@
-/* hf_model.c: a Hugging Face checkpoint's forward pass on one window:
+/* hf_model.c: a Hugging Face checkpoint's forward pass on B windows:
  * open (config.json, safetensors, the weights bound one layer at a time by
  * hf_weights.c), embed, the architecture's recipe per layer
  * (hf_recipes.c) with the probe's callback after each, the final norm and
@@ -33,13 +33,15 @@ ProbeShape hf_model_probe_shape(const HfModel *m, int N, int T, int M) {
                         .threads = m->threads};
 }
 
-void hf_model_pass_bytes(const HfModel *m, int N, int T, int M, size_t *weights, size_t *buffers,
-                         size_t *probe) {
+void hf_model_pass_bytes(const HfModel *m, int N, int B, int T, int M, size_t *weights,
+                         size_t *buffers, size_t *probe) {
     ProbeShape ps = hf_model_probe_shape(m, N, T, M);
     *weights = m->w.scratch_n * sizeof(float);
-    *buffers = hf_bufs_bytes(&m->a, T, M, m->threads);
+    *buffers = hf_bufs_bytes(&m->a, B, T, M, m->threads);
     *probe = probe_acc_bytes(&ps);
 }
+
+size_t hf_model_buffer_bytes(const HfModel *m) { return m->b.bytes; }
 
 void hf_model_probe_attrs(const HfModel *m, ProbeRecord *p) {
     int C = hf_model_gate_channels(m);
@@ -47,16 +49,19 @@ void hf_model_probe_attrs(const HfModel *m, ProbeRecord *p) {
     p->gate_heads = C ? m->a.H : 0, p->gate_bounded = C > 0;
 }
 
-static int embed(HfModel *m, const int32_t *ids, int T, char *err, size_t errlen) {
+/* The B windows' token embeddings into b.x (learned positions: each
+ * window's from 0). */
+static int embed(HfModel *m, const int32_t *ids, int B, int T, char *err, size_t errlen) {
     const HfArch *a = &m->a;
     float *pos = m->b.h;
-    for (int t = 0; t < T; t++) {
-        if (ids[t] < 0 || ids[t] >= a->V)
+    for (size_t r = 0; r < (size_t)B * T; r++) {
+        const int t = (int)(r % (size_t)T);
+        if (ids[r] < 0 || ids[r] >= a->V)
             return seterr(err, errlen,
-                          "token id %d at position %d is outside the vocabulary [0, %d)", ids[t], t,
+                          "token id %d at position %d is outside the vocabulary [0, %d)", ids[r], t,
                           a->V);
-        float *x = m->b.x + (size_t)t * a->d;
-        if (st_to_f32(m->w.g[G_EMB], (size_t)ids[t] * a->d, (size_t)a->d, x, err, errlen) < 0)
+        float *x = m->b.x + r * a->d;
+        if (st_to_f32(m->w.g[G_EMB], (size_t)ids[r] * a->d, (size_t)a->d, x, err, errlen) < 0)
             return -1;
         if (!m->w.g[G_POS]) continue;
         if (st_to_f32(m->w.g[G_POS], (size_t)t * a->d, (size_t)a->d, pos, err, errlen) < 0)
@@ -66,28 +71,39 @@ static int embed(HfModel *m, const int32_t *ids, int T, char *err, size_t errlen
     return 0;
 }
 
-/* Final norm and logits[T, V] = h @ head^T, converting the head in chunks. */
-static int lm_head(HfModel *m, float *logits, int T, char *err, size_t errlen) {
+/* The final norm of the B windows' rows, then each window's logits
+ * [T, V] = h @ head^T into run->logits (converting the head in chunks),
+ * handed to run->logits_fn. */
+static int lm_head(HfModel *m, const HfRun *run, char *err, size_t errlen) {
     const HfArch *a = &m->a;
     HfBufs *b = &m->b;
     const float *w = hf_weights_vec(&m->w, G_NORM, b->vec0, err, errlen);
     const float *bias =
         m->w.g[G_NORM_B] ? hf_weights_vec(&m->w, G_NORM_B, b->vec1, err, errlen) : NULL;
     if (!w || (m->w.g[G_NORM_B] && !bias)) return -1;
-    hf_norm(m, b->h, b->x, w, bias, T, a->d, a->rms);
+    hf_norm(m, b->h, b->x, w, bias, b->R, a->d, a->rms);
     const StTensor *head = m->w.g[G_HEAD] ? m->w.g[G_HEAD] : m->w.g[G_EMB];
     const float *view = st_f32_view(head);
     if (!view && !b->head && !(b->head = falloc((size_t)HEAD_ROWS * a->d)))
         return seterr(err, errlen, "out of memory for the LM head");
     const int rows = view ? a->V : HEAD_ROWS; /* F32 in the file: one GEMM, no chunks */
-    for (int r0 = 0; r0 < a->V; r0 += rows) {
-        int n = a->V - r0 < rows ? a->V - r0 : rows;
-        const float *W = view ? view + (size_t)r0 * a->d : b->head;
-        if (!view && st_to_f32(head, (size_t)r0 * a->d, (size_t)n * a->d, b->head, err, errlen) < 0)
-            return -1;
-        HfLinear j = {
-            .out = logits + r0, .in = b->h, .W = W, .M = T, .K = a->d, .N = n, .ldo = a->V};
-        hf_linear_run(m->threads, &j);
+    for (int k = 0; k < b->B; k++) {
+        for (int r0 = 0; r0 < a->V; r0 += rows) {
+            int n = a->V - r0 < rows ? a->V - r0 : rows;
+            const float *W = view ? view + (size_t)r0 * a->d : b->head;
+            if (!view &&
+                st_to_f32(head, (size_t)r0 * a->d, (size_t)n * a->d, b->head, err, errlen) < 0)
+                return -1;
+            HfLinear j = {.out = run->logits + r0,
+                          .in = b->h + (size_t)k * b->T * a->d,
+                          .W = W,
+                          .M = b->T,
+                          .K = a->d,
+                          .N = n,
+                          .ldo = a->V};
+            hf_linear_run(m->threads, &j);
+        }
+        if (run->logits_fn && run->logits_fn(run->ctx, k, run->logits, err, errlen) < 0) return -1;
     }
     return 0;
 }
@@ -111,22 +127,24 @@ static void head_inputs(const HfModel *m, ProbeLayer *o) {
 int hf_model_forward(HfModel *m, const int32_t *ids, int T, const HfRun *run, char *err,
                      size_t errlen) {
     const HfArch *a = &m->a;
-    const int M = run->M;
+    const int B = run->B > 0 ? run->B : 1, M = run->M;
     if (T < 1 || M < 0 || M > T) return seterr(err, errlen, "bad window: T=%d M=%d", T, M);
+    if (B > 1 && run->logits && !run->logits_fn)
+        return seterr(err, errlen, "the logits of %d windows need a callback", B);
     if (a->family == HF_GPT2 && T > a->max_pos)
         return seterr(err, errlen, "window of %d tokens exceeds the model's %d positions", T,
                       a->max_pos);
-    if (hf_bufs_alloc(&m->b, a, T, M, m->threads) < 0)
-        return seterr(err, errlen, "out of memory for activations (T=%d)", T);
+    if (hf_bufs_alloc(&m->b, a, B, T, M, m->threads) < 0)
+        return seterr(err, errlen, "out of memory for activations (%d x T=%d)", B, T);
     openblas_set_num_threads(1); /* our threads split the work (parallel.c) */
     m->quant = run->iv ? run->iv->quant : NULL;
-    if (m->quant) fq_begin(m->quant, 1);
-    if (embed(m, ids, T, err, errlen) < 0) return -1;
+    if (m->quant) fq_begin(m->quant, B); /* the B windows are one pass: each site's range once */
+    if (embed(m, ids, B, T, err, errlen) < 0) return -1;
     if (a->rotary_dim) hf_rope_setup(m);
     const int C = hf_model_gate_channels(m);
     for (int l = 0; l < a->L; l++) {
         if (hf_layer(m, l, run->iv, err, errlen) < 0) return -1;
-        if (m->quant) fq_output(m->quant, FQ_OUT_LAYER, m->b.x, 1, (size_t)T * a->d);
+        if (m->quant) fq_output(m->quant, FQ_OUT_LAYER, m->b.x, B, (size_t)T * a->d);
         ProbeLayer o = {.layer = l,
                         .T = T,
                         .H = a->H,
@@ -141,7 +159,7 @@ int hf_model_forward(HfModel *m, const int32_t *ids, int T, const HfRun *run, ch
         head_inputs(m, &o);
         if (run->fn) run->fn(run->ctx, &o);
     }
-    return run->logits ? lm_head(m, run->logits, T, err, errlen) : 0;
+    return run->logits ? lm_head(m, run, err, errlen) : 0;
 }
 
 int hf_model_open(HfModel **out, const char *dir, int threads, char *err, size_t errlen) {

@@ -14,11 +14,11 @@
 #include "hf_steps.h"
 
 /* q_proj per KV group is [group*dh queries | group*g gate scores]: the
- * queries into b.q [T, H*dh], the gate scores into b.g [T, H*g]. */
+ * queries into b.q [R, H*dh], the gate scores into b.g [R, H*g]. */
 static void split_q_gate(const HfArch *a, HfBufs *b) {
     const int H = a->H, dh = a->dh, g = hf_gate_per_head(a), grp = H / a->Hkv;
     const size_t hd = (size_t)H * dh, rows = (size_t)hf_q_rows(a);
-    for (size_t t = 0; t < (size_t)b->T; t++)
+    for (size_t t = 0; t < (size_t)b->R; t++)
         for (int kv = 0; kv < a->Hkv; kv++) {
             const float *r = b->qraw + t * rows + (size_t)kv * grp * (dh + g);
             memcpy(b->q + t * hd + (size_t)kv * grp * dh, r, (size_t)grp * dh * sizeof(float));
@@ -31,21 +31,21 @@ static void split_q_gate(const HfArch *a, HfBufs *b) {
 static int llama_layer(HfModel *m, int l, const float *W[W_N_ROLES], const Intervention *iv) {
     const HfArch *a = &m->a;
     HfBufs *b = &m->b;
-    const int T = b->T, kv = a->Hkv * a->dh, hd = a->H * a->dh;
-    hf_norm(m, b->h, b->x, W[W_LN1], W[W_LN1_B], T, a->d, a->rms);
+    const int R = b->R, kv = a->Hkv * a->dh, hd = a->H * a->dh;
+    hf_norm(m, b->h, b->x, W[W_LN1], W[W_LN1_B], R, a->d, a->rms);
     hf_linear(m, b->qraw, b->h, W[W_Q], W[W_QB], a->d, hf_q_rows(a), 0, 0, FQ_OUT_ATTN);
     hf_linear(m, b->k, b->h, W[W_K], W[W_KB], a->d, kv, 0, 0, FQ_OUT_ATTN);
     hf_linear(m, b->v, b->h, W[W_V], W[W_VB], a->d, kv, 0, 0, FQ_OUT_ATTN);
     split_q_gate(a, b);
     if (W[W_QN] && W[W_KN]) { /* Qwen3 q_norm / k_norm: per head */
-        hf_norm(m, b->q, b->q, W[W_QN], NULL, T * a->H, a->dh, 1);
-        hf_norm(m, b->k, b->k, W[W_KN], NULL, T * a->Hkv, a->dh, 1);
+        hf_norm(m, b->q, b->q, W[W_QN], NULL, R * a->H, a->dh, 1);
+        hf_norm(m, b->k, b->k, W[W_KN], NULL, R * a->Hkv, a->dh, 1);
     }
     hf_rope(m, b->q, a->H);
     hf_rope(m, b->k, a->Hkv);
     hf_attend(m, l, &(AttnIn){.q = b->q, .k = b->k, .v = b->v, .ldq = hd, .ldkv = kv}, iv);
     hf_linear(m, b->x, b->o, W[W_O], W[W_OB], hd, a->d, m->w.conv1d, 1, FQ_OUT_ATTN);
-    hf_norm(m, b->h, b->x, W[W_LN2], W[W_LN2_B], T, a->d, a->rms);
+    hf_norm(m, b->h, b->x, W[W_LN2], W[W_LN2_B], R, a->d, a->rms);
     hf_mlp(m, W);
     return 0;
 }
@@ -54,7 +54,7 @@ static int gpt2_layer(HfModel *m, int l, const float *W[W_N_ROLES], const Interv
     const HfArch *a = &m->a;
     HfBufs *b = &m->b;
     const int d = a->d;
-    hf_norm(m, b->h, b->x, W[W_LN1], W[W_LN1_B], b->T, d, a->rms);
+    hf_norm(m, b->h, b->x, W[W_LN1], W[W_LN1_B], b->R, d, a->rms);
     hf_linear(m, b->qraw, b->h, W[W_QKV], W[W_QKV_B], d, 3 * d, m->w.conv1d, 0, FQ_OUT_ATTN);
     /* attention reads the fused [q | k | v] rows in place */
     hf_attend(m, l,
@@ -65,7 +65,7 @@ static int gpt2_layer(HfModel *m, int l, const float *W[W_N_ROLES], const Interv
                         .ldkv = 3 * d},
               iv);
     hf_linear(m, b->x, b->o, W[W_O], W[W_OB], d, d, m->w.conv1d, 1, FQ_OUT_ATTN);
-    hf_norm(m, b->h, b->x, W[W_LN2], W[W_LN2_B], b->T, d, a->rms);
+    hf_norm(m, b->h, b->x, W[W_LN2], W[W_LN2_B], b->R, d, a->rms);
     hf_mlp(m, W);
     return 0;
 }
@@ -74,7 +74,7 @@ static int gpt2_layer(HfModel *m, int l, const float *W[W_N_ROLES], const Interv
 static void split_neox(const HfArch *a, HfBufs *b) {
     const int H = a->H, dh = a->dh;
     const size_t hd = (size_t)H * dh;
-    for (size_t t = 0; t < (size_t)b->T; t++)
+    for (size_t t = 0; t < (size_t)b->R; t++)
         for (int h = 0; h < H; h++) {
             const float *r = b->qraw + t * 3 * a->d + (size_t)h * 3 * dh;
             size_t o = t * hd + (size_t)h * dh;
@@ -88,7 +88,7 @@ static int neox_layer(HfModel *m, int l, const float *W[W_N_ROLES], const Interv
     const HfArch *a = &m->a;
     HfBufs *b = &m->b;
     const int d = a->d, hd = a->H * a->dh;
-    hf_norm(m, b->h, b->x, W[W_LN1], W[W_LN1_B], b->T, d, a->rms);
+    hf_norm(m, b->h, b->x, W[W_LN1], W[W_LN1_B], b->R, d, a->rms);
     hf_linear(m, b->qraw, b->h, W[W_QKV], W[W_QKV_B], d, 3 * d, m->w.conv1d, 0, FQ_OUT_ATTN);
     split_neox(a, b);
     hf_rope(m, b->q, a->H);
@@ -96,9 +96,9 @@ static int neox_layer(HfModel *m, int l, const float *W[W_N_ROLES], const Interv
     hf_attend(m, l, &(AttnIn){.q = b->q, .k = b->k, .v = b->v, .ldq = hd, .ldkv = hd}, iv);
     /* parallel residual: both blocks read the same x, so the second norm
      * is taken before o_proj adds to x */
-    if (a->parallel_residual) hf_norm(m, b->h, b->x, W[W_LN2], W[W_LN2_B], b->T, d, a->rms);
+    if (a->parallel_residual) hf_norm(m, b->h, b->x, W[W_LN2], W[W_LN2_B], b->R, d, a->rms);
     hf_linear(m, b->x, b->o, W[W_O], W[W_OB], hd, d, m->w.conv1d, 1, FQ_OUT_ATTN);
-    if (!a->parallel_residual) hf_norm(m, b->h, b->x, W[W_LN2], W[W_LN2_B], b->T, d, a->rms);
+    if (!a->parallel_residual) hf_norm(m, b->h, b->x, W[W_LN2], W[W_LN2_B], b->R, d, a->rms);
     hf_mlp(m, W);
     return 0;
 }
@@ -111,6 +111,6 @@ int hf_layer(HfModel *m, int l, const Intervention *iv, char *err, size_t errlen
     case HF_NEOX: neox_layer(m, l, W, iv); break;
     default: llama_layer(m, l, W, iv); break;
     }
-    iv_residual(iv, l, m->b.x, 1, m->b.T, 0, m->a.d);
+    iv_residual(iv, l, m->b.x, m->b.B, m->b.T, 0, m->a.d);
     return 0;
 }

@@ -24,10 +24,10 @@ static float *take(size_t n, int alloc, size_t *sum) {
     return alloc ? falloc(n) : NULL;
 }
 
-/* The buffers for windows of T tokens with maps of M: allocated into b
+/* The buffers for B windows of T tokens with maps of M: allocated into b
  * (alloc set) or only counted. Returns the floats they take. */
-static size_t bufs_plan(HfBufs *b, const HfArch *a, int T, int M, int threads, int alloc) {
-    size_t t = (size_t)T, hd = (size_t)a->H * a->dh, kv = (size_t)a->Hkv * a->dh, n = 0;
+static size_t bufs_plan(HfBufs *b, const HfArch *a, int B, int T, int M, int threads, int alloc) {
+    size_t t = (size_t)B * T, hd = (size_t)a->H * a->dh, kv = (size_t)a->Hkv * a->dh, n = 0;
     size_t qraw =
         a->family == HF_GPT2 || a->family == HF_NEOX ? 3 * (size_t)a->d : (size_t)hf_q_rows(a);
     size_t gc = (size_t)a->H * hf_gate_per_head(a),
@@ -38,8 +38,8 @@ static size_t bufs_plan(HfBufs *b, const HfArch *a, int T, int M, int threads, i
     b->g = take(t * (gc ? gc : 1), alloc, &n), b->o = take(t * hd, alloc, &n);
     b->f1 = take(t * a->ff, alloc, &n), b->f2 = take(t * a->ff, alloc, &n);
     b->first_col = take((size_t)a->H * t, alloc, &n);
-    b->maps = take((size_t)a->H * M * M + 1, alloc, &n);
-    b->cosv = take(t * half, alloc, &n), b->sinv = take(t * half, alloc, &n);
+    b->maps = take((size_t)B * a->H * M * M + 1, alloc, &n);
+    b->cosv = take((size_t)T * half, alloc, &n), b->sinv = take((size_t)T * half, alloc, &n);
     b->mean = take(t * a->H, alloc, &n), b->rstd = take(t * a->H, alloc, &n);
     b->inv_freq = take(half, alloc, &n);
     b->vec0 = take((size_t)a->d, alloc, &n), b->vec1 = take((size_t)a->d, alloc, &n);
@@ -47,16 +47,16 @@ static size_t bufs_plan(HfBufs *b, const HfArch *a, int T, int M, int threads, i
     return n;
 }
 
-size_t hf_bufs_bytes(const HfArch *a, int T, int M, int threads) {
+size_t hf_bufs_bytes(const HfArch *a, int B, int T, int M, int threads) {
     HfBufs b;
-    return bufs_plan(&b, a, T, M, threads, 0) * sizeof(float);
+    return bufs_plan(&b, a, B, T, M, threads, 0) * sizeof(float);
 }
 
-int hf_bufs_alloc(HfBufs *b, const HfArch *a, int T, int M, int threads) {
-    if (b->T == T && b->M == M) return 0;
+int hf_bufs_alloc(HfBufs *b, const HfArch *a, int B, int T, int M, int threads) {
+    if (b->B == B && b->T == T && b->M == M) return 0;
     hf_bufs_free(b);
-    bufs_plan(b, a, T, M, threads, 1);
-    b->T = T, b->M = M;
+    const size_t n = bufs_plan(b, a, B, T, M, threads, 1);
+    b->B = B, b->T = T, b->M = M, b->R = B * T, b->bytes = n * sizeof(float);
     float *all[] = {b->x,    b->h,    b->qraw,     b->q,         b->k,    b->v,     b->g,
                     b->o,    b->f1,   b->f2,       b->first_col, b->maps, b->cosv,  b->sinv,
                     b->mean, b->rstd, b->inv_freq, b->vec0,      b->vec1, b->scores};
@@ -69,7 +69,8 @@ int hf_bufs_alloc(HfBufs *b, const HfArch *a, int T, int M, int threads) {
 }
 
 /* Output columns [16 u0, 16 u1) of a linear layer: one single-threaded
- * sgemm on that slice of the weights (each thread packs only its slice).
+ * sgemm (one a window of j->T rows) on that slice of the weights (each
+ * thread packs only its slice).
  * A bias is written first and the sgemm adds to it (beta 1): OpenBLAS's
  * beta = 0 would clear the output in a pass of its own, and the bias would
  * take another. */
@@ -86,12 +87,18 @@ static void linear_cols(void *ctx, size_t u0, size_t u1) {
         for (size_t m = 0; m < (size_t)M; m++)
             memcpy(out + m * ldo, j->bias + n0, (size_t)n * sizeof(float));
     const float beta = j->bias || j->acc ? 1.0f : 0.0f;
-    if (j->conv1d) /* W [K, N]: columns n0.. */
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, n, K, 1.0f, j->in, K, j->W + n0,
-                    j->N, beta, out, ldo);
-    else /* W [N, K]: rows n0.. */
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, n, K, 1.0f, j->in, K,
-                    j->W + (size_t)n0 * K, K, beta, out, ldo);
+    const int step = j->T > 0 && j->T < M ? j->T : M;
+    for (int r0 = 0; r0 < M; r0 += step) {
+        const int mr = M - r0 < step ? M - r0 : step;
+        const float *in = j->in + (size_t)r0 * K;
+        float *o = out + (size_t)r0 * ldo;
+        if (j->conv1d) /* W [K, N]: columns n0.. */
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, mr, n, K, 1.0f, in, K, j->W + n0,
+                        j->N, beta, o, ldo);
+        else /* W [N, K]: rows n0.. */
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, mr, n, K, 1.0f, in, K,
+                        j->W + (size_t)n0 * K, K, beta, o, ldo);
+    }
     for (size_t m = 0; j->epi && m < (size_t)M; m++)
         j->epi(j->epi_ctx, m * ldo + n0, m * ldo + n0 + n);
 }
@@ -116,14 +123,14 @@ static void linear_observed(const HfModel *m, HfLinear *j, FqOut kind) {
     }
     j->out = y, j->acc = 0;
     hf_linear_quant(m, j);
-    fq_output(m->quant, kind, y, 1, n);
+    fq_output(m->quant, kind, y, m->b.B, n / (size_t)m->b.B);
     for (size_t i = 0; i < n; i++) out[i] += y[i];
     free(y);
 }
 
 void hf_linear(const HfModel *m, float *out, const float *in, const float *W, const float *bias,
                int K, int N, int conv1d, int acc, FqOut kind) {
-    HfLinear j = {out, in, W, bias, m->b.T, K, N, conv1d, N, acc, NULL, NULL};
+    HfLinear j = {out, in, W, bias, m->b.R, K, N, conv1d, N, acc, NULL, NULL, m->b.T};
     if (acc && m->quant && m->quant->observe) linear_observed(m, &j, kind);
     else hf_linear_quant(m, &j);
 }
@@ -177,13 +184,13 @@ void hf_rope_setup(HfModel *m) {
 }
 
 void hf_rope(const HfModel *m, float *x, int nh) {
-    rope_forward_part(x, m->b.cosv, m->b.sinv, 1, m->b.T, nh, m->a.dh, m->a.rotary_dim);
+    rope_forward_part(x, m->b.cosv, m->b.sinv, m->b.B, m->b.T, nh, m->a.dh, m->a.rotary_dim);
 }
 
 void hf_attend(HfModel *m, int l, const AttnIn *in, const Intervention *iv) {
     const HfArch *a = &m->a;
     HfBufs *b = &m->b;
-    const int T = b->T;
+    const int B = b->B, T = b->T;
     AttnSpec sp = {.normaliser = NORMZ_SOFTMAX,
                    .scale = 1.0f / sqrtf((float)a->dh),
                    .window = iv ? iv->window : 0,
@@ -194,14 +201,15 @@ void hf_attend(HfModel *m, int l, const AttnIn *in, const Intervention *iv) {
                      .M = b->M,
                      .threads = m->threads,
                      .scratch = b->scores};
-    attention_keep(&keep, in, &sp, &(AttnShape){1, T, a->H, a->Hkv, a->dh});
+    attention_keep(&keep, in, &sp, &(AttnShape){B, T, a->H, a->Hkv, a->dh});
     if (a->gate != HF_GATE_NONE) {
         const int g = hf_gate_per_head(a);
-        gate_act_forward(b->g, b->g, (size_t)T * a->H * g, ACT_SIGMOID);
-        iv_gate_scores(iv, l, b->g, 1, 1, T, 0, a->H * g, FORM_MULT);
-        gate_apply_forward(b->o, b->o, b->g, g == 1 ? GB_HEAD : GB_ELEM, FORM_MULT, T, a->H, a->dh);
+        gate_act_forward(b->g, b->g, (size_t)b->R * a->H * g, ACT_SIGMOID);
+        iv_gate_scores(iv, l, b->g, 1, B, T, 0, a->H * g, FORM_MULT);
+        gate_apply_forward(b->o, b->o, b->g, g == 1 ? GB_HEAD : GB_ELEM, FORM_MULT, b->R, a->H,
+                           a->dh);
     }
-    iv_head_output(iv, l, b->o, 1, T, a->H, a->dh);
+    iv_head_output(iv, l, b->o, B, T, a->H, a->dh);
 }
 
 typedef struct {
@@ -241,13 +249,14 @@ void hf_mlp(HfModel *m, const float *W[W_N_ROLES]) {
                   .in = b->h,
                   .W = W[a->glu ? W_GATE : W_UP],
                   .bias = W[a->glu ? W_GATE_B : W_UP_B],
-                  .M = b->T,
+                  .M = b->R,
                   .K = a->d,
                   .N = a->ff,
                   .conv1d = a->glu ? 0 : m->w.conv1d,
                   .ldo = a->ff,
                   .epi = act_range,
-                  .epi_ctx = &act};
+                  .epi_ctx = &act,
+                  .T = b->T};
     hf_linear_quant(m, &j);
     hf_linear(m, b->x, b->f1, W[W_DOWN], W[W_DOWN_B], a->ff, a->d, m->w.conv1d, 1, FQ_OUT_FFN);
 }

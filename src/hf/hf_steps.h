@@ -14,15 +14,18 @@
 #include "ops.h"
 #include "parallel.h"
 
-/* The activations of one window of T tokens (maps of M). */
+/* The activations of B windows of T tokens (maps of M), their rows
+ * (R = B * T) one after the other: window b's token t is row b * T + t. */
 typedef struct {
-    int T, M;
-    float *x, *h;            /* [T, d]: residual stream, normalised input of a block */
-    float *qraw, *q, *k, *v; /* projections: raw q_proj / fused qkv, then split */
-    float *g, *o;            /* gate scores [T, H*g], attention output [T, H*dh] */
-    float *f1, *f2;          /* MLP hidden [T, ff] */
-    float *first_col, *maps, *cosv, *sinv;
-    float *mean, *rstd, *inv_freq;      /* norm statistics [T * H], RoPE frequencies */
+    int B, T, M, R;
+    size_t bytes;                       /* what hf_bufs_alloc took (hf_bufs_bytes) */
+    float *x, *h;                       /* [R, d]: residual stream, normalised input of a block */
+    float *qraw, *q, *k, *v;            /* projections: raw q_proj / fused qkv, then split */
+    float *g, *o;                       /* gate scores [R, H*g], attention output [R, H*dh] */
+    float *f1, *f2;                     /* MLP hidden [R, ff] */
+    float *first_col, *maps;            /* [B, H, T], [B, H, M, M] */
+    float *cosv, *sinv;                 /* RoPE tables of one window's T positions */
+    float *mean, *rstd, *inv_freq;      /* norm statistics [R * H], RoPE frequencies */
     float *vec0, *vec1, *head, *scores; /* scores: attention_keep's scratch */
 } HfBufs;
 
@@ -36,16 +39,20 @@ struct HfModel {
     FakeQuant *quant; /* the pass's fake quantization (NULL: none) */
 };
 
-/* Buffers for windows of T tokens with maps of M (kept when the sizes
+/* Buffers for B windows of T tokens with maps of M (kept when the sizes
  * repeat); -1 when memory runs out (b is then empty). */
-int hf_bufs_alloc(HfBufs *b, const HfArch *a, int T, int M, int threads);
+int hf_bufs_alloc(HfBufs *b, const HfArch *a, int B, int T, int M, int threads);
 /* The bytes hf_bufs_alloc takes for those sizes (the same plan, counted). */
-size_t hf_bufs_bytes(const HfArch *a, int T, int M, int threads);
+size_t hf_bufs_bytes(const HfArch *a, int B, int T, int M, int threads);
 void hf_bufs_free(HfBufs *b);
 
 /* out[M,N] (row stride ldo) = in[M,K] @ W^T + b, W [N,K] (nn.Linear;
  * conv1d: W [K,N]); acc: out += instead. epi, when given, runs on each
- * row's slice of out right after its sgemm (an activation in cache). */
+ * row's slice of out right after its sgemm (an activation in cache).
+ * T > 0: the rows are windows of T, one sgemm each (0: one for all M), so
+ * that a window's product has the same bits alone or among others: a BLAS
+ * may sum in another order for another M (OpenBLAS's small-matrix kernels
+ * do). */
 typedef struct {
     float *out;
     const float *in, *W, *bias;
@@ -53,12 +60,13 @@ typedef struct {
     int acc;
     RangeFn epi;
     void *epi_ctx;
+    int T;
 } HfLinear;
 void hf_linear_run(int threads, const HfLinear *j);
 /* j's product through the model's fake quantization (m->quant, which may
  * swap j's input and weight for quantized copies), then hf_linear_run. */
 void hf_linear_quant(const HfModel *m, HfLinear *j);
-/* The usual case: M = the window's T rows, row stride N, through
+/* The usual case: M = the B windows' R rows, row stride N, through
  * hf_linear_quant. acc (out +=) is how an attention or MLP output joins
  * the residual stream, so with statistics on (m->quant->observe) the
  * product is made apart, recorded as that sub-layer's output (kind) and
@@ -66,27 +74,30 @@ void hf_linear_quant(const HfModel *m, HfLinear *j);
 void hf_linear(const HfModel *m, float *out, const float *in, const float *W, const float *bias,
                int K, int N, int conv1d, int acc, FqOut kind);
 
-/* y[rows, n] = RMSNorm (rms) or LayerNorm (w, b) of x; rows <= T * H. */
+/* y[rows, n] = RMSNorm (rms) or LayerNorm (w, b) of x; rows <= R * H. */
 void hf_norm(const HfModel *m, float *y, const float *x, const float *w, const float *b, int rows,
              int n, int rms);
 /* The rotary frequencies of a's rotary_dim / 2 pairs into inv_freq
  * (rope_theta, then the llama3 or YaRN scaling); returns the attention
  * factor that multiplies the rotated q and k (YaRN's, else 1). */
 float hf_rope_freqs(const HfArch *a, float *inv_freq);
-/* The cos/sin tables of the window, times the attention factor. */
+/* The cos/sin tables of a window's T positions, times the attention
+ * factor. */
 void hf_rope_setup(HfModel *m);
-/* Rotate the first rotary_dim dims of each of nh heads of x[T, nh*dh]. */
+/* Rotate the first rotary_dim dims of each of nh heads of x[B, T, nh*dh],
+ * the positions of each window from 0. */
 void hf_rope(const HfModel *m, float *x, int nh);
-/* b.o = layer l's softmax attention of in (scale 1/sqrt(dh), the
- * intervention's streaming window), keeping the first column and the maps;
- * then, for a gated model, o *= sigmoid(b.g) with the intervention's change
- * to the scores (b.g becomes the applied scores); last the intervention's
- * change to the head outputs (iv_head_output). */
+/* b.o = layer l's softmax attention of in, each window and head on its
+ * own (scale 1/sqrt(dh), the intervention's streaming window), keeping the
+ * first column and the maps; then, for a gated model, o *= sigmoid(b.g)
+ * with the intervention's change to the scores (b.g becomes the applied
+ * scores); last the intervention's change to the head outputs
+ * (iv_head_output). */
 void hf_attend(HfModel *m, int l, const AttnIn *in, const Intervention *iv);
 /* The MLP of b.h added to the residual stream b.x (GLU or plain). */
 void hf_mlp(HfModel *m, const float *W[W_N_ROLES]);
 
-/* hf_recipes.c: layer l of the model's architecture on the window in b.x,
+/* hf_recipes.c: layer l of the model's architecture on the windows in b.x,
  * then the intervention's change to the residual stream. */
 int hf_layer(HfModel *m, int l, const Intervention *iv, char *err, size_t errlen);
 

@@ -24,33 +24,58 @@ typedef struct {
     int recorded_input; /* input is the one the run records */
     HfWindows w;        /* the input's windows, loaded for wT tokens */
     int wT;
-    float *logits; /* [T, V] of the prepared T */
-    int32_t *ids;  /* [T] */
-    int T;
+    float *logits; /* [T, V] of the prepared T: one window's at a time */
+    int32_t *ids;  /* [B, T] */
+    int B, T;
 } Hf;
 
-/* Layer callback of losses: each head's first column into cols. */
+/* The callbacks of losses' forward of B windows. */
 typedef struct {
     float *cols;
-    int B, b;
-} ColCtx;
+    int B, T, V;
+    const int *targets;
+    float *tok_loss;
+    int mean;
+    double sum;
+    long long cnt;
+} LossCtx;
 
+/* After each layer: each window's and head's first column, [B, H, T], into
+ * cols (layer l's at l * B * H * T). */
 static void col_feed(void *ctx, const ProbeLayer *o) {
-    ColCtx *c = ctx;
-    for (int h = 0; h < o->H; h++)
-        memcpy(c->cols + (((size_t)o->layer * c->B + c->b) * o->H + h) * o->T,
-               o->first_col + (size_t)h * o->T, (size_t)o->T * sizeof(float));
+    LossCtx *c = ctx;
+    const size_t n = (size_t)c->B * o->H * o->T;
+    memcpy(c->cols + (size_t)o->layer * n, o->first_col, n * sizeof(float));
+}
+
+/* Window b's logits: its per-position losses and its sum, in window order. */
+static int window_loss(void *ctx, int b, const float *logits, char *err, size_t errlen) {
+    LossCtx *c = ctx;
+    const int *tg = c->targets + (size_t)b * c->T;
+    for (int t = 0; c->tok_loss && t < c->T; t++) {
+        double s = 0.0;
+        long long k = 0;
+        if (hf_loss_sum(logits + (size_t)t * c->V, tg + t, 1, c->V, &s, &k) < 0)
+            return seterr(err, errlen, "out of memory for the loss");
+        c->tok_loss[(size_t)b * c->T + t] = k ? (float)s : 0.0f;
+    }
+    if (c->mean && hf_loss_sum(logits, tg, c->T, c->V, &c->sum, &c->cnt) < 0)
+        return seterr(err, errlen, "out of memory for the loss");
+    return 0;
 }
 
 static size_t sat_add(size_t a, size_t b) { return a > (size_t)-1 - b ? (size_t)-1 : a + b; }
 
+/* A probe runs its windows one at a time (maps of M); losses runs its B
+ * windows as one forward, their logits one window at a time. */
 static int h_plan(Forward *f, int B, int T, int M, int probe_n, MemPlan *p, char *err,
                   size_t errlen) {
     Hf *h = f->impl;
     size_t probe = 0;
     (void)err, (void)errlen;
     memset(p, 0, sizeof *p);
-    hf_model_pass_bytes(h->m, probe_n > 0 ? probe_n : 1, T, M, &p->params, &p->activations, &probe);
+    hf_model_pass_bytes(h->m, probe_n > 0 ? probe_n : 1, probe_n > 0 ? 1 : B, T, M, &p->params,
+                        &p->activations, &probe);
     size_t tokens = (size_t)T * sizeof(int32_t) * (probe_n > 0 ? probe_n : B) * 3;
     size_t logits = (size_t)T * f->info.V * sizeof(float);
     p->activations = sat_add(sat_add(p->activations, logits), tokens);
@@ -61,12 +86,11 @@ static int h_plan(Forward *f, int B, int T, int M, int probe_n, MemPlan *p, char
 
 static int h_prepare(Forward *f, int B, int T, double yarn, char *err, size_t errlen) {
     Hf *h = f->impl;
-    (void)B;
     if (yarn != 1.0) return seterr(err, errlen, "%s: YaRN is for trained runs", f->run);
     free(h->logits), free(h->ids);
     h->logits = falloc((size_t)T * f->info.V);
-    h->ids = malloc((size_t)T * sizeof *h->ids);
-    h->T = T;
+    h->ids = malloc((size_t)B * T * sizeof *h->ids);
+    h->B = B, h->T = T;
     if (!h->logits || !h->ids)
         return seterr(err, errlen, "%s: out of memory for the logits of %d tokens", f->run, T);
     return 0;
@@ -128,31 +152,31 @@ static int h_probe(Forward *f, const ForwardProbeIn *in, ProbeRecord *rec, doubl
     return rc;
 }
 
+/* The B windows as one forward (docs/metrics.md "Quantized evaluation":
+ * a fake quantization's pass is the batch, as a trained run's). */
 static int h_losses(Forward *f, const int *ids, const int *targets, int B, int T,
                     const struct Intervention *iv, float *tok_loss, double *mean, float *cols,
                     char *err, size_t errlen) {
     Hf *h = f->impl;
-    const int V = f->info.V;
-    double sum = 0.0;
-    long long cnt = 0;
-    if (T > h->T) return seterr(err, errlen, "%s: %d tokens, prepared for %d", f->run, T, h->T);
-    for (int b = 0; b < B; b++) {
-        const int *tg = targets + (size_t)b * T;
-        for (int t = 0; t < T; t++) h->ids[t] = (int32_t)ids[(size_t)b * T + t];
-        ColCtx c = {cols, B, b};
-        HfRun run = {.iv = iv, .fn = cols ? col_feed : NULL, .ctx = &c, .logits = h->logits};
-        if (hf_model_forward(h->m, h->ids, T, &run, err, errlen) < 0) return -1;
-        for (int t = 0; tok_loss && t < T; t++) {
-            double s = 0.0;
-            long long k = 0;
-            if (hf_loss_sum(h->logits + (size_t)t * V, tg + t, 1, V, &s, &k) < 0)
-                return seterr(err, errlen, "out of memory for the loss");
-            tok_loss[(size_t)b * T + t] = k ? (float)s : 0.0f;
-        }
-        if (mean && hf_loss_sum(h->logits, tg, T, V, &sum, &cnt) < 0)
-            return seterr(err, errlen, "out of memory for the loss");
-    }
-    if (mean) *mean = cnt ? sum / (double)cnt : NAN;
+    if (T > h->T || B > h->B)
+        return seterr(err, errlen, "%s: %d windows of %d tokens, prepared for %d of %d", f->run, B,
+                      T, h->B, h->T);
+    for (size_t i = 0; i < (size_t)B * T; i++) h->ids[i] = (int32_t)ids[i];
+    LossCtx c = {.cols = cols,
+                 .B = B,
+                 .T = T,
+                 .V = f->info.V,
+                 .targets = targets,
+                 .tok_loss = tok_loss,
+                 .mean = mean != NULL};
+    HfRun run = {.B = B,
+                 .iv = iv,
+                 .fn = cols ? col_feed : NULL,
+                 .ctx = &c,
+                 .logits = h->logits,
+                 .logits_fn = window_loss};
+    if (hf_model_forward(h->m, h->ids, T, &run, err, errlen) < 0) return -1;
+    if (mean) *mean = c.cnt ? c.sum / (double)c.cnt : NAN;
     return 0;
 }
 

@@ -10,10 +10,13 @@ w8a8, w8a8-pct and w4a4 after calibrating the input ranges on CALIB batches:
             and float32-exact weights; gatelab_ref.Model's forward):
             config, params/<name>, calib int32 [CALIB, B, T], tokens,
             targets int32 [B, T], loss_<mode> float64 (loss_float too)
-  hf/       the committed checkpoint tests/reference/hf/llama-f32 (through
-            make_hf_fixtures.forward_llama, one window at a time):
-            calib int32 [CALIB, T], tokens int32 [T] (targets: the next
-            token), loss_<mode> float64
+  hf/       the committed checkpoint tests/reference/hf/llama-f32, HB windows
+            a forward as the trained case's batches (forward_llama_batch
+            below: every linear layer's input holds the rows of all HB
+            windows, so each site's range moves once a batch; in float each
+            window's logits are make_hf_fixtures.forward_llama's):
+            calib int32 [CALIB, HB, T], tokens int32 [HB, T] (targets: the
+            next token in the window), loss_<mode> float64
 The quantizers are written here from the definitions (weights symmetric per
 tensor, inputs asymmetric per tensor on a running min-max or percentile
 range, momentum 0.9, round half to even), not from the C code.
@@ -23,7 +26,6 @@ import json
 import os
 import struct
 import sys
-import types
 
 import h5py
 import numpy as np
@@ -39,6 +41,7 @@ MODES = {"float": (0, None), "w8a8": (8, None), "w8a8-pct": (8, 99.99), "w4a4": 
 MOMENTUM = 0.9
 CALIB = 2
 QB = 48
+HB = 12  # the checkpoint's windows a batch: 12 * 16 * 32 > 5000 values, as QB's
 SEED = 20250603
 LINEAR = ("w_q", "w_k", "w_v", "w_o", "w_gate", "w_up", "w_down")
 
@@ -186,9 +189,41 @@ def hf_linear(fq, counter):
     return linear
 
 
-def hf_loss(cfg, W, ids):
-    logits = mhf.forward_llama(cfg, W, ids, "llama")[0]
-    return F.cross_entropy(logits[:-1].double(), ids[1:]).item()
+def forward_llama_batch(cfg, W, ids, linear):
+    """The logits [B, T, V] of the windows ids [B, T] of a plain Llama (no
+    bias, q/k norm or gate): make_hf_fixtures.forward_llama's recipe with
+    the B windows' rows through each linear layer at once (linear(x, w)),
+    the norms on them row by row, RoPE and attention in each window."""
+    assert cfg["model_type"] == "llama" and not cfg.get("attention_bias", False)
+    B, T = ids.shape
+    d, H = cfg["hidden_size"], cfg["num_attention_heads"]
+    Hkv = cfg.get("num_key_value_heads", H)
+    dh, eps, grp = d // H, cfg["rms_norm_eps"], H // Hkv
+    cos, sin = mhf.rope_cos_sin(T, dh, cfg.get("rope_theta", 10000.0), cfg.get("rope_scaling"))
+    x = W["model.embed_tokens.weight"][ids]
+    for l in range(cfg["num_hidden_layers"]):
+        p = "model.layers.%d." % l
+        h = mhf.rms_norm(x, W[p + "input_layernorm.weight"], eps)
+        q = linear(h, W[p + "self_attn.q_proj.weight"]).view(B, T, H, dh).transpose(1, 2)
+        k = linear(h, W[p + "self_attn.k_proj.weight"]).view(B, T, Hkv, dh).transpose(1, 2)
+        v = linear(h, W[p + "self_attn.v_proj.weight"]).view(B, T, Hkv, dh).transpose(1, 2)
+        q = q * cos + mhf.rotate_half(q) * sin
+        k = k * cos + mhf.rotate_half(k) * sin
+        k, v = k.repeat_interleave(grp, dim=1), v.repeat_interleave(grp, dim=1)
+        o = torch.stack([mhf.causal_attention(q[b], k[b], v[b])[0] for b in range(B)])
+        x = x + linear(o.reshape(B, T, H * dh), W[p + "self_attn.o_proj.weight"])
+        h = mhf.rms_norm(x, W[p + "post_attention_layernorm.weight"], eps)
+        m = F.silu(linear(h, W[p + "mlp.gate_proj.weight"])) * linear(h, W[p + "mlp.up_proj.weight"])
+        x = x + linear(m, W[p + "mlp.down_proj.weight"])
+    head = W["model.embed_tokens.weight"] if cfg.get("tie_word_embeddings") else W["lm_head.weight"]
+    return mhf.rms_norm(x, W["model.norm.weight"], eps) @ head.T
+
+
+def hf_loss(cfg, W, ids, linear):
+    """The mean loss of the windows ids [B, T] over their next tokens."""
+    logits = forward_llama_batch(cfg, W, ids, linear)
+    V = logits.shape[-1]
+    return F.cross_entropy(logits[:, :-1].reshape(-1, V).double(), ids[:, 1:].reshape(-1)).item()
 
 
 def hf_case(f, here):
@@ -197,27 +232,30 @@ def hf_case(f, here):
     W = read_safetensors(os.path.join(d, "model.safetensors"))
     gen = torch.Generator().manual_seed(SEED + 1)
     T = 16
-    calib = [torch.randint(0, cfg["vocab_size"], (T,), generator=gen) for _ in range(CALIB)]
-    ids = torch.randint(0, cfg["vocab_size"], (T,), generator=gen)
+    shape = (HB, T)
+    calib = [torch.randint(0, cfg["vocab_size"], shape, generator=gen) for _ in range(CALIB)]
+    ids = torch.randint(0, cfg["vocab_size"], shape, generator=gen)
     g = f.create_group("hf")
     mf.put(g, "calib", torch.stack(calib).numpy().astype(np.int32))
     mf.put(g, "tokens", ids.numpy().astype(np.int32))
-    plain = mhf.F
     with torch.no_grad():
+        # the batched forward in float is the one-window reference's, window by window
+        lg = forward_llama_batch(cfg, W, ids, F.linear)
+        for b in range(HB):
+            one = mhf.forward_llama(cfg, W, ids[b], "llama")[0]
+            assert torch.allclose(lg[b], one, atol=1e-5, rtol=1e-5), "batched forward differs"
         for mode in MODES:
             fq, counter = FQ(mode), [0]
-            mhf.F = types.SimpleNamespace(linear=hf_linear(fq, counter), silu=F.silu, gelu=F.gelu,
-                                          softmax=F.softmax, sigmoid=torch.sigmoid)
+            linear = hf_linear(fq, counter)
             fq.calibrating = True
             for c in calib:
                 fq.pass_id += 1
                 counter[0] = 0
-                hf_loss(cfg, W, c)
+                hf_loss(cfg, W, c, linear)
             fq.calibrating = False
             fq.pass_id += 1
             counter[0] = 0
-            loss = hf_loss(cfg, W, ids)
-            mhf.F = plain
+            loss = hf_loss(cfg, W, ids, linear)
             g.attrs["loss_" + mode] = loss
             print("hf      %-9s loss %.6f" % (mode, loss))
 
