@@ -8,12 +8,13 @@
 #include "cliopts.h"
 #include "cmdutil.h"
 #include "commands.h"
+#include "figstyle.h"
 #include "metrics.h" /* SINK_EPS_TEXT */
 #include "plot.h"
 #include "util.h"
 
 static const OptRow plot_rows[] = {
-    {'o', "out", OPT_STR, "FILE.png", 0, 0, NULL, "output image", 0, 1}, {0}};
+    {'o', "out", OPT_STR, "FILE.png", 0, 0, NULL, "output image", 0, 1}, FIGSTYLE_OPT_ROWS, {0}};
 const OptTable plot_options = {
     "plot", "KIND RUN.h5 [RUN2.h5 ...]",
     "Draw one figure with gnuplot: FILE.png and its vector twins FILE.svg and\n"
@@ -52,13 +53,21 @@ static int read_all(RunReader *r, char *why, size_t n) {
 
 int cmd_plot(int argc, char **argv) {
     const char *out = NULL;
+    FigStyle fs = {0};
+    char err[1024] = "";
     OptParser op;
     opt_init(&op, &plot_options, argc, argv);
     for (int c; (c = opt_next(&op)) != OPT_END;) {
         if (c == OPT_HELP) return 0;
         if (c == OPT_BAD) return 2;
         if (c == 'o') out = op.str;
+        if ((c == FIG_OPT_SIZE || c == FIG_OPT_FONT) &&
+            figstyle_take(&fs, c, op.str, err, sizeof err) != 0) {
+            fprintf(stderr, "gatelab plot: %s\n", err);
+            return 2;
+        }
     }
+    figstyle_set(&fs);
     int opnd = op.optind;
     if (opnd >= argc) {
         fprintf(stderr, "gatelab plot: missing KIND (loss, first-share, "
@@ -116,7 +125,6 @@ int cmd_plot(int argc, char **argv) {
         cu_check_out("plot", side[1], OUT_GNUPLOT) < 0 ||
         cu_check_out("plot", side[2], OUT_SVG) < 0 || cu_check_out("plot", side[3], OUT_PDF) < 0)
         return 2;
-    char err[1024] = "";
     int rc = plot_figure(kind, argv + opnd, n, out, err, sizeof err);
     if (rc != 0) {
         fprintf(stderr, "gatelab plot: %s\n", err);
