@@ -16,7 +16,8 @@
 static const OptRow plot_rows[] = {
     {'o', "out", OPT_STR, "FILE.png", 0, 0, NULL, "output image", 0, 1}, FIGSTYLE_OPT_ROWS, {0}};
 const OptTable plot_options = {
-    "plot", "KIND RUN.h5 [RUN2.h5 ...]",
+    "plot",
+    "KIND RUN.h5 [RUN2.h5 ...]",
     "Draw one figure with gnuplot: FILE.png and its vector twins FILE.svg and\n"
     "FILE.pdf. FILE.dat and FILE.gp are written next to them so the figure\n"
     "can be restyled and redrawn by hand.\n"
@@ -30,7 +31,9 @@ const OptTable plot_options = {
     "  sink-steps   sink rate (eps " SINK_EPS_TEXT ") and first-token share vs step\n"
     "  key-share    attention share alpha_k of every key position k (last probe)\n"
     "  distance     attention weight and mass by query-key distance (last probe)\n",
-    NULL, plot_rows};
+    NULL,
+    plot_rows,
+    NULL};
 
 /* What the figures read from a run: its metrics and its last probe (when
  * it has probes). 0, or -1 with the reader's one line (a corrupt input). */

@@ -16,10 +16,13 @@ static const OptRow report_rows[] = {{'o', "out", OPT_STR, "DIR2", 0, 0, "DIR",
                                      FIGSTYLE_OPT_ROWS,
                                      {0}};
 const OptTable report_options = {
-    "report", "DIR [options]",
+    "report",
+    "DIR [options]",
     "Read every *.h5 run file in DIR; write REPORT.md, results.csv and\n"
     "figures/ into DIR2. Unreadable files are listed.\n",
-    NULL, report_rows};
+    NULL,
+    report_rows,
+    NULL};
 
 int cmd_report(int argc, char **argv) {
     const char *out = NULL;
