@@ -23,6 +23,8 @@
 #include <unistd.h>
 
 #include "atomic_write.h"
+#include "figstyle.h"
+#include "gnuplot_axes.h"
 #include "outpath.h"
 #include "util.h"
 
@@ -83,41 +85,75 @@ static int fig_paths(const char *png_path, FigPaths *fp, char *err, size_t errle
     return 0;
 }
 
-/* A gnuplot single-quoted string: '' stands for ', newlines become spaces. */
-static void gp_str(FILE *f, const char *s) {
+/* n bytes of s as a gnuplot single-quoted string: '' stands for ',
+ * newlines become spaces. */
+static void gp_strn(FILE *f, const char *s, size_t n) {
     fputc('\'', f);
-    for (; s && *s; s++) {
-        if (*s == '\'') fputs("''", f);
-        else if (*s == '\n' || *s == '\r') fputc(' ', f);
-        else fputc(*s, f);
+    for (size_t i = 0; s && i < n && s[i]; i++) {
+        if (s[i] == '\'') fputs("''", f);
+        else if (s[i] == '\n' || s[i] == '\r') fputc(' ', f);
+        else fputc(s[i], f);
     }
     fputc('\'', f);
 }
 
+static void gp_str(FILE *f, const char *s) { gp_strn(f, s, s ? strlen(s) : 0); }
+
+/* A title as a gnuplot string expression, broken at spaces into lines
+ * that fit the --size's width (figstyle_title_chars; one line at a
+ * figure's own size). Returns the number of lines. */
+static int gp_title(FILE *f, const char *s) {
+    size_t max = (size_t)figstyle_title_chars(), n = s ? strlen(s) : 0;
+    int lines = 1;
+    while (max > 0 && n > max) {
+        size_t cut = max;
+        while (cut > 0 && s[cut] != ' ') cut--;
+        if (cut == 0) break; /* one long word: left whole */
+        gp_strn(f, s, cut), fputs(".\"\\n\".", f);
+        s += cut + 1, n -= cut + 1, lines++;
+    }
+    gp_str(f, s);
+    return lines;
+}
+
+/* The terminal lines: the figure's own w x h pixels, or the --size
+ * (figstyle.h), in the --font; a PNG drawn at a --size is drawn at
+ * FIG_PNG_DPI, its fonts, lines and points scaled to match. */
 static void gp_prelude(FILE *f, const FigPaths *fp, int w, int h) {
     fprintf(f,
             "# written by gatelab: edit freely, then redraw with\n"
             "#   cd %s && gnuplot %s.gp\n"
             "# (STEM.png; -e \"gatelab_fmt='svg'\" or 'pdf' draws STEM.svg or STEM.pdf)\n",
             fp->dir, fp->stem);
+    const FigStyle *fs = figstyle_get();
+    const double pt = figstyle_font_pt();
+    figstyle_px(w, h, &w, &h);
+    const double k = fs->w_in > 0 ? FIG_PNG_DPI / FIG_PX_PER_IN : 1.0;
+    const double w_in = fs->w_in > 0 ? fs->w_in : w / FIG_PX_PER_IN,
+                 h_in = fs->h_in > 0 ? fs->h_in : h / FIG_PX_PER_IN;
     fprintf(f,
+            "set encoding utf8\n"
             "if (!exists('gatelab_fmt')) gatelab_fmt = 'png'\n"
             "if (gatelab_fmt eq 'svg') {\n"
-            "    set terminal svg size %d,%d dynamic noenhanced font 'sans,11'\n"
+            "    set terminal svg size %d,%d dynamic noenhanced font 'sans,%g'\n"
             "} else { if (gatelab_fmt eq 'pdf') {\n"
-            "    set terminal pdfcairo size %g in,%g in noenhanced font 'sans,11'\n"
+            "    set terminal pdfcairo size %g in,%g in noenhanced font 'sans,%g'\n"
             "} else { if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) {\n"
-            "    set terminal pngcairo size %d,%d noenhanced font 'sans,11'\n"
+            "    set terminal pngcairo size %d,%d noenhanced font 'sans,%g' fontscale %g "
+            "linewidth %g pointscale %g\n"
             "} else {\n"
             "    set terminal png size %d,%d noenhanced\n"
             "} } }\n",
-            w, h, w / 96.0, h / 96.0, w, h, w, h);
+            w, h, pt, w_in, h_in, pt, (int)lround(w_in * FIG_PX_PER_IN * k),
+            (int)lround(h_in * FIG_PX_PER_IN * k), pt, k, k, k, w, h);
     /* gatelab runs the script with gatelab_out set to a temporary that
      * replaces STEM.FMT when complete; by hand it draws STEM.FMT itself */
     fprintf(f, "if (!exists('gatelab_out')) gatelab_out = '%s.'.gatelab_fmt\n", fp->stem);
     fprintf(f, "set output gatelab_out\n");
     fprintf(f, "set datafile missing 'NaN'\n");
-    fprintf(f, "set grid\nset key outside right top\n");
+    /* a narrow figure keeps its width for the data: the key goes below */
+    fprintf(f, "set grid\nset key %s\n",
+            figstyle_narrow() ? "below horizontal maxcols 2 samplen 1.5" : "outside right top");
 }
 
 /* ---- running gnuplot ---- */
@@ -331,26 +367,6 @@ static int part_start(const PlotSeries *s, int ns, const int *slot, int p, int p
     return r + part * (slots_in(s, ns, slot, p) - r) / parts_of(s, ns, slot, p);
 }
 
-/* The parts of a split panel share one y range, so they read side by
- * side: the range of every plotted value of panel p, padded by 5% of it
- * (on a log axis by 5% of its decades, positive values only; from 0 with
- * yfrom0). 0 when panel p has no such value. */
-static int panel_yrange(const PlotAxes *ax, const PlotSeries *s, int ns, int p, double *lo,
-                        double *hi) {
-    double a = INFINITY, b = -INFINITY;
-    for (int i = 0; i < ns; i++)
-        for (size_t j = 0; s[i].panel == p && j < s[i].n; j++) {
-            double y = s[i].y[j];
-            if (!isfinite(y) || !isfinite(s[i].x[j]) || (ax->logy && y <= 0)) continue;
-            a = fmin(a, ax->logy ? log10(y) : y), b = fmax(b, ax->logy ? log10(y) : y);
-        }
-    if (!(a <= b)) return 0;
-    double pad = b > a ? 0.05 * (b - a) : 0.5 * (fabs(a) > 0 ? fabs(a) : 1);
-    *lo = ax->yfrom0 && !ax->logy ? 0 : a - pad, *hi = b + pad;
-    if (ax->logy) *lo = pow(10, *lo), *hi = pow(10, *hi);
-    return 1;
-}
-
 typedef struct {
     int rows, cols;
     int grid; /* 0: one drawn panel, a single plot */
@@ -419,20 +435,14 @@ static void write_part(FILE *f, const FigPaths *fp, const PlotAxes *ax, const Pl
     fputc('\n', f);
 }
 
-/* A tic step of 1, 2, 2.5 or 5 times a power of ten that cuts the x
- * range of every series into at most 4 intervals (0: no finite range):
- * the narrow parts of a grid get tic labels that do not touch. */
-static double x_tic_step(const PlotSeries *s, int ns) {
-    double a = INFINITY, b = -INFINITY;
-    for (int i = 0; i < ns; i++)
-        for (size_t j = 0; j < s[i].n; j++)
-            if (isfinite(s[i].x[j])) a = fmin(a, s[i].x[j]), b = fmax(b, s[i].x[j]);
-    if (!(b > a)) return 0;
-    double raw = (b - a) / 4, mag = pow(10, floor(log10(raw)));
-    static const double NICE[] = {1, 2, 2.5, 5}; /* raw < 10 mag, so 10 ends the list */
-    for (size_t k = 0; k < sizeof NICE / sizeof *NICE; k++)
-        if (NICE[k] * mag >= raw) return NICE[k] * mag;
-    return 10 * mag;
+/* At a --size, panel p's y tics at most 4 intervals apart, so a small
+ * panel's labels do not touch; at a figure's own size gnuplot's. */
+static void y_tics(FILE *f, const PlotAxes *ax, const PlotSeries *s, int ns, int p) {
+    double lo, hi;
+    if (!(figstyle_get()->h_in > 0)) return;
+    double step = gp_panel_yrange(ax, s, ns, p, &lo, &hi) ? gp_nice_step(lo, hi) : 0;
+    if (step > 0) fprintf(f, "set ytics %.9g\n", step);
+    else fprintf(f, "set ytics autofreq\n");
 }
 
 static int write_lines_gp(const FigPaths *fp, const PlotAxes *ax, const PlotSeries *s, int ns,
@@ -446,28 +456,34 @@ static int write_lines_gp(const FigPaths *fp, const PlotAxes *ax, const PlotSeri
     fprintf(f, "set xlabel "), gp_str(f, ax->xlabel), fputc('\n', f);
     /* headroom so a series lying on 0 or 1 is not hidden by the border;
      * an axis from 0 starts at 0 exactly */
-    if (ax->logy) fprintf(f, "set logscale y\nset offsets 0, 0, graph 0.05, 0\n");
+    if (ax->logy) fprintf(f, "set logscale y\n");
     else if (ax->yfrom0) fprintf(f, "set yrange [0:*]\nset offsets 0, 0, graph 0.05, 0\n");
     else fprintf(f, "set offsets 0, 0, graph 0.05, graph 0.05\n");
+    /* a narrow figure's x tics must not touch either */
+    double xstep = lo.cols > 1 || figstyle_narrow() ? gp_x_tic_step(s, ns) : 0;
+    if (xstep > 0) fprintf(f, "set xtics %.9g\n", xstep);
     if (!lo.grid) { /* centred on the image: a long title is not cut by the key */
-        fprintf(f, "set tmargin 3\nset label 99 "), gp_str(f, ax->title);
-        fprintf(f, " at screen 0.5, screen 0.965 center front\n");
+        fprintf(f, "set label 99 ");
+        int lines = gp_title(f, ax->title);
+        fprintf(f, " at screen 0.5, screen 0.965 center front\nset tmargin %d\n", 2 + lines);
+        if (ax->logy) gp_log_axis(f, s, ns, 0);
+        else y_tics(f, ax, s, ns, 0);
         write_part(f, fp, ax, s, ns, slot, 0, 0, 1);
         return atomic_fcommit(f, tmp, fp->gp, err, errlen);
     }
-    double xstep = lo.cols > 1 ? x_tic_step(s, ns) : 0;
-    if (xstep > 0) fprintf(f, "set xtics %.9g\n", xstep);
     /* explicit origins under a title band, so ragged rows stay aligned */
     double top = 0.06 * (FIG_H / (double)(h > 4000 ? 4000 : h)) + 0.02;
     double cw = 1.0 / lo.cols, rh = (1.0 - top) / lo.rows;
     fprintf(f, "set multiplot\nset label 99 ");
-    gp_str(f, ax->title);
+    gp_title(f, ax->title);
     fprintf(f, " at screen 0.5, screen %.4f center front\n", 1.0 - top / 2);
     int cell = 0;
     for (int p = 0; p < ax->npanels; p++) {
         int np = parts_of(s, ns, slot, p);
         double ylo, yhi;
-        int shared = np > 1 && panel_yrange(ax, s, ns, p, &ylo, &yhi);
+        if (ax->logy) gp_log_axis(f, s, ns, p); /* every panel its own decades */
+        else y_tics(f, ax, s, ns, p);
+        int shared = !ax->logy && np > 1 && gp_panel_yrange(ax, s, ns, p, &ylo, &yhi);
         if (shared) fprintf(f, "set yrange [%.9g:%.9g]\n", ylo, yhi);
         if (ax->npanels <= 2) cell = p * lo.cols;
         for (int k = 0; k < np; k++, cell++) {
@@ -477,8 +493,7 @@ static int write_lines_gp(const FigPaths *fp, const PlotAxes *ax, const PlotSeri
             write_part(f, fp, ax, s, ns, slot, p, k, np);
             if (cell == 0 || (p == 0 && k == 0)) fprintf(f, "unset label 99\n");
         }
-        if (shared)
-            fprintf(f, ax->yfrom0 && !ax->logy ? "set yrange [0:*]\n" : "set autoscale y\n");
+        if (shared) fprintf(f, ax->yfrom0 ? "set yrange [0:*]\n" : "set autoscale y\n");
     }
     fprintf(f, "unset multiplot\n");
     return atomic_fcommit(f, tmp, fp->gp, err, errlen);
@@ -560,7 +575,7 @@ static int write_bars_gp(const FigPaths *fp, const BarSpec *bs, char *err, size_
     FILE *f = atomic_fopen(fp->gp, tmp, sizeof tmp, err, errlen);
     if (!f) return -1;
     gp_prelude(f, fp, bars_width(bs), bs->wide ? 640 : FIG_H);
-    fprintf(f, "set title "), gp_str(f, b->title), fputc('\n', f);
+    fprintf(f, "set title "), gp_title(f, b->title), fputc('\n', f);
     fprintf(f, "set xlabel "), gp_str(f, b->xlabel), fputc('\n', f);
     fprintf(f, "set ylabel "), gp_str(f, b->ylabel), fputc('\n', f);
     fprintf(f,

@@ -1,8 +1,8 @@
 /* heatmap.c: causal attention maps -> PNG, SVG and PDF (cairo; the PNG
  * bytes through libpng).
  *
- * Layout (all sizes in pixels, points in SVG and PDF; tests/test_heatmap.c
- * mirrors these):
+ * Layout (in units: pixels in a PNG, points in SVG and PDF;
+ * tests/test_heatmap.c mirrors these at a figure's own size):
  *
  *   MARGIN | slot | GAP | slot | ... | BAR_GAP | bar | tick | labels | MARGIN
  *
@@ -18,6 +18,11 @@
  * Cell size: style->cell pixels per entry when >= 1; otherwise automatic,
  * about 384 px per panel, and for T > 512 one pixel shows the max of a
  * block of entries (max keeps a one-column sink visible).
+ *
+ * At a --size (figstyle.h) a unit is a point: every length above scales
+ * with the --font (FONT_PX units at the default), the panels take what
+ * the W x H box leaves them, square, and the page is the grid's box; the
+ * PNG is drawn at FIG_PNG_DPI, each data pixel a square of device pixels.
  *
  * style->vmin/vmax are in the data's own (linear) units, also with
  * log_scale; the colour bar labels are always linear values (its middle
@@ -47,13 +52,14 @@
 #include <string.h>
 
 #include "atomic_write.h"
+#include "figstyle.h"
 #include "outpath.h"
 #include "util.h"
 
 enum {
     MARGIN = 10,
     GAP = 16,
-    FONT_PX = 13, /* text size */
+    FONT_PX = 13, /* text size at a figure's own size; the text bands below scale with it */
     TEXT_H = 16,  /* one line of text */
     TITLE_H = TEXT_H + 8,
     BAR_GAP = 16,
@@ -68,6 +74,7 @@ enum {
     AXIS_H = TEXT_H + 8, /* bottom band: one line of text */
 };
 #define MAX_PIXELS ((size_t)64 * 1024 * 1024)
+#define MIN_DRAWN 24.0 /* the smallest panel a --size may leave, in points */
 #define LOG_EPS 1e-4
 
 static const unsigned char MASK_GREY[3] = {160, 160, 160};
@@ -76,6 +83,18 @@ static const unsigned char NAN_RGB[3] = {255, 0, 255};
 
 /* ---- text ---- */
 
+/* The layout's lengths for a font of `font` units: the enum's at FONT_PX,
+ * in proportion at any other size (k = font / FONT_PX). */
+typedef struct {
+    double font, k, text_h, title_h, axis_w, axis_h, margin, gap, bar_gap, bar_w, tick, label_gap;
+} Metrics;
+
+static Metrics metrics_of(double font) {
+    double k = font / FONT_PX;
+    return (Metrics){font,       k,       k * TEXT_H,  k * TITLE_H, k * AXIS_W, k * AXIS_H,
+                     k * MARGIN, k * GAP, k * BAR_GAP, k * BAR_W,   k * TICK,   k * LABEL_GAP};
+}
+
 /* s with every byte outside printable ASCII as '?', at most n-1 bytes. */
 static void ascii(char *out, size_t n, const char *s) {
     size_t i = 0;
@@ -83,9 +102,9 @@ static void ascii(char *out, size_t n, const char *s) {
     out[i] = 0;
 }
 
-static void set_font(cairo_t *cr) {
+static void set_font(cairo_t *cr, const Metrics *m) {
     cairo_select_font_face(cr, "sans-serif", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
-    cairo_set_font_size(cr, FONT_PX);
+    cairo_set_font_size(cr, m->font);
 }
 
 static double text_w(cairo_t *cr, const char *s) {
@@ -108,16 +127,17 @@ static int fit_prefix(cairo_t *cr, const char *s, double w) {
     return k;
 }
 
-/* Draw s in a line of TEXT_H whose top-left is (x, y); align 0 left,
+/* Draw s in a line of m->text_h whose top-left is (x, y); align 0 left,
  * 1 centre, 2 right of x. At most max_w wide (the rest is cut). */
-static void draw_text(cairo_t *cr, double x, double y, const char *s, int align, double max_w) {
+static void draw_text(cairo_t *cr, const Metrics *m, double x, double y, const char *s, int align,
+                      double max_w) {
     char buf[512];
     ascii(buf, sizeof buf, s);
     buf[fit_prefix(cr, buf, max_w)] = 0;
     double w = text_w(cr, buf);
     double tx = align == 1 ? x - w / 2 : align == 2 ? x - w : x;
     cairo_set_source_rgb(cr, INK, INK, INK);
-    cairo_move_to(cr, tx, y + TEXT_H - 4);
+    cairo_move_to(cr, tx, y + m->text_h - 4 * m->k);
     cairo_show_text(cr, buf);
 }
 
@@ -244,16 +264,27 @@ static void bar_labels(double lo, double hi, int log_scale, char lab[3][32]) {
 
 /* ---- drawing: one pass over a cairo context, for every format ---- */
 
+/* The layout in units: pixels of a PNG and points of SVG and PDF at a
+ * figure's own size; points at a --size (figstyle.h), whose PNG is drawn
+ * at FIG_PNG_DPI. S is the largest panel's side in data pixels, D its
+ * drawn side (S at a figure's own size; what fills the --size else);
+ * x0 centres the grid on a --size's page. */
 typedef struct {
     const HeatPanel *panels;
-    int rows, cols, n, S, left, bottom, top, W, H;
+    int rows, cols, n, S, ntitle;
+    double W, H, D, left, bottom, top;
+    int png_w, png_h; /* the PNG's pixels: W x H units at png_scale */
+    double png_scale;
     char tl[2][256], lab[3][32];
     double lo, hi;
+    Metrics m;
     const HeatmapStyle *st;
 } Figure;
 
-/* Paint an RGB image (w x h, 3 bytes a pixel) at (x, y), pixel for pixel. */
-static int paint_rgb(cairo_t *cr, const unsigned char *rgb, int w, int h, int x, int y) {
+/* Paint an RGB image (w x h, 3 bytes a pixel) at (x, y), each pixel zx
+ * units wide and zy high. */
+static int paint_rgb(cairo_t *cr, const unsigned char *rgb, int w, int h, double x, double y,
+                     double zx, double zy) {
     cairo_surface_t *im = cairo_image_surface_create(CAIRO_FORMAT_RGB24, w, h);
     if (cairo_surface_status(im) != CAIRO_STATUS_SUCCESS) {
         cairo_surface_destroy(im);
@@ -269,139 +300,169 @@ static int paint_rgb(cairo_t *cr, const unsigned char *rgb, int w, int h, int x,
             memcpy(d + (size_t)j * (size_t)stride + (size_t)i * 4, &v, 4);
         }
     cairo_surface_mark_dirty(im);
-    cairo_set_source_surface(cr, im, x, y);
+    cairo_save(cr);
+    cairo_translate(cr, x, y);
+    cairo_scale(cr, zx, zy);
+    cairo_set_source_surface(cr, im, 0, 0);
     cairo_pattern_set_filter(cairo_get_source(cr), CAIRO_FILTER_NEAREST);
-    cairo_rectangle(cr, x, y, w, h);
+    cairo_rectangle(cr, 0, 0, w, h);
     cairo_fill(cr);
+    cairo_restore(cr);
     cairo_surface_destroy(im);
     return 0;
 }
 
-static int draw_panel(cairo_t *cr, const HeatPanel *p, int P, int x0, int y0,
+/* Panel p at P x P data pixels, drawn z units a pixel from (x0, y0). */
+static int draw_panel(cairo_t *cr, const HeatPanel *p, int P, double z, double x0, double y0,
                       const HeatmapStyle *st, double lo, double hi) {
     unsigned char *rgb = malloc((size_t)P * (size_t)P * 3);
     if (!rgb) return -1;
     for (int py = 0; py < P; py++)
         for (int px = 0; px < P; px++)
             pixel_colour(p, P, py, px, st, lo, hi, rgb + ((size_t)py * (size_t)P + px) * 3);
-    int rc = paint_rgb(cr, rgb, P, P, x0, y0);
+    int rc = paint_rgb(cr, rgb, P, P, x0, y0, z, z);
     free(rgb);
     return rc;
 }
 
-static int draw_colorbar(cairo_t *cr, int x, int top, int bottom, const char lab[3][32],
-                         double midf) {
-    int h = bottom - top;
+/* The colour bar from top to bottom (units) at x, one data pixel a unit. */
+static int draw_colorbar(cairo_t *cr, const Metrics *m, double x, double top, double bottom,
+                         const char lab[3][32], double midf) {
+    int h = (int)lround(bottom - top);
     unsigned char *rgb = malloc((size_t)h * BAR_W * 3);
     if (!rgb) return -1;
     for (int y = 0; y < h; y++) {
         float f = h > 1 ? (float)(h - 1 - y) / (float)(h - 1) : 1.0f;
         for (int i = 0; i < BAR_W; i++) colormap_viridis(f, rgb + ((size_t)y * BAR_W + i) * 3);
     }
-    int rc = paint_rgb(cr, rgb, BAR_W, h, x, top);
+    int rc = paint_rgb(cr, rgb, BAR_W, h, x, top, m->bar_w / BAR_W, 1.0);
     free(rgb);
-    int ys[3] = {top, bottom - 1 - (int)lround(midf * (h - 1)), bottom - 1};
+    double ys[3] = {top, top + h - 1 - lround(midf * (h - 1)), top + h - 1};
     for (int i = 0; i < 3; i++) {
         cairo_set_source_rgb(cr, INK, INK, INK);
-        cairo_rectangle(cr, x + BAR_W, ys[i], TICK, 1);
+        cairo_rectangle(cr, x + m->bar_w, ys[i], m->tick, 1);
         cairo_fill(cr);
-        draw_text(cr, x + BAR_W + TICK + LABEL_GAP, ys[i] + 0.5 - TEXT_H / 2.0, lab[i], 0, 200);
+        draw_text(cr, m, x + m->bar_w + m->tick + m->label_gap, ys[i] + 0.5 - m->text_h / 2.0,
+                  lab[i], 0, 200);
     }
     return rc;
 }
 
 /* Left of a row whose matrix starts at y0 and is S tall: "0" by the first
  * query, T-1 by the last, "query" between them, right-aligned. */
-static void draw_query_label(cairo_t *cr, int x1, int y0, int S, int T) {
+static void draw_query_label(cairo_t *cr, const Metrics *m, double x1, double y0, double S, int T) {
     char last[16];
     snprintf(last, sizeof last, "%d", T - 1);
-    draw_text(cr, x1, y0 - 3, "0", 2, AXIS_W);
-    draw_text(cr, x1, y0 + S - TEXT_H + 3, last, 2, AXIS_W);
-    if (S >= 3 * TEXT_H) draw_text(cr, x1, y0 + (S - TEXT_H) / 2.0, "query", 2, AXIS_W);
+    draw_text(cr, m, x1, y0 - 3 * m->k, "0", 2, m->axis_w);
+    draw_text(cr, m, x1, y0 + S - m->text_h + 3 * m->k, last, 2, m->axis_w);
+    if (S >= 3 * m->text_h) draw_text(cr, m, x1, y0 + (S - m->text_h) / 2.0, "query", 2, m->axis_w);
 }
 
 /* Under a panel of side P and length T starting at x0: "0" at the left,
  * T-1 at the right, "key position" (or "key") between when it fits. */
-static void draw_key_label(cairo_t *cr, int x0, int y, int P, int T) {
+static void draw_key_label(cairo_t *cr, const Metrics *m, double x0, double y, double P, int T) {
     char last[16];
     snprintf(last, sizeof last, "%d", T - 1);
     double wl = text_w(cr, last), w0 = text_w(cr, "0");
-    draw_text(cr, x0, y, "0", 0, P);
-    draw_text(cr, x0 + P, y, last, 2, P);
-    double room = P - wl - w0 - 2 * FONT_PX;
+    draw_text(cr, m, x0, y, "0", 0, P);
+    draw_text(cr, m, x0 + P, y, last, 2, P);
+    double room = P - wl - w0 - 2 * m->font;
     const char *s = text_w(cr, "key position") <= room ? "key position" : "key";
-    if (text_w(cr, s) <= room) draw_text(cr, x0 + P / 2.0, y, s, 1, room);
+    if (text_w(cr, s) <= room) draw_text(cr, m, x0 + P / 2.0, y, s, 1, room);
 }
 
 static int draw_figure(cairo_t *cr, const Figure *fg) {
     const HeatmapStyle *st = fg->st;
-    set_font(cr);
+    const Metrics *m = &fg->m;
+    set_font(cr, m);
     cairo_set_source_rgb(cr, 1, 1, 1);
     cairo_paint(cr);
-    int S = fg->S, left = fg->left;
-    for (int i = 0; st->title && i < fg->top / TITLE_H; i++)
-        draw_text(cr, MARGIN, MARGIN + i * TITLE_H + (TITLE_H - TEXT_H) / 2.0, fg->tl[i], 0,
-                  fg->W - 2 * MARGIN);
+    const double D = fg->D, M = m->margin, G = m->gap, x = M, th = m->title_h;
+    for (int i = 0; i < fg->ntitle; i++)
+        draw_text(cr, m, x, M + i * th + (th - m->text_h) / 2.0, fg->tl[i], 0, fg->W - 2 * M);
     for (int k = 0; k < fg->n; k++) {
         const HeatPanel *p = &fg->panels[k];
-        int r = k / fg->cols, c = k % fg->cols;
-        int sx = MARGIN + left + c * (S + GAP), sy = MARGIN + fg->top + r * (TITLE_H + S + GAP);
-        int P = panel_px(p->T, st);
-        if (p->title) draw_text(cr, sx, sy + (TITLE_H - TEXT_H) / 2.0, p->title, 0, S + GAP - 4);
-        if (draw_panel(cr, p, P, sx, sy + TITLE_H, st, fg->lo, fg->hi)) return -1;
+        int r = k / fg->cols, c = k % fg->cols, P = panel_px(p->T, st);
+        double sx = x + fg->left + c * (D + G), sy = M + fg->top + r * (th + D + G);
+        double z = D / fg->S, d = P * z; /* units a data pixel; the panel's drawn side */
+        if (p->title)
+            draw_text(cr, m, sx, sy + (th - m->text_h) / 2.0, p->title, 0, D + G - 4 * m->k);
+        if (draw_panel(cr, p, P, z, sx, sy + th, st, fg->lo, fg->hi)) return -1;
         if (st->axis_labels && c == 0)
-            draw_query_label(cr, MARGIN + left - 6, sy + TITLE_H, P, p->T);
+            draw_query_label(cr, m, x + fg->left - 6 * m->k, sy + th, d, p->T);
         if (st->axis_labels && r == fg->rows - 1)
-            draw_key_label(cr, sx, sy + TITLE_H + P + (AXIS_H - TEXT_H) / 2.0, P, p->T);
+            draw_key_label(cr, m, sx, sy + th + d + (m->axis_h - m->text_h) / 2.0, d, p->T);
     }
+    double grid_bottom = M + fg->top + fg->rows * (th + D) + (fg->rows - 1) * G;
     if (st->colorbar &&
-        draw_colorbar(cr, MARGIN + left + fg->cols * (S + GAP) - GAP + BAR_GAP,
-                      MARGIN + fg->top + TITLE_H, fg->H - MARGIN - fg->bottom, fg->lab,
+        draw_colorbar(cr, m, x + fg->left + fg->cols * (D + G) - G + m->bar_gap, M + fg->top + th,
+                      grid_bottom, fg->lab,
                       (bar_mid(fg->lo, fg->hi, st->log_scale) - fg->lo) / (fg->hi - fg->lo)))
         return -1;
     return cairo_status(cr) == CAIRO_STATUS_SUCCESS ? 0 : -1;
 }
 
-/* Compute the layout; -1 and why when the image would be too large. */
-static int layout(Figure *fg, char *err, size_t errlen) {
-    const HeatmapStyle *st = fg->st;
-    fg->S = 0;
-    for (int k = 0; k < fg->n; k++) {
-        int P = panel_px(fg->panels[k].T, st);
-        if (P > fg->S) fg->S = P;
-    }
-    fg->left = st->axis_labels ? AXIS_W : 0, fg->bottom = st->axis_labels ? AXIS_H : 0;
-    long long W = 2LL * MARGIN + (long long)fg->cols * fg->S + (fg->cols - 1LL) * GAP + fg->left;
-    long long H = 2LL * MARGIN + (long long)fg->rows * (TITLE_H + fg->S) + (fg->rows - 1LL) * GAP +
-                  fg->bottom;
-    if (W * H > (long long)MAX_PIXELS)
-        return seterr(err, errlen,
-                      "heatmap: image %lld x %lld is too large "
-                      "(limit %zu pixels); use a smaller cell",
-                      W, H, MAX_PIXELS);
-    /* a scratch context measures the text */
+/* The title's lines and the colour bar labels' width, measured in the
+ * figure's font; -1 when cairo cannot measure. */
+static int measure_text(Figure *fg, double title_w, double *label_w) {
     cairo_surface_t *s = cairo_image_surface_create(CAIRO_FORMAT_RGB24, 1, 1);
     cairo_t *cr = cairo_create(s);
-    set_font(cr);
-    fg->top =
-        st->title ? TITLE_H * title_lines(cr, st->title, (double)(W - 2 * MARGIN), fg->tl) : 0;
-    value_range(fg->panels, fg->n, st, &fg->lo, &fg->hi);
-    bar_labels(fg->lo, fg->hi, st->log_scale, fg->lab);
-    double lw = 0;
+    set_font(cr, &fg->m);
+    fg->ntitle = fg->st->title ? title_lines(cr, fg->st->title, title_w, fg->tl) : 0;
+    bar_labels(fg->lo, fg->hi, fg->st->log_scale, fg->lab);
+    *label_w = 0;
     for (int i = 0; i < 3; i++)
-        if (text_w(cr, fg->lab[i]) > lw) lw = text_w(cr, fg->lab[i]);
+        if (text_w(cr, fg->lab[i]) > *label_w) *label_w = text_w(cr, fg->lab[i]);
     int ok = cairo_status(cr) == CAIRO_STATUS_SUCCESS;
     cairo_destroy(cr);
     cairo_surface_destroy(s);
-    if (!ok) return seterr(err, errlen, "heatmap: cairo cannot measure text");
-    if (st->colorbar) W += BAR_GAP + BAR_W + TICK + LABEL_GAP + (int)ceil(lw);
-    H += fg->top;
-    if (W * H > (long long)MAX_PIXELS)
+    return ok ? 0 : -1;
+}
+
+/* Compute the layout: at a figure's own size the panels at their data
+ * pixels; at a --size the panels as large as the page leaves them. -1 and
+ * why when the image would be too large or the page too small. */
+static int layout(Figure *fg, char *err, size_t errlen) {
+    const HeatmapStyle *st = fg->st;
+    const FigStyle *fs = figstyle_get();
+    const int sized = fs->w_in > 0;
+    fg->m = metrics_of(sized ? figstyle_font_pt() : fs->font_pt > 0 ? fs->font_pt : FONT_PX);
+    fg->S = 0;
+    for (int k = 0; k < fg->n; k++)
+        if (panel_px(fg->panels[k].T, st) > fg->S) fg->S = panel_px(fg->panels[k].T, st);
+    fg->left = st->axis_labels ? fg->m.axis_w : 0, fg->bottom = st->axis_labels ? fg->m.axis_h : 0;
+    value_range(fg->panels, fg->n, st, &fg->lo, &fg->hi);
+    const Metrics *m = &fg->m;
+    const double fixed_w = 2.0 * m->margin + (fg->cols - 1.0) * m->gap + fg->left;
+    double box = sized ? fs->w_in * 72.0 : fixed_w + (double)fg->cols * fg->S, lw;
+    /* a --size page narrower than its box (the height bound the panels)
+     * breaks the title again at the page's width: a second pass */
+    for (int pass = 0; pass < 1 + sized; pass++) {
+        if (measure_text(fg, (pass ? fg->W : box) - 2 * m->margin, &lw) != 0)
+            return seterr(err, errlen, "heatmap: cairo cannot measure text");
+        double bar = st->colorbar ? m->bar_gap + m->bar_w + m->tick + m->label_gap + ceil(lw) : 0;
+        fg->top = fg->m.title_h * fg->ntitle;
+        double fixed_h = 2.0 * m->margin + fg->rows * m->title_h + (fg->rows - 1.0) * m->gap +
+                         fg->bottom + fg->top;
+        fg->D = fg->S;
+        if (sized)
+            fg->D = fmin((box - fixed_w - bar) / fg->cols, (fs->h_in * 72.0 - fixed_h) / fg->rows);
+        if (!(fg->D >= MIN_DRAWN))
+            return seterr(err, errlen,
+                          "heatmap: --size %gx%g leaves no room for %d x %d panels at --font %g: "
+                          "give a larger --size or a smaller --font",
+                          fs->w_in, fs->h_in, fg->rows, fg->cols, fg->m.font);
+        /* the page holds the grid: a --size is the box it fits in, panels square */
+        fg->W = fixed_w + bar + (double)fg->cols * fg->D;
+        fg->H = fixed_h + (double)fg->rows * fg->D;
+    }
+    fg->png_scale = sized ? FIG_PNG_DPI / 72.0 : 1.0;
+    fg->png_w = (int)lround(fg->W * fg->png_scale), fg->png_h = (int)lround(fg->H * fg->png_scale);
+    if ((long long)fg->png_w * fg->png_h > (long long)MAX_PIXELS)
         return seterr(err, errlen,
-                      "heatmap: image %lld x %lld is too large "
+                      "heatmap: image %d x %d is too large "
                       "(limit %zu pixels); use a smaller cell",
-                      W, H, MAX_PIXELS);
-    fg->W = (int)W, fg->H = (int)H;
+                      fg->png_w, fg->png_h, MAX_PIXELS);
     return 0;
 }
 
@@ -480,8 +541,10 @@ static cairo_status_t to_file(void *closure, const unsigned char *data, unsigned
 
 /* fg as PNG: cairo draws into memory, libpng writes RGB. */
 static int write_png_fig(const char *path, const Figure *fg, char *err, size_t errlen) {
-    cairo_surface_t *s = cairo_image_surface_create(CAIRO_FORMAT_RGB24, fg->W, fg->H);
+    const int W = fg->png_w, H = fg->png_h;
+    cairo_surface_t *s = cairo_image_surface_create(CAIRO_FORMAT_RGB24, W, H);
     cairo_t *cr = cairo_create(s);
+    cairo_scale(cr, fg->png_scale, fg->png_scale);
     int rc = draw_figure(cr, fg);
     cairo_destroy(cr);
     cairo_surface_flush(s);
@@ -489,18 +552,18 @@ static int write_png_fig(const char *path, const Figure *fg, char *err, size_t e
         cairo_surface_destroy(s);
         return seterr(err, errlen, "%s: cairo cannot draw the heatmap (out of memory?)", path);
     }
-    Canvas cv = {malloc((size_t)fg->W * (size_t)fg->H * 3), fg->W, fg->H};
+    Canvas cv = {malloc((size_t)W * (size_t)H * 3), W, H};
     if (!cv.px) {
         cairo_surface_destroy(s);
-        return seterr(err, errlen, "heatmap: out of memory for %d x %d image", fg->W, fg->H);
+        return seterr(err, errlen, "heatmap: out of memory for %d x %d image", W, H);
     }
     const unsigned char *d = cairo_image_surface_get_data(s);
     int stride = cairo_image_surface_get_stride(s);
-    for (int y = 0; y < fg->H; y++)
-        for (int x = 0; x < fg->W; x++) {
+    for (int y = 0; y < H; y++)
+        for (int x = 0; x < W; x++) {
             uint32_t v;
             memcpy(&v, d + (size_t)y * (size_t)stride + (size_t)x * 4, 4);
-            unsigned char *p = cv.px + ((size_t)y * (size_t)fg->W + (size_t)x) * 3;
+            unsigned char *p = cv.px + ((size_t)y * (size_t)W + (size_t)x) * 3;
             p[0] = (unsigned char)(v >> 16), p[1] = (unsigned char)(v >> 8),
             p[2] = (unsigned char)v;
         }

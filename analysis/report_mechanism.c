@@ -61,7 +61,8 @@ static void read_more(RunReader *r, MechRun *w, const char *nm, const RunInterve
     char err[512];
     RunIntervention iv;
     if (w->n_more == MECH_MORE || runread_intervention(r, nm, &iv, err, sizeof err) != 0) return;
-    if (intervention_kind(iv.kind) > IV_NO_BOS) {
+    if (intervention_kind(iv.kind) > IV_NONE &&
+        !intervention_has(intervention_kind(iv.kind), IVP_IN_ALL)) {
         int i = w->n_more++;
         char t[96];
         if (intervention_mact(intervention_kind(iv.kind)))
@@ -79,7 +80,8 @@ static void read_interventions(RunReader *r, MechRun *w) {
     char err[512], **names;
     RunIntervention none;
     if (runread_intervention(r, RS_IV_NONE, &none, err, sizeof err) != 0) return;
-    for (int k = IV_NONE + 1; k <= IV_NO_BOS; k++) read_kind(r, w, k, &none);
+    for (int k = IV_NONE + 1; k < IV_COUNT; k++)
+        if (intervention_has(k, IVP_IN_ALL)) read_kind(r, w, k, &none);
     int nn = runread_intervention_names(r, &names, err, sizeof err);
     for (int i = 0; i < nn; i++) read_more(r, w, names[i], &none);
     if (nn > 0) runread_names_free(names, nn);
@@ -397,7 +399,8 @@ static void iv_table(FILE *f, const MechRun *w, int n) {
     int ng = group_names(w->name, sizeof *w, n, grp);
     for (int g = 0; g < ng; g++) {
         int m = members(grp, n, g, idx);
-        for (int k = IV_NONE + 1; k <= IV_NO_BOS; k++) table_row(f, w, idx, m, k);
+        for (int k = IV_NONE + 1; k < IV_COUNT; k++)
+            if (intervention_has(k, IVP_IN_ALL)) table_row(f, w, idx, m, k);
         more_rows(f, w, idx, m);
     }
     free(grp), free(idx);

@@ -52,8 +52,7 @@ static void row_series(RunReader *r, Row *w) {
         if (t.n && isnan(w->steps)) w->steps = (double)t.step[t.n - 1];
         if (t.n) w->loss0 = t.loss[0];
         long long idx[MAX_SPIKE_STEPS];
-        int n = count_spikes(t.loss, t.step, t.n, (long long)cfg_or(r, "warmup", 0), 50,
-                             cfg_or(r, "spike_factor", 1.25), idx, MAX_SPIKE_STEPS);
+        int n = rs_run_spikes(r, &t, idx, MAX_SPIKE_STEPS);
         if (t.n) w->spikes = n; /* no training rows: no spike count */
         for (int i = 0; i < n && i < MAX_SPIKE_STEPS; i++) w->spike_steps[i] = t.step[idx[i]];
         runread_train_free(&t);

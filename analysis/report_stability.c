@@ -18,8 +18,6 @@
 #include "runfile_read.h"
 #include "runschema.h"
 
-#define SPIKE_WINDOW 50 /* metrics.md: median of the previous 50 losses */
-
 /* ---- stability ---- */
 
 typedef struct {
@@ -39,10 +37,8 @@ static int st_read(const char *path, StRun *w) {
     RunReader *r = open_run_head(path, w->name, w->variant, w->status, w->data);
     if (!r) return -1;
     w->seed = runread_meta(r)->seed;
-    double warm = 0, factor = 1.25, vl = NAN;
+    double vl = NAN;
     int rc = runread_config_double(r, RS_CFG_LR, &w->lr, err, sizeof err);
-    runread_config_double(r, RS_CFG_WARMUP, &warm, NULL, 0);
-    runread_config_double(r, RS_CFG_SPIKE_FACTOR, &factor, NULL, 0);
     w->dstep = -1;
     runread_summary(r, RS_SUM_DIVERGED_STEP, &w->dstep, NULL, 0);
     if (runread_summary(r, RS_SUM_FINAL_VAL_LOSS, &vl, NULL, 0) != 0) vl = NAN;
@@ -51,8 +47,7 @@ static int st_read(const char *path, StRun *w) {
     RunTrain t;
     w->spikes = NAN;
     if (rc == 0 && runread_train(r, &t, err, sizeof err) == 0) {
-        w->spikes =
-            count_spikes(t.loss, t.step, t.n, (long long)warm, SPIKE_WINDOW, factor, NULL, 0);
+        w->spikes = rs_run_spikes(r, &t, NULL, 0);
         w->n = t.n;
         w->step = malloc((t.n ? t.n : 1) * sizeof *w->step);
         w->loss = malloc((t.n ? t.n : 1) * sizeof(double));

@@ -364,3 +364,13 @@ double rs_uniform_share(const Config *cfg, int T, int L, int l) {
     for (int i = 0; i < L; i++) s += uniform_first_share_window(T, config_layer_window(cfg, i));
     return s / L;
 }
+
+/* See runstats.h. */
+int rs_run_spikes(RunReader *r, const RunTrain *t, long long *idx, int max) {
+    Config d;
+    config_defaults(&d);
+    double warm = d.warmup, factor = d.spike_factor;
+    runread_config_double(r, RS_CFG_WARMUP, &warm, NULL, 0);
+    runread_config_double(r, RS_CFG_SPIKE_FACTOR, &factor, NULL, 0);
+    return count_spikes(t->loss, t->step, t->n, (long long)warm, SPIKE_WINDOW, factor, idx, max);
+}

@@ -136,4 +136,10 @@ int rs_config_paper_arch(const Config *cfg);
  * reference of the tools and the report is this. */
 double rs_uniform_share(const Config *cfg, int T, int L, int l);
 
+/* The loss spikes of run r's training curve t (count_spikes at
+ * SPIKE_WINDOW, with the run's own warmup and spike_factor, the config's
+ * defaults where it records none): the count, and up to max indices into
+ * t in idx (may be NULL). */
+int rs_run_spikes(RunReader *r, const RunTrain *t, long long *idx, int max);
+
 #endif

@@ -82,6 +82,25 @@ static void test_defaults(void **state) {
 
 /* -------------------------------------------------------------- presets */
 
+/* Every gate activation has its row of GATE_ACTS under the gate_act key's
+ * name of it: a row forgotten for a new activation fails here. The
+ * properties the probe and the validator read: sigmoid and ns-sigmoid
+ * scores are in [0, 1]; ns-sigmoid, 2sigmoid and softplus only multiply. */
+static void test_gate_act_rows(void **state) {
+    (void)state;
+    const char *const *names = config_key_vocab("gate_act");
+    int n = 0;
+    while (names[n]) n++;
+    assert_int_equal(n, GATE_ACT_COUNT);
+    for (int k = 0; k < GATE_ACT_COUNT; k++) {
+        assert_non_null(GATE_ACTS[k].name);
+        assert_string_equal(GATE_ACTS[k].name, names[k]);
+        assert_int_equal(GATE_ACTS[k].bounded, k == ACT_SIGMOID || k == ACT_NS_SIGMOID);
+        assert_int_equal(GATE_ACTS[k].mult_only,
+                         k == ACT_NS_SIGMOID || k == ACT_2SIGMOID || k == ACT_SOFTPLUS);
+    }
+}
+
 static void test_presets(void **state) {
     (void)state;
     Config c;
@@ -590,15 +609,11 @@ static void test_documented_ranges(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_defaults),
-        cmocka_unit_test(test_presets),
-        cmocka_unit_test(test_unknown_key),
-        cmocka_unit_test(test_bad_values),
-        cmocka_unit_test(test_set),
-        cmocka_unit_test(test_roundtrip),
-        cmocka_unit_test(test_contradictions),
-        cmocka_unit_test(test_impossible_shapes),
-        cmocka_unit_test(test_documented_ranges),
+        cmocka_unit_test(test_defaults),          cmocka_unit_test(test_gate_act_rows),
+        cmocka_unit_test(test_presets),           cmocka_unit_test(test_unknown_key),
+        cmocka_unit_test(test_bad_values),        cmocka_unit_test(test_set),
+        cmocka_unit_test(test_roundtrip),         cmocka_unit_test(test_contradictions),
+        cmocka_unit_test(test_impossible_shapes), cmocka_unit_test(test_documented_ranges),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -123,6 +123,50 @@ static void test_parse_lists(void **st) {
     assert_int_equal(intervene_check(k, 2, &p, 2, 4, 32, err, sizeof err), 0);
 }
 
+/* The kinds are one table: each row's name is its RS_IV_* group name and
+ * names its kind back; --help and the sweep file's refusal list every
+ * kind from it; "all" is the rows marked IVP_IN_ALL. */
+static void test_kind_table(void **st) {
+    (void)st;
+    static const char *const group[IV_COUNT] = {[IV_NONE] = RS_IV_NONE,
+                                                [IV_GATES_OPEN] = RS_IV_GATES_OPEN,
+                                                [IV_GATES_MEAN] = RS_IV_GATES_MEAN,
+                                                [IV_BOS_CLIP] = RS_IV_BOS_CLIP,
+                                                [IV_BOS_MEAN] = RS_IV_BOS_MEAN,
+                                                [IV_NO_BOS] = RS_IV_NO_BOS,
+                                                [IV_HEAD_ZERO] = RS_IV_HEAD_ZERO,
+                                                [IV_GATES_OPEN_LAYER] = RS_IV_GATES_OPEN_LAYER,
+                                                [IV_GATE_CONST] = RS_IV_GATE_CONST,
+                                                [IV_MACT_MEAN] = RS_IV_MACT_MEAN,
+                                                [IV_MACT_ZERO] = RS_IV_MACT_ZERO};
+    char *help = NULL, names[256];
+    size_t len = 0;
+    FILE *f = open_memstream(&help, &len);
+    assert_non_null(f);
+    intervention_help(f);
+    fclose(f);
+    intervention_names(names, sizeof names, 1);
+    assert_int_equal(strncmp(names, "all, ", 5), 0);
+    for (int k = 0; k < IV_COUNT; k++) {
+        assert_non_null(IV_KINDS[k].name);
+        assert_string_equal(IV_KINDS[k].name, group[k]);
+        assert_int_equal(intervention_kind(IV_KINDS[k].name), k);
+        assert_true(IV_KINDS[k].help && IV_KINDS[k].help[0]);
+        if (k == IV_NONE) continue;
+        char line[64];
+        snprintf(line, sizeof line, "  %-16s ", IV_KINDS[k].name);
+        assert_non_null(strstr(help, line));
+        assert_non_null(strstr(names, IV_KINDS[k].name));
+    }
+    assert_non_null(strstr(help, "  all              gates-open, gates-mean, bos-clip, bos-mean, "
+                                 "no-bos\n"));
+    free(help);
+    assert_true(intervention_per_layer(IV_MACT_ZERO) && intervention_mact(IV_MACT_MEAN));
+    assert_false(intervention_per_layer(IV_GATES_OPEN) || intervention_mact(IV_BOS_CLIP));
+    assert_true(intervention_has(IV_GATE_CONST, IVP_NEEDS_GATES));
+    assert_false(intervention_has((InterventionKind)IV_COUNT, IVP_IN_ALL));
+}
+
 /* ---- massive activations on a hand-built residual ---- */
 
 /* x [1, 1 + 4, 3]: row 0 a sink row (e = 1), never touched; at the
@@ -487,9 +531,13 @@ static void test_pytorch_reference(void **st) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_parse_lists),       cmocka_unit_test(test_mact_hand),
-        cmocka_unit_test(test_head_zero),         cmocka_unit_test(test_gate_const_and_layer),
-        cmocka_unit_test(test_pytorch_reference), cmocka_unit_test(test_cli_store),
+        cmocka_unit_test(test_parse_lists),
+        cmocka_unit_test(test_kind_table),
+        cmocka_unit_test(test_mact_hand),
+        cmocka_unit_test(test_head_zero),
+        cmocka_unit_test(test_gate_const_and_layer),
+        cmocka_unit_test(test_pytorch_reference),
+        cmocka_unit_test(test_cli_store),
         cmocka_unit_test(test_head_zero_dormant),
     };
     return cmocka_run_group_tests(tests, setup_run, remove_run);

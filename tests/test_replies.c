@@ -185,7 +185,8 @@ static void test_intervene_ungated(void **st) {
     (void)st;
     char args[2400];
     snprintf(args, sizeof args, "intervene %s gate-const", run);
-    assert_refused_unchanged(run, args, "(baseline) has no gate to hold constant");
+    assert_refused_unchanged(
+        run, args, "gate-const sets the gate scores, but this run (baseline) has no gate to set");
     snprintf(args, sizeof args, "intervene %s gates-open --layer 0 --json --no-write", run);
     assert_int_equal(sh("", args), 0);
     assert_out_has("warning: --layer 0 does nothing for gates-open (only gates-open-layer, "

@@ -147,6 +147,7 @@ void opt_help(const OptTable *t, FILE *f) {
         if (r->in_usage) fprintf(f, " --%s%s%s", r->name, r->arg ? " " : "", r->arg ? r->arg : "");
     fprintf(f, "%s%s\n", t->operands && *t->operands ? " " : "", t->operands ? t->operands : "");
     if (t->about) fprintf(f, "\n%s", t->about);
+    if (t->more) t->more(f);
     int width = 0;
     char col[96];
     for (int i = 0; (r = row_at(t, i)); i++) {

@@ -55,6 +55,7 @@ typedef struct {
     const char *about;    /* paragraphs between the usage line and the options, or NULL */
     const char *footer;   /* text after the options (exit codes ...), or NULL */
     const OptRow *rows;   /* ends with a row whose name is NULL */
+    void (*more)(FILE *); /* prints a list the command keeps as a table, after about; or NULL */
 } OptTable;
 
 /* What opt_next returns besides a row's key. */

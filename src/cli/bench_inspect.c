@@ -62,7 +62,8 @@ static const OptRow bench_inspect_rows[] = {
      0, 0},
     {0}};
 const OptTable bench_inspect_options = {
-    "bench --inspect", "[options]",
+    "bench --inspect",
+    "[options]",
     "Forward-pass speed and peak memory of `gatelab inspect` on a random\n"
     "GPT-2-small-sized checkpoint (124M parameters, F32; generated into a temporary\n"
     "directory with /usr/bin/python3 unless --model names a snapshot), beside\n"
@@ -72,7 +73,9 @@ const OptTable bench_inspect_options = {
     "pool pinned to N when it differs. \"vs pytorch\" compares with the row that\n"
     "ran N BLAS threads; the summary line with PyTorch's fastest row (its best;\n"
     "torch at 1 thread runs even when LIST has no 1, since that is its best here).\n",
-    NULL, bench_inspect_rows};
+    NULL,
+    bench_inspect_rows,
+    NULL};
 
 /* One line for a bad value of option opt (want: what it takes); returns 2. */
 static int bi_bad(const char *opt, const char *val, const char *want) {

@@ -12,9 +12,12 @@
 #include <stdio.h>
 
 const OptTable acts_options = {
-    "acts", "RUN.h5 [options]",
-    "Activation statistics of each block's output at one probe (default: the last).\n", NULL,
-    cu_probe_rows};
+    "acts",
+    "RUN.h5 [options]",
+    "Activation statistics of each block's output at one probe (default: the last).\n",
+    NULL,
+    cu_probe_rows,
+    NULL};
 
 static double top1_med(const ProbeRecord *p, int l) {
     double med = p->h_median[l];

@@ -353,7 +353,8 @@ static const OptRow eval_rows[] = {
     {'w', "no-write", OPT_FLAG, NULL, 0, 0, NULL, "do not store the results in RUN.h5", 0, 0},
     {0}};
 const OptTable eval_options = {
-    "eval", "RUN.h5 (--lengths LIST | --quant LIST) [options]",
+    "eval",
+    "RUN.h5 (--lengths LIST | --quant LIST) [options]",
     "Evaluate a finished run at longer contexts than it was trained on: val loss\n"
     "(overall and per bucket of T_train positions), first-token attention share\n"
     "and sink rate (alpha_0 > " SINK_EPS_TEXT "), on the same held-out text for every run.\n"
@@ -366,7 +367,8 @@ const OptTable eval_options = {
     "it records) on its recorded input: windows of each length, plain positions,\n"
     "Nx = N times its probe length.\n"
     "Exit codes: 0 ok, 1 failure, 2 bad input.\n",
-    eval_rows};
+    eval_rows,
+    NULL};
 
 int cmd_eval(int argc, char **argv) {
     const char *lengths = NULL, *quant = NULL;

@@ -12,7 +12,8 @@ static const OptRow fingerprint_rows[] = {
      "train in the new directory DIR and keep its\nrun files (ID.h5), to check the hashes", 0, 0},
     {0}};
 const OptTable fingerprint_options = {
-    "fingerprint", "[--keep DIR]",
+    "fingerprint",
+    "[--keep DIR]",
     "Print this build's training fingerprint: every id of the variant\n"
     "catalog trained a few steps at a fixed tiny setting, its final weights\n"
     "hashed (FNV-1a 64), one line \"ID HASH\" each, then \"training HASH\"\n"
@@ -20,7 +21,9 @@ const OptTable fingerprint_options = {
     "variant to the same bits. A confirmatory sweep pins it in protocol.ini\n"
     "(training =) and refuses to add runs to a study pinned with another\n"
     "(results/README.md). A few seconds on one core.\n",
-    NULL, fingerprint_rows};
+    NULL,
+    fingerprint_rows,
+    NULL};
 
 static void print_id(void *user, const char *id, const char *hash) {
     (void)user;

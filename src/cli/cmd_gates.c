@@ -12,9 +12,12 @@
 #include <string.h>
 
 const OptTable gates_options = {
-    "gates", "RUN.h5 [options]",
-    "Gate mean, sparsity and score histogram of one probe (default: the last).\n", NULL,
-    cu_probe_rows};
+    "gates",
+    "RUN.h5 [options]",
+    "Gate mean, sparsity and score histogram of one probe (default: the last).\n",
+    NULL,
+    cu_probe_rows,
+    NULL};
 
 /* hist[50] = sum over layers of gate_hist */
 static void total_hist(const ProbeRecord *p, double *hist, double *sum) {

@@ -6,6 +6,7 @@
 #include "cliopts.h"
 #include "cmdutil.h"
 #include "commands.h"
+#include "figstyle.h"
 #include "figlabel.h"
 #include "config_derive.h" /* config_layer_window */
 #include "heatmap.h"
@@ -146,10 +147,15 @@ static const OptRow heatmap_rows[] = {
      "second run: its heads at --layer L as a second row\n"
      "(its probe at --step N too; each row names its step)",
      0, 0},
+    FIGSTYLE_OPT_ROWS,
     {0}};
 const OptTable heatmap_options = {
-    "heatmap", "RUN.h5 [options]",
-    "Probe attention maps (mean over probe sequences) as PNG, SVG or PDF.\n", NULL, heatmap_rows};
+    "heatmap",
+    "RUN.h5 [options]",
+    "Probe attention maps (mean over probe sequences) as PNG, SVG or PDF.\n",
+    NULL,
+    heatmap_rows,
+    NULL};
 
 /* --range LO:HI: two finite numbers, LO < HI; 0 or -1. */
 static int parse_range(const char *s, float range[2]) {
@@ -169,6 +175,8 @@ int cmd_heatmap(int argc, char **argv) {
     Sel s = {-1, -1};
     int log_scale = 0;
     float range[2] = {0.0f, 0.0f};
+    FigStyle fs = {0};
+    char bad[256];
     OptParser op;
     opt_init(&op, &heatmap_options, argc, argv);
     for (int c; (c = opt_next(&op)) != OPT_END;) {
@@ -190,8 +198,16 @@ int cmd_heatmap(int argc, char **argv) {
         case 'l': s.layer = (int)op.num; break;
         case 'H': s.head = (int)op.num; break;
         case 's': step = op.num; break;
+        case FIG_OPT_SIZE:
+        case FIG_OPT_FONT:
+            if (figstyle_take(&fs, c, op.str, bad, sizeof bad) != 0) {
+                fprintf(stderr, "gatelab heatmap: %s\n", bad);
+                return 2;
+            }
+            break;
         }
     }
+    figstyle_set(&fs);
     int opnd = op.optind;
     if (opnd != argc - 1 || !out) {
         fprintf(stderr, "gatelab heatmap: want one RUN.h5 and --out FILE.png "

@@ -63,7 +63,8 @@ static const OptRow inspect_rows[] = {
     {'q', "quiet", OPT_FLAG, NULL, 0, 0, NULL, "no progress lines", 0, 0},
     {0}};
 const OptTable inspect_options = {
-    "inspect", "MODEL_DIR (--text FILE | --tokens FILE) --out RUN.h5 [options]",
+    "inspect",
+    "MODEL_DIR (--text FILE | --tokens FILE) --out RUN.h5 [options]",
     "Run a Hugging Face checkpoint (config.json + model.safetensors, or shards with\n"
     "model.safetensors.index.json; F32, F16 or BF16) on N windows of T tokens and\n"
     "write a run file with one probe (step 0): tokens, attention maps of the first\n"
@@ -73,7 +74,9 @@ const OptTable inspect_options = {
     "Architectures: LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM (with the\n"
     "gated-attention flags headwise_/elementwise_attn_output_gate),\n"
     "GPT2LMHeadModel, GPTNeoXForCausalLM.\n",
-    "Exit codes: 0 ok, 1 failure, 2 bad input.\n", inspect_rows};
+    "Exit codes: 0 ok, 1 failure, 2 bad input.\n",
+    inspect_rows,
+    NULL};
 
 /* 0 ok, 1 --help printed, 2 bad usage (message printed). */
 static int parse(int argc, char **argv, Opts *o) {

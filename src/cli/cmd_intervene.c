@@ -29,7 +29,8 @@ static int parse_kinds(int argc, char **argv, InterventionKind *kinds, int *n) {
             fprintf(stderr, "gatelab intervene: unknown KIND '%s' (see --help)\n", argv[i]);
             return -1;
         }
-        for (int j = all ? 1 : k; j <= (all ? IV_NO_BOS : k); j++) {
+        for (int j = all ? 1 : k; j <= (all ? IV_COUNT - 1 : k); j++) {
+            if (all && !intervention_has((InterventionKind)j, IVP_IN_ALL)) continue;
             int seen = 0;
             for (int q = 0; q < *n; q++) seen |= kinds[q] == (InterventionKind)j;
             if (!seen) kinds[(*n)++] = (InterventionKind)j;
@@ -180,31 +181,20 @@ static const OptRow intervene_rows[] = {
      "... and R times its block output's median |h|", 0, 0},
     {0}};
 const OptTable intervene_options = {
-    "intervene", "RUN.h5 KIND... [options]",
+    "intervene",
+    "RUN.h5 KIND... [options]",
     "Rerun a finished run's probe (its final weights, the tokens of its last\n"
     "probe) with one change, and store each result under /intervene/KIND in\n"
     "RUN.h5 beside the unchanged rerun /intervene/none, with the loss of the\n"
     "model on the probe tokens (predicting tokens 2..T-1). A run of `gatelab\n"
     "inspect` is rerun through its checkpoint: the model directory it records,\n"
-    "or --model DIR. KIND is one of:\n"
-    "  gates-open   every gate score = identity (1; 0 for additive gates)\n"
-    "  gates-mean   each gate score = its channel's mean over the sequence's tokens\n"
-    "  bos-clip     after every block, position 0's K largest |h| features are\n"
-    "               clipped to the sequence's median |h|\n"
-    "  bos-mean     after every block, position 0's residual = the mean of the\n"
-    "               other tokens'\n"
-    "  no-bos       the probe without its first token (T-1 tokens)\n"
-    "  all          all five above\n"
-    "  head-zero    the --heads' outputs = 0 before the output projection\n"
-    "  gates-open-layer  gates-open in --layer only (others untouched)\n"
-    "  gate-const   every gate score = c, one result per c of --gate-const\n"
-    "  mact-mean    after block --layer, each massive activation = its\n"
-    "               feature's mean over the sequence's tokens\n"
-    "  mact-zero    the same, set to 0\n"
-    "Without --layer, gates-open-layer, mact-mean and mact-zero give one result\n"
-    "per layer, stored as KIND-L<layer>; gate-const's as gate-const-c<c>.\n"
-    "Definitions: docs/metrics.md \"Interventions\".\n",
-    "Exit codes: 0 ok, 1 failure, 2 bad input.\n", intervene_rows};
+    "or --model DIR. KIND is one of:\n",
+    "Without --layer, the kinds of one layer give one result per layer, stored\n"
+    "as KIND-L<layer>; gate-const's as gate-const-c<c>.\n"
+    "Definitions: docs/metrics.md \"Interventions\".\n"
+    "Exit codes: 0 ok, 1 failure, 2 bad input.\n",
+    intervene_rows,
+    intervention_help};
 
 int cmd_intervene(int argc, char **argv) {
     int json = 0, nowrite = 0, threads = cu_online_cpus(), c;

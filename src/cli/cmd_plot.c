@@ -8,14 +8,16 @@
 #include "cliopts.h"
 #include "cmdutil.h"
 #include "commands.h"
+#include "figstyle.h"
 #include "metrics.h" /* SINK_EPS_TEXT */
 #include "plot.h"
 #include "util.h"
 
 static const OptRow plot_rows[] = {
-    {'o', "out", OPT_STR, "FILE.png", 0, 0, NULL, "output image", 0, 1}, {0}};
+    {'o', "out", OPT_STR, "FILE.png", 0, 0, NULL, "output image", 0, 1}, FIGSTYLE_OPT_ROWS, {0}};
 const OptTable plot_options = {
-    "plot", "KIND RUN.h5 [RUN2.h5 ...]",
+    "plot",
+    "KIND RUN.h5 [RUN2.h5 ...]",
     "Draw one figure with gnuplot: FILE.png and its vector twins FILE.svg and\n"
     "FILE.pdf. FILE.dat and FILE.gp are written next to them so the figure\n"
     "can be restyled and redrawn by hand.\n"
@@ -29,7 +31,9 @@ const OptTable plot_options = {
     "  sink-steps   sink rate (eps " SINK_EPS_TEXT ") and first-token share vs step\n"
     "  key-share    attention share alpha_k of every key position k (last probe)\n"
     "  distance     attention weight and mass by query-key distance (last probe)\n",
-    NULL, plot_rows};
+    NULL,
+    plot_rows,
+    NULL};
 
 /* What the figures read from a run: its metrics and its last probe (when
  * it has probes). 0, or -1 with the reader's one line (a corrupt input). */
@@ -52,13 +56,21 @@ static int read_all(RunReader *r, char *why, size_t n) {
 
 int cmd_plot(int argc, char **argv) {
     const char *out = NULL;
+    FigStyle fs = {0};
+    char err[1024] = "";
     OptParser op;
     opt_init(&op, &plot_options, argc, argv);
     for (int c; (c = opt_next(&op)) != OPT_END;) {
         if (c == OPT_HELP) return 0;
         if (c == OPT_BAD) return 2;
         if (c == 'o') out = op.str;
+        if ((c == FIG_OPT_SIZE || c == FIG_OPT_FONT) &&
+            figstyle_take(&fs, c, op.str, err, sizeof err) != 0) {
+            fprintf(stderr, "gatelab plot: %s\n", err);
+            return 2;
+        }
     }
+    figstyle_set(&fs);
     int opnd = op.optind;
     if (opnd >= argc) {
         fprintf(stderr, "gatelab plot: missing KIND (loss, first-share, "
@@ -116,7 +128,6 @@ int cmd_plot(int argc, char **argv) {
         cu_check_out("plot", side[1], OUT_GNUPLOT) < 0 ||
         cu_check_out("plot", side[2], OUT_SVG) < 0 || cu_check_out("plot", side[3], OUT_PDF) < 0)
         return 2;
-    char err[1024] = "";
     int rc = plot_figure(kind, argv + opnd, n, out, err, sizeof err);
     if (rc != 0) {
         fprintf(stderr, "gatelab plot: %s\n", err);

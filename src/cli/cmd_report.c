@@ -8,26 +8,39 @@
 #include "cliopts.h"
 #include "cmdutil.h"
 #include "commands.h"
+#include "figstyle.h"
 #include "report.h"
 
 static const OptRow report_rows[] = {{'o', "out", OPT_STR, "DIR2", 0, 0, "DIR",
                                       "where REPORT.md, results.csv and figures/ go", 0, 0},
+                                     FIGSTYLE_OPT_ROWS,
                                      {0}};
 const OptTable report_options = {
-    "report", "DIR [options]",
+    "report",
+    "DIR [options]",
     "Read every *.h5 run file in DIR; write REPORT.md, results.csv and\n"
     "figures/ into DIR2. Unreadable files are listed.\n",
-    NULL, report_rows};
+    NULL,
+    report_rows,
+    NULL};
 
 int cmd_report(int argc, char **argv) {
     const char *out = NULL;
+    FigStyle fs = {0};
+    char err[512] = "";
     OptParser op;
     opt_init(&op, &report_options, argc, argv);
     for (int c; (c = opt_next(&op)) != OPT_END;) {
         if (c == OPT_HELP) return 0;
         if (c == OPT_BAD) return 2;
         if (c == 'o') out = op.str;
+        if ((c == FIG_OPT_SIZE || c == FIG_OPT_FONT) &&
+            figstyle_take(&fs, c, op.str, err, sizeof err) != 0) {
+            fprintf(stderr, "gatelab report: %s\n", err);
+            return 2;
+        }
     }
+    figstyle_set(&fs);
     int opnd = op.optind;
     if (opnd != argc - 1) {
         fprintf(stderr, "gatelab report: want exactly one DIR "
@@ -50,7 +63,6 @@ int cmd_report(int argc, char **argv) {
     snprintf(csv, sizeof csv, "%s/results.csv", out ? out : dir);
     if (cu_check_out("report", md, OUT_REPORT) < 0 || cu_check_out("report", csv, OUT_CSV) < 0)
         return 2;
-    char err[512] = "";
     int rc = report_run(dir, out, err, sizeof err);
     if (rc < 0) {
         fprintf(stderr, "gatelab report: %s\n", err);

@@ -17,8 +17,12 @@
 static const double EPS[3] = {SINK_EPS_LOW, SINK_EPS_MID, SINK_EPS};
 
 const OptTable sinks_options = {
-    "sinks", "RUN.h5 [options]",
-    "First-token share and sink rate of one probe (default: the last).\n", NULL, cu_probe_rows};
+    "sinks",
+    "RUN.h5 [options]",
+    "First-token share and sink rate of one probe (default: the last).\n",
+    NULL,
+    cu_probe_rows,
+    NULL};
 
 /* alpha_0 of uniform causal attention over len queries: H_len / len */
 static double uniform_alpha0(int len) { return (uniform_first_share(len) * (len - 1) + 1.0) / len; }

@@ -42,7 +42,8 @@ static const OptRow stream_rows[] = {
     {'w', "no-write", OPT_FLAG, NULL, 0, 0, NULL, "do not store the results in RUN.h5", 0, 0},
     {0}};
 const OptTable stream_options = {
-    "stream", "RUN.h5 [options]",
+    "stream",
+    "RUN.h5 [options]",
     "Streaming evaluation (StreamingLLM's test): the loss on N held-out sequences\n"
     "of L tokens when every attention sees only W keys, the first K tokens and the\n"
     "latest W - K (a KV cache that evicts all but its first K entries), against\n"
@@ -51,7 +52,9 @@ const OptTable stream_options = {
     "first K with the last. Stored in RUN.h5 under /stream/W_<W>.\n"
     "Trained runs score the held-out split `gatelab eval` uses; a run of `gatelab\n"
     "inspect` its recorded input (or --text) through its checkpoint.\n",
-    "Exit codes: 0 ok, 1 failure, 2 bad input.\n", stream_rows};
+    "Exit codes: 0 ok, 1 failure, 2 bad input.\n",
+    stream_rows,
+    NULL};
 
 /* "0,1,4" into o->keep: -1 for an empty entry, a non-number, too many. */
 static int parse_keep(const char *spec, StreamOpts *o) {

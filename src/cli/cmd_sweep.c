@@ -74,7 +74,8 @@ static const OptRow sweep_rows[] = {
      0, 0},
     {0}};
 const OptTable sweep_options = {
-    "sweep", "FILE [options]",
+    "sweep",
+    "FILE [options]",
     "Run every run of a sweep file (variants x seeds), one `gatelab train`\n"
     "child per run, then write the report over DIR.\n",
     "Resumable: runs whose file says status done (or diverged) are skipped,\n"
@@ -86,7 +87,8 @@ const OptTable sweep_options = {
     "a time into the same DIR: each piece's report joins the rows of the\n"
     "earlier pieces from DIR/results.csv (docs/sweeps.md, \"A study in\n"
     "pieces\") and states its tests only when every declared run is there.\n",
-    sweep_rows};
+    sweep_rows,
+    NULL};
 
 static int parse_args(int argc, char **argv, SweepArgs *a) {
     memset(a, 0, sizeof *a);

@@ -90,11 +90,13 @@ static const OptRow train_rows[] = {
      0, 0},
     {0}};
 const OptTable train_options = {
-    "train", "[options]",
+    "train",
+    "[options]",
     "Train one model and write its HDF5 run file (schema: docs/runfile.md).\n",
     "Exit codes: 0 done, 1 failure, 2 bad input, 3 diverged (data kept),\n"
     "130 interrupted (checkpoint saved).\n",
-    train_rows};
+    train_rows,
+    NULL};
 
 /* 0 when fd is open for writing; else -1 after one line naming it. Checked
  * before any file is opened, so a closed fd is never one of ours (the

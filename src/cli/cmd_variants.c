@@ -11,11 +11,14 @@
 static const OptRow variants_rows[] = {
     {'j', "json", OPT_FLAG, NULL, 0, 0, NULL, "machine-readable output", 0, 0}, {0}};
 const OptTable variants_options = {
-    "variants", "[options]",
+    "variants",
+    "[options]",
     "Print the variant catalog: each id, the key=value fields it sets over\n"
     "the baseline's, a shape change (the parameter-matched ids), its role\n"
     "in the paper's headline comparison, and its formula.\n",
-    NULL, variants_rows};
+    NULL,
+    variants_rows,
+    NULL};
 
 /* The key-run role of id as a word ("" when it has none). */
 static const char *role_name(const char *id) {

@@ -30,23 +30,61 @@ _Static_assert(sizeof(NormPlace) == sizeof(int), "enum size");
 /* ---------------------------------------------------------------- names */
 
 /* NULL-terminated, indexed by enum value. */
-static const char *const norm_names[] = {"rms", "layer", NULL};
-static const char *const pos_names[] = {"rope", "learned", "none", "alibi", NULL};
-static const char *const winlayers_names[] = {"all", "alternate", NULL};
-static const char *const normplace_names[] = {"pre", "post", "sandwich", NULL};
-static const char *const mlp_names[] = {"swiglu", "gelu", NULL};
-static const char *const gate_pos_names[] = {"none", "g1", "g2", "g3", "g4", "g5", NULL};
-static const char *const gran_names[] = {"elem", "head", NULL};
-static const char *const form_names[] = {"mult", "add", NULL};
-static const char *const act_names[] = {"sigmoid",  "silu",     "identity", "ns-sigmoid",
-                                        "2sigmoid", "softplus", NULL};
-static const char *const gate_init_names[] = {"normal", "zero", NULL};
-static const char *const input_names[] = {"full", "headslice", "const", NULL};
-static const char *const normz_names[] = {"softmax", "softmax1", "sink-logit", "clipped",
-                                          "sigmoid", "softpick", "stickbreak", NULL};
-static const char *const ymod_names[] = {"none", "rmsnorm", "silu", NULL};
-static const char *const data_names[] = {"brown", "tokens", "bigram", "text", NULL};
-static const char *const wd_scale_names[] = {"lr", "fixed", NULL};
+/* Each enum's names, indexed by its constants (config.h), NULL-ended. */
+static const char *const norm_names[] = {[NORM_RMS] = "rms", [NORM_LAYER] = "layer", NULL};
+static const char *const pos_names[] = {[POS_ROPE] = "rope",
+                                        [POS_LEARNED] = "learned",
+                                        [POS_NONE] = "none",
+                                        [POS_ALIBI] = "alibi",
+                                        NULL};
+static const char *const winlayers_names[] = {
+    [WINLAYERS_ALL] = "all", [WINLAYERS_ALTERNATE] = "alternate", NULL};
+static const char *const normplace_names[] = {
+    [NORMPLACE_PRE] = "pre", [NORMPLACE_POST] = "post", [NORMPLACE_SANDWICH] = "sandwich", NULL};
+static const char *const mlp_names[] = {[MLP_SWIGLU] = "swiglu", [MLP_GELU] = "gelu", NULL};
+static const char *const gate_pos_names[] = {[GATE_NONE] = "none",
+                                             [GATE_G1] = "g1",
+                                             [GATE_G2] = "g2",
+                                             [GATE_G3] = "g3",
+                                             [GATE_G4] = "g4",
+                                             [GATE_G5] = "g5",
+                                             NULL};
+static const char *const gran_names[] = {[GRAN_ELEM] = "elem", [GRAN_HEAD] = "head", NULL};
+static const char *const form_names[] = {[FORM_MULT] = "mult", [FORM_ADD] = "add", NULL};
+static const char *const gate_init_names[] = {
+    [GINIT_NORMAL] = "normal", [GINIT_ZERO] = "zero", NULL};
+static const char *const input_names[] = {
+    [GIN_FULL] = "full", [GIN_HEADSLICE] = "headslice", [GIN_CONST] = "const", NULL};
+static const char *const normz_names[] = {
+    [NORMZ_SOFTMAX] = "softmax",       [NORMZ_SOFTMAX1] = "softmax1",
+    [NORMZ_SINK_LOGIT] = "sink-logit", [NORMZ_CLIPPED] = "clipped",
+    [NORMZ_SIGMOID] = "sigmoid",       [NORMZ_SOFTPICK] = "softpick",
+    [NORMZ_STICKBREAK] = "stickbreak", NULL};
+static const char *const ymod_names[] = {
+    [YMOD_NONE] = "none", [YMOD_RMSNORM] = "rmsnorm", [YMOD_SILU] = "silu", NULL};
+static const char *const data_names[] = {[DATA_BROWN] = "brown",
+                                         [DATA_TOKENS] = "tokens",
+                                         [DATA_BIGRAM] = "bigram",
+                                         [DATA_TEXT] = "text",
+                                         NULL};
+static const char *const wd_scale_names[] = {
+    [WD_SCALE_LR] = "lr", [WD_SCALE_FIXED] = "fixed", NULL};
+
+static const char *const act_names[] = {[ACT_SIGMOID] = "sigmoid",
+                                        [ACT_SILU] = "silu",
+                                        [ACT_IDENTITY] = "identity",
+                                        [ACT_NS_SIGMOID] = "ns-sigmoid",
+                                        [ACT_2SIGMOID] = "2sigmoid",
+                                        [ACT_SOFTPLUS] = "softplus",
+                                        NULL};
+
+/* What each gate activation's scores are (config.h), indexed by GateAct;
+ * its name is act_names' (test_config holds the two to one another). */
+const GateActRow GATE_ACTS[GATE_ACT_COUNT] = {
+    [ACT_SIGMOID] = {"sigmoid", 1, 0},   [ACT_SILU] = {"silu", 0, 0},
+    [ACT_IDENTITY] = {"identity", 0, 0}, [ACT_NS_SIGMOID] = {"ns-sigmoid", 1, 1},
+    [ACT_2SIGMOID] = {"2sigmoid", 0, 1}, [ACT_SOFTPLUS] = {"softplus", 0, 1},
+};
 
 static const char *enum_name(const char *const *names, int v) {
     for (int i = 0; names[i]; i++)

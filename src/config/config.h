@@ -51,8 +51,18 @@ typedef enum {
     ACT_IDENTITY,
     ACT_NS_SIGMOID,
     ACT_2SIGMOID,
-    ACT_SOFTPLUS
+    ACT_SOFTPLUS,
+    GATE_ACT_COUNT
 } GateAct;
+
+/* What a gate activation's scores are: bounded, in [0, 1] (the probe's
+ * histogram and sparsity read them as such); mult_only, meaningful only
+ * multiplying (gate_form add refuses it). */
+typedef struct {
+    const char *name; /* the gate_act key's name of it */
+    unsigned char bounded, mult_only;
+} GateActRow;
+extern const GateActRow GATE_ACTS[GATE_ACT_COUNT];
 /* How the gate's weight matrix starts: the model's normal init, or zeros
  * (with 2sigmoid, an identity gate at step 0). */
 typedef enum { GINIT_NORMAL = 0, GINIT_ZERO } GateInit;

@@ -129,12 +129,11 @@ static int validate_variant(const Config *c, char *err, size_t n) {
     if (c->gate_shared && c->gate_pos != GATE_G1 && c->gate_pos != GATE_G2)
         return seterr(err, n, "head-shared gating needs gate_pos g1 or g2, not %s", pos);
     if (c->gate_form == FORM_ADD) {
-        if (c->gate_act == ACT_NS_SIGMOID || c->gate_act == ACT_2SIGMOID ||
-            c->gate_act == ACT_SOFTPLUS)
+        if (GATE_ACTS[c->gate_act].mult_only)
             return seterr(err, n,
                           "gate_act %s is a multiplicative gate; "
                           "gate_form add is not allowed",
-                          config_key_vocab("gate_act")[c->gate_act]);
+                          GATE_ACTS[c->gate_act].name);
         if (c->gate_gran == GRAN_HEAD)
             return seterr(err, n,
                           "an additive gate must be elementwise, "

@@ -7,19 +7,69 @@
 
 #include "metrics.h"
 
-static const char *const NAMES[IV_COUNT] = {
-    RS_IV_NONE,       RS_IV_GATES_OPEN, RS_IV_GATES_MEAN, RS_IV_BOS_CLIP,
-    RS_IV_BOS_MEAN,   RS_IV_NO_BOS,     RS_IV_HEAD_ZERO,  RS_IV_GATES_OPEN_LAYER,
-    RS_IV_GATE_CONST, RS_IV_MACT_MEAN,  RS_IV_MACT_ZERO};
+const IvKindRow IV_KINDS[IV_COUNT] = {
+    [IV_NONE] = {RS_IV_NONE, 0, "the plain rerun every other kind is compared with"},
+    [IV_GATES_OPEN] = {RS_IV_GATES_OPEN, IVP_IN_ALL,
+                       "every gate score = identity (1; 0 for additive gates)"},
+    [IV_GATES_MEAN] = {RS_IV_GATES_MEAN, IVP_IN_ALL,
+                       "each gate score = its channel's mean over the sequence's tokens"},
+    [IV_BOS_CLIP] = {RS_IV_BOS_CLIP, IVP_IN_ALL,
+                     "after every block, position 0's K largest |h| features are\n"
+                     "clipped to the sequence's median |h|"},
+    [IV_BOS_MEAN] = {RS_IV_BOS_MEAN, IVP_IN_ALL,
+                     "after every block, position 0's residual = the mean of the\nother tokens'"},
+    [IV_NO_BOS] = {RS_IV_NO_BOS, IVP_IN_ALL, "the probe without its first token (T-1 tokens)"},
+    [IV_HEAD_ZERO] = {RS_IV_HEAD_ZERO, 0, "the --heads' outputs = 0 before the output projection"},
+    [IV_GATES_OPEN_LAYER] = {RS_IV_GATES_OPEN_LAYER, IVP_PER_LAYER,
+                             "gates-open in --layer only (others untouched)"},
+    [IV_GATE_CONST] = {RS_IV_GATE_CONST, IVP_NEEDS_GATES,
+                       "every gate score = c, one result per c of --gate-const"},
+    [IV_MACT_MEAN] = {RS_IV_MACT_MEAN, IVP_PER_LAYER | IVP_MACT,
+                      "after block --layer, each massive activation = its\n"
+                      "feature's mean over the sequence's tokens"},
+    [IV_MACT_ZERO] = {RS_IV_MACT_ZERO, IVP_PER_LAYER | IVP_MACT, "the same, set to 0"},
+};
 
 const char *intervention_name(InterventionKind k) {
-    return k >= 0 && k < IV_COUNT ? NAMES[k] : "unknown";
+    return k >= 0 && k < IV_COUNT ? IV_KINDS[k].name : "unknown";
 }
 
 int intervention_kind(const char *name) {
     for (int k = 0; name && k < IV_COUNT; k++)
-        if (!strcmp(name, NAMES[k])) return k;
+        if (!strcmp(name, IV_KINDS[k].name)) return k;
     return -1;
+}
+
+int intervention_has(InterventionKind k, unsigned p) {
+    return k >= 0 && k < IV_COUNT && (IV_KINDS[k].props & p) != 0;
+}
+
+char *intervention_names(char *out, size_t len, int with_all) {
+    size_t at = 0;
+    out[0] = 0;
+    if (with_all) at = (size_t)snprintf(out, len, "all");
+    for (int k = IV_NONE + 1; k < IV_COUNT && at < len; k++)
+        at += (size_t)snprintf(out + at, len - at, "%s%s", at ? ", " : "", IV_KINDS[k].name);
+    return out;
+}
+
+void intervention_help(FILE *f) {
+    char all[256];
+    size_t at = 0;
+    all[0] = 0;
+    for (int k = IV_NONE + 1; k < IV_COUNT; k++) {
+        const IvKindRow *r = &IV_KINDS[k];
+        fprintf(f, "  %-16s ", r->name);
+        for (const char *h = r->help; *h;) {
+            size_t n = strcspn(h, "\n");
+            fprintf(f, "%.*s\n", (int)n, h);
+            h += n;
+            if (*h) fprintf(f, "  %-16s ", ""), h++;
+        }
+        if (r->props & IVP_IN_ALL && at < sizeof all)
+            at += (size_t)snprintf(all + at, sizeof all - at, "%s%s", at ? ", " : "", r->name);
+    }
+    fprintf(f, "  %-16s %s\n", "all", all);
 }
 
 /* g [B, Ti, C]: each channel of a sequence set to its mean over rows e..Ti-1 */
@@ -35,11 +85,9 @@ static void gates_mean(float *g, int B, int Ti, int e, int C) {
     }
 }
 
-int intervention_per_layer(InterventionKind k) {
-    return k == IV_GATES_OPEN_LAYER || intervention_mact(k);
-}
+int intervention_per_layer(InterventionKind k) { return intervention_has(k, IVP_PER_LAYER); }
 
-int intervention_mact(InterventionKind k) { return k == IV_MACT_MEAN || k == IV_MACT_ZERO; }
+int intervention_mact(InterventionKind k) { return intervention_has(k, IVP_MACT); }
 
 char *intervention_mact_text(char *out, size_t len, double mact_abs, double mact_ratio) {
     if (isnan(mact_abs) || isnan(mact_ratio)) snprintf(out, len, "thresholds not recorded");

@@ -9,6 +9,7 @@
 #define GATELAB_INTERVENTION_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "config.h"
 
@@ -70,10 +71,31 @@ typedef struct Intervention {
 #define RS_IV_MACT_MEAN "mact-mean"
 #define RS_IV_MACT_ZERO "mact-zero"
 
+/* What a kind is beside its forward: in `intervene all` (the five the
+ * report's mechanism table has a column for each); changing one layer
+ * only (Intervention.layer); changing the massive activations, classed by
+ * Intervention.mact_abs and mact_ratio; needing a gated run. */
+enum { IVP_IN_ALL = 1, IVP_PER_LAYER = 2, IVP_MACT = 4, IVP_NEEDS_GATES = 8 };
+
+/* One kind: its name (the RS_IV_* above), its properties (IVP_*) and its
+ * line of `gatelab intervene --help` ('\n' starts a continuation). */
+typedef struct {
+    const char *name;
+    unsigned props;
+    const char *help;
+} IvKindRow;
+
+/* Every kind's row, indexed by InterventionKind (test_intervene_kinds
+ * holds each row's name to its RS_IV_* constant). */
+extern const IvKindRow IV_KINDS[IV_COUNT];
+
 /* Name <-> kind (the names above). intervention_kind returns -1 for an
  * unknown name. */
 const char *intervention_name(InterventionKind k);
 int intervention_kind(const char *name);
+
+/* 1 when kind k has property p (IVP_*). */
+int intervention_has(InterventionKind k, unsigned p);
 
 /* 1 when kind k changes one layer only (Intervention.layer). */
 int intervention_per_layer(InterventionKind k);
@@ -81,6 +103,14 @@ int intervention_per_layer(InterventionKind k);
 /* 1 when kind k changes the massive activations (mact-mean, mact-zero),
  * classed by Intervention.mact_abs and mact_ratio. */
 int intervention_mact(InterventionKind k);
+
+/* Every kind's name but none's (and "all" first when with_all), joined
+ * by ", " into out[len]. Returns out. */
+char *intervention_names(char *out, size_t len, int with_all);
+
+/* Every kind's row as `intervene --help` prints it: the name and its help,
+ * then "all". */
+void intervention_help(FILE *f);
 
 /* The mact-* thresholds as text into out[len]: "|h| > A, > R x median"
  * (A, R as %g), or "thresholds not recorded" when either is NaN (a group

@@ -120,8 +120,12 @@ double kurtosis(const float *x, size_t n);
 /* ||h_0|| / mean_{t != 0} ||h_t|| for h[T, C]. */
 double first_norm_ratio(const float *h, int T, int C);
 
+/* The window of the spike rule: the median of the previous 50 losses
+ * (docs/metrics.md). */
+#define SPIKE_WINDOW 50
+
 /* Loss spikes: steps s >= warmup whose loss exceeds factor * median of the
- * previous `window` losses. Writes up to max_out indices of spiking entries
+ * previous `window` losses (SPIKE_WINDOW). Writes up to max_out indices of spiking entries
  * into out (may be NULL); returns the count. */
 int count_spikes(const double *loss, const long long *step, size_t n, long long warmup, int window,
                  double factor, long long *out, int max_out);

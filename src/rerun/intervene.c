@@ -296,13 +296,14 @@ IntervResult *intervene_run(Forward *f, const InterventionKind *kinds, int n, co
     char heads[IV_HEADS_MAX] = "";
     unsigned char *mask = NULL;
     if (intervene_check(kinds, n, p, fi->L, fi->H, fi->d, err, errlen) != 0) return NULL;
-    if (has_kind(kinds, n, IV_GATE_CONST) && !fi->gated) {
-        seterr(err, errlen,
-               "%s: gate-const holds every gate score at c, but this run (%s) has no gate to "
-               "hold constant; give it a gated run",
-               f->run, fi->variant);
-        return NULL;
-    }
+    for (int i = 0; i < n; i++)
+        if (intervention_has(kinds[i], IVP_NEEDS_GATES) && !fi->gated) {
+            seterr(err, errlen,
+                   "%s: %s sets the gate scores, but this run (%s) has no gate to set; give it "
+                   "a gated run",
+                   f->run, intervention_name(kinds[i]), fi->variant);
+            return NULL;
+        }
     if (has_kind(kinds, n, IV_GATE_CONST))
         intervene_parse_consts(p->consts, c, IV_CONSTS_MAX, &nc, err, errlen);
     if (head_mask(f, kinds, n, p, &mask, heads, sizeof heads, err, errlen) != 0) return NULL;

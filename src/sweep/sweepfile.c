@@ -222,11 +222,10 @@ static int parse_intervene(FileCtx *c, const char *value) {
     snprintf(tmp, sizeof tmp, "%s", value);
     size_t k = 0;
     for (char *save = NULL, *t = strtok_r(tmp, ", ", &save); t; t = strtok_r(NULL, ", ", &save)) {
+        char names[256];
         if (strcmp(t, "all") && intervention_kind(t) <= IV_NONE)
-            return fail(c, c->line,
-                        "bad intervene kind '%s' (all, gates-open, gates-mean, bos-clip, "
-                        "bos-mean, no-bos)",
-                        t, NULL);
+            return fail(c, c->line, "bad intervene kind '%s' (%s)", t,
+                        intervention_names(names, sizeof names, 1));
         k += (size_t)snprintf(c->intervene + k, sizeof c->intervene - k, "%s%s", k ? " " : "", t);
     }
     return 1;

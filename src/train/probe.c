@@ -182,7 +182,7 @@ static void acc_to_record(Acc *a, const Model *m, ProbeRecord *p, long long step
         c->gate_pos == GATE_G5
             ? 1
             : (c->gate_pos == GATE_G2 || c->gate_pos == GATE_G3 ? m->dims.Hkv : m->dims.H);
-    p->gate_bounded = c->gate_act == ACT_SIGMOID || c->gate_act == ACT_NS_SIGMOID;
+    p->gate_bounded = GATE_ACTS[c->gate_act].bounded;
     snprintf(p->normaliser, sizeof p->normaliser, "%s", normaliser_name(c->normaliser));
 }
 

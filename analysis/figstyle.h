@@ -1,0 +1,58 @@
+/* figstyle.h: the size and font of every figure one command draws, the
+ * gnuplot figures and the cairo heatmaps alike, set once from the
+ * command's --size and --font (FIGSTYLE_OPT_ROWS). Unset, each figure keeps
+ * its own size in pixels (96 to the inch) and the FIG_FONT_PT font. */
+#ifndef GATELAB_FIGSTYLE_H
+#define GATELAB_FIGSTYLE_H
+
+#include <stddef.h>
+
+#include "opts.h"
+
+#define FIG_FONT_PT 11     /* points: a figure drawn at its own size */
+#define FIG_PX_PER_IN 96.0 /* pngcairo's and SVG's pixels to the inch */
+#define FIG_PNG_DPI 300.0  /* a PNG drawn at a --size: print resolution */
+
+typedef struct {
+    double w_in, h_in; /* the whole image in inches; 0: the figure's own size */
+    double font_pt;    /* 0: FIG_FONT_PT */
+} FigStyle;
+
+/* The option rows --size WxH and --font PT, spliced into the rows of
+ * every command that draws figures (their keys FIG_OPT_SIZE and
+ * FIG_OPT_FONT go to figstyle_take). */
+enum { FIG_OPT_SIZE = OPT_LONG + 64, FIG_OPT_FONT };
+/* clang-format off */
+#define FIGSTYLE_OPT_ROWS                                                                         \
+    {FIG_OPT_SIZE, "size", OPT_STR, "WxH", 0, 0, "each figure's own",                             \
+     "figure size in inches, e.g. 3.3x2.5 (a column)\nor 6.9x3 (a page); PNGs at 300 dpi", 0, 0},  \
+    {FIG_OPT_FONT, "font", OPT_STR, "PT", 0, 0, OPT_DEF(FIG_FONT_PT), "font size in points", 0, 0}
+/* clang-format on */
+
+/* Take the value of row key (FIG_OPT_SIZE or FIG_OPT_FONT) into *s. 0, or
+ * -1 with one line in err naming the option and the value. */
+int figstyle_take(FigStyle *s, int key, const char *value, char *err, size_t errlen);
+
+/* The style every later figure of this process is drawn with. */
+void figstyle_set(const FigStyle *s);
+const FigStyle *figstyle_get(void);
+
+/* The font in points a figure is drawn with. */
+double figstyle_font_pt(void);
+
+/* 1 when a --size narrower than FIG_NARROW_IN inches is set: such a
+ * figure puts its key below the plot and thins its x tics. */
+#define FIG_NARROW_IN 5.0
+int figstyle_narrow(void);
+
+/* The characters of the font a line of title holds across a --size's
+ * width (FIG_CHAR_EM of the font size a character, on average); 0 at a
+ * figure's own size (titles are not broken). */
+#define FIG_CHAR_EM 0.55
+int figstyle_title_chars(void);
+
+/* The image size in pixels at FIG_PX_PER_IN: the style's, else the
+ * figure's own w x h. */
+void figstyle_px(int w, int h, int *out_w, int *out_h);
+
+#endif
