@@ -3,10 +3,11 @@
 
 #include <stddef.h>
 
+#define CLIOPTS_ROW(name, help) &name##_options,
+/* clang-format off */
 const OptTable *const cli_all_options[] = {
-    &train_options,         &eval_options,        &intervene_options,
-    &stream_options,        &sweep_options,       &bench_options,
-    &bench_inspect_options, &sinks_options,       &gates_options,
-    &acts_options,          &heatmap_options,     &plot_options,
-    &report_options,        &inspect_options,     &variants_options,
-    &metrics_options,       &fingerprint_options, NULL};
+    GATELAB_COMMANDS(CLIOPTS_ROW)
+    &bench_inspect_options,
+    NULL};
+/* clang-format on */
+#undef CLIOPTS_ROW

@@ -6,12 +6,15 @@
 
 #include "opts.h"
 
-extern const OptTable train_options, eval_options, intervene_options, stream_options, sweep_options,
-    bench_options, bench_inspect_options, sinks_options, gates_options, acts_options,
-    heatmap_options, plot_options, report_options, inspect_options, variants_options,
-    metrics_options, fingerprint_options;
+#include "commands.h"
 
-/* Every command's OptTable, NULL-terminated. */
+/* Each command's table (GATELAB_COMMANDS), and bench --inspect's. */
+#define CLIOPTS_DECL(name, help) extern const OptTable name##_options;
+GATELAB_COMMANDS(CLIOPTS_DECL)
+#undef CLIOPTS_DECL
+extern const OptTable bench_inspect_options;
+
+/* Every command's OptTable, then bench --inspect's, NULL-terminated. */
 extern const OptTable *const cli_all_options[];
 
 #endif

@@ -4,21 +4,30 @@
 #ifndef GATELAB_COMMANDS_H
 #define GATELAB_COMMANDS_H
 
-int cmd_train(int argc, char **argv);
-int cmd_eval(int argc, char **argv);
-int cmd_intervene(int argc, char **argv);
-int cmd_stream(int argc, char **argv);
-int cmd_sweep(int argc, char **argv);
-int cmd_bench(int argc, char **argv);
-int cmd_sinks(int argc, char **argv);
-int cmd_gates(int argc, char **argv);
-int cmd_acts(int argc, char **argv);
-int cmd_heatmap(int argc, char **argv);
-int cmd_plot(int argc, char **argv);
-int cmd_report(int argc, char **argv);
-int cmd_inspect(int argc, char **argv);
-int cmd_variants(int argc, char **argv);
-int cmd_metrics(int argc, char **argv);
-int cmd_fingerprint(int argc, char **argv);
+/* Every subcommand, one row each: its name (the word after gatelab), and
+ * the line `gatelab --help` gives it. A row NAME is the entry point
+ * cmd_NAME (cmd_NAME.c) and its option table NAME_options (opts.h);
+ * main.c dispatches over these rows and cliopts.c lists their tables. */
+#define GATELAB_COMMANDS(X)                                                                        \
+    X(train, "train one model and write its run file")                                             \
+    X(eval, "evaluate a run at other lengths (RoPE / YaRN)")                                       \
+    X(intervene, "rerun a run's probe under an intervention")                                      \
+    X(stream, "streaming loss: a window that keeps the first K tokens vs dense")                   \
+    X(sweep, "run a sweep file: many variants, seeds, jobs")                                       \
+    X(bench, "tokens/s, GFLOP/s and % of the sgemm peak")                                          \
+    X(sinks, "first-token share and sink rate of a run")                                           \
+    X(gates, "gate mean, sparsity and histogram of a run")                                         \
+    X(acts, "massive activations, kurtosis, norm ratio")                                           \
+    X(heatmap, "attention heatmaps as PNG, SVG or PDF")                                            \
+    X(plot, "loss, sink and gate figures via gnuplot")                                             \
+    X(report, "REPORT.md and results.csv over a directory")                                        \
+    X(inspect, "probe a Hugging Face checkpoint into a run file")                                  \
+    X(variants, "the variant catalog: ids, fields, formulas")                                      \
+    X(metrics, "the per-run metrics of results.csv and REPORT.md")                                 \
+    X(fingerprint, "this build's training fingerprint (same bits?)")
+
+#define GATELAB_COMMAND_DECL(name, help) int cmd_##name(int argc, char **argv);
+GATELAB_COMMANDS(GATELAB_COMMAND_DECL)
+#undef GATELAB_COMMAND_DECL
 
 #endif

@@ -20,24 +20,9 @@ typedef struct {
     const char *help;
 } Command;
 
-static const Command commands[] = {
-    {"train", cmd_train, "train one model and write its run file"},
-    {"eval", cmd_eval, "evaluate a run at other lengths (RoPE / YaRN)"},
-    {"intervene", cmd_intervene, "rerun a run's probe under an intervention"},
-    {"stream", cmd_stream, "streaming loss: a window that keeps the first K tokens vs dense"},
-    {"sweep", cmd_sweep, "run a sweep file: many variants, seeds, jobs"},
-    {"bench", cmd_bench, "tokens/s, GFLOP/s and % of the sgemm peak"},
-    {"sinks", cmd_sinks, "first-token share and sink rate of a run"},
-    {"gates", cmd_gates, "gate mean, sparsity and histogram of a run"},
-    {"acts", cmd_acts, "massive activations, kurtosis, norm ratio"},
-    {"heatmap", cmd_heatmap, "attention heatmaps as PNG, SVG or PDF"},
-    {"plot", cmd_plot, "loss, sink and gate figures via gnuplot"},
-    {"report", cmd_report, "REPORT.md and results.csv over a directory"},
-    {"inspect", cmd_inspect, "probe a Hugging Face checkpoint into a run file"},
-    {"variants", cmd_variants, "the variant catalog: ids, fields, formulas"},
-    {"metrics", cmd_metrics, "the per-run metrics of results.csv and REPORT.md"},
-    {"fingerprint", cmd_fingerprint, "this build's training fingerprint (same bits?)"},
-};
+#define COMMAND_ROW(name, help) {#name, cmd_##name, help},
+static const Command commands[] = {GATELAB_COMMANDS(COMMAND_ROW)};
+#undef COMMAND_ROW
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 
 static void usage(FILE *f) {
