@@ -186,7 +186,7 @@ static void test_catalog_twins(void **state) {
     *strrchr(root, '/') = 0;
     *strrchr(root, '/') = 0;
     /* the twin: ("ID", ... lines between "VARIANTS = OrderedDict([" and "])" */
-    snprintf(path, sizeof path, "%s/tests/reference/gatelab_ref_config.py", root);
+    snprintf(path, sizeof path, "%s/python/gatelab/ref_config.py", root);
     char *py = tu_slurp_ok(path, NULL);
     char *p = strstr(py, "VARIANTS = OrderedDict([");
     assert_non_null(p);
@@ -200,13 +200,13 @@ static void test_catalog_twins(void **state) {
         q += 2;
         size_t n = strcspn(q, "\"");
         const char *want = variant_id_at(k);
-        if (!want) fail_msg("gatelab_ref_config.py lists %.*s beyond the C catalog", (int)n, q);
+        if (!want)
+            fail_msg("python/gatelab/ref_config.py lists %.*s beyond the C catalog", (int)n, q);
         if (strlen(want) != n || strncmp(want, q, n))
-            fail_msg("gatelab_ref_config.py: id %d is %.*s, the C catalog's is %s", k, (int)n, q,
-                     want);
+            fail_msg("ref_config.py: id %d is %.*s, the C catalog's is %s", k, (int)n, q, want);
         k++;
     }
-    if (variant_id_at(k)) fail_msg("gatelab_ref_config.py lacks %s", variant_id_at(k));
+    if (variant_id_at(k)) fail_msg("ref_config.py lacks %s", variant_id_at(k));
     free(py);
     /* docs/variants.md: every table row "| `ID` |" names a C id */
     snprintf(path, sizeof path, "%s/docs/variants.md", root);

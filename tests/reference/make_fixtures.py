@@ -34,7 +34,8 @@ import numpy as np
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import gatelab_ref as ref  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
+from gatelab import ref  # noqa: E402
 
 B, T = 2, 7
 ATOL, RTOL = 1e-4, 1e-3

@@ -5,7 +5,7 @@
         [--variant baseline|g1-elem|g1-head|g5-elem|...] [--steps 20]
         [--warmup 3] [--repeats 5] [--batch 16] [--seq 256] [--shape KEY=VALUE]...
 
-Trains the reference config in float32 with gatelab_ref.py (forward,
+Trains the reference config in float32 with gatelab.ref (forward,
 backward, global-norm clip, AdamW step on one fixed random batch) and prints
 one JSON line: the median tokens/s over the repeats and GFLOP/s by the same
 count as model_flops_per_token() in src/model/model.c:
@@ -20,7 +20,7 @@ backward, over the full square as computed.
 Reference config (style llama): 4 layers, d_model 128, 4 heads, T 256,
 batch 16, vocab 257, RMSNorm/RoPE/SwiGLU, d_ff 352, untied. Style gpt2:
 LayerNorm, learned positions, GELU with d_ff 4d = 512, tied embeddings.
---shape KEY=VALUE overrides one model key of the style (gatelab_ref.DEFAULTS
+--shape KEY=VALUE overrides one model key of the style (gatelab.ref.DEFAULTS
 names: n_layers, d_model, n_heads, n_kv_heads, head_dim, d_ff, vocab_size,
 norm, pos, mlp, tied_embed, qk_norm, rope_base, norm_eps); `gatelab bench
 --torch` passes its resolved config's shape this way, GQA included, so the
@@ -36,7 +36,8 @@ import time
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import gatelab_ref as ref  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
+from gatelab import ref  # noqa: E402
 from torch_blas import pin_blas_threads  # noqa: E402
 
 STYLES = {
@@ -53,7 +54,7 @@ SHAPE_KEYS = ("n_layers", "d_model", "n_heads", "n_kv_heads", "head_dim", "d_ff"
 
 
 def parse_shape(items):
-    """['d_model=64', ...] -> dict typed like gatelab_ref.DEFAULTS."""
+    """['d_model=64', ...] -> dict typed like gatelab.ref.DEFAULTS."""
     out = {}
     for item in items:
         k, sep, v = item.partition("=")
@@ -98,7 +99,7 @@ def main():
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--style", choices=sorted(STYLES), default="llama")
     ap.add_argument("--variant", default="baseline",
-                    help="a gatelab variant id (gatelab_ref.VARIANTS)")
+                    help="a gatelab variant id (gatelab.ref.VARIANTS)")
     ap.add_argument("--steps", type=int, default=20, help="timed steps per repeat")
     ap.add_argument("--warmup", type=int, default=3, help="untimed steps first")
     ap.add_argument("--repeats", type=int, default=5)

@@ -1,8 +1,8 @@
-"""gatelab_ref_config.py: the configs of the PyTorch reference (gatelab_ref.py).
+"""gatelab.ref_config: the configs of the PyTorch twin (gatelab.ref).
 
 Every key the reference reads with its default, the enums as the INI files
 spell them, each catalog id's fields (src/config/variants*.c, docs/MODEL.md),
-and the INI reader: what turns a gatelab config into the dict gatelab_ref.Model
+and the INI reader: what turns a gatelab config into the dict gatelab.ref.Model
 is built from.
 
 Run with Debian's /usr/bin/python3 (python3-torch 1.13).
