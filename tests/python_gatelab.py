@@ -92,7 +92,10 @@ try:
 except ImportError as e:
     print("SKIP:", e)
     sys.exit(fail or 77)
+from gatelab import ref  # noqa: E402
 from gatelab.model import rerun_probe  # noqa: E402
+
+ref.use_catalog(exe)  # the twin's catalog from the binary under test
 
 with tempfile.TemporaryDirectory(prefix="gatelab-python-") as tmp:
     for variant in ("baseline", "g1-elem", "softmax1"):

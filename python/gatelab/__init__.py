@@ -9,7 +9,7 @@
     cache["gate"][0]                            # layer 0's gate scores
 
 See docs/python.md. The model is the project's PyTorch twin, gatelab.ref
-(docs/MODEL.md).
+(docs/MODEL.md), whose variant catalog is the C one (gatelab.ref_config).
 The run file reader is imported on first use, so `gatelab.ref` alone
 needs PyTorch but not h5py.
 """

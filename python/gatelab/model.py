@@ -2,7 +2,7 @@
 
 The model is the project's PyTorch twin, gatelab.ref (docs/MODEL.md, option
 by option): this module only records what its forward computes. Needs
-PyTorch.
+PyTorch, and a gatelab binary for the twin's catalog (gatelab.ref_config).
 """
 from collections import OrderedDict
 from contextlib import contextmanager
@@ -104,7 +104,7 @@ def build_model(run, dtype=None):
     """RunModel of a Run (runfile.py) with its trained /params, in float64
     unless dtype says otherwise."""
     dtype = dtype or torch.float64
-    cfg = OrderedDict((k, run.config[k]) for k in ref.DEFAULTS if k in run.config)
+    cfg = OrderedDict((k, run.config[k]) for k in ref.catalog().defaults if k in run.config)
     params = OrderedDict((k, torch.from_numpy(np.asarray(v)).to(dtype))
                          for k, v in run.params.items())
     return RunModel(cfg, params, dtype=dtype)

@@ -19,15 +19,16 @@ from collections import OrderedDict
 import torch
 import torch.nn.functional as F
 
-# The configs (defaults, enums, the catalog, the INI reader) live in
-# ref_config.py; they are this module's names too.
+# The configs (the C catalog read from `gatelab variants --json`, defaults,
+# the INI reader) live in ref_config.py; they are this module's names too.
 from .ref_config import (  # noqa: F401
-    DEFAULTS,
-    ENUMS,
-    VARIANT_BASE,
-    VARIANTS,
+    Catalog,
+    auto_d_ff,
+    catalog,
+    load_catalog,
     parse_ini,
     resolve,
+    use_catalog,
     variant_fields,
 )
 

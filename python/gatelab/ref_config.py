@@ -1,140 +1,125 @@
 """gatelab.ref_config: the configs of the PyTorch twin (gatelab.ref).
 
-Every key the reference reads with its default, the enums as the INI files
-spell them, each catalog id's fields (src/config/variants*.c, docs/MODEL.md),
-and the INI reader: what turns a gatelab config into the dict gatelab.ref.Model
-is built from.
+The catalog is the C one, read from `gatelab variants --json`
+(src/cli/cmd_variants.c): every key's default, the enums as the INI files
+spell them, the variant fields and each catalog id's key=value text. Here
+are what the twin does with it: a config dict filled from the defaults
+(resolve), an id's fields and shape change over a base (variant_fields),
+and the INI reader (parse_ini). tests/python_catalog.py holds the dicts
+built here to the configs the C catalog resolves, id by id.
 
-Run with Debian's /usr/bin/python3 (python3-torch 1.13).
+Where the catalog comes from: use_catalog(SOURCE) names a gatelab binary
+or a file holding its `variants --json` output; without it the first use
+runs the source tree's build/gatelab (this package in its place under
+python/), else `gatelab` on PATH.
 """
+import json
 import math
+import os
+import shutil
+import subprocess
 from collections import OrderedDict
 
-# Every key the reference reads, with the value it takes when a config leaves
-# it out. The tiny fixture base; torch_bench.py overrides the shape.
-DEFAULTS = OrderedDict(
-    n_layers=2, d_model=16, n_heads=4, n_kv_heads=2, head_dim=4, d_ff=24,
-    vocab_size=13, seq_len=7, max_pos=16,
-    norm="rms", pos="rope", mlp="swiglu", rope_base=10000.0, yarn_scale=1.0,
-    qk_norm=0, tied_embed=0, norm_eps=1e-5,
-    window=0, window_layers="all", norm_place="pre",
-    gate_pos="none", gate_gran="elem", gate_shared=0, gate_form="mult",
-    gate_act="sigmoid", gate_input="full", gate_in_dim=0, gate_init="normal",
-    normaliser="softmax",
-    clip_alpha=4.0, softpick_eps=1e-6, kv_bias=0, sink_token=0, y_mod="none",
-    diff_attn=0, ssmax=0, fox=0, xsa=0, gated_norm=0,
-    batch_size=2, steps=10, lr=1e-2, min_lr_frac=0.1, warmup=2,
-    weight_decay=0.1, beta1=0.9, beta2=0.95, adam_eps=1e-8, grad_clip=1.0,
-    wd_scale="lr",
-)
-
-ENUMS = {
-    "norm": ("rms", "layer"),
-    "pos": ("rope", "learned", "none", "alibi"),
-    "window_layers": ("all", "alternate"),
-    "norm_place": ("pre", "post", "sandwich"),
-    "mlp": ("swiglu", "gelu"),
-    "gate_pos": ("none", "g1", "g2", "g3", "g4", "g5"),
-    "gate_gran": ("elem", "head"),
-    "gate_form": ("mult", "add"),
-    "gate_act": ("sigmoid", "silu", "identity", "ns-sigmoid", "2sigmoid", "softplus"),
-    "gate_input": ("full", "headslice", "const"),
-    "gate_init": ("normal", "zero"),
-    "normaliser": ("softmax", "softmax1", "sink-logit", "clipped", "sigmoid",
-                   "softpick", "stickbreak"),
-    "y_mod": ("none", "rmsnorm", "silu"),
-    "wd_scale": ("lr", "fixed"),
-}
-
-# The field values every variant id starts from (the baseline's).
-VARIANT_BASE = OrderedDict(
-    gate_pos="none", gate_gran="elem", gate_shared=0, gate_form="mult",
-    gate_act="sigmoid", gate_input="full", gate_in_dim=0, gate_init="normal",
-    normaliser="softmax",
-    kv_bias=0, sink_token=0, y_mod="none", diff_attn=0, ssmax=0, fox=0, xsa=0, gated_norm=0,
-)
+_catalog = None
 
 
-def _g(pos, **kw):
-    d = dict(gate_pos=pos)
-    d.update(kw)
-    return d
+class Catalog:
+    """`gatelab variants --json`, read: defaults (every key the twin may
+    read, typed; the id key `variant` left out, the twin builds from
+    fields), enums (key -> allowed names), variant_keys (the variant fields,
+    in the key table's order), variant_base (their defaults: what every id
+    starts from), ids (in the C catalog's order) and rows (id -> its JSON
+    row: fields, changes_shape, formula, resolved)."""
+
+    def __init__(self, doc):
+        self.defaults = OrderedDict((k, v) for k, v in doc["defaults"].items()
+                                    if k != "variant")
+        self.enums = OrderedDict((k, tuple(v)) for k, v in doc["enums"].items())
+        self.variant_keys = list(doc["variant_keys"])
+        self.variant_base = OrderedDict((k, self.defaults[k]) for k in self.variant_keys)
+        self.rows = OrderedDict((r["id"], r) for r in doc["variants"])
+        self.ids = list(self.rows)
+
+    def typed(self, key, text):
+        """text as the type of key's default (int, float or str)."""
+        kind = type(self.defaults[key]) if key in self.defaults else str
+        return kind(text) if kind is not str else text
+
+    def fields(self, vid):
+        """The key=value text of catalog id vid as a typed dict."""
+        if vid not in self.rows:
+            raise KeyError("unknown variant id '%s'" % vid)
+        out = OrderedDict()
+        for kv in self.rows[vid]["fields"].split():
+            k, v = kv.split("=", 1)
+            out[k] = self.typed(k, v)
+        return out
 
 
-# The 41 ids of docs/variants.md as explicit field changes
-# over VARIANT_BASE. Shape changes of the parameter-matched ids (section B)
-# depend on the base shape, so they are functions of it (see variant_fields).
-VARIANTS = OrderedDict([
-    # A. gated attention (Qiu et al. 2025)
-    ("baseline", {}),
-    ("g1-elem", _g("g1")),
-    ("g2-elem", _g("g2")),
-    ("g3-elem", _g("g3")),
-    ("g4-elem", _g("g4")),
-    ("g5-elem", _g("g5")),
-    ("g1-head", _g("g1", gate_gran="head")),
-    ("g2-head", _g("g2", gate_gran="head")),
-    ("g1-shared", _g("g1", gate_shared=1)),
-    ("g2-shared", _g("g2", gate_shared=1)),
-    ("g1-add-silu", _g("g1", gate_form="add", gate_act="silu")),
-    ("g1-mult-silu", _g("g1", gate_act="silu")),
-    ("g1-add-id", _g("g1", gate_form="add", gate_act="identity")),
-    ("sdpa-rmsnorm", dict(y_mod="rmsnorm")),
-    ("sdpa-silu", dict(y_mod="silu")),
-    ("g1-const", _g("g1", gate_input="const")),
-    ("g1-ns", _g("g1", gate_act="ns-sigmoid")),
-    # B. parameter-matched baselines (shape set in variant_fields)
-    ("more-kv-heads", {}),
-    ("more-q-heads", {}),
-    ("wider-ffn", {}),
-    ("g1-elem-matched", _g("g1")),
-    # C. other sink remedies
-    ("softmax1", dict(normaliser="softmax1")),
-    ("sink-logit", dict(normaliser="sink-logit")),
-    ("kv-bias", dict(kv_bias=1)),
-    ("sink-token", dict(sink_token=1)),
-    ("clipped-softmax", dict(normaliser="clipped", clip_alpha=4.0)),
-    ("head-gate-linear", _g("g1", gate_gran="head", gate_input="headslice")),
-    ("sigmoid-attn", dict(normaliser="sigmoid")),
-    ("softpick", dict(normaliser="softpick")),
-    # D. remedies from the literature
-    ("diff-attn", dict(diff_attn=1, y_mod="rmsnorm")),
-    ("ssmax", dict(ssmax=1)),
-    ("stickbreak", dict(normaliser="stickbreak")),
-    ("fox", dict(fox=1)),
-    ("registers", dict(sink_token=4)),
-    # E. stability controls
-    ("qk-norm", dict(qk_norm=1)),
-    # F. the gates and sink remedies of current models
-    ("g1-head-narrow", _g("g1", gate_gran="head", gate_in_dim=12)),
-    ("g1-head-2sig", _g("g1", gate_gran="head", gate_act="2sigmoid", gate_init="zero")),
-    ("g1-head-softplus", _g("g1", gate_gran="head", gate_act="softplus")),
-    ("g1-softplus", _g("g1", gate_act="softplus")),
-    ("gated-norm", dict(gated_norm=16)),
-    ("xsa", dict(xsa=1)),
-])
+def load_catalog(source):
+    """A Catalog from source: a file of `gatelab variants --json` output,
+    or a gatelab binary (run here)."""
+    with open(source, "rb") as f:
+        is_json = f.read(1) in (b"{", b"[")
+    if is_json:
+        with open(source, encoding="utf-8") as f:
+            return Catalog(json.load(f))
+    out = subprocess.run([source, "variants", "--json"], check=True, capture_output=True)
+    return Catalog(json.loads(out.stdout))
+
+
+def default_source():
+    """The source tree's build/gatelab when this package sits in the tree,
+    else `gatelab` on PATH, else None."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    tree = os.path.join(here, "..", "..", "build", "gatelab")
+    if os.access(tree, os.X_OK):
+        return os.path.normpath(tree)
+    return shutil.which("gatelab")
+
+
+def use_catalog(source):
+    """Read the catalog from source (load_catalog) for every later use."""
+    global _catalog
+    _catalog = load_catalog(source)
+    return _catalog
+
+
+def catalog():
+    """The catalog in use: use_catalog's, else default_source()'s."""
+    if _catalog is None:
+        src = default_source()
+        if not src:
+            raise RuntimeError("gatelab.ref: no variant catalog: build gatelab (meson setup "
+                               "build && meson compile -C build), put it on PATH, or call "
+                               "gatelab.ref.use_catalog(PATH_TO_GATELAB)")
+        use_catalog(src)
+    return _catalog
+
+
+def auto_d_ff(d_model, mlp):
+    """d_ff when a config leaves it 0 (src/config/config_derive.c): 4 d for
+    GELU, 8 d / 3 rounded up to a multiple of 32 for SwiGLU."""
+    if mlp == "gelu":
+        return 4 * d_model
+    return (int(math.floor(8.0 * d_model / 3.0 + 0.5)) + 31) // 32 * 32
 
 
 def _mlp_mats(cfg):
     return 3 if cfg["mlp"] == "swiglu" else 2
 
 
-def variant_fields(vid, base):
-    """Explicit field values of variant vid over the config dict base.
-
-    Returns a dict of every variant field plus any shape field the id changes.
-    The parameter-matched ids follow the rule of src/config/variants.c, each worth
+def _shape_change(vid, base):
+    """The shape keys parameter-matched id vid changes over base, each worth
     about g1-elem's d*H*dh gate params per layer: more-kv-heads doubles
     n_kv_heads; more-q-heads adds query heads with head_dim fixed (with GQA
     H/(2 Hkv) rounded, times Hkv; with MHA H/4 and the kv heads follow);
     wider-ffn / g1-elem-matched widen / narrow d_ff by gate/(mats*d) rounded
-    to a multiple of 8, at least 8."""
-    if vid not in VARIANTS:
-        raise KeyError("unknown variant id '%s'" % vid)
-    out = OrderedDict(VARIANT_BASE)
-    out.update(VARIANTS[vid])
+    to a multiple of 8, at least 8. A d_ff left 0 becomes auto_d_ff's first,
+    as src/config/variants.c does for every shape change."""
     d, H, Hkv = base["d_model"], base["n_heads"], base["n_kv_heads"]
     dh = base["head_dim"] or d // H
+    out = {"d_ff": base["d_ff"] or auto_d_ff(d, base["mlp"])}
     ffn_delta = max(8, 8 * int(math.floor(d * H * dh / (_mlp_mats(base) * d) / 8.0 + 0.5)))
     if vid == "more-kv-heads":
         out["n_kv_heads"] = 2 * Hkv
@@ -145,40 +130,54 @@ def variant_fields(vid, base):
         else:
             out["n_heads"] = H + max(1, int(math.floor(H / (2.0 * Hkv) + 0.5))) * Hkv
     elif vid == "wider-ffn":
-        out["d_ff"] = base["d_ff"] + ffn_delta
+        out["d_ff"] += ffn_delta
     elif vid == "g1-elem-matched":
-        out["d_ff"] = base["d_ff"] - ffn_delta
+        out["d_ff"] -= ffn_delta
+    else:
+        raise ValueError("variant %s changes shapes by a rule the twin does not know" % vid)
+    return out
+
+
+def variant_fields(vid, base):
+    """Explicit field values of catalog id vid over the config dict base:
+    every variant field (its default unless the id's fields name it), the
+    other keys those fields name, and any shape key the id changes."""
+    cat = catalog()
+    out = OrderedDict(cat.variant_base)
+    out.update(cat.fields(vid))
+    if cat.rows[vid]["changes_shape"]:
+        out.update(_shape_change(vid, base))
     return out
 
 
 def resolve(cfg):
-    """A complete config dict: defaults, then cfg; checks enum spellings."""
-    out = OrderedDict(DEFAULTS)
+    """A complete config dict: defaults, then cfg; checks enum spellings;
+    head_dim and d_ff left 0 derived as the C config_resolve derives them."""
+    cat = catalog()
+    out = OrderedDict(cat.defaults)
     for k, v in cfg.items():
         out[k] = v
-    for k, allowed in ENUMS.items():
-        if out[k] not in allowed:
+    for k, allowed in cat.enums.items():
+        if k in out and out[k] not in allowed:
             raise ValueError("%s = %r: expected one of %s" % (k, out[k], allowed))
     if not out["head_dim"]:
         out["head_dim"] = out["d_model"] // out["n_heads"]
+    if not out["d_ff"]:
+        out["d_ff"] = auto_d_ff(out["d_model"], out["mlp"])
     return out
 
 
 def parse_ini(text):
     """key = value lines (sections and comments ignored) -> dict of typed values."""
+    cat = catalog()
     cfg = OrderedDict()
     for line in text.splitlines():
         line = line.split("#")[0].split(";")[0].strip()
         if not line or line.startswith("["):
             continue
         k, v = (s.strip() for s in line.split("=", 1))
-        if k in DEFAULTS and isinstance(DEFAULTS[k], int):
-            cfg[k] = int(v)
-        elif k in DEFAULTS and isinstance(DEFAULTS[k], float):
-            cfg[k] = float(v)
-        else:
-            cfg[k] = v
-    if "variant" in cfg and cfg["variant"] in VARIANTS:
+        cfg[k] = cat.typed(k, v)
+    if "variant" in cfg and cfg["variant"] in cat.rows:
         # the id first, explicit fields after it override (as the C loader)
         merged = OrderedDict(variant_fields(cfg["variant"], resolve(cfg)))
         merged.update(cfg)
