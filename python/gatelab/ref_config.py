@@ -3,7 +3,7 @@
 The catalog is the C one, read from `gatelab variants --json`
 (src/cli/cmd_variants.c): every key's default, the enums as the INI files
 spell them, the variant fields and each catalog id's key=value text. Here
-are what the twin does with it: a config dict filled from the defaults
+is what the twin does with it: a config dict filled from the defaults
 (resolve), an id's fields and shape change over a base (variant_fields),
 and the INI reader (parse_ini). tests/python_catalog.py holds the dicts
 built here to the configs the C catalog resolves, id by id.
@@ -41,8 +41,11 @@ class Catalog:
         self.ids = list(self.rows)
 
     def typed(self, key, text):
-        """text as the type of key's default (int, float or str)."""
+        """text as the type of key's default (int, float or str; a boolean
+        key's default is an int, and true/false read as 1/0 as in C)."""
         kind = type(self.defaults[key]) if key in self.defaults else str
+        if kind is int and text in ("true", "false"):
+            return int(text == "true")
         return kind(text) if kind is not str else text
 
     def fields(self, vid):
@@ -60,7 +63,7 @@ def load_catalog(source):
     """A Catalog from source: a file of `gatelab variants --json` output,
     or a gatelab binary (run here)."""
     with open(source, "rb") as f:
-        is_json = f.read(1) in (b"{", b"[")
+        is_json = f.read(1) == b"{"
     if is_json:
         with open(source, encoding="utf-8") as f:
             return Catalog(json.load(f))

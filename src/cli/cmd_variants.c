@@ -50,7 +50,8 @@ static void put_typed(const char *key, const char *value, int is_int, int is_flo
         unsigned long long u = strtoull(value, NULL, 10);
         v = u <= (unsigned long long)LLONG_MAX ? json_integer((json_int_t)u) : cj_str(value);
     } else if (is_float) {
-        v = json_real(strtod(value, NULL)); /* the shortest text of the float */
+        /* the float's shortest text, which cj_print's %.9g gives back */
+        v = json_real(strtod(value, NULL));
     } else {
         v = cj_str(value);
     }
