@@ -3,12 +3,14 @@ C catalog. The twin (python/gatelab/ref_config.py) reads the catalog from
 `GATELAB variants --json` and builds each id's config itself: the id's
 key=value fields typed by the key table's defaults, over the variant
 fields' defaults, and the parameter-matched ids' shape change by its own
-rule. For each of three bases (the key table's defaults: MHA, SwiGLU, d_ff
+rule. For each of four bases (the key table's defaults: MHA, SwiGLU, d_ff
 left to derive; make_fixtures.py's tiny GQA base; a GELU GQA base with
-d_ff to derive), every id's config so built must equal, key by key and
+d_ff to derive and 3 kv heads; booleans set by the words true and false,
+read by the twin as by C), every id's config so built must equal, key by key and
 type by type, the `resolved` config the C catalog gives for that base
 (`variants --json --set`), and every id must resolve in C over the GQA
-bases. Exit 1 naming each difference."""
+bases; `variants --set` with a key that is not one, or without --json, is
+refused in one line. Exit 1 naming each difference."""
 import json
 import os
 import subprocess
@@ -24,7 +26,8 @@ BASES = [
     ("defaults", []),
     ("tiny", ["n_layers=2", "d_model=16", "n_heads=4", "n_kv_heads=2", "head_dim=4", "d_ff=16",
               "vocab_size=11", "seq_len=7", "max_pos=16"]),
-    ("gelu-gqa", ["d_model=96", "n_heads=8", "n_kv_heads=2", "mlp=gelu", "d_ff=0"]),
+    ("gelu-gqa", ["d_model=96", "n_heads=12", "n_kv_heads=3", "mlp=gelu", "d_ff=0"]),
+    ("bool-words", ["qk_norm=true", "tied_embed=false", "n_kv_heads=2"]),
 ]
 
 problems = 0
@@ -77,4 +80,10 @@ def check_base(name, sets, tmp):
 with tempfile.TemporaryDirectory(prefix="gatelab-catalog-") as tmp:
     for name, sets in BASES:
         check_base(name, sets, tmp)
+# a base key that is not one, and --set without --json: refused in one line, exit 2
+for args in (["--json", "--set", "n_layer=2"], ["--set", "n_layers=2"]):
+    r = subprocess.run([exe, "variants"] + args, capture_output=True, text=True)
+    if r.returncode != 2 or r.stdout or len(r.stderr.splitlines()) != 1:
+        bad("variants %s: exit %d, %r %r" % (" ".join(args), r.returncode, r.stdout[:80],
+                                              r.stderr))
 sys.exit(1 if problems else 0)
