@@ -6,11 +6,12 @@
 #   test        build + git (the pre-registration tests make repositories),
 #               hdf5-tools, python3-h5py (resume_lineup.sh), python3-torch
 #               (python_gatelab.py checks the Python package against the C
-#               tool), MPI (the two-rank sweep test), clang-format,
-#               qemu-user (repro.sh's run on a CPU without AVX-512), clang,
-#               its libFuzzer runtime and llvm's symbolizer (the fuzzers
-#               classify a crash by its symbolized stack frame:
-#               tests/fuzz/run_fuzzers.sh)
+#               tool), python3-venv (python_install.sh installs the package
+#               into a venv: Debian keeps venv's ensurepip there), MPI (the
+#               two-rank sweep test), clang-format, qemu-user (repro.sh's
+#               run on a CPU without AVX-512), clang, its libFuzzer runtime
+#               and llvm's symbolizer (the fuzzers classify a crash by its
+#               symbolized stack frame: tests/fuzz/run_fuzzers.sh)
 #   quickstart  build + git (a confirmatory sweep checks its sweep file's
 #               commit) + nodejs/npm (data/fetch_brown.sh)
 #   bash experiments/install-deps.sh test
@@ -25,7 +26,7 @@ pkgs=""
 for a in "$@"; do
     case $a in
         build) pkgs="$pkgs $BUILD" ;;
-        test) pkgs="$pkgs $BUILD git hdf5-tools python3-h5py python3-torch libopenmpi-dev openmpi-bin clang-format qemu-user clang libclang-rt-14-dev llvm" ;;
+        test) pkgs="$pkgs $BUILD git hdf5-tools python3-h5py python3-torch python3-venv libopenmpi-dev openmpi-bin clang-format qemu-user clang libclang-rt-14-dev llvm" ;;
         quickstart) pkgs="$pkgs $BUILD git nodejs npm" ;;
         *) pkgs="$pkgs $a" ;;
     esac

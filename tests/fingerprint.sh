@@ -15,7 +15,7 @@ trap 'rm -rf "$W"' EXIT
 "$G" fingerprint --keep kept >one.txt 2>one.err || bad "fingerprint --keep failed: $(cat one.err)"
 "$G" fingerprint >two.txt 2>two.err || bad "fingerprint failed: $(cat two.err)"
 cmp -s one.txt two.txt || bad "two calls differ: $(diff one.txt two.txt | head -4)"
-ids=$("$G" variants --json | /usr/bin/python3 -c 'import json,sys; print(" ".join(v["id"] for v in json.load(sys.stdin)))')
+ids=$("$G" variants --json | /usr/bin/python3 -c 'import json,sys; print(" ".join(v["id"] for v in json.load(sys.stdin)["variants"]))')
 [ "$(grep -vc '^training ' one.txt)" -eq "$(echo $ids | wc -w)" ] || bad "not one line per catalog id"
 "$G" fingerprint --keep kept >/dev/null 2>again.err && bad "--keep onto an existing directory ran"
 grep -q 'wants a new directory' again.err || bad "--keep onto an existing directory: $(cat again.err)"

@@ -1,4 +1,4 @@
-"""python_gatelab.py SRCDIR GATELAB: the Python package analysis/python/gatelab
+"""python_gatelab.py SRCDIR GATELAB: the Python package python/gatelab
 refuses, with one RunFileError naming the file and within its time bound,
 every fuzzer-found corrupt run file (tests/fuzz/regressions/runread and
 tests/data/hdf5-crash.h5: crashes, hangs and huge allocations inside
@@ -22,7 +22,7 @@ try:
 except ImportError as e:
     print("SKIP:", e)
     sys.exit(77)
-sys.path.insert(0, os.path.join(src, "analysis", "python"))
+sys.path.insert(0, os.path.join(src, "python"))
 import gatelab  # noqa: E402
 from gatelab.runfile import RunFileError  # noqa: E402
 
@@ -44,8 +44,8 @@ def refused(path, *words):
             "sys.exit(5)")
     t0 = time.time()
     try:
-        r = subprocess.run([sys.executable, "-c", code, os.path.join(src, "analysis", "python"),
-                            path], capture_output=True, text=True, timeout=80)
+        r = subprocess.run([sys.executable, "-c", code, os.path.join(src, "python"), path],
+                           capture_output=True, text=True, timeout=80)
     except subprocess.TimeoutExpired:
         return bad("%s: the reader hung" % path)
     line = r.stdout.strip()
@@ -92,7 +92,10 @@ try:
 except ImportError as e:
     print("SKIP:", e)
     sys.exit(fail or 77)
+from gatelab import ref  # noqa: E402
 from gatelab.model import rerun_probe  # noqa: E402
+
+ref.use_catalog(exe)  # the twin's catalog from the binary under test
 
 with tempfile.TemporaryDirectory(prefix="gatelab-python-") as tmp:
     for variant in ("baseline", "g1-elem", "softmax1"):

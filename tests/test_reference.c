@@ -1,7 +1,7 @@
 /* test_reference.c: the C model against the PyTorch reference.
  *
  * One cmocka test per fixture file in $GATELAB_SRC/tests/reference/fixtures
- * (written by tests/reference/make_fixtures.py from gatelab_ref.py). Each
+ * (written by tests/reference/make_fixtures.py from python/gatelab/ref.py). Each
  * loads the fixture's config text, overwrites every parameter with the
  * fixture's weights (the two name sets must match exactly, shapes too),
  * and compares logits, loss, every gradient, and the loss over 10 AdamW

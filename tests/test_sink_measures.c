@@ -5,7 +5,7 @@
  * (tests/reference/make_sink_measures_fixture.py -> hf/NAME/sinks.h5):
  * end to end through `gatelab inspect` and the run file, and through the
  * reducer with a planted residual sink; for a trained-architecture model
- * (fixtures/sinks/trained.h5, from gatelab_ref's forward) through the
+ * (fixtures/sinks/trained.h5, from gatelab.ref's forward) through the
  * trainer's probe; then an older run file without
  * the arrays, whose measures `sinks` and `acts` report as absent; and the
  * two dormant-head rules on a hand-built probe. */
@@ -229,7 +229,7 @@ static void check_boost(const char *name) {
 }
 
 /* The trainer's probe (probe_collect) on the two sequences of the case
- * the script used (its attr "case", var-g1-add-id) against gatelab_ref's
+ * the script used (its attr "case", var-g1-add-id) against gatelab.ref's
  * float64 forward. */
 static void test_trained(void **st) {
     (void)st;

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "blas_core.h"
 #include "env.h"
@@ -171,6 +172,18 @@ static const char *torch_script(char *buf, size_t n) {
     return "tests/reference/torch_bench.py";
 }
 
+/* "--gatelab 'PATH'" naming this binary, whose variant catalog the twin
+ * reads (gatelab.ref_config), or "" when its path cannot be quoted. */
+static const char *self_option(char *buf, size_t n) {
+    char exe[1024];
+    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    buf[0] = 0;
+    if (len <= 0) return buf;
+    exe[len] = 0;
+    if (!strchr(exe, '\'')) snprintf(buf, n, "--gatelab '%s'", exe);
+    return buf;
+}
+
 /* The model shape of cfg as torch_bench.py --shape arguments. */
 static void torch_shape(char *buf, size_t n, const Config *c) {
     static const char *const norm[] = {"rms", "layer"}, *const pos[] = {"rope", "learned", "none"},
@@ -192,7 +205,7 @@ static void torch_shape(char *buf, size_t n, const Config *c) {
  * (our own BLAS core upgrade is not passed on). */
 static double run_torch(const Config *base, const char *variant, int threads, const BenchPlan *bp,
                         const char *core, long *params, int *blas_threads) {
-    char cmd[2048], shape[768], path[1100], envs[96];
+    char cmd[4096], shape[768], path[1100], envs[96], self[1100];
     torch_shape(shape, sizeof shape, base);
     const char *auto_from = env_get("GATELAB_BLAS_AUTO");
     if (core) snprintf(envs, sizeof envs, "OPENBLAS_CORETYPE='%.40s'", core);
@@ -200,9 +213,9 @@ static double run_torch(const Config *base, const char *variant, int threads, co
     else envs[0] = 0;
     snprintf(cmd, sizeof cmd,
              "env %s /usr/bin/python3 '%s' --threads %d --variant '%s' --steps %d --repeats %d "
-             "--clock %s %s 2>/dev/null",
+             "--clock %s %s %s 2>/dev/null",
              envs, torch_script(path, sizeof path), threads, variant, bp->steps, bp->repeats,
-             bp->cpu_clock ? "cpu" : "wall", shape);
+             bp->cpu_clock ? "cpu" : "wall", self_option(self, sizeof self), shape);
     json_t *o = cj_popen_object(cmd);
     if (!o) return -1;
     double tok = cj_number(o, "tokens_per_sec"), np = cj_number(o, "params"),

@@ -250,6 +250,13 @@ const char *const *config_key_vocab(const char *key) {
     return k && k->type == KT_ENUM ? k->names : NULL;
 }
 
+const char *config_key_at(int i) { return i >= 0 && (size_t)i < N_KEYS ? keys[i].name : NULL; }
+
+int config_key_is_variant_field(const char *key) {
+    const KeyDef *k = find_key(key);
+    return k && k->vfield;
+}
+
 /* --------------------------------------------------------- value parsing */
 
 /* Parse value v into key k of cfg. On error writes "bad value ... (why)"

@@ -248,6 +248,12 @@ void config_visit(const Config *cfg, ConfigVisit fn, void *ctx);
  * enumerated key. */
 const char *const *config_key_vocab(const char *key);
 
+/* The i-th key of the key table, in its order (NULL past the end), and
+ * whether KEY is a variant field (one config_reset_variant_fields resets
+ * and a catalog row's fields are applied over). */
+const char *config_key_at(int i);
+int config_key_is_variant_field(const char *key);
+
 /* Names for enums, for logs, run files and reports. */
 const char *gate_pos_name(GatePos p);
 const char *normaliser_name(AttnNormaliser n);

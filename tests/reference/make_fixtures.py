@@ -34,7 +34,8 @@ import numpy as np
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import gatelab_ref as ref  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
+from gatelab import ref  # noqa: E402
 
 B, T = 2, 7
 ATOL, RTOL = 1e-4, 1e-3
@@ -122,9 +123,12 @@ OPTIONS = OrderedDict([
 # so the fixtures that predate them keep their config text.
 OPTIM_EXTRA = ["wd_scale"]
 
-# Keys written to every config text, in this order after `variant`.
-KEYS = list(TINY) + ["window", "window_layers", "norm_place"] + list(ref.VARIANT_BASE) + [
-    "clip_alpha", "softpick_eps"] + list(OPTIM)
+def config_keys():
+    """Keys written to every config text, in this order after `variant`:
+    the base, the architecture keys, the variant fields of the C catalog,
+    the normalisers' constants, the optimizer."""
+    return (list(TINY) + ["window", "window_layers", "norm_place"]
+            + ref.catalog().variant_keys + ["clip_alpha", "softpick_eps"] + list(OPTIM))
 
 
 def fmt(v):
@@ -143,14 +147,14 @@ def config_text(name_id, cfg):
     then every field explicitly, overriding whatever the id set. Option
     configs (name_id "custom", not a catalog id) apply `baseline` and record
     their name with `variant_name`."""
-    vid = name_id if name_id in ref.VARIANTS else "baseline"
+    vid = name_id if name_id in ref.catalog().rows else "baseline"
     lines = ["; base shape the variant id is applied to"]
     lines += ["%s = %s" % (k, fmt(v)) for k, v in TINY.items()]
     lines += ["; the variant id, then every resolved field explicitly",
               "variant = %s" % vid]
-    lines += ["%s = %s" % (k, fmt(cfg[k])) for k in KEYS]
+    lines += ["%s = %s" % (k, fmt(cfg[k])) for k in config_keys()]
     lines += ["%s = %s" % (k, fmt(cfg[k])) for k in OPTIM_EXTRA
-              if cfg[k] != ref.DEFAULTS[k]]
+              if cfg[k] != ref.catalog().defaults[k]]
     lines += ["%s = %s" % (k, fmt(v)) for k, v in DATA.items()]
     if vid != name_id:
         lines.append("variant_name = %s" % name_id)  # recorded, applies nothing
@@ -160,14 +164,14 @@ def config_text(name_id, cfg):
 def cases():
     """(name, variant id, full config dict) for every fixture."""
     out = []
-    for vid in ref.VARIANTS:
+    for vid in ref.catalog().ids:
         cfg = OrderedDict(TINY)
         cfg.update(ref.variant_fields(vid, ref.resolve(TINY)))
         cfg.update(OPTIM)
         out.append(("var-" + vid, vid, ref.resolve(cfg)))
     for name, over in OPTIONS.items():
         cfg = OrderedDict(TINY)
-        cfg.update(ref.VARIANT_BASE)
+        cfg.update(ref.catalog().variant_base)
         cfg.update(OPTIM)
         cfg.update(over)
         out.append((name, "custom", ref.resolve(cfg)))

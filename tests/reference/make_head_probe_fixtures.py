@@ -9,7 +9,7 @@ tests/test_head_probe.c.
 Trained models: fixtures/headprobe/headprobe.h5 (its own directory, as
 test_reference.c takes every fixtures/*.h5 for one of its cases), one group
 per case of make_fixtures.py (same configs, weights drawn the same way,
-float32-exact, float64 forward of gatelab_ref.Model):
+float32-exact, float64 forward of gatelab.ref.Model):
   <case>/config, <case>/tokens [N, T], <case>/params/<name>
   <case>/key_norm, value_norm, head_out_norm  float64 [L, H, T]
   <case>/gate_first, gate_rest                float64 [L] (gated cases)
@@ -37,7 +37,8 @@ import torch.nn.functional as F
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-import gatelab_ref as ref  # noqa: E402
+sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
+from gatelab import ref  # noqa: E402
 import make_fixtures as mf  # noqa: E402
 import make_hf_fixtures as mhf  # noqa: E402
 
@@ -60,7 +61,7 @@ def norms(x):
 
 
 class ProbeModel(ref.Model):
-    """gatelab_ref.Model's attention with its keys, values, head outputs and
+    """gatelab.ref.Model's attention with its keys, values, head outputs and
     gate scores kept (self.kept[l])."""
 
     def attention(self, l, x, rope):

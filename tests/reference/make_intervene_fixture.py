@@ -24,7 +24,7 @@ make_fixtures.py: same configs, weights drawn the same way, float32-exact):
     gates-open-layer-L0, gate-const-c0.25, gate-const-c1, mact-mean-L0 and
     mact-zero-L<last> at the case's attrs mact_abs and mact_ratio.
 Computed in float64
-by gatelab_ref.Model with the interventions written here from the
+by gatelab.ref.Model with the interventions written here from the
 definitions, independently of the C code.
 """
 import argparse
@@ -36,7 +36,8 @@ import numpy as np
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import gatelab_ref as ref  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
+from gatelab import ref  # noqa: E402
 import make_fixtures as mf  # noqa: E402
 
 CASES = ["var-g1-elem", "var-g1-shared", "var-g1-add-id", "var-g1-const", "opt-learned-sink"]
@@ -63,7 +64,7 @@ def more_heads(L):
 
 
 class IvModel(ref.Model):
-    """gatelab_ref.Model with one intervention and the block outputs kept."""
+    """gatelab.ref.Model with one intervention and the block outputs kept."""
 
     def __init__(self, cfg, params, kind, layer=-1, c=None, heads=()):
         super().__init__(cfg, params=params)
@@ -90,7 +91,7 @@ class IvModel(ref.Model):
             self.p[key] = w
 
     def gate(self, l, xn, t):
-        """gatelab_ref's gate, with the scores replaced for gates-open/-mean.
+        """gatelab.ref's gate, with the scores replaced for gates-open/-mean.
         The scores come from the reference itself: the gate applied to the
         identity of its form (ones for mult, zeros for add) is the scores,
         broadcast to [B, Ti, G*Cg]."""

@@ -19,7 +19,7 @@ float32-exact):
                            h^l the residual stream entering block l
   <case>/gate_weight_norm  float64 [L, G] (gated cases): the Frobenius norm
                            of layer l's gate.w rows serving head g
-Computed in float64 by gatelab_ref.Model's autograd, one sequence at a time.
+Computed in float64 by gatelab.ref.Model's autograd, one sequence at a time.
 """
 import argparse
 import os
@@ -30,7 +30,8 @@ import numpy as np
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import gatelab_ref as ref  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
+from gatelab import ref  # noqa: E402
 import make_fixtures as mf  # noqa: E402
 
 CASES = ["var-baseline", "var-g1-elem", "var-g2-head", "var-g1-const", "var-g5-elem",

@@ -7,7 +7,7 @@ linear layers (docs/metrics.md "Quantized evaluation"), for tests/test_quant.c.
 Writes fixtures/quant/quant.h5 with two cases, each quantized in the modes
 w8a8, w8a8-pct and w4a4 after calibrating the input ranges on CALIB batches:
   trained/  the tiny model of make_fixtures.py's var-baseline (its config
-            and float32-exact weights; gatelab_ref.Model's forward):
+            and float32-exact weights; gatelab.ref.Model's forward):
             config, params/<name>, calib int32 [CALIB, B, T], tokens,
             targets int32 [B, T], loss_<mode> float64 (loss_float too)
   hf/       the committed checkpoint tests/reference/hf/llama-f32, HB windows
@@ -33,7 +33,8 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import gatelab_ref as ref  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
+from gatelab import ref  # noqa: E402
 import make_fixtures as mf  # noqa: E402
 import make_hf_fixtures as mhf  # noqa: E402
 

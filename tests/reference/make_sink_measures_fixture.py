@@ -6,7 +6,7 @@ independently of the C code:
   (hf/<name>/expected.h5): writes hf/<name>/sinks.h5;
 - for a trained-architecture model (the var-g1-add-id case of
   fixtures/intervene/intervene.h5: its config, weights and two token
-  sequences), from the maps and block outputs of gatelab_ref.Model's
+  sequences), from the maps and block outputs of gatelab.ref.Model's
   float64 forward: writes fixtures/sinks/trained.h5 (a subdirectory, so
   test_reference.c does not take it for one of its cases), the same
   datasets with a leading sequence axis where they are per sequence, and
@@ -35,7 +35,8 @@ import numpy as np
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import gatelab_ref as ref  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
+from gatelab import ref  # noqa: E402
 import make_fixtures as mf  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -94,7 +95,7 @@ TRAINED = "var-g1-add-id"
 
 
 class MapModel(ref.Model):
-    """gatelab_ref.Model keeping each layer's attention maps and block output."""
+    """gatelab.ref.Model keeping each layer's attention maps and block output."""
 
     def normalise(self, l, s, q, mask):
         a, slot = super().normalise(l, s, q, mask)

@@ -5,7 +5,7 @@
         [--variant baseline|g1-elem|g1-head|g5-elem|...] [--steps 20]
         [--warmup 3] [--repeats 5] [--batch 16] [--seq 256] [--shape KEY=VALUE]...
 
-Trains the reference config in float32 with gatelab_ref.py (forward,
+Trains the reference config in float32 with gatelab.ref (forward,
 backward, global-norm clip, AdamW step on one fixed random batch) and prints
 one JSON line: the median tokens/s over the repeats and GFLOP/s by the same
 count as model_flops_per_token() in src/model/model.c:
@@ -20,11 +20,13 @@ backward, over the full square as computed.
 Reference config (style llama): 4 layers, d_model 128, 4 heads, T 256,
 batch 16, vocab 257, RMSNorm/RoPE/SwiGLU, d_ff 352, untied. Style gpt2:
 LayerNorm, learned positions, GELU with d_ff 4d = 512, tied embeddings.
---shape KEY=VALUE overrides one model key of the style (gatelab_ref.DEFAULTS
-names: n_layers, d_model, n_heads, n_kv_heads, head_dim, d_ff, vocab_size,
+--shape KEY=VALUE overrides one model key of the style (by its config key:
+n_layers, d_model, n_heads, n_kv_heads, head_dim, d_ff, vocab_size,
 norm, pos, mlp, tied_embed, qk_norm, rope_base, norm_eps); `gatelab bench
 --torch` passes its resolved config's shape this way, GQA included, so the
-twin trains the same model as gatelab for any preset.
+twin trains the same model as gatelab for any preset. --gatelab PATH names
+the binary whose variant catalog the twin reads (gatelab.ref_config; `gatelab
+bench --torch` passes itself).
 """
 import argparse
 import json
@@ -36,7 +38,8 @@ import time
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import gatelab_ref as ref  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
+from gatelab import ref  # noqa: E402
 from torch_blas import pin_blas_threads  # noqa: E402
 
 STYLES = {
@@ -53,15 +56,14 @@ SHAPE_KEYS = ("n_layers", "d_model", "n_heads", "n_kv_heads", "head_dim", "d_ff"
 
 
 def parse_shape(items):
-    """['d_model=64', ...] -> dict typed like gatelab_ref.DEFAULTS."""
+    """['d_model=64', ...] -> dict typed like the catalog's defaults."""
     out = {}
     for item in items:
         k, sep, v = item.partition("=")
         if not sep or k not in SHAPE_KEYS:
             raise ValueError("--shape %r: expected KEY=VALUE with KEY one of %s"
                              % (item, ", ".join(SHAPE_KEYS)))
-        kind = type(ref.DEFAULTS[k])
-        out[k] = kind(v) if kind is not str else v
+        out[k] = ref.catalog().typed(k, v)
     return out
 
 
@@ -98,7 +100,7 @@ def main():
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--style", choices=sorted(STYLES), default="llama")
     ap.add_argument("--variant", default="baseline",
-                    help="a gatelab variant id (gatelab_ref.VARIANTS)")
+                    help="a gatelab variant id (the C catalog)")
     ap.add_argument("--steps", type=int, default=20, help="timed steps per repeat")
     ap.add_argument("--warmup", type=int, default=3, help="untimed steps first")
     ap.add_argument("--repeats", type=int, default=5)
@@ -110,15 +112,20 @@ def main():
                          "(on a shared, loaded machine)")
     ap.add_argument("--blas-threads", type=int, default=0,
                     help="OpenBLAS's own thread count (default: as installed, one per core)")
+    ap.add_argument("--gatelab", metavar="PATH",
+                    help="the gatelab binary whose variant catalog the twin reads "
+                         "(default: the source tree's build/gatelab, else gatelab on PATH)")
     ap.add_argument("--shape", action="append", default=[], metavar="KEY=VALUE",
                     help="override one model key (repeatable): " + ", ".join(SHAPE_KEYS))
     a = ap.parse_args()
+    if a.gatelab:
+        ref.use_catalog(a.gatelab)
     try:
         shape = parse_shape(a.shape)
     except ValueError as e:
         ap.error(str(e))
-    if a.variant not in ref.VARIANTS:
-        ap.error("unknown variant '%s' (known: %s)" % (a.variant, ", ".join(ref.VARIANTS)))
+    if a.variant not in ref.catalog().rows:
+        ap.error("unknown variant '%s' (known: %s)" % (a.variant, ", ".join(ref.catalog().ids)))
     if a.threads < 1 or a.steps < 1 or a.repeats < 1 or a.warmup < 0:
         ap.error("--threads, --steps, --repeats must be >= 1 and --warmup >= 0")
 

@@ -1,7 +1,8 @@
-"""gatelab_ref.py: the PyTorch reference of the gatelab model.
+"""gatelab.ref: the PyTorch twin of the gatelab model.
 
 It implements docs/MODEL.md exactly, option by option, so the C model can be
-checked against it (make_fixtures.py) and timed against it (torch_bench.py).
+checked against it (tests/reference/make_fixtures.py) and timed against it
+(tests/reference/torch_bench.py), and a run's model rebuilt (gatelab.model).
 
 The model is built from a config dict whose keys are the INI keys of
 src/config/config.h (n_layers, d_model, ..., gate_pos, normaliser, ..., lr, ...),
@@ -18,15 +19,16 @@ from collections import OrderedDict
 import torch
 import torch.nn.functional as F
 
-# The configs (defaults, enums, the catalog, the INI reader) live in
-# gatelab_ref_config.py; they are this module's names too.
-from gatelab_ref_config import (  # noqa: F401
-    DEFAULTS,
-    ENUMS,
-    VARIANT_BASE,
-    VARIANTS,
+# The configs (the C catalog read from `gatelab variants --json`, defaults,
+# the INI reader) live in ref_config.py; they are this module's names too.
+from .ref_config import (  # noqa: F401
+    Catalog,
+    auto_d_ff,
+    catalog,
+    load_catalog,
     parse_ini,
     resolve,
+    use_catalog,
     variant_fields,
 )
 

@@ -1,26 +1,20 @@
 """A run's model in PyTorch with its attention maps and gate scores exposed.
 
-The model is the project's PyTorch twin, tests/reference/gatelab_ref.py
-(docs/MODEL.md, option by option), imported from the source tree: this
-module only records what its forward computes. Needs PyTorch.
+The model is the project's PyTorch twin, gatelab.ref (docs/MODEL.md, option
+by option): this module only records what its forward computes. Needs
+PyTorch, and a gatelab binary for the twin's catalog (gatelab.ref_config).
 """
-import os
-import sys
 from collections import OrderedDict
 from contextlib import contextmanager
 
 import numpy as np
 import torch
 
-_REF = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "tests",
-                    "reference")
-if _REF not in sys.path:
-    sys.path.insert(0, _REF)
-import gatelab_ref as ref  # noqa: E402  (the twin, from the source tree)
+from . import ref
 
 
 class RunModel(ref.Model):
-    """gatelab_ref.Model that records, per layer, during run_with_cache:
+    """gatelab.ref.Model that records, per layer, during run_with_cache:
     "attn" the attention weights over the positions [B, H, Ti, Ti] (for
     sink_token variants the sink positions come first; softmax1's and the
     sink logit's extra column and the kv-bias slot are not positions and
@@ -110,7 +104,7 @@ def build_model(run, dtype=None):
     """RunModel of a Run (runfile.py) with its trained /params, in float64
     unless dtype says otherwise."""
     dtype = dtype or torch.float64
-    cfg = OrderedDict((k, run.config[k]) for k in ref.DEFAULTS if k in run.config)
+    cfg = OrderedDict((k, run.config[k]) for k in ref.catalog().defaults if k in run.config)
     params = OrderedDict((k, torch.from_numpy(np.asarray(v)).to(dtype))
                          for k, v in run.params.items())
     return RunModel(cfg, params, dtype=dtype)

@@ -8,12 +8,21 @@
     cache["attn"][0]                            # layer 0's maps [B, H, T, T]
     cache["gate"][0]                            # layer 0's gate scores
 
-See docs/python.md. The model is the project's PyTorch twin
-(tests/reference/gatelab_ref.py, docs/MODEL.md), imported, not copied.
+See docs/python.md. The model is the project's PyTorch twin, gatelab.ref
+(docs/MODEL.md), whose variant catalog is the C one (gatelab.ref_config).
+The run file reader is imported on first use, so `gatelab.ref` alone
+needs PyTorch but not h5py.
 """
-from .runfile import Probe, Run, load_log, load_run
-
 __all__ = ["Run", "Probe", "load_run", "load_log", "build_model"]
+
+_RUNFILE = ("Run", "Probe", "load_run", "load_log")
+
+
+def __getattr__(name):
+    if name in _RUNFILE:
+        from . import runfile
+        return getattr(runfile, name)
+    raise AttributeError("module 'gatelab' has no attribute %r" % name)
 
 
 def build_model(run, dtype=None):
