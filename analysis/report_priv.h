@@ -43,7 +43,7 @@ typedef struct {
     const char *file; /* basename inside path */
     int ok;           /* 0: unreadable, err says why */
     int from_csv;     /* 1: a row of results.csv, its run file not here */
-    int pretrained;   /* 1: written by `gatelab inspect` (no training, no /config) */
+    int pretrained;   /* 1: written by `gatelab inspect` (no training; /config: window) */
     char err[512];
     char variant[256], status[32];
     char run[256];     /* run name: the group key with variant and data */

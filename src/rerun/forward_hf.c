@@ -78,6 +78,7 @@ static int load_windows(Forward *f, int T, int n, char *err, size_t errlen) {
     const HfArch *a = hf_model_arch(h->m);
     struct stat st;
     if (h->wT == T && h->w.N >= n) return 0;
+    if (hf_sliding_check(a, T, f->run, err, errlen) < 0) return -1;
     if (h->recorded_input && stat(h->input, &st) != 0)
         return seterr(err, errlen, "%s: its recorded input %s is gone (moved or deleted)", f->run,
                       h->input);
