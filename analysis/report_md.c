@@ -193,19 +193,16 @@ void md_paper(FILE *f, const Row *rows, int n) {
 
 /* One line naming every group that no baseline group matches (fill_dppl:
  * the same data, seq_len, lr, steps and architecture as it attends,
- * row_arch_at, whose keys off the paper's it names), nothing when each has
- * one. */
+ * whose keys off the paper's it names: row_arch_note), nothing when each
+ * has one. */
 static void md_unmatched(FILE *f, const Row *rows, int n) {
     int k = 0;
     for (int a = 0; a < n && rows[a].ok; a = group_end(rows, n, a)) {
         if (rows[a].base >= 0 || rows[a].pretrained) continue;
-        fprintf(f, "%s`%s` (%s", k++ ? ", " : "\nNo matching baseline group for ", rows[a].run,
-                rows[a].data);
-        char e[RS_N_ARCH][RS_ARCH_LEN];
-        row_arch_at(&rows[a], 0, e);
-        for (int j = 0; j < RS_N_ARCH; j++)
-            if (!rs_arch_is_paper(j, e[j])) fprintf(f, ", %s %s", RS_ARCH_KEY[j], e[j]);
-        fputc(')', f);
+        char note[RS_N_ARCH * 32];
+        row_arch_note(&rows[a], note, sizeof note);
+        fprintf(f, "%s`%s` (%s%s%s)", k++ ? ", " : "\nNo matching baseline group for ", rows[a].run,
+                rows[a].data, *note ? ", " : "", note);
     }
     if (!k) return;
     fputs(": no baseline run here shares its data, seq_len, lr, steps and architecture (", f);

@@ -134,9 +134,10 @@ int rows_trained(const Row *rows, int n);
  * extend_seq_len after a context extension); for a checkpoint `gatelab
  * inspect` probed, its probe's length; 0 when none is known. */
 int row_train_len(const Row *w);
-/* w's architecture keys as they attend at length T (rs_arch_effective;
- * T <= 0: row_train_len), into out. */
-void row_arch_at(const Row *w, int T, char out[][RS_ARCH_LEN]);
+/* w's architecture keys as they attend at row_train_len, those off the
+ * paper's as "window 16, norm_place post" (rs_arch_note) into out[n]; ""
+ * when w attends as the paper's architecture. */
+void row_arch_note(const Row *w, char *out, size_t n);
 /* Whether w attends as the paper's architecture (every RS_ARCH_KEY at its
  * config_defaults value: RoPE, full causal attention, pre-norm) at its
  * training length, or at length T when T > 0 (rs_arch_paper_at). */

@@ -377,8 +377,8 @@ int row_train_len(const Row *w) {
 }
 
 /* See report_priv.h. */
-void row_arch_at(const Row *w, int T, char out[][RS_ARCH_LEN]) {
-    rs_arch_effective((const char(*)[RS_ARCH_LEN])w->arch, T > 0 ? T : row_train_len(w), out);
+void row_arch_note(const Row *w, char *out, size_t n) {
+    rs_arch_note((const char(*)[RS_ARCH_LEN])w->arch, row_train_len(w), out, n);
 }
 
 /* See report_priv.h. */
@@ -401,7 +401,7 @@ void put_other_arch(FILE *f, int other, const char *unit, const char *why_one,
 
 /* How well baseline group starting at row bg fits group g (higher is
  * better, -1 no match): same data, seq_len, lr, steps and architecture
- * keys as they attend at the training length (row_arch_at) are required;
+ * keys as they attend at the training length (row_arch_note) are required;
  * the group itself beats "baseline-<suffix>" sharing g's run-name suffix
  * (g1-elem-brown -> baseline-brown), which beats plain "baseline". */
 static int base_score(const Row *bg, const Row *g, int self) {
@@ -409,11 +409,10 @@ static int base_score(const Row *bg, const Row *g, int self) {
     static const int keys[] = {CFG_SEQ_LEN, CFG_LR, CFG_STEPS};
     for (int k = 0; k < 3; k++)
         if (!cfg_eq(bg->cfg[keys[k]], g->cfg[keys[k]])) return -1;
-    char eb[RS_N_ARCH][RS_ARCH_LEN], eg[RS_N_ARCH][RS_ARCH_LEN];
-    row_arch_at(bg, 0, eb);
-    row_arch_at(g, 0, eg);
-    for (int k = 0; k < RS_N_ARCH; k++)
-        if (strcmp(eb[k], eg[k])) return -1;
+    char nb[RS_N_ARCH * 2 * RS_ARCH_LEN], ng[sizeof nb];
+    row_arch_note(bg, nb, sizeof nb);
+    row_arch_note(g, ng, sizeof ng);
+    if (strcmp(nb, ng)) return -1;
     if (self) return 3;
     size_t nv = strlen(g->variant);
     const char *suffix =

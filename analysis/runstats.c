@@ -361,19 +361,36 @@ void rs_arch_effective(const char v[][RS_ARCH_LEN], int T, char out[][RS_ARCH_LE
 }
 
 /* See runstats.h. */
-int rs_arch_paper_at(const char v[][RS_ARCH_LEN], int T) {
+void rs_arch_note(const char v[][RS_ARCH_LEN], int T, char *out, size_t n) {
     char e[RS_N_ARCH][RS_ARCH_LEN];
     rs_arch_effective(v, T, e);
-    for (int k = 0; k < RS_N_ARCH; k++)
-        if (!rs_arch_is_paper(k, e[k])) return 0;
-    return 1;
+    size_t at = 0;
+    out[0] = '\0';
+    for (int k = 0; k < RS_N_ARCH && at < n; k++)
+        if (!rs_arch_is_paper(k, e[k]))
+            at +=
+                (size_t)snprintf(out + at, n - at, "%s%s %s", at ? ", " : "", RS_ARCH_KEY[k], e[k]);
+}
+
+/* See runstats.h. */
+int rs_arch_paper_at(const char v[][RS_ARCH_LEN], int T) {
+    char note[RS_N_ARCH * 2 * RS_ARCH_LEN];
+    rs_arch_note(v, T, note, sizeof note);
+    return !*note;
+}
+
+/* See runstats.h. */
+void rs_config_arch_note(const Config *cfg, int T, char *out, size_t n) {
+    char v[RS_N_ARCH][RS_ARCH_LEN];
+    for (int k = 0; k < RS_N_ARCH; k++) rs_arch_value(cfg, k, v[k]);
+    rs_arch_note(v, T, out, n);
 }
 
 /* See runstats.h. */
 int rs_config_paper_arch(const Config *cfg, int T) {
-    char v[RS_N_ARCH][RS_ARCH_LEN];
-    for (int k = 0; k < RS_N_ARCH; k++) rs_arch_value(cfg, k, v[k]);
-    return rs_arch_paper_at(v, T);
+    char note[RS_N_ARCH * 2 * RS_ARCH_LEN];
+    rs_config_arch_note(cfg, T, note, sizeof note);
+    return !*note;
 }
 
 /* See runstats.h: the keys config_max_len reads, each where the run file

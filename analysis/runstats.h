@@ -134,10 +134,15 @@ int rs_arch_is_paper(int k, const char *v);
  * changes nothing). T < 1 (not known) leaves a window as it is. Every
  * match and filter of the report by architecture compares these. */
 void rs_arch_effective(const char v[][RS_ARCH_LEN], int T, char out[][RS_ARCH_LEN]);
+/* The keys of rs_arch_effective(v, T) off the paper's as "window 16,
+ * norm_place post" into out[n]; "" when they attend as the paper's
+ * architecture. Two runs attend alike at their lengths when these agree. */
+void rs_arch_note(const char v[][RS_ARCH_LEN], int T, char *out, size_t n);
 /* Whether values v attend at length T as the paper's architecture: every
  * key of rs_arch_effective at its config_defaults value. */
 int rs_arch_paper_at(const char v[][RS_ARCH_LEN], int T);
-/* The same for the architecture keys of cfg at length T. */
+/* The same two for the architecture keys of cfg at length T. */
+void rs_config_arch_note(const Config *cfg, int T, char *out, size_t n);
 int rs_config_paper_arch(const Config *cfg, int T);
 /* The longest length the run trained at: /config seq_len, or
  * extend_seq_len after a context extension (config_max_len); 0 when the
