@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "forward_open.h"
 #include "hf_inspect_fixture.h"
@@ -421,6 +422,20 @@ static void test_cli_sliding(void **s) {
     expect_cli(a, "config.json's sliding_window 4 (use_sliding_window, on 2 of 2 layers) is "
                   "shorter than windows of 8 tokens");
     assert_int_equal(inspect_window(d, 4), 4);
+    /* a rerun of an inspected run at a longer length: refused alike */
+    int32_t t16[16];
+    for (int i = 0; i < 16; i++) t16[i] = 1 + i;
+    snprintf(ids, sizeof ids, "%s/ids16.txt", d);
+    hf_write_tokens(ids, t16, 16, 2);
+    snprintf(a, sizeof a, "inspect %s --tokens %s --seq-len 4 --out %s/p.h5 --quiet", d, ids, d);
+    char log[2048];
+    snprintf(log, sizeof log, "%s/log", d);
+    assert_int_equal(tu_run(log, "%s", a), 0);
+    snprintf(a, sizeof a, "stream %s/p.h5 --len 8 --n-seq 2 --window 6 --keep 1", d);
+    expect_cli(a, "p.h5: config.json's sliding_window 4 (use_sliding_window, on 2 of 2 layers) "
+                  "is shorter than windows of 8 tokens");
+    snprintf(ids, sizeof ids, "%s/ids8.txt", d);
+    snprintf(a, sizeof a, "inspect %s --tokens %s --out %s/o8.h5", d, ids, d);
     put_config(d, "\"use_sliding_window\": true, \"sliding_window\": 4, \"layer_types\": "
                   "[\"full_attention\", \"sliding_attention\"]");
     expect_cli(a, "sliding_window 4 (use_sliding_window, on 1 of 2 layers)");
@@ -437,8 +452,9 @@ static void test_cli_sliding(void **s) {
     long long two = 2;
     assert_true(at >= 0 && H5Awrite(at, H5T_NATIVE_LLONG, &two) >= 0);
     H5Aclose(at), H5Gclose(g), H5Fclose(f);
-    char log[2048], want[64];
-    snprintf(log, sizeof log, "%s/log", d);
+    char want[64];
+    snprintf(a, sizeof a, "%s/p.h5", d);
+    unlink(a); /* the report over o.h5 alone */
     assert_int_equal(tu_run(log, "report %s --out %s/rep", d, d), 0);
     snprintf(a, sizeof a, "%s/rep/results.csv", d);
     char *csv = tu_slurp_ok(a, NULL);
