@@ -16,6 +16,32 @@ int confirm_group(const Row *rows, int n, const char *run) {
     return -1;
 }
 
+/* See confirm_tests.h. */
+int confirm_counts(const Row *w, const Protocol *pr) { return pr->secondary || row_paper_arch(w); }
+
+/* See confirm_tests.h: each arm once, in the order of the claims. */
+int confirm_other_arch(const Row *rows, int n, const Protocol *pr) {
+    const char *seen[2 * PROTO_MAX];
+    int ns = 0, other = 0;
+    for (int j = 0; j < pr->n_claims; j++) {
+        const ProtoClaim *cl = &pr->claims[j];
+        if (cl->rel == PR_INTERACT) continue;
+        for (int side = 0; side < (cl->rel == PR_SINK_FREE ? 1 : 2); side++) {
+            const char *arm = cl->rel == PR_SINK_FREE ? cl->arm
+                              : side                  ? pr->compares[cl->compare].ref
+                                                      : pr->compares[cl->compare].arm;
+            int dup = 0;
+            for (int i = 0; i < ns; i++) dup |= !strcmp(seen[i], arm);
+            if (dup || ns == 2 * PROTO_MAX) continue;
+            seen[ns++] = arm;
+            int a = confirm_group(rows, n, arm);
+            for (int i = a; a >= 0 && i < n && same_group(&rows[a], &rows[i]); i++)
+                other += !confirm_counts(&rows[i], pr);
+        }
+    }
+    return other;
+}
+
 /* Metric m of one run: good_regime is val_loss below the threshold. */
 static double run_value(const Row *w, const Protocol *pr, ProtoMetric m) {
     if (m == PM_GOOD_REGIME) return isfinite(w->val_loss) ? (w->val_loss < pr->good_below) : NAN;
@@ -28,7 +54,7 @@ int confirm_values(const Row *rows, int n, int a, const Protocol *pr, ProtoMetri
     int k = 0;
     for (int i = a; a >= 0 && i < n && k < CONFIRM_MAX_SEEDS && same_group(&rows[a], &rows[i]);
          i++) {
-        double x = run_value(&rows[i], pr, m);
+        double x = confirm_counts(&rows[i], pr) ? run_value(&rows[i], pr, m) : NAN;
         if (!isfinite(x)) continue;
         if (seeds) seeds[k] = rows[i].seed;
         v[k++] = x;
@@ -156,14 +182,16 @@ static void summarise(PTest *t, const double *a, const double *b) {
         t->est = ci.diff, t->lo = ci.lo, t->hi = ci.hi;
 }
 
-/* The mean task floor of the runs of groups ga and gb (NaN when a run
- * lacks it: natural text, or a run file older than it). */
-static double task_floor_of(const Row *rows, int n, int ga, int gb) {
+/* The mean task floor of the runs of groups ga and gb that count for pr
+ * (confirm_counts; NaN when one lacks it: natural text, or a run file
+ * older than it). */
+static double task_floor_of(const Row *rows, int n, const Protocol *pr, int ga, int gb) {
     double sum = 0;
     int k = 0;
     for (int g = 0; g < 2; g++) {
         int a = g ? gb : ga;
         for (int i = a; a >= 0 && i < n && same_group(&rows[a], &rows[i]); i++) {
+            if (!confirm_counts(&rows[i], pr)) continue;
             if (!isfinite(rows[i].task_floor)) return NAN;
             sum += rows[i].task_floor, k++;
         }
@@ -173,8 +201,8 @@ static double task_floor_of(const Row *rows, int n, int ga, int gb) {
 
 /* A val_loss test whose arms are closer to the task's floor than the
  * paper's effect (its PPL gain in nats, Tables 1/3) cannot show it. */
-static void check_headroom(PTest *t, const Row *rows, int n, int ga, int gb) {
-    t->task_floor = task_floor_of(rows, n, ga, gb);
+static void check_headroom(PTest *t, const Row *rows, int n, const Protocol *pr, int ga, int gb) {
+    t->task_floor = task_floor_of(rows, n, pr, ga, gb);
     if (t->metric != PM_VAL_LOSS || !isfinite(t->task_floor) || ga < 0 || gb < 0) return;
     const PaperRow *pa = paper_row(rows[ga].variant), *pb = paper_row(rows[gb].variant);
     if (!pa || !pb || !isfinite(pa->ppl) || !isfinite(pb->ppl)) return;
@@ -201,9 +229,10 @@ static void check_events(PTest *t) {
 
 /* A sink or M-Act claim where the baseline (the arm's matching baseline
  * group, report_rows.c `base`, else the reference when it is a baseline)
- * does not show the phenomenon: fewer than half of its seeds formed a sink
+ * does not show the phenomenon: fewer than half of its seeds that count
+ * for pr (confirm_counts) formed a sink
  * (f_attn), or none is massive by Sun et al.'s criterion (m_act). */
-static void check_construct(PTest *t, const Row *rows, int n, int ga, int gb) {
+static void check_construct(PTest *t, const Row *rows, int n, const Protocol *pr, int ga, int gb) {
     if ((t->metric != PM_F_ATTN && t->metric != PM_M_ACT) || ga < 0) return;
     int b = rows[ga].base >= 0                                 ? rows[ga].base
             : gb >= 0 && !strcmp(rows[gb].variant, "baseline") ? gb
@@ -211,6 +240,7 @@ static void check_construct(PTest *t, const Row *rows, int n, int ga, int gb) {
     if (b < 0) return;
     int k = 0, m = 0;
     for (int i = b; i < n && same_group(&rows[b], &rows[i]); i++) {
+        if (!confirm_counts(&rows[i], pr)) continue;
         int v = t->metric == PM_F_ATTN ? rows[i].sink_formed : rows[i].massive_sun;
         if (v >= 0) m++, k += v == 1;
     }
@@ -231,12 +261,14 @@ static void check_construct(PTest *t, const Row *rows, int n, int ga, int gb) {
             rows[b].run, m, MACT_ABS_MIN, MACT_MEDIAN_RATIO);
 }
 
-/* F-Attn over the run's own uniform share, run by run of group a. */
-static int sink_ratios(const Row *rows, int n, int a, double *v, long long *seeds) {
+/* F-Attn over the run's own uniform share, run by run of group a's runs
+ * that count for pr (confirm_counts). */
+static int sink_ratios(const Row *rows, int n, const Protocol *pr, int a, double *v,
+                       long long *seeds) {
     int k = 0;
     for (int i = a; a >= 0 && i < n && k < CONFIRM_MAX_SEEDS && same_group(&rows[a], &rows[i]);
          i++) {
-        double x = rows[i].f_attn / rows[i].f_attn_uniform;
+        double x = confirm_counts(&rows[i], pr) ? rows[i].f_attn / rows[i].f_attn_uniform : NAN;
         if (!isfinite(x)) continue;
         seeds[k] = rows[i].seed;
         v[k++] = x;
@@ -317,7 +349,7 @@ static PTest run_test(const Row *rows, int n, const Protocol *pr, int j) {
     int ga = confirm_group(rows, n, free_arm ? cl->arm : pr->compares[cl->compare].arm);
     int gb = free_arm ? -1 : confirm_group(rows, n, pr->compares[cl->compare].ref);
     if (free_arm) { /* one sample against the constant 1 + margin */
-        t.na = t.nb = sink_ratios(rows, n, ga, a, sa);
+        t.na = t.nb = sink_ratios(rows, n, pr, ga, a, sa);
         for (int i = 0; i < t.na; i++) b[i] = 1 + pr->sink_margin, sb[i] = sa[i];
     } else {
         t.na = confirm_values(rows, n, ga, pr, cl->metric, a, sa);
@@ -332,8 +364,8 @@ static PTest run_test(const Row *rows, int n, const Protocol *pr, int j) {
     t.tested = run_declared(&t, paired ? pa : a, paired ? pb : b, pa, pb, cl->lower) == 0;
     if (!t.tested) return t; /* why: the test's refusal, if any */
     check_events(&t);
-    if (!t.untestable) check_construct(&t, rows, n, ga, gb);
-    if (!t.untestable && !free_arm) check_headroom(&t, rows, n, ga, gb);
+    if (!t.untestable) check_construct(&t, rows, n, pr, ga, gb);
+    if (!t.untestable && !free_arm) check_headroom(&t, rows, n, pr, ga, gb);
     return t;
 }
 

@@ -51,11 +51,20 @@ typedef struct {
  * Holm across the rest. Returns how many. */
 int confirm_tests(const Row *rows, int n, const Protocol *pr, PTest *t);
 
+/* Whether run w counts in pr's tests: a claim of the paper is about its
+ * architecture, so the primary family takes the runs that attend as the
+ * paper's (row_paper_arch); the [secondary] family, questions of this
+ * study, takes every run of its arms. */
+int confirm_counts(const Row *w, const Protocol *pr);
+/* How many runs of the arms pr's claims name do not count for it
+ * (confirm_counts), each arm once. */
+int confirm_other_arch(const Row *rows, int n, const Protocol *pr);
+
 /* Start row of the group named run, or -1. */
 int confirm_group(const Row *rows, int n, const char *run);
 /* The finite values of metric m (good_regime from pr's threshold) over
- * group a's seeds into v[CONFIRM_MAX_SEEDS] and, when seeds is not NULL,
- * their seeds; returns how many. */
+ * group a's seeds that count for pr (confirm_counts) into v[CONFIRM_MAX_SEEDS] and, when seeds is
+ * not NULL, their seeds; returns how many. */
 int confirm_values(const Row *rows, int n, int a, const Protocol *pr, ProtoMetric m, double *v,
                    long long *seeds);
 

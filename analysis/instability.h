@@ -1,7 +1,8 @@
 /* instability.h: the one rule that calls a training run unstable
  * (docs/statistics.md "Instability"). A run is unstable when its final val
  * loss exceeds the best final val loss of its arm (the same variant on the
- * same data, at any learning rate) by more than a declared margin; a run
+ * same data under the same architecture as it attends, at any learning
+ * rate) by more than a declared margin; a run
  * without a finite final val loss (diverged, not finished) is unstable.
  * Unlike divergence (a non-finite loss, which AdamW's bounded step makes
  * nearly impossible at these scales), this rule can fire. */

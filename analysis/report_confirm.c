@@ -492,6 +492,11 @@ static void md_headline(FILE *f, const Row *rows, int n, const Protocol *pr, con
         fputs("\nEquivalence, claimed only by TOST within the protocol's margin:\n\n", f);
         equivalence_sentences(f, pr, e, ke);
     }
+    put_other_arch(f, confirm_other_arch(rows, n, pr), "run",
+                   " of these tests: the paper's claims are about its architecture; the "
+                   "exploratory comparisons below include it.",
+                   " of these tests: the paper's claims are about its architecture; the "
+                   "exploratory comparisons below include them.");
 }
 
 /* One interaction's sentence: the question it asks, its H1, and what the

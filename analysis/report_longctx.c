@@ -24,7 +24,11 @@
 
 typedef struct {
     char name[256], variant[256], data[64], status[32];
-    int paper_arch; /* row_paper_arch: the only runs the Table 5 headline picks */
+    /* row_paper_arch_at 8 T: attends as the paper's architecture at every
+     * length of the Table 5 headline (a window of at least T keys but fewer
+     * than 8 T is full causal only up to its own length); the only runs the
+     * headline picks */
+    int paper_arch;
     double lr;
     int T;     /* training length (lc_train_len) */
     int nl[2]; /* lengths per mode (0 plain, 1 yarn) */
@@ -61,9 +65,9 @@ static int lc_from_row(const Row *r, LcRun *w, const int *used, int nd) {
     snprintf(w->variant, sizeof w->variant, "%s", r->variant);
     snprintf(w->data, sizeof w->data, "%s", r->data);
     snprintf(w->status, sizeof w->status, "%s", r->status);
-    w->paper_arch = row_paper_arch(r);
-    w->lr = r->cfg[CFG_LR];
     w->T = r->lc_T > 0 ? r->lc_T : 0;
+    w->paper_arch = w->T && row_paper_arch_at(r, 8 * w->T);
+    w->lr = r->cfg[CFG_LR];
     for (int m = 0; m < 2 && r->ok && w->T; m++)
         for (int k = 0; k < LC_NMULT; k++) {
             if (!isfinite(r->lc_loss[m][k])) continue;

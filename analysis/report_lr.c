@@ -14,11 +14,11 @@
  * the rate with a 95% t-interval over seeds, the diverged and the unstable
  * runs (instability.h: final val loss above the arm's best by more than
  * UNSTABLE_MARGIN), and the largest attention logit (max_logit, the
- * instability that paper names); then it tests each arm against `baseline`
- * on LR sensitivity (one declared test: Welch's t-test on the log of each
- * seed's sensitivity, one-sided, arm below baseline) and on unstable runs
- * (Fisher's exact test, two-sided),
- * Holm-corrected across those tests. The section is exploratory: it is no
+ * instability that paper names); then it tests each arm against the
+ * `baseline` arm of its architecture as it attends (an arm is a variant
+ * under one architecture, row_arch_note) on LR sensitivity (one declared test: Welch's t-test on
+ * the log of each seed's sensitivity, one-sided, arm below baseline) and on unstable runs (Fisher's
+ * exact test, two-sided), Holm-corrected across those tests. The section is exploratory: it is no
  * family of the protocol and states no claim of the paper (a claim is
  * tested only in the confirmatory headline, report_confirm.c). */
 #include <gsl/gsl_cdf.h>
@@ -38,9 +38,12 @@
 #define LR_MAX_SEEDS 64
 #define ALPHA 0.05
 
-/* One arm: its rates (ascending), seeds, and the run of each (seed, rate). */
+/* One arm: a variant under one architecture as it attends (row_arch_note:
+ * arch, "" for the paper's), named "variant (window 16)" off the paper's;
+ * its rates (ascending), seeds, and the run of each (seed, rate). */
 typedef struct {
     const char *variant;
+    char arch[RS_N_ARCH * 32], name[320];
     int nlr, nseed;
     double lr[LR_MAX_RATES];
     long long seed[LR_MAX_SEEDS];
@@ -74,30 +77,40 @@ static int seed_slot(Arm *a, long long seed) {
     return a->nseed++;
 }
 
-/* Arms from the rows: every variant, its rates and runs. */
+/* The arm of w among arms[na]: the same variant and architecture; -1. */
+static int arm_of(const Arm *arms, int na, const Row *w) {
+    char arch[sizeof arms->arch];
+    row_arch_note(w, arch, sizeof arch);
+    for (int k = 0; k < na; k++)
+        if (!strcmp(arms[k].variant, w->variant) && !strcmp(arms[k].arch, arch)) return k;
+    return -1;
+}
+
+/* Arms from the rows: every variant under each architecture, its rates
+ * and runs. */
 static int gather(const Row *rows, int n, Arm *arms) {
     int na = 0;
     for (int i = 0; i < n; i++) {
         const Row *w = &rows[i];
         if (!w->ok || !isfinite(w->cfg[CFG_LR])) continue;
-        int k = 0;
-        while (k < na && strcmp(arms[k].variant, w->variant)) k++;
-        if (k == na) {
+        int k = arm_of(arms, na, w);
+        if (k < 0) {
             if (na == LR_MAX_ARMS) continue;
-            memset(&arms[na], 0, sizeof arms[na]);
-            arms[na++].variant = w->variant;
+            Arm *a = &arms[k = na++];
+            memset(a, 0, sizeof *a);
+            a->variant = w->variant;
+            row_arch_note(w, a->arch, sizeof a->arch);
+            snprintf(a->name, sizeof a->name, *a->arch ? "%s (%s)" : "%s", a->variant, a->arch);
         }
         add_rate(&arms[k], w->cfg[CFG_LR]);
     }
     for (int i = 0; i < n; i++) {
         const Row *w = &rows[i];
         if (!w->ok || !isfinite(w->cfg[CFG_LR])) continue;
-        for (int k = 0; k < na; k++) {
-            if (strcmp(arms[k].variant, w->variant)) continue;
-            int s = seed_slot(&arms[k], w->seed),
-                r = index_of(arms[k].lr, arms[k].nlr, w->cfg[CFG_LR]);
-            if (s >= 0 && r >= 0) arms[k].run[s][r] = w;
-        }
+        int k = arm_of(arms, na, w);
+        if (k < 0) continue;
+        int s = seed_slot(&arms[k], w->seed), r = index_of(arms[k].lr, arms[k].nlr, w->cfg[CFG_LR]);
+        if (s >= 0 && r >= 0) arms[k].run[s][r] = w;
     }
     return na;
 }
@@ -186,7 +199,7 @@ static void rate_table(FILE *f, const Arm *arms, int na) {
                 runs++, div += is_diverged(w);
                 unst += run_unstable(is_diverged(w) ? NAN : w->val_loss, best, UNSTABLE_MARGIN);
             }
-            fprintf(f, "| %s | %g | %d |", arms[k].variant, arms[k].lr[r], runs);
+            fprintf(f, "| %s | %g | %d |", arms[k].name, arms[k].lr[r], runs);
             int nv = rate_values(&arms[k], r, 0, v);
             if (t_interval(v, nv, &m, &lo, &hi) == 0 && nv > 1)
                 fprintf(f, " %.4f [%.4f, %.4f] |", m, lo, hi);
@@ -215,8 +228,8 @@ static void figures(FILE *f, const char *outdir, const Arm *arms, int na) {
                 if (nv) mean_std(v, nv, &m, &sd);
                 y[fig][k][r] = nv ? m : NAN;
             }
-            s[fig][k] = (PlotSeries){arms[k].variant, x[fig][k], y[fig][k], (size_t)arms[k].nlr,
-                                     PLOT_LINES,      0,         0};
+            s[fig][k] = (PlotSeries){arms[k].name, x[fig][k], y[fig][k], (size_t)arms[k].nlr,
+                                     PLOT_LINES,   0,         0};
         }
     }
     PlotAxes ax0 = {
@@ -239,9 +252,10 @@ static void figures(FILE *f, const char *outdir, const Arm *arms, int na) {
                 &ax1, s[1], na);
 }
 
-/* One arm against the baseline: LR sensitivity and unstable runs. */
+/* One arm against the baseline of its architecture: LR sensitivity and
+ * unstable runs. */
 typedef struct {
-    int arm;
+    int arm, base;
     int tested_s, tested_d;
     StatsWelch w; /* on log LR sensitivity */
     double p_s;   /* one-sided: arm's log sensitivity below the baseline's */
@@ -261,10 +275,10 @@ static int log_sens(const Arm *a, double *out) {
     return 0;
 }
 
-static LrTest test_arm(const Arm *a, const Arm *b, int k) {
+static LrTest test_arm(const Arm *a, const Arm *b, int k, int base) {
     char err[256];
     double la[LR_MAX_SEEDS], lb[LR_MAX_SEEDS];
-    LrTest t = {.arm = k, .p_s = NAN, .p_d = NAN, .holm_s = NAN, .holm_d = NAN};
+    LrTest t = {.arm = k, .base = base, .p_s = NAN, .p_d = NAN, .holm_s = NAN, .holm_d = NAN};
     if (a->nsens < 2 || b->nsens < 2)
         snprintf(t.why, sizeof t.why, "too few seeds with every rate");
     else if (log_sens(a, la) || log_sens(b, lb))
@@ -304,8 +318,7 @@ static void verdict(FILE *f, const Arm *a, const Arm *b, const LrTest *t, int id
     double ma, mb, sd;
     mean_std(a->sens, a->nsens, &ma, &sd);
     mean_std(b->sens, b->nsens, &mb, &sd);
-    fprintf(f, "- `%s` against `%s`: LR sensitivity %.4f against %.4f, ", a->variant, b->variant,
-            ma, mb);
+    fprintf(f, "- `%s` against `%s`: LR sensitivity %.4f against %.4f, ", a->name, b->name, ma, mb);
     if (!t->tested_s) fprintf(f, "untestable here: %s (L%d); ", t->why, id);
     else {
         fputs(t->holm_s < ALPHA ? "**lower**" : "lower not shown", f);
@@ -325,13 +338,13 @@ static void verdict(FILE *f, const Arm *a, const Arm *b, const LrTest *t, int id
     fputc('\n', f);
 }
 
-static void tests_table(FILE *f, const Arm *arms, const LrTest *t, int nt, int base) {
+static void tests_table(FILE *f, const Arm *arms, const LrTest *t, int nt) {
     fputs("\n| id | arm | reference | LR sensitivity, arm | reference | test | test p | Holm p "
           "|\n|---|---|---|---|---|---|---|---|\n",
           f);
     for (int i = 0; i < nt; i++) {
-        const Arm *a = &arms[t[i].arm], *b = &arms[base];
-        fprintf(f, "| L%d | %s | %s | ", 2 * i + 1, a->variant, b->variant);
+        const Arm *a = &arms[t[i].arm], *b = &arms[t[i].base];
+        fprintf(f, "| L%d | %s | %s | ", 2 * i + 1, a->name, b->name);
         put_mean_sd(f, a->sens, a->nsens);
         fputs(" | ", f);
         put_mean_sd(f, b->sens, b->nsens);
@@ -341,8 +354,8 @@ static void tests_table(FILE *f, const Arm *arms, const LrTest *t, int nt, int b
         fprintf(f,
                 "| L%d | %s | %s | unstable %d of %d | %d of %d | Fisher's exact | %.3g | "
                 "%.3g |\n",
-                2 * i + 2, a->variant, b->variant, a->unstable, a->runs, arms[base].unstable,
-                arms[base].runs, t[i].p_d, t[i].holm_d);
+                2 * i + 2, a->name, b->name, a->unstable, a->runs, b->unstable, b->runs, t[i].p_d,
+                t[i].holm_d);
     }
 }
 
@@ -360,15 +373,41 @@ static int multi_rate_arms(FILE *f, Arm *arms, int na) {
                 left++ ? ", "
                        : "\nLeft out, trained at one learning rate only "
                          "(its sensitivity is 0 by definition): ",
-                arms[k].variant);
+                arms[k].name);
     }
     if (left) fputs(".\n", f);
     return kept;
 }
 
+/* The baseline arm of arms[na] under arch, -1 when none. */
+static int base_of(const Arm *arms, int na, const char *arch) {
+    for (int k = 0; k < na; k++)
+        if (!strcmp(arms[k].variant, "baseline") && !strcmp(arms[k].arch, arch)) return k;
+    return -1;
+}
+
+/* Each arm but the baselines against the baseline arm of its own
+ * architecture into t; the arms with none are named in f. Returns the
+ * tests. */
+static int lr_tests(FILE *f, const Arm *arms, int na, LrTest *t) {
+    int nt = 0, left = 0;
+    for (int k = 0; k < na; k++) {
+        if (!strcmp(arms[k].variant, "baseline")) continue;
+        int b = base_of(arms, na, arms[k].arch);
+        if (b >= 0) t[nt++] = test_arm(&arms[k], &arms[b], k, b);
+        else
+            fprintf(f, "%s`%s`",
+                    left++ ? ", " : "\nNot tested, no `baseline` arm of their architecture: ",
+                    arms[k].name);
+    }
+    if (left) fputs(".\n", f);
+    holm_tests(t, nt);
+    return nt;
+}
+
 void md_lr_sensitivity(FILE *f, const char *outdir, const Row *rows, int n) {
     static Arm arms[LR_MAX_ARMS];
-    int na = gather(rows, n, arms), wide = 0, base = -1;
+    int na = gather(rows, n, arms), wide = 0, base = 0, other = 0;
     for (int k = 0; k < na; k++) wide |= arms[k].nlr >= LR_MIN_RATES;
     if (!wide) return;
     fprintf(f,
@@ -383,27 +422,27 @@ void md_lr_sensitivity(FILE *f, const char *outdir, const Row *rows, int n) {
             UNSTABLE_MARGIN);
     na = multi_rate_arms(f, arms, na);
     for (int k = 0; k < na; k++) {
-        if (!strcmp(arms[k].variant, "baseline")) base = k;
+        base |= !strcmp(arms[k].variant, "baseline");
+        other |= *arms[k].arch != '\0';
         sensitivities(&arms[k]);
     }
     rate_table(f, arms, na);
     figures(f, outdir, arms, na);
-    if (base < 0) {
+    if (!base) {
         fputs("\nNo `baseline` arm: nothing to test against.\n", f);
         return;
     }
     LrTest t[LR_MAX_ARMS];
-    int nt = 0;
-    for (int k = 0; k < na; k++)
-        if (k != base) t[nt++] = test_arm(&arms[k], &arms[base], k);
-    holm_tests(t, nt);
+    int nt = lr_tests(f, arms, na, t);
     fprintf(f,
-            "\nEach arm against `baseline`: LR sensitivity by the " SENS_TEST
+            "\nEach arm against `baseline`%s: LR sensitivity by the " SENS_TEST
             ", the one test declared for it (docs/statistics.md); unstable runs by Fisher's "
             "exact test (two-sided); Holm's correction across these %d tests, a difference "
             "said only at Holm p < %.2f. Exploratory: these tests are in no family of the "
             "protocol and state no claim of the paper (docs/statistics.md, \"Families\").\n\n",
+            other ? " of its own architecture (docs/metrics.md, \"Architecture as it attends\")"
+                  : "",
             2 * nt, ALPHA);
-    for (int i = 0; i < nt; i++) verdict(f, &arms[t[i].arm], &arms[base], &t[i], 2 * i + 1);
-    tests_table(f, arms, t, nt, base);
+    for (int i = 0; i < nt; i++) verdict(f, &arms[t[i].arm], &arms[t[i].base], &t[i], 2 * i + 1);
+    tests_table(f, arms, t, nt);
 }

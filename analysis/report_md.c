@@ -192,18 +192,17 @@ void md_paper(FILE *f, const Row *rows, int n) {
 }
 
 /* One line naming every group that no baseline group matches (fill_dppl:
- * the same data, seq_len, lr, steps and architecture), nothing when each
+ * the same data, seq_len, lr, steps and architecture as it attends,
+ * whose keys off the paper's it names: row_arch_note), nothing when each
  * has one. */
 static void md_unmatched(FILE *f, const Row *rows, int n) {
     int k = 0;
     for (int a = 0; a < n && rows[a].ok; a = group_end(rows, n, a)) {
         if (rows[a].base >= 0 || rows[a].pretrained) continue;
-        fprintf(f, "%s`%s` (%s", k++ ? ", " : "\nNo matching baseline group for ", rows[a].run,
-                rows[a].data);
-        for (int j = 0; j < RS_N_ARCH; j++)
-            if (!rs_arch_is_paper(j, rows[a].arch[j]))
-                fprintf(f, ", %s %s", RS_ARCH_KEY[j], rows[a].arch[j]);
-        fputc(')', f);
+        char note[RS_N_ARCH * 32];
+        row_arch_note(&rows[a], note, sizeof note);
+        fprintf(f, "%s`%s` (%s%s%s)", k++ ? ", " : "\nNo matching baseline group for ", rows[a].run,
+                rows[a].data, *note ? ", " : "", note);
     }
     if (!k) return;
     fputs(": no baseline run here shares its data, seq_len, lr, steps and architecture (", f);

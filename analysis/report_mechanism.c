@@ -27,7 +27,7 @@
 typedef struct {
     char name[256], variant[256], status[32], data[64];
     int gated;       /* the probe has gate arrays */
-    int paper_arch;  /* RoPE, full causal, pre-norm (rs_config_paper_arch) */
+    int paper_arch;  /* RoPE, full causal, pre-norm as it attends (rs_config_paper_arch) */
     double fattn;    /* last probe: F-Attn */
     double val_loss; /* final val loss (NaN: none) */
     double bos_act;  /* last probe: BOS activation (NaN: no mechanism fields) */
@@ -98,9 +98,11 @@ static int mech_read(const char *path, MechRun *w) {
     if (runread_summary(r, RS_SUM_FINAL_VAL_LOSS, &w->val_loss, NULL, 0) != 0) w->val_loss = NAN;
     Config arch;
     rs_arch_config(r, &arch);
-    w->paper_arch = rs_config_paper_arch(&arch);
+    int T = rs_train_len(r);
+    w->paper_arch = rs_config_paper_arch(&arch, T);
     ProbeRecord p;
     if (runread_probe(r, -1, &p, err, sizeof err) == 0) {
+        if (T < 1) w->paper_arch = rs_config_paper_arch(&arch, p.T); /* an inspected run */
         w->fattn = rs_share(&p, -1);
         w->bos_act = rs_bos_act(&p);
         w->gated = p.has_gate;

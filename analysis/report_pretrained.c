@@ -2,8 +2,8 @@
  * numbers are the same definitions as the trained runs' table (runstats.c):
  * F-Attn over all T queries of every window, sink rate at SINK_EPS over the
  * first SINK_LEN queries, gate mean and fraction below RS_GATE_SPARSE,
- * M-Act; the gate column tells the plain, headwise- and elementwise-gated
- * models of one architecture apart. */
+ * M-Act, the uniform share of the run's window (rs_uniform_share); the gate column tells the plain,
+ * headwise- and elementwise-gated models of one architecture apart. */
 #include "report_sections.h"
 
 #include <math.h>
@@ -55,7 +55,9 @@ static int row(FILE *f, const char *path, int *header) {
         fprintf(f, "| %s | %s | %s | %s | %s | %d x %d | %d", base ? base + 1 : path, arch, gate,
                 dtype, dir, p.N, p.T, p.M);
         cell(f, rs_share(&p, -1), "%.4f");
-        cell(f, uniform_first_share(p.T), "%.4f");
+        Config cfg; /* the window the probe attended under (/config window) */
+        rs_arch_config(r, &cfg);
+        cell(f, rs_uniform_share(&cfg, p.T, p.L, -1), "%.4f");
         cell(f, rs_sink_rate(&p, SINK_EPS, SINK_LEN), "%.3f");
         cell(f, p.has_gate ? rs_gate_mean(&p, -1) : NAN, "%.3f");
         cell(f, p.has_gate ? rs_gate_below(&p, -1, RS_GATE_SPARSE_K) : NAN, "%.3f");

@@ -43,7 +43,7 @@ typedef struct {
     const char *file; /* basename inside path */
     int ok;           /* 0: unreadable, err says why */
     int from_csv;     /* 1: a row of results.csv, its run file not here */
-    int pretrained;   /* 1: written by `gatelab inspect` (no training, no /config) */
+    int pretrained;   /* 1: written by `gatelab inspect` (no training; /config: window) */
     char err[512];
     char variant[256], status[32];
     char run[256];     /* run name: the group key with variant and data */
@@ -128,9 +128,21 @@ int cfg_eq(double x, double y);
 /* How many readable rows of rows[n] are trained runs (not checkpoints
  * `gatelab inspect` probed): the training sections need one. */
 int rows_trained(const Row *rows, int n);
-/* Whether w's architecture is the paper's (every RS_ARCH_KEY at its
- * config_defaults value: RoPE, full causal attention, pre-norm). */
+/* The length w's architecture is judged at (runstats.h rs_train_len) as
+ * its columns carry it, so results.csv gives it as the run file does: the
+ * largest of seq_len, rope_len and lc_train_len (the last two hold
+ * extend_seq_len after a context extension); for a checkpoint `gatelab
+ * inspect` probed, its probe's length; 0 when none is known. */
+int row_train_len(const Row *w);
+/* w's architecture keys as they attend at row_train_len, those off the
+ * paper's as "window 16, norm_place post" (rs_arch_note) into out[n]; ""
+ * when w attends as the paper's architecture. */
+void row_arch_note(const Row *w, char *out, size_t n);
+/* Whether w attends as the paper's architecture (every RS_ARCH_KEY at its
+ * config_defaults value: RoPE, full causal attention, pre-norm) at its
+ * training length, or at length T when T > 0 (rs_arch_paper_at). */
 int row_paper_arch(const Row *w);
+int row_paper_arch_at(const Row *w, int T);
 /* Under a comparison with the paper: "N <unit>s of another architecture
  * than the paper's (...) are left out<why_many>" (why_one for N = 1);
  * nothing when other is 0. */

@@ -368,11 +368,24 @@ int rows_trained(const Row *rows, int n) {
 }
 
 /* See report_priv.h. */
-int row_paper_arch(const Row *w) {
-    for (int k = 0; k < RS_N_ARCH; k++)
-        if (!rs_arch_is_paper(k, w->arch[k])) return 0;
-    return 1;
+int row_train_len(const Row *w) {
+    double T = isfinite(w->cfg[CFG_SEQ_LEN]) ? w->cfg[CFG_SEQ_LEN] : 0;
+    T = fmax(T, fmax(w->rope_len, w->lc_T));
+    if (T < 1 && w->pretrained) T = w->probe_T;
+    return T >= 1 && T <= 1e9 ? (int)T : 0;
 }
+
+/* See report_priv.h. */
+void row_arch_note(const Row *w, char *out, size_t n) {
+    rs_arch_note((const char(*)[RS_ARCH_LEN])w->arch, row_train_len(w), out, n);
+}
+
+/* See report_priv.h. */
+int row_paper_arch_at(const Row *w, int T) {
+    return rs_arch_paper_at((const char(*)[RS_ARCH_LEN])w->arch, T > 0 ? T : row_train_len(w));
+}
+
+int row_paper_arch(const Row *w) { return row_paper_arch_at(w, 0); }
 
 /* See report_priv.h. */
 void put_other_arch(FILE *f, int other, const char *unit, const char *why_one,
@@ -387,7 +400,7 @@ void put_other_arch(FILE *f, int other, const char *unit, const char *why_one,
 
 /* How well baseline group starting at row bg fits group g (higher is
  * better, -1 no match): same data, seq_len, lr, steps and architecture
- * keys (RS_ARCH_KEY) are required;
+ * keys as they attend at the training length (row_arch_note) are required;
  * the group itself beats "baseline-<suffix>" sharing g's run-name suffix
  * (g1-elem-brown -> baseline-brown), which beats plain "baseline". */
 static int base_score(const Row *bg, const Row *g, int self) {
@@ -395,8 +408,10 @@ static int base_score(const Row *bg, const Row *g, int self) {
     static const int keys[] = {CFG_SEQ_LEN, CFG_LR, CFG_STEPS};
     for (int k = 0; k < 3; k++)
         if (!cfg_eq(bg->cfg[keys[k]], g->cfg[keys[k]])) return -1;
-    for (int k = 0; k < RS_N_ARCH; k++)
-        if (strcmp(bg->arch[k], g->arch[k])) return -1;
+    char nb[RS_N_ARCH * 2 * RS_ARCH_LEN], ng[sizeof nb];
+    row_arch_note(bg, nb, sizeof nb);
+    row_arch_note(g, ng, sizeof ng);
+    if (strcmp(nb, ng)) return -1;
     if (self) return 3;
     size_t nv = strlen(g->variant);
     const char *suffix =

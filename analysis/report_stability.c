@@ -2,7 +2,8 @@
  * skipped silently when no data source holds two or more learning rates.
  * Rows and curves are per run name, mean ± sample std over its seeds; each
  * row counts its unstable seeds by instability.h's rule against the best
- * final val loss of the arm (the same variant and data, at any lr). */
+ * final val loss of the arm (the same variant and data under the same
+ * architecture as it attends, runstats.h rs_config_arch_note; at any lr). */
 #include "report_sections.h"
 
 #include <math.h>
@@ -17,12 +18,14 @@
 #include "runname.h"
 #include "runfile_read.h"
 #include "runschema.h"
+#include "runstats.h"
 
 /* ---- stability ---- */
 
 typedef struct {
     char name[256], variant[256], status[32], data[64];
-    double lr, spikes, dstep, ppl, vl; /* vl: final val loss (NaN: none) */
+    char arch[RS_N_ARCH * 2 * RS_ARCH_LEN]; /* rs_config_arch_note at rs_train_len */
+    double lr, spikes, dstep, ppl, vl;      /* vl: final val loss (NaN: none) */
     long long seed;
     size_t n;
     long long *step;
@@ -37,6 +40,9 @@ static int st_read(const char *path, StRun *w) {
     RunReader *r = open_run_head(path, w->name, w->variant, w->status, w->data);
     if (!r) return -1;
     w->seed = runread_meta(r)->seed;
+    Config cfg;
+    rs_arch_config(r, &cfg);
+    rs_config_arch_note(&cfg, rs_train_len(r), w->arch, sizeof w->arch);
     double vl = NAN;
     int rc = runread_config_double(r, RS_CFG_LR, &w->lr, err, sizeof err);
     w->dstep = -1;
@@ -76,12 +82,13 @@ static int cmp_st(const void *a, const void *b) {
 }
 
 /* The best final val loss of run a's arm: every run of w[n] with its
- * variant and data (NaN: none finished). */
+ * variant and data under its architecture as it attends (NaN: none
+ * finished). */
 static double st_arm_best(const StRun *w, int n, const StRun *a) {
     double best = NAN;
     for (int i = 0; i < n; i++)
-        if (!strcmp(w[i].variant, a->variant) && !strcmp(w[i].data, a->data) && isfinite(w[i].vl) &&
-            !(w[i].vl >= best))
+        if (!strcmp(w[i].variant, a->variant) && !strcmp(w[i].data, a->data) &&
+            !strcmp(w[i].arch, a->arch) && isfinite(w[i].vl) && !(w[i].vl >= best))
             best = w[i].vl;
     return best;
 }
@@ -175,6 +182,8 @@ void report_stability(FILE *f, const char *figdir, const char *const *paths, int
     /* two or more lrs within one data source (sorted by data, then lr) */
     for (int i = 1; i < k; i++)
         multi |= !strcmp(w[i].data, w[i - 1].data) && w[i].lr != w[i - 1].lr;
+    int archs = 0; /* runs of more than one architecture */
+    for (int i = 1; i < k; i++) archs |= strcmp(w[i].arch, w[0].arch) != 0;
     if (multi) {
         int ng = group_names(w[0].name, sizeof *w, k, grp);
         fprintf(f,
@@ -183,11 +192,12 @@ void report_stability(FILE *f, const char *figdir, const char *const *paths, int
                 "median of the previous %d, after warmup): mean per seed (total). A "
                 "diverged run is kept and counted (k of n seeds) with the steps it "
                 "diverged at. Final PPL: mean ± sample std over seeds. Unstable: seeds whose "
-                "final val loss exceeds the best of their arm (same variant and data, any lr) "
+                "final val loss exceeds the best of their arm (same variant and data%s, any lr) "
                 "by more than %.2g nats, or that have none (docs/statistics.md).\n\n"
                 "| data | lr | variant | run | seeds | spikes | diverged | final PPL | unstable |\n"
                 "|---|---|---|---|---|---|---|---|---|\n",
-                SPIKE_WINDOW, UNSTABLE_MARGIN);
+                SPIKE_WINDOW, archs ? " under the same architecture as it attends" : "",
+                UNSTABLE_MARGIN);
         for (int g = 0; g < ng; g++) {
             int nm = members(grp, k, g, idx);
             if (nm) st_row(f, w, k, idx, nm);

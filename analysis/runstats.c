@@ -2,6 +2,7 @@
 #include "runstats.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -347,13 +348,62 @@ int rs_arch_is_paper(int k, const char *v) {
 }
 
 /* See runstats.h. */
-int rs_config_paper_arch(const Config *cfg) {
-    char v[RS_ARCH_LEN];
-    for (int k = 0; k < RS_N_ARCH; k++) {
-        rs_arch_value(cfg, k, v);
-        if (!rs_arch_is_paper(k, v)) return 0;
-    }
-    return 1;
+void rs_arch_effective(const char v[][RS_ARCH_LEN], int T, char out[][RS_ARCH_LEN]) {
+    for (int k = 0; k < RS_N_ARCH; k++) snprintf(out[k], RS_ARCH_LEN, "%s", v[k]);
+    char *end;
+    long W = strtol(v[RS_ARCH_WINDOW], &end, 10);
+    int numeric = end != v[RS_ARCH_WINDOW] && !*end;
+    if (numeric && (W <= 0 || (T >= 1 && W >= T))) snprintf(out[RS_ARCH_WINDOW], RS_ARCH_LEN, "0");
+    if (strcmp(out[RS_ARCH_WINDOW], "0")) return;
+    Config d;
+    config_defaults(&d);
+    rs_arch_value(&d, RS_ARCH_WINDOW_LAYERS, out[RS_ARCH_WINDOW_LAYERS]);
+}
+
+/* See runstats.h. */
+void rs_arch_note(const char v[][RS_ARCH_LEN], int T, char *out, size_t n) {
+    char e[RS_N_ARCH][RS_ARCH_LEN];
+    rs_arch_effective(v, T, e);
+    size_t at = 0;
+    out[0] = '\0';
+    for (int k = 0; k < RS_N_ARCH && at < n; k++)
+        if (!rs_arch_is_paper(k, e[k]))
+            at +=
+                (size_t)snprintf(out + at, n - at, "%s%s %s", at ? ", " : "", RS_ARCH_KEY[k], e[k]);
+}
+
+/* See runstats.h. */
+int rs_arch_paper_at(const char v[][RS_ARCH_LEN], int T) {
+    char note[RS_N_ARCH * 2 * RS_ARCH_LEN];
+    rs_arch_note(v, T, note, sizeof note);
+    return !*note;
+}
+
+/* See runstats.h. */
+void rs_config_arch_note(const Config *cfg, int T, char *out, size_t n) {
+    char v[RS_N_ARCH][RS_ARCH_LEN];
+    for (int k = 0; k < RS_N_ARCH; k++) rs_arch_value(cfg, k, v[k]);
+    rs_arch_note(v, T, out, n);
+}
+
+/* See runstats.h. */
+int rs_config_paper_arch(const Config *cfg, int T) {
+    char note[RS_N_ARCH * 2 * RS_ARCH_LEN];
+    rs_config_arch_note(cfg, T, note, sizeof note);
+    return !*note;
+}
+
+/* See runstats.h: the keys config_max_len reads, each where the run file
+ * has it. */
+int rs_train_len(RunReader *r) {
+    double T, share, ext;
+    if (runread_config_double(r, RS_CFG_SEQ_LEN, &T, NULL, 0) != 0 || !(T >= 1 && T <= 1e9))
+        return 0;
+    Config c = {.seq_len = (int)T};
+    if (runread_config_double(r, "extend_share", &share, NULL, 0) == 0 &&
+        runread_config_double(r, "extend_seq_len", &ext, NULL, 0) == 0 && ext >= 0 && ext <= 1e9)
+        c.extend_share = (float)share, c.extend_seq_len = (int)ext;
+    return config_max_len(&c);
 }
 
 /* See runstats.h. */

@@ -127,8 +127,28 @@ void rs_arch_config(RunReader *r, Config *cfg);
 void rs_arch_value(const Config *cfg, int k, char *out);
 /* Whether architecture key k takes value v in the paper's architecture. */
 int rs_arch_is_paper(int k, const char *v);
-/* Whether every architecture key of cfg takes the paper's value. */
-int rs_config_paper_arch(const Config *cfg);
+/* The architecture values v[RS_N_ARCH] (rs_arch_value's text) as they
+ * attend at length T, into out: query t sees keys (t - W, t] under a window
+ * W, so a window of at least T keys is full causal attention there ("0"),
+ * and without a window window_layers takes config_defaults' value (it
+ * changes nothing). T < 1 (not known) leaves a window as it is. Every
+ * match and filter of the report by architecture compares these. */
+void rs_arch_effective(const char v[][RS_ARCH_LEN], int T, char out[][RS_ARCH_LEN]);
+/* The keys of rs_arch_effective(v, T) off the paper's as "window 16,
+ * norm_place post" into out[n]; "" when they attend as the paper's
+ * architecture. Two runs attend alike at their lengths when these agree. */
+void rs_arch_note(const char v[][RS_ARCH_LEN], int T, char *out, size_t n);
+/* Whether values v attend at length T as the paper's architecture: every
+ * key of rs_arch_effective at its config_defaults value. */
+int rs_arch_paper_at(const char v[][RS_ARCH_LEN], int T);
+/* The same two for the architecture keys of cfg at length T. */
+void rs_config_arch_note(const Config *cfg, int T, char *out, size_t n);
+int rs_config_paper_arch(const Config *cfg, int T);
+/* The longest length the run trained at: /config seq_len, or
+ * extend_seq_len after a context extension (config_max_len); 0 when the
+ * run has no seq_len (a checkpoint `gatelab inspect` probed: its probe's
+ * length is the one it was run at). */
+int rs_train_len(RunReader *r);
 /* The uniform first-token share of cfg's own attention pattern at length
  * T (docs/metrics.md): layer l's under its window (config_layer_window,
  * metrics.h uniform_first_share_window), or for l < 0 the mean of the L

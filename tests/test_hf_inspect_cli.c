@@ -1,9 +1,11 @@
 /* test_hf_inspect_cli.c: gatelab inspect end to end on the Hugging Face
  * fixtures (tests/reference/hf/<name>/): the run file it writes against
  * PyTorch's expected.h5 and read by every analysis command, bad input
- * giving one line and exit 2, --text through a tokenizer.json, and
+ * giving one line and exit 2, --text through a tokenizer.json,
  * interventions on the inspected run against PyTorch
- * (tests/reference/make_hf_intervene_fixture.py) within 1e-4. */
+ * (tests/reference/make_hf_intervene_fixture.py) within 1e-4, and a
+ * config.json with sliding attention: refused where it slides, recorded as
+ * the run's window where it does not. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -15,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "forward_open.h"
 #include "hf_inspect_fixture.h"
@@ -359,13 +362,120 @@ static void test_intervene(void **s) {
     check_intervene("qwen3-headwise-f32");
 }
 
+/* DIR/config.json: the qwen2-f32-sharded fixture's with keys (JSON
+ * members, comma-separated) added at its end. */
+static void put_config(const char *dir, const char *keys) {
+    char from[2048], to[2048];
+    snprintf(from, sizeof from, "%s/tests/reference/hf/qwen2-f32-sharded/config.json", tu_src());
+    snprintf(to, sizeof to, "%s/config.json", dir);
+    char *text = tu_slurp_ok(from, NULL), *end = strrchr(text, '}');
+    assert_non_null(end);
+    *end = '\0';
+    FILE *f = fopen(to, "w");
+    assert_non_null(f);
+    fprintf(f, "%s, %s}\n", text, keys);
+    fclose(f);
+    free(text);
+}
+
+/* inspect of dir on two windows of n tokens into dir/o.h5; the /config
+ * window it records. */
+static long long inspect_window(const char *dir, int n) {
+    char ids[2048], log[2048], a[8192];
+    int32_t tok[16];
+    for (int i = 0; i < n; i++) tok[i] = 1 + i;
+    snprintf(ids, sizeof ids, "%s/ids.txt", dir);
+    snprintf(log, sizeof log, "%s/log", dir);
+    hf_write_tokens(ids, tok, n, 2);
+    snprintf(a, sizeof a, "inspect %s --tokens %s --out %s/o.h5 --force", dir, ids, dir);
+    if (tu_run(log, "%s", a) != 0) fail_msg("gatelab %s failed", a);
+    snprintf(a, sizeof a, "%s/o.h5", dir);
+    hid_t f = H5Fopen(a, H5F_ACC_RDONLY, H5P_DEFAULT);
+    long long w = -1;
+    hid_t at = H5Aopen_by_name(f, "config", "window", H5P_DEFAULT, H5P_DEFAULT);
+    assert_true(at >= 0);
+    assert_true(H5Aread(at, H5T_NATIVE_LLONG, &w) >= 0);
+    H5Aclose(at), H5Fclose(f);
+    return w;
+}
+
+/* Sliding attention in a Qwen2 config.json (the fixture's, its weights
+ * beside it): windows longer than the sliding window are refused in one
+ * line naming sliding_window; windows it covers are inspected and the run
+ * file records it as /config window; without use_sliding_window, or with
+ * max_window_layers at the layer count, no layer slides. The report's
+ * uniform share is the recorded window's: set to 2 keys at T = 4 here,
+ * (H_2 - 1) / 3 on every layer. */
+static void test_cli_sliding(void **s) {
+    (void)s;
+    char d[1024], a[8192], ids[2048];
+    snprintf(d, sizeof d, "%s", tu_tmpdir());
+    static const char *const files[] = {"model-00001-of-00002.safetensors",
+                                        "model-00002-of-00002.safetensors",
+                                        "model.safetensors.index.json"};
+    for (int i = 0; i < 3; i++) tu_hf_fixture(d, "qwen2-f32-sharded", files[i]);
+    put_config(d, "\"use_sliding_window\": true, \"sliding_window\": 4, \"max_window_layers\": 0");
+    snprintf(ids, sizeof ids, "%s/ids8.txt", d);
+    int32_t tok[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+    hf_write_tokens(ids, tok, 8, 2);
+    snprintf(a, sizeof a, "inspect %s --tokens %s --out %s/o8.h5", d, ids, d);
+    expect_cli(a, "config.json's sliding_window 4 (use_sliding_window, on 2 of 2 layers) is "
+                  "shorter than windows of 8 tokens");
+    assert_int_equal(inspect_window(d, 4), 4);
+    /* a rerun of an inspected run at a longer length: refused alike */
+    int32_t t16[16];
+    for (int i = 0; i < 16; i++) t16[i] = 1 + i;
+    snprintf(ids, sizeof ids, "%s/ids16.txt", d);
+    hf_write_tokens(ids, t16, 16, 2);
+    snprintf(a, sizeof a, "inspect %s --tokens %s --seq-len 4 --out %s/p.h5 --quiet", d, ids, d);
+    char log[2048];
+    snprintf(log, sizeof log, "%s/log", d);
+    assert_int_equal(tu_run(log, "%s", a), 0);
+    snprintf(a, sizeof a, "stream %s/p.h5 --len 8 --n-seq 2 --window 6 --keep 1", d);
+    expect_cli(a, "p.h5: config.json's sliding_window 4 (use_sliding_window, on 2 of 2 layers) "
+                  "is shorter than windows of 8 tokens");
+    snprintf(ids, sizeof ids, "%s/ids8.txt", d);
+    snprintf(a, sizeof a, "inspect %s --tokens %s --out %s/o8.h5", d, ids, d);
+    put_config(d, "\"use_sliding_window\": true, \"sliding_window\": 4, \"layer_types\": "
+                  "[\"full_attention\", \"sliding_attention\"]");
+    expect_cli(a, "sliding_window 4 (use_sliding_window, on 1 of 2 layers)");
+    put_config(d, "\"use_sliding_window\": false, \"sliding_window\": 4");
+    assert_int_equal(inspect_window(d, 8), 0);
+    put_config(d, "\"use_sliding_window\": true, \"sliding_window\": 4, \"max_window_layers\": 2");
+    assert_int_equal(inspect_window(d, 8), 0);
+    /* the report over a run file whose window is 2 at T = 4 */
+    put_config(d, "\"use_sliding_window\": false");
+    assert_int_equal(inspect_window(d, 4), 0);
+    snprintf(a, sizeof a, "%s/o.h5", d);
+    hid_t f = H5Fopen(a, H5F_ACC_RDWR, H5P_DEFAULT), g = H5Gopen2(f, "config", H5P_DEFAULT);
+    hid_t at = H5Aopen(g, "window", H5P_DEFAULT); /* through the group: HDF5 1.10 */
+    long long two = 2;
+    assert_true(at >= 0 && H5Awrite(at, H5T_NATIVE_LLONG, &two) >= 0);
+    H5Aclose(at), H5Gclose(g), H5Fclose(f);
+    char want[64];
+    snprintf(a, sizeof a, "%s/p.h5", d);
+    unlink(a); /* the report over o.h5 alone */
+    assert_int_equal(tu_run(log, "report %s --out %s/rep", d, d), 0);
+    snprintf(a, sizeof a, "%s/rep/results.csv", d);
+    char *csv = tu_slurp_ok(a, NULL);
+    double u = uniform_first_share_window(4, 2);
+    assert_true(fabs(u - 0.5 / 3) < 1e-12);
+    assert_true(fabs(atof(tu_csv_cell(csv, "o.h5", "f_attn_uniform")) - u) < 1e-12);
+    snprintf(a, sizeof a, "%s/rep/REPORT.md", d);
+    char *md = tu_slurp_ok(a, NULL), *row = strstr(md, "| o.h5 | Qwen2ForCausalLM |");
+    assert_non_null(row);
+    *strchr(row, '\n') = '\0';
+    snprintf(want, sizeof want, " | %.4f | ", u);
+    assert_non_null(strstr(row, want));
+    free(md), free(csv);
+}
+
 int main(void) {
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_cli_runfile),
-        cmocka_unit_test(test_cli_bad),
-        cmocka_unit_test(test_cli_text),
-        cmocka_unit_test(test_intervene),
+        cmocka_unit_test(test_cli_runfile), cmocka_unit_test(test_cli_bad),
+        cmocka_unit_test(test_cli_text),    cmocka_unit_test(test_intervene),
+        cmocka_unit_test(test_cli_sliding),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -6,7 +6,9 @@
  * keys and reads back byte for byte, and an older results.csv without them
  * reads as the paper's architecture; the Settings line names the keys that
  * differ from the paper's; "Ours beside the paper" keeps the paper's
- * architecture only. Every expected number is worked out here. */
+ * architecture only; a window that covers the training length is full
+ * causal attention, and the long-context headline judges it at 8x. Every
+ * expected number is worked out here. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -85,6 +87,29 @@ static const char *const ALIBI[] = {"pos=alibi", NULL};
 static const char *const WIN[] = {"window=4", NULL};
 static const char *const WIN_ALT[] = {"window=4", "window_layers=alternate", NULL};
 
+/* tu_scratch/cover, every run trained at seq_len 64: the paper's baseline,
+ * and g1-elem under windows that cover the sequence (64 keys on alternate
+ * layers; 128; 512), so each attends as full causal attention at 64; at 8x
+ * (512, the long-context headline's length) only the window of 512 still
+ * does. */
+static void make_cover(void) {
+    char cover[300];
+    snprintf(cover, sizeof cover, "%s/cover", tu_scratch);
+    mkdir(cover, 0777);
+    static const char *const PLAIN[] = {"seq_len=64", NULL},
+                             *const W64[] = {"seq_len=64", "window=64", "window_layers=alternate",
+                                             NULL},
+                             *const W128[] = {"seq_len=64", "window=128", NULL},
+                             *const W512[] = {"seq_len=64", "window=512", NULL};
+    make_run(cover, "baseline_s1.h5", "baseline", 2.0, 0.5f, PLAIN);
+    make_run(cover, "g1-elem_s1.h5", "g1-elem", 1.9, 0.05f, W64);
+    make_run(cover, "g1-elem-w128_s1.h5", "g1-elem", 1.8, 0.05f, W128);
+    make_run(cover, "g1-elem-w512_s1.h5", "g1-elem", 1.7, 0.05f, W512);
+    add_lceval(cover, "baseline_s1.h5", 2.0, 3.0, 2.0, 2.5);
+    add_lceval(cover, "g1-elem-w128_s1.h5", 1.8, 1.9, 1.8, 1.85);
+    add_lceval(cover, "g1-elem-w512_s1.h5", 1.7, 2.2, 1.7, 2.0);
+}
+
 /* tu_scratch/mix: a pre-norm and a sandwich baseline, a sandwich g1-elem whose
  * name suffix matches neither, an ALiBi g1-elem (no ALiBi baseline), and
  * windowed baselines (every layer; alternate layers). tu_scratch/sw: sandwich
@@ -109,11 +134,14 @@ static int setup(void **state) {
     add_lceval(mix, "g1-elem-alibi_s1.h5", 1.9, 2.0, 1.9, 1.95);
     static const char *const SW_WIN[] = {"norm_place=sandwich", "window=4", NULL};
     make_run(sw, "baseline_s1.h5", "baseline", 2.0, 0.5f, SW_WIN);
-    char err[512] = "", out[400];
-    snprintf(out, sizeof out, "%s/out", mix);
-    if (report_run(mix, out, err, sizeof err) != 0) fail_msg("%s", err);
-    snprintf(out, sizeof out, "%s/out", sw);
-    if (report_run(sw, out, err, sizeof err) != 0) fail_msg("%s", err);
+    make_cover();
+    static const char *const subs[] = {"mix", "sw", "cover"};
+    for (int k = 0; k < 3; k++) {
+        char err[512] = "", in[300], out[400];
+        snprintf(in, sizeof in, "%s/%s", tu_scratch, subs[k]);
+        snprintf(out, sizeof out, "%s/out", in);
+        if (report_run(in, out, err, sizeof err) != 0) fail_msg("%s", err);
+    }
     return 0;
 }
 
@@ -288,12 +316,61 @@ static void test_mechanism_paper_arch(void **state) {
     free(s), free(md);
 }
 
+/* A window at least as long as the training length is full causal
+ * attention there: each g1-elem of tu_scratch/cover meets the paper's
+ * baseline (ΔPPL against it), is no group left unmatched, and stands
+ * beside the paper's rows; results.csv keeps the window each run
+ * recorded. */
+static void test_window_covering_sequence(void **state) {
+    (void)state;
+    char *csv = out_file("cover", "results.csv"), *md = out_file("cover", "REPORT.md");
+    double d = atof(tu_csv_cell(csv, "g1-elem_s1.h5", "dppl_vs_baseline"));
+    assert_true(fabs(d - (exp(1.9) - exp(2.0))) < 1e-6);
+    d = atof(tu_csv_cell(csv, "g1-elem-w128_s1.h5", "dppl_vs_baseline"));
+    assert_true(fabs(d - (exp(1.8) - exp(2.0))) < 1e-6);
+    assert_string_equal(tu_csv_cell(csv, "g1-elem_s1.h5", "cfg_window"), "64");
+    assert_string_equal(tu_csv_cell(csv, "g1-elem_s1.h5", "cfg_window_layers"), "alternate");
+    assert_null(strstr(md, "No matching baseline group"));
+    char *s = section(md, "## Ours beside the paper");
+    if (getenv("GATELAB_TEST_SHOW")) fprintf(stderr, "%s\n", s);
+    assert_non_null(strstr(s, "| g1-elem | brown |"));
+    assert_non_null(strstr(s, "| g1-elem-w128 | brown |"));
+    assert_non_null(strstr(s, "| g1-elem-w512 | brown |"));
+    assert_null(strstr(s, "of another architecture"));
+    char *m = section(md, "## Mechanism");
+    assert_null(strstr(m, "of another architecture"));
+    free(m), free(s), free(csv), free(md);
+}
+
+/* The long-context headline judges the architecture at 8x T, the length
+ * it compares: the window of 128 (full causal up to 2x T = 128 only) is
+ * left out and counted; the window of 512 attends as full causal at every
+ * length, so it is g1-elem's row, tested against the baseline. */
+static void test_longctx_window_at_8x(void **state) {
+    (void)state;
+    char *md = out_file("cover", "REPORT.md"), *lc = section(md, "## Long context");
+    const char *h = strstr(lc, "**Degradation at 8× T**");
+    assert_non_null(h);
+    if (getenv("GATELAB_TEST_SHOW")) fprintf(stderr, "%s\n", h);
+    assert_non_null(strstr(h, "| baseline | baseline | brown | 1 | +1.0000 |"));
+    assert_non_null(strstr(h, "| g1-elem | g1-elem-w512 | brown | 1 | +0.5000 |"));
+    assert_null(strstr(h, "| g1-elem-w128 |"));
+    assert_non_null(strstr(h, "| g1-elem | g1-elem-w512 | brown | plain |"));
+    assert_non_null(strstr(h, "1 run name of another architecture than the paper's"));
+    free(lc), free(md);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_baseline_by_config),     cmocka_unit_test(test_uniform_under_window),
-        cmocka_unit_test(test_csv_arch_columns),       cmocka_unit_test(test_settings_names_arch),
-        cmocka_unit_test(test_paper_table_paper_arch), cmocka_unit_test(test_longctx_paper_arch),
+        cmocka_unit_test(test_baseline_by_config),
+        cmocka_unit_test(test_uniform_under_window),
+        cmocka_unit_test(test_csv_arch_columns),
+        cmocka_unit_test(test_settings_names_arch),
+        cmocka_unit_test(test_paper_table_paper_arch),
+        cmocka_unit_test(test_longctx_paper_arch),
         cmocka_unit_test(test_mechanism_paper_arch),
+        cmocka_unit_test(test_window_covering_sequence),
+        cmocka_unit_test(test_longctx_window_at_8x),
     };
     return cmocka_run_group_tests(tests, setup, tu_scratch_teardown);
 }

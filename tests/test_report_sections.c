@@ -316,6 +316,37 @@ static void test_confirm_declared(void **state) {
     free(md);
 }
 
+/* The primary family tests the paper's claims over runs of the paper's
+ * architecture as they attend: beside 5 + 5 seeds, g1 seeds 6 and 7 under
+ * a window of 2 keys (seq_len 256) are left out and counted, and seed 8
+ * under a window of 256, full causal attention at its length, is tested. */
+static void test_confirm_paper_arch(void **state) {
+    (void)state;
+    char saved[256];
+    enter_subdir(saved, sizeof saved, "confirm-arch");
+    make_base_and_g1();
+    g_extra_sets[0] = "window=2";
+    make_run("g1_s6.h5", "g1-elem", 6, 1.0, 0.05f, 1, 0);
+    make_run("g1_s7.h5", "g1-elem", 7, 1.0, 0.05f, 1, 0);
+    g_extra_sets[0] = "window=256";
+    make_run("g1_s8.h5", "g1-elem", 8, 1.0, 0.05f, 1, 0);
+    g_extra_sets[0] = NULL;
+    put_protocol("[primary]\nmetric = f_attn\ntest = f_attn mann-whitney\ncompare = g1 vs base\n"
+                 "paper = f_attn g1 < base\n");
+    char *md = report_in_subdir(saved);
+    const char *sec = strstr(md, "## Headline (confirmatory)");
+    assert_non_null(sec);
+    if (getenv("GATELAB_TEST_SHOW")) fprintf(stderr, "%.5000s\n", sec);
+    assert_non_null(strstr(sec, "has 1 primary test, one per claim of the paper it declares, up "
+                                "to 6 seeds"));
+    assert_non_null(strstr(sec, "\n2 runs of another architecture than the paper's (RoPE, full "
+                                "causal attention, pre-norm; see Settings) are left out of these "
+                                "tests: the paper's claims are about its architecture; the "
+                                "exploratory comparisons below include them.\n"));
+    assert_non_null(strstr(sec, "| g1 | 0 of 6 |")); /* sink counts: the 6 that count */
+    free(md);
+}
+
 /* A val_loss test on a task whose floor leaves less room than the paper's
  * effect is untestable: baseline against g1-elem, PPL 6.026 against 5.761
  * in the paper (0.045 nats); a floor of 2.19 leaves 2.2 - 2.19 = 0.01.
@@ -393,6 +424,62 @@ static void test_lr_section(void **state) {
     free(md);
 }
 
+/* The learning-rate section's arms are a variant under one architecture
+ * as it attends: beside test_lr_section's baseline and g1-elem, a baseline
+ * under a window of 2 keys (final loss 0.6 at every rate, seeds 1-3) is an
+ * arm of its own, not runs of `baseline` (whose rows and test are those of
+ * test_lr_section), and a post-norm g1-elem, with no baseline of its
+ * architecture, is named and not tested. The stability section's arm of
+ * `baseline` is its own as well: its best final loss is 1.2, not 0.6, so
+ * none of its runs at lr 1e-3 (1.5) is unstable. */
+static void test_lr_arch(void **state) {
+    (void)state;
+    char saved[256], path[500], want[400];
+    enter_subdir(saved, sizeof saved, "lr-arch");
+    const float lrs[3] = {1e-3f, 1e-2f, 1e-1f};
+    const double base[3] = {1.5, 1.2, 1.9}, gate[3] = {1.3, 1.2, 1.25};
+    for (int s = 1; s <= 3; s++)
+        for (int r = 0; r < 3; r++) {
+            double d = r == 2 ? 0.03 * s : 0.0;
+            snprintf(path, sizeof path, "baseline-lr%d_s%d.h5", r, s);
+            make_run_cfg(path, "baseline", s, base[r] + d, 0.5f, 0, 0, DATA_BIGRAM, lrs[r]);
+            snprintf(path, sizeof path, "g1-elem-lr%d_s%d.h5", r, s);
+            make_run_cfg(path, "g1-elem", s, gate[r] + d, 0.05f, 1, 0, DATA_BIGRAM, lrs[r]);
+            g_extra_sets[0] = "window=2";
+            snprintf(path, sizeof path, "baseline-win-lr%d_s%d.h5", r, s);
+            make_run_cfg(path, "baseline", s, 0.6, 0.5f, 0, 0, DATA_BIGRAM, lrs[r]);
+            g_extra_sets[0] = "norm_place=post";
+            snprintf(path, sizeof path, "g1-elem-post-lr%d_s%d.h5", r, s);
+            make_run_cfg(path, "g1-elem", s, gate[r] + d, 0.05f, 1, 0, DATA_BIGRAM, lrs[r]);
+            g_extra_sets[0] = NULL;
+        }
+    char *md = report_in_subdir(saved);
+    const char *sec = strstr(md, "## Learning-rate sensitivity");
+    assert_non_null(sec);
+    if (getenv("GATELAB_TEST_SHOW")) fprintf(stderr, "%.6000s\n", sec);
+    assert_non_null(strstr(sec, "| baseline | 0.001 | 3 | 1.5000 [1.5000, 1.5000] | 0 of 3 |"));
+    assert_non_null(
+        strstr(sec, "| baseline (window 2) | 0.001 | 3 | 0.6000 [0.6000, 0.6000] | 0 of 3 |"));
+    snprintf(want, sizeof want,
+             "- `g1-elem` against `baseline`: LR sensitivity %.4f against %.4f, **lower** by "
+             "the one-sided Welch's t-test on log LR sensitivity (arm < baseline), Holm p = "
+             "0.0019 (L1)",
+             0.07, 1.0 / 3.0 + 0.02);
+    assert_non_null(strstr(sec, want));
+    assert_non_null(strstr(sec, "\nNot tested, no `baseline` arm of their architecture: "
+                                "`g1-elem (norm_place post)`.\n"));
+    assert_non_null(strstr(sec, "Each arm against `baseline` of its own architecture"));
+    /* the stability section's arms too: baseline's best is its own 1.2 */
+    const char *st = strstr(md, "## Stability across learning rates");
+    assert_non_null(st);
+    assert_non_null(strstr(st, "(same variant and data under the same architecture as it "
+                               "attends, any lr)"));
+    const char *row = strstr(st, "| bigram | 0.001 | baseline | baseline-lr0 | 3 |");
+    assert_non_null(row);
+    assert_true(strstr(row, "| 0/3 |\n") && strstr(row, "| 0/3 |\n") < strchr(row, '\n') + 1);
+    free(md);
+}
+
 /* The metrics a protocol may declare are the metric table's rows with a
  * `proto`, named by their CSV names; the refusals name them. */
 static void test_protocol_metrics(void **state) {
@@ -460,8 +547,10 @@ int main(void) {
         cmocka_unit_test(test_confirm_section),
         cmocka_unit_test(test_confirm_declared),
         cmocka_unit_test(test_confirm_headroom),
+        cmocka_unit_test(test_confirm_paper_arch),
         cmocka_unit_test(test_protocol_metrics),
         cmocka_unit_test(test_lr_section),
+        cmocka_unit_test(test_lr_arch),
     };
     return cmocka_run_group_tests(tests, tu_scratch_setup, tu_scratch_teardown);
 }

@@ -187,6 +187,7 @@ static int inspect(const Opts *o, char *err, size_t errlen, int *code) {
                a->max_pos);
         goto done;
     }
+    if (hf_sliding_check(a, w.T, o->model, err, errlen) < 0) goto done;
     int M = o->maps_len < w.T ? o->maps_len : w.T;
     if (plan_check(m, &w, M, err, errlen) < 0) goto done; /* exit 2: too big for the machine */
     *code = 1;
@@ -219,7 +220,8 @@ static int inspect(const Opts *o, char *err, size_t errlen, int *code) {
                           .n_params = count_params(o->model),
                           .seconds = po.seconds,
                           .first_token = first,
-                          .n_windows = w.N};
+                          .n_windows = w.N,
+                          .window = a->sliding_window};
     rc = first && identity ? hf_run_write(o->out, o->force, &pd, &info, err, errlen)
                            : seterr(err, errlen, "out of memory");
     free(first), free(identity), free(model_abs), free(input_abs);

@@ -231,6 +231,31 @@ static void rope_scaling(Cfg *c, HfArch *a) {
            c->path, name, err_shown(shown, sizeof shown, t));
 }
 
+/* Sliding-window attention as transformers' Qwen2 and Qwen3 configs
+ * define it: sliding_window counts only under use_sliding_window (default
+ * false), and the layers that slide are those layer_types names
+ * "sliding_attention", else (no layer_types) those from max_window_layers
+ * (default 28) on. Other families have no sliding layer. */
+static void sliding(Cfg *c, HfArch *a) {
+    if (a->family != HF_QWEN2 && a->family != HF_QWEN3) return;
+    int use = get_bool(c, "use_sliding_window", 0);
+    int W = get_int(c, "sliding_window", 0, 0, 1 << 30);
+    if (c->failed || !use || W < 1) return;
+    json_t *lt = json_object_get(c->root, "layer_types");
+    int n = 0;
+    if (json_is_array(lt)) {
+        for (size_t i = 0; i < json_array_size(lt); i++) {
+            const char *t = json_string_value(json_array_get(lt, i));
+            n += t && !strcmp(t, "sliding_attention");
+        }
+    } else {
+        int from = get_int(c, "max_window_layers", 28, 0, 1 << 30);
+        n = a->L > from ? a->L - from : 0;
+    }
+    a->sliding_window = n ? W : 0;
+    a->sliding_layers = n;
+}
+
 /* Llama, Qwen2, Qwen3 (and the gated Qwen3 variants). */
 static void parse_llama_like(Cfg *c, HfArch *a) {
     a->d = get_int(c, "hidden_size", -1, 1, MAX_DIM);
@@ -266,6 +291,7 @@ static void parse_llama_like(Cfg *c, HfArch *a) {
     }
     a->gate = hw ? HF_GATE_HEADWISE : ew ? HF_GATE_ELEMENTWISE : HF_GATE_NONE;
     a->tied = get_bool(c, "tie_word_embeddings", 0);
+    sliding(c, a);
 }
 
 static void parse_gpt2(Cfg *c, HfArch *a) {
@@ -407,6 +433,17 @@ int hf_config_load(HfArch *a, const char *dir, char **text, char *err, size_t er
     return 0;
 }
 
+/* See hf_config.h: query t of a sliding layer sees keys (t - W, t], all
+ * of 0..t while W >= T. */
+int hf_sliding_check(const HfArch *a, int T, const char *who, char *err, size_t errlen) {
+    if (a->sliding_window < 1 || a->sliding_window >= T) return 0;
+    return seterr(err, errlen,
+                  "%s: config.json's sliding_window %d (use_sliding_window, on %d of %d layers) "
+                  "is shorter than windows of %d tokens, and gatelab reads every layer as full "
+                  "causal attention: use windows of at most %d tokens",
+                  who, a->sliding_window, a->sliding_layers, a->L, T, a->sliding_window);
+}
+
 int hf_gate_per_head(const HfArch *a) {
     return a->gate == HF_GATE_ELEMENTWISE ? a->dh : a->gate == HF_GATE_HEADWISE ? 1 : 0;
 }
@@ -442,6 +479,8 @@ int hf_arch_diff(const HfArch *a, const HfArch *b, char *what, size_t len) {
              {"vocabulary", a->V, b->V},
              {"positions", a->max_pos, b->max_pos},
              {"rotary dims", a->rotary_dim, b->rotary_dim},
+             {"sliding window", a->sliding_window, b->sliding_window},
+             {"sliding layers", a->sliding_layers, b->sliding_layers},
              {"activation", (int)a->act, (int)b->act},
              {"glu", a->glu, b->glu},
              {"rmsnorm", a->rms, b->rms},

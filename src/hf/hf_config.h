@@ -36,6 +36,9 @@ typedef struct {
     int tied;              /* lm head = token embedding */
     int parallel_residual; /* GPT-NeoX */
     int bos_id;            /* -1 when the config names none */
+    /* Sliding-window attention (Qwen2, Qwen3): the keys a sliding layer
+     * sees and how many layers slide; 0 and 0 when none does */
+    int sliding_window, sliding_layers;
     char torch_dtype[32];
 } HfArch;
 
@@ -45,6 +48,13 @@ int hf_config_parse(HfArch *a, const char *json, size_t len, const char *path, c
 /* Read and parse DIR/config.json; *text (malloc'd, NUL-terminated) keeps
  * the file's bytes for the run file. */
 int hf_config_load(HfArch *a, const char *dir, char **text, char *err, size_t errlen);
+
+/* The forward pass reads every layer as full causal attention, which a
+ * sliding layer (a->sliding_window > 0) matches only while the window
+ * covers the positions: 0 when windows of T tokens attend as full causal
+ * attention, else -1 with one line naming config.json's sliding_window
+ * (who: the run or model directory the message names). */
+int hf_sliding_check(const HfArch *a, int T, const char *who, char *err, size_t errlen);
 
 /* q_proj output rows (queries + gate scores for the gated variants). */
 int hf_q_rows(const HfArch *a);

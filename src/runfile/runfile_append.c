@@ -418,6 +418,11 @@ static int pretrained_impl(RunFile *rf, const RunPretrained *p) {
                             H5T_NATIVE_INT, 1, &n, p->first_token,
                             "first token id of each window [seq]");
     if (H5Gclose(g) < 0 && rc == 0) rc = rf_fail_h5(rf, "close /" RS_G_PRETRAINED);
+    hid_t cg = rc == 0 ? rf_make_group(rf->file, RS_G_CONFIG) : -1;
+    if (rc == 0 && cg < 0) rc = rf_fail_h5(rf, "create /" RS_G_CONFIG);
+    if (rc == 0 && h5u_attr_i64(cg, RS_CFG_WINDOW, p->window) < 0)
+        rc = rf_fail_h5(rf, "write /" RS_G_CONFIG " attribute " RS_CFG_WINDOW);
+    if (cg >= 0 && H5Gclose(cg) < 0 && rc == 0) rc = rf_fail_h5(rf, "close /" RS_G_CONFIG);
     if (rc == 0 && H5Fflush(rf->file, H5F_SCOPE_LOCAL) < 0) rc = rf_fail_h5(rf, "flush");
     return rc;
 }

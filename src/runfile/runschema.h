@@ -97,6 +97,7 @@
 #define RS_CFG_SPIKE_FACTOR "spike_factor"
 #define RS_CFG_DATA "data"
 #define RS_CFG_GATE_SHARED "gate_shared"
+#define RS_CFG_WINDOW "window" /* an inspected run's /config holds only this */
 
 /* ---- dataset attributes ---- */
 #define RS_DESCRIPTION "description"
