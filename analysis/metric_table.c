@@ -11,29 +11,47 @@
 #include "runschema.h" /* RS_GATE_SPARSE */
 
 #define OFF(f) offsetof(Row, f)
+/* clang-format off */
 /* a metric results.csv has and REPORT.md's tables do not */
-#define CSV_ONLY(name, thr, kind, src, field)                                                      \
-    { name, thr, kind, src, OFF(field), 0, 0, NULL, NULL, NULL, NULL, 0, 0 }
-/* the same, for a metric a protocol may declare as ProtoMetric pm */
-#define CSV_ONLY_PROTO(name, kind, field, pm)                                                      \
-    { name, NAN, kind, MS_OTHER, OFF(field), 0, 0, NULL, NULL, NULL, NULL, 0, (pm) + 1 }
+#define CSV_ONLY(name_, thr_, kind_, field_)                                                       \
+    {.csv = name_, .threshold = thr_, .kind = kind_, .off = OFF(field_)}
+/* the same, for a metric a protocol may declare as ProtoMetric pm, which
+ * its headline calls label */
+#define CSV_ONLY_PROTO(name_, kind_, field_, pm_, label_)                                          \
+    {.csv = name_,                                                                                 \
+     .threshold = NAN,                                                                             \
+     .kind = kind_,                                                                                \
+     .off = OFF(field_),                                                                           \
+     .proto = (pm_) + 1,                                                                           \
+     .label = label_}
 
 /* long-context degradation [mode][k] at LC_MULT[k] times the training length */
 #define LC_DEF                                                                                     \
     "Long-context degradation (gatelab eval): val loss at the column's multiple of the training "  \
     "length minus val loss at the training length, both plain RoPE (`plain`) or both YaRN "        \
     "(`yarn`); blank when the run was not evaluated at both lengths."
-#define LC_DEG(name, mode, k, pm)                                                                  \
-    {                                                                                              \
-        name, NAN, MK_REAL, MS_OTHER, OFF(lc_deg[mode][k]), 0, 0, NULL, NULL, NULL, LC_DEF, 0,     \
-            (pm) + 1                                                                               \
-    }
+#define LC_DEG(name_, mode_, k_, pm_, label_)                                                      \
+    {.csv = name_,                                                                                 \
+     .threshold = NAN,                                                                             \
+     .kind = MK_REAL,                                                                              \
+     .off = OFF(lc_deg[mode_][k_]),                                                                \
+     .def = LC_DEF,                                                                                \
+     .proto = (pm_) + 1,                                                                           \
+     .label = label_}
 /* the same, with a definition (`gatelab metrics`) */
-#define CSV_DEF(name, field, def)                                                                  \
-    { name, NAN, MK_REAL, MS_OTHER, OFF(field), 0, 0, NULL, NULL, NULL, def, 0, 0 }
+#define CSV_DEF(name_, field_, def_)                                                               \
+    {.csv = name_, .threshold = NAN, .kind = MK_REAL, .off = OFF(field_), .def = def_}
 /* the same, declarable in a protocol as ProtoMetric pm */
-#define CSV_DEF_PROTO(name, field, pm, def)                                                        \
-    { name, NAN, MK_REAL, MS_OTHER, OFF(field), 0, 0, NULL, NULL, NULL, def, 0, (pm) + 1 }
+#define CSV_DEF_PROTO(name_, field_, pm_, label_, def_)                                            \
+    {.csv = name_,                                                                                 \
+     .threshold = NAN,                                                                             \
+     .kind = MK_REAL,                                                                              \
+     .off = OFF(field_),                                                                           \
+     .def = def_,                                                                                  \
+     .proto = (pm_) + 1,                                                                           \
+     .label = label_}
+
+/* clang-format on */
 
 /* needle retrieval [m][k] at LC_MULT[k] times the training length (an X
  * of LC_MODE_MULTS) */
@@ -59,240 +77,432 @@
     "the training length, plain RoPE or YaRN, as the run file stores it (also under a YaRN that "  \
     "keeps no rotary pair); blank when not evaluated there."
 #define LC_NEEDLE_AT(d, depth, k, mult, mode, m)                                                   \
-    {"needle_acc_" #mult "x_" #mode "_depth%g",                                                    \
-     depth,                                                                                        \
-     MK_REAL,                                                                                      \
-     MS_OTHER,                                                                                     \
-     OFF(lc_needle[m][k][d]),                                                                      \
-     0,                                                                                            \
-     0,                                                                                            \
-     NULL,                                                                                         \
-     NULL,                                                                                         \
-     NULL,                                                                                         \
-     LC_NEEDLE_DEF,                                                                                \
-     0,                                                                                            \
-     0},
+    {.csv = "needle_acc_" #mult "x_" #mode "_depth%g",                                             \
+     .threshold = depth,                                                                           \
+     .kind = MK_REAL,                                                                              \
+     .off = OFF(lc_needle[m][k][d]),                                                               \
+     .def = LC_NEEDLE_DEF},
 /* one needle column per depth of LC_DEPTHS at mult x T under mode (an X
  * of LC_MODE_MULTS) */
 #define LC_NEEDLE(k, mult, mode, m) LC_DEPTHS(LC_NEEDLE_AT, k, mult, mode, m)
 
 static const MetricCol METRICS[] = {
-    CSV_ONLY("n_params", NAN, MK_LL, MS_OTHER, n_params),
-    CSV_ONLY("n_params_added", NAN, MK_LL, MS_OTHER, n_params_added),
-    CSV_ONLY("steps", NAN, MK_WHOLE, MS_OTHER, steps),
-    {"val_loss", NAN, MK_REAL, MS_OTHER, OFF(val_loss), 1, 1, "val_loss", "def-val-loss", "%.4f",
-     "Validation loss (nats/token) at the last eval: `final_val_loss` in /summary, else the last "
-     "/metrics/eval/val_loss.",
-     0, PM_VAL_LOSS + 1},
-    {"ppl", NAN, MK_REAL, MS_OTHER, OFF(ppl), 1, 2, "PPL", "def-ppl", "%.3f",
-     "`ppl = exp(val_loss)`.", 0, 0},
-    {"bpb", NAN, MK_REAL, MS_OTHER, OFF(bpb), 1, 4, "bpb", "def-bpb", "%.4f",
-     "Bits per byte at the last eval (`val_bpb`), for byte data.", 0, 0},
-    {"dppl_vs_baseline", NAN, MK_REAL, MS_OTHER, OFF(dppl), 1, 3, "ΔPPL", "def-dppl", "%+.3f",
-     "PPL minus the mean PPL (over seeds) of the matching baseline group: variant `baseline`, same "
-     "data, seq_len, lr, steps and architecture (pos, window, window_layers, norm_place) "
-     "(preferring `baseline-<suffix>` for a run named "
-     "`<variant>-<suffix>`, else `baseline`); the Runs table names it. Blank when no baseline "
-     "matches; negative is better.",
-     0, 0},
-    {"f_attn", NAN, MK_REAL, MS_OTHER, OFF(f_attn), 1, 5, "F-Attn", "def-fattn", "%.4f",
-     "First-token share: `mean over layers l, heads h, probe sequences, queries t = 1..T-1 of A[t, "
-     "0]`, at the last probe, probe length T as in the header. Not Gu et al.'s alpha_0 (the run "
-     "file's `alpha0` dataset), which averages queries t ≥ 0 and so includes the self term A[0, 0] "
-     "= 1; see [sink@{sink}](#def-sink).",
-     0, PM_F_ATTN + 1},
-    {"f_attn_uniform", NAN, MK_REAL, MS_OTHER, OFF(f_attn_uniform), 1, 6, "uniform", "def-uniform",
-     "%.4f",
-     "What uniform causal attention would give for F-Attn: `(H_T - 1)/(T - 1)`, H_T the T-th "
-     "harmonic number (about 0.059, 0.020 and 0.0064 for T = 64, 256, 1024); under a sliding "
-     "window W, the mean over layers of each layer's `(H_W - 1)/(T - 1)` (docs/metrics.md).",
-     0, 0},
-    {"sink_rate_%g", SINK_EPS, MK_REAL, MS_SINK_RATE, OFF(sink03), 1, 7, "sink@%g", "def-sink",
-     "%.3f",
-     "Sink rate (Gu et al.): `alpha_0[l,h] = mean over queries t ≥ 0 of A[t, 0]` over the first 64 "
-     "queries of each probe sequence (all T when the probe is shorter: Settings); `sink_rate(ε) = "
-     "fraction of (l, h) pairs "
-     "with alpha_0 > ε`, ε the threshold in the column's name (Settings), the indicator taken per "
-     "probe sequence then averaged over sequences.",
-     0, 0},
-    {"gate_mean", NAN, MK_REAL, MS_OTHER, OFF(gate_mean), 1, 8, "gate mean", "def-gate-mean",
-     "%.3f",
-     "`gate_mean`: mean of every gate score on the probe set, over all layers, positions and "
-     "channels (blank: no gate).",
-     0, 0},
-    {"gate_frac_below_%g", RS_GATE_SPARSE, MK_REAL, MS_GATE_BELOW, OFF(gate_below01), 1, 9,
-     "gate<%g", "def-gate-below", "%.3f",
-     "Fraction of gate scores strictly below %g on the probe set (sparsity). n/a for an unbounded "
-     "gate (additive, SiLU): its act(XW) values are not scores in [0, 1], so a value below %g is "
-     "not a closed gate.",
-     1, 0},
-    {"m_act", NAN, MK_REAL, MS_OTHER, OFF(m_act), 1, 10, "M-Act", "def-mact", "%.4g",
-     "`max_act[l] = max |h| over tokens × features` of block l's output (the residual stream), "
-     "averaged over probe sequences; M-Act is the mean over layers.",
-     0, PM_M_ACT + 1},
-    {"spikes", NAN, MK_WHOLE, MS_OTHER, OFF(spikes), 1, 11, "spikes", "def-spikes", "%.1f",
-     "Loss spikes: steps after warmup whose training loss exceeds spike_factor (1.25) × the median "
-     "of the previous 50 steps' losses, from /metrics/train.",
-     0, 0},
-    {"tokens_per_sec", NAN, MK_REAL, MS_OTHER, OFF(tokens_per_sec), 1, 12, "tokens/s", "def-tps",
-     "%.0f", "Training throughput, `tokens_per_sec` in /summary.", 0, 0},
-    CSV_ONLY("diverged_step", NAN, MK_LL, MS_OTHER, diverged_step),
-    {"dppl_pct_vs_baseline", NAN, MK_REAL, MS_OTHER, OFF(dppl_rel), 2, 1, "ΔPPL %", "def-dppl-rel",
-     "%+.2f",
-     "Relative change of PPL against the matching baseline group (as for [ΔPPL](#def-dppl)): `100 "
-     "× (PPL / mean baseline PPL - 1)`. Unlike PPL itself this can be set beside the paper's BPE "
-     "numbers.",
-     0, 0},
-    {"sink_rate_%g", SINK_EPS_LOW, MK_REAL, MS_SINK_RATE, OFF(sink01), 2, 2, "sink@%g",
-     "def-sink01", "%.3f", "Sink rate at ε = %g (as [sink@{sink}](#def-sink)).", 0, 0},
-    {"sink_rate_%g", SINK_EPS_MID, MK_REAL, MS_SINK_RATE, OFF(sink02), 2, 3, "sink@%g",
-     "def-sink02", "%.3f", "Sink rate at ε = %g.", 0, 0},
-    {"slot_share", NAN, MK_REAL, MS_OTHER, OFF(slot), 2, 6, "slot", "def-slot", "%.4f",
-     "The sink slot's own share (sink-token, sink-logit, kv-bias): `mean over layers, heads and "
-     "queries t = 0..T-1` of the weight a query gives the slot (`attention_slot`). Blank: no slot.",
-     0, 0},
-    {"empty_share", NAN, MK_REAL, MS_OTHER, OFF(empty), 2, 4, "empty rows", "def-empty", "%.3f",
-     "Share of attention rows (probe sequence × query t = 1..T-1, over layers and heads) with no "
-     "mass on the real tokens: softpick and clipped softmax can zero a whole row. From the probe's "
-     "`row_empty`; run files written before it: 0 with a sink slot, else `1 - mean row mass` of "
-     "the sequence-mean map, exact for softpick's proxy map, the dropped mass otherwise. Softmax "
-     "and sink slots: 0.",
-     0, 0},
-    {"f_attn_nonempty", NAN, MK_REAL, MS_OTHER, OFF(f_attn_ne), 2, 5, "F-Attn (non-empty)",
-     "def-fattn-ne", "%.4f",
-     "F-Attn over the rows with mass only (`first_share_nonempty`; older files: `sum A[t, 0] / sum "
-     "of row mass`). For softpick and clipped softmax this, not F-Attn, is the number to set "
-     "beside [uniform](#def-uniform): an empty row pulls F-Attn towards 0 without being a "
-     "sink-free row. Equals F-Attn when no row is empty.",
-     0, 0},
-    {"kurtosis", NAN, MK_REAL, MS_OTHER, OFF(kurt), 2, 7, "kurtosis", "def-kurt", "%.4g",
-     "Mean over layers of `mean((x - μ)^4) / (σ^4 + 1e-6)` of the block output (Gaussian = 3).", 0,
-     0},
-    {"top1_over_median", NAN, MK_REAL, MS_OTHER, OFF(top1_med), 2, 8, "top1/median", "def-top1",
-     "%.4g",
-     "Mean over layers of the largest |h| over the median |h| of the block output (Sun et al.: "
-     "massive when about 1000).",
-     0, 0},
-    {"bos_norm_ratio", NAN, MK_REAL, MS_OTHER, OFF(bos_ratio), 2, 9, "BOS norm ratio", "def-bos",
-     "%.3g",
-     "Mean over layers of `‖h_0‖ / mean over t ≠ 0 of ‖h_t‖` (Gu et al.; position 0 is BOS when "
-     "BOS is on).",
-     0, 0},
-    CSV_ONLY("gate_bounded", NAN, MK_FLAG, MS_OTHER, gate_bounded),
-    CSV_ONLY_PROTO("sink_formed", MK_FLAG, sink_formed, PM_SINK_FORMED),
-    CSV_ONLY("lr", NAN, MK_REAL, MS_OTHER, cfg[CFG_LR]),
-    CSV_ONLY("loss0", NAN, MK_REAL, MS_OTHER, loss0),
-    CSV_ONLY("max_logit", NAN, MK_REAL, MS_OTHER, max_logit),
+    CSV_ONLY("n_params", NAN, MK_LL, n_params),
+    CSV_ONLY("n_params_added", NAN, MK_LL, n_params_added),
+    CSV_ONLY("steps", NAN, MK_WHOLE, steps),
+    {.csv = "val_loss",
+     .threshold = NAN,
+     .kind = MK_REAL,
+     .off = OFF(val_loss),
+     .md_table = 1,
+     .md_order = 1,
+     .head = "val_loss",
+     .anchor = "def-val-loss",
+     .fmt = "%.4f",
+     .def = "Validation loss (nats/token) at the last eval: `final_val_loss` in /summary, "
+            "else the last /metrics/eval/val_loss.",
+     .proto = PM_VAL_LOSS + 1,
+     .label = "val loss",
+     .lower = "beats",
+     .higher = "is worse than"},
+    {.csv = "ppl",
+     .threshold = NAN,
+     .kind = MK_REAL,
+     .off = OFF(ppl),
+     .md_table = 1,
+     .md_order = 2,
+     .head = "PPL",
+     .anchor = "def-ppl",
+     .fmt = "%.3f",
+     .def = "`ppl = exp(val_loss)`."},
+    {.csv = "bpb",
+     .threshold = NAN,
+     .kind = MK_REAL,
+     .off = OFF(bpb),
+     .md_table = 1,
+     .md_order = 4,
+     .head = "bpb",
+     .anchor = "def-bpb",
+     .fmt = "%.4f",
+     .def = "Bits per byte at the last eval (`val_bpb`), for byte data."},
+    {.csv = "dppl_vs_baseline",
+     .threshold = NAN,
+     .kind = MK_REAL,
+     .off = OFF(dppl),
+     .md_table = 1,
+     .md_order = 3,
+     .head = "ΔPPL",
+     .anchor = "def-dppl",
+     .fmt = "%+.3f",
+     .def = "PPL minus the mean PPL (over seeds) of the matching baseline group: variant "
+            "`baseline`, same data, seq_len, lr, steps and architecture (pos, window, "
+            "window_layers, norm_place) (preferring `baseline-<suffix>` for a run named "
+            "`<variant>-<suffix>`, else `baseline`); the Runs table names it. Blank when no "
+            "baseline matches; negative is better."},
+    {.csv = "f_attn",
+     .threshold = NAN,
+     .kind = MK_REAL,
+     .off = OFF(f_attn),
+     .md_table = 1,
+     .md_order = 5,
+     .head = "F-Attn",
+     .anchor = "def-fattn",
+     .fmt = "%.4f",
+     .def = "First-token share: `mean over layers l, heads h, probe sequences, queries t = "
+            "1..T-1 of A[t, 0]`, at the last probe, probe length T as in the header. Not Gu "
+            "et al.'s alpha_0 (the run file's `alpha0` dataset), which averages queries t ≥ "
+            "0 and so includes the self term A[0, 0] = 1; see [sink@{sink}](#def-sink).",
+     .proto = PM_F_ATTN + 1,
+     .label = "F-Attn",
+     .lower = "has a weaker first-token sink than",
+     .higher = "has a stronger first-token sink than"},
+    {.csv = "f_attn_uniform",
+     .threshold = NAN,
+     .kind = MK_REAL,
+     .off = OFF(f_attn_uniform),
+     .md_table = 1,
+     .md_order = 6,
+     .head = "uniform",
+     .anchor = "def-uniform",
+     .fmt = "%.4f",
+     .def = "What uniform causal attention would give for F-Attn: `(H_T - 1)/(T - 1)`, H_T "
+            "the T-th harmonic number (about 0.059, 0.020 and 0.0064 for T = 64, 256, 1024); "
+            "under a sliding window W, the mean over layers of each layer's `(H_W - 1)/(T - "
+            "1)` (docs/metrics.md)."},
+    {.csv = "sink_rate_%g",
+     .threshold = SINK_EPS,
+     .kind = MK_REAL,
+     .src = MS_SINK_RATE,
+     .off = OFF(sink03),
+     .md_table = 1,
+     .md_order = 7,
+     .head = "sink@%g",
+     .anchor = "def-sink",
+     .fmt = "%.3f",
+     .def = "Sink rate (Gu et al.): `alpha_0[l,h] = mean over queries t ≥ 0 of A[t, 0]` over "
+            "the first 64 queries of each probe sequence (all T when the probe is shorter: "
+            "Settings); `sink_rate(ε) = fraction of (l, h) pairs with alpha_0 > ε`, ε the "
+            "threshold in the column's name (Settings), the indicator taken per probe "
+            "sequence then averaged over sequences."},
+    {.csv = "gate_mean",
+     .threshold = NAN,
+     .kind = MK_REAL,
+     .off = OFF(gate_mean),
+     .md_table = 1,
+     .md_order = 8,
+     .head = "gate mean",
+     .anchor = "def-gate-mean",
+     .fmt = "%.3f",
+     .def = "`gate_mean`: mean of every gate score on the probe set, over all layers, "
+            "positions and channels (blank: no gate)."},
+    {.csv = "gate_frac_below_%g",
+     .threshold = RS_GATE_SPARSE,
+     .kind = MK_REAL,
+     .src = MS_GATE_BELOW,
+     .off = OFF(gate_below01),
+     .md_table = 1,
+     .md_order = 9,
+     .head = "gate<%g",
+     .anchor = "def-gate-below",
+     .fmt = "%.3f",
+     .def = "Fraction of gate scores strictly below %g on the probe set (sparsity). n/a for "
+            "an unbounded gate (additive, SiLU): its act(XW) values are not scores in [0, "
+            "1], so a value below %g is not a closed gate.",
+     .na_unbounded = 1},
+    {.csv = "m_act",
+     .threshold = NAN,
+     .kind = MK_REAL,
+     .off = OFF(m_act),
+     .md_table = 1,
+     .md_order = 10,
+     .head = "M-Act",
+     .anchor = "def-mact",
+     .fmt = "%.4g",
+     .def = "`max_act[l] = max |h| over tokens × features` of block l's output (the residual "
+            "stream), averaged over probe sequences; M-Act is the mean over layers.",
+     .proto = PM_M_ACT + 1,
+     .label = "M-Act",
+     .lower = "has smaller massive activations than",
+     .higher = "has larger massive activations than"},
+    {.csv = "spikes",
+     .threshold = NAN,
+     .kind = MK_WHOLE,
+     .off = OFF(spikes),
+     .md_table = 1,
+     .md_order = 11,
+     .head = "spikes",
+     .anchor = "def-spikes",
+     .fmt = "%.1f",
+     .def = "Loss spikes: steps after warmup whose training loss exceeds spike_factor (1.25) "
+            "× the median of the previous 50 steps' losses, from /metrics/train."},
+    {.csv = "tokens_per_sec",
+     .threshold = NAN,
+     .kind = MK_REAL,
+     .off = OFF(tokens_per_sec),
+     .md_table = 1,
+     .md_order = 12,
+     .head = "tokens/s",
+     .anchor = "def-tps",
+     .fmt = "%.0f",
+     .def = "Training throughput, `tokens_per_sec` in /summary."},
+    CSV_ONLY("diverged_step", NAN, MK_LL, diverged_step),
+    {.csv = "dppl_pct_vs_baseline",
+     .threshold = NAN,
+     .kind = MK_REAL,
+     .off = OFF(dppl_rel),
+     .md_table = 2,
+     .md_order = 1,
+     .head = "ΔPPL %",
+     .anchor = "def-dppl-rel",
+     .fmt = "%+.2f",
+     .def = "Relative change of PPL against the matching baseline group (as for "
+            "[ΔPPL](#def-dppl)): `100 × (PPL / mean baseline PPL - 1)`. Unlike PPL itself "
+            "this can be set beside the paper's BPE numbers."},
+    {.csv = "sink_rate_%g",
+     .threshold = SINK_EPS_LOW,
+     .kind = MK_REAL,
+     .src = MS_SINK_RATE,
+     .off = OFF(sink01),
+     .md_table = 2,
+     .md_order = 2,
+     .head = "sink@%g",
+     .anchor = "def-sink01",
+     .fmt = "%.3f",
+     .def = "Sink rate at ε = %g (as [sink@{sink}](#def-sink))."},
+    {.csv = "sink_rate_%g",
+     .threshold = SINK_EPS_MID,
+     .kind = MK_REAL,
+     .src = MS_SINK_RATE,
+     .off = OFF(sink02),
+     .md_table = 2,
+     .md_order = 3,
+     .head = "sink@%g",
+     .anchor = "def-sink02",
+     .fmt = "%.3f",
+     .def = "Sink rate at ε = %g."},
+    {.csv = "slot_share",
+     .threshold = NAN,
+     .kind = MK_REAL,
+     .off = OFF(slot),
+     .md_table = 2,
+     .md_order = 6,
+     .head = "slot",
+     .anchor = "def-slot",
+     .fmt = "%.4f",
+     .def = "The sink slot's own share (sink-token, sink-logit, kv-bias): `mean over layers, "
+            "heads and queries t = 0..T-1` of the weight a query gives the slot "
+            "(`attention_slot`). Blank: no slot."},
+    {.csv = "empty_share",
+     .threshold = NAN,
+     .kind = MK_REAL,
+     .off = OFF(empty),
+     .md_table = 2,
+     .md_order = 4,
+     .head = "empty rows",
+     .anchor = "def-empty",
+     .fmt = "%.3f",
+     .def = "Share of attention rows (probe sequence × query t = 1..T-1, over layers and "
+            "heads) with no mass on the real tokens: softpick and clipped softmax can zero a "
+            "whole row. From the probe's `row_empty`; run files written before it: 0 with a "
+            "sink slot, else `1 - mean row mass` of the sequence-mean map, exact for "
+            "softpick's proxy map, the dropped mass otherwise. Softmax and sink slots: 0."},
+    {.csv = "f_attn_nonempty",
+     .threshold = NAN,
+     .kind = MK_REAL,
+     .off = OFF(f_attn_ne),
+     .md_table = 2,
+     .md_order = 5,
+     .head = "F-Attn (non-empty)",
+     .anchor = "def-fattn-ne",
+     .fmt = "%.4f",
+     .def = "F-Attn over the rows with mass only (`first_share_nonempty`; older files: `sum "
+            "A[t, 0] / sum of row mass`). For softpick and clipped softmax this, not F-Attn, "
+            "is the number to set beside [uniform](#def-uniform): an empty row pulls F-Attn "
+            "towards 0 without being a sink-free row. Equals F-Attn when no row is empty."},
+    {.csv = "kurtosis",
+     .threshold = NAN,
+     .kind = MK_REAL,
+     .off = OFF(kurt),
+     .md_table = 2,
+     .md_order = 7,
+     .head = "kurtosis",
+     .anchor = "def-kurt",
+     .fmt = "%.4g",
+     .def = "Mean over layers of `mean((x - μ)^4) / (σ^4 + 1e-6)` of the block output "
+            "(Gaussian = 3)."},
+    {.csv = "top1_over_median",
+     .threshold = NAN,
+     .kind = MK_REAL,
+     .off = OFF(top1_med),
+     .md_table = 2,
+     .md_order = 8,
+     .head = "top1/median",
+     .anchor = "def-top1",
+     .fmt = "%.4g",
+     .def = "Mean over layers of the largest |h| over the median |h| of the block output "
+            "(Sun et al.: massive when about 1000)."},
+    {.csv = "bos_norm_ratio",
+     .threshold = NAN,
+     .kind = MK_REAL,
+     .off = OFF(bos_ratio),
+     .md_table = 2,
+     .md_order = 9,
+     .head = "BOS norm ratio",
+     .anchor = "def-bos",
+     .fmt = "%.3g",
+     .def = "Mean over layers of `‖h_0‖ / mean over t ≠ 0 of ‖h_t‖` (Gu et al.; position 0 "
+            "is BOS when BOS is on)."},
+    CSV_ONLY("gate_bounded", NAN, MK_FLAG, gate_bounded),
+    CSV_ONLY_PROTO("sink_formed", MK_FLAG, sink_formed, PM_SINK_FORMED,
+                   "share of seeds with a sink"),
+    CSV_ONLY("lr", NAN, MK_REAL, cfg[CFG_LR]),
+    CSV_ONLY("loss0", NAN, MK_REAL, loss0),
+    CSV_ONLY("max_logit", NAN, MK_REAL, max_logit),
     /* rs_lc_degradation (runstats.h), from gatelab eval's /lceval */
-    LC_DEG("lc_deg_2x_plain", 0, 1, PM_LC_2X_PLAIN),
-    LC_DEG("lc_deg_4x_plain", 0, 2, PM_LC_4X_PLAIN),
-    LC_DEG("lc_deg_8x_plain", 0, 3, PM_LC_8X_PLAIN),
-    LC_DEG("lc_deg_2x_yarn", 1, 1, PM_LC_2X_YARN),
-    LC_DEG("lc_deg_4x_yarn", 1, 2, PM_LC_4X_YARN),
-    LC_DEG("lc_deg_8x_yarn", 1, 3, PM_LC_8X_YARN),
-    {"top1_peak", NAN, MK_REAL, MS_OTHER, OFF(top1_peak), 0, 0, NULL, "def-top1-peak", NULL,
-     "The largest top-1 |h| over layers of the block output at the last probe (the peak layer's "
-     "`hidden/top3[l][0]`).",
-     0, 0},
-    {"top1_peak_over_median", NAN, MK_REAL, MS_OTHER, OFF(top1_peak_ratio), 0, 0, NULL,
-     "def-top1-peak-ratio", NULL,
-     "The peak layer's top-1 |h| over its median |h| (`hidden/median[l]`): the ratio Sun et al.'s "
-     "criterion reads.",
-     0, 0},
-    {"train_tokens", NAN, MK_REAL, MS_OTHER, OFF(tokens), 0, 0, NULL, "def-train-tokens", NULL,
-     "Training tokens of the run: steps done × batch_size × seq_len, the steps of a context "
-     "extension at extend_seq_len. Blank when the config cannot be read.",
-     0, 0},
-    {"train_flops", NAN, MK_REAL, MS_OTHER, OFF(flops), 0, 0, NULL, "def-train-flops", NULL,
-     "Training FLOPs of the run: the trainer's own count per token (6 per matmul weight, gate "
-     "matmuls included, plus attention's two T x T products; model_flops_per_token) times "
-     "its training tokens, a context extension's at extend_seq_len. Blank when the config "
-     "cannot be read.",
-     0, 0},
-    {"massive_sun", NAN, MK_FLAG, MS_OTHER, OFF(massive_sun), 0, 0, NULL, "def-massive-sun", NULL,
-     "1 when the peak layer's top-1 |h| is massive by Sun et al.'s criterion (above 100 and at "
-     "above 1000 times the median |h|; docs/metrics.md), 0 when not, blank when unknown.",
-     0, 0},
+    LC_DEG("lc_deg_2x_plain", 0, 1, PM_LC_2X_PLAIN, "val-loss degradation at 2× T (plain RoPE)"),
+    LC_DEG("lc_deg_4x_plain", 0, 2, PM_LC_4X_PLAIN, "val-loss degradation at 4× T (plain RoPE)"),
+    LC_DEG("lc_deg_8x_plain", 0, 3, PM_LC_8X_PLAIN, "val-loss degradation at 8× T (plain RoPE)"),
+    LC_DEG("lc_deg_2x_yarn", 1, 1, PM_LC_2X_YARN, "val-loss degradation at 2× T (YaRN)"),
+    LC_DEG("lc_deg_4x_yarn", 1, 2, PM_LC_4X_YARN, "val-loss degradation at 4× T (YaRN)"),
+    LC_DEG("lc_deg_8x_yarn", 1, 3, PM_LC_8X_YARN, "val-loss degradation at 8× T (YaRN)"),
+    {.csv = "top1_peak",
+     .threshold = NAN,
+     .kind = MK_REAL,
+     .off = OFF(top1_peak),
+     .anchor = "def-top1-peak",
+     .def = "The largest top-1 |h| over layers of the block output at the last probe (the "
+            "peak layer's `hidden/top3[l][0]`)."},
+    {.csv = "top1_peak_over_median",
+     .threshold = NAN,
+     .kind = MK_REAL,
+     .off = OFF(top1_peak_ratio),
+     .anchor = "def-top1-peak-ratio",
+     .def = "The peak layer's top-1 |h| over its median |h| (`hidden/median[l]`): the ratio "
+            "Sun et al.'s criterion reads."},
+    {.csv = "train_tokens",
+     .threshold = NAN,
+     .kind = MK_REAL,
+     .off = OFF(tokens),
+     .anchor = "def-train-tokens",
+     .def = "Training tokens of the run: steps done × batch_size × seq_len, the steps of a "
+            "context extension at extend_seq_len. Blank when the config cannot be read."},
+    {.csv = "train_flops",
+     .threshold = NAN,
+     .kind = MK_REAL,
+     .off = OFF(flops),
+     .anchor = "def-train-flops",
+     .def = "Training FLOPs of the run: the trainer's own count per token (6 per matmul "
+            "weight, gate matmuls included, plus attention's two T x T products; "
+            "model_flops_per_token) times its training tokens, a context extension's at "
+            "extend_seq_len. Blank when the config cannot be read."},
+    {.csv = "massive_sun",
+     .threshold = NAN,
+     .kind = MK_FLAG,
+     .off = OFF(massive_sun),
+     .anchor = "def-massive-sun",
+     .def = "1 when the peak layer's top-1 |h| is massive by Sun et al.'s criterion (above "
+            "100 and at above 1000 times the median |h|; docs/metrics.md), 0 when not, blank "
+            "when unknown."},
     CSV_DEF_PROTO(
-        "quant_w8a8_dloss", q_dloss[0], PM_Q_W8A8,
+        "quant_w8a8_dloss", q_dloss[0], PM_Q_W8A8, "val-loss increase under W8A8 (min-max)",
         "Val loss with the linear layers' weights and inputs fake-quantized to 8 bits "
-        "(min-max input ranges) minus the float val loss on the same windows (`gatelab eval "
-        "--quant`, docs/metrics.md \"Quantized evaluation\"; blank: not evaluated)."),
+        "(min-max input ranges) minus the float val loss on the same windows (`gatelab "
+        "eval --quant`, docs/metrics.md \"Quantized evaluation\"; blank: not evaluated)."),
     CSV_DEF_PROTO("quant_w8a8pct_dloss", q_dloss[1], PM_Q_W8A8_PCT,
+                  "val-loss increase under W8A8 (percentile)",
                   "The same with the input ranges at the 0.01th and 99.99th percentiles."),
-    CSV_DEF_PROTO("quant_w4a4_dloss", q_dloss[2], PM_Q_W4A4,
+    CSV_DEF_PROTO("quant_w4a4_dloss", q_dloss[2], PM_Q_W4A4, "val-loss increase under W4A4",
                   "The same at 4 bits (min-max input ranges)."),
     CSV_DEF("quant_inf_attn", q_inf_attn,
-            "Mean over sequences of the largest |y| of any attention output (the float pass of "
-            "`gatelab eval --quant`)."),
+            "Mean over sequences of the largest |y| of any attention output (the float pass "
+            "of `gatelab eval --quant`)."),
     CSV_DEF("quant_inf_ffn", q_inf_ffn, "The same of any FFN output."),
     CSV_DEF("quant_inf_layer", q_inf_layer, "The same of any layer output (residual stream)."),
     CSV_DEF("quant_kurtosis_max", q_kurt,
             "Mean over sequences of the largest kurtosis over layers of a layer output."),
-    CSV_ONLY("task_floor", NAN, MK_REAL, MS_OTHER, task_floor),
+    CSV_ONLY("task_floor", NAN, MK_REAL, task_floor),
     /* what the report reads of the last probe besides its metrics, so that
      * results.csv alone gives the same tables (report_csv.c) */
-    CSV_ONLY("has_probe", NAN, MK_FLAG, MS_OTHER, has_probe),
-    CSV_ONLY("probe_len", NAN, MK_INT, MS_OTHER, probe_T),
-    CSV_ONLY("probe_seqs", NAN, MK_INT, MS_OTHER, probe_N),
-    CSV_ONLY("probe_proxy", NAN, MK_FLAG, MS_OTHER, proxy),
-    CSV_ONLY("gate_unbounded", NAN, MK_FLAG, MS_OTHER, gate_unbounded),
+    CSV_ONLY("has_probe", NAN, MK_FLAG, has_probe),
+    CSV_ONLY("probe_len", NAN, MK_INT, probe_T),
+    CSV_ONLY("probe_seqs", NAN, MK_INT, probe_N),
+    CSV_ONLY("probe_proxy", NAN, MK_FLAG, proxy),
+    CSV_ONLY("gate_unbounded", NAN, MK_FLAG, gate_unbounded),
     /* the probe measures beyond position 0's share (sinkstats.h), one number
      * a run, at the last probe; blank when the run file does not store them */
     CSV_DEF("key_norm_first", knorm_first,
-            "||k_0||, the key norm at position 0, the mean over layers and heads (`gatelab sinks`: "
-            "key and value norms; docs/metrics.md \"Head probes\")."),
+            "||k_0||, the key norm at position 0, the mean over layers and heads (`gatelab "
+            "sinks`: key and value norms; docs/metrics.md \"Head probes\")."),
     CSV_DEF("key_norm_rest", knorm_rest, "The same of the mean over positions t >= 1."),
     CSV_DEF("value_norm_first", vnorm_first,
             "||v_0||, the value norm at position 0, the mean over layers and heads."),
     CSV_DEF("value_norm_rest", vnorm_rest, "The same of the mean over positions t >= 1."),
-    {"dormant_heads", NAN, MK_INT, MS_OTHER, OFF(dormant), 0, 0, NULL, "def-dormant", NULL,
-     "How many heads the sink rule classes as dormant: output-norm score below 0.5 and a "
-     "first-token sink (docs/metrics.md \"Head probes\", dormant heads).",
-     0, 0},
-    {"dormant_heads_norm", NAN, MK_INT, MS_OTHER, OFF(dormant_norm), 0, 0, NULL, "def-dormant-norm",
-     NULL,
-     "How many heads the output-norm rule classes as dormant: output-norm score below 0.5, "
-     "sink or not (Sandoval-Segura et al.'s criterion; docs/metrics.md \"Head probes\", "
-     "dormant heads).",
-     0, 0},
+    {.csv = "dormant_heads",
+     .threshold = NAN,
+     .kind = MK_INT,
+     .off = OFF(dormant),
+     .anchor = "def-dormant",
+     .def = "How many heads the sink rule classes as dormant: output-norm score below 0.5 "
+            "and a first-token sink (docs/metrics.md \"Head probes\", dormant heads)."},
+    {.csv = "dormant_heads_norm",
+     .threshold = NAN,
+     .kind = MK_INT,
+     .off = OFF(dormant_norm),
+     .anchor = "def-dormant-norm",
+     .def = "How many heads the output-norm rule classes as dormant: output-norm score below "
+            "0.5, sink or not (Sandoval-Segura et al.'s criterion; docs/metrics.md \"Head "
+            "probes\", dormant heads)."},
     CSV_DEF("secondary_sinks", secondary,
-            "Secondary sinks (docs/metrics.md: tokens other than position 0 that draw attention "
-            "over a run of layers; `gatelab sinks`), the mean number per probe sequence."),
-    {"residual_sinks", NAN, MK_INT, MS_OTHER, OFF(resid_sinks), 0, 0, NULL, "def-resid-sinks", NULL,
-     "Residual sinks (docs/metrics.md: a dimension i of block l's output with |h_t[i]| above 10 "
-     "x the median |h| on at least 80% of tokens; `gatelab acts`), counted over layers.",
-     0, 0},
+            "Secondary sinks (docs/metrics.md: tokens other than position 0 that draw "
+            "attention over a run of layers; `gatelab sinks`), the mean number per probe "
+            "sequence."),
+    {.csv = "residual_sinks",
+     .threshold = NAN,
+     .kind = MK_INT,
+     .off = OFF(resid_sinks),
+     .anchor = "def-resid-sinks",
+     .def = "Residual sinks (docs/metrics.md: a dimension i of block l's output with "
+            "|h_t[i]| above 10 x the median |h| on at least 80% of tokens; `gatelab acts`), "
+            "counted over layers."},
     CSV_DEF("gate_first", gate_first,
-            "The gate score at position 0, the mean over channels, probe sequences and layers "
-            "(`gatelab gates`)."),
+            "The gate score at position 0, the mean over channels, probe sequences and "
+            "layers (`gatelab gates`)."),
     CSV_DEF("gate_rest", gate_rest, "The same over positions t >= 1."),
     /* rs_needle_acc (runstats.h), from gatelab eval --needle's /lceval */
     LC_MODE_MULTS(NEEDLE_ACC){
-        "needle_rows", NAN, MK_INT, MS_OTHER, OFF(needle_rows), 0, 0, NULL, "def-needle-rows", NULL,
-        "The needle rows behind each needle_acc_* value (depths × rows per depth); blank when "
-        "none, "
-        "or when the run's lengths were scored over different numbers of rows. The report's chance "
-        "test pools the retrieved rows over seeds with it.",
-        0, 0},
-    {"lc_train_len", NAN, MK_INT, MS_OTHER, OFF(lc_T), 0, 0, NULL, NULL, NULL,
-     "The training length T the run's long-context results (gatelab eval) are multiples of "
-     "(after a context extension, `extend_seq_len`); blank when the run has none.",
-     0, 0},
+        .csv = "needle_rows",
+        .threshold = NAN,
+        .kind = MK_INT,
+        .off = OFF(needle_rows),
+        .anchor = "def-needle-rows",
+        .def = "The needle rows behind each needle_acc_* value (depths × rows per depth); blank "
+               "when none, or when the run's lengths were scored over different numbers of "
+               "rows. The report's chance test pools the retrieved rows over seeds with it."},
+    {.csv = "lc_train_len",
+     .threshold = NAN,
+     .kind = MK_INT,
+     .off = OFF(lc_T),
+     .def = "The training length T the run's long-context results (gatelab eval) are "
+            "multiples of (after a context extension, `extend_seq_len`); blank when the run "
+            "has none."},
     LC_MODE_MULTS(LC_LOSS) LC_MODE_MULTS(LC_NEEDLE)
     /* rs_rope (runstats.h): what YaRN's split in the long-context section
      * is computed from */
-    {"rope_dim", NAN, MK_INT, MS_OTHER, OFF(rope_dim), 0, 0, NULL, NULL, NULL,
-     "The rotated width of each head (head_dim, or half of it under differential attention); "
-     "blank when the run has no RoPE.",
-     0, 0},
-    {"rope_len", NAN, MK_INT, MS_OTHER, OFF(rope_len), 0, 0, NULL, NULL, NULL,
-     "The training length YaRN's split is taken at (seq_len, or `extend_seq_len` after a context "
-     "extension); blank when the run has no RoPE.",
-     0, 0},
+    {.csv = "rope_dim",
+     .threshold = NAN,
+     .kind = MK_INT,
+     .off = OFF(rope_dim),
+     .def = "The rotated width of each head (head_dim, or half of it under differential "
+            "attention); blank when the run has no RoPE."},
+    {.csv = "rope_len",
+     .threshold = NAN,
+     .kind = MK_INT,
+     .off = OFF(rope_len),
+     .def = "The training length YaRN's split is taken at (seq_len, or `extend_seq_len` "
+            "after a context extension); blank when the run has no RoPE."},
     CSV_DEF("rope_base", rope_base,
-            "The model's RoPE base (after a context extension, `extend_rope_base`); blank when the "
-            "run has no RoPE."),
+            "The model's RoPE base (after a context extension, `extend_rope_base`); blank "
+            "when the run has no RoPE."),
 };
 #define N_METRICS ((int)(sizeof METRICS / sizeof METRICS[0]))
 
@@ -332,6 +542,13 @@ const MetricCol *metric_find(const char *name) {
         if (!strcmp(buf, name)) return &METRICS[i];
     }
     return NULL;
+}
+
+int metric_compared(const MetricCol **out, int cap) {
+    int n = 0;
+    for (int i = 0; i < N_METRICS && n < cap; i++)
+        if (METRICS[i].lower) out[n++] = &METRICS[i];
+    return n;
 }
 
 int metric_md_columns(int t, const MetricCol **out, int cap) {

@@ -42,6 +42,12 @@ typedef struct {
     /* 1 + the ProtoMetric (protocol.h) under which a study's protocol may
      * declare this metric by its CSV name; 0: not declarable. */
     int proto;
+    /* a declarable metric: what the confirmatory headline calls it */
+    const char *label;
+    /* the exploratory comparison with the baseline tests this metric
+     * (md_compare): what a significantly lower and higher value of a run
+     * group means; NULL: not compared */
+    const char *lower, *higher;
 } MetricCol;
 
 /* The i-th metric in CSV order; NULL past the end. */
@@ -54,6 +60,9 @@ const MetricCol *metric_find(const char *name);
 void metric_name(const MetricCol *m, char *buf, size_t len);
 void metric_head(const MetricCol *m, char *buf, size_t len);
 void metric_def(const MetricCol *m, char *buf, size_t len);
+/* The metrics the exploratory comparison tests (those with `lower`), in
+ * table order, into out[cap]; returns how many. */
+int metric_compared(const MetricCol **out, int cap);
 /* The metrics of Markdown table t in column order into out[cap]; returns
  * how many. */
 int metric_md_columns(int t, const MetricCol **out, int cap);

@@ -25,6 +25,12 @@ const char *proto_metric_name(ProtoMetric m) {
     return c ? c->csv : NULL;
 }
 
+const char *proto_metric_label(ProtoMetric m) {
+    if (m == PM_GOOD_REGIME) return PROTO_GOOD_REGIME_LABEL;
+    const MetricCol *c = declared((int)m);
+    return c && c->label ? c->label : "?";
+}
+
 /* The ProtoMetric named s, or -1. */
 static int metric_of(const char *s) {
     if (!strcmp(s, PROTO_GOOD_REGIME)) return PM_GOOD_REGIME;

@@ -84,6 +84,7 @@ typedef enum {
 typedef enum { PT_NONE, PT_WELCH, PT_MANN_WHITNEY, PT_PAIRED_T, PT_WILCOXON, PT_FISHER } ProtoTest;
 
 #define PROTO_GOOD_REGIME "good_regime"
+#define PROTO_GOOD_REGIME_LABEL "share of seeds in the good regime"
 
 typedef struct {
     char arm[PROTO_ARM_MAX], ref[PROTO_ARM_MAX];
@@ -146,6 +147,9 @@ int proto_test_paired(ProtoTest t);
  * (metric_table.h, `proto`), "f_attn", ..., or "good_regime"; NULL for a
  * bad value. */
 const char *proto_metric_name(ProtoMetric m);
+/* What the headline calls declarable metric m (its metric-table row's
+ * label); "?" for a bad m. */
+const char *proto_metric_label(ProtoMetric m);
 
 /* '<', '>', '~' or 's' (sink-free): r as a claims table row writes it
  * (paper_tables.h); 'x' for an interaction (no row). */

@@ -14,31 +14,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "metric_table.h"
 #include "report_priv.h"
 #include "stats.h"
 
 #define ALPHA 0.05
 #define MAX_SEEDS 256
 
-typedef struct {
-    ProtoMetric proto;  /* the same metric in a protocol's [primary] */
-    const char *name;   /* as in the tables */
-    const char *anchor; /* its definition */
-    size_t off;         /* the double in Row */
-    const char *fmt;
-    const char *lower; /* what a significantly lower value means */
-    const char *higher;
-} Metric;
-
-static const Metric METRICS[] = {
-    {PM_VAL_LOSS, "val_loss", "def-val-loss", offsetof(Row, val_loss), "%.4f", "beats",
-     "is worse than"},
-    {PM_F_ATTN, "F-Attn", "def-fattn", offsetof(Row, f_attn), "%.4f",
-     "has a weaker first-token sink than", "has a stronger first-token sink than"},
-    {PM_M_ACT, "M-Act", "def-mact", offsetof(Row, m_act), "%.4g",
-     "has smaller massive activations than", "has larger massive activations than"},
-};
-#define N_METRICS (sizeof METRICS / sizeof METRICS[0])
+/* The metrics compared: the metric table's rows with `lower` (at most
+ * MAX_COMPARED). */
+#define MAX_COMPARED 8
 
 /* One comparison's numbers. */
 typedef struct {
@@ -71,7 +56,7 @@ static Cmp test_pair(const double *a, int na, const double *b, int nb) {
     return c;
 }
 
-static Cmp compare(const Row *rows, int n, int a, int b, const Metric *m) {
+static Cmp compare(const Row *rows, int n, int a, int b, const MetricCol *m) {
     double va[MAX_SEEDS], vb[MAX_SEEDS];
     int na = values(rows, n, a, m->off, va), nb = values(rows, n, b, m->off, vb);
     return test_pair(va, na, vb, nb);
@@ -133,7 +118,7 @@ int md_stat_cells(FILE *f, const double *a, int na, const double *b, int nb) {
  * the tested ones (q of the larger of Welch's and Mann-Whitney's p). */
 typedef struct {
     int a;
-    const Metric *m;
+    const MetricCol *m;
     Cmp c;
     double q;
     int primary; /* the primary test's id P<primary>; 0: not primary */
@@ -158,17 +143,20 @@ int primary_test_id(const Protocol *pr, const char *arm, const char *ref, ProtoM
 static int collect(const Row *rows, int n, const Protocol *pr, Entry **out) {
     int k = 0, cap = 16;
     Entry *e = malloc((size_t)cap * sizeof *e);
+    const MetricCol *mc[MAX_COMPARED];
+    const int nm = metric_compared(mc, MAX_COMPARED);
     for (int a = 0; e && a < n && rows[a].ok; a = group_end(rows, n, a)) {
         if (!compared(rows, a)) continue;
-        for (size_t j = 0; j < N_METRICS; j++) {
+        for (int j = 0; j < nm; j++) {
             if (k == cap) {
                 Entry *ne = realloc(e, (size_t)(cap *= 2) * sizeof *e);
                 if (!ne) break;
                 e = ne;
             }
-            int id = primary_test_id(pr, rows[a].run, rows[rows[a].base].run, METRICS[j].proto);
-            e[k] = (Entry){a, &METRICS[j], {0}, NAN, id};
-            if (!id) e[k].c = compare(rows, n, a, rows[a].base, &METRICS[j]);
+            int id = primary_test_id(pr, rows[a].run, rows[rows[a].base].run,
+                                     (ProtoMetric)(mc[j]->proto - 1));
+            e[k] = (Entry){a, mc[j], {0}, NAN, id};
+            if (!id) e[k].c = compare(rows, n, a, rows[a].base, mc[j]);
             k++;
         }
     }
@@ -209,7 +197,7 @@ static void prose(FILE *f, const Row *rows, const Entry *e, int k) {
         const Row *g = &rows[e[i].a];
         fprintf(f, "- exploratory: `%s` %s `%s` on %s (data %s), difference %+.4g, BH q ", g->run,
                 e[i].c.ci.diff < 0 ? e[i].m->lower : e[i].m->higher, rows[g->base].run,
-                e[i].m->name, g->data, e[i].c.ci.diff);
+                e[i].m->head, g->data, e[i].c.ci.diff);
         put_p_rel(f, e[i].q);
         fprintf(f, " (%d vs %d seeds).\n", e[i].c.na, e[i].c.nb);
     }
@@ -228,6 +216,8 @@ static void prose(FILE *f, const Row *rows, const Entry *e, int k) {
 
 void md_compare(FILE *f, const Row *rows, int n, const Protocol *pr) {
     Entry *e = NULL;
+    const MetricCol *mc[MAX_COMPARED];
+    const int nm = metric_compared(mc, MAX_COMPARED);
     int k = collect(rows, n, pr, &e);
     fprintf(f,
             "\n## Exploratory comparisons with the baseline\n\nEach run group against its "
@@ -235,7 +225,7 @@ void md_compare(FILE *f, const Row *rows, int n, const Protocol *pr) {
             "difference of means (group − baseline) with its 95%% bootstrap interval "
             "(%d resamples), Welch's t-test p, the exact Mann–Whitney p and the BH q-value "
             "(docs/statistics.md).\n\n",
-            (int)N_METRICS, N_METRICS == 1 ? "" : "s", STATS_BOOT_RESAMPLES);
+            nm, nm == 1 ? "" : "s", STATS_BOOT_RESAMPLES);
     if (k <= 0) {
         fputs("No group has a matching baseline group: nothing to compare.\n", f);
         free(e);
@@ -248,7 +238,7 @@ void md_compare(FILE *f, const Row *rows, int n, const Protocol *pr) {
           f);
     for (int i = 0; i < k; i++) {
         const Row *g = &rows[e[i].a];
-        fprintf(f, "| %s | %s | %s | [%s](#%s) |", g->run, rows[g->base].run, g->data, e[i].m->name,
+        fprintf(f, "| %s | %s | %s | [%s](#%s) |", g->run, rows[g->base].run, g->data, e[i].m->head,
                 e[i].m->anchor);
         if (e[i].primary)
             fprintf(f, " – | – | – | – | – | – | primary: see P%d (not tested again) |",

@@ -43,22 +43,6 @@ typedef struct {
     double holm;
 } ETest;
 
-static const char *const METRIC_LABEL[PM_COUNT] = {
-    [PM_F_ATTN] = "F-Attn",
-    [PM_SINK_FORMED] = "share of seeds with a sink",
-    [PM_M_ACT] = "M-Act",
-    [PM_VAL_LOSS] = "val loss",
-    [PM_LC_2X_PLAIN] = "val-loss degradation at 2× T (plain RoPE)",
-    [PM_LC_4X_PLAIN] = "val-loss degradation at 4× T (plain RoPE)",
-    [PM_LC_8X_PLAIN] = "val-loss degradation at 8× T (plain RoPE)",
-    [PM_LC_2X_YARN] = "val-loss degradation at 2× T (YaRN)",
-    [PM_LC_4X_YARN] = "val-loss degradation at 4× T (YaRN)",
-    [PM_LC_8X_YARN] = "val-loss degradation at 8× T (YaRN)",
-    [PM_Q_W8A8] = "val-loss increase under W8A8 (min-max)",
-    [PM_Q_W8A8_PCT] = "val-loss increase under W8A8 (percentile)",
-    [PM_Q_W4A4] = "val-loss increase under W4A4",
-    [PM_GOOD_REGIME] = "share of seeds in the good regime"};
-
 #define group_of confirm_group
 
 /* The finite values of metric m over group a's seeds. */
@@ -342,7 +326,7 @@ static void claim_sentence(FILE *f, const Row *rows, int n, const Protocol *pr, 
                 cl->arm, 1 + pr->sink_margin);
     else
         fprintf(f, "- The paper: `%s` has %s %s than `%s`%s", pr->compares[cl->compare].arm,
-                cl->lower ? "a lower" : "a higher", METRIC_LABEL[cl->metric],
+                cl->lower ? "a lower" : "a higher", proto_metric_label(cl->metric),
                 pr->compares[cl->compare].ref, cl->one_sided ? " (tested one-sided)" : "");
     put_source(f, rows, n, pr, j);
     fputs(". ", f);
@@ -353,7 +337,7 @@ static void claim_sentence(FILE *f, const Row *rows, int n, const Protocol *pr, 
                 "for these runs: results.csv leaves it blank) (P%d).\n",
                 t->va == 0 ? (cl->rel == PR_SINK_FREE ? cl->arm : pr->compares[cl->compare].arm)
                            : pr->compares[cl->compare].ref,
-                METRIC_LABEL[cl->metric], id);
+                proto_metric_label(cl->metric), id);
         return;
     }
     if (!t->tested) {
@@ -377,8 +361,8 @@ static void equivalence_sentences(FILE *f, const Protocol *pr, const ETest *e, i
     for (int i = 0; i < k; i++) {
         if (!e[i].tested) continue;
         const ProtoCompare *c = &pr->compares[e[i].compare];
-        fprintf(f, "- `%s` and `%s`: %s within ±%g ", c->arm, c->ref, METRIC_LABEL[e[i].metric],
-                pr->margin[e[i].metric]);
+        fprintf(f, "- `%s` and `%s`: %s within ±%g ", c->arm, c->ref,
+                proto_metric_label(e[i].metric), pr->margin[e[i].metric]);
         fputs(e[i].holm < ALPHA ? "is **equivalent** (" : "is **not shown equivalent** (", f);
         fputs("Holm TOST p ", f);
         put_p_rel(f, e[i].holm);
@@ -506,8 +490,8 @@ static void interaction_sentence(FILE *f, const Protocol *q, const PTest *t, int
     fprintf(f,
             "- Question (not a claim of the paper): does the %s difference `%s` − `%s` change "
             "from `%s` − `%s` on the same seeds? Per seed d = (%s − %s) − (%s − %s); ",
-            METRIC_LABEL[x->metric], x->arm2, x->ref2, x->arm1, x->ref1, x->arm2, x->ref2, x->arm1,
-            x->ref1);
+            proto_metric_label(x->metric), x->arm2, x->ref2, x->arm1, x->ref1, x->arm2, x->ref2,
+            x->arm1, x->ref1);
     if (x->side) fprintf(f, "H1: d %s %+g, one-sided. ", x->side < 0 ? "below" : "above", x->bound);
     else fputs("H1: d is not 0, two-sided. ", f);
     if (!t->tested) {
