@@ -27,8 +27,16 @@ static const struct {
     HfFamily family;
 } ARCHS[] = {
     {"LlamaForCausalLM", HF_LLAMA}, {"Qwen2ForCausalLM", HF_QWEN2},  {"Qwen3ForCausalLM", HF_QWEN3},
-    {"GPT2LMHeadModel", HF_GPT2},   {"GPTNeoXForCausalLM", HF_NEOX},
+    {"GPT2LMHeadModel", HF_GPT2},   {"GPTNeoXForCausalLM", HF_NEOX}, {"Olmo2ForCausalLM", HF_OLMO2},
 };
+
+const char *hf_family_list(char *buf, size_t len) {
+    size_t n = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < sizeof ARCHS / sizeof *ARCHS && n < len; i++)
+        n += (size_t)snprintf(buf + n, len - n, "%s%s", i ? ", " : "", ARCHS[i].arch);
+    return buf;
+}
 
 const char *hf_family_name(HfFamily f) {
     for (size_t i = 0; i < sizeof ARCHS / sizeof *ARCHS; i++)
@@ -231,7 +239,7 @@ static void rope_scaling(Cfg *c, HfArch *a) {
            c->path, name, err_shown(shown, sizeof shown, t));
 }
 
-/* Llama, Qwen2, Qwen3 (and the gated Qwen3 variants). */
+/* Llama, Qwen2, Qwen3 (and the gated Qwen3 variants), OLMo 2. */
 static void parse_llama_like(Cfg *c, HfArch *a) {
     a->d = get_int(c, "hidden_size", -1, 1, MAX_DIM);
     a->L = get_int(c, "num_hidden_layers", -1, 1, 4096);
@@ -320,6 +328,10 @@ static void parse_neox(Cfg *c, HfArch *a) {
     }
 }
 
+/* The keys OLMo 2 reads beyond Llama's, with its config class's defaults
+ * (transformers Olmo2Config): rms_norm_eps defaults to 1e-5. */
+static void parse_olmo2_mistral(Cfg *c, HfArch *a) { a->eps = get_num(c, "rms_norm_eps", 1e-5); }
+
 static int check_dims(Cfg *c, HfArch *a) {
     if (c->failed) return -1;
     /* every size derived by multiplying (the attention's rows) stays an int */
@@ -329,8 +341,7 @@ static int check_dims(Cfg *c, HfArch *a) {
                       "%s: %d heads x head_dim %d give %lld attention rows (with a gate), over "
                       "the %d this reads",
                       c->path, a->H, a->dh, rows, MAX_DIM);
-    if (a->family != HF_LLAMA && a->family != HF_QWEN2 && a->family != HF_QWEN3 &&
-        a->H * a->dh != a->d)
+    if ((a->family == HF_GPT2 || a->family == HF_NEOX) && a->H * a->dh != a->d)
         return seterr(c->err, c->errlen, "%s: hidden size %d is not divisible by %d heads", c->path,
                       a->d, a->H);
     if (a->H % a->Hkv)
@@ -358,11 +369,9 @@ static int family_of(Cfg *c, HfArch *a) {
             a->family = ARCHS[i].family;
             return 0;
         }
-    char shown[sizeof a->arch + 4];
-    return seterr(c->err, c->errlen,
-                  "%s: unknown architecture '%s' (supported: LlamaForCausalLM, "
-                  "Qwen2ForCausalLM, Qwen3ForCausalLM, GPT2LMHeadModel, GPTNeoXForCausalLM)",
-                  c->path, err_shown(shown, sizeof shown, a->arch));
+    char shown[sizeof a->arch + 4], list[256];
+    return seterr(c->err, c->errlen, "%s: unknown architecture '%s' (supported: %s)", c->path,
+                  err_shown(shown, sizeof shown, a->arch), hf_family_list(list, sizeof list));
 }
 
 int hf_config_parse(HfArch *a, const char *json, size_t len, const char *path, char *err,
@@ -384,6 +393,7 @@ int hf_config_parse(HfArch *a, const char *json, size_t len, const char *path, c
         if (a->family == HF_GPT2) parse_gpt2(&c, a);
         else if (a->family == HF_NEOX) parse_neox(&c, a);
         else parse_llama_like(&c, a);
+        if (a->family == HF_OLMO2) parse_olmo2_mistral(&c, a);
         rc = check_dims(&c, a);
     }
     json_decref(c.root);

@@ -6,7 +6,7 @@
 
 #include <stddef.h>
 
-typedef enum { HF_LLAMA, HF_QWEN2, HF_QWEN3, HF_GPT2, HF_NEOX } HfFamily;
+typedef enum { HF_LLAMA, HF_QWEN2, HF_QWEN3, HF_GPT2, HF_NEOX, HF_OLMO2 } HfFamily;
 typedef enum { HF_ACT_SILU, HF_ACT_GELU_TANH, HF_ACT_GELU_ERF, HF_ACT_RELU } HfAct;
 typedef enum { HF_GATE_NONE, HF_GATE_HEADWISE, HF_GATE_ELEMENTWISE } HfGate;
 typedef enum { HF_ROPE_PLAIN, HF_ROPE_LLAMA3, HF_ROPE_YARN } HfRope;
@@ -51,6 +51,9 @@ int hf_q_rows(const HfArch *a);
 /* Gate scores per head: dh (elementwise), 1 (headwise), 0. */
 int hf_gate_per_head(const HfArch *a);
 const char *hf_family_name(HfFamily f);
+/* The architectures read, as config.json names them: "A, B, ..." into
+ * buf[len] (for --help and the refusal of an unknown one). */
+const char *hf_family_list(char *buf, size_t len);
 /* The attention output gate as config.json states it: "headwise"
  * (headwise_attn_output_gate), "elementwise" (elementwise_attn_output_gate)
  * or "none". */

@@ -94,8 +94,13 @@ void hf_rope(const HfModel *m, float *x, int nh);
  * scores); last the intervention's change to the head outputs
  * (iv_head_output). */
 void hf_attend(HfModel *m, int l, const AttnIn *in, const Intervention *iv);
-/* The MLP of b.h added to the residual stream b.x (GLU or plain). */
-void hf_mlp(HfModel *m, const float *W[W_N_ROLES]);
+/* The MLP (GLU or plain) of in [R, d] into out [R, d]; acc: added to out
+ * as a sub-layer output joins the residual stream (hf_linear's acc). */
+void hf_mlp(HfModel *m, const float *W[W_N_ROLES], const float *in, float *out, int acc);
+/* x += y over the R rows of width d: a sub-layer's output y (of kind, as
+ * hf_linear's acc records it under statistics) joining the residual
+ * stream. */
+void hf_residual_add(const HfModel *m, float *x, const float *y, FqOut kind);
 
 /* hf_recipes.c: layer l of the model's architecture on the windows in b.x,
  * then the intervention's change to the residual stream. */
