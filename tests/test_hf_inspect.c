@@ -49,6 +49,8 @@ static const char *FIXTURES[] = {
     "neox-bf16-sharded-seq",
     "olmo2-f32",
     "olmo2-bf16-sharded",
+    "mistral-f32",
+    "mistral-bf16-sharded",
 };
 #define N_FIX (sizeof FIXTURES / sizeof *FIXTURES)
 

@@ -26,8 +26,10 @@ static const struct {
     const char *arch;
     HfFamily family;
 } ARCHS[] = {
-    {"LlamaForCausalLM", HF_LLAMA}, {"Qwen2ForCausalLM", HF_QWEN2},  {"Qwen3ForCausalLM", HF_QWEN3},
-    {"GPT2LMHeadModel", HF_GPT2},   {"GPTNeoXForCausalLM", HF_NEOX}, {"Olmo2ForCausalLM", HF_OLMO2},
+    {"LlamaForCausalLM", HF_LLAMA},     {"Qwen2ForCausalLM", HF_QWEN2},
+    {"Qwen3ForCausalLM", HF_QWEN3},     {"GPT2LMHeadModel", HF_GPT2},
+    {"GPTNeoXForCausalLM", HF_NEOX},    {"Olmo2ForCausalLM", HF_OLMO2},
+    {"MistralForCausalLM", HF_MISTRAL},
 };
 
 const char *hf_family_list(char *buf, size_t len) {
@@ -239,7 +241,7 @@ static void rope_scaling(Cfg *c, HfArch *a) {
            c->path, name, err_shown(shown, sizeof shown, t));
 }
 
-/* Llama, Qwen2, Qwen3 (and the gated Qwen3 variants), OLMo 2. */
+/* Llama, Qwen2, Qwen3 (and the gated Qwen3 variants), OLMo 2, Mistral. */
 static void parse_llama_like(Cfg *c, HfArch *a) {
     a->d = get_int(c, "hidden_size", -1, 1, MAX_DIM);
     a->L = get_int(c, "num_hidden_layers", -1, 1, 4096);
@@ -328,9 +330,19 @@ static void parse_neox(Cfg *c, HfArch *a) {
     }
 }
 
-/* The keys OLMo 2 reads beyond Llama's, with its config class's defaults
- * (transformers Olmo2Config): rms_norm_eps defaults to 1e-5. */
-static void parse_olmo2_mistral(Cfg *c, HfArch *a) { a->eps = get_num(c, "rms_norm_eps", 1e-5); }
+/* The keys OLMo 2 and Mistral read beyond Llama's, with their config
+ * classes' defaults (transformers Olmo2Config, MistralConfig): OLMo 2's
+ * rms_norm_eps defaults to 1e-5; Mistral's sliding_window to 4096, null
+ * meaning none, and every layer slides. */
+static void parse_olmo2_mistral(Cfg *c, HfArch *a) {
+    if (a->family == HF_OLMO2) {
+        a->eps = get_num(c, "rms_norm_eps", 1e-5);
+        return;
+    }
+    json_t *sw = json_object_get(c->root, "sliding_window");
+    a->sliding_window = sw && json_is_null(sw) ? 0 : get_int(c, "sliding_window", 4096, 1, 1 << 30);
+    a->sliding_layers = a->sliding_window ? a->L : 0;
+}
 
 static int check_dims(Cfg *c, HfArch *a) {
     if (c->failed) return -1;
@@ -393,7 +405,7 @@ int hf_config_parse(HfArch *a, const char *json, size_t len, const char *path, c
         if (a->family == HF_GPT2) parse_gpt2(&c, a);
         else if (a->family == HF_NEOX) parse_neox(&c, a);
         else parse_llama_like(&c, a);
-        if (a->family == HF_OLMO2) parse_olmo2_mistral(&c, a);
+        if (a->family == HF_OLMO2 || a->family == HF_MISTRAL) parse_olmo2_mistral(&c, a);
         rc = check_dims(&c, a);
     }
     json_decref(c.root);
@@ -452,6 +464,8 @@ int hf_arch_diff(const HfArch *a, const HfArch *b, char *what, size_t len) {
              {"vocabulary", a->V, b->V},
              {"positions", a->max_pos, b->max_pos},
              {"rotary dims", a->rotary_dim, b->rotary_dim},
+             {"sliding window", a->sliding_window, b->sliding_window},
+             {"sliding layers", a->sliding_layers, b->sliding_layers},
              {"activation", (int)a->act, (int)b->act},
              {"glu", a->glu, b->glu},
              {"rmsnorm", a->rms, b->rms},

@@ -6,7 +6,7 @@
 
 #include <stddef.h>
 
-typedef enum { HF_LLAMA, HF_QWEN2, HF_QWEN3, HF_GPT2, HF_NEOX, HF_OLMO2 } HfFamily;
+typedef enum { HF_LLAMA, HF_QWEN2, HF_QWEN3, HF_GPT2, HF_NEOX, HF_OLMO2, HF_MISTRAL } HfFamily;
 typedef enum { HF_ACT_SILU, HF_ACT_GELU_TANH, HF_ACT_GELU_ERF, HF_ACT_RELU } HfAct;
 typedef enum { HF_GATE_NONE, HF_GATE_HEADWISE, HF_GATE_ELEMENTWISE } HfGate;
 typedef enum { HF_ROPE_PLAIN, HF_ROPE_LLAMA3, HF_ROPE_YARN } HfRope;
@@ -36,6 +36,9 @@ typedef struct {
     int tied;              /* lm head = token embedding */
     int parallel_residual; /* GPT-NeoX */
     int bos_id;            /* -1 when the config names none */
+    /* Sliding-window attention (Mistral): the keys a sliding layer sees and
+     * how many layers slide, the last ones; 0 and 0 when none does */
+    int sliding_window, sliding_layers;
     char torch_dtype[32];
 } HfArch;
 

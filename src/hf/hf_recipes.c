@@ -5,6 +5,8 @@
  *     RoPE (rotate_half, rope_theta, llama3 or YaRN scaling), GQA softmax
  *     attention, [gated: o *= sigmoid(gate)], o_proj, residual, SwiGLU MLP,
  *     residual;
+ *   Mistral: Llama's, with every layer's attention under the sliding
+ *     window (modeling_mistral.py);
  *   OLMo 2: no pre-norms; q/k/v, RMSNorm over the whole q and k
  *     projections, RoPE, attention, o_proj, RMSNorm of the attention's
  *     output, residual; SwiGLU MLP, RMSNorm of its output, residual

@@ -187,14 +187,19 @@ void hf_rope(const HfModel *m, float *x, int nh) {
     rope_forward_part(x, m->b.cosv, m->b.sinv, m->b.B, m->b.T, nh, m->a.dh, m->a.rotary_dim);
 }
 
+int hf_layer_window(const HfArch *a, int l) {
+    return a->sliding_window > 0 && l >= a->L - a->sliding_layers ? a->sliding_window : 0;
+}
+
 void hf_attend(HfModel *m, int l, const AttnIn *in, const Intervention *iv) {
     const HfArch *a = &m->a;
     HfBufs *b = &m->b;
     const int B = b->B, T = b->T;
     AttnSpec sp = {.normaliser = NORMZ_SOFTMAX,
                    .scale = 1.0f / sqrtf((float)a->dh),
-                   .window = iv ? iv->window : 0,
-                   .keep = iv ? iv->keep : 0};
+                   .window = hf_layer_window(a, l)};
+    if (iv && iv->window > 0 && (!sp.window || iv->window < sp.window))
+        sp.window = iv->window, sp.keep = iv->keep; /* streaming evaluation */
     AttnKeep keep = {.y = b->o,
                      .first_col = b->first_col,
                      .maps = b->maps,

@@ -87,8 +87,13 @@ void hf_rope_setup(HfModel *m);
 /* Rotate the first rotary_dim dims of each of nh heads of x[B, T, nh*dh],
  * the positions of each window from 0. */
 void hf_rope(const HfModel *m, float *x, int nh);
+/* The keys a query of layer l sees (AttnSpec.window): the architecture's
+ * sliding window on the layers that slide (the last sliding_layers), 0
+ * (full causal) elsewhere. */
+int hf_layer_window(const HfArch *a, int l);
 /* b.o = layer l's softmax attention of in, each window and head on its
- * own (scale 1/sqrt(dh), the intervention's streaming window), keeping the
+ * own (scale 1/sqrt(dh); the layer's sliding window, replaced by the
+ * intervention's streaming window where that is narrower), keeping the
  * first column and the maps; then, for a gated model, o *= sigmoid(b.g)
  * with the intervention's change to the scores (b.g becomes the applied
  * scores); last the intervention's change to the head outputs

@@ -6,7 +6,7 @@ No `transformers` here: each architecture's forward is written out in plain
 PyTorch below, following the Hugging Face modeling files' semantics
 (LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM plus the gated
 variants of the paper's released code, GPT2LMHeadModel, GPTNeoXForCausalLM,
-Olmo2ForCausalLM).
+Olmo2ForCausalLM, MistralForCausalLM).
 The safetensors files are written by hand (8-byte little-endian header
 length, JSON header padded to 8 bytes, raw little-endian data).
 
@@ -18,7 +18,7 @@ Each fixture is a directory tests/reference/hf/<name>/ holding a snapshot
 (config.json, model.safetensors or shards + model.safetensors.index.json)
 and expected.h5: tokens [T] int32, logits [T,V], attention [L,H,T,T],
 hidden [L,T,d] (block outputs), gates [L,T,C] (sigmoid scores, gated only).
-OLMo 2 runs in float64 (on the rounded weights) and add losses
+OLMo 2 and Mistral run in float64 (on the rounded weights) and add losses
 [T-1] float64, each position's cross-entropy against the next token.
 
     /usr/bin/python3 tests/reference/make_hf_fixtures.py [--out DIR] [--only NAME]
@@ -267,6 +267,42 @@ def forward_olmo2(cfg, W, ids):
     return logits, att, [], hidden
 
 
+def forward_mistral(cfg, W, ids):
+    """MistralForCausalLM as modeling_mistral.py (transformers v4.48 to v5)
+    defines it: Llama's layer (RMSNorm before attention and MLP, RoPE, GQA,
+    SwiGLU) with every layer's attention under the sliding-window causal
+    mask when sliding_window is set (MistralConfig's default 4096; null:
+    full causal)."""
+    d, H = cfg["hidden_size"], cfg["num_attention_heads"]
+    Hkv = cfg.get("num_key_value_heads", H)
+    dh = cfg.get("head_dim") or d // H
+    eps, grp, T = cfg.get("rms_norm_eps", 1e-6), H // Hkv, len(ids)
+    window = cfg.get("sliding_window", 4096)
+    cos, sin = rope_cos_sin(T, dh, cfg["rope_theta"])
+    cos, sin = cos.to(W["model.norm.weight"].dtype), sin.to(W["model.norm.weight"].dtype)
+    x = W["model.embed_tokens.weight"][ids]
+    att, hidden = [], []
+    for l in range(cfg["num_hidden_layers"]):
+        p = "model.layers.%d." % l
+        h = rms_norm(x, W[p + "input_layernorm.weight"], eps)
+        q = F.linear(h, W[p + "self_attn.q_proj.weight"]).view(T, H, dh).transpose(0, 1)
+        k = F.linear(h, W[p + "self_attn.k_proj.weight"]).view(T, Hkv, dh).transpose(0, 1)
+        v = F.linear(h, W[p + "self_attn.v_proj.weight"]).view(T, Hkv, dh).transpose(0, 1)
+        q = q * cos + rotate_half(q) * sin
+        k = k * cos + rotate_half(k) * sin
+        o, probs = causal_attention(q, k.repeat_interleave(grp, dim=0), v.repeat_interleave(grp, dim=0),
+                                    window)
+        x = x + F.linear(o.reshape(T, H * dh), W[p + "self_attn.o_proj.weight"])
+        h = rms_norm(x, W[p + "post_attention_layernorm.weight"], eps)
+        m = F.silu(F.linear(h, W[p + "mlp.gate_proj.weight"])) * F.linear(h, W[p + "mlp.up_proj.weight"])
+        x = x + F.linear(m, W[p + "mlp.down_proj.weight"])
+        att.append(probs)
+        hidden.append(x)
+    head = W["model.embed_tokens.weight"] if cfg.get("tie_word_embeddings") else W["lm_head.weight"]
+    logits = rms_norm(x, W["model.norm.weight"], eps) @ head.T
+    return logits, att, [], hidden
+
+
 def forward_gpt2(cfg, W, ids, pre):
     d, H, eps, T = cfg["n_embd"], cfg["n_head"], cfg["layer_norm_epsilon"], len(ids)
     dh = d // H
@@ -503,13 +539,16 @@ FIXTURES = {
     "olmo2-f32": ("olmo2", llama_cfg("Olmo2ForCausalLM", "olmo2", rms_norm_eps=1e-6), "F32", 1),
     "olmo2-bf16-sharded": ("olmo2", olmo2_cfg(num_key_value_heads=1, tie_word_embeddings=True,
                                               attention_bias=True), "BF16", 2),
+    "mistral-f32": ("mistral", llama_cfg("MistralForCausalLM", "mistral", sliding_window=4), "F32", 1),
+    "mistral-bf16-sharded": ("mistral", llama_cfg("MistralForCausalLM", "mistral", sliding_window=None,
+                                                  tie_word_embeddings=True), "BF16", 2),
 }
 
 
 def build(name, spec, out_root):
     family, cfg, dtype, shards = spec
     g = torch.Generator().manual_seed(sum(map(ord, name)))
-    if family in ("llama", "qwen2", "qwen3"):
+    if family in ("llama", "qwen2", "qwen3", "mistral"):
         W = weights_llama(cfg, family, g)
     elif family == "olmo2":
         W = weights_olmo2(cfg, g)
@@ -524,8 +563,9 @@ def build(name, spec, out_root):
     with torch.no_grad():
         if family in ("llama", "qwen2", "qwen3"):
             logits, att, gates, hidden = forward_llama(cfg, Wr, ids, family)
-        elif family == "olmo2":
-            logits, att, gates, hidden = forward_olmo2(cfg, {k: v.double() for k, v in Wr.items()}, ids)
+        elif family in ("olmo2", "mistral"):
+            fwd = forward_olmo2 if family == "olmo2" else forward_mistral
+            logits, att, gates, hidden = fwd(cfg, {k: v.double() for k, v in Wr.items()}, ids)
         elif family.startswith("gpt2"):
             logits, att, gates, hidden = forward_gpt2(cfg, Wr, ids, pre)
         else:
