@@ -73,7 +73,8 @@ const OptTable inspect_options = {
     "sinks|gates|acts|heatmap|plot|report` read it like a trained run.\n"
     "Architectures: LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM (with the\n"
     "gated-attention flags headwise_/elementwise_attn_output_gate),\n"
-    "GPT2LMHeadModel, GPTNeoXForCausalLM.\n",
+    "GPT2LMHeadModel, GPTNeoXForCausalLM, Olmo2ForCausalLM, MistralForCausalLM\n"
+    "(its sliding_window applied on every layer).\n",
     "Exit codes: 0 ok, 1 failure, 2 bad input.\n",
     inspect_rows,
     NULL};
