@@ -241,7 +241,7 @@ static void rope_scaling(Cfg *c, HfArch *a) {
            c->path, name, err_shown(shown, sizeof shown, t));
 }
 
-/* Llama, Qwen2, Qwen3 (and the gated Qwen3 variants), OLMo 2, Mistral. */
+/* Llama, Qwen2, Qwen3 (and the gated Qwen3 variants). */
 static void parse_llama_like(Cfg *c, HfArch *a) {
     a->d = get_int(c, "hidden_size", -1, 1, MAX_DIM);
     a->L = get_int(c, "num_hidden_layers", -1, 1, 4096);
@@ -330,10 +330,10 @@ static void parse_neox(Cfg *c, HfArch *a) {
     }
 }
 
-/* The keys OLMo 2 and Mistral read beyond Llama's, with their config
- * classes' defaults (transformers Olmo2Config, MistralConfig): OLMo 2's
- * rms_norm_eps defaults to 1e-5; Mistral's sliding_window to 4096, null
- * meaning none, and every layer slides. */
+/* OLMo 2 and Mistral read parse_llama_like's keys, then these, with their
+ * config classes' defaults (transformers Olmo2Config, MistralConfig):
+ * OLMo 2's rms_norm_eps defaults to 1e-5; Mistral's sliding_window to
+ * 4096, null meaning none, and every layer slides. */
 static void parse_olmo2_mistral(Cfg *c, HfArch *a) {
     if (a->family == HF_OLMO2) {
         a->eps = get_num(c, "rms_norm_eps", 1e-5);
