@@ -1,7 +1,8 @@
 /* hf_inspect_fixture.h: what the pretrained-checkpoint tests share
- * (test_hf_inspect.c, test_hf_inspect_cli.c; hf_inspect_fixture.c): the
- * bound against PyTorch, the comparison held to it, and the token-id file
- * gatelab inspect reads. Test-only. */
+ * (test_hf_inspect.c, test_hf_inspect_cli.c, test_hf_archs.c;
+ * hf_inspect_fixture.c): the bound against PyTorch, the comparison held to
+ * it, a fixture's forward checked, and the token-id file gatelab inspect
+ * reads. Test-only. */
 #ifndef GATELAB_HF_INSPECT_FIXTURE_H
 #define GATELAB_HF_INSPECT_FIXTURE_H
 
@@ -14,6 +15,12 @@
 /* Largest |got - want| / (1 + |want|) over n values; cmocka-fails past
  * HF_TOL naming fix, what and the index. */
 double hf_compare(const char *fix, const char *what, const float *got, const float *want, size_t n);
+
+/* The committed fixture tests/reference/hf/<name>/ run on its tokens with
+ * full maps: logits, attention maps, first-token column, gate scores and
+ * block outputs held to expected.h5 by hf_compare; prints the worst
+ * errors. */
+void hf_check_fixture(const char *name);
 
 /* A --tokens file at path: `lines` lines, each the n ids space-separated. */
 void hf_write_tokens(const char *path, const int32_t *ids, int n, int lines);

@@ -400,9 +400,11 @@ static long long inspect_window(const char *dir, int n) {
 }
 
 /* Sliding attention in a Qwen2 config.json (the fixture's, its weights
- * beside it): windows longer than the sliding window are refused in one
- * line naming sliding_window; windows it covers are inspected and the run
- * file records it as /config window; without use_sliding_window, or with
+ * beside it): with every layer sliding the forward masks it, and the run
+ * file records it as /config window; with some layers sliding, windows
+ * longer than the sliding window are refused in one line naming
+ * sliding_window (inspect, and a rerun at a longer length), and windows it
+ * covers are inspected as full causal; without use_sliding_window, or with
  * max_window_layers at the layer count, no layer slides. The report's
  * uniform share is the recorded window's: set to 2 keys at T = 4 here,
  * (H_2 - 1) / 3 on every layer. */
@@ -415,13 +417,15 @@ static void test_cli_sliding(void **s) {
                                         "model.safetensors.index.json"};
     for (int i = 0; i < 3; i++) tu_hf_fixture(d, "qwen2-f32-sharded", files[i]);
     put_config(d, "\"use_sliding_window\": true, \"sliding_window\": 4, \"max_window_layers\": 0");
+    assert_int_equal(inspect_window(d, 8), 4); /* every layer slides: masked, recorded */
+    put_config(d, "\"use_sliding_window\": true, \"sliding_window\": 4, \"max_window_layers\": 1");
     snprintf(ids, sizeof ids, "%s/ids8.txt", d);
     int32_t tok[8] = {1, 2, 3, 4, 5, 6, 7, 8};
     hf_write_tokens(ids, tok, 8, 2);
     snprintf(a, sizeof a, "inspect %s --tokens %s --out %s/o8.h5", d, ids, d);
-    expect_cli(a, "config.json's sliding_window 4 (use_sliding_window, on 2 of 2 layers) is "
+    expect_cli(a, "config.json's sliding_window 4 (use_sliding_window, on 1 of 2 layers) is "
                   "shorter than windows of 8 tokens");
-    assert_int_equal(inspect_window(d, 4), 4);
+    assert_int_equal(inspect_window(d, 4), 0);
     /* a rerun of an inspected run at a longer length: refused alike */
     int32_t t16[16];
     for (int i = 0; i < 16; i++) t16[i] = 1 + i;
@@ -432,7 +436,7 @@ static void test_cli_sliding(void **s) {
     snprintf(log, sizeof log, "%s/log", d);
     assert_int_equal(tu_run(log, "%s", a), 0);
     snprintf(a, sizeof a, "stream %s/p.h5 --len 8 --n-seq 2 --window 6 --keep 1", d);
-    expect_cli(a, "p.h5: config.json's sliding_window 4 (use_sliding_window, on 2 of 2 layers) "
+    expect_cli(a, "p.h5: config.json's sliding_window 4 (use_sliding_window, on 1 of 2 layers) "
                   "is shorter than windows of 8 tokens");
     snprintf(ids, sizeof ids, "%s/ids8.txt", d);
     snprintf(a, sizeof a, "inspect %s --tokens %s --out %s/o8.h5", d, ids, d);

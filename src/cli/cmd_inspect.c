@@ -73,7 +73,8 @@ const OptTable inspect_options = {
     "sinks|gates|acts|heatmap|plot|report` read it like a trained run.\n"
     "Architectures: LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM (with the\n"
     "gated-attention flags headwise_/elementwise_attn_output_gate),\n"
-    "GPT2LMHeadModel, GPTNeoXForCausalLM.\n",
+    "GPT2LMHeadModel, GPTNeoXForCausalLM, Olmo2ForCausalLM, MistralForCausalLM\n"
+    "(its sliding_window applied on every layer).\n",
     "Exit codes: 0 ok, 1 failure, 2 bad input.\n",
     inspect_rows,
     NULL};
@@ -221,7 +222,7 @@ static int inspect(const Opts *o, char *err, size_t errlen, int *code) {
                           .seconds = po.seconds,
                           .first_token = first,
                           .n_windows = w.N,
-                          .window = a->sliding_window};
+                          .window = hf_record_window(a)};
     rc = first && identity ? hf_run_write(o->out, o->force, &pd, &info, err, errlen)
                            : seterr(err, errlen, "out of memory");
     free(first), free(identity), free(model_abs), free(input_abs);

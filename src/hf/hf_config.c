@@ -26,9 +26,19 @@ static const struct {
     const char *arch;
     HfFamily family;
 } ARCHS[] = {
-    {"LlamaForCausalLM", HF_LLAMA}, {"Qwen2ForCausalLM", HF_QWEN2},  {"Qwen3ForCausalLM", HF_QWEN3},
-    {"GPT2LMHeadModel", HF_GPT2},   {"GPTNeoXForCausalLM", HF_NEOX},
+    {"LlamaForCausalLM", HF_LLAMA},     {"Qwen2ForCausalLM", HF_QWEN2},
+    {"Qwen3ForCausalLM", HF_QWEN3},     {"GPT2LMHeadModel", HF_GPT2},
+    {"GPTNeoXForCausalLM", HF_NEOX},    {"Olmo2ForCausalLM", HF_OLMO2},
+    {"MistralForCausalLM", HF_MISTRAL},
 };
+
+const char *hf_family_list(char *buf, size_t len) {
+    size_t n = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < sizeof ARCHS / sizeof *ARCHS && n < len; i++)
+        n += (size_t)snprintf(buf + n, len - n, "%s%s", i ? ", " : "", ARCHS[i].arch);
+    return buf;
+}
 
 const char *hf_family_name(HfFamily f) {
     for (size_t i = 0; i < sizeof ARCHS / sizeof *ARCHS; i++)
@@ -346,6 +356,20 @@ static void parse_neox(Cfg *c, HfArch *a) {
     }
 }
 
+/* OLMo 2 and Mistral read parse_llama_like's keys, then these, with their
+ * config classes' defaults (transformers Olmo2Config, MistralConfig):
+ * OLMo 2's rms_norm_eps defaults to 1e-5; Mistral's sliding_window to
+ * 4096, null meaning none, and every layer slides. */
+static void parse_olmo2_mistral(Cfg *c, HfArch *a) {
+    if (a->family == HF_OLMO2) {
+        a->eps = get_num(c, "rms_norm_eps", 1e-5);
+        return;
+    }
+    json_t *sw = json_object_get(c->root, "sliding_window");
+    a->sliding_window = sw && json_is_null(sw) ? 0 : get_int(c, "sliding_window", 4096, 1, 1 << 30);
+    a->sliding_layers = a->sliding_window ? a->L : 0;
+}
+
 static int check_dims(Cfg *c, HfArch *a) {
     if (c->failed) return -1;
     /* every size derived by multiplying (the attention's rows) stays an int */
@@ -355,8 +379,7 @@ static int check_dims(Cfg *c, HfArch *a) {
                       "%s: %d heads x head_dim %d give %lld attention rows (with a gate), over "
                       "the %d this reads",
                       c->path, a->H, a->dh, rows, MAX_DIM);
-    if (a->family != HF_LLAMA && a->family != HF_QWEN2 && a->family != HF_QWEN3 &&
-        a->H * a->dh != a->d)
+    if ((a->family == HF_GPT2 || a->family == HF_NEOX) && a->H * a->dh != a->d)
         return seterr(c->err, c->errlen, "%s: hidden size %d is not divisible by %d heads", c->path,
                       a->d, a->H);
     if (a->H % a->Hkv)
@@ -384,11 +407,9 @@ static int family_of(Cfg *c, HfArch *a) {
             a->family = ARCHS[i].family;
             return 0;
         }
-    char shown[sizeof a->arch + 4];
-    return seterr(c->err, c->errlen,
-                  "%s: unknown architecture '%s' (supported: LlamaForCausalLM, "
-                  "Qwen2ForCausalLM, Qwen3ForCausalLM, GPT2LMHeadModel, GPTNeoXForCausalLM)",
-                  c->path, err_shown(shown, sizeof shown, a->arch));
+    char shown[sizeof a->arch + 4], list[256];
+    return seterr(c->err, c->errlen, "%s: unknown architecture '%s' (supported: %s)", c->path,
+                  err_shown(shown, sizeof shown, a->arch), hf_family_list(list, sizeof list));
 }
 
 int hf_config_parse(HfArch *a, const char *json, size_t len, const char *path, char *err,
@@ -410,6 +431,7 @@ int hf_config_parse(HfArch *a, const char *json, size_t len, const char *path, c
         if (a->family == HF_GPT2) parse_gpt2(&c, a);
         else if (a->family == HF_NEOX) parse_neox(&c, a);
         else parse_llama_like(&c, a);
+        if (a->family == HF_OLMO2 || a->family == HF_MISTRAL) parse_olmo2_mistral(&c, a);
         rc = check_dims(&c, a);
     }
     json_decref(c.root);
@@ -436,12 +458,16 @@ int hf_config_load(HfArch *a, const char *dir, char **text, char *err, size_t er
 /* See hf_config.h: query t of a sliding layer sees keys (t - W, t], all
  * of 0..t while W >= T. */
 int hf_sliding_check(const HfArch *a, int T, const char *who, char *err, size_t errlen) {
-    if (a->sliding_window < 1 || a->sliding_window >= T) return 0;
+    if (a->sliding_window < 1 || a->sliding_window >= T || a->sliding_layers == a->L) return 0;
     return seterr(err, errlen,
                   "%s: config.json's sliding_window %d (use_sliding_window, on %d of %d layers) "
-                  "is shorter than windows of %d tokens, and gatelab reads every layer as full "
-                  "causal attention: use windows of at most %d tokens",
+                  "is shorter than windows of %d tokens, and gatelab applies a sliding window "
+                  "only where every layer slides: use windows of at most %d tokens",
                   who, a->sliding_window, a->sliding_layers, a->L, T, a->sliding_window);
+}
+
+int hf_record_window(const HfArch *a) {
+    return a->sliding_window > 0 && a->sliding_layers == a->L ? a->sliding_window : 0;
 }
 
 int hf_gate_per_head(const HfArch *a) {

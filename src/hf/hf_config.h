@@ -6,7 +6,7 @@
 
 #include <stddef.h>
 
-typedef enum { HF_LLAMA, HF_QWEN2, HF_QWEN3, HF_GPT2, HF_NEOX } HfFamily;
+typedef enum { HF_LLAMA, HF_QWEN2, HF_QWEN3, HF_GPT2, HF_NEOX, HF_OLMO2, HF_MISTRAL } HfFamily;
 typedef enum { HF_ACT_SILU, HF_ACT_GELU_TANH, HF_ACT_GELU_ERF, HF_ACT_RELU } HfAct;
 typedef enum { HF_GATE_NONE, HF_GATE_HEADWISE, HF_GATE_ELEMENTWISE } HfGate;
 typedef enum { HF_ROPE_PLAIN, HF_ROPE_LLAMA3, HF_ROPE_YARN } HfRope;
@@ -36,8 +36,9 @@ typedef struct {
     int tied;              /* lm head = token embedding */
     int parallel_residual; /* GPT-NeoX */
     int bos_id;            /* -1 when the config names none */
-    /* Sliding-window attention (Qwen2, Qwen3): the keys a sliding layer
-     * sees and how many layers slide; 0 and 0 when none does */
+    /* Sliding-window attention (Mistral, Qwen2, Qwen3): the keys a sliding
+     * layer sees and how many layers slide, the last ones; 0 and 0 when
+     * none does. The forward masks them (hf_layer_window) */
     int sliding_window, sliding_layers;
     char torch_dtype[32];
 } HfArch;
@@ -49,18 +50,25 @@ int hf_config_parse(HfArch *a, const char *json, size_t len, const char *path, c
  * the file's bytes for the run file. */
 int hf_config_load(HfArch *a, const char *dir, char **text, char *err, size_t errlen);
 
-/* The forward pass reads every layer as full causal attention, which a
- * sliding layer (a->sliding_window > 0) matches only while the window
- * covers the positions: 0 when windows of T tokens attend as full causal
- * attention, else -1 with one line naming config.json's sliding_window
+/* A run file records one window for every layer (/config window, as a
+ * trained run's): 0 when windows of T tokens attend as that records, every
+ * layer sliding (masked by the forward) or the window covering the T
+ * positions; else -1 with one line naming config.json's sliding_window
  * (who: the run or model directory the message names). */
 int hf_sliding_check(const HfArch *a, int T, const char *who, char *err, size_t errlen);
+
+/* The window every layer attends under, as a run file records it: the
+ * sliding window when every layer slides, else 0. */
+int hf_record_window(const HfArch *a);
 
 /* q_proj output rows (queries + gate scores for the gated variants). */
 int hf_q_rows(const HfArch *a);
 /* Gate scores per head: dh (elementwise), 1 (headwise), 0. */
 int hf_gate_per_head(const HfArch *a);
 const char *hf_family_name(HfFamily f);
+/* The architectures read, as config.json names them: "A, B, ..." into
+ * buf[len] (for --help and the refusal of an unknown one). */
+const char *hf_family_list(char *buf, size_t len);
 /* The attention output gate as config.json states it: "headwise"
  * (headwise_attn_output_gate), "elementwise" (elementwise_attn_output_gate)
  * or "none". */

@@ -5,6 +5,12 @@
  *     RoPE (rotate_half, rope_theta, llama3 or YaRN scaling), GQA softmax
  *     attention, [gated: o *= sigmoid(gate)], o_proj, residual, SwiGLU MLP,
  *     residual;
+ *   Mistral: Llama's, with every layer's attention under the sliding
+ *     window (modeling_mistral.py);
+ *   OLMo 2: no pre-norms; q/k/v, RMSNorm over the whole q and k
+ *     projections, RoPE, attention, o_proj, RMSNorm of the attention's
+ *     output, residual; SwiGLU MLP, RMSNorm of its output, residual
+ *     (modeling_olmo2.py);
  *   GPT-2: LayerNorm, fused Conv1D c_attn, no rotary (learned positions at
  *     the embedding), tanh-GELU MLP;
  *   GPT-NeoX: LayerNorm, fused per-head query_key_value, partial rotary,
@@ -46,7 +52,30 @@ static int llama_layer(HfModel *m, int l, const float *W[W_N_ROLES], const Inter
     hf_attend(m, l, &(AttnIn){.q = b->q, .k = b->k, .v = b->v, .ldq = hd, .ldkv = kv}, iv);
     hf_linear(m, b->x, b->o, W[W_O], W[W_OB], hd, a->d, m->w.conv1d, 1, FQ_OUT_ATTN);
     hf_norm(m, b->h, b->x, W[W_LN2], W[W_LN2_B], R, a->d, a->rms);
-    hf_mlp(m, W);
+    hf_mlp(m, W, m->b.h, m->b.x, 1);
+    return 0;
+}
+
+/* OLMo 2: the norms come after each block, before its residual add; b.h
+ * holds each block's output while it is normed. */
+static int olmo2_layer(HfModel *m, int l, const float *W[W_N_ROLES], const Intervention *iv) {
+    const HfArch *a = &m->a;
+    HfBufs *b = &m->b;
+    const int R = b->R, kv = a->Hkv * a->dh, hd = a->H * a->dh;
+    hf_linear(m, b->q, b->x, W[W_Q], W[W_QB], a->d, hd, 0, 0, FQ_OUT_ATTN);
+    hf_linear(m, b->k, b->x, W[W_K], W[W_KB], a->d, kv, 0, 0, FQ_OUT_ATTN);
+    hf_linear(m, b->v, b->x, W[W_V], W[W_VB], a->d, kv, 0, 0, FQ_OUT_ATTN);
+    hf_norm(m, b->q, b->q, W[W_QN], NULL, R, hd, 1);
+    hf_norm(m, b->k, b->k, W[W_KN], NULL, R, kv, 1);
+    hf_rope(m, b->q, a->H);
+    hf_rope(m, b->k, a->Hkv);
+    hf_attend(m, l, &(AttnIn){.q = b->q, .k = b->k, .v = b->v, .ldq = hd, .ldkv = kv}, iv);
+    hf_linear(m, b->h, b->o, W[W_O], W[W_OB], hd, a->d, 0, 0, FQ_OUT_ATTN);
+    hf_norm(m, b->h, b->h, W[W_LN1], NULL, R, a->d, 1);
+    hf_residual_add(m, b->x, b->h, FQ_OUT_ATTN);
+    hf_mlp(m, W, b->x, b->h, 0);
+    hf_norm(m, b->h, b->h, W[W_LN2], NULL, R, a->d, 1);
+    hf_residual_add(m, b->x, b->h, FQ_OUT_FFN);
     return 0;
 }
 
@@ -66,7 +95,7 @@ static int gpt2_layer(HfModel *m, int l, const float *W[W_N_ROLES], const Interv
               iv);
     hf_linear(m, b->x, b->o, W[W_O], W[W_OB], d, d, m->w.conv1d, 1, FQ_OUT_ATTN);
     hf_norm(m, b->h, b->x, W[W_LN2], W[W_LN2_B], b->R, d, a->rms);
-    hf_mlp(m, W);
+    hf_mlp(m, W, m->b.h, m->b.x, 1);
     return 0;
 }
 
@@ -99,7 +128,7 @@ static int neox_layer(HfModel *m, int l, const float *W[W_N_ROLES], const Interv
     if (a->parallel_residual) hf_norm(m, b->h, b->x, W[W_LN2], W[W_LN2_B], b->R, d, a->rms);
     hf_linear(m, b->x, b->o, W[W_O], W[W_OB], hd, d, m->w.conv1d, 1, FQ_OUT_ATTN);
     if (!a->parallel_residual) hf_norm(m, b->h, b->x, W[W_LN2], W[W_LN2_B], b->R, d, a->rms);
-    hf_mlp(m, W);
+    hf_mlp(m, W, m->b.h, m->b.x, 1);
     return 0;
 }
 
@@ -109,6 +138,7 @@ int hf_layer(HfModel *m, int l, const Intervention *iv, char *err, size_t errlen
     switch (m->a.family) {
     case HF_GPT2: gpt2_layer(m, l, W, iv); break;
     case HF_NEOX: neox_layer(m, l, W, iv); break;
+    case HF_OLMO2: olmo2_layer(m, l, W, iv); break;
     default: llama_layer(m, l, W, iv); break;
     }
     iv_residual(iv, l, m->b.x, m->b.B, m->b.T, 0, m->a.d);

@@ -187,14 +187,19 @@ void hf_rope(const HfModel *m, float *x, int nh) {
     rope_forward_part(x, m->b.cosv, m->b.sinv, m->b.B, m->b.T, nh, m->a.dh, m->a.rotary_dim);
 }
 
+int hf_layer_window(const HfArch *a, int l) {
+    return a->sliding_window > 0 && l >= a->L - a->sliding_layers ? a->sliding_window : 0;
+}
+
 void hf_attend(HfModel *m, int l, const AttnIn *in, const Intervention *iv) {
     const HfArch *a = &m->a;
     HfBufs *b = &m->b;
     const int B = b->B, T = b->T;
     AttnSpec sp = {.normaliser = NORMZ_SOFTMAX,
                    .scale = 1.0f / sqrtf((float)a->dh),
-                   .window = iv ? iv->window : 0,
-                   .keep = iv ? iv->keep : 0};
+                   .window = hf_layer_window(a, l)};
+    if (iv && iv->window > 0 && (!sp.window || iv->window < sp.window))
+        sp.window = iv->window, sp.keep = iv->keep; /* streaming evaluation */
     AttnKeep keep = {.y = b->o,
                      .first_col = b->first_col,
                      .maps = b->maps,
@@ -237,16 +242,16 @@ static void act_range(void *ctx, size_t i0, size_t i1) {
     if (j->f2) gate_apply_forward(f1, f1, x, GB_ELEM, FORM_MULT, 1, 1, (int)n);
 }
 
-void hf_mlp(HfModel *m, const float *W[W_N_ROLES]) {
+void hf_mlp(HfModel *m, const float *W[W_N_ROLES], const float *in, float *out, int acc) {
     const HfArch *a = &m->a;
     HfBufs *b = &m->b;
     ActJob act = {a->act, b->f1, a->glu ? b->f2 : NULL};
     /* the activation runs on each thread's columns right after their sgemm:
      * GLU: f1 = up, then f1 *= act(gate) slice by slice; else f1 = act(up) */
     if (a->glu)
-        hf_linear(m, b->f1, b->h, W[W_UP], W[W_UP_B], a->d, a->ff, m->w.conv1d, 0, FQ_OUT_FFN);
+        hf_linear(m, b->f1, in, W[W_UP], W[W_UP_B], a->d, a->ff, m->w.conv1d, 0, FQ_OUT_FFN);
     HfLinear j = {.out = a->glu ? b->f2 : b->f1,
-                  .in = b->h,
+                  .in = in,
                   .W = W[a->glu ? W_GATE : W_UP],
                   .bias = W[a->glu ? W_GATE_B : W_UP_B],
                   .M = b->R,
@@ -258,5 +263,11 @@ void hf_mlp(HfModel *m, const float *W[W_N_ROLES]) {
                   .epi_ctx = &act,
                   .T = b->T};
     hf_linear_quant(m, &j);
-    hf_linear(m, b->x, b->f1, W[W_DOWN], W[W_DOWN_B], a->ff, a->d, m->w.conv1d, 1, FQ_OUT_FFN);
+    hf_linear(m, out, b->f1, W[W_DOWN], W[W_DOWN_B], a->ff, a->d, m->w.conv1d, acc, FQ_OUT_FFN);
+}
+
+void hf_residual_add(const HfModel *m, float *x, const float *y, FqOut kind) {
+    const size_t n = (size_t)m->b.R * m->a.d;
+    if (m->quant && m->quant->observe) fq_output(m->quant, kind, y, m->b.B, n / (size_t)m->b.B);
+    residual_forward(x, x, y, n);
 }

@@ -87,15 +87,25 @@ void hf_rope_setup(HfModel *m);
 /* Rotate the first rotary_dim dims of each of nh heads of x[B, T, nh*dh],
  * the positions of each window from 0. */
 void hf_rope(const HfModel *m, float *x, int nh);
+/* The keys a query of layer l sees (AttnSpec.window): the architecture's
+ * sliding window on the layers that slide (the last sliding_layers), 0
+ * (full causal) elsewhere. */
+int hf_layer_window(const HfArch *a, int l);
 /* b.o = layer l's softmax attention of in, each window and head on its
- * own (scale 1/sqrt(dh), the intervention's streaming window), keeping the
+ * own (scale 1/sqrt(dh); the layer's sliding window, replaced by the
+ * intervention's streaming window where that is narrower), keeping the
  * first column and the maps; then, for a gated model, o *= sigmoid(b.g)
  * with the intervention's change to the scores (b.g becomes the applied
  * scores); last the intervention's change to the head outputs
  * (iv_head_output). */
 void hf_attend(HfModel *m, int l, const AttnIn *in, const Intervention *iv);
-/* The MLP of b.h added to the residual stream b.x (GLU or plain). */
-void hf_mlp(HfModel *m, const float *W[W_N_ROLES]);
+/* The MLP (GLU or plain) of in [R, d] into out [R, d]; acc: added to out
+ * as a sub-layer output joins the residual stream (hf_linear's acc). */
+void hf_mlp(HfModel *m, const float *W[W_N_ROLES], const float *in, float *out, int acc);
+/* x += y over the R rows of width d: a sub-layer's output y (of kind, as
+ * hf_linear's acc records it under statistics) joining the residual
+ * stream. */
+void hf_residual_add(const HfModel *m, float *x, const float *y, FqOut kind);
 
 /* hf_recipes.c: layer l of the model's architecture on the windows in b.x,
  * then the intervention's change to the residual stream. */

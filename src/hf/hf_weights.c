@@ -87,12 +87,37 @@ static int llama_specs(const HfArch *a, Spec *s) {
     BIAS(a->mlp_bias, W_DOWN_B, "mlp.down_proj.bias", d);
     return n;
 }
+/* OLMo 2: Llama's projections and MLP, no pre-norms; its norms after
+ * attention and after the MLP take the roles of the blocks' norms (W_LN1,
+ * W_LN2), and q_norm / k_norm span the whole projection. */
+static int olmo2_specs(const HfArch *a, Spec *s) {
+    const long long d = a->d, kv = (long long)a->Hkv * a->dh, hd = (long long)a->H * a->dh,
+                    ff = a->ff;
+    int n = 0;
+    ADD(W_LN1, "post_attention_layernorm.weight", 1, d, 0);
+    ADD(W_LN2, "post_feedforward_layernorm.weight", 1, d, 0);
+    ADD(W_Q, "self_attn.q_proj.weight", 2, hd, d);
+    ADD(W_K, "self_attn.k_proj.weight", 2, kv, d);
+    ADD(W_V, "self_attn.v_proj.weight", 2, kv, d);
+    ADD(W_O, "self_attn.o_proj.weight", 2, d, hd);
+    BIAS(a->qkv_bias, W_QB, "self_attn.q_proj.bias", hd);
+    BIAS(a->qkv_bias, W_KB, "self_attn.k_proj.bias", kv);
+    BIAS(a->qkv_bias, W_VB, "self_attn.v_proj.bias", kv);
+    BIAS(a->o_bias, W_OB, "self_attn.o_proj.bias", d);
+    ADD(W_QN, "self_attn.q_norm.weight", 1, hd, 0);
+    ADD(W_KN, "self_attn.k_norm.weight", 1, kv, 0);
+    ADD(W_GATE, "mlp.gate_proj.weight", 2, ff, d);
+    ADD(W_UP, "mlp.up_proj.weight", 2, ff, d);
+    ADD(W_DOWN, "mlp.down_proj.weight", 2, d, ff);
+    return n;
+}
 #undef ADD
 #undef BIAS
 
 static int layer_specs(const HfArch *a, Spec *s) {
     if (a->family == HF_GPT2) return gpt2_specs(a, s);
     if (a->family == HF_NEOX) return neox_specs(a, s);
+    if (a->family == HF_OLMO2) return olmo2_specs(a, s);
     return llama_specs(a, s);
 }
 

@@ -9,6 +9,9 @@
 #include "hf_config.h"
 #include "safetensors.h"
 
+/* W_LN1 and W_LN2 are the attention's and the MLP's norm: before the
+ * block (pre-norm), or after it where the architecture norms there (OLMo
+ * 2's post_attention_layernorm and post_feedforward_layernorm). */
 typedef enum {
     W_LN1,
     W_LN1_B,

@@ -213,6 +213,10 @@ static void fill_info(ForwardInfo *i, const HfArch *a, const RunMeta *meta, int 
     i->max_len = i->max_pos = a->max_pos > 0 ? a->max_pos : 0;
     i->L = a->L, i->H = a->H, i->d = a->d, i->V = a->V;
     i->gated = a->gate != HF_GATE_NONE;
+    /* a window on every layer (Mistral) reads as a trained run's; a window
+     * on some layers only has no WindowLayers form, and is left out */
+    i->window = hf_record_window(a);
+    i->window_layers = WINLAYERS_ALL;
 }
 
 /* The opened checkpoint against the one the run measured: its recorded

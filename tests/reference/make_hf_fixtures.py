@@ -5,7 +5,8 @@ for `gatelab inspect` (tests/test_hf_inspect.c).
 No `transformers` here: each architecture's forward is written out in plain
 PyTorch below, following the Hugging Face modeling files' semantics
 (LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM plus the gated
-variants of the paper's released code, GPT2LMHeadModel, GPTNeoXForCausalLM).
+variants of the paper's released code, GPT2LMHeadModel, GPTNeoXForCausalLM,
+Olmo2ForCausalLM, MistralForCausalLM).
 The safetensors files are written by hand (8-byte little-endian header
 length, JSON header padded to 8 bytes, raw little-endian data).
 
@@ -17,6 +18,8 @@ Each fixture is a directory tests/reference/hf/<name>/ holding a snapshot
 (config.json, model.safetensors or shards + model.safetensors.index.json)
 and expected.h5: tokens [T] int32, logits [T,V], attention [L,H,T,T],
 hidden [L,T,d] (block outputs), gates [L,T,C] (sigmoid scores, gated only).
+OLMo 2 and Mistral run in float64 (on the rounded weights) and add losses
+[T-1] float64, each position's cross-entropy against the next token.
 
     /usr/bin/python3 tests/reference/make_hf_fixtures.py [--out DIR] [--only NAME]
     /usr/bin/python3 tests/reference/make_hf_fixtures.py --big DIR   # 124M GPT-2 (bench)
@@ -140,13 +143,17 @@ def rope_cos_sin(T, dim, base, scaling=None):
     return emb.cos(), emb.sin()
 
 
-def causal_attention(q, k, v):
-    """q [H,T,dh], k/v [H,T,dh] -> (out [T,H,dh], probs [H,T,T])."""
+def causal_attention(q, k, v, window=None):
+    """q [H,T,dh], k/v [H,T,dh] -> (out [T,H,dh], probs [H,T,T]). window:
+    query t sees keys j with t - window < j <= t (transformers'
+    sliding_window_overlay: kv_idx > q_idx - sliding_window)."""
     T, dh = q.shape[1], q.shape[2]
     s = (q @ k.transpose(1, 2)) / math.sqrt(dh)
     mask = torch.triu(torch.ones(T, T, dtype=torch.bool), 1)
+    if window is not None:
+        mask = mask | torch.tril(torch.ones(T, T, dtype=torch.bool), -window)
     s = s.masked_fill(mask, float("-inf"))
-    p = torch.softmax(s.float(), dim=-1)
+    p = torch.softmax(s, dim=-1)
     return (p @ v).transpose(0, 1), p
 
 
@@ -216,6 +223,84 @@ def forward_llama(cfg, W, ids, family, gates_open=False, gate_fn=None, resid_fn=
     head = W["model.embed_tokens.weight"] if cfg.get("tie_word_embeddings") else W["lm_head.weight"]
     logits = rms_norm(x, W["model.norm.weight"], eps) @ head.T
     return logits, att, gates, hidden
+
+
+def forward_olmo2(cfg, W, ids):
+    """Olmo2ForCausalLM as modeling_olmo2.py (transformers v4.48 to v5)
+    defines it: no pre-norms; q_norm / k_norm are RMSNorms over the whole
+    q and k projections (H*dh and Hkv*dh wide), before the heads are split
+    and RoPE turns them; post_attention_layernorm norms the attention's
+    output and post_feedforward_layernorm the MLP's, each before its
+    residual add; rms_norm_eps defaults to 1e-5 (Olmo2Config)."""
+    d, H = cfg["hidden_size"], cfg["num_attention_heads"]
+    Hkv = cfg.get("num_key_value_heads", H)
+    dh, eps, grp, T = d // H, cfg.get("rms_norm_eps", 1e-5), H // Hkv, len(ids)
+    cos, sin = rope_cos_sin(T, dh, cfg["rope_theta"])
+    cos, sin = cos.to(W["model.norm.weight"].dtype), sin.to(W["model.norm.weight"].dtype)
+    bias = cfg.get("attention_bias", False)
+    x = W["model.embed_tokens.weight"][ids]
+    att, hidden = [], []
+    for l in range(cfg["num_hidden_layers"]):
+        p = "model.layers.%d." % l
+
+        def proj(n):
+            return F.linear(x, W[p + "self_attn.%s_proj.weight" % n],
+                            W[p + "self_attn.%s_proj.bias" % n] if bias else None)
+        q = rms_norm(proj("q"), W[p + "self_attn.q_norm.weight"], eps)
+        k = rms_norm(proj("k"), W[p + "self_attn.k_norm.weight"], eps)
+        v = proj("v")
+        q = q.view(T, H, dh).transpose(0, 1)
+        k = k.view(T, Hkv, dh).transpose(0, 1)
+        v = v.view(T, Hkv, dh).transpose(0, 1)
+        q = q * cos + rotate_half(q) * sin
+        k = k * cos + rotate_half(k) * sin
+        o, probs = causal_attention(q, k.repeat_interleave(grp, dim=0), v.repeat_interleave(grp, dim=0))
+        o = F.linear(o.reshape(T, H * dh), W[p + "self_attn.o_proj.weight"],
+                     W[p + "self_attn.o_proj.bias"] if bias else None)
+        x = x + rms_norm(o, W[p + "post_attention_layernorm.weight"], eps)
+        m = F.silu(F.linear(x, W[p + "mlp.gate_proj.weight"])) * F.linear(x, W[p + "mlp.up_proj.weight"])
+        x = x + rms_norm(F.linear(m, W[p + "mlp.down_proj.weight"]), W[p + "post_feedforward_layernorm.weight"], eps)
+        att.append(probs)
+        hidden.append(x)
+    head = W["model.embed_tokens.weight"] if cfg.get("tie_word_embeddings") else W["lm_head.weight"]
+    logits = rms_norm(x, W["model.norm.weight"], eps) @ head.T
+    return logits, att, [], hidden
+
+
+def forward_mistral(cfg, W, ids):
+    """MistralForCausalLM as modeling_mistral.py (transformers v4.48 to v5)
+    defines it: Llama's layer (RMSNorm before attention and MLP, RoPE, GQA,
+    SwiGLU) with every layer's attention under the sliding-window causal
+    mask when sliding_window is set (MistralConfig's default 4096; null:
+    full causal)."""
+    d, H = cfg["hidden_size"], cfg["num_attention_heads"]
+    Hkv = cfg.get("num_key_value_heads", H)
+    dh = cfg.get("head_dim") or d // H
+    eps, grp, T = cfg.get("rms_norm_eps", 1e-6), H // Hkv, len(ids)
+    window = cfg.get("sliding_window", 4096)
+    cos, sin = rope_cos_sin(T, dh, cfg["rope_theta"])
+    cos, sin = cos.to(W["model.norm.weight"].dtype), sin.to(W["model.norm.weight"].dtype)
+    x = W["model.embed_tokens.weight"][ids]
+    att, hidden = [], []
+    for l in range(cfg["num_hidden_layers"]):
+        p = "model.layers.%d." % l
+        h = rms_norm(x, W[p + "input_layernorm.weight"], eps)
+        q = F.linear(h, W[p + "self_attn.q_proj.weight"]).view(T, H, dh).transpose(0, 1)
+        k = F.linear(h, W[p + "self_attn.k_proj.weight"]).view(T, Hkv, dh).transpose(0, 1)
+        v = F.linear(h, W[p + "self_attn.v_proj.weight"]).view(T, Hkv, dh).transpose(0, 1)
+        q = q * cos + rotate_half(q) * sin
+        k = k * cos + rotate_half(k) * sin
+        o, probs = causal_attention(q, k.repeat_interleave(grp, dim=0), v.repeat_interleave(grp, dim=0),
+                                    window)
+        x = x + F.linear(o.reshape(T, H * dh), W[p + "self_attn.o_proj.weight"])
+        h = rms_norm(x, W[p + "post_attention_layernorm.weight"], eps)
+        m = F.silu(F.linear(h, W[p + "mlp.gate_proj.weight"])) * F.linear(h, W[p + "mlp.up_proj.weight"])
+        x = x + F.linear(m, W[p + "mlp.down_proj.weight"])
+        att.append(probs)
+        hidden.append(x)
+    head = W["model.embed_tokens.weight"] if cfg.get("tie_word_embeddings") else W["lm_head.weight"]
+    logits = rms_norm(x, W["model.norm.weight"], eps) @ head.T
+    return logits, att, [], hidden
 
 
 def forward_gpt2(cfg, W, ids, pre):
@@ -320,6 +405,31 @@ def weights_llama(cfg, family, g):
     return W
 
 
+def weights_olmo2(cfg, g):
+    d, H, V, ff = cfg["hidden_size"], cfg["num_attention_heads"], cfg["vocab_size"], cfg["intermediate_size"]
+    Hkv, dh = cfg.get("num_key_value_heads", H), d // H
+    W = {"model.embed_tokens.weight": torch.randn(V, d, generator=g), "model.norm.weight": vec(g, d, 1.0)}
+    if not cfg.get("tie_word_embeddings"):
+        W["lm_head.weight"] = mat(g, V, d)
+    for l in range(cfg["num_hidden_layers"]):
+        p = "model.layers.%d." % l
+        W[p + "post_attention_layernorm.weight"] = vec(g, d, 1.0, 0.2)
+        W[p + "post_feedforward_layernorm.weight"] = vec(g, d, 1.0, 0.2)
+        W[p + "self_attn.q_proj.weight"] = mat(g, H * dh, d, 2.0)
+        W[p + "self_attn.k_proj.weight"] = mat(g, Hkv * dh, d, 2.0)
+        W[p + "self_attn.v_proj.weight"] = mat(g, Hkv * dh, d)
+        W[p + "self_attn.o_proj.weight"] = mat(g, d, H * dh)
+        if cfg.get("attention_bias", False):
+            for n, r in (("q", H * dh), ("k", Hkv * dh), ("v", Hkv * dh), ("o", d)):
+                W[p + "self_attn.%s_proj.bias" % n] = vec(g, r, 0.0, 0.3)
+        W[p + "self_attn.q_norm.weight"] = vec(g, H * dh, 1.0, 0.2)
+        W[p + "self_attn.k_norm.weight"] = vec(g, Hkv * dh, 1.0, 0.2)
+        W[p + "mlp.gate_proj.weight"] = mat(g, ff, d)
+        W[p + "mlp.up_proj.weight"] = mat(g, ff, d)
+        W[p + "mlp.down_proj.weight"] = mat(g, d, ff)
+    return W
+
+
 def weights_gpt2(cfg, pre, g):
     d, V, ff, P = cfg["n_embd"], cfg["vocab_size"], cfg.get("n_inner") or 4 * cfg["n_embd"], cfg["n_positions"]
     W = {pre + "wte.weight": torch.randn(V, d, generator=g), pre + "wpe.weight": 0.5 * torch.randn(P, d, generator=g),
@@ -391,6 +501,14 @@ def neox_cfg(**kw):
     return c
 
 
+def olmo2_cfg(**kw):
+    """An OLMo 2 config as Olmo2Config saves one: rms_norm_eps left at its
+    default (1e-5), so the reader's default is what is tested."""
+    c = llama_cfg("Olmo2ForCausalLM", "olmo2", **kw)
+    del c["rms_norm_eps"]
+    return c
+
+
 LLAMA3 = {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
           "original_max_position_embeddings": 64}
 
@@ -418,14 +536,22 @@ FIXTURES = {
     "gpt2-bf16-sharded-noprefix": ("gpt2-noprefix", gpt2_cfg(), "BF16", 2),
     "neox-f32": ("neox", neox_cfg(), "F32", 1),
     "neox-bf16-sharded-seq": ("neox", neox_cfg(use_parallel_residual=False, rotary_pct=0.25), "BF16", 2),
+    "olmo2-f32": ("olmo2", llama_cfg("Olmo2ForCausalLM", "olmo2", rms_norm_eps=1e-6), "F32", 1),
+    "olmo2-bf16-sharded": ("olmo2", olmo2_cfg(num_key_value_heads=1, tie_word_embeddings=True,
+                                              attention_bias=True), "BF16", 2),
+    "mistral-f32": ("mistral", llama_cfg("MistralForCausalLM", "mistral", sliding_window=4), "F32", 1),
+    "mistral-bf16-sharded": ("mistral", llama_cfg("MistralForCausalLM", "mistral", sliding_window=None,
+                                                  tie_word_embeddings=True), "BF16", 2),
 }
 
 
 def build(name, spec, out_root):
     family, cfg, dtype, shards = spec
     g = torch.Generator().manual_seed(sum(map(ord, name)))
-    if family in ("llama", "qwen2", "qwen3"):
+    if family in ("llama", "qwen2", "qwen3", "mistral"):
         W = weights_llama(cfg, family, g)
+    elif family == "olmo2":
+        W = weights_olmo2(cfg, g)
     elif family.startswith("gpt2"):
         pre = "" if family == "gpt2-noprefix" else "transformer."
         W = weights_gpt2(cfg, pre, g)
@@ -437,6 +563,9 @@ def build(name, spec, out_root):
     with torch.no_grad():
         if family in ("llama", "qwen2", "qwen3"):
             logits, att, gates, hidden = forward_llama(cfg, Wr, ids, family)
+        elif family in ("olmo2", "mistral"):
+            fwd = forward_olmo2 if family == "olmo2" else forward_mistral
+            logits, att, gates, hidden = fwd(cfg, {k: v.double() for k, v in Wr.items()}, ids)
         elif family.startswith("gpt2"):
             logits, att, gates, hidden = forward_gpt2(cfg, Wr, ids, pre)
         else:
@@ -451,6 +580,8 @@ def build(name, spec, out_root):
         f.create_dataset("hidden", data=torch.stack(hidden).numpy().astype(np.float32), **kw)
         if gates:
             f.create_dataset("gates", data=torch.stack(gates).numpy().astype(np.float32), **kw)
+        if logits.dtype == torch.float64:  # each next token's loss, from the float64 logits
+            f.create_dataset("losses", data=F.cross_entropy(logits[:-1], ids[1:], reduction="none").numpy())
         f.attrs["dtype"] = dtype
     size = sum(os.path.getsize(os.path.join(d, x)) for x in os.listdir(d))
     print("%-32s %-5s %d shard(s) %7d bytes" % (name, dtype, shards, size))

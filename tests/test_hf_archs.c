@@ -1,0 +1,163 @@
+/* test_hf_archs.c: the OLMo 2 and Mistral checkpoints beyond their forward
+ * (which test_hf_inspect.c holds to PyTorch with the other families): the
+ * config keys their config classes define, each position's loss of an
+ * inspected run against the float64 reference's (expected.h5 `losses`),
+ * and eval, intervene and stream on the run.
+ *
+ * Fixtures: tests/reference/hf/{olmo2,mistral}-* (make_hf_fixtures.py);
+ * mistral-f32 has a sliding window of 4 keys over its 10 tokens. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <hdf5.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "forward_open.h"
+#include "hf_config.h"
+#include "hf_inspect_fixture.h"
+#include "testutil.h"
+
+static const char *FIXTURES[] = {"olmo2-f32", "olmo2-bf16-sharded", "mistral-f32",
+                                 "mistral-bf16-sharded"};
+#define N_FIX (sizeof FIXTURES / sizeof *FIXTURES)
+
+#define LEN 40 /* the inspected windows: the fixture's tokens first */
+
+/* config.json text of arch with the extra keys `extra` (", ..." or ""). */
+static int parse(HfArch *a, const char *arch, const char *extra, char *err, size_t errlen) {
+    char json[1024];
+    snprintf(json, sizeof json,
+             "{\"architectures\": [\"%s\"], \"hidden_size\": 32, \"num_hidden_layers\": 3,"
+             " \"num_attention_heads\": 4, \"num_key_value_heads\": 2, \"intermediate_size\": 64,"
+             " \"vocab_size\": 128, \"rope_theta\": 10000.0%s}",
+             arch, extra);
+    return hf_config_parse(a, json, strlen(json), "config.json", err, errlen);
+}
+
+/* Mistral's sliding_window: 4096 when absent (MistralConfig's default),
+ * none when null, on every layer; OLMo 2's rms_norm_eps 1e-5 when absent;
+ * a head_dim whose heads do not span hidden_size is read (Mistral's
+ * head_dim); an unknown architecture's refusal names both families. */
+static void test_config_keys(void **s) {
+    (void)s;
+    HfArch a;
+    char err[512];
+    assert_int_equal(parse(&a, "MistralForCausalLM", "", err, sizeof err), 0);
+    assert_int_equal(a.family, HF_MISTRAL);
+    assert_int_equal(a.sliding_window, 4096);
+    assert_int_equal(a.sliding_layers, 3);
+    assert_true(a.eps == 1e-6);
+    assert_int_equal(parse(&a, "MistralForCausalLM", ", \"sliding_window\": null", err, sizeof err),
+                     0);
+    assert_int_equal(a.sliding_window, 0);
+    assert_int_equal(a.sliding_layers, 0);
+    assert_int_equal(parse(&a, "MistralForCausalLM", ", \"sliding_window\": 7, \"head_dim\": 16",
+                           err, sizeof err),
+                     0);
+    assert_int_equal(a.sliding_window, 7);
+    assert_int_equal(a.dh, 16);
+    assert_int_equal(parse(&a, "MistralForCausalLM", ", \"sliding_window\": 0", err, sizeof err),
+                     -1);
+    assert_non_null(strstr(err, "'sliding_window' must be an integer"));
+    assert_int_equal(parse(&a, "Olmo2ForCausalLM", "", err, sizeof err), 0);
+    assert_int_equal(a.family, HF_OLMO2);
+    assert_true(a.eps == 1e-5);
+    assert_int_equal(a.sliding_window, 0);
+    assert_int_equal(parse(&a, "Olmo2ForCausalLM", ", \"rms_norm_eps\": 1e-6", err, sizeof err), 0);
+    assert_true(a.eps == 1e-6);
+    assert_int_equal(parse(&a, "OlmoForCausalLM", "", err, sizeof err), -1);
+    assert_non_null(strstr(err, "Olmo2ForCausalLM"));
+    assert_non_null(strstr(err, "MistralForCausalLM"));
+}
+
+/* The fixture's tokens and reference losses; LEN-token windows starting
+ * with its tokens into DIR/ids.txt (3 lines). Returns T. */
+static int fixture_input(const char *fix, const char *ids, int32_t *tok, double *loss) {
+    char path[2200];
+    snprintf(path, sizeof path, "%s/expected.h5", fix);
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (f < 0) fail_msg("cannot open %s", path);
+    size_t nt, nl;
+    int32_t *t = tu_h5_read_opt(f, "tokens", H5T_NATIVE_INT32, 4, &nt);
+    double *l = tu_h5_read_opt(f, "losses", H5T_NATIVE_DOUBLE, 8, &nl);
+    H5Fclose(f);
+    if (!t || !l || nl + 1 != nt || nt > LEN) fail_msg("%s: no tokens or losses [T-1]", path);
+    for (int i = 0; i < LEN; i++) tok[i] = i < (int)nt ? t[i] : (i * 37 + 11) % 97;
+    memcpy(loss, l, nl * sizeof *loss);
+    free(t), free(l);
+    hf_write_tokens(ids, tok, LEN, 3);
+    return (int)nt;
+}
+
+/* Each position's loss of the inspected run's first window, through its
+ * Forward: the first T - 1 (the fixture's tokens predicting the next) are
+ * the reference's, the attention being causal. */
+static void check_losses(const char *name, const char *run, const int32_t *tok, const double *want,
+                         int T) {
+    char err[512];
+    ForwardOpen fo = {.threads = 2};
+    Forward *fw = forward_open(run, &fo, err, sizeof err);
+    if (!fw) fail_msg("%s: %s", name, err);
+    int ids[LEN], tg[LEN];
+    float tl[LEN];
+    double mean;
+    for (int i = 0; i < LEN; i++) ids[i] = tok[i], tg[i] = i + 1 < LEN ? tok[i + 1] : -1;
+    if (fw->ops->prepare(fw, 1, LEN, 1.0, err, sizeof err) != 0 ||
+        fw->ops->losses(fw, ids, tg, 1, LEN, NULL, tl, &mean, NULL, err, sizeof err) != 0)
+        fail_msg("%s: %s", name, err);
+    double worst = 0.0;
+    for (int t = 0; t + 1 < T; t++) {
+        double e = fabs(tl[t] - want[t]) / (1.0 + fabs(want[t]));
+        if (!(e <= HF_TOL))
+            fail_msg("%s: loss at %d = %.7g, reference %.7g (error %.3g)", name, t, tl[t], want[t],
+                     e);
+        worst = fmax(worst, e);
+    }
+    printf("%-24s per-token loss error %.2e\n", name, worst);
+    forward_close(fw);
+}
+
+/* inspect, the losses, then eval, intervene (every kind that applies to
+ * an ungated model) and stream on the run. */
+static void test_rerun_families(void **s) {
+    (void)s;
+    for (size_t i = 0; i < N_FIX; i++) {
+        char fix[2048], ids[2048], run[2048], log[2048];
+        const char *d = tu_tmpdir();
+        int32_t tok[LEN];
+        double loss[LEN];
+        snprintf(fix, sizeof fix, "%s/tests/reference/hf/%s", tu_src(), FIXTURES[i]);
+        snprintf(ids, sizeof ids, "%s/ids.txt", d);
+        snprintf(run, sizeof run, "%s/run.h5", d);
+        snprintf(log, sizeof log, "%s/log", d);
+        int T = fixture_input(fix, ids, tok, loss);
+        assert_int_equal(tu_run(log, "inspect %s --tokens %s --out %s -q", fix, ids, run), 0);
+        check_losses(FIXTURES[i], run, tok, loss, T);
+        /* the window every layer attends under, in a trained run's key */
+        hid_t f = H5Fopen(run, H5F_ACC_RDONLY, H5P_DEFAULT), g = H5Gopen2(f, "config", H5P_DEFAULT);
+        long long window = -1;
+        hid_t at = H5Aopen(g, "window", H5P_DEFAULT);
+        assert_true(at >= 0 && H5Aread(at, H5T_NATIVE_LLONG, &window) >= 0);
+        H5Aclose(at), H5Gclose(g), H5Fclose(f);
+        assert_int_equal(window, strcmp(FIXTURES[i], "mistral-f32") ? 0 : 4);
+        assert_int_equal(tu_run(log, "eval %s --lengths 1x --batches 1 --batch-size 2", run), 0);
+        assert_int_equal(tu_run(log, "intervene %s all", run), 0);
+        assert_int_equal(tu_run(log, "stream %s --len 40 --window 10 --n-seq 3", run), 0);
+        assert_int_equal(tu_run(log, "stream %s --len 40 --window 3 --keep 1 --n-seq 3", run), 0);
+        tu_rmtree(d);
+    }
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_config_keys),
+        cmocka_unit_test(test_rerun_families),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
