@@ -378,6 +378,32 @@ static void test_confirm_headroom(void **state) {
     free(md);
 }
 
+/* test_lr_section's runs: baseline and g1-elem at lr 1e-3, 1e-2 and 1e-1,
+ * seeds 1-3 (final losses base[r] and gate[r], plus 0.03 s at 1e-1); with
+ * arch, beside each a baseline under a window of 2 keys (final loss 0.6)
+ * and a post-norm g1-elem. */
+static void make_lr_runs(int arch) {
+    static const float lrs[3] = {1e-3f, 1e-2f, 1e-1f};
+    static const double base[3] = {1.5, 1.2, 1.9}, gate[3] = {1.3, 1.2, 1.25};
+    char path[500];
+    for (int s = 1; s <= 3; s++)
+        for (int r = 0; r < 3; r++) {
+            double d = r == 2 ? 0.03 * s : 0.0;
+            snprintf(path, sizeof path, "baseline-lr%d_s%d.h5", r, s);
+            make_run_cfg(path, "baseline", s, base[r] + d, 0.5f, 0, 0, DATA_BIGRAM, lrs[r]);
+            snprintf(path, sizeof path, "g1-elem-lr%d_s%d.h5", r, s);
+            make_run_cfg(path, "g1-elem", s, gate[r] + d, 0.05f, 1, 0, DATA_BIGRAM, lrs[r]);
+            if (!arch) continue;
+            g_extra_sets[0] = "window=2";
+            snprintf(path, sizeof path, "baseline-win-lr%d_s%d.h5", r, s);
+            make_run_cfg(path, "baseline", s, 0.6, 0.5f, 0, 0, DATA_BIGRAM, lrs[r]);
+            g_extra_sets[0] = "norm_place=post";
+            snprintf(path, sizeof path, "g1-elem-post-lr%d_s%d.h5", r, s);
+            make_run_cfg(path, "g1-elem", s, gate[r] + d, 0.05f, 1, 0, DATA_BIGRAM, lrs[r]);
+            g_extra_sets[0] = NULL;
+        }
+}
+
 /* The learning-rate section on 2 arms x 3 rates x 3 seeds built by hand.
  * The loss at the first step is 2.0 (make_run_cfg). Seed s's final losses:
  * baseline 1.5, 1.2, 1.9 + 0.03 s at lr 1e-3, 1e-2, 1e-1, so its LR
@@ -391,18 +417,9 @@ static void test_confirm_headroom(void **state) {
  * g1-elem's 0 of 9 (Fisher p = 0.206, not significant). */
 static void test_lr_section(void **state) {
     (void)state;
-    char saved[256], path[500], want[400];
+    char saved[256], want[400];
     enter_subdir(saved, sizeof saved, "lr");
-    const float lrs[3] = {1e-3f, 1e-2f, 1e-1f};
-    const double base[3] = {1.5, 1.2, 1.9}, gate[3] = {1.3, 1.2, 1.25};
-    for (int s = 1; s <= 3; s++)
-        for (int r = 0; r < 3; r++) {
-            double d = r == 2 ? 0.03 * s : 0.0;
-            snprintf(path, sizeof path, "baseline-lr%d_s%d.h5", r, s);
-            make_run_cfg(path, "baseline", s, base[r] + d, 0.5f, 0, 0, DATA_BIGRAM, lrs[r]);
-            snprintf(path, sizeof path, "g1-elem-lr%d_s%d.h5", r, s);
-            make_run_cfg(path, "g1-elem", s, gate[r] + d, 0.05f, 1, 0, DATA_BIGRAM, lrs[r]);
-        }
+    make_lr_runs(0);
     char *md = report_in_subdir(saved);
     const char *sec = strstr(md, "## Learning-rate sensitivity");
     assert_non_null(sec);
@@ -434,25 +451,9 @@ static void test_lr_section(void **state) {
  * none of its runs at lr 1e-3 (1.5) is unstable. */
 static void test_lr_arch(void **state) {
     (void)state;
-    char saved[256], path[500], want[400];
+    char saved[256], want[400];
     enter_subdir(saved, sizeof saved, "lr-arch");
-    const float lrs[3] = {1e-3f, 1e-2f, 1e-1f};
-    const double base[3] = {1.5, 1.2, 1.9}, gate[3] = {1.3, 1.2, 1.25};
-    for (int s = 1; s <= 3; s++)
-        for (int r = 0; r < 3; r++) {
-            double d = r == 2 ? 0.03 * s : 0.0;
-            snprintf(path, sizeof path, "baseline-lr%d_s%d.h5", r, s);
-            make_run_cfg(path, "baseline", s, base[r] + d, 0.5f, 0, 0, DATA_BIGRAM, lrs[r]);
-            snprintf(path, sizeof path, "g1-elem-lr%d_s%d.h5", r, s);
-            make_run_cfg(path, "g1-elem", s, gate[r] + d, 0.05f, 1, 0, DATA_BIGRAM, lrs[r]);
-            g_extra_sets[0] = "window=2";
-            snprintf(path, sizeof path, "baseline-win-lr%d_s%d.h5", r, s);
-            make_run_cfg(path, "baseline", s, 0.6, 0.5f, 0, 0, DATA_BIGRAM, lrs[r]);
-            g_extra_sets[0] = "norm_place=post";
-            snprintf(path, sizeof path, "g1-elem-post-lr%d_s%d.h5", r, s);
-            make_run_cfg(path, "g1-elem", s, gate[r] + d, 0.05f, 1, 0, DATA_BIGRAM, lrs[r]);
-            g_extra_sets[0] = NULL;
-        }
+    make_lr_runs(1);
     char *md = report_in_subdir(saved);
     const char *sec = strstr(md, "## Learning-rate sensitivity");
     assert_non_null(sec);

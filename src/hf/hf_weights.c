@@ -59,26 +59,25 @@ static int neox_specs(const HfArch *a, Spec *s) {
     return n;
 }
 
-/* Llama, Qwen2, Qwen3 (gated variants: q_proj carries the gate rows). */
-static int llama_specs(const HfArch *a, Spec *s) {
-    const long long d = a->d, qr = hf_q_rows(a), kv = (long long)a->Hkv * a->dh,
-                    hd = (long long)a->H * a->dh, ff = a->ff;
-    int n = 0;
-    ADD(W_LN1, "input_layernorm.weight", 1, d, 0);
-    ADD(W_LN2, "post_attention_layernorm.weight", 1, d, 0);
+/* The attention projections of the Llama layout from s[n] on, q_proj of
+ * qr rows, each bias required when the config announces it (used when
+ * present otherwise): returns the new count. */
+static int llama_attn_specs(const HfArch *a, long long qr, Spec *s, int n) {
+    const long long d = a->d, kv = (long long)a->Hkv * a->dh, hd = (long long)a->H * a->dh;
     ADD(W_Q, "self_attn.q_proj.weight", 2, qr, d);
     ADD(W_K, "self_attn.k_proj.weight", 2, kv, d);
     ADD(W_V, "self_attn.v_proj.weight", 2, kv, d);
     ADD(W_O, "self_attn.o_proj.weight", 2, d, hd);
-    /* biases: required when the config announces them, used when present */
     BIAS(a->qkv_bias, W_QB, "self_attn.q_proj.bias", qr);
     BIAS(a->qkv_bias, W_KB, "self_attn.k_proj.bias", kv);
     BIAS(a->qkv_bias, W_VB, "self_attn.v_proj.bias", kv);
     BIAS(a->o_bias, W_OB, "self_attn.o_proj.bias", d);
-    if (a->qk_norm) {
-        s[n++] = (Spec){W_QN, "self_attn.q_norm.weight", 1, a->dh, 0, a->qk_norm == 2};
-        s[n++] = (Spec){W_KN, "self_attn.k_norm.weight", 1, a->dh, 0, a->qk_norm == 2};
-    }
+    return n;
+}
+
+/* The SwiGLU MLP of the Llama layout from s[n] on: returns the new count. */
+static int llama_mlp_specs(const HfArch *a, Spec *s, int n) {
+    const long long d = a->d, ff = a->ff;
     ADD(W_GATE, "mlp.gate_proj.weight", 2, ff, d);
     ADD(W_UP, "mlp.up_proj.weight", 2, ff, d);
     ADD(W_DOWN, "mlp.down_proj.weight", 2, d, ff);
@@ -87,29 +86,32 @@ static int llama_specs(const HfArch *a, Spec *s) {
     BIAS(a->mlp_bias, W_DOWN_B, "mlp.down_proj.bias", d);
     return n;
 }
+
+/* Llama, Qwen2, Qwen3 (gated variants: q_proj carries the gate rows),
+ * Mistral. */
+static int llama_specs(const HfArch *a, Spec *s) {
+    int n = 0;
+    ADD(W_LN1, "input_layernorm.weight", 1, a->d, 0);
+    ADD(W_LN2, "post_attention_layernorm.weight", 1, a->d, 0);
+    n = llama_attn_specs(a, hf_q_rows(a), s, n);
+    if (a->qk_norm) {
+        s[n++] = (Spec){W_QN, "self_attn.q_norm.weight", 1, a->dh, 0, a->qk_norm == 2};
+        s[n++] = (Spec){W_KN, "self_attn.k_norm.weight", 1, a->dh, 0, a->qk_norm == 2};
+    }
+    return llama_mlp_specs(a, s, n);
+}
+
 /* OLMo 2: Llama's projections and MLP, no pre-norms; its norms after
  * attention and after the MLP take the roles of the blocks' norms (W_LN1,
  * W_LN2), and q_norm / k_norm span the whole projection. */
 static int olmo2_specs(const HfArch *a, Spec *s) {
-    const long long d = a->d, kv = (long long)a->Hkv * a->dh, hd = (long long)a->H * a->dh,
-                    ff = a->ff;
     int n = 0;
-    ADD(W_LN1, "post_attention_layernorm.weight", 1, d, 0);
-    ADD(W_LN2, "post_feedforward_layernorm.weight", 1, d, 0);
-    ADD(W_Q, "self_attn.q_proj.weight", 2, hd, d);
-    ADD(W_K, "self_attn.k_proj.weight", 2, kv, d);
-    ADD(W_V, "self_attn.v_proj.weight", 2, kv, d);
-    ADD(W_O, "self_attn.o_proj.weight", 2, d, hd);
-    BIAS(a->qkv_bias, W_QB, "self_attn.q_proj.bias", hd);
-    BIAS(a->qkv_bias, W_KB, "self_attn.k_proj.bias", kv);
-    BIAS(a->qkv_bias, W_VB, "self_attn.v_proj.bias", kv);
-    BIAS(a->o_bias, W_OB, "self_attn.o_proj.bias", d);
-    ADD(W_QN, "self_attn.q_norm.weight", 1, hd, 0);
-    ADD(W_KN, "self_attn.k_norm.weight", 1, kv, 0);
-    ADD(W_GATE, "mlp.gate_proj.weight", 2, ff, d);
-    ADD(W_UP, "mlp.up_proj.weight", 2, ff, d);
-    ADD(W_DOWN, "mlp.down_proj.weight", 2, d, ff);
-    return n;
+    ADD(W_LN1, "post_attention_layernorm.weight", 1, a->d, 0);
+    ADD(W_LN2, "post_feedforward_layernorm.weight", 1, a->d, 0);
+    n = llama_attn_specs(a, (long long)a->H * a->dh, s, n);
+    ADD(W_QN, "self_attn.q_norm.weight", 1, (long long)a->H * a->dh, 0);
+    ADD(W_KN, "self_attn.k_norm.weight", 1, (long long)a->Hkv * a->dh, 0);
+    return llama_mlp_specs(a, s, n);
 }
 #undef ADD
 #undef BIAS
