@@ -54,6 +54,22 @@ static int read_all(RunReader *r, char *why, size_t n) {
     return 0;
 }
 
+/* The figure is five files: STEM.png, STEM.svg, STEM.pdf, STEM.dat and
+ * STEM.gp (out is STEM.png, ol its length); 0 when every one may be
+ * written (outpath.h), else -1 with the refusal printed. */
+static int check_figure_out(const char *out, size_t ol) {
+    char side[4][4200];
+    snprintf(side[0], sizeof side[0], "%.*s.dat", (int)(ol - 4), out);
+    snprintf(side[1], sizeof side[1], "%.*s.gp", (int)(ol - 4), out);
+    snprintf(side[2], sizeof side[2], "%.*s.svg", (int)(ol - 4), out);
+    snprintf(side[3], sizeof side[3], "%.*s.pdf", (int)(ol - 4), out);
+    if (cu_check_out("plot", out, OUT_PNG) < 0 || cu_check_out("plot", side[0], OUT_GNUPLOT) < 0 ||
+        cu_check_out("plot", side[1], OUT_GNUPLOT) < 0 ||
+        cu_check_out("plot", side[2], OUT_SVG) < 0 || cu_check_out("plot", side[3], OUT_PDF) < 0)
+        return -1;
+    return 0;
+}
+
 int cmd_plot(int argc, char **argv) {
     const char *out = NULL;
     FigStyle fs = {0};
@@ -118,16 +134,7 @@ int cmd_plot(int argc, char **argv) {
             return 2;
         }
     }
-    /* the figure is five files: STEM.png, STEM.svg, STEM.pdf, STEM.dat, STEM.gp */
-    char side[4][4200];
-    snprintf(side[0], sizeof side[0], "%.*s.dat", (int)(ol - 4), out);
-    snprintf(side[1], sizeof side[1], "%.*s.gp", (int)(ol - 4), out);
-    snprintf(side[2], sizeof side[2], "%.*s.svg", (int)(ol - 4), out);
-    snprintf(side[3], sizeof side[3], "%.*s.pdf", (int)(ol - 4), out);
-    if (cu_check_out("plot", out, OUT_PNG) < 0 || cu_check_out("plot", side[0], OUT_GNUPLOT) < 0 ||
-        cu_check_out("plot", side[1], OUT_GNUPLOT) < 0 ||
-        cu_check_out("plot", side[2], OUT_SVG) < 0 || cu_check_out("plot", side[3], OUT_PDF) < 0)
-        return 2;
+    if (check_figure_out(out, ol) < 0) return 2;
     int rc = plot_figure(kind, argv + opnd, n, out, err, sizeof err);
     if (rc != 0) {
         fprintf(stderr, "gatelab plot: %s\n", err);
