@@ -14,6 +14,7 @@
 #include "forward_open.h"
 #include "hf_tokenizer.h"
 #include "runfile_read.h"
+#include "stop.h"
 #include "vocabgate.h"
 
 #define TOK_TEXT 128 /* an escaped token's text, cut beyond */
@@ -161,10 +162,14 @@ int gates_vocab(const char *run, const char *model, int threads, int json) {
         return 2;
     }
     VocabGates v;
-    if (vocab_gates_run(f, &v, json ? NULL : progress, err, sizeof err) != 0) {
-        fprintf(stderr, "gatelab gates: %s\n", err);
+    StopGuard guard;
+    stop_arm(&guard); /* Ctrl-C stops between forwards */
+    int failed = vocab_gates_run(f, &v, json ? NULL : progress, err, sizeof err) != 0;
+    stop_disarm(&guard);
+    if (failed) {
+        fprintf(stderr, "%sgatelab gates: %s\n", !json && isatty(STDERR_FILENO) ? "\n" : "", err);
         forward_close(f);
-        return 2;
+        return stop_requested() ? STOP_EXIT : 2;
     }
     TokText t;
     tok_text_open(&t, run, model);

@@ -8,7 +8,7 @@
  * summary (json: one object). model (or NULL: the recorded one) and
  * threads are for an inspected run's checkpoint. Returns the exit code:
  * 0, 1 when the output could not be written, 2 for a refused run or a
- * failed pass (one line on stderr). */
+ * failed pass (one line on stderr), 130 when interrupted. */
 int gates_vocab(const char *run, const char *model, int threads, int json);
 
 #endif

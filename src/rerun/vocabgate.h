@@ -30,7 +30,7 @@ typedef struct {
  * NULL) is called after each forward with the tokens done so far. -1 with
  * one line in err: a run without a gate or with one whose scores read no
  * token (naming the run and its variant), too little memory, an
- * interrupt. */
+ * interrupt (stop.h's flag, polled between forwards). */
 int vocab_gates_run(Forward *f, VocabGates *out, void (*progress)(int done, int V), char *err,
                     size_t errlen);
 
