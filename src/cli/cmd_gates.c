@@ -35,7 +35,7 @@ const OptTable gates_options = {
     "v the first token of the sequence; per token the mean of the gate's\n"
     "scores, the share of tokens below 0.1 (shut), mean, median and the ten\n"
     "most open and most shut tokens (docs/metrics.md).\n",
-    "Exit codes: 0 ok, 1 output failed, 2 bad input.\n",
+    "Exit codes: 0 ok, 1 output failed, 2 bad input, 130 interrupted (--vocab).\n",
     gates_rows,
     NULL};
 

@@ -218,8 +218,7 @@ static void gate_feed(void *ctx, const ProbeLayer *o) {
 static int h_first_gates(Forward *f, const int *ids, int B, float *scores, char *err,
                          size_t errlen) {
     Hf *h = f->impl;
-    if (B > h->B || B > h->B * h->T)
-        return seterr(err, errlen, "%s: %d windows, prepared for %d", f->run, B, h->B);
+    if (B > h->B) return seterr(err, errlen, "%s: %d windows, prepared for %d", f->run, B, h->B);
     for (int b = 0; b < B; b++) h->ids[b] = (int32_t)ids[b];
     const int rows = f->info.learned_pos ? 1 : B;
     GateCtx g = {scores, B / rows};
