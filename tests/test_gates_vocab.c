@@ -6,7 +6,7 @@
  * safetensors (tests/reference/make_hf_vocab_gate_fixture.py); the
  * summary fields of --json against the per-token values; the refusals
  * (an ungated run, an input-independent gate, --step with --vocab); a
- * recorded tokenizer's token text. */
+ * recorded tokenizer's token text and a byte-level run's escaped bytes. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -44,6 +44,12 @@ static int setup(void **st) {
     train("head.h5", "--set variant=g1-head --set sink_token=1 --set pos=learned");
     train("base.h5", "");
     train("const.h5", "--set variant=g1-const");
+    char sets[1024];
+    snprintf(sets, sizeof sets,
+             "--set variant=g1-elem --set data=text --set train_file=%s/tests/reference/tokenizer/"
+             "brown_sample.txt --set val_file=%s/tests/reference/tokenizer/brown_sample.txt",
+             tu_src(), tu_src());
+    train("bytes.h5", sets);
     return 0;
 }
 
@@ -313,11 +319,43 @@ static void test_token_text(void **s) {
     json_decref(j);
 }
 
+/* Byte id's text as the command escapes it (docs/metrics.md). */
+static void byte_text(int id, char *out, size_t n) {
+    if (id == 256) snprintf(out, n, "<BOS>");
+    else if (id == '"' || id == '\\') snprintf(out, n, "\\%c", id);
+    else if (id == '\n') snprintf(out, n, "\\n");
+    else if (id == '\t') snprintf(out, n, "\\t");
+    else if (id == '\r') snprintf(out, n, "\\r");
+    else if (id >= 0x20 && id < 0x7f) snprintf(out, n, "%c", id);
+    else snprintf(out, n, "\\x%02x", id);
+}
+
+/* A byte-level run (data = text) lists each token as its byte, escaped. */
+static void test_byte_text(void **s) {
+    (void)s;
+    char run[256];
+    snprintf(run, sizeof run, "%s/bytes.h5", dir);
+    json_t *j = vocab_json(run);
+    assert_int_equal(json_integer_value(json_object_get(j, "vocab")), 257);
+    const char *lists[2] = {"most_open", "most_shut"};
+    for (int l = 0; l < 2; l++)
+        for (int k = 0; k < 10; k++) {
+            const json_t *e = json_array_get(json_object_get(j, lists[l]), (size_t)k);
+            int id = (int)json_integer_value(json_object_get(e, "id"));
+            char want[16];
+            byte_text(id, want, sizeof want);
+            const char *got = json_string_value(json_object_get(e, "text"));
+            if (!got || strcmp(got, want) != 0)
+                fail_msg("byte %d: text %s, want %s", id, got ? got : "null", want);
+        }
+    json_decref(j);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_trained),    cmocka_unit_test(test_json_fields),
         cmocka_unit_test(test_refusals),   cmocka_unit_test(test_checkpoints),
-        cmocka_unit_test(test_token_text),
+        cmocka_unit_test(test_token_text), cmocka_unit_test(test_byte_text),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

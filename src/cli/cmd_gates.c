@@ -14,6 +14,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A macro's value as a string literal (the threshold in --help). */
+#define GATES_STR_(x) #x
+#define GATES_STR(x) GATES_STR_(x)
+
 static const OptRow gates_rows[] = {
     {'s', "step", OPT_INT, "N", 0, LLONG_MAX, "the last", "probe at training step N", 0, 0},
     {'j', "json", OPT_FLAG, NULL, 0, 0, NULL, "machine-readable output", 0, 0},
@@ -33,8 +37,9 @@ const OptTable gates_options = {
     "Gate mean, sparsity and score histogram of one probe (default: the last).\n"
     "With --vocab: every token id v through the model up to layer 0's gate,\n"
     "v the first token of the sequence; per token the mean of the gate's\n"
-    "scores, the share of tokens below 0.1 (shut), mean, median and the ten\n"
-    "most open and most shut tokens (docs/metrics.md).\n",
+    "scores, the share of tokens below " GATES_STR(
+        RS_GATE_SPARSE) " (shut), mean, median and the ten\n"
+                        "most open and most shut tokens (docs/metrics.md).\n",
     "Exit codes: 0 ok, 1 output failed, 2 bad input, 130 interrupted (--vocab).\n",
     gates_rows,
     NULL};
