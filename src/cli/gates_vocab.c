@@ -85,9 +85,10 @@ static int tok_text(const TokText *t, int id, char *out, size_t outlen) {
 
 /* One line redrawn on a terminal; in a log, one line per tenth. */
 static void progress(int done, int V) {
-    const int tty = isatty(STDERR_FILENO);
-    const long long tenth = V / 10 > 0 ? V / 10 : 1;
-    if (!tty && done < V && done / tenth == (done - VG_BATCH) / tenth) return;
+    static int shown = -1; /* the last tenth printed to a log */
+    const int tty = isatty(STDERR_FILENO), tenth = (int)((long long)done * 10 / V);
+    if (!tty && tenth == shown) return;
+    shown = tenth;
     fprintf(stderr, "%sgatelab gates: layer-0 gate over the vocabulary: %d/%d tokens",
             tty ? "\r" : "", done, V);
     if (!tty || done == V) fputc('\n', stderr);

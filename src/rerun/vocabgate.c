@@ -87,7 +87,10 @@ int vocab_gates_run(Forward *f, VocabGates *out, void (*progress)(int done, int 
                     size_t errlen) {
     memset(out, 0, sizeof *out);
     if (check_gate(f, err, errlen) != 0) return -1;
-    const int V = f->info.V, C = f->info.gate_channels, B = V < VG_BATCH ? V : VG_BATCH;
+    const int V = f->info.V, C = f->info.gate_channels;
+    int B = V < VG_BATCH ? V : VG_BATCH;
+    if ((size_t)B * V > VG_LOGIT_FLOATS) B = (int)(VG_LOGIT_FLOATS / (size_t)V);
+    if (B < 1) B = 1;
     out->V = V, out->C = C, out->bounded = f->info.gate_bounded;
     if (forward_check_memory(f, B, 1, 0, 0, f->run, err, errlen) != 0 ||
         f->ops->prepare(f, B, 1, 1.0, err, errlen) != 0)

@@ -12,7 +12,10 @@
 #include "forward.h"
 
 #define VG_TOP 10    /* the most open and the most shut tokens listed */
-#define VG_BATCH 512 /* one-token windows per forward */
+#define VG_BATCH 512 /* one-token windows per forward, at most */
+/* A trained run's state holds logits for its windows (B x V floats) that
+ * first_gates never fills: B is cut to keep them within this many. */
+#define VG_LOGIT_FLOATS ((size_t)1 << 26)
 
 typedef struct {
     int V, C;                /* vocabulary, gate channels per token */
