@@ -207,9 +207,21 @@ static void refused(const char *args, const char *n1, const char *n2) {
     free(b);
 }
 
+static void inspect(const char *src, const char *run, const char *input);
+
 static void test_refusals(void **s) {
     (void)s;
-    char a[512], run[256];
+    char a[512], run[256], fix[2048], input[600];
+    /* a checkpoint without gates */
+    snprintf(fix, sizeof fix, "%s/tests/reference/hf/qwen3-f32", tu_src());
+    snprintf(a, sizeof a, "%s/ids3.txt", dir);
+    static const int32_t ids[4] = {1, 5, 7, 9};
+    hf_write_tokens(a, ids, 4, 1);
+    snprintf(input, sizeof input, "--tokens %s", a);
+    snprintf(run, sizeof run, "%s/plain.h5", dir);
+    inspect(fix, run, input);
+    snprintf(a, sizeof a, "%s --vocab", run);
+    refused(a, run, "variant pretrained:Qwen3ForCausalLM:gate-none has no attention gate");
     snprintf(run, sizeof run, "%s/base.h5", dir);
     snprintf(a, sizeof a, "%s --vocab", run);
     refused(a, run, "variant baseline has no attention gate");
@@ -224,7 +236,7 @@ static void test_refusals(void **s) {
 
 /* ---- inspected checkpoints ---- */
 
-/* Inspect fixture fix (its own directory, or the copy in src) into run. */
+/* Inspect the checkpoint directory src, reading input, into run. */
 static void inspect(const char *src, const char *run, const char *input) {
     char log[256];
     snprintf(log, sizeof log, "%s/inspect.out", dir);
