@@ -1,22 +1,47 @@
 /* cmd_gates.c: `gatelab gates RUN.h5`: gate mean (overall, per layer, per
  * head), sparsity (fractions below 0.5, 0.1, 1e-2, 1e-3) and the 50-bin
- * histogram as a text bar chart. */
+ * histogram as a text bar chart; with --vocab, layer 0's gate over the
+ * whole vocabulary (gates_vocab.h). */
 #include "cliopts.h"
 #include "cmdutil.h"
 #include "commands.h"
+#include "gates_vocab.h"
 #include "head_probe_print.h"
 #include "runstats.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+/* A macro's value as a string literal (the threshold in --help). */
+#define GATES_STR_(x) #x
+#define GATES_STR(x) GATES_STR_(x)
+
+static const OptRow gates_rows[] = {
+    {'s', "step", OPT_INT, "N", 0, LLONG_MAX, "the last", "probe at training step N", 0, 0},
+    {'j', "json", OPT_FLAG, NULL, 0, 0, NULL, "machine-readable output", 0, 0},
+    {'V', "vocab", OPT_FLAG, NULL, 0, 0, NULL,
+     "layer 0's gate over the whole vocabulary, from the final\n"
+     "weights: each token as the first token of a window",
+     0, 0},
+    {'m', "model", OPT_STR, "DIR", 0, 0, "the one it records",
+     "--vocab: checkpoint of an inspected run", 0, 0},
+    {'t', "threads", OPT_INT, "N", 1, 64, "the online CPUs", "--vocab: threads for a checkpoint", 0,
+     0},
+    {0}};
+
 const OptTable gates_options = {
     "gates",
     "RUN.h5 [options]",
-    "Gate mean, sparsity and score histogram of one probe (default: the last).\n",
-    NULL,
-    cu_probe_rows,
+    "Gate mean, sparsity and score histogram of one probe (default: the last).\n"
+    "With --vocab: every token id v through the model up to layer 0's gate,\n"
+    "v the first token of the sequence; per token the mean of the gate's\n"
+    "scores, the share of tokens below " GATES_STR(
+        RS_GATE_SPARSE) " (shut), mean, median and the ten\n"
+                        "most open and most shut tokens (docs/metrics.md).\n",
+    "Exit codes: 0 ok, 1 output failed, 2 bad input, 130 interrupted (--vocab).\n",
+    gates_rows,
     NULL};
 
 /* hist[50] = sum over layers of gate_hist */
@@ -174,4 +199,41 @@ static int report(RunReader *r, const ProbeRecord *p, int json) {
     return 0;
 }
 
-int cmd_gates(int argc, char **argv) { return cu_probe_cmd(&gates_options, argc, argv, report); }
+int cmd_gates(int argc, char **argv) {
+    long long step = -1;
+    int json = 0, vocab = 0, threads = 0;
+    const char *model = NULL;
+    OptParser op;
+    opt_init(&op, &gates_options, argc, argv);
+    for (int c; (c = opt_next(&op)) != OPT_END;) {
+        if (c == OPT_HELP) return 0;
+        if (c == OPT_BAD) return 2;
+        if (c == 's') step = op.num;
+        if (c == 'j') json = 1;
+        if (c == 'V') vocab = 1;
+        if (c == 'm') model = op.str;
+        if (c == 't') threads = (int)op.num;
+    }
+    if (op.optind != argc - 1) {
+        fprintf(stderr, "gatelab gates: want exactly one RUN.h5 (gatelab gates --help)\n");
+        return 2;
+    }
+    if (vocab && step >= 0) {
+        fprintf(stderr, "gatelab gates: --step picks a stored probe, --vocab runs the final "
+                        "weights: give one of them\n");
+        return 2;
+    }
+    if (!vocab && (model || threads)) {
+        fprintf(stderr, "gatelab gates: --model and --threads are for --vocab\n");
+        return 2;
+    }
+    const char *run = argv[op.optind];
+    if (vocab) return gates_vocab(run, model, threads ? threads : cu_online_cpus(), json);
+    RunReader *r;
+    ProbeRecord p;
+    if (cu_load("gates", run, step, &r, &p) < 0) return 2;
+    int rc = report(r, &p, json);
+    runread_probe_free(&p);
+    runread_close(r);
+    return rc;
+}

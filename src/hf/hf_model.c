@@ -142,7 +142,8 @@ int hf_model_forward(HfModel *m, const int32_t *ids, int T, const HfRun *run, ch
     if (embed(m, ids, B, T, err, errlen) < 0) return -1;
     if (a->rotary_dim) hf_rope_setup(m);
     const int C = hf_model_gate_channels(m);
-    for (int l = 0; l < a->L; l++) {
+    const int L = run->layers > 0 && run->layers < a->L ? run->layers : a->L;
+    for (int l = 0; l < L; l++) {
         if (hf_layer(m, l, run->iv, err, errlen) < 0) return -1;
         if (m->quant) fq_output(m->quant, FQ_OUT_LAYER, m->b.x, B, (size_t)T * a->d);
         ProbeLayer o = {.layer = l,
@@ -159,7 +160,7 @@ int hf_model_forward(HfModel *m, const int32_t *ids, int T, const HfRun *run, ch
         head_inputs(m, &o);
         if (run->fn) run->fn(run->ctx, &o);
     }
-    return run->logits ? lm_head(m, run, err, errlen) : 0;
+    return run->logits && L == a->L ? lm_head(m, run, err, errlen) : 0;
 }
 
 int hf_model_open(HfModel **out, const char *dir, int threads, char *err, size_t errlen) {

@@ -69,6 +69,7 @@ typedef struct {
     void *ctx;                     /* handed to fn and logits_fn */
     float *logits;                 /* or NULL: filled [T, V], one window at a time */
     HfLogitsFn logits_fn;          /* with logits: called on each window's (needed when B > 1) */
+    int layers;                    /* run the first `layers` layers only, with no logits (0: all) */
 } HfRun;
 
 /* Forward ids[B, T] (each in [0, V), T <= max positions for GPT-2). A

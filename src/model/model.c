@@ -363,6 +363,17 @@ float model_forward_iv(const Model *m, RunState *s, const int *tokens, const int
     return s->loss;
 }
 
+/* Up to layer 0's gate scores only (model.h); the rest of the RunState
+ * is left as it was. */
+void model_forward_gate0(const Model *m, RunState *s, const int *tokens, int B, int T) {
+    const int Ti = T + m->dims.extra_pos;
+    s->Bc = B, s->Tc = T, s->Ti = Ti;
+    prepare_tokens(m, s, tokens, NULL, B, T);
+    rope_prepare(m, s, Ti);
+    embed_all(m, s, s->la[0].x_in, B, Ti);
+    attn_inputs_forward(m, s, 0, B, Ti, NULL);
+}
+
 static void mlp_block_backward(const Model *m, RunState *s, int l, int N, float *dres) {
     const Dims *D = &m->dims;
     const LayerWeights *lw = &m->w.layer[l];

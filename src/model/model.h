@@ -178,6 +178,11 @@ float model_forward(const Model *m, RunState *s, const int *tokens, const int *t
 struct Intervention;
 float model_forward_iv(const Model *m, RunState *s, const int *tokens, const int *targets, int B,
                        int T, const struct Intervention *iv);
+/* The forward of tokens[B, T] (T <= the RunState's capacity) as far as
+ * layer 0's gate scores, which model_gate_scores(s, 0) then gives; nothing
+ * past them is computed (no loss, no logits). Analysis only: never call
+ * model_backward after it. */
+void model_forward_gate0(const Model *m, RunState *s, const int *tokens, int B, int T);
 /* Backward of the last forward; accumulates into s->grads. */
 void model_backward(const Model *m, RunState *s);
 /* model_backward, also writing for every layer l and internal row r of the

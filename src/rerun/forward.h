@@ -34,6 +34,9 @@ typedef struct {
     int learned_pos;            /* 1: positions are a learned table (no extrapolation) */
     int yarn;                   /* 1: YaRN scaling can be applied */
     int gated;                  /* 1: the attention has gates (gate_pos, a gated checkpoint) */
+    int gate_channels;          /* scores per token first_gates gives (0: no gate) */
+    int gate_per_token;         /* 1: the scores read the token (0: g1-const's constant) */
+    int gate_bounded;           /* 1: the scores lie in [0, 1] (the activation's GATE_ACTS row) */
     int rope_dim;               /* RoPE: the width of each rotation (0: no RoPE) */
     double rope_base;           /* RoPE: its base */
     int L, H, d, V;             /* layers, query heads, model width, vocabulary */
@@ -88,6 +91,13 @@ typedef struct {
      * token file's line is shorter). NULL: as many as asked (a trained
      * run's held-out split). */
     int (*avail)(Forward *f, int T);
+    /* B one-token windows, window b the token ids[b] (B <= the prepared
+     * B, prepared for T >= 1): layer 0's activated gate scores at that
+     * token, info.gate_channels of them per window, into scores[B, C]
+     * (head-shared gates: the applied, head-averaged scores). Nothing past
+     * layer 0's gate is computed. For a gated model whose scores read the
+     * token (info.gate_per_token). */
+    int (*first_gates)(Forward *f, const int *ids, int B, float *scores, char *err, size_t errlen);
 } ForwardOps;
 
 struct Forward {

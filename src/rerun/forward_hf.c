@@ -198,8 +198,38 @@ static int h_avail(Forward *f, int T) {
     return load_windows(f, T, 0, err, sizeof err) == 0 ? h->w.N : 0;
 }
 
+/* first_gates' callback: where layer 0's scores of B windows go. */
+typedef struct {
+    float *scores;
+    int B;
+} GateCtx;
+
+/* After layer 0: the B windows' gate scores [B, T = 1, C] into the ctx. */
+static void gate_feed(void *ctx, const ProbeLayer *o) {
+    const GateCtx *g = ctx;
+    if (o->layer == 0) memcpy(g->scores, o->gates, (size_t)g->B * o->T * o->C * sizeof(float));
+}
+
+/* The B one-token windows through layer 0 only. A checkpoint runs each
+ * window's linear layers as products of their own (hf_model.h), which for
+ * one-token windows costs a pass over every weight per token; so where no
+ * position enters layer 0's gate (RoPE rotates q and k only, after the
+ * gate rows are split off; no learned positions) the B tokens run as the
+ * rows of one window: row t's gate reads its own normed embedding alone,
+ * the scores of the token at position 0. */
+static int h_first_gates(Forward *f, const int *ids, int B, float *scores, char *err,
+                         size_t errlen) {
+    Hf *h = f->impl;
+    if (B > h->B) return seterr(err, errlen, "%s: %d windows, prepared for %d", f->run, B, h->B);
+    for (int b = 0; b < B; b++) h->ids[b] = (int32_t)ids[b];
+    const int rows = f->info.learned_pos ? 1 : B;
+    GateCtx g = {scores, B / rows};
+    HfRun run = {.B = B / rows, .fn = gate_feed, .ctx = &g, .layers = 1};
+    return hf_model_forward(h->m, h->ids, rows, &run, err, errlen) < 0 ? -1 : 0;
+}
+
 static const ForwardOps hf_ops = {h_plan,  h_prepare, h_windows, h_probe, h_losses,
-                                  h_close, NULL,      NULL,      h_avail};
+                                  h_close, NULL,      NULL,      h_avail, h_first_gates};
 
 static void fill_info(ForwardInfo *i, const HfArch *a, const RunMeta *meta, int probe_T) {
     memset(i, 0, sizeof *i);
@@ -217,6 +247,8 @@ static void fill_info(ForwardInfo *i, const HfArch *a, const RunMeta *meta, int 
      * on some layers only has no WindowLayers form, and is left out */
     i->window = hf_record_window(a);
     i->window_layers = WINLAYERS_ALL;
+    i->gate_channels = a->H * hf_gate_per_head(a);
+    i->gate_per_token = i->gate_bounded = i->gated; /* sigmoid(q_proj's gate rows) */
 }
 
 /* The opened checkpoint against the one the run measured: its recorded

@@ -171,8 +171,24 @@ static int t_needle(Forward *f, int T, int B, int i, double depth, int *ids, int
 
 static const float *t_logits(Forward *f) { return model_logits(&((Trained *)f->impl)->s); }
 
+/* Row e of each window (the first real token, after e sink/register
+ * rows) of layer 0's scores [B, Ti, C]. */
+static int t_first_gates(Forward *f, const int *ids, int B, float *scores, char *err,
+                         size_t errlen) {
+    Trained *t = f->impl;
+    const int C = f->info.gate_channels, e = t->m.dims.extra_pos;
+    if (!t->have_state || B > t->s.B)
+        return seterr(err, errlen, "%s: %d windows, prepared for %d", f->run, B,
+                      t->have_state ? t->s.B : 0);
+    model_forward_gate0(&t->m, &t->s, ids, B, 1);
+    const float *g = model_gate_scores(&t->s, 0);
+    for (int b = 0; b < B; b++)
+        memcpy(scores + (size_t)b * C, g + ((size_t)b * (1 + e) + e) * C, (size_t)C * sizeof *g);
+    return 0;
+}
+
 static const ForwardOps trained_ops = {t_plan,  t_prepare, t_windows, t_probe, t_losses,
-                                       t_close, t_needle,  t_logits,  NULL};
+                                       t_close, t_needle,  t_logits,  NULL,    t_first_gates};
 
 static void fill_info(ForwardInfo *i, const RunMeta *meta, const Model *m) {
     memset(i, 0, sizeof *i);
@@ -185,6 +201,8 @@ static void fill_info(ForwardInfo *i, const RunMeta *meta, const Model *m) {
     i->max_len = i->learned_pos ? m->cfg.max_pos - m->dims.extra_pos : 0;
     i->yarn = m->cfg.pos == POS_ROPE; /* YaRN rescales RoPE's frequencies: nothing else */
     i->gated = m->cfg.gate_pos != GATE_NONE;
+    i->gate_channels = model_gate_probe_channels(m, &i->gate_per_token);
+    i->gate_bounded = i->gated && GATE_ACTS[m->cfg.gate_act].bounded;
     i->rope_dim = i->yarn ? m->dims.dh / config_rope_split(m->cfg.diff_attn) : 0;
     i->rope_base = m->cfg.rope_base;
     i->L = m->dims.L, i->H = m->dims.H, i->d = m->dims.d, i->V = m->dims.V;
