@@ -111,6 +111,7 @@ static void test_presets(void **state) {
     assert_int_equal(c.n_heads, 2);
     assert_int_equal(c.seq_len, 32);
     assert_int_equal(c.batch_size, 4);
+    assert_int_equal(c.shards, 8); /* the default: presets leave it out */
     assert_int_equal(c.steps, 60);
     assert_int_equal(c.data, DATA_BIGRAM);
     assert_int_equal(c.vocab_size, 65);
@@ -604,7 +605,7 @@ static void test_documented_ranges(void **state) {
         }
     }
     fclose(f);
-    assert_int_equal(rows, 40); /* every int and float key */
+    assert_int_equal(rows, 41); /* every int and float key */
 }
 
 int main(void) {

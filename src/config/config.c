@@ -236,6 +236,8 @@ static const KeyDef keys[] = {
     RF(spike_factor, SEC_TRAIN, 1, 1e6, 0, "1.25"),
     /* IEEE by default: the committed reference runs reproduce bit for bit */
     K(flush_subnormals, KT_BOOL, SEC_TRAIN, "0"),
+    /* part of the arithmetic: the shards' gradients are summed in shard order */
+    RI(shards, SEC_TRAIN, 1, CONFIG_MAX_SHARDS, "8"),
 };
 #define N_KEYS (sizeof keys / sizeof keys[0])
 

@@ -13,6 +13,8 @@
 /* Most transformer blocks a config may ask for; model.h's MAX_LAYERS
  * (the weight table) is the same number, asserted in params.c. */
 #define CONFIG_MAX_LAYERS 64
+/* The most shards a training batch may be cut into (config key shards). */
+#define CONFIG_MAX_SHARDS 256
 
 /* Most learned tokens sink_token may prepend (register tokens). */
 #define CONFIG_MAX_REGISTERS 16
@@ -178,6 +180,7 @@ typedef struct {
     int threads;
     float spike_factor;   /* loss spike: > factor * median of previous 50 */
     int flush_subnormals; /* train with subnormals flushed to zero (fpmode.h) */
+    int shards;           /* a batch is cut into min(shards, batch_size) (config_shards) */
 } Config;
 
 /* Fill cfg with built-in defaults (the `small`-like baseline): each key's
