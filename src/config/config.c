@@ -606,6 +606,33 @@ int config_to_text(const Config *cfg, char *buf, size_t len) {
     return 0;
 }
 
+/* 1 when every line of old occurs in now, in order: now only adds lines. */
+static int lines_within(const char *old, const char *now) {
+    while (*old) {
+        size_t lo = strcspn(old, "\n");
+        for (int found = 0; !found;) {
+            if (!*now) return 0;
+            size_t ln = strcspn(now, "\n");
+            found = ln == lo && !memcmp(old, now, lo);
+            now += ln + (now[ln] == '\n');
+        }
+        old += lo + (old[lo] == '\n');
+    }
+    return 1;
+}
+
+int config_text_same(const char *was, const char *now) {
+    if (!strcmp(was, now)) return 1;
+    if (!lines_within(was, now)) return 0;
+    Config c;
+    char why[256], *text = malloc(1 << 16);
+    config_defaults(&c);
+    int same = text && config_load_string(&c, was, "the checkpoint", why, sizeof why) == 0 &&
+               config_to_text(&c, text, 1 << 16) == 0 && !strcmp(text, now);
+    free(text);
+    return same;
+}
+
 void config_visit(const Config *cfg, ConfigVisit fn, void *ctx) {
     char val[CFG_STR + 8];
     for (size_t i = 0; i < N_KEYS; i++) {

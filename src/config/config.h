@@ -241,6 +241,13 @@ void config_resolve(Config *cfg);
 /* Write the resolved config as INI text that config_load_file accepts. */
 int config_to_text(const Config *cfg, char *buf, size_t len);
 
+/* 1 when config text was (a checkpoint's) says what config text now says:
+ * equal, or written by a build with fewer keys, so that now only adds lines
+ * to it and was, read over the defaults, gives now's text (each added key
+ * at its default, as the older build trained). A retired key's line is in
+ * was and not in now, so such a text differs. 0 otherwise. */
+int config_text_same(const char *was, const char *now);
+
 /* Visit every key with its value as text (for typed HDF5 attributes). */
 typedef void (*ConfigVisit)(const char *key, const char *value, int is_int, int is_float,
                             void *ctx);
