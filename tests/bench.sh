@@ -46,11 +46,11 @@ awk '/^  profile, ms\/step:/ {
 # --threads above the config's shards: the bench raises shards to the
 # threads and says so (tiny.ini at 1 thread: batch 4, so 4 of shards = 8;
 # with batch 16 and 12 threads, 12 shards and 12 threads)
-grep -q "^shards: 4 (shards = 8, at least --threads; batch_size 4; 1 threads run)" out ||
+grep -q "^shards: 4 (shards = 8, at least --threads; batch_size 4; running threads 1)" out ||
     fail "no shards line for tiny.ini: $(cat out)"
 "$bin" bench --config "$src/experiments/tiny.ini" --set batch_size=16 --threads 12 --steps 1 \
     --repeats 1 --warmup 0 >out 2>err || fail "bench --threads 12 failed: $(cat err)"
-grep -q "^shards: 12 (shards = 12, at least --threads; batch_size 16; 12 threads run)" out ||
+grep -q "^shards: 12 (shards = 12, at least --threads; batch_size 16; running threads 12)" out ||
     fail "bench --threads 12 did not raise shards to 12: $(cat out)"
 [ -n "$torch" ] || echo "note: python3-torch not installed; PyTorch rows not checked"
 echo "1 passed, 0 failed"

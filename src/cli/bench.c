@@ -489,7 +489,7 @@ int cmd_bench(int argc, char **argv) {
     printf("products: gatelab's own (op_gemm.c)%s\n",
            a.blas ? "; rows gatelab/sgemm: OpenBLAS sgemm (--blas)" : "");
     printf("clock: %s\n", a.bp.cpu_clock ? "CPU time per thread (--clock cpu)" : "wall");
-    printf("shards: %d (shards = %d, at least --threads; batch_size %d; %d threads run)\n",
+    printf("shards: %d (shards = %d, at least --threads; batch_size %d; running threads %d)\n",
            config_shards(&cfg), cfg.shards, cfg.batch_size, config_workers(&cfg));
     printf("%-16s %-14s %7s %10s %9s %7s %7s %9s %8s %9s\n", "impl", "variant", "threads",
            "tokens/s", "GFLOP/s", "%peak", "%fma", "params", "vs first", "RSS MiB");

@@ -161,7 +161,7 @@ static void warn_idle_threads(const Config *cfg) {
     if (cfg->threads <= ns) return;
     fprintf(stderr,
             "gatelab train: warning: threads %d above the batch's %d shards (min(shards %d, "
-            "batch_size %d)); %d threads run; raise shards to use more (it changes the run's "
+            "batch_size %d)); only %d of them run; raise shards to use more (it changes the run's "
             "bits, docs/speed.md)\n",
             cfg->threads, ns, cfg->shards, cfg->batch_size, config_workers(cfg));
 }

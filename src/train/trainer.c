@@ -4,11 +4,12 @@
  * (B*T x 128) x (128 x 128) products, too small to split well. Each thread
  * runs single-threaded products on its shards of the batch instead.
  *
- * The batch is cut into a fixed number of shards (config_shards), whatever
- * the thread count; each shard's forward and backward is the same
- * arithmetic on whichever thread runs it, and the shards' gradients are
- * summed in shard order, element by element. So a run's bits do not
- * depend on the thread count, nor on timing.
+ * The batch is cut into a fixed number of shards (config_shards: the key
+ * shards, at most the batch), whatever the thread count; each shard's
+ * forward and backward is the same arithmetic on whichever thread runs it,
+ * and the shards' gradients are summed in shard order, element by element.
+ * So a run's bits do not depend on the thread count, nor on timing; they
+ * depend on the shard count, as on any key.
  */
 #include <math.h>
 #include <pthread.h>
