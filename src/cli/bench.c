@@ -466,9 +466,11 @@ int cmd_bench(int argc, char **argv) {
     int rc = parse_bench_args(argc, argv, &a);
     if (rc >= 0) return rc;
     /* every config checked before seconds of measuring and half a table */
-    Config cfg;
-    for (int i = a.nv - 1; i >= 0; i--) /* cfg ends as the first variant's */
+    Config cfg, first_cfg; /* the first variant's, for the shards line */
+    for (int i = 0; i < a.nv; i++) {
         if ((rc = bench_config(&cfg, &a, a.variants[i])) != 0) return rc;
+        if (i == 0) first_cfg = cfg;
+    }
     blas_print(NULL);
     /* the peak is the best of three tries: a ceiling, not a typical rate */
     double peak = 0;
@@ -490,7 +492,8 @@ int cmd_bench(int argc, char **argv) {
            a.blas ? "; rows gatelab/sgemm: OpenBLAS sgemm (--blas)" : "");
     printf("clock: %s\n", a.bp.cpu_clock ? "CPU time per thread (--clock cpu)" : "wall");
     printf("shards: %d (shards = %d, at least --threads; batch_size %d; running threads %d)\n",
-           config_shards(&cfg), cfg.shards, cfg.batch_size, config_workers(&cfg));
+           config_shards(&first_cfg), first_cfg.shards, first_cfg.batch_size,
+           config_workers(&first_cfg));
     printf("%-16s %-14s %7s %10s %9s %7s %7s %9s %8s %9s\n", "impl", "variant", "threads",
            "tokens/s", "GFLOP/s", "%peak", "%fma", "params", "vs first", "RSS MiB");
     double first = 0;
