@@ -35,13 +35,22 @@ done
 awk '/^  profile, ms\/step:/ {
         n = 0; sum = 0
         for (i = 3; i < NF; i++)
-            if ($i ~ /^(products|attention|norms|activations|loss|optimizer)$/) {
+            if ($i ~ /^(products|attention|norms|activations|loss|optimizer|shards)$/) {
                 if ($(i + 1) < 0) exit 1
                 sum += $(i + 1); n++; seen[$i] = $(i + 1)
             }
-        if (n != 6 || seen["products"] <= 0 || $NF <= 0 || sum > $NF * 1.01) exit 1
+        if (n != 7 || seen["products"] <= 0 || $NF <= 0 || sum > $NF * 1.01) exit 1
         ok = 1
     }
     END { exit !ok }' out || fail "no well-formed profile line: $(cat out)"
+# --threads above the config's shards: the bench raises shards to the
+# threads and says so (tiny.ini at 1 thread: batch 4, so 4 of shards = 8;
+# with batch 16 and 12 threads, 12 shards and 12 threads)
+grep -q "^shards: 4 (shards = 8, at least --threads; batch_size 4; running threads 1)" out ||
+    fail "no shards line for tiny.ini: $(cat out)"
+"$bin" bench --config "$src/experiments/tiny.ini" --set batch_size=16 --threads 12 --steps 1 \
+    --repeats 1 --warmup 0 >out 2>err || fail "bench --threads 12 failed: $(cat err)"
+grep -q "^shards: 12 (shards = 12, at least --threads; batch_size 16; running threads 12)" out ||
+    fail "bench --threads 12 did not raise shards to 12: $(cat out)"
 [ -n "$torch" ] || echo "note: python3-torch not installed; PyTorch rows not checked"
 echo "1 passed, 0 failed"

@@ -111,6 +111,7 @@ static void test_presets(void **state) {
     assert_int_equal(c.n_heads, 2);
     assert_int_equal(c.seq_len, 32);
     assert_int_equal(c.batch_size, 4);
+    assert_int_equal(c.shards, 8); /* the default: presets leave it out */
     assert_int_equal(c.steps, 60);
     assert_int_equal(c.data, DATA_BIGRAM);
     assert_int_equal(c.vocab_size, 65);
@@ -561,6 +562,37 @@ static void test_impossible_shapes(void **state) {
     expect_err("seq_len=1 in code", "seq_len 1 is outside 2..65536");
 }
 
+/* A checkpoint's config text against the text of a resume: equal, or an
+ * older build's text lacking a key the resume has at its default (shards),
+ * is the same; a changed value, a key older text lacks set off its default,
+ * or a retired key's line is not. */
+static void test_text_same(void **state) {
+    (void)state;
+    static char now[1 << 16], was[1 << 16], other[1 << 16];
+    Config c;
+    tu_load_preset(&c, "tiny");
+    config_resolve(&c);
+    assert_int_equal(config_to_text(&c, now, sizeof now), 0);
+    assert_true(config_text_same(now, now));
+    char *line = strstr(now, "\nshards = 8\n");
+    assert_non_null(line);
+    snprintf(was, sizeof was, "%.*s%s", (int)(line - now), now, line + strlen("\nshards = 8"));
+    assert_true(config_text_same(was, now));  /* a build before the key */
+    assert_false(config_text_same(now, was)); /* a line the resume lacks */
+    c.shards = 16;
+    assert_int_equal(config_to_text(&c, other, sizeof other), 0);
+    assert_false(config_text_same(was, other)); /* the key off its default */
+    assert_false(config_text_same(now, other));
+    line = strstr(was, "\nthreads = 1\n");
+    assert_non_null(line);
+    snprintf(other, sizeof other, "%.*s\nreproducible = 1%s", (int)(line - was), was, line);
+    assert_false(config_text_same(other, now)); /* a retired key */
+    line = strstr(was, "steps = 60\n");
+    assert_non_null(line);
+    line[strlen("steps = ")] = '7';
+    assert_false(config_text_same(was, now)); /* a changed value */
+}
+
 /* The ranges table of experiments/README.md is what the key table holds:
  * for each row, the ends inside the range are accepted and the values
  * just outside refused (by config_set, which checks nothing but the value). */
@@ -604,7 +636,7 @@ static void test_documented_ranges(void **state) {
         }
     }
     fclose(f);
-    assert_int_equal(rows, 40); /* every int and float key */
+    assert_int_equal(rows, 41); /* every int and float key */
 }
 
 int main(void) {
@@ -614,6 +646,7 @@ int main(void) {
         cmocka_unit_test(test_bad_values),        cmocka_unit_test(test_set),
         cmocka_unit_test(test_roundtrip),         cmocka_unit_test(test_contradictions),
         cmocka_unit_test(test_impossible_shapes), cmocka_unit_test(test_documented_ranges),
+        cmocka_unit_test(test_text_same),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -2,7 +2,7 @@
  * `gatelab bench --profile`.
  *
  * Each hooked operation (gemm, attention, the norms, the activations and
- * gates, the loss, the optimizer) calls opprof_enter on entry and
+ * gates, the loss, the optimizer, the shards' sum and join) calls opprof_enter on entry and
  * opprof_leave on exit. While profiling is off (the default) that is one
  * load and a branch; while on, the time between the calls (wall clock, or
  * the thread's CPU time) is added to
@@ -18,7 +18,8 @@ typedef enum {
     OPPROF_NORMS,       /* RMSNorm, LayerNorm */
     OPPROF_ACTIVATIONS, /* SwiGLU, GELU, SiLU, gate activations and products */
     OPPROF_LOSS,        /* softmax cross-entropy */
-    OPPROF_OPTIMIZER,   /* gradient reduction, clipping, AdamW */
+    OPPROF_OPTIMIZER,   /* clipping, AdamW */
+    OPPROF_SHARDS,      /* the shards' gradient sum, and the wait at the shard threads' join */
     OPPROF_N
 } OpprofFamily;
 

@@ -23,6 +23,7 @@
 #include "env.h"
 #include "cli_json.h"
 #include "config_args.h"
+#include "config_derive.h"
 #include "cliopts.h"
 #include "cmdutil.h"
 #include "data.h"
@@ -348,7 +349,9 @@ static int parse_bench_args(int argc, char **argv, BenchArgs *a) {
 }
 
 /* The preset with the user's --set keys, then variant= and threads=
- * (last, so they win). Returns the exit code on failure, 0 on success. */
+ * (last, so they win), with shards raised to at least the threads so that
+ * every thread has a shard to run. Returns the exit code on failure, 0 on
+ * success. */
 static int bench_config(Config *cfg, const BenchArgs *a, const char *variant) {
     char err[512], vset[300], tset[32];
     char *all[256];
@@ -359,8 +362,9 @@ static int bench_config(Config *cfg, const BenchArgs *a, const char *variant) {
     all[na++] = vset;
     all[na++] = tset;
     MemPlan plan;
-    if (config_from_args(cfg, a->config, all, na, err, sizeof err) != 0 ||
-        data_fill_vocab(cfg, err, sizeof err) != 0 ||
+    int ok = config_from_args(cfg, a->config, all, na, err, sizeof err) == 0;
+    if (ok && cfg->shards < a->threads) cfg->shards = a->threads; /* both <= CONFIG_MAX_SHARDS */
+    if (!ok || data_fill_vocab(cfg, err, sizeof err) != 0 ||
         memplan_train(cfg, &plan, err, sizeof err) != 0 ||
         memplan_check(&plan, variant, err, sizeof err) != 0) {
         fprintf(stderr, "gatelab bench: %s\n", err);
@@ -462,9 +466,10 @@ int cmd_bench(int argc, char **argv) {
     int rc = parse_bench_args(argc, argv, &a);
     if (rc >= 0) return rc;
     /* every config checked before seconds of measuring and half a table */
+    Config cfg, first_cfg; /* the first variant's, for the shards line */
     for (int i = 0; i < a.nv; i++) {
-        Config cfg;
         if ((rc = bench_config(&cfg, &a, a.variants[i])) != 0) return rc;
+        if (i == 0) first_cfg = cfg;
     }
     blas_print(NULL);
     /* the peak is the best of three tries: a ceiling, not a typical rate */
@@ -486,6 +491,9 @@ int cmd_bench(int argc, char **argv) {
     printf("products: gatelab's own (op_gemm.c)%s\n",
            a.blas ? "; rows gatelab/sgemm: OpenBLAS sgemm (--blas)" : "");
     printf("clock: %s\n", a.bp.cpu_clock ? "CPU time per thread (--clock cpu)" : "wall");
+    printf("shards: %d (shards = %d, at least --threads; batch_size %d; running threads %d)\n",
+           config_shards(&first_cfg), first_cfg.shards, first_cfg.batch_size,
+           config_workers(&first_cfg));
     printf("%-16s %-14s %7s %10s %9s %7s %7s %9s %8s %9s\n", "impl", "variant", "threads",
            "tokens/s", "GFLOP/s", "%peak", "%fma", "params", "vs first", "RSS MiB");
     double first = 0;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "config_args.h"
+#include "config_derive.h"
 #include "cliopts.h"
 #include "cmdutil.h"
 #include "commands.h"
@@ -153,6 +154,18 @@ static int parse_train_args(int argc, char **argv, TrainArgs *a) {
     return rc ? rc : -1;
 }
 
+/* One warning on stderr when threads exceed the batch's shards: the extra
+ * threads would idle, so only config_workers(cfg) of them run. */
+static void warn_idle_threads(const Config *cfg) {
+    int ns = config_shards(cfg);
+    if (cfg->threads <= ns) return;
+    fprintf(stderr,
+            "gatelab train: warning: threads %d above the batch's %d shards (min(shards %d, "
+            "batch_size %d)); only %d of them run; raise shards to use more (it changes the run's "
+            "bits, docs/speed.md)\n",
+            cfg->threads, ns, cfg->shards, cfg->batch_size, config_workers(cfg));
+}
+
 int cmd_train(int argc, char **argv) {
     TrainArgs a;
     int rc = parse_train_args(argc, argv, &a);
@@ -165,6 +178,7 @@ int cmd_train(int argc, char **argv) {
         return 2;
     }
     if (a.print_params) return print_param_table(&cfg);
+    warn_idle_threads(&cfg);
     rc = train_run(&cfg, &a.opt, err, sizeof err);
     if (rc == TRAIN_OK && !a.opt.quiet) printf("run file: %s\n", a.opt.out_path);
     if (rc == TRAIN_BADINPUT || rc == TRAIN_FAIL) fprintf(stderr, "gatelab train: %s\n", err);

@@ -13,6 +13,8 @@
 /* Most transformer blocks a config may ask for; model.h's MAX_LAYERS
  * (the weight table) is the same number, asserted in params.c. */
 #define CONFIG_MAX_LAYERS 64
+/* The most shards a training batch may be cut into (config key shards). */
+#define CONFIG_MAX_SHARDS 256
 
 /* Most learned tokens sink_token may prepend (register tokens). */
 #define CONFIG_MAX_REGISTERS 16
@@ -178,6 +180,7 @@ typedef struct {
     int threads;
     float spike_factor;   /* loss spike: > factor * median of previous 50 */
     int flush_subnormals; /* train with subnormals flushed to zero (fpmode.h) */
+    int shards;           /* a batch is cut into min(shards, batch_size) (config_shards) */
 } Config;
 
 /* Fill cfg with built-in defaults (the `small`-like baseline): each key's
@@ -237,6 +240,13 @@ void config_resolve(Config *cfg);
 
 /* Write the resolved config as INI text that config_load_file accepts. */
 int config_to_text(const Config *cfg, char *buf, size_t len);
+
+/* 1 when config text was (a checkpoint's) says what config text now says:
+ * equal, or written by a build with fewer keys, so that now only adds lines
+ * to it and was, read over the defaults, gives now's text (each added key
+ * at its default, as the older build trained). A retired key's line is in
+ * was and not in now, so such a text differs. 0 otherwise. */
+int config_text_same(const char *was, const char *now);
 
 /* Visit every key with its value as text (for typed HDF5 attributes). */
 typedef void (*ConfigVisit)(const char *key, const char *value, int is_int, int is_float,

@@ -51,8 +51,8 @@ int config_layer_window(const Config *c, int l) {
 }
 
 int config_shards(const Config *cfg) {
-    return cfg->batch_size < TRAIN_SHARDS ? (cfg->batch_size < 1 ? 1 : cfg->batch_size)
-                                          : TRAIN_SHARDS;
+    int ns = cfg->batch_size < cfg->shards ? cfg->batch_size : cfg->shards;
+    return ns < 1 ? 1 : ns;
 }
 
 int config_workers(const Config *cfg) {

@@ -39,10 +39,10 @@ int config_attention_proxy(const Config *cfg);
  * 0, full causal attention. */
 int config_layer_window(const Config *cfg, int l);
 
-/* The shards a training batch is cut into: TRAIN_SHARDS, or batch_size
- * when that is smaller. They depend on the config alone, never on the
- * thread count, so neither do a run's bits. */
-enum { TRAIN_SHARDS = 8 };
+/* The shards a training batch is cut into: the key shards, or batch_size
+ * when that is smaller (at least 1). They depend on the config alone, never
+ * on the thread count, so neither do a run's bits; the shard count itself
+ * is part of the arithmetic (the shards' gradients are summed in order). */
 int config_shards(const Config *cfg);
 
 /* Training threads for cfg: threads, at least 1 and at most the shards. */

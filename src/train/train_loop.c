@@ -374,7 +374,7 @@ static int open_resumed(Loop *lp, char *err, size_t errlen) {
                       lp->opt->out_path, lp->step, lp->cfg->steps),
                TRAIN_BADINPUT;
     }
-    int same = text && !strcmp(text, lp->config_text);
+    int same = text && config_text_same(text, lp->config_text);
     char diff[256] = "no config text";
     if (!same && text) config_difference(text, lp->config_text, diff, sizeof diff);
     free(text);

@@ -4,11 +4,12 @@
  * (B*T x 128) x (128 x 128) products, too small to split well. Each thread
  * runs single-threaded products on its shards of the batch instead.
  *
- * The batch is cut into a fixed number of shards (config_shards), whatever
- * the thread count; each shard's forward and backward is the same
- * arithmetic on whichever thread runs it, and the shards' gradients are
- * summed in shard order, element by element. So a run's bits do not
- * depend on the thread count, nor on timing.
+ * The batch is cut into a fixed number of shards (config_shards: the key
+ * shards, at most the batch), whatever the thread count; each shard's
+ * forward and backward is the same arithmetic on whichever thread runs it,
+ * and the shards' gradients are summed in shard order, element by element.
+ * So a run's bits do not depend on the thread count, nor on timing; they
+ * depend on the shard count, as on any key.
  */
 #include <math.h>
 #include <pthread.h>
@@ -109,6 +110,7 @@ static void run_jobs(Job *jobs, int n, int threads) {
     pthread_t th[64];
     Run runs[64];
     int started[64] = {0}, nt = threads < 1 ? 1 : threads > n ? n : threads;
+    if (nt < 1) return; /* no jobs */
     for (int t = 0; t < nt; t++) {
         int a = n * t / nt, b = n * (t + 1) / nt;
         runs[t] = (Run){jobs + a, b - a};
@@ -116,10 +118,12 @@ static void run_jobs(Job *jobs, int n, int threads) {
     for (int t = 1; t < nt; t++)
         started[t] = pthread_create(&th[t], NULL, run_thread, &runs[t]) == 0;
     run_thread(&runs[0]);
+    int prof = opprof_enter(OPPROF_SHARDS); /* the wait for the slowest thread */
     for (int t = 1; t < nt; t++) {
         if (started[t]) pthread_join(th[t], NULL);
         else run_thread(&runs[t]); /* no thread to be had: run it here */
     }
+    opprof_leave(prof);
 }
 
 /* Cut B sequences into the shards (capacity permitting): one job each. */
@@ -162,7 +166,7 @@ typedef struct {
 
 static void reduce_range(void *ctx, size_t i0, size_t i1) {
     const Reduce *r = ctx;
-    int prof = opprof_enter(OPPROF_OPTIMIZER);
+    int prof = opprof_enter(OPPROF_SHARDS);
     float *g0 = r->jobs[0].s->grads;
     float w0 = (float)r->jobs[0].s->loss_count / (float)r->total;
     for (size_t i = i0; i < i1; i++) g0[i] *= w0;
@@ -199,7 +203,7 @@ static void update_range(void *ctx, size_t i0, size_t i1) {
 
 float trainer_step(Trainer *tr, const int *inputs, const int *targets, long long step,
                    double *grad_norm) {
-    Job jobs[64];
+    Job jobs[CONFIG_MAX_SHARDS];
     int n = make_jobs(tr, jobs, inputs, targets, tr->cfg.batch_size, tr->T, 1);
     run_jobs(jobs, n, tr->n_workers);
     long long total = 0;
@@ -228,7 +232,7 @@ void trainer_extend_at(Trainer *tr, long long step) {
 }
 
 float trainer_loss(Trainer *tr, const int *inputs, const int *targets, int B, int T) {
-    Job jobs[64];
+    Job jobs[CONFIG_MAX_SHARDS];
     int n = make_jobs(tr, jobs, inputs, targets, B, T, 0);
     run_jobs(jobs, n, tr->n_workers);
     return jobs_loss(jobs, n, NULL);
