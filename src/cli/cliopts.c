@@ -6,7 +6,7 @@
 #define CLIOPTS_ROW(name, help) &name##_options,
 /* clang-format off */
 const OptTable *const cli_all_options[] = {
-    GATELAB_COMMANDS(CLIOPTS_ROW)
+    CLI_COMMANDS(CLIOPTS_ROW)
     &bench_inspect_options,
     NULL};
 /* clang-format on */

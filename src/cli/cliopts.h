@@ -8,9 +8,9 @@
 
 #include "commands.h"
 
-/* Each command's table (GATELAB_COMMANDS), and bench --inspect's. */
+/* Each command's table (CLI_COMMANDS), and bench --inspect's. */
 #define CLIOPTS_DECL(name, help) extern const OptTable name##_options;
-GATELAB_COMMANDS(CLIOPTS_DECL)
+CLI_COMMANDS(CLIOPTS_DECL)
 #undef CLIOPTS_DECL
 extern const OptTable bench_inspect_options;
 

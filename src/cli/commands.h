@@ -1,14 +1,14 @@
 /* commands.h: one entry point per subcommand (git style). Each parses its
  * own flags with getopt_long, prints --help, and returns a process exit
  * code: 0 ok, 1 runtime failure, 2 bad usage or bad input. */
-#ifndef GATELAB_COMMANDS_H
-#define GATELAB_COMMANDS_H
+#ifndef CLI_COMMANDS_H
+#define CLI_COMMANDS_H
 
 /* Every subcommand, one row each: its name (the word after gatelab), and
  * the line `gatelab --help` gives it. A row NAME is the entry point
  * cmd_NAME (cmd_NAME.c) and its option table NAME_options (opts.h);
  * main.c dispatches over these rows and cliopts.c lists their tables. */
-#define GATELAB_COMMANDS(X)                                                                        \
+#define CLI_COMMANDS(X)                                                                            \
     X(train, "train one model and write its run file")                                             \
     X(eval, "evaluate a run at other lengths (RoPE / YaRN)")                                       \
     X(intervene, "rerun a run's probe under an intervention")                                      \
@@ -26,8 +26,8 @@
     X(metrics, "the per-run metrics of results.csv and REPORT.md")                                 \
     X(fingerprint, "this build's training fingerprint (same bits?)")
 
-#define GATELAB_COMMAND_DECL(name, help) int cmd_##name(int argc, char **argv);
-GATELAB_COMMANDS(GATELAB_COMMAND_DECL)
-#undef GATELAB_COMMAND_DECL
+#define CLI_COMMAND_DECL(name, help) int cmd_##name(int argc, char **argv);
+CLI_COMMANDS(CLI_COMMAND_DECL)
+#undef CLI_COMMAND_DECL
 
 #endif

@@ -21,7 +21,7 @@ typedef struct {
 } Command;
 
 #define COMMAND_ROW(name, help) {#name, cmd_##name, help},
-static const Command commands[] = {GATELAB_COMMANDS(COMMAND_ROW)};
+static const Command commands[] = {CLI_COMMANDS(COMMAND_ROW)};
 #undef COMMAND_ROW
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 
