@@ -2,7 +2,8 @@
  * forward (which test_hf_inspect.c holds to PyTorch with the other
  * families): the config keys their config classes define, each position's
  * loss of an inspected run against the float64 reference's (expected.h5
- * `losses`), and eval, intervene and stream on the run.
+ * `losses`), and eval, intervene and stream on the run; the refusals of
+ * architectures not read, through gatelab inspect.
  *
  * Fixtures: tests/reference/hf/{olmo2,mistral,phi3}-* (make_hf_fixtures.py);
  * mistral-f32 and phi3-f32 have a sliding window of 4 keys over their 10
@@ -129,6 +130,45 @@ static void test_phi3_keys(void **s) {
     }
 }
 
+/* A config.json alone in a scratch directory, read by gatelab inspect:
+ * Qwen3-Next and Qwen3.5 are refused naming their linear-attention layers,
+ * Gemma 2, Gemma 3 and gpt-oss as unknown architectures; each refusal is
+ * one line, exit 2, listing every family read (Phi-3 among them). */
+static void test_unread_families(void **s) {
+    (void)s;
+    static const struct {
+        const char *arch, *want;
+    } cases[] = {
+        {"Qwen3NextForCausalLM", "Qwen3NextForCausalLM (Qwen3-Next) is not read: its "
+                                 "linear-attention layers (Gated DeltaNet)"},
+        {"Qwen3_5ForCausalLM", "Qwen3_5ForCausalLM (Qwen3.5) is not read: its linear-attention"},
+        {"Qwen3_5MoeForConditionalGeneration", "(Qwen3.5) is not read: its linear-attention"},
+        {"Gemma2ForCausalLM", "unknown architecture 'Gemma2ForCausalLM' (supported: "},
+        {"Gemma3ForCausalLM", "unknown architecture 'Gemma3ForCausalLM' (supported: "},
+        {"GptOssForCausalLM", "unknown architecture 'GptOssForCausalLM' (supported: "},
+    };
+    char list[256], json[256];
+    hf_family_list(list, sizeof list);
+    assert_non_null(strstr(list, "MistralForCausalLM, Phi3ForCausalLM"));
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        const char *d = tu_tmpdir();
+        snprintf(json, sizeof json, "{\"architectures\": [\"%s\"], \"hidden_size\": 32}",
+                 cases[i].arch);
+        tu_write_text(tu_join(d, "config.json"), json);
+        tu_write_text(tu_join(d, "ids.txt"), "1 2 3 4\n");
+        const char *log = tu_join(d, "log");
+        assert_int_equal(tu_run(log, "inspect %s --tokens %s --out %s -q", d, tu_join(d, "ids.txt"),
+                                tu_join(d, "run.h5")),
+                         2);
+        char *out = tu_slurp_ok(log, NULL);
+        if (!strstr(out, cases[i].want) || !strstr(out, list) ||
+            strchr(out, '\n') + 1 != out + strlen(out))
+            fail_msg("%s: refusal was: %s", cases[i].arch, out);
+        free(out);
+        tu_rmtree(d);
+    }
+}
+
 /* The fixture's tokens and reference losses; LEN-token windows starting
  * with its tokens into DIR/ids.txt (3 lines). Returns T. */
 static int fixture_input(const char *fix, const char *ids, int32_t *tok, double *loss) {
@@ -212,6 +252,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_config_keys),
         cmocka_unit_test(test_phi3_keys),
+        cmocka_unit_test(test_unread_families),
         cmocka_unit_test(test_rerun_families),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

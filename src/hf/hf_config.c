@@ -32,6 +32,21 @@ static const struct {
     {"MistralForCausalLM", HF_MISTRAL}, {"Phi3ForCausalLM", HF_PHI3},
 };
 
+/* Architectures refused with the reason rather than as unknown, each with
+ * the family's name: every one interleaves linear-attention layers (Gated
+ * DeltaNet) with its softmax attention layers, and a linear-attention layer
+ * has no attention map. */
+static const struct {
+    const char *arch;
+    const char *family;
+} NOT_READ[] = {
+    {"Qwen3NextForCausalLM", "Qwen3-Next"},
+    {"Qwen3_5ForCausalLM", "Qwen3.5"},
+    {"Qwen3_5ForConditionalGeneration", "Qwen3.5"},
+    {"Qwen3_5MoeForCausalLM", "Qwen3.5"},
+    {"Qwen3_5MoeForConditionalGeneration", "Qwen3.5"},
+};
+
 const char *hf_family_list(char *buf, size_t len) {
     size_t n = 0;
     buf[0] = '\0';
@@ -439,6 +454,12 @@ static int family_of(Cfg *c, HfArch *a) {
             return 0;
         }
     char shown[sizeof a->arch + 4], list[256];
+    for (size_t i = 0; i < sizeof NOT_READ / sizeof *NOT_READ; i++)
+        if (!strcmp(a->arch, NOT_READ[i].arch))
+            return seterr(c->err, c->errlen,
+                          "%s: %s (%s) is not read: its linear-attention layers (Gated DeltaNet) "
+                          "have no softmax attention map to measure (supported: %s)",
+                          c->path, a->arch, NOT_READ[i].family, hf_family_list(list, sizeof list));
     return seterr(c->err, c->errlen, "%s: unknown architecture '%s' (supported: %s)", c->path,
                   err_shown(shown, sizeof shown, a->arch), hf_family_list(list, sizeof list));
 }
