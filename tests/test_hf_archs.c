@@ -1,11 +1,13 @@
-/* test_hf_archs.c: the OLMo 2 and Mistral checkpoints beyond their forward
- * (which test_hf_inspect.c holds to PyTorch with the other families): the
- * config keys their config classes define, each position's loss of an
- * inspected run against the float64 reference's (expected.h5 `losses`),
- * and eval, intervene and stream on the run.
+/* test_hf_archs.c: the OLMo 2, Mistral and Phi-3 checkpoints beyond their
+ * forward (which test_hf_inspect.c holds to PyTorch with the other
+ * families): the config keys their config classes define, each position's
+ * loss of an inspected run against the float64 reference's (expected.h5
+ * `losses`), and eval, intervene and stream on the run; the refusals of
+ * architectures not read, through gatelab inspect.
  *
- * Fixtures: tests/reference/hf/{olmo2,mistral}-* (make_hf_fixtures.py);
- * mistral-f32 has a sliding window of 4 keys over its 10 tokens. */
+ * Fixtures: tests/reference/hf/{olmo2,mistral,phi3}-* (make_hf_fixtures.py);
+ * mistral-f32 and phi3-f32 have a sliding window of 4 keys over their 10
+ * tokens, phi3-f32 rotates half of each head (partial_rotary_factor). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -23,8 +25,13 @@
 #include "hf_inspect_fixture.h"
 #include "testutil.h"
 
-static const char *FIXTURES[] = {"olmo2-f32", "olmo2-bf16-sharded", "mistral-f32",
-                                 "mistral-bf16-sharded"};
+/* Each fixture with the window its run records (/config window). */
+static const struct {
+    const char *name;
+    int window;
+} FIXTURES[] = {{"olmo2-f32", 0},   {"olmo2-bf16-sharded", 0},
+                {"mistral-f32", 4}, {"mistral-bf16-sharded", 0},
+                {"phi3-f32", 4},    {"phi3-bf16-sharded", 0}};
 #define N_FIX (sizeof FIXTURES / sizeof *FIXTURES)
 
 #define LEN 40 /* the inspected windows: the fixture's tokens first */
@@ -74,6 +81,92 @@ static void test_config_keys(void **s) {
     assert_int_equal(parse(&a, "OlmoForCausalLM", "", err, sizeof err), -1);
     assert_non_null(strstr(err, "Olmo2ForCausalLM"));
     assert_non_null(strstr(err, "MistralForCausalLM"));
+}
+
+/* Phi-3 (Phi3Config): rms_norm_eps 1e-5 and no sliding window when
+ * absent, a window on every layer when set; partial_rotary_factor at the
+ * top level or in rope_parameters (v5) sets the rotary dims, 1 when
+ * absent; longrope (or su) scaling is refused naming rope_scaling's type;
+ * an attention_bias key adds no bias. */
+static void test_phi3_keys(void **s) {
+    (void)s;
+    HfArch a;
+    char err[512];
+    assert_int_equal(parse(&a, "Phi3ForCausalLM", "", err, sizeof err), 0);
+    assert_int_equal(a.family, HF_PHI3);
+    assert_true(a.eps == 1e-5);
+    assert_int_equal(a.sliding_window, 0);
+    assert_int_equal(a.sliding_layers, 0);
+    assert_int_equal(a.rotary_dim, 8);
+    assert_int_equal(parse(&a, "Phi3ForCausalLM",
+                           ", \"sliding_window\": 2047, \"partial_rotary_factor\": 0.75,"
+                           " \"rms_norm_eps\": 1e-6, \"attention_bias\": true",
+                           err, sizeof err),
+                     0);
+    assert_int_equal(a.sliding_window, 2047);
+    assert_int_equal(a.sliding_layers, 3);
+    assert_int_equal(a.rotary_dim, 6);
+    assert_true(a.eps == 1e-6);
+    assert_int_equal(a.qkv_bias + a.o_bias + a.mlp_bias, 0);
+    assert_int_equal(parse(&a, "Phi3ForCausalLM",
+                           ", \"rope_parameters\": {\"rope_type\": \"default\", \"rope_theta\": "
+                           "10000.0, \"partial_rotary_factor\": 0.5}",
+                           err, sizeof err),
+                     0);
+    assert_int_equal(a.rotary_dim, 4);
+    assert_int_equal(parse(&a, "Phi3ForCausalLM", ", \"sliding_window\": null", err, sizeof err),
+                     0);
+    assert_int_equal(a.sliding_window, 0);
+    assert_int_equal(
+        parse(&a, "Phi3ForCausalLM", ", \"partial_rotary_factor\": 1.5", err, sizeof err), -1);
+    assert_non_null(strstr(err, "partial_rotary_factor must be in [0, 1]"));
+    const char *longrope[] = {", \"rope_scaling\": {\"type\": \"longrope\", \"long_factor\": "
+                              "[1.0], \"short_factor\": [1.0]}",
+                              ", \"rope_scaling\": {\"type\": \"su\"}"};
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(parse(&a, "Phi3ForCausalLM", longrope[i], err, sizeof err), -1);
+        assert_non_null(strstr(err, i ? "rope_scaling type 'su'" : "rope_scaling type 'longrope'"));
+        assert_null(strchr(err, '\n'));
+    }
+}
+
+/* A config.json alone in a scratch directory, read by gatelab inspect:
+ * Qwen3-Next and Qwen3.5 are refused naming their linear-attention layers,
+ * Gemma 2, Gemma 3 and gpt-oss as unknown architectures; each refusal is
+ * one line, exit 2, listing every family read (Phi-3 among them). */
+static void test_unread_families(void **s) {
+    (void)s;
+    static const struct {
+        const char *arch, *want;
+    } cases[] = {
+        {"Qwen3NextForCausalLM", "Qwen3NextForCausalLM (Qwen3-Next) is not read: its "
+                                 "linear-attention layers (Gated DeltaNet)"},
+        {"Qwen3_5ForCausalLM", "Qwen3_5ForCausalLM (Qwen3.5) is not read: its linear-attention"},
+        {"Qwen3_5MoeForConditionalGeneration", "(Qwen3.5) is not read: its linear-attention"},
+        {"Gemma2ForCausalLM", "unknown architecture 'Gemma2ForCausalLM' (supported: "},
+        {"Gemma3ForCausalLM", "unknown architecture 'Gemma3ForCausalLM' (supported: "},
+        {"GptOssForCausalLM", "unknown architecture 'GptOssForCausalLM' (supported: "},
+    };
+    char list[256], json[256];
+    hf_family_list(list, sizeof list);
+    assert_non_null(strstr(list, "MistralForCausalLM, Phi3ForCausalLM"));
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        const char *d = tu_tmpdir();
+        snprintf(json, sizeof json, "{\"architectures\": [\"%s\"], \"hidden_size\": 32}",
+                 cases[i].arch);
+        tu_write_text(tu_join(d, "config.json"), json);
+        tu_write_text(tu_join(d, "ids.txt"), "1 2 3 4\n");
+        const char *log = tu_join(d, "log");
+        assert_int_equal(tu_run(log, "inspect %s --tokens %s --out %s -q", d, tu_join(d, "ids.txt"),
+                                tu_join(d, "run.h5")),
+                         2);
+        char *out = tu_slurp_ok(log, NULL);
+        if (!strstr(out, cases[i].want) || !strstr(out, list) ||
+            strchr(out, '\n') + 1 != out + strlen(out))
+            fail_msg("%s: refusal was: %s", cases[i].arch, out);
+        free(out);
+        tu_rmtree(d);
+    }
 }
 
 /* The fixture's tokens and reference losses; LEN-token windows starting
@@ -132,20 +225,21 @@ static void test_rerun_families(void **s) {
         const char *d = tu_tmpdir();
         int32_t tok[LEN];
         double loss[LEN];
-        snprintf(fix, sizeof fix, "%s/tests/reference/hf/%s", tu_src(), FIXTURES[i]);
+        const char *name = FIXTURES[i].name;
+        snprintf(fix, sizeof fix, "%s/tests/reference/hf/%s", tu_src(), name);
         snprintf(ids, sizeof ids, "%s/ids.txt", d);
         snprintf(run, sizeof run, "%s/run.h5", d);
         snprintf(log, sizeof log, "%s/log", d);
         int T = fixture_input(fix, ids, tok, loss);
         assert_int_equal(tu_run(log, "inspect %s --tokens %s --out %s -q", fix, ids, run), 0);
-        check_losses(FIXTURES[i], run, tok, loss, T);
+        check_losses(name, run, tok, loss, T);
         /* the window every layer attends under, in a trained run's key */
         hid_t f = H5Fopen(run, H5F_ACC_RDONLY, H5P_DEFAULT), g = H5Gopen2(f, "config", H5P_DEFAULT);
         long long window = -1;
         hid_t at = H5Aopen(g, "window", H5P_DEFAULT);
         assert_true(at >= 0 && H5Aread(at, H5T_NATIVE_LLONG, &window) >= 0);
         H5Aclose(at), H5Gclose(g), H5Fclose(f);
-        assert_int_equal(window, strcmp(FIXTURES[i], "mistral-f32") ? 0 : 4);
+        assert_int_equal(window, FIXTURES[i].window);
         assert_int_equal(tu_run(log, "eval %s --lengths 1x --batches 1 --batch-size 2", run), 0);
         assert_int_equal(tu_run(log, "intervene %s all", run), 0);
         assert_int_equal(tu_run(log, "stream %s --len 40 --window 10 --n-seq 3", run), 0);
@@ -157,6 +251,8 @@ static void test_rerun_families(void **s) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_config_keys),
+        cmocka_unit_test(test_phi3_keys),
+        cmocka_unit_test(test_unread_families),
         cmocka_unit_test(test_rerun_families),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

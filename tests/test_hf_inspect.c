@@ -51,6 +51,8 @@ static const char *FIXTURES[] = {
     "olmo2-bf16-sharded",
     "mistral-f32",
     "mistral-bf16-sharded",
+    "phi3-f32",
+    "phi3-bf16-sharded",
 };
 #define N_FIX (sizeof FIXTURES / sizeof *FIXTURES)
 

@@ -74,7 +74,8 @@ const OptTable inspect_options = {
     "Architectures: LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM (with the\n"
     "gated-attention flags headwise_/elementwise_attn_output_gate),\n"
     "GPT2LMHeadModel, GPTNeoXForCausalLM, Olmo2ForCausalLM, MistralForCausalLM\n"
-    "(its sliding_window applied on every layer).\n",
+    "and Phi3ForCausalLM (these two with sliding_window on every layer; Phi-3's\n"
+    "longrope scaling is refused).\n",
     "Exit codes: 0 ok, 1 failure, 2 bad input.\n",
     inspect_rows,
     NULL};

@@ -29,7 +29,22 @@ static const struct {
     {"LlamaForCausalLM", HF_LLAMA},     {"Qwen2ForCausalLM", HF_QWEN2},
     {"Qwen3ForCausalLM", HF_QWEN3},     {"GPT2LMHeadModel", HF_GPT2},
     {"GPTNeoXForCausalLM", HF_NEOX},    {"Olmo2ForCausalLM", HF_OLMO2},
-    {"MistralForCausalLM", HF_MISTRAL},
+    {"MistralForCausalLM", HF_MISTRAL}, {"Phi3ForCausalLM", HF_PHI3},
+};
+
+/* Architectures refused with the reason rather than as unknown, each with
+ * the family's name: every one interleaves linear-attention layers (Gated
+ * DeltaNet) with its softmax attention layers, and a linear-attention layer
+ * has no attention map. */
+static const struct {
+    const char *arch;
+    const char *family;
+} NOT_READ[] = {
+    {"Qwen3NextForCausalLM", "Qwen3-Next"},
+    {"Qwen3_5ForCausalLM", "Qwen3.5"},
+    {"Qwen3_5ForConditionalGeneration", "Qwen3.5"},
+    {"Qwen3_5MoeForCausalLM", "Qwen3.5"},
+    {"Qwen3_5MoeForConditionalGeneration", "Qwen3.5"},
 };
 
 const char *hf_family_list(char *buf, size_t len) {
@@ -237,6 +252,13 @@ static void rope_scaling(Cfg *c, HfArch *a) {
     if (json_is_object(rs) && !strcmp(t, "yarn")) return rope_yarn(c, a, rs, name);
     c->failed = 1;
     char shown[44];
+    if (!strcmp(t, "longrope") || !strcmp(t, "su")) {
+        seterr(c->err, c->errlen,
+               "%s: %s type '%s' (the long-context RoPE scaling of Phi-3's 128k models) is not "
+               "supported: only plain RoPE (null, default), llama3 or yarn scaling is read",
+               c->path, name, t);
+        return;
+    }
     seterr(c->err, c->errlen, "%s: %s rope_type '%s' is not supported (default, llama3, yarn)",
            c->path, name, err_shown(shown, sizeof shown, t));
 }
@@ -327,6 +349,23 @@ static void parse_gpt2(Cfg *c, HfArch *a) {
     }
 }
 
+/* The rotary dims of each head, int(dh * fraction) as transformers'
+ * default RoPE takes them: the fraction is rope_parameters'
+ * partial_rotary_factor (v5), else the top level's key `top` (GPT-NeoX
+ * rotary_pct, Phi-3 partial_rotary_factor), else dflt; one outside [0, 1]
+ * is refused, naming the key. */
+static void rotary_part(Cfg *c, HfArch *a, const char *top, double dflt) {
+    json_t *rp = json_object_get(c->root, "rope_parameters");
+    int in_rp = json_is_object(rp) && json_object_get(rp, "partial_rotary_factor");
+    double f = in_rp ? num_in(c, rp, "partial_rotary_factor", dflt) : get_num(c, top, dflt);
+    a->rotary_dim = f >= 0 && f <= 1 ? (int)(a->dh * f) : 0;
+    if (!c->failed && !(f >= 0 && f <= 1)) {
+        c->failed = 1;
+        seterr(c->err, c->errlen, "%s: %s must be in [0, 1]", c->path,
+               in_rp ? "partial_rotary_factor" : top);
+    }
+}
+
 static void parse_neox(Cfg *c, HfArch *a) {
     a->d = get_int(c, "hidden_size", -1, 1, MAX_DIM);
     a->L = get_int(c, "num_hidden_layers", -1, 1, 4096);
@@ -337,12 +376,7 @@ static void parse_neox(Cfg *c, HfArch *a) {
     a->max_pos = get_int(c, "max_position_embeddings", 2048, 1, 1 << 30);
     a->eps = get_num(c, "layer_norm_eps", 1e-5);
     if (!c->failed) act_of(c, get_str(c, "hidden_act", "gelu"), &a->act);
-    json_t *rp = json_object_get(c->root, "rope_parameters");
-    double pct = json_is_object(rp) && json_object_get(rp, "partial_rotary_factor")
-                     ? num_in(c, rp, "partial_rotary_factor", 0.25)
-                     : get_num(c, "rotary_pct", 0.25);
-    int pct_ok = pct >= 0 && pct <= 1;
-    a->rotary_dim = pct_ok ? (int)(a->dh * pct) : 0;
+    rotary_part(c, a, "rotary_pct", 0.25);
     static const char *const theta[] = {"rotary_emb_base", "rope_theta"};
     rope_base(c, a, theta, 2);
     rope_scaling(c, a);
@@ -350,24 +384,36 @@ static void parse_neox(Cfg *c, HfArch *a) {
     a->mlp_bias = 1;
     a->parallel_residual = get_bool(c, "use_parallel_residual", 1);
     a->tied = get_bool(c, "tie_word_embeddings", 0);
-    if (!c->failed && !pct_ok) {
-        c->failed = 1;
-        seterr(c->err, c->errlen, "%s: rotary_pct must be in [0, 1]", c->path);
-    }
 }
 
-/* OLMo 2 and Mistral read parse_llama_like's keys, then these, with their
- * config classes' defaults (transformers Olmo2Config, MistralConfig):
- * OLMo 2's rms_norm_eps defaults to 1e-5; Mistral's sliding_window to
- * 4096, null meaning none, and every layer slides. */
-static void parse_olmo2_mistral(Cfg *c, HfArch *a) {
+/* sliding_window as MistralConfig and Phi3Config define it: a window on
+ * every layer, dflt keys when the key is absent (0: none), none when it
+ * is null. */
+static void every_layer_window(Cfg *c, HfArch *a, int dflt) {
+    json_t *sw = json_object_get(c->root, "sliding_window");
+    a->sliding_window = !sw                ? dflt
+                        : json_is_null(sw) ? 0
+                                           : get_int(c, "sliding_window", 0, 1, 1 << 30);
+    a->sliding_layers = a->sliding_window ? a->L : 0;
+}
+
+/* OLMo 2, Mistral and Phi-3 read parse_llama_like's keys, then these,
+ * with their config classes' defaults (transformers Olmo2Config,
+ * MistralConfig, Phi3Config): OLMo 2's rms_norm_eps defaults to 1e-5;
+ * Mistral's sliding_window to 4096; Phi-3's rms_norm_eps to 1e-5, its
+ * sliding_window to none, its partial_rotary_factor to 1, and its
+ * projections carry no biases (modeling_phi3.py builds them bias-free). */
+static void parse_olmo2_mistral_phi3(Cfg *c, HfArch *a) {
     if (a->family == HF_OLMO2) {
         a->eps = get_num(c, "rms_norm_eps", 1e-5);
-        return;
+    } else if (a->family == HF_MISTRAL) {
+        every_layer_window(c, a, 4096);
+    } else {
+        a->eps = get_num(c, "rms_norm_eps", 1e-5);
+        every_layer_window(c, a, 0);
+        rotary_part(c, a, "partial_rotary_factor", 1.0);
+        a->qkv_bias = a->o_bias = a->mlp_bias = 0;
     }
-    json_t *sw = json_object_get(c->root, "sliding_window");
-    a->sliding_window = sw && json_is_null(sw) ? 0 : get_int(c, "sliding_window", 4096, 1, 1 << 30);
-    a->sliding_layers = a->sliding_window ? a->L : 0;
 }
 
 static int check_dims(Cfg *c, HfArch *a) {
@@ -408,6 +454,12 @@ static int family_of(Cfg *c, HfArch *a) {
             return 0;
         }
     char shown[sizeof a->arch + 4], list[256];
+    for (size_t i = 0; i < sizeof NOT_READ / sizeof *NOT_READ; i++)
+        if (!strcmp(a->arch, NOT_READ[i].arch))
+            return seterr(c->err, c->errlen,
+                          "%s: %s (%s) is not read: its linear-attention layers (Gated DeltaNet) "
+                          "have no softmax attention map to measure (supported: %s)",
+                          c->path, a->arch, NOT_READ[i].family, hf_family_list(list, sizeof list));
     return seterr(c->err, c->errlen, "%s: unknown architecture '%s' (supported: %s)", c->path,
                   err_shown(shown, sizeof shown, a->arch), hf_family_list(list, sizeof list));
 }
@@ -431,7 +483,8 @@ int hf_config_parse(HfArch *a, const char *json, size_t len, const char *path, c
         if (a->family == HF_GPT2) parse_gpt2(&c, a);
         else if (a->family == HF_NEOX) parse_neox(&c, a);
         else parse_llama_like(&c, a);
-        if (a->family == HF_OLMO2 || a->family == HF_MISTRAL) parse_olmo2_mistral(&c, a);
+        if (a->family == HF_OLMO2 || a->family == HF_MISTRAL || a->family == HF_PHI3)
+            parse_olmo2_mistral_phi3(&c, a);
         rc = check_dims(&c, a);
     }
     json_decref(c.root);

@@ -6,7 +6,16 @@
 
 #include <stddef.h>
 
-typedef enum { HF_LLAMA, HF_QWEN2, HF_QWEN3, HF_GPT2, HF_NEOX, HF_OLMO2, HF_MISTRAL } HfFamily;
+typedef enum {
+    HF_LLAMA,
+    HF_QWEN2,
+    HF_QWEN3,
+    HF_GPT2,
+    HF_NEOX,
+    HF_OLMO2,
+    HF_MISTRAL,
+    HF_PHI3
+} HfFamily;
 typedef enum { HF_ACT_SILU, HF_ACT_GELU_TANH, HF_ACT_GELU_ERF, HF_ACT_RELU } HfAct;
 typedef enum { HF_GATE_NONE, HF_GATE_HEADWISE, HF_GATE_ELEMENTWISE } HfGate;
 typedef enum { HF_ROPE_PLAIN, HF_ROPE_LLAMA3, HF_ROPE_YARN } HfRope;

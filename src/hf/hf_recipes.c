@@ -7,6 +7,10 @@
  *     residual;
  *   Mistral: Llama's, with every layer's attention under the sliding
  *     window (modeling_mistral.py);
+ *   Phi-3: Llama's, its fused qkv_proj and gate_up_proj read as the
+ *     separate projections (hf_weights_layer), RoPE on the first
+ *     rotary_dim dims of each head (partial_rotary_factor) and the
+ *     sliding window, when set, on every layer (modeling_phi3.py);
  *   OLMo 2: no pre-norms; q/k/v, RMSNorm over the whole q and k
  *     projections, RoPE, attention, o_proj, RMSNorm of the attention's
  *     output, residual; SwiGLU MLP, RMSNorm of its output, residual

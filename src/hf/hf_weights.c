@@ -113,6 +113,22 @@ static int olmo2_specs(const HfArch *a, Spec *s) {
     ADD(W_KN, "self_attn.k_norm.weight", 1, (long long)a->Hkv * a->dh, 0);
     return llama_mlp_specs(a, s, n);
 }
+
+/* Phi-3: Llama's layer with fused projections, bias-free: qkv_proj's rows
+ * are q (H*dh), k (Hkv*dh), v (Hkv*dh), bound as W_QKV; gate_up_proj's
+ * the gate (ff), then up (ff), bound as W_GATE. hf_weights_layer hands
+ * out each part as the separate role (fused_views). */
+static int phi3_specs(const HfArch *a, Spec *s) {
+    const long long d = a->d, kv = (long long)a->Hkv * a->dh, hd = (long long)a->H * a->dh;
+    int n = 0;
+    ADD(W_LN1, "input_layernorm.weight", 1, d, 0);
+    ADD(W_LN2, "post_attention_layernorm.weight", 1, d, 0);
+    ADD(W_QKV, "self_attn.qkv_proj.weight", 2, hd + 2 * kv, d);
+    ADD(W_O, "self_attn.o_proj.weight", 2, d, hd);
+    ADD(W_GATE, "mlp.gate_up_proj.weight", 2, 2LL * a->ff, d);
+    ADD(W_DOWN, "mlp.down_proj.weight", 2, d, a->ff);
+    return n;
+}
 #undef ADD
 #undef BIAS
 
@@ -120,6 +136,7 @@ static int layer_specs(const HfArch *a, Spec *s) {
     if (a->family == HF_GPT2) return gpt2_specs(a, s);
     if (a->family == HF_NEOX) return neox_specs(a, s);
     if (a->family == HF_OLMO2) return olmo2_specs(a, s);
+    if (a->family == HF_PHI3) return phi3_specs(a, s);
     return llama_specs(a, s);
 }
 
@@ -242,6 +259,18 @@ void hf_weights_free(HfWeights *w) {
     memset(w, 0, sizeof *w);
 }
 
+/* Phi-3's fused tensors as the separate roles the Llama recipe reads: the
+ * row blocks of qkv_proj as W_Q, W_K, W_V (W_QKV then unset), of
+ * gate_up_proj as W_GATE and W_UP; each a view, rows being contiguous. */
+static void fused_views(const HfArch *a, const float *out[W_N_ROLES]) {
+    const size_t d = (size_t)a->d, kv = (size_t)a->Hkv * a->dh, hd = (size_t)a->H * a->dh;
+    out[W_Q] = out[W_QKV];
+    out[W_K] = out[W_Q] + hd * d;
+    out[W_V] = out[W_K] + kv * d;
+    out[W_QKV] = NULL;
+    out[W_UP] = out[W_GATE] + (size_t)a->ff * d;
+}
+
 int hf_weights_layer(HfWeights *w, int l, const float *out[W_N_ROLES], char *err, size_t errlen) {
     size_t used = 0;
     for (int r = 0; r < W_N_ROLES; r++) {
@@ -252,6 +281,7 @@ int hf_weights_layer(HfWeights *w, int l, const float *out[W_N_ROLES], char *err
         out[r] = w->scratch + used;
         used += t->numel;
     }
+    if (w->a->family == HF_PHI3) fused_views(w->a, out);
     return 0;
 }
 

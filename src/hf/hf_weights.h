@@ -24,7 +24,8 @@ typedef enum {
     W_KB,
     W_VB, /* separate projections [out, in] */
     W_QKV,
-    W_QKV_B, /* fused: GPT-2 Conv1D [d, 3d]; NeoX [3d, d] per head */
+    W_QKV_B, /* fused: GPT-2 Conv1D [d, 3d]; NeoX [3d, d] per head; Phi-3's
+              * [q; k; v] rows, handed out as W_Q, W_K, W_V */
     W_O,
     W_OB,
     W_QN,
@@ -34,7 +35,8 @@ typedef enum {
     W_DOWN,
     W_GATE_B,
     W_UP_B,
-    W_DOWN_B, /* GLU, or up/down of the plain MLP */
+    W_DOWN_B, /* GLU, or up/down of the plain MLP; Phi-3's gate_up_proj
+               * binds to W_GATE and is handed out as W_GATE, W_UP */
     W_N_ROLES
 } HfRole;
 
@@ -61,7 +63,8 @@ int hf_weights_bind(HfWeights *w, SafeTensors *st, const HfArch *a, char *err, s
 void hf_weights_free(HfWeights *w);
 
 /* Float pointers of layer l's tensors (NULL for unused roles), valid until
- * the next call. */
+ * the next call; a fused tensor that a recipe reads as separate roles
+ * (Phi-3's qkv_proj, gate_up_proj) comes as views of its row blocks. */
 int hf_weights_layer(HfWeights *w, int l, const float *out[W_N_ROLES], char *err, size_t errlen);
 /* A global 1-D tensor (norms) as floats: into dst[n] when converted. */
 const float *hf_weights_vec(HfWeights *w, HfGlobalRole r, float *dst, char *err, size_t errlen);

@@ -6,7 +6,7 @@ No `transformers` here: each architecture's forward is written out in plain
 PyTorch below, following the Hugging Face modeling files' semantics
 (LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM plus the gated
 variants of the paper's released code, GPT2LMHeadModel, GPTNeoXForCausalLM,
-Olmo2ForCausalLM, MistralForCausalLM).
+Olmo2ForCausalLM, MistralForCausalLM, Phi3ForCausalLM).
 The safetensors files are written by hand (8-byte little-endian header
 length, JSON header padded to 8 bytes, raw little-endian data).
 
@@ -18,7 +18,7 @@ Each fixture is a directory tests/reference/hf/<name>/ holding a snapshot
 (config.json, model.safetensors or shards + model.safetensors.index.json)
 and expected.h5: tokens [T] int32, logits [T,V], attention [L,H,T,T],
 hidden [L,T,d] (block outputs), gates [L,T,C] (sigmoid scores, gated only).
-OLMo 2 and Mistral run in float64 (on the rounded weights) and add losses
+OLMo 2, Mistral and Phi-3 run in float64 (on the rounded weights) and add losses
 [T-1] float64, each position's cross-entropy against the next token.
 
     /usr/bin/python3 tests/reference/make_hf_fixtures.py [--out DIR] [--only NAME]
@@ -303,6 +303,51 @@ def forward_mistral(cfg, W, ids):
     return logits, att, [], hidden
 
 
+def forward_phi3(cfg, W, ids):
+    """Phi3ForCausalLM as modeling_phi3.py (transformers v4.48 to v5)
+    defines it: Llama's pre-norm layer with the projections fused.
+    qkv_proj's rows are the queries (H*dh), then the keys (Hkv*dh), then
+    the values (Hkv*dh); gate_up_proj's rows the gate (ff), then the up
+    projection (ff), the MLP being down(up * silu(gate)). RoPE turns the
+    first rotary_dim = int(head_dim * partial_rotary_factor) dims of each
+    head by rotate_half over those dims, the rest passing unchanged. The
+    sliding_window (Phi3Config's default null) masks every layer when set;
+    rms_norm_eps defaults to 1e-5."""
+    d, H = cfg["hidden_size"], cfg["num_attention_heads"]
+    Hkv = cfg.get("num_key_value_heads") or H
+    dh = cfg.get("head_dim") or d // H
+    eps, grp, T = cfg.get("rms_norm_eps", 1e-5), H // Hkv, len(ids)
+    rd = int(dh * cfg.get("partial_rotary_factor", 1.0))
+    window = cfg.get("sliding_window")
+    cos, sin = rope_cos_sin(T, rd, cfg["rope_theta"])
+    cos, sin = cos.to(W["model.norm.weight"].dtype), sin.to(W["model.norm.weight"].dtype)
+
+    def rope(x):
+        r, rest = x[..., :rd], x[..., rd:]
+        return torch.cat((r * cos + rotate_half(r) * sin, rest), dim=-1)
+    x = W["model.embed_tokens.weight"][ids]
+    att, hidden = [], []
+    for l in range(cfg["num_hidden_layers"]):
+        p = "model.layers.%d." % l
+        h = rms_norm(x, W[p + "input_layernorm.weight"], eps)
+        qkv = F.linear(h, W[p + "self_attn.qkv_proj.weight"])
+        q, k, v = qkv.split([H * dh, Hkv * dh, Hkv * dh], dim=-1)
+        q = rope(q.reshape(T, H, dh).transpose(0, 1))
+        k = rope(k.reshape(T, Hkv, dh).transpose(0, 1))
+        v = v.reshape(T, Hkv, dh).transpose(0, 1)
+        o, probs = causal_attention(q, k.repeat_interleave(grp, dim=0), v.repeat_interleave(grp, dim=0),
+                                    window)
+        x = x + F.linear(o.reshape(T, H * dh), W[p + "self_attn.o_proj.weight"])
+        h = rms_norm(x, W[p + "post_attention_layernorm.weight"], eps)
+        gate, up = F.linear(h, W[p + "mlp.gate_up_proj.weight"]).chunk(2, dim=-1)
+        x = x + F.linear(up * F.silu(gate), W[p + "mlp.down_proj.weight"])
+        att.append(probs)
+        hidden.append(x)
+    head = W["model.embed_tokens.weight"] if cfg.get("tie_word_embeddings") else W["lm_head.weight"]
+    logits = rms_norm(x, W["model.norm.weight"], eps) @ head.T
+    return logits, att, [], hidden
+
+
 def forward_gpt2(cfg, W, ids, pre):
     d, H, eps, T = cfg["n_embd"], cfg["n_head"], cfg["layer_norm_epsilon"], len(ids)
     dh = d // H
@@ -430,6 +475,25 @@ def weights_olmo2(cfg, g):
     return W
 
 
+def weights_phi3(cfg, g):
+    d, H, V, ff = cfg["hidden_size"], cfg["num_attention_heads"], cfg["vocab_size"], cfg["intermediate_size"]
+    Hkv = cfg.get("num_key_value_heads") or H
+    dh = cfg.get("head_dim") or d // H
+    W = {"model.embed_tokens.weight": torch.randn(V, d, generator=g), "model.norm.weight": vec(g, d, 1.0)}
+    if not cfg.get("tie_word_embeddings"):
+        W["lm_head.weight"] = mat(g, V, d)
+    for l in range(cfg["num_hidden_layers"]):
+        p = "model.layers.%d." % l
+        W[p + "input_layernorm.weight"] = vec(g, d, 1.0)
+        W[p + "post_attention_layernorm.weight"] = vec(g, d, 1.0)
+        W[p + "self_attn.qkv_proj.weight"] = torch.cat((mat(g, H * dh, d, 2.0), mat(g, Hkv * dh, d, 2.0),
+                                                        mat(g, Hkv * dh, d)))
+        W[p + "self_attn.o_proj.weight"] = mat(g, d, H * dh)
+        W[p + "mlp.gate_up_proj.weight"] = mat(g, 2 * ff, d)
+        W[p + "mlp.down_proj.weight"] = mat(g, d, ff)
+    return W
+
+
 def weights_gpt2(cfg, pre, g):
     d, V, ff, P = cfg["n_embd"], cfg["vocab_size"], cfg.get("n_inner") or 4 * cfg["n_embd"], cfg["n_positions"]
     W = {pre + "wte.weight": torch.randn(V, d, generator=g), pre + "wpe.weight": 0.5 * torch.randn(P, d, generator=g),
@@ -509,6 +573,16 @@ def olmo2_cfg(**kw):
     return c
 
 
+def phi3_cfg(**kw):
+    """A Phi-3 config as Phi3Config saves one, with the keys the 4k models'
+    config.json carries (sliding_window, no rope_scaling); rms_norm_eps,
+    unless given, left out so that its default (1e-5) is what is read."""
+    c = llama_cfg("Phi3ForCausalLM", "phi3", rope_scaling=None, **kw)
+    if "rms_norm_eps" not in kw:
+        del c["rms_norm_eps"]
+    return c
+
+
 LLAMA3 = {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
           "original_max_position_embeddings": 64}
 
@@ -542,6 +616,9 @@ FIXTURES = {
     "mistral-f32": ("mistral", llama_cfg("MistralForCausalLM", "mistral", sliding_window=4), "F32", 1),
     "mistral-bf16-sharded": ("mistral", llama_cfg("MistralForCausalLM", "mistral", sliding_window=None,
                                                   tie_word_embeddings=True), "BF16", 2),
+    "phi3-f32": ("phi3", phi3_cfg(partial_rotary_factor=0.5, sliding_window=4, rms_norm_eps=1e-6), "F32", 1),
+    "phi3-bf16-sharded": ("phi3", phi3_cfg(num_key_value_heads=1, sliding_window=None, tie_word_embeddings=True),
+                          "BF16", 2),
 }
 
 
@@ -552,6 +629,8 @@ def build(name, spec, out_root):
         W = weights_llama(cfg, family, g)
     elif family == "olmo2":
         W = weights_olmo2(cfg, g)
+    elif family == "phi3":
+        W = weights_phi3(cfg, g)
     elif family.startswith("gpt2"):
         pre = "" if family == "gpt2-noprefix" else "transformer."
         W = weights_gpt2(cfg, pre, g)
@@ -563,8 +642,8 @@ def build(name, spec, out_root):
     with torch.no_grad():
         if family in ("llama", "qwen2", "qwen3"):
             logits, att, gates, hidden = forward_llama(cfg, Wr, ids, family)
-        elif family in ("olmo2", "mistral"):
-            fwd = forward_olmo2 if family == "olmo2" else forward_mistral
+        elif family in ("olmo2", "mistral", "phi3"):
+            fwd = {"olmo2": forward_olmo2, "mistral": forward_mistral, "phi3": forward_phi3}[family]
             logits, att, gates, hidden = fwd(cfg, {k: v.double() for k, v in Wr.items()}, ids)
         elif family.startswith("gpt2"):
             logits, att, gates, hidden = forward_gpt2(cfg, Wr, ids, pre)
