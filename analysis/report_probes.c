@@ -91,7 +91,10 @@ static void compare_table(FILE *f, const Row *rows, int n, const MetricCol *cons
             fputc('\n', f);
         }
     }
-    if (!any) fputs("\nNo run group has a matching baseline group with these measures.\n", f);
+    if (!any)
+        fputs("\nNo group other than a baseline has a matching baseline group with these measures: "
+              "nothing to compare.\n",
+              f);
 }
 
 void md_probes(FILE *f, const Row *rows, int n) {
