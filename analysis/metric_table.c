@@ -519,7 +519,8 @@ static const MetricCol METRICS[] = {
               "The effective rank (Roy & Vetterli 2007, \"The effective rank: a measure of "
               "effective dimensionality\", EUSIPCO, Definition 2) of each head's W_V W_O (the "
               "probe's `ov_erank` [L, H]; docs/metrics.md \"Head probes\"), the mean over "
-              "layers and heads. Blank when the run file stores no `ov_erank`."),
+              "layers and heads. Blank when the run file stores no `ov_erank` or a head's rank "
+              "is not known."),
     /* rs_needle_acc (runstats.h), from gatelab eval --needle's /lceval */
     LC_MODE_MULTS(NEEDLE_ACC){
         .csv = "needle_rows",

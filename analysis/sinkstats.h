@@ -79,7 +79,7 @@ double ss_grad_first_over_median(const ProbeRecord *p);
 double ss_distance_mass_near(const ProbeRecord *p, int near);
 
 /* The mean of ov_erank over layers and heads; NaN when the probe has no
- * ov_erank. */
+ * ov_erank or a head's rank is NaN. */
 double ss_ov_erank_mean(const ProbeRecord *p);
 
 #endif
