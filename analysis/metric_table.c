@@ -9,6 +9,7 @@
 #include "metrics.h" /* SINK_EPS, SINK_EPS_LOW, SINK_EPS_MID */
 #include "report_priv.h"
 #include "runschema.h" /* RS_GATE_SPARSE */
+#include "sinkstats.h" /* SS_NEAR_DIST */
 
 #define OFF(f) offsetof(Row, f)
 /* clang-format off */
@@ -50,6 +51,16 @@
      .def = def_,                                                                                  \
      .proto = (pm_) + 1,                                                                           \
      .label = label_}
+
+/* a probe measure results.csv has, shown in place order_ of the section
+ * "Probe measures across seeds" (report_probes.c) */
+#define PROBE_DEF(name_, field_, order_, def_)                                                     \
+    {.csv = name_,                                                                                 \
+     .threshold = NAN,                                                                             \
+     .kind = MK_REAL,                                                                              \
+     .off = OFF(field_),                                                                           \
+     .def = def_,                                                                                  \
+     .seeds_order = order_}
 
 /* clang-format on */
 
@@ -442,6 +453,7 @@ static const MetricCol METRICS[] = {
      .kind = MK_INT,
      .off = OFF(dormant),
      .anchor = "def-dormant",
+     .seeds_order = 7,
      .def = "How many heads the sink rule classes as dormant: output-norm score below 0.5 "
             "and a first-token sink (docs/metrics.md \"Head probes\", dormant heads)."},
     {.csv = "dormant_heads_norm",
@@ -449,18 +461,20 @@ static const MetricCol METRICS[] = {
      .kind = MK_INT,
      .off = OFF(dormant_norm),
      .anchor = "def-dormant-norm",
+     .seeds_order = 8,
      .def = "How many heads the output-norm rule classes as dormant: output-norm score below "
             "0.5, sink or not (Sandoval-Segura et al.'s criterion; docs/metrics.md \"Head "
             "probes\", dormant heads)."},
-    CSV_DEF("secondary_sinks", secondary,
-            "Secondary sinks (docs/metrics.md: tokens other than position 0 that draw "
-            "attention over a run of layers; `gatelab sinks`), the mean number per probe "
-            "sequence."),
+    PROBE_DEF("secondary_sinks", secondary, 9,
+              "Secondary sinks (docs/metrics.md: tokens other than position 0 that draw "
+              "attention over a run of layers; `gatelab sinks`), the mean number per probe "
+              "sequence."),
     {.csv = "residual_sinks",
      .threshold = NAN,
      .kind = MK_INT,
      .off = OFF(resid_sinks),
      .anchor = "def-resid-sinks",
+     .seeds_order = 10,
      .def = "Residual sinks (docs/metrics.md: a dimension i of block l's output with "
             "|h_t[i]| above 10 x the median |h| on at least 80% of tokens; `gatelab acts`), "
             "counted over layers."},
@@ -468,6 +482,45 @@ static const MetricCol METRICS[] = {
             "The gate score at position 0, the mean over channels, probe sequences and "
             "layers (`gatelab gates`)."),
     CSV_DEF("gate_rest", gate_rest, "The same over positions t >= 1."),
+    /* ratios and summaries of the probe measures above (sinkstats.h), the
+     * numbers a comparison across seeds reads */
+    PROBE_DEF("bos_key_norm_ratio", knorm_ratio, 1,
+              "Per head, ||k_0|| over the median over positions t >= 1 of ||k_t|| (the probe's "
+              "`key_norm` [L, H, T], each position's norm the mean over probe sequences), the "
+              "mean over layers and heads. The key norms of Gu et al. (ICLR 2025, \"When "
+              "attention sink emerges in language models\", `eval_activations_open_source.py`); "
+              "the ratio to the median is ours (docs/metrics.md \"Head probes\"). Blank when "
+              "the run file stores no `key_norm` or a head's median is 0."),
+    PROBE_DEF("bos_value_norm_ratio", vnorm_ratio, 2,
+              "The same of the value norms ||v_t|| (`value_norm`): Gu et al.'s and Wong et al.'s "
+              "(arXiv 2512.22213) small sink value, a ratio below 1."),
+    PROBE_DEF("gate_first_over_rest", gate_ratio, 3,
+              "gate_first / gate_rest: the mean gate score at position 0 over that at t >= 1 "
+              "(docs/metrics.md \"Head probes\", gate at position 0); blank without a gate, "
+              "or when gate_rest is 0."),
+    {.csv = "distance_mass_%g",
+     .threshold = SS_NEAR_DIST,
+     .kind = MK_REAL,
+     .off = OFF(dist_near),
+     .def = "The attention mass within %g keys of the query: the sum over distances d = t - j "
+            "< %g (d = 0 the query itself) of the distance profile's m(d), the share of a "
+            "map's mass at distance d (docs/metrics.md \"Beyond the first token\", after Sun "
+            "et al. 2026, arXiv 2603.05498, our definition), from the stored sequence-mean "
+            "maps, the mean over layers and heads. Blank when the maps have no mass.",
+     .seeds_order = 4},
+    PROBE_DEF("bos_grad_norm_ratio", grad_ratio, 5,
+              "Per layer, the input-gradient norm at position 0 over the median over t >= 1 "
+              "(the probe's `grad_in_norm` [L, T]: the norm of the gradient of the mean loss "
+              "w.r.t. the residual stream entering the block, the mean over probe sequences; "
+              "Chen & Yao 2026's gradient sinks), the mean over layers. Blank when the run file "
+              "stores no `grad_in_norm` (inspected checkpoints, older files) or a layer's "
+              "median is 0."),
+    PROBE_DEF("wvwo_rank_mean", ov_rank, 6,
+              "The effective rank (Roy & Vetterli 2007, \"The effective rank: a measure of "
+              "effective dimensionality\", EUSIPCO, Definition 2) of each head's W_V W_O (the "
+              "probe's `ov_erank` [L, H]; docs/metrics.md \"Head probes\"), the mean over "
+              "layers and heads. Blank when the run file stores no `ov_erank` or a head's rank "
+              "is not known."),
     /* rs_needle_acc (runstats.h), from gatelab eval --needle's /lceval */
     LC_MODE_MULTS(NEEDLE_ACC){
         .csv = "needle_rows",
@@ -558,6 +611,17 @@ int metric_md_columns(int t, const MetricCol **out, int cap) {
         for (int i = 0; i < N_METRICS && n < cap; i++)
             if (METRICS[i].md_table == t && METRICS[i].md_order == order)
                 out[n++] = &METRICS[i], found = 1;
+        if (!found) break;
+    }
+    return n;
+}
+
+int metric_seeds_columns(const MetricCol **out, int cap) {
+    int n = 0;
+    for (int order = 1; n < cap; order++) {
+        int found = 0;
+        for (int i = 0; i < N_METRICS && n < cap; i++)
+            if (METRICS[i].seeds_order == order) out[n++] = &METRICS[i], found = 1;
         if (!found) break;
     }
     return n;

@@ -48,6 +48,9 @@ typedef struct {
      * (md_compare): what a significantly lower and higher value of a run
      * group means; NULL: not compared */
     const char *lower, *higher;
+    /* the section "Probe measures across seeds" (report_probes.c) shows
+     * it in this place, 1, 2, ...; 0: not shown there */
+    int seeds_order;
 } MetricCol;
 
 /* The i-th metric in CSV order; NULL past the end. */
@@ -66,5 +69,8 @@ int metric_compared(const MetricCol **out, int cap);
 /* The metrics of Markdown table t in column order into out[cap]; returns
  * how many. */
 int metric_md_columns(int t, const MetricCol **out, int cap);
+/* The metrics of the section "Probe measures across seeds" in its order
+ * (seeds_order) into out[cap]; returns how many. */
+int metric_seeds_columns(const MetricCol **out, int cap);
 
 #endif

@@ -114,7 +114,8 @@ static int write_md(const char *path, const char *dir, const char *outdir, const
     md_runs(f, rows, n);
     if (ns) md_figures(f, outdir, sub, ns);
     md_lr_sensitivity(f, outdir, rows, n);
-    md_quant(f, rows, n); /* report_quant.c */
+    md_quant(f, rows, n);  /* report_quant.c */
+    md_probes(f, rows, n); /* report_probes.c */
     char figdir[1100];
     snprintf(figdir, sizeof figdir, "%s/figures", outdir);
     report_longctx(f, figdir, rows, n); /* report_longctx.c and report_needle.c: from the rows */

@@ -96,6 +96,11 @@ typedef struct {
      * stored in the run file) */
     double knorm_first, knorm_rest, vnorm_first, vnorm_rest, secondary, gate_first, gate_rest;
     int dormant, dormant_norm, resid_sinks;
+    /* the same's ratios and summaries: key and value norm and input
+     * gradient at position 0 over the median of the rest, gate_first /
+     * gate_rest, the attention mass within SS_NEAR_DIST keys, the mean
+     * W_V W_O effective rank (NaN: not stored) */
+    double knorm_ratio, vnorm_ratio, grad_ratio, gate_ratio, dist_near, ov_rank;
     /* rs_needle_acc (gatelab eval --needle): the exact-match share over
      * every depth at LC_MULT[k] times the training length, [plain,
      * yarn] (NaN: not evaluated), and the rows each is over (-1: none
@@ -178,6 +183,12 @@ void md_lr_sensitivity(FILE *f, const char *outdir, const Row *rows, int n);
 /* report_quant.c: the quantized-evaluation section (only when some run
  * has /quant). */
 void md_quant(FILE *f, const Row *rows, int n);
+/* report_probes.c: the section "Probe measures across seeds" (only when
+ * some run has one of its measures, the metric table's rows with a
+ * seeds_order): per run group each measure's mean ± std over seeds, and
+ * per group with a matching baseline group the difference of means with
+ * md_stat_cells' tests, exploratory. From the rows alone. */
+void md_probes(FILE *f, const Row *rows, int n);
 /* report_compare.c */
 /* The exploratory comparisons of every group with its baseline; those the
  * protocol pr (NULL: none) tests as primary are named, not tested again. */

@@ -115,6 +115,12 @@ static void row_probe(RunReader *r, Row *w, const Config *cfg) {
     w->secondary = ss_secondary_mean(&p);
     w->resid_sinks = ss_resid_count(&p);
     ss_gate_first_rest(&p, &w->gate_first, &w->gate_rest);
+    w->knorm_ratio = ss_lh_first_over_median(&p, p.key_norm);
+    w->vnorm_ratio = ss_lh_first_over_median(&p, p.value_norm);
+    w->grad_ratio = ss_grad_first_over_median(&p);
+    if (isfinite(w->gate_rest) && w->gate_rest != 0.0) w->gate_ratio = w->gate_first / w->gate_rest;
+    w->dist_near = ss_distance_mass_near(&p, SS_NEAR_DIST);
+    w->ov_rank = ss_ov_erank_mean(&p);
     runread_probe_free(&p);
 }
 
@@ -218,6 +224,8 @@ void row_blank(Row *w) {
     w->knorm_first = w->knorm_rest = w->vnorm_first = w->vnorm_rest = NAN;
     w->secondary = w->gate_first = w->gate_rest = NAN;
     w->dormant = w->dormant_norm = w->resid_sinks = -1;
+    w->knorm_ratio = w->vnorm_ratio = w->grad_ratio = w->gate_ratio = NAN;
+    w->dist_near = w->ov_rank = NAN;
     w->sink_formed = w->gate_bounded = -1;
     w->loss0 = w->max_logit = w->task_floor = NAN;
     w->protocol_hash[0] = '\0';

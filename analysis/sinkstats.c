@@ -148,3 +148,52 @@ void ss_gate_first_rest(const ProbeRecord *p, double *first, double *rest) {
     for (int l = 0; l < p->L; l++) f += p->gate_first[l], r += p->gate_rest[l];
     *first = f / p->L, *rest = r / p->L;
 }
+
+/* v[0] over the median of v[1..T-1], v read as float (f) or double (d),
+ * one of them non-NULL; scratch[T] is overwritten. NaN when T < 2 or the
+ * median is not positive. */
+static double first_over_median(const float *f, const double *d, int T, double *scratch) {
+    if (T < 2) return NAN;
+    for (int t = 1; t < T; t++) scratch[t - 1] = f ? f[t] : d[t];
+    double med = median_sort(scratch, (size_t)T - 1);
+    return med > 0.0 ? (f ? f[0] : d[0]) / med : NAN;
+}
+
+double ss_lh_first_over_median(const ProbeRecord *p, const float *arr) {
+    if (!arr || p->L < 1 || p->H < 1 || p->T < 2) return NAN;
+    double *scratch = malloc((size_t)p->T * sizeof *scratch), s = 0.0;
+    if (!scratch) return NAN;
+    for (int lh = 0; lh < p->L * p->H; lh++)
+        s += first_over_median(arr + (size_t)lh * p->T, NULL, p->T, scratch);
+    free(scratch);
+    return s / ((double)p->L * p->H);
+}
+
+double ss_grad_first_over_median(const ProbeRecord *p) {
+    if (!p->grad_in_norm || p->L < 1 || p->T < 2) return NAN;
+    double *scratch = malloc((size_t)p->T * sizeof *scratch), s = 0.0;
+    if (!scratch) return NAN;
+    for (int l = 0; l < p->L; l++)
+        s += first_over_median(NULL, p->grad_in_norm + (size_t)l * p->T, p->T, scratch);
+    free(scratch);
+    return s / p->L;
+}
+
+double ss_distance_mass_near(const ProbeRecord *p, int near) {
+    if (!p->attention || p->M < 1 || p->L < 1 || p->H < 1) return NAN;
+    double *mass = malloc((size_t)p->M * sizeof *mass), s = 0.0;
+    if (!mass || ss_distance(p, -1, NULL, mass) < 0) {
+        free(mass);
+        return NAN;
+    }
+    for (int d = 0; d < near && d < p->M; d++) s += mass[d];
+    free(mass);
+    return s;
+}
+
+double ss_ov_erank_mean(const ProbeRecord *p) {
+    if (!p->ov_erank || p->L < 1 || p->H < 1) return NAN;
+    double s = 0.0;
+    for (int lh = 0; lh < p->L * p->H; lh++) s += p->ov_erank[lh];
+    return s / ((double)p->L * p->H);
+}

@@ -59,4 +59,27 @@ int ss_resid_count(const ProbeRecord *p);
  * (*rest); both NaN without gate_first / gate_rest. */
 void ss_gate_first_rest(const ProbeRecord *p, double *first, double *rest);
 
+/* The distance profile's near window: the keys d = 0..SS_NEAR_DIST-1
+ * before the query (d = 0 the query itself) that distance_mass_%g sums. */
+#define SS_NEAR_DIST 8
+
+/* The mean over layers and heads of arr[l, h, 0] over the median over
+ * t >= 1 of arr[l, h, t] (arr [L, H, T]: key_norm, value_norm); NaN when
+ * the probe lacks arr, T < 2 or a head's median is not positive. */
+double ss_lh_first_over_median(const ProbeRecord *p, const float *arr);
+
+/* The mean over layers of grad_in_norm[l, 0] over the median over t >= 1
+ * of grad_in_norm[l, t]; NaN when the probe has no grad_in_norm, T < 2 or
+ * a layer's median is not positive. */
+double ss_grad_first_over_median(const ProbeRecord *p);
+
+/* The attention mass within near keys of the query: the sum over
+ * d = 0..near-1 of the distance profile's mass m(d) (ss_distance), the mean
+ * over layers and heads; NaN when the maps have no mass. */
+double ss_distance_mass_near(const ProbeRecord *p, int near);
+
+/* The mean of ov_erank over layers and heads; NaN when the probe has no
+ * ov_erank or a head's rank is NaN. */
+double ss_ov_erank_mean(const ProbeRecord *p);
+
 #endif

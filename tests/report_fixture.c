@@ -59,6 +59,7 @@ const char *g_extra_sets[3];
  * none) and the task floor (NaN: none). */
 const char *g_proto_text = NULL;
 double g_task_floor = NAN;
+void (*g_probe_hook)(ProbeRecord *p, const char *variant, int seed) = NULL;
 
 /* /protocol with text's hash and /summary task_floor, as g_* say. */
 static void record_start(RunFile *rf) {
@@ -142,6 +143,7 @@ void make_run_cfg(const char *name, const char *variant, int seed, double val_lo
         p.gate_below = gbelow;
         p.gate_stats = gstats;
     }
+    if (g_probe_hook) g_probe_hook(&p, variant, seed);
     assert_int_equal(runfile_write_probe(rf, &p, rf_err, sizeof rf_err), 0);
     assert_int_equal(runfile_set_summary(rf, "steps_done", 100, rf_err, sizeof rf_err), 0);
     assert_int_equal(runfile_set_summary(rf, "final_val_loss", val_loss, rf_err, sizeof rf_err), 0);

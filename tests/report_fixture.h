@@ -26,6 +26,11 @@ extern const char *g_proto_text;
 
 extern double g_task_floor;
 
+/* Called on each run's probe record just before make_run_cfg writes it
+ * (NULL: none), with the run's variant id and seed: a test adds the
+ * optional arrays it needs (their storage must outlive the call). */
+extern void (*g_probe_hook)(ProbeRecord *p, const char *variant, int seed);
+
 /* A finished run file tu_scratch/name of the variant id (then g_extra_sets)
  * at this seed, data and lr: 100 training steps of loss 2 (4 at step 60
  * when spike), final val_loss, one probe whose every head gives `a` to
