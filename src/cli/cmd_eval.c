@@ -278,10 +278,8 @@ static void warn_without_lengths(int yarn, int both, int needle) {
 static int parse_quant(const char *spec, QuantEvalOpts *q) {
     int prc = quanteval_parse_modes(spec, q->modes, &q->n_modes);
     if (prc == 0) return 0;
-    fprintf(stderr,
-            "gatelab eval: bad --quant '%s' (%s; want a list of " FQ_NAME_W8A8 ", " FQ_NAME_W8A8_PCT
-            ", " FQ_NAME_W4A4 ")\n",
-            spec, prc == -2 ? "a mode named twice" : "an unknown mode");
+    fprintf(stderr, "gatelab eval: bad --quant '%s' (%s; want a list of " FQ_NAMES_TEXT ")\n", spec,
+            prc == -2 ? "a mode named twice" : "an unknown mode");
     return 2;
 }
 
@@ -344,8 +342,9 @@ static const OptRow eval_rows[] = {
     {'B', "batch-size", OPT_INT, "B", 1, 4096, "4", "sequences per batch", 0, 0},
     {'q', "quant", OPT_STR, "LIST", 0, 0, NULL,
      "fake-quantized evaluation at T_train in these modes:\n"
-     "comma-separated " FQ_NAME_W8A8 ", " FQ_NAME_W8A8_PCT
-     " (input ranges at the\n" FQ_PERCENTILE_TEXT "th percentile), " FQ_NAME_W4A4,
+     "comma-separated " FQ_NAMES_TEXT "\n(" FQ_NAME_W8A8_PCT
+     ": input ranges at the " FQ_PERCENTILE_TEXT "th percentile;\n" FQ_NAME_W8A8_TOK
+     ": each token's input on its own range)",
      0, 0},
     {'c', "calib", OPT_INT, "N", 1, 100000, QEVAL_CALIB_TEXT,
      "held-out batches calibrating each --quant\nmode's input ranges", 0, 0},

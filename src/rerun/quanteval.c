@@ -55,7 +55,7 @@ static int run_batches(Forward *f, const QuantEvalOpts *o, FakeQuant *q, int i0,
     return 0;
 }
 
-/* One pass of mode m (calibrated first unless float): its loss into *loss;
+/* One pass of mode m (calibrated first when fq_calibrated): its loss into *loss;
  * the float pass's statistics into r. */
 static int run_mode(Forward *f, const QuantEvalOpts *o, FqMode m, const QBufs *b,
                     QuantEvalResult *r, double *loss, char *err, size_t errlen) {
@@ -65,7 +65,7 @@ static int run_mode(Forward *f, const QuantEvalOpts *o, FqMode m, const QBufs *b
     double sum = 0.0, csum = 0.0;
     long long cnt = 0, ccnt = 0;
     q.calibrating = 1;
-    int rc = m == FQ_FLOAT
+    int rc = !fq_calibrated(m)
                  ? 0
                  : run_batches(f, o, &q, o->batches, o->calib, nb, b, &csum, &ccnt, err, errlen);
     q.calibrating = 0;
