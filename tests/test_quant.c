@@ -490,6 +490,48 @@ static void test_eval_quant(void **st) {
     free(csv);
 }
 
+/* --quant-keep-first on the run test_eval_quant evaluated: each mode's
+ * all-rows pass unchanged (the same dloss), the held-out pass stored
+ * beside it, sink_dloss their difference; the refusals. */
+static void test_eval_quant_keep(void **st) {
+    (void)st;
+    char out[1024], err[512];
+    snprintf(out, sizeof out, "%s/keep.out", tu_tiny_dir);
+    RunReader *r = runread_open(tu_tiny_run, err, sizeof err);
+    assert_non_null(r);
+    RunQuant rq;
+    RunQuantMode before[2], rm;
+    const char *modes[2] = {FQ_NAME_W8A8, FQ_NAME_W8A8_TOK};
+    assert_int_equal(runread_quant(r, &rq, err, sizeof err), 0);
+    assert_int_equal(rq.keep_first, 0);
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(runread_quant_mode(r, modes[i], &before[i], err, sizeof err), 0);
+        assert_true(isnan(before[i].sink_dloss) && isnan(before[i].dloss_keep));
+    }
+    runread_close(r);
+    assert_int_equal(tu_run(out, "eval %s --quant w8a8 --quant-keep-first 99999", tu_tiny_run), 2);
+    tu_assert_one_line(out, "--quant-keep-first 99999 holds out more than a window", "give 0 to");
+    assert_int_equal(tu_run(out, "eval %s --lengths 1x --quant-keep-first 1", tu_tiny_run), 2);
+    tu_assert_one_line(out, "gatelab eval: --quant-keep-first", "give --quant too");
+    assert_int_equal(tu_run(out, "eval %s --quant w8a8,w8a8-tok --quant-keep-first 1", tu_tiny_run),
+                     0);
+    char *txt = tu_slurp_ok(out, NULL);
+    assert_non_null(strstr(txt, "sink_dloss"));
+    free(txt);
+    r = runread_open(tu_tiny_run, err, sizeof err);
+    assert_non_null(r);
+    assert_int_equal(runread_quant(r, &rq, err, sizeof err), 0);
+    assert_int_equal(rq.keep_first, 1);
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(runread_quant_mode(r, modes[i], &rm, err, sizeof err), 0);
+        assert_true(rm.dloss == before[i].dloss && isfinite(rm.sink_dloss));
+        assert_true(fabs(rm.dloss_keep - (rm.val_loss_keep - rq.val_loss)) < 1e-12);
+        assert_true(fabs(rm.sink_dloss - (rm.dloss - rm.dloss_keep)) < 1e-12);
+        assert_true(rm.val_loss_keep != rm.val_loss); /* the held-out pass is its own */
+    }
+    runread_close(r);
+}
+
 /* The same on an inspected checkpoint: windows of its recorded input, the
  * float pass equal to the long-context eval's at the probe length. */
 static void test_eval_quant_checkpoint(void **st) {
@@ -542,6 +584,7 @@ int main(void) {
         cmocka_unit_test(test_pytorch_reference),
     };
     const struct CMUnitTest cli[] = {cmocka_unit_test(test_eval_quant),
+                                     cmocka_unit_test(test_eval_quant_keep),
                                      cmocka_unit_test(test_eval_quant_checkpoint)};
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     return rc | cmocka_run_group_tests(cli, tu_tiny_setup, tu_tiny_teardown);
