@@ -530,6 +530,19 @@ static void test_eval_quant_keep(void **st) {
         assert_true(rm.val_loss_keep != rm.val_loss); /* the held-out pass is its own */
     }
     runread_close(r);
+    /* results.csv: the keep and the sink_dloss columns, filled for the modes evaluated */
+    char rep[1100];
+    snprintf(rep, sizeof rep, "%s/rep-keep", tu_tiny_dir);
+    assert_int_equal(tu_run(out, "report %s -o %s", tu_tiny_dir, rep), 0);
+    char *csv = tu_slurp_ok(tu_join(rep, "results.csv"), NULL);
+    assert_non_null(strstr(csv, "quant_w8a8tok_dloss,quant_keep_first,quant_w8a8_sink_dloss,"
+                                "quant_w8a8pct_sink_dloss,quant_w4a4_sink_dloss,"
+                                "quant_w8a8tok_sink_dloss"));
+    free(csv);
+    assert_int_equal(tu_run(out, "metrics"), 0);
+    txt = tu_slurp_ok(out, NULL);
+    assert_non_null(strstr(txt, "quant_w8a8_sink_dloss"));
+    free(txt);
 }
 
 /* The same on an inspected checkpoint: windows of its recorded input, the
