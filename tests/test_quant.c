@@ -514,7 +514,7 @@ static void test_eval_quant_keep(void **st) {
     }
     runread_close(r);
     assert_int_equal(tu_run(out, "eval %s --quant w8a8 --quant-keep-first 99999", tu_tiny_run), 2);
-    tu_assert_one_line(out, "--quant-keep-first 99999 holds out more than a window", "give 0 to");
+    tu_assert_one_line(out, "--quant-keep-first 99999 leaves no position of a window", "give 0 to");
     assert_int_equal(tu_run(out, "eval %s --lengths 1x --quant-keep-first 1", tu_tiny_run), 2);
     tu_assert_one_line(out, "gatelab eval: --quant-keep-first", "give --quant too");
     assert_int_equal(tu_run(out, "eval %s --quant w8a8,w8a8-tok --quant-keep-first 1", tu_tiny_run),
