@@ -90,8 +90,7 @@ int quanteval_check(Forward *f, const QuantEvalOpts *o, char *err, size_t errlen
     if (o->keep_first < 0 || o->keep_first >= f->info.seq_len)
         return seterr(err, errlen,
                       "%s: --quant-keep-first %d leaves no position of a window quantized: its "
-                      "windows have %d "
-                      "tokens; give 0 to %d",
+                      "windows have %d tokens; give 0 to %d",
                       f->run, o->keep_first, f->info.seq_len, f->info.seq_len - 1);
     char what[96];
     snprintf(what, sizeof what, "quantized evaluation with --batch-size %d", o->batch_size);
