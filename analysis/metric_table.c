@@ -424,6 +424,21 @@ static const MetricCol METRICS[] = {
                   "The same with the input ranges at the 0.01th and 99.99th percentiles."),
     CSV_DEF_PROTO("quant_w4a4_dloss", q_dloss[2], PM_Q_W4A4, "val-loss increase under W4A4",
                   "The same at 4 bits (min-max input ranges)."),
+    CSV_DEF("quant_w8a8tok_dloss", q_dloss[3],
+            "The same at 8 bits with each token's input on its own min-max range (w8a8-tok)."),
+    {.csv = "quant_keep_first",
+     .threshold = NAN,
+     .kind = MK_INT,
+     .off = OFF(q_keep),
+     .def = "The positions of every window held out in float in the sink_dloss columns "
+            "(`gatelab eval --quant-keep-first`; 0: none, so those columns are blank)."},
+    CSV_DEF("quant_w8a8_sink_dloss", q_sink[0],
+            "Sink-attributable damage under W8A8: quant_w8a8_dloss minus the val-loss increase "
+            "with the first quant_keep_first positions of every window held out in float "
+            "(docs/metrics.md \"Quantized evaluation\"; blank: none held out)."),
+    CSV_DEF("quant_w8a8pct_sink_dloss", q_sink[1], "The same under W8A8 (percentile)."),
+    CSV_DEF("quant_w4a4_sink_dloss", q_sink[2], "The same under W4A4."),
+    CSV_DEF("quant_w8a8tok_sink_dloss", q_sink[3], "The same under W8A8 per token."),
     CSV_DEF("quant_inf_attn", q_inf_attn,
             "Mean over sequences of the largest |y| of any attention output (the float pass "
             "of `gatelab eval --quant`)."),

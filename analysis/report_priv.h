@@ -79,8 +79,12 @@ typedef struct {
     double loss0;       /* training loss at the first step (NaN: none) */
     double max_logit;   /* largest attention logit, last probe (NaN: none) */
     /* /quant (gatelab eval --quant; NaN: absent): each mode's val-loss
-     * increase over float, and the float pass's outlier statistics */
-    double q_dloss[3]; /* w8a8, w8a8-pct, w4a4 */
+     * increase over float, its sink_dloss with q_keep positions held out
+     * (eval --quant-keep-first; q_keep -1: absent, 0: none held out), and
+     * the float pass's outlier statistics */
+    double q_dloss[4]; /* w8a8, w8a8-pct, w4a4, w8a8-tok */
+    double q_sink[4];  /* the same modes' sink_dloss */
+    int q_keep;
     double q_inf_attn, q_inf_ffn, q_inf_layer, q_kurt;
     double task_floor;      /* the task's Bayes val loss (NaN: not recorded) */
     char protocol_hash[32]; /* /protocol's hash; "" when the run recorded none */

@@ -143,7 +143,7 @@ static void test_sites(void **st) {
     float in1[] = {0.0f, 1.0f}, in2[] = {0.0f, 2.0f}, w[] = {0.3f, -1.0f};
     const float *pi = in1, *pw = w;
     fq_begin(&q, 1);
-    fq_linear(&q, &pi, 2, &pw, 2);
+    fq_linear(&q, &pi, 1, 2, &pw, 2);
     assert_int_equal(q.failed, 1); /* no range yet: not calibrated */
     fq_free(&q);
     fq_init(&q, FQ_W8A8);
@@ -152,7 +152,7 @@ static void test_sites(void **st) {
         fq_begin(&q, 1);
         for (int s = 0; s < 2; s++) {
             pi = pass ? in2 : in1, pw = w;
-            fq_linear(&q, &pi, 2, &pw, 2);
+            fq_linear(&q, &pi, 1, 2, &pw, 2);
             assert_ptr_equal(pw, q.sites[s].w);
         }
     }
@@ -162,6 +162,67 @@ static void test_sites(void **st) {
     assert_int_equal(q.sites[0].have, 2);
     /* weight: step 1/127, 0.3 -> round(38.1) = 38 */
     assert_true(fabs(q.sites[0].w[0] - 38.0 / 127.0) < 1e-7 && q.sites[0].w[1] == -1.0f);
+    fq_free(&q);
+}
+
+/* Per token: each row on its own min-max, no calibration. Two windows of
+ * two rows, the first row of each held out (left as it is). Row 1 [0,
+ * 63.75]: step 0.25, zero point 0, 10.1 -> round(40.4) = 40 -> 10. Row 3
+ * [-127.5, 127.5]: step 1, zero point round(127.5) = 128 (even), so
+ * -127.5 -> round(-127.5) + 128 = 0 -> -128, 127.5 -> 256, clamped to 255
+ * -> 127, 0.6 -> 1. One range over rows 1 and 3 would give step 1 and
+ * move 10.1 to 10, 63.75 to 64. */
+static void test_per_token(void **st) {
+    (void)st;
+    FakeQuant q;
+    fq_init(&q, FQ_W8A8_TOK);
+    q.keep_first = 1;
+    const float in[] = {1000.0f, -3.0f, 0.3f, 0.0f,    63.75f, 10.1f,
+                        5000.0f, 1.0f,  1.0f, -127.5f, 127.5f, 0.6f};
+    const float want[] = {1000.0f, -3.0f, 0.3f, 0.0f,    63.75f, 10.0f,
+                          5000.0f, 1.0f,  1.0f, -128.0f, 127.0f, 1.0f};
+    float w[] = {0.5f, -1.0f, 0.25f};
+    const float *pi = in, *pw = w;
+    fq_begin(&q, 2);
+    fq_linear(&q, &pi, 4, 3, &pw, 3);
+    assert_int_equal(q.failed, 0); /* no calibration needed */
+    assert_int_equal(q.sites[0].have, 0);
+    assert_floats(pi, want, 12);
+    assert_false(fq_calibrated(FQ_W8A8_TOK) || fq_calibrated(FQ_FLOAT));
+    assert_true(fq_calibrated(FQ_W8A8) && fq_calibrated(FQ_W8A8_PCT) && fq_calibrated(FQ_W4A4));
+    /* rows not a whole number of windows: refused */
+    fq_begin(&q, 3);
+    pi = in;
+    fq_linear(&q, &pi, 4, 3, &pw, 3);
+    assert_int_equal(q.failed, 1);
+    fq_free(&q);
+}
+
+/* Per tensor with the first row of each of two windows held out: the
+ * range is rows 1 and 3's alone, [0, 63.75] (step 0.25, zero point 0),
+ * not the held rows' [-1000, 1000]; the held rows stay as they are. */
+static void test_keep_first(void **st) {
+    (void)st;
+    FakeQuant q;
+    fq_init(&q, FQ_W8A8);
+    q.keep_first = 1;
+    q.calibrating = 1;
+    const float in[] = {1000.0f, -1000.0f, 0.0f, 63.75f, 500.0f, 7.0f, 10.1f, 1.0f};
+    const float want[] = {1000.0f, -1000.0f, 0.0f, 63.75f, 500.0f, 7.0f, 10.0f, 1.0f};
+    float w[] = {1.0f, 2.0f};
+    const float *pi = in, *pw = w;
+    fq_begin(&q, 2);
+    fq_linear(&q, &pi, 4, 2, &pw, 2);
+    assert_int_equal(q.failed, 0);
+    assert_true(q.sites[0].lo == 0.0 && q.sites[0].hi == 63.75);
+    assert_floats(pi, want, 8);
+    /* every row held out (a window of one row): nothing quantized, no failure */
+    q.calibrating = 0;
+    fq_begin(&q, 4);
+    pi = in;
+    fq_linear(&q, &pi, 4, 2, &pw, 2);
+    assert_int_equal(q.failed, 0);
+    assert_floats(pi, in, 8);
     fq_free(&q);
 }
 
@@ -175,7 +236,7 @@ static void test_float_stats(void **st) {
     float in[] = {1.0f}, w[] = {2.0f};
     const float *pi = in, *pw = w;
     fq_begin(&q, 2);
-    fq_linear(&q, &pi, 1, &pw, 1);
+    fq_linear(&q, &pi, 1, 1, &pw, 1);
     assert_ptr_equal(pi, in);
     assert_ptr_equal(pw, w);
     const float y[] = {1.0f, -0.5f, 0.0f, 0.0f, -3.0f, 2.0f, 0.0f, 0.0f};
@@ -197,9 +258,9 @@ static void test_parse_modes(void **st) {
     (void)st;
     FqMode m[QEVAL_MAX_MODES];
     int n;
-    assert_int_equal(quanteval_parse_modes("w8a8,w8a8-pct,w4a4", m, &n), 0);
-    assert_int_equal(n, 3);
-    assert_true(m[0] == FQ_W8A8 && m[1] == FQ_W8A8_PCT && m[2] == FQ_W4A4);
+    assert_int_equal(quanteval_parse_modes("w8a8,w8a8-pct,w4a4,w8a8-tok", m, &n), 0);
+    assert_int_equal(n, 4);
+    assert_true(m[0] == FQ_W8A8 && m[1] == FQ_W8A8_PCT && m[2] == FQ_W4A4 && m[3] == FQ_W8A8_TOK);
     assert_int_equal(quanteval_parse_modes("w4a4,w4a4", m, &n), -2);
     assert_int_equal(quanteval_parse_modes("float", m, &n), -1);
     assert_int_equal(quanteval_parse_modes("w8a8,w2a2", m, &n), -1);
@@ -219,15 +280,22 @@ static void test_parse_modes(void **st) {
  * float64 and float32 on the trained fixture. The modes move the loss by
  * 0.01 to 0.03 from float, so the tolerances still tell a wrong grid,
  * range or set of sites from a right one. The float losses match to 1e-4
- * (test_reference.c's loss tolerance). */
+ * (test_reference.c's loss tolerance). Holding the first position out
+ * moves an 8-bit loss by less than QTOL8 on these fixtures (4e-4 to 1e-3),
+ * so the held-out rows are told from quantized ones by w4a4 (it moves by
+ * 0.012 on the trained fixture, 0.046 on the checkpoint); test_keep_first
+ * and test_per_token check them exactly. */
 #define QTOL8 2e-3
 #define QTOL4 1e-2
-static const char *const QMODES[] = {FQ_NAME_FLOAT, FQ_NAME_W8A8, FQ_NAME_W8A8_PCT, FQ_NAME_W4A4};
+static const char *const QMODES[] = {FQ_NAME_FLOAT, FQ_NAME_W8A8, FQ_NAME_W8A8_PCT, FQ_NAME_W4A4,
+                                     FQ_NAME_W8A8_TOK};
 
-/* The reference's loss in `mode`: attribute loss_MODE of g. */
-static double fx_loss(hid_t g, const char *mode) {
+/* The reference's loss in `mode` with the first `keep` positions held
+ * out: attribute loss_MODE (keep 0) or keepK_loss_MODE of g. */
+static double fx_loss(hid_t g, const char *mode, int keep) {
     char name[64];
-    snprintf(name, sizeof name, "loss_%s", mode);
+    if (keep) snprintf(name, sizeof name, "keep%d_loss_%s", keep, mode);
+    else snprintf(name, sizeof name, "loss_%s", mode);
     return tu_h5_attr(g, name);
 }
 
@@ -239,7 +307,8 @@ static void fx_check(const char *what, const char *mode, double got, double want
 }
 
 /* The trained model's forward (model.c's hook), calibrated on the
- * fixture's batches, against the reference's loss in every mode. */
+ * fixture's batches, against the reference's loss in every mode, with
+ * nothing and with the first position of every window held out. */
 static void fx_trained(hid_t f) {
     hid_t g = H5Gopen2(f, "trained", H5P_DEFAULT);
     assert_true(g >= 0);
@@ -252,16 +321,19 @@ static void fx_trained(hid_t f) {
     int *cal = tu_h5_read(g, "calib", H5T_NATIVE_INT, sizeof(int), &nc);
     const int T = m.cfg.seq_len, B = (int)n / T, nb = (int)(nc / n);
     assert_int_equal(runstate_init(&s, &m, B, T), 0);
-    for (int k = 0; k < FQ_MODE_COUNT; k++) {
+    for (int j = 0; j < FQ_MODE_COUNT * 2; j++) {
+        const int k = j % FQ_MODE_COUNT, keep = j / FQ_MODE_COUNT;
         FakeQuant q;
         fq_init(&q, (FqMode)k);
+        q.keep_first = keep;
         Intervention iv = {.kind = IV_NONE, .quant = &q};
         q.calibrating = 1;
         for (int i = 0; i < nb; i++) model_forward_iv(&m, &s, cal + i * n, NULL, B, T, &iv);
         q.calibrating = 0;
         double loss = model_forward_iv(&m, &s, tok, tgt, B, T, &iv);
         assert_int_equal(q.failed, 0);
-        fx_check("trained", QMODES[k], loss, fx_loss(g, QMODES[k]));
+        fx_check(keep ? "trained, first held out," : "trained", QMODES[k], loss,
+                 fx_loss(g, QMODES[k], keep));
         fq_free(&q);
     }
     free(tok), free(tgt), free(cal);
@@ -330,17 +402,21 @@ static void fx_hf(hid_t f) {
     size_t n, nc;
     int *ids = tu_h5_read(g, "tokens", H5T_NATIVE_INT, sizeof(int), &n);
     int *cal = tu_h5_read(g, "calib", H5T_NATIVE_INT, sizeof(int), &nc);
-    for (int k = 0; k < FQ_MODE_COUNT; k++) {
+    for (int j = 0; j < FQ_MODE_COUNT * 2; j++) {
+        const int k = j % FQ_MODE_COUNT, keep = j / FQ_MODE_COUNT;
         FakeQuant q;
         fq_init(&q, (FqMode)k);
+        q.keep_first = keep;
         Intervention iv = {.kind = IV_NONE, .quant = &q};
         q.calibrating = 1;
         for (int i = 0; i < nb; i++) fx_batch_loss(m, cal + (size_t)i * n, B, T, &iv);
         q.calibrating = 0;
         double loss = fx_batch_loss(m, ids, B, T, &iv);
         assert_int_equal(q.failed, 0);
-        for (int s = 0; s < q.n_sites; s++) assert_int_equal(q.sites[s].have, k ? nb : 0);
-        fx_check("checkpoint", QMODES[k], loss, fx_loss(g, QMODES[k]));
+        for (int s = 0; s < q.n_sites; s++)
+            assert_int_equal(q.sites[s].have, fq_calibrated((FqMode)k) ? nb : 0);
+        fx_check(keep ? "checkpoint, first held out," : "checkpoint", QMODES[k], loss,
+                 fx_loss(g, QMODES[k], keep));
         fq_free(&q);
     }
     free(ids), free(cal);
@@ -388,7 +464,7 @@ static void test_eval_quant(void **st) {
     RunQuantMode rm;
     assert_int_equal(runread_quant(r, &rq, err, sizeof err), 1);
     runread_close(r);
-    assert_int_equal(tu_run(out, "eval %s --quant w8a8,w8a8-pct,w4a4", tu_tiny_run), 0);
+    assert_int_equal(tu_run(out, "eval %s --quant w8a8,w8a8-pct,w4a4,w8a8-tok", tu_tiny_run), 0);
     r = runread_open(tu_tiny_run, err, sizeof err);
     assert_non_null(r);
     assert_int_equal(runread_quant(r, &rq, err, sizeof err), 0);
@@ -416,6 +492,61 @@ static void test_eval_quant(void **st) {
     char *csv = tu_slurp_ok(tu_join(rep, "results.csv"), NULL);
     assert_non_null(strstr(csv, "quant_w8a8_dloss,quant_w8a8pct_dloss,quant_w4a4_dloss"));
     free(csv);
+}
+
+/* --quant-keep-first on the run test_eval_quant evaluated: each mode's
+ * all-rows pass unchanged (the same dloss), the held-out pass stored
+ * beside it, sink_dloss their difference; the refusals. */
+static void test_eval_quant_keep(void **st) {
+    (void)st;
+    char out[1024], err[512];
+    snprintf(out, sizeof out, "%s/keep.out", tu_tiny_dir);
+    RunReader *r = runread_open(tu_tiny_run, err, sizeof err);
+    assert_non_null(r);
+    RunQuant rq;
+    RunQuantMode before[2], rm;
+    const char *modes[2] = {FQ_NAME_W8A8, FQ_NAME_W8A8_TOK};
+    assert_int_equal(runread_quant(r, &rq, err, sizeof err), 0);
+    assert_int_equal(rq.keep_first, 0);
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(runread_quant_mode(r, modes[i], &before[i], err, sizeof err), 0);
+        assert_true(isnan(before[i].sink_dloss) && isnan(before[i].dloss_keep));
+    }
+    runread_close(r);
+    assert_int_equal(tu_run(out, "eval %s --quant w8a8 --quant-keep-first 99999", tu_tiny_run), 2);
+    tu_assert_one_line(out, "--quant-keep-first 99999 leaves no position of a window", "give 0 to");
+    assert_int_equal(tu_run(out, "eval %s --lengths 1x --quant-keep-first 1", tu_tiny_run), 2);
+    tu_assert_one_line(out, "gatelab eval: --quant-keep-first", "give --quant too");
+    assert_int_equal(tu_run(out, "eval %s --quant w8a8,w8a8-tok --quant-keep-first 1", tu_tiny_run),
+                     0);
+    char *txt = tu_slurp_ok(out, NULL);
+    assert_non_null(strstr(txt, "sink_dloss"));
+    free(txt);
+    r = runread_open(tu_tiny_run, err, sizeof err);
+    assert_non_null(r);
+    assert_int_equal(runread_quant(r, &rq, err, sizeof err), 0);
+    assert_int_equal(rq.keep_first, 1);
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(runread_quant_mode(r, modes[i], &rm, err, sizeof err), 0);
+        assert_true(rm.dloss == before[i].dloss && isfinite(rm.sink_dloss));
+        assert_true(fabs(rm.dloss_keep - (rm.val_loss_keep - rq.val_loss)) < 1e-12);
+        assert_true(fabs(rm.sink_dloss - (rm.dloss - rm.dloss_keep)) < 1e-12);
+        assert_true(rm.val_loss_keep != rm.val_loss); /* the held-out pass is its own */
+    }
+    runread_close(r);
+    /* results.csv: the keep and the sink_dloss columns, filled for the modes evaluated */
+    char rep[1100];
+    snprintf(rep, sizeof rep, "%s/rep-keep", tu_tiny_dir);
+    assert_int_equal(tu_run(out, "report %s -o %s", tu_tiny_dir, rep), 0);
+    char *csv = tu_slurp_ok(tu_join(rep, "results.csv"), NULL);
+    assert_non_null(strstr(csv, "quant_w8a8tok_dloss,quant_keep_first,quant_w8a8_sink_dloss,"
+                                "quant_w8a8pct_sink_dloss,quant_w4a4_sink_dloss,"
+                                "quant_w8a8tok_sink_dloss"));
+    free(csv);
+    assert_int_equal(tu_run(out, "metrics"), 0);
+    txt = tu_slurp_ok(out, NULL);
+    assert_non_null(strstr(txt, "quant_w8a8_sink_dloss"));
+    free(txt);
 }
 
 /* The same on an inspected checkpoint: windows of its recorded input, the
@@ -465,10 +596,12 @@ int main(void) {
         cmocka_unit_test(test_symmetric_8bit),     cmocka_unit_test(test_asymmetric),
         cmocka_unit_test(test_asymmetric_widened), cmocka_unit_test(test_percentile),
         cmocka_unit_test(test_percentile_ties),    cmocka_unit_test(test_sites),
+        cmocka_unit_test(test_per_token),          cmocka_unit_test(test_keep_first),
         cmocka_unit_test(test_float_stats),        cmocka_unit_test(test_parse_modes),
         cmocka_unit_test(test_pytorch_reference),
     };
     const struct CMUnitTest cli[] = {cmocka_unit_test(test_eval_quant),
+                                     cmocka_unit_test(test_eval_quant_keep),
                                      cmocka_unit_test(test_eval_quant_checkpoint)};
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     return rc | cmocka_run_group_tests(cli, tu_tiny_setup, tu_tiny_teardown);

@@ -200,6 +200,17 @@ static void test_errors(void **state) {
                  "q2.sweep:3:", "bad eval_quant mode 'w4a4'");
     expect_error("q3.sweep", "[sweep]\npreset = p\neval_quant = float\n[run a]\n",
                  "q3.sweep:3:", "bad eval_quant mode 'float'");
+    expect_error("q4.sweep", "[sweep]\npreset = p\neval_quant = w8a8-tok,w8a8-tok\n[run a]\n",
+                 "q4.sweep:3:", "(w8a8, w8a8-pct, w4a4, w8a8-tok, each once)");
+    { /* every mode of fakequant.h's list is accepted, w8a8-tok included */
+        Sweep sw;
+        char err[512] = "";
+        const char *q5 = tu_put("q5.sweep", "[sweep]\npreset = p\neval_quant = w8a8-tok,w4a4\n"
+                                            "[run a]\nvariant = baseline\n");
+        if (sweep_parse(q5, &sw, err, sizeof err)) fail_msg("%s", err);
+        assert_string_equal(sw.eval_quant, "w8a8-tok,w4a4");
+        sweep_free(&sw);
+    }
     expect_error("e13.sweep", "[sweep]\npreset = p\n[run a]\nlr = 1\nlr = 2\n",
                  "e13.sweep:5:", "given twice");
     expect_error("e14.sweep", "[sweep]\npreset = p\n[grid a]\n", "e14.sweep:3:", "unknown section");

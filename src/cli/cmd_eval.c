@@ -132,15 +132,23 @@ static int store(const char *run, int yarn, const LcEvalResult *r, int n) {
     return 0;
 }
 
+/* The quantized evaluation's table: a mode per row; with positions held
+ * out, also each mode's dloss with them in float and its sink_dloss. */
 static void print_quant(const char *run, const ForwardInfo *info, const QuantEvalResult *r) {
+    const int K = r->keep_first;
     printf("%s  variant %s  length %d  %lld sequences  calibration %d batches  "
-           "percentile " FQ_PERCENTILE_TEXT "\n",
+           "percentile " FQ_PERCENTILE_TEXT,
            run, info->variant, r->len, r->n_seqs, r->calib);
-    printf("%10s %9s %9s %9s\n", "mode", "val_loss", "ppl", "dloss");
-    printf("%10s %9.4f %9.3f %9s\n", FQ_NAME_FLOAT, r->val_loss, r->ppl, "");
-    for (int i = 0; i < r->n_modes; i++)
-        printf("%10s %9.4f %9.3f %+9.4f\n", fq_mode_name(r->modes[i].mode), r->modes[i].val_loss,
-               r->modes[i].ppl, r->modes[i].dloss);
+    if (K > 0) printf("  held out: the first %d position%s", K, K == 1 ? "" : "s");
+    printf("\n%10s %9s %9s %9s", "mode", "val_loss", "ppl", "dloss");
+    if (K > 0) printf(" %11s %11s", "dloss_keep", "sink_dloss");
+    printf("\n%10s %9.4f %9.3f %9s\n", FQ_NAME_FLOAT, r->val_loss, r->ppl, "");
+    for (int i = 0; i < r->n_modes; i++) {
+        const QuantModeResult *m = &r->modes[i];
+        printf("%10s %9.4f %9.3f %+9.4f", fq_mode_name(m->mode), m->val_loss, m->ppl, m->dloss);
+        if (K > 0) printf(" %+11.4f %+11.4f", m->dloss_keep, m->sink_dloss);
+        printf("\n");
+    }
     printf("float: max |attn out| %.4g  max |ffn out| %.4g  max |layer out| %.4g  "
            "max kurtosis %.4g\n",
            r->inf[FQ_OUT_ATTN], r->inf[FQ_OUT_FFN], r->inf[FQ_OUT_LAYER], r->kurt_max);
@@ -151,6 +159,7 @@ static json_t *quant_json(const QuantEvalResult *r) {
     cj_set(e, "length", json_integer(r->len));
     cj_set(e, "n_seqs", json_integer(r->n_seqs));
     cj_set(e, "calib_batches", json_integer(r->calib));
+    cj_set(e, "keep_first", json_integer(r->keep_first));
     cj_set(e, "percentile", cj_num(FQ_PERCENTILE));
     cj_set(e, "val_loss", cj_num(r->val_loss));
     cj_set(e, "ppl", cj_num(r->ppl));
@@ -163,6 +172,11 @@ static json_t *quant_json(const QuantEvalResult *r) {
         cj_set(q, "val_loss", cj_num(r->modes[i].val_loss));
         cj_set(q, "ppl", cj_num(r->modes[i].ppl));
         cj_set(q, "dloss", cj_num(r->modes[i].dloss));
+        if (r->keep_first > 0) {
+            cj_set(q, "val_loss_keep", cj_num(r->modes[i].val_loss_keep));
+            cj_set(q, "dloss_keep", cj_num(r->modes[i].dloss_keep));
+            cj_set(q, "sink_dloss", cj_num(r->modes[i].sink_dloss));
+        }
         cj_set(m, fq_mode_name(r->modes[i].mode), q);
     }
     cj_set(e, "modes", m);
@@ -172,11 +186,14 @@ static json_t *quant_json(const QuantEvalResult *r) {
 static int store_quant(const char *run, const QuantEvalResult *r) {
     char err[512];
     QuantModeData md[QEVAL_MAX_MODES];
-    for (int i = 0; i < r->n_modes; i++)
-        md[i] = (QuantModeData){fq_mode_name(r->modes[i].mode), r->modes[i].val_loss,
-                                r->modes[i].ppl, r->modes[i].dloss};
+    for (int i = 0; i < r->n_modes; i++) {
+        const QuantModeResult *m = &r->modes[i];
+        md[i] = (QuantModeData){fq_mode_name(m->mode), m->val_loss,   m->ppl,       m->dloss,
+                                m->val_loss_keep,      m->dloss_keep, m->sink_dloss};
+    }
     QuantData d = {r->len,
                    r->calib,
+                   r->keep_first,
                    r->n_seqs,
                    FQ_PERCENTILE,
                    r->val_loss,
@@ -278,10 +295,8 @@ static void warn_without_lengths(int yarn, int both, int needle) {
 static int parse_quant(const char *spec, QuantEvalOpts *q) {
     int prc = quanteval_parse_modes(spec, q->modes, &q->n_modes);
     if (prc == 0) return 0;
-    fprintf(stderr,
-            "gatelab eval: bad --quant '%s' (%s; want a list of " FQ_NAME_W8A8 ", " FQ_NAME_W8A8_PCT
-            ", " FQ_NAME_W4A4 ")\n",
-            spec, prc == -2 ? "a mode named twice" : "an unknown mode");
+    fprintf(stderr, "gatelab eval: bad --quant '%s' (%s; want a list of " FQ_NAMES_TEXT ")\n", spec,
+            prc == -2 ? "a mode named twice" : "an unknown mode");
     return 2;
 }
 
@@ -344,11 +359,16 @@ static const OptRow eval_rows[] = {
     {'B', "batch-size", OPT_INT, "B", 1, 4096, "4", "sequences per batch", 0, 0},
     {'q', "quant", OPT_STR, "LIST", 0, 0, NULL,
      "fake-quantized evaluation at T_train in these modes:\n"
-     "comma-separated " FQ_NAME_W8A8 ", " FQ_NAME_W8A8_PCT
-     " (input ranges at the\n" FQ_PERCENTILE_TEXT "th percentile), " FQ_NAME_W4A4,
+     "comma-separated " FQ_NAMES_TEXT "\n(" FQ_NAME_W8A8_PCT
+     ": input ranges at the " FQ_PERCENTILE_TEXT "th percentile;\n" FQ_NAME_W8A8_TOK
+     ": each token's input on its own range)",
      0, 0},
     {'c', "calib", OPT_INT, "N", 1, 100000, QEVAL_CALIB_TEXT,
      "held-out batches calibrating each --quant\nmode's input ranges", 0, 0},
+    {'K', "quant-keep-first", OPT_INT, "K", 0, 100000, "0",
+     "also score each --quant mode with the first K\npositions of every window in float (their "
+     "rows\nleft out of the input ranges too) and report\nsink_dloss = dloss - dloss_keep",
+     0, 0},
     {'j', "json", OPT_FLAG, NULL, 0, 0, NULL, "print JSON instead of tables", 0, 0},
     {'w', "no-write", OPT_FLAG, NULL, 0, 0, NULL, "do not store the results in RUN.h5", 0, 0},
     {0}};
@@ -393,7 +413,13 @@ int cmd_eval(int argc, char **argv) {
         case 'B': o.batch_size = (int)op.num, qo.fit &= ~QEVAL_FIT_BATCH_SIZE; break;
         case 'q': quant = op.str; break;
         case 'c': qo.calib = (int)op.num, qo.fit &= ~QEVAL_FIT_CALIB; break;
+        case 'K': qo.keep_first = (int)op.num; break;
         }
+    }
+    if (qo.keep_first > 0 && !quant) {
+        fprintf(stderr, "gatelab eval: --quant-keep-first holds positions out of the --quant "
+                        "passes; give --quant too\n");
+        return 2;
     }
     if (op.optind != argc - 1 || (!lengths && !quant)) {
         fprintf(stderr, "gatelab eval: need one RUN.h5 and --lengths or --quant (see --help)\n");

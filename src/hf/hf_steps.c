@@ -108,7 +108,8 @@ void hf_linear_run(int threads, const HfLinear *j) {
 }
 
 void hf_linear_quant(const HfModel *m, HfLinear *j) {
-    if (m->quant) fq_linear(m->quant, &j->in, (size_t)j->M * j->K, &j->W, (size_t)j->N * j->K);
+    if (m->quant)
+        fq_linear(m->quant, &j->in, (size_t)j->M, (size_t)j->K, &j->W, (size_t)j->N * j->K);
     hf_linear_run(m->threads, j);
 }
 

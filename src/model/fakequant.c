@@ -10,7 +10,7 @@
 #include "ops.h"
 
 static const char *const mode_names[FQ_MODE_COUNT] = {FQ_NAME_FLOAT, FQ_NAME_W8A8, FQ_NAME_W8A8_PCT,
-                                                      FQ_NAME_W4A4};
+                                                      FQ_NAME_W4A4, FQ_NAME_W8A8_TOK};
 
 const char *fq_mode_name(FqMode m) { return m >= 0 && m < FQ_MODE_COUNT ? mode_names[m] : "?"; }
 
@@ -22,15 +22,18 @@ int fq_mode_parse(const char *name) {
 
 int fq_bits(FqMode m) { return m == FQ_W4A4 ? 4 : m == FQ_FLOAT ? 0 : 8; }
 
+int fq_calibrated(FqMode m) { return m != FQ_FLOAT && m != FQ_W8A8_TOK; }
+
 void fq_init(FakeQuant *q, FqMode m) {
     memset(q, 0, sizeof *q);
     q->mode = m;
+    q->windows = 1;
 }
 
 void fq_free(FakeQuant *q) {
     for (int i = 0; i < q->n_sites; i++) free(q->sites[i].w);
     for (int k = 0; k < FQ_OUT_COUNT; k++) free(q->seq_inf[k]);
-    free(q->sites), free(q->buf), free(q->scratch), free(q->seq_kurt);
+    free(q->sites), free(q->buf), free(q->scratch), free(q->kept), free(q->seq_kurt);
     memset(q, 0, sizeof *q);
 }
 
@@ -61,6 +64,7 @@ static int seq_room(FakeQuant *q, int B) {
 void fq_begin(FakeQuant *q, int B) {
     fold_pass(q);
     q->site = 0;
+    q->windows = B;
     if (!q->observe) return;
     if (seq_room(q, B) != 0) {
         q->failed = 1;
@@ -112,8 +116,29 @@ static const float *site_weight(FqSite *s, const float *w, size_t n, int bits) {
     return s->w;
 }
 
-/* Update the site's running range from x[n] (calibration). */
-static int site_calibrate(FakeQuant *q, FqSite *s, const float *x, size_t n) {
+/* The rows of x[rows, cols] a per-tensor range is taken over: all of x
+ * when none is held out, else those whose place in their window of len
+ * rows is keep or later, gathered into q->kept; their count of values
+ * into *n. NULL when memory runs out. */
+static const float *range_rows(FakeQuant *q, const float *x, size_t rows, size_t cols, size_t len,
+                               size_t keep, size_t *n) {
+    *n = rows * cols;
+    if (keep == 0) return x;
+    if (grow(&q->kept, &q->kept_n, rows * cols) != 0) return NULL;
+    size_t k = 0;
+    for (size_t r = 0; r < rows; r++)
+        if (r % len >= keep) memcpy(q->kept + k++ * cols, x + r * cols, cols * sizeof(float));
+    *n = k * cols;
+    return q->kept;
+}
+
+/* Update the site's running range from x[rows, cols] less the held-out
+ * rows (calibration). */
+static int site_calibrate(FakeQuant *q, FqSite *s, const float *x, size_t rows, size_t cols,
+                          size_t len, size_t keep) {
+    size_t n;
+    x = range_rows(q, x, rows, cols, len, keep, &n);
+    if (!x) return -1;
     double lo, hi;
     if (q->mode == FQ_W8A8_PCT) {
         if (grow(&q->scratch, &q->scratch_n, n) != 0) return -1;
@@ -130,21 +155,51 @@ static int site_calibrate(FakeQuant *q, FqSite *s, const float *x, size_t n) {
     return 0;
 }
 
-void fq_linear(FakeQuant *q, const float **in, size_t n_in, const float **w, size_t n_w) {
-    if (q->mode == FQ_FLOAT || q->failed || n_in == 0 || n_w == 0) {
+/* x[rows, cols] into q->buf fake-quantized on bits: per token, each row on
+ * its own min-max; else on the site's range (updated first when
+ * calibrating). The rows whose place in their window of len rows is below
+ * keep are copied as they are. -1: out of memory, or no range yet. */
+static int quant_input(FakeQuant *q, FqSite *s, const float *x, size_t rows, size_t cols,
+                       size_t len, size_t keep, int bits) {
+    float *y = q->buf;
+    if (q->mode == FQ_W8A8_TOK || keep == len) {
+        for (size_t r = 0; r < rows; r++) {
+            const float *xr = x + r * cols;
+            double lo, hi;
+            if (r % len < keep) {
+                memcpy(y + r * cols, xr, cols * sizeof(float));
+                continue;
+            }
+            fq_minmax(xr, cols, &lo, &hi);
+            fq_asymmetric(y + r * cols, xr, cols, bits, lo, hi);
+        }
+        return 0;
+    }
+    if (q->calibrating && site_calibrate(q, s, x, rows, cols, len, keep) != 0) return -1;
+    if (!s->have) return -1; /* no range yet: calibrate first */
+    fq_asymmetric(y, x, rows * cols, bits, s->lo, s->hi);
+    for (size_t r = 0; keep > 0 && r < rows; r++)
+        if (r % len < keep) memcpy(y + r * cols, x + r * cols, cols * sizeof(float));
+    return 0;
+}
+
+void fq_linear(FakeQuant *q, const float **in, size_t rows, size_t cols, const float **w,
+               size_t n_w) {
+    const size_t win = q->windows > 0 ? (size_t)q->windows : 1;
+    if (q->mode == FQ_FLOAT || q->failed || rows * cols == 0 || n_w == 0) {
         q->site++;
         return;
     }
     const int bits = fq_bits(q->mode);
-    FqSite *s = site_at(q);
+    const size_t len = rows / win, keep = (size_t)q->keep_first < len ? (size_t)q->keep_first : len;
+    FqSite *s = rows % win == 0 ? site_at(q) : NULL;
     const float *wq = s ? site_weight(s, *w, n_w, bits) : NULL;
-    if (!wq || (q->calibrating && site_calibrate(q, s, *in, n_in) != 0) || !s->have ||
-        grow(&q->buf, &q->buf_n, n_in) != 0) {
-        q->failed = 1; /* no range yet counts as a failure: calibrate first */
+    if (!wq || grow(&q->buf, &q->buf_n, rows * cols) != 0 ||
+        quant_input(q, s, *in, rows, cols, len, keep, bits) != 0) {
+        q->failed = 1;
         q->site++;
         return;
     }
-    fq_asymmetric(q->buf, *in, n_in, bits, s->lo, s->hi);
     *in = q->buf, *w = wq;
     q->site++;
 }

@@ -7,24 +7,30 @@
  * (hf_steps.c) calls fq_linear with its input and weight just before its
  * product, in the same order in every pass, so the n-th call of a pass is
  * the n-th site. Weights are quantized once per site (symmetric, per
- * tensor, min-max) and kept; inputs each call (asymmetric, per tensor) on
- * the site's static range: a running estimate (momentum FQ_MOMENTUM) over
- * the calibration passes, of the input's min-max or FQ_PERCENTILE
- * percentiles. The LM head stays in float. A pass without a FakeQuant
- * runs no code of this file. */
+ * tensor, min-max) and kept; inputs each call (asymmetric), per tensor
+ * on the site's static range: a running estimate (momentum FQ_MOMENTUM)
+ * over the calibration passes, of the input's min-max or FQ_PERCENTILE
+ * percentiles; or per token (FQ_W8A8_TOK), each row on its own min-max
+ * with no calibration. The first keep_first rows of every window (the
+ * sink positions) may be held out: left in float and left out of the
+ * ranges. The LM head stays in float. A pass without a FakeQuant runs no
+ * code of this file. */
 #ifndef GATELAB_FAKEQUANT_H
 #define GATELAB_FAKEQUANT_H
 
 #include <stddef.h>
 
-typedef enum { FQ_FLOAT = 0, FQ_W8A8, FQ_W8A8_PCT, FQ_W4A4, FQ_MODE_COUNT } FqMode;
+typedef enum { FQ_FLOAT = 0, FQ_W8A8, FQ_W8A8_PCT, FQ_W4A4, FQ_W8A8_TOK, FQ_MODE_COUNT } FqMode;
 
-/* The modes' names, in FqMode order: `gatelab eval --quant` and the run
- * file's /quant/<mode> (runschema.h). */
+/* The modes' names, in FqMode order: `gatelab eval --quant`, a sweep
+ * file's eval_quant and the run file's /quant/<mode> (runschema.h). */
 #define FQ_NAME_FLOAT "float"
 #define FQ_NAME_W8A8 "w8a8"
 #define FQ_NAME_W8A8_PCT "w8a8-pct"
 #define FQ_NAME_W4A4 "w4a4"
+#define FQ_NAME_W8A8_TOK "w8a8-tok"
+/* The quantized modes' names as a list, for help and refusal lines. */
+#define FQ_NAMES_TEXT FQ_NAME_W8A8 ", " FQ_NAME_W8A8_PCT ", " FQ_NAME_W4A4 ", " FQ_NAME_W8A8_TOK
 
 #define FQ_PERCENTILE 99.99 /* w8a8-pct: the input range's upper percentile */
 #define FQ_PERCENTILE_TEXT "99.99"
@@ -47,8 +53,11 @@ typedef struct FakeQuant {
     int failed;      /* out of memory in a hook: the pass is void */
     int site, n_sites;
     FqSite *sites;
-    float *buf, *scratch; /* the quantized input; the percentile's copy */
-    size_t buf_n, scratch_n;
+    int keep_first;              /* rows held out in float at the head of every window */
+    int windows;                 /* the open pass's windows: a site's rows are windows x length */
+    float *buf, *scratch, *kept; /* the quantized input; the percentile's copy; the
+                                    rows a range is taken over */
+    size_t buf_n, scratch_n, kept_n;
     /* the statistics, per sequence of the open pass (B of them) ... */
     double *seq_inf[FQ_OUT_COUNT]; /* max |y| of each output kind */
     double *seq_kurt;              /* max over layers of a layer output's kurtosis */
@@ -63,6 +72,9 @@ const char *fq_mode_name(FqMode m);
 int fq_mode_parse(const char *name);
 /* The weight and input bits of mode m (float: 0). */
 int fq_bits(FqMode m);
+/* 1 when mode m's input ranges come from calibration passes (per tensor),
+ * 0 when each input is its own range (float, per token). */
+int fq_calibrated(FqMode m);
 
 /* A FakeQuant of mode m with no sites yet; fq_free releases it. */
 void fq_init(FakeQuant *q, FqMode m);
@@ -70,10 +82,14 @@ void fq_free(FakeQuant *q);
 /* Start a pass of B sequences: the first site next; the open pass's
  * statistics, if any, are added to the sums. */
 void fq_begin(FakeQuant *q, int B);
-/* One linear layer's product in[n_in] w[n_w]: *in and *w become their
- * fake-quantized copies (q's buffers, valid until the next call); float
- * mode leaves both. Out of memory sets q->failed and leaves both. */
-void fq_linear(FakeQuant *q, const float **in, size_t n_in, const float **w, size_t n_w);
+/* One linear layer's product in[rows, cols] w[n_w]: *in and *w become
+ * their fake-quantized copies (q's buffers, valid until the next call);
+ * float mode leaves both. The rows are the open pass's windows one after
+ * another, each rows / windows long; its first keep_first rows stay as
+ * they are. Out of memory, a per-tensor site with no range yet or rows
+ * not a whole number of windows sets q->failed and leaves both. */
+void fq_linear(FakeQuant *q, const float **in, size_t rows, size_t cols, const float **w,
+               size_t n_w);
 /* Record sub-layer output y of kind k, B sequences of n values each, when
  * q observes. */
 void fq_output(FakeQuant *q, FqOut k, const float *y, int B, size_t n);

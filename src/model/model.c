@@ -72,7 +72,7 @@ static void rope_prepare(const Model *m, RunState *s, int Ti) {
  * quantization when it has one (fakequant.h); else the plain product. */
 static void linear_forward(const Intervention *iv, float *out, const float *in, const float *w,
                            int M, int K, int N) {
-    if (iv && iv->quant) fq_linear(iv->quant, &in, (size_t)M * K, &w, (size_t)N * K);
+    if (iv && iv->quant) fq_linear(iv->quant, &in, (size_t)M, (size_t)K, &w, (size_t)N * K);
     matmul_forward(out, in, w, NULL, M, K, N);
 }
 

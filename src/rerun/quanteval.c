@@ -55,17 +55,19 @@ static int run_batches(Forward *f, const QuantEvalOpts *o, FakeQuant *q, int i0,
     return 0;
 }
 
-/* One pass of mode m (calibrated first unless float): its loss into *loss;
- * the float pass's statistics into r. */
-static int run_mode(Forward *f, const QuantEvalOpts *o, FqMode m, const QBufs *b,
+/* One pass of mode m with the first keep positions of every window held
+ * out (calibrated first when fq_calibrated): its loss into *loss; the
+ * float pass's statistics into r. */
+static int run_mode(Forward *f, const QuantEvalOpts *o, FqMode m, int keep, const QBufs *b,
                     QuantEvalResult *r, double *loss, char *err, size_t errlen) {
     FakeQuant q;
     fq_init(&q, m);
+    q.keep_first = keep;
     const int nb = o->batches + o->calib;
     double sum = 0.0, csum = 0.0;
     long long cnt = 0, ccnt = 0;
     q.calibrating = 1;
-    int rc = m == FQ_FLOAT
+    int rc = !fq_calibrated(m)
                  ? 0
                  : run_batches(f, o, &q, o->batches, o->calib, nb, b, &csum, &ccnt, err, errlen);
     q.calibrating = 0;
@@ -85,6 +87,11 @@ int quanteval_check(Forward *f, const QuantEvalOpts *o, char *err, size_t errlen
                       o->n_modes);
     if (o->batches < 1 || o->batch_size < 1 || o->calib < 1)
         return seterr(err, errlen, "--batches, --batch-size and --calib must be positive");
+    if (o->keep_first < 0 || o->keep_first >= f->info.seq_len)
+        return seterr(err, errlen,
+                      "%s: --quant-keep-first %d leaves no position of a window quantized: its "
+                      "windows have %d tokens; give 0 to %d",
+                      f->run, o->keep_first, f->info.seq_len, f->info.seq_len - 1);
     char what[96];
     snprintf(what, sizeof what, "quantized evaluation with --batch-size %d", o->batch_size);
     MemPlan p;
@@ -128,19 +135,27 @@ int quanteval_run(Forward *f, const QuantEvalOpts *o, QuantEvalResult *r, char *
     if (quanteval_check(f, o, err, errlen) != 0) return -1;
     const int B = o->batch_size, T = f->info.seq_len;
     r->len = T, r->calib = o->calib, r->n_seqs = (long long)o->batches * B;
+    r->keep_first = o->keep_first;
     if (f->ops->prepare(f, B, T, 1.0, err, errlen) != 0) return -1;
     const size_t n = (size_t)B * T;
     QBufs b = {malloc(n * sizeof(int)), malloc(n * sizeof(int)), malloc(n * sizeof(float))};
     int rc =
         b.in && b.tg && b.tok_loss ? 0 : seterr(err, errlen, "out of memory for %d windows", B);
-    if (rc == 0) rc = run_mode(f, o, FQ_FLOAT, &b, r, &r->val_loss, err, errlen);
+    if (rc == 0) rc = run_mode(f, o, FQ_FLOAT, 0, &b, r, &r->val_loss, err, errlen);
     r->ppl = exp(r->val_loss);
     for (int i = 0; rc == 0 && i < o->n_modes; i++) {
         QuantModeResult *qm = &r->modes[i];
         qm->mode = o->modes[i];
-        rc = run_mode(f, o, qm->mode, &b, r, &qm->val_loss, err, errlen);
+        qm->val_loss_keep = qm->dloss_keep = qm->sink_dloss = NAN;
+        rc = run_mode(f, o, qm->mode, 0, &b, r, &qm->val_loss, err, errlen);
+        if (rc == 0 && o->keep_first > 0)
+            rc = run_mode(f, o, qm->mode, o->keep_first, &b, r, &qm->val_loss_keep, err, errlen);
         qm->ppl = exp(qm->val_loss);
         qm->dloss = qm->val_loss - r->val_loss;
+        if (o->keep_first > 0) {
+            qm->dloss_keep = qm->val_loss_keep - r->val_loss;
+            qm->sink_dloss = qm->dloss - qm->dloss_keep;
+        }
         r->n_modes = i + 1;
     }
     free(b.in), free(b.tg), free(b.tok_loss);

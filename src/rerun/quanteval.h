@@ -8,8 +8,11 @@
  * `calib` further held-out batches first. The float pass also records the
  * sub-layer output statistics (max |y| of the attention, FFN and layer
  * outputs; the layer outputs' max kurtosis), per sequence, averaged over
- * sequences. Nothing here writes the run file: the caller stores the
- * results (runfile_write_quant). */
+ * sequences. With keep_first K > 0 each mode is scored twice: with every
+ * row of the linear layers' inputs quantized, and with the first K
+ * positions of every window held out (fakequant.h); their difference is
+ * the mode's sink-attributable damage. Nothing here writes the run file:
+ * the caller stores the results (runfile_write_quant). */
 #ifndef GATELAB_QUANTEVAL_H
 #define GATELAB_QUANTEVAL_H
 
@@ -30,16 +33,20 @@ typedef struct {
     FqMode modes[QEVAL_MAX_MODES];
     int n_modes;
     int batches, batch_size, calib;
-    int fit; /* QEVAL_FIT_* of the fields the user did not set */
+    int keep_first; /* positions held out in float at the head of every window, 0..T-1 */
+    int fit;        /* QEVAL_FIT_* of the fields the user did not set */
 } QuantEvalOpts;
 
 typedef struct {
     FqMode mode;
     double val_loss, ppl, dloss; /* dloss: val_loss - the float val_loss */
+    /* keep_first > 0 (else NaN): the val loss and dloss with the first
+     * keep_first positions held out, and sink_dloss = dloss - dloss_keep */
+    double val_loss_keep, dloss_keep, sink_dloss;
 } QuantModeResult;
 
 typedef struct {
-    int len, calib;
+    int len, calib, keep_first;
     long long n_seqs;
     double val_loss, ppl;     /* float */
     double inf[FQ_OUT_COUNT]; /* mean over sequences of max |y| per output kind */

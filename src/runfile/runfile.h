@@ -143,9 +143,10 @@ int runfile_write_stream(const char *path, const StreamData *d, char *err, size_
 typedef struct {
     const char *mode; /* RS name of the mode (fakequant.h FQ_NAME_*) */
     double val_loss, ppl, dloss;
+    double val_loss_keep, dloss_keep, sink_dloss; /* written when keep_first > 0 */
 } QuantModeData;
 typedef struct {
-    int len, calib_batches;
+    int len, calib_batches, keep_first;
     long long n_seqs;
     double percentile, val_loss, ppl;
     double inf_attn, inf_ffn, inf_layer, kurtosis_max;

@@ -135,19 +135,25 @@ static int quant_top_attrs(hid_t g, const QuantData *d) {
     for (size_t i = 0; i < sizeof k / sizeof *k; i++)
         if (h5u_attr_f64(g, k[i], v[i]) < 0) return -1;
     if (h5u_attr_i64(g, RS_Q_LEN, d->len) < 0 || h5u_attr_i64(g, RS_Q_N_SEQS, d->n_seqs) < 0 ||
-        h5u_attr_i64(g, RS_Q_CALIB, d->calib_batches) < 0)
+        h5u_attr_i64(g, RS_Q_CALIB, d->calib_batches) < 0 ||
+        h5u_attr_i64(g, RS_Q_KEEP_FIRST, d->keep_first) < 0)
         return -1;
     return 0;
 }
 
-/* /quant/<mode> with its attributes. */
-static int quant_mode_group(hid_t top, const QuantModeData *m) {
+/* /quant/<mode> with its attributes; the held-out pass's when keep > 0. */
+static int quant_mode_group(hid_t top, const QuantModeData *m, int keep) {
     hid_t g = H5Gcreate2(top, m->mode, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
     int rc = g < 0 || h5u_attr_f64(g, RS_Q_VAL_LOSS, m->val_loss) < 0 ||
                      h5u_attr_f64(g, RS_Q_PPL, m->ppl) < 0 ||
                      h5u_attr_f64(g, RS_Q_DLOSS, m->dloss) < 0
                  ? -1
                  : 0;
+    if (rc == 0 && keep > 0 &&
+        (h5u_attr_f64(g, RS_Q_VAL_LOSS_KEEP, m->val_loss_keep) < 0 ||
+         h5u_attr_f64(g, RS_Q_DLOSS_KEEP, m->dloss_keep) < 0 ||
+         h5u_attr_f64(g, RS_Q_SINK_DLOSS, m->sink_dloss) < 0))
+        rc = -1;
     if (g >= 0) H5Gclose(g);
     return rc;
 }
@@ -163,7 +169,8 @@ static int quant_impl(RunFile *rf, const void *ctx) {
     if (rc == 0 && top < 0) rc = rf_fail_h5(rf, "create /" RS_G_QUANT);
     if (rc == 0 && quant_top_attrs(top, d) < 0) rc = rf_fail_h5(rf, "write /quant attributes");
     for (int i = 0; rc == 0 && i < d->n_modes; i++)
-        if (quant_mode_group(top, &d->modes[i]) < 0) rc = rf_fail_h5(rf, "write /quant/<mode>");
+        if (quant_mode_group(top, &d->modes[i], d->keep_first) < 0)
+            rc = rf_fail_h5(rf, "write /quant/<mode>");
     if (top >= 0) H5Gclose(top);
     return rc;
 }
@@ -171,7 +178,7 @@ static int quant_impl(RunFile *rf, const void *ctx) {
 int runfile_write_quant(const char *path, const QuantData *d, char *err, size_t errlen) {
     if (!path || !*path || strlen(path) >= RF_PATH)
         return seterr(err, errlen, "run file path is empty or too long");
-    if (!d || d->len <= 0 || d->n_modes < 0 || (d->n_modes && !d->modes))
+    if (!d || d->len <= 0 || d->n_modes < 0 || (d->n_modes && !d->modes) || d->keep_first < 0)
         return seterr(err, errlen, "%s: bad quantized-evaluation result to write", path);
     for (int i = 0; i < d->n_modes; i++)
         if (!d->modes[i].mode || !*d->modes[i].mode || strchr(d->modes[i].mode, '/'))

@@ -143,12 +143,15 @@ void runread_lceval_free(RunLcEval *e);
 /* /quant: the float pass of a quantized evaluation. */
 typedef struct {
     int len, calib_batches;
+    int keep_first; /* positions held out in the second pass of each mode (0: none) */
     long long n_seqs;
     double percentile, val_loss, ppl, inf_attn, inf_ffn, inf_layer, kurtosis_max;
 } RunQuant;
-/* /quant/<mode>: one quantized pass. */
+/* /quant/<mode>: one quantized pass; the *_keep and sink_dloss fields are
+ * NaN when the evaluation held nothing out. */
 typedef struct {
     double val_loss, ppl, dloss;
+    double val_loss_keep, dloss_keep, sink_dloss;
 } RunQuantMode;
 /* 0 read, 1 absent (an older run file, or never evaluated), -1 naming the
  * group when it is malformed. */

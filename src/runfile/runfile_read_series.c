@@ -268,11 +268,14 @@ int runread_quant(RunReader *r, RunQuant *q, char *err, size_t errlen) {
     rc |= rr_attr_double(g, RS_Q_INF_FFN, &q->inf_ffn);
     rc |= rr_attr_double(g, RS_Q_INF_LAYER, &q->inf_layer);
     rc |= rr_attr_double(g, RS_Q_KURT_MAX, &q->kurtosis_max);
+    long long keep = 0; /* absent (a file from before the option): none held out */
+    if (H5Aexists(g, RS_Q_KEEP_FIRST) > 0) rc |= rr_attr_ll(g, RS_Q_KEEP_FIRST, &keep);
     H5Gclose(g);
-    if (rc || len < 1 || len > INT_MAX || calib < 0 || calib > INT_MAX || q->n_seqs < 0)
+    if (rc || len < 1 || len > INT_MAX || calib < 0 || calib > INT_MAX || q->n_seqs < 0 ||
+        keep < 0 || keep >= len)
         return seterr(err, errlen, "%s: /" RS_G_QUANT " lacks an attribute or holds a bad one",
                       r->meta.path);
-    q->len = (int)len, q->calib_batches = (int)calib;
+    q->len = (int)len, q->calib_batches = (int)calib, q->keep_first = (int)keep;
     return 0;
 }
 
@@ -286,6 +289,10 @@ int runread_quant_mode(RunReader *r, const char *mode, RunQuantMode *m, char *er
     rc |= rr_attr_double(g, RS_Q_VAL_LOSS, &m->val_loss);
     rc |= rr_attr_double(g, RS_Q_PPL, &m->ppl);
     rc |= rr_attr_double(g, RS_Q_DLOSS, &m->dloss);
+    const char *keep[] = {RS_Q_VAL_LOSS_KEEP, RS_Q_DLOSS_KEEP, RS_Q_SINK_DLOSS};
+    double *kv[] = {&m->val_loss_keep, &m->dloss_keep, &m->sink_dloss};
+    for (int i = 0; i < 3; i++) /* absent: nothing was held out */
+        if (H5Aexists(g, keep[i]) <= 0 || rr_attr_double(g, keep[i], kv[i]) != 0) *kv[i] = NAN;
     H5Gclose(g);
     if (rc) return seterr(err, errlen, "%s: /%s lacks an attribute", r->meta.path, path);
     return 0;

@@ -229,7 +229,7 @@
  * The run's held-out loss with its linear layers fake-quantized
  * (fakequant.h), against the same windows in float, and the float pass's
  * sub-layer output statistics. /quant holds the float pass; /quant/<mode>
- * (mode: w8a8, w8a8-pct, w4a4) each quantized one. */
+ * (mode: fakequant.h's FQ_NAMES_TEXT) each quantized one. */
 #define RS_G_QUANT "quant"
 #define RS_Q_LEN "len"               /* i64: the windows' length */
 #define RS_Q_N_SEQS "n_seqs"         /* i64: sequences scored */
@@ -243,6 +243,13 @@
 #define RS_Q_INF_LAYER "inf_layer"   /* f64: the same of a layer's output (residual stream) */
 #define RS_Q_KURT_MAX                                                                              \
     "kurtosis_max" /* f64: max over layers of a layer output's kurtosis, mean over batches */
+/* eval --quant-keep-first K: K on /quant (i64; absent: 0), and when K > 0
+ * on /quant/<mode> (f64) the loss and dloss with the first K positions of
+ * every window held out, and sink_dloss = dloss - dloss_keep */
+#define RS_Q_KEEP_FIRST "keep_first"
+#define RS_Q_VAL_LOSS_KEEP "val_loss_keep"
+#define RS_Q_DLOSS_KEEP "dloss_keep"
+#define RS_Q_SINK_DLOSS "sink_dloss"
 
 /* ---- checkpoint (RUN.h5.ckpt) ---- */
 #define RS_CKPT_PARAMS RS_G_PARAMS

@@ -243,10 +243,8 @@ static int parse_eval_quant(FileCtx *c, const char *value) {
     for (char *save = NULL, *t = strtok_r(tmp, ", ", &save); t; t = strtok_r(NULL, ", ", &save)) {
         int m = fq_mode_parse(t);
         if (m <= FQ_FLOAT || seen[m]++)
-            return fail(c, c->line,
-                        "bad eval_quant mode '%s' (" FQ_NAME_W8A8 ", " FQ_NAME_W8A8_PCT
-                        ", " FQ_NAME_W4A4 ", each once)",
-                        t, NULL);
+            return fail(c, c->line, "bad eval_quant mode '%s' (" FQ_NAMES_TEXT ", each once)", t,
+                        NULL);
         k += (size_t)snprintf(c->eval_quant + k, sizeof c->eval_quant - k, "%s%s", k ? "," : "", t);
     }
     return 1;

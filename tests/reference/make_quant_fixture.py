@@ -5,21 +5,28 @@ linear layers (docs/metrics.md "Quantized evaluation"), for tests/test_quant.c.
     /usr/bin/python3 tests/reference/make_quant_fixture.py [--out DIR]
 
 Writes fixtures/quant/quant.h5 with two cases, each quantized in the modes
-w8a8, w8a8-pct and w4a4 after calibrating the input ranges on CALIB batches:
+w8a8, w8a8-pct and w4a4 after calibrating the input ranges on CALIB batches,
+and in w8a8-tok (each token's input row on its own min-max, no calibration):
   trained/  the tiny model of make_fixtures.py's var-baseline (its config
             and float32-exact weights; gatelab.ref.Model's forward):
             config, params/<name>, calib int32 [CALIB, B, T], tokens,
-            targets int32 [B, T], loss_<mode> float64 (loss_float too)
+            targets int32 [B, T], loss_<mode> float64 (loss_float too),
+            keep1_loss_<mode> float64 (the first position of every window
+            held out: its input rows left in float and left out of the
+            per-tensor ranges, in calibration too; the 48 x 6 x 16 values
+            left are too few for the percentiles to differ from the
+            extremes, so keep1 w8a8-pct equals keep1 w8a8 here)
   hf/       the committed checkpoint tests/reference/hf/llama-f32, HB windows
             a forward as the trained case's batches (forward_llama_batch
             below: every linear layer's input holds the rows of all HB
             windows, so each site's range moves once a batch; in float each
             window's logits are make_hf_fixtures.forward_llama's):
             calib int32 [CALIB, HB, T], tokens int32 [HB, T] (targets: the
-            next token in the window), loss_<mode> float64
+            next token in the window), loss_<mode> and keep1_loss_<mode> float64
 The quantizers are written here from the definitions (weights symmetric per
 tensor, inputs asymmetric per tensor on a running min-max or percentile
-range, momentum 0.9, round half to even), not from the C code.
+range, momentum 0.9, round half to even; per token: each row its own
+range), not from the C code.
 """
 import argparse
 import json
@@ -38,7 +45,9 @@ from gatelab import ref  # noqa: E402
 import make_fixtures as mf  # noqa: E402
 import make_hf_fixtures as mhf  # noqa: E402
 
-MODES = {"float": (0, None), "w8a8": (8, None), "w8a8-pct": (8, 99.99), "w4a4": (4, None)}
+MODES = {"float": (0, None), "w8a8": (8, None), "w8a8-pct": (8, 99.99), "w4a4": (4, None),
+         "w8a8-tok": (8, "token")}
+KEEP = 1  # the held-out case: the first KEEP positions of every window
 MOMENTUM = 0.9
 CALIB = 2
 QB = 48
@@ -65,6 +74,18 @@ def q_asym(x, lo, hi, bits):
     return (step * (torch.clamp(torch.round(x.double() / step) + z, 0, qmax) - z)).to(x.dtype)
 
 
+def q_asym_rows(x, bits):
+    """Asymmetric fake quantization of each row (last axis) of x on its own
+    [min, max], widened to hold 0: q_asym with a range per row."""
+    xd = x.double()
+    lo = torch.clamp(xd.amin(-1, keepdim=True), max=0.0)
+    hi = torch.clamp(xd.amax(-1, keepdim=True), min=1e-8)
+    qmax = 2.0 ** bits - 1
+    step = torch.clamp((hi - lo) / qmax, min=1e-8)
+    z = torch.clamp(torch.round(-lo / step), 0, qmax)
+    return (step * (torch.clamp(torch.round(xd / step) + z, 0, qmax) - z)).to(x.dtype)
+
+
 def round_even(v):
     return float(torch.round(torch.tensor(v, dtype=torch.float64)))
 
@@ -81,21 +102,27 @@ def batch_range(x, pct):
 class FQ:
     """The input ranges of one mode, keyed by site, running over passes."""
 
-    def __init__(self, mode):
+    def __init__(self, mode, keep=0):
         self.bits, self.pct = MODES[mode]
+        self.keep = keep  # x [B, T, cols]: positions t < keep are held out
         self.ranges, self.calibrating, self.pass_id = {}, False, 0
 
     def input(self, key, x):
         if not self.bits:
             return x
-        r = self.ranges.get(key)
-        if self.calibrating and (r is None or r[2] != self.pass_id):
-            lo, hi = batch_range(x, self.pct)
-            if r is not None:
-                lo = MOMENTUM * r[0] + (1 - MOMENTUM) * lo
-                hi = MOMENTUM * r[1] + (1 - MOMENTUM) * hi
-            r = self.ranges[key] = (lo, hi, self.pass_id)
-        return q_asym(x, r[0], r[1], self.bits)
+        rest = x[:, self.keep:]
+        if self.pct == "token":
+            y = q_asym_rows(rest, self.bits)
+        else:
+            r = self.ranges.get(key)
+            if self.calibrating and (r is None or r[2] != self.pass_id):
+                lo, hi = batch_range(rest, self.pct)
+                if r is not None:
+                    lo = MOMENTUM * r[0] + (1 - MOMENTUM) * lo
+                    hi = MOMENTUM * r[1] + (1 - MOMENTUM) * hi
+                r = self.ranges[key] = (lo, hi, self.pass_id)
+            y = q_asym(rest, r[0], r[1], self.bits)
+        return torch.cat([x[:, :self.keep], y], 1)
 
 
 class QW:
@@ -149,19 +176,20 @@ def trained_case(f):
     mf.put(g, "tokens", tok.numpy().astype(np.int32))
     mf.put(g, "targets", tgt.numpy().astype(np.int32))
     with torch.no_grad():
-        for mode in MODES:
-            fq = FQ(mode)
-            m = ref.Model(cfg, params=params)
-            m.p = trained_params(fq, params, cfg)
-            fq.calibrating = True
-            for c in calib:
+        for keep, prefix in ((0, "loss_"), (KEEP, "keep%d_loss_" % KEEP)):
+            for mode in MODES:
+                fq = FQ(mode, keep)
+                m = ref.Model(cfg, params=params)
+                m.p = trained_params(fq, params, cfg)
+                fq.calibrating = True
+                for c in calib:
+                    fq.pass_id += 1
+                    m.forward(c)
+                fq.calibrating = False
                 fq.pass_id += 1
-                m.forward(c)
-            fq.calibrating = False
-            fq.pass_id += 1
-            loss, _ = m.loss(tok, tgt)
-            g.attrs["loss_" + mode] = float(loss)
-            print("trained %-9s loss %.6f" % (mode, float(loss)))
+                loss, _ = m.loss(tok, tgt)
+                g.attrs[prefix + mode] = float(loss)
+                print("trained %-9s keep %d loss %.6f" % (mode, keep, float(loss)))
 
 
 def read_safetensors(path):
@@ -245,20 +273,21 @@ def hf_case(f, here):
         for b in range(HB):
             one = mhf.forward_llama(cfg, W, ids[b], "llama")[0]
             assert torch.allclose(lg[b], one, atol=1e-5, rtol=1e-5), "batched forward differs"
-        for mode in MODES:
-            fq, counter = FQ(mode), [0]
-            linear = hf_linear(fq, counter)
-            fq.calibrating = True
-            for c in calib:
+        for keep, prefix in ((0, "loss_"), (KEEP, "keep%d_loss_" % KEEP)):
+            for mode in MODES:
+                fq, counter = FQ(mode, keep), [0]
+                linear = hf_linear(fq, counter)
+                fq.calibrating = True
+                for c in calib:
+                    fq.pass_id += 1
+                    counter[0] = 0
+                    hf_loss(cfg, W, c, linear)
+                fq.calibrating = False
                 fq.pass_id += 1
                 counter[0] = 0
-                hf_loss(cfg, W, c, linear)
-            fq.calibrating = False
-            fq.pass_id += 1
-            counter[0] = 0
-            loss = hf_loss(cfg, W, ids, linear)
-            g.attrs["loss_" + mode] = loss
-            print("hf      %-9s loss %.6f" % (mode, loss))
+                loss = hf_loss(cfg, W, ids, linear)
+                g.attrs[prefix + mode] = loss
+                print("hf      %-9s keep %d loss %.6f" % (mode, keep, loss))
 
 
 def main():
