@@ -406,13 +406,24 @@ int rs_train_len(RunReader *r) {
     return config_max_len(&c);
 }
 
+/* Layer l's value of f at length T under its window, or for l < 0 the
+ * mean over the L layers. */
+static double layer_window_mean(double (*f)(int, int), const Config *cfg, int T, int L, int l) {
+    if (l >= 0) return f(T, config_layer_window(cfg, l));
+    if (L < 1) return f(T, config_layer_window(cfg, 0));
+    double s = 0.0;
+    for (int i = 0; i < L; i++) s += f(T, config_layer_window(cfg, i));
+    return s / L;
+}
+
 /* See runstats.h. */
 double rs_uniform_share(const Config *cfg, int T, int L, int l) {
-    if (l >= 0) return uniform_first_share_window(T, config_layer_window(cfg, l));
-    if (L < 1) return uniform_first_share_window(T, config_layer_window(cfg, 0));
-    double s = 0.0;
-    for (int i = 0; i < L; i++) s += uniform_first_share_window(T, config_layer_window(cfg, i));
-    return s / L;
+    return layer_window_mean(uniform_first_share_window, cfg, T, L, l);
+}
+
+/* See runstats.h. */
+double rs_uniform_alpha0(const Config *cfg, int len, int L, int l) {
+    return layer_window_mean(uniform_alpha0_window, cfg, len, L, l);
 }
 
 /* See runstats.h. */

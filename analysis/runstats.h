@@ -155,6 +155,9 @@ int rs_train_len(RunReader *r);
  * layers' (as rs_share averages F-Attn over layers). Every uniform
  * reference of the tools and the report is this. */
 double rs_uniform_share(const Config *cfg, int T, int L, int l);
+/* The same for uniform attention's alpha_0 over the first len queries
+ * (metrics.h uniform_alpha0_window), the sink rate's reference. */
+double rs_uniform_alpha0(const Config *cfg, int len, int L, int l);
 
 /* The loss spikes of run r's training curve t (count_spikes at
  * SPIKE_WINDOW, with the run's own warmup and spike_factor, the config's

@@ -60,6 +60,14 @@ static void test_uniform_share_window(void **state) {
     assert_true(uniform_first_share_window(TT, 0) == uniform_first_share(TT));
     assert_true(uniform_first_share_window(TT, TT) == uniform_first_share(TT));
     assert_true(uniform_first_share_window(TT, 1) == 0.0);
+    /* alpha_0 = mean over t = 0..TT-1 of A[t,0]: (1 + 1/2 + 1/3 + 1/4) / 12 */
+    double a0 = 0.0;
+    for (int t = 0; t < TT; t++) a0 += A[t * TT];
+    assert_true(fabs(uniform_alpha0_window(TT, W) - a0 / TT) < 1e-7);
+    assert_true(fabs(uniform_alpha0_window(TT, W) - (1.0 + 1.0 / 2 + 1.0 / 3 + 1.0 / 4) / 12.0) <
+                1e-12);
+    assert_true(fabs(uniform_alpha0_window(TT, 0) -
+                     (uniform_first_share(TT) * (TT - 1) + 1.0) / TT) < 1e-12);
 }
 
 static void test_all_mass_on_first(void **state) {

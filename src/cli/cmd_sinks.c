@@ -25,7 +25,6 @@ const OptTable sinks_options = {
     NULL};
 
 /* alpha_0 of uniform causal attention over len queries: H_len / len */
-static double uniform_alpha0(int len) { return (uniform_first_share(len) * (len - 1) + 1.0) / len; }
 
 /* Layer l's F-Attn line, with its window's uniform reference when it has one. */
 static void print_layer_share(const ProbeRecord *p, const Config *cfg, int l) {
@@ -87,7 +86,9 @@ static void print_text(RunReader *r, const Ctx *c) {
         printf("  %-25s len=%-5d", what[i], lens[i]);
         for (int e = 0; e < 3; e++)
             printf("  eps=%.1f: %.4f", EPS[e], rs_sink_rate(p, EPS[e], lens[i]));
-        printf("   (uniform attention: alpha_0 = H_len/len = %.4f)\n", uniform_alpha0(lens[i]));
+        printf("   (uniform attention: alpha_0 = %s = %.4f)\n",
+               cfg.window > 0 && cfg.window < lens[i] ? "H_min(W,len)/len" : "H_len/len",
+               rs_uniform_alpha0(&cfg, lens[i], p->L, -1));
     }
     if (c->len64 < SINK_LEN)
         printf("  note: the probe is shorter than 64 tokens, so the Gu et al. "

@@ -36,6 +36,12 @@ double uniform_first_share_window(int T, int W) {
     return uniform_first_share(W) * (W - 1) / (T - 1); /* (H_W - 1) / (T - 1) */
 }
 
+double uniform_alpha0_window(int len, int W) {
+    if (len < 1) return 0.0;
+    int m = W <= 0 || W >= len ? len : W;
+    return (uniform_first_share(m) * (m - 1) + 1.0) / len; /* H_m / len */
+}
+
 /* A[T,T] -> mean over t = 1..T-1 of A[t,0] */
 double loss_beyond(const double *bucket, int n, int L, int T) {
     double s = 0.0;

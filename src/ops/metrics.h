@@ -12,6 +12,10 @@ double uniform_first_share(int T);
  * sees token 0 only while t < W, so (H_min(W,T) - 1) / (T - 1); W <= 0 is
  * full causal attention, uniform_first_share(T). */
 double uniform_first_share_window(int T, int W);
+/* Uniform attention's alpha_0 over the first len queries under a sliding
+ * window of W keys: query t gives token 0 the weight 1/(t+1) while t < W,
+ * else none, so H_min(W,len) / len; W <= 0 is full causal attention. */
+double uniform_alpha0_window(int len, int W);
 
 /* The mean loss over positions T..L-1 of a length-L evaluation, from its
  * per-bucket means bucket[n] (bucket k: positions k*T .. min((k+1)*T, L)-1),
