@@ -105,10 +105,11 @@ static int write_md(const char *path, const char *dir, const char *outdir, const
     if (proto) report_confirm(f, rows, n, proto, sec);
     md_settings(f, rows, n);
     md_variants(f, rows, n);
-    md_compare(f, rows, n, proto);
-    md_massive(f, rows, n);            /* report_massive.c */
-    if (rows_trained(rows, n) || !n) { /* training sections: nothing of a checkpoint's */
-        md_compute(f, rows, n);        /* report_compute.c */
+    const int trained = rows_trained(rows, n) || !n; /* else nothing of training: checkpoints */
+    if (trained) md_compare(f, rows, n, proto);
+    md_massive(f, rows, n); /* report_massive.c */
+    if (trained) {
+        md_compute(f, rows, n); /* report_compute.c */
         md_paper(f, rows, n);
     }
     md_runs(f, rows, n);

@@ -211,9 +211,11 @@ static void md_unmatched(FILE *f, const Row *rows, int n) {
 }
 
 void md_runs(FILE *f, const Row *rows, int n) {
-    fprintf(f, "\n## Runs\n\nΔPPL of each run is against the mean of the "
-               "baseline group named in *vs*.\n");
-    md_unmatched(f, rows, n);
+    fputs("\n## Runs\n", f);
+    if (rows_trained(rows, n)) {
+        fputs("\nΔPPL of each run is against the mean of the baseline group named in *vs*.\n", f);
+        md_unmatched(f, rows, n);
+    }
     fputs("\n", f);
     static const char *const lead[] = {
         "file", "[run](#def-run)", "[variant](#def-variant)", "[data](#def-data)", "seed", "vs"};

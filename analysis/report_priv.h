@@ -259,6 +259,10 @@ void draw_figure(FILE *f, const char *figdir, const char *name, const char *alt,
                  const PlotSeries *s, int ns);
 int group_names(const char *names, size_t stride, int n, int *grp);
 void put_mean(FILE *f, const char *fmt, const char *sfmt, const double *v, int k);
+/* Run r's data source as the report shows it (table_name): /config data,
+ * or for a checkpoint `gatelab inspect` probed, its input's kind and file
+ * name ("tokens:prompts.txt"); "?" when neither is recorded. */
+void run_data_label(RunReader *r, char *data, size_t n);
 RunReader *open_run_head(const char *path, char *name, char *variant, char *status, char *data);
 int members(const int *grp, int n, int g, int *idx);
 /* A family of p[n], NaN where untested: the Holm-adjusted (bh = 0) or

@@ -103,18 +103,22 @@ void md_probes(FILE *f, const Row *rows, int n) {
     if (n < 1 || !any_measure(rows, n, mc, nm)) return;
     double *buf = malloc(2 * (size_t)n * sizeof *buf);
     if (!buf) return;
+    int trained = rows_trained(rows, n);
     fputs("\n## Probe measures across seeds (exploratory)\n\n"
           "The last probe's measures beyond position 0's share, per run group: the mean ± "
           "sample std over the seeds that store each (in parentheses how many, when fewer than the "
           "group's seeds; — when none). Definitions: `gatelab metrics` and docs/metrics.md "
-          "(\"Head probes\", \"Beyond the first token\"); results.csv has each per run. Each "
-          "group against its matching baseline group (as for [ΔPPL](#def-dppl)): the "
-          "difference of means (group − baseline), its 95% bootstrap interval, Welch's t-test "
-          "p and the exact Mann–Whitney p (docs/statistics.md), with no correction across "
-          "the table. **Exploratory**: not among the declared tests, and no difference here "
-          "is a claim.\n\n",
+          "(\"Head probes\", \"Beyond the first token\"); results.csv has each per run. ",
           f);
+    if (trained)
+        fputs("Each group against its matching baseline group (as for [ΔPPL](#def-dppl)): the "
+              "difference of means (group − baseline), its 95% bootstrap interval, Welch's t-test "
+              "p and the exact Mann–Whitney p (docs/statistics.md), with no correction across "
+              "the table. **Exploratory**: not among the declared tests, and no difference here "
+              "is a claim.\n\n",
+              f);
+    else fputs("One row per checkpoint, none compared with another.\n\n", f);
     means_table(f, rows, n, mc, nm, buf);
-    compare_table(f, rows, n, mc, nm, buf, buf + n);
+    if (trained) compare_table(f, rows, n, mc, nm, buf, buf + n);
     free(buf);
 }

@@ -253,9 +253,7 @@ void row_read(Row *w) {
     const RunMeta *m = runread_meta(r);
     w->ok = 1;
     w->pretrained = fig_is_pretrained(r);
-    if (runread_config_string(r, RS_CFG_DATA, w->data, sizeof w->data, NULL, 0))
-        snprintf(w->data, sizeof w->data, "?");
-    table_name(w->data, sizeof w->data, w->data); /* shown as text (runname.h) */
+    run_data_label(r, w->data, sizeof w->data);
     for (size_t k = 0; k < N_CFG; k++) w->cfg[k] = cfg_or(r, CFG_KEYS[k], NAN);
     Config arch;
     rs_arch_config(r, &arch);

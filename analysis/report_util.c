@@ -56,6 +56,21 @@ void put_mean(FILE *f, const char *fmt, const char *sfmt, const double *v, int k
 
 /* ---- what both sections read first ---- */
 
+/* See report_priv.h. */
+void run_data_label(RunReader *r, char *data, size_t n) {
+    char kind[32], input[4096];
+    int has_data = runread_config_string(r, RS_CFG_DATA, data, n, NULL, 0) == 0;
+    int has_input =
+        !has_data &&
+        runread_pretrained_string(r, RS_PT_INPUT_KIND, kind, sizeof kind, NULL, 0) == 0 &&
+        runread_pretrained_string(r, RS_PT_INPUT, input, sizeof input, NULL, 0) == 0;
+    if (has_input) {
+        const char *base = strrchr(input, '/');
+        snprintf(data, n, "%s:%s", kind, base ? base + 1 : input);
+    } else if (!has_data) snprintf(data, n, "?");
+    table_name(data, n, data); /* shown as text (runname.h) */
+}
+
 /* Open a run and copy out its run name, variant, status and data source
  * (each buffer 256, 256, 32 and 64 bytes, as the record structs hold). */
 RunReader *open_run_head(const char *path, char *name, char *variant, char *status, char *data) {
@@ -65,8 +80,7 @@ RunReader *open_run_head(const char *path, char *name, char *variant, char *stat
     run_name(name, 256, path);
     table_name(variant, 256, runread_meta(r)->variant); /* shown as text (runname.h) */
     snprintf(status, 32, "%s", runread_meta(r)->status);
-    if (runread_config_string(r, RS_CFG_DATA, data, 64, NULL, 0)) snprintf(data, 64, "?");
-    table_name(data, 64, data);
+    run_data_label(r, data, 64);
     return r;
 }
 

@@ -35,7 +35,11 @@ grep -q 'probe length 20 (the first 20 queries' $R || bad "sink rate not at the 
 grep -q 'probe length 64' $R && bad "report says probe length 64"
 grep -q '^## Compute' $R && bad "report has the training Compute section"
 grep -q '^## Ours beside the paper' $R && bad "report has the trained runs' paper table"
-grep -q 'No matching baseline group' $R && bad "report asks for a baseline of a checkpoint"
+sed '/^## Definitions/,$d' $R >body.md
+grep -qi 'baseline group' body.md && bad "report asks for a baseline of a checkpoint: $(grep -i 'baseline group' body.md)"
+grep -q '^## Exploratory comparisons' $R && bad "report compares checkpoints with a baseline"
+grep -q '^| qwen3-f32 | [^|]* | ? |' $R && bad "data column of a checkpoint is '?'"
+grep -q '^| qwen3-f32 | [^|]* | tokens:ids.txt |' $R || bad "data column of a checkpoint does not name its input"
 [ -e runs/figures/sink_vs_step.png ] && bad "report drew sink rate over training"
 grep -q 'over training' $R && bad "report links a figure over training"
 spikes=$(awk -F' \\| ' '/^\| qwen3-f32\.h5 / { print $17 }' $R)

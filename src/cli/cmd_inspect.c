@@ -185,8 +185,9 @@ static int inspect(const Opts *o, char *err, size_t errlen, int *code) {
         goto done;
     }
     if (a->family == HF_GPT2 && w.T > a->max_pos) {
-        seterr(err, errlen, "windows of %d tokens exceed the model's %d positions", w.T,
-               a->max_pos);
+        seterr(err, errlen,
+               "windows of %d tokens exceed the model's %d positions (use --seq-len %d or less)",
+               w.T, a->max_pos, a->max_pos);
         goto done;
     }
     if (hf_sliding_check(a, w.T, o->model, err, errlen) < 0) goto done;
