@@ -276,6 +276,8 @@ static void test_set(void **state) {
 
     assert_int_equal(config_set(&c, "nokey=1", err, sizeof err), -1);
     expect_err("set", "--set: unknown key 'nokey'");
+    assert_int_equal(config_set(&c, "seed=2", err, sizeof err), -1);
+    expect_err("set", "keys like it: bigram_seed, init_seed, data_seed");
     assert_int_equal(config_set(&c, "n_layers=x", err, sizeof err), -1);
     expect_err("set", "--set: key 'n_layers': bad value 'x'");
     assert_int_equal(config_set(&c, "n_layers", err, sizeof err), -1);

@@ -460,6 +460,18 @@ static const char *near_key(const char *name) {
     return near;
 }
 
+/* Up to four keys whose names contain name (of three letters or more),
+ * comma-separated into out ("" when none): "seed" names init_seed,
+ * data_seed and bigram_seed, which no edit distance reaches. */
+static void keys_containing(const char *name, char *out, size_t n) {
+    out[0] = 0;
+    if (strlen(name) < 3) return;
+    size_t used = 0;
+    for (size_t i = 0, k = 0; i < N_KEYS && k < 4 && used < n; i++)
+        if (strstr(keys[i].name, name))
+            used += (size_t)snprintf(out + used, n - used, "%s%s", k++ ? ", " : "", keys[i].name);
+}
+
 /* Keys gatelab no longer has, each with the one-line reason a config or
  * --set naming it is refused. Run files recorded them in /config/text,
  * where config_load_string reads them as settings of nothing. */
@@ -484,6 +496,10 @@ static int set_key(Config *cfg, const char *key, const char *value, char *why, s
     const KeyDef *k = find_key(key);
     const char *near = k ? NULL : near_key(key);
     if (near) return seterr(why, whylen, "unknown key '%.64s' (did you mean %s?)", key, near);
+    char some[256];
+    if (!k) keys_containing(key, some, sizeof some);
+    if (!k && some[0])
+        return seterr(why, whylen, "unknown key '%.64s' (keys like it: %s)", key, some);
     if (!k) return seterr(why, whylen, "unknown key '%.64s'", key);
     return set_value(cfg, k, value, why, whylen);
 }
