@@ -3,6 +3,7 @@
  * docs/metrics.md with metrics.h, and draw with the generic figures of
  * gnuplot.c. */
 #include "plot.h"
+#include "plot_layers.h"
 #include "plot_profiles.h"
 #include "plot_runs.h"
 #include "runstats.h"
@@ -165,178 +166,6 @@ done:
     }
     for (int i = 0; xy && i < 4 * ng; i++) free(xy[i]);
     free(tr), free(ev), free(s), free(xy), free(vl);
-    return rc;
-}
-
-/* Per-layer value of one probe into out[L]. */
-typedef void (*LayerFn)(const ProbeRecord *p, double *out);
-
-static void layer_first_share(const ProbeRecord *p, double *out) {
-    for (int l = 0; l < p->L; l++) {
-        double sum = 0;
-        for (int h = 0; h < p->H; h++) sum += rs_head_share(p, l, h);
-        out[l] = p->attention && p->H > 0 ? sum / p->H : NAN;
-    }
-}
-
-static void layer_mact(const ProbeRecord *p, double *out) {
-    for (int l = 0; l < p->L; l++) out[l] = p->h_max ? p->h_max[l] : NAN;
-}
-
-/* Per-group mean, min and max over member runs of per-run per-layer
- * values vals[i][L[i]] into [ng, maxL]; *spread = 1 when some group has
- * two or more runs with data (error bars worth drawing). */
-static void group_layers(const RunSet *rs, double *const *vals, const int *L, int maxL, double *v,
-                         double *lo, double *hi, int *spread) {
-    *spread = 0;
-    for (int g = 0; g < rs->ng; g++)
-        for (int l = 0; l < maxL; l++) {
-            double sum = 0, mn = INFINITY, mx = -INFINITY;
-            int c = 0;
-            for (int i = 0; i < rs->n; i++) {
-                if (rs->grp[i] != g || !vals[i] || l >= L[i] || !isfinite(vals[i][l])) continue;
-                double x = vals[i][l];
-                sum += x, c++;
-                if (x < mn) mn = x;
-                if (x > mx) mx = x;
-            }
-            size_t k = (size_t)g * (size_t)maxL + (size_t)l;
-            v[k] = c ? sum / c : NAN;
-            lo[k] = c ? mn : NAN;
-            hi[k] = c ? mx : NAN;
-            if (c >= 2) *spread = 1;
-        }
-}
-
-/* Draw the [ng, maxL] layer values: layers on x with a bar per group, or,
- * with many groups, groups on x (rotated names) with a bar per layer and
- * the groups without data left out. */
-static int layers_draw(const RunSet *rs, const char *png, const char *title, const char *ylabel,
-                       int maxL, const double *v, const double *lo, const double *hi, int nref,
-                       const double *ref, const char *const *refp, char *err, size_t errlen) {
-    int ng = rs->ng, rc = -1;
-    const char **glab = calloc((size_t)ng, sizeof *glab);
-    char(*lname)[32] = calloc((size_t)maxL, sizeof *lname);
-    const char **llab = calloc((size_t)maxL, sizeof *llab);
-    size_t cells = (size_t)ng * (size_t)maxL;
-    double *t = malloc(3 * cells * sizeof(double) + 1);
-    if (!glab || !lname || !llab || !t) {
-        seterr(err, errlen, "plot: out of memory");
-        goto done;
-    }
-    for (int g = 0; g < ng; g++) glab[g] = rs->glabel[g];
-    if (ng <= MAX_SERIES) {
-        BarSpec bs = {
-            {title, "layer", ylabel, maxL, ng, glab, v, nref, ref, refp}, lo, hi, NULL, 0};
-        rc = plot_bars_spec(png, &bs, err, errlen);
-        goto done;
-    }
-    int nc = 0; /* transpose: t[l, c] for the groups with any data */
-    for (int g = 0; g < ng; g++) {
-        int have = 0;
-        for (int l = 0; l < maxL; l++) have |= isfinite(v[(size_t)g * (size_t)maxL + (size_t)l]);
-        if (!have) continue;
-        glab[nc] = rs->glabel[g];
-        for (int l = 0; l < maxL; l++) {
-            size_t from = (size_t)g * (size_t)maxL + (size_t)l;
-            size_t to = (size_t)l * (size_t)ng + (size_t)nc;
-            t[to] = v[from];
-            if (lo) t[cells + to] = lo[from], t[2 * cells + to] = hi[from];
-        }
-        nc++;
-    }
-    /* rows of t are ng apart; squeeze them to nc */
-    for (int k = 0; k < 3; k++)
-        for (int l = 0; l < maxL; l++)
-            memmove(t + (size_t)k * cells + (size_t)l * (size_t)nc,
-                    t + (size_t)k * cells + (size_t)l * (size_t)ng, (size_t)nc * sizeof(double));
-    for (int l = 0; l < maxL; l++) {
-        snprintf(lname[l], sizeof lname[l], "layer %d", l);
-        llab[l] = lname[l];
-    }
-    BarSpec bs = {{title, "run", ylabel, nc, maxL, llab, t, nref, ref, refp},
-                  lo ? t + cells : NULL,
-                  lo ? t + 2 * cells : NULL,
-                  glab,
-                  1};
-    rc = plot_bars_spec(png, &bs, err, errlen);
-done:
-    free(glab), free(lname), free(llab), free(t);
-    return rc;
-}
-
-/* (b) and (d): per-layer values from each run's last probe, one bar per
- * (layer, group); a group's bar is the mean over its runs, with min..max
- * error bars when a group has several. With with_uniform, a dashed
- * uniform-attention reference per distinct share (rs_uniform_share: T and
- * the run's window). */
-static int fig_layers(RunSet *rs, const char *png, LayerFn fn, int with_uniform, const char *title,
-                      const char *ylabel, char *err, size_t errlen) {
-    int n = rs->n, rc = -1, maxL = 0, nref = 0;
-    double **vals = calloc((size_t)n, sizeof *vals);
-    int *L = calloc((size_t)n, sizeof *L);
-    double ref[8];
-    char reflab[8][64];
-    const char *refp[8];
-    double *v = NULL;
-    if (!vals || !L) {
-        seterr(err, errlen, "plot: out of memory");
-        goto done;
-    }
-    for (int i = 0; i < n; i++) {
-        ProbeRecord p;
-        int have;
-        if (plot_last_probe(rs->r[i], &p, &have, err, errlen)) goto done;
-        if (!have) continue;
-        vals[i] = malloc(((size_t)p.L + 1) * sizeof(double));
-        if (!vals[i]) {
-            runread_probe_free(&p);
-            seterr(err, errlen, "plot: out of memory");
-            goto done;
-        }
-        fn(&p, vals[i]);
-        L[i] = p.L;
-        if (p.L > maxL) maxL = p.L;
-        Config cfg; /* the run's own attention pattern: its window, if any */
-        rs_arch_config(rs->r[i], &cfg);
-        double u = rs_uniform_share(&cfg, p.T, p.L, -1);
-        int seen = 0;
-        for (int r = 0; r < nref; r++)
-            if (ref[r] == u) seen = 1;
-        if (with_uniform && !seen && nref < 8) {
-            ref[nref] = u;
-            if (cfg.window > 0 && cfg.window < p.T)
-                snprintf(reflab[nref], sizeof reflab[nref], "uniform (T=%d, window %d%s)", p.T,
-                         cfg.window, cfg.window_layers == WINLAYERS_ALTERNATE ? " alternate" : "");
-            else snprintf(reflab[nref], sizeof reflab[nref], "uniform (T=%d)", p.T);
-            refp[nref] = reflab[nref];
-            nref++;
-        }
-        runread_probe_free(&p);
-    }
-    if (maxL == 0) {
-        rc = NO_DATA;
-        seterr(err, errlen, "%s: no run has a probe yet", png);
-        goto done;
-    }
-    size_t cells = (size_t)rs->ng * (size_t)maxL;
-    v = malloc(3 * cells * sizeof(double));
-    if (!v) {
-        seterr(err, errlen, "plot: out of memory");
-        goto done;
-    }
-    int spread;
-    group_layers(rs, vals, L, maxL, v, v + cells, v + 2 * cells, &spread);
-    char full[300];
-    snprintf(full, sizeof full, "%s%s", title,
-             spread    ? "; mean over seeds, error bars min..max"
-             : rs->agg ? "; mean over seeds"
-                       : "");
-    rc = layers_draw(rs, png, full, ylabel, maxL, v, spread ? v + cells : NULL,
-                     spread ? v + 2 * cells : NULL, nref, ref, refp, err, errlen);
-done:
-    for (int i = 0; vals && i < n; i++) free(vals[i]);
-    free(vals), free(L), free(v);
     return rc;
 }
 
@@ -530,32 +359,82 @@ done:
 
 /* ---- entry points ---- */
 
-static const char *const KINDS[] = {"loss",       "first-share", "gate-hist", "mact",
-                                    "sink-steps", "key-share",   "distance"};
+static int draw_gate_hist(RunSet *rs, const char *png, char *err, size_t errlen) {
+    if (rs->n != 1) {
+        seterr(err, errlen, "plot gate-hist takes exactly one run (got %d)", rs->n);
+        return NO_DATA;
+    }
+    return fig_gate_hist(rs->r[0], rs->label[0], png, err, errlen);
+}
+
+/* The figure kinds, in the order `plot --help` lists them and the report
+ * draws and links the ones it names (gate-hist: one per gated group). */
+const PlotKind PLOT_KINDS[] = {
+    {"loss", "training loss (lines) and val loss (points) vs step", fig_loss, "loss",
+     "training and validation loss, mean over seeds"},
+    {"first-share",
+     "first-token attention share per layer, runs side by side, with the uniform-attention "
+     "reference dashed",
+     plot_first_share, "first_share_layers",
+     "first-token share per layer, mean over seeds (bars min..max)"},
+    {"gate-hist", "gate score histogram per layer (exactly one run)", draw_gate_hist, NULL, NULL},
+    {"mact", "max |activation| per layer (M-Act), runs side by side", plot_mact, "mact_layers",
+     "max |h| per layer, mean over seeds (bars min..max)"},
+    {"key-norm", "position 0's key norm over the median key norm, per layer", plot_key_norm,
+     "key_norm_layers",
+     "key norm at position 0 over the median key norm per layer, mean over seeds (bars "
+     "min..max)"},
+    {"value-norm", "position 0's value norm over the median value norm, per layer", plot_value_norm,
+     "value_norm_layers",
+     "value norm at position 0 over the median value norm per layer, mean over seeds (bars "
+     "min..max)"},
+    {"sink-steps", "sink rate (eps " SINK_EPS_TEXT ") and first-token share vs step",
+     fig_sink_steps, "sink_vs_step", "sink rate and F-Attn over training, mean over seeds"},
+    {"key-share", "attention share alpha_k of every key position k (last probe)", plot_key_share,
+     NULL, NULL},
+    {"distance", "attention weight and mass by query-key distance (last probe)", plot_distance,
+     NULL, NULL},
+};
+const int PLOT_N_KINDS = (int)(sizeof PLOT_KINDS / sizeof PLOT_KINDS[0]);
+
+static const PlotKind *find_kind(const char *name) {
+    for (int k = 0; k < PLOT_N_KINDS; k++)
+        if (!strcmp(name, PLOT_KINDS[k].name)) return &PLOT_KINDS[k];
+    return NULL;
+}
+
+/* See plot.h. */
+void plot_kind_names(char *out, size_t n) {
+    size_t used = 0;
+    out[0] = 0;
+    for (int k = 0; k < PLOT_N_KINDS && used < n; k++)
+        used += (size_t)snprintf(out + used, n - used, "%s%s", k ? ", " : "", PLOT_KINDS[k].name);
+}
+
+/* See plot.h. */
+void plot_kinds_help(FILE *f) {
+    fputs("\nKIND:\n", f);
+    for (int k = 0; k < PLOT_N_KINDS; k++) {
+        const char *h = PLOT_KINDS[k].help;
+        fprintf(f, "  %-12s ", PLOT_KINDS[k].name);
+        for (int col = 15; *h;) { /* wrap at 79 columns, continuation under the text */
+            size_t w = strcspn(h, " ");
+            if (col > 15 && col + 1 + (int)w > 79) fputs("\n               ", f), col = 15;
+            else if (col > 15) fputc(' ', f), col++;
+            fprintf(f, "%.*s", (int)w, h);
+            col += (int)w;
+            h += w + (h[w] == ' ');
+        }
+        fputc('\n', f);
+    }
+}
 
 static int figure_on(RunSet *rs, const char *kind, const char *png, char *err, size_t errlen) {
-    if (!strcmp(kind, "loss")) return fig_loss(rs, png, err, errlen);
-    if (!strcmp(kind, "first-share"))
-        return fig_layers(rs, png, layer_first_share, 1,
-                          "First-token attention share per layer (last probe)", "first-token share",
-                          err, errlen);
-    if (!strcmp(kind, "mact"))
-        return fig_layers(rs, png, layer_mact, 0, "Massive activations per layer (last probe)",
-                          "max |h| of block output", err, errlen);
-    if (!strcmp(kind, "sink-steps")) return fig_sink_steps(rs, png, err, errlen);
-    if (!strcmp(kind, "key-share")) return plot_key_share(rs, png, err, errlen);
-    if (!strcmp(kind, "distance")) return plot_distance(rs, png, err, errlen);
-    if (!strcmp(kind, "gate-hist")) {
-        if (rs->n != 1) {
-            seterr(err, errlen, "plot gate-hist takes exactly one run (got %d)", rs->n);
-            return NO_DATA;
-        }
-        return fig_gate_hist(rs->r[0], rs->label[0], png, err, errlen);
-    }
-    return seterr(err, errlen,
-                  "plot: unknown figure kind '%s' (loss, "
-                  "first-share, gate-hist, mact, sink-steps, key-share, distance)",
-                  kind);
+    const PlotKind *k = find_kind(kind);
+    if (k) return k->draw(rs, png, err, errlen);
+    char names[256];
+    plot_kind_names(names, sizeof names);
+    return seterr(err, errlen, "plot: unknown figure kind '%s' (%s)", kind, names);
 }
 
 int plot_figure(const char *kind, char **run_paths, int n, const char *png_path, char *err,
@@ -609,17 +488,14 @@ int plot_report_figures(const char *outdir, char **run_paths, int n, char *err, 
     RunSet rs;
     if (plot_runs_open(&rs, run_paths, n, 1, err, errlen)) return -1;
     int rc = 0;
-    if (!rc) rc = report_one(&rs, outdir, "loss", "loss", err, errlen);
-    if (!rc) rc = report_one(&rs, outdir, "first-share", "first_share_layers", err, errlen);
-    if (!rc) rc = report_gate_hists(&rs, outdir, err, errlen);
-    if (!rc) rc = report_one(&rs, outdir, "mact", "mact_layers", err, errlen);
-    if (!rc) rc = report_one(&rs, outdir, "sink-steps", "sink_vs_step", err, errlen);
+    for (int k = 0; k < PLOT_N_KINDS && !rc; k++) {
+        const PlotKind *pk = &PLOT_KINDS[k];
+        if (pk->draw == draw_gate_hist) rc = report_gate_hists(&rs, outdir, err, errlen);
+        else if (pk->report_png)
+            rc = report_one(&rs, outdir, pk->name, pk->report_png, err, errlen);
+    }
     plot_runs_close(&rs);
     return rc;
 }
 
-int plot_kind_known(const char *kind) {
-    for (size_t k = 0; k < sizeof KINDS / sizeof KINDS[0]; k++)
-        if (!strcmp(kind, KINDS[k])) return 1;
-    return 0;
-}
+int plot_kind_known(const char *kind) { return find_kind(kind) != NULL; }

@@ -5,15 +5,34 @@
 
 #include <stddef.h>
 
+#include <stdio.h>
+
 #include "gnuplot.h"
 
-/* 1 when kind is one plot_figure draws (loss, first-share, ...). */
+struct RunSet; /* plot_runs.h */
+
+/* One figure kind: its name, its `plot --help` line, how it is drawn
+ * (0, 1 when no run has its data, -1 with err) and, for the figures the
+ * report draws, its file stem and caption (NULL: not drawn by name). */
+typedef struct {
+    const char *name, *help;
+    int (*draw)(struct RunSet *rs, const char *png, char *err, size_t errlen);
+    const char *report_png, *report_caption;
+} PlotKind;
+
+/* The figure kinds (plot.c), in `plot --help`'s order and the report's. */
+extern const PlotKind PLOT_KINDS[];
+extern const int PLOT_N_KINDS;
+
+/* 1 when kind is one plot_figure draws (a PLOT_KINDS name). */
 int plot_kind_known(const char *kind);
+/* The kinds' names, comma-separated, into out[n]. */
+void plot_kind_names(char *out, size_t n);
+/* "KIND:" and one wrapped line per kind, for `plot --help`. */
+void plot_kinds_help(FILE *f);
 
 /* ---- figures over run files (through runfile_read.h) ----
- * kind: "loss" | "first-share" | "gate-hist" | "mact" | "sink-steps" |
- * "key-share" | "distance".
- * gate-hist takes exactly one run. Runs are labelled by variant, or by
+ * kind: a PLOT_KINDS name. gate-hist takes exactly one run. Runs are labelled by variant, or by
  * run name (runname.h) when two run names share a variant, plus the seed
  * when two runs share that label. Figures over probes use the
  * last probe of each run; a run without probes is left out of those
@@ -27,14 +46,11 @@ int plot_figure(const char *kind, char **run_paths, int n, const char *png_path,
 
 /* All figures for a set of runs into outdir (created if missing), one
  * series per run name (runname.h), the mean over its seeds (bars: min..max
- * over seeds): loss.png, first_share_layers.png, mact_layers.png,
- * sink_vs_step.png (with more than 8 run names the line figures show only
- * the baseline, g1-elem and g1-head runs and any that diverged), and
- * gate_hist_<name>.png (one per gated variant, its first run; name is the
- * run name instead when two run names share the variant). A figure
- * with no data in any run (e.g. no probes yet, no gated run) is skipped,
- * not an error. 0 ok, -1 with err on an unreadable run or a gnuplot
- * failure. */
+ * over seeds): each PLOT_KINDS row's report_png.png (with more than 8 run names the line figures
+ * show only the baseline, g1-elem and g1-head runs and any that diverged), and gate_hist_<name>.png
+ * (one per gated variant, its first run; name is the run name instead when two run names share the
+ * variant). A figure with no data in any run (e.g. no probes yet, no gated run) is skipped, not an
+ * error. 0 ok, -1 with err on an unreadable run or a gnuplot failure. */
 int plot_report_figures(const char *outdir, char **run_paths, int n, char *err, size_t errlen);
 
 /* ---- the report's series rule, shared with report_util.c ---- */

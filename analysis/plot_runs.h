@@ -14,7 +14,7 @@
 
 /* Figures draw one series per group: per file for `gatelab plot` (the
  * user chose those files), per run name over its seeds for the report. */
-typedef struct {
+typedef struct RunSet {
     RunReader **r;
     char (*label)[300]; /* [n] per-file label */
     int n;

@@ -231,22 +231,16 @@ static void fig_plots(FILE *f, const char *figdir, const Row *rows, int n) {
         return;
     }
     free(paths);
-    static const char *const figs[][2] = {
-        /* plot.c draws one series per run name, the mean over its
-         * seeds; line figures keep to the key runs past 8 names */
-        {"loss.png", "training and validation loss, mean over seeds"},
-        {"first_share_layers.png", "first-token share per layer, mean over "
-                                   "seeds (bars min..max)"},
-        {"mact_layers.png", "max |h| per layer, mean over seeds (bars "
-                            "min..max)"},
-        {"sink_vs_step.png", "sink rate and F-Attn over training, mean over "
-                             "seeds"},
-    };
-    for (size_t i = 0; i < sizeof figs / sizeof figs[0]; i++) {
+    /* plot.c draws one series per run name, the mean over its seeds; line
+     * figures keep to the key runs past 8 names */
+    for (int k = 0; k < PLOT_N_KINDS; k++) {
+        const PlotKind *pk = &PLOT_KINDS[k];
         char path[1400];
-        snprintf(path, sizeof path, "%s/%s", figdir, figs[i][0]);
+        if (!pk->report_png) continue;
+        snprintf(path, sizeof path, "%s/%s.png", figdir, pk->report_png);
         if (access(path, R_OK) == 0)
-            fprintf(f, "\n**%s**\n\n![%s](figures/%s)\n", figs[i][1], figs[i][1], figs[i][0]);
+            fprintf(f, "\n**%s**\n\n![%s](figures/%s.png)\n", pk->report_caption,
+                    pk->report_caption, pk->report_png);
     }
     /* plot.c names a gate histogram by the run name when two groups share
      * the variant, else by the variant: link whichever exists, once. */

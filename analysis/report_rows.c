@@ -115,8 +115,8 @@ static void row_probe(RunReader *r, Row *w, const Config *cfg) {
     w->secondary = ss_secondary_mean(&p);
     w->resid_sinks = ss_resid_count(&p);
     ss_gate_first_rest(&p, &w->gate_first, &w->gate_rest);
-    w->knorm_ratio = ss_lh_first_over_median(&p, p.key_norm);
-    w->vnorm_ratio = ss_lh_first_over_median(&p, p.value_norm);
+    w->knorm_ratio = ss_lh_first_over_median(&p, p.key_norm, -1);
+    w->vnorm_ratio = ss_lh_first_over_median(&p, p.value_norm, -1);
     w->grad_ratio = ss_grad_first_over_median(&p);
     if (isfinite(w->gate_rest) && w->gate_rest != 0.0) w->gate_ratio = w->gate_first / w->gate_rest;
     w->dist_near = ss_distance_mass_near(&p, SS_NEAR_DIST);

@@ -159,14 +159,15 @@ static double first_over_median(const float *f, const double *d, int T, double *
     return med > 0.0 ? (f ? f[0] : d[0]) / med : NAN;
 }
 
-double ss_lh_first_over_median(const ProbeRecord *p, const float *arr) {
-    if (!arr || p->L < 1 || p->H < 1 || p->T < 2) return NAN;
+double ss_lh_first_over_median(const ProbeRecord *p, const float *arr, int l) {
+    if (!arr || p->L < 1 || p->H < 1 || p->T < 2 || l >= p->L) return NAN;
     double *scratch = malloc((size_t)p->T * sizeof *scratch), s = 0.0;
     if (!scratch) return NAN;
-    for (int lh = 0; lh < p->L * p->H; lh++)
+    int lo = l < 0 ? 0 : l * p->H, hi = l < 0 ? p->L * p->H : (l + 1) * p->H;
+    for (int lh = lo; lh < hi; lh++)
         s += first_over_median(arr + (size_t)lh * p->T, NULL, p->T, scratch);
     free(scratch);
-    return s / ((double)p->L * p->H);
+    return s / (hi - lo);
 }
 
 double ss_grad_first_over_median(const ProbeRecord *p) {

@@ -63,10 +63,11 @@ void ss_gate_first_rest(const ProbeRecord *p, double *first, double *rest);
  * before the query (d = 0 the query itself) that distance_mass_%g sums. */
 #define SS_NEAR_DIST 8
 
-/* The mean over layers and heads of arr[l, h, 0] over the median over
- * t >= 1 of arr[l, h, t] (arr [L, H, T]: key_norm, value_norm); NaN when
- * the probe lacks arr, T < 2 or a head's median is not positive. */
-double ss_lh_first_over_median(const ProbeRecord *p, const float *arr);
+/* The mean over heads of layer l (l < 0: over layers and heads) of
+ * arr[l, h, 0] over the median over t >= 1 of arr[l, h, t] (arr [L, H, T]:
+ * key_norm, value_norm); NaN when the probe lacks arr, T < 2 or a head's
+ * median is not positive. */
+double ss_lh_first_over_median(const ProbeRecord *p, const float *arr, int l);
 
 /* The mean over layers of grad_in_norm[l, 0] over the median over t >= 1
  * of grad_in_norm[l, t]; NaN when the probe has no grad_in_norm, T < 2 or

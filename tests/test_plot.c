@@ -145,6 +145,13 @@ static void make_run_opt(const char *path, const char *variant, int sink, const 
     h5_ds(g, "first_col", H5T_NATIVE_FLOAT, 4, df, fc);
     h5_ds(g, "tokens", H5T_NATIVE_INT, 2, dt, tokens);
     h5_ds(g, "alpha0", H5T_NATIVE_FLOAT, 2, d0, a0);
+    if (sink) { /* key norms: 4 (l + 1) at position 0, 1 past it */
+        static float kn[RL][1][RT];
+        for (int l = 0; l < RL; l++)
+            for (int t = 0; t < RT; t++) kn[l][0][t] = t ? 1.0f : 4.0f * (l + 1);
+        hsize_t dk[3] = {RL, 1, RT};
+        h5_ds(g, "key_norm", H5T_NATIVE_FLOAT, 3, dk, kn);
+    }
     if (!sink) { /* a bounded gate: all scores in bin 2 (layer 0), 40 (1) */
         h5_attr_i64(g, "gate_channels", 4);
         h5_attr_i64(g, "gate_heads", 1);
@@ -221,6 +228,17 @@ static void test_report_figures_from_runs(void **state) {
     assert_int_equal(read_row(p, "1\t", v, 4), 2);
     assert_float_equal(v[0], 700.0, 1e-9);
     assert_float_equal(v[1], 7.0, 1e-9);
+    /* the key norm ratio of the run that stores key norms: 4 (l + 1) / 1 */
+    snprintf(p, sizeof p, "%s/key_norm_layers.png", out);
+    tu_assert_png(p);
+    snprintf(p, sizeof p, "%s/key_norm_layers.dat", out);
+    assert_true(read_row(p, "0\t", v, 4) >= 1);
+    assert_float_equal(v[0], 4.0, 1e-6);
+    assert_true(read_row(p, "1\t", v, 4) >= 1);
+    assert_float_equal(v[0], 8.0, 1e-6);
+    /* no run stores value norms: that figure is skipped */
+    snprintf(p, sizeof p, "%s/value_norm_layers.png", out);
+    assert_int_equal(access(p, F_OK), -1);
     /* sink rate: alpha_0 = 1 for the sink, H_16/16 = 0.211 < 0.3 else */
     snprintf(p, sizeof p, "%s/sink_vs_step.dat", out);
     FILE *f = fopen(p, "r");

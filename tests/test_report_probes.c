@@ -126,17 +126,23 @@ static void test_summaries(void **state) {
         ew += er[lh] / (LL * HH);
     }
     for (int l = 0; l < LL; l++) gw += ratio_d(gr + l * TT, TT) / LL;
-    assert_close(ss_lh_first_over_median(&p, kn), want, 1e-6);
+    assert_close(ss_lh_first_over_median(&p, kn, -1), want, 1e-6);
+    for (int l = 0; l < LL; l++) { /* one layer: the mean over its heads alone */
+        double wl = 0.0;
+        for (int h = 0; h < HH; h++) wl += ratio_f(kn + (l * HH + h) * TT, TT) / HH;
+        assert_close(ss_lh_first_over_median(&p, kn, l), wl, 1e-6);
+    }
+    assert_true(isnan(ss_lh_first_over_median(&p, kn, LL)));
     assert_close(ss_grad_first_over_median(&p), gw, 1e-12);
     assert_close(ss_distance_mass_near(&p, 3), near, 1e-6);
     assert_close(ss_ov_erank_mean(&p), ew, 1e-12);
     assert_close(ss_distance_mass_near(&p, SS_NEAR_DIST), 1.0, 1e-6); /* 8 > T */
     /* not stored, or a median of 0: NaN, never 0 */
-    assert_true(isnan(ss_lh_first_over_median(&p, NULL)));
+    assert_true(isnan(ss_lh_first_over_median(&p, NULL, -1)));
     p.grad_in_norm = NULL, p.ov_erank = NULL;
     assert_true(isnan(ss_grad_first_over_median(&p)) && isnan(ss_ov_erank_mean(&p)));
     for (int t = 1; t < TT; t++) kn[t] = 0.0f;
-    assert_true(isnan(ss_lh_first_over_median(&p, kn)));
+    assert_true(isnan(ss_lh_first_over_median(&p, kn, -1)));
 }
 
 /* The section's text from its heading to the next one. */

@@ -20,20 +20,10 @@ const OptTable plot_options = {
     "KIND RUN.h5 [RUN2.h5 ...]",
     "Draw one figure with gnuplot: FILE.png and its vector twins FILE.svg and\n"
     "FILE.pdf. FILE.dat and FILE.gp are written next to them so the figure\n"
-    "can be restyled and redrawn by hand.\n"
-    "\n"
-    "KIND:\n"
-    "  loss         training loss (lines) and val loss (points) vs step\n"
-    "  first-share  first-token attention share per layer, runs side by\n"
-    "               side, with the uniform-attention reference dashed\n"
-    "  gate-hist    gate score histogram per layer (exactly one run)\n"
-    "  mact         max |activation| per layer (M-Act), runs side by side\n"
-    "  sink-steps   sink rate (eps " SINK_EPS_TEXT ") and first-token share vs step\n"
-    "  key-share    attention share alpha_k of every key position k (last probe)\n"
-    "  distance     attention weight and mass by query-key distance (last probe)\n",
+    "can be restyled and redrawn by hand.\n",
     NULL,
     plot_rows,
-    NULL};
+    plot_kinds_help};
 
 /* What the figures read from a run: its metrics and its last probe (when
  * it has probes). 0, or -1 with the reader's one line (a corrupt input). */
@@ -88,17 +78,15 @@ int cmd_plot(int argc, char **argv) {
     }
     figstyle_set(&fs);
     int opnd = op.optind;
+    char kinds[256];
+    plot_kind_names(kinds, sizeof kinds);
     if (opnd >= argc) {
-        fprintf(stderr, "gatelab plot: missing KIND (loss, first-share, "
-                        "gate-hist, mact, sink-steps, key-share, distance; try --help)\n");
+        fprintf(stderr, "gatelab plot: missing KIND (%s; try --help)\n", kinds);
         return 2;
     }
     const char *kind = argv[opnd++];
     if (!plot_kind_known(kind)) {
-        fprintf(stderr,
-                "gatelab plot: unknown KIND '%s' (loss, first-share, "
-                "gate-hist, mact, sink-steps, key-share, distance)\n",
-                kind);
+        fprintf(stderr, "gatelab plot: unknown KIND '%s' (%s)\n", kind, kinds);
         return 2;
     }
     int n = argc - opnd;
