@@ -12,7 +12,8 @@
 #define FIG_MIN_PT 4.0
 #define FIG_MAX_PT 48.0
 
-static FigStyle current;
+static FigStyle user;    /* the command's --size and --font */
+static FigStyle current; /* the figure being drawn (figstyle_begin) */
 
 /* A number in [lo, hi] at the start of s: its end into *end, or when end
  * is NULL the number must be all of s. */
@@ -43,7 +44,15 @@ int figstyle_take(FigStyle *s, int key, const char *value, char *err, size_t err
     return 0;
 }
 
-void figstyle_set(const FigStyle *s) { current = *s; }
+void figstyle_set(const FigStyle *s) { user = current = *s; }
+
+void figstyle_begin(int w, int h, int fit) {
+    current = user;
+    if (!fit || user.w_in > 0 || w <= 0 || h <= 0) return;
+    current.w_in = FIG_PAGE_IN;
+    current.h_in = fmin(fmax(FIG_PAGE_IN * h / w, FIG_MIN_IN), FIG_PAGE_H_IN);
+    if (!(user.font_pt > 0)) current.font_pt = FIG_FIT_FONT_PT;
+}
 
 const FigStyle *figstyle_get(void) { return &current; }
 

@@ -1,7 +1,9 @@
 /* figstyle.h: the size and font of every figure one command draws, the
  * gnuplot figures and the cairo heatmaps alike, set once from the
- * command's --size and --font (FIGSTYLE_OPT_ROWS). Unset, each figure keeps
- * its own size in pixels (96 to the inch) and the FIG_FONT_PT font. */
+ * command's --size and --font (FIGSTYLE_OPT_ROWS). Unset, a gnuplot figure
+ * fits a two-column paper's page: FIG_PAGE_IN wide, as high as its own
+ * shape makes it, in FIG_FIT_FONT_PT (figstyle_begin); a heatmap keeps its
+ * own size, one pixel per cell at its scale, in the FIG_FONT_PT font. */
 #ifndef GATELAB_FIGSTYLE_H
 #define GATELAB_FIGSTYLE_H
 
@@ -10,6 +12,9 @@
 #include "opts.h"
 
 #define FIG_FONT_PT 11     /* points: a figure drawn at its own size */
+#define FIG_PAGE_IN 6.9    /* a two-column paper's text width (a column: 3.3) */
+#define FIG_PAGE_H_IN 9.0  /* the tallest page-fitted figure */
+#define FIG_FIT_FONT_PT 8  /* points: a page-fitted figure's font */
 #define FIG_PX_PER_IN 96.0 /* pngcairo's and SVG's pixels to the inch */
 #define FIG_PNG_DPI 300.0  /* a PNG drawn at a --size: print resolution */
 
@@ -24,17 +29,25 @@ typedef struct {
 enum { FIG_OPT_SIZE = OPT_LONG + 64, FIG_OPT_FONT };
 /* clang-format off */
 #define FIGSTYLE_OPT_ROWS                                                                         \
-    {FIG_OPT_SIZE, "size", OPT_STR, "WxH", 0, 0, "each figure's own",                             \
-     "figure size in inches, e.g. 3.3x2.5 (a column)\nor 6.9x3 (a page); PNGs at 300 dpi", 0, 0},  \
-    {FIG_OPT_FONT, "font", OPT_STR, "PT", 0, 0, OPT_DEF(FIG_FONT_PT), "font size in points", 0, 0}
+    {FIG_OPT_SIZE, "size", OPT_STR, "WxH", 0, 0,                                                  \
+     OPT_DEF(FIG_PAGE_IN) " in wide; heatmaps: their own",                                        \
+     "figure size in inches, e.g. 3.3x2.5 (a column)\nor 6.9x3 (a page); PNGs at 300 dpi\n", 0, 0}, \
+    {FIG_OPT_FONT, "font", OPT_STR, "PT", 0, 0,                                                   \
+     OPT_DEF(FIG_FIT_FONT_PT) "; heatmaps: " OPT_DEF(FIG_FONT_PT),                                \
+     "font size in points", 0, 0}
 /* clang-format on */
 
 /* Take the value of row key (FIG_OPT_SIZE or FIG_OPT_FONT) into *s. 0, or
  * -1 with one line in err naming the option and the value. */
 int figstyle_take(FigStyle *s, int key, const char *value, char *err, size_t errlen);
 
-/* The style every later figure of this process is drawn with. */
+/* The command's style (its --size and --font) for every later figure. */
 void figstyle_set(const FigStyle *s);
+/* Begin a figure whose own size is w x h pixels: with fit and no --size,
+ * it is drawn FIG_PAGE_IN wide and h/w of that high (at most
+ * FIG_PAGE_H_IN), in FIG_FIT_FONT_PT unless --font says otherwise; else
+ * at the command's style. Every call below reads the figure's style. */
+void figstyle_begin(int w, int h, int fit);
 const FigStyle *figstyle_get(void);
 
 /* The font in points a figure is drawn with. */

@@ -116,15 +116,16 @@ static int gp_title(FILE *f, const char *s) {
     return lines;
 }
 
-/* The terminal lines: the figure's own w x h pixels, or the --size
- * (figstyle.h), in the --font; a PNG drawn at a --size is drawn at
- * FIG_PNG_DPI, its fonts, lines and points scaled to match. */
+/* The terminal lines: the --size, or the page width and the shape of the
+ * figure's own w x h pixels (figstyle_begin), in the --font; the PNG is
+ * drawn at FIG_PNG_DPI, its fonts, lines and points scaled to match. */
 static void gp_prelude(FILE *f, const FigPaths *fp, int w, int h) {
     fprintf(f,
             "# written by gatelab: edit freely, then redraw with\n"
             "#   cd %s && gnuplot %s.gp\n"
             "# (STEM.png; -e \"gatelab_fmt='svg'\" or 'pdf' draws STEM.svg or STEM.pdf)\n",
             fp->dir, fp->stem);
+    figstyle_begin(w, h, 1);
     const FigStyle *fs = figstyle_get();
     const double pt = figstyle_font_pt();
     figstyle_px(w, h, &w, &h);

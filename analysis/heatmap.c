@@ -424,6 +424,7 @@ static int measure_text(Figure *fg, double title_w, double *label_w) {
  * why when the image would be too large or the page too small. */
 static int layout(Figure *fg, char *err, size_t errlen) {
     const HeatmapStyle *st = fg->st;
+    figstyle_begin(0, 0, 0); /* a heatmap keeps its own size unless --size */
     const FigStyle *fs = figstyle_get();
     const int sized = fs->w_in > 0;
     fg->m = metrics_of(sized ? figstyle_font_pt() : fs->font_pt > 0 ? fs->font_pt : FONT_PX);

@@ -68,8 +68,9 @@ static void test_log_decades(void **state) {
 }
 
 /* A log figure of values 2e-5 .. 0.7: its axis runs 1e-5 .. 1 with a tic
- * at each power of ten labelled 10^k; at its own size the terminal lines
- * are the figure's pixels and the default font. */
+ * at each power of ten labelled 10^k; with no --size it is a page wide
+ * (6.9 in), as high as its own 900 x 540 shape makes it (4.14 in), in the
+ * page-fitted font, its PNG at 300 dpi. */
 static void test_log_axis_script(void **state) {
     (void)state;
     if (!plot_have_gnuplot()) skip();
@@ -85,8 +86,15 @@ static void test_log_axis_script(void **state) {
     assert_int_equal(tu_count_needle(gp, "set yrange [1e-5:1]"), 1);
     assert_int_equal(tu_count_needle(gp, "'10\u207b\u2075' 1e-5"), 1);
     assert_int_equal(tu_count_needle(gp, "'10\u2070' 1e0)"), 1);
-    assert_int_equal(tu_count_needle(gp, "pngcairo size 900,540 noenhanced font 'sans,11'"), 1);
+    assert_int_equal(tu_count_needle(gp, "pdfcairo size 6.9 in,4.14 in noenhanced font 'sans,8'"),
+                     1);
+    assert_int_equal(tu_count_needle(gp, "pngcairo size 2070,1242 noenhanced font 'sans,8'"), 1);
     assert_int_equal(tu_count_needle(gp, "set key outside right top"), 1);
+    /* a --font alone keeps the page width */
+    figstyle_set(&(FigStyle){0, 0, 10});
+    assert_int_equal(plot_lines(png, &ax, &s, 1, err, sizeof err), 0);
+    figstyle_set(&(FigStyle){0});
+    assert_int_equal(tu_count_needle(gp, "pngcairo size 2070,1242 noenhanced font 'sans,10'"), 1);
 }
 
 /* --size 3.3x2.5 --font 8: the PDF 3.3 x 2.5 inches, the PNG at 300 dpi

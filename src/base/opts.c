@@ -166,7 +166,9 @@ void opt_help(const OptTable *t, FILE *f) {
             h += k;
             if (*h) fprintf(f, "\n%*s", width + 2, ""), h++;
         }
-        if (r->def) fprintf(f, " (default: %s)", r->def);
+        /* a help ending in a newline puts the default on a line of its own */
+        size_t hl = strlen(r->help);
+        if (r->def) fprintf(f, "%s(default: %s)", hl && r->help[hl - 1] == '\n' ? "" : " ", r->def);
         fputc('\n', f);
     }
     if (t->footer) fprintf(f, "\n%s", t->footer);
