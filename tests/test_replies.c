@@ -191,6 +191,8 @@ static void test_intervene_ungated(void **st) {
     assert_int_equal(sh("", args), 0);
     assert_out_has("warning: --layer 0 does nothing for gates-open (only gates-open-layer, "
                    "mact-mean, mact-zero take a layer)");
+    assert_out_has("(baseline) has no gate, so gates-open change nothing: their results equal "
+                   "the plain rerun");
 }
 
 /* The warnings config_warn_moot gives for the settings sets[n] (NULL

@@ -66,6 +66,25 @@ static void warn_unused_layer(int layer, const InterventionKind *kinds, int n) {
             layer, given, takes);
 }
 
+/* One warning on stderr when f has no gate but kinds[n] set gate scores
+ * (IVP_SETS_GATES; gate-const, which needs them, is refused later): their
+ * results equal the plain rerun. */
+static void warn_no_gate(const Forward *f, const InterventionKind *kinds, int n) {
+    char names[256];
+    size_t k = 0;
+    names[0] = 0;
+    for (int i = 0; i < n && !f->info.gated && k < sizeof names; i++)
+        if (intervention_has(kinds[i], IVP_SETS_GATES) &&
+            !intervention_has(kinds[i], IVP_NEEDS_GATES))
+            k += (size_t)snprintf(names + k, sizeof names - k, "%s%s", k ? ", " : "",
+                                  intervention_name(kinds[i]));
+    if (names[0])
+        fprintf(stderr,
+                "gatelab intervene: warning: %s (%s) has no gate, so %s change nothing: their "
+                "results equal the plain rerun\n",
+                f->run, f->info.variant, names);
+}
+
 /* One line redrawn on a terminal; in a log (a sweep's), one line each. */
 static void progress(const char *name, int i, int n) {
     const int tty = isatty(STDERR_FILENO);
@@ -248,6 +267,7 @@ int cmd_intervene(int argc, char **argv) {
         runlock_release(&lock);
         return 2;
     }
+    warn_no_gate(f, kinds, n);
     int nr = 0, rc = 0;
     IntervResult *res =
         intervene_run(f, kinds, n, &prm, &nr, json ? NULL : progress, err, sizeof err);

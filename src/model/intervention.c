@@ -9,9 +9,9 @@
 
 const IvKindRow IV_KINDS[IV_COUNT] = {
     [IV_NONE] = {RS_IV_NONE, 0, "the plain rerun every other kind is compared with"},
-    [IV_GATES_OPEN] = {RS_IV_GATES_OPEN, IVP_IN_ALL,
+    [IV_GATES_OPEN] = {RS_IV_GATES_OPEN, IVP_IN_ALL | IVP_SETS_GATES,
                        "every gate score = identity (1; 0 for additive gates)"},
-    [IV_GATES_MEAN] = {RS_IV_GATES_MEAN, IVP_IN_ALL,
+    [IV_GATES_MEAN] = {RS_IV_GATES_MEAN, IVP_IN_ALL | IVP_SETS_GATES,
                        "each gate score = its channel's mean over the sequence's tokens"},
     [IV_BOS_CLIP] = {RS_IV_BOS_CLIP, IVP_IN_ALL,
                      "after every block, position 0's K largest |h| features are\n"
@@ -20,9 +20,9 @@ const IvKindRow IV_KINDS[IV_COUNT] = {
                      "after every block, position 0's residual = the mean of the\nother tokens'"},
     [IV_NO_BOS] = {RS_IV_NO_BOS, IVP_IN_ALL, "the probe without its first token (T-1 tokens)"},
     [IV_HEAD_ZERO] = {RS_IV_HEAD_ZERO, 0, "the --heads' outputs = 0 before the output projection"},
-    [IV_GATES_OPEN_LAYER] = {RS_IV_GATES_OPEN_LAYER, IVP_PER_LAYER,
+    [IV_GATES_OPEN_LAYER] = {RS_IV_GATES_OPEN_LAYER, IVP_PER_LAYER | IVP_SETS_GATES,
                              "gates-open in --layer only (others untouched)"},
-    [IV_GATE_CONST] = {RS_IV_GATE_CONST, IVP_NEEDS_GATES,
+    [IV_GATE_CONST] = {RS_IV_GATE_CONST, IVP_NEEDS_GATES | IVP_SETS_GATES,
                        "every gate score = c, one result per c of --gate-const"},
     [IV_MACT_MEAN] = {RS_IV_MACT_MEAN, IVP_PER_LAYER | IVP_MACT,
                       "after block --layer, each massive activation = its\n"

@@ -75,7 +75,7 @@ typedef struct Intervention {
  * report's mechanism table has a column for each); changing one layer
  * only (Intervention.layer); changing the massive activations, classed by
  * Intervention.mact_abs and mact_ratio; needing a gated run. */
-enum { IVP_IN_ALL = 1, IVP_PER_LAYER = 2, IVP_MACT = 4, IVP_NEEDS_GATES = 8 };
+enum { IVP_IN_ALL = 1, IVP_PER_LAYER = 2, IVP_MACT = 4, IVP_NEEDS_GATES = 8, IVP_SETS_GATES = 16 };
 
 /* One kind: its name (the RS_IV_* above), its properties (IVP_*) and its
  * line of `gatelab intervene --help` ('\n' starts a continuation). */
