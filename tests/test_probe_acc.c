@@ -52,8 +52,8 @@ static void test_bytes_match_plan(void **state) {
     for (size_t i = 0; i < NSHAPES; i++) {
         ProbeAcc a;
         init_full(&a, &SHAPES[i]);
-        if (a.given != probe_acc_bytes(&SHAPES[i]))
-            fail_msg("shape %zu: plan gave %zu bytes, probe_acc_bytes says %zu", i, a.given,
+        if (a.plan.used != probe_acc_bytes(&SHAPES[i]))
+            fail_msg("shape %zu: plan gave %zu bytes, probe_acc_bytes says %zu", i, a.plan.used,
                      probe_acc_bytes(&SHAPES[i]));
         probe_acc_free(&a);
     }

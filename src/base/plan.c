@@ -2,6 +2,7 @@
 #include "plan.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "util.h"
 
@@ -32,7 +33,8 @@ void *plan_take(Plan *p, size_t n, size_t size) {
     if (n == 0) return NULL;
     void *r = NULL;
     if (!p->counting) {
-        r = bytes < PLAN_TOO_MUCH ? calloc(n, size) : NULL;
+        if (bytes >= PLAN_TOO_MUCH || posix_memalign(&r, PLAN_ALIGN, bytes) != 0) r = NULL;
+        if (r) memset(r, 0, bytes);
         if (!r) {
             p->failed = 1;
             return NULL;

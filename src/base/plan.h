@@ -8,9 +8,9 @@
  * are the same code. Two kinds of hand-out:
  *   arena: one zeroed 64-byte-aligned block of the counted size, each take
  *          the next slice, each slice rounded up to 64 bytes (one free);
- *   heap:  each take its own zeroed allocation of exactly n * size bytes
- *          (arrays that are handed over and freed one by one), counted
- *          without rounding.
+ *   heap:  each take its own zeroed 64-byte-aligned allocation of exactly
+ *          n * size bytes (arrays that are handed over and freed one by
+ *          one with free()), counted without rounding.
  * A count saturates at PLAN_TOO_MUCH ("too much", never a wrapped small
  * number). used after a hand-out pass is its high-water mark, which the
  * tests compare with the count (tests/test_plan.c). */
@@ -36,7 +36,7 @@ typedef struct {
 
 /* A counting plan of that kind. */
 Plan plan_counter(PlanKind kind);
-/* A heap plan that hands out (each take calloc'd). */
+/* A heap plan that hands out (each take its own allocation). */
 Plan plan_heap(void);
 /* n elements of size bytes: NULL while counting; zeroed memory otherwise
  * (NULL, and failed set, when there is none). n = 0 takes nothing and

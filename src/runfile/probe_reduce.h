@@ -13,6 +13,7 @@
 
 #include <stddef.h>
 
+#include "plan.h"
 #include "runfile.h"
 
 /* What one layer of one sequence exposes (valid during the call only). */
@@ -62,7 +63,7 @@ typedef struct {
     ProbeShape s;
     int seq;      /* the sequence probe_acc_feed adds to */
     int Ns;       /* gate-sampled sequences (the S letter) */
-    size_t given; /* bytes the plan has handed out so far */
+    Plan plan;    /* the arrays' plan (plan.h); plan.used: bytes handed out so far */
     /* One member per RS_PROBE_ARRAYS entry, named as the record names it,
      * holding sums until probe_acc_finish turns them into the stored
      * values: tokens are the caller's to fill; gate_channel_mean,
@@ -101,8 +102,8 @@ void probe_acc_finish(ProbeAcc *a, ProbeRecord *out);
  * over) and zero a; safe on a zeroed or finished a. */
 void probe_acc_free(ProbeAcc *a);
 /* The bytes the plan hands out for shape s: probe_acc_init's arrays plus
- * max_logit and ov_erank (allocated on their first call), exactly; clamped
- * to SIZE_MAX / 8. */
+ * max_logit and ov_erank (allocated on their first call), exactly: the
+ * count pass of the same layout (plan.h); saturates at PLAN_TOO_MUCH. */
 size_t probe_acc_bytes(const ProbeShape *s);
 
 /* probe_reduce_sinks.c, the measures beyond position 0 (metrics_sinks.h),
