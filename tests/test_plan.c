@@ -14,7 +14,8 @@
  *   - probe_collect (a trained model's probe): probe_collect_bytes;
  *   - probe_grad_norms and probe_gate_weight_norms: probe_grad_bytes;
  *   - an HF checkpoint's first forward: hf_model_pass_bytes's buffers,
- *     F32 (the LM head mapped) and BF16 (converted in chunks).
+ *     F32 (the LM head mapped) and BF16 (converted in chunks), and
+ *     inspect's probe pass: those buffers and the reducer's plan.
  * A buffer allocated beside a plan, or a temporary allocated in a loop,
  * makes the sum larger than the estimate and fails here. (The probe reducer's own plan:
  * test_probe_acc.c.) */
@@ -30,6 +31,7 @@
 
 #include "config.h"
 #include "hf_model.h"
+#include "hf_pass.h"
 #include "model.h"
 #include "plan.h"
 #include "probe.h"
@@ -363,6 +365,29 @@ static void hf_case(const char *name) {
                      "hf_model_pass_bytes %zu",
                      name, B, T, M, got, hf_model_buffer_bytes(m), bufs);
         free(lg);
+        hf_model_close(m);
+    }
+    /* inspect's pass (hf_pass, no targets): the buffers of its one-window
+     * forward and the reducer's plan, what cmd_inspect.c's plan_check
+     * adds up besides the windows' ids */
+    for (int M = 2; M <= 6; M += 4) {
+        const int N = 2, T = 6;
+        HfModel *m = NULL;
+        if (hf_model_open(&m, dir, 1, err, sizeof err) < 0) fail_msg("%s: %s", name, err);
+        int32_t ids[2 * 6];
+        for (int i = 0; i < N * T; i++) ids[i] = (int32_t)((i * 11 + 2) % hf_model_arch(m)->V);
+        size_t wb, bufs, pb;
+        hf_model_pass_bytes(m, N, 1, T, M, &wb, &bufs, &pb);
+        HfPassIn in = {.ids = ids, .N = N, .T = T, .M = M};
+        HfPassOut po;
+        ProbeRecord rec;
+        track_begin();
+        if (hf_pass(m, &in, &rec, &po, err, sizeof err) < 0) fail_msg("%s: %s", name, err);
+        const size_t got = track_end();
+        if (got != bufs + pb)
+            fail_msg("%s M=%d: the pass allocated %zu bytes, hf_model_pass_bytes %zu + %zu", name,
+                     M, got, bufs, pb);
+        runread_probe_free(&rec);
         hf_model_close(m);
     }
 }

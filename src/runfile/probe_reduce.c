@@ -18,9 +18,10 @@
  * PA_INIT: always, by probe_acc_init; PA_SLOT: when the shape keeps the
  * slot; PA_GATE: when it has gate channels; PA_SAMPLE: when it samples
  * gate sequences; PA_ON_CALL: by the first call that sets it
- * (probe_acc_max_logit, probe_acc_ov_erank); PA_CALLER: never, the
+ * (probe_acc_ov_erank); PA_ON_LOGIT: the same, for a shape whose source
+ * exposes its logits (has_logits: probe_acc_max_logit); PA_CALLER: never, the
  * record's caller computes it. */
-enum { PA_INIT, PA_SLOT, PA_GATE, PA_SAMPLE, PA_ON_CALL, PA_CALLER };
+enum { PA_INIT, PA_SLOT, PA_GATE, PA_SAMPLE, PA_ON_CALL, PA_ON_LOGIT, PA_CALLER };
 #define PA_WHEN_attention PA_INIT
 #define PA_WHEN_first_col PA_INIT
 #define PA_WHEN_tokens PA_INIT
@@ -44,7 +45,7 @@ enum { PA_INIT, PA_SLOT, PA_GATE, PA_SAMPLE, PA_ON_CALL, PA_CALLER };
 #define PA_WHEN_tok_max PA_INIT
 #define PA_WHEN_tok_argmax PA_INIT
 #define PA_WHEN_tok_norm_ratio PA_INIT
-#define PA_WHEN_max_logit PA_ON_CALL
+#define PA_WHEN_max_logit PA_ON_LOGIT
 #define PA_WHEN_key_alpha PA_INIT
 #define PA_WHEN_bos_cosine PA_INIT
 #define PA_WHEN_resid_share PA_INIT
@@ -97,7 +98,7 @@ static double plan_dim(const ProbeShape *s, char c) {
  * least 1), or -1 when `when` gives it none for this shape. */
 static double plan_elems(const ProbeShape *s, int when, const char *dims) {
     if (when == PA_CALLER || (when == PA_SLOT && !s->has_slot) || (when == PA_GATE && !s->C) ||
-        (when == PA_SAMPLE && !gate_sample_seqs(s)))
+        (when == PA_ON_LOGIT && !s->has_logits) || (when == PA_SAMPLE && !gate_sample_seqs(s)))
         return -1;
     double n = 1;
     for (const char *c = dims; *c; c++) n *= plan_dim(s, *c);
@@ -116,11 +117,13 @@ static void *plan_give(Plan *p, const ProbeShape *s, int when, const char *dims,
 
 /* The reducer's one layout: every array the plan gives for a->s, record
  * arrays (by PA_WHEN) and scratch, into a's members. init: only those
- * probe_acc_init allocates (not PA_ON_CALL, which probe_acc_max_logit and
- * probe_acc_ov_erank take on their first call); the count takes all. */
+ * probe_acc_init allocates (not PA_ON_CALL or PA_ON_LOGIT, which
+ * probe_acc_ov_erank and probe_acc_max_logit take on their first call);
+ * the count takes all. */
 static void acc_plan(ProbeAcc *a, Plan *p, int init) {
 #define PA_PLAN_ONE(member, when, dims, ctype)                                                     \
-    if (!init || when != PA_ON_CALL) a->member = plan_give(p, &a->s, when, dims, sizeof(ctype));
+    if (!init || (when != PA_ON_CALL && when != PA_ON_LOGIT))                                      \
+        a->member = plan_give(p, &a->s, when, dims, sizeof(ctype));
 #define PA_PLAN_RECORD(member, ctype, cls, hid, name, dims, kind, desc)                            \
     PA_PLAN_ONE(member, PA_WHEN_##member, dims, ctype)
 #define PA_PLAN_SCRATCH(member, ctype, dims) PA_PLAN_ONE(member, PA_INIT, dims, ctype)
@@ -150,7 +153,7 @@ void probe_acc_free(ProbeAcc *a) {
 
 int probe_acc_max_logit(ProbeAcc *a, int l, double v) {
     if (!a->max_logit && !(a->max_logit = plan_give(&a->plan, &a->s, PA_WHEN_max_logit,
-                                                     PA_DIMS.max_logit, sizeof *a->max_logit)))
+                                                    PA_DIMS.max_logit, sizeof *a->max_logit)))
         return -1;
     if (v > a->max_logit[l]) a->max_logit[l] = v;
     return 0;
@@ -158,7 +161,7 @@ int probe_acc_max_logit(ProbeAcc *a, int l, double v) {
 
 int probe_acc_ov_erank(ProbeAcc *a, int l, int h, double v) {
     if (!a->ov_erank && !(a->ov_erank = plan_give(&a->plan, &a->s, PA_WHEN_ov_erank,
-                                                   PA_DIMS.ov_erank, sizeof *a->ov_erank)))
+                                                  PA_DIMS.ov_erank, sizeof *a->ov_erank)))
         return -1;
     a->ov_erank[(size_t)l * a->s.H + h] = v;
     return 0;

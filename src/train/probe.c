@@ -58,6 +58,7 @@ static ProbeShape probe_shape(const Model *m, int N, int T) {
                         .C = model_gate_probe_channels(m, NULL),
                         .d = D->d,
                         .has_slot = has_slot(&m->cfg),
+                        .has_logits = 1, /* model_max_logit */
                         .threads = 1};
 }
 
