@@ -22,10 +22,8 @@ void *plan_take(Plan *p, size_t n, size_t size) {
                                        : (bytes + PLAN_ALIGN - 1) & ~(size_t)(PLAN_ALIGN - 1);
         void *r = NULL;
         if (!p->counting) {
-            if (!p->base || bytes > p->cap || p->used > p->cap - bytes)
-                p->failed = 1;
-            else
-                r = p->base + p->used;
+            if (!p->base || bytes > p->cap || p->used > p->cap - bytes) p->failed = 1;
+            else r = p->base + p->used;
         }
         p->used = sat_add(p->used, bytes);
         return r;
