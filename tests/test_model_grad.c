@@ -50,11 +50,10 @@ static int check_model(const Config *cfg, const char *label) {
     rng_seed(&r, 99);
     for (size_t i = 0; i < m.table.total; i++) m.params[i] += 0.05f * (float)rng_normal(&r);
     assert_int_equal(runstate_init(&s, &m, B, T), 0);
-    /* one memory plan: every float the state holds, the remedies' buffers
-     * too, is in the arena runstate_bytes counts */
-    size_t Ti = (size_t)T + (size_t)m.dims.extra_pos;
-    assert_int_equal(runstate_bytes(&m, B, T), (s.mem_floats + m.table.total) * sizeof(float) +
-                                                   (2 * B * Ti + (size_t)B * T) * sizeof(int));
+    /* one memory plan: every buffer the state holds, the remedies', the
+     * gradients and the token rows too, is in the arena runstate_bytes
+     * counts */
+    assert_int_equal(runstate_bytes(&m, B, T), s.mem_bytes);
     int tok[B * T], tgt[B * T];
     for (int i = 0; i < B * T; i++) {
         tok[i] = (int)rng_below(&r, (uint32_t)cfg->vocab_size);

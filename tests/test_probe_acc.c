@@ -1,6 +1,7 @@
 /* test_probe_acc.c: the probe reducer's memory plan (probe_reduce.c). For
  * a few shapes, probe_acc_bytes equals the bytes the plan hands out
- * (probe_acc_init plus max_logit and ov_erank on their first call); every
+ * (probe_acc_init plus ov_erank and, with has_logits, max_logit on their
+ * first call); every
  * record array of RS_PROBE_ARRAYS has its accumulator, present exactly
  * when the shape calls for it; and probe_acc_finish hands every array
  * over, leaving the reducer none to free twice. */
@@ -16,8 +17,17 @@
 #include "runfile_read.h"
 
 static const ProbeShape SHAPES[] = {
-    {.L = 2, .H = 3, .N = 4, .T = 5, .M = 5, .C = 0, .d = 8, .threads = 1},
-    {.L = 3, .H = 2, .N = 3, .T = 6, .M = 4, .C = 7, .d = 5, .has_slot = 1, .threads = 1},
+    {.L = 2, .H = 3, .N = 4, .T = 5, .M = 5, .C = 0, .d = 8, .has_logits = 1, .threads = 1},
+    {.L = 3,
+     .H = 2,
+     .N = 3,
+     .T = 6,
+     .M = 4,
+     .C = 7,
+     .d = 5,
+     .has_slot = 1,
+     .has_logits = 1,
+     .threads = 1},
     {.L = 1, .H = 4, .N = 1, .T = 3, .M = 3, .C = 2, .d = 1, .rows_normalised = 1, .threads = 1},
     /* C so large that the gate sample keeps one sequence of three */
     {.L = 1, .H = 1, .N = 3, .T = 64, .M = 64, .C = 70000, .d = 2, .threads = 1},
@@ -26,13 +36,14 @@ static const ProbeShape SHAPES[] = {
 
 /* Whether the reducer is to hold record array `name` of this kind for
  * shape s: all but the trainer's own (grad_in_norm, targets,
- * gate_weight_norm), the slot only with has_slot, the gate arrays only
- * with gate channels. */
+ * gate_weight_norm), the slot only with has_slot, max_logit only with
+ * has_logits, the gate arrays only with gate channels. */
 static int expected(const ProbeShape *s, const char *name, int kind) {
     if (!strcmp(name, "grad_in_norm") || !strcmp(name, "targets") ||
         !strcmp(name, "gate_weight_norm"))
         return 0;
     if (!strcmp(name, "attention_slot")) return s->has_slot;
+    if (!strcmp(name, "max_logit")) return s->has_logits;
     if (kind == RS_GATE || kind == RS_GATE_OPT) return s->C > 0;
     return 1;
 }
@@ -42,7 +53,7 @@ static int expected(const ProbeShape *s, const char *name, int kind) {
 static void init_full(ProbeAcc *a, const ProbeShape *s) {
     assert_int_equal(probe_acc_init(a, s), 0);
     for (int l = 0; l < s->L; l++) {
-        assert_int_equal(probe_acc_max_logit(a, l, 1.0 + l), 0);
+        assert_int_equal(probe_acc_max_logit(a, l, 1.0 + l), s->has_logits ? 0 : -1);
         for (int h = 0; h < s->H; h++) assert_int_equal(probe_acc_ov_erank(a, l, h, 2.0), 0);
     }
 }
@@ -52,8 +63,8 @@ static void test_bytes_match_plan(void **state) {
     for (size_t i = 0; i < NSHAPES; i++) {
         ProbeAcc a;
         init_full(&a, &SHAPES[i]);
-        if (a.given != probe_acc_bytes(&SHAPES[i]))
-            fail_msg("shape %zu: plan gave %zu bytes, probe_acc_bytes says %zu", i, a.given,
+        if (a.plan.used != probe_acc_bytes(&SHAPES[i]))
+            fail_msg("shape %zu: plan gave %zu bytes, probe_acc_bytes says %zu", i, a.plan.used,
                      probe_acc_bytes(&SHAPES[i]));
         probe_acc_free(&a);
     }

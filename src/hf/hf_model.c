@@ -21,6 +21,13 @@ const char *hf_model_dtype(const HfModel *m) { return m->w.dtype ? m->w.dtype : 
 int hf_model_gate_channels(const HfModel *m) { return m->a.H * hf_gate_per_head(&m->a); }
 int hf_model_threads(const HfModel *m) { return m->threads; }
 
+/* The LM head's rows lm_head converts at a time: none when the file holds
+ * it in F32 (one GEMM on the mapped weights). */
+static int head_rows(const HfModel *m) {
+    const StTensor *head = m->w.g[G_HEAD] ? m->w.g[G_HEAD] : m->w.g[G_EMB];
+    return !head || st_f32_view(head) ? 0 : HEAD_ROWS;
+}
+
 ProbeShape hf_model_probe_shape(const HfModel *m, int N, int T, int M) {
     return (ProbeShape){.L = m->a.L,
                         .H = m->a.H,
@@ -37,7 +44,7 @@ void hf_model_pass_bytes(const HfModel *m, int N, int B, int T, int M, size_t *w
                          size_t *buffers, size_t *probe) {
     ProbeShape ps = hf_model_probe_shape(m, N, T, M);
     *weights = m->w.scratch_n * sizeof(float);
-    *buffers = hf_bufs_bytes(&m->a, B, T, M, m->threads);
+    *buffers = hf_bufs_bytes(&m->a, B, T, M, m->threads, head_rows(m));
     *probe = probe_acc_bytes(&ps);
 }
 
@@ -84,8 +91,6 @@ static int lm_head(HfModel *m, const HfRun *run, char *err, size_t errlen) {
     hf_norm(m, b->h, b->x, w, bias, b->R, a->d, a->rms);
     const StTensor *head = m->w.g[G_HEAD] ? m->w.g[G_HEAD] : m->w.g[G_EMB];
     const float *view = st_f32_view(head);
-    if (!view && !b->head && !(b->head = falloc((size_t)HEAD_ROWS * a->d)))
-        return seterr(err, errlen, "out of memory for the LM head");
     const int rows = view ? a->V : HEAD_ROWS; /* F32 in the file: one GEMM, no chunks */
     for (int k = 0; k < b->B; k++) {
         for (int r0 = 0; r0 < a->V; r0 += rows) {
@@ -134,7 +139,7 @@ int hf_model_forward(HfModel *m, const int32_t *ids, int T, const HfRun *run, ch
     if (a->family == HF_GPT2 && T > a->max_pos)
         return seterr(err, errlen, "window of %d tokens exceeds the model's %d positions", T,
                       a->max_pos);
-    if (hf_bufs_alloc(&m->b, a, B, T, M, m->threads) < 0)
+    if (hf_bufs_alloc(&m->b, a, B, T, M, m->threads, head_rows(m)) < 0)
         return seterr(err, errlen, "out of memory for activations (%d x T=%d)", B, T);
     openblas_set_num_threads(1); /* our threads split the work (parallel.c) */
     m->quant = run->iv ? run->iv->quant : NULL;

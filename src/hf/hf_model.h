@@ -45,7 +45,8 @@ void hf_model_probe_attrs(const HfModel *m, ProbeRecord *p);
 /* What a pass of N windows of T tokens with maps of M, B of them a
  * forward, allocates besides the mapped weights, in bytes: *weights, the
  * scratch F16/BF16 layers are converted into (allocated by hf_model_open);
- * *buffers, the forward pass's; *probe, the probe reducer's
+ * *buffers, the forward pass's with the LM head's converted rows (the
+ * count pass of its plan, hf_bufs_bytes); *probe, the probe reducer's
  * (probe_acc_bytes). For a memory plan made before the pass. */
 void hf_model_pass_bytes(const HfModel *m, int N, int B, int T, int M, size_t *weights,
                          size_t *buffers, size_t *probe);

@@ -6,65 +6,66 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "plan.h"
 #include "util.h"
 
 #define COL_UNIT 16 /* output columns are split between threads in these */
 
 void hf_bufs_free(HfBufs *b) {
-    float *all[] = {b->x,    b->h,    b->qraw,     b->q,         b->k,    b->v,    b->g,
-                    b->o,    b->f1,   b->f2,       b->first_col, b->maps, b->cosv, b->sinv,
-                    b->mean, b->rstd, b->inv_freq, b->vec0,      b->vec1, b->head, b->scores};
-    for (size_t i = 0; i < sizeof all / sizeof *all; i++) free(all[i]);
+    free(b->mem);
     memset(b, 0, sizeof *b);
 }
 
-/* One buffer of n floats: allocated (alloc set), or only counted into *sum. */
-static float *take(size_t n, int alloc, size_t *sum) {
-    *sum += n;
-    return alloc ? falloc(n) : NULL;
-}
+/* The sizes a layout is made for. */
+typedef struct {
+    HfBufs *b;
+    const HfArch *a;
+    int B, T, M, threads, head_rows;
+} BufsLayout;
 
-/* The buffers for B windows of T tokens with maps of M: allocated into b
- * (alloc set) or only counted. Returns the floats they take. */
-static size_t bufs_plan(HfBufs *b, const HfArch *a, int B, int T, int M, int threads, int alloc) {
-    size_t t = (size_t)B * T, hd = (size_t)a->H * a->dh, kv = (size_t)a->Hkv * a->dh, n = 0;
+/* The buffers for B windows of T tokens with maps of M, in one plan
+ * (plan.h): counted, or pointed into the block. */
+static void bufs_plan(Plan *p, void *ctx) {
+    const BufsLayout *y = ctx;
+    HfBufs *b = y->b;
+    const HfArch *a = y->a;
+    const int B = y->B, T = y->T, M = y->M;
+    size_t t = (size_t)B * T, hd = (size_t)a->H * a->dh, kv = (size_t)a->Hkv * a->dh;
     size_t qraw =
         a->family == HF_GPT2 || a->family == HF_NEOX ? 3 * (size_t)a->d : (size_t)hf_q_rows(a);
     size_t gc = (size_t)a->H * hf_gate_per_head(a),
            half = a->rotary_dim ? (size_t)a->rotary_dim / 2 : 1;
-    b->x = take(t * a->d, alloc, &n), b->h = take(t * a->d, alloc, &n);
-    b->qraw = take(t * qraw, alloc, &n);
-    b->q = take(t * hd, alloc, &n), b->k = take(t * kv, alloc, &n), b->v = take(t * kv, alloc, &n);
-    b->g = take(t * (gc ? gc : 1), alloc, &n), b->o = take(t * hd, alloc, &n);
-    b->f1 = take(t * a->ff, alloc, &n), b->f2 = take(t * a->ff, alloc, &n);
-    b->first_col = take((size_t)a->H * t, alloc, &n);
-    b->maps = take((size_t)B * a->H * M * M + 1, alloc, &n);
-    b->cosv = take((size_t)T * half, alloc, &n), b->sinv = take((size_t)T * half, alloc, &n);
-    b->mean = take(t * a->H, alloc, &n), b->rstd = take(t * a->H, alloc, &n);
-    b->inv_freq = take(half, alloc, &n);
-    b->vec0 = take((size_t)a->d, alloc, &n), b->vec1 = take((size_t)a->d, alloc, &n);
-    b->scores = take(attention_keep_scratch(T, threads), alloc, &n);
-    return n;
+    b->x = plan_floats(p, t * a->d), b->h = plan_floats(p, t * a->d);
+    b->qraw = plan_floats(p, t * qraw);
+    b->q = plan_floats(p, t * hd), b->k = plan_floats(p, t * kv), b->v = plan_floats(p, t * kv);
+    b->g = plan_floats(p, t * (gc ? gc : 1)), b->o = plan_floats(p, t * hd);
+    b->f1 = plan_floats(p, t * a->ff), b->f2 = plan_floats(p, t * a->ff);
+    b->first_col = plan_floats(p, (size_t)a->H * t);
+    b->maps = plan_floats(p, (size_t)B * a->H * M * M + 1);
+    b->cosv = plan_floats(p, (size_t)T * half), b->sinv = plan_floats(p, (size_t)T * half);
+    b->mean = plan_floats(p, t * a->H), b->rstd = plan_floats(p, t * a->H);
+    b->inv_freq = plan_floats(p, half);
+    b->vec0 = plan_floats(p, (size_t)a->d), b->vec1 = plan_floats(p, (size_t)a->d);
+    b->head = y->head_rows ? plan_floats(p, (size_t)y->head_rows * a->d) : NULL;
+    b->scores = plan_floats(p, attention_keep_scratch(T, y->threads));
 }
 
-size_t hf_bufs_bytes(const HfArch *a, int B, int T, int M, int threads) {
+size_t hf_bufs_bytes(const HfArch *a, int B, int T, int M, int threads, int head_rows) {
     HfBufs b;
-    return bufs_plan(&b, a, B, T, M, threads, 0) * sizeof(float);
+    BufsLayout y = {&b, a, B, T, M, threads, head_rows};
+    return plan_count(bufs_plan, &y);
 }
 
-int hf_bufs_alloc(HfBufs *b, const HfArch *a, int B, int T, int M, int threads) {
-    if (b->B == B && b->T == T && b->M == M) return 0;
+int hf_bufs_alloc(HfBufs *b, const HfArch *a, int B, int T, int M, int threads, int head_rows) {
+    if (b->mem && b->B == B && b->T == T && b->M == M && b->head_rows == head_rows) return 0;
     hf_bufs_free(b);
-    const size_t n = bufs_plan(b, a, B, T, M, threads, 1);
-    b->B = B, b->T = T, b->M = M, b->R = B * T, b->bytes = n * sizeof(float);
-    float *all[] = {b->x,    b->h,    b->qraw,     b->q,         b->k,    b->v,     b->g,
-                    b->o,    b->f1,   b->f2,       b->first_col, b->maps, b->cosv,  b->sinv,
-                    b->mean, b->rstd, b->inv_freq, b->vec0,      b->vec1, b->scores};
-    for (size_t i = 0; i < sizeof all / sizeof *all; i++)
-        if (!all[i]) {
-            hf_bufs_free(b);
-            return -1;
-        }
+    BufsLayout y = {b, a, B, T, M, threads, head_rows};
+    size_t bytes;
+    if (!(b->mem = plan_build(bufs_plan, &y, &bytes))) {
+        hf_bufs_free(b);
+        return -1;
+    }
+    b->B = B, b->T = T, b->M = M, b->R = B * T, b->head_rows = head_rows, b->bytes = bytes;
     return 0;
 }
 

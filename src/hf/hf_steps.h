@@ -17,8 +17,9 @@
 /* The activations of B windows of T tokens (maps of M), their rows
  * (R = B * T) one after the other: window b's token t is row b * T + t. */
 typedef struct {
-    int B, T, M, R;
-    size_t bytes;                       /* what hf_bufs_alloc took (hf_bufs_bytes) */
+    int B, T, M, R, head_rows;
+    void *mem;                          /* one block (plan.h) the buffers point into */
+    size_t bytes;                       /* its size: hf_bufs_bytes's count */
     float *x, *h;                       /* [R, d]: residual stream, normalised input of a block */
     float *qraw, *q, *k, *v;            /* projections: raw q_proj / fused qkv, then split */
     float *g, *o;                       /* gate scores [R, H*g], attention output [R, H*dh] */
@@ -26,7 +27,8 @@ typedef struct {
     float *first_col, *maps;            /* [B, H, T], [B, H, M, M] */
     float *cosv, *sinv;                 /* RoPE tables of one window's T positions */
     float *mean, *rstd, *inv_freq;      /* norm statistics [R * H], RoPE frequencies */
-    float *vec0, *vec1, *head, *scores; /* scores: attention_keep's scratch */
+    float *vec0, *vec1, *head, *scores; /* head: head_rows rows of the LM head converted to
+                                           F32 (NULL for 0); scores: attention_keep's scratch */
 } HfBufs;
 
 struct HfModel {
@@ -39,11 +41,12 @@ struct HfModel {
     FakeQuant *quant; /* the pass's fake quantization (NULL: none) */
 };
 
-/* Buffers for B windows of T tokens with maps of M (kept when the sizes
- * repeat); -1 when memory runs out (b is then empty). */
-int hf_bufs_alloc(HfBufs *b, const HfArch *a, int B, int T, int M, int threads);
-/* The bytes hf_bufs_alloc takes for those sizes (the same plan, counted). */
-size_t hf_bufs_bytes(const HfArch *a, int B, int T, int M, int threads);
+/* Buffers for B windows of T tokens with maps of M and head_rows rows of
+ * converted LM head, in one block laid out by one plan (plan.h; kept when
+ * the sizes repeat); -1 when memory runs out (b is then empty). */
+int hf_bufs_alloc(HfBufs *b, const HfArch *a, int B, int T, int M, int threads, int head_rows);
+/* The bytes hf_bufs_alloc takes for those sizes: the plan's count pass. */
+size_t hf_bufs_bytes(const HfArch *a, int B, int T, int M, int threads, int head_rows);
 void hf_bufs_free(HfBufs *b);
 
 /* out[M,N] (row stride ldo) = in[M,K] @ W^T + b, W [N,K] (nn.Linear;

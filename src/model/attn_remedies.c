@@ -31,10 +31,10 @@ RemedyState *remedy_state_new(const Model *m) {
     return r;
 }
 
-/* n floats from the plan's allocator; NULL for none. */
-static float *grab(MemTake take, void *ctx, size_t n) { return n ? take(ctx, n) : NULL; }
+/* n floats from the plan; NULL for none. */
+static float *grab(Plan *p, size_t n) { return n ? plan_floats(p, n) : NULL; }
 
-void remedy_state_plan(RemedyState *r, const Model *m, int B, int T, MemTake take, void *ctx) {
+void remedy_state_plan(RemedyState *r, const Model *m, int B, int T, Plan *p) {
     const Config *c = &m->cfg;
     const Dims *D = &m->dims;
     if (!remedy_active(c)) return;
@@ -46,23 +46,23 @@ void remedy_state_plan(RemedyState *r, const Model *m, int B, int T, MemTake tak
     size_t maps = (size_t)B * D->H * Ti * Ti, kbn = (size_t)B * D->H * Ti;
     for (int l = 0; l < D->L; l++) {
         RemedyLayer *a = r->layer ? &r->layer[l] : &count;
-        a->qs = c->ssmax ? grab(take, ctx, Nq) : NULL;
-        a->fz = c->fox ? grab(take, ctx, N * D->H) : NULL;
-        a->kb = c->fox ? grab(take, ctx, kbn) : NULL;
+        a->qs = c->ssmax ? grab(p, Nq) : NULL;
+        a->fz = c->fox ? grab(p, N * D->H) : NULL;
+        a->kb = c->fox ? grab(p, kbn) : NULL;
         if (!c->diff_attn) continue;
-        a->q1 = grab(take, ctx, Nq), a->q2 = grab(take, ctx, Nq);
-        a->k1 = grab(take, ctx, Nk), a->k2 = grab(take, ctx, Nk);
-        a->y2 = grab(take, ctx, Nq);
-        a->att2 = grab(take, ctx, maps), a->pre2 = grab(take, ctx, maps);
-        a->attc = grab(take, ctx, maps);
+        a->q1 = grab(p, Nq), a->q2 = grab(p, Nq);
+        a->k1 = grab(p, Nk), a->k2 = grab(p, Nk);
+        a->y2 = grab(p, Nq);
+        a->att2 = grab(p, maps), a->pre2 = grab(p, maps);
+        a->attc = grab(p, maps);
     }
-    r->dqs = c->ssmax ? grab(take, ctx, Nq) : NULL;
+    r->dqs = c->ssmax ? grab(p, Nq) : NULL;
     if (c->diff_attn) {
-        r->dq1 = grab(take, ctx, Nq), r->dq2 = grab(take, ctx, Nq);
-        r->dk1 = grab(take, ctx, Nk), r->dk2 = grab(take, ctx, Nk);
-        r->dy2 = grab(take, ctx, Nq);
+        r->dq1 = grab(p, Nq), r->dq2 = grab(p, Nq);
+        r->dk1 = grab(p, Nk), r->dk2 = grab(p, Nk);
+        r->dy2 = grab(p, Nq);
     }
-    if (c->fox) r->dkb = grab(take, ctx, kbn), r->dz = grab(take, ctx, N * D->H);
+    if (c->fox) r->dkb = grab(p, kbn), r->dz = grab(p, N * D->H);
 }
 
 void remedy_state_free(RemedyState *r) {

@@ -13,6 +13,7 @@
 #define GATELAB_ATTN_REMEDIES_H
 
 #include "model.h"
+#include "plan.h"
 #include "ops.h"
 
 typedef struct RemedyState RemedyState;
@@ -25,13 +26,10 @@ int remedy_active(const Config *cfg);
 RemedyState *remedy_state_new(const Model *m);
 void remedy_state_free(RemedyState *r);
 
-/* The memory plan's allocator (model_state.c): n floats from ctx's arena,
- * or NULL in the counting pass, which only adds n up. */
-typedef float *(*MemTake)(void *ctx, size_t n);
 /* Lay r's buffers out for B sequences of up to T real tokens (T + extra_pos
- * internal rows) through take, in the same two passes as the RunState's own
- * (r NULL: count only). Nothing when no remedy is active. */
-void remedy_state_plan(RemedyState *r, const Model *m, int B, int T, MemTake take, void *ctx);
+ * internal rows) in the RunState's memory plan p (plan.h), in its two
+ * passes (r NULL: count only). Nothing when no remedy is active. */
+void remedy_state_plan(RemedyState *r, const Model *m, int B, int T, Plan *p);
 
 /* Layer l: q[B,Ti,H,dh] (rotated), k, v [B,Ti,Hkv,dh], xn [B*Ti, d] (the
  * block's normed input, read by the forget gate) -> y, att, slot, preatt

@@ -115,8 +115,9 @@ typedef struct {
     int Bc, Tc, Ti; /* current call; Ti = Tc + extra_pos */
     float *grads;   /* gradient arena (same layout as params) */
     Weights g;
-    float *mem; /* one block for all activations and scratch */
-    size_t mem_floats;
+    float *mem;       /* one block (plan.h) for all activations, scratch, grads
+                         and token rows */
+    size_t mem_bytes; /* its size: runstate_bytes's count */
     LayerActs *la;
     Scratch *sc;
     int *tok_int, *tgt_int;         /* internal [B, Ti] (sink rows: token 0, -1) */
@@ -160,9 +161,10 @@ void model_free(Model *m);
 size_t model_added_params(const Model *m);
 
 int runstate_init(RunState *s, const Model *m, int B, int T);
-/* The bytes runstate_init(s, m, B, T) allocates, computed by the same plan
- * without allocating (saturates at SIZE_MAX / 8). m needs only its shape
- * (model_shape). */
+/* The bytes of runstate_init(s, m, B, T)'s arena (s->mem_bytes): the
+ * count pass of the same plan (plan.h), without allocating (saturates at
+ * PLAN_TOO_MUCH). Besides the arena runstate_init allocates only the
+ * per-layer descriptors. m needs only its shape (model_shape). */
 size_t runstate_bytes(const Model *m, int B, int T);
 void runstate_free(RunState *s);
 

@@ -1,6 +1,7 @@
 /* model_state.c: a RunState's memory (runstate_init, runstate_bytes,
- * runstate_free): one plan lays out every activation and scratch buffer
- * of the passes in model.c in one arena; a counting pass sizes it. */
+ * runstate_free): one plan (plan.h) lays out every activation and scratch
+ * buffer of the passes in model.c, the gradients and the token rows in one
+ * arena; its counting pass is runstate_bytes. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,23 +11,9 @@
 #include "ops.h"
 #include "util.h"
 
-/* ---- memory plan: one pass counts, the second hands out pointers ---- */
+/* ---- memory plan (plan.h): one pass counts, the second hands out ---- */
 
-typedef struct {
-    float *base;
-    size_t used;
-} Bump;
-
-static float *take(Bump *b, size_t n) {
-    n = (n + 15) & ~(size_t)15; /* 64-byte aligned slices */
-    float *p = b->base ? b->base + b->used : NULL;
-    /* a counting pass saturates: runstate_bytes reports "too much", never wraps */
-    b->used = n > SIZE_MAX / 8 - b->used ? SIZE_MAX / 8 : b->used + n;
-    return p;
-}
-
-/* take() as the remedies' MemTake (attn_remedies.h). */
-static float *bump_take(void *ctx, size_t n) { return take(ctx, n); }
+static float *take(Plan *b, size_t n) { return plan_floats(b, n); }
 
 int model_fused_cols(const Model *m) {
     const Dims *D = &m->dims;
@@ -34,7 +21,7 @@ int model_fused_cols(const Model *m) {
 }
 
 /* A GatedNorm site's saved activations (all NULL without gated_norm). */
-static void plan_gated_norm(GatedNormActs *g, Bump *b, const Model *m, size_t N) {
+static void plan_gated_norm(GatedNormActs *g, Plan *b, const Model *m, size_t N) {
     const size_t r = (size_t)m->cfg.gated_norm, d = (size_t)m->dims.d;
     memset(g, 0, sizeof *g);
     if (!r) return;
@@ -44,7 +31,7 @@ static void plan_gated_norm(GatedNormActs *g, Bump *b, const Model *m, size_t N)
     g->u = take(b, N * d);
 }
 
-static void plan_layer(LayerActs *a, Bump *b, const Model *m, size_t N, int B, int Ti) {
+static void plan_layer(LayerActs *a, Plan *b, const Model *m, size_t N, int B, int Ti) {
     const Dims *D = &m->dims;
     const Config *c = &m->cfg;
     size_t att = (size_t)B * D->H * Ti * Ti;
@@ -107,7 +94,7 @@ static void plan_layer(LayerActs *a, Bump *b, const Model *m, size_t N, int B, i
     a->pmean2 = take(b, N), a->prstd2 = take(b, N);
 }
 
-static void plan_scratch(Scratch *sc, Bump *b, const Model *m, size_t N, size_t Nr) {
+static void plan_scratch(Scratch *sc, Plan *b, const Model *m, size_t N, size_t Nr) {
     const Dims *D = &m->dims;
     size_t wide = (size_t)(D->qdim > D->d ? D->qdim : D->d);
     sc->dn = take(b, N * D->d);
@@ -140,26 +127,38 @@ static void plan_scratch(Scratch *sc, Bump *b, const Model *m, size_t N, size_t 
     plan_gated_norm(&sc->gnf, b, m, N);
 }
 
-static size_t plan(RunState *s, const Model *m, float *base) {
+/* The RunState's whole arena: every layer's activations, the backward
+ * scratch, the remedies' buffers, the gradients and the token rows. */
+typedef struct {
+    RunState *s;
+    const Model *m;
+} StateLayout;
+
+static void plan(Plan *b, void *ctx) {
+    const StateLayout *y = ctx;
+    RunState *s = y->s;
+    const Model *m = y->m;
     const Dims *D = &m->dims;
-    Bump b = {base, 0};
     int Ti = s->T + D->extra_pos;
     size_t N = (size_t)s->B * Ti, Nr = (size_t)s->B * s->T;
-    for (int l = 0; l < D->L; l++) plan_layer(&s->la[l], &b, m, N, s->B, Ti);
-    plan_scratch(s->sc, &b, m, N, Nr);
-    s->sc->attn = take(&b, attention_backward_scratch(Ti));
-    s->x_out = take(&b, N * D->d);
-    s->xfn = take(&b, N * D->d);
-    s->fmean = take(&b, N);
-    s->frstd = take(&b, N);
-    s->xreal = D->extra_pos ? take(&b, Nr * D->d) : s->xfn;
-    s->logits = take(&b, Nr * D->V);
-    s->probs = take(&b, Nr * D->V);
-    s->losses = take(&b, Nr);
-    s->rope_cos = take(&b, (size_t)Ti * (D->dh / 2 + 1));
-    s->rope_sin = take(&b, (size_t)Ti * (D->dh / 2 + 1));
-    remedy_state_plan(s->rm, m, s->B, s->T, bump_take, &b);
-    return b.used;
+    for (int l = 0; l < D->L; l++) plan_layer(&s->la[l], b, m, N, s->B, Ti);
+    plan_scratch(s->sc, b, m, N, Nr);
+    s->sc->attn = take(b, attention_backward_scratch(Ti));
+    s->x_out = take(b, N * D->d);
+    s->xfn = take(b, N * D->d);
+    s->fmean = take(b, N);
+    s->frstd = take(b, N);
+    s->xreal = D->extra_pos ? take(b, Nr * D->d) : s->xfn;
+    s->logits = take(b, Nr * D->V);
+    s->probs = take(b, Nr * D->V);
+    s->losses = take(b, Nr);
+    s->rope_cos = take(b, (size_t)Ti * (D->dh / 2 + 1));
+    s->rope_sin = take(b, (size_t)Ti * (D->dh / 2 + 1));
+    remedy_state_plan(s->rm, m, s->B, s->T, b);
+    s->grads = take(b, m->table.total);
+    s->tok_int = plan_take(b, N, sizeof(int));
+    s->tgt_int = plan_take(b, N, sizeof(int));
+    s->tgt_real = plan_take(b, Nr, sizeof(int));
 }
 
 int runstate_init(RunState *s, const Model *m, int B, int T) {
@@ -167,26 +166,15 @@ int runstate_init(RunState *s, const Model *m, int B, int T) {
     s->B = B;
     s->T = T;
     s->L = m->dims.L;
-    int Ti = T + m->dims.extra_pos;
     s->la = calloc((size_t)m->dims.L, sizeof *s->la);
     s->sc = calloc(1, sizeof *s->sc);
-    s->tok_int = calloc((size_t)B * Ti, sizeof(int));
-    s->tgt_int = calloc((size_t)B * Ti, sizeof(int));
-    s->tgt_real = calloc((size_t)B * T, sizeof(int));
-    s->grads = zalloc_aligned(m->table.total * sizeof(float));
     if (remedy_active(&m->cfg)) s->rm = remedy_state_new(m);
-    if (!s->la || !s->sc || !s->tok_int || !s->tgt_int || !s->tgt_real || !s->grads ||
-        (remedy_active(&m->cfg) && !s->rm)) {
+    StateLayout y = {s, m};
+    if (!s->la || !s->sc || (remedy_active(&m->cfg) && !s->rm) ||
+        !(s->mem = plan_build(plan, &y, &s->mem_bytes))) {
         runstate_free(s);
         return -1;
     }
-    s->mem_floats = plan(s, m, NULL);
-    s->mem = zalloc_aligned(s->mem_floats * sizeof(float));
-    if (!s->mem) {
-        runstate_free(s);
-        return -1;
-    }
-    plan(s, m, s->mem);
     weights_point(&s->g, s->grads, &m->table, &m->cfg);
     return 0;
 }
@@ -198,20 +186,13 @@ size_t runstate_bytes(const Model *m, int B, int T) {
     LayerActs la[MAX_LAYERS];
     Scratch sc;
     s.la = la, s.sc = &sc;
-    size_t Ti = (size_t)T + (size_t)m->dims.extra_pos;
-    size_t ints = (2 * (size_t)B * Ti + (size_t)B * T) * sizeof(int);
-    /* activations with the remedies' own buffers, and the grads */
-    size_t f = plan(&s, m, NULL) + m->table.total;
-    return f > (SIZE_MAX / 8 - ints) / sizeof(float) ? SIZE_MAX / 8 : f * sizeof(float) + ints;
+    StateLayout y = {&s, m};
+    return plan_count(plan, &y); /* the remedies count with s.rm NULL */
 }
 
 void runstate_free(RunState *s) {
     free(s->la);
     free(s->sc);
-    free(s->tok_int);
-    free(s->tgt_int);
-    free(s->tgt_real);
-    free(s->grads);
     free(s->mem);
     remedy_state_free(s->rm);
     memset(s, 0, sizeof *s);

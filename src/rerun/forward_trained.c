@@ -47,7 +47,7 @@ static int t_plan(Forward *f, int B, int T, int M, int probe_n, MemPlan *p, char
     (void)M;
     if (memplan_eval(&t->m.cfg, B, T, p, err, errlen) != 0) return -1;
     if (probe_n > 0) {
-        p->probe = probe_bytes(&t->m, probe_n, T);
+        p->probe = probe_collect_bytes(&t->m, probe_n, T); /* its probe is probe_collect */
         p->total = p->total > (size_t)-1 / 2 - p->probe ? (size_t)-1 / 2 : p->total + p->probe;
     }
     return 0;

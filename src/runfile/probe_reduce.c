@@ -18,9 +18,10 @@
  * PA_INIT: always, by probe_acc_init; PA_SLOT: when the shape keeps the
  * slot; PA_GATE: when it has gate channels; PA_SAMPLE: when it samples
  * gate sequences; PA_ON_CALL: by the first call that sets it
- * (probe_acc_max_logit, probe_acc_ov_erank); PA_CALLER: never, the
+ * (probe_acc_ov_erank); PA_ON_LOGIT: the same, for a shape whose source
+ * exposes its logits (has_logits: probe_acc_max_logit); PA_CALLER: never, the
  * record's caller computes it. */
-enum { PA_INIT, PA_SLOT, PA_GATE, PA_SAMPLE, PA_ON_CALL, PA_CALLER };
+enum { PA_INIT, PA_SLOT, PA_GATE, PA_SAMPLE, PA_ON_CALL, PA_ON_LOGIT, PA_CALLER };
 #define PA_WHEN_attention PA_INIT
 #define PA_WHEN_first_col PA_INIT
 #define PA_WHEN_tokens PA_INIT
@@ -44,7 +45,7 @@ enum { PA_INIT, PA_SLOT, PA_GATE, PA_SAMPLE, PA_ON_CALL, PA_CALLER };
 #define PA_WHEN_tok_max PA_INIT
 #define PA_WHEN_tok_argmax PA_INIT
 #define PA_WHEN_tok_norm_ratio PA_INIT
-#define PA_WHEN_max_logit PA_ON_CALL
+#define PA_WHEN_max_logit PA_ON_LOGIT
 #define PA_WHEN_key_alpha PA_INIT
 #define PA_WHEN_bos_cosine PA_INIT
 #define PA_WHEN_resid_share PA_INIT
@@ -97,55 +98,47 @@ static double plan_dim(const ProbeShape *s, char c) {
  * least 1), or -1 when `when` gives it none for this shape. */
 static double plan_elems(const ProbeShape *s, int when, const char *dims) {
     if (when == PA_CALLER || (when == PA_SLOT && !s->has_slot) || (when == PA_GATE && !s->C) ||
-        (when == PA_SAMPLE && !gate_sample_seqs(s)))
+        (when == PA_ON_LOGIT && !s->has_logits) || (when == PA_SAMPLE && !gate_sample_seqs(s)))
         return -1;
     double n = 1;
     for (const char *c = dims; *c; c++) n *= plan_dim(s, *c);
     return n > 1 ? n : 1;
 }
 
-/* Zeroed memory for an array of these dims (size bytes an element),
- * counted in a->given; NULL when `when` gives it none or memory runs out. */
-static void *plan_give(ProbeAcc *a, int when, const char *dims, size_t size) {
-    const double n = plan_elems(&a->s, when, dims);
-    if (n < 0 || n > (double)(SIZE_MAX / size)) return NULL;
-    void *p = calloc((size_t)n, size);
-    if (p) a->given += (size_t)n * size;
-    return p;
+/* An array of these dims (size bytes an element) from plan p (plan.h, a
+ * heap plan: each array its own zeroed allocation, handed over one by
+ * one): NULL when `when` gives it none, while counting, or when memory
+ * runs out (p->failed set). */
+static void *plan_give(Plan *p, const ProbeShape *s, int when, const char *dims, size_t size) {
+    const double n = plan_elems(s, when, dims);
+    if (n < 0) return NULL;
+    return plan_take(p, n < (double)PLAN_TOO_MUCH ? (size_t)n : PLAN_TOO_MUCH, size);
 }
 
-/* The arrays probe_acc_init allocates (every PA_WHEN but PA_ON_CALL and
- * PA_CALLER, and the scratch); 0, or -1 when one the plan gives is NULL. */
-static int plan_init(ProbeAcc *a) {
-    int ok = 1;
-#define PA_INIT_ONE(member, when, dims, ctype)                                                     \
-    if (when != PA_ON_CALL && plan_elems(&a->s, when, dims) >= 0)                                  \
-        ok &= (a->member = plan_give(a, when, dims, sizeof(ctype))) != NULL;
-#define PA_INIT_RECORD(member, ctype, cls, hid, name, dims, kind, desc)                            \
-    PA_INIT_ONE(member, PA_WHEN_##member, dims, ctype)
-#define PA_INIT_SCRATCH(member, ctype, dims) PA_INIT_ONE(member, PA_INIT, dims, ctype)
-    RS_PROBE_ARRAYS(PA_INIT_RECORD)
-    PROBE_ACC_SCRATCH(PA_INIT_SCRATCH)
-#undef PA_INIT_SCRATCH
-#undef PA_INIT_RECORD
-#undef PA_INIT_ONE
-    return ok ? 0 : -1;
+/* The reducer's one layout: every array the plan gives for a->s, record
+ * arrays (by PA_WHEN) and scratch, into a's members. init: only those
+ * probe_acc_init allocates (not PA_ON_CALL or PA_ON_LOGIT, which
+ * probe_acc_ov_erank and probe_acc_max_logit take on their first call);
+ * the count takes all. */
+static void acc_plan(ProbeAcc *a, Plan *p, int init) {
+#define PA_PLAN_ONE(member, when, dims, ctype)                                                     \
+    if (!init || (when != PA_ON_CALL && when != PA_ON_LOGIT))                                      \
+        a->member = plan_give(p, &a->s, when, dims, sizeof(ctype));
+#define PA_PLAN_RECORD(member, ctype, cls, hid, name, dims, kind, desc)                            \
+    PA_PLAN_ONE(member, PA_WHEN_##member, dims, ctype)
+#define PA_PLAN_SCRATCH(member, ctype, dims) PA_PLAN_ONE(member, PA_INIT, dims, ctype)
+    RS_PROBE_ARRAYS(PA_PLAN_RECORD)
+    PROBE_ACC_SCRATCH(PA_PLAN_SCRATCH)
+#undef PA_PLAN_SCRATCH
+#undef PA_PLAN_RECORD
+#undef PA_PLAN_ONE
 }
 
 size_t probe_acc_bytes(const ProbeShape *s) {
     if (s->N <= 0) return 0;
-    double b = 0;
-#define PA_BYTES_ONE(when, dims, ctype)                                                            \
-    if (plan_elems(s, when, dims) >= 0) b += plan_elems(s, when, dims) * sizeof(ctype);
-#define PA_BYTES_RECORD(member, ctype, cls, hid, name, dims, kind, desc)                           \
-    PA_BYTES_ONE(PA_WHEN_##member, dims, ctype)
-#define PA_BYTES_SCRATCH(member, ctype, dims) PA_BYTES_ONE(PA_INIT, dims, ctype)
-    RS_PROBE_ARRAYS(PA_BYTES_RECORD)
-    PROBE_ACC_SCRATCH(PA_BYTES_SCRATCH)
-#undef PA_BYTES_SCRATCH
-#undef PA_BYTES_RECORD
-#undef PA_BYTES_ONE
-    return b >= (double)(SIZE_MAX / 8) ? SIZE_MAX / 8 : (size_t)b;
+    ProbeAcc a = {.s = *s, .plan = plan_counter(PLAN_HEAP)};
+    acc_plan(&a, &a.plan, 0);
+    return a.plan.used;
 }
 
 void probe_acc_free(ProbeAcc *a) {
@@ -159,16 +152,16 @@ void probe_acc_free(ProbeAcc *a) {
 }
 
 int probe_acc_max_logit(ProbeAcc *a, int l, double v) {
-    if (!a->max_logit &&
-        !(a->max_logit = plan_give(a, PA_WHEN_max_logit, PA_DIMS.max_logit, sizeof *a->max_logit)))
+    if (!a->max_logit && !(a->max_logit = plan_give(&a->plan, &a->s, PA_WHEN_max_logit,
+                                                    PA_DIMS.max_logit, sizeof *a->max_logit)))
         return -1;
     if (v > a->max_logit[l]) a->max_logit[l] = v;
     return 0;
 }
 
 int probe_acc_ov_erank(ProbeAcc *a, int l, int h, double v) {
-    if (!a->ov_erank &&
-        !(a->ov_erank = plan_give(a, PA_WHEN_ov_erank, PA_DIMS.ov_erank, sizeof *a->ov_erank)))
+    if (!a->ov_erank && !(a->ov_erank = plan_give(&a->plan, &a->s, PA_WHEN_ov_erank,
+                                                  PA_DIMS.ov_erank, sizeof *a->ov_erank)))
         return -1;
     a->ov_erank[(size_t)l * a->s.H + h] = v;
     return 0;
@@ -178,7 +171,9 @@ int probe_acc_init(ProbeAcc *a, const ProbeShape *s) {
     memset(a, 0, sizeof *a);
     a->s = *s;
     a->Ns = gate_sample_seqs(s);
-    if (plan_init(a) != 0) {
+    a->plan = plan_heap();
+    acc_plan(a, &a->plan, 1);
+    if (a->plan.failed) {
         probe_acc_free(a);
         return -1;
     }

@@ -13,6 +13,7 @@
 
 #include <stddef.h>
 
+#include "plan.h"
 #include "runfile.h"
 
 /* What one layer of one sequence exposes (valid during the call only). */
@@ -39,6 +40,7 @@ typedef struct {
 typedef struct {
     int L, H, N, T, M, C, d; /* M <= T: side of the stored maps */
     int has_slot;            /* keep attention_slot */
+    int has_logits;          /* the source calls probe_acc_max_logit (keep max_logit) */
     int rows_normalised;     /* 1: every row's mass on the real tokens is 1
                                 (plain softmax), so no row is empty; 0: the
                                 mass is read from the maps (M = T) */
@@ -60,9 +62,9 @@ typedef struct {
 
 typedef struct {
     ProbeShape s;
-    int seq;      /* the sequence probe_acc_feed adds to */
-    int Ns;       /* gate-sampled sequences (the S letter) */
-    size_t given; /* bytes the plan has handed out so far */
+    int seq;   /* the sequence probe_acc_feed adds to */
+    int Ns;    /* gate-sampled sequences (the S letter) */
+    Plan plan; /* the arrays' plan (plan.h); plan.used: bytes handed out so far */
     /* One member per RS_PROBE_ARRAYS entry, named as the record names it,
      * holding sums until probe_acc_finish turns them into the stored
      * values: tokens are the caller's to fill; gate_channel_mean,
@@ -87,8 +89,9 @@ void probe_acc_layer(ProbeAcc *a, int seq, const ProbeLayer *pl);
 /* The same as a layer callback: acc is a ProbeAcc, the sequence its seq. */
 void probe_acc_feed(void *acc, const ProbeLayer *pl);
 /* Keep v if it is the largest attention logit of layer l so far (a
- * source that exposes its logits calls it; the record's max_logit stays
- * NULL otherwise). -1 when memory runs out. */
+ * source that exposes its logits, has_logits in its shape, calls it; the
+ * record's max_logit stays NULL otherwise). -1 when memory runs out or
+ * the shape has no has_logits. */
 int probe_acc_max_logit(ProbeAcc *a, int l, double v);
 /* Keep v as the W_V W_O effective rank of head h of layer l (a source
  * with the weights calls it for every head; ov_erank stays NULL
@@ -101,8 +104,9 @@ void probe_acc_finish(ProbeAcc *a, ProbeRecord *out);
  * over) and zero a; safe on a zeroed or finished a. */
 void probe_acc_free(ProbeAcc *a);
 /* The bytes the plan hands out for shape s: probe_acc_init's arrays plus
- * max_logit and ov_erank (allocated on their first call), exactly; clamped
- * to SIZE_MAX / 8. */
+ * ov_erank and, with has_logits, max_logit (allocated on their first
+ * call), exactly: the
+ * count pass of the same layout (plan.h); saturates at PLAN_TOO_MUCH. */
 size_t probe_acc_bytes(const ProbeShape *s);
 
 /* probe_reduce_sinks.c, the measures beyond position 0 (metrics_sinks.h),

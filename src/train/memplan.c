@@ -35,7 +35,8 @@ int memplan_train(const Config *cfg, MemPlan *p, char *err, size_t errlen) {
     p->activations = 0;
     for (int w = 0; w < ns; w++) /* the trainer's shards of the batch */
         p->activations = add(p->activations, runstate_bytes(&m, batch_share(B, ns, w), T));
-    p->probe = probe_bytes(&m, cfg->probe_n, cfg->seq_len);
+    /* the probe runs on the first shard's RunState */
+    p->probe = probe_bytes(&m, cfg->probe_n, cfg->seq_len, batch_share(B, ns, 0));
     model_free(&m);
     finish(p);
     return 0;

@@ -17,6 +17,7 @@
 #include "data.h"
 #include "intervention.h"
 #include "metrics.h"
+#include "plan.h"
 #include "probe.h"
 #include "probe_grad.h"
 #include "probe_reduce.h"
@@ -31,6 +32,7 @@ typedef struct {
     float *maps, *cols, *slot; /* [H, T, T], [H, T], [H, T] */
     double loss_sum;
     long long loss_n;
+    size_t given; /* bytes acc_plan handed out (the reducer's own plan counts its own) */
 } Acc;
 
 static void acc_free(Acc *a) {
@@ -56,26 +58,59 @@ static ProbeShape probe_shape(const Model *m, int N, int T) {
                         .C = model_gate_probe_channels(m, NULL),
                         .d = D->d,
                         .has_slot = has_slot(&m->cfg),
+                        .has_logits = 1, /* model_max_logit */
                         .threads = 1};
+}
+
+/* The trainer's buffers beside the reducer's, one layout in a heap plan
+ * (plan.h): acc_init hands them out, probe_collect_bytes counts them. */
+static void acc_plan(Plan *p, Acc *a, const ProbeShape *ps) {
+    const size_t HT = (size_t)ps->H * ps->T;
+    a->maps = plan_floats(p, HT * ps->T);
+    a->cols = plan_floats(p, HT);
+    a->slot = plan_floats(p, HT);
 }
 
 static int acc_init(Acc *a, const Model *m, int N, int T) {
     memset(a, 0, sizeof *a);
     ProbeShape ps = probe_shape(m, N, T);
-    size_t HT = (size_t)ps.H * T;
-    a->maps = falloc(HT * T), a->cols = falloc(HT), a->slot = falloc(HT);
-    if (!a->maps || !a->cols || !a->slot || probe_acc_init(&a->acc, &ps) != 0) return -1;
+    Plan p = plan_heap();
+    acc_plan(&p, a, &ps);
+    if (p.failed || probe_acc_init(&a->acc, &ps) != 0) return -1;
+    a->given = p.used;
     return 0;
 }
 
-/* Every allocation of acc_init plus probe_run's tokens and targets and the
- * record's copy of the targets. */
-size_t probe_bytes(const Model *m, int N, int T) {
-    if (N <= 0) return 0;
+/* probe_run's own, one layout in a heap plan: the probe set's tokens and
+ * targets and the record's copy of the targets (handed over). */
+typedef struct {
+    int *tokens, *targets, *rec_targets; /* [N, T] each */
+} RunBufs;
+
+static void run_plan(Plan *p, RunBufs *r, int N, int T) {
+    const size_t nt = (size_t)N * T;
+    r->tokens = plan_take(p, nt, sizeof(int));
+    r->targets = plan_take(p, nt, sizeof(int));
+    r->rec_targets = plan_take(p, nt, sizeof(int));
+}
+
+static size_t sat_add(size_t a, size_t b) { return a >= PLAN_TOO_MUCH - b ? PLAN_TOO_MUCH : a + b; }
+
+size_t probe_collect_bytes(const Model *m, int N, int T) {
+    if (N <= 0 || T <= 0) return 0;
     ProbeShape ps = probe_shape(m, N, T);
-    double own = 4.0 * ((double)ps.H * T * T + 2.0 * ps.H * T) + 4.0 * 4.0 * N * T;
-    double b = (double)probe_acc_bytes(&ps) + own + (double)probe_grad_bytes(m, N, T);
-    return b >= (double)(SIZE_MAX / 8) ? SIZE_MAX / 8 : (size_t)b;
+    Acc a;
+    Plan p = plan_counter(PLAN_HEAP);
+    acc_plan(&p, &a, &ps);
+    return sat_add(p.used, probe_acc_bytes(&ps));
+}
+
+size_t probe_bytes(const Model *m, int N, int T, int B) {
+    if (N <= 0) return 0;
+    RunBufs r;
+    Plan p = plan_counter(PLAN_HEAP);
+    run_plan(&p, &r, N, T);
+    return sat_add(sat_add(p.used, probe_collect_bytes(m, N, T)), probe_grad_bytes(m, N, T, B));
 }
 
 /* The real-token map of one head into map[T, T]: with sink or register
@@ -207,6 +242,7 @@ int probe_collect(const Model *m, RunState *s, const ProbeInput *in, ProbeRecord
         return seterr(err, errlen, "probe at step %lld interrupted", in->step);
     }
     if (loss) *loss = a.loss_n ? a.loss_sum / (double)a.loss_n : NAN;
+    if (in->given) *in->given = a.given + a.acc.plan.used;
     acc_to_record(&a, m, out, in->step);
     acc_free(&a);
     return 0;
@@ -217,13 +253,12 @@ int probe_collect(const Model *m, RunState *s, const ProbeInput *in, ProbeRecord
  * themselves (so the norms can be recomputed from the file: the last
  * position's target lies past the stored tokens), and the gate's weight
  * norms (left NULL, absent, for an ungated model). */
-static int probe_training_measures(const Model *m, RunState *s, const int *tokens,
-                                   const int *targets, ProbeRecord *p, char *err, size_t errlen) {
+static int probe_training_measures(const Model *m, RunState *s, const RunBufs *r, ProbeRecord *p,
+                                   char *err, size_t errlen) {
     size_t nt = (size_t)p->N * p->T;
-    p->targets = malloc(nt * sizeof *p->targets);
-    if (!p->targets) return seterr(err, errlen, "out of memory for the probe targets");
-    memcpy(p->targets, targets, nt * sizeof *p->targets);
-    p->grad_in_norm = probe_grad_norms(m, s, tokens, targets, p->N, p->T, err, errlen);
+    memcpy(r->rec_targets, r->targets, nt * sizeof *p->targets);
+    p->targets = r->rec_targets;
+    p->grad_in_norm = probe_grad_norms(m, s, r->tokens, r->targets, p->N, p->T, err, errlen);
     if (!p->grad_in_norm) return -1;
     int groups = 0;
     p->gate_w_norm = probe_gate_weight_norms(m, &groups);
@@ -238,17 +273,19 @@ int probe_run(const Model *m, RunState *s, const Dataset *ds, RunFile *rf, long 
     const Config *c = &m->cfg;
     const int N = c->probe_n, T = c->seq_len;
     if (N <= 0) return 0;
-    int *tokens = calloc((size_t)N * T, sizeof(int)), *targets = calloc((size_t)N * T, sizeof(int));
-    if (!tokens || !targets) {
-        free(tokens);
-        free(targets);
+    RunBufs r;
+    Plan plan = plan_heap();
+    run_plan(&plan, &r, N, T);
+    if (plan.failed) {
+        free(r.tokens), free(r.targets), free(r.rec_targets);
         return seterr(err, errlen, "out of memory for the probe tokens");
     }
-    data_batch(ds, tokens, targets, N, T, SPLIT_PROBE, 0, 0);
-    ProbeInput in = {.tokens = tokens, .targets = NULL, .N = N, .T = T, .iv = NULL, .step = step};
+    data_batch(ds, r.tokens, r.targets, N, T, SPLIT_PROBE, 0, 0);
+    ProbeInput in = {.tokens = r.tokens, .targets = NULL, .N = N, .T = T, .iv = NULL, .step = step};
     ProbeRecord p;
     int rc = probe_collect(m, s, &in, &p, NULL, err, errlen);
-    if (rc == 0) rc = probe_training_measures(m, s, tokens, targets, &p, err, errlen);
+    if (rc == 0) rc = probe_training_measures(m, s, &r, &p, err, errlen);
+    else free(r.rec_targets); /* not handed over */
     if (rc == 0) rc = runfile_write_probe(rf, &p, err, errlen);
     for (int l = 0; rc == 0 && f_attn_layer && l < p.L; l++) {
         double sum = 0;
@@ -257,7 +294,7 @@ int probe_run(const Model *m, RunState *s, const Dataset *ds, RunFile *rf, long 
         f_attn_layer[l] = p.H ? sum / p.H : NAN;
     }
     runread_probe_free(&p);
-    free(tokens);
-    free(targets);
+    free(r.tokens);
+    free(r.targets);
     return rc;
 }

@@ -16,6 +16,8 @@ typedef struct {
     int N, T;                      /* T <= the RunState's capacity */
     const struct Intervention *iv; /* NULL: the plain forward */
     long long step;                /* the record's step */
+    size_t *given;                 /* when set: the bytes the pass's plans handed out
+                                      (what probe_collect_bytes counts) */
 } ProbeInput;
 
 /* Run the probe over in and fill out (arrays malloc'd; free with
@@ -32,8 +34,14 @@ int probe_collect(const Model *m, RunState *s, const ProbeInput *in, ProbeRecord
 int probe_run(const Model *m, RunState *s, const Dataset *ds, RunFile *rf, long long step,
               double *f_attn_layer, char *err, size_t errlen);
 
-/* The bytes probe_run allocates for N sequences of length T (its
- * accumulators and tokens; memplan.c adds it to a run's plan). */
-size_t probe_bytes(const Model *m, int N, int T);
+/* The bytes probe_collect allocates for N sequences of length T: the count
+ * passes of its plans (plan.h), the reducer's (probe_acc_bytes) and the
+ * trainer's map buffers; exactly what they hand out (tests/test_plan.c). */
+size_t probe_collect_bytes(const Model *m, int N, int T);
+/* The bytes probe_run allocates for N sequences of length T on a RunState
+ * of capacity B: probe_collect_bytes, its tokens, targets and the record's
+ * copy of them, and the training-time measures (probe_grad_bytes), each a
+ * plan's count pass; memplan.c adds it to a run's plan. */
+size_t probe_bytes(const Model *m, int N, int T, int B);
 
 #endif

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "plan.h"
 #include "util.h"
 
 /* Sequence n's targets != -1. */
@@ -45,13 +46,38 @@ static void chunk_norms(const Model *m, RunState *s, const int *tokens, const in
     }
 }
 
+/* probe_grad_norms's buffers, one layout in a heap plan (plan.h): the
+ * sums [L, T] (handed over), one chunk's rows [L, Bmax * Ti] and the
+ * gradient arena of its own. */
+typedef struct {
+    double *sum;
+    float *rows, *grads;
+} GradBufs;
+
+static void grad_plan(Plan *p, GradBufs *g, const Model *m, int N, int B, int T) {
+    const size_t L = (size_t)m->dims.L, Ti = (size_t)T + (size_t)m->dims.extra_pos;
+    const size_t Bmax = (size_t)(N < B ? N : B);
+    g->sum = plan_take(p, L * T, sizeof *g->sum);
+    g->rows = plan_floats(p, L * Bmax * Ti);
+    g->grads = plan_floats(p, m->table.total);
+}
+
+/* probe_gate_weight_norms's W [L, G], one layout in a heap plan. */
+static double *gate_norms_plan(Plan *p, const Model *m) {
+    const int L = m->dims.L, G = m->dims.gate_groups;
+    if (m->cfg.gate_pos == GATE_NONE || G <= 0) return NULL;
+    return plan_take(p, (size_t)L * G, sizeof(double));
+}
+
 double *probe_grad_norms(const Model *m, RunState *s, const int *tokens, const int *targets, int N,
                          int T, char *err, size_t errlen) {
-    const int L = m->dims.L, Ti = T + m->dims.extra_pos, Bmax = N < s->B ? N : s->B;
-    double *sum = calloc((size_t)L * T, sizeof *sum);
-    float *rows = falloc((size_t)L * Bmax * Ti);
-    float *grads = zalloc_aligned(m->table.total * sizeof(float));
-    if (!sum || !rows || !grads) {
+    const int L = m->dims.L;
+    GradBufs gb;
+    Plan plan = plan_heap();
+    grad_plan(&plan, &gb, m, N, s->B, T);
+    double *sum = gb.sum;
+    float *rows = gb.rows, *grads = gb.grads;
+    if (plan.failed) {
         free(sum), free(rows), free(grads);
         seterr(err, errlen, "out of memory for the probe's gradient norms");
         return NULL;
@@ -77,8 +103,8 @@ double *probe_grad_norms(const Model *m, RunState *s, const int *tokens, const i
 double *probe_gate_weight_norms(const Model *m, int *groups) {
     const int L = m->dims.L, G = m->dims.gate_groups;
     *groups = 0;
-    if (m->cfg.gate_pos == GATE_NONE || G <= 0) return NULL;
-    double *out = calloc((size_t)L * G, sizeof *out);
+    Plan plan = plan_heap();
+    double *out = gate_norms_plan(&plan, m);
     if (!out) return NULL;
     for (int l = 0; l < L; l++) {
         char name[PARAM_NAME];
@@ -102,8 +128,10 @@ double *probe_gate_weight_norms(const Model *m, int *groups) {
     return out;
 }
 
-size_t probe_grad_bytes(const Model *m, int N, int T) {
-    const size_t L = (size_t)m->dims.L, Ti = (size_t)T + (size_t)m->dims.extra_pos;
-    return L * (size_t)T * sizeof(double) + L * (size_t)N * Ti * sizeof(float) +
-           m->table.total * sizeof(float) + L * (size_t)(m->dims.gate_groups + 1) * sizeof(double);
+size_t probe_grad_bytes(const Model *m, int N, int T, int B) {
+    GradBufs gb;
+    Plan p = plan_counter(PLAN_HEAP);
+    grad_plan(&p, &gb, m, N, B, T);
+    gate_norms_plan(&p, m);
+    return p.used;
 }

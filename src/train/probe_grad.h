@@ -29,8 +29,9 @@ double *probe_grad_norms(const Model *m, RunState *s, const int *tokens, const i
  * for an ungated model (or out of memory). */
 double *probe_gate_weight_norms(const Model *m, int *groups);
 
-/* At least the bytes probe_grad_norms and probe_gate_weight_norms allocate
- * for N probe sequences of length T. */
-size_t probe_grad_bytes(const Model *m, int N, int T);
+/* The bytes probe_grad_norms (on a RunState of capacity B) and
+ * probe_gate_weight_norms allocate for N probe sequences of length T,
+ * exactly: the count pass of their plans (plan.h). */
+size_t probe_grad_bytes(const Model *m, int N, int T, int B);
 
 #endif
