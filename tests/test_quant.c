@@ -226,6 +226,48 @@ static void test_keep_first(void **st) {
     fq_free(&q);
 }
 
+/* kv4 (grid 0..15) on one window of two positions, two heads of three
+ * values, rows 8 floats apart (two more columns, 99, that are not the
+ * keys'); the first position held out. Each head is its own range: key
+ * head 0 [0, 15] (step 1): 7.4 -> 7; head 1 [-5, 10] (step 1, zero point
+ * 5): 2.5 -> round(2.5) = 2 (even). One range over both heads, [-5, 15],
+ * would have step 4/3 and move 7.4 to 8. Value head 0 [0, 30] (step 2):
+ * 14.2 -> 14. The linear layers stay in float, and other modes leave the
+ * cache. */
+static void test_kv_cache(void **st) {
+    (void)st;
+    const float k0[] = {1000.0f, -1000.0f, 3.3f, 4.4f,  5.5f,  6.6f, 99.0f, 99.0f,
+                        0.0f,    15.0f,    7.4f, -5.0f, 10.0f, 2.5f, 99.0f, 99.0f};
+    const float kw[] = {1000.0f, -1000.0f, 3.3f, 4.4f,  5.5f,  6.6f, 99.0f, 99.0f,
+                        0.0f,    15.0f,    7.0f, -5.0f, 10.0f, 2.0f, 99.0f, 99.0f};
+    const float v0[] = {0.1f,  0.2f, 0.3f,  0.4f,  0.5f,  0.6f,  99.0f, 99.0f,
+                        30.0f, 0.0f, 14.2f, -1.0f, -2.0f, -3.0f, 99.0f, 99.0f};
+    const float vw[] = {0.1f,  0.2f, 0.3f,  0.4f,  0.5f,  0.6f,  99.0f, 99.0f,
+                        30.0f, 0.0f, 14.0f, -1.0f, -2.0f, -3.0f, 99.0f, 99.0f};
+    float k[16], v[16];
+    memcpy(k, k0, sizeof k), memcpy(v, v0, sizeof v);
+    FakeQuant q;
+    fq_init(&q, FQ_KV4);
+    q.keep_first = 1;
+    fq_begin(&q, 1);
+    float w[] = {0.3f, -0.7f};
+    const float *pi = k0, *pw = w;
+    fq_linear(&q, &pi, 1, 2, &pw, 2);
+    assert_true(pi == k0 && pw == w && q.failed == 0);
+    fq_kv_cache(&q, k, v, 1, 2, 2, 3, 8);
+    assert_floats(k, kw, 16);
+    assert_floats(v, vw, 16);
+    assert_false(fq_calibrated(FQ_KV8) || fq_calibrated(FQ_KV4));
+    assert_true(fq_bits(FQ_KV8) == 8 && fq_bits(FQ_KV4) == 4);
+    fq_free(&q);
+    fq_init(&q, FQ_W8A8_TOK);
+    memcpy(k, k0, sizeof k), memcpy(v, v0, sizeof v);
+    fq_kv_cache(&q, k, v, 1, 2, 2, 3, 8);
+    assert_floats(k, k0, 16);
+    assert_floats(v, v0, 16);
+    fq_free(&q);
+}
+
 /* Float mode leaves the pointers; statistics are per sequence, then
  * averaged: two sequences with max |y| 1 and 3 give 2. */
 static void test_float_stats(void **st) {
@@ -287,8 +329,12 @@ static void test_parse_modes(void **st) {
  * and test_per_token check them exactly. */
 #define QTOL8 2e-3
 #define QTOL4 1e-2
-static const char *const QMODES[] = {FQ_NAME_FLOAT, FQ_NAME_W8A8, FQ_NAME_W8A8_PCT, FQ_NAME_W4A4,
-                                     FQ_NAME_W8A8_TOK};
+/* The KV modes have no calibrated range and quantize float32 keys and
+ * values the reference quantizes in float64 from the same float32 values:
+ * they match to about 1e-7, while kv8 moves these losses from float by 3e-4
+ * to 1e-3 and holding the first position out moves them by 1.8e-4 to
+ * 6e-3, so QTOL_KV tells each of those apart. */
+#define QTOL_KV 1e-5
 
 /* The reference's loss in `mode` with the first `keep` positions held
  * out: attribute loss_MODE (keep 0) or keepK_loss_MODE of g. */
@@ -300,8 +346,9 @@ static double fx_loss(hid_t g, const char *mode, int keep) {
 }
 
 static void fx_check(const char *what, const char *mode, double got, double want) {
-    const int bits = fq_bits((FqMode)fq_mode_parse(mode));
-    const double tol = bits == 0 ? 1e-4 : bits == 4 ? QTOL4 : QTOL8;
+    const FqMode m = (FqMode)fq_mode_parse(mode);
+    const int bits = fq_bits(m);
+    const double tol = bits == 0 ? 1e-4 : fq_kv(m) ? QTOL_KV : bits == 4 ? QTOL4 : QTOL8;
     if (!(fabs(got - want) <= tol))
         fail_msg("%s %s: C loss %.6f, PyTorch %.6f (tolerance %g)", what, mode, got, want, tol);
 }
@@ -332,8 +379,8 @@ static void fx_trained(hid_t f) {
         q.calibrating = 0;
         double loss = model_forward_iv(&m, &s, tok, tgt, B, T, &iv);
         assert_int_equal(q.failed, 0);
-        fx_check(keep ? "trained, first held out," : "trained", QMODES[k], loss,
-                 fx_loss(g, QMODES[k], keep));
+        fx_check(keep ? "trained, first held out," : "trained", fq_mode_name((FqMode)k), loss,
+                 fx_loss(g, fq_mode_name((FqMode)k), keep));
         fq_free(&q);
     }
     free(tok), free(tgt), free(cal);
@@ -415,8 +462,8 @@ static void fx_hf(hid_t f) {
         assert_int_equal(q.failed, 0);
         for (int s = 0; s < q.n_sites; s++)
             assert_int_equal(q.sites[s].have, fq_calibrated((FqMode)k) ? nb : 0);
-        fx_check(keep ? "checkpoint, first held out," : "checkpoint", QMODES[k], loss,
-                 fx_loss(g, QMODES[k], keep));
+        fx_check(keep ? "checkpoint, first held out," : "checkpoint", fq_mode_name((FqMode)k), loss,
+                 fx_loss(g, fq_mode_name((FqMode)k), keep));
         fq_free(&q);
     }
     free(ids), free(cal);
@@ -464,7 +511,8 @@ static void test_eval_quant(void **st) {
     RunQuantMode rm;
     assert_int_equal(runread_quant(r, &rq, err, sizeof err), 1);
     runread_close(r);
-    assert_int_equal(tu_run(out, "eval %s --quant w8a8,w8a8-pct,w4a4,w8a8-tok", tu_tiny_run), 0);
+    assert_int_equal(
+        tu_run(out, "eval %s --quant w8a8,w8a8-pct,w4a4,w8a8-tok,kv8,kv4", tu_tiny_run), 0);
     r = runread_open(tu_tiny_run, err, sizeof err);
     assert_non_null(r);
     assert_int_equal(runread_quant(r, &rq, err, sizeof err), 0);
@@ -472,7 +520,7 @@ static void test_eval_quant(void **st) {
     assert_true(rq.percentile == FQ_PERCENTILE && isfinite(rq.val_loss));
     assert_true(rq.inf_layer > 0.0 && rq.inf_attn > 0.0 && rq.inf_ffn > 0.0);
     for (int k = 1; k < FQ_MODE_COUNT; k++) {
-        assert_int_equal(runread_quant_mode(r, QMODES[k], &rm, err, sizeof err), 0);
+        assert_int_equal(runread_quant_mode(r, fq_mode_name((FqMode)k), &rm, err, sizeof err), 0);
         assert_true(fabs(rm.dloss - (rm.val_loss - rq.val_loss)) < 1e-12);
     }
     runread_close(r);
@@ -539,9 +587,11 @@ static void test_eval_quant_keep(void **st) {
     snprintf(rep, sizeof rep, "%s/rep-keep", tu_tiny_dir);
     assert_int_equal(tu_run(out, "report %s -o %s", tu_tiny_dir, rep), 0);
     char *csv = tu_slurp_ok(tu_join(rep, "results.csv"), NULL);
-    assert_non_null(strstr(csv, "quant_w8a8tok_dloss,quant_keep_first,quant_w8a8_sink_dloss,"
-                                "quant_w8a8pct_sink_dloss,quant_w4a4_sink_dloss,"
-                                "quant_w8a8tok_sink_dloss"));
+    assert_non_null(strstr(csv,
+                           "quant_w8a8tok_dloss,quant_kv8_dloss,quant_kv4_dloss,quant_keep_first,"
+                           "quant_w8a8_sink_dloss,"
+                           "quant_w8a8pct_sink_dloss,quant_w4a4_sink_dloss,"
+                           "quant_w8a8tok_sink_dloss,quant_kv8_sink_dloss,quant_kv4_sink_dloss"));
     free(csv);
     assert_int_equal(tu_run(out, "metrics"), 0);
     txt = tu_slurp_ok(out, NULL);
@@ -598,7 +648,7 @@ int main(void) {
         cmocka_unit_test(test_percentile_ties),    cmocka_unit_test(test_sites),
         cmocka_unit_test(test_per_token),          cmocka_unit_test(test_keep_first),
         cmocka_unit_test(test_float_stats),        cmocka_unit_test(test_parse_modes),
-        cmocka_unit_test(test_pytorch_reference),
+        cmocka_unit_test(test_kv_cache),           cmocka_unit_test(test_pytorch_reference),
     };
     const struct CMUnitTest cli[] = {cmocka_unit_test(test_eval_quant),
                                      cmocka_unit_test(test_eval_quant_keep),

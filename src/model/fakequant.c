@@ -9,8 +9,9 @@
 #include "metrics.h"
 #include "ops.h"
 
-static const char *const mode_names[FQ_MODE_COUNT] = {FQ_NAME_FLOAT, FQ_NAME_W8A8, FQ_NAME_W8A8_PCT,
-                                                      FQ_NAME_W4A4, FQ_NAME_W8A8_TOK};
+static const char *const mode_names[FQ_MODE_COUNT] = {
+    FQ_NAME_FLOAT,    FQ_NAME_W8A8, FQ_NAME_W8A8_PCT, FQ_NAME_W4A4,
+    FQ_NAME_W8A8_TOK, FQ_NAME_KV8,  FQ_NAME_KV4};
 
 const char *fq_mode_name(FqMode m) { return m >= 0 && m < FQ_MODE_COUNT ? mode_names[m] : "?"; }
 
@@ -20,9 +21,11 @@ int fq_mode_parse(const char *name) {
     return -1;
 }
 
-int fq_bits(FqMode m) { return m == FQ_W4A4 ? 4 : m == FQ_FLOAT ? 0 : 8; }
+int fq_bits(FqMode m) { return m == FQ_W4A4 || m == FQ_KV4 ? 4 : m == FQ_FLOAT ? 0 : 8; }
 
-int fq_calibrated(FqMode m) { return m != FQ_FLOAT && m != FQ_W8A8_TOK; }
+int fq_kv(FqMode m) { return m == FQ_KV8 || m == FQ_KV4; }
+
+int fq_calibrated(FqMode m) { return m != FQ_FLOAT && m != FQ_W8A8_TOK && !fq_kv(m); }
 
 void fq_init(FakeQuant *q, FqMode m) {
     memset(q, 0, sizeof *q);
@@ -186,7 +189,7 @@ static int quant_input(FakeQuant *q, FqSite *s, const float *x, size_t rows, siz
 void fq_linear(FakeQuant *q, const float **in, size_t rows, size_t cols, const float **w,
                size_t n_w) {
     const size_t win = q->windows > 0 ? (size_t)q->windows : 1;
-    if (q->mode == FQ_FLOAT || q->failed || rows * cols == 0 || n_w == 0) {
+    if (q->mode == FQ_FLOAT || fq_kv(q->mode) || q->failed || rows * cols == 0 || n_w == 0) {
         q->site++;
         return;
     }
@@ -202,6 +205,26 @@ void fq_linear(FakeQuant *q, const float **in, size_t rows, size_t cols, const f
     }
     *in = q->buf, *w = wq;
     q->site++;
+}
+
+/* x's heads at positions keep.. of every window, each on its own min-max. */
+static void kv_rows(float *x, int B, int T, int Hkv, int dh, size_t ld, int keep, int bits) {
+    for (int b = 0; b < B; b++)
+        for (int t = keep; t < T; t++)
+            for (int h = 0; h < Hkv; h++) {
+                float *r = x + ((size_t)b * T + t) * ld + (size_t)h * dh;
+                double lo, hi;
+                fq_minmax(r, (size_t)dh, &lo, &hi);
+                fq_asymmetric(r, r, (size_t)dh, bits, lo, hi);
+            }
+}
+
+void fq_kv_cache(FakeQuant *q, float *k, float *v, int B, int T, int Hkv, int dh, size_t ld) {
+    if (!fq_kv(q->mode) || q->failed || dh < 1) return;
+    if (ld == 0) ld = (size_t)Hkv * dh;
+    const int keep = q->keep_first < T ? q->keep_first : T, bits = fq_bits(q->mode);
+    kv_rows(k, B, T, Hkv, dh, ld, keep, bits);
+    kv_rows(v, B, T, Hkv, dh, ld, keep, bits);
 }
 
 void fq_output(FakeQuant *q, FqOut k, const float *y, int B, size_t n) {

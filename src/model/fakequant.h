@@ -13,14 +13,28 @@
  * percentiles; or per token (FQ_W8A8_TOK), each row on its own min-max
  * with no calibration. The first keep_first rows of every window (the
  * sink positions) may be held out: left in float and left out of the
- * ranges. The LM head stays in float. A pass without a FakeQuant runs no
- * code of this file. */
+ * ranges. The LM head stays in float. The KV-cache modes (FQ_KV8, FQ_KV4)
+ * leave every linear layer in float and quantize instead what a KV cache
+ * stores: each attention layer hands its keys (after RoPE) and values to
+ * fq_kv_cache, which fake-quantizes every token's every KV head on its own
+ * min-max (asymmetric, no calibration), the first keep_first positions
+ * of every window left in float. A pass without a FakeQuant runs no code
+ * of this file. */
 #ifndef GATELAB_FAKEQUANT_H
 #define GATELAB_FAKEQUANT_H
 
 #include <stddef.h>
 
-typedef enum { FQ_FLOAT = 0, FQ_W8A8, FQ_W8A8_PCT, FQ_W4A4, FQ_W8A8_TOK, FQ_MODE_COUNT } FqMode;
+typedef enum {
+    FQ_FLOAT = 0,
+    FQ_W8A8,
+    FQ_W8A8_PCT,
+    FQ_W4A4,
+    FQ_W8A8_TOK,
+    FQ_KV8,
+    FQ_KV4,
+    FQ_MODE_COUNT
+} FqMode;
 
 /* The modes' names, in FqMode order: `gatelab eval --quant`, a sweep
  * file's eval_quant and the run file's /quant/<mode> (runschema.h). */
@@ -29,8 +43,12 @@ typedef enum { FQ_FLOAT = 0, FQ_W8A8, FQ_W8A8_PCT, FQ_W4A4, FQ_W8A8_TOK, FQ_MODE
 #define FQ_NAME_W8A8_PCT "w8a8-pct"
 #define FQ_NAME_W4A4 "w4a4"
 #define FQ_NAME_W8A8_TOK "w8a8-tok"
+#define FQ_NAME_KV8 "kv8"
+#define FQ_NAME_KV4 "kv4"
 /* The quantized modes' names as a list, for help and refusal lines. */
-#define FQ_NAMES_TEXT FQ_NAME_W8A8 ", " FQ_NAME_W8A8_PCT ", " FQ_NAME_W4A4 ", " FQ_NAME_W8A8_TOK
+#define FQ_NAMES_TEXT                                                                              \
+    FQ_NAME_W8A8 ", " FQ_NAME_W8A8_PCT ", " FQ_NAME_W4A4 ", " FQ_NAME_W8A8_TOK ", " FQ_NAME_KV8    \
+                 ", " FQ_NAME_KV4
 
 #define FQ_PERCENTILE 99.99 /* w8a8-pct: the input range's upper percentile */
 #define FQ_PERCENTILE_TEXT "99.99"
@@ -70,8 +88,10 @@ typedef struct FakeQuant {
 /* Name <-> mode; fq_mode_parse returns -1 for an unknown name. */
 const char *fq_mode_name(FqMode m);
 int fq_mode_parse(const char *name);
-/* The weight and input bits of mode m (float: 0). */
+/* The weight and input bits of mode m, or its keys' and values' (float: 0). */
 int fq_bits(FqMode m);
+/* 1 when mode m quantizes the KV cache (and no linear layer). */
+int fq_kv(FqMode m);
 /* 1 when mode m's input ranges come from calibration passes (per tensor),
  * 0 when each input is its own range (float, per token). */
 int fq_calibrated(FqMode m);
@@ -90,6 +110,12 @@ void fq_begin(FakeQuant *q, int B);
  * not a whole number of windows sets q->failed and leaves both. */
 void fq_linear(FakeQuant *q, const float **in, size_t rows, size_t cols, const float **w,
                size_t n_w);
+/* An attention layer's keys k and values v, B windows of T positions of
+ * Hkv heads of dh values each, row stride ld floats between positions (0:
+ * the packed Hkv * dh): in a KV mode each head's dh values at each
+ * position t >= keep_first are fake-quantized in place, asymmetric on
+ * their own min-max (fq_bits bits); other modes leave both. */
+void fq_kv_cache(FakeQuant *q, float *k, float *v, int B, int T, int Hkv, int dh, size_t ld);
 /* Record sub-layer output y of kind k, B sequences of n values each, when
  * q observes. */
 void fq_output(FakeQuant *q, FqOut k, const float *y, int B, size_t n);

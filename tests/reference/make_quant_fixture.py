@@ -6,7 +6,11 @@ linear layers (docs/metrics.md "Quantized evaluation"), for tests/test_quant.c.
 
 Writes fixtures/quant/quant.h5 with two cases, each quantized in the modes
 w8a8, w8a8-pct and w4a4 after calibrating the input ranges on CALIB batches,
-and in w8a8-tok (each token's input row on its own min-max, no calibration):
+in w8a8-tok (each token's input row on its own min-max, no calibration),
+and in kv8 and kv4 (every linear layer in float; the keys after RoPE and
+the values, as a KV cache holds them, each position's each KV head on its
+own min-max, asymmetric, no calibration; the keep1 losses leave the first
+position's keys and values in float):
   trained/  the tiny model of make_fixtures.py's var-baseline (its config
             and float32-exact weights; gatelab.ref.Model's forward):
             config, params/<name>, calib int32 [CALIB, B, T], tokens,
@@ -46,7 +50,7 @@ import make_fixtures as mf  # noqa: E402
 import make_hf_fixtures as mhf  # noqa: E402
 
 MODES = {"float": (0, None), "w8a8": (8, None), "w8a8-pct": (8, 99.99), "w4a4": (4, None),
-         "w8a8-tok": (8, "token")}
+         "w8a8-tok": (8, "token"), "kv8": (8, "kv"), "kv4": (4, "kv")}
 KEEP = 1  # the held-out case: the first KEEP positions of every window
 MOMENTUM = 0.9
 CALIB = 2
@@ -108,7 +112,7 @@ class FQ:
         self.ranges, self.calibrating, self.pass_id = {}, False, 0
 
     def input(self, key, x):
-        if not self.bits:
+        if not self.bits or self.pct == "kv":
             return x
         rest = x[:, self.keep:]
         if self.pct == "token":
@@ -123,6 +127,16 @@ class FQ:
                 r = self.ranges[key] = (lo, hi, self.pass_id)
             y = q_asym(rest, r[0], r[1], self.bits)
         return torch.cat([x[:, :self.keep], y], 1)
+
+
+    def kv(self, x, axis):
+        """A KV cache's keys or values x (positions on axis `axis`, a head's
+        dh values on the last): in a KV mode each head's values at each
+        position keep.. on their own min-max (q_asym_rows), else x."""
+        if self.pct != "kv":
+            return x
+        head, rest = x.split([self.keep, x.shape[axis] - self.keep], dim=axis)
+        return torch.cat([head, q_asym_rows(rest, self.bits)], axis)
 
 
 class QW:
@@ -141,7 +155,7 @@ class QW:
 def trained_params(fq, params, cfg):
     """params with every linear weight quantized and wrapped; q, k, v are
     one tensor (the fused product's) and one input site."""
-    if not fq.bits:
+    if not fq.bits or fq.pct == "kv":
         return params
     P = dict(params)
     for l in range(cfg["n_layers"]):
@@ -181,6 +195,7 @@ def trained_case(f):
                 fq = FQ(mode, keep)
                 m = ref.Model(cfg, params=params)
                 m.p = trained_params(fq, params, cfg)
+                m.kv_hook = lambda l, k, v, fq=fq: (fq.kv(k, 1), fq.kv(v, 1))
                 fq.calibrating = True
                 for c in calib:
                     fq.pass_id += 1
@@ -211,8 +226,10 @@ def hf_linear(fq, counter):
     """F.linear with its weight quantized and its input on the next site."""
 
     def linear(x, w, b=None):
+        if w is None:  # the KV cache: x is (k, v) [B, Hkv, T, dh]
+            return fq.kv(x[0], 2), fq.kv(x[1], 2)
         counter[0] += 1
-        if not fq.bits:
+        if not fq.bits or fq.pct == "kv":  # the KV modes leave every linear layer in float
             return F.linear(x, w, b)
         return F.linear(fq.input(counter[0], x), q_sym(w, fq.bits).to(x.dtype), b)
     return linear
@@ -238,6 +255,8 @@ def forward_llama_batch(cfg, W, ids, linear):
         v = linear(h, W[p + "self_attn.v_proj.weight"]).view(B, T, Hkv, dh).transpose(1, 2)
         q = q * cos + mhf.rotate_half(q) * sin
         k = k * cos + mhf.rotate_half(k) * sin
+        if linear is not F.linear:
+            k, v = linear((k, v), None)  # the KV cache, as attention reads it
         k, v = k.repeat_interleave(grp, dim=1), v.repeat_interleave(grp, dim=1)
         o = torch.stack([mhf.causal_attention(q[b], k[b], v[b])[0] for b in range(B)])
         x = x + linear(o.reshape(B, T, H * dh), W[p + "self_attn.o_proj.weight"])
