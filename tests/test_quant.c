@@ -268,6 +268,20 @@ static void test_kv_cache(void **st) {
     fq_free(&q);
 }
 
+/* The destroyed flag at its threshold: perplexity 10x the float one is
+ * dloss ln 10 = 2.302585; just above it destroys, just below and any
+ * improvement do not; a NaN or infinite loss destroys. */
+static void test_destroyed(void **st) {
+    (void)st;
+    assert_int_equal(fq_destroyed(2.302585093 + 1e-6), 1);
+    assert_int_equal(fq_destroyed(2.302585093 - 1e-6), 0);
+    assert_int_equal(fq_destroyed(0.0), 0);
+    assert_int_equal(fq_destroyed(-0.5), 0);
+    assert_int_equal(fq_destroyed(NAN), 1);
+    assert_int_equal(fq_destroyed(INFINITY), 1);
+    assert_true(FQ_DESTROYED_PPL_RATIO == 10.0);
+}
+
 /* Float mode leaves the pointers; statistics are per sequence, then
  * averaged: two sequences with max |y| 1 and 3 give 2. */
 static void test_float_stats(void **st) {
@@ -522,6 +536,7 @@ static void test_eval_quant(void **st) {
     for (int k = 1; k < FQ_MODE_COUNT; k++) {
         assert_int_equal(runread_quant_mode(r, fq_mode_name((FqMode)k), &rm, err, sizeof err), 0);
         assert_true(fabs(rm.dloss - (rm.val_loss - rq.val_loss)) < 1e-12);
+        assert_int_equal(rm.destroyed, fq_destroyed(rm.dloss));
     }
     runread_close(r);
     /* the float pass is the long-context eval's loss at 1x, on the same windows */
@@ -615,8 +630,15 @@ static void test_eval_quant_checkpoint(void **st) {
             fprintf(f, "%d%c", (l * 37 + i * 11) % 128, i < 15 ? ' ' : '\n');
     fclose(f);
     assert_int_equal(tu_run(out, "inspect %s --tokens %s --out %s -q", fix, ids, run), 0);
-    assert_int_equal(
-        tu_run(out, "eval %s --quant w8a8,w4a4 --batches 2 --batch-size 2 --calib 2", run), 0);
+    assert_int_equal(tu_run(out,
+                            "eval %s --quant w8a8,w4a4,kv8 --quant-keep-first 1 --batches 2 "
+                            "--batch-size 2 --calib 2",
+                            run),
+                     0);
+    char *tab = tu_slurp_ok(out, NULL);
+    assert_non_null(strstr(tab, "destroyed"));
+    assert_non_null(strstr(tab, "       kv8 "));
+    free(tab);
     RunReader *r = runread_open(run, err, sizeof err);
     assert_non_null(r);
     RunQuant rq;
@@ -626,6 +648,10 @@ static void test_eval_quant_checkpoint(void **st) {
     assert_true(rq.n_seqs == 4 && rq.inf_layer > 0.0 && isfinite(rq.kurtosis_max));
     assert_int_equal(runread_quant_mode(r, FQ_NAME_W4A4, &rm, err, sizeof err), 0);
     assert_true(isfinite(rm.val_loss) && rm.dloss != 0.0);
+    assert_int_equal(rm.destroyed, fq_destroyed(rm.dloss));
+    /* the KV cache's pass, with the first position's keys and values in float */
+    assert_int_equal(runread_quant_mode(r, FQ_NAME_KV8, &rm, err, sizeof err), 0);
+    assert_true(rm.dloss != 0.0 && isfinite(rm.sink_dloss) && rm.val_loss_keep != rm.val_loss);
     assert_int_equal(runread_quant_mode(r, FQ_NAME_W8A8_PCT, &rm, err, sizeof err), 1);
     runread_close(r);
     assert_int_equal(
@@ -648,7 +674,8 @@ int main(void) {
         cmocka_unit_test(test_percentile_ties),    cmocka_unit_test(test_sites),
         cmocka_unit_test(test_per_token),          cmocka_unit_test(test_keep_first),
         cmocka_unit_test(test_float_stats),        cmocka_unit_test(test_parse_modes),
-        cmocka_unit_test(test_kv_cache),           cmocka_unit_test(test_pytorch_reference),
+        cmocka_unit_test(test_kv_cache),           cmocka_unit_test(test_destroyed),
+        cmocka_unit_test(test_pytorch_reference),
     };
     const struct CMUnitTest cli[] = {cmocka_unit_test(test_eval_quant),
                                      cmocka_unit_test(test_eval_quant_keep),

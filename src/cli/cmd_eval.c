@@ -142,13 +142,15 @@ static void print_quant(const char *run, const ForwardInfo *info, const QuantEva
     if (K > 0) printf("  held out: the first %d position%s", K, K == 1 ? "" : "s");
     printf("\n%10s %9s %9s %9s", "mode", "val_loss", "ppl", "dloss");
     if (K > 0) printf(" %11s %11s", "dloss_keep", "sink_dloss");
-    printf("\n%10s %9.4f %9.3f %9s\n", FQ_NAME_FLOAT, r->val_loss, r->ppl, "");
+    printf(" %9s\n%10s %9.4f %9.3f %9s\n", "destroyed", FQ_NAME_FLOAT, r->val_loss, r->ppl, "");
     for (int i = 0; i < r->n_modes; i++) {
         const QuantModeResult *m = &r->modes[i];
         printf("%10s %9.4f %9.3f %+9.4f", fq_mode_name(m->mode), m->val_loss, m->ppl, m->dloss);
         if (K > 0) printf(" %+11.4f %+11.4f", m->dloss_keep, m->sink_dloss);
-        printf("\n");
+        printf(" %9s\n", m->destroyed ? "yes" : "no");
     }
+    printf("destroyed: perplexity above " FQ_DESTROYED_TEXT
+           "x the float one (its sink_dloss ranks nothing)\n");
     printf("float: max |attn out| %.4g  max |ffn out| %.4g  max |layer out| %.4g  "
            "max kurtosis %.4g\n",
            r->inf[FQ_OUT_ATTN], r->inf[FQ_OUT_FFN], r->inf[FQ_OUT_LAYER], r->kurt_max);
@@ -172,6 +174,7 @@ static json_t *quant_json(const QuantEvalResult *r) {
         cj_set(q, "val_loss", cj_num(r->modes[i].val_loss));
         cj_set(q, "ppl", cj_num(r->modes[i].ppl));
         cj_set(q, "dloss", cj_num(r->modes[i].dloss));
+        cj_set(q, "destroyed", json_boolean(r->modes[i].destroyed));
         if (r->keep_first > 0) {
             cj_set(q, "val_loss_keep", cj_num(r->modes[i].val_loss_keep));
             cj_set(q, "dloss_keep", cj_num(r->modes[i].dloss_keep));
@@ -188,8 +191,8 @@ static int store_quant(const char *run, const QuantEvalResult *r) {
     QuantModeData md[QEVAL_MAX_MODES];
     for (int i = 0; i < r->n_modes; i++) {
         const QuantModeResult *m = &r->modes[i];
-        md[i] = (QuantModeData){fq_mode_name(m->mode), m->val_loss,   m->ppl,       m->dloss,
-                                m->val_loss_keep,      m->dloss_keep, m->sink_dloss};
+        md[i] = (QuantModeData){fq_mode_name(m->mode), m->val_loss,   m->ppl,        m->dloss,
+                                m->val_loss_keep,      m->dloss_keep, m->sink_dloss, m->destroyed};
     }
     QuantData d = {r->len,
                    r->calib,

@@ -23,6 +23,8 @@ int fq_mode_parse(const char *name) {
 
 int fq_bits(FqMode m) { return m == FQ_W4A4 || m == FQ_KV4 ? 4 : m == FQ_FLOAT ? 0 : 8; }
 
+int fq_destroyed(double dloss) { return !(dloss <= log(FQ_DESTROYED_PPL_RATIO)); }
+
 int fq_kv(FqMode m) { return m == FQ_KV8 || m == FQ_KV4; }
 
 int fq_calibrated(FqMode m) { return m != FQ_FLOAT && m != FQ_W8A8_TOK && !fq_kv(m); }

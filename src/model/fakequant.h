@@ -53,6 +53,13 @@ typedef enum {
 #define FQ_PERCENTILE 99.99 /* w8a8-pct: the input range's upper percentile */
 #define FQ_PERCENTILE_TEXT "99.99"
 #define FQ_MOMENTUM 0.9 /* running range: r = m r + (1 - m) r_batch */
+/* A quantized mode "destroys" the model when its perplexity exceeds this
+ * many times the float perplexity on the same windows (dloss > ln 10):
+ * Rahulrayy/attention-sinks-quant's DESTROYED flag (README "Method"; its
+ * analysis/figures.py is_destroyed), under which a sink_dloss is a
+ * difference between two broken models and ranks nothing. */
+#define FQ_DESTROYED_PPL_RATIO 10.0
+#define FQ_DESTROYED_TEXT "10"
 
 /* The sub-layer outputs whose statistics a pass records. */
 typedef enum { FQ_OUT_ATTN = 0, FQ_OUT_FFN, FQ_OUT_LAYER, FQ_OUT_COUNT } FqOut;
@@ -92,6 +99,10 @@ int fq_mode_parse(const char *name);
 int fq_bits(FqMode m);
 /* 1 when mode m quantizes the KV cache (and no linear layer). */
 int fq_kv(FqMode m);
+/* 1 when a mode whose loss exceeds the float loss by dloss destroys the
+ * model (exp(dloss) > FQ_DESTROYED_PPL_RATIO; a NaN or infinite dloss
+ * does), else 0. */
+int fq_destroyed(double dloss);
 /* 1 when mode m's input ranges come from calibration passes (per tensor),
  * 0 when each input is its own range (float, per token). */
 int fq_calibrated(FqMode m);

@@ -152,6 +152,7 @@ int quanteval_run(Forward *f, const QuantEvalOpts *o, QuantEvalResult *r, char *
             rc = run_mode(f, o, qm->mode, o->keep_first, &b, r, &qm->val_loss_keep, err, errlen);
         qm->ppl = exp(qm->val_loss);
         qm->dloss = qm->val_loss - r->val_loss;
+        qm->destroyed = fq_destroyed(qm->dloss);
         if (o->keep_first > 0) {
             qm->dloss_keep = qm->val_loss_keep - r->val_loss;
             qm->sink_dloss = qm->dloss - qm->dloss_keep;

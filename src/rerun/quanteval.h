@@ -43,6 +43,7 @@ typedef struct {
     /* keep_first > 0 (else NaN): the val loss and dloss with the first
      * keep_first positions held out, and sink_dloss = dloss - dloss_keep */
     double val_loss_keep, dloss_keep, sink_dloss;
+    int destroyed; /* fq_destroyed(dloss): every row quantized */
 } QuantModeResult;
 
 typedef struct {

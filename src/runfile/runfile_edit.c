@@ -146,7 +146,8 @@ static int quant_mode_group(hid_t top, const QuantModeData *m, int keep) {
     hid_t g = H5Gcreate2(top, m->mode, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
     int rc = g < 0 || h5u_attr_f64(g, RS_Q_VAL_LOSS, m->val_loss) < 0 ||
                      h5u_attr_f64(g, RS_Q_PPL, m->ppl) < 0 ||
-                     h5u_attr_f64(g, RS_Q_DLOSS, m->dloss) < 0
+                     h5u_attr_f64(g, RS_Q_DLOSS, m->dloss) < 0 ||
+                     h5u_attr_i64(g, RS_Q_DESTROYED, m->destroyed) < 0
                  ? -1
                  : 0;
     if (rc == 0 && keep > 0 &&

@@ -152,6 +152,7 @@ typedef struct {
 typedef struct {
     double val_loss, ppl, dloss;
     double val_loss_keep, dloss_keep, sink_dloss;
+    int destroyed; /* 1/0, -1 absent (a file from before the flag) */
 } RunQuantMode;
 /* 0 read, 1 absent (an older run file, or never evaluated), -1 naming the
  * group when it is malformed. */

@@ -250,6 +250,9 @@
 #define RS_Q_VAL_LOSS_KEEP "val_loss_keep"
 #define RS_Q_DLOSS_KEEP "dloss_keep"
 #define RS_Q_SINK_DLOSS "sink_dloss"
+/* i64 on /quant/<mode>: 1 when its every-row pass destroys the model
+ * (fakequant.h fq_destroyed), else 0; absent in older files */
+#define RS_Q_DESTROYED "destroyed"
 
 /* ---- checkpoint (RUN.h5.ckpt) ---- */
 #define RS_CKPT_PARAMS RS_G_PARAMS
