@@ -49,9 +49,14 @@ static void add_quant(const char *name, int keep, double w8, double s8, double x
     QuantModeData md[4];
     for (int i = 0; i < 4; i++) {
         const double sink = keep > 0 ? sk[i] : NAN;
-        md[i] = (QuantModeData){mode[i], 3.0 + dl[i],        exp(3.0 + dl[i]),
-                                dl[i],   3.0 + dl[i] - sink, dl[i] - sink,
-                                sink,    fq_destroyed(dl[i])};
+        md[i] = (QuantModeData){.mode = mode[i],
+                                .val_loss = 3.0 + dl[i],
+                                .ppl = exp(3.0 + dl[i]),
+                                .dloss = dl[i],
+                                .val_loss_keep = 3.0 + dl[i] - sink,
+                                .dloss_keep = dl[i] - sink,
+                                .sink_dloss = sink,
+                                .destroyed = fq_destroyed(dl[i])};
     }
     QuantData d = {.len = 64,
                    .calib_batches = 4,

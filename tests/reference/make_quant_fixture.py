@@ -27,6 +27,10 @@ position's keys and values in float):
             window's logits are make_hf_fixtures.forward_llama's):
             calib int32 [CALIB, HB, T], tokens int32 [HB, T] (targets: the
             next token in the window), loss_<mode> and keep1_loss_<mode> float64
+Both cases also hold hold_loss_w8a8 float64 [4 L]: the w8a8 loss with one
+input tensor's sites alone in float (weights and inputs, calibration
+rerun), the tensors in their order in a layer: q/k/v's input, o's, the
+MLP's (gate and up), down's (--quant-source's passes).
 The quantizers are written here from the definitions (weights symmetric per
 tensor, inputs asymmetric per tensor on a running min-max or percentile
 range, momentum 0.9, round half to even; per token: each row its own
@@ -106,9 +110,10 @@ def batch_range(x, pct):
 class FQ:
     """The input ranges of one mode, keyed by site, running over passes."""
 
-    def __init__(self, mode, keep=0):
+    def __init__(self, mode, keep=0, hold=None):
         self.bits, self.pct = MODES[mode]
         self.keep = keep  # x [B, T, cols]: positions t < keep are held out
+        self.hold = hold  # the input tensor left in float (weight and input), or None
         self.ranges, self.calibrating, self.pass_id = {}, False, 0
 
     def input(self, key, x):
@@ -152,9 +157,14 @@ class QW:
         return self.fq.input(self.key, x) @ self.w.t().to(x.dtype)
 
 
+TENSORS = ("qkv", "o", "ffn", "down")  # a trained layer's input tensors, in order
+
+
 def trained_params(fq, params, cfg):
     """params with every linear weight quantized and wrapped; q, k, v are
-    one tensor (the fused product's) and one input site."""
+    one tensor (the fused product's) and one input site; the sites of input
+    tensor fq.hold ((l, name), name in TENSORS; gate and up share "ffn")
+    left in float."""
     if not fq.bits or fq.pct == "kv":
         return params
     P = dict(params)
@@ -170,6 +180,9 @@ def trained_params(fq, params, cfg):
             if pre + "mlp." + n in params:
                 P[pre + "mlp." + n] = QW(fq, (l, "ffn"), q_sym(params[pre + "mlp." + n].detach(), fq.bits))
         P[pre + "mlp.w_down"] = QW(fq, (l, "down"), q_sym(params[pre + "mlp.w_down"].detach(), fq.bits))
+    for n in list(P):
+        if isinstance(P[n], QW) and P[n].key == fq.hold:
+            P[n] = params[n]
     return P
 
 
@@ -205,6 +218,22 @@ def trained_case(f):
                 loss, _ = m.loss(tok, tgt)
                 g.attrs[prefix + mode] = float(loss)
                 print("trained %-9s keep %d loss %.6f" % (mode, keep, float(loss)))
+        # w8a8 with each input tensor alone in float: --quant-source's passes
+        held = []
+        for l in range(cfg["n_layers"]):
+            for name in TENSORS:
+                fq = FQ("w8a8", 0, (l, name))
+                m = ref.Model(cfg, params=params)
+                m.p = trained_params(fq, params, cfg)
+                fq.calibrating = True
+                for c in calib:
+                    fq.pass_id += 1
+                    m.forward(c)
+                fq.calibrating = False
+                fq.pass_id += 1
+                held.append(float(m.loss(tok, tgt)[0]))
+        mf.put(g, "hold_loss_w8a8", np.array(held))
+        print("trained w8a8 one tensor in float:", " ".join("%.6f" % v for v in held))
 
 
 def read_safetensors(path):
@@ -223,13 +252,19 @@ def read_safetensors(path):
 
 
 def hf_linear(fq, counter):
-    """F.linear with its weight quantized and its input on the next site."""
+    """F.linear with its weight quantized and its input on the next site;
+    the calls reading one tensor one after another (q, k, v; gate, up) are
+    one input tensor, counted in counter[1] (counter[2]: the last input),
+    and the sites of input tensor fq.hold stay in float. counter = [0, -1,
+    None] before a pass."""
 
     def linear(x, w, b=None):
         if w is None:  # the KV cache: x is (k, v) [B, Hkv, T, dh]
             return fq.kv(x[0], 2), fq.kv(x[1], 2)
         counter[0] += 1
-        if not fq.bits or fq.pct == "kv":  # the KV modes leave every linear layer in float
+        if x is not counter[2]:
+            counter[1], counter[2] = counter[1] + 1, x
+        if not fq.bits or fq.pct == "kv" or counter[1] == fq.hold:  # float
             return F.linear(x, w, b)
         return F.linear(fq.input(counter[0], x), q_sym(w, fq.bits).to(x.dtype), b)
     return linear
@@ -294,19 +329,36 @@ def hf_case(f, here):
             assert torch.allclose(lg[b], one, atol=1e-5, rtol=1e-5), "batched forward differs"
         for keep, prefix in ((0, "loss_"), (KEEP, "keep%d_loss_" % KEEP)):
             for mode in MODES:
-                fq, counter = FQ(mode, keep), [0]
+                fq, counter = FQ(mode, keep), [0, -1, None]
                 linear = hf_linear(fq, counter)
                 fq.calibrating = True
                 for c in calib:
                     fq.pass_id += 1
-                    counter[0] = 0
+                    counter[:] = [0, -1, None]
                     hf_loss(cfg, W, c, linear)
                 fq.calibrating = False
                 fq.pass_id += 1
-                counter[0] = 0
+                counter[:] = [0, -1, None]
                 loss = hf_loss(cfg, W, ids, linear)
                 g.attrs[prefix + mode] = loss
                 print("hf      %-9s keep %d loss %.6f" % (mode, keep, loss))
+        # w8a8 with each input tensor alone in float (4 a layer: q/k/v's, o's,
+        # gate/up's, down's)
+        held = []
+        for j in range(4 * cfg["num_hidden_layers"]):
+            fq, counter = FQ("w8a8", 0, j), [0, -1, None]
+            linear = hf_linear(fq, counter)
+            fq.calibrating = True
+            for c in calib:
+                fq.pass_id += 1
+                counter[:] = [0, -1, None]
+                hf_loss(cfg, W, c, linear)
+            fq.calibrating = False
+            fq.pass_id += 1
+            counter[:] = [0, -1, None]
+            held.append(hf_loss(cfg, W, ids, linear))
+        mf.put(g, "hold_loss_w8a8", np.array(held))
+        print("hf      w8a8 one tensor in float:", " ".join("%.6f" % v for v in held))
 
 
 def main():
