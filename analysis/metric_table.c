@@ -426,6 +426,11 @@ static const MetricCol METRICS[] = {
                   "The same at 4 bits (min-max input ranges)."),
     CSV_DEF("quant_w8a8tok_dloss", q_dloss[3],
             "The same at 8 bits with each token's input on its own min-max range (w8a8-tok)."),
+    CSV_DEF("quant_kv8_dloss", q_dloss[FQ_KV8 - 1],
+            "The same with the linear layers in float and the KV cache fake-quantized to 8 "
+            "bits: the keys after RoPE and the values, each token's each KV head on its own "
+            "min-max range (kv8)."),
+    CSV_DEF("quant_kv4_dloss", q_dloss[FQ_KV4 - 1], "The same at 4 bits (kv4)."),
     {.csv = "quant_keep_first",
      .threshold = NAN,
      .kind = MK_INT,
@@ -439,6 +444,9 @@ static const MetricCol METRICS[] = {
     CSV_DEF("quant_w8a8pct_sink_dloss", q_sink[1], "The same under W8A8 (percentile)."),
     CSV_DEF("quant_w4a4_sink_dloss", q_sink[2], "The same under W4A4."),
     CSV_DEF("quant_w8a8tok_sink_dloss", q_sink[3], "The same under W8A8 per token."),
+    CSV_DEF("quant_kv8_sink_dloss", q_sink[FQ_KV8 - 1],
+            "The same under kv8 (the held-out positions' keys and values in float)."),
+    CSV_DEF("quant_kv4_sink_dloss", q_sink[FQ_KV4 - 1], "The same under kv4."),
     CSV_DEF("quant_inf_attn", q_inf_attn,
             "Mean over sequences of the largest |y| of any attention output (the float pass "
             "of `gatelab eval --quant`)."),

@@ -7,8 +7,12 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "fakequant.h" /* FQ_MODE_COUNT */
 #include "metric_table.h"
 #include "runstats.h" /* RS_ARCH_KEYS */
+
+/* The quantized modes a Row holds, FqMode order from FQ_W8A8. */
+#define Q_NMODES (FQ_MODE_COUNT - 1)
 
 #define MAX_SPIKE_STEPS 8
 
@@ -82,8 +86,8 @@ typedef struct {
      * increase over float, its sink_dloss with q_keep positions held out
      * (eval --quant-keep-first; q_keep -1: absent, 0: none held out), and
      * the float pass's outlier statistics */
-    double q_dloss[4]; /* w8a8, w8a8-pct, w4a4, w8a8-tok */
-    double q_sink[4];  /* the same modes' sink_dloss */
+    double q_dloss[Q_NMODES]; /* mode m's at m - 1 (FqMode order: w8a8 first) */
+    double q_sink[Q_NMODES];  /* the same modes' sink_dloss */
     int q_keep;
     double q_inf_attn, q_inf_ffn, q_inf_layer, q_kurt;
     double task_floor;      /* the task's Bayes val loss (NaN: not recorded) */

@@ -1,57 +1,109 @@
 /* report_quant.c: the quantized-evaluation section of REPORT.md
  * (exploratory; only when some run has /quant, from `gatelab eval
- * --quant`): per run group, each mode's val-loss increase over float and
- * the float pass's outlier statistics, mean ± sample std over the seeds
- * that have them. Definitions: docs/metrics.md "Quantized evaluation". */
+ * --quant`): per run group, mean ± sample std over the seeds that have
+ * them, each mode's val-loss increase over float (⚠ where a seed's mode
+ * destroys the model), each mode's sink-attributable damage where
+ * positions were held out, and the float pass's outlier statistics. The
+ * modes are fakequant.h's list. Definitions: docs/metrics.md "Quantized
+ * evaluation". */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "fakequant.h" /* FQ_PERCENTILE_TEXT */
+#include "fakequant.h" /* fq_mode_name, fq_destroyed, FQ_PERCENTILE_TEXT */
 #include "report_priv.h"
 
-#define QCOLS 7
+/* The section's value kinds: a mode's dloss or sink_dloss, or one of the
+ * float pass's statistics (QS_*). */
+enum { QV_DLOSS, QV_SINK, QV_STAT };
+enum { QS_ATTN, QS_FFN, QS_LAYER, QS_KURT, QS_COUNT };
 
-/* Row w's column c of the section (NaN: absent). */
-static double qcol(const Row *w, int c) {
-    const double v[QCOLS] = {w->q_dloss[0], w->q_dloss[1],  w->q_dloss[2], w->q_inf_attn,
-                             w->q_inf_ffn,  w->q_inf_layer, w->q_kurt};
-    return v[c];
+/* Row w's value of kind v at column c (a mode index, or QS_*); NaN: absent. */
+static double qval(const Row *w, int v, int c) {
+    if (v == QV_DLOSS) return w->q_dloss[c];
+    if (v == QV_SINK) return w->q_sink[c];
+    const double s[QS_COUNT] = {w->q_inf_attn, w->q_inf_ffn, w->q_inf_layer, w->q_kurt};
+    return s[c];
 }
 
-/* One cell: the mean ± std of column c over rows [a, b) that have it. */
-static void qcell(FILE *f, const Row *rows, int a, int b, int c, double *buf) {
-    int k = 0;
-    for (int i = a; i < b; i++)
-        if (isfinite(qcol(&rows[i], c))) buf[k++] = qcol(&rows[i], c);
+/* One cell: the mean ± std of kind v, column c over rows [a, b) that have
+ * it; a mode's cell is marked ⚠ when any of those rows' mode destroys the
+ * model (fq_destroyed of its dloss). */
+static void qcell(FILE *f, const Row *rows, int a, int b, int v, int c, double *buf) {
+    int k = 0, destroyed = 0;
+    for (int i = a; i < b; i++) {
+        if (!isfinite(qval(&rows[i], v, c))) continue;
+        buf[k++] = qval(&rows[i], v, c);
+        if (v != QV_STAT && isfinite(rows[i].q_dloss[c]))
+            destroyed |= fq_destroyed(rows[i].q_dloss[c]);
+    }
     fputs(" | ", f);
     if (k == 0) fputs("—", f);
-    else put_mean(f, c < 3 ? "%+.4f" : "%.3g", c < 3 ? "%.4f" : "%.2g", buf, k);
+    else if (v == QV_STAT) put_mean(f, "%.3g", "%.2g", buf, k);
+    else put_mean(f, "%+.4f", "%.4f", buf, k);
+    if (destroyed) fputs(" ⚠", f);
 }
 
-void md_quant(FILE *f, const Row *rows, int n) {
-    int any = 0;
-    for (int i = 0; i < n && !any; i++) any = rows[i].ok && isfinite(rows[i].q_inf_layer);
-    double *buf = any ? malloc((size_t)n * sizeof *buf) : NULL;
-    if (!buf) return;
-    fprintf(f, "\n## Quantized evaluation (exploratory)\n\n"
-               "Val-loss increase over float with the linear layers' weights and inputs "
-               "fake-quantized (W8A8 min-max, W8A8 with inputs at the " FQ_PERCENTILE_TEXT
-               "th percentile, W4A4; LM head in float), and the float pass's largest |y| of "
-               "an attention, FFN and layer output and largest layer-output kurtosis, per "
-               "sequence; mean ± std over seeds (docs/metrics.md \"Quantized evaluation\"; "
-               "results.csv `quant_*`). Not among the declared tests.\n\n"
-               "| run | seeds | ΔL W8A8 | ΔL W8A8-pct | ΔL W4A4 | max\\|attn\\| | max\\|FFN\\| | "
-               "max\\|layer\\| | max kurtosis |\n|---|---|---|---|---|---|---|---|---|\n");
+/* A table's rows: one per run group with kind v (v = QV_SINK: rows with
+ * positions held out), n_cols columns. */
+static void qrows(FILE *f, const Row *rows, int n, int v, int n_cols, double *buf) {
     for (int a = 0; a < n;) {
-        int b = group_end(rows, n, a), k = 0;
-        for (int i = a; i < b; i++) k += rows[i].ok && isfinite(rows[i].q_inf_layer);
+        int b = group_end(rows, n, a), k = 0, keep = -1;
+        for (int i = a; i < b; i++) {
+            const Row *w = &rows[i];
+            if (!w->ok || !isfinite(w->q_inf_layer) || (v == QV_SINK && w->q_keep <= 0)) continue;
+            k++;
+            keep = keep == -1 || keep == w->q_keep ? w->q_keep : -2;
+        }
         if (k > 0) {
             fprintf(f, "| %s | %d", rows[a].run, k);
-            for (int c = 0; c < QCOLS; c++) qcell(f, rows, a, b, c, buf);
+            if (v == QV_SINK && keep >= 0) fprintf(f, " | %d", keep);
+            else if (v == QV_SINK) fputs(" | mixed", f);
+            for (int c = 0; c < n_cols; c++) qcell(f, rows, a, b, v, c, buf);
             fputs(" |\n", f);
         }
         a = b;
     }
+}
+
+/* A header row naming every quantized mode after `lead`, and its rule. */
+static void mode_header(FILE *f, const char *lead, const char *pre, int lead_cols) {
+    fprintf(f, "| %s", lead);
+    for (int c = 0; c < Q_NMODES; c++) fprintf(f, " | %s %s", pre, fq_mode_name((FqMode)(c + 1)));
+    fputs(" |\n|", f);
+    for (int c = 0; c < lead_cols + Q_NMODES; c++) fputs("---|", f);
+    fputs("\n", f);
+}
+
+void md_quant(FILE *f, const Row *rows, int n) {
+    int any = 0, keep = 0;
+    for (int i = 0; i < n; i++)
+        if (rows[i].ok && isfinite(rows[i].q_inf_layer)) any = 1, keep |= rows[i].q_keep > 0;
+    double *buf = any ? malloc((size_t)n * sizeof *buf) : NULL;
+    if (!buf) return;
+    fprintf(f, "\n## Quantized evaluation (exploratory)\n\n"
+               "Val-loss increase over float (ΔL) in each mode of `gatelab eval --quant`: "
+               "w8a8, w8a8-pct and w4a4 fake-quantize the linear layers' weights and inputs "
+               "per tensor (min-max; the inputs at the " FQ_PERCENTILE_TEXT
+               "th percentile; 4 bits), w8a8-tok each token's input on its own range, kv8 and "
+               "kv4 only the KV cache (keys after RoPE and values, per token per head); LM "
+               "head in float. ⚠: a seed's perplexity above " FQ_DESTROYED_TEXT
+               "× the float one (the model is destroyed; its sink_dloss ranks nothing). Mean ± "
+               "std over seeds (docs/metrics.md \"Quantized evaluation\"; results.csv "
+               "`quant_*`). Not among the declared tests.\n\n");
+    mode_header(f, "run | seeds", "ΔL", 2);
+    qrows(f, rows, n, QV_DLOSS, Q_NMODES, buf);
+    if (keep) {
+        fprintf(f, "\nSink-attributable damage (sink_dloss): ΔL with every position quantized "
+                   "minus ΔL with the first K positions of every window held out in float "
+                   "(`--quant-keep-first K`).\n\n");
+        mode_header(f, "run | seeds | K", "sink_dloss", 3);
+        qrows(f, rows, n, QV_SINK, Q_NMODES, buf);
+    }
+    fprintf(f, "\nThe float pass's largest |y| of an attention, FFN and layer output and "
+               "largest layer-output kurtosis, per sequence.\n\n"
+               "| run | seeds | max\\|attn\\| | max\\|FFN\\| | max\\|layer\\| | max kurtosis "
+               "|\n|---|---|---|---|---|---|\n");
+    qrows(f, rows, n, QV_STAT, QS_COUNT, buf);
     free(buf);
 }

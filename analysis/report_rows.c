@@ -193,17 +193,16 @@ static void row_needle(RunReader *r, Row *w) {
 /* The /quant results, when the run has them; absent or malformed ones
  * stay NaN (blank). */
 static void row_quant(RunReader *r, Row *w) {
-    static const char *const modes[] = {FQ_NAME_W8A8, FQ_NAME_W8A8_PCT, FQ_NAME_W4A4,
-                                        FQ_NAME_W8A8_TOK}; /* Row.q_dloss's order */
     char err[512];
     RunQuant q;
     if (runread_quant(r, &q, err, sizeof err) != 0) return;
     w->q_inf_attn = q.inf_attn, w->q_inf_ffn = q.inf_ffn;
     w->q_inf_layer = q.inf_layer, w->q_kurt = q.kurtosis_max;
     w->q_keep = q.keep_first;
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < Q_NMODES; i++) {
         RunQuantMode m;
-        if (runread_quant_mode(r, modes[i], &m, err, sizeof err) != 0) continue;
+        if (runread_quant_mode(r, fq_mode_name((FqMode)(i + 1)), &m, err, sizeof err) != 0)
+            continue;
         w->q_dloss[i] = m.dloss, w->q_sink[i] = m.sink_dloss;
     }
 }
@@ -232,7 +231,7 @@ void row_blank(Row *w) {
     w->sink_formed = w->gate_bounded = -1;
     w->loss0 = w->max_logit = w->task_floor = NAN;
     w->protocol_hash[0] = '\0';
-    for (int i = 0; i < 4; i++) w->q_dloss[i] = w->q_sink[i] = NAN;
+    for (int i = 0; i < Q_NMODES; i++) w->q_dloss[i] = w->q_sink[i] = NAN;
     w->q_keep = -1;
     w->q_inf_attn = w->q_inf_ffn = w->q_inf_layer = w->q_kurt = NAN;
     w->diverged_step = -1;

@@ -13,15 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <hdf5.h>
-
 #include "config_args.h"
 #include "fakequant.h"
-#include "hf_model.h"
-#include "hf_pass.h"
 #include "intervention.h"
 #include "metrics.h"
-#include "model.h"
 #include "ops.h"
 #include "quanteval.h"
 #include "runfile_read.h"
@@ -226,6 +221,103 @@ static void test_keep_first(void **st) {
     fq_free(&q);
 }
 
+/* kv4 (grid 0..15) on one window of two positions, two heads of three
+ * values, rows 8 floats apart (two more columns, 99, that are not the
+ * keys'); the first position held out. Each head is its own range: key
+ * head 0 [0, 15] (step 1): 7.4 -> 7; head 1 [-5, 10] (step 1, zero point
+ * 5): 2.5 -> round(2.5) = 2 (even). One range over both heads, [-5, 15],
+ * would have step 4/3 and move 7.4 to 8. Value head 0 [0, 30] (step 2):
+ * 14.2 -> 14. The linear layers stay in float, and other modes leave the
+ * cache. */
+static void test_kv_cache(void **st) {
+    (void)st;
+    const float k0[] = {1000.0f, -1000.0f, 3.3f, 4.4f,  5.5f,  6.6f, 99.0f, 99.0f,
+                        0.0f,    15.0f,    7.4f, -5.0f, 10.0f, 2.5f, 99.0f, 99.0f};
+    const float kw[] = {1000.0f, -1000.0f, 3.3f, 4.4f,  5.5f,  6.6f, 99.0f, 99.0f,
+                        0.0f,    15.0f,    7.0f, -5.0f, 10.0f, 2.0f, 99.0f, 99.0f};
+    const float v0[] = {0.1f,  0.2f, 0.3f,  0.4f,  0.5f,  0.6f,  99.0f, 99.0f,
+                        30.0f, 0.0f, 14.2f, -1.0f, -2.0f, -3.0f, 99.0f, 99.0f};
+    const float vw[] = {0.1f,  0.2f, 0.3f,  0.4f,  0.5f,  0.6f,  99.0f, 99.0f,
+                        30.0f, 0.0f, 14.0f, -1.0f, -2.0f, -3.0f, 99.0f, 99.0f};
+    float k[16], v[16];
+    memcpy(k, k0, sizeof k), memcpy(v, v0, sizeof v);
+    FakeQuant q;
+    fq_init(&q, FQ_KV4);
+    q.keep_first = 1;
+    fq_begin(&q, 1);
+    float w[] = {0.3f, -0.7f};
+    const float *pi = k0, *pw = w;
+    fq_linear(&q, &pi, 1, 2, &pw, 2);
+    assert_true(pi == k0 && pw == w && q.failed == 0);
+    fq_kv_cache(&q, k, v, 1, 2, 2, 3, 8);
+    assert_floats(k, kw, 16);
+    assert_floats(v, vw, 16);
+    assert_false(fq_calibrated(FQ_KV8) || fq_calibrated(FQ_KV4));
+    assert_true(fq_bits(FQ_KV8) == 8 && fq_bits(FQ_KV4) == 4);
+    fq_free(&q);
+    fq_init(&q, FQ_W8A8_TOK);
+    memcpy(k, k0, sizeof k), memcpy(v, v0, sizeof v);
+    fq_kv_cache(&q, k, v, 1, 2, 2, 3, 8);
+    assert_floats(k, k0, 16);
+    assert_floats(v, v0, 16);
+    fq_free(&q);
+}
+
+/* One pass's input tensors: q, k and v read one tensor (three calls, one
+ * tensor), the attention marks the layer (fq_kv_cache), then o's input,
+ * the MLP's (gate and up: one) and down's; a layer output closes layer
+ * 0. Tensor 2 (layer 0's MLP input) is held: its two calls keep their
+ * float pointers and make no quantized weight, the others are swapped. A
+ * second pass finds the same tensors. */
+static void test_tensors(void **st) {
+    (void)st;
+    const float A[4] = {1, 2, 3, 4}, Y[4] = {-1, 0.5f, 2, 8}, N2[4] = {0.1f, 0.2f, -3, 1},
+                H[4] = {5, -5, 1, 2}, W[4] = {0.5f, -0.25f, 1, 2};
+    float k[4] = {1, 2, 3, 4}, v[4] = {1, 2, 3, 4};
+    const float *seq[7] = {A, A, A, Y, N2, N2, H};
+    FakeQuant q;
+    fq_init(&q, FQ_W8A8_TOK);
+    q.hold = 2;
+    for (int pass = 0; pass < 2; pass++) {
+        fq_begin(&q, 1);
+        for (int c = 0; c < 7; c++) {
+            const float *pi = seq[c], *pw = W;
+            fq_linear(&q, &pi, 2, 2, &pw, 4);
+            assert_true((pi == seq[c]) == (c == 4 || c == 5));
+            assert_true((pw == W) == (c == 4 || c == 5));
+            if (c == 2) fq_kv_cache(&q, k, v, 1, 2, 1, 2, 0);
+        }
+        fq_output(&q, FQ_OUT_LAYER, k, 1, 4);
+        const float *pi = A, *pw = W;
+        fq_linear(&q, &pi, 2, 2, &pw, 4);
+        assert_int_equal(q.failed, 0);
+        assert_int_equal(q.n_tensors, 5);
+    }
+    const char *want[5] = {"layer 0 attention input", "layer 0 attention output",
+                           "layer 0 MLP input", "layer 0 MLP hidden", "layer 1 attention input"};
+    for (int j = 0; j < 5; j++) {
+        char name[48];
+        fq_tensor_name(&q.tensors[j], j, name, sizeof name);
+        assert_string_equal(name, want[j]);
+    }
+    assert_true(q.sites[4].w == NULL && q.sites[5].w == NULL && q.sites[6].w != NULL);
+    fq_free(&q);
+}
+
+/* The destroyed flag at its threshold: perplexity 10x the float one is
+ * dloss ln 10 = 2.302585; just above it destroys, just below and any
+ * improvement do not; a NaN or infinite loss destroys. */
+static void test_destroyed(void **st) {
+    (void)st;
+    assert_int_equal(fq_destroyed(2.302585093 + 1e-6), 1);
+    assert_int_equal(fq_destroyed(2.302585093 - 1e-6), 0);
+    assert_int_equal(fq_destroyed(0.0), 0);
+    assert_int_equal(fq_destroyed(-0.5), 0);
+    assert_int_equal(fq_destroyed(NAN), 1);
+    assert_int_equal(fq_destroyed(INFINITY), 1);
+    assert_true(FQ_DESTROYED_PPL_RATIO == 10.0);
+}
+
 /* Float mode leaves the pointers; statistics are per sequence, then
  * averaged: two sequences with max |y| 1 and 3 give 2. */
 static void test_float_stats(void **st) {
@@ -269,178 +361,6 @@ static void test_parse_modes(void **st) {
     assert_int_equal(fq_bits(FQ_W4A4), 4);
 }
 
-/* ---- against PyTorch (tests/reference/make_quant_fixture.py) ---- */
-
-/* The quantized losses are compared within QTOL8 (8 bits) and QTOL4 (4
- * bits). The C passes run in float32 and the reference's trained model in
- * float64, so an input lying within rounding of a grid tie can land on the
- * neighbouring grid point: one entry moves by one step. At 8 bits (255
- * steps over the range) that moves these models' losses by well under
- * 1e-3; at 4 bits (15 steps) the reference itself moves by 6e-3 between
- * float64 and float32 on the trained fixture. The modes move the loss by
- * 0.01 to 0.03 from float, so the tolerances still tell a wrong grid,
- * range or set of sites from a right one. The float losses match to 1e-4
- * (test_reference.c's loss tolerance). Holding the first position out
- * moves an 8-bit loss by less than QTOL8 on these fixtures (4e-4 to 1e-3),
- * so the held-out rows are told from quantized ones by w4a4 (it moves by
- * 0.012 on the trained fixture, 0.046 on the checkpoint); test_keep_first
- * and test_per_token check them exactly. */
-#define QTOL8 2e-3
-#define QTOL4 1e-2
-static const char *const QMODES[] = {FQ_NAME_FLOAT, FQ_NAME_W8A8, FQ_NAME_W8A8_PCT, FQ_NAME_W4A4,
-                                     FQ_NAME_W8A8_TOK};
-
-/* The reference's loss in `mode` with the first `keep` positions held
- * out: attribute loss_MODE (keep 0) or keepK_loss_MODE of g. */
-static double fx_loss(hid_t g, const char *mode, int keep) {
-    char name[64];
-    if (keep) snprintf(name, sizeof name, "keep%d_loss_%s", keep, mode);
-    else snprintf(name, sizeof name, "loss_%s", mode);
-    return tu_h5_attr(g, name);
-}
-
-static void fx_check(const char *what, const char *mode, double got, double want) {
-    const int bits = fq_bits((FqMode)fq_mode_parse(mode));
-    const double tol = bits == 0 ? 1e-4 : bits == 4 ? QTOL4 : QTOL8;
-    if (!(fabs(got - want) <= tol))
-        fail_msg("%s %s: C loss %.6f, PyTorch %.6f (tolerance %g)", what, mode, got, want, tol);
-}
-
-/* The trained model's forward (model.c's hook), calibrated on the
- * fixture's batches, against the reference's loss in every mode, with
- * nothing and with the first position of every window held out. */
-static void fx_trained(hid_t f) {
-    hid_t g = H5Gopen2(f, "trained", H5P_DEFAULT);
-    assert_true(g >= 0);
-    Model m;
-    RunState s;
-    size_t n, nc;
-    tu_fx_model(g, "trained", &m);
-    int *tok = tu_h5_read(g, "tokens", H5T_NATIVE_INT, sizeof(int), &n);
-    int *tgt = tu_h5_read(g, "targets", H5T_NATIVE_INT, sizeof(int), &n);
-    int *cal = tu_h5_read(g, "calib", H5T_NATIVE_INT, sizeof(int), &nc);
-    const int T = m.cfg.seq_len, B = (int)n / T, nb = (int)(nc / n);
-    assert_int_equal(runstate_init(&s, &m, B, T), 0);
-    for (int j = 0; j < FQ_MODE_COUNT * 2; j++) {
-        const int k = j % FQ_MODE_COUNT, keep = j / FQ_MODE_COUNT;
-        FakeQuant q;
-        fq_init(&q, (FqMode)k);
-        q.keep_first = keep;
-        Intervention iv = {.kind = IV_NONE, .quant = &q};
-        q.calibrating = 1;
-        for (int i = 0; i < nb; i++) model_forward_iv(&m, &s, cal + i * n, NULL, B, T, &iv);
-        q.calibrating = 0;
-        double loss = model_forward_iv(&m, &s, tok, tgt, B, T, &iv);
-        assert_int_equal(q.failed, 0);
-        fx_check(keep ? "trained, first held out," : "trained", QMODES[k], loss,
-                 fx_loss(g, QMODES[k], keep));
-        fq_free(&q);
-    }
-    free(tok), free(tgt), free(cal);
-    runstate_free(&s);
-    model_free(&m);
-    H5Gclose(g);
-}
-
-/* The sum of the losses of each window's next tokens, window by window. */
-typedef struct {
-    const int *ids;
-    int T, V;
-    double sum;
-    long long n;
-} FxLoss;
-
-static int fx_logits(void *ctx, int b, const float *logits, char *err, size_t errlen) {
-    FxLoss *c = ctx;
-    int tg[64];
-    (void)err, (void)errlen;
-    for (int t = 0; t < c->T; t++) tg[t] = t + 1 < c->T ? c->ids[b * c->T + t + 1] : -1;
-    return hf_loss_sum(logits, tg, c->T, c->V, &c->sum, &c->n);
-}
-
-/* The mean loss of the windows ids[B, T] (each predicting its next
- * tokens) through m as one forward under iv: one pass of the sites. */
-static double fx_batch_loss(HfModel *m, const int *ids, int B, int T, const Intervention *iv) {
-    const int V = hf_model_arch(m)->V;
-    char err[512];
-    int32_t *id32 = malloc((size_t)B * T * sizeof *id32);
-    float *logits = malloc((size_t)T * V * sizeof *logits);
-    assert_true(T <= 64 && id32 && logits);
-    for (int i = 0; i < B * T; i++) id32[i] = ids[i];
-    FxLoss c = {ids, T, V, 0.0, 0};
-    HfRun run = {.B = B, .iv = iv, .ctx = &c, .logits = logits, .logits_fn = fx_logits};
-    if (hf_model_forward(m, id32, T, &run, err, sizeof err) < 0) fail_msg("%s", err);
-    free(id32), free(logits);
-    return c.sum / (double)c.n;
-}
-
-/* The dimensions of g's dataset `path` (rank 2 or 3) into dims. */
-static int fx_dims(hid_t g, const char *path, hsize_t dims[3]) {
-    hid_t ds = H5Dopen2(g, path, H5P_DEFAULT), sp = H5Dget_space(ds);
-    int rank = H5Sget_simple_extent_ndims(sp);
-    assert_true(rank >= 2 && rank <= 3);
-    H5Sget_simple_extent_dims(sp, dims, NULL);
-    H5Sclose(sp), H5Dclose(ds);
-    return rank;
-}
-
-/* A checkpoint's forward (hf_steps.c's hook), the same way: the
- * fixture's B windows of a batch as one forward, so each site's range
- * moves once a calibration batch, as the trained model's. */
-static void fx_hf(hid_t f) {
-    hid_t g = H5Gopen2(f, "hf", H5P_DEFAULT);
-    assert_true(g >= 0);
-    char dir[1024], err[512];
-    snprintf(dir, sizeof dir, "%s/tests/reference/hf/llama-f32", tu_src());
-    HfModel *m;
-    if (hf_model_open(&m, dir, 2, err, sizeof err) < 0) fail_msg("%s", err);
-    hsize_t dt[3], dc[3];
-    assert_int_equal(fx_dims(g, "tokens", dt), 2);
-    assert_int_equal(fx_dims(g, "calib", dc), 3);
-    const int B = (int)dt[0], T = (int)dt[1], nb = (int)dc[0];
-    assert_true(dc[1] == dt[0] && dc[2] == dt[1]);
-    size_t n, nc;
-    int *ids = tu_h5_read(g, "tokens", H5T_NATIVE_INT, sizeof(int), &n);
-    int *cal = tu_h5_read(g, "calib", H5T_NATIVE_INT, sizeof(int), &nc);
-    for (int j = 0; j < FQ_MODE_COUNT * 2; j++) {
-        const int k = j % FQ_MODE_COUNT, keep = j / FQ_MODE_COUNT;
-        FakeQuant q;
-        fq_init(&q, (FqMode)k);
-        q.keep_first = keep;
-        Intervention iv = {.kind = IV_NONE, .quant = &q};
-        q.calibrating = 1;
-        for (int i = 0; i < nb; i++) fx_batch_loss(m, cal + (size_t)i * n, B, T, &iv);
-        q.calibrating = 0;
-        double loss = fx_batch_loss(m, ids, B, T, &iv);
-        assert_int_equal(q.failed, 0);
-        for (int s = 0; s < q.n_sites; s++)
-            assert_int_equal(q.sites[s].have, fq_calibrated((FqMode)k) ? nb : 0);
-        fx_check(keep ? "checkpoint, first held out," : "checkpoint", QMODES[k], loss,
-                 fx_loss(g, QMODES[k], keep));
-        fq_free(&q);
-    }
-    free(ids), free(cal);
-    hf_model_close(m);
-    H5Gclose(g);
-}
-
-/* The reference fixture (make_quant_fixture.py), open read-only. */
-static hid_t fx_open(void) {
-    char path[1024];
-    snprintf(path, sizeof path, "%s/tests/reference/fixtures/quant/quant.h5", tu_src());
-    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
-    if (f < 0) fail_msg("cannot open %s", path);
-    return f;
-}
-
-static void test_pytorch_reference(void **st) {
-    (void)st;
-    hid_t f = fx_open();
-    fx_trained(f);
-    fx_hf(f);
-    H5Fclose(f);
-}
-
 /* ---- the command on a tiny trained run ---- */
 
 static void test_eval_quant(void **st) {
@@ -464,7 +384,8 @@ static void test_eval_quant(void **st) {
     RunQuantMode rm;
     assert_int_equal(runread_quant(r, &rq, err, sizeof err), 1);
     runread_close(r);
-    assert_int_equal(tu_run(out, "eval %s --quant w8a8,w8a8-pct,w4a4,w8a8-tok", tu_tiny_run), 0);
+    assert_int_equal(
+        tu_run(out, "eval %s --quant w8a8,w8a8-pct,w4a4,w8a8-tok,kv8,kv4", tu_tiny_run), 0);
     r = runread_open(tu_tiny_run, err, sizeof err);
     assert_non_null(r);
     assert_int_equal(runread_quant(r, &rq, err, sizeof err), 0);
@@ -472,8 +393,9 @@ static void test_eval_quant(void **st) {
     assert_true(rq.percentile == FQ_PERCENTILE && isfinite(rq.val_loss));
     assert_true(rq.inf_layer > 0.0 && rq.inf_attn > 0.0 && rq.inf_ffn > 0.0);
     for (int k = 1; k < FQ_MODE_COUNT; k++) {
-        assert_int_equal(runread_quant_mode(r, QMODES[k], &rm, err, sizeof err), 0);
+        assert_int_equal(runread_quant_mode(r, fq_mode_name((FqMode)k), &rm, err, sizeof err), 0);
         assert_true(fabs(rm.dloss - (rm.val_loss - rq.val_loss)) < 1e-12);
+        assert_int_equal(rm.destroyed, fq_destroyed(rm.dloss));
     }
     runread_close(r);
     /* the float pass is the long-context eval's loss at 1x, on the same windows */
@@ -539,13 +461,52 @@ static void test_eval_quant_keep(void **st) {
     snprintf(rep, sizeof rep, "%s/rep-keep", tu_tiny_dir);
     assert_int_equal(tu_run(out, "report %s -o %s", tu_tiny_dir, rep), 0);
     char *csv = tu_slurp_ok(tu_join(rep, "results.csv"), NULL);
-    assert_non_null(strstr(csv, "quant_w8a8tok_dloss,quant_keep_first,quant_w8a8_sink_dloss,"
-                                "quant_w8a8pct_sink_dloss,quant_w4a4_sink_dloss,"
-                                "quant_w8a8tok_sink_dloss"));
+    assert_non_null(strstr(csv,
+                           "quant_w8a8tok_dloss,quant_kv8_dloss,quant_kv4_dloss,quant_keep_first,"
+                           "quant_w8a8_sink_dloss,"
+                           "quant_w8a8pct_sink_dloss,quant_w4a4_sink_dloss,"
+                           "quant_w8a8tok_sink_dloss,quant_kv8_sink_dloss,quant_kv4_sink_dloss"));
     free(csv);
     assert_int_equal(tu_run(out, "metrics"), 0);
     txt = tu_slurp_ok(out, NULL);
     assert_non_null(strstr(txt, "quant_w8a8_sink_dloss"));
+    free(txt);
+}
+
+/* --quant-source on the tiny run: w8a8's source is one of its input
+ * tensors by name, its recovery is the all-quantized loss minus the loss
+ * with that tensor in float (a --no-write pass of the same mode cannot
+ * give that loss, so it is checked against its bounds: at most dloss
+ * recovered beyond float's noise); kv8 (no per-tensor sites) has none;
+ * the refusals. */
+static void test_eval_quant_source(void **st) {
+    (void)st;
+    char out[1024], err[512];
+    snprintf(out, sizeof out, "%s/source.out", tu_tiny_dir);
+    assert_int_equal(tu_run(out, "eval %s --quant kv8,w8a8-tok --quant-source", tu_tiny_run), 2);
+    tu_assert_one_line(out, "--quant-source ablates the input tensors of a per-tensor mode",
+                       "w8a8, w8a8-pct or w4a4");
+    assert_int_equal(tu_run(out, "eval %s --lengths 1x --quant-source", tu_tiny_run), 2);
+    tu_assert_one_line(out, "gatelab eval: --quant-source", "give --quant too");
+    assert_int_equal(tu_run(out, "eval %s --quant w8a8,kv8 --quant-source", tu_tiny_run), 0);
+    char *txt = tu_slurp_ok(out, NULL);
+    assert_non_null(strstr(txt, "w8a8: largest damage from layer "));
+    free(txt);
+    RunReader *r = runread_open(tu_tiny_run, err, sizeof err);
+    assert_non_null(r);
+    RunQuantMode rm;
+    assert_int_equal(runread_quant_mode(r, FQ_NAME_W8A8, &rm, err, sizeof err), 0);
+    assert_true(strncmp(rm.source, "layer ", 6) == 0 && rm.source_layer >= 0);
+    assert_true(rm.n_tensors >= 4 && rm.n_tensors % 4 == 0); /* 4 input tensors a layer */
+    assert_true(isfinite(rm.source_recovered) && rm.source_recovered <= rm.dloss + 1e-3);
+    assert_int_equal(runread_quant_mode(r, FQ_NAME_KV8, &rm, err, sizeof err), 0);
+    assert_true(rm.source[0] == 0 && isnan(rm.source_recovered));
+    runread_close(r);
+    assert_int_equal(
+        tu_run(out, "eval %s --quant w8a8 --quant-source --no-write --json", tu_tiny_run), 0);
+    txt = tu_slurp_ok(out, NULL);
+    assert_non_null(strstr(txt, "\"source\":{"));
+    assert_non_null(strstr(txt, "\"tensor\":\"layer "));
     free(txt);
 }
 
@@ -565,8 +526,15 @@ static void test_eval_quant_checkpoint(void **st) {
             fprintf(f, "%d%c", (l * 37 + i * 11) % 128, i < 15 ? ' ' : '\n');
     fclose(f);
     assert_int_equal(tu_run(out, "inspect %s --tokens %s --out %s -q", fix, ids, run), 0);
-    assert_int_equal(
-        tu_run(out, "eval %s --quant w8a8,w4a4 --batches 2 --batch-size 2 --calib 2", run), 0);
+    assert_int_equal(tu_run(out,
+                            "eval %s --quant w8a8,w4a4,kv8 --quant-keep-first 1 --batches 2 "
+                            "--batch-size 2 --calib 2",
+                            run),
+                     0);
+    char *tab = tu_slurp_ok(out, NULL);
+    assert_non_null(strstr(tab, "destroyed"));
+    assert_non_null(strstr(tab, "       kv8 "));
+    free(tab);
     RunReader *r = runread_open(run, err, sizeof err);
     assert_non_null(r);
     RunQuant rq;
@@ -576,6 +544,10 @@ static void test_eval_quant_checkpoint(void **st) {
     assert_true(rq.n_seqs == 4 && rq.inf_layer > 0.0 && isfinite(rq.kurtosis_max));
     assert_int_equal(runread_quant_mode(r, FQ_NAME_W4A4, &rm, err, sizeof err), 0);
     assert_true(isfinite(rm.val_loss) && rm.dloss != 0.0);
+    assert_int_equal(rm.destroyed, fq_destroyed(rm.dloss));
+    /* the KV cache's pass, with the first position's keys and values in float */
+    assert_int_equal(runread_quant_mode(r, FQ_NAME_KV8, &rm, err, sizeof err), 0);
+    assert_true(rm.dloss != 0.0 && isfinite(rm.sink_dloss) && rm.val_loss_keep != rm.val_loss);
     assert_int_equal(runread_quant_mode(r, FQ_NAME_W8A8_PCT, &rm, err, sizeof err), 1);
     runread_close(r);
     assert_int_equal(
@@ -592,17 +564,25 @@ static void test_eval_quant_checkpoint(void **st) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_symmetric_signed),   cmocka_unit_test(test_symmetric_unsigned),
-        cmocka_unit_test(test_symmetric_8bit),     cmocka_unit_test(test_asymmetric),
-        cmocka_unit_test(test_asymmetric_widened), cmocka_unit_test(test_percentile),
-        cmocka_unit_test(test_percentile_ties),    cmocka_unit_test(test_sites),
-        cmocka_unit_test(test_per_token),          cmocka_unit_test(test_keep_first),
-        cmocka_unit_test(test_float_stats),        cmocka_unit_test(test_parse_modes),
-        cmocka_unit_test(test_pytorch_reference),
+        cmocka_unit_test(test_symmetric_signed),
+        cmocka_unit_test(test_symmetric_unsigned),
+        cmocka_unit_test(test_symmetric_8bit),
+        cmocka_unit_test(test_asymmetric),
+        cmocka_unit_test(test_asymmetric_widened),
+        cmocka_unit_test(test_percentile),
+        cmocka_unit_test(test_percentile_ties),
+        cmocka_unit_test(test_sites),
+        cmocka_unit_test(test_per_token),
+        cmocka_unit_test(test_keep_first),
+        cmocka_unit_test(test_float_stats),
+        cmocka_unit_test(test_parse_modes),
+        cmocka_unit_test(test_kv_cache),
+        cmocka_unit_test(test_destroyed),
+        cmocka_unit_test(test_tensors),
     };
-    const struct CMUnitTest cli[] = {cmocka_unit_test(test_eval_quant),
-                                     cmocka_unit_test(test_eval_quant_keep),
-                                     cmocka_unit_test(test_eval_quant_checkpoint)};
+    const struct CMUnitTest cli[] = {
+        cmocka_unit_test(test_eval_quant), cmocka_unit_test(test_eval_quant_keep),
+        cmocka_unit_test(test_eval_quant_source), cmocka_unit_test(test_eval_quant_checkpoint)};
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     return rc | cmocka_run_group_tests(cli, tu_tiny_setup, tu_tiny_teardown);
 }

@@ -19,6 +19,7 @@
 
 #include "commands.h"
 #include "config.h"
+#include "fakequant.h" /* FQ_NAMES_TEXT */
 #include "protocol.h"
 #include "runfile_read.h"
 #include "sweep.h"
@@ -201,14 +202,14 @@ static void test_errors(void **state) {
     expect_error("q3.sweep", "[sweep]\npreset = p\neval_quant = float\n[run a]\n",
                  "q3.sweep:3:", "bad eval_quant mode 'float'");
     expect_error("q4.sweep", "[sweep]\npreset = p\neval_quant = w8a8-tok,w8a8-tok\n[run a]\n",
-                 "q4.sweep:3:", "(w8a8, w8a8-pct, w4a4, w8a8-tok, each once)");
-    { /* every mode of fakequant.h's list is accepted, w8a8-tok included */
+                 "q4.sweep:3:", "(" FQ_NAMES_TEXT ", each once)");
+    { /* modes of fakequant.h's list are accepted, w8a8-tok and kv4 included */
         Sweep sw;
         char err[512] = "";
-        const char *q5 = tu_put("q5.sweep", "[sweep]\npreset = p\neval_quant = w8a8-tok,w4a4\n"
+        const char *q5 = tu_put("q5.sweep", "[sweep]\npreset = p\neval_quant = w8a8-tok,w4a4,kv4\n"
                                             "[run a]\nvariant = baseline\n");
         if (sweep_parse(q5, &sw, err, sizeof err)) fail_msg("%s", err);
-        assert_string_equal(sw.eval_quant, "w8a8-tok,w4a4");
+        assert_string_equal(sw.eval_quant, "w8a8-tok,w4a4,kv4");
         sweep_free(&sw);
     }
     expect_error("e13.sweep", "[sweep]\npreset = p\n[run a]\nlr = 1\nlr = 2\n",

@@ -301,6 +301,7 @@ class Model:
             params = init_params(self.cfg, gen, dtype)
         self.p = params
         self.geo = gate_geometry(self.cfg)
+        self.kv_hook = None  # (l, k, v) -> (k, v): a KV cache's change to them, or None
 
     def norm(self, x, prefix):
         w = self.p[prefix + ".weight"]
@@ -446,6 +447,8 @@ class Model:
             rd = rope_dim(c)
             q = rope_apply(q.reshape(B, Ti, -1, rd), cos, sin).reshape(B, Ti, H, dh) * m
             k = rope_apply(k.reshape(B, Ti, -1, rd), cos, sin).reshape(B, Ti, Hkv, dh) * m
+        if self.kv_hook is not None:  # what a KV cache holds: k after RoPE, v
+            k, v = self.kv_hook(l, k, v)
         if c["ssmax"]:  # logits of query t scaled by s_h ln(n_t), n_t the keys it sees
             n = visible(c, l, Ti)[0, 0].sum(-1).to(q.dtype).log()
             q = q * n[None, :, None, None] * P[pre + "ssmax_s"][None, None, :, None]

@@ -142,13 +142,21 @@ static void print_quant(const char *run, const ForwardInfo *info, const QuantEva
     if (K > 0) printf("  held out: the first %d position%s", K, K == 1 ? "" : "s");
     printf("\n%10s %9s %9s %9s", "mode", "val_loss", "ppl", "dloss");
     if (K > 0) printf(" %11s %11s", "dloss_keep", "sink_dloss");
-    printf("\n%10s %9.4f %9.3f %9s\n", FQ_NAME_FLOAT, r->val_loss, r->ppl, "");
+    printf(" %9s\n%10s %9.4f %9.3f %9s\n", "destroyed", FQ_NAME_FLOAT, r->val_loss, r->ppl, "");
     for (int i = 0; i < r->n_modes; i++) {
         const QuantModeResult *m = &r->modes[i];
         printf("%10s %9.4f %9.3f %+9.4f", fq_mode_name(m->mode), m->val_loss, m->ppl, m->dloss);
         if (K > 0) printf(" %+11.4f %+11.4f", m->dloss_keep, m->sink_dloss);
-        printf("\n");
+        printf(" %9s\n", m->destroyed ? "yes" : "no");
     }
+    printf("destroyed: perplexity above " FQ_DESTROYED_TEXT
+           "x the float one (its sink_dloss ranks nothing)\n");
+    for (int i = 0; i < r->n_modes; i++)
+        if (r->modes[i].source[0])
+            printf("%s: largest damage from %s: in float alone it recovers %+.4f of dloss %+.4f "
+                   "(%d input tensors tried)\n",
+                   fq_mode_name(r->modes[i].mode), r->modes[i].source, r->modes[i].source_recovered,
+                   r->modes[i].dloss, r->modes[i].n_tensors);
     printf("float: max |attn out| %.4g  max |ffn out| %.4g  max |layer out| %.4g  "
            "max kurtosis %.4g\n",
            r->inf[FQ_OUT_ATTN], r->inf[FQ_OUT_FFN], r->inf[FQ_OUT_LAYER], r->kurt_max);
@@ -172,6 +180,15 @@ static json_t *quant_json(const QuantEvalResult *r) {
         cj_set(q, "val_loss", cj_num(r->modes[i].val_loss));
         cj_set(q, "ppl", cj_num(r->modes[i].ppl));
         cj_set(q, "dloss", cj_num(r->modes[i].dloss));
+        cj_set(q, "destroyed", json_boolean(r->modes[i].destroyed));
+        if (r->modes[i].source[0]) {
+            json_t *s = json_object();
+            cj_set(s, "tensor", json_string(r->modes[i].source));
+            cj_set(s, "layer", json_integer(r->modes[i].source_layer));
+            cj_set(s, "recovered", cj_num(r->modes[i].source_recovered));
+            cj_set(s, "tensors_tried", json_integer(r->modes[i].n_tensors));
+            cj_set(q, "source", s);
+        }
         if (r->keep_first > 0) {
             cj_set(q, "val_loss_keep", cj_num(r->modes[i].val_loss_keep));
             cj_set(q, "dloss_keep", cj_num(r->modes[i].dloss_keep));
@@ -188,8 +205,18 @@ static int store_quant(const char *run, const QuantEvalResult *r) {
     QuantModeData md[QEVAL_MAX_MODES];
     for (int i = 0; i < r->n_modes; i++) {
         const QuantModeResult *m = &r->modes[i];
-        md[i] = (QuantModeData){fq_mode_name(m->mode), m->val_loss,   m->ppl,       m->dloss,
-                                m->val_loss_keep,      m->dloss_keep, m->sink_dloss};
+        md[i] = (QuantModeData){.mode = fq_mode_name(m->mode),
+                                .val_loss = m->val_loss,
+                                .ppl = m->ppl,
+                                .dloss = m->dloss,
+                                .val_loss_keep = m->val_loss_keep,
+                                .dloss_keep = m->dloss_keep,
+                                .sink_dloss = m->sink_dloss,
+                                .destroyed = m->destroyed,
+                                .source = m->source,
+                                .source_layer = m->source_layer,
+                                .n_tensors = m->n_tensors,
+                                .source_recovered = m->source_recovered};
     }
     QuantData d = {r->len,
                    r->calib,
@@ -369,6 +396,11 @@ static const OptRow eval_rows[] = {
      "also score each --quant mode with the first K\npositions of every window in float (their "
      "rows\nleft out of the input ranges too) and report\nsink_dloss = dloss - dloss_keep",
      0, 0},
+    {'S', "quant-source", OPT_FLAG, NULL, 0, 0, NULL,
+     "for each per-tensor --quant mode, score it again\nwith each input tensor of its linear "
+     "layers in\nfloat alone; report the one that recovers the\nmost loss (one more pass per "
+     "tensor)",
+     0, 0},
     {'j', "json", OPT_FLAG, NULL, 0, 0, NULL, "print JSON instead of tables", 0, 0},
     {'w', "no-write", OPT_FLAG, NULL, 0, 0, NULL, "do not store the results in RUN.h5", 0, 0},
     {0}};
@@ -414,7 +446,13 @@ int cmd_eval(int argc, char **argv) {
         case 'q': quant = op.str; break;
         case 'c': qo.calib = (int)op.num, qo.fit &= ~QEVAL_FIT_CALIB; break;
         case 'K': qo.keep_first = (int)op.num; break;
+        case 'S': qo.source = 1; break;
         }
+    }
+    if (qo.source && !quant) {
+        fprintf(stderr, "gatelab eval: --quant-source ablates the --quant passes' input tensors; "
+                        "give --quant too\n");
+        return 2;
     }
     if (qo.keep_first > 0 && !quant) {
         fprintf(stderr, "gatelab eval: --quant-keep-first holds positions out of the --quant "

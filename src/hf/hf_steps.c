@@ -208,6 +208,11 @@ void hf_attend(HfModel *m, int l, const AttnIn *in, const Intervention *iv) {
                      .M = b->M,
                      .threads = m->threads,
                      .scratch = b->scores};
+    /* a KV cache's keys and values (the model's own buffers b->k, b->v or
+     * the fused product's slices, read by nothing before attention) */
+    if (m->quant)
+        fq_kv_cache(m->quant, (float *)in->k, (float *)in->v, B, T, a->Hkv, a->dh,
+                    (size_t)in->ldkv);
     attention_keep(&keep, in, &sp, &(AttnShape){B, T, a->H, a->Hkv, a->dh});
     if (a->gate != HF_GATE_NONE) {
         const int g = hf_gate_per_head(a);

@@ -3,14 +3,16 @@
 #include "fakequant.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "metrics.h"
 #include "ops.h"
 
-static const char *const mode_names[FQ_MODE_COUNT] = {FQ_NAME_FLOAT, FQ_NAME_W8A8, FQ_NAME_W8A8_PCT,
-                                                      FQ_NAME_W4A4, FQ_NAME_W8A8_TOK};
+static const char *const mode_names[FQ_MODE_COUNT] = {
+    FQ_NAME_FLOAT,    FQ_NAME_W8A8, FQ_NAME_W8A8_PCT, FQ_NAME_W4A4,
+    FQ_NAME_W8A8_TOK, FQ_NAME_KV8,  FQ_NAME_KV4};
 
 const char *fq_mode_name(FqMode m) { return m >= 0 && m < FQ_MODE_COUNT ? mode_names[m] : "?"; }
 
@@ -20,20 +22,26 @@ int fq_mode_parse(const char *name) {
     return -1;
 }
 
-int fq_bits(FqMode m) { return m == FQ_W4A4 ? 4 : m == FQ_FLOAT ? 0 : 8; }
+int fq_bits(FqMode m) { return m == FQ_W4A4 || m == FQ_KV4 ? 4 : m == FQ_FLOAT ? 0 : 8; }
 
-int fq_calibrated(FqMode m) { return m != FQ_FLOAT && m != FQ_W8A8_TOK; }
+int fq_destroyed(double dloss) { return !(dloss <= log(FQ_DESTROYED_PPL_RATIO)); }
+
+int fq_kv(FqMode m) { return m == FQ_KV8 || m == FQ_KV4; }
+
+int fq_calibrated(FqMode m) { return m != FQ_FLOAT && m != FQ_W8A8_TOK && !fq_kv(m); }
 
 void fq_init(FakeQuant *q, FqMode m) {
     memset(q, 0, sizeof *q);
     q->mode = m;
     q->windows = 1;
+    q->hold = -1;
 }
 
 void fq_free(FakeQuant *q) {
     for (int i = 0; i < q->n_sites; i++) free(q->sites[i].w);
     for (int k = 0; k < FQ_OUT_COUNT; k++) free(q->seq_inf[k]);
     free(q->sites), free(q->buf), free(q->scratch), free(q->kept), free(q->seq_kurt);
+    free(q->tensors);
     memset(q, 0, sizeof *q);
 }
 
@@ -65,6 +73,7 @@ void fq_begin(FakeQuant *q, int B) {
     fold_pass(q);
     q->site = 0;
     q->windows = B;
+    q->tensor = -1, q->layer = 0, q->attn_seen = 0, q->post_attn = 0, q->last_in = NULL;
     if (!q->observe) return;
     if (seq_room(q, B) != 0) {
         q->failed = 1;
@@ -93,13 +102,14 @@ static int grow(float **p, size_t *have, size_t n) {
     return 0;
 }
 
-/* Site q->site, added when new; NULL when memory runs out. */
+/* Site q->site, added when new (with any skipped before it, as a held
+ * tensor's are, empty); NULL when memory runs out. */
 static FqSite *site_at(FakeQuant *q) {
     if (q->site < q->n_sites) return &q->sites[q->site];
     FqSite *s = realloc(q->sites, (size_t)(q->site + 1) * sizeof *s);
     if (!s) return NULL;
     q->sites = s;
-    memset(&s[q->site], 0, sizeof *s);
+    memset(&s[q->n_sites], 0, (size_t)(q->site + 1 - q->n_sites) * sizeof *s);
     q->n_sites = q->site + 1;
     return &s[q->site];
 }
@@ -183,10 +193,41 @@ static int quant_input(FakeQuant *q, FqSite *s, const float *x, size_t rows, siz
     return 0;
 }
 
+static const char *const role_names[FQ_T_COUNT] = {"attention input", "attention output",
+                                                   "MLP input", "MLP hidden", "input"};
+
+void fq_tensor_name(const FqTensor *t, int j, char *buf, size_t n) {
+    if (t->role == FQ_T_OTHER) snprintf(buf, n, "layer %d input %d", t->layer, j);
+    else snprintf(buf, n, "layer %d %s", t->layer, role_names[t->role]);
+}
+
+/* A call reading `in`: a new input tensor when in is not the last call's,
+ * recorded by its place in the layer the first time a pass reaches it.
+ * -1 when memory runs out. */
+static int track_tensor(FakeQuant *q, const float *in) {
+    if (in == q->last_in) return 0;
+    q->last_in = in;
+    q->tensor++;
+    if (!q->attn_seen) q->post_attn = 0;
+    else q->post_attn++;
+    if (q->tensor < q->n_tensors) return 0;
+    FqTensor *t = realloc(q->tensors, (size_t)(q->tensor + 1) * sizeof *t);
+    if (!t) return -1;
+    q->tensors = t;
+    const int p = q->post_attn;
+    t[q->tensor] = (FqTensor){q->layer, !q->attn_seen ? FQ_T_ATTN_IN
+                                        : p <= 3      ? (FqRole)p
+                                                      : FQ_T_OTHER};
+    q->n_tensors = q->tensor + 1;
+    return 0;
+}
+
 void fq_linear(FakeQuant *q, const float **in, size_t rows, size_t cols, const float **w,
                size_t n_w) {
     const size_t win = q->windows > 0 ? (size_t)q->windows : 1;
-    if (q->mode == FQ_FLOAT || q->failed || rows * cols == 0 || n_w == 0) {
+    if (!q->failed && track_tensor(q, *in) != 0) q->failed = 1;
+    if (q->mode == FQ_FLOAT || fq_kv(q->mode) || q->failed || q->tensor == q->hold ||
+        rows * cols == 0 || n_w == 0) {
         q->site++;
         return;
     }
@@ -204,7 +245,29 @@ void fq_linear(FakeQuant *q, const float **in, size_t rows, size_t cols, const f
     q->site++;
 }
 
+/* x's heads at positions keep.. of every window, each on its own min-max. */
+static void kv_rows(float *x, int B, int T, int Hkv, int dh, size_t ld, int keep, int bits) {
+    for (int b = 0; b < B; b++)
+        for (int t = keep; t < T; t++)
+            for (int h = 0; h < Hkv; h++) {
+                float *r = x + ((size_t)b * T + t) * ld + (size_t)h * dh;
+                double lo, hi;
+                fq_minmax(r, (size_t)dh, &lo, &hi);
+                fq_asymmetric(r, r, (size_t)dh, bits, lo, hi);
+            }
+}
+
+void fq_kv_cache(FakeQuant *q, float *k, float *v, int B, int T, int Hkv, int dh, size_t ld) {
+    q->attn_seen = 1;
+    if (!fq_kv(q->mode) || q->failed || dh < 1) return;
+    if (ld == 0) ld = (size_t)Hkv * dh;
+    const int keep = q->keep_first < T ? q->keep_first : T, bits = fq_bits(q->mode);
+    kv_rows(k, B, T, Hkv, dh, ld, keep, bits);
+    kv_rows(v, B, T, Hkv, dh, ld, keep, bits);
+}
+
 void fq_output(FakeQuant *q, FqOut k, const float *y, int B, size_t n) {
+    if (k == FQ_OUT_LAYER) q->layer++, q->attn_seen = 0, q->last_in = NULL;
     if (!q->observe || !q->in_pass || n == 0) return;
     for (int b = 0; b < B && b < q->B; b++) {
         const float *v = y + (size_t)b * n;

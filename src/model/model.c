@@ -186,6 +186,8 @@ static void attn_inputs_forward(const Model *m, RunState *s, int l, int B, int T
             scale_inplace(a->kr, Nk, s->rope_m);
         }
     }
+    /* a KV cache's keys and values, as attention reads them */
+    if (iv && iv->quant) fq_kv_cache(iv->quant, a->kr, a->vg, B, Ti, D->Hkv, D->dh, 0);
 }
 
 /* q, k, v -> x + o: attention, the Y modification, G1, W_o, G5 and the

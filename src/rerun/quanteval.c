@@ -56,13 +56,17 @@ static int run_batches(Forward *f, const QuantEvalOpts *o, FakeQuant *q, int i0,
 }
 
 /* One pass of mode m with the first keep positions of every window held
- * out (calibrated first when fq_calibrated): its loss into *loss; the
- * float pass's statistics into r. */
-static int run_mode(Forward *f, const QuantEvalOpts *o, FqMode m, int keep, const QBufs *b,
-                    QuantEvalResult *r, double *loss, char *err, size_t errlen) {
+ * out and input tensor hold's sites in float (-1: none), calibrated first
+ * when fq_calibrated: its loss into *loss; the float pass's statistics
+ * into r; when tens is given, the pass's input tensors into *tens (free)
+ * and *n_tens. */
+static int run_mode(Forward *f, const QuantEvalOpts *o, FqMode m, int keep, int hold,
+                    const QBufs *b, QuantEvalResult *r, double *loss, FqTensor **tens, int *n_tens,
+                    char *err, size_t errlen) {
     FakeQuant q;
     fq_init(&q, m);
     q.keep_first = keep;
+    q.hold = hold;
     const int nb = o->batches + o->calib;
     double sum = 0.0, csum = 0.0;
     long long cnt = 0, ccnt = 0;
@@ -74,9 +78,31 @@ static int run_mode(Forward *f, const QuantEvalOpts *o, FqMode m, int keep, cons
     q.observe = m == FQ_FLOAT;
     if (rc == 0) rc = run_batches(f, o, &q, 0, o->batches, nb, b, &sum, &cnt, err, errlen);
     if (rc == 0 && m == FQ_FLOAT) fq_stats(&q, r->inf, &r->kurt_max);
+    if (tens) *tens = q.tensors, *n_tens = q.n_tensors, q.tensors = NULL;
     fq_free(&q);
     *loss = cnt ? sum / (double)cnt : NAN;
     return rc;
+}
+
+/* The source of mode qm's largest damage: its pass again with each of
+ * its n input tensors tens in float alone; the one whose exemption
+ * lowers the loss most (the first of equals) into qm. */
+static int mode_source(Forward *f, const QuantEvalOpts *o, QuantModeResult *qm,
+                       const FqTensor *tens, int n, const QBufs *b, QuantEvalResult *r, char *err,
+                       size_t errlen) {
+    int best = -1;
+    for (int j = 0; j < n; j++) {
+        double loss;
+        if (run_mode(f, o, qm->mode, 0, j, b, r, &loss, NULL, NULL, err, errlen) != 0) return -1;
+        const double rec = qm->val_loss - loss;
+        if (best < 0 || rec > qm->source_recovered) best = j, qm->source_recovered = rec;
+    }
+    qm->n_tensors = n;
+    if (best >= 0) {
+        fq_tensor_name(&tens[best], best, qm->source, sizeof qm->source);
+        qm->source_layer = tens[best].layer;
+    }
+    return 0;
 }
 
 /* The options, and the memory plan of the passes (the Forward's, plus the
@@ -92,6 +118,13 @@ int quanteval_check(Forward *f, const QuantEvalOpts *o, char *err, size_t errlen
                       "%s: --quant-keep-first %d leaves no position of a window quantized: its "
                       "windows have %d tokens; give 0 to %d",
                       f->run, o->keep_first, f->info.seq_len, f->info.seq_len - 1);
+    int per_tensor = 0;
+    for (int i = 0; i < o->n_modes; i++) per_tensor |= fq_calibrated(o->modes[i]);
+    if (o->source && !per_tensor)
+        return seterr(
+            err, errlen,
+            "--quant-source ablates the input tensors of a per-tensor mode; give " FQ_NAME_W8A8
+            ", " FQ_NAME_W8A8_PCT " or " FQ_NAME_W4A4 " in --quant");
     char what[96];
     snprintf(what, sizeof what, "quantized evaluation with --batch-size %d", o->batch_size);
     MemPlan p;
@@ -141,17 +174,25 @@ int quanteval_run(Forward *f, const QuantEvalOpts *o, QuantEvalResult *r, char *
     QBufs b = {malloc(n * sizeof(int)), malloc(n * sizeof(int)), malloc(n * sizeof(float))};
     int rc =
         b.in && b.tg && b.tok_loss ? 0 : seterr(err, errlen, "out of memory for %d windows", B);
-    if (rc == 0) rc = run_mode(f, o, FQ_FLOAT, 0, &b, r, &r->val_loss, err, errlen);
+    if (rc == 0) rc = run_mode(f, o, FQ_FLOAT, 0, -1, &b, r, &r->val_loss, NULL, NULL, err, errlen);
     r->ppl = exp(r->val_loss);
     for (int i = 0; rc == 0 && i < o->n_modes; i++) {
         QuantModeResult *qm = &r->modes[i];
         qm->mode = o->modes[i];
-        qm->val_loss_keep = qm->dloss_keep = qm->sink_dloss = NAN;
-        rc = run_mode(f, o, qm->mode, 0, &b, r, &qm->val_loss, err, errlen);
+        qm->val_loss_keep = qm->dloss_keep = qm->sink_dloss = qm->source_recovered = NAN;
+        qm->source[0] = 0, qm->source_layer = -1;
+        FqTensor *tens = NULL;
+        int n_tens = 0;
+        rc = run_mode(f, o, qm->mode, 0, -1, &b, r, &qm->val_loss, &tens, &n_tens, err, errlen);
         if (rc == 0 && o->keep_first > 0)
-            rc = run_mode(f, o, qm->mode, o->keep_first, &b, r, &qm->val_loss_keep, err, errlen);
+            rc = run_mode(f, o, qm->mode, o->keep_first, -1, &b, r, &qm->val_loss_keep, NULL, NULL,
+                          err, errlen);
+        if (rc == 0 && o->source && fq_calibrated(qm->mode))
+            rc = mode_source(f, o, qm, tens, n_tens, &b, r, err, errlen);
+        free(tens);
         qm->ppl = exp(qm->val_loss);
         qm->dloss = qm->val_loss - r->val_loss;
+        qm->destroyed = fq_destroyed(qm->dloss);
         if (o->keep_first > 0) {
             qm->dloss_keep = qm->val_loss_keep - r->val_loss;
             qm->sink_dloss = qm->dloss - qm->dloss_keep;

@@ -11,7 +11,13 @@
  * sequences. With keep_first K > 0 each mode is scored twice: with every
  * row of the linear layers' inputs quantized, and with the first K
  * positions of every window held out (fakequant.h); their difference is
- * the mode's sink-attributable damage. Nothing here writes the run file:
+ * the mode's sink-attributable damage. With source, each per-tensor mode
+ * (w8a8, w8a8-pct, w4a4) is scored again once per input tensor of its
+ * linear layers (fakequant.h FqTensor: q/k/v's shared input is one) with
+ * that tensor's sites alone in float, calibration included: the tensor
+ * whose exemption recovers the most loss is the mode's source of the
+ * largest damage (Rahulrayy/attention-sinks-quant's --skip-modules test,
+ * one tensor at a time). Nothing here writes the run file:
  * the caller stores the results (runfile_write_quant). */
 #ifndef GATELAB_QUANTEVAL_H
 #define GATELAB_QUANTEVAL_H
@@ -34,6 +40,7 @@ typedef struct {
     int n_modes;
     int batches, batch_size, calib;
     int keep_first; /* positions held out in float at the head of every window, 0..T-1 */
+    int source;     /* 1: find each per-tensor mode's source of the largest damage */
     int fit;        /* QEVAL_FIT_* of the fields the user did not set */
 } QuantEvalOpts;
 
@@ -43,6 +50,14 @@ typedef struct {
     /* keep_first > 0 (else NaN): the val loss and dloss with the first
      * keep_first positions held out, and sink_dloss = dloss - dloss_keep */
     double val_loss_keep, dloss_keep, sink_dloss;
+    int destroyed; /* fq_destroyed(dloss): every row quantized */
+    /* opts.source, a per-tensor mode (else source is ""): the input tensor
+     * whose sites, left in float alone, recover the most loss, its layer,
+     * that recovery (dloss - the dloss with it in float) and the count of
+     * input tensors tried */
+    char source[48];
+    int source_layer, n_tensors;
+    double source_recovered;
 } QuantModeResult;
 
 typedef struct {

@@ -144,6 +144,10 @@ typedef struct {
     const char *mode; /* RS name of the mode (fakequant.h FQ_NAME_*) */
     double val_loss, ppl, dloss;
     double val_loss_keep, dloss_keep, sink_dloss; /* written when keep_first > 0 */
+    int destroyed;                                /* 1/0 (fq_destroyed) */
+    const char *source; /* NULL or "": no source of the largest damage (then the next unused) */
+    int source_layer, n_tensors;
+    double source_recovered;
 } QuantModeData;
 typedef struct {
     int len, calib_batches, keep_first;

@@ -146,9 +146,16 @@ static int quant_mode_group(hid_t top, const QuantModeData *m, int keep) {
     hid_t g = H5Gcreate2(top, m->mode, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
     int rc = g < 0 || h5u_attr_f64(g, RS_Q_VAL_LOSS, m->val_loss) < 0 ||
                      h5u_attr_f64(g, RS_Q_PPL, m->ppl) < 0 ||
-                     h5u_attr_f64(g, RS_Q_DLOSS, m->dloss) < 0
+                     h5u_attr_f64(g, RS_Q_DLOSS, m->dloss) < 0 ||
+                     h5u_attr_i64(g, RS_Q_DESTROYED, m->destroyed) < 0
                  ? -1
                  : 0;
+    if (rc == 0 && m->source && m->source[0] &&
+        (h5u_attr_str(g, RS_Q_SOURCE, m->source) < 0 ||
+         h5u_attr_i64(g, RS_Q_SOURCE_LAYER, m->source_layer) < 0 ||
+         h5u_attr_i64(g, RS_Q_SOURCE_TENSORS, m->n_tensors) < 0 ||
+         h5u_attr_f64(g, RS_Q_SOURCE_RECOVERED, m->source_recovered) < 0))
+        rc = -1;
     if (rc == 0 && keep > 0 &&
         (h5u_attr_f64(g, RS_Q_VAL_LOSS_KEEP, m->val_loss_keep) < 0 ||
          h5u_attr_f64(g, RS_Q_DLOSS_KEEP, m->dloss_keep) < 0 ||

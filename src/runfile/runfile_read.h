@@ -152,6 +152,11 @@ typedef struct {
 typedef struct {
     double val_loss, ppl, dloss;
     double val_loss_keep, dloss_keep, sink_dloss;
+    int destroyed; /* 1/0, -1 absent (a file from before the flag) */
+    /* eval --quant-source (source "" and the rest -1 / NaN when absent) */
+    char source[48];
+    int source_layer, n_tensors;
+    double source_recovered;
 } RunQuantMode;
 /* 0 read, 1 absent (an older run file, or never evaluated), -1 naming the
  * group when it is malformed. */

@@ -293,6 +293,18 @@ int runread_quant_mode(RunReader *r, const char *mode, RunQuantMode *m, char *er
     double *kv[] = {&m->val_loss_keep, &m->dloss_keep, &m->sink_dloss};
     for (int i = 0; i < 3; i++) /* absent: nothing was held out */
         if (H5Aexists(g, keep[i]) <= 0 || rr_attr_double(g, keep[i], kv[i]) != 0) *kv[i] = NAN;
+    long long destroyed = -1;
+    if (H5Aexists(g, RS_Q_DESTROYED) > 0) rc |= rr_attr_ll(g, RS_Q_DESTROYED, &destroyed);
+    m->destroyed = destroyed == 0 || destroyed == 1 ? (int)destroyed : -1;
+    m->source_layer = m->n_tensors = -1, m->source_recovered = NAN;
+    if (H5Aexists(g, RS_Q_SOURCE) > 0) {
+        long long sl = -1, nt = -1;
+        rc |= h5u_attr_read_strbuf(g, RS_Q_SOURCE, m->source, sizeof m->source) < 0;
+        rc |= rr_attr_ll(g, RS_Q_SOURCE_LAYER, &sl) | rr_attr_ll(g, RS_Q_SOURCE_TENSORS, &nt);
+        rc |= rr_attr_double(g, RS_Q_SOURCE_RECOVERED, &m->source_recovered);
+        m->source_layer = sl >= 0 && sl <= INT_MAX ? (int)sl : -1;
+        m->n_tensors = nt >= 0 && nt <= INT_MAX ? (int)nt : -1;
+    }
     H5Gclose(g);
     if (rc) return seterr(err, errlen, "%s: /%s lacks an attribute", r->meta.path, path);
     return 0;

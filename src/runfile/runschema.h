@@ -250,6 +250,18 @@
 #define RS_Q_VAL_LOSS_KEEP "val_loss_keep"
 #define RS_Q_DLOSS_KEEP "dloss_keep"
 #define RS_Q_SINK_DLOSS "sink_dloss"
+/* i64 on /quant/<mode>: 1 when its every-row pass destroys the model
+ * (fakequant.h fq_destroyed), else 0; absent in older files */
+#define RS_Q_DESTROYED "destroyed"
+/* eval --quant-source, on a per-tensor mode's /quant/<mode>: the input
+ * tensor whose sites alone in float recover the most loss ("layer 0 MLP
+ * input"; string), its layer (i64), that recovery (f64: dloss minus the
+ * dloss with it in float) and the input tensors tried (i64); absent when
+ * not evaluated */
+#define RS_Q_SOURCE "source"
+#define RS_Q_SOURCE_LAYER "source_layer"
+#define RS_Q_SOURCE_RECOVERED "source_recovered"
+#define RS_Q_SOURCE_TENSORS "source_tensors"
 
 /* ---- checkpoint (RUN.h5.ckpt) ---- */
 #define RS_CKPT_PARAMS RS_G_PARAMS

@@ -6,7 +6,11 @@ linear layers (docs/metrics.md "Quantized evaluation"), for tests/test_quant.c.
 
 Writes fixtures/quant/quant.h5 with two cases, each quantized in the modes
 w8a8, w8a8-pct and w4a4 after calibrating the input ranges on CALIB batches,
-and in w8a8-tok (each token's input row on its own min-max, no calibration):
+in w8a8-tok (each token's input row on its own min-max, no calibration),
+and in kv8 and kv4 (every linear layer in float; the keys after RoPE and
+the values, as a KV cache holds them, each position's each KV head on its
+own min-max, asymmetric, no calibration; the keep1 losses leave the first
+position's keys and values in float):
   trained/  the tiny model of make_fixtures.py's var-baseline (its config
             and float32-exact weights; gatelab.ref.Model's forward):
             config, params/<name>, calib int32 [CALIB, B, T], tokens,
@@ -23,6 +27,10 @@ and in w8a8-tok (each token's input row on its own min-max, no calibration):
             window's logits are make_hf_fixtures.forward_llama's):
             calib int32 [CALIB, HB, T], tokens int32 [HB, T] (targets: the
             next token in the window), loss_<mode> and keep1_loss_<mode> float64
+Both cases also hold hold_loss_w8a8 float64 [4 L]: the w8a8 loss with one
+input tensor's sites alone in float (weights and inputs, calibration
+rerun), the tensors in their order in a layer: q/k/v's input, o's, the
+MLP's (gate and up), down's (--quant-source's passes).
 The quantizers are written here from the definitions (weights symmetric per
 tensor, inputs asymmetric per tensor on a running min-max or percentile
 range, momentum 0.9, round half to even; per token: each row its own
@@ -46,7 +54,7 @@ import make_fixtures as mf  # noqa: E402
 import make_hf_fixtures as mhf  # noqa: E402
 
 MODES = {"float": (0, None), "w8a8": (8, None), "w8a8-pct": (8, 99.99), "w4a4": (4, None),
-         "w8a8-tok": (8, "token")}
+         "w8a8-tok": (8, "token"), "kv8": (8, "kv"), "kv4": (4, "kv")}
 KEEP = 1  # the held-out case: the first KEEP positions of every window
 MOMENTUM = 0.9
 CALIB = 2
@@ -102,13 +110,14 @@ def batch_range(x, pct):
 class FQ:
     """The input ranges of one mode, keyed by site, running over passes."""
 
-    def __init__(self, mode, keep=0):
+    def __init__(self, mode, keep=0, hold=None):
         self.bits, self.pct = MODES[mode]
         self.keep = keep  # x [B, T, cols]: positions t < keep are held out
+        self.hold = hold  # the input tensor left in float (weight and input), or None
         self.ranges, self.calibrating, self.pass_id = {}, False, 0
 
     def input(self, key, x):
-        if not self.bits:
+        if not self.bits or self.pct == "kv":
             return x
         rest = x[:, self.keep:]
         if self.pct == "token":
@@ -125,6 +134,16 @@ class FQ:
         return torch.cat([x[:, :self.keep], y], 1)
 
 
+    def kv(self, x, axis):
+        """A KV cache's keys or values x (positions on axis `axis`, a head's
+        dh values on the last): in a KV mode each head's values at each
+        position keep.. on their own min-max (q_asym_rows), else x."""
+        if self.pct != "kv":
+            return x
+        head, rest = x.split([self.keep, x.shape[axis] - self.keep], dim=axis)
+        return torch.cat([head, q_asym_rows(rest, self.bits)], axis)
+
+
 class QW:
     """A weight whose product x @ w.t() fake-quantizes x on site key's range."""
 
@@ -138,10 +157,15 @@ class QW:
         return self.fq.input(self.key, x) @ self.w.t().to(x.dtype)
 
 
+TENSORS = ("qkv", "o", "ffn", "down")  # a trained layer's input tensors, in order
+
+
 def trained_params(fq, params, cfg):
     """params with every linear weight quantized and wrapped; q, k, v are
-    one tensor (the fused product's) and one input site."""
-    if not fq.bits:
+    one tensor (the fused product's) and one input site; the sites of input
+    tensor fq.hold ((l, name), name in TENSORS; gate and up share "ffn")
+    left in float."""
+    if not fq.bits or fq.pct == "kv":
         return params
     P = dict(params)
     for l in range(cfg["n_layers"]):
@@ -156,6 +180,9 @@ def trained_params(fq, params, cfg):
             if pre + "mlp." + n in params:
                 P[pre + "mlp." + n] = QW(fq, (l, "ffn"), q_sym(params[pre + "mlp." + n].detach(), fq.bits))
         P[pre + "mlp.w_down"] = QW(fq, (l, "down"), q_sym(params[pre + "mlp.w_down"].detach(), fq.bits))
+    for n in list(P):
+        if isinstance(P[n], QW) and P[n].key == fq.hold:
+            P[n] = params[n]
     return P
 
 
@@ -181,6 +208,7 @@ def trained_case(f):
                 fq = FQ(mode, keep)
                 m = ref.Model(cfg, params=params)
                 m.p = trained_params(fq, params, cfg)
+                m.kv_hook = lambda l, k, v, fq=fq: (fq.kv(k, 1), fq.kv(v, 1))
                 fq.calibrating = True
                 for c in calib:
                     fq.pass_id += 1
@@ -190,6 +218,22 @@ def trained_case(f):
                 loss, _ = m.loss(tok, tgt)
                 g.attrs[prefix + mode] = float(loss)
                 print("trained %-9s keep %d loss %.6f" % (mode, keep, float(loss)))
+        # w8a8 with each input tensor alone in float: --quant-source's passes
+        held = []
+        for l in range(cfg["n_layers"]):
+            for name in TENSORS:
+                fq = FQ("w8a8", 0, (l, name))
+                m = ref.Model(cfg, params=params)
+                m.p = trained_params(fq, params, cfg)
+                fq.calibrating = True
+                for c in calib:
+                    fq.pass_id += 1
+                    m.forward(c)
+                fq.calibrating = False
+                fq.pass_id += 1
+                held.append(float(m.loss(tok, tgt)[0]))
+        mf.put(g, "hold_loss_w8a8", np.array(held))
+        print("trained w8a8 one tensor in float:", " ".join("%.6f" % v for v in held))
 
 
 def read_safetensors(path):
@@ -208,11 +252,19 @@ def read_safetensors(path):
 
 
 def hf_linear(fq, counter):
-    """F.linear with its weight quantized and its input on the next site."""
+    """F.linear with its weight quantized and its input on the next site;
+    the calls reading one tensor one after another (q, k, v; gate, up) are
+    one input tensor, counted in counter[1] (counter[2]: the last input),
+    and the sites of input tensor fq.hold stay in float. counter = [0, -1,
+    None] before a pass."""
 
     def linear(x, w, b=None):
+        if w is None:  # the KV cache: x is (k, v) [B, Hkv, T, dh]
+            return fq.kv(x[0], 2), fq.kv(x[1], 2)
         counter[0] += 1
-        if not fq.bits:
+        if x is not counter[2]:
+            counter[1], counter[2] = counter[1] + 1, x
+        if not fq.bits or fq.pct == "kv" or counter[1] == fq.hold:  # float
             return F.linear(x, w, b)
         return F.linear(fq.input(counter[0], x), q_sym(w, fq.bits).to(x.dtype), b)
     return linear
@@ -238,6 +290,8 @@ def forward_llama_batch(cfg, W, ids, linear):
         v = linear(h, W[p + "self_attn.v_proj.weight"]).view(B, T, Hkv, dh).transpose(1, 2)
         q = q * cos + mhf.rotate_half(q) * sin
         k = k * cos + mhf.rotate_half(k) * sin
+        if linear is not F.linear:
+            k, v = linear((k, v), None)  # the KV cache, as attention reads it
         k, v = k.repeat_interleave(grp, dim=1), v.repeat_interleave(grp, dim=1)
         o = torch.stack([mhf.causal_attention(q[b], k[b], v[b])[0] for b in range(B)])
         x = x + linear(o.reshape(B, T, H * dh), W[p + "self_attn.o_proj.weight"])
@@ -275,19 +329,36 @@ def hf_case(f, here):
             assert torch.allclose(lg[b], one, atol=1e-5, rtol=1e-5), "batched forward differs"
         for keep, prefix in ((0, "loss_"), (KEEP, "keep%d_loss_" % KEEP)):
             for mode in MODES:
-                fq, counter = FQ(mode, keep), [0]
+                fq, counter = FQ(mode, keep), [0, -1, None]
                 linear = hf_linear(fq, counter)
                 fq.calibrating = True
                 for c in calib:
                     fq.pass_id += 1
-                    counter[0] = 0
+                    counter[:] = [0, -1, None]
                     hf_loss(cfg, W, c, linear)
                 fq.calibrating = False
                 fq.pass_id += 1
-                counter[0] = 0
+                counter[:] = [0, -1, None]
                 loss = hf_loss(cfg, W, ids, linear)
                 g.attrs[prefix + mode] = loss
                 print("hf      %-9s keep %d loss %.6f" % (mode, keep, loss))
+        # w8a8 with each input tensor alone in float (4 a layer: q/k/v's, o's,
+        # gate/up's, down's)
+        held = []
+        for j in range(4 * cfg["num_hidden_layers"]):
+            fq, counter = FQ("w8a8", 0, j), [0, -1, None]
+            linear = hf_linear(fq, counter)
+            fq.calibrating = True
+            for c in calib:
+                fq.pass_id += 1
+                counter[:] = [0, -1, None]
+                hf_loss(cfg, W, c, linear)
+            fq.calibrating = False
+            fq.pass_id += 1
+            counter[:] = [0, -1, None]
+            held.append(hf_loss(cfg, W, ids, linear))
+        mf.put(g, "hold_loss_w8a8", np.array(held))
+        print("hf      w8a8 one tensor in float:", " ".join("%.6f" % v for v in held))
 
 
 def main():

@@ -1,0 +1,151 @@
+/* test_report_quant.c: the quantized-evaluation section of REPORT.md from
+ * run files built by hand with /quant (no trainer): every mode of
+ * fakequant.h's list has its ΔL column (w8a8-tok and the KV-cache modes
+ * included), a mode whose perplexity is above 10x the float one is marked
+ * destroyed, and runs with positions held out get the sink_dloss table
+ * with their K. The section read from results.csv alone is the same
+ * text. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "config.h"
+#include "fakequant.h"
+#include "report.h"
+#include "runfile.h"
+#include "testutil.h"
+
+/* A finished run file DIR/runs/name of variant at seed, no metrics. */
+static void make_run(const char *name, const char *variant, int seed) {
+    char path[512], err[512];
+    snprintf(path, sizeof path, "%s/runs/%s", tu_scratch, name);
+    Config cfg;
+    config_defaults(&cfg);
+    assert_int_equal(config_apply_variant(&cfg, variant, err, sizeof err), 0);
+    cfg.init_seed = (unsigned long long)seed;
+    RunFile *rf = runfile_create(path, &cfg, NULL, 1, err, sizeof err);
+    if (!rf) fail_msg("%s", err);
+    assert_int_equal(runfile_set_status(rf, "done", err, sizeof err), 0);
+    assert_int_equal(runfile_close(rf, err, sizeof err), 0);
+}
+
+/* /quant of name: float loss 3, w8a8 dloss w8 (sink_dloss s8 with keep >
+ * 0), w8a8-tok 0.01 + x, kv8 0.02 + x, kv4 0.2 + x (their sink_dloss
+ * 0.001, 0.002, 0.004 + x when keep > 0). */
+static void add_quant(const char *name, int keep, double w8, double s8, double x) {
+    char path[512], err[512];
+    snprintf(path, sizeof path, "%s/runs/%s", tu_scratch, name);
+    const char *mode[4] = {FQ_NAME_W8A8, FQ_NAME_W8A8_TOK, FQ_NAME_KV8, FQ_NAME_KV4};
+    const double dl[4] = {w8, 0.01 + x, 0.02 + x, 0.2 + x},
+                 sk[4] = {s8, 0.001 + x, 0.002 + x, 0.004 + x};
+    QuantModeData md[4];
+    for (int i = 0; i < 4; i++) {
+        const double sink = keep > 0 ? sk[i] : NAN;
+        md[i] = (QuantModeData){.mode = mode[i],
+                                .val_loss = 3.0 + dl[i],
+                                .ppl = exp(3.0 + dl[i]),
+                                .dloss = dl[i],
+                                .val_loss_keep = 3.0 + dl[i] - sink,
+                                .dloss_keep = dl[i] - sink,
+                                .sink_dloss = sink,
+                                .destroyed = fq_destroyed(dl[i])};
+    }
+    QuantData d = {.len = 64,
+                   .calib_batches = 4,
+                   .keep_first = keep,
+                   .n_seqs = 8,
+                   .percentile = FQ_PERCENTILE,
+                   .val_loss = 3.0,
+                   .ppl = exp(3.0),
+                   .inf_attn = 5.0,
+                   .inf_ffn = 6.0,
+                   .inf_layer = 40.0 + x,
+                   .kurtosis_max = 100.0,
+                   .n_modes = 4,
+                   .modes = md};
+    if (runfile_write_quant(path, &d, err, sizeof err) != 0) fail_msg("%s", err);
+}
+
+/* baseline: two seeds, nothing held out, w8a8 dloss 0.1 and 0.3; g1-elem:
+ * two seeds with the first position held out, w8a8 dloss 3 (perplexity
+ * e^3 = 20x the float one: destroyed) on one seed; other: no /quant. */
+static int setup(void **state) {
+    if (tu_scratch_setup(state)) return -1;
+    char path[512];
+    snprintf(path, sizeof path, "%s/runs", tu_scratch);
+    mkdir(path, 0777);
+    snprintf(path, sizeof path, "%s/csv", tu_scratch);
+    mkdir(path, 0777);
+    make_run("baseline_s1.h5", "baseline", 1);
+    make_run("baseline_s2.h5", "baseline", 2);
+    make_run("g1-elem_s1.h5", "g1-elem", 1);
+    make_run("g1-elem_s2.h5", "g1-elem", 2);
+    make_run("other_s1.h5", "g2-elem", 1);
+    add_quant("baseline_s1.h5", 0, 0.1, NAN, 0.0);
+    add_quant("baseline_s2.h5", 0, 0.3, NAN, 0.0);
+    add_quant("g1-elem_s1.h5", 1, 3.0, 0.5, 0.0);
+    add_quant("g1-elem_s2.h5", 1, 1.0, 0.3, 0.002);
+    return 0;
+}
+
+/* The "## Quantized evaluation" section of the report at path (to the
+ * next "## " heading), malloc'd; NULL when the report has none. */
+static char *q_section(const char *path) {
+    char *md = tu_slurp_ok(path, NULL);
+    char *a = strstr(md, "\n## Quantized evaluation (exploratory)");
+    char *out = NULL;
+    if (a) {
+        char *b = strstr(a + 1, "\n## ");
+        out = strndup(a, b ? (size_t)(b - a) : strlen(a));
+    }
+    free(md);
+    return out;
+}
+
+static void test_quant_section(void **state) {
+    (void)state;
+    char err[512] = "", runs[300], csv[300], path[400];
+    snprintf(runs, sizeof runs, "%s/runs", tu_scratch);
+    snprintf(csv, sizeof csv, "%s/csv", tu_scratch);
+    if (report_run(runs, NULL, err, sizeof err) != 0) fail_msg("%s", err);
+    size_t len;
+    char *text = tu_slurp_ok(tu_join(runs, "results.csv"), &len);
+    snprintf(path, sizeof path, "%s/results.csv", csv);
+    tu_write_file(path, text, len);
+    if (report_run(csv, NULL, err, sizeof err) != 0) fail_msg("%s", err);
+    snprintf(path, sizeof path, "%s/REPORT.md", runs);
+    char *a = q_section(path);
+    snprintf(path, sizeof path, "%s/REPORT.md", csv);
+    char *b = q_section(path);
+    assert_non_null(a);
+    assert_non_null(b);
+    assert_string_equal(a, b);
+    /* every mode's column, in fakequant.h's order */
+    assert_non_null(strstr(a, "| run | seeds | ΔL w8a8 | ΔL w8a8-pct | ΔL w4a4 | ΔL w8a8-tok | "
+                              "ΔL kv8 | ΔL kv4 |"));
+    /* baseline: 0.1 and 0.3 (mean 0.2, std 0.1414); modes not evaluated blank */
+    assert_non_null(strstr(a, "| baseline | 2 | +0.2000 ± 0.1414 | — | — | +0.0100 ± 0.0000 | "
+                              "+0.0200 ± 0.0000 | +0.2000 ± 0.0000 |"));
+    /* g1-elem: one seed's w8a8 destroyed (dloss 3 > ln 10) */
+    assert_non_null(strstr(a, "| g1-elem | 2 | +2.0000 ± 1.4142 ⚠ | — | — | +0.0110 ± 0.0014 |"));
+    /* the sink_dloss table: g1-elem alone (baseline held nothing out), K = 1 */
+    assert_non_null(strstr(a, "| run | seeds | K | sink_dloss w8a8 | sink_dloss w8a8-pct |"));
+    assert_non_null(strstr(a, "| g1-elem | 2 | 1 | +0.4000 ± 0.1414 ⚠ | — | — | "
+                              "+0.0020 ± 0.0014 | +0.0030 ± 0.0014 | +0.0050 ± 0.0014 |"));
+    assert_null(strstr(a, "| baseline | 2 | 0 |"));
+    assert_null(strstr(a, "| g2-elem |")); /* no /quant */
+    free(text), free(a), free(b);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_quant_section)};
+    return cmocka_run_group_tests(tests, setup, tu_scratch_teardown);
+}
