@@ -17,6 +17,11 @@ typedef struct {
                           query left of every row, "key position" with the
                           first and last key under every panel of the
                           bottom row, all written horizontally */
+    const char *const *tokens; /* T labels (UTF-8, short) of the positions,
+                                  or NULL: with axis_labels, every panel's
+                                  rows and columns are labelled with them
+                                  (left of the first column, under the
+                                  bottom row, every k-th when they crowd) */
 } HeatmapStyle;
 
 /* One panel of a grid: a causal map A[T,T] (upper triangle masked grey),
