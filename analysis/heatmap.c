@@ -36,8 +36,8 @@
  * With style->tokens the positions are labelled by them instead: each
  * query's label right-aligned left of the first column's panels, each
  * key's written upwards under the bottom row's, at TOKEN_SCALE of the
- * font, every k-th when a cell is narrower than a line; the bands grow to
- * the longest label.
+ * font, every k-th (its position first) when a cell is narrower than a
+ * line; the bands grow to the longest label.
  * Text is DejaVu Sans (fontconfig's "sans-serif") through cairo; text is
  * ASCII (other bytes are drawn as '?'), but for the token labels, which
  * are drawn as the UTF-8 they are. The matrices are images at the
@@ -280,7 +280,7 @@ typedef struct {
     const HeatPanel *panels;
     int rows, cols, n, S, ntitle;
     double W, H, D, left, bottom, top;
-    double tok_w; /* the longest token label's width (style->tokens) */
+    double tok_w;     /* the longest token label's width (style->tokens) */
     int png_w, png_h; /* the PNG's pixels: W x H units at png_scale */
     double png_scale;
     char tl[2][256], lab[3][32];
@@ -388,6 +388,14 @@ static int token_step(const Metrics *m, double cell) {
     return k;
 }
 
+/* Token t's label as drawn: the token, or with every k-th drawn (k > 1)
+ * its position first ("12 the"), so the labels shown never read as
+ * neighbours. */
+static void token_text(char *out, size_t len, const char *tok, int t, int k) {
+    if (k > 1) snprintf(out, len, "%d %s", t, tok);
+    else snprintf(out, len, "%s", tok);
+}
+
 /* The query labels of a row of panels whose matrix starts at y0 and is d
  * tall: token t right-aligned at x1, centred on its row. */
 static void draw_query_tokens(cairo_t *cr, const Metrics *m, const char *const *tok, double x1,
@@ -398,8 +406,10 @@ static void draw_query_tokens(cairo_t *cr, const Metrics *m, const char *const *
     cairo_set_font_size(cr, fs);
     cairo_set_source_rgb(cr, INK, INK, INK);
     for (int t = 0; t < T; t += k) {
-        cairo_move_to(cr, x1 - text_w(cr, tok[t]), y0 + (t + 0.5) * cell + 0.35 * fs);
-        cairo_show_text(cr, tok[t]);
+        char lab[160];
+        token_text(lab, sizeof lab, tok[t], t, k);
+        cairo_move_to(cr, x1 - text_w(cr, lab), y0 + (t + 0.5) * cell + 0.35 * fs);
+        cairo_show_text(cr, lab);
     }
     cairo_restore(cr);
 }
@@ -414,11 +424,13 @@ static void draw_key_tokens(cairo_t *cr, const Metrics *m, const char *const *to
     cairo_set_font_size(cr, fs);
     cairo_set_source_rgb(cr, INK, INK, INK);
     for (int j = 0; j < T; j += k) {
+        char lab[160];
+        token_text(lab, sizeof lab, tok[j], j, k);
         cairo_save(cr);
         cairo_translate(cr, x0 + (j + 0.5) * cell + 0.35 * fs, y + m->label_gap);
         cairo_rotate(cr, -M_PI / 2);
-        cairo_move_to(cr, -text_w(cr, tok[j]), 0);
-        cairo_show_text(cr, tok[j]);
+        cairo_move_to(cr, -text_w(cr, lab), 0);
+        cairo_show_text(cr, lab);
         cairo_restore(cr);
     }
     cairo_restore(cr);
@@ -491,6 +503,12 @@ static int measure_tokens(Figure *fg) {
         if (fg->panels[k].T > T) T = fg->panels[k].T;
     for (int t = 0; t < T; t++)
         if (text_w(cr, fg->st->tokens[t]) > fg->tok_w) fg->tok_w = text_w(cr, fg->st->tokens[t]);
+    /* room for the positions when the labels may be thinned (token_text):
+     * cells of a panel's automatic size narrower than a line of the font */
+    char pos[32];
+    snprintf(pos, sizeof pos, "%d ", T - 1);
+    if (T > 1 && (double)panel_px(T, fg->st) / T < fg->m.font * TOKEN_SCALE * 1.15 * 2)
+        fg->tok_w += text_w(cr, pos);
     int ok = cairo_status(cr) == CAIRO_STATUS_SUCCESS;
     cairo_destroy(cr);
     cairo_surface_destroy(s);

@@ -119,8 +119,7 @@ static void refused(const char *needle, const char *fmt, ...) {
 }
 
 /* /prompt/name of run: its probe and text. */
-static void read_prompt(const char *run, const char *name, ProbeRecord *p, char *text,
-                        size_t len) {
+static void read_prompt(const char *run, const char *name, ProbeRecord *p, char *text, size_t len) {
     char err[512];
     RunReader *r = runread_open(run, err, sizeof err);
     if (!r) fail_msg("%s", err);
@@ -227,8 +226,9 @@ static void test_trained_table(void **st) {
     free(out);
     /* stdout closed: the result is stored all the same */
     char cmd[4096];
-    snprintf(cmd, sizeof cmd, "cd '%s' && '%s' probe %s --tokens 256,1,2 --name closed --no-figure "
-                              ">&- 2>'%s'",
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && '%s' probe %s --tokens 256,1,2 --name closed --no-figure "
+             ">&- 2>'%s'",
              tu_src(), tu_bin(), byte_run, log);
     int rc = system(cmd);
     assert_true(WIFEXITED(rc) && WEXITSTATUS(rc) == 0);
@@ -244,7 +244,8 @@ static void test_refusals(void **st) {
     tu_write_file(notfig, "my notes\n", 9);
     refused("--text is empty", "probe %s --text ''", byte_run);
     refused("give the prompt as --text TEXT or --tokens", "probe %s", byte_run);
-    refused("give the prompt as --text TEXT or --tokens", "probe %s --text a --tokens 1,2", byte_run);
+    refused("give the prompt as --text TEXT or --tokens", "probe %s --text a --tokens 1,2",
+            byte_run);
     refused("at least 2", "probe %s --tokens 5 --no-write", byte_run);
     refused("'x' is not a token id", "probe %s --tokens 1,x --no-write", byte_run);
     refused("an empty entry", "probe %s --tokens 1,,2 --no-write", byte_run);
@@ -307,7 +308,8 @@ static void test_checkpoint(void **st) {
     snprintf(run, sizeof run, "%s/ck.h5", dir);
     snprintf(log, sizeof log, "%s/ck.out", dir);
     hf_write_tokens(ids, tok, T, 1);
-    assert_int_equal(tu_run(log, "inspect %s --tokens %s --out %s -q --threads 2", ck, ids, run), 0);
+    assert_int_equal(tu_run(log, "inspect %s --tokens %s --out %s -q --threads 2", ck, ids, run),
+                     0);
     /* no tokenizer.json: --text is refused naming --tokens */
     refused("give token ids with --tokens", "probe %s --text abc --no-write", run);
     snprintf(path, sizeof path, "%s/tokenizer.json", ck);

@@ -33,8 +33,8 @@ typedef struct {
 
 /* ---- the figure ---- */
 
-/* Columns of a grid of n panels: 4, 3 or 2 when they divide n (and n is
- * larger), else n up to 8, else 1 per row... n itself when small. */
+/* Columns of a grid of n panels: all of them up to 8, else 4, 3 or 2
+ * when that divides n, else one. */
 static int grid_cols(int n) {
     if (n <= 8) return n;
     for (int c = 4; c >= 2; c--)
@@ -205,7 +205,8 @@ static int print_json(const char *run, const char *name, const ProbeArgs *a,
             const float *A = p->attention + ((size_t)l * H + h) * T * T;
             for (int q = 0; q < T; q++) {
                 json_t *row = json_array();
-                for (int k = 0; k <= q; k++) json_array_append_new(row, cj_num(A[(size_t)q * T + k]));
+                for (int k = 0; k <= q; k++)
+                    json_array_append_new(row, cj_num(A[(size_t)q * T + k]));
                 json_array_append_new(hm, row);
             }
             json_array_append_new(lm, hm);
@@ -323,7 +324,10 @@ static int parse_args(int argc, char **argv, ProbeArgs *a, int *done) {
     }
     if (a->nofig && (a->out || a->layer >= 0 || a->head >= 0 || a->log_scale)) {
         fprintf(stderr, "gatelab probe: --no-figure with --%s, which only the figure takes\n",
-                a->out ? "out" : a->layer >= 0 ? "layer" : a->head >= 0 ? "head" : "log");
+                a->out          ? "out"
+                : a->layer >= 0 ? "layer"
+                : a->head >= 0  ? "head"
+                                : "log");
         return 2;
     }
     char err[256];
@@ -481,8 +485,9 @@ int cmd_probe(int argc, char **argv) {
         int exists = 0;
         if (read_run(a.run, name, &step, &exists) != 0) rc = 2;
         else if (exists && !a.force && !a.nowrite) {
-            fprintf(stderr, "gatelab probe: %s: /%s/%s exists; --force replaces it, --name "
-                            "stores it under another name\n",
+            fprintf(stderr,
+                    "gatelab probe: %s: /%s/%s exists; --force replaces it, --name "
+                    "stores it under another name\n",
                     a.run, RS_G_PROMPT, name);
             rc = 2;
         }

@@ -242,7 +242,8 @@ static int load_tok(Forward *f, char *err, size_t errlen) {
     snprintf(path, sizeof path, "%s/tokenizer.json", h->dir);
     if (hf_tokenizer_load(&h->tok, path, why, sizeof why) == 0) return 0;
     h->tok = NULL;
-    return seterr(err, errlen, "%s: no text tokenizer for its checkpoint (%s); give token ids with "
+    return seterr(err, errlen,
+                  "%s: no text tokenizer for its checkpoint (%s); give token ids with "
                   "--tokens ID,ID,...",
                   f->run, why);
 }
@@ -291,9 +292,8 @@ static int h_piece(Forward *f, int id, char *buf, size_t len) {
     return (int)k;
 }
 
-static const ForwardOps hf_ops = {h_plan,  h_prepare, h_windows, h_probe,       h_losses,
-                                  h_close, NULL,      NULL,      h_avail,       h_first_gates,
-                                  h_encode, h_piece};
+static const ForwardOps hf_ops = {h_plan, h_prepare, h_windows, h_probe,       h_losses, h_close,
+                                  NULL,   NULL,      h_avail,   h_first_gates, h_encode, h_piece};
 
 static void fill_info(ForwardInfo *i, const HfArch *a, const RunMeta *meta, int probe_T) {
     memset(i, 0, sizeof *i);

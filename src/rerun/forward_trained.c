@@ -222,9 +222,9 @@ static int t_piece(Forward *f, int id, char *buf, size_t len) {
     return 1;
 }
 
-static const ForwardOps trained_ops = {t_plan,   t_prepare, t_windows, t_probe,
-                                       t_losses, t_close,   t_needle,  t_logits,
-                                       NULL,     t_first_gates, t_encode, t_piece};
+static const ForwardOps trained_ops = {t_plan,   t_prepare,     t_windows, t_probe,
+                                       t_losses, t_close,       t_needle,  t_logits,
+                                       NULL,     t_first_gates, t_encode,  t_piece};
 
 static void fill_info(ForwardInfo *i, const RunMeta *meta, const Model *m) {
     memset(i, 0, sizeof *i);

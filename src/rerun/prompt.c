@@ -10,8 +10,8 @@
 #include "runfile_read.h"
 #include "util.h"
 
-int prompt_run(Forward *f, const int *ids, int T, long long step, const char *what,
-               PromptResult *r, char *err, size_t errlen) {
+int prompt_run(Forward *f, const int *ids, int T, long long step, const char *what, PromptResult *r,
+               char *err, size_t errlen) {
     const ForwardInfo *fi = &f->info;
     memset(r, 0, sizeof *r);
     if (T < PROMPT_MIN_TOKENS)
@@ -62,8 +62,8 @@ int prompt_parse_ids(const char *s, int **ids, int *n, char *err, size_t errlen)
         if (len == 0 || len > 30 || parse_ll_range(buf, 0, 2147483647LL, &v) != 0) {
             free(*ids), *ids = NULL, *n = 0;
             if (len == 0)
-                return seterr(err, errlen, "--tokens: an empty entry in '%.200s' (ids are ID,ID,...)",
-                              s);
+                return seterr(err, errlen,
+                              "--tokens: an empty entry in '%.200s' (ids are ID,ID,...)", s);
             return seterr(err, errlen, "--tokens: '%.*s' is not a token id (an integer >= 0)",
                           len > 40 ? 40 : len, q);
         }
@@ -153,9 +153,9 @@ void prompt_default_name(const char *text, const int *ids, int n, char *out, siz
 
 int prompt_check_name(const char *name, char *err, size_t errlen) {
     size_t n = name ? strlen(name) : 0;
-    if (n == 0 || n >= PROMPT_NAME_MAX || strspn(name,
-                                                 "abcdefghijklmnopqrstuvwxyz"
-                                                 "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") != n ||
+    if (n == 0 || n >= PROMPT_NAME_MAX ||
+        strspn(name, "abcdefghijklmnopqrstuvwxyz"
+                     "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") != n ||
         !strcmp(name, ".") || !strcmp(name, ".."))
         return seterr(err, errlen,
                       "--name '%.80s': a prompt's name is 1 to %d characters of letters, digits, "

@@ -31,8 +31,8 @@ typedef struct {
  * --tokens) in refusals: fewer than PROMPT_MIN_TOKENS, an id outside the
  * vocabulary, more than the model's positions, too little memory. -1
  * with one line in err. */
-int prompt_run(Forward *f, const int *ids, int T, long long step, const char *what,
-               PromptResult *r, char *err, size_t errlen);
+int prompt_run(Forward *f, const int *ids, int T, long long step, const char *what, PromptResult *r,
+               char *err, size_t errlen);
 void prompt_free(PromptResult *r);
 
 /* "--tokens ID,ID,...": the ids into a malloc'd *ids of *n; -1 with one

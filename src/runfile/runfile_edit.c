@@ -307,8 +307,8 @@ static int prompt_fn(RunFile *rf, const void *ctx) {
 int runfile_write_prompt(const char *path, const PromptOut *o, char *err, size_t errlen) {
     if (!path || !*path || strlen(path) >= RF_PATH)
         return seterr(err, errlen, "run file path is empty or too long");
-    if (!o || !o->name || !*o->name || strlen(o->name) > 100 || strchr(o->name, '/') ||
-        !o->probe || o->probe->N != 1)
+    if (!o || !o->name || !*o->name || strlen(o->name) > 100 || strchr(o->name, '/') || !o->probe ||
+        o->probe->N != 1)
         return seterr(err, errlen, "%s: bad prompt result to write", path);
     return edit_copy(path, prompt_fn, o, err, errlen);
 }

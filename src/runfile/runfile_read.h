@@ -72,8 +72,7 @@ int runread_pretrained_string(RunReader *r, const char *key, char *out, size_t o
                               size_t errlen);
 /* A numeric /pretrained attribute (RS_PT_BOS_ID, ...) into *out; -1 naming
  * it when absent. */
-int runread_pretrained_number(RunReader *r, const char *key, double *out, char *err,
-                              size_t errlen);
+int runread_pretrained_number(RunReader *r, const char *key, double *out, char *err, size_t errlen);
 /* A string attribute of /protocol (RS_PR_*); -1 when the run has none. */
 int runread_protocol_string(RunReader *r, const char *key, char *out, size_t outlen, char *err,
                             size_t errlen);

@@ -221,12 +221,12 @@
  * tokenizer put first included; step: the run's last probe step), plus
  * the attrs below. The name is --name or one made from the text. */
 #define RS_G_PROMPT "prompt"
-#define RS_PM_TEXT "text"        /* str: the text given ("" when ids were) */
-#define RS_PM_INPUT "input"      /* str: RS_PM_INPUT_TEXT or RS_PM_INPUT_TOKENS */
-#define RS_PM_INPUT_TEXT "text"  /* tokenized by the run's tokenizer */
+#define RS_PM_TEXT "text"           /* str: the text given ("" when ids were) */
+#define RS_PM_INPUT "input"         /* str: RS_PM_INPUT_TEXT or RS_PM_INPUT_TOKENS */
+#define RS_PM_INPUT_TEXT "text"     /* tokenized by the run's tokenizer */
 #define RS_PM_INPUT_TOKENS "tokens" /* ids as given (--tokens) */
-#define RS_PM_LOSS "loss"        /* f64: mean CE predicting tokens 1..T-1 */
-#define RS_PM_LOSS_N "loss_n"    /* i64: predictions in that mean */
+#define RS_PM_LOSS "loss"           /* f64: mean CE predicting tokens 1..T-1 */
+#define RS_PM_LOSS_N "loss_n"       /* i64: predictions in that mean */
 
 /* ---- /stream/W_<window> (gatelab stream) ----
  * Loss over long sequences with every attention limited to `window` keys:
