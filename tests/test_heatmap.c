@@ -195,6 +195,46 @@ static void test_title_and_axis_labels(void **state) {
     unlink(path);
 }
 
+/* Token labels for the axes: the bands grow to the longest label (a long
+ * one widens them), every row and column gets ink beside it, the matrix
+ * stays where the widened layout puts it. */
+/* Pixels in [x0,x1) x [y0,y1) of any grey darker than light (antialiased
+ * small text leaves few pixels dark enough for ink_in). */
+static int shade_in(const Image *im, int x0, int y0, int x1, int y1) {
+    int n = 0;
+    for (int y = y0; y < y1; y++)
+        for (int x = x0; x < x1; x++) n += pix(im, x, y)[0] < 160;
+    return n;
+}
+
+static void test_token_labels(void **state) {
+    (void)state;
+    const int T = 6, cell = 20, S = T * cell;
+    float *A = sink_map(T);
+    HeatPanel p = {A, T, "L0 H0", 0};
+    const char *shortl[6] = {"<bos>", "a", "\xe2\x90\xa3", "b", "\\n", "c"};
+    const char *longl[6] = {"<bos>", "a", "\xe2\x90\xa3", "a-much-longer", "\\n", "c"};
+    HeatmapStyle st = {0, cell, 0.0f, 1.0f, 0, NULL, 1, shortl};
+    char path[256], err[256] = "";
+    tmp_path(path, sizeof path, "tokens");
+    assert_int_equal(heatmap_write(path, &p, 1, 1, &st, err, sizeof err), 0);
+    Image a = read_png(path);
+    st.tokens = longl;
+    assert_int_equal(heatmap_write(path, &p, 1, 1, &st, err, sizeof err), 0);
+    Image b = read_png(path);
+    assert_true(b.w > a.w && b.h > a.h); /* both bands grew */
+    int x0 = a.w - MARGIN - S, y0 = MARGIN + TITLE_H;
+    unsigned char one[3];
+    colormap_viridis(1.0f, one);
+    assert_rgb(pix(&a, x0 + 1, y0 + 1), one); /* the sink cell where the layout says */
+    for (int t = 0; t < T; t++) {
+        assert_true(shade_in(&a, 0, y0 + t * cell, x0, y0 + (t + 1) * cell) > 3);
+        assert_true(shade_in(&a, x0 + t * cell, y0 + S, x0 + (t + 1) * cell, a.h) > 3);
+    }
+    free(a.px), free(b.px), free(A);
+    unlink(path);
+}
+
 static void test_grid_size_and_shared_scale(void **state) {
     (void)state;
     const int T = 8, cell = 10;
@@ -462,6 +502,7 @@ int main(void) {
         cmocka_unit_test(test_refuses_other_extensions),
         cmocka_unit_test(test_auto_range),
         cmocka_unit_test(test_window_masked),
+        cmocka_unit_test(test_token_labels),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
