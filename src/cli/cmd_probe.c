@@ -419,6 +419,7 @@ static int run_probe(ProbeArgs *a, Forward *f, const int *ids, int T, const char
     }
     if (prompt_run(f, ids, T, step, a->text ? "--text" : "--tokens", &res, err, sizeof err) != 0) {
         fprintf(stderr, "gatelab probe: %s\n", err);
+        prompt_free(&res);
         return 2;
     }
     char **labels = NULL, **pieces = NULL;
