@@ -33,8 +33,14 @@
  * with query 0 at the top and T-1 at the bottom, all written
  * horizontally) and one of AXIS_H at the bottom ("0", "key position",
  * "T-1" under each bottom panel). Without them the layout above is exact.
+ * With style->tokens the positions are labelled by them instead: each
+ * query's label right-aligned left of the first column's panels, each
+ * key's written upwards under the bottom row's, at TOKEN_SCALE of the
+ * font, every k-th (its position first) when a cell is narrower than a
+ * line; the bands grow to the longest label.
  * Text is DejaVu Sans (fontconfig's "sans-serif") through cairo; text is
- * ASCII (other bytes are drawn as '?'). The matrices are images at the
+ * ASCII (other bytes are drawn as '?'), but for the token labels, which
+ * are drawn as the UTF-8 they are. The matrices are images at the
  * panel's pixel size in all three formats, so the colours of a PNG pixel
  * and of the vector files' image are the same. */
 #include "heatmap.h"
@@ -76,6 +82,7 @@ enum {
 #define MAX_PIXELS ((size_t)64 * 1024 * 1024)
 #define MIN_DRAWN 24.0 /* the smallest panel a --size may leave, in points */
 #define LOG_EPS 1e-4
+#define TOKEN_SCALE 0.8 /* the token labels' font, of the figure's */
 
 static const unsigned char MASK_GREY[3] = {160, 160, 160};
 static const unsigned char NAN_RGB[3] = {255, 0, 255};
@@ -273,6 +280,7 @@ typedef struct {
     const HeatPanel *panels;
     int rows, cols, n, S, ntitle;
     double W, H, D, left, bottom, top;
+    double tok_w;     /* the longest token label's width (style->tokens) */
     int png_w, png_h; /* the PNG's pixels: W x H units at png_scale */
     double png_scale;
     char tl[2][256], lab[3][32];
@@ -371,6 +379,63 @@ static void draw_key_label(cairo_t *cr, const Metrics *m, double x0, double y, d
     if (text_w(cr, s) <= room) draw_text(cr, m, x0 + P / 2.0, y, s, 1, room);
 }
 
+/* Every k-th of T token labels, k the smallest that leaves each a line
+ * of the token font in cells of `cell` units. */
+static int token_step(const Metrics *m, double cell) {
+    double need = m->font * TOKEN_SCALE * 1.15;
+    int k = 1;
+    while (k * cell < need && k < 1 << 20) k++;
+    return k;
+}
+
+/* Token t's label as drawn: the token, or with every k-th drawn (k > 1)
+ * its position first ("12 the"), so the labels shown never read as
+ * neighbours. */
+static void token_text(char *out, size_t len, const char *tok, int t, int k) {
+    if (k > 1) snprintf(out, len, "%d %s", t, tok);
+    else snprintf(out, len, "%s", tok);
+}
+
+/* The query labels of a row of panels whose matrix starts at y0 and is d
+ * tall: token t right-aligned at x1, centred on its row. */
+static void draw_query_tokens(cairo_t *cr, const Metrics *m, const char *const *tok, double x1,
+                              double y0, double d, int T) {
+    const double cell = d / T, fs = m->font * TOKEN_SCALE;
+    const int k = token_step(m, cell);
+    cairo_save(cr);
+    cairo_set_font_size(cr, fs);
+    cairo_set_source_rgb(cr, INK, INK, INK);
+    for (int t = 0; t < T; t += k) {
+        char lab[160];
+        token_text(lab, sizeof lab, tok[t], t, k);
+        cairo_move_to(cr, x1 - text_w(cr, lab), y0 + (t + 0.5) * cell + 0.35 * fs);
+        cairo_show_text(cr, lab);
+    }
+    cairo_restore(cr);
+}
+
+/* The key labels under a panel of side d starting at x0 whose bottom is
+ * y: token j written upwards, ending just under its column. */
+static void draw_key_tokens(cairo_t *cr, const Metrics *m, const char *const *tok, double x0,
+                            double y, double d, int T) {
+    const double cell = d / T, fs = m->font * TOKEN_SCALE;
+    const int k = token_step(m, cell);
+    cairo_save(cr);
+    cairo_set_font_size(cr, fs);
+    cairo_set_source_rgb(cr, INK, INK, INK);
+    for (int j = 0; j < T; j += k) {
+        char lab[160];
+        token_text(lab, sizeof lab, tok[j], j, k);
+        cairo_save(cr);
+        cairo_translate(cr, x0 + (j + 0.5) * cell + 0.35 * fs, y + m->label_gap);
+        cairo_rotate(cr, -M_PI / 2);
+        cairo_move_to(cr, -text_w(cr, lab), 0);
+        cairo_show_text(cr, lab);
+        cairo_restore(cr);
+    }
+    cairo_restore(cr);
+}
+
 static int draw_figure(cairo_t *cr, const Figure *fg) {
     const HeatmapStyle *st = fg->st;
     const Metrics *m = &fg->m;
@@ -388,9 +453,13 @@ static int draw_figure(cairo_t *cr, const Figure *fg) {
         if (p->title)
             draw_text(cr, m, sx, sy + (th - m->text_h) / 2.0, p->title, 0, D + G - 4 * m->k);
         if (draw_panel(cr, p, P, z, sx, sy + th, st, fg->lo, fg->hi)) return -1;
-        if (st->axis_labels && c == 0)
+        if (st->axis_labels && st->tokens && c == 0)
+            draw_query_tokens(cr, m, st->tokens, x + fg->left - m->label_gap, sy + th, d, p->T);
+        else if (st->axis_labels && c == 0)
             draw_query_label(cr, m, x + fg->left - 6 * m->k, sy + th, d, p->T);
-        if (st->axis_labels && r == fg->rows - 1)
+        if (st->axis_labels && st->tokens && r == fg->rows - 1)
+            draw_key_tokens(cr, m, st->tokens, sx, sy + th + d, d, p->T);
+        else if (st->axis_labels && r == fg->rows - 1)
             draw_key_label(cr, m, sx, sy + th + d + (m->axis_h - m->text_h) / 2.0, d, p->T);
     }
     double grid_bottom = M + fg->top + fg->rows * (th + D) + (fg->rows - 1) * G;
@@ -413,6 +482,33 @@ static int measure_text(Figure *fg, double title_w, double *label_w) {
     *label_w = 0;
     for (int i = 0; i < 3; i++)
         if (text_w(cr, fg->lab[i]) > *label_w) *label_w = text_w(cr, fg->lab[i]);
+
+    int ok = cairo_status(cr) == CAIRO_STATUS_SUCCESS;
+    cairo_destroy(cr);
+    cairo_surface_destroy(s);
+    return ok ? 0 : -1;
+}
+
+/* The longest token label's width in the token font into fg->tok_w (0
+ * without style->tokens); -1 when cairo cannot measure. */
+static int measure_tokens(Figure *fg) {
+    fg->tok_w = 0;
+    if (!fg->st->tokens || !fg->st->axis_labels) return 0;
+    cairo_surface_t *s = cairo_image_surface_create(CAIRO_FORMAT_RGB24, 1, 1);
+    cairo_t *cr = cairo_create(s);
+    set_font(cr, &fg->m);
+    cairo_set_font_size(cr, fg->m.font * TOKEN_SCALE);
+    int T = 0;
+    for (int k = 0; k < fg->n; k++)
+        if (fg->panels[k].T > T) T = fg->panels[k].T;
+    for (int t = 0; t < T; t++)
+        if (text_w(cr, fg->st->tokens[t]) > fg->tok_w) fg->tok_w = text_w(cr, fg->st->tokens[t]);
+    /* room for the positions when the labels may be thinned (token_text):
+     * cells of a panel's automatic size narrower than a line of the font */
+    char pos[32];
+    snprintf(pos, sizeof pos, "%d ", T - 1);
+    if (T > 1 && (double)panel_px(T, fg->st) / T < fg->m.font * TOKEN_SCALE * 1.15 * 2)
+        fg->tok_w += text_w(cr, pos);
     int ok = cairo_status(cr) == CAIRO_STATUS_SUCCESS;
     cairo_destroy(cr);
     cairo_surface_destroy(s);
@@ -432,6 +528,9 @@ static int layout(Figure *fg, char *err, size_t errlen) {
     for (int k = 0; k < fg->n; k++)
         if (panel_px(fg->panels[k].T, st) > fg->S) fg->S = panel_px(fg->panels[k].T, st);
     fg->left = st->axis_labels ? fg->m.axis_w : 0, fg->bottom = st->axis_labels ? fg->m.axis_h : 0;
+    if (measure_tokens(fg) != 0) return seterr(err, errlen, "heatmap: cairo cannot measure text");
+    if (st->tokens && st->axis_labels) /* the bands the token labels take */
+        fg->left = fg->bottom = ceil(fg->tok_w) + 2 * fg->m.label_gap;
     value_range(fg->panels, fg->n, st, &fg->lo, &fg->hi);
     const Metrics *m = &fg->m;
     const double fixed_w = 2.0 * m->margin + (fg->cols - 1.0) * m->gap + fg->left;
@@ -631,7 +730,7 @@ static int check_input(const HeatPanel *p, int rows, int cols, const HeatmapStyl
 
 static int prepare(Figure *fg, const char *path, const HeatPanel *panels, int rows, int cols,
                    const HeatmapStyle *style, char *err, size_t errlen) {
-    static const HeatmapStyle defaults = {0, 0, 0.0f, 0.0f, 1, NULL, 0};
+    static const HeatmapStyle defaults = {0, 0, 0.0f, 0.0f, 1, NULL, 0, NULL};
     memset(fg, 0, sizeof *fg);
     fg->st = style ? style : &defaults;
     if (!path || !panels) return seterr(err, errlen, "heatmap: no output path or no panels");
@@ -685,7 +784,7 @@ int heatmap_write_figure(const char *path, const HeatPanel *panels, int rows, in
 }
 
 void heatmap_auto_range(const HeatPanel *panels, int n, int log_scale, float *vmin, float *vmax) {
-    HeatmapStyle st = {log_scale, 0, 0.0f, 0.0f, 0, NULL, 0};
+    HeatmapStyle st = {log_scale, 0, 0.0f, 0.0f, 0, NULL, 0, NULL};
     double lo, hi;
     value_range(panels, n, &st, &lo, &hi);
     double a = untransform(lo, log_scale), b = untransform(hi, log_scale);

@@ -7,16 +7,21 @@
 #include <stddef.h>
 
 typedef struct {
-    int log_scale;     /* colour by log10(a + 1e-4) so the sink column does
-                          not wash out the rest */
-    int cell;          /* pixels per matrix entry (>= 1); 0 = automatic */
-    float vmin, vmax;  /* colour range; vmin >= vmax means automatic */
-    int colorbar;      /* draw a labelled colour bar on the right */
-    const char *title; /* figure title in a band above the grid, or NULL */
-    int axis_labels;   /* label the axes: "query" with the first and last
-                          query left of every row, "key position" with the
-                          first and last key under every panel of the
-                          bottom row, all written horizontally */
+    int log_scale;             /* colour by log10(a + 1e-4) so the sink column does
+                                  not wash out the rest */
+    int cell;                  /* pixels per matrix entry (>= 1); 0 = automatic */
+    float vmin, vmax;          /* colour range; vmin >= vmax means automatic */
+    int colorbar;              /* draw a labelled colour bar on the right */
+    const char *title;         /* figure title in a band above the grid, or NULL */
+    int axis_labels;           /* label the axes: "query" with the first and last
+                                  query left of every row, "key position" with the
+                                  first and last key under every panel of the
+                                  bottom row, all written horizontally */
+    const char *const *tokens; /* T labels (UTF-8, short) of the positions,
+                                  or NULL: with axis_labels, every panel's
+                                  rows and columns are labelled with them
+                                  (left of the first column, under the
+                                  bottom row, every k-th when they crowd) */
 } HeatmapStyle;
 
 /* One panel of a grid: a causal map A[T,T] (upper triangle masked grey),

@@ -79,7 +79,7 @@ static void fig_grid(FILE *f, const char *figdir, const Row *w) {
     } else
         snprintf(cap, sizeof cap, "%s (%s, data %s), seed %lld", w->run, w->variant, w->data,
                  w->seed);
-    HeatmapStyle st = {1, 0, REPORT_VMIN, REPORT_VMAX, 1, fig_title, 1};
+    HeatmapStyle st = {1, 0, REPORT_VMIN, REPORT_VMAX, 1, fig_title, 1, NULL};
     if (pan && title) {
         Config cfg;
         rs_arch_config(r, &cfg);
@@ -136,7 +136,7 @@ static void fig_compare(FILE *f, const char *figdir, const Row *a, const Row *b,
              "%.40s s%lld (top) vs %.40s s%lld (bottom), "
              "layer %d, median-F-Attn seeds, log10",
              a->run, a->seed, b->run, b->seed, layer);
-    HeatmapStyle st = {1, 0, REPORT_VMIN, REPORT_VMAX, 1, fig_title, 1};
+    HeatmapStyle st = {1, 0, REPORT_VMIN, REPORT_VMAX, 1, fig_title, 1, NULL};
     snprintf(path, sizeof path, "%s/heatmap_baseline_vs_g1-elem_%s.png", figdir, dname);
     if (pan && title) {
         char la[40], lb[40];

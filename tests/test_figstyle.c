@@ -163,7 +163,7 @@ static void test_heatmap_sized(void **state) {
     float *A = sink_map(16);
     HeatPanel p[8];
     for (int k = 0; k < 8; k++) p[k] = (HeatPanel){A, 16, "L0 H0", 0};
-    HeatmapStyle st = {0, 0, 0.0f, 0.0f, 1, "a heatmap", 1};
+    HeatmapStyle st = {0, 0, 0.0f, 0.0f, 1, "a heatmap", 1, NULL};
     char pdf[512], png[512], err[512] = "";
     tu_scratch_path(pdf, sizeof pdf, "hm.pdf");
     tu_scratch_path(png, sizeof png, "hm.png");

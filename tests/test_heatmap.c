@@ -115,7 +115,7 @@ static void test_single_panel_pixels(void **state) {
     const int T = 8, cell = 10;
     float *A = sink_map(T);
     HeatPanel p = {A, T, NULL, 0};
-    HeatmapStyle st = {0, cell, 0.0f, 1.0f, 0, NULL, 0};
+    HeatmapStyle st = {0, cell, 0.0f, 1.0f, 0, NULL, 0, NULL};
     char path[256], err[256] = "";
     tmp_path(path, sizeof path, "single");
     assert_int_equal(heatmap_write(path, &p, 1, 1, &st, err, sizeof err), 0);
@@ -167,7 +167,7 @@ static void test_title_and_axis_labels(void **state) {
     const int AXW = 56, AXH = 16 + 8;
     float *A = sink_map(T);
     HeatPanel p = {A, T, "L0 H0", 0};
-    HeatmapStyle st = {0, cell, 0.0f, 1.0f, 0, "BASELINE S1", 1};
+    HeatmapStyle st = {0, cell, 0.0f, 1.0f, 0, "BASELINE S1", 1, NULL};
     char path[256], err[256] = "";
     tmp_path(path, sizeof path, "labels");
     assert_int_equal(heatmap_write(path, &p, 1, 1, &st, err, sizeof err), 0);
@@ -195,6 +195,46 @@ static void test_title_and_axis_labels(void **state) {
     unlink(path);
 }
 
+/* Token labels for the axes: the bands grow to the longest label (a long
+ * one widens them), every row and column gets ink beside it, the matrix
+ * stays where the widened layout puts it. */
+/* Pixels in [x0,x1) x [y0,y1) of any grey darker than light (antialiased
+ * small text leaves few pixels dark enough for ink_in). */
+static int shade_in(const Image *im, int x0, int y0, int x1, int y1) {
+    int n = 0;
+    for (int y = y0; y < y1; y++)
+        for (int x = x0; x < x1; x++) n += pix(im, x, y)[0] < 160;
+    return n;
+}
+
+static void test_token_labels(void **state) {
+    (void)state;
+    const int T = 6, cell = 20, S = T * cell;
+    float *A = sink_map(T);
+    HeatPanel p = {A, T, "L0 H0", 0};
+    const char *shortl[6] = {"<bos>", "a", "\xe2\x90\xa3", "b", "\\n", "c"};
+    const char *longl[6] = {"<bos>", "a", "\xe2\x90\xa3", "a-much-longer", "\\n", "c"};
+    HeatmapStyle st = {0, cell, 0.0f, 1.0f, 0, NULL, 1, shortl};
+    char path[256], err[256] = "";
+    tmp_path(path, sizeof path, "tokens");
+    assert_int_equal(heatmap_write(path, &p, 1, 1, &st, err, sizeof err), 0);
+    Image a = read_png(path);
+    st.tokens = longl;
+    assert_int_equal(heatmap_write(path, &p, 1, 1, &st, err, sizeof err), 0);
+    Image b = read_png(path);
+    assert_true(b.w > a.w && b.h > a.h); /* both bands grew */
+    int x0 = a.w - MARGIN - S, y0 = MARGIN + TITLE_H;
+    unsigned char one[3];
+    colormap_viridis(1.0f, one);
+    assert_rgb(pix(&a, x0 + 1, y0 + 1), one); /* the sink cell where the layout says */
+    for (int t = 0; t < T; t++) {
+        assert_true(shade_in(&a, 0, y0 + t * cell, x0, y0 + (t + 1) * cell) > 3);
+        assert_true(shade_in(&a, x0 + t * cell, y0 + S, x0 + (t + 1) * cell, a.h) > 3);
+    }
+    free(a.px), free(b.px), free(A);
+    unlink(path);
+}
+
 static void test_grid_size_and_shared_scale(void **state) {
     (void)state;
     const int T = 8, cell = 10;
@@ -202,7 +242,7 @@ static void test_grid_size_and_shared_scale(void **state) {
     for (int t = 0; t < T; t++) B[(size_t)t * T] = 0.5f; /* half the max */
     HeatPanel p[4] = {
         {A, T, "L0 H0", 0}, {B, T, "L0 H1", 0}, {A, T, "L1 H0", 0}, {B, T, "L1 H1", 0}};
-    HeatmapStyle st = {0, cell, 0.0f, 0.0f, 0, NULL, 0}; /* automatic range */
+    HeatmapStyle st = {0, cell, 0.0f, 0.0f, 0, NULL, 0, NULL}; /* automatic range */
     char path[256], err[256] = "";
     tmp_path(path, sizeof path, "grid");
     assert_int_equal(heatmap_write(path, p, 2, 2, &st, err, sizeof err), 0);
@@ -237,7 +277,7 @@ static void test_colorbar_and_log_scale(void **state) {
     const int T = 8, cell = 10;
     float *A = sink_map(T);
     HeatPanel p = {A, T, "log", 0};
-    HeatmapStyle st = {1, cell, 0.0f, 0.0f, 1, NULL, 0}; /* log, auto, bar */
+    HeatmapStyle st = {1, cell, 0.0f, 0.0f, 1, NULL, 0, NULL}; /* log, auto, bar */
     char path[256], err[256] = "";
     tmp_path(path, sizeof path, "bar");
     assert_int_equal(heatmap_write(path, &p, 1, 1, &st, err, sizeof err), 0);
@@ -266,7 +306,7 @@ static void test_auto_cell_and_downsample(void **state) {
     const int T = 1000;
     float *A = sink_map(T);
     HeatPanel p = {A, T, NULL, 0};
-    HeatmapStyle st = {0, 0, 0.0f, 1.0f, 0, NULL, 0};
+    HeatmapStyle st = {0, 0, 0.0f, 1.0f, 0, NULL, 0, NULL};
     char path[256], err[256] = "";
     tmp_path(path, sizeof path, "big");
     assert_int_equal(heatmap_write(path, &p, 1, 1, &st, err, sizeof err), 0);
@@ -297,7 +337,7 @@ static void test_bad_inputs(void **state) {
     (void)state;
     float *A = sink_map(8);
     HeatPanel p = {A, 8, "x", 0};
-    HeatmapStyle st = {0, 4, 0.0f, 1.0f, 1, NULL, 0};
+    HeatmapStyle st = {0, 4, 0.0f, 1.0f, 1, NULL, 0, NULL};
     char err[256] = "";
     const char *bad = "/nonexistent-dir-gatelab/sub/out.png";
     assert_int_equal(heatmap_write(bad, &p, 1, 1, &st, err, sizeof err), -1);
@@ -319,7 +359,7 @@ static void test_bad_inputs(void **state) {
     assert_int_equal(heatmap_write(path, &p, 0, 1, &st, err, sizeof err), -1);
     assert_non_null(strstr(err, "grid"));
     /* too many pixels: 2000 entries at 64 px each */
-    HeatmapStyle fat = {0, 64, 0.0f, 1.0f, 0, NULL, 0};
+    HeatmapStyle fat = {0, 64, 0.0f, 1.0f, 0, NULL, 0, NULL};
     float *big = calloc((size_t)2000 * 2000, sizeof(float));
     assert_non_null(big);
     HeatPanel b = {big, 2000, "big", 0};
@@ -347,7 +387,7 @@ static void test_figure_three_formats(void **state) {
     (void)state;
     float *A = sink_map(8);
     HeatPanel p = {A, 8, "L0 H0", 0};
-    HeatmapStyle st = {1, 4, 0.0f, 1.0f, 1, "proxy |a|/sum|a| maps", 1};
+    HeatmapStyle st = {1, 4, 0.0f, 1.0f, 1, "proxy |a|/sum|a| maps", 1, NULL};
     char base[200], png[256], svg[256], pdf[256], err[256] = "";
     snprintf(base, sizeof base, "/tmp/gatelab_test_heatmap_%ld_fig", (long)getpid());
     snprintf(png, sizeof png, "%s.png", base);
@@ -374,7 +414,7 @@ static void test_refuses_other_extensions(void **state) {
     (void)state;
     float *A = sink_map(8);
     HeatPanel p = {A, 8, "x", 0};
-    HeatmapStyle st = {0, 4, 0.0f, 1.0f, 0, NULL, 0};
+    HeatmapStyle st = {0, 4, 0.0f, 1.0f, 0, NULL, 0, NULL};
     char path[256], err[256] = "";
     snprintf(path, sizeof path, "/tmp/gatelab_test_heatmap_%ld_x.jpg", (long)getpid());
     assert_int_equal(heatmap_write_figure(path, &p, 1, 1, &st, err, sizeof err), -1);
@@ -420,7 +460,7 @@ static void test_window_masked(void **state) {
     A[7 * T + 6] = 0.5f; /* inside query 7's window */
     A[7 * T + 2] = 0.9f; /* outside it */
     HeatPanel p = {A, T, NULL, W};
-    HeatmapStyle st = {0, cell, 0.0f, 1.0f, 0, NULL, 0};
+    HeatmapStyle st = {0, cell, 0.0f, 1.0f, 0, NULL, 0, NULL};
     char path[256], err[256] = "";
     tmp_path(path, sizeof path, "window");
     assert_int_equal(heatmap_write(path, &p, 1, 1, &st, err, sizeof err), 0);
@@ -462,6 +502,7 @@ int main(void) {
         cmocka_unit_test(test_refuses_other_extensions),
         cmocka_unit_test(test_auto_range),
         cmocka_unit_test(test_window_masked),
+        cmocka_unit_test(test_token_labels),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

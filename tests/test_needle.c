@@ -100,8 +100,8 @@ static const float *f_logits(Forward *f) {
 
 static void test_needle_shares(void **st) {
     (void)st;
-    static const ForwardOps ops = {f_plan,  f_prepare, f_windows, NULL, f_losses,
-                                   f_close, f_needle,  f_logits,  NULL, NULL};
+    static const ForwardOps ops = {f_plan,   f_prepare, f_windows, NULL, f_losses, f_close,
+                                   f_needle, f_logits,  NULL,      NULL, NULL,     NULL};
     Forward f = {&ops, {.seq_len = FT, .bucket_len = FT, .L = 1, .H = 1, .V = FV}, "fake", NULL};
     LcEvalOpts o = {.lengths = {FT}, .n_lengths = 1, .batches = 3, .batch_size = FB, .needle = 1};
     LcEvalResult r;
@@ -117,8 +117,8 @@ static void test_needle_shares(void **st) {
     assert_int_equal(r.n_depths, 0);
     lceval_result_free(&r);
     /* a source without the task (a checkpoint's) is refused before running */
-    static const ForwardOps bare = {f_plan,  f_prepare, f_windows, NULL, f_losses,
-                                    f_close, NULL,      NULL,      NULL, NULL};
+    static const ForwardOps bare = {f_plan, f_prepare, f_windows, NULL, f_losses, f_close,
+                                    NULL,   NULL,      NULL,      NULL, NULL,     NULL};
     f.ops = &bare;
     o.needle = 1;
     assert_int_equal(lceval_run(&f, &o, &r, err, sizeof err), -1);

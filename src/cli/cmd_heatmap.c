@@ -113,7 +113,7 @@ static int render(const char *out, RunReader *r, const ProbeRecord *p, RunReader
     else snprintf(steps, sizeof steps, "%s %lld", what, p->step);
     snprintf(title, sizeof title, "%s%s%s%s, %s, %s, T = %d%s", n1, p2 ? " (top) vs " : "", n2,
              p2 ? " (bottom)" : "", fig_map_kind(p), steps, p->T, log_scale ? ", log10" : "");
-    HeatmapStyle st = {log_scale, 0, range[0], range[1], 1, title, 1};
+    HeatmapStyle st = {log_scale, 0, range[0], range[1], 1, title, 1, NULL};
     char err[512];
     int rc = heatmap_write(out, pan, rows, cols, &st, err, sizeof err);
     if (rc < 0) fprintf(stderr, "gatelab heatmap: %s\n", err);

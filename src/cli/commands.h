@@ -12,6 +12,7 @@
     X(train, "train one model and write its run file")                                             \
     X(eval, "evaluate a run at other lengths (RoPE / YaRN)")                                       \
     X(intervene, "rerun a run's probe under an intervention")                                      \
+    X(probe, "attention of a prompt of your own, tokens on the axes")                              \
     X(stream, "streaming loss: a window that keeps the first K tokens vs dense")                   \
     X(sweep, "run a sweep file: many variants, seeds, jobs")                                       \
     X(bench, "tokens/s, GFLOP/s and % of the sgemm peak")                                          \

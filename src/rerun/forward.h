@@ -98,6 +98,20 @@ typedef struct {
      * layer 0's gate is computed. For a gated model whose scores read the
      * token (info.gate_per_token). */
     int (*first_gates)(Forward *f, const int *ids, int B, float *scores, char *err, size_t errlen);
+    /* text[len] (any bytes) as the model's input ids, the BOS its source
+     * puts first included (a trained byte-level run's BOS when bos is on,
+     * an inspected run's recorded bos_id), into a malloc'd *ids of *n.
+     * -1 with one line where the source has no text tokenizer (a bigram
+     * or token-file run; a checkpoint without tokenizer.json): the line
+     * names --tokens. NULL: no tokenizer. */
+    int (*encode)(Forward *f, const char *text, size_t len, int **ids, int *n, char *err,
+                  size_t errlen);
+    /* The bytes token id stands for (a byte-level run's byte or "<bos>";
+     * a tokenizer.json entry's bytes, its byte-level spelling undone, or
+     * an added token as the file spells it) into buf (not NUL-terminated,
+     * cut at len); the count, or -1 when the source has no spelling for
+     * it (the caller shows the id). NULL: none. */
+    int (*piece)(Forward *f, int id, char *buf, size_t len);
 } ForwardOps;
 
 struct Forward {

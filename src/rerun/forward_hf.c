@@ -9,9 +9,11 @@
 #include <sys/stat.h>
 
 #include "forward_open.h"
+#include "hf_bytelevel.h"
 #include "hf_identity.h"
 #include "hf_model.h"
 #include "hf_pass.h"
+#include "hf_tokenizer.h"
 #include "inspect_input.h"
 #include "runfile_read.h"
 #include "util.h"
@@ -27,6 +29,8 @@ typedef struct {
     float *logits; /* [T, V] of the prepared T: one window's at a time */
     int32_t *ids;  /* [B, T] */
     int B, T;
+    HfTokenizer *tok; /* the checkpoint's tokenizer.json, loaded on first use */
+    int bos_id;       /* the id the run's windows begin with (RS_PT_BOS_ID), or -1 */
 } Hf;
 
 /* The callbacks of losses' forward of B windows. */
@@ -185,6 +189,7 @@ static int h_losses(Forward *f, const int *ids, const int *targets, int B, int T
 static void h_close(Forward *f) {
     Hf *h = f->impl;
     hf_windows_free(&h->w);
+    hf_tokenizer_free(h->tok);
     free(h->logits), free(h->ids);
     hf_model_close(h->m);
     free(h);
@@ -228,8 +233,67 @@ static int h_first_gates(Forward *f, const int *ids, int B, float *scores, char 
     return hf_model_forward(h->m, h->ids, rows, &run, err, errlen) < 0 ? -1 : 0;
 }
 
-static const ForwardOps hf_ops = {h_plan,  h_prepare, h_windows, h_probe, h_losses,
-                                  h_close, NULL,      NULL,      h_avail, h_first_gates};
+/* The checkpoint's tokenizer.json, loaded once; -1 naming --tokens when
+ * it has none or gatelab cannot read it. */
+static int load_tok(Forward *f, char *err, size_t errlen) {
+    Hf *h = f->impl;
+    char path[1100], why[512];
+    if (h->tok) return 0;
+    snprintf(path, sizeof path, "%s/tokenizer.json", h->dir);
+    if (hf_tokenizer_load(&h->tok, path, why, sizeof why) == 0) return 0;
+    h->tok = NULL;
+    return seterr(err, errlen,
+                  "%s: no text tokenizer for its checkpoint (%s); give token ids with "
+                  "--tokens ID,ID,...",
+                  f->run, why);
+}
+
+/* Text through the checkpoint's tokenizer.json, the run's BOS first as
+ * inspect put it first in every window. */
+static int h_encode(Forward *f, const char *text, size_t len, int **ids, int *n, char *err,
+                    size_t errlen) {
+    Hf *h = f->impl;
+    int32_t *raw = NULL;
+    size_t k = 0;
+    *ids = NULL, *n = 0;
+    if (load_tok(f, err, errlen) != 0) return -1;
+    if (hf_tokenizer_encode(h->tok, text, len, 0, &raw, &k, err, errlen) < 0) return -1;
+    const int b = h->bos_id >= 0;
+    if (k > (size_t)(1 << 24)) {
+        free(raw);
+        return seterr(err, errlen, "%s: the text is too long", f->run);
+    }
+    if (!(*ids = malloc((k + (size_t)b) * sizeof **ids))) {
+        free(raw);
+        return seterr(err, errlen, "out of memory for the tokens");
+    }
+    if (b) (*ids)[0] = h->bos_id;
+    for (size_t i = 0; i < k; i++) (*ids)[i + (size_t)b] = raw[i];
+    *n = (int)k + b;
+    free(raw);
+    return 0;
+}
+
+static int h_piece(Forward *f, int id, char *buf, size_t len) {
+    Hf *h = f->impl;
+    char err[16];
+    size_t k = 0;
+    if (!len || load_tok(f, err, sizeof err) != 0) return -1;
+    const char *s = hf_tokenizer_token_text(h->tok, (int32_t)id, &k);
+    if (!s) return -1;
+    /* the bytes a byte-level entry spells ("\xc4\xa0the": " the"); an
+     * added token outside the map ("<s> x") as the file spells it */
+    char *raw = malloc(k ? k : 1);
+    size_t m = 0;
+    if (raw && hf_bytelevel_unmap(s, k, raw, &m) == 0) s = raw, k = m;
+    if (k > len) k = len;
+    memcpy(buf, s, k);
+    free(raw);
+    return (int)k;
+}
+
+static const ForwardOps hf_ops = {h_plan, h_prepare, h_windows, h_probe,       h_losses, h_close,
+                                  NULL,   NULL,      h_avail,   h_first_gates, h_encode, h_piece};
 
 static void fill_info(ForwardInfo *i, const HfArch *a, const RunMeta *meta, int probe_T) {
     memset(i, 0, sizeof *i);
@@ -287,6 +351,7 @@ Forward *forward_open_hf(const char *run, const ForwardSource *src, char *err, s
     snprintf(h->input, sizeof h->input, "%s", src->input);
     snprintf(h->kind, sizeof h->kind, "%s", src->input_kind);
     h->recorded_input = src->recorded_input;
+    h->bos_id = src->bos_id;
     struct stat st;
     if (src->recorded_dir && stat(h->dir, &st) != 0) {
         seterr(err, errlen, "%s: its checkpoint %s is gone (moved or deleted)", run, h->dir);

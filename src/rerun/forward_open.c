@@ -32,6 +32,11 @@ static int read_source(RunReader *r, const char *run, const ForwardOpen *o, char
         free(id); /* written before identities were recorded */
         s->identity = NULL;
     }
+    double bos;
+    s->bos_id = runread_pretrained_number(r, RS_PT_BOS_ID, &bos, NULL, 0) == 0 && bos >= 0 &&
+                        bos < 2147483647.0
+                    ? (int)bos
+                    : -1;
     ProbeRecord p;
     if (runread_probe(r, -1, &p, err, errlen) != 0) return -1;
     s->probe_T = p.T;

@@ -25,6 +25,7 @@ typedef struct {
     const char *config_json; /* the recorded config.json text */
     const char *identity;    /* the recorded identity (hf_identity.h), or NULL */
     int threads, probe_T;
+    int bos_id; /* the id inspect put first in each window (RS_PT_BOS_ID), or -1 */
     RunMeta meta;
 } ForwardSource;
 

@@ -7,6 +7,7 @@
  * token its row and column are dropped so the "first token" is the first
  * real one, and normalisers whose rows need not sum to one are read through
  * the Gu et al. proxy |a| / sum |a|. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -187,8 +188,43 @@ static int t_first_gates(Forward *f, const int *ids, int B, float *scores, char 
     return 0;
 }
 
-static const ForwardOps trained_ops = {t_plan,  t_prepare, t_windows, t_probe, t_losses,
-                                       t_close, t_needle,  t_logits,  NULL,    t_first_gates};
+/* Byte-level text (data = brown or text): each byte a token, BYTE_BOS
+ * first when the run trained with one. */
+static int t_encode(Forward *f, const char *text, size_t len, int **ids, int *n, char *err,
+                    size_t errlen) {
+    const Config *c = &((Trained *)f->impl)->m.cfg;
+    *ids = NULL, *n = 0;
+    if (c->data != DATA_BROWN && c->data != DATA_TEXT)
+        return seterr(err, errlen,
+                      "%s: its data (%s) has no text tokenizer; give token ids with --tokens "
+                      "ID,ID,...",
+                      f->run, data_source_name(c->data));
+    const int b = c->bos ? 1 : 0;
+    if (len > (size_t)(1 << 24)) return seterr(err, errlen, "%s: the text is too long", f->run);
+    if (!(*ids = malloc((len + (size_t)b) * sizeof **ids)))
+        return seterr(err, errlen, "out of memory for the tokens");
+    if (b) (*ids)[0] = BYTE_BOS;
+    for (size_t i = 0; i < len; i++) (*ids)[i + (size_t)b] = (unsigned char)text[i];
+    *n = (int)len + b;
+    return 0;
+}
+
+/* A byte-level run's token: its byte, or "<bos>". */
+static int t_piece(Forward *f, int id, char *buf, size_t len) {
+    const Config *c = &((Trained *)f->impl)->m.cfg;
+    if ((c->data != DATA_BROWN && c->data != DATA_TEXT) || id < 0 || id > BYTE_BOS || !len)
+        return -1;
+    if (id == BYTE_BOS) {
+        int k = snprintf(buf, len, "<bos>");
+        return k < (int)len ? k : (int)len - 1;
+    }
+    buf[0] = (char)id;
+    return 1;
+}
+
+static const ForwardOps trained_ops = {t_plan,   t_prepare,     t_windows, t_probe,
+                                       t_losses, t_close,       t_needle,  t_logits,
+                                       NULL,     t_first_gates, t_encode,  t_piece};
 
 static void fill_info(ForwardInfo *i, const RunMeta *meta, const Model *m) {
     memset(i, 0, sizeof *i);

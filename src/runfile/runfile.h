@@ -183,4 +183,19 @@ typedef struct {
 int runfile_write_interventions(const char *path, const InterventionOut *iv, int n, char *err,
                                 size_t errlen);
 
+/* ---- a user's prompt (gatelab probe) ----
+ * /prompt/<name>: a probe group plus attrs text, input, loss, loss_n
+ * (runschema.h RS_PM_*), in one copy of the closed run file that replaces
+ * it when complete. A group of that name already there is refused (-1
+ * naming it and --force) unless replace is 1, then replaced whole. */
+typedef struct {
+    const char *name;         /* the group's name: no '/' */
+    const ProbeRecord *probe; /* N = 1 */
+    const char *text;         /* the text given, or NULL (ids) */
+    double loss;
+    long long loss_n;
+    int replace;
+} PromptOut;
+int runfile_write_prompt(const char *path, const PromptOut *o, char *err, size_t errlen);
+
 #endif

@@ -283,3 +283,39 @@ int runfile_write_interventions(const char *path, const InterventionOut *iv, int
     IvBatch b = {iv, n};
     return edit_copy(path, iv_fn, &b, err, errlen);
 }
+
+/* ---- a user's prompt (gatelab probe) ---- */
+
+static int prompt_fn(RunFile *rf, const void *ctx) {
+    const PromptOut *o = ctx;
+    char gp[160];
+    size_t T = (size_t)o->probe->T, L = (size_t)o->probe->L, H = (size_t)o->probe->H;
+    int rc = rf_reserve(rf, L * H * T * T * 8 + ((size_t)64 << 10));
+    hid_t top = rc == 0 ? rf_make_group(rf->file, RS_G_PROMPT) : -1, g = -1;
+    if (rc == 0 && top < 0) rc = rf_fail_h5(rf, "create /" RS_G_PROMPT);
+    if (rc == 0 && H5Lexists(top, o->name, H5P_DEFAULT) > 0) {
+        if (!o->replace)
+            rc = rf_fail(rf, "/%s/%s exists; --force replaces it", RS_G_PROMPT, o->name);
+        else if (H5Ldelete(top, o->name, H5P_DEFAULT) < 0)
+            rc = rf_fail_h5(rf, "replace an old /prompt result");
+    }
+    snprintf(gp, sizeof gp, "/%s/%s", RS_G_PROMPT, o->name);
+    if (rc == 0) rc = rf_probe_group(rf, top, o->name, gp, o->probe, &g);
+    if (rc == 0 &&
+        (h5u_attr_str(g, RS_PM_TEXT, o->text ? o->text : "") < 0 ||
+         h5u_attr_str(g, RS_PM_INPUT, o->text ? RS_PM_INPUT_TEXT : RS_PM_INPUT_TOKENS) < 0 ||
+         h5u_attr_f64(g, RS_PM_LOSS, o->loss) < 0 || h5u_attr_i64(g, RS_PM_LOSS_N, o->loss_n) < 0))
+        rc = rf_fail_h5(rf, "write /prompt attributes");
+    if (g >= 0 && H5Gclose(g) < 0 && rc == 0) rc = rf_fail_h5(rf, "close a /prompt group");
+    if (top >= 0) H5Gclose(top);
+    return rc;
+}
+
+int runfile_write_prompt(const char *path, const PromptOut *o, char *err, size_t errlen) {
+    if (!path || !*path || strlen(path) >= RF_PATH)
+        return seterr(err, errlen, "run file path is empty or too long");
+    if (!o || !o->name || !*o->name || strlen(o->name) > 100 || strchr(o->name, '/') || !o->probe ||
+        o->probe->N != 1)
+        return seterr(err, errlen, "%s: bad prompt result to write", path);
+    return edit_copy(path, prompt_fn, o, err, errlen);
+}

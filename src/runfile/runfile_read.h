@@ -70,6 +70,9 @@ int runread_config_string(RunReader *r, const char *key, char *out, size_t outle
  * -1 when the run has none. */
 int runread_pretrained_string(RunReader *r, const char *key, char *out, size_t outlen, char *err,
                               size_t errlen);
+/* A numeric /pretrained attribute (RS_PT_BOS_ID, ...) into *out; -1 naming
+ * it when absent. */
+int runread_pretrained_number(RunReader *r, const char *key, double *out, char *err, size_t errlen);
 /* A string attribute of /protocol (RS_PR_*); -1 when the run has none. */
 int runread_protocol_string(RunReader *r, const char *key, char *out, size_t outlen, char *err,
                             size_t errlen);
@@ -190,6 +193,15 @@ int runread_has_intervention(RunReader *r, const char *kind);
 int runread_intervention(RunReader *r, const char *kind, RunIntervention *iv, char *err,
                          size_t errlen);
 void runread_intervention_free(RunIntervention *iv);
+
+/* ---- additive: /prompt/<name> (gatelab probe; names RS_PM_*) ---- */
+/* 1 when /prompt/<name> exists, else 0. */
+int runread_has_prompt(RunReader *r, const char *name);
+/* Its probe (free with runread_probe_free) and its text attr into text
+ * ("" for ids; text may be NULL); -1 naming the group when missing or
+ * malformed. */
+int runread_prompt(RunReader *r, const char *name, ProbeRecord *p, char *text, size_t textlen,
+                   char *err, size_t errlen);
 
 /* One /stream/W_<window> result (see src/runfile/runfile.h StreamData). */
 typedef struct {

@@ -29,6 +29,12 @@ int runread_pretrained_string(RunReader *r, const char *key, char *out, size_t o
     return seterr(err, errlen, "%s: no /%s attribute %s", r->meta.path, RS_G_PRETRAINED, key);
 }
 
+int runread_pretrained_number(RunReader *r, const char *key, double *out, char *err,
+                              size_t errlen) {
+    if (rr_group_attr(r, RS_G_PRETRAINED, key, out, NULL, 0) == 0) return 0;
+    return seterr(err, errlen, "%s: no /%s attribute %s", r->meta.path, RS_G_PRETRAINED, key);
+}
+
 int runread_protocol_string(RunReader *r, const char *key, char *out, size_t outlen, char *err,
                             size_t errlen) {
     if (rr_group_attr(r, RS_G_PROTOCOL, key, NULL, out, outlen) == 0) return 0;

@@ -245,6 +245,29 @@ int runread_has_intervention(RunReader *r, const char *kind) {
     return has;
 }
 
+int runread_has_prompt(RunReader *r, const char *name) {
+    if (!name || !*name || strchr(name, '/')) return 0;
+    hid_t top = rr_open_group(r->file, RS_G_PROMPT);
+    if (top < 0) return 0;
+    int has = H5Lexists(top, name, H5P_DEFAULT) > 0;
+    H5Gclose(top);
+    return has;
+}
+
+int runread_prompt(RunReader *r, const char *name, ProbeRecord *p, char *text, size_t textlen,
+                   char *err, size_t errlen) {
+    char gname[160];
+    memset(p, 0, sizeof *p);
+    snprintf(gname, sizeof gname, "%s/%s", RS_G_PROMPT, name ? name : "");
+    hid_t g = runread_has_prompt(r, name) ? H5Gopen2(r->file, gname, H5P_DEFAULT) : -1;
+    if (g < 0) return seterr(err, errlen, "%s: no /%s", r->meta.path, gname);
+    int rc = read_probe_group(r, g, gname, p, err, errlen);
+    if (rc == 0 && text && textlen && rr_group_attr(r, gname, RS_PM_TEXT, NULL, text, textlen) != 0)
+        text[0] = '\0';
+    H5Gclose(g);
+    return rc;
+}
+
 void runread_intervention_free(RunIntervention *iv) {
     if (!iv) return;
     runread_probe_free(&iv->probe);

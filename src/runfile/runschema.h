@@ -19,6 +19,10 @@
  *  /lceval/<mode>/L_<len>  attrs RS_LC_*, dataset loss_by_bucket
  *  /intervene/<kind>/  one probe group (attrs + RS_PROBE_ARRAYS) rerun from
  *                    /params with one change, plus attrs RS_IV_* (below)
+ *  /prompt/<name>/   one probe group (attrs + RS_PROBE_ARRAYS, N = 1, full
+ *                    maps, tokens the prompt's ids) of a prompt of the user's
+ *                    through /params or the checkpoint, plus attrs RS_PM_*
+ *                    (gatelab probe)
  *  /pretrained       attrs RS_PT_*, dataset first_token (gatelab inspect)
  *  /stream/W_<w>     attrs RS_ST_*, datasets keep, loss_seq (gatelab stream)
  */
@@ -208,6 +212,21 @@
  * massive_threshold); NaN for other kinds, and absent in older files */
 #define RS_IV_MACT_ABS "mact_abs"
 #define RS_IV_MACT_RATIO "mact_ratio"
+
+/* ---- /prompt/<name> (gatelab probe) ----
+ * A prompt of the user's (a text through the run's own tokenizer, or token
+ * ids) run once through the run's final weights or its checkpoint by the
+ * probe code of /probe and /intervene: one probe group of one sequence
+ * (probe_n 1, its maps T x T, its tokens the ids the model read, a BOS the
+ * tokenizer put first included; step: the run's last probe step), plus
+ * the attrs below. The name is --name or one made from the text. */
+#define RS_G_PROMPT "prompt"
+#define RS_PM_TEXT "text"           /* str: the text given ("" when ids were) */
+#define RS_PM_INPUT "input"         /* str: RS_PM_INPUT_TEXT or RS_PM_INPUT_TOKENS */
+#define RS_PM_INPUT_TEXT "text"     /* tokenized by the run's tokenizer */
+#define RS_PM_INPUT_TOKENS "tokens" /* ids as given (--tokens) */
+#define RS_PM_LOSS "loss"           /* f64: mean CE predicting tokens 1..T-1 */
+#define RS_PM_LOSS_N "loss_n"       /* i64: predictions in that mean */
 
 /* ---- /stream/W_<window> (gatelab stream) ----
  * Loss over long sequences with every attention limited to `window` keys:
