@@ -11,7 +11,7 @@
  *   x = MARGIN + c * (S + GAP),  y = MARGIN + r * (TITLE_H + S + GAP) + TITLE_H
  * with query t on rows (top = query 0) and key j on columns. Entries with
  * j > t (the future), and under a panel's sliding window the keys j <= t - W
- * it does not see, are painted MASK_GREY. A shared colour scale spans all
+ * it does not see, are painted grey (heatmap_scale.c). A shared colour scale spans all
  * panels; the colour bar on the right runs from the top of the first
  * matrix to the bottom of the last, high values at the top.
  *
@@ -59,6 +59,7 @@
 
 #include "atomic_write.h"
 #include "figstyle.h"
+#include "heatmap_scale.h"
 #include "outpath.h"
 #include "util.h"
 
@@ -72,8 +73,6 @@ enum {
     BAR_W = 16,
     TICK = 4,
     LABEL_GAP = 4,
-    AUTO_PANEL = 384, /* target panel size for automatic cells */
-    MAX_PANEL = 512,  /* automatic panels never exceed this */
     MAX_T = 8192,
     MAX_GRID = 64,       /* rows, cols each */
     AXIS_W = 56,         /* left band: "query" and the row tick labels */
@@ -81,11 +80,8 @@ enum {
 };
 #define MAX_PIXELS ((size_t)64 * 1024 * 1024)
 #define MIN_DRAWN 24.0 /* the smallest panel a --size may leave, in points */
-#define LOG_EPS 1e-4
 #define TOKEN_SCALE 0.8 /* the token labels' font, of the figure's */
 
-static const unsigned char MASK_GREY[3] = {160, 160, 160};
-static const unsigned char NAN_RGB[3] = {255, 0, 255};
 #define INK 20.0 / 255.0
 
 /* ---- text ---- */
@@ -166,109 +162,6 @@ static int title_lines(cairo_t *cr, const char *title, double w, char out[2][256
     return 2;
 }
 
-/* ---- values and scale ---- */
-
-static double transform(double a, int log_scale) {
-    if (!log_scale) return a;
-    return log10((a > 0 ? a : 0) + LOG_EPS);
-}
-
-/* The value a transformed-scale position stands for, for labels. */
-static double untransform(double v, int log_scale) {
-    if (!log_scale) return v;
-    double a = pow(10.0, v) - LOG_EPS;
-    return fabs(a) < 1e-12 ? 0.0 : a;
-}
-
-/* Whether query t of panel p sees key j: j <= t, and within its window. */
-static int visible(const HeatPanel *p, size_t t, size_t j) {
-    return j <= t && (p->window <= 0 || j + (size_t)p->window > t);
-}
-
-/* Colour range [lo, hi] in transformed units: explicit, or over the visible
- * (visible()), finite entries of every panel. */
-static void value_range(const HeatPanel *p, int n, const HeatmapStyle *st, double *lo, double *hi) {
-    int ls = st->log_scale;
-    if (st->vmin < st->vmax) {
-        *lo = transform(st->vmin, ls), *hi = transform(st->vmax, ls);
-        return;
-    }
-    double mn = INFINITY, mx = -INFINITY;
-    for (int k = 0; k < n; k++) {
-        int T = p[k].T;
-        for (int t = 0; t < T; t++)
-            for (int j = 0; j <= t; j++) {
-                if (!visible(&p[k], (size_t)t, (size_t)j)) continue;
-                double a = p[k].A[(size_t)t * (size_t)T + (size_t)j];
-                if (!isfinite(a)) continue;
-                if (a < mn) mn = a;
-                if (a > mx) mx = a;
-            }
-    }
-    if (!isfinite(mn)) mn = 0, mx = 1; /* nothing finite to see */
-    if (ls) {
-        *lo = transform(mn, 1), *hi = transform(mx, 1);
-    } else {
-        *lo = mn < 0 ? mn : 0, *hi = mx;
-    }
-    if (!(*hi > *lo)) *hi = *lo + 1.0;
-}
-
-/* Pixel side of a panel of length T. */
-static int panel_px(int T, const HeatmapStyle *st) {
-    if (st->cell >= 1) return T * st->cell;
-    int cell = AUTO_PANEL / T;
-    if (cell >= 1) return T * cell;
-    return T <= MAX_PANEL ? T : MAX_PANEL;
-}
-
-/* Colour of panel pixel (py, px): the max over the visible entries of the
- * block of entries the pixel covers; mask grey when none is visible. */
-static void pixel_colour(const HeatPanel *p, int P, int py, int px, const HeatmapStyle *st,
-                         double lo, double hi, unsigned char rgb[3]) {
-    size_t T = (size_t)p->T;
-    size_t r0 = (size_t)py * T / (size_t)P, r1 = (size_t)(py + 1) * T / (size_t)P;
-    size_t c0 = (size_t)px * T / (size_t)P, c1 = (size_t)(px + 1) * T / (size_t)P;
-    if (r1 <= r0) r1 = r0 + 1;
-    if (c1 <= c0) c1 = c0 + 1;
-    int seen = 0, bad = 0;
-    double best = -INFINITY;
-    for (size_t t = r0; t < r1; t++)
-        for (size_t j = c0; j < c1 && j <= t; j++) {
-            if (!visible(p, t, j)) continue;
-            double a = p->A[t * T + j];
-            seen = 1;
-            if (!isfinite(a)) bad = 1;
-            else if (a > best) best = a;
-        }
-    if (!seen) {
-        memcpy(rgb, MASK_GREY, 3);
-    } else if (bad && !isfinite(best)) {
-        memcpy(rgb, NAN_RGB, 3);
-    } else {
-        double x = (transform(best, st->log_scale) - lo) / (hi - lo);
-        colormap_viridis((float)x, rgb);
-    }
-}
-
-/* The middle tick of the colour bar in transformed units: halfway, or on
- * a log scale the power of ten nearest halfway when it lies inside. */
-static double bar_mid(double lo, double hi, int log_scale) {
-    double mid = 0.5 * (lo + hi);
-    if (!log_scale) return mid;
-    double a = untransform(mid, 1);
-    if (!(a > 0)) return mid;
-    double t = transform(pow(10.0, round(log10(a))), 1);
-    return t > lo && t < hi ? t : mid;
-}
-
-/* Tick labels: max, mid, min (top to bottom), as linear values. */
-static void bar_labels(double lo, double hi, int log_scale, char lab[3][32]) {
-    double v[3] = {hi, bar_mid(lo, hi, log_scale), lo};
-    for (int i = 0; i < 3; i++)
-        snprintf(lab[i], sizeof lab[i], "%.3g", untransform(v[i], log_scale));
-}
-
 /* ---- drawing: one pass over a cairo context, for every format ---- */
 
 /* The layout in units: pixels of a PNG and points of SVG and PDF at a
@@ -327,7 +220,7 @@ static int draw_panel(cairo_t *cr, const HeatPanel *p, int P, double z, double x
     if (!rgb) return -1;
     for (int py = 0; py < P; py++)
         for (int px = 0; px < P; px++)
-            pixel_colour(p, P, py, px, st, lo, hi, rgb + ((size_t)py * (size_t)P + px) * 3);
+            heat_pixel_colour(p, P, py, px, st, lo, hi, rgb + ((size_t)py * (size_t)P + px) * 3);
     int rc = paint_rgb(cr, rgb, P, P, x0, y0, z, z);
     free(rgb);
     return rc;
@@ -447,7 +340,7 @@ static int draw_figure(cairo_t *cr, const Figure *fg) {
         draw_text(cr, m, x, M + i * th + (th - m->text_h) / 2.0, fg->tl[i], 0, fg->W - 2 * M);
     for (int k = 0; k < fg->n; k++) {
         const HeatPanel *p = &fg->panels[k];
-        int r = k / fg->cols, c = k % fg->cols, P = panel_px(p->T, st);
+        int r = k / fg->cols, c = k % fg->cols, P = heat_panel_px(p->T, st);
         double sx = x + fg->left + c * (D + G), sy = M + fg->top + r * (th + D + G);
         double z = D / fg->S, d = P * z; /* units a data pixel; the panel's drawn side */
         if (p->title)
@@ -466,7 +359,7 @@ static int draw_figure(cairo_t *cr, const Figure *fg) {
     if (st->colorbar &&
         draw_colorbar(cr, m, x + fg->left + fg->cols * (D + G) - G + m->bar_gap, M + fg->top + th,
                       grid_bottom, fg->lab,
-                      (bar_mid(fg->lo, fg->hi, st->log_scale) - fg->lo) / (fg->hi - fg->lo)))
+                      (heat_bar_mid(fg->lo, fg->hi, st->log_scale) - fg->lo) / (fg->hi - fg->lo)))
         return -1;
     return cairo_status(cr) == CAIRO_STATUS_SUCCESS ? 0 : -1;
 }
@@ -478,7 +371,7 @@ static int measure_text(Figure *fg, double title_w, double *label_w) {
     cairo_t *cr = cairo_create(s);
     set_font(cr, &fg->m);
     fg->ntitle = fg->st->title ? title_lines(cr, fg->st->title, title_w, fg->tl) : 0;
-    bar_labels(fg->lo, fg->hi, fg->st->log_scale, fg->lab);
+    heat_bar_labels(fg->lo, fg->hi, fg->st->log_scale, fg->lab);
     *label_w = 0;
     for (int i = 0; i < 3; i++)
         if (text_w(cr, fg->lab[i]) > *label_w) *label_w = text_w(cr, fg->lab[i]);
@@ -507,7 +400,7 @@ static int measure_tokens(Figure *fg) {
      * cells of a panel's automatic size narrower than a line of the font */
     char pos[32];
     snprintf(pos, sizeof pos, "%d ", T - 1);
-    if (T > 1 && (double)panel_px(T, fg->st) / T < fg->m.font * TOKEN_SCALE * 1.15 * 2)
+    if (T > 1 && (double)heat_panel_px(T, fg->st) / T < fg->m.font * TOKEN_SCALE * 1.15 * 2)
         fg->tok_w += text_w(cr, pos);
     int ok = cairo_status(cr) == CAIRO_STATUS_SUCCESS;
     cairo_destroy(cr);
@@ -526,12 +419,12 @@ static int layout(Figure *fg, char *err, size_t errlen) {
     fg->m = metrics_of(sized ? figstyle_font_pt() : fs->font_pt > 0 ? fs->font_pt : FONT_PX);
     fg->S = 0;
     for (int k = 0; k < fg->n; k++)
-        if (panel_px(fg->panels[k].T, st) > fg->S) fg->S = panel_px(fg->panels[k].T, st);
+        if (heat_panel_px(fg->panels[k].T, st) > fg->S) fg->S = heat_panel_px(fg->panels[k].T, st);
     fg->left = st->axis_labels ? fg->m.axis_w : 0, fg->bottom = st->axis_labels ? fg->m.axis_h : 0;
     if (measure_tokens(fg) != 0) return seterr(err, errlen, "heatmap: cairo cannot measure text");
     if (st->tokens && st->axis_labels) /* the bands the token labels take */
         fg->left = fg->bottom = ceil(fg->tok_w) + 2 * fg->m.label_gap;
-    value_range(fg->panels, fg->n, st, &fg->lo, &fg->hi);
+    heat_value_range(fg->panels, fg->n, st, &fg->lo, &fg->hi);
     const Metrics *m = &fg->m;
     const double fixed_w = 2.0 * m->margin + (fg->cols - 1.0) * m->gap + fg->left;
     double box = sized ? fs->w_in * 72.0 : fixed_w + (double)fg->cols * fg->S, lw;
@@ -781,13 +674,4 @@ int heatmap_write_figure(const char *path, const HeatPanel *panels, int rows, in
     for (int i = 0; i < 3; i++)
         if (heatmap_sibling(path, ext[i], p, sizeof p) || write_one(p, &fg, err, errlen)) return -1;
     return 0;
-}
-
-void heatmap_auto_range(const HeatPanel *panels, int n, int log_scale, float *vmin, float *vmax) {
-    HeatmapStyle st = {log_scale, 0, 0.0f, 0.0f, 0, NULL, 0, NULL};
-    double lo, hi;
-    value_range(panels, n, &st, &lo, &hi);
-    double a = untransform(lo, log_scale), b = untransform(hi, log_scale);
-    if (log_scale && a <= 0) a = 0;
-    *vmin = (float)a, *vmax = (float)b;
 }
