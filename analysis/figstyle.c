@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "util.h"
 
@@ -34,13 +35,18 @@ int figstyle_take(FigStyle *s, int key, const char *value, char *err, size_t err
                           FIG_MAX_PT);
         return 0;
     }
+    if (!strcmp(value, "own")) {
+        s->w_in = s->h_in = 0, s->own = 1;
+        return 0;
+    }
     const char *x;
     double w, h;
     if (number_in(value, FIG_MIN_IN, FIG_MAX_IN, &w, &x) != 0 || (*x != 'x' && *x != 'X') ||
         number_in(x + 1, FIG_MIN_IN, FIG_MAX_IN, &h, NULL) != 0)
-        return seterr(err, errlen, "--size %s: need WxH in inches, each in [%g, %g] (e.g. 3.3x2.5)",
+        return seterr(err, errlen,
+                      "--size %s: need WxH in inches, each in [%g, %g] (e.g. 3.3x2.5), or own",
                       value, FIG_MIN_IN, FIG_MAX_IN);
-    s->w_in = w, s->h_in = h;
+    s->w_in = w, s->h_in = h, s->own = 0;
     return 0;
 }
 
@@ -48,9 +54,9 @@ void figstyle_set(const FigStyle *s) { user = current = *s; }
 
 void figstyle_begin(int w, int h, int fit) {
     current = user;
-    if (!fit || user.w_in > 0 || w <= 0 || h <= 0) return;
-    current.w_in = FIG_PAGE_IN;
-    current.h_in = fmin(fmax(FIG_PAGE_IN * h / w, FIG_MIN_IN), FIG_PAGE_H_IN);
+    if (!fit || user.own || user.w_in > 0 || w <= 0 || h <= 0) return;
+    current.w_in = w / FIG_PX_PER_IN > FIG_PAGE_IN ? FIG_PAGE_IN : FIG_COLUMN_IN;
+    current.h_in = fmin(fmax(current.w_in * h / w, FIG_MIN_IN), FIG_PAGE_H_IN);
     if (!(user.font_pt > 0)) current.font_pt = FIG_FIT_FONT_PT;
 }
 

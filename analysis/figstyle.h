@@ -1,9 +1,10 @@
 /* figstyle.h: the size and font of every figure one command draws, the
  * gnuplot figures and the cairo heatmaps alike, set once from the
- * command's --size and --font (FIGSTYLE_OPT_ROWS). Unset, a gnuplot figure
- * fits a two-column paper's page: FIG_PAGE_IN wide, as high as its own
- * shape makes it, in FIG_FIT_FONT_PT (figstyle_begin); a heatmap keeps its
- * own size, one pixel per cell at its scale, in the FIG_FONT_PT font. */
+ * command's --size and --font (FIGSTYLE_OPT_ROWS). Unset, a figure fits a
+ * two-column paper (figstyle_begin): a column (FIG_COLUMN_IN) when its own
+ * size at 96 pixels to the inch is no wider than a page, else the page
+ * (FIG_PAGE_IN), as high as its own shape makes it, in FIG_FIT_FONT_PT. A
+ * heatmap grid too large for the page keeps its own size (FIG_FONT_PT). */
 #ifndef GATELAB_FIGSTYLE_H
 #define GATELAB_FIGSTYLE_H
 
@@ -12,15 +13,17 @@
 #include "opts.h"
 
 #define FIG_FONT_PT 11     /* points: a figure drawn at its own size */
-#define FIG_PAGE_IN 6.9    /* a two-column paper's text width (a column: 3.3) */
+#define FIG_COLUMN_IN 3.3  /* a two-column paper's column width */
+#define FIG_PAGE_IN 6.9    /* and its text width */
 #define FIG_PAGE_H_IN 9.0  /* the tallest page-fitted figure */
 #define FIG_FIT_FONT_PT 8  /* points: a page-fitted figure's font */
 #define FIG_PX_PER_IN 96.0 /* pngcairo's and SVG's pixels to the inch */
 #define FIG_PNG_DPI 300.0  /* a PNG drawn at a --size: print resolution */
 
 typedef struct {
-    double w_in, h_in; /* the whole image in inches; 0: the figure's own size */
-    double font_pt;    /* 0: FIG_FONT_PT */
+    double w_in, h_in; /* the whole image in inches; 0: fitted (figstyle_begin) */
+    double font_pt;    /* 0: the default (FIG_FIT_FONT_PT fitted, FIG_FONT_PT at own size) */
+    int own;           /* --size own: every figure at its own size, 96 pixels to the inch */
 } FigStyle;
 
 /* The option rows --size WxH and --font PT, spliced into the rows of
@@ -30,10 +33,11 @@ enum { FIG_OPT_SIZE = OPT_LONG + 64, FIG_OPT_FONT };
 /* clang-format off */
 #define FIGSTYLE_OPT_ROWS                                                                         \
     {FIG_OPT_SIZE, "size", OPT_STR, "WxH", 0, 0,                                                  \
-     OPT_DEF(FIG_PAGE_IN) " in wide; heatmaps: their own",                                        \
-     "figure size in inches, e.g. 3.3x2.5 (a column)\nor 6.9x3 (a page); PNGs at 300 dpi\n", 0, 0}, \
+     "a column or a page wide, by the figure's own size",                                        \
+     "figure size in inches, e.g. 3.3x2.5 (a column)\nor 6.9x3 (a page), PNGs at 300 dpi; own: each\n"    \
+     "figure's own pixels (a heatmap's one per cell)\n", 0, 0},                                    \
     {FIG_OPT_FONT, "font", OPT_STR, "PT", 0, 0,                                                   \
-     OPT_DEF(FIG_FIT_FONT_PT) "; heatmaps: " OPT_DEF(FIG_FONT_PT),                                \
+     OPT_DEF(FIG_FIT_FONT_PT),                                \
      "font size in points", 0, 0}
 /* clang-format on */
 
@@ -43,10 +47,12 @@ int figstyle_take(FigStyle *s, int key, const char *value, char *err, size_t err
 
 /* The command's style (its --size and --font) for every later figure. */
 void figstyle_set(const FigStyle *s);
-/* Begin a figure whose own size is w x h pixels: with fit and no --size,
- * it is drawn FIG_PAGE_IN wide and h/w of that high (at most
- * FIG_PAGE_H_IN), in FIG_FIT_FONT_PT unless --font says otherwise; else
- * at the command's style. Every call below reads the figure's style. */
+/* Begin a figure whose own size is w x h pixels: with fit and no --size
+ * (nor --size own),
+ * it is drawn a column wide (a page wide when w / FIG_PX_PER_IN is more
+ * than a page) and h/w of that high (at most FIG_PAGE_H_IN), in
+ * FIG_FIT_FONT_PT unless --font says otherwise; else at the command's
+ * style. Every call below reads the figure's style. */
 void figstyle_begin(int w, int h, int fit);
 const FigStyle *figstyle_get(void);
 

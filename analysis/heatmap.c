@@ -79,7 +79,7 @@ enum {
     AXIS_H = TEXT_H + 8, /* bottom band: one line of text */
 };
 #define MAX_PIXELS ((size_t)64 * 1024 * 1024)
-#define MIN_DRAWN 24.0 /* the smallest panel a --size may leave, in points */
+#define MIN_DRAWN 24.0  /* the smallest panel a --size may leave, in points */
 #define TOKEN_SCALE 0.8 /* the token labels' font, of the figure's */
 
 #define INK 20.0 / 255.0
@@ -408,12 +408,12 @@ static int measure_tokens(Figure *fg) {
     return ok ? 0 : -1;
 }
 
-/* Compute the layout: at a figure's own size the panels at their data
- * pixels; at a --size the panels as large as the page leaves them. -1 and
- * why when the image would be too large or the page too small. */
-static int layout(Figure *fg, char *err, size_t errlen) {
+/* Compute the layout at the figure's style (figstyle_get): at its own
+ * size the panels at their data pixels; at a size the panels as large as
+ * the page leaves them. -1 and why when the image would be too large or
+ * the page too small. */
+static int layout_styled(Figure *fg, char *err, size_t errlen) {
     const HeatmapStyle *st = fg->st;
-    figstyle_begin(0, 0, 0); /* a heatmap keeps its own size unless --size */
     const FigStyle *fs = figstyle_get();
     const int sized = fs->w_in > 0;
     fg->m = metrics_of(sized ? figstyle_font_pt() : fs->font_pt > 0 ? fs->font_pt : FONT_PX);
@@ -456,6 +456,21 @@ static int layout(Figure *fg, char *err, size_t errlen) {
                       "heatmap: image %d x %d is too large "
                       "(limit %zu pixels); use a smaller cell",
                       fg->png_w, fg->png_h, MAX_PIXELS);
+    return 0;
+}
+
+/* The layout at the --size (or its own size at --size own), else in the
+ * column or page its own size fits (figstyle_begin), else, when that page
+ * cannot hold the grid, at its own size. */
+static int layout(Figure *fg, char *err, size_t errlen) {
+    figstyle_begin(0, 0, 0);
+    int rc = layout_styled(fg, err, errlen);
+    if (rc != 0 || figstyle_get()->w_in > 0 || figstyle_get()->own) return rc;
+    Figure own = *fg;
+    figstyle_begin(own.png_w, own.png_h, 1);
+    if (layout_styled(fg, err, errlen) == 0) return 0;
+    *fg = own;
+    figstyle_begin(0, 0, 0);
     return 0;
 }
 

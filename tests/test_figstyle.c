@@ -43,6 +43,22 @@ static void test_take(void **state) {
         assert_non_null(strstr(err, "--font"));
     }
     assert_true(s.w_in == 3.3 && s.h_in == 2.5 && s.font_pt == 8.0); /* refusals keep it */
+    /* own: every figure at its own pixels, a later WxH replaces it */
+    assert_int_equal(figstyle_take(&s, FIG_OPT_SIZE, "own", err, sizeof err), 0);
+    assert_true(s.own && s.w_in == 0 && s.h_in == 0);
+    figstyle_set(&s);
+    figstyle_begin(900, 540, 1);
+    assert_true(figstyle_get()->w_in == 0);
+    int w, h;
+    figstyle_px(900, 540, &w, &h);
+    assert_int_equal(w, 900), assert_int_equal(h, 540);
+    figstyle_set(&(FigStyle){0}); /* fitted: 900 px is wider than a page, 400 px is not */
+    figstyle_begin(900, 540, 1);
+    assert_true(figstyle_get()->w_in == FIG_PAGE_IN);
+    figstyle_begin(400, 400, 1);
+    assert_true(figstyle_get()->w_in == FIG_COLUMN_IN && figstyle_get()->h_in == FIG_COLUMN_IN);
+    assert_int_equal(figstyle_take(&s, FIG_OPT_SIZE, "3x2", err, sizeof err), 0);
+    assert_true(!s.own && s.w_in == 3.0);
 }
 
 /* The decades of a log axis end at the data, and their labels are 10 with
@@ -91,7 +107,7 @@ static void test_log_axis_script(void **state) {
     assert_int_equal(tu_count_needle(gp, "pngcairo size 2070,1242 noenhanced font 'sans,8'"), 1);
     assert_int_equal(tu_count_needle(gp, "set key outside right top"), 1);
     /* a --font alone keeps the page width */
-    figstyle_set(&(FigStyle){0, 0, 10});
+    figstyle_set(&(FigStyle){0, 0, 10, 0});
     assert_int_equal(plot_lines(png, &ax, &s, 1, err, sizeof err), 0);
     figstyle_set(&(FigStyle){0});
     assert_int_equal(tu_count_needle(gp, "pngcairo size 2070,1242 noenhanced font 'sans,10'"), 1);
@@ -103,7 +119,7 @@ static void test_log_axis_script(void **state) {
 static void test_sized_script(void **state) {
     (void)state;
     if (!plot_have_gnuplot()) skip();
-    figstyle_set(&(FigStyle){3.3, 2.5, 8});
+    figstyle_set(&(FigStyle){3.3, 2.5, 8, 0});
     double x[3] = {0, 1, 2}, y[3] = {1, 2, 3};
     PlotSeries s = {"a", x, y, 3, PLOT_LINES, 0, 0};
     PlotAxes ax = {"a title long enough that a column-wide figure cannot hold it on one line",
@@ -167,18 +183,18 @@ static void test_heatmap_sized(void **state) {
     char pdf[512], png[512], err[512] = "";
     tu_scratch_path(pdf, sizeof pdf, "hm.pdf");
     tu_scratch_path(png, sizeof png, "hm.png");
-    figstyle_set(&(FigStyle){3.3, 3.3, 8});
+    figstyle_set(&(FigStyle){3.3, 3.3, 8, 0});
     assert_int_equal(heatmap_write(pdf, p, 1, 1, &st, err, sizeof err), 0);
     assert_int_equal(heatmap_write(png, p, 1, 1, &st, err, sizeof err), 0);
     double w, h;
     pdf_page(pdf, &w, &h);
     assert_true(fabs(w - 237.6) < 0.01 && h <= 237.6 + 0.01);
     tu_assert_png(png);
-    figstyle_set(&(FigStyle){6.9, 4, 9});
+    figstyle_set(&(FigStyle){6.9, 4, 9, 0});
     assert_int_equal(heatmap_write(pdf, p, 1, 8, &st, err, sizeof err), 0);
     pdf_page(pdf, &w, &h);
     assert_true(fabs(w - 6.9 * 72) < 0.01 && h < 4 * 72);
-    figstyle_set(&(FigStyle){1, 1, 11});
+    figstyle_set(&(FigStyle){1, 1, 11, 0});
     assert_int_equal(heatmap_write(pdf, p, 1, 8, &st, err, sizeof err), -1);
     assert_non_null(strstr(err, "--size 1x1"));
     tu_assert_msg_line(err);

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "figstyle.h"
 #include "heatmap.h"
 
 /* Layout constants of analysis/heatmap.c (documented at its top). */
@@ -488,8 +489,38 @@ static void test_window_masked(void **state) {
     unlink(path);
 }
 
+/* With no --size a figure fits a paper: one panel, whose own size is
+ * narrower than a page, a column (3.3 in, 990 pixels at 300 dpi); a grid
+ * of 16 panels a row, which no page holds at 24 points a panel, keeps
+ * its own size. */
+static void test_default_fits_column_or_own(void **state) {
+    (void)state;
+    const int T = 32;
+    float *A = sink_map(T);
+    HeatPanel p[16];
+    for (int k = 0; k < 16; k++) p[k] = (HeatPanel){A, T, NULL, 0};
+    HeatmapStyle st = {0, 0, 0.0f, 1.0f, 1, NULL, 1, NULL};
+    char path[256], err[256] = "";
+    tmp_path(path, sizeof path, "fit");
+    figstyle_set(&(FigStyle){0});
+    int rc1 = heatmap_write(path, p, 1, 1, &st, err, sizeof err);
+    Image one = rc1 == 0 ? read_png(path) : (Image){NULL, 0, 0};
+    int rc16 = heatmap_write(path, p, 1, 16, &st, err, sizeof err);
+    Image row = rc16 == 0 ? read_png(path) : (Image){NULL, 0, 0};
+    figstyle_set(&(FigStyle){.own = 1}); /* the other tests' layout */
+    assert_int_equal(rc1, 0), assert_int_equal(rc16, 0);
+    assert_int_equal(one.w, 990);
+    assert_true(row.w > 16 * T); /* own size: the panels at their data pixels, not squeezed */
+    assert_true(row.w < 16 * (384 + GAP) + 400);
+    free(one.px), free(row.px), free(A);
+    unlink(path);
+}
+
 int main(void) {
+    /* the layout these tests mirror is a figure's own size (--size own) */
+    figstyle_set(&(FigStyle){.own = 1});
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_default_fits_column_or_own),
         cmocka_unit_test(test_colormap_endpoints),
         cmocka_unit_test(test_colormap_luminance_monotone),
         cmocka_unit_test(test_single_panel_pixels),
