@@ -17,8 +17,8 @@ int heat_panel_px(int T, const HeatmapStyle *st);
 /* Colour of pixel (py, px) of panel p drawn P pixels wide on [lo, hi]:
  * the max over the visible entries it covers; grey when none is visible,
  * magenta when only non-finite ones are. */
-void heat_pixel_colour(const HeatPanel *p, int P, int py, int px, const HeatmapStyle *st,
-                       double lo, double hi, unsigned char rgb[3]);
+void heat_pixel_colour(const HeatPanel *p, int P, int py, int px, const HeatmapStyle *st, double lo,
+                       double hi, unsigned char rgb[3]);
 /* The colour bar's middle tick: halfway, or on a log scale the power of
  * ten nearest halfway when it lies inside. */
 double heat_bar_mid(double lo, double hi, int log_scale);
