@@ -154,10 +154,9 @@ static char *out_file(const char *sub, const char *name) {
 
 /* The section of md from the heading head to the next "## ", malloc'd. */
 static char *section(const char *md, const char *head) {
-    const char *a = strstr(md, head);
-    if (!a) fail_msg("REPORT.md has no %s", head);
-    const char *b = strstr(a + 1, "\n## ");
-    return strndup(a, b ? (size_t)(b - a) : strlen(a));
+    char *s = tu_md_section(md, head);
+    if (!s) fail_msg("REPORT.md has no %s", head);
+    return s;
 }
 
 /* (H_n - 1) / (T - 1), summed here term by term. */

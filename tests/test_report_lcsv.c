@@ -94,13 +94,8 @@ static int setup(void **state) {
 /* The "## Long context" section of the report at path (to the next "## "
  * heading), malloc'd; NULL when the report has none. */
 static char *lc_section(const char *path) {
-    char *md = tu_slurp_ok(path, NULL);
-    char *a = strstr(md, "\n## Long context (gatelab eval)");
-    char *out = NULL;
-    if (a) {
-        char *b = strstr(a + 1, "\n## ");
-        out = strndup(a, b ? (size_t)(b - a) : strlen(a));
-    }
+    char *md = tu_slurp_ok(path, NULL),
+         *out = tu_md_section(md, "\n## Long context (gatelab eval)");
     free(md);
     return out;
 }

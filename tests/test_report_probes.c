@@ -147,13 +147,7 @@ static void test_summaries(void **state) {
 
 /* The section's text from its heading to the next one. */
 static char *section(const char *md) {
-    const char *a = strstr(md, "## Probe measures across seeds (exploratory)");
-    if (!a) return NULL;
-    const char *b = strstr(a + 3, "\n## ");
-    size_t n = b ? (size_t)(b - a) : strlen(a);
-    char *s = malloc(n + 1);
-    memcpy(s, a, n), s[n] = '\0';
-    return s;
+    return tu_md_section(md, "## Probe measures across seeds (exploratory)");
 }
 
 /* " mean ± std |" of x[2] as the section prints it. */

@@ -99,13 +99,8 @@ static int setup(void **state) {
 /* The "## Quantized evaluation" section of the report at path (to the
  * next "## " heading), malloc'd; NULL when the report has none. */
 static char *q_section(const char *path) {
-    char *md = tu_slurp_ok(path, NULL);
-    char *a = strstr(md, "\n## Quantized evaluation (exploratory)");
-    char *out = NULL;
-    if (a) {
-        char *b = strstr(a + 1, "\n## ");
-        out = strndup(a, b ? (size_t)(b - a) : strlen(a));
-    }
+    char *md = tu_slurp_ok(path, NULL),
+         *out = tu_md_section(md, "\n## Quantized evaluation (exploratory)");
     free(md);
     return out;
 }

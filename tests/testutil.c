@@ -131,6 +131,13 @@ char *tu_slurp_ok(const char *path, size_t *len) {
     return b;
 }
 
+char *tu_md_section(const char *md, const char *head) {
+    const char *a = strstr(md, head);
+    if (!a) return NULL;
+    const char *b = strstr(a + 1, "\n## ");
+    return strndup(a, b ? (size_t)(b - a) : strlen(a));
+}
+
 void tu_write_file(const char *path, const void *buf, size_t n) {
     FILE *f = fopen(path, "wb");
     if (!f) fail_msg("cannot write %s", path);

@@ -58,6 +58,9 @@ char *tu_join(const char *dir, const char *name);
 
 /* The same as tu_slurp, but a missing file fails the test (naming it). */
 char *tu_slurp_ok(const char *path, size_t *len);
+/* The part of Markdown md from the first head to the next "\n## "
+ * heading (or the end), malloc'd; NULL when md has no head. */
+char *tu_md_section(const char *md, const char *head);
 
 /* Write n bytes (or a string) to path, replacing it; cmocka-fails on error. */
 void tu_write_file(const char *path, const void *buf, size_t n);
