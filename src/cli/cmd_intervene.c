@@ -267,10 +267,10 @@ int cmd_intervene(int argc, char **argv) {
         runlock_release(&lock);
         return 2;
     }
-    warn_no_gate(f, kinds, n);
     int nr = 0, rc = 0;
     IntervResult *res =
         intervene_run(f, kinds, n, &prm, &nr, json ? NULL : progress, err, sizeof err);
+    if (res) warn_no_gate(f, kinds, n); /* a refusal stays one line */
     forward_close(f);
     if (!res) {
         /* on a terminal, off the progress line first */
