@@ -86,8 +86,9 @@ typedef struct {
      * increase over float, its sink_dloss with q_keep positions held out
      * (eval --quant-keep-first; q_keep -1: absent, 0: none held out), and
      * the float pass's outlier statistics */
-    double q_dloss[Q_NMODES]; /* mode m's at m - 1 (FqMode order: w8a8 first) */
-    double q_sink[Q_NMODES];  /* the same modes' sink_dloss */
+    double q_dloss[Q_NMODES];  /* mode m's at m - 1 (FqMode order: w8a8 first) */
+    double q_sink[Q_NMODES];   /* the same modes' sink_dloss */
+    int q_destroyed[Q_NMODES]; /* their /quant/<mode> destroyed flag: 1, 0, -1 absent */
     int q_keep;
     double q_inf_attn, q_inf_ffn, q_inf_layer, q_kurt;
     double task_floor;      /* the task's Bayes val loss (NaN: not recorded) */

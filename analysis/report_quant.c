@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "fakequant.h" /* fq_mode_name, fq_destroyed, FQ_PERCENTILE_TEXT */
+#include "fakequant.h" /* fq_mode_name, FQ_PERCENTILE_TEXT */
 #include "report_priv.h"
 
 /* The section's value kinds: a mode's dloss or sink_dloss, or one of the
@@ -28,14 +28,13 @@ static double qval(const Row *w, int v, int c) {
 
 /* One cell: the mean ± std of kind v, column c over rows [a, b) that have
  * it; a mode's cell is marked ⚠ when any of those rows' mode destroys the
- * model (fq_destroyed of its dloss). */
+ * model (Row.q_destroyed, results.csv's quant_<mode>_destroyed). */
 static void qcell(FILE *f, const Row *rows, int a, int b, int v, int c, double *buf) {
     int k = 0, destroyed = 0;
     for (int i = a; i < b; i++) {
         if (!isfinite(qval(&rows[i], v, c))) continue;
         buf[k++] = qval(&rows[i], v, c);
-        if (v != QV_STAT && isfinite(rows[i].q_dloss[c]))
-            destroyed |= fq_destroyed(rows[i].q_dloss[c]);
+        if (v != QV_STAT) destroyed |= rows[i].q_destroyed[c] == 1;
     }
     fputs(" | ", f);
     if (k == 0) fputs("—", f);

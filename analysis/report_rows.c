@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "config.h"    /* variant_key */
-#include "fakequant.h" /* FQ_NAME_* */
+#include "fakequant.h" /* fq_mode_name, fq_destroyed */
 #include "metric_table.h"
 #include "heatmap.h"
 #include "metrics.h"
@@ -204,6 +204,8 @@ static void row_quant(RunReader *r, Row *w) {
         if (runread_quant_mode(r, fq_mode_name((FqMode)(i + 1)), &m, err, sizeof err) != 0)
             continue;
         w->q_dloss[i] = m.dloss, w->q_sink[i] = m.sink_dloss;
+        /* a file from before the flag: the same rule on its dloss */
+        w->q_destroyed[i] = m.destroyed >= 0 ? m.destroyed : fq_destroyed(m.dloss);
     }
 }
 
@@ -231,7 +233,7 @@ void row_blank(Row *w) {
     w->sink_formed = w->gate_bounded = -1;
     w->loss0 = w->max_logit = w->task_floor = NAN;
     w->protocol_hash[0] = '\0';
-    for (int i = 0; i < Q_NMODES; i++) w->q_dloss[i] = w->q_sink[i] = NAN;
+    for (int i = 0; i < Q_NMODES; i++) w->q_dloss[i] = w->q_sink[i] = NAN, w->q_destroyed[i] = -1;
     w->q_keep = -1;
     w->q_inf_attn = w->q_inf_ffn = w->q_inf_layer = w->q_kurt = NAN;
     w->diverged_step = -1;

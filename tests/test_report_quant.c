@@ -145,7 +145,81 @@ static void test_quant_section(void **state) {
     free(text), free(a), free(b);
 }
 
+/* The k-th comma-separated field of the line at p (no field before it
+ * holds a comma or a quote). */
+static char *field_at(char *p, int k) {
+    for (; k > 0; k--) p = strchr(p, ',') + 1;
+    return p;
+}
+
+/* Column name's index in results.csv's header; -1 when none. */
+static int csv_col(const char *csv, const char *name) {
+    size_t n = strlen(name);
+    int k = 0;
+    for (const char *p = csv; *p && *p != '\n'; k++) {
+        if (!strncmp(p, name, n) && (p[n] == ',' || p[n] == '\n')) return k;
+        p += strcspn(p, ",\n");
+        if (*p == ',') p++;
+    }
+    return -1;
+}
+
+/* The value of column col in the line of run file `file` of csv, as text
+ * to the next comma (static buffer). */
+static const char *csv_cell(char *csv, const char *file, int col) {
+    static char out[64];
+    char lead[64];
+    snprintf(lead, sizeof lead, "\n%s,", file);
+    char *line = strstr(csv, lead);
+    assert_non_null(line);
+    char *f = field_at(line + 1, col);
+    snprintf(out, sizeof out, "%.*s", (int)strcspn(f, ",\n"), f);
+    return out;
+}
+
+/* results.csv has quant_<mode>_destroyed for every mode of fakequant.h
+ * (as the dloss columns spell it: no '-'), 1 where the run file's mode is
+ * destroyed, blank where not evaluated; the report's ⚠ reads that column:
+ * results.csv with one flag set marks that cell. */
+static void test_destroyed_column(void **state) {
+    (void)state;
+    char err[512] = "", runs[300], dir[300], path[400];
+    snprintf(runs, sizeof runs, "%s/runs", tu_scratch);
+    if (report_run(runs, NULL, err, sizeof err) != 0) fail_msg("%s", err);
+    size_t len;
+    char *csv = tu_slurp_ok(tu_join(runs, "results.csv"), &len);
+    int col[FQ_MODE_COUNT - 1];
+    for (int m = 1; m < FQ_MODE_COUNT; m++) {
+        char name[64], *o = name + snprintf(name, sizeof name, "quant_");
+        for (const char *c = fq_mode_name((FqMode)m); *c; c++)
+            if (*c != '-') *o++ = *c;
+        snprintf(o, sizeof name - (size_t)(o - name), "_destroyed");
+        col[m - 1] = csv_col(csv, name);
+        if (col[m - 1] < 0) fail_msg("results.csv has no column %s", name);
+    }
+    assert_string_equal(csv_cell(csv, "g1-elem_s1.h5", col[FQ_W8A8 - 1]), "1");
+    assert_string_equal(csv_cell(csv, "g1-elem_s2.h5", col[FQ_W8A8 - 1]), "0");
+    assert_string_equal(csv_cell(csv, "baseline_s1.h5", col[FQ_KV8 - 1]), "0");
+    assert_string_equal(csv_cell(csv, "baseline_s1.h5", col[FQ_W4A4 - 1]), "");
+    assert_string_equal(csv_cell(csv, "other_s1.h5", col[FQ_W8A8 - 1]), "");
+    /* set baseline_s1's kv8 flag: the report from that results.csv marks it */
+    char *at = field_at(strstr(csv, "\nbaseline_s1.h5,") + 1, col[FQ_KV8 - 1]);
+    *at = '1';
+    snprintf(dir, sizeof dir, "%s/flag", tu_scratch);
+    mkdir(dir, 0777);
+    snprintf(path, sizeof path, "%s/results.csv", dir);
+    tu_write_file(path, csv, len);
+    if (report_run(dir, NULL, err, sizeof err) != 0) fail_msg("%s", err);
+    snprintf(path, sizeof path, "%s/REPORT.md", dir);
+    char *q = q_section(path);
+    assert_non_null(q);
+    assert_non_null(strstr(q, "| baseline | 2 | +0.2000 ± 0.1414 | — | — | +0.0100 ± 0.0000 | "
+                              "+0.0200 ± 0.0000 ⚠ | +0.2000 ± 0.0000 |"));
+    free(q), free(csv);
+}
+
 int main(void) {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_quant_section)};
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_quant_section),
+                                       cmocka_unit_test(test_destroyed_column)};
     return cmocka_run_group_tests(tests, setup, tu_scratch_teardown);
 }
