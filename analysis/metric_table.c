@@ -97,13 +97,6 @@
  * of LC_MODE_MULTS) */
 #define LC_NEEDLE(k, mult, mode, m) LC_DEPTHS(LC_NEEDLE_AT, k, mult, mode, m)
 
-/* The quantized modes of fakequant.h in FqMode order, each as results.csv
- * spells it in a column name (no '-'); the compiler holds the count, and
- * test_report_quant every name against fq_mode_name. */
-#define Q_MODES(X)                                                                                 \
-    X("w8a8", FQ_W8A8)                                                                             \
-    X("w8a8pct", FQ_W8A8_PCT)                                                                      \
-    X("w4a4", FQ_W4A4) X("w8a8tok", FQ_W8A8_TOK) X("kv8", FQ_KV8) X("kv4", FQ_KV4)
 #define Q_ONE(name_, mode_) +1
 _Static_assert(0 Q_MODES(Q_ONE) == Q_NMODES, "Q_MODES names every quantized mode of fakequant.h");
 /* quant_<mode>_destroyed: the run file's flag per mode (row_quant) */
@@ -118,6 +111,16 @@ _Static_assert(0 Q_MODES(Q_ONE) == Q_NMODES, "Q_MODES names every quantized mode
      .kind = MK_FLAG,                                                                              \
      .off = OFF(q_destroyed[(mode_)-1]),                                                           \
      .def = Q_DESTROYED_DEF},
+/* quant_<mode>_source_recovered: the run file's per mode (row_quant) */
+#define Q_SOURCE_REC(name_, mode_)                                                                 \
+    {.csv = "quant_" name_ "_source_recovered",                                                    \
+     .threshold = NAN,                                                                             \
+     .kind = MK_REAL,                                                                              \
+     .off = OFF(q_source_rec[(mode_)-1]),                                                          \
+     .def = "The loss the mode's source of the largest damage (results.csv's "                     \
+            "quant_<mode>_source) recovers: dloss minus dloss with that input tensor in float "    \
+            "(`gatelab eval --quant-source`, docs/metrics.md \"Quantized evaluation\"); blank: "   \
+            "not searched (only w8a8, w8a8-pct and w4a4 have one)."},
 
 static const MetricCol METRICS[] = {
     CSV_ONLY("n_params", NAN, MK_LL, n_params),
@@ -469,7 +472,7 @@ static const MetricCol METRICS[] = {
     CSV_DEF("quant_kv8_sink_dloss", q_sink[FQ_KV8 - 1],
             "The same under kv8 (the held-out positions' keys and values in float)."),
     CSV_DEF("quant_kv4_sink_dloss", q_sink[FQ_KV4 - 1], "The same under kv4."),
-    Q_MODES(Q_DESTROYED)
+    Q_MODES(Q_DESTROYED) Q_MODES(Q_SOURCE_REC)
         CSV_DEF("quant_inf_attn", q_inf_attn,
                 "Mean over sequences of the largest |y| of any attention output (the float pass "
                 "of `gatelab eval --quant`)."),

@@ -13,6 +13,15 @@
 
 /* The quantized modes a Row holds, FqMode order from FQ_W8A8. */
 #define Q_NMODES (FQ_MODE_COUNT - 1)
+/* The same modes, X(name, mode) for each: name as results.csv spells it
+ * in a column's name (no '-'). The per-mode columns of metric_table.c
+ * and report_csv.c are made from it; the compiler holds its count
+ * (metric_table.c), test_report_quant every name against fq_mode_name. */
+#define Q_MODES(X)                                                                                 \
+    X("w8a8", FQ_W8A8)                                                                             \
+    X("w8a8pct", FQ_W8A8_PCT)                                                                      \
+    X("w4a4", FQ_W4A4) X("w8a8tok", FQ_W8A8_TOK) X("kv8", FQ_KV8) X("kv4", FQ_KV4)
+#define Q_SOURCE_LEN 48 /* a source tensor's name, as RunQuantMode.source */
 
 #define MAX_SPIKE_STEPS 8
 
@@ -89,6 +98,10 @@ typedef struct {
     double q_dloss[Q_NMODES];  /* mode m's at m - 1 (FqMode order: w8a8 first) */
     double q_sink[Q_NMODES];   /* the same modes' sink_dloss */
     int q_destroyed[Q_NMODES]; /* their /quant/<mode> destroyed flag: 1, 0, -1 absent */
+    /* eval --quant-source: each mode's source of the largest damage ("":
+     * none) and its recovered loss (NaN: none) */
+    char q_source[Q_NMODES][Q_SOURCE_LEN];
+    double q_source_rec[Q_NMODES];
     int q_keep;
     double q_inf_attn, q_inf_ffn, q_inf_layer, q_kurt;
     double task_floor;      /* the task's Bayes val loss (NaN: not recorded) */

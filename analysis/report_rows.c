@@ -192,6 +192,7 @@ static void row_needle(RunReader *r, Row *w) {
 
 /* The /quant results, when the run has them; absent or malformed ones
  * stay NaN (blank). */
+_Static_assert(sizeof((RunQuantMode *)0)->source == Q_SOURCE_LEN, "Row.q_source holds a source");
 static void row_quant(RunReader *r, Row *w) {
     char err[512];
     RunQuant q;
@@ -206,6 +207,8 @@ static void row_quant(RunReader *r, Row *w) {
         w->q_dloss[i] = m.dloss, w->q_sink[i] = m.sink_dloss;
         /* a file from before the flag: the same rule on its dloss */
         w->q_destroyed[i] = m.destroyed >= 0 ? m.destroyed : fq_destroyed(m.dloss);
+        snprintf(w->q_source[i], sizeof w->q_source[i], "%s", m.source);
+        w->q_source_rec[i] = m.source[0] ? m.source_recovered : NAN;
     }
 }
 
@@ -233,7 +236,10 @@ void row_blank(Row *w) {
     w->sink_formed = w->gate_bounded = -1;
     w->loss0 = w->max_logit = w->task_floor = NAN;
     w->protocol_hash[0] = '\0';
-    for (int i = 0; i < Q_NMODES; i++) w->q_dloss[i] = w->q_sink[i] = NAN, w->q_destroyed[i] = -1;
+    for (int i = 0; i < Q_NMODES; i++) {
+        w->q_dloss[i] = w->q_sink[i] = w->q_source_rec[i] = NAN;
+        w->q_destroyed[i] = -1, w->q_source[i][0] = '\0';
+    }
     w->q_keep = -1;
     w->q_inf_attn = w->q_inf_ffn = w->q_inf_layer = w->q_kurt = NAN;
     w->diverged_step = -1;
