@@ -267,6 +267,8 @@ int csv_read_rows(const char *dir, const char *path, Row **out, int *n, char *er
             if (csv_put(w, head[j], f[j]) != 0)
                 rc = seterr(err, errlen, "%s:%d: column %s: '%.80s' is not its kind of value", path,
                             line, head[j], f[j]);
+        for (int q = 0; q < Q_NMODES; q++) /* a results.csv from before the flag */
+            w->q_destroyed[q] = q_destroyed_flag(w->q_destroyed[q], w->q_dloss[q]);
         char file[256];
         snprintf(file, sizeof file, "%s", w->path);
         if (rc == 0 && (!name_plain(file) || strchr(file, '/')))

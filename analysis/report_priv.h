@@ -146,6 +146,11 @@ void report_progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)))
 int list_runs(const char *dir, char ***out, int *n, char *err, size_t errlen);
 /* Every value of w unknown (NaN, -1, ""), its names and path kept. */
 void row_blank(Row *w);
+/* A quantized mode's destroyed flag as the report reads it: the stored
+ * flag (1, 0), else, for a run file or results.csv from before the flag,
+ * fq_destroyed of its dloss; -1 when its dloss is NaN too (results.csv
+ * writes a NaN blank, so there it cannot be told from "not evaluated"). */
+int q_destroyed_flag(int stored, double dloss);
 /* w->path's run file into w: w->ok = 0 with w->err when unreadable. */
 void row_read(Row *w);
 int cmp_row(const void *a, const void *b);

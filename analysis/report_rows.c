@@ -190,6 +190,12 @@ static void row_needle(RunReader *r, Row *w) {
     w->needle_rows = rows > 0 && rows <= INT_MAX ? (int)rows : -1;
 }
 
+/* See report_priv.h. */
+int q_destroyed_flag(int stored, double dloss) {
+    if (stored >= 0) return stored;
+    return isnan(dloss) ? -1 : fq_destroyed(dloss);
+}
+
 /* The /quant results, when the run has them; absent or malformed ones
  * stay NaN (blank). */
 _Static_assert(sizeof((RunQuantMode *)0)->source == Q_SOURCE_LEN, "Row.q_source holds a source");
@@ -205,8 +211,7 @@ static void row_quant(RunReader *r, Row *w) {
         if (runread_quant_mode(r, fq_mode_name((FqMode)(i + 1)), &m, err, sizeof err) != 0)
             continue;
         w->q_dloss[i] = m.dloss, w->q_sink[i] = m.sink_dloss;
-        /* a file from before the flag: the same rule on its dloss */
-        w->q_destroyed[i] = m.destroyed >= 0 ? m.destroyed : fq_destroyed(m.dloss);
+        w->q_destroyed[i] = q_destroyed_flag(m.destroyed, m.dloss);
         snprintf(w->q_source[i], sizeof w->q_source[i], "%s", m.source);
         w->q_source_rec[i] = m.source[0] ? m.source_recovered : NAN;
     }
