@@ -97,6 +97,31 @@
  * of LC_MODE_MULTS) */
 #define LC_NEEDLE(k, mult, mode, m) LC_DEPTHS(LC_NEEDLE_AT, k, mult, mode, m)
 
+#define Q_ONE(name_, mode_) +1
+_Static_assert(0 Q_MODES(Q_ONE) == Q_NMODES, "Q_MODES names every quantized mode of fakequant.h");
+/* quant_<mode>_destroyed: the run file's flag per mode (row_quant) */
+#define Q_DESTROYED_DEF                                                                            \
+    "1 when the mode's perplexity is above " FQ_DESTROYED_TEXT "x the float one on the same "      \
+    "windows (/quant/<mode> `destroyed`, fakequant.h fq_destroyed; docs/metrics.md \"Quantized "   \
+    "evaluation\": the model is destroyed and its sink_dloss ranks nothing), 0 when not; blank "   \
+    "when the run was not evaluated in that mode."
+#define Q_DESTROYED(name_, mode_)                                                                  \
+    {.csv = "quant_" name_ "_destroyed",                                                           \
+     .threshold = NAN,                                                                             \
+     .kind = MK_FLAG,                                                                              \
+     .off = OFF(q_destroyed[(mode_)-1]),                                                           \
+     .def = Q_DESTROYED_DEF},
+/* quant_<mode>_source_recovered: the run file's per mode (row_quant) */
+#define Q_SOURCE_REC(name_, mode_)                                                                 \
+    {.csv = "quant_" name_ "_source_recovered",                                                    \
+     .threshold = NAN,                                                                             \
+     .kind = MK_REAL,                                                                              \
+     .off = OFF(q_source_rec[(mode_)-1]),                                                          \
+     .def = "The loss the mode's source of the largest damage (results.csv's "                     \
+            "quant_<mode>_source) recovers: dloss minus dloss with that input tensor in float "    \
+            "(`gatelab eval --quant-source`, docs/metrics.md \"Quantized evaluation\"); blank: "   \
+            "not searched (only w8a8, w8a8-pct and w4a4 have one)."},
+
 static const MetricCol METRICS[] = {
     CSV_ONLY("n_params", NAN, MK_LL, n_params),
     CSV_ONLY("n_params_added", NAN, MK_LL, n_params_added),
@@ -447,9 +472,10 @@ static const MetricCol METRICS[] = {
     CSV_DEF("quant_kv8_sink_dloss", q_sink[FQ_KV8 - 1],
             "The same under kv8 (the held-out positions' keys and values in float)."),
     CSV_DEF("quant_kv4_sink_dloss", q_sink[FQ_KV4 - 1], "The same under kv4."),
-    CSV_DEF("quant_inf_attn", q_inf_attn,
-            "Mean over sequences of the largest |y| of any attention output (the float pass "
-            "of `gatelab eval --quant`)."),
+    Q_MODES(Q_DESTROYED) Q_MODES(Q_SOURCE_REC)
+        CSV_DEF("quant_inf_attn", q_inf_attn,
+                "Mean over sequences of the largest |y| of any attention output (the float pass "
+                "of `gatelab eval --quant`)."),
     CSV_DEF("quant_inf_ffn", q_inf_ffn, "The same of any FFN output."),
     CSV_DEF("quant_inf_layer", q_inf_layer, "The same of any layer output (residual stream)."),
     CSV_DEF("quant_kurtosis_max", q_kurt,

@@ -59,17 +59,20 @@ typedef struct {
 } NamedCol;
 #define TEXT(name, field, lead)                                                                    \
     { name, offsetof(Row, field), sizeof((Row *)0)->field, lead, 0 }
-static const NamedCol NAMED[] = {
-    TEXT("file", path, 1),
-    TEXT("run", run, 1),
-    TEXT("variant", variant, 1),
-    TEXT("data", data, 1),
-    {"seed", offsetof(Row, seed), sizeof(long long), 1, 1},
-    TEXT("status", status, 1),
-    TEXT("protocol_hash", protocol_hash, 0),
-    TEXT("normaliser", normaliser, 0),
-    TEXT("probe_error", probe_err, 0),
-};
+/* quant_<mode>_source: the mode's source of the largest damage by name
+ * (eval --quant-source; docs/metrics.md "Quantized evaluation") */
+#define Q_SOURCE_COL(name_, mode_)                                                                 \
+    {"quant_" name_ "_source", offsetof(Row, q_source[(mode_)-1]), Q_SOURCE_LEN, 0, 0},
+static const NamedCol NAMED[] = {TEXT("file", path, 1),
+                                 TEXT("run", run, 1),
+                                 TEXT("variant", variant, 1),
+                                 TEXT("data", data, 1),
+                                 {"seed", offsetof(Row, seed), sizeof(long long), 1, 1},
+                                 TEXT("status", status, 1),
+                                 TEXT("protocol_hash", protocol_hash, 0),
+                                 TEXT("normaliser", normaliser, 0),
+                                 TEXT("probe_error", probe_err, 0),
+                                 Q_MODES(Q_SOURCE_COL)};
 #define N_NAMED ((int)(sizeof NAMED / sizeof NAMED[0]))
 #define CFG_PREFIX "cfg_"    /* + a CFG_KEYS or RS_ARCH_KEY key: that /config value */
 #define SPIKES "spike_steps" /* the steps of the first MAX_SPIKE_STEPS spikes */
@@ -264,6 +267,8 @@ int csv_read_rows(const char *dir, const char *path, Row **out, int *n, char *er
             if (csv_put(w, head[j], f[j]) != 0)
                 rc = seterr(err, errlen, "%s:%d: column %s: '%.80s' is not its kind of value", path,
                             line, head[j], f[j]);
+        for (int q = 0; q < Q_NMODES; q++) /* a results.csv from before the flag */
+            w->q_destroyed[q] = q_destroyed_flag(w->q_destroyed[q], w->q_dloss[q]);
         char file[256];
         snprintf(file, sizeof file, "%s", w->path);
         if (rc == 0 && (!name_plain(file) || strchr(file, '/')))

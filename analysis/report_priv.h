@@ -13,6 +13,15 @@
 
 /* The quantized modes a Row holds, FqMode order from FQ_W8A8. */
 #define Q_NMODES (FQ_MODE_COUNT - 1)
+/* The same modes, X(name, mode) for each: name as results.csv spells it
+ * in a column's name (no '-'). The per-mode columns of metric_table.c
+ * and report_csv.c are made from it; the compiler holds its count
+ * (metric_table.c), test_report_quant every name against fq_mode_name. */
+#define Q_MODES(X)                                                                                 \
+    X("w8a8", FQ_W8A8)                                                                             \
+    X("w8a8pct", FQ_W8A8_PCT)                                                                      \
+    X("w4a4", FQ_W4A4) X("w8a8tok", FQ_W8A8_TOK) X("kv8", FQ_KV8) X("kv4", FQ_KV4)
+#define Q_SOURCE_LEN 48 /* a source tensor's name, as RunQuantMode.source */
 
 #define MAX_SPIKE_STEPS 8
 
@@ -86,8 +95,13 @@ typedef struct {
      * increase over float, its sink_dloss with q_keep positions held out
      * (eval --quant-keep-first; q_keep -1: absent, 0: none held out), and
      * the float pass's outlier statistics */
-    double q_dloss[Q_NMODES]; /* mode m's at m - 1 (FqMode order: w8a8 first) */
-    double q_sink[Q_NMODES];  /* the same modes' sink_dloss */
+    double q_dloss[Q_NMODES];  /* mode m's at m - 1 (FqMode order: w8a8 first) */
+    double q_sink[Q_NMODES];   /* the same modes' sink_dloss */
+    int q_destroyed[Q_NMODES]; /* their /quant/<mode> destroyed flag: 1, 0, -1 absent */
+    /* eval --quant-source: each mode's source of the largest damage ("":
+     * none) and its recovered loss (NaN: none) */
+    char q_source[Q_NMODES][Q_SOURCE_LEN];
+    double q_source_rec[Q_NMODES];
     int q_keep;
     double q_inf_attn, q_inf_ffn, q_inf_layer, q_kurt;
     double task_floor;      /* the task's Bayes val loss (NaN: not recorded) */
@@ -132,6 +146,11 @@ void report_progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)))
 int list_runs(const char *dir, char ***out, int *n, char *err, size_t errlen);
 /* Every value of w unknown (NaN, -1, ""), its names and path kept. */
 void row_blank(Row *w);
+/* A quantized mode's destroyed flag as the report reads it: the stored
+ * flag (1, 0), else, for a run file or results.csv from before the flag,
+ * fq_destroyed of its dloss; -1 when its dloss is NaN too (results.csv
+ * writes a NaN blank, so there it cannot be told from "not evaluated"). */
+int q_destroyed_flag(int stored, double dloss);
 /* w->path's run file into w: w->ok = 0 with w->err when unreadable. */
 void row_read(Row *w);
 int cmp_row(const void *a, const void *b);

@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "config.h"    /* variant_key */
-#include "fakequant.h" /* FQ_NAME_* */
+#include "fakequant.h" /* fq_mode_name, fq_destroyed */
 #include "metric_table.h"
 #include "heatmap.h"
 #include "metrics.h"
@@ -190,8 +190,15 @@ static void row_needle(RunReader *r, Row *w) {
     w->needle_rows = rows > 0 && rows <= INT_MAX ? (int)rows : -1;
 }
 
+/* See report_priv.h. */
+int q_destroyed_flag(int stored, double dloss) {
+    if (stored >= 0) return stored;
+    return isnan(dloss) ? -1 : fq_destroyed(dloss);
+}
+
 /* The /quant results, when the run has them; absent or malformed ones
  * stay NaN (blank). */
+_Static_assert(sizeof((RunQuantMode *)0)->source == Q_SOURCE_LEN, "Row.q_source holds a source");
 static void row_quant(RunReader *r, Row *w) {
     char err[512];
     RunQuant q;
@@ -204,6 +211,9 @@ static void row_quant(RunReader *r, Row *w) {
         if (runread_quant_mode(r, fq_mode_name((FqMode)(i + 1)), &m, err, sizeof err) != 0)
             continue;
         w->q_dloss[i] = m.dloss, w->q_sink[i] = m.sink_dloss;
+        w->q_destroyed[i] = q_destroyed_flag(m.destroyed, m.dloss);
+        snprintf(w->q_source[i], sizeof w->q_source[i], "%s", m.source);
+        w->q_source_rec[i] = m.source[0] ? m.source_recovered : NAN;
     }
 }
 
@@ -231,7 +241,10 @@ void row_blank(Row *w) {
     w->sink_formed = w->gate_bounded = -1;
     w->loss0 = w->max_logit = w->task_floor = NAN;
     w->protocol_hash[0] = '\0';
-    for (int i = 0; i < Q_NMODES; i++) w->q_dloss[i] = w->q_sink[i] = NAN;
+    for (int i = 0; i < Q_NMODES; i++) {
+        w->q_dloss[i] = w->q_sink[i] = w->q_source_rec[i] = NAN;
+        w->q_destroyed[i] = -1, w->q_source[i][0] = '\0';
+    }
     w->q_keep = -1;
     w->q_inf_attn = w->q_inf_ffn = w->q_inf_layer = w->q_kurt = NAN;
     w->diverged_step = -1;

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # sweep_post.sh: a sweep's steps after training. `eval_lengths`,
-# `eval_quant` and `intervene` in [sweep] make every run that ended done get
+# `eval_quant` (with `eval_quant_keep_first` and `eval_quant_source`) and
+# `intervene` in [sweep] make every run that ended done get
 # `gatelab eval`, `gatelab eval --quant` and `gatelab intervene` by the
 # sweep itself, stored in its run file (/lceval, /quant/MODE,
 # /intervene/KIND), so a reference sweep's report has its
@@ -17,6 +18,7 @@ groups() { h5dump -n "$1" 2>/dev/null | awk '$1 == "group" {print $2}' | tr '\n'
 printf '[sweep]\npreset = %s\nseeds = 1\nset = steps=12\nset = eval_every=6\n' \
     "$S/experiments/tiny.ini" >post.sweep
 printf 'eval_lengths = 1,2\nintervene = bos-mean, no-bos\neval_quant = w8a8,w4a4\n' >>post.sweep
+printf 'eval_quant_keep_first = 1\neval_quant_source = 1\n' >>post.sweep
 printf '[run baseline]\nvariant = baseline\n[run g1-elem]\nvariant = g1-elem\n' >>post.sweep
 
 "$G" sweep post.sweep --out out --jobs 2 >sweep.log 2>&1 || bad "sweep failed: $(tail -3 sweep.log)"
@@ -30,6 +32,12 @@ for r in baseline g1-elem; do
     [[ " $g" == *" /quant/w8a8-pct "* ]] && bad "$r: a quantization mode that was not asked for"
 done
 grep -q "^Interventions" out/REPORT.md || bad "the report has no intervention table"
+# eval_quant_keep_first and eval_quant_source reach that eval: K on /quant, a source per mode
+grep -q "gatelab sweep: eval .* --quant w8a8,w4a4 --quant-keep-first 1 --quant-source" \
+    out/logs/baseline_s1.log || bad "the quantized eval lacks its options"
+h5dump -a /quant/keep_first out/baseline_s1.h5 | grep -q "(0): 1" || bad "/quant keep_first is not 1"
+h5dump -a /quant/w4a4/source out/baseline_s1.h5 | grep -q '"layer ' || bad "/quant/w4a4 has no source"
+grep -q "^| baseline | w8a8 | layer " out/REPORT.md || bad "the report names no damage source"
 
 # a rerun keeps the stored results and runs neither step again
 cp out/baseline_s1.h5 before.h5

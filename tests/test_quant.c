@@ -19,6 +19,7 @@
 #include "metrics.h"
 #include "ops.h"
 #include "quanteval.h"
+#include "quant_print.h"
 #include "runfile_read.h"
 #include "testutil.h"
 
@@ -304,6 +305,46 @@ static void test_tensors(void **st) {
     fq_free(&q);
 }
 
+/* quant_print's table of r (modes w8a8, kv8; w8a8 destroyed when
+ * destroyed) into a malloc'd string. */
+static char *quant_table(int destroyed) {
+    QuantEvalResult r;
+    memset(&r, 0, sizeof r);
+    r.len = 16, r.calib = 2, r.n_seqs = 4, r.val_loss = 3.0, r.ppl = exp(3.0), r.n_modes = 2;
+    const FqMode mode[2] = {FQ_W8A8, FQ_KV8};
+    const double dloss[2] = {destroyed ? 3.0 : 0.1, 0.05};
+    for (int i = 0; i < 2; i++)
+        r.modes[i] = (QuantModeResult){.mode = mode[i],
+                                       .val_loss = 3.0 + dloss[i],
+                                       .ppl = exp(3.0 + dloss[i]),
+                                       .dloss = dloss[i],
+                                       .destroyed = fq_destroyed(dloss[i])};
+    ForwardInfo info;
+    memset(&info, 0, sizeof info);
+    snprintf(info.variant, sizeof info.variant, "baseline");
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    quant_print(f, "run.h5", &info, &r);
+    fclose(f);
+    return buf;
+}
+
+/* The table's note on "destroyed" comes only when some mode is. */
+static void test_quant_print_destroyed_note(void **st) {
+    (void)st;
+    const char *note = "destroyed: perplexity above " FQ_DESTROYED_TEXT "x the float one";
+    char *t = quant_table(0);
+    assert_non_null(strstr(t, " destroyed\n")); /* the column stays */
+    assert_null(strstr(t, note));
+    free(t);
+    t = quant_table(1);
+    assert_non_null(strstr(t, "      w8a8    6.0000"));
+    assert_non_null(strstr(t, note));
+    free(t);
+}
+
 /* The destroyed flag at its threshold: perplexity 10x the float one is
  * dloss ln 10 = 2.302585; just above it destroys, just below and any
  * improvement do not; a NaN or infinite loss destroys. */
@@ -578,6 +619,7 @@ int main(void) {
         cmocka_unit_test(test_parse_modes),
         cmocka_unit_test(test_kv_cache),
         cmocka_unit_test(test_destroyed),
+        cmocka_unit_test(test_quant_print_destroyed_note),
         cmocka_unit_test(test_tensors),
     };
     const struct CMUnitTest cli[] = {

@@ -164,6 +164,51 @@ static void expect_error(const char *name, const char *text, const char *where, 
     assert_int_equal(sw.n_runs, 0);
 }
 
+/* eval_quant_keep_first and eval_quant_source reach the quantized eval a
+ * sweep runs after training (sweep_quant_argv), for the runs of the file
+ * that sets them; without eval_quant beside them, or with a bad value,
+ * they are refused naming the line. */
+static void test_eval_quant_options(void **state) {
+    (void)state;
+    tu_put("p.ini", "steps = 1\n");
+    tu_put("plain.sweep", "[sweep]\npreset = p\neval_quant = kv8\n[run z]\nvariant = g1-elem\n");
+    const char *a = tu_put("qo.sweep", "[sweep]\npreset = p\neval_quant_source = 1\n"
+                                       "eval_quant = w8a8,kv4\neval_quant_keep_first = 2\n"
+                                       "include = plain.sweep\n[run x]\nvariant = baseline\n");
+    Sweep sw;
+    char err[512] = "", k[16], *argv[8];
+    if (sweep_parse(a, &sw, err, sizeof err)) fail_msg("%s", err);
+    assert_int_equal(sw.n_runs, 2);
+    assert_int_equal(sweep_quant_argv(&sw.runs[0], "x_s1.h5", k, sizeof k, argv), 7);
+    const char *want[] = {"eval", "x_s1.h5",       "--quant", "w8a8,kv4", "--quant-keep-first",
+                          "2",    "--quant-source"};
+    for (int i = 0; i < 7; i++) assert_string_equal(argv[i], want[i]);
+    assert_null(argv[7]);
+    /* the include's run has its own eval_quant and neither option */
+    assert_int_equal(sweep_quant_argv(&sw.runs[1], "z_s1.h5", k, sizeof k, argv), 4);
+    assert_string_equal(argv[3], "kv8");
+    assert_null(argv[4]);
+    sweep_free(&sw);
+    expect_error("qk1.sweep", "[sweep]\npreset = p\neval_quant_keep_first = 1\n[run a]\n",
+                 "qk1.sweep:3:", "eval_quant_keep_first needs eval_quant in the same [sweep]");
+    expect_error("qk2.sweep", "[sweep]\npreset = p\n[run a]\n[sweep]\neval_quant_source = 1\n",
+                 "qk2.sweep:5:", "eval_quant_source needs eval_quant in the same [sweep]");
+    expect_error("qk3.sweep",
+                 "[sweep]\npreset = p\neval_quant = w8a8\neval_quant_keep_first = -1\n[run a]\n",
+                 "qk3.sweep:4:", "bad eval_quant_keep_first '-1'");
+    expect_error("qk4.sweep",
+                 "[sweep]\npreset = p\neval_quant = w8a8\neval_quant_source = yes\n[run a]\n",
+                 "qk4.sweep:4:", "bad eval_quant_source 'yes'");
+    expect_error("qk5.sweep",
+                 "[sweep]\npreset = p\neval_quant = w8a8\neval_quant_source = 1\n"
+                 "eval_quant_source = 0\n[run a]\n",
+                 "qk5.sweep:5:", "eval_quant_source given twice");
+    /* --quant-source needs a per-tensor mode: refused here, not after training */
+    expect_error("qk6.sweep",
+                 "[sweep]\npreset = p\neval_quant = kv8,w8a8-tok\neval_quant_source = 1\n[run a]\n",
+                 "qk6.sweep:4:", "eval_quant_source = 1 finds a per-tensor mode's damage source");
+}
+
 static void test_errors(void **state) {
     (void)state;
     tu_put("p.ini", "steps = 1\n");
@@ -616,6 +661,8 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_default_seed_and_path_preset, tu_scratch_setup,
                                         tu_scratch_teardown),
         cmocka_unit_test_setup_teardown(test_errors, tu_scratch_setup, tu_scratch_teardown),
+        cmocka_unit_test_setup_teardown(test_eval_quant_options, tu_scratch_setup,
+                                        tu_scratch_teardown),
         cmocka_unit_test_setup_teardown(test_protocol_file, tu_scratch_setup, tu_scratch_teardown),
         cmocka_unit_test_setup_teardown(test_plan, tu_scratch_setup, tu_scratch_teardown),
         cmocka_unit_test_setup_teardown(test_slurm, tu_scratch_setup, tu_scratch_teardown),

@@ -17,6 +17,7 @@
 #include "forward_open.h"
 #include "lceval.h"
 #include "quanteval.h"
+#include "quant_print.h"
 #include "stop.h"
 #include "runfile.h"
 #include "runlock.h"
@@ -132,36 +133,6 @@ static int store(const char *run, int yarn, const LcEvalResult *r, int n) {
     return 0;
 }
 
-/* The quantized evaluation's table: a mode per row; with positions held
- * out, also each mode's dloss with them in float and its sink_dloss. */
-static void print_quant(const char *run, const ForwardInfo *info, const QuantEvalResult *r) {
-    const int K = r->keep_first;
-    printf("%s  variant %s  length %d  %lld sequences  calibration %d batches  "
-           "percentile " FQ_PERCENTILE_TEXT,
-           run, info->variant, r->len, r->n_seqs, r->calib);
-    if (K > 0) printf("  held out: the first %d position%s", K, K == 1 ? "" : "s");
-    printf("\n%10s %9s %9s %9s", "mode", "val_loss", "ppl", "dloss");
-    if (K > 0) printf(" %11s %11s", "dloss_keep", "sink_dloss");
-    printf(" %9s\n%10s %9.4f %9.3f %9s\n", "destroyed", FQ_NAME_FLOAT, r->val_loss, r->ppl, "");
-    for (int i = 0; i < r->n_modes; i++) {
-        const QuantModeResult *m = &r->modes[i];
-        printf("%10s %9.4f %9.3f %+9.4f", fq_mode_name(m->mode), m->val_loss, m->ppl, m->dloss);
-        if (K > 0) printf(" %+11.4f %+11.4f", m->dloss_keep, m->sink_dloss);
-        printf(" %9s\n", m->destroyed ? "yes" : "no");
-    }
-    printf("destroyed: perplexity above " FQ_DESTROYED_TEXT
-           "x the float one (its sink_dloss ranks nothing)\n");
-    for (int i = 0; i < r->n_modes; i++)
-        if (r->modes[i].source[0])
-            printf("%s: largest damage from %s: in float alone it recovers %+.4f of dloss %+.4f "
-                   "(%d input tensors tried)\n",
-                   fq_mode_name(r->modes[i].mode), r->modes[i].source, r->modes[i].source_recovered,
-                   r->modes[i].dloss, r->modes[i].n_tensors);
-    printf("float: max |attn out| %.4g  max |ffn out| %.4g  max |layer out| %.4g  "
-           "max kurtosis %.4g\n",
-           r->inf[FQ_OUT_ATTN], r->inf[FQ_OUT_FFN], r->inf[FQ_OUT_LAYER], r->kurt_max);
-}
-
 static json_t *quant_json(const QuantEvalResult *r) {
     json_t *e = json_object(), *m = json_object();
     cj_set(e, "length", json_integer(r->len));
@@ -253,7 +224,7 @@ static int eval_quant(Forward *f, QuantEvalOpts *q, json_t *jo, int nowrite) {
         return stop_requested() ? 130 : 2;
     }
     if (jo) cj_set(jo, "quant", quant_json(&r));
-    else print_quant(f->run, &f->info, &r);
+    else quant_print(stdout, f->run, &f->info, &r);
     return !nowrite && store_quant(f->run, &r) != 0 ? 1 : 0;
 }
 

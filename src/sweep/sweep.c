@@ -599,6 +599,20 @@ static int intervene_child(const char *exe, const char *dir, const SweepRun *r, 
     return post_child(exe, dir, r, argv);
 }
 
+/* See sweep.h. */
+int sweep_quant_argv(const SweepRun *r, const char *h5, char *kbuf, size_t klen, char **argv) {
+    int n = 0;
+    argv[n++] = "eval", argv[n++] = (char *)h5;
+    argv[n++] = "--quant", argv[n++] = (char *)r->eval_quant;
+    if (r->eval_quant_keep_first > 0) {
+        snprintf(kbuf, klen, "%d", r->eval_quant_keep_first);
+        argv[n++] = "--quant-keep-first", argv[n++] = kbuf;
+    }
+    if (r->eval_quant_source) argv[n++] = "--quant-source";
+    argv[n] = NULL;
+    return n;
+}
+
 /* The post-training steps of one run that ended done (diverged runs have
  * no final weights), run by exe: eval if asked and not yet in the file
  * (nor the needle, when asked), then the interventions likewise. Returns the steps that failed. */
@@ -621,7 +635,8 @@ static int post_run(const char *exe, const char *dir, const SweepRun *r, const c
     }
     if (r->eval_quant[0] && !runfile_has_group(h5, RS_G_QUANT)) {
         fprintf(stderr, "gatelab sweep: eval %s quantized: %s\n", r->id, r->eval_quant);
-        char *argv[] = {"eval", (char *)h5, "--quant", (char *)r->eval_quant, NULL};
+        char k[16], *argv[8];
+        sweep_quant_argv(r, h5, k, sizeof k, argv);
         if (post_child(exe, dir, r, argv) != 0) {
             fprintf(stderr, "gatelab sweep: quantized eval %s failed, log %s\n", r->id, log);
             failed++;

@@ -51,6 +51,10 @@ typedef struct {
     /* "w8a8,w4a4" from eval_quant in the same [sweep] ("" = none), with
      * the same scope: `gatelab eval --quant` after training. */
     char eval_quant[64];
+    /* eval_quant_keep_first = K and eval_quant_source = 1 in the same
+     * [sweep] (0: not given): that eval's --quant-keep-first K and
+     * --quant-source (sweep_quant_argv). */
+    int eval_quant_keep_first, eval_quant_source;
     /* 1 from eval_needle = 1 in the same [sweep] (which also sets
      * eval_lengths): the eval adds --needle, the needle task at each of
      * its lengths; a run whose /lceval lacks it is evaluated again. */
@@ -241,5 +245,11 @@ int sweep_write_slurm(const Sweep *sw, const char *sweep_file, const char *out_d
  * when asked, or /intervene, skip that step). Returns how many steps
  * failed. */
 int sweep_post_runs(const Sweep *sw, const SweepOptions *o);
+
+/* The arguments of run r's quantized eval, `gatelab eval H5 --quant LIST
+ * [--quant-keep-first K] [--quant-source]`, from "eval" on into argv[8]
+ * (NULL-ended; K's text in kbuf[klen]); argv points into r, h5 and kbuf.
+ * Returns the count. */
+int sweep_quant_argv(const SweepRun *r, const char *h5, char *kbuf, size_t klen, char **argv);
 
 #endif

@@ -58,14 +58,17 @@ typedef struct {
     int n_runs;
     Include *incs;
     int n_incs;
-    char eval_lengths[128];            /* "1x,2x,..." from eval_lengths = 1,2,... */
-    char intervene[96];                /* "gates-open bos-mean ..." from intervene = */
-    char eval_quant[64];               /* "w8a8,w4a4" from eval_quant = */
-    int eval_needle, eval_needle_line; /* eval_needle = 1 (needs eval_lengths) */
-    Protocol proto, proto2;            /* [primary] and [secondary], checked key by key */
-    char *primary, *second;            /* each as "key = value" lines */
-    int primary_line;                  /* [primary]'s header line (0: none) */
-    int second_line;                   /* [secondary]'s header line (0: none) */
+    char eval_lengths[128];              /* "1x,2x,..." from eval_lengths = 1,2,... */
+    char intervene[96];                  /* "gates-open bos-mean ..." from intervene = */
+    char eval_quant[64];                 /* "w8a8,w4a4" from eval_quant = */
+    int quant_keep, quant_keep_line;     /* eval_quant_keep_first = K (needs eval_quant) */
+    int quant_source, quant_source_line; /* eval_quant_source = 1 (needs eval_quant) */
+    int quant_per_tensor;                /* eval_quant has a per-tensor mode (fq_calibrated) */
+    int eval_needle, eval_needle_line;   /* eval_needle = 1 (needs eval_lengths) */
+    Protocol proto, proto2;              /* [primary] and [secondary], checked key by key */
+    char *primary, *second;              /* each as "key = value" lines */
+    int primary_line;                    /* [primary]'s header line (0: none) */
+    int second_line;                     /* [secondary]'s header line (0: none) */
 } FileCtx;
 
 #define MAX_FILES 256 /* distinct sweep files in one sweep, includes and all */
@@ -246,7 +249,30 @@ static int parse_eval_quant(FileCtx *c, const char *value) {
             return fail(c, c->line, "bad eval_quant mode '%s' (" FQ_NAMES_TEXT ", each once)", t,
                         NULL);
         k += (size_t)snprintf(c->eval_quant + k, sizeof c->eval_quant - k, "%s%s", k ? "," : "", t);
+        c->quant_per_tensor |= fq_calibrated((FqMode)m);
     }
+    return 1;
+}
+
+/* eval_quant_keep_first = K (a whole number, 0: none) and
+ * eval_quant_source = 1 | 0: `gatelab eval --quant`'s --quant-keep-first
+ * and --quant-source; that their eval_quant is there is checked after the
+ * file is read (parse_file). */
+static int parse_quant_opt(FileCtx *c, const char *name, const char *value) {
+    int keep = !strcmp(name, "eval_quant_keep_first"), *line, *out;
+    line = keep ? &c->quant_keep_line : &c->quant_source_line;
+    out = keep ? &c->quant_keep : &c->quant_source;
+    if (*line) return fail(c, c->line, "%s given twice", name, NULL);
+    char *end;
+    errno = 0;
+    long v = strtol(value, &end, 10);
+    if (end == value || *end || errno || v < 0 || v > (keep ? INT_MAX : 1))
+        return fail(c, c->line,
+                    keep ? "bad %s '%s' (a whole number K: hold the first K positions out)"
+                         : "bad %s '%s' (1: find each mode's damage source, 0: not)",
+                    name, value);
+    *out = (int)v;
+    *line = c->line;
     return 1;
 }
 
@@ -274,6 +300,8 @@ static int sweep_key(FileCtx *c, const char *name, const char *value) {
         return parse_intervene(c, value);
     } else if (!strcmp(name, "eval_quant")) {
         return parse_eval_quant(c, value);
+    } else if (!strcmp(name, "eval_quant_keep_first") || !strcmp(name, "eval_quant_source")) {
+        return parse_quant_opt(c, name, value);
     } else if (!strcmp(name, "eval_needle")) {
         return parse_eval_needle(c, value);
     } else if (!strcmp(name, "seeds")) {
@@ -302,7 +330,8 @@ static int sweep_key(FileCtx *c, const char *name, const char *value) {
     } else {
         return fail(c, c->line,
                     "unknown key '%s' in [sweep] (preset, seeds, "
-                    "set, include, eval_lengths, eval_needle, intervene, eval_quant)",
+                    "set, include, eval_lengths, eval_needle, intervene, eval_quant, "
+                    "eval_quant_keep_first, eval_quant_source)",
                     name, NULL);
     }
     return 1;
@@ -455,6 +484,8 @@ static int add_run(FileCtx *c, Chain *chain, Sweep *sw, const FileRun *fr, const
     str_copy(r.eval_lengths, sizeof r.eval_lengths, c->eval_lengths);
     str_copy(r.intervene, sizeof r.intervene, c->intervene);
     str_copy(r.eval_quant, sizeof r.eval_quant, c->eval_quant);
+    r.eval_quant_keep_first = c->quant_keep;
+    r.eval_quant_source = c->quant_source;
     r.eval_needle = c->eval_needle;
     char kv[64];
     int bad = 0;
@@ -479,8 +510,11 @@ static int add_run(FileCtx *c, Chain *chain, Sweep *sw, const FileRun *fr, const
             str_copy(sw->runs[i].eval_lengths, sizeof sw->runs[i].eval_lengths, r.eval_lengths);
         if (same && !sw->runs[i].intervene[0])
             str_copy(sw->runs[i].intervene, sizeof sw->runs[i].intervene, r.intervene);
-        if (same && !sw->runs[i].eval_quant[0])
+        if (same && !sw->runs[i].eval_quant[0]) { /* the eval with its options */
             str_copy(sw->runs[i].eval_quant, sizeof sw->runs[i].eval_quant, r.eval_quant);
+            sw->runs[i].eval_quant_keep_first = r.eval_quant_keep_first;
+            sw->runs[i].eval_quant_source = r.eval_quant_source;
+        }
         if (same) sw->runs[i].eval_needle |= r.eval_needle;
         run_free(&r);
         if (same) return 0;
@@ -572,6 +606,16 @@ static int parse_file(const char *path, Chain *chain, Sweep *sw, char *err, size
     if (!c.failed && c.eval_needle && !c.eval_lengths[0])
         fail(&c, c.eval_needle_line,
              "eval_needle = 1 needs eval_lengths in the same [sweep] (the lengths it is scored at)",
+             NULL, NULL);
+    for (int k = 0; k < 2 && !c.failed && !c.eval_quant[0]; k++)
+        if (k ? c.quant_source_line : c.quant_keep_line)
+            fail(&c, k ? c.quant_source_line : c.quant_keep_line,
+                 "%s needs eval_quant in the same [sweep] (the modes it applies to)",
+                 k ? "eval_quant_source" : "eval_quant_keep_first", NULL);
+    if (!c.failed && c.quant_source == 1 && !c.quant_per_tensor)
+        fail(&c, c.quant_source_line,
+             "eval_quant_source = 1 finds a per-tensor mode's damage source; put " FQ_NAME_W8A8
+             ", " FQ_NAME_W8A8_PCT " or " FQ_NAME_W4A4 " in eval_quant",
              NULL, NULL);
     if (!c.failed && c.second_line && !c.primary_line)
         fail(&c, c.second_line, "[secondary] needs a [primary] beside it", NULL, NULL);
