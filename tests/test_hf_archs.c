@@ -224,6 +224,14 @@ static void test_gemma_keys(void **s) {
               err, sizeof err),
         0);
     assert_true(a.rope_theta == 500000.0 && a.rope_local_theta == 20000.0);
+    assert_int_equal(
+        parse(&a, "Gemma2ForCausalLM", ", \"attn_logit_softcapping\": -1", err, sizeof err), -1);
+    assert_non_null(strstr(err, "query_pre_attn_scalar must be > 0, the soft caps >= 0"));
+    assert_int_equal(parse(&a, "Gemma3ForCausalLM",
+                           ", \"rope_scaling\": {\"rope_type\": \"linear\", \"factor\": 0}", err,
+                           sizeof err),
+                     -1);
+    assert_non_null(strstr(err, "rope_scaling linear factor must be > 0"));
 }
 
 /* gemma2-f32 slides over 4 keys on 2 of its 3 layers: windows of 40 tokens
