@@ -1,13 +1,17 @@
-/* test_hf_archs.c: the OLMo 2, Mistral and Phi-3 checkpoints beyond their
+/* test_hf_archs.c: the OLMo 2, Mistral, Phi-3 and Gemma checkpoints beyond their
  * forward (which test_hf_inspect.c holds to PyTorch with the other
  * families): the config keys their config classes define, each position's
  * loss of an inspected run against the float64 reference's (expected.h5
  * `losses`), and eval, intervene and stream on the run; the refusals of
  * architectures not read, through gatelab inspect.
  *
- * Fixtures: tests/reference/hf/{olmo2,mistral,phi3}-* (make_hf_fixtures.py);
- * mistral-f32 and phi3-f32 have a sliding window of 4 keys over their 10
- * tokens, phi3-f32 rotates half of each head (partial_rotary_factor). */
+ * Fixtures: tests/reference/hf/{olmo2,mistral,phi3,gemma2,gemma3}-*
+ * (make_hf_fixtures.py, gemma_reference.py); mistral-f32 and phi3-f32
+ * have a sliding window of 4 keys over their 10 tokens, phi3-f32 rotates
+ * half of each head (partial_rotary_factor); gemma2-f32 and gemma3-f32
+ * slide over 4 keys on layers 0 and 2 only (their forward is checked in
+ * test_hf_inspect.c; inspecting them at 40 tokens is refused here), the
+ * BF16 Gemma ones over 64 keys. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -29,9 +33,14 @@
 static const struct {
     const char *name;
     int window;
-} FIXTURES[] = {{"olmo2-f32", 0},   {"olmo2-bf16-sharded", 0},
-                {"mistral-f32", 4}, {"mistral-bf16-sharded", 0},
-                {"phi3-f32", 4},    {"phi3-bf16-sharded", 0}};
+} FIXTURES[] = {{"olmo2-f32", 0},
+                {"olmo2-bf16-sharded", 0},
+                {"mistral-f32", 4},
+                {"mistral-bf16-sharded", 0},
+                {"phi3-f32", 4},
+                {"phi3-bf16-sharded", 0},
+                {"gemma2-bf16-sharded", 0},
+                {"gemma3-bf16-sharded", 0}};
 #define N_FIX (sizeof FIXTURES / sizeof *FIXTURES)
 
 #define LEN 40 /* the inspected windows: the fixture's tokens first */
@@ -132,8 +141,8 @@ static void test_phi3_keys(void **s) {
 
 /* A config.json alone in a scratch directory, read by gatelab inspect:
  * Qwen3-Next and Qwen3.5 are refused naming their linear-attention layers,
- * Gemma 2, Gemma 3 and gpt-oss as unknown architectures; each refusal is
- * one line, exit 2, listing every family read (Phi-3 among them). */
+ * gpt-oss as an unknown architecture; each refusal is one line, exit 2,
+ * listing every family read (Phi-3 and Gemma among them). */
 static void test_unread_families(void **s) {
     (void)s;
     static const struct {
@@ -143,13 +152,12 @@ static void test_unread_families(void **s) {
                                  "linear-attention layers (Gated DeltaNet)"},
         {"Qwen3_5ForCausalLM", "Qwen3_5ForCausalLM (Qwen3.5) is not read: its linear-attention"},
         {"Qwen3_5MoeForConditionalGeneration", "(Qwen3.5) is not read: its linear-attention"},
-        {"Gemma2ForCausalLM", "unknown architecture 'Gemma2ForCausalLM' (supported: "},
-        {"Gemma3ForCausalLM", "unknown architecture 'Gemma3ForCausalLM' (supported: "},
         {"GptOssForCausalLM", "unknown architecture 'GptOssForCausalLM' (supported: "},
     };
     char list[256], json[256];
     hf_family_list(list, sizeof list);
-    assert_non_null(strstr(list, "MistralForCausalLM, Phi3ForCausalLM"));
+    assert_non_null(strstr(list, "MistralForCausalLM, Phi3ForCausalLM, Gemma2ForCausalLM, "
+                                 "Gemma3ForCausalLM"));
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         const char *d = tu_tmpdir();
         snprintf(json, sizeof json, "{\"architectures\": [\"%s\"], \"hidden_size\": 32}",
@@ -167,6 +175,87 @@ static void test_unread_families(void **s) {
         free(out);
         tu_rmtree(d);
     }
+}
+
+/* Gemma 2 (Gemma2Config): head_dim 256, tied, (1 + w) norms, embeddings
+ * times sqrt(d), the soft caps 50 and 30 (null: none), the window 4096 on
+ * layers 0, 2, ...; Gemma 3 (Gemma3TextConfig): every sixth layer full,
+ * the local RoPE base 10000, no caps, q/k norms; layer_types sets the
+ * pattern, one off it is refused naming the layer; v5's rope_parameters
+ * per layer type give both bases; linear RoPE scaling is read. */
+static void test_gemma_keys(void **s) {
+    (void)s;
+    HfArch a;
+    char err[512];
+    assert_int_equal(parse(&a, "Gemma2ForCausalLM", "", err, sizeof err), 0);
+    assert_int_equal(a.family, HF_GEMMA2);
+    assert_true(a.dh == 256 && a.tied && a.norm_plus1 && a.act == HF_ACT_GELU_TANH);
+    assert_true(a.embed_scale == sqrtf(32.0f) && a.attn_scale == 1.0f / 16.0f);
+    assert_true(a.attn_softcap == 50.0 && a.final_softcap == 30.0);
+    assert_true(a.sliding_window == 4096 && a.sliding_period == 2 && a.sliding_layers == 2);
+    assert_int_equal(parse(&a, "Gemma2ForCausalLM",
+                           ", \"attn_logit_softcapping\": null, \"final_logit_softcapping\": null,"
+                           " \"query_pre_attn_scalar\": 64, \"head_dim\": 8",
+                           err, sizeof err),
+                     0);
+    assert_true(a.attn_softcap == 0 && a.final_softcap == 0 && a.attn_scale == 0.125f);
+    assert_int_equal(parse(&a, "Gemma3ForCausalLM", "", err, sizeof err), 0);
+    assert_true(a.family == HF_GEMMA3 && a.qk_norm && a.sliding_period == 6);
+    assert_true(a.sliding_layers == 3 && a.rope_local_theta == 10000.0 && a.attn_softcap == 0);
+    assert_int_equal(parse(&a, "Gemma3ForCausalLM",
+                           ", \"layer_types\": [\"sliding_attention\", \"full_attention\", "
+                           "\"sliding_attention\"], \"rope_scaling\": {\"rope_type\": \"linear\", "
+                           "\"factor\": 8.0}",
+                           err, sizeof err),
+                     0);
+    assert_true(a.sliding_period == 2 && a.sliding_layers == 2);
+    assert_true(a.rope_type == HF_ROPE_LINEAR && a.rs_factor == 8.0);
+    assert_int_equal(parse(&a, "Gemma3ForCausalLM",
+                           ", \"layer_types\": [\"sliding_attention\", \"full_attention\", "
+                           "\"full_attention\"]",
+                           err, sizeof err),
+                     -1);
+    assert_non_null(strstr(err, "layer_types[2] is 'full_attention', off the pattern"));
+    assert_int_equal(
+        parse(&a, "Gemma3ForCausalLM",
+              ", \"rope_parameters\": {\"full_attention\": {\"rope_type\": \"default\","
+              " \"rope_theta\": 500000.0}, \"sliding_attention\": {\"rope_type\": "
+              "\"default\", \"rope_theta\": 20000.0}}",
+              err, sizeof err),
+        0);
+    assert_true(a.rope_theta == 500000.0 && a.rope_local_theta == 20000.0);
+    assert_int_equal(
+        parse(&a, "Gemma2ForCausalLM", ", \"attn_logit_softcapping\": -1", err, sizeof err), -1);
+    assert_non_null(strstr(err, "query_pre_attn_scalar must be > 0, the soft caps >= 0"));
+    assert_int_equal(parse(&a, "Gemma3ForCausalLM",
+                           ", \"rope_scaling\": {\"rope_type\": \"linear\", \"factor\": 0}", err,
+                           sizeof err),
+                     -1);
+    assert_non_null(strstr(err, "rope_scaling linear factor must be > 0"));
+}
+
+/* gemma2-f32 slides over 4 keys on 2 of its 3 layers: windows of 40 tokens
+ * are refused in one line naming sliding_window, and nothing is written. */
+static void test_gemma_window_refused(void **s) {
+    (void)s;
+    const char *d = tu_tmpdir();
+    char fix[2048];
+    snprintf(fix, sizeof fix, "%s/tests/reference/hf/gemma2-f32", tu_src());
+    int32_t tok[LEN];
+    for (int i = 0; i < LEN; i++) tok[i] = (i * 37 + 11) % 97;
+    hf_write_tokens(tu_join(d, "ids.txt"), tok, LEN, 1);
+    const char *log = tu_join(d, "log"), *run = tu_join(d, "run.h5");
+    assert_int_equal(
+        tu_run(log, "inspect %s --tokens %s --out %s -q", fix, tu_join(d, "ids.txt"), run), 2);
+    char *out = tu_slurp_ok(log, NULL);
+    if (!strstr(out, "config.json's sliding_window 4 (on 2 of 3 layers) is shorter than windows "
+                     "of 40 tokens") ||
+        strchr(out, '\n') + 1 != out + strlen(out))
+        fail_msg("refusal was: %s", out);
+    free(out);
+    FILE *f = fopen(run, "rb");
+    assert_null(f);
+    tu_rmtree(d);
 }
 
 /* The fixture's tokens and reference losses; LEN-token windows starting
@@ -217,7 +306,8 @@ static void check_losses(const char *name, const char *run, const int32_t *tok, 
 }
 
 /* inspect, the losses, then eval, intervene (every kind that applies to
- * an ungated model) and stream on the run. */
+ * an ungated model) and stream on the run; for Gemma also probe (a
+ * prompt through the rerun path) and eval --quant (w8a8, kv8). */
 static void test_rerun_families(void **s) {
     (void)s;
     for (size_t i = 0; i < N_FIX; i++) {
@@ -244,16 +334,21 @@ static void test_rerun_families(void **s) {
         assert_int_equal(tu_run(log, "intervene %s all", run), 0);
         assert_int_equal(tu_run(log, "stream %s --len 40 --window 10 --n-seq 3", run), 0);
         assert_int_equal(tu_run(log, "stream %s --len 40 --window 3 --keep 1 --n-seq 3", run), 0);
+        if (!strncmp(name, "gemma", 5)) { /* the newest families: probe and quant too */
+            assert_int_equal(tu_run(log, "probe %s --tokens 2,5,7,9 --name p --no-figure", run), 0);
+            assert_int_equal(
+                tu_run(log, "eval %s --quant w8a8,kv8 --batches 1 --calib 1 --batch-size 1", run),
+                0);
+        }
         tu_rmtree(d);
     }
 }
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_config_keys),
-        cmocka_unit_test(test_phi3_keys),
-        cmocka_unit_test(test_unread_families),
-        cmocka_unit_test(test_rerun_families),
+        cmocka_unit_test(test_config_keys),     cmocka_unit_test(test_phi3_keys),
+        cmocka_unit_test(test_gemma_keys),      cmocka_unit_test(test_gemma_window_refused),
+        cmocka_unit_test(test_unread_families), cmocka_unit_test(test_rerun_families),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

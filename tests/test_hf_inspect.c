@@ -53,6 +53,10 @@ static const char *FIXTURES[] = {
     "mistral-bf16-sharded",
     "phi3-f32",
     "phi3-bf16-sharded",
+    "gemma2-f32",
+    "gemma2-bf16-sharded",
+    "gemma3-f32",
+    "gemma3-bf16-sharded",
 };
 #define N_FIX (sizeof FIXTURES / sizeof *FIXTURES)
 

@@ -75,7 +75,9 @@ const OptTable inspect_options = {
     "gated-attention flags headwise_/elementwise_attn_output_gate),\n"
     "GPT2LMHeadModel, GPTNeoXForCausalLM, Olmo2ForCausalLM, MistralForCausalLM\n"
     "and Phi3ForCausalLM (these two with sliding_window on every layer; Phi-3's\n"
-    "longrope scaling is refused).\n",
+    "longrope scaling is refused), Gemma2ForCausalLM and Gemma3ForCausalLM (text;\n"
+    "soft-capped logits, (1 + w) norms; their sliding window covers only some\n"
+    "layers, so windows of T tokens need T <= sliding_window).\n",
     "Exit codes: 0 ok, 1 failure, 2 bad input.\n",
     inspect_rows,
     NULL};

@@ -4,6 +4,7 @@
 
 #include <float.h>
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +31,7 @@ static const struct {
     {"Qwen3ForCausalLM", HF_QWEN3},     {"GPT2LMHeadModel", HF_GPT2},
     {"GPTNeoXForCausalLM", HF_NEOX},    {"Olmo2ForCausalLM", HF_OLMO2},
     {"MistralForCausalLM", HF_MISTRAL}, {"Phi3ForCausalLM", HF_PHI3},
+    {"Gemma2ForCausalLM", HF_GEMMA2},   {"Gemma3ForCausalLM", HF_GEMMA3},
 };
 
 /* Architectures refused with the reason rather than as unknown, each with
@@ -164,6 +166,14 @@ static double req_num(Cfg *c, json_t *obj, const char *objname, const char *key)
     return num_in(c, obj, key, 0.0);
 }
 
+/* rope_parameters (v5): the object itself, or its "full_attention" entry
+ * where it holds one per layer type (Gemma 3); NULL when absent. */
+static json_t *rope_params(Cfg *c) {
+    json_t *rp = json_object_get(c->root, "rope_parameters");
+    json_t *full = json_object_get(rp, "full_attention");
+    return json_is_object(full) ? full : json_is_object(rp) ? rp : NULL;
+}
+
 /* transformers v5 saves rope_theta and the scaling keys together in the
  * object rope_parameters; earlier versions save rope_theta (GPT-NeoX:
  * rotary_emb_base) at the top level and the scaling keys in rope_scaling.
@@ -171,9 +181,9 @@ static double req_num(Cfg *c, json_t *obj, const char *objname, const char *key)
  * level's keys tops[n] (the last one rope_theta); none of them is refused,
  * naming each. */
 static void rope_base(Cfg *c, HfArch *a, const char *const *tops, int n) {
-    json_t *rp = json_object_get(c->root, "rope_parameters");
+    json_t *rp = rope_params(c);
     if (c->failed) return;
-    if (json_is_object(rp) && json_object_get(rp, "rope_theta")) {
+    if (rp && json_object_get(rp, "rope_theta")) {
         a->rope_theta = num_in(c, rp, "rope_theta", 0.0);
         return;
     }
@@ -239,9 +249,9 @@ static void rope_yarn(Cfg *c, HfArch *a, json_t *rs, const char *name) {
  * or rope_type "default" is plain RoPE; llama3 and yarn are read; any
  * other type is refused. */
 static void rope_scaling(Cfg *c, HfArch *a) {
-    json_t *rp = json_object_get(c->root, "rope_parameters");
-    const char *name = json_is_object(rp) ? "rope_parameters" : "rope_scaling";
-    json_t *rs = json_is_object(rp) ? rp : json_object_get(c->root, name);
+    json_t *rp = rope_params(c);
+    const char *name = rp ? "rope_parameters" : "rope_scaling";
+    json_t *rs = rp ? rp : json_object_get(c->root, name);
     a->rope_type = HF_ROPE_PLAIN;
     if (c->failed || !rs || json_is_null(rs)) return;
     json_t *ty = json_object_get(rs, "rope_type");
@@ -250,17 +260,27 @@ static void rope_scaling(Cfg *c, HfArch *a) {
     if (json_is_object(rs) && !strcmp(t, "default")) return;
     if (json_is_object(rs) && !strcmp(t, "llama3")) return rope_llama3(c, a, rs, name);
     if (json_is_object(rs) && !strcmp(t, "yarn")) return rope_yarn(c, a, rs, name);
+    if (json_is_object(rs) && !strcmp(t, "linear")) {
+        a->rope_type = HF_ROPE_LINEAR;
+        a->rs_factor = req_num(c, rs, name, "factor");
+        if (!c->failed && !(a->rs_factor > 0)) {
+            c->failed = 1;
+            seterr(c->err, c->errlen, "%s: %s linear factor must be > 0", c->path, name);
+        }
+        return;
+    }
     c->failed = 1;
     char shown[44];
     if (!strcmp(t, "longrope") || !strcmp(t, "su")) {
         seterr(c->err, c->errlen,
                "%s: %s type '%s' (the long-context RoPE scaling of Phi-3's 128k models) is not "
-               "supported: only plain RoPE (null, default), llama3 or yarn scaling is read",
+               "supported: only plain RoPE (null, default), linear, llama3 or yarn scaling is read",
                c->path, name, t);
         return;
     }
-    seterr(c->err, c->errlen, "%s: %s rope_type '%s' is not supported (default, llama3, yarn)",
-           c->path, name, err_shown(shown, sizeof shown, t));
+    seterr(c->err, c->errlen,
+           "%s: %s rope_type '%s' is not supported (default, linear, llama3, yarn)", c->path, name,
+           err_shown(shown, sizeof shown, t));
 }
 
 /* Sliding-window attention as transformers' Qwen2 and Qwen3 configs
@@ -416,6 +436,82 @@ static void parse_olmo2_mistral_phi3(Cfg *c, HfArch *a) {
     }
 }
 
+/* Which of Gemma's layers slide: layer_types when present (each
+ * "sliding_attention" or "full_attention"), which must repeat one period
+ * (every period-th layer full, the others sliding, or every layer
+ * sliding); else every dflt-th layer full. A list of another pattern is
+ * refused, naming the first layer off it. */
+static void gemma_layers(Cfg *c, HfArch *a, int dflt) {
+    json_t *lt = json_object_get(c->root, "layer_types");
+    int period = dflt;
+    if (json_is_array(lt)) {
+        period = 0;
+        for (size_t i = 0; i < json_array_size(lt) && !period; i++) {
+            const char *t = json_string_value(json_array_get(lt, i));
+            if (t && !strcmp(t, "full_attention")) period = (int)i + 1;
+        }
+        for (int l = 0; l < a->L && !c->failed; l++) {
+            const char *t = json_string_value(json_array_get(lt, (size_t)l));
+            int full = period && (l + 1) % period == 0;
+            if (!t || strcmp(t, full ? "full_attention" : "sliding_attention")) {
+                c->failed = 1;
+                char shown[44];
+                seterr(c->err, c->errlen,
+                       "%s: layer_types[%d] is '%s', off the pattern gatelab reads (every "
+                       "%d-th layer full_attention, the others sliding_attention)",
+                       c->path, l, err_shown(shown, sizeof shown, t ? t : "(missing)"), period);
+            }
+        }
+    }
+    a->sliding_period = period > 1 ? period : 0; /* kept without a window: Gemma 3's RoPE */
+    a->sliding_layers = period == 1 ? 0 : period ? a->L - a->L / period : a->L;
+    if (!a->sliding_layers || !a->sliding_window) a->sliding_window = a->sliding_layers = 0;
+}
+
+/* Gemma 2 and Gemma 3 (text) after parse_llama_like, as Gemma2Config and
+ * Gemma3TextConfig define them (transformers v4.50): the MLP's
+ * activation hidden_activation (gelu_pytorch_tanh); head_dim 256; tied
+ * embeddings; RMSNorm by (1 + w); embeddings times sqrt(hidden_size);
+ * logits scaled by query_pre_attn_scalar^-1/2 (256); the soft caps
+ * attn_logit_softcapping and final_logit_softcapping (Gemma 2: 50 and
+ * 30; Gemma 3: none; null: none); sliding_window (4096; null: none) on
+ * the layers gemma_layers finds, every second one full (Gemma 2) or
+ * every sliding_window_pattern-th (Gemma 3: 6); Gemma 3's sliding layers
+ * turn by rope_local_base_freq (10000; v5: rope_parameters'
+ * sliding_attention rope_theta), its q_norm / k_norm per head. */
+static void parse_gemma(Cfg *c, HfArch *a) {
+    const int g2 = a->family == HF_GEMMA2;
+    if (!c->failed) act_of(c, get_str(c, "hidden_activation", "gelu_pytorch_tanh"), &a->act);
+    a->dh = a->rotary_dim = get_int(c, "head_dim", 256, 1, MAX_DIM);
+    a->tied = get_bool(c, "tie_word_embeddings", 1);
+    a->norm_plus1 = 1;
+    a->embed_scale = sqrtf((float)a->d);
+    a->attn_scale = (float)(1.0 / sqrt(get_num(c, "query_pre_attn_scalar", 256.0)));
+    json_t *ac = json_object_get(c->root, "attn_logit_softcapping");
+    json_t *fc = json_object_get(c->root, "final_logit_softcapping");
+    a->attn_softcap = json_is_null(ac) ? 0.0 : get_num(c, "attn_logit_softcapping", g2 ? 50.0 : 0);
+    a->final_softcap =
+        json_is_null(fc) ? 0.0 : get_num(c, "final_logit_softcapping", g2 ? 30.0 : 0);
+    json_t *sw = json_object_get(c->root, "sliding_window");
+    a->sliding_window = json_is_null(sw) ? 0 : get_int(c, "sliding_window", 4096, 1, 1 << 30);
+    gemma_layers(c, a, g2 ? 2 : get_int(c, "sliding_window_pattern", 6, 1, 1 << 30));
+    a->qk_norm = g2 ? 0 : 1;
+    if (!g2) {
+        json_t *loc =
+            json_object_get(json_object_get(c->root, "rope_parameters"), "sliding_attention");
+        a->rope_local_theta = json_is_object(loc) ? num_in(c, loc, "rope_theta", 10000.0)
+                                                  : get_num(c, "rope_local_base_freq", 10000.0);
+    }
+    if (!c->failed && (!(a->attn_scale > 0) || a->attn_softcap < 0 || a->final_softcap < 0 ||
+                       (!g2 && !(a->rope_local_theta > 1)))) {
+        c->failed = 1;
+        seterr(c->err, c->errlen,
+               "%s: query_pre_attn_scalar must be > 0, the soft caps >= 0 (or null) and "
+               "rope_local_base_freq > 1",
+               c->path);
+    }
+}
+
 static int check_dims(Cfg *c, HfArch *a) {
     if (c->failed) return -1;
     /* every size derived by multiplying (the attention's rows) stays an int */
@@ -485,6 +581,7 @@ int hf_config_parse(HfArch *a, const char *json, size_t len, const char *path, c
         else parse_llama_like(&c, a);
         if (a->family == HF_OLMO2 || a->family == HF_MISTRAL || a->family == HF_PHI3)
             parse_olmo2_mistral_phi3(&c, a);
+        if (a->family == HF_GEMMA2 || a->family == HF_GEMMA3) parse_gemma(&c, a);
         rc = check_dims(&c, a);
     }
     json_decref(c.root);
@@ -512,11 +609,13 @@ int hf_config_load(HfArch *a, const char *dir, char **text, char *err, size_t er
  * of 0..t while W >= T. */
 int hf_sliding_check(const HfArch *a, int T, const char *who, char *err, size_t errlen) {
     if (a->sliding_window < 1 || a->sliding_window >= T || a->sliding_layers == a->L) return 0;
+    const int qwen = a->family == HF_QWEN2 || a->family == HF_QWEN3; /* the key that turns it on */
     return seterr(err, errlen,
-                  "%s: config.json's sliding_window %d (use_sliding_window, on %d of %d layers) "
+                  "%s: config.json's sliding_window %d (%son %d of %d layers) "
                   "is shorter than windows of %d tokens, and gatelab applies a sliding window "
                   "only where every layer slides: use windows of at most %d tokens",
-                  who, a->sliding_window, a->sliding_layers, a->L, T, a->sliding_window);
+                  who, a->sliding_window, qwen ? "use_sliding_window, " : "", a->sliding_layers,
+                  a->L, T, a->sliding_window);
 }
 
 int hf_record_window(const HfArch *a) {
@@ -560,6 +659,8 @@ int hf_arch_diff(const HfArch *a, const HfArch *b, char *what, size_t len) {
              {"rotary dims", a->rotary_dim, b->rotary_dim},
              {"sliding window", a->sliding_window, b->sliding_window},
              {"sliding layers", a->sliding_layers, b->sliding_layers},
+             {"sliding period", a->sliding_period, b->sliding_period},
+             {"(1 + w) norms", a->norm_plus1, b->norm_plus1},
              {"activation", (int)a->act, (int)b->act},
              {"glu", a->glu, b->glu},
              {"rmsnorm", a->rms, b->rms},

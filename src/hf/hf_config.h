@@ -14,11 +14,13 @@ typedef enum {
     HF_NEOX,
     HF_OLMO2,
     HF_MISTRAL,
-    HF_PHI3
+    HF_PHI3,
+    HF_GEMMA2,
+    HF_GEMMA3
 } HfFamily;
 typedef enum { HF_ACT_SILU, HF_ACT_GELU_TANH, HF_ACT_GELU_ERF, HF_ACT_RELU } HfAct;
 typedef enum { HF_GATE_NONE, HF_GATE_HEADWISE, HF_GATE_ELEMENTWISE } HfGate;
-typedef enum { HF_ROPE_PLAIN, HF_ROPE_LLAMA3, HF_ROPE_YARN } HfRope;
+typedef enum { HF_ROPE_PLAIN, HF_ROPE_LLAMA3, HF_ROPE_YARN, HF_ROPE_LINEAR } HfRope;
 
 typedef struct {
     HfFamily family;
@@ -32,7 +34,7 @@ typedef struct {
     int rotary_dim; /* 0: learned positions (GPT-2) */
     double rope_theta;
     HfRope rope_type;                  /* rope_parameters' (v5) or rope_scaling's rope_type */
-    double rs_factor;                  /* llama3, yarn */
+    double rs_factor;                  /* llama3, yarn, linear (inv_freq / factor) */
     double rs_low, rs_high;            /* llama3: low_freq_factor, high_freq_factor */
     int rs_orig;                       /* llama3, yarn: original_max_position_embeddings */
     double rs_beta_fast, rs_beta_slow; /* yarn */
@@ -49,6 +51,19 @@ typedef struct {
      * layer sees and how many layers slide, the last ones; 0 and 0 when
      * none does. The forward masks them (hf_layer_window) */
     int sliding_window, sliding_layers;
+    /* Gemma 2 and 3: layer l slides when (l + 1) % sliding_period != 0
+     * (layer_types' pattern); 0: the last sliding_layers slide */
+    int sliding_period;
+    /* Gemma: RMSNorm multiplies by (1 + w) (hf_weights binds 1 + w);
+     * the embeddings times embed_scale (sqrt(hidden_size); 0: none);
+     * attention logits times attn_scale (query_pre_attn_scalar^-1/2; 0:
+     * 1/sqrt(dh)), then capped to cap tanh(s / cap) (attn_softcap; 0:
+     * none); the LM head's logits likewise (final_softcap); the sliding
+     * layers' RoPE base rope_local_theta (Gemma 3; 0: rope_theta on
+     * every layer) */
+    int norm_plus1;
+    float embed_scale, attn_scale;
+    double attn_softcap, final_softcap, rope_local_theta;
     char torch_dtype[32];
 } HfArch;
 

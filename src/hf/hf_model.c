@@ -6,6 +6,7 @@
 #include "hf_model.h"
 
 #include <cblas.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,7 +58,7 @@ void hf_model_probe_attrs(const HfModel *m, ProbeRecord *p) {
 }
 
 /* The B windows' token embeddings into b.x (learned positions: each
- * window's from 0). */
+ * window's from 0; Gemma's times embed_scale). */
 static int embed(HfModel *m, const int32_t *ids, int B, int T, char *err, size_t errlen) {
     const HfArch *a = &m->a;
     float *pos = m->b.h;
@@ -70,6 +71,7 @@ static int embed(HfModel *m, const int32_t *ids, int B, int T, char *err, size_t
         float *x = m->b.x + r * a->d;
         if (st_to_f32(m->w.g[G_EMB], (size_t)ids[r] * a->d, (size_t)a->d, x, err, errlen) < 0)
             return -1;
+        for (int i = 0; a->embed_scale > 0 && i < a->d; i++) x[i] *= a->embed_scale;
         if (!m->w.g[G_POS]) continue;
         if (st_to_f32(m->w.g[G_POS], (size_t)t * a->d, (size_t)a->d, pos, err, errlen) < 0)
             return -1;
@@ -80,7 +82,8 @@ static int embed(HfModel *m, const int32_t *ids, int B, int T, char *err, size_t
 
 /* The final norm of the B windows' rows, then each window's logits
  * [T, V] = h @ head^T into run->logits (converting the head in chunks),
- * handed to run->logits_fn. */
+ * soft-capped where the architecture caps them (final_softcap), handed
+ * to run->logits_fn. */
 static int lm_head(HfModel *m, const HfRun *run, char *err, size_t errlen) {
     const HfArch *a = &m->a;
     HfBufs *b = &m->b;
@@ -108,6 +111,9 @@ static int lm_head(HfModel *m, const HfRun *run, char *err, size_t errlen) {
                           .ldo = a->V};
             hf_linear_run(m->threads, &j);
         }
+        const float cap = (float)a->final_softcap; /* Gemma 2: cap tanh(logit / cap) */
+        for (size_t i = 0; cap > 0 && i < (size_t)b->T * a->V; i++)
+            run->logits[i] = cap * tanhf(run->logits[i] / cap);
         if (run->logits_fn && run->logits_fn(run->ctx, k, run->logits, err, errlen) < 0) return -1;
     }
     return 0;

@@ -15,6 +15,15 @@
  *     projections, RoPE, attention, o_proj, RMSNorm of the attention's
  *     output, residual; SwiGLU MLP, RMSNorm of its output, residual
  *     (modeling_olmo2.py);
+ *   Gemma 2 / Gemma 3 (text): RMSNorm by (1 + w) (bound so by
+ *     hf_weights), q/k/v, [Gemma 3: per-head q_norm / k_norm], RoPE (Gemma
+ *     3's sliding layers on their own base), attention scaled by
+ *     query_pre_attn_scalar^-1/2, [Gemma 2: logits soft-capped], on
+ *     alternate (Gemma 2) or all but every sixth (Gemma 3) layers under
+ *     the sliding window, o_proj, RMSNorm of the output, residual; the
+ *     same sandwich around the tanh-GELU GLU MLP (modeling_gemma2.py,
+ *     modeling_gemma3.py; the embedding's sqrt(d) and the final logits'
+ *     soft cap in hf_model.c);
  *   GPT-2: LayerNorm, fused Conv1D c_attn, no rotary (learned positions at
  *     the embedding), tanh-GELU MLP;
  *   GPT-NeoX: LayerNorm, fused per-head query_key_value, partial rotary,
@@ -51,8 +60,8 @@ static int llama_layer(HfModel *m, int l, const float *W[W_N_ROLES], const Inter
         hf_norm(m, b->q, b->q, W[W_QN], NULL, R * a->H, a->dh, 1);
         hf_norm(m, b->k, b->k, W[W_KN], NULL, R * a->Hkv, a->dh, 1);
     }
-    hf_rope(m, b->q, a->H);
-    hf_rope(m, b->k, a->Hkv);
+    hf_rope(m, l, b->q, a->H);
+    hf_rope(m, l, b->k, a->Hkv);
     hf_attend(m, l, &(AttnIn){.q = b->q, .k = b->k, .v = b->v, .ldq = hd, .ldkv = kv}, iv);
     hf_linear(m, b->x, b->o, W[W_O], W[W_OB], hd, a->d, m->w.conv1d, 1, FQ_OUT_ATTN);
     hf_norm(m, b->h, b->x, W[W_LN2], W[W_LN2_B], R, a->d, a->rms);
@@ -71,14 +80,41 @@ static int olmo2_layer(HfModel *m, int l, const float *W[W_N_ROLES], const Inter
     hf_linear(m, b->v, b->x, W[W_V], W[W_VB], a->d, kv, 0, 0, FQ_OUT_ATTN);
     hf_norm(m, b->q, b->q, W[W_QN], NULL, R, hd, 1);
     hf_norm(m, b->k, b->k, W[W_KN], NULL, R, kv, 1);
-    hf_rope(m, b->q, a->H);
-    hf_rope(m, b->k, a->Hkv);
+    hf_rope(m, l, b->q, a->H);
+    hf_rope(m, l, b->k, a->Hkv);
     hf_attend(m, l, &(AttnIn){.q = b->q, .k = b->k, .v = b->v, .ldq = hd, .ldkv = kv}, iv);
     hf_linear(m, b->h, b->o, W[W_O], W[W_OB], hd, a->d, 0, 0, FQ_OUT_ATTN);
     hf_norm(m, b->h, b->h, W[W_LN1], NULL, R, a->d, 1);
     hf_residual_add(m, b->x, b->h, FQ_OUT_ATTN);
     hf_mlp(m, W, b->x, b->h, 0);
     hf_norm(m, b->h, b->h, W[W_LN2], NULL, R, a->d, 1);
+    hf_residual_add(m, b->x, b->h, FQ_OUT_FFN);
+    return 0;
+}
+
+/* Gemma 2 and 3: each block between a norm of its input and a norm of its
+ * output, then the residual add; b.h holds the block's output. */
+static int gemma_layer(HfModel *m, int l, const float *W[W_N_ROLES], const Intervention *iv) {
+    const HfArch *a = &m->a;
+    HfBufs *b = &m->b;
+    const int R = b->R, kv = a->Hkv * a->dh, hd = a->H * a->dh;
+    hf_norm(m, b->h, b->x, W[W_LN1], NULL, R, a->d, 1);
+    hf_linear(m, b->q, b->h, W[W_Q], NULL, a->d, hd, 0, 0, FQ_OUT_ATTN);
+    hf_linear(m, b->k, b->h, W[W_K], NULL, a->d, kv, 0, 0, FQ_OUT_ATTN);
+    hf_linear(m, b->v, b->h, W[W_V], NULL, a->d, kv, 0, 0, FQ_OUT_ATTN);
+    if (W[W_QN] && W[W_KN]) { /* Gemma 3: per head */
+        hf_norm(m, b->q, b->q, W[W_QN], NULL, R * a->H, a->dh, 1);
+        hf_norm(m, b->k, b->k, W[W_KN], NULL, R * a->Hkv, a->dh, 1);
+    }
+    hf_rope(m, l, b->q, a->H);
+    hf_rope(m, l, b->k, a->Hkv);
+    hf_attend(m, l, &(AttnIn){.q = b->q, .k = b->k, .v = b->v, .ldq = hd, .ldkv = kv}, iv);
+    hf_linear(m, b->h, b->o, W[W_O], NULL, hd, a->d, 0, 0, FQ_OUT_ATTN);
+    hf_norm(m, b->h, b->h, W[W_LN1_POST], NULL, R, a->d, 1);
+    hf_residual_add(m, b->x, b->h, FQ_OUT_ATTN);
+    hf_norm(m, b->h, b->x, W[W_LN2], NULL, R, a->d, 1);
+    hf_mlp(m, W, b->h, b->h, 0);
+    hf_norm(m, b->h, b->h, W[W_LN2_POST], NULL, R, a->d, 1);
     hf_residual_add(m, b->x, b->h, FQ_OUT_FFN);
     return 0;
 }
@@ -124,8 +160,8 @@ static int neox_layer(HfModel *m, int l, const float *W[W_N_ROLES], const Interv
     hf_norm(m, b->h, b->x, W[W_LN1], W[W_LN1_B], b->R, d, a->rms);
     hf_linear(m, b->qraw, b->h, W[W_QKV], W[W_QKV_B], d, 3 * d, m->w.conv1d, 0, FQ_OUT_ATTN);
     split_neox(a, b);
-    hf_rope(m, b->q, a->H);
-    hf_rope(m, b->k, a->Hkv);
+    hf_rope(m, l, b->q, a->H);
+    hf_rope(m, l, b->k, a->Hkv);
     hf_attend(m, l, &(AttnIn){.q = b->q, .k = b->k, .v = b->v, .ldq = hd, .ldkv = hd}, iv);
     /* parallel residual: both blocks read the same x, so the second norm
      * is taken before o_proj adds to x */
@@ -143,6 +179,8 @@ int hf_layer(HfModel *m, int l, const Intervention *iv, char *err, size_t errlen
     case HF_GPT2: gpt2_layer(m, l, W, iv); break;
     case HF_NEOX: neox_layer(m, l, W, iv); break;
     case HF_OLMO2: olmo2_layer(m, l, W, iv); break;
+    case HF_GEMMA2:
+    case HF_GEMMA3: gemma_layer(m, l, W, iv); break;
     default: llama_layer(m, l, W, iv); break;
     }
     iv_residual(iv, l, m->b.x, m->b.B, m->b.T, 0, m->a.d);

@@ -43,6 +43,8 @@ static void bufs_plan(Plan *p, void *ctx) {
     b->first_col = plan_floats(p, (size_t)a->H * t);
     b->maps = plan_floats(p, (size_t)B * a->H * M * M + 1);
     b->cosv = plan_floats(p, (size_t)T * half), b->sinv = plan_floats(p, (size_t)T * half);
+    b->cosl = a->rope_local_theta > 0 ? plan_floats(p, (size_t)T * half) : NULL;
+    b->sinl = a->rope_local_theta > 0 ? plan_floats(p, (size_t)T * half) : NULL;
     b->mean = plan_floats(p, t * a->H), b->rstd = plan_floats(p, t * a->H);
     b->inv_freq = plan_floats(p, half);
     b->vec0 = plan_floats(p, (size_t)a->d), b->vec1 = plan_floats(p, (size_t)a->d);
@@ -173,6 +175,8 @@ float hf_rope_freqs(const HfArch *a, float *inv_freq) {
     rope_inv_freq(inv_freq, rd, (float)a->rope_theta, 1.0f, 0);
     if (a->rope_type == HF_ROPE_LLAMA3)
         rope_llama3_scale(inv_freq, rd / 2, a->rs_factor, a->rs_low, a->rs_high, a->rs_orig);
+    if (a->rope_type == HF_ROPE_LINEAR) /* positions / factor, as transformers' linear */
+        for (int i = 0; i < rd / 2; i++) inv_freq[i] /= (float)a->rs_factor;
     return 1.0f;
 }
 
@@ -183,14 +187,23 @@ void hf_rope_setup(HfModel *m) {
     rope_tables(b->cosv, b->sinv, b->inv_freq, b->T, rd, 0);
     if (af != 1.0f) /* as transformers applies it: cos and sin times the factor */
         for (size_t i = 0; i < (size_t)b->T * (rd / 2); i++) b->cosv[i] *= af, b->sinv[i] *= af;
+    if (!b->cosl) return;
+    rope_inv_freq(b->inv_freq, rd, (float)m->a.rope_local_theta, 1.0f, 0);
+    rope_tables(b->cosl, b->sinl, b->inv_freq, b->T, rd, 0);
 }
 
-void hf_rope(const HfModel *m, float *x, int nh) {
-    rope_forward_part(x, m->b.cosv, m->b.sinv, m->b.B, m->b.T, nh, m->a.dh, m->a.rotary_dim);
+void hf_rope(const HfModel *m, int l, float *x, int nh) {
+    const HfArch *a = &m->a;
+    const int local = m->b.cosl && (a->sliding_period ? (l + 1) % a->sliding_period != 0
+                                                      : hf_layer_window(a, l) > 0);
+    rope_forward_part(x, local ? m->b.cosl : m->b.cosv, local ? m->b.sinl : m->b.sinv, m->b.B,
+                      m->b.T, nh, m->a.dh, m->a.rotary_dim);
 }
 
 int hf_layer_window(const HfArch *a, int l) {
-    return a->sliding_window > 0 && l >= a->L - a->sliding_layers ? a->sliding_window : 0;
+    if (a->sliding_window < 1) return 0;
+    if (a->sliding_period > 0) return (l + 1) % a->sliding_period ? a->sliding_window : 0;
+    return l >= a->L - a->sliding_layers ? a->sliding_window : 0;
 }
 
 void hf_attend(HfModel *m, int l, const AttnIn *in, const Intervention *iv) {
@@ -198,8 +211,9 @@ void hf_attend(HfModel *m, int l, const AttnIn *in, const Intervention *iv) {
     HfBufs *b = &m->b;
     const int B = b->B, T = b->T;
     AttnSpec sp = {.normaliser = NORMZ_SOFTMAX,
-                   .scale = 1.0f / sqrtf((float)a->dh),
-                   .window = hf_layer_window(a, l)};
+                   .scale = a->attn_scale > 0 ? a->attn_scale : 1.0f / sqrtf((float)a->dh),
+                   .window = hf_layer_window(a, l),
+                   .softcap = (float)a->attn_softcap};
     if (iv && iv->window > 0 && (!sp.window || iv->window < sp.window))
         sp.window = iv->window, sp.keep = iv->keep; /* streaming evaluation */
     AttnKeep keep = {.y = b->o,

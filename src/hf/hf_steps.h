@@ -26,6 +26,7 @@ typedef struct {
     float *f1, *f2;                     /* MLP hidden [R, ff] */
     float *first_col, *maps;            /* [B, H, T], [B, H, M, M] */
     float *cosv, *sinv;                 /* RoPE tables of one window's T positions */
+    float *cosl, *sinl;                 /* the sliding layers' (rope_local_theta; else NULL) */
     float *mean, *rstd, *inv_freq;      /* norm statistics [R * H], RoPE frequencies */
     float *vec0, *vec1, *head, *scores; /* head: head_rows rows of the LM head converted to
                                            F32 (NULL for 0); scores: attention_keep's scratch */
@@ -85,17 +86,21 @@ void hf_norm(const HfModel *m, float *y, const float *x, const float *w, const f
  * factor that multiplies the rotated q and k (YaRN's, else 1). */
 float hf_rope_freqs(const HfArch *a, float *inv_freq);
 /* The cos/sin tables of a window's T positions, times the attention
- * factor. */
+ * factor; with rope_local_theta, the sliding layers' tables too (plain
+ * RoPE on that base). */
 void hf_rope_setup(HfModel *m);
-/* Rotate the first rotary_dim dims of each of nh heads of x[B, T, nh*dh],
+/* Rotate the first rotary_dim dims of each of nh heads of x[B, T, nh*dh]
+ * of layer l (its tables: the sliding layers' where they have their own),
  * the positions of each window from 0. */
-void hf_rope(const HfModel *m, float *x, int nh);
+void hf_rope(const HfModel *m, int l, float *x, int nh);
 /* The keys a query of layer l sees (AttnSpec.window): the architecture's
- * sliding window on the layers that slide (the last sliding_layers), 0
+ * sliding window on the layers that slide (every layer but each
+ * sliding_period-th where that is set, else the last sliding_layers), 0
  * (full causal) elsewhere. */
 int hf_layer_window(const HfArch *a, int l);
 /* b.o = layer l's softmax attention of in, each window and head on its
- * own (scale 1/sqrt(dh); the layer's sliding window, replaced by the
+ * own (scale attn_scale or 1/sqrt(dh), soft-capped by attn_softcap when
+ * set; the layer's sliding window, replaced by the
  * intervention's streaming window where that is narrower), keeping the
  * first column and the maps; then, for a gated model, o *= sigmoid(b.g)
  * with the intervention's change to the scores (b.g becomes the applied

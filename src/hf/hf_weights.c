@@ -129,6 +129,24 @@ static int phi3_specs(const HfArch *a, Spec *s) {
     ADD(W_DOWN, "mlp.down_proj.weight", 2, d, a->ff);
     return n;
 }
+/* Gemma 2 and 3: Llama's projections (bias-free) and GLU MLP, four norms
+ * a layer (input_layernorm, post_attention_layernorm of the attention's
+ * output, pre_feedforward_layernorm, post_feedforward_layernorm of the
+ * MLP's), Gemma 3's q_norm / k_norm per head. */
+static int gemma_specs(const HfArch *a, Spec *s) {
+    const long long d = a->d;
+    int n = 0;
+    ADD(W_LN1, "input_layernorm.weight", 1, d, 0);
+    ADD(W_LN1_POST, "post_attention_layernorm.weight", 1, d, 0);
+    ADD(W_LN2, "pre_feedforward_layernorm.weight", 1, d, 0);
+    ADD(W_LN2_POST, "post_feedforward_layernorm.weight", 1, d, 0);
+    n = llama_attn_specs(a, (long long)a->H * a->dh, s, n);
+    if (a->qk_norm) {
+        ADD(W_QN, "self_attn.q_norm.weight", 1, a->dh, 0);
+        ADD(W_KN, "self_attn.k_norm.weight", 1, a->dh, 0);
+    }
+    return llama_mlp_specs(a, s, n);
+}
 #undef ADD
 #undef BIAS
 
@@ -137,6 +155,7 @@ static int layer_specs(const HfArch *a, Spec *s) {
     if (a->family == HF_NEOX) return neox_specs(a, s);
     if (a->family == HF_OLMO2) return olmo2_specs(a, s);
     if (a->family == HF_PHI3) return phi3_specs(a, s);
+    if (a->family == HF_GEMMA2 || a->family == HF_GEMMA3) return gemma_specs(a, s);
     return llama_specs(a, s);
 }
 
@@ -211,7 +230,17 @@ static void note_dtype(HfWeights *w, const StTensor *t) {
     else if (strcmp(w->dtype, d)) w->dtype = "mixed";
 }
 
-static size_t convert_need(const StTensor *t) { return t && !st_f32_view(t) ? t->numel : 0; }
+/* Norm roles: bound as 1 + w where the architecture norms by (1 + w). */
+static int is_norm(int role) {
+    return role == W_LN1 || role == W_LN2 || role == W_LN1_POST || role == W_LN2_POST ||
+           role == W_QN || role == W_KN;
+}
+
+/* Floats tensor t of role r takes in the scratch: its size when converted
+ * (not F32 in the file, or a (1 + w) norm), else none. */
+static size_t convert_need(const HfArch *a, int r, const StTensor *t) {
+    return t && (!st_f32_view(t) || (a->norm_plus1 && is_norm(r))) ? t->numel : 0;
+}
 
 static int bind_globals(HfWeights *w, const char *pre, char *err, size_t errlen) {
     Spec s[G_N_ROLES];
@@ -244,7 +273,7 @@ int hf_weights_bind(HfWeights *w, SafeTensors *st, const HfArch *a, char *err, s
             const StTensor **slot = &w->layers[l].t[s[i].role];
             if (check_one(st, name, &s[i], slot, err, errlen) < 0) return -1;
             if (*slot) note_dtype(w, *slot);
-            need += convert_need(*slot);
+            need += convert_need(a, s[i].role, *slot);
         }
         if (need > w->scratch_n) w->scratch_n = need;
     }
@@ -275,10 +304,13 @@ int hf_weights_layer(HfWeights *w, int l, const float *out[W_N_ROLES], char *err
     size_t used = 0;
     for (int r = 0; r < W_N_ROLES; r++) {
         const StTensor *t = w->layers[l].t[r];
+        const int plus1 = w->a->norm_plus1 && is_norm(r);
         out[r] = t ? st_f32_view(t) : NULL;
-        if (!t || out[r]) continue;
-        if (st_to_f32(t, 0, t->numel, w->scratch + used, err, errlen) < 0) return -1;
-        out[r] = w->scratch + used;
+        if (!t || (out[r] && !plus1)) continue;
+        float *dst = w->scratch + used;
+        if (st_to_f32(t, 0, t->numel, dst, err, errlen) < 0) return -1;
+        for (size_t i = 0; plus1 && i < t->numel; i++) dst[i] += 1.0f;
+        out[r] = dst;
         used += t->numel;
     }
     if (w->a->family == HF_PHI3) fused_views(w->a, out);
@@ -289,6 +321,9 @@ const float *hf_weights_vec(HfWeights *w, HfGlobalRole r, float *dst, char *err,
     const StTensor *t = w->g[r];
     if (!t) return NULL;
     const float *v = st_f32_view(t);
-    if (v) return v;
-    return st_to_f32(t, 0, t->numel, dst, err, errlen) < 0 ? NULL : dst;
+    const int plus1 = w->a->norm_plus1 && r == G_NORM;
+    if (v && !plus1) return v;
+    if (st_to_f32(t, 0, t->numel, dst, err, errlen) < 0) return NULL;
+    for (size_t i = 0; plus1 && i < t->numel; i++) dst[i] += 1.0f;
+    return dst;
 }

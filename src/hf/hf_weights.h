@@ -11,7 +11,9 @@
 
 /* W_LN1 and W_LN2 are the attention's and the MLP's norm: before the
  * block (pre-norm), or after it where the architecture norms there (OLMo
- * 2's post_attention_layernorm and post_feedforward_layernorm). */
+ * 2's post_attention_layernorm and post_feedforward_layernorm);
+ * W_LN1_POST and W_LN2_POST the norms of the blocks' outputs where a
+ * layer has both (Gemma's sandwich). */
 typedef enum {
     W_LN1,
     W_LN1_B,
@@ -37,6 +39,8 @@ typedef enum {
     W_UP_B,
     W_DOWN_B, /* GLU, or up/down of the plain MLP; Phi-3's gate_up_proj
                * binds to W_GATE and is handed out as W_GATE, W_UP */
+    W_LN1_POST,
+    W_LN2_POST,
     W_N_ROLES
 } HfRole;
 
@@ -64,9 +68,11 @@ void hf_weights_free(HfWeights *w);
 
 /* Float pointers of layer l's tensors (NULL for unused roles), valid until
  * the next call; a fused tensor that a recipe reads as separate roles
- * (Phi-3's qkv_proj, gate_up_proj) comes as views of its row blocks. */
+ * (Phi-3's qkv_proj, gate_up_proj) comes as views of its row blocks; the
+ * norms of a (1 + w) architecture (HfArch.norm_plus1) come as 1 + w. */
 int hf_weights_layer(HfWeights *w, int l, const float *out[W_N_ROLES], char *err, size_t errlen);
-/* A global 1-D tensor (norms) as floats: into dst[n] when converted. */
+/* A global 1-D tensor (norms) as floats: into dst[n] when converted
+ * (the final norm of a (1 + w) architecture always, as 1 + w). */
 const float *hf_weights_vec(HfWeights *w, HfGlobalRole r, float *dst, char *err, size_t errlen);
 
 #endif

@@ -23,6 +23,7 @@ typedef struct {
     int alibi;        /* add ALiBi's distance biases (AttnSpec) */
     int lane_sums;    /* softmax sums in lanes (attention_keep) */
     float scale, gamma, eps, lnT;
+    float softcap;   /* AttnSpec's (0: off) */
     const float *kb; /* FoX per-key bias [B,H,T] or NULL, and its gradient */
     float *dkb;
 } Plan;

@@ -58,6 +58,7 @@ Plan attn_make_plan(const AttnSpec *sp, const float *kvb_k, const float *kvb_v, 
     p.window = sp->window > 0 ? sp->window : 0;
     p.keep = sp->keep > 0 && sp->keep < p.window ? sp->keep : 0;
     p.alibi = sp->alibi;
+    p.softcap = sp->softcap > 0 ? sp->softcap : 0.0f;
     p.on[XS_NULL] = sp->normaliser == NORMZ_SOFTMAX1;
     p.on[XS_SINK] = sp->has_sink_logit || sp->normaliser == NORMZ_SINK_LOGIT;
     p.on[XS_KV] = sp->has_kv_bias && kvb_k && kvb_v;
@@ -235,6 +236,15 @@ static void add_alibi(float *s, float slope, int ld, int r0, int r1) {
     }
 }
 
+/* Soft-capping: rows [r0, r1) of a block of scores s become
+ * cap tanh(s / cap) on every key j <= t. */
+static void soft_cap(float *s, float cap, int ld, int r0, int r1) {
+    for (int t = r0; t < r1; t++) {
+        float *row = s + (size_t)(t - r0) * ld;
+        for (int j = 0; j <= t; j++) row[j] = cap * tanhf(row[j] / cap);
+    }
+}
+
 /* One call's plan, shapes and strides. */
 typedef struct {
     Plan pl;
@@ -329,6 +339,7 @@ static void block_forward(const Ctx *c, const HeadView *hv, float *s, float *a, 
     const int m = r1 - r0, dh = c->dh, ldq = c->ldq;
     float wkv[ATT_BLOCK]; /* kv-bias weights of the block's rows */
     gemm(0, 1, m, r1, dh, pl->scale, hv->q + (size_t)r0 * ldq, ldq, hv->k, c->ldk, 0.0f, s, ld);
+    if (pl->softcap > 0) soft_cap(s, pl->softcap, ld, r0, r1);
     if (pl->kb) add_key_bias(s, pl->kb + hv->bh * c->T, ld, r0, r1);
     if (pl->alibi) add_alibi(s, attention_alibi_slope(hv->h, c->H), ld, r0, r1);
     if (pl->base == BASE_SOFTMAX && !pl->window && !pl->lane_sums)

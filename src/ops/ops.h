@@ -140,6 +140,11 @@ typedef struct {
      * -attention_alibi_slope(h, H) (t - j); the extra keys gain nothing.
      * A constant of the scores: no gradient. */
     int alibi;
+    /* Logit soft-capping (Gemma 2): every score s of a key a query sees
+     * becomes softcap tanh(s / softcap) after the scale, before the rest;
+     * 0: off. Forward only (inference: attention_keep, attention_forward);
+     * the backward does not read it. */
+    float softcap;
 } AttnSpec;
 /* ALiBi's slope of query head h (0-based) of H: 2^(-8 (h + 1) / H). */
 float attention_alibi_slope(int h, int H);

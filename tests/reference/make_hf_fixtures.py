@@ -6,7 +6,7 @@ No `transformers` here: each architecture's forward is written out in plain
 PyTorch below, following the Hugging Face modeling files' semantics
 (LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM plus the gated
 variants of the paper's released code, GPT2LMHeadModel, GPTNeoXForCausalLM,
-Olmo2ForCausalLM, MistralForCausalLM, Phi3ForCausalLM).
+Olmo2ForCausalLM, MistralForCausalLM, Phi3ForCausalLM; Gemma 2 and 3 in gemma_reference.py).
 The safetensors files are written by hand (8-byte little-endian header
 length, JSON header padded to 8 bytes, raw little-endian data).
 
@@ -18,7 +18,7 @@ Each fixture is a directory tests/reference/hf/<name>/ holding a snapshot
 (config.json, model.safetensors or shards + model.safetensors.index.json)
 and expected.h5: tokens [T] int32, logits [T,V], attention [L,H,T,T],
 hidden [L,T,d] (block outputs), gates [L,T,C] (sigmoid scores, gated only).
-OLMo 2, Mistral and Phi-3 run in float64 (on the rounded weights) and add losses
+OLMo 2, Mistral, Phi-3 and Gemma run in float64 (on the rounded weights) and add losses
 [T-1] float64, each position's cross-entropy against the next token.
 
     /usr/bin/python3 tests/reference/make_hf_fixtures.py [--out DIR] [--only NAME]
@@ -35,6 +35,7 @@ import h5py
 import numpy as np
 import torch
 import torch.nn.functional as F
+from gemma_reference import GEMMA_FIXTURES, forward_gemma, weights_gemma
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 T_TOK = 10
@@ -620,6 +621,7 @@ FIXTURES = {
     "phi3-bf16-sharded": ("phi3", phi3_cfg(num_key_value_heads=1, sliding_window=None, tie_word_embeddings=True),
                           "BF16", 2),
 }
+FIXTURES.update(GEMMA_FIXTURES)
 
 
 def build(name, spec, out_root):
@@ -631,6 +633,8 @@ def build(name, spec, out_root):
         W = weights_olmo2(cfg, g)
     elif family == "phi3":
         W = weights_phi3(cfg, g)
+    elif family == "gemma":
+        W = weights_gemma(cfg, g, mat, vec)
     elif family.startswith("gpt2"):
         pre = "" if family == "gpt2-noprefix" else "transformer."
         W = weights_gpt2(cfg, pre, g)
@@ -642,8 +646,8 @@ def build(name, spec, out_root):
     with torch.no_grad():
         if family in ("llama", "qwen2", "qwen3"):
             logits, att, gates, hidden = forward_llama(cfg, Wr, ids, family)
-        elif family in ("olmo2", "mistral", "phi3"):
-            fwd = {"olmo2": forward_olmo2, "mistral": forward_mistral, "phi3": forward_phi3}[family]
+        elif family in ("olmo2", "mistral", "phi3", "gemma"):
+            fwd = dict(olmo2=forward_olmo2, mistral=forward_mistral, phi3=forward_phi3, gemma=forward_gemma)[family]
             logits, att, gates, hidden = fwd(cfg, {k: v.double() for k, v in Wr.items()}, ids)
         elif family.startswith("gpt2"):
             logits, att, gates, hidden = forward_gpt2(cfg, Wr, ids, pre)
