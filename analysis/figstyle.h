@@ -31,10 +31,10 @@ enum { FIG_OPT_SIZE = OPT_LONG + 64, FIG_OPT_FONT };
 #define FIGSTYLE_OPT_ROWS                                                                         \
     {FIG_OPT_SIZE, "size", OPT_STR, "WxH", 0, 0,                                                  \
      OPT_DEF(FIG_PAGE_IN) " in wide; heatmaps: their own",                                        \
-     "figure size in inches, e.g. 3.3x2.5 (a column)\nor 6.9x3 (a page); PNGs at 300 dpi\n", 0, 0}, \
+     "figure size in inches, e.g. 3.3x2.5 (a column)\nor 6.9x3 (a page); PNGs at 300 dpi\n", 0, 0, OPT_SPECIAL}, \
     {FIG_OPT_FONT, "font", OPT_STR, "PT", 0, 0,                                                   \
      OPT_DEF(FIG_FIT_FONT_PT) "; heatmaps: " OPT_DEF(FIG_FONT_PT),                                \
-     "font size in points", 0, 0}
+     "font size in points", 0, 0, OPT_SPECIAL}
 /* clang-format on */
 
 /* Take the value of row key (FIG_OPT_SIZE or FIG_OPT_FONT) into *s. 0, or

@@ -239,39 +239,39 @@ typedef struct {
 
 enum { O_INSPECT = OPT_LONG };
 static const OptRow bench_rows[] = {
-    {'c', "config", OPT_STR, "FILE", 0, 0, "experiments/reference.ini", "preset", 0, 0},
-    {'t', "threads", OPT_INT, "N", 1, 64, "1", "worker threads", 0, 0},
-    {'v', "variant", OPT_STR, "ID", 0, 0, "baseline", "variant to bench (repeatable)", 1, 0},
-    {'n', "steps", OPT_INT, "S", 1, 1000000, "10", "timed steps per block", 0, 0},
-    {'w', "warmup", OPT_INT, "W", 0, 1000000, "3", "untimed steps first", 0, 0},
-    {'R', "repeats", OPT_INT, "R", 1, 64, "5", "timed blocks; the median is reported", 0, 0},
+    {'c', "config", OPT_STR, "FILE", 0, 0, "experiments/reference.ini", "preset", 0, 0, NULL},
+    {'t', "threads", OPT_INT, "N", 1, 64, "1", "worker threads", 0, 0, NULL},
+    {'v', "variant", OPT_STR, "ID", 0, 0, "baseline", "variant to bench (repeatable)", 1, 0, NULL},
+    {'n', "steps", OPT_INT, "S", 1, 1000000, "10", "timed steps per block", 0, 0, NULL},
+    {'w', "warmup", OPT_INT, "W", 0, 1000000, "3", "untimed steps first", 0, 0, NULL},
+    {'R', "repeats", OPT_INT, "R", 1, 64, "5", "timed blocks; the median is reported", 0, 0, NULL},
     {'T', "torch", OPT_FLAG, NULL, 0, 0, NULL,
      "also run tests/reference/torch_bench.py (python3-torch)\n"
      "on the same config's shape and threads, side by side,\n"
      "with the BLAS core the user's environment gives it",
-     0, 0},
+     0, 0, NULL},
     {'K', "torch-core", OPT_STR, "C", 0, 0, NULL,
-     "and once more with OPENBLAS_CORETYPE=C (e.g. SkylakeX)", 0, 0},
+     "and once more with OPENBLAS_CORETYPE=C (e.g. SkylakeX)", 0, 0, NULL},
     {'C', "clock", OPT_STR, "wall|cpu", 0, 0, "wall",
      "time by the wall clock or by CPU time per\n"
      "thread: on a shared, loaded machine the CPU clock leaves\n"
      "out the time other processes held the cores",
-     0, 0},
+     0, 0, NULL},
     {'P', "profile", OPT_FLAG, NULL, 0, 0, NULL,
      "under each row, the milliseconds per step (per thread, on\n"
      "--clock's clock) in products, attention's row work, norms,\n"
      "activations and gates, loss, optimizer, and the rest",
-     0, 0},
+     0, 0, NULL},
     {'B', "blas", OPT_FLAG, NULL, 0, 0, NULL,
      "under each row, the same step with every product on\n"
      "OpenBLAS's sgemm (loaded core) instead of gatelab's own\n"
      "(op_gemm.c), and the ratio own/sgemm",
-     0, 0},
-    {'s', "set", OPT_STR, "K=V", 0, 0, NULL, "override a config key (repeatable)", 1, 0},
+     0, 0, NULL},
+    {'s', "set", OPT_STR, "K=V", 0, 0, NULL, "override a config key (repeatable)", 1, 0, NULL},
     {O_INSPECT, "inspect", OPT_FLAG, NULL, 0, 0, NULL,
      "as the first option: the forward pass of `gatelab inspect`\n"
      "instead (its options: gatelab bench --inspect --help)",
-     0, 0},
+     0, 0, NULL},
     {0}};
 const OptTable bench_options = {
     "bench",
@@ -285,7 +285,9 @@ const OptTable bench_options = {
     "peak RSS, and the cost of each variant against the first.\n",
     NULL,
     bench_rows,
-    NULL};
+    NULL,
+    NULL,
+    0};
 
 /* Fills *a from the command line. Returns -1 to go on, else the exit code
  * (0 after --help, 2 on a bad option). */

@@ -51,15 +51,16 @@ static int cmp_d(const void *a, const void *b) {
 }
 
 static const OptRow bench_inspect_rows[] = {
-    {'m', "model", OPT_STR, "DIR", 0, 0, NULL, "use this GPT2LMHeadModel snapshot instead", 0, 0},
-    {'t', "threads", OPT_STR, "LIST", 0, 0, "1,2", "comma-separated thread counts", 0, 0},
-    {'R', "repeats", OPT_INT, "R", 1, MAX_R, "3", "timed forwards after one warm-up", 0, 0},
-    {'T', "seq-len", OPT_INT, "T", 2, 1024, "512", "tokens per window", 0, 0},
-    {'n', "no-torch", OPT_FLAG, NULL, 0, 0, NULL, "skip PyTorch", 0, 0},
+    {'m', "model", OPT_STR, "DIR", 0, 0, NULL, "use this GPT2LMHeadModel snapshot instead", 0, 0,
+     NULL},
+    {'t', "threads", OPT_STR, "LIST", 0, 0, "1,2", "comma-separated thread counts", 0, 0, NULL},
+    {'R', "repeats", OPT_INT, "R", 1, MAX_R, "3", "timed forwards after one warm-up", 0, 0, NULL},
+    {'T', "seq-len", OPT_INT, "T", 2, 1024, "512", "tokens per window", 0, 0, NULL},
+    {'n', "no-torch", OPT_FLAG, NULL, 0, 0, NULL, "skip PyTorch", 0, 0, NULL},
     {'c', "clock", OPT_STR, "KIND", 0, 0, "wall",
      "wall or cpu: CPU seconds of all threads, steadier\n"
      "on a busy machine (then N threads cost about N x wall)",
-     0, 0},
+     0, 0, NULL},
     {0}};
 const OptTable bench_inspect_options = {
     "bench --inspect",
@@ -75,7 +76,9 @@ const OptTable bench_inspect_options = {
     "torch at 1 thread runs even when LIST has no 1, since that is its best here).\n",
     NULL,
     bench_inspect_rows,
-    NULL};
+    NULL,
+    NULL,
+    0};
 
 /* One line for a bad value of option opt (want: what it takes); returns 2. */
 static int bi_bad(const char *opt, const char *val, const char *want) {

@@ -371,38 +371,39 @@ static const OptRow eval_rows[] = {
     {'l', "lengths", OPT_STR, "LIST", 0, 0, NULL,
      "comma-separated lengths; Nx means N * T_train\n"
      "(e.g. 256,512 or 1x,2x,4x,8x)",
-     0, 0},
+     0, 0, NULL},
     {'y', "yarn", OPT_FLAG, NULL, 0, 0, NULL,
      "YaRN: NTK-by-parts RoPE interpolation plus the attention\n"
      "temperature, scale = L / T_train (plain RoPE otherwise)",
-     0, 0},
+     0, 0, NULL},
     {'b', "both", OPT_FLAG, NULL, 0, 0, NULL,
-     "plain RoPE, then YaRN (YaRN skipped, in one line,\nwhere it keeps no rotary pair)", 0, 0},
+     "plain RoPE, then YaRN (YaRN skipped, in one line,\nwhere it keeps no rotary pair)", 0, 0,
+     NULL},
     {'N', "needle", OPT_FLAG, NULL, 0, 0, NULL,
      "also the needle task at each length (byte text):\na key-value needle at evenly spaced "
      "depths of the\ntext, queried at its end; exact-match share per depth",
-     0, 0},
-    {'n', "batches", OPT_INT, "N", 1, 100000, "4", "held-out batches per length", 0, 0},
-    {'B', "batch-size", OPT_INT, "B", 1, 4096, "4", "sequences per batch", 0, 0},
+     0, 0, NULL},
+    {'n', "batches", OPT_INT, "N", 1, 100000, "4", "held-out batches per length", 0, 0, NULL},
+    {'B', "batch-size", OPT_INT, "B", 1, 4096, "4", "sequences per batch", 0, 0, NULL},
     {'q', "quant", OPT_STR, "LIST", 0, 0, NULL,
      "fake-quantized evaluation at T_train in these modes:\n"
      "comma-separated " FQ_NAMES_TEXT "\n(" FQ_NAME_W8A8_PCT
      ": input ranges at the " FQ_PERCENTILE_TEXT "th percentile;\n" FQ_NAME_W8A8_TOK
      ": each token's input on its own range)",
-     0, 0},
+     0, 0, NULL},
     {'c', "calib", OPT_INT, "N", 1, 100000, QEVAL_CALIB_TEXT,
-     "held-out batches calibrating each --quant\nmode's input ranges", 0, 0},
+     "held-out batches calibrating each --quant\nmode's input ranges", 0, 0, NULL},
     {'K', "quant-keep-first", OPT_INT, "K", 0, 100000, "0",
      "also score each --quant mode with the first K\npositions of every window in float (their "
      "rows\nleft out of the input ranges too) and report\nsink_dloss = dloss - dloss_keep",
-     0, 0},
+     0, 0, NULL},
     {'S', "quant-source", OPT_FLAG, NULL, 0, 0, NULL,
      "for each per-tensor --quant mode, score it again\nwith each input tensor of its linear "
      "layers in\nfloat alone; report the one that recovers the\nmost loss (one more pass per "
      "tensor)",
-     0, 0},
-    {'j', "json", OPT_FLAG, NULL, 0, 0, NULL, "print JSON instead of tables", 0, 0},
-    {'w', "no-write", OPT_FLAG, NULL, 0, 0, NULL, "do not store the results in RUN.h5", 0, 0},
+     0, 0, NULL},
+    {'j', "json", OPT_FLAG, NULL, 0, 0, NULL, "print JSON instead of tables", 0, 0, NULL},
+    {'w', "no-write", OPT_FLAG, NULL, 0, 0, NULL, "do not store the results in RUN.h5", 0, 0, NULL},
     {0}};
 const OptTable eval_options = {
     "eval",
@@ -420,7 +421,9 @@ const OptTable eval_options = {
     "Nx = N times its probe length.\n"
     "Exit codes: 0 ok, 1 failure, 2 bad input.\n",
     eval_rows,
-    NULL};
+    NULL,
+    NULL,
+    0};
 
 int cmd_eval(int argc, char **argv) {
     const char *lengths = NULL, *quant = NULL;

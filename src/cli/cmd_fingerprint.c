@@ -9,7 +9,8 @@
 
 static const OptRow fingerprint_rows[] = {
     {'k', "keep", OPT_STR, "DIR", 0, 0, NULL,
-     "train in the new directory DIR and keep its\nrun files (ID.h5), to check the hashes", 0, 0},
+     "train in the new directory DIR and keep its\nrun files (ID.h5), to check the hashes", 0, 0,
+     NULL},
     {0}};
 const OptTable fingerprint_options = {
     "fingerprint",
@@ -23,7 +24,9 @@ const OptTable fingerprint_options = {
     "(results/README.md). A few seconds on one core.\n",
     NULL,
     fingerprint_rows,
-    NULL};
+    NULL,
+    NULL,
+    0};
 
 static void print_id(void *user, const char *id, const char *hash) {
     (void)user;

@@ -19,16 +19,16 @@
 #define GATES_STR(x) GATES_STR_(x)
 
 static const OptRow gates_rows[] = {
-    {'s', "step", OPT_INT, "N", 0, LLONG_MAX, "the last", "probe at training step N", 0, 0},
-    {'j', "json", OPT_FLAG, NULL, 0, 0, NULL, "machine-readable output", 0, 0},
+    {'s', "step", OPT_INT, "N", 0, LLONG_MAX, "the last", "probe at training step N", 0, 0, NULL},
+    {'j', "json", OPT_FLAG, NULL, 0, 0, NULL, "machine-readable output", 0, 0, NULL},
     {'V', "vocab", OPT_FLAG, NULL, 0, 0, NULL,
      "layer 0's gate over the whole vocabulary, from the final\n"
      "weights: each token as the first token of a window",
-     0, 0},
+     0, 0, NULL},
     {'m', "model", OPT_STR, "DIR", 0, 0, "the one it records",
-     "--vocab: checkpoint of an inspected run", 0, 0},
+     "--vocab: checkpoint of an inspected run", 0, 0, NULL},
     {'t', "threads", OPT_INT, "N", 1, 64, "the online CPUs", "--vocab: threads for a checkpoint", 0,
-     0},
+     0, NULL},
     {0}};
 
 const OptTable gates_options = {
@@ -42,7 +42,9 @@ const OptTable gates_options = {
                         "most open and most shut tokens (docs/metrics.md).\n",
     "Exit codes: 0 ok, 1 output failed, 2 bad input, 130 interrupted (--vocab).\n",
     gates_rows,
-    NULL};
+    NULL,
+    NULL,
+    0};
 
 /* hist[50] = sum over layers of gate_hist */
 static void total_hist(const ProbeRecord *p, double *hist, double *sum) {

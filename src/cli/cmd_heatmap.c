@@ -132,21 +132,21 @@ static const OptRow heatmap_rows[] = {
      "STEM.png, STEM.svg or STEM.pdf: that one file, in\n"
      "the format its extension names (a new path or a\n"
      "figure of that format)",
-     0, 1},
+     0, 1, NULL},
     {'l', "layer", OPT_INT, "L", 0, 1 << 20, NULL, "only layer L (with --head: a single head)", 0,
-     0},
+     0, NULL},
     {'H', "head", OPT_INT, "H", 0, 1 << 20, NULL, "only head H (without --layer: every layer)", 0,
-     0},
-    {'g', "log", OPT_FLAG, NULL, 0, 0, NULL, "colour by log10(a + 1e-4)", 0, 0},
+     0, NULL},
+    {'g', "log", OPT_FLAG, NULL, 0, 0, NULL, "colour by log10(a + 1e-4)", 0, 0, NULL},
     {'r', "range", OPT_STR, "LO:HI", 0, 0, "the maps' own",
      "colour range in attention units,\n"
      "to share one scale across figures",
-     0, 0},
-    {'s', "step", OPT_INT, "N", 0, LLONG_MAX, "the last", "probe at training step N", 0, 0},
+     0, 0, NULL},
+    {'s', "step", OPT_INT, "N", 0, LLONG_MAX, "the last", "probe at training step N", 0, 0, NULL},
     {'c', "compare", OPT_STR, "RUN", 0, 0, NULL,
      "second run: its heads at --layer L as a second row\n"
      "(its probe at --step N too; each row names its step)",
-     0, 0},
+     0, 0, NULL},
     FIGSTYLE_OPT_ROWS,
     {0}};
 const OptTable heatmap_options = {
@@ -155,7 +155,9 @@ const OptTable heatmap_options = {
     "Probe attention maps (mean over probe sequences) as PNG, SVG or PDF.\n",
     NULL,
     heatmap_rows,
-    NULL};
+    NULL,
+    NULL,
+    0};
 
 /* --range LO:HI: two finite numbers, LO < HI; 0 or -1. */
 static int parse_range(const char *s, float range[2]) {

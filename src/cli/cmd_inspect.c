@@ -43,24 +43,24 @@ static const OptRow inspect_rows[] = {
     {'x', "text", OPT_STR, "FILE", 0, 0, NULL,
      "text, encoded with MODEL_DIR/tokenizer.json (byte-level\n"
      "BPE) and cut into consecutive windows",
-     0, 0},
+     0, 0, NULL},
     {'k', "tokens", OPT_STR, "FILE", 0, 0, NULL,
-     "one window per line, whitespace-separated token ids", 0, 0},
+     "one window per line, whitespace-separated token ids", 0, 0, NULL},
     {'o', "out", OPT_STR, "RUN.h5", 0, 0, NULL, "the run file to write (refused if it exists)", 0,
-     0},
+     0, NULL},
     {'T', "seq-len", OPT_INT, "T", 1, 1 << 20,
-     "text: " OPT_DEF(DEFAULT_TEXT_LEN) "; tokens: the shortest line", "window length", 0, 0},
+     "text: " OPT_DEF(DEFAULT_TEXT_LEN) "; tokens: the shortest line", "window length", 0, 0, NULL},
     {'n', "n-seq", OPT_INT, "N", 1, 1 << 20,
-     "text: " OPT_DEF(DEFAULT_TEXT_SEQS) "; tokens: every line", "windows", 0, 0},
+     "text: " OPT_DEF(DEFAULT_TEXT_SEQS) "; tokens: every line", "windows", 0, 0, NULL},
     {'m', "maps-len", OPT_INT, "M", 1, 1 << 16, OPT_DEF(DEFAULT_MAPS),
-     "positions with full attention maps", 0, 0},
+     "positions with full attention maps", 0, 0, NULL},
     {'b', "bos", OPT_STR, "MODE", 0, 0, NULL,
      "auto: the BOS the tokenizer adds (none for --tokens);\n"
      "yes: put the BOS first in each window; no: never",
-     0, 0},
-    {'t', "threads", OPT_INT, "N", 1, 64, "the online CPUs", "threads", 0, 0},
-    {'f', "force", OPT_FLAG, NULL, 0, 0, NULL, "replace an existing RUN.h5", 0, 0},
-    {'q', "quiet", OPT_FLAG, NULL, 0, 0, NULL, "no progress lines", 0, 0},
+     0, 0, NULL},
+    {'t', "threads", OPT_INT, "N", 1, 64, "the online CPUs", "threads", 0, 0, NULL},
+    {'f', "force", OPT_FLAG, NULL, 0, 0, NULL, "replace an existing RUN.h5", 0, 0, NULL},
+    {'q', "quiet", OPT_FLAG, NULL, 0, 0, NULL, "no progress lines", 0, 0, NULL},
     {0}};
 const OptTable inspect_options = {
     "inspect",
@@ -78,7 +78,9 @@ const OptTable inspect_options = {
     "longrope scaling is refused).\n",
     "Exit codes: 0 ok, 1 failure, 2 bad input.\n",
     inspect_rows,
-    NULL};
+    NULL,
+    NULL,
+    0};
 
 /* 0 ok, 1 --help printed, 2 bad usage (message printed). */
 static int parse(int argc, char **argv, Opts *o) {

@@ -182,22 +182,25 @@ static int parse_nonneg(const char *name, const char *s, double *v) {
 }
 
 static const OptRow intervene_rows[] = {
-    {'k', "clip-k", OPT_INT, "K", 1, 1 << 20, OPT_DEF(IV_CLIP_K_DEFAULT), "bos-clip's K", 0, 0},
+    {'k', "clip-k", OPT_INT, "K", 1, 1 << 20, OPT_DEF(IV_CLIP_K_DEFAULT), "bos-clip's K", 0, 0,
+     NULL},
     {'m', "model", OPT_STR, "DIR", 0, 0, "the one it records", "checkpoint of an inspected run", 0,
-     0},
-    {'t', "threads", OPT_INT, "N", 1, 64, "the online CPUs", "threads for a checkpoint", 0, 0},
-    {'j', "json", OPT_FLAG, NULL, 0, 0, NULL, "print JSON instead of a table", 0, 0},
-    {'w', "no-write", OPT_FLAG, NULL, 0, 0, NULL, "do not store the results in RUN.h5", 0, 0},
+     0, NULL},
+    {'t', "threads", OPT_INT, "N", 1, 64, "the online CPUs", "threads for a checkpoint", 0, 0,
+     NULL},
+    {'j', "json", OPT_FLAG, NULL, 0, 0, NULL, "print JSON instead of a table", 0, 0, NULL},
+    {'w', "no-write", OPT_FLAG, NULL, 0, 0, NULL, "do not store the results in RUN.h5", 0, 0, NULL},
     {'H', "heads", OPT_STR, "L.H,...", 0, 0, NULL,
-     "head-zero's heads (0-based layer.head); \"dormant\": the run file's\ndormant heads", 0, 0},
+     "head-zero's heads (0-based layer.head); \"dormant\": the run file's\ndormant heads", 0, 0,
+     NULL},
     {'l', "layer", OPT_INT, "L", 0, 1 << 20, "each layer, one result each",
-     "the one layer of gates-open-layer, mact-mean and\nmact-zero", 0, 0},
+     "the one layer of gates-open-layer, mact-mean and\nmact-zero", 0, 0, NULL},
     {'c', "gate-const", OPT_STR, "C,...", 0, 0, IV_GATE_CONSTS_DEFAULT,
-     "gate-const's values, each in [0, 1]", 0, 0},
+     "gate-const's values, each in [0, 1]", 0, 0, NULL},
     {OPT_LONG, "mact-abs", OPT_STR, "A", 0, 0, OPT_DEF(MACT_ABS_MIN),
-     "mact-*: a massive activation's |h| exceeds A ...", 0, 0},
+     "mact-*: a massive activation's |h| exceeds A ...", 0, 0, NULL},
     {OPT_LONG + 1, "mact-ratio", OPT_STR, "R", 0, 0, OPT_DEF(MACT_MEDIAN_RATIO),
-     "... and R times its block output's median |h|", 0, 0},
+     "... and R times its block output's median |h|", 0, 0, NULL},
     {0}};
 const OptTable intervene_options = {
     "intervene",
@@ -213,7 +216,9 @@ const OptTable intervene_options = {
     "Definitions: docs/metrics.md \"Interventions\".\n"
     "Exit codes: 0 ok, 1 failure, 2 bad input.\n",
     intervene_rows,
-    intervention_help};
+    intervention_help,
+    NULL,
+    0};
 
 int cmd_intervene(int argc, char **argv) {
     int json = 0, nowrite = 0, threads = cu_online_cpus(), c;

@@ -10,7 +10,7 @@
 #include "metric_table.h"
 
 static const OptRow metrics_rows[] = {
-    {'j', "json", OPT_FLAG, NULL, 0, 0, NULL, "machine-readable output", 0, 0}, {0}};
+    {'j', "json", OPT_FLAG, NULL, 0, 0, NULL, "machine-readable output", 0, 0, NULL}, {0}};
 const OptTable metrics_options = {
     "metrics",
     "[options]",
@@ -20,7 +20,9 @@ const OptTable metrics_options = {
     "[primary] protocol may declare it (`metric = NAME`) and its definition.\n",
     NULL,
     metrics_rows,
-    NULL};
+    NULL,
+    NULL,
+    0};
 
 static int print_json(void) {
     json_t *a = json_array();

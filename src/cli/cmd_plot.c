@@ -14,7 +14,9 @@
 #include "util.h"
 
 static const OptRow plot_rows[] = {
-    {'o', "out", OPT_STR, "FILE.png", 0, 0, NULL, "output image", 0, 1}, FIGSTYLE_OPT_ROWS, {0}};
+    {'o', "out", OPT_STR, "FILE.png", 0, 0, NULL, "output image", 0, 1, NULL},
+    FIGSTYLE_OPT_ROWS,
+    {0}};
 const OptTable plot_options = {
     "plot",
     "KIND RUN.h5 [RUN2.h5 ...]",
@@ -23,7 +25,9 @@ const OptTable plot_options = {
     "can be restyled and redrawn by hand.\n",
     NULL,
     plot_rows,
-    plot_kinds_help};
+    plot_kinds_help,
+    NULL,
+    0};
 
 /* What the figures read from a run: its metrics and its last probe (when
  * it has probes). 0, or -1 with the reader's one line (a corrupt input). */

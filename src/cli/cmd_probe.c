@@ -235,24 +235,26 @@ static const OptRow probe_rows[] = {
      "the prompt, through the run's own tokenizer (bytes\n"
      "for a byte-level run, tokenizer.json for a checkpoint;\n"
      "the BOS the run's windows begin with first)",
-     0, 0},
+     0, 0, NULL},
     {'k', "tokens", OPT_STR, "ID,ID,...", 0, 0, NULL,
-     "the prompt as token ids, as given (no BOS added)", 0, 0},
-    {'n', "name", OPT_STR, "NAME", 0, 0, "made from the text", "store it as /prompt/NAME", 0, 0},
+     "the prompt as token ids, as given (no BOS added)", 0, 0, NULL},
+    {'n', "name", OPT_STR, "NAME", 0, 0, "made from the text", "store it as /prompt/NAME", 0, 0,
+     NULL},
     {'f', "force", OPT_FLAG, NULL, 0, 0, NULL, "replace an existing /prompt/NAME and its figure", 0,
-     0},
+     0, NULL},
     {'o', "out", OPT_STR, "FILE", 0, 0, "RUN.prompt-NAME.png",
-     "the heatmap: STEM.png, .svg or .pdf (a new path or\na figure of that format)", 0, 0},
-    {OPT_LONG, "no-figure", OPT_FLAG, NULL, 0, 0, NULL, "write no heatmap", 0, 0},
-    {'l', "layer", OPT_INT, "L", 0, 1 << 20, NULL, "figure: only layer L's heads", 0, 0},
-    {'H', "head", OPT_INT, "H", 0, 1 << 20, NULL, "figure: only head H of each layer", 0, 0},
-    {'g', "log", OPT_FLAG, NULL, 0, 0, NULL, "figure: colour by log10(a + 1e-4)", 0, 0},
+     "the heatmap: STEM.png, .svg or .pdf (a new path or\na figure of that format)", 0, 0, NULL},
+    {OPT_LONG, "no-figure", OPT_FLAG, NULL, 0, 0, NULL, "write no heatmap", 0, 0, NULL},
+    {'l', "layer", OPT_INT, "L", 0, 1 << 20, NULL, "figure: only layer L's heads", 0, 0, NULL},
+    {'H', "head", OPT_INT, "H", 0, 1 << 20, NULL, "figure: only head H of each layer", 0, 0, NULL},
+    {'g', "log", OPT_FLAG, NULL, 0, 0, NULL, "figure: colour by log10(a + 1e-4)", 0, 0, NULL},
     {'j', "json", OPT_FLAG, NULL, 0, 0, NULL,
-     "print JSON (tokens, labels, per-layer measures,\nevery map) instead of a table", 0, 0},
-    {'w', "no-write", OPT_FLAG, NULL, 0, 0, NULL, "do not store the result in RUN.h5", 0, 0},
+     "print JSON (tokens, labels, per-layer measures,\nevery map) instead of a table", 0, 0, NULL},
+    {'w', "no-write", OPT_FLAG, NULL, 0, 0, NULL, "do not store the result in RUN.h5", 0, 0, NULL},
     {'m', "model", OPT_STR, "DIR", 0, 0, "the one it records", "checkpoint of an inspected run", 0,
-     0},
-    {'t', "threads", OPT_INT, "N", 1, 64, "the online CPUs", "threads for a checkpoint", 0, 0},
+     0, NULL},
+    {'t', "threads", OPT_INT, "N", 1, 64, "the online CPUs", "threads for a checkpoint", 0, 0,
+     NULL},
     FIGSTYLE_OPT_ROWS,
     {0}};
 const OptTable probe_options = {
@@ -269,7 +271,9 @@ const OptTable probe_options = {
     "(U+2423), control bytes and bytes that are not UTF-8 as \\n, \\t, \\xNN.\n"
     "Definitions: docs/metrics.md. Exit codes: 0 ok, 1 failure, 2 bad input.\n",
     probe_rows,
-    NULL};
+    NULL,
+    NULL,
+    0};
 
 static int parse_args(int argc, char **argv, ProbeArgs *a, int *done) {
     FigStyle fs = {0};

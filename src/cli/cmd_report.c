@@ -12,7 +12,7 @@
 #include "report.h"
 
 static const OptRow report_rows[] = {{'o', "out", OPT_STR, "DIR2", 0, 0, "DIR",
-                                      "where REPORT.md, results.csv and figures/ go", 0, 0},
+                                      "where REPORT.md, results.csv and figures/ go", 0, 0, NULL},
                                      FIGSTYLE_OPT_ROWS,
                                      {0}};
 const OptTable report_options = {
@@ -22,7 +22,9 @@ const OptTable report_options = {
     "figures/ into DIR2. Unreadable files are listed.\n",
     NULL,
     report_rows,
-    NULL};
+    NULL,
+    NULL,
+    0};
 
 int cmd_report(int argc, char **argv) {
     const char *out = NULL;

@@ -22,7 +22,9 @@ const OptTable sinks_options = {
     "First-token share and sink rate of one probe (default: the last).\n",
     NULL,
     cu_probe_rows,
-    NULL};
+    NULL,
+    NULL,
+    0};
 
 /* alpha_0 of uniform causal attention over len queries: H_len / len */
 

@@ -27,19 +27,20 @@ typedef struct {
 } Args;
 
 static const OptRow stream_rows[] = {
-    {'W', "window", OPT_INT, "W", 1, 1 << 20, "L/4", "keys each attention sees", 0, 0},
-    {'K', "keep", OPT_STR, "LIST", 0, 0, "0,1,4", "first tokens kept, comma-separated", 0, 0},
+    {'W', "window", OPT_INT, "W", 1, 1 << 20, "L/4", "keys each attention sees", 0, 0, NULL},
+    {'K', "keep", OPT_STR, "LIST", 0, 0, "0,1,4", "first tokens kept, comma-separated", 0, 0, NULL},
     {'L', "len", OPT_INT, "L", 2, 1 << 20, "seq_len; checkpoints 512 within their positions",
-     "sequence length", 0, 0},
+     "sequence length", 0, 0, NULL},
     {'n', "n-seq", OPT_INT, "N", 2, 1 << 16, "8, or the windows a checkpoint's input gives",
-     "sequences", 0, 0},
+     "sequences", 0, 0, NULL},
     {'x', "text", OPT_STR, "FILE", 0, 0, NULL, "a checkpoint's text instead of its recorded input",
-     0, 0},
+     0, 0, NULL},
     {'m', "model", OPT_STR, "DIR", 0, 0, NULL,
-     "a checkpoint's directory instead of the recorded one", 0, 0},
-    {'t', "threads", OPT_INT, "N", 1, 64, "the online CPUs", "threads for a checkpoint", 0, 0},
-    {'j', "json", OPT_FLAG, NULL, 0, 0, NULL, "print JSON instead of a table", 0, 0},
-    {'w', "no-write", OPT_FLAG, NULL, 0, 0, NULL, "do not store the results in RUN.h5", 0, 0},
+     "a checkpoint's directory instead of the recorded one", 0, 0, NULL},
+    {'t', "threads", OPT_INT, "N", 1, 64, "the online CPUs", "threads for a checkpoint", 0, 0,
+     NULL},
+    {'j', "json", OPT_FLAG, NULL, 0, 0, NULL, "print JSON instead of a table", 0, 0, NULL},
+    {'w', "no-write", OPT_FLAG, NULL, 0, 0, NULL, "do not store the results in RUN.h5", 0, 0, NULL},
     {0}};
 const OptTable stream_options = {
     "stream",
@@ -54,7 +55,9 @@ const OptTable stream_options = {
     "inspect` its recorded input (or --text) through its checkpoint.\n",
     "Exit codes: 0 ok, 1 failure, 2 bad input.\n",
     stream_rows,
-    NULL};
+    NULL,
+    NULL,
+    0};
 
 /* "0,1,4" into o->keep: -1 for an empty entry, a non-number, too many. */
 static int parse_keep(const char *spec, StreamOpts *o) {

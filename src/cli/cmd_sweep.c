@@ -49,29 +49,30 @@ typedef struct {
 
 enum { O_ONLY = OPT_LONG, O_SEEDS, O_LIST, O_DRY, O_SLURM, O_NOREPORT, O_UNCOMMITTED };
 static const OptRow sweep_rows[] = {
-    {'o', "out", OPT_STR, "DIR", 0, 0, NULL, "where run files, logs/ and sweep_status.tsv go", 0,
-     1},
+    {'o', "out", OPT_STR, "DIR", 0, 0, NULL, "where run files, logs/ and sweep_status.tsv go", 0, 1,
+     NULL},
     {'j', "jobs", OPT_INT, "N", 1, 4096, "online cores; 1 per MPI rank",
-     "parallel runs; each child runs with\nthreads=1", 0, 0},
+     "parallel runs; each child runs with\nthreads=1", 0, 0, NULL},
     {O_ONLY, "only", OPT_INT, "K", 0, INT_MAX, NULL,
-     "run only expanded run K (0-based; Slurm tasks)", 0, 0},
+     "run only expanded run K (0-based; Slurm tasks)", 0, 0, NULL},
     {O_SEEDS, "seeds", OPT_STR, "LIST", 0, 0, NULL,
      "run only the runs of these seeds of the sweep\n"
      "(\"1501-1525\", \"3,5\"): one piece of a study run\n"
      "in pieces; the report joins the pieces",
-     0, 0},
-    {O_LIST, "list", OPT_FLAG, NULL, 0, 0, NULL, "print the expanded runs and exit", 0, 0},
-    {O_DRY, "dry-run", OPT_FLAG, NULL, 0, 0, NULL, "print what each run would do and exit", 0, 0},
+     0, 0, NULL},
+    {O_LIST, "list", OPT_FLAG, NULL, 0, 0, NULL, "print the expanded runs and exit", 0, 0, NULL},
+    {O_DRY, "dry-run", OPT_FLAG, NULL, 0, 0, NULL, "print what each run would do and exit", 0, 0,
+     NULL},
     {O_SLURM, "emit-slurm", OPT_OPTSTR, "PATH", 0, 0, "DIR/sweep.sbatch",
-     "write an sbatch job-array script and\nexit", 0, 0},
+     "write an sbatch job-array script and\nexit", 0, 0, NULL},
     {O_NOREPORT, "no-report", OPT_FLAG, NULL, 0, 0, NULL, "do not write the report at the end", 0,
-     0},
+     0, NULL},
     {O_UNCOMMITTED, "uncommitted", OPT_FLAG, NULL, 0, 0, NULL,
      "run a confirmatory sweep ([primary]) whose sweep file,\n"
      "includes or presets are uncommitted or edited since\n"
      "their last commit (recorded in protocol.ini and every\n"
      "run file, and stated in the report's headline)",
-     0, 0},
+     0, 0, NULL},
     {0}};
 const OptTable sweep_options = {
     "sweep",
@@ -88,7 +89,9 @@ const OptTable sweep_options = {
     "earlier pieces from DIR/results.csv (docs/sweeps.md, \"A study in\n"
     "pieces\") and states its tests only when every declared run is there.\n",
     sweep_rows,
-    NULL};
+    NULL,
+    NULL,
+    0};
 
 static int parse_args(int argc, char **argv, SweepArgs *a) {
     memset(a, 0, sizeof *a);

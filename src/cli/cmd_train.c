@@ -65,30 +65,31 @@ static int check_train_args(TrainArgs *a) {
 enum { O_PRINT_PARAMS = OPT_LONG, O_PROGRESS_FD, O_PROTOCOL };
 static const OptRow train_rows[] = {
     {'c', "config", OPT_STR, "FILE", 0, 0, NULL, "preset INI file, e.g. experiments/small.ini", 0,
-     1},
+     1, NULL},
     {'s', "set", OPT_STR, "K=V", 0, 0, NULL,
      "override one config key (repeatable; applied in order;\n"
      "variant=ID applies a catalog variant)",
-     1, 0},
+     1, 0, NULL},
     {'o', "out", OPT_STR, "RUN.h5", 0, 0, NULL,
-     "run file to write; a checkpoint goes to RUN.h5.ckpt", 0, 1},
+     "run file to write; a checkpoint goes to RUN.h5.ckpt", 0, 1, NULL},
     {'r', "resume", OPT_FLAG, NULL, 0, 0, NULL, "continue from RUN.h5.ckpt (bit-identical losses)",
-     0, 0},
-    {'f', "force", OPT_FLAG, NULL, 0, 0, NULL, "overwrite an existing RUN.h5", 0, 0},
-    {'t', "threads", OPT_INT, "N", 1, 64, NULL, "worker threads (same as --set threads=N)", 0, 0},
-    {'q', "quiet", OPT_FLAG, NULL, 0, 0, NULL, "no progress lines", 0, 0},
+     0, 0, NULL},
+    {'f', "force", OPT_FLAG, NULL, 0, 0, NULL, "overwrite an existing RUN.h5", 0, 0, NULL},
+    {'t', "threads", OPT_INT, "N", 1, 64, NULL, "worker threads (same as --set threads=N)", 0, 0,
+     NULL},
+    {'q', "quiet", OPT_FLAG, NULL, 0, 0, NULL, "no progress lines", 0, 0, NULL},
     {O_PROGRESS_FD, "progress-fd", OPT_INT, "FD", 0, 1 << 20, NULL,
      "also write progress for programs to the open fd FD\n"
      "(\"progress STEP STEPS ETA_SECONDS\" lines; docs/sweeps.md)",
-     0, 0},
+     0, 0, NULL},
     {O_PROTOCOL, "protocol", OPT_STR, "FILE", 0, 0, NULL,
      "record FILE (a sweep's protocol.ini) in the run file's\n"
      "/protocol as the run starts (docs/runfile.md)",
-     0, 0},
+     0, 0, NULL},
     {O_PRINT_PARAMS, "print-params", OPT_FLAG, NULL, 0, 0, NULL,
      "list every tensor (name, shape, decay, added) and the\n"
      "totals for the resolved config, then exit",
-     0, 0},
+     0, 0, NULL},
     {0}};
 const OptTable train_options = {
     "train",
@@ -97,7 +98,9 @@ const OptTable train_options = {
     "Exit codes: 0 done, 1 failure, 2 bad input, 3 diverged (data kept),\n"
     "130 interrupted (checkpoint saved).\n",
     train_rows,
-    NULL};
+    NULL,
+    NULL,
+    0};
 
 /* 0 when fd is open for writing; else -1 after one line naming it. Checked
  * before any file is opened, so a closed fd is never one of ours (the

@@ -16,11 +16,11 @@
 #define MAX_SETS 255
 
 static const OptRow variants_rows[] = {
-    {'j', "json", OPT_FLAG, NULL, 0, 0, NULL, "machine-readable output", 0, 0},
+    {'j', "json", OPT_FLAG, NULL, 0, 0, NULL, "machine-readable output", 0, 0, NULL},
     {'s', "set", OPT_STR, "K=V", 0, 0, NULL,
      "with --json: a key of the base each id is resolved over\n"
      "(repeatable; default: the key table's defaults)",
-     1, 0},
+     1, 0, NULL},
     {0}};
 const OptTable variants_options = {
     "variants",
@@ -33,7 +33,9 @@ const OptTable variants_options = {
     "names and every key's default (docs/variants.md).\n",
     NULL,
     variants_rows,
-    NULL};
+    NULL,
+    NULL,
+    0};
 
 /* The key-run role of id as a word ("" when it has none). */
 static const char *role_name(const char *id) {

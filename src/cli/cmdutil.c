@@ -51,8 +51,8 @@ int cu_load(const char *cmd, const char *path, long long step, RunReader **r, Pr
 }
 
 const OptRow cu_probe_rows[] = {
-    {'s', "step", OPT_INT, "N", 0, LLONG_MAX, "the last", "probe at training step N", 0, 0},
-    {'j', "json", OPT_FLAG, NULL, 0, 0, NULL, "machine-readable output", 0, 0},
+    {'s', "step", OPT_INT, "N", 0, LLONG_MAX, "the last", "probe at training step N", 0, 0, NULL},
+    {'j', "json", OPT_FLAG, NULL, 0, 0, NULL, "machine-readable output", 0, 0, NULL},
     {0}};
 
 int cu_probe_cmd(const OptTable *t, int argc, char **argv, CuReport report) {
