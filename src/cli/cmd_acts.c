@@ -18,8 +18,7 @@ const OptTable acts_options = {
     NULL,
     cu_probe_rows,
     NULL,
-    NULL,
-    0};
+    OPT_DEFAULTS(cu_probe_defaults)};
 
 static double top1_med(const ProbeRecord *p, int l) {
     double med = p->h_median[l];

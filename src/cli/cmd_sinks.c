@@ -23,8 +23,7 @@ const OptTable sinks_options = {
     NULL,
     cu_probe_rows,
     NULL,
-    NULL,
-    0};
+    OPT_DEFAULTS(cu_probe_defaults)};
 
 /* alpha_0 of uniform causal attention over len queries: H_len / len */
 

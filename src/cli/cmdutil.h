@@ -11,8 +11,14 @@
 
 #include <stdio.h>
 
-/* The rows of sinks, gates and acts (--step N, --json), which each
- * command's OptTable (opts.h) shares; cu_probe_cmd parses them. */
+/* The options of sinks and acts (--step N, --json): their rows, which each
+ * command's OptTable (opts.h) shares with OPT_DEFAULTS(cu_probe_defaults);
+ * cu_probe_cmd parses them. */
+typedef struct {
+    long long step; /* the probe's training step; -1: the last */
+    int json;
+} CuProbeOpts;
+extern const CuProbeOpts cu_probe_defaults;
 extern const OptRow cu_probe_rows[];
 
 /* "gatelab CMD: too many OPT (at most N)" on stderr; returns 2. For a
