@@ -41,6 +41,11 @@ enum { FIG_OPT_SIZE = OPT_LONG + 64, FIG_OPT_FONT };
  * -1 with one line in err naming the option and the value. */
 int figstyle_take(FigStyle *s, int key, const char *value, char *err, size_t errlen);
 
+/* Whether key is FIG_OPT_SIZE or FIG_OPT_FONT, taken into *s: 0 when it
+ * is not, or is and its value is good; -1 after printing "gatelab CMD:
+ * reason" to stderr (the caller exits 2). For opt_parse's loop. */
+int figstyle_option(FigStyle *s, const char *cmd, int key, const char *value);
+
 /* The command's style (its --size and --font) for every later figure. */
 void figstyle_set(const FigStyle *s);
 /* Begin a figure whose own size is w x h pixels: with fit and no --size,
