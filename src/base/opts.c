@@ -186,6 +186,13 @@ int opt_parse_all(const OptTable *t, void *opts, int argc, char **argv) {
     return c == OPT_END ? p.optind : c;
 }
 
+int opt_given(const OptParser *p, int key) {
+    const OptRow *r;
+    for (int i = 0; (r = row_at(p->t, i)); i++)
+        if (r->key == key) return p->seen[i] > 0;
+    return 0;
+}
+
 int opt_exit(int c) { return c == OPT_HELP ? 0 : 2; }
 
 /* Row r's default as --help shows it: its def, else its target's initial

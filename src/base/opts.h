@@ -139,6 +139,10 @@ int opt_exit(int c);
  * for a row without one. */
 void *opt_target(const OptTable *t, const OptRow *r, void *opts);
 
+/* Whether the option of key was given in what p has parsed so far (for
+ * a default that depends on whether a value was chosen). */
+int opt_given(const OptParser *p, int key);
+
 /* The command's --help, generated from its rows. */
 void opt_help(const OptTable *t, FILE *f);
 
