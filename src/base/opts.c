@@ -42,11 +42,10 @@ void *opt_target(const OptTable *t, const OptRow *r, void *opts) {
  * table's defaults (an OPT_INT's bounds within int's) or OPT_SPECIAL, or
  * the program stops here, before any option is read. */
 static void check_rows(const OptTable *t) {
-    if (!t->defaults) return; /* a table parsed with opt_next alone */
     const char *d = t->defaults;
     for (const OptRow *r = t->rows; r->name; r++) {
         const char *v = r->var;
-        int ok = v == OPT_SPECIAL || (v >= d && v < d + t->size);
+        int ok = v == OPT_SPECIAL || (d && v >= d && v < d + t->size);
         if (ok && v != OPT_SPECIAL && r->type == OPT_INT) ok = r->lo >= INT_MIN && r->hi <= INT_MAX;
         if (!ok) {
             fprintf(stderr, "gatelab %s: option --%s has no target and is not OPT_SPECIAL\n",

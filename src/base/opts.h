@@ -108,7 +108,9 @@ typedef struct {
 } OptParser;
 
 /* Set p up to parse argv[1..argc-1] with table t (options and operands may
- * be mixed; "--" ends the options). Resets getopt's state. */
+ * be mixed; "--" ends the options). Resets getopt's state. A row with
+ * neither a target in t->defaults nor OPT_SPECIAL (its value would be read
+ * and dropped) stops the program here with one line naming it. */
 void opt_init(OptParser *p, const OptTable *t, int argc, char **argv);
 
 /* The next option: its row's key with p->str (and p->num for OPT_INT) set;
