@@ -53,7 +53,7 @@ typedef struct {
     const char *name; /* long name, without the dashes */
     OptType type;
     const char *arg;  /* the value's name in --help ("N", "FILE"); NULL for flags */
-    long long lo, hi; /* OPT_INT's bounds, inclusive */
+    long long lo, hi; /* OPT_INT's and OPT_LL's bounds, inclusive */
     const char *def;  /* the default as --help shows it when it is not the plain
                        * value of var (NULL: var's value: none for a flag or a
                        * NULL string; OPT_NO_DEF: none shown) */
@@ -71,7 +71,8 @@ extern const char opt_special[1];
 /* An OptTable's defaults and size from the command's const defaults. */
 #define OPT_DEFAULTS(d) &(d), sizeof(d)
 
-/* A row's def from a numeric macro: OPT_DEF(IV_CLIP_K_DEFAULT) is "3". */
+/* A row's def text from a numeric macro, for a value var cannot hold (a
+ * real number parsed by the command): OPT_DEF(MACT_ABS_MIN) is its digits. */
 #define OPT_DEF_(x) #x
 #define OPT_DEF(x) OPT_DEF_(x)
 
