@@ -41,12 +41,7 @@ static const OptRow stream_rows[] = {
      0, 0, &stream_defaults.text},
     {'m', "model", OPT_STR, "DIR", 0, 0, NULL,
      "a checkpoint's directory instead of the recorded one", 0, 0, &stream_defaults.model},
-    {'t', "threads", OPT_INT, "N", 1, 64, "the online CPUs", "threads for a checkpoint", 0, 0,
-     &stream_defaults.threads},
-    {'j', "json", OPT_FLAG, NULL, 0, 0, NULL, "print JSON instead of a table", 0, 0,
-     &stream_defaults.json},
-    {'w', "no-write", OPT_FLAG, NULL, 0, 0, NULL, "do not store the results in RUN.h5", 0, 0,
-     &stream_defaults.nowrite},
+    CU_RERUN_ROWS(stream_defaults),
     {0}};
 const OptTable stream_options = {
     "stream",
