@@ -50,6 +50,14 @@ int figstyle_take(FigStyle *s, int key, const char *value, char *err, size_t err
     return 0;
 }
 
+int figstyle_option(FigStyle *s, const char *cmd, int key, const char *value) {
+    char err[256];
+    if (key != FIG_OPT_SIZE && key != FIG_OPT_FONT) return 0;
+    if (figstyle_take(s, key, value, err, sizeof err) == 0) return 0;
+    fprintf(stderr, "gatelab %s: %s\n", cmd, err);
+    return -1;
+}
+
 void figstyle_set(const FigStyle *s) { user = current = *s; }
 
 void figstyle_begin(int w, int h, int fit) {

@@ -34,25 +34,28 @@ enum { FIG_OPT_SIZE = OPT_LONG + 64, FIG_OPT_FONT };
 #define FIGSTYLE_OPT_ROWS                                                                         \
     {FIG_OPT_SIZE, "size", OPT_STR, "WxH", 0, 0,                                                  \
      "a column or a page wide, by the figure's own size",                                        \
-     "figure size in inches, e.g. 3.3x2.5 (a column)\nor 6.9x3 (a page), PNGs at 300 dpi; own: each\n"    \
-     "figure's own pixels (a heatmap's one per cell)\n", 0, 0},                                    \
-    {FIG_OPT_FONT, "font", OPT_STR, "PT", 0, 0,                                                   \
-     OPT_DEF(FIG_FIT_FONT_PT),                                \
-     "font size in points", 0, 0}
+     "figure size in inches, e.g. 3.3x2.5 (a column)\nor 6.9x3 (a page), PNGs at 300 dpi; own: "    \
+     "each\nfigure's own pixels (a heatmap's one per cell)\n", 0, 0, OPT_SPECIAL},                 \
+    {FIG_OPT_FONT, "font", OPT_STR, "PT", 0, 0, OPT_DEF(FIG_FIT_FONT_PT), "font size in points",    \
+     0, 0, OPT_SPECIAL}
 /* clang-format on */
 
 /* Take the value of row key (FIG_OPT_SIZE or FIG_OPT_FONT) into *s. 0, or
  * -1 with one line in err naming the option and the value. */
 int figstyle_take(FigStyle *s, int key, const char *value, char *err, size_t errlen);
 
+/* Whether key is FIG_OPT_SIZE or FIG_OPT_FONT, taken into *s: 0 when it
+ * is not, or is and its value is good; -1 after printing "gatelab CMD:
+ * reason" to stderr (the caller exits 2). For opt_parse's loop. */
+int figstyle_option(FigStyle *s, const char *cmd, int key, const char *value);
+
 /* The command's style (its --size and --font) for every later figure. */
 void figstyle_set(const FigStyle *s);
 /* Begin a figure whose own size is w x h pixels: with fit and no --size
- * (nor --size own),
- * it is drawn a column wide (a page wide when w / FIG_PX_PER_IN is more
- * than a page) and h/w of that high (at most FIG_PAGE_H_IN), in
- * FIG_FIT_FONT_PT unless --font says otherwise; else at the command's
- * style. Every call below reads the figure's style. */
+ * (nor --size own), it is drawn a column wide (a page wide when
+ * w / FIG_PX_PER_IN is more than a page) and h/w of that high (at most
+ * FIG_PAGE_H_IN), in FIG_FIT_FONT_PT unless --font says otherwise; else
+ * at the command's style. Every call below reads the figure's style. */
 void figstyle_begin(int w, int h, int fit);
 const FigStyle *figstyle_get(void);
 

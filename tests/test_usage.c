@@ -2,7 +2,9 @@
  * (cliopts.h, opts.h), and the option rules every command shares: an
  * option given twice is refused unless it is repeatable, an unknown one
  * gets a "did you mean", and every number is range-checked before it is
- * narrowed, each refusal in one line. */
+ * narrowed, each refusal in one line; every row fills a field of its
+ * command's defaults struct or is handled by the command, and --help's
+ * default is that field's initial value. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -146,7 +148,7 @@ static void test_numbers_range_checked(void **state) {
     for (int k = 0; cli_all_options[k]; k++) {
         const OptTable *o = cli_all_options[k];
         for (const OptRow *r = o->rows; r->name; r++) {
-            if (r->type != OPT_INT) continue;
+            if (r->type != OPT_INT && r->type != OPT_LL) continue;
             long long bad[3] = {r->lo - 1, r->hi + (r->hi < LLONG_MAX), r->lo + (1LL << 32)};
             for (int i = 0; i < 3; i++) {
                 if ((i == 0 && r->lo == LLONG_MIN) || (i == 1 && r->hi == LLONG_MAX) ||
@@ -160,6 +162,64 @@ static void test_numbers_range_checked(void **state) {
             assert_int_equal(tu_run(log_path, "%s --%s 12x", o->cmd, r->name), 2);
             tu_assert_one_line(log_path, r->name, "'12x'");
         }
+    }
+}
+
+/* Every row of every table stores into its command's defaults struct or
+ * is OPT_SPECIAL (the command handles its key): no row is read and then
+ * dropped. A flag starts at 0 (it sets 1), an OPT_INT's bounds fit the
+ * int it fills. */
+static void test_every_row_has_a_target(void **state) {
+    (void)state;
+    for (int k = 0; cli_all_options[k]; k++) {
+        const OptTable *o = cli_all_options[k];
+        if (!o->defaults) fail_msg("gatelab %s: its table names no defaults", o->cmd);
+        for (const OptRow *r = o->rows; r->name; r++) {
+            if (r->var == OPT_SPECIAL) continue;
+            const char *v = r->var, *d = o->defaults;
+            if (!v || v < d || v >= d + o->size)
+                fail_msg("gatelab %s --%s: no target in its defaults, not OPT_SPECIAL", o->cmd,
+                         r->name);
+            if (r->type == OPT_FLAG && *(const int *)v)
+                fail_msg("gatelab %s --%s: a flag whose default is set", o->cmd, r->name);
+            if (r->type == OPT_INT && (r->lo < INT_MIN || r->hi > INT_MAX))
+                fail_msg("gatelab %s --%s: OPT_INT past int (OPT_LL)", o->cmd, r->name);
+        }
+    }
+}
+
+/* Row r's target's initial value as text ("" for none: a flag, a NULL
+ * string). */
+static void initial_text(const OptTable *o, const OptRow *r, char *s, size_t n) {
+    const void *v = opt_target(o, r, (void *)o->defaults);
+    *s = 0;
+    if (!v) return;
+    if (r->type == OPT_INT) snprintf(s, n, "%d", *(const int *)v);
+    if (r->type == OPT_LL) snprintf(s, n, "%lld", *(const long long *)v);
+    if ((r->type == OPT_STR || r->type == OPT_OPTSTR) && *(const char *const *)v)
+        snprintf(s, n, "%s", *(const char *const *)v);
+}
+
+/* The default --help shows is the target's initial value: a row gives def
+ * text only when that is not the plain value (and never the value itself,
+ * which would be written twice), and each shown value is in --help. */
+static void test_help_default_is_initial_value(void **state) {
+    (void)state;
+    for (int k = 0; cli_all_options[k]; k++) {
+        const OptTable *o = cli_all_options[k];
+        char *help = help_of(o);
+        for (const OptRow *r = o->rows; r->name; r++) {
+            char init[256], want[300];
+            initial_text(o, r, init, sizeof init);
+            if (r->def && *init && !strcmp(r->def, init))
+                fail_msg("gatelab %s --%s: def \"%s\" repeats the initial value (def NULL)", o->cmd,
+                         r->name, r->def);
+            if (r->def || !*init) continue;
+            snprintf(want, sizeof want, "(default: %s)", init);
+            if (!strstr(help, want))
+                fail_msg("gatelab %s --help: --%s does not show %s", o->cmd, r->name, want);
+        }
+        free(help);
     }
 }
 
@@ -218,6 +278,8 @@ int main(void) {
         cmocka_unit_test(test_did_you_mean_variant_and_key),
         cmocka_unit_test(test_numbers_range_checked),
         cmocka_unit_test(test_t_is_threads),
+        cmocka_unit_test(test_every_row_has_a_target),
+        cmocka_unit_test(test_help_default_is_initial_value),
         cmocka_unit_test(test_table_commands),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -3,13 +3,16 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "util.h"
 
+const char opt_special[1];
+
 /* The row every table ends with, implicitly. */
-static const OptRow help_row = {'h', "help", OPT_FLAG, NULL, 0, 0, NULL, "this help", 0, 0};
+static const OptRow help_row = {'h', "help", OPT_FLAG, NULL, 0, 0, NULL, "this help", 0, 0, NULL};
 
 /* Row i of t, counting the implicit --help after the table's own rows;
  * NULL past the end. */
@@ -30,7 +33,30 @@ int parse_ll_range(const char *s, long long lo, long long hi, long long *out) {
     return 0;
 }
 
+void *opt_target(const OptTable *t, const OptRow *r, void *opts) {
+    if (!r->var || r->var == OPT_SPECIAL || !t->defaults) return NULL;
+    return (char *)opts + ((const char *)r->var - (const char *)t->defaults);
+}
+
+/* A table's rows are a program's text: each row with a target in the
+ * table's defaults (an OPT_INT's bounds within int's) or OPT_SPECIAL, or
+ * the program stops here, before any option is read. */
+static void check_rows(const OptTable *t) {
+    const char *d = t->defaults;
+    for (const OptRow *r = t->rows; r->name; r++) {
+        const char *v = r->var;
+        int ok = v == OPT_SPECIAL || (d && v >= d && v < d + t->size);
+        if (ok && v != OPT_SPECIAL && r->type == OPT_INT) ok = r->lo >= INT_MIN && r->hi <= INT_MAX;
+        if (!ok) {
+            fprintf(stderr, "gatelab %s: option --%s has no target and is not OPT_SPECIAL\n",
+                    t->cmd, r->name);
+            abort();
+        }
+    }
+}
+
 void opt_init(OptParser *p, const OptTable *t, int argc, char **argv) {
+    check_rows(t);
     memset(p, 0, sizeof *p);
     p->t = t;
     p->argc = argc;
@@ -114,7 +140,8 @@ int opt_next(OptParser *p) {
         opt_help(p->t, stdout);
         return OPT_HELP;
     }
-    if (r->type == OPT_INT && parse_ll_range(optarg, r->lo, r->hi, &p->num) != 0) {
+    if ((r->type == OPT_INT || r->type == OPT_LL) &&
+        parse_ll_range(optarg, r->lo, r->hi, &p->num) != 0) {
         char v[48];
         snprintf(v, sizeof v, "%.40s", optarg);
         fprintf(stderr, "gatelab %s: --%s wants an integer in %lld..%lld, got '%s'\n", cmd, r->name,
@@ -122,6 +149,64 @@ int opt_next(OptParser *p) {
         return OPT_BAD;
     }
     return c;
+}
+
+/* Store the value opt_next just read for row r into its target t. */
+static void store(const OptRow *r, void *t, const OptParser *p) {
+    switch (r->type) {
+    case OPT_FLAG: *(int *)t = 1; break;
+    case OPT_INT: *(int *)t = (int)p->num; break;
+    case OPT_LL: *(long long *)t = p->num; break;
+    case OPT_STR: *(const char **)t = p->str; break;
+    case OPT_OPTSTR: *(const char **)t = p->str ? p->str : ""; break;
+    }
+}
+
+int opt_parse(OptParser *p, void *opts) {
+    for (;;) {
+        int c = opt_next(p);
+        if (c < 0) return c;
+        const OptRow *r = opt_find(p->t, p->name, strlen(p->name));
+        void *t = opt_target(p->t, r, opts);
+        if (!t) return c;
+        store(r, t, p);
+    }
+}
+
+int opt_parse_all(const OptTable *t, void *opts, int argc, char **argv) {
+    memcpy(opts, t->defaults, t->size);
+    OptParser p;
+    opt_init(&p, t, argc, argv);
+    int c = opt_parse(&p, opts);
+    if (c >= 0) { /* not reached: check_rows and the test hold every row */
+        fprintf(stderr, "gatelab %s: --%s is OPT_SPECIAL but parsed whole\n", t->cmd, p.name);
+        return OPT_BAD;
+    }
+    return c == OPT_END ? p.optind : c;
+}
+
+int opt_given(const OptParser *p, int key) {
+    const OptRow *r;
+    for (int i = 0; (r = row_at(p->t, i)); i++)
+        if (r->key == key) return p->seen[i] > 0;
+    return 0;
+}
+
+int opt_exit(int c) { return c == OPT_HELP ? 0 : 2; }
+
+/* Row r's default as --help shows it: its def, else its target's initial
+ * value in t->defaults (none for a flag or a NULL string); NULL for none. */
+static const char *default_text(const OptTable *t, const OptRow *r, char *buf, size_t n) {
+    if (r->def) return *r->def ? r->def : NULL;
+    const void *v = opt_target(t, r, (void *)t->defaults);
+    if (!v) return NULL;
+    switch (r->type) {
+    case OPT_INT: snprintf(buf, n, "%d", *(const int *)v); return buf;
+    case OPT_LL: snprintf(buf, n, "%lld", *(const long long *)v); return buf;
+    case OPT_STR:
+    case OPT_OPTSTR: return *(const char *const *)v;
+    default: return NULL;
+    }
 }
 
 /* "  -c, --config FILE" (or "      --only K") into s[n]; its length. */
@@ -168,7 +253,9 @@ void opt_help(const OptTable *t, FILE *f) {
         }
         /* a help ending in a newline puts the default on a line of its own */
         size_t hl = strlen(r->help);
-        if (r->def) fprintf(f, "%s(default: %s)", hl && r->help[hl - 1] == '\n' ? "" : " ", r->def);
+        char buf[32];
+        const char *def = default_text(t, r, buf, sizeof buf);
+        if (def) fprintf(f, "%s(default: %s)", hl && r->help[hl - 1] == '\n' ? "" : " ", def);
         fputc('\n', f);
     }
     if (t->footer) fprintf(f, "\n%s", t->footer);

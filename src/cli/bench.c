@@ -234,44 +234,51 @@ typedef struct {
     int nv, nsets, threads, torch, blas;
     BenchPlan bp;
 } BenchArgs;
+static const BenchArgs bench_defaults = {
+    .config = "experiments/reference.ini", .threads = 1, .bp = {10, 3, 5, 0, 0}};
 
 /* A whole number for option opt, or one line and -1. */
 
 enum { O_INSPECT = OPT_LONG };
 static const OptRow bench_rows[] = {
-    {'c', "config", OPT_STR, "FILE", 0, 0, "experiments/reference.ini", "preset", 0, 0},
-    {'t', "threads", OPT_INT, "N", 1, 64, "1", "worker threads", 0, 0},
-    {'v', "variant", OPT_STR, "ID", 0, 0, "baseline", "variant to bench (repeatable)", 1, 0},
-    {'n', "steps", OPT_INT, "S", 1, 1000000, "10", "timed steps per block", 0, 0},
-    {'w', "warmup", OPT_INT, "W", 0, 1000000, "3", "untimed steps first", 0, 0},
-    {'R', "repeats", OPT_INT, "R", 1, 64, "5", "timed blocks; the median is reported", 0, 0},
+    {'c', "config", OPT_STR, "FILE", 0, 0, NULL, "preset", 0, 0, &bench_defaults.config},
+    {'t', "threads", OPT_INT, "N", 1, 64, NULL, "worker threads", 0, 0, &bench_defaults.threads},
+    {'v', "variant", OPT_STR, "ID", 0, 0, "baseline", "variant to bench (repeatable)", 1, 0,
+     OPT_SPECIAL},
+    {'n', "steps", OPT_INT, "S", 1, 1000000, NULL, "timed steps per block", 0, 0,
+     &bench_defaults.bp.steps},
+    {'w', "warmup", OPT_INT, "W", 0, 1000000, NULL, "untimed steps first", 0, 0,
+     &bench_defaults.bp.warmup},
+    {'R', "repeats", OPT_INT, "R", 1, 64, NULL, "timed blocks; the median is reported", 0, 0,
+     &bench_defaults.bp.repeats},
     {'T', "torch", OPT_FLAG, NULL, 0, 0, NULL,
      "also run tests/reference/torch_bench.py (python3-torch)\n"
      "on the same config's shape and threads, side by side,\n"
      "with the BLAS core the user's environment gives it",
-     0, 0},
+     0, 0, &bench_defaults.torch},
     {'K', "torch-core", OPT_STR, "C", 0, 0, NULL,
-     "and once more with OPENBLAS_CORETYPE=C (e.g. SkylakeX)", 0, 0},
+     "and once more with OPENBLAS_CORETYPE=C (e.g. SkylakeX)", 0, 0, &bench_defaults.torch_core},
     {'C', "clock", OPT_STR, "wall|cpu", 0, 0, "wall",
      "time by the wall clock or by CPU time per\n"
      "thread: on a shared, loaded machine the CPU clock leaves\n"
      "out the time other processes held the cores",
-     0, 0},
+     0, 0, OPT_SPECIAL},
     {'P', "profile", OPT_FLAG, NULL, 0, 0, NULL,
      "under each row, the milliseconds per step (per thread, on\n"
      "--clock's clock) in products, attention's row work, norms,\n"
      "activations and gates, loss, optimizer, and the rest",
-     0, 0},
+     0, 0, &bench_defaults.bp.profile},
     {'B', "blas", OPT_FLAG, NULL, 0, 0, NULL,
      "under each row, the same step with every product on\n"
      "OpenBLAS's sgemm (loaded core) instead of gatelab's own\n"
      "(op_gemm.c), and the ratio own/sgemm",
-     0, 0},
-    {'s', "set", OPT_STR, "K=V", 0, 0, NULL, "override a config key (repeatable)", 1, 0},
+     0, 0, &bench_defaults.blas},
+    {'s', "set", OPT_STR, "K=V", 0, 0, NULL, "override a config key (repeatable)", 1, 0,
+     OPT_SPECIAL},
     {O_INSPECT, "inspect", OPT_FLAG, NULL, 0, 0, NULL,
      "as the first option: the forward pass of `gatelab inspect`\n"
      "instead (its options: gatelab bench --inspect --help)",
-     0, 0},
+     0, 0, OPT_SPECIAL},
     {0}};
 const OptTable bench_options = {
     "bench",
@@ -285,34 +292,23 @@ const OptTable bench_options = {
     "peak RSS, and the cost of each variant against the first.\n",
     NULL,
     bench_rows,
-    NULL};
+    NULL,
+    OPT_DEFAULTS(bench_defaults)};
 
 /* Fills *a from the command line. Returns -1 to go on, else the exit code
  * (0 after --help, 2 on a bad option). */
 static int parse_bench_args(int argc, char **argv, BenchArgs *a) {
-    memset(a, 0, sizeof *a);
-    a->config = "experiments/reference.ini";
-    a->threads = 1;
-    a->bp = (BenchPlan){10, 3, 5, 0, 0};
+    *a = bench_defaults;
     OptParser op;
     opt_init(&op, &bench_options, argc, argv);
-    for (int c; (c = opt_next(&op)) != OPT_END;) {
+    for (int c; (c = opt_parse(&op, a)) != OPT_END;) {
         switch (c) {
         case OPT_HELP: return 0;
         case OPT_BAD: return 2;
-        case 'c': a->config = op.str; break;
-        case 't': a->threads = (int)op.num; break;
         case 'v':
             if (a->nv == MAX_VARIANTS) return cu_too_many("bench", "--variant", MAX_VARIANTS);
             a->variants[a->nv++] = op.str;
             break;
-        case 'n': a->bp.steps = (int)op.num; break;
-        case 'w': a->bp.warmup = (int)op.num; break;
-        case 'R': a->bp.repeats = (int)op.num; break;
-        case 'T': a->torch = 1; break;
-        case 'P': a->bp.profile = 1; break;
-        case 'B': a->blas = 1; break;
-        case 'K': a->torch = 1, a->torch_core = op.str; break;
         case 'C':
             if (strcmp(op.str, "wall") && strcmp(op.str, "cpu")) {
                 fprintf(stderr, "gatelab bench: --clock '%s': expected wall or cpu\n", op.str);
@@ -334,6 +330,7 @@ static int parse_bench_args(int argc, char **argv, BenchArgs *a) {
         fprintf(stderr, "gatelab bench: unexpected argument '%s'\n", argv[op.optind]);
         return 2;
     }
+    if (a->torch_core) a->torch = 1; /* --torch-core implies --torch */
     if (a->torch_core &&
         (!*a->torch_core || strlen(a->torch_core) > 40 ||
          strspn(a->torch_core, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"

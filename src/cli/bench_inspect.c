@@ -33,8 +33,9 @@ extern char **environ;
 
 typedef struct {
     const char *model;
-    int threads[8], nthreads, repeats, T, torch, cpu;
+    int threads[8], nthreads, repeats, T, no_torch, cpu;
 } BiArgs;
+static const BiArgs bi_defaults = {NULL, {1, 2}, 2, 3, 512, 0, 0};
 
 /* Wall seconds, or with --clock cpu this process's CPU seconds (every
  * thread), which a busy machine disturbs much less. */
@@ -51,15 +52,18 @@ static int cmp_d(const void *a, const void *b) {
 }
 
 static const OptRow bench_inspect_rows[] = {
-    {'m', "model", OPT_STR, "DIR", 0, 0, NULL, "use this GPT2LMHeadModel snapshot instead", 0, 0},
-    {'t', "threads", OPT_STR, "LIST", 0, 0, "1,2", "comma-separated thread counts", 0, 0},
-    {'R', "repeats", OPT_INT, "R", 1, MAX_R, "3", "timed forwards after one warm-up", 0, 0},
-    {'T', "seq-len", OPT_INT, "T", 2, 1024, "512", "tokens per window", 0, 0},
-    {'n', "no-torch", OPT_FLAG, NULL, 0, 0, NULL, "skip PyTorch", 0, 0},
+    {'m', "model", OPT_STR, "DIR", 0, 0, NULL, "use this GPT2LMHeadModel snapshot instead", 0, 0,
+     &bi_defaults.model},
+    {'t', "threads", OPT_STR, "LIST", 0, 0, "1,2", "comma-separated thread counts", 0, 0,
+     OPT_SPECIAL},
+    {'R', "repeats", OPT_INT, "R", 1, MAX_R, NULL, "timed forwards after one warm-up", 0, 0,
+     &bi_defaults.repeats},
+    {'T', "seq-len", OPT_INT, "T", 2, 1024, NULL, "tokens per window", 0, 0, &bi_defaults.T},
+    {'n', "no-torch", OPT_FLAG, NULL, 0, 0, NULL, "skip PyTorch", 0, 0, &bi_defaults.no_torch},
     {'c', "clock", OPT_STR, "KIND", 0, 0, "wall",
      "wall or cpu: CPU seconds of all threads, steadier\n"
      "on a busy machine (then N threads cost about N x wall)",
-     0, 0},
+     0, 0, OPT_SPECIAL},
     {0}};
 const OptTable bench_inspect_options = {
     "bench --inspect",
@@ -75,7 +79,8 @@ const OptTable bench_inspect_options = {
     "torch at 1 thread runs even when LIST has no 1, since that is its best here).\n",
     NULL,
     bench_inspect_rows,
-    NULL};
+    NULL,
+    OPT_DEFAULTS(bi_defaults)};
 
 /* One line for a bad value of option opt (want: what it takes); returns 2. */
 static int bi_bad(const char *opt, const char *val, const char *want) {
@@ -84,14 +89,13 @@ static int bi_bad(const char *opt, const char *val, const char *want) {
 }
 
 static int parse(int argc, char **argv, BiArgs *a) {
-    *a = (BiArgs){NULL, {1, 2}, 2, 3, 512, 1, 0};
+    *a = bi_defaults;
     OptParser op;
     opt_init(&op, &bench_inspect_options, argc, argv);
-    for (int c; (c = opt_next(&op)) != OPT_END;) {
+    for (int c; (c = opt_parse(&op, a)) != OPT_END;) {
         switch (c) {
         case OPT_HELP: return 0;
         case OPT_BAD: return 2;
-        case 'm': a->model = op.str; break;
         case 't': {
             a->nthreads = 0;
             for (char *s = op.str; *s && a->nthreads < 8;) {
@@ -104,9 +108,6 @@ static int parse(int argc, char **argv, BiArgs *a) {
             }
             break;
         }
-        case 'R': a->repeats = (int)op.num; break;
-        case 'T': a->T = (int)op.num; break;
-        case 'n': a->torch = 0; break;
         case 'c':
             if (strcmp(op.str, "wall") && strcmp(op.str, "cpu"))
                 return bi_bad("--clock", op.str, "wall or cpu");
@@ -274,14 +275,15 @@ static void rows(const BiArgs *a, const char *model, const char *tmp, const int3
     double g2[2] = {0, 0}, tbest[2] = {0, 0};
     int th2 = 0, has1 = 0;
     for (int i = 0; i < a->nthreads; i++) has1 |= a->threads[i] == 1;
-    if (a->torch && !has1) { /* torch at 1 thread (BLAS as installed) is its best here: always in */
+    if (!a->no_torch &&
+        !has1) { /* torch at 1 thread (BLAS as installed) is its best here: always in */
         double tv[TV_N] = {0};
         torch_rows(a, model, idpath, 1, tbest, tv);
     }
     for (int i = 0; i < a->nthreads; i++) {
         int th = a->threads[i];
         double gb = 0, gm = 0, lb = 0, lm = 0, tv[TV_N] = {0};
-        if (a->torch) torch_rows(a, model, idpath, th, tbest, tv);
+        if (!a->no_torch) torch_rows(a, model, idpath, th, tbest, tv);
         if (time_forward(model, ids, a->T, th, a->repeats, 0, a->cpu, &gb, &gm) == 0)
             gatelab_row("inspect (no LM head)", th, gb, gm, tv[TV_BEST_NH]);
         if (time_forward(model, ids, a->T, th, a->repeats, 1, a->cpu, &lb, &lm) == 0)

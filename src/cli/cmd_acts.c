@@ -17,7 +17,8 @@ const OptTable acts_options = {
     "Activation statistics of each block's output at one probe (default: the last).\n",
     NULL,
     cu_probe_rows,
-    NULL};
+    NULL,
+    OPT_DEFAULTS(cu_probe_defaults)};
 
 static double top1_med(const ProbeRecord *p, int l) {
     double med = p->h_median[l];

@@ -338,42 +338,61 @@ static int check_all(Forward *f, LcEvalOpts *o, int what, const char *quant, Qua
     return 0;
 }
 
+typedef struct {
+    LcEvalOpts lc;
+    QuantEvalOpts q;
+    const char *lengths, *quant;
+    int yarn, both, json, nowrite;
+} EvalOpts;
+/* q.fit: batches, batch size and calibration fitted to a short input
+ * unless given (opt_given) */
+static const EvalOpts eval_defaults = {
+    .lc = {.batches = 4, .batch_size = 4},
+    .q = {.calib = QEVAL_CALIB_DEFAULT,
+          .fit = QEVAL_FIT_BATCHES | QEVAL_FIT_BATCH_SIZE | QEVAL_FIT_CALIB}};
+
 static const OptRow eval_rows[] = {
     {'l', "lengths", OPT_STR, "LIST", 0, 0, NULL,
      "comma-separated lengths; Nx means N * T_train\n"
      "(e.g. 256,512 or 1x,2x,4x,8x)",
-     0, 0},
+     0, 0, &eval_defaults.lengths},
     {'y', "yarn", OPT_FLAG, NULL, 0, 0, NULL,
      "YaRN: NTK-by-parts RoPE interpolation plus the attention\n"
      "temperature, scale = L / T_train (plain RoPE otherwise)",
-     0, 0},
+     0, 0, &eval_defaults.yarn},
     {'b', "both", OPT_FLAG, NULL, 0, 0, NULL,
-     "plain RoPE, then YaRN (YaRN skipped, in one line,\nwhere it keeps no rotary pair)", 0, 0},
+     "plain RoPE, then YaRN (YaRN skipped, in one line,\nwhere it keeps no rotary pair)", 0, 0,
+     &eval_defaults.both},
     {'N', "needle", OPT_FLAG, NULL, 0, 0, NULL,
      "also the needle task at each length (byte text):\na key-value needle at evenly spaced "
      "depths of the\ntext, queried at its end; exact-match share per depth",
-     0, 0},
-    {'n', "batches", OPT_INT, "N", 1, 100000, "4", "held-out batches per length", 0, 0},
-    {'B', "batch-size", OPT_INT, "B", 1, 4096, "4", "sequences per batch", 0, 0},
+     0, 0, &eval_defaults.lc.needle},
+    {'n', "batches", OPT_INT, "N", 1, 100000, NULL, "held-out batches per length", 0, 0,
+     &eval_defaults.lc.batches},
+    {'B', "batch-size", OPT_INT, "B", 1, 4096, NULL, "sequences per batch", 0, 0,
+     &eval_defaults.lc.batch_size},
     {'q', "quant", OPT_STR, "LIST", 0, 0, NULL,
      "fake-quantized evaluation at T_train in these modes:\n"
      "comma-separated " FQ_NAMES_TEXT "\n(" FQ_NAME_W8A8_PCT
      ": input ranges at the " FQ_PERCENTILE_TEXT "th percentile;\n" FQ_NAME_W8A8_TOK
      ": each token's input on its own range)",
-     0, 0},
-    {'c', "calib", OPT_INT, "N", 1, 100000, QEVAL_CALIB_TEXT,
-     "held-out batches calibrating each --quant\nmode's input ranges", 0, 0},
-    {'K', "quant-keep-first", OPT_INT, "K", 0, 100000, "0",
+     0, 0, &eval_defaults.quant},
+    {'c', "calib", OPT_INT, "N", 1, 100000, NULL,
+     "held-out batches calibrating each --quant\nmode's input ranges", 0, 0,
+     &eval_defaults.q.calib},
+    {'K', "quant-keep-first", OPT_INT, "K", 0, 100000, NULL,
      "also score each --quant mode with the first K\npositions of every window in float (their "
      "rows\nleft out of the input ranges too) and report\nsink_dloss = dloss - dloss_keep",
-     0, 0},
+     0, 0, &eval_defaults.q.keep_first},
     {'S', "quant-source", OPT_FLAG, NULL, 0, 0, NULL,
      "for each per-tensor --quant mode, score it again\nwith each input tensor of its linear "
      "layers in\nfloat alone; report the one that recovers the\nmost loss (one more pass per "
      "tensor)",
-     0, 0},
-    {'j', "json", OPT_FLAG, NULL, 0, 0, NULL, "print JSON instead of tables", 0, 0},
-    {'w', "no-write", OPT_FLAG, NULL, 0, 0, NULL, "do not store the results in RUN.h5", 0, 0},
+     0, 0, &eval_defaults.q.source},
+    {'j', "json", OPT_FLAG, NULL, 0, 0, NULL, "print JSON instead of tables", 0, 0,
+     &eval_defaults.json},
+    {'w', "no-write", OPT_FLAG, NULL, 0, 0, NULL, "do not store the results in RUN.h5", 0, 0,
+     &eval_defaults.nowrite},
     {0}};
 const OptTable eval_options = {
     "eval",
@@ -391,35 +410,23 @@ const OptTable eval_options = {
     "Nx = N times its probe length.\n"
     "Exit codes: 0 ok, 1 failure, 2 bad input.\n",
     eval_rows,
-    NULL};
+    NULL,
+    OPT_DEFAULTS(eval_defaults)};
 
 int cmd_eval(int argc, char **argv) {
-    const char *lengths = NULL, *quant = NULL;
-    json_t *jo = NULL;
-    int yarn = 0, both = 0, json = 0, nowrite = 0, c;
-    LcEvalOpts o = {.batches = 4, .batch_size = 4};
-    QuantEvalOpts qo = {.calib = QEVAL_CALIB_DEFAULT,
-                        .fit = QEVAL_FIT_BATCHES | QEVAL_FIT_BATCH_SIZE | QEVAL_FIT_CALIB};
+    EvalOpts e = eval_defaults;
     OptParser op;
     opt_init(&op, &eval_options, argc, argv);
-    while ((c = opt_next(&op)) != OPT_END) {
-        switch (c) {
-        case OPT_HELP: return 0;
-        case OPT_BAD: return 2;
-        case 'l': lengths = op.str; break;
-        case 'y': yarn = 1; break;
-        case 'b': both = 1; break;
-        case 'N': o.needle = 1; break;
-        case 'j': json = 1; break;
-        case 'w': nowrite = 1; break;
-        case 'n': o.batches = (int)op.num, qo.fit &= ~QEVAL_FIT_BATCHES; break;
-        case 'B': o.batch_size = (int)op.num, qo.fit &= ~QEVAL_FIT_BATCH_SIZE; break;
-        case 'q': quant = op.str; break;
-        case 'c': qo.calib = (int)op.num, qo.fit &= ~QEVAL_FIT_CALIB; break;
-        case 'K': qo.keep_first = (int)op.num; break;
-        case 'S': qo.source = 1; break;
-        }
-    }
+    int c = opt_parse(&op, &e);
+    if (c != OPT_END) return opt_exit(c);
+    LcEvalOpts o = e.lc;
+    QuantEvalOpts qo = e.q;
+    if (opt_given(&op, 'n')) qo.fit &= ~QEVAL_FIT_BATCHES;
+    if (opt_given(&op, 'B')) qo.fit &= ~QEVAL_FIT_BATCH_SIZE;
+    if (opt_given(&op, 'c')) qo.fit &= ~QEVAL_FIT_CALIB;
+    const char *lengths = e.lengths, *quant = e.quant;
+    const int yarn = e.yarn, both = e.both, json = e.json, nowrite = e.nowrite;
+    json_t *jo = NULL;
     if (qo.source && !quant) {
         fprintf(stderr, "gatelab eval: --quant-source ablates the --quant passes' input tensors; "
                         "give --quant too\n");

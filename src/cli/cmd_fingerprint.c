@@ -7,9 +7,15 @@
 #include "commands.h"
 #include "fingerprint.h"
 
+typedef struct {
+    const char *keep; /* NULL: train in a temporary directory */
+} FingerprintOpts;
+static const FingerprintOpts fingerprint_defaults = {NULL};
+
 static const OptRow fingerprint_rows[] = {
     {'k', "keep", OPT_STR, "DIR", 0, 0, NULL,
-     "train in the new directory DIR and keep its\nrun files (ID.h5), to check the hashes", 0, 0},
+     "train in the new directory DIR and keep its\nrun files (ID.h5), to check the hashes", 0, 0,
+     &fingerprint_defaults.keep},
     {0}};
 const OptTable fingerprint_options = {
     "fingerprint",
@@ -23,7 +29,8 @@ const OptTable fingerprint_options = {
     "(results/README.md). A few seconds on one core.\n",
     NULL,
     fingerprint_rows,
-    NULL};
+    NULL,
+    OPT_DEFAULTS(fingerprint_defaults)};
 
 static void print_id(void *user, const char *id, const char *hash) {
     (void)user;
@@ -32,20 +39,15 @@ static void print_id(void *user, const char *id, const char *hash) {
 }
 
 int cmd_fingerprint(int argc, char **argv) {
-    OptParser op;
-    const char *keep = NULL;
-    opt_init(&op, &fingerprint_options, argc, argv);
-    for (int c; (c = opt_next(&op)) != OPT_END;) {
-        if (c == OPT_HELP) return 0;
-        if (c == OPT_BAD) return 2;
-        if (c == 'k') keep = op.str;
-    }
-    if (op.optind != argc) {
+    FingerprintOpts o;
+    int at = opt_parse_all(&fingerprint_options, &o, argc, argv);
+    if (at < 0) return opt_exit(at);
+    if (at != argc) {
         fprintf(stderr, "gatelab fingerprint: takes no arguments (try --help)\n");
         return 2;
     }
     char fp[PROTOCOL_HASH_LEN], err[1200];
-    if (training_fingerprint(fp, print_id, NULL, keep, err, sizeof err) != 0) {
+    if (training_fingerprint(fp, print_id, NULL, o.keep, err, sizeof err) != 0) {
         fprintf(stderr, "gatelab fingerprint: %s\n", err);
         return 1;
     }

@@ -18,17 +18,27 @@
 #define GATES_STR_(x) #x
 #define GATES_STR(x) GATES_STR_(x)
 
+typedef struct {
+    long long step; /* -1: the last probe */
+    int json, vocab;
+    const char *model;
+    int threads; /* 0: the online CPUs */
+} GatesOpts;
+static const GatesOpts gates_defaults = {-1, 0, 0, NULL, 0};
+
 static const OptRow gates_rows[] = {
-    {'s', "step", OPT_INT, "N", 0, LLONG_MAX, "the last", "probe at training step N", 0, 0},
-    {'j', "json", OPT_FLAG, NULL, 0, 0, NULL, "machine-readable output", 0, 0},
+    {'s', "step", OPT_LL, "N", 0, LLONG_MAX, "the last", "probe at training step N", 0, 0,
+     &gates_defaults.step},
+    {'j', "json", OPT_FLAG, NULL, 0, 0, NULL, "machine-readable output", 0, 0,
+     &gates_defaults.json},
     {'V', "vocab", OPT_FLAG, NULL, 0, 0, NULL,
      "layer 0's gate over the whole vocabulary, from the final\n"
      "weights: each token as the first token of a window",
-     0, 0},
+     0, 0, &gates_defaults.vocab},
     {'m', "model", OPT_STR, "DIR", 0, 0, "the one it records",
-     "--vocab: checkpoint of an inspected run", 0, 0},
+     "--vocab: checkpoint of an inspected run", 0, 0, &gates_defaults.model},
     {'t', "threads", OPT_INT, "N", 1, 64, "the online CPUs", "--vocab: threads for a checkpoint", 0,
-     0},
+     0, &gates_defaults.threads},
     {0}};
 
 const OptTable gates_options = {
@@ -42,7 +52,8 @@ const OptTable gates_options = {
                         "most open and most shut tokens (docs/metrics.md).\n",
     "Exit codes: 0 ok, 1 output failed, 2 bad input, 130 interrupted (--vocab).\n",
     gates_rows,
-    NULL};
+    NULL,
+    OPT_DEFAULTS(gates_defaults)};
 
 /* hist[50] = sum over layers of gate_hist */
 static void total_hist(const ProbeRecord *p, double *hist, double *sum) {
@@ -200,39 +211,28 @@ static int report(RunReader *r, const ProbeRecord *p, int json) {
 }
 
 int cmd_gates(int argc, char **argv) {
-    long long step = -1;
-    int json = 0, vocab = 0, threads = 0;
-    const char *model = NULL;
-    OptParser op;
-    opt_init(&op, &gates_options, argc, argv);
-    for (int c; (c = opt_next(&op)) != OPT_END;) {
-        if (c == OPT_HELP) return 0;
-        if (c == OPT_BAD) return 2;
-        if (c == 's') step = op.num;
-        if (c == 'j') json = 1;
-        if (c == 'V') vocab = 1;
-        if (c == 'm') model = op.str;
-        if (c == 't') threads = (int)op.num;
-    }
-    if (op.optind != argc - 1) {
+    GatesOpts o;
+    int at = opt_parse_all(&gates_options, &o, argc, argv);
+    if (at < 0) return opt_exit(at);
+    if (at != argc - 1) {
         fprintf(stderr, "gatelab gates: want exactly one RUN.h5 (gatelab gates --help)\n");
         return 2;
     }
-    if (vocab && step >= 0) {
+    if (o.vocab && o.step >= 0) {
         fprintf(stderr, "gatelab gates: --step picks a stored probe, --vocab runs the final "
                         "weights: give one of them\n");
         return 2;
     }
-    if (!vocab && (model || threads)) {
+    if (!o.vocab && (o.model || o.threads)) {
         fprintf(stderr, "gatelab gates: --model and --threads are for --vocab\n");
         return 2;
     }
-    const char *run = argv[op.optind];
-    if (vocab) return gates_vocab(run, model, threads ? threads : cu_online_cpus(), json);
+    const char *run = argv[at];
+    if (o.vocab) return gates_vocab(run, o.model, o.threads ? o.threads : cu_online_cpus(), o.json);
     RunReader *r;
     ProbeRecord p;
-    if (cu_load("gates", run, step, &r, &p) < 0) return 2;
-    int rc = report(r, &p, json);
+    if (cu_load("gates", run, o.step, &r, &p) < 0) return 2;
+    int rc = report(r, &p, o.json);
     runread_probe_free(&p);
     runread_close(r);
     return rc;

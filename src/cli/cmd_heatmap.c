@@ -127,26 +127,36 @@ static int render(const char *out, RunReader *r, const ProbeRecord *p, RunReader
     return rc < 0 ? 1 : 0;
 }
 
+typedef struct {
+    const char *out, *other; /* other: --compare's run */
+    Sel s;
+    int log_scale;
+    long long step; /* -1: the last probe */
+} HeatmapOpts;
+static const HeatmapOpts heatmap_defaults = {NULL, NULL, {-1, -1}, 0, -1};
+
 static const OptRow heatmap_rows[] = {
     {'o', "out", OPT_STR, "FILE", 0, 0, NULL,
      "STEM.png, STEM.svg or STEM.pdf: that one file, in\n"
      "the format its extension names (a new path or a\n"
      "figure of that format)",
-     0, 1},
-    {'l', "layer", OPT_INT, "L", 0, 1 << 20, NULL, "only layer L (with --head: a single head)", 0,
-     0},
-    {'H', "head", OPT_INT, "H", 0, 1 << 20, NULL, "only head H (without --layer: every layer)", 0,
-     0},
-    {'g', "log", OPT_FLAG, NULL, 0, 0, NULL, "colour by log10(a + 1e-4)", 0, 0},
+     0, 1, &heatmap_defaults.out},
+    {'l', "layer", OPT_INT, "L", 0, 1 << 20, OPT_NO_DEF,
+     "only layer L (with --head: a single head)", 0, 0, &heatmap_defaults.s.layer},
+    {'H', "head", OPT_INT, "H", 0, 1 << 20, OPT_NO_DEF,
+     "only head H (without --layer: every layer)", 0, 0, &heatmap_defaults.s.head},
+    {'g', "log", OPT_FLAG, NULL, 0, 0, NULL, "colour by log10(a + 1e-4)", 0, 0,
+     &heatmap_defaults.log_scale},
     {'r', "range", OPT_STR, "LO:HI", 0, 0, "the maps' own",
      "colour range in attention units,\n"
      "to share one scale across figures",
-     0, 0},
-    {'s', "step", OPT_INT, "N", 0, LLONG_MAX, "the last", "probe at training step N", 0, 0},
+     0, 0, OPT_SPECIAL},
+    {'s', "step", OPT_LL, "N", 0, LLONG_MAX, "the last", "probe at training step N", 0, 0,
+     &heatmap_defaults.step},
     {'c', "compare", OPT_STR, "RUN", 0, 0, NULL,
      "second run: its heads at --layer L as a second row\n"
      "(its probe at --step N too; each row names its step)",
-     0, 0},
+     0, 0, &heatmap_defaults.other},
     FIGSTYLE_OPT_ROWS,
     {0}};
 const OptTable heatmap_options = {
@@ -155,7 +165,8 @@ const OptTable heatmap_options = {
     "Probe attention maps (mean over probe sequences) as PNG, SVG or PDF.\n",
     NULL,
     heatmap_rows,
-    NULL};
+    NULL,
+    OPT_DEFAULTS(heatmap_defaults)};
 
 /* --range LO:HI: two finite numbers, LO < HI; 0 or -1. */
 static int parse_range(const char *s, float range[2]) {
@@ -170,43 +181,23 @@ static int parse_range(const char *s, float range[2]) {
 }
 
 int cmd_heatmap(int argc, char **argv) {
-    const char *out = NULL, *other = NULL;
-    long long step = -1;
-    Sel s = {-1, -1};
-    int log_scale = 0;
+    HeatmapOpts o = heatmap_defaults;
     float range[2] = {0.0f, 0.0f};
     FigStyle fs = {0};
-    char bad[256];
     OptParser op;
     opt_init(&op, &heatmap_options, argc, argv);
-    for (int c; (c = opt_next(&op)) != OPT_END;) {
-        switch (c) {
-        case OPT_HELP: return 0;
-        case OPT_BAD: return 2;
-        case 'o': out = op.str; break;
-        case 'c': other = op.str; break;
-        case 'g': log_scale = 1; break;
-        case 'r':
-            if (parse_range(op.str, range) < 0) {
-                fprintf(stderr,
-                        "gatelab heatmap: --range wants LO:HI, two numbers with LO < HI, "
-                        "got '%s'\n",
-                        op.str);
-                return 2;
-            }
-            break;
-        case 'l': s.layer = (int)op.num; break;
-        case 'H': s.head = (int)op.num; break;
-        case 's': step = op.num; break;
-        case FIG_OPT_SIZE:
-        case FIG_OPT_FONT:
-            if (figstyle_take(&fs, c, op.str, bad, sizeof bad) != 0) {
-                fprintf(stderr, "gatelab heatmap: %s\n", bad);
-                return 2;
-            }
-            break;
+    for (int c; (c = opt_parse(&op, &o)) != OPT_END;) {
+        if (c < 0) return opt_exit(c);
+        if (c == 'r' && parse_range(op.str, range) < 0) {
+            fprintf(stderr,
+                    "gatelab heatmap: --range wants LO:HI, two numbers with LO < HI, got '%s'\n",
+                    op.str);
+            return 2;
         }
+        if (figstyle_option(&fs, "heatmap", c, op.str) != 0) return 2;
     }
+    const char *out = o.out, *other = o.other;
+    const Sel s = o.s;
     figstyle_set(&fs);
     int opnd = op.optind;
     if (opnd != argc - 1 || !out) {
@@ -218,7 +209,7 @@ int cmd_heatmap(int argc, char **argv) {
         fprintf(stderr, "gatelab heatmap: --compare needs --layer L\n");
         return 2;
     }
-    if (log_scale && range[0] < range[1] && range[1] <= 0) {
+    if (o.log_scale && range[0] < range[1] && range[1] <= 0) {
         fprintf(stderr, "gatelab heatmap: --range with --log needs HI > 0\n");
         return 2;
     }
@@ -229,13 +220,13 @@ int cmd_heatmap(int argc, char **argv) {
     }
     RunReader *r, *r2 = NULL;
     ProbeRecord p, p2;
-    if (cu_load("heatmap", argv[opnd], step, &r, &p) < 0) return 2;
+    if (cu_load("heatmap", argv[opnd], o.step, &r, &p) < 0) return 2;
     int rc = check_sel(argv[opnd], &p, s) < 0 ? 2 : 0;
     /* the other run's probe at --step N too (its last without --step); the
      * rows are titled by their own steps, which need not match */
-    if (rc == 0 && other && cu_load("heatmap", other, step, &r2, &p2) < 0) rc = 2;
+    if (rc == 0 && other && cu_load("heatmap", other, o.step, &r2, &p2) < 0) rc = 2;
     if (rc == 0 && r2 && check_sel(other, &p2, s) < 0) rc = 2;
-    if (rc == 0) rc = render(out, r, &p, r2, r2 ? &p2 : NULL, s, log_scale, range);
+    if (rc == 0) rc = render(out, r, &p, r2, r2 ? &p2 : NULL, s, o.log_scale, range);
     if (r2) {
         runread_probe_free(&p2);
         runread_close(r2);

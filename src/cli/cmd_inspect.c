@@ -30,7 +30,8 @@
 typedef struct {
     const char *model, *text, *tokens, *out;
     int seq_len, n_seq, maps_len, bos, threads, force, quiet;
-} Opts;
+} Opts; /* seq_len, n_seq 0: the text's own; bos -1: auto; threads 0: the online CPUs */
+static const Opts inspect_defaults = {.maps_len = DEFAULT_MAPS, .bos = -1};
 
 static int bad(const char *fmt, const char *arg) {
     fprintf(stderr, "gatelab inspect: ");
@@ -43,24 +44,28 @@ static const OptRow inspect_rows[] = {
     {'x', "text", OPT_STR, "FILE", 0, 0, NULL,
      "text, encoded with MODEL_DIR/tokenizer.json (byte-level\n"
      "BPE) and cut into consecutive windows",
-     0, 0},
+     0, 0, &inspect_defaults.text},
     {'k', "tokens", OPT_STR, "FILE", 0, 0, NULL,
-     "one window per line, whitespace-separated token ids", 0, 0},
+     "one window per line, whitespace-separated token ids", 0, 0, &inspect_defaults.tokens},
     {'o', "out", OPT_STR, "RUN.h5", 0, 0, NULL, "the run file to write (refused if it exists)", 0,
-     0},
+     0, &inspect_defaults.out},
     {'T', "seq-len", OPT_INT, "T", 1, 1 << 20,
-     "text: " OPT_DEF(DEFAULT_TEXT_LEN) "; tokens: the shortest line", "window length", 0, 0},
+     "text: " OPT_DEF(DEFAULT_TEXT_LEN) "; tokens: the shortest line", "window length", 0, 0,
+     &inspect_defaults.seq_len},
     {'n', "n-seq", OPT_INT, "N", 1, 1 << 20,
-     "text: " OPT_DEF(DEFAULT_TEXT_SEQS) "; tokens: every line", "windows", 0, 0},
-    {'m', "maps-len", OPT_INT, "M", 1, 1 << 16, OPT_DEF(DEFAULT_MAPS),
-     "positions with full attention maps", 0, 0},
+     "text: " OPT_DEF(DEFAULT_TEXT_SEQS) "; tokens: every line", "windows", 0, 0,
+     &inspect_defaults.n_seq},
+    {'m', "maps-len", OPT_INT, "M", 1, 1 << 16, NULL, "positions with full attention maps", 0, 0,
+     &inspect_defaults.maps_len},
     {'b', "bos", OPT_STR, "MODE", 0, 0, NULL,
      "auto: the BOS the tokenizer adds (none for --tokens);\n"
      "yes: put the BOS first in each window; no: never",
-     0, 0},
-    {'t', "threads", OPT_INT, "N", 1, 64, "the online CPUs", "threads", 0, 0},
-    {'f', "force", OPT_FLAG, NULL, 0, 0, NULL, "replace an existing RUN.h5", 0, 0},
-    {'q', "quiet", OPT_FLAG, NULL, 0, 0, NULL, "no progress lines", 0, 0},
+     0, 0, OPT_SPECIAL},
+    {'t', "threads", OPT_INT, "N", 1, 64, "the online CPUs", "threads", 0, 0,
+     &inspect_defaults.threads},
+    {'f', "force", OPT_FLAG, NULL, 0, 0, NULL, "replace an existing RUN.h5", 0, 0,
+     &inspect_defaults.force},
+    {'q', "quiet", OPT_FLAG, NULL, 0, 0, NULL, "no progress lines", 0, 0, &inspect_defaults.quiet},
     {0}};
 const OptTable inspect_options = {
     "inspect",
@@ -80,34 +85,23 @@ const OptTable inspect_options = {
     "layers, so windows of T tokens need T <= sliding_window).\n",
     "Exit codes: 0 ok, 1 failure, 2 bad input.\n",
     inspect_rows,
-    NULL};
+    NULL,
+    OPT_DEFAULTS(inspect_defaults)};
 
 /* 0 ok, 1 --help printed, 2 bad usage (message printed). */
 static int parse(int argc, char **argv, Opts *o) {
-    *o = (Opts){.maps_len = DEFAULT_MAPS, .bos = -1, .threads = cu_online_cpus()};
+    *o = inspect_defaults;
     OptParser op;
     opt_init(&op, &inspect_options, argc, argv);
-    for (int c; (c = opt_next(&op)) != OPT_END;) {
-        switch (c) {
-        case OPT_HELP: return 1;
-        case OPT_BAD: return 2;
-        case 'x': o->text = op.str; break;
-        case 'k': o->tokens = op.str; break;
-        case 'o': o->out = op.str; break;
-        case 'T': o->seq_len = (int)op.num; break;
-        case 'n': o->n_seq = (int)op.num; break;
-        case 'm': o->maps_len = (int)op.num; break;
-        case 't': o->threads = (int)op.num; break;
-        case 'b':
-            if (!strcmp(op.str, "auto")) o->bos = -1;
-            else if (!strcmp(op.str, "yes")) o->bos = 1;
-            else if (!strcmp(op.str, "no")) o->bos = 0;
-            else return bad("--bos '%s' is not auto, yes or no", op.str);
-            break;
-        case 'f': o->force = 1; break;
-        case 'q': o->quiet = 1; break;
-        }
+    for (int c; (c = opt_parse(&op, o)) != OPT_END;) {
+        if (c < 0) return c == OPT_HELP ? 1 : 2;
+        if (c != 'b') continue;
+        if (!strcmp(op.str, "auto")) o->bos = -1;
+        else if (!strcmp(op.str, "yes")) o->bos = 1;
+        else if (!strcmp(op.str, "no")) o->bos = 0;
+        else return bad("--bos '%s' is not auto, yes or no", op.str);
     }
+    if (!o->threads) o->threads = cu_online_cpus();
     if (op.optind != argc - 1)
         return bad("%s", op.optind >= argc ? "no MODEL_DIR" : "more than one MODEL_DIR");
     o->model = argv[op.optind];

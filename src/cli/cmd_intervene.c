@@ -181,23 +181,32 @@ static int parse_nonneg(const char *name, const char *s, double *v) {
     return 0;
 }
 
+typedef struct {
+    IvParams prm;
+    const char *model; /* NULL: the one the run records */
+    int threads;       /* 0: the online CPUs */
+    int json, nowrite;
+} IntervOpts;
+static const IntervOpts intervene_defaults = {IV_PARAMS_DEFAULT, NULL, 0, 0, 0};
+
 static const OptRow intervene_rows[] = {
-    {'k', "clip-k", OPT_INT, "K", 1, 1 << 20, OPT_DEF(IV_CLIP_K_DEFAULT), "bos-clip's K", 0, 0},
+    {'k', "clip-k", OPT_INT, "K", 1, 1 << 20, NULL, "bos-clip's K", 0, 0,
+     &intervene_defaults.prm.clip_k},
     {'m', "model", OPT_STR, "DIR", 0, 0, "the one it records", "checkpoint of an inspected run", 0,
-     0},
-    {'t', "threads", OPT_INT, "N", 1, 64, "the online CPUs", "threads for a checkpoint", 0, 0},
-    {'j', "json", OPT_FLAG, NULL, 0, 0, NULL, "print JSON instead of a table", 0, 0},
-    {'w', "no-write", OPT_FLAG, NULL, 0, 0, NULL, "do not store the results in RUN.h5", 0, 0},
+     0, &intervene_defaults.model},
+    CU_RERUN_ROWS(intervene_defaults),
     {'H', "heads", OPT_STR, "L.H,...", 0, 0, NULL,
-     "head-zero's heads (0-based layer.head); \"dormant\": the run file's\ndormant heads", 0, 0},
+     "head-zero's heads (0-based layer.head); \"dormant\": the run file's\ndormant heads", 0, 0,
+     &intervene_defaults.prm.heads},
     {'l', "layer", OPT_INT, "L", 0, 1 << 20, "each layer, one result each",
-     "the one layer of gates-open-layer, mact-mean and\nmact-zero", 0, 0},
-    {'c', "gate-const", OPT_STR, "C,...", 0, 0, IV_GATE_CONSTS_DEFAULT,
-     "gate-const's values, each in [0, 1]", 0, 0},
+     "the one layer of gates-open-layer, mact-mean and\nmact-zero", 0, 0,
+     &intervene_defaults.prm.layer},
+    {'c', "gate-const", OPT_STR, "C,...", 0, 0, NULL, "gate-const's values, each in [0, 1]", 0, 0,
+     &intervene_defaults.prm.consts},
     {OPT_LONG, "mact-abs", OPT_STR, "A", 0, 0, OPT_DEF(MACT_ABS_MIN),
-     "mact-*: a massive activation's |h| exceeds A ...", 0, 0},
+     "mact-*: a massive activation's |h| exceeds A ...", 0, 0, OPT_SPECIAL},
     {OPT_LONG + 1, "mact-ratio", OPT_STR, "R", 0, 0, OPT_DEF(MACT_MEDIAN_RATIO),
-     "... and R times its block output's median |h|", 0, 0},
+     "... and R times its block output's median |h|", 0, 0, OPT_SPECIAL},
     {0}};
 const OptTable intervene_options = {
     "intervene",
@@ -213,33 +222,19 @@ const OptTable intervene_options = {
     "Definitions: docs/metrics.md \"Interventions\".\n"
     "Exit codes: 0 ok, 1 failure, 2 bad input.\n",
     intervene_rows,
-    intervention_help};
+    intervention_help,
+    OPT_DEFAULTS(intervene_defaults)};
 
 int cmd_intervene(int argc, char **argv) {
-    int json = 0, nowrite = 0, threads = cu_online_cpus(), c;
-    const char *model = NULL;
-    IvParams prm = IV_PARAMS_DEFAULT;
+    IntervOpts o = intervene_defaults;
+    IvParams *prm = &o.prm;
     OptParser op;
     opt_init(&op, &intervene_options, argc, argv);
-    while ((c = opt_next(&op)) != OPT_END) {
-        switch (c) {
-        case OPT_HELP: return 0;
-        case OPT_BAD: return 2;
-        case 'k': prm.clip_k = (int)op.num; break;
-        case 'H': prm.heads = op.str; break;
-        case 'l': prm.layer = (int)op.num; break;
-        case 'c': prm.consts = op.str; break;
-        case OPT_LONG:
-            if (parse_nonneg("mact-abs", op.str, &prm.mact_abs) != 0) return 2;
-            break;
-        case OPT_LONG + 1:
-            if (parse_nonneg("mact-ratio", op.str, &prm.mact_ratio) != 0) return 2;
-            break;
-        case 'm': model = op.str; break;
-        case 't': threads = (int)op.num; break;
-        case 'j': json = 1; break;
-        case 'w': nowrite = 1; break;
-        }
+    for (int c; (c = opt_parse(&op, &o)) != OPT_END;) {
+        if (c < 0) return opt_exit(c);
+        if (c == OPT_LONG && parse_nonneg("mact-abs", op.str, &prm->mact_abs) != 0) return 2;
+        if (c == OPT_LONG + 1 && parse_nonneg("mact-ratio", op.str, &prm->mact_ratio) != 0)
+            return 2;
     }
     int opnd = op.optind;
     if (argc - opnd < 2) {
@@ -250,17 +245,17 @@ int cmd_intervene(int argc, char **argv) {
     InterventionKind kinds[IV_COUNT];
     int n;
     if (parse_kinds(argc - opnd - 1, argv + opnd + 1, kinds, &n) != 0) return 2;
-    warn_unused_layer(prm.layer, kinds, n);
+    warn_unused_layer(prm->layer, kinds, n);
     /* one writer per run file (runlock.h), from before the read to the
      * last write; and never through a link or into a foreign file */
     RunLock lock = {.fd = -1};
     char err[1024];
-    if (!nowrite && cu_check_out("intervene", run, OUT_RUNFILE) < 0) return 2;
-    if (!nowrite && runlock_acquire(&lock, run, err, sizeof err) != 0) {
+    if (!o.nowrite && cu_check_out("intervene", run, OUT_RUNFILE) < 0) return 2;
+    if (!o.nowrite && runlock_acquire(&lock, run, err, sizeof err) != 0) {
         fprintf(stderr, "gatelab intervene: %s\n", err);
         return lock.refused ? 2 : 1;
     }
-    ForwardOpen fo = {.model = model, .threads = threads};
+    ForwardOpen fo = {.model = o.model, .threads = o.threads ? o.threads : cu_online_cpus()};
     Forward *f = forward_open(run, &fo, err, sizeof err);
     if (!f) {
         fprintf(stderr, "gatelab intervene: %s\n", err);
@@ -269,7 +264,7 @@ int cmd_intervene(int argc, char **argv) {
     }
     int nr = 0, rc = 0;
     IntervResult *res =
-        intervene_run(f, kinds, n, &prm, &nr, json ? NULL : progress, err, sizeof err);
+        intervene_run(f, kinds, n, prm, &nr, o.json ? NULL : progress, err, sizeof err);
     if (res) warn_no_gate(f, kinds, n); /* a refusal stays one line */
     forward_close(f);
     if (!res) {
@@ -278,9 +273,9 @@ int cmd_intervene(int argc, char **argv) {
         runlock_release(&lock);
         return 2;
     }
-    if (json) rc = print_json(run, res, nr) != 0;
+    if (o.json) rc = print_json(run, res, nr) != 0;
     else print_table(run, res, nr);
-    if (!nowrite && store(run, res, nr) != 0) rc = 1;
+    if (!o.nowrite && store(run, res, nr) != 0) rc = 1;
     intervene_free(res, nr);
     free(res);
     runlock_release(&lock);

@@ -9,8 +9,14 @@
 #include "commands.h"
 #include "metric_table.h"
 
-static const OptRow metrics_rows[] = {
-    {'j', "json", OPT_FLAG, NULL, 0, 0, NULL, "machine-readable output", 0, 0}, {0}};
+typedef struct {
+    int json;
+} MetricsOpts;
+static const MetricsOpts metrics_defaults = {0};
+
+static const OptRow metrics_rows[] = {{'j', "json", OPT_FLAG, NULL, 0, 0, NULL,
+                                       "machine-readable output", 0, 0, &metrics_defaults.json},
+                                      {0}};
 const OptTable metrics_options = {
     "metrics",
     "[options]",
@@ -20,7 +26,8 @@ const OptTable metrics_options = {
     "[primary] protocol may declare it (`metric = NAME`) and its definition.\n",
     NULL,
     metrics_rows,
-    NULL};
+    NULL,
+    OPT_DEFAULTS(metrics_defaults)};
 
 static int print_json(void) {
     json_t *a = json_array();
@@ -60,18 +67,13 @@ static int print_text(void) {
 }
 
 int cmd_metrics(int argc, char **argv) {
-    int json = 0;
-    OptParser op;
-    opt_init(&op, &metrics_options, argc, argv);
-    for (int c; (c = opt_next(&op)) != OPT_END;) {
-        if (c == OPT_HELP) return 0;
-        if (c == OPT_BAD) return 2;
-        if (c == 'j') json = 1;
-    }
-    if (op.optind != argc) {
+    MetricsOpts o;
+    int at = opt_parse_all(&metrics_options, &o, argc, argv);
+    if (at < 0) return opt_exit(at);
+    if (at != argc) {
         fprintf(stderr, "gatelab metrics: takes no arguments, got '%s' (gatelab metrics --help)\n",
-                argv[op.optind]);
+                argv[at]);
         return 2;
     }
-    return json ? print_json() : print_text();
+    return o.json ? print_json() : print_text();
 }

@@ -13,8 +13,15 @@
 #include "plot.h"
 #include "util.h"
 
+typedef struct {
+    const char *out;
+} PlotOpts;
+static const PlotOpts plot_defaults = {NULL};
+
 static const OptRow plot_rows[] = {
-    {'o', "out", OPT_STR, "FILE.png", 0, 0, NULL, "output image", 0, 1}, FIGSTYLE_OPT_ROWS, {0}};
+    {'o', "out", OPT_STR, "FILE.png", 0, 0, NULL, "output image", 0, 1, &plot_defaults.out},
+    FIGSTYLE_OPT_ROWS,
+    {0}};
 const OptTable plot_options = {
     "plot",
     "KIND RUN.h5 [RUN2.h5 ...]",
@@ -23,7 +30,8 @@ const OptTable plot_options = {
     "can be restyled and redrawn by hand.\n",
     NULL,
     plot_rows,
-    plot_kinds_help};
+    plot_kinds_help,
+    OPT_DEFAULTS(plot_defaults)};
 
 /* What the figures read from a run: its metrics and its last probe (when
  * it has probes). 0, or -1 with the reader's one line (a corrupt input). */
@@ -61,21 +69,16 @@ static int check_figure_out(const char *out, size_t ol) {
 }
 
 int cmd_plot(int argc, char **argv) {
-    const char *out = NULL;
+    PlotOpts o = plot_defaults;
     FigStyle fs = {0};
-    char err[1024] = "";
     OptParser op;
     opt_init(&op, &plot_options, argc, argv);
-    for (int c; (c = opt_next(&op)) != OPT_END;) {
-        if (c == OPT_HELP) return 0;
-        if (c == OPT_BAD) return 2;
-        if (c == 'o') out = op.str;
-        if ((c == FIG_OPT_SIZE || c == FIG_OPT_FONT) &&
-            figstyle_take(&fs, c, op.str, err, sizeof err) != 0) {
-            fprintf(stderr, "gatelab plot: %s\n", err);
-            return 2;
-        }
+    for (int c; (c = opt_parse(&op, &o)) != OPT_END;) {
+        if (c < 0) return opt_exit(c);
+        if (figstyle_option(&fs, "plot", c, op.str) != 0) return 2;
     }
+    const char *out = o.out;
+    char err[1024] = "";
     figstyle_set(&fs);
     int opnd = op.optind;
     char kinds[256];

@@ -29,7 +29,8 @@ typedef struct {
     const char *run, *text, *tokens, *name, *out, *model;
     int json, force, nowrite, nofig, log_scale, threads;
     int layer, head; /* -1: all */
-} ProbeArgs;
+} ProbeArgs;         /* threads 0: the online CPUs */
+static const ProbeArgs probe_defaults = {.layer = -1, .head = -1};
 
 /* ---- the figure ---- */
 
@@ -235,24 +236,33 @@ static const OptRow probe_rows[] = {
      "the prompt, through the run's own tokenizer (bytes\n"
      "for a byte-level run, tokenizer.json for a checkpoint;\n"
      "the BOS the run's windows begin with first)",
-     0, 0},
+     0, 0, &probe_defaults.text},
     {'k', "tokens", OPT_STR, "ID,ID,...", 0, 0, NULL,
-     "the prompt as token ids, as given (no BOS added)", 0, 0},
-    {'n', "name", OPT_STR, "NAME", 0, 0, "made from the text", "store it as /prompt/NAME", 0, 0},
+     "the prompt as token ids, as given (no BOS added)", 0, 0, &probe_defaults.tokens},
+    {'n', "name", OPT_STR, "NAME", 0, 0, "made from the text", "store it as /prompt/NAME", 0, 0,
+     &probe_defaults.name},
     {'f', "force", OPT_FLAG, NULL, 0, 0, NULL, "replace an existing /prompt/NAME and its figure", 0,
-     0},
+     0, &probe_defaults.force},
     {'o', "out", OPT_STR, "FILE", 0, 0, "RUN.prompt-NAME.png",
-     "the heatmap: STEM.png, .svg or .pdf (a new path or\na figure of that format)", 0, 0},
-    {OPT_LONG, "no-figure", OPT_FLAG, NULL, 0, 0, NULL, "write no heatmap", 0, 0},
-    {'l', "layer", OPT_INT, "L", 0, 1 << 20, NULL, "figure: only layer L's heads", 0, 0},
-    {'H', "head", OPT_INT, "H", 0, 1 << 20, NULL, "figure: only head H of each layer", 0, 0},
-    {'g', "log", OPT_FLAG, NULL, 0, 0, NULL, "figure: colour by log10(a + 1e-4)", 0, 0},
+     "the heatmap: STEM.png, .svg or .pdf (a new path or\na figure of that format)", 0, 0,
+     &probe_defaults.out},
+    {OPT_LONG, "no-figure", OPT_FLAG, NULL, 0, 0, NULL, "write no heatmap", 0, 0,
+     &probe_defaults.nofig},
+    {'l', "layer", OPT_INT, "L", 0, 1 << 20, OPT_NO_DEF, "figure: only layer L's heads", 0, 0,
+     &probe_defaults.layer},
+    {'H', "head", OPT_INT, "H", 0, 1 << 20, OPT_NO_DEF, "figure: only head H of each layer", 0, 0,
+     &probe_defaults.head},
+    {'g', "log", OPT_FLAG, NULL, 0, 0, NULL, "figure: colour by log10(a + 1e-4)", 0, 0,
+     &probe_defaults.log_scale},
     {'j', "json", OPT_FLAG, NULL, 0, 0, NULL,
-     "print JSON (tokens, labels, per-layer measures,\nevery map) instead of a table", 0, 0},
-    {'w', "no-write", OPT_FLAG, NULL, 0, 0, NULL, "do not store the result in RUN.h5", 0, 0},
+     "print JSON (tokens, labels, per-layer measures,\nevery map) instead of a table", 0, 0,
+     &probe_defaults.json},
+    {'w', "no-write", OPT_FLAG, NULL, 0, 0, NULL, "do not store the result in RUN.h5", 0, 0,
+     &probe_defaults.nowrite},
     {'m', "model", OPT_STR, "DIR", 0, 0, "the one it records", "checkpoint of an inspected run", 0,
-     0},
-    {'t', "threads", OPT_INT, "N", 1, 64, "the online CPUs", "threads for a checkpoint", 0, 0},
+     0, &probe_defaults.model},
+    {'t', "threads", OPT_INT, "N", 1, 64, "the online CPUs", "threads for a checkpoint", 0, 0,
+     &probe_defaults.threads},
     FIGSTYLE_OPT_ROWS,
     {0}};
 const OptTable probe_options = {
@@ -269,40 +279,21 @@ const OptTable probe_options = {
     "(U+2423), control bytes and bytes that are not UTF-8 as \\n, \\t, \\xNN.\n"
     "Definitions: docs/metrics.md. Exit codes: 0 ok, 1 failure, 2 bad input.\n",
     probe_rows,
-    NULL};
+    NULL,
+    OPT_DEFAULTS(probe_defaults)};
 
 static int parse_args(int argc, char **argv, ProbeArgs *a, int *done) {
     FigStyle fs = {0};
-    char bad[256];
     OptParser op;
     *done = 0;
+    *a = probe_defaults;
     opt_init(&op, &probe_options, argc, argv);
-    for (int c; (c = opt_next(&op)) != OPT_END;) {
-        switch (c) {
-        case OPT_HELP: *done = 1; return 0;
-        case OPT_BAD: return 2;
-        case 'x': a->text = op.str; break;
-        case 'k': a->tokens = op.str; break;
-        case 'n': a->name = op.str; break;
-        case 'f': a->force = 1; break;
-        case 'o': a->out = op.str; break;
-        case OPT_LONG: a->nofig = 1; break;
-        case 'l': a->layer = (int)op.num; break;
-        case 'H': a->head = (int)op.num; break;
-        case 'g': a->log_scale = 1; break;
-        case 'j': a->json = 1; break;
-        case 'w': a->nowrite = 1; break;
-        case 'm': a->model = op.str; break;
-        case 't': a->threads = (int)op.num; break;
-        case FIG_OPT_SIZE:
-        case FIG_OPT_FONT:
-            if (figstyle_take(&fs, c, op.str, bad, sizeof bad) != 0) {
-                fprintf(stderr, "gatelab probe: %s\n", bad);
-                return 2;
-            }
-            break;
-        }
+    for (int c; (c = opt_parse(&op, a)) != OPT_END;) {
+        if (c == OPT_HELP) *done = 1;
+        if (c < 0) return c == OPT_HELP ? 0 : 2;
+        if (figstyle_option(&fs, "probe", c, op.str) != 0) return 2;
     }
+    if (!a->threads) a->threads = cu_online_cpus();
     figstyle_set(&fs);
     if (op.optind != argc - 1) {
         fprintf(stderr, "gatelab probe: want one RUN.h5 (gatelab probe --help)\n");
@@ -450,7 +441,7 @@ static int run_probe(ProbeArgs *a, Forward *f, const int *ids, int T, const char
 }
 
 int cmd_probe(int argc, char **argv) {
-    ProbeArgs a = {.threads = cu_online_cpus(), .layer = -1, .head = -1};
+    ProbeArgs a;
     int done, rc = parse_args(argc, argv, &a, &done);
     if (rc != 0 || done) return rc;
     RunLock lock = {.fd = -1};

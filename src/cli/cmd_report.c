@@ -11,8 +11,14 @@
 #include "figstyle.h"
 #include "report.h"
 
+typedef struct {
+    const char *out; /* NULL: DIR */
+} ReportOpts;
+static const ReportOpts report_defaults = {NULL};
+
 static const OptRow report_rows[] = {{'o', "out", OPT_STR, "DIR2", 0, 0, "DIR",
-                                      "where REPORT.md, results.csv and figures/ go", 0, 0},
+                                      "where REPORT.md, results.csv and figures/ go", 0, 0,
+                                      &report_defaults.out},
                                      FIGSTYLE_OPT_ROWS,
                                      {0}};
 const OptTable report_options = {
@@ -22,24 +28,20 @@ const OptTable report_options = {
     "figures/ into DIR2. Unreadable files are listed.\n",
     NULL,
     report_rows,
-    NULL};
+    NULL,
+    OPT_DEFAULTS(report_defaults)};
 
 int cmd_report(int argc, char **argv) {
-    const char *out = NULL;
+    ReportOpts o = report_defaults;
     FigStyle fs = {0};
-    char err[512] = "";
     OptParser op;
     opt_init(&op, &report_options, argc, argv);
-    for (int c; (c = opt_next(&op)) != OPT_END;) {
-        if (c == OPT_HELP) return 0;
-        if (c == OPT_BAD) return 2;
-        if (c == 'o') out = op.str;
-        if ((c == FIG_OPT_SIZE || c == FIG_OPT_FONT) &&
-            figstyle_take(&fs, c, op.str, err, sizeof err) != 0) {
-            fprintf(stderr, "gatelab report: %s\n", err);
-            return 2;
-        }
+    for (int c; (c = opt_parse(&op, &o)) != OPT_END;) {
+        if (c < 0) return opt_exit(c);
+        if (figstyle_option(&fs, "report", c, op.str) != 0) return 2;
     }
+    const char *out = o.out;
+    char err[512] = "";
     figstyle_set(&fs);
     int opnd = op.optind;
     if (opnd != argc - 1) {

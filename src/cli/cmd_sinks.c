@@ -22,7 +22,8 @@ const OptTable sinks_options = {
     "First-token share and sink rate of one probe (default: the last).\n",
     NULL,
     cu_probe_rows,
-    NULL};
+    NULL,
+    OPT_DEFAULTS(cu_probe_defaults)};
 
 /* alpha_0 of uniform causal attention over len queries: H_len / len */
 

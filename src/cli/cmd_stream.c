@@ -23,23 +23,25 @@
 typedef struct {
     StreamOpts s;
     const char *run, *model, *text;
-    int threads, json, nowrite;
+    int threads, json, nowrite; /* threads 0: the online CPUs */
 } Args;
+/* window, len and n_seqs 0: the run's own (stream.h) */
+static const Args stream_defaults = {.s = {.n_keep = 3, .keep = {0, 1, 4}}};
 
 static const OptRow stream_rows[] = {
-    {'W', "window", OPT_INT, "W", 1, 1 << 20, "L/4", "keys each attention sees", 0, 0},
-    {'K', "keep", OPT_STR, "LIST", 0, 0, "0,1,4", "first tokens kept, comma-separated", 0, 0},
+    {'W', "window", OPT_INT, "W", 1, 1 << 20, "L/4", "keys each attention sees", 0, 0,
+     &stream_defaults.s.window},
+    {'K', "keep", OPT_STR, "LIST", 0, 0, "0,1,4", "first tokens kept, comma-separated", 0, 0,
+     OPT_SPECIAL},
     {'L', "len", OPT_INT, "L", 2, 1 << 20, "seq_len; checkpoints 512 within their positions",
-     "sequence length", 0, 0},
+     "sequence length", 0, 0, &stream_defaults.s.len},
     {'n', "n-seq", OPT_INT, "N", 2, 1 << 16, "8, or the windows a checkpoint's input gives",
-     "sequences", 0, 0},
+     "sequences", 0, 0, &stream_defaults.s.n_seqs},
     {'x', "text", OPT_STR, "FILE", 0, 0, NULL, "a checkpoint's text instead of its recorded input",
-     0, 0},
+     0, 0, &stream_defaults.text},
     {'m', "model", OPT_STR, "DIR", 0, 0, NULL,
-     "a checkpoint's directory instead of the recorded one", 0, 0},
-    {'t', "threads", OPT_INT, "N", 1, 64, "the online CPUs", "threads for a checkpoint", 0, 0},
-    {'j', "json", OPT_FLAG, NULL, 0, 0, NULL, "print JSON instead of a table", 0, 0},
-    {'w', "no-write", OPT_FLAG, NULL, 0, 0, NULL, "do not store the results in RUN.h5", 0, 0},
+     "a checkpoint's directory instead of the recorded one", 0, 0, &stream_defaults.model},
+    CU_RERUN_ROWS(stream_defaults),
     {0}};
 const OptTable stream_options = {
     "stream",
@@ -54,7 +56,8 @@ const OptTable stream_options = {
     "inspect` its recorded input (or --text) through its checkpoint.\n",
     "Exit codes: 0 ok, 1 failure, 2 bad input.\n",
     stream_rows,
-    NULL};
+    NULL,
+    OPT_DEFAULTS(stream_defaults)};
 
 /* "0,1,4" into o->keep: -1 for an empty entry, a non-number, too many. */
 static int parse_keep(const char *spec, StreamOpts *o) {
@@ -80,26 +83,14 @@ static int bad(const char *what, const char *arg) {
 
 /* 0 ok, 1 help printed, 2 bad usage. */
 static int parse(int argc, char **argv, Args *a) {
-    *a = (Args){.s = {.n_seqs = 0, .n_keep = 3, .keep = {0, 1, 4}}, .threads = cu_online_cpus()};
+    *a = stream_defaults;
     OptParser op;
     opt_init(&op, &stream_options, argc, argv);
-    for (int c; (c = opt_next(&op)) != OPT_END;) {
-        switch (c) {
-        case OPT_HELP: return 1;
-        case OPT_BAD: return 2;
-        case 'W': a->s.window = (int)op.num; break;
-        case 'K':
-            if (parse_keep(op.str, &a->s)) return bad("bad --keep", op.str);
-            break;
-        case 'L': a->s.len = (int)op.num; break;
-        case 'n': a->s.n_seqs = (int)op.num; break;
-        case 'x': a->text = op.str; break;
-        case 'm': a->model = op.str; break;
-        case 't': a->threads = (int)op.num; break;
-        case 'j': a->json = 1; break;
-        case 'w': a->nowrite = 1; break;
-        }
+    for (int c; (c = opt_parse(&op, a)) != OPT_END;) {
+        if (c < 0) return c == OPT_HELP ? 1 : 2;
+        if (c == 'K' && parse_keep(op.str, &a->s)) return bad("bad --keep", op.str);
     }
+    if (!a->threads) a->threads = cu_online_cpus();
     if (op.optind != argc - 1) return bad("need exactly one", "RUN.h5");
     a->run = argv[op.optind];
     return 0;

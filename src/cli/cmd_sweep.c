@@ -44,34 +44,37 @@ static void print_run_list(const Sweep *sw, const SweepOptions *o) {
 
 typedef struct {
     const char *file, *out, *slurm, *seeds;
-    int jobs, only, list, dry, emit, no_report, uncommitted;
+    int jobs, only, list, dry, emit, no_report, uncommitted; /* jobs 0: the cores; only -1: all */
 } SweepArgs;
+static const SweepArgs sweep_defaults = {.only = -1};
 
 enum { O_ONLY = OPT_LONG, O_SEEDS, O_LIST, O_DRY, O_SLURM, O_NOREPORT, O_UNCOMMITTED };
 static const OptRow sweep_rows[] = {
-    {'o', "out", OPT_STR, "DIR", 0, 0, NULL, "where run files, logs/ and sweep_status.tsv go", 0,
-     1},
+    {'o', "out", OPT_STR, "DIR", 0, 0, NULL, "where run files, logs/ and sweep_status.tsv go", 0, 1,
+     &sweep_defaults.out},
     {'j', "jobs", OPT_INT, "N", 1, 4096, "online cores; 1 per MPI rank",
-     "parallel runs; each child runs with\nthreads=1", 0, 0},
-    {O_ONLY, "only", OPT_INT, "K", 0, INT_MAX, NULL,
-     "run only expanded run K (0-based; Slurm tasks)", 0, 0},
+     "parallel runs; each child runs with\nthreads=1", 0, 0, &sweep_defaults.jobs},
+    {O_ONLY, "only", OPT_INT, "K", 0, INT_MAX, OPT_NO_DEF,
+     "run only expanded run K (0-based; Slurm tasks)", 0, 0, &sweep_defaults.only},
     {O_SEEDS, "seeds", OPT_STR, "LIST", 0, 0, NULL,
      "run only the runs of these seeds of the sweep\n"
      "(\"1501-1525\", \"3,5\"): one piece of a study run\n"
      "in pieces; the report joins the pieces",
-     0, 0},
-    {O_LIST, "list", OPT_FLAG, NULL, 0, 0, NULL, "print the expanded runs and exit", 0, 0},
-    {O_DRY, "dry-run", OPT_FLAG, NULL, 0, 0, NULL, "print what each run would do and exit", 0, 0},
+     0, 0, &sweep_defaults.seeds},
+    {O_LIST, "list", OPT_FLAG, NULL, 0, 0, NULL, "print the expanded runs and exit", 0, 0,
+     &sweep_defaults.list},
+    {O_DRY, "dry-run", OPT_FLAG, NULL, 0, 0, NULL, "print what each run would do and exit", 0, 0,
+     &sweep_defaults.dry},
     {O_SLURM, "emit-slurm", OPT_OPTSTR, "PATH", 0, 0, "DIR/sweep.sbatch",
-     "write an sbatch job-array script and\nexit", 0, 0},
+     "write an sbatch job-array script and\nexit", 0, 0, OPT_SPECIAL},
     {O_NOREPORT, "no-report", OPT_FLAG, NULL, 0, 0, NULL, "do not write the report at the end", 0,
-     0},
+     0, &sweep_defaults.no_report},
     {O_UNCOMMITTED, "uncommitted", OPT_FLAG, NULL, 0, 0, NULL,
      "run a confirmatory sweep ([primary]) whose sweep file,\n"
      "includes or presets are uncommitted or edited since\n"
      "their last commit (recorded in protocol.ini and every\n"
      "run file, and stated in the report's headline)",
-     0, 0},
+     0, 0, &sweep_defaults.uncommitted},
     {0}};
 const OptTable sweep_options = {
     "sweep",
@@ -88,36 +91,24 @@ const OptTable sweep_options = {
     "earlier pieces from DIR/results.csv (docs/sweeps.md, \"A study in\n"
     "pieces\") and states its tests only when every declared run is there.\n",
     sweep_rows,
-    NULL};
+    NULL,
+    OPT_DEFAULTS(sweep_defaults)};
 
 static int parse_args(int argc, char **argv, SweepArgs *a) {
-    memset(a, 0, sizeof *a);
-    a->only = -1;
+    *a = sweep_defaults;
     OptParser op;
     opt_init(&op, &sweep_options, argc, argv);
-    for (int c; (c = opt_next(&op)) != OPT_END;) {
-        switch (c) {
-        case OPT_HELP: return 0;
-        case OPT_BAD: return 2;
-        case 'o': a->out = op.str; break;
-        case 'j': a->jobs = (int)op.num; break;
-        case O_ONLY: a->only = (int)op.num; break;
-        case O_SEEDS: a->seeds = op.str; break;
-        case O_LIST: a->list = 1; break;
-        case O_DRY: a->dry = 1; break;
-        case O_NOREPORT: a->no_report = 1; break;
-        case O_UNCOMMITTED: a->uncommitted = 1; break;
-        case O_SLURM:
-            a->emit = 1;
-            a->slurm = op.str;
-            /* "--emit-slurm PATH": take the next word unless it is the
-             * sweep file or an option */
-            if (!op.str && optind < argc && argv[optind][0] != '-') {
-                const char *w = argv[optind];
-                size_t n = strlen(w);
-                if (n < 6 || strcmp(w + n - 6, ".sweep")) a->slurm = argv[optind++];
-            }
-            break;
+    for (int c; (c = opt_parse(&op, a)) != OPT_END;) {
+        if (c < 0) return opt_exit(c);
+        if (c != O_SLURM) continue; /* the one OPT_SPECIAL row */
+        a->emit = 1;
+        a->slurm = op.str;
+        /* "--emit-slurm PATH": take the next word unless it is the
+         * sweep file or an option */
+        if (!op.str && optind < argc && argv[optind][0] != '-') {
+            const char *w = argv[optind];
+            size_t n = strlen(w);
+            if (n < 6 || strcmp(w + n - 6, ".sweep")) a->slurm = argv[optind++];
         }
     }
     if (op.optind != argc - 1) {

@@ -46,6 +46,7 @@ typedef struct {
     int nsets, print_params;
     TrainOptions opt;
 } TrainArgs;
+static const TrainArgs train_defaults = {.opt = {.progress_fd = -1}};
 
 /* Options that go together or are required; 0 when the line is usable. */
 static int check_train_args(TrainArgs *a) {
@@ -65,30 +66,33 @@ static int check_train_args(TrainArgs *a) {
 enum { O_PRINT_PARAMS = OPT_LONG, O_PROGRESS_FD, O_PROTOCOL };
 static const OptRow train_rows[] = {
     {'c', "config", OPT_STR, "FILE", 0, 0, NULL, "preset INI file, e.g. experiments/small.ini", 0,
-     1},
+     1, &train_defaults.config},
     {'s', "set", OPT_STR, "K=V", 0, 0, NULL,
      "override one config key (repeatable; applied in order;\n"
      "variant=ID applies a catalog variant)",
-     1, 0},
+     1, 0, OPT_SPECIAL},
     {'o', "out", OPT_STR, "RUN.h5", 0, 0, NULL,
-     "run file to write; a checkpoint goes to RUN.h5.ckpt", 0, 1},
+     "run file to write; a checkpoint goes to RUN.h5.ckpt", 0, 1, &train_defaults.opt.out_path},
     {'r', "resume", OPT_FLAG, NULL, 0, 0, NULL, "continue from RUN.h5.ckpt (bit-identical losses)",
-     0, 0},
-    {'f', "force", OPT_FLAG, NULL, 0, 0, NULL, "overwrite an existing RUN.h5", 0, 0},
-    {'t', "threads", OPT_INT, "N", 1, 64, NULL, "worker threads (same as --set threads=N)", 0, 0},
-    {'q', "quiet", OPT_FLAG, NULL, 0, 0, NULL, "no progress lines", 0, 0},
-    {O_PROGRESS_FD, "progress-fd", OPT_INT, "FD", 0, 1 << 20, NULL,
+     0, 0, &train_defaults.opt.resume},
+    {'f', "force", OPT_FLAG, NULL, 0, 0, NULL, "overwrite an existing RUN.h5", 0, 0,
+     &train_defaults.opt.force},
+    {'t', "threads", OPT_INT, "N", 1, 64, NULL, "worker threads (same as --set threads=N)", 0, 0,
+     OPT_SPECIAL},
+    {'q', "quiet", OPT_FLAG, NULL, 0, 0, NULL, "no progress lines", 0, 0,
+     &train_defaults.opt.quiet},
+    {O_PROGRESS_FD, "progress-fd", OPT_INT, "FD", 0, 1 << 20, OPT_NO_DEF,
      "also write progress for programs to the open fd FD\n"
      "(\"progress STEP STEPS ETA_SECONDS\" lines; docs/sweeps.md)",
-     0, 0},
+     0, 0, &train_defaults.opt.progress_fd},
     {O_PROTOCOL, "protocol", OPT_STR, "FILE", 0, 0, NULL,
      "record FILE (a sweep's protocol.ini) in the run file's\n"
      "/protocol as the run starts (docs/runfile.md)",
-     0, 0},
+     0, 0, &train_defaults.opt.protocol_path},
     {O_PRINT_PARAMS, "print-params", OPT_FLAG, NULL, 0, 0, NULL,
      "list every tensor (name, shape, decay, added) and the\n"
      "totals for the resolved config, then exit",
-     0, 0},
+     0, 0, &train_defaults.print_params},
     {0}};
 const OptTable train_options = {
     "train",
@@ -97,7 +101,8 @@ const OptTable train_options = {
     "Exit codes: 0 done, 1 failure, 2 bad input, 3 diverged (data kept),\n"
     "130 interrupted (checkpoint saved).\n",
     train_rows,
-    NULL};
+    NULL,
+    OPT_DEFAULTS(train_defaults)};
 
 /* 0 when fd is open for writing; else -1 after one line naming it. Checked
  * before any file is opened, so a closed fd is never one of ours (the
@@ -115,37 +120,22 @@ static int check_progress_fd(int fd) {
 /* Fills *a from the command line. Returns -1 to go on, else the exit code
  * (0 after --help, 2 on a bad option). */
 static int parse_train_args(int argc, char **argv, TrainArgs *a) {
-    memset(a, 0, sizeof *a);
-    a->opt.progress_fd = -1;
-    TrainOptions *opt = &a->opt;
+    *a = train_defaults;
     OptParser p;
     opt_init(&p, &train_options, argc, argv);
-    for (int c; (c = opt_next(&p)) != OPT_END;) {
-        switch (c) {
-        case OPT_HELP: return 0;
-        case OPT_BAD: return 2;
-        case 'c': a->config = p.str; break;
-        case 's':
+    for (int c; (c = opt_parse(&p, a)) != OPT_END;) {
+        if (c < 0) return opt_exit(c);
+        if (c == 's') {
             if (a->nsets == 255) return cu_too_many("train", "--set", 255);
             a->sets[a->nsets++] = p.str;
-            break;
-        case 'o': opt->out_path = p.str; break;
-        case 'r': opt->resume = 1; break;
-        case 'f': opt->force = 1; break;
-        case 't':
+        }
+        if (c == 't') { /* in order among the --set overrides */
             snprintf(a->threads_set, sizeof a->threads_set, "threads=%lld", p.num);
             if (a->nsets == 255) return cu_too_many("train", "--set and --threads", 255);
             a->sets[a->nsets++] = a->threads_set;
-            break;
-        case 'q': opt->quiet = 1; break;
-        case O_PROGRESS_FD:
-            opt->progress_fd = (int)p.num;
-            if (check_progress_fd(opt->progress_fd) != 0) return 2;
-            break;
-        case O_PROTOCOL: opt->protocol_path = p.str; break;
-        case O_PRINT_PARAMS: a->print_params = 1; break;
         }
     }
+    if (a->opt.progress_fd >= 0 && check_progress_fd(a->opt.progress_fd) != 0) return 2;
     if (p.optind < argc) {
         fprintf(stderr, "gatelab train: unexpected argument '%s'\n", argv[p.optind]);
         return 2;

@@ -15,13 +15,18 @@
 
 #define MAX_SETS 255
 
-static const OptRow variants_rows[] = {
-    {'j', "json", OPT_FLAG, NULL, 0, 0, NULL, "machine-readable output", 0, 0},
-    {'s', "set", OPT_STR, "K=V", 0, 0, NULL,
-     "with --json: a key of the base each id is resolved over\n"
-     "(repeatable; default: the key table's defaults)",
-     1, 0},
-    {0}};
+typedef struct {
+    int json;
+} VariantsOpts;
+static const VariantsOpts variants_defaults = {0};
+
+static const OptRow variants_rows[] = {{'j', "json", OPT_FLAG, NULL, 0, 0, NULL,
+                                        "machine-readable output", 0, 0, &variants_defaults.json},
+                                       {'s', "set", OPT_STR, "K=V", 0, 0, NULL,
+                                        "with --json: a key of the base each id is resolved over\n"
+                                        "(repeatable; default: the key table's defaults)",
+                                        1, 0, OPT_SPECIAL},
+                                       {0}};
 const OptTable variants_options = {
     "variants",
     "[options]",
@@ -33,7 +38,8 @@ const OptTable variants_options = {
     "names and every key's default (docs/variants.md).\n",
     NULL,
     variants_rows,
-    NULL};
+    NULL,
+    OPT_DEFAULTS(variants_defaults)};
 
 /* The key-run role of id as a word ("" when it has none). */
 static const char *role_name(const char *id) {
@@ -153,14 +159,13 @@ static int print_text(void) {
 }
 
 int cmd_variants(int argc, char **argv) {
-    int json = 0, nsets = 0;
+    VariantsOpts o = variants_defaults;
+    int nsets = 0;
     const char *sets[MAX_SETS];
     OptParser op;
     opt_init(&op, &variants_options, argc, argv);
-    for (int c; (c = opt_next(&op)) != OPT_END;) {
-        if (c == OPT_HELP) return 0;
-        if (c == OPT_BAD) return 2;
-        if (c == 'j') json = 1;
+    for (int c; (c = opt_parse(&op, &o)) != OPT_END;) {
+        if (c < 0) return opt_exit(c);
         if (c == 's') {
             if (nsets == MAX_SETS) return cu_too_many("variants", "--set", MAX_SETS);
             sets[nsets++] = op.str;
@@ -172,9 +177,9 @@ int cmd_variants(int argc, char **argv) {
                 argv[op.optind]);
         return 2;
     }
-    if (nsets && !json) {
+    if (nsets && !o.json) {
         fprintf(stderr, "gatelab variants: --set needs --json (gatelab variants --help)\n");
         return 2;
     }
-    return json ? print_json(sets, nsets) : print_text();
+    return o.json ? print_json(sets, nsets) : print_text();
 }

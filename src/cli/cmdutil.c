@@ -50,31 +50,26 @@ int cu_load(const char *cmd, const char *path, long long step, RunReader **r, Pr
     return 0;
 }
 
-const OptRow cu_probe_rows[] = {
-    {'s', "step", OPT_INT, "N", 0, LLONG_MAX, "the last", "probe at training step N", 0, 0},
-    {'j', "json", OPT_FLAG, NULL, 0, 0, NULL, "machine-readable output", 0, 0},
-    {0}};
+const CuProbeOpts cu_probe_defaults = {-1, 0};
+const OptRow cu_probe_rows[] = {{'s', "step", OPT_LL, "N", 0, LLONG_MAX, "the last",
+                                 "probe at training step N", 0, 0, &cu_probe_defaults.step},
+                                {'j', "json", OPT_FLAG, NULL, 0, 0, NULL, "machine-readable output",
+                                 0, 0, &cu_probe_defaults.json},
+                                {0}};
 
 int cu_probe_cmd(const OptTable *t, int argc, char **argv, CuReport report) {
-    long long step = -1;
-    int json = 0;
-    OptParser op;
-    opt_init(&op, t, argc, argv);
-    for (int c; (c = opt_next(&op)) != OPT_END;) {
-        if (c == OPT_HELP) return 0;
-        if (c == OPT_BAD) return 2;
-        if (c == 's') step = op.num;
-        if (c == 'j') json = 1;
-    }
-    if (op.optind != argc - 1) {
+    CuProbeOpts o;
+    int at = opt_parse_all(t, &o, argc, argv);
+    if (at < 0) return opt_exit(at);
+    if (at != argc - 1) {
         fprintf(stderr, "gatelab %s: want exactly one RUN.h5 (gatelab %s --help)\n", t->cmd,
                 t->cmd);
         return 2;
     }
     RunReader *r;
     ProbeRecord p;
-    if (cu_load(t->cmd, argv[op.optind], step, &r, &p) < 0) return 2;
-    int rc = report(r, &p, json);
+    if (cu_load(t->cmd, argv[at], o.step, &r, &p) < 0) return 2;
+    int rc = report(r, &p, o.json);
     runread_probe_free(&p);
     runread_close(r);
     return rc;

@@ -11,9 +11,28 @@
 
 #include <stdio.h>
 
-/* The rows of sinks, gates and acts (--step N, --json), which each
- * command's OptTable (opts.h) shares; cu_probe_cmd parses them. */
+/* The options of sinks and acts (--step N, --json): their rows, which each
+ * command's OptTable (opts.h) shares with OPT_DEFAULTS(cu_probe_defaults);
+ * cu_probe_cmd parses them. */
+typedef struct {
+    long long step; /* the probe's training step; -1: the last */
+    int json;
+} CuProbeOpts;
+extern const CuProbeOpts cu_probe_defaults;
 extern const OptRow cu_probe_rows[];
+
+/* The rows --threads N, --json and --no-write of the commands that rerun a
+ * run's model and store what they find in it (stream, intervene); they
+ * fill the fields threads (0: the online CPUs), json and nowrite of the
+ * command's defaults d. */
+/* clang-format off */
+#define CU_RERUN_ROWS(d)                                                                           \
+    {'t', "threads", OPT_INT, "N", 1, 64, "the online CPUs", "threads for a checkpoint", 0, 0,    \
+     &(d).threads},                                                                                \
+    {'j', "json", OPT_FLAG, NULL, 0, 0, NULL, "print JSON instead of a table", 0, 0, &(d).json},  \
+    {'w', "no-write", OPT_FLAG, NULL, 0, 0, NULL, "do not store the results in RUN.h5", 0, 0,     \
+     &(d).nowrite}
+/* clang-format on */
 
 /* "gatelab CMD: too many OPT (at most N)" on stderr; returns 2. For a
  * repeatable option given more often than the command can hold. */
