@@ -28,22 +28,6 @@ int hf_loss_sum(const float *logits, const int *targets, int T, int V, double *s
     return 0;
 }
 
-int hf_window_loss(HfModel *m, const int32_t *ids, int T, const int *targets,
-                   const Intervention *iv, double *loss, char *err, size_t errlen) {
-    const int V = hf_model_arch(m)->V;
-    float *logits = falloc((size_t)T * V);
-    if (!logits) return seterr(err, errlen, "out of memory for the logits of %d tokens", T);
-    HfRun run = {.iv = iv, .logits = logits};
-    double sum = 0.0;
-    long long n = 0;
-    int rc = hf_model_forward(m, ids, T, &run, err, errlen);
-    if (rc == 0 && hf_loss_sum(logits, targets, T, V, &sum, &n) < 0)
-        rc = seterr(err, errlen, "out of memory for the loss");
-    *loss = n ? sum / (double)n : NAN;
-    free(logits);
-    return rc;
-}
-
 /* Window i through the model into the reducer, and its loss. */
 static int one_window(HfModel *m, const HfPassIn *in, int i, ProbeAcc *acc, float *logits,
                       HfPassOut *out, char *err, size_t errlen) {

@@ -33,12 +33,6 @@ typedef struct {
 int hf_pass(HfModel *m, const HfPassIn *in, ProbeRecord *rec, HfPassOut *out, char *err,
             size_t errlen);
 
-/* The mean cross-entropy of one window ids[T] against targets[T] (-1: not
- * counted; NaN when none is) under iv (NULL: plain), with no probe: the
- * loss pass of eval and stream. -1 with one line in err. */
-int hf_window_loss(HfModel *m, const int32_t *ids, int T, const int *targets,
-                   const struct Intervention *iv, double *loss, char *err, size_t errlen);
-
 /* Sum of the cross-entropy of logits[T, V] against targets[T] (-1: not
  * counted) into *sum, the count into *n; -1 when memory runs out. */
 int hf_loss_sum(const float *logits, const int *targets, int T, int V, double *sum, long long *n);
