@@ -11,13 +11,21 @@
 #   runfile   src/runfile/  -> runfile, model, ops, config, base
 #   train     src/train/    -> train, runfile and below
 #   hf        src/hf/       -> hf, runfile and below
-#   analysis  analysis/     -> analysis, runfile and below
-#   rerun     src/rerun/    -> rerun, train, hf, analysis, runfile and below
-#   sweep     src/sweep/    -> sweep, train, analysis, runfile and below
+#   stats     analysis/stats/     -> stats, ops, config, base
+#   measures  analysis/measures/  -> measures, runfile and below
+#   protocol  analysis/protocol/  -> protocol, measures, runfile and below
+#   figures   analysis/figures/   -> figures, measures, runfile and below
+#   report    analysis/report/    -> report, stats, protocol, figures,
+#                                    measures, runfile and below
+#   rerun     src/rerun/    -> rerun, train, hf, measures, runfile and below
+#   sweep     src/sweep/    -> sweep, train, protocol, measures, runfile and below
 #   cli       src/cli/      -> every layer
+# The analysis rooms are layers too (analysis/meson.build); no source file
+# sits in analysis/ itself.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 runfile_down="src/runfile src/model src/ops src/config src/base"
+analysis_down="analysis/stats analysis/protocol analysis/figures analysis/measures"
 allowed() {
     case $1 in
         src/base) echo "src/base" ;;
@@ -25,10 +33,13 @@ allowed() {
         src/ops) echo "src/ops src/config src/base" ;;
         src/model) echo "src/model src/ops src/config src/base" ;;
         src/runfile) echo "$runfile_down" ;;
-        src/train | src/hf | analysis) echo "$1 $runfile_down" ;;
-        src/rerun) echo "src/rerun src/train src/hf analysis $runfile_down" ;;
-        src/sweep) echo "src/sweep src/train analysis $runfile_down" ;;
-        src/cli) echo "src/cli src/rerun src/sweep src/train src/hf analysis $runfile_down" ;;
+        src/train | src/hf | analysis/measures) echo "$1 $runfile_down" ;;
+        analysis/stats) echo "analysis/stats src/ops src/config src/base" ;;
+        analysis/protocol | analysis/figures) echo "$1 analysis/measures $runfile_down" ;;
+        analysis/report) echo "$1 $analysis_down $runfile_down" ;;
+        src/rerun) echo "src/rerun src/train src/hf analysis/measures $runfile_down" ;;
+        src/sweep) echo "src/sweep src/train analysis/protocol analysis/measures $runfile_down" ;;
+        src/cli) echo "src/cli src/rerun src/sweep src/train src/hf analysis/report $analysis_down $runfile_down" ;;
         *) echo "" ;;
     esac
 }

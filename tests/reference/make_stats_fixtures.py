@@ -1,15 +1,15 @@
 #!/usr/bin/python3
 """Write tests/reference/stats_fixtures.h: expected values for
 tests/test_stats.c computed with SciPy, an implementation independent of
-analysis/stats.c.
+analysis/stats/stats.c.
 
     /usr/bin/python3 tests/reference/make_stats_fixtures.py
 
 Needs python3-scipy and clang-format (Debian). Deterministic (fixed numpy seeds): a rerun
 writes the same file. The C test never runs this script; rerun it only
-when a definition in analysis/stats.h changes, and commit the header.
+when a definition in analysis/stats/stats.h changes, and commit the header.
 
-What each table holds (definitions: analysis/stats.h, docs/statistics.md):
+What each table holds (definitions: analysis/stats/stats.h, docs/statistics.md):
 - welch:    scipy.stats.ttest_ind(a, b, equal_var=False): t, p; df from the
             Welch-Satterthwaite formula (SciPy 1.10 does not return it).
 - mw:       exact two-sided Mann-Whitney p. Without ties,

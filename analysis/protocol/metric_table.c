@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "metrics.h" /* SINK_EPS, SINK_EPS_LOW, SINK_EPS_MID */
-#include "report_priv.h"
+#include "row.h"
 #include "runschema.h" /* RS_GATE_SPARSE */
 #include "sinkstats.h" /* SS_NEAR_DIST */
 

@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "confirm_tests.h" /* CONFIRM_ALPHA */
 #include "gatelab_build.h"
 #include "gatelab_version.h"
 #include "inifile.h"

@@ -10,6 +10,7 @@
 #include <stddef.h>
 
 #include "protocol.h" /* ProtoMetric */
+#include "row.h"      /* Row, for metric_value */
 
 /* How a value is stored and written to results.csv. */
 typedef enum {
@@ -72,5 +73,8 @@ int metric_md_columns(int t, const MetricCol **out, int cap);
 /* The metrics of the section "Probe measures across seeds" in its order
  * (seeds_order) into out[cap]; returns how many. */
 int metric_seeds_columns(const MetricCol **out, int cap);
+
+/* metric_table.c: metric m of row w as a number (NaN: unknown). */
+double metric_value(const Row *w, const MetricCol *m);
 
 #endif

@@ -41,6 +41,7 @@
  * report_confirm.c): raise it whenever they change what a report says
  * about the same runs. */
 #define PIN_RULES_VERSION "confirm-rules 2"
+#define CONFIRM_ALPHA 0.05 /* the confirmatory tests' significance level */
 
 /* "confirm-rules 2, alpha 0.05": the rules and the significance level
  * this build applies, into out[n]. */

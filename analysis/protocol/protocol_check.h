@@ -25,7 +25,7 @@
 
 #include <stdio.h>
 
-#include "report_priv.h" /* Row */
+#include "row.h" /* Row */
 
 /* The checks for the protocol file path over rows[n] (the run files of
  * its directory). Writes, when f is not NULL, one bullet per check

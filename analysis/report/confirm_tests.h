@@ -6,10 +6,10 @@
 #define GATELAB_CONFIRM_TESTS_H
 
 #include "protocol.h"
+#include "protocol_pin.h" /* CONFIRM_ALPHA */
 #include "report_priv.h"
 #include "stats.h"
 
-#define CONFIRM_ALPHA 0.05
 #define CONFIRM_MAX_SEEDS 256
 #define CONFIRM_MAX_TESTS (PROTO_MAX * PM_COUNT)
 
