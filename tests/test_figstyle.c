@@ -1,6 +1,6 @@
-/* test_figstyle.c: a command's figure size and font (analysis/figstyle.h)
+/* test_figstyle.c: a command's figure size and font (analysis/figures/figstyle.h)
  * in the gnuplot figures and the heatmaps, and the log axes of the line
- * figures (analysis/gnuplot_axes.h): decades that end at the data,
+ * figures (analysis/figures/gnuplot_axes.h): decades that end at the data,
  * labelled 10^k. */
 #include <stdarg.h>
 #include <stddef.h>

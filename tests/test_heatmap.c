@@ -17,7 +17,7 @@
 #include "figstyle.h"
 #include "heatmap.h"
 
-/* Layout constants of analysis/heatmap.c (documented at its top). */
+/* Layout constants of analysis/figures/heatmap.c (documented at its top). */
 #define MARGIN 10
 #define GAP 16
 #define TITLE_H 24

@@ -1,5 +1,5 @@
 /* test_plot_panels.c: the legibility rules of a line figure with more
- * series than one drawn panel holds (analysis/gnuplot.h): at most
+ * series than one drawn panel holds (analysis/figures/gnuplot.h): at most
  * PLOT_PER_PANEL series a part, each told apart by colour and by dash or
  * point type; the series spread evenly over the parts, which share one y
  * range and x tics that fit; a line and its points never split; the

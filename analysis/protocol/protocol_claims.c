@@ -29,12 +29,12 @@ int protocol_claims_known(const Protocol *p, ProtoVariantFn fn, void *user, char
         if (c->rel == PR_SINK_FREE)
             return seterr(err, errlen,
                           "%d: paper = f_attn %s sink-free: the paper states no such claim for "
-                          "variant %s (its claims: analysis/paper_tables.c, docs/paper-tables.md)",
+                          "variant %s (its claims: analysis/protocol/paper_tables.c, docs/paper-tables.md)",
                           c->line, arm, variant_or(fn, user, arm));
         const char *ref = p->compares[c->compare].ref;
         return seterr(err, errlen,
                       "%d: paper = %s %s %c %s: the paper states no such claim (variants %s and "
-                      "%s; its claims: analysis/paper_tables.c, docs/paper-tables.md)",
+                      "%s; its claims: analysis/protocol/paper_tables.c, docs/paper-tables.md)",
                       c->line, proto_metric_name(c->metric), arm, proto_rel_char(c->rel), ref,
                       variant_or(fn, user, arm), variant_or(fn, user, ref));
     }

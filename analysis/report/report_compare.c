@@ -3,7 +3,7 @@
  * (report_rows.c fill_dppl) is compared with it on val_loss, F-Attn and
  * M-Act over seeds: Welch's t-test, the exact Mann-Whitney test, a 95%
  * percentile bootstrap interval for the difference of means
- * (analysis/stats.h) and a Benjamini-Hochberg q-value across the section
+ * (analysis/stats/stats.h) and a Benjamini-Hochberg q-value across the section
  * (q of the larger of the two p). The prose is generated from these
  * numbers and labels every difference it names exploratory (q < 0.05);
  * confirmatory tests live in report_confirm.c. A (group, baseline, metric)

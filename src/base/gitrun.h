@@ -1,5 +1,5 @@
 /* gitrun.h: git as an external program, for the pre-registration checks
- * (src/sweep/sweepgit.c, analysis/protocol_check.c). git runs with a fixed
+ * (src/sweep/sweepgit.c, analysis/protocol/protocol_check.c). git runs with a fixed
  * argv, no shell, stdin from /dev/null, stderr to /dev/null, and an
  * environment without any GIT_* variable: GIT_DIR, GIT_WORK_TREE,
  * GIT_INDEX_FILE and the like would otherwise point it at another

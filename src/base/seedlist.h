@@ -1,7 +1,7 @@
 /* seedlist.h: the one reader of a sweep file's `seeds =` value, for the
  * sweep (src/sweep/sweepfile.c) and for the report's check of a
  * protocol's run list against the committed sweep files
- * (analysis/protocol_check.c): "1,2,3", "1001-1040" (a range, both ends
+ * (analysis/protocol/protocol_check.c): "1,2,3", "1001-1040" (a range, both ends
  * in it) or both mixed; decimal, non-negative, distinct. */
 #ifndef GATELAB_SEEDLIST_H
 #define GATELAB_SEEDLIST_H

@@ -1,5 +1,5 @@
 /* cmd_metrics.c: `gatelab metrics [--json]`: the per-run metric table
- * (analysis/metric_table.c) as it is compiled in: each results.csv column,
+ * (analysis/protocol/metric_table.c) as it is compiled in: each results.csv column,
  * its threshold, its REPORT.md header and table, and its definition. */
 #include <math.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /* cmd_plot.c: `gatelab plot KIND RUN.h5... --out FILE.png` (the figures
- * are analysis/plot.c's). */
+ * are analysis/figures/plot.c's). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>

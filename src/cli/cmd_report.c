@@ -1,5 +1,5 @@
 /* cmd_report.c: `gatelab report DIR [--out DIR2]` (the report itself is
- * analysis/report.c's report_run). */
+ * analysis/report/report.c's report_run). */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>

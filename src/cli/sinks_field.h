@@ -1,5 +1,5 @@
 /* sinks_field.h: the sections of `gatelab sinks` and `gatelab acts` for
- * the measures beyond position 0 (analysis/sinkstats.h), text and JSON. */
+ * the measures beyond position 0 (analysis/measures/sinkstats.h), text and JSON. */
 #ifndef GATELAB_SINKS_FIELD_H
 #define GATELAB_SINKS_FIELD_H
 
