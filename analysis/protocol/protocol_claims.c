@@ -27,10 +27,11 @@ int protocol_claims_known(const Protocol *p, ProtoVariantFn fn, void *user, char
         const ProtoClaim *c = &p->claims[i];
         const char *arm = c->compare >= 0 ? p->compares[c->compare].arm : c->arm;
         if (c->rel == PR_SINK_FREE)
-            return seterr(err, errlen,
-                          "%d: paper = f_attn %s sink-free: the paper states no such claim for "
-                          "variant %s (its claims: analysis/protocol/paper_tables.c, docs/paper-tables.md)",
-                          c->line, arm, variant_or(fn, user, arm));
+            return seterr(
+                err, errlen,
+                "%d: paper = f_attn %s sink-free: the paper states no such claim for "
+                "variant %s (its claims: analysis/protocol/paper_tables.c, docs/paper-tables.md)",
+                c->line, arm, variant_or(fn, user, arm));
         const char *ref = p->compares[c->compare].ref;
         return seterr(err, errlen,
                       "%d: paper = %s %s %c %s: the paper states no such claim (variants %s and "
