@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include <hdf5.h>
+#include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -316,6 +317,14 @@ static void test_gemma_layer_windows(void **s) {
     }
     const double mean = (share[0] + share[1] + share[2]) / 3;
     assert_true(fabs(rs_uniform_share(r, &cfg, T, L, -1) - mean) < 1e-12);
+    /* the same through gatelab sinks --json, and a heatmap of every panel */
+    assert_int_equal(tu_run(log, "sinks %s --json", run), 0);
+    json_t *o = json_load_file(log, 0, NULL), *ul = json_object_get(o, "f_attn_uniform_layer");
+    assert_true(json_array_size(ul) == (size_t)L);
+    for (int l = 0; l < L; l++)
+        assert_true(fabs(json_real_value(json_array_get(ul, (size_t)l)) - share[l]) < 1e-9);
+    json_decref(o);
+    assert_int_equal(tu_run(log, "heatmap %s --out %s", run, tu_join(d, "h.png")), 0);
     free(win), free(tok), free(att);
     runread_probe_free(&p);
     runread_close(r);
