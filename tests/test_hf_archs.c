@@ -21,6 +21,7 @@
 #include <hdf5.h>
 #include <jansson.h>
 #include <math.h>
+#include <png.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -270,11 +271,29 @@ static void test_qwen_layer_types(void **s) {
                                 "cannot mask: write sliding_attention on the last layers"));
 }
 
+/* How many pixels of the PNG at path are the heatmap's mask grey (160,
+ * 160, 160). */
+static long grey_pixels(const char *path) {
+    png_image im;
+    memset(&im, 0, sizeof im);
+    im.version = PNG_IMAGE_VERSION;
+    assert_true(png_image_begin_read_from_file(&im, path));
+    im.format = PNG_FORMAT_RGB;
+    unsigned char *px = malloc(PNG_IMAGE_SIZE(im));
+    assert_non_null(px);
+    assert_true(png_image_finish_read(&im, NULL, px, 0, NULL));
+    long n = 0;
+    for (size_t i = 0; i < (size_t)im.width * im.height; i++)
+        n += px[3 * i] == 160 && px[3 * i + 1] == 160 && px[3 * i + 2] == 160;
+    free(px);
+    return n;
+}
+
 /* gemma2-f32 slides over 4 keys on layers 0 and 2 of 3, and is inspected
  * on its 10 tokens (T > 4): the maps are the float64 reference's
  * (expected.h5, each layer masked by its own window), the run file holds
- * each layer's window, and the uniform share of each layer and the
- * window of each layer's heatmap panels are that layer's: at T = 10,
+ * each layer's window, and the uniform share of each layer and the cells
+ * masked grey in each layer's heatmap panel are that layer's: at T = 10,
  * (H_4 - 1) / 9 = 13/108 under 4 keys, (H_10 - 1) / 9 = 4861/22680 under
  * full causal attention. */
 static void test_gemma_layer_windows(void **s) {
@@ -325,6 +344,17 @@ static void test_gemma_layer_windows(void **s) {
         assert_true(fabs(json_real_value(json_array_get(ul, (size_t)l)) - share[l]) < 1e-9);
     json_decref(o);
     assert_int_equal(tu_run(log, "heatmap %s --out %s", run, tu_join(d, "h.png")), 0);
+    /* one panel per layer: 66 of the 100 cells masked under 4 keys at
+     * T = 10 (visible 1 + 2 + 3 + 7 * 4), 45 (the future) under none */
+    long grey[3];
+    for (int l = 0; l < L; l++) {
+        assert_int_equal(tu_run(log, "heatmap %s --layer %d --head 0 --size own --out %s", run, l,
+                                tu_join(d, "l.png")),
+                         0);
+        grey[l] = grey_pixels(tu_join(d, "l.png"));
+    }
+    assert_true(grey[0] == grey[2] && grey[1] > 0);
+    assert_true(fabs((double)grey[0] / (double)grey[1] - 66.0 / 45.0) < 1e-3);
     free(win), free(tok), free(att);
     runread_probe_free(&p);
     runread_close(r);
