@@ -9,9 +9,9 @@
  * (make_hf_fixtures.py, gemma_reference.py); mistral-f32 and phi3-f32
  * have a sliding window of 4 keys over their 10 tokens, phi3-f32 rotates
  * half of each head (partial_rotary_factor); gemma2-f32 and gemma3-f32
- * slide over 4 keys on layers 0 and 2 only (their forward is checked in
- * test_hf_inspect.c; inspecting them at 40 tokens is refused here), the
- * BF16 Gemma ones over 64 keys. */
+ * slide over 4 keys on layers 0 and 2 only (gemma2-f32 is inspected here
+ * at its 10 tokens, each layer masked and recorded by its own window; both
+ * at 40 tokens in the reruns), the BF16 Gemma ones over 64 keys. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -19,7 +19,9 @@
 #include <cmocka.h>
 
 #include <hdf5.h>
+#include <jansson.h>
 #include <math.h>
+#include <png.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +29,9 @@
 #include "forward_open.h"
 #include "hf_config.h"
 #include "hf_inspect_fixture.h"
+#include "hf_steps.h" /* hf_layer_window */
+#include "runfile_read.h"
+#include "runstats.h"
 #include "testutil.h"
 
 /* Each fixture with the window its run records (/config window). */
@@ -39,6 +44,8 @@ static const struct {
                 {"mistral-bf16-sharded", 0},
                 {"phi3-f32", 4},
                 {"phi3-bf16-sharded", 0},
+                {"gemma2-f32", 0},
+                {"gemma3-f32", 0},
                 {"gemma2-bf16-sharded", 0},
                 {"gemma3-bf16-sharded", 0}};
 #define N_FIX (sizeof FIXTURES / sizeof *FIXTURES)
@@ -234,27 +241,123 @@ static void test_gemma_keys(void **s) {
     assert_non_null(strstr(err, "rope_scaling linear factor must be > 0"));
 }
 
-/* gemma2-f32 slides over 4 keys on 2 of its 3 layers: windows of 40 tokens
- * are refused in one line naming sliding_window, and nothing is written. */
-static void test_gemma_window_refused(void **s) {
+/* Qwen2's layer_types: the layers it names sliding_attention are those the
+ * forward masks (hf_layer_window), the last ones or all but every p-th
+ * (a period); another pattern is refused in one line naming layer_types. */
+static void test_qwen_layer_types(void **s) {
+    (void)s;
+    static const struct {
+        const char *types;
+        int win[3];
+    } CASES[] = {{"\"full_attention\", \"sliding_attention\", \"sliding_attention\"", {0, 4, 4}},
+                 {"\"sliding_attention\", \"full_attention\", \"sliding_attention\"", {4, 0, 4}},
+                 {"\"full_attention\", \"full_attention\", \"full_attention\"", {0, 0, 0}}};
+    HfArch a;
+    char err[512], extra[512];
+    for (size_t i = 0; i < sizeof CASES / sizeof *CASES; i++) {
+        snprintf(extra, sizeof extra,
+                 ", \"use_sliding_window\": true, \"sliding_window\": 4, \"layer_types\": [%s]",
+                 CASES[i].types);
+        if (parse(&a, "Qwen2ForCausalLM", extra, err, sizeof err) != 0) fail_msg("%s", err);
+        for (int l = 0; l < 3; l++) assert_int_equal(hf_layer_window(&a, l), CASES[i].win[l]);
+    }
+    assert_int_equal(
+        parse(&a, "Qwen2ForCausalLM",
+              ", \"use_sliding_window\": true, \"sliding_window\": 4, \"layer_types\": "
+              "[\"sliding_attention\", \"full_attention\", \"full_attention\"]",
+              err, sizeof err),
+        -1);
+    assert_non_null(strstr(err, "config.json: layer_types slides layers in a pattern gatelab "
+                                "cannot mask: write sliding_attention on the last layers"));
+}
+
+/* How many pixels of the PNG at path are the heatmap's mask grey (160,
+ * 160, 160). */
+static long grey_pixels(const char *path) {
+    png_image im;
+    memset(&im, 0, sizeof im);
+    im.version = PNG_IMAGE_VERSION;
+    assert_true(png_image_begin_read_from_file(&im, path));
+    im.format = PNG_FORMAT_RGB;
+    unsigned char *px = malloc(PNG_IMAGE_SIZE(im));
+    assert_non_null(px);
+    assert_true(png_image_finish_read(&im, NULL, px, 0, NULL));
+    long n = 0;
+    for (size_t i = 0; i < (size_t)im.width * im.height; i++)
+        n += px[3 * i] == 160 && px[3 * i + 1] == 160 && px[3 * i + 2] == 160;
+    free(px);
+    return n;
+}
+
+/* gemma2-f32 slides over 4 keys on layers 0 and 2 of 3, and is inspected
+ * on its 10 tokens (T > 4): the maps are the float64 reference's
+ * (expected.h5, each layer masked by its own window), the run file holds
+ * each layer's window, and the uniform share of each layer and the cells
+ * masked grey in each layer's heatmap panel are that layer's: at T = 10,
+ * (H_4 - 1) / 9 = 13/108 under 4 keys, (H_10 - 1) / 9 = 4861/22680 under
+ * full causal attention. */
+static void test_gemma_layer_windows(void **s) {
     (void)s;
     const char *d = tu_tmpdir();
-    char fix[2048];
+    char fix[2048], path[2200], err[512];
     snprintf(fix, sizeof fix, "%s/tests/reference/hf/gemma2-f32", tu_src());
-    int32_t tok[LEN];
-    for (int i = 0; i < LEN; i++) tok[i] = (i * 37 + 11) % 97;
-    hf_write_tokens(tu_join(d, "ids.txt"), tok, LEN, 1);
+    snprintf(path, sizeof path, "%s/expected.h5", fix);
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    size_t nt, na;
+    int32_t *tok = tu_h5_read_opt(f, "tokens", H5T_NATIVE_INT32, 4, &nt);
+    float *att = tu_h5_read_opt(f, "attention", H5T_NATIVE_FLOAT, 4, &na);
+    H5Fclose(f);
+    const int T = (int)nt, L = 3, H = 4;
+    if (!tok || !att || T != 10 || na != (size_t)L * H * T * T)
+        fail_msg("%s: no tokens [10] or attention [3, 4, 10, 10]", path);
+    hf_write_tokens(tu_join(d, "ids.txt"), tok, T, 1);
     const char *log = tu_join(d, "log"), *run = tu_join(d, "run.h5");
     assert_int_equal(
-        tu_run(log, "inspect %s --tokens %s --out %s -q", fix, tu_join(d, "ids.txt"), run), 2);
-    char *out = tu_slurp_ok(log, NULL);
-    if (!strstr(out, "config.json's sliding_window 4 (on 2 of 3 layers) is shorter than windows "
-                     "of 40 tokens") ||
-        strchr(out, '\n') + 1 != out + strlen(out))
-        fail_msg("refusal was: %s", out);
-    free(out);
-    FILE *f = fopen(run, "rb");
-    assert_null(f);
+        tu_run(log, "inspect %s --tokens %s --out %s -q", fix, tu_join(d, "ids.txt"), run), 0);
+    RunReader *r = runread_open(run, err, sizeof err);
+    if (!r) fail_msg("%s", err);
+    ProbeRecord p;
+    if (runread_probe(r, -1, &p, err, sizeof err) < 0) fail_msg("%s", err);
+    assert_true(p.L == L && p.H == H && p.T == T && p.M == T);
+    for (size_t i = 0; i < na; i++)
+        if (!(fabs(p.attention[i] - att[i]) < HF_TOL))
+            fail_msg("map entry %zu = %.7g, reference %.7g", i, p.attention[i], att[i]);
+    int *win, n;
+    assert_int_equal(runread_layer_window(r, &win, &n, err, sizeof err), 0);
+    assert_int_equal(n, L);
+    const int want[3] = {4, 0, 4};
+    const double share[3] = {13.0 / 108.0, 4861.0 / 22680.0, 13.0 / 108.0};
+    Config cfg;
+    rs_arch_config(r, &cfg);
+    for (int l = 0; l < L; l++) {
+        assert_int_equal(win[l], want[l]);
+        assert_int_equal(rs_layer_window(r, &cfg, l), want[l]); /* each panel's window */
+        assert_true(fabs(rs_uniform_share(r, &cfg, T, L, l) - share[l]) < 1e-12);
+    }
+    const double mean = (share[0] + share[1] + share[2]) / 3;
+    assert_true(fabs(rs_uniform_share(r, &cfg, T, L, -1) - mean) < 1e-12);
+    /* the same through gatelab sinks --json, and a heatmap of every panel */
+    assert_int_equal(tu_run(log, "sinks %s --json", run), 0);
+    json_t *o = json_load_file(log, 0, NULL), *ul = json_object_get(o, "f_attn_uniform_layer");
+    assert_true(json_array_size(ul) == (size_t)L);
+    for (int l = 0; l < L; l++)
+        assert_true(fabs(json_real_value(json_array_get(ul, (size_t)l)) - share[l]) < 1e-9);
+    json_decref(o);
+    assert_int_equal(tu_run(log, "heatmap %s --out %s", run, tu_join(d, "h.png")), 0);
+    /* one panel per layer: 66 of the 100 cells masked under 4 keys at
+     * T = 10 (visible 1 + 2 + 3 + 7 * 4), 45 (the future) under none */
+    long grey[3];
+    for (int l = 0; l < L; l++) {
+        assert_int_equal(tu_run(log, "heatmap %s --layer %d --head 0 --size own --out %s", run, l,
+                                tu_join(d, "l.png")),
+                         0);
+        grey[l] = grey_pixels(tu_join(d, "l.png"));
+    }
+    assert_true(grey[0] == grey[2] && grey[1] > 0);
+    assert_true(fabs((double)grey[0] / (double)grey[1] - 66.0 / 45.0) < 1e-3);
+    free(win), free(tok), free(att);
+    runread_probe_free(&p);
+    runread_close(r);
     tu_rmtree(d);
 }
 
@@ -346,9 +449,10 @@ static void test_rerun_families(void **s) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_config_keys),     cmocka_unit_test(test_phi3_keys),
-        cmocka_unit_test(test_gemma_keys),      cmocka_unit_test(test_gemma_window_refused),
-        cmocka_unit_test(test_unread_families), cmocka_unit_test(test_rerun_families),
+        cmocka_unit_test(test_config_keys),      cmocka_unit_test(test_phi3_keys),
+        cmocka_unit_test(test_gemma_keys),       cmocka_unit_test(test_gemma_layer_windows),
+        cmocka_unit_test(test_qwen_layer_types), cmocka_unit_test(test_unread_families),
+        cmocka_unit_test(test_rerun_families),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -4,8 +4,8 @@
  * giving one line and exit 2, --text through a tokenizer.json,
  * interventions on the inspected run against PyTorch
  * (tests/reference/make_hf_intervene_fixture.py) within 1e-4, and a
- * config.json with sliding attention: refused where it slides, recorded as
- * the run's window where it does not. */
+ * config.json with sliding attention: each layer masked and recorded by
+ * its own window. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -379,8 +379,9 @@ static void put_config(const char *dir, const char *keys) {
 }
 
 /* inspect of dir on two windows of n tokens into dir/o.h5; the /config
- * window it records. */
-static long long inspect_window(const char *dir, int n) {
+ * window it records, and each of its 2 layers' (/pretrained/layer_window)
+ * into lw[2]. */
+static long long inspect_window(const char *dir, int n, int *lw) {
     char ids[2048], log[2048], a[8192];
     int32_t tok[16];
     for (int i = 0; i < n; i++) tok[i] = 1 + i;
@@ -395,38 +396,39 @@ static long long inspect_window(const char *dir, int n) {
     hid_t at = H5Aopen_by_name(f, "config", "window", H5P_DEFAULT, H5P_DEFAULT);
     assert_true(at >= 0);
     assert_true(H5Aread(at, H5T_NATIVE_LLONG, &w) >= 0);
+    size_t nl;
+    int32_t *win = tu_h5_read_opt(f, "pretrained/layer_window", H5T_NATIVE_INT32, 4, &nl);
+    if (!win || nl != 2) fail_msg("%s: no /pretrained/layer_window [2]", a);
+    lw[0] = win[0], lw[1] = win[1];
+    free(win);
     H5Aclose(at), H5Fclose(f);
     return w;
 }
 
 /* Sliding attention in a Qwen2 config.json (the fixture's, its weights
- * beside it): with every layer sliding the forward masks it, and the run
- * file records it as /config window; with some layers sliding, windows
- * longer than the sliding window are refused in one line naming
- * sliding_window (inspect, and a rerun at a longer length), and windows it
- * covers are inspected as full causal; without use_sliding_window, or with
+ * beside it): each layer is masked by its own window and the run file
+ * records each layer's (/pretrained/layer_window), the window of every
+ * layer as /config window where every layer slides, else 0; windows of
+ * any length are inspected and rerun; without use_sliding_window, or with
  * max_window_layers at the layer count, no layer slides. The report's
- * uniform share is the recorded window's: set to 2 keys at T = 4 here,
+ * uniform share is the recorded windows': set to 2 keys at T = 4 here,
  * (H_2 - 1) / 3 on every layer. */
 static void test_cli_sliding(void **s) {
     (void)s;
     char d[1024], a[8192], ids[2048];
+    int lw[2];
     snprintf(d, sizeof d, "%s", tu_tmpdir());
     static const char *const files[] = {"model-00001-of-00002.safetensors",
                                         "model-00002-of-00002.safetensors",
                                         "model.safetensors.index.json"};
     for (int i = 0; i < 3; i++) tu_hf_fixture(d, "qwen2-f32-sharded", files[i]);
     put_config(d, "\"use_sliding_window\": true, \"sliding_window\": 4, \"max_window_layers\": 0");
-    assert_int_equal(inspect_window(d, 8), 4); /* every layer slides: masked, recorded */
+    assert_int_equal(inspect_window(d, 8, lw), 4); /* every layer slides */
+    assert_true(lw[0] == 4 && lw[1] == 4);
     put_config(d, "\"use_sliding_window\": true, \"sliding_window\": 4, \"max_window_layers\": 1");
-    snprintf(ids, sizeof ids, "%s/ids8.txt", d);
-    int32_t tok[8] = {1, 2, 3, 4, 5, 6, 7, 8};
-    hf_write_tokens(ids, tok, 8, 2);
-    snprintf(a, sizeof a, "inspect %s --tokens %s --out %s/o8.h5", d, ids, d);
-    expect_cli(a, "config.json's sliding_window 4 (use_sliding_window, on 1 of 2 layers) is "
-                  "shorter than windows of 8 tokens");
-    assert_int_equal(inspect_window(d, 4), 0);
-    /* a rerun of an inspected run at a longer length: refused alike */
+    assert_int_equal(inspect_window(d, 8, lw), 0); /* layer 1 slides, at 8 tokens */
+    assert_true(lw[0] == 0 && lw[1] == 4);
+    /* a rerun of an inspected run at a longer length */
     int32_t t16[16];
     for (int i = 0; i < 16; i++) t16[i] = 1 + i;
     snprintf(ids, sizeof ids, "%s/ids16.txt", d);
@@ -436,26 +438,29 @@ static void test_cli_sliding(void **s) {
     snprintf(log, sizeof log, "%s/log", d);
     assert_int_equal(tu_run(log, "%s", a), 0);
     snprintf(a, sizeof a, "stream %s/p.h5 --len 8 --n-seq 2 --window 6 --keep 1", d);
-    expect_cli(a, "p.h5: config.json's sliding_window 4 (use_sliding_window, on 1 of 2 layers) "
-                  "is shorter than windows of 8 tokens");
-    snprintf(ids, sizeof ids, "%s/ids8.txt", d);
-    snprintf(a, sizeof a, "inspect %s --tokens %s --out %s/o8.h5", d, ids, d);
+    assert_int_equal(tu_run(log, "%s", a), 0);
     put_config(d, "\"use_sliding_window\": true, \"sliding_window\": 4, \"layer_types\": "
-                  "[\"full_attention\", \"sliding_attention\"]");
-    expect_cli(a, "sliding_window 4 (use_sliding_window, on 1 of 2 layers)");
+                  "[\"sliding_attention\", \"full_attention\"]");
+    assert_int_equal(inspect_window(d, 8, lw), 0);
+    assert_true(lw[0] == 4 && lw[1] == 0);
     put_config(d, "\"use_sliding_window\": false, \"sliding_window\": 4");
-    assert_int_equal(inspect_window(d, 8), 0);
+    assert_int_equal(inspect_window(d, 8, lw), 0);
+    assert_true(lw[0] == 0 && lw[1] == 0);
     put_config(d, "\"use_sliding_window\": true, \"sliding_window\": 4, \"max_window_layers\": 2");
-    assert_int_equal(inspect_window(d, 8), 0);
+    assert_int_equal(inspect_window(d, 8, lw), 0);
+    assert_true(lw[0] == 0 && lw[1] == 0);
     /* the report over a run file whose window is 2 at T = 4 */
     put_config(d, "\"use_sliding_window\": false");
-    assert_int_equal(inspect_window(d, 4), 0);
+    assert_int_equal(inspect_window(d, 4, lw), 0);
     snprintf(a, sizeof a, "%s/o.h5", d);
     hid_t f = H5Fopen(a, H5F_ACC_RDWR, H5P_DEFAULT), g = H5Gopen2(f, "config", H5P_DEFAULT);
     hid_t at = H5Aopen(g, "window", H5P_DEFAULT); /* through the group: HDF5 1.10 */
     long long two = 2;
     assert_true(at >= 0 && H5Awrite(at, H5T_NATIVE_LLONG, &two) >= 0);
-    H5Aclose(at), H5Gclose(g), H5Fclose(f);
+    hid_t ds = H5Dopen2(f, "pretrained/layer_window", H5P_DEFAULT); /* and on each layer */
+    const int both[2] = {2, 2};
+    assert_true(ds >= 0 && H5Dwrite(ds, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, both) >= 0);
+    H5Dclose(ds), H5Aclose(at), H5Gclose(g), H5Fclose(f);
     char want[64];
     snprintf(a, sizeof a, "%s/p.h5", d);
     unlink(a); /* the report over o.h5 alone */

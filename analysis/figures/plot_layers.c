@@ -7,7 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config.h" /* WINLAYERS_ALTERNATE */
+#include "config.h"  /* WINLAYERS_ALTERNATE */
+#include "metrics.h" /* uniform_first_share */
 #include "plot_layers.h"
 #include "runfile_read.h"
 #include "runstats.h"
@@ -123,7 +124,7 @@ done:
  * (layer, group); a group's bar is the mean over its runs, with min..max
  * error bars when a group has several. With with_uniform, a dashed
  * uniform-attention reference per distinct share (rs_uniform_share: T and
- * the run's window). */
+ * the run's layers' windows). */
 static int fig_layers(RunSet *rs, const char *png, LayerFn fn, int with_uniform, const char *title,
                       const char *ylabel, char *err, size_t errlen) {
     int n = rs->n, rc = -1, maxL = 0, nref = 0, any = 0;
@@ -154,7 +155,7 @@ static int fig_layers(RunSet *rs, const char *png, LayerFn fn, int with_uniform,
         if (p.L > maxL) maxL = p.L;
         Config cfg; /* the run's own attention pattern: its window, if any */
         rs_arch_config(rs->r[i], &cfg);
-        double u = rs_uniform_share(&cfg, p.T, p.L, -1);
+        double u = rs_uniform_share(rs->r[i], &cfg, p.T, p.L, -1);
         int seen = 0;
         for (int r = 0; r < nref; r++)
             if (ref[r] == u) seen = 1;
@@ -163,6 +164,8 @@ static int fig_layers(RunSet *rs, const char *png, LayerFn fn, int with_uniform,
             if (cfg.window > 0 && cfg.window < p.T)
                 snprintf(reflab[nref], sizeof reflab[nref], "uniform (T=%d, window %d%s)", p.T,
                          cfg.window, cfg.window_layers == WINLAYERS_ALTERNATE ? " alternate" : "");
+            else if (u != uniform_first_share(p.T)) /* a checkpoint's per-layer windows */
+                snprintf(reflab[nref], sizeof reflab[nref], "uniform (T=%d, layer windows)", p.T);
             else snprintf(reflab[nref], sizeof reflab[nref], "uniform (T=%d)", p.T);
             refp[nref] = reflab[nref];
             nref++;

@@ -406,24 +406,36 @@ int rs_train_len(RunReader *r) {
     return config_max_len(&c);
 }
 
+/* See runstats.h: a table that does not cover l (another shape) reads
+ * as absent. */
+int rs_layer_window(RunReader *r, const Config *cfg, int l) {
+    int *win, n, W = config_layer_window(cfg, l);
+    if (r && runread_layer_window(r, &win, &n, NULL, 0) == 0) {
+        if (l >= 0 && l < n) W = win[l];
+        free(win);
+    }
+    return W;
+}
+
 /* Layer l's value of f at length T under its window, or for l < 0 the
  * mean over the L layers. */
-static double layer_window_mean(double (*f)(int, int), const Config *cfg, int T, int L, int l) {
-    if (l >= 0) return f(T, config_layer_window(cfg, l));
-    if (L < 1) return f(T, config_layer_window(cfg, 0));
+static double layer_window_mean(double (*f)(int, int), RunReader *r, const Config *cfg, int T,
+                                int L, int l) {
+    if (l >= 0) return f(T, rs_layer_window(r, cfg, l));
+    if (L < 1) return f(T, rs_layer_window(r, cfg, 0));
     double s = 0.0;
-    for (int i = 0; i < L; i++) s += f(T, config_layer_window(cfg, i));
+    for (int i = 0; i < L; i++) s += f(T, rs_layer_window(r, cfg, i));
     return s / L;
 }
 
 /* See runstats.h. */
-double rs_uniform_share(const Config *cfg, int T, int L, int l) {
-    return layer_window_mean(uniform_first_share_window, cfg, T, L, l);
+double rs_uniform_share(RunReader *r, const Config *cfg, int T, int L, int l) {
+    return layer_window_mean(uniform_first_share_window, r, cfg, T, L, l);
 }
 
 /* See runstats.h. */
-double rs_uniform_alpha0(const Config *cfg, int len, int L, int l) {
-    return layer_window_mean(uniform_alpha0_window, cfg, len, L, l);
+double rs_uniform_alpha0(RunReader *r, const Config *cfg, int len, int L, int l) {
+    return layer_window_mean(uniform_alpha0_window, r, cfg, len, L, l);
 }
 
 /* See runstats.h. */

@@ -149,15 +149,21 @@ int rs_config_paper_arch(const Config *cfg, int T);
  * run has no seq_len (a checkpoint `gatelab inspect` probed: its probe's
  * length is the one it was run at). */
 int rs_train_len(RunReader *r);
-/* The uniform first-token share of cfg's own attention pattern at length
- * T (docs/metrics.md): layer l's under its window (config_layer_window,
+/* The keys a query of layer l of run r sees (0: full causal): an
+ * inspected checkpoint's own window for that layer (its
+ * /pretrained/layer_window), else cfg's (config_layer_window; cfg the
+ * run's rs_arch_config). r NULL: cfg's. Every tool's and the report's
+ * window of a run's layer is this. */
+int rs_layer_window(RunReader *r, const Config *cfg, int l);
+/* The uniform first-token share of run r's own attention pattern at
+ * length T (docs/metrics.md): layer l's under its window (rs_layer_window,
  * metrics.h uniform_first_share_window), or for l < 0 the mean of the L
  * layers' (as rs_share averages F-Attn over layers). Every uniform
  * reference of the tools and the report is this. */
-double rs_uniform_share(const Config *cfg, int T, int L, int l);
+double rs_uniform_share(RunReader *r, const Config *cfg, int T, int L, int l);
 /* The same for uniform attention's alpha_0 over the first len queries
  * (metrics.h uniform_alpha0_window), the sink rate's reference. */
-double rs_uniform_alpha0(const Config *cfg, int len, int L, int l);
+double rs_uniform_alpha0(RunReader *r, const Config *cfg, int len, int L, int l);
 
 /* The loss spikes of run r's training curve t (count_spikes at
  * SPIKE_WINDOW, with the run's own warmup and spike_factor, the config's

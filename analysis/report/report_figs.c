@@ -31,10 +31,11 @@
 #define REPORT_VMIN 0.0f
 #define REPORT_VMAX 1.0f
 
-/* Panels of probe p: every layer x head (layer < 0) or one layer's heads,
- * each under its layer's window of cfg (the run's rs_arch_config) */
-static int fill_panels(const ProbeRecord *p, const Config *cfg, int layer, const char *label,
-                       HeatPanel *pan, char (*title)[64]) {
+/* Panels of probe p of run r: every layer x head (layer < 0) or one
+ * layer's heads, each under its layer's window (rs_layer_window; cfg the
+ * run's rs_arch_config) */
+static int fill_panels(RunReader *r, const ProbeRecord *p, const Config *cfg, int layer,
+                       const char *label, HeatPanel *pan, char (*title)[64]) {
     int n = 0;
     for (int l = 0; l < p->L; l++) {
         if (layer >= 0 && l != layer) continue;
@@ -43,7 +44,7 @@ static int fill_panels(const ProbeRecord *p, const Config *cfg, int layer, const
             pan[n].A = p->attention + ((size_t)l * p->H + h) * p->M * p->M;
             pan[n].T = p->M;
             pan[n].title = title[n];
-            pan[n].window = config_layer_window(cfg, l);
+            pan[n].window = rs_layer_window(r, cfg, l);
         }
     }
     return n;
@@ -83,7 +84,7 @@ static void fig_grid(FILE *f, const char *figdir, const Row *w) {
     if (pan && title) {
         Config cfg;
         rs_arch_config(r, &cfg);
-        fill_panels(&p, &cfg, -1, "", pan, title);
+        fill_panels(r, &p, &cfg, -1, "", pan, title);
         if (heatmap_write_figure(path, pan, p.L, p.H, &st, err, sizeof err) == 0)
             fprintf(
                 f,
@@ -145,8 +146,8 @@ static void fig_compare(FILE *f, const char *figdir, const Row *a, const Row *b,
         Config ca, cb;
         rs_arch_config(ra, &ca);
         rs_arch_config(rb, &cb);
-        int n = fill_panels(&pa, &ca, layer, la, pan, title);
-        fill_panels(&pb, &cb, layer, lb, pan + n, title + n);
+        int n = fill_panels(ra, &pa, &ca, layer, la, pan, title);
+        fill_panels(rb, &pb, &cb, layer, lb, pan + n, title + n);
         if (heatmap_write_figure(path, pan, 2, pa.H, &st, err, sizeof err) == 0)
             fprintf(f,
                     "\n**%s seed %lld (top) vs %s seed %lld (bottom), data %s**, "

@@ -83,7 +83,7 @@ static void row_probe(RunReader *r, Row *w, const Config *cfg) {
     w->proxy = p.proxy;
     snprintf(w->normaliser, sizeof w->normaliser, "%s", p.normaliser);
     w->f_attn = rs_share(&p, -1);
-    w->f_attn_uniform = rs_uniform_share(cfg, p.T, p.L, -1);
+    w->f_attn_uniform = rs_uniform_share(r, cfg, p.T, p.L, -1);
     w->sink_formed = sink_formed(w->f_attn, w->f_attn_uniform);
     w->max_logit = rs_max_logit(&p);
     w->slot = rs_slot_share(&p, -1);

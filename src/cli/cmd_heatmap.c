@@ -8,9 +8,8 @@
 #include "commands.h"
 #include "figstyle.h"
 #include "figlabel.h"
-#include "config_derive.h" /* config_layer_window */
 #include "heatmap.h"
-#include "runstats.h" /* rs_arch_config */
+#include "runstats.h" /* rs_arch_config, rs_layer_window */
 
 #include <limits.h>
 #include <math.h>
@@ -23,7 +22,7 @@ typedef struct {
 } Sel;
 
 /* Append the selected panels of one probe, each under its layer's window
- * of the run r (rs_arch_config); titles[] holds their text. */
+ * of the run r (rs_layer_window); titles[] holds their text. */
 static int add_panels(RunReader *r, const ProbeRecord *p, const char *label, Sel s, HeatPanel *pan,
                       char (*titles)[64], int n) {
     Config cfg;
@@ -36,7 +35,7 @@ static int add_panels(RunReader *r, const ProbeRecord *p, const char *label, Sel
             pan[n].A = p->attention + ((size_t)l * p->H + h) * p->M * p->M;
             pan[n].T = p->M;
             pan[n].title = titles[n];
-            pan[n].window = config_layer_window(&cfg, l);
+            pan[n].window = rs_layer_window(r, &cfg, l);
             n++;
         }
     }

@@ -15,6 +15,7 @@
 #include "hf_model.h"
 #include "hf_pass.h"
 #include "hf_runwrite.h"
+#include "hf_steps.h" /* hf_layer_window */
 #include "inspect_input.h"
 #include "mapguard.h"
 #include "memplan.h"
@@ -82,7 +83,7 @@ const OptTable inspect_options = {
     "and Phi3ForCausalLM (these two with sliding_window on every layer; Phi-3's\n"
     "longrope scaling is refused), Gemma2ForCausalLM and Gemma3ForCausalLM (text;\n"
     "soft-capped logits, (1 + w) norms; their sliding window covers only some\n"
-    "layers, so windows of T tokens need T <= sliding_window).\n",
+    "layers, each masked by its own window, recorded per layer in the run file).\n",
     "Exit codes: 0 ok, 1 failure, 2 bad input.\n",
     inspect_rows,
     NULL,
@@ -186,7 +187,6 @@ static int inspect(const Opts *o, char *err, size_t errlen, int *code) {
                w.T, a->max_pos, a->max_pos);
         goto done;
     }
-    if (hf_sliding_check(a, w.T, o->model, err, errlen) < 0) goto done;
     int M = o->maps_len < w.T ? o->maps_len : w.T;
     if (plan_check(m, &w, M, err, errlen) < 0) goto done; /* exit 2: too big for the machine */
     *code = 1;
@@ -196,8 +196,9 @@ static int inspect(const Opts *o, char *err, size_t errlen, int *code) {
     if (hf_pass(m, &in, &pd, &po, err, errlen) < 0) goto done;
     if (mapguard_check(err, errlen) < 0) goto done; /* weights rewritten meanwhile */
     warn_nonfinite(&pd, o->model);
-    int *first = calloc((size_t)w.N, sizeof(int));
+    int *first = calloc((size_t)w.N, sizeof(int)), *win = calloc((size_t)a->L, sizeof(int));
     for (int i = 0; first && i < w.N; i++) first[i] = w.ids[(size_t)i * w.T];
+    for (int l = 0; win && l < a->L; l++) win[l] = hf_layer_window(a, l);
     /* absolute paths, so that a rerun from elsewhere finds the same files */
     char *model_abs = realpath(o->model, NULL),
          *input_abs = realpath(o->text ? o->text : o->tokens, NULL);
@@ -220,10 +221,12 @@ static int inspect(const Opts *o, char *err, size_t errlen, int *code) {
                           .seconds = po.seconds,
                           .first_token = first,
                           .n_windows = w.N,
-                          .window = hf_record_window(a)};
-    rc = first && identity ? hf_run_write(o->out, o->force, &pd, &info, err, errlen)
-                           : seterr(err, errlen, "out of memory");
-    free(first), free(identity), free(model_abs), free(input_abs);
+                          .window = hf_record_window(a),
+                          .layer_window = win,
+                          .n_layers = a->L};
+    rc = first && win && identity ? hf_run_write(o->out, o->force, &pd, &info, err, errlen)
+                                  : seterr(err, errlen, "out of memory");
+    free(first), free(win), free(identity), free(model_abs), free(input_abs);
     if (rc == 0 && !o->quiet)
         printf("%s: %s (%s), %d windows of %d tokens, maps of %d, %.1f s -> %s\n", o->model,
                a->arch, hf_model_dtype(m), w.N, w.T, M, po.seconds, o->out);

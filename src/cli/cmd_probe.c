@@ -13,7 +13,6 @@
 #include "cliopts.h"
 #include "cmdutil.h"
 #include "commands.h"
-#include "config_derive.h" /* config_layer_window */
 #include "figlabel.h"
 #include "figstyle.h"
 #include "forward_open.h"
@@ -94,7 +93,7 @@ static int write_figure(const char *out, RunReader *r, const ProbeRecord *p, con
     for (int i = 0; i < k; i++) {
         int l = 0;
         sscanf(pan[i].title, "L%d", &l);
-        pan[i].window = config_layer_window(&cfg, l);
+        pan[i].window = rs_layer_window(r, &cfg, l);
     }
     char title[600], run[200];
     fig_run_label(r, run, sizeof run);

@@ -27,13 +27,14 @@ const OptTable sinks_options = {
 
 /* alpha_0 of uniform causal attention over len queries: H_len / len */
 
-/* Layer l's F-Attn line, with its window's uniform reference when it has one. */
-static void print_layer_share(const ProbeRecord *p, const Config *cfg, int l) {
-    const int W = config_layer_window(cfg, l);
+/* Layer l's F-Attn line, with its window's uniform reference when it has
+ * one (rs_layer_window of run r). */
+static void print_layer_share(RunReader *r, const ProbeRecord *p, const Config *cfg, int l) {
+    const int W = rs_layer_window(r, cfg, l);
     printf("  layer %-3d %.4f", l, rs_share(p, l));
     if (W > 0 && W < p->T)
         printf("   (window %d: uniform reference (H_W-1)/(T-1) = %.4f)", W,
-               rs_uniform_share(cfg, p->T, p->L, l));
+               rs_uniform_share(r, cfg, p->T, p->L, l));
     printf("\n");
 }
 
@@ -58,14 +59,12 @@ static void print_text(RunReader *r, const Ctx *c) {
            T);
     Config cfg; /* the run's own attention pattern (docs/metrics.md) */
     rs_arch_config(r, &cfg);
-    if (cfg.window > 0 && cfg.window < T)
-        printf("  uniform reference under the run's window, mean over layers: %.4f\n",
-               rs_uniform_share(&cfg, T, p->L, -1));
-    else
-        printf("  uniform causal reference (H_T-1)/(T-1) at T=%d: %.4f\n", T,
-               rs_uniform_share(&cfg, T, p->L, -1));
+    const double u = rs_uniform_share(r, &cfg, T, p->L, -1);
+    if (u != uniform_first_share(T))
+        printf("  uniform reference under the run's windows, mean over layers: %.4f\n", u);
+    else printf("  uniform causal reference (H_T-1)/(T-1) at T=%d: %.4f\n", T, u);
     printf("  overall   %.4f\n", rs_share(p, -1));
-    for (int l = 0; l < p->L; l++) print_layer_share(p, &cfg, l);
+    for (int l = 0; l < p->L; l++) print_layer_share(r, p, &cfg, l);
     double empty, f_ne;
     rs_mass(p, &empty, &f_ne);
     printf("  empty rows (no mass on the real tokens, queries t=1..T-1): %.4f; "
@@ -87,9 +86,9 @@ static void print_text(RunReader *r, const Ctx *c) {
         printf("  %-25s len=%-5d", what[i], lens[i]);
         for (int e = 0; e < 3; e++)
             printf("  eps=%.1f: %.4f", EPS[e], rs_sink_rate(p, EPS[e], lens[i]));
+        const double u = rs_uniform_alpha0(r, &cfg, lens[i], p->L, -1);
         printf("   (uniform attention: alpha_0 = %s = %.4f)\n",
-               cfg.window > 0 && cfg.window < lens[i] ? "H_min(W,len)/len" : "H_len/len",
-               rs_uniform_alpha0(&cfg, lens[i], p->L, -1));
+               u != uniform_alpha0_window(lens[i], 0) ? "H_min(W,len)/len" : "H_len/len", u);
     }
     if (c->len64 < SINK_LEN)
         printf("  note: the probe is shorter than 64 tokens, so the Gu et al. "
@@ -126,12 +125,12 @@ static int print_json(RunReader *r, const Ctx *c) {
     cj_set(o, "f_attn", cj_num(rs_share(p, -1)));
     Config cfg; /* the uniform reference of the run's window (docs/metrics.md) */
     rs_arch_config(r, &cfg);
-    cj_set(o, "f_attn_uniform", cj_num(rs_uniform_share(&cfg, T, p->L, -1)));
+    cj_set(o, "f_attn_uniform", cj_num(rs_uniform_share(r, &cfg, T, p->L, -1)));
     for (int l = 0; l < p->L; l++) json_array_append_new(fl, cj_num(rs_share(p, l)));
     cj_set(o, "f_attn_layer", fl);
     json_t *ul = json_array();
     for (int l = 0; l < p->L; l++)
-        json_array_append_new(ul, cj_num(rs_uniform_share(&cfg, T, p->L, l)));
+        json_array_append_new(ul, cj_num(rs_uniform_share(r, &cfg, T, p->L, l)));
     cj_set(o, "f_attn_uniform_layer", ul);
     double empty, f_ne;
     rs_mass(p, &empty, &f_ne);

@@ -283,29 +283,52 @@ static void rope_scaling(Cfg *c, HfArch *a) {
            err_shown(shown, sizeof shown, t));
 }
 
+/* Which of Qwen's layers slide under layer_types (a layer slides where
+ * it is "sliding_attention"): the last ones (sliding_layers), or every
+ * layer but each p-th (sliding_period p); another pattern is refused. */
+static void qwen_layer_types(Cfg *c, HfArch *a, const json_t *lt) {
+    int n = 0, first = -1, period = 0;
+    for (int l = 0; l < a->L; l++) {
+        const char *t = json_string_value(json_array_get(lt, (size_t)l));
+        int slides = t && !strcmp(t, "sliding_attention");
+        n += slides;
+        if (slides && first < 0) first = l;
+        if (!slides && !period) period = l + 1;
+    }
+    a->sliding_layers = n;
+    if (!n || first == a->L - n) return;
+    for (int l = 0; l < a->L && period > 1; l++) {
+        const char *t = json_string_value(json_array_get(lt, (size_t)l));
+        if ((t && !strcmp(t, "sliding_attention")) != ((l + 1) % period != 0)) period = 0;
+    }
+    if (period > 1) a->sliding_period = period;
+    else
+        c->failed = 1,
+        seterr(c->err, c->errlen,
+               "%s: layer_types slides layers in a pattern gatelab cannot mask: write "
+               "sliding_attention on the last layers, or on all but every p-th layer",
+               c->path);
+}
+
 /* Sliding-window attention as transformers' Qwen2 and Qwen3 configs
  * define it: sliding_window counts only under use_sliding_window (default
  * false), and the layers that slide are those layer_types names
- * "sliding_attention", else (no layer_types) those from max_window_layers
- * (default 28) on. Other families have no sliding layer. */
+ * "sliding_attention" (qwen_layer_types), else (no layer_types) those
+ * from max_window_layers (default 28) on. Other families have no sliding
+ * layer. */
 static void sliding(Cfg *c, HfArch *a) {
     if (a->family != HF_QWEN2 && a->family != HF_QWEN3) return;
     int use = get_bool(c, "use_sliding_window", 0);
     int W = get_int(c, "sliding_window", 0, 0, 1 << 30);
     if (c->failed || !use || W < 1) return;
     json_t *lt = json_object_get(c->root, "layer_types");
-    int n = 0;
-    if (json_is_array(lt)) {
-        for (size_t i = 0; i < json_array_size(lt); i++) {
-            const char *t = json_string_value(json_array_get(lt, i));
-            n += t && !strcmp(t, "sliding_attention");
-        }
-    } else {
+    if (json_is_array(lt)) qwen_layer_types(c, a, lt);
+    else {
         int from = get_int(c, "max_window_layers", 28, 0, 1 << 30);
-        n = a->L > from ? a->L - from : 0;
+        a->sliding_layers = a->L > from ? a->L - from : 0;
     }
-    a->sliding_window = n ? W : 0;
-    a->sliding_layers = n;
+    a->sliding_window = a->sliding_layers ? W : 0;
+    if (!a->sliding_window) a->sliding_period = 0;
 }
 
 /* Llama, Qwen2, Qwen3 (and the gated Qwen3 variants). */
@@ -603,19 +626,6 @@ int hf_config_load(HfArch *a, const char *dir, char **text, char *err, size_t er
     }
     *text = buf;
     return 0;
-}
-
-/* See hf_config.h: query t of a sliding layer sees keys (t - W, t], all
- * of 0..t while W >= T. */
-int hf_sliding_check(const HfArch *a, int T, const char *who, char *err, size_t errlen) {
-    if (a->sliding_window < 1 || a->sliding_window >= T || a->sliding_layers == a->L) return 0;
-    const int qwen = a->family == HF_QWEN2 || a->family == HF_QWEN3; /* the key that turns it on */
-    return seterr(err, errlen,
-                  "%s: config.json's sliding_window %d (%son %d of %d layers) "
-                  "is shorter than windows of %d tokens, and gatelab applies a sliding window "
-                  "only where every layer slides: use windows of at most %d tokens",
-                  who, a->sliding_window, qwen ? "use_sliding_window, " : "", a->sliding_layers,
-                  a->L, T, a->sliding_window);
 }
 
 int hf_record_window(const HfArch *a) {

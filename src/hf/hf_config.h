@@ -47,12 +47,13 @@ typedef struct {
     int tied;              /* lm head = token embedding */
     int parallel_residual; /* GPT-NeoX */
     int bos_id;            /* -1 when the config names none */
-    /* Sliding-window attention (Mistral, Qwen2, Qwen3): the keys a sliding
-     * layer sees and how many layers slide, the last ones; 0 and 0 when
-     * none does. The forward masks them (hf_layer_window) */
+    /* Sliding-window attention (Mistral, Qwen2, Qwen3, Gemma): the keys a
+     * sliding layer sees and how many layers slide, the last ones unless
+     * sliding_period is set; 0 and 0 when none does. The forward masks
+     * each layer by its own (hf_layer_window) */
     int sliding_window, sliding_layers;
-    /* Gemma 2 and 3: layer l slides when (l + 1) % sliding_period != 0
-     * (layer_types' pattern); 0: the last sliding_layers slide */
+    /* Gemma 2 and 3, and a Qwen layer_types of that form: layer l slides
+     * when (l + 1) % sliding_period != 0; 0: the last sliding_layers slide */
     int sliding_period;
     /* Gemma: RMSNorm multiplies by (1 + w) (hf_weights binds 1 + w);
      * the embeddings times embed_scale (sqrt(hidden_size); 0: none);
@@ -74,15 +75,9 @@ int hf_config_parse(HfArch *a, const char *json, size_t len, const char *path, c
  * the file's bytes for the run file. */
 int hf_config_load(HfArch *a, const char *dir, char **text, char *err, size_t errlen);
 
-/* A run file records one window for every layer (/config window, as a
- * trained run's): 0 when windows of T tokens attend as that records, every
- * layer sliding (masked by the forward) or the window covering the T
- * positions; else -1 with one line naming config.json's sliding_window
- * (who: the run or model directory the message names). */
-int hf_sliding_check(const HfArch *a, int T, const char *who, char *err, size_t errlen);
-
-/* The window every layer attends under, as a run file records it: the
- * sliding window when every layer slides, else 0. */
+/* The window every layer attends under, as a run file's /config window
+ * records it: the sliding window when every layer slides, else 0 (each
+ * layer's own is /pretrained/layer_window, hf_layer_window's). */
 int hf_record_window(const HfArch *a);
 
 /* q_proj output rows (queries + gate scores for the gated variants). */

@@ -91,7 +91,6 @@ static int h_plan(Forward *f, int B, int T, int M, int probe_n, MemPlan *p, char
 static int h_prepare(Forward *f, int B, int T, double yarn, char *err, size_t errlen) {
     Hf *h = f->impl;
     if (yarn != 1.0) return seterr(err, errlen, "%s: YaRN is for trained runs", f->run);
-    if (hf_sliding_check(hf_model_arch(h->m), T, f->run, err, errlen) < 0) return -1;
     free(h->logits), free(h->ids);
     h->logits = falloc((size_t)T * f->info.V);
     h->ids = malloc((size_t)B * T * sizeof *h->ids);
@@ -143,7 +142,6 @@ static int h_windows(Forward *f, int T, int B, int nb, int i, int *ids, int *tar
 static int h_probe(Forward *f, const ForwardProbeIn *in, ProbeRecord *rec, double *loss,
                    long long *loss_n, char *err, size_t errlen) {
     Hf *h = f->impl;
-    if (hf_sliding_check(hf_model_arch(h->m), in->T, f->run, err, errlen) < 0) return -1;
     size_t n = (size_t)in->N * in->T;
     int32_t *ids = malloc(n * sizeof *ids);
     if (!ids) return seterr(err, errlen, "out of memory for the probe tokens");

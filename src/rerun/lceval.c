@@ -119,12 +119,17 @@ static int eval_needle(Forward *f, const LcEvalOpts *o, int L, LcEvalResult *r, 
 }
 
 /* The uniform first-token share of the model's own attention pattern at
- * length L: its window, on the layers it applies to (rs_uniform_share). */
-static double uniform_share(const ForwardInfo *fi, int L) {
+ * length L: its window, on the layers it applies to; a checkpoint's, each
+ * layer's own as its run file records it (rs_uniform_share). */
+static double uniform_share(const Forward *f, int L) {
+    const ForwardInfo *fi = &f->info;
     Config c;
     config_defaults(&c);
     c.window = fi->window, c.window_layers = fi->window_layers;
-    return rs_uniform_share(&c, L, fi->L, -1);
+    RunReader *r = fi->checkpoint ? runread_open(f->run, NULL, 0) : NULL;
+    double u = rs_uniform_share(r, &c, L, fi->L, -1);
+    if (r) runread_close(r);
+    return u;
 }
 
 static int eval_length(Forward *f, const LcEvalOpts *o, int L, LcEvalResult *r, char *err,
@@ -165,7 +170,7 @@ static int eval_length(Forward *f, const LcEvalOpts *o, int L, LcEvalResult *r, 
         for (int k = 0; k < r->n_buckets; k++)
             r->loss_by_bucket[k] = b.bcnt[k] ? b.bsum[k] / (double)b.bcnt[k] : NAN;
         r->first_share = a.share_n ? a.share_sum / (double)a.share_n : NAN;
-        r->uniform_share = uniform_share(fi, L);
+        r->uniform_share = uniform_share(f, L);
         r->sink_rate = a.share_n ? a.sinks / (double)a.share_n : NAN;
     } else {
         lceval_result_free(r);

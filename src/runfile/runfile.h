@@ -40,8 +40,8 @@ int runfile_write_probe(RunFile *rf, const ProbeRecord *p, char *err, size_t err
 
 /* Provenance of a run measured on a pretrained checkpoint (gatelab
  * inspect): root attrs variant "pretrained:<architecture>:gate-<attn_gate>", source and
- * n_params, the /pretrained group (RS_PT_*), and /config holding only the
- * window. */
+ * n_params, the /pretrained group (RS_PT_*, each layer's window among
+ * them), and /config holding only the window. */
 typedef struct {
     const char *architecture, *model_type, *dtype, *model_dir;
     const char *attn_gate;          /* the output gate config.json names (hf_gate_name) */
@@ -58,6 +58,10 @@ typedef struct {
     /* the sliding window the probe attended under (0: full causal), kept
      * as /config window, the key a trained run's window has */
     int window;
+    /* each layer's window (0: full causal) [n_layers], kept as
+     * /pretrained/layer_window */
+    const int *layer_window;
+    int n_layers;
 } RunPretrained;
 int runfile_write_pretrained(RunFile *rf, const RunPretrained *p, char *err, size_t errlen);
 

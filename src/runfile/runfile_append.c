@@ -401,7 +401,8 @@ static int pretrained_attrs(hid_t g, const RunPretrained *p) {
 
 static int pretrained_impl(RunFile *rf, const RunPretrained *p) {
     size_t text = strlen(p->config_json) + (p->identity ? strlen(p->identity) : 0);
-    if (rf_reserve(rf, rf_compressed_bound((size_t)p->n_windows * 4 + text, 2)) < 0) return -1;
+    if (rf_reserve(rf, rf_compressed_bound((size_t)(p->n_windows + p->n_layers) * 4 + text, 3)) < 0)
+        return -1;
     char variant[256];
     snprintf(variant, sizeof variant, RS_VARIANT_PRETRAINED_FMT, p->architecture, p->attn_gate);
     if (h5u_attr_str(rf->file, RS_VARIANT, variant) < 0 ||
@@ -417,6 +418,11 @@ static int pretrained_impl(RunFile *rf, const RunPretrained *p) {
         rc = rf_write_array(rf, g, "/" RS_G_PRETRAINED, RS_PT_FIRST_TOKEN, H5T_STD_I32LE,
                             H5T_NATIVE_INT, 1, &n, p->first_token,
                             "first token id of each window [seq]");
+    hsize_t nl = (hsize_t)p->n_layers;
+    if (rc == 0)
+        rc = rf_write_array(rf, g, "/" RS_G_PRETRAINED, RS_PT_LAYER_WINDOW, H5T_STD_I32LE,
+                            H5T_NATIVE_INT, 1, &nl, p->layer_window,
+                            "keys a query of each layer sees, 0 full causal [layer]");
     if (H5Gclose(g) < 0 && rc == 0) rc = rf_fail_h5(rf, "close /" RS_G_PRETRAINED);
     hid_t cg = rc == 0 ? rf_make_group(rf->file, RS_G_CONFIG) : -1;
     if (rc == 0 && cg < 0) rc = rf_fail_h5(rf, "create /" RS_G_CONFIG);
@@ -428,7 +434,7 @@ static int pretrained_impl(RunFile *rf, const RunPretrained *p) {
 }
 
 int runfile_write_pretrained(RunFile *rf, const RunPretrained *p, char *err, size_t errlen) {
-    if (!rf || !p || p->n_windows < 0)
+    if (!rf || !p || p->n_windows < 0 || p->n_layers < 1 || !p->layer_window)
         return seterr(err, errlen, "runfile_write_pretrained: bad arguments");
     rf->err = err, rf->errlen = errlen;
     H5uQuiet q = h5u_quiet_begin();

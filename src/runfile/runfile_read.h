@@ -73,6 +73,11 @@ int runread_pretrained_string(RunReader *r, const char *key, char *out, size_t o
 /* A numeric /pretrained attribute (RS_PT_BOS_ID, ...) into *out; -1 naming
  * it when absent. */
 int runread_pretrained_number(RunReader *r, const char *key, double *out, char *err, size_t errlen);
+/* /pretrained/layer_window (a checkpoint's run): the keys a query of each
+ * layer sees, 0 full causal, into *win (malloc'd, *n = its layers); 1 when
+ * the run has none (a trained run, or inspected before it was written),
+ * -1 with one line when it cannot be read. */
+int runread_layer_window(RunReader *r, int **win, int *n, char *err, size_t errlen);
 /* A string attribute of /protocol (RS_PR_*); -1 when the run has none. */
 int runread_protocol_string(RunReader *r, const char *key, char *out, size_t outlen, char *err,
                             size_t errlen);

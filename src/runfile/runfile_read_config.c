@@ -35,6 +35,19 @@ int runread_pretrained_number(RunReader *r, const char *key, double *out, char *
     return seterr(err, errlen, "%s: no /%s attribute %s", r->meta.path, RS_G_PRETRAINED, key);
 }
 
+/* See runfile_read.h: 1 without the dataset, else its [L] ints. */
+int runread_layer_window(RunReader *r, int **win, int *n, char *err, size_t errlen) {
+    *win = NULL, *n = 0;
+    hid_t g = rr_open_group(r->file, RS_G_PRETRAINED);
+    if (g < 0) return 1;
+    int has = H5Lexists(g, RS_PT_LAYER_WINDOW, H5P_DEFAULT) > 0;
+    hsize_t want[1] = {0};
+    int rc = has ? READ_I32(g, RS_PT_LAYER_WINDOW, 1, want, win) : 1;
+    H5Gclose(g);
+    if (rc == 0) *n = (int)want[0];
+    return rc;
+}
+
 int runread_protocol_string(RunReader *r, const char *key, char *out, size_t outlen, char *err,
                             size_t errlen) {
     if (rr_group_attr(r, RS_G_PROTOCOL, key, NULL, out, outlen) == 0) return 0;

@@ -23,7 +23,8 @@
  *                    maps, tokens the prompt's ids) of a prompt of the user's
  *                    through /params or the checkpoint, plus attrs RS_PM_*
  *                    (gatelab probe)
- *  /pretrained       attrs RS_PT_*, dataset first_token (gatelab inspect)
+ *  /pretrained       attrs RS_PT_*, datasets first_token, layer_window
+ *                    (gatelab inspect)
  *  /stream/W_<w>     attrs RS_ST_*, datasets keep, loss_seq (gatelab stream)
  */
 #ifndef GATELAB_RUNSCHEMA_H
@@ -185,6 +186,9 @@
 #define RS_PT_THREADS "threads"
 #define RS_PT_SECONDS RS_SECONDS
 #define RS_PT_FIRST_TOKEN "first_token"
+/* int32 [L]: the keys a query of layer l sees (its sliding window), 0 for
+ * full causal attention; every inspected checkpoint's run has it */
+#define RS_PT_LAYER_WINDOW "layer_window"
 
 /* ---- /intervene/<kind> (gatelab intervene) ----
  * Each group is a probe group (the attrs and arrays of /probe/step_N, its
