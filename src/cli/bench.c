@@ -237,8 +237,6 @@ typedef struct {
 static const BenchArgs bench_defaults = {
     .config = "experiments/reference.ini", .threads = 1, .bp = {10, 3, 5, 0, 0}};
 
-/* A whole number for option opt, or one line and -1. */
-
 enum { O_INSPECT = OPT_LONG };
 static const OptRow bench_rows[] = {
     {'c', "config", OPT_STR, "FILE", 0, 0, NULL, "preset", 0, 0, &bench_defaults.config},

@@ -24,8 +24,6 @@ const OptTable sinks_options = {
     OPT_DEFAULTS(cu_probe_defaults),
 };
 
-/* alpha_0 of uniform causal attention over len queries: H_len / len */
-
 /* Layer l's F-Attn line, with its window's uniform reference when it has
  * one (rs_layer_window of run r). */
 static void print_layer_share(RunReader *r, const ProbeRecord *p, const Config *cfg, int l) {
