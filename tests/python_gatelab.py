@@ -3,7 +3,10 @@ refuses, with one RunFileError naming the file and within its time bound,
 every fuzzer-found corrupt run file (tests/fuzz/regressions/runread and
 tests/data/hdf5-crash.h5: crashes, hangs and huge allocations inside
 libhdf5), an external link and a declared-but-unwritten huge dataset;
-loads tiny runs trained by the C binary into named arrays and tables, and
+reads each layer's window of a run of `gatelab inspect` (gemma2-f32's
+{4, 0, 4}; None for a trained run and for an inspected run written
+without it); loads tiny runs trained by the C binary into named arrays
+and tables, and
 rebuilds each run's model in PyTorch whose attention maps (as the probe
 stores them, proxy maps for softmax1) and gate scores match the C probe's
 to 1e-4. Skipped (77) without h5py or PyTorch."""
@@ -85,8 +88,32 @@ def vet_tests(tmp):
     refused(huge, "/probe/step_0000060/big", "declares")
 
 
+def layer_window_tests(tmp):
+    """Run.layer_window: /pretrained/layer_window of an inspected run, None
+    without it."""
+    ids = os.path.join(tmp, "ids.txt")
+    with open(ids, "w") as f:
+        f.write("1 2 3 4 5 6 7 8\n3 4 5 6 7 8 9 10\n")
+    path = os.path.join(tmp, "gemma2.h5")
+    subprocess.run([exe, "inspect", os.path.join(src, "tests", "reference", "hf", "gemma2-f32"),
+                    "--tokens", ids, "--out", path, "-q"], check=True)
+    w = gatelab.load_run(path).layer_window
+    if w is None or w.dtype != np.int32 or list(w) != [4, 0, 4]:
+        bad("gemma2-f32: layer_window %r, not int32 [4, 0, 4]" % (w,))
+    older = os.path.join(tmp, "gemma2-older.h5")
+    shutil.copy(path, older)
+    with h5py.File(older, "a") as f:
+        del f["pretrained/layer_window"]
+    run = gatelab.load_run(older)
+    if run.layer_window is not None or run.pretrained is None:
+        bad("an inspected run without /pretrained/layer_window: %r" % (run.layer_window,))
+    if gatelab.load_run(os.path.join(tmp, "vet-base.h5")).layer_window is not None:
+        bad("a trained run has a layer_window")
+
+
 with tempfile.TemporaryDirectory(prefix="gatelab-python-vet-") as tmp:
     vet_tests(tmp)
+    layer_window_tests(tmp)
 try:
     import torch  # noqa: F401
 except ImportError as e:

@@ -186,8 +186,10 @@ class Run:
     (column name -> numpy array, one row per step), .summary, .params
     (name -> numpy array in PyTorch [out, in] order, src/model/model.h),
     .probes (step -> Probe), and for runs of `gatelab inspect`
-    .pretrained. The file is vetted first (vet); vet=False skips that,
-    for the vetting child itself."""
+    .pretrained (the attributes of /pretrained) and .layer_window (int32
+    [L]: each layer's sliding window, 0 for full causal attention; None
+    for a run without /pretrained/layer_window). The file is vetted first
+    (vet); vet=False skips that, for the vetting child itself."""
 
     def __init__(self, path, vet=True):
         self.path = path
@@ -203,6 +205,8 @@ class Run:
             self.eval = _group(f["metrics/eval"]) if "metrics/eval" in f else {}
             self.summary = _attrs(f["summary"]) if "summary" in f else OrderedDict()
             self.pretrained = _attrs(f["pretrained"]) if "pretrained" in f else None
+            self.layer_window = (f["pretrained/layer_window"][()]
+                                 if "pretrained/layer_window" in f else None)
             self.params = OrderedDict(
                 (k, v[()]) for k, v in f["params"].items()) if "params" in f else OrderedDict()
             self.probes = OrderedDict()

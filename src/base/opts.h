@@ -14,7 +14,8 @@
  *     static const OptRow rows[] = {
  *         {'j', "jobs", OPT_INT, "N", 1, 64, NULL, "jobs", 0, 0, &defaults.jobs},
  *         {'o', "out", OPT_STR, "DIR", 0, 0, NULL, "where", 0, 1, &defaults.out}, {0}};
- *     const OptTable x_options = {"x", "FILE", NULL, NULL, rows, NULL, OPT_DEFAULTS(defaults)};
+ *     const OptTable x_options = {
+ *         .cmd = "x", .operands = "FILE", .rows = rows, OPT_DEFAULTS(defaults)};
  *     ...
  *     Opts o;
  *     int at = opt_parse_all(&x_options, &o, argc, argv);
@@ -68,8 +69,9 @@ extern const char opt_special[1];
 #define OPT_SPECIAL ((const void *)opt_special)
 /* A row's def when --help shows no default (var's value is a "not given"). */
 #define OPT_NO_DEF ""
-/* An OptTable's defaults and size from the command's const defaults. */
-#define OPT_DEFAULTS(d) &(d), sizeof(d)
+/* An OptTable's defaults and size from the command's const defaults, as
+ * designated initializers (.defaults, .size). */
+#define OPT_DEFAULTS(d) .defaults = &(d), .size = sizeof(d)
 
 /* A row's def text from a numeric macro, for a value var cannot hold (a
  * real number parsed by the command): OPT_DEF(MACT_ABS_MIN) is its digits. */
@@ -80,7 +82,9 @@ extern const char opt_special[1];
 #define OPT_MAX 32   /* rows per table, --help included */
 
 /* A command's table. The usage line is "usage: gatelab CMD [in_usage
- * options] OPERANDS"; about follows it, then the options, then footer. */
+ * options] OPERANDS"; about follows it, then the options, then footer.
+ * Tables name their fields (.cmd = ...), so a field a table leaves out is
+ * NULL (0). */
 typedef struct {
     const char *cmd;      /* as typed after gatelab: "train", "bench --inspect" */
     const char *operands; /* e.g. "RUN.h5 KIND... [options]" */

@@ -237,8 +237,6 @@ typedef struct {
 static const BenchArgs bench_defaults = {
     .config = "experiments/reference.ini", .threads = 1, .bp = {10, 3, 5, 0, 0}};
 
-/* A whole number for option opt, or one line and -1. */
-
 enum { O_INSPECT = OPT_LONG };
 static const OptRow bench_rows[] = {
     {'c', "config", OPT_STR, "FILE", 0, 0, NULL, "preset", 0, 0, &bench_defaults.config},
@@ -281,19 +279,18 @@ static const OptRow bench_rows[] = {
      0, 0, OPT_SPECIAL},
     {0}};
 const OptTable bench_options = {
-    "bench",
-    "[options]",
-    "Training throughput (forward + backward + AdamW) on random tokens.\n"
-    "Prints tokens/s (median of R blocks of S steps), GFLOP/s from the explicit\n"
-    "FLOP count (6 x matmul weights incl. gates + 12 x L x T x H x dh per token),\n"
-    "% of the sgemm peak measured now on N threads (N concurrent 1-thread\n"
-    "1024^3 sgemms on OpenBLAS's loaded core), % of the FMA peak (N threads of\n"
-    "FMA chains in registers on the widest SIMD path: no sgemm exceeds it),\n"
-    "peak RSS, and the cost of each variant against the first.\n",
-    NULL,
-    bench_rows,
-    NULL,
-    OPT_DEFAULTS(bench_defaults)};
+    .cmd = "bench",
+    .operands = "[options]",
+    .about = "Training throughput (forward + backward + AdamW) on random tokens.\n"
+             "Prints tokens/s (median of R blocks of S steps), GFLOP/s from the explicit\n"
+             "FLOP count (6 x matmul weights incl. gates + 12 x L x T x H x dh per token),\n"
+             "% of the sgemm peak measured now on N threads (N concurrent 1-thread\n"
+             "1024^3 sgemms on OpenBLAS's loaded core), % of the FMA peak (N threads of\n"
+             "FMA chains in registers on the widest SIMD path: no sgemm exceeds it),\n"
+             "peak RSS, and the cost of each variant against the first.\n",
+    .rows = bench_rows,
+    OPT_DEFAULTS(bench_defaults),
+};
 
 /* Fills *a from the command line. Returns -1 to go on, else the exit code
  * (0 after --help, 2 on a bad option). */

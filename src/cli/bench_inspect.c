@@ -66,21 +66,20 @@ static const OptRow bench_inspect_rows[] = {
      0, 0, OPT_SPECIAL},
     {0}};
 const OptTable bench_inspect_options = {
-    "bench --inspect",
-    "[options]",
-    "Forward-pass speed and peak memory of `gatelab inspect` on a random\n"
-    "GPT-2-small-sized checkpoint (124M parameters, F32; generated into a temporary\n"
-    "directory with /usr/bin/python3 unless --model names a snapshot), beside\n"
-    "PyTorch's eager forward on the same weights and tokens. Run from the source root.\n"
-    "PyTorch runs at torch.set_num_threads(N) with its OpenBLAS pool as installed\n"
-    "(one thread per core: set_num_threads does not reach it), and again with the\n"
-    "pool pinned to N when it differs. \"vs pytorch\" compares with the row that\n"
-    "ran N BLAS threads; the summary line with PyTorch's fastest row (its best;\n"
-    "torch at 1 thread runs even when LIST has no 1, since that is its best here).\n",
-    NULL,
-    bench_inspect_rows,
-    NULL,
-    OPT_DEFAULTS(bi_defaults)};
+    .cmd = "bench --inspect",
+    .operands = "[options]",
+    .about = "Forward-pass speed and peak memory of `gatelab inspect` on a random\n"
+             "GPT-2-small-sized checkpoint (124M parameters, F32; generated into a temporary\n"
+             "directory with /usr/bin/python3 unless --model names a snapshot), beside\n"
+             "PyTorch's eager forward on the same weights and tokens. Run from the source root.\n"
+             "PyTorch runs at torch.set_num_threads(N) with its OpenBLAS pool as installed\n"
+             "(one thread per core: set_num_threads does not reach it), and again with the\n"
+             "pool pinned to N when it differs. \"vs pytorch\" compares with the row that\n"
+             "ran N BLAS threads; the summary line with PyTorch's fastest row (its best;\n"
+             "torch at 1 thread runs even when LIST has no 1, since that is its best here).\n",
+    .rows = bench_inspect_rows,
+    OPT_DEFAULTS(bi_defaults),
+};
 
 /* One line for a bad value of option opt (want: what it takes); returns 2. */
 static int bi_bad(const char *opt, const char *val, const char *want) {

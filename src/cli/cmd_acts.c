@@ -12,13 +12,12 @@
 #include <stdio.h>
 
 const OptTable acts_options = {
-    "acts",
-    "RUN.h5 [options]",
-    "Activation statistics of each block's output at one probe (default: the last).\n",
-    NULL,
-    cu_probe_rows,
-    NULL,
-    OPT_DEFAULTS(cu_probe_defaults)};
+    .cmd = "acts",
+    .operands = "RUN.h5 [options]",
+    .about = "Activation statistics of each block's output at one probe (default: the last).\n",
+    .rows = cu_probe_rows,
+    OPT_DEFAULTS(cu_probe_defaults),
+};
 
 static double top1_med(const ProbeRecord *p, int l) {
     double med = p->h_median[l];

@@ -395,23 +395,24 @@ static const OptRow eval_rows[] = {
      &eval_defaults.nowrite},
     {0}};
 const OptTable eval_options = {
-    "eval",
-    "RUN.h5 (--lengths LIST | --quant LIST) [options]",
-    "Evaluate a finished run at longer contexts than it was trained on: val loss\n"
-    "(overall and per bucket of T_train positions), first-token attention share\n"
-    "and sink rate (alpha_0 > " SINK_EPS_TEXT "), on the same held-out text for every run.\n"
-    "Results are stored in RUN.h5 under /lceval/<plain|yarn>/L_<len>.\n"
-    "--quant instead (or as well) scores the run at T_train with its linear layers'\n"
-    "weights and inputs fake-quantized, against float on the same windows\n"
-    "(stored under /quant).\n",
-    "Learned position tables cannot extrapolate: lengths above max_pos are refused.\n"
-    "A run of `gatelab inspect` is evaluated through its checkpoint (the directory\n"
-    "it records) on its recorded input: windows of each length, plain positions,\n"
-    "Nx = N times its probe length.\n"
-    "Exit codes: 0 ok, 1 failure, 2 bad input.\n",
-    eval_rows,
-    NULL,
-    OPT_DEFAULTS(eval_defaults)};
+    .cmd = "eval",
+    .operands = "RUN.h5 (--lengths LIST | --quant LIST) [options]",
+    .about =
+        "Evaluate a finished run at longer contexts than it was trained on: val loss\n"
+        "(overall and per bucket of T_train positions), first-token attention share\n"
+        "and sink rate (alpha_0 > " SINK_EPS_TEXT "), on the same held-out text for every run.\n"
+        "Results are stored in RUN.h5 under /lceval/<plain|yarn>/L_<len>.\n"
+        "--quant instead (or as well) scores the run at T_train with its linear layers'\n"
+        "weights and inputs fake-quantized, against float on the same windows\n"
+        "(stored under /quant).\n",
+    .footer = "Learned position tables cannot extrapolate: lengths above max_pos are refused.\n"
+              "A run of `gatelab inspect` is evaluated through its checkpoint (the directory\n"
+              "it records) on its recorded input: windows of each length, plain positions,\n"
+              "Nx = N times its probe length.\n"
+              "Exit codes: 0 ok, 1 failure, 2 bad input.\n",
+    .rows = eval_rows,
+    OPT_DEFAULTS(eval_defaults),
+};
 
 int cmd_eval(int argc, char **argv) {
     EvalOpts e = eval_defaults;

@@ -18,19 +18,18 @@ static const OptRow fingerprint_rows[] = {
      &fingerprint_defaults.keep},
     {0}};
 const OptTable fingerprint_options = {
-    "fingerprint",
-    "[--keep DIR]",
-    "Print this build's training fingerprint: every id of the variant\n"
-    "catalog trained a few steps at a fixed tiny setting, its final weights\n"
-    "hashed (FNV-1a 64), one line \"ID HASH\" each, then \"training HASH\"\n"
-    "over them all. Two builds that print the same last line train every\n"
-    "variant to the same bits. A confirmatory sweep pins it in protocol.ini\n"
-    "(training =) and refuses to add runs to a study pinned with another\n"
-    "(results/README.md). A few seconds on one core.\n",
-    NULL,
-    fingerprint_rows,
-    NULL,
-    OPT_DEFAULTS(fingerprint_defaults)};
+    .cmd = "fingerprint",
+    .operands = "[--keep DIR]",
+    .about = "Print this build's training fingerprint: every id of the variant\n"
+             "catalog trained a few steps at a fixed tiny setting, its final weights\n"
+             "hashed (FNV-1a 64), one line \"ID HASH\" each, then \"training HASH\"\n"
+             "over them all. Two builds that print the same last line train every\n"
+             "variant to the same bits. A confirmatory sweep pins it in protocol.ini\n"
+             "(training =) and refuses to add runs to a study pinned with another\n"
+             "(results/README.md). A few seconds on one core.\n",
+    .rows = fingerprint_rows,
+    OPT_DEFAULTS(fingerprint_defaults),
+};
 
 static void print_id(void *user, const char *id, const char *hash) {
     (void)user;

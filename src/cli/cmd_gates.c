@@ -42,18 +42,18 @@ static const OptRow gates_rows[] = {
     {0}};
 
 const OptTable gates_options = {
-    "gates",
-    "RUN.h5 [options]",
-    "Gate mean, sparsity and score histogram of one probe (default: the last).\n"
-    "With --vocab: every token id v through the model up to layer 0's gate,\n"
-    "v the first token of the sequence; per token the mean of the gate's\n"
-    "scores, the share of tokens below " GATES_STR(
-        RS_GATE_SPARSE) " (shut), mean, median and the ten\n"
-                        "most open and most shut tokens (docs/metrics.md).\n",
-    "Exit codes: 0 ok, 1 output failed, 2 bad input, 130 interrupted (--vocab).\n",
-    gates_rows,
-    NULL,
-    OPT_DEFAULTS(gates_defaults)};
+    .cmd = "gates",
+    .operands = "RUN.h5 [options]",
+    .about = "Gate mean, sparsity and score histogram of one probe (default: the last).\n"
+             "With --vocab: every token id v through the model up to layer 0's gate,\n"
+             "v the first token of the sequence; per token the mean of the gate's\n"
+             "scores, the share of tokens below " GATES_STR(
+                 RS_GATE_SPARSE) " (shut), mean, median and the ten\n"
+                                 "most open and most shut tokens (docs/metrics.md).\n",
+    .footer = "Exit codes: 0 ok, 1 output failed, 2 bad input, 130 interrupted (--vocab).\n",
+    .rows = gates_rows,
+    OPT_DEFAULTS(gates_defaults),
+};
 
 /* hist[50] = sum over layers of gate_hist */
 static void total_hist(const ProbeRecord *p, double *hist, double *sum) {

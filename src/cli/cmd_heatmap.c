@@ -159,13 +159,12 @@ static const OptRow heatmap_rows[] = {
     FIGSTYLE_OPT_ROWS,
     {0}};
 const OptTable heatmap_options = {
-    "heatmap",
-    "RUN.h5 [options]",
-    "Probe attention maps (mean over probe sequences) as PNG, SVG or PDF.\n",
-    NULL,
-    heatmap_rows,
-    NULL,
-    OPT_DEFAULTS(heatmap_defaults)};
+    .cmd = "heatmap",
+    .operands = "RUN.h5 [options]",
+    .about = "Probe attention maps (mean over probe sequences) as PNG, SVG or PDF.\n",
+    .rows = heatmap_rows,
+    OPT_DEFAULTS(heatmap_defaults),
+};
 
 /* --range LO:HI: two finite numbers, LO < HI; 0 or -1. */
 static int parse_range(const char *s, float range[2]) {

@@ -69,25 +69,25 @@ static const OptRow inspect_rows[] = {
     {'q', "quiet", OPT_FLAG, NULL, 0, 0, NULL, "no progress lines", 0, 0, &inspect_defaults.quiet},
     {0}};
 const OptTable inspect_options = {
-    "inspect",
-    "MODEL_DIR (--text FILE | --tokens FILE) --out RUN.h5 [options]",
-    "Run a Hugging Face checkpoint (config.json + model.safetensors, or shards with\n"
-    "model.safetensors.index.json; F32, F16 or BF16) on N windows of T tokens and\n"
-    "write a run file with one probe (step 0): tokens, attention maps of the first\n"
-    "M positions, the first-token column of every layer, head and query, alpha0,\n"
-    "hidden-state statistics and, for gated models, gate scores. Then `gatelab\n"
-    "sinks|gates|acts|heatmap|plot|report` read it like a trained run.\n"
-    "Architectures: LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM (with the\n"
-    "gated-attention flags headwise_/elementwise_attn_output_gate),\n"
-    "GPT2LMHeadModel, GPTNeoXForCausalLM, Olmo2ForCausalLM, MistralForCausalLM\n"
-    "and Phi3ForCausalLM (these two with sliding_window on every layer; Phi-3's\n"
-    "longrope scaling is refused), Gemma2ForCausalLM and Gemma3ForCausalLM (text;\n"
-    "soft-capped logits, (1 + w) norms; their sliding window covers only some\n"
-    "layers, each masked by its own window, recorded per layer in the run file).\n",
-    "Exit codes: 0 ok, 1 failure, 2 bad input.\n",
-    inspect_rows,
-    NULL,
-    OPT_DEFAULTS(inspect_defaults)};
+    .cmd = "inspect",
+    .operands = "MODEL_DIR (--text FILE | --tokens FILE) --out RUN.h5 [options]",
+    .about = "Run a Hugging Face checkpoint (config.json + model.safetensors, or shards with\n"
+             "model.safetensors.index.json; F32, F16 or BF16) on N windows of T tokens and\n"
+             "write a run file with one probe (step 0): tokens, attention maps of the first\n"
+             "M positions, the first-token column of every layer, head and query, alpha0,\n"
+             "hidden-state statistics and, for gated models, gate scores. Then `gatelab\n"
+             "sinks|gates|acts|heatmap|plot|report` read it like a trained run.\n"
+             "Architectures: LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM (with the\n"
+             "gated-attention flags headwise_/elementwise_attn_output_gate),\n"
+             "GPT2LMHeadModel, GPTNeoXForCausalLM, Olmo2ForCausalLM, MistralForCausalLM\n"
+             "and Phi3ForCausalLM (these two with sliding_window on every layer; Phi-3's\n"
+             "longrope scaling is refused), Gemma2ForCausalLM and Gemma3ForCausalLM (text;\n"
+             "soft-capped logits, (1 + w) norms; their sliding window covers only some\n"
+             "layers, each masked by its own window, recorded per layer in the run file).\n",
+    .footer = "Exit codes: 0 ok, 1 failure, 2 bad input.\n",
+    .rows = inspect_rows,
+    OPT_DEFAULTS(inspect_defaults),
+};
 
 /* 0 ok, 1 --help printed, 2 bad usage (message printed). */
 static int parse(int argc, char **argv, Opts *o) {

@@ -209,21 +209,22 @@ static const OptRow intervene_rows[] = {
      "... and R times its block output's median |h|", 0, 0, OPT_SPECIAL},
     {0}};
 const OptTable intervene_options = {
-    "intervene",
-    "RUN.h5 KIND... [options]",
-    "Rerun a finished run's probe (its final weights, the tokens of its last\n"
-    "probe) with one change, and store each result under /intervene/KIND in\n"
-    "RUN.h5 beside the unchanged rerun /intervene/none, with the loss of the\n"
-    "model on the probe tokens (predicting tokens 2..T-1). A run of `gatelab\n"
-    "inspect` is rerun through its checkpoint: the model directory it records,\n"
-    "or --model DIR. KIND is one of:\n",
-    "Without --layer, the kinds of one layer give one result per layer, stored\n"
-    "as KIND-L<layer>; gate-const's as gate-const-c<c>.\n"
-    "Definitions: docs/metrics.md \"Interventions\".\n"
-    "Exit codes: 0 ok, 1 failure, 2 bad input.\n",
-    intervene_rows,
-    intervention_help,
-    OPT_DEFAULTS(intervene_defaults)};
+    .cmd = "intervene",
+    .operands = "RUN.h5 KIND... [options]",
+    .about = "Rerun a finished run's probe (its final weights, the tokens of its last\n"
+             "probe) with one change, and store each result under /intervene/KIND in\n"
+             "RUN.h5 beside the unchanged rerun /intervene/none, with the loss of the\n"
+             "model on the probe tokens (predicting tokens 2..T-1). A run of `gatelab\n"
+             "inspect` is rerun through its checkpoint: the model directory it records,\n"
+             "or --model DIR. KIND is one of:\n",
+    .footer = "Without --layer, the kinds of one layer give one result per layer, stored\n"
+              "as KIND-L<layer>; gate-const's as gate-const-c<c>.\n"
+              "Definitions: docs/metrics.md \"Interventions\".\n"
+              "Exit codes: 0 ok, 1 failure, 2 bad input.\n",
+    .rows = intervene_rows,
+    .more = intervention_help,
+    OPT_DEFAULTS(intervene_defaults),
+};
 
 int cmd_intervene(int argc, char **argv) {
     IntervOpts o = intervene_defaults;

@@ -18,16 +18,15 @@ static const OptRow metrics_rows[] = {{'j', "json", OPT_FLAG, NULL, 0, 0, NULL,
                                        "machine-readable output", 0, 0, &metrics_defaults.json},
                                       {0}};
 const OptTable metrics_options = {
-    "metrics",
-    "[options]",
-    "Print the per-run metrics of results.csv and REPORT.md: each column's\n"
-    "name, its threshold, its REPORT.md header and table (1: Results by run,\n"
-    "2: Sink and activation detail, -: results.csv only), whether a sweep's\n"
-    "[primary] protocol may declare it (`metric = NAME`) and its definition.\n",
-    NULL,
-    metrics_rows,
-    NULL,
-    OPT_DEFAULTS(metrics_defaults)};
+    .cmd = "metrics",
+    .operands = "[options]",
+    .about = "Print the per-run metrics of results.csv and REPORT.md: each column's\n"
+             "name, its threshold, its REPORT.md header and table (1: Results by run,\n"
+             "2: Sink and activation detail, -: results.csv only), whether a sweep's\n"
+             "[primary] protocol may declare it (`metric = NAME`) and its definition.\n",
+    .rows = metrics_rows,
+    OPT_DEFAULTS(metrics_defaults),
+};
 
 static int print_json(void) {
     json_t *a = json_array();

@@ -23,15 +23,15 @@ static const OptRow plot_rows[] = {
     FIGSTYLE_OPT_ROWS,
     {0}};
 const OptTable plot_options = {
-    "plot",
-    "KIND RUN.h5 [RUN2.h5 ...]",
-    "Draw one figure with gnuplot: FILE.png and its vector twins FILE.svg and\n"
-    "FILE.pdf. FILE.dat and FILE.gp are written next to them so the figure\n"
-    "can be restyled and redrawn by hand.\n",
-    NULL,
-    plot_rows,
-    plot_kinds_help,
-    OPT_DEFAULTS(plot_defaults)};
+    .cmd = "plot",
+    .operands = "KIND RUN.h5 [RUN2.h5 ...]",
+    .about = "Draw one figure with gnuplot: FILE.png and its vector twins FILE.svg and\n"
+             "FILE.pdf. FILE.dat and FILE.gp are written next to them so the figure\n"
+             "can be restyled and redrawn by hand.\n",
+    .rows = plot_rows,
+    .more = plot_kinds_help,
+    OPT_DEFAULTS(plot_defaults),
+};
 
 /* What the figures read from a run: its metrics and its last probe (when
  * it has probes). 0, or -1 with the reader's one line (a corrupt input). */

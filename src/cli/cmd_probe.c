@@ -265,21 +265,21 @@ static const OptRow probe_rows[] = {
     FIGSTYLE_OPT_ROWS,
     {0}};
 const OptTable probe_options = {
-    "probe",
-    "RUN.h5 (--text TEXT | --tokens ID,...) [options]",
-    "Run a prompt of your own through a finished run's model (its final\n"
-    "weights, or an inspected run's checkpoint), with the probe code of the\n"
-    "run's own probes: print each layer's first-token share, sink rate and\n"
-    "gate scores, store the maps and every probe measure under /prompt/NAME\n"
-    "in RUN.h5 with the text, and draw the maps with the tokens on the axes\n"
-    "(every head when there are at most 16, else each layer's mean over\n"
-    "heads; --layer, --head pick).\n",
-    "A token on an axis is cut to 8 characters: a space shows as an open box\n"
-    "(U+2423), control bytes and bytes that are not UTF-8 as \\n, \\t, \\xNN.\n"
-    "Definitions: docs/metrics.md. Exit codes: 0 ok, 1 failure, 2 bad input.\n",
-    probe_rows,
-    NULL,
-    OPT_DEFAULTS(probe_defaults)};
+    .cmd = "probe",
+    .operands = "RUN.h5 (--text TEXT | --tokens ID,...) [options]",
+    .about = "Run a prompt of your own through a finished run's model (its final\n"
+             "weights, or an inspected run's checkpoint), with the probe code of the\n"
+             "run's own probes: print each layer's first-token share, sink rate and\n"
+             "gate scores, store the maps and every probe measure under /prompt/NAME\n"
+             "in RUN.h5 with the text, and draw the maps with the tokens on the axes\n"
+             "(every head when there are at most 16, else each layer's mean over\n"
+             "heads; --layer, --head pick).\n",
+    .footer = "A token on an axis is cut to 8 characters: a space shows as an open box\n"
+              "(U+2423), control bytes and bytes that are not UTF-8 as \\n, \\t, \\xNN.\n"
+              "Definitions: docs/metrics.md. Exit codes: 0 ok, 1 failure, 2 bad input.\n",
+    .rows = probe_rows,
+    OPT_DEFAULTS(probe_defaults),
+};
 
 static int parse_args(int argc, char **argv, ProbeArgs *a, int *done) {
     FigStyle fs = {0};

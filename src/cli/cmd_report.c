@@ -22,14 +22,13 @@ static const OptRow report_rows[] = {{'o', "out", OPT_STR, "DIR2", 0, 0, "DIR",
                                      FIGSTYLE_OPT_ROWS,
                                      {0}};
 const OptTable report_options = {
-    "report",
-    "DIR [options]",
-    "Read every *.h5 run file in DIR; write REPORT.md, results.csv and\n"
-    "figures/ into DIR2. Unreadable files are listed.\n",
-    NULL,
-    report_rows,
-    NULL,
-    OPT_DEFAULTS(report_defaults)};
+    .cmd = "report",
+    .operands = "DIR [options]",
+    .about = "Read every *.h5 run file in DIR; write REPORT.md, results.csv and\n"
+             "figures/ into DIR2. Unreadable files are listed.\n",
+    .rows = report_rows,
+    OPT_DEFAULTS(report_defaults),
+};
 
 int cmd_report(int argc, char **argv) {
     ReportOpts o = report_defaults;

@@ -17,15 +17,12 @@
 static const double EPS[3] = {SINK_EPS_LOW, SINK_EPS_MID, SINK_EPS};
 
 const OptTable sinks_options = {
-    "sinks",
-    "RUN.h5 [options]",
-    "First-token share and sink rate of one probe (default: the last).\n",
-    NULL,
-    cu_probe_rows,
-    NULL,
-    OPT_DEFAULTS(cu_probe_defaults)};
-
-/* alpha_0 of uniform causal attention over len queries: H_len / len */
+    .cmd = "sinks",
+    .operands = "RUN.h5 [options]",
+    .about = "First-token share and sink rate of one probe (default: the last).\n",
+    .rows = cu_probe_rows,
+    OPT_DEFAULTS(cu_probe_defaults),
+};
 
 /* Layer l's F-Attn line, with its window's uniform reference when it has
  * one (rs_layer_window of run r). */

@@ -44,20 +44,20 @@ static const OptRow stream_rows[] = {
     CU_RERUN_ROWS(stream_defaults),
     {0}};
 const OptTable stream_options = {
-    "stream",
-    "RUN.h5 [options]",
-    "Streaming evaluation (StreamingLLM's test): the loss on N held-out sequences\n"
-    "of L tokens when every attention sees only W keys, the first K tokens and the\n"
-    "latest W - K (a KV cache that evicts all but its first K entries), against\n"
-    "dense attention; only the predictions at positions >= W count. A model with\n"
-    "an attention sink needs K >= 1; the paired t-test over sequences compares the\n"
-    "first K with the last. Stored in RUN.h5 under /stream/W_<W>.\n"
-    "Trained runs score the held-out split `gatelab eval` uses; a run of `gatelab\n"
-    "inspect` its recorded input (or --text) through its checkpoint.\n",
-    "Exit codes: 0 ok, 1 failure, 2 bad input.\n",
-    stream_rows,
-    NULL,
-    OPT_DEFAULTS(stream_defaults)};
+    .cmd = "stream",
+    .operands = "RUN.h5 [options]",
+    .about = "Streaming evaluation (StreamingLLM's test): the loss on N held-out sequences\n"
+             "of L tokens when every attention sees only W keys, the first K tokens and the\n"
+             "latest W - K (a KV cache that evicts all but its first K entries), against\n"
+             "dense attention; only the predictions at positions >= W count. A model with\n"
+             "an attention sink needs K >= 1; the paired t-test over sequences compares the\n"
+             "first K with the last. Stored in RUN.h5 under /stream/W_<W>.\n"
+             "Trained runs score the held-out split `gatelab eval` uses; a run of `gatelab\n"
+             "inspect` its recorded input (or --text) through its checkpoint.\n",
+    .footer = "Exit codes: 0 ok, 1 failure, 2 bad input.\n",
+    .rows = stream_rows,
+    OPT_DEFAULTS(stream_defaults),
+};
 
 /* "0,1,4" into o->keep: -1 for an empty entry, a non-number, too many. */
 static int parse_keep(const char *spec, StreamOpts *o) {

@@ -77,22 +77,22 @@ static const OptRow sweep_rows[] = {
      0, 0, &sweep_defaults.uncommitted},
     {0}};
 const OptTable sweep_options = {
-    "sweep",
-    "FILE [options]",
-    "Run every run of a sweep file (variants x seeds), one `gatelab train`\n"
-    "child per run, then write the report over DIR.\n",
-    "Resumable: runs whose file says status done (or diverged) are skipped,\n"
-    "runs with a checkpoint resume, others restart. A failed run is\n"
-    "recorded in DIR/sweep_status.tsv and the others continue; the exit\n"
-    "code is 0 only when every run finished. Under mpirun (built with\n"
-    "MPI) rank r runs the runs with index % size == r.\n"
-    "A study too long for one sitting runs in pieces, one --seeds range at\n"
-    "a time into the same DIR: each piece's report joins the rows of the\n"
-    "earlier pieces from DIR/results.csv (docs/sweeps.md, \"A study in\n"
-    "pieces\") and states its tests only when every declared run is there.\n",
-    sweep_rows,
-    NULL,
-    OPT_DEFAULTS(sweep_defaults)};
+    .cmd = "sweep",
+    .operands = "FILE [options]",
+    .about = "Run every run of a sweep file (variants x seeds), one `gatelab train`\n"
+             "child per run, then write the report over DIR.\n",
+    .footer = "Resumable: runs whose file says status done (or diverged) are skipped,\n"
+              "runs with a checkpoint resume, others restart. A failed run is\n"
+              "recorded in DIR/sweep_status.tsv and the others continue; the exit\n"
+              "code is 0 only when every run finished. Under mpirun (built with\n"
+              "MPI) rank r runs the runs with index % size == r.\n"
+              "A study too long for one sitting runs in pieces, one --seeds range at\n"
+              "a time into the same DIR: each piece's report joins the rows of the\n"
+              "earlier pieces from DIR/results.csv (docs/sweeps.md, \"A study in\n"
+              "pieces\") and states its tests only when every declared run is there.\n",
+    .rows = sweep_rows,
+    OPT_DEFAULTS(sweep_defaults),
+};
 
 static int parse_args(int argc, char **argv, SweepArgs *a) {
     *a = sweep_defaults;

@@ -95,14 +95,14 @@ static const OptRow train_rows[] = {
      0, 0, &train_defaults.print_params},
     {0}};
 const OptTable train_options = {
-    "train",
-    "[options]",
-    "Train one model and write its HDF5 run file (schema: docs/runfile.md).\n",
-    "Exit codes: 0 done, 1 failure, 2 bad input, 3 diverged (data kept),\n"
-    "130 interrupted (checkpoint saved).\n",
-    train_rows,
-    NULL,
-    OPT_DEFAULTS(train_defaults)};
+    .cmd = "train",
+    .operands = "[options]",
+    .about = "Train one model and write its HDF5 run file (schema: docs/runfile.md).\n",
+    .footer = "Exit codes: 0 done, 1 failure, 2 bad input, 3 diverged (data kept),\n"
+              "130 interrupted (checkpoint saved).\n",
+    .rows = train_rows,
+    OPT_DEFAULTS(train_defaults),
+};
 
 /* 0 when fd is open for writing; else -1 after one line naming it. Checked
  * before any file is opened, so a closed fd is never one of ours (the

@@ -28,18 +28,17 @@ static const OptRow variants_rows[] = {{'j', "json", OPT_FLAG, NULL, 0, 0, NULL,
                                         1, 0, OPT_SPECIAL},
                                        {0}};
 const OptTable variants_options = {
-    "variants",
-    "[options]",
-    "Print the variant catalog: each id, the key=value fields it sets over\n"
-    "the baseline's, a shape change (the parameter-matched ids), its role\n"
-    "in the paper's headline comparison, and its formula. --json adds each\n"
-    "id's resolved config (every key after its fields and shape change over\n"
-    "the defaults and --set), the variant fields, each enumerated key's\n"
-    "names and every key's default (docs/variants.md).\n",
-    NULL,
-    variants_rows,
-    NULL,
-    OPT_DEFAULTS(variants_defaults)};
+    .cmd = "variants",
+    .operands = "[options]",
+    .about = "Print the variant catalog: each id, the key=value fields it sets over\n"
+             "the baseline's, a shape change (the parameter-matched ids), its role\n"
+             "in the paper's headline comparison, and its formula. --json adds each\n"
+             "id's resolved config (every key after its fields and shape change over\n"
+             "the defaults and --set), the variant fields, each enumerated key's\n"
+             "names and every key's default (docs/variants.md).\n",
+    .rows = variants_rows,
+    OPT_DEFAULTS(variants_defaults),
+};
 
 /* The key-run role of id as a word ("" when it has none). */
 static const char *role_name(const char *id) {
