@@ -83,7 +83,10 @@ const OptTable inspect_options = {
     "and Phi3ForCausalLM (these two with sliding_window on every layer; Phi-3's\n"
     "longrope scaling is refused), Gemma2ForCausalLM and Gemma3ForCausalLM (text;\n"
     "soft-capped logits, (1 + w) norms; their sliding window covers only some\n"
-    "layers, each masked by its own window, recorded per layer in the run file).\n",
+    "layers, each masked by its own window, recorded per layer in the run file),\n"
+    "GptOssForCausalLM (a sink logit per head in every softmax, its share kept as\n"
+    "attention_slot; every other layer sliding; the MoE MLP on F32/F16/BF16\n"
+    "experts: MXFP4 ones are refused).\n",
     "Exit codes: 0 ok, 1 failure, 2 bad input.\n",
     inspect_rows,
     NULL,

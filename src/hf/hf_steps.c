@@ -41,6 +41,9 @@ static void bufs_plan(Plan *p, void *ctx) {
     b->g = plan_floats(p, t * (gc ? gc : 1)), b->o = plan_floats(p, t * hd);
     b->f1 = plan_floats(p, t * a->ff), b->f2 = plan_floats(p, t * a->ff);
     b->first_col = plan_floats(p, (size_t)a->H * t);
+    b->slot = a->sinks ? plan_floats(p, (size_t)a->H * t) : NULL;
+    b->router = a->n_experts ? plan_floats(p, t * a->n_experts) : NULL;
+    b->moe = a->n_experts ? plan_floats(p, 3 * (size_t)a->ff + 2 * (size_t)a->d) : NULL;
     b->maps = plan_floats(p, (size_t)B * a->H * M * M + 1);
     b->cosv = plan_floats(p, (size_t)T * half), b->sinv = plan_floats(p, (size_t)T * half);
     b->cosl = a->rope_local_theta > 0 ? plan_floats(p, (size_t)T * half) : NULL;
@@ -213,12 +216,14 @@ void hf_attend(HfModel *m, int l, const AttnIn *in, const Intervention *iv) {
     AttnSpec sp = {.normaliser = NORMZ_SOFTMAX,
                    .scale = a->attn_scale > 0 ? a->attn_scale : 1.0f / sqrtf((float)a->dh),
                    .window = hf_layer_window(a, l),
-                   .softcap = (float)a->attn_softcap};
+                   .softcap = (float)a->attn_softcap,
+                   .has_sink_logit = in->sink_logit != NULL};
     if (iv && iv->window > 0 && (!sp.window || iv->window < sp.window))
         sp.window = iv->window, sp.keep = iv->keep; /* streaming evaluation */
     AttnKeep keep = {.y = b->o,
                      .first_col = b->first_col,
                      .maps = b->maps,
+                     .slot = in->sink_logit ? b->slot : NULL,
                      .M = b->M,
                      .threads = m->threads,
                      .scratch = b->scores};

@@ -13,15 +13,18 @@ typedef struct {
     const char *suffix;
     int ndim;
     long long s0, s1;
-    int opt; /* may be absent (a bias the config does not announce) */
+    int opt;      /* may be absent (a bias the config does not announce) */
+    long long s2; /* the third dim of a 3-D tensor (ndim 3) */
 } Spec;
 
 /* Expected tensors of one layer, with shapes; suffixes follow
  * "<layer prefix>.<l>.". Each family's list returns its count. */
 #define ADD(r, suf, nd, x, y)                                                                      \
-    s[n++] = (Spec) { r, suf, nd, x, y, 0 }
+    s[n++] = (Spec) { r, suf, nd, x, y, 0, 0 }
 #define BIAS(on, r, suf, x)                                                                        \
-    s[n++] = (Spec) { r, suf, 1, x, 0, !(on) }
+    s[n++] = (Spec) { r, suf, 1, x, 0, !(on), 0 }
+#define ADD3(r, suf, x, y, z)                                                                      \
+    s[n++] = (Spec) { r, suf, 3, x, y, 0, z }
 
 static int gpt2_specs(const HfArch *a, Spec *s) {
     const long long d = a->d, ff = a->ff;
@@ -95,8 +98,8 @@ static int llama_specs(const HfArch *a, Spec *s) {
     ADD(W_LN2, "post_attention_layernorm.weight", 1, a->d, 0);
     n = llama_attn_specs(a, hf_q_rows(a), s, n);
     if (a->qk_norm) {
-        s[n++] = (Spec){W_QN, "self_attn.q_norm.weight", 1, a->dh, 0, a->qk_norm == 2};
-        s[n++] = (Spec){W_KN, "self_attn.k_norm.weight", 1, a->dh, 0, a->qk_norm == 2};
+        s[n++] = (Spec){W_QN, "self_attn.q_norm.weight", 1, a->dh, 0, a->qk_norm == 2, 0};
+        s[n++] = (Spec){W_KN, "self_attn.k_norm.weight", 1, a->dh, 0, a->qk_norm == 2, 0};
     }
     return llama_mlp_specs(a, s, n);
 }
@@ -147,10 +150,29 @@ static int gemma_specs(const HfArch *a, Spec *s) {
     }
     return llama_mlp_specs(a, s, n);
 }
+/* gpt-oss: Llama's norms and attention (with biases), the per-head sink
+ * logits, the router and the stacked experts (modeling_gpt_oss.py). */
+static int gptoss_specs(const HfArch *a, Spec *s) {
+    const long long d = a->d, E = a->n_experts, ff = a->ff;
+    int n = 0;
+    ADD(W_LN1, "input_layernorm.weight", 1, d, 0);
+    ADD(W_LN2, "post_attention_layernorm.weight", 1, d, 0);
+    n = llama_attn_specs(a, (long long)a->H * a->dh, s, n);
+    ADD(W_SINKS, "self_attn.sinks", 1, a->H, 0);
+    ADD(W_ROUTER, "mlp.router.weight", 2, E, d);
+    ADD(W_ROUTER_B, "mlp.router.bias", 1, E, 0);
+    ADD3(W_EXP_GU, "mlp.experts.gate_up_proj", E, d, 2 * ff);
+    ADD(W_EXP_GU_B, "mlp.experts.gate_up_proj_bias", 2, E, 2 * ff);
+    ADD3(W_EXP_DOWN, "mlp.experts.down_proj", E, ff, d);
+    ADD(W_EXP_DOWN_B, "mlp.experts.down_proj_bias", 2, E, d);
+    return n;
+}
 #undef ADD
+#undef ADD3
 #undef BIAS
 
 static int layer_specs(const HfArch *a, Spec *s) {
+    if (a->family == HF_GPTOSS) return gptoss_specs(a, s);
     if (a->family == HF_GPT2) return gpt2_specs(a, s);
     if (a->family == HF_NEOX) return neox_specs(a, s);
     if (a->family == HF_OLMO2) return olmo2_specs(a, s);
@@ -165,7 +187,7 @@ static int global_specs(const HfArch *a, const char *pre, Spec *s, char names[][
 #define ADD(r, fmt, nd, x, y)                                                                      \
     do {                                                                                           \
         snprintf(names[n], 160, fmt, pre);                                                         \
-        s[n] = (Spec){r, names[n], nd, x, y, 0};                                                   \
+        s[n] = (Spec){r, names[n], nd, x, y, 0, 0};                                                \
         n++;                                                                                       \
     } while (0)
     if (a->family == HF_GPT2) {
@@ -199,8 +221,16 @@ static int check_one(const SafeTensors *st, const char *name, const Spec *s, con
                      char *err, size_t errlen) {
     const StTensor *t = st_find(st, name);
     if (!t && s->opt) return 0;
+    char blocks[300];
+    snprintf(blocks, sizeof blocks, "%s_blocks", name);
+    if (!t && st_find(st, blocks))
+        return seterr(err, errlen,
+                      "%s: MXFP4-quantized experts are not read: dequantize the checkpoint "
+                      "(e.g. load it with Mxfp4Config(dequantize=True) and save it in bf16)",
+                      blocks);
     if (!t) return seterr(err, errlen, "%s: missing from the checkpoint", name);
-    int ok = t->ndim == s->ndim && t->shape[0] == s->s0 && (s->ndim < 2 || t->shape[1] == s->s1);
+    int ok = t->ndim == s->ndim && t->shape[0] == s->s0 && (s->ndim < 2 || t->shape[1] == s->s1) &&
+             (s->ndim < 3 || t->shape[2] == s->s2);
     if (!ok) {
         char got[96] = "[", want[64];
         for (int i = 0; i < t->ndim && strlen(got) < 64; i++)
@@ -208,7 +238,8 @@ static int check_one(const SafeTensors *st, const char *name, const Spec *s, con
                      (long long)t->shape[i]);
         strcat(got, "]");
         if (s->ndim == 1) snprintf(want, sizeof want, "[%lld]", s->s0);
-        else snprintf(want, sizeof want, "[%lld,%lld]", s->s0, s->s1);
+        else if (s->ndim == 2) snprintf(want, sizeof want, "[%lld,%lld]", s->s0, s->s1);
+        else snprintf(want, sizeof want, "[%lld,%lld,%lld]", s->s0, s->s1, s->s2);
         return seterr(err, errlen, "%s: shape %s, but config.json implies %s", name, got, want);
     }
     if (t->dtype != ST_F32 && t->dtype != ST_BF16 && t->dtype != ST_F16)

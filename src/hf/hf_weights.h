@@ -41,6 +41,14 @@ typedef enum {
                * binds to W_GATE and is handed out as W_GATE, W_UP */
     W_LN1_POST,
     W_LN2_POST,
+    W_SINKS,      /* gpt-oss: self_attn.sinks [H], a logit per head */
+    W_ROUTER,     /* gpt-oss: mlp.router.weight [E, d] */
+    W_ROUTER_B,   /* mlp.router.bias [E] */
+    W_EXP_GU,     /* mlp.experts.gate_up_proj [E, d, 2ff], [in, out] with the
+                   * gate and up columns interleaved (gate at even ones) */
+    W_EXP_GU_B,   /* mlp.experts.gate_up_proj_bias [E, 2ff] */
+    W_EXP_DOWN,   /* mlp.experts.down_proj [E, ff, d], [in, out] */
+    W_EXP_DOWN_B, /* mlp.experts.down_proj_bias [E, d] */
     W_N_ROLES
 } HfRole;
 

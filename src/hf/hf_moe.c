@@ -1,0 +1,85 @@
+/* hf_moe.c: gpt-oss's mixture-of-experts MLP (GptOssMLP of transformers
+ * v4.55.0, modeling_gpt_oss.py): GptOssTopKRouter picks each token's
+ * top_k experts by the router's logits and weights them by the softmax
+ * over those k logits; each GptOssExperts expert takes
+ * gate_up = x @ gate_up_proj[e] + bias, its even columns the gate and odd
+ * ones the up projection, clamps the gate from above and the up
+ * projection both ways at swiglu_limit, and returns
+ * ((up + 1) * gate * sigmoid(alpha * gate)) @ down_proj[e] + bias. */
+#include <math.h>
+#include <string.h>
+
+#include "hf_steps.h"
+
+/* The k largest of z[n] (ties: the lower index first) into idx[k], their
+ * softmax over those k into w[k]. */
+static void top_k(const float *z, int n, int k, int *idx, float *w) {
+    for (int j = 0; j < k; j++) {
+        int best = -1;
+        for (int e = 0; e < n; e++) {
+            int taken = 0;
+            for (int i = 0; i < j && !taken; i++) taken = idx[i] == e;
+            if (!taken && (best < 0 || z[e] > z[best])) best = e;
+        }
+        idx[j] = best;
+    }
+    double sum = 0.0;
+    for (int j = 0; j < k; j++) sum += exp((double)z[idx[j]] - z[idx[0]]);
+    for (int j = 0; j < k; j++) w[j] = (float)(exp((double)z[idx[j]] - z[idx[0]]) / sum);
+}
+
+/* act[ff] = the clamped SwiGLU of the interleaved gu[2ff]. */
+static void clamped_swiglu(float *act, const float *gu, int ff, float alpha, float limit) {
+    for (int i = 0; i < ff; i++) {
+        float g = fminf(gu[2 * i], limit);
+        float u = fmaxf(fminf(gu[2 * i + 1], limit), -limit);
+        act[i] = (u + 1.0f) * (g / (1.0f + expf(-alpha * g)));
+    }
+}
+
+/* y[d] = expert e's output on the row x[d] (scratch gu[2ff], act[ff]). */
+static void expert(const HfModel *m, const float *W[W_N_ROLES], int e, const float *x, float *gu,
+                   float *act, float *y) {
+    const HfArch *a = &m->a;
+    const size_t d = (size_t)a->d, ff = (size_t)a->ff;
+    HfLinear up = {.out = gu,
+                   .in = x,
+                   .W = W[W_EXP_GU] + (size_t)e * d * 2 * ff,
+                   .bias = W[W_EXP_GU_B] + (size_t)e * 2 * ff,
+                   .M = 1,
+                   .K = a->d,
+                   .N = 2 * a->ff,
+                   .conv1d = 1,
+                   .ldo = 2 * a->ff};
+    hf_linear_run(m->threads, &up);
+    clamped_swiglu(act, gu, a->ff, (float)a->swiglu_alpha, (float)a->swiglu_limit);
+    HfLinear down = {.out = y,
+                     .in = act,
+                     .W = W[W_EXP_DOWN] + (size_t)e * ff * d,
+                     .bias = W[W_EXP_DOWN_B] + (size_t)e * d,
+                     .M = 1,
+                     .K = a->ff,
+                     .N = a->d,
+                     .conv1d = 1,
+                     .ldo = a->d};
+    hf_linear_run(m->threads, &down);
+}
+
+void hf_moe(HfModel *m, const float *W[W_N_ROLES], const float *in, float *out) {
+    const HfArch *a = &m->a;
+    HfBufs *b = &m->b;
+    const int E = a->n_experts, k = a->top_k, d = a->d;
+    hf_linear(m, b->router, in, W[W_ROUTER], W[W_ROUTER_B], d, E, 0, 0, FQ_OUT_FFN);
+    float *gu = b->moe, *act = gu + 2 * (size_t)a->ff, *y = act + a->ff, *sum = y + d;
+    int idx[64];
+    float w[64];
+    for (size_t r = 0; r < (size_t)b->R; r++) {
+        top_k(b->router + r * E, E, k, idx, w);
+        memset(sum, 0, (size_t)d * sizeof *sum);
+        for (int j = 0; j < k; j++) {
+            expert(m, W, idx[j], in + r * d, gu, act, y);
+            for (int i = 0; i < d; i++) sum[i] += w[j] * y[i];
+        }
+        for (int i = 0; i < d; i++) out[r * d + i] += sum[i];
+    }
+}
