@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "forward_open.h"
 #include "hf_config.h"
@@ -49,7 +50,8 @@ static const struct {
                 {"gemma2-bf16-sharded", 0},
                 {"gemma3-bf16-sharded", 0},
                 {"gptoss-f32", 0},
-                {"gptoss-bf16-sharded", 0}};
+                {"gptoss-bf16-sharded", 0},
+                {"gptoss-mxfp4", 0}};
 #define N_FIX (sizeof FIXTURES / sizeof *FIXTURES)
 
 #define LEN 40 /* the inspected windows: the fixture's tokens first */
@@ -277,7 +279,8 @@ static void test_qwen_layer_types(void **s) {
  * rms_norm_eps 1e-5; sliding_window 128 on layers 0, 2, ... (none when
  * null); the experts as stated, num_experts_per_tok 4 and swiglu_limit 7
  * when absent; num_local_experts is required, at least
- * num_experts_per_tok; MXFP4 experts are refused naming the tensor. */
+ * num_experts_per_tok; MXFP4 experts of other sizes than config.json's
+ * are refused naming the tensor and the shapes wanted. */
 static void test_gptoss_keys(void **s) {
     (void)s;
     HfArch a;
@@ -299,15 +302,24 @@ static void test_gptoss_keys(void **s) {
     snprintf(extra, sizeof extra, "%s, \"num_experts_per_tok\": 5", E);
     assert_int_equal(parse(&a, "GptOssForCausalLM", extra, err, sizeof err), -1);
     assert_non_null(strstr(err, "num_experts_per_tok 5 must be at most num_local_experts 4"));
+    /* gptoss-mxfp4's blocks under a config whose experts are wider */
+    char fix[2048], *cfg, *p;
+    snprintf(fix, sizeof fix, "%s/tests/reference/hf/gptoss-mxfp4", tu_src());
     const char *d = tu_tmpdir(), *log = tu_join(d, "log");
+    cfg = tu_slurp_ok(tu_join(fix, "config.json"), NULL);
+    assert_non_null(p = strstr(cfg, "\"intermediate_size\": 32"));
+    memcpy(p + strlen("\"intermediate_size\": "), "64", 2);
+    tu_write_text(tu_join(d, "config.json"), cfg);
+    free(cfg);
+    assert_int_equal(symlink(tu_join(fix, "model.safetensors"), tu_join(d, "model.safetensors")),
+                     0);
     tu_write_text(tu_join(d, "ids.txt"), "1 2 3 4\n");
-    assert_int_equal(tu_run(log,
-                            "inspect %s/tests/reference/hf/gptoss-mxfp4 --tokens %s --out %s -q",
-                            tu_src(), tu_join(d, "ids.txt"), tu_join(d, "run.h5")),
+    assert_int_equal(tu_run(log, "inspect %s --tokens %s --out %s -q", d, tu_join(d, "ids.txt"),
+                            tu_join(d, "run.h5")),
                      2);
     char *out = tu_slurp_ok(log, NULL);
-    if (!strstr(out, "model.layers.0.mlp.experts.gate_up_proj_blocks: MXFP4-quantized experts are "
-                     "not read: dequantize the checkpoint") ||
+    if (!strstr(out, "model.layers.0.mlp.experts.gate_up_proj_blocks: MXFP4 experts need U8 "
+                     "model.layers.0.mlp.experts.gate_up_proj_blocks [4,128,1,16]") ||
         strchr(out, '\n') + 1 != out + strlen(out))
         fail_msg("refusal was: %s", out);
     free(out);

@@ -59,6 +59,7 @@ static const char *FIXTURES[] = {
     "gemma3-bf16-sharded",
     "gptoss-f32",
     "gptoss-bf16-sharded",
+    "gptoss-mxfp4",
 };
 #define N_FIX (sizeof FIXTURES / sizeof *FIXTURES)
 

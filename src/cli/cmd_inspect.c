@@ -85,8 +85,8 @@ const OptTable inspect_options = {
     "soft-capped logits, (1 + w) norms; their sliding window covers only some\n"
     "layers, each masked by its own window, recorded per layer in the run file),\n"
     "GptOssForCausalLM (a sink logit per head in every softmax, its share kept as\n"
-    "attention_slot; every other layer sliding; the MoE MLP on F32/F16/BF16\n"
-    "experts: MXFP4 ones are refused).\n",
+    "attention_slot; every other layer sliding; the MoE MLP, MXFP4 experts\n"
+    "dequantized on load).\n",
     "Exit codes: 0 ok, 1 failure, 2 bad input.\n",
     inspect_rows,
     NULL,

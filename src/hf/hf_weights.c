@@ -2,6 +2,7 @@
  * per-layer binding (aligned F32 in place, else converted to scratch). */
 #include "hf_weights.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -221,13 +222,6 @@ static int check_one(const SafeTensors *st, const char *name, const Spec *s, con
                      char *err, size_t errlen) {
     const StTensor *t = st_find(st, name);
     if (!t && s->opt) return 0;
-    char blocks[300];
-    snprintf(blocks, sizeof blocks, "%s_blocks", name);
-    if (!t && st_find(st, blocks))
-        return seterr(err, errlen,
-                      "%s: MXFP4-quantized experts are not read: dequantize the checkpoint "
-                      "(e.g. load it with Mxfp4Config(dequantize=True) and save it in bf16)",
-                      blocks);
     if (!t) return seterr(err, errlen, "%s: missing from the checkpoint", name);
     int ok = t->ndim == s->ndim && t->shape[0] == s->s0 && (s->ndim < 2 || t->shape[1] == s->s1) &&
              (s->ndim < 3 || t->shape[2] == s->s2);
@@ -247,6 +241,54 @@ static int check_one(const SafeTensors *st, const char *name, const Spec *s, con
                       st_dtype_name(t->dtype));
     *out = t;
     return 0;
+}
+
+/* A 3-D expert tensor (s: [E, in, out]) stored in MXFP4, as the published
+ * gpt-oss checkpoints store them: NAME_blocks U8 [E, out, in/32, 16] (32
+ * FP4 E2M1 values a block, two a byte, the low nibble first) and
+ * NAME_scales U8 [E, out, in/32] (one E8M0 exponent a block, biased by
+ * 127). 0 with both bound, 1 when NAME_blocks is absent, -1 (one line)
+ * when either is mis-shaped. */
+static int bind_mxfp4(const SafeTensors *st, const char *name, const Spec *s, const StTensor **blk,
+                      const StTensor **sc, char *err, size_t errlen) {
+    char bn[300], sn[300];
+    snprintf(bn, sizeof bn, "%s_blocks", name), snprintf(sn, sizeof sn, "%s_scales", name);
+    const StTensor *b = st_find(st, bn), *c = st_find(st, sn);
+    if (!b) return 1;
+    const long long G = s->s1 / 32;
+    int ok = s->s1 % 32 == 0 && b->dtype == ST_U8 && b->ndim == 4 && b->shape[0] == s->s0 &&
+             b->shape[1] == s->s2 && b->shape[2] == G && b->shape[3] == 16 && c &&
+             c->dtype == ST_U8 && c->ndim == 3 && c->shape[0] == s->s0 && c->shape[1] == s->s2 &&
+             c->shape[2] == G;
+    if (!ok)
+        return seterr(err, errlen,
+                      "%s: MXFP4 experts need U8 %s [%lld,%lld,%lld,16] and %s [%lld,%lld,%lld] "
+                      "(config.json's sizes; the input size a multiple of 32)",
+                      bn, bn, s->s0, s->s2, G, sn, s->s0, s->s2, G);
+    *blk = b, *sc = c;
+    return 0;
+}
+
+/* dst [E, in, out] (float32) of MXFP4 blocks [E, out, in/32, 16] and
+ * scales [E, out, in/32] (bind_mxfp4): value i of row (e, o) is the FP4
+ * E2M1 code of nibble i (low nibble of byte i/2 for even i) times
+ * 2^(scale - 127) of its block of 32, as transformers'
+ * convert_moe_packed_tensors dequantizes them (then transposed to
+ * [in, out]). */
+static void mxfp4_to_f32(float *dst, const StTensor *blk, const StTensor *sc) {
+    static const float FP4[16] = {0.0f,  0.5f,  1.0f,  1.5f,  2.0f,  3.0f,  4.0f,  6.0f,
+                                  -0.0f, -0.5f, -1.0f, -1.5f, -2.0f, -3.0f, -4.0f, -6.0f};
+    const size_t E = (size_t)blk->shape[0], out = (size_t)blk->shape[1],
+                 in = (size_t)blk->shape[2] * 32;
+    for (size_t e = 0; e < E; e++)
+        for (size_t o = 0; o < out; o++) {
+            const uint8_t *b = blk->data + (e * out + o) * in / 2;
+            const uint8_t *x = sc->data + (e * out + o) * (in / 32);
+            for (size_t i = 0; i < in; i++) {
+                const int code = i % 2 ? b[i / 2] >> 4 : b[i / 2] & 15;
+                dst[(e * in + i) * out + o] = ldexpf(FP4[code], (int)x[i / 32] - 127);
+            }
+        }
 }
 
 /* "transformer." or "" for GPT-2; fixed prefixes for the others. */
@@ -302,9 +344,11 @@ int hf_weights_bind(HfWeights *w, SafeTensors *st, const HfArch *a, char *err, s
         for (int i = 0; i < n; i++) {
             snprintf(name, sizeof name, "%s.%d.%s", lp, l, s[i].suffix);
             const StTensor **slot = &w->layers[l].t[s[i].role];
-            if (check_one(st, name, &s[i], slot, err, errlen) < 0) return -1;
+            const StTensor **sc = &w->layers[l].scales[s[i].role];
+            int q = s[i].ndim == 3 ? bind_mxfp4(st, name, &s[i], slot, sc, err, errlen) : 1;
+            if (q < 0 || (q && check_one(st, name, &s[i], slot, err, errlen) < 0)) return -1;
             if (*slot) note_dtype(w, *slot);
-            need += convert_need(a, s[i].role, *slot);
+            need += q ? convert_need(a, s[i].role, *slot) : 2 * (*slot)->numel;
         }
         if (need > w->scratch_n) w->scratch_n = need;
     }
@@ -334,11 +378,17 @@ static void fused_views(const HfArch *a, const float *out[W_N_ROLES]) {
 int hf_weights_layer(HfWeights *w, int l, const float *out[W_N_ROLES], char *err, size_t errlen) {
     size_t used = 0;
     for (int r = 0; r < W_N_ROLES; r++) {
-        const StTensor *t = w->layers[l].t[r];
+        const StTensor *t = w->layers[l].t[r], *sc = w->layers[l].scales[r];
         const int plus1 = w->a->norm_plus1 && is_norm(r);
-        out[r] = t ? st_f32_view(t) : NULL;
+        out[r] = t && !sc ? st_f32_view(t) : NULL;
         if (!t || (out[r] && !plus1)) continue;
         float *dst = w->scratch + used;
+        if (sc) {
+            mxfp4_to_f32(dst, t, sc);
+            out[r] = dst;
+            used += 2 * t->numel;
+            continue;
+        }
         if (st_to_f32(t, 0, t->numel, dst, err, errlen) < 0) return -1;
         for (size_t i = 0; plus1 && i < t->numel; i++) dst[i] += 1.0f;
         out[r] = dst;

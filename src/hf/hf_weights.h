@@ -54,8 +54,11 @@ typedef enum {
 
 typedef enum { G_EMB, G_POS, G_NORM, G_NORM_B, G_HEAD, G_N_ROLES } HfGlobalRole;
 
+/* t[r]: the tensor of role r; for gpt-oss experts stored in MXFP4,
+ * t[r] is the `_blocks` tensor and scales[r] its `_scales` (else NULL). */
 typedef struct {
     const StTensor *t[W_N_ROLES];
+    const StTensor *scales[W_N_ROLES];
 } HfLayerSpec;
 
 typedef struct {
@@ -75,9 +78,9 @@ int hf_weights_bind(HfWeights *w, SafeTensors *st, const HfArch *a, char *err, s
 void hf_weights_free(HfWeights *w);
 
 /* Float pointers of layer l's tensors (NULL for unused roles), valid until
- * the next call; a fused tensor that a recipe reads as separate roles
- * (Phi-3's qkv_proj, gate_up_proj) comes as views of its row blocks; the
- * norms of a (1 + w) architecture (HfArch.norm_plus1) come as 1 + w. */
+ * the next call (MXFP4 experts dequantized, hf_weights.c mxfp4_to_f32); a fused tensor that a
+ * recipe reads as separate roles (Phi-3's qkv_proj, gate_up_proj) comes as views of its row blocks;
+ * the norms of a (1 + w) architecture (HfArch.norm_plus1) come as 1 + w. */
 int hf_weights_layer(HfWeights *w, int l, const float *out[W_N_ROLES], char *err, size_t errlen);
 /* A global 1-D tensor (norms) as floats: into dst[n] when converted
  * (the final norm of a (1 + w) architecture always, as 1 + w). */

@@ -2,8 +2,8 @@
 """gptoss_reference.py: tiny random GptOssForCausalLM checkpoints and their
 float64 plain-PyTorch forward (no `transformers`), into
 tests/reference/hf/gptoss-* (expected.h5 as make_hf_fixtures.py writes it,
-plus `slot`: each query's share to the sink logit), and gptoss-mxfp4,
-whose experts are MXFP4 (refused). Written from
+plus `slot`: each query's share to the sink logit), one of them with its
+experts in MXFP4 as the published checkpoints store them. Written from
 modeling_gpt_oss.py and configuration_gpt_oss.py of transformers v4.55.0:
 
   * GptOssRMSNorm: w * x / sqrt(mean(x^2) + eps);
@@ -184,17 +184,10 @@ FIXTURES = {
 }
 
 
-def build(name, cfg, dtype, shards, out_root):
-    g = torch.Generator().manual_seed(sum(map(ord, name)))
-    W = weights_gptoss(cfg, g)
-    cfg = {k: v for k, v in dict(cfg, torch_dtype="bfloat16" if dtype == "BF16" else "float32").items()
-           if v is not None}
-    ids = torch.randint(0, cfg["vocab_size"], (T_TOK,), generator=g)
-    Wr = {k: v.double() for k, v in rounded(W, dtype).items()}
+def expected(d, cfg, Wr, ids, dtype):
+    """d/expected.h5 from the float64 forward on the weights as gatelab reads them (Wr)."""
     with torch.no_grad():
-        logits, maps, slots, hidden = forward_gptoss(cfg, Wr, ids)
-    d = os.path.join(out_root, name)
-    write_snapshot(d, cfg, W, dtype, shards)
+        logits, maps, slots, hidden = forward_gptoss(cfg, {k: v.double() for k, v in Wr.items()}, ids)
     with h5py.File(os.path.join(d, "expected.h5"), "w") as f:
         kw = dict(compression="gzip", shuffle=True)
         f.create_dataset("tokens", data=ids.numpy().astype(np.int32))
@@ -204,39 +197,76 @@ def build(name, cfg, dtype, shards, out_root):
         f.create_dataset("hidden", data=torch.stack(hidden).numpy().astype(np.float32), **kw)
         f.create_dataset("losses", data=F.cross_entropy(logits[:-1], ids[1:], reduction="none").numpy())
         f.attrs["dtype"] = dtype
-    print("%-24s %-5s slot %.3f..%.3f" % (name, dtype, float(torch.stack(slots).min()),
-                                          float(torch.stack(slots).max())))
+    s = torch.stack(slots)
+    print("%-24s %-5s slot %.3f..%.3f" % (os.path.basename(d), dtype, float(s.min()), float(s.max())))
 
 
-def build_mxfp4(out_root):
-    """gptoss-mxfp4: gptoss-f32's config and F32 weights, but each layer's
-    experts stored as the published checkpoints store them, MXFP4 blocks of
-    32 FP4 values (U8 [E, rows, in/32, 16], two values a byte) with one E8M0
-    scale a block (U8 [E, rows, in/32]); random bytes: gatelab refuses them
-    before reading any."""
-    cfg = gptoss_cfg()
-    g = torch.Generator().manual_seed(1)
-    W = {k: v for k, v in weights_gptoss(cfg, g).items() if ".experts." not in k or k.endswith("_bias")}
-    E, d, ff = cfg["num_local_experts"], cfg["hidden_size"], cfg["intermediate_size"]
-    u8 = {}
-    for l in range(cfg["num_hidden_layers"]):
-        p = "model.layers.%d.mlp.experts." % l
-        for n, rows, inp in (("gate_up_proj", 2 * ff, d), ("down_proj", d, ff)):
-            u8[p + n + "_blocks"] = torch.randint(0, 256, (E, rows, inp // 32, 16), generator=g)
-            u8[p + n + "_scales"] = torch.randint(120, 130, (E, rows, inp // 32), generator=g)
-    d_ = os.path.join(out_root, "gptoss-mxfp4")
-    write_snapshot(d_, cfg, W, "F32", 1)
-    blobs = {k: ("F32", v.float().numpy().astype("<f4").tobytes(), list(v.shape)) for k, v in W.items()}
-    blobs.update({k: ("U8", v.numpy().astype(np.uint8).tobytes(), list(v.shape)) for k, v in u8.items()})
+def build(name, cfg, dtype, shards, out_root):
+    g = torch.Generator().manual_seed(sum(map(ord, name)))
+    W = weights_gptoss(cfg, g)
+    cfg = {k: v for k, v in dict(cfg, torch_dtype="bfloat16" if dtype == "BF16" else "float32").items()
+           if v is not None}
+    ids = torch.randint(0, cfg["vocab_size"], (T_TOK,), generator=g)
+    d = os.path.join(out_root, name)
+    write_snapshot(d, cfg, W, dtype, shards)
+    expected(d, cfg, rounded(W, dtype), ids, dtype)
+
+
+FP4 = [0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, -0.0, -0.5, -1.0, -1.5, -2.0, -3.0, -4.0, -6.0]
+
+
+def dequant_mxfp4(blocks, scales):
+    """[E, out, G, 16] U8 blocks and [E, out, G] U8 scales -> [E, G*32, out]
+    float64: byte j of a block holds values 2j (low nibble) and 2j + 1
+    (high nibble), FP4 E2M1 codes, times 2^(scale - 127); then transposed
+    to [E, in, out] as gate_up_proj / down_proj are stored."""
+    lut = torch.tensor(FP4, dtype=torch.float64)
+    vals = torch.stack((lut[(blocks & 15).long()], lut[(blocks >> 4).long()]), dim=-1)
+    vals = vals.reshape(*blocks.shape[:3], 32) * torch.pow(2.0, scales.double() - 127)[..., None]
+    return vals.reshape(blocks.shape[0], blocks.shape[1], -1).transpose(1, 2)
+
+
+def write_mixed(path, tensors):
+    """A safetensors file of F32 tensors and U8 ones (torch.uint8)."""
+    blobs = {}
+    for k, v in tensors.items():
+        u8 = v.dtype == torch.uint8
+        blobs[k] = ("U8" if u8 else "F32", v.numpy().tobytes() if u8 else v.float().numpy().astype("<f4").tobytes(),
+                    list(v.shape))
     header, off = {}, 0
     for k in sorted(blobs):
         header[k] = {"dtype": blobs[k][0], "shape": blobs[k][2], "data_offsets": [off, off + len(blobs[k][1])]}
         off += len(blobs[k][1])
     h = json.dumps(header, separators=(",", ":")).encode()
     h += b" " * ((8 - len(h) % 8) % 8)
-    with open(os.path.join(d_, "model.safetensors"), "wb") as f:
+    with open(path, "wb") as f:
         f.write(struct.pack("<Q", len(h)) + h + b"".join(blobs[k][1] for k in sorted(blobs)))
-    print("%-24s MXFP4 experts" % "gptoss-mxfp4")
+
+
+def build_mxfp4(out_root):
+    """gptoss-mxfp4: gptoss-f32's config and F32 weights, but each layer's
+    experts stored as the published checkpoints store them, in MXFP4:
+    blocks of 32 FP4 values (U8 [E, out, in/32, 16], two a byte) with one
+    E8M0 scale a block (U8 [E, out, in/32]); random codes, scales near the
+    dense weights' size. The reference runs on their dequantized values."""
+    cfg = gptoss_cfg(intermediate_size=32)  # MXFP4 blocks: sizes multiples of 32
+    g = torch.Generator().manual_seed(sum(map(ord, "gptoss-mxfp4")))
+    W = weights_gptoss(cfg, g)
+    E, d, ff = cfg["num_local_experts"], cfg["hidden_size"], cfg["intermediate_size"]
+    Wr = rounded(W, "F32")
+    for l in range(cfg["num_hidden_layers"]):
+        p = "model.layers.%d.mlp.experts." % l
+        for n, rows, inp, lo in (("gate_up_proj", 2 * ff, d, 124), ("down_proj", d, ff, 121)):
+            blk = torch.randint(0, 256, (E, rows, inp // 32, 16), generator=g).to(torch.uint8)
+            sc = torch.randint(lo, lo + 3, (E, rows, inp // 32), generator=g).to(torch.uint8)
+            W[p + n + "_blocks"], W[p + n + "_scales"] = blk, sc
+            Wr[p + n] = dequant_mxfp4(blk, sc)
+            del W[p + n]
+    ids = torch.randint(0, cfg["vocab_size"], (T_TOK,), generator=g)
+    out = os.path.join(out_root, "gptoss-mxfp4")
+    write_snapshot(out, cfg, {}, "F32", 1)
+    write_mixed(os.path.join(out, "model.safetensors"), W)
+    expected(out, cfg, Wr, ids, "MXFP4")
 
 
 def main():
