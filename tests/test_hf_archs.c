@@ -153,7 +153,8 @@ static void test_phi3_keys(void **s) {
 /* A config.json alone in a scratch directory, read by gatelab inspect:
  * Qwen3-Next and Qwen3.5 are refused naming their linear-attention layers,
  * Mixtral as an unknown architecture; each refusal is one line, exit 2,
- * listing every family read (Phi-3 and Gemma among them). */
+ * listing every family read (Phi-3 and Gemma among them), as
+ * `gatelab inspect --help` lists them. */
 static void test_unread_families(void **s) {
     (void)s;
     static const struct {
@@ -169,6 +170,16 @@ static void test_unread_families(void **s) {
     hf_family_list(list, sizeof list);
     assert_non_null(strstr(list, "MistralForCausalLM, Phi3ForCausalLM, Gemma2ForCausalLM, "
                                  "Gemma3ForCausalLM, GptOssForCausalLM"));
+    { /* --help lists the same table */
+        const char *d = tu_tmpdir(), *log = tu_join(d, "log");
+        assert_int_equal(tu_run(log, "inspect --help"), 0);
+        char *help = tu_slurp_ok(log, NULL), names[256];
+        snprintf(names, sizeof names, "%s", list);
+        for (char *w = strtok(names, ", "); w; w = strtok(NULL, ", "))
+            if (!strstr(help, w)) fail_msg("inspect --help does not list %s", w);
+        free(help);
+        tu_rmtree(d);
+    }
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         const char *d = tu_tmpdir();
         snprintf(json, sizeof json, "{\"architectures\": [\"%s\"], \"hidden_size\": 32}",
