@@ -37,27 +37,30 @@ static void clamped_swiglu(float *act, const float *gu, int ff, float alpha, flo
     }
 }
 
-/* y[d] = expert e's output on the row x[d] (scratch gu[2ff], act[ff]). */
-static void expert(const HfModel *m, const float *W[W_N_ROLES], int e, const float *x, float *gu,
-                   float *act, float *y) {
+/* Expert e on the n rows x[n, d]: y[n, d] (scratch gu[n, 2ff], act[n,
+ * ff]), one product of the n rows per weight. */
+static void expert(const HfModel *m, const float *W[W_N_ROLES], int e, int n, const float *x,
+                   float *gu, float *act, float *y) {
     const HfArch *a = &m->a;
     const size_t d = (size_t)a->d, ff = (size_t)a->ff;
     HfLinear up = {.out = gu,
                    .in = x,
                    .W = W[W_EXP_GU] + (size_t)e * d * 2 * ff,
                    .bias = W[W_EXP_GU_B] + (size_t)e * 2 * ff,
-                   .M = 1,
+                   .M = n,
                    .K = a->d,
                    .N = 2 * a->ff,
                    .conv1d = 1,
                    .ldo = 2 * a->ff};
     hf_linear_run(m->threads, &up);
-    clamped_swiglu(act, gu, a->ff, (float)a->swiglu_alpha, (float)a->swiglu_limit);
+    for (int r = 0; r < n; r++)
+        clamped_swiglu(act + r * ff, gu + r * 2 * ff, a->ff, (float)a->swiglu_alpha,
+                       (float)a->swiglu_limit);
     HfLinear down = {.out = y,
                      .in = act,
                      .W = W[W_EXP_DOWN] + (size_t)e * ff * d,
                      .bias = W[W_EXP_DOWN_B] + (size_t)e * d,
-                     .M = 1,
+                     .M = n,
                      .K = a->ff,
                      .N = a->d,
                      .conv1d = 1,
@@ -65,21 +68,44 @@ static void expert(const HfModel *m, const float *W[W_N_ROLES], int e, const flo
     hf_linear_run(m->threads, &down);
 }
 
+/* Window w's rows [w T, (w + 1) T): each expert on the rows that chose
+ * it (their router weights wt[T, k], experts idx[T, k]), its output times
+ * the row's weight added to out, the experts in index order. */
+static void window_experts(HfModel *m, const float *W[W_N_ROLES], int w, const int *idx,
+                           const float *wt, const float *in, float *out) {
+    const HfArch *a = &m->a;
+    HfBufs *b = &m->b;
+    const int T = b->T, k = a->top_k, d = a->d;
+    float *x = b->moe, *gu = x + (size_t)T * d, *act = gu + (size_t)T * 2 * a->ff,
+          *y = act + (size_t)T * a->ff, *g = y + (size_t)T * d;
+    int *rows = b->moe_rows;
+    for (int e = 0; e < a->n_experts; e++) {
+        int n = 0;
+        for (int t = 0; t < T; t++)
+            for (int j = 0; j < k; j++)
+                if (idx[t * k + j] == e) {
+                    rows[n] = t, g[n] = wt[t * k + j];
+                    memcpy(x + (size_t)n++ * d, in + ((size_t)w * T + t) * d, d * sizeof *x);
+                }
+        if (!n) continue;
+        expert(m, W, e, n, x, gu, act, y);
+        for (int r = 0; r < n; r++) {
+            float *o = out + ((size_t)w * T + rows[r]) * d;
+            for (int i = 0; i < d; i++) o[i] += g[r] * y[(size_t)r * d + i];
+        }
+    }
+}
+
 void hf_moe(HfModel *m, const float *W[W_N_ROLES], const float *in, float *out) {
     const HfArch *a = &m->a;
     HfBufs *b = &m->b;
-    const int E = a->n_experts, k = a->top_k, d = a->d;
-    hf_linear(m, b->router, in, W[W_ROUTER], W[W_ROUTER_B], d, E, 0, 0, FQ_OUT_FFN);
-    float *gu = b->moe, *act = gu + 2 * (size_t)a->ff, *y = act + a->ff, *sum = y + d;
-    int idx[64];
-    float w[64];
-    for (size_t r = 0; r < (size_t)b->R; r++) {
-        top_k(b->router + r * E, E, k, idx, w);
-        memset(sum, 0, (size_t)d * sizeof *sum);
-        for (int j = 0; j < k; j++) {
-            expert(m, W, idx[j], in + r * d, gu, act, y);
-            for (int i = 0; i < d; i++) sum[i] += w[j] * y[i];
-        }
-        for (int i = 0; i < d; i++) out[r * d + i] += sum[i];
+    const int E = a->n_experts, k = a->top_k, T = b->T;
+    hf_linear(m, b->router, in, W[W_ROUTER], W[W_ROUTER_B], a->d, E, 0, 0, FQ_OUT_FFN);
+    for (int w = 0; w < b->B; w++) {
+        int *idx = b->moe_idx;
+        float *wt = b->moe_w;
+        for (int t = 0; t < T; t++)
+            top_k(b->router + ((size_t)w * T + t) * E, E, k, idx + t * k, wt + t * k);
+        window_experts(m, W, w, idx, wt, in, out);
     }
 }

@@ -42,8 +42,12 @@ static void bufs_plan(Plan *p, void *ctx) {
     b->f1 = plan_floats(p, t * a->ff), b->f2 = plan_floats(p, t * a->ff);
     b->first_col = plan_floats(p, (size_t)a->H * t);
     b->slot = a->sinks ? plan_floats(p, (size_t)a->H * t) : NULL;
-    b->router = a->n_experts ? plan_floats(p, t * a->n_experts) : NULL;
-    b->moe = a->n_experts ? plan_floats(p, 3 * (size_t)a->ff + 2 * (size_t)a->d) : NULL;
+    const size_t E = (size_t)a->n_experts, k = (size_t)a->top_k;
+    b->router = E ? plan_floats(p, t * E) : NULL;
+    b->moe = E ? plan_floats(p, (size_t)T * (2 * (size_t)a->d + 3 * (size_t)a->ff + 1)) : NULL;
+    b->moe_w = E ? plan_floats(p, (size_t)T * k) : NULL;
+    b->moe_idx = E ? plan_take(p, (size_t)T * k, sizeof(int)) : NULL;
+    b->moe_rows = E ? plan_take(p, (size_t)T, sizeof(int)) : NULL;
     b->maps = plan_floats(p, (size_t)B * a->H * M * M + 1);
     b->cosv = plan_floats(p, (size_t)T * half), b->sinv = plan_floats(p, (size_t)T * half);
     b->cosl = a->rope_local_theta > 0 ? plan_floats(p, (size_t)T * half) : NULL;

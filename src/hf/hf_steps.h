@@ -26,8 +26,10 @@ typedef struct {
     float *f1, *f2;                     /* MLP hidden [R, ff] */
     float *first_col, *maps;            /* [B, H, T], [B, H, M, M] */
     float *slot;                        /* [B, H, T]: each query's sink-logit share (sinks) */
-    float *router, *moe;                /* MoE: router logits [R, E]; one row's expert
-                                           scratch [2ff + ff + 2d] (else NULL) */
+    float *router, *moe;                /* MoE: router logits [R, E]; one window's
+                                           expert scratch [T, 2d + 3ff + 1] (else NULL) */
+    float *moe_w;                       /* the router weights of one window's rows [T, k] */
+    int *moe_idx, *moe_rows;            /* their experts [T, k]; an expert's rows [T] */
     float *cosv, *sinv;                 /* RoPE tables of one window's T positions */
     float *cosl, *sinl;                 /* the sliding layers' (rope_local_theta; else NULL) */
     float *mean, *rstd, *inv_freq;      /* norm statistics [R * H], RoPE frequencies */
@@ -116,8 +118,9 @@ void hf_attend(HfModel *m, int l, const AttnIn *in, const Intervention *iv);
  * MLP's output joins the residual stream: per row, the router's logits
  * (mlp.router), its top_k experts weighted by the softmax over their k
  * logits, each expert's clamped SwiGLU of its interleaved gate_up_proj
- * product, then down_proj; each row apart, so a window's bits do not
- * depend on the others in the pass. */
+ * product, then down_proj; window by window (each expert's rows of one
+ * window in one product), so a window's bits do not depend on the others
+ * in the pass. */
 void hf_moe(HfModel *m, const float *W[W_N_ROLES], const float *in, float *out);
 /* The MLP (GLU or plain) of in [R, d] into out [R, d]; acc: added to out
  * as a sub-layer output joins the residual stream (hf_linear's acc). */
