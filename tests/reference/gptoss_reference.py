@@ -161,11 +161,15 @@ def weights_gptoss(cfg, g):
     return W
 
 
+# max_position_embeddings is rope_scaling's factor times its
+# original_max_position_embeddings, as in the published configs (131072 =
+# 32 x 4096): transformers v4.55 takes YaRN's factor as their ratio, v5 as
+# `factor`, and here the two agree.
 def gptoss_cfg(**kw):
     c = {"architectures": ["GptOssForCausalLM"], "model_type": "gpt_oss", "hidden_size": 32,
          "num_hidden_layers": 3, "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 8,
          "intermediate_size": 16, "num_local_experts": 4, "num_experts_per_tok": 2, "vocab_size": 128,
-         "max_position_embeddings": 256, "rms_norm_eps": 1e-5, "rope_theta": 150000.0,
+         "max_position_embeddings": 64, "rms_norm_eps": 1e-5, "rope_theta": 150000.0,
          "rope_scaling": {"rope_type": "yarn", "factor": 4.0, "beta_fast": 32.0, "beta_slow": 1.0,
                           "truncate": False, "original_max_position_embeddings": 16},
          "sliding_window": 4, "layer_types": ["sliding_attention", "full_attention", "sliding_attention"],
