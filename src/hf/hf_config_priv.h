@@ -1,5 +1,6 @@
-/* hf_config_priv.h: the config.json readers hf_config.c shares with the
- * families parsed in their own files (hf_config_gptoss.c). Each reader
+/* hf_config_priv.h: the config.json readers (hf_config_read.c) that
+ * hf_config.c shares with the families parsed in their own files
+ * (hf_config_gptoss.c). Each reader
  * that fails sets c->failed and one line in c->err; once failed, every
  * later reader returns its default. Private to src/hf/hf_config*.c. */
 #ifndef GATELAB_HF_CONFIG_PRIV_H
