@@ -46,6 +46,7 @@ typedef struct {
     float *col;   /* [L, H, T] */
     float *gates; /* [L, T, C] */
     float *hid;   /* [L, T, d] */
+    float *slot;  /* [L, H, T]: the sink logit's share (gpt-oss) */
 } Got;
 
 static void collect(void *ctx, const ProbeLayer *o) {
@@ -56,6 +57,7 @@ static void collect(void *ctx, const ProbeLayer *o) {
     memcpy(g->col + l * o->H * o->T, o->first_col, (size_t)o->H * o->T * sizeof(float));
     if (o->C) memcpy(g->gates + l * o->T * o->C, o->gates, (size_t)o->T * o->C * sizeof(float));
     memcpy(g->hid + l * o->T * o->d, o->hidden, (size_t)o->T * o->d * sizeof(float));
+    if (o->slot) memcpy(g->slot + l * o->H * o->T, o->slot, (size_t)o->H * o->T * sizeof(float));
 }
 
 /* Contracts in hf_inspect_fixture.h. */
@@ -65,24 +67,26 @@ void hf_check_fixture(const char *name) {
     snprintf(path, sizeof path, "%s/expected.h5", dir);
     hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
     if (f < 0) fail_msg("cannot open %s", path);
-    size_t nt, nl, na, nh, ng = 0;
+    size_t nt, nl, na, nh, ng = 0, ns = 0;
     int32_t *tok = tu_h5_read_opt(f, "tokens", H5T_NATIVE_INT32, 4, &nt);
     float *logits = tu_h5_read_opt(f, "logits", H5T_NATIVE_FLOAT, 4, &nl);
     float *att = tu_h5_read_opt(f, "attention", H5T_NATIVE_FLOAT, 4, &na);
     float *hid = tu_h5_read_opt(f, "hidden", H5T_NATIVE_FLOAT, 4, &nh);
     float *gates = tu_h5_read_opt(f, "gates", H5T_NATIVE_FLOAT, 4, &ng);
+    float *slot = tu_h5_read_opt(f, "slot", H5T_NATIVE_FLOAT, 4, &ns);
     H5Fclose(f);
 
     HfModel *m = NULL;
     if (hf_model_open(&m, dir, 2, err, sizeof err) < 0) fail_msg("%s: %s", name, err);
     const HfArch *a = hf_model_arch(m);
     int T = (int)nt;
-    Got g = {a->L, T, a->H, hf_model_gate_channels(m), a->d, NULL, NULL, NULL, NULL};
+    Got g = {a->L, T, a->H, hf_model_gate_channels(m), a->d, NULL, NULL, NULL, NULL, NULL};
     assert_int_equal(na, (size_t)a->L * a->H * T * T);
     assert_int_equal(nl, (size_t)T * a->V);
     assert_int_equal(ng, (size_t)a->L * T * g.C);
     g.att = calloc(na, 4), g.col = calloc((size_t)a->L * a->H * T, 4);
-    g.gates = calloc(ng + 1, 4), g.hid = calloc(nh, 4);
+    g.gates = calloc(ng + 1, 4), g.hid = calloc(nh, 4), g.slot = calloc(ns + 1, 4);
+    assert_int_equal(ns, a->sinks ? (size_t)a->L * a->H * T : 0);
     float *lg = calloc(nl, 4);
     if (hf_model_forward(m, tok, T, &(HfRun){.M = T, .fn = collect, .ctx = &g, .logits = lg}, err,
                          sizeof err) < 0)
@@ -96,9 +100,10 @@ void hf_check_fixture(const char *name) {
     float *col0 = calloc((size_t)a->L * a->H * T, 4);
     for (size_t i = 0; i < (size_t)a->L * a->H * T; i++) col0[i] = att[i * T];
     e[4] = hf_compare(name, "first_col", g.col, col0, (size_t)a->L * a->H * T);
+    if (ns) hf_compare(name, "slot", g.slot, slot, ns);
     printf("%-30s %-5s logits %.2e attention %.2e hidden %.2e gates %.2e\n", name,
            hf_model_dtype(m), e[0], e[1], e[2], e[3]);
     hf_model_close(m);
-    free(col0), free(lg), free(g.att), free(g.col), free(g.gates), free(g.hid);
-    free(tok), free(logits), free(att), free(hid), free(gates);
+    free(col0), free(lg), free(g.att), free(g.col), free(g.gates), free(g.hid), free(g.slot);
+    free(tok), free(logits), free(att), free(hid), free(gates), free(slot);
 }

@@ -17,8 +17,9 @@
 double hf_compare(const char *fix, const char *what, const float *got, const float *want, size_t n);
 
 /* The committed fixture tests/reference/hf/<name>/ run on its tokens with
- * full maps: logits, attention maps, first-token column, gate scores and
- * block outputs held to expected.h5 by hf_compare; prints the worst
+ * full maps: logits, attention maps, first-token column, gate scores,
+ * block outputs and (a model with sink logits) each query's share to its
+ * sink (`slot`) held to expected.h5 by hf_compare; prints the worst
  * errors. */
 void hf_check_fixture(const char *name);
 

@@ -1,12 +1,12 @@
-/* test_hf_archs.c: the OLMo 2, Mistral, Phi-3 and Gemma checkpoints beyond their
+/* test_hf_archs.c: the OLMo 2, Mistral, Phi-3, Gemma and gpt-oss checkpoints beyond their
  * forward (which test_hf_inspect.c holds to PyTorch with the other
  * families): the config keys their config classes define, each position's
  * loss of an inspected run against the float64 reference's (expected.h5
  * `losses`), and eval, intervene and stream on the run; the refusals of
  * architectures not read, through gatelab inspect.
  *
- * Fixtures: tests/reference/hf/{olmo2,mistral,phi3,gemma2,gemma3}-*
- * (make_hf_fixtures.py, gemma_reference.py); mistral-f32 and phi3-f32
+ * Fixtures: tests/reference/hf/{olmo2,mistral,phi3,gemma2,gemma3,gptoss}-*
+ * (make_hf_fixtures.py, gemma_reference.py, gptoss_reference.py); mistral-f32 and phi3-f32
  * have a sliding window of 4 keys over their 10 tokens, phi3-f32 rotates
  * half of each head (partial_rotary_factor); gemma2-f32 and gemma3-f32
  * slide over 4 keys on layers 0 and 2 only (gemma2-f32 is inspected here
@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "forward_open.h"
 #include "hf_config.h"
@@ -47,7 +48,10 @@ static const struct {
                 {"gemma2-f32", 0},
                 {"gemma3-f32", 0},
                 {"gemma2-bf16-sharded", 0},
-                {"gemma3-bf16-sharded", 0}};
+                {"gemma3-bf16-sharded", 0},
+                {"gptoss-f32", 0},
+                {"gptoss-bf16-sharded", 0},
+                {"gptoss-mxfp4", 0}};
 #define N_FIX (sizeof FIXTURES / sizeof *FIXTURES)
 
 #define LEN 40 /* the inspected windows: the fixture's tokens first */
@@ -148,8 +152,9 @@ static void test_phi3_keys(void **s) {
 
 /* A config.json alone in a scratch directory, read by gatelab inspect:
  * Qwen3-Next and Qwen3.5 are refused naming their linear-attention layers,
- * gpt-oss as an unknown architecture; each refusal is one line, exit 2,
- * listing every family read (Phi-3 and Gemma among them). */
+ * Mixtral as an unknown architecture; each refusal is one line, exit 2,
+ * listing every family read (Phi-3 and Gemma among them), as
+ * `gatelab inspect --help` lists them. */
 static void test_unread_families(void **s) {
     (void)s;
     static const struct {
@@ -159,12 +164,22 @@ static void test_unread_families(void **s) {
                                  "linear-attention layers (Gated DeltaNet)"},
         {"Qwen3_5ForCausalLM", "Qwen3_5ForCausalLM (Qwen3.5) is not read: its linear-attention"},
         {"Qwen3_5MoeForConditionalGeneration", "(Qwen3.5) is not read: its linear-attention"},
-        {"GptOssForCausalLM", "unknown architecture 'GptOssForCausalLM' (supported: "},
+        {"MixtralForCausalLM", "unknown architecture 'MixtralForCausalLM' (supported: "},
     };
     char list[256], json[256];
     hf_family_list(list, sizeof list);
     assert_non_null(strstr(list, "MistralForCausalLM, Phi3ForCausalLM, Gemma2ForCausalLM, "
-                                 "Gemma3ForCausalLM"));
+                                 "Gemma3ForCausalLM, GptOssForCausalLM"));
+    { /* --help lists the same table */
+        const char *d = tu_tmpdir(), *log = tu_join(d, "log");
+        assert_int_equal(tu_run(log, "inspect --help"), 0);
+        char *help = tu_slurp_ok(log, NULL), names[256];
+        snprintf(names, sizeof names, "%s", list);
+        for (char *w = strtok(names, ", "); w; w = strtok(NULL, ", "))
+            if (!strstr(help, w)) fail_msg("inspect --help does not list %s", w);
+        free(help);
+        tu_rmtree(d);
+    }
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         const char *d = tu_tmpdir();
         snprintf(json, sizeof json, "{\"architectures\": [\"%s\"], \"hidden_size\": 32}",
@@ -269,6 +284,57 @@ static void test_qwen_layer_types(void **s) {
         -1);
     assert_non_null(strstr(err, "config.json: layer_types slides layers in a pattern gatelab "
                                 "cannot mask: write sliding_attention on the last layers"));
+}
+
+/* gpt-oss (GptOssConfig): sink logits, q/k/v/o biases, an untied head,
+ * rms_norm_eps 1e-5; sliding_window 128 on layers 0, 2, ... (none when
+ * null); the experts as stated, num_experts_per_tok 4 and swiglu_limit 7
+ * when absent; num_local_experts is required, at least
+ * num_experts_per_tok; MXFP4 experts of other sizes than config.json's
+ * are refused naming the tensor and the shapes wanted. */
+static void test_gptoss_keys(void **s) {
+    (void)s;
+    HfArch a;
+    char err[512];
+    const char *E = ", \"num_local_experts\": 4, \"head_dim\": 8";
+    assert_int_equal(parse(&a, "GptOssForCausalLM", E, err, sizeof err), 0);
+    assert_true(a.family == HF_GPTOSS && a.sinks && a.qkv_bias && a.o_bias && !a.tied);
+    assert_true(a.eps == 1e-5 && a.swiglu_limit == 7.0 && a.swiglu_alpha == 1.702);
+    assert_int_equal(a.n_experts, 4);
+    assert_int_equal(a.top_k, 4);
+    const int win[3] = {128, 0, 128};
+    for (int l = 0; l < 3; l++) assert_int_equal(hf_layer_window(&a, l), win[l]);
+    char extra[256];
+    snprintf(extra, sizeof extra, "%s, \"sliding_window\": null", E);
+    assert_int_equal(parse(&a, "GptOssForCausalLM", extra, err, sizeof err), 0);
+    assert_int_equal(hf_layer_window(&a, 0), 0);
+    assert_int_equal(parse(&a, "GptOssForCausalLM", "", err, sizeof err), -1);
+    assert_non_null(strstr(err, "config.json: missing 'num_local_experts'"));
+    snprintf(extra, sizeof extra, "%s, \"num_experts_per_tok\": 5", E);
+    assert_int_equal(parse(&a, "GptOssForCausalLM", extra, err, sizeof err), -1);
+    assert_non_null(strstr(err, "num_experts_per_tok 5 must be at most num_local_experts 4"));
+    /* gptoss-mxfp4's blocks under a config whose experts are wider */
+    char fix[2048], *cfg, *p;
+    snprintf(fix, sizeof fix, "%s/tests/reference/hf/gptoss-mxfp4", tu_src());
+    const char *d = tu_tmpdir(), *log = tu_join(d, "log");
+    cfg = tu_slurp_ok(tu_join(fix, "config.json"), NULL);
+    assert_non_null(p = strstr(cfg, "\"intermediate_size\": 32"));
+    memcpy(p + strlen("\"intermediate_size\": "), "64", 2);
+    tu_write_text(tu_join(d, "config.json"), cfg);
+    free(cfg);
+    assert_int_equal(symlink(tu_join(fix, "model.safetensors"), tu_join(d, "model.safetensors")),
+                     0);
+    tu_write_text(tu_join(d, "ids.txt"), "1 2 3 4\n");
+    assert_int_equal(tu_run(log, "inspect %s --tokens %s --out %s -q", d, tu_join(d, "ids.txt"),
+                            tu_join(d, "run.h5")),
+                     2);
+    char *out = tu_slurp_ok(log, NULL);
+    if (!strstr(out, "model.layers.0.mlp.experts.gate_up_proj_blocks: MXFP4 experts need U8 "
+                     "model.layers.0.mlp.experts.gate_up_proj_blocks [4,128,1,16]") ||
+        strchr(out, '\n') + 1 != out + strlen(out))
+        fail_msg("refusal was: %s", out);
+    free(out);
+    tu_rmtree(d);
 }
 
 /* How many pixels of the PNG at path are the heatmap's mask grey (160,
@@ -452,7 +518,7 @@ int main(void) {
         cmocka_unit_test(test_config_keys),      cmocka_unit_test(test_phi3_keys),
         cmocka_unit_test(test_gemma_keys),       cmocka_unit_test(test_gemma_layer_windows),
         cmocka_unit_test(test_qwen_layer_types), cmocka_unit_test(test_unread_families),
-        cmocka_unit_test(test_rerun_families),
+        cmocka_unit_test(test_gptoss_keys),      cmocka_unit_test(test_rerun_families),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -68,6 +68,20 @@ static const OptRow inspect_rows[] = {
      &inspect_defaults.force},
     {'q', "quiet", OPT_FLAG, NULL, 0, 0, NULL, "no progress lines", 0, 0, &inspect_defaults.quiet},
     {0}};
+/* --help's list of the architectures read: the family table's
+ * (hf_family_list, which the refusal of another architecture prints). */
+static void list_archs(FILE *f) {
+    char list[512];
+    hf_family_list(list, sizeof list);
+    fprintf(f, "Architectures (config.json's \"architectures\"):\n ");
+    int col = 1;
+    for (char *w = strtok(list, " "); w; w = strtok(NULL, " ")) {
+        if (col + 1 + (int)strlen(w) > 79) fprintf(f, "\n "), col = 1;
+        col += fprintf(f, " %s", w);
+    }
+    fprintf(f, "\n");
+}
+
 const OptTable inspect_options = {
     .cmd = "inspect",
     .operands = "MODEL_DIR (--text FILE | --tokens FILE) --out RUN.h5 [options]",
@@ -77,15 +91,16 @@ const OptTable inspect_options = {
              "M positions, the first-token column of every layer, head and query, alpha0,\n"
              "hidden-state statistics and, for gated models, gate scores. Then `gatelab\n"
              "sinks|gates|acts|heatmap|plot|report` read it like a trained run.\n"
-             "Architectures: LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM (with the\n"
-             "gated-attention flags headwise_/elementwise_attn_output_gate),\n"
-             "GPT2LMHeadModel, GPTNeoXForCausalLM, Olmo2ForCausalLM, MistralForCausalLM\n"
-             "and Phi3ForCausalLM (these two with sliding_window on every layer; Phi-3's\n"
-             "longrope scaling is refused), Gemma2ForCausalLM and Gemma3ForCausalLM (text;\n"
-             "soft-capped logits, (1 + w) norms; their sliding window covers only some\n"
-             "layers, each masked by its own window, recorded per layer in the run file).\n",
+             "Qwen3 reads the gated-attention flags headwise_/elementwise_attn_output_gate;\n"
+             "Mistral and Phi-3 slide every layer (Phi-3's longrope scaling is refused);\n"
+             "Gemma 2 and 3 (text) soft-cap logits and norm by (1 + w); Gemma, Qwen's\n"
+             "layer_types and gpt-oss slide only some layers, each masked by its own\n"
+             "window, recorded per layer in the run file; gpt-oss's per-head sink logits\n"
+             "join every softmax, their share kept as attention_slot, and its MXFP4\n"
+             "experts are dequantized on load.\n",
     .footer = "Exit codes: 0 ok, 1 failure, 2 bad input.\n",
     .rows = inspect_rows,
+    .more = list_archs,
     OPT_DEFAULTS(inspect_defaults),
 };
 

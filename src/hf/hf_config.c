@@ -1,6 +1,7 @@
 /* hf_config.c: config.json -> HfArch (jansson), with each family's
  * defaults as the Hugging Face config classes define them. */
 #include "hf_config.h"
+#include "hf_config_priv.h"
 
 #include <float.h>
 #include <jansson.h>
@@ -15,14 +16,6 @@
 #define MAX_DIM (1 << 20)
 #define MAX_VOCAB (1 << 24)
 
-typedef struct {
-    json_t *root;
-    const char *path;
-    char *err;
-    size_t errlen;
-    int failed;
-} Cfg;
-
 static const struct {
     const char *arch;
     HfFamily family;
@@ -32,6 +25,7 @@ static const struct {
     {"GPTNeoXForCausalLM", HF_NEOX},    {"Olmo2ForCausalLM", HF_OLMO2},
     {"MistralForCausalLM", HF_MISTRAL}, {"Phi3ForCausalLM", HF_PHI3},
     {"Gemma2ForCausalLM", HF_GEMMA2},   {"Gemma3ForCausalLM", HF_GEMMA3},
+    {"GptOssForCausalLM", HF_GPTOSS},
 };
 
 /* Architectures refused with the reason rather than as unknown, each with
@@ -65,65 +59,6 @@ const char *hf_family_name(HfFamily f) {
 
 const char *hf_gate_name(HfGate g) {
     return g == HF_GATE_HEADWISE ? "headwise" : g == HF_GATE_ELEMENTWISE ? "elementwise" : "none";
-}
-
-/* Integer key of obj (objname in messages, NULL for the top level) in
- * [lo, hi]; dflt when absent/null and dflt >= lo, else an error naming the
- * key. */
-static int int_in(Cfg *c, json_t *obj, const char *objname, const char *key, long long dflt,
-                  long long lo, long long hi) {
-    json_t *v = json_object_get(obj, key);
-    if (c->failed) return 0;
-    const char *in = objname ? " in " : "", *where = objname ? objname : "";
-    if (!v || json_is_null(v)) {
-        if (dflt >= lo) return (int)dflt;
-        c->failed = 1;
-        seterr(c->err, c->errlen, "%s: missing '%s'%s%s", c->path, key, in, where);
-        return 0;
-    }
-    if (!json_is_integer(v) || json_integer_value(v) < lo || json_integer_value(v) > hi) {
-        c->failed = 1;
-        seterr(c->err, c->errlen, "%s: '%s'%s%s must be an integer in [%lld, %lld]", c->path, key,
-               in, where, lo, hi);
-        return 0;
-    }
-    return (int)json_integer_value(v);
-}
-
-static int get_int(Cfg *c, const char *key, long long dflt, long long lo, long long hi) {
-    return int_in(c, c->root, NULL, key, dflt, lo, hi);
-}
-
-/* Number key of obj; dflt when absent/null. Every number of a config
- * reaches float arithmetic (RoPE bases, YaRN factors, norm epsilons), and a
- * cast of a double beyond float's range is undefined, so one outside
- * [-FLT_MAX, FLT_MAX] is refused here, naming the key. */
-static double num_in(Cfg *c, json_t *obj, const char *key, double dflt) {
-    json_t *v = json_object_get(obj, key);
-    if (c->failed || !v || json_is_null(v)) return dflt;
-    double x = json_is_number(v) ? json_number_value(v) : 0.0;
-    if (!json_is_number(v) || !(x >= -FLT_MAX && x <= FLT_MAX)) {
-        c->failed = 1;
-        seterr(c->err, c->errlen, "%s: '%s' must be a number within float's range (|x| <= %g)",
-               c->path, key, (double)FLT_MAX);
-        return dflt;
-    }
-    return x;
-}
-
-static double get_num(Cfg *c, const char *key, double dflt) {
-    return num_in(c, c->root, key, dflt);
-}
-
-static int get_bool(Cfg *c, const char *key, int dflt) {
-    json_t *v = json_object_get(c->root, key);
-    if (c->failed || !v || json_is_null(v)) return dflt;
-    if (!json_is_boolean(v)) {
-        c->failed = 1;
-        seterr(c->err, c->errlen, "%s: '%s' must be true or false", c->path, key);
-        return dflt;
-    }
-    return json_is_true(v);
 }
 
 static const char *get_str(Cfg *c, const char *key, const char *dflt) {
@@ -163,7 +98,7 @@ static double req_num(Cfg *c, json_t *obj, const char *objname, const char *key)
         seterr(c->err, c->errlen, "%s: missing '%s' in %s", c->path, key, objname);
         return 0.0;
     }
-    return num_in(c, obj, key, 0.0);
+    return cfg_num_in(c, obj, key, 0.0);
 }
 
 /* rope_parameters (v5): the object itself, or its "full_attention" entry
@@ -184,12 +119,12 @@ static void rope_base(Cfg *c, HfArch *a, const char *const *tops, int n) {
     json_t *rp = rope_params(c);
     if (c->failed) return;
     if (rp && json_object_get(rp, "rope_theta")) {
-        a->rope_theta = num_in(c, rp, "rope_theta", 0.0);
+        a->rope_theta = cfg_num_in(c, rp, "rope_theta", 0.0);
         return;
     }
     for (int i = 0; i < n; i++)
         if (json_object_get(c->root, tops[i])) {
-            a->rope_theta = get_num(c, tops[i], 0.0);
+            a->rope_theta = cfg_num(c, tops[i], 0.0);
             return;
         }
     c->failed = 1;
@@ -203,7 +138,7 @@ static void rope_llama3(Cfg *c, HfArch *a, json_t *rs, const char *name) {
     a->rs_factor = req_num(c, rs, name, "factor");
     a->rs_low = req_num(c, rs, name, "low_freq_factor");
     a->rs_high = req_num(c, rs, name, "high_freq_factor");
-    a->rs_orig = int_in(c, rs, name, "original_max_position_embeddings", -1, 1, 1 << 30);
+    a->rs_orig = cfg_int_in(c, rs, name, "original_max_position_embeddings", -1, 1, 1 << 30);
     if (!c->failed && (a->rs_factor <= 0 || a->rs_high <= a->rs_low)) {
         c->failed = 1;
         seterr(c->err, c->errlen, "%s: %s llama3 parameters are inconsistent", c->path, name);
@@ -219,17 +154,18 @@ static void rope_llama3(Cfg *c, HfArch *a, json_t *rs, const char *name) {
 static void rope_yarn(Cfg *c, HfArch *a, json_t *rs, const char *name) {
     a->rope_type = HF_ROPE_YARN;
     a->rs_factor = req_num(c, rs, name, "factor");
-    a->rs_orig = int_in(c, rs, name, "original_max_position_embeddings", a->max_pos, 1, 1 << 30);
-    a->rs_beta_fast = num_in(c, rs, "beta_fast", 32.0);
-    a->rs_beta_slow = num_in(c, rs, "beta_slow", 1.0);
+    a->rs_orig =
+        cfg_int_in(c, rs, name, "original_max_position_embeddings", a->max_pos, 1, 1 << 30);
+    a->rs_beta_fast = cfg_num_in(c, rs, "beta_fast", 32.0);
+    a->rs_beta_slow = cfg_num_in(c, rs, "beta_slow", 1.0);
     json_t *tr = json_object_get(rs, "truncate");
     a->rs_truncate = !json_is_false(tr);
-    double ms = num_in(c, rs, "mscale", 0.0), msa = num_in(c, rs, "mscale_all_dim", 0.0);
+    double ms = cfg_num_in(c, rs, "mscale", 0.0), msa = cfg_num_in(c, rs, "mscale_all_dim", 0.0);
     a->rs_attn_factor = ms != 0.0 && msa != 0.0
                             ? yarn_attention_factor((float)a->rs_factor, (float)ms) /
                                   yarn_attention_factor((float)a->rs_factor, (float)msa)
                             : yarn_attention_factor((float)a->rs_factor, 1.0f);
-    a->rs_attn_factor = num_in(c, rs, "attention_factor", a->rs_attn_factor);
+    a->rs_attn_factor = cfg_num_in(c, rs, "attention_factor", a->rs_attn_factor);
     if (!c->failed && (tr && !json_is_boolean(tr) && !json_is_null(tr))) {
         c->failed = 1;
         seterr(c->err, c->errlen, "%s: '%s' in %s must be true or false", c->path, "truncate",
@@ -318,13 +254,13 @@ static void qwen_layer_types(Cfg *c, HfArch *a, const json_t *lt) {
  * layer. */
 static void sliding(Cfg *c, HfArch *a) {
     if (a->family != HF_QWEN2 && a->family != HF_QWEN3) return;
-    int use = get_bool(c, "use_sliding_window", 0);
-    int W = get_int(c, "sliding_window", 0, 0, 1 << 30);
+    int use = cfg_bool(c, "use_sliding_window", 0);
+    int W = cfg_int(c, "sliding_window", 0, 0, 1 << 30);
     if (c->failed || !use || W < 1) return;
     json_t *lt = json_object_get(c->root, "layer_types");
     if (json_is_array(lt)) qwen_layer_types(c, a, lt);
     else {
-        int from = get_int(c, "max_window_layers", 28, 0, 1 << 30);
+        int from = cfg_int(c, "max_window_layers", 28, 0, 1 << 30);
         a->sliding_layers = a->L > from ? a->L - from : 0;
     }
     a->sliding_window = a->sliding_layers ? W : 0;
@@ -332,17 +268,17 @@ static void sliding(Cfg *c, HfArch *a) {
 }
 
 /* Llama, Qwen2, Qwen3 (and the gated Qwen3 variants). */
-static void parse_llama_like(Cfg *c, HfArch *a) {
-    a->d = get_int(c, "hidden_size", -1, 1, MAX_DIM);
-    a->L = get_int(c, "num_hidden_layers", -1, 1, 4096);
-    a->H = get_int(c, "num_attention_heads", -1, 1, 4096);
-    a->Hkv = get_int(c, "num_key_value_heads", a->H, 1, 4096);
+void cfg_llama_like(Cfg *c, HfArch *a) {
+    a->d = cfg_int(c, "hidden_size", -1, 1, MAX_DIM);
+    a->L = cfg_int(c, "num_hidden_layers", -1, 1, 4096);
+    a->H = cfg_int(c, "num_attention_heads", -1, 1, 4096);
+    a->Hkv = cfg_int(c, "num_key_value_heads", a->H, 1, 4096);
     int dh_default = a->family == HF_QWEN3 ? 128 : (a->H ? a->d / a->H : 1);
-    a->dh = get_int(c, "head_dim", dh_default, 1, MAX_DIM);
-    a->ff = get_int(c, "intermediate_size", -1, 1, MAX_DIM);
-    a->V = get_int(c, "vocab_size", -1, 1, MAX_VOCAB);
-    a->max_pos = get_int(c, "max_position_embeddings", 2048, 1, 1 << 30);
-    a->eps = get_num(c, "rms_norm_eps", 1e-6);
+    a->dh = cfg_int(c, "head_dim", dh_default, 1, MAX_DIM);
+    a->ff = cfg_int(c, "intermediate_size", -1, 1, MAX_DIM);
+    a->V = cfg_int(c, "vocab_size", -1, 1, MAX_VOCAB);
+    a->max_pos = cfg_int(c, "max_position_embeddings", 2048, 1, 1 << 30);
+    a->eps = cfg_num(c, "rms_norm_eps", 1e-6);
     a->rms = 1;
     a->glu = 1;
     if (!c->failed) act_of(c, get_str(c, "hidden_act", "silu"), &a->act);
@@ -350,14 +286,14 @@ static void parse_llama_like(Cfg *c, HfArch *a) {
     static const char *const theta[] = {"rope_theta"};
     rope_base(c, a, theta, 1);
     rope_scaling(c, a);
-    int ab = get_bool(c, "attention_bias", 0);
-    a->qkv_bias = a->family == HF_QWEN2 ? 1 : ab || get_bool(c, "qkv_bias", 0);
+    int ab = cfg_bool(c, "attention_bias", 0);
+    a->qkv_bias = a->family == HF_QWEN2 ? 1 : ab || cfg_bool(c, "qkv_bias", 0);
     a->o_bias = a->family == HF_QWEN2 ? 0 : ab;
-    a->mlp_bias = get_bool(c, "mlp_bias", 0);
+    a->mlp_bias = cfg_bool(c, "mlp_bias", 0);
     /* Qwen3: 2 = q_norm/k_norm used when the checkpoint has them */
-    a->qk_norm = a->family == HF_QWEN3 ? get_bool(c, "use_qk_norm", 2) : 0;
-    int hw = get_bool(c, "headwise_attn_output_gate", 0);
-    int ew = get_bool(c, "elementwise_attn_output_gate", 0);
+    a->qk_norm = a->family == HF_QWEN3 ? cfg_bool(c, "use_qk_norm", 2) : 0;
+    int hw = cfg_bool(c, "headwise_attn_output_gate", 0);
+    int ew = cfg_bool(c, "elementwise_attn_output_gate", 0);
     if (hw && ew && !c->failed) {
         c->failed = 1;
         seterr(c->err, c->errlen,
@@ -365,25 +301,25 @@ static void parse_llama_like(Cfg *c, HfArch *a) {
                c->path);
     }
     a->gate = hw ? HF_GATE_HEADWISE : ew ? HF_GATE_ELEMENTWISE : HF_GATE_NONE;
-    a->tied = get_bool(c, "tie_word_embeddings", 0);
+    a->tied = cfg_bool(c, "tie_word_embeddings", 0);
     sliding(c, a);
 }
 
 static void parse_gpt2(Cfg *c, HfArch *a) {
-    a->d = get_int(c, "n_embd", -1, 1, MAX_DIM);
-    a->L = get_int(c, "n_layer", -1, 1, 4096);
-    a->H = a->Hkv = get_int(c, "n_head", -1, 1, 4096);
+    a->d = cfg_int(c, "n_embd", -1, 1, MAX_DIM);
+    a->L = cfg_int(c, "n_layer", -1, 1, 4096);
+    a->H = a->Hkv = cfg_int(c, "n_head", -1, 1, 4096);
     a->dh = a->H ? a->d / a->H : 1;
-    a->ff = get_int(c, "n_inner", 4LL * a->d, 1, MAX_DIM);
-    a->V = get_int(c, "vocab_size", -1, 1, MAX_VOCAB);
-    a->max_pos = get_int(c, "n_positions", -1, 1, 1 << 24);
-    a->eps = get_num(c, "layer_norm_epsilon", 1e-5);
+    a->ff = cfg_int(c, "n_inner", 4LL * a->d, 1, MAX_DIM);
+    a->V = cfg_int(c, "vocab_size", -1, 1, MAX_VOCAB);
+    a->max_pos = cfg_int(c, "n_positions", -1, 1, 1 << 24);
+    a->eps = cfg_num(c, "layer_norm_epsilon", 1e-5);
     if (!c->failed) act_of(c, get_str(c, "activation_function", "gelu_new"), &a->act);
     a->qkv_bias = a->o_bias = a->mlp_bias = 1;
-    a->tied = get_bool(c, "tie_word_embeddings", 1);
+    a->tied = cfg_bool(c, "tie_word_embeddings", 1);
     if (!c->failed &&
-        (get_bool(c, "scale_attn_by_inverse_layer_idx", 0) ||
-         get_bool(c, "reorder_and_upcast_attn", 0) || !get_bool(c, "scale_attn_weights", 1))) {
+        (cfg_bool(c, "scale_attn_by_inverse_layer_idx", 0) ||
+         cfg_bool(c, "reorder_and_upcast_attn", 0) || !cfg_bool(c, "scale_attn_weights", 1))) {
         c->failed = 1;
         seterr(c->err, c->errlen,
                "%s: GPT-2 attention options scale_attn_by_inverse_layer_idx, "
@@ -400,7 +336,7 @@ static void parse_gpt2(Cfg *c, HfArch *a) {
 static void rotary_part(Cfg *c, HfArch *a, const char *top, double dflt) {
     json_t *rp = json_object_get(c->root, "rope_parameters");
     int in_rp = json_is_object(rp) && json_object_get(rp, "partial_rotary_factor");
-    double f = in_rp ? num_in(c, rp, "partial_rotary_factor", dflt) : get_num(c, top, dflt);
+    double f = in_rp ? cfg_num_in(c, rp, "partial_rotary_factor", dflt) : cfg_num(c, top, dflt);
     a->rotary_dim = f >= 0 && f <= 1 ? (int)(a->dh * f) : 0;
     if (!c->failed && !(f >= 0 && f <= 1)) {
         c->failed = 1;
@@ -410,23 +346,23 @@ static void rotary_part(Cfg *c, HfArch *a, const char *top, double dflt) {
 }
 
 static void parse_neox(Cfg *c, HfArch *a) {
-    a->d = get_int(c, "hidden_size", -1, 1, MAX_DIM);
-    a->L = get_int(c, "num_hidden_layers", -1, 1, 4096);
-    a->H = a->Hkv = get_int(c, "num_attention_heads", -1, 1, 4096);
+    a->d = cfg_int(c, "hidden_size", -1, 1, MAX_DIM);
+    a->L = cfg_int(c, "num_hidden_layers", -1, 1, 4096);
+    a->H = a->Hkv = cfg_int(c, "num_attention_heads", -1, 1, 4096);
     a->dh = a->H ? a->d / a->H : 1;
-    a->ff = get_int(c, "intermediate_size", -1, 1, MAX_DIM);
-    a->V = get_int(c, "vocab_size", -1, 1, MAX_VOCAB);
-    a->max_pos = get_int(c, "max_position_embeddings", 2048, 1, 1 << 30);
-    a->eps = get_num(c, "layer_norm_eps", 1e-5);
+    a->ff = cfg_int(c, "intermediate_size", -1, 1, MAX_DIM);
+    a->V = cfg_int(c, "vocab_size", -1, 1, MAX_VOCAB);
+    a->max_pos = cfg_int(c, "max_position_embeddings", 2048, 1, 1 << 30);
+    a->eps = cfg_num(c, "layer_norm_eps", 1e-5);
     if (!c->failed) act_of(c, get_str(c, "hidden_act", "gelu"), &a->act);
     rotary_part(c, a, "rotary_pct", 0.25);
     static const char *const theta[] = {"rotary_emb_base", "rope_theta"};
     rope_base(c, a, theta, 2);
     rope_scaling(c, a);
-    a->qkv_bias = a->o_bias = get_bool(c, "attention_bias", 1);
+    a->qkv_bias = a->o_bias = cfg_bool(c, "attention_bias", 1);
     a->mlp_bias = 1;
-    a->parallel_residual = get_bool(c, "use_parallel_residual", 1);
-    a->tied = get_bool(c, "tie_word_embeddings", 0);
+    a->parallel_residual = cfg_bool(c, "use_parallel_residual", 1);
+    a->tied = cfg_bool(c, "tie_word_embeddings", 0);
 }
 
 /* sliding_window as MistralConfig and Phi3Config define it: a window on
@@ -436,7 +372,7 @@ static void every_layer_window(Cfg *c, HfArch *a, int dflt) {
     json_t *sw = json_object_get(c->root, "sliding_window");
     a->sliding_window = !sw                ? dflt
                         : json_is_null(sw) ? 0
-                                           : get_int(c, "sliding_window", 0, 1, 1 << 30);
+                                           : cfg_int(c, "sliding_window", 0, 1, 1 << 30);
     a->sliding_layers = a->sliding_window ? a->L : 0;
 }
 
@@ -448,47 +384,15 @@ static void every_layer_window(Cfg *c, HfArch *a, int dflt) {
  * projections carry no biases (modeling_phi3.py builds them bias-free). */
 static void parse_olmo2_mistral_phi3(Cfg *c, HfArch *a) {
     if (a->family == HF_OLMO2) {
-        a->eps = get_num(c, "rms_norm_eps", 1e-5);
+        a->eps = cfg_num(c, "rms_norm_eps", 1e-5);
     } else if (a->family == HF_MISTRAL) {
         every_layer_window(c, a, 4096);
     } else {
-        a->eps = get_num(c, "rms_norm_eps", 1e-5);
+        a->eps = cfg_num(c, "rms_norm_eps", 1e-5);
         every_layer_window(c, a, 0);
         rotary_part(c, a, "partial_rotary_factor", 1.0);
         a->qkv_bias = a->o_bias = a->mlp_bias = 0;
     }
-}
-
-/* Which of Gemma's layers slide: layer_types when present (each
- * "sliding_attention" or "full_attention"), which must repeat one period
- * (every period-th layer full, the others sliding, or every layer
- * sliding); else every dflt-th layer full. A list of another pattern is
- * refused, naming the first layer off it. */
-static void gemma_layers(Cfg *c, HfArch *a, int dflt) {
-    json_t *lt = json_object_get(c->root, "layer_types");
-    int period = dflt;
-    if (json_is_array(lt)) {
-        period = 0;
-        for (size_t i = 0; i < json_array_size(lt) && !period; i++) {
-            const char *t = json_string_value(json_array_get(lt, i));
-            if (t && !strcmp(t, "full_attention")) period = (int)i + 1;
-        }
-        for (int l = 0; l < a->L && !c->failed; l++) {
-            const char *t = json_string_value(json_array_get(lt, (size_t)l));
-            int full = period && (l + 1) % period == 0;
-            if (!t || strcmp(t, full ? "full_attention" : "sliding_attention")) {
-                c->failed = 1;
-                char shown[44];
-                seterr(c->err, c->errlen,
-                       "%s: layer_types[%d] is '%s', off the pattern gatelab reads (every "
-                       "%d-th layer full_attention, the others sliding_attention)",
-                       c->path, l, err_shown(shown, sizeof shown, t ? t : "(missing)"), period);
-            }
-        }
-    }
-    a->sliding_period = period > 1 ? period : 0; /* kept without a window: Gemma 3's RoPE */
-    a->sliding_layers = period == 1 ? 0 : period ? a->L - a->L / period : a->L;
-    if (!a->sliding_layers || !a->sliding_window) a->sliding_window = a->sliding_layers = 0;
 }
 
 /* Gemma 2 and Gemma 3 (text) after parse_llama_like, as Gemma2Config and
@@ -505,25 +409,25 @@ static void gemma_layers(Cfg *c, HfArch *a, int dflt) {
 static void parse_gemma(Cfg *c, HfArch *a) {
     const int g2 = a->family == HF_GEMMA2;
     if (!c->failed) act_of(c, get_str(c, "hidden_activation", "gelu_pytorch_tanh"), &a->act);
-    a->dh = a->rotary_dim = get_int(c, "head_dim", 256, 1, MAX_DIM);
-    a->tied = get_bool(c, "tie_word_embeddings", 1);
+    a->dh = a->rotary_dim = cfg_int(c, "head_dim", 256, 1, MAX_DIM);
+    a->tied = cfg_bool(c, "tie_word_embeddings", 1);
     a->norm_plus1 = 1;
     a->embed_scale = sqrtf((float)a->d);
-    a->attn_scale = (float)(1.0 / sqrt(get_num(c, "query_pre_attn_scalar", 256.0)));
+    a->attn_scale = (float)(1.0 / sqrt(cfg_num(c, "query_pre_attn_scalar", 256.0)));
     json_t *ac = json_object_get(c->root, "attn_logit_softcapping");
     json_t *fc = json_object_get(c->root, "final_logit_softcapping");
-    a->attn_softcap = json_is_null(ac) ? 0.0 : get_num(c, "attn_logit_softcapping", g2 ? 50.0 : 0);
+    a->attn_softcap = json_is_null(ac) ? 0.0 : cfg_num(c, "attn_logit_softcapping", g2 ? 50.0 : 0);
     a->final_softcap =
-        json_is_null(fc) ? 0.0 : get_num(c, "final_logit_softcapping", g2 ? 30.0 : 0);
+        json_is_null(fc) ? 0.0 : cfg_num(c, "final_logit_softcapping", g2 ? 30.0 : 0);
     json_t *sw = json_object_get(c->root, "sliding_window");
-    a->sliding_window = json_is_null(sw) ? 0 : get_int(c, "sliding_window", 4096, 1, 1 << 30);
-    gemma_layers(c, a, g2 ? 2 : get_int(c, "sliding_window_pattern", 6, 1, 1 << 30));
+    a->sliding_window = json_is_null(sw) ? 0 : cfg_int(c, "sliding_window", 4096, 1, 1 << 30);
+    cfg_layer_types(c, a, g2 ? 2 : cfg_int(c, "sliding_window_pattern", 6, 1, 1 << 30));
     a->qk_norm = g2 ? 0 : 1;
     if (!g2) {
         json_t *loc =
             json_object_get(json_object_get(c->root, "rope_parameters"), "sliding_attention");
-        a->rope_local_theta = json_is_object(loc) ? num_in(c, loc, "rope_theta", 10000.0)
-                                                  : get_num(c, "rope_local_base_freq", 10000.0);
+        a->rope_local_theta = json_is_object(loc) ? cfg_num_in(c, loc, "rope_theta", 10000.0)
+                                                  : cfg_num(c, "rope_local_base_freq", 10000.0);
     }
     if (!c->failed && (!(a->attn_scale > 0) || a->attn_softcap < 0 || a->final_softcap < 0 ||
                        (!g2 && !(a->rope_local_theta > 1)))) {
@@ -598,13 +502,14 @@ int hf_config_parse(HfArch *a, const char *json, size_t len, const char *path, c
     if (rc == 0) {
         snprintf(a->model_type, sizeof a->model_type, "%s", get_str(&c, "model_type", ""));
         snprintf(a->torch_dtype, sizeof a->torch_dtype, "%s", get_str(&c, "torch_dtype", ""));
-        a->bos_id = get_int(&c, "bos_token_id", -1, -1, MAX_VOCAB);
+        a->bos_id = cfg_int(&c, "bos_token_id", -1, -1, MAX_VOCAB);
         if (a->family == HF_GPT2) parse_gpt2(&c, a);
         else if (a->family == HF_NEOX) parse_neox(&c, a);
-        else parse_llama_like(&c, a);
+        else cfg_llama_like(&c, a);
         if (a->family == HF_OLMO2 || a->family == HF_MISTRAL || a->family == HF_PHI3)
             parse_olmo2_mistral_phi3(&c, a);
         if (a->family == HF_GEMMA2 || a->family == HF_GEMMA3) parse_gemma(&c, a);
+        if (a->family == HF_GPTOSS) cfg_gptoss(&c, a);
         rc = check_dims(&c, a);
     }
     json_decref(c.root);
@@ -675,7 +580,10 @@ int hf_arch_diff(const HfArch *a, const HfArch *b, char *what, size_t len) {
              {"glu", a->glu, b->glu},
              {"rmsnorm", a->rms, b->rms},
              {"tied head", a->tied, b->tied},
-             {"parallel residual", a->parallel_residual, b->parallel_residual}};
+             {"parallel residual", a->parallel_residual, b->parallel_residual},
+             {"sink logits", a->sinks, b->sinks},
+             {"experts", a->n_experts, b->n_experts},
+             {"experts per token", a->top_k, b->top_k}};
     for (size_t i = 0; i < sizeof f / sizeof *f; i++)
         if (f[i].x != f[i].y) {
             snprintf(what, len, "%s %d, not %d", f[i].name, f[i].x, f[i].y);

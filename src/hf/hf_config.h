@@ -16,7 +16,8 @@ typedef enum {
     HF_MISTRAL,
     HF_PHI3,
     HF_GEMMA2,
-    HF_GEMMA3
+    HF_GEMMA3,
+    HF_GPTOSS
 } HfFamily;
 typedef enum { HF_ACT_SILU, HF_ACT_GELU_TANH, HF_ACT_GELU_ERF, HF_ACT_RELU } HfAct;
 typedef enum { HF_GATE_NONE, HF_GATE_HEADWISE, HF_GATE_ELEMENTWISE } HfGate;
@@ -65,6 +66,12 @@ typedef struct {
     int norm_plus1;
     float embed_scale, attn_scale;
     double attn_softcap, final_softcap, rope_local_theta;
+    /* gpt-oss: a learned sink logit per head joins each softmax (sinks);
+     * the MLP is n_experts experts of ff hidden units, top_k of them per
+     * token, their SwiGLU clamped at swiglu_limit with sigmoid slope
+     * swiglu_alpha (0, 0 and no sinks elsewhere) */
+    int sinks, n_experts, top_k;
+    double swiglu_alpha, swiglu_limit;
     char torch_dtype[32];
 } HfArch;
 

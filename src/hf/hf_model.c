@@ -37,6 +37,7 @@ ProbeShape hf_model_probe_shape(const HfModel *m, int N, int T, int M) {
                         .M = M,
                         .C = hf_model_gate_channels(m),
                         .d = m->a.d,
+                        .has_slot = m->a.sinks,
                         .rows_normalised = 1,
                         .threads = m->threads};
 }
@@ -165,6 +166,7 @@ int hf_model_forward(HfModel *m, const int32_t *ids, int T, const HfRun *run, ch
                         .d = a->d,
                         .first_col = m->b.first_col,
                         .maps = m->b.maps,
+                        .slot = m->b.slot,
                         .gates = C ? m->b.g : NULL,
                         .gate_stride = C,
                         .hidden = m->b.x};

@@ -1,9 +1,9 @@
 /* hf_model.h: the forward pass of a Hugging Face causal LM checkpoint
  * (Llama, Qwen2, Qwen3 incl. the gated-attention variants, GPT-2,
- * GPT-NeoX, OLMo 2, Mistral, Phi-3, Gemma 2, Gemma 3) on B windows of token ids at once (each
- * window its own positions and attention; norms, activations and the fake quantization of each
- * linear layer's input over the rows of all B), through OpenBLAS sgemm. After each layer a callback
- * sees what the probe needs. */
+ * GPT-NeoX, OLMo 2, Mistral, Phi-3, Gemma 2, Gemma 3, gpt-oss) on B windows of token ids at once
+ * (each window its own positions and attention; norms, activations and the fake quantization of
+ * each linear layer's input over the rows of all B), through OpenBLAS sgemm. After each layer a
+ * callback sees what the probe needs. */
 #ifndef GATELAB_HF_MODEL_H
 #define GATELAB_HF_MODEL_H
 
@@ -18,9 +18,10 @@ typedef struct HfModel HfModel;
 /* After each layer the callback sees what the probe reduces (valid during
  * the call only; probe_reduce.h): maps [H, M, M], the first column
  * [H, T], the sigmoid gate scores [T, C] (NULL when C = 0), the block's
- * output [T, d], the keys, values and gated head outputs; no slot. A pass
- * of B windows hands over all of them, window after window: maps
- * [B, H, M, M], first column [B, H, T], the rows [B, T, ...] (o->T is one
+ * output [T, d], the keys, values and gated head outputs; the sink
+ * logit's share [H, T] where the architecture has one (gpt-oss), else no
+ * slot. A pass of B windows hands over all of them, window after window:
+ * maps [B, H, M, M], first column and slot [B, H, T], the rows [B, T, ...] (o->T is one
  * window's length). */
 typedef void (*HfLayerFn)(void *ctx, const ProbeLayer *o);
 

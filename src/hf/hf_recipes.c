@@ -27,7 +27,12 @@
  *   GPT-2: LayerNorm, fused Conv1D c_attn, no rotary (learned positions at
  *     the embedding), tanh-GELU MLP;
  *   GPT-NeoX: LayerNorm, fused per-head query_key_value, partial rotary,
- *     parallel (or sequential) residual, GELU MLP. */
+ *     parallel (or sequential) residual, GELU MLP;
+ *   gpt-oss: RMSNorm, q/k/v with biases, RoPE (YaRN), GQA attention with
+ *     a learned sink logit per head in each softmax, every other layer
+ *     (from layer 0) under the sliding window, o_proj with bias,
+ *     residual, RMSNorm, the MoE MLP (hf_moe.c), residual
+ *     (modeling_gpt_oss.py, transformers v4.55.0). */
 #include <string.h>
 
 #include "hf_steps.h"
@@ -172,6 +177,24 @@ static int neox_layer(HfModel *m, int l, const float *W[W_N_ROLES], const Interv
     return 0;
 }
 
+static int gptoss_layer(HfModel *m, int l, const float *W[W_N_ROLES], const Intervention *iv) {
+    const HfArch *a = &m->a;
+    HfBufs *b = &m->b;
+    const int R = b->R, kv = a->Hkv * a->dh, hd = a->H * a->dh;
+    hf_norm(m, b->h, b->x, W[W_LN1], NULL, R, a->d, 1);
+    hf_linear(m, b->q, b->h, W[W_Q], W[W_QB], a->d, hd, 0, 0, FQ_OUT_ATTN);
+    hf_linear(m, b->k, b->h, W[W_K], W[W_KB], a->d, kv, 0, 0, FQ_OUT_ATTN);
+    hf_linear(m, b->v, b->h, W[W_V], W[W_VB], a->d, kv, 0, 0, FQ_OUT_ATTN);
+    hf_rope(m, l, b->q, a->H);
+    hf_rope(m, l, b->k, a->Hkv);
+    AttnIn in = {.q = b->q, .k = b->k, .v = b->v, .ldq = hd, .ldkv = kv, .sink_logit = W[W_SINKS]};
+    hf_attend(m, l, &in, iv);
+    hf_linear(m, b->x, b->o, W[W_O], W[W_OB], hd, a->d, 0, 1, FQ_OUT_ATTN);
+    hf_norm(m, b->h, b->x, W[W_LN2], NULL, R, a->d, 1);
+    hf_moe(m, W, b->h, b->x);
+    return 0;
+}
+
 int hf_layer(HfModel *m, int l, const Intervention *iv, char *err, size_t errlen) {
     const float *W[W_N_ROLES];
     if (hf_weights_layer(&m->w, l, W, err, errlen) < 0) return -1;
@@ -181,6 +204,7 @@ int hf_layer(HfModel *m, int l, const Intervention *iv, char *err, size_t errlen
     case HF_OLMO2: olmo2_layer(m, l, W, iv); break;
     case HF_GEMMA2:
     case HF_GEMMA3: gemma_layer(m, l, W, iv); break;
+    case HF_GPTOSS: gptoss_layer(m, l, W, iv); break;
     default: llama_layer(m, l, W, iv); break;
     }
     iv_residual(iv, l, m->b.x, m->b.B, m->b.T, 0, m->a.d);

@@ -41,6 +41,13 @@ static void bufs_plan(Plan *p, void *ctx) {
     b->g = plan_floats(p, t * (gc ? gc : 1)), b->o = plan_floats(p, t * hd);
     b->f1 = plan_floats(p, t * a->ff), b->f2 = plan_floats(p, t * a->ff);
     b->first_col = plan_floats(p, (size_t)a->H * t);
+    b->slot = a->sinks ? plan_floats(p, (size_t)a->H * t) : NULL;
+    const size_t E = (size_t)a->n_experts, k = (size_t)a->top_k;
+    b->router = E ? plan_floats(p, t * E) : NULL;
+    b->moe = E ? plan_floats(p, (size_t)T * (2 * (size_t)a->d + 3 * (size_t)a->ff + 1)) : NULL;
+    b->moe_w = E ? plan_floats(p, (size_t)T * k) : NULL;
+    b->moe_idx = E ? plan_take(p, (size_t)T * k, sizeof(int)) : NULL;
+    b->moe_rows = E ? plan_take(p, (size_t)T, sizeof(int)) : NULL;
     b->maps = plan_floats(p, (size_t)B * a->H * M * M + 1);
     b->cosv = plan_floats(p, (size_t)T * half), b->sinv = plan_floats(p, (size_t)T * half);
     b->cosl = a->rope_local_theta > 0 ? plan_floats(p, (size_t)T * half) : NULL;
@@ -213,12 +220,14 @@ void hf_attend(HfModel *m, int l, const AttnIn *in, const Intervention *iv) {
     AttnSpec sp = {.normaliser = NORMZ_SOFTMAX,
                    .scale = a->attn_scale > 0 ? a->attn_scale : 1.0f / sqrtf((float)a->dh),
                    .window = hf_layer_window(a, l),
-                   .softcap = (float)a->attn_softcap};
+                   .softcap = (float)a->attn_softcap,
+                   .has_sink_logit = in->sink_logit != NULL};
     if (iv && iv->window > 0 && (!sp.window || iv->window < sp.window))
         sp.window = iv->window, sp.keep = iv->keep; /* streaming evaluation */
     AttnKeep keep = {.y = b->o,
                      .first_col = b->first_col,
                      .maps = b->maps,
+                     .slot = in->sink_logit ? b->slot : NULL,
                      .M = b->M,
                      .threads = m->threads,
                      .scratch = b->scores};

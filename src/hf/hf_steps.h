@@ -25,6 +25,11 @@ typedef struct {
     float *g, *o;                       /* gate scores [R, H*g], attention output [R, H*dh] */
     float *f1, *f2;                     /* MLP hidden [R, ff] */
     float *first_col, *maps;            /* [B, H, T], [B, H, M, M] */
+    float *slot;                        /* [B, H, T]: each query's sink-logit share (sinks) */
+    float *router, *moe;                /* MoE: router logits [R, E]; one window's
+                                           expert scratch [T, 2d + 3ff + 1] (else NULL) */
+    float *moe_w;                       /* the router weights of one window's rows [T, k] */
+    int *moe_idx, *moe_rows;            /* their experts [T, k]; an expert's rows [T] */
     float *cosv, *sinv;                 /* RoPE tables of one window's T positions */
     float *cosl, *sinl;                 /* the sliding layers' (rope_local_theta; else NULL) */
     float *mean, *rstd, *inv_freq;      /* norm statistics [R * H], RoPE frequencies */
@@ -100,13 +105,23 @@ void hf_rope(const HfModel *m, int l, float *x, int nh);
 int hf_layer_window(const HfArch *a, int l);
 /* b.o = layer l's softmax attention of in, each window and head on its
  * own (scale attn_scale or 1/sqrt(dh), soft-capped by attn_softcap when
- * set; the layer's sliding window, replaced by the
+ * set; a per-head sink logit in the softmax where in->sink_logit is
+ * given, each query's share to it into b.slot; the layer's sliding
+ * window, replaced by the
  * intervention's streaming window where that is narrower), keeping the
  * first column and the maps; then, for a gated model, o *= sigmoid(b.g)
  * with the intervention's change to the scores (b.g becomes the applied
  * scores); last the intervention's change to the head outputs
  * (iv_head_output). */
 void hf_attend(HfModel *m, int l, const AttnIn *in, const Intervention *iv);
+/* gpt-oss's MoE MLP (hf_moe.c) of in [R, d], added to out [R, d] as the
+ * MLP's output joins the residual stream: per row, the router's logits
+ * (mlp.router), its top_k experts weighted by the softmax over their k
+ * logits, each expert's clamped SwiGLU of its interleaved gate_up_proj
+ * product, then down_proj; window by window (each expert's rows of one
+ * window in one product), so a window's bits do not depend on the others
+ * in the pass. */
+void hf_moe(HfModel *m, const float *W[W_N_ROLES], const float *in, float *out);
 /* The MLP (GLU or plain) of in [R, d] into out [R, d]; acc: added to out
  * as a sub-layer output joins the residual stream (hf_linear's acc). */
 void hf_mlp(HfModel *m, const float *W[W_N_ROLES], const float *in, float *out, int acc);

@@ -2,6 +2,7 @@
  * per-layer binding (aligned F32 in place, else converted to scratch). */
 #include "hf_weights.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,15 +14,18 @@ typedef struct {
     const char *suffix;
     int ndim;
     long long s0, s1;
-    int opt; /* may be absent (a bias the config does not announce) */
+    int opt;      /* may be absent (a bias the config does not announce) */
+    long long s2; /* the third dim of a 3-D tensor (ndim 3) */
 } Spec;
 
 /* Expected tensors of one layer, with shapes; suffixes follow
  * "<layer prefix>.<l>.". Each family's list returns its count. */
 #define ADD(r, suf, nd, x, y)                                                                      \
-    s[n++] = (Spec) { r, suf, nd, x, y, 0 }
+    s[n++] = (Spec) { r, suf, nd, x, y, 0, 0 }
 #define BIAS(on, r, suf, x)                                                                        \
-    s[n++] = (Spec) { r, suf, 1, x, 0, !(on) }
+    s[n++] = (Spec) { r, suf, 1, x, 0, !(on), 0 }
+#define ADD3(r, suf, x, y, z)                                                                      \
+    s[n++] = (Spec) { r, suf, 3, x, y, 0, z }
 
 static int gpt2_specs(const HfArch *a, Spec *s) {
     const long long d = a->d, ff = a->ff;
@@ -95,8 +99,8 @@ static int llama_specs(const HfArch *a, Spec *s) {
     ADD(W_LN2, "post_attention_layernorm.weight", 1, a->d, 0);
     n = llama_attn_specs(a, hf_q_rows(a), s, n);
     if (a->qk_norm) {
-        s[n++] = (Spec){W_QN, "self_attn.q_norm.weight", 1, a->dh, 0, a->qk_norm == 2};
-        s[n++] = (Spec){W_KN, "self_attn.k_norm.weight", 1, a->dh, 0, a->qk_norm == 2};
+        s[n++] = (Spec){W_QN, "self_attn.q_norm.weight", 1, a->dh, 0, a->qk_norm == 2, 0};
+        s[n++] = (Spec){W_KN, "self_attn.k_norm.weight", 1, a->dh, 0, a->qk_norm == 2, 0};
     }
     return llama_mlp_specs(a, s, n);
 }
@@ -147,10 +151,29 @@ static int gemma_specs(const HfArch *a, Spec *s) {
     }
     return llama_mlp_specs(a, s, n);
 }
+/* gpt-oss: Llama's norms and attention (with biases), the per-head sink
+ * logits, the router and the stacked experts (modeling_gpt_oss.py). */
+static int gptoss_specs(const HfArch *a, Spec *s) {
+    const long long d = a->d, E = a->n_experts, ff = a->ff;
+    int n = 0;
+    ADD(W_LN1, "input_layernorm.weight", 1, d, 0);
+    ADD(W_LN2, "post_attention_layernorm.weight", 1, d, 0);
+    n = llama_attn_specs(a, (long long)a->H * a->dh, s, n);
+    ADD(W_SINKS, "self_attn.sinks", 1, a->H, 0);
+    ADD(W_ROUTER, "mlp.router.weight", 2, E, d);
+    ADD(W_ROUTER_B, "mlp.router.bias", 1, E, 0);
+    ADD3(W_EXP_GU, "mlp.experts.gate_up_proj", E, d, 2 * ff);
+    ADD(W_EXP_GU_B, "mlp.experts.gate_up_proj_bias", 2, E, 2 * ff);
+    ADD3(W_EXP_DOWN, "mlp.experts.down_proj", E, ff, d);
+    ADD(W_EXP_DOWN_B, "mlp.experts.down_proj_bias", 2, E, d);
+    return n;
+}
 #undef ADD
+#undef ADD3
 #undef BIAS
 
 static int layer_specs(const HfArch *a, Spec *s) {
+    if (a->family == HF_GPTOSS) return gptoss_specs(a, s);
     if (a->family == HF_GPT2) return gpt2_specs(a, s);
     if (a->family == HF_NEOX) return neox_specs(a, s);
     if (a->family == HF_OLMO2) return olmo2_specs(a, s);
@@ -165,7 +188,7 @@ static int global_specs(const HfArch *a, const char *pre, Spec *s, char names[][
 #define ADD(r, fmt, nd, x, y)                                                                      \
     do {                                                                                           \
         snprintf(names[n], 160, fmt, pre);                                                         \
-        s[n] = (Spec){r, names[n], nd, x, y, 0};                                                   \
+        s[n] = (Spec){r, names[n], nd, x, y, 0, 0};                                                \
         n++;                                                                                       \
     } while (0)
     if (a->family == HF_GPT2) {
@@ -200,7 +223,8 @@ static int check_one(const SafeTensors *st, const char *name, const Spec *s, con
     const StTensor *t = st_find(st, name);
     if (!t && s->opt) return 0;
     if (!t) return seterr(err, errlen, "%s: missing from the checkpoint", name);
-    int ok = t->ndim == s->ndim && t->shape[0] == s->s0 && (s->ndim < 2 || t->shape[1] == s->s1);
+    int ok = t->ndim == s->ndim && t->shape[0] == s->s0 && (s->ndim < 2 || t->shape[1] == s->s1) &&
+             (s->ndim < 3 || t->shape[2] == s->s2);
     if (!ok) {
         char got[96] = "[", want[64];
         for (int i = 0; i < t->ndim && strlen(got) < 64; i++)
@@ -208,7 +232,8 @@ static int check_one(const SafeTensors *st, const char *name, const Spec *s, con
                      (long long)t->shape[i]);
         strcat(got, "]");
         if (s->ndim == 1) snprintf(want, sizeof want, "[%lld]", s->s0);
-        else snprintf(want, sizeof want, "[%lld,%lld]", s->s0, s->s1);
+        else if (s->ndim == 2) snprintf(want, sizeof want, "[%lld,%lld]", s->s0, s->s1);
+        else snprintf(want, sizeof want, "[%lld,%lld,%lld]", s->s0, s->s1, s->s2);
         return seterr(err, errlen, "%s: shape %s, but config.json implies %s", name, got, want);
     }
     if (t->dtype != ST_F32 && t->dtype != ST_BF16 && t->dtype != ST_F16)
@@ -216,6 +241,54 @@ static int check_one(const SafeTensors *st, const char *name, const Spec *s, con
                       st_dtype_name(t->dtype));
     *out = t;
     return 0;
+}
+
+/* A 3-D expert tensor (s: [E, in, out]) stored in MXFP4, as the published
+ * gpt-oss checkpoints store them: NAME_blocks U8 [E, out, in/32, 16] (32
+ * FP4 E2M1 values a block, two a byte, the low nibble first) and
+ * NAME_scales U8 [E, out, in/32] (one E8M0 exponent a block, biased by
+ * 127). 0 with both bound, 1 when NAME_blocks is absent, -1 (one line)
+ * when either is mis-shaped. */
+static int bind_mxfp4(const SafeTensors *st, const char *name, const Spec *s, const StTensor **blk,
+                      const StTensor **sc, char *err, size_t errlen) {
+    char bn[300], sn[300];
+    snprintf(bn, sizeof bn, "%s_blocks", name), snprintf(sn, sizeof sn, "%s_scales", name);
+    const StTensor *b = st_find(st, bn), *c = st_find(st, sn);
+    if (!b) return 1;
+    const long long G = s->s1 / 32;
+    int ok = s->s1 % 32 == 0 && b->dtype == ST_U8 && b->ndim == 4 && b->shape[0] == s->s0 &&
+             b->shape[1] == s->s2 && b->shape[2] == G && b->shape[3] == 16 && c &&
+             c->dtype == ST_U8 && c->ndim == 3 && c->shape[0] == s->s0 && c->shape[1] == s->s2 &&
+             c->shape[2] == G;
+    if (!ok)
+        return seterr(err, errlen,
+                      "%s: MXFP4 experts need U8 %s [%lld,%lld,%lld,16] and %s [%lld,%lld,%lld] "
+                      "(config.json's sizes; the input size a multiple of 32)",
+                      bn, bn, s->s0, s->s2, G, sn, s->s0, s->s2, G);
+    *blk = b, *sc = c;
+    return 0;
+}
+
+/* dst [E, in, out] (float32) of MXFP4 blocks [E, out, in/32, 16] and
+ * scales [E, out, in/32] (bind_mxfp4): value i of row (e, o) is the FP4
+ * E2M1 code of nibble i (low nibble of byte i/2 for even i) times
+ * 2^(scale - 127) of its block of 32, as transformers'
+ * convert_moe_packed_tensors dequantizes them (then transposed to
+ * [in, out]). */
+static void mxfp4_to_f32(float *dst, const StTensor *blk, const StTensor *sc) {
+    static const float FP4[16] = {0.0f,  0.5f,  1.0f,  1.5f,  2.0f,  3.0f,  4.0f,  6.0f,
+                                  -0.0f, -0.5f, -1.0f, -1.5f, -2.0f, -3.0f, -4.0f, -6.0f};
+    const size_t E = (size_t)blk->shape[0], out = (size_t)blk->shape[1],
+                 in = (size_t)blk->shape[2] * 32;
+    for (size_t e = 0; e < E; e++)
+        for (size_t o = 0; o < out; o++) {
+            const uint8_t *b = blk->data + (e * out + o) * in / 2;
+            const uint8_t *x = sc->data + (e * out + o) * (in / 32);
+            for (size_t i = 0; i < in; i++) {
+                const int code = i % 2 ? b[i / 2] >> 4 : b[i / 2] & 15;
+                dst[(e * in + i) * out + o] = ldexpf(FP4[code], (int)x[i / 32] - 127);
+            }
+        }
 }
 
 /* "transformer." or "" for GPT-2; fixed prefixes for the others. */
@@ -271,9 +344,11 @@ int hf_weights_bind(HfWeights *w, SafeTensors *st, const HfArch *a, char *err, s
         for (int i = 0; i < n; i++) {
             snprintf(name, sizeof name, "%s.%d.%s", lp, l, s[i].suffix);
             const StTensor **slot = &w->layers[l].t[s[i].role];
-            if (check_one(st, name, &s[i], slot, err, errlen) < 0) return -1;
+            const StTensor **sc = &w->layers[l].scales[s[i].role];
+            int q = s[i].ndim == 3 ? bind_mxfp4(st, name, &s[i], slot, sc, err, errlen) : 1;
+            if (q < 0 || (q && check_one(st, name, &s[i], slot, err, errlen) < 0)) return -1;
             if (*slot) note_dtype(w, *slot);
-            need += convert_need(a, s[i].role, *slot);
+            need += q ? convert_need(a, s[i].role, *slot) : 2 * (*slot)->numel;
         }
         if (need > w->scratch_n) w->scratch_n = need;
     }
@@ -303,11 +378,17 @@ static void fused_views(const HfArch *a, const float *out[W_N_ROLES]) {
 int hf_weights_layer(HfWeights *w, int l, const float *out[W_N_ROLES], char *err, size_t errlen) {
     size_t used = 0;
     for (int r = 0; r < W_N_ROLES; r++) {
-        const StTensor *t = w->layers[l].t[r];
+        const StTensor *t = w->layers[l].t[r], *sc = w->layers[l].scales[r];
         const int plus1 = w->a->norm_plus1 && is_norm(r);
-        out[r] = t ? st_f32_view(t) : NULL;
+        out[r] = t && !sc ? st_f32_view(t) : NULL;
         if (!t || (out[r] && !plus1)) continue;
         float *dst = w->scratch + used;
+        if (sc) {
+            mxfp4_to_f32(dst, t, sc);
+            out[r] = dst;
+            used += 2 * t->numel;
+            continue;
+        }
         if (st_to_f32(t, 0, t->numel, dst, err, errlen) < 0) return -1;
         for (size_t i = 0; plus1 && i < t->numel; i++) dst[i] += 1.0f;
         out[r] = dst;

@@ -41,13 +41,24 @@ typedef enum {
                * binds to W_GATE and is handed out as W_GATE, W_UP */
     W_LN1_POST,
     W_LN2_POST,
+    W_SINKS,      /* gpt-oss: self_attn.sinks [H], a logit per head */
+    W_ROUTER,     /* gpt-oss: mlp.router.weight [E, d] */
+    W_ROUTER_B,   /* mlp.router.bias [E] */
+    W_EXP_GU,     /* mlp.experts.gate_up_proj [E, d, 2ff], [in, out] with the
+                   * gate and up columns interleaved (gate at even ones) */
+    W_EXP_GU_B,   /* mlp.experts.gate_up_proj_bias [E, 2ff] */
+    W_EXP_DOWN,   /* mlp.experts.down_proj [E, ff, d], [in, out] */
+    W_EXP_DOWN_B, /* mlp.experts.down_proj_bias [E, d] */
     W_N_ROLES
 } HfRole;
 
 typedef enum { G_EMB, G_POS, G_NORM, G_NORM_B, G_HEAD, G_N_ROLES } HfGlobalRole;
 
+/* t[r]: the tensor of role r; for gpt-oss experts stored in MXFP4,
+ * t[r] is the `_blocks` tensor and scales[r] its `_scales` (else NULL). */
 typedef struct {
     const StTensor *t[W_N_ROLES];
+    const StTensor *scales[W_N_ROLES];
 } HfLayerSpec;
 
 typedef struct {
@@ -67,9 +78,9 @@ int hf_weights_bind(HfWeights *w, SafeTensors *st, const HfArch *a, char *err, s
 void hf_weights_free(HfWeights *w);
 
 /* Float pointers of layer l's tensors (NULL for unused roles), valid until
- * the next call; a fused tensor that a recipe reads as separate roles
- * (Phi-3's qkv_proj, gate_up_proj) comes as views of its row blocks; the
- * norms of a (1 + w) architecture (HfArch.norm_plus1) come as 1 + w. */
+ * the next call (MXFP4 experts dequantized, hf_weights.c mxfp4_to_f32); a fused tensor that a
+ * recipe reads as separate roles (Phi-3's qkv_proj, gate_up_proj) comes as views of its row blocks;
+ * the norms of a (1 + w) architecture (HfArch.norm_plus1) come as 1 + w. */
 int hf_weights_layer(HfWeights *w, int l, const float *out[W_N_ROLES], char *err, size_t errlen);
 /* A global 1-D tensor (norms) as floats: into dst[n] when converted
  * (the final norm of a (1 + w) architecture always, as 1 + w). */

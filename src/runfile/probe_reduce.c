@@ -190,7 +190,7 @@ static void add_empty(ProbeAcc *a, const ProbeLayer *pl, int h, size_t lh) {
     const int T = pl->T;
     const float *col = pl->first_col + (size_t)h * T;
     for (int t = 1; t < T; t++) {
-        double m = 1.0;
+        double m = pl->slot ? 1.0 - pl->slot[(size_t)h * T + t] : 1.0; /* less a sink's share */
         if (!a->s.rows_normalised) {
             const float *row = pl->maps + ((size_t)h * pl->M + t) * pl->M;
             m = 0.0;

@@ -42,7 +42,8 @@ typedef struct {
     int has_slot;            /* keep attention_slot */
     int has_logits;          /* the source calls probe_acc_max_logit (keep max_logit) */
     int rows_normalised;     /* 1: every row's mass on the real tokens is 1
-                                (plain softmax), so no row is empty; 0: the
+                                (plain softmax), or 1 less the slot's weight
+                                (a sink logit in the softmax); 0: the
                                 mass is read from the maps (M = T) */
     int threads;             /* the per-layer reductions run side by side */
 } ProbeShape;
