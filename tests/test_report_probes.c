@@ -226,18 +226,19 @@ static void check_measure(const char *sec, const char *csv, const char *name, in
         assert_non_null(strstr(line, want));
         return;
     }
-    /* the difference of means, and Welch's p of it (2 seeds a side) */
-    const double ma = 0.5 * (x[1][0] + x[1][1]), mb = 0.5 * (x[0][0] + x[0][1]);
-    const double va = 0.5 * pow(x[1][0] - x[1][1], 2), vb = 0.5 * pow(x[0][0] - x[0][1], 2);
-    snprintf(want, sizeof want, "| 2 / 2 | %+.4g | [", ma - mb);
-    if (fabs(ma - mb) > 1e-9 * (fabs(ma) + fabs(mb))) assert_non_null(strstr(line, want));
-    if (va + vb > 1e-12 && fabs(ma - mb) > 1e-9) {
-        const double se2 = va / 2 + vb / 2, t = fabs(ma - mb) / sqrt(se2);
-        const double df = se2 * se2 / (pow(va / 2, 2) / 1 + pow(vb / 2, 2) / 1);
-        snprintf(want, sizeof want, "] | %.3g | ", 2.0 * gsl_cdf_tdist_Q(t, df));
-        assert_non_null(strstr(line, want));
-    }
-    /* the smallest exact Mann–Whitney p of 2 + 2 seeds is 1/3: never shown */
+    /* the seeds pair (1 and 2 in both arms): the mean paired difference
+     * and the paired t-test's p of it, computed here (df = 1) */
+    const double d0 = x[1][0] - x[0][0], d1 = x[1][1] - x[0][1], md = 0.5 * (d0 + d1);
+    const double sd = fabs(d0 - d1) / sqrt(2.0);
+    snprintf(want, sizeof want, "| paired t, Wilcoxon | 2 / 2 | %+.4g | [", md);
+    assert_non_null(strstr(line, want));
+    const double pt = sd > 0      ? 2.0 * gsl_cdf_tdist_Q(fabs(md) / (sd / sqrt(2.0)), 1.0)
+                      : md != 0.0 ? 0.0
+                                  : 1.0; /* all differences equal: t = +-inf, or 0 */
+    if (pt < 1e-4) snprintf(want, sizeof want, "] | < 1e-4 | ");
+    else snprintf(want, sizeof want, "] | %.3g | ", pt);
+    assert_non_null(strstr(line, want));
+    /* the smallest exact Wilcoxon p of 2 pairs is 1/2: never shown */
     assert_non_null(strstr(line, "| no difference shown |"));
 }
 
@@ -287,6 +288,25 @@ static void test_section(void **state) {
     assert_non_null(sec2);
     assert_string_equal(sec2, sec);
     free(sec2), free(md2), free(sec), free(csv), free(md);
+}
+
+/* Arms whose seeds do not pair (1, 2 against 3, 4) are compared by the
+ * unpaired tests, every measure. */
+static void test_section_unpaired(void **state) {
+    (void)state;
+    char saved[256];
+    enter_subdir(saved, sizeof saved, "unpaired");
+    g_probe_hook = add_profiles;
+    make_run("base_s1.h5", "baseline", 1, 2.0, 0.5f, 0, 0);
+    make_run("base_s2.h5", "baseline", 2, 2.1, 0.5f, 0, 0);
+    make_run("g1_s3.h5", "g1-elem", 3, 1.9, 0.05f, 1, 0);
+    make_run("g1_s4.h5", "g1-elem", 4, 1.95, 0.05f, 1, 0);
+    g_probe_hook = NULL;
+    char *md = report_in_subdir(saved), *sec = section(md);
+    assert_non_null(sec);
+    assert_null(strstr(sec, "| paired t, Wilcoxon |"));
+    assert_non_null(strstr(sec, "| `bos_key_norm_ratio` | Welch, Mann–Whitney | 2 / 2 |"));
+    free(sec), free(md);
 }
 
 /* csv with column col (0-based) of every record after the header
@@ -340,6 +360,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_summaries),
         cmocka_unit_test(test_section),
+        cmocka_unit_test(test_section_unpaired),
         cmocka_unit_test(test_section_without_arrays),
     };
     return cmocka_run_group_tests(tests, tu_scratch_setup, tu_scratch_teardown);

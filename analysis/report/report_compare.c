@@ -114,6 +114,28 @@ int md_stat_cells(FILE *f, const double *a, int na, const double *b, int nb) {
     return c.tested ? significant(&c) : -1;
 }
 
+/* See report_priv.h. */
+int md_paired_cells(FILE *f, const double *x, const double *y, int n) {
+    StatsPaired t;
+    StatsWilcoxon w;
+    char err[160];
+    fprintf(f, " %d / %d | ", n, n);
+    if (n < 2 || stats_paired_t(&t, x, y, n, err, sizeof err) != 0 ||
+        stats_wilcoxon(&w, x, y, n, err, sizeof err) != 0) {
+        fputs("– | – | – | – | too few pairs (needs 2) |", f);
+        return -1;
+    }
+    fprintf(f, "%+.4g | [%+.4g, %+.4g] | ", t.mean_diff, t.lo, t.hi);
+    put_p(f, t.p);
+    fputs(" | ", f);
+    put_p(f, w.p);
+    const int sig = t.p < ALPHA && w.p < ALPHA;
+    fprintf(f, " | %s |",
+            sig ? (t.mean_diff < 0 ? "lower (exploratory)" : "higher (exploratory)")
+                : "no difference shown");
+    return sig;
+}
+
 /* Every comparison of the section, in table order, with BH q-values over
  * the tested ones (q of the larger of Welch's and Mann-Whitney's p). */
 typedef struct {

@@ -115,6 +115,10 @@ void put_p_rel(FILE *f, double p);
  * mean(b): the cells of a comparison table. Returns 1 when both p < 0.05,
  * 0 when not, -1 when untested (fewer than 2 values on a side). */
 int md_stat_cells(FILE *f, const double *a, int na, const double *b, int nb);
+/* The same cells for n pairs (x[i], y[i]), the difference x - y: " n / n |
+ * mean difference | its paired-t 95% interval | paired t p | exact
+ * Wilcoxon signed-rank p | verdict |" (both p < 0.05). */
+int md_paired_cells(FILE *f, const double *x, const double *y, int n);
 /* report_compute.c */
 /* The Compute section: the runs' parameters, training tokens and FLOPs
  * beside every source of paper_scales.h, one table row each. */

@@ -6,8 +6,8 @@
  * sinks), read from the rows alone, so results.csv gives the section as the
  * run files do. Per run group: each measure's mean ± sample std over the
  * seeds that have it; per group with a matching baseline group (as for
- * ΔPPL): the difference of means with md_stat_cells' tests, labelled
- * exploratory. */
+ * ΔPPL): the difference of means with paired tests where the seeds pair,
+ * else md_stat_cells' unpaired ones, labelled exploratory. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,26 +68,55 @@ static void means_table(FILE *f, const Row *rows, int n, const MetricCol *const 
     }
 }
 
+/* The seeds pair when every value of group [a, ae) has one of group
+ * [b, be) at the same seed and the other way round: x[k], y[k] the k
+ * pairs in seed order; 0 when they do not pair. */
+static int paired_values(const Row *rows, int a, int ae, int b, int be, const MetricCol *m,
+                         double *x, double *y) {
+    int k = 0, nb = 0;
+    for (int j = b; j < be; j++) nb += rows[j].ok && isfinite(metric_value(&rows[j], m));
+    for (int i = a; i < ae; i++) {
+        double v = rows[i].ok ? metric_value(&rows[i], m) : NAN;
+        if (!isfinite(v)) continue;
+        int hit = -1;
+        for (int j = b; j < be && hit < 0; j++)
+            if (rows[j].ok && rows[j].seed == rows[i].seed && isfinite(metric_value(&rows[j], m)))
+                hit = j;
+        if (hit < 0) return 0;
+        x[k] = v, y[k++] = metric_value(&rows[hit], m);
+    }
+    return k == nb ? k : 0;
+}
+
 /* Every group with a matching baseline group other than itself against
- * it, one line per measure either side has: md_stat_cells. */
+ * it, one line per measure either side has: paired tests where the seeds
+ * pair (md_paired_cells: the arms share each seed's data), else
+ * md_stat_cells'. */
 static void compare_table(FILE *f, const Row *rows, int n, const MetricCol *const *mc, int nm,
                           double *va, double *vb) {
     int any = 0;
     for (int a = 0; a < n && rows[a].ok; a = group_end(rows, n, a)) {
         const int base = rows[a].base;
         if (base < 0 || base == a) continue;
+        const int ae = group_end(rows, n, a), be = group_end(rows, n, base);
         for (int j = 0; j < nm; j++) {
-            int na = group_values(rows, a, group_end(rows, n, a), mc[j], va);
-            int nb = group_values(rows, base, group_end(rows, n, base), mc[j], vb);
+            int na = group_values(rows, a, ae, mc[j], va);
+            int nb = group_values(rows, base, be, mc[j], vb);
             if (na == 0 && nb == 0) continue;
             if (!any++)
-                fputs("\n| run | baseline | data | measure | seeds (run / base) | difference | "
-                      "95% CI | Welch p | Mann–Whitney p | verdict (both p < 0.05, exploratory) "
-                      "|\n|---|---|---|---|---|---|---|---|---|---|\n",
+                fputs("\n| run | baseline | data | measure | tests | seeds (run / base) | "
+                      "difference | 95% CI | p (t) | p (rank) | verdict (both p < 0.05, "
+                      "exploratory) |\n|---|---|---|---|---|---|---|---|---|---|---|\n",
                       f);
             fprintf(f, "| %s | %s | %s |", rows[a].run, rows[base].run, rows[a].data);
             put_head(f, mc[j]);
-            md_stat_cells(f, va, na, vb, nb);
+            int k = paired_values(rows, a, ae, base, be, mc[j], va, vb);
+            if (k >= 2) fputs(" paired t, Wilcoxon |", f), md_paired_cells(f, va, vb, k);
+            else { /* paired_values wrote over the buffers */
+                na = group_values(rows, a, ae, mc[j], va);
+                nb = group_values(rows, base, be, mc[j], vb);
+                fputs(" Welch, Mann–Whitney |", f), md_stat_cells(f, va, na, vb, nb);
+            }
             fputc('\n', f);
         }
     }
@@ -112,9 +141,13 @@ void md_probes(FILE *f, const Row *rows, int n) {
           f);
     if (trained)
         fputs("Each group against its matching baseline group (as for [ΔPPL](#def-dppl)): the "
-              "difference of means (group − baseline), its 95% bootstrap interval, Welch's t-test "
-              "p and the exact Mann–Whitney p (docs/statistics.md), with no correction across "
-              "the table. **Exploratory**: not among the declared tests, and no difference here "
+              "difference (group − baseline): where the seeds pair (each seed of one group has "
+              "the same seed in the other, so the arms share its data), the mean of the paired "
+              "differences, its paired-t 95% interval, the paired t-test p and the exact "
+              "Wilcoxon signed-rank p; else the difference of means, its 95% bootstrap interval, "
+              "Welch's t-test p and the exact Mann–Whitney p (docs/statistics.md); no correction "
+              "across the table. **Exploratory**: not among the declared tests, and no difference "
+              "here "
               "is a claim.\n\n",
               f);
     else fputs("One row per checkpoint, none compared with another.\n\n", f);
