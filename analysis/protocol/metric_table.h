@@ -28,6 +28,13 @@ typedef enum {
     MS_GATE_BELOW /* the probe's gate_below column at `threshold` (bounded gates only) */
 } MetricSource;
 
+/* What a Row holds for a metric before anything is read (metric_blank). */
+typedef enum {
+    MB_UNKNOWN = 0, /* not known: NaN, or -1 for MK_LL, MK_FLAG and MK_INT */
+    MB_ZERO         /* 0: a count or flag that reading nothing makes known (no probe:
+                     * has_probe 0), or a value read whole with others (lr: Row.cfg) */
+} MetricBlank;
+
 typedef struct {
     const char *csv;  /* results.csv column; a "%g" in it is the threshold */
     double threshold; /* the threshold the names carry; NAN: none */
@@ -52,6 +59,8 @@ typedef struct {
     /* the section "Probe measures across seeds" (report_probes.c) shows
      * it in this place, 1, 2, ...; 0: not shown there */
     int seeds_order;
+    /* its value in a Row before anything is read (metric_blank) */
+    MetricBlank blank;
 } MetricCol;
 
 /* The i-th metric in CSV order; NULL past the end. */
@@ -74,7 +83,11 @@ int metric_md_columns(int t, const MetricCol **out, int cap);
  * (seeds_order) into out[cap]; returns how many. */
 int metric_seeds_columns(const MetricCol **out, int cap);
 
-/* metric_table.c: metric m of row w as a number (NaN: unknown). */
+/* metric m of row w as a number (NaN: unknown). */
 double metric_value(const Row *w, const MetricCol *m);
+/* Sets every metric of w to its blank value (MetricBlank): NaN or -1,
+ * unknown, for all but the MB_ZERO rows; the Row's other fields are
+ * left as they are. */
+void metric_blank(Row *w);
 
 #endif
