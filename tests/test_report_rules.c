@@ -535,6 +535,8 @@ static void test_row_blank_unknown(void **state) {
         if (m->blank == MB_ZERO) zero++, assert_true(v == 0);
         else if (m->kind == MK_LL) assert_true(v == -1);
         else if (!isnan(v)) fail_msg("%s: a blank Row holds %g, not unknown", name, v);
+        if (m->proto > 0 && (!m->label || metric_declared((ProtoMetric)(m->proto - 1)) != m))
+            fail_msg("%s: a declarable row needs a label and a proto of its own", name);
     }
     assert_int_equal(zero, 8); /* n_params, n_params_added, lr and the probe's own columns */
     free(w);

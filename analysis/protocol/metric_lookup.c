@@ -79,6 +79,12 @@ int metric_seeds_columns(const MetricCol **out, int cap) {
     return n;
 }
 
+const MetricCol *metric_declared(ProtoMetric m) {
+    for (int i = 0; m >= 0 && metric_at(i); i++)
+        if (metric_at(i)->proto == (int)m + 1) return metric_at(i);
+    return NULL;
+}
+
 double metric_value(const Row *w, const MetricCol *m) {
     const char *at = (const char *)w + m->off;
     switch (m->kind) {

@@ -4,7 +4,8 @@
 
 #include <math.h>
 
-#include "metrics.h" /* SINK_EPS, SINK_EPS_LOW, SINK_EPS_MID */
+#include "metrics.h"      /* SINK_EPS, SINK_EPS_LOW, SINK_EPS_MID */
+#include "paper_scales.h" /* SE_*: the effects a declarable metric speaks to */
 #include "row.h"
 #include "runschema.h" /* RS_GATE_SPARSE */
 #include "sinkstats.h" /* SS_NEAR_DIST */
@@ -17,16 +18,6 @@
 /* the same, 0 before anything is read (MB_ZERO) */
 #define CSV_ZERO(name_, kind_, field_)                                                             \
     {.csv = name_, .threshold = NAN, .kind = kind_, .off = OFF(field_), .blank = MB_ZERO}
-/* the same, for a metric a protocol may declare as ProtoMetric pm, which
- * its headline calls label */
-#define CSV_ONLY_PROTO(name_, kind_, field_, pm_, label_)                                          \
-    {.csv = name_,                                                                                 \
-     .threshold = NAN,                                                                             \
-     .kind = kind_,                                                                                \
-     .off = OFF(field_),                                                                           \
-     .proto = (pm_) + 1,                                                                           \
-     .label = label_}
-
 /* long-context degradation [mode][k] at LC_MULT[k] times the training length */
 #define LC_DEF                                                                                     \
     "Long-context degradation (gatelab eval): val loss at the column's multiple of the training "  \
@@ -39,7 +30,8 @@
      .off = OFF(lc_deg[mode_][k_]),                                                                \
      .def = LC_DEF,                                                                                \
      .proto = (pm_) + 1,                                                                           \
-     .label = label_}
+     .label = label_,                                                                              \
+     .effects = 1u << SE_LONGCTX}
 /* the same, with a definition (`gatelab metrics`) */
 #define CSV_DEF(name_, field_, def_)                                                               \
     {.csv = name_, .threshold = NAN, .kind = MK_REAL, .off = OFF(field_), .def = def_}
@@ -140,6 +132,7 @@ static const MetricCol METRICS[] = {
             "else the last /metrics/eval/val_loss.",
      .proto = PM_VAL_LOSS + 1,
      .label = "val loss",
+     .effects = 1u << SE_LOSS,
      .lower = "beats",
      .higher = "is worse than"},
     {.csv = "ppl",
@@ -191,6 +184,7 @@ static const MetricCol METRICS[] = {
             "0 and so includes the self term A[0, 0] = 1; see [sink@{sink}](#def-sink).",
      .proto = PM_F_ATTN + 1,
      .label = "F-Attn",
+     .effects = 1u << SE_SINK_FORMS | 1u << SE_SINK_REMOVAL,
      .lower = "has a weaker first-token sink than",
      .higher = "has a stronger first-token sink than"},
     {.csv = "f_attn_uniform",
@@ -259,6 +253,7 @@ static const MetricCol METRICS[] = {
             "stream), averaged over probe sequences; M-Act is the mean over layers.",
      .proto = PM_M_ACT + 1,
      .label = "M-Act",
+     .effects = 1u << SE_MASSIVE,
      .lower = "has smaller massive activations than",
      .higher = "has larger massive activations than"},
     {.csv = "spikes",
@@ -390,8 +385,13 @@ static const MetricCol METRICS[] = {
      .def = "Mean over layers of `‖h_0‖ / mean over t ≠ 0 of ‖h_t‖` (Gu et al.; position 0 "
             "is BOS when BOS is on)."},
     CSV_ONLY("gate_bounded", NAN, MK_FLAG, gate_bounded),
-    CSV_ONLY_PROTO("sink_formed", MK_FLAG, sink_formed, PM_SINK_FORMED,
-                   "share of seeds with a sink"),
+    {.csv = "sink_formed",
+     .threshold = NAN,
+     .kind = MK_FLAG,
+     .off = OFF(sink_formed),
+     .proto = PM_SINK_FORMED + 1,
+     .label = "share of seeds with a sink",
+     .effects = 1u << SE_SINK_FORMS | 1u << SE_SINK_REMOVAL},
     CSV_ZERO("lr", MK_REAL, cfg[CFG_LR]),
     CSV_ONLY("loss0", NAN, MK_REAL, loss0),
     CSV_ONLY("max_logit", NAN, MK_REAL, max_logit),

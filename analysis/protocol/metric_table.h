@@ -50,8 +50,11 @@ typedef struct {
     /* 1 + the ProtoMetric (protocol.h) under which a study's protocol may
      * declare this metric by its CSV name; 0: not declarable. */
     int proto;
-    /* a declarable metric: what the confirmatory headline calls it */
+    /* a declarable metric: what the confirmatory headline calls it, and
+     * the paper-scale effects (paper_scales.h, a bit 1u << SE_* each) a
+     * claim on it speaks to in the Compute section; 0: none */
     const char *label;
+    unsigned effects;
     /* the exploratory comparison with the baseline tests this metric
      * (md_compare): what a significantly lower and higher value of a run
      * group means; NULL: not compared */
@@ -83,6 +86,9 @@ int metric_md_columns(int t, const MetricCol **out, int cap);
  * (seeds_order) into out[cap]; returns how many. */
 int metric_seeds_columns(const MetricCol **out, int cap);
 
+/* The row a protocol declares as m (its `proto` is m + 1); NULL when
+ * none (good_regime is the protocol's own, not a row). */
+const MetricCol *metric_declared(ProtoMetric m);
 /* metric m of row w as a number (NaN: unknown). */
 double metric_value(const Row *w, const MetricCol *m);
 /* Sets every metric of w to its blank value (MetricBlank): NaN or -1,

@@ -14,9 +14,7 @@
 
 /* The metric table's row declared as m; NULL for a bad m. */
 static const MetricCol *declared(int m) {
-    for (int i = 0; m >= 0 && m < PM_COUNT && metric_at(i); i++)
-        if (metric_at(i)->proto == m + 1) return metric_at(i);
-    return NULL;
+    return m >= 0 && m < PM_COUNT ? metric_declared((ProtoMetric)m) : NULL;
 }
 
 const char *proto_metric_name(ProtoMetric m) {
