@@ -55,6 +55,9 @@ typedef struct {
      * claim on it speaks to in the Compute section; 0: none */
     const char *label;
     unsigned effects;
+    /* a declarable row a [primary] family refuses: why, as the refusal
+     * says it ("it repeats ..."); NULL: accepted */
+    const char *not_primary;
     /* the exploratory comparison with the baseline tests this metric
      * (md_compare): what a significantly lower and higher value of a run
      * group means; NULL: not compared */
