@@ -19,6 +19,7 @@
 #include "flops.h"
 #include "instability.h"
 #include "massive.h"
+#include "metric_table.h"
 #include "paper_scales.h"
 #include "paper_tables.h"
 #include "protocol.h"
@@ -517,8 +518,33 @@ static void test_mann_whitney_many_seeds(void **state) {
     }
 }
 
+/* A Row with nothing read holds every metric of the table unknown (NaN in
+ * results.csv: blank) but the MB_ZERO ones, which are 0: a metric added
+ * to the table is blanked by its row alone, and never reads as 0. */
+static void test_row_blank_unknown(void **state) {
+    (void)state;
+    Row *w = calloc(1, sizeof *w);
+    assert_non_null(w);
+    row_blank(w);
+    int zero = 0;
+    for (int i = 0; metric_at(i); i++) {
+        const MetricCol *m = metric_at(i);
+        char name[128];
+        metric_name(m, name, sizeof name);
+        double v = metric_value(w, m);
+        if (m->blank == MB_ZERO) zero++, assert_true(v == 0);
+        else if (m->kind == MK_LL) assert_true(v == -1);
+        else if (!isnan(v)) fail_msg("%s: a blank Row holds %g, not unknown", name, v);
+        if (m->proto > 0 && (!m->label || metric_declared((ProtoMetric)(m->proto - 1)) != m))
+            fail_msg("%s: a declarable row needs a label and a proto of its own", name);
+    }
+    assert_int_equal(zero, 8); /* n_params, n_params_added, lr and the probe's own columns */
+    free(w);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_row_blank_unknown),
         cmocka_unit_test(test_instability_rule),
         cmocka_unit_test(test_sun_criterion),
         cmocka_unit_test(test_flops),

@@ -1,12 +1,11 @@
 /* metric_table.c: the per-run metrics of the report (metric_table.h),
- * in results.csv's column order. */
+ * in results.csv's column order; their lookups are metric_lookup.c's. */
 #include "metric_table.h"
 
 #include <math.h>
-#include <stdio.h>
-#include <string.h>
 
-#include "metrics.h" /* SINK_EPS, SINK_EPS_LOW, SINK_EPS_MID */
+#include "metrics.h"      /* SINK_EPS, SINK_EPS_LOW, SINK_EPS_MID */
+#include "paper_scales.h" /* SE_*: the effects a declarable metric speaks to */
 #include "row.h"
 #include "runschema.h" /* RS_GATE_SPARSE */
 #include "sinkstats.h" /* SS_NEAR_DIST */
@@ -16,16 +15,9 @@
 /* a metric results.csv has and REPORT.md's tables do not */
 #define CSV_ONLY(name_, thr_, kind_, field_)                                                       \
     {.csv = name_, .threshold = thr_, .kind = kind_, .off = OFF(field_)}
-/* the same, for a metric a protocol may declare as ProtoMetric pm, which
- * its headline calls label */
-#define CSV_ONLY_PROTO(name_, kind_, field_, pm_, label_)                                          \
-    {.csv = name_,                                                                                 \
-     .threshold = NAN,                                                                             \
-     .kind = kind_,                                                                                \
-     .off = OFF(field_),                                                                           \
-     .proto = (pm_) + 1,                                                                           \
-     .label = label_}
-
+/* the same, 0 before anything is read (MB_ZERO) */
+#define CSV_ZERO(name_, kind_, field_)                                                             \
+    {.csv = name_, .threshold = NAN, .kind = kind_, .off = OFF(field_), .blank = MB_ZERO}
 /* long-context degradation [mode][k] at LC_MULT[k] times the training length */
 #define LC_DEF                                                                                     \
     "Long-context degradation (gatelab eval): val loss at the column's multiple of the training "  \
@@ -38,7 +30,8 @@
      .off = OFF(lc_deg[mode_][k_]),                                                                \
      .def = LC_DEF,                                                                                \
      .proto = (pm_) + 1,                                                                           \
-     .label = label_}
+     .label = label_,                                                                              \
+     .effects = 1u << SE_LONGCTX}
 /* the same, with a definition (`gatelab metrics`) */
 #define CSV_DEF(name_, field_, def_)                                                               \
     {.csv = name_, .threshold = NAN, .kind = MK_REAL, .off = OFF(field_), .def = def_}
@@ -123,8 +116,8 @@ _Static_assert(0 Q_MODES(Q_ONE) == Q_NMODES, "Q_MODES names every quantized mode
             "not searched (only w8a8, w8a8-pct and w4a4 have one)."},
 
 static const MetricCol METRICS[] = {
-    CSV_ONLY("n_params", NAN, MK_LL, n_params),
-    CSV_ONLY("n_params_added", NAN, MK_LL, n_params_added),
+    CSV_ZERO("n_params", MK_LL, n_params),
+    CSV_ZERO("n_params_added", MK_LL, n_params_added),
     CSV_ONLY("steps", NAN, MK_WHOLE, steps),
     {.csv = "val_loss",
      .threshold = NAN,
@@ -139,6 +132,7 @@ static const MetricCol METRICS[] = {
             "else the last /metrics/eval/val_loss.",
      .proto = PM_VAL_LOSS + 1,
      .label = "val loss",
+     .effects = 1u << SE_LOSS,
      .lower = "beats",
      .higher = "is worse than"},
     {.csv = "ppl",
@@ -190,6 +184,7 @@ static const MetricCol METRICS[] = {
             "0 and so includes the self term A[0, 0] = 1; see [sink@{sink}](#def-sink).",
      .proto = PM_F_ATTN + 1,
      .label = "F-Attn",
+     .effects = 1u << SE_SINK_FORMS | 1u << SE_SINK_REMOVAL,
      .lower = "has a weaker first-token sink than",
      .higher = "has a stronger first-token sink than"},
     {.csv = "f_attn_uniform",
@@ -258,6 +253,7 @@ static const MetricCol METRICS[] = {
             "stream), averaged over probe sequences; M-Act is the mean over layers.",
      .proto = PM_M_ACT + 1,
      .label = "M-Act",
+     .effects = 1u << SE_MASSIVE,
      .lower = "has smaller massive activations than",
      .higher = "has larger massive activations than"},
     {.csv = "spikes",
@@ -389,9 +385,15 @@ static const MetricCol METRICS[] = {
      .def = "Mean over layers of `‖h_0‖ / mean over t ≠ 0 of ‖h_t‖` (Gu et al.; position 0 "
             "is BOS when BOS is on)."},
     CSV_ONLY("gate_bounded", NAN, MK_FLAG, gate_bounded),
-    CSV_ONLY_PROTO("sink_formed", MK_FLAG, sink_formed, PM_SINK_FORMED,
-                   "share of seeds with a sink"),
-    CSV_ONLY("lr", NAN, MK_REAL, cfg[CFG_LR]),
+    {.csv = "sink_formed",
+     .threshold = NAN,
+     .kind = MK_FLAG,
+     .off = OFF(sink_formed),
+     .proto = PM_SINK_FORMED + 1,
+     .label = "share of seeds with a sink",
+     .effects = 1u << SE_SINK_FORMS | 1u << SE_SINK_REMOVAL,
+     .not_primary = "it repeats f_attn coarsely and moves with its threshold"},
+    CSV_ZERO("lr", MK_REAL, cfg[CFG_LR]),
     CSV_ONLY("loss0", NAN, MK_REAL, loss0),
     CSV_ONLY("max_logit", NAN, MK_REAL, max_logit),
     /* rs_lc_degradation (runstats.h), from gatelab eval's /lceval */
@@ -483,11 +485,11 @@ static const MetricCol METRICS[] = {
     CSV_ONLY("task_floor", NAN, MK_REAL, task_floor),
     /* what the report reads of the last probe besides its metrics, so that
      * results.csv alone gives the same tables (report_csv.c) */
-    CSV_ONLY("has_probe", NAN, MK_FLAG, has_probe),
-    CSV_ONLY("probe_len", NAN, MK_INT, probe_T),
-    CSV_ONLY("probe_seqs", NAN, MK_INT, probe_N),
-    CSV_ONLY("probe_proxy", NAN, MK_FLAG, proxy),
-    CSV_ONLY("gate_unbounded", NAN, MK_FLAG, gate_unbounded),
+    CSV_ZERO("has_probe", MK_FLAG, has_probe),
+    CSV_ZERO("probe_len", MK_INT, probe_T),
+    CSV_ZERO("probe_seqs", MK_INT, probe_N),
+    CSV_ZERO("probe_proxy", MK_FLAG, proxy),
+    CSV_ZERO("gate_unbounded", MK_FLAG, gate_unbounded),
     /* the probe measures beyond position 0's share (sinkstats.h), one number
      * a run, at the last probe; blank when the run file does not store them */
     CSV_DEF("key_norm_first", knorm_first,
@@ -609,81 +611,3 @@ static const MetricCol METRICS[] = {
 #define N_METRICS ((int)(sizeof METRICS / sizeof METRICS[0]))
 
 const MetricCol *metric_at(int i) { return i >= 0 && i < N_METRICS ? &METRICS[i] : NULL; }
-
-/* fmt into buf[len] with every "%g" replaced by thr (kept when thr is NaN)
- * and every "{sink}" by SINK_EPS; truncated to fit. */
-static void with_threshold(const char *fmt, double thr, char *buf, size_t len) {
-    size_t n = 0;
-    if (len == 0) return;
-    buf[0] = '\0';
-    for (const char *p = fmt; *p && n + 1 < len;) {
-        int w;
-        if (!strncmp(p, "%g", 2) && !isnan(thr)) w = snprintf(buf + n, len - n, "%g", thr), p += 2;
-        else if (!strncmp(p, "{sink}", 6)) w = snprintf(buf + n, len - n, "%g", SINK_EPS), p += 6;
-        else w = snprintf(buf + n, len - n, "%c", *p++);
-        n = w < 0 ? n : n + (size_t)w < len ? n + (size_t)w : len - 1;
-    }
-}
-
-void metric_name(const MetricCol *m, char *buf, size_t len) {
-    with_threshold(m->csv, m->threshold, buf, len);
-}
-
-void metric_head(const MetricCol *m, char *buf, size_t len) {
-    with_threshold(m->head ? m->head : "", m->threshold, buf, len);
-}
-
-void metric_def(const MetricCol *m, char *buf, size_t len) {
-    with_threshold(m->def ? m->def : "", m->threshold, buf, len);
-}
-
-const MetricCol *metric_find(const char *name) {
-    char buf[128];
-    for (int i = 0; i < N_METRICS; i++) {
-        metric_name(&METRICS[i], buf, sizeof buf);
-        if (!strcmp(buf, name)) return &METRICS[i];
-    }
-    return NULL;
-}
-
-int metric_compared(const MetricCol **out, int cap) {
-    int n = 0;
-    for (int i = 0; i < N_METRICS && n < cap; i++)
-        if (METRICS[i].lower) out[n++] = &METRICS[i];
-    return n;
-}
-
-int metric_md_columns(int t, const MetricCol **out, int cap) {
-    int n = 0;
-    for (int order = 1; n < cap; order++) {
-        int found = 0;
-        for (int i = 0; i < N_METRICS && n < cap; i++)
-            if (METRICS[i].md_table == t && METRICS[i].md_order == order)
-                out[n++] = &METRICS[i], found = 1;
-        if (!found) break;
-    }
-    return n;
-}
-
-int metric_seeds_columns(const MetricCol **out, int cap) {
-    int n = 0;
-    for (int order = 1; n < cap; order++) {
-        int found = 0;
-        for (int i = 0; i < N_METRICS && n < cap; i++)
-            if (METRICS[i].seeds_order == order) out[n++] = &METRICS[i], found = 1;
-        if (!found) break;
-    }
-    return n;
-}
-
-double metric_value(const Row *w, const MetricCol *m) {
-    const char *at = (const char *)w + m->off;
-    switch (m->kind) {
-    case MK_LL: return (double)*(const long long *)at;
-    case MK_FLAG:
-    case MK_INT: return *(const int *)at >= 0 ? *(const int *)at : NAN;
-    case MK_REAL:
-    case MK_WHOLE: return *(const double *)at;
-    }
-    return NAN;
-}

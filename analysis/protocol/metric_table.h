@@ -28,6 +28,13 @@ typedef enum {
     MS_GATE_BELOW /* the probe's gate_below column at `threshold` (bounded gates only) */
 } MetricSource;
 
+/* What a Row holds for a metric before anything is read (metric_blank). */
+typedef enum {
+    MB_UNKNOWN = 0, /* not known: NaN, or -1 for MK_LL, MK_FLAG and MK_INT */
+    MB_ZERO         /* 0: a count or flag that reading nothing makes known (no probe:
+                     * has_probe 0), or a value read whole with others (lr: Row.cfg) */
+} MetricBlank;
+
 typedef struct {
     const char *csv;  /* results.csv column; a "%g" in it is the threshold */
     double threshold; /* the threshold the names carry; NAN: none */
@@ -43,8 +50,14 @@ typedef struct {
     /* 1 + the ProtoMetric (protocol.h) under which a study's protocol may
      * declare this metric by its CSV name; 0: not declarable. */
     int proto;
-    /* a declarable metric: what the confirmatory headline calls it */
+    /* a declarable metric: what the confirmatory headline calls it, and
+     * the paper-scale effects (paper_scales.h, a bit 1u << SE_* each) a
+     * claim on it speaks to in the Compute section; 0: none */
     const char *label;
+    unsigned effects;
+    /* a declarable row a [primary] family refuses: why, as the refusal
+     * says it ("it repeats ..."); NULL: accepted */
+    const char *not_primary;
     /* the exploratory comparison with the baseline tests this metric
      * (md_compare): what a significantly lower and higher value of a run
      * group means; NULL: not compared */
@@ -52,6 +65,8 @@ typedef struct {
     /* the section "Probe measures across seeds" (report_probes.c) shows
      * it in this place, 1, 2, ...; 0: not shown there */
     int seeds_order;
+    /* its value in a Row before anything is read (metric_blank) */
+    MetricBlank blank;
 } MetricCol;
 
 /* The i-th metric in CSV order; NULL past the end. */
@@ -74,7 +89,14 @@ int metric_md_columns(int t, const MetricCol **out, int cap);
  * (seeds_order) into out[cap]; returns how many. */
 int metric_seeds_columns(const MetricCol **out, int cap);
 
-/* metric_table.c: metric m of row w as a number (NaN: unknown). */
+/* The row a protocol declares as m (its `proto` is m + 1); NULL when
+ * none (good_regime is the protocol's own, not a row). */
+const MetricCol *metric_declared(ProtoMetric m);
+/* metric m of row w as a number (NaN: unknown). */
 double metric_value(const Row *w, const MetricCol *m);
+/* Sets every metric of w to its blank value (MetricBlank): NaN or -1,
+ * unknown, for all but the MB_ZERO rows; the Row's other fields are
+ * left as they are. */
+void metric_blank(Row *w);
 
 #endif

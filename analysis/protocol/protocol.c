@@ -14,9 +14,7 @@
 
 /* The metric table's row declared as m; NULL for a bad m. */
 static const MetricCol *declared(int m) {
-    for (int i = 0; m >= 0 && m < PM_COUNT && metric_at(i); i++)
-        if (metric_at(i)->proto == m + 1) return metric_at(i);
-    return NULL;
+    return m >= 0 && m < PM_COUNT ? metric_declared((ProtoMetric)m) : NULL;
 }
 
 const char *proto_metric_name(ProtoMetric m) {
@@ -52,7 +50,7 @@ static void metric_list(char *buf, size_t len) {
     size_t n = 0;
     buf[0] = '\0';
     for (int m = 0; m < PM_COUNT && n < len; m++) {
-        if (m == PM_SINK_FORMED) continue; /* refused in [primary] */
+        if (declared(m) && declared(m)->not_primary) continue; /* refused in [primary] */
         const char *sep = m == 0 ? "" : m == PM_COUNT - 1 ? " or " : ", ";
         int w = snprintf(buf + n, len - n, "%s%s", sep, proto_metric_name((ProtoMetric)m));
         if (w < 0) break;
@@ -90,12 +88,12 @@ static int has_metric(const Protocol *p, int m) {
 
 static int key_metric(Protocol *p, const char *v, char *err, size_t errlen) {
     int m = metric_of(v);
-    if (m == PM_SINK_FORMED)
-        return seterr(
-            err, errlen,
-            "metric 'sink_formed' is not a primary metric: it repeats f_attn coarsely and "
-            "moves with its threshold (drop the line; the report still counts it, "
-            "exploratory)");
+    const MetricCol *c = declared(m);
+    if (c && c->not_primary)
+        return seterr(err, errlen,
+                      "metric '%s' is not a primary metric: %s (drop the line; the report still "
+                      "counts it, exploratory)",
+                      c->csv, c->not_primary);
     if (m < 0) {
         char names[400];
         metric_list(names, sizeof names);

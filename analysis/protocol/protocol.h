@@ -43,10 +43,11 @@
  * Tests: welch, mann-whitney (unpaired), paired-t, wilcoxon (exact signed
  * rank; both pair the runs of two arms by seed, over the seeds both have),
  * fisher (the only test of good_regime, a 0/1 per run: final val loss
- * below the threshold). sink_formed is refused as a primary metric (it
- * repeats F-Attn coarsely and moves with its threshold; the report still
- * counts it, exploratory). A metric without a `test` is refused, naming
- * its line: one declared test per metric, never the larger of two.
+ * below the threshold). sink_formed is refused as a primary metric (its
+ * metric-table row's `not_primary`: it repeats F-Attn coarsely and moves
+ * with its threshold; the report still counts it, exploratory). A metric
+ * without a `test` is refused, naming its line: one declared test per
+ * metric, never the larger of two.
  *
  * `gatelab sweep` copies the section into OUT/protocol.ini; `gatelab
  * report` reads it there and applies Holm's correction across the family

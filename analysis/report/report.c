@@ -9,7 +9,8 @@
  * This file puts the pieces together: results.csv (report_csv.c), the
  * REPORT.md tables (report_md.c), figures (report_figs.c), the
  * long-context and stability sections (report_longctx.c,
- * report_stability.c). */
+ * report_stability.c); REPORT.md's sections are one table, SECTIONS, in
+ * the order they are written, each over one context (MdCtx). */
 #include "report.h"
 #include "protocol_check.h"
 #include "report_confirm.h"
@@ -72,24 +73,97 @@ static Row *run_file_rows(const Row *rows, int n, int *ns) {
     return sub;
 }
 
-/* The sections that read a run file's probes, evaluations and
- * interventions (stability, pretrained, stream, mechanism), over the run
- * files sub[ns]; their figures into figdir. */
-static void md_file_sections(FILE *f, const char *figdir, const Row *sub, int ns) {
-    const char **paths = calloc((size_t)(ns ? ns : 1), sizeof *paths);
-    int k = 0;
-    for (int i = 0; paths && i < ns; i++)
-        if (sub[i].ok) paths[k++] = sub[i].path;
-    report_progress("stability, pretrained, stream and mechanism sections");
-    if (paths) report_stability(f, figdir, paths, k); /* report_stability.c */
-    if (paths) report_pretrained(f, paths, k);
-    if (paths) report_stream(f, paths, k);            /* report_stream.c */
-    if (paths) report_mechanism(f, figdir, paths, k); /* report_mechanism.c */
-    free(paths);
+/* What every section of REPORT.md is written from. */
+typedef struct {
+    FILE *f;
+    const char *dir, *outdir, *figdir; /* the runs' directory, the report's, its figures' */
+    const Row *rows;                   /* every row, from_csv of them rows of results.csv */
+    int n, from_csv;
+    const Protocol *proto, *sec; /* the [primary] and [secondary] families (NULL: none) */
+    int trained;                 /* some row trained (or none at all): else checkpoints only */
+    const Row *sub;              /* the rows that are run files, baselines matched among them */
+    int ns;
+    const char *const *paths; /* the readable run files among sub, np of them */
+    int np;
+} MdCtx;
+
+/* When a section is written: always, with a protocol, when something
+ * was trained, when some row is a run file, when those could be listed. */
+typedef enum { ON_ALWAYS, ON_PROTOCOL, ON_TRAINED, ON_RUN_FILES, ON_PATHS } MdWhen;
+
+typedef struct {
+    const char *name; /* what it is, for a reader of this table */
+    void (*write)(const MdCtx *c);
+    MdWhen when;
+    const char *progress; /* the progress line before it (NULL: none) */
+} MdSection;
+
+/* The sections as MdSection.write calls them: each passes the context's
+ * fields its section reads (report_priv.h, report_sections.h). */
+static void s_title(const MdCtx *c) { md_title(c->f, c->dir, c->rows, c->n, c->from_csv); }
+static void s_confirm(const MdCtx *c) { report_confirm(c->f, c->rows, c->n, c->proto, c->sec); }
+static void s_settings(const MdCtx *c) { md_settings(c->f, c->rows, c->n); }
+static void s_variants(const MdCtx *c) { md_variants(c->f, c->rows, c->n); }
+static void s_compare(const MdCtx *c) { md_compare(c->f, c->rows, c->n, c->proto); }
+static void s_massive(const MdCtx *c) { md_massive(c->f, c->rows, c->n); }
+static void s_compute(const MdCtx *c) { md_compute(c->f, c->rows, c->n); }
+static void s_paper(const MdCtx *c) { md_paper(c->f, c->rows, c->n); }
+static void s_runs(const MdCtx *c) { md_runs(c->f, c->rows, c->n); }
+static void s_figures(const MdCtx *c) { md_figures(c->f, c->outdir, c->sub, c->ns); }
+static void s_lr(const MdCtx *c) { md_lr_sensitivity(c->f, c->outdir, c->rows, c->n); }
+static void s_quant(const MdCtx *c) { md_quant(c->f, c->rows, c->n); }
+static void s_probes(const MdCtx *c) { md_probes(c->f, c->rows, c->n); }
+static void s_longctx(const MdCtx *c) { report_longctx(c->f, c->figdir, c->rows, c->n); }
+static void s_needle(const MdCtx *c) { md_needle(c->f, c->rows, c->n); }
+static void s_stability(const MdCtx *c) { report_stability(c->f, c->figdir, c->paths, c->np); }
+static void s_pretrained(const MdCtx *c) { report_pretrained(c->f, c->paths, c->np); }
+static void s_stream(const MdCtx *c) { report_stream(c->f, c->paths, c->np); }
+static void s_mechanism(const MdCtx *c) { report_mechanism(c->f, c->figdir, c->paths, c->np); }
+static void s_definitions(const MdCtx *c) { md_definitions(c->f); }
+
+/* REPORT.md's sections in the order they are written: adding one is a
+ * row here. */
+static const MdSection SECTIONS[] = {
+    {.name = "title", .write = s_title, .when = ON_ALWAYS, .progress = "tables and statistics"},
+    {.name = "headline (confirmatory)", .write = s_confirm, .when = ON_PROTOCOL},
+    {.name = "settings", .write = s_settings, .when = ON_ALWAYS},
+    {.name = "variants", .write = s_variants, .when = ON_ALWAYS},
+    {.name = "exploratory comparisons", .write = s_compare, .when = ON_TRAINED},
+    {.name = "massive activations", .write = s_massive, .when = ON_ALWAYS},
+    {.name = "compute", .write = s_compute, .when = ON_TRAINED},
+    {.name = "ours beside the paper", .write = s_paper, .when = ON_TRAINED},
+    {.name = "runs", .write = s_runs, .when = ON_ALWAYS},
+    {.name = "figures", .write = s_figures, .when = ON_RUN_FILES},
+    {.name = "learning-rate sensitivity", .write = s_lr, .when = ON_ALWAYS},
+    {.name = "quantization", .write = s_quant, .when = ON_ALWAYS},
+    {.name = "probe measures across seeds", .write = s_probes, .when = ON_ALWAYS},
+    {.name = "long context", .write = s_longctx, .when = ON_ALWAYS},
+    {.name = "needle", .write = s_needle, .when = ON_ALWAYS},
+    {.name = "stability",
+     .write = s_stability,
+     .when = ON_PATHS,
+     .progress = "stability, pretrained, stream and mechanism sections"},
+    {.name = "pretrained", .write = s_pretrained, .when = ON_PATHS},
+    {.name = "stream", .write = s_stream, .when = ON_PATHS},
+    {.name = "mechanism", .write = s_mechanism, .when = ON_PATHS},
+    {.name = "definitions", .write = s_definitions, .when = ON_ALWAYS},
+};
+
+/* 1 when a section of when is written from c. */
+static int md_on(MdWhen when, const MdCtx *c) {
+    switch (when) {
+    case ON_ALWAYS: return 1;
+    case ON_PROTOCOL: return c->proto != NULL;
+    case ON_TRAINED: return c->trained;
+    case ON_RUN_FILES: return c->ns > 0;
+    case ON_PATHS: return c->ns > 0 && c->paths != NULL;
+    }
+    return 0;
 }
 
 /* REPORT.md at path over rows[n], of which from_csv are rows of
- * results.csv (all of them: no run file here; fewer: a joined report). */
+ * results.csv (all of them: no run file here; fewer: a joined report):
+ * every row of SECTIONS whose condition holds, in order. */
 static int write_md(const char *path, const char *dir, const char *outdir, const Row *rows, int n,
                     int from_csv, const Protocol *proto, const Protocol *sec, char *err,
                     size_t errlen) {
@@ -97,33 +171,34 @@ static int write_md(const char *path, const char *dir, const char *outdir, const
     int ns = 0;
     Row *sub = from_csv < n ? run_file_rows(rows, n, &ns) : NULL;
     if (from_csv < n && !sub) return seterr(err, errlen, "out of memory");
-    char tmp[ATOMIC_TMP_MAX];
-    FILE *f = atomic_fopen(path, tmp, sizeof tmp, err, errlen);
-    if (!f) return free(sub), -1;
-    report_progress("tables and statistics");
-    md_title(f, dir, rows, n, from_csv);
-    if (proto) report_confirm(f, rows, n, proto, sec);
-    md_settings(f, rows, n);
-    md_variants(f, rows, n);
-    const int trained = rows_trained(rows, n) || !n; /* else nothing of training: checkpoints */
-    if (trained) md_compare(f, rows, n, proto);
-    md_massive(f, rows, n); /* report_massive.c */
-    if (trained) {
-        md_compute(f, rows, n); /* report_compute.c */
-        md_paper(f, rows, n);
-    }
-    md_runs(f, rows, n);
-    if (ns) md_figures(f, outdir, sub, ns);
-    md_lr_sensitivity(f, outdir, rows, n);
-    md_quant(f, rows, n);  /* report_quant.c */
-    md_probes(f, rows, n); /* report_probes.c */
-    char figdir[1100];
+    const char **paths = ns ? calloc((size_t)ns, sizeof *paths) : NULL;
+    int np = 0;
+    for (int i = 0; paths && i < ns; i++)
+        if (sub[i].ok) paths[np++] = sub[i].path;
+    char tmp[ATOMIC_TMP_MAX], figdir[1100];
     snprintf(figdir, sizeof figdir, "%s/figures", outdir);
-    report_longctx(f, figdir, rows, n); /* report_longctx.c and report_needle.c: from the rows */
-    md_needle(f, rows, n);
-    if (ns) md_file_sections(f, figdir, sub, ns);
-    md_definitions(f);
-    free(sub);
+    FILE *f = atomic_fopen(path, tmp, sizeof tmp, err, errlen);
+    if (!f) return free(paths), free(sub), -1;
+    const MdCtx c = {.f = f,
+                     .dir = dir,
+                     .outdir = outdir,
+                     .figdir = figdir,
+                     .rows = rows,
+                     .n = n,
+                     .from_csv = from_csv,
+                     .proto = proto,
+                     .sec = sec,
+                     .trained = rows_trained(rows, n) || !n,
+                     .sub = sub,
+                     .ns = ns,
+                     .paths = paths,
+                     .np = np};
+    for (size_t i = 0; i < sizeof SECTIONS / sizeof SECTIONS[0]; i++) {
+        if (!md_on(SECTIONS[i].when, &c)) continue;
+        if (SECTIONS[i].progress) report_progress("%s", SECTIONS[i].progress);
+        SECTIONS[i].write(&c);
+    }
+    free(paths), free(sub);
     return atomic_fcommit(f, tmp, path, err, errlen);
 }
 

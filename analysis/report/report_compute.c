@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "flops.h"
+#include "metric_table.h" /* metric_declared */
 #include "paper_scales.h"
 #include "report_priv.h"
 
@@ -112,23 +113,16 @@ static void put_source_phrase(FILE *f, const ScaleSource *s) {
     fprintf(f, ": %s", s->result);
 }
 
-/* The effects a protocol metric tests, into e (at most 2); returns how
- * many (0: no source speaks to it). */
+/* The effects a protocol metric tests, into e (at most SE_COUNT): its
+ * metric-table row's `effects`, or the stability effect for good_regime;
+ * returns how many (0: no source speaks to it). */
 static int metric_effects(ProtoMetric m, ScaleEffect *e) {
-    switch (m) {
-    case PM_F_ATTN:
-    case PM_SINK_FORMED: e[0] = SE_SINK_FORMS, e[1] = SE_SINK_REMOVAL; return 2;
-    case PM_M_ACT: e[0] = SE_MASSIVE; return 1;
-    case PM_VAL_LOSS: e[0] = SE_LOSS; return 1;
-    case PM_GOOD_REGIME: e[0] = SE_STABILITY; return 1;
-    case PM_LC_2X_PLAIN:
-    case PM_LC_4X_PLAIN:
-    case PM_LC_8X_PLAIN:
-    case PM_LC_2X_YARN:
-    case PM_LC_4X_YARN:
-    case PM_LC_8X_YARN: e[0] = SE_LONGCTX; return 1;
-    default: return 0;
-    }
+    if (m == PM_GOOD_REGIME) return e[0] = SE_STABILITY, 1;
+    const MetricCol *c = metric_declared(m);
+    int k = 0;
+    for (int s = 0; c && s < SE_COUNT; s++)
+        if (c->effects & 1u << s) e[k++] = (ScaleEffect)s;
+    return k;
 }
 
 /* The runs' sizes: "107k parameters a run, 3.07M training tokens a run
@@ -171,7 +165,7 @@ void md_scale(FILE *f, const Row *rows, int n, const Protocol *pr) {
           "the Compute section below sets them beside these runs' FLOPs):\n\n",
           f);
     for (int j = 0; j < pr->n_metrics; j++) {
-        ScaleEffect e[2];
+        ScaleEffect e[SE_COUNT];
         int k = metric_effects(pr->metrics[j], e);
         for (int i = 0; i < k; i++) want[e[i]] = 1;
         if (pr->metrics[j] == PM_VAL_LOSS && several_rates(rows, n)) want[SE_STABILITY] = 1;

@@ -218,40 +218,12 @@ static void row_quant(RunReader *r, Row *w) {
 }
 
 void row_blank(Row *w) {
-    w->steps = w->val_loss = w->ppl = w->bpb = w->dppl = w->f_attn = NAN;
-    w->f_attn_uniform = w->sink03 = w->gate_mean = w->gate_below01 = NAN;
-    w->m_act = w->spikes = w->tokens_per_sec = NAN;
+    metric_blank(w); /* every metric of the table unknown (metric_table.h MetricBlank) */
     w->pretrained = 0;
-    w->dppl_rel = w->sink01 = w->sink02 = w->slot = w->empty = w->f_attn_ne = NAN;
-    w->kurt = w->top1_med = w->bos_ratio = NAN;
-    w->lc_T = w->rope_dim = w->rope_len = -1;
-    w->rope_base = NAN;
-    for (int m = 0; m < 2; m++)
-        for (int k = 0; k < LC_NMULT; k++) {
-            w->lc_loss[m][k] = w->lc_deg[m][k] = NAN;
-            for (int d = 0; d < LC_NDEPTH; d++) w->lc_needle[m][k][d] = NAN;
-        }
-    w->top1_peak = w->top1_peak_ratio = w->flops = w->tokens = NAN;
-    w->massive_sun = -1;
-    w->knorm_first = w->knorm_rest = w->vnorm_first = w->vnorm_rest = NAN;
-    w->secondary = w->gate_first = w->gate_rest = NAN;
-    w->dormant = w->dormant_norm = w->resid_sinks = -1;
-    w->knorm_ratio = w->vnorm_ratio = w->grad_ratio = w->gate_ratio = NAN;
-    w->dist_near = w->ov_rank = NAN;
-    w->sink_formed = w->gate_bounded = -1;
-    w->loss0 = w->max_logit = w->task_floor = NAN;
-    w->protocol_hash[0] = '\0';
-    for (int i = 0; i < Q_NMODES; i++) {
-        w->q_dloss[i] = w->q_sink[i] = w->q_source_rec[i] = NAN;
-        w->q_destroyed[i] = -1, w->q_source[i][0] = '\0';
-    }
-    w->q_keep = -1;
-    w->q_inf_attn = w->q_inf_ffn = w->q_inf_layer = w->q_kurt = NAN;
-    w->diverged_step = -1;
     w->base = -1;
-    for (int m = 0; m < 2; m++)
-        for (int k = 0; k < LC_NMULT; k++) w->needle[m][k] = NAN;
-    w->needle_rows = -1;
+    w->lc_deg[0][0] = w->lc_deg[1][0] = NAN; /* at 1x: no column, never a number */
+    w->protocol_hash[0] = '\0';
+    for (int i = 0; i < Q_NMODES; i++) w->q_source[i][0] = '\0';
     Config paper;
     config_defaults(&paper);
     for (int k = 0; k < RS_N_ARCH; k++) rs_arch_value(&paper, k, w->arch[k]);
