@@ -39,6 +39,7 @@
 . "$(dirname "$0")/shell_test.sh" claims_tiny "$@"
 trap 'rm -rf "$W"' EXIT
 command -v git >/dev/null || { echo "claims_tiny: SKIP (git is not installed: no repository to commit in)"; exit 77; }
+pin_fingerprint
 seeds=9801-9810
 nseeds=10
 declared='declared before the runs: every run file records its hash, as far as the checks below go'

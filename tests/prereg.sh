@@ -21,9 +21,10 @@ attr() { h5dump -a "/protocol/$2" "$1" 2>/dev/null | awk -F': ' '/\(0\)/ {print 
 # refused LOG WHAT PATTERN: the sweep exited 2 with one line matching PATTERN
 refused() {
     [ "$rc" -eq 2 ] || bad "$2 ran (exit $rc): $(tail -2 "$1")"
-    [ "$(wc -l <"$1")" -eq 1 ] || bad "$2: the refusal is not one line: $(cat "$1")"
+    [ "$(hook_free "$1" | wc -l)" -eq 1 ] || bad "$2: the refusal is not one line: $(cat "$1")"
     grep -q -- "$3" "$1" || bad "$2: the refusal does not say why: $(cat "$1")"
 }
+pin_fingerprint
 declared='declared before the runs: every run file records its hash, as far as the checks below go'
 
 study_repo 1-2

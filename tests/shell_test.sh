@@ -5,6 +5,7 @@
 #   W     a fresh scratch directory /tmp/gatelab-NAME-XXXXXX, the cwd
 #   bad   records a failure: `bad MESSAGE` prints FAIL and sets fail=1
 #   study_repo  a scratch git repository with a tiny confirmatory sweep (below)
+#   pin_fingerprint  the build's training fingerprint computed once (below)
 # Each test removes W in its own EXIT trap (writers.sh also kills its
 # children there), so this file sets none.
 set -uo pipefail
@@ -29,3 +30,19 @@ study_repo() {
     [ -n "${2:-}" ] && printf '%s\n' "$2" >>c.sweep
     printf '[run baseline]\nvariant = baseline\n[run g1-elem]\nvariant = g1-elem\n' >>c.sweep
 }
+
+# pin_fingerprint: computes this build's training fingerprint once (a real
+# `gatelab fingerprint`) and hands it to every later command through the
+# test hook GATELAB_TEST_FINGERPRINT, so a test of many confirmatory sweeps
+# does not retrain the catalog for each (each command then prints one
+# "test hooks on" line on stderr; hook_free LOG drops it). The pinned value
+# is the true one, so protocol.ini and the report read as without the hook.
+pin_fingerprint() {
+    local fp
+    fp=$("$G" fingerprint | sed -n 's/^training //p')
+    case "$fp" in fnv1a64:????????????????) ;; *) bad "gatelab fingerprint gave no training line"; return ;; esac
+    export GATELAB_TEST_RUN=$_name GATELAB_TEST_FINGERPRINT=$fp
+}
+
+# hook_free LOG: LOG without the test hooks' notice lines
+hook_free() { grep -v '^gatelab [a-z]*: test hooks on (GATELAB_TEST_RUN=' "$1"; }
