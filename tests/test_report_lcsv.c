@@ -22,6 +22,7 @@
 #include "metric_table.h"
 #include "report.h"
 #include "report_priv.h"
+#include "report_twin.h"
 #include "runfile.h"
 #include "testutil.h"
 
@@ -91,37 +92,12 @@ static int setup(void **state) {
     return 0;
 }
 
-/* The "## Long context" section of the report at path (to the next "## "
- * heading), malloc'd; NULL when the report has none. */
-static char *lc_section(const char *path) {
-    char *md = tu_slurp_ok(path, NULL),
-         *out = tu_md_section(md, "\n## Long context (gatelab eval)");
-    free(md);
-    return out;
-}
-
 /* The report over the run files and over their results.csv alone: the
  * same long-context section, and results.csv the same bytes. */
 static void test_section_from_csv(void **state) {
     (void)state;
-    char err[512] = "", runs[300], csv[300], path[400];
-    snprintf(runs, sizeof runs, "%s/runs", tu_scratch);
-    snprintf(csv, sizeof csv, "%s/csv", tu_scratch);
-    if (report_run(runs, NULL, err, sizeof err) != 0) fail_msg("%s", err);
-    size_t len;
-    char *text = tu_slurp_ok(tu_join(runs, "results.csv"), &len);
-    snprintf(path, sizeof path, "%s/results.csv", csv);
-    tu_write_file(path, text, len);
-    if (report_run(csv, NULL, err, sizeof err) != 0) fail_msg("%s", err);
-    char *again = tu_slurp_ok(path, NULL);
-    assert_string_equal(again, text); /* read back and written again */
-    snprintf(path, sizeof path, "%s/REPORT.md", runs);
-    char *a = lc_section(path);
-    snprintf(path, sizeof path, "%s/REPORT.md", csv);
-    char *b = lc_section(path);
-    assert_non_null(a);
-    assert_non_null(b);
-    assert_string_equal(a, b);
+    char *a = report_twin_section(tu_join(tu_scratch, "runs"), tu_join(tu_scratch, "csv"),
+                                  "\n## Long context (gatelab eval)");
     /* the section has every table: both modes, the split, the needle, 8x */
     assert_non_null(strstr(a, "| baseline | baseline | brown | 2 | 2.0500 ± 0.0707 |"));
     assert_non_null(strstr(a, "**YaRN (scale = L / T_train)**"));
@@ -131,7 +107,7 @@ static void test_section_from_csv(void **state) {
     assert_non_null(strstr(a, "**Degradation at 8× T against the baseline**"));
     assert_non_null(strstr(a, "(figures/lceval_loss.png)"));
     assert_null(strstr(a, "L=96")); /* no multiple of T: no column holds it */
-    free(text), free(again), free(a), free(b);
+    free(a);
 }
 
 /* The columns: the run files' numbers, exactly; blank without /lceval. */

@@ -23,6 +23,7 @@
 #include "fakequant.h"
 #include "report.h"
 #include "runfile.h"
+#include "report_twin.h"
 #include "testutil.h"
 
 /* A finished run file SCRATCH/dir/name of variant at seed, no metrics. */
@@ -102,33 +103,20 @@ static int setup(void **state) {
     return 0;
 }
 
+#define Q_HEADING "\n## Quantized evaluation (exploratory)"
+
 /* The "## Quantized evaluation" section of the report at path (to the
  * next "## " heading), malloc'd; NULL when the report has none. */
 static char *q_section(const char *path) {
-    char *md = tu_slurp_ok(path, NULL),
-         *out = tu_md_section(md, "\n## Quantized evaluation (exploratory)");
+    char *md = tu_slurp_ok(path, NULL), *out = tu_md_section(md, Q_HEADING);
     free(md);
     return out;
 }
 
 static void test_quant_section(void **state) {
     (void)state;
-    char err[512] = "", runs[300], csv[300], path[400];
-    snprintf(runs, sizeof runs, "%s/runs", tu_scratch);
-    snprintf(csv, sizeof csv, "%s/csv", tu_scratch);
-    if (report_run(runs, NULL, err, sizeof err) != 0) fail_msg("%s", err);
-    size_t len;
-    char *text = tu_slurp_ok(tu_join(runs, "results.csv"), &len);
-    snprintf(path, sizeof path, "%s/results.csv", csv);
-    tu_write_file(path, text, len);
-    if (report_run(csv, NULL, err, sizeof err) != 0) fail_msg("%s", err);
-    snprintf(path, sizeof path, "%s/REPORT.md", runs);
-    char *a = q_section(path);
-    snprintf(path, sizeof path, "%s/REPORT.md", csv);
-    char *b = q_section(path);
-    assert_non_null(a);
-    assert_non_null(b);
-    assert_string_equal(a, b);
+    char *a =
+        report_twin_section(tu_join(tu_scratch, "runs"), tu_join(tu_scratch, "csv"), Q_HEADING);
     /* every mode's column, in fakequant.h's order */
     assert_non_null(strstr(a, "| run | seeds | ΔL w8a8 | ΔL w8a8-pct | ΔL w4a4 | ΔL w8a8-tok | "
                               "ΔL kv8 | ΔL kv4 |"));
@@ -143,7 +131,7 @@ static void test_quant_section(void **state) {
                               "+0.0020 ± 0.0014 | +0.0030 ± 0.0014 | +0.0050 ± 0.0014 |"));
     assert_null(strstr(a, "| baseline | 2 | 0 |"));
     assert_null(strstr(a, "| g2-elem |")); /* no /quant */
-    free(text), free(a), free(b);
+    free(a);
 }
 
 /* The k-th comma-separated field of the line at p (no field before it
@@ -246,28 +234,17 @@ static void test_sources(void **state) {
         make_run("src", name, "g2-elem", i + 1);
         add_quant("src", name, 0, 0.2 + i, NAN, 0.0, src[i], rec[i]);
     }
-    if (report_run(dir, NULL, err, sizeof err) != 0) fail_msg("%s", err);
-    snprintf(path, sizeof path, "%s/REPORT.md", dir);
-    char *a = q_section(path);
-    assert_non_null(a);
+    /* results.csv alone gives the same section */
+    snprintf(path, sizeof path, "%s/src-csv", tu_scratch);
+    mkdir(path, 0777);
+    char *a = report_twin_section(dir, path, Q_HEADING);
     assert_non_null(strstr(a, "| run | mode | source | seeds | recovered |\n|---|---|---|---|---|\n"
                               "| g2-elem | w8a8 | layer 1 MLP input | 2 of 3 | +0.4000 |\n"));
     assert_null(strstr(a, "| g2-elem | w8a8-tok |")); /* no source searched */
-    /* results.csv alone gives the same section */
-    size_t len;
-    char *csv = tu_slurp_ok(tu_join(dir, "results.csv"), &len);
+    char *csv = tu_slurp_ok(tu_join(dir, "results.csv"), NULL);
     assert_string_equal(csv_cell(csv, "g2-elem_s2.h5", csv_col(csv, "quant_w8a8_source_recovered")),
                         "0.1");
-    snprintf(path, sizeof path, "%s/src-csv", tu_scratch);
-    mkdir(path, 0777);
-    tu_write_file(tu_join(path, "results.csv"), csv, len);
-    if (report_run(path, NULL, err, sizeof err) != 0) fail_msg("%s", err);
-    char *b = q_section(tu_join(path, "REPORT.md"));
-    assert_non_null(b);
-    assert_string_equal(a, b);
-    char *again = tu_slurp_ok(tu_join(path, "results.csv"), NULL); /* written back: the same */
-    assert_string_equal(again, csv);
-    free(a), free(b), free(csv), free(again);
+    free(a), free(csv);
     /* the fixture: baseline's one source of one seed; g1-elem's two, the first */
     snprintf(path, sizeof path, "%s/runs", tu_scratch);
     if (report_run(path, NULL, err, sizeof err) != 0) fail_msg("%s", err);
