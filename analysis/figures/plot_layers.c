@@ -155,7 +155,7 @@ static int fig_layers(RunSet *rs, const char *png, LayerFn fn, int with_uniform,
         if (p.L > maxL) maxL = p.L;
         Config cfg; /* the run's own attention pattern: its window, if any */
         rs_arch_config(rs->r[i], &cfg);
-        double u = rs_uniform_share(rs->r[i], &cfg, p.T, p.L, -1);
+        double u = rs_uniform_share(rs->r[i], &cfg, &p, -1);
         int seen = 0;
         for (int r = 0; r < nref; r++)
             if (ref[r] == u) seen = 1;

@@ -57,7 +57,7 @@ static int row(FILE *f, const char *path, int *header) {
         cell(f, rs_share(&p, -1), "%.4f");
         Config cfg; /* the window the probe attended under (/config window) */
         rs_arch_config(r, &cfg);
-        cell(f, rs_uniform_share(r, &cfg, p.T, p.L, -1), "%.4f");
+        cell(f, rs_uniform_share(r, &cfg, &p, -1), "%.4f");
         cell(f, rs_sink_rate(&p, SINK_EPS, SINK_LEN), "%.3f");
         cell(f, p.has_gate ? rs_gate_mean(&p, -1) : NAN, "%.3f");
         cell(f, p.has_gate ? rs_gate_below(&p, -1, RS_GATE_SPARSE_K) : NAN, "%.3f");
