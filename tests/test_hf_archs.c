@@ -398,10 +398,15 @@ static void test_gemma_layer_windows(void **s) {
     for (int l = 0; l < L; l++) {
         assert_int_equal(win[l], want[l]);
         assert_int_equal(rs_layer_window(r, &cfg, l), want[l]); /* each panel's window */
-        assert_true(fabs(rs_uniform_share(r, &cfg, T, L, l) - share[l]) < 1e-12);
+        assert_true(fabs(rs_uniform_share(r, &cfg, &p, l) - share[l]) < 1e-12);
     }
     const double mean = (share[0] + share[1] + share[2]) / 3;
-    assert_true(fabs(rs_uniform_share(r, &cfg, T, L, -1) - mean) < 1e-12);
+    assert_true(fabs(rs_uniform_share(r, &cfg, &p, -1) - mean) < 1e-12);
+    /* the even layers windowed: a trained run's alternate window */
+    char v[RS_N_ARCH][RS_ARCH_LEN];
+    rs_arch_values(r, v);
+    assert_string_equal(v[RS_ARCH_WINDOW], "4");
+    assert_string_equal(v[RS_ARCH_WINDOW_LAYERS], "alternate");
     /* the same through gatelab sinks --json, and a heatmap of every panel */
     assert_int_equal(tu_run(log, "sinks %s --json", run), 0);
     json_t *o = json_load_file(log, 0, NULL), *ul = json_object_get(o, "f_attn_uniform_layer");
@@ -513,12 +518,85 @@ static void test_rerun_families(void **s) {
     }
 }
 
+/* Uniform attention over query t's visible keys (the last W of them, all
+ * when W is 0) and the sink slot: the weight key 0 gets, mean over the
+ * queries t = 1..T-1. */
+static double uniform_with_slot(int T, int W) {
+    double s = 0.0;
+    for (int t = 1; t < T; t++) {
+        int keys = W > 0 && W < t + 1 ? W : t + 1;
+        if (W <= 0 || t < W) s += 1.0 / (keys + 1);
+    }
+    return s / (T - 1);
+}
+
+/* gptoss-f32 slides over 4 keys on layers 0 and 2 and gives each head a
+ * sink logit: its stored rows spread 1 over the real keys and the slot
+ * (no proxy), so the uniform reference of each layer counts the slot, and
+ * the Forward, eval, sinks and the report's window column all read the
+ * per-layer windows. */
+static void test_gptoss_uniform_slot(void **s) {
+    (void)s;
+    char fix[2048], err[512];
+    const char *d = tu_tmpdir(), *log = tu_join(d, "log"), *run = tu_join(d, "run.h5");
+    int32_t tok[LEN];
+    double loss[LEN];
+    snprintf(fix, sizeof fix, "%s/tests/reference/hf/gptoss-f32", tu_src());
+    fixture_input(fix, tu_join(d, "ids.txt"), tok, loss);
+    assert_int_equal(
+        tu_run(log, "inspect %s --tokens %s --out %s -q", fix, tu_join(d, "ids.txt"), run), 0);
+    const int L = 3, want[3] = {4, 0, 4};
+    double share[3], mean = 0.0;
+    for (int l = 0; l < L; l++) mean += (share[l] = uniform_with_slot(LEN, want[l])) / L;
+    RunReader *r = runread_open(run, err, sizeof err);
+    if (!r) fail_msg("%s", err);
+    ProbeRecord p;
+    if (runread_probe(r, -1, &p, err, sizeof err) < 0) fail_msg("%s", err);
+    assert_true(p.T == LEN && p.L == L && !p.proxy && p.attention_slot);
+    for (int h = 0; h < p.H; h++) { /* row 5 of layer 1: its keys and the slot hold 1 */
+        const float *row = p.attention + ((size_t)(1 * p.H + h) * p.M + 5) * p.M;
+        double m = p.attention_slot[(size_t)(1 * p.H + h) * p.T + 5];
+        for (int j = 0; j <= 5; j++) m += row[j];
+        assert_true(fabs(m - 1.0) < 1e-4);
+    }
+    Config cfg;
+    rs_arch_config(r, &cfg);
+    for (int l = 0; l < L; l++)
+        assert_true(fabs(rs_uniform_share(r, &cfg, &p, l) - share[l]) < 1e-12);
+    assert_true(fabs(rs_uniform_share(r, &cfg, &p, -1) - mean) < 1e-12);
+    char v[RS_N_ARCH][RS_ARCH_LEN];
+    rs_arch_values(r, v);
+    assert_string_equal(v[RS_ARCH_WINDOW], "4");
+    assert_string_equal(v[RS_ARCH_WINDOW_LAYERS], "alternate");
+    runread_probe_free(&p);
+    runread_close(r);
+    ForwardOpen fo = {.threads = 2};
+    Forward *fw = forward_open(run, &fo, err, sizeof err);
+    if (!fw) fail_msg("%s", err);
+    assert_int_equal(fw->info.uniform_slots, 1);
+    for (int l = 0; l < L; l++) assert_int_equal(fw->info.layer_window[l], want[l]);
+    forward_close(fw);
+    assert_int_equal(tu_run(log, "sinks %s --json", run), 0);
+    json_t *o = json_load_file(log, 0, NULL);
+    assert_true(fabs(json_real_value(json_object_get(o, "f_attn_uniform")) - mean) < 1e-9);
+    json_decref(o);
+    assert_int_equal(
+        tu_run(log, "eval %s --lengths %d --batches 1 --batch-size 1 --no-write --json", run, LEN),
+        0);
+    o = json_load_file(log, 0, NULL);
+    json_t *e = json_array_get(json_object_get(o, "plain"), 0);
+    assert_true(fabs(json_real_value(json_object_get(e, "uniform_share")) - mean) < 1e-9);
+    json_decref(o);
+    tu_rmtree(d);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_config_keys),      cmocka_unit_test(test_phi3_keys),
-        cmocka_unit_test(test_gemma_keys),       cmocka_unit_test(test_gemma_layer_windows),
-        cmocka_unit_test(test_qwen_layer_types), cmocka_unit_test(test_unread_families),
-        cmocka_unit_test(test_gptoss_keys),      cmocka_unit_test(test_rerun_families),
+        cmocka_unit_test(test_config_keys),         cmocka_unit_test(test_phi3_keys),
+        cmocka_unit_test(test_gemma_keys),          cmocka_unit_test(test_gemma_layer_windows),
+        cmocka_unit_test(test_qwen_layer_types),    cmocka_unit_test(test_unread_families),
+        cmocka_unit_test(test_gptoss_keys),         cmocka_unit_test(test_rerun_families),
+        cmocka_unit_test(test_gptoss_uniform_slot),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

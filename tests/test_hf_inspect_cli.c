@@ -467,7 +467,7 @@ static void test_cli_sliding(void **s) {
     assert_int_equal(tu_run(log, "report %s --out %s/rep", d, d), 0);
     snprintf(a, sizeof a, "%s/rep/results.csv", d);
     char *csv = tu_slurp_ok(a, NULL);
-    double u = uniform_first_share_window(4, 2);
+    double u = uniform_first_share_window(4, 2, 0);
     assert_true(fabs(u - 0.5 / 3) < 1e-12);
     assert_true(fabs(atof(tu_csv_cell(csv, "o.h5", "f_attn_uniform")) - u) < 1e-12);
     snprintf(a, sizeof a, "%s/rep/REPORT.md", d);

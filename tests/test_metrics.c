@@ -53,21 +53,54 @@ static void test_uniform_share_window(void **state) {
         int lo = t - W + 1 > 0 ? t - W + 1 : 0;
         for (int j = 0; j < TT; j++) A[t * TT + j] = j >= lo && j <= t ? 1.0f / (t + 1 - lo) : 0.0f;
     }
-    double got = uniform_first_share_window(TT, W);
+    double got = uniform_first_share_window(TT, W, 0);
     assert_true(fabs(first_token_share(A, TT) - got) < 1e-6);
     /* (1/2 + 1/3 + 1/4) / 11 by hand */
     assert_true(fabs(got - (1.0 / 2 + 1.0 / 3 + 1.0 / 4) / 11.0) < 1e-12);
-    assert_true(uniform_first_share_window(TT, 0) == uniform_first_share(TT));
-    assert_true(uniform_first_share_window(TT, TT) == uniform_first_share(TT));
-    assert_true(uniform_first_share_window(TT, 1) == 0.0);
+    assert_true(uniform_first_share_window(TT, 0, 0) == uniform_first_share(TT));
+    assert_true(uniform_first_share_window(TT, TT, 0) == uniform_first_share(TT));
+    assert_true(uniform_first_share_window(TT, 1, 0) == 0.0);
     /* alpha_0 = mean over t = 0..TT-1 of A[t,0]: (1 + 1/2 + 1/3 + 1/4) / 12 */
     double a0 = 0.0;
     for (int t = 0; t < TT; t++) a0 += A[t * TT];
-    assert_true(fabs(uniform_alpha0_window(TT, W) - a0 / TT) < 1e-7);
-    assert_true(fabs(uniform_alpha0_window(TT, W) - (1.0 + 1.0 / 2 + 1.0 / 3 + 1.0 / 4) / 12.0) <
+    assert_true(fabs(uniform_alpha0_window(TT, W, 0) - a0 / TT) < 1e-7);
+    assert_true(fabs(uniform_alpha0_window(TT, W, 0) - (1.0 + 1.0 / 2 + 1.0 / 3 + 1.0 / 4) / 12.0) <
                 1e-12);
-    assert_true(fabs(uniform_alpha0_window(TT, 0) -
+    assert_true(fabs(uniform_alpha0_window(TT, 0, 0) -
                      (uniform_first_share(TT) * (TT - 1) + 1.0) / TT) < 1e-12);
+}
+
+/* A hand-built uniform map with a sink slot: row t spreads 1 over its
+ * visible keys (t - W, t] and one slot, which the stored map [T, T] leaves
+ * out; its first-token share and alpha_0 are the references with one slot,
+ * and a proxy map (rows renormalised over the keys) counts none. */
+static void test_uniform_share_slot(void **state) {
+    (void)state;
+    enum { TT = 12, W = 4 };
+    static float A[TT * TT];
+    for (int w = 0; w < 2; w++) {
+        const int win = w ? W : 0;
+        for (int t = 0; t < TT; t++) {
+            int lo = win && t - win + 1 > 0 ? t - win + 1 : 0;
+            for (int j = 0; j < TT; j++)
+                A[t * TT + j] = j >= lo && j <= t ? 1.0f / (t + 1 - lo + 1) : 0.0f;
+        }
+        assert_true(fabs(first_token_share(A, TT) - uniform_first_share_window(TT, win, 1)) < 1e-6);
+        double a0 = 0.0;
+        for (int t = 0; t < TT; t++) a0 += A[t * TT];
+        assert_true(fabs(uniform_alpha0_window(TT, win, 1) - a0 / TT) < 1e-7);
+    }
+    /* by hand: (1/3 + 1/4 + 1/5) / 11 under the window */
+    assert_true(fabs(uniform_first_share_window(TT, W, 1) - (1.0 / 3 + 1.0 / 4 + 1.0 / 5) / 11) <
+                1e-12);
+    assert_int_equal(uniform_slots(1, 0), 1);
+    assert_int_equal(uniform_slots(1, 1), 0);
+    assert_int_equal(uniform_slots(0, 0), 0);
+    const int win[3] = {W, 0, W};
+    double mean =
+        (2 * uniform_first_share_window(TT, W, 1) + uniform_first_share_window(TT, 0, 1)) / 3;
+    assert_true(fabs(uniform_share_layers(win, 3, TT, 1) - mean) < 1e-15);
+    assert_true(uniform_share_layers(NULL, 0, TT, 0) == uniform_first_share(TT));
 }
 
 static void test_all_mass_on_first(void **state) {
@@ -470,6 +503,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_uniform_share),
         cmocka_unit_test(test_uniform_share_window),
+        cmocka_unit_test(test_uniform_share_slot),
         cmocka_unit_test(test_all_mass_on_first),
         cmocka_unit_test(test_alpha_k_hand),
         cmocka_unit_test(test_proxy),

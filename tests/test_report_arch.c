@@ -359,6 +359,22 @@ static void test_longctx_window_at_8x(void **state) {
     free(lc), free(md);
 }
 
+/* A checkpoint windowed on some layers ("W on k/L", rs_arch_values) is of
+ * another architecture than the paper's at lengths past its window, and
+ * attends as full causal attention at lengths within it. */
+static void test_per_layer_window_arch(void **state) {
+    (void)state;
+    char v[RS_N_ARCH][RS_ARCH_LEN] = {"rope", "4096 on 12/24", "per-layer", "pre"};
+    char note[RS_N_ARCH * 2 * RS_ARCH_LEN];
+    rs_arch_note((const char(*)[RS_ARCH_LEN])v, 8192, note, sizeof note);
+    assert_string_equal(note, "window 4096 on 12/24, window_layers per-layer");
+    assert_false(rs_arch_paper_at((const char(*)[RS_ARCH_LEN])v, 8192));
+    assert_true(rs_arch_paper_at((const char(*)[RS_ARCH_LEN])v, 4096));
+    snprintf(v[RS_ARCH_WINDOW], RS_ARCH_LEN, "<=4096 on 12/24");
+    assert_false(rs_arch_paper_at((const char(*)[RS_ARCH_LEN])v, 4097));
+    assert_true(rs_arch_paper_at((const char(*)[RS_ARCH_LEN])v, 4096));
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_baseline_by_config),
@@ -370,6 +386,7 @@ int main(void) {
         cmocka_unit_test(test_mechanism_paper_arch),
         cmocka_unit_test(test_window_covering_sequence),
         cmocka_unit_test(test_longctx_window_at_8x),
+        cmocka_unit_test(test_per_layer_window_arch),
     };
     return cmocka_run_group_tests(tests, setup, tu_scratch_teardown);
 }

@@ -7,8 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config.h"  /* WINLAYERS_ALTERNATE */
-#include "metrics.h" /* uniform_first_share */
 #include "plot_layers.h"
 #include "runfile_read.h"
 #include "runstats.h"
@@ -131,7 +129,7 @@ static int fig_layers(RunSet *rs, const char *png, LayerFn fn, int with_uniform,
     double **vals = calloc((size_t)n, sizeof *vals);
     int *L = calloc((size_t)n, sizeof *L);
     double ref[8];
-    char reflab[8][64];
+    char reflab[8][96];
     const char *refp[8];
     double *v = NULL;
     if (!vals || !L) {
@@ -155,18 +153,21 @@ static int fig_layers(RunSet *rs, const char *png, LayerFn fn, int with_uniform,
         if (p.L > maxL) maxL = p.L;
         Config cfg; /* the run's own attention pattern: its window, if any */
         rs_arch_config(rs->r[i], &cfg);
-        double u = rs_uniform_share(rs->r[i], &cfg, p.T, p.L, -1);
+        double u = rs_uniform_share(rs->r[i], &cfg, &p, -1);
         int seen = 0;
         for (int r = 0; r < nref; r++)
             if (ref[r] == u) seen = 1;
         if (with_uniform && !seen && nref < 8) {
             ref[nref] = u;
-            if (cfg.window > 0 && cfg.window < p.T)
-                snprintf(reflab[nref], sizeof reflab[nref], "uniform (T=%d, window %d%s)", p.T,
-                         cfg.window, cfg.window_layers == WINLAYERS_ALTERNATE ? " alternate" : "");
-            else if (u != uniform_first_share(p.T)) /* a checkpoint's per-layer windows */
-                snprintf(reflab[nref], sizeof reflab[nref], "uniform (T=%d, layer windows)", p.T);
-            else snprintf(reflab[nref], sizeof reflab[nref], "uniform (T=%d)", p.T);
+            char v[RS_N_ARCH][RS_ARCH_LEN], e[RS_N_ARCH][RS_ARCH_LEN];
+            rs_arch_values(rs->r[i], v); /* a checkpoint's per-layer windows included */
+            rs_arch_effective((const char(*)[RS_ARCH_LEN])v, p.T, e);
+            const char *slot = rs_uniform_slots(&p) ? ", sink slot" : "";
+            if (strcmp(e[RS_ARCH_WINDOW], "0"))
+                snprintf(reflab[nref], sizeof reflab[nref], "uniform (T=%d, window %s%s%s)", p.T,
+                         e[RS_ARCH_WINDOW],
+                         strcmp(e[RS_ARCH_WINDOW_LAYERS], "alternate") ? "" : " alternate", slot);
+            else snprintf(reflab[nref], sizeof reflab[nref], "uniform (T=%d%s)", p.T, slot);
             refp[nref] = reflab[nref];
             nref++;
         }

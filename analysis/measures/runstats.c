@@ -338,6 +338,40 @@ void rs_arch_value(const Config *cfg, int k, char *out) {
     config_visit(cfg, arch_visit, &a);
 }
 
+/* The window values of the L layers' windows win[L] into v (rs_arch_values). */
+static void layer_window_values(const int *win, int L, char v[][RS_ARCH_LEN]) {
+    int k = 0, W = 0, differ = 0, alternate = 1;
+    for (int l = 0; l < L; l++) {
+        if (win[l] > 0) differ |= k && win[l] != W, k++;
+        if (win[l] > W) W = win[l];
+    }
+    for (int l = 0; l < L; l++) alternate &= win[l] == (l % 2 ? 0 : W);
+    Config c; /* a pattern a Config states: as rs_arch_value writes it */
+    config_defaults(&c);
+    if (k == 0 || (!differ && (k == L || (alternate && L > 1)))) {
+        c.window = W;
+        if (k > 0 && k < L) c.window_layers = WINLAYERS_ALTERNATE;
+        rs_arch_value(&c, RS_ARCH_WINDOW, v[RS_ARCH_WINDOW]);
+        rs_arch_value(&c, RS_ARCH_WINDOW_LAYERS, v[RS_ARCH_WINDOW_LAYERS]);
+        return;
+    }
+    char t[64]; /* the longest is 2 + 3 * 11 + 5 characters */
+    snprintf(t, sizeof t, "%s%d on %d/%d", differ ? "<=" : "", W, k, L);
+    snprintf(v[RS_ARCH_WINDOW], RS_ARCH_LEN, "%.*s", RS_ARCH_LEN - 1, t);
+    snprintf(v[RS_ARCH_WINDOW_LAYERS], RS_ARCH_LEN, "per-layer");
+}
+
+/* See runstats.h. */
+void rs_arch_values(RunReader *r, char v[][RS_ARCH_LEN]) {
+    Config cfg;
+    rs_arch_config(r, &cfg);
+    for (int k = 0; k < RS_N_ARCH; k++) rs_arch_value(&cfg, k, v[k]);
+    int *win, L;
+    if (runread_layer_window(r, &win, &L, NULL, 0) != 0) return;
+    if (L > 0) layer_window_values(win, L, v);
+    free(win);
+}
+
 /* See runstats.h: the value config_defaults gives. */
 int rs_arch_is_paper(int k, const char *v) {
     Config d;
@@ -351,8 +385,10 @@ int rs_arch_is_paper(int k, const char *v) {
 void rs_arch_effective(const char v[][RS_ARCH_LEN], int T, char out[][RS_ARCH_LEN]) {
     for (int k = 0; k < RS_N_ARCH; k++) snprintf(out[k], RS_ARCH_LEN, "%s", v[k]);
     char *end;
-    long W = strtol(v[RS_ARCH_WINDOW], &end, 10);
-    int numeric = end != v[RS_ARCH_WINDOW] && !*end;
+    const char *w = v[RS_ARCH_WINDOW];
+    const char *num = w + (strncmp(w, "<=", 2) ? 0 : 2);
+    long W = strtol(num, &end, 10);
+    int numeric = end != num && (!*end || !strncmp(end, " on ", 4));
     if (numeric && (W <= 0 || (T >= 1 && W >= T))) snprintf(out[RS_ARCH_WINDOW], RS_ARCH_LEN, "0");
     if (strcmp(out[RS_ARCH_WINDOW], "0")) return;
     Config d;
@@ -376,20 +412,6 @@ void rs_arch_note(const char v[][RS_ARCH_LEN], int T, char *out, size_t n) {
 int rs_arch_paper_at(const char v[][RS_ARCH_LEN], int T) {
     char note[RS_N_ARCH * 2 * RS_ARCH_LEN];
     rs_arch_note(v, T, note, sizeof note);
-    return !*note;
-}
-
-/* See runstats.h. */
-void rs_config_arch_note(const Config *cfg, int T, char *out, size_t n) {
-    char v[RS_N_ARCH][RS_ARCH_LEN];
-    for (int k = 0; k < RS_N_ARCH; k++) rs_arch_value(cfg, k, v[k]);
-    rs_arch_note(v, T, out, n);
-}
-
-/* See runstats.h. */
-int rs_config_paper_arch(const Config *cfg, int T) {
-    char note[RS_N_ARCH * 2 * RS_ARCH_LEN];
-    rs_config_arch_note(cfg, T, note, sizeof note);
     return !*note;
 }
 
@@ -417,25 +439,41 @@ int rs_layer_window(RunReader *r, const Config *cfg, int l) {
     return W;
 }
 
-/* Layer l's value of f at length T under its window, or for l < 0 the
- * mean over the L layers. */
-static double layer_window_mean(double (*f)(int, int), RunReader *r, const Config *cfg, int T,
-                                int L, int l) {
-    if (l >= 0) return f(T, rs_layer_window(r, cfg, l));
-    if (L < 1) return f(T, rs_layer_window(r, cfg, 0));
-    double s = 0.0;
-    for (int i = 0; i < L; i++) s += f(T, rs_layer_window(r, cfg, i));
-    return s / L;
+/* See runstats.h. */
+int *rs_layer_windows(RunReader *r, const Config *cfg, int L) {
+    int *win = malloc((size_t)(L > 0 ? L : 1) * sizeof *win);
+    for (int l = 0; win && l < L; l++) win[l] = rs_layer_window(r, cfg, l);
+    return win;
 }
 
 /* See runstats.h. */
-double rs_uniform_share(RunReader *r, const Config *cfg, int T, int L, int l) {
-    return layer_window_mean(uniform_first_share_window, r, cfg, T, L, l);
+int rs_uniform_slots(const ProbeRecord *p) {
+    return uniform_slots(p->attention_slot != NULL, p->proxy);
+}
+
+/* Layer l's reference f at length T under its window and p's slots, or
+ * for l < 0 the mean over p's layers (metrics.h uniform_*_layers). */
+static double layer_reference(double (*f)(const int *, int, int, int), RunReader *r,
+                              const Config *cfg, const ProbeRecord *p, int T, int l) {
+    const int slots = rs_uniform_slots(p);
+    if (l >= 0) {
+        int W = rs_layer_window(r, cfg, l);
+        return f(&W, 1, T, slots);
+    }
+    int *win = rs_layer_windows(r, cfg, p->L);
+    double u = win ? f(win, p->L, T, slots) : NAN;
+    free(win);
+    return u;
 }
 
 /* See runstats.h. */
-double rs_uniform_alpha0(RunReader *r, const Config *cfg, int len, int L, int l) {
-    return layer_window_mean(uniform_alpha0_window, r, cfg, len, L, l);
+double rs_uniform_share(RunReader *r, const Config *cfg, const ProbeRecord *p, int l) {
+    return layer_reference(uniform_share_layers, r, cfg, p, p->T, l);
+}
+
+/* See runstats.h. */
+double rs_uniform_alpha0(RunReader *r, const Config *cfg, const ProbeRecord *p, int len, int l) {
+    return layer_reference(uniform_alpha0_layers, r, cfg, p, len, l);
 }
 
 /* See runstats.h. */

@@ -117,7 +117,7 @@ int rs_rope(RunReader *r, RsRope *out, double *turns);
 enum { RS_ARCH_POS, RS_ARCH_WINDOW, RS_ARCH_WINDOW_LAYERS, RS_ARCH_NORM_PLACE };
 extern const char *const RS_ARCH_KEY[RS_N_ARCH];
 /* The longest text of an architecture key's value, its NUL included. */
-#define RS_ARCH_LEN 16
+#define RS_ARCH_LEN 24
 /* cfg = config_defaults with r's /config values of RS_ARCH_KEY; a key the
  * run file lacks (one written before it) keeps its default, and so does
  * window_layers when there is no window. */
@@ -125,11 +125,21 @@ void rs_arch_config(RunReader *r, Config *cfg);
 /* Architecture key k of cfg as text into out[RS_ARCH_LEN], as config_set
  * reads it back ("rope", "128", "alternate"); "" for a k out of range. */
 void rs_arch_value(const Config *cfg, int k, char *out);
+/* Run r's architecture values: rs_arch_value of rs_arch_config, the
+ * window and window_layers replaced by the layers' own windows where r
+ * records them (/pretrained/layer_window, an inspected checkpoint): one
+ * window W on every layer is "W" on "all", W on the even layers alone
+ * (config_layer_window's alternate) "W" on "alternate", none "0", any
+ * other pattern "W on k/L" (k of the L layers windowed; "<=W" when their
+ * windows differ, W the largest) on "per-layer". The report's window
+ * columns and every architecture match read these. */
+void rs_arch_values(RunReader *r, char v[][RS_ARCH_LEN]);
 /* Whether architecture key k takes value v in the paper's architecture. */
 int rs_arch_is_paper(int k, const char *v);
 /* The architecture values v[RS_N_ARCH] (rs_arch_value's text) as they
  * attend at length T, into out: query t sees keys (t - W, t] under a window
- * W, so a window of at least T keys is full causal attention there ("0"),
+ * W, so a window of at least T keys is full causal attention there ("0";
+ * a per-layer "W on k/L" too, W its largest),
  * and without a window window_layers takes config_defaults' value (it
  * changes nothing). T < 1 (not known) leaves a window as it is. Every
  * match and filter of the report by architecture compares these. */
@@ -141,9 +151,6 @@ void rs_arch_note(const char v[][RS_ARCH_LEN], int T, char *out, size_t n);
 /* Whether values v attend at length T as the paper's architecture: every
  * key of rs_arch_effective at its config_defaults value. */
 int rs_arch_paper_at(const char v[][RS_ARCH_LEN], int T);
-/* The same two for the architecture keys of cfg at length T. */
-void rs_config_arch_note(const Config *cfg, int T, char *out, size_t n);
-int rs_config_paper_arch(const Config *cfg, int T);
 /* The longest length the run trained at: /config seq_len, or
  * extend_seq_len after a context extension (config_max_len); 0 when the
  * run has no seq_len (a checkpoint `gatelab inspect` probed: its probe's
@@ -155,15 +162,22 @@ int rs_train_len(RunReader *r);
  * run's rs_arch_config). r NULL: cfg's. Every tool's and the report's
  * window of a run's layer is this. */
 int rs_layer_window(RunReader *r, const Config *cfg, int l);
+/* rs_layer_window of each of the L layers, in a malloc'd [L] (NULL when
+ * out of memory). */
+int *rs_layer_windows(RunReader *r, const Config *cfg, int L);
+/* The slots probe p's uniform reference counts (metrics.h uniform_slots:
+ * its attention_slot, unless its maps are the proxy). */
+int rs_uniform_slots(const ProbeRecord *p);
 /* The uniform first-token share of run r's own attention pattern at
- * length T (docs/metrics.md): layer l's under its window (rs_layer_window,
- * metrics.h uniform_first_share_window), or for l < 0 the mean of the L
- * layers' (as rs_share averages F-Attn over layers). Every uniform
- * reference of the tools and the report is this. */
-double rs_uniform_share(RunReader *r, const Config *cfg, int T, int L, int l);
+ * probe p's length (docs/metrics.md): layer l's under its window
+ * (rs_layer_window) with p's slots (rs_uniform_slots), or for l < 0 the
+ * mean over p's layers (metrics.h uniform_share_layers, as rs_share
+ * averages F-Attn over layers). Every uniform reference of the tools and
+ * the report is this. */
+double rs_uniform_share(RunReader *r, const Config *cfg, const ProbeRecord *p, int l);
 /* The same for uniform attention's alpha_0 over the first len queries
- * (metrics.h uniform_alpha0_window), the sink rate's reference. */
-double rs_uniform_alpha0(RunReader *r, const Config *cfg, int len, int L, int l);
+ * (metrics.h uniform_alpha0_layers), the sink rate's reference. */
+double rs_uniform_alpha0(RunReader *r, const Config *cfg, const ProbeRecord *p, int len, int l);
 
 /* The loss spikes of run r's training curve t (count_spikes at
  * SPIKE_WINDOW, with the run's own warmup and spike_factor, the config's

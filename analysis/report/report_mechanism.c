@@ -27,7 +27,8 @@
 typedef struct {
     char name[256], variant[256], status[32], data[64];
     int gated;       /* the probe has gate arrays */
-    int paper_arch;  /* RoPE, full causal, pre-norm as it attends (rs_config_paper_arch) */
+    int paper_arch;  /* RoPE, full causal, pre-norm as it attends (rs_arch_values, rs_arch_paper_at)
+                      */
     double fattn;    /* last probe: F-Attn */
     double val_loss; /* final val loss (NaN: none) */
     double bos_act;  /* last probe: BOS activation (NaN: no mechanism fields) */
@@ -96,13 +97,14 @@ static int mech_read(const char *path, MechRun *w) {
     RunReader *r = open_run_head(path, w->name, w->variant, w->status, w->data);
     if (!r) return -1;
     if (runread_summary(r, RS_SUM_FINAL_VAL_LOSS, &w->val_loss, NULL, 0) != 0) w->val_loss = NAN;
-    Config arch;
-    rs_arch_config(r, &arch);
+    char arch[RS_N_ARCH][RS_ARCH_LEN];
+    rs_arch_values(r, arch);
     int T = rs_train_len(r);
-    w->paper_arch = rs_config_paper_arch(&arch, T);
+    w->paper_arch = rs_arch_paper_at((const char(*)[RS_ARCH_LEN])arch, T);
     ProbeRecord p;
     if (runread_probe(r, -1, &p, err, sizeof err) == 0) {
-        if (T < 1) w->paper_arch = rs_config_paper_arch(&arch, p.T); /* an inspected run */
+        if (T < 1) /* an inspected run */
+            w->paper_arch = rs_arch_paper_at((const char(*)[RS_ARCH_LEN])arch, p.T);
         w->fattn = rs_share(&p, -1);
         w->bos_act = rs_bos_act(&p);
         w->gated = p.has_gate;

@@ -55,9 +55,9 @@ static int row(FILE *f, const char *path, int *header) {
         fprintf(f, "| %s | %s | %s | %s | %s | %d x %d | %d", base ? base + 1 : path, arch, gate,
                 dtype, dir, p.N, p.T, p.M);
         cell(f, rs_share(&p, -1), "%.4f");
-        Config cfg; /* the window the probe attended under (/config window) */
+        Config cfg; /* each layer's window the probe attended under (rs_layer_window) */
         rs_arch_config(r, &cfg);
-        cell(f, rs_uniform_share(r, &cfg, p.T, p.L, -1), "%.4f");
+        cell(f, rs_uniform_share(r, &cfg, &p, -1), "%.4f");
         cell(f, rs_sink_rate(&p, SINK_EPS, SINK_LEN), "%.3f");
         cell(f, p.has_gate ? rs_gate_mean(&p, -1) : NAN, "%.3f");
         cell(f, p.has_gate ? rs_gate_below(&p, -1, RS_GATE_SPARSE_K) : NAN, "%.3f");

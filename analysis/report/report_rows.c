@@ -83,7 +83,7 @@ static void row_probe(RunReader *r, Row *w, const Config *cfg) {
     w->proxy = p.proxy;
     snprintf(w->normaliser, sizeof w->normaliser, "%s", p.normaliser);
     w->f_attn = rs_share(&p, -1);
-    w->f_attn_uniform = rs_uniform_share(r, cfg, p.T, p.L, -1);
+    w->f_attn_uniform = rs_uniform_share(r, cfg, &p, -1);
     w->sink_formed = sink_formed(w->f_attn, w->f_attn_uniform);
     w->max_logit = rs_max_logit(&p);
     w->slot = rs_slot_share(&p, -1);
@@ -241,7 +241,7 @@ void row_read(Row *w) {
     for (size_t k = 0; k < N_CFG; k++) w->cfg[k] = cfg_or(r, CFG_KEYS[k], NAN);
     Config arch;
     rs_arch_config(r, &arch);
-    for (int k = 0; k < RS_N_ARCH; k++) rs_arch_value(&arch, k, w->arch[k]);
+    rs_arch_values(r, w->arch);
     table_name(w->variant, sizeof w->variant, m->variant);
     snprintf(w->status, sizeof w->status, "%s", m->status);
     w->seed = m->seed;

@@ -3,7 +3,7 @@
  * Rows and curves are per run name, mean ± sample std over its seeds; each
  * row counts its unstable seeds by instability.h's rule against the best
  * final val loss of the arm (the same variant and data under the same
- * architecture as it attends, runstats.h rs_config_arch_note; at any lr). */
+ * architecture as it attends, runstats.h rs_arch_note; at any lr). */
 #include "report_sections.h"
 
 #include <math.h>
@@ -24,7 +24,7 @@
 
 typedef struct {
     char name[256], variant[256], status[32], data[64];
-    char arch[RS_N_ARCH * 2 * RS_ARCH_LEN]; /* rs_config_arch_note at rs_train_len */
+    char arch[RS_N_ARCH * 2 * RS_ARCH_LEN]; /* rs_arch_note at rs_train_len */
     double lr, spikes, dstep, ppl, vl;      /* vl: final val loss (NaN: none) */
     long long seed;
     size_t n;
@@ -40,9 +40,9 @@ static int st_read(const char *path, StRun *w) {
     RunReader *r = open_run_head(path, w->name, w->variant, w->status, w->data);
     if (!r) return -1;
     w->seed = runread_meta(r)->seed;
-    Config cfg;
-    rs_arch_config(r, &cfg);
-    rs_config_arch_note(&cfg, rs_train_len(r), w->arch, sizeof w->arch);
+    char arch[RS_N_ARCH][RS_ARCH_LEN];
+    rs_arch_values(r, arch);
+    rs_arch_note((const char(*)[RS_ARCH_LEN])arch, rs_train_len(r), w->arch, sizeof w->arch);
     double vl = NAN;
     int rc = runread_config_double(r, RS_CFG_LR, &w->lr, err, sizeof err);
     w->dstep = -1;

@@ -30,8 +30,7 @@ static void print_layer_share(RunReader *r, const ProbeRecord *p, const Config *
     const int W = rs_layer_window(r, cfg, l);
     printf("  layer %-3d %.4f", l, rs_share(p, l));
     if (W > 0 && W < p->T)
-        printf("   (window %d: uniform reference (H_W-1)/(T-1) = %.4f)", W,
-               rs_uniform_share(r, cfg, p->T, p->L, l));
+        printf("   (window %d: uniform reference = %.4f)", W, rs_uniform_share(r, cfg, p, l));
     printf("\n");
 }
 
@@ -56,8 +55,14 @@ static void print_text(RunReader *r, const Ctx *c) {
            T);
     Config cfg; /* the run's own attention pattern (docs/metrics.md) */
     rs_arch_config(r, &cfg);
-    const double u = rs_uniform_share(r, &cfg, T, p->L, -1);
-    if (u != uniform_first_share(T))
+    const double u = rs_uniform_share(r, &cfg, p, -1);
+    const int slots = rs_uniform_slots(p);
+    if (slots)
+        printf("  uniform reference over the keys and the sink slot (A[t,0] = 1/(t+2)"
+               "%s): %.4f\n",
+               u != uniform_first_share_window(T, 0, slots) ? " within each layer's window" : "",
+               u);
+    else if (u != uniform_first_share(T))
         printf("  uniform reference under the run's windows, mean over layers: %.4f\n", u);
     else printf("  uniform causal reference (H_T-1)/(T-1) at T=%d: %.4f\n", T, u);
     printf("  overall   %.4f\n", rs_share(p, -1));
@@ -83,9 +88,13 @@ static void print_text(RunReader *r, const Ctx *c) {
         printf("  %-25s len=%-5d", what[i], lens[i]);
         for (int e = 0; e < 3; e++)
             printf("  eps=%.1f: %.4f", EPS[e], rs_sink_rate(p, EPS[e], lens[i]));
-        const double u = rs_uniform_alpha0(r, &cfg, lens[i], p->L, -1);
+        const double u = rs_uniform_alpha0(r, &cfg, p, lens[i], -1);
+        const int win = u != uniform_alpha0_window(lens[i], 0, rs_uniform_slots(p));
         printf("   (uniform attention: alpha_0 = %s = %.4f)\n",
-               u != uniform_alpha0_window(lens[i], 0) ? "H_min(W,len)/len" : "H_len/len", u);
+               rs_uniform_slots(p) ? (win ? "(H_(min(W,len)+1)-1)/len" : "(H_(len+1)-1)/len")
+               : win               ? "H_min(W,len)/len"
+                                   : "H_len/len",
+               u);
     }
     if (c->len64 < SINK_LEN)
         printf("  note: the probe is shorter than 64 tokens, so the Gu et al. "
@@ -122,12 +131,12 @@ static int print_json(RunReader *r, const Ctx *c) {
     cj_set(o, "f_attn", cj_num(rs_share(p, -1)));
     Config cfg; /* the uniform reference of the run's window (docs/metrics.md) */
     rs_arch_config(r, &cfg);
-    cj_set(o, "f_attn_uniform", cj_num(rs_uniform_share(r, &cfg, T, p->L, -1)));
+    cj_set(o, "f_attn_uniform", cj_num(rs_uniform_share(r, &cfg, p, -1)));
     for (int l = 0; l < p->L; l++) json_array_append_new(fl, cj_num(rs_share(p, l)));
     cj_set(o, "f_attn_layer", fl);
     json_t *ul = json_array();
     for (int l = 0; l < p->L; l++)
-        json_array_append_new(ul, cj_num(rs_uniform_share(r, &cfg, T, p->L, l)));
+        json_array_append_new(ul, cj_num(rs_uniform_share(r, &cfg, p, l)));
     cj_set(o, "f_attn_uniform_layer", ul);
     double empty, f_ne;
     rs_mass(p, &empty, &f_ne);

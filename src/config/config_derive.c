@@ -44,6 +44,10 @@ int config_attention_proxy(const Config *c) {
            c->normaliser == NORMZ_STICKBREAK || c->diff_attn;
 }
 
+int config_attention_slot(const Config *c) {
+    return c->sink_token || c->kv_bias || c->normaliser == NORMZ_SINK_LOGIT;
+}
+
 int config_layer_window(const Config *c, int l) {
     if (c->window <= 0) return 0;
     if (c->window_layers == WINLAYERS_ALTERNATE && l % 2) return 0;

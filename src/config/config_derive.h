@@ -34,6 +34,11 @@ void config_extended(Config *cfg);
  * variant's attention rows (they need not sum to one). */
 int config_attention_proxy(const Config *cfg);
 
+/* 1 when the variant's attention rows have a slot beside the real tokens
+ * that takes a share of each row (sink-token's prepended token, the sink
+ * logit, the kv bias): the probe's attention_slot. */
+int config_attention_slot(const Config *cfg);
+
 /* The sliding window of layer l (0-based): cfg->window when window_layers
  * puts a window on l (every layer, or the even ones under alternate), else
  * 0, full causal attention. */

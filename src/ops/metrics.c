@@ -31,15 +31,44 @@ double uniform_first_share(int T) {
     return (h - 1.0) / (T - 1);
 }
 
-double uniform_first_share_window(int T, int W) {
-    if (W <= 0 || W >= T || T < 2) return uniform_first_share(T);
-    return uniform_first_share(W) * (W - 1) / (T - 1); /* (H_W - 1) / (T - 1) */
+int uniform_slots(int has_slot, int proxy) { return has_slot && !proxy; }
+
+/* Query t gives token 0 the weight 1/(t + 1 + slots) while t < W. */
+static double uniform_first_weights(int t0, int m, int slots) {
+    double s = 0.0;
+    for (int t = t0; t < m; t++) s += 1.0 / (t + 1 + slots);
+    return s;
 }
 
-double uniform_alpha0_window(int len, int W) {
+double uniform_first_share_window(int T, int W, int slots) {
+    if (T < 2) return slots ? 1.0 / (1 + slots) : 1.0; /* a single query sees only token 0 */
+    int m = W <= 0 || W >= T ? T : W;
+    if (!slots && m == T) return uniform_first_share(T);
+    if (!slots) return uniform_first_share(m) * (m - 1) / (T - 1); /* (H_m - 1) / (T - 1) */
+    return uniform_first_weights(1, m, slots) / (T - 1);
+}
+
+double uniform_alpha0_window(int len, int W, int slots) {
     if (len < 1) return 0.0;
     int m = W <= 0 || W >= len ? len : W;
-    return (uniform_first_share(m) * (m - 1) + 1.0) / len; /* H_m / len */
+    if (!slots) return (uniform_first_share(m) * (m - 1) + 1.0) / len; /* H_m / len */
+    return uniform_first_weights(0, m, slots) / len;
+}
+
+/* The mean of f over the L layers' windows win[L] (win NULL: none). */
+static double layers_mean(double (*f)(int, int, int), const int *win, int L, int T, int slots) {
+    if (L < 1 || !win) return f(T, 0, slots);
+    double s = 0.0;
+    for (int l = 0; l < L; l++) s += f(T, win[l], slots);
+    return s / L;
+}
+
+double uniform_share_layers(const int *win, int L, int T, int slots) {
+    return layers_mean(uniform_first_share_window, win, L, T, slots);
+}
+
+double uniform_alpha0_layers(const int *win, int L, int len, int slots) {
+    return layers_mean(uniform_alpha0_window, win, L, len, slots);
 }
 
 /* A[T,T] -> mean over t = 1..T-1 of A[t,0] */

@@ -8,14 +8,29 @@
 
 /* Uniform causal attention's first-token share, (H_T - 1) / (T - 1). */
 double uniform_first_share(int T);
-/* The same under a sliding window of W keys (docs/metrics.md): query t
- * sees token 0 only while t < W, so (H_min(W,T) - 1) / (T - 1); W <= 0 is
- * full causal attention, uniform_first_share(T). */
-double uniform_first_share_window(int T, int W);
+/* The same under a sliding window of W keys, with `slots` extra slots in
+ * every row (docs/metrics.md): query t sees token 0 only while t < W and
+ * spreads its weight over its min(t+1, W) keys and the slots, so
+ * sum_{t=1}^{m-1} 1/(t+1+slots) / (T - 1) with m = min(W, T); W <= 0 is
+ * full causal attention, and slots 0 gives (H_m - 1) / (T - 1). */
+double uniform_first_share_window(int T, int W, int slots);
 /* Uniform attention's alpha_0 over the first len queries under a sliding
- * window of W keys: query t gives token 0 the weight 1/(t+1) while t < W,
- * else none, so H_min(W,len) / len; W <= 0 is full causal attention. */
-double uniform_alpha0_window(int len, int W);
+ * window of W keys and `slots` slots: query t gives token 0 the weight
+ * 1/(t+1+slots) while t < W, else none, so (H_{m+slots} - H_slots) / len
+ * with m = min(W, len); W <= 0 is full causal attention. */
+double uniform_alpha0_window(int len, int W, int slots);
+/* The slots the uniform reference counts: 1 when the measured rows leave
+ * a slot's share outside the real tokens (a sink slot, has_slot, whose
+ * map is not renormalised over the real tokens by the Gu et al. proxy),
+ * else 0 (a proxy map's rows spread 1 over the real tokens alone). The
+ * one definition: every uniform reference takes its slots from it. */
+int uniform_slots(int has_slot, int proxy);
+/* The mean over L layers of uniform_first_share_window(T, win[l], slots)
+ * and of uniform_alpha0_window(len, win[l], slots) (win NULL or L < 1:
+ * full causal attention): the uniform reference of a model whose layer l
+ * sees win[l] keys (0: all). */
+double uniform_share_layers(const int *win, int L, int T, int slots);
+double uniform_alpha0_layers(const int *win, int L, int len, int slots);
 
 /* The mean loss over positions T..L-1 of a length-L evaluation, from its
  * per-bucket means bucket[n] (bucket k: positions k*T .. min((k+1)*T, L)-1),

@@ -2,13 +2,17 @@
 #include "forward.h"
 
 #include <limits.h>
+#include <stdlib.h>
 
 #include "util.h"
 
 int forward_avail(Forward *f, int T) { return f->ops->avail ? f->ops->avail(f, T) : INT_MAX; }
 
 void forward_close(Forward *f) {
-    if (f) f->ops->close(f);
+    if (!f) return;
+    int *win = f->info.layer_window; /* close frees f itself */
+    f->ops->close(f);
+    free(win);
 }
 
 int forward_check_memory(Forward *f, int B, int T, int M, int probe_n, const char *what, char *err,

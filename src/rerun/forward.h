@@ -13,7 +13,6 @@
 
 #include <stddef.h>
 
-#include "config.h" /* WindowLayers */
 #include "memplan.h"
 #include "runschema.h"
 
@@ -25,23 +24,25 @@ typedef struct {
     int checkpoint; /* 1: a Hugging Face checkpoint, 0: a trained run */
     char variant[256];
     char status[32];
-    char positions[32];         /* how positions are encoded: "RoPE", "learned", "none", "ALiBi" */
-    int seq_len;                /* trained: the training length; checkpoint: the probe's */
-    int stream_len;             /* stream's default length */
-    int bucket_len;             /* eval's loss buckets: every bucket_len positions (0: one) */
-    int max_len;                /* the longest window the positions reach (0: no bound) */
-    int max_pos;                /* the position table's size, for messages (0: none) */
-    int learned_pos;            /* 1: positions are a learned table (no extrapolation) */
-    int yarn;                   /* 1: YaRN scaling can be applied */
-    int gated;                  /* 1: the attention has gates (gate_pos, a gated checkpoint) */
-    int gate_channels;          /* scores per token first_gates gives (0: no gate) */
-    int gate_per_token;         /* 1: the scores read the token (0: g1-const's constant) */
-    int gate_bounded;           /* 1: the scores lie in [0, 1] (the activation's GATE_ACTS row) */
-    int rope_dim;               /* RoPE: the width of each rotation (0: no RoPE) */
-    double rope_base;           /* RoPE: its base */
-    int L, H, d, V;             /* layers, query heads, model width, vocabulary */
-    int window;                 /* the sliding window (Config.window; 0: full causal) */
-    WindowLayers window_layers; /* the layers it applies to (Config.window_layers) */
+    char positions[32]; /* how positions are encoded: "RoPE", "learned", "none", "ALiBi" */
+    int seq_len;        /* trained: the training length; checkpoint: the probe's */
+    int stream_len;     /* stream's default length */
+    int bucket_len;     /* eval's loss buckets: every bucket_len positions (0: one) */
+    int max_len;        /* the longest window the positions reach (0: no bound) */
+    int max_pos;        /* the position table's size, for messages (0: none) */
+    int learned_pos;    /* 1: positions are a learned table (no extrapolation) */
+    int yarn;           /* 1: YaRN scaling can be applied */
+    int gated;          /* 1: the attention has gates (gate_pos, a gated checkpoint) */
+    int gate_channels;  /* scores per token first_gates gives (0: no gate) */
+    int gate_per_token; /* 1: the scores read the token (0: g1-const's constant) */
+    int gate_bounded;   /* 1: the scores lie in [0, 1] (the activation's GATE_ACTS row) */
+    int rope_dim;       /* RoPE: the width of each rotation (0: no RoPE) */
+    double rope_base;   /* RoPE: its base */
+    int L, H, d, V;     /* layers, query heads, model width, vocabulary */
+    int *layer_window;  /* [L]: the keys a query of layer l sees (0: full causal): a trained
+                           run's config_layer_window, a checkpoint's hf_layer_window; the
+                           Forward owns it (forward_close frees it) */
+    int uniform_slots;  /* the slots the uniform reference counts (metrics.h uniform_slots) */
 } ForwardInfo;
 
 /* One probe pass's input: N windows of T tokens (T <= the prepared T). */

@@ -13,8 +13,10 @@
 #include "hf_identity.h"
 #include "hf_model.h"
 #include "hf_pass.h"
+#include "hf_steps.h" /* hf_layer_window */
 #include "hf_tokenizer.h"
 #include "inspect_input.h"
+#include "metrics.h" /* uniform_slots */
 #include "runfile_read.h"
 #include "util.h"
 
@@ -293,7 +295,7 @@ static int h_piece(Forward *f, int id, char *buf, size_t len) {
 static const ForwardOps hf_ops = {h_plan, h_prepare, h_windows, h_probe,       h_losses, h_close,
                                   NULL,   NULL,      h_avail,   h_first_gates, h_encode, h_piece};
 
-static void fill_info(ForwardInfo *i, const HfArch *a, const RunMeta *meta, int probe_T) {
+static int fill_info(ForwardInfo *i, const HfArch *a, const RunMeta *meta, int probe_T) {
     memset(i, 0, sizeof *i);
     i->checkpoint = 1;
     snprintf(i->variant, sizeof i->variant, "%s", meta->variant);
@@ -305,12 +307,12 @@ static void fill_info(ForwardInfo *i, const HfArch *a, const RunMeta *meta, int 
     i->max_len = i->max_pos = a->max_pos > 0 ? a->max_pos : 0;
     i->L = a->L, i->H = a->H, i->d = a->d, i->V = a->V;
     i->gated = a->gate != HF_GATE_NONE;
-    /* a window on every layer (Mistral) reads as a trained run's; a window
-     * on some layers only has no WindowLayers form, and is left out */
-    i->window = hf_record_window(a);
-    i->window_layers = WINLAYERS_ALL;
     i->gate_channels = a->H * hf_gate_per_head(a);
     i->gate_per_token = i->gate_bounded = i->gated; /* sigmoid(q_proj's gate rows) */
+    i->uniform_slots = uniform_slots(a->sinks, 0);  /* a checkpoint's maps are never the proxy */
+    i->layer_window = malloc((size_t)a->L * sizeof *i->layer_window);
+    for (int l = 0; i->layer_window && l < a->L; l++) i->layer_window[l] = hf_layer_window(a, l);
+    return i->layer_window ? 0 : -1;
 }
 
 /* The opened checkpoint against the one the run measured: its recorded
@@ -365,6 +367,11 @@ Forward *forward_open_hf(const char *run, const ForwardSource *src, char *err, s
         free(h), free(f);
         return NULL;
     }
-    fill_info(&f->info, hf_model_arch(h->m), &src->meta, src->probe_T);
+    if (fill_info(&f->info, hf_model_arch(h->m), &src->meta, src->probe_T) != 0) {
+        seterr(err, errlen, "%s: out of memory", run);
+        hf_model_close(h->m);
+        free(h), free(f);
+        return NULL;
+    }
     return f;
 }

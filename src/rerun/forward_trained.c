@@ -226,7 +226,7 @@ static const ForwardOps trained_ops = {t_plan,   t_prepare,     t_windows, t_pro
                                        t_losses, t_close,       t_needle,  t_logits,
                                        NULL,     t_first_gates, t_encode,  t_piece};
 
-static void fill_info(ForwardInfo *i, const RunMeta *meta, const Model *m) {
+static int fill_info(ForwardInfo *i, const RunMeta *meta, const Model *m) {
     memset(i, 0, sizeof *i);
     snprintf(i->variant, sizeof i->variant, "%s", meta->variant);
     snprintf(i->status, sizeof i->status, "%s", meta->status);
@@ -242,7 +242,12 @@ static void fill_info(ForwardInfo *i, const RunMeta *meta, const Model *m) {
     i->rope_dim = i->yarn ? m->dims.dh / config_rope_split(m->cfg.diff_attn) : 0;
     i->rope_base = m->cfg.rope_base;
     i->L = m->dims.L, i->H = m->dims.H, i->d = m->dims.d, i->V = m->dims.V;
-    i->window = m->cfg.window, i->window_layers = m->cfg.window_layers;
+    i->uniform_slots =
+        uniform_slots(config_attention_slot(&m->cfg), config_attention_proxy(&m->cfg));
+    i->layer_window = malloc((size_t)i->L * sizeof *i->layer_window);
+    for (int l = 0; i->layer_window && l < i->L; l++)
+        i->layer_window[l] = config_layer_window(&m->cfg, l);
+    return i->layer_window ? 0 : -1;
 }
 
 Forward *forward_open_trained(const char *run, char *err, size_t errlen) {
@@ -259,7 +264,10 @@ Forward *forward_open_trained(const char *run, char *err, size_t errlen) {
         model_free(&t->m);
         rc = -1;
     }
-    if (rc == 0) fill_info(&f->info, runread_meta(rr), &t->m);
+    if (rc == 0 && fill_info(&f->info, runread_meta(rr), &t->m) != 0) {
+        model_free(&t->m);
+        rc = seterr(err, errlen, "%s: out of memory", run);
+    }
     if (rr) runread_close(rr);
     if (rc != 0) {
         free(f), free(t);

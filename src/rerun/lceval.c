@@ -11,8 +11,7 @@
 
 #include "data.h" /* the needle task */
 #include "metrics.h"
-#include "runstats.h" /* rs_uniform_share */
-#include "ops.h"      /* yarn_split */
+#include "ops.h" /* yarn_split */
 #include "stop.h"
 #include "util.h"
 
@@ -118,20 +117,6 @@ static int eval_needle(Forward *f, const LcEvalOpts *o, int L, LcEvalResult *r, 
     return 0;
 }
 
-/* The uniform first-token share of the model's own attention pattern at
- * length L: its window, on the layers it applies to; a checkpoint's, each
- * layer's own as its run file records it (rs_uniform_share). */
-static double uniform_share(const Forward *f, int L) {
-    const ForwardInfo *fi = &f->info;
-    Config c;
-    config_defaults(&c);
-    c.window = fi->window, c.window_layers = fi->window_layers;
-    RunReader *r = fi->checkpoint ? runread_open(f->run, NULL, 0) : NULL;
-    double u = rs_uniform_share(r, &c, L, fi->L, -1);
-    if (r) runread_close(r);
-    return u;
-}
-
 static int eval_length(Forward *f, const LcEvalOpts *o, int L, LcEvalResult *r, char *err,
                        size_t errlen) {
     const ForwardInfo *fi = &f->info;
@@ -170,7 +155,7 @@ static int eval_length(Forward *f, const LcEvalOpts *o, int L, LcEvalResult *r, 
         for (int k = 0; k < r->n_buckets; k++)
             r->loss_by_bucket[k] = b.bcnt[k] ? b.bsum[k] / (double)b.bcnt[k] : NAN;
         r->first_share = a.share_n ? a.share_sum / (double)a.share_n : NAN;
-        r->uniform_share = uniform_share(f, L);
+        r->uniform_share = uniform_share_layers(fi->layer_window, fi->L, L, fi->uniform_slots);
         r->sink_rate = a.share_n ? a.sinks / (double)a.share_n : NAN;
     } else {
         lceval_result_free(r);

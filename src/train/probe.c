@@ -44,10 +44,6 @@ static void acc_free(Acc *a) {
 
 static int uses_proxy(const Config *c) { return config_attention_proxy(c); }
 
-static int has_slot(const Config *c) {
-    return c->sink_token || c->kv_bias || c->normaliser == NORMZ_SINK_LOGIT;
-}
-
 static ProbeShape probe_shape(const Model *m, int N, int T) {
     const Dims *D = &m->dims;
     return (ProbeShape){.L = D->L,
@@ -57,7 +53,7 @@ static ProbeShape probe_shape(const Model *m, int N, int T) {
                         .M = T,
                         .C = model_gate_probe_channels(m, NULL),
                         .d = D->d,
-                        .has_slot = has_slot(&m->cfg),
+                        .has_slot = config_attention_slot(&m->cfg),
                         .has_logits = 1, /* model_max_logit */
                         .threads = 1};
 }
