@@ -289,10 +289,13 @@ static void token_text(char *out, size_t len, const char *tok, int t, int k) {
     else snprintf(out, len, "%s", tok);
 }
 
-/* The query labels of a row of panels whose matrix starts at y0 and is d
- * tall: token t right-aligned at x1, centred on its row. */
-static void draw_query_tokens(cairo_t *cr, const Metrics *m, const char *const *tok, double x1,
-                              double y0, double d, int T) {
+/* The token labels along one side of a panel of side d: token t's label
+ * ends at its cell's centre line, (t + 0.5) * d / T from (x, y) along the
+ * side. Queries (keys 0): right-aligned at x, left of the rows, y the
+ * matrix's top. Keys (keys 1): written upwards under the columns, x the
+ * panel's left, y the labels' top. */
+static void draw_tokens(cairo_t *cr, const Metrics *m, const char *const *tok, double x, double y,
+                        double d, int T, int keys) {
     const double cell = d / T, fs = m->font * TOKEN_SCALE;
     const int k = token_step(m, cell);
     cairo_save(cr);
@@ -301,27 +304,10 @@ static void draw_query_tokens(cairo_t *cr, const Metrics *m, const char *const *
     for (int t = 0; t < T; t += k) {
         char lab[160];
         token_text(lab, sizeof lab, tok[t], t, k);
-        cairo_move_to(cr, x1 - text_w(cr, lab), y0 + (t + 0.5) * cell + 0.35 * fs);
-        cairo_show_text(cr, lab);
-    }
-    cairo_restore(cr);
-}
-
-/* The key labels under a panel of side d starting at x0 whose bottom is
- * y: token j written upwards, ending just under its column. */
-static void draw_key_tokens(cairo_t *cr, const Metrics *m, const char *const *tok, double x0,
-                            double y, double d, int T) {
-    const double cell = d / T, fs = m->font * TOKEN_SCALE;
-    const int k = token_step(m, cell);
-    cairo_save(cr);
-    cairo_set_font_size(cr, fs);
-    cairo_set_source_rgb(cr, INK, INK, INK);
-    for (int j = 0; j < T; j += k) {
-        char lab[160];
-        token_text(lab, sizeof lab, tok[j], j, k);
+        double at = (t + 0.5) * cell + 0.35 * fs;
         cairo_save(cr);
-        cairo_translate(cr, x0 + (j + 0.5) * cell + 0.35 * fs, y + m->label_gap);
-        cairo_rotate(cr, -M_PI / 2);
+        cairo_translate(cr, keys ? x + at : x, keys ? y : y + at);
+        if (keys) cairo_rotate(cr, -M_PI / 2);
         cairo_move_to(cr, -text_w(cr, lab), 0);
         cairo_show_text(cr, lab);
         cairo_restore(cr);
@@ -347,11 +333,11 @@ static int draw_figure(cairo_t *cr, const Figure *fg) {
             draw_text(cr, m, sx, sy + (th - m->text_h) / 2.0, p->title, 0, D + G - 4 * m->k);
         if (draw_panel(cr, p, P, z, sx, sy + th, st, fg->lo, fg->hi)) return -1;
         if (st->axis_labels && st->tokens && c == 0)
-            draw_query_tokens(cr, m, st->tokens, x + fg->left - m->label_gap, sy + th, d, p->T);
+            draw_tokens(cr, m, st->tokens, x + fg->left - m->label_gap, sy + th, d, p->T, 0);
         else if (st->axis_labels && c == 0)
             draw_query_label(cr, m, x + fg->left - 6 * m->k, sy + th, d, p->T);
         if (st->axis_labels && st->tokens && r == fg->rows - 1)
-            draw_key_tokens(cr, m, st->tokens, sx, sy + th + d, d, p->T);
+            draw_tokens(cr, m, st->tokens, sx, sy + th + d + m->label_gap, d, p->T, 1);
         else if (st->axis_labels && r == fg->rows - 1)
             draw_key_label(cr, m, sx, sy + th + d + (m->axis_h - m->text_h) / 2.0, d, p->T);
     }
