@@ -37,15 +37,16 @@ static void clamped_swiglu(float *act, const float *gu, int ff, float alpha, flo
     }
 }
 
-/* Expert e on the n rows x[n, d]: y[n, d] (scratch gu[n, 2ff], act[n,
- * ff]), one product of the n rows per weight. */
-static void expert(const HfModel *m, const float *W[W_N_ROLES], int e, int n, const float *x,
-                   float *gu, float *act, float *y) {
+/* Expert e (its gate_up slab gu_w [d, 2ff], down slab down_w [ff, d]) on
+ * the n rows x[n, d]: y[n, d] (scratch gu[n, 2ff], act[n, ff]), one
+ * product of the n rows per weight. */
+static void expert(const HfModel *m, const float *W[W_N_ROLES], int e, const float *gu_w,
+                   const float *down_w, int n, const float *x, float *gu, float *act, float *y) {
     const HfArch *a = &m->a;
-    const size_t d = (size_t)a->d, ff = (size_t)a->ff;
+    const size_t ff = (size_t)a->ff;
     HfLinear up = {.out = gu,
                    .in = x,
-                   .W = W[W_EXP_GU] + (size_t)e * d * 2 * ff,
+                   .W = gu_w,
                    .bias = W[W_EXP_GU_B] + (size_t)e * 2 * ff,
                    .M = n,
                    .K = a->d,
@@ -58,8 +59,8 @@ static void expert(const HfModel *m, const float *W[W_N_ROLES], int e, int n, co
                        (float)a->swiglu_limit);
     HfLinear down = {.out = y,
                      .in = act,
-                     .W = W[W_EXP_DOWN] + (size_t)e * ff * d,
-                     .bias = W[W_EXP_DOWN_B] + (size_t)e * d,
+                     .W = down_w,
+                     .bias = W[W_EXP_DOWN_B] + (size_t)e * a->d,
                      .M = n,
                      .K = a->ff,
                      .N = a->d,
@@ -68,44 +69,57 @@ static void expert(const HfModel *m, const float *W[W_N_ROLES], int e, int n, co
     hf_linear_run(m->threads, &down);
 }
 
-/* Window w's rows [w T, (w + 1) T): each expert on the rows that chose
- * it (their router weights wt[T, k], experts idx[T, k]), its output times
- * the row's weight added to out, the experts in index order. */
-static void window_experts(HfModel *m, const float *W[W_N_ROLES], int w, const int *idx,
-                           const float *wt, const float *in, float *out) {
+/* Expert e (slabs gu_w, down_w) on the rows of window w that chose it
+ * (the router's weights wt[R, k] and experts idx[R, k]), its output times
+ * each row's weight added to out. */
+static void window_expert(HfModel *m, const float *W[W_N_ROLES], int e, const float *gu_w,
+                          const float *down_w, int w, const float *in, float *out) {
     const HfArch *a = &m->a;
     HfBufs *b = &m->b;
     const int T = b->T, k = a->top_k, d = a->d;
+    const int *idx = b->moe_idx + (size_t)w * T * k;
+    const float *wt = b->moe_w + (size_t)w * T * k;
     float *x = b->moe, *gu = x + (size_t)T * d, *act = gu + (size_t)T * 2 * a->ff,
           *y = act + (size_t)T * a->ff, *g = y + (size_t)T * d;
-    int *rows = b->moe_rows;
-    for (int e = 0; e < a->n_experts; e++) {
-        int n = 0;
-        for (int t = 0; t < T; t++)
-            for (int j = 0; j < k; j++)
-                if (idx[t * k + j] == e) {
-                    rows[n] = t, g[n] = wt[t * k + j];
-                    memcpy(x + (size_t)n++ * d, in + ((size_t)w * T + t) * d, d * sizeof *x);
-                }
-        if (!n) continue;
-        expert(m, W, e, n, x, gu, act, y);
-        for (int r = 0; r < n; r++) {
-            float *o = out + ((size_t)w * T + rows[r]) * d;
-            for (int i = 0; i < d; i++) o[i] += g[r] * y[(size_t)r * d + i];
-        }
+    int *rows = b->moe_rows, n = 0;
+    for (int t = 0; t < T; t++)
+        for (int j = 0; j < k; j++)
+            if (idx[t * k + j] == e) {
+                rows[n] = t, g[n] = wt[t * k + j];
+                memcpy(x + (size_t)n++ * d, in + ((size_t)w * T + t) * d, d * sizeof *x);
+            }
+    if (!n) return;
+    expert(m, W, e, gu_w, down_w, n, x, gu, act, y);
+    for (int r = 0; r < n; r++) {
+        float *o = out + ((size_t)w * T + rows[r]) * d;
+        for (int i = 0; i < d; i++) o[i] += g[r] * y[(size_t)r * d + i];
     }
 }
 
-void hf_moe(HfModel *m, const float *W[W_N_ROLES], const float *in, float *out) {
+/* Does any row of the pass route to expert e? */
+static int expert_used(const HfBufs *b, int e, int k) {
+    for (size_t i = 0; i < (size_t)b->R * k; i++)
+        if (b->moe_idx[i] == e) return 1;
+    return 0;
+}
+
+int hf_moe(HfModel *m, int l, const float *W[W_N_ROLES], const float *in, float *out, char *err,
+           size_t errlen) {
     const HfArch *a = &m->a;
     HfBufs *b = &m->b;
-    const int E = a->n_experts, k = a->top_k, T = b->T;
+    const int E = a->n_experts, k = a->top_k;
     hf_linear(m, b->router, in, W[W_ROUTER], W[W_ROUTER_B], a->d, E, 0, 0, FQ_OUT_FFN);
-    for (int w = 0; w < b->B; w++) {
-        int *idx = b->moe_idx;
-        float *wt = b->moe_w;
-        for (int t = 0; t < T; t++)
-            top_k(b->router + ((size_t)w * T + t) * E, E, k, idx + t * k, wt + t * k);
-        window_experts(m, W, w, idx, wt, in, out);
+    for (int t = 0; t < b->R; t++)
+        top_k(b->router + (size_t)t * E, E, k, b->moe_idx + (size_t)t * k,
+              b->moe_w + (size_t)t * k);
+    /* expert by expert (its weights converted once), window by window: a
+     * row still gets its experts' outputs in index order */
+    for (int e = 0; e < E; e++) {
+        if (!expert_used(b, e, k)) continue;
+        const float *gu_w = hf_weights_expert(&m->w, l, W_EXP_GU, e, err, errlen);
+        const float *down_w = gu_w ? hf_weights_expert(&m->w, l, W_EXP_DOWN, e, err, errlen) : NULL;
+        if (!down_w) return -1;
+        for (int w = 0; w < b->B; w++) window_expert(m, W, e, gu_w, down_w, w, in, out);
     }
+    return 0;
 }

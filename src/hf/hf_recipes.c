@@ -177,7 +177,8 @@ static int neox_layer(HfModel *m, int l, const float *W[W_N_ROLES], const Interv
     return 0;
 }
 
-static int gptoss_layer(HfModel *m, int l, const float *W[W_N_ROLES], const Intervention *iv) {
+static int gptoss_layer(HfModel *m, int l, const float *W[W_N_ROLES], const Intervention *iv,
+                        char *err, size_t errlen) {
     const HfArch *a = &m->a;
     HfBufs *b = &m->b;
     const int R = b->R, kv = a->Hkv * a->dh, hd = a->H * a->dh;
@@ -191,8 +192,7 @@ static int gptoss_layer(HfModel *m, int l, const float *W[W_N_ROLES], const Inte
     hf_attend(m, l, &in, iv);
     hf_linear(m, b->x, b->o, W[W_O], W[W_OB], hd, a->d, 0, 1, FQ_OUT_ATTN);
     hf_norm(m, b->h, b->x, W[W_LN2], NULL, R, a->d, 1);
-    hf_moe(m, W, b->h, b->x);
-    return 0;
+    return hf_moe(m, l, W, b->h, b->x, err, errlen);
 }
 
 int hf_layer(HfModel *m, int l, const Intervention *iv, char *err, size_t errlen) {
@@ -204,7 +204,9 @@ int hf_layer(HfModel *m, int l, const Intervention *iv, char *err, size_t errlen
     case HF_OLMO2: olmo2_layer(m, l, W, iv); break;
     case HF_GEMMA2:
     case HF_GEMMA3: gemma_layer(m, l, W, iv); break;
-    case HF_GPTOSS: gptoss_layer(m, l, W, iv); break;
+    case HF_GPTOSS:
+        if (gptoss_layer(m, l, W, iv, err, errlen) < 0) return -1;
+        break;
     default: llama_layer(m, l, W, iv); break;
     }
     iv_residual(iv, l, m->b.x, m->b.B, m->b.T, 0, m->a.d);

@@ -45,8 +45,8 @@ static void bufs_plan(Plan *p, void *ctx) {
     const size_t E = (size_t)a->n_experts, k = (size_t)a->top_k;
     b->router = E ? plan_floats(p, t * E) : NULL;
     b->moe = E ? plan_floats(p, (size_t)T * (2 * (size_t)a->d + 3 * (size_t)a->ff + 1)) : NULL;
-    b->moe_w = E ? plan_floats(p, (size_t)T * k) : NULL;
-    b->moe_idx = E ? plan_take(p, (size_t)T * k, sizeof(int)) : NULL;
+    b->moe_w = E ? plan_floats(p, t * k) : NULL;
+    b->moe_idx = E ? plan_take(p, t * k, sizeof(int)) : NULL;
     b->moe_rows = E ? plan_take(p, (size_t)T, sizeof(int)) : NULL;
     b->maps = plan_floats(p, (size_t)B * a->H * M * M + 1);
     b->cosv = plan_floats(p, (size_t)T * half), b->sinv = plan_floats(p, (size_t)T * half);

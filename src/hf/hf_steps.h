@@ -28,8 +28,8 @@ typedef struct {
     float *slot;                        /* [B, H, T]: each query's sink-logit share (sinks) */
     float *router, *moe;                /* MoE: router logits [R, E]; one window's
                                            expert scratch [T, 2d + 3ff + 1] (else NULL) */
-    float *moe_w;                       /* the router weights of one window's rows [T, k] */
-    int *moe_idx, *moe_rows;            /* their experts [T, k]; an expert's rows [T] */
+    float *moe_w;                       /* the router weights of the pass's rows [R, k] */
+    int *moe_idx, *moe_rows;            /* their experts [R, k]; an expert's rows of a window [T] */
     float *cosv, *sinv;                 /* RoPE tables of one window's T positions */
     float *cosl, *sinl;                 /* the sliding layers' (rope_local_theta; else NULL) */
     float *mean, *rstd, *inv_freq;      /* norm statistics [R * H], RoPE frequencies */
@@ -118,10 +118,13 @@ void hf_attend(HfModel *m, int l, const AttnIn *in, const Intervention *iv);
  * MLP's output joins the residual stream: per row, the router's logits
  * (mlp.router), its top_k experts weighted by the softmax over their k
  * logits, each expert's clamped SwiGLU of its interleaved gate_up_proj
- * product, then down_proj; window by window (each expert's rows of one
- * window in one product), so a window's bits do not depend on the others
- * in the pass. */
-void hf_moe(HfModel *m, const float *W[W_N_ROLES], const float *in, float *out);
+ * product, then down_proj; expert by expert, each one's weights
+ * converted once (hf_weights_expert), and window by window within it (an
+ * expert's rows of one window in one product), so a window's bits do not
+ * depend on the others in the pass. l: the layer. -1 with one line in err
+ * when an expert's weights cannot be converted. */
+int hf_moe(HfModel *m, int l, const float *W[W_N_ROLES], const float *in, float *out, char *err,
+           size_t errlen);
 /* The MLP (GLU or plain) of in [R, d] into out [R, d]; acc: added to out
  * as a sub-layer output joins the residual stream (hf_linear's acc). */
 void hf_mlp(HfModel *m, const float *W[W_N_ROLES], const float *in, float *out, int acc);

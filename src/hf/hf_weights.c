@@ -269,27 +269,28 @@ static int bind_mxfp4(const SafeTensors *st, const char *name, const Spec *s, co
     return 0;
 }
 
-/* dst [E, in, out] (float32) of MXFP4 blocks [E, out, in/32, 16] and
- * scales [E, out, in/32] (bind_mxfp4): value i of row (e, o) is the FP4
- * E2M1 code of nibble i (low nibble of byte i/2 for even i) times
+/* dst [in, out] (float32): expert e of MXFP4 blocks [E, out, in/32, 16]
+ * and scales [E, out, in/32] (bind_mxfp4): value i of row (e, o) is the
+ * FP4 E2M1 code of nibble i (low nibble of byte i/2 for even i) times
  * 2^(scale - 127) of its block of 32, as transformers'
  * convert_moe_packed_tensors dequantizes them (then transposed to
  * [in, out]). */
-static void mxfp4_to_f32(float *dst, const StTensor *blk, const StTensor *sc) {
+static void mxfp4_expert(float *dst, const StTensor *blk, const StTensor *sc, size_t e) {
     static const float FP4[16] = {0.0f,  0.5f,  1.0f,  1.5f,  2.0f,  3.0f,  4.0f,  6.0f,
                                   -0.0f, -0.5f, -1.0f, -1.5f, -2.0f, -3.0f, -4.0f, -6.0f};
-    const size_t E = (size_t)blk->shape[0], out = (size_t)blk->shape[1],
-                 in = (size_t)blk->shape[2] * 32;
-    for (size_t e = 0; e < E; e++)
-        for (size_t o = 0; o < out; o++) {
-            const uint8_t *b = blk->data + (e * out + o) * in / 2;
-            const uint8_t *x = sc->data + (e * out + o) * (in / 32);
-            for (size_t i = 0; i < in; i++) {
-                const int code = i % 2 ? b[i / 2] >> 4 : b[i / 2] & 15;
-                dst[(e * in + i) * out + o] = ldexpf(FP4[code], (int)x[i / 32] - 127);
-            }
+    const size_t out = (size_t)blk->shape[1], in = (size_t)blk->shape[2] * 32;
+    for (size_t o = 0; o < out; o++) {
+        const uint8_t *b = blk->data + (e * out + o) * in / 2;
+        const uint8_t *x = sc->data + (e * out + o) * (in / 32);
+        for (size_t i = 0; i < in; i++) {
+            const int code = i % 2 ? b[i / 2] >> 4 : b[i / 2] & 15;
+            dst[i * out + o] = ldexpf(FP4[code], (int)x[i / 32] - 127);
         }
+    }
 }
+
+/* The 3-D expert roles, bound whole but handed out one expert at a time. */
+static int is_expert(int role) { return role == W_EXP_GU || role == W_EXP_DOWN; }
 
 /* "transformer." or "" for GPT-2; fixed prefixes for the others. */
 static const char *model_prefix(const HfArch *a, const SafeTensors *st) {
@@ -348,10 +349,14 @@ int hf_weights_bind(HfWeights *w, SafeTensors *st, const HfArch *a, char *err, s
             int q = s[i].ndim == 3 ? bind_mxfp4(st, name, &s[i], slot, sc, err, errlen) : 1;
             if (q < 0 || (q && check_one(st, name, &s[i], slot, err, errlen) < 0)) return -1;
             if (*slot) note_dtype(w, *slot);
-            need += q ? convert_need(a, s[i].role, *slot) : 2 * (*slot)->numel;
+            if (!is_expert(s[i].role)) need += convert_need(a, s[i].role, *slot);
         }
         if (need > w->scratch_n) w->scratch_n = need;
     }
+    /* one expert's slabs after the largest layer's converted weights */
+    w->expert_at[0] = w->scratch_n;
+    w->expert_at[1] = w->expert_at[0] + (a->n_experts ? 2 * (size_t)a->d * a->ff : 0);
+    w->scratch_n = w->expert_at[1] + (a->n_experts ? (size_t)a->ff * a->d : 0);
     if (w->scratch_n && !(w->scratch = falloc(w->scratch_n)))
         return seterr(err, errlen, "out of memory for %zu converted weights", w->scratch_n);
     return 0;
@@ -378,17 +383,11 @@ static void fused_views(const HfArch *a, const float *out[W_N_ROLES]) {
 int hf_weights_layer(HfWeights *w, int l, const float *out[W_N_ROLES], char *err, size_t errlen) {
     size_t used = 0;
     for (int r = 0; r < W_N_ROLES; r++) {
-        const StTensor *t = w->layers[l].t[r], *sc = w->layers[l].scales[r];
+        const StTensor *t = w->layers[l].t[r];
         const int plus1 = w->a->norm_plus1 && is_norm(r);
-        out[r] = t && !sc ? st_f32_view(t) : NULL;
-        if (!t || (out[r] && !plus1)) continue;
+        out[r] = t && !is_expert(r) ? st_f32_view(t) : NULL;
+        if (!t || is_expert(r) || (out[r] && !plus1)) continue;
         float *dst = w->scratch + used;
-        if (sc) {
-            mxfp4_to_f32(dst, t, sc);
-            out[r] = dst;
-            used += 2 * t->numel;
-            continue;
-        }
         if (st_to_f32(t, 0, t->numel, dst, err, errlen) < 0) return -1;
         for (size_t i = 0; plus1 && i < t->numel; i++) dst[i] += 1.0f;
         out[r] = dst;
@@ -396,6 +395,20 @@ int hf_weights_layer(HfWeights *w, int l, const float *out[W_N_ROLES], char *err
     }
     if (w->a->family == HF_PHI3) fused_views(w->a, out);
     return 0;
+}
+
+const float *hf_weights_expert(const HfWeights *w, int l, HfRole r, int e, char *err,
+                               size_t errlen) {
+    const StTensor *t = w->layers[l].t[r], *sc = w->layers[l].scales[r];
+    const size_t slab = r == W_EXP_GU ? 2 * (size_t)w->a->d * w->a->ff : (size_t)w->a->ff * w->a->d;
+    float *dst = w->scratch + w->expert_at[r == W_EXP_DOWN];
+    if (sc) {
+        mxfp4_expert(dst, t, sc, (size_t)e);
+        return dst;
+    }
+    const float *v = st_f32_view(t);
+    if (v) return v + (size_t)e * slab;
+    return st_to_f32(t, (size_t)e * slab, slab, dst, err, errlen) < 0 ? NULL : dst;
 }
 
 const float *hf_weights_vec(HfWeights *w, HfGlobalRole r, float *dst, char *err, size_t errlen) {

@@ -67,9 +67,10 @@ typedef struct {
     int conv1d;                   /* GPT-2: weights stored [in, out] */
     const StTensor *g[G_N_ROLES]; /* NULL when the role is unused */
     HfLayerSpec *layers;          /* [L] */
-    float *scratch;               /* converted weights of one layer */
+    float *scratch;               /* converted weights of one layer, then one expert's */
     size_t scratch_n;
-    const char *dtype; /* "F32", "BF16", "F16" or "mixed" */
+    size_t expert_at[2]; /* where in scratch one expert's W_EXP_GU, W_EXP_DOWN go */
+    const char *dtype;   /* "F32", "BF16", "F16" or "mixed" */
 } HfWeights;
 
 /* Bind every tensor the architecture needs and check its shape and dtype:
@@ -77,11 +78,20 @@ typedef struct {
 int hf_weights_bind(HfWeights *w, SafeTensors *st, const HfArch *a, char *err, size_t errlen);
 void hf_weights_free(HfWeights *w);
 
-/* Float pointers of layer l's tensors (NULL for unused roles), valid until
- * the next call (MXFP4 experts dequantized, hf_weights.c mxfp4_to_f32); a fused tensor that a
+/* Float pointers of layer l's tensors (NULL for unused roles and for the
+ * expert weights W_EXP_GU, W_EXP_DOWN: hf_weights_expert), valid until
+ * the next call; a fused tensor that a
  * recipe reads as separate roles (Phi-3's qkv_proj, gate_up_proj) comes as views of its row blocks;
  * the norms of a (1 + w) architecture (HfArch.norm_plus1) come as 1 + w. */
 int hf_weights_layer(HfWeights *w, int l, const float *out[W_N_ROLES], char *err, size_t errlen);
+/* Expert e's slab [in, out] of layer l's 3-D expert tensor r (W_EXP_GU or
+ * W_EXP_DOWN): a view into an F32 checkpoint, else converted (BF16, F16)
+ * or dequantized (MXFP4, mxfp4_expert) into the scratch, valid until the
+ * next call for role r or the next hf_weights_layer. So a gpt-oss layer
+ * never holds more than one expert's weights in float32. NULL with one
+ * line in err when a conversion fails. */
+const float *hf_weights_expert(const HfWeights *w, int l, HfRole r, int e, char *err,
+                               size_t errlen);
 /* A global 1-D tensor (norms) as floats: into dst[n] when converted
  * (the final norm of a (1 + w) architecture always, as 1 + w). */
 const float *hf_weights_vec(HfWeights *w, HfGlobalRole r, float *dst, char *err, size_t errlen);
