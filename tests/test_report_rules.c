@@ -122,14 +122,16 @@ static void test_primary_ids(void **state) {
                              {"margin", "f_attn 0.1"},      {"paper", "f_attn g1 < base"},
                              {"paper", "f_attn g2 ~ base"}, {"paper", "val_loss g2 < base"}};
     declare(&p, keys, 8);
-    assert_int_equal(primary_test_id(&p, "g1", "base", PM_F_ATTN), 1);
-    assert_int_equal(primary_test_id(&p, "g2", "base", PM_VAL_LOSS), 2);
-    assert_int_equal(primary_test_id(&p, "base", "g2", PM_VAL_LOSS), 2);
-    assert_int_equal(primary_test_id(&p, "g2", "base", PM_F_ATTN), 0); /* E1 */
-    assert_int_equal(primary_test_id(&p, "g1", "base", PM_VAL_LOSS), 0);
-    assert_int_equal(primary_test_id(&p, "g1", "base", PM_M_ACT), 0);
-    assert_int_equal(primary_test_id(&p, "g3", "base", PM_F_ATTN), 0);
-    assert_int_equal(primary_test_id(NULL, "g1", "base", PM_F_ATTN), 0);
+    ProtoMetric fa = proto_metric_of("f_attn"), vl = proto_metric_of("val_loss");
+    assert_true(fa >= 0 && vl >= 0 && fa != vl);
+    assert_int_equal(primary_test_id(&p, "g1", "base", fa), 1);
+    assert_int_equal(primary_test_id(&p, "g2", "base", vl), 2);
+    assert_int_equal(primary_test_id(&p, "base", "g2", vl), 2);
+    assert_int_equal(primary_test_id(&p, "g2", "base", fa), 0); /* E1 */
+    assert_int_equal(primary_test_id(&p, "g1", "base", vl), 0);
+    assert_int_equal(primary_test_id(&p, "g1", "base", proto_metric_of("m_act")), 0);
+    assert_int_equal(primary_test_id(&p, "g3", "base", fa), 0);
+    assert_int_equal(primary_test_id(NULL, "g1", "base", fa), 0);
 }
 
 /* Ten pairs, nine small negative differences and one large positive
@@ -535,8 +537,8 @@ static void test_row_blank_unknown(void **state) {
         if (m->blank == MB_ZERO) zero++, assert_true(v == 0);
         else if (m->kind == MK_LL) assert_true(v == -1);
         else if (!isnan(v)) fail_msg("%s: a blank Row holds %g, not unknown", name, v);
-        if (m->proto > 0 && (!m->label || metric_declared((ProtoMetric)(m->proto - 1)) != m))
-            fail_msg("%s: a declarable row needs a label and a proto of its own", name);
+        if (m->proto && (!m->label || metric_declared(i) != m || proto_metric_of(name) != i))
+            fail_msg("%s: a declarable row needs a label and a name of its own", name);
     }
     assert_int_equal(zero, 8); /* n_params, n_params_added, lr and the probe's own columns */
     free(w);

@@ -489,29 +489,40 @@ static void test_protocol_metrics(void **state) {
     char err[400];
     memset(&p, 0, sizeof p);
     assert_int_equal(protocol_key(&p, "metric", "ppl", err, sizeof err), -1);
-    assert_string_equal(err, "metric 'ppl' is not f_attn, m_act, val_loss, lc_deg_2x_plain, "
+    /* every declarable metric, in the table's order: add a new one here */
+    assert_string_equal(err, "metric 'ppl' is not val_loss, f_attn, m_act, lc_deg_2x_plain, "
                              "lc_deg_4x_plain, lc_deg_8x_plain, lc_deg_2x_yarn, lc_deg_4x_yarn, "
                              "lc_deg_8x_yarn, quant_w8a8_dloss, quant_w8a8pct_dloss, "
                              "quant_w4a4_dloss or good_regime");
-    int n = 0;
-    for (int i = 0; metric_at(i); i++) n += metric_at(i)->proto > 0;
-    assert_int_equal(n, PM_GOOD_REGIME); /* good_regime is the protocol's own */
-    for (int m = 0; m < PM_GOOD_REGIME; m++) {
-        const MetricCol *c = metric_find(proto_metric_name((ProtoMetric)m));
-        assert_non_null(c);
-        assert_int_equal(c->proto, m + 1);
+    /* the metrics the protocol treats specially are declarable rows */
+    const char *special[] = {PROTO_SINK_METRIC, PROTO_SINK_FLAG, PROTO_MASSIVE_METRIC,
+                             PROTO_LOSS_METRIC};
+    for (int i = 0; i < 4; i++) assert_non_null(metric_declared(proto_metric_of(special[i])));
+    for (int i = 0; metric_at(i); i++) {
+        const MetricCol *c = metric_at(i);
+        if (!c->proto) {
+            assert_null(metric_declared(i));
+            assert_null(proto_metric_name(i));
+            continue;
+        }
+        assert_int_equal(proto_metric_of(c->csv), i);
+        assert_string_equal(proto_metric_name(i), c->csv);
+        assert_ptr_equal(metric_declared(i), c);
         assert_int_equal(protocol_key(&p, "metric", c->csv, err, sizeof err),
-                         m == PM_SINK_FORMED ? -1 : 0);
+                         c->not_primary ? -1 : 0);
     }
     assert_non_null(strstr(err, "'sink_formed' is not a primary metric"));
-    assert_null(proto_metric_name(PM_COUNT));
+    assert_int_equal(proto_metric_of(PROTO_GOOD_REGIME), PROTO_GOOD_REGIME_M);
+    assert_string_equal(proto_metric_name(PROTO_GOOD_REGIME_M), PROTO_GOOD_REGIME);
+    assert_null(proto_metric_name(-1));
+    assert_int_equal(proto_metric_of("ppl"), -1);
     assert_int_equal(protocol_key(&p, "margin", "sink_formed 0.1", err, sizeof err), -1);
     assert_string_equal(err,
                         "margin 'sink_formed 0.1': sink_formed has no mean to be equivalent in");
     assert_int_equal(protocol_key(&p, "margin", "m_act 2", err, sizeof err), 0);
     /* one declared test per metric, named */
     assert_int_equal(protocol_check(&p, err, sizeof err), -1);
-    assert_non_null(strstr(err, "metric f_attn has no declared test: add 'test = f_attn"));
+    assert_non_null(strstr(err, "metric val_loss has no declared test: add 'test = val_loss"));
     assert_int_equal(protocol_key(&p, "test", "f_attn larger-of", err, sizeof err), -1);
     assert_int_equal(protocol_key(&p, "test", "f_attn paired-t", err, sizeof err), 0);
     assert_int_equal(protocol_key(&p, "test", "f_attn welch", err, sizeof err), -1);
@@ -520,10 +531,11 @@ static void test_protocol_metrics(void **state) {
     assert_int_equal(protocol_key(&p, "test", "val_loss wilcoxon", err, sizeof err), 0);
     assert_int_equal(protocol_check(&p, err, sizeof err), -1);
     assert_non_null(strstr(err, "m_act cannot be tested by fisher"));
-    p.test[PM_M_ACT] = PT_WELCH;
+    p.test[proto_metric_of("m_act")] = PT_WELCH;
     assert_int_equal(protocol_check(&p, err, sizeof err), -1); /* the declared lc_deg_* ... */
     assert_non_null(strstr(err, "metric lc_deg_2x_plain has no declared test"));
-    for (int m = PM_LC_2X_PLAIN; m <= PM_Q_W4A4; m++) p.test[m] = PT_WILCOXON;
+    for (int i = 0; i < p.n_metrics; i++)
+        if (p.test[p.metrics[i]] == PT_NONE) p.test[p.metrics[i]] = PT_WILCOXON;
     assert_int_equal(protocol_check(&p, err, sizeof err), 0);
     assert_int_equal(protocol_key(&p, "metric", "good_regime", err, sizeof err), 0);
     assert_int_equal(protocol_key(&p, "test", "good_regime fisher", err, sizeof err), 0);

@@ -38,15 +38,16 @@ void metric_def(const MetricCol *m, char *buf, size_t len) {
     with_threshold(m->def ? m->def : "", m->threshold, buf, len);
 }
 
-const MetricCol *metric_find(const char *name) {
+int metric_index(const char *name) {
     char buf[128];
     for (int i = 0; metric_at(i); i++) {
-        const MetricCol *m = metric_at(i);
-        metric_name(m, buf, sizeof buf);
-        if (!strcmp(buf, name)) return m;
+        metric_name(metric_at(i), buf, sizeof buf);
+        if (!strcmp(buf, name)) return i;
     }
-    return NULL;
+    return -1;
 }
+
+const MetricCol *metric_find(const char *name) { return metric_at(metric_index(name)); }
 
 int metric_compared(const MetricCol **out, int cap) {
     int n = 0;
@@ -79,10 +80,9 @@ int metric_seeds_columns(const MetricCol **out, int cap) {
     return n;
 }
 
-const MetricCol *metric_declared(ProtoMetric m) {
-    for (int i = 0; m >= 0 && metric_at(i); i++)
-        if (metric_at(i)->proto == (int)m + 1) return metric_at(i);
-    return NULL;
+const MetricCol *metric_declared(int i) {
+    const MetricCol *m = metric_at(i);
+    return m && m->proto ? m : NULL;
 }
 
 double metric_value(const Row *w, const MetricCol *m) {

@@ -23,26 +23,26 @@
     "Long-context degradation (gatelab eval): val loss at the column's multiple of the training "  \
     "length minus val loss at the training length, both plain RoPE (`plain`) or both YaRN "        \
     "(`yarn`); blank when the run was not evaluated at both lengths."
-#define LC_DEG(name_, mode_, k_, pm_, label_)                                                      \
+#define LC_DEG(name_, mode_, k_, label_)                                                      \
     {.csv = name_,                                                                                 \
      .threshold = NAN,                                                                             \
      .kind = MK_REAL,                                                                              \
      .off = OFF(lc_deg[mode_][k_]),                                                                \
      .def = LC_DEF,                                                                                \
-     .proto = (pm_) + 1,                                                                           \
+     .proto = 1,                                                                                   \
      .label = label_,                                                                              \
      .effects = 1u << SE_LONGCTX}
 /* the same, with a definition (`gatelab metrics`) */
 #define CSV_DEF(name_, field_, def_)                                                               \
     {.csv = name_, .threshold = NAN, .kind = MK_REAL, .off = OFF(field_), .def = def_}
-/* the same, declarable in a protocol as ProtoMetric pm */
-#define CSV_DEF_PROTO(name_, field_, pm_, label_, def_)                                            \
+/* the same, declarable in a protocol */
+#define CSV_DEF_PROTO(name_, field_, label_, def_)                                            \
     {.csv = name_,                                                                                 \
      .threshold = NAN,                                                                             \
      .kind = MK_REAL,                                                                              \
      .off = OFF(field_),                                                                           \
      .def = def_,                                                                                  \
-     .proto = (pm_) + 1,                                                                           \
+     .proto = 1,                                                                                   \
      .label = label_}
 
 /* a probe measure results.csv has, shown in place order_ of the section
@@ -130,7 +130,7 @@ static const MetricCol METRICS[] = {
      .fmt = "%.4f",
      .def = "Validation loss (nats/token) at the last eval: `final_val_loss` in /summary, "
             "else the last /metrics/eval/val_loss.",
-     .proto = PM_VAL_LOSS + 1,
+     .proto = 1,
      .label = "val loss",
      .effects = 1u << SE_LOSS,
      .lower = "beats",
@@ -182,7 +182,7 @@ static const MetricCol METRICS[] = {
             "1..T-1 of A[t, 0]`, at the last probe, probe length T as in the header. Not Gu "
             "et al.'s alpha_0 (the run file's `alpha0` dataset), which averages queries t ≥ "
             "0 and so includes the self term A[0, 0] = 1; see [sink@{sink}](#def-sink).",
-     .proto = PM_F_ATTN + 1,
+     .proto = 1,
      .label = "F-Attn",
      .effects = 1u << SE_SINK_FORMS | 1u << SE_SINK_REMOVAL,
      .lower = "has a weaker first-token sink than",
@@ -251,7 +251,7 @@ static const MetricCol METRICS[] = {
      .fmt = "%.4g",
      .def = "`max_act[l] = max |h| over tokens × features` of block l's output (the residual "
             "stream), averaged over probe sequences; M-Act is the mean over layers.",
-     .proto = PM_M_ACT + 1,
+     .proto = 1,
      .label = "M-Act",
      .effects = 1u << SE_MASSIVE,
      .lower = "has smaller massive activations than",
@@ -389,7 +389,7 @@ static const MetricCol METRICS[] = {
      .threshold = NAN,
      .kind = MK_FLAG,
      .off = OFF(sink_formed),
-     .proto = PM_SINK_FORMED + 1,
+     .proto = 1,
      .label = "share of seeds with a sink",
      .effects = 1u << SE_SINK_FORMS | 1u << SE_SINK_REMOVAL,
      .not_primary = "it repeats f_attn coarsely and moves with its threshold"},
@@ -397,12 +397,12 @@ static const MetricCol METRICS[] = {
     CSV_ONLY("loss0", NAN, MK_REAL, loss0),
     CSV_ONLY("max_logit", NAN, MK_REAL, max_logit),
     /* rs_lc_degradation (runstats.h), from gatelab eval's /lceval */
-    LC_DEG("lc_deg_2x_plain", 0, 1, PM_LC_2X_PLAIN, "val-loss degradation at 2× T (plain RoPE)"),
-    LC_DEG("lc_deg_4x_plain", 0, 2, PM_LC_4X_PLAIN, "val-loss degradation at 4× T (plain RoPE)"),
-    LC_DEG("lc_deg_8x_plain", 0, 3, PM_LC_8X_PLAIN, "val-loss degradation at 8× T (plain RoPE)"),
-    LC_DEG("lc_deg_2x_yarn", 1, 1, PM_LC_2X_YARN, "val-loss degradation at 2× T (YaRN)"),
-    LC_DEG("lc_deg_4x_yarn", 1, 2, PM_LC_4X_YARN, "val-loss degradation at 4× T (YaRN)"),
-    LC_DEG("lc_deg_8x_yarn", 1, 3, PM_LC_8X_YARN, "val-loss degradation at 8× T (YaRN)"),
+    LC_DEG("lc_deg_2x_plain", 0, 1, "val-loss degradation at 2× T (plain RoPE)"),
+    LC_DEG("lc_deg_4x_plain", 0, 2, "val-loss degradation at 4× T (plain RoPE)"),
+    LC_DEG("lc_deg_8x_plain", 0, 3, "val-loss degradation at 8× T (plain RoPE)"),
+    LC_DEG("lc_deg_2x_yarn", 1, 1, "val-loss degradation at 2× T (YaRN)"),
+    LC_DEG("lc_deg_4x_yarn", 1, 2, "val-loss degradation at 4× T (YaRN)"),
+    LC_DEG("lc_deg_8x_yarn", 1, 3, "val-loss degradation at 8× T (YaRN)"),
     {.csv = "top1_peak",
      .threshold = NAN,
      .kind = MK_REAL,
@@ -442,14 +442,13 @@ static const MetricCol METRICS[] = {
             "100 and at above 1000 times the median |h|; docs/metrics.md), 0 when not, blank "
             "when unknown."},
     CSV_DEF_PROTO(
-        "quant_w8a8_dloss", q_dloss[0], PM_Q_W8A8, "val-loss increase under W8A8 (min-max)",
+        "quant_w8a8_dloss", q_dloss[0], "val-loss increase under W8A8 (min-max)",
         "Val loss with the linear layers' weights and inputs fake-quantized to 8 bits "
         "(min-max input ranges) minus the float val loss on the same windows (`gatelab "
         "eval --quant`, docs/metrics.md \"Quantized evaluation\"; blank: not evaluated)."),
-    CSV_DEF_PROTO("quant_w8a8pct_dloss", q_dloss[1], PM_Q_W8A8_PCT,
-                  "val-loss increase under W8A8 (percentile)",
+    CSV_DEF_PROTO("quant_w8a8pct_dloss", q_dloss[1], "val-loss increase under W8A8 (percentile)",
                   "The same with the input ranges at the 0.01th and 99.99th percentiles."),
-    CSV_DEF_PROTO("quant_w4a4_dloss", q_dloss[2], PM_Q_W4A4, "val-loss increase under W4A4",
+    CSV_DEF_PROTO("quant_w4a4_dloss", q_dloss[2], "val-loss increase under W4A4",
                   "The same at 4 bits (min-max input ranges)."),
     CSV_DEF("quant_w8a8tok_dloss", q_dloss[3],
             "The same at 8 bits with each token's input on its own min-max range (w8a8-tok)."),
@@ -609,5 +608,7 @@ static const MetricCol METRICS[] = {
             "when the run has no RoPE."),
 };
 #define N_METRICS ((int)(sizeof METRICS / sizeof METRICS[0]))
+_Static_assert(N_METRICS < PROTO_GOOD_REGIME_M,
+               "a ProtoMetric is a row's index: raise PROTO_METRIC_SLOTS (protocol.h)");
 
 const MetricCol *metric_at(int i) { return i >= 0 && i < N_METRICS ? &METRICS[i] : NULL; }

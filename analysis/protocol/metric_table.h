@@ -9,7 +9,7 @@
 
 #include <stddef.h>
 
-#include "protocol.h" /* ProtoMetric */
+#include "protocol.h" /* PROTO_METRIC_SLOTS */
 #include "row.h"      /* Row, for metric_value */
 
 /* How a value is stored and written to results.csv. */
@@ -47,8 +47,8 @@ typedef struct {
     int md_table, md_order;
     const char *head, *anchor, *fmt, *def;
     int na_unbounded; /* "n/a" for a run whose gate is unbounded */
-    /* 1 + the ProtoMetric (protocol.h) under which a study's protocol may
-     * declare this metric by its CSV name; 0: not declarable. */
+    /* 1: a study's protocol may declare this metric by its CSV name (its
+     * ProtoMetric, protocol.h, is the row's index); 0: not declarable. */
     int proto;
     /* a declarable metric: what the confirmatory headline calls it, and
      * the paper-scale effects (paper_scales.h, a bit 1u << SE_* each) a
@@ -73,6 +73,8 @@ typedef struct {
 const MetricCol *metric_at(int i);
 /* The metric whose formatted CSV name is name; NULL when none. */
 const MetricCol *metric_find(const char *name);
+/* Its index (metric_at); -1 when none. */
+int metric_index(const char *name);
 /* m's CSV name, its Markdown header ("" when it has none) and its
  * definition ("" when it has none), with the threshold formatted in: a
  * "%g" is m's threshold, a "{sink}" (definitions) is SINK_EPS. */
@@ -89,9 +91,10 @@ int metric_md_columns(int t, const MetricCol **out, int cap);
  * (seeds_order) into out[cap]; returns how many. */
 int metric_seeds_columns(const MetricCol **out, int cap);
 
-/* The row a protocol declares as m (its `proto` is m + 1); NULL when
- * none (good_regime is the protocol's own, not a row). */
-const MetricCol *metric_declared(ProtoMetric m);
+/* Row i when a protocol may declare it (its `proto`; i is then its
+ * ProtoMetric); NULL otherwise (good_regime is the protocol's own, not a
+ * row). */
+const MetricCol *metric_declared(int i);
 /* metric m of row w as a number (NaN: unknown). */
 double metric_value(const Row *w, const MetricCol *m);
 /* Sets every metric of w to its blank value (MetricBlank): NaN or -1,

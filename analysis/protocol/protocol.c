@@ -14,26 +14,25 @@
 
 /* The metric table's row declared as m; NULL for a bad m. */
 static const MetricCol *declared(int m) {
-    return m >= 0 && m < PM_COUNT ? metric_declared((ProtoMetric)m) : NULL;
+    return m >= 0 && m < PROTO_GOOD_REGIME_M ? metric_declared(m) : NULL;
 }
 
 const char *proto_metric_name(ProtoMetric m) {
-    if (m == PM_GOOD_REGIME) return PROTO_GOOD_REGIME;
-    const MetricCol *c = declared((int)m);
+    if (m == PROTO_GOOD_REGIME_M) return PROTO_GOOD_REGIME;
+    const MetricCol *c = declared(m);
     return c ? c->csv : NULL;
 }
 
 const char *proto_metric_label(ProtoMetric m) {
-    if (m == PM_GOOD_REGIME) return PROTO_GOOD_REGIME_LABEL;
-    const MetricCol *c = declared((int)m);
+    if (m == PROTO_GOOD_REGIME_M) return PROTO_GOOD_REGIME_LABEL;
+    const MetricCol *c = declared(m);
     return c && c->label ? c->label : "?";
 }
 
-/* The ProtoMetric named s, or -1. */
-static int metric_of(const char *s) {
-    if (!strcmp(s, PROTO_GOOD_REGIME)) return PM_GOOD_REGIME;
-    const MetricCol *c = metric_find(s);
-    return c && c->proto > 0 ? c->proto - 1 : -1;
+ProtoMetric proto_metric_of(const char *name) {
+    if (!strcmp(name, PROTO_GOOD_REGIME)) return PROTO_GOOD_REGIME_M;
+    int i = metric_index(name);
+    return declared(i) ? i : -1;
 }
 
 static const char *const TEST_NAME[] = {"",         "welch",    "mann-whitney",
@@ -45,14 +44,15 @@ const char *proto_test_name(ProtoTest t) {
 
 int proto_test_paired(ProtoTest t) { return t == PT_PAIRED_T || t == PT_WILCOXON; }
 
-/* "f_attn, m_act, ... or good_regime": the declarable names. */
+/* "val_loss, f_attn, ... or good_regime": the names a [primary] family
+ * may declare, in the metric table's order. */
 static void metric_list(char *buf, size_t len) {
     size_t n = 0;
     buf[0] = '\0';
-    for (int m = 0; m < PM_COUNT && n < len; m++) {
-        if (declared(m) && declared(m)->not_primary) continue; /* refused in [primary] */
-        const char *sep = m == 0 ? "" : m == PM_COUNT - 1 ? " or " : ", ";
-        int w = snprintf(buf + n, len - n, "%s%s", sep, proto_metric_name((ProtoMetric)m));
+    for (int m = 0; m <= PROTO_GOOD_REGIME_M && n < len; m++) {
+        if (m < PROTO_GOOD_REGIME_M && (!declared(m) || declared(m)->not_primary)) continue;
+        const char *sep = !n ? "" : m == PROTO_GOOD_REGIME_M ? " or " : ", ";
+        int w = snprintf(buf + n, len - n, "%s%s", sep, proto_metric_name(m));
         if (w < 0) break;
         n += (size_t)w;
     }
@@ -87,7 +87,7 @@ static int has_metric(const Protocol *p, int m) {
 }
 
 static int key_metric(Protocol *p, const char *v, char *err, size_t errlen) {
-    int m = metric_of(v);
+    int m = proto_metric_of(v);
     const MetricCol *c = declared(m);
     if (c && c->not_primary)
         return seterr(err, errlen,
@@ -100,7 +100,7 @@ static int key_metric(Protocol *p, const char *v, char *err, size_t errlen) {
         return seterr(err, errlen, "metric '%s' is not %s", v, names);
     }
     if (has_metric(p, m)) return seterr(err, errlen, "metric '%s' given twice", v);
-    p->metrics[p->n_metrics++] = (ProtoMetric)m;
+    p->metrics[p->n_metrics++] = m;
     return 0;
 }
 
@@ -135,17 +135,18 @@ static int find_claim(const Protocol *p, int mi, int ci, const char *a) {
 /* "METRIC ARM sink-free": F-Attn of ARM at or below the uniform share. */
 static int key_sink_free(Protocol *p, const char *v, const char *m, const char *a, char *err,
                          size_t errlen) {
-    if (strcmp(m, "f_attn") || !has_metric(p, PM_F_ATTN))
-        return seterr(err, errlen, "paper '%s': sink-free is a claim on f_attn, declared before it",
-                      v);
+    ProtoMetric sink = proto_metric_of(PROTO_SINK_METRIC);
+    if (strcmp(m, PROTO_SINK_METRIC) || !has_metric(p, sink))
+        return seterr(
+            err, errlen,
+            "paper '%s': sink-free is a claim on " PROTO_SINK_METRIC ", declared before it", v);
     if (!name_plain(a))
         return seterr(err, errlen, "paper '%s': arm '%s' is not a run name (" NAME_RULE ")", v, a);
-    if (find_claim(p, PM_F_ATTN, -1, a) >= 0)
-        return seterr(err, errlen, "paper '%s': given twice", v);
+    if (find_claim(p, sink, -1, a) >= 0) return seterr(err, errlen, "paper '%s': given twice", v);
     if (p->n_claims == PROTO_MAX) return seterr(err, errlen, "more than %d claims", PROTO_MAX);
     ProtoClaim *c = &p->claims[p->n_claims++];
     *c = (ProtoClaim){
-        .metric = PM_F_ATTN, .compare = -1, .lower = 1, .one_sided = 1, .rel = PR_SINK_FREE};
+        .metric = sink, .compare = -1, .lower = 1, .one_sided = 1, .rel = PR_SINK_FREE};
     str_copy(c->arm, sizeof c->arm, a);
     return 0;
 }
@@ -163,7 +164,7 @@ static int key_paper(Protocol *p, const char *v, char *err, size_t errlen) {
                       "paper '%s' is not 'METRIC ARM < REF' or '... > ...' (optionally followed "
                       "by 'one-sided'), 'METRIC ARM ~ REF' or 'f_attn ARM sink-free'",
                       v);
-    int mi = metric_of(m), ci = find_compare(p, a, r);
+    int mi = proto_metric_of(m), ci = find_compare(p, a, r);
     if (mi < 0 || !has_metric(p, mi))
         return seterr(err, errlen, "paper '%s': metric %s is not declared before it", v, m);
     if (ci < 0)
@@ -175,11 +176,8 @@ static int key_paper(Protocol *p, const char *v, char *err, size_t errlen) {
                       proto_rel_char(p->claims[old].rel) == op[0] ? "the same" : "another");
     if (p->n_claims == PROTO_MAX) return seterr(err, errlen, "more than %d claims", PROTO_MAX);
     ProtoRel rel = op[0] == '~' ? PR_EQUIV : op[0] == '<' ? PR_LOWER : PR_HIGHER;
-    p->claims[p->n_claims++] = (ProtoClaim){.metric = (ProtoMetric)mi,
-                                            .compare = ci,
-                                            .lower = op[0] == '<',
-                                            .one_sided = got == 5,
-                                            .rel = rel};
+    p->claims[p->n_claims++] = (ProtoClaim){
+        .metric = mi, .compare = ci, .lower = op[0] == '<', .one_sided = got == 5, .rel = rel};
     return 0;
 }
 
@@ -220,12 +218,12 @@ static int key_interaction(Protocol *p, const char *v, char *err, size_t errlen)
         (!strcmp(x.arm2, x.arm1) && !strcmp(x.ref2, x.ref1)))
         return seterr(err, errlen,
                       "interaction '%s': each pair needs two arms and the pairs must differ", v);
-    int mi = metric_of(m);
+    int mi = proto_metric_of(m);
     if (mi < 0 || !has_metric(p, mi))
         return seterr(err, errlen, "interaction '%s': metric %s is not declared before it", v, m);
     if (p->n_inter == PROTO_INTER_MAX)
         return seterr(err, errlen, "more than %d interactions", PROTO_INTER_MAX);
-    x.metric = (ProtoMetric)mi;
+    x.metric = mi;
     x.side = got == 8 ? 0 : op[0] == '<' ? -1 : 1;
     if (!x.side) x.bound = 0;
     p->inter[p->n_inter++] = x;
@@ -237,7 +235,7 @@ static int key_test(Protocol *p, const char *v, char *err, size_t errlen) {
     char m[32], t[32], extra[2];
     if (sscanf(v, "%31s %31s %1s", m, t, extra) != 2)
         return seterr(err, errlen, "test '%s' is not 'METRIC TEST'", v);
-    int mi = metric_of(m), ti = PT_NONE;
+    int mi = proto_metric_of(m), ti = PT_NONE;
     for (int k = PT_WELCH; k <= PT_FISHER; k++)
         if (!strcmp(t, TEST_NAME[k])) ti = k;
     if (mi < 0 || !has_metric(p, mi))
@@ -275,8 +273,8 @@ static int key_margin(Protocol *p, const char *v, char *err, size_t errlen) {
         p->sink_margin = x;
         return 0;
     }
-    int mi = metric_of(m);
-    if (mi < 0 || mi == PM_GOOD_REGIME || declared(mi)->kind == MK_FLAG) /* 0/1: no mean */
+    int mi = proto_metric_of(m);
+    if (mi < 0 || mi == PROTO_GOOD_REGIME_M || declared(mi)->kind == MK_FLAG) /* 0/1: no mean */
         return seterr(err, errlen, "margin '%s': %s has no mean to be equivalent in", v, m);
     if (p->margin[mi] > 0)
         return seterr(err, errlen, "margin '%s': a margin for %s given twice", v, m);
@@ -317,7 +315,8 @@ static int claims_check(const Protocol *p, char *err, size_t errlen) {
                 "%d: a sink-free claim needs 'margin = sink_free VALUE' (F-Attn / uniform "
                 "share below 1 + VALUE)",
                 c->line);
-        if (c->rel == PR_SINK_FREE && !proto_test_paired(p->test[PM_F_ATTN]))
+        if (c->rel == PR_SINK_FREE &&
+            !proto_test_paired(p->test[proto_metric_of(PROTO_SINK_METRIC)]))
             return seterr(err, errlen,
                           "%d: a sink-free claim is tested by f_attn's test against a constant: "
                           "declare 'test = f_attn wilcoxon' or paired-t",
@@ -358,7 +357,7 @@ int protocol_check(const Protocol *p, char *err, size_t errlen) {
     for (int i = 0; i < p->n_metrics; i++) {
         ProtoMetric m = p->metrics[i];
         const char *name = proto_metric_name(m);
-        int line = p->metric_line[m], flag = m == PM_GOOD_REGIME;
+        int line = p->metric_line[m], flag = m == PROTO_GOOD_REGIME_M;
         if (p->test[m] == PT_NONE)
             return seterr(err, errlen,
                           "%d: metric %s has no declared test: add 'test = %s %s' (or %s)", line,

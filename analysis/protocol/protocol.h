@@ -63,23 +63,26 @@
 #define PROTO_ARM_MAX 96  /* a run name */
 #define PROTO_FILE "protocol.ini"
 
-typedef enum {
-    PM_F_ATTN,
-    PM_SINK_FORMED,
-    PM_M_ACT,
-    PM_VAL_LOSS,
-    PM_LC_2X_PLAIN, /* long-context degradation (lc_deg_* in metric_table.c) */
-    PM_LC_4X_PLAIN,
-    PM_LC_8X_PLAIN,
-    PM_LC_2X_YARN,
-    PM_LC_4X_YARN,
-    PM_LC_8X_YARN,
-    PM_Q_W8A8, /* quantized val-loss increase (quant_*_dloss) */
-    PM_Q_W8A8_PCT,
-    PM_Q_W4A4,
-    PM_GOOD_REGIME, /* val_loss below the protocol's threshold, 0/1 per run */
-    PM_COUNT
-} ProtoMetric;
+/* A metric a protocol declares: the index of its row in the metric table
+ * (metric_at, metric_table.h; a row with `proto`), or PROTO_GOOD_REGIME_M,
+ * the protocol's own good_regime, past every row. metric_table.c holds
+ * every row's index below PROTO_GOOD_REGIME_M (a static assert), so an
+ * array indexed by a metric has PROTO_METRIC_SLOTS entries. */
+typedef int ProtoMetric;
+#define PROTO_METRIC_SLOTS 256
+#define PROTO_GOOD_REGIME_M (PROTO_METRIC_SLOTS - 1)
+
+/* The metrics the protocol and its report treat specially, by their
+ * metric-table names (proto_metric_of): sink-free claims are on
+ * PROTO_SINK_METRIC, and its claims are checked against the baseline's
+ * PROTO_SINK_FLAG; PROTO_MASSIVE_METRIC's claims against the baseline's
+ * massive_sun; PROTO_LOSS_METRIC's claims show the task floor beside
+ * them, and good_regime is it below a threshold. test_protocol_metrics
+ * holds each a declarable row. */
+#define PROTO_SINK_METRIC "f_attn"
+#define PROTO_SINK_FLAG "sink_formed"
+#define PROTO_MASSIVE_METRIC "m_act"
+#define PROTO_LOSS_METRIC "val_loss"
 
 /* A declared test (PT_NONE: not declared). */
 typedef enum { PT_NONE, PT_WELCH, PT_MANN_WHITNEY, PT_PAIRED_T, PT_WILCOXON, PT_FISHER } ProtoTest;
@@ -122,21 +125,21 @@ typedef struct {
 
 typedef struct {
     int n_metrics;
-    ProtoMetric metrics[PM_COUNT];
+    ProtoMetric metrics[PROTO_METRIC_SLOTS]; /* each once */
     int n_compares;
     ProtoCompare compares[PROTO_MAX];
     int n_claims;
     ProtoClaim claims[PROTO_MAX];
     int n_inter;
     ProtoInteraction inter[PROTO_INTER_MAX]; /* [secondary] only */
-    double margin[PM_COUNT];                 /* 0: none declared */
-    ProtoTest test[PM_COUNT];
-    int metric_line[PM_COUNT]; /* the line that declared each metric */
-    double good_below;         /* good_regime's val_loss threshold (0: none) */
-    double sink_margin;        /* sink-free: F-Attn / uniform share below 1 + this (0: none) */
-    char hash[32];             /* protocol_hash_text of the file read (util.h) */
-    char path[1024];           /* the file read ("" when built by protocol_key) */
-    int secondary;             /* the [secondary] family: no paper or margin keys */
+    double margin[PROTO_METRIC_SLOTS];       /* 0: none declared */
+    ProtoTest test[PROTO_METRIC_SLOTS];
+    int metric_line[PROTO_METRIC_SLOTS]; /* the line that declared each metric */
+    double good_below;                   /* good_regime's val_loss threshold (0: none) */
+    double sink_margin; /* sink-free: F-Attn / uniform share below 1 + this (0: none) */
+    char hash[32];      /* protocol_hash_text of the file read (util.h) */
+    char path[1024];    /* the file read ("" when built by protocol_key) */
+    int secondary;      /* the [secondary] family: no paper or margin keys */
 } Protocol;
 
 /* "welch", "mann-whitney", ...: the name a `test` key gives t. */
@@ -144,9 +147,11 @@ const char *proto_test_name(ProtoTest t);
 /* 1 when t pairs the runs of two arms by seed. */
 int proto_test_paired(ProtoTest t);
 
-/* The name of m: the CSV name of the metric table's row that carries m
- * (metric_table.h, `proto`), "f_attn", ..., or "good_regime"; NULL for a
- * bad value. */
+/* The declarable metric named name: a metric-table row's CSV name when
+ * the row has `proto`, or "good_regime"; -1 when none. */
+ProtoMetric proto_metric_of(const char *name);
+/* The name of m: its metric-table row's CSV name, or "good_regime"; NULL
+ * for a bad value (not a declarable row). */
 const char *proto_metric_name(ProtoMetric m);
 /* What the headline calls declarable metric m (its metric-table row's
  * label); "?" for a bad m. */

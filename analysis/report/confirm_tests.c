@@ -44,8 +44,9 @@ int confirm_other_arch(const Row *rows, int n, const Protocol *pr) {
 
 /* Metric m of one run: good_regime is val_loss below the threshold. */
 static double run_value(const Row *w, const Protocol *pr, ProtoMetric m) {
-    if (m == PM_GOOD_REGIME) return isfinite(w->val_loss) ? (w->val_loss < pr->good_below) : NAN;
-    const MetricCol *c = metric_find(proto_metric_name(m));
+    if (m == PROTO_GOOD_REGIME_M)
+        return isfinite(w->val_loss) ? (w->val_loss < pr->good_below) : NAN;
+    const MetricCol *c = metric_declared(m);
     return c ? metric_value(w, c) : NAN;
 }
 
@@ -165,7 +166,7 @@ static int run_declared(PTest *t, const double *a, const double *b, const double
  * or for good_regime the counts; the bootstrap estimate of the unpaired
  * tests. */
 static void summarise(PTest *t, const double *a, const double *b) {
-    if (t->metric == PM_GOOD_REGIME) {
+    if (t->metric == PROTO_GOOD_REGIME_M) {
         for (int i = 0; i < t->na; i++) t->ka += a[i] > 0.5;
         for (int i = 0; i < t->nb; i++) t->kb += b[i] > 0.5;
         t->mean_a = t->na ? (double)t->ka / t->na : NAN;
@@ -203,7 +204,9 @@ static double task_floor_of(const Row *rows, int n, const Protocol *pr, int ga, 
  * paper's effect (its PPL gain in nats, Tables 1/3) cannot show it. */
 static void check_headroom(PTest *t, const Row *rows, int n, const Protocol *pr, int ga, int gb) {
     t->task_floor = task_floor_of(rows, n, pr, ga, gb);
-    if (t->metric != PM_VAL_LOSS || !isfinite(t->task_floor) || ga < 0 || gb < 0) return;
+    if (t->metric != proto_metric_of(PROTO_LOSS_METRIC) || !isfinite(t->task_floor) || ga < 0 ||
+        gb < 0)
+        return;
     const PaperRow *pa = paper_row(rows[ga].variant), *pb = paper_row(rows[gb].variant);
     if (!pa || !pb || !isfinite(pa->ppl) || !isfinite(pb->ppl)) return;
     double effect = fabs(log(pb->ppl) - log(pa->ppl));
@@ -233,7 +236,8 @@ static void check_events(PTest *t) {
  * for pr (confirm_counts) formed a sink
  * (f_attn), or none is massive by Sun et al.'s criterion (m_act). */
 static void check_construct(PTest *t, const Row *rows, int n, const Protocol *pr, int ga, int gb) {
-    if ((t->metric != PM_F_ATTN && t->metric != PM_M_ACT) || ga < 0) return;
+    int sink = t->metric == proto_metric_of(PROTO_SINK_METRIC);
+    if ((!sink && t->metric != proto_metric_of(PROTO_MASSIVE_METRIC)) || ga < 0) return;
     int b = rows[ga].base >= 0                                 ? rows[ga].base
             : gb >= 0 && !strcmp(rows[gb].variant, "baseline") ? gb
                                                                : -1;
@@ -241,14 +245,13 @@ static void check_construct(PTest *t, const Row *rows, int n, const Protocol *pr
     int k = 0, m = 0;
     for (int i = b; i < n && same_group(&rows[b], &rows[i]); i++) {
         if (!confirm_counts(&rows[i], pr)) continue;
-        int v = t->metric == PM_F_ATTN ? rows[i].sink_formed : rows[i].massive_sun;
+        int v = sink ? rows[i].sink_formed : rows[i].massive_sun;
         if (v >= 0) m++, k += v == 1;
     }
     if (!m) return;
-    if (t->metric == PM_F_ATTN && 2 * k >= m) return;
-    if (t->metric == PM_M_ACT && k > 0) return;
+    if (sink ? 2 * k >= m : k > 0) return;
     t->untestable = 1;
-    if (t->metric == PM_F_ATTN)
+    if (sink)
         snprintf(t->why, sizeof t->why,
                  "the baseline `%.96s` shows no sink to remove: %d of its %d seeds formed one "
                  "(F-Attn above %g× the uniform share), fewer than half",

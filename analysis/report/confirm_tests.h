@@ -11,7 +11,7 @@
 #include "stats.h"
 
 #define CONFIRM_MAX_SEEDS 256
-#define CONFIRM_MAX_TESTS (PROTO_MAX * PM_COUNT)
+#define CONFIRM_MAX_TESTS PROTO_MAX /* one a claim */
 
 /* One primary test: a claim of the protocol (a `<`, `>` or sink-free
  * claim; `~` claims are equivalence tests, report_confirm.c) under its

@@ -176,7 +176,7 @@ static int collect(const Row *rows, int n, const Protocol *pr, Entry **out) {
                 e = ne;
             }
             int id = primary_test_id(pr, rows[a].run, rows[rows[a].base].run,
-                                     (ProtoMetric)(mc[j]->proto - 1));
+                                     mc[j]->proto ? proto_metric_of(mc[j]->csv) : -1);
             e[k] = (Entry){a, mc[j], {0}, NAN, id};
             if (!id) e[k].c = compare(rows, n, a, rows[a].base, mc[j]);
             k++;

@@ -117,7 +117,7 @@ static void put_source_phrase(FILE *f, const ScaleSource *s) {
  * metric-table row's `effects`, or the stability effect for good_regime;
  * returns how many (0: no source speaks to it). */
 static int metric_effects(ProtoMetric m, ScaleEffect *e) {
-    if (m == PM_GOOD_REGIME) return e[0] = SE_STABILITY, 1;
+    if (m == PROTO_GOOD_REGIME_M) return e[0] = SE_STABILITY, 1;
     const MetricCol *c = metric_declared(m);
     int k = 0;
     for (int s = 0; c && s < SE_COUNT; s++)
@@ -168,7 +168,8 @@ void md_scale(FILE *f, const Row *rows, int n, const Protocol *pr) {
         ScaleEffect e[SE_COUNT];
         int k = metric_effects(pr->metrics[j], e);
         for (int i = 0; i < k; i++) want[e[i]] = 1;
-        if (pr->metrics[j] == PM_VAL_LOSS && several_rates(rows, n)) want[SE_STABILITY] = 1;
+        if (pr->metrics[j] == proto_metric_of(PROTO_LOSS_METRIC) && several_rates(rows, n))
+            want[SE_STABILITY] = 1;
         if (!k)
             fprintf(f, "- %s: no source in docs/paper-tables.md gives the scale of its effect.\n",
                     proto_metric_name(pr->metrics[j]));

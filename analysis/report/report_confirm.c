@@ -91,7 +91,7 @@ static void put_arm_cell(FILE *f, const PTest *t, int a_side) {
     int n = a_side ? t->na : t->nb, k = a_side ? t->ka : t->kb;
     double m = a_side ? t->mean_a : t->mean_b, s = a_side ? t->sd_a : t->sd_b;
     if (n < 1) fputs(" no runs |", f);
-    else if (t->metric == PM_GOOD_REGIME) fprintf(f, " %d of %d |", k, n);
+    else if (t->metric == PROTO_GOOD_REGIME_M) fprintf(f, " %d of %d |", k, n);
     else if (t->inter >= 0 && !a_side) fprintf(f, " %+.4g (bound) |", m);
     else if (t->compare < 0 && !a_side) fprintf(f, " %.4g (1 + margin) |", m);
     else fprintf(f, " %.5g ± %.2g (%d) |", m, s, n);
@@ -218,6 +218,7 @@ static void md_sink_counts(FILE *f, const Row *rows, int n, const Protocol *pr) 
             SINK_FORMED_FACTOR);
     const char *seen[2 * PROTO_MAX];
     int ns = 0;
+    ProtoMetric flag = proto_metric_of(PROTO_SINK_FLAG);
     for (int c = 0; c < pr->n_compares; c++)
         for (int side = 0; side < 2; side++) {
             const char *arm = side ? pr->compares[c].ref : pr->compares[c].arm;
@@ -227,7 +228,7 @@ static void md_sink_counts(FILE *f, const Row *rows, int n, const Protocol *pr) 
             seen[ns++] = arm;
             double v[MAX_SEEDS], lo, hi;
             char err[256];
-            int m = group_values(rows, n, group_of(rows, n, arm), pr, PM_SINK_FORMED, v), k = 0;
+            int m = group_values(rows, n, group_of(rows, n, arm), pr, flag, v), k = 0;
             for (int i = 0; i < m; i++) k += v[i] > 0.5;
             if (m < 1 || stats_clopper_pearson(&lo, &hi, k, m, 0.95, err, sizeof err) != 0) {
                 fprintf(f, "| %s | no runs | – | – |\n", arm);
@@ -269,7 +270,7 @@ static void md_equivalence_table(FILE *f, const Protocol *pr, const ETest *e, in
 /* ---- the headline: one generated sentence per claim ---- */
 
 static void put_values(FILE *f, const PTest *t) {
-    if (t->metric == PM_GOOD_REGIME)
+    if (t->metric == PROTO_GOOD_REGIME_M)
         fprintf(f, "%d of %d seeds against %d of %d", t->ka, t->na, t->kb, t->nb);
     else if (proto_test_paired(t->test) && isfinite(t->est)) {
         fprintf(f, "%s ", t->test == PT_WILCOXON ? "Hodges–Lehmann estimate" : "mean difference");
@@ -277,7 +278,7 @@ static void put_values(FILE *f, const PTest *t) {
         fprintf(f, " over %d pair%s (%.5g against %.5g)", t->pairs, t->pairs == 1 ? "" : "s",
                 t->mean_a, t->mean_b);
     } else fprintf(f, "%.5g against %.5g", t->mean_a, t->mean_b);
-    if (t->metric == PM_VAL_LOSS && isfinite(t->task_floor))
+    if (t->metric == proto_metric_of(PROTO_LOSS_METRIC) && isfinite(t->task_floor))
         fprintf(f, " (task floor %.4f)", t->task_floor);
 }
 

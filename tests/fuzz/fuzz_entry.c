@@ -125,7 +125,7 @@ int fuzz_protocol_one(const uint8_t *data, size_t size) {
         fuzz_assert(rc == -1 && err[0] && !strchr(err, '\n'));
         return 1;
     }
-    fuzz_assert(pr.n_metrics >= 0 && pr.n_metrics <= PM_COUNT);
+    fuzz_assert(pr.n_metrics >= 0 && pr.n_metrics <= PROTO_METRIC_SLOTS);
     fuzz_assert(pr.n_compares >= 0 && pr.n_compares <= PROTO_MAX);
     fuzz_assert(pr.n_claims >= 0 && pr.n_claims <= PROTO_MAX);
     for (int i = 0; i < pr.n_compares; i++)
