@@ -201,8 +201,10 @@ void hf_rope_setup(HfModel *m) {
 
 void hf_rope(const HfModel *m, int l, float *x, int nh) {
     const HfArch *a = &m->a;
-    const int local = m->b.cosl && (a->sliding_period ? (l + 1) % a->sliding_period != 0
-                                                      : hf_layer_window(a, l) > 0);
+    const int slides =
+        a->sliding_period ? (l + 1) % a->sliding_period != 0 : hf_layer_window(a, l) > 0;
+    if (a->rope_sliding_only && !slides) return;
+    const int local = m->b.cosl && slides;
     rope_forward_part(x, local ? m->b.cosl : m->b.cosv, local ? m->b.sinl : m->b.sinv, m->b.B,
                       m->b.T, nh, m->a.dh, m->a.rotary_dim);
 }
@@ -239,7 +241,8 @@ void hf_attend(HfModel *m, int l, const AttnIn *in, const Intervention *iv) {
     attention_keep(&keep, in, &sp, &(AttnShape){B, T, a->H, a->Hkv, a->dh});
     if (a->gate != HF_GATE_NONE) {
         const int g = hf_gate_per_head(a);
-        gate_act_forward(b->g, b->g, (size_t)b->R * a->H * g, ACT_SIGMOID);
+        gate_act_forward(b->g, b->g, (size_t)b->R * a->H * g,
+                         a->gate_softplus ? ACT_SOFTPLUS : ACT_SIGMOID);
         iv_gate_scores(iv, l, b->g, 1, B, T, 0, a->H * g, FORM_MULT);
         gate_apply_forward(b->o, b->o, b->g, g == 1 ? GB_HEAD : GB_ELEM, FORM_MULT, b->R, a->H,
                            a->dh);
