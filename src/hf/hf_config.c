@@ -33,9 +33,10 @@ static const struct {
  * linear-attention layers (Gated DeltaNet), which have no attention map,
  * with its softmax attention layers; Laguna and Step-3.5 gate ordinary
  * attention layers (Laguna: softplus of g_proj per head; Step-3.5: sigmoid
- * of g_proj per head) but their MLPs are mixtures of experts with a
- * sigmoid router and shared experts, which hf_moe.c (gpt-oss's MoE) does
- * not run. */
+ * of g_proj per head, use_head_wise_attn_gate) but their MLPs are
+ * mixtures of experts with shared experts (Laguna's router: sigmoid with
+ * a score-correction bias), which hf_moe.c (gpt-oss's MoE) does not run,
+ * and Step-3.5's sliding layers have a head count of their own. */
 #define LINEAR_ATTN                                                                                \
     "its linear-attention layers (Gated DeltaNet) have no softmax attention map to measure"
 #define SIGMOID_MOE                                                                                \
@@ -52,7 +53,10 @@ static const struct {
     {"Qwen3_5MoeForCausalLM", "Qwen3.5", LINEAR_ATTN},
     {"Qwen3_5MoeForConditionalGeneration", "Qwen3.5", LINEAR_ATTN},
     {"LagunaForCausalLM", "Laguna", SIGMOID_MOE},
-    {"Step3p5ForCausalLM", "Step-3.5", SIGMOID_MOE},
+    {"Step3p5ForCausalLM", "Step-3.5",
+     "its MoE layers (routed experts with shared ones, SwiGLU limits per layer) and its sliding "
+     "layers' own head count (attention_other_setting) are not run by gatelab, which runs "
+     "gpt-oss's MoE only"},
 };
 
 const char *hf_family_list(char *buf, size_t len) {
