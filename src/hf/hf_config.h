@@ -48,11 +48,9 @@ typedef struct {
     HfGate gate;
     /* The gate scores from a projection of their own (the layer's input
      * times self_attn.<gate_proj> [H * scores per head, d]; AFMoE's
-     * gate_proj) rather than from q_proj's extra rows (Qwen3), and
-     * softplus rather than sigmoid as their activation (gate_softplus);
+     * gate_proj) rather than from q_proj's extra rows (Qwen3);
      * gate_label the gate's name in a run (hf_gate_name) */
     char gate_proj[16];
-    int gate_softplus;
     char gate_label[48];
     /* AFMoE: RoPE on the sliding layers only; the full-attention layers
      * see positions through the causal mask alone */
@@ -110,7 +108,7 @@ const char *hf_family_list(char *buf, size_t len);
 /* The attention output gate's name in a run: Qwen3's as config.json
  * states it, "headwise" (headwise_attn_output_gate), "elementwise"
  * (elementwise_attn_output_gate) or "none"; a gate of its own projection
- * as "<projection>-<headwise|elementwise>-<sigmoid|softplus>" (AFMoE's
+ * as "<projection>-<headwise|elementwise>-sigmoid" (AFMoE's
  * "gate_proj-elementwise-sigmoid"). */
 const char *hf_gate_name(const HfArch *a);
 /* 1 when a and b differ in architecture or shape (the first difference in

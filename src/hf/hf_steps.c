@@ -241,8 +241,7 @@ void hf_attend(HfModel *m, int l, const AttnIn *in, const Intervention *iv) {
     attention_keep(&keep, in, &sp, &(AttnShape){B, T, a->H, a->Hkv, a->dh});
     if (a->gate != HF_GATE_NONE) {
         const int g = hf_gate_per_head(a);
-        gate_act_forward(b->g, b->g, (size_t)b->R * a->H * g,
-                         a->gate_softplus ? ACT_SOFTPLUS : ACT_SIGMOID);
+        gate_act_forward(b->g, b->g, (size_t)b->R * a->H * g, ACT_SIGMOID);
         iv_gate_scores(iv, l, b->g, 1, B, T, 0, a->H * g, FORM_MULT);
         gate_apply_forward(b->o, b->o, b->g, g == 1 ? GB_HEAD : GB_ELEM, FORM_MULT, b->R, a->H,
                            a->dh);

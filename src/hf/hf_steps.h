@@ -111,7 +111,6 @@ int hf_layer_window(const HfArch *a, int l);
  * window, replaced by the
  * intervention's streaming window where that is narrower), keeping the
  * first column and the maps; then, for a gated model, o *= sigmoid(b.g)
- * (softplus(b.g) under gate_softplus)
  * with the intervention's change to the scores (b.g becomes the applied
  * scores); last the intervention's change to the head outputs
  * (iv_head_output). */
