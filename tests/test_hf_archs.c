@@ -1,17 +1,16 @@
-/* test_hf_archs.c: the OLMo 2, Mistral, Phi-3, Gemma and gpt-oss checkpoints beyond their
+/* test_hf_archs.c: the OLMo 2, Mistral, Phi-3, Gemma, gpt-oss and AFMoE checkpoints beyond their
  * forward (which test_hf_inspect.c holds to PyTorch with the other
  * families): the config keys their config classes define, each position's
  * loss of an inspected run against the float64 reference's (expected.h5
  * `losses`), and eval, intervene and stream on the run; the refusals of
  * architectures not read, through gatelab inspect.
  *
- * Fixtures: tests/reference/hf/{olmo2,mistral,phi3,gemma2,gemma3,gptoss}-*
- * (make_hf_fixtures.py, gemma_reference.py, gptoss_reference.py); mistral-f32 and phi3-f32
- * have a sliding window of 4 keys over their 10 tokens, phi3-f32 rotates
- * half of each head (partial_rotary_factor); gemma2-f32 and gemma3-f32
- * slide over 4 keys on layers 0 and 2 only (gemma2-f32 is inspected here
- * at its 10 tokens, each layer masked and recorded by its own window; both
- * at 40 tokens in the reruns), the BF16 Gemma ones over 64 keys. */
+ * Fixtures: tests/reference/hf/{olmo2,mistral,phi3,gemma2,gemma3,gptoss,afmoe}-*
+ * (make_hf_fixtures.py, gemma_reference.py, gptoss_reference.py, afmoe_reference.py); mistral-f32
+ * and phi3-f32 have a sliding window of 4 keys over their 10 tokens, phi3-f32 rotates half of each
+ * head (partial_rotary_factor); gemma2-f32 and gemma3-f32 slide over 4 keys on layers 0 and 2 only
+ * (gemma2-f32 is inspected here at its 10 tokens, each layer masked and recorded by its own window;
+ * both at 40 tokens in the reruns), the BF16 Gemma ones over 64 keys. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -51,7 +50,9 @@ static const struct {
                 {"gemma3-bf16-sharded", 0},
                 {"gptoss-f32", 0},
                 {"gptoss-bf16-sharded", 0},
-                {"gptoss-mxfp4", 0}};
+                {"gptoss-mxfp4", 0},
+                {"afmoe-f32", 0},
+                {"afmoe-bf16-sharded", 0}};
 #define N_FIX (sizeof FIXTURES / sizeof *FIXTURES)
 
 #define LEN 40 /* the inspected windows: the fixture's tokens first */
@@ -164,16 +165,19 @@ static void test_unread_families(void **s) {
                                  "linear-attention layers (Gated DeltaNet)"},
         {"Qwen3_5ForCausalLM", "Qwen3_5ForCausalLM (Qwen3.5) is not read: its linear-attention"},
         {"Qwen3_5MoeForConditionalGeneration", "(Qwen3.5) is not read: its linear-attention"},
+        {"LagunaForCausalLM", "LagunaForCausalLM (Laguna) is not read: its MoE layers (sigmoid "
+                              "router with a score-correction bias, shared experts)"},
+        {"Step3p5ForCausalLM", "Step3p5ForCausalLM (Step-3.5) is not read: its MoE layers"},
         {"MixtralForCausalLM", "unknown architecture 'MixtralForCausalLM' (supported: "},
     };
-    char list[256], json[256];
+    char list[400], json[256];
     hf_family_list(list, sizeof list);
     assert_non_null(strstr(list, "MistralForCausalLM, Phi3ForCausalLM, Gemma2ForCausalLM, "
-                                 "Gemma3ForCausalLM, GptOssForCausalLM"));
+                                 "Gemma3ForCausalLM, GptOssForCausalLM, AfmoeForCausalLM"));
     { /* --help lists the same table */
         const char *d = tu_tmpdir(), *log = tu_join(d, "log");
         assert_int_equal(tu_run(log, "inspect --help"), 0);
-        char *help = tu_slurp_ok(log, NULL), names[256];
+        char *help = tu_slurp_ok(log, NULL), names[400];
         snprintf(names, sizeof names, "%s", list);
         for (char *w = strtok(names, ", "); w; w = strtok(NULL, ", "))
             if (!strstr(help, w)) fail_msg("inspect --help does not list %s", w);
@@ -335,6 +339,37 @@ static void test_gptoss_keys(void **s) {
         fail_msg("refusal was: %s", out);
     free(out);
     tu_rmtree(d);
+}
+
+/* AFMoE (AfmoeConfig): rms_norm_eps 1e-5, head_dim 128, untied; the
+ * window 1024 on all but every global_attn_every_n_layers-th (4) layer,
+ * RoPE on those only; q/k norms; the gate of its own projection,
+ * elementwise sigmoid, named so in the run; sqrt(d) embeddings under
+ * mup_enabled; a checkpoint with an MoE layer (num_dense_layers below
+ * num_hidden_layers, 1 by default) refused naming the keys. */
+static void test_afmoe_keys(void **s) {
+    (void)s;
+    HfArch a;
+    char err[512];
+    assert_int_equal(parse(&a, "AfmoeForCausalLM", ", \"num_dense_layers\": 3", err, sizeof err),
+                     0);
+    assert_true(a.family == HF_AFMOE && a.eps == 1e-5 && a.dh == 128 && !a.tied && a.qk_norm);
+    assert_true(a.rope_sliding_only && a.embed_scale == 0.0f && !a.qkv_bias && !a.o_bias);
+    assert_int_equal(a.gate, HF_GATE_ELEMENTWISE);
+    assert_string_equal(hf_gate_name(&a), "gate_proj-elementwise-sigmoid");
+    assert_int_equal(hf_q_rows(&a), a.H * a.dh); /* no gate rows in q_proj */
+    for (int l = 0; l < 3; l++) assert_int_equal(hf_layer_window(&a, l), 1024);
+    assert_int_equal(parse(&a, "AfmoeForCausalLM",
+                           ", \"num_dense_layers\": 3, \"global_attn_every_n_layers\": 2, "
+                           "\"sliding_window\": 16, \"mup_enabled\": true",
+                           err, sizeof err),
+                     0);
+    const int win[3] = {16, 0, 16};
+    for (int l = 0; l < 3; l++) assert_int_equal(hf_layer_window(&a, l), win[l]);
+    assert_true(fabsf(a.embed_scale - sqrtf(32.0f)) < 1e-6f);
+    assert_int_equal(parse(&a, "AfmoeForCausalLM", "", err, sizeof err), -1);
+    assert_non_null(strstr(err, "AfmoeForCausalLM layers 1 to 2 are MoE layers (num_dense_layers "
+                                "1 < num_hidden_layers 3)"));
 }
 
 /* How many pixels of the PNG at path are the heatmap's mask grey (160,
@@ -596,7 +631,7 @@ int main(void) {
         cmocka_unit_test(test_gemma_keys),          cmocka_unit_test(test_gemma_layer_windows),
         cmocka_unit_test(test_qwen_layer_types),    cmocka_unit_test(test_unread_families),
         cmocka_unit_test(test_gptoss_keys),         cmocka_unit_test(test_rerun_families),
-        cmocka_unit_test(test_gptoss_uniform_slot),
+        cmocka_unit_test(test_gptoss_uniform_slot), cmocka_unit_test(test_afmoe_keys),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

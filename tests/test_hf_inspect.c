@@ -60,6 +60,8 @@ static const char *FIXTURES[] = {
     "gptoss-f32",
     "gptoss-bf16-sharded",
     "gptoss-mxfp4",
+    "afmoe-f32",
+    "afmoe-bf16-sharded",
 };
 #define N_FIX (sizeof FIXTURES / sizeof *FIXTURES)
 

@@ -97,7 +97,8 @@ const OptTable inspect_options = {
              "layer_types and gpt-oss slide only some layers, each masked by its own\n"
              "window, recorded per layer in the run file; gpt-oss's per-head sink logits\n"
              "join every softmax, their share kept as attention_slot, and its MXFP4\n"
-             "experts are dequantized on load.\n",
+             "experts are dequantized on load. AFMoE (every layer dense) gates each head's\n"
+             "output by sigmoid(gate_proj), RoPE on its sliding layers only.\n",
     .footer = "Exit codes: 0 ok, 1 failure, 2 bad input.\n",
     .rows = inspect_rows,
     .more = list_archs,
@@ -220,7 +221,7 @@ static int inspect(const Opts *o, char *err, size_t errlen, int *code) {
     char *identity = hf_model_identity(m);
     RunPretrained info = {.architecture = a->arch,
                           .model_type = a->model_type,
-                          .attn_gate = hf_gate_name(a->gate),
+                          .attn_gate = hf_gate_name(a),
                           .dtype = hf_model_dtype(m),
                           .model_dir = model_abs ? model_abs : o->model,
                           .config_json = hf_model_config_text(m),

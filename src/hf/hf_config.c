@@ -25,22 +25,38 @@ static const struct {
     {"GPTNeoXForCausalLM", HF_NEOX},    {"Olmo2ForCausalLM", HF_OLMO2},
     {"MistralForCausalLM", HF_MISTRAL}, {"Phi3ForCausalLM", HF_PHI3},
     {"Gemma2ForCausalLM", HF_GEMMA2},   {"Gemma3ForCausalLM", HF_GEMMA3},
-    {"GptOssForCausalLM", HF_GPTOSS},
+    {"GptOssForCausalLM", HF_GPTOSS},   {"AfmoeForCausalLM", HF_AFMOE},
 };
 
 /* Architectures refused with the reason rather than as unknown, each with
- * the family's name: every one interleaves linear-attention layers (Gated
- * DeltaNet) with its softmax attention layers, and a linear-attention layer
- * has no attention map. */
+ * the family's name and why: the Qwen3-Next line interleaves
+ * linear-attention layers (Gated DeltaNet), which have no attention map,
+ * with its softmax attention layers; Laguna and Step-3.5 gate ordinary
+ * attention layers (Laguna: softplus of g_proj per head; Step-3.5: sigmoid
+ * of g_proj per head, use_head_wise_attn_gate) but their MLPs are
+ * mixtures of experts with shared experts (Laguna's router: sigmoid with
+ * a score-correction bias), which hf_moe.c (gpt-oss's MoE) does not run,
+ * and Step-3.5's sliding layers have a head count of their own. */
+#define LINEAR_ATTN                                                                                \
+    "its linear-attention layers (Gated DeltaNet) have no softmax attention map to measure"
+#define SIGMOID_MOE                                                                                \
+    "its MoE layers (sigmoid router with a score-correction bias, shared experts) are not run by " \
+    "gatelab, which runs gpt-oss's MoE only"
 static const struct {
     const char *arch;
     const char *family;
+    const char *why;
 } NOT_READ[] = {
-    {"Qwen3NextForCausalLM", "Qwen3-Next"},
-    {"Qwen3_5ForCausalLM", "Qwen3.5"},
-    {"Qwen3_5ForConditionalGeneration", "Qwen3.5"},
-    {"Qwen3_5MoeForCausalLM", "Qwen3.5"},
-    {"Qwen3_5MoeForConditionalGeneration", "Qwen3.5"},
+    {"Qwen3NextForCausalLM", "Qwen3-Next", LINEAR_ATTN},
+    {"Qwen3_5ForCausalLM", "Qwen3.5", LINEAR_ATTN},
+    {"Qwen3_5ForConditionalGeneration", "Qwen3.5", LINEAR_ATTN},
+    {"Qwen3_5MoeForCausalLM", "Qwen3.5", LINEAR_ATTN},
+    {"Qwen3_5MoeForConditionalGeneration", "Qwen3.5", LINEAR_ATTN},
+    {"LagunaForCausalLM", "Laguna", SIGMOID_MOE},
+    {"Step3p5ForCausalLM", "Step-3.5",
+     "its MoE layers (routed experts with shared ones, SwiGLU limits per layer) and its sliding "
+     "layers' own head count (attention_other_setting) are not run by gatelab, which runs "
+     "gpt-oss's MoE only"},
 };
 
 const char *hf_family_list(char *buf, size_t len) {
@@ -57,8 +73,11 @@ const char *hf_family_name(HfFamily f) {
     return "?";
 }
 
-const char *hf_gate_name(HfGate g) {
-    return g == HF_GATE_HEADWISE ? "headwise" : g == HF_GATE_ELEMENTWISE ? "elementwise" : "none";
+const char *hf_gate_name(const HfArch *a) {
+    if (a->gate_label[0]) return a->gate_label;
+    return a->gate == HF_GATE_HEADWISE      ? "headwise"
+           : a->gate == HF_GATE_ELEMENTWISE ? "elementwise"
+                                            : "none";
 }
 
 static const char *get_str(Cfg *c, const char *key, const char *dflt) {
@@ -476,13 +495,12 @@ static int family_of(Cfg *c, HfArch *a) {
             a->family = ARCHS[i].family;
             return 0;
         }
-    char shown[sizeof a->arch + 4], list[256];
+    char shown[sizeof a->arch + 4], list[400];
     for (size_t i = 0; i < sizeof NOT_READ / sizeof *NOT_READ; i++)
         if (!strcmp(a->arch, NOT_READ[i].arch))
-            return seterr(c->err, c->errlen,
-                          "%s: %s (%s) is not read: its linear-attention layers (Gated DeltaNet) "
-                          "have no softmax attention map to measure (supported: %s)",
-                          c->path, a->arch, NOT_READ[i].family, hf_family_list(list, sizeof list));
+            return seterr(c->err, c->errlen, "%s: %s (%s) is not read: %s (supported: %s)", c->path,
+                          a->arch, NOT_READ[i].family, NOT_READ[i].why,
+                          hf_family_list(list, sizeof list));
     return seterr(c->err, c->errlen, "%s: unknown architecture '%s' (supported: %s)", c->path,
                   err_shown(shown, sizeof shown, a->arch), hf_family_list(list, sizeof list));
 }
@@ -510,6 +528,7 @@ int hf_config_parse(HfArch *a, const char *json, size_t len, const char *path, c
             parse_olmo2_mistral_phi3(&c, a);
         if (a->family == HF_GEMMA2 || a->family == HF_GEMMA3) parse_gemma(&c, a);
         if (a->family == HF_GPTOSS) cfg_gptoss(&c, a);
+        if (a->family == HF_AFMOE) cfg_afmoe(&c, a);
         rc = check_dims(&c, a);
     }
     json_decref(c.root);
@@ -541,10 +560,8 @@ int hf_gate_per_head(const HfArch *a) {
     return a->gate == HF_GATE_ELEMENTWISE ? a->dh : a->gate == HF_GATE_HEADWISE ? 1 : 0;
 }
 
-int hf_q_rows(const HfArch *a) { return a->H * (a->dh + hf_gate_per_head(a)); }
-
-static const char *gate_name(HfGate g) {
-    return g == HF_GATE_HEADWISE ? "headwise" : g == HF_GATE_ELEMENTWISE ? "elementwise" : "none";
+int hf_q_rows(const HfArch *a) {
+    return a->H * (a->dh + (a->gate_proj[0] ? 0 : hf_gate_per_head(a)));
 }
 
 int hf_arch_diff(const HfArch *a, const HfArch *b, char *what, size_t len) {
@@ -556,8 +573,8 @@ int hf_arch_diff(const HfArch *a, const HfArch *b, char *what, size_t len) {
         snprintf(what, len, "model_type %s, not %s", a->model_type, b->model_type);
         return 1;
     }
-    if (a->gate != b->gate) {
-        snprintf(what, len, "gate %s, not %s", gate_name(a->gate), gate_name(b->gate));
+    if (strcmp(hf_gate_name(a), hf_gate_name(b))) {
+        snprintf(what, len, "gate %s, not %s", hf_gate_name(a), hf_gate_name(b));
         return 1;
     }
     const struct {

@@ -17,7 +17,8 @@ typedef enum {
     HF_PHI3,
     HF_GEMMA2,
     HF_GEMMA3,
-    HF_GPTOSS
+    HF_GPTOSS,
+    HF_AFMOE
 } HfFamily;
 typedef enum { HF_ACT_SILU, HF_ACT_GELU_TANH, HF_ACT_GELU_ERF, HF_ACT_RELU } HfAct;
 typedef enum { HF_GATE_NONE, HF_GATE_HEADWISE, HF_GATE_ELEMENTWISE } HfGate;
@@ -45,6 +46,15 @@ typedef struct {
     int qk_norm; /* per-head RMSNorm on q and k before RoPE
                     (1 yes, 2 when the checkpoint has the weights) */
     HfGate gate;
+    /* The gate scores from a projection of their own (the layer's input
+     * times self_attn.<gate_proj> [H * scores per head, d]; AFMoE's
+     * gate_proj) rather than from q_proj's extra rows (Qwen3);
+     * gate_label the gate's name in a run (hf_gate_name) */
+    char gate_proj[16];
+    char gate_label[48];
+    /* AFMoE: RoPE on the sliding layers only; the full-attention layers
+     * see positions through the causal mask alone */
+    int rope_sliding_only;
     int tied;              /* lm head = token embedding */
     int parallel_residual; /* GPT-NeoX */
     int bos_id;            /* -1 when the config names none */
@@ -95,10 +105,12 @@ const char *hf_family_name(HfFamily f);
 /* The architectures read, as config.json names them: "A, B, ..." into
  * buf[len] (for --help and the refusal of an unknown one). */
 const char *hf_family_list(char *buf, size_t len);
-/* The attention output gate as config.json states it: "headwise"
- * (headwise_attn_output_gate), "elementwise" (elementwise_attn_output_gate)
- * or "none". */
-const char *hf_gate_name(HfGate g);
+/* The attention output gate's name in a run: Qwen3's as config.json
+ * states it, "headwise" (headwise_attn_output_gate), "elementwise"
+ * (elementwise_attn_output_gate) or "none"; a gate of its own projection
+ * as "<projection>-<headwise|elementwise>-sigmoid" (AFMoE's
+ * "gate_proj-elementwise-sigmoid"). */
+const char *hf_gate_name(const HfArch *a);
 /* 1 when a and b differ in architecture or shape (the first difference in
  * what: "layers 1, not 2", a's value first), 0 when they agree. */
 int hf_arch_diff(const HfArch *a, const HfArch *b, char *what, size_t len);

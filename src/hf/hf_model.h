@@ -1,8 +1,8 @@
 /* hf_model.h: the forward pass of a Hugging Face causal LM checkpoint
  * (Llama, Qwen2, Qwen3 incl. the gated-attention variants, GPT-2,
- * GPT-NeoX, OLMo 2, Mistral, Phi-3, Gemma 2, Gemma 3, gpt-oss) on B windows of token ids at once
- * (each window its own positions and attention; norms, activations and the fake quantization of
- * each linear layer's input over the rows of all B), through OpenBLAS sgemm. After each layer a
+ * GPT-NeoX, OLMo 2, Mistral, Phi-3, Gemma 2, Gemma 3, gpt-oss, AFMoE) on B windows of token ids at
+ * once (each window its own positions and attention; norms, activations and the fake quantization
+ * of each linear layer's input over the rows of all B), through OpenBLAS sgemm. After each layer a
  * callback sees what the probe needs. */
 #ifndef GATELAB_HF_MODEL_H
 #define GATELAB_HF_MODEL_H

@@ -32,15 +32,20 @@
  *     a learned sink logit per head in each softmax, every other layer
  *     (from layer 0) under the sliding window, o_proj with bias,
  *     residual, RMSNorm, the MoE MLP (hf_moe.c), residual
- *     (modeling_gpt_oss.py, transformers v4.55.0). */
+ *     (modeling_gpt_oss.py, transformers v4.55.0);
+ *   AFMoE: Gemma's sandwich with plain RMSNorms, per-head q_norm /
+ *     k_norm, RoPE on the sliding layers only, the attention output times
+ *     sigmoid(gate_proj(h)) elementwise, the dense SwiGLU MLP
+ *     (modeling_afmoe.py, transformers commit d4037de). */
 #include <string.h>
 
 #include "hf_steps.h"
 
 /* q_proj per KV group is [group*dh queries | group*g gate scores]: the
- * queries into b.q [R, H*dh], the gate scores into b.g [R, H*g]. */
+ * queries into b.q [R, H*dh], the gate scores into b.g [R, H*g] (g = 0
+ * where the gate has its own projection). */
 static void split_q_gate(const HfArch *a, HfBufs *b) {
-    const int H = a->H, dh = a->dh, g = hf_gate_per_head(a), grp = H / a->Hkv;
+    const int H = a->H, dh = a->dh, g = a->gate_proj[0] ? 0 : hf_gate_per_head(a), grp = H / a->Hkv;
     const size_t hd = (size_t)H * dh, rows = (size_t)hf_q_rows(a);
     for (size_t t = 0; t < (size_t)b->R; t++)
         for (int kv = 0; kv < a->Hkv; kv++) {
@@ -52,6 +57,15 @@ static void split_q_gate(const HfArch *a, HfBufs *b) {
         }
 }
 
+/* The gate scores of the gate's own projection (W_GPROJ, where the
+ * architecture has one) of the layer's normed input h into b.g. */
+static void gate_proj(HfModel *m, const float *W[W_N_ROLES], const float *h) {
+    const HfArch *a = &m->a;
+    if (W[W_GPROJ])
+        hf_linear(m, m->b.g, h, W[W_GPROJ], NULL, a->d, a->H * hf_gate_per_head(a), 0, 0,
+                  FQ_OUT_ATTN);
+}
+
 static int llama_layer(HfModel *m, int l, const float *W[W_N_ROLES], const Intervention *iv) {
     const HfArch *a = &m->a;
     HfBufs *b = &m->b;
@@ -61,6 +75,7 @@ static int llama_layer(HfModel *m, int l, const float *W[W_N_ROLES], const Inter
     hf_linear(m, b->k, b->h, W[W_K], W[W_KB], a->d, kv, 0, 0, FQ_OUT_ATTN);
     hf_linear(m, b->v, b->h, W[W_V], W[W_VB], a->d, kv, 0, 0, FQ_OUT_ATTN);
     split_q_gate(a, b);
+    gate_proj(m, W, b->h);
     if (W[W_QN] && W[W_KN]) { /* Qwen3 q_norm / k_norm: per head */
         hf_norm(m, b->q, b->q, W[W_QN], NULL, R * a->H, a->dh, 1);
         hf_norm(m, b->k, b->k, W[W_KN], NULL, R * a->Hkv, a->dh, 1);
@@ -97,8 +112,10 @@ static int olmo2_layer(HfModel *m, int l, const float *W[W_N_ROLES], const Inter
     return 0;
 }
 
-/* Gemma 2 and 3: each block between a norm of its input and a norm of its
- * output, then the residual add; b.h holds the block's output. */
+/* Gemma 2 and 3, AFMoE: each block between a norm of its input and a
+ * norm of its output, then the residual add; b.h holds the block's
+ * output. AFMoE's gate scores come from the normed input (gate_proj), its
+ * full-attention layers skip RoPE (hf_rope). */
 static int gemma_layer(HfModel *m, int l, const float *W[W_N_ROLES], const Intervention *iv) {
     const HfArch *a = &m->a;
     HfBufs *b = &m->b;
@@ -107,7 +124,8 @@ static int gemma_layer(HfModel *m, int l, const float *W[W_N_ROLES], const Inter
     hf_linear(m, b->q, b->h, W[W_Q], NULL, a->d, hd, 0, 0, FQ_OUT_ATTN);
     hf_linear(m, b->k, b->h, W[W_K], NULL, a->d, kv, 0, 0, FQ_OUT_ATTN);
     hf_linear(m, b->v, b->h, W[W_V], NULL, a->d, kv, 0, 0, FQ_OUT_ATTN);
-    if (W[W_QN] && W[W_KN]) { /* Gemma 3: per head */
+    gate_proj(m, W, b->h);
+    if (W[W_QN] && W[W_KN]) { /* Gemma 3, AFMoE: per head */
         hf_norm(m, b->q, b->q, W[W_QN], NULL, R * a->H, a->dh, 1);
         hf_norm(m, b->k, b->k, W[W_KN], NULL, R * a->Hkv, a->dh, 1);
     }
@@ -203,7 +221,8 @@ int hf_layer(HfModel *m, int l, const Intervention *iv, char *err, size_t errlen
     case HF_NEOX: neox_layer(m, l, W, iv); break;
     case HF_OLMO2: olmo2_layer(m, l, W, iv); break;
     case HF_GEMMA2:
-    case HF_GEMMA3: gemma_layer(m, l, W, iv); break;
+    case HF_GEMMA3:
+    case HF_AFMOE: gemma_layer(m, l, W, iv); break;
     case HF_GPTOSS:
         if (gptoss_layer(m, l, W, iv, err, errlen) < 0) return -1;
         break;

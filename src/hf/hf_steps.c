@@ -201,8 +201,10 @@ void hf_rope_setup(HfModel *m) {
 
 void hf_rope(const HfModel *m, int l, float *x, int nh) {
     const HfArch *a = &m->a;
-    const int local = m->b.cosl && (a->sliding_period ? (l + 1) % a->sliding_period != 0
-                                                      : hf_layer_window(a, l) > 0);
+    const int slides =
+        a->sliding_period ? (l + 1) % a->sliding_period != 0 : hf_layer_window(a, l) > 0;
+    if (a->rope_sliding_only && !slides) return;
+    const int local = m->b.cosl && slides;
     rope_forward_part(x, local ? m->b.cosl : m->b.cosv, local ? m->b.sinl : m->b.sinv, m->b.B,
                       m->b.T, nh, m->a.dh, m->a.rotary_dim);
 }

@@ -96,7 +96,8 @@ float hf_rope_freqs(const HfArch *a, float *inv_freq);
 void hf_rope_setup(HfModel *m);
 /* Rotate the first rotary_dim dims of each of nh heads of x[B, T, nh*dh]
  * of layer l (its tables: the sliding layers' where they have their own),
- * the positions of each window from 0. */
+ * the positions of each window from 0; none on a full-attention layer of
+ * an architecture that turns its sliding layers only (rope_sliding_only). */
 void hf_rope(const HfModel *m, int l, float *x, int nh);
 /* The keys a query of layer l sees (AttnSpec.window): the architecture's
  * sliding window on the layers that slide (every layer but each

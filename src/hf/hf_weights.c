@@ -168,12 +168,30 @@ static int gptoss_specs(const HfArch *a, Spec *s) {
     ADD(W_EXP_DOWN_B, "mlp.experts.down_proj_bias", 2, E, d);
     return n;
 }
+/* AFMoE: Gemma's four norms a layer (pre_mlp_layernorm and
+ * post_mlp_layernorm around the MLP), Llama's projections (bias-free),
+ * per-head q_norm / k_norm, the gate's own projection and the dense
+ * SwiGLU MLP (modeling_afmoe.py). */
+static int afmoe_specs(const HfArch *a, Spec *s) {
+    const long long d = a->d;
+    int n = 0;
+    ADD(W_LN1, "input_layernorm.weight", 1, d, 0);
+    ADD(W_LN1_POST, "post_attention_layernorm.weight", 1, d, 0);
+    ADD(W_LN2, "pre_mlp_layernorm.weight", 1, d, 0);
+    ADD(W_LN2_POST, "post_mlp_layernorm.weight", 1, d, 0);
+    n = llama_attn_specs(a, (long long)a->H * a->dh, s, n);
+    ADD(W_QN, "self_attn.q_norm.weight", 1, a->dh, 0);
+    ADD(W_KN, "self_attn.k_norm.weight", 1, a->dh, 0);
+    ADD(W_GPROJ, "self_attn.gate_proj.weight", 2, (long long)a->H * hf_gate_per_head(a), d);
+    return llama_mlp_specs(a, s, n);
+}
 #undef ADD
 #undef ADD3
 #undef BIAS
 
 static int layer_specs(const HfArch *a, Spec *s) {
     if (a->family == HF_GPTOSS) return gptoss_specs(a, s);
+    if (a->family == HF_AFMOE) return afmoe_specs(a, s);
     if (a->family == HF_GPT2) return gpt2_specs(a, s);
     if (a->family == HF_NEOX) return neox_specs(a, s);
     if (a->family == HF_OLMO2) return olmo2_specs(a, s);

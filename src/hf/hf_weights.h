@@ -49,6 +49,8 @@ typedef enum {
     W_EXP_GU_B,   /* mlp.experts.gate_up_proj_bias [E, 2ff] */
     W_EXP_DOWN,   /* mlp.experts.down_proj [E, ff, d], [in, out] */
     W_EXP_DOWN_B, /* mlp.experts.down_proj_bias [E, d] */
+    W_GPROJ,      /* the attention gate's own projection (HfArch.gate_proj):
+                   * self_attn.<gate_proj>.weight [H * scores per head, d] */
     W_N_ROLES
 } HfRole;
 

@@ -1,0 +1,186 @@
+#!/usr/bin/python3
+"""afmoe_reference.py: tiny random AfmoeForCausalLM checkpoints (Arcee's
+Trinity layout, every layer dense) and their float64 plain-PyTorch forward
+(no `transformers`), into tests/reference/hf/afmoe-* (expected.h5 as
+make_hf_fixtures.py writes it, with `gates`: each layer's applied gate
+scores [T, H*head_dim]). Written from modeling_afmoe.py (transformers
+commit d4037deb) and configuration_afmoe.py (commit 4e4671e3):
+
+  * AfmoeRMSNorm: w * x / sqrt(mean(x^2) + eps), plain w;
+  * embeddings times sqrt(hidden_size) when mup_enabled;
+  * each layer: input_layernorm, attention, post_attention_layernorm of
+    its output, residual add; pre_mlp_layernorm, the dense SwiGLU MLP
+    (down(silu(gate(x)) * up(x))), post_mlp_layernorm of its output,
+    residual add;
+  * attention: bias-free q/k/v/o_proj; q_norm and k_norm per head; RoPE
+    (rotate_half, rope_theta) only on the layers layer_types names
+    sliding_attention (default: all but every global_attn_every_n_layers-th),
+    which also mask keys j <= t - sliding_window; none on the
+    full_attention layers; GQA; logits q k^T head_dim^-1/2; the heads'
+    outputs [T, H*dh] times sigmoid(gate_proj(h)) elementwise, then o_proj;
+  * the final norm and the untied lm_head.
+
+Run in float64 on the checkpoint's rounded weights.
+Regenerate:  /usr/bin/python3 tests/reference/afmoe_reference.py
+"""
+import os
+import sys
+
+import h5py
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from make_hf_fixtures import T_TOK, mat, rounded, vec, write_snapshot
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def norm(x, w, eps):
+    return w * x / torch.sqrt(x.pow(2).mean(-1, keepdim=True) + eps)
+
+
+def layer_kinds(cfg):
+    """True for each layer that slides (and turns by RoPE)."""
+    lt = cfg.get("layer_types")
+    n = cfg.get("global_attn_every_n_layers", 4)
+    if lt:
+        return [t == "sliding_attention" for t in lt]
+    return [(l + 1) % n != 0 for l in range(cfg["num_hidden_layers"])]
+
+
+def turn(x, pos, theta):
+    """RoPE on x [heads, T, dh]: pairs (i, i + dh/2) turned by pos * theta^(-2i/dh)."""
+    dh = x.shape[-1]
+    half = dh // 2
+    ang = pos[:, None] * theta ** (-torch.arange(half, dtype=torch.float64) * 2.0 / dh)[None, :]
+    c, s = torch.cos(ang), torch.sin(ang)
+    lo, hi = x[..., :half], x[..., half:]
+    return torch.cat((lo * c - hi * s, hi * c + lo * s), dim=-1)
+
+
+def attention(cfg, W, p, h, slides):
+    T = h.shape[0]
+    H, Hkv, dh, eps = cfg["num_attention_heads"], cfg["num_key_value_heads"], cfg["head_dim"], cfg["rms_norm_eps"]
+    q = norm((h @ W[p + "self_attn.q_proj.weight"].T).view(T, H, dh), W[p + "self_attn.q_norm.weight"], eps)
+    k = norm((h @ W[p + "self_attn.k_proj.weight"].T).view(T, Hkv, dh), W[p + "self_attn.k_norm.weight"], eps)
+    v = (h @ W[p + "self_attn.v_proj.weight"].T).view(T, Hkv, dh)
+    q, k, v = q.transpose(0, 1), k.transpose(0, 1), v.transpose(0, 1)
+    if slides:
+        pos = torch.arange(T, dtype=torch.float64)
+        theta = cfg.get("rope_theta", 10000.0)
+        q, k = turn(q, pos, theta), turn(k, pos, theta)
+    rep = H // Hkv
+    k, v = k[torch.arange(H) // rep], v[torch.arange(H) // rep]
+    s = torch.einsum("htd,hsd->hts", q, k) / dh ** 0.5
+    t, j = torch.arange(T)[:, None], torch.arange(T)[None, :]
+    keep = j <= t
+    if slides:
+        keep = keep & (j > t - cfg["sliding_window"])
+    s = torch.where(keep, s, torch.tensor(float("-inf"), dtype=torch.float64))
+    a = torch.exp(s - s.max(-1, keepdim=True).values)
+    a = a / a.sum(-1, keepdim=True)
+    o = torch.einsum("hts,hsd->thd", a, v).reshape(T, H * dh)
+    gate = 1.0 / (1.0 + torch.exp(-(h @ W[p + "self_attn.gate_proj.weight"].T)))
+    return (o * gate) @ W[p + "self_attn.o_proj.weight"].T, a, gate
+
+
+def forward_afmoe(cfg, W, ids):
+    """logits [T, V], maps [L][H, T, T], gates [L][T, H*dh], block outputs [L][T, d]."""
+    eps = cfg["rms_norm_eps"]
+    x = W["model.embed_tokens.weight"][ids]
+    if cfg.get("mup_enabled"):
+        x = x * cfg["hidden_size"] ** 0.5
+    maps, gates, hidden = [], [], []
+    for l, slides in enumerate(layer_kinds(cfg)):
+        p = "model.layers.%d." % l
+        o, a, g = attention(cfg, W, p, norm(x, W[p + "input_layernorm.weight"], eps), slides)
+        x = x + norm(o, W[p + "post_attention_layernorm.weight"], eps)
+        h = norm(x, W[p + "pre_mlp_layernorm.weight"], eps)
+        gp = h @ W[p + "mlp.gate_proj.weight"].T
+        y = (gp / (1.0 + torch.exp(-gp)) * (h @ W[p + "mlp.up_proj.weight"].T)) @ W[p + "mlp.down_proj.weight"].T
+        x = x + norm(y, W[p + "post_mlp_layernorm.weight"], eps)
+        maps.append(a), gates.append(g), hidden.append(x)
+    logits = norm(x, W["model.norm.weight"], eps) @ W["lm_head.weight"].T
+    return logits, maps, gates, hidden
+
+
+def weights_afmoe(cfg, g):
+    d, H, V, ff = cfg["hidden_size"], cfg["num_attention_heads"], cfg["vocab_size"], cfg["intermediate_size"]
+    Hkv, dh = cfg["num_key_value_heads"], cfg["head_dim"]
+    W = {"model.embed_tokens.weight": torch.randn(V, d, generator=g) * (0.3 if cfg.get("mup_enabled") else 1.0),
+         "model.norm.weight": vec(g, d, 1.0), "lm_head.weight": mat(g, V, d)}
+    for l in range(cfg["num_hidden_layers"]):
+        p = "model.layers.%d." % l
+        for n in ("input_layernorm", "post_attention_layernorm", "pre_mlp_layernorm", "post_mlp_layernorm"):
+            W[p + n + ".weight"] = vec(g, d, 1.0, 0.2)
+        for n, rows, sc in (("q", H * dh, 1.5), ("k", Hkv * dh, 1.5), ("v", Hkv * dh, 1.0), ("gate", H * dh, 2.0)):
+            W[p + "self_attn.%s_proj.weight" % n] = mat(g, rows, d, sc)
+        W[p + "self_attn.o_proj.weight"] = mat(g, d, H * dh)
+        W[p + "self_attn.q_norm.weight"] = vec(g, dh, 1.0, 0.3)
+        W[p + "self_attn.k_norm.weight"] = vec(g, dh, 1.0, 0.3)
+        W[p + "mlp.gate_proj.weight"] = mat(g, ff, d)
+        W[p + "mlp.up_proj.weight"] = mat(g, ff, d)
+        W[p + "mlp.down_proj.weight"] = mat(g, d, ff)
+    return W
+
+
+def afmoe_cfg(**kw):
+    c = {"architectures": ["AfmoeForCausalLM"], "model_type": "afmoe", "hidden_size": 32,
+         "num_hidden_layers": 3, "num_dense_layers": 3, "num_attention_heads": 4, "num_key_value_heads": 2,
+         "head_dim": 8, "intermediate_size": 48, "moe_intermediate_size": 16, "num_experts": 4,
+         "num_experts_per_tok": 2, "num_shared_experts": 1, "route_scale": 1.0, "vocab_size": 128,
+         "max_position_embeddings": 64, "rms_norm_eps": 1e-5, "rope_theta": 10000.0,
+         "sliding_window": 4, "global_attn_every_n_layers": 3, "mup_enabled": True, "hidden_act": "silu",
+         "tie_word_embeddings": False, "bos_token_id": 2, "torch_dtype": "float32"}
+    c.update(kw)
+    return c
+
+
+# name: (config, dtype, shards). afmoe-f32 slides over 4 keys on layers 0
+# and 1 (RoPE there), layer 2 full without RoPE, embeddings scaled (mup);
+# afmoe-bf16-sharded names its layer_types (sliding, full, sliding) over 64
+# keys, no mup.
+FIXTURES = {
+    "afmoe-f32": (afmoe_cfg(), "F32", 1),
+    "afmoe-bf16-sharded": (afmoe_cfg(sliding_window=64, mup_enabled=False, global_attn_every_n_layers=None,
+                                     layer_types=["sliding_attention", "full_attention", "sliding_attention"]),
+                           "BF16", 2),
+}
+
+
+def expected(d, cfg, Wr, ids, dtype):
+    with torch.no_grad():
+        logits, maps, gates, hidden = forward_afmoe(cfg, {k: v.double() for k, v in Wr.items()}, ids)
+    with h5py.File(os.path.join(d, "expected.h5"), "w") as f:
+        kw = dict(compression="gzip", shuffle=True)
+        f.create_dataset("tokens", data=ids.numpy().astype(np.int32))
+        f.create_dataset("logits", data=logits.numpy().astype(np.float32), **kw)
+        f.create_dataset("attention", data=torch.stack(maps).numpy().astype(np.float32), **kw)
+        f.create_dataset("gates", data=torch.stack(gates).numpy().astype(np.float32), **kw)
+        f.create_dataset("hidden", data=torch.stack(hidden).numpy().astype(np.float32), **kw)
+        f.create_dataset("losses", data=F.cross_entropy(logits[:-1], ids[1:], reduction="none").numpy())
+        f.attrs["dtype"] = dtype
+    gs = torch.stack(gates)
+    print("%-24s %-5s gates %.3f..%.3f" % (os.path.basename(d), dtype, float(gs.min()), float(gs.max())))
+
+
+def build(name, cfg, dtype, shards, out_root):
+    g = torch.Generator().manual_seed(sum(map(ord, name)))
+    W = weights_afmoe(cfg, g)
+    cfg = {k: v for k, v in dict(cfg, torch_dtype="bfloat16" if dtype == "BF16" else "float32").items()
+           if v is not None}
+    ids = torch.randint(0, cfg["vocab_size"], (T_TOK,), generator=g)
+    d = os.path.join(out_root, name)
+    write_snapshot(d, cfg, W, dtype, shards)
+    expected(d, cfg, rounded(W, dtype), ids, dtype)
+
+
+def main():
+    torch.set_num_threads(1)
+    for name, (cfg, dtype, shards) in FIXTURES.items():
+        build(name, cfg, dtype, shards, os.path.join(HERE, "hf"))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
