@@ -48,6 +48,8 @@ static const struct {
                 {"gemma3-f32", 0},
                 {"gemma2-bf16-sharded", 0},
                 {"gemma3-bf16-sharded", 0},
+                {"gemma3mm-f32", 0},
+                {"gemma3mm-v5-bf16-sharded", 0},
                 {"gptoss-f32", 0},
                 {"gptoss-bf16-sharded", 0},
                 {"gptoss-mxfp4", 0},
@@ -172,8 +174,10 @@ static void test_unread_families(void **s) {
     };
     char list[400], json[256];
     hf_family_list(list, sizeof list);
-    assert_non_null(strstr(list, "MistralForCausalLM, Phi3ForCausalLM, Gemma2ForCausalLM, "
-                                 "Gemma3ForCausalLM, GptOssForCausalLM, AfmoeForCausalLM"));
+    assert_non_null(strstr(list,
+                           "MistralForCausalLM, Phi3ForCausalLM, Gemma2ForCausalLM, "
+                           "Gemma3ForCausalLM, Gemma3ForConditionalGeneration, GptOssForCausalLM, "
+                           "AfmoeForCausalLM"));
     { /* --help lists the same table */
         const char *d = tu_tmpdir(), *log = tu_join(d, "log");
         assert_int_equal(tu_run(log, "inspect --help"), 0);
@@ -296,6 +300,42 @@ static void test_qwen_layer_types(void **s) {
  * when absent; num_local_experts is required, at least
  * num_experts_per_tok; MXFP4 experts of other sizes than config.json's
  * are refused naming the tensor and the shapes wanted. */
+/* Gemma3ForConditionalGeneration reads its text_config, whose absent keys
+ * take Gemma3TextConfig's defaults (v4.50), as gemma-3-4b's config.json
+ * leaves out its head counts, vocabulary and RoPE base; the dtype comes
+ * from the top level. Without a text_config object: one line. */
+static void test_gemma3_multimodal_config(void **s) {
+    (void)s;
+    HfArch a;
+    char err[512];
+    const char *json =
+        "{\"architectures\": [\"Gemma3ForConditionalGeneration\"], \"model_type\": \"gemma3\","
+        " \"torch_dtype\": \"bfloat16\", \"text_config\": {\"hidden_size\": 2560,"
+        " \"intermediate_size\": 10240, \"model_type\": \"gemma3_text\", \"num_hidden_layers\": 34,"
+        " \"rope_scaling\": {\"factor\": 8.0, \"rope_type\": \"linear\"}, \"sliding_window\": "
+        "1024},"
+        " \"vision_config\": {\"hidden_size\": 1152}}";
+    assert_int_equal(hf_config_parse(&a, json, strlen(json), "config.json", err, sizeof err), 0);
+    assert_true(a.family == HF_GEMMA3 && a.text_tower && a.tied && a.norm_plus1);
+    assert_true(a.d == 2560 && a.L == 34 && a.ff == 10240);
+    assert_true(a.H == 8 && a.Hkv == 4 && a.dh == 256 && a.V == 262208 && a.max_pos == 131072);
+    assert_true(a.rope_theta == 1e6 && a.rope_type == HF_ROPE_LINEAR && a.rs_factor == 8.0);
+    assert_true(a.bos_id == 2);
+    assert_string_equal(a.torch_dtype, "bfloat16");
+    assert_string_equal(a.model_type, "gemma3_text");
+    const int win[6] = {1024, 1024, 1024, 1024, 1024, 0}; /* every 6th layer full */
+    for (int l = 0; l < 6; l++) assert_int_equal(hf_layer_window(&a, l), win[l]);
+    const char *bad =
+        "{\"architectures\": [\"Gemma3ForConditionalGeneration\"], \"hidden_size\": 8}";
+    assert_int_equal(hf_config_parse(&a, bad, strlen(bad), "config.json", err, sizeof err), -1);
+    assert_string_equal(err, "config.json: Gemma3ForConditionalGeneration has no \"text_config\" "
+                             "object (its text model's config)");
+    /* a text-only config still needs its sizes where its family defaults none */
+    assert_int_equal(parse(&a, "LlamaForCausalLM", "", err, sizeof err), 0);
+    const char *llama = "{\"architectures\": [\"LlamaForCausalLM\"], \"hidden_size\": 8}";
+    assert_int_equal(hf_config_parse(&a, llama, strlen(llama), "config.json", err, sizeof err), -1);
+}
+
 static void test_gptoss_keys(void **s) {
     (void)s;
     HfArch a;
@@ -627,11 +667,12 @@ static void test_gptoss_uniform_slot(void **s) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_config_keys),         cmocka_unit_test(test_phi3_keys),
-        cmocka_unit_test(test_gemma_keys),          cmocka_unit_test(test_gemma_layer_windows),
-        cmocka_unit_test(test_qwen_layer_types),    cmocka_unit_test(test_unread_families),
-        cmocka_unit_test(test_gptoss_keys),         cmocka_unit_test(test_rerun_families),
-        cmocka_unit_test(test_gptoss_uniform_slot), cmocka_unit_test(test_afmoe_keys),
+        cmocka_unit_test(test_config_keys),      cmocka_unit_test(test_phi3_keys),
+        cmocka_unit_test(test_gemma_keys),       cmocka_unit_test(test_gemma_layer_windows),
+        cmocka_unit_test(test_qwen_layer_types), cmocka_unit_test(test_unread_families),
+        cmocka_unit_test(test_gptoss_keys),      cmocka_unit_test(test_gemma3_multimodal_config),
+        cmocka_unit_test(test_rerun_families),   cmocka_unit_test(test_gptoss_uniform_slot),
+        cmocka_unit_test(test_afmoe_keys),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -57,6 +57,8 @@ static const char *FIXTURES[] = {
     "gemma2-bf16-sharded",
     "gemma3-f32",
     "gemma3-bf16-sharded",
+    "gemma3mm-f32",
+    "gemma3mm-v5-bf16-sharded",
     "gptoss-f32",
     "gptoss-bf16-sharded",
     "gptoss-mxfp4",

@@ -16,16 +16,26 @@
 #define MAX_DIM (1 << 20)
 #define MAX_VOCAB (1 << 24)
 
+/* Each architecture read, its family, and for a multimodal one the key of
+ * its text model's config (whose text tower alone is read). */
 static const struct {
     const char *arch;
     HfFamily family;
+    const char *text_config;
 } ARCHS[] = {
-    {"LlamaForCausalLM", HF_LLAMA},     {"Qwen2ForCausalLM", HF_QWEN2},
-    {"Qwen3ForCausalLM", HF_QWEN3},     {"GPT2LMHeadModel", HF_GPT2},
-    {"GPTNeoXForCausalLM", HF_NEOX},    {"Olmo2ForCausalLM", HF_OLMO2},
-    {"MistralForCausalLM", HF_MISTRAL}, {"Phi3ForCausalLM", HF_PHI3},
-    {"Gemma2ForCausalLM", HF_GEMMA2},   {"Gemma3ForCausalLM", HF_GEMMA3},
-    {"GptOssForCausalLM", HF_GPTOSS},   {"AfmoeForCausalLM", HF_AFMOE},
+    {"LlamaForCausalLM", HF_LLAMA, NULL},
+    {"Qwen2ForCausalLM", HF_QWEN2, NULL},
+    {"Qwen3ForCausalLM", HF_QWEN3, NULL},
+    {"GPT2LMHeadModel", HF_GPT2, NULL},
+    {"GPTNeoXForCausalLM", HF_NEOX, NULL},
+    {"Olmo2ForCausalLM", HF_OLMO2, NULL},
+    {"MistralForCausalLM", HF_MISTRAL, NULL},
+    {"Phi3ForCausalLM", HF_PHI3, NULL},
+    {"Gemma2ForCausalLM", HF_GEMMA2, NULL},
+    {"Gemma3ForCausalLM", HF_GEMMA3, NULL},
+    {"Gemma3ForConditionalGeneration", HF_GEMMA3, "text_config"},
+    {"GptOssForCausalLM", HF_GPTOSS, NULL},
+    {"AfmoeForCausalLM", HF_AFMOE, NULL},
 };
 
 /* Architectures refused with the reason rather than as unknown, each with
@@ -132,9 +142,9 @@ static json_t *rope_params(Cfg *c) {
  * object rope_parameters; earlier versions save rope_theta (GPT-NeoX:
  * rotary_emb_base) at the top level and the scaling keys in rope_scaling.
  * The RoPE base: rope_parameters' rope_theta, else the first of the top
- * level's keys tops[n] (the last one rope_theta); none of them is refused,
- * naming each. */
-static void rope_base(Cfg *c, HfArch *a, const char *const *tops, int n) {
+ * level's keys tops[n] (the last one rope_theta); none of them: the
+ * family's default dflt, or when it has none (0) refused, naming each. */
+static void rope_base(Cfg *c, HfArch *a, const char *const *tops, int n, double dflt) {
     json_t *rp = rope_params(c);
     if (c->failed) return;
     if (rp && json_object_get(rp, "rope_theta")) {
@@ -146,6 +156,8 @@ static void rope_base(Cfg *c, HfArch *a, const char *const *tops, int n) {
             a->rope_theta = cfg_num(c, tops[i], 0.0);
             return;
         }
+    a->rope_theta = dflt;
+    if (dflt > 0) return;
     c->failed = 1;
     seterr(c->err, c->errlen,
            "%s: missing 'rope_theta' (neither in rope_parameters nor at the top level%s%s%s)",
@@ -286,24 +298,38 @@ static void sliding(Cfg *c, HfArch *a) {
     if (!a->sliding_window) a->sliding_period = 0;
 }
 
+/* The sizes a config may leave out, as its family's config class defaults
+ * them: none for most families (-1: the key is required; Hkv 0: as many as
+ * the heads; rope_theta 0: required); Gemma3TextConfig (transformers
+ * v4.50) defaults every one, and the published multimodal Gemma 3 configs
+ * leave some out (gemma-3-4b's text_config gives no head counts). */
+typedef struct {
+    int d, L, H, Hkv, ff, V, max_pos;
+    double rope_theta;
+} SizeDefaults;
+
+static const SizeDefaults REQUIRED = {-1, -1, -1, 0, -1, -1, 2048, 0.0};
+static const SizeDefaults GEMMA3_TEXT = {2304, 26, 8, 4, 9216, 262208, 131072, 1e6};
+
 /* Llama, Qwen2, Qwen3 (and the gated Qwen3 variants). */
 void cfg_llama_like(Cfg *c, HfArch *a) {
-    a->d = cfg_int(c, "hidden_size", -1, 1, MAX_DIM);
-    a->L = cfg_int(c, "num_hidden_layers", -1, 1, 4096);
-    a->H = cfg_int(c, "num_attention_heads", -1, 1, 4096);
-    a->Hkv = cfg_int(c, "num_key_value_heads", a->H, 1, 4096);
+    const SizeDefaults *z = a->family == HF_GEMMA3 ? &GEMMA3_TEXT : &REQUIRED;
+    a->d = cfg_int(c, "hidden_size", z->d, 1, MAX_DIM);
+    a->L = cfg_int(c, "num_hidden_layers", z->L, 1, 4096);
+    a->H = cfg_int(c, "num_attention_heads", z->H, 1, 4096);
+    a->Hkv = cfg_int(c, "num_key_value_heads", z->Hkv ? z->Hkv : a->H, 1, 4096);
     int dh_default = a->family == HF_QWEN3 ? 128 : (a->H ? a->d / a->H : 1);
     a->dh = cfg_int(c, "head_dim", dh_default, 1, MAX_DIM);
-    a->ff = cfg_int(c, "intermediate_size", -1, 1, MAX_DIM);
-    a->V = cfg_int(c, "vocab_size", -1, 1, MAX_VOCAB);
-    a->max_pos = cfg_int(c, "max_position_embeddings", 2048, 1, 1 << 30);
+    a->ff = cfg_int(c, "intermediate_size", z->ff, 1, MAX_DIM);
+    a->V = cfg_int(c, "vocab_size", z->V, 1, MAX_VOCAB);
+    a->max_pos = cfg_int(c, "max_position_embeddings", z->max_pos, 1, 1 << 30);
     a->eps = cfg_num(c, "rms_norm_eps", 1e-6);
     a->rms = 1;
     a->glu = 1;
     if (!c->failed) act_of(c, get_str(c, "hidden_act", "silu"), &a->act);
     a->rotary_dim = a->dh;
     static const char *const theta[] = {"rope_theta"};
-    rope_base(c, a, theta, 1);
+    rope_base(c, a, theta, 1, z->rope_theta);
     rope_scaling(c, a);
     int ab = cfg_bool(c, "attention_bias", 0);
     a->qkv_bias = a->family == HF_QWEN2 ? 1 : ab || cfg_bool(c, "qkv_bias", 0);
@@ -376,7 +402,7 @@ static void parse_neox(Cfg *c, HfArch *a) {
     if (!c->failed) act_of(c, get_str(c, "hidden_act", "gelu"), &a->act);
     rotary_part(c, a, "rotary_pct", 0.25);
     static const char *const theta[] = {"rotary_emb_base", "rope_theta"};
-    rope_base(c, a, theta, 2);
+    rope_base(c, a, theta, 2, 0.0);
     rope_scaling(c, a);
     a->qkv_bias = a->o_bias = cfg_bool(c, "attention_bias", 1);
     a->mlp_bias = 1;
@@ -483,7 +509,10 @@ static int check_dims(Cfg *c, HfArch *a) {
     return 0;
 }
 
-static int family_of(Cfg *c, HfArch *a) {
+/* The family of config.json's first architecture into a->family (and
+ * *tower, the key of its text model's config, or NULL); -1 with one line
+ * for an architecture not read. */
+static int family_of(Cfg *c, HfArch *a, const char **tower) {
     json_t *ar = json_object_get(c->root, "architectures");
     json_t *v = json_is_array(ar) ? json_array_get(ar, 0) : NULL;
     if (!json_is_string(v))
@@ -493,6 +522,7 @@ static int family_of(Cfg *c, HfArch *a) {
     for (size_t i = 0; i < sizeof ARCHS / sizeof *ARCHS; i++)
         if (!strcmp(a->arch, ARCHS[i].arch)) {
             a->family = ARCHS[i].family;
+            *tower = ARCHS[i].text_config;
             return 0;
         }
     char shown[sizeof a->arch + 4], list[400];
@@ -516,11 +546,22 @@ int hf_config_parse(HfArch *a, const char *json, size_t len, const char *path, c
         json_decref(c.root);
         return rc;
     }
-    int rc = family_of(&c, a);
+    const char *tower = NULL;
+    json_t *top = c.root;
+    int rc = family_of(&c, a, &tower);
+    if (rc == 0 && tower) { /* the text model's own config, with the checkpoint's dtype */
+        snprintf(a->torch_dtype, sizeof a->torch_dtype, "%s", get_str(&c, "torch_dtype", ""));
+        c.root = json_object_get(top, tower);
+        a->text_tower = 1;
+        if (!json_is_object(c.root))
+            rc = seterr(err, errlen, "%s: %s has no \"%s\" object (its text model's config)", path,
+                        a->arch, tower);
+    }
     if (rc == 0) {
         snprintf(a->model_type, sizeof a->model_type, "%s", get_str(&c, "model_type", ""));
-        snprintf(a->torch_dtype, sizeof a->torch_dtype, "%s", get_str(&c, "torch_dtype", ""));
-        a->bos_id = cfg_int(&c, "bos_token_id", -1, -1, MAX_VOCAB);
+        const char *dt = get_str(&c, "torch_dtype", NULL); /* else the top level's */
+        if (dt) snprintf(a->torch_dtype, sizeof a->torch_dtype, "%s", dt);
+        a->bos_id = cfg_int(&c, "bos_token_id", a->family == HF_GEMMA3 ? 2 : -1, -1, MAX_VOCAB);
         if (a->family == HF_GPT2) parse_gpt2(&c, a);
         else if (a->family == HF_NEOX) parse_neox(&c, a);
         else cfg_llama_like(&c, a);
@@ -531,7 +572,7 @@ int hf_config_parse(HfArch *a, const char *json, size_t len, const char *path, c
         if (a->family == HF_AFMOE) cfg_afmoe(&c, a);
         rc = check_dims(&c, a);
     }
-    json_decref(c.root);
+    json_decref(top);
     return rc;
 }
 

@@ -28,6 +28,9 @@ typedef struct {
     HfFamily family;
     char arch[64]; /* "architectures"[0] */
     char model_type[64];
+    int text_tower; /* the text model of a multimodal checkpoint (Gemma3ForConditionalGeneration):
+                       its config under "text_config", its weights under language_model.model.
+                       (transformers < 4.52) or model.language_model. */
     int L, d, H, Hkv, dh, ff, V, max_pos;
     double eps;
     int rms; /* RMSNorm, else LayerNorm with bias */

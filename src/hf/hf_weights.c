@@ -200,30 +200,33 @@ static int layer_specs(const HfArch *a, Spec *s) {
     return llama_specs(a, s);
 }
 
-static int global_specs(const HfArch *a, const char *pre, Spec *s, char names[][160]) {
+/* The global tensors' names under the model's prefix pre, the LM head's
+ * under hpre (model_prefix). */
+static int global_specs(const HfArch *a, const char *pre, const char *hpre, Spec *s,
+                        char names[][160]) {
     const long long d = a->d, V = a->V;
     int n = 0;
-#define ADD(r, fmt, nd, x, y)                                                                      \
+#define ADD(r, p, fmt, nd, x, y)                                                                   \
     do {                                                                                           \
-        snprintf(names[n], 160, fmt, pre);                                                         \
+        snprintf(names[n], 160, fmt, p);                                                           \
         s[n] = (Spec){r, names[n], nd, x, y, 0, 0};                                                \
         n++;                                                                                       \
     } while (0)
     if (a->family == HF_GPT2) {
-        ADD(G_EMB, "%swte.weight", 2, V, d);
-        ADD(G_POS, "%swpe.weight", 2, a->max_pos, d);
-        ADD(G_NORM, "%sln_f.weight", 1, d, 0);
-        ADD(G_NORM_B, "%sln_f.bias", 1, d, 0);
-        if (!a->tied) ADD(G_HEAD, "%.0slm_head.weight", 2, V, d);
+        ADD(G_EMB, pre, "%swte.weight", 2, V, d);
+        ADD(G_POS, pre, "%swpe.weight", 2, a->max_pos, d);
+        ADD(G_NORM, pre, "%sln_f.weight", 1, d, 0);
+        ADD(G_NORM_B, pre, "%sln_f.bias", 1, d, 0);
+        if (!a->tied) ADD(G_HEAD, hpre, "%slm_head.weight", 2, V, d);
     } else if (a->family == HF_NEOX) {
-        ADD(G_EMB, "%sembed_in.weight", 2, V, d);
-        ADD(G_NORM, "%sfinal_layer_norm.weight", 1, d, 0);
-        ADD(G_NORM_B, "%sfinal_layer_norm.bias", 1, d, 0);
-        if (!a->tied) ADD(G_HEAD, "%.0sembed_out.weight", 2, V, d);
+        ADD(G_EMB, pre, "%sembed_in.weight", 2, V, d);
+        ADD(G_NORM, pre, "%sfinal_layer_norm.weight", 1, d, 0);
+        ADD(G_NORM_B, pre, "%sfinal_layer_norm.bias", 1, d, 0);
+        if (!a->tied) ADD(G_HEAD, hpre, "%sembed_out.weight", 2, V, d);
     } else {
-        ADD(G_EMB, "%sembed_tokens.weight", 2, V, d);
-        ADD(G_NORM, "%snorm.weight", 1, d, 0);
-        if (!a->tied) ADD(G_HEAD, "%.0slm_head.weight", 2, V, d);
+        ADD(G_EMB, pre, "%sembed_tokens.weight", 2, V, d);
+        ADD(G_NORM, pre, "%snorm.weight", 1, d, 0);
+        if (!a->tied) ADD(G_HEAD, hpre, "%slm_head.weight", 2, V, d);
     }
     return n;
 #undef ADD
@@ -310,9 +313,19 @@ static void mxfp4_expert(float *dst, const StTensor *blk, const StTensor *sc, si
 /* The 3-D expert roles, bound whole but handed out one expert at a time. */
 static int is_expert(int role) { return role == W_EXP_GU || role == W_EXP_DOWN; }
 
-/* "transformer." or "" for GPT-2; fixed prefixes for the others. */
-static const char *model_prefix(const HfArch *a, const SafeTensors *st) {
+/* The prefix of the model's tensors: "transformer." or "" for GPT-2; a
+ * multimodal checkpoint's text tower "language_model.model." as
+ * transformers before 4.52 saves it (its LM head, when untied, under
+ * "language_model."), else "model.language_model." (the LM head at the
+ * top); fixed prefixes for the others. The LM head's prefix into *hpre. */
+static const char *model_prefix(const HfArch *a, const SafeTensors *st, const char **hpre) {
+    *hpre = "";
     if (a->family == HF_GPT2) return st_find(st, "transformer.wte.weight") ? "transformer." : "";
+    if (a->text_tower && st_find(st, "language_model.model.embed_tokens.weight")) {
+        *hpre = "language_model.";
+        return "language_model.model.";
+    }
+    if (a->text_tower) return "model.language_model.";
     return a->family == HF_NEOX ? "gpt_neox." : "model.";
 }
 
@@ -334,10 +347,10 @@ static size_t convert_need(const HfArch *a, int r, const StTensor *t) {
     return t && (!st_f32_view(t) || (a->norm_plus1 && is_norm(r))) ? t->numel : 0;
 }
 
-static int bind_globals(HfWeights *w, const char *pre, char *err, size_t errlen) {
+static int bind_globals(HfWeights *w, const char *pre, const char *hpre, char *err, size_t errlen) {
     Spec s[G_N_ROLES];
     char names[G_N_ROLES][160];
-    int n = global_specs(w->a, pre, s, names);
+    int n = global_specs(w->a, pre, hpre, s, names);
     for (int i = 0; i < n; i++) {
         if (check_one(w->st, names[i], &s[i], &w->g[s[i].role], err, errlen) < 0) return -1;
         note_dtype(w, w->g[s[i].role]);
@@ -350,8 +363,8 @@ int hf_weights_bind(HfWeights *w, SafeTensors *st, const HfArch *a, char *err, s
     w->st = st;
     w->a = a;
     w->conv1d = a->family == HF_GPT2;
-    const char *pre = model_prefix(a, st);
-    if (bind_globals(w, pre, err, errlen) < 0) return -1;
+    const char *hpre, *pre = model_prefix(a, st, &hpre);
+    if (bind_globals(w, pre, hpre, err, errlen) < 0) return -1;
     if (!(w->layers = calloc((size_t)a->L, sizeof *w->layers)))
         return seterr(err, errlen, "out of memory");
     Spec s[W_N_ROLES];

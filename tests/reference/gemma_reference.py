@@ -146,6 +146,35 @@ def gemma3_cfg(**kw):
     return c
 
 
+def gemma3mm_cfg(text, dtype):
+    """Gemma3ForConditionalGeneration's config.json around the text model's
+    config `text` (Gemma3Config, modular_gemma3.py of transformers v4.50):
+    its keys that Gemma3TextConfig defaults (rope_theta 1e6, bos_token_id 2)
+    left out, as the published multimodal configs leave keys out; a tiny
+    SigLIP vision config that gatelab does not read."""
+    t = {k: v for k, v in text.items() if k not in ("architectures", "rope_theta", "bos_token_id",
+                                                    "torch_dtype")}
+    return {"architectures": ["Gemma3ForConditionalGeneration"], "model_type": "gemma3",
+            "text_config": t, "mm_tokens_per_image": 4, "boi_token_index": 120, "eoi_token_index": 121,
+            "image_token_index": 122, "torch_dtype": dtype,
+            "vision_config": {"model_type": "siglip_vision_model", "hidden_size": 8, "num_hidden_layers": 1,
+                              "num_attention_heads": 2, "intermediate_size": 16, "image_size": 16,
+                              "patch_size": 8}}
+
+
+def gemma3mm_weights(W, v5, g):
+    """The text model's weights W under the multimodal layout: model.* as
+    language_model.model.* (transformers < 4.52) or model.language_model.*
+    (v4.52 on), beside two vision-side tensors gatelab leaves unread."""
+    out = {(("model.language_model." if v5 else "language_model.model.") + k[len("model."):]): t
+           for k, t in W.items()}
+    vis = "model.vision_tower." if v5 else "vision_tower."
+    proj = "model.multi_modal_projector." if v5 else "multi_modal_projector."
+    out[vis + "vision_model.post_layernorm.weight"] = torch.randn(8, generator=g)
+    out[proj + "mm_input_projection_weight"] = torch.randn(8, 32, generator=g)
+    return out
+
+
 # name: (family, config, dtype, shards), make_hf_fixtures.py's FIXTURES. The
 # F32 ones slide over 4 keys on layers 0 and 2 of 3 (layer 1 full); the
 # BF16 ones over 64 keys, so that runs of 40-token windows can be inspected
@@ -159,4 +188,9 @@ GEMMA_FIXTURES = {
     "gemma3-bf16-sharded": ("gemma", gemma3_cfg(sliding_window=64, rope_scaling={"rope_type": "linear", "factor": 2.0},
                                                 layer_types=["sliding_attention", "full_attention",
                                                              "sliding_attention"]), "BF16", 2),
+    # Gemma3ForConditionalGeneration's text tower (config: the text model's;
+    # make_hf_fixtures.py wraps it, gemma3mm_cfg, and renames the weights)
+    "gemma3mm-f32": ("gemma3mm", gemma3_cfg(), "F32", 1),
+    "gemma3mm-v5-bf16-sharded": ("gemma3mm-v5", gemma3_cfg(sliding_window=64, num_key_value_heads=1),
+                                 "BF16", 2),
 }

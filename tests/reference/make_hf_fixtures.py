@@ -35,7 +35,7 @@ import h5py
 import numpy as np
 import torch
 import torch.nn.functional as F
-from gemma_reference import GEMMA_FIXTURES, forward_gemma, weights_gemma
+from gemma_reference import GEMMA_FIXTURES, forward_gemma, gemma3mm_cfg, gemma3mm_weights, weights_gemma
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 T_TOK = 10
@@ -633,7 +633,7 @@ def build(name, spec, out_root):
         W = weights_olmo2(cfg, g)
     elif family == "phi3":
         W = weights_phi3(cfg, g)
-    elif family == "gemma":
+    elif family == "gemma" or family.startswith("gemma3mm"):
         W = weights_gemma(cfg, g, mat, vec)
     elif family.startswith("gpt2"):
         pre = "" if family == "gpt2-noprefix" else "transformer."
@@ -646,14 +646,17 @@ def build(name, spec, out_root):
     with torch.no_grad():
         if family in ("llama", "qwen2", "qwen3"):
             logits, att, gates, hidden = forward_llama(cfg, Wr, ids, family)
-        elif family in ("olmo2", "mistral", "phi3", "gemma"):
-            fwd = dict(olmo2=forward_olmo2, mistral=forward_mistral, phi3=forward_phi3, gemma=forward_gemma)[family]
+        elif family in ("olmo2", "mistral", "phi3", "gemma") or family.startswith("gemma3mm"):
+            fwd = dict(olmo2=forward_olmo2, mistral=forward_mistral, phi3=forward_phi3,
+                       gemma=forward_gemma).get(family, forward_gemma)
             logits, att, gates, hidden = fwd(cfg, {k: v.double() for k, v in Wr.items()}, ids)
         elif family.startswith("gpt2"):
             logits, att, gates, hidden = forward_gpt2(cfg, Wr, ids, pre)
         else:
             logits, att, gates, hidden = forward_neox(cfg, Wr, ids)
     d = os.path.join(out_root, name)
+    if family.startswith("gemma3mm"):  # the text tower of Gemma3ForConditionalGeneration
+        cfg, W = gemma3mm_cfg(cfg, cfg["torch_dtype"]), gemma3mm_weights(W, family.endswith("v5"), g)
     write_snapshot(d, cfg, W, dtype, shards)
     with h5py.File(os.path.join(d, "expected.h5"), "w") as f:
         kw = dict(compression="gzip", shuffle=True)
