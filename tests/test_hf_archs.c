@@ -555,8 +555,8 @@ static void check_losses(const char *name, const char *run, const int32_t *tok, 
 }
 
 /* inspect, the losses, then eval, intervene (every kind that applies to
- * an ungated model) and stream on the run; for Gemma also probe (a
- * prompt through the rerun path) and eval --quant (w8a8, kv8). */
+ * an ungated model), stream, probe (a prompt through the rerun path) and
+ * eval --quant (w8a8, kv8: each a finite loss) on the run. */
 static void test_rerun_families(void **s) {
     (void)s;
     for (size_t i = 0; i < N_FIX; i++) {
@@ -583,12 +583,18 @@ static void test_rerun_families(void **s) {
         assert_int_equal(tu_run(log, "intervene %s all", run), 0);
         assert_int_equal(tu_run(log, "stream %s --len 40 --window 10 --n-seq 3", run), 0);
         assert_int_equal(tu_run(log, "stream %s --len 40 --window 3 --keep 1 --n-seq 3", run), 0);
-        if (!strncmp(name, "gemma", 5)) { /* the newest families: probe and quant too */
-            assert_int_equal(tu_run(log, "probe %s --tokens 2,5,7,9 --name p --no-figure", run), 0);
-            assert_int_equal(
-                tu_run(log, "eval %s --quant w8a8,kv8 --batches 1 --calib 1 --batch-size 1", run),
-                0);
+        assert_int_equal(tu_run(log, "probe %s --tokens 2,5,7,9 --name p --no-figure", run), 0);
+        assert_int_equal(
+            tu_run(log, "eval %s --quant w8a8,kv8 --batches 1 --calib 1 --batch-size 1", run), 0);
+        char *q = tu_slurp_ok(log, NULL);
+        for (const char *m = "w8a8\0kv8\0"; *m; m += strlen(m) + 1) { /* each mode's row: a loss */
+            char row[16];
+            snprintf(row, sizeof row, "\n%10s ", m);
+            const char *at = strstr(q, row);
+            if (!at || !isfinite(strtod(at + strlen(row), NULL)))
+                fail_msg("%s: eval --quant has no finite %s loss:\n%s", name, m, q);
         }
+        free(q);
         tu_rmtree(d);
     }
 }
