@@ -193,14 +193,43 @@ static int fx_dims(hid_t g, const char *path, hsize_t dims[3]) {
     return rank;
 }
 
+/* Where the reference's `mode` loss with its experts quantized lies more
+ * than twice the tolerance from its loss with them in float
+ * (loss_MODE_experts_float of g), C's loss got lies more than the
+ * tolerance from the latter: the experts are quantized. */
+static int fx_experts_seen;
+static void fx_experts_quantized(hid_t g, FqMode m, double got) {
+    char name[64];
+    if (m != FQ_W8A8 && m != FQ_W4A4) return;
+    snprintf(name, sizeof name, "loss_%s_experts_float", fq_mode_name(m));
+    const double tol = fq_bits(m) == 4 ? QTOL4 : QTOL8, ef = tu_h5_attr(g, name);
+    if (!(fabs(fx_loss(g, fq_mode_name(m), 0) - ef) > 2 * tol)) return;
+    fx_experts_seen++;
+    if (!(fabs(got - ef) > tol))
+        fail_msg("%s: C loss %.6f lies within %g of the experts-in-float loss %.6f",
+                 fq_mode_name(m), got, tol, ef);
+}
+
+/* The sites of every pass of a checkpoint: those of its first, whatever
+ * its tokens (and so its experts' routing); sites_layer a layer when > 0. */
+typedef struct {
+    int sites_layer, n_layers, n_sites;
+} FxSites;
+
+static void fx_sites(FxSites *c, const FakeQuant *q) {
+    if (!c->n_sites) c->n_sites = q->site;
+    assert_int_equal(q->site, c->n_sites);
+    if (c->sites_layer > 0) assert_int_equal(q->site, c->sites_layer * c->n_layers);
+}
+
 /* A checkpoint's forward (hf_steps.c's hook), the same way: the
  * fixture's B windows of a batch as one forward, so each site's range
- * moves once a calibration batch, as the trained model's. */
-static void fx_hf(hid_t f) {
-    hid_t g = H5Gopen2(f, "hf", H5P_DEFAULT);
-    assert_true(g >= 0);
+ * moves once a calibration batch, as the trained model's. g: the
+ * reference's group for checkpoint tests/reference/hf/<ckpt>, whose
+ * layers are sites_layer sites each (0: not checked). */
+static void fx_hf(hid_t g, const char *ckpt, int sites_layer) {
     char dir[1024], err[512];
-    snprintf(dir, sizeof dir, "%s/tests/reference/hf/llama-f32", tu_src());
+    snprintf(dir, sizeof dir, "%s/tests/reference/hf/%s", tu_src(), ckpt);
     HfModel *m;
     if (hf_model_open(&m, dir, 2, err, sizeof err) < 0) fail_msg("%s", err);
     hsize_t dt[3], dc[3];
@@ -211,6 +240,7 @@ static void fx_hf(hid_t f) {
     size_t n, nc;
     int *ids = tu_h5_read(g, "tokens", H5T_NATIVE_INT, sizeof(int), &n);
     int *cal = tu_h5_read(g, "calib", H5T_NATIVE_INT, sizeof(int), &nc);
+    FxSites sc = {sites_layer, hf_model_arch(m)->L, 0};
     for (int j = 0; j < FQ_MODE_COUNT * 2; j++) {
         const int k = j % FQ_MODE_COUNT, keep = j / FQ_MODE_COUNT;
         FakeQuant q;
@@ -218,14 +248,19 @@ static void fx_hf(hid_t f) {
         q.keep_first = keep;
         Intervention iv = {.kind = IV_NONE, .quant = &q};
         q.calibrating = 1;
-        for (int i = 0; i < nb; i++) fx_batch_loss(m, cal + (size_t)i * n, B, T, &iv);
+        for (int i = 0; i < nb; i++) {
+            fx_batch_loss(m, cal + (size_t)i * n, B, T, &iv);
+            fx_sites(&sc, &q);
+        }
         q.calibrating = 0;
         double loss = fx_batch_loss(m, ids, B, T, &iv);
+        fx_sites(&sc, &q);
         assert_int_equal(q.failed, 0);
         for (int s = 0; s < q.n_sites; s++)
             assert_int_equal(q.sites[s].have, fq_calibrated((FqMode)k) ? nb : 0);
         fx_check(keep ? "checkpoint, first held out," : "checkpoint", fq_mode_name((FqMode)k), loss,
                  fx_loss(g, fq_mode_name((FqMode)k), keep));
+        if (sites_layer > 0 && !keep) fx_experts_quantized(g, (FqMode)k, loss);
         fq_free(&q);
     }
     size_t nh;
@@ -238,6 +273,7 @@ static void fx_hf(hid_t f) {
         Intervention iv = {.kind = IV_NONE, .quant = &q};
         q.calibrating = 1;
         for (int i = 0; i < nb; i++) fx_batch_loss(m, cal + (size_t)i * n, B, T, &iv);
+        fx_sites(&sc, &q);
         q.calibrating = 0;
         double loss = got[j] = fx_batch_loss(m, ids, B, T, &iv);
         assert_int_equal(q.n_tensors, (int)nh);
@@ -251,13 +287,13 @@ static void fx_hf(hid_t f) {
     free(held);
     free(ids), free(cal);
     hf_model_close(m);
-    H5Gclose(g);
 }
 
-/* The reference fixture (make_quant_fixture.py), open read-only. */
-static hid_t fx_open(void) {
+/* The reference fixture fixtures/quant/<name> (make_quant_fixture.py,
+ * make_moe_quant_fixture.py), open read-only. */
+static hid_t fx_open(const char *name) {
     char path[1024];
-    snprintf(path, sizeof path, "%s/tests/reference/fixtures/quant/quant.h5", tu_src());
+    snprintf(path, sizeof path, "%s/tests/reference/fixtures/quant/%s", tu_src(), name);
     hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
     if (f < 0) fail_msg("cannot open %s", path);
     return f;
@@ -265,13 +301,36 @@ static hid_t fx_open(void) {
 
 static void test_pytorch_reference(void **st) {
     (void)st;
-    hid_t f = fx_open();
+    hid_t f = fx_open("quant.h5");
     fx_trained(f);
-    fx_hf(f);
+    hid_t g = H5Gopen2(f, "hf", H5P_DEFAULT);
+    assert_true(g >= 0);
+    fx_hf(g, "llama-f32", 0);
+    H5Gclose(g);
+    H5Fclose(f);
+}
+
+/* gpt-oss's mixture of experts: every mode against the reference's float64
+ * recomputation with the MLP input, each expert's slabs and the experts'
+ * hidden activations quantized; 7 sites a layer (q, k, v, o, router, MoE
+ * input, MoE hidden) in every pass whatever the routing; the experts
+ * quantized (w4a4 on gptoss-f32 tells them from float). */
+static void test_moe_reference(void **st) {
+    (void)st;
+    static const char *const ckpt[] = {"gptoss-f32", "gptoss-mxfp4"};
+    hid_t f = fx_open("moe.h5");
+    for (int i = 0; i < 2; i++) {
+        hid_t g = H5Gopen2(f, ckpt[i], H5P_DEFAULT);
+        assert_true(g >= 0);
+        fx_hf(g, ckpt[i], 7);
+        H5Gclose(g);
+    }
+    assert_true(fx_experts_seen >= 1);
     H5Fclose(f);
 }
 
 int main(void) {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_pytorch_reference)};
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_pytorch_reference),
+                                       cmocka_unit_test(test_moe_reference)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -5,7 +5,9 @@
  * gate_up = x @ gate_up_proj[e] + bias, its even columns the gate and odd
  * ones the up projection, clamps the gate from above and the up
  * projection both ways at swiglu_limit, and returns
- * ((up + 1) * gate * sigmoid(alpha * gate)) @ down_proj[e] + bias. */
+ * ((up + 1) * gate * sigmoid(alpha * gate)) @ down_proj[e] + bias.
+ * Under fake quantization the MLP input, each expert's slabs and the
+ * activations go through fakequant.h's MoE calls. */
 #include <math.h>
 #include <string.h>
 
@@ -38,10 +40,13 @@ static void clamped_swiglu(float *act, const float *gu, int ff, float alpha, flo
 }
 
 /* Expert e (its gate_up slab gu_w [d, 2ff], down slab down_w [ff, d]) on
- * the n rows x[n, d]: y[n, d] (scratch gu[n, 2ff], act[n, ff]), one
- * product of the n rows per weight. */
+ * the n rows x[n, d] at places pos[n] of their window: y[n, d] (scratch
+ * gu[n, 2ff], act[n, ff]), one product of the n rows per weight; the
+ * activations through the fake quantization, if any; no down product
+ * without down_w (a sweep collecting the activations). */
 static void expert(const HfModel *m, const float *W[W_N_ROLES], int e, const float *gu_w,
-                   const float *down_w, int n, const float *x, float *gu, float *act, float *y) {
+                   const float *down_w, int n, const int *pos, const float *x, float *gu,
+                   float *act, float *y) {
     const HfArch *a = &m->a;
     const size_t ff = (size_t)a->ff;
     HfLinear up = {.out = gu,
@@ -57,6 +62,8 @@ static void expert(const HfModel *m, const float *W[W_N_ROLES], int e, const flo
     for (int r = 0; r < n; r++)
         clamped_swiglu(act + r * ff, gu + r * 2 * ff, a->ff, (float)a->swiglu_alpha,
                        (float)a->swiglu_limit);
+    if (m->quant) fq_moe_hidden(m->quant, act, (size_t)n, ff, pos);
+    if (!down_w) return;
     HfLinear down = {.out = y,
                      .in = act,
                      .W = down_w,
@@ -71,7 +78,7 @@ static void expert(const HfModel *m, const float *W[W_N_ROLES], int e, const flo
 
 /* Expert e (slabs gu_w, down_w) on the rows of window w that chose it
  * (the router's weights wt[R, k] and experts idx[R, k]), its output times
- * each row's weight added to out. */
+ * each row's weight added to out (none without down_w). */
 static void window_expert(HfModel *m, const float *W[W_N_ROLES], int e, const float *gu_w,
                           const float *down_w, int w, const float *in, float *out) {
     const HfArch *a = &m->a;
@@ -89,7 +96,8 @@ static void window_expert(HfModel *m, const float *W[W_N_ROLES], int e, const fl
                 memcpy(x + (size_t)n++ * d, in + ((size_t)w * T + t) * d, d * sizeof *x);
             }
     if (!n) return;
-    expert(m, W, e, gu_w, down_w, n, x, gu, act, y);
+    expert(m, W, e, gu_w, down_w, n, rows, x, gu, act, y);
+    if (!down_w) return;
     for (int r = 0; r < n; r++) {
         float *o = out + ((size_t)w * T + rows[r]) * d;
         for (int i = 0; i < d; i++) o[i] += g[r] * y[(size_t)r * d + i];
@@ -103,6 +111,29 @@ static int expert_used(const HfBufs *b, int e, int k) {
     return 0;
 }
 
+/* Every expert the pass's rows chose on them (in [R, d]), expert by
+ * expert (its weights converted once, through the fake quantization), window
+ * by window: a row still gets its experts' outputs in index order, added to
+ * out; out NULL: the gate_up products and activations only. */
+static int experts(HfModel *m, int l, const float *W[W_N_ROLES], const float *in, float *out,
+                   char *err, size_t errlen) {
+    const HfArch *a = &m->a;
+    HfBufs *b = &m->b;
+    const size_t slab = 2 * (size_t)a->d * a->ff;
+    for (int e = 0; e < a->n_experts; e++) {
+        if (!expert_used(b, e, a->top_k)) continue;
+        const float *gu_w = hf_weights_expert(&m->w, l, W_EXP_GU, e, err, errlen), *down_w = NULL;
+        if (!gu_w) return -1;
+        if (out && !(down_w = hf_weights_expert(&m->w, l, W_EXP_DOWN, e, err, errlen))) return -1;
+        if (m->quant) {
+            gu_w = fq_expert_weight(m->quant, FQ_SLAB_GATE_UP, gu_w, slab);
+            if (down_w) down_w = fq_expert_weight(m->quant, FQ_SLAB_DOWN, down_w, slab / 2);
+        }
+        for (int w = 0; w < b->B; w++) window_expert(m, W, e, gu_w, down_w, w, in, out);
+    }
+    return 0;
+}
+
 int hf_moe(HfModel *m, int l, const float *W[W_N_ROLES], const float *in, float *out, char *err,
            size_t errlen) {
     const HfArch *a = &m->a;
@@ -112,14 +143,10 @@ int hf_moe(HfModel *m, int l, const float *W[W_N_ROLES], const float *in, float 
     for (int t = 0; t < b->R; t++)
         top_k(b->router + (size_t)t * E, E, k, b->moe_idx + (size_t)t * k,
               b->moe_w + (size_t)t * k);
-    /* expert by expert (its weights converted once), window by window: a
-     * row still gets its experts' outputs in index order */
-    for (int e = 0; e < E; e++) {
-        if (!expert_used(b, e, k)) continue;
-        const float *gu_w = hf_weights_expert(&m->w, l, W_EXP_GU, e, err, errlen);
-        const float *down_w = gu_w ? hf_weights_expert(&m->w, l, W_EXP_DOWN, e, err, errlen) : NULL;
-        if (!down_w) return -1;
-        for (int w = 0; w < b->B; w++) window_expert(m, W, e, gu_w, down_w, w, in, out);
-    }
-    return 0;
+    FakeQuant *q = m->quant;
+    const float *x = q ? fq_moe_input(q, in, (size_t)b->R, (size_t)a->d) : in;
+    /* a calibration pass sweeps the experts once for the activations' range */
+    while (q && fq_moe_hidden_sweep(q, b->moe))
+        if (experts(m, l, W, x, NULL, err, errlen) != 0) return -1;
+    return experts(m, l, W, x, out, err, errlen);
 }

@@ -122,7 +122,9 @@ void hf_attend(HfModel *m, int l, const AttnIn *in, const Intervention *iv);
  * product, then down_proj; expert by expert, each one's weights
  * converted once (hf_weights_expert), and window by window within it (an
  * expert's rows of one window in one product), so a window's bits do not
- * depend on the others in the pass. l: the layer. -1 with one line in err
+ * depend on the others in the pass; under fake quantization (m->quant) the
+ * MLP input, each expert's slabs and the experts' activations go through
+ * fakequant.h's MoE calls. l: the layer. -1 with one line in err
  * when an expert's weights cannot be converted. */
 int hf_moe(HfModel *m, int l, const float *W[W_N_ROLES], const float *in, float *out, char *err,
            size_t errlen);

@@ -41,7 +41,8 @@ void fq_free(FakeQuant *q) {
     for (int i = 0; i < q->n_sites; i++) free(q->sites[i].w);
     for (int k = 0; k < FQ_OUT_COUNT; k++) free(q->seq_inf[k]);
     free(q->sites), free(q->buf), free(q->scratch), free(q->kept), free(q->seq_kurt);
-    free(q->tensors);
+    free(q->tensors), free(q->moe_in), free(q->moe_rows);
+    for (int k = 0; k < FQ_SLAB_COUNT; k++) free(q->moe_w[k]);
     memset(q, 0, sizeof *q);
 }
 
@@ -74,6 +75,7 @@ void fq_begin(FakeQuant *q, int B) {
     q->site = 0;
     q->windows = B;
     q->tensor = -1, q->layer = 0, q->attn_seen = 0, q->post_attn = 0, q->last_in = NULL;
+    q->moe_collect = 0;
     if (!q->observe) return;
     if (seq_room(q, B) != 0) {
         q->failed = 1;
@@ -165,13 +167,12 @@ static int site_calibrate(FakeQuant *q, FqSite *s, const float *x, size_t rows, 
     return 0;
 }
 
-/* x[rows, cols] into q->buf fake-quantized on bits: per token, each row on
+/* x[rows, cols] into y fake-quantized on bits: per token, each row on
  * its own min-max; else on the site's range (updated first when
  * calibrating). The rows whose place in their window of len rows is below
  * keep are copied as they are. -1: out of memory, or no range yet. */
-static int quant_input(FakeQuant *q, FqSite *s, const float *x, size_t rows, size_t cols,
+static int quant_input(FakeQuant *q, FqSite *s, float *y, const float *x, size_t rows, size_t cols,
                        size_t len, size_t keep, int bits) {
-    float *y = q->buf;
     if (q->mode == FQ_W8A8_TOK || keep == len) {
         for (size_t r = 0; r < rows; r++) {
             const float *xr = x + r * cols;
@@ -236,13 +237,105 @@ void fq_linear(FakeQuant *q, const float **in, size_t rows, size_t cols, const f
     FqSite *s = rows % win == 0 ? site_at(q) : NULL;
     const float *wq = s ? site_weight(s, *w, n_w, bits) : NULL;
     if (!wq || grow(&q->buf, &q->buf_n, rows * cols) != 0 ||
-        quant_input(q, s, *in, rows, cols, len, keep, bits) != 0) {
+        quant_input(q, s, q->buf, *in, rows, cols, len, keep, bits) != 0) {
         q->failed = 1;
         q->site++;
         return;
     }
     *in = q->buf, *w = wq;
     q->site++;
+}
+
+/* 1 when q quantizes no linear layer, or has failed. */
+static int fq_idle(const FakeQuant *q) {
+    return q->mode == FQ_FLOAT || fq_kv(q->mode) || q->failed;
+}
+
+/* 1 when input tensor t of the pass is held in float. */
+static int fq_held(const FakeQuant *q, int t) { return q->hold >= 0 && t == q->hold; }
+
+const float *fq_moe_input(FakeQuant *q, const float *in, size_t rows, size_t cols) {
+    const size_t win = q->windows > 0 ? (size_t)q->windows : 1;
+    if (!q->failed && track_tensor(q, in) != 0) q->failed = 1;
+    q->moe_tensor[FQ_SLAB_GATE_UP] = q->tensor;
+    if (fq_idle(q) || fq_held(q, q->tensor) || rows * cols == 0) {
+        q->site++;
+        return in;
+    }
+    const size_t len = rows / win, keep = (size_t)q->keep_first < len ? (size_t)q->keep_first : len;
+    FqSite *s = rows % win == 0 ? site_at(q) : NULL;
+    q->site++;
+    if (!s || grow(&q->moe_in, &q->moe_in_n, rows * cols) != 0 ||
+        quant_input(q, s, q->moe_in, in, rows, cols, len, keep, fq_bits(q->mode)) != 0) {
+        q->failed = 1;
+        return in;
+    }
+    return q->moe_in;
+}
+
+/* The collected hidden rows into the hidden site's range. */
+static int moe_range(FakeQuant *q) {
+    FqSite *s = &q->sites[q->moe_site];
+    if (q->moe_n == 0) return 0; /* every row held out: nothing to quantize */
+    return site_calibrate(q, s, q->moe_rows, 1, q->moe_n, 1, 0);
+}
+
+int fq_moe_hidden_sweep(FakeQuant *q, const void *tag) {
+    if (q->moe_collect) {
+        q->moe_collect = 0;
+        if (!q->failed && moe_range(q) != 0) q->failed = 1;
+        return 0;
+    }
+    if (!q->failed && track_tensor(q, tag) != 0) q->failed = 1;
+    q->moe_tensor[FQ_SLAB_DOWN] = q->tensor;
+    if (fq_idle(q) || fq_held(q, q->tensor)) {
+        q->site++;
+        return 0;
+    }
+    q->moe_site = q->site;
+    if (!site_at(q)) q->failed = 1;
+    q->site++;
+    q->moe_collect = !q->failed && q->calibrating && fq_calibrated(q->mode);
+    q->moe_n = 0;
+    return q->moe_collect;
+}
+
+const float *fq_expert_weight(FakeQuant *q, FqSlab s, const float *w, size_t n) {
+    if (fq_idle(q) || fq_held(q, q->moe_tensor[s]) || n == 0) return w;
+    if (grow(&q->moe_w[s], &q->moe_w_n[s], n) != 0) {
+        q->failed = 1;
+        return w;
+    }
+    memcpy(q->moe_w[s], w, n * sizeof(float));
+    fq_symmetric(q->moe_w[s], n, fq_bits(q->mode));
+    return q->moe_w[s];
+}
+
+/* Row xr[cols] added to the collected hidden rows; -1: out of memory. */
+static int moe_keep_row(FakeQuant *q, const float *xr, size_t cols) {
+    const size_t need = q->moe_n + cols;
+    if (need > q->moe_rows_n &&
+        grow(&q->moe_rows, &q->moe_rows_n, need > 2 * q->moe_rows_n ? need : 2 * q->moe_rows_n))
+        return -1;
+    memcpy(q->moe_rows + q->moe_n, xr, cols * sizeof(float));
+    q->moe_n = need;
+    return 0;
+}
+
+void fq_moe_hidden(FakeQuant *q, float *x, size_t n, size_t cols, const int *pos) {
+    if (fq_idle(q) || fq_held(q, q->moe_tensor[FQ_SLAB_DOWN])) return;
+    const int bits = fq_bits(q->mode), keep = q->keep_first;
+    const FqSite *s = &q->sites[q->moe_site];
+    for (size_t r = 0; r < n && !q->failed; r++) {
+        float *xr = x + r * cols;
+        double lo = s->lo, hi = s->hi;
+        if (pos[r] < keep) continue;
+        if (q->moe_collect) q->failed = moe_keep_row(q, xr, cols) != 0;
+        else if (q->mode != FQ_W8A8_TOK && !s->have) q->failed = 1; /* calibrate first */
+        if (q->moe_collect || q->failed) continue;
+        if (q->mode == FQ_W8A8_TOK) fq_minmax(xr, cols, &lo, &hi);
+        fq_asymmetric(xr, xr, cols, bits, lo, hi);
+    }
 }
 
 /* x's heads at positions keep.. of every window, each on its own min-max. */

@@ -18,8 +18,11 @@
  * stores: each attention layer hands its keys (after RoPE) and values to
  * fq_kv_cache, which fake-quantizes every token's every KV head on its own
  * min-max (asymmetric, no calibration), the first keep_first positions
- * of every window left in float. A pass without a FakeQuant runs no code
- * of this file. */
+ * of every window left in float. A mixture-of-experts MLP, whose experts
+ * see rows that vary with the routing, quantizes as a W8A8 MoE kernel
+ * would, through a fixed number of sites a layer whichever experts run
+ * (fq_moe_input, fq_moe_hidden_sweep, fq_expert_weight, fq_moe_hidden). A
+ * pass without a FakeQuant runs no code of this file. */
 #ifndef GATELAB_FAKEQUANT_H
 #define GATELAB_FAKEQUANT_H
 
@@ -89,6 +92,10 @@ typedef struct {
     float *w; /* the quantized copy of w_src */
 } FqSite;
 
+/* An expert's weight slab (fq_expert_weight): the gate_up slab multiplies
+ * the MoE input, the down slab the MoE hidden activations. */
+typedef enum { FQ_SLAB_GATE_UP = 0, FQ_SLAB_DOWN, FQ_SLAB_COUNT } FqSlab;
+
 typedef struct FakeQuant {
     FqMode mode;
     int calibrating; /* 1: each input updates its site's range */
@@ -107,6 +114,13 @@ typedef struct FakeQuant {
     float *buf, *scratch, *kept; /* the quantized input; the percentile's copy; the
                                     rows a range is taken over */
     size_t buf_n, scratch_n, kept_n;
+    /* the open MoE layer: its input and hidden tensors (their indices in
+       the pass), the hidden's site, 1 during a sweep that collects the
+       hidden rows for its range; the quantized input, one expert's
+       quantized slabs, the collected rows (moe_n values) */
+    int moe_tensor[FQ_SLAB_COUNT], moe_site, moe_collect;
+    float *moe_in, *moe_w[FQ_SLAB_COUNT], *moe_rows;
+    size_t moe_in_n, moe_w_n[FQ_SLAB_COUNT], moe_rows_n, moe_n;
     /* the statistics, per sequence of the open pass (B of them) ... */
     double *seq_inf[FQ_OUT_COUNT]; /* max |y| of each output kind */
     double *seq_kurt;              /* max over layers of a layer output's kurtosis */
@@ -158,6 +172,49 @@ void fq_linear(FakeQuant *q, const float **in, size_t rows, size_t cols, const f
  * it marks the layer's attention (the input tensors after it are its
  * output's and the MLP's). */
 void fq_kv_cache(FakeQuant *q, float *k, float *v, int B, int T, int Hkv, int dh, size_t ld);
+/* A mixture-of-experts MLP: its router's product goes through fq_linear
+ * (a site on the MoE input tensor), then
+ *   x = fq_moe_input(q, in, R, d);          one site: the MoE input
+ *   while (fq_moe_hidden_sweep(q, tag))     one site: the MoE hidden
+ *       every expert's gate_up product and activation, no down product;
+ *   every expert's gate_up, activation and down product;
+ * where each expert's slab, as it is handed out, is
+ * fq_expert_weight(q, slab, w, n), its gate_up product reads rows of x,
+ * and its activations go through fq_moe_hidden before its down product.
+ * So a layer's MoE is three sites (router, input, hidden) and two input
+ * tensors ("MLP input", "MLP hidden") in every pass, whatever the routing;
+ * the expert slabs are quantized each time they are handed out and not
+ * kept (one expert's slabs in memory). Holding the input tensor (q->hold)
+ * leaves the router, x and the gate_up slabs in float; holding the hidden
+ * leaves the activations and the down slabs.
+ *
+ * x: in[rows, cols] (the router's input, so the same input tensor; rows
+ * are the pass's windows) fake-quantized as fq_linear quantizes an input
+ * (per tensor on this site's range, which is the router site's since both
+ * see the same rows, or per token; the first keep_first rows of every
+ * window as they are) into q's buffer, valid until the next
+ * fq_moe_input; in itself where nothing is quantized. */
+const float *fq_moe_input(FakeQuant *q, const float *in, size_t rows, size_t cols);
+/* Call before each sweep over the experts: the first call of a layer
+ * starts its hidden tensor (tag: any pointer but the MoE input, e.g. the
+ * activations' buffer) and returns 1 when the sweep is to collect the
+ * hidden rows for the site's range (a calibration pass of a per-tensor
+ * mode), else 0; the call after a collecting sweep takes its range over
+ * all experts' rows collected (momentum as fq_linear's) and returns 0. */
+int fq_moe_hidden_sweep(FakeQuant *q, const void *tag);
+/* One expert's slab w[n] of kind s fake-quantized (symmetric, per tensor
+ * of the slab, min-max) into q's buffer for s, valid until the next call
+ * for s; w itself in float and KV modes and where its input tensor is
+ * held. Out of memory sets q->failed and returns w. */
+const float *fq_expert_weight(FakeQuant *q, FqSlab s, const float *w, size_t n);
+/* One expert's hidden activations x[n, cols] (rows gathered from the
+ * windows; pos[r] the row's place in its window): in a collecting sweep
+ * the rows at pos >= keep_first are kept for the range and x is left;
+ * else those rows are fake-quantized in place (asymmetric, on the hidden
+ * site's range, or per token on each row's own min-max) and the rows at
+ * pos < keep_first stay as they are. A row to quantize with no range yet,
+ * or memory running out, sets q->failed. */
+void fq_moe_hidden(FakeQuant *q, float *x, size_t n, size_t cols, const int *pos);
 /* Record sub-layer output y of kind k, B sequences of n values each, when
  * q observes. In every mode a layer output (FQ_OUT_LAYER) closes the
  * layer: the next input tensors are the next layer's. */
