@@ -594,6 +594,10 @@ static void test_rerun_families(void **s) {
             if (!at || !isfinite(strtod(at + strlen(row), NULL)))
                 fail_msg("%s: eval --quant has no finite %s loss:\n%s", name, m, q);
         }
+        /* the statistics see every MLP's output (gpt-oss's: the experts' sum) */
+        const char *ffn = strstr(q, "max |ffn out| ");
+        if (!ffn || !(strtod(ffn + strlen("max |ffn out| "), NULL) > 0))
+            fail_msg("%s: eval --quant's statistics have no MLP output:\n%s", name, q);
         free(q);
         tu_rmtree(d);
     }

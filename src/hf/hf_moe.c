@@ -9,9 +9,11 @@
  * Under fake quantization the MLP input, each expert's slabs and the
  * activations go through fakequant.h's MoE calls. */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "hf_steps.h"
+#include "util.h" /* falloc */
 
 /* The k largest of z[n] (ties: the lower index first) into idx[k], their
  * softmax over those k into w[k]. */
@@ -134,6 +136,26 @@ static int experts(HfModel *m, int l, const float *W[W_N_ROLES], const float *in
     return 0;
 }
 
+/* experts() with the statistics on (q->observe): the experts' sum made
+ * apart, recorded as the MLP's output (FQ_OUT_FFN), then added to out, as
+ * hf_linear records a dense MLP's (statistics passes only). */
+static int experts_observed(HfModel *m, int l, const float *W[W_N_ROLES], const float *in,
+                            float *out, char *err, size_t errlen) {
+    FakeQuant *q = m->quant;
+    const size_t n = (size_t)m->b.R * m->a.d;
+    float *y = falloc(n);
+    if (!y) { /* no statistics, the pass itself still made */
+        q->failed = 1;
+        return experts(m, l, W, in, out, err, errlen);
+    }
+    memset(y, 0, n * sizeof *y);
+    int rc = experts(m, l, W, in, y, err, errlen);
+    fq_output(q, FQ_OUT_FFN, y, m->b.B, n / (size_t)m->b.B);
+    for (size_t i = 0; i < n; i++) out[i] += y[i];
+    free(y);
+    return rc;
+}
+
 int hf_moe(HfModel *m, int l, const float *W[W_N_ROLES], const float *in, float *out, char *err,
            size_t errlen) {
     const HfArch *a = &m->a;
@@ -148,5 +170,6 @@ int hf_moe(HfModel *m, int l, const float *W[W_N_ROLES], const float *in, float 
     /* a calibration pass sweeps the experts once for the activations' range */
     while (q && fq_moe_hidden_sweep(q, b->moe))
         if (experts(m, l, W, x, NULL, err, errlen) != 0) return -1;
+    if (q && q->observe) return experts_observed(m, l, W, x, out, err, errlen);
     return experts(m, l, W, x, out, err, errlen);
 }
