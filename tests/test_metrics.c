@@ -70,26 +70,32 @@ static void test_uniform_share_window(void **state) {
                      (uniform_first_share(TT) * (TT - 1) + 1.0) / TT) < 1e-12);
 }
 
-/* A hand-built uniform map with a sink slot: row t spreads 1 over its
- * visible keys (t - W, t] and one slot, which the stored map [T, T] leaves
- * out; its first-token share and alpha_0 are the references with one slot,
- * and a proxy map (rows renormalised over the keys) counts none. */
+/* A hand-built uniform map with s sink slots (1: a sink logit or null
+ * key; 4: the registers' prepended tokens): row t spreads 1 over its
+ * visible keys (t - W, t] and the s slots, which the stored map [T, T]
+ * leaves out; its first-token share and alpha_0 are the references with s
+ * slots, and a proxy map (rows renormalised over the keys) counts none. */
 static void test_uniform_share_slot(void **state) {
     (void)state;
     enum { TT = 12, W = 4 };
     static float A[TT * TT];
-    for (int w = 0; w < 2; w++) {
-        const int win = w ? W : 0;
+    for (int c = 0; c < 4; c++) {
+        const int win = c % 2 ? W : 0, s = c < 2 ? 1 : 4;
         for (int t = 0; t < TT; t++) {
             int lo = win && t - win + 1 > 0 ? t - win + 1 : 0;
             for (int j = 0; j < TT; j++)
-                A[t * TT + j] = j >= lo && j <= t ? 1.0f / (t + 1 - lo + 1) : 0.0f;
+                A[t * TT + j] = j >= lo && j <= t ? 1.0f / (t + 1 - lo + s) : 0.0f;
         }
-        assert_true(fabs(first_token_share(A, TT) - uniform_first_share_window(TT, win, 1)) < 1e-6);
+        assert_true(fabs(first_token_share(A, TT) - uniform_first_share_window(TT, win, s)) < 1e-6);
         double a0 = 0.0;
         for (int t = 0; t < TT; t++) a0 += A[t * TT];
-        assert_true(fabs(uniform_alpha0_window(TT, win, 1) - a0 / TT) < 1e-7);
+        assert_true(fabs(uniform_alpha0_window(TT, win, s) - a0 / TT) < 1e-7);
     }
+    /* by hand, four slots, no window: (1/6 + ... + 1/16) / 11 */
+    double h = 0.0;
+    for (int t = 1; t < TT; t++) h += 1.0 / (t + 5);
+    assert_true(fabs(uniform_first_share_window(TT, 0, 4) - h / 11) < 1e-12);
+    assert_int_equal(uniform_slots(4, 0), 4);
     /* by hand: (1/3 + 1/4 + 1/5) / 11 under the window */
     assert_true(fabs(uniform_first_share_window(TT, W, 1) - (1.0 / 3 + 1.0 / 4 + 1.0 / 5) / 11) <
                 1e-12);

@@ -297,24 +297,30 @@ _Static_assert(0 RS_ARCH_KEYS(ARCH_ONE) == RS_N_ARCH, "RS_N_ARCH counts RS_ARCH_
 /* See runstats.h: an enumerated key is read as its name, the window as a
  * number, each through config_set so the run file's value is checked;
  * without a window, window_layers keeps its default (it changes nothing). */
-void rs_arch_config(RunReader *r, Config *cfg) {
-    Config paper;
-    config_defaults(&paper);
-    *cfg = paper;
-    for (int k = 0; k < RS_N_ARCH; k++) {
+/* The n config keys `keys` (integer or vocabulary keys) of run r set on
+ * cfg; a key the run does not record keeps cfg's value. */
+static void read_keys(RunReader *r, Config *cfg, const char *const *keys, int n) {
+    for (int k = 0; k < n; k++) {
         char v[RS_ARCH_LEN], kv[64];
         double d;
-        if (config_key_vocab(RS_ARCH_KEY[k])) {
-            if (runread_config_string(r, RS_ARCH_KEY[k], v, sizeof v, NULL, 0) != 0) continue;
+        if (config_key_vocab(keys[k])) {
+            if (runread_config_string(r, keys[k], v, sizeof v, NULL, 0) != 0) continue;
         } else {
-            if (runread_config_double(r, RS_ARCH_KEY[k], &d, NULL, 0) != 0 || !isfinite(d) ||
+            if (runread_config_double(r, keys[k], &d, NULL, 0) != 0 || !isfinite(d) ||
                 fabs(d) > 1e9)
                 continue;
             snprintf(v, sizeof v, "%d", (int)d);
         }
-        snprintf(kv, sizeof kv, "%s=%s", RS_ARCH_KEY[k], v);
+        snprintf(kv, sizeof kv, "%s=%s", keys[k], v);
         config_set(cfg, kv, NULL, 0);
     }
+}
+
+void rs_arch_config(RunReader *r, Config *cfg) {
+    Config paper;
+    config_defaults(&paper);
+    *cfg = paper;
+    read_keys(r, cfg, RS_ARCH_KEY, RS_N_ARCH);
     if (cfg->window <= 0) cfg->window_layers = paper.window_layers;
 }
 
@@ -447,15 +453,21 @@ int *rs_layer_windows(RunReader *r, const Config *cfg, int L) {
 }
 
 /* See runstats.h. */
-int rs_uniform_slots(const ProbeRecord *p) {
-    return uniform_slots(p->attention_slot != NULL, p->proxy);
+int rs_uniform_slots(RunReader *r, const ProbeRecord *p) {
+    static const char *const SLOT_KEYS[] = {"sink_token", "kv_bias", "normaliser"};
+    if (!p->attention_slot) return 0; /* no slot's share kept apart */
+    Config c;
+    config_defaults(&c);
+    read_keys(r, &c, SLOT_KEYS, 3);
+    const int n = config_attention_slots(&c);
+    return uniform_slots(n > 0 ? n : 1, p->proxy); /* none in /config: a checkpoint's sink logits */
 }
 
 /* Layer l's reference f at length T under its window and p's slots, or
  * for l < 0 the mean over p's layers (metrics.h uniform_*_layers). */
 static double layer_reference(double (*f)(const int *, int, int, int), RunReader *r,
                               const Config *cfg, const ProbeRecord *p, int T, int l) {
-    const int slots = rs_uniform_slots(p);
+    const int slots = rs_uniform_slots(r, p);
     if (l >= 0) {
         int W = rs_layer_window(r, cfg, l);
         return f(&W, 1, T, slots);

@@ -165,9 +165,11 @@ int rs_layer_window(RunReader *r, const Config *cfg, int l);
 /* rs_layer_window of each of the L layers, in a malloc'd [L] (NULL when
  * out of memory). */
 int *rs_layer_windows(RunReader *r, const Config *cfg, int L);
-/* The slots probe p's uniform reference counts (metrics.h uniform_slots:
- * its attention_slot, unless its maps are the proxy). */
-int rs_uniform_slots(const ProbeRecord *p);
+/* The slots probe p of run r's uniform reference counts (metrics.h
+ * uniform_slots): none without p's attention_slot, else the run's
+ * config_attention_slots (registers: 4), or 1 for a checkpoint's sink
+ * logits; none when its maps are the proxy. */
+int rs_uniform_slots(RunReader *r, const ProbeRecord *p);
 /* The uniform first-token share of run r's own attention pattern at
  * probe p's length (docs/metrics.md): layer l's under its window
  * (rs_layer_window) with p's slots (rs_uniform_slots), or for l < 0 the

@@ -56,10 +56,11 @@ static void print_text(RunReader *r, const Ctx *c) {
     Config cfg; /* the run's own attention pattern (docs/metrics.md) */
     rs_arch_config(r, &cfg);
     const double u = rs_uniform_share(r, &cfg, p, -1);
-    const int slots = rs_uniform_slots(p);
+    const int slots = rs_uniform_slots(r, p);
     if (slots)
-        printf("  uniform reference over the keys and the sink slot (A[t,0] = 1/(t+2)"
+        printf("  uniform reference over the keys and the %d sink slot%s (A[t,0] = 1/(t+%d)"
                "%s): %.4f\n",
+               slots, slots > 1 ? "s" : "", slots + 1,
                u != uniform_first_share_window(T, 0, slots) ? " within each layer's window" : "",
                u);
     else if (u != uniform_first_share(T))
@@ -89,12 +90,12 @@ static void print_text(RunReader *r, const Ctx *c) {
         for (int e = 0; e < 3; e++)
             printf("  eps=%.1f: %.4f", EPS[e], rs_sink_rate(p, EPS[e], lens[i]));
         const double u = rs_uniform_alpha0(r, &cfg, p, lens[i], -1);
-        const int win = u != uniform_alpha0_window(lens[i], 0, rs_uniform_slots(p));
-        printf("   (uniform attention: alpha_0 = %s = %.4f)\n",
-               rs_uniform_slots(p) ? (win ? "(H_(min(W,len)+1)-1)/len" : "(H_(len+1)-1)/len")
-               : win               ? "H_min(W,len)/len"
-                                   : "H_len/len",
-               u);
+        const int win = u != uniform_alpha0_window(lens[i], 0, slots);
+        char f[64];
+        if (slots) /* query t gives token 0 the weight 1/(t+1+s) */
+            snprintf(f, sizeof f, "(H_(%s+%d)-H_%d)/len", win ? "min(W,len)" : "len", slots, slots);
+        else snprintf(f, sizeof f, "%s", win ? "H_min(W,len)/len" : "H_len/len");
+        printf("   (uniform attention: alpha_0 = %s = %.4f)\n", f, u);
     }
     if (c->len64 < SINK_LEN)
         printf("  note: the probe is shorter than 64 tokens, so the Gu et al. "

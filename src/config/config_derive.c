@@ -44,8 +44,8 @@ int config_attention_proxy(const Config *c) {
            c->normaliser == NORMZ_STICKBREAK || c->diff_attn;
 }
 
-int config_attention_slot(const Config *c) {
-    return c->sink_token || c->kv_bias || c->normaliser == NORMZ_SINK_LOGIT;
+int config_attention_slots(const Config *c) {
+    return c->sink_token + (c->kv_bias != 0) + (c->normaliser == NORMZ_SINK_LOGIT);
 }
 
 int config_layer_window(const Config *c, int l) {

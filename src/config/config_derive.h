@@ -34,10 +34,11 @@ void config_extended(Config *cfg);
  * variant's attention rows (they need not sum to one). */
 int config_attention_proxy(const Config *cfg);
 
-/* 1 when the variant's attention rows have a slot beside the real tokens
- * that takes a share of each row (sink-token's prepended token, the sink
- * logit, the kv bias): the probe's attention_slot. */
-int config_attention_slot(const Config *cfg);
+/* The slots beside the real tokens that take a share of each of the
+ * variant's attention rows: sink_token's prepended tokens (registers: 4),
+ * the kv bias's null key, the sink logit; 0 when none. A run with any has
+ * the probe's attention_slot (their shares summed). */
+int config_attention_slots(const Config *cfg);
 
 /* The sliding window of layer l (0-based): cfg->window when window_layers
  * puts a window on l (every layer, or the even ones under alternate), else

@@ -31,7 +31,7 @@ double uniform_first_share(int T) {
     return (h - 1.0) / (T - 1);
 }
 
-int uniform_slots(int has_slot, int proxy) { return has_slot && !proxy; }
+int uniform_slots(int slots, int proxy) { return proxy ? 0 : slots; }
 
 /* Query t gives token 0 the weight 1/(t + 1 + slots) while t < W. */
 static double uniform_first_weights(int t0, int m, int slots) {

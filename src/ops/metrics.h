@@ -19,12 +19,12 @@ double uniform_first_share_window(int T, int W, int slots);
  * 1/(t+1+slots) while t < W, else none, so (H_{m+slots} - H_slots) / len
  * with m = min(W, len); W <= 0 is full causal attention. */
 double uniform_alpha0_window(int len, int W, int slots);
-/* The slots the uniform reference counts: 1 when the measured rows leave
- * a slot's share outside the real tokens (a sink slot, has_slot, whose
- * map is not renormalised over the real tokens by the Gu et al. proxy),
- * else 0 (a proxy map's rows spread 1 over the real tokens alone). The
- * one definition: every uniform reference takes its slots from it. */
-int uniform_slots(int has_slot, int proxy);
+/* The slots the uniform reference counts: the model's slots (sink tokens,
+ * a null key, a sink logit: `slots` of them) where the measured rows leave
+ * their share outside the real tokens, 0 where the Gu et al. proxy
+ * renormalises the map over the real tokens alone (proxy). The one
+ * definition: every uniform reference takes its slots from it. */
+int uniform_slots(int slots, int proxy);
 /* The mean over L layers of uniform_first_share_window(T, win[l], slots)
  * and of uniform_alpha0_window(len, win[l], slots) (win NULL or L < 1:
  * full causal attention): the uniform reference of a model whose layer l

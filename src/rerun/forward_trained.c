@@ -243,7 +243,7 @@ static int fill_info(ForwardInfo *i, const RunMeta *meta, const Model *m) {
     i->rope_base = m->cfg.rope_base;
     i->L = m->dims.L, i->H = m->dims.H, i->d = m->dims.d, i->V = m->dims.V;
     i->uniform_slots =
-        uniform_slots(config_attention_slot(&m->cfg), config_attention_proxy(&m->cfg));
+        uniform_slots(config_attention_slots(&m->cfg), config_attention_proxy(&m->cfg));
     i->layer_window = malloc((size_t)i->L * sizeof *i->layer_window);
     for (int l = 0; i->layer_window && l < i->L; l++)
         i->layer_window[l] = config_layer_window(&m->cfg, l);

@@ -53,7 +53,7 @@ static ProbeShape probe_shape(const Model *m, int N, int T) {
                         .M = T,
                         .C = model_gate_probe_channels(m, NULL),
                         .d = D->d,
-                        .has_slot = config_attention_slot(&m->cfg),
+                        .has_slot = config_attention_slots(&m->cfg) > 0,
                         .has_logits = 1, /* model_max_logit */
                         .threads = 1};
 }
