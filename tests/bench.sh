@@ -29,17 +29,18 @@ for v in baseline g1-head; do
     [ "$t" = "$g" ] || fail "$v: the PyTorch twin has $t params, gatelab $g: $(cat out)"
 done
 # --profile: one line under the row with every family's ms per step, each
-# at least 0, products above 0, and the families within the step
+# at least 0, products above 0, the shards' sum above 0 (tiny.ini runs 4
+# shards), and the families within the step
 "$bin" bench --config "$src/experiments/tiny.ini" --profile --steps 2 --repeats 1 --warmup 0 \
     >out 2>err || fail "bench --profile failed: $(cat err)"
 awk '/^  profile, ms\/step:/ {
         n = 0; sum = 0
         for (i = 3; i < NF; i++)
-            if ($i ~ /^(products|attention|norms|activations|loss|optimizer|shards)$/) {
+            if ($i ~ /^(products|attention|norms|activations|loss|optimizer|reduce|sync)$/) {
                 if ($(i + 1) < 0) exit 1
                 sum += $(i + 1); n++; seen[$i] = $(i + 1)
             }
-        if (n != 7 || seen["products"] <= 0 || $NF <= 0 || sum > $NF * 1.01) exit 1
+        if (n != 8 || seen["products"] <= 0 || seen["reduce"] <= 0 || $NF <= 0 || sum > $NF * 1.01) exit 1
         ok = 1
     }
     END { exit !ok }' out || fail "no well-formed profile line: $(cat out)"

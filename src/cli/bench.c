@@ -264,7 +264,8 @@ static const OptRow bench_rows[] = {
     {'P', "profile", OPT_FLAG, NULL, 0, 0, NULL,
      "under each row, the milliseconds per step (per thread, on\n"
      "--clock's clock) in products, attention's row work, norms,\n"
-     "activations and gates, loss, optimizer, and the rest",
+     "activations and gates, loss, optimizer, the shards' gradient\n"
+     "sum (reduce), the threads' starts and waits (sync), and the rest",
      0, 0, &bench_defaults.bp.profile},
     {'B', "blas", OPT_FLAG, NULL, 0, 0, NULL,
      "under each row, the same step with every product on\n"

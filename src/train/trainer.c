@@ -115,10 +115,12 @@ static void run_jobs(Job *jobs, int n, int threads) {
         int a = n * t / nt, b = n * (t + 1) / nt;
         runs[t] = (Run){jobs + a, b - a};
     }
+    int prof = opprof_enter(OPPROF_SYNC); /* the threads' starts */
     for (int t = 1; t < nt; t++)
         started[t] = pthread_create(&th[t], NULL, run_thread, &runs[t]) == 0;
+    opprof_leave(prof);
     run_thread(&runs[0]);
-    int prof = opprof_enter(OPPROF_SHARDS); /* the wait for the slowest thread */
+    prof = opprof_enter(OPPROF_SYNC); /* the wait for the slowest thread */
     for (int t = 1; t < nt; t++) {
         if (started[t]) pthread_join(th[t], NULL);
         else run_thread(&runs[t]); /* no thread to be had: run it here */
@@ -166,7 +168,7 @@ typedef struct {
 
 static void reduce_range(void *ctx, size_t i0, size_t i1) {
     const Reduce *r = ctx;
-    int prof = opprof_enter(OPPROF_SHARDS);
+    int prof = opprof_enter(OPPROF_REDUCE);
     float *g0 = r->jobs[0].s->grads;
     float w0 = (float)r->jobs[0].s->loss_count / (float)r->total;
     for (size_t i = i0; i < i1; i++) g0[i] *= w0;
