@@ -53,5 +53,16 @@ grep -q "^shards: 4 (shards = 8, at least --threads; batch_size 4; running threa
     --repeats 1 --warmup 0 >out 2>err || fail "bench --threads 12 failed: $(cat err)"
 grep -q "^shards: 12 (shards = 12, at least --threads; batch_size 16; running threads 12)" out ||
     fail "bench --threads 12 did not raise shards to 12: $(cat out)"
+# the products line names the blocking of the path the FMA peak line names,
+# on each path this CPU runs (the plain path: one element at a time)
+for path in avx512 avx2 base; do
+    GATELAB_SIMD=$path "$bin" bench --config "$src/experiments/tiny.ini" --steps 1 --repeats 1 \
+        --warmup 0 >out 2>err || fail "bench under GATELAB_SIMD=$path failed: $(cat err)"
+    ran=$(sed -n 's/^FMA peak: .*, \([a-z0-9]*\))$/\1/p' out)
+    [ "$ran" = "$path" ] || continue # a path this CPU lacks falls back to another
+    case $path in base) want="plain: one element at a time" ;; *) want="$path: tiles " ;; esac
+    grep -q "^products: gatelab's own (op_gemm.c, $want" out ||
+        fail "the products line does not name the $path blocking: $(cat out)"
+done
 [ -n "$torch" ] || echo "note: python3-torch not installed; PyTorch rows not checked"
 echo "1 passed, 0 failed"

@@ -483,7 +483,7 @@ int cmd_bench(int argc, char **argv) {
            peak, a.threads);
     printf("FMA peak: %.1f GFLOP/s (best of 3; %d threads of register FMA chains, %s)\n", fpeak,
            a.threads, simd_path_name(simd_path()));
-    printf("products: gatelab's own (op_gemm.c)%s\n",
+    printf("products: gatelab's own (op_gemm.c, %s)%s\n", gemm_kernel_name(),
            a.blas ? "; rows gatelab/sgemm: OpenBLAS sgemm (--blas)" : "");
     printf("clock: %s\n", a.bp.cpu_clock ? "CPU time per thread (--clock cpu)" : "wall");
     printf("shards: %d (shards = %d, at least --threads; batch_size %d; running threads %d)\n",
