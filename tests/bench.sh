@@ -29,17 +29,18 @@ for v in baseline g1-head; do
     [ "$t" = "$g" ] || fail "$v: the PyTorch twin has $t params, gatelab $g: $(cat out)"
 done
 # --profile: one line under the row with every family's ms per step, each
-# at least 0, products above 0, and the families within the step
+# at least 0, products above 0, the shards' sum above 0 (tiny.ini runs 4
+# shards), and the families within the step
 "$bin" bench --config "$src/experiments/tiny.ini" --profile --steps 2 --repeats 1 --warmup 0 \
     >out 2>err || fail "bench --profile failed: $(cat err)"
 awk '/^  profile, ms\/step:/ {
         n = 0; sum = 0
         for (i = 3; i < NF; i++)
-            if ($i ~ /^(products|attention|norms|activations|loss|optimizer|shards)$/) {
+            if ($i ~ /^(products|attention|norms|activations|loss|optimizer|reduce|sync)$/) {
                 if ($(i + 1) < 0) exit 1
                 sum += $(i + 1); n++; seen[$i] = $(i + 1)
             }
-        if (n != 7 || seen["products"] <= 0 || $NF <= 0 || sum > $NF * 1.01) exit 1
+        if (n != 8 || seen["products"] <= 0 || seen["reduce"] <= 0 || $NF <= 0 || sum > $NF * 1.01) exit 1
         ok = 1
     }
     END { exit !ok }' out || fail "no well-formed profile line: $(cat out)"
@@ -52,5 +53,16 @@ grep -q "^shards: 4 (shards = 8, at least --threads; batch_size 4; running threa
     --repeats 1 --warmup 0 >out 2>err || fail "bench --threads 12 failed: $(cat err)"
 grep -q "^shards: 12 (shards = 12, at least --threads; batch_size 16; running threads 12)" out ||
     fail "bench --threads 12 did not raise shards to 12: $(cat out)"
+# the products line names the blocking of the path the FMA peak line names,
+# on each path this CPU runs (the plain path: one element at a time)
+for path in avx512 avx2 base; do
+    GATELAB_SIMD=$path "$bin" bench --config "$src/experiments/tiny.ini" --steps 1 --repeats 1 \
+        --warmup 0 >out 2>err || fail "bench under GATELAB_SIMD=$path failed: $(cat err)"
+    ran=$(sed -n 's/^FMA peak: .*, \([a-z0-9]*\))$/\1/p' out)
+    [ "$ran" = "$path" ] || continue # a path this CPU lacks falls back to another
+    case $path in base) want="plain: one element at a time" ;; *) want="$path: tiles " ;; esac
+    grep -q "^products: gatelab's own (op_gemm.c, $want" out ||
+        fail "the products line does not name the $path blocking: $(cat out)"
+done
 [ -n "$torch" ] || echo "note: python3-torch not installed; PyTorch rows not checked"
 echo "1 passed, 0 failed"

@@ -15,5 +15,7 @@ void fp_flush_subnormals(int on);
 
 /* The mode the calling thread computes in now: "ftz+daz" or "ieee". */
 const char *fp_mode_name(void);
+/* 1 when the calling thread flushes subnormals (fp_flush_subnormals(1)). */
+int fp_flushing(void);
 
 #endif

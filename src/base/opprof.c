@@ -48,7 +48,7 @@ void opprof_read(double sec[OPPROF_N]) {
 }
 
 const char *opprof_name(OpprofFamily f) {
-    static const char *const names[OPPROF_N] = {"products", "attention", "norms", "activations",
-                                                "loss",     "optimizer", "shards"};
+    static const char *const names[OPPROF_N] = {"products", "attention", "norms",  "activations",
+                                                "loss",     "optimizer", "reduce", "sync"};
     return f >= 0 && f < OPPROF_N ? names[f] : "?";
 }

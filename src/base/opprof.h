@@ -2,9 +2,9 @@
  * `gatelab bench --profile`.
  *
  * Each hooked operation (gemm, attention, the norms, the activations and
- * gates, the loss, the optimizer, the shards' sum and join) calls opprof_enter on entry and
- * opprof_leave on exit. While profiling is off (the default) that is one
- * load and a branch; while on, the time between the calls (wall clock, or
+ * gates, the loss, the optimizer, the shards' gradient sum, the threads'
+ * starts and waits) calls opprof_enter on entry and opprof_leave on exit. While profiling is off
+ * (the default) that is one load and a branch; while on, the time between the calls (wall clock, or
  * the thread's CPU time) is added to
  * the family's total, exclusive of nested families: attention's products
  * count as products, the rest of attention as attention. Totals are summed
@@ -19,7 +19,8 @@ typedef enum {
     OPPROF_ACTIVATIONS, /* SwiGLU, GELU, SiLU, gate activations and products */
     OPPROF_LOSS,        /* softmax cross-entropy */
     OPPROF_OPTIMIZER,   /* clipping, AdamW */
-    OPPROF_SHARDS,      /* the shards' gradient sum, and the wait at the shard threads' join */
+    OPPROF_REDUCE,      /* the shards' gradient sum across the threads */
+    OPPROF_SYNC,        /* starting the step's threads and waiting at their joins */
     OPPROF_N
 } OpprofFamily;
 

@@ -264,7 +264,8 @@ static const OptRow bench_rows[] = {
     {'P', "profile", OPT_FLAG, NULL, 0, 0, NULL,
      "under each row, the milliseconds per step (per thread, on\n"
      "--clock's clock) in products, attention's row work, norms,\n"
-     "activations and gates, loss, optimizer, and the rest",
+     "activations and gates, loss, optimizer, the shards' gradient\n"
+     "sum (reduce), the threads' starts and waits (sync), and the rest",
      0, 0, &bench_defaults.bp.profile},
     {'B', "blas", OPT_FLAG, NULL, 0, 0, NULL,
      "under each row, the same step with every product on\n"
@@ -482,7 +483,7 @@ int cmd_bench(int argc, char **argv) {
            peak, a.threads);
     printf("FMA peak: %.1f GFLOP/s (best of 3; %d threads of register FMA chains, %s)\n", fpeak,
            a.threads, simd_path_name(simd_path()));
-    printf("products: gatelab's own (op_gemm.c)%s\n",
+    printf("products: gatelab's own (op_gemm.c, %s)%s\n", gemm_kernel_name(),
            a.blas ? "; rows gatelab/sgemm: OpenBLAS sgemm (--blas)" : "");
     printf("clock: %s\n", a.bp.cpu_clock ? "CPU time per thread (--clock cpu)" : "wall");
     printf("shards: %d (shards = %d, at least --threads; batch_size %d; running threads %d)\n",

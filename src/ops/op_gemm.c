@@ -14,13 +14,16 @@
  * give the same bits, whatever OpenBLAS core is loaded.
  *
  * Blocking: C is cut into tiles of R rows by W columns (AVX-512: 8 x 32,
- * AVX2: 6 x 16) held in registers over a block of up to KBLOCK values of k;
+ * or 16 x 16 on a panel of 16 columns or fewer; AVX2: 6 x 16) held in
+ * registers over a block of up to KBLOCK values of k;
  * op(A)'s entries are broadcast one at a time, op(B)'s row k is read W
  * wide. Between k blocks a tile's sums wait in a buffer as exact floats, so
  * the chain is the same. Groups of GROUP rows are the outer loop, then
  * column panels, then k blocks, then the tiles down the group: a group's
  * rows of A and a panel's block of B stay in cache while they are used,
- * also for a weight gradient's k over thousands of positions.
+ * also for a weight gradient's k over thousands of positions. A transposed
+ * B is packed with 16 x 16 transposes in registers on the AVX-512 path.
+ * gemm_kernel_name says which blocking runs.
  *
  * With gemm_use_blas(1) every call goes to OpenBLAS's sgemm instead, for
  * `gatelab bench --blas` only: it times the same step on both products.
@@ -101,20 +104,22 @@ SIMD_V4 static inline __attribute__((always_inline)) __m512 finish16(__m512 acc,
     return _mm512_add_ps(old, v);
 }
 
-/* V = 1 or 2 vectors of 16 columns. V = 1 skips the empty second vector of
- * a panel of 16 or fewer columns (a head's 16 in attention's backward). */
+/* V = 1 or 2 vectors of 16 columns, R <= 16 / V rows: 16 accumulators at
+ * most. V = 1 skips the empty second vector of a panel of 16 or fewer
+ * columns (a head's 16 in attention, a product's last columns) and runs up
+ * to 16 rows instead, so as many chains advance side by side. */
 SIMD_V4 static inline __attribute__((always_inline)) void tile_v4(const Tile *t, const int R,
                                                                   const int V) {
     __mmask16 m0 = t->w >= 16 ? 0xffff : (__mmask16)((1u << t->w) - 1);
     __mmask16 m1 = t->w >= 32 ? 0xffff : t->w <= 16 ? 0 : (__mmask16)((1u << (t->w - 16)) - 1);
-    __m512 acc[8][2];
+    __m512 acc[16][2];
     if (t->part && !t->first) {
-        _Pragma("GCC unroll 8") for (int r = 0; r < R; r++) {
+        _Pragma("GCC unroll 16") for (int r = 0; r < R; r++) {
             acc[r][0] = _mm512_loadu_ps(t->part + r * 32);
             acc[r][1] = V == 2 ? _mm512_loadu_ps(t->part + r * 32 + 16) : acc[r][0];
         }
     } else {
-        _Pragma("GCC unroll 8") for (int r = 0; r < R; r++) acc[r][0] = acc[r][1] =
+        _Pragma("GCC unroll 16") for (int r = 0; r < R; r++) acc[r][0] = acc[r][1] =
             _mm512_setzero_ps();
     }
     /* locals, so the compiler keeps acc in registers (no aliasing doubts) */
@@ -124,32 +129,38 @@ SIMD_V4 static inline __attribute__((always_inline)) void tile_v4(const Tile *t,
         const float *b = B + (size_t)k * ldb, *a = A + (size_t)k * ak;
         __m512 b0 = _mm512_maskz_loadu_ps(m0, b);
         __m512 b1 = V == 2 ? _mm512_maskz_loadu_ps(m1, b + 16) : b0;
-        _Pragma("GCC unroll 8") for (int r = 0; r < R; r++) {
+        _Pragma("GCC unroll 16") for (int r = 0; r < R; r++) {
             __m512 av = _mm512_set1_ps(a[(size_t)r * ai]);
             acc[r][0] = _mm512_fmadd_ps(av, b0, acc[r][0]);
             if (V == 2) acc[r][1] = _mm512_fmadd_ps(av, b1, acc[r][1]);
         }
     }
     if (t->part && !t->last) {
-        _Pragma("GCC unroll 8") for (int r = 0; r < R; r++) {
+        _Pragma("GCC unroll 16") for (int r = 0; r < R; r++) {
             _mm512_storeu_ps(t->part + r * 32, acc[r][0]);
             if (V == 2) _mm512_storeu_ps(t->part + r * 32 + 16, acc[r][1]);
         }
         return;
     }
-    _Pragma("GCC unroll 8") for (int r = 0; r < R; r++) {
+    _Pragma("GCC unroll 16") for (int r = 0; r < R; r++) {
         float *c = t->c + (size_t)r * t->ldc;
         _mm512_mask_storeu_ps(c, m0, finish16(acc[r][0], t, c, m0));
         if (V == 2) _mm512_mask_storeu_ps(c + 16, m1, finish16(acc[r][1], t, c + 16, m1));
     }
 }
 
-/* One vector for a narrow panel only when op(A) is transposed (attention's
- * dk and dv, ai == 1): measured over whole training steps, the same for the
- * untransposed products (PV, dq) made the step slower, though each product
- * alone ran faster. */
+/* A panel of 16 or fewer columns takes tiles of up to 16 rows x 1 vector
+ * (R up to 16), a wider one tiles of up to 8 rows x 2 vectors. */
 SIMD_V4 static void tile_rows_v4(const Tile *t, int R) {
-    if (t->w <= 16 && t->ai == 1) switch (R) {
+    if (t->w <= 16) switch (R) {
+        case 16: tile_v4(t, 16, 1); break;
+        case 15: tile_v4(t, 15, 1); break;
+        case 14: tile_v4(t, 14, 1); break;
+        case 13: tile_v4(t, 13, 1); break;
+        case 12: tile_v4(t, 12, 1); break;
+        case 11: tile_v4(t, 11, 1); break;
+        case 10: tile_v4(t, 10, 1); break;
+        case 9: tile_v4(t, 9, 1); break;
         case 8: tile_v4(t, 8, 1); break;
         case 7: tile_v4(t, 7, 1); break;
         case 6: tile_v4(t, 6, 1); break;
@@ -169,6 +180,43 @@ SIMD_V4 static void tile_rows_v4(const Tile *t, int R) {
         case 2: tile_v4(t, 2, 2); break;
         default: tile_v4(t, 1, 2); break;
         }
+}
+
+/* Packs 16 rows of B (b, row step ldb) as 16 columns of the panel p (row
+ * step W), for k in [0, K): 16 x 16 blocks transposed in registers, the
+ * last K % 16 values one by one. A copy: no value changes. */
+SIMD_V4 static void pack16_v4(const float *b, size_t ldb, float *p, size_t W, size_t K) {
+    size_t k0 = 0;
+    for (; k0 + 16 <= K; k0 += 16) {
+        __m512 r[16], a[16], c[16];
+        for (int i = 0; i < 16; i++) r[i] = _mm512_loadu_ps(b + (size_t)i * ldb + k0);
+        for (int i = 0; i < 16; i += 2) {
+            a[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
+            a[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
+        }
+        for (int i = 0; i < 16; i += 4)
+            for (int h = 0; h < 2; h++) {
+                __m512d x = _mm512_castps_pd(a[i + h]), y = _mm512_castps_pd(a[i + h + 2]);
+                r[i + 2 * h] = _mm512_castpd_ps(_mm512_unpacklo_pd(x, y));
+                r[i + 2 * h + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(x, y));
+            }
+        /* r[4g + q], lane L: rows 4g .. 4g + 3 of column 4L + q */
+        for (int q = 0; q < 4; q++) {
+            c[q] = _mm512_shuffle_f32x4(r[q], r[4 + q], 0x88);
+            c[4 + q] = _mm512_shuffle_f32x4(r[q], r[4 + q], 0xdd);
+            c[8 + q] = _mm512_shuffle_f32x4(r[8 + q], r[12 + q], 0x88);
+            c[12 + q] = _mm512_shuffle_f32x4(r[8 + q], r[12 + q], 0xdd);
+        }
+        for (int q = 0; q < 4; q++) {
+            _mm512_storeu_ps(p + (k0 + q) * W, _mm512_shuffle_f32x4(c[q], c[8 + q], 0x88));
+            _mm512_storeu_ps(p + (k0 + 8 + q) * W, _mm512_shuffle_f32x4(c[q], c[8 + q], 0xdd));
+            _mm512_storeu_ps(p + (k0 + 4 + q) * W, _mm512_shuffle_f32x4(c[4 + q], c[12 + q], 0x88));
+            _mm512_storeu_ps(p + (k0 + 12 + q) * W,
+                             _mm512_shuffle_f32x4(c[4 + q], c[12 + q], 0xdd));
+        }
+    }
+    for (int j = 0; j < 16; j++)
+        for (size_t k = k0; k < K; k++) p[k * W + (size_t)j] = b[(size_t)j * ldb + k];
 }
 
 /* ---- AVX2: tiles of 6 rows x 16 columns, masked at the right edge ---- */
@@ -258,6 +306,19 @@ SIMD_V3 static void tile_rows_v3(const Tile *t, int R) {
 
 typedef void (*TileRows)(const Tile *t, int R);
 
+/* A path's register blocking: its tile function, panel width W, rows per
+ * tile on a full panel and on a panel of W / 2 or fewer columns, and how
+ * gemm_kernel_name states it. */
+typedef struct {
+    TileRows rows;
+    int W, rmax, rnarrow;
+    const char *name;
+} Kernel;
+
+static const Kernel KERNEL_V4 = {tile_rows_v4, 32, 8, 16,
+                                 "avx512: tiles 8 x 32, 16 x 16 on panels of 16 columns or fewer"};
+static const Kernel KERNEL_V3 = {tile_rows_v3, 16, 6, 6, "avx2: tiles 6 x 16"};
+
 /* Loop order: groups of up to GROUP rows of C; in each, panels of W
  * columns; in each, blocks of up to KBLOCK values of k; in each, the tiles
  * down the group. A group's rows of op(A) and a panel's block of op(B) then
@@ -267,16 +328,27 @@ typedef void (*TileRows)(const Tile *t, int R);
  * zero past the edge). */
 enum { GROUP = 256, KBLOCK = 256 };
 
-static void gemm_tiled(const Gemm *g, TileRows rows_fn, int W, int RMAX, float *pk, float *part) {
-    size_t ai = a_row_step(g), ak = a_k_step(g), K = (size_t)g->K;
-    if (g->tb)
-        for (int j0 = 0; j0 < g->N; j0 += W) {
-            int w = g->N - j0 < W ? g->N - j0 : W;
-            float *p = pk + (size_t)j0 * K;
-            for (size_t k = 0; k < K; k++)
-                for (int j = 0; j < W; j++)
-                    p[k * W + j] = j < w ? g->B[(size_t)(j0 + j) * g->ldb + k] : 0.0f;
+static void pack_transposed(const Gemm *g, int W, float *pk) {
+    size_t K = (size_t)g->K;
+    for (int j0 = 0; j0 < g->N; j0 += W) {
+        int w = g->N - j0 < W ? g->N - j0 : W, j = 0;
+        float *p = pk + (size_t)j0 * K;
+        if (W == 32) /* the AVX-512 path */
+            for (; j + 16 <= w; j += 16)
+                pack16_v4(g->B + (size_t)(j0 + j) * g->ldb, g->ldb, p + j, (size_t)W, K);
+        for (; j < w; j++) { /* B's row j0 + j, read in order */
+            const float *b = g->B + (size_t)(j0 + j) * g->ldb;
+            for (size_t k = 0; k < K; k++) p[k * W + j] = b[k];
         }
+        for (size_t k = 0; k < K; k++)
+            for (int j = w; j < W; j++) p[k * W + j] = 0.0f;
+    }
+}
+
+static void gemm_tiled(const Gemm *g, const Kernel *kn, float *pk, float *part) {
+    size_t ai = a_row_step(g), ak = a_k_step(g), K = (size_t)g->K;
+    const int W = kn->W;
+    if (g->tb) pack_transposed(g, W, pk);
     for (int g0 = 0; g0 < g->M; g0 += GROUP) {
         int g1 = g->M - g0 < GROUP ? g->M : g0 + GROUP;
         for (int j0 = 0; j0 < g->N; j0 += W) {
@@ -293,11 +365,12 @@ static void gemm_tiled(const Gemm *g, TileRows rows_fn, int W, int RMAX, float *
                 size_t k1 = K - k0 < KBLOCK ? K : k0 + KBLOCK;
                 t.first = k0 == 0, t.last = k1 == K, t.K = (int)(k1 - k0);
                 t.b = b + k0 * ldb;
-                for (int i0 = g0; i0 < g1; i0 += RMAX) {
+                const int rmax = t.w <= W / 2 ? kn->rnarrow : kn->rmax;
+                for (int i0 = g0; i0 < g1; i0 += rmax) {
                     t.a = g->A + (size_t)i0 * ai + k0 * ak;
                     t.c = g->C + (size_t)i0 * g->ldc + j0;
                     t.part = t.first && t.last ? NULL : part + (size_t)(i0 - g0) * W;
-                    rows_fn(&t, g1 - i0 < RMAX ? g1 - i0 : RMAX);
+                    kn->rows(&t, g1 - i0 < rmax ? g1 - i0 : rmax);
                 }
                 if (k1 == K) break;
             }
@@ -309,14 +382,12 @@ static void gemm_tiled(const Gemm *g, TileRows rows_fn, int W, int RMAX, float *
  * only for a k loop longer than a block. */
 static __attribute__((noinline)) void gemm_run_long(const Gemm *g, SimdPath path, float *pk) {
     float part[GROUP * 32];
-    if (path == SIMD_AVX512) gemm_tiled(g, tile_rows_v4, 32, 8, pk, part);
-    else gemm_tiled(g, tile_rows_v3, 16, 6, pk, part);
+    gemm_tiled(g, path == SIMD_AVX512 ? &KERNEL_V4 : &KERNEL_V3, pk, part);
 }
 
 static void gemm_run(const Gemm *g, SimdPath path, float *pk) {
     if (g->K > KBLOCK) gemm_run_long(g, path, pk);
-    else if (path == SIMD_AVX512) gemm_tiled(g, tile_rows_v4, 32, 8, pk, NULL);
-    else gemm_tiled(g, tile_rows_v3, 16, 6, pk, NULL);
+    else gemm_tiled(g, path == SIMD_AVX512 ? &KERNEL_V4 : &KERNEL_V3, pk, NULL);
 }
 
 /* The panel buffer for a transposed B: on the stack up to PACK_STACK
@@ -341,6 +412,15 @@ static int gemm_simd(const Gemm *g, SimdPath path) {
     return 0;
 }
 #endif
+
+const char *gemm_kernel_name(void) {
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+    SimdPath p = simd_path();
+    if (p == SIMD_AVX512) return KERNEL_V4.name;
+    if (p == SIMD_AVX2) return KERNEL_V3.name;
+#endif
+    return "plain: one element at a time";
+}
 
 static void gemm_own(const Gemm *g) {
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)

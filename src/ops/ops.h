@@ -34,6 +34,9 @@ void gemm(int ta, int tb, int M, int N, int K, float alpha, const float *A, int 
  * training and every pass over a run's weights use the kernels above. */
 void gemm_use_blas(int on);
 int gemm_uses_blas(void);
+/* The register blocking gemm runs on this CPU's SIMD path (simd.h), in
+ * words: "avx512: tiles 8 x 32, ...". */
+const char *gemm_kernel_name(void);
 
 /* ---- linear layers (op_matmul.c) ---- */
 /* out[M,N] = inp[M,K] @ w[N,K]^T (+ bias[N]); w in [out, in] layout. */

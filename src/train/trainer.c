@@ -12,7 +12,6 @@
  * depend on the shard count, as on any key.
  */
 #include <math.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -92,38 +91,23 @@ static void job_run(Job *j) {
     }
 }
 
-/* A thread's contiguous run of jobs. */
+/* Thread t of nt runs the t-th contiguous run of the jobs. */
 typedef struct {
     Job *jobs;
     int n;
-} Run;
+} Jobs;
 
-static void *run_thread(void *p) {
-    Run *r = p;
-    for (int i = 0; i < r->n; i++) job_run(&r->jobs[i]);
-    return NULL;
+static void jobs_part(void *p, int t, int nt) {
+    const Jobs *js = p;
+    for (int i = js->n * t / nt; i < js->n * (t + 1) / nt; i++) job_run(&js->jobs[i]);
 }
 
-/* Run jobs[0..n) on up to `threads` threads (the caller is one), thread t
- * taking the t-th contiguous run of them. */
+/* Run jobs[0..n) on up to `threads` threads (the caller is one). */
 static void run_jobs(Job *jobs, int n, int threads) {
-    pthread_t th[64];
-    Run runs[64];
-    int started[64] = {0}, nt = threads < 1 ? 1 : threads > n ? n : threads;
+    int nt = threads < 1 ? 1 : threads > n ? n : threads;
     if (nt < 1) return; /* no jobs */
-    for (int t = 0; t < nt; t++) {
-        int a = n * t / nt, b = n * (t + 1) / nt;
-        runs[t] = (Run){jobs + a, b - a};
-    }
-    for (int t = 1; t < nt; t++)
-        started[t] = pthread_create(&th[t], NULL, run_thread, &runs[t]) == 0;
-    run_thread(&runs[0]);
-    int prof = opprof_enter(OPPROF_SHARDS); /* the wait for the slowest thread */
-    for (int t = 1; t < nt; t++) {
-        if (started[t]) pthread_join(th[t], NULL);
-        else run_thread(&runs[t]); /* no thread to be had: run it here */
-    }
-    opprof_leave(prof);
+    Jobs js = {jobs, n};
+    parallel_team(nt, jobs_part, &js);
 }
 
 /* Cut B sequences into the shards (capacity permitting): one job each. */
@@ -157,38 +141,48 @@ static float jobs_loss(const Job *jobs, int n, long long *count) {
 
 /* shards[0].grads = sum_w (count_w / total) * grads_w: the gradient of the
  * mean loss over the whole batch. Each element is summed over the shards
- * in their order, so splitting the elements over threads keeps the bits. */
+ * in their order, so splitting the elements over threads keeps the bits.
+ * A thread goes through its range in chunks that stay in L1 while every
+ * shard is added; thread 0 adds each finished chunk's squares to the
+ * gradient norm's sum (grad_sumsq: element order), which the step then
+ * continues over the other threads' ranges. */
 typedef struct {
     const Job *jobs;
     int n;
     long long total;
+    size_t len;   /* the arena's elements */
+    size_t split; /* thread 0's range [0, split), whose squares it summed */
+    double sumsq; /* that sum */
 } Reduce;
 
-static void reduce_range(void *ctx, size_t i0, size_t i1) {
-    const Reduce *r = ctx;
-    int prof = opprof_enter(OPPROF_SHARDS);
-    float *g0 = r->jobs[0].s->grads;
-    float w0 = (float)r->jobs[0].s->loss_count / (float)r->total;
-    for (size_t i = i0; i < i1; i++) g0[i] *= w0;
-    for (int j = 1; j < r->n; j++) {
-        const float *g = r->jobs[j].s->grads;
-        float wj = (float)r->jobs[j].s->loss_count / (float)r->total;
-        for (size_t i = i0; i < i1; i++) g0[i] += wj * g[i];
+enum { REDUCE_CHUNK = 2048 };
+
+static void reduce_part(void *ctx, int t, int nt) {
+    Reduce *r = ctx;
+    size_t i0 = r->len * (size_t)t / (size_t)nt, i1 = r->len * (size_t)(t + 1) / (size_t)nt;
+    int prof = opprof_enter(OPPROF_REDUCE);
+    float *g0 = r->jobs[0].s->grads, w[CONFIG_MAX_SHARDS];
+    for (int j = 0; j < r->n; j++) w[j] = (float)r->jobs[j].s->loss_count / (float)r->total;
+    double s = 0.0;
+    for (size_t c0 = i0; c0 < i1; c0 += REDUCE_CHUNK) {
+        size_t c1 = i1 - c0 < REDUCE_CHUNK ? i1 : c0 + REDUCE_CHUNK;
+        for (size_t i = c0; i < c1; i++) g0[i] *= w[0];
+        for (int j = 1; j < r->n; j++) {
+            const float *g = r->jobs[j].s->grads;
+            for (size_t i = c0; i < c1; i++) g0[i] += w[j] * g[i];
+        }
+        if (t == 0) s = grad_sumsq(s, g0, c0, c1);
     }
+    if (t == 0) r->split = i1, r->sumsq = s;
     opprof_leave(prof);
 }
 
-static void reduce_grads(Trainer *tr, const Job *jobs, int n, long long total) {
-    if (n == 1) return; /* a single share already holds the mean */
-    Reduce r = {jobs, n, total};
-    parallel_for(tr->n_workers, tr->model.table.total, reduce_range, &r);
-}
-
-/* AdamW over the arena, its elements split across the step's threads. */
+/* AdamW over the arena, its elements split across the step's threads, each
+ * gradient times the clip factor. */
 typedef struct {
     Trainer *tr;
     const float *g;
-    float lr;
+    float gscale, lr;
     long long step;
 } Update;
 
@@ -196,8 +190,8 @@ static void update_range(void *ctx, size_t i0, size_t i1) {
     const Update *u = ctx;
     Trainer *tr = u->tr;
     int prof = opprof_enter(OPPROF_OPTIMIZER);
-    adamw_update_range(tr->model.params, u->g, tr->adam_m, tr->adam_v, &tr->model.table, &tr->cfg,
-                       u->lr, u->step, i0, i1);
+    adamw_update_range(tr->model.params, u->g, u->gscale, tr->adam_m, tr->adam_v, &tr->model.table,
+                       &tr->cfg, u->lr, u->step, i0, i1);
     opprof_leave(prof);
 }
 
@@ -209,16 +203,20 @@ float trainer_step(Trainer *tr, const int *inputs, const int *targets, long long
     long long total = 0;
     float loss = jobs_loss(jobs, n, &total);
     if (total == 0) total = 1;
-    reduce_grads(tr, jobs, n, total);
+    size_t len = tr->model.table.total;
+    Reduce r = {jobs, n, total, len, 0, 0.0};
+    int nt = (size_t)tr->n_workers < len ? tr->n_workers : len ? (int)len : 1;
+    if (n > 1) parallel_team(nt, reduce_part, &r); /* a single share already holds the mean */
     float *g = jobs[0].s->grads;
-    if (tr->poison_grad) g[0] = NAN, tr->poison_grad = 0; /* testhook.h */
+    if (tr->poison_grad)
+        g[0] = NAN, tr->poison_grad = 0, r.split = 0, r.sumsq = 0.0; /* testhook.h */
     int prof = opprof_enter(OPPROF_OPTIMIZER);
-    double norm = grad_clip(g, tr->model.table.total, tr->cfg.grad_clip);
+    double norm = sqrt(grad_sumsq(r.sumsq, g, r.split, len));
     opprof_leave(prof);
     if (grad_norm) *grad_norm = norm;
     if (!isfinite(loss) || !isfinite(norm)) return loss; /* keep the weights */
-    Update u = {tr, g, lr_at_step(&tr->cfg, step), step};
-    parallel_for(tr->n_workers, tr->model.table.total, update_range, &u);
+    Update u = {tr, g, grad_clip_scale(norm, tr->cfg.grad_clip), lr_at_step(&tr->cfg, step), step};
+    parallel_for(tr->n_workers, len, update_range, &u);
     return loss;
 }
 
