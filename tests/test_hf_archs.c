@@ -54,7 +54,9 @@ static const struct {
                 {"gptoss-bf16-sharded", 0},
                 {"gptoss-mxfp4", 0},
                 {"afmoe-f32", 0},
-                {"afmoe-bf16-sharded", 0}};
+                {"afmoe-bf16-sharded", 0},
+                {"afmoe-moe-f32", 0},
+                {"afmoe-moe-bf16-sharded", 0}};
 #define N_FIX (sizeof FIXTURES / sizeof *FIXTURES)
 
 #define LEN 40 /* the inspected windows: the fixture's tokens first */
@@ -385,8 +387,9 @@ static void test_gptoss_keys(void **s) {
  * window 1024 on all but every global_attn_every_n_layers-th (4) layer,
  * RoPE on those only; q/k norms; the gate of its own projection,
  * elementwise sigmoid, named so in the run; sqrt(d) embeddings under
- * mup_enabled; a checkpoint with an MoE layer (num_dense_layers below
- * num_hidden_layers, 1 by default) refused naming the keys. */
+ * mup_enabled; MoE layers from num_dense_layers (1) on, with
+ * AfmoeConfig's expert counts and the sigmoid router (test_hf_moe.c holds
+ * the rest). */
 static void test_afmoe_keys(void **s) {
     (void)s;
     HfArch a;
@@ -407,9 +410,9 @@ static void test_afmoe_keys(void **s) {
     const int win[3] = {16, 0, 16};
     for (int l = 0; l < 3; l++) assert_int_equal(hf_layer_window(&a, l), win[l]);
     assert_true(fabsf(a.embed_scale - sqrtf(32.0f)) < 1e-6f);
-    assert_int_equal(parse(&a, "AfmoeForCausalLM", "", err, sizeof err), -1);
-    assert_non_null(strstr(err, "AfmoeForCausalLM layers 1 to 2 are MoE layers (num_dense_layers "
-                                "1 < num_hidden_layers 3)"));
+    assert_int_equal(parse(&a, "AfmoeForCausalLM", "", err, sizeof err), 0);
+    assert_true(a.moe_from == 1 && a.n_experts == 64 && a.top_k == 6 && a.n_shared == 2);
+    assert_true(a.moe_ff == 1408 && a.router.score == HF_SCORE_SIGMOID && a.router.renorm);
 }
 
 /* How many pixels of the PNG at path are the heatmap's mask grey (160,

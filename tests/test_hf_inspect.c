@@ -64,6 +64,8 @@ static const char *FIXTURES[] = {
     "gptoss-mxfp4",
     "afmoe-f32",
     "afmoe-bf16-sharded",
+    "afmoe-moe-f32",
+    "afmoe-moe-bf16-sharded",
 };
 #define N_FIX (sizeof FIXTURES / sizeof *FIXTURES)
 

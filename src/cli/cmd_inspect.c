@@ -97,8 +97,9 @@ const OptTable inspect_options = {
              "layer_types and gpt-oss slide only some layers, each masked by its own\n"
              "window, recorded per layer in the run file; gpt-oss's per-head sink logits\n"
              "join every softmax, their share kept as attention_slot, and its MXFP4\n"
-             "experts are dequantized on load. AFMoE (every layer dense) gates each head's\n"
-             "output by sigmoid(gate_proj), RoPE on its sliding layers only.\n",
+             "experts are dequantized on load. AFMoE gates each head's output by\n"
+             "sigmoid(gate_proj), RoPE on its sliding layers only; its MoE layers route\n"
+             "by sigmoid scores (expert_bias to choose) beside shared experts.\n",
     .footer = "Exit codes: 0 ok, 1 failure, 2 bad input.\n",
     .rows = inspect_rows,
     .more = list_archs,

@@ -45,13 +45,13 @@ static const struct {
  * attention layers (Laguna: softplus of g_proj per head; Step-3.5: sigmoid
  * of g_proj per head, use_head_wise_attn_gate) but their MLPs are
  * mixtures of experts with shared experts (Laguna's router: sigmoid with
- * a score-correction bias), which hf_moe.c (gpt-oss's MoE) does not run,
+ * a score-correction bias), which hf_moe.c (the MoE of gpt-oss and AFMoE) does not run,
  * and Step-3.5's sliding layers have a head count of their own. */
 #define LINEAR_ATTN                                                                                \
     "its linear-attention layers (Gated DeltaNet) have no softmax attention map to measure"
 #define SIGMOID_MOE                                                                                \
     "its MoE layers (sigmoid router with a score-correction bias, shared experts) are not run by " \
-    "gatelab, which runs gpt-oss's MoE only"
+    "gatelab, which runs the MoE of gpt-oss and AFMoE only"
 static const struct {
     const char *arch;
     const char *family;
@@ -66,7 +66,7 @@ static const struct {
     {"Step3p5ForCausalLM", "Step-3.5",
      "its MoE layers (routed experts with shared ones, SwiGLU limits per layer) and its sliding "
      "layers' own head count (attention_other_setting) are not run by gatelab, which runs "
-     "gpt-oss's MoE only"},
+     "the MoE of gpt-oss and AFMoE only"},
 };
 
 const char *hf_family_list(char *buf, size_t len) {

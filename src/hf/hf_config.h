@@ -24,6 +24,19 @@ typedef enum { HF_ACT_SILU, HF_ACT_GELU_TANH, HF_ACT_GELU_ERF, HF_ACT_RELU } HfA
 typedef enum { HF_GATE_NONE, HF_GATE_HEADWISE, HF_GATE_ELEMENTWISE } HfGate;
 typedef enum { HF_ROPE_PLAIN, HF_ROPE_LLAMA3, HF_ROPE_YARN, HF_ROPE_LINEAR } HfRope;
 
+/* How an MoE router turns its logits z (mlp.router) into each token's
+ * top_k experts and their weights: the family's choices, as data. */
+typedef enum {
+    HF_SCORE_SOFTMAX_TOPK, /* choose by z; weigh by the softmax over the k chosen z (gpt-oss) */
+    HF_SCORE_SIGMOID       /* s = sigmoid(z); choose by s (+ the selection bias); weigh by s */
+} HfScore;
+typedef struct {
+    HfScore score;
+    int select_bias; /* mlp.expert_bias [E] added to s to choose, not to weigh (AFMoE) */
+    int renorm;      /* the k weights over their sum (+ 1e-20) */
+    double scale;    /* then times route_scale (1 for gpt-oss) */
+} HfRouter;
+
 typedef struct {
     HfFamily family;
     char arch[64]; /* "architectures"[0] */
@@ -79,12 +92,17 @@ typedef struct {
     int norm_plus1;
     float embed_scale, attn_scale;
     double attn_softcap, final_softcap, rope_local_theta;
-    /* gpt-oss: a learned sink logit per head joins each softmax (sinks);
-     * the MLP is n_experts experts of ff hidden units, top_k of them per
-     * token, their SwiGLU clamped at swiglu_limit with sigmoid slope
-     * swiglu_alpha (0, 0 and no sinks elsewhere) */
-    int sinks, n_experts, top_k;
+    /* gpt-oss: a learned sink logit per head joins each softmax (sinks).
+     * Mixtures of experts (gpt-oss, AFMoE; 0 experts elsewhere): the
+     * layers from moe_from on have n_experts experts of moe_ff hidden
+     * units, top_k of them per token, chosen and weighed by router; gpt-oss's
+     * experts are fused gate_up tensors whose SwiGLU is clamped at
+     * swiglu_limit with sigmoid slope swiglu_alpha (0 and 0: the plain GLU
+     * of act, AFMoE's separate tensors per expert); n_shared shared experts
+     * (AFMoE) run on every token as one GLU of n_shared * moe_ff units */
+    int sinks, n_experts, top_k, moe_from, moe_ff, n_shared;
     double swiglu_alpha, swiglu_limit;
+    HfRouter router;
     char torch_dtype[32];
 } HfArch;
 

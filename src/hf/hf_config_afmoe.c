@@ -9,6 +9,33 @@
 #include "hf_config_priv.h"
 #include "util.h"
 
+/* The router's keys: AfmoeTokenChoiceRouter scores by the sigmoid of
+ * each logit, chooses by score + expert_bias, weighs by the chosen
+ * scores over their sum, times route_scale (1.0). A config that asks for
+ * another form (score_func other than "sigmoid", route_norm false,
+ * n_group above 1, keys of the Trinity remote code that the modeling
+ * file does not read) is refused, naming the key. */
+static void afmoe_router(Cfg *c, HfArch *a) {
+    a->router = (HfRouter){.score = HF_SCORE_SIGMOID,
+                           .select_bias = 1,
+                           .renorm = 1,
+                           .scale = cfg_num(c, "route_scale", 1.0)};
+    json_t *sf = json_object_get(c->root, "score_func");
+    const char *bad =
+        sf && !json_is_null(sf) && (!json_is_string(sf) || strcmp(json_string_value(sf), "sigmoid"))
+            ? "score_func (only \"sigmoid\")"
+        : !cfg_bool(c, "route_norm", 1)            ? "route_norm (only true)"
+        : cfg_int(c, "n_group", 1, 1, 1 << 16) > 1 ? "n_group (only 1: no grouped top-k)"
+                                                   : NULL;
+    if (!c->failed && bad) {
+        c->failed = 1;
+        seterr(c->err, c->errlen,
+               "%s: AfmoeForCausalLM's router is read as AfmoeTokenChoiceRouter runs it (sigmoid "
+               "scores, expert_bias to choose, the chosen scores renormalised): change %s",
+               c->path, bad);
+    }
+}
+
 /* AfmoeConfig's defaults where cfg_llama_like's differ: rms_norm_eps
  * 1e-5, head_dim 128, no attention or MLP biases (the config fixes
  * attention_bias false), no tied head; sliding_window 1024 on the layers
@@ -17,10 +44,11 @@
  * per-head q_norm / k_norm; the attention output times the elementwise
  * sigmoid of self_attn.gate_proj; embeddings times sqrt(hidden_size)
  * under mup_enabled (false). The first num_dense_layers (1) layers have
- * the dense SwiGLU MLP of intermediate_size, the others the MoE block
- * (a sigmoid router with expert_bias, route_scale and shared experts),
- * which hf_moe.c does not run: a checkpoint with an MoE layer is
- * refused, naming the keys. */
+ * the dense SwiGLU MLP of intermediate_size, the others the MoE block:
+ * num_experts (64) experts of moe_intermediate_size (1408) units,
+ * num_experts_per_tok (6) of them per token (afmoe_router), plus
+ * num_shared_experts (2) shared ones. A checkpoint with every layer dense
+ * has no experts (n_experts 0). */
 void cfg_afmoe(Cfg *c, HfArch *a) {
     a->eps = cfg_num(c, "rms_norm_eps", 1e-5);
     a->dh = a->rotary_dim = cfg_int(c, "head_dim", 128, 1, 1 << 20);
@@ -34,13 +62,16 @@ void cfg_afmoe(Cfg *c, HfArch *a) {
     snprintf(a->gate_proj, sizeof a->gate_proj, "gate_proj");
     snprintf(a->gate_label, sizeof a->gate_label, "gate_proj-elementwise-sigmoid");
     if (cfg_bool(c, "mup_enabled", 0)) a->embed_scale = sqrtf((float)a->d);
-    int dense = cfg_int(c, "num_dense_layers", 1, 0, 1 << 30);
-    if (!c->failed && dense < a->L) {
+    a->moe_from = cfg_int(c, "num_dense_layers", 1, 0, 1 << 30);
+    if (a->moe_from >= a->L) return;
+    a->n_experts = cfg_int(c, "num_experts", 64, 1, 1 << 16);
+    a->top_k = cfg_int(c, "num_experts_per_tok", 6, 1, 64); /* hf_moe.c holds 64 */
+    a->n_shared = cfg_int(c, "num_shared_experts", 2, 0, 1 << 10);
+    a->moe_ff = cfg_int(c, "moe_intermediate_size", 1408, 1, 1 << 24);
+    afmoe_router(c, a);
+    if (!c->failed && a->top_k > a->n_experts) {
         c->failed = 1;
-        seterr(c->err, c->errlen,
-               "%s: AfmoeForCausalLM layers %d to %d are MoE layers (num_dense_layers %d < "
-               "num_hidden_layers %d), whose sigmoid router with expert_bias and shared experts "
-               "gatelab does not run: only a checkpoint with every layer dense is read",
-               c->path, dense, a->L - 1, dense, a->L);
+        seterr(c->err, c->errlen, "%s: num_experts_per_tok %d must be at most num_experts %d",
+               c->path, a->top_k, a->n_experts);
     }
 }

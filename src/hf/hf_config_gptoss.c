@@ -11,8 +11,10 @@
  * head; sliding_window 128 (null: none) on the layers layer_types names
  * sliding_attention, by default every other one from layer 0
  * (cfg_layer_types with period 2); num_local_experts (no default: the
- * checkpoint must state it) experts of intermediate_size units,
- * num_experts_per_tok (4) of them per token; the SwiGLU clamped at
+ * checkpoint must state it) experts of intermediate_size units on every
+ * layer, num_experts_per_tok (4) of them per token, chosen by the
+ * router's logits and weighed by the softmax over the chosen ones; no
+ * shared experts; the SwiGLU clamped at
  * swiglu_limit (7.0) with GptOssExperts' fixed alpha 1.702; a sink logit
  * per head (self_attn.sinks). */
 void cfg_gptoss(Cfg *c, HfArch *a) {
@@ -27,6 +29,8 @@ void cfg_gptoss(Cfg *c, HfArch *a) {
     a->sinks = 1;
     a->n_experts = cfg_int(c, "num_local_experts", -1, 1, 1 << 16);
     a->top_k = cfg_int(c, "num_experts_per_tok", 4, 1, 64); /* hf_moe.c holds 64 */
+    a->moe_from = 0, a->moe_ff = a->ff, a->n_shared = 0;
+    a->router = (HfRouter){.score = HF_SCORE_SOFTMAX_TOPK, .scale = 1.0};
     a->swiglu_alpha = 1.702;
     a->swiglu_limit = cfg_num(c, "swiglu_limit", 7.0);
     if (!c->failed && (a->top_k > a->n_experts || !(a->swiglu_limit > 0))) {

@@ -1,13 +1,18 @@
-/* hf_moe.c: gpt-oss's mixture-of-experts MLP (GptOssMLP of transformers
- * v4.55.0, modeling_gpt_oss.py): GptOssTopKRouter picks each token's
- * top_k experts by the router's logits and weights them by the softmax
- * over those k logits; each GptOssExperts expert takes
- * gate_up = x @ gate_up_proj[e] + bias, its even columns the gate and odd
- * ones the up projection, clamps the gate from above and the up
- * projection both ways at swiglu_limit, and returns
- * ((up + 1) * gate * sigmoid(alpha * gate)) @ down_proj[e] + bias.
+/* hf_moe.c: the mixture-of-experts MLP, one path for gpt-oss (GptOssMLP
+ * of transformers v4.55.0, modeling_gpt_oss.py) and AFMoE (AfmoeMoE of
+ * modeling_afmoe.py, transformers commit d4037de): the router's logits
+ * (mlp.router), each token's top_k experts and their weights as the
+ * family's HfRouter says, the shared experts where the layer has them,
+ * then each routed expert on the rows that chose it. The experts:
+ *   gpt-oss (GptOssExperts, 3-D tensors): gate_up = x @ gate_up_proj[e] +
+ *     bias, its even columns the gate and odd ones the up projection,
+ *     the gate clamped from above and the up projection both ways at
+ *     swiglu_limit, ((up + 1) * gate * sigmoid(alpha * gate)) @
+ *     down_proj[e] + bias;
+ *   AFMoE (AfmoeExperts, a module per expert): down_proj(act(gate_proj(x))
+ *     * up_proj(x)), bias-free, the SwiGLU of the dense MLP.
  * Under fake quantization the MLP input, each expert's slabs and the
- * activations go through fakequant.h's MoE calls. */
+ * experts' activations go through fakequant.h's MoE calls. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,21 +20,33 @@
 #include "hf_steps.h"
 #include "util.h" /* falloc */
 
-/* The k largest of z[n] (ties: the lower index first) into idx[k], their
- * softmax over those k into w[k]. */
-static void top_k(const float *z, int n, int k, int *idx, float *w) {
+/* Token's top k of n experts by r from its router logits z[n] (scored in
+ * place under a sigmoid router), ties to the lower index: idx[k] and the
+ * weights w[k]. bias: the selection bias (AFMoE's expert_bias), or NULL. */
+static void route(const HfRouter *r, float *z, const float *bias, int n, int k, int *idx,
+                  float *w) {
+    if (r->score == HF_SCORE_SIGMOID)
+        for (int e = 0; e < n; e++) z[e] = (float)(1.0 / (1.0 + exp(-(double)z[e])));
     for (int j = 0; j < k; j++) {
         int best = -1;
         for (int e = 0; e < n; e++) {
             int taken = 0;
             for (int i = 0; i < j && !taken; i++) taken = idx[i] == e;
-            if (!taken && (best < 0 || z[e] > z[best])) best = e;
+            if (taken) continue;
+            if (best < 0 || (bias ? z[e] + bias[e] > z[best] + bias[best] : z[e] > z[best]))
+                best = e;
         }
         idx[j] = best;
     }
     double sum = 0.0;
-    for (int j = 0; j < k; j++) sum += exp((double)z[idx[j]] - z[idx[0]]);
-    for (int j = 0; j < k; j++) w[j] = (float)(exp((double)z[idx[j]] - z[idx[0]]) / sum);
+    if (r->score == HF_SCORE_SOFTMAX_TOPK) {
+        for (int j = 0; j < k; j++) sum += exp((double)z[idx[j]] - z[idx[0]]);
+        for (int j = 0; j < k; j++) w[j] = (float)(exp((double)z[idx[j]] - z[idx[0]]) / sum);
+        return;
+    }
+    for (int j = 0; j < k; j++) sum += z[idx[j]];
+    for (int j = 0; j < k; j++)
+        w[j] = (float)((r->renorm ? z[idx[j]] / (sum + 1e-20) : z[idx[j]]) * r->scale);
 }
 
 /* act[ff] = the clamped SwiGLU of the interleaved gu[2ff]. */
@@ -41,65 +58,70 @@ static void clamped_swiglu(float *act, const float *gu, int ff, float alpha, flo
     }
 }
 
-/* Expert e (its gate_up slab gu_w [d, 2ff], down slab down_w [ff, d]) on
- * the n rows x[n, d] at places pos[n] of their window: y[n, d] (scratch
- * gu[n, 2ff], act[n, ff]), one product of the n rows per weight; the
- * activations through the fake quantization, if any; no down product
- * without down_w (a sweep collecting the activations). */
-static void expert(const HfModel *m, const float *W[W_N_ROLES], int e, const float *gu_w,
-                   const float *down_w, int n, const int *pos, const float *x, float *gu,
-                   float *act, float *y) {
+/* One expert's weights as hf_weights_expert hands them out: gpt-oss's
+ * gate_up slab gu [d, 2ff] and down slab [ff, d] ([in, out]) with their
+ * biases, or AFMoE's gate, up [ff, d] and down [d, ff] ([out, in]). */
+typedef struct {
+    const float *gu, *gate, *up, *down, *gu_b, *down_b;
+} ExpertW;
+
+/* Expert x on the n rows in[n, d] at places pos[n] of their window:
+ * y[n, d] (scratch gu[n, 2ff], act[n, ff]), one product of the n rows per
+ * weight; the activations through the fake quantization, if any; no down
+ * product without x->down (a sweep collecting the activations). */
+static void expert(const HfModel *m, const ExpertW *x, int n, const int *pos, const float *in,
+                   float *gu, float *act, float *y) {
     const HfArch *a = &m->a;
-    const size_t ff = (size_t)a->ff;
-    HfLinear up = {.out = gu,
-                   .in = x,
-                   .W = gu_w,
-                   .bias = W[W_EXP_GU_B] + (size_t)e * 2 * ff,
-                   .M = n,
-                   .K = a->d,
-                   .N = 2 * a->ff,
-                   .conv1d = 1,
-                   .ldo = 2 * a->ff};
-    hf_linear_run(m->threads, &up);
-    for (int r = 0; r < n; r++)
-        clamped_swiglu(act + r * ff, gu + r * 2 * ff, a->ff, (float)a->swiglu_alpha,
-                       (float)a->swiglu_limit);
-    if (m->quant) fq_moe_hidden(m->quant, act, (size_t)n, ff, pos);
-    if (!down_w) return;
+    const int ff = a->moe_ff, d = a->d, fused = x->gu != NULL;
+    HfLinear j = {.in = in, .M = n, .K = d, .conv1d = fused};
+    if (fused) {
+        j.out = gu, j.W = x->gu, j.bias = x->gu_b, j.N = j.ldo = 2 * ff;
+        hf_linear_run(m->threads, &j);
+        for (int r = 0; r < n; r++)
+            clamped_swiglu(act + (size_t)r * ff, gu + (size_t)r * 2 * ff, ff,
+                           (float)a->swiglu_alpha, (float)a->swiglu_limit);
+    } else {
+        j.out = gu, j.W = x->gate, j.N = j.ldo = ff;
+        hf_linear_run(m->threads, &j);
+        j.out = act, j.W = x->up;
+        hf_linear_run(m->threads, &j);
+        hf_glu_act(a->act, act, gu, (size_t)n * ff);
+    }
+    if (m->quant) fq_moe_hidden(m->quant, act, (size_t)n, (size_t)ff, pos);
+    if (!x->down) return;
     HfLinear down = {.out = y,
                      .in = act,
-                     .W = down_w,
-                     .bias = W[W_EXP_DOWN_B] + (size_t)e * a->d,
+                     .W = x->down,
+                     .bias = x->down_b,
                      .M = n,
-                     .K = a->ff,
-                     .N = a->d,
-                     .conv1d = 1,
-                     .ldo = a->d};
+                     .K = ff,
+                     .N = d,
+                     .conv1d = fused,
+                     .ldo = d};
     hf_linear_run(m->threads, &down);
 }
 
-/* Expert e (slabs gu_w, down_w) on the rows of window w that chose it
- * (the router's weights wt[R, k] and experts idx[R, k]), its output times
- * each row's weight added to out (none without down_w). */
-static void window_expert(HfModel *m, const float *W[W_N_ROLES], int e, const float *gu_w,
-                          const float *down_w, int w, const float *in, float *out) {
+/* Expert e (weights x) on the rows of window w that chose it (the
+ * router's weights wt[R, k] and experts idx[R, k]), its output times each
+ * row's weight added to out (none without x->down). */
+static void window_expert(HfModel *m, const ExpertW *x, int e, int w, const float *in, float *out) {
     const HfArch *a = &m->a;
     HfBufs *b = &m->b;
     const int T = b->T, k = a->top_k, d = a->d;
     const int *idx = b->moe_idx + (size_t)w * T * k;
     const float *wt = b->moe_w + (size_t)w * T * k;
-    float *x = b->moe, *gu = x + (size_t)T * d, *act = gu + (size_t)T * 2 * a->ff,
-          *y = act + (size_t)T * a->ff, *g = y + (size_t)T * d;
+    float *xs = b->moe, *gu = xs + (size_t)T * d, *act = gu + (size_t)T * 2 * a->moe_ff,
+          *y = act + (size_t)T * a->moe_ff, *g = y + (size_t)T * d;
     int *rows = b->moe_rows, n = 0;
     for (int t = 0; t < T; t++)
         for (int j = 0; j < k; j++)
             if (idx[t * k + j] == e) {
                 rows[n] = t, g[n] = wt[t * k + j];
-                memcpy(x + (size_t)n++ * d, in + ((size_t)w * T + t) * d, d * sizeof *x);
+                memcpy(xs + (size_t)n++ * d, in + ((size_t)w * T + t) * d, d * sizeof *xs);
             }
     if (!n) return;
-    expert(m, W, e, gu_w, down_w, n, rows, x, gu, act, y);
-    if (!down_w) return;
+    expert(m, x, n, rows, xs, gu, act, y);
+    if (!x->down) return;
     for (int r = 0; r < n; r++) {
         float *o = out + ((size_t)w * T + rows[r]) * d;
         for (int i = 0; i < d; i++) o[i] += g[r] * y[(size_t)r * d + i];
@@ -113,31 +135,54 @@ static int expert_used(const HfBufs *b, int e, int k) {
     return 0;
 }
 
+/* Expert e's weights of layer l into x (converted once for all the
+ * windows, then through the fake quantization, if any); without down,
+ * no down slab (a sweep collecting the activations). -1 with one line in
+ * err when a conversion fails. */
+static int expert_weights(HfModel *m, int l, const float *W[W_N_ROLES], int e, int down, ExpertW *x,
+                          char *err, size_t errlen) {
+    const HfArch *a = &m->a;
+    const HfWeights *w = &m->w;
+    const size_t d = (size_t)a->d, ff = (size_t)a->moe_ff;
+    FakeQuant *q = m->quant;
+    memset(x, 0, sizeof *x);
+    if (w->layers[l].t[W_EXP_GU]) { /* 3-D tensors, biased */
+        x->gu_b = W[W_EXP_GU_B] ? W[W_EXP_GU_B] + (size_t)e * 2 * ff : NULL;
+        x->down_b = W[W_EXP_DOWN_B] ? W[W_EXP_DOWN_B] + (size_t)e * d : NULL;
+        if (!(x->gu = hf_weights_expert(w, l, W_EXP_GU, e, err, errlen))) return -1;
+        if (q) x->gu = fq_expert_weight(q, FQ_SLAB_GATE_UP, x->gu, 2 * d * ff);
+    } else {
+        if (!(x->gate = hf_weights_expert(w, l, W_EXP_GATE, e, err, errlen)) ||
+            !(x->up = hf_weights_expert(w, l, W_EXP_UP, e, err, errlen)))
+            return -1;
+        if (q) x->gate = fq_expert_weight(q, FQ_SLAB_GATE_UP, x->gate, d * ff);
+        if (q) x->up = fq_expert_weight(q, FQ_SLAB_UP, x->up, d * ff);
+    }
+    if (!down) return 0;
+    if (!(x->down = hf_weights_expert(w, l, W_EXP_DOWN, e, err, errlen))) return -1;
+    if (q) x->down = fq_expert_weight(q, FQ_SLAB_DOWN, x->down, d * ff);
+    return 0;
+}
+
 /* Every expert the pass's rows chose on them (in [R, d]), expert by
- * expert (its weights converted once, through the fake quantization), window
- * by window: a row still gets its experts' outputs in index order, added to
- * out; out NULL: the gate_up products and activations only. */
+ * expert (its weights converted once), window by window: a row still gets
+ * its experts' outputs in index order, added to out; out NULL: the gate
+ * and up products and activations only. */
 static int experts(HfModel *m, int l, const float *W[W_N_ROLES], const float *in, float *out,
                    char *err, size_t errlen) {
-    const HfArch *a = &m->a;
     HfBufs *b = &m->b;
-    const size_t slab = 2 * (size_t)a->d * a->ff;
-    for (int e = 0; e < a->n_experts; e++) {
-        if (!expert_used(b, e, a->top_k)) continue;
-        const float *gu_w = hf_weights_expert(&m->w, l, W_EXP_GU, e, err, errlen), *down_w = NULL;
-        if (!gu_w) return -1;
-        if (out && !(down_w = hf_weights_expert(&m->w, l, W_EXP_DOWN, e, err, errlen))) return -1;
-        if (m->quant) {
-            gu_w = fq_expert_weight(m->quant, FQ_SLAB_GATE_UP, gu_w, slab);
-            if (down_w) down_w = fq_expert_weight(m->quant, FQ_SLAB_DOWN, down_w, slab / 2);
-        }
-        for (int w = 0; w < b->B; w++) window_expert(m, W, e, gu_w, down_w, w, in, out);
+    for (int e = 0; e < m->a.n_experts; e++) {
+        ExpertW x;
+        if (!expert_used(b, e, m->a.top_k)) continue;
+        if (expert_weights(m, l, W, e, out != NULL, &x, err, errlen) < 0) return -1;
+        for (int w = 0; w < b->B; w++) window_expert(m, &x, e, w, in, out);
     }
     return 0;
 }
 
-/* experts() with the statistics on (q->observe): the experts' sum made
- * apart, recorded as the MLP's output (FQ_OUT_FFN), then added to out, as
+/* experts() with the statistics on (q->observe) where the MoE's output
+ * joins the residual stream directly (acc): the experts' sum made apart,
+ * recorded as the MLP's output (FQ_OUT_FFN), then added to out, as
  * hf_linear records a dense MLP's (statistics passes only). */
 static int experts_observed(HfModel *m, int l, const float *W[W_N_ROLES], const float *in,
                             float *out, char *err, size_t errlen) {
@@ -156,20 +201,21 @@ static int experts_observed(HfModel *m, int l, const float *W[W_N_ROLES], const 
     return rc;
 }
 
-int hf_moe(HfModel *m, int l, const float *W[W_N_ROLES], const float *in, float *out, char *err,
-           size_t errlen) {
+int hf_moe(HfModel *m, int l, const float *W[W_N_ROLES], const float *in, float *out, int acc,
+           char *err, size_t errlen) {
     const HfArch *a = &m->a;
     HfBufs *b = &m->b;
     const int E = a->n_experts, k = a->top_k;
     hf_linear(m, b->router, in, W[W_ROUTER], W[W_ROUTER_B], a->d, E, 0, 0, FQ_OUT_FFN);
     for (int t = 0; t < b->R; t++)
-        top_k(b->router + (size_t)t * E, E, k, b->moe_idx + (size_t)t * k,
-              b->moe_w + (size_t)t * k);
+        route(&a->router, b->router + (size_t)t * E, a->router.select_bias ? W[W_EXP_BIAS] : NULL,
+              E, k, b->moe_idx + (size_t)t * k, b->moe_w + (size_t)t * k);
     FakeQuant *q = m->quant;
     const float *x = q ? fq_moe_input(q, in, (size_t)b->R, (size_t)a->d) : in;
+    if (W[W_GATE]) hf_mlp(m, W, in, out, 0, a->n_shared * a->moe_ff); /* shared experts */
     /* a calibration pass sweeps the experts once for the activations' range */
     while (q && fq_moe_hidden_sweep(q, b->moe))
         if (experts(m, l, W, x, NULL, err, errlen) != 0) return -1;
-    if (q && q->observe) return experts_observed(m, l, W, x, out, err, errlen);
+    if (acc && q && q->observe) return experts_observed(m, l, W, x, out, err, errlen);
     return experts(m, l, W, x, out, err, errlen);
 }

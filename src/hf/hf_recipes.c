@@ -35,8 +35,10 @@
  *     (modeling_gpt_oss.py, transformers v4.55.0);
  *   AFMoE: Gemma's sandwich with plain RMSNorms, per-head q_norm /
  *     k_norm, RoPE on the sliding layers only, the attention output times
- *     sigmoid(gate_proj(h)) elementwise, the dense SwiGLU MLP
- *     (modeling_afmoe.py, transformers commit d4037de). */
+ *     sigmoid(gate_proj(h)) elementwise, the dense SwiGLU MLP on the first
+ *     num_dense_layers layers, the MoE MLP (hf_moe.c: sigmoid router,
+ *     shared experts) on the others (modeling_afmoe.py, transformers
+ *     commit d4037de). */
 #include <string.h>
 
 #include "hf_steps.h"
@@ -85,7 +87,7 @@ static int llama_layer(HfModel *m, int l, const float *W[W_N_ROLES], const Inter
     hf_attend(m, l, &(AttnIn){.q = b->q, .k = b->k, .v = b->v, .ldq = hd, .ldkv = kv}, iv);
     hf_linear(m, b->x, b->o, W[W_O], W[W_OB], hd, a->d, m->w.conv1d, 1, FQ_OUT_ATTN);
     hf_norm(m, b->h, b->x, W[W_LN2], W[W_LN2_B], R, a->d, a->rms);
-    hf_mlp(m, W, m->b.h, m->b.x, 1);
+    hf_mlp(m, W, m->b.h, m->b.x, 1, a->ff);
     return 0;
 }
 
@@ -106,7 +108,7 @@ static int olmo2_layer(HfModel *m, int l, const float *W[W_N_ROLES], const Inter
     hf_linear(m, b->h, b->o, W[W_O], W[W_OB], hd, a->d, 0, 0, FQ_OUT_ATTN);
     hf_norm(m, b->h, b->h, W[W_LN1], NULL, R, a->d, 1);
     hf_residual_add(m, b->x, b->h, FQ_OUT_ATTN);
-    hf_mlp(m, W, b->x, b->h, 0);
+    hf_mlp(m, W, b->x, b->h, 0, a->ff);
     hf_norm(m, b->h, b->h, W[W_LN2], NULL, R, a->d, 1);
     hf_residual_add(m, b->x, b->h, FQ_OUT_FFN);
     return 0;
@@ -114,9 +116,10 @@ static int olmo2_layer(HfModel *m, int l, const float *W[W_N_ROLES], const Inter
 
 /* Gemma 2 and 3, AFMoE: each block between a norm of its input and a
  * norm of its output, then the residual add; b.h holds the block's
- * output. AFMoE's gate scores come from the normed input (gate_proj), its
- * full-attention layers skip RoPE (hf_rope). */
-static int gemma_layer(HfModel *m, int l, const float *W[W_N_ROLES], const Intervention *iv) {
+ * output (an MoE layer's MLP output first in b.moe_out). AFMoE's gate scores come from the normed
+ * input (gate_proj), its full-attention layers skip RoPE (hf_rope). */
+static int gemma_layer(HfModel *m, int l, const float *W[W_N_ROLES], const Intervention *iv,
+                       char *err, size_t errlen) {
     const HfArch *a = &m->a;
     HfBufs *b = &m->b;
     const int R = b->R, kv = a->Hkv * a->dh, hd = a->H * a->dh;
@@ -136,8 +139,13 @@ static int gemma_layer(HfModel *m, int l, const float *W[W_N_ROLES], const Inter
     hf_norm(m, b->h, b->h, W[W_LN1_POST], NULL, R, a->d, 1);
     hf_residual_add(m, b->x, b->h, FQ_OUT_ATTN);
     hf_norm(m, b->h, b->x, W[W_LN2], NULL, R, a->d, 1);
-    hf_mlp(m, W, b->h, b->h, 0);
-    hf_norm(m, b->h, b->h, W[W_LN2_POST], NULL, R, a->d, 1);
+    const float *y = b->h;
+    if (W[W_ROUTER]) { /* AFMoE's MoE layers */
+        memset(b->moe_out, 0, (size_t)R * a->d * sizeof *b->moe_out);
+        if (hf_moe(m, l, W, b->h, b->moe_out, 0, err, errlen) < 0) return -1;
+        y = b->moe_out;
+    } else hf_mlp(m, W, b->h, b->h, 0, a->ff);
+    hf_norm(m, b->h, y, W[W_LN2_POST], NULL, R, a->d, 1);
     hf_residual_add(m, b->x, b->h, FQ_OUT_FFN);
     return 0;
 }
@@ -158,7 +166,7 @@ static int gpt2_layer(HfModel *m, int l, const float *W[W_N_ROLES], const Interv
               iv);
     hf_linear(m, b->x, b->o, W[W_O], W[W_OB], d, d, m->w.conv1d, 1, FQ_OUT_ATTN);
     hf_norm(m, b->h, b->x, W[W_LN2], W[W_LN2_B], b->R, d, a->rms);
-    hf_mlp(m, W, m->b.h, m->b.x, 1);
+    hf_mlp(m, W, m->b.h, m->b.x, 1, a->ff);
     return 0;
 }
 
@@ -191,7 +199,7 @@ static int neox_layer(HfModel *m, int l, const float *W[W_N_ROLES], const Interv
     if (a->parallel_residual) hf_norm(m, b->h, b->x, W[W_LN2], W[W_LN2_B], b->R, d, a->rms);
     hf_linear(m, b->x, b->o, W[W_O], W[W_OB], hd, d, m->w.conv1d, 1, FQ_OUT_ATTN);
     if (!a->parallel_residual) hf_norm(m, b->h, b->x, W[W_LN2], W[W_LN2_B], b->R, d, a->rms);
-    hf_mlp(m, W, m->b.h, m->b.x, 1);
+    hf_mlp(m, W, m->b.h, m->b.x, 1, a->ff);
     return 0;
 }
 
@@ -210,7 +218,7 @@ static int gptoss_layer(HfModel *m, int l, const float *W[W_N_ROLES], const Inte
     hf_attend(m, l, &in, iv);
     hf_linear(m, b->x, b->o, W[W_O], W[W_OB], hd, a->d, 0, 1, FQ_OUT_ATTN);
     hf_norm(m, b->h, b->x, W[W_LN2], NULL, R, a->d, 1);
-    return hf_moe(m, l, W, b->h, b->x, err, errlen);
+    return hf_moe(m, l, W, b->h, b->x, 1, err, errlen);
 }
 
 int hf_layer(HfModel *m, int l, const Intervention *iv, char *err, size_t errlen) {
@@ -222,7 +230,9 @@ int hf_layer(HfModel *m, int l, const Intervention *iv, char *err, size_t errlen
     case HF_OLMO2: olmo2_layer(m, l, W, iv); break;
     case HF_GEMMA2:
     case HF_GEMMA3:
-    case HF_AFMOE: gemma_layer(m, l, W, iv); break;
+    case HF_AFMOE:
+        if (gemma_layer(m, l, W, iv, err, errlen) < 0) return -1;
+        break;
     case HF_GPTOSS:
         if (gptoss_layer(m, l, W, iv, err, errlen) < 0) return -1;
         break;

@@ -39,12 +39,17 @@ static void bufs_plan(Plan *p, void *ctx) {
     b->qraw = plan_floats(p, t * qraw);
     b->q = plan_floats(p, t * hd), b->k = plan_floats(p, t * kv), b->v = plan_floats(p, t * kv);
     b->g = plan_floats(p, t * (gc ? gc : 1)), b->o = plan_floats(p, t * hd);
-    b->f1 = plan_floats(p, t * a->ff), b->f2 = plan_floats(p, t * a->ff);
+    const size_t shared = (size_t)a->n_shared * a->moe_ff,
+                 ff = shared > (size_t)a->ff ? shared : (size_t)a->ff;
+    b->f1 = plan_floats(p, t * ff), b->f2 = plan_floats(p, t * ff);
     b->first_col = plan_floats(p, (size_t)a->H * t);
     b->slot = a->sinks ? plan_floats(p, (size_t)a->H * t) : NULL;
     const size_t E = (size_t)a->n_experts, k = (size_t)a->top_k;
     b->router = E ? plan_floats(p, t * E) : NULL;
-    b->moe = E ? plan_floats(p, (size_t)T * (2 * (size_t)a->d + 3 * (size_t)a->ff + 1)) : NULL;
+    b->moe = E ? plan_floats(p, (size_t)T * (2 * (size_t)a->d + 3 * (size_t)a->moe_ff + 1)) : NULL;
+    /* where the MoE block's output is normed before it joins the residual
+     * stream (AFMoE's post_mlp_layernorm), it has rows of its own */
+    b->moe_out = E && a->family == HF_AFMOE ? plan_floats(p, t * a->d) : NULL;
     b->moe_w = E ? plan_floats(p, t * k) : NULL;
     b->moe_idx = E ? plan_take(p, t * k, sizeof(int)) : NULL;
     b->moe_rows = E ? plan_take(p, (size_t)T, sizeof(int)) : NULL;
@@ -274,28 +279,32 @@ static void act_range(void *ctx, size_t i0, size_t i1) {
     if (j->f2) gate_apply_forward(f1, f1, x, GB_ELEM, FORM_MULT, 1, 1, (int)n);
 }
 
-void hf_mlp(HfModel *m, const float *W[W_N_ROLES], const float *in, float *out, int acc) {
+void hf_glu_act(HfAct act, float *up, float *gate, size_t n) {
+    ActJob j = {act, up, gate};
+    act_range(&j, 0, n);
+}
+
+void hf_mlp(HfModel *m, const float *W[W_N_ROLES], const float *in, float *out, int acc, int ff) {
     const HfArch *a = &m->a;
     HfBufs *b = &m->b;
     ActJob act = {a->act, b->f1, a->glu ? b->f2 : NULL};
     /* the activation runs on each thread's columns right after their sgemm:
      * GLU: f1 = up, then f1 *= act(gate) slice by slice; else f1 = act(up) */
-    if (a->glu)
-        hf_linear(m, b->f1, in, W[W_UP], W[W_UP_B], a->d, a->ff, m->w.conv1d, 0, FQ_OUT_FFN);
+    if (a->glu) hf_linear(m, b->f1, in, W[W_UP], W[W_UP_B], a->d, ff, m->w.conv1d, 0, FQ_OUT_FFN);
     HfLinear j = {.out = a->glu ? b->f2 : b->f1,
                   .in = in,
                   .W = W[a->glu ? W_GATE : W_UP],
                   .bias = W[a->glu ? W_GATE_B : W_UP_B],
                   .M = b->R,
                   .K = a->d,
-                  .N = a->ff,
+                  .N = ff,
                   .conv1d = a->glu ? 0 : m->w.conv1d,
-                  .ldo = a->ff,
+                  .ldo = ff,
                   .epi = act_range,
                   .epi_ctx = &act,
                   .T = b->T};
     hf_linear_quant(m, &j);
-    hf_linear(m, out, b->f1, W[W_DOWN], W[W_DOWN_B], a->ff, a->d, m->w.conv1d, acc, FQ_OUT_FFN);
+    hf_linear(m, out, b->f1, W[W_DOWN], W[W_DOWN_B], ff, a->d, m->w.conv1d, acc, FQ_OUT_FFN);
 }
 
 void hf_residual_add(const HfModel *m, float *x, const float *y, FqOut kind) {

@@ -27,7 +27,8 @@ typedef struct {
     float *first_col, *maps;            /* [B, H, T], [B, H, M, M] */
     float *slot;                        /* [B, H, T]: each query's sink-logit share (sinks) */
     float *router, *moe;                /* MoE: router logits [R, E]; one window's
-                                           expert scratch [T, 2d + 3ff + 1] (else NULL) */
+                                           expert scratch [T, 2d + 3moe_ff + 1] (else NULL) */
+    float *moe_out;                     /* [R, d]: the MoE block's output where it is normed */
     float *moe_w;                       /* the router weights of the pass's rows [R, k] */
     int *moe_idx, *moe_rows;            /* their experts [R, k]; an expert's rows of a window [T] */
     float *cosv, *sinv;                 /* RoPE tables of one window's T positions */
@@ -115,22 +116,32 @@ int hf_layer_window(const HfArch *a, int l);
  * scores); last the intervention's change to the head outputs
  * (iv_head_output). */
 void hf_attend(HfModel *m, int l, const AttnIn *in, const Intervention *iv);
-/* gpt-oss's MoE MLP (hf_moe.c) of in [R, d], added to out [R, d] as the
- * MLP's output joins the residual stream: per row, the router's logits
- * (mlp.router), its top_k experts weighted by the softmax over their k
- * logits, each expert's clamped SwiGLU of its interleaved gate_up_proj
- * product, then down_proj; expert by expert, each one's weights
- * converted once (hf_weights_expert), and window by window within it (an
- * expert's rows of one window in one product), so a window's bits do not
- * depend on the others in the pass; under fake quantization (m->quant) the
- * MLP input, each expert's slabs and the experts' activations go through
- * fakequant.h's MoE calls. l: the layer. -1 with one line in err
- * when an expert's weights cannot be converted. */
-int hf_moe(HfModel *m, int l, const float *W[W_N_ROLES], const float *in, float *out, char *err,
-           size_t errlen);
-/* The MLP (GLU or plain) of in [R, d] into out [R, d]; acc: added to out
- * as a sub-layer output joins the residual stream (hf_linear's acc). */
-void hf_mlp(HfModel *m, const float *W[W_N_ROLES], const float *in, float *out, int acc);
+/* The MoE MLP (hf_moe.c) of in [R, d] into out [R, d]: per row, the
+ * router's logits (mlp.router), its top_k experts and their weights as
+ * the family's HfRouter chooses them (gpt-oss: the softmax over the k
+ * largest logits; AFMoE: sigmoid scores, chosen with expert_bias added,
+ * renormalised, times route_scale); the shared experts' GLU, where the
+ * layer has them (W_GATE), written to out; then each routed expert
+ * (gpt-oss's clamped SwiGLU of its interleaved gate_up_proj product,
+ * AFMoE's GLU of its own tensors) times its weight added; expert by
+ * expert, each one's weights converted once (hf_weights_expert), and
+ * window by window within it (an expert's rows of one window in one
+ * product), so a window's bits do not depend on the others in the pass.
+ * acc: out is the residual stream the MoE's output joins (gpt-oss; the
+ * statistics then record that output as hf_linear's acc does), else a
+ * buffer of the MoE's own that the caller adds. Under fake quantization
+ * (m->quant) the MLP input, each expert's slabs and the experts'
+ * activations go through fakequant.h's MoE calls. l: the layer. -1 with
+ * one line in err when an expert's weights cannot be converted. */
+int hf_moe(HfModel *m, int l, const float *W[W_N_ROLES], const float *in, float *out, int acc,
+           char *err, size_t errlen);
+/* The MLP (GLU or plain) of ff hidden units of in [R, d] into out
+ * [R, d]; acc: added to out as a sub-layer output joins the residual
+ * stream (hf_linear's acc). */
+void hf_mlp(HfModel *m, const float *W[W_N_ROLES], const float *in, float *out, int acc, int ff);
+/* The GLU's activation on n values: up *= act(gate) (gate overwritten),
+ * as hf_mlp applies it. */
+void hf_glu_act(HfAct act, float *up, float *gate, size_t n);
 /* x += y over the R rows of width d: a sub-layer's output y (of kind, as
  * hf_linear's acc records it under statistics) joining the residual
  * stream. */

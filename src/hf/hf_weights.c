@@ -170,10 +170,13 @@ static int gptoss_specs(const HfArch *a, Spec *s) {
 }
 /* AFMoE: Gemma's four norms a layer (pre_mlp_layernorm and
  * post_mlp_layernorm around the MLP), Llama's projections (bias-free),
- * per-head q_norm / k_norm, the gate's own projection and the dense
- * SwiGLU MLP (modeling_afmoe.py). */
-static int afmoe_specs(const HfArch *a, Spec *s) {
-    const long long d = a->d;
+ * per-head q_norm / k_norm, the gate's own projection; the dense SwiGLU
+ * MLP on the first num_dense_layers layers, on the others the router,
+ * expert_bias and the shared experts (one GLU of n_shared * moe_ff units,
+ * bound as the MLP's roles), the routed experts' own tensors in
+ * expert_specs (modeling_afmoe.py). */
+static int afmoe_specs(const HfArch *a, int l, Spec *s) {
+    const long long d = a->d, sh = (long long)a->n_shared * a->moe_ff;
     int n = 0;
     ADD(W_LN1, "input_layernorm.weight", 1, d, 0);
     ADD(W_LN1_POST, "post_attention_layernorm.weight", 1, d, 0);
@@ -183,15 +186,36 @@ static int afmoe_specs(const HfArch *a, Spec *s) {
     ADD(W_QN, "self_attn.q_norm.weight", 1, a->dh, 0);
     ADD(W_KN, "self_attn.k_norm.weight", 1, a->dh, 0);
     ADD(W_GPROJ, "self_attn.gate_proj.weight", 2, (long long)a->H * hf_gate_per_head(a), d);
-    return llama_mlp_specs(a, s, n);
+    if (!a->n_experts || l < a->moe_from) return llama_mlp_specs(a, s, n);
+    ADD(W_ROUTER, "mlp.router.gate.weight", 2, a->n_experts, d);
+    ADD(W_EXP_BIAS, "mlp.expert_bias", 1, a->n_experts, 0);
+    if (!sh) return n;
+    ADD(W_GATE, "mlp.shared_experts.gate_proj.weight", 2, sh, d);
+    ADD(W_UP, "mlp.shared_experts.up_proj.weight", 2, sh, d);
+    ADD(W_DOWN, "mlp.shared_experts.down_proj.weight", 2, d, sh);
+    return n;
+}
+
+/* The tensors each routed expert of an MoE layer has as its own (AFMoE's
+ * mlp.experts.<e>.{gate,up,down}_proj.weight, in per_expert's order),
+ * their suffixes after "mlp.experts.<e>.": their count, 0 where the experts are 3-D
+ * tensors (gpt-oss) or the layer is dense. */
+static int expert_specs(const HfArch *a, int l, Spec *s) {
+    const long long d = a->d, ff = a->moe_ff;
+    int n = 0;
+    if (a->family != HF_AFMOE || !a->n_experts || l < a->moe_from) return 0;
+    ADD(W_EXP_GATE, "gate_proj.weight", 2, ff, d);
+    ADD(W_EXP_UP, "up_proj.weight", 2, ff, d);
+    ADD(W_EXP_DOWN, "down_proj.weight", 2, d, ff);
+    return n;
 }
 #undef ADD
 #undef ADD3
 #undef BIAS
 
-static int layer_specs(const HfArch *a, Spec *s) {
+static int layer_specs(const HfArch *a, int l, Spec *s) {
     if (a->family == HF_GPTOSS) return gptoss_specs(a, s);
-    if (a->family == HF_AFMOE) return afmoe_specs(a, s);
+    if (a->family == HF_AFMOE) return afmoe_specs(a, l, s);
     if (a->family == HF_GPT2) return gpt2_specs(a, s);
     if (a->family == HF_NEOX) return neox_specs(a, s);
     if (a->family == HF_OLMO2) return olmo2_specs(a, s);
@@ -310,8 +334,16 @@ static void mxfp4_expert(float *dst, const StTensor *blk, const StTensor *sc, si
     }
 }
 
-/* The 3-D expert roles, bound whole but handed out one expert at a time. */
-static int is_expert(int role) { return role == W_EXP_GU || role == W_EXP_DOWN; }
+/* The expert roles, handed out one expert at a time. */
+static int is_expert(int role) {
+    return role == W_EXP_GU || role == W_EXP_DOWN || role == W_EXP_GATE || role == W_EXP_UP;
+}
+
+/* Floats of one expert's tensor of role r: gpt-oss's gate_up slab
+ * [d, 2 moe_ff], else d * moe_ff. */
+static size_t expert_floats(const HfArch *a, int r) {
+    return (r == W_EXP_GU ? 2 : 1) * (size_t)a->d * a->moe_ff;
+}
 
 /* The prefix of the model's tensors: "transformer." or "" for GPT-2; a
  * multimodal checkpoint's text tower "language_model.model." as
@@ -358,6 +390,50 @@ static int bind_globals(HfWeights *w, const char *pre, const char *hpre, char *e
     return 0;
 }
 
+/* Layer l's per-expert tensors (expert_specs) into per_expert, each
+ * checked; used[r] set for their roles. */
+static int bind_experts(HfWeights *w, int l, const char *lp, int *used, char *err, size_t errlen) {
+    Spec s[3];
+    const int n = expert_specs(w->a, l, s);
+    const size_t E = (size_t)w->a->n_experts;
+    HfLayerSpec *ls = &w->layers[l];
+    if (!n) return 0;
+    if (!(ls->per_expert = calloc(E * (size_t)n, sizeof *ls->per_expert)))
+        return seterr(err, errlen, "out of memory");
+    char name[256];
+    for (size_t e = 0; e < E; e++)
+        for (int i = 0; i < n; i++) {
+            snprintf(name, sizeof name, "%s.%d.mlp.experts.%zu.%s", lp, l, e, s[i].suffix);
+            const StTensor **slot = &ls->per_expert[e * (size_t)n + i];
+            if (check_one(w->st, name, &s[i], slot, err, errlen) < 0) return -1;
+            note_dtype(w, *slot);
+            used[s[i].role] = 1;
+        }
+    return 0;
+}
+
+/* Layer l's tensors (layer_specs) into w->layers[l], each checked; the
+ * floats their conversion takes into *need, used[r] set for the expert
+ * roles bound. */
+static int bind_layer(HfWeights *w, int l, const char *lp, size_t *need, int *used, char *err,
+                      size_t errlen) {
+    Spec s[W_N_ROLES];
+    const int n = layer_specs(w->a, l, s);
+    char name[256];
+    *need = 0;
+    for (int i = 0; i < n; i++) {
+        snprintf(name, sizeof name, "%s.%d.%s", lp, l, s[i].suffix);
+        const StTensor **slot = &w->layers[l].t[s[i].role];
+        const StTensor **sc = &w->layers[l].scales[s[i].role];
+        int q = s[i].ndim == 3 ? bind_mxfp4(w->st, name, &s[i], slot, sc, err, errlen) : 1;
+        if (q < 0 || (q && check_one(w->st, name, &s[i], slot, err, errlen) < 0)) return -1;
+        if (*slot) note_dtype(w, *slot);
+        if (!is_expert(s[i].role)) *need += convert_need(w->a, s[i].role, *slot);
+        else if (*slot) used[s[i].role] = 1;
+    }
+    return bind_experts(w, l, lp, used, err, errlen);
+}
+
 int hf_weights_bind(HfWeights *w, SafeTensors *st, const HfArch *a, char *err, size_t errlen) {
     memset(w, 0, sizeof *w);
     w->st = st;
@@ -367,33 +443,28 @@ int hf_weights_bind(HfWeights *w, SafeTensors *st, const HfArch *a, char *err, s
     if (bind_globals(w, pre, hpre, err, errlen) < 0) return -1;
     if (!(w->layers = calloc((size_t)a->L, sizeof *w->layers)))
         return seterr(err, errlen, "out of memory");
-    Spec s[W_N_ROLES];
-    int n = layer_specs(a, s);
-    char lp[64], name[256];
+    char lp[64];
+    int used[W_N_ROLES] = {0};
     layer_prefix(a, pre, lp, sizeof lp);
     for (int l = 0; l < a->L; l++) {
-        size_t need = 0;
-        for (int i = 0; i < n; i++) {
-            snprintf(name, sizeof name, "%s.%d.%s", lp, l, s[i].suffix);
-            const StTensor **slot = &w->layers[l].t[s[i].role];
-            const StTensor **sc = &w->layers[l].scales[s[i].role];
-            int q = s[i].ndim == 3 ? bind_mxfp4(st, name, &s[i], slot, sc, err, errlen) : 1;
-            if (q < 0 || (q && check_one(st, name, &s[i], slot, err, errlen) < 0)) return -1;
-            if (*slot) note_dtype(w, *slot);
-            if (!is_expert(s[i].role)) need += convert_need(a, s[i].role, *slot);
-        }
+        size_t need;
+        if (bind_layer(w, l, lp, &need, used, err, errlen) < 0) return -1;
         if (need > w->scratch_n) w->scratch_n = need;
     }
-    /* one expert's slabs after the largest layer's converted weights */
-    w->expert_at[0] = w->scratch_n;
-    w->expert_at[1] = w->expert_at[0] + (a->n_experts ? 2 * (size_t)a->d * a->ff : 0);
-    w->scratch_n = w->expert_at[1] + (a->n_experts ? (size_t)a->ff * a->d : 0);
+    /* one expert's tensors after the largest layer's converted weights */
+    static const HfRole ROLES[] = {W_EXP_GU, W_EXP_DOWN, W_EXP_GATE, W_EXP_UP};
+    for (size_t i = 0; i < sizeof ROLES / sizeof *ROLES; i++)
+        if (used[ROLES[i]]) {
+            w->expert_at[ROLES[i]] = w->scratch_n;
+            w->scratch_n += expert_floats(a, ROLES[i]);
+        }
     if (w->scratch_n && !(w->scratch = falloc(w->scratch_n)))
         return seterr(err, errlen, "out of memory for %zu converted weights", w->scratch_n);
     return 0;
 }
 
 void hf_weights_free(HfWeights *w) {
+    for (int l = 0; w->layers && l < w->a->L; l++) free(w->layers[l].per_expert);
     free(w->layers);
     free(w->scratch);
     memset(w, 0, sizeof *w);
@@ -430,16 +501,20 @@ int hf_weights_layer(HfWeights *w, int l, const float *out[W_N_ROLES], char *err
 
 const float *hf_weights_expert(const HfWeights *w, int l, HfRole r, int e, char *err,
                                size_t errlen) {
-    const StTensor *t = w->layers[l].t[r], *sc = w->layers[l].scales[r];
-    const size_t slab = r == W_EXP_GU ? 2 * (size_t)w->a->d * w->a->ff : (size_t)w->a->ff * w->a->d;
-    float *dst = w->scratch + w->expert_at[r == W_EXP_DOWN];
+    const HfLayerSpec *ls = &w->layers[l];
+    const StTensor *t = ls->t[r], *sc = ls->scales[r];
+    const size_t slab = expert_floats(w->a, r);
+    size_t at = (size_t)e * slab; /* where expert e starts in its tensor */
+    float *dst = w->scratch + w->expert_at[r];
+    if (ls->per_expert) /* a tensor of its own: gate, up, down */
+        t = ls->per_expert[(size_t)e * 3 + (r == W_EXP_GATE ? 0 : r == W_EXP_UP ? 1 : 2)], at = 0;
     if (sc) {
         mxfp4_expert(dst, t, sc, (size_t)e);
         return dst;
     }
     const float *v = st_f32_view(t);
-    if (v) return v + (size_t)e * slab;
-    return st_to_f32(t, (size_t)e * slab, slab, dst, err, errlen) < 0 ? NULL : dst;
+    if (v) return v + at;
+    return st_to_f32(t, at, slab, dst, err, errlen) < 0 ? NULL : dst;
 }
 
 const float *hf_weights_vec(HfWeights *w, HfGlobalRole r, float *dst, char *err, size_t errlen) {

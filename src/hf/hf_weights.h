@@ -42,15 +42,20 @@ typedef enum {
     W_LN1_POST,
     W_LN2_POST,
     W_SINKS,      /* gpt-oss: self_attn.sinks [H], a logit per head */
-    W_ROUTER,     /* gpt-oss: mlp.router.weight [E, d] */
-    W_ROUTER_B,   /* mlp.router.bias [E] */
+    W_ROUTER,     /* mlp.router.weight [E, d] (AFMoE: mlp.router.gate.weight); an
+                   * MoE layer is one that has it */
+    W_ROUTER_B,   /* gpt-oss: mlp.router.bias [E] */
     W_EXP_GU,     /* mlp.experts.gate_up_proj [E, d, 2ff], [in, out] with the
                    * gate and up columns interleaved (gate at even ones) */
     W_EXP_GU_B,   /* mlp.experts.gate_up_proj_bias [E, 2ff] */
-    W_EXP_DOWN,   /* mlp.experts.down_proj [E, ff, d], [in, out] */
+    W_EXP_DOWN,   /* mlp.experts.down_proj [E, ff, d], [in, out] (gpt-oss) */
     W_EXP_DOWN_B, /* mlp.experts.down_proj_bias [E, d] */
     W_GPROJ,      /* the attention gate's own projection (HfArch.gate_proj):
                    * self_attn.<gate_proj>.weight [H * scores per head, d] */
+    W_EXP_BIAS,   /* AFMoE: mlp.expert_bias [E], added to the scores to choose */
+    W_EXP_GATE,   /* AFMoE: mlp.experts.<e>.gate_proj.weight [moe_ff, d] and */
+    W_EXP_UP,     /* up_proj, one tensor per expert (HfLayerSpec.per_expert, with
+                   * its down_proj [d, moe_ff] as W_EXP_DOWN) */
     W_N_ROLES
 } HfRole;
 
@@ -61,6 +66,8 @@ typedef enum { G_EMB, G_POS, G_NORM, G_NORM_B, G_HEAD, G_N_ROLES } HfGlobalRole;
 typedef struct {
     const StTensor *t[W_N_ROLES];
     const StTensor *scales[W_N_ROLES];
+    const StTensor **per_expert; /* [E][3]: W_EXP_GATE, W_EXP_UP, W_EXP_DOWN of
+                                  * each expert (AFMoE's MoE layers), else NULL */
 } HfLayerSpec;
 
 typedef struct {
@@ -71,8 +78,9 @@ typedef struct {
     HfLayerSpec *layers;          /* [L] */
     float *scratch;               /* converted weights of one layer, then one expert's */
     size_t scratch_n;
-    size_t expert_at[2]; /* where in scratch one expert's W_EXP_GU, W_EXP_DOWN go */
-    const char *dtype;   /* "F32", "BF16", "F16" or "mixed" */
+    size_t expert_at[W_N_ROLES]; /* where in scratch one expert's tensor of each expert
+                                  * role goes */
+    const char *dtype;           /* "F32", "BF16", "F16" or "mixed" */
 } HfWeights;
 
 /* Bind every tensor the architecture needs and check its shape and dtype:
@@ -86,12 +94,14 @@ void hf_weights_free(HfWeights *w);
  * recipe reads as separate roles (Phi-3's qkv_proj, gate_up_proj) comes as views of its row blocks;
  * the norms of a (1 + w) architecture (HfArch.norm_plus1) come as 1 + w. */
 int hf_weights_layer(HfWeights *w, int l, const float *out[W_N_ROLES], char *err, size_t errlen);
-/* Expert e's slab [in, out] of layer l's 3-D expert tensor r (W_EXP_GU or
- * W_EXP_DOWN): a view into an F32 checkpoint, else converted (BF16, F16)
- * or dequantized (MXFP4, mxfp4_expert) into the scratch, valid until the
- * next call for role r or the next hf_weights_layer. So a gpt-oss layer
- * never holds more than one expert's weights in float32. NULL with one
- * line in err when a conversion fails. */
+/* Expert e's weights of role r in layer l: the slab [in, out] of a 3-D
+ * expert tensor (gpt-oss's W_EXP_GU, W_EXP_DOWN), or the expert's own
+ * tensor [out, in] (AFMoE's W_EXP_GATE, W_EXP_UP, W_EXP_DOWN): a view
+ * into an F32 checkpoint, else converted (BF16, F16) or dequantized
+ * (MXFP4, mxfp4_expert) into the scratch, valid until the next call for
+ * role r or the next hf_weights_layer. So an MoE layer never holds more
+ * than one expert's weights in float32. NULL with one line in err when a
+ * conversion fails. */
 const float *hf_weights_expert(const HfWeights *w, int l, HfRole r, int e, char *err,
                                size_t errlen);
 /* A global 1-D tensor (norms) as floats: into dst[n] when converted

@@ -257,7 +257,7 @@ static int fq_held(const FakeQuant *q, int t) { return q->hold >= 0 && t == q->h
 const float *fq_moe_input(FakeQuant *q, const float *in, size_t rows, size_t cols) {
     const size_t win = q->windows > 0 ? (size_t)q->windows : 1;
     if (!q->failed && track_tensor(q, in) != 0) q->failed = 1;
-    q->moe_tensor[FQ_SLAB_GATE_UP] = q->tensor;
+    q->moe_tensor[FQ_SLAB_GATE_UP] = q->moe_tensor[FQ_SLAB_UP] = q->tensor;
     if (fq_idle(q) || fq_held(q, q->tensor) || rows * cols == 0) {
         q->site++;
         return in;

@@ -92,9 +92,10 @@ typedef struct {
     float *w; /* the quantized copy of w_src */
 } FqSite;
 
-/* An expert's weight slab (fq_expert_weight): the gate_up slab multiplies
- * the MoE input, the down slab the MoE hidden activations. */
-typedef enum { FQ_SLAB_GATE_UP = 0, FQ_SLAB_DOWN, FQ_SLAB_COUNT } FqSlab;
+/* An expert's weight slab (fq_expert_weight): the gate_up slab (gpt-oss's
+ * fused one, or AFMoE's gate) and the up slab (AFMoE's, beside its gate)
+ * multiply the MoE input, the down slab the MoE hidden activations. */
+typedef enum { FQ_SLAB_GATE_UP = 0, FQ_SLAB_UP, FQ_SLAB_DOWN, FQ_SLAB_COUNT } FqSlab;
 
 typedef struct FakeQuant {
     FqMode mode;

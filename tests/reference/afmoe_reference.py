@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """afmoe_reference.py: tiny random AfmoeForCausalLM checkpoints (Arcee's
-Trinity layout, every layer dense) and their float64 plain-PyTorch forward
+Trinity layout: dense layers, then MoE layers where num_dense_layers is
+below num_hidden_layers) and their float64 plain-PyTorch forward
 (no `transformers`), into tests/reference/hf/afmoe-* (expected.h5 as
 make_hf_fixtures.py writes it, with `gates`: each layer's applied gate
 scores [T, H*head_dim]). Written from modeling_afmoe.py (transformers
@@ -10,8 +11,16 @@ commit d4037deb) and configuration_afmoe.py (commit 4e4671e3):
   * embeddings times sqrt(hidden_size) when mup_enabled;
   * each layer: input_layernorm, attention, post_attention_layernorm of
     its output, residual add; pre_mlp_layernorm, the dense SwiGLU MLP
-    (down(silu(gate(x)) * up(x))), post_mlp_layernorm of its output,
-    residual add;
+    (down(silu(gate(x)) * up(x))) on the first num_dense_layers layers,
+    on the others the MoE block (moe below), post_mlp_layernorm of its
+    output, residual add;
+  * MoE (AfmoeMoE): scores s = sigmoid(x @ router.gate.weight^T) per
+    expert; each token's num_experts_per_tok experts are the largest
+    s + expert_bias (the bias only chooses); their weights the chosen s
+    over their sum (+1e-20), times route_scale; the output is the shared
+    experts' SwiGLU (num_shared_experts * moe_intermediate_size units, one
+    module) plus each chosen expert's SwiGLU
+    (mlp.experts.<e>.{gate,up,down}_proj) times its weight;
   * attention: bias-free q/k/v/o_proj; q_norm and k_norm per head; RoPE
     (rotate_half, rope_theta) only on the layers layer_types names
     sliding_attention (default: all but every global_attn_every_n_layers-th),
@@ -85,6 +94,32 @@ def attention(cfg, W, p, h, slides):
     return (o * gate) @ W[p + "self_attn.o_proj.weight"].T, a, gate
 
 
+def swiglu(W, p, h):
+    """down(silu(gate(h)) * up(h)) of the module at prefix p."""
+    gp = h @ W[p + "gate_proj.weight"].T
+    return (gp / (1.0 + torch.exp(-gp)) * (h @ W[p + "up_proj.weight"].T)) @ W[p + "down_proj.weight"].T
+
+
+MARGINS = []  # each routed token's gap between its k-th and (k+1)-th choice
+
+
+def moe(cfg, W, p, h):
+    """AfmoeMoE of h [T, d]: shared experts plus the chosen experts, weighted."""
+    k, E = cfg["num_experts_per_tok"], cfg["num_experts"]
+    s = 1.0 / (1.0 + torch.exp(-(h @ W[p + "router.gate.weight"].T)))
+    key = s + W[p + "expert_bias"]
+    order = torch.argsort(key, dim=-1, descending=True)
+    y = swiglu(W, p + "shared_experts.", h) if cfg["num_shared_experts"] else torch.zeros_like(h)
+    for t in range(h.shape[0]):
+        chosen = order[t, :k]
+        if k < E:
+            MARGINS.append(float(key[t, order[t, k - 1]] - key[t, order[t, k]]))
+        w = s[t, chosen] / (s[t, chosen].sum() + 1e-20) * cfg["route_scale"]
+        for j, e in enumerate(chosen.tolist()):
+            y[t] = y[t] + w[j] * swiglu(W, p + "experts.%d." % e, h[t:t + 1])[0]
+    return y
+
+
 def forward_afmoe(cfg, W, ids):
     """logits [T, V], maps [L][H, T, T], gates [L][T, H*dh], block outputs [L][T, d]."""
     eps = cfg["rms_norm_eps"]
@@ -97,8 +132,7 @@ def forward_afmoe(cfg, W, ids):
         o, a, g = attention(cfg, W, p, norm(x, W[p + "input_layernorm.weight"], eps), slides)
         x = x + norm(o, W[p + "post_attention_layernorm.weight"], eps)
         h = norm(x, W[p + "pre_mlp_layernorm.weight"], eps)
-        gp = h @ W[p + "mlp.gate_proj.weight"].T
-        y = (gp / (1.0 + torch.exp(-gp)) * (h @ W[p + "mlp.up_proj.weight"].T)) @ W[p + "mlp.down_proj.weight"].T
+        y = moe(cfg, W, p + "mlp.", h) if l >= cfg["num_dense_layers"] else swiglu(W, p + "mlp.", h)
         x = x + norm(y, W[p + "post_mlp_layernorm.weight"], eps)
         maps.append(a), gates.append(g), hidden.append(x)
     logits = norm(x, W["model.norm.weight"], eps) @ W["lm_head.weight"].T
@@ -119,10 +153,28 @@ def weights_afmoe(cfg, g):
         W[p + "self_attn.o_proj.weight"] = mat(g, d, H * dh)
         W[p + "self_attn.q_norm.weight"] = vec(g, dh, 1.0, 0.3)
         W[p + "self_attn.k_norm.weight"] = vec(g, dh, 1.0, 0.3)
+        if l >= cfg["num_dense_layers"]:
+            weights_moe(cfg, g, p + "mlp.", W)
+            continue
         W[p + "mlp.gate_proj.weight"] = mat(g, ff, d)
         W[p + "mlp.up_proj.weight"] = mat(g, ff, d)
         W[p + "mlp.down_proj.weight"] = mat(g, d, ff)
     return W
+
+
+def weights_moe(cfg, g, p, W):
+    """An MoE layer's router (logits of sd about 2, so that sigmoid scores
+    spread), expert_bias (large enough to change choices), shared and
+    routed experts."""
+    d, E, mf, ns = cfg["hidden_size"], cfg["num_experts"], cfg["moe_intermediate_size"], cfg["num_shared_experts"]
+    W[p + "router.gate.weight"] = mat(g, E, d, 2.0)
+    W[p + "expert_bias"] = vec(g, E, 0.0, 0.3)
+    mods = (["shared_experts."] if ns else []) + ["experts.%d." % e for e in range(E)]
+    for m in mods:
+        f = mf * ns if m == "shared_experts." else mf
+        W[p + m + "gate_proj.weight"] = mat(g, f, d)
+        W[p + m + "up_proj.weight"] = mat(g, f, d)
+        W[p + m + "down_proj.weight"] = mat(g, d, f)
 
 
 def afmoe_cfg(**kw):
@@ -140,12 +192,19 @@ def afmoe_cfg(**kw):
 # name: (config, dtype, shards). afmoe-f32 slides over 4 keys on layers 0
 # and 1 (RoPE there), layer 2 full without RoPE, embeddings scaled (mup);
 # afmoe-bf16-sharded names its layer_types (sliding, full, sliding) over 64
-# keys, no mup.
+# keys, no mup; both every layer dense. afmoe-moe-f32: layer 0 dense,
+# layers 1 and 2 MoE (4 experts, 2 a token, one shared expert, route_scale
+# 2.5); afmoe-moe-bf16-sharded: layer 0 dense, layers 1 to 3 MoE (6
+# experts, 3 a token, two shared experts), mup, over 64 keys.
 FIXTURES = {
     "afmoe-f32": (afmoe_cfg(), "F32", 1),
     "afmoe-bf16-sharded": (afmoe_cfg(sliding_window=64, mup_enabled=False, global_attn_every_n_layers=None,
                                      layer_types=["sliding_attention", "full_attention", "sliding_attention"]),
                            "BF16", 2),
+    "afmoe-moe-f32": (afmoe_cfg(num_dense_layers=1, route_scale=2.5), "F32", 1),
+    "afmoe-moe-bf16-sharded": (afmoe_cfg(num_hidden_layers=4, num_dense_layers=1, num_experts=6,
+                                         num_experts_per_tok=3, num_shared_experts=2, sliding_window=64,
+                                         global_attn_every_n_layers=2), "BF16", 3),
 }
 
 
@@ -162,7 +221,11 @@ def expected(d, cfg, Wr, ids, dtype):
         f.create_dataset("losses", data=F.cross_entropy(logits[:-1], ids[1:], reduction="none").numpy())
         f.attrs["dtype"] = dtype
     gs = torch.stack(gates)
-    print("%-24s %-5s gates %.3f..%.3f" % (os.path.basename(d), dtype, float(gs.min()), float(gs.max())))
+    margin = " routing margin %.4f" % min(MARGINS) if MARGINS else ""
+    print("%-24s %-5s gates %.3f..%.3f%s" % (os.path.basename(d), dtype, float(gs.min()), float(gs.max()), margin))
+    # a choice this close could flip between float32 and float64
+    assert not MARGINS or min(MARGINS) > 1e-3, "reseed: a routing choice is within 1e-3"
+    MARGINS.clear()
 
 
 def build(name, cfg, dtype, shards, out_root):

@@ -1,0 +1,164 @@
+/* test_hf_moe.c: the mixture-of-experts keys and weights of AFMoE beside
+ * gpt-oss's (their forward is held to the float64 reference by
+ * test_hf_inspect.c and test_hf_archs.c on afmoe-moe-*): each family's
+ * router as config.json gives it, the router forms AFMoE's modeling file
+ * does not run refused naming the key, a mis-shaped expert tensor named,
+ * and the converted weights of a BF16 MoE checkpoint held to its largest
+ * layer plus one expert's tensors in float32.
+ *
+ * Fixture: tests/reference/hf/afmoe-moe-{f32,bf16-sharded}
+ * (afmoe_reference.py). */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "hf_config.h"
+#include "hf_model.h"
+#include "testutil.h"
+
+/* config.json of arch with the extra keys `extra` (", ..." or ""). */
+static int parse(HfArch *a, const char *arch, const char *extra, char *err, size_t errlen) {
+    char json[1024];
+    snprintf(json, sizeof json,
+             "{\"architectures\": [\"%s\"], \"hidden_size\": 32, \"num_hidden_layers\": 3,"
+             " \"num_attention_heads\": 4, \"num_key_value_heads\": 2, \"intermediate_size\": 64,"
+             " \"vocab_size\": 128, \"rope_theta\": 10000.0%s}",
+             arch, extra);
+    return hf_config_parse(a, json, strlen(json), "config.json", err, errlen);
+}
+
+/* gpt-oss: every layer MoE, experts of intermediate_size, softmax over
+ * the chosen logits, no shared experts. AFMoE: MoE from num_dense_layers
+ * on, experts of moe_intermediate_size, the sigmoid router with
+ * expert_bias to choose, renormalised, times route_scale; every layer
+ * dense: no experts. */
+static void test_routers(void **s) {
+    (void)s;
+    HfArch a;
+    char err[512];
+    assert_int_equal(parse(&a, "GptOssForCausalLM", ", \"num_local_experts\": 4", err, sizeof err),
+                     0);
+    assert_true(a.moe_from == 0 && a.moe_ff == 64 && a.n_shared == 0);
+    assert_true(a.router.score == HF_SCORE_SOFTMAX_TOPK && !a.router.select_bias);
+    assert_true(a.router.scale == 1.0);
+    assert_int_equal(
+        parse(&a, "AfmoeForCausalLM",
+              ", \"num_dense_layers\": 2, \"num_experts\": 8, \"num_experts_per_tok\": "
+              "3, \"num_shared_experts\": 1, \"moe_intermediate_size\": 16, "
+              "\"route_scale\": 2.5, \"score_func\": \"sigmoid\", \"route_norm\": true",
+              err, sizeof err),
+        0);
+    assert_true(a.moe_from == 2 && a.n_experts == 8 && a.top_k == 3 && a.n_shared == 1);
+    assert_true(a.moe_ff == 16 && a.ff == 64);
+    assert_true(a.router.score == HF_SCORE_SIGMOID && a.router.select_bias && a.router.renorm);
+    assert_true(a.router.scale == 2.5);
+    assert_int_equal(parse(&a, "AfmoeForCausalLM", ", \"num_dense_layers\": 3", err, sizeof err),
+                     0);
+    assert_int_equal(a.n_experts, 0);
+}
+
+/* What AfmoeTokenChoiceRouter does not run, refused naming the key. */
+static void test_router_refusals(void **s) {
+    (void)s;
+    static const struct {
+        const char *extra, *want;
+    } C[] = {
+        {", \"score_func\": \"softmax\"", "change score_func (only \"sigmoid\")"},
+        {", \"route_norm\": false", "change route_norm (only true)"},
+        {", \"n_group\": 2", "change n_group (only 1: no grouped top-k)"},
+        {", \"num_experts\": 4, \"num_experts_per_tok\": 5",
+         "num_experts_per_tok 5 must be at most num_experts 4"},
+    };
+    HfArch a;
+    char err[512];
+    for (size_t i = 0; i < sizeof C / sizeof *C; i++) {
+        assert_int_equal(parse(&a, "AfmoeForCausalLM", C[i].extra, err, sizeof err), -1);
+        if (!strstr(err, C[i].want)) fail_msg("%s: got \"%s\"", C[i].extra, err);
+        assert_null(strchr(err, '\n'));
+    }
+    /* the same keys on a checkpoint whose every layer is dense: no router */
+    assert_int_equal(parse(&a, "AfmoeForCausalLM",
+                           ", \"num_dense_layers\": 3, \"score_func\": \"softmax\"", err,
+                           sizeof err),
+                     0);
+}
+
+/* afmoe-moe-f32 under a config whose experts are wider and have no shared
+ * ones: the first routed expert's gate_proj named, in one line. */
+static void test_expert_shape(void **s) {
+    (void)s;
+    char fix[2048], *cfg, *p;
+    snprintf(fix, sizeof fix, "%s/tests/reference/hf/afmoe-moe-f32", tu_src());
+    const char *d = tu_tmpdir(), *log = tu_join(d, "log");
+    cfg = tu_slurp_ok(tu_join(fix, "config.json"), NULL);
+    assert_non_null(p = strstr(cfg, "\"moe_intermediate_size\": 16"));
+    memcpy(p + strlen("\"moe_intermediate_size\": "), "17", 2);
+    assert_non_null(p = strstr(cfg, "\"num_shared_experts\": 1"));
+    p[strlen("\"num_shared_experts\": ")] = '0';
+    tu_write_text(tu_join(d, "config.json"), cfg);
+    free(cfg);
+    assert_int_equal(symlink(tu_join(fix, "model.safetensors"), tu_join(d, "model.safetensors")),
+                     0);
+    tu_write_text(tu_join(d, "ids.txt"), "1 2 3 4\n");
+    assert_int_equal(tu_run(log, "inspect %s --tokens %s --out %s -q", d, tu_join(d, "ids.txt"),
+                            tu_join(d, "run.h5")),
+                     2);
+    char *out = tu_slurp_ok(log, NULL);
+    if (!strstr(out, "model.layers.1.mlp.experts.0.gate_proj.weight: shape [16,32], but "
+                     "config.json implies [17,32]") ||
+        strchr(out, '\n') + 1 != out + strlen(out))
+        fail_msg("got: %s", out);
+    free(out);
+    tu_rmtree(d);
+}
+
+static long long key(json_t *c, const char *k) {
+    json_t *v = json_object_get(c, k);
+    assert_true(json_is_integer(v));
+    return json_integer_value(v);
+}
+
+/* afmoe-moe-bf16-sharded: every tensor BF16, so the converted weights are
+ * the largest layer's tensors (a dense layer: the SwiGLU of
+ * intermediate_size; an MoE layer: router, expert_bias, the shared
+ * experts) plus one routed expert's gate, up and down, in float32. */
+static void test_expert_memory(void **s) {
+    (void)s;
+    char fix[2048], err[512];
+    snprintf(fix, sizeof fix, "%s/tests/reference/hf/afmoe-moe-bf16-sharded", tu_src());
+    json_error_t je;
+    json_t *c = json_load_file(tu_join(fix, "config.json"), 0, &je);
+    assert_non_null(c);
+    const long long d = key(c, "hidden_size"), H = key(c, "num_attention_heads"),
+                    kv = key(c, "num_key_value_heads"), dh = key(c, "head_dim"),
+                    ff = key(c, "intermediate_size"), mf = key(c, "moe_intermediate_size"),
+                    E = key(c, "num_experts"), ns = key(c, "num_shared_experts");
+    json_decref(c);
+    const long long attn = 4 * d + 2 * H * dh * d + 2 * kv * dh * d + d * H * dh + 2 * dh;
+    const long long dense = attn + 3 * d * ff, moe = attn + E * d + E + 3 * d * ns * mf;
+    const long long want = (dense > moe ? dense : moe) + 3 * d * mf;
+    HfModel *m;
+    assert_int_equal(hf_model_open(&m, fix, 1, err, sizeof err), 0);
+    size_t weights, buffers, probe;
+    hf_model_pass_bytes(m, 1, 1, 10, 10, &weights, &buffers, &probe);
+    assert_int_equal(weights, (size_t)want * sizeof(float));
+    hf_model_close(m);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_routers),
+        cmocka_unit_test(test_router_refusals),
+        cmocka_unit_test(test_expert_shape),
+        cmocka_unit_test(test_expert_memory),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
