@@ -296,12 +296,6 @@ static void test_qwen_layer_types(void **s) {
                                 "cannot mask: write sliding_attention on the last layers"));
 }
 
-/* gpt-oss (GptOssConfig): sink logits, q/k/v/o biases, an untied head,
- * rms_norm_eps 1e-5; sliding_window 128 on layers 0, 2, ... (none when
- * null); the experts as stated, num_experts_per_tok 4 and swiglu_limit 7
- * when absent; num_local_experts is required, at least
- * num_experts_per_tok; MXFP4 experts of other sizes than config.json's
- * are refused naming the tensor and the shapes wanted. */
 /* Gemma3ForConditionalGeneration reads its text_config, whose absent keys
  * take Gemma3TextConfig's defaults (v4.50), as gemma-3-4b's config.json
  * leaves out its head counts, vocabulary and RoPE base; the dtype comes
@@ -338,6 +332,12 @@ static void test_gemma3_multimodal_config(void **s) {
     assert_int_equal(hf_config_parse(&a, llama, strlen(llama), "config.json", err, sizeof err), -1);
 }
 
+/* gpt-oss (GptOssConfig): sink logits, q/k/v/o biases, an untied head,
+ * rms_norm_eps 1e-5; sliding_window 128 on layers 0, 2, ... (none when
+ * null); the experts as stated, num_experts_per_tok 4 and swiglu_limit 7
+ * when absent; num_local_experts is required, at least
+ * num_experts_per_tok; MXFP4 experts of other sizes than config.json's
+ * are refused naming the tensor and the shapes wanted. */
 static void test_gptoss_keys(void **s) {
     (void)s;
     HfArch a;
@@ -389,7 +389,7 @@ static void test_gptoss_keys(void **s) {
  * elementwise sigmoid, named so in the run; sqrt(d) embeddings under
  * mup_enabled; MoE layers from num_dense_layers (1) on, with
  * AfmoeConfig's expert counts and the sigmoid router (test_hf_moe.c holds
- * the rest). */
+ * the rest); its sizes, positions and RoPE base when left out. */
 static void test_afmoe_keys(void **s) {
     (void)s;
     HfArch a;
@@ -413,6 +413,10 @@ static void test_afmoe_keys(void **s) {
     assert_int_equal(parse(&a, "AfmoeForCausalLM", "", err, sizeof err), 0);
     assert_true(a.moe_from == 1 && a.n_experts == 64 && a.top_k == 6 && a.n_shared == 2);
     assert_true(a.moe_ff == 1408 && a.router.score == HF_SCORE_SIGMOID && a.router.renorm);
+    const char *bare = "{\"architectures\": [\"AfmoeForCausalLM\"]}"; /* the sizes too */
+    assert_int_equal(hf_config_parse(&a, bare, strlen(bare), "config.json", err, sizeof err), 0);
+    assert_true(a.d == 2048 && a.L == 32 && a.H == 16 && a.Hkv == 16 && a.ff == 6144);
+    assert_true(a.V == 200192 && a.max_pos == 16384 && a.rope_theta == 10000.0);
 }
 
 /* How many pixels of the PNG at path are the heatmap's mask grey (160,

@@ -391,8 +391,9 @@ int rs_arch_is_paper(int k, const char *v) {
 void rs_arch_effective(const char v[][RS_ARCH_LEN], int T, char out[][RS_ARCH_LEN]) {
     for (int k = 0; k < RS_N_ARCH; k++) snprintf(out[k], RS_ARCH_LEN, "%s", v[k]);
     char *end;
-    const char *w = v[RS_ARCH_WINDOW];
-    const char *num = w + (strncmp(w, "<=", 2) ? 0 : 2);
+    const char *w = v[RS_ARCH_WINDOW]; /* "<=W on k/L": windows that differ, W the largest, so
+                                          a smaller one may still slide at T: never full */
+    const char *num = w;
     long W = strtol(num, &end, 10);
     int numeric = end != num && (!*end || !strncmp(end, " on ", 4));
     if (numeric && (W <= 0 || (T >= 1 && W >= T))) snprintf(out[RS_ARCH_WINDOW], RS_ARCH_LEN, "0");

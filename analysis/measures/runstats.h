@@ -139,7 +139,8 @@ int rs_arch_is_paper(int k, const char *v);
 /* The architecture values v[RS_N_ARCH] (rs_arch_value's text) as they
  * attend at length T, into out: query t sees keys (t - W, t] under a window
  * W, so a window of at least T keys is full causal attention there ("0";
- * a per-layer "W on k/L" too, W its largest),
+ * a per-layer "W on k/L" too; never "<=W on k/L", whose windows differ and
+ * W is only the largest),
  * and without a window window_layers takes config_defaults' value (it
  * changes nothing). T < 1 (not known) leaves a window as it is. Every
  * match and filter of the report by architecture compares these. */

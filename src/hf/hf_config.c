@@ -301,8 +301,9 @@ static void sliding(Cfg *c, HfArch *a) {
 /* The sizes a config may leave out, as its family's config class defaults
  * them: none for most families (-1: the key is required; Hkv 0: as many as
  * the heads; rope_theta 0: required); Gemma3TextConfig (transformers
- * v4.50) defaults every one, and the published multimodal Gemma 3 configs
- * leave some out (gemma-3-4b's text_config gives no head counts). */
+ * v4.50) and AfmoeConfig default every one, and the published multimodal
+ * Gemma 3 configs leave some out (gemma-3-4b's text_config gives no head
+ * counts). */
 typedef struct {
     int d, L, H, Hkv, ff, V, max_pos;
     double rope_theta;
@@ -310,10 +311,14 @@ typedef struct {
 
 static const SizeDefaults REQUIRED = {-1, -1, -1, 0, -1, -1, 2048, 0.0};
 static const SizeDefaults GEMMA3_TEXT = {2304, 26, 8, 4, 9216, 262208, 131072, 1e6};
+/* AfmoeConfig (configuration_afmoe.py, transformers commit 4e4671e) */
+static const SizeDefaults AFMOE = {2048, 32, 16, 0, 6144, 200192, 16384, 10000.0};
 
 /* Llama, Qwen2, Qwen3 (and the gated Qwen3 variants). */
 void cfg_llama_like(Cfg *c, HfArch *a) {
-    const SizeDefaults *z = a->family == HF_GEMMA3 ? &GEMMA3_TEXT : &REQUIRED;
+    const SizeDefaults *z = a->family == HF_GEMMA3  ? &GEMMA3_TEXT
+                            : a->family == HF_AFMOE ? &AFMOE
+                                                    : &REQUIRED;
     a->d = cfg_int(c, "hidden_size", z->d, 1, MAX_DIM);
     a->L = cfg_int(c, "num_hidden_layers", z->L, 1, 4096);
     a->H = cfg_int(c, "num_attention_heads", z->H, 1, 4096);
