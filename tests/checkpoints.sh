@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # checkpoints.sh: `gatelab report` and the commands' defaults over run files
 # of `gatelab inspect` (the tiny committed Qwen3 snapshots, plain,
-# elementwise- and headwise-gated, probed on three windows of 20 tokens):
+# elementwise- and headwise-gated, beside Gemma 3, gpt-oss, AFMoE and
+# OLMo 2 ones, probed on three windows of 20 tokens), in one table:
 # the report shows what a checkpoint has (no data source, no training
 # sections, the real probe length), names the gate form, and the stream
 # and eval --quant defaults fit the recorded input.
@@ -24,6 +25,14 @@ for g in headwise elementwise; do
     cp "$HF/qwen3-$g-f32"*/config.json "$HF/qwen3-$g-f32"*/*.safetensors* $C/$g/
     "$G" inspect $C/$g --tokens ids.txt --out "runs/released-$g.h5" -q >inspect.log 2>&1 ||
         bad "inspect $C/$g failed: $(cat inspect.log)"
+done
+
+# checkpoints of other families beside them (their vocabularies hold ids.txt's)
+others="gemma3mm-f32:Gemma3ForConditionalGeneration:none gptoss-f32:GptOssForCausalLM:none"
+others="$others afmoe-f32:AfmoeForCausalLM:gate_proj-elementwise-sigmoid olmo2-f32:Olmo2ForCausalLM:none"
+for o in $others; do
+    "$G" inspect "$HF/${o%%:*}" --tokens ids.txt --out "runs/${o%%:*}.h5" -q >inspect.log 2>&1 ||
+        bad "inspect ${o%%:*} failed: $(cat inspect.log)"
 done
 
 # the report: only what a checkpoint has
@@ -52,6 +61,14 @@ for m in qwen3-f32:none qwen3-elementwise-f32-sharded:elementwise qwen3-headwise
         bad "variant of ${m%%:*} does not name gate ${m#*:}"
     grep -q "^| ${m%%:*}.h5 | Qwen3ForCausalLM | ${m#*:} |" $R ||
         bad "Pretrained models row of ${m%%:*} does not name gate ${m#*:}"
+done
+# every family in the one table, each with its gate form
+for o in $others; do
+    m=${o%%:*} rest=${o#*:}
+    grep -q "^| $m | pretrained:${rest%%:*}:gate-${rest#*:} |" $R ||
+        bad "variant of $m does not name its family and gate ${rest#*:}"
+    grep -q "^| $m.h5 | ${rest%%:*} | ${rest#*:} |" $R ||
+        bad "Pretrained models row of $m does not name its family and gate ${rest#*:}"
 done
 for g in headwise elementwise; do
     grep -q "^\*\*released-$g (checkpoint QwQZh/gated_attention/$g @0123456, gate $g)\*\*" $R ||
