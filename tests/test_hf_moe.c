@@ -46,7 +46,7 @@ static void test_routers(void **s) {
     char err[512];
     assert_int_equal(parse(&a, "GptOssForCausalLM", ", \"num_local_experts\": 4", err, sizeof err),
                      0);
-    assert_true(a.moe_from == 0 && a.moe_ff == 64 && a.n_shared == 0);
+    assert_true(a.moe_from == 0 && a.moe_ff == 64 && a.shared_ff == 0);
     assert_true(a.router.score == HF_SCORE_SOFTMAX_TOPK && !a.router.select_bias);
     assert_true(a.router.scale == 1.0);
     assert_int_equal(
@@ -56,7 +56,7 @@ static void test_routers(void **s) {
               "\"route_scale\": 2.5, \"score_func\": \"sigmoid\", \"route_norm\": true",
               err, sizeof err),
         0);
-    assert_true(a.moe_from == 2 && a.n_experts == 8 && a.top_k == 3 && a.n_shared == 1);
+    assert_true(a.moe_from == 2 && a.n_experts == 8 && a.top_k == 3 && a.shared_ff == 16);
     assert_true(a.moe_ff == 16 && a.ff == 64);
     assert_true(a.router.score == HF_SCORE_SIGMOID && a.router.select_bias && a.router.renorm);
     assert_true(a.router.scale == 2.5);
