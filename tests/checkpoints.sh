@@ -30,6 +30,7 @@ done
 # checkpoints of other families beside them (their vocabularies hold ids.txt's)
 others="gemma3mm-f32:Gemma3ForConditionalGeneration:none gptoss-f32:GptOssForCausalLM:none"
 others="$others afmoe-f32:AfmoeForCausalLM:gate_proj-elementwise-sigmoid olmo2-f32:Olmo2ForCausalLM:none"
+others="$others laguna-f32:LagunaForCausalLM:g_proj-headwise-softplus"
 for o in $others; do
     "$G" inspect "$HF/${o%%:*}" --tokens ids.txt --out "runs/${o%%:*}.h5" -q >inspect.log 2>&1 ||
         bad "inspect ${o%%:*} failed: $(cat inspect.log)"
@@ -70,6 +71,11 @@ for o in $others; do
     grep -q "^| $m.h5 | ${rest%%:*} | ${rest#*:} |" $R ||
         bad "Pretrained models row of $m does not name its family and gate ${rest#*:}"
 done
+# softplus gate scores are unbounded: no share below 0.1 in either table
+grep -q '^| laguna-f32 | pretrained:LagunaForCausalLM:[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|[^|]*| n/a |' $R ||
+    bad "gate<0.1 of laguna-f32's unbounded softplus scores is not n/a"
+[ "$(awk -F' \\| ' '/^\| laguna-f32\.h5 \| LagunaForCausalLM / { print $12 }' $R)" = n/a ] ||
+    bad "Pretrained models row of laguna-f32 gives a gate<0.1 share of unbounded scores"
 for g in headwise elementwise; do
     grep -q "^\*\*released-$g (checkpoint QwQZh/gated_attention/$g @0123456, gate $g)\*\*" $R ||
         bad "heatmap of released-$g not titled with model, snapshot and gate"

@@ -1,16 +1,16 @@
-/* test_hf_archs.c: the OLMo 2, Mistral, Phi-3, Gemma, gpt-oss and AFMoE checkpoints beyond their
- * forward (which test_hf_inspect.c holds to PyTorch with the other
- * families): the config keys their config classes define, each position's
- * loss of an inspected run against the float64 reference's (expected.h5
- * `losses`), and eval, intervene and stream on the run; the refusals of
+/* test_hf_archs.c: the OLMo 2, Mistral, Phi-3, Gemma, gpt-oss, AFMoE and Laguna checkpoints beyond
+ * their forward (which test_hf_inspect.c holds to PyTorch with the other families): the config keys
+ * their config classes define, each position's loss of an inspected run against the float64
+ * reference's (expected.h5 `losses`), and eval, intervene and stream on the run; the refusals of
  * architectures not read, through gatelab inspect.
  *
- * Fixtures: tests/reference/hf/{olmo2,mistral,phi3,gemma2,gemma3,gptoss,afmoe}-*
- * (make_hf_fixtures.py, gemma_reference.py, gptoss_reference.py, afmoe_reference.py); mistral-f32
- * and phi3-f32 have a sliding window of 4 keys over their 10 tokens, phi3-f32 rotates half of each
- * head (partial_rotary_factor); gemma2-f32 and gemma3-f32 slide over 4 keys on layers 0 and 2 only
- * (gemma2-f32 is inspected here at its 10 tokens, each layer masked and recorded by its own window;
- * both at 40 tokens in the reruns), the BF16 Gemma ones over 64 keys. */
+ * Fixtures: tests/reference/hf/{olmo2,mistral,phi3,gemma2,gemma3,gptoss,afmoe,laguna}-*
+ * (make_hf_fixtures.py, gemma_reference.py, gptoss_reference.py, afmoe_reference.py,
+ * laguna_reference.py); mistral-f32 and phi3-f32 have a sliding window of 4 keys over their 10
+ * tokens, phi3-f32 rotates half of each head (partial_rotary_factor); gemma2-f32 and gemma3-f32
+ * slide over 4 keys on layers 0 and 2 only (gemma2-f32 is inspected here at its 10 tokens, each
+ * layer masked and recorded by its own window; both at 40 tokens in the reruns), the BF16 Gemma
+ * ones over 64 keys. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -56,7 +56,9 @@ static const struct {
                 {"afmoe-f32", 0},
                 {"afmoe-bf16-sharded", 0},
                 {"afmoe-moe-f32", 0},
-                {"afmoe-moe-bf16-sharded", 0}};
+                {"afmoe-moe-bf16-sharded", 0},
+                {"laguna-f32", 0},
+                {"laguna-bf16-sharded", 0}};
 #define N_FIX (sizeof FIXTURES / sizeof *FIXTURES)
 
 #define LEN 40 /* the inspected windows: the fixture's tokens first */
@@ -169,8 +171,6 @@ static void test_unread_families(void **s) {
                                  "linear-attention layers (Gated DeltaNet)"},
         {"Qwen3_5ForCausalLM", "Qwen3_5ForCausalLM (Qwen3.5) is not read: its linear-attention"},
         {"Qwen3_5MoeForConditionalGeneration", "(Qwen3.5) is not read: its linear-attention"},
-        {"LagunaForCausalLM", "LagunaForCausalLM (Laguna) is not read: its MoE layers (sigmoid "
-                              "router with a score-correction bias, shared experts)"},
         {"Step3p5ForCausalLM", "Step3p5ForCausalLM (Step-3.5) is not read: its MoE layers"},
         {"MixtralForCausalLM", "unknown architecture 'MixtralForCausalLM' (supported: "},
     };
@@ -179,7 +179,7 @@ static void test_unread_families(void **s) {
     assert_non_null(strstr(list,
                            "MistralForCausalLM, Phi3ForCausalLM, Gemma2ForCausalLM, "
                            "Gemma3ForCausalLM, Gemma3ForConditionalGeneration, GptOssForCausalLM, "
-                           "AfmoeForCausalLM"));
+                           "AfmoeForCausalLM, LagunaForCausalLM"));
     { /* --help lists the same table */
         const char *d = tu_tmpdir(), *log = tu_join(d, "log");
         assert_int_equal(tu_run(log, "inspect --help"), 0);
@@ -411,7 +411,7 @@ static void test_afmoe_keys(void **s) {
     for (int l = 0; l < 3; l++) assert_int_equal(hf_layer_window(&a, l), win[l]);
     assert_true(fabsf(a.embed_scale - sqrtf(32.0f)) < 1e-6f);
     assert_int_equal(parse(&a, "AfmoeForCausalLM", "", err, sizeof err), 0);
-    assert_true(a.moe_from == 1 && a.n_experts == 64 && a.top_k == 6 && a.n_shared == 2);
+    assert_true(a.moe_from == 1 && a.n_experts == 64 && a.top_k == 6 && a.shared_ff == 2 * 1408);
     assert_true(a.moe_ff == 1408 && a.router.score == HF_SCORE_SIGMOID && a.router.renorm);
     const char *bare = "{\"architectures\": [\"AfmoeForCausalLM\"]}"; /* the sizes too */
     assert_int_equal(hf_config_parse(&a, bare, strlen(bare), "config.json", err, sizeof err), 0);

@@ -66,6 +66,8 @@ static const char *FIXTURES[] = {
     "afmoe-bf16-sharded",
     "afmoe-moe-f32",
     "afmoe-moe-bf16-sharded",
+    "laguna-f32",
+    "laguna-bf16-sharded",
 };
 #define N_FIX (sizeof FIXTURES / sizeof *FIXTURES)
 

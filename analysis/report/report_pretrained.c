@@ -60,7 +60,9 @@ static int row(FILE *f, const char *path, int *header) {
         cell(f, rs_uniform_share(r, &cfg, &p, -1), "%.4f");
         cell(f, rs_sink_rate(&p, SINK_EPS, SINK_LEN), "%.3f");
         cell(f, p.has_gate ? rs_gate_mean(&p, -1) : NAN, "%.3f");
-        cell(f, p.has_gate ? rs_gate_below(&p, -1, RS_GATE_SPARSE_K) : NAN, "%.3f");
+        if (p.has_gate && !p.gate_bounded) /* unbounded scores (softplus): no share below */
+            fprintf(f, " | n/a");
+        else cell(f, p.has_gate ? rs_gate_below(&p, -1, RS_GATE_SPARSE_K) : NAN, "%.3f");
         cell(f, rs_m_act(&p), "%.4g");
         fprintf(f, " |\n");
         runread_probe_free(&p);

@@ -99,7 +99,11 @@ const OptTable inspect_options = {
              "join every softmax, their share kept as attention_slot, and its MXFP4\n"
              "experts are dequantized on load. AFMoE gates each head's output by\n"
              "sigmoid(gate_proj), RoPE on its sliding layers only; its MoE layers route\n"
-             "by sigmoid scores (expert_bias to choose) beside shared experts.\n",
+             "by sigmoid scores (expert_bias to choose) beside shared experts. Laguna\n"
+             "scales each head's output by softplus(g_proj), one score a head (recorded\n"
+             "as unbounded), its sliding and full layers on RoPE of their own; its MoE\n"
+             "layers route by sigmoid scores with a score-correction bias, beside a\n"
+             "shared expert; layers of differing head counts are refused.\n",
     .footer = "Exit codes: 0 ok, 1 failure, 2 bad input.\n",
     .rows = inspect_rows,
     .more = list_archs,

@@ -36,22 +36,19 @@ static const struct {
     {"Gemma3ForConditionalGeneration", HF_GEMMA3, "text_config"},
     {"GptOssForCausalLM", HF_GPTOSS, NULL},
     {"AfmoeForCausalLM", HF_AFMOE, NULL},
+    {"LagunaForCausalLM", HF_LAGUNA, NULL},
 };
 
 /* Architectures refused with the reason rather than as unknown, each with
  * the family's name and why: the Qwen3-Next line interleaves
  * linear-attention layers (Gated DeltaNet), which have no attention map,
- * with its softmax attention layers; Laguna and Step-3.5 gate ordinary
- * attention layers (Laguna: softplus of g_proj per head; Step-3.5: sigmoid
- * of g_proj per head, use_head_wise_attn_gate) but their MLPs are
- * mixtures of experts with shared experts (Laguna's router: sigmoid with
- * a score-correction bias), which hf_moe.c (the MoE of gpt-oss and AFMoE) does not run,
- * and Step-3.5's sliding layers have a head count of their own. */
+ * with its softmax attention layers; Step-3.5 gates ordinary attention
+ * layers (sigmoid of g_proj per head, use_head_wise_attn_gate) but its
+ * MLPs are mixtures of experts with shared experts and SwiGLU limits per
+ * layer, which hf_moe.c does not run, and its sliding layers have a head
+ * count of their own. */
 #define LINEAR_ATTN                                                                                \
     "its linear-attention layers (Gated DeltaNet) have no softmax attention map to measure"
-#define SIGMOID_MOE                                                                                \
-    "its MoE layers (sigmoid router with a score-correction bias, shared experts) are not run by " \
-    "gatelab, which runs the MoE of gpt-oss and AFMoE only"
 static const struct {
     const char *arch;
     const char *family;
@@ -62,11 +59,10 @@ static const struct {
     {"Qwen3_5ForConditionalGeneration", "Qwen3.5", LINEAR_ATTN},
     {"Qwen3_5MoeForCausalLM", "Qwen3.5", LINEAR_ATTN},
     {"Qwen3_5MoeForConditionalGeneration", "Qwen3.5", LINEAR_ATTN},
-    {"LagunaForCausalLM", "Laguna", SIGMOID_MOE},
     {"Step3p5ForCausalLM", "Step-3.5",
      "its MoE layers (routed experts with shared ones, SwiGLU limits per layer) and its sliding "
      "layers' own head count (attention_other_setting) are not run by gatelab, which runs "
-     "the MoE of gpt-oss and AFMoE only"},
+     "the MoE of gpt-oss, AFMoE and Laguna only"},
 };
 
 const char *hf_family_list(char *buf, size_t len) {
@@ -301,7 +297,7 @@ static void sliding(Cfg *c, HfArch *a) {
 /* The sizes a config may leave out, as its family's config class defaults
  * them: none for most families (-1: the key is required; Hkv 0: as many as
  * the heads; rope_theta 0: required); Gemma3TextConfig (transformers
- * v4.50) and AfmoeConfig default every one, and the published multimodal
+ * v4.50), AfmoeConfig and LagunaConfig default every one, and the published multimodal
  * Gemma 3 configs leave some out (gemma-3-4b's text_config gives no head
  * counts). */
 typedef struct {
@@ -313,12 +309,15 @@ static const SizeDefaults REQUIRED = {-1, -1, -1, 0, -1, -1, 2048, 0.0};
 static const SizeDefaults GEMMA3_TEXT = {2304, 26, 8, 4, 9216, 262208, 131072, 1e6};
 /* AfmoeConfig (configuration_afmoe.py, transformers commit 4e4671e) */
 static const SizeDefaults AFMOE = {2048, 32, 16, 0, 6144, 200192, 16384, 10000.0};
+/* LagunaConfig (configuration_laguna.py; the full-attention layers' base) */
+static const SizeDefaults LAGUNA = {2048, 40, 48, 8, 8192, 100352, 131072, 500000.0};
 
 /* Llama, Qwen2, Qwen3 (and the gated Qwen3 variants). */
 void cfg_llama_like(Cfg *c, HfArch *a) {
-    const SizeDefaults *z = a->family == HF_GEMMA3  ? &GEMMA3_TEXT
-                            : a->family == HF_AFMOE ? &AFMOE
-                                                    : &REQUIRED;
+    const SizeDefaults *z = a->family == HF_GEMMA3   ? &GEMMA3_TEXT
+                            : a->family == HF_AFMOE  ? &AFMOE
+                            : a->family == HF_LAGUNA ? &LAGUNA
+                                                     : &REQUIRED;
     a->d = cfg_int(c, "hidden_size", z->d, 1, MAX_DIM);
     a->L = cfg_int(c, "num_hidden_layers", z->L, 1, 4096);
     a->H = cfg_int(c, "num_attention_heads", z->H, 1, 4096);
@@ -575,6 +574,7 @@ int hf_config_parse(HfArch *a, const char *json, size_t len, const char *path, c
         if (a->family == HF_GEMMA2 || a->family == HF_GEMMA3) parse_gemma(&c, a);
         if (a->family == HF_GPTOSS) cfg_gptoss(&c, a);
         if (a->family == HF_AFMOE) cfg_afmoe(&c, a);
+        if (a->family == HF_LAGUNA) cfg_laguna(&c, a);
         rc = check_dims(&c, a);
     }
     json_decref(top);
@@ -635,6 +635,7 @@ int hf_arch_diff(const HfArch *a, const HfArch *b, char *what, size_t len) {
              {"vocabulary", a->V, b->V},
              {"positions", a->max_pos, b->max_pos},
              {"rotary dims", a->rotary_dim, b->rotary_dim},
+             {"sliding layers' rotary dims", a->rotary_dim_local, b->rotary_dim_local},
              {"sliding window", a->sliding_window, b->sliding_window},
              {"sliding layers", a->sliding_layers, b->sliding_layers},
              {"sliding period", a->sliding_period, b->sliding_period},

@@ -18,7 +18,8 @@ typedef enum {
     HF_GEMMA2,
     HF_GEMMA3,
     HF_GPTOSS,
-    HF_AFMOE
+    HF_AFMOE,
+    HF_LAGUNA
 } HfFamily;
 typedef enum { HF_ACT_SILU, HF_ACT_GELU_TANH, HF_ACT_GELU_ERF, HF_ACT_RELU } HfAct;
 typedef enum { HF_GATE_NONE, HF_GATE_HEADWISE, HF_GATE_ELEMENTWISE } HfGate;
@@ -35,6 +36,8 @@ typedef struct {
     int select_bias; /* mlp.expert_bias [E] added to s to choose, not to weigh (AFMoE) */
     int renorm;      /* the k weights over their sum (+ 1e-20) */
     double scale;    /* then times route_scale (1 for gpt-oss) */
+    double softcap;  /* z first capped to softcap tanh(z / softcap) (Laguna's
+                      * moe_router_logit_softcapping; 0: none) */
 } HfRouter;
 
 typedef struct {
@@ -64,13 +67,20 @@ typedef struct {
     HfGate gate;
     /* The gate scores from a projection of their own (the layer's input
      * times self_attn.<gate_proj> [H * scores per head, d]; AFMoE's
-     * gate_proj) rather than from q_proj's extra rows (Qwen3);
-     * gate_label the gate's name in a run (hf_gate_name) */
+     * gate_proj, Laguna's g_proj) rather than from q_proj's extra rows
+     * (Qwen3), and softplus rather than sigmoid as their activation
+     * (gate_softplus: Laguna); gate_label the gate's name in a run
+     * (hf_gate_name) */
     char gate_proj[16];
+    int gate_softplus;
     char gate_label[48];
     /* AFMoE: RoPE on the sliding layers only; the full-attention layers
      * see positions through the causal mask alone */
     int rope_sliding_only;
+    /* The rotary dims of the sliding layers where they turn on a base of
+     * their own (rope_local_theta) with a rotary fraction of their own
+     * (Laguna); 0: rotary_dim */
+    int rotary_dim_local;
     int tied;              /* lm head = token embedding */
     int parallel_residual; /* GPT-NeoX */
     int bos_id;            /* -1 when the config names none */
@@ -93,14 +103,16 @@ typedef struct {
     float embed_scale, attn_scale;
     double attn_softcap, final_softcap, rope_local_theta;
     /* gpt-oss: a learned sink logit per head joins each softmax (sinks).
-     * Mixtures of experts (gpt-oss, AFMoE; 0 experts elsewhere): the
+     * Mixtures of experts (gpt-oss, AFMoE, Laguna; 0 experts elsewhere): the
      * layers from moe_from on have n_experts experts of moe_ff hidden
      * units, top_k of them per token, chosen and weighed by router; gpt-oss's
      * experts are fused gate_up tensors whose SwiGLU is clamped at
      * swiglu_limit with sigmoid slope swiglu_alpha (0 and 0: the plain GLU
-     * of act, AFMoE's separate tensors per expert); n_shared shared experts
-     * (AFMoE) run on every token as one GLU of n_shared * moe_ff units */
-    int sinks, n_experts, top_k, moe_from, moe_ff, n_shared;
+     * of act, AFMoE's and Laguna's separate tensors per expert); the
+     * shared experts run on every token as one GLU of shared_ff units
+     * (AFMoE: num_shared_experts * moe_ff; Laguna:
+     * shared_expert_intermediate_size; 0: none) */
+    int sinks, n_experts, top_k, moe_from, moe_ff, shared_ff;
     double swiglu_alpha, swiglu_limit;
     HfRouter router;
     char torch_dtype[32];
@@ -129,8 +141,8 @@ const char *hf_family_list(char *buf, size_t len);
 /* The attention output gate's name in a run: Qwen3's as config.json
  * states it, "headwise" (headwise_attn_output_gate), "elementwise"
  * (elementwise_attn_output_gate) or "none"; a gate of its own projection
- * as "<projection>-<headwise|elementwise>-sigmoid" (AFMoE's
- * "gate_proj-elementwise-sigmoid"). */
+ * as "<projection>-<headwise|elementwise>-<sigmoid|softplus>" (AFMoE's
+ * "gate_proj-elementwise-sigmoid", Laguna's "g_proj-headwise-softplus"). */
 const char *hf_gate_name(const HfArch *a);
 /* 1 when a and b differ in architecture or shape (the first difference in
  * what: "layers 1, not 2", a's value first), 0 when they agree. */

@@ -66,8 +66,9 @@ void cfg_afmoe(Cfg *c, HfArch *a) {
     if (a->moe_from >= a->L) return;
     a->n_experts = cfg_int(c, "num_experts", 64, 1, 1 << 16);
     a->top_k = cfg_int(c, "num_experts_per_tok", 6, 1, 64); /* hf_moe.c holds 64 */
-    a->n_shared = cfg_int(c, "num_shared_experts", 2, 0, 1 << 10);
-    a->moe_ff = cfg_int(c, "moe_intermediate_size", 1408, 1, 1 << 24);
+    const int n_shared = cfg_int(c, "num_shared_experts", 2, 0, 1 << 10);
+    a->moe_ff = cfg_int(c, "moe_intermediate_size", 1408, 1, 1 << 20);
+    a->shared_ff = n_shared * a->moe_ff; /* one GLU of every shared expert's units */
     afmoe_router(c, a);
     if (!c->failed && a->top_k > a->n_experts) {
         c->failed = 1;

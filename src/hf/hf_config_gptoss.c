@@ -29,7 +29,7 @@ void cfg_gptoss(Cfg *c, HfArch *a) {
     a->sinks = 1;
     a->n_experts = cfg_int(c, "num_local_experts", -1, 1, 1 << 16);
     a->top_k = cfg_int(c, "num_experts_per_tok", 4, 1, 64); /* hf_moe.c holds 64 */
-    a->moe_from = 0, a->moe_ff = a->ff, a->n_shared = 0;
+    a->moe_from = 0, a->moe_ff = a->ff, a->shared_ff = 0;
     a->router = (HfRouter){.score = HF_SCORE_SOFTMAX_TOPK, .scale = 1.0};
     a->swiglu_alpha = 1.702;
     a->swiglu_limit = cfg_num(c, "swiglu_limit", 7.0);

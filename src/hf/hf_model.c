@@ -55,7 +55,7 @@ size_t hf_model_buffer_bytes(const HfModel *m) { return m->b.bytes; }
 void hf_model_probe_attrs(const HfModel *m, ProbeRecord *p) {
     int C = hf_model_gate_channels(m);
     snprintf(p->normaliser, sizeof p->normaliser, "softmax");
-    p->gate_heads = C ? m->a.H : 0, p->gate_bounded = C > 0;
+    p->gate_heads = C ? m->a.H : 0, p->gate_bounded = C > 0 && !m->a.gate_softplus;
 }
 
 /* The B windows' token embeddings into b.x (learned positions: each

@@ -1,6 +1,7 @@
 /* hf_moe.c: the mixture-of-experts MLP, one path for gpt-oss (GptOssMLP
- * of transformers v4.55.0, modeling_gpt_oss.py) and AFMoE (AfmoeMoE of
- * modeling_afmoe.py, transformers commit d4037de): the router's logits
+ * of transformers v4.55.0, modeling_gpt_oss.py), AFMoE (AfmoeMoE of
+ * modeling_afmoe.py, transformers commit d4037de) and Laguna
+ * (LagunaSparseMoeBlock of modeling_laguna.py, commit ca5ff0b): the router's logits
  * (mlp.router), each token's top_k experts and their weights as the
  * family's HfRouter says, the shared experts where the layer has them,
  * then each routed expert on the rows that chose it. The experts:
@@ -9,7 +10,7 @@
  *     the gate clamped from above and the up projection both ways at
  *     swiglu_limit, ((up + 1) * gate * sigmoid(alpha * gate)) @
  *     down_proj[e] + bias;
- *   AFMoE (AfmoeExperts, a module per expert): down_proj(act(gate_proj(x))
+ *   AFMoE and Laguna (their tensors per expert): down_proj(act(gate_proj(x))
  *     * up_proj(x)), bias-free, the SwiGLU of the dense MLP.
  * Under fake quantization the MLP input, each expert's slabs and the
  * experts' activations go through fakequant.h's MoE calls. */
@@ -20,11 +21,14 @@
 #include "hf_steps.h"
 #include "util.h" /* falloc */
 
-/* Token's top k of n experts by r from its router logits z[n] (scored in
- * place under a sigmoid router), ties to the lower index: idx[k] and the
- * weights w[k]. bias: the selection bias (AFMoE's expert_bias), or NULL. */
+/* Token's top k of n experts by r from its router logits z[n] (capped,
+ * then scored, in place under a sigmoid router), ties to the lower index:
+ * idx[k] and the weights w[k]. bias: the selection bias (AFMoE's
+ * expert_bias, Laguna's e_score_correction_bias), or NULL. */
 static void route(const HfRouter *r, float *z, const float *bias, int n, int k, int *idx,
                   float *w) {
+    if (r->softcap > 0)
+        for (int e = 0; e < n; e++) z[e] = (float)(r->softcap * tanh((double)z[e] / r->softcap));
     if (r->score == HF_SCORE_SIGMOID)
         for (int e = 0; e < n; e++) z[e] = (float)(1.0 / (1.0 + exp(-(double)z[e])));
     for (int j = 0; j < k; j++) {
@@ -212,7 +216,7 @@ int hf_moe(HfModel *m, int l, const float *W[W_N_ROLES], const float *in, float 
               E, k, b->moe_idx + (size_t)t * k, b->moe_w + (size_t)t * k);
     FakeQuant *q = m->quant;
     const float *x = q ? fq_moe_input(q, in, (size_t)b->R, (size_t)a->d) : in;
-    if (W[W_GATE]) hf_mlp(m, W, in, out, 0, a->n_shared * a->moe_ff); /* shared experts */
+    if (W[W_GATE]) hf_mlp(m, W, in, out, 0, a->shared_ff); /* shared experts */
     /* a calibration pass sweeps the experts once for the activations' range */
     while (q && fq_moe_hidden_sweep(q, b->moe))
         if (experts(m, l, W, x, NULL, err, errlen) != 0) return -1;

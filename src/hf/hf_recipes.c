@@ -38,7 +38,14 @@
  *     sigmoid(gate_proj(h)) elementwise, the dense SwiGLU MLP on the first
  *     num_dense_layers layers, the MoE MLP (hf_moe.c: sigmoid router,
  *     shared experts) on the others (modeling_afmoe.py, transformers
- *     commit d4037de). */
+ *     commit d4037de);
+ *   Laguna: Llama's layer, bias-free, per-head q_norm / k_norm, RoPE on
+ *     the first half of each head's dims on the full-attention layers
+ *     and on all of them on the sliding ones (each type its own base),
+ *     each head's output times softplus(g_proj(h)) (one score a head),
+ *     the dense SwiGLU MLP or the MoE MLP (hf_moe.c: sigmoid router with
+ *     a score-correction bias, one shared expert) as mlp_layer_types says
+ *     (modeling_laguna.py, transformers commit ca5ff0b). */
 #include <string.h>
 
 #include "hf_steps.h"
@@ -68,7 +75,11 @@ static void gate_proj(HfModel *m, const float *W[W_N_ROLES], const float *h) {
                   FQ_OUT_ATTN);
 }
 
-static int llama_layer(HfModel *m, int l, const float *W[W_N_ROLES], const Intervention *iv) {
+/* Llama's layer; Laguna's gate scores from the normed input (g_proj),
+ * and on its MoE layers the MoE block (shared expert, then the routed
+ * ones) into b.moe_out before the residual add. */
+static int llama_layer(HfModel *m, int l, const float *W[W_N_ROLES], const Intervention *iv,
+                       char *err, size_t errlen) {
     const HfArch *a = &m->a;
     HfBufs *b = &m->b;
     const int R = b->R, kv = a->Hkv * a->dh, hd = a->H * a->dh;
@@ -87,7 +98,13 @@ static int llama_layer(HfModel *m, int l, const float *W[W_N_ROLES], const Inter
     hf_attend(m, l, &(AttnIn){.q = b->q, .k = b->k, .v = b->v, .ldq = hd, .ldkv = kv}, iv);
     hf_linear(m, b->x, b->o, W[W_O], W[W_OB], hd, a->d, m->w.conv1d, 1, FQ_OUT_ATTN);
     hf_norm(m, b->h, b->x, W[W_LN2], W[W_LN2_B], R, a->d, a->rms);
-    hf_mlp(m, W, m->b.h, m->b.x, 1, a->ff);
+    if (!W[W_ROUTER]) {
+        hf_mlp(m, W, m->b.h, m->b.x, 1, a->ff);
+        return 0;
+    }
+    memset(b->moe_out, 0, (size_t)R * a->d * sizeof *b->moe_out);
+    if (hf_moe(m, l, W, b->h, b->moe_out, 0, err, errlen) < 0) return -1;
+    hf_residual_add(m, b->x, b->moe_out, FQ_OUT_FFN);
     return 0;
 }
 
@@ -236,7 +253,9 @@ int hf_layer(HfModel *m, int l, const Intervention *iv, char *err, size_t errlen
     case HF_GPTOSS:
         if (gptoss_layer(m, l, W, iv, err, errlen) < 0) return -1;
         break;
-    default: llama_layer(m, l, W, iv); break;
+    default:
+        if (llama_layer(m, l, W, iv, err, errlen) < 0) return -1;
+        break;
     }
     iv_residual(iv, l, m->b.x, m->b.B, m->b.T, 0, m->a.d);
     return 0;

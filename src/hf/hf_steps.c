@@ -33,13 +33,13 @@ static void bufs_plan(Plan *p, void *ctx) {
     size_t t = (size_t)B * T, hd = (size_t)a->H * a->dh, kv = (size_t)a->Hkv * a->dh;
     size_t qraw =
         a->family == HF_GPT2 || a->family == HF_NEOX ? 3 * (size_t)a->d : (size_t)hf_q_rows(a);
-    size_t gc = (size_t)a->H * hf_gate_per_head(a),
-           half = a->rotary_dim ? (size_t)a->rotary_dim / 2 : 1;
+    const int rd = a->rotary_dim_local > a->rotary_dim ? a->rotary_dim_local : a->rotary_dim;
+    size_t gc = (size_t)a->H * hf_gate_per_head(a), half = rd ? (size_t)rd / 2 : 1;
     b->x = plan_floats(p, t * a->d), b->h = plan_floats(p, t * a->d);
     b->qraw = plan_floats(p, t * qraw);
     b->q = plan_floats(p, t * hd), b->k = plan_floats(p, t * kv), b->v = plan_floats(p, t * kv);
     b->g = plan_floats(p, t * (gc ? gc : 1)), b->o = plan_floats(p, t * hd);
-    const size_t shared = (size_t)a->n_shared * a->moe_ff,
+    const size_t shared = (size_t)a->shared_ff,
                  ff = shared > (size_t)a->ff ? shared : (size_t)a->ff;
     b->f1 = plan_floats(p, t * ff), b->f2 = plan_floats(p, t * ff);
     b->first_col = plan_floats(p, (size_t)a->H * t);
@@ -47,9 +47,10 @@ static void bufs_plan(Plan *p, void *ctx) {
     const size_t E = (size_t)a->n_experts, k = (size_t)a->top_k;
     b->router = E ? plan_floats(p, t * E) : NULL;
     b->moe = E ? plan_floats(p, (size_t)T * (2 * (size_t)a->d + 3 * (size_t)a->moe_ff + 1)) : NULL;
-    /* where the MoE block's output is normed before it joins the residual
-     * stream (AFMoE's post_mlp_layernorm), it has rows of its own */
-    b->moe_out = E && a->family == HF_AFMOE ? plan_floats(p, t * a->d) : NULL;
+    /* where the MoE block's output does not add straight into the
+     * residual stream (AFMoE's post_mlp_layernorm; the shared experts
+     * written first), it has rows of its own */
+    b->moe_out = E && a->family != HF_GPTOSS ? plan_floats(p, t * a->d) : NULL;
     b->moe_w = E ? plan_floats(p, t * k) : NULL;
     b->moe_idx = E ? plan_take(p, t * k, sizeof(int)) : NULL;
     b->moe_rows = E ? plan_take(p, (size_t)T, sizeof(int)) : NULL;
@@ -200,8 +201,9 @@ void hf_rope_setup(HfModel *m) {
     if (af != 1.0f) /* as transformers applies it: cos and sin times the factor */
         for (size_t i = 0; i < (size_t)b->T * (rd / 2); i++) b->cosv[i] *= af, b->sinv[i] *= af;
     if (!b->cosl) return;
-    rope_inv_freq(b->inv_freq, rd, (float)m->a.rope_local_theta, 1.0f, 0);
-    rope_tables(b->cosl, b->sinl, b->inv_freq, b->T, rd, 0);
+    const int rl = m->a.rotary_dim_local ? m->a.rotary_dim_local : rd;
+    rope_inv_freq(b->inv_freq, rl, (float)m->a.rope_local_theta, 1.0f, 0);
+    rope_tables(b->cosl, b->sinl, b->inv_freq, b->T, rl, 0);
 }
 
 void hf_rope(const HfModel *m, int l, float *x, int nh) {
@@ -210,8 +212,9 @@ void hf_rope(const HfModel *m, int l, float *x, int nh) {
         a->sliding_period ? (l + 1) % a->sliding_period != 0 : hf_layer_window(a, l) > 0;
     if (a->rope_sliding_only && !slides) return;
     const int local = m->b.cosl && slides;
+    const int rd = local && a->rotary_dim_local ? a->rotary_dim_local : a->rotary_dim;
     rope_forward_part(x, local ? m->b.cosl : m->b.cosv, local ? m->b.sinl : m->b.sinv, m->b.B,
-                      m->b.T, nh, m->a.dh, m->a.rotary_dim);
+                      m->b.T, nh, m->a.dh, rd);
 }
 
 int hf_layer_window(const HfArch *a, int l) {
@@ -246,7 +249,8 @@ void hf_attend(HfModel *m, int l, const AttnIn *in, const Intervention *iv) {
     attention_keep(&keep, in, &sp, &(AttnShape){B, T, a->H, a->Hkv, a->dh});
     if (a->gate != HF_GATE_NONE) {
         const int g = hf_gate_per_head(a);
-        gate_act_forward(b->g, b->g, (size_t)b->R * a->H * g, ACT_SIGMOID);
+        gate_act_forward(b->g, b->g, (size_t)b->R * a->H * g,
+                         a->gate_softplus ? ACT_SOFTPLUS : ACT_SIGMOID);
         iv_gate_scores(iv, l, b->g, 1, B, T, 0, a->H * g, FORM_MULT);
         gate_apply_forward(b->o, b->o, b->g, g == 1 ? GB_HEAD : GB_ELEM, FORM_MULT, b->R, a->H,
                            a->dh);

@@ -93,7 +93,7 @@ void hf_norm(const HfModel *m, float *y, const float *x, const float *w, const f
 float hf_rope_freqs(const HfArch *a, float *inv_freq);
 /* The cos/sin tables of a window's T positions, times the attention
  * factor; with rope_local_theta, the sliding layers' tables too (plain
- * RoPE on that base). */
+ * RoPE on that base, over rotary_dim_local dims where that is set). */
 void hf_rope_setup(HfModel *m);
 /* Rotate the first rotary_dim dims of each of nh heads of x[B, T, nh*dh]
  * of layer l (its tables: the sliding layers' where they have their own),
@@ -112,6 +112,7 @@ int hf_layer_window(const HfArch *a, int l);
  * window, replaced by the
  * intervention's streaming window where that is narrower), keeping the
  * first column and the maps; then, for a gated model, o *= sigmoid(b.g)
+ * (softplus(b.g) under gate_softplus)
  * with the intervention's change to the scores (b.g becomes the applied
  * scores); last the intervention's change to the head outputs
  * (iv_head_output). */

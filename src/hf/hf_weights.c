@@ -168,15 +168,26 @@ static int gptoss_specs(const HfArch *a, Spec *s) {
     ADD(W_EXP_DOWN_B, "mlp.experts.down_proj_bias", 2, E, d);
     return n;
 }
+/* The shared experts of an MoE layer (one GLU of shared_ff units, bound
+ * as the MLP's roles) from s[n] on: returns the new count. */
+static int shared_specs(const HfArch *a, Spec *s, int n) {
+    const long long d = a->d, sh = a->shared_ff;
+    if (!sh) return n;
+    ADD(W_GATE, "mlp.shared_experts.gate_proj.weight", 2, sh, d);
+    ADD(W_UP, "mlp.shared_experts.up_proj.weight", 2, sh, d);
+    ADD(W_DOWN, "mlp.shared_experts.down_proj.weight", 2, d, sh);
+    return n;
+}
+
 /* AFMoE: Gemma's four norms a layer (pre_mlp_layernorm and
  * post_mlp_layernorm around the MLP), Llama's projections (bias-free),
  * per-head q_norm / k_norm, the gate's own projection; the dense SwiGLU
  * MLP on the first num_dense_layers layers, on the others the router,
- * expert_bias and the shared experts (one GLU of n_shared * moe_ff units,
+ * expert_bias and the shared experts (one GLU of shared_ff units,
  * bound as the MLP's roles), the routed experts' own tensors in
  * expert_specs (modeling_afmoe.py). */
 static int afmoe_specs(const HfArch *a, int l, Spec *s) {
-    const long long d = a->d, sh = (long long)a->n_shared * a->moe_ff;
+    const long long d = a->d;
     int n = 0;
     ADD(W_LN1, "input_layernorm.weight", 1, d, 0);
     ADD(W_LN1_POST, "post_attention_layernorm.weight", 1, d, 0);
@@ -189,21 +200,39 @@ static int afmoe_specs(const HfArch *a, int l, Spec *s) {
     if (!a->n_experts || l < a->moe_from) return llama_mlp_specs(a, s, n);
     ADD(W_ROUTER, "mlp.router.gate.weight", 2, a->n_experts, d);
     ADD(W_EXP_BIAS, "mlp.expert_bias", 1, a->n_experts, 0);
-    if (!sh) return n;
-    ADD(W_GATE, "mlp.shared_experts.gate_proj.weight", 2, sh, d);
-    ADD(W_UP, "mlp.shared_experts.up_proj.weight", 2, sh, d);
-    ADD(W_DOWN, "mlp.shared_experts.down_proj.weight", 2, d, sh);
-    return n;
+    return shared_specs(a, s, n);
+}
+
+/* Laguna: Llama's norms and projections (biases as attention_bias says),
+ * per-head q_norm / k_norm, g_proj [H, d]; the dense SwiGLU MLP, or on
+ * an MoE layer the router mlp.gate, its e_score_correction_bias and the
+ * shared expert, the routed experts' own tensors in expert_specs
+ * (modeling_laguna.py). */
+static int laguna_specs(const HfArch *a, int l, Spec *s) {
+    const long long d = a->d;
+    int n = 0;
+    ADD(W_LN1, "input_layernorm.weight", 1, d, 0);
+    ADD(W_LN2, "post_attention_layernorm.weight", 1, d, 0);
+    n = llama_attn_specs(a, (long long)a->H * a->dh, s, n);
+    ADD(W_QN, "self_attn.q_norm.weight", 1, a->dh, 0);
+    ADD(W_KN, "self_attn.k_norm.weight", 1, a->dh, 0);
+    ADD(W_GPROJ, "self_attn.g_proj.weight", 2, (long long)a->H * hf_gate_per_head(a), d);
+    if (!a->n_experts || l < a->moe_from) return llama_mlp_specs(a, s, n);
+    ADD(W_ROUTER, "mlp.gate.weight", 2, a->n_experts, d);
+    ADD(W_EXP_BIAS, "mlp.gate.e_score_correction_bias", 1, a->n_experts, 0);
+    return shared_specs(a, s, n);
 }
 
 /* The tensors each routed expert of an MoE layer has as its own (AFMoE's
- * mlp.experts.<e>.{gate,up,down}_proj.weight, in per_expert's order),
+ * and Laguna's mlp.experts.<e>.{gate,up,down}_proj.weight, in
+ * per_expert's order),
  * their suffixes after "mlp.experts.<e>.": their count, 0 where the experts are 3-D
  * tensors (gpt-oss) or the layer is dense. */
 static int expert_specs(const HfArch *a, int l, Spec *s) {
     const long long d = a->d, ff = a->moe_ff;
     int n = 0;
-    if (a->family != HF_AFMOE || !a->n_experts || l < a->moe_from) return 0;
+    if ((a->family != HF_AFMOE && a->family != HF_LAGUNA) || !a->n_experts || l < a->moe_from)
+        return 0;
     ADD(W_EXP_GATE, "gate_proj.weight", 2, ff, d);
     ADD(W_EXP_UP, "up_proj.weight", 2, ff, d);
     ADD(W_EXP_DOWN, "down_proj.weight", 2, d, ff);
@@ -216,6 +245,7 @@ static int expert_specs(const HfArch *a, int l, Spec *s) {
 static int layer_specs(const HfArch *a, int l, Spec *s) {
     if (a->family == HF_GPTOSS) return gptoss_specs(a, s);
     if (a->family == HF_AFMOE) return afmoe_specs(a, l, s);
+    if (a->family == HF_LAGUNA) return laguna_specs(a, l, s);
     if (a->family == HF_GPT2) return gpt2_specs(a, s);
     if (a->family == HF_NEOX) return neox_specs(a, s);
     if (a->family == HF_OLMO2) return olmo2_specs(a, s);

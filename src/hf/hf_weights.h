@@ -42,8 +42,8 @@ typedef enum {
     W_LN1_POST,
     W_LN2_POST,
     W_SINKS,      /* gpt-oss: self_attn.sinks [H], a logit per head */
-    W_ROUTER,     /* mlp.router.weight [E, d] (AFMoE: mlp.router.gate.weight); an
-                   * MoE layer is one that has it */
+    W_ROUTER,     /* mlp.router.weight [E, d] (AFMoE: mlp.router.gate.weight;
+                   * Laguna: mlp.gate.weight); an MoE layer is one that has it */
     W_ROUTER_B,   /* gpt-oss: mlp.router.bias [E] */
     W_EXP_GU,     /* mlp.experts.gate_up_proj [E, d, 2ff], [in, out] with the
                    * gate and up columns interleaved (gate at even ones) */
@@ -52,8 +52,9 @@ typedef enum {
     W_EXP_DOWN_B, /* mlp.experts.down_proj_bias [E, d] */
     W_GPROJ,      /* the attention gate's own projection (HfArch.gate_proj):
                    * self_attn.<gate_proj>.weight [H * scores per head, d] */
-    W_EXP_BIAS,   /* AFMoE: mlp.expert_bias [E], added to the scores to choose */
-    W_EXP_GATE,   /* AFMoE: mlp.experts.<e>.gate_proj.weight [moe_ff, d] and */
+    W_EXP_BIAS,   /* AFMoE: mlp.expert_bias [E] (Laguna:
+                   * mlp.gate.e_score_correction_bias), added to the scores to choose */
+    W_EXP_GATE,   /* AFMoE, Laguna: mlp.experts.<e>.gate_proj.weight [moe_ff, d] and */
     W_EXP_UP,     /* up_proj, one tensor per expert (HfLayerSpec.per_expert, with
                    * its down_proj [d, moe_ff] as W_EXP_DOWN) */
     W_N_ROLES
@@ -67,7 +68,7 @@ typedef struct {
     const StTensor *t[W_N_ROLES];
     const StTensor *scales[W_N_ROLES];
     const StTensor **per_expert; /* [E][3]: W_EXP_GATE, W_EXP_UP, W_EXP_DOWN of
-                                  * each expert (AFMoE's MoE layers), else NULL */
+                                  * each expert (AFMoE's and Laguna's MoE layers), else NULL */
 } HfLayerSpec;
 
 typedef struct {

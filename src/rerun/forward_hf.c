@@ -308,8 +308,9 @@ static int fill_info(ForwardInfo *i, const HfArch *a, const RunMeta *meta, int p
     i->L = a->L, i->H = a->H, i->d = a->d, i->V = a->V;
     i->gated = a->gate != HF_GATE_NONE;
     i->gate_channels = a->H * hf_gate_per_head(a);
-    i->gate_per_token = i->gate_bounded = i->gated; /* sigmoid(q_proj's gate rows) */
-    i->uniform_slots = uniform_slots(a->sinks, 0);  /* a checkpoint's maps are never the proxy */
+    i->gate_per_token = i->gated;
+    i->gate_bounded = i->gated && !a->gate_softplus; /* sigmoid in [0, 1]; softplus unbounded */
+    i->uniform_slots = uniform_slots(a->sinks, 0);   /* a checkpoint's maps are never the proxy */
     i->layer_window = malloc((size_t)a->L * sizeof *i->layer_window);
     for (int l = 0; i->layer_window && l < a->L; l++) i->layer_window[l] = hf_layer_window(a, l);
     return i->layer_window ? 0 : -1;

@@ -1,0 +1,274 @@
+#!/usr/bin/python3
+"""laguna_reference.py: tiny random LagunaForCausalLM checkpoints (Poolside's
+Laguna: dense layers, then MoE layers as mlp_layer_types says) and their
+float64 plain-PyTorch forward (no `transformers`), into
+tests/reference/hf/laguna-* (expected.h5 as make_hf_fixtures.py writes it,
+with `gates`: each layer's applied gate scores [T, H], one a head).
+Written from modeling_laguna.py (transformers commit ca5ff0b0) and
+configuration_laguna.py:
+
+  * LagunaRMSNorm: w * x / sqrt(mean(x^2) + eps), plain w;
+  * each layer: input_layernorm, attention, residual add;
+    post_attention_layernorm, the MLP, residual add; the MLP is the dense
+    SwiGLU (down(silu(gate(x)) * up(x))) on the layers mlp_layer_types
+    names "dense", the MoE block (moe below) on the "sparse" ones;
+  * MoE (LagunaSparseMoeBlock): router logits z = x @ gate.weight^T,
+    capped to c tanh(z / c) when moe_router_logit_softcapping c > 0;
+    scores s = sigmoid(z); each token's num_experts_per_tok experts are
+    the largest s + gate.e_score_correction_bias (the bias only chooses);
+    their weights the chosen s over their sum; the output is the chosen
+    experts' SwiGLU (mlp.experts.<e>.{gate,up,down}_proj) times their
+    weights, summed, times moe_routed_scaling_factor, plus the shared
+    expert's SwiGLU (shared_expert_intermediate_size units);
+  * attention: q/k/v/o_proj (biases under attention_bias); q_norm and
+    k_norm per head; RoPE (rotate_half over the first
+    int(head_dim * partial_rotary_factor) dims) with each layer type's
+    own rope_parameters entry (full_attention: rope_theta 500000 on half
+    the dims; sliding_attention: 10000 on all of them by default); the
+    sliding layers mask keys j <= t - sliding_window; GQA; logits
+    q k^T head_dim^-1/2; each head's output [T, H, dh] times
+    softplus(g_proj(h)) [T, H], then o_proj;
+  * the final norm and the untied lm_head.
+
+Run in float64 on the checkpoint's rounded weights.
+Regenerate:  /usr/bin/python3 tests/reference/laguna_reference.py
+"""
+import os
+import sys
+
+import h5py
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from make_hf_fixtures import T_TOK, mat, rounded, vec, write_snapshot
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROPE_DEFAULTS = {"full_attention": (500000.0, 0.5), "sliding_attention": (10000.0, 1.0)}
+
+
+def norm(x, w, eps):
+    return w * x / torch.sqrt(x.pow(2).mean(-1, keepdim=True) + eps)
+
+
+def layer_types(cfg):
+    return cfg.get("layer_types") or ["full_attention"] * cfg["num_hidden_layers"]
+
+
+def mlp_types(cfg):
+    return cfg.get("mlp_layer_types") or ["dense"] + ["sparse"] * (cfg["num_hidden_layers"] - 1)
+
+
+def rope_of(cfg, kind):
+    """(base, rotary dims) of the layers of type kind."""
+    base, frac = ROPE_DEFAULTS[kind]
+    e = (cfg.get("rope_parameters") or {}).get(kind) or {}
+    return e.get("rope_theta", base), int(cfg["head_dim"] * e.get("partial_rotary_factor", frac))
+
+
+def turn(x, theta, rd):
+    """RoPE on x [heads, T, dh]: within the first rd dims, pairs (i, i + rd/2)
+    turned by t * theta^(-2i/rd); the other dims pass."""
+    half = rd // 2
+    pos = torch.arange(x.shape[1], dtype=torch.float64)
+    ang = pos[:, None] * theta ** (-torch.arange(half, dtype=torch.float64) * 2.0 / rd)[None, :]
+    c, s = torch.cos(ang), torch.sin(ang)
+    lo, hi, rest = x[..., :half], x[..., half:rd], x[..., rd:]
+    return torch.cat((lo * c - hi * s, hi * c + lo * s, rest), dim=-1)
+
+
+def attention(cfg, W, p, h, kind):
+    T = h.shape[0]
+    H, Hkv, dh, eps = cfg["num_attention_heads"], cfg["num_key_value_heads"], cfg["head_dim"], cfg["rms_norm_eps"]
+
+    def proj(n, rows):
+        y = h @ W[p + "self_attn.%s_proj.weight" % n].T
+        return y + W[p + "self_attn.%s_proj.bias" % n] if cfg.get("attention_bias") else y
+
+    q = norm(proj("q", H).view(T, H, dh), W[p + "self_attn.q_norm.weight"], eps).transpose(0, 1)
+    k = norm(proj("k", Hkv).view(T, Hkv, dh), W[p + "self_attn.k_norm.weight"], eps).transpose(0, 1)
+    v = proj("v", Hkv).view(T, Hkv, dh).transpose(0, 1)
+    theta, rd = rope_of(cfg, kind)
+    q, k = turn(q, theta, rd), turn(k, theta, rd)
+    rep = H // Hkv
+    k, v = k[torch.arange(H) // rep], v[torch.arange(H) // rep]
+    s = torch.einsum("htd,hsd->hts", q, k) / dh ** 0.5
+    t, j = torch.arange(T)[:, None], torch.arange(T)[None, :]
+    keep = j <= t
+    if kind == "sliding_attention":
+        keep = keep & (j > t - cfg["sliding_window"])
+    s = torch.where(keep, s, torch.tensor(float("-inf"), dtype=torch.float64))
+    a = torch.exp(s - s.max(-1, keepdim=True).values)
+    a = a / a.sum(-1, keepdim=True)
+    o = torch.einsum("hts,hsd->thd", a, v)
+    gate = F.softplus(h @ W[p + "self_attn.g_proj.weight"].T)  # [T, H]
+    o = (o * gate[:, :, None]).reshape(T, H * dh)
+    y = o @ W[p + "self_attn.o_proj.weight"].T
+    if cfg.get("attention_bias"):
+        y = y + W[p + "self_attn.o_proj.bias"]
+    return y, a, gate
+
+
+def swiglu(W, p, h):
+    """down(silu(gate(h)) * up(h)) of the module at prefix p."""
+    gp = h @ W[p + "gate_proj.weight"].T
+    return (gp / (1.0 + torch.exp(-gp)) * (h @ W[p + "up_proj.weight"].T)) @ W[p + "down_proj.weight"].T
+
+
+MARGINS = []  # each routed token's gap between its k-th and (k+1)-th choice
+
+
+def moe(cfg, W, p, h):
+    """LagunaSparseMoeBlock of h [T, d]."""
+    k, E, cap = cfg["num_experts_per_tok"], cfg["num_experts"], cfg.get("moe_router_logit_softcapping", 0.0)
+    z = h @ W[p + "gate.weight"].T
+    if cap > 0:
+        z = cap * torch.tanh(z / cap)
+    s = torch.sigmoid(z)
+    key = s + W[p + "gate.e_score_correction_bias"]
+    order = torch.argsort(key, dim=-1, descending=True)
+    routed = torch.zeros_like(h)
+    for t in range(h.shape[0]):
+        chosen = order[t, :k]
+        if k < E:
+            MARGINS.append(float(key[t, order[t, k - 1]] - key[t, order[t, k]]))
+        w = s[t, chosen] / s[t, chosen].sum()
+        for j, e in enumerate(chosen.tolist()):
+            routed[t] = routed[t] + w[j] * swiglu(W, p + "experts.%d." % e, h[t:t + 1])[0]
+    return routed * cfg.get("moe_routed_scaling_factor", 1.0) + swiglu(W, p + "shared_experts.", h)
+
+
+def forward_laguna(cfg, W, ids):
+    """logits [T, V], maps [L][H, T, T], gates [L][T, H], block outputs [L][T, d]."""
+    eps = cfg["rms_norm_eps"]
+    x = W["model.embed_tokens.weight"][ids]
+    maps, gates, hidden = [], [], []
+    for l, (kind, mt) in enumerate(zip(layer_types(cfg), mlp_types(cfg))):
+        p = "model.layers.%d." % l
+        o, a, g = attention(cfg, W, p, norm(x, W[p + "input_layernorm.weight"], eps), kind)
+        x = x + o
+        h = norm(x, W[p + "post_attention_layernorm.weight"], eps)
+        x = x + (moe(cfg, W, p + "mlp.", h) if mt == "sparse" else swiglu(W, p + "mlp.", h))
+        maps.append(a), gates.append(g), hidden.append(x)
+    logits = norm(x, W["model.norm.weight"], eps) @ W["lm_head.weight"].T
+    return logits, maps, gates, hidden
+
+
+def weights_laguna(cfg, g):
+    d, H, V, ff = cfg["hidden_size"], cfg["num_attention_heads"], cfg["vocab_size"], cfg["intermediate_size"]
+    Hkv, dh = cfg["num_key_value_heads"], cfg["head_dim"]
+    W = {"model.embed_tokens.weight": torch.randn(V, d, generator=g),
+         "model.norm.weight": vec(g, d, 1.0), "lm_head.weight": mat(g, V, d)}
+    for l, mt in enumerate(mlp_types(cfg)):
+        p = "model.layers.%d." % l
+        for n in ("input_layernorm", "post_attention_layernorm"):
+            W[p + n + ".weight"] = vec(g, d, 1.0, 0.2)
+        for n, rows, sc in (("q", H * dh, 1.5), ("k", Hkv * dh, 1.5), ("v", Hkv * dh, 1.0), ("g", H, 2.0)):
+            W[p + "self_attn.%s_proj.weight" % n] = mat(g, rows, d, sc)
+            if cfg.get("attention_bias") and n != "g":
+                W[p + "self_attn.%s_proj.bias" % n] = vec(g, rows, 0.0, 0.2)
+        W[p + "self_attn.o_proj.weight"] = mat(g, d, H * dh)
+        if cfg.get("attention_bias"):
+            W[p + "self_attn.o_proj.bias"] = vec(g, d, 0.0, 0.2)
+        W[p + "self_attn.q_norm.weight"] = vec(g, dh, 1.0, 0.3)
+        W[p + "self_attn.k_norm.weight"] = vec(g, dh, 1.0, 0.3)
+        if mt == "sparse":
+            weights_moe(cfg, g, p + "mlp.", W)
+            continue
+        W[p + "mlp.gate_proj.weight"] = mat(g, ff, d)
+        W[p + "mlp.up_proj.weight"] = mat(g, ff, d)
+        W[p + "mlp.down_proj.weight"] = mat(g, d, ff)
+    return W
+
+
+def weights_moe(cfg, g, p, W):
+    """An MoE layer's router (logits of sd about 2, so that sigmoid scores
+    spread), correction bias (large enough to change choices), shared and
+    routed experts."""
+    d, E, mf, sf = cfg["hidden_size"], cfg["num_experts"], cfg["moe_intermediate_size"], \
+        cfg["shared_expert_intermediate_size"]
+    W[p + "gate.weight"] = mat(g, E, d, 2.0)
+    W[p + "gate.e_score_correction_bias"] = vec(g, E, 0.0, 0.3)
+    for m, f in [("shared_experts.", sf)] + [("experts.%d." % e, mf) for e in range(E)]:
+        W[p + m + "gate_proj.weight"] = mat(g, f, d)
+        W[p + m + "up_proj.weight"] = mat(g, f, d)
+        W[p + m + "down_proj.weight"] = mat(g, d, f)
+
+
+def laguna_cfg(**kw):
+    c = {"architectures": ["LagunaForCausalLM"], "model_type": "laguna", "hidden_size": 32,
+         "num_hidden_layers": 3, "num_attention_heads": 4, "num_attention_heads_per_layer": [4, 4, 4],
+         "num_key_value_heads": 2, "head_dim": 8, "intermediate_size": 48, "moe_intermediate_size": 16,
+         "shared_expert_intermediate_size": 24, "num_experts": 4, "num_experts_per_tok": 2,
+         "moe_routed_scaling_factor": 2.5, "moe_router_logit_softcapping": 3.0,
+         "mlp_layer_types": ["dense", "sparse", "sparse"],
+         "layer_types": ["sliding_attention", "sliding_attention", "full_attention"],
+         "rope_parameters": {"full_attention": {"rope_type": "default", "rope_theta": 500000.0,
+                                                "partial_rotary_factor": 0.5},
+                             "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0,
+                                                   "partial_rotary_factor": 1.0}},
+         "vocab_size": 128, "max_position_embeddings": 64, "rms_norm_eps": 1e-6, "sliding_window": 4,
+         "attention_bias": False, "gating": True, "hidden_act": "silu", "tie_word_embeddings": False,
+         "bos_token_id": 2, "torch_dtype": "float32"}
+    c.update(kw)
+    return c
+
+
+# name: (config, dtype, shards). laguna-f32: layers 0 and 1 slide over 4
+# keys (RoPE on all 8 dims, base 10000), layer 2 full (RoPE on 4 dims,
+# base 500000); layer 0 dense, layers 1 and 2 MoE (4 experts, 2 a token,
+# router logits capped at 3, routed sum times 2.5, a shared expert of 24
+# units). laguna-bf16-sharded: LagunaConfig's RoPE defaults (no
+# rope_parameters), sliding and full layers alternating over 64 keys,
+# q/k/v/o biases, layers 0 and 1 dense, 2 and 3 MoE (6 experts, 3 a
+# token, no cap, scaling 1).
+FIXTURES = {
+    "laguna-f32": (laguna_cfg(), "F32", 1),
+    "laguna-bf16-sharded": (laguna_cfg(num_hidden_layers=4, num_attention_heads_per_layer=None,
+                                       rope_parameters=None, sliding_window=64, attention_bias=True,
+                                       layer_types=["sliding_attention", "full_attention"] * 2,
+                                       mlp_layer_types=["dense", "dense", "sparse", "sparse"],
+                                       num_experts=6, num_experts_per_tok=3, moe_routed_scaling_factor=None,
+                                       moe_router_logit_softcapping=None, gating="per-head"), "BF16", 3),
+}
+
+
+def expected(d, cfg, Wr, ids, dtype):
+    with torch.no_grad():
+        logits, maps, gates, hidden = forward_laguna(cfg, {k: v.double() for k, v in Wr.items()}, ids)
+    with h5py.File(os.path.join(d, "expected.h5"), "w") as f:
+        kw = dict(compression="gzip", shuffle=True)
+        f.create_dataset("tokens", data=ids.numpy().astype(np.int32))
+        f.create_dataset("logits", data=logits.numpy().astype(np.float32), **kw)
+        f.create_dataset("attention", data=torch.stack(maps).numpy().astype(np.float32), **kw)
+        f.create_dataset("gates", data=torch.stack(gates).numpy().astype(np.float32), **kw)
+        f.create_dataset("hidden", data=torch.stack(hidden).numpy().astype(np.float32), **kw)
+        f.create_dataset("losses", data=F.cross_entropy(logits[:-1], ids[1:], reduction="none").numpy())
+        f.attrs["dtype"] = dtype
+    gs = torch.stack(gates)
+    margin = " routing margin %.4f" % min(MARGINS) if MARGINS else ""
+    print("%-24s %-5s gates %.3f..%.3f%s" % (os.path.basename(d), dtype, float(gs.min()), float(gs.max()), margin))
+    # a choice this close could flip between float32 and float64
+    assert not MARGINS or min(MARGINS) > 1e-3, "reseed: a routing choice is within 1e-3"
+    MARGINS.clear()
+
+
+def build(name, cfg, dtype, shards, out_root):
+    g = torch.Generator().manual_seed(sum(map(ord, name)))
+    cfg = {k: v for k, v in dict(cfg, torch_dtype="bfloat16" if dtype == "BF16" else "float32").items()
+           if v is not None}
+    W = weights_laguna(cfg, g)
+    ids = torch.randint(0, cfg["vocab_size"], (T_TOK,), generator=g)
+    d = os.path.join(out_root, name)
+    write_snapshot(d, cfg, W, dtype, shards)
+    expected(d, cfg, rounded(W, dtype), ids, dtype)
+
+
+def main():
+    torch.set_num_threads(1)
+    for name, (cfg, dtype, shards) in FIXTURES.items():
+        build(name, cfg, dtype, shards, os.path.join(HERE, "hf"))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
