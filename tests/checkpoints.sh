@@ -76,6 +76,12 @@ grep -q '^| laguna-f32 | pretrained:LagunaForCausalLM:[^|]*|[^|]*|[^|]*|[^|]*|[^
     bad "gate<0.1 of laguna-f32's unbounded softplus scores is not n/a"
 [ "$(awk -F' \\| ' '/^\| laguna-f32\.h5 \| LagunaForCausalLM / { print $12 }' $R)" = n/a ] ||
     bad "Pretrained models row of laguna-f32 gives a gate<0.1 share of unbounded scores"
+# a prompt through it records the same: its scores are not bounded
+"$G" probe runs/laguna-f32.h5 --tokens 2,5,7,9 --name p --no-figure >probe.log 2>&1 ||
+    bad "probe of laguna-f32 failed: $(cat probe.log)"
+command -v h5dump >/dev/null &&
+    [ "$(h5dump -a /prompt/p/gate_bounded runs/laguna-f32.h5 | awk -F': ' '/\(0\)/ {print $2}')" != 0 ] &&
+    bad "the prompt record of laguna-f32 calls its softplus gate bounded"
 for g in headwise elementwise; do
     grep -q "^\*\*released-$g (checkpoint QwQZh/gated_attention/$g @0123456, gate $g)\*\*" $R ||
         bad "heatmap of released-$g not titled with model, snapshot and gate"
