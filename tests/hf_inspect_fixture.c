@@ -107,3 +107,13 @@ void hf_check_fixture(const char *name) {
     free(col0), free(lg), free(g.att), free(g.col), free(g.gates), free(g.hid), free(g.slot);
     free(tok), free(logits), free(att), free(hid), free(gates), free(slot);
 }
+
+int hf_parse_tiny(HfArch *a, const char *arch, const char *extra, char *err, size_t errlen) {
+    char json[1024];
+    snprintf(json, sizeof json,
+             "{\"architectures\": [\"%s\"], \"hidden_size\": 32, \"num_hidden_layers\": 3,"
+             " \"num_attention_heads\": 4, \"num_key_value_heads\": 2, \"intermediate_size\": 64,"
+             " \"vocab_size\": 128, \"rope_theta\": 10000.0%s}",
+             arch, extra);
+    return hf_config_parse(a, json, strlen(json), "config.json", err, errlen);
+}

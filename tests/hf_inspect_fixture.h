@@ -1,5 +1,5 @@
 /* hf_inspect_fixture.h: what the pretrained-checkpoint tests share
- * (test_hf_inspect.c, test_hf_inspect_cli.c, test_hf_archs.c;
+ * (test_hf_inspect.c, test_hf_inspect_cli.c, test_hf_archs.c, test_hf_moe.c;
  * hf_inspect_fixture.c): the bound against PyTorch, the comparison held to
  * it, a fixture's forward checked, and the token-id file gatelab inspect
  * reads. Test-only. */
@@ -8,6 +8,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "hf_config.h" /* HfArch */
 
 /* The bound of every value against PyTorch (absolute plus relative). */
 #define HF_TOL 1e-4
@@ -22,6 +24,11 @@ double hf_compare(const char *fix, const char *what, const float *got, const flo
  * sink (`slot`) held to expected.h5 by hf_compare; prints the worst
  * errors. */
 void hf_check_fixture(const char *name);
+
+/* hf_config_parse of a tiny config.json naming arch (hidden size 32, 3
+ * layers, 4 heads, 2 KV heads, MLP 64, vocabulary 128, RoPE base 10^4)
+ * with the extra keys `extra` (", ..." or ""). */
+int hf_parse_tiny(HfArch *a, const char *arch, const char *extra, char *err, size_t errlen);
 
 /* A --tokens file at path: `lines` lines, each the n ids space-separated. */
 void hf_write_tokens(const char *path, const int32_t *ids, int n, int lines);

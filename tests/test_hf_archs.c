@@ -63,17 +63,6 @@ static const struct {
 
 #define LEN 40 /* the inspected windows: the fixture's tokens first */
 
-/* config.json text of arch with the extra keys `extra` (", ..." or ""). */
-static int parse(HfArch *a, const char *arch, const char *extra, char *err, size_t errlen) {
-    char json[1024];
-    snprintf(json, sizeof json,
-             "{\"architectures\": [\"%s\"], \"hidden_size\": 32, \"num_hidden_layers\": 3,"
-             " \"num_attention_heads\": 4, \"num_key_value_heads\": 2, \"intermediate_size\": 64,"
-             " \"vocab_size\": 128, \"rope_theta\": 10000.0%s}",
-             arch, extra);
-    return hf_config_parse(a, json, strlen(json), "config.json", err, errlen);
-}
-
 /* Mistral's sliding_window: 4096 when absent (MistralConfig's default),
  * none when null, on every layer; OLMo 2's rms_norm_eps 1e-5 when absent;
  * a head_dim whose heads do not span hidden_size is read (Mistral's
@@ -82,30 +71,31 @@ static void test_config_keys(void **s) {
     (void)s;
     HfArch a;
     char err[512];
-    assert_int_equal(parse(&a, "MistralForCausalLM", "", err, sizeof err), 0);
+    assert_int_equal(hf_parse_tiny(&a, "MistralForCausalLM", "", err, sizeof err), 0);
     assert_int_equal(a.family, HF_MISTRAL);
     assert_int_equal(a.sliding_window, 4096);
     assert_int_equal(a.sliding_layers, 3);
     assert_true(a.eps == 1e-6);
-    assert_int_equal(parse(&a, "MistralForCausalLM", ", \"sliding_window\": null", err, sizeof err),
-                     0);
+    assert_int_equal(
+        hf_parse_tiny(&a, "MistralForCausalLM", ", \"sliding_window\": null", err, sizeof err), 0);
     assert_int_equal(a.sliding_window, 0);
     assert_int_equal(a.sliding_layers, 0);
-    assert_int_equal(parse(&a, "MistralForCausalLM", ", \"sliding_window\": 7, \"head_dim\": 16",
-                           err, sizeof err),
+    assert_int_equal(hf_parse_tiny(&a, "MistralForCausalLM",
+                                   ", \"sliding_window\": 7, \"head_dim\": 16", err, sizeof err),
                      0);
     assert_int_equal(a.sliding_window, 7);
     assert_int_equal(a.dh, 16);
-    assert_int_equal(parse(&a, "MistralForCausalLM", ", \"sliding_window\": 0", err, sizeof err),
-                     -1);
+    assert_int_equal(
+        hf_parse_tiny(&a, "MistralForCausalLM", ", \"sliding_window\": 0", err, sizeof err), -1);
     assert_non_null(strstr(err, "'sliding_window' must be an integer"));
-    assert_int_equal(parse(&a, "Olmo2ForCausalLM", "", err, sizeof err), 0);
+    assert_int_equal(hf_parse_tiny(&a, "Olmo2ForCausalLM", "", err, sizeof err), 0);
     assert_int_equal(a.family, HF_OLMO2);
     assert_true(a.eps == 1e-5);
     assert_int_equal(a.sliding_window, 0);
-    assert_int_equal(parse(&a, "Olmo2ForCausalLM", ", \"rms_norm_eps\": 1e-6", err, sizeof err), 0);
+    assert_int_equal(
+        hf_parse_tiny(&a, "Olmo2ForCausalLM", ", \"rms_norm_eps\": 1e-6", err, sizeof err), 0);
     assert_true(a.eps == 1e-6);
-    assert_int_equal(parse(&a, "OlmoForCausalLM", "", err, sizeof err), -1);
+    assert_int_equal(hf_parse_tiny(&a, "OlmoForCausalLM", "", err, sizeof err), -1);
     assert_non_null(strstr(err, "Olmo2ForCausalLM"));
     assert_non_null(strstr(err, "MistralForCausalLM"));
 }
@@ -119,39 +109,41 @@ static void test_phi3_keys(void **s) {
     (void)s;
     HfArch a;
     char err[512];
-    assert_int_equal(parse(&a, "Phi3ForCausalLM", "", err, sizeof err), 0);
+    assert_int_equal(hf_parse_tiny(&a, "Phi3ForCausalLM", "", err, sizeof err), 0);
     assert_int_equal(a.family, HF_PHI3);
     assert_true(a.eps == 1e-5);
     assert_int_equal(a.sliding_window, 0);
     assert_int_equal(a.sliding_layers, 0);
     assert_int_equal(a.rotary_dim, 8);
-    assert_int_equal(parse(&a, "Phi3ForCausalLM",
-                           ", \"sliding_window\": 2047, \"partial_rotary_factor\": 0.75,"
-                           " \"rms_norm_eps\": 1e-6, \"attention_bias\": true",
-                           err, sizeof err),
+    assert_int_equal(hf_parse_tiny(&a, "Phi3ForCausalLM",
+                                   ", \"sliding_window\": 2047, \"partial_rotary_factor\": 0.75,"
+                                   " \"rms_norm_eps\": 1e-6, \"attention_bias\": true",
+                                   err, sizeof err),
                      0);
     assert_int_equal(a.sliding_window, 2047);
     assert_int_equal(a.sliding_layers, 3);
     assert_int_equal(a.rotary_dim, 6);
     assert_true(a.eps == 1e-6);
     assert_int_equal(a.qkv_bias + a.o_bias + a.mlp_bias, 0);
-    assert_int_equal(parse(&a, "Phi3ForCausalLM",
-                           ", \"rope_parameters\": {\"rope_type\": \"default\", \"rope_theta\": "
-                           "10000.0, \"partial_rotary_factor\": 0.5}",
-                           err, sizeof err),
-                     0);
+    assert_int_equal(
+        hf_parse_tiny(&a, "Phi3ForCausalLM",
+                      ", \"rope_parameters\": {\"rope_type\": \"default\", \"rope_theta\": "
+                      "10000.0, \"partial_rotary_factor\": 0.5}",
+                      err, sizeof err),
+        0);
     assert_int_equal(a.rotary_dim, 4);
-    assert_int_equal(parse(&a, "Phi3ForCausalLM", ", \"sliding_window\": null", err, sizeof err),
-                     0);
+    assert_int_equal(
+        hf_parse_tiny(&a, "Phi3ForCausalLM", ", \"sliding_window\": null", err, sizeof err), 0);
     assert_int_equal(a.sliding_window, 0);
     assert_int_equal(
-        parse(&a, "Phi3ForCausalLM", ", \"partial_rotary_factor\": 1.5", err, sizeof err), -1);
+        hf_parse_tiny(&a, "Phi3ForCausalLM", ", \"partial_rotary_factor\": 1.5", err, sizeof err),
+        -1);
     assert_non_null(strstr(err, "partial_rotary_factor must be in [0, 1]"));
     const char *longrope[] = {", \"rope_scaling\": {\"type\": \"longrope\", \"long_factor\": "
                               "[1.0], \"short_factor\": [1.0]}",
                               ", \"rope_scaling\": {\"type\": \"su\"}"};
     for (int i = 0; i < 2; i++) {
-        assert_int_equal(parse(&a, "Phi3ForCausalLM", longrope[i], err, sizeof err), -1);
+        assert_int_equal(hf_parse_tiny(&a, "Phi3ForCausalLM", longrope[i], err, sizeof err), -1);
         assert_non_null(strstr(err, i ? "rope_scaling type 'su'" : "rope_scaling type 'longrope'"));
         assert_null(strchr(err, '\n'));
     }
@@ -219,49 +211,52 @@ static void test_gemma_keys(void **s) {
     (void)s;
     HfArch a;
     char err[512];
-    assert_int_equal(parse(&a, "Gemma2ForCausalLM", "", err, sizeof err), 0);
+    assert_int_equal(hf_parse_tiny(&a, "Gemma2ForCausalLM", "", err, sizeof err), 0);
     assert_int_equal(a.family, HF_GEMMA2);
     assert_true(a.dh == 256 && a.tied && a.norm_plus1 && a.act == HF_ACT_GELU_TANH);
     assert_true(a.embed_scale == sqrtf(32.0f) && a.attn_scale == 1.0f / 16.0f);
     assert_true(a.attn_softcap == 50.0 && a.final_softcap == 30.0);
     assert_true(a.sliding_window == 4096 && a.sliding_period == 2 && a.sliding_layers == 2);
-    assert_int_equal(parse(&a, "Gemma2ForCausalLM",
-                           ", \"attn_logit_softcapping\": null, \"final_logit_softcapping\": null,"
-                           " \"query_pre_attn_scalar\": 64, \"head_dim\": 8",
-                           err, sizeof err),
-                     0);
+    assert_int_equal(
+        hf_parse_tiny(&a, "Gemma2ForCausalLM",
+                      ", \"attn_logit_softcapping\": null, \"final_logit_softcapping\": null,"
+                      " \"query_pre_attn_scalar\": 64, \"head_dim\": 8",
+                      err, sizeof err),
+        0);
     assert_true(a.attn_softcap == 0 && a.final_softcap == 0 && a.attn_scale == 0.125f);
-    assert_int_equal(parse(&a, "Gemma3ForCausalLM", "", err, sizeof err), 0);
+    assert_int_equal(hf_parse_tiny(&a, "Gemma3ForCausalLM", "", err, sizeof err), 0);
     assert_true(a.family == HF_GEMMA3 && a.qk_norm && a.sliding_period == 6);
     assert_true(a.sliding_layers == 3 && a.rope_local_theta == 10000.0 && a.attn_softcap == 0);
-    assert_int_equal(parse(&a, "Gemma3ForCausalLM",
-                           ", \"layer_types\": [\"sliding_attention\", \"full_attention\", "
-                           "\"sliding_attention\"], \"rope_scaling\": {\"rope_type\": \"linear\", "
-                           "\"factor\": 8.0}",
-                           err, sizeof err),
-                     0);
+    assert_int_equal(
+        hf_parse_tiny(&a, "Gemma3ForCausalLM",
+                      ", \"layer_types\": [\"sliding_attention\", \"full_attention\", "
+                      "\"sliding_attention\"], \"rope_scaling\": {\"rope_type\": \"linear\", "
+                      "\"factor\": 8.0}",
+                      err, sizeof err),
+        0);
     assert_true(a.sliding_period == 2 && a.sliding_layers == 2);
     assert_true(a.rope_type == HF_ROPE_LINEAR && a.rs_factor == 8.0);
-    assert_int_equal(parse(&a, "Gemma3ForCausalLM",
-                           ", \"layer_types\": [\"sliding_attention\", \"full_attention\", "
-                           "\"full_attention\"]",
-                           err, sizeof err),
+    assert_int_equal(hf_parse_tiny(&a, "Gemma3ForCausalLM",
+                                   ", \"layer_types\": [\"sliding_attention\", \"full_attention\", "
+                                   "\"full_attention\"]",
+                                   err, sizeof err),
                      -1);
     assert_non_null(strstr(err, "layer_types[2] is 'full_attention', off the pattern"));
     assert_int_equal(
-        parse(&a, "Gemma3ForCausalLM",
-              ", \"rope_parameters\": {\"full_attention\": {\"rope_type\": \"default\","
-              " \"rope_theta\": 500000.0}, \"sliding_attention\": {\"rope_type\": "
-              "\"default\", \"rope_theta\": 20000.0}}",
-              err, sizeof err),
+        hf_parse_tiny(&a, "Gemma3ForCausalLM",
+                      ", \"rope_parameters\": {\"full_attention\": {\"rope_type\": \"default\","
+                      " \"rope_theta\": 500000.0}, \"sliding_attention\": {\"rope_type\": "
+                      "\"default\", \"rope_theta\": 20000.0}}",
+                      err, sizeof err),
         0);
     assert_true(a.rope_theta == 500000.0 && a.rope_local_theta == 20000.0);
     assert_int_equal(
-        parse(&a, "Gemma2ForCausalLM", ", \"attn_logit_softcapping\": -1", err, sizeof err), -1);
+        hf_parse_tiny(&a, "Gemma2ForCausalLM", ", \"attn_logit_softcapping\": -1", err, sizeof err),
+        -1);
     assert_non_null(strstr(err, "query_pre_attn_scalar must be > 0, the soft caps >= 0"));
-    assert_int_equal(parse(&a, "Gemma3ForCausalLM",
-                           ", \"rope_scaling\": {\"rope_type\": \"linear\", \"factor\": 0}", err,
-                           sizeof err),
+    assert_int_equal(hf_parse_tiny(&a, "Gemma3ForCausalLM",
+                                   ", \"rope_scaling\": {\"rope_type\": \"linear\", \"factor\": 0}",
+                                   err, sizeof err),
                      -1);
     assert_non_null(strstr(err, "rope_scaling linear factor must be > 0"));
 }
@@ -283,14 +278,14 @@ static void test_qwen_layer_types(void **s) {
         snprintf(extra, sizeof extra,
                  ", \"use_sliding_window\": true, \"sliding_window\": 4, \"layer_types\": [%s]",
                  CASES[i].types);
-        if (parse(&a, "Qwen2ForCausalLM", extra, err, sizeof err) != 0) fail_msg("%s", err);
+        if (hf_parse_tiny(&a, "Qwen2ForCausalLM", extra, err, sizeof err) != 0) fail_msg("%s", err);
         for (int l = 0; l < 3; l++) assert_int_equal(hf_layer_window(&a, l), CASES[i].win[l]);
     }
     assert_int_equal(
-        parse(&a, "Qwen2ForCausalLM",
-              ", \"use_sliding_window\": true, \"sliding_window\": 4, \"layer_types\": "
-              "[\"sliding_attention\", \"full_attention\", \"full_attention\"]",
-              err, sizeof err),
+        hf_parse_tiny(&a, "Qwen2ForCausalLM",
+                      ", \"use_sliding_window\": true, \"sliding_window\": 4, \"layer_types\": "
+                      "[\"sliding_attention\", \"full_attention\", \"full_attention\"]",
+                      err, sizeof err),
         -1);
     assert_non_null(strstr(err, "config.json: layer_types slides layers in a pattern gatelab "
                                 "cannot mask: write sliding_attention on the last layers"));
@@ -327,7 +322,7 @@ static void test_gemma3_multimodal_config(void **s) {
     assert_string_equal(err, "config.json: Gemma3ForConditionalGeneration has no \"text_config\" "
                              "object (its text model's config)");
     /* a text-only config still needs its sizes where its family defaults none */
-    assert_int_equal(parse(&a, "LlamaForCausalLM", "", err, sizeof err), 0);
+    assert_int_equal(hf_parse_tiny(&a, "LlamaForCausalLM", "", err, sizeof err), 0);
     const char *llama = "{\"architectures\": [\"LlamaForCausalLM\"], \"hidden_size\": 8}";
     assert_int_equal(hf_config_parse(&a, llama, strlen(llama), "config.json", err, sizeof err), -1);
 }
@@ -343,7 +338,7 @@ static void test_gptoss_keys(void **s) {
     HfArch a;
     char err[512];
     const char *E = ", \"num_local_experts\": 4, \"head_dim\": 8";
-    assert_int_equal(parse(&a, "GptOssForCausalLM", E, err, sizeof err), 0);
+    assert_int_equal(hf_parse_tiny(&a, "GptOssForCausalLM", E, err, sizeof err), 0);
     assert_true(a.family == HF_GPTOSS && a.sinks && a.qkv_bias && a.o_bias && !a.tied);
     assert_true(a.eps == 1e-5 && a.swiglu_limit == 7.0 && a.swiglu_alpha == 1.702);
     assert_int_equal(a.n_experts, 4);
@@ -352,12 +347,12 @@ static void test_gptoss_keys(void **s) {
     for (int l = 0; l < 3; l++) assert_int_equal(hf_layer_window(&a, l), win[l]);
     char extra[256];
     snprintf(extra, sizeof extra, "%s, \"sliding_window\": null", E);
-    assert_int_equal(parse(&a, "GptOssForCausalLM", extra, err, sizeof err), 0);
+    assert_int_equal(hf_parse_tiny(&a, "GptOssForCausalLM", extra, err, sizeof err), 0);
     assert_int_equal(hf_layer_window(&a, 0), 0);
-    assert_int_equal(parse(&a, "GptOssForCausalLM", "", err, sizeof err), -1);
+    assert_int_equal(hf_parse_tiny(&a, "GptOssForCausalLM", "", err, sizeof err), -1);
     assert_non_null(strstr(err, "config.json: missing 'num_local_experts'"));
     snprintf(extra, sizeof extra, "%s, \"num_experts_per_tok\": 5", E);
-    assert_int_equal(parse(&a, "GptOssForCausalLM", extra, err, sizeof err), -1);
+    assert_int_equal(hf_parse_tiny(&a, "GptOssForCausalLM", extra, err, sizeof err), -1);
     assert_non_null(strstr(err, "num_experts_per_tok 5 must be at most num_local_experts 4"));
     /* gptoss-mxfp4's blocks under a config whose experts are wider */
     char fix[2048], *cfg, *p;
@@ -394,23 +389,23 @@ static void test_afmoe_keys(void **s) {
     (void)s;
     HfArch a;
     char err[512];
-    assert_int_equal(parse(&a, "AfmoeForCausalLM", ", \"num_dense_layers\": 3", err, sizeof err),
-                     0);
+    assert_int_equal(
+        hf_parse_tiny(&a, "AfmoeForCausalLM", ", \"num_dense_layers\": 3", err, sizeof err), 0);
     assert_true(a.family == HF_AFMOE && a.eps == 1e-5 && a.dh == 128 && !a.tied && a.qk_norm);
     assert_true(a.rope_sliding_only && a.embed_scale == 0.0f && !a.qkv_bias && !a.o_bias);
     assert_int_equal(a.gate, HF_GATE_ELEMENTWISE);
     assert_string_equal(hf_gate_name(&a), "gate_proj-elementwise-sigmoid");
     assert_int_equal(hf_q_rows(&a), a.H * a.dh); /* no gate rows in q_proj */
     for (int l = 0; l < 3; l++) assert_int_equal(hf_layer_window(&a, l), 1024);
-    assert_int_equal(parse(&a, "AfmoeForCausalLM",
-                           ", \"num_dense_layers\": 3, \"global_attn_every_n_layers\": 2, "
-                           "\"sliding_window\": 16, \"mup_enabled\": true",
-                           err, sizeof err),
+    assert_int_equal(hf_parse_tiny(&a, "AfmoeForCausalLM",
+                                   ", \"num_dense_layers\": 3, \"global_attn_every_n_layers\": 2, "
+                                   "\"sliding_window\": 16, \"mup_enabled\": true",
+                                   err, sizeof err),
                      0);
     const int win[3] = {16, 0, 16};
     for (int l = 0; l < 3; l++) assert_int_equal(hf_layer_window(&a, l), win[l]);
     assert_true(fabsf(a.embed_scale - sqrtf(32.0f)) < 1e-6f);
-    assert_int_equal(parse(&a, "AfmoeForCausalLM", "", err, sizeof err), 0);
+    assert_int_equal(hf_parse_tiny(&a, "AfmoeForCausalLM", "", err, sizeof err), 0);
     assert_true(a.moe_from == 1 && a.n_experts == 64 && a.top_k == 6 && a.shared_ff == 2 * 1408);
     assert_true(a.moe_ff == 1408 && a.router.score == HF_SCORE_SIGMOID && a.router.renorm);
     const char *bare = "{\"architectures\": [\"AfmoeForCausalLM\"]}"; /* the sizes too */

@@ -24,19 +24,9 @@
 #include <unistd.h>
 
 #include "hf_config.h"
+#include "hf_inspect_fixture.h"
 #include "hf_model.h"
 #include "testutil.h"
-
-/* config.json of arch with the extra keys `extra` (", ..." or ""). */
-static int parse(HfArch *a, const char *arch, const char *extra, char *err, size_t errlen) {
-    char json[1024];
-    snprintf(json, sizeof json,
-             "{\"architectures\": [\"%s\"], \"hidden_size\": 32, \"num_hidden_layers\": 3,"
-             " \"num_attention_heads\": 4, \"num_key_value_heads\": 2, \"intermediate_size\": 64,"
-             " \"vocab_size\": 128, \"rope_theta\": 10000.0%s}",
-             arch, extra);
-    return hf_config_parse(a, json, strlen(json), "config.json", err, errlen);
-}
 
 /* gpt-oss: every layer MoE, experts of intermediate_size, softmax over
  * the chosen logits, no shared experts. AFMoE: MoE from num_dense_layers
@@ -47,24 +37,24 @@ static void test_routers(void **s) {
     (void)s;
     HfArch a;
     char err[512];
-    assert_int_equal(parse(&a, "GptOssForCausalLM", ", \"num_local_experts\": 4", err, sizeof err),
-                     0);
+    assert_int_equal(
+        hf_parse_tiny(&a, "GptOssForCausalLM", ", \"num_local_experts\": 4", err, sizeof err), 0);
     assert_true(a.moe_from == 0 && a.moe_ff == 64 && a.shared_ff == 0);
     assert_true(a.router.score == HF_SCORE_SOFTMAX_TOPK && !a.router.select_bias);
     assert_true(a.router.scale == 1.0);
     assert_int_equal(
-        parse(&a, "AfmoeForCausalLM",
-              ", \"num_dense_layers\": 2, \"num_experts\": 8, \"num_experts_per_tok\": "
-              "3, \"num_shared_experts\": 1, \"moe_intermediate_size\": 16, "
-              "\"route_scale\": 2.5, \"score_func\": \"sigmoid\", \"route_norm\": true",
-              err, sizeof err),
+        hf_parse_tiny(&a, "AfmoeForCausalLM",
+                      ", \"num_dense_layers\": 2, \"num_experts\": 8, \"num_experts_per_tok\": "
+                      "3, \"num_shared_experts\": 1, \"moe_intermediate_size\": 16, "
+                      "\"route_scale\": 2.5, \"score_func\": \"sigmoid\", \"route_norm\": true",
+                      err, sizeof err),
         0);
     assert_true(a.moe_from == 2 && a.n_experts == 8 && a.top_k == 3 && a.shared_ff == 16);
     assert_true(a.moe_ff == 16 && a.ff == 64);
     assert_true(a.router.score == HF_SCORE_SIGMOID && a.router.select_bias && a.router.renorm);
     assert_true(a.router.scale == 2.5);
-    assert_int_equal(parse(&a, "AfmoeForCausalLM", ", \"num_dense_layers\": 3", err, sizeof err),
-                     0);
+    assert_int_equal(
+        hf_parse_tiny(&a, "AfmoeForCausalLM", ", \"num_dense_layers\": 3", err, sizeof err), 0);
     assert_int_equal(a.n_experts, 0);
 }
 
@@ -83,14 +73,14 @@ static void test_router_refusals(void **s) {
     HfArch a;
     char err[512];
     for (size_t i = 0; i < sizeof C / sizeof *C; i++) {
-        assert_int_equal(parse(&a, "AfmoeForCausalLM", C[i].extra, err, sizeof err), -1);
+        assert_int_equal(hf_parse_tiny(&a, "AfmoeForCausalLM", C[i].extra, err, sizeof err), -1);
         if (!strstr(err, C[i].want)) fail_msg("%s: got \"%s\"", C[i].extra, err);
         assert_null(strchr(err, '\n'));
     }
     /* the same keys on a checkpoint whose every layer is dense: no router */
-    assert_int_equal(parse(&a, "AfmoeForCausalLM",
-                           ", \"num_dense_layers\": 3, \"score_func\": \"softmax\"", err,
-                           sizeof err),
+    assert_int_equal(hf_parse_tiny(&a, "AfmoeForCausalLM",
+                                   ", \"num_dense_layers\": 3, \"score_func\": \"softmax\"", err,
+                                   sizeof err),
                      0);
 }
 
@@ -167,13 +157,14 @@ static void test_laguna_keys(void **s) {
     (void)s;
     HfArch a;
     char err[512];
-    assert_int_equal(parse(&a, "LagunaForCausalLM",
-                           ", \"num_attention_heads_per_layer\": [6, 6, 6], \"layer_types\": "
-                           "[\"sliding_attention\", \"sliding_attention\", \"full_attention\"], "
-                           "\"moe_routed_scaling_factor\": 2.5, \"moe_router_logit_softcapping\": "
-                           "3.0, \"shared_expert_intermediate_size\": 24, \"gating\": \"per-head\"",
-                           err, sizeof err),
-                     0);
+    assert_int_equal(
+        hf_parse_tiny(&a, "LagunaForCausalLM",
+                      ", \"num_attention_heads_per_layer\": [6, 6, 6], \"layer_types\": "
+                      "[\"sliding_attention\", \"sliding_attention\", \"full_attention\"], "
+                      "\"moe_routed_scaling_factor\": 2.5, \"moe_router_logit_softcapping\": "
+                      "3.0, \"shared_expert_intermediate_size\": 24, \"gating\": \"per-head\"",
+                      err, sizeof err),
+        0);
     assert_true(a.family == HF_LAGUNA && a.H == 6 && a.Hkv == 2 && a.dh == 128 && !a.tied);
     assert_true(a.rotary_dim == 64 && a.rotary_dim_local == 128);
     assert_true(a.rope_theta == 10000.0 && a.rope_local_theta == 10000.0); /* rope_theta given */
@@ -218,7 +209,7 @@ static void test_laguna_refusals(void **s) {
     HfArch a;
     char err[512];
     for (size_t i = 0; i < sizeof C / sizeof *C; i++) {
-        assert_int_equal(parse(&a, "LagunaForCausalLM", C[i].extra, err, sizeof err), -1);
+        assert_int_equal(hf_parse_tiny(&a, "LagunaForCausalLM", C[i].extra, err, sizeof err), -1);
         if (!strstr(err, C[i].want)) fail_msg("%s: got \"%s\"", C[i].extra, err);
         assert_null(strchr(err, '\n'));
     }
