@@ -35,12 +35,10 @@ import os
 import struct
 import sys
 
-import h5py
-import numpy as np
 import torch
 import torch.nn.functional as F
 
-from make_hf_fixtures import T_TOK, mat, rounded, vec, write_snapshot
+from make_hf_fixtures import T_TOK, build_family, mat, rounded, vec, write_reference, write_snapshot
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -188,32 +186,8 @@ FIXTURES = {
 }
 
 
-def expected(d, cfg, Wr, ids, dtype):
-    """d/expected.h5 from the float64 forward on the weights as gatelab reads them (Wr)."""
-    with torch.no_grad():
-        logits, maps, slots, hidden = forward_gptoss(cfg, {k: v.double() for k, v in Wr.items()}, ids)
-    with h5py.File(os.path.join(d, "expected.h5"), "w") as f:
-        kw = dict(compression="gzip", shuffle=True)
-        f.create_dataset("tokens", data=ids.numpy().astype(np.int32))
-        f.create_dataset("logits", data=logits.numpy().astype(np.float32), **kw)
-        f.create_dataset("attention", data=torch.stack(maps).numpy().astype(np.float32), **kw)
-        f.create_dataset("slot", data=torch.stack(slots).numpy().astype(np.float32), **kw)
-        f.create_dataset("hidden", data=torch.stack(hidden).numpy().astype(np.float32), **kw)
-        f.create_dataset("losses", data=F.cross_entropy(logits[:-1], ids[1:], reduction="none").numpy())
-        f.attrs["dtype"] = dtype
-    s = torch.stack(slots)
-    print("%-24s %-5s slot %.3f..%.3f" % (os.path.basename(d), dtype, float(s.min()), float(s.max())))
-
-
 def build(name, cfg, dtype, shards, out_root):
-    g = torch.Generator().manual_seed(sum(map(ord, name)))
-    W = weights_gptoss(cfg, g)
-    cfg = {k: v for k, v in dict(cfg, torch_dtype="bfloat16" if dtype == "BF16" else "float32").items()
-           if v is not None}
-    ids = torch.randint(0, cfg["vocab_size"], (T_TOK,), generator=g)
-    d = os.path.join(out_root, name)
-    write_snapshot(d, cfg, W, dtype, shards)
-    expected(d, cfg, rounded(W, dtype), ids, dtype)
+    build_family(name, cfg, dtype, shards, out_root, weights_gptoss, forward_gptoss, "slot", None)
 
 
 FP4 = [0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, -0.0, -0.5, -1.0, -1.5, -2.0, -3.0, -4.0, -6.0]
@@ -270,7 +244,7 @@ def build_mxfp4(out_root):
     out = os.path.join(out_root, "gptoss-mxfp4")
     write_snapshot(out, cfg, {}, "F32", 1)
     write_mixed(os.path.join(out, "model.safetensors"), W)
-    expected(out, cfg, Wr, ids, "MXFP4")
+    write_reference(out, cfg, Wr, ids, "MXFP4", forward_gptoss, "slot")
 
 
 def main():

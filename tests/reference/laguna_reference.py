@@ -36,12 +36,10 @@ Regenerate:  /usr/bin/python3 tests/reference/laguna_reference.py
 import os
 import sys
 
-import h5py
-import numpy as np
 import torch
 import torch.nn.functional as F
 
-from make_hf_fixtures import T_TOK, mat, rounded, vec, write_snapshot
+from make_hf_fixtures import build_family, mat, vec
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROPE_DEFAULTS = {"full_attention": (500000.0, 0.5), "sliding_attention": (10000.0, 1.0)}
@@ -233,35 +231,8 @@ FIXTURES = {
 }
 
 
-def expected(d, cfg, Wr, ids, dtype):
-    with torch.no_grad():
-        logits, maps, gates, hidden = forward_laguna(cfg, {k: v.double() for k, v in Wr.items()}, ids)
-    with h5py.File(os.path.join(d, "expected.h5"), "w") as f:
-        kw = dict(compression="gzip", shuffle=True)
-        f.create_dataset("tokens", data=ids.numpy().astype(np.int32))
-        f.create_dataset("logits", data=logits.numpy().astype(np.float32), **kw)
-        f.create_dataset("attention", data=torch.stack(maps).numpy().astype(np.float32), **kw)
-        f.create_dataset("gates", data=torch.stack(gates).numpy().astype(np.float32), **kw)
-        f.create_dataset("hidden", data=torch.stack(hidden).numpy().astype(np.float32), **kw)
-        f.create_dataset("losses", data=F.cross_entropy(logits[:-1], ids[1:], reduction="none").numpy())
-        f.attrs["dtype"] = dtype
-    gs = torch.stack(gates)
-    margin = " routing margin %.4f" % min(MARGINS) if MARGINS else ""
-    print("%-24s %-5s gates %.3f..%.3f%s" % (os.path.basename(d), dtype, float(gs.min()), float(gs.max()), margin))
-    # a choice this close could flip between float32 and float64
-    assert not MARGINS or min(MARGINS) > 1e-3, "reseed: a routing choice is within 1e-3"
-    MARGINS.clear()
-
-
 def build(name, cfg, dtype, shards, out_root):
-    g = torch.Generator().manual_seed(sum(map(ord, name)))
-    cfg = {k: v for k, v in dict(cfg, torch_dtype="bfloat16" if dtype == "BF16" else "float32").items()
-           if v is not None}
-    W = weights_laguna(cfg, g)
-    ids = torch.randint(0, cfg["vocab_size"], (T_TOK,), generator=g)
-    d = os.path.join(out_root, name)
-    write_snapshot(d, cfg, W, dtype, shards)
-    expected(d, cfg, rounded(W, dtype), ids, dtype)
+    build_family(name, cfg, dtype, shards, out_root, weights_laguna, forward_laguna, "gates", MARGINS)
 
 
 def main():

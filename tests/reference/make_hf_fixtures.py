@@ -624,6 +624,54 @@ FIXTURES = {
 FIXTURES.update(GEMMA_FIXTURES)
 
 
+def write_expected(d, ids, logits, maps, hidden, dtype, **extra):
+    """d/expected.h5 of a float64 reference forward: tokens [T], logits [T,V],
+    attention [L,H,T,T], each of `extra` (name -> per-layer tensors: gates,
+    slot), hidden [L,T,d] and each next token's loss [T-1]."""
+    with h5py.File(os.path.join(d, "expected.h5"), "w") as f:
+        kw = dict(compression="gzip", shuffle=True)
+        f.create_dataset("tokens", data=ids.numpy().astype(np.int32))
+        f.create_dataset("logits", data=logits.numpy().astype(np.float32), **kw)
+        f.create_dataset("attention", data=torch.stack(maps).numpy().astype(np.float32), **kw)
+        for name, per_layer in extra.items():
+            f.create_dataset(name, data=torch.stack(per_layer).numpy().astype(np.float32), **kw)
+        f.create_dataset("hidden", data=torch.stack(hidden).numpy().astype(np.float32), **kw)
+        f.create_dataset("losses", data=F.cross_entropy(logits[:-1], ids[1:], reduction="none").numpy())
+        f.attrs["dtype"] = dtype
+
+
+def write_reference(d, cfg, Wr, ids, dtype, forward, extra, margins=None):
+    """d/expected.h5 from forward(cfg, the float64 weights as gatelab reads
+    them (Wr), ids) -> (logits, maps, per-layer `extra` (gates or slot),
+    hidden). margins: the routing margins the forward appended (cleared
+    after); each must exceed 1e-3, since a choice that close could flip
+    between float32 and float64."""
+    with torch.no_grad():
+        logits, maps, per_layer, hidden = forward(cfg, {k: v.double() for k, v in Wr.items()}, ids)
+    write_expected(d, ids, logits, maps, hidden, dtype, **{extra: per_layer})
+    name = os.path.basename(d)
+    s = torch.stack(per_layer)
+    margin = " routing margin %.4f" % min(margins) if margins else ""
+    print("%-24s %-5s %s %.3f..%.3f%s" % (name, dtype, extra, float(s.min()), float(s.max()), margin))
+    assert not margins or min(margins) > 1e-3, "reseed: a routing choice is within 1e-3"
+    if margins is not None:
+        margins.clear()
+
+
+def build_family(name, cfg, dtype, shards, out_root, weights, forward, extra, margins=None):
+    """A fixture of a family with a reference script of its own: random
+    weights(cfg, g), the snapshot (config.json without its null keys), and
+    its expected.h5 (write_reference)."""
+    g = torch.Generator().manual_seed(sum(map(ord, name)))
+    cfg = {k: v for k, v in dict(cfg, torch_dtype="bfloat16" if dtype == "BF16" else "float32").items()
+           if v is not None}
+    W = weights(cfg, g)
+    ids = torch.randint(0, cfg["vocab_size"], (T_TOK,), generator=g)
+    d = os.path.join(out_root, name)
+    write_snapshot(d, cfg, W, dtype, shards)
+    write_reference(d, cfg, rounded(W, dtype), ids, dtype, forward, extra, margins)
+
+
 def build(name, spec, out_root):
     family, cfg, dtype, shards = spec
     g = torch.Generator().manual_seed(sum(map(ord, name)))
