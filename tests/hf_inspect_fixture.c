@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h> /* symlink */
 
 #include "hf_inspect_fixture.h"
 #include "hf_model.h"
@@ -116,4 +117,22 @@ int hf_parse_tiny(HfArch *a, const char *arch, const char *extra, char *err, siz
              " \"vocab_size\": 128, \"rope_theta\": 10000.0%s}",
              arch, extra);
     return hf_config_parse(a, json, strlen(json), "config.json", err, errlen);
+}
+
+void hf_refused_under(const char *fix, const char *cfg, const char *want) {
+    char dir[64], log[1024], ids[1024], run[1024];
+    snprintf(dir, sizeof dir, "%s", tu_tmpdir());
+    snprintf(log, sizeof log, "%s/log", dir);
+    snprintf(ids, sizeof ids, "%s/ids.txt", dir);
+    snprintf(run, sizeof run, "%s/run.h5", dir);
+    tu_write_text(tu_join(dir, "config.json"), cfg);
+    assert_int_equal(symlink(tu_join(fix, "model.safetensors"), tu_join(dir, "model.safetensors")),
+                     0);
+    tu_write_text(ids, "1 2 3 4\n");
+    assert_int_equal(tu_run(log, "inspect %s --tokens %s --out %s -q", dir, ids, run), 2);
+    char *out = tu_slurp_ok(log, NULL);
+    if (!strstr(out, want) || strchr(out, '\n') + 1 != out + strlen(out))
+        fail_msg("%s: the refusal was: %s", fix, out);
+    free(out);
+    tu_rmtree(dir);
 }

@@ -30,6 +30,11 @@ void hf_check_fixture(const char *name);
  * with the extra keys `extra` (", ..." or ""). */
 int hf_parse_tiny(HfArch *a, const char *arch, const char *extra, char *err, size_t errlen);
 
+/* inspect of fixture directory fix's model.safetensors under the
+ * config.json text cfg (an edit of the fixture's): cmocka-fails unless it
+ * exits 2 with one line holding want. */
+void hf_refused_under(const char *fix, const char *cfg, const char *want);
+
 /* A --tokens file at path: `lines` lines, each the n ids space-separated. */
 void hf_write_tokens(const char *path, const int32_t *ids, int n, int lines);
 
