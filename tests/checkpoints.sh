@@ -76,6 +76,13 @@ grep -q '^| laguna-f32 | pretrained:LagunaForCausalLM:[^|]*|[^|]*|[^|]*|[^|]*|[^
     bad "gate<0.1 of laguna-f32's unbounded softplus scores is not n/a"
 [ "$(awk -F' \\| ' '/^\| laguna-f32\.h5 \| LagunaForCausalLM / { print $12 }' $R)" = n/a ] ||
     bad "Pretrained models row of laguna-f32 gives a gate<0.1 share of unbounded scores"
+# plot first-share: gpt-oss's uniform reference names its windows and its sink slot, and the
+# key of checkpoints' long names goes below the bars
+"$G" plot --out fs.png first-share runs/gptoss-f32.h5 runs/qwen3-f32.h5 >plot.log 2>&1 ||
+    bad "plot first-share of two checkpoints failed: $(cat plot.log)"
+grep -q 'uniform (T=20, window 4 alternate, 1 sink slot)' fs.gp ||
+    bad "the uniform reference of gpt-oss does not name its window and slot: $(grep -o 'uniform ([^)]*)' fs.gp)"
+grep -q '^set key below' fs.gp || bad "the key of long checkpoint names is not below the bars"
 # a prompt through it records the same: its scores are not bounded
 "$G" probe runs/laguna-f32.h5 --tokens 2,5,7,9 --name p --no-figure >probe.log 2>&1 ||
     bad "probe of laguna-f32 failed: $(cat probe.log)"

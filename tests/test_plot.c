@@ -334,6 +334,16 @@ static void test_two_panels_and_bars(void **state) {
     snprintf(dat, sizeof dat, "%s/bars.dat", dir);
     assert_int_equal(tu_count_needle(dat, "g1-elem"), 1); /* header */
     assert_int_equal(tu_count_needle(dat, "NaN"), 1);
+    char gp[512];
+    snprintf(gp, sizeof gp, "%s/bars.gp", dir);
+    assert_int_equal(tu_count_needle(gp, "set key below"), 0); /* short labels: at the right */
+    /* a checkpoint's variant is too long for a key at the right: below */
+    const char *long_groups[2] = {"baseline",
+                                  "pretrained:LagunaForCausalLM:gate-g_proj-headwise-softplus"};
+    bars.group_labels = long_groups;
+    assert_int_equal(plot_bars(png, &bars, err, sizeof err), 0);
+    tu_assert_png(png);
+    assert_int_equal(tu_count_needle(gp, "set key below"), 1);
 }
 
 static void test_missing_gnuplot(void **state) {

@@ -570,12 +570,27 @@ static int bars_width(const BarSpec *bs) {
     return w < 1600 ? 1600 : w > 4000 ? 4000 : (int)w;
 }
 
+/* A key outside on the right is as wide as its longest label: past
+ * KEY_LONG characters (a checkpoint's variant, a windowed reference) it
+ * goes below the plot, so the bars keep the figure's width. */
+#define KEY_LONG 32
+static void bars_key(FILE *f, const PlotBars *b) {
+    size_t w = 0;
+    for (int g = 0; g < b->ngroups; g++)
+        if (b->group_labels[g] && strlen(b->group_labels[g]) > w) w = strlen(b->group_labels[g]);
+    for (int r = 0; r < b->nref; r++)
+        if (b->ref_labels && b->ref_labels[r] && strlen(b->ref_labels[r]) > w)
+            w = strlen(b->ref_labels[r]);
+    if (w > KEY_LONG && !figstyle_narrow()) fprintf(f, "set key below horizontal\n");
+}
+
 static int write_bars_gp(const FigPaths *fp, const BarSpec *bs, char *err, size_t errlen) {
     const PlotBars *b = &bs->b;
     char tmp[ATOMIC_TMP_MAX];
     FILE *f = atomic_fopen(fp->gp, tmp, sizeof tmp, err, errlen);
     if (!f) return -1;
     gp_prelude(f, fp, bars_width(bs), bs->wide ? 640 : FIG_H);
+    bars_key(f, b);
     fprintf(f, "set title "), gp_title(f, b->title), fputc('\n', f);
     fprintf(f, "set xlabel "), gp_str(f, b->xlabel), fputc('\n', f);
     fprintf(f, "set ylabel "), gp_str(f, b->ylabel), fputc('\n', f);
