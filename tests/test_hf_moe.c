@@ -4,13 +4,14 @@
  * Laguna's config keys (its router, RoPE per layer type, softplus gate
  * recorded unbounded, and the layouts it does not read refused naming
  * the key); each family's
- * router as config.json gives it, the router forms AFMoE's modeling file
- * does not run refused naming the key, a mis-shaped expert tensor named,
+ * router as config.json gives it (AFMoE's softmax and unnormalised
+ * forms held to the float64 reference), the router forms no AFMoE
+ * modeling file runs refused naming the key, a mis-shaped expert tensor named,
  * and the converted weights of a BF16 MoE checkpoint held to its largest
  * layer plus one expert's tensors in float32.
  *
- * Fixtures: tests/reference/hf/afmoe-moe-{f32,bf16-sharded}
- * (afmoe_reference.py), laguna-f32 (laguna_reference.py). */
+ * Fixtures: tests/reference/hf/afmoe-moe-{f32,bf16-sharded,softmax-f32,
+ * nonorm-bf16} (afmoe_reference.py), laguna-f32 (laguna_reference.py). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -56,17 +57,28 @@ static void test_routers(void **s) {
     assert_int_equal(
         hf_parse_tiny(&a, "AfmoeForCausalLM", ", \"num_dense_layers\": 3", err, sizeof err), 0);
     assert_int_equal(a.n_experts, 0);
+    /* the Trinity router's other forms: the softmax over all experts, never
+     * renormalised; the sigmoid without route_norm */
+    const char *moe = ", \"num_dense_layers\": 1, \"num_experts\": 8, \"n_group\": 1";
+    char extra[256];
+    snprintf(extra, sizeof extra, "%s, \"score_func\": \"softmax\", \"route_norm\": true", moe);
+    assert_int_equal(hf_parse_tiny(&a, "AfmoeForCausalLM", extra, err, sizeof err), 0);
+    assert_true(a.router.score == HF_SCORE_SOFTMAX && a.router.select_bias && !a.router.renorm);
+    snprintf(extra, sizeof extra, "%s, \"route_norm\": false", moe);
+    assert_int_equal(hf_parse_tiny(&a, "AfmoeForCausalLM", extra, err, sizeof err), 0);
+    assert_true(a.router.score == HF_SCORE_SIGMOID && a.router.select_bias && !a.router.renorm);
 }
 
-/* What AfmoeTokenChoiceRouter does not run, refused naming the key. */
+/* What no AFMoE router runs, refused naming the key. */
 static void test_router_refusals(void **s) {
     (void)s;
     static const struct {
         const char *extra, *want;
     } C[] = {
-        {", \"score_func\": \"softmax\"", "change score_func (only \"sigmoid\")"},
-        {", \"route_norm\": false", "change route_norm (only true)"},
-        {", \"n_group\": 2", "change n_group (only 1: no grouped top-k)"},
+        {", \"score_func\": \"tanh\"", "change score_func (\"sigmoid\" or \"softmax\")"},
+        {", \"score_func\": 1", "change score_func"},
+        {", \"n_group\": 2, \"topk_group\": 1",
+         "change n_group (only 1: modeling_afmoe.py selects no"},
         {", \"num_experts\": 4, \"num_experts_per_tok\": 5",
          "num_experts_per_tok 5 must be at most num_experts 4"},
     };
@@ -82,6 +94,15 @@ static void test_router_refusals(void **s) {
                                    ", \"num_dense_layers\": 3, \"score_func\": \"softmax\"", err,
                                    sizeof err),
                      0);
+}
+
+/* The Trinity router's other forms against the float64 reference:
+ * afmoe-moe-softmax-f32 (score_func "softmax"), afmoe-moe-nonorm-bf16
+ * (the sigmoid scores without route_norm, BF16). */
+static void test_router_forms(void **s) {
+    (void)s;
+    hf_check_fixture("afmoe-moe-softmax-f32");
+    hf_check_fixture("afmoe-moe-nonorm-bf16");
 }
 
 /* afmoe-moe-f32 under a config whose experts are wider and have no shared
@@ -223,7 +244,7 @@ int main(void) {
         cmocka_unit_test(test_laguna_keys),        cmocka_unit_test(test_laguna_refusals),
         cmocka_unit_test(test_laguna_probe_attrs), cmocka_unit_test(test_routers),
         cmocka_unit_test(test_router_refusals),    cmocka_unit_test(test_expert_shape),
-        cmocka_unit_test(test_expert_memory),
+        cmocka_unit_test(test_expert_memory),      cmocka_unit_test(test_router_forms),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -29,7 +29,9 @@ typedef enum { HF_ROPE_PLAIN, HF_ROPE_LLAMA3, HF_ROPE_YARN, HF_ROPE_LINEAR } HfR
  * top_k experts and their weights: the family's choices, as data. */
 typedef enum {
     HF_SCORE_SOFTMAX_TOPK, /* choose by z; weigh by the softmax over the k chosen z (gpt-oss) */
-    HF_SCORE_SIGMOID       /* s = sigmoid(z); choose by s (+ the selection bias); weigh by s */
+    HF_SCORE_SIGMOID,      /* s = sigmoid(z); choose by s (+ the selection bias); weigh by s */
+    HF_SCORE_SOFTMAX       /* s = the softmax of z over all experts; choose by s (+ the
+                            * selection bias); weigh by s (AFMoE's score_func "softmax") */
 } HfScore;
 typedef struct {
     HfScore score;

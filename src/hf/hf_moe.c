@@ -21,8 +21,17 @@
 #include "hf_steps.h"
 #include "util.h" /* falloc */
 
+/* z[n] = its softmax over all n entries (in double). */
+static void softmax_all(float *z, int n) {
+    double mx = z[0], sum = 0.0;
+    for (int e = 1; e < n; e++) mx = fmax(mx, z[e]);
+    for (int e = 0; e < n; e++) sum += exp((double)z[e] - mx);
+    for (int e = 0; e < n; e++) z[e] = (float)(exp((double)z[e] - mx) / sum);
+}
+
 /* Token's top k of n experts by r from its router logits z[n] (capped,
- * then scored, in place under a sigmoid router), ties to the lower index:
+ * then scored, in place under a sigmoid or softmax router), ties to the
+ * lower index:
  * idx[k] and the weights w[k]. bias: the selection bias (AFMoE's
  * expert_bias, Laguna's e_score_correction_bias), or NULL. */
 static void route(const HfRouter *r, float *z, const float *bias, int n, int k, int *idx,
@@ -31,6 +40,7 @@ static void route(const HfRouter *r, float *z, const float *bias, int n, int k, 
         for (int e = 0; e < n; e++) z[e] = (float)(r->softcap * tanh((double)z[e] / r->softcap));
     if (r->score == HF_SCORE_SIGMOID)
         for (int e = 0; e < n; e++) z[e] = (float)(1.0 / (1.0 + exp(-(double)z[e])));
+    if (r->score == HF_SCORE_SOFTMAX) softmax_all(z, n);
     for (int j = 0; j < k; j++) {
         int best = -1;
         for (int e = 0; e < n; e++) {
