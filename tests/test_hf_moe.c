@@ -3,7 +3,8 @@
  * by test_hf_inspect.c and test_hf_archs.c on afmoe-moe-*, laguna-*):
  * Laguna's config keys (its router, RoPE per layer type, softplus gate
  * recorded unbounded, and the layouts it does not read refused naming
- * the key); each family's
+ * the key; its stacked experts and published tensor names held to the
+ * float64 reference); each family's
  * router as config.json gives it (AFMoE's softmax and unnormalised
  * forms held to the float64 reference), the router forms no AFMoE
  * modeling file runs refused naming the key, a mis-shaped expert tensor named,
@@ -11,7 +12,8 @@
  * layer plus one expert's tensors in float32.
  *
  * Fixtures: tests/reference/hf/afmoe-moe-{f32,bf16-sharded,softmax-f32,
- * nonorm-bf16} (afmoe_reference.py), laguna-f32 (laguna_reference.py). */
+ * nonorm-bf16} (afmoe_reference.py), laguna-f32, laguna-stacked-{f32,bf16}
+ * (laguna_reference.py). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -103,6 +105,26 @@ static void test_router_forms(void **s) {
     (void)s;
     hf_check_fixture("afmoe-moe-softmax-f32");
     hf_check_fixture("afmoe-moe-nonorm-bf16");
+}
+
+/* Laguna's experts stacked as transformers' LagunaExperts holds them
+ * (gate_up_proj [E, 2 moe_ff, d], down_proj [E, d, moe_ff]) with the
+ * correction bias under mlp.experts. and the shared expert under
+ * mlp.shared_expert. (the names of Poolside's published checkpoints),
+ * against the float64 reference; a mis-shaped stacked tensor named. */
+static void test_laguna_stacked(void **s) {
+    (void)s;
+    hf_check_fixture("laguna-stacked-f32");
+    hf_check_fixture("laguna-stacked-bf16");
+    char fix[2048], *cfg, *p;
+    snprintf(fix, sizeof fix, "%s/tests/reference/hf/laguna-stacked-f32", tu_src());
+    cfg = tu_slurp_ok(tu_join(fix, "config.json"), NULL);
+    assert_non_null(p = strstr(cfg, "\"moe_intermediate_size\": 16"));
+    memcpy(p + strlen("\"moe_intermediate_size\": "), "17", 2);
+    hf_refused_under(fix, cfg,
+                     "model.layers.1.mlp.experts.gate_up_proj: shape [4,32,32], but config.json "
+                     "implies [4,34,32]");
+    free(cfg);
 }
 
 /* afmoe-moe-f32 under a config whose experts are wider and have no shared
@@ -245,6 +267,7 @@ int main(void) {
         cmocka_unit_test(test_laguna_probe_attrs), cmocka_unit_test(test_routers),
         cmocka_unit_test(test_router_refusals),    cmocka_unit_test(test_expert_shape),
         cmocka_unit_test(test_expert_memory),      cmocka_unit_test(test_router_forms),
+        cmocka_unit_test(test_laguna_stacked),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

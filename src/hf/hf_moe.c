@@ -10,8 +10,10 @@
  *     the gate clamped from above and the up projection both ways at
  *     swiglu_limit, ((up + 1) * gate * sigmoid(alpha * gate)) @
  *     down_proj[e] + bias;
- *   AFMoE and Laguna (their tensors per expert): down_proj(act(gate_proj(x))
- *     * up_proj(x)), bias-free, the SwiGLU of the dense MLP.
+ *   AFMoE and Laguna (their tensors per expert, or Laguna's stacked
+ *     gate_up_proj [E, 2ff, d] and down_proj [E, d, ff]):
+ *     down_proj(act(gate_proj(x)) * up_proj(x)), bias-free, the SwiGLU of
+ *     the dense MLP.
  * Under fake quantization the MLP input, each expert's slabs and the
  * experts' activations go through fakequant.h's MoE calls. */
 #include <math.h>
@@ -74,7 +76,8 @@ static void clamped_swiglu(float *act, const float *gu, int ff, float alpha, flo
 
 /* One expert's weights as hf_weights_expert hands them out: gpt-oss's
  * gate_up slab gu [d, 2ff] and down slab [ff, d] ([in, out]) with their
- * biases, or AFMoE's gate, up [ff, d] and down [d, ff] ([out, in]). */
+ * biases, or AFMoE's and Laguna's gate, up [ff, d] and down [d, ff]
+ * ([out, in]; a stacked gate_up slab's two row blocks). */
 typedef struct {
     const float *gu, *gate, *up, *down, *gu_b, *down_b;
 } ExpertW;
@@ -160,7 +163,13 @@ static int expert_weights(HfModel *m, int l, const float *W[W_N_ROLES], int e, i
     const size_t d = (size_t)a->d, ff = (size_t)a->moe_ff;
     FakeQuant *q = m->quant;
     memset(x, 0, sizeof *x);
-    if (w->layers[l].t[W_EXP_GU]) { /* 3-D tensors, biased */
+    if (w->layers[l].stacked) { /* [out, in] slabs: gate_up's gate rows, then its up rows */
+        const float *gu = hf_weights_expert(w, l, W_EXP_GU, e, err, errlen);
+        if (!gu) return -1;
+        x->gate = gu, x->up = gu + ff * d;
+        if (q) x->gate = fq_expert_weight(q, FQ_SLAB_GATE_UP, x->gate, d * ff);
+        if (q) x->up = fq_expert_weight(q, FQ_SLAB_UP, x->up, d * ff);
+    } else if (w->layers[l].t[W_EXP_GU]) { /* 3-D tensors, biased */
         x->gu_b = W[W_EXP_GU_B] ? W[W_EXP_GU_B] + (size_t)e * 2 * ff : NULL;
         x->down_b = W[W_EXP_DOWN_B] ? W[W_EXP_DOWN_B] + (size_t)e * d : NULL;
         if (!(x->gu = hf_weights_expert(w, l, W_EXP_GU, e, err, errlen))) return -1;
