@@ -13,7 +13,8 @@
  *   AFMoE and Laguna (their tensors per expert, or Laguna's stacked
  *     gate_up_proj [E, 2ff, d] and down_proj [E, d, ff]):
  *     down_proj(act(gate_proj(x)) * up_proj(x)), bias-free, the SwiGLU of
- *     the dense MLP.
+ *     the dense MLP, clamped where the layer has a limit
+ *     (HfArch.swiglu_limit[l]; the shared experts' swiglu_limit_shared[l]).
  * Under fake quantization the MLP input, each expert's slabs and the
  * experts' activations go through fakequant.h's MoE calls. */
 #include <math.h>
@@ -80,6 +81,7 @@ static void clamped_swiglu(float *act, const float *gu, int ff, float alpha, flo
  * ([out, in]; a stacked gate_up slab's two row blocks). */
 typedef struct {
     const float *gu, *gate, *up, *down, *gu_b, *down_b;
+    float limit; /* the layer's SwiGLU limit (HfArch.swiglu_limit; 0: none) */
 } ExpertW;
 
 /* Expert x on the n rows in[n, d] at places pos[n] of their window:
@@ -96,13 +98,13 @@ static void expert(const HfModel *m, const ExpertW *x, int n, const int *pos, co
         hf_linear_run(m->threads, &j);
         for (int r = 0; r < n; r++)
             clamped_swiglu(act + (size_t)r * ff, gu + (size_t)r * 2 * ff, ff,
-                           (float)a->swiglu_alpha, (float)a->swiglu_limit);
+                           (float)a->swiglu_alpha, x->limit);
     } else {
         j.out = gu, j.W = x->gate, j.N = j.ldo = ff;
         hf_linear_run(m->threads, &j);
         j.out = act, j.W = x->up;
         hf_linear_run(m->threads, &j);
-        hf_glu_act(a->act, act, gu, (size_t)n * ff);
+        hf_glu_act(a->act, act, gu, (size_t)n * ff, x->limit);
     }
     if (m->quant) fq_moe_hidden(m->quant, act, (size_t)n, (size_t)ff, pos);
     if (!x->down) return;
@@ -163,6 +165,7 @@ static int expert_weights(HfModel *m, int l, const float *W[W_N_ROLES], int e, i
     const size_t d = (size_t)a->d, ff = (size_t)a->moe_ff;
     FakeQuant *q = m->quant;
     memset(x, 0, sizeof *x);
+    x->limit = a->swiglu_limit[l];
     if (w->layers[l].stacked) { /* [out, in] slabs: gate_up's gate rows, then its up rows */
         const float *gu = hf_weights_expert(w, l, W_EXP_GU, e, err, errlen);
         if (!gu) return -1;
@@ -235,7 +238,8 @@ int hf_moe(HfModel *m, int l, const float *W[W_N_ROLES], const float *in, float 
               E, k, b->moe_idx + (size_t)t * k, b->moe_w + (size_t)t * k);
     FakeQuant *q = m->quant;
     const float *x = q ? fq_moe_input(q, in, (size_t)b->R, (size_t)a->d) : in;
-    if (W[W_GATE]) hf_mlp(m, W, in, out, 0, a->shared_ff); /* shared experts */
+    if (W[W_GATE]) /* shared experts */
+        hf_mlp_clamped(m, W, in, out, 0, a->shared_ff, a->swiglu_limit_shared[l]);
     /* a calibration pass sweeps the experts once for the activations' range */
     while (q && fq_moe_hidden_sweep(q, b->moe))
         if (experts(m, l, W, x, NULL, err, errlen) != 0) return -1;
