@@ -340,7 +340,8 @@ static void test_gptoss_keys(void **s) {
     const char *E = ", \"num_local_experts\": 4, \"head_dim\": 8";
     assert_int_equal(hf_parse_tiny(&a, "GptOssForCausalLM", E, err, sizeof err), 0);
     assert_true(a.family == HF_GPTOSS && a.sinks && a.qkv_bias && a.o_bias && !a.tied);
-    assert_true(a.eps == 1e-5 && a.swiglu_limit == 7.0 && a.swiglu_alpha == 1.702);
+    assert_true(a.eps == 1e-5 && a.swiglu_limit[0] == 7.0f && a.swiglu_limit[2] == 7.0f &&
+                a.swiglu_alpha == 1.702);
     assert_int_equal(a.n_experts, 4);
     assert_int_equal(a.top_k, 4);
     const int win[3] = {128, 0, 128};

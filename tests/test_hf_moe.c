@@ -3,14 +3,18 @@
  * by test_hf_inspect.c and test_hf_archs.c on afmoe-moe-*, laguna-*):
  * Laguna's config keys (its router, RoPE per layer type, softplus gate
  * recorded unbounded, and the layouts it does not read refused naming
- * the key); each family's
- * router as config.json gives it, the router forms AFMoE's modeling file
- * does not run refused naming the key, a mis-shaped expert tensor named,
- * and the converted weights of a BF16 MoE checkpoint held to its largest
- * layer plus one expert's tensors in float32.
+ * the key; its stacked experts and published tensor names held to the
+ * float64 reference); each family's
+ * router as config.json gives it (AFMoE's softmax and unnormalised
+ * forms held to the float64 reference), the router forms no AFMoE
+ * modeling file runs refused naming the key, a mis-shaped expert tensor named,
+ * the converted weights of a BF16 MoE checkpoint held to its largest
+ * layer plus one expert's tensors in float32, and the per-layer SwiGLU
+ * limits of the routed and shared experts.
  *
- * Fixtures: tests/reference/hf/afmoe-moe-{f32,bf16-sharded}
- * (afmoe_reference.py), laguna-f32 (laguna_reference.py). */
+ * Fixtures: tests/reference/hf/afmoe-moe-{f32,bf16-sharded,softmax-f32,
+ * nonorm-bf16} (afmoe_reference.py), laguna-f32, laguna-stacked-{f32,bf16}
+ * (laguna_reference.py). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -18,6 +22,7 @@
 #include <cmocka.h>
 
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +31,7 @@
 #include "hf_config.h"
 #include "hf_inspect_fixture.h"
 #include "hf_model.h"
+#include "hf_steps.h" /* hf_glu_act */
 #include "testutil.h"
 
 /* gpt-oss: every layer MoE, experts of intermediate_size, softmax over
@@ -56,17 +62,28 @@ static void test_routers(void **s) {
     assert_int_equal(
         hf_parse_tiny(&a, "AfmoeForCausalLM", ", \"num_dense_layers\": 3", err, sizeof err), 0);
     assert_int_equal(a.n_experts, 0);
+    /* the Trinity router's other forms: the softmax over all experts, never
+     * renormalised; the sigmoid without route_norm */
+    const char *moe = ", \"num_dense_layers\": 1, \"num_experts\": 8, \"n_group\": 1";
+    char extra[256];
+    snprintf(extra, sizeof extra, "%s, \"score_func\": \"softmax\", \"route_norm\": true", moe);
+    assert_int_equal(hf_parse_tiny(&a, "AfmoeForCausalLM", extra, err, sizeof err), 0);
+    assert_true(a.router.score == HF_SCORE_SOFTMAX && a.router.select_bias && !a.router.renorm);
+    snprintf(extra, sizeof extra, "%s, \"route_norm\": false", moe);
+    assert_int_equal(hf_parse_tiny(&a, "AfmoeForCausalLM", extra, err, sizeof err), 0);
+    assert_true(a.router.score == HF_SCORE_SIGMOID && a.router.select_bias && !a.router.renorm);
 }
 
-/* What AfmoeTokenChoiceRouter does not run, refused naming the key. */
+/* What no AFMoE router runs, refused naming the key. */
 static void test_router_refusals(void **s) {
     (void)s;
     static const struct {
         const char *extra, *want;
     } C[] = {
-        {", \"score_func\": \"softmax\"", "change score_func (only \"sigmoid\")"},
-        {", \"route_norm\": false", "change route_norm (only true)"},
-        {", \"n_group\": 2", "change n_group (only 1: no grouped top-k)"},
+        {", \"score_func\": \"tanh\"", "change score_func (\"sigmoid\" or \"softmax\")"},
+        {", \"score_func\": 1", "change score_func"},
+        {", \"n_group\": 2, \"topk_group\": 1",
+         "change n_group (only 1: modeling_afmoe.py selects no"},
         {", \"num_experts\": 4, \"num_experts_per_tok\": 5",
          "num_experts_per_tok 5 must be at most num_experts 4"},
     };
@@ -82,6 +99,101 @@ static void test_router_refusals(void **s) {
                                    ", \"num_dense_layers\": 3, \"score_func\": \"softmax\"", err,
                                    sizeof err),
                      0);
+}
+
+/* The Trinity router's other forms against the float64 reference:
+ * afmoe-moe-softmax-f32 (score_func "softmax"), afmoe-moe-nonorm-bf16
+ * (the sigmoid scores without route_norm, BF16). */
+static void test_router_forms(void **s) {
+    (void)s;
+    hf_check_fixture("afmoe-moe-softmax-f32");
+    hf_check_fixture("afmoe-moe-nonorm-bf16");
+}
+
+/* Laguna's experts stacked as transformers' LagunaExperts holds them
+ * (gate_up_proj [E, 2 moe_ff, d], down_proj [E, d, moe_ff]) with the
+ * correction bias under mlp.experts. and the shared expert under
+ * mlp.shared_expert. (the names of Poolside's published checkpoints),
+ * against the float64 reference; a mis-shaped stacked tensor named. */
+static void test_laguna_stacked(void **s) {
+    (void)s;
+    hf_check_fixture("laguna-stacked-f32");
+    hf_check_fixture("laguna-stacked-bf16");
+    char fix[2048], *cfg, *p;
+    snprintf(fix, sizeof fix, "%s/tests/reference/hf/laguna-stacked-f32", tu_src());
+    cfg = tu_slurp_ok(tu_join(fix, "config.json"), NULL);
+    assert_non_null(p = strstr(cfg, "\"moe_intermediate_size\": 16"));
+    memcpy(p + strlen("\"moe_intermediate_size\": "), "17", 2);
+    hf_refused_under(fix, cfg,
+                     "model.layers.1.mlp.experts.gate_up_proj: shape [4,32,32], but config.json "
+                     "implies [4,34,32]");
+    free(cfg);
+}
+
+/* The clamped SwiGLU against its definition in double: min(silu(g), c)
+ * * clamp(u, -c, c); c 0: silu(g) * u. */
+static void test_clamped_glu(void **s) {
+    (void)s;
+    enum { N = 97 };
+    float up[N], gate[N], u0[N], g0[N];
+    for (int lim = 0; lim < 2; lim++) {
+        const float c = lim ? 0.9f : 0.0f;
+        for (int i = 0; i < N; i++)
+            u0[i] = up[i] = (float)(i % 13) * 0.6f - 3.5f, g0[i] = gate[i] = (float)i / 6.0f - 8.0f;
+        hf_glu_act(HF_ACT_SILU, up, gate, N, c);
+        for (int i = 0; i < N; i++) {
+            const double sg = g0[i] / (1.0 + exp(-(double)g0[i]));
+            const double want = c > 0 ? fmin(sg, c) * fmax(fmin(u0[i], c), -c) : sg * u0[i];
+            if (fabs(up[i] - want) > 1e-6 * (1 + fabs(want)))
+                fail_msg("limit %g, value %d: %g, not %g", c, i, up[i], want);
+        }
+    }
+}
+
+/* m's logits [10, V] of ten fixed tokens with only layer `layer`'s
+ * routed and shared SwiGLU limits set (malloc'd). */
+static float *limited_logits(HfModel *m, int layer, float routed, float shared) {
+    HfArch *a = (HfArch *)hf_model_arch(m); /* the limits no config key sets yet */
+    memset(a->swiglu_limit, 0, sizeof a->swiglu_limit);
+    memset(a->swiglu_limit_shared, 0, sizeof a->swiglu_limit_shared);
+    a->swiglu_limit[layer] = routed, a->swiglu_limit_shared[layer] = shared;
+    static const int32_t ids[10] = {3, 17, 42, 9, 88, 120, 5, 64, 31, 77};
+    float *lg = malloc(sizeof(float) * 10 * (size_t)a->V);
+    char err[512];
+    HfRun run = {.logits = lg};
+    assert_non_null(lg);
+    if (hf_model_forward(m, ids, 10, &run, err, sizeof err) != 0) fail_msg("%s", err);
+    return lg;
+}
+
+static double max_diff(const float *x, const float *y, size_t n) {
+    double d = 0;
+    for (size_t i = 0; i < n; i++) d = fmax(d, fabs((double)x[i] - y[i]));
+    return d;
+}
+
+/* afmoe-moe-f32 (layer 0 dense, 1 and 2 MoE with a shared expert) under
+ * per-layer SwiGLU limits set on its architecture: those of the dense
+ * layer and limits above every activation leave the logits, a routed
+ * limit on layer 1 and a shared one on layer 2 each move them. */
+static void test_layer_limits(void **s) {
+    (void)s;
+    char fix[2048], err[512];
+    snprintf(fix, sizeof fix, "%s/tests/reference/hf/afmoe-moe-f32", tu_src());
+    HfModel *m;
+    assert_int_equal(hf_model_open(&m, fix, 1, err, sizeof err), 0);
+    const size_t n = 10 * (size_t)hf_model_arch(m)->V;
+    float *base = limited_logits(m, 0, 0.0f, 0.0f), *lg;
+    assert_true(max_diff(base, lg = limited_logits(m, 0, 0.01f, 0.01f), n) == 0.0);
+    free(lg);
+    assert_true(max_diff(base, lg = limited_logits(m, 1, 1e30f, 1e30f), n) < 1e-5);
+    free(lg);
+    assert_true(max_diff(base, lg = limited_logits(m, 1, 0.05f, 0.0f), n) > 1e-3);
+    free(lg);
+    assert_true(max_diff(base, lg = limited_logits(m, 2, 0.0f, 0.05f), n) > 1e-3);
+    free(lg);
+    free(base);
+    hf_model_close(m);
 }
 
 /* afmoe-moe-f32 under a config whose experts are wider and have no shared
@@ -223,7 +335,9 @@ int main(void) {
         cmocka_unit_test(test_laguna_keys),        cmocka_unit_test(test_laguna_refusals),
         cmocka_unit_test(test_laguna_probe_attrs), cmocka_unit_test(test_routers),
         cmocka_unit_test(test_router_refusals),    cmocka_unit_test(test_expert_shape),
-        cmocka_unit_test(test_expert_memory),
+        cmocka_unit_test(test_expert_memory),      cmocka_unit_test(test_router_forms),
+        cmocka_unit_test(test_laguna_stacked),     cmocka_unit_test(test_clamped_glu),
+        cmocka_unit_test(test_layer_limits),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

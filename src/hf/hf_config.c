@@ -319,7 +319,7 @@ void cfg_llama_like(Cfg *c, HfArch *a) {
                             : a->family == HF_LAGUNA ? &LAGUNA
                                                      : &REQUIRED;
     a->d = cfg_int(c, "hidden_size", z->d, 1, MAX_DIM);
-    a->L = cfg_int(c, "num_hidden_layers", z->L, 1, 4096);
+    a->L = cfg_int(c, "num_hidden_layers", z->L, 1, HF_MAX_LAYERS);
     a->H = cfg_int(c, "num_attention_heads", z->H, 1, 4096);
     a->Hkv = cfg_int(c, "num_key_value_heads", z->Hkv ? z->Hkv : a->H, 1, 4096);
     int dh_default = a->family == HF_QWEN3 ? 128 : (a->H ? a->d / a->H : 1);
@@ -396,7 +396,7 @@ static void rotary_part(Cfg *c, HfArch *a, const char *top, double dflt) {
 
 static void parse_neox(Cfg *c, HfArch *a) {
     a->d = cfg_int(c, "hidden_size", -1, 1, MAX_DIM);
-    a->L = cfg_int(c, "num_hidden_layers", -1, 1, 4096);
+    a->L = cfg_int(c, "num_hidden_layers", -1, 1, HF_MAX_LAYERS);
     a->H = a->Hkv = cfg_int(c, "num_attention_heads", -1, 1, 4096);
     a->dh = a->H ? a->d / a->H : 1;
     a->ff = cfg_int(c, "intermediate_size", -1, 1, MAX_DIM);

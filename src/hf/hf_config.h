@@ -6,6 +6,9 @@
 
 #include <stddef.h>
 
+/* The most layers a config may state (num_hidden_layers). */
+#define HF_MAX_LAYERS 4096
+
 typedef enum {
     HF_LLAMA,
     HF_QWEN2,
@@ -29,7 +32,9 @@ typedef enum { HF_ROPE_PLAIN, HF_ROPE_LLAMA3, HF_ROPE_YARN, HF_ROPE_LINEAR } HfR
  * top_k experts and their weights: the family's choices, as data. */
 typedef enum {
     HF_SCORE_SOFTMAX_TOPK, /* choose by z; weigh by the softmax over the k chosen z (gpt-oss) */
-    HF_SCORE_SIGMOID       /* s = sigmoid(z); choose by s (+ the selection bias); weigh by s */
+    HF_SCORE_SIGMOID,      /* s = sigmoid(z); choose by s (+ the selection bias); weigh by s */
+    HF_SCORE_SOFTMAX       /* s = the softmax of z over all experts; choose by s (+ the
+                            * selection bias); weigh by s (AFMoE's score_func "softmax") */
 } HfScore;
 typedef struct {
     HfScore score;
@@ -106,14 +111,18 @@ typedef struct {
      * Mixtures of experts (gpt-oss, AFMoE, Laguna; 0 experts elsewhere): the
      * layers from moe_from on have n_experts experts of moe_ff hidden
      * units, top_k of them per token, chosen and weighed by router; gpt-oss's
-     * experts are fused gate_up tensors whose SwiGLU is clamped at
-     * swiglu_limit with sigmoid slope swiglu_alpha (0 and 0: the plain GLU
-     * of act, AFMoE's and Laguna's separate tensors per expert); the
-     * shared experts run on every token as one GLU of shared_ff units
-     * (AFMoE: num_shared_experts * moe_ff; Laguna:
+     * experts are fused gate_up tensors whose SwiGLU is clamped at layer
+     * l's swiglu_limit[l] (the same on every layer) with sigmoid slope
+     * swiglu_alpha; swiglu_alpha 0: the GLU of act on gate and up tensors
+     * of their own (AFMoE, Laguna), whose SwiGLU (act SiLU) on layer l is
+     * min(silu(gate), c) * clamp(up, -c, c) for c = swiglu_limit[l] > 0
+     * (0: no clamp), and the shared experts' likewise for c =
+     * swiglu_limit_shared[l]; the shared experts run on every token as one
+     * GLU of shared_ff units (AFMoE: num_shared_experts * moe_ff; Laguna:
      * shared_expert_intermediate_size; 0: none) */
     int sinks, n_experts, top_k, moe_from, moe_ff, shared_ff;
-    double swiglu_alpha, swiglu_limit;
+    double swiglu_alpha;
+    float swiglu_limit[HF_MAX_LAYERS], swiglu_limit_shared[HF_MAX_LAYERS];
     HfRouter router;
     char torch_dtype[32];
 } HfArch;

@@ -9,29 +9,33 @@
 #include "hf_config_priv.h"
 #include "util.h"
 
-/* The router's keys: AfmoeTokenChoiceRouter scores by the sigmoid of
- * each logit, chooses by score + expert_bias, weighs by the chosen
- * scores over their sum, times route_scale (1.0). A config that asks for
- * another form (score_func other than "sigmoid", route_norm false,
- * n_group above 1, keys of the Trinity remote code that the modeling
- * file does not read) is refused, naming the key. */
+/* The router's keys, as AfmoeTokenChoiceRouter of the Trinity
+ * checkpoints' modeling_afmoe.py reads them (transformers' own file at
+ * commit d4037de runs the defaults only: sigmoid, route_norm true):
+ * score_func "sigmoid" (default) scores each logit by its sigmoid,
+ * "softmax" by the softmax over all experts; the experts chosen by score
+ * + expert_bias, weighed by their scores, over the chosen scores' sum
+ * (+1e-20) only under sigmoid with route_norm (true), then times
+ * route_scale (1.0). Refused naming the key: another score_func, and
+ * n_group above 1 (no AFMoE modeling file selects groups of experts). */
 static void afmoe_router(Cfg *c, HfArch *a) {
-    a->router = (HfRouter){.score = HF_SCORE_SIGMOID,
-                           .select_bias = 1,
-                           .renorm = 1,
-                           .scale = cfg_num(c, "route_scale", 1.0)};
     json_t *sf = json_object_get(c->root, "score_func");
-    const char *bad =
-        sf && !json_is_null(sf) && (!json_is_string(sf) || strcmp(json_string_value(sf), "sigmoid"))
-            ? "score_func (only \"sigmoid\")"
-        : !cfg_bool(c, "route_norm", 1)            ? "route_norm (only true)"
-        : cfg_int(c, "n_group", 1, 1, 1 << 16) > 1 ? "n_group (only 1: no grouped top-k)"
-                                                   : NULL;
+    const char *f = sf && !json_is_null(sf) ? json_string_value(sf) : "sigmoid";
+    const int softmax = f && !strcmp(f, "softmax");
+    a->router = (HfRouter){.score = softmax ? HF_SCORE_SOFTMAX : HF_SCORE_SIGMOID,
+                           .select_bias = 1,
+                           .renorm = !softmax && cfg_bool(c, "route_norm", 1),
+                           .scale = cfg_num(c, "route_scale", 1.0)};
+    const char *bad = !f || (!softmax && strcmp(f, "sigmoid"))
+                          ? "score_func (\"sigmoid\" or \"softmax\")"
+                      : cfg_int(c, "n_group", 1, 1, 1 << 16) > 1
+                          ? "n_group (only 1: modeling_afmoe.py selects no groups of experts)"
+                          : NULL;
     if (!c->failed && bad) {
         c->failed = 1;
         seterr(c->err, c->errlen,
-               "%s: AfmoeForCausalLM's router is read as AfmoeTokenChoiceRouter runs it (sigmoid "
-               "scores, expert_bias to choose, the chosen scores renormalised): change %s",
+               "%s: AfmoeForCausalLM's router is read as AfmoeTokenChoiceRouter runs it "
+               "(score_func, route_norm, expert_bias to choose): change %s",
                c->path, bad);
     }
 }

@@ -15,7 +15,8 @@
  * layer, num_experts_per_tok (4) of them per token, chosen by the
  * router's logits and weighed by the softmax over the chosen ones; no
  * shared experts; the SwiGLU clamped at
- * swiglu_limit (7.0) with GptOssExperts' fixed alpha 1.702; a sink logit
+ * swiglu_limit (7.0, the same on every layer) with GptOssExperts' fixed
+ * alpha 1.702; a sink logit
  * per head (self_attn.sinks). */
 void cfg_gptoss(Cfg *c, HfArch *a) {
     a->eps = cfg_num(c, "rms_norm_eps", 1e-5);
@@ -32,8 +33,9 @@ void cfg_gptoss(Cfg *c, HfArch *a) {
     a->moe_from = 0, a->moe_ff = a->ff, a->shared_ff = 0;
     a->router = (HfRouter){.score = HF_SCORE_SOFTMAX_TOPK, .scale = 1.0};
     a->swiglu_alpha = 1.702;
-    a->swiglu_limit = cfg_num(c, "swiglu_limit", 7.0);
-    if (!c->failed && (a->top_k > a->n_experts || !(a->swiglu_limit > 0))) {
+    const double limit = cfg_num(c, "swiglu_limit", 7.0);
+    for (int l = 0; l < a->L; l++) a->swiglu_limit[l] = (float)limit;
+    if (!c->failed && (a->top_k > a->n_experts || !(limit > 0))) {
         c->failed = 1;
         seterr(c->err, c->errlen,
                "%s: num_experts_per_tok %d must be at most num_local_experts %d, and "

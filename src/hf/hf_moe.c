@@ -10,8 +10,11 @@
  *     the gate clamped from above and the up projection both ways at
  *     swiglu_limit, ((up + 1) * gate * sigmoid(alpha * gate)) @
  *     down_proj[e] + bias;
- *   AFMoE and Laguna (their tensors per expert): down_proj(act(gate_proj(x))
- *     * up_proj(x)), bias-free, the SwiGLU of the dense MLP.
+ *   AFMoE and Laguna (their tensors per expert, or Laguna's stacked
+ *     gate_up_proj [E, 2ff, d] and down_proj [E, d, ff]):
+ *     down_proj(act(gate_proj(x)) * up_proj(x)), bias-free, the SwiGLU of
+ *     the dense MLP, clamped where the layer has a limit
+ *     (HfArch.swiglu_limit[l]; the shared experts' swiglu_limit_shared[l]).
  * Under fake quantization the MLP input, each expert's slabs and the
  * experts' activations go through fakequant.h's MoE calls. */
 #include <math.h>
@@ -21,8 +24,17 @@
 #include "hf_steps.h"
 #include "util.h" /* falloc */
 
+/* z[n] = its softmax over all n entries (in double). */
+static void softmax_all(float *z, int n) {
+    double mx = z[0], sum = 0.0;
+    for (int e = 1; e < n; e++) mx = fmax(mx, z[e]);
+    for (int e = 0; e < n; e++) sum += exp((double)z[e] - mx);
+    for (int e = 0; e < n; e++) z[e] = (float)(exp((double)z[e] - mx) / sum);
+}
+
 /* Token's top k of n experts by r from its router logits z[n] (capped,
- * then scored, in place under a sigmoid router), ties to the lower index:
+ * then scored, in place under a sigmoid or softmax router), ties to the
+ * lower index:
  * idx[k] and the weights w[k]. bias: the selection bias (AFMoE's
  * expert_bias, Laguna's e_score_correction_bias), or NULL. */
 static void route(const HfRouter *r, float *z, const float *bias, int n, int k, int *idx,
@@ -31,6 +43,7 @@ static void route(const HfRouter *r, float *z, const float *bias, int n, int k, 
         for (int e = 0; e < n; e++) z[e] = (float)(r->softcap * tanh((double)z[e] / r->softcap));
     if (r->score == HF_SCORE_SIGMOID)
         for (int e = 0; e < n; e++) z[e] = (float)(1.0 / (1.0 + exp(-(double)z[e])));
+    if (r->score == HF_SCORE_SOFTMAX) softmax_all(z, n);
     for (int j = 0; j < k; j++) {
         int best = -1;
         for (int e = 0; e < n; e++) {
@@ -64,9 +77,11 @@ static void clamped_swiglu(float *act, const float *gu, int ff, float alpha, flo
 
 /* One expert's weights as hf_weights_expert hands them out: gpt-oss's
  * gate_up slab gu [d, 2ff] and down slab [ff, d] ([in, out]) with their
- * biases, or AFMoE's gate, up [ff, d] and down [d, ff] ([out, in]). */
+ * biases, or AFMoE's and Laguna's gate, up [ff, d] and down [d, ff]
+ * ([out, in]; a stacked gate_up slab's two row blocks). */
 typedef struct {
     const float *gu, *gate, *up, *down, *gu_b, *down_b;
+    float limit; /* the layer's SwiGLU limit (HfArch.swiglu_limit; 0: none) */
 } ExpertW;
 
 /* Expert x on the n rows in[n, d] at places pos[n] of their window:
@@ -83,13 +98,13 @@ static void expert(const HfModel *m, const ExpertW *x, int n, const int *pos, co
         hf_linear_run(m->threads, &j);
         for (int r = 0; r < n; r++)
             clamped_swiglu(act + (size_t)r * ff, gu + (size_t)r * 2 * ff, ff,
-                           (float)a->swiglu_alpha, (float)a->swiglu_limit);
+                           (float)a->swiglu_alpha, x->limit);
     } else {
         j.out = gu, j.W = x->gate, j.N = j.ldo = ff;
         hf_linear_run(m->threads, &j);
         j.out = act, j.W = x->up;
         hf_linear_run(m->threads, &j);
-        hf_glu_act(a->act, act, gu, (size_t)n * ff);
+        hf_glu_act(a->act, act, gu, (size_t)n * ff, x->limit);
     }
     if (m->quant) fq_moe_hidden(m->quant, act, (size_t)n, (size_t)ff, pos);
     if (!x->down) return;
@@ -150,7 +165,14 @@ static int expert_weights(HfModel *m, int l, const float *W[W_N_ROLES], int e, i
     const size_t d = (size_t)a->d, ff = (size_t)a->moe_ff;
     FakeQuant *q = m->quant;
     memset(x, 0, sizeof *x);
-    if (w->layers[l].t[W_EXP_GU]) { /* 3-D tensors, biased */
+    x->limit = a->swiglu_limit[l];
+    if (w->layers[l].stacked) { /* [out, in] slabs: gate_up's gate rows, then its up rows */
+        const float *gu = hf_weights_expert(w, l, W_EXP_GU, e, err, errlen);
+        if (!gu) return -1;
+        x->gate = gu, x->up = gu + ff * d;
+        if (q) x->gate = fq_expert_weight(q, FQ_SLAB_GATE_UP, x->gate, d * ff);
+        if (q) x->up = fq_expert_weight(q, FQ_SLAB_UP, x->up, d * ff);
+    } else if (w->layers[l].t[W_EXP_GU]) { /* 3-D tensors, biased */
         x->gu_b = W[W_EXP_GU_B] ? W[W_EXP_GU_B] + (size_t)e * 2 * ff : NULL;
         x->down_b = W[W_EXP_DOWN_B] ? W[W_EXP_DOWN_B] + (size_t)e * d : NULL;
         if (!(x->gu = hf_weights_expert(w, l, W_EXP_GU, e, err, errlen))) return -1;
@@ -216,7 +238,8 @@ int hf_moe(HfModel *m, int l, const float *W[W_N_ROLES], const float *in, float 
               E, k, b->moe_idx + (size_t)t * k, b->moe_w + (size_t)t * k);
     FakeQuant *q = m->quant;
     const float *x = q ? fq_moe_input(q, in, (size_t)b->R, (size_t)a->d) : in;
-    if (W[W_GATE]) hf_mlp(m, W, in, out, 0, a->shared_ff); /* shared experts */
+    if (W[W_GATE]) /* shared experts */
+        hf_mlp_clamped(m, W, in, out, 0, a->shared_ff, a->swiglu_limit_shared[l]);
     /* a calibration pass sweeps the experts once for the activations' range */
     while (q && fq_moe_hidden_sweep(q, b->moe))
         if (experts(m, l, W, x, NULL, err, errlen) != 0) return -1;

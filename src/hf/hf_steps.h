@@ -140,9 +140,13 @@ int hf_moe(HfModel *m, int l, const float *W[W_N_ROLES], const float *in, float 
  * [R, d]; acc: added to out as a sub-layer output joins the residual
  * stream (hf_linear's acc). */
 void hf_mlp(HfModel *m, const float *W[W_N_ROLES], const float *in, float *out, int acc, int ff);
+/* hf_mlp with its GLU's activation clamped at limit (hf_glu_act; 0: none). */
+void hf_mlp_clamped(HfModel *m, const float *W[W_N_ROLES], const float *in, float *out, int acc,
+                    int ff, float limit);
 /* The GLU's activation on n values: up *= act(gate) (gate overwritten),
- * as hf_mlp applies it. */
-void hf_glu_act(HfAct act, float *up, float *gate, size_t n);
+ * as hf_mlp applies it; limit > 0 (a SiLU GLU): up = min(silu(gate),
+ * limit) * clamp(up, -limit, limit). */
+void hf_glu_act(HfAct act, float *up, float *gate, size_t n, float limit);
 /* x += y over the R rows of width d: a sub-layer's output y (of kind, as
  * hf_linear's acc records it under statistics) joining the residual
  * stream. */

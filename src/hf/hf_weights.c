@@ -14,18 +14,19 @@ typedef struct {
     const char *suffix;
     int ndim;
     long long s0, s1;
-    int opt;      /* may be absent (a bias the config does not announce) */
-    long long s2; /* the third dim of a 3-D tensor (ndim 3) */
+    int opt;         /* may be absent (a bias the config does not announce) */
+    long long s2;    /* the third dim of a 3-D tensor (ndim 3) */
+    const char *alt; /* the suffix read where suffix is absent, or NULL */
 } Spec;
 
 /* Expected tensors of one layer, with shapes; suffixes follow
  * "<layer prefix>.<l>.". Each family's list returns its count. */
 #define ADD(r, suf, nd, x, y)                                                                      \
-    s[n++] = (Spec) { r, suf, nd, x, y, 0, 0 }
+    s[n++] = (Spec) { r, suf, nd, x, y, 0, 0, NULL }
 #define BIAS(on, r, suf, x)                                                                        \
-    s[n++] = (Spec) { r, suf, 1, x, 0, !(on), 0 }
+    s[n++] = (Spec) { r, suf, 1, x, 0, !(on), 0, NULL }
 #define ADD3(r, suf, x, y, z)                                                                      \
-    s[n++] = (Spec) { r, suf, 3, x, y, 0, z }
+    s[n++] = (Spec) { r, suf, 3, x, y, 0, z, NULL }
 
 static int gpt2_specs(const HfArch *a, Spec *s) {
     const long long d = a->d, ff = a->ff;
@@ -99,8 +100,8 @@ static int llama_specs(const HfArch *a, Spec *s) {
     ADD(W_LN2, "post_attention_layernorm.weight", 1, a->d, 0);
     n = llama_attn_specs(a, hf_q_rows(a), s, n);
     if (a->qk_norm) {
-        s[n++] = (Spec){W_QN, "self_attn.q_norm.weight", 1, a->dh, 0, a->qk_norm == 2, 0};
-        s[n++] = (Spec){W_KN, "self_attn.k_norm.weight", 1, a->dh, 0, a->qk_norm == 2, 0};
+        s[n++] = (Spec){W_QN, "self_attn.q_norm.weight", 1, a->dh, 0, a->qk_norm == 2, 0, NULL};
+        s[n++] = (Spec){W_KN, "self_attn.k_norm.weight", 1, a->dh, 0, a->qk_norm == 2, 0, NULL};
     }
     return llama_mlp_specs(a, s, n);
 }
@@ -169,13 +170,18 @@ static int gptoss_specs(const HfArch *a, Spec *s) {
     return n;
 }
 /* The shared experts of an MoE layer (one GLU of shared_ff units, bound
- * as the MLP's roles) from s[n] on: returns the new count. */
-static int shared_specs(const HfArch *a, Spec *s, int n) {
+ * as the MLP's roles) from s[n] on, under mlp.shared_experts. or, with
+ * alt, mlp.shared_expert. where that is absent (Laguna's published
+ * checkpoints): returns the new count. */
+static int shared_specs(const HfArch *a, int alt, Spec *s, int n) {
     const long long d = a->d, sh = a->shared_ff;
     if (!sh) return n;
     ADD(W_GATE, "mlp.shared_experts.gate_proj.weight", 2, sh, d);
+    s[n - 1].alt = alt ? "mlp.shared_expert.gate_proj.weight" : NULL;
     ADD(W_UP, "mlp.shared_experts.up_proj.weight", 2, sh, d);
+    s[n - 1].alt = alt ? "mlp.shared_expert.up_proj.weight" : NULL;
     ADD(W_DOWN, "mlp.shared_experts.down_proj.weight", 2, d, sh);
+    s[n - 1].alt = alt ? "mlp.shared_expert.down_proj.weight" : NULL;
     return n;
 }
 
@@ -200,15 +206,18 @@ static int afmoe_specs(const HfArch *a, int l, Spec *s) {
     if (!a->n_experts || l < a->moe_from) return llama_mlp_specs(a, s, n);
     ADD(W_ROUTER, "mlp.router.gate.weight", 2, a->n_experts, d);
     ADD(W_EXP_BIAS, "mlp.expert_bias", 1, a->n_experts, 0);
-    return shared_specs(a, s, n);
+    return shared_specs(a, 0, s, n);
 }
 
 /* Laguna: Llama's norms and projections (biases as attention_bias says),
  * per-head q_norm / k_norm, g_proj [H, d]; the dense SwiGLU MLP, or on
- * an MoE layer the router mlp.gate, its e_score_correction_bias and the
- * shared expert, the routed experts' own tensors in expert_specs
+ * an MoE layer the router mlp.gate, its e_score_correction_bias (under
+ * mlp.experts. where the checkpoint keeps it there) and the shared
+ * expert; the routed experts stacked (LagunaExperts: gate_up_proj
+ * [E, 2 moe_ff, d], the gate's rows then the up's, and down_proj
+ * [E, d, moe_ff], [out, in]) or their own tensors in expert_specs
  * (modeling_laguna.py). */
-static int laguna_specs(const HfArch *a, int l, Spec *s) {
+static int laguna_specs(const HfArch *a, int l, int stacked, Spec *s) {
     const long long d = a->d;
     int n = 0;
     ADD(W_LN1, "input_layernorm.weight", 1, d, 0);
@@ -220,7 +229,12 @@ static int laguna_specs(const HfArch *a, int l, Spec *s) {
     if (!a->n_experts || l < a->moe_from) return llama_mlp_specs(a, s, n);
     ADD(W_ROUTER, "mlp.gate.weight", 2, a->n_experts, d);
     ADD(W_EXP_BIAS, "mlp.gate.e_score_correction_bias", 1, a->n_experts, 0);
-    return shared_specs(a, s, n);
+    s[n - 1].alt = "mlp.experts.e_score_correction_bias";
+    if (stacked) {
+        ADD3(W_EXP_GU, "mlp.experts.gate_up_proj", a->n_experts, 2LL * a->moe_ff, d);
+        ADD3(W_EXP_DOWN, "mlp.experts.down_proj", a->n_experts, d, a->moe_ff);
+    }
+    return shared_specs(a, 1, s, n);
 }
 
 /* The tensors each routed expert of an MoE layer has as its own (AFMoE's
@@ -228,10 +242,11 @@ static int laguna_specs(const HfArch *a, int l, Spec *s) {
  * per_expert's order),
  * their suffixes after "mlp.experts.<e>.": their count, 0 where the experts are 3-D
  * tensors (gpt-oss) or the layer is dense. */
-static int expert_specs(const HfArch *a, int l, Spec *s) {
+static int expert_specs(const HfArch *a, int l, int stacked, Spec *s) {
     const long long d = a->d, ff = a->moe_ff;
     int n = 0;
-    if ((a->family != HF_AFMOE && a->family != HF_LAGUNA) || !a->n_experts || l < a->moe_from)
+    if ((a->family != HF_AFMOE && a->family != HF_LAGUNA) || !a->n_experts || l < a->moe_from ||
+        stacked)
         return 0;
     ADD(W_EXP_GATE, "gate_proj.weight", 2, ff, d);
     ADD(W_EXP_UP, "up_proj.weight", 2, ff, d);
@@ -242,10 +257,12 @@ static int expert_specs(const HfArch *a, int l, Spec *s) {
 #undef ADD3
 #undef BIAS
 
-static int layer_specs(const HfArch *a, int l, Spec *s) {
+/* stacked: the checkpoint holds layer l's routed experts as 3-D [out, in]
+ * tensors (stacked_experts). */
+static int layer_specs(const HfArch *a, int l, int stacked, Spec *s) {
     if (a->family == HF_GPTOSS) return gptoss_specs(a, s);
     if (a->family == HF_AFMOE) return afmoe_specs(a, l, s);
-    if (a->family == HF_LAGUNA) return laguna_specs(a, l, s);
+    if (a->family == HF_LAGUNA) return laguna_specs(a, l, stacked, s);
     if (a->family == HF_GPT2) return gpt2_specs(a, s);
     if (a->family == HF_NEOX) return neox_specs(a, s);
     if (a->family == HF_OLMO2) return olmo2_specs(a, s);
@@ -263,7 +280,7 @@ static int global_specs(const HfArch *a, const char *pre, const char *hpre, Spec
 #define ADD(r, p, fmt, nd, x, y)                                                                   \
     do {                                                                                           \
         snprintf(names[n], 160, fmt, p);                                                           \
-        s[n] = (Spec){r, names[n], nd, x, y, 0, 0};                                                \
+        s[n] = (Spec){r, names[n], nd, x, y, 0, 0, NULL};                                          \
         n++;                                                                                       \
     } while (0)
     if (a->family == HF_GPT2) {
@@ -424,7 +441,7 @@ static int bind_globals(HfWeights *w, const char *pre, const char *hpre, char *e
  * checked; used[r] set for their roles. */
 static int bind_experts(HfWeights *w, int l, const char *lp, int *used, char *err, size_t errlen) {
     Spec s[3];
-    const int n = expert_specs(w->a, l, s);
+    const int n = expert_specs(w->a, l, w->layers[l].stacked, s);
     const size_t E = (size_t)w->a->n_experts;
     HfLayerSpec *ls = &w->layers[l];
     if (!n) return 0;
@@ -448,14 +465,24 @@ static int bind_experts(HfWeights *w, int l, const char *lp, int *used, char *er
 static int bind_layer(HfWeights *w, int l, const char *lp, size_t *need, int *used, char *err,
                       size_t errlen) {
     Spec s[W_N_ROLES];
-    const int n = layer_specs(w->a, l, s);
     char name[256];
+    snprintf(name, sizeof name, "%s.%d.mlp.experts.gate_up_proj", lp, l);
+    HfLayerSpec *ls = &w->layers[l];
+    ls->stacked = w->a->family == HF_LAGUNA && st_find(w->st, name) != NULL;
+    const int n = layer_specs(w->a, l, ls->stacked, s);
     *need = 0;
     for (int i = 0; i < n; i++) {
         snprintf(name, sizeof name, "%s.%d.%s", lp, l, s[i].suffix);
-        const StTensor **slot = &w->layers[l].t[s[i].role];
-        const StTensor **sc = &w->layers[l].scales[s[i].role];
-        int q = s[i].ndim == 3 ? bind_mxfp4(w->st, name, &s[i], slot, sc, err, errlen) : 1;
+        if (s[i].alt && !st_find(w->st, name)) {
+            char alt[256];
+            snprintf(alt, sizeof alt, "%s.%d.%s", lp, l, s[i].alt);
+            if (st_find(w->st, alt)) memcpy(name, alt, sizeof name);
+        }
+        const StTensor **slot = &ls->t[s[i].role];
+        const StTensor **sc = &ls->scales[s[i].role];
+        int q = s[i].ndim == 3 && !ls->stacked
+                    ? bind_mxfp4(w->st, name, &s[i], slot, sc, err, errlen)
+                    : 1;
         if (q < 0 || (q && check_one(w->st, name, &s[i], slot, err, errlen) < 0)) return -1;
         if (*slot) note_dtype(w, *slot);
         if (!is_expert(s[i].role)) *need += convert_need(w->a, s[i].role, *slot);

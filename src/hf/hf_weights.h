@@ -46,14 +46,17 @@ typedef enum {
                    * Laguna: mlp.gate.weight); an MoE layer is one that has it */
     W_ROUTER_B,   /* gpt-oss: mlp.router.bias [E] */
     W_EXP_GU,     /* mlp.experts.gate_up_proj [E, d, 2ff], [in, out] with the
-                   * gate and up columns interleaved (gate at even ones) */
+                   * gate and up columns interleaved (gate at even ones); Laguna's
+                   * stacked form [E, 2ff, d] (HfLayerSpec.stacked) */
     W_EXP_GU_B,   /* mlp.experts.gate_up_proj_bias [E, 2ff] */
-    W_EXP_DOWN,   /* mlp.experts.down_proj [E, ff, d], [in, out] (gpt-oss) */
+    W_EXP_DOWN,   /* mlp.experts.down_proj [E, ff, d], [in, out] (gpt-oss;
+                   * stacked: [E, d, ff]) */
     W_EXP_DOWN_B, /* mlp.experts.down_proj_bias [E, d] */
     W_GPROJ,      /* the attention gate's own projection (HfArch.gate_proj):
                    * self_attn.<gate_proj>.weight [H * scores per head, d] */
     W_EXP_BIAS,   /* AFMoE: mlp.expert_bias [E] (Laguna:
-                   * mlp.gate.e_score_correction_bias), added to the scores to choose */
+                   * mlp.gate.e_score_correction_bias, or where that is absent
+                   * mlp.experts.e_score_correction_bias), added to the scores to choose */
     W_EXP_GATE,   /* AFMoE, Laguna: mlp.experts.<e>.gate_proj.weight [moe_ff, d] and */
     W_EXP_UP,     /* up_proj, one tensor per expert (HfLayerSpec.per_expert, with
                    * its down_proj [d, moe_ff] as W_EXP_DOWN) */
@@ -69,6 +72,10 @@ typedef struct {
     const StTensor *scales[W_N_ROLES];
     const StTensor **per_expert; /* [E][3]: W_EXP_GATE, W_EXP_UP, W_EXP_DOWN of
                                   * each expert (AFMoE's and Laguna's MoE layers), else NULL */
+    /* the routed experts as 3-D tensors [E, out, in] (Laguna's stacked
+     * form): W_EXP_GU [E, 2 moe_ff, d], the gate's rows then the up's, and
+     * W_EXP_DOWN [E, d, moe_ff]; 0: gpt-oss's [E, in, out], or none */
+    int stacked;
 } HfLayerSpec;
 
 typedef struct {
@@ -95,8 +102,9 @@ void hf_weights_free(HfWeights *w);
  * recipe reads as separate roles (Phi-3's qkv_proj, gate_up_proj) comes as views of its row blocks;
  * the norms of a (1 + w) architecture (HfArch.norm_plus1) come as 1 + w. */
 int hf_weights_layer(HfWeights *w, int l, const float *out[W_N_ROLES], char *err, size_t errlen);
-/* Expert e's weights of role r in layer l: the slab [in, out] of a 3-D
- * expert tensor (gpt-oss's W_EXP_GU, W_EXP_DOWN), or the expert's own
+/* Expert e's weights of role r in layer l: the slab of a 3-D expert
+ * tensor (gpt-oss's W_EXP_GU, W_EXP_DOWN [in, out]; stacked ones
+ * [out, in]), or the expert's own
  * tensor [out, in] (AFMoE's W_EXP_GATE, W_EXP_UP, W_EXP_DOWN): a view
  * into an F32 checkpoint, else converted (BF16, F16) or dequantized
  * (MXFP4, mxfp4_expert) into the scratch, valid until the next call for

@@ -15,9 +15,12 @@ commit d4037deb) and configuration_afmoe.py (commit 4e4671e3):
     on the others the MoE block (moe below), post_mlp_layernorm of its
     output, residual add;
   * MoE (AfmoeMoE): scores s = sigmoid(x @ router.gate.weight^T) per
-    expert; each token's num_experts_per_tok experts are the largest
-    s + expert_bias (the bias only chooses); their weights the chosen s
-    over their sum (+1e-20), times route_scale; the output is the shared
+    expert, or under score_func "softmax" the softmax of those logits over
+    all experts (the Trinity checkpoints' modeling_afmoe.py reads
+    score_func and route_norm); each token's num_experts_per_tok experts
+    are the largest s + expert_bias (the bias only chooses); their weights
+    the chosen s, over their sum (+1e-20) under sigmoid with route_norm
+    (true), times route_scale; the output is the shared
     experts' SwiGLU (num_shared_experts * moe_intermediate_size units, one
     module) plus each chosen expert's SwiGLU
     (mlp.experts.<e>.{gate,up,down}_proj) times its weight;
@@ -103,7 +106,10 @@ MARGINS = []  # each routed token's gap between its k-th and (k+1)-th choice
 def moe(cfg, W, p, h):
     """AfmoeMoE of h [T, d]: shared experts plus the chosen experts, weighted."""
     k, E = cfg["num_experts_per_tok"], cfg["num_experts"]
-    s = 1.0 / (1.0 + torch.exp(-(h @ W[p + "router.gate.weight"].T)))
+    z = h @ W[p + "router.gate.weight"].T
+    softmax = cfg.get("score_func", "sigmoid") == "softmax"
+    s = torch.softmax(z, dim=-1) if softmax else 1.0 / (1.0 + torch.exp(-z))
+    renorm = not softmax and cfg.get("route_norm", True)
     key = s + W[p + "expert_bias"]
     order = torch.argsort(key, dim=-1, descending=True)
     y = swiglu(W, p + "shared_experts.", h) if cfg["num_shared_experts"] else torch.zeros_like(h)
@@ -111,7 +117,8 @@ def moe(cfg, W, p, h):
         chosen = order[t, :k]
         if k < E:
             MARGINS.append(float(key[t, order[t, k - 1]] - key[t, order[t, k]]))
-        w = s[t, chosen] / (s[t, chosen].sum() + 1e-20) * cfg["route_scale"]
+        w = s[t, chosen] / (s[t, chosen].sum() + 1e-20) if renorm else s[t, chosen]
+        w = w * cfg["route_scale"]
         for j, e in enumerate(chosen.tolist()):
             y[t] = y[t] + w[j] * swiglu(W, p + "experts.%d." % e, h[t:t + 1])[0]
     return y
@@ -193,6 +200,10 @@ def afmoe_cfg(**kw):
 # layers 1 and 2 MoE (4 experts, 2 a token, one shared expert, route_scale
 # 2.5); afmoe-moe-bf16-sharded: layer 0 dense, layers 1 to 3 MoE (6
 # experts, 3 a token, two shared experts), mup, over 64 keys.
+# afmoe-moe-softmax-f32: layer 0 dense, layers 1 and 2 MoE (6 experts, 3
+# a token, one shared expert, route_scale 2.5) under score_func "softmax";
+# afmoe-moe-nonorm-bf16: the sigmoid scores without route_norm, 6
+# experts, 3 a token, route_scale 2.5.
 FIXTURES = {
     "afmoe-f32": (afmoe_cfg(), "F32", 1),
     "afmoe-bf16-sharded": (afmoe_cfg(sliding_window=64, mup_enabled=False, global_attn_every_n_layers=None,
@@ -202,6 +213,10 @@ FIXTURES = {
     "afmoe-moe-bf16-sharded": (afmoe_cfg(num_hidden_layers=4, num_dense_layers=1, num_experts=6,
                                          num_experts_per_tok=3, num_shared_experts=2, sliding_window=64,
                                          global_attn_every_n_layers=2), "BF16", 3),
+    "afmoe-moe-softmax-f32": (afmoe_cfg(num_dense_layers=1, num_experts=6, num_experts_per_tok=3, route_scale=2.5,
+                                        score_func="softmax"), "F32", 1),
+    "afmoe-moe-nonorm-bf16": (afmoe_cfg(num_dense_layers=1, num_experts=6, num_experts_per_tok=3,
+                                        route_scale=2.5, score_func="sigmoid", route_norm=False), "BF16", 1),
 }
 
 

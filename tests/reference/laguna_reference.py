@@ -19,7 +19,13 @@ configuration_laguna.py:
     their weights the chosen s over their sum; the output is the chosen
     experts' SwiGLU (mlp.experts.<e>.{gate,up,down}_proj) times their
     weights, summed, times moe_routed_scaling_factor, plus the shared
-    expert's SwiGLU (shared_expert_intermediate_size units);
+    expert's SwiGLU (shared_expert_intermediate_size units); the experts
+    either a tensor per expert, or stacked as LagunaExperts holds them
+    (experts.gate_up_proj [E, 2 * moe_intermediate_size, d]: gate, up =
+    (x @ gate_up_proj[e]^T).chunk(2); experts.down_proj [E, d,
+    moe_intermediate_size]), the correction bias then under
+    experts.e_score_correction_bias and the shared expert under
+    shared_expert. (the names of Poolside's published checkpoints);
   * attention: q/k/v/o_proj (biases under attention_bias); q_norm and
     k_norm per head; RoPE (rotate_half over the first
     int(head_dim * partial_rotary_factor) dims) with each layer type's
@@ -113,6 +119,15 @@ def swiglu(W, p, h):
     return (gp / (1.0 + torch.exp(-gp)) * (h @ W[p + "up_proj.weight"].T)) @ W[p + "down_proj.weight"].T
 
 
+def expert(W, p, e, h):
+    """Routed expert e of the MoE block at prefix p on h: its own tensors,
+    or its slabs of the stacked experts.gate_up_proj / experts.down_proj."""
+    if p + "experts.gate_up_proj" not in W:
+        return swiglu(W, p + "experts.%d." % e, h)
+    gate, up = (h @ W[p + "experts.gate_up_proj"][e].T).chunk(2, dim=-1)
+    return (gate / (1.0 + torch.exp(-gate)) * up) @ W[p + "experts.down_proj"][e].T
+
+
 MARGINS = []  # each routed token's gap between its k-th and (k+1)-th choice
 
 
@@ -123,7 +138,7 @@ def moe(cfg, W, p, h):
     if cap > 0:
         z = cap * torch.tanh(z / cap)
     s = torch.sigmoid(z)
-    key = s + W[p + "gate.e_score_correction_bias"]
+    key = s + W.get(p + "gate.e_score_correction_bias", W.get(p + "experts.e_score_correction_bias"))
     order = torch.argsort(key, dim=-1, descending=True)
     routed = torch.zeros_like(h)
     for t in range(h.shape[0]):
@@ -132,8 +147,9 @@ def moe(cfg, W, p, h):
             MARGINS.append(float(key[t, order[t, k - 1]] - key[t, order[t, k]]))
         w = s[t, chosen] / s[t, chosen].sum()
         for j, e in enumerate(chosen.tolist()):
-            routed[t] = routed[t] + w[j] * swiglu(W, p + "experts.%d." % e, h[t:t + 1])[0]
-    return routed * cfg.get("moe_routed_scaling_factor", 1.0) + swiglu(W, p + "shared_experts.", h)
+            routed[t] = routed[t] + w[j] * expert(W, p, e, h[t:t + 1])[0]
+    shared = p + ("shared_experts." if p + "shared_experts.gate_proj.weight" in W else "shared_expert.")
+    return routed * cfg.get("moe_routed_scaling_factor", 1.0) + swiglu(W, shared, h)
 
 
 def forward_laguna(cfg, W, ids):
@@ -193,6 +209,27 @@ def weights_moe(cfg, g, p, W):
         W[p + m + "down_proj.weight"] = mat(g, d, f)
 
 
+def stacked(W, cfg):
+    """W with each MoE layer's routed experts stacked (gate_up_proj: each
+    expert's gate rows, then its up rows; down_proj), its correction bias
+    under experts. and its shared expert under shared_expert."""
+    out = {}
+    for name, t in W.items():
+        if ".mlp.experts." in name and name.split(".mlp.experts.")[1][0].isdigit():
+            continue
+        out[name.replace("mlp.gate.e_score_correction_bias", "mlp.experts.e_score_correction_bias")
+            .replace("mlp.shared_experts.", "mlp.shared_expert.")] = t
+    for l, mt in enumerate(mlp_types(cfg)):
+        if mt != "sparse":
+            continue
+        p = "model.layers.%d.mlp.experts." % l
+        E = range(cfg["num_experts"])
+        out[p + "gate_up_proj"] = torch.stack([torch.cat((W[p + "%d.gate_proj.weight" % e],
+                                                          W[p + "%d.up_proj.weight" % e])) for e in E])
+        out[p + "down_proj"] = torch.stack([W[p + "%d.down_proj.weight" % e] for e in E])
+    return out
+
+
 def laguna_cfg(**kw):
     c = {"architectures": ["LagunaForCausalLM"], "model_type": "laguna", "hidden_size": 32,
          "num_hidden_layers": 3, "num_attention_heads": 4, "num_attention_heads_per_layer": [4, 4, 4],
@@ -219,7 +256,10 @@ def laguna_cfg(**kw):
 # units). laguna-bf16-sharded: LagunaConfig's RoPE defaults (no
 # rope_parameters), sliding and full layers alternating over 64 keys,
 # q/k/v/o biases, layers 0 and 1 dense, 2 and 3 MoE (6 experts, 3 a
-# token, no cap, scaling 1).
+# token, no cap, scaling 1). laguna-stacked-f32: laguna-f32's shape with
+# the experts stacked, the correction bias under mlp.experts. and the
+# shared expert under mlp.shared_expert.; laguna-stacked-bf16: the same
+# in BF16 with 6 experts, 3 a token.
 FIXTURES = {
     "laguna-f32": (laguna_cfg(), "F32", 1),
     "laguna-bf16-sharded": (laguna_cfg(num_hidden_layers=4, num_attention_heads_per_layer=None,
@@ -228,11 +268,14 @@ FIXTURES = {
                                        mlp_layer_types=["dense", "dense", "sparse", "sparse"],
                                        num_experts=6, num_experts_per_tok=3, moe_routed_scaling_factor=None,
                                        moe_router_logit_softcapping=None, gating="per-head"), "BF16", 3),
+    "laguna-stacked-f32": (laguna_cfg(), "F32", 1),
+    "laguna-stacked-bf16": (laguna_cfg(num_experts=6, num_experts_per_tok=3), "BF16", 1),
 }
 
 
 def build(name, cfg, dtype, shards, out_root):
-    build_family(name, cfg, dtype, shards, out_root, weights_laguna, forward_laguna, "gates", MARGINS)
+    weights = (lambda c, g: stacked(weights_laguna(c, g), c)) if "stacked" in name else weights_laguna
+    build_family(name, cfg, dtype, shards, out_root, weights, forward_laguna, "gates", MARGINS)
 
 
 def main():
