@@ -1,7 +1,8 @@
 /* test_ops_variants.c: the kernels some variants add beside the attention
  * op (ops.h), checked like test_ops.c (gradcheck.h): SSMax's score
  * scaling, FoX's forget-gate key bias, differential attention's pieces,
- * exclusive self-attention's projection and GatedNorm. */
+ * exclusive self-attention's projection and GatedNorm; and RMSNorm (qk-norm,
+ * the Y modification) bit for bit against one row at a time. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -235,6 +236,47 @@ static void test_gated_norm(void **st) {
     for (size_t i = 0; i < sizeof all / sizeof *all; i++) free(all[i]);
 }
 
+/* ---- RMSNorm's row sums, a row per SIMD lane, against plain loops ---- */
+
+/* rmsnorm_forward and backward on M x C against a row at a time, each
+ * row's sum in index order: every bit the same, whatever M and C leave
+ * over from a whole number of lanes. */
+static void rmsnorm_rows_case(int M, int C) {
+    size_t n = (size_t)M * C;
+    float *x = malloc(n * sizeof *x), *g = malloc(n * sizeof *g), *w = malloc(C * sizeof *w);
+    float *o = malloc(n * sizeof *o), *r = malloc(M * sizeof *r), *dx = calloc(n, sizeof *dx);
+    float *dw = calloc(C, sizeof *dw), *dw_ref = calloc(C, sizeof *dw_ref);
+    assert_non_null(dw_ref);
+    for (size_t i = 0; i < n; i++) x[i] = sinf(0.37f * i + 0.1f), g[i] = cosf(0.23f * i);
+    for (int i = 0; i < C; i++) w[i] = 1.0f + 0.01f * i;
+    rmsnorm_forward(o, r, x, w, M, C, 1e-5f);
+    rmsnorm_backward(dx, dw, g, x, w, r, M, C);
+    for (int m = 0; m < M; m++) {
+        const float *xm = x + (size_t)m * C, *gm = g + (size_t)m * C;
+        float ss = 0.0f, dot = 0.0f;
+        for (int i = 0; i < C; i++) ss += xm[i] * xm[i];
+        float rr = 1.0f / sqrtf(ss / (float)C + 1e-5f);
+        assert_true(rr == r[m]);
+        for (int i = 0; i < C; i++) {
+            assert_true(xm[i] * rr * w[i] == o[(size_t)m * C + i]);
+            dot += gm[i] * w[i] * xm[i];
+            dw_ref[i] += gm[i] * xm[i] * rr;
+        }
+        float k = rr * rr * rr * dot / (float)C;
+        for (int i = 0; i < C; i++)
+            assert_true(0.0f + (rr * gm[i] * w[i] - k * xm[i]) == dx[(size_t)m * C + i]);
+    }
+    assert_memory_equal(dw, dw_ref, C * sizeof *dw);
+    free(x), free(g), free(w), free(o), free(r), free(dx), free(dw), free(dw_ref);
+}
+
+static void test_rmsnorm_rows(void **st) {
+    (void)st;
+    rmsnorm_rows_case(16, 64);
+    rmsnorm_rows_case(21, 13);
+    rmsnorm_rows_case(3, 5);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ssmax),
@@ -242,6 +284,7 @@ int main(void) {
         cmocka_unit_test(test_diff_attn_pieces),
         cmocka_unit_test(test_xsa),
         cmocka_unit_test(test_gated_norm),
+        cmocka_unit_test(test_rmsnorm_rows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

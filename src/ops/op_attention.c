@@ -35,8 +35,9 @@
 #include "fastexp.h"
 #include "opprof.h"
 #include "ops.h"
-#include "simd.h"
 #include "parallel.h"
+#include "rows.h"
+#include "simd.h"
 
 /* One call's plan (attn_rows.h). A missing sink_logit reads as b = 0;
  * kv-bias needs both k' and v'. */
@@ -66,14 +67,13 @@ Plan attn_make_plan(const AttnSpec *sp, const float *kvb_k, const float *kvb_v, 
 }
 #define MAX_LANES 8
 
-/* p[j] = e^(s[j] - mx) (exp_rows); exp_shifted also returns their sum.
+/* p[j] = e^(s[j] - mx) (exp_rows_body); exp_shifted also returns their sum.
  * The hot loop of the forward.
  * lanes: the sum over MAX_LANES partial sums, which vectorises (attention
  * without maps: inference); else in index order, as training always adds. */
 SIMD_BODY void exp_rows_body(float *p, const float *s, float mx, int n) {
     for (int i = 0; i < n; i++) p[i] = fast_expf(s[i] - mx);
 }
-SIMD_KERNEL_STATIC(exp_rows, (float *p, const float *s, float mx, int n), (p, s, mx, n))
 
 SIMD_BODY float exp_shifted_body(float *p, const float *s, float mx, int n, int lanes) {
     float sum = 0.0f, part[MAX_LANES] = {0.0f};
@@ -92,7 +92,7 @@ SIMD_KERNEL_RET(static, float, exp_shifted, (float *p, const float *s, float mx,
 /* max(-inf, s[0..n)) over MAX_LANES independent chains, so the loop is not
  * bound by one compare's latency; a maximum does not depend on the order,
  * so this is the sequential loop's value bit for bit. */
-static float row_max(const float *s, int n) {
+SIMD_BODY float row_max(const float *s, int n) {
     float m[MAX_LANES];
     int j = 0;
     for (int k = 0; k < MAX_LANES; k++) m[k] = -INFINITY;
@@ -286,14 +286,33 @@ static HeadView head_view(const Ctx *c, float *y, int b, int h) {
     return hv;
 }
 
+/* sum[i] += the keys [0, r1) of rows [0, m) of a block of weights a (row
+ * i at i ld), one chain per row in key order, ROWS_N rows' chains side by
+ * side (rows.h). Row i is read up to the end of its group's last row
+ * (r0 + its group's end keys); the keys past a row's own diagonal are zeros
+ * by then and leave its sum as it was. */
+SIMD_BODY void block_row_sums(float *sum, const float *a, int ld, int r0, int m) {
+    for (int i0 = 0; i0 < m; i0 += ROWS_N) {
+        const int g = m - i0 < ROWS_N ? m - i0 : ROWS_N, n = r0 + i0 + g;
+        RowVec acc, v[ROWS_N];
+        rows_load(&acc, sum + i0, g);
+        for (int j = 0; j < n; j += ROWS_N) {
+            const int w = n - j < ROWS_N ? n - j : ROWS_N;
+            for (int r = 0; r < ROWS_N; r++)
+                rows_load(&v[r], a + (size_t)(i0 + r) * ld + j, r < g ? w : 0);
+            rows_colsum(&acc, v, w);
+        }
+        rows_store(sum + i0, &acc, g);
+    }
+}
+
 /* Plain softmax over rows [r0, r1) of a block (scores s, weights a, row t
  * at (t - r0) ld; a may alias s): row_forward's arithmetic row by row, the
  * slot weight into slot[t] when given and the kv weight into wkv. Each row's
- * sum is one chain over its keys in order, as in attn_row_softmax, but the rows'
- * chains advance side by side instead of one after another; keys right of
- * a row's diagonal are zeros by then and leave its sum as it was. */
-static void block_softmax(const Ctx *c, const HeadView *hv, const float *s, float *a, int ld,
-                          int width, float *slot, float *wkv, int r0, int r1) {
+ * sum is one chain over its keys in order, as in attn_row_softmax, but the
+ * rows' chains advance side by side (block_row_sums). */
+SIMD_BODY void block_softmax_body(const Ctx *c, const HeadView *hv, const float *s, float *a,
+                                  int ld, int width, float *slot, float *wkv, int r0, int r1) {
     const Plan *pl = &c->pl;
     const int m = r1 - r0;
     Extra ex[ATT_BLOCK];
@@ -308,12 +327,11 @@ static void block_softmax(const Ctx *c, const HeadView *hv, const float *s, floa
         for (int x = 0; x < XS_N; x++)
             if (pl->on[x] && ex[i].z[x] > top) top = ex[i].z[x];
         mx[i] = top;
-        exp_rows(a + row, s + row, top, n);
+        exp_rows_body(a + row, s + row, top, n);
         for (int j = n; j < width; j++) a[row + j] = 0.0f;
         sum[i] = 0.0f;
     }
-    for (int j = 0; j < r1; j++)
-        for (int i = 0; i < m; i++) sum[i] += a[(size_t)i * ld + j];
+    block_row_sums(sum, a, ld, r0, m);
     for (int i = 0; i < m; i++) {
         const int t = r0 + i, n = t + 1;
         float *ar = a + (size_t)i * ld, su = sum[i];
@@ -328,6 +346,10 @@ static void block_softmax(const Ctx *c, const HeadView *hv, const float *s, floa
         wkv[i] = ex[i].w[XS_KV];
     }
 }
+SIMD_KERNEL_STATIC(block_softmax,
+                   (const Ctx *c, const HeadView *hv, const float *s, float *a, int ld, int width,
+                    float *slot, float *wkv, int r0, int r1),
+                   (c, hv, s, a, ld, width, slot, wkv, r0, r1))
 
 /* Query rows [r0, r1) of one head: the scores s[r0:r1, 0:r1] = scale q k^T
  * (row t at s + (t - r0) ld), their weights into a (the same layout; a may

@@ -15,6 +15,8 @@
 #include "attn_rows.h"
 #include "opprof.h"
 #include "ops.h"
+#include "rows.h"
+#include "simd.h"
 
 /* Softmax backward on a row: d holds da on entry and ds on exit;
  * dpx are the upstream gradients of the extra weights, dsx receives the
@@ -229,23 +231,38 @@ static void bwd_rows(float *da, float *tmp, const AttnGrad *go, const Plan *pl, 
 }
 
 /* bwd_rows for plain softmax (no extra key, no key bias): ds = a (da - S)
- * with S_t = sum over the row's keys of a da, one chain per row in key
- * order as softmax_bwd adds, but the rows' chains advance side by side. */
-static void bwd_rows_plain(float *da, const HeadBwd *hv, int r0, int r1) {
-    const int T = hv->in->T, m = r1 - r0;
+ * with S_t = sum over the row's keys j <= t of a da, one chain per row in
+ * key order as softmax_bwd adds, ROWS_N rows' chains side by side in the
+ * lanes of a vector (rows.h); a row's lanes past its diagonal load as
+ * zeros, whose product leaves its sum as it was. */
+SIMD_BODY void bwd_rows_plain_body(float *da, const float *att, int T, int r0, int r1) {
+    const int m = r1 - r0;
     float S[ATT_BLOCK];
-    for (int i = 0; i < m; i++) S[i] = 0.0f;
-    for (int j = 0; j < r1; j++)
-        for (int i = j > r0 ? j - r0 : 0; i < m; i++) /* rows t = r0 + i >= j */
-            S[i] += hv->a[(size_t)(r0 + i) * T + j] * da[(size_t)i * T + j];
+    for (int i0 = 0; i0 < m; i0 += ROWS_N) {
+        const int g = m - i0 < ROWS_N ? m - i0 : ROWS_N, n = r0 + i0 + g;
+        RowVec acc = {0.0f}, v[ROWS_N], p;
+        for (int j = 0; j < n; j += ROWS_N) {
+            for (int r = 0; r < ROWS_N; r++) {
+                const int t = r0 + i0 + r, k = t + 1 - j;
+                const int w = r >= g || k <= 0 ? 0 : (k < ROWS_N ? k : ROWS_N);
+                rows_load(&p, att + (size_t)t * T + j, w);
+                rows_load(&v[r], da + (size_t)(i0 + r) * T + j, w);
+                v[r] = p * v[r];
+            }
+            rows_colsum(&acc, v, n - j < ROWS_N ? n - j : ROWS_N);
+        }
+        rows_store(S + i0, &acc, g);
+    }
     for (int i = 0; i < m; i++) {
         const int t = r0 + i;
-        const float *p = hv->a + (size_t)t * T;
+        const float *p = att + (size_t)t * T;
         float *d = da + (size_t)i * T;
         for (int j = 0; j <= t; j++) d[j] = p[j] * (d[j] - S[i]);
         for (int j = t + 1; j < r1; j++) d[j] = 0.0f;
     }
 }
+SIMD_KERNEL_STATIC(bwd_rows_plain, (float *da, const float *att, int T, int r0, int r1),
+                   (da, att, T, r0, r1))
 
 /* Row block [r0, r1) of one head:
  *   da = dy v^T;  dv += a^T dy;  ds = row_backward(da);
@@ -262,7 +279,7 @@ static void bwd_block(float *da, float *tmp, const AttnGrad *go, const Plan *pl,
              ldk);
     if (pl->base == BASE_SOFTMAX && !pl->on[XS_NULL] && !pl->on[XS_SINK] && !pl->on[XS_KV] &&
         !hv->dkb)
-        bwd_rows_plain(da, hv, r0, r1);
+        bwd_rows_plain(da, hv->a, T, r0, r1);
     else bwd_rows(da, tmp, go, pl, hv, r0, r1);
     if (go->dq)
         gemm(0, 0, m, dh, r1, pl->scale, da, T, hv->k, ldk, 1.0f,

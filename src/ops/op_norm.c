@@ -8,38 +8,60 @@
 
 #include "opprof.h"
 #include "ops.h"
+#include "rows.h"
+#include "simd.h"
 
 /* Row sums are sequential over i, one chain per row, as in a plain loop;
- * ROWS rows' chains run side by side, so the adds overlap instead of
- * waiting on each other. The bits are those of one row at a time. */
-#define ROWS 8
+ * ROWS_N rows' chains run side by side in the lanes of a vector (rows.h),
+ * so the adds overlap instead of waiting on each other. The bits are those
+ * of one row at a time. */
 
-/* ss[r] = sum_i x[r][i]^2 for the n <= ROWS rows at x (row stride c). */
-static void sumsq_rows(float *ss, const float *x, size_t n, size_t c) {
-    for (size_t r = 0; r < n; r++) ss[r] = 0.0f;
-    for (size_t i = 0; i < c; i++)
-        for (size_t r = 0; r < n; r++) ss[r] += x[r * c + i] * x[r * c + i];
+/* ss[r] = sum_i x[r][i]^2 for the n <= ROWS_N rows at x (row stride c). */
+SIMD_BODY void sumsq_rows(float *ss, const float *x, int n, size_t c) {
+    RowVec acc = {0.0f}, v[ROWS_N];
+    for (size_t j = 0; j < c; j += ROWS_N) {
+        const int w = c - j < ROWS_N ? (int)(c - j) : ROWS_N;
+        for (int r = 0; r < ROWS_N; r++) {
+            if (r < n) rows_load(&v[r], x + (size_t)r * c + j, w);
+            else v[r] = (RowVec){0.0f};
+            v[r] = v[r] * v[r];
+        }
+        rows_colsum(&acc, v, w);
+    }
+    rows_store(ss, &acc, n);
 }
 
 /* dot[r] = sum_i g[r][i] (* w[i]) * x[r][i], as the loop over i would. */
-static void dot_rows(float *dot, const float *g, const float *w, const float *x, size_t n,
-                     size_t c) {
-    for (size_t r = 0; r < n; r++) dot[r] = 0.0f;
-    for (size_t i = 0; i < c; i++)
-        for (size_t r = 0; r < n; r++)
-            dot[r] += w ? g[r * c + i] * w[i] * x[r * c + i] : g[r * c + i] * x[r * c + i];
+SIMD_BODY void dot_rows(float *dot, const float *g, const float *w, const float *x, int n,
+                        size_t c) {
+    RowVec acc = {0.0f}, v[ROWS_N];
+    for (size_t j = 0; j < c; j += ROWS_N) {
+        const int m = c - j < ROWS_N ? (int)(c - j) : ROWS_N;
+        RowVec wj, gr, xr;
+        if (w) rows_load(&wj, w + j, m);
+        for (int r = 0; r < ROWS_N; r++) {
+            if (r < n) {
+                rows_load(&gr, g + (size_t)r * c + j, m);
+                rows_load(&xr, x + (size_t)r * c + j, m);
+                v[r] = w ? gr * wj * xr : gr * xr;
+            } else {
+                v[r] = (RowVec){0.0f};
+            }
+        }
+        rows_colsum(&acc, v, m);
+    }
+    rows_store(dot, &acc, n);
 }
 
 /* out[M,C] = x * rstd * w, rstd = 1 / sqrt(mean(x^2) + eps) */
-void rmsnorm_forward(float *out, float *rstd, const float *inp, const float *w, int M, int C,
-                     float eps) {
-    int prof = opprof_enter(OPPROF_NORMS);
+SIMD_BODY void rmsnorm_forward_path_body(float *out, float *rstd, const float *inp, const float *w,
+                                         int M, int C, float eps) {
     size_t c = (size_t)C;
-    for (size_t m0 = 0; m0 < (size_t)M; m0 += ROWS) {
-        size_t n = (size_t)M - m0 < ROWS ? (size_t)M - m0 : ROWS;
-        float ss[ROWS];
+    for (size_t m0 = 0; m0 < (size_t)M; m0 += ROWS_N) {
+        int n = (size_t)M - m0 < ROWS_N ? (int)((size_t)M - m0) : ROWS_N;
+        float ss[ROWS_N];
         sumsq_rows(ss, inp + m0 * c, n, c);
-        for (size_t m = m0; m < m0 + n; m++) {
+        for (size_t m = m0; m < m0 + (size_t)n; m++) {
             const float *x = inp + m * c;
             float *o = out + m * c;
             float r = 1.0f / sqrtf(ss[m - m0] / (float)C + eps);
@@ -51,20 +73,30 @@ void rmsnorm_forward(float *out, float *rstd, const float *inp, const float *w, 
             }
         }
     }
+}
+SIMD_KERNEL_STATIC(rmsnorm_forward_path,
+                   (float *out, float *rstd, const float *inp, const float *w, int M, int C,
+                    float eps),
+                   (out, rstd, inp, w, M, C, eps))
+
+void rmsnorm_forward(float *out, float *rstd, const float *inp, const float *w, int M, int C,
+                     float eps) {
+    int prof = opprof_enter(OPPROF_NORMS);
+    rmsnorm_forward_path(out, rstd, inp, w, M, C, eps);
     opprof_leave(prof);
 }
 
 /* With gw = dout * w:  dx = r * (gw - x * r^2 * mean(gw * x));
  * dw += dout * x * r. */
-void rmsnorm_backward(float *dinp, float *dw, const float *dout, const float *inp, const float *w,
-                      const float *rstd, int M, int C) {
-    int prof = opprof_enter(OPPROF_NORMS);
+SIMD_BODY void rmsnorm_backward_path_body(float *dinp, float *dw, const float *dout,
+                                          const float *inp, const float *w, const float *rstd,
+                                          int M, int C) {
     size_t c = (size_t)C;
-    for (size_t m0 = 0; m0 < (size_t)M; m0 += ROWS) {
-        size_t n = (size_t)M - m0 < ROWS ? (size_t)M - m0 : ROWS;
-        float dot[ROWS];
+    for (size_t m0 = 0; m0 < (size_t)M; m0 += ROWS_N) {
+        int n = (size_t)M - m0 < ROWS_N ? (int)((size_t)M - m0) : ROWS_N;
+        float dot[ROWS_N];
         if (dinp) dot_rows(dot, dout + m0 * c, w, inp + m0 * c, n, c);
-        for (size_t m = m0; m < m0 + n; m++) {
+        for (size_t m = m0; m < m0 + (size_t)n; m++) {
             const float *x = inp + m * c;
             const float *g = dout + m * c;
             float r = rstd[m];
@@ -80,6 +112,16 @@ void rmsnorm_backward(float *dinp, float *dw, const float *dout, const float *in
             }
         }
     }
+}
+SIMD_KERNEL_STATIC(rmsnorm_backward_path,
+                   (float *dinp, float *dw, const float *dout, const float *inp, const float *w,
+                    const float *rstd, int M, int C),
+                   (dinp, dw, dout, inp, w, rstd, M, C))
+
+void rmsnorm_backward(float *dinp, float *dw, const float *dout, const float *inp, const float *w,
+                      const float *rstd, int M, int C) {
+    int prof = opprof_enter(OPPROF_NORMS);
+    rmsnorm_backward_path(dinp, dw, dout, inp, w, rstd, M, C);
     opprof_leave(prof);
 }
 
