@@ -53,8 +53,9 @@ static void step_layer_types(Cfg *c, HfArch *a, unsigned char *slides) {
         if (!slides[l] && !period) period = l + 1;
     }
     if (!n) return;
-    a->sliding_window = json_is_null(sw) ? 0 : cfg_int(c, "sliding_window", 0, 1, 1 << 30);
-    if (!a->sliding_window) return refuse(c, "sliding_window (layer_types names sliding layers)");
+    if (!sw || json_is_null(sw))
+        return refuse(c, "sliding_window (layer_types names sliding layers)");
+    a->sliding_window = cfg_int(c, "sliding_window", 0, 1, 1 << 30);
     a->sliding_layers = n;
     int last = 1, per = period > 1;
     for (int l = 0; l < a->L; l++) {
