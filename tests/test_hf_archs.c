@@ -4,13 +4,13 @@
  * reference's (expected.h5 `losses`), and eval, intervene and stream on the run; the refusals of
  * architectures not read, through gatelab inspect.
  *
- * Fixtures: tests/reference/hf/{olmo2,mistral,phi3,gemma2,gemma3,gptoss,afmoe,laguna}-*
+ * Fixtures: tests/reference/hf/{olmo2,mistral,phi3,gemma2,gemma3,gptoss,afmoe,laguna,step3p5}-*
  * (make_hf_fixtures.py, gemma_reference.py, gptoss_reference.py, afmoe_reference.py,
- * laguna_reference.py); mistral-f32 and phi3-f32 have a sliding window of 4 keys over their 10
- * tokens, phi3-f32 rotates half of each head (partial_rotary_factor); gemma2-f32 and gemma3-f32
- * slide over 4 keys on layers 0 and 2 only (gemma2-f32 is inspected here at its 10 tokens, each
- * layer masked and recorded by its own window; both at 40 tokens in the reruns), the BF16 Gemma
- * ones over 64 keys. */
+ * laguna_reference.py, step3p5_reference.py); mistral-f32 and phi3-f32 have a sliding window of 4
+ * keys over their 10 tokens, phi3-f32 rotates half of each head (partial_rotary_factor); gemma2-f32
+ * and gemma3-f32 slide over 4 keys on layers 0 and 2 only (gemma2-f32 is inspected here at its 10
+ * tokens, each layer masked and recorded by its own window; both at 40 tokens in the reruns), the
+ * BF16 Gemma ones over 64 keys. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -58,7 +58,9 @@ static const struct {
                 {"afmoe-moe-f32", 0},
                 {"afmoe-moe-bf16-sharded", 0},
                 {"laguna-f32", 0},
-                {"laguna-bf16-sharded", 0}};
+                {"laguna-bf16-sharded", 0},
+                {"step3p5-f32", 0},
+                {"step3p5-legacy-bf16", 0}};
 #define N_FIX (sizeof FIXTURES / sizeof *FIXTURES)
 
 #define LEN 40 /* the inspected windows: the fixture's tokens first */
@@ -163,7 +165,6 @@ static void test_unread_families(void **s) {
                                  "linear-attention layers (Gated DeltaNet)"},
         {"Qwen3_5ForCausalLM", "Qwen3_5ForCausalLM (Qwen3.5) is not read: its linear-attention"},
         {"Qwen3_5MoeForConditionalGeneration", "(Qwen3.5) is not read: its linear-attention"},
-        {"Step3p5ForCausalLM", "Step3p5ForCausalLM (Step-3.5) is not read: its MoE layers"},
         {"MixtralForCausalLM", "unknown architecture 'MixtralForCausalLM' (supported: "},
     };
     char list[400], json[256];
@@ -171,7 +172,7 @@ static void test_unread_families(void **s) {
     assert_non_null(strstr(list,
                            "MistralForCausalLM, Phi3ForCausalLM, Gemma2ForCausalLM, "
                            "Gemma3ForCausalLM, Gemma3ForConditionalGeneration, GptOssForCausalLM, "
-                           "AfmoeForCausalLM, LagunaForCausalLM"));
+                           "AfmoeForCausalLM, LagunaForCausalLM, Step3p5ForCausalLM"));
     { /* --help lists the same table */
         const char *d = tu_tmpdir(), *log = tu_join(d, "log");
         assert_int_equal(tu_run(log, "inspect --help"), 0);

@@ -130,20 +130,24 @@ static void test_laguna_stacked(void **s) {
     free(cfg);
 }
 
-/* The clamped SwiGLU against its definition in double: min(silu(g), c)
- * * clamp(u, -c, c); c 0: silu(g) * u. */
+/* The clamped SwiGLU against its definitions in double: min(silu(g), c)
+ * * clamp(u, -c, c), or with the gate clamped first silu(min(g, c)) *
+ * clamp(u, -c, c); c 0: silu(g) * u. */
 static void test_clamped_glu(void **s) {
     (void)s;
     enum { N = 97 };
     float up[N], gate[N], u0[N], g0[N];
-    for (int lim = 0; lim < 2; lim++) {
-        const float c = lim ? 0.9f : 0.0f;
+    for (int lim = 0; lim < 4; lim++) {
+        const float c = lim & 1 ? 0.9f : 0.0f;
+        const int in = lim >> 1;
         for (int i = 0; i < N; i++)
             u0[i] = up[i] = (float)(i % 13) * 0.6f - 3.5f, g0[i] = gate[i] = (float)i / 6.0f - 8.0f;
-        hf_glu_act(HF_ACT_SILU, up, gate, N, c);
+        hf_glu_act(HF_ACT_SILU, up, gate, N, c, in);
         for (int i = 0; i < N; i++) {
-            const double sg = g0[i] / (1.0 + exp(-(double)g0[i]));
-            const double want = c > 0 ? fmin(sg, c) * fmax(fmin(u0[i], c), -c) : sg * u0[i];
+            const double g = in && c > 0 ? fmin(g0[i], c) : g0[i];
+            const double sg = g / (1.0 + exp(-g));
+            const double want =
+                c > 0 ? (in ? sg : fmin(sg, c)) * fmax(fmin(u0[i], c), -c) : sg * u0[i];
             if (fabs(up[i] - want) > 1e-6 * (1 + fabs(want)))
                 fail_msg("limit %g, value %d: %g, not %g", c, i, up[i], want);
         }

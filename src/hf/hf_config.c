@@ -37,16 +37,13 @@ static const struct {
     {"GptOssForCausalLM", HF_GPTOSS, NULL},
     {"AfmoeForCausalLM", HF_AFMOE, NULL},
     {"LagunaForCausalLM", HF_LAGUNA, NULL},
+    {"Step3p5ForCausalLM", HF_STEP3P5, NULL},
 };
 
 /* Architectures refused with the reason rather than as unknown, each with
  * the family's name and why: the Qwen3-Next line interleaves
  * linear-attention layers (Gated DeltaNet), which have no attention map,
- * with its softmax attention layers; Step-3.5 gates ordinary attention
- * layers (sigmoid of g_proj per head, use_head_wise_attn_gate) but its
- * MLPs are mixtures of experts with shared experts and SwiGLU limits per
- * layer, which hf_moe.c does not run, and its sliding layers have a head
- * count of their own. */
+ * with its softmax attention layers. */
 #define LINEAR_ATTN                                                                                \
     "its linear-attention layers (Gated DeltaNet) have no softmax attention map to measure"
 static const struct {
@@ -59,10 +56,6 @@ static const struct {
     {"Qwen3_5ForConditionalGeneration", "Qwen3.5", LINEAR_ATTN},
     {"Qwen3_5MoeForCausalLM", "Qwen3.5", LINEAR_ATTN},
     {"Qwen3_5MoeForConditionalGeneration", "Qwen3.5", LINEAR_ATTN},
-    {"Step3p5ForCausalLM", "Step-3.5",
-     "its MoE layers (routed experts with shared ones, SwiGLU limits per layer) and its sliding "
-     "layers' own head count (attention_other_setting) are not run by gatelab, which runs "
-     "the MoE of gpt-oss, AFMoE and Laguna only"},
 };
 
 const char *hf_family_list(char *buf, size_t len) {
@@ -297,9 +290,8 @@ static void sliding(Cfg *c, HfArch *a) {
 /* The sizes a config may leave out, as its family's config class defaults
  * them: none for most families (-1: the key is required; Hkv 0: as many as
  * the heads; rope_theta 0: required); Gemma3TextConfig (transformers
- * v4.50), AfmoeConfig and LagunaConfig default every one, and the published multimodal
- * Gemma 3 configs leave some out (gemma-3-4b's text_config gives no head
- * counts). */
+ * v4.50), AfmoeConfig, LagunaConfig and Step3p7TextConfig default every one, and the published
+ * multimodal Gemma 3 configs leave some out (gemma-3-4b's text_config gives no head counts). */
 typedef struct {
     int d, L, H, Hkv, ff, V, max_pos;
     double rope_theta;
@@ -311,13 +303,16 @@ static const SizeDefaults GEMMA3_TEXT = {2304, 26, 8, 4, 9216, 262208, 131072, 1
 static const SizeDefaults AFMOE = {2048, 32, 16, 0, 6144, 200192, 16384, 10000.0};
 /* LagunaConfig (configuration_laguna.py; the full-attention layers' base) */
 static const SizeDefaults LAGUNA = {2048, 40, 48, 8, 8192, 100352, 131072, 500000.0};
+/* Step3p7TextConfig (transformers' modular_step3p7.py) */
+static const SizeDefaults STEP3P5 = {4096, 45, 64, 8, 11264, 128815, 128000, 10000.0};
 
 /* Llama, Qwen2, Qwen3 (and the gated Qwen3 variants). */
 void cfg_llama_like(Cfg *c, HfArch *a) {
-    const SizeDefaults *z = a->family == HF_GEMMA3   ? &GEMMA3_TEXT
-                            : a->family == HF_AFMOE  ? &AFMOE
-                            : a->family == HF_LAGUNA ? &LAGUNA
-                                                     : &REQUIRED;
+    const SizeDefaults *z = a->family == HF_GEMMA3    ? &GEMMA3_TEXT
+                            : a->family == HF_AFMOE   ? &AFMOE
+                            : a->family == HF_LAGUNA  ? &LAGUNA
+                            : a->family == HF_STEP3P5 ? &STEP3P5
+                                                      : &REQUIRED;
     a->d = cfg_int(c, "hidden_size", z->d, 1, MAX_DIM);
     a->L = cfg_int(c, "num_hidden_layers", z->L, 1, HF_MAX_LAYERS);
     a->H = cfg_int(c, "num_attention_heads", z->H, 1, 4096);
@@ -333,7 +328,8 @@ void cfg_llama_like(Cfg *c, HfArch *a) {
     if (!c->failed) act_of(c, get_str(c, "hidden_act", "silu"), &a->act);
     a->rotary_dim = a->dh;
     static const char *const theta[] = {"rope_theta"};
-    rope_base(c, a, theta, 1, z->rope_theta);
+    /* Step-3.5's rope_theta may be a per-layer list (cfg_step3p5) */
+    rope_base(c, a, theta, a->family == HF_STEP3P5 ? 0 : 1, z->rope_theta);
     rope_scaling(c, a);
     int ab = cfg_bool(c, "attention_bias", 0);
     a->qkv_bias = a->family == HF_QWEN2 ? 1 : ab || cfg_bool(c, "qkv_bias", 0);
@@ -575,6 +571,7 @@ int hf_config_parse(HfArch *a, const char *json, size_t len, const char *path, c
         if (a->family == HF_GPTOSS) cfg_gptoss(&c, a);
         if (a->family == HF_AFMOE) cfg_afmoe(&c, a);
         if (a->family == HF_LAGUNA) cfg_laguna(&c, a);
+        if (a->family == HF_STEP3P5) cfg_step3p5(&c, a);
         rc = check_dims(&c, a);
     }
     json_decref(top);

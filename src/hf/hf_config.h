@@ -22,7 +22,8 @@ typedef enum {
     HF_GEMMA3,
     HF_GPTOSS,
     HF_AFMOE,
-    HF_LAGUNA
+    HF_LAGUNA,
+    HF_STEP3P5
 } HfFamily;
 typedef enum { HF_ACT_SILU, HF_ACT_GELU_TANH, HF_ACT_GELU_ERF, HF_ACT_RELU } HfAct;
 typedef enum { HF_GATE_NONE, HF_GATE_HEADWISE, HF_GATE_ELEMENTWISE } HfGate;
@@ -117,11 +118,14 @@ typedef struct {
      * of their own (AFMoE, Laguna), whose SwiGLU (act SiLU) on layer l is
      * min(silu(gate), c) * clamp(up, -c, c) for c = swiglu_limit[l] > 0
      * (0: no clamp), and the shared experts' likewise for c =
-     * swiglu_limit_shared[l]; the shared experts run on every token as one
+     * swiglu_limit_shared[l]; swiglu_clamp_in: the routed experts' gate
+     * clamped before the activation instead, silu(min(gate, c)) *
+     * clamp(up, -c, c) (Step-3.5's DeepseekV4Experts); the shared experts run on every token as one
      * GLU of shared_ff units (AFMoE: num_shared_experts * moe_ff; Laguna:
      * shared_expert_intermediate_size; 0: none) */
     int sinks, n_experts, top_k, moe_from, moe_ff, shared_ff;
     double swiglu_alpha;
+    int swiglu_clamp_in;
     float swiglu_limit[HF_MAX_LAYERS], swiglu_limit_shared[HF_MAX_LAYERS];
     HfRouter router;
     char torch_dtype[32];

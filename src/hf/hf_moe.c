@@ -14,7 +14,11 @@
  *     gate_up_proj [E, 2ff, d] and down_proj [E, d, ff]):
  *     down_proj(act(gate_proj(x)) * up_proj(x)), bias-free, the SwiGLU of
  *     the dense MLP, clamped where the layer has a limit
- *     (HfArch.swiglu_limit[l]; the shared experts' swiglu_limit_shared[l]).
+ *     (HfArch.swiglu_limit[l]; the shared experts' swiglu_limit_shared[l]);
+ *   Step-3.5 (Step3p7MoEExperts of transformers' modular_step3p7.py,
+ *     stacked as Laguna's, or the legacy 3-D gate_proj, up_proj, down_proj
+ *     [E, out, in]): the same, the gate clamped before SiLU
+ *     (HfArch.swiglu_clamp_in).
  * Under fake quantization the MLP input, each expert's slabs and the
  * experts' activations go through fakequant.h's MoE calls. */
 #include <math.h>
@@ -104,7 +108,7 @@ static void expert(const HfModel *m, const ExpertW *x, int n, const int *pos, co
         hf_linear_run(m->threads, &j);
         j.out = act, j.W = x->up;
         hf_linear_run(m->threads, &j);
-        hf_glu_act(a->act, act, gu, (size_t)n * ff, x->limit);
+        hf_glu_act(a->act, act, gu, (size_t)n * ff, x->limit, a->swiglu_clamp_in);
     }
     if (m->quant) fq_moe_hidden(m->quant, act, (size_t)n, (size_t)ff, pos);
     if (!x->down) return;

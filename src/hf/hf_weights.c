@@ -237,6 +237,41 @@ static int laguna_specs(const HfArch *a, int l, int stacked, Spec *s) {
     return shared_specs(a, 1, s, n);
 }
 
+/* Step-3.5 (modular_step3p7.py): Llama's norms and projections, bias-free
+ * ((1 + w) norms), per-head q_norm / k_norm, g_proj [H, d] under
+ * use_head_wise_attn_gate; the dense SwiGLU MLP under mlp., or on an MoE
+ * layer the router moe.gate, moe.router_bias under use_moe_router_bias,
+ * the routed experts stacked (Step3p7MoEExperts: moe.experts.gate_up_proj
+ * [E, 2 moe_ff, d], gate rows then up rows, and moe.experts.down_proj
+ * [E, d, moe_ff]) or as the legacy 3-D moe.gate_proj, moe.up_proj
+ * [E, moe_ff, d] and moe.down_proj [E, d, moe_ff], and the shared expert
+ * under share_expert. */
+static int step3p5_specs(const HfArch *a, int l, int stacked, Spec *s) {
+    const long long d = a->d, E = a->n_experts, ff = a->moe_ff, sh = a->shared_ff;
+    int n = 0;
+    ADD(W_LN1, "input_layernorm.weight", 1, d, 0);
+    ADD(W_LN2, "post_attention_layernorm.weight", 1, d, 0);
+    n = llama_attn_specs(a, (long long)a->H * a->dh, s, n);
+    ADD(W_QN, "self_attn.q_norm.weight", 1, a->dh, 0);
+    ADD(W_KN, "self_attn.k_norm.weight", 1, a->dh, 0);
+    if (a->gate != HF_GATE_NONE) ADD(W_GPROJ, "self_attn.g_proj.weight", 2, (long long)a->H, d);
+    if (!a->n_experts || l < a->moe_from) return llama_mlp_specs(a, s, n);
+    ADD(W_ROUTER, "moe.gate.weight", 2, E, d);
+    if (a->router.select_bias) ADD(W_EXP_BIAS, "moe.router_bias", 1, E, 0);
+    if (stacked) {
+        ADD3(W_EXP_GU, "moe.experts.gate_up_proj", E, 2 * ff, d);
+        ADD3(W_EXP_DOWN, "moe.experts.down_proj", E, d, ff);
+    } else {
+        ADD3(W_EXP_GATE, "moe.gate_proj.weight", E, ff, d);
+        ADD3(W_EXP_UP, "moe.up_proj.weight", E, ff, d);
+        ADD3(W_EXP_DOWN, "moe.down_proj.weight", E, d, ff);
+    }
+    ADD(W_GATE, "share_expert.gate_proj.weight", 2, sh, d);
+    ADD(W_UP, "share_expert.up_proj.weight", 2, sh, d);
+    ADD(W_DOWN, "share_expert.down_proj.weight", 2, d, sh);
+    return n;
+}
+
 /* The tensors each routed expert of an MoE layer has as its own (AFMoE's
  * and Laguna's mlp.experts.<e>.{gate,up,down}_proj.weight, in
  * per_expert's order),
@@ -263,6 +298,7 @@ static int layer_specs(const HfArch *a, int l, int stacked, Spec *s) {
     if (a->family == HF_GPTOSS) return gptoss_specs(a, s);
     if (a->family == HF_AFMOE) return afmoe_specs(a, l, s);
     if (a->family == HF_LAGUNA) return laguna_specs(a, l, stacked, s);
+    if (a->family == HF_STEP3P5) return step3p5_specs(a, l, stacked, s);
     if (a->family == HF_GPT2) return gpt2_specs(a, s);
     if (a->family == HF_NEOX) return neox_specs(a, s);
     if (a->family == HF_OLMO2) return olmo2_specs(a, s);
@@ -466,9 +502,11 @@ static int bind_layer(HfWeights *w, int l, const char *lp, size_t *need, int *us
                       size_t errlen) {
     Spec s[W_N_ROLES];
     char name[256];
-    snprintf(name, sizeof name, "%s.%d.mlp.experts.gate_up_proj", lp, l);
+    const HfFamily f = w->a->family;
+    snprintf(name, sizeof name, "%s.%d.%s.experts.gate_up_proj", lp, l,
+             f == HF_STEP3P5 ? "moe" : "mlp");
     HfLayerSpec *ls = &w->layers[l];
-    ls->stacked = w->a->family == HF_LAGUNA && st_find(w->st, name) != NULL;
+    ls->stacked = (f == HF_LAGUNA || f == HF_STEP3P5) && st_find(w->st, name) != NULL;
     const int n = layer_specs(w->a, l, ls->stacked, s);
     *need = 0;
     for (int i = 0; i < n; i++) {

@@ -1,0 +1,245 @@
+#!/usr/bin/python3
+"""step3p5_reference.py: tiny random Step3p5ForCausalLM checkpoints (StepFun's
+Step-3.5-Flash: dense layers, then MoE layers with a shared expert) and
+their float64 plain-PyTorch forward (no `transformers`), into
+tests/reference/hf/step3p5-* (expected.h5 as make_hf_fixtures.py writes it,
+with `gates`: each layer's applied gate scores [T, H], one a head).
+Written from transformers' modular_step3p7.py (Step3p7TextConfig,
+model_type "step3p5"; commit in docs/pretrained.md):
+
+  * Step3p7RMSNorm (Gemma3RMSNorm): (1 + w) * x / sqrt(mean(x^2) + eps);
+  * each layer: input_layernorm, attention, residual add;
+    post_attention_layernorm, the MLP, residual add; the MLP is the dense
+    SwiGLU (mlp.) on the layers mlp_layer_types (else moe_layers_enum)
+    leaves dense, on the others the routed experts (moe.) plus the shared
+    expert (share_expert.); Step3p7MLP (DeepseekV4MLP: a plain SwiGLU)
+    applies no limit, so swiglu_limits_shared clamps nothing;
+  * the router (Step3p7MoEMLP): z = x @ moe.gate.weight^T; with
+    use_moe_router_bias s = sigmoid(z), the moe_top_k largest s +
+    moe.router_bias chosen, weighed by s over their sum (+ 1e-20); else
+    the softmax of z over every expert, its top k weighed unnormalised;
+    both times moe_router_scaling_factor;
+  * a routed expert (DeepseekV4Experts): gate, up = (x @ gate_up_proj[e]^T)
+    .chunk(2), gate clamped from above and up both ways at layer l's
+    swiglu_limits[l] (null or 0: none), silu(gate) * up @ down_proj[e]^T;
+    the legacy checkpoints' moe.{gate,up,down}_proj.weight [E, out, in]
+    the same slabs;
+  * attention: q/k/v/o_proj bias-free, the sliding layers' head counts
+    from attention_other_setting; q_norm and k_norm per head ((1 + w));
+    RoPE (rotate_half over the first int(head_dim * partial_rotary_factors
+    [l]) dims) on base rope_theta[l] (a list) or rope_theta; sliding layers
+    mask keys j <= t - sliding_window; GQA; logits q k^T head_dim^-1/2;
+    each head's output times sigmoid(g_proj(h)) [T, H], then o_proj;
+  * the final norm and the untied lm_head.
+
+Run in float64 on the checkpoint's rounded weights; CLAMPS counts the
+routed activations each limit cut (each fixture must cut some).
+Regenerate:  /usr/bin/python3 tests/reference/step3p5_reference.py
+"""
+import os
+import sys
+
+import torch
+
+from laguna_reference import swiglu, turn
+from make_hf_fixtures import build_family, mat, vec
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+MARGINS = []  # each routed token's gap between its k-th and (k+1)-th choice
+CLAMPS = []   # routed gate or up values past their layer's limit
+
+
+def norm(x, w, eps):
+    return (1.0 + w) * x / torch.sqrt(x.pow(2).mean(-1, keepdim=True) + eps)
+
+
+def per_layer(v, L):
+    """v normalised as the config does: extended with its last entry, cut at L."""
+    return None if v is None else (list(v) + [v[-1]] * L)[:L]
+
+
+def layer_types(cfg):
+    return per_layer(cfg.get("layer_types"), cfg["num_hidden_layers"])
+
+
+def sparse(cfg):
+    L = cfg["num_hidden_layers"]
+    if cfg.get("mlp_layer_types"):
+        return [t == "sparse" for t in per_layer(cfg["mlp_layer_types"], L)]
+    me = cfg.get("moe_layers_enum")
+    idx = [int(i) for i in me.split(",") if i.strip()] if isinstance(me, str) else me or range(3, L)
+    return [l in set(idx) for l in range(L)]
+
+
+def limit(cfg, l):
+    v = per_layer(cfg.get("swiglu_limits"), cfg["num_hidden_layers"])
+    return v[l] if v and v[l] else None
+
+
+def attention(cfg, W, p, h, l, kind):
+    T, dh, eps = h.shape[0], cfg["head_dim"], cfg["rms_norm_eps"]
+    o = cfg["attention_other_setting"] if kind == "sliding_attention" else cfg
+    H, Hkv = o["num_attention_heads"], o["num_attention_groups"]
+    q = norm((h @ W[p + "self_attn.q_proj.weight"].T).view(T, H, dh), W[p + "self_attn.q_norm.weight"], eps)
+    k = norm((h @ W[p + "self_attn.k_proj.weight"].T).view(T, Hkv, dh), W[p + "self_attn.k_norm.weight"], eps)
+    v = (h @ W[p + "self_attn.v_proj.weight"].T).view(T, Hkv, dh).transpose(0, 1)
+    th = cfg["rope_theta"]
+    theta = th[min(l, len(th) - 1)] if isinstance(th, list) else th
+    frac = per_layer(cfg.get("partial_rotary_factors"), cfg["num_hidden_layers"])
+    rd = int(dh * (frac[l] if frac else 1.0))
+    q, k = turn(q.transpose(0, 1), theta, rd), turn(k.transpose(0, 1), theta, rd)
+    rep = H // Hkv
+    k, v = k[torch.arange(H) // rep], v[torch.arange(H) // rep]
+    s = torch.einsum("htd,hsd->hts", q, k) / dh ** 0.5
+    t, j = torch.arange(T)[:, None], torch.arange(T)[None, :]
+    keep = j <= t
+    if kind == "sliding_attention":
+        keep = keep & (j > t - cfg["sliding_window"])
+    s = torch.where(keep, s, torch.tensor(float("-inf"), dtype=torch.float64))
+    a = torch.exp(s - s.max(-1, keepdim=True).values)
+    a = a / a.sum(-1, keepdim=True)
+    out = torch.einsum("hts,hsd->thd", a, v)
+    gate = torch.sigmoid(h @ W[p + "self_attn.g_proj.weight"].T)  # [T, H]
+    y = (out * gate[:, :, None]).reshape(T, H * dh) @ W[p + "self_attn.o_proj.weight"].T
+    return y, a, gate
+
+
+def expert(W, p, e, h, c):
+    """Routed expert e of the block at prefix p (moe.) on h, clamped at c."""
+    if p + "experts.gate_up_proj" in W:
+        gate, up = (h @ W[p + "experts.gate_up_proj"][e].T).chunk(2, dim=-1)
+        down = W[p + "experts.down_proj"][e]
+    else:
+        gate, up = h @ W[p + "gate_proj.weight"][e].T, h @ W[p + "up_proj.weight"][e].T
+        down = W[p + "down_proj.weight"][e]
+    if c is not None:
+        CLAMPS.append(int((gate > c).sum() + (up.abs() > c).sum()))
+        gate, up = gate.clamp(max=c), up.clamp(-c, c)
+    return (gate / (1.0 + torch.exp(-gate)) * up) @ down.T
+
+
+def moe(cfg, W, p, h, c):
+    k, E = cfg["moe_top_k"], cfg["moe_num_experts"]
+    z = h @ W[p + "gate.weight"].T
+    bias = cfg.get("use_moe_router_bias")
+    s = torch.sigmoid(z) if bias else torch.softmax(z, dim=-1)
+    key = s + W[p + "router_bias"] if bias else s
+    order = torch.argsort(key, dim=-1, descending=True)
+    routed = torch.zeros_like(h)
+    for t in range(h.shape[0]):
+        chosen = order[t, :k]
+        if k < E:
+            MARGINS.append(float(key[t, order[t, k - 1]] - key[t, order[t, k]]))
+        w = s[t, chosen] / (s[t, chosen].sum() + 1e-20) if bias else s[t, chosen]
+        for j, e in enumerate(chosen.tolist()):
+            routed[t] = routed[t] + w[j] * expert(W, p, e, h[t:t + 1], c)[0]
+    return routed * cfg.get("moe_router_scaling_factor", 1.0)
+
+
+def forward_step3p5(cfg, W, ids):
+    """logits [T, V], maps [L][H, T, T], gates [L][T, H], block outputs [L][T, d]."""
+    eps = cfg["rms_norm_eps"]
+    x = W["model.embed_tokens.weight"][ids]
+    maps, gates, hidden = [], [], []
+    for l, (kind, sp) in enumerate(zip(layer_types(cfg), sparse(cfg))):
+        p = "model.layers.%d." % l
+        o, a, g = attention(cfg, W, p, norm(x, W[p + "input_layernorm.weight"], eps), l, kind)
+        x = x + o
+        h = norm(x, W[p + "post_attention_layernorm.weight"], eps)
+        if sp:
+            x = x + moe(cfg, W, p + "moe.", h, limit(cfg, l)) + swiglu(W, p + "share_expert.", h)
+        else:
+            x = x + swiglu(W, p + "mlp.", h)
+        maps.append(a), gates.append(g), hidden.append(x)
+    logits = norm(x, W["model.norm.weight"], eps) @ W["lm_head.weight"].T
+    return logits, maps, gates, hidden
+
+
+def weights_step3p5(cfg, g, legacy=False):
+    d, V, ff, dh = cfg["hidden_size"], cfg["vocab_size"], cfg["intermediate_size"], cfg["head_dim"]
+    E, mf, sf = cfg["moe_num_experts"], cfg["moe_intermediate_size"], cfg["share_expert_dim"]
+    W = {"model.embed_tokens.weight": torch.randn(V, d, generator=g),
+         "model.norm.weight": vec(g, d, 0.0, 0.2), "lm_head.weight": mat(g, V, d)}
+    for l, (kind, sp) in enumerate(zip(layer_types(cfg), sparse(cfg))):
+        p = "model.layers.%d." % l
+        o = cfg["attention_other_setting"] if kind == "sliding_attention" else cfg
+        H, Hkv = o["num_attention_heads"], o["num_attention_groups"]
+        for n in ("input_layernorm", "post_attention_layernorm"):
+            W[p + n + ".weight"] = vec(g, d, 0.0, 0.2)
+        for n, rows, sc in (("q", H * dh, 1.5), ("k", Hkv * dh, 1.5), ("v", Hkv * dh, 1.0), ("g", H, 2.0)):
+            W[p + "self_attn.%s_proj.weight" % n] = mat(g, rows, d, sc)
+        W[p + "self_attn.o_proj.weight"] = mat(g, d, H * dh)
+        W[p + "self_attn.q_norm.weight"] = vec(g, dh, 0.0, 0.3)
+        W[p + "self_attn.k_norm.weight"] = vec(g, dh, 0.0, 0.3)
+        if not sp:
+            for n, sh in (("gate", (ff, d)), ("up", (ff, d)), ("down", (d, ff))):
+                W[p + "mlp.%s_proj.weight" % n] = mat(g, *sh)
+            continue
+        W[p + "moe.gate.weight"] = mat(g, E, d, 2.0)
+        if cfg.get("use_moe_router_bias"):
+            W[p + "moe.router_bias"] = vec(g, E, 0.0, 0.3)
+        for n, sh in (("gate", (sf, d)), ("up", (sf, d)), ("down", (d, sf))):
+            W[p + "share_expert.%s_proj.weight" % n] = mat(g, *sh)
+        gate, up, down = (torch.stack([mat(g, *sh, 2.0) for _ in range(E)])
+                          for sh in ((mf, d), (mf, d), (d, mf)))
+        if legacy:
+            W[p + "moe.gate_proj.weight"], W[p + "moe.up_proj.weight"] = gate, up
+            W[p + "moe.down_proj.weight"] = down
+        else:
+            W[p + "moe.experts.gate_up_proj"] = torch.cat((gate, up), dim=1)
+            W[p + "moe.experts.down_proj"] = down
+    return W
+
+
+def step3p5_cfg(**kw):
+    c = {"architectures": ["Step3p5ForCausalLM"], "model_type": "step3p5", "hidden_size": 32,
+         "num_hidden_layers": 3, "num_attention_heads": 4, "num_attention_groups": 2, "head_dim": 8,
+         "attention_other_setting": {"attention_type": "sliding_attention", "num_attention_heads": 4,
+                                     "num_attention_groups": 2, "head_dim": 8},
+         "intermediate_size": 48, "moe_intermediate_size": 16, "share_expert_dim": 24,
+         "moe_num_experts": 4, "moe_top_k": 2, "moe_router_scaling_factor": 2.5,
+         "use_moe_router_bias": True, "use_head_wise_attn_gate": True, "moe_layers_enum": "1,2",
+         "layer_types": ["sliding_attention", "full_attention", "sliding_attention"],
+         "rope_theta": [10000.0, 500000.0, 10000.0], "partial_rotary_factors": [1.0, 0.5, 1.0],
+         "swiglu_limits": [0.0, 1.5, None], "swiglu_limits_shared": [0.0, 0.5],
+         "vocab_size": 128, "max_position_embeddings": 64, "rms_norm_eps": 1e-5, "sliding_window": 4,
+         "tie_word_embeddings": False, "bos_token_id": 2, "torch_dtype": "float32"}
+    c.update(kw)
+    return c
+
+
+# name: (config, dtype, legacy expert names). step3p5-f32: layers 0 and 2
+# slide over 4 keys (RoPE on all 8 dims, base 10000), layer 1 full (RoPE
+# on 4 dims, base 500000), per-layer rope_theta and partial_rotary_factors
+# lists; layer 0 dense, 1 and 2 MoE (moe_layers_enum "1,2"; 4 experts, 2 a
+# token, sigmoid router with router_bias, routed sum times 2.5, a shared
+# expert of 24 units), the routed SwiGLU of layer 1 clamped at 1.5, none
+# on layer 2 (null); a shared limit that the file does not apply.
+# step3p5-legacy-bf16: 4 layers alternating sliding (window 64) and full,
+# one rope_theta and no rotary fraction lists, layer 0 dense (mlp_layer_types),
+# 6 experts, 2 a token, the softmax router, the experts under the legacy
+# 3-D moe.{gate,up,down}_proj names, limits 1.0 then 2.0 (the list extended).
+FIXTURES = {
+    "step3p5-f32": (step3p5_cfg(), "F32", False),
+    "step3p5-legacy-bf16": (step3p5_cfg(num_hidden_layers=4, moe_layers_enum=None,
+                                        mlp_layer_types=["dense", "sparse", "sparse", "sparse"],
+                                        layer_types=["sliding_attention", "full_attention"] * 2,
+                                        sliding_window=64, rope_theta=10000.0, partial_rotary_factors=None,
+                                        moe_num_experts=6, moe_top_k=2, use_moe_router_bias=False,
+                                        moe_router_scaling_factor=None, swiglu_limits=[0, 1.0, 2.0]),
+                            "BF16", True),
+}
+
+
+def main():
+    torch.set_num_threads(1)
+    for name, (cfg, dtype, legacy) in FIXTURES.items():
+        build_family(name, cfg, dtype, 1, os.path.join(HERE, "hf"),
+                     lambda c, g, lg=legacy: weights_step3p5(c, g, lg), forward_step3p5, "gates", MARGINS)
+        print("  routed values clamped: %d" % sum(CLAMPS))
+        assert sum(CLAMPS) > 0, "no routed SwiGLU value reaches its limit"
+        CLAMPS.clear()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
