@@ -149,7 +149,11 @@ void hf_glu_act(HfAct act, float *up, float *gate, size_t n);
 void hf_residual_add(const HfModel *m, float *x, const float *y, FqOut kind);
 
 /* hf_recipes.c: layer l of the model's architecture on the windows in b.x,
- * then the intervention's change to the residual stream. */
+ * then the intervention's change to the residual stream. While the
+ * layer's recipe runs, m->a.H is the layer's query heads
+ * (hf_layer_heads), so every step (projections, gate, attention, the
+ * head outputs) sees the layer's count; the buffers are sized at the
+ * largest. */
 int hf_layer(HfModel *m, int l, const Intervention *iv, char *err, size_t errlen);
 
 #endif

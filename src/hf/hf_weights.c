@@ -448,7 +448,9 @@ static int bind_experts(HfWeights *w, int l, const char *lp, int *used, char *er
 static int bind_layer(HfWeights *w, int l, const char *lp, size_t *need, int *used, char *err,
                       size_t errlen) {
     Spec s[W_N_ROLES];
-    const int n = layer_specs(w->a, l, s);
+    HfArch la = *w->a; /* the layer's shapes: its own query heads (hf_layer_heads) */
+    la.H = hf_layer_heads(w->a, l);
+    const int n = layer_specs(&la, l, s);
     char name[256];
     *need = 0;
     for (int i = 0; i < n; i++) {
@@ -503,8 +505,9 @@ void hf_weights_free(HfWeights *w) {
 /* Phi-3's fused tensors as the separate roles the Llama recipe reads: the
  * row blocks of qkv_proj as W_Q, W_K, W_V (W_QKV then unset), of
  * gate_up_proj as W_GATE and W_UP; each a view, rows being contiguous. */
-static void fused_views(const HfArch *a, const float *out[W_N_ROLES]) {
-    const size_t d = (size_t)a->d, kv = (size_t)a->Hkv * a->dh, hd = (size_t)a->H * a->dh;
+static void fused_views(const HfArch *a, int l, const float *out[W_N_ROLES]) {
+    const size_t d = (size_t)a->d, kv = (size_t)a->Hkv * a->dh,
+                 hd = (size_t)hf_layer_heads(a, l) * a->dh;
     out[W_Q] = out[W_QKV];
     out[W_K] = out[W_Q] + hd * d;
     out[W_V] = out[W_K] + kv * d;
@@ -525,7 +528,7 @@ int hf_weights_layer(HfWeights *w, int l, const float *out[W_N_ROLES], char *err
         out[r] = dst;
         used += t->numel;
     }
-    if (w->a->family == HF_PHI3) fused_views(w->a, out);
+    if (w->a->family == HF_PHI3) fused_views(w->a, l, out);
     return 0;
 }
 

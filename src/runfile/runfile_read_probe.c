@@ -166,6 +166,12 @@ static int read_probe_arrays(RunReader *r, hid_t g, ProbeRecord *p, char *err, s
     p->D = (int)d.D;
     p->gate_sample_n = (int)d.S;
     if (rc == 0) rc = check_maps_len(r, g, &d, err, errlen);
+    for (int l = 0; rc == 0 && p->layer_heads && l < p->L; l++)
+        if (p->layer_heads[l] < 1 || p->layer_heads[l] > p->H) {
+            seterr(err, errlen, "%s: probe step %lld: layer_heads[%d] is %d, not in [1, H=%d]",
+                   r->meta.path, p->step, l, p->layer_heads[l], p->H);
+            rc = -1;
+        }
     if (rc == 0 && p->gate_w_norm && d.G != (hsize_t)p->gate_heads) {
         seterr(err, errlen, "%s: gate_weight_norm has %llu heads but the attr gate_heads is %d",
                r->meta.path, (unsigned long long)d.G, p->gate_heads);
