@@ -58,7 +58,8 @@ static const struct {
                 {"afmoe-moe-f32", 0},
                 {"afmoe-moe-bf16-sharded", 0},
                 {"laguna-f32", 0},
-                {"laguna-bf16-sharded", 0}};
+                {"laguna-bf16-sharded", 0},
+                {"laguna-heads-f32", 0}};
 #define N_FIX (sizeof FIXTURES / sizeof *FIXTURES)
 
 #define LEN 40 /* the inspected windows: the fixture's tokens first */

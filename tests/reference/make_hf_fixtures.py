@@ -651,6 +651,7 @@ def write_reference(d, cfg, Wr, ids, dtype, forward, extra, margins=None):
     write_expected(d, ids, logits, maps, hidden, dtype, **{extra: per_layer})
     name = os.path.basename(d)
     s = torch.stack(per_layer)
+    s = s[~torch.isnan(s)]  # a layer's absent heads (per-layer head counts) are NaN
     margin = " routing margin %.4f" % min(margins) if margins else ""
     print("%-24s %-5s %s %.3f..%.3f%s" % (name, dtype, extra, float(s.min()), float(s.max()), margin))
     assert not margins or min(margins) > 1e-3, "reseed: a routing choice is within 1e-3"
