@@ -263,7 +263,7 @@ static int layer_recipe(HfModel *m, int l, const float *W[W_N_ROLES], const Inte
 int hf_layer(HfModel *m, int l, const Intervention *iv, char *err, size_t errlen) {
     const float *W[W_N_ROLES];
     if (hf_weights_layer(&m->w, l, W, err, errlen) < 0) return -1;
-    const int H = m->a.H;
+    const int H = m->H_all = m->a.H;
     m->a.H = hf_layer_heads(&m->a, l); /* the recipe runs at the layer's heads */
     const int r = layer_recipe(m, l, W, iv, err, errlen);
     m->a.H = H;

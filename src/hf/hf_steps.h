@@ -46,6 +46,8 @@ struct HfModel {
     int threads;
     HfBufs b;
     FakeQuant *quant; /* the pass's fake quantization (NULL: none) */
+    int H_all;        /* the model's query heads, while a layer's recipe runs at its own
+                         (hf_layer sets a.H to them) */
 };
 
 /* Buffers for B windows of T tokens with maps of M and head_rows rows of

@@ -326,6 +326,11 @@ static int fill_info(ForwardInfo *i, const HfArch *a, const RunMeta *meta, int p
     i->uniform_slots = uniform_slots(a->sinks, 0);   /* a checkpoint's maps are never the proxy */
     i->layer_window = malloc((size_t)a->L * sizeof *i->layer_window);
     for (int l = 0; i->layer_window && l < a->L; l++) i->layer_window[l] = hf_layer_window(a, l);
+    if (hf_heads_vary(a)) {
+        i->layer_heads = malloc((size_t)a->L * sizeof *i->layer_heads);
+        for (int l = 0; i->layer_heads && l < a->L; l++) i->layer_heads[l] = hf_layer_heads(a, l);
+        if (!i->layer_heads) return -1;
+    }
     return i->layer_window ? 0 : -1;
 }
 

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "h5util.h"
+#include "probe_reduce.h" /* probe_layer_heads */
 #include "runschema.h"
 #include "runfile_check.h"
 #include "util.h"
@@ -363,4 +364,14 @@ int runread_intervention_names(RunReader *r, char ***names, char *err, size_t er
     }
     *names = l.v;
     return l.n;
+}
+
+int runread_layer_heads(const ProbeRecord *p, int l) {
+    return probe_layer_heads(p->layer_heads, p->H, l);
+}
+
+int runread_heads_in(const ProbeRecord *p, int l0, int l1) {
+    int n = 0;
+    for (int l = l0; l < l1; l++) n += runread_layer_heads(p, l);
+    return n;
 }
