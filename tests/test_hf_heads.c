@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "metrics.h" /* SINK_EPS */
 #include "runfile_read.h"
 #include "runstats.h"
 #include "testutil.h"
@@ -130,6 +131,21 @@ static void test_commands(void **s) {
                   h = (int)json_integer_value(json_object_get(e, "head"));
         assert_true(h < HEADS[l]);
         assert_true(json_is_number(json_object_get(e, "alpha0")));
+    }
+    json_decref(o);
+    /* probe --json: each layer lists its own heads; its sink rate over them */
+    assert_int_equal(tu_run(log, "probe %s --tokens 2,5,7,9,11 --name p --no-figure --json", run),
+                     0);
+    o = json_load_file(log, 0, &je);
+    json_t *layers = json_object_get(o, "layers");
+    assert_int_equal(json_array_size(layers), 3);
+    for (int l = 0; l < 3; l++) {
+        json_t *e = json_array_get(layers, (size_t)l), *al = json_object_get(e, "head_alpha0");
+        assert_int_equal(json_array_size(al), HEADS[l]);
+        int k = 0;
+        for (int h = 0; h < HEADS[l]; h++) k += json_number_value(json_array_get(al, h)) > SINK_EPS;
+        assert_float_equal(json_number_value(json_object_get(e, "sink_rate")), (double)k / HEADS[l],
+                           1e-12);
     }
     json_decref(o);
     assert_int_equal(tu_run(log, "heatmap %s --out %s", run, png), 0);
