@@ -24,6 +24,7 @@ double hf_compare(const char *fix, const char *what, const float *got, const flo
     double worst = 0.0;
     size_t at = 0;
     for (size_t i = 0; i < n; i++) {
+        if (isnan(got[i]) && isnan(want[i])) continue; /* a head the layer lacks */
         double e = fabs((double)got[i] - want[i]) / (1.0 + fabs((double)want[i]));
         if (!(e <= worst)) worst = e, at = i;
     }
@@ -50,15 +51,27 @@ typedef struct {
     float *slot;  /* [L, H, T]: the sink logit's share (gpt-oss) */
 } Got;
 
+/* n rows of k floats from src into dst's rows of w floats (w >= k), the
+ * rest of each row NaN: a layer's heads (or gate channels) laid out at
+ * the model's count, the heads it lacks NaN as the reference stores them. */
+static void pad_rows(float *dst, const float *src, size_t n, size_t k, size_t w) {
+    for (size_t r = 0; r < n; r++) {
+        memcpy(dst + r * w, src + r * k, k * sizeof(float));
+        for (size_t i = k; i < w; i++) dst[r * w + i] = NAN;
+    }
+}
+
 static void collect(void *ctx, const ProbeLayer *o) {
     Got *g = ctx;
     size_t TT = (size_t)o->T * o->T, l = (size_t)o->layer;
     assert_int_equal(o->M, o->T);
-    memcpy(g->att + l * o->H * TT, o->maps, (size_t)o->H * TT * sizeof(float));
-    memcpy(g->col + l * o->H * o->T, o->first_col, (size_t)o->H * o->T * sizeof(float));
-    if (o->C) memcpy(g->gates + l * o->T * o->C, o->gates, (size_t)o->T * o->C * sizeof(float));
+    pad_rows(g->att + l * g->H * TT, o->maps, 1, o->H * TT, g->H * TT);
+    pad_rows(g->col + l * g->H * o->T, o->first_col, 1, (size_t)o->H * o->T, (size_t)g->H * o->T);
+    if (o->C)
+        pad_rows(g->gates + l * o->T * g->C, o->gates, (size_t)o->T, (size_t)o->C, (size_t)g->C);
     memcpy(g->hid + l * o->T * o->d, o->hidden, (size_t)o->T * o->d * sizeof(float));
-    if (o->slot) memcpy(g->slot + l * o->H * o->T, o->slot, (size_t)o->H * o->T * sizeof(float));
+    if (o->slot)
+        pad_rows(g->slot + l * g->H * o->T, o->slot, 1, (size_t)o->H * o->T, (size_t)g->H * o->T);
 }
 
 /* Contracts in hf_inspect_fixture.h. */

@@ -14,8 +14,9 @@
 /* The bound of every value against PyTorch (absolute plus relative). */
 #define HF_TOL 1e-4
 
-/* Largest |got - want| / (1 + |want|) over n values; cmocka-fails past
- * HF_TOL naming fix, what and the index. */
+/* Largest |got - want| / (1 + |want|) over n values (an entry NaN in
+ * both, a head its layer lacks, skipped); cmocka-fails past HF_TOL (or
+ * on NaN in one only) naming fix, what and the index. */
 double hf_compare(const char *fix, const char *what, const float *got, const float *want, size_t n);
 
 /* The committed fixture tests/reference/hf/<name>/ run on its tokens with

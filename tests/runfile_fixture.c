@@ -79,7 +79,8 @@ static void fill_probe(Probe *q) {
     fill_d(q->erank, PL * PH, 21.0);
     fill_d(q->grad_in, PL * PT, 18.0);
     fill_d(q->gate_wn, PL * 2, 19.0);
-    for (int l = 0; l < PL; l++) q->bos_arg[l] = 5 + l, q->tok_arg[l] = 7 - l;
+    for (int l = 0; l < PL; l++)
+        q->bos_arg[l] = 5 + l, q->tok_arg[l] = 7 - l, q->layer_heads[l] = PH;
     fill_f(q->key_alpha, PN * PL * PH * PT, 50.0f);
     fill_f(q->bos_cos, PN * PL * PT, 60.0f);
     fill_d(q->resid, PL * PD, 70.0);
@@ -121,6 +122,7 @@ void make_probe(Probe *q, long long step) {
                          .bos_norm_ratio = q->bos_ratio,
                          .tok_max = q->tok_max,
                          .tok_argmax = q->tok_arg,
+                         .layer_heads = q->layer_heads,
                          .tok_norm_ratio = q->tok_ratio,
                          .max_logit = q->max_logit,
                          .D = PD,

@@ -158,6 +158,34 @@ static int ink_in(const Image *im, int x0, int y0, int x1, int y1) {
     return n;
 }
 
+/* An absent head's panel (A NULL, a layer with fewer heads): the grid
+ * keeps its slot, drawn white (no masked grey, no colour), while the
+ * present panel beside it is coloured as alone. */
+static void test_absent_panel_blank(void **state) {
+    (void)state;
+    const int T = 8, cell = 10;
+    float *A = sink_map(T);
+    HeatPanel p[2] = {{A, T, "L0 H0", 0}, {NULL, T, "L0 H1 absent", 0}};
+    HeatmapStyle st = {0, cell, 0.0f, 1.0f, 0, NULL, 0, NULL};
+    char path[256], err[256] = "";
+    tmp_path(path, sizeof path, "absent");
+    assert_int_equal(heatmap_write(path, p, 1, 2, &st, err, sizeof err), 0);
+    Image im = read_png(path);
+    const int S = T * cell, y0 = MARGIN + TITLE_H, xb = MARGIN + S + GAP;
+    assert_int_equal(im.w, 2 * MARGIN + 2 * S + GAP);
+    unsigned char one[3];
+    colormap_viridis(1.0f, one);
+    const unsigned char white[3] = {255, 255, 255};
+    assert_rgb(pix(&im, MARGIN + 2, y0 + 3 * cell + 2), one);       /* sink column */
+    assert_rgb(pix(&im, MARGIN + 7 * cell + 5, y0 + 5), MASK_GREY); /* masked future */
+    for (int t = 0; t < T; t++)                                     /* absent: blank */
+        for (int j = 0; j < T; j++)
+            assert_rgb(pix(&im, xb + j * cell + 5, y0 + t * cell + 5), white);
+    free(im.px);
+    free(A);
+    unlink(path);
+}
+
 /* A title band above the grid and axis bands left and below: the matrix
  * moves right by the left band (AXIS_W) and down by the title band; the
  * title, "query" and "key position" leave ink there, and the matrix
@@ -356,7 +384,7 @@ static void test_bad_inputs(void **state) {
     assert_non_null(strstr(err, "T = 100000"));
     HeatPanel none = {NULL, 8, "none", 0};
     assert_int_equal(heatmap_write(path, &none, 1, 1, &st, err, sizeof err), -1);
-    assert_non_null(strstr(err, "no data"));
+    assert_non_null(strstr(err, "no panel has data"));
     assert_int_equal(heatmap_write(path, &p, 0, 1, &st, err, sizeof err), -1);
     assert_non_null(strstr(err, "grid"));
     /* too many pixels: 2000 entries at 64 px each */
@@ -525,6 +553,7 @@ int main(void) {
         cmocka_unit_test(test_colormap_luminance_monotone),
         cmocka_unit_test(test_single_panel_pixels),
         cmocka_unit_test(test_grid_size_and_shared_scale),
+        cmocka_unit_test(test_absent_panel_blank),
         cmocka_unit_test(test_title_and_axis_labels),
         cmocka_unit_test(test_colorbar_and_log_scale),
         cmocka_unit_test(test_auto_cell_and_downsample),

@@ -68,6 +68,7 @@ static const char *FIXTURES[] = {
     "afmoe-moe-bf16-sharded",
     "laguna-f32",
     "laguna-bf16-sharded",
+    "laguna-heads-f32",
 };
 #define N_FIX (sizeof FIXTURES / sizeof *FIXTURES)
 
@@ -288,14 +289,18 @@ static void test_median(void **s) {
 /* What a pass keeps: each layer's first columns [B, H, T] and block
  * outputs [B, T, d], then the logits [B, T, V]. */
 typedef struct {
-    int B, T, V;
+    int B, T, V, H;
     float *col, *hid, *lg;
 } Kept;
 
+/* A layer's first columns [B, H, T] at the model's H (the heads the
+ * layer lacks left 0) and block outputs. */
 static void keep_layer(void *ctx, const ProbeLayer *o) {
     Kept *k = ctx;
-    const size_t nc = (size_t)k->B * o->H * o->T, nh = (size_t)k->B * o->T * o->d;
-    memcpy(k->col + (size_t)o->layer * nc, o->first_col, nc * sizeof(float));
+    const size_t nc = (size_t)o->H * o->T, nh = (size_t)k->B * o->T * o->d;
+    for (int b = 0; b < k->B; b++)
+        memcpy(k->col + ((size_t)o->layer * k->B + b) * k->H * o->T, o->first_col + b * nc,
+               nc * sizeof(float));
     memcpy(k->hid + (size_t)o->layer * nh, o->hidden, nh * sizeof(float));
 }
 
@@ -310,6 +315,7 @@ static void kept_alloc(Kept *k, const HfArch *a, int B, int T) {
     *k = (Kept){B,
                 T,
                 a->V,
+                a->H,
                 calloc((size_t)a->L * B * a->H * T, 4),
                 calloc((size_t)a->L * B * T * a->d, 4),
                 calloc((size_t)B * T * a->V, 4)};

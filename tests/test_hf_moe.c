@@ -289,6 +289,16 @@ static void test_laguna_keys(void **s) {
     assert_int_equal(hf_config_parse(&a, json, strlen(json), "config.json", err, sizeof err), 0);
     assert_true(a.rope_theta == 500000.0 && a.rope_local_theta == 10000.0 && a.H == 48);
     assert_true(a.n_experts == 0 && a.d == 2048 && a.V == 100352);
+    assert_false(hf_heads_vary(&a));
+    /* each layer's own query heads, the largest the model's H */
+    assert_int_equal(hf_parse_tiny(&a, "LagunaForCausalLM",
+                                   ", \"num_attention_heads_per_layer\": [4, 8, 6]", err,
+                                   sizeof err),
+                     0);
+    assert_true(a.H == 8 && a.Hkv == 2 && hf_heads_vary(&a));
+    assert_true(hf_layer_heads(&a, 0) == 4 && hf_layer_heads(&a, 1) == 8 &&
+                hf_layer_heads(&a, 2) == 6);
+    assert_true(hf_q_rows(&a) == 8 * a.dh);
 }
 
 /* What modeling_laguna.py at commit ca5ff0b does not run, or gatelab
@@ -298,8 +308,10 @@ static void test_laguna_refusals(void **s) {
     static const struct {
         const char *extra, *want;
     } C[] = {
-        {", \"num_attention_heads_per_layer\": [4, 8, 4]",
-         "change num_attention_heads_per_layer (gatelab reads one query head count"},
+        {", \"num_attention_heads_per_layer\": [4, 0, 4]",
+         "change num_attention_heads_per_layer (each a count in [1, 4096])"},
+        {", \"num_attention_heads_per_layer\": [4, 3, 4]",
+         "layer 1's 3 attention heads are not a multiple of 2 key/value heads"},
         {", \"num_attention_heads_per_layer\": [4, 4]", "change num_attention_heads_per_layer"},
         {", \"mlp_layer_types\": [\"sparse\", \"dense\", \"sparse\"]",
          "change mlp_layer_types (gatelab reads the dense layers first"},

@@ -11,6 +11,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <math.h>
 #include <string.h>
 
 #include "probe_reduce.h"
@@ -31,19 +32,32 @@ static const ProbeShape SHAPES[] = {
     {.L = 1, .H = 4, .N = 1, .T = 3, .M = 3, .C = 2, .d = 1, .rows_normalised = 1, .threads = 1},
     /* C so large that the gate sample keeps one sequence of three */
     {.L = 1, .H = 1, .N = 3, .T = 64, .M = 64, .C = 70000, .d = 2, .threads = 1},
+    /* layers of their own query heads */
+    {.L = 2,
+     .H = 4,
+     .N = 2,
+     .T = 3,
+     .M = 3,
+     .C = 4,
+     .d = 2,
+     .layer_heads = (const int[]){4, 2},
+     .rows_normalised = 1,
+     .threads = 1},
 };
 #define NSHAPES (sizeof SHAPES / sizeof *SHAPES)
 
 /* Whether the reducer is to hold record array `name` of this kind for
  * shape s: all but the trainer's own (grad_in_norm, targets,
  * gate_weight_norm), the slot only with has_slot, max_logit only with
- * has_logits, the gate arrays only with gate channels. */
+ * has_logits, layer_heads only with per-layer heads, the gate arrays
+ * only with gate channels. */
 static int expected(const ProbeShape *s, const char *name, int kind) {
     if (!strcmp(name, "grad_in_norm") || !strcmp(name, "targets") ||
         !strcmp(name, "gate_weight_norm"))
         return 0;
     if (!strcmp(name, "attention_slot")) return s->has_slot;
     if (!strcmp(name, "max_logit")) return s->has_logits;
+    if (!strcmp(name, "layer_heads")) return s->layer_heads != NULL;
     if (kind == RS_GATE || kind == RS_GATE_OPT) return s->C > 0;
     return 1;
 }
@@ -104,8 +118,71 @@ static void test_every_array_has_accumulator(void **state) {
     }
 }
 
+/* Layers of their own query heads (the last shape: 4 and 2 heads, one
+ * gate channel a head): each layer fed at its own H and C with uniform
+ * causal rows (A[t, 0] = 1 / (t + 1)) and gate score 0.25 + 0.125 c;
+ * the record keeps layer_heads, layer 1's heads 2 and 3 (and their gate
+ * channels) are NaN in every per-head array, its present heads carry the
+ * values computed here, and its gate means count its own channels. */
+static void test_absent_heads(void **state) {
+    (void)state;
+    const ProbeShape *s = &SHAPES[NSHAPES - 1];
+    enum { T = 3, MAXH = 4 };
+    float cols[MAXH * T], maps[MAXH * T * T], gates[T * MAXH], hidden[T * 2];
+    for (int h = 0; h < MAXH; h++)
+        for (int t = 0; t < T; t++) {
+            cols[h * T + t] = 1.0f / (float)(t + 1);
+            for (int j = 0; j < T; j++) maps[(h * T + t) * T + j] = j <= t ? 1.0f / (t + 1) : 0;
+        }
+    for (int i = 0; i < T * 2; i++) hidden[i] = 1.0f + (float)i;
+    ProbeAcc a;
+    assert_int_equal(probe_acc_init(&a, s), 0);
+    for (int seq = 0; seq < s->N; seq++)
+        for (int l = 0; l < s->L; l++) {
+            const int Hl = s->layer_heads[l];
+            for (int t = 0; t < T; t++)
+                for (int c = 0; c < Hl; c++) gates[t * Hl + c] = 0.25f + 0.125f * (float)c;
+            ProbeLayer pl = {.layer = l,
+                             .T = T,
+                             .H = Hl,
+                             .M = T,
+                             .C = Hl,
+                             .d = 2,
+                             .first_col = cols,
+                             .maps = maps,
+                             .gates = gates,
+                             .gate_stride = Hl,
+                             .hidden = hidden};
+            probe_acc_layer(&a, seq, &pl);
+        }
+    ProbeRecord r;
+    probe_acc_finish(&a, &r);
+    assert_non_null(r.layer_heads);
+    assert_int_equal(r.layer_heads[0], 4), assert_int_equal(r.layer_heads[1], 2);
+    const double alpha = (1.0 + 1.0 / 2 + 1.0 / 3) / 3;
+    for (int l = 0; l < 2; l++)
+        for (int h = 0; h < MAXH; h++) {
+            const int absent = h >= s->layer_heads[l];
+            const size_t lh = (size_t)l * MAXH + h;
+            assert_int_equal(isnan(r.alpha0[lh]), absent);
+            assert_int_equal(isnan(r.attention[lh * T * T]), absent);
+            assert_int_equal(isnan(r.first_col[(size_t)(s->L + l) * MAXH * T + h * T]), absent);
+            assert_int_equal(isnan(r.key_alpha[lh * T]), absent);
+            assert_int_equal(isnan(r.gate_channel_mean[lh]), absent);
+            if (absent) continue;
+            assert_float_equal(r.alpha0[lh], alpha, 1e-6);
+            assert_float_equal(r.gate_channel_mean[lh], 0.25 + 0.125 * h, 1e-9);
+        }
+    /* layer 1's scores: channels 0 and 1 only */
+    assert_float_equal(r.gate_stats[1 * RS_GATE_NSTATS], (0.25 + 0.375) / 2, 1e-9);
+    assert_float_equal(r.gate_stats[1 * RS_GATE_NSTATS + 3], (double)s->N * T * 2, 0);
+    runread_probe_free(&r);
+    probe_acc_free(&a);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_bytes_match_plan),
-                                       cmocka_unit_test(test_every_array_has_accumulator)};
+                                       cmocka_unit_test(test_every_array_has_accumulator),
+                                       cmocka_unit_test(test_absent_heads)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

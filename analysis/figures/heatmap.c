@@ -331,7 +331,7 @@ static int draw_figure(cairo_t *cr, const Figure *fg) {
         double z = D / fg->S, d = P * z; /* units a data pixel; the panel's drawn side */
         if (p->title)
             draw_text(cr, m, sx, sy + (th - m->text_h) / 2.0, p->title, 0, D + G - 4 * m->k);
-        if (draw_panel(cr, p, P, z, sx, sy + th, st, fg->lo, fg->hi)) return -1;
+        if (p->A && draw_panel(cr, p, P, z, sx, sy + th, st, fg->lo, fg->hi)) return -1;
         if (st->axis_labels && st->tokens && c == 0)
             draw_tokens(cr, m, st->tokens, x + fg->left - m->label_gap, sy + th, d, p->T, 0);
         else if (st->axis_labels && c == 0)
@@ -611,8 +611,10 @@ static int check_input(const HeatPanel *p, int rows, int cols, const HeatmapStyl
                       "heatmap: log scale needs vmax > 0 "
                       "(got %g)",
                       (double)st->vmax);
+    int data = 0; /* an absent head's panel (A NULL) is drawn blank, not every one */
+    for (int k = 0; k < rows * cols; k++) data += p[k].A != NULL;
+    if (!data) return seterr(err, errlen, "heatmap: no panel has data (every head absent)");
     for (int k = 0; k < rows * cols; k++) {
-        if (!p[k].A) return seterr(err, errlen, "heatmap: panel %d has no data", k);
         if (p[k].T <= 0 || p[k].T > MAX_T)
             return seterr(err, errlen,
                           "heatmap: panel %d has T = %d "

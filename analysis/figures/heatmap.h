@@ -30,7 +30,8 @@ typedef struct {
  * t - window < j <= t only, and the keys before the window are masked grey
  * too; 0 is full causal attention. */
 typedef struct {
-    const float *A;
+    const float *A; /* [T, T], or NULL: an absent head (its layer has fewer), drawn blank
+                       under its title */
     int T;
     const char *title;
     int window;

@@ -45,7 +45,7 @@ void heat_value_range(const HeatPanel *p, int n, const HeatmapStyle *st, double 
     }
     double mn = INFINITY, mx = -INFINITY;
     for (int k = 0; k < n; k++) {
-        int T = p[k].T;
+        int T = p[k].A ? p[k].T : 0; /* an absent head has no entries */
         for (int t = 0; t < T; t++)
             for (int j = 0; j <= t; j++) {
                 if (!visible(&p[k], (size_t)t, (size_t)j)) continue;

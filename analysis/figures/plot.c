@@ -267,8 +267,10 @@ static double mean_first_share(const ProbeRecord *p) {
     if (!p->attention || p->L * p->H == 0) return NAN;
     size_t LH = (size_t)p->L * (size_t)p->H;
     double sum = 0;
-    for (size_t i = 0; i < LH; i++) sum += rs_head_share(p, (int)(i / p->H), (int)(i % p->H));
-    return sum / (double)LH;
+    for (size_t i = 0; i < LH; i++)
+        if ((int)(i % p->H) < runread_layer_heads(p, (int)(i / p->H))) /* present heads only */
+            sum += rs_head_share(p, (int)(i / p->H), (int)(i % p->H));
+    return sum / (double)runread_heads_in(p, 0, p->L);
 }
 
 /* One run's sink rate and first-token share at each probe into fresh

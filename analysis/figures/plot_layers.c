@@ -17,11 +17,8 @@
 typedef void (*LayerFn)(const ProbeRecord *p, double *out);
 
 static void layer_first_share(const ProbeRecord *p, double *out) {
-    for (int l = 0; l < p->L; l++) {
-        double sum = 0;
-        for (int h = 0; h < p->H; h++) sum += rs_head_share(p, l, h);
-        out[l] = p->attention && p->H > 0 ? sum / p->H : NAN;
-    }
+    for (int l = 0; l < p->L; l++) /* over the layer's own heads */
+        out[l] = p->attention && p->H > 0 ? rs_share(p, l) : NAN;
 }
 
 static void layer_mact(const ProbeRecord *p, double *out) {

@@ -32,8 +32,8 @@ double rs_share(const ProbeRecord *p, int l) {
     int l0 = l < 0 ? 0 : l, l1 = l < 0 ? p->L : l + 1;
     double s = 0.0;
     for (int i = l0; i < l1; i++)
-        for (int h = 0; h < p->H; h++) s += rs_head_share(p, i, h);
-    int n = (l1 - l0) * p->H;
+        for (int h = 0; h < runread_layer_heads(p, i); h++) s += rs_head_share(p, i, h);
+    int n = runread_heads_in(p, l0, l1);
     return n ? s / n : 0.0;
 }
 
@@ -51,7 +51,14 @@ double rs_head_alpha0(const ProbeRecord *p, int l, int h, int len) {
 
 double rs_sink_rate(const ProbeRecord *p, double eps, int len) {
     if (!p->first_col || p->N < 1) return NAN;
-    return sink_rate(p->first_col, (size_t)p->N * p->L * p->H, p->T, len, eps);
+    if (!p->layer_heads) return sink_rate(p->first_col, (size_t)p->N * p->L * p->H, p->T, len, eps);
+    double hits = 0.0; /* each layer's present heads only */
+    for (int n = 0; n < p->N; n++)
+        for (int l = 0; l < p->L; l++) {
+            const int Hl = runread_layer_heads(p, l);
+            hits += round(sink_rate(col_of(p, n, l, 0), (size_t)Hl, p->T, len, eps) * Hl);
+        }
+    return hits / ((double)p->N * runread_heads_in(p, 0, p->L));
 }
 
 /* Layer weights: the score count in gate_stats (equal when absent). */
@@ -60,11 +67,16 @@ static double layer_count(const ProbeRecord *p, int l) {
     return c > 0.0 ? c : 1.0;
 }
 
+int rs_layer_channels(const ProbeRecord *p, int l) {
+    const int C = p->gate_channels;
+    return p->layer_heads && !p->gate_shared ? C / p->H * runread_layer_heads(p, l) : C;
+}
+
 static double channel_mean(const ProbeRecord *p, int l) {
-    int C = p->gate_channels;
+    int C = p->gate_channels, Cl = rs_layer_channels(p, l);
     double s = 0.0;
-    for (int c = 0; c < C; c++) s += p->gate_channel_mean[(size_t)l * C + c];
-    return C ? s / C : 0.0;
+    for (int c = 0; c < Cl; c++) s += p->gate_channel_mean[(size_t)l * C + c];
+    return Cl ? s / Cl : 0.0;
 }
 
 double rs_gate_mean(const ProbeRecord *p, int l) {
@@ -113,8 +125,9 @@ double rs_m_act(const ProbeRecord *p) {
  * rows is the mean and F-Attn over non-empty rows the weighted mean. */
 static void mass_from_rows(const ProbeRecord *p, double *empty, double *share_nonempty) {
     double e = 0.0, w = 0.0, f = 0.0;
-    int n = p->L * p->H;
-    for (int lh = 0; lh < n; lh++) {
+    int n = runread_heads_in(p, 0, p->L);
+    for (int lh = 0; lh < p->L * p->H; lh++) {
+        if (lh % p->H >= runread_layer_heads(p, lh / p->H)) continue; /* absent */
         e += p->row_empty[lh];
         if (isfinite(p->first_nonempty[lh]))
             f += (1.0 - p->row_empty[lh]) * p->first_nonempty[lh], w += 1.0 - p->row_empty[lh];
@@ -139,10 +152,11 @@ void rs_mass(const ProbeRecord *p, double *empty, double *share_nonempty) {
     double mass = 0.0, first = 0.0;
     for (int lh = 0; lh < p->L * p->H; lh++) {
         double m, f;
+        if (lh % p->H >= runread_layer_heads(p, lh / p->H)) continue; /* absent */
         attention_mass_first(p->attention + (size_t)lh * MM, p->M, &m, &f);
         mass += m, first += f;
     }
-    double rows = (double)p->L * p->H * (p->M - 1);
+    double rows = (double)runread_heads_in(p, 0, p->L) * (p->M - 1);
     *empty = rows > 0 ? fmax(0.0, 1.0 - mass / rows) : NAN; /* float sums overshoot */
     *share_nonempty = mass > 0 ? first / mass : NAN;
 }
@@ -153,7 +167,7 @@ double rs_slot_share(const ProbeRecord *p, int l) {
     double s = 0.0;
     size_t n = 0;
     for (int i = l0; i < l1; i++)
-        for (int h = 0; h < p->H; h++)
+        for (int h = 0; h < runread_layer_heads(p, i); h++)
             for (int t = 0; t < p->T; t++, n++)
                 s += p->attention_slot[((size_t)i * p->H + h) * p->T + t];
     return n ? s / (double)n : NAN;
@@ -280,10 +294,12 @@ double rs_needle_acc(RunReader *r, const char *mode, int mult, long long *rows) 
 
 int rs_head_dormant(const ProbeRecord *p, int l, int h, DormantRule r, double *score) {
     *score = NAN;
-    if (!p->head_out_norm || l < 0 || l >= p->L || h < 0 || h >= p->H) return -1;
-    double *s = malloc((size_t)p->H * sizeof *s);
+    if (!p->head_out_norm || l < 0 || l >= p->L || h < 0 || h >= runread_layer_heads(p, l))
+        return -1; /* a head its layer lacks is none */
+    const int Hl = runread_layer_heads(p, l);
+    double *s = malloc((size_t)Hl * sizeof *s);
     if (!s) return -1;
-    head_norm_scores(s, p->head_out_norm + (size_t)l * p->H * p->T, p->H, p->T);
+    head_norm_scores(s, p->head_out_norm + (size_t)l * p->H * p->T, Hl, p->T);
     *score = s[h];
     free(s);
     return head_dormant(r, *score, r == DORMANT_BY_SINK ? rs_head_share(p, l, h) : NAN);

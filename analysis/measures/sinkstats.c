@@ -21,9 +21,9 @@ int ss_key_profile(const ProbeRecord *p, int l, double *out) {
     int l0, l1;
     layer_span(p, l, &l0, &l1);
     for (int k = 0; k < M; k++) out[k] = 0.0;
-    const double n = (double)(l1 - l0) * p->H;
+    const double n = runread_heads_in(p, l0, l1);
     for (int m = l0; m < l1; m++)
-        for (int h = 0; h < p->H; h++) {
+        for (int h = 0; h < runread_layer_heads(p, m); h++) {
             key_alpha_all(p->attention + ((size_t)m * p->H + h) * M * M, M, ka);
             for (int k = 0; k < M; k++) out[k] += ka[k] / n;
         }
@@ -47,13 +47,13 @@ int ss_distance(const ProbeRecord *p, int l, double *weight, double *mass) {
     if (!w) return -1;
     int l0, l1;
     layer_span(p, l, &l0, &l1);
-    const double n = (double)(l1 - l0) * p->H;
+    const double n = runread_heads_in(p, l0, l1);
     for (int d = 0; d < M; d++) {
         if (weight) weight[d] = 0.0;
         if (mass) mass[d] = 0.0;
     }
     for (int ll = l0; ll < l1; ll++)
-        for (int h = 0; h < p->H; h++) {
+        for (int h = 0; h < runread_layer_heads(p, ll); h++) {
             distance_profile(p->attention + ((size_t)ll * p->H + h) * M * M, M, w, m);
             for (int d = 0; d < M; d++) {
                 if (weight) weight[d] += w[d] / n;
@@ -68,8 +68,10 @@ int ss_secondary(const ProbeRecord *p, int seq, SecSink *out, int max_out) {
     if (!p->key_alpha || seq < 0 || seq >= p->N) return -1;
     double *score = malloc(((size_t)p->L * p->M + 1) * sizeof *score);
     if (!score) return -1;
-    const size_t per_seq = (size_t)p->L * p->H * p->M;
-    secsink_score(p->key_alpha + (size_t)seq * per_seq, p->L, p->H, p->M, score);
+    const size_t per_seq = (size_t)p->L * p->H * p->M, per_layer = (size_t)p->H * p->M;
+    for (int l = 0; l < p->L; l++) /* each layer over its present heads, its first ones */
+        secsink_score(p->key_alpha + (size_t)seq * per_seq + l * per_layer, 1,
+                      runread_layer_heads(p, l), p->M, score + (size_t)l * p->M);
     int n = secsink_find(score, p->L, p->M, out, max_out);
     free(score);
     return n;
@@ -100,19 +102,19 @@ void ss_lh_first_rest(const ProbeRecord *p, const float *arr, double *first, dou
     if (!arr || p->L < 1 || p->H < 1) return;
     double f = 0.0, r = 0.0;
     for (int l = 0; l < p->L; l++)
-        for (int h = 0; h < p->H; h++) {
+        for (int h = 0; h < runread_layer_heads(p, l); h++) {
             double a, b;
             first_rest(arr + ((size_t)l * p->H + h) * p->T, p->T, &a, &b);
             f += a, r += b;
         }
-    *first = f / ((double)p->L * p->H);
-    *rest = r / ((double)p->L * p->H);
+    *first = f / runread_heads_in(p, 0, p->L);
+    *rest = r / runread_heads_in(p, 0, p->L);
 }
 
 int ss_dormant_count(const ProbeRecord *p, DormantRule r) {
     int n = 0;
     for (int l = 0; l < p->L; l++)
-        for (int h = 0; h < p->H; h++) {
+        for (int h = 0; h < runread_layer_heads(p, l); h++) {
             double score;
             int d = rs_head_dormant(p, l, h, r, &score);
             if (d < 0) return -1;
@@ -165,9 +167,10 @@ double ss_lh_first_over_median(const ProbeRecord *p, const float *arr, int l) {
     if (!scratch) return NAN;
     int lo = l < 0 ? 0 : l * p->H, hi = l < 0 ? p->L * p->H : (l + 1) * p->H;
     for (int lh = lo; lh < hi; lh++)
-        s += first_over_median(arr + (size_t)lh * p->T, NULL, p->T, scratch);
+        if (lh % p->H < runread_layer_heads(p, lh / p->H)) /* present heads only */
+            s += first_over_median(arr + (size_t)lh * p->T, NULL, p->T, scratch);
     free(scratch);
-    return s / (hi - lo);
+    return s / (l < 0 ? runread_heads_in(p, 0, p->L) : runread_layer_heads(p, l));
 }
 
 double ss_grad_first_over_median(const ProbeRecord *p) {
@@ -195,6 +198,7 @@ double ss_distance_mass_near(const ProbeRecord *p, int near) {
 double ss_ov_erank_mean(const ProbeRecord *p) {
     if (!p->ov_erank || p->L < 1 || p->H < 1) return NAN;
     double s = 0.0;
-    for (int lh = 0; lh < p->L * p->H; lh++) s += p->ov_erank[lh];
-    return s / ((double)p->L * p->H);
+    for (int lh = 0; lh < p->L * p->H; lh++)
+        if (lh % p->H < runread_layer_heads(p, lh / p->H)) s += p->ov_erank[lh];
+    return s / runread_heads_in(p, 0, p->L);
 }

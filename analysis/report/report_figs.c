@@ -40,8 +40,10 @@ static int fill_panels(RunReader *r, const ProbeRecord *p, const Config *cfg, in
     for (int l = 0; l < p->L; l++) {
         if (layer >= 0 && l != layer) continue;
         for (int h = 0; h < p->H; h++, n++) {
-            snprintf(title[n], 64, "%s%sL%d H%d", label, *label ? " " : "", l, h);
-            pan[n].A = p->attention + ((size_t)l * p->H + h) * p->M * p->M;
+            const int absent = h >= runread_layer_heads(p, l); /* blank, titled so */
+            snprintf(title[n], 64, "%s%sL%d H%d%s", label, *label ? " " : "", l, h,
+                     absent ? " absent" : "");
+            pan[n].A = absent ? NULL : p->attention + ((size_t)l * p->H + h) * p->M * p->M;
             pan[n].T = p->M;
             pan[n].title = title[n];
             pan[n].window = rs_layer_window(r, cfg, l);

@@ -10,6 +10,7 @@
 #include "runstats.h"
 
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -149,7 +150,11 @@ static void print_text(RunReader *r, const ProbeRecord *p) {
     putchar('\n');
     for (int l = 0; l < p->L; l++) {
         printf("  %-7d %8.4f", l, rs_gate_mean(p, l));
-        for (int g = 0; g < p->gate_heads; g++) printf(" %9.4f", rs_gate_head_mean(p, l, g));
+        for (int g = 0; g < p->gate_heads; g++) {
+            const double v = rs_gate_head_mean(p, l, g); /* NaN: a head the layer lacks */
+            if (isnan(v) && g >= runread_layer_heads(p, l)) printf(" %9s", "absent");
+            else printf(" %9.4f", v);
+        }
         putchar('\n');
     }
     print_weight_norms(p);

@@ -31,8 +31,10 @@ static int add_panels(RunReader *r, const ProbeRecord *p, const char *label, Sel
         if (s.layer >= 0 && l != s.layer) continue;
         for (int h = 0; h < p->H; h++) {
             if (s.head >= 0 && h != s.head) continue;
-            snprintf(titles[n], 64, "%s%sL%d H%d", label ? label : "", label ? " " : "", l, h);
-            pan[n].A = p->attention + ((size_t)l * p->H + h) * p->M * p->M;
+            const int absent = h >= runread_layer_heads(p, l); /* blank, titled so */
+            snprintf(titles[n], 64, "%s%sL%d H%d%s", label ? label : "", label ? " " : "", l, h,
+                     absent ? " absent" : "");
+            pan[n].A = absent ? NULL : p->attention + ((size_t)l * p->H + h) * p->M * p->M;
             pan[n].T = p->M;
             pan[n].title = titles[n];
             pan[n].window = rs_layer_window(r, &cfg, l);

@@ -162,10 +162,16 @@ static long long count_params(const char *dir) {
 /* Non-finite weights give NaN attention: say so (the run file is still
  * written, as the model's honest output). */
 static void warn_nonfinite(const ProbeRecord *pd, const char *model) {
-    size_t na = (size_t)pd->L * pd->H * pd->M * pd->M, nc = (size_t)pd->N * pd->L * pd->H * pd->T;
+    const size_t MM = (size_t)pd->M * pd->M, T = (size_t)pd->T;
     size_t bad = 0;
-    for (size_t i = 0; pd->attention && i < na; i++) bad += !isfinite(pd->attention[i]);
-    for (size_t i = 0; pd->first_col && i < nc; i++) bad += !isfinite(pd->first_col[i]);
+    for (int n = 0; n <= pd->N; n++) /* n < N: first columns; n = N: the maps */
+        for (int l = 0; l < pd->L; l++)
+            for (int h = 0; h < runread_layer_heads(pd, l); h++) { /* a layer's own heads */
+                const size_t lh = (size_t)l * pd->H + h, k = n < pd->N ? T : MM;
+                const float *x = n < pd->N ? (pd->first_col ? pd->first_col : NULL) : pd->attention;
+                if (x) x += n < pd->N ? ((size_t)n * pd->L * pd->H + lh) * T : lh * MM;
+                for (size_t i = 0; x && i < k; i++) bad += !isfinite(x[i]);
+            }
     if (bad)
         fprintf(stderr,
                 "gatelab inspect: warning: %zu attention weights are NaN or Inf: %s holds "

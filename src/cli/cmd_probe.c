@@ -54,11 +54,12 @@ static int figure_panels(const ProbeRecord *p, const ProbeArgs *a, HeatPanel *pa
         if (!(*mean = calloc((size_t)L * TT, sizeof **mean))) return -1;
         for (int l = 0; l < L; l++) {
             float *m = *mean + (size_t)l * TT;
-            for (int h = 0; h < H; h++) {
+            const int Hl = runread_layer_heads(p, l); /* the layer's own heads */
+            for (int h = 0; h < Hl; h++) {
                 const float *A = p->attention + ((size_t)l * H + h) * TT;
-                for (size_t i = 0; i < TT; i++) m[i] += A[i] / (float)H;
+                for (size_t i = 0; i < TT; i++) m[i] += A[i] / (float)Hl;
             }
-            snprintf(titles[n], 64, "L%d mean of %d heads", l, H);
+            snprintf(titles[n], 64, "L%d mean of %d heads", l, Hl);
             pan[n++] = (HeatPanel){m, T, titles[n - 1], 0};
         }
         *cols = grid_cols(L), *rows = L / *cols;
@@ -67,8 +68,10 @@ static int figure_panels(const ProbeRecord *p, const ProbeArgs *a, HeatPanel *pa
     for (int l = 0; l < L; l++)
         for (int h = 0; h < H; h++) {
             if ((a->layer >= 0 && l != a->layer) || (a->head >= 0 && h != a->head)) continue;
-            snprintf(titles[n], 64, "L%d H%d", l, h);
-            pan[n] = (HeatPanel){p->attention + ((size_t)l * H + h) * TT, T, titles[n], 0};
+            const int absent = h >= runread_layer_heads(p, l); /* blank, titled so */
+            snprintf(titles[n], 64, "L%d H%d%s", l, h, absent ? " absent" : "");
+            pan[n] = (HeatPanel){absent ? NULL : p->attention + ((size_t)l * H + h) * TT, T,
+                                 titles[n], 0};
             n++;
         }
     if (a->layer < 0 && a->head < 0) *rows = L, *cols = H;
@@ -110,22 +113,25 @@ static int write_figure(const char *out, RunReader *r, const ProbeRecord *p, con
 
 /* ---- the numbers ---- */
 
-/* Sink rate of layer l: the share of its heads whose alpha_0 > SINK_EPS. */
+/* Sink rate of layer l: the share of its heads (runread_layer_heads)
+ * whose alpha_0 > SINK_EPS. */
 static double layer_sink_rate(const ProbeRecord *p, int l) {
     int k = 0;
-    for (int h = 0; h < p->H; h++) k += rs_head_alpha0(p, l, h, p->T) > SINK_EPS;
-    return (double)k / p->H;
+    const int Hl = runread_layer_heads(p, l);
+    for (int h = 0; h < Hl; h++) k += rs_head_alpha0(p, l, h, p->T) > SINK_EPS;
+    return (double)k / Hl;
 }
 
-/* Mean gate score at position t of layer l (over channels; the sampled
- * sequence is the prompt), NaN without the scores. */
+/* Mean gate score at position t of layer l (over the layer's channels,
+ * rs_layer_channels; the sampled sequence is the prompt), NaN without the
+ * scores. */
 static double gate_at(const ProbeRecord *p, int l, int t) {
     if (!p->has_gate || !p->gate_sample || p->gate_sample_n < 1 || p->gate_channels < 1) return NAN;
-    const int C = p->gate_channels;
+    const int C = p->gate_channels, Cl = rs_layer_channels(p, l);
     const float *g = p->gate_sample + (((size_t)l * p->gate_sample_n) * p->T + t) * C;
     double s = 0;
-    for (int c = 0; c < C; c++) s += g[c];
-    return s / C;
+    for (int c = 0; c < Cl; c++) s += g[c];
+    return s / Cl;
 }
 
 static void print_text(const char *run, const char *name, const ProbeArgs *a,
@@ -198,7 +204,7 @@ static int print_json(const char *run, const char *name, const ProbeArgs *a,
         cj_set(e, "sink_rate", cj_num(layer_sink_rate(p, l)));
         cj_set(e, "h_max", cj_num(p->h_max ? p->h_max[l] : NAN));
         json_t *hs = json_array(), *alpha = json_array(), *lm = json_array();
-        for (int h = 0; h < H; h++) {
+        for (int h = 0; h < runread_layer_heads(p, l); h++) { /* the layer's own heads */
             json_array_append_new(hs, cj_num(rs_head_share(p, l, h)));
             json_array_append_new(alpha, cj_num(rs_head_alpha0(p, l, h, T)));
             json_t *hm = json_array();

@@ -111,8 +111,8 @@ static void print_text(RunReader *r, const Ctx *c) {
                "those rows)\n",
                p->M);
     printf("  %5s %5s %9s %9s %9s\n", "layer", "head", "alpha_0", "entropy", "share");
-    for (int l = 0; l < p->L; l++)
-        for (int h = 0; h < p->H; h++) {
+    for (int l = 0; l < p->L; l++) /* a layer's heads only (runread_layer_heads) */
+        for (int h = 0; h < runread_layer_heads(p, l); h++) {
             const float *A = p->attention + ((size_t)l * p->H + h) * p->M * p->M;
             printf("  %5d %5d %9.4f %9.4f %9.4f\n", l, h, rs_head_alpha0(p, l, h, T),
                    attention_entropy(A, p->M), rs_head_share(p, l, h));
@@ -167,7 +167,7 @@ static int print_json(RunReader *r, const Ctx *c) {
     cj_set(o, "alpha0_queries", cj_str("t >= 0"));
     cj_set(o, "share_queries", cj_str("t >= 1"));
     for (int l = 0; l < p->L; l++)
-        for (int h = 0; h < p->H; h++) {
+        for (int h = 0; h < runread_layer_heads(p, l); h++) {
             const float *A = p->attention + ((size_t)l * p->H + h) * p->M * p->M;
             json_t *e = json_object();
             cj_set(e, "layer", json_integer(l));

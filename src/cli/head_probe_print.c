@@ -1,5 +1,6 @@
 /* head_probe_print.c: the head probes as text and --json
- * (head_probe_print.h); every number is metrics.h's. */
+ * (head_probe_print.h); every number is metrics.h's. Each layer lists its
+ * own heads (runread_layer_heads). */
 #include "head_probe_print.h"
 
 #include <math.h>
@@ -34,7 +35,7 @@ static void print_kv(const ProbeRecord *p) {
     printf("  %5s %5s %9s %9s %9s %9s %9s %9s\n", "layer", "head", "|k_0|", "|k_rest|", "ratio",
            "|v_0|", "|v_rest|", "ratio");
     for (int l = 0; l < p->L; l++)
-        for (int h = 0; h < p->H; h++) {
+        for (int h = 0; h < runread_layer_heads(p, l); h++) {
             double k0, kr, kq, v0, vr, vq;
             head_first_rest(p, p->key_norm, l, h, &k0, &kr, &kq);
             head_first_rest(p, p->value_norm, l, h, &v0, &vr, &vq);
@@ -55,7 +56,7 @@ static void print_dormant(const ProbeRecord *p) {
     int n_norm = 0, n_sink = 0;
     printf("  %5s %5s %9s %9s %8s %8s\n", "layer", "head", "score", "share", "by norm", "by sink");
     for (int l = 0; l < p->L; l++)
-        for (int h = 0; h < p->H; h++) {
+        for (int h = 0; h < runread_layer_heads(p, l); h++) {
             double score;
             int dn = rs_head_dormant(p, l, h, DORMANT_BY_NORM, &score);
             int ds = rs_head_dormant(p, l, h, DORMANT_BY_SINK, &score);
@@ -63,7 +64,8 @@ static void print_dormant(const ProbeRecord *p) {
             printf("  %5d %5d %9.4f %9.4f %8s %8s\n", l, h, score, rs_head_share(p, l, h),
                    dormant_word(dn), dormant_word(ds));
         }
-    printf("  dormant: %d of %d heads by norm, %d by sink\n", n_norm, p->L * p->H, n_sink);
+    printf("  dormant: %d of %d heads by norm, %d by sink\n", n_norm, runread_heads_in(p, 0, p->L),
+           n_sink);
 }
 
 void hp_sinks_text(const ProbeRecord *p) {
@@ -89,7 +91,7 @@ void hp_sinks_json(json_t *o, const ProbeRecord *p) {
     cj_set(rule, "share_thr", cj_num(DORMANT_SHARE_THR));
     cj_set(o, "dormant_rule", rule);
     for (int l = 0; l < p->L; l++) {
-        for (int h = 0; h < p->H; h++) {
+        for (int h = 0; h < runread_layer_heads(p, l); h++) {
             json_t *e = json_object();
             double score;
             int d = rs_head_dormant(p, l, h, DORMANT_BY_SINK, &score);
@@ -118,7 +120,7 @@ void hp_acts_text(const ProbeRecord *p) {
     }
     printf("  %5s %5s %9s %9s %9s\n", "layer", "head", "|o_0|", "|o_rest|", "erank");
     for (int l = 0; l < p->L; l++)
-        for (int h = 0; h < p->H; h++) {
+        for (int h = 0; h < runread_layer_heads(p, l); h++) {
             double f = NAN, r = NAN, q;
             if (p->head_out_norm) head_first_rest(p, p->head_out_norm, l, h, &f, &r, &q);
             double e = p->ov_erank ? p->ov_erank[(size_t)l * p->H + h] : NAN;
@@ -131,7 +133,7 @@ void hp_acts_text(const ProbeRecord *p) {
 void hp_acts_json(json_t *o, const ProbeRecord *p) {
     json_t *heads = json_array();
     for (int l = 0; l < p->L; l++)
-        for (int h = 0; h < p->H; h++) {
+        for (int h = 0; h < runread_layer_heads(p, l); h++) {
             json_t *e = json_object();
             cj_set(e, "layer", json_integer(l));
             cj_set(e, "head", json_integer(h));

@@ -131,11 +131,11 @@ static json_t *jarr(const double *v, int n) {
     return a;
 }
 
-/* alpha_k of every head of layer l: [H][M] (w[M] is scratch); NULL when
- * out of memory. */
+/* alpha_k of every head of layer l: [H_l][M], its own heads
+ * (runread_layer_heads; w[M] is scratch); NULL when out of memory. */
 static json_t *json_heads(const ProbeRecord *p, int l, double *w) {
     json_t *a = json_array();
-    for (int h = 0; h < p->H; h++) {
+    for (int h = 0; h < runread_layer_heads(p, l); h++) {
         if (ss_key_head(p, l, h, w) != 0) {
             json_decref(a);
             return NULL;

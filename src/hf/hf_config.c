@@ -352,7 +352,7 @@ void cfg_llama_like(Cfg *c, HfArch *a) {
 
 static void parse_gpt2(Cfg *c, HfArch *a) {
     a->d = cfg_int(c, "n_embd", -1, 1, MAX_DIM);
-    a->L = cfg_int(c, "n_layer", -1, 1, 4096);
+    a->L = cfg_int(c, "n_layer", -1, 1, HF_MAX_LAYERS);
     a->H = a->Hkv = cfg_int(c, "n_head", -1, 1, 4096);
     a->dh = a->H ? a->d / a->H : 1;
     a->ff = cfg_int(c, "n_inner", 4LL * a->d, 1, MAX_DIM);
@@ -484,6 +484,25 @@ static void parse_gemma(Cfg *c, HfArch *a) {
     }
 }
 
+/* Every layer's query heads: a->H where the family read no count of its
+ * own; each a multiple of the KV heads, the largest a->H. */
+static int check_layer_heads(Cfg *c, HfArch *a) {
+    int most = 0;
+    for (int l = 0; l < a->L; l++) {
+        if (!a->layer_heads[l]) a->layer_heads[l] = a->H;
+        if (a->layer_heads[l] % a->Hkv)
+            return seterr(c->err, c->errlen,
+                          "%s: layer %d's %d attention heads are not a multiple of %d key/value "
+                          "heads",
+                          c->path, l, a->layer_heads[l], a->Hkv);
+        if (a->layer_heads[l] > most) most = a->layer_heads[l];
+    }
+    if (most != a->H)
+        return seterr(c->err, c->errlen, "%s: the most heads a layer has is %d, not %d", c->path,
+                      most, a->H);
+    return 0;
+}
+
 static int check_dims(Cfg *c, HfArch *a) {
     if (c->failed) return -1;
     /* every size derived by multiplying (the attention's rows) stays an int */
@@ -500,6 +519,7 @@ static int check_dims(Cfg *c, HfArch *a) {
         return seterr(c->err, c->errlen,
                       "%s: %d attention heads are not a multiple of %d key/value heads", c->path,
                       a->H, a->Hkv);
+    if (check_layer_heads(c, a) < 0) return -1;
     if (a->rotary_dim % 2)
         return seterr(c->err, c->errlen, "%s: rotary dimension %d is odd", c->path, a->rotary_dim);
     if (!(a->eps >= 0 && a->eps < 1))
@@ -607,6 +627,16 @@ int hf_q_rows(const HfArch *a) {
     return a->H * (a->dh + (a->gate_proj[0] ? 0 : hf_gate_per_head(a)));
 }
 
+int hf_layer_heads(const HfArch *a, int l) {
+    return l >= 0 && l < a->L && a->layer_heads[l] ? a->layer_heads[l] : a->H;
+}
+
+int hf_heads_vary(const HfArch *a) {
+    for (int l = 0; l < a->L; l++)
+        if (hf_layer_heads(a, l) != a->H) return 1;
+    return 0;
+}
+
 int hf_arch_diff(const HfArch *a, const HfArch *b, char *what, size_t len) {
     if (strcmp(a->arch, b->arch)) {
         snprintf(what, len, "architecture %s, not %s", a->arch, b->arch);
@@ -648,6 +678,12 @@ int hf_arch_diff(const HfArch *a, const HfArch *b, char *what, size_t len) {
     for (size_t i = 0; i < sizeof f / sizeof *f; i++)
         if (f[i].x != f[i].y) {
             snprintf(what, len, "%s %d, not %d", f[i].name, f[i].x, f[i].y);
+            return 1;
+        }
+    for (int l = 0; l < a->L; l++)
+        if (hf_layer_heads(a, l) != hf_layer_heads(b, l)) {
+            snprintf(what, len, "layer %d's heads %d, not %d", l, hf_layer_heads(a, l),
+                     hf_layer_heads(b, l));
             return 1;
         }
     return 0;

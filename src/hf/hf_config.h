@@ -54,6 +54,12 @@ typedef struct {
                        its config under "text_config", its weights under language_model.model.
                        (transformers < 4.52) or model.language_model. */
     int L, d, H, Hkv, dh, ff, V, max_pos;
+    /* Each layer's query heads (hf_layer_heads): Laguna's
+     * num_attention_heads_per_layer; H every layer elsewhere. H is the
+     * largest, which the buffers and a run's [L, H, ...] arrays are sized
+     * at; a layer's recipe runs at its own count (hf_layer), KV heads
+     * Hkv on every layer */
+    int layer_heads[HF_MAX_LAYERS];
     double eps;
     int rms; /* RMSNorm, else LayerNorm with bias */
     HfAct act;
@@ -143,8 +149,13 @@ int hf_config_load(HfArch *a, const char *dir, char **text, char *err, size_t er
  * layer's own is /pretrained/layer_window, hf_layer_window's). */
 int hf_record_window(const HfArch *a);
 
-/* q_proj output rows (queries + gate scores for the gated variants). */
+/* q_proj output rows (queries + gate scores for the gated variants) at
+ * a->H heads. */
 int hf_q_rows(const HfArch *a);
+/* Layer l's query heads (a->H where no count of its own was read). */
+int hf_layer_heads(const HfArch *a, int l);
+/* 1 when some layer has fewer query heads than a->H. */
+int hf_heads_vary(const HfArch *a);
 /* Gate scores per head: dh (elementwise), 1 (headwise), 0. */
 int hf_gate_per_head(const HfArch *a);
 const char *hf_family_name(HfFamily f);

@@ -17,9 +17,9 @@ static void refuse(Cfg *c, const char *what) {
            "%s: LagunaForCausalLM is read as modeling_laguna.py runs it: change %s", c->path, what);
 }
 
-/* num_attention_heads_per_layer: every layer's query heads, which must
- * agree (a->H is one count for the whole model); absent or null: every
- * layer num_attention_heads. */
+/* num_attention_heads_per_layer: each layer's query heads into
+ * a->layer_heads, the largest a->H (the KV heads stay one count); absent
+ * or null: every layer num_attention_heads. */
 static void laguna_heads(Cfg *c, HfArch *a) {
     json_t *ph = json_object_get(c->root, "num_attention_heads_per_layer");
     if (!ph || json_is_null(ph)) return;
@@ -27,15 +27,15 @@ static void laguna_heads(Cfg *c, HfArch *a) {
         refuse(c, "num_attention_heads_per_layer (a list of one count per layer)");
         return;
     }
+    a->H = 0;
     for (size_t l = 0; l < json_array_size(ph); l++) {
         json_t *v = json_array_get(ph, l);
-        if (!json_is_integer(v) || json_integer_value(v) < 1 || json_integer_value(v) > 4096 ||
-            (l && json_integer_value(v) != a->H)) {
-            refuse(c, "num_attention_heads_per_layer (gatelab reads one query head count "
-                      "for every layer)");
+        if (!json_is_integer(v) || json_integer_value(v) < 1 || json_integer_value(v) > 4096) {
+            refuse(c, "num_attention_heads_per_layer (each a count in [1, 4096])");
             return;
         }
-        a->H = (int)json_integer_value(v);
+        a->layer_heads[l] = (int)json_integer_value(v);
+        if (a->layer_heads[l] > a->H) a->H = a->layer_heads[l];
     }
 }
 

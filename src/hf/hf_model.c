@@ -38,6 +38,7 @@ ProbeShape hf_model_probe_shape(const HfModel *m, int N, int T, int M) {
                         .C = hf_model_gate_channels(m),
                         .d = m->a.d,
                         .has_slot = m->a.sinks,
+                        .layer_heads = hf_heads_vary(&m->a) ? m->a.layer_heads : NULL,
                         .rows_normalised = 1,
                         .threads = m->threads};
 }
@@ -126,7 +127,7 @@ static int lm_head(HfModel *m, const HfRun *run, char *err, size_t errlen) {
 static void head_inputs(const HfModel *m, ProbeLayer *o) {
     const HfArch *a = &m->a;
     const HfBufs *b = &m->b;
-    const int hd = a->H * a->dh;
+    const int hd = o->H * a->dh;
     o->Hkv = a->Hkv, o->dh = a->dh, o->heads_out = b->o, o->out_stride = hd;
     if (a->family == HF_GPT2) {
         o->keys = b->qraw + a->d, o->values = b->qraw + 2 * (size_t)a->d, o->kv_stride = 3 * a->d;
@@ -153,14 +154,14 @@ int hf_model_forward(HfModel *m, const int32_t *ids, int T, const HfRun *run, ch
     if (m->quant) fq_begin(m->quant, B); /* the B windows are one pass: each site's range once */
     if (embed(m, ids, B, T, err, errlen) < 0) return -1;
     if (a->rotary_dim) hf_rope_setup(m);
-    const int C = hf_model_gate_channels(m);
     const int L = run->layers > 0 && run->layers < a->L ? run->layers : a->L;
     for (int l = 0; l < L; l++) {
         if (hf_layer(m, l, run->iv, err, errlen) < 0) return -1;
         if (m->quant) fq_output(m->quant, FQ_OUT_LAYER, m->b.x, B, (size_t)T * a->d);
+        const int Hl = hf_layer_heads(a, l), C = Hl * hf_gate_per_head(a);
         ProbeLayer o = {.layer = l,
                         .T = T,
-                        .H = a->H,
+                        .H = Hl,
                         .M = M,
                         .C = C,
                         .d = a->d,

@@ -22,7 +22,8 @@ typedef struct HfModel HfModel;
  * logit's share [H, T] where the architecture has one (gpt-oss), else no
  * slot. A pass of B windows hands over all of them, window after window:
  * maps [B, H, M, M], first column and slot [B, H, T], the rows [B, T, ...] (o->T is one
- * window's length). */
+ * window's length). H and C are the layer's own (hf_layer_heads: fewer
+ * than the model's on a layer with fewer query heads). */
 typedef void (*HfLayerFn)(void *ctx, const ProbeLayer *o);
 
 /* Open MODEL_DIR (config.json + safetensors), check every tensor. */
@@ -34,7 +35,7 @@ const HfArch *hf_model_arch(const HfModel *m);
 int hf_model_threads(const HfModel *m);
 const char *hf_model_config_text(const HfModel *m);
 const char *hf_model_dtype(const HfModel *m); /* F32, BF16, F16 or mixed */
-/* Gate channels per layer the callback sees (H * dh, H, or 0). */
+/* Gate channels of a layer of the model's H heads (H * dh, H, or 0). */
 int hf_model_gate_channels(const HfModel *m);
 
 /* The probe of N windows of T tokens with maps of M: the reducer's shape

@@ -238,9 +238,9 @@ static int gptoss_layer(HfModel *m, int l, const float *W[W_N_ROLES], const Inte
     return hf_moe(m, l, W, b->h, b->x, 1, err, errlen);
 }
 
-int hf_layer(HfModel *m, int l, const Intervention *iv, char *err, size_t errlen) {
-    const float *W[W_N_ROLES];
-    if (hf_weights_layer(&m->w, l, W, err, errlen) < 0) return -1;
+/* Layer l's recipe on the weights hf_layer bound. */
+static int layer_recipe(HfModel *m, int l, const float *W[W_N_ROLES], const Intervention *iv,
+                        char *err, size_t errlen) {
     switch (m->a.family) {
     case HF_GPT2: gpt2_layer(m, l, W, iv); break;
     case HF_NEOX: neox_layer(m, l, W, iv); break;
@@ -257,6 +257,17 @@ int hf_layer(HfModel *m, int l, const Intervention *iv, char *err, size_t errlen
         if (llama_layer(m, l, W, iv, err, errlen) < 0) return -1;
         break;
     }
+    return 0;
+}
+
+int hf_layer(HfModel *m, int l, const Intervention *iv, char *err, size_t errlen) {
+    const float *W[W_N_ROLES];
+    if (hf_weights_layer(&m->w, l, W, err, errlen) < 0) return -1;
+    const int H = m->H_all = m->a.H;
+    m->a.H = hf_layer_heads(&m->a, l); /* the recipe runs at the layer's heads */
+    const int r = layer_recipe(m, l, W, iv, err, errlen);
+    m->a.H = H;
+    if (r < 0) return -1;
     iv_residual(iv, l, m->b.x, m->b.B, m->b.T, 0, m->a.d);
     return 0;
 }

@@ -255,7 +255,11 @@ void hf_attend(HfModel *m, int l, const AttnIn *in, const Intervention *iv) {
         gate_apply_forward(b->o, b->o, b->g, g == 1 ? GB_HEAD : GB_ELEM, FORM_MULT, b->R, a->H,
                            a->dh);
     }
-    iv_head_output(iv, l, b->o, B, T, a->H, a->dh);
+    if (iv && a->H != m->H_all && iv->head_zero) { /* the mask is [L, H_all] */
+        Intervention at = *iv;
+        at.head_zero = iv->head_zero + (size_t)l * m->H_all;
+        iv_head_output(&at, 0, b->o, B, T, a->H, a->dh);
+    } else iv_head_output(iv, l, b->o, B, T, a->H, a->dh);
 }
 
 typedef struct {

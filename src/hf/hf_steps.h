@@ -46,6 +46,8 @@ struct HfModel {
     int threads;
     HfBufs b;
     FakeQuant *quant; /* the pass's fake quantization (NULL: none) */
+    int H_all;        /* the model's query heads, while a layer's recipe runs at its own
+                         (hf_layer sets a.H to them) */
 };
 
 /* Buffers for B windows of T tokens with maps of M and head_rows rows of
@@ -154,7 +156,11 @@ void hf_glu_act(HfAct act, float *up, float *gate, size_t n, float limit, int cl
 void hf_residual_add(const HfModel *m, float *x, const float *y, FqOut kind);
 
 /* hf_recipes.c: layer l of the model's architecture on the windows in b.x,
- * then the intervention's change to the residual stream. */
+ * then the intervention's change to the residual stream. While the
+ * layer's recipe runs, m->a.H is the layer's query heads
+ * (hf_layer_heads), so every step (projections, gate, attention, the
+ * head outputs) sees the layer's count; the buffers are sized at the
+ * largest. */
 int hf_layer(HfModel *m, int l, const Intervention *iv, char *err, size_t errlen);
 
 #endif

@@ -507,7 +507,9 @@ static int bind_layer(HfWeights *w, int l, const char *lp, size_t *need, int *us
              f == HF_STEP3P5 ? "moe" : "mlp");
     HfLayerSpec *ls = &w->layers[l];
     ls->stacked = (f == HF_LAGUNA || f == HF_STEP3P5) && st_find(w->st, name) != NULL;
-    const int n = layer_specs(w->a, l, ls->stacked, s);
+    HfArch la = *w->a; /* the layer's shapes: its own query heads (hf_layer_heads) */
+    la.H = hf_layer_heads(w->a, l);
+    const int n = layer_specs(&la, l, ls->stacked, s);
     *need = 0;
     for (int i = 0; i < n; i++) {
         snprintf(name, sizeof name, "%s.%d.%s", lp, l, s[i].suffix);
@@ -568,8 +570,9 @@ void hf_weights_free(HfWeights *w) {
 /* Phi-3's fused tensors as the separate roles the Llama recipe reads: the
  * row blocks of qkv_proj as W_Q, W_K, W_V (W_QKV then unset), of
  * gate_up_proj as W_GATE and W_UP; each a view, rows being contiguous. */
-static void fused_views(const HfArch *a, const float *out[W_N_ROLES]) {
-    const size_t d = (size_t)a->d, kv = (size_t)a->Hkv * a->dh, hd = (size_t)a->H * a->dh;
+static void fused_views(const HfArch *a, int l, const float *out[W_N_ROLES]) {
+    const size_t d = (size_t)a->d, kv = (size_t)a->Hkv * a->dh,
+                 hd = (size_t)hf_layer_heads(a, l) * a->dh;
     out[W_Q] = out[W_QKV];
     out[W_K] = out[W_Q] + hd * d;
     out[W_V] = out[W_K] + kv * d;
@@ -590,7 +593,7 @@ int hf_weights_layer(HfWeights *w, int l, const float *out[W_N_ROLES], char *err
         out[r] = dst;
         used += t->numel;
     }
-    if (w->a->family == HF_PHI3) fused_views(w->a, out);
+    if (w->a->family == HF_PHI3) fused_views(w->a, l, out);
     return 0;
 }
 

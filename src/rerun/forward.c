@@ -10,9 +10,13 @@ int forward_avail(Forward *f, int T) { return f->ops->avail ? f->ops->avail(f, T
 
 void forward_close(Forward *f) {
     if (!f) return;
-    int *win = f->info.layer_window; /* close frees f itself */
+    int *win = f->info.layer_window, *heads = f->info.layer_heads; /* close frees f itself */
     f->ops->close(f);
-    free(win);
+    free(win), free(heads);
+}
+
+int forward_layer_heads(const ForwardInfo *fi, int l) {
+    return fi->layer_heads ? fi->layer_heads[l] : fi->H;
 }
 
 int forward_check_memory(Forward *f, int B, int T, int M, int probe_n, const char *what, char *err,

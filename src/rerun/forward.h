@@ -43,7 +43,14 @@ typedef struct {
                            run's config_layer_window, a checkpoint's hf_layer_window; the
                            Forward owns it (forward_close frees it) */
     int uniform_slots;  /* the slots the uniform reference counts (metrics.h uniform_slots) */
+    int *layer_heads;   /* [L]: layer l's query heads where some layer has fewer than H (a
+                           checkpoint's hf_layer_heads; the heads h >= layer_heads[l] of its
+                           [.., H, ..] columns are NaN), or NULL: H every layer; the Forward
+                           owns it */
 } ForwardInfo;
+
+/* Layer l's query heads (fi->layer_heads[l], or H). */
+int forward_layer_heads(const ForwardInfo *fi, int l);
 
 /* One probe pass's input: N windows of T tokens (T <= the prepared T). */
 typedef struct {

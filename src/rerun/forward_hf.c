@@ -38,7 +38,7 @@ typedef struct {
 /* The callbacks of losses' forward of B windows. */
 typedef struct {
     float *cols;
-    int B, T, V;
+    int B, T, V, H;
     const int *targets;
     float *tok_loss;
     int mean;
@@ -46,12 +46,17 @@ typedef struct {
     long long cnt;
 } LossCtx;
 
-/* After each layer: each window's and head's first column, [B, H, T], into
- * cols (layer l's at l * B * H * T). */
+/* After each layer: each window's and head's first column, [B, H, T] at
+ * the model's H, into cols (layer l's at l * B * H * T); the heads a
+ * layer lacks (hf_layer_heads) NaN. */
 static void col_feed(void *ctx, const ProbeLayer *o) {
     LossCtx *c = ctx;
-    const size_t n = (size_t)c->B * o->H * o->T;
-    memcpy(c->cols + (size_t)o->layer * n, o->first_col, n * sizeof(float));
+    const size_t n = (size_t)c->H * o->T, k = (size_t)o->H * o->T;
+    for (int b = 0; b < c->B; b++) {
+        float *dst = c->cols + ((size_t)o->layer * c->B + b) * n;
+        memcpy(dst, o->first_col + (size_t)b * k, k * sizeof(float));
+        for (size_t i = k; i < n; i++) dst[i] = NAN;
+    }
 }
 
 /* Window b's logits: its per-position losses and its sum, in window order. */
@@ -172,6 +177,7 @@ static int h_losses(Forward *f, const int *ids, const int *targets, int B, int T
                  .B = B,
                  .T = T,
                  .V = f->info.V,
+                 .H = f->info.H,
                  .targets = targets,
                  .tok_loss = tok_loss,
                  .mean = mean != NULL};
@@ -203,16 +209,23 @@ static int h_avail(Forward *f, int T) {
     return load_windows(f, T, 0, err, sizeof err) == 0 ? h->w.N : 0;
 }
 
-/* first_gates' callback: where layer 0's scores of B windows go. */
+/* first_gates' callback: where layer 0's scores of B windows go, C of
+ * them a window (the model's gate channels). */
 typedef struct {
     float *scores;
-    int B;
+    int B, C;
 } GateCtx;
 
-/* After layer 0: the B windows' gate scores [B, T = 1, C] into the ctx. */
+/* After layer 0: the B windows' gate scores [B, T = 1, C] into the ctx;
+ * the channels of heads layer 0 lacks NaN. */
 static void gate_feed(void *ctx, const ProbeLayer *o) {
     const GateCtx *g = ctx;
-    if (o->layer == 0) memcpy(g->scores, o->gates, (size_t)g->B * o->T * o->C * sizeof(float));
+    if (o->layer != 0) return;
+    for (size_t r = 0; r < (size_t)g->B * o->T; r++) {
+        float *dst = g->scores + r * g->C;
+        memcpy(dst, o->gates + r * o->C, (size_t)o->C * sizeof(float));
+        for (int c = o->C; c < g->C; c++) dst[c] = NAN;
+    }
 }
 
 /* The B one-token windows through layer 0 only. A checkpoint runs each
@@ -228,7 +241,7 @@ static int h_first_gates(Forward *f, const int *ids, int B, float *scores, char 
     if (B > h->B) return seterr(err, errlen, "%s: %d windows, prepared for %d", f->run, B, h->B);
     for (int b = 0; b < B; b++) h->ids[b] = (int32_t)ids[b];
     const int rows = f->info.learned_pos ? 1 : B;
-    GateCtx g = {scores, B / rows};
+    GateCtx g = {scores, B / rows, f->info.gate_channels};
     HfRun run = {.B = B / rows, .fn = gate_feed, .ctx = &g, .layers = 1};
     return hf_model_forward(h->m, h->ids, rows, &run, err, errlen) < 0 ? -1 : 0;
 }
@@ -313,6 +326,11 @@ static int fill_info(ForwardInfo *i, const HfArch *a, const RunMeta *meta, int p
     i->uniform_slots = uniform_slots(a->sinks, 0);   /* a checkpoint's maps are never the proxy */
     i->layer_window = malloc((size_t)a->L * sizeof *i->layer_window);
     for (int l = 0; i->layer_window && l < a->L; l++) i->layer_window[l] = hf_layer_window(a, l);
+    if (hf_heads_vary(a)) {
+        i->layer_heads = malloc((size_t)a->L * sizeof *i->layer_heads);
+        for (int l = 0; i->layer_heads && l < a->L; l++) i->layer_heads[l] = hf_layer_heads(a, l);
+        if (!i->layer_heads) return -1;
+    }
     return i->layer_window ? 0 : -1;
 }
 

@@ -181,6 +181,10 @@ static int head_mask(Forward *f, const InterventionKind *kinds, int n, const IvP
     int rc = !strcmp(p->heads, "dormant")
                  ? dormant_heads(f, *mask, text, len, err, errlen)
                  : intervene_parse_heads(p->heads, L, H, *mask, err, errlen);
+    for (int i = 0; rc == 0 && i < L * H; i++)
+        if ((*mask)[i] && i % H >= forward_layer_heads(&f->info, i / H))
+            rc = seterr(err, errlen, "%s: --heads %d.%d: layer %d has %d query heads", f->run,
+                        i / H, i % H, i / H, forward_layer_heads(&f->info, i / H));
     if (rc == 0 && strcmp(p->heads, "dormant")) snprintf(text, len, "%s", p->heads);
     if (rc != 0) free(*mask), *mask = NULL;
     return rc;

@@ -47,7 +47,7 @@ typedef struct {
 static void acc_attention(AttnAcc *a, const ForwardInfo *fi, const float *cols, int B, int T) {
     for (int l = 0; l < fi->L; l++)
         for (int b = 0; b < B; b++)
-            for (int h = 0; h < fi->H; h++) {
+            for (int h = 0; h < forward_layer_heads(fi, l); h++) { /* the layer's own */
                 const float *col = cols + (((size_t)l * B + b) * fi->H + h) * T;
                 a->share_sum += first_share_from_col(col, T);
                 a->share_n++;

@@ -16,12 +16,12 @@
 /* When the plan allocates each record array: one PA_WHEN_<member> per
  * RS_PROBE_ARRAYS entry, so an entry added without one does not compile.
  * PA_INIT: always, by probe_acc_init; PA_SLOT: when the shape keeps the
- * slot; PA_GATE: when it has gate channels; PA_SAMPLE: when it samples
- * gate sequences; PA_ON_CALL: by the first call that sets it
+ * slot; PA_HEADS: when its layers' query heads differ (layer_heads); PA_GATE: when it has gate
+ * channels; PA_SAMPLE: when it samples gate sequences; PA_ON_CALL: by the first call that sets it
  * (probe_acc_ov_erank); PA_ON_LOGIT: the same, for a shape whose source
  * exposes its logits (has_logits: probe_acc_max_logit); PA_CALLER: never, the
  * record's caller computes it. */
-enum { PA_INIT, PA_SLOT, PA_GATE, PA_SAMPLE, PA_ON_CALL, PA_ON_LOGIT, PA_CALLER };
+enum { PA_INIT, PA_SLOT, PA_GATE, PA_SAMPLE, PA_HEADS, PA_ON_CALL, PA_ON_LOGIT, PA_CALLER };
 #define PA_WHEN_attention PA_INIT
 #define PA_WHEN_first_col PA_INIT
 #define PA_WHEN_tokens PA_INIT
@@ -58,6 +58,7 @@ enum { PA_INIT, PA_SLOT, PA_GATE, PA_SAMPLE, PA_ON_CALL, PA_ON_LOGIT, PA_CALLER 
 #define PA_WHEN_grad_in_norm PA_CALLER
 #define PA_WHEN_targets PA_CALLER
 #define PA_WHEN_gate_w_norm PA_CALLER
+#define PA_WHEN_layer_heads PA_HEADS
 
 /* The dims letters of each record array, as RS_PROBE_ARRAYS gives them. */
 #define PA_DIMS_FIELD(member, ctype, cls, hid, name, dims, kind, desc) const char *member;
@@ -98,7 +99,8 @@ static double plan_dim(const ProbeShape *s, char c) {
  * least 1), or -1 when `when` gives it none for this shape. */
 static double plan_elems(const ProbeShape *s, int when, const char *dims) {
     if (when == PA_CALLER || (when == PA_SLOT && !s->has_slot) || (when == PA_GATE && !s->C) ||
-        (when == PA_ON_LOGIT && !s->has_logits) || (when == PA_SAMPLE && !gate_sample_seqs(s)))
+        (when == PA_HEADS && !s->layer_heads) || (when == PA_ON_LOGIT && !s->has_logits) ||
+        (when == PA_SAMPLE && !gate_sample_seqs(s)))
         return -1;
     double n = 1;
     for (const char *c = dims; *c; c++) n *= plan_dim(s, *c);
@@ -177,6 +179,7 @@ int probe_acc_init(ProbeAcc *a, const ProbeShape *s) {
         probe_acc_free(a);
         return -1;
     }
+    for (int l = 0; a->layer_heads && l < s->L; l++) a->layer_heads[l] = s->layer_heads[l];
     for (size_t l = 0; s->C && l < (size_t)s->L; l++) { /* min / max start at +inf / -inf */
         a->gate_stats[l * RS_GATE_NSTATS + 1] = INFINITY;
         a->gate_stats[l * RS_GATE_NSTATS + 2] = -INFINITY;
@@ -202,9 +205,9 @@ static void add_empty(ProbeAcc *a, const ProbeLayer *pl, int h, size_t lh) {
 }
 
 static void add_attention(ProbeAcc *a, int seq, const ProbeLayer *pl) {
-    const int T = pl->T, H = pl->H, N = a->s.N;
+    const int T = pl->T, H = a->s.H, N = a->s.N;
     const size_t MM = (size_t)pl->M * pl->M;
-    for (int h = 0; h < H; h++) {
+    for (int h = 0; h < pl->H; h++) {
         const size_t lh = (size_t)pl->layer * H + h;
         const float *map = pl->maps + (size_t)h * MM, *col = pl->first_col + (size_t)h * T;
         if (a->attention_slot && pl->slot) {
@@ -222,7 +225,7 @@ static void add_attention(ProbeAcc *a, int seq, const ProbeLayer *pl) {
 }
 
 static void add_gates(ProbeAcc *a, int seq, const ProbeLayer *pl) {
-    const int C = pl->C, T = pl->T, l = pl->layer;
+    const int C = pl->C, T = pl->T, l = pl->layer, Cs = a->s.C;
     double *st = a->gate_stats + l * RS_GATE_NSTATS;
     for (int t = 0; t < T; t++) {
         const float *row = pl->gates + (size_t)t * pl->gate_stride;
@@ -233,14 +236,14 @@ static void add_gates(ProbeAcc *a, int seq, const ProbeLayer *pl) {
         for (int k = 0; k < RS_GATE_NBELOW; k++)
             a->gate_below[l * RS_GATE_NBELOW + k] += below[k] * C;
         for (int c = 0; c < C; c++) {
-            a->gate_channel_mean[(size_t)l * C + c] += row[c];
+            a->gate_channel_mean[(size_t)l * Cs + c] += row[c];
             st[0] += row[c];
             if (row[c] < st[1]) st[1] = row[c];
             if (row[c] > st[2]) st[2] = row[c];
         }
         st[3] += C;
         if (seq < a->Ns)
-            memcpy(a->gate_sample + (((size_t)l * a->Ns + seq) * T + t) * C, row,
+            memcpy(a->gate_sample + (((size_t)l * a->Ns + seq) * T + t) * Cs, row,
                    (size_t)C * sizeof(float));
     }
 }
@@ -256,7 +259,7 @@ static void add_norms(float *sum, float *norms, const float *x, int T, int len, 
  * position 0 and after: each only when the source exposes it. */
 static void add_heads(ProbeAcc *a, const ProbeLayer *pl) {
     const int T = pl->T, H = pl->H, dh = pl->dh;
-    const size_t base = (size_t)pl->layer * H * T;
+    const size_t base = (size_t)pl->layer * a->s.H * T;
     for (int h = 0; pl->Hkv > 0 && h < H; h++) {
         const size_t g = (size_t)(h * pl->Hkv / H) * dh, at = base + (size_t)h * T;
         if (pl->keys) add_norms(a->key_norm + at, a->rownorm, pl->keys + g, T, dh, pl->kv_stride);
@@ -387,15 +390,55 @@ static void acc_means(ProbeAcc *a) {
     head_means(a);
     for (int l = 0; s->C && l < s->L; l++) {
         double *st = a->gate_stats + l * RS_GATE_NSTATS, cnt = st[3] > 0 ? st[3] : 1.0;
-        double per_chan = cnt / s->C;
+        double per_chan = cnt / (s->C / s->H * probe_layer_heads(a->layer_heads, s->H, l));
         for (int c = 0; c < s->C; c++) a->gate_channel_mean[(size_t)l * s->C + c] /= per_chan;
         for (int k = 0; k < RS_GATE_NBELOW; k++) a->gate_below[l * RS_GATE_NBELOW + k] /= cnt;
         st[0] /= cnt;
     }
 }
 
+/* The elements of an array of these dims whose head (H) index is one its
+ * layer (L) lacks, or whose channel (C) index is one of those heads'
+ * channels, set to NaN. */
+static void absent_nan(const ProbeAcc *a, const char *dims, float *f, double *g) {
+    const ProbeShape *s = &a->s;
+    const int nd = (int)strlen(dims);
+    size_t n = 1, idx[8] = {0}, size[8];
+    if (!a->layer_heads || (!f && !g) || !strchr(dims, 'L') || nd > 8) return;
+    for (int i = 0; i < nd; i++) n *= size[i] = (size_t)plan_dim(s, dims[i]);
+    for (size_t e = 0; e < n; e++) {
+        size_t r = e, l = 0, h = 0, c = 0;
+        for (int i = nd - 1; i >= 0; i--) idx[i] = r % size[i], r /= size[i];
+        for (int i = 0; i < nd; i++) {
+            if (dims[i] == 'L') l = idx[i];
+            if (dims[i] == 'H') h = idx[i] + 1;
+            if (dims[i] == 'C') c = idx[i] + 1;
+        }
+        const int hl = a->layer_heads[l];
+        if ((h && (int)h > hl) || (c && (int)c > s->C / s->H * hl)) {
+            if (f) f[e] = NAN;
+            else g[e] = NAN;
+        }
+    }
+}
+
+/* Every per-head (and per-channel) record array's absent heads as NaN. */
+static void absent_heads(ProbeAcc *a) {
+#define PA_NAN_F(member, ctype, cls, hid, name, dims, kind, desc)                                  \
+    if (a->member && (strchr(dims, 'H') || strchr(dims, 'C')))                                     \
+        absent_nan(a, dims, cls == RS_F32 ? (float *)(void *)a->member : NULL,                     \
+                   cls == RS_F64 ? (double *)(void *)a->member : NULL);
+    RS_PROBE_ARRAYS(PA_NAN_F)
+#undef PA_NAN_F
+}
+
+int probe_layer_heads(const int *layer_heads, int H, int l) {
+    return layer_heads ? layer_heads[l] : H;
+}
+
 void probe_acc_finish(ProbeAcc *a, ProbeRecord *out) {
     acc_means(a);
+    absent_heads(a);
     memset(out, 0, sizeof *out);
     out->L = a->s.L, out->H = a->s.H, out->N = a->s.N, out->T = a->s.T, out->M = a->s.M;
     out->gate_channels = a->s.C, out->has_gate = a->s.C > 0;

@@ -18,13 +18,13 @@
 
 /* What one layer of one sequence exposes (valid during the call only). */
 typedef struct {
-    int layer, T, H, M, C, d;
-    const float *first_col; /* [H, T]: A[t, 0] */
-    const float *maps;      /* [H, M, M]: A[t, s] on the real tokens, t, s < M */
-    const float *slot;      /* [H, T]: weight each query gives the extra slot, or NULL */
-    const float *gates;     /* activated gate scores: row t (C of them) at
-                               gates + t * gate_stride (0: one row for every
-                               t), or NULL when C = 0 */
+    int layer, T, H, M, C, d; /* H, C: the layer's own (its query heads, their gate channels) */
+    const float *first_col;   /* [H, T]: A[t, 0] */
+    const float *maps;        /* [H, M, M]: A[t, s] on the real tokens, t, s < M */
+    const float *slot;        /* [H, T]: weight each query gives the extra slot, or NULL */
+    const float *gates;       /* activated gate scores: row t (C of them) at
+                                 gates + t * gate_stride (0: one row for every
+                                 t), or NULL when C = 0 */
     int gate_stride;
     const float *hidden; /* [T, d]: the block's output (residual stream) */
     /* The head probes' inputs, each NULL when the source does not expose
@@ -41,6 +41,9 @@ typedef struct {
     int L, H, N, T, M, C, d; /* M <= T: side of the stored maps */
     int has_slot;            /* keep attention_slot */
     int has_logits;          /* the source calls probe_acc_max_logit (keep max_logit) */
+    const int *layer_heads;  /* [L]: each layer's query heads where some has fewer than H
+                                (each layer fed at its own: ProbeLayer's H and C), kept as
+                                the record's layer_heads; NULL: every layer H */
     int rows_normalised;     /* 1: every row's mass on the real tokens is 1
                                 (plain softmax), or 1 less the slot's weight
                                 (a sink logit in the softmax); 0: the
@@ -109,6 +112,10 @@ void probe_acc_free(ProbeAcc *a);
  * call), exactly: the
  * count pass of the same layout (plan.h); saturates at PLAN_TOO_MUCH. */
 size_t probe_acc_bytes(const ProbeShape *s);
+
+/* Layer l's query heads: layer_heads[l] (a record's or shape's), H when
+ * NULL. */
+int probe_layer_heads(const int *layer_heads, int H, int l);
 
 /* probe_reduce_sinks.c, the measures beyond position 0 (metrics_sinks.h),
  * called by the reducer: add head h's key alphas of one sequence's layer,

@@ -8,7 +8,7 @@
 #include "metrics_sinks.h"
 
 void probe_sinks_head(ProbeAcc *a, int seq, const ProbeLayer *pl, int h) {
-    const size_t at = (((size_t)seq * a->s.L + pl->layer) * pl->H + h) * pl->M;
+    const size_t at = (((size_t)seq * a->s.L + pl->layer) * a->s.H + h) * pl->M;
     key_alpha_all(pl->maps + (size_t)h * pl->M * pl->M, pl->M, a->key_alpha + at);
 }
 

@@ -103,6 +103,12 @@ int runread_probe_steps(RunReader *r, long long **steps, int *n, char *err, size
  * (also when the run has no probes). Free with runread_probe_free. */
 int runread_probe(RunReader *r, long long step, ProbeRecord *p, char *err, size_t errlen);
 void runread_probe_free(ProbeRecord *p);
+/* Layer l's query heads: its layer_heads entry, or H in a record without
+ * them. Heads h >= this count are absent (NaN): a reader that loops over
+ * heads loops to it, and a fraction of heads counts these only. */
+int runread_layer_heads(const ProbeRecord *p, int l);
+/* The present (layer, head) pairs of layers [l0, l1). */
+int runread_heads_in(const ProbeRecord *p, int l0, int l1);
 
 /* /metrics/train and /metrics/eval series (all arrays length n). */
 typedef struct {

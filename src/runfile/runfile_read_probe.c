@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "h5util.h"
+#include "probe_reduce.h" /* probe_layer_heads */
 #include "runschema.h"
 #include "runfile_check.h"
 #include "util.h"
@@ -166,6 +167,12 @@ static int read_probe_arrays(RunReader *r, hid_t g, ProbeRecord *p, char *err, s
     p->D = (int)d.D;
     p->gate_sample_n = (int)d.S;
     if (rc == 0) rc = check_maps_len(r, g, &d, err, errlen);
+    for (int l = 0; rc == 0 && p->layer_heads && l < p->L; l++)
+        if (p->layer_heads[l] < 1 || p->layer_heads[l] > p->H) {
+            seterr(err, errlen, "%s: probe step %lld: layer_heads[%d] is %d, not in [1, H=%d]",
+                   r->meta.path, p->step, l, p->layer_heads[l], p->H);
+            rc = -1;
+        }
     if (rc == 0 && p->gate_w_norm && d.G != (hsize_t)p->gate_heads) {
         seterr(err, errlen, "%s: gate_weight_norm has %llu heads but the attr gate_heads is %d",
                r->meta.path, (unsigned long long)d.G, p->gate_heads);
@@ -357,4 +364,14 @@ int runread_intervention_names(RunReader *r, char ***names, char *err, size_t er
     }
     *names = l.v;
     return l.n;
+}
+
+int runread_layer_heads(const ProbeRecord *p, int l) {
+    return probe_layer_heads(p->layer_heads, p->H, l);
+}
+
+int runread_heads_in(const ProbeRecord *p, int l0, int l1) {
+    int n = 0;
+    for (int l = l0; l < l1; l++) n += runread_layer_heads(p, l);
+    return n;
 }

@@ -443,7 +443,11 @@ enum { RS_REQ, RS_OPT, RS_GATE, RS_GATE_OPT };
       "position's is the token after the stored window); trained runs' probes only")               \
     X(gate_w_norm, double, RS_F64, 0, "gate_weight_norm", "LG", RS_GATE_OPT,                       \
       "per layer and gated head: Frobenius norm of the gate's weights that serve the head "        \
-      "(biases excluded); trained runs' probes only")
+      "(biases excluded); trained runs' probes only")                                              \
+    X(layer_heads, int, RS_I32, 0, "layer_heads", "L", RS_OPT,                                     \
+      "query heads of each layer where some layer has fewer than H (a checkpoint's per-layer "     \
+      "counts): heads h >= layer_heads[l] are absent, NaN in every per-head array (and their "     \
+      "gate channels in the channel arrays); absent: every layer has H")
 
 enum { RS_F32, RS_F64, RS_I32 };
 

@@ -33,11 +33,14 @@ configuration_laguna.py:
     the dims; sliding_attention: 10000 on all of them by default); the
     sliding layers mask keys j <= t - sliding_window; GQA; logits
     q k^T head_dim^-1/2; each head's output [T, H, dh] times
-    softplus(g_proj(h)) [T, H], then o_proj;
+    softplus(g_proj(h)) [T, H], then o_proj; each layer at its own H
+    (num_attention_heads_per_layer, else num_attention_heads), its
+    q/o/g_proj shaped by it; a layer's maps [H, T, T] and gates [T, H]
+    stored at the largest H, the heads it lacks NaN;
   * the final norm and the untied lm_head.
 
 Run in float64 on the checkpoint's rounded weights.
-Regenerate:  /usr/bin/python3 tests/reference/laguna_reference.py
+Regenerate:  /usr/bin/python3 tests/reference/laguna_reference.py [--out DIR] [NAME...]
 """
 import os
 import sys
@@ -57,6 +60,25 @@ def norm(x, w, eps):
 
 def layer_types(cfg):
     return cfg.get("layer_types") or ["full_attention"] * cfg["num_hidden_layers"]
+
+
+def heads_of(cfg, l):
+    """Layer l's query heads."""
+    per = cfg.get("num_attention_heads_per_layer")
+    return per[l] if per else cfg["num_attention_heads"]
+
+
+def most_heads(cfg):
+    return max(heads_of(cfg, l) for l in range(cfg["num_hidden_layers"]))
+
+
+def pad_heads(x, H, dim):
+    """x with NaN heads appended along dim up to H."""
+    if x.shape[dim] == H:
+        return x
+    shape = list(x.shape)
+    shape[dim] = H - x.shape[dim]
+    return torch.cat((x, torch.full(shape, float("nan"), dtype=x.dtype)), dim=dim)
 
 
 def mlp_types(cfg):
@@ -81,9 +103,9 @@ def turn(x, theta, rd):
     return torch.cat((lo * c - hi * s, hi * c + lo * s, rest), dim=-1)
 
 
-def attention(cfg, W, p, h, kind):
+def attention(cfg, W, p, h, kind, H):
     T = h.shape[0]
-    H, Hkv, dh, eps = cfg["num_attention_heads"], cfg["num_key_value_heads"], cfg["head_dim"], cfg["rms_norm_eps"]
+    Hkv, dh, eps = cfg["num_key_value_heads"], cfg["head_dim"], cfg["rms_norm_eps"]
 
     def proj(n, rows):
         y = h @ W[p + "self_attn.%s_proj.weight" % n].T
@@ -153,28 +175,29 @@ def moe(cfg, W, p, h):
 
 
 def forward_laguna(cfg, W, ids):
-    """logits [T, V], maps [L][H, T, T], gates [L][T, H], block outputs [L][T, d]."""
-    eps = cfg["rms_norm_eps"]
+    """logits [T, V], maps [L][H, T, T], gates [L][T, H] (H the most heads a
+    layer has, a layer's absent heads NaN), block outputs [L][T, d]."""
+    eps, Hm = cfg["rms_norm_eps"], most_heads(cfg)
     x = W["model.embed_tokens.weight"][ids]
     maps, gates, hidden = [], [], []
     for l, (kind, mt) in enumerate(zip(layer_types(cfg), mlp_types(cfg))):
         p = "model.layers.%d." % l
-        o, a, g = attention(cfg, W, p, norm(x, W[p + "input_layernorm.weight"], eps), kind)
+        o, a, g = attention(cfg, W, p, norm(x, W[p + "input_layernorm.weight"], eps), kind, heads_of(cfg, l))
         x = x + o
         h = norm(x, W[p + "post_attention_layernorm.weight"], eps)
         x = x + (moe(cfg, W, p + "mlp.", h) if mt == "sparse" else swiglu(W, p + "mlp.", h))
-        maps.append(a), gates.append(g), hidden.append(x)
+        maps.append(pad_heads(a, Hm, 0)), gates.append(pad_heads(g, Hm, 1)), hidden.append(x)
     logits = norm(x, W["model.norm.weight"], eps) @ W["lm_head.weight"].T
     return logits, maps, gates, hidden
 
 
 def weights_laguna(cfg, g):
-    d, H, V, ff = cfg["hidden_size"], cfg["num_attention_heads"], cfg["vocab_size"], cfg["intermediate_size"]
+    d, V, ff = cfg["hidden_size"], cfg["vocab_size"], cfg["intermediate_size"]
     Hkv, dh = cfg["num_key_value_heads"], cfg["head_dim"]
     W = {"model.embed_tokens.weight": torch.randn(V, d, generator=g),
          "model.norm.weight": vec(g, d, 1.0), "lm_head.weight": mat(g, V, d)}
     for l, mt in enumerate(mlp_types(cfg)):
-        p = "model.layers.%d." % l
+        p, H = "model.layers.%d." % l, heads_of(cfg, l)
         for n in ("input_layernorm", "post_attention_layernorm"):
             W[p + n + ".weight"] = vec(g, d, 1.0, 0.2)
         for n, rows, sc in (("q", H * dh, 1.5), ("k", Hkv * dh, 1.5), ("v", Hkv * dh, 1.0), ("g", H, 2.0)):
@@ -259,7 +282,10 @@ def laguna_cfg(**kw):
 # token, no cap, scaling 1). laguna-stacked-f32: laguna-f32's shape with
 # the experts stacked, the correction bias under mlp.experts. and the
 # shared expert under mlp.shared_expert.; laguna-stacked-bf16: the same
-# in BF16 with 6 experts, 3 a token.
+# in BF16 with 6 experts, 3 a token. laguna-heads-f32: laguna-f32 with each
+# layer's own query heads (num_attention_heads_per_layer 4, 6, 2 over 2 KV
+# heads: the sliding layers more than the full one, layer 0 fewer than
+# the most).
 FIXTURES = {
     "laguna-f32": (laguna_cfg(), "F32", 1),
     "laguna-bf16-sharded": (laguna_cfg(num_hidden_layers=4, num_attention_heads_per_layer=None,
@@ -270,6 +296,7 @@ FIXTURES = {
                                        moe_router_logit_softcapping=None, gating="per-head"), "BF16", 3),
     "laguna-stacked-f32": (laguna_cfg(), "F32", 1),
     "laguna-stacked-bf16": (laguna_cfg(num_experts=6, num_experts_per_tok=3), "BF16", 1),
+    "laguna-heads-f32": (laguna_cfg(num_attention_heads=6, num_attention_heads_per_layer=[4, 6, 2]), "F32", 1),
 }
 
 
@@ -279,9 +306,15 @@ def build(name, cfg, dtype, shards, out_root):
 
 
 def main():
+    """Every fixture into tests/reference/hf, or those named on the command
+    line into the directory given by --out (default the same)."""
     torch.set_num_threads(1)
+    args, out = sys.argv[1:], os.path.join(HERE, "hf")
+    if len(args) >= 2 and args[0] == "--out":
+        out, args = args[1], args[2:]
     for name, (cfg, dtype, shards) in FIXTURES.items():
-        build(name, cfg, dtype, shards, os.path.join(HERE, "hf"))
+        if not args or name in args:
+            build(name, cfg, dtype, shards, out)
 
 
 if __name__ == "__main__":

@@ -650,9 +650,9 @@ def write_reference(d, cfg, Wr, ids, dtype, forward, extra, margins=None):
         logits, maps, per_layer, hidden = forward(cfg, {k: v.double() for k, v in Wr.items()}, ids)
     write_expected(d, ids, logits, maps, hidden, dtype, **{extra: per_layer})
     name = os.path.basename(d)
-    s = torch.stack(per_layer)
+    s = torch.stack(per_layer).flatten()
     margin = " routing margin %.4f" % min(margins) if margins else ""
-    print("%-24s %-5s %s %.3f..%.3f%s" % (name, dtype, extra, float(s.min()), float(s.max()), margin))
+    print("%-24s %-5s %s %.3f..%.3f%s" % (name, dtype, extra, float(s[s == s].min()), float(s[s == s].max()), margin))
     assert not margins or min(margins) > 1e-3, "reseed: a routing choice is within 1e-3"
     if margins is not None:
         margins.clear()
