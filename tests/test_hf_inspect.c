@@ -1,10 +1,10 @@
 /* test_hf_inspect.c: the Hugging Face forward pass against PyTorch
  * (tests/reference/make_hf_fixtures.py writes tests/reference/hf/<name>/:
- * a snapshot plus expected.h5), bad checkpoints giving one-line errors,
- * and an inspected checkpoint run again: eval against PyTorch, stream,
- * the memory plan and the refusals of a rerun. The run file gatelab
- * inspect writes, its bad input and interventions on it are
- * test_hf_inspect_cli.c.
+ * a snapshot plus expected.h5 of hf_forwards.py's forward), bad
+ * checkpoints giving one-line errors, and an inspected checkpoint run
+ * again: eval against PyTorch, stream, the memory plan and the refusals
+ * of a rerun. The run file gatelab inspect writes, its bad input and
+ * interventions on it are test_hf_inspect_cli.c.
  *
  * Every fixture: logits, attention maps (full, M = T), first-token column,
  * gate scores (gated Qwen3) and block outputs within 1e-4 (absolute plus

@@ -21,19 +21,13 @@ from modeling_gemma2.py and modeling_gemma3.py of transformers v4.50.0
     final_logit_softcapping.
 
 Run in float64 on the checkpoint's rounded weights."""
-import math
-
 import torch
 import torch.nn.functional as F
+from hf_forwards import gelu_tanh, rotate_half
 
 
 def norm1(x, w, eps):
     return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * (1.0 + w)
-
-
-def rotate_half(x):
-    h = x.shape[-1] // 2
-    return torch.cat((-x[..., h:], x[..., :h]), dim=-1)
 
 
 def cos_sin(T, dh, base, factor, dtype):
@@ -41,10 +35,6 @@ def cos_sin(T, dh, base, factor, dtype):
     f = torch.arange(T, dtype=torch.float64)[:, None] * inv[None, :]
     emb = torch.cat((f, f), dim=-1)
     return emb.cos().to(dtype), emb.sin().to(dtype)
-
-
-def gelu_tanh(x):
-    return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x.pow(3))))
 
 
 def slides(cfg, l):

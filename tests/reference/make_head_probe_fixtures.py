@@ -40,6 +40,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
 from gatelab import ref  # noqa: E402
 import make_fixtures as mf  # noqa: E402
+import hf_forwards as hff  # noqa: E402
 import make_hf_fixtures as mhf  # noqa: E402
 
 CASES = ["var-baseline", "var-g1-elem", "var-g1-head", "var-g2-elem", "var-sink-token",
@@ -138,7 +139,7 @@ def trained_case(f, name, vid, cfg, seed):
 
 
 class Keep:
-    """mhf.causal_attention with its keys, values and outputs kept."""
+    """hff.causal_attention with its keys, values and outputs kept."""
 
     def __init__(self, inner):
         self.inner, self.kept = inner, []
@@ -183,16 +184,16 @@ def hf_case(name):
         W = mhf.weights_neox(cfg, g)
     ids = torch.randint(0, cfg["vocab_size"], (mhf.T_TOK,), generator=g)
     Wr = mhf.rounded(W, dtype)
-    keep = Keep(mhf.causal_attention)
-    mhf.causal_attention = keep
+    keep = Keep(hff.causal_attention)
+    hff.causal_attention = keep
     with torch.no_grad():
         if family in ("llama", "qwen2", "qwen3"):
-            logits, _, gates, _ = mhf.forward_llama(cfg, Wr, ids, family)
+            logits, _, gates, _ = hff.forward_llama(cfg, Wr, ids, family)
         elif family.startswith("gpt2"):
-            logits, _, gates, _ = mhf.forward_gpt2(cfg, Wr, ids, "transformer.")
+            logits, _, gates, _ = hff.forward_gpt2(cfg, Wr, ids, "transformer.")
         else:
-            logits, _, gates, _ = mhf.forward_neox(cfg, Wr, ids)
-    mhf.causal_attention = keep.inner
+            logits, _, gates, _ = hff.forward_neox(cfg, Wr, ids)
+    hff.causal_attention = keep.inner
     d = os.path.join(HERE, "hf", name)
     with h5py.File(os.path.join(d, "expected.h5"), "r") as f:
         assert np.array_equal(f["tokens"][()], ids.numpy()), name + ": tokens differ"

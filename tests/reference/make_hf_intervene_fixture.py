@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """make_hf_intervene_fixture.py: references for `gatelab intervene` on an
 inspected checkpoint (tests/test_hf_inspect_cli.c), from the plain PyTorch
-forward of make_hf_fixtures.py on the same tiny gated Qwen3 snapshots.
+forward of hf_forwards.py on the same tiny gated Qwen3 snapshots.
 
 For each gated fixture it rebuilds the fixture's weights and tokens (same
 seed, so they equal the committed snapshot) and writes
@@ -27,6 +27,7 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import hf_forwards as hff  # noqa: E402
 import make_hf_fixtures as mk  # noqa: E402
 
 NAMES = ["qwen3-elementwise-f32-sharded", "qwen3-headwise-f32"]
@@ -80,16 +81,16 @@ def build(name):
     with h5py.File(os.path.join(d, "expected.h5"), "r") as f:  # the same weights and tokens
         assert np.array_equal(f["tokens"][()], ids.numpy()), name
     with torch.no_grad():
-        lg0, _, _, _ = mk.forward_llama(cfg, Wr, ids, family)
-        lg1, att1, _, _ = mk.forward_llama(cfg, Wr, ids, family, gates_open=True)
-        lg2, att2, _, _ = mk.forward_llama(cfg, Wr, ids[1:], family)
-        lg3, _, _, _ = mk.forward_llama(cfg, heads_zeroed(Wr, cfg), ids, family)
-        lg4, _, _, _ = mk.forward_llama(cfg, Wr, ids, family,
-                                        gate_fn=lambda l, s: torch.ones_like(s) if l == 0 else s)
-        lg5, _, _, _ = mk.forward_llama(cfg, Wr, ids, family,
-                                        gate_fn=lambda l, s: torch.full_like(s, GATE_C))
-        lg6, _, _, _ = mk.forward_llama(cfg, Wr, ids, family, resid_fn=mact("zero"))
-        lg7, _, _, _ = mk.forward_llama(cfg, Wr, ids, family, resid_fn=mact("mean"))
+        lg0, _, _, _ = hff.forward_llama(cfg, Wr, ids, family)
+        lg1, att1, _, _ = hff.forward_llama(cfg, Wr, ids, family, gates_open=True)
+        lg2, att2, _, _ = hff.forward_llama(cfg, Wr, ids[1:], family)
+        lg3, _, _, _ = hff.forward_llama(cfg, heads_zeroed(Wr, cfg), ids, family)
+        lg4, _, _, _ = hff.forward_llama(cfg, Wr, ids, family,
+                                         gate_fn=lambda l, s: torch.ones_like(s) if l == 0 else s)
+        lg5, _, _, _ = hff.forward_llama(cfg, Wr, ids, family,
+                                         gate_fn=lambda l, s: torch.full_like(s, GATE_C))
+        lg6, _, _, _ = hff.forward_llama(cfg, Wr, ids, family, resid_fn=mact("zero"))
+        lg7, _, _, _ = hff.forward_llama(cfg, Wr, ids, family, resid_fn=mact("mean"))
     with h5py.File(os.path.join(d, "intervene.h5"), "w") as f:
         kw = dict(compression="gzip", shuffle=True)
         f.create_dataset("tokens", data=ids.numpy().astype(np.int32))

@@ -24,7 +24,7 @@ position's keys and values in float):
             a forward as the trained case's batches (forward_llama_batch
             below: every linear layer's input holds the rows of all HB
             windows, so each site's range moves once a batch; in float each
-            window's logits are make_hf_fixtures.forward_llama's):
+            window's logits are hf_forwards.forward_llama's):
             calib int32 [CALIB, HB, T], tokens int32 [HB, T] (targets: the
             next token in the window), loss_<mode> and keep1_loss_<mode> float64
 Both cases also hold hold_loss_w8a8 float64 [4 L]: the w8a8 loss with one
@@ -51,7 +51,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
 from gatelab import ref  # noqa: E402
 import make_fixtures as mf  # noqa: E402
-import make_hf_fixtures as mhf  # noqa: E402
+import hf_forwards as hff  # noqa: E402
 
 MODES = {"float": (0, None), "w8a8": (8, None), "w8a8-pct": (8, 99.99), "w4a4": (4, None),
          "w8a8-tok": (8, "token"), "kv8": (8, "kv"), "kv4": (4, "kv")}
@@ -272,7 +272,7 @@ def hf_linear(fq, counter):
 
 def forward_llama_batch(cfg, W, ids, linear):
     """The logits [B, T, V] of the windows ids [B, T] of a plain Llama (no
-    bias, q/k norm or gate): make_hf_fixtures.forward_llama's recipe with
+    bias, q/k norm or gate): hf_forwards.forward_llama's recipe with
     the B windows' rows through each linear layer at once (linear(x, w)),
     the norms on them row by row, RoPE and attention in each window."""
     assert cfg["model_type"] == "llama" and not cfg.get("attention_bias", False)
@@ -280,26 +280,26 @@ def forward_llama_batch(cfg, W, ids, linear):
     d, H = cfg["hidden_size"], cfg["num_attention_heads"]
     Hkv = cfg.get("num_key_value_heads", H)
     dh, eps, grp = d // H, cfg["rms_norm_eps"], H // Hkv
-    cos, sin = mhf.rope_cos_sin(T, dh, cfg.get("rope_theta", 10000.0), cfg.get("rope_scaling"))
+    cos, sin = hff.rope_cos_sin(T, dh, cfg.get("rope_theta", 10000.0), cfg.get("rope_scaling"))
     x = W["model.embed_tokens.weight"][ids]
     for l in range(cfg["num_hidden_layers"]):
         p = "model.layers.%d." % l
-        h = mhf.rms_norm(x, W[p + "input_layernorm.weight"], eps)
+        h = hff.rms_norm(x, W[p + "input_layernorm.weight"], eps)
         q = linear(h, W[p + "self_attn.q_proj.weight"]).view(B, T, H, dh).transpose(1, 2)
         k = linear(h, W[p + "self_attn.k_proj.weight"]).view(B, T, Hkv, dh).transpose(1, 2)
         v = linear(h, W[p + "self_attn.v_proj.weight"]).view(B, T, Hkv, dh).transpose(1, 2)
-        q = q * cos + mhf.rotate_half(q) * sin
-        k = k * cos + mhf.rotate_half(k) * sin
+        q = q * cos + hff.rotate_half(q) * sin
+        k = k * cos + hff.rotate_half(k) * sin
         if linear is not F.linear:
             k, v = linear((k, v), None)  # the KV cache, as attention reads it
         k, v = k.repeat_interleave(grp, dim=1), v.repeat_interleave(grp, dim=1)
-        o = torch.stack([mhf.causal_attention(q[b], k[b], v[b])[0] for b in range(B)])
+        o = torch.stack([hff.causal_attention(q[b], k[b], v[b])[0] for b in range(B)])
         x = x + linear(o.reshape(B, T, H * dh), W[p + "self_attn.o_proj.weight"])
-        h = mhf.rms_norm(x, W[p + "post_attention_layernorm.weight"], eps)
+        h = hff.rms_norm(x, W[p + "post_attention_layernorm.weight"], eps)
         m = F.silu(linear(h, W[p + "mlp.gate_proj.weight"])) * linear(h, W[p + "mlp.up_proj.weight"])
         x = x + linear(m, W[p + "mlp.down_proj.weight"])
     head = W["model.embed_tokens.weight"] if cfg.get("tie_word_embeddings") else W["lm_head.weight"]
-    return mhf.rms_norm(x, W["model.norm.weight"], eps) @ head.T
+    return hff.rms_norm(x, W["model.norm.weight"], eps) @ head.T
 
 
 def hf_loss(cfg, W, ids, linear):
@@ -325,7 +325,7 @@ def hf_case(f, here):
         # the batched forward in float is the one-window reference's, window by window
         lg = forward_llama_batch(cfg, W, ids, F.linear)
         for b in range(HB):
-            one = mhf.forward_llama(cfg, W, ids[b], "llama")[0]
+            one = hff.forward_llama(cfg, W, ids[b], "llama")[0]
             assert torch.allclose(lg[b], one, atol=1e-5, rtol=1e-5), "batched forward differs"
         for keep, prefix in ((0, "loss_"), (KEEP, "keep%d_loss_" % KEEP)):
             for mode in MODES:

@@ -5,7 +5,7 @@
         [--threads N] [--blas-threads K] [--repeats R] [--clock wall|cpu]
 
 Loads a GPT2LMHeadModel snapshot (F32 model.safetensors, read by hand) and
-runs the eager GPT-2 forward of make_hf_fixtures.py (attention
+runs the eager GPT-2 forward of hf_forwards.py (attention
 probabilities materialised, as inspecting needs them) on the first line of
 IDS_FILE, R times after one warm-up. Prints one JSON line: the best and
 median seconds with the LM head (logits, as model(ids) computes them) and
@@ -28,7 +28,7 @@ import numpy as np
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import make_hf_fixtures as fx  # noqa: E402
+import hf_forwards as fx  # noqa: E402
 from torch_blas import pin_blas_threads  # noqa: E402
 
 
