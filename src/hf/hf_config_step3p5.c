@@ -1,7 +1,8 @@
 /* hf_config_step3p5.c: Step3p5ForCausalLM's config.json keys (StepFun's
- * Step-3.5-Flash, model_type "step3p5"), as Step3p7TextConfig of
- * transformers' modular_step3p7.py defines them and its text model reads
- * them, read after the Llama layout's (cfg_llama_like). The per-layer
+ * Step-3.5-Flash, model_type "step3p5"), as Step3p7TextConfig defines
+ * them and StepFun's modeling (transformers' generated
+ * modeling_step3p7.py, commit a7b81df) reads them, read after the Llama
+ * layout's (cfg_llama_like). The per-layer
  * lists (layer_types, mlp_layer_types, partial_rotary_factors,
  * swiglu_limits) are normalised as the file does: a shorter list
  * extended with its last value, a longer one cut at num_hidden_layers
@@ -19,7 +20,7 @@ static void refuse(Cfg *c, const char *what) {
     if (c->failed) return;
     c->failed = 1;
     seterr(c->err, c->errlen,
-           "%s: Step3p5ForCausalLM is read as transformers' modular_step3p7.py runs it: "
+           "%s: Step3p5ForCausalLM is read as StepFun's modeling_step3p7.py runs it: "
            "change %s",
            c->path, what);
 }
