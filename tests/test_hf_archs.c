@@ -61,7 +61,8 @@ static const struct {
                 {"laguna-bf16-sharded", 0},
                 {"step3p5-f32", 0},
                 {"step3p5-legacy-bf16", 0},
-                {"laguna-heads-f32", 0}};
+                {"laguna-heads-f32", 0},
+                {"step3p5-heads-f32", 0}};
 #define N_FIX (sizeof FIXTURES / sizeof *FIXTURES)
 
 #define LEN 40 /* the inspected windows: the fixture's tokens first */

@@ -1,8 +1,10 @@
-/* test_hf_step3p5.c: Step3p5ForCausalLM (Step-3.5-Flash) as transformers'
- * modular_step3p7.py runs it: its config keys (per-layer lists normalised
- * as the file does, RoPE per layer type, (1 + w) norms, the head-wise
- * sigmoid gate of g_proj, dense then MoE layers, both routers, the
- * routed experts' SwiGLU limit clamped before SiLU), what gatelab does
+/* test_hf_step3p5.c: Step3p5ForCausalLM (Step-3.5-Flash) as StepFun's
+ * modeling (modeling_step3p7.py) runs it: its config keys (per-layer
+ * lists normalised as the file does, the sliding layers' own query heads,
+ * RoPE per layer type, (1 + w) norms, the head-wise sigmoid gate of
+ * g_proj, dense then MoE layers, both routers, the SwiGLU limits clamped
+ * after SiLU on the routed experts, the shared expert and the dense
+ * MLP), what gatelab does
  * not run refused in one line naming the key, and the tiny checkpoints
  * held to the float64 reference (test_hf_archs.c reruns them through
  * eval, intervene, stream, probe and quant).
@@ -10,7 +12,8 @@
  * Fixtures: tests/reference/hf/step3p5-f32 (stacked experts, sigmoid
  * router with router_bias, rope_theta and partial_rotary_factors lists)
  * and step3p5-legacy-bf16 (the legacy 3-D expert names, the softmax
- * router), from step3p5_reference.py, whose routed limits cut values. */
+ * router) and step3p5-heads-f32 (sliding layers with 6 query heads, the
+ * full one 4), from step3p5_reference.py, whose limits cut values. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -46,7 +49,8 @@ static int step_parse(HfArch *a, const char *extra, char *err, size_t errlen) {
  * num_key_value_heads, layer_types extended with its last entry, a
  * per-layer rope_theta list and partial_rotary_factors per layer type,
  * the sparse layers of moe_layers_enum (a string), the limits normalised
- * (the shared ones not applied), the router of use_moe_router_bias. */
+ * (the shared ones those of the dense MLP and the shared expert), the
+ * router of use_moe_router_bias. */
 static void test_step3p5_keys(void **s) {
     (void)s;
     HfArch a;
@@ -70,8 +74,8 @@ static void test_step3p5_keys(void **s) {
     assert_true(a.moe_from == 1 && a.n_experts == 288 && a.top_k == 8 && a.moe_ff == 1280);
     assert_true(a.shared_ff == 1280 && a.router.score == HF_SCORE_SIGMOID);
     assert_true(a.router.select_bias && a.router.renorm && a.router.scale == 1.0);
-    assert_true(a.swiglu_clamp_in && a.swiglu_limit[0] == 0 && a.swiglu_limit[1] == 7);
-    assert_true(a.swiglu_limit[2] == 7 && a.swiglu_limit_shared[1] == 0);
+    assert_true(a.swiglu_limit[0] == 0 && a.swiglu_limit[1] == 7 && a.swiglu_limit[2] == 7);
+    assert_true(a.swiglu_limit_shared[0] == 16 && a.swiglu_limit_shared[2] == 16);
     /* no layer_types and no attention_other_setting: every layer full; no
      * moe_layers_enum: layer 3 on sparse (none of 3); the softmax router */
     assert_int_equal(step_parse(&a, "", err, sizeof err), 0);
@@ -88,6 +92,29 @@ static void test_step3p5_keys(void **s) {
     assert_true(a.rope_type == HF_ROPE_LINEAR && a.rope_local_theta == 1e4);
 }
 
+/* attention_other_setting.num_attention_heads: the sliding layers' query
+ * heads, the full layers num_attention_heads, a->H the larger of the two
+ * whichever the sliding layers have. */
+static void test_step3p5_sliding_heads(void **s) {
+    (void)s;
+    static const int other[] = {8, 2};
+    HfArch a;
+    char err[512], extra[512];
+    for (int i = 0; i < 2; i++) {
+        snprintf(extra, sizeof extra,
+                 ", \"layer_types\": [\"sliding_attention\", \"full_attention\", "
+                 "\"sliding_attention\"], \"sliding_window\": 4, \"attention_other_setting\": "
+                 "{\"num_attention_heads\": %d, \"num_attention_groups\": 2}",
+                 other[i]);
+        if (step_parse(&a, extra, err, sizeof err) != 0) fail_msg("%s", err);
+        const int most = other[i] > 4 ? other[i] : 4;
+        assert_int_equal(a.H, most);
+        assert_int_equal(hf_layer_heads(&a, 0), other[i]);
+        assert_int_equal(hf_layer_heads(&a, 1), 4);
+        assert_int_equal(hf_layer_heads(&a, 2), other[i]);
+    }
+}
+
 /* What the file defines and gatelab does not run, refused naming the key. */
 static void test_step3p5_refusals(void **s) {
     (void)s;
@@ -95,8 +122,11 @@ static void test_step3p5_refusals(void **s) {
         const char *extra, *want;
     } C[] = {
         {", \"layer_types\": [\"sliding_attention\"], \"sliding_window\": 4, "
-         "\"attention_other_setting\": {\"num_attention_heads\": 8, \"num_attention_groups\": 2}",
-         "change attention_other_setting.num_attention_heads"},
+         "\"attention_other_setting\": {\"num_attention_heads\": 5, \"num_attention_groups\": 2}",
+         "5 attention heads are not a multiple of 2 key/value heads"},
+        {", \"layer_types\": [\"sliding_attention\"], \"sliding_window\": 4, "
+         "\"attention_other_setting\": {\"num_attention_groups\": 2}",
+         "attention_other_setting"},
         {", \"layer_types\": [\"sliding_attention\"], \"sliding_window\": 4, "
          "\"attention_other_setting\": {\"num_attention_heads\": 4, \"num_attention_groups\": 1}",
          "change attention_other_setting.num_attention_groups"},
@@ -128,16 +158,18 @@ static void test_step3p5_refusals(void **s) {
     }
 }
 
-/* Both tiny checkpoints within HF_TOL of the float64 reference. */
+/* The tiny checkpoints within HF_TOL of the float64 reference. */
 static void test_step3p5_fixtures(void **s) {
     (void)s;
     hf_check_fixture("step3p5-f32");
     hf_check_fixture("step3p5-legacy-bf16");
+    hf_check_fixture("step3p5-heads-f32");
 }
 
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_step3p5_keys),
+        cmocka_unit_test(test_step3p5_sliding_heads),
         cmocka_unit_test(test_step3p5_refusals),
         cmocka_unit_test(test_step3p5_fixtures),
     };

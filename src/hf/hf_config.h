@@ -121,17 +121,16 @@ typedef struct {
      * experts are fused gate_up tensors whose SwiGLU is clamped at layer
      * l's swiglu_limit[l] (the same on every layer) with sigmoid slope
      * swiglu_alpha; swiglu_alpha 0: the GLU of act on gate and up tensors
-     * of their own (AFMoE, Laguna), whose SwiGLU (act SiLU) on layer l is
+     * of their own (AFMoE, Laguna, Step-3.5), whose SwiGLU (act SiLU) on layer l is
      * min(silu(gate), c) * clamp(up, -c, c) for c = swiglu_limit[l] > 0
-     * (0: no clamp), and the shared experts' likewise for c =
-     * swiglu_limit_shared[l]; swiglu_clamp_in: the routed experts' gate
-     * clamped before the activation instead, silu(min(gate, c)) *
-     * clamp(up, -c, c) (Step-3.5's DeepseekV4Experts); the shared experts run on every token as one
+     * (0: no clamp), and likewise for c = swiglu_limit_shared[l] the MLP
+     * that runs on every token: the shared experts of an MoE layer, the
+     * dense MLP of a layer without experts (Step-3.5's
+     * swiglu_limits_shared); the shared experts run on every token as one
      * GLU of shared_ff units (AFMoE: num_shared_experts * moe_ff; Laguna:
      * shared_expert_intermediate_size; 0: none) */
     int sinks, n_experts, top_k, moe_from, moe_ff, shared_ff;
     double swiglu_alpha;
-    int swiglu_clamp_in;
     float swiglu_limit[HF_MAX_LAYERS], swiglu_limit_shared[HF_MAX_LAYERS];
     HfRouter router;
     char torch_dtype[32];

@@ -18,7 +18,7 @@ static void refuse(Cfg *c, const char *what) {
 }
 
 /* num_attention_heads_per_layer: each layer's query heads into
- * a->layer_heads, the largest a->H (the KV heads stay one count); absent
+ * a->layer_heads, the largest a->H (cfg_heads; the KV heads stay one count); absent
  * or null: every layer num_attention_heads. */
 static void laguna_heads(Cfg *c, HfArch *a) {
     json_t *ph = json_object_get(c->root, "num_attention_heads_per_layer");
@@ -27,16 +27,16 @@ static void laguna_heads(Cfg *c, HfArch *a) {
         refuse(c, "num_attention_heads_per_layer (a list of one count per layer)");
         return;
     }
-    a->H = 0;
-    for (size_t l = 0; l < json_array_size(ph); l++) {
-        json_t *v = json_array_get(ph, l);
+    int heads[HF_MAX_LAYERS];
+    for (int l = 0; l < a->L; l++) {
+        json_t *v = json_array_get(ph, (size_t)l);
         if (!json_is_integer(v) || json_integer_value(v) < 1 || json_integer_value(v) > 4096) {
             refuse(c, "num_attention_heads_per_layer (each a count in [1, 4096])");
             return;
         }
-        a->layer_heads[l] = (int)json_integer_value(v);
-        if (a->layer_heads[l] > a->H) a->H = a->layer_heads[l];
+        heads[l] = (int)json_integer_value(v);
     }
+    cfg_heads(a, heads);
 }
 
 /* mlp_layer_types: the dense layers first, then the sparse (MoE) ones,

@@ -38,6 +38,9 @@ void cfg_llama_like(Cfg *c, HfArch *a);
  * (every p-th layer full_attention, the others sliding_attention), else
  * every dflt-th layer full; sets sliding_period and sliding_layers. */
 void cfg_layer_types(Cfg *c, HfArch *a, int dflt);
+/* Layer l's query heads heads[l] into a->layer_heads, the largest into
+ * a->H (hf_config.c checks each against the key/value heads). */
+void cfg_heads(HfArch *a, const int *heads);
 /* gpt-oss (hf_config_gptoss.c): its keys after cfg_llama_like's. */
 void cfg_gptoss(Cfg *c, HfArch *a);
 /* AFMoE (hf_config_afmoe.c): its keys after cfg_llama_like's. */

@@ -96,3 +96,11 @@ void cfg_layer_types(Cfg *c, HfArch *a, int dflt) {
     a->sliding_layers = period == 1 ? 0 : period ? a->L - a->L / period : a->L;
     if (!a->sliding_layers || !a->sliding_window) a->sliding_window = a->sliding_layers = 0;
 }
+
+void cfg_heads(HfArch *a, const int *heads) {
+    a->H = 0;
+    for (int l = 0; l < a->L; l++) {
+        a->layer_heads[l] = heads[l];
+        if (heads[l] > a->H) a->H = heads[l];
+    }
+}

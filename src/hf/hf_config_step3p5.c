@@ -1,7 +1,8 @@
 /* hf_config_step3p5.c: Step3p5ForCausalLM's config.json keys (StepFun's
- * Step-3.5-Flash, model_type "step3p5"), as Step3p7TextConfig of
- * transformers' modular_step3p7.py defines them and its text model reads
- * them, read after the Llama layout's (cfg_llama_like). The per-layer
+ * Step-3.5-Flash, model_type "step3p5"), as Step3p7TextConfig defines
+ * them and StepFun's modeling (transformers' generated
+ * modeling_step3p7.py, commit a7b81df) reads them, read after the Llama
+ * layout's (cfg_llama_like). The per-layer
  * lists (layer_types, mlp_layer_types, partial_rotary_factors,
  * swiglu_limits) are normalised as the file does: a shorter list
  * extended with its last value, a longer one cut at num_hidden_layers
@@ -19,7 +20,7 @@ static void refuse(Cfg *c, const char *what) {
     if (c->failed) return;
     c->failed = 1;
     seterr(c->err, c->errlen,
-           "%s: Step3p5ForCausalLM is read as transformers' modular_step3p7.py runs it: "
+           "%s: Step3p5ForCausalLM is read as StepFun's modeling_step3p7.py runs it: "
            "change %s",
            c->path, what);
 }
@@ -68,9 +69,11 @@ static void step_layer_types(Cfg *c, HfArch *a, unsigned char *slides) {
                   "but every p-th)");
 }
 
-/* The sliding layers' heads from attention_other_setting, which must
- * match the main counts; a head_dim of its own is refused. */
-static void step_other_heads(Cfg *c, HfArch *a) {
+/* The sliding layers' query heads from attention_other_setting, the
+ * full layers' num_attention_heads, into layer_heads (cfg_heads: a->H
+ * the largest); a head_dim or key/value head count of their own is
+ * refused. */
+static void step_other_heads(Cfg *c, HfArch *a, const unsigned char *slides) {
     json_t *o = json_object_get(c->root, "attention_other_setting");
     if (!a->sliding_layers) return;
     if (!json_is_object(o))
@@ -84,9 +87,10 @@ static void step_other_heads(Cfg *c, HfArch *a) {
     if (!c->failed && G != a->Hkv)
         refuse(c, "attention_other_setting.num_attention_groups (gatelab reads one key/value "
                   "head count for every layer)");
-    if (!c->failed && H != a->H)
-        refuse(c, "attention_other_setting.num_attention_heads (gatelab reads one query head "
-                  "count for every layer)");
+    if (c->failed) return;
+    int heads[HF_MAX_LAYERS];
+    for (int l = 0; l < a->L; l++) heads[l] = slides[l] ? H : a->H;
+    cfg_heads(a, heads);
 }
 
 /* Layer l's RoPE as the file's _get_layer_rope_parameters takes it: the
@@ -207,10 +211,11 @@ static void step_mlp_types(Cfg *c, HfArch *a) {
     free(sp);
 }
 
-/* swiglu_limits: layer l's routed experts' clamp (null or 0: none); the
- * limits of swiglu_limits_shared are checked but not applied, as the
- * file's Step3p7MLP (DeepseekV4MLP, a plain SwiGLU) does not apply them
- * to the shared expert or the dense MLP. */
+/* swiglu_limits: layer l's routed experts' clamp; swiglu_limits_shared:
+ * the clamp of the MLP that runs on every token, the shared expert of an
+ * MoE layer or a dense layer's MLP (null or 0: none). Both clamp after
+ * SiLU, min(silu(gate), c) * clamp(up, -c, c), as StepFun's modeling
+ * (Step3p7MLP, Step3p7MoEMLP) does. */
 static void step_limits(Cfg *c, HfArch *a) {
     static const char *const keys[] = {"swiglu_limits", "swiglu_limits_shared"};
     for (int k = 0; k < 2; k++) {
@@ -222,10 +227,10 @@ static void step_limits(Cfg *c, HfArch *a) {
                              : json_is_number(e)   ? json_number_value(e)
                                                    : -1.0;
             if (!(x >= 0 && x < 1e30)) return refuse(c, keys[k]);
-            if (!k) a->swiglu_limit[l] = (float)x;
+            if (k) a->swiglu_limit_shared[l] = (float)x;
+            else a->swiglu_limit[l] = (float)x;
         }
     }
-    a->swiglu_clamp_in = 1;
 }
 
 /* The router (Step3p7MoEMLP): with use_moe_router_bias, sigmoid scores
@@ -263,7 +268,7 @@ void cfg_step3p5(Cfg *c, HfArch *a) {
     unsigned char *slides = calloc((size_t)a->L, 1);
     if (!slides) return refuse(c, "nothing (out of memory)");
     step_layer_types(c, a, slides);
-    step_other_heads(c, a);
+    step_other_heads(c, a, slides);
     step_rope(c, a, slides);
     free(slides);
     if (cfg_bool(c, "use_head_wise_attn_gate", 0)) {

@@ -1,7 +1,8 @@
 /* hf_moe.c: the mixture-of-experts MLP, one path for gpt-oss (GptOssMLP
  * of transformers v4.55.0, modeling_gpt_oss.py), AFMoE (AfmoeMoE of
- * modeling_afmoe.py, transformers commit d4037de) and Laguna
- * (LagunaSparseMoeBlock of modeling_laguna.py, commit ca5ff0b): the router's logits
+ * modeling_afmoe.py, transformers commit d4037de), Laguna
+ * (LagunaSparseMoeBlock of modeling_laguna.py, commit ca5ff0b) and
+ * Step-3.5 (Step3p7MoEMLP of modeling_step3p7.py, commit a7b81df): the router's logits
  * (mlp.router), each token's top_k experts and their weights as the
  * family's HfRouter says, the shared experts where the layer has them,
  * then each routed expert on the rows that chose it. The experts:
@@ -15,10 +16,8 @@
  *     down_proj(act(gate_proj(x)) * up_proj(x)), bias-free, the SwiGLU of
  *     the dense MLP, clamped where the layer has a limit
  *     (HfArch.swiglu_limit[l]; the shared experts' swiglu_limit_shared[l]);
- *   Step-3.5 (Step3p7MoEExperts of transformers' modular_step3p7.py,
- *     stacked as Laguna's, or the legacy 3-D gate_proj, up_proj, down_proj
- *     [E, out, in]): the same, the gate clamped before SiLU
- *     (HfArch.swiglu_clamp_in).
+ *   Step-3.5 (its experts stacked as Laguna's, or the legacy 3-D
+ *     gate_proj, up_proj, down_proj [E, out, in]): the same.
  * Under fake quantization the MLP input, each expert's slabs and the
  * experts' activations go through fakequant.h's MoE calls. */
 #include <math.h>
@@ -108,7 +107,7 @@ static void expert(const HfModel *m, const ExpertW *x, int n, const int *pos, co
         hf_linear_run(m->threads, &j);
         j.out = act, j.W = x->up;
         hf_linear_run(m->threads, &j);
-        hf_glu_act(a->act, act, gu, (size_t)n * ff, x->limit, a->swiglu_clamp_in);
+        hf_glu_act(a->act, act, gu, (size_t)n * ff, x->limit);
     }
     if (m->quant) fq_moe_hidden(m->quant, act, (size_t)n, (size_t)ff, pos);
     if (!x->down) return;

@@ -98,8 +98,8 @@ static int llama_layer(HfModel *m, int l, const float *W[W_N_ROLES], const Inter
     hf_attend(m, l, &(AttnIn){.q = b->q, .k = b->k, .v = b->v, .ldq = hd, .ldkv = kv}, iv);
     hf_linear(m, b->x, b->o, W[W_O], W[W_OB], hd, a->d, m->w.conv1d, 1, FQ_OUT_ATTN);
     hf_norm(m, b->h, b->x, W[W_LN2], W[W_LN2_B], R, a->d, a->rms);
-    if (!W[W_ROUTER]) {
-        hf_mlp(m, W, m->b.h, m->b.x, 1, a->ff);
+    if (!W[W_ROUTER]) { /* a dense layer's MLP clamped at its shared limit (Step-3.5) */
+        hf_mlp_clamped(m, W, m->b.h, m->b.x, 1, a->ff, a->swiglu_limit_shared[l]);
         return 0;
     }
     memset(b->moe_out, 0, (size_t)R * a->d * sizeof *b->moe_out);
@@ -161,7 +161,7 @@ static int gemma_layer(HfModel *m, int l, const float *W[W_N_ROLES], const Inter
         memset(b->moe_out, 0, (size_t)R * a->d * sizeof *b->moe_out);
         if (hf_moe(m, l, W, b->h, b->moe_out, 0, err, errlen) < 0) return -1;
         y = b->moe_out;
-    } else hf_mlp(m, W, b->h, b->h, 0, a->ff);
+    } else hf_mlp_clamped(m, W, b->h, b->h, 0, a->ff, a->swiglu_limit_shared[l]);
     hf_norm(m, b->h, y, W[W_LN2_POST], NULL, R, a->d, 1);
     hf_residual_add(m, b->x, b->h, FQ_OUT_FFN);
     return 0;

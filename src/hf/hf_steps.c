@@ -266,7 +266,6 @@ typedef struct {
     HfAct act;
     float *f1, *f2; /* f2: the GLU's gate input (overwritten), or NULL */
     float limit;    /* > 0: the SwiGLU clamped there (hf_glu_act) */
-    int clamp_in;   /* the gate clamped before SiLU rather than after */
 } ActJob;
 
 /* The activation of one slice [i0, i1) through the core ops: f1 =
@@ -279,8 +278,8 @@ static void act_range(void *ctx, size_t i0, size_t i1) {
     if (j->f2 && j->limit > 0) {
         const float c = j->limit;
         for (size_t i = 0; i < n; i++) {
-            const float g = j->clamp_in ? fminf(x[i], c) : x[i], s = g / (1.0f + expf(-g));
-            f1[i] = (j->clamp_in ? s : fminf(s, c)) * fmaxf(fminf(f1[i], c), -c);
+            const float s = x[i] / (1.0f + expf(-x[i]));
+            f1[i] = fminf(s, c) * fmaxf(fminf(f1[i], c), -c);
         }
         return;
     }
@@ -297,8 +296,8 @@ static void act_range(void *ctx, size_t i0, size_t i1) {
     if (j->f2) gate_apply_forward(f1, f1, x, GB_ELEM, FORM_MULT, 1, 1, (int)n);
 }
 
-void hf_glu_act(HfAct act, float *up, float *gate, size_t n, float limit, int clamp_in) {
-    ActJob j = {act, up, gate, limit, clamp_in};
+void hf_glu_act(HfAct act, float *up, float *gate, size_t n, float limit) {
+    ActJob j = {act, up, gate, limit};
     act_range(&j, 0, n);
 }
 
@@ -310,7 +309,7 @@ void hf_mlp_clamped(HfModel *m, const float *W[W_N_ROLES], const float *in, floa
                     int ff, float limit) {
     const HfArch *a = &m->a;
     HfBufs *b = &m->b;
-    ActJob act = {a->act, b->f1, a->glu ? b->f2 : NULL, a->glu ? limit : 0.0f, 0};
+    ActJob act = {a->act, b->f1, a->glu ? b->f2 : NULL, a->glu ? limit : 0.0f};
     /* the activation runs on each thread's columns right after their sgemm:
      * GLU: f1 = up, then f1 *= act(gate) slice by slice; else f1 = act(up) */
     if (a->glu) hf_linear(m, b->f1, in, W[W_UP], W[W_UP_B], a->d, ff, m->w.conv1d, 0, FQ_OUT_FFN);

@@ -147,9 +147,8 @@ void hf_mlp_clamped(HfModel *m, const float *W[W_N_ROLES], const float *in, floa
                     int ff, float limit);
 /* The GLU's activation on n values: up *= act(gate) (gate overwritten),
  * as hf_mlp applies it; limit > 0 (a SiLU GLU): up = min(silu(gate),
- * limit) * clamp(up, -limit, limit), or with clamp_in silu(min(gate,
- * limit)) * clamp(up, -limit, limit). */
-void hf_glu_act(HfAct act, float *up, float *gate, size_t n, float limit, int clamp_in);
+ * limit) * clamp(up, -limit, limit). */
+void hf_glu_act(HfAct act, float *up, float *gate, size_t n, float limit);
 /* x += y over the R rows of width d: a sub-layer's output y (of kind, as
  * hf_linear's acc records it under statistics) joining the residual
  * stream. */

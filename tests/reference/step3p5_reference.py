@@ -3,37 +3,41 @@
 Step-3.5-Flash: dense layers, then MoE layers with a shared expert) and
 their float64 plain-PyTorch forward (no `transformers`), into
 tests/reference/hf/step3p5-* (expected.h5 as make_hf_fixtures.py writes it,
-with `gates`: each layer's applied gate scores [T, H], one a head).
-Written from transformers' modular_step3p7.py (Step3p7TextConfig,
-model_type "step3p5"; commit in docs/pretrained.md):
+with `gates`: each layer's applied gate scores [T, H], one a head; H the
+most query heads a layer has, the heads a layer lacks NaN in its maps and
+gates). Written from StepFun's modeling as transformers' generated
+modeling_step3p7.py at commit a7b81df expands it (Step3p7TextConfig,
+model_type "step3p5"; docs/pretrained.md):
 
   * Step3p7RMSNorm (Gemma3RMSNorm): (1 + w) * x / sqrt(mean(x^2) + eps);
   * each layer: input_layernorm, attention, residual add;
     post_attention_layernorm, the MLP, residual add; the MLP is the dense
     SwiGLU (mlp.) on the layers mlp_layer_types (else moe_layers_enum)
     leaves dense, on the others the routed experts (moe.) plus the shared
-    expert (share_expert.); Step3p7MLP (DeepseekV4MLP: a plain SwiGLU)
-    applies no limit, so swiglu_limits_shared clamps nothing;
+    expert (share_expert.); the dense MLP and the shared expert
+    (Step3p7MLP) clamp at layer l's swiglu_limits_shared[l] c (null or 0:
+    none) after SiLU: min(silu(gate), c) * clamp(up, -c, c);
   * the router (Step3p7MoEMLP): z = x @ moe.gate.weight^T; with
     use_moe_router_bias s = sigmoid(z), the moe_top_k largest s +
     moe.router_bias chosen, weighed by s over their sum (+ 1e-20); else
     the softmax of z over every expert, its top k weighed unnormalised;
     both times moe_router_scaling_factor;
-  * a routed expert (DeepseekV4Experts): gate, up = (x @ gate_up_proj[e]^T)
-    .chunk(2), gate clamped from above and up both ways at layer l's
-    swiglu_limits[l] (null or 0: none), silu(gate) * up @ down_proj[e]^T;
+  * a routed expert (Step3p7MoEMLP.get_expert_output): gate, up =
+    (x @ gate_up_proj[e]^T).chunk(2), min(silu(gate), c) * clamp(up, -c, c)
+    @ down_proj[e]^T for c layer l's swiglu_limits[l] (null or 0: none);
     the legacy checkpoints' moe.{gate,up,down}_proj.weight [E, out, in]
     the same slabs;
   * attention: q/k/v/o_proj bias-free, the sliding layers' head counts
-    from attention_other_setting; q_norm and k_norm per head ((1 + w));
+    from attention_other_setting (g_proj one output a head of the layer); q_norm and k_norm per head ((1 + w));
     RoPE (rotate_half over the first int(head_dim * partial_rotary_factors
     [l]) dims) on base rope_theta[l] (a list) or rope_theta; sliding layers
     mask keys j <= t - sliding_window; GQA; logits q k^T head_dim^-1/2;
     each head's output times sigmoid(g_proj(h)) [T, H], then o_proj;
   * the final norm and the untied lm_head.
 
-Run in float64 on the checkpoint's rounded weights; CLAMPS counts the
-routed activations each limit cut (each fixture must cut some).
+Run in float64 on the checkpoint's rounded weights; CLAMPS counts, by
+MLP kind, the activations each limit cut (each fixture must cut some
+where its NEEDS says).
 Regenerate:  /usr/bin/python3 tests/reference/step3p5_reference.py
 """
 import os
@@ -41,12 +45,12 @@ import sys
 
 import torch
 
-from laguna_reference import swiglu, turn
+from laguna_reference import pad_heads, turn
 from make_hf_fixtures import build_family, mat, vec
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MARGINS = []  # each routed token's gap between its k-th and (k+1)-th choice
-CLAMPS = []   # routed gate or up values past their layer's limit
+CLAMPS = {"routed": 0, "shared": 0, "dense": 0}  # silu(gate) or up values past their limit
 
 
 def norm(x, w, eps):
@@ -71,9 +75,30 @@ def sparse(cfg):
     return [l in set(idx) for l in range(L)]
 
 
-def limit(cfg, l):
-    v = per_layer(cfg.get("swiglu_limits"), cfg["num_hidden_layers"])
+def limit(cfg, key, l):
+    v = per_layer(cfg.get(key), cfg["num_hidden_layers"])
     return v[l] if v and v[l] else None
+
+
+def heads_of(cfg, l):
+    """Layer l's query heads: attention_other_setting's on a sliding layer."""
+    o = cfg["attention_other_setting"] if layer_types(cfg)[l] == "sliding_attention" else cfg
+    return o["num_attention_heads"]
+
+
+def clamped(gate, up, c, kind):
+    """min(silu(gate), c) * clamp(up, -c, c) (c None: silu(gate) * up)."""
+    sg = gate / (1.0 + torch.exp(-gate))
+    if c is None:
+        return sg * up
+    CLAMPS[kind] += int((sg > c).sum() + (up.abs() > c).sum())
+    return sg.clamp(max=c) * up.clamp(-c, c)
+
+
+def mlp(W, p, h, c, kind):
+    """Step3p7MLP at prefix p on h, clamped at c."""
+    gate, up = h @ W[p + "gate_proj.weight"].T, h @ W[p + "up_proj.weight"].T
+    return clamped(gate, up, c, kind) @ W[p + "down_proj.weight"].T
 
 
 def attention(cfg, W, p, h, l, kind):
@@ -112,10 +137,7 @@ def expert(W, p, e, h, c):
     else:
         gate, up = h @ W[p + "gate_proj.weight"][e].T, h @ W[p + "up_proj.weight"][e].T
         down = W[p + "down_proj.weight"][e]
-    if c is not None:
-        CLAMPS.append(int((gate > c).sum() + (up.abs() > c).sum()))
-        gate, up = gate.clamp(max=c), up.clamp(-c, c)
-    return (gate / (1.0 + torch.exp(-gate)) * up) @ down.T
+    return clamped(gate, up, c, "routed") @ down.T
 
 
 def moe(cfg, W, p, h, c):
@@ -137,8 +159,10 @@ def moe(cfg, W, p, h, c):
 
 
 def forward_step3p5(cfg, W, ids):
-    """logits [T, V], maps [L][H, T, T], gates [L][T, H], block outputs [L][T, d]."""
-    eps = cfg["rms_norm_eps"]
+    """logits [T, V], maps [L][H, T, T], gates [L][T, H] (H the most heads a
+    layer has, a layer's absent heads NaN), block outputs [L][T, d]."""
+    eps, L = cfg["rms_norm_eps"], cfg["num_hidden_layers"]
+    Hm = max(heads_of(cfg, l) for l in range(L))
     x = W["model.embed_tokens.weight"][ids]
     maps, gates, hidden = [], [], []
     for l, (kind, sp) in enumerate(zip(layer_types(cfg), sparse(cfg))):
@@ -146,11 +170,13 @@ def forward_step3p5(cfg, W, ids):
         o, a, g = attention(cfg, W, p, norm(x, W[p + "input_layernorm.weight"], eps), l, kind)
         x = x + o
         h = norm(x, W[p + "post_attention_layernorm.weight"], eps)
+        cs = limit(cfg, "swiglu_limits_shared", l)
         if sp:
-            x = x + moe(cfg, W, p + "moe.", h, limit(cfg, l)) + swiglu(W, p + "share_expert.", h)
+            x = x + moe(cfg, W, p + "moe.", h, limit(cfg, "swiglu_limits", l))
+            x = x + mlp(W, p + "share_expert.", h, cs, "shared")
         else:
-            x = x + swiglu(W, p + "mlp.", h)
-        maps.append(a), gates.append(g), hidden.append(x)
+            x = x + mlp(W, p + "mlp.", h, cs, "dense")
+        maps.append(pad_heads(a, Hm, 0)), gates.append(pad_heads(g, Hm, 1)), hidden.append(x)
     logits = norm(x, W["model.norm.weight"], eps) @ W["lm_head.weight"].T
     return logits, maps, gates, hidden
 
@@ -208,37 +234,46 @@ def step3p5_cfg(**kw):
     return c
 
 
-# name: (config, dtype, legacy expert names). step3p5-f32: layers 0 and 2
-# slide over 4 keys (RoPE on all 8 dims, base 10000), layer 1 full (RoPE
-# on 4 dims, base 500000), per-layer rope_theta and partial_rotary_factors
-# lists; layer 0 dense, 1 and 2 MoE (moe_layers_enum "1,2"; 4 experts, 2 a
-# token, sigmoid router with router_bias, routed sum times 2.5, a shared
-# expert of 24 units), the routed SwiGLU of layer 1 clamped at 1.5, none
-# on layer 2 (null); a shared limit that the file does not apply.
+# name: (config, dtype, legacy expert names, the MLP kinds whose limits
+# must cut). step3p5-f32: layers 0 and 2 slide over 4 keys (RoPE on all 8
+# dims, base 10000), layer 1 full (RoPE on 4 dims, base 500000), per-layer
+# rope_theta and partial_rotary_factors lists; layer 0 dense, 1 and 2 MoE
+# (moe_layers_enum "1,2"; 4 experts, 2 a token, sigmoid router with
+# router_bias, routed sum times 2.5, a shared expert of 24 units), the
+# routed SwiGLU of layer 1 clamped at 1.5, none on layer 2 (null); the
+# shared experts clamped at 0.5 ([0, 0.5] extended), the dense MLP not.
 # step3p5-legacy-bf16: 4 layers alternating sliding (window 64) and full,
-# one rope_theta and no rotary fraction lists, layer 0 dense (mlp_layer_types),
-# 6 experts, 2 a token, the softmax router, the experts under the legacy
-# 3-D moe.{gate,up,down}_proj names, limits 1.0 then 2.0 (the list extended).
+# one rope_theta and no rotary fraction lists, layer 0 dense
+# (mlp_layer_types), 6 experts, 2 a token, the softmax router, the experts
+# under the legacy 3-D moe.{gate,up,down}_proj names, routed limits 1.0
+# then 2.0 (the list extended). step3p5-heads-f32: step3p5-f32 with 6
+# query heads on the sliding layers (0 and 2) and 4 on the full one over
+# 2 key/value heads, and the dense MLP of layer 0 clamped at 0.8.
 FIXTURES = {
-    "step3p5-f32": (step3p5_cfg(), "F32", False),
+    "step3p5-f32": (step3p5_cfg(), "F32", False, ("routed", "shared")),
     "step3p5-legacy-bf16": (step3p5_cfg(num_hidden_layers=4, moe_layers_enum=None,
                                         mlp_layer_types=["dense", "sparse", "sparse", "sparse"],
                                         layer_types=["sliding_attention", "full_attention"] * 2,
                                         sliding_window=64, rope_theta=10000.0, partial_rotary_factors=None,
                                         moe_num_experts=6, moe_top_k=2, use_moe_router_bias=False,
                                         moe_router_scaling_factor=None, swiglu_limits=[0, 1.0, 2.0]),
-                            "BF16", True),
+                            "BF16", True, ("routed", "shared")),
+    "step3p5-heads-f32": (step3p5_cfg(attention_other_setting={
+        "attention_type": "sliding_attention", "num_attention_heads": 6, "num_attention_groups": 2,
+        "head_dim": 8}, swiglu_limits_shared=[0.8, 0.5]), "F32", False, ("routed", "shared", "dense")),
 }
 
 
 def main():
     torch.set_num_threads(1)
-    for name, (cfg, dtype, legacy) in FIXTURES.items():
+    for name, (cfg, dtype, legacy, needs) in FIXTURES.items():
         build_family(name, cfg, dtype, 1, os.path.join(HERE, "hf"),
                      lambda c, g, lg=legacy: weights_step3p5(c, g, lg), forward_step3p5, "gates", MARGINS)
-        print("  routed values clamped: %d" % sum(CLAMPS))
-        assert sum(CLAMPS) > 0, "no routed SwiGLU value reaches its limit"
-        CLAMPS.clear()
+        print("  values clamped: %s" % ", ".join("%s %d" % kv for kv in CLAMPS.items()))
+        for kind in needs:
+            assert CLAMPS[kind] > 0, "%s: no %s SwiGLU value reaches its limit" % (name, kind)
+        for kind in CLAMPS:
+            CLAMPS[kind] = 0
 
 
 if __name__ == "__main__":
