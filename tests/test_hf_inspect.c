@@ -6,7 +6,8 @@
  * of a rerun. The run file gatelab inspect writes, its bad input and
  * interventions on it are test_hf_inspect_cli.c.
  *
- * Every fixture: logits, attention maps (full, M = T), first-token column,
+ * Every snapshot under tests/reference/hf (whichever script wrote it):
+ * logits, attention maps (full, M = T), first-token column,
  * gate scores (gated Qwen3) and block outputs within 1e-4 (absolute plus
  * relative). BF16 fixtures are held to the same bound: the reference runs
  * in float32 on the BF16-rounded weights, as gatelab does. */
@@ -22,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <dirent.h>
 #include <sys/stat.h>
 
 #include "hf_model.h"
@@ -32,49 +34,40 @@
 #include "metrics.h"
 #include "testutil.h"
 
-static const char *FIXTURES[] = {
-    "llama-f32",
-    "llama-bf16-sharded",
-    "qwen2-f32-sharded",
-    "qwen2-bf16",
-    "qwen3-f32",
-    "qwen3-bf16-sharded",
-    "qwen3-headwise-f32",
-    "qwen3-headwise-bf16-sharded",
-    "qwen3-elementwise-f32-sharded",
-    "qwen3-elementwise-bf16",
-    "gpt2-f32",
-    "gpt2-bf16-sharded-noprefix",
-    "neox-f32",
-    "neox-bf16-sharded-seq",
-    "olmo2-f32",
-    "olmo2-bf16-sharded",
-    "mistral-f32",
-    "mistral-bf16-sharded",
-    "phi3-f32",
-    "phi3-bf16-sharded",
-    "gemma2-f32",
-    "gemma2-bf16-sharded",
-    "gemma3-f32",
-    "gemma3-bf16-sharded",
-    "gemma3mm-f32",
-    "gemma3mm-v5-bf16-sharded",
-    "gptoss-f32",
-    "gptoss-bf16-sharded",
-    "gptoss-mxfp4",
-    "afmoe-f32",
-    "afmoe-bf16-sharded",
-    "afmoe-moe-f32",
-    "afmoe-moe-bf16-sharded",
-    "laguna-f32",
-    "laguna-bf16-sharded",
-    "laguna-heads-f32",
-};
-#define N_FIX (sizeof FIXTURES / sizeof *FIXTURES)
+static int by_name(const void *x, const void *y) {
+    return strcmp(*(char *const *)x, *(char *const *)y);
+}
+
+/* Every snapshot under tests/reference/hf with an expected.h5, whichever
+ * script wrote it (the directory is the list), into names[cap] sorted
+ * (malloc'd): their count. */
+static size_t fixture_names(char **names, size_t cap) {
+    char root[2048], path[4200];
+    snprintf(root, sizeof root, "%s/tests/reference/hf", tu_src());
+    DIR *d = opendir(root);
+    assert_non_null(d);
+    size_t n = 0;
+    for (struct dirent *e; (e = readdir(d)) != NULL;) {
+        snprintf(path, sizeof path, "%s/%s/expected.h5", root, e->d_name);
+        if (e->d_name[0] != '.' && access(path, R_OK) == 0) {
+            assert_true(n < cap);
+            assert_non_null(names[n++] = strdup(e->d_name));
+        }
+    }
+    closedir(d);
+    qsort(names, n, sizeof *names, by_name);
+    assert_true(n >= 40); /* the committed snapshots (tests/reference/README.md) */
+    return n;
+}
 
 static void test_fixtures(void **s) {
     (void)s;
-    for (size_t i = 0; i < N_FIX; i++) hf_check_fixture(FIXTURES[i]);
+    char *names[256];
+    const size_t n = fixture_names(names, 256);
+    for (size_t i = 0; i < n; i++) {
+        hf_check_fixture(names[i]);
+        free(names[i]);
+    }
 }
 
 /* Maps kept for M < T are the top-left block of the full maps. */
@@ -392,7 +385,12 @@ static void check_batched(const char *name, int threads) {
 
 static void test_batched_windows(void **s) {
     (void)s;
-    for (size_t i = 0; i < N_FIX; i++) check_batched(FIXTURES[i], 1 + (int)(i % 3));
+    char *names[256];
+    const size_t n = fixture_names(names, 256);
+    for (size_t i = 0; i < n; i++) {
+        check_batched(names[i], 1 + (int)(i % 3));
+        free(names[i]);
+    }
 }
 
 /* ---- an inspected checkpoint run again ---- */
