@@ -153,6 +153,23 @@ static void check_att_causal(const AttnCtx *c) {
     }
 }
 
+/* With the ATTN_SET_* bits the backward writes dq, dk and dv whole: the
+ * values it adds into zeros without them, over buffers that start as
+ * garbage (GQA's shared kv heads and two row blocks included). */
+static void check_set_writes(AttnCtx *c, size_t nq, size_t nk) {
+    const unsigned all = ATTN_SET_DQ | ATTN_SET_DK | ATTN_SET_DV;
+    float *add[3] = {filled(nq, 0.0f), filled(nk, 0.0f), filled(nk, 0.0f)};
+    float *set[3] = {filled(nq, 1e30f), filled(nk, 1e30f), filled(nk, 1e30f)};
+    attn_loss(c); /* the gradient checks left att from a perturbed input */
+    attn_bwd(c, (AttnGrad){add[0], add[1], add[2], NULL, NULL, NULL, 0}, c->slot, &c->spec);
+    attn_bwd(c, (AttnGrad){set[0], set[1], set[2], NULL, NULL, NULL, all}, c->slot, &c->spec);
+    for (int i = 0; i < 3; i++) {
+        for (size_t j = 0; j < (i ? nk : nq); j++) assert_float_equal(set[i][j], add[i][j], 0);
+        free(add[i]);
+        free(set[i]);
+    }
+}
+
 /* The window and ALiBi run_attention_shape's spec takes (0: none). */
 static struct { int window, keep, alibi; } field;
 
@@ -188,7 +205,7 @@ static void run_attention_shape(AttnNormaliser nz, int sink, int kvb, int B, int
     float *dq = filled(nq, PREFILL), *dk = filled(nk, PREFILL), *dv = filled(nk, PREFILL),
           *ds = filled((size_t)c.H, PREFILL), *dkk = filled(nx, PREFILL),
           *dkv = filled(nx, PREFILL);
-    attn_bwd(&c, (AttnGrad){dq, dk, dv, ds, dkk, dkv}, c.slot, &c.spec);
+    attn_bwd(&c, (AttnGrad){dq, dk, dv, ds, dkk, dkv, 0}, c.slot, &c.spec);
     char tag[64];
     snprintf(tag, sizeof tag, "attn nz=%d sink=%d kvb=%d T=%d Hkv=%d W=%d K=%d alibi=%d", nz, sink,
              kvb, T, Hkv, field.window, field.keep, field.alibi);
@@ -210,11 +227,12 @@ static void run_attention_shape(AttnNormaliser nz, int sink, int kvb, int B, int
         for (size_t i = 0; i < nx; i++) assert_float_equal(dkk[i], PREFILL, 0);
     }
 #undef ATTN_CHECK
+    check_set_writes(&c, nq, nk);
     /* backward without the slot buffer recomputes the slot weights */
     if ((sink || kvb) && nz == NORMZ_SOFTMAX) {
         float *dq2 = filled(nq, PREFILL);
         attn_loss(&c); /* the checks above left att from a perturbed input */
-        attn_bwd(&c, (AttnGrad){dq2, NULL, NULL, NULL, NULL, NULL}, NULL, &c.spec);
+        attn_bwd(&c, (AttnGrad){dq2, NULL, NULL, NULL, NULL, NULL, 0}, NULL, &c.spec);
         for (size_t i = 0; i < nq; i++)
             assert_float_equal(dq2[i], dq[i], 2e-5 * fmax(1.0, fabs(dq[i])));
         free(dq2);
@@ -558,7 +576,7 @@ static void test_attention_key_bias(void **st) {
         float *dq = filled(nq, PREFILL), *dk = filled(nk, PREFILL), *dv = filled(nk, PREFILL);
         AttnSpec sp = c.spec;
         sp.dkey_bias = dkb;
-        attn_bwd(&c, (AttnGrad){dq, dk, dv, NULL, NULL, NULL}, c.slot, &sp);
+        attn_bwd(&c, (AttnGrad){dq, dk, dv, NULL, NULL, NULL, 0}, c.slot, &sp);
         check_grad("key_bias dq", attn_loss, &c, c.q, nq, dq);
         check_grad("key_bias dk", attn_loss, &c, c.k, nk, dk);
         check_grad("key_bias dv", attn_loss, &c, c.v, nk, dv);

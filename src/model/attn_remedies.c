@@ -124,16 +124,16 @@ static void diff_backward(RemedyState *r, const Model *m, int l, LayerWeights *g
     const LayerWeights *lw = &m->w.layer[l];
     RemedyLayer *a = &r->layer[l];
     const int N = B * Ti, H = D->H, Hkv = D->Hkv, dh = D->dh;
-    size_t Nq = (size_t)N * D->qdim, Nk = (size_t)N * D->kvdim;
+    size_t Nq = (size_t)N * D->qdim;
     float dlambda = diff_combine_backward(r->dy2, dy, a->y2, a->lambda, Nq);
     diff_lambda_backward(gw->diff_lambda, dlambda, lw->diff_lambda, dh / 2);
-    zero(r->dq1, Nq), zero(r->dq2, Nq), zero(r->dk1, Nk), zero(r->dk2, Nk);
     AttnShape sh = {B, Ti, H, Hkv, dh};
-    attention_backward(&(AttnGrad){r->dq1, r->dk1, dv, gw->sink_logit, NULL, NULL}, dy,
+    const unsigned set = ATTN_SET_DQ | ATTN_SET_DK; /* dv: both halves add to it */
+    attention_backward(&(AttnGrad){r->dq1, r->dk1, dv, gw->sink_logit, NULL, NULL, set}, dy,
                        &(AttnSaved){att, slot, preatt},
                        &(AttnIn){a->q1, a->k1, v, 0, 0, lw->sink_logit, NULL, NULL}, sp, &sh,
                        scratch);
-    attention_backward(&(AttnGrad){r->dq2, r->dk2, dv, gw->sink_logit, NULL, NULL}, r->dy2,
+    attention_backward(&(AttnGrad){r->dq2, r->dk2, dv, gw->sink_logit, NULL, NULL, set}, r->dy2,
                        &(AttnSaved){a->att2, NULL, a->pre2},
                        &(AttnIn){a->q2, a->k2, v, 0, 0, lw->sink_logit, NULL, NULL}, sp, &sh,
                        scratch);
@@ -167,10 +167,11 @@ void remedy_attention_backward(RemedyState *r, const Model *m, int l, LayerWeigh
         sp.scale = half_scale(spec);
         diff_backward(r, m, l, gw, dqa, dk, dv, dy, att, slot, preatt, v, &sp, B, Ti, scratch);
     } else {
-        attention_backward(&(AttnGrad){dqa, dk, dv, gw->sink_logit, gw->kv_bias_k, gw->kv_bias_v},
-                           dy, &(AttnSaved){att, slot, preatt},
-                           &(AttnIn){qa, k, v, 0, 0, lw->sink_logit, lw->kv_bias_k, lw->kv_bias_v},
-                           &sp, &(AttnShape){B, Ti, H, D->Hkv, D->dh}, scratch);
+        attention_backward(
+            &(AttnGrad){dqa, dk, dv, gw->sink_logit, gw->kv_bias_k, gw->kv_bias_v, 0}, dy,
+            &(AttnSaved){att, slot, preatt},
+            &(AttnIn){qa, k, v, 0, 0, lw->sink_logit, lw->kv_bias_k, lw->kv_bias_v}, &sp,
+            &(AttnShape){B, Ti, H, D->Hkv, D->dh}, scratch);
     }
     if (c->ssmax)
         ssmax_backward(dq, gw->ssmax_s, r->dqs, q, lw->ssmax_s, B, Ti, H, D->dh, spec->window);

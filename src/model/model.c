@@ -132,15 +132,17 @@ static void fused_forward(const Model *m, RunState *s, LayerActs *a, const Layer
     fused_rows(sc->cat, &f, N, P, 0);
 }
 
-/* dn += d(q, k, v, z) [W_q; W_k; W_v; W_gate]; d[W_q; ...; W_gate] +=
- * d(cat)^T n1. dgz is used only with a FULL gate. */
+/* dn += d(q, k, v, z) [W_q; W_k; W_v; W_gate] (dn_set: dn = instead);
+ * d[W_q; ...; W_gate] += d(cat)^T n1. dgz is used only with a FULL gate. */
 static void fused_backward(const Model *m, RunState *s, const LayerActs *a, const LayerWeights *lw,
-                           LayerWeights *gw, float *dq, float *dk, float *dv, float *dgz, int N) {
+                           LayerWeights *gw, float *dq, float *dk, float *dv, float *dgz, int N,
+                           int dn_set) {
     Scratch *sc = s->sc;
     const int P = model_fused_cols(m), d = m->dims.d;
     Fused f = fused_parts(m, dq, dk, dv, dgz);
     fused_rows(sc->cat, &f, N, P, 1);
-    matmul_backward(sc->dn, gw->w_q, NULL, sc->cat, a->n1, lw->w_q, N, d, P);
+    (dn_set ? matmul_backward_set : matmul_backward)(sc->dn, gw->w_q, NULL, sc->cat, a->n1, lw->w_q,
+                                                     N, d, P);
 }
 
 /* ---- one block forward ---- */
@@ -385,16 +387,14 @@ static void mlp_block_backward(const Model *m, RunState *s, int l, int N, float 
     const size_t Nf = (size_t)N * D->ff;
     NormSite ns = post_site(m, lw, a, 1), gs = post_site(m, gw, a, 1);
     const float *df = residual_place_backward(m, dres, sc->dpost, a->u2, a->u2, &ns, &gs, N);
-    zero(sc->dhact, Nf);
-    matmul_backward(sc->dhact, gw->w_down, NULL, df, a->hact, lw->w_down, N, D->ff, D->d);
-    zero(sc->dn, (size_t)N * D->d);
+    matmul_backward_set(sc->dhact, gw->w_down, NULL, df, a->hact, lw->w_down, N, D->ff, D->d);
     if (m->cfg.mlp == MLP_SWIGLU) { /* these two write dh1, dh3: no zeroing */
         swiglu_backward(sc->dh1, sc->dh3, sc->dhact, a->h1, a->h3, Nf);
-        matmul_backward(sc->dn, gw->w_gate, NULL, sc->dh1, a->n2, lw->w_gate, N, D->d, D->ff);
+        matmul_backward_set(sc->dn, gw->w_gate, NULL, sc->dh1, a->n2, lw->w_gate, N, D->d, D->ff);
         matmul_backward(sc->dn, gw->w_up, NULL, sc->dh3, a->n2, lw->w_up, N, D->d, D->ff);
     } else {
         gelu_backward(sc->dh1, sc->dhact, a->h1, Nf);
-        matmul_backward(sc->dn, gw->w_up, NULL, sc->dh1, a->n2, lw->w_up, N, D->d, D->ff);
+        matmul_backward_set(sc->dn, gw->w_up, NULL, sc->dh1, a->n2, lw->w_up, N, D->d, D->ff);
     }
     const float *dn = gated_norm_site_backward(m, sc, sc->dn, &a->gn2, lw->mlp_gn_down,
                                                lw->mlp_gn_up, gw->mlp_gn_down, gw->mlp_gn_up, N);
@@ -437,8 +437,7 @@ static float *attn_output_backward(const AttnBack *ab, const float *dres) {
     }
     /* dcur is always the gradient w.r.t. the latest stage's output */
     float *dcur = sc->dy, *dalt = sc->dy2;
-    zero(dcur, Nq);
-    matmul_backward(dcur, ab->gw->w_o, NULL, dog, a->yg, ab->lw->w_o, N, D->qdim, D->d);
+    matmul_backward_set(dcur, ab->gw->w_o, NULL, dog, a->yg, ab->lw->w_o, N, D->qdim, D->d);
     if (c->gate_pos == GATE_G1) {
         gate_apply_back(ab->m, dalt, sc->dga, dcur, a->ym, ab->ga, N, D->H, D->dh);
         SWAP(dcur, dalt);
@@ -477,17 +476,19 @@ static void attn_core_backward(const AttnBack *ab, const float *dy, float **dq_o
     const int N = ab->N, B = ab->B, Ti = ab->Ti;
     const size_t Nq = (size_t)N * D->qdim, Nk = (size_t)N * D->kvdim;
     float *dq = sc->dq, *dk = sc->dk, *dv = sc->dv;
-    zero(dq, Nq);
-    zero(dk, Nk);
-    if (!c->xsa) zero(dv, Nk); /* under XSA it holds XSA's part already */
     AttnSpec sp;
     attn_spec(&sp, ab->m, Ti, (int)(a - s->la));
-    if (s->rm)
+    /* under XSA dv holds XSA's part already: the core adds to it */
+    unsigned set = ATTN_SET_DQ | ATTN_SET_DK | (c->xsa ? 0u : ATTN_SET_DV);
+    if (s->rm) {
+        zero(dq, Nq);
+        zero(dk, Nk);
+        if (!c->xsa) zero(dv, Nk);
         remedy_attention_backward(s->rm, ab->m, (int)(a - s->la), gw, dq, dk, dv, dy, a->att,
                                   a->slot, a->preatt, a->qr, a->kr, a->vg, &sp, B, Ti, sc->attn);
-    else
+    } else
         attention_backward(
-            &(AttnGrad){dq, dk, dv, gw->sink_logit, gw->kv_bias_k, gw->kv_bias_v}, dy,
+            &(AttnGrad){dq, dk, dv, gw->sink_logit, gw->kv_bias_k, gw->kv_bias_v, set}, dy,
             &(AttnSaved){a->att, a->slot, a->preatt},
             &(AttnIn){a->qr, a->kr, a->vg, 0, 0, lw->sink_logit, lw->kv_bias_k, lw->kv_bias_v}, &sp,
             &(AttnShape){B, Ti, D->H, D->Hkv, D->dh}, sc->attn);
@@ -533,9 +534,11 @@ static void attn_input_backward(const AttnBack *ab, float *dq, float *dk, float 
         gate_apply_back(ab->m, sc->dv2, sc->dga, dv, a->v, ab->ga, N, D->Hkv, D->dh);
         dv = sc->dv2;
     }
-    zero(sc->dn, (size_t)N * D->d);
-    if (ab->ga) gate_scores_backward(ab->m, ab->s, ab->a, lw, gw, sc->dga, sc->dn, N);
-    fused_backward(ab->m, ab->s, a, lw, gw, dq, dk, dv, sc->dgz, N);
+    if (ab->ga) { /* the scores' part first, then the projections' */
+        zero(sc->dn, (size_t)N * D->d);
+        gate_scores_backward(ab->m, ab->s, ab->a, lw, gw, sc->dga, sc->dn, N);
+    }
+    fused_backward(ab->m, ab->s, a, lw, gw, dq, dk, dv, sc->dgz, N, !ab->ga);
     if (ab->s->rm)
         remedy_input_backward(ab->s->rm, ab->m, (int)(a - ab->s->la), gw, sc->dn, a->n1, ab->B,
                               ab->Ti);
@@ -582,8 +585,8 @@ static void backward(const Model *m, RunState *s, float *in_norms) {
     zero(sc->dlogits, (size_t)Nr * D->V);
     crossentropy_backward(sc->dlogits, s->probs, s->tgt_real, Nr, D->V, s->loss_count);
     float *dxr = D->extra_pos ? sc->tmp : sc->dxfn;
-    zero(dxr, (size_t)Nr * D->d);
-    matmul_backward(dxr, s->g.lm_head, NULL, sc->dlogits, s->xreal, m->w.lm_head, Nr, D->d, D->V);
+    matmul_backward_set(dxr, s->g.lm_head, NULL, sc->dlogits, s->xreal, m->w.lm_head, Nr, D->d,
+                        D->V);
     if (D->extra_pos) {
         zero(sc->dxfn, (size_t)N * D->d);
         gather_real(dxr, sc->dxfn, B, T, D->extra_pos, D->d, 1);

@@ -165,14 +165,15 @@ typedef struct {
     const float *q, *k, *v, *dy, *s, *a, *slot, *kx, *vx;
     float *dkb;      /* FoX: this head's key-bias gradient [T], or NULL */
     size_t boq, bok; /* offsets of the q-head and kv-head views */
-    int h;
+    int h, kv_first; /* kv_first: the first query head of its kv head */
 } HeadBwd;
 
 static HeadBwd head_bwd(const BwdIn *in, const Plan *pl, int b, int h) {
     int T = in->T, dh = in->dh, Hkv = in->Hkv;
     int g = h / in->group < Hkv ? h / in->group : Hkv - 1;
+    int gp = (h - 1) / in->group < Hkv ? (h - 1) / in->group : Hkv - 1;
     size_t bh = (size_t)b * in->H + h, TT = (size_t)T * (size_t)T;
-    HeadBwd hv = {.in = in, .h = h};
+    HeadBwd hv = {.in = in, .h = h, .kv_first = h == 0 || gp != g};
     hv.boq = (size_t)b * T * in->ldq + (size_t)h * dh;
     hv.bok = (size_t)b * T * in->ldk + (size_t)g * dh;
     hv.q = in->x->q + hv.boq, hv.dy = in->dy + hv.boq;
@@ -264,9 +265,22 @@ SIMD_BODY void bwd_rows_plain_body(float *da, const float *att, int T, int r0, i
 SIMD_KERNEL_STATIC(bwd_rows_plain, (float *da, const float *att, int T, int r0, int r1),
                    (da, att, T, r0, r1))
 
+/* A key-side gradient of row block [r0, r1): c[0:r1] += alpha x^T y, x
+ * [m, r1] (leading dim T), y [m, dh] (ldy), c rows ldc apart; with fresh
+ * (this kv head's first query head) rows [r0, r1) are written, as no
+ * earlier block reached them. */
+static void bwd_key_product(int r0, int r1, int m, int dh, int T, float alpha, const float *x,
+                            const float *y, int ldy, float *c, int ldc, int fresh) {
+    if (!fresh || r0 > 0) gemm(1, 0, fresh ? r0 : r1, dh, m, alpha, x, T, y, ldy, 1.0f, c, ldc);
+    if (fresh)
+        gemm(1, 0, r1 - r0, dh, m, alpha, x + r0, T, y, ldy, 0.0f, c + (size_t)r0 * ldc, ldc);
+}
+
 /* Row block [r0, r1) of one head:
  *   da = dy v^T;  dv += a^T dy;  ds = row_backward(da);
- *   dq += scale ds k;  dk += scale ds^T q. */
+ *   dq += scale ds k;  dk += scale ds^T q
+ * (go->set: dq's rows written; dk and dv's rows past r0 written by the kv
+ * head's first query head, hv->kv_first). */
 static void bwd_block(float *da, float *tmp, const AttnGrad *go, const Plan *pl, const HeadBwd *hv,
                       int r0, int r1) {
     const BwdIn *in = hv->in;
@@ -275,18 +289,18 @@ static void bwd_block(float *da, float *tmp, const AttnGrad *go, const Plan *pl,
     /* da[0:m, 0:r1] = dy[r0:r1] v[0:r1]^T */
     gemm(0, 1, m, r1, dh, 1.0f, dyr, ldq, hv->v, ldk, 0.0f, da, T);
     if (go->dv)
-        gemm(1, 0, r1, dh, m, 1.0f, hv->a + (size_t)r0 * T, T, dyr, ldq, 1.0f, go->dv + hv->bok,
-             ldk);
+        bwd_key_product(r0, r1, m, dh, T, 1.0f, hv->a + (size_t)r0 * T, dyr, ldq, go->dv + hv->bok,
+                        ldk, hv->kv_first && (go->set & ATTN_SET_DV));
     if (pl->base == BASE_SOFTMAX && !pl->on[XS_NULL] && !pl->on[XS_SINK] && !pl->on[XS_KV] &&
         !hv->dkb)
         bwd_rows_plain(da, hv->a, T, r0, r1);
     else bwd_rows(da, tmp, go, pl, hv, r0, r1);
     if (go->dq)
-        gemm(0, 0, m, dh, r1, pl->scale, da, T, hv->k, ldk, 1.0f,
+        gemm(0, 0, m, dh, r1, pl->scale, da, T, hv->k, ldk, go->set & ATTN_SET_DQ ? 0.0f : 1.0f,
              go->dq + hv->boq + (size_t)r0 * ldq, ldq);
     if (go->dk)
-        gemm(1, 0, r1, dh, m, pl->scale, da, T, hv->q + (size_t)r0 * ldq, ldq, 1.0f,
-             go->dk + hv->bok, ldk);
+        bwd_key_product(r0, r1, m, dh, T, pl->scale, da, hv->q + (size_t)r0 * ldq, ldq,
+                        go->dk + hv->bok, ldk, hv->kv_first && (go->set & ATTN_SET_DK));
 }
 
 size_t attention_backward_scratch(int T) {
@@ -318,11 +332,16 @@ void attention_backward(const AttnGrad *g, const float *dy, const AttnSaved *sav
                  .group = H / Hkv,
                  .has_slot_w =
                      saved->slot && pl.base == BASE_SOFTMAX && (pl.on[XS_KV] || pl.on[XS_SINK])};
+    AttnGrad go = *g;
+    if ((go.set & ATTN_SET_DQ) && go.dq && pl.on[XS_KV]) { /* the kv key adds to dq first */
+        memset(go.dq, 0, (size_t)sh->B * T * bin.ldq * sizeof(float));
+        go.set &= ~(unsigned)ATTN_SET_DQ;
+    }
     for (int b = 0; b < sh->B; b++)
         for (int h = 0; h < H; h++) {
             HeadBwd hv = head_bwd(&bin, &pl, b, h);
             for (int r0 = 0; r0 < T; r0 += blk)
-                bwd_block(da, tmp, g, &pl, &hv, r0, r0 + blk < T ? r0 + blk : T);
+                bwd_block(da, tmp, &go, &pl, &hv, r0, r0 + blk < T ? r0 + blk : T);
         }
     opprof_leave(prof);
 }

@@ -26,12 +26,17 @@ void matmul_forward(float *out, const float *inp, const float *w, const float *b
     }
 }
 
-/* dinp[M,K] += dout[M,N] @ w[N,K]; dw[N,K] += dout^T @ inp[M,K];
- * dbias[N] += column sums of dout. beta = 1 gives the accumulation. */
-void matmul_backward(float *dinp, float *dw, float *dbias, const float *dout, const float *inp,
-                     const float *w, int M, int K, int N) {
-    if (M <= 0 || N <= 0) return;
-    if (K > 0 && dinp) gemm(0, 0, M, K, N, 1.0f, dout, N, w, K, 1.0f, dinp, K);
+/* dinp[M,K] = dinp_beta dinp + dout[M,N] @ w[N,K] (beta 0: written, 1:
+ * added); dw[N,K] += dout^T @ inp[M,K]; dbias[N] += column sums of dout. */
+static void backward(float *dinp, float dinp_beta, float *dw, float *dbias, const float *dout,
+                     const float *inp, const float *w, int M, int K, int N) {
+    if (M <= 0) return;
+    if (N <= 0) { /* an empty product: nothing to add, zeros to write */
+        if (K > 0 && dinp && dinp_beta == 0.0f)
+            memset(dinp, 0, (size_t)M * (size_t)K * sizeof *dinp);
+        return;
+    }
+    if (K > 0 && dinp) gemm(0, 0, M, K, N, 1.0f, dout, N, w, K, dinp_beta, dinp, K);
     if (K > 0 && dw) gemm(1, 0, N, K, M, 1.0f, dout, N, inp, K, 1.0f, dw, K);
     if (!dbias) return;
     size_t n = (size_t)N;
@@ -39,4 +44,14 @@ void matmul_backward(float *dinp, float *dw, float *dbias, const float *dout, co
         const float *g = dout + m * n;
         for (size_t j = 0; j < n; j++) dbias[j] += g[j];
     }
+}
+
+void matmul_backward(float *dinp, float *dw, float *dbias, const float *dout, const float *inp,
+                     const float *w, int M, int K, int N) {
+    backward(dinp, 1.0f, dw, dbias, dout, inp, w, M, K, N);
+}
+
+void matmul_backward_set(float *dinp, float *dw, float *dbias, const float *dout, const float *inp,
+                         const float *w, int M, int K, int N) {
+    backward(dinp, 0.0f, dw, dbias, dout, inp, w, M, K, N);
 }

@@ -45,6 +45,10 @@ void matmul_forward(float *out, const float *inp, const float *w, const float *b
 /* dinp[M,K] += dout @ w; dw[N,K] += dout^T @ inp; dbias[N] += sum_m dout */
 void matmul_backward(float *dinp, float *dw, float *dbias, const float *dout, const float *inp,
                      const float *w, int M, int K, int N);
+/* matmul_backward with dinp[M,K] = dout @ w written, not added to: no
+ * zeroing first (the same bits but for a -0 that 0 + -0 made +0). */
+void matmul_backward_set(float *dinp, float *dw, float *dbias, const float *dout, const float *inp,
+                         const float *w, int M, int K, int N);
 
 /* ---- norms over the last dim C, for M rows (op_norm.c) ---- */
 /* out = x / sqrt(mean(x^2) + eps) * w; rstd[M] saved for backward.
@@ -176,9 +180,13 @@ typedef struct {
 typedef struct {
     const float *att, *slot, *preatt;
 } AttnSaved;
-/* The backward's gradients, each accumulated into (NULL: not wanted). */
+/* The backward's gradients, each accumulated into (NULL: not wanted), but
+ * for those set names: those are written whole, with no need to zero
+ * them first (the same bits but for a -0 that 0 + -0 would make +0). */
+enum { ATTN_SET_DQ = 1, ATTN_SET_DK = 2, ATTN_SET_DV = 4 };
 typedef struct {
     float *dq, *dk, *dv, *dsink_logit, *dkvb_k, *dkvb_v;
+    unsigned set; /* ATTN_SET_* bits */
 } AttnGrad;
 void attention_forward(const AttnOut *out, const AttnIn *in, const AttnSpec *spec,
                        const AttnShape *sh);
