@@ -40,64 +40,35 @@ import sys
 
 import torch
 
-from make_hf_fixtures import build_family, mat, vec
+from hf_forwards import causal_attention, exp_softmax, moe_sum, repeat_heads, rms_norm, slides, swiglu, turn
+from make_hf_fixtures import build_family, mat, vec, weights_moe, weights_swiglu
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def norm(x, w, eps):
-    return w * x / torch.sqrt(x.pow(2).mean(-1, keepdim=True) + eps)
-
-
 def layer_kinds(cfg):
     """True for each layer that slides (and turns by RoPE)."""
-    lt = cfg.get("layer_types")
     n = cfg.get("global_attn_every_n_layers", 4)
-    if lt:
-        return [t == "sliding_attention" for t in lt]
-    return [(l + 1) % n != 0 for l in range(cfg["num_hidden_layers"])]
+    return [slides(cfg, l, n) for l in range(cfg["num_hidden_layers"])]
 
 
-def turn(x, pos, theta):
-    """RoPE on x [heads, T, dh]: pairs (i, i + dh/2) turned by pos * theta^(-2i/dh)."""
-    dh = x.shape[-1]
-    half = dh // 2
-    ang = pos[:, None] * theta ** (-torch.arange(half, dtype=torch.float64) * 2.0 / dh)[None, :]
-    c, s = torch.cos(ang), torch.sin(ang)
-    lo, hi = x[..., :half], x[..., half:]
-    return torch.cat((lo * c - hi * s, hi * c + lo * s), dim=-1)
-
-
-def attention(cfg, W, p, h, slides):
+def attention(cfg, W, p, h, slide):
     T = h.shape[0]
     H, Hkv, dh, eps = cfg["num_attention_heads"], cfg["num_key_value_heads"], cfg["head_dim"], cfg["rms_norm_eps"]
-    q = norm((h @ W[p + "self_attn.q_proj.weight"].T).view(T, H, dh), W[p + "self_attn.q_norm.weight"], eps)
-    k = norm((h @ W[p + "self_attn.k_proj.weight"].T).view(T, Hkv, dh), W[p + "self_attn.k_norm.weight"], eps)
+    q = (h @ W[p + "self_attn.q_proj.weight"].T).view(T, H, dh)
+    k = (h @ W[p + "self_attn.k_proj.weight"].T).view(T, Hkv, dh)
+    q = rms_norm(q, W[p + "self_attn.q_norm.weight"], eps, divide=True)
+    k = rms_norm(k, W[p + "self_attn.k_norm.weight"], eps, divide=True)
     v = (h @ W[p + "self_attn.v_proj.weight"].T).view(T, Hkv, dh)
     q, k, v = q.transpose(0, 1), k.transpose(0, 1), v.transpose(0, 1)
-    if slides:
-        pos = torch.arange(T, dtype=torch.float64)
+    if slide:
         theta = cfg.get("rope_theta", 10000.0)
-        q, k = turn(q, pos, theta), turn(k, pos, theta)
-    rep = H // Hkv
-    k, v = k[torch.arange(H) // rep], v[torch.arange(H) // rep]
-    s = torch.einsum("htd,hsd->hts", q, k) / dh ** 0.5
-    t, j = torch.arange(T)[:, None], torch.arange(T)[None, :]
-    keep = j <= t
-    if slides:
-        keep = keep & (j > t - cfg["sliding_window"])
-    s = torch.where(keep, s, torch.tensor(float("-inf"), dtype=torch.float64))
-    a = torch.exp(s - s.max(-1, keepdim=True).values)
-    a = a / a.sum(-1, keepdim=True)
-    o = torch.einsum("hts,hsd->thd", a, v).reshape(T, H * dh)
+        q, k = turn(q, theta, dh), turn(k, theta, dh)
+    window = cfg["sliding_window"] if slide else None
+    o, a = causal_attention(q, repeat_heads(k, H), repeat_heads(v, H), window, softmax=exp_softmax)
+    o = o.reshape(T, H * dh)
     gate = 1.0 / (1.0 + torch.exp(-(h @ W[p + "self_attn.gate_proj.weight"].T)))
     return (o * gate) @ W[p + "self_attn.o_proj.weight"].T, a, gate
-
-
-def swiglu(W, p, h):
-    """down(silu(gate(h)) * up(h)) of the module at prefix p."""
-    gp = h @ W[p + "gate_proj.weight"].T
-    return (gp / (1.0 + torch.exp(-gp)) * (h @ W[p + "up_proj.weight"].T)) @ W[p + "down_proj.weight"].T
 
 
 MARGINS = []  # each routed token's gap between its k-th and (k+1)-th choice
@@ -105,23 +76,14 @@ MARGINS = []  # each routed token's gap between its k-th and (k+1)-th choice
 
 def moe(cfg, W, p, h):
     """AfmoeMoE of h [T, d]: shared experts plus the chosen experts, weighted."""
-    k, E = cfg["num_experts_per_tok"], cfg["num_experts"]
     z = h @ W[p + "router.gate.weight"].T
     softmax = cfg.get("score_func", "sigmoid") == "softmax"
     s = torch.softmax(z, dim=-1) if softmax else 1.0 / (1.0 + torch.exp(-z))
     renorm = not softmax and cfg.get("route_norm", True)
     key = s + W[p + "expert_bias"]
-    order = torch.argsort(key, dim=-1, descending=True)
-    y = swiglu(W, p + "shared_experts.", h) if cfg["num_shared_experts"] else torch.zeros_like(h)
-    for t in range(h.shape[0]):
-        chosen = order[t, :k]
-        if k < E:
-            MARGINS.append(float(key[t, order[t, k - 1]] - key[t, order[t, k]]))
-        w = s[t, chosen] / (s[t, chosen].sum() + 1e-20) if renorm else s[t, chosen]
-        w = w * cfg["route_scale"]
-        for j, e in enumerate(chosen.tolist()):
-            y[t] = y[t] + w[j] * swiglu(W, p + "experts.%d." % e, h[t:t + 1])[0]
-    return y
+    y = swiglu(W, p + "shared_experts.", h) if cfg["num_shared_experts"] else None
+    return moe_sum(h, s, key, cfg["num_experts_per_tok"], lambda e, x: swiglu(W, p + "experts.%d." % e, x),
+                   renorm, cfg["route_scale"], y, MARGINS)
 
 
 def forward_afmoe(cfg, W, ids):
@@ -131,15 +93,16 @@ def forward_afmoe(cfg, W, ids):
     if cfg.get("mup_enabled"):
         x = x * cfg["hidden_size"] ** 0.5
     maps, gates, hidden = [], [], []
-    for l, slides in enumerate(layer_kinds(cfg)):
+    for l, slide in enumerate(layer_kinds(cfg)):
         p = "model.layers.%d." % l
-        o, a, g = attention(cfg, W, p, norm(x, W[p + "input_layernorm.weight"], eps), slides)
-        x = x + norm(o, W[p + "post_attention_layernorm.weight"], eps)
-        h = norm(x, W[p + "pre_mlp_layernorm.weight"], eps)
+        h = rms_norm(x, W[p + "input_layernorm.weight"], eps, divide=True)
+        o, a, g = attention(cfg, W, p, h, slide)
+        x = x + rms_norm(o, W[p + "post_attention_layernorm.weight"], eps, divide=True)
+        h = rms_norm(x, W[p + "pre_mlp_layernorm.weight"], eps, divide=True)
         y = moe(cfg, W, p + "mlp.", h) if l >= cfg["num_dense_layers"] else swiglu(W, p + "mlp.", h)
-        x = x + norm(y, W[p + "post_mlp_layernorm.weight"], eps)
+        x = x + rms_norm(y, W[p + "post_mlp_layernorm.weight"], eps, divide=True)
         maps.append(a), gates.append(g), hidden.append(x)
-    logits = norm(x, W["model.norm.weight"], eps) @ W["lm_head.weight"].T
+    logits = rms_norm(x, W["model.norm.weight"], eps, divide=True) @ W["lm_head.weight"].T
     return logits, maps, gates, hidden
 
 
@@ -158,27 +121,12 @@ def weights_afmoe(cfg, g):
         W[p + "self_attn.q_norm.weight"] = vec(g, dh, 1.0, 0.3)
         W[p + "self_attn.k_norm.weight"] = vec(g, dh, 1.0, 0.3)
         if l >= cfg["num_dense_layers"]:
-            weights_moe(cfg, g, p + "mlp.", W)
-            continue
-        W[p + "mlp.gate_proj.weight"] = mat(g, ff, d)
-        W[p + "mlp.up_proj.weight"] = mat(g, ff, d)
-        W[p + "mlp.down_proj.weight"] = mat(g, d, ff)
+            mf = cfg["moe_intermediate_size"]
+            weights_moe(W, g, p + "mlp.", d, cfg["num_experts"], mf, "router.gate.weight", "expert_bias",
+                        mf * cfg["num_shared_experts"])
+        else:
+            weights_swiglu(W, g, p + "mlp.", ff, d)
     return W
-
-
-def weights_moe(cfg, g, p, W):
-    """An MoE layer's router (logits of sd about 2, so that sigmoid scores
-    spread), expert_bias (large enough to change choices), shared and
-    routed experts."""
-    d, E, mf, ns = cfg["hidden_size"], cfg["num_experts"], cfg["moe_intermediate_size"], cfg["num_shared_experts"]
-    W[p + "router.gate.weight"] = mat(g, E, d, 2.0)
-    W[p + "expert_bias"] = vec(g, E, 0.0, 0.3)
-    mods = (["shared_experts."] if ns else []) + ["experts.%d." % e for e in range(E)]
-    for m in mods:
-        f = mf * ns if m == "shared_experts." else mf
-        W[p + m + "gate_proj.weight"] = mat(g, f, d)
-        W[p + m + "up_proj.weight"] = mat(g, f, d)
-        W[p + m + "down_proj.weight"] = mat(g, d, f)
 
 
 def afmoe_cfg(**kw):

@@ -23,11 +23,7 @@ from modeling_gemma2.py and modeling_gemma3.py of transformers v4.50.0
 Run in float64 on the checkpoint's rounded weights."""
 import torch
 import torch.nn.functional as F
-from hf_forwards import gelu_tanh, rotate_half
-
-
-def norm1(x, w, eps):
-    return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * (1.0 + w)
+from hf_forwards import causal_attention, gelu_tanh, rms_norm, rotate_half, slides
 
 
 def cos_sin(T, dh, base, factor, dtype):
@@ -37,10 +33,10 @@ def cos_sin(T, dh, base, factor, dtype):
     return emb.cos().to(dtype), emb.sin().to(dtype)
 
 
-def slides(cfg, l):
-    if cfg["model_type"] == "gemma2":
-        return l % 2 == 0
-    return (l + 1) % cfg.get("sliding_window_pattern", 6) != 0
+def sliding(cfg, l):
+    """Whether layer l slides (Gemma 2: layers 0, 2, ...; Gemma 3: all but
+    every sliding_window_pattern-th)."""
+    return slides(cfg, l, 2 if cfg["model_type"] == "gemma2" else cfg.get("sliding_window_pattern", 6))
 
 
 def forward_gemma(cfg, W, ids):
@@ -57,33 +53,29 @@ def forward_gemma(cfg, W, ids):
     att, hidden = [], []
     for l in range(cfg["num_hidden_layers"]):
         p = "model.layers.%d." % l
-        h = norm1(x, W[p + "input_layernorm.weight"], eps)
+        h = rms_norm(x, W[p + "input_layernorm.weight"], eps, True)
         q = F.linear(h, W[p + "self_attn.q_proj.weight"]).view(T, H, dh)
         k = F.linear(h, W[p + "self_attn.k_proj.weight"]).view(T, Hkv, dh)
         v = F.linear(h, W[p + "self_attn.v_proj.weight"]).view(T, Hkv, dh).transpose(0, 1)
         if g3:
-            q = norm1(q, W[p + "self_attn.q_norm.weight"], eps)
-            k = norm1(k, W[p + "self_attn.k_norm.weight"], eps)
+            q = rms_norm(q, W[p + "self_attn.q_norm.weight"], eps, True)
+            k = rms_norm(k, W[p + "self_attn.k_norm.weight"], eps, True)
         q, k = q.transpose(0, 1), k.transpose(0, 1)
-        cos, sin = loc if slides(cfg, l) else glob
+        sl = sliding(cfg, l)
+        cos, sin = loc if sl else glob
         q = q * cos + rotate_half(q) * sin
         k = k * cos + rotate_half(k) * sin
         k, v = k.repeat_interleave(grp, dim=0), v.repeat_interleave(grp, dim=0)
-        s = (q @ k.transpose(1, 2)) * scaling
-        if cap:
-            s = torch.tanh(s / cap) * cap
-        mask = torch.triu(torch.ones(T, T, dtype=torch.bool), 1)
-        if slides(cfg, l) and cfg.get("sliding_window"):
-            mask = mask | torch.tril(torch.ones(T, T, dtype=torch.bool), -cfg["sliding_window"])
-        probs = torch.softmax(s.masked_fill(mask, float("-inf")), dim=-1)
-        o = F.linear((probs @ v).transpose(0, 1).reshape(T, H * dh), W[p + "self_attn.o_proj.weight"])
-        x = x + norm1(o, W[p + "post_attention_layernorm.weight"], eps)
-        h = norm1(x, W[p + "pre_feedforward_layernorm.weight"], eps)
+        o, probs = causal_attention(q, k, v, (cfg.get("sliding_window") or None) if sl else None, scaling, cap)
+        o = F.linear(o.reshape(T, H * dh), W[p + "self_attn.o_proj.weight"])
+        x = x + rms_norm(o, W[p + "post_attention_layernorm.weight"], eps, True)
+        h = rms_norm(x, W[p + "pre_feedforward_layernorm.weight"], eps, True)
         m = gelu_tanh(F.linear(h, W[p + "mlp.gate_proj.weight"])) * F.linear(h, W[p + "mlp.up_proj.weight"])
-        x = x + norm1(F.linear(m, W[p + "mlp.down_proj.weight"]), W[p + "post_feedforward_layernorm.weight"], eps)
+        m = F.linear(m, W[p + "mlp.down_proj.weight"])
+        x = x + rms_norm(m, W[p + "post_feedforward_layernorm.weight"], eps, True)
         att.append(probs)
         hidden.append(x)
-    logits = norm1(x, W["model.norm.weight"], eps) @ W["model.embed_tokens.weight"].T
+    logits = rms_norm(x, W["model.norm.weight"], eps, True) @ W["model.embed_tokens.weight"].T
     if cfg.get("final_logit_softcapping"):
         c = cfg["final_logit_softcapping"]
         logits = torch.tanh(logits / c) * c

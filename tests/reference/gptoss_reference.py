@@ -38,13 +38,10 @@ import sys
 import torch
 import torch.nn.functional as F
 
+from hf_forwards import causal_probs, rms_norm, slides
 from make_hf_fixtures import T_TOK, build_family, mat, rounded, vec, write_reference, write_snapshot
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-def rms(x, w, eps):
-    return w * (x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps))
 
 
 def yarn_inv_freq(dim, base, rs):
@@ -74,9 +71,10 @@ def rope(x, cos, sin):
     return torch.cat((a * cos - b * sin, b * cos + a * sin), dim=-1)
 
 
-def slides(cfg, l):
-    lt = cfg.get("layer_types")
-    return lt[l] == "sliding_attention" if lt else (l + 1) % 2 != 0
+def window(cfg, l):
+    """Layer l's sliding window: on the sliding_attention layers (default
+    every other one, from layer 0), else None."""
+    return (cfg.get("sliding_window") or None) if slides(cfg, l, 2) else None
 
 
 def attention(cfg, W, p, h, l, cos, sin):
@@ -88,13 +86,7 @@ def attention(cfg, W, p, h, l, cos, sin):
     q = rope(q.view(T, H, dh).transpose(0, 1), cos, sin)
     k = rope(k.view(T, Hkv, dh).transpose(0, 1), cos, sin).repeat_interleave(H // Hkv, dim=0)
     v = v.view(T, Hkv, dh).transpose(0, 1).repeat_interleave(H // Hkv, dim=0)
-    s = (q @ k.transpose(1, 2)) * dh ** -0.5
-    mask = torch.triu(torch.ones(T, T, dtype=torch.bool), 1)
-    if slides(cfg, l) and cfg.get("sliding_window"):
-        mask = mask | torch.tril(torch.ones(T, T, dtype=torch.bool), -cfg["sliding_window"])
-    s = s.masked_fill(mask, float("-inf"))
-    sink = W[p + "self_attn.sinks"].view(H, 1, 1).expand(H, T, 1)
-    probs = torch.softmax(torch.cat((s, sink), dim=-1), dim=-1)
+    probs = causal_probs(q, k, window(cfg, l), dh ** -0.5, sinks=W[p + "self_attn.sinks"])
     a, slot = probs[..., :-1], probs[..., -1]
     o = (a @ v).transpose(0, 1).reshape(T, H * dh)
     return F.linear(o, W[p + "self_attn.o_proj.weight"], W[p + "self_attn.o_proj.bias"]), a, slot
@@ -126,11 +118,11 @@ def forward_gptoss(cfg, W, ids):
     maps, slots, hidden = [], [], []
     for l in range(cfg["num_hidden_layers"]):
         p = "model.layers.%d." % l
-        o, a, slot = attention(cfg, W, p, rms(x, W[p + "input_layernorm.weight"], eps), l, cos, sin)
+        o, a, slot = attention(cfg, W, p, rms_norm(x, W[p + "input_layernorm.weight"], eps), l, cos, sin)
         x = x + o
-        x = x + moe(cfg, W, p, rms(x, W[p + "post_attention_layernorm.weight"], eps))
+        x = x + moe(cfg, W, p, rms_norm(x, W[p + "post_attention_layernorm.weight"], eps))
         maps.append(a), slots.append(slot), hidden.append(x)
-    logits = F.linear(rms(x, W["model.norm.weight"], eps), W["lm_head.weight"])
+    logits = F.linear(rms_norm(x, W["model.norm.weight"], eps), W["lm_head.weight"])
     return logits, maps, slots, hidden
 
 

@@ -3,8 +3,10 @@ families, with no `transformers`: LlamaForCausalLM, Qwen2ForCausalLM,
 Qwen3ForCausalLM plus the gated variants of the paper's released code,
 GPT2LMHeadModel, GPTNeoXForCausalLM, Olmo2ForCausalLM, MistralForCausalLM
 and Phi3ForCausalLM, each following its Hugging Face modeling file, and the
-reference ops they share (RMSNorm, LayerNorm, RoPE with Llama 3 scaling,
-causal attention with an optional sliding window, tanh GELU).
+reference ops they share with the per-family reference scripts (RMSNorm,
+LayerNorm, RoPE with Llama 3 scaling, causal attention with an optional
+sliding window, tanh GELU, the SwiGLU MLP, top-k routing of a mixture of
+experts, which layers slide).
 
 Each forward(cfg, W, ids, ...) takes the config dict, the weights by their
 checkpoint names and the token ids [T], and returns (logits [T,V], per-layer
@@ -19,8 +21,15 @@ import torch.nn.functional as F
 # ---------------------------------------------------------------- reference ops
 
 
-def rms_norm(x, w, eps):
+def rms_norm(x, w, eps, one=False, divide=False):
+    """RMSNorm of x over its last dim times w (one: times 1 + w, Gemma's and
+    Step-3.5's). divide: w x / sqrt(mean(x^2) + eps), the arithmetic of the
+    MoE families' references (Laguna, AFMoE, Step-3.5), whose last bits
+    differ from w (x rsqrt(mean(x^2) + eps))."""
     var = x.pow(2).mean(-1, keepdim=True)
+    w = 1.0 + w if one else w
+    if divide:
+        return w * x / torch.sqrt(var + eps)
     return w * (x * torch.rsqrt(var + eps))
 
 
@@ -57,22 +66,99 @@ def rope_cos_sin(T, dim, base, scaling=None):
     return emb.cos(), emb.sin()
 
 
-def causal_attention(q, k, v, window=None):
-    """q [H,T,dh], k/v [H,T,dh] -> (out [T,H,dh], probs [H,T,T]). window:
-    query t sees keys j with t - window < j <= t (transformers'
-    sliding_window_overlay: kv_idx > q_idx - sliding_window)."""
-    T, dh = q.shape[1], q.shape[2]
-    s = (q @ k.transpose(1, 2)) / math.sqrt(dh)
+def turn(x, theta, rd):
+    """RoPE on x [heads, T, dh]: within the first rd dims, pairs (i, i + rd/2)
+    turned by t * theta^(-2i/rd); the other dims pass."""
+    half = rd // 2
+    pos = torch.arange(x.shape[1], dtype=torch.float64)
+    ang = pos[:, None] * theta ** (-torch.arange(half, dtype=torch.float64) * 2.0 / rd)[None, :]
+    c, s = torch.cos(ang), torch.sin(ang)
+    lo, hi, rest = x[..., :half], x[..., half:rd], x[..., rd:]
+    return torch.cat((lo * c - hi * s, hi * c + lo * s, rest), dim=-1)
+
+
+def exp_softmax(s):
+    """exp(s - max) / sum over the last dim, as the MoE families' references
+    compute it (its last bits differ from torch.softmax's)."""
+    a = torch.exp(s - s.max(-1, keepdim=True).values)
+    return a / a.sum(-1, keepdim=True)
+
+
+def causal_probs(q, k, window=None, scale=None, softcap=None, sinks=None, softmax=None):
+    """q [..., H,T,dh], k [..., H,T,dh] -> probs [..., H,T,T] (with sinks
+    [H], [..., H,T,T+1]: each head's sink logit a last column). Logits q k^T / sqrt(dh), or
+    times scale; softcap: softcap tanh(logits / softcap), before the mask.
+    window: query t sees keys j with t - window < j <= t (transformers'
+    sliding_window_overlay: kv_idx > q_idx - sliding_window), else j <= t.
+    softmax: the function of the logits (default torch.softmax)."""
+    T, dh = q.shape[-2], q.shape[-1]
+    s = q @ k.transpose(-1, -2)
+    s = s / math.sqrt(dh) if scale is None else s * scale
+    if softcap:
+        s = torch.tanh(s / softcap) * softcap
     mask = torch.triu(torch.ones(T, T, dtype=torch.bool), 1)
     if window is not None:
         mask = mask | torch.tril(torch.ones(T, T, dtype=torch.bool), -window)
     s = s.masked_fill(mask, float("-inf"))
-    p = torch.softmax(s, dim=-1)
+    if sinks is not None:
+        s = torch.cat((s, sinks.view(-1, 1, 1).expand(*s.shape[:-1], 1)), dim=-1)
+    return softmax(s) if softmax else torch.softmax(s, dim=-1)
+
+
+def causal_attention(q, k, v, window=None, scale=None, softcap=None, softmax=None):
+    """q [H,T,dh], k/v [H,T,dh] -> (out [T,H,dh], probs [H,T,T]); the
+    arguments as causal_probs'."""
+    p = causal_probs(q, k, window, scale, softcap, None, softmax)
     return (p @ v).transpose(0, 1), p
+
+
+def repeat_heads(x, H):
+    """x [Hkv, T, dh] with each KV head repeated for its H / Hkv query heads."""
+    return x.repeat_interleave(H // x.shape[0], dim=0)
 
 
 def gelu_tanh(x):
     return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x.pow(3))))
+
+
+def silu_mul(gate, up):
+    """silu(gate) * up, silu written out as gate / (1 + exp(-gate))."""
+    return gate / (1.0 + torch.exp(-gate)) * up
+
+
+def swiglu(W, p, h, glu=silu_mul):
+    """down(glu(gate(h), up(h))) of the module at prefix p (its
+    {gate,up,down}_proj.weight); glu: silu(gate) * up unless given."""
+    gate, up = h @ W[p + "gate_proj.weight"].T, h @ W[p + "up_proj.weight"].T
+    return glu(gate, up) @ W[p + "down_proj.weight"].T
+
+
+def moe_sum(h, s, key, k, expert, renorm=True, scale=1.0, start=None, margins=None):
+    """The routed experts' sum over h [T, d]: each token's k experts of the
+    largest key [T, E], weighted by their scores s over their sum (+1e-20)
+    when renorm, else by s, times scale; expert(e, h[t:t+1]) -> [1, d].
+    start: the sum's first term (default zeros). margins: each token's
+    gap between its k-th and (k+1)-th key appended (when k < E)."""
+    order = torch.argsort(key, dim=-1, descending=True)
+    y = torch.zeros_like(h) if start is None else start
+    for t in range(h.shape[0]):
+        chosen = order[t, :k]
+        if margins is not None and k < key.shape[-1]:
+            margins.append(float(key[t, order[t, k - 1]] - key[t, order[t, k]]))
+        w = s[t, chosen] / (s[t, chosen].sum() + 1e-20) if renorm else s[t, chosen]
+        w = w * scale
+        for j, e in enumerate(chosen.tolist()):
+            y[t] = y[t] + w[j] * expert(e, h[t:t + 1])[0]
+    return y
+
+
+def slides(cfg, l, every):
+    """Whether layer l attends over a sliding window: as layer_types names
+    it, else all but every `every`-th layer."""
+    lt = cfg.get("layer_types")
+    if lt:
+        return lt[l] == "sliding_attention"
+    return (l + 1) % every != 0
 
 # ---------------------------------------------------------------- forwards
 

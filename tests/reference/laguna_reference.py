@@ -48,14 +48,11 @@ import sys
 import torch
 import torch.nn.functional as F
 
-from make_hf_fixtures import build_family, mat, vec
+from hf_forwards import causal_attention, exp_softmax, moe_sum, repeat_heads, rms_norm, silu_mul, swiglu, turn
+from make_hf_fixtures import build_family, mat, vec, weights_moe, weights_swiglu
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROPE_DEFAULTS = {"full_attention": (500000.0, 0.5), "sliding_attention": (10000.0, 1.0)}
-
-
-def norm(x, w, eps):
-    return w * x / torch.sqrt(x.pow(2).mean(-1, keepdim=True) + eps)
 
 
 def layer_types(cfg):
@@ -92,17 +89,6 @@ def rope_of(cfg, kind):
     return e.get("rope_theta", base), int(cfg["head_dim"] * e.get("partial_rotary_factor", frac))
 
 
-def turn(x, theta, rd):
-    """RoPE on x [heads, T, dh]: within the first rd dims, pairs (i, i + rd/2)
-    turned by t * theta^(-2i/rd); the other dims pass."""
-    half = rd // 2
-    pos = torch.arange(x.shape[1], dtype=torch.float64)
-    ang = pos[:, None] * theta ** (-torch.arange(half, dtype=torch.float64) * 2.0 / rd)[None, :]
-    c, s = torch.cos(ang), torch.sin(ang)
-    lo, hi, rest = x[..., :half], x[..., half:rd], x[..., rd:]
-    return torch.cat((lo * c - hi * s, hi * c + lo * s, rest), dim=-1)
-
-
 def attention(cfg, W, p, h, kind, H):
     T = h.shape[0]
     Hkv, dh, eps = cfg["num_key_value_heads"], cfg["head_dim"], cfg["rms_norm_eps"]
@@ -111,22 +97,14 @@ def attention(cfg, W, p, h, kind, H):
         y = h @ W[p + "self_attn.%s_proj.weight" % n].T
         return y + W[p + "self_attn.%s_proj.bias" % n] if cfg.get("attention_bias") else y
 
-    q = norm(proj("q", H).view(T, H, dh), W[p + "self_attn.q_norm.weight"], eps).transpose(0, 1)
-    k = norm(proj("k", Hkv).view(T, Hkv, dh), W[p + "self_attn.k_norm.weight"], eps).transpose(0, 1)
+    q = rms_norm(proj("q", H).view(T, H, dh), W[p + "self_attn.q_norm.weight"], eps, divide=True)
+    k = rms_norm(proj("k", Hkv).view(T, Hkv, dh), W[p + "self_attn.k_norm.weight"], eps, divide=True)
+    q, k = q.transpose(0, 1), k.transpose(0, 1)
     v = proj("v", Hkv).view(T, Hkv, dh).transpose(0, 1)
     theta, rd = rope_of(cfg, kind)
     q, k = turn(q, theta, rd), turn(k, theta, rd)
-    rep = H // Hkv
-    k, v = k[torch.arange(H) // rep], v[torch.arange(H) // rep]
-    s = torch.einsum("htd,hsd->hts", q, k) / dh ** 0.5
-    t, j = torch.arange(T)[:, None], torch.arange(T)[None, :]
-    keep = j <= t
-    if kind == "sliding_attention":
-        keep = keep & (j > t - cfg["sliding_window"])
-    s = torch.where(keep, s, torch.tensor(float("-inf"), dtype=torch.float64))
-    a = torch.exp(s - s.max(-1, keepdim=True).values)
-    a = a / a.sum(-1, keepdim=True)
-    o = torch.einsum("hts,hsd->thd", a, v)
+    window = cfg["sliding_window"] if kind == "sliding_attention" else None
+    o, a = causal_attention(q, repeat_heads(k, H), repeat_heads(v, H), window, softmax=exp_softmax)
     gate = F.softplus(h @ W[p + "self_attn.g_proj.weight"].T)  # [T, H]
     o = (o * gate[:, :, None]).reshape(T, H * dh)
     y = o @ W[p + "self_attn.o_proj.weight"].T
@@ -135,19 +113,13 @@ def attention(cfg, W, p, h, kind, H):
     return y, a, gate
 
 
-def swiglu(W, p, h):
-    """down(silu(gate(h)) * up(h)) of the module at prefix p."""
-    gp = h @ W[p + "gate_proj.weight"].T
-    return (gp / (1.0 + torch.exp(-gp)) * (h @ W[p + "up_proj.weight"].T)) @ W[p + "down_proj.weight"].T
-
-
 def expert(W, p, e, h):
     """Routed expert e of the MoE block at prefix p on h: its own tensors,
     or its slabs of the stacked experts.gate_up_proj / experts.down_proj."""
     if p + "experts.gate_up_proj" not in W:
         return swiglu(W, p + "experts.%d." % e, h)
     gate, up = (h @ W[p + "experts.gate_up_proj"][e].T).chunk(2, dim=-1)
-    return (gate / (1.0 + torch.exp(-gate)) * up) @ W[p + "experts.down_proj"][e].T
+    return silu_mul(gate, up) @ W[p + "experts.down_proj"][e].T
 
 
 MARGINS = []  # each routed token's gap between its k-th and (k+1)-th choice
@@ -155,21 +127,13 @@ MARGINS = []  # each routed token's gap between its k-th and (k+1)-th choice
 
 def moe(cfg, W, p, h):
     """LagunaSparseMoeBlock of h [T, d]."""
-    k, E, cap = cfg["num_experts_per_tok"], cfg["num_experts"], cfg.get("moe_router_logit_softcapping", 0.0)
+    cap = cfg.get("moe_router_logit_softcapping", 0.0)
     z = h @ W[p + "gate.weight"].T
     if cap > 0:
         z = cap * torch.tanh(z / cap)
     s = torch.sigmoid(z)
     key = s + W.get(p + "gate.e_score_correction_bias", W.get(p + "experts.e_score_correction_bias"))
-    order = torch.argsort(key, dim=-1, descending=True)
-    routed = torch.zeros_like(h)
-    for t in range(h.shape[0]):
-        chosen = order[t, :k]
-        if k < E:
-            MARGINS.append(float(key[t, order[t, k - 1]] - key[t, order[t, k]]))
-        w = s[t, chosen] / s[t, chosen].sum()
-        for j, e in enumerate(chosen.tolist()):
-            routed[t] = routed[t] + w[j] * expert(W, p, e, h[t:t + 1])[0]
+    routed = moe_sum(h, s, key, cfg["num_experts_per_tok"], lambda e, x: expert(W, p, e, x), margins=MARGINS)
     shared = p + ("shared_experts." if p + "shared_experts.gate_proj.weight" in W else "shared_expert.")
     return routed * cfg.get("moe_routed_scaling_factor", 1.0) + swiglu(W, shared, h)
 
@@ -182,12 +146,13 @@ def forward_laguna(cfg, W, ids):
     maps, gates, hidden = [], [], []
     for l, (kind, mt) in enumerate(zip(layer_types(cfg), mlp_types(cfg))):
         p = "model.layers.%d." % l
-        o, a, g = attention(cfg, W, p, norm(x, W[p + "input_layernorm.weight"], eps), kind, heads_of(cfg, l))
+        h = rms_norm(x, W[p + "input_layernorm.weight"], eps, divide=True)
+        o, a, g = attention(cfg, W, p, h, kind, heads_of(cfg, l))
         x = x + o
-        h = norm(x, W[p + "post_attention_layernorm.weight"], eps)
+        h = rms_norm(x, W[p + "post_attention_layernorm.weight"], eps, divide=True)
         x = x + (moe(cfg, W, p + "mlp.", h) if mt == "sparse" else swiglu(W, p + "mlp.", h))
         maps.append(pad_heads(a, Hm, 0)), gates.append(pad_heads(g, Hm, 1)), hidden.append(x)
-    logits = norm(x, W["model.norm.weight"], eps) @ W["lm_head.weight"].T
+    logits = rms_norm(x, W["model.norm.weight"], eps, divide=True) @ W["lm_head.weight"].T
     return logits, maps, gates, hidden
 
 
@@ -210,26 +175,11 @@ def weights_laguna(cfg, g):
         W[p + "self_attn.q_norm.weight"] = vec(g, dh, 1.0, 0.3)
         W[p + "self_attn.k_norm.weight"] = vec(g, dh, 1.0, 0.3)
         if mt == "sparse":
-            weights_moe(cfg, g, p + "mlp.", W)
-            continue
-        W[p + "mlp.gate_proj.weight"] = mat(g, ff, d)
-        W[p + "mlp.up_proj.weight"] = mat(g, ff, d)
-        W[p + "mlp.down_proj.weight"] = mat(g, d, ff)
+            weights_moe(W, g, p + "mlp.", d, cfg["num_experts"], cfg["moe_intermediate_size"], "gate.weight",
+                        "gate.e_score_correction_bias", cfg["shared_expert_intermediate_size"])
+        else:
+            weights_swiglu(W, g, p + "mlp.", ff, d)
     return W
-
-
-def weights_moe(cfg, g, p, W):
-    """An MoE layer's router (logits of sd about 2, so that sigmoid scores
-    spread), correction bias (large enough to change choices), shared and
-    routed experts."""
-    d, E, mf, sf = cfg["hidden_size"], cfg["num_experts"], cfg["moe_intermediate_size"], \
-        cfg["shared_expert_intermediate_size"]
-    W[p + "gate.weight"] = mat(g, E, d, 2.0)
-    W[p + "gate.e_score_correction_bias"] = vec(g, E, 0.0, 0.3)
-    for m, f in [("shared_experts.", sf)] + [("experts.%d." % e, mf) for e in range(E)]:
-        W[p + m + "gate_proj.weight"] = mat(g, f, d)
-        W[p + m + "up_proj.weight"] = mat(g, f, d)
-        W[p + m + "down_proj.weight"] = mat(g, d, f)
 
 
 def stacked(W, cfg):

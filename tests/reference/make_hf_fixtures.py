@@ -118,6 +118,26 @@ def vec(g, n, mean=0.0, sd=0.1):
     return mean + sd * torch.randn(n, generator=g)
 
 
+def weights_swiglu(W, g, p, f, d):
+    """A SwiGLU MLP of f units at prefix p: {gate,up,down}_proj.weight."""
+    W[p + "gate_proj.weight"] = mat(g, f, d)
+    W[p + "up_proj.weight"] = mat(g, f, d)
+    W[p + "down_proj.weight"] = mat(g, d, f)
+
+
+def weights_moe(W, g, p, d, E, f, router, bias, shared=0):
+    """An MoE layer at prefix p: its router p + router (logits of sd about
+    2, so that sigmoid scores spread), the bias that chooses p + bias
+    (large enough to change choices), a shared_experts. SwiGLU of `shared`
+    units (0: none) and E routed experts.<e>. of f units."""
+    W[p + router] = mat(g, E, d, 2.0)
+    W[p + bias] = vec(g, E, 0.0, 0.3)
+    if shared:
+        weights_swiglu(W, g, p + "shared_experts.", shared, d)
+    for e in range(E):
+        weights_swiglu(W, g, p + "experts.%d." % e, f, d)
+
+
 def weights_llama(cfg, family, g):
     d, H, V, ff = cfg["hidden_size"], cfg["num_attention_heads"], cfg["vocab_size"], cfg["intermediate_size"]
     Hkv = cfg.get("num_key_value_heads", H)
@@ -144,9 +164,7 @@ def weights_llama(cfg, family, g):
         if family == "qwen3" and cfg.get("use_qk_norm", True):
             W[p + "self_attn.q_norm.weight"] = vec(g, dh, 1.0, 0.2)
             W[p + "self_attn.k_norm.weight"] = vec(g, dh, 1.0, 0.2)
-        W[p + "mlp.gate_proj.weight"] = mat(g, ff, d)
-        W[p + "mlp.up_proj.weight"] = mat(g, ff, d)
-        W[p + "mlp.down_proj.weight"] = mat(g, d, ff)
+        weights_swiglu(W, g, p + "mlp.", ff, d)
     return W
 
 
@@ -169,9 +187,7 @@ def weights_olmo2(cfg, g):
                 W[p + "self_attn.%s_proj.bias" % n] = vec(g, r, 0.0, 0.3)
         W[p + "self_attn.q_norm.weight"] = vec(g, H * dh, 1.0, 0.2)
         W[p + "self_attn.k_norm.weight"] = vec(g, Hkv * dh, 1.0, 0.2)
-        W[p + "mlp.gate_proj.weight"] = mat(g, ff, d)
-        W[p + "mlp.up_proj.weight"] = mat(g, ff, d)
-        W[p + "mlp.down_proj.weight"] = mat(g, d, ff)
+        weights_swiglu(W, g, p + "mlp.", ff, d)
     return W
 
 

@@ -40,6 +40,7 @@ import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gptoss_reference as gr  # noqa: E402
+import hf_forwards as hff  # noqa: E402
 import make_fixtures as mf  # noqa: E402
 from make_quant_fixture import CALIB, FQ, KEEP, MODES, q_sym  # noqa: E402
 
@@ -105,13 +106,7 @@ def attention(cfg, W, p, h, l, cos, sin, qp):
     v = pr("v").view(B, T, Hkv, dh).transpose(1, 2)
     k, v = qp.fq.kv(k, 2), qp.fq.kv(v, 2)  # the KV cache: keys after RoPE, values
     k, v = k.repeat_interleave(H // Hkv, dim=1), v.repeat_interleave(H // Hkv, dim=1)
-    s = (q @ k.transpose(-1, -2)) * dh ** -0.5
-    mask = torch.triu(torch.ones(T, T, dtype=torch.bool), 1)
-    if gr.slides(cfg, l) and cfg.get("sliding_window"):
-        mask = mask | torch.tril(torch.ones(T, T, dtype=torch.bool), -cfg["sliding_window"])
-    s = s.masked_fill(mask, float("-inf"))
-    sink = W[p + "self_attn.sinks"].view(1, H, 1, 1).expand(B, H, T, 1)
-    a = torch.softmax(torch.cat((s, sink), dim=-1), dim=-1)[..., :-1]
+    a = hff.causal_probs(q, k, gr.window(cfg, l), dh ** -0.5, sinks=W[p + "self_attn.sinks"])[..., :-1]
     o = (a @ v).transpose(1, 2).reshape(B, T, H * dh)
     return qp.linear(l, 1, (l, "o"), o, W[p + "self_attn.o_proj.weight"], W[p + "self_attn.o_proj.bias"])
 
@@ -144,9 +139,9 @@ def loss(cfg, W, ids, qp):
     x = W["model.embed_tokens.weight"][ids]
     for l in range(cfg["num_hidden_layers"]):
         p = "model.layers.%d." % l
-        x = x + attention(cfg, W, p, gr.rms(x, W[p + "input_layernorm.weight"], eps), l, cos, sin, qp)
-        x = x + moe(cfg, W, p, gr.rms(x, W[p + "post_attention_layernorm.weight"], eps), l, qp)
-    logits = F.linear(gr.rms(x, W["model.norm.weight"], eps), W["lm_head.weight"])
+        x = x + attention(cfg, W, p, hff.rms_norm(x, W[p + "input_layernorm.weight"], eps), l, cos, sin, qp)
+        x = x + moe(cfg, W, p, hff.rms_norm(x, W[p + "post_attention_layernorm.weight"], eps), l, qp)
+    logits = F.linear(hff.rms_norm(x, W["model.norm.weight"], eps), W["lm_head.weight"])
     V = logits.shape[-1]
     return F.cross_entropy(logits[:, :-1].reshape(-1, V), ids[:, 1:].reshape(-1)).item()
 

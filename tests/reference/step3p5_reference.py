@@ -45,16 +45,13 @@ import sys
 
 import torch
 
-from laguna_reference import pad_heads, turn
-from make_hf_fixtures import build_family, mat, vec
+from hf_forwards import causal_attention, exp_softmax, moe_sum, repeat_heads, rms_norm, swiglu, turn
+from laguna_reference import pad_heads
+from make_hf_fixtures import build_family, mat, vec, weights_swiglu
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MARGINS = []  # each routed token's gap between its k-th and (k+1)-th choice
 CLAMPS = {"routed": 0, "shared": 0, "dense": 0}  # silu(gate) or up values past their limit
-
-
-def norm(x, w, eps):
-    return (1.0 + w) * x / torch.sqrt(x.pow(2).mean(-1, keepdim=True) + eps)
 
 
 def per_layer(v, L):
@@ -86,44 +83,34 @@ def heads_of(cfg, l):
     return o["num_attention_heads"]
 
 
-def clamped(gate, up, c, kind):
-    """min(silu(gate), c) * clamp(up, -c, c) (c None: silu(gate) * up)."""
-    sg = gate / (1.0 + torch.exp(-gate))
-    if c is None:
-        return sg * up
-    CLAMPS[kind] += int((sg > c).sum() + (up.abs() > c).sum())
-    return sg.clamp(max=c) * up.clamp(-c, c)
-
-
-def mlp(W, p, h, c, kind):
-    """Step3p7MLP at prefix p on h, clamped at c."""
-    gate, up = h @ W[p + "gate_proj.weight"].T, h @ W[p + "up_proj.weight"].T
-    return clamped(gate, up, c, kind) @ W[p + "down_proj.weight"].T
+def clamped(c, kind):
+    """The GLU min(silu(gate), c) * clamp(up, -c, c) (c None: silu(gate) *
+    up), counting the values it cuts in CLAMPS[kind]."""
+    def glu(gate, up):
+        sg = gate / (1.0 + torch.exp(-gate))
+        if c is None:
+            return sg * up
+        CLAMPS[kind] += int((sg > c).sum() + (up.abs() > c).sum())
+        return sg.clamp(max=c) * up.clamp(-c, c)
+    return glu
 
 
 def attention(cfg, W, p, h, l, kind):
     T, dh, eps = h.shape[0], cfg["head_dim"], cfg["rms_norm_eps"]
     o = cfg["attention_other_setting"] if kind == "sliding_attention" else cfg
     H, Hkv = o["num_attention_heads"], o["num_attention_groups"]
-    q = norm((h @ W[p + "self_attn.q_proj.weight"].T).view(T, H, dh), W[p + "self_attn.q_norm.weight"], eps)
-    k = norm((h @ W[p + "self_attn.k_proj.weight"].T).view(T, Hkv, dh), W[p + "self_attn.k_norm.weight"], eps)
+    q = (h @ W[p + "self_attn.q_proj.weight"].T).view(T, H, dh)
+    k = (h @ W[p + "self_attn.k_proj.weight"].T).view(T, Hkv, dh)
+    q = rms_norm(q, W[p + "self_attn.q_norm.weight"], eps, one=True, divide=True)
+    k = rms_norm(k, W[p + "self_attn.k_norm.weight"], eps, one=True, divide=True)
     v = (h @ W[p + "self_attn.v_proj.weight"].T).view(T, Hkv, dh).transpose(0, 1)
     th = cfg["rope_theta"]
     theta = th[min(l, len(th) - 1)] if isinstance(th, list) else th
     frac = per_layer(cfg.get("partial_rotary_factors"), cfg["num_hidden_layers"])
     rd = int(dh * (frac[l] if frac else 1.0))
     q, k = turn(q.transpose(0, 1), theta, rd), turn(k.transpose(0, 1), theta, rd)
-    rep = H // Hkv
-    k, v = k[torch.arange(H) // rep], v[torch.arange(H) // rep]
-    s = torch.einsum("htd,hsd->hts", q, k) / dh ** 0.5
-    t, j = torch.arange(T)[:, None], torch.arange(T)[None, :]
-    keep = j <= t
-    if kind == "sliding_attention":
-        keep = keep & (j > t - cfg["sliding_window"])
-    s = torch.where(keep, s, torch.tensor(float("-inf"), dtype=torch.float64))
-    a = torch.exp(s - s.max(-1, keepdim=True).values)
-    a = a / a.sum(-1, keepdim=True)
-    out = torch.einsum("hts,hsd->thd", a, v)
+    window = cfg["sliding_window"] if kind == "sliding_attention" else None
+    out, a = causal_attention(q, repeat_heads(k, H), repeat_heads(v, H), window, softmax=exp_softmax)
     gate = torch.sigmoid(h @ W[p + "self_attn.g_proj.weight"].T)  # [T, H]
     y = (out * gate[:, :, None]).reshape(T, H * dh) @ W[p + "self_attn.o_proj.weight"].T
     return y, a, gate
@@ -137,24 +124,15 @@ def expert(W, p, e, h, c):
     else:
         gate, up = h @ W[p + "gate_proj.weight"][e].T, h @ W[p + "up_proj.weight"][e].T
         down = W[p + "down_proj.weight"][e]
-    return clamped(gate, up, c, "routed") @ down.T
+    return clamped(c, "routed")(gate, up) @ down.T
 
 
 def moe(cfg, W, p, h, c):
-    k, E = cfg["moe_top_k"], cfg["moe_num_experts"]
     z = h @ W[p + "gate.weight"].T
     bias = cfg.get("use_moe_router_bias")
     s = torch.sigmoid(z) if bias else torch.softmax(z, dim=-1)
     key = s + W[p + "router_bias"] if bias else s
-    order = torch.argsort(key, dim=-1, descending=True)
-    routed = torch.zeros_like(h)
-    for t in range(h.shape[0]):
-        chosen = order[t, :k]
-        if k < E:
-            MARGINS.append(float(key[t, order[t, k - 1]] - key[t, order[t, k]]))
-        w = s[t, chosen] / (s[t, chosen].sum() + 1e-20) if bias else s[t, chosen]
-        for j, e in enumerate(chosen.tolist()):
-            routed[t] = routed[t] + w[j] * expert(W, p, e, h[t:t + 1], c)[0]
+    routed = moe_sum(h, s, key, cfg["moe_top_k"], lambda e, x: expert(W, p, e, x, c), bias, margins=MARGINS)
     return routed * cfg.get("moe_router_scaling_factor", 1.0)
 
 
@@ -167,17 +145,17 @@ def forward_step3p5(cfg, W, ids):
     maps, gates, hidden = [], [], []
     for l, (kind, sp) in enumerate(zip(layer_types(cfg), sparse(cfg))):
         p = "model.layers.%d." % l
-        o, a, g = attention(cfg, W, p, norm(x, W[p + "input_layernorm.weight"], eps), l, kind)
+        o, a, g = attention(cfg, W, p, rms_norm(x, W[p + "input_layernorm.weight"], eps, True, True), l, kind)
         x = x + o
-        h = norm(x, W[p + "post_attention_layernorm.weight"], eps)
+        h = rms_norm(x, W[p + "post_attention_layernorm.weight"], eps, one=True, divide=True)
         cs = limit(cfg, "swiglu_limits_shared", l)
         if sp:
             x = x + moe(cfg, W, p + "moe.", h, limit(cfg, "swiglu_limits", l))
-            x = x + mlp(W, p + "share_expert.", h, cs, "shared")
+            x = x + swiglu(W, p + "share_expert.", h, clamped(cs, "shared"))
         else:
-            x = x + mlp(W, p + "mlp.", h, cs, "dense")
+            x = x + swiglu(W, p + "mlp.", h, clamped(cs, "dense"))
         maps.append(pad_heads(a, Hm, 0)), gates.append(pad_heads(g, Hm, 1)), hidden.append(x)
-    logits = norm(x, W["model.norm.weight"], eps) @ W["lm_head.weight"].T
+    logits = rms_norm(x, W["model.norm.weight"], eps, one=True, divide=True) @ W["lm_head.weight"].T
     return logits, maps, gates, hidden
 
 
@@ -198,14 +176,12 @@ def weights_step3p5(cfg, g, legacy=False):
         W[p + "self_attn.q_norm.weight"] = vec(g, dh, 0.0, 0.3)
         W[p + "self_attn.k_norm.weight"] = vec(g, dh, 0.0, 0.3)
         if not sp:
-            for n, sh in (("gate", (ff, d)), ("up", (ff, d)), ("down", (d, ff))):
-                W[p + "mlp.%s_proj.weight" % n] = mat(g, *sh)
+            weights_swiglu(W, g, p + "mlp.", ff, d)
             continue
         W[p + "moe.gate.weight"] = mat(g, E, d, 2.0)
         if cfg.get("use_moe_router_bias"):
             W[p + "moe.router_bias"] = vec(g, E, 0.0, 0.3)
-        for n, sh in (("gate", (sf, d)), ("up", (sf, d)), ("down", (d, sf))):
-            W[p + "share_expert.%s_proj.weight" % n] = mat(g, *sh)
+        weights_swiglu(W, g, p + "share_expert.", sf, d)
         gate, up, down = (torch.stack([mat(g, *sh, 2.0) for _ in range(E)])
                           for sh in ((mf, d), (mf, d), (d, mf)))
         if legacy:
