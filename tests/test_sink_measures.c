@@ -403,10 +403,68 @@ static void test_dormant_rules(void **st) {
     assert_int_equal(ss_dormant_count(&p, DORMANT_BY_SINK), -1);
 }
 
+/* Each probe records its extra slots (the slots attribute): 4 for the
+ * registers' sink tokens, 0 for a plain run; the uniform reference counts
+ * what the probe says (set to 2, it counts 2), and a file written before
+ * the attribute takes the run's /config (4 again). */
+static void set_slots(const char *run, long long v) {
+    hid_t f = H5Fopen(run, H5F_ACC_RDWR, H5P_DEFAULT);
+    assert_true(f >= 0);
+    hid_t g = H5Gopen2(f, "/probe/step_0000060", H5P_DEFAULT);
+    assert_true(g >= 0 && H5Adelete(g, "slots") >= 0);
+    if (v >= 0) {
+        hid_t sp = H5Screate(H5S_SCALAR);
+        hid_t a = H5Acreate2(g, "slots", H5T_STD_I64LE, sp, H5P_DEFAULT, H5P_DEFAULT);
+        assert_true(a >= 0 && H5Awrite(a, H5T_NATIVE_LLONG, &v) >= 0);
+        H5Aclose(a), H5Sclose(sp);
+    }
+    H5Gclose(g), H5Fclose(f);
+}
+
+static int probe_slots(const char *run, int *uniform) {
+    char err[512];
+    RunReader *r = runread_open(run, err, sizeof err);
+    if (!r) fail_msg("%s", err);
+    ProbeRecord p;
+    if (runread_probe(r, 60, &p, err, sizeof err) != 0) fail_msg("%s", err);
+    const int slots = p.slots;
+    *uniform = rs_uniform_slots(r, &p);
+    runread_probe_free(&p);
+    runread_close(r);
+    return slots;
+}
+
+static void test_slots(void **st) {
+    (void)st;
+    char dir[64], run[128], base[128], log[128];
+    int u;
+    snprintf(dir, sizeof dir, "%s", tu_tmpdir());
+    snprintf(run, sizeof run, "%s/reg.h5", dir), snprintf(base, sizeof base, "%s/base.h5", dir);
+    snprintf(log, sizeof log, "%s/log", dir);
+    assert_int_equal(tu_run(log,
+                            "train --config %s/experiments/tiny.ini --set variant=registers "
+                            "--quiet --out %s",
+                            tu_src(), run),
+                     0);
+    assert_int_equal(
+        tu_run(log, "train --config %s/experiments/tiny.ini --quiet --out %s", tu_src(), base), 0);
+    assert_int_equal(probe_slots(base, &u), 0);
+    assert_int_equal(u, 0);
+    assert_int_equal(probe_slots(run, &u), 4);
+    assert_int_equal(u, 4);
+    set_slots(run, 2);
+    assert_int_equal(probe_slots(run, &u), 2);
+    assert_int_equal(u, 2);
+    set_slots(run, -1); /* removed: a file from before the attribute */
+    assert_int_equal(probe_slots(run, &u), -1);
+    assert_int_equal(u, 4);
+    tu_rmtree(dir);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_reference), cmocka_unit_test(test_trained),
-        cmocka_unit_test(test_old_file), cmocka_unit_test(test_bad_width),
-        cmocka_unit_test(test_dormant_rules)};
+        cmocka_unit_test(test_reference),     cmocka_unit_test(test_trained),
+        cmocka_unit_test(test_old_file),      cmocka_unit_test(test_bad_width),
+        cmocka_unit_test(test_dormant_rules), cmocka_unit_test(test_slots)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

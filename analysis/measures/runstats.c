@@ -472,7 +472,9 @@ int *rs_layer_windows(RunReader *r, const Config *cfg, int L) {
 /* See runstats.h. */
 int rs_uniform_slots(RunReader *r, const ProbeRecord *p) {
     static const char *const SLOT_KEYS[] = {"sink_token", "kv_bias", "normaliser"};
-    if (!p->attention_slot) return 0; /* no slot's share kept apart */
+    if (!p->attention_slot) return 0;                            /* no slot's share kept apart */
+    if (p->slots >= 0) return uniform_slots(p->slots, p->proxy); /* as the writer recorded */
+    /* a file written before probes recorded their slots: the run's /config */
     Config c;
     config_defaults(&c);
     read_keys(r, &c, SLOT_KEYS, 3);

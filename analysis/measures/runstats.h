@@ -170,9 +170,10 @@ int rs_layer_window(RunReader *r, const Config *cfg, int l);
  * out of memory). */
 int *rs_layer_windows(RunReader *r, const Config *cfg, int L);
 /* The slots probe p of run r's uniform reference counts (metrics.h
- * uniform_slots): none without p's attention_slot, else the run's
- * config_attention_slots (registers: 4), or 1 for a checkpoint's sink
- * logits; none when its maps are the proxy. */
+ * uniform_slots): none without p's attention_slot, else the probe's own
+ * count (its slots attribute: registers 4, a sink logit 1) or, in a file
+ * written before probes recorded it, the run's config_attention_slots or
+ * 1 for a checkpoint's sink logits; none when its maps are the proxy. */
 int rs_uniform_slots(RunReader *r, const ProbeRecord *p);
 /* The uniform first-token share of run r's own attention pattern at
  * probe p's length (docs/metrics.md): layer l's under its window

@@ -57,6 +57,7 @@ void hf_model_probe_attrs(const HfModel *m, ProbeRecord *p) {
     int C = hf_model_gate_channels(m);
     snprintf(p->normaliser, sizeof p->normaliser, "softmax");
     p->gate_heads = C ? m->a.H : 0, p->gate_bounded = C > 0 && !m->a.gate_softplus;
+    p->slots = m->a.sinks ? 1 : 0; /* a sink logit per head */
 }
 
 /* The B windows' token embeddings into b.x (learned positions: each

@@ -177,6 +177,7 @@ static int probe_attrs(RunFile *rf, hid_t g, const char *gpath, const ProbeRecor
         h5u_attr_i64(g, RS_P_GATE_BOUNDED, p->gate_bounded) < 0 ||
         h5u_attr_i64(g, RS_P_GATE_SHARED, p->gate_shared) < 0 ||
         h5u_attr_i64(g, RS_P_PROBE_N, p->N) < 0 || h5u_attr_i64(g, RS_P_PROBE_LEN, p->T) < 0 ||
+        h5u_attr_i64(g, RS_P_SLOTS, p->slots) < 0 ||
         (p->M > 0 && p->M < p->T && h5u_attr_i64(g, RS_P_MAPS_LEN, p->M) < 0)) {
         char what[128];
         snprintf(what, sizeof what, "write attributes of %s", gpath);

@@ -54,6 +54,7 @@ static int read_probe_attrs(RunReader *r, hid_t g, const char *gname, ProbeRecor
         return -1;
     }
     p->proxy = rr_attr_double(g, RS_P_PROXY, &v) == 0 && v != 0.0;
+    p->slots = rr_attr_double(g, RS_P_SLOTS, &v) == 0 ? rr_dbl_to_int(v) : -1;
     char what[128];
     snprintf(what, sizeof what, "/%s/%s", gname, RS_P_NORMALISER);
     if (h5u_attr_read_strbuf(g, RS_P_NORMALISER, p->normaliser, sizeof p->normaliser) < 0)

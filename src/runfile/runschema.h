@@ -310,7 +310,9 @@
 #define RS_P_GATE_SHARED "gate_shared" /* 1: one score vector gates every head */
 #define RS_P_PROBE_N "probe_n"
 #define RS_P_PROBE_LEN "probe_len"
-#define RS_P_MAPS_LEN "maps_len"     /* only when the maps cover fewer than T */
+#define RS_P_MAPS_LEN "maps_len" /* only when the maps cover fewer than T */
+#define RS_P_SLOTS                                                                                 \
+    "slots" /* extra keys a row attends beyond the tokens (attention_slot sums them) */
 #define RS_P_THRESHOLDS "thresholds" /* attr of gate_below */
 #define RS_P_RESID_FACTOR "factor"   /* attr of resid_share: RESID_SINK_FACTOR */
 
@@ -460,6 +462,10 @@ typedef struct {
                        (writer: 0 means T) */
     int D;          /* residual width of the D-letter arrays (0: none) */
     int proxy;      /* 1: Gu et al. |a|/sum|a| proxy was used */
+    int slots;      /* keys each row attends beyond the tokens, whose weight
+                       attention_slot sums: sink tokens, a kv-bias key, a
+                       sink logit (0: none; reader: -1 when the file does
+                       not say) */
     char normaliser[64];
     int has_gate;      /* reader: 1 when the gate arrays are there */
     int gate_channels; /* C (0: no gate) */

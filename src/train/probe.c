@@ -208,6 +208,7 @@ static void acc_to_record(Acc *a, const Model *m, ProbeRecord *p, long long step
     probe_acc_finish(&a->acc, p);
     p->step = step;
     p->proxy = uses_proxy(c);
+    p->slots = config_attention_slots(c);
     p->gate_shared = c->gate_shared;
     p->gate_heads =
         c->gate_pos == GATE_G5
