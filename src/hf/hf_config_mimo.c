@@ -17,9 +17,9 @@ static void refuse(Cfg *c, const char *what) {
            c->path, what);
 }
 
-/* A list of L flags (0 or 1) at key into out; absent or null: all 0 (or
- * no list where the key is an integer and ints_none, as moe_layer_freq
- * may be). */
+/* A list of L flags (0 or 1, or booleans) at key into out; absent, null
+ * or an integer (as vLLM reads an integer moe_layer_freq: no MoE layer):
+ * all 0. */
 static void flags(Cfg *c, const char *key, int L, unsigned char *out, const char *what) {
     json_t *v = json_object_get(c->root, key);
     memset(out, 0, (size_t)L);
