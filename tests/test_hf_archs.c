@@ -4,13 +4,14 @@
  * reference's (expected.h5 `losses`), and eval, intervene and stream on the run; the refusals of
  * architectures not read, through gatelab inspect.
  *
- * Fixtures: tests/reference/hf/{olmo2,mistral,phi3,gemma2,gemma3,gptoss,afmoe,laguna,step3p5}-*
+ * Fixtures:
+ * tests/reference/hf/{olmo2,mistral,phi3,gemma2,gemma3,gptoss,afmoe,laguna,step3p5,mimo}-*
  * (make_hf_fixtures.py, gemma_reference.py, gptoss_reference.py, afmoe_reference.py,
- * laguna_reference.py, step3p5_reference.py); mistral-f32 and phi3-f32 have a sliding window of 4
- * keys over their 10 tokens, phi3-f32 rotates half of each head (partial_rotary_factor); gemma2-f32
- * and gemma3-f32 slide over 4 keys on layers 0 and 2 only (gemma2-f32 is inspected here at its 10
- * tokens, each layer masked and recorded by its own window; both at 40 tokens in the reruns), the
- * BF16 Gemma ones over 64 keys. */
+ * laguna_reference.py, step3p5_reference.py, mimo_reference.py); mistral-f32 and phi3-f32 have a
+ * sliding window of 4 keys over their 10 tokens, phi3-f32 rotates half of each head
+ * (partial_rotary_factor); gemma2-f32 and gemma3-f32 slide over 4 keys on layers 0 and 2 only
+ * (gemma2-f32 is inspected here at its 10 tokens, each layer masked and recorded by its own window;
+ * both at 40 tokens in the reruns), the BF16 Gemma ones over 64 keys. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -62,7 +63,10 @@ static const struct {
                 {"step3p5-f32", 0},
                 {"step3p5-legacy-bf16", 0},
                 {"laguna-heads-f32", 0},
-                {"step3p5-heads-f32", 0}};
+                {"step3p5-heads-f32", 0},
+
+                {"mimo-f32", 0},
+                {"mimo-bf16", 0}};
 #define N_FIX (sizeof FIXTURES / sizeof *FIXTURES)
 
 #define LEN 40 /* the inspected windows: the fixture's tokens first */

@@ -38,6 +38,7 @@ static const struct {
     {"AfmoeForCausalLM", HF_AFMOE, NULL},
     {"LagunaForCausalLM", HF_LAGUNA, NULL},
     {"Step3p5ForCausalLM", HF_STEP3P5, NULL},
+    {"MiMoV2FlashForCausalLM", HF_MIMO, NULL},
 };
 
 /* Architectures refused with the reason rather than as unknown, each with
@@ -490,11 +491,11 @@ static int check_layer_heads(Cfg *c, HfArch *a) {
     int most = 0;
     for (int l = 0; l < a->L; l++) {
         if (!a->layer_heads[l]) a->layer_heads[l] = a->H;
-        if (a->layer_heads[l] % a->Hkv)
+        if (a->layer_heads[l] % hf_layer_kv(a, l))
             return seterr(c->err, c->errlen,
                           "%s: layer %d's %d attention heads are not a multiple of %d key/value "
                           "heads",
-                          c->path, l, a->layer_heads[l], a->Hkv);
+                          c->path, l, a->layer_heads[l], hf_layer_kv(a, l));
         if (a->layer_heads[l] > most) most = a->layer_heads[l];
     }
     if (most != a->H)
@@ -592,6 +593,7 @@ int hf_config_parse(HfArch *a, const char *json, size_t len, const char *path, c
         if (a->family == HF_AFMOE) cfg_afmoe(&c, a);
         if (a->family == HF_LAGUNA) cfg_laguna(&c, a);
         if (a->family == HF_STEP3P5) cfg_step3p5(&c, a);
+        if (a->family == HF_MIMO) cfg_mimo(&c, a);
         rc = check_dims(&c, a);
     }
     json_decref(top);
@@ -658,6 +660,7 @@ int hf_arch_diff(const HfArch *a, const HfArch *b, char *what, size_t len) {
              {"heads", a->H, b->H},
              {"kv heads", a->Hkv, b->Hkv},
              {"head dim", a->dh, b->dh},
+             {"value head dim", hf_vdim(a), hf_vdim(b)},
              {"ffn size", a->ff, b->ff},
              {"vocabulary", a->V, b->V},
              {"positions", a->max_pos, b->max_pos},
@@ -681,9 +684,10 @@ int hf_arch_diff(const HfArch *a, const HfArch *b, char *what, size_t len) {
             return 1;
         }
     for (int l = 0; l < a->L; l++)
-        if (hf_layer_heads(a, l) != hf_layer_heads(b, l)) {
-            snprintf(what, len, "layer %d's heads %d, not %d", l, hf_layer_heads(a, l),
-                     hf_layer_heads(b, l));
+        if (hf_layer_heads(a, l) != hf_layer_heads(b, l) ||
+            hf_layer_kv(a, l) != hf_layer_kv(b, l)) {
+            snprintf(what, len, "layer %d's heads %d/%d, not %d/%d", l, hf_layer_heads(a, l),
+                     hf_layer_kv(a, l), hf_layer_heads(b, l), hf_layer_kv(b, l));
             return 1;
         }
     return 0;

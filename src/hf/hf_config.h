@@ -23,8 +23,10 @@ typedef enum {
     HF_GPTOSS,
     HF_AFMOE,
     HF_LAGUNA,
-    HF_STEP3P5
+    HF_STEP3P5,
+    HF_MIMO
 } HfFamily;
+enum { HF_SINKS_SLIDING = 1, HF_SINKS_FULL = 2 };
 typedef enum { HF_ACT_SILU, HF_ACT_GELU_TANH, HF_ACT_GELU_ERF, HF_ACT_RELU } HfAct;
 typedef enum { HF_GATE_NONE, HF_GATE_HEADWISE, HF_GATE_ELEMENTWISE } HfGate;
 typedef enum { HF_ROPE_PLAIN, HF_ROPE_LLAMA3, HF_ROPE_YARN, HF_ROPE_LINEAR } HfRope;
@@ -60,6 +62,14 @@ typedef struct {
      * at; a layer's recipe runs at its own count (hf_layer), KV heads
      * Hkv on every layer */
     int layer_heads[HF_MAX_LAYERS];
+    /* Each layer's KV heads (hf_layer_kv; 0: Hkv, the largest, which the
+     * buffers are sized at): MiMo's swa_num_key_value_heads. The value
+     * head dim dv (hf_vdim; 0: dh): values and o_proj's input take dv per
+     * head, attention runs on values zero-padded to dh. v_scale: values
+     * times it before attention (MiMo's attention_value_scale; 0: none) */
+    int layer_kv[HF_MAX_LAYERS];
+    int dv;
+    float v_scale;
     double eps;
     int rms; /* RMSNorm, else LayerNorm with bias */
     HfAct act;
@@ -104,6 +114,11 @@ typedef struct {
     /* Gemma 2 and 3, and a Qwen layer_types of that form: layer l slides
      * when (l + 1) % sliding_period != 0; 0: the last sliding_layers slide */
     int sliding_period;
+    /* MiMo's hybrid_layer_pattern: layer l slides when layer_slides[l]
+     * (slides_listed set; then sliding_period and the last sliding_layers
+     * do not apply, sliding_layers counts them) */
+    int slides_listed;
+    unsigned char layer_slides[HF_MAX_LAYERS];
     /* Gemma: RMSNorm multiplies by (1 + w) (hf_weights binds 1 + w);
      * the embeddings times embed_scale (sqrt(hidden_size); 0: none);
      * attention logits times attn_scale (query_pre_attn_scalar^-1/2; 0:
@@ -130,6 +145,10 @@ typedef struct {
      * GLU of shared_ff units (AFMoE: num_shared_experts * moe_ff; Laguna:
      * shared_expert_intermediate_size; 0: none) */
     int sinks, n_experts, top_k, moe_from, moe_ff, shared_ff;
+    /* The layers with sink logits (hf_layer_sinks): 0 every one; else
+     * HF_SINKS_SLIDING and / or HF_SINKS_FULL (MiMo's
+     * add_swa_attention_sink_bias, add_full_attention_sink_bias) */
+    int sinks_where;
     double swiglu_alpha;
     float swiglu_limit[HF_MAX_LAYERS], swiglu_limit_shared[HF_MAX_LAYERS];
     HfRouter router;
@@ -153,6 +172,12 @@ int hf_record_window(const HfArch *a);
 int hf_q_rows(const HfArch *a);
 /* Layer l's query heads (a->H where no count of its own was read). */
 int hf_layer_heads(const HfArch *a, int l);
+/* Layer l's KV heads (a->Hkv where no count of its own was read). */
+int hf_layer_kv(const HfArch *a, int l);
+/* The value head dim: a->dv, or a->dh where none of its own was read. */
+int hf_vdim(const HfArch *a);
+/* 1 when layer l has sink logits (a->sinks, a->sinks_where). */
+int hf_layer_sinks(const HfArch *a, int l);
 /* 1 when some layer has fewer query heads than a->H. */
 int hf_heads_vary(const HfArch *a);
 /* Gate scores per head: dh (elementwise), 1 (headwise), 0. */

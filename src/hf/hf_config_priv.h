@@ -1,7 +1,7 @@
 /* hf_config_priv.h: the config.json readers (hf_config_read.c) that
  * hf_config.c shares with the families parsed in their own files
  * (hf_config_gptoss.c, hf_config_afmoe.c, hf_config_laguna.c,
- * hf_config_step3p5.c). Each reader
+ * hf_config_step3p5.c, hf_config_mimo.c). Each reader
  * that fails sets c->failed and one line in c->err; once failed, every
  * later reader returns its default. Private to src/hf/hf_config*.c. */
 #ifndef GATELAB_HF_CONFIG_PRIV_H
@@ -49,5 +49,7 @@ void cfg_afmoe(Cfg *c, HfArch *a);
 void cfg_laguna(Cfg *c, HfArch *a);
 /* Step-3.5 (hf_config_step3p5.c): its keys after cfg_llama_like's. */
 void cfg_step3p5(Cfg *c, HfArch *a);
+/* MiMo-V2-Flash (hf_config_mimo.c): its keys after cfg_llama_like's. */
+void cfg_mimo(Cfg *c, HfArch *a);
 
 #endif

@@ -1,6 +1,8 @@
 /* hf_config_read.c: the config.json readers shared by hf_config.c and
  * the families parsed in their own files (hf_config_priv.h): typed keys
- * with their defaults and refusals, and which layers slide by layer_types. */
+ * with their defaults and refusals, and which layers slide by layer_types;
+ * and the per-layer reads of an HfArch (hf_layer_kv, hf_vdim,
+ * hf_layer_sinks). */
 #include <float.h>
 #include <stdio.h>
 #include <string.h>
@@ -103,4 +105,17 @@ void cfg_heads(HfArch *a, const int *heads) {
         a->layer_heads[l] = heads[l];
         if (heads[l] > a->H) a->H = heads[l];
     }
+}
+
+int hf_layer_kv(const HfArch *a, int l) {
+    return l >= 0 && l < a->L && a->layer_kv[l] ? a->layer_kv[l] : a->Hkv;
+}
+
+int hf_vdim(const HfArch *a) { return a->dv ? a->dv : a->dh; }
+
+/* sinks_where is set only with a listed sliding pattern (slides_listed). */
+int hf_layer_sinks(const HfArch *a, int l) {
+    if (!a->sinks || !a->sinks_where) return a->sinks != 0;
+    const int slides = a->slides_listed && l >= 0 && l < a->L && a->layer_slides[l];
+    return (a->sinks_where & (slides ? HF_SINKS_SLIDING : HF_SINKS_FULL)) != 0;
 }

@@ -122,20 +122,21 @@ static int lm_head(HfModel *m, const HfRun *run, char *err, size_t errlen) {
     return 0;
 }
 
-/* Where o finds the layer's keys and values as attention read them (GPT-2:
- * in place in the fused rows) and each head's output (gated, as o_proj
- * reads it). */
-static void head_inputs(const HfModel *m, ProbeLayer *o) {
+/* Where o finds layer l's keys and values as attention read them (GPT-2:
+ * in place in the fused rows; values zero-padded to dh where the value
+ * head dim is smaller) and each head's output (gated, as o_proj reads
+ * it, padded likewise). */
+static void head_inputs(const HfModel *m, int l, ProbeLayer *o) {
     const HfArch *a = &m->a;
     const HfBufs *b = &m->b;
     const int hd = o->H * a->dh;
-    o->Hkv = a->Hkv, o->dh = a->dh, o->heads_out = b->o, o->out_stride = hd;
+    o->Hkv = hf_layer_kv(a, l), o->dh = a->dh, o->heads_out = b->o, o->out_stride = hd;
     if (a->family == HF_GPT2) {
         o->keys = b->qraw + a->d, o->values = b->qraw + 2 * (size_t)a->d, o->kv_stride = 3 * a->d;
         return;
     }
     o->keys = b->k, o->values = b->v;
-    o->kv_stride = a->family == HF_NEOX ? hd : a->Hkv * a->dh;
+    o->kv_stride = a->family == HF_NEOX ? hd : o->Hkv * a->dh;
 }
 
 int hf_model_forward(HfModel *m, const int32_t *ids, int T, const HfRun *run, char *err,
@@ -172,7 +173,7 @@ int hf_model_forward(HfModel *m, const int32_t *ids, int T, const HfRun *run, ch
                         .gates = C ? m->b.g : NULL,
                         .gate_stride = C,
                         .hidden = m->b.x};
-        head_inputs(m, &o);
+        head_inputs(m, l, &o);
         if (run->fn) run->fn(run->ctx, &o);
     }
     return run->logits && L == a->L ? lm_head(m, run, err, errlen) : 0;

@@ -9,13 +9,13 @@
 #include "metrics.h"
 #include "util.h"
 
-/* Head h's value map V (dh x d) and output map O (d x dh) in layer W of
- * Hl query heads. */
-static void head_maps(const HfModel *m, const float *W[W_N_ROLES], int h, int Hl, StridedMat *V,
-                      StridedMat *O) {
+/* Head h's value map V (dv x d) and output map O (d x dv) in layer l (W)
+ * of Hl query heads (dv: hf_vdim, dh in the fused layouts). */
+static void head_maps(const HfModel *m, const float *W[W_N_ROLES], int l, int h, int Hl,
+                      StridedMat *V, StridedMat *O) {
     const HfArch *a = &m->a;
-    const size_t d = (size_t)a->d, dh = (size_t)a->dh, hd = (size_t)Hl * a->dh;
-    const size_t g = (size_t)(h * a->Hkv / Hl);
+    const size_t d = (size_t)a->d, dh = (size_t)hf_vdim(a), hd = (size_t)Hl * dh;
+    const size_t g = (size_t)(h * hf_layer_kv(a, l) / Hl);
     if (a->family == HF_GPT2) { /* Conv1D: [in, out] */
         *V = (StridedMat){W[W_QKV] + 2 * d + (size_t)h * dh, 1, 3 * d};
         *O = (StridedMat){W[W_O] + (size_t)h * dh * d, 1, d};
@@ -34,8 +34,8 @@ int hf_ov_erank(HfModel *m, ProbeAcc *acc, char *err, size_t errlen) {
         if (hf_weights_layer(&m->w, l, W, err, errlen) < 0) return -1;
         for (int h = 0, Hl = hf_layer_heads(a, l); h < Hl; h++) {
             StridedMat V, O;
-            head_maps(m, W, h, Hl, &V, &O);
-            if (probe_acc_ov_erank(acc, l, h, ov_effective_rank(V, O, a->d, a->dh)) < 0)
+            head_maps(m, W, l, h, Hl, &V, &O);
+            if (probe_acc_ov_erank(acc, l, h, ov_effective_rank(V, O, a->d, hf_vdim(a))) < 0)
                 return seterr(err, errlen, "out of memory for the W_V W_O ranks");
         }
     }

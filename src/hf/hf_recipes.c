@@ -45,7 +45,14 @@
  *     each head's output times softplus(g_proj(h)) (one score a head),
  *     the dense SwiGLU MLP or the MoE MLP (hf_moe.c: sigmoid router with
  *     a score-correction bias, one shared expert) as mlp_layer_types says
- *     (modeling_laguna.py, transformers commit ca5ff0b). */
+ *     (modeling_laguna.py, transformers commit ca5ff0b);
+ *   MiMo-V2-Flash: Llama's layer, bias-free, each layer's own query and
+ *     KV heads, values of their own head dim times attention_value_scale,
+ *     RoPE on the first rotary_dim dims (the sliding layers on their own
+ *     base), a learned sink logit per head on the layers that have one
+ *     (gpt-oss's), the dense SwiGLU MLP or the MoE MLP (hf_moe.c: sigmoid
+ *     router with a score-correction bias, no shared expert) as
+ *     moe_layer_freq says (vLLM's mimo_v2_flash.py). */
 #include <string.h>
 
 #include "hf_steps.h"
@@ -64,6 +71,40 @@ static void split_q_gate(const HfArch *a, HfBufs *b) {
                 memcpy(b->g + (t * H + (size_t)kv * grp) * g, r + (size_t)grp * dh,
                        (size_t)grp * g * sizeof(float));
         }
+}
+
+/* The values into b.v [R, Hkv*dh]: v_proj's Hkv*dv rows (b.o their
+ * scratch where dv < dh), times v_scale where set, each head's
+ * zero-padded to dh, so that attention runs at one head dim. */
+static void values(HfModel *m, const float *W[W_N_ROLES]) {
+    const HfArch *a = &m->a;
+    HfBufs *b = &m->b;
+    const int dv = hf_vdim(a), dh = a->dh, n = a->Hkv * dv;
+    float *y = dv == dh ? b->v : b->o;
+    hf_linear(m, y, b->h, W[W_V], W[W_VB], a->d, n, 0, 0, FQ_OUT_ATTN);
+    for (size_t i = 0; a->v_scale > 0 && i < (size_t)b->R * n; i++) y[i] *= a->v_scale;
+    if (dv == dh) return;
+    for (size_t r = 0; r < (size_t)b->R; r++)
+        for (int h = 0; h < a->Hkv; h++) {
+            float *dst = b->v + (r * a->Hkv + h) * dh;
+            memcpy(dst, y + r * n + (size_t)h * dv, (size_t)dv * sizeof *dst);
+            memset(dst + dv, 0, (size_t)(dh - dv) * sizeof *dst);
+        }
+}
+
+/* The heads' outputs as o_proj reads them [R, H*dv]: b.o, or where
+ * dv < dh each head's first dv gathered into b.qraw (b.o stays padded,
+ * as the probe reads it). */
+static const float *heads_out(HfModel *m) {
+    const HfArch *a = &m->a;
+    HfBufs *b = &m->b;
+    const int dv = hf_vdim(a), dh = a->dh;
+    if (dv == dh) return b->o;
+    for (size_t r = 0; r < (size_t)b->R; r++)
+        for (int h = 0; h < a->H; h++)
+            memcpy(b->qraw + (r * a->H + h) * dv, b->o + (r * a->H + h) * dh,
+                   (size_t)dv * sizeof *b->qraw);
+    return b->qraw;
 }
 
 /* The gate scores of the gate's own projection (W_GPROJ, where the
@@ -86,7 +127,7 @@ static int llama_layer(HfModel *m, int l, const float *W[W_N_ROLES], const Inter
     hf_norm(m, b->h, b->x, W[W_LN1], W[W_LN1_B], R, a->d, a->rms);
     hf_linear(m, b->qraw, b->h, W[W_Q], W[W_QB], a->d, hf_q_rows(a), 0, 0, FQ_OUT_ATTN);
     hf_linear(m, b->k, b->h, W[W_K], W[W_KB], a->d, kv, 0, 0, FQ_OUT_ATTN);
-    hf_linear(m, b->v, b->h, W[W_V], W[W_VB], a->d, kv, 0, 0, FQ_OUT_ATTN);
+    values(m, W);
     split_q_gate(a, b);
     gate_proj(m, W, b->h);
     if (W[W_QN] && W[W_KN]) { /* Qwen3 q_norm / k_norm: per head */
@@ -95,8 +136,10 @@ static int llama_layer(HfModel *m, int l, const float *W[W_N_ROLES], const Inter
     }
     hf_rope(m, l, b->q, a->H);
     hf_rope(m, l, b->k, a->Hkv);
-    hf_attend(m, l, &(AttnIn){.q = b->q, .k = b->k, .v = b->v, .ldq = hd, .ldkv = kv}, iv);
-    hf_linear(m, b->x, b->o, W[W_O], W[W_OB], hd, a->d, m->w.conv1d, 1, FQ_OUT_ATTN);
+    AttnIn in = {.q = b->q, .k = b->k, .v = b->v, .ldq = hd, .ldkv = kv, .sink_logit = W[W_SINKS]};
+    hf_attend(m, l, &in, iv);
+    hf_linear(m, b->x, heads_out(m), W[W_O], W[W_OB], a->H * hf_vdim(a), a->d, m->w.conv1d, 1,
+              FQ_OUT_ATTN);
     hf_norm(m, b->h, b->x, W[W_LN2], W[W_LN2_B], R, a->d, a->rms);
     if (!W[W_ROUTER]) { /* a dense layer's MLP clamped at its shared limit (Step-3.5) */
         hf_mlp_clamped(m, W, m->b.h, m->b.x, 1, a->ff, a->swiglu_limit_shared[l]);
@@ -263,10 +306,11 @@ static int layer_recipe(HfModel *m, int l, const float *W[W_N_ROLES], const Inte
 int hf_layer(HfModel *m, int l, const Intervention *iv, char *err, size_t errlen) {
     const float *W[W_N_ROLES];
     if (hf_weights_layer(&m->w, l, W, err, errlen) < 0) return -1;
-    const int H = m->H_all = m->a.H;
+    const int H = m->H_all = m->a.H, Hkv = m->a.Hkv;
     m->a.H = hf_layer_heads(&m->a, l); /* the recipe runs at the layer's heads */
+    m->a.Hkv = hf_layer_kv(&m->a, l);
     const int r = layer_recipe(m, l, W, iv, err, errlen);
-    m->a.H = H;
+    m->a.H = H, m->a.Hkv = Hkv;
     if (r < 0) return -1;
     iv_residual(iv, l, m->b.x, m->b.B, m->b.T, 0, m->a.d);
     return 0;

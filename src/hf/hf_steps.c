@@ -219,6 +219,7 @@ void hf_rope(const HfModel *m, int l, float *x, int nh) {
 
 int hf_layer_window(const HfArch *a, int l) {
     if (a->sliding_window < 1) return 0;
+    if (a->slides_listed) return l >= 0 && l < a->L && a->layer_slides[l] ? a->sliding_window : 0;
     if (a->sliding_period > 0) return (l + 1) % a->sliding_period ? a->sliding_window : 0;
     return l >= a->L - a->sliding_layers ? a->sliding_window : 0;
 }
@@ -247,6 +248,8 @@ void hf_attend(HfModel *m, int l, const AttnIn *in, const Intervention *iv) {
         fq_kv_cache(m->quant, (float *)in->k, (float *)in->v, B, T, a->Hkv, a->dh,
                     (size_t)in->ldkv);
     attention_keep(&keep, in, &sp, &(AttnShape){B, T, a->H, a->Hkv, a->dh});
+    if (b->slot && !in->sink_logit) /* a layer without sinks gives them no share */
+        memset(b->slot, 0, (size_t)a->H * b->R * sizeof *b->slot);
     if (a->gate != HF_GATE_NONE) {
         const int g = hf_gate_per_head(a);
         gate_act_forward(b->g, b->g, (size_t)b->R * a->H * g,

@@ -68,14 +68,15 @@ static int neox_specs(const HfArch *a, Spec *s) {
  * qr rows, each bias required when the config announces it (used when
  * present otherwise): returns the new count. */
 static int llama_attn_specs(const HfArch *a, long long qr, Spec *s, int n) {
-    const long long d = a->d, kv = (long long)a->Hkv * a->dh, hd = (long long)a->H * a->dh;
+    const long long d = a->d, kv = (long long)a->Hkv * a->dh, vr = (long long)a->Hkv * hf_vdim(a),
+                    hd = (long long)a->H * hf_vdim(a);
     ADD(W_Q, "self_attn.q_proj.weight", 2, qr, d);
     ADD(W_K, "self_attn.k_proj.weight", 2, kv, d);
-    ADD(W_V, "self_attn.v_proj.weight", 2, kv, d);
+    ADD(W_V, "self_attn.v_proj.weight", 2, vr, d);
     ADD(W_O, "self_attn.o_proj.weight", 2, d, hd);
     BIAS(a->qkv_bias, W_QB, "self_attn.q_proj.bias", qr);
     BIAS(a->qkv_bias, W_KB, "self_attn.k_proj.bias", kv);
-    BIAS(a->qkv_bias, W_VB, "self_attn.v_proj.bias", kv);
+    BIAS(a->qkv_bias, W_VB, "self_attn.v_proj.bias", vr);
     BIAS(a->o_bias, W_OB, "self_attn.o_proj.bias", d);
     return n;
 }
@@ -272,16 +273,33 @@ static int step3p5_specs(const HfArch *a, int l, int stacked, Spec *s) {
     return n;
 }
 
-/* The tensors each routed expert of an MoE layer has as its own (AFMoE's
- * and Laguna's mlp.experts.<e>.{gate,up,down}_proj.weight, in
+/* MiMo-V2-Flash (vLLM's mimo_v2_flash.py): Llama's norms and bias-free
+ * projections at the layer's heads, self_attn.attention_sink_bias [H]
+ * on the layers with sinks; the dense SwiGLU MLP, or on an MoE layer the
+ * router mlp.gate and its e_score_correction_bias, the routed experts'
+ * own tensors in expert_specs (no shared expert). */
+static int mimo_specs(const HfArch *a, int l, Spec *s) {
+    int n = 0;
+    ADD(W_LN1, "input_layernorm.weight", 1, a->d, 0);
+    ADD(W_LN2, "post_attention_layernorm.weight", 1, a->d, 0);
+    n = llama_attn_specs(a, (long long)a->H * a->dh, s, n);
+    if (hf_layer_sinks(a, l)) ADD(W_SINKS, "self_attn.attention_sink_bias", 1, a->H, 0);
+    if (!a->n_experts || l < a->moe_from) return llama_mlp_specs(a, s, n);
+    ADD(W_ROUTER, "mlp.gate.weight", 2, a->n_experts, a->d);
+    ADD(W_EXP_BIAS, "mlp.gate.e_score_correction_bias", 1, a->n_experts, 0);
+    return n;
+}
+
+/* The tensors each routed expert of an MoE layer has as its own (AFMoE's,
+ * Laguna's and MiMo's mlp.experts.<e>.{gate,up,down}_proj.weight, in
  * per_expert's order),
  * their suffixes after "mlp.experts.<e>.": their count, 0 where the experts are 3-D
  * tensors (gpt-oss) or the layer is dense. */
 static int expert_specs(const HfArch *a, int l, int stacked, Spec *s) {
     const long long d = a->d, ff = a->moe_ff;
     int n = 0;
-    if ((a->family != HF_AFMOE && a->family != HF_LAGUNA) || !a->n_experts || l < a->moe_from ||
-        stacked)
+    if ((a->family != HF_AFMOE && a->family != HF_LAGUNA && a->family != HF_MIMO) ||
+        !a->n_experts || l < a->moe_from || stacked)
         return 0;
     ADD(W_EXP_GATE, "gate_proj.weight", 2, ff, d);
     ADD(W_EXP_UP, "up_proj.weight", 2, ff, d);
@@ -299,6 +317,7 @@ static int layer_specs(const HfArch *a, int l, int stacked, Spec *s) {
     if (a->family == HF_AFMOE) return afmoe_specs(a, l, s);
     if (a->family == HF_LAGUNA) return laguna_specs(a, l, stacked, s);
     if (a->family == HF_STEP3P5) return step3p5_specs(a, l, stacked, s);
+    if (a->family == HF_MIMO) return mimo_specs(a, l, s);
     if (a->family == HF_GPT2) return gpt2_specs(a, s);
     if (a->family == HF_NEOX) return neox_specs(a, s);
     if (a->family == HF_OLMO2) return olmo2_specs(a, s);
@@ -508,7 +527,7 @@ static int bind_layer(HfWeights *w, int l, const char *lp, size_t *need, int *us
     HfLayerSpec *ls = &w->layers[l];
     ls->stacked = (f == HF_LAGUNA || f == HF_STEP3P5) && st_find(w->st, name) != NULL;
     HfArch la = *w->a; /* the layer's shapes: its own query heads (hf_layer_heads) */
-    la.H = hf_layer_heads(w->a, l);
+    la.H = hf_layer_heads(w->a, l), la.Hkv = hf_layer_kv(w->a, l);
     const int n = layer_specs(&la, l, ls->stacked, s);
     *need = 0;
     for (int i = 0; i < n; i++) {
