@@ -31,6 +31,8 @@ done
 others="gemma3mm-f32:Gemma3ForConditionalGeneration:none gptoss-f32:GptOssForCausalLM:none"
 others="$others afmoe-f32:AfmoeForCausalLM:gate_proj-elementwise-sigmoid olmo2-f32:Olmo2ForCausalLM:none"
 others="$others laguna-f32:LagunaForCausalLM:g_proj-headwise-softplus"
+others="$others laguna-heads-f32:LagunaForCausalLM:g_proj-headwise-softplus"
+others="$others step3p5-heads-f32:Step3p5ForCausalLM:g_proj-headwise-sigmoid mimo-f32:MiMoV2FlashForCausalLM:none"
 for o in $others; do
     "$G" inspect "$HF/${o%%:*}" --tokens ids.txt --out "runs/${o%%:*}.h5" -q >inspect.log 2>&1 ||
         bad "inspect ${o%%:*} failed: $(cat inspect.log)"
