@@ -49,6 +49,11 @@ void matmul_backward(float *dinp, float *dw, float *dbias, const float *dout, co
  * zeroing first (the same bits but for a -0 that 0 + -0 made +0). */
 void matmul_backward_set(float *dinp, float *dw, float *dbias, const float *dout, const float *inp,
                          const float *w, int M, int K, int N);
+/* matmul_backward with each of dinp and dw written rather than added to
+ * where `set` holds its bit (the same bits but for -0, as above). */
+enum { MM_SET_DINP = 1u, MM_SET_DW = 2u, MM_SET_BOTH = 3u };
+void matmul_backward_into(unsigned set, float *dinp, float *dw, float *dbias, const float *dout,
+                          const float *inp, const float *w, int M, int K, int N);
 
 /* ---- norms over the last dim C, for M rows (op_norm.c) ---- */
 /* out = x / sqrt(mean(x^2) + eps) * w; rstd[M] saved for backward.
