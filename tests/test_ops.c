@@ -106,6 +106,10 @@ static void run_matmul(int with_bias) {
     float *ds = filled(12, 1e30f); /* the _set form writes dinp over garbage */
     matmul_backward_set(ds, NULL, NULL, c.R, c.inp, c.w, 3, 4, 5);
     for (int i = 0; i < 12; i++) assert_float_equal(ds[i] + PREFILL, di[i], 1e-6);
+    float *dws = filled(20, 1e30f); /* MM_SET_DW writes dw over garbage */
+    matmul_backward_into(MM_SET_DW, NULL, dws, NULL, c.R, c.inp, c.w, 3, 4, 5);
+    for (int i = 0; i < 20; i++) assert_float_equal(dws[i] + PREFILL, dw[i], 1e-6);
+    free(dws);
     free(ds);
     free(c.inp);
     free(c.w);
@@ -596,9 +600,10 @@ static void test_crossentropy(void **st) {
     for (int i = 0; i < 5; i++) lse += exp(c.logits[i]);
     assert_float_equal(c.losses[0], log(lse) - c.logits[2], 1e-5);
     assert_float_equal(L, (c.losses[0] + c.losses[2] + c.losses[3]) / 3.0, 1e-6);
-    float *d = filled(20, PREFILL);
+    float *d = filled(20, 1e30f); /* written over garbage, uncounted rows zero */
     crossentropy_backward(d, c.probs, tg, 4, 5, cnt);
-    for (int i = 0; i < 5; i++) assert_float_equal(d[5 + i], PREFILL, 0);
+    for (int i = 0; i < 5; i++) assert_float_equal(d[5 + i], 0.0, 0);
+    for (int i = 0; i < 20; i++) d[i] += PREFILL;
     check_grad("ce dlogits", ce_loss, &c, c.logits, 20, d);
     /* uniform logits: ln V */
     float z[2 * 7] = {0};

@@ -591,7 +591,6 @@ static void backward(const Model *m, RunState *s, float *in_norms) {
     }
     grads_zero_added(m, s);
     /* head: logits = xreal lm_head^T */
-    zero(sc->dlogits, (size_t)Nr * D->V);
     crossentropy_backward(sc->dlogits, s->probs, s->tgt_real, Nr, D->V, s->loss_count);
     float *dxr = D->extra_pos ? sc->tmp : sc->dxfn;
     matmul_backward_into(MM_SET_BOTH, dxr, s->g.lm_head, NULL, sc->dlogits, s->xreal, m->w.lm_head,

@@ -339,7 +339,8 @@ void residual_forward(float *out, const float *a, const float *b, size_t n);
  * over counted rows, and the count through *count. */
 float crossentropy_forward(float *probs, float *losses, const float *logits, const int *targets,
                            int N, int V, int *count);
-/* dlogits[N,V] += (probs - onehot) * dloss, dloss = 1/count per row. */
+/* dlogits[N,V] = (probs - onehot) * dloss, dloss = 1/count per counted
+ * row; zeros on the rows not counted. Written, not added to. */
 void crossentropy_backward(float *dlogits, const float *probs, const int *targets, int N, int V,
                            int count);
 
