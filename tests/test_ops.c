@@ -168,7 +168,13 @@ static void run_norm(int layer, int with_w) {
     float *dx = filled(18, PREFILL), *dw = filled(6, PREFILL), *db = filled(6, PREFILL);
     if (layer) layernorm_backward(dx, dw, db, c.R, c.x, c.w, c.mean, c.rstd, 3, 6);
     else rmsnorm_backward(dx, with_w ? dw : NULL, c.R, c.x, with_w ? c.w : NULL, c.rstd, 3, 6);
+    /* the _set forms write dx over garbage (checked before check_grad moves rstd) */
+    float *ds = filled(18, 1e30f);
+    if (layer) layernorm_backward_set(ds, NULL, NULL, c.R, c.x, c.w, c.mean, c.rstd, 3, 6);
+    else rmsnorm_backward_set(ds, NULL, c.R, c.x, with_w ? c.w : NULL, c.rstd, 3, 6);
+    for (int i = 0; i < 18; i++) assert_float_equal(ds[i] + PREFILL, dx[i], 1e-6);
     check_grad("norm dx", norm_loss, &c, c.x, 18, dx);
+    free(ds);
     if (with_w) check_grad("norm dw", norm_loss, &c, c.w, 6, dw);
     if (layer) check_grad("layernorm db", norm_loss, &c, c.b, 6, db);
     free(c.x);

@@ -451,8 +451,7 @@ static float *attn_output_backward(const AttnBack *ab, const float *dres) {
         gate_apply_backward(dalt, ab->gw->y_norm, dcur, a->yrn, ab->lw->y_norm, GB_CONST, FORM_MULT,
                             N, D->H, D->dh);
         SWAP(dcur, dalt);
-        zero(dalt, Nq);
-        rmsnorm_backward(dalt, NULL, dcur, a->yx, NULL, a->yrstd, N * D->H, D->dh);
+        rmsnorm_backward_set(dalt, NULL, dcur, a->yx, NULL, a->yrstd, N * D->H, D->dh);
         SWAP(dcur, dalt);
     } else if (c->y_mod == YMOD_SILU) {
         zero(dalt, Nq);
@@ -507,10 +506,9 @@ static void attn_core_backward(const AttnBack *ab, const float *dy, float **dq_o
         rope_backward(dk, s->rope_cos, s->rope_sin, B, Ti, D->Hkv * sp, D->dh / sp);
     }
     if (c->qk_norm) {
-        zero(sc->dq2, Nq);
-        zero(sc->dk2, Nk);
-        rmsnorm_backward(sc->dq2, gw->q_norm, dq, a->qg, lw->q_norm, a->qrstd, N * D->H, D->dh);
-        rmsnorm_backward(sc->dk2, gw->k_norm, dk, a->kg, lw->k_norm, a->krstd, N * D->Hkv, D->dh);
+        rmsnorm_backward_set(sc->dq2, gw->q_norm, dq, a->qg, lw->q_norm, a->qrstd, N * D->H, D->dh);
+        rmsnorm_backward_set(sc->dk2, gw->k_norm, dk, a->kg, lw->k_norm, a->krstd, N * D->Hkv,
+                             D->dh);
         dq = sc->dq2;
         dk = sc->dk2;
     }
@@ -601,12 +599,11 @@ static void backward(const Model *m, RunState *s, float *in_norms) {
     }
     /* dres carries the gradient of the residual stream down the layers */
     float *dres = sc->dres;
-    zero(dres, (size_t)N * D->d);
     const float *dxn =
         gated_norm_site_backward(m, sc, sc->dxfn, &sc->gnf, m->w.final_gn_down, m->w.final_gn_up,
                                  s->g.final_gn_down, s->g.final_gn_up, N);
-    norm_backward(m, dres, s->g.final_norm_w, s->g.final_norm_b, dxn, s->x_out, m->w.final_norm_w,
-                  s->fmean, s->frstd, N);
+    norm_backward(m, 1, dres, s->g.final_norm_w, s->g.final_norm_b, dxn, s->x_out,
+                  m->w.final_norm_w, s->fmean, s->frstd, N);
     for (int l = D->L - 1; l >= 0; l--) {
         mlp_block_backward(m, s, l, N, dres);
         attention_block_backward(m, s, l, B, Ti, dres);

@@ -62,11 +62,17 @@ void rmsnorm_forward(float *out, float *rstd, const float *inp, const float *w, 
                      float eps);
 void rmsnorm_backward(float *dinp, float *dw, const float *dout, const float *inp, const float *w,
                       const float *rstd, int M, int C);
+/* rmsnorm_backward with dinp written, not added to (the same bits but for
+ * a -0 that 0 + -0 made +0); layernorm_backward_set likewise. */
+void rmsnorm_backward_set(float *dinp, float *dw, const float *dout, const float *inp,
+                          const float *w, const float *rstd, int M, int C);
 /* out = (x - mean) * rstd * w + b; mean[M], rstd[M] saved. */
 void layernorm_forward(float *out, float *mean, float *rstd, const float *inp, const float *w,
                        const float *b, int M, int C, float eps);
 void layernorm_backward(float *dinp, float *dw, float *db, const float *dout, const float *inp,
                         const float *w, const float *mean, const float *rstd, int M, int C);
+void layernorm_backward_set(float *dinp, float *dw, float *db, const float *dout, const float *inp,
+                            const float *w, const float *mean, const float *rstd, int M, int C);
 
 /* ---- rotary embedding (op_rope.c) ---- */
 /* inv_freq[dh/2]: base^(-2i/dh), then YaRN NTK-by-parts when scale > 1
