@@ -106,6 +106,10 @@ static void run_matmul(int with_bias) {
     float *ds = filled(12, 1e30f); /* the _set form writes dinp over garbage */
     matmul_backward_set(ds, NULL, NULL, c.R, c.inp, c.w, 3, 4, 5);
     for (int i = 0; i < 12; i++) assert_float_equal(ds[i] + PREFILL, di[i], 1e-6);
+    float *dws = filled(20, 1e30f); /* MM_SET_DW writes dw over garbage */
+    matmul_backward_into(MM_SET_DW, NULL, dws, NULL, c.R, c.inp, c.w, 3, 4, 5);
+    for (int i = 0; i < 20; i++) assert_float_equal(dws[i] + PREFILL, dw[i], 1e-6);
+    free(dws);
     free(ds);
     free(c.inp);
     free(c.w);
@@ -164,7 +168,13 @@ static void run_norm(int layer, int with_w) {
     float *dx = filled(18, PREFILL), *dw = filled(6, PREFILL), *db = filled(6, PREFILL);
     if (layer) layernorm_backward(dx, dw, db, c.R, c.x, c.w, c.mean, c.rstd, 3, 6);
     else rmsnorm_backward(dx, with_w ? dw : NULL, c.R, c.x, with_w ? c.w : NULL, c.rstd, 3, 6);
+    /* the _set forms write dx over garbage (checked before check_grad moves rstd) */
+    float *ds = filled(18, 1e30f);
+    if (layer) layernorm_backward_set(ds, NULL, NULL, c.R, c.x, c.w, c.mean, c.rstd, 3, 6);
+    else rmsnorm_backward_set(ds, NULL, c.R, c.x, with_w ? c.w : NULL, c.rstd, 3, 6);
+    for (int i = 0; i < 18; i++) assert_float_equal(ds[i] + PREFILL, dx[i], 1e-6);
     check_grad("norm dx", norm_loss, &c, c.x, 18, dx);
+    free(ds);
     if (with_w) check_grad("norm dw", norm_loss, &c, c.w, 6, dw);
     if (layer) check_grad("layernorm db", norm_loss, &c, c.b, 6, db);
     free(c.x);
@@ -596,9 +606,10 @@ static void test_crossentropy(void **st) {
     for (int i = 0; i < 5; i++) lse += exp(c.logits[i]);
     assert_float_equal(c.losses[0], log(lse) - c.logits[2], 1e-5);
     assert_float_equal(L, (c.losses[0] + c.losses[2] + c.losses[3]) / 3.0, 1e-6);
-    float *d = filled(20, PREFILL);
+    float *d = filled(20, 1e30f); /* written over garbage, uncounted rows zero */
     crossentropy_backward(d, c.probs, tg, 4, 5, cnt);
-    for (int i = 0; i < 5; i++) assert_float_equal(d[5 + i], PREFILL, 0);
+    for (int i = 0; i < 5; i++) assert_float_equal(d[5 + i], 0.0, 0);
+    for (int i = 0; i < 20; i++) d[i] += PREFILL;
     check_grad("ce dlogits", ce_loss, &c, c.logits, 20, d);
     /* uniform logits: ln V */
     float z[2 * 7] = {0};

@@ -133,7 +133,7 @@ static void fused_forward(const Model *m, RunState *s, LayerActs *a, const Layer
 }
 
 /* dn += d(q, k, v, z) [W_q; W_k; W_v; W_gate] (dn_set: dn = instead);
- * d[W_q; ...; W_gate] += d(cat)^T n1. dgz is used only with a FULL gate. */
+ * d[W_q; ...; W_gate] = d(cat)^T n1. dgz is used only with a FULL gate. */
 static void fused_backward(const Model *m, RunState *s, const LayerActs *a, const LayerWeights *lw,
                            LayerWeights *gw, float *dq, float *dk, float *dv, float *dgz, int N,
                            int dn_set) {
@@ -141,8 +141,8 @@ static void fused_backward(const Model *m, RunState *s, const LayerActs *a, cons
     const int P = model_fused_cols(m), d = m->dims.d;
     Fused f = fused_parts(m, dq, dk, dv, dgz);
     fused_rows(sc->cat, &f, N, P, 1);
-    (dn_set ? matmul_backward_set : matmul_backward)(sc->dn, gw->w_q, NULL, sc->cat, a->n1, lw->w_q,
-                                                     N, d, P);
+    matmul_backward_into((dn_set ? MM_SET_DINP : 0u) | MM_SET_DW, sc->dn, gw->w_q, NULL, sc->cat,
+                         a->n1, lw->w_q, N, d, P);
 }
 
 /* ---- one block forward ---- */
@@ -387,14 +387,18 @@ static void mlp_block_backward(const Model *m, RunState *s, int l, int N, float 
     const size_t Nf = (size_t)N * D->ff;
     NormSite ns = post_site(m, lw, a, 1), gs = post_site(m, gw, a, 1);
     const float *df = residual_place_backward(m, dres, sc->dpost, a->u2, a->u2, &ns, &gs, N);
-    matmul_backward_set(sc->dhact, gw->w_down, NULL, df, a->hact, lw->w_down, N, D->ff, D->d);
+    matmul_backward_into(MM_SET_BOTH, sc->dhact, gw->w_down, NULL, df, a->hact, lw->w_down, N,
+                         D->ff, D->d);
     if (m->cfg.mlp == MLP_SWIGLU) { /* these two write dh1, dh3: no zeroing */
         swiglu_backward(sc->dh1, sc->dh3, sc->dhact, a->h1, a->h3, Nf);
-        matmul_backward_set(sc->dn, gw->w_gate, NULL, sc->dh1, a->n2, lw->w_gate, N, D->d, D->ff);
-        matmul_backward(sc->dn, gw->w_up, NULL, sc->dh3, a->n2, lw->w_up, N, D->d, D->ff);
+        matmul_backward_into(MM_SET_BOTH, sc->dn, gw->w_gate, NULL, sc->dh1, a->n2, lw->w_gate, N,
+                             D->d, D->ff);
+        matmul_backward_into(MM_SET_DW, sc->dn, gw->w_up, NULL, sc->dh3, a->n2, lw->w_up, N, D->d,
+                             D->ff);
     } else {
         gelu_backward(sc->dh1, sc->dhact, a->h1, Nf);
-        matmul_backward_set(sc->dn, gw->w_up, NULL, sc->dh1, a->n2, lw->w_up, N, D->d, D->ff);
+        matmul_backward_into(MM_SET_BOTH, sc->dn, gw->w_up, NULL, sc->dh1, a->n2, lw->w_up, N, D->d,
+                             D->ff);
     }
     const float *dn = gated_norm_site_backward(m, sc, sc->dn, &a->gn2, lw->mlp_gn_down,
                                                lw->mlp_gn_up, gw->mlp_gn_down, gw->mlp_gn_up, N);
@@ -437,7 +441,8 @@ static float *attn_output_backward(const AttnBack *ab, const float *dres) {
     }
     /* dcur is always the gradient w.r.t. the latest stage's output */
     float *dcur = sc->dy, *dalt = sc->dy2;
-    matmul_backward_set(dcur, ab->gw->w_o, NULL, dog, a->yg, ab->lw->w_o, N, D->qdim, D->d);
+    matmul_backward_into(MM_SET_BOTH, dcur, ab->gw->w_o, NULL, dog, a->yg, ab->lw->w_o, N, D->qdim,
+                         D->d);
     if (c->gate_pos == GATE_G1) {
         gate_apply_back(ab->m, dalt, sc->dga, dcur, a->ym, ab->ga, N, D->H, D->dh);
         SWAP(dcur, dalt);
@@ -446,8 +451,7 @@ static float *attn_output_backward(const AttnBack *ab, const float *dres) {
         gate_apply_backward(dalt, ab->gw->y_norm, dcur, a->yrn, ab->lw->y_norm, GB_CONST, FORM_MULT,
                             N, D->H, D->dh);
         SWAP(dcur, dalt);
-        zero(dalt, Nq);
-        rmsnorm_backward(dalt, NULL, dcur, a->yx, NULL, a->yrstd, N * D->H, D->dh);
+        rmsnorm_backward_set(dalt, NULL, dcur, a->yx, NULL, a->yrstd, N * D->H, D->dh);
         SWAP(dcur, dalt);
     } else if (c->y_mod == YMOD_SILU) {
         zero(dalt, Nq);
@@ -502,10 +506,9 @@ static void attn_core_backward(const AttnBack *ab, const float *dy, float **dq_o
         rope_backward(dk, s->rope_cos, s->rope_sin, B, Ti, D->Hkv * sp, D->dh / sp);
     }
     if (c->qk_norm) {
-        zero(sc->dq2, Nq);
-        zero(sc->dk2, Nk);
-        rmsnorm_backward(sc->dq2, gw->q_norm, dq, a->qg, lw->q_norm, a->qrstd, N * D->H, D->dh);
-        rmsnorm_backward(sc->dk2, gw->k_norm, dk, a->kg, lw->k_norm, a->krstd, N * D->Hkv, D->dh);
+        rmsnorm_backward_set(sc->dq2, gw->q_norm, dq, a->qg, lw->q_norm, a->qrstd, N * D->H, D->dh);
+        rmsnorm_backward_set(sc->dk2, gw->k_norm, dk, a->kg, lw->k_norm, a->krstd, N * D->Hkv,
+                             D->dh);
         dq = sc->dq2;
         dk = sc->dk2;
     }
@@ -580,25 +583,27 @@ static void backward(const Model *m, RunState *s, float *in_norms) {
     const Dims *D = &m->dims;
     const int B = s->Bc, T = s->Tc, Ti = s->Ti, N = B * Ti, Nr = B * T;
     Scratch *sc = s->sc;
-    if (s->loss_count == 0) return;
+    if (s->loss_count == 0) {
+        zero(s->grads, m->table.total);
+        return;
+    }
+    grads_zero_added(m, s);
     /* head: logits = xreal lm_head^T */
-    zero(sc->dlogits, (size_t)Nr * D->V);
     crossentropy_backward(sc->dlogits, s->probs, s->tgt_real, Nr, D->V, s->loss_count);
     float *dxr = D->extra_pos ? sc->tmp : sc->dxfn;
-    matmul_backward_set(dxr, s->g.lm_head, NULL, sc->dlogits, s->xreal, m->w.lm_head, Nr, D->d,
-                        D->V);
+    matmul_backward_into(MM_SET_BOTH, dxr, s->g.lm_head, NULL, sc->dlogits, s->xreal, m->w.lm_head,
+                         Nr, D->d, D->V);
     if (D->extra_pos) {
         zero(sc->dxfn, (size_t)N * D->d);
         gather_real(dxr, sc->dxfn, B, T, D->extra_pos, D->d, 1);
     }
     /* dres carries the gradient of the residual stream down the layers */
     float *dres = sc->dres;
-    zero(dres, (size_t)N * D->d);
     const float *dxn =
         gated_norm_site_backward(m, sc, sc->dxfn, &sc->gnf, m->w.final_gn_down, m->w.final_gn_up,
                                  s->g.final_gn_down, s->g.final_gn_up, N);
-    norm_backward(m, dres, s->g.final_norm_w, s->g.final_norm_b, dxn, s->x_out, m->w.final_norm_w,
-                  s->fmean, s->frstd, N);
+    norm_backward(m, 1, dres, s->g.final_norm_w, s->g.final_norm_b, dxn, s->x_out,
+                  m->w.final_norm_w, s->fmean, s->frstd, N);
     for (int l = D->L - 1; l >= 0; l--) {
         mlp_block_backward(m, s, l, N, dres);
         attention_block_backward(m, s, l, B, Ti, dres);

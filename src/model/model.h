@@ -185,7 +185,7 @@ float model_forward_iv(const Model *m, RunState *s, const int *tokens, const int
  * past them is computed (no loss, no logits). Analysis only: never call
  * model_backward after it. */
 void model_forward_gate0(const Model *m, RunState *s, const int *tokens, int B, int T);
-/* Backward of the last forward; accumulates into s->grads. */
+/* Backward of the last forward; writes s->grads, every element. */
 void model_backward(const Model *m, RunState *s);
 /* model_backward, also writing for every layer l and internal row r of the
  * last forward (r = b * Ti + t, sink / register rows included) the L2 norm

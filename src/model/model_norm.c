@@ -19,12 +19,15 @@ void norm_forward(const Model *m, float *out, float *mean, float *rstd, const fl
     else rmsnorm_forward(out, rstd, x, w, N, m->dims.d, m->cfg.norm_eps);
 }
 
-/* norm_forward's backward: adds d(x) into dx, weight gradients into dw, db. */
-void norm_backward(const Model *m, float *dx, float *dw, float *db, const float *dout,
+/* norm_forward's backward: writes (set) or adds d(x) into dx, adds weight
+ * gradients into dw, db. */
+void norm_backward(const Model *m, int set, float *dx, float *dw, float *db, const float *dout,
                    const float *x, const float *w, const float *mean, const float *rstd, int N) {
+    const int d = m->dims.d;
     if (m->cfg.norm == NORM_LAYER)
-        layernorm_backward(dx, dw, db, dout, x, w, mean, rstd, N, m->dims.d);
-    else rmsnorm_backward(dx, dw, dout, x, w, rstd, N, m->dims.d);
+        (set ? layernorm_backward_set : layernorm_backward)(dx, dw, db, dout, x, w, mean, rstd, N,
+                                                            d);
+    else (set ? rmsnorm_backward_set : rmsnorm_backward)(dx, dw, dout, x, w, rstd, N, d);
 }
 
 /* ---- norm placement (docs/MODEL.md "Norm placement") ---- */
@@ -82,7 +85,7 @@ void sublayer_input_backward(const Model *m, float *dx, float *dw, float *db, co
                              const float *x, const float *w, const float *mean, const float *rstd,
                              int N) {
     if (m->cfg.norm_place != NORMPLACE_POST) {
-        norm_backward(m, dx, dw, db, dn, x, w, mean, rstd, N);
+        norm_backward(m, 0, dx, dw, db, dn, x, w, mean, rstd, N);
         return;
     }
     const size_t n = (size_t)N * m->dims.d;
@@ -118,8 +121,7 @@ const float *residual_place_backward(const Model *m, float *dres, float *dpost, 
     const size_t n = (size_t)N * m->dims.d;
     if (m->cfg.norm_place == NORMPLACE_PRE) return dres;
     const int post = m->cfg.norm_place == NORMPLACE_POST;
-    zero(dpost, n);
-    norm_backward(m, dpost, gs->w, gs->b, dres, post ? u : f, ns->w, ns->mean, ns->rstd, N);
+    norm_backward(m, 1, dpost, gs->w, gs->b, dres, post ? u : f, ns->w, ns->mean, ns->rstd, N);
     if (!post) return dpost;
     memcpy(dres, dpost, n * sizeof(float));
     return dres;

@@ -52,4 +52,8 @@ struct Scratch {
 /* Rows of the fused input projection [W_q; W_k; W_v; W_gate]: P. */
 int model_fused_cols(const Model *m);
 
+/* Zero s->grads but for the weight gradients the backward writes by their
+ * first product (model_state.c lists them); the backward's first step. */
+void grads_zero_added(const Model *m, RunState *s);
+
 #endif

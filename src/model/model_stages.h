@@ -23,9 +23,9 @@ typedef struct {
 void norm_forward(const Model *m, float *out, float *mean, float *rstd, const float *x,
                   const float *w, const float *b, int N);
 
-/* norm_forward's backward: adds d(x) into dx and the weight (and bias)
- * gradients into dw, db from dout. */
-void norm_backward(const Model *m, float *dx, float *dw, float *db, const float *dout,
+/* norm_forward's backward: writes (set) or adds d(x) into dx, adds the
+ * weight (and bias) gradients into dw, db from dout. */
+void norm_backward(const Model *m, int set, float *dx, float *dw, float *db, const float *dout,
                    const float *x, const float *w, const float *mean, const float *rstd, int N);
 
 /* The norm that follows sub-layer `mlp` (0: attention) of layer l: the

@@ -1,7 +1,8 @@
 /* model_state.c: a RunState's memory (runstate_init, runstate_bytes,
  * runstate_free): one plan (plan.h) lays out every activation and scratch
  * buffer of the passes in model.c, the gradients and the token rows in one
- * arena; its counting pass is runstate_bytes. */
+ * arena; its counting pass is runstate_bytes. Also which of the gradients
+ * the backward zeroes before it adds into them (grads_zero_added). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -196,4 +197,49 @@ void runstate_free(RunState *s) {
     free(s->mem);
     remedy_state_free(s->rm);
     memset(s, 0, sizeof *s);
+}
+
+/* ---- the gradients the backward writes ---- */
+
+typedef struct {
+    float *p;
+    size_t n;
+} Span;
+
+/* The weight gradients model.c's backward writes with their first product
+ * (matmul_backward_into with MM_SET_DW), each one such product: lm_head
+ * (tok_embed when tied, which the embeddings' backward then adds to), and
+ * in each layer the fused input projection, w_o and the MLP's matrices.
+ * test_model_grad holds the list to the backward: an arena of NaNs before
+ * it gives the gradients that zeros give. */
+static int written_grads(const Model *m, const RunState *s, Span *out) {
+    const Dims *D = &m->dims;
+    const size_t d = (size_t)D->d, ff = (size_t)D->ff;
+    int n = 0;
+    out[n++] = (Span){s->g.lm_head, (size_t)D->V * d};
+    for (int l = 0; l < D->L; l++) {
+        const LayerWeights *g = &s->g.layer[l];
+        out[n++] = (Span){g->w_q, (size_t)model_fused_cols(m) * d};
+        out[n++] = (Span){g->w_o, d * (size_t)D->qdim};
+        if (m->cfg.mlp == MLP_SWIGLU) out[n++] = (Span){g->w_gate, ff * d};
+        out[n++] = (Span){g->w_up, ff * d};
+        out[n++] = (Span){g->w_down, d * ff};
+    }
+    return n;
+}
+
+void grads_zero_added(const Model *m, RunState *s) {
+    Span w[1 + 5 * MAX_LAYERS];
+    int n = written_grads(m, s, w);
+    for (int i = 1; i < n; i++) /* by address; the arena packs them in table order */
+        for (int j = i; j > 0 && w[j].p < w[j - 1].p; j--) {
+            Span t = w[j];
+            w[j] = w[j - 1], w[j - 1] = t;
+        }
+    float *at = s->grads, *end = s->grads + m->table.total;
+    for (int i = 0; i < n; i++) {
+        if (w[i].p > at) memset(at, 0, (size_t)(w[i].p - at) * sizeof *at);
+        if (w[i].p + w[i].n > at) at = w[i].p + w[i].n;
+    }
+    if (end > at) memset(at, 0, (size_t)(end - at) * sizeof *at);
 }

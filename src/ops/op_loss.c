@@ -6,6 +6,7 @@
  * when the probability underflows.
  */
 #include <math.h>
+#include <string.h>
 
 #include "opprof.h"
 #include "ops.h"
@@ -44,19 +45,25 @@ float crossentropy_forward(float *probs, float *losses, const float *logits, con
     return cnt > 0 ? (float)(total / cnt) : 0.0f;
 }
 
-/* dlogits += (probs - onehot(target)) / count on counted rows */
+/* dlogits = (probs - onehot(target)) / count on counted rows, 0 elsewhere */
 void crossentropy_backward(float *dlogits, const float *probs, const int *targets, int N, int V,
                            int count) {
-    if (count <= 0) return;
+    if (count <= 0) { /* no row counted */
+        if (N > 0 && V > 0) memset(dlogits, 0, (size_t)N * (size_t)V * sizeof *dlogits);
+        return;
+    }
     int prof = opprof_enter(OPPROF_LOSS);
     size_t v = (size_t)V;
     float scale = 1.0f / (float)count;
     for (size_t n = 0; n < (size_t)N; n++) {
         int tg = targets[n];
-        if (!counted(tg, V)) continue;
-        const float *p = probs + n * v;
         float *d = dlogits + n * v;
-        for (size_t i = 0; i < v; i++) d[i] += p[i] * scale;
+        if (!counted(tg, V)) {
+            memset(d, 0, v * sizeof *d);
+            continue;
+        }
+        const float *p = probs + n * v;
+        for (size_t i = 0; i < v; i++) d[i] = p[i] * scale;
         d[tg] -= scale;
     }
     opprof_leave(prof);

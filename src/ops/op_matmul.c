@@ -26,18 +26,22 @@ void matmul_forward(float *out, const float *inp, const float *w, const float *b
     }
 }
 
-/* dinp[M,K] = dinp_beta dinp + dout[M,N] @ w[N,K] (beta 0: written, 1:
- * added); dw[N,K] += dout^T @ inp[M,K]; dbias[N] += column sums of dout. */
-static void backward(float *dinp, float dinp_beta, float *dw, float *dbias, const float *dout,
-                     const float *inp, const float *w, int M, int K, int N) {
-    if (M <= 0) return;
-    if (N <= 0) { /* an empty product: nothing to add, zeros to write */
-        if (K > 0 && dinp && dinp_beta == 0.0f)
+/* dinp[M,K] (+)= dout[M,N] @ w[N,K]; dw[N,K] (+)= dout^T @ inp[M,K]: each
+ * written where `set` has its MM_SET_ bit (gemm's beta 0), else added to;
+ * dbias[N] += column sums of dout. */
+void matmul_backward_into(unsigned set, float *dinp, float *dw, float *dbias, const float *dout,
+                          const float *inp, const float *w, int M, int K, int N) {
+    const float dinp_beta = set & MM_SET_DINP ? 0.0f : 1.0f;
+    const float dw_beta = set & MM_SET_DW ? 0.0f : 1.0f;
+    if (M <= 0 || N <= 0) { /* an empty product: nothing to add, zeros to write */
+        if (M > 0 && K > 0 && dinp && dinp_beta == 0.0f)
             memset(dinp, 0, (size_t)M * (size_t)K * sizeof *dinp);
+        if (N > 0 && K > 0 && dw && dw_beta == 0.0f)
+            memset(dw, 0, (size_t)N * (size_t)K * sizeof *dw);
         return;
     }
     if (K > 0 && dinp) gemm(0, 0, M, K, N, 1.0f, dout, N, w, K, dinp_beta, dinp, K);
-    if (K > 0 && dw) gemm(1, 0, N, K, M, 1.0f, dout, N, inp, K, 1.0f, dw, K);
+    if (K > 0 && dw) gemm(1, 0, N, K, M, 1.0f, dout, N, inp, K, dw_beta, dw, K);
     if (!dbias) return;
     size_t n = (size_t)N;
     for (size_t m = 0; m < (size_t)M; m++) {
@@ -48,10 +52,10 @@ static void backward(float *dinp, float dinp_beta, float *dw, float *dbias, cons
 
 void matmul_backward(float *dinp, float *dw, float *dbias, const float *dout, const float *inp,
                      const float *w, int M, int K, int N) {
-    backward(dinp, 1.0f, dw, dbias, dout, inp, w, M, K, N);
+    matmul_backward_into(0u, dinp, dw, dbias, dout, inp, w, M, K, N);
 }
 
 void matmul_backward_set(float *dinp, float *dw, float *dbias, const float *dout, const float *inp,
                          const float *w, int M, int K, int N) {
-    backward(dinp, 0.0f, dw, dbias, dout, inp, w, M, K, N);
+    matmul_backward_into(MM_SET_DINP, dinp, dw, dbias, dout, inp, w, M, K, N);
 }

@@ -87,10 +87,10 @@ void rmsnorm_forward(float *out, float *rstd, const float *inp, const float *w, 
 }
 
 /* With gw = dout * w:  dx = r * (gw - x * r^2 * mean(gw * x));
- * dw += dout * x * r. */
+ * dw += dout * x * r. dx is written (set) or added to. */
 SIMD_BODY void rmsnorm_backward_path_body(float *dinp, float *dw, const float *dout,
                                           const float *inp, const float *w, const float *rstd,
-                                          int M, int C) {
+                                          int M, int C, int set) {
     size_t c = (size_t)C;
     for (size_t m0 = 0; m0 < (size_t)M; m0 += ROWS_N) {
         int n = (size_t)M - m0 < ROWS_N ? (int)((size_t)M - m0) : ROWS_N;
@@ -105,7 +105,11 @@ SIMD_BODY void rmsnorm_backward_path_body(float *dinp, float *dw, const float *d
             if (!dinp) continue;
             float k = r * r * r * dot[m - m0] / (float)C;
             float *dx = dinp + m * c;
-            if (w) {
+            if (set && w) {
+                for (size_t i = 0; i < c; i++) dx[i] = r * g[i] * w[i] - k * x[i];
+            } else if (set) {
+                for (size_t i = 0; i < c; i++) dx[i] = r * g[i] - k * x[i];
+            } else if (w) {
                 for (size_t i = 0; i < c; i++) dx[i] += r * g[i] * w[i] - k * x[i];
             } else {
                 for (size_t i = 0; i < c; i++) dx[i] += r * g[i] - k * x[i];
@@ -115,13 +119,20 @@ SIMD_BODY void rmsnorm_backward_path_body(float *dinp, float *dw, const float *d
 }
 SIMD_KERNEL_STATIC(rmsnorm_backward_path,
                    (float *dinp, float *dw, const float *dout, const float *inp, const float *w,
-                    const float *rstd, int M, int C),
-                   (dinp, dw, dout, inp, w, rstd, M, C))
+                    const float *rstd, int M, int C, int set),
+                   (dinp, dw, dout, inp, w, rstd, M, C, set))
 
 void rmsnorm_backward(float *dinp, float *dw, const float *dout, const float *inp, const float *w,
                       const float *rstd, int M, int C) {
     int prof = opprof_enter(OPPROF_NORMS);
-    rmsnorm_backward_path(dinp, dw, dout, inp, w, rstd, M, C);
+    rmsnorm_backward_path(dinp, dw, dout, inp, w, rstd, M, C, 0);
+    opprof_leave(prof);
+}
+
+void rmsnorm_backward_set(float *dinp, float *dw, const float *dout, const float *inp,
+                          const float *w, const float *rstd, int M, int C) {
+    int prof = opprof_enter(OPPROF_NORMS);
+    rmsnorm_backward_path(dinp, dw, dout, inp, w, rstd, M, C, 1);
     opprof_leave(prof);
 }
 
@@ -152,9 +163,11 @@ void layernorm_forward(float *out, float *mean, float *rstd, const float *inp, c
 }
 
 /* With xh = (x - mean) * r and gw = dout * w:
- * dx = r * (gw - mean(gw) - xh * mean(gw * xh)); dw += dout * xh; db += dout. */
-void layernorm_backward(float *dinp, float *dw, float *db, const float *dout, const float *inp,
-                        const float *w, const float *mean, const float *rstd, int M, int C) {
+ * dx = r * (gw - mean(gw) - xh * mean(gw * xh)), written (set) or added
+ * to; dw += dout * xh; db += dout. */
+static void layernorm_backward_rows(float *dinp, float *dw, float *db, const float *dout,
+                                    const float *inp, const float *w, const float *mean,
+                                    const float *rstd, int M, int C, int set) {
     int prof = opprof_enter(OPPROF_NORMS);
     size_t c = (size_t)C;
     for (size_t m = 0; m < (size_t)M; m++) {
@@ -177,8 +190,19 @@ void layernorm_backward(float *dinp, float *dw, float *db, const float *dout, co
         for (size_t i = 0; i < c; i++) {
             float xh = (x[i] - mu) * r;
             float gw = w ? g[i] * w[i] : g[i];
-            dx[i] += r * (gw - sg - xh * sgx);
+            float t = r * (gw - sg - xh * sgx);
+            dx[i] = set ? t : dx[i] + t;
         }
     }
     opprof_leave(prof);
+}
+
+void layernorm_backward(float *dinp, float *dw, float *db, const float *dout, const float *inp,
+                        const float *w, const float *mean, const float *rstd, int M, int C) {
+    layernorm_backward_rows(dinp, dw, db, dout, inp, w, mean, rstd, M, C, 0);
+}
+
+void layernorm_backward_set(float *dinp, float *dw, float *db, const float *dout, const float *inp,
+                            const float *w, const float *mean, const float *rstd, int M, int C) {
+    layernorm_backward_rows(dinp, dw, db, dout, inp, w, mean, rstd, M, C, 1);
 }

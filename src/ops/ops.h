@@ -49,6 +49,11 @@ void matmul_backward(float *dinp, float *dw, float *dbias, const float *dout, co
  * zeroing first (the same bits but for a -0 that 0 + -0 made +0). */
 void matmul_backward_set(float *dinp, float *dw, float *dbias, const float *dout, const float *inp,
                          const float *w, int M, int K, int N);
+/* matmul_backward with each of dinp and dw written rather than added to
+ * where `set` holds its bit (the same bits but for -0, as above). */
+enum { MM_SET_DINP = 1u, MM_SET_DW = 2u, MM_SET_BOTH = 3u };
+void matmul_backward_into(unsigned set, float *dinp, float *dw, float *dbias, const float *dout,
+                          const float *inp, const float *w, int M, int K, int N);
 
 /* ---- norms over the last dim C, for M rows (op_norm.c) ---- */
 /* out = x / sqrt(mean(x^2) + eps) * w; rstd[M] saved for backward.
@@ -57,11 +62,17 @@ void rmsnorm_forward(float *out, float *rstd, const float *inp, const float *w, 
                      float eps);
 void rmsnorm_backward(float *dinp, float *dw, const float *dout, const float *inp, const float *w,
                       const float *rstd, int M, int C);
+/* rmsnorm_backward with dinp written, not added to (the same bits but for
+ * a -0 that 0 + -0 made +0); layernorm_backward_set likewise. */
+void rmsnorm_backward_set(float *dinp, float *dw, const float *dout, const float *inp,
+                          const float *w, const float *rstd, int M, int C);
 /* out = (x - mean) * rstd * w + b; mean[M], rstd[M] saved. */
 void layernorm_forward(float *out, float *mean, float *rstd, const float *inp, const float *w,
                        const float *b, int M, int C, float eps);
 void layernorm_backward(float *dinp, float *dw, float *db, const float *dout, const float *inp,
                         const float *w, const float *mean, const float *rstd, int M, int C);
+void layernorm_backward_set(float *dinp, float *dw, float *db, const float *dout, const float *inp,
+                            const float *w, const float *mean, const float *rstd, int M, int C);
 
 /* ---- rotary embedding (op_rope.c) ---- */
 /* inv_freq[dh/2]: base^(-2i/dh), then YaRN NTK-by-parts when scale > 1
@@ -334,7 +345,8 @@ void residual_forward(float *out, const float *a, const float *b, size_t n);
  * over counted rows, and the count through *count. */
 float crossentropy_forward(float *probs, float *losses, const float *logits, const int *targets,
                            int N, int V, int *count);
-/* dlogits[N,V] += (probs - onehot) * dloss, dloss = 1/count per row. */
+/* dlogits[N,V] = (probs - onehot) * dloss, dloss = 1/count per counted
+ * row; zeros on the rows not counted. Written, not added to. */
 void crossentropy_backward(float *dlogits, const float *probs, const int *targets, int N, int V,
                            int count);
 

@@ -85,10 +85,7 @@ typedef struct {
 
 static void job_run(Job *j) {
     model_forward(j->m, j->s, j->inputs, j->targets, j->B, j->T);
-    if (j->backward) {
-        memset(j->s->grads, 0, j->m->table.total * sizeof(float));
-        model_backward(j->m, j->s);
-    }
+    if (j->backward) model_backward(j->m, j->s); /* writes the shard's whole gradient */
 }
 
 /* Thread t of nt runs the t-th contiguous run of the jobs. */
