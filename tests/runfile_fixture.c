@@ -80,7 +80,7 @@ static void fill_probe(Probe *q) {
     fill_d(q->grad_in, PL * PT, 18.0);
     fill_d(q->gate_wn, PL * 2, 19.0);
     for (int l = 0; l < PL; l++)
-        q->bos_arg[l] = 5 + l, q->tok_arg[l] = 7 - l, q->layer_heads[l] = PH;
+        q->bos_arg[l] = 5 + l, q->tok_arg[l] = 7 - l, q->layer_heads[l] = PH, q->layer_slots[l] = l;
     fill_f(q->key_alpha, PN * PL * PH * PT, 50.0f);
     fill_f(q->bos_cos, PN * PL * PT, 60.0f);
     fill_d(q->resid, PL * PD, 70.0);
@@ -123,6 +123,8 @@ void make_probe(Probe *q, long long step) {
                          .tok_max = q->tok_max,
                          .tok_argmax = q->tok_arg,
                          .layer_heads = q->layer_heads,
+                         .layer_slots = q->layer_slots,
+                         .slots = 1,
                          .tok_norm_ratio = q->tok_ratio,
                          .max_logit = q->max_logit,
                          .D = PD,

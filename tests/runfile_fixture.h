@@ -37,7 +37,7 @@ typedef struct {
     double hmax[PL], hmed[PL], htop3[PL * 3], hkurt[PL], hratio[PL];
     double bos_max[PL], bos_ratio[PL], tok_max[PL], tok_ratio[PL], max_logit[PL];
     double grad_in[PL * PT], gate_wn[PL * 2];
-    int bos_arg[PL], tok_arg[PL], layer_heads[PL];
+    int bos_arg[PL], tok_arg[PL], layer_heads[PL], layer_slots[PL];
     float key_alpha[PN * PL * PH * PT], bos_cos[PN * PL * PT];
     double resid[PL * PD];
     float knorm[PL * PH * PT], vnorm[PL * PH * PT], onorm[PL * PH * PT];

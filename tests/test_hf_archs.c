@@ -636,6 +636,7 @@ static void test_gptoss_uniform_slot(void **s) {
     ProbeRecord p;
     if (runread_probe(r, -1, &p, err, sizeof err) < 0) fail_msg("%s", err);
     assert_true(p.T == LEN && p.L == L && !p.proxy && p.attention_slot);
+    assert_true(p.slots == 1 && !p.layer_slots); /* a sink logit on every layer */
     for (int h = 0; h < p.H; h++) { /* row 5 of layer 1: its keys and the slot hold 1 */
         const float *row = p.attention + ((size_t)(1 * p.H + h) * p.M + 5) * p.M;
         double m = p.attention_slot[(size_t)(1 * p.H + h) * p.T + 5];
@@ -656,8 +657,8 @@ static void test_gptoss_uniform_slot(void **s) {
     ForwardOpen fo = {.threads = 2};
     Forward *fw = forward_open(run, &fo, err, sizeof err);
     if (!fw) fail_msg("%s", err);
-    assert_int_equal(fw->info.uniform_slots, 1);
     for (int l = 0; l < L; l++) assert_int_equal(fw->info.layer_window[l], want[l]);
+    for (int l = 0; l < L; l++) assert_int_equal(fw->info.layer_slots[l], 1);
     forward_close(fw);
     assert_int_equal(tu_run(log, "sinks %s --json", run), 0);
     json_t *o = json_load_file(log, 0, NULL);

@@ -6,7 +6,8 @@
  * run refused in one line naming the key, and the tiny checkpoints held
  * to the float64 reference, the sinks' share of each row included
  * (test_hf_archs.c reruns them through eval, intervene, stream, probe and
- * quant).
+ * quant); an inspected mimo-f32's uniform reference counts each
+ * layer's own slots.
  *
  * Fixtures: tests/reference/hf/mimo-f32 (full layer 0, sliding layers 1
  * and 2 with more heads, MoE layers 1 and 2) and mimo-bf16 (the full
@@ -17,11 +18,21 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <hdf5.h>
+#include <jansson.h>
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "forward_open.h"
 #include "hf_config.h"
 #include "hf_inspect_fixture.h"
+#include "runfile_read.h"
+#include "runstats.h"
+#include "testutil.h"
+
+#define LEN 40 /* the inspected window: the fixture's tokens first */
 
 /* hf_config_parse of a tiny MiMo config (hidden size 32, 3 layers, 4
  * heads on 1 KV head, head dim 12, MLP 48, vocabulary 128, RoPE
@@ -125,11 +136,87 @@ static void test_mimo_fixtures(void **s) {
     hf_check_fixture("mimo-bf16");
 }
 
+/* docs/metrics.md's uniform reference of one layer, from its definition:
+ * query t spreads its weight evenly over its visible keys (the last W of
+ * t + 1, all when W is 0) and the layer's s slots, so key 0 gets
+ * 1 / (keys + s) while it is visible; the mean over t = 1..T-1. */
+static double uniform_layer(int T, int W, int s) {
+    double sum = 0.0;
+    for (int t = 1; t < T; t++) {
+        const int keys = W > 0 && W < t + 1 ? W : t + 1;
+        if (W <= 0 || t < W) sum += 1.0 / (keys + s);
+    }
+    return sum / (T - 1);
+}
+
+/* mimo-f32 has sink logits on its sliding layers 1 and 2 only: the run
+ * file keeps slots 1 with layer_slots {0, 1, 1}, the Forward counts each
+ * layer's own, and the uniform reference of sinks and eval counts no slot
+ * on the full layer 0 (the mean of uniform_layer over the layers). */
+static void test_mimo_layer_slots(void **s) {
+    (void)s;
+    char fix[2048], path[2200], err[512];
+    const char *d = tu_tmpdir(), *log = tu_join(d, "log"), *run = tu_join(d, "run.h5");
+    snprintf(fix, sizeof fix, "%s/tests/reference/hf/mimo-f32", tu_src());
+    snprintf(path, sizeof path, "%s/expected.h5", fix);
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    size_t nt;
+    int32_t *t = tu_h5_read_opt(f, "tokens", H5T_NATIVE_INT32, 4, &nt), tok[LEN];
+    H5Fclose(f);
+    if (!t || nt > LEN) fail_msg("%s: no tokens", path);
+    for (int i = 0; i < LEN; i++) tok[i] = i < (int)nt ? t[i] : (i * 37 + 11) % 97;
+    free(t);
+    hf_write_tokens(tu_join(d, "ids.txt"), tok, LEN, 1);
+    assert_int_equal(
+        tu_run(log, "inspect %s --tokens %s --out %s -q", fix, tu_join(d, "ids.txt"), run), 0);
+    enum { L = 3 };
+    const int win[L] = {0, 4, 4}, slots[L] = {0, 1, 1}; /* config.json's layers */
+    double share[L], mean = 0.0;
+    for (int l = 0; l < L; l++) mean += (share[l] = uniform_layer(LEN, win[l], slots[l])) / L;
+    RunReader *r = runread_open(run, err, sizeof err);
+    if (!r) fail_msg("%s", err);
+    ProbeRecord p;
+    if (runread_probe(r, -1, &p, err, sizeof err) < 0) fail_msg("%s", err);
+    assert_true(p.L == L && p.T == LEN && p.slots == 1 && p.layer_slots && p.attention_slot);
+    Config cfg;
+    rs_arch_config(r, &cfg);
+    for (int l = 0; l < L; l++) {
+        assert_int_equal(p.layer_slots[l], slots[l]);
+        assert_int_equal(runread_layer_slots(&p, l), slots[l]);
+        assert_int_equal(rs_layer_window(r, &cfg, l), win[l]);
+    }
+    runread_probe_free(&p);
+    runread_close(r);
+    ForwardOpen fo = {.threads = 2};
+    Forward *fw = forward_open(run, &fo, err, sizeof err);
+    if (!fw) fail_msg("%s", err);
+    for (int l = 0; l < L; l++) assert_int_equal(fw->info.layer_slots[l], slots[l]);
+    forward_close(fw);
+    assert_int_equal(tu_run(log, "sinks %s --json", run), 0);
+    json_t *o = json_load_file(log, 0, NULL);
+    assert_non_null(o);
+    assert_true(fabs(json_real_value(json_object_get(o, "f_attn_uniform")) - mean) < 1e-9);
+    json_t *ul = json_object_get(o, "f_attn_uniform_layer");
+    for (int l = 0; l < L; l++)
+        assert_true(fabs(json_real_value(json_array_get(ul, (size_t)l)) - share[l]) < 1e-9);
+    json_decref(o);
+    assert_int_equal(
+        tu_run(log, "eval %s --lengths %d --batches 1 --batch-size 1 --no-write --json", run, LEN),
+        0);
+    o = json_load_file(log, 0, NULL);
+    assert_non_null(o);
+    json_t *e = json_array_get(json_object_get(o, "plain"), 0);
+    assert_true(fabs(json_real_value(json_object_get(e, "uniform_share")) - mean) < 1e-9);
+    json_decref(o);
+    tu_rmtree(d);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_mimo_keys),
         cmocka_unit_test(test_mimo_refusals),
         cmocka_unit_test(test_mimo_fixtures),
+        cmocka_unit_test(test_mimo_layer_slots),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -41,6 +41,7 @@ static const ProbeShape SHAPES[] = {
      .C = 4,
      .d = 2,
      .layer_heads = (const int[]){4, 2},
+     .layer_slots = (const int[]){0, 1},
      .rows_normalised = 1,
      .threads = 1},
 };
@@ -49,7 +50,8 @@ static const ProbeShape SHAPES[] = {
 /* Whether the reducer is to hold record array `name` of this kind for
  * shape s: all but the trainer's own (grad_in_norm, targets,
  * gate_weight_norm), the slot only with has_slot, max_logit only with
- * has_logits, layer_heads only with per-layer heads, the gate arrays
+ * has_logits, layer_heads and layer_slots only with per-layer heads and
+ * slots, the gate arrays
  * only with gate channels. */
 static int expected(const ProbeShape *s, const char *name, int kind) {
     if (!strcmp(name, "grad_in_norm") || !strcmp(name, "targets") ||
@@ -58,6 +60,7 @@ static int expected(const ProbeShape *s, const char *name, int kind) {
     if (!strcmp(name, "attention_slot")) return s->has_slot;
     if (!strcmp(name, "max_logit")) return s->has_logits;
     if (!strcmp(name, "layer_heads")) return s->layer_heads != NULL;
+    if (!strcmp(name, "layer_slots")) return s->layer_slots != NULL;
     if (kind == RS_GATE || kind == RS_GATE_OPT) return s->C > 0;
     return 1;
 }
@@ -121,9 +124,9 @@ static void test_every_array_has_accumulator(void **state) {
 /* Layers of their own query heads (the last shape: 4 and 2 heads, one
  * gate channel a head): each layer fed at its own H and C with uniform
  * causal rows (A[t, 0] = 1 / (t + 1)) and gate score 0.25 + 0.125 c;
- * the record keeps layer_heads, layer 1's heads 2 and 3 (and their gate
- * channels) are NaN in every per-head array, its present heads carry the
- * values computed here, and its gate means count its own channels. */
+ * the record keeps layer_heads (and the shape's layer_slots), layer 1's heads 2 and 3 (and their
+ * gate channels) are NaN in every per-head array, its present heads carry the values computed here,
+ * and its gate means count its own channels. */
 static void test_absent_heads(void **state) {
     (void)state;
     const ProbeShape *s = &SHAPES[NSHAPES - 1];
@@ -159,6 +162,8 @@ static void test_absent_heads(void **state) {
     probe_acc_finish(&a, &r);
     assert_non_null(r.layer_heads);
     assert_int_equal(r.layer_heads[0], 4), assert_int_equal(r.layer_heads[1], 2);
+    assert_non_null(r.layer_slots); /* the shape's, kept as they are */
+    assert_int_equal(r.layer_slots[0], 0), assert_int_equal(r.layer_slots[1], 1);
     const double alpha = (1.0 + 1.0 / 2 + 1.0 / 3) / 3;
     for (int l = 0; l < 2; l++)
         for (int h = 0; h < MAXH; h++) {

@@ -65,7 +65,8 @@ static void assert_same_probe(const ProbeRecord *got, const ProbeRecord *w) {
 }
 
 /* Every array of the schema table comes back from the reader as written
- * (so a new table line is covered once make_probe fills it). */
+ * (so a new table line is covered once make_probe fills it), and a
+ * negative layer_slots entry is refused. */
 static void test_probe_table_roundtrip(void **state) {
     (void)state;
     char path[512], err[512];
@@ -77,7 +78,21 @@ static void test_probe_table_roundtrip(void **state) {
     ProbeRecord got;
     assert_int_equal(runread_probe(r, -1, &got, err, sizeof err), 0);
     assert_same_probe(&got, &q.p);
+    /* layer l's slots: its layer_slots entry; l outside the layers: slots */
+    for (int l = 0; l < PL; l++) assert_int_equal(runread_layer_slots(&got, l), q.layer_slots[l]);
+    assert_int_equal(runread_layer_slots(&got, -1), q.p.slots);
     runread_probe_free(&got);
+    runread_close(r);
+    /* a negative count is refused, naming the dataset and the layer */
+    hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+    hid_t d = H5Dopen2(f, "/probe/step_0000002/layer_slots", H5P_DEFAULT);
+    const int bad[PL] = {0, -1};
+    assert_true(d >= 0 && H5Dwrite(d, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, bad) >= 0);
+    H5Dclose(d), H5Fclose(f);
+    r = runread_open(path, err, sizeof err);
+    if (!r) fail_msg("open: %s", err);
+    assert_int_equal(runread_probe(r, -1, &got, err, sizeof err), -1);
+    if (!strstr(err, "layer_slots[1] is -1")) fail_msg("got \"%s\"", err);
     runread_close(r);
 }
 

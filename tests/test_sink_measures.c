@@ -428,7 +428,9 @@ static int probe_slots(const char *run, int *uniform) {
     ProbeRecord p;
     if (runread_probe(r, 60, &p, err, sizeof err) != 0) fail_msg("%s", err);
     const int slots = p.slots;
-    *uniform = rs_uniform_slots(r, &p);
+    *uniform = rs_uniform_slots(r, &p, -1);
+    for (int l = 0; l < p.L; l++) assert_int_equal(rs_uniform_slots(r, &p, l), *uniform);
+    assert_null(p.layer_slots); /* every layer the same */
     runread_probe_free(&p);
     runread_close(r);
     return slots;

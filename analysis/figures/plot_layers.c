@@ -159,7 +159,7 @@ static int fig_layers(RunSet *rs, const char *png, LayerFn fn, int with_uniform,
             char v[RS_N_ARCH][RS_ARCH_LEN], e[RS_N_ARCH][RS_ARCH_LEN];
             rs_arch_values(rs->r[i], v); /* a checkpoint's per-layer windows included */
             rs_arch_effective((const char(*)[RS_ARCH_LEN])v, p.T, e);
-            const int ns = rs_uniform_slots(rs->r[i], &p);
+            const int ns = rs_uniform_slots(rs->r[i], &p, -1);
             char slot[32] = "";
             if (ns) snprintf(slot, sizeof slot, ", %d sink slot%s", ns, ns > 1 ? "s" : "");
             if (strcmp(e[RS_ARCH_WINDOW], "0"))

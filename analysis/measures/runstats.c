@@ -470,10 +470,11 @@ int *rs_layer_windows(RunReader *r, const Config *cfg, int L) {
 }
 
 /* See runstats.h. */
-int rs_uniform_slots(RunReader *r, const ProbeRecord *p) {
+int rs_uniform_slots(RunReader *r, const ProbeRecord *p, int l) {
     static const char *const SLOT_KEYS[] = {"sink_token", "kv_bias", "normaliser"};
-    if (!p->attention_slot) return 0;                            /* no slot's share kept apart */
-    if (p->slots >= 0) return uniform_slots(p->slots, p->proxy); /* as the writer recorded */
+    if (!p->attention_slot) return 0; /* no slot's share kept apart */
+    const int s = runread_layer_slots(p, l);
+    if (s >= 0) return uniform_slots(s, p->proxy); /* as the writer recorded */
     /* a file written before probes recorded their slots: the run's /config */
     Config c;
     config_defaults(&c);
@@ -482,18 +483,24 @@ int rs_uniform_slots(RunReader *r, const ProbeRecord *p) {
     return uniform_slots(n > 0 ? n : 1, p->proxy); /* none in /config: a checkpoint's sink logits */
 }
 
-/* Layer l's reference f at length T under its window and p's slots, or
+/* See runstats.h. */
+int *rs_uniform_layer_slots(RunReader *r, const ProbeRecord *p) {
+    int *slots = malloc((size_t)(p->L > 0 ? p->L : 1) * sizeof *slots);
+    for (int l = 0; slots && l < p->L; l++) slots[l] = rs_uniform_slots(r, p, l);
+    return slots;
+}
+
+/* Layer l's reference f at length T under its window and its slots, or
  * for l < 0 the mean over p's layers (metrics.h uniform_*_layers). */
-static double layer_reference(double (*f)(const int *, int, int, int), RunReader *r,
+static double layer_reference(double (*f)(const int *, const int *, int, int), RunReader *r,
                               const Config *cfg, const ProbeRecord *p, int T, int l) {
-    const int slots = rs_uniform_slots(r, p);
     if (l >= 0) {
-        int W = rs_layer_window(r, cfg, l);
-        return f(&W, 1, T, slots);
+        const int W = rs_layer_window(r, cfg, l), s = rs_uniform_slots(r, p, l);
+        return f(&W, &s, 1, T);
     }
-    int *win = rs_layer_windows(r, cfg, p->L);
-    double u = win ? f(win, p->L, T, slots) : NAN;
-    free(win);
+    int *win = rs_layer_windows(r, cfg, p->L), *slots = rs_uniform_layer_slots(r, p);
+    double u = win && slots ? f(win, slots, p->L, T) : NAN;
+    free(win), free(slots);
     return u;
 }
 

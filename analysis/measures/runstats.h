@@ -169,18 +169,23 @@ int rs_layer_window(RunReader *r, const Config *cfg, int l);
 /* rs_layer_window of each of the L layers, in a malloc'd [L] (NULL when
  * out of memory). */
 int *rs_layer_windows(RunReader *r, const Config *cfg, int L);
-/* The slots probe p of run r's uniform reference counts (metrics.h
- * uniform_slots): none without p's attention_slot, else the probe's own
- * count (its slots attribute: registers 4, a sink logit 1) or, in a file
- * written before probes recorded it, the run's config_attention_slots or
- * 1 for a checkpoint's sink logits; none when its maps are the proxy. */
-int rs_uniform_slots(RunReader *r, const ProbeRecord *p);
+/* The slots the uniform reference of layer l of probe p of run r counts
+ * (metrics.h uniform_slots): none without p's attention_slot, else the
+ * probe's own count for that layer (runread_layer_slots: its layer_slots
+ * entry, else its slots attribute: registers 4, a sink logit 1; l < 0:
+ * the slots attribute, the count on the layers that have slots) or, in a
+ * file written before probes recorded it, the run's config_attention_slots
+ * or 1 for a checkpoint's sink logits; none when its maps are the proxy. */
+int rs_uniform_slots(RunReader *r, const ProbeRecord *p, int l);
+/* rs_uniform_slots of each of p's L layers, in a malloc'd [L] (NULL when
+ * out of memory). */
+int *rs_uniform_layer_slots(RunReader *r, const ProbeRecord *p);
 /* The uniform first-token share of run r's own attention pattern at
  * probe p's length (docs/metrics.md): layer l's under its window
- * (rs_layer_window) with p's slots (rs_uniform_slots), or for l < 0 the
- * mean over p's layers (metrics.h uniform_share_layers, as rs_share
- * averages F-Attn over layers). Every uniform reference of the tools and
- * the report is this. */
+ * (rs_layer_window) with its slots (rs_uniform_slots), or for l < 0 the
+ * mean over p's layers, each under its own window and slots (metrics.h
+ * uniform_share_layers, as rs_share averages F-Attn over layers). Every
+ * uniform reference of the tools and the report is this. */
 double rs_uniform_share(RunReader *r, const Config *cfg, const ProbeRecord *p, int l);
 /* The same for uniform attention's alpha_0 over the first len queries
  * (metrics.h uniform_alpha0_layers), the sink rate's reference. */

@@ -24,13 +24,34 @@ const OptTable sinks_options = {
     OPT_DEFAULTS(cu_probe_defaults),
 };
 
-/* Layer l's F-Attn line, with its window's uniform reference when it has
- * one (rs_layer_window of run r). */
-static void print_layer_share(RunReader *r, const ProbeRecord *p, const Config *cfg, int l) {
-    const int W = rs_layer_window(r, cfg, l);
+/* 1 when some layer of probe p sees fewer than len keys (rs_layer_window
+ * of run r). */
+static int windowed(RunReader *r, const Config *cfg, const ProbeRecord *p, int len) {
+    for (int l = 0; l < p->L; l++) {
+        const int W = rs_layer_window(r, cfg, l);
+        if (W > 0 && W < len) return 1;
+    }
+    return 0;
+}
+
+/* 1 when the layers of probe p count different slots (rs_uniform_slots). */
+static int slots_vary(RunReader *r, const ProbeRecord *p) {
+    for (int l = 1; l < p->L; l++)
+        if (rs_uniform_slots(r, p, l) != rs_uniform_slots(r, p, 0)) return 1;
+    return 0;
+}
+
+/* Layer l's F-Attn line, with its uniform reference when its window or,
+ * where the layers' slots differ (vary), its slots make it its own. */
+static void print_layer_share(RunReader *r, const ProbeRecord *p, const Config *cfg, int l,
+                              int vary) {
+    const int W = rs_layer_window(r, cfg, l), s = rs_uniform_slots(r, p, l);
+    char what[64] = "";
+    const int n = W > 0 && W < p->T ? snprintf(what, sizeof what, "window %d", W) : 0;
+    if (vary)
+        snprintf(what + n, sizeof what - n, "%s%d slot%s", n ? ", " : "", s, s == 1 ? "" : "s");
     printf("  layer %-3d %.4f", l, rs_share(p, l));
-    if (W > 0 && W < p->T)
-        printf("   (window %d: uniform reference = %.4f)", W, rs_uniform_share(r, cfg, p, l));
+    if (*what) printf("   (%s: uniform reference = %.4f)", what, rs_uniform_share(r, cfg, p, l));
     printf("\n");
 }
 
@@ -56,18 +77,17 @@ static void print_text(RunReader *r, const Ctx *c) {
     Config cfg; /* the run's own attention pattern (docs/metrics.md) */
     rs_arch_config(r, &cfg);
     const double u = rs_uniform_share(r, &cfg, p, -1);
-    const int slots = rs_uniform_slots(r, p);
+    const int slots = rs_uniform_slots(r, p, -1), vary = slots_vary(r, p);
     if (slots)
-        printf("  uniform reference over the keys and the %d sink slot%s (A[t,0] = 1/(t+%d)"
+        printf("  uniform reference over the keys and the %d sink slot%s%s (A[t,0] = 1/(t+%d)"
                "%s): %.4f\n",
-               slots, slots > 1 ? "s" : "", slots + 1,
-               u != uniform_first_share_window(T, 0, slots) ? " within each layer's window" : "",
-               u);
+               slots, slots > 1 ? "s" : "", vary ? " of the layers that have them" : "", slots + 1,
+               windowed(r, &cfg, p, T) ? " within each layer's window" : "", u);
     else if (u != uniform_first_share(T))
         printf("  uniform reference under the run's windows, mean over layers: %.4f\n", u);
     else printf("  uniform causal reference (H_T-1)/(T-1) at T=%d: %.4f\n", T, u);
     printf("  overall   %.4f\n", rs_share(p, -1));
-    for (int l = 0; l < p->L; l++) print_layer_share(r, p, &cfg, l);
+    for (int l = 0; l < p->L; l++) print_layer_share(r, p, &cfg, l, vary);
     double empty, f_ne;
     rs_mass(p, &empty, &f_ne);
     printf("  empty rows (no mass on the real tokens, queries t=1..T-1): %.4f; "
@@ -90,10 +110,11 @@ static void print_text(RunReader *r, const Ctx *c) {
         for (int e = 0; e < 3; e++)
             printf("  eps=%.1f: %.4f", EPS[e], rs_sink_rate(p, EPS[e], lens[i]));
         const double u = rs_uniform_alpha0(r, &cfg, p, lens[i], -1);
-        const int win = u != uniform_alpha0_window(lens[i], 0, slots);
-        char f[64];
+        const int win = windowed(r, &cfg, p, lens[i]);
+        char f[96];
         if (slots) /* query t gives token 0 the weight 1/(t+1+s) */
-            snprintf(f, sizeof f, "(H_(%s+%d)-H_%d)/len", win ? "min(W,len)" : "len", slots, slots);
+            snprintf(f, sizeof f, "(H_(%s+%d)-H_%d)/len%s", win ? "min(W,len)" : "len", slots,
+                     slots, vary ? " on the layers with slots, mean over layers" : "");
         else snprintf(f, sizeof f, "%s", win ? "H_min(W,len)/len" : "H_len/len");
         printf("   (uniform attention: alpha_0 = %s = %.4f)\n", f, u);
     }

@@ -180,6 +180,8 @@ int hf_vdim(const HfArch *a);
 int hf_layer_sinks(const HfArch *a, int l);
 /* 1 when some layer has fewer query heads than a->H. */
 int hf_heads_vary(const HfArch *a);
+/* 1 when some layers have sink logits and others not (hf_layer_sinks). */
+int hf_sinks_vary(const HfArch *a);
 /* Gate scores per head: dh (elementwise), 1 (headwise), 0. */
 int hf_gate_per_head(const HfArch *a);
 const char *hf_family_name(HfFamily f);

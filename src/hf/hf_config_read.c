@@ -2,7 +2,7 @@
  * the families parsed in their own files (hf_config_priv.h): typed keys
  * with their defaults and refusals, and which layers slide by layer_types;
  * and the per-layer reads of an HfArch (hf_layer_kv, hf_vdim,
- * hf_layer_sinks). */
+ * hf_layer_sinks, hf_sinks_vary). */
 #include <float.h>
 #include <stdio.h>
 #include <string.h>
@@ -118,4 +118,10 @@ int hf_layer_sinks(const HfArch *a, int l) {
     if (!a->sinks || !a->sinks_where) return a->sinks != 0;
     const int slides = a->slides_listed && l >= 0 && l < a->L && a->layer_slides[l];
     return (a->sinks_where & (slides ? HF_SINKS_SLIDING : HF_SINKS_FULL)) != 0;
+}
+
+int hf_sinks_vary(const HfArch *a) {
+    for (int l = 1; l < a->L; l++)
+        if (hf_layer_sinks(a, l) != hf_layer_sinks(a, 0)) return 1;
+    return 0;
 }

@@ -39,6 +39,7 @@ ProbeShape hf_model_probe_shape(const HfModel *m, int N, int T, int M) {
                         .d = m->a.d,
                         .has_slot = m->a.sinks,
                         .layer_heads = hf_heads_vary(&m->a) ? m->a.layer_heads : NULL,
+                        .layer_slots = hf_sinks_vary(&m->a) ? m->layer_slots : NULL,
                         .rows_normalised = 1,
                         .threads = m->threads};
 }
@@ -57,7 +58,7 @@ void hf_model_probe_attrs(const HfModel *m, ProbeRecord *p) {
     int C = hf_model_gate_channels(m);
     snprintf(p->normaliser, sizeof p->normaliser, "softmax");
     p->gate_heads = C ? m->a.H : 0, p->gate_bounded = C > 0 && !m->a.gate_softplus;
-    p->slots = m->a.sinks ? 1 : 0; /* a sink logit per head */
+    p->slots = m->a.sinks ? 1 : 0; /* a sink logit per head, on the layers that have them */
 }
 
 /* The B windows' token embeddings into b.x (learned positions: each
@@ -190,6 +191,7 @@ int hf_model_open(HfModel **out, const char *dir, int threads, char *err, size_t
         hf_model_close(m);
         return -1;
     }
+    for (int l = 0; l < m->a.L; l++) m->layer_slots[l] = hf_layer_sinks(&m->a, l);
     *out = m;
     return 0;
 }

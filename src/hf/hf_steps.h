@@ -48,6 +48,8 @@ struct HfModel {
     FakeQuant *quant; /* the pass's fake quantization (NULL: none) */
     int H_all;        /* the model's query heads, while a layer's recipe runs at its own
                          (hf_layer sets a.H to them) */
+    int layer_slots[HF_MAX_LAYERS]; /* each layer's extra slots: 1 where it has sink logits
+                                       (hf_layer_sinks), else 0 */
 };
 
 /* Buffers for B windows of T tokens with maps of M and head_rows rows of

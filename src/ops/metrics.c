@@ -55,20 +55,22 @@ double uniform_alpha0_window(int len, int W, int slots) {
     return uniform_first_weights(0, m, slots) / len;
 }
 
-/* The mean of f over the L layers' windows win[L] (win NULL: none). */
-static double layers_mean(double (*f)(int, int, int), const int *win, int L, int T, int slots) {
-    if (L < 1 || !win) return f(T, 0, slots);
+/* The mean of f over the L layers, layer l under its window win[l] and its
+ * slots slots[l] (either NULL: 0 on every layer). */
+static double layers_mean(double (*f)(int, int, int), const int *win, const int *slots, int L,
+                          int T) {
+    if (L < 1) return f(T, 0, 0);
     double s = 0.0;
-    for (int l = 0; l < L; l++) s += f(T, win[l], slots);
+    for (int l = 0; l < L; l++) s += f(T, win ? win[l] : 0, slots ? slots[l] : 0);
     return s / L;
 }
 
-double uniform_share_layers(const int *win, int L, int T, int slots) {
-    return layers_mean(uniform_first_share_window, win, L, T, slots);
+double uniform_share_layers(const int *win, const int *slots, int L, int T) {
+    return layers_mean(uniform_first_share_window, win, slots, L, T);
 }
 
-double uniform_alpha0_layers(const int *win, int L, int len, int slots) {
-    return layers_mean(uniform_alpha0_window, win, L, len, slots);
+double uniform_alpha0_layers(const int *win, const int *slots, int L, int len) {
+    return layers_mean(uniform_alpha0_window, win, slots, L, len);
 }
 
 /* A[T,T] -> mean over t = 1..T-1 of A[t,0] */

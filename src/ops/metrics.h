@@ -25,12 +25,14 @@ double uniform_alpha0_window(int len, int W, int slots);
  * renormalises the map over the real tokens alone (proxy). The one
  * definition: every uniform reference takes its slots from it. */
 int uniform_slots(int slots, int proxy);
-/* The mean over L layers of uniform_first_share_window(T, win[l], slots)
- * and of uniform_alpha0_window(len, win[l], slots) (win NULL or L < 1:
- * full causal attention): the uniform reference of a model whose layer l
- * sees win[l] keys (0: all). */
-double uniform_share_layers(const int *win, int L, int T, int slots);
-double uniform_alpha0_layers(const int *win, int L, int len, int slots);
+/* The mean over L layers of uniform_first_share_window(T, win[l],
+ * slots[l]) and of uniform_alpha0_window(len, win[l], slots[l]): the
+ * uniform reference of a model whose layer l sees win[l] keys (0: all)
+ * and slots[l] extra slots (each a uniform_slots count). win NULL: full
+ * causal attention on every layer; slots NULL: no slots; L < 1: one
+ * full causal layer without slots. */
+double uniform_share_layers(const int *win, const int *slots, int L, int T);
+double uniform_alpha0_layers(const int *win, const int *slots, int L, int len);
 
 /* The mean loss over positions T..L-1 of a length-L evaluation, from its
  * per-bucket means bucket[n] (bucket k: positions k*T .. min((k+1)*T, L)-1),

@@ -11,8 +11,9 @@ int forward_avail(Forward *f, int T) { return f->ops->avail ? f->ops->avail(f, T
 void forward_close(Forward *f) {
     if (!f) return;
     int *win = f->info.layer_window, *heads = f->info.layer_heads; /* close frees f itself */
+    int *slots = f->info.layer_slots;
     f->ops->close(f);
-    free(win), free(heads);
+    free(win), free(heads), free(slots);
 }
 
 int forward_layer_heads(const ForwardInfo *fi, int l) {

@@ -42,7 +42,9 @@ typedef struct {
     int *layer_window;  /* [L]: the keys a query of layer l sees (0: full causal): a trained
                            run's config_layer_window, a checkpoint's hf_layer_window; the
                            Forward owns it (forward_close frees it) */
-    int uniform_slots;  /* the slots the uniform reference counts (metrics.h uniform_slots) */
+    int *layer_slots;   /* [L]: the slots layer l's uniform reference counts (metrics.h
+                           uniform_slots): a trained run's config_attention_slots, a
+                           checkpoint's hf_layer_sinks; the Forward owns it */
     int *layer_heads;   /* [L]: layer l's query heads where some layer has fewer than H (a
                            checkpoint's hf_layer_heads; the heads h >= layer_heads[l] of its
                            [.., H, ..] columns are NaN), or NULL: H every layer; the Forward

@@ -323,15 +323,20 @@ static int fill_info(ForwardInfo *i, const HfArch *a, const RunMeta *meta, int p
     i->gate_channels = a->H * hf_gate_per_head(a);
     i->gate_per_token = i->gated;
     i->gate_bounded = i->gated && !a->gate_softplus; /* sigmoid in [0, 1]; softplus unbounded */
-    i->uniform_slots = uniform_slots(a->sinks, 0);   /* a checkpoint's maps are never the proxy */
     i->layer_window = malloc((size_t)a->L * sizeof *i->layer_window);
-    for (int l = 0; i->layer_window && l < a->L; l++) i->layer_window[l] = hf_layer_window(a, l);
-    if (hf_heads_vary(a)) {
+    i->layer_slots = malloc((size_t)a->L * sizeof *i->layer_slots);
+    for (int l = 0; i->layer_window && i->layer_slots && l < a->L; l++) {
+        i->layer_window[l] = hf_layer_window(a, l);
+        i->layer_slots[l] = uniform_slots(hf_layer_sinks(a, l), 0); /* never the proxy */
+    }
+    if (i->layer_window && i->layer_slots && hf_heads_vary(a)) {
         i->layer_heads = malloc((size_t)a->L * sizeof *i->layer_heads);
         for (int l = 0; i->layer_heads && l < a->L; l++) i->layer_heads[l] = hf_layer_heads(a, l);
-        if (!i->layer_heads) return -1;
     }
-    return i->layer_window ? 0 : -1;
+    if (i->layer_window && i->layer_slots && (i->layer_heads || !hf_heads_vary(a))) return 0;
+    free(i->layer_window), free(i->layer_slots), free(i->layer_heads);
+    i->layer_window = i->layer_slots = i->layer_heads = NULL;
+    return -1;
 }
 
 /* The opened checkpoint against the one the run measured: its recorded

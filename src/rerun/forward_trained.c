@@ -242,12 +242,16 @@ static int fill_info(ForwardInfo *i, const RunMeta *meta, const Model *m) {
     i->rope_dim = i->yarn ? m->dims.dh / config_rope_split(m->cfg.diff_attn) : 0;
     i->rope_base = m->cfg.rope_base;
     i->L = m->dims.L, i->H = m->dims.H, i->d = m->dims.d, i->V = m->dims.V;
-    i->uniform_slots =
+    const int slots =
         uniform_slots(config_attention_slots(&m->cfg), config_attention_proxy(&m->cfg));
     i->layer_window = malloc((size_t)i->L * sizeof *i->layer_window);
-    for (int l = 0; i->layer_window && l < i->L; l++)
-        i->layer_window[l] = config_layer_window(&m->cfg, l);
-    return i->layer_window ? 0 : -1;
+    i->layer_slots = malloc((size_t)i->L * sizeof *i->layer_slots);
+    for (int l = 0; i->layer_window && i->layer_slots && l < i->L; l++)
+        i->layer_window[l] = config_layer_window(&m->cfg, l), i->layer_slots[l] = slots;
+    if (i->layer_window && i->layer_slots) return 0;
+    free(i->layer_window), free(i->layer_slots);
+    i->layer_window = i->layer_slots = NULL;
+    return -1;
 }
 
 Forward *forward_open_trained(const char *run, char *err, size_t errlen) {

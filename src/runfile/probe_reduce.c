@@ -16,12 +16,22 @@
 /* When the plan allocates each record array: one PA_WHEN_<member> per
  * RS_PROBE_ARRAYS entry, so an entry added without one does not compile.
  * PA_INIT: always, by probe_acc_init; PA_SLOT: when the shape keeps the
- * slot; PA_HEADS: when its layers' query heads differ (layer_heads); PA_GATE: when it has gate
- * channels; PA_SAMPLE: when it samples gate sequences; PA_ON_CALL: by the first call that sets it
- * (probe_acc_ov_erank); PA_ON_LOGIT: the same, for a shape whose source
- * exposes its logits (has_logits: probe_acc_max_logit); PA_CALLER: never, the
- * record's caller computes it. */
-enum { PA_INIT, PA_SLOT, PA_GATE, PA_SAMPLE, PA_HEADS, PA_ON_CALL, PA_ON_LOGIT, PA_CALLER };
+ * slot; PA_HEADS: when its layers' query heads differ (layer_heads); PA_LAYER_SLOTS: when its
+ * layers' slots differ (layer_slots); PA_GATE: when it has gate channels; PA_SAMPLE: when it
+ * samples gate sequences; PA_ON_CALL: by the first call that sets it (probe_acc_ov_erank);
+ * PA_ON_LOGIT: the same, for a shape whose source exposes its logits (has_logits:
+ * probe_acc_max_logit); PA_CALLER: never, the record's caller computes it. */
+enum {
+    PA_INIT,
+    PA_SLOT,
+    PA_GATE,
+    PA_SAMPLE,
+    PA_HEADS,
+    PA_LAYER_SLOTS,
+    PA_ON_CALL,
+    PA_ON_LOGIT,
+    PA_CALLER
+};
 #define PA_WHEN_attention PA_INIT
 #define PA_WHEN_first_col PA_INIT
 #define PA_WHEN_tokens PA_INIT
@@ -59,6 +69,7 @@ enum { PA_INIT, PA_SLOT, PA_GATE, PA_SAMPLE, PA_HEADS, PA_ON_CALL, PA_ON_LOGIT, 
 #define PA_WHEN_targets PA_CALLER
 #define PA_WHEN_gate_w_norm PA_CALLER
 #define PA_WHEN_layer_heads PA_HEADS
+#define PA_WHEN_layer_slots PA_LAYER_SLOTS
 
 /* The dims letters of each record array, as RS_PROBE_ARRAYS gives them. */
 #define PA_DIMS_FIELD(member, ctype, cls, hid, name, dims, kind, desc) const char *member;
@@ -99,8 +110,8 @@ static double plan_dim(const ProbeShape *s, char c) {
  * least 1), or -1 when `when` gives it none for this shape. */
 static double plan_elems(const ProbeShape *s, int when, const char *dims) {
     if (when == PA_CALLER || (when == PA_SLOT && !s->has_slot) || (when == PA_GATE && !s->C) ||
-        (when == PA_HEADS && !s->layer_heads) || (when == PA_ON_LOGIT && !s->has_logits) ||
-        (when == PA_SAMPLE && !gate_sample_seqs(s)))
+        (when == PA_HEADS && !s->layer_heads) || (when == PA_LAYER_SLOTS && !s->layer_slots) ||
+        (when == PA_ON_LOGIT && !s->has_logits) || (when == PA_SAMPLE && !gate_sample_seqs(s)))
         return -1;
     double n = 1;
     for (const char *c = dims; *c; c++) n *= plan_dim(s, *c);
@@ -180,6 +191,7 @@ int probe_acc_init(ProbeAcc *a, const ProbeShape *s) {
         return -1;
     }
     for (int l = 0; a->layer_heads && l < s->L; l++) a->layer_heads[l] = s->layer_heads[l];
+    for (int l = 0; a->layer_slots && l < s->L; l++) a->layer_slots[l] = s->layer_slots[l];
     for (size_t l = 0; s->C && l < (size_t)s->L; l++) { /* min / max start at +inf / -inf */
         a->gate_stats[l * RS_GATE_NSTATS + 1] = INFINITY;
         a->gate_stats[l * RS_GATE_NSTATS + 2] = -INFINITY;

@@ -44,6 +44,9 @@ typedef struct {
     const int *layer_heads;  /* [L]: each layer's query heads where some has fewer than H
                                 (each layer fed at its own: ProbeLayer's H and C), kept as
                                 the record's layer_heads; NULL: every layer H */
+    const int *layer_slots;  /* [L]: each layer's extra slots where they differ across
+                                layers, kept as the record's layer_slots; NULL: every
+                                layer the record's slots */
     int rows_normalised;     /* 1: every row's mass on the real tokens is 1
                                 (plain softmax), or 1 less the slot's weight
                                 (a sink logit in the softmax); 0: the

@@ -107,6 +107,9 @@ void runread_probe_free(ProbeRecord *p);
  * them. Heads h >= this count are absent (NaN): a reader that loops over
  * heads loops to it, and a fraction of heads counts these only. */
 int runread_layer_heads(const ProbeRecord *p, int l);
+/* Layer l's extra slots: its layer_slots entry, else the record's slots
+ * (-1 in a file written before probes recorded them). */
+int runread_layer_slots(const ProbeRecord *p, int l);
 /* The present (layer, head) pairs of layers [l0, l1). */
 int runread_heads_in(const ProbeRecord *p, int l0, int l1);
 

@@ -174,6 +174,12 @@ static int read_probe_arrays(RunReader *r, hid_t g, ProbeRecord *p, char *err, s
                    r->meta.path, p->step, l, p->layer_heads[l], p->H);
             rc = -1;
         }
+    for (int l = 0; rc == 0 && p->layer_slots && l < p->L; l++)
+        if (p->layer_slots[l] < 0) {
+            seterr(err, errlen, "%s: probe step %lld: layer_slots[%d] is %d, not >= 0",
+                   r->meta.path, p->step, l, p->layer_slots[l]);
+            rc = -1;
+        }
     if (rc == 0 && p->gate_w_norm && d.G != (hsize_t)p->gate_heads) {
         seterr(err, errlen, "%s: gate_weight_norm has %llu heads but the attr gate_heads is %d",
                r->meta.path, (unsigned long long)d.G, p->gate_heads);
@@ -369,6 +375,10 @@ int runread_intervention_names(RunReader *r, char ***names, char *err, size_t er
 
 int runread_layer_heads(const ProbeRecord *p, int l) {
     return probe_layer_heads(p->layer_heads, p->H, l);
+}
+
+int runread_layer_slots(const ProbeRecord *p, int l) {
+    return p->layer_slots && l >= 0 && l < p->L ? p->layer_slots[l] : p->slots;
 }
 
 int runread_heads_in(const ProbeRecord *p, int l0, int l1) {

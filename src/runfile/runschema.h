@@ -449,7 +449,11 @@ enum { RS_REQ, RS_OPT, RS_GATE, RS_GATE_OPT };
     X(layer_heads, int, RS_I32, 0, "layer_heads", "L", RS_OPT,                                     \
       "query heads of each layer where some layer has fewer than H (a checkpoint's per-layer "     \
       "counts): heads h >= layer_heads[l] are absent, NaN in every per-head array (and their "     \
-      "gate channels in the channel arrays); absent: every layer has H")
+      "gate channels in the channel arrays); absent: every layer has H")                           \
+    X(layer_slots, int, RS_I32, 0, "layer_slots", "L", RS_OPT,                                     \
+      "extra slots of each layer where the layers' counts differ (a checkpoint with sink logits "  \
+      "on some layers): the uniform reference of layer l counts layer_slots[l]; absent: every "    \
+      "layer has the attr slots")
 
 enum { RS_F32, RS_F64, RS_I32 };
 
@@ -465,7 +469,8 @@ typedef struct {
     int slots;      /* keys each row attends beyond the tokens, whose weight
                        attention_slot sums: sink tokens, a kv-bias key, a
                        sink logit (0: none; reader: -1 when the file does
-                       not say) */
+                       not say); on the layers that have slots, each
+                       layer's own in layer_slots where they differ */
     char normaliser[64];
     int has_gate;      /* reader: 1 when the gate arrays are there */
     int gate_channels; /* C (0: no gate) */
