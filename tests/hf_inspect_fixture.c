@@ -14,6 +14,8 @@
 #include <string.h>
 #include <unistd.h> /* symlink */
 
+#include <jansson.h>
+
 #include "hf_inspect_fixture.h"
 #include "hf_model.h"
 #include "testutil.h"
@@ -132,7 +134,7 @@ int hf_parse_tiny(HfArch *a, const char *arch, const char *extra, char *err, siz
     return hf_config_parse(a, json, strlen(json), "config.json", err, errlen);
 }
 
-void hf_refused_under(const char *fix, const char *cfg, const char *want) {
+static void refused_under(const char *fix, const char *cfg, const char *want) {
     char dir[64], log[1024], ids[1024], run[1024];
     snprintf(dir, sizeof dir, "%s", tu_tmpdir());
     snprintf(log, sizeof log, "%s/log", dir);
@@ -148,4 +150,54 @@ void hf_refused_under(const char *fix, const char *cfg, const char *want) {
         fail_msg("%s: the refusal was: %s", fix, out);
     free(out);
     tu_rmtree(dir);
+}
+
+/* text with its first from replaced by to (malloc'd; text freed). */
+static char *replaced(char *text, const char *from, const char *to) {
+    char *p = strstr(text, from);
+    if (!p) fail_msg("config.json has no %s", from);
+    const size_t head = (size_t)(p - text), nf = strlen(from), nt = strlen(to);
+    char *out = malloc(strlen(text) - nf + nt + 1);
+    assert_non_null(out);
+    memcpy(out, text, head);
+    memcpy(out + head, to, nt);
+    strcpy(out + head + nt, p + nf);
+    free(text);
+    return out;
+}
+
+/* Contracts in hf_inspect_fixture.h. */
+void hf_refused_edited(const char *name, const char *want, ...) {
+    char fix[2048];
+    snprintf(fix, sizeof fix, "%s/tests/reference/hf/%s", tu_src(), name);
+    char *cfg = tu_slurp_ok(tu_join(fix, "config.json"), NULL);
+    va_list ap;
+    va_start(ap, want);
+    for (const char *from; (from = va_arg(ap, const char *)) != NULL;)
+        cfg = replaced(cfg, from, va_arg(ap, const char *));
+    va_end(ap);
+    refused_under(fix, cfg, want);
+    free(cfg);
+}
+
+/* Contracts in hf_inspect_fixture.h. */
+void hf_check_uniform(const char *run, const char *log, int len, const double *share, int L,
+                      double mean) {
+    assert_int_equal(tu_run(log, "sinks %s --json", run), 0);
+    json_t *o = json_load_file(log, 0, NULL);
+    assert_non_null(o);
+    assert_true(fabs(json_real_value(json_object_get(o, "f_attn_uniform")) - mean) < 1e-9);
+    json_t *ul = json_object_get(o, "f_attn_uniform_layer");
+    assert_int_equal(json_array_size(ul), (size_t)L);
+    for (int l = 0; l < L; l++)
+        assert_true(fabs(json_real_value(json_array_get(ul, (size_t)l)) - share[l]) < 1e-9);
+    json_decref(o);
+    assert_int_equal(
+        tu_run(log, "eval %s --lengths %d --batches 1 --batch-size 1 --no-write --json", run, len),
+        0);
+    o = json_load_file(log, 0, NULL);
+    assert_non_null(o);
+    json_t *e = json_array_get(json_object_get(o, "plain"), 0);
+    assert_true(fabs(json_real_value(json_object_get(e, "uniform_share")) - mean) < 1e-9);
+    json_decref(o);
 }

@@ -1,5 +1,6 @@
 /* hf_inspect_fixture.h: what the pretrained-checkpoint tests share
- * (test_hf_inspect.c, test_hf_inspect_cli.c, test_hf_archs.c, test_hf_moe.c;
+ * (test_hf_inspect.c, test_hf_inspect_cli.c, test_hf_archs.c, test_hf_moe.c,
+ * test_hf_step3p5.c, test_hf_mimo.c and others: tests/meson.build;
  * hf_inspect_fixture.c): the bound against PyTorch, the comparison held to
  * it, a fixture's forward checked, and the token-id file gatelab inspect
  * reads. Test-only. */
@@ -31,10 +32,18 @@ void hf_check_fixture(const char *name);
  * with the extra keys `extra` (", ..." or ""). */
 int hf_parse_tiny(HfArch *a, const char *arch, const char *extra, char *err, size_t errlen);
 
-/* inspect of fixture directory fix's model.safetensors under the
- * config.json text cfg (an edit of the fixture's): cmocka-fails unless it
+/* inspect of the committed fixture tests/reference/hf/<name>/'s weights
+ * under its config.json with each text `from` replaced by `to` (pairs of
+ * strings, NULL-ended; each from must be there): cmocka-fails unless it
  * exits 2 with one line holding want. */
-void hf_refused_under(const char *fix, const char *cfg, const char *want);
+void hf_refused_edited(const char *name, const char *want, ...);
+
+/* An inspected run's uniform reference as the tools give it, against the
+ * test's own values: `sinks --json`'s f_attn_uniform (mean) and each of
+ * the L layers' f_attn_uniform_layer (share[L]), and eval's
+ * uniform_share at length len (mean); log is the commands' output file. */
+void hf_check_uniform(const char *run, const char *log, int len, const double *share, int L,
+                      double mean);
 
 /* A --tokens file at path: `lines` lines, each the n ids space-separated. */
 void hf_write_tokens(const char *path, const int32_t *ids, int n, int lines);

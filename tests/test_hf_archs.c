@@ -363,15 +363,10 @@ static void test_gptoss_keys(void **s) {
     assert_int_equal(hf_parse_tiny(&a, "GptOssForCausalLM", extra, err, sizeof err), -1);
     assert_non_null(strstr(err, "num_experts_per_tok 5 must be at most num_local_experts 4"));
     /* gptoss-mxfp4's blocks under a config whose experts are wider */
-    char fix[2048], *cfg, *p;
-    snprintf(fix, sizeof fix, "%s/tests/reference/hf/gptoss-mxfp4", tu_src());
-    cfg = tu_slurp_ok(tu_join(fix, "config.json"), NULL);
-    assert_non_null(p = strstr(cfg, "\"intermediate_size\": 32"));
-    memcpy(p + strlen("\"intermediate_size\": "), "64", 2);
-    hf_refused_under(fix, cfg,
-                     "model.layers.0.mlp.experts.gate_up_proj_blocks: MXFP4 experts need U8 "
-                     "model.layers.0.mlp.experts.gate_up_proj_blocks [4,128,1,16]");
-    free(cfg);
+    hf_refused_edited("gptoss-mxfp4",
+                      "model.layers.0.mlp.experts.gate_up_proj_blocks: MXFP4 experts need U8 "
+                      "model.layers.0.mlp.experts.gate_up_proj_blocks [4,128,1,16]",
+                      "\"intermediate_size\": 32", "\"intermediate_size\": 64", NULL);
 }
 
 /* AFMoE (AfmoeConfig): rms_norm_eps 1e-5, head_dim 128, untied; the
@@ -660,17 +655,7 @@ static void test_gptoss_uniform_slot(void **s) {
     for (int l = 0; l < L; l++) assert_int_equal(fw->info.layer_window[l], want[l]);
     for (int l = 0; l < L; l++) assert_int_equal(fw->info.layer_slots[l], 1);
     forward_close(fw);
-    assert_int_equal(tu_run(log, "sinks %s --json", run), 0);
-    json_t *o = json_load_file(log, 0, NULL);
-    assert_true(fabs(json_real_value(json_object_get(o, "f_attn_uniform")) - mean) < 1e-9);
-    json_decref(o);
-    assert_int_equal(
-        tu_run(log, "eval %s --lengths %d --batches 1 --batch-size 1 --no-write --json", run, LEN),
-        0);
-    o = json_load_file(log, 0, NULL);
-    json_t *e = json_array_get(json_object_get(o, "plain"), 0);
-    assert_true(fabs(json_real_value(json_object_get(e, "uniform_share")) - mean) < 1e-9);
-    json_decref(o);
+    hf_check_uniform(run, log, LEN, share, L, mean);
     tu_rmtree(d);
 }
 

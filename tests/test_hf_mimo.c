@@ -192,22 +192,7 @@ static void test_mimo_layer_slots(void **s) {
     if (!fw) fail_msg("%s", err);
     for (int l = 0; l < L; l++) assert_int_equal(fw->info.layer_slots[l], slots[l]);
     forward_close(fw);
-    assert_int_equal(tu_run(log, "sinks %s --json", run), 0);
-    json_t *o = json_load_file(log, 0, NULL);
-    assert_non_null(o);
-    assert_true(fabs(json_real_value(json_object_get(o, "f_attn_uniform")) - mean) < 1e-9);
-    json_t *ul = json_object_get(o, "f_attn_uniform_layer");
-    for (int l = 0; l < L; l++)
-        assert_true(fabs(json_real_value(json_array_get(ul, (size_t)l)) - share[l]) < 1e-9);
-    json_decref(o);
-    assert_int_equal(
-        tu_run(log, "eval %s --lengths %d --batches 1 --batch-size 1 --no-write --json", run, LEN),
-        0);
-    o = json_load_file(log, 0, NULL);
-    assert_non_null(o);
-    json_t *e = json_array_get(json_object_get(o, "plain"), 0);
-    assert_true(fabs(json_real_value(json_object_get(e, "uniform_share")) - mean) < 1e-9);
-    json_decref(o);
+    hf_check_uniform(run, log, LEN, share, L, mean);
     tu_rmtree(d);
 }
 

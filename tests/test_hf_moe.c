@@ -119,15 +119,10 @@ static void test_laguna_stacked(void **s) {
     (void)s;
     hf_check_fixture("laguna-stacked-f32");
     hf_check_fixture("laguna-stacked-bf16");
-    char fix[2048], *cfg, *p;
-    snprintf(fix, sizeof fix, "%s/tests/reference/hf/laguna-stacked-f32", tu_src());
-    cfg = tu_slurp_ok(tu_join(fix, "config.json"), NULL);
-    assert_non_null(p = strstr(cfg, "\"moe_intermediate_size\": 16"));
-    memcpy(p + strlen("\"moe_intermediate_size\": "), "17", 2);
-    hf_refused_under(fix, cfg,
-                     "model.layers.1.mlp.experts.gate_up_proj: shape [4,32,32], but config.json "
-                     "implies [4,34,32]");
-    free(cfg);
+    hf_refused_edited("laguna-stacked-f32",
+                      "model.layers.1.mlp.experts.gate_up_proj: shape [4,32,32], but config.json "
+                      "implies [4,34,32]",
+                      "\"moe_intermediate_size\": 16", "\"moe_intermediate_size\": 17", NULL);
 }
 
 /* The clamped SwiGLU against its definition in double: min(silu(g), c)
@@ -203,17 +198,11 @@ static void test_layer_limits(void **s) {
  * ones: the first routed expert's gate_proj named, in one line. */
 static void test_expert_shape(void **s) {
     (void)s;
-    char fix[2048], *cfg, *p;
-    snprintf(fix, sizeof fix, "%s/tests/reference/hf/afmoe-moe-f32", tu_src());
-    cfg = tu_slurp_ok(tu_join(fix, "config.json"), NULL);
-    assert_non_null(p = strstr(cfg, "\"moe_intermediate_size\": 16"));
-    memcpy(p + strlen("\"moe_intermediate_size\": "), "17", 2);
-    assert_non_null(p = strstr(cfg, "\"num_shared_experts\": 1"));
-    p[strlen("\"num_shared_experts\": ")] = '0';
-    hf_refused_under(fix, cfg,
-                     "model.layers.1.mlp.experts.0.gate_proj.weight: shape [16,32], but "
-                     "config.json implies [17,32]");
-    free(cfg);
+    hf_refused_edited("afmoe-moe-f32",
+                      "model.layers.1.mlp.experts.0.gate_proj.weight: shape [16,32], but "
+                      "config.json implies [17,32]",
+                      "\"moe_intermediate_size\": 16", "\"moe_intermediate_size\": 17",
+                      "\"num_shared_experts\": 1", "\"num_shared_experts\": 0", NULL);
 }
 
 static long long key(json_t *c, const char *k) {
