@@ -106,6 +106,49 @@ static void test_model_shapes(void **state) {
         assert_int_equal(run_case(&cases[i], naive), 0);
 }
 
+/* gemm_lower: every entry on or left of the diagonal j = i + diag equals
+ * the contract's, for diagonals that cut no tile, some, or all, over one k
+ * block and several; on a SIMD path the tiles wholly right of it stay as
+ * they were. */
+static void test_lower(void **state) {
+    (void)state;
+    gemm_use_blas(0);
+    const Case cases[] = {{0, 1, 64, 64, 16, 0, 0.25f, 0.0f},
+                          {0, 1, 40, 70, 33, 3, 1.0f, 0.0f},
+                          {0, 0, 64, 64, 300, 1, 0.5f, 1.0f},
+                          {1, 1, 17, 50, 9, 2, 1.0f, 0.3f}};
+    const int diags[] = {-20, -3, 0, 5, 31, 100};
+    for (size_t ci = 0; ci < sizeof cases / sizeof *cases; ci++)
+        for (size_t di = 0; di < sizeof diags / sizeof *diags; di++) {
+            const Case *c = &cases[ci];
+            int lda = (c->ta ? c->M : c->K) + c->pad, ldb = (c->tb ? c->K : c->N) + c->pad;
+            int ldc = c->N + c->pad, d = diags[di];
+            size_t na = (size_t)(c->ta ? c->K : c->M) * lda,
+                   nb = (size_t)(c->tb ? c->N : c->K) * ldb;
+            size_t nc = (size_t)c->M * ldc, kept = 0;
+            float *A = malloc(na * 4), *B = malloc(nb * 4), *C1 = malloc(nc * 4),
+                  *C2 = malloc(nc * 4), *C0 = malloc(nc * 4);
+            assert_non_null(A), assert_non_null(B), assert_non_null(C1), assert_non_null(C2);
+            assert_non_null(C0);
+            unsigned s = (unsigned)(ci * 31 + di);
+            for (size_t i = 0; i < na; i++) A[i] = val(&s);
+            for (size_t i = 0; i < nb; i++) B[i] = val(&s);
+            for (size_t i = 0; i < nc; i++) C0[i] = C1[i] = C2[i] = val(&s);
+            gemm_lower(c->ta, c->tb, c->M, c->N, c->K, c->alpha, A, lda, B, ldb, c->beta, C1, ldc,
+                       d);
+            naive(c->ta, c->tb, c->M, c->N, c->K, c->alpha, A, lda, B, ldb, c->beta, C2, ldc);
+            for (int i = 0; i < c->M; i++)
+                for (int j = 0; j < c->N; j++) {
+                    size_t x = (size_t)i * ldc + (size_t)j;
+                    if (j <= i + d && memcmp(&C1[x], &C2[x], 4) != 0)
+                        fail_msg("case %zu diag %d: (%d, %d) differs", ci, d, i, j);
+                    kept += j > i + d + 32 && memcmp(&C1[x], &C0[x], 4) == 0;
+                }
+            if (ci == 0 && d == 0 && simd_path() != SIMD_BASE) assert_true(kept > 0);
+            free(A), free(B), free(C0), free(C1), free(C2);
+        }
+}
+
 static void blas(int ta, int tb, int M, int N, int K, float alpha, const float *A, int lda,
                  const float *B, int ldb, float beta, float *C, int ldc) {
     cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, M, N,
@@ -138,9 +181,8 @@ int main(void) {
         return 77;
     }
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_contract),
-        cmocka_unit_test(test_model_shapes),
-        cmocka_unit_test(test_blas_route),
+        cmocka_unit_test(test_contract), cmocka_unit_test(test_model_shapes),
+        cmocka_unit_test(test_lower),    cmocka_unit_test(test_blas_route),
         cmocka_unit_test(test_empty_k),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

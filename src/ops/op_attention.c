@@ -360,7 +360,8 @@ static void block_forward(const Ctx *c, const HeadView *hv, float *s, float *a, 
     const Plan *pl = &c->pl;
     const int m = r1 - r0, dh = c->dh, ldq = c->ldq;
     float wkv[ATT_BLOCK]; /* kv-bias weights of the block's rows */
-    gemm(0, 1, m, r1, dh, pl->scale, hv->q + (size_t)r0 * ldq, ldq, hv->k, c->ldk, 0.0f, s, ld);
+    gemm_lower(0, 1, m, r1, dh, pl->scale, hv->q + (size_t)r0 * ldq, ldq, hv->k, c->ldk, 0.0f, s,
+               ld, r0);
     if (pl->softcap > 0) soft_cap(s, pl->softcap, ld, r0, r1);
     if (pl->kb) add_key_bias(s, pl->kb + hv->bh * c->T, ld, r0, r1);
     if (pl->alibi) add_alibi(s, attention_alibi_slope(hv->h, c->H), ld, r0, r1);

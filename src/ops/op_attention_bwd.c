@@ -286,8 +286,9 @@ static void bwd_block(float *da, float *tmp, const AttnGrad *go, const Plan *pl,
     const BwdIn *in = hv->in;
     int m = r1 - r0, T = in->T, dh = in->dh, ldq = in->ldq, ldk = in->ldk;
     const float *dyr = hv->dy + (size_t)r0 * ldq;
-    /* da[0:m, 0:r1] = dy[r0:r1] v[0:r1]^T */
-    gemm(0, 1, m, r1, dh, 1.0f, dyr, ldq, hv->v, ldk, 0.0f, da, T);
+    /* da[0:m, 0:r1] = dy[r0:r1] v[0:r1]^T on and left of the diagonal (bwd_rows
+     * writes the zeros right of it) */
+    gemm_lower(0, 1, m, r1, dh, 1.0f, dyr, ldq, hv->v, ldk, 0.0f, da, T, r0);
     if (go->dv)
         bwd_key_product(r0, r1, m, dh, T, 1.0f, hv->a + (size_t)r0 * T, dyr, ldq, go->dv + hv->bok,
                         ldk, hv->kv_first && (go->set & ATTN_SET_DV));

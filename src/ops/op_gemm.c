@@ -48,6 +48,8 @@ typedef struct {
     const float *A, *B;
     size_t lda, ldb, ldc;
     float *C;
+    int lower; /* C's entries (i, j) with j > i + diag are not needed */
+    int diag;
 } Gemm;
 
 /* op(A)[i, k] sits at A + i * ai + k * ak. */
@@ -359,6 +361,15 @@ static void pack_transposed(const Gemm *g, int W, float *pk) {
     }
 }
 
+/* The columns a tile of a lower product needs: those of panel j0 (w wide)
+ * up to its last row's diagonal, none when the panel lies right of it. The
+ * narrower tile takes the instance its width selects (a vector fewer, or
+ * masked), and the same one in every k block. */
+static inline int tile_width(const Gemm *g, int ilast, int j0, int w) {
+    int need = ilast + g->diag + 1 - j0;
+    return need < w ? need : w;
+}
+
 static void gemm_tiled(const Gemm *g, const Kernel *kn, float *pk, float *part) {
     size_t ai = a_row_step(g), ak = a_k_step(g), K = (size_t)g->K;
     const int W = kn->W;
@@ -381,10 +392,13 @@ static void gemm_tiled(const Gemm *g, const Kernel *kn, float *pk, float *part) 
                 t.b = b + k0 * ldb;
                 const int rmax = t.w <= W / 2 ? kn->rnarrow : kn->rmax;
                 for (int i0 = g0; i0 < g1; i0 += rmax) {
-                    t.a = g->A + (size_t)i0 * ai + k0 * ak;
-                    t.c = g->C + (size_t)i0 * g->ldc + j0;
-                    t.part = t.first && t.last ? NULL : part + (size_t)(i0 - g0) * W;
-                    kn->rows(&t, g1 - i0 < rmax ? g1 - i0 : rmax);
+                    const int R = g1 - i0 < rmax ? g1 - i0 : rmax;
+                    Tile u = t;
+                    if (g->lower && (u.w = tile_width(g, i0 + R - 1, j0, t.w)) <= 0) continue;
+                    u.a = g->A + (size_t)i0 * ai + k0 * ak;
+                    u.c = g->C + (size_t)i0 * g->ldc + j0;
+                    u.part = t.first && t.last ? NULL : part + (size_t)(i0 - g0) * W;
+                    kn->rows(&u, R);
                 }
                 if (k1 == K) break;
             }
@@ -444,17 +458,29 @@ static void gemm_own(const Gemm *g) {
     gemm_scalar(g); /* the same bits, without the panel buffer */
 }
 
-void gemm(int ta, int tb, int M, int N, int K, float alpha, const float *A, int lda, const float *B,
-          int ldb, float beta, float *C, int ldc) {
-    if (M <= 0 || N <= 0) return;
+static void gemm_call(const Gemm *g) {
+    if (g->M <= 0 || g->N <= 0) return;
     int prof = opprof_enter(OPPROF_PRODUCTS);
-    if (use_blas && K > 0) {
-        cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
-                    M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    if (use_blas && g->K > 0) {
+        cblas_sgemm(CblasRowMajor, g->ta ? CblasTrans : CblasNoTrans,
+                    g->tb ? CblasTrans : CblasNoTrans, g->M, g->N, g->K, g->alpha, g->A,
+                    (int)g->lda, g->B, (int)g->ldb, g->beta, g->C, (int)g->ldc);
     } else {
-        Gemm g = {ta, tb, M,           N,           K > 0 ? K : 0, alpha, beta,
-                  A,  B,  (size_t)lda, (size_t)ldb, (size_t)ldc,   C};
-        gemm_own(&g);
+        gemm_own(g);
     }
     opprof_leave(prof);
+}
+
+void gemm(int ta, int tb, int M, int N, int K, float alpha, const float *A, int lda, const float *B,
+          int ldb, float beta, float *C, int ldc) {
+    Gemm g = {ta,          tb, M, N, K > 0 ? K : 0, alpha, beta, A, B, (size_t)lda, (size_t)ldb,
+              (size_t)ldc, C,  0, 0};
+    gemm_call(&g);
+}
+
+void gemm_lower(int ta, int tb, int M, int N, int K, float alpha, const float *A, int lda,
+                const float *B, int ldb, float beta, float *C, int ldc, int diag) {
+    Gemm g = {ta,          tb,          M, N, K > 0 ? K : 0, alpha, beta, A, B, (size_t)lda,
+              (size_t)ldb, (size_t)ldc, C, 1, diag};
+    gemm_call(&g);
 }

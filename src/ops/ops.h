@@ -29,6 +29,12 @@ void embed_backward(float *dtok, float *dpos, const float *dout, const int *toke
  * from zero, so every SIMD path gives the same bits. */
 void gemm(int ta, int tb, int M, int N, int K, float alpha, const float *A, int lda, const float *B,
           int ldb, float beta, float *C, int ldc);
+/* gemm for a causal block: C's entries (i, j) with j > i + diag are not
+ * needed and may be left as they were (the tiles wholly right of that
+ * diagonal are skipped, the others cut to the columns they need). The
+ * entries computed have gemm's bits. */
+void gemm_lower(int ta, int tb, int M, int N, int K, float alpha, const float *A, int lda,
+                const float *B, int ldb, float beta, float *C, int ldc, int diag);
 /* Route every gemm of this process to OpenBLAS's sgemm (on = 1) or to the
  * kernels above (on = 0, the default). Only `gatelab bench --blas` sets it:
  * training and every pass over a run's weights use the kernels above. */
