@@ -186,6 +186,9 @@ static void test_unread_families(void **s) {
         snprintf(names, sizeof names, "%s", list);
         for (char *w = strtok(names, ", "); w; w = strtok(NULL, ", "))
             if (!strstr(help, w)) fail_msg("inspect --help does not list %s", w);
+        /* Laguna's layers of differing head counts are read, not refused */
+        assert_null(strstr(help, "differing head counts are refused"));
+        assert_non_null(strstr(help, "each layer's count kept as layer_heads"));
         free(help);
         tu_rmtree(d);
     }

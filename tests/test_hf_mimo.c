@@ -87,6 +87,48 @@ static void test_mimo_keys(void **s) {
     assert_true(a.H == 4 && hf_layer_kv(&a, 2) == 1 && a.rotary_dim == 12 && hf_vdim(&a) == 12);
 }
 
+/* Each layer's heads checked against its own KV heads only: full layers
+ * 4 on 1, sliding 3 on 3 read (the largest counts, 4 and 3, are no
+ * multiple); a sliding count off its KV heads refused naming the layer
+ * and the swa_ keys. */
+static void test_mimo_layer_heads(void **s) {
+    (void)s;
+    HfArch a;
+    char err[512];
+    if (mimo_parse(&a,
+                   ", \"hybrid_layer_pattern\": [0, 1, 1], \"sliding_window_size\": 4, "
+                   "\"swa_num_attention_heads\": 3, \"swa_num_key_value_heads\": 3",
+                   err, sizeof err) != 0)
+        fail_msg("%s", err);
+    assert_true(a.H == 4 && a.Hkv == 3);
+    assert_true(hf_layer_heads(&a, 0) == 4 && hf_layer_kv(&a, 0) == 1);
+    assert_true(hf_layer_heads(&a, 2) == 3 && hf_layer_kv(&a, 2) == 3);
+    assert_int_equal(mimo_parse(&a,
+                                ", \"hybrid_layer_pattern\": [0, 1, 1], \"sliding_window_size\": "
+                                "4, \"swa_num_attention_heads\": 5, \"swa_num_key_value_heads\": 2",
+                                err, sizeof err),
+                     -1);
+    assert_string_equal(err, "config.json: layer 1's 5 attention heads are not a multiple of 2 "
+                             "key/value heads: change swa_num_attention_heads or "
+                             "swa_num_key_value_heads");
+}
+
+/* Two patterns with as many sliding layers differ by a layer's attention. */
+static void test_mimo_pattern_diff(void **s) {
+    (void)s;
+    HfArch a, b;
+    char err[512], what[128];
+    const char *w = ", \"sliding_window_size\": 4, \"hybrid_layer_pattern\": ";
+    char x[256], y[256];
+    snprintf(x, sizeof x, "%s[1, 0, 0]", w);
+    snprintf(y, sizeof y, "%s[0, 1, 0]", w);
+    if (mimo_parse(&a, x, err, sizeof err) || mimo_parse(&b, y, err, sizeof err))
+        fail_msg("%s", err);
+    assert_int_equal(hf_arch_diff(&a, &b, what, sizeof what), 1);
+    assert_string_equal(what, "layer 0's attention sliding, not full");
+    assert_int_equal(hf_arch_diff(&a, &a, what, sizeof what), 0);
+}
+
 /* What vLLM's file does otherwise, or gatelab does not run, refused
  * naming the key. */
 static void test_mimo_refusals(void **s) {
@@ -198,10 +240,9 @@ static void test_mimo_layer_slots(void **s) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_mimo_keys),
-        cmocka_unit_test(test_mimo_refusals),
-        cmocka_unit_test(test_mimo_fixtures),
-        cmocka_unit_test(test_mimo_layer_slots),
+        cmocka_unit_test(test_mimo_keys),        cmocka_unit_test(test_mimo_refusals),
+        cmocka_unit_test(test_mimo_layer_heads), cmocka_unit_test(test_mimo_pattern_diff),
+        cmocka_unit_test(test_mimo_fixtures),    cmocka_unit_test(test_mimo_layer_slots),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -299,7 +299,8 @@ static void test_laguna_refusals(void **s) {
         {", \"num_attention_heads_per_layer\": [4, 0, 4]",
          "change num_attention_heads_per_layer (each a count in [1, 4096])"},
         {", \"num_attention_heads_per_layer\": [4, 3, 4]",
-         "layer 1's 3 attention heads are not a multiple of 2 key/value heads"},
+         "layer 1's 3 attention heads are not a multiple of 2 key/value heads: change "
+         "num_attention_heads_per_layer"},
         {", \"num_attention_heads_per_layer\": [4, 4]", "change num_attention_heads_per_layer"},
         {", \"mlp_layer_types\": [\"sparse\", \"dense\", \"sparse\"]",
          "change mlp_layer_types (gatelab reads the dense layers first"},

@@ -25,6 +25,7 @@
 
 #include "hf_config.h"
 #include "hf_inspect_fixture.h"
+#include "hf_steps.h" /* hf_layer_window */
 
 #define STEP "Step3p5ForCausalLM"
 #define SLIDING                                                                                    \
@@ -58,7 +59,7 @@ static void test_step3p5_keys(void **s) {
     if (step_parse(&a,
                    SLIDING ", \"rope_theta\": [1e4, "
                            "5e5, 1e4], \"partial_rotary_factors\": [0.5], "
-                           "\"moe_layers_enum\": \"1,2,3\", \"use_moe_router_bias\":"
+                           "\"moe_layers_enum\": \"1, 2\", \"use_moe_router_bias\":"
                            " true, \"swiglu_limits\": [0, 7], "
                            "\"swiglu_limits_shared\": [16], "
                            "\"use_head_wise_attn_gate\": true",
@@ -66,7 +67,7 @@ static void test_step3p5_keys(void **s) {
         fail_msg("%s", err);
     assert_true(a.family == HF_STEP3P5 && a.H == 4 && a.Hkv == 2 && a.dh == 128 && a.eps == 1e-5);
     assert_true(a.norm_plus1 && a.qk_norm == 1 && !a.qkv_bias && !a.tied);
-    assert_true(a.sliding_window == 4 && a.sliding_period == 2 && a.sliding_layers == 2);
+    assert_true(a.sliding_window == 4 && a.slides_listed && a.sliding_layers == 2);
     assert_true(a.rope_theta == 5e5 && a.rotary_dim == 64);             /* layer 1, full */
     assert_true(a.rope_local_theta == 1e4 && a.rotary_dim_local == 64); /* [0.5] extended */
     assert_true(a.gate == HF_GATE_HEADWISE && !a.gate_softplus);
@@ -115,6 +116,39 @@ static void test_step3p5_sliding_heads(void **s) {
     }
 }
 
+/* Any layer_types pattern reads, each layer masked by its own window (as
+ * the run file records it per layer), the sliding layers at
+ * attention_other_setting's heads; a shorter list extended with its last
+ * entry. */
+static void test_step3p5_layouts(void **s) {
+    (void)s;
+    static const struct {
+        const char *types;
+        int slides[3];
+    } C[] = {
+        {"\"full_attention\", \"sliding_attention\", \"full_attention\"", {0, 1, 0}},
+        {"\"full_attention\", \"sliding_attention\"", {0, 1, 1}},
+        {"\"sliding_attention\", \"sliding_attention\", \"full_attention\"", {1, 1, 0}},
+    };
+    HfArch a;
+    char err[512], extra[512];
+    for (size_t i = 0; i < sizeof C / sizeof *C; i++) {
+        snprintf(extra, sizeof extra,
+                 ", \"layer_types\": [%s], \"sliding_window\": 4, \"attention_other_setting\": "
+                 "{\"num_attention_heads\": 6, \"num_attention_groups\": 2}",
+                 C[i].types);
+        if (step_parse(&a, extra, err, sizeof err) != 0) fail_msg("%s: %s", C[i].types, err);
+        int n = 0;
+        for (int l = 0; l < 3; l++) {
+            n += C[i].slides[l];
+            assert_int_equal(hf_layer_window(&a, l), C[i].slides[l] ? 4 : 0);
+            assert_int_equal(hf_layer_heads(&a, l), C[i].slides[l] ? 6 : 4);
+        }
+        assert_true(a.sliding_layers == n && a.sliding_period == 0 && a.H == 6);
+        assert_int_equal(hf_record_window(&a), 0);
+    }
+}
+
 /* What the file defines and gatelab does not run, refused naming the key. */
 static void test_step3p5_refusals(void **s) {
     (void)s;
@@ -123,7 +157,8 @@ static void test_step3p5_refusals(void **s) {
     } C[] = {
         {", \"layer_types\": [\"sliding_attention\"], \"sliding_window\": 4, "
          "\"attention_other_setting\": {\"num_attention_heads\": 5, \"num_attention_groups\": 2}",
-         "5 attention heads are not a multiple of 2 key/value heads"},
+         "layer 0's 5 attention heads are not a multiple of 2 key/value heads: change "
+         "attention_other_setting.num_attention_heads"},
         {", \"layer_types\": [\"sliding_attention\"], \"sliding_window\": 4, "
          "\"attention_other_setting\": {\"num_attention_groups\": 2}",
          "attention_other_setting"},
@@ -135,17 +170,24 @@ static void test_step3p5_refusals(void **s) {
          "\"head_dim\": 64}",
          "change attention_other_setting.head_dim"},
         {", \"layer_types\": [\"sliding_attention\"]", "change sliding_window"},
-        {", \"layer_types\": [\"full_attention\", \"sliding_attention\", \"full_attention\"], "
-         "\"sliding_window\": 4, \"attention_other_setting\": {\"num_attention_heads\": 4, "
-         "\"num_attention_groups\": 2}",
-         "change layer_types (gatelab masks"},
         {", \"rope_theta\": [1e4, 5e5]", "change rope_theta or partial_rotary_factors"},
         {SLIDING ", \"rope_scaling\": {\"rope_type\": \"linear\", \"factor\": 2.0}",
          "change rope_scaling or yarn_only_types"},
         {", \"mlp_layer_types\": [\"sparse\", \"dense\"]",
          "change mlp_layer_types or moe_layers_enum (gatelab reads the dense layers first"},
-        {", \"moe_layers_enum\": \"1,x\"", "change moe_layers_enum"},
-        {", \"swiglu_limits\": [-1]", "change swiglu_limits"},
+        {", \"moe_layers_enum\": \"1,x\"",
+         "change moe_layers_enum (layer numbers separated by commas)"},
+        {", \"moe_layers_enum\": \"1x\"",
+         "change moe_layers_enum (layer numbers separated by commas)"},
+        {", \"moe_layers_enum\": \"-1,2\"",
+         "change moe_layers_enum (it names layer -1; the layers"},
+        {", \"moe_layers_enum\": \"1,2,3\"",
+         "change moe_layers_enum (it names layer 3; the layers"},
+        {", \"moe_layers_enum\": [2, 7]", "change moe_layers_enum (it names layer 7; the layers"},
+        {", \"swiglu_limits\": [-1]",
+         "change swiglu_limits (a list of numbers >= 0 or null, one per layer)"},
+        {", \"swiglu_limits_shared\": \"7\"",
+         "change swiglu_limits_shared (a list of numbers >= 0 or null, one per layer)"},
         {", \"moe_layers_enum\": [1, 2], \"moe_num_experts\": 4, \"moe_top_k\": 5",
          "moe_top_k 5 must be at most moe_num_experts 4"},
     };
@@ -168,9 +210,8 @@ static void test_step3p5_fixtures(void **s) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_step3p5_keys),
-        cmocka_unit_test(test_step3p5_sliding_heads),
-        cmocka_unit_test(test_step3p5_refusals),
+        cmocka_unit_test(test_step3p5_keys),     cmocka_unit_test(test_step3p5_sliding_heads),
+        cmocka_unit_test(test_step3p5_layouts),  cmocka_unit_test(test_step3p5_refusals),
         cmocka_unit_test(test_step3p5_fixtures),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

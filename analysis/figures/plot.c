@@ -263,16 +263,6 @@ done:
     return rc;
 }
 
-static double mean_first_share(const ProbeRecord *p) {
-    if (!p->attention || p->L * p->H == 0) return NAN;
-    size_t LH = (size_t)p->L * (size_t)p->H;
-    double sum = 0;
-    for (size_t i = 0; i < LH; i++)
-        if ((int)(i % p->H) < runread_layer_heads(p, (int)(i / p->H))) /* present heads only */
-            sum += rs_head_share(p, (int)(i / p->H), (int)(i % p->H));
-    return sum / (double)runread_heads_in(p, 0, p->L);
-}
-
 /* One run's sink rate and first-token share at each probe into fresh
  * st, rate, share [*ns]. */
 static int run_sink_series(RunReader *r, long long **st, double **rate, double **share, size_t *ns,
@@ -288,7 +278,8 @@ static int run_sink_series(RunReader *r, long long **st, double **rate, double *
         ProbeRecord p;
         if (runread_probe(r, (*st)[j], &p, err, errlen)) return -1;
         (*rate)[j] = rs_sink_rate(&p, SINK_EPS, SINK_LEN);
-        (*share)[j] = mean_first_share(&p);
+        (*share)[j] =
+            p.attention && p.L > 0 && p.H > 0 ? rs_share(&p, -1) : NAN; /* present heads */
         runread_probe_free(&p);
     }
     *ns = (size_t)k;

@@ -103,11 +103,12 @@ const OptTable inspect_options = {
              "scales each head's output by softplus(g_proj), one score a head (recorded\n"
              "as unbounded), its sliding and full layers on RoPE of their own; its MoE\n"
              "layers route by sigmoid scores with a score-correction bias, beside a\n"
-             "shared expert; layers of differing head counts are refused. MiMo-V2-Flash\n"
-             "gives its sliding layers query and KV heads of their own, values a smaller\n"
-             "head dim than queries and keys, and a learned sink bias per head whose\n"
-             "share is kept as attention_slot; its MoE layers route as Laguna's, with\n"
-             "no shared expert.\n",
+             "shared expert; layers of differing head counts run at their own (absent\n"
+             "heads NaN in the run file, each layer's count kept as layer_heads).\n"
+             "MiMo-V2-Flash gives its sliding layers query and KV heads of their own,\n"
+             "values a smaller head dim than queries and keys, and a learned sink bias\n"
+             "per head whose share is kept as attention_slot; its MoE layers route as\n"
+             "Laguna's, with no shared expert.\n",
     .footer = "Exit codes: 0 ok, 1 failure, 2 bad input.\n",
     .rows = inspect_rows,
     .more = list_archs,

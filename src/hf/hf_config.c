@@ -485,25 +485,6 @@ static void parse_gemma(Cfg *c, HfArch *a) {
     }
 }
 
-/* Every layer's query heads: a->H where the family read no count of its
- * own; each a multiple of the KV heads, the largest a->H. */
-static int check_layer_heads(Cfg *c, HfArch *a) {
-    int most = 0;
-    for (int l = 0; l < a->L; l++) {
-        if (!a->layer_heads[l]) a->layer_heads[l] = a->H;
-        if (a->layer_heads[l] % hf_layer_kv(a, l))
-            return seterr(c->err, c->errlen,
-                          "%s: layer %d's %d attention heads are not a multiple of %d key/value "
-                          "heads",
-                          c->path, l, a->layer_heads[l], hf_layer_kv(a, l));
-        if (a->layer_heads[l] > most) most = a->layer_heads[l];
-    }
-    if (most != a->H)
-        return seterr(c->err, c->errlen, "%s: the most heads a layer has is %d, not %d", c->path,
-                      most, a->H);
-    return 0;
-}
-
 static int check_dims(Cfg *c, HfArch *a) {
     if (c->failed) return -1;
     /* every size derived by multiplying (the attention's rows) stays an int */
@@ -516,11 +497,7 @@ static int check_dims(Cfg *c, HfArch *a) {
     if ((a->family == HF_GPT2 || a->family == HF_NEOX) && a->H * a->dh != a->d)
         return seterr(c->err, c->errlen, "%s: hidden size %d is not divisible by %d heads", c->path,
                       a->d, a->H);
-    if (a->H % a->Hkv)
-        return seterr(c->err, c->errlen,
-                      "%s: %d attention heads are not a multiple of %d key/value heads", c->path,
-                      a->H, a->Hkv);
-    if (check_layer_heads(c, a) < 0) return -1;
+    if (cfg_check_heads(c, a) < 0) return -1;
     if (a->rotary_dim % 2)
         return seterr(c->err, c->errlen, "%s: rotary dimension %d is odd", c->path, a->rotary_dim);
     if (!(a->eps >= 0 && a->eps < 1))
@@ -688,6 +665,13 @@ int hf_arch_diff(const HfArch *a, const HfArch *b, char *what, size_t len) {
             hf_layer_kv(a, l) != hf_layer_kv(b, l)) {
             snprintf(what, len, "layer %d's heads %d/%d, not %d/%d", l, hf_layer_heads(a, l),
                      hf_layer_kv(a, l), hf_layer_heads(b, l), hf_layer_kv(b, l));
+            return 1;
+        }
+    for (int l = 0; l < a->L; l++) /* a listed pattern (slides_listed) */
+        if ((a->slides_listed && a->layer_slides[l]) != (b->slides_listed && b->layer_slides[l])) {
+            snprintf(what, len, "layer %d's attention %s, not %s", l,
+                     a->layer_slides[l] ? "sliding" : "full",
+                     b->layer_slides[l] ? "sliding" : "full");
             return 1;
         }
     return 0;

@@ -57,10 +57,12 @@ typedef struct {
                        (transformers < 4.52) or model.language_model. */
     int L, d, H, Hkv, dh, ff, V, max_pos;
     /* Each layer's query heads (hf_layer_heads): Laguna's
-     * num_attention_heads_per_layer; H every layer elsewhere. H is the
-     * largest, which the buffers and a run's [L, H, ...] arrays are sized
-     * at; a layer's recipe runs at its own count (hf_layer), KV heads
-     * Hkv on every layer */
+     * num_attention_heads_per_layer, the sliding layers' own of Step-3.5
+     * and MiMo; H every layer elsewhere. H is the largest, which the
+     * buffers and a run's [L, H, ...] arrays are sized at; a layer's
+     * recipe runs at its own count and its own KV heads (hf_layer,
+     * layer_kv below), each layer's a multiple of its KV heads (H need
+     * not be of Hkv) */
     int layer_heads[HF_MAX_LAYERS];
     /* Each layer's KV heads (hf_layer_kv; 0: Hkv, the largest, which the
      * buffers are sized at): MiMo's swa_num_key_value_heads. The value
@@ -114,7 +116,8 @@ typedef struct {
     /* Gemma 2 and 3, and a Qwen layer_types of that form: layer l slides
      * when (l + 1) % sliding_period != 0; 0: the last sliding_layers slide */
     int sliding_period;
-    /* MiMo's hybrid_layer_pattern: layer l slides when layer_slides[l]
+    /* MiMo's hybrid_layer_pattern, Step-3.5's layer_types: layer l
+     * slides when layer_slides[l]
      * (slides_listed set; then sliding_period and the last sliding_layers
      * do not apply, sliding_layers counts them) */
     int slides_listed;

@@ -39,8 +39,13 @@ void cfg_llama_like(Cfg *c, HfArch *a);
  * every dflt-th layer full; sets sliding_period and sliding_layers. */
 void cfg_layer_types(Cfg *c, HfArch *a, int dflt);
 /* Layer l's query heads heads[l] into a->layer_heads, the largest into
- * a->H (hf_config.c checks each against the key/value heads). */
+ * a->H (cfg_check_heads checks each against the key/value heads). */
 void cfg_heads(HfArch *a, const int *heads);
+/* Every layer's query heads (a->H where the family read no count of its
+ * own) a multiple of its key/value heads, the largest a->H; the counts
+ * of all layers alone where no layer has counts of its own. -1 with one
+ * line naming the layer and the keys to change. */
+int cfg_check_heads(Cfg *c, HfArch *a);
 /* gpt-oss (hf_config_gptoss.c): its keys after cfg_llama_like's. */
 void cfg_gptoss(Cfg *c, HfArch *a);
 /* AFMoE (hf_config_afmoe.c): its keys after cfg_llama_like's. */

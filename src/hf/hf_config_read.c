@@ -1,8 +1,9 @@
 /* hf_config_read.c: the config.json readers shared by hf_config.c and
  * the families parsed in their own files (hf_config_priv.h): typed keys
- * with their defaults and refusals, and which layers slide by layer_types;
- * and the per-layer reads of an HfArch (hf_layer_kv, hf_vdim,
- * hf_layer_sinks, hf_sinks_vary). */
+ * with their defaults and refusals, which layers slide by layer_types, each
+ * layer's heads checked against its key/value heads; and the per-layer
+ * reads of an HfArch (hf_layer_kv, hf_vdim, hf_layer_sinks,
+ * hf_sinks_vary). */
 #include <float.h>
 #include <stdio.h>
 #include <string.h>
@@ -105,6 +106,40 @@ void cfg_heads(HfArch *a, const int *heads) {
         a->layer_heads[l] = heads[l];
         if (heads[l] > a->H) a->H = heads[l];
     }
+}
+
+/* The keys that set layer l's query and key/value heads, for messages. */
+static const char *heads_keys(const HfArch *a, int l) {
+    const int slides = a->slides_listed && a->layer_slides[l];
+    if (a->family == HF_MIMO && slides) return "swa_num_attention_heads or swa_num_key_value_heads";
+    if (a->family == HF_LAGUNA) return "num_attention_heads_per_layer or num_key_value_heads";
+    if (a->family == HF_STEP3P5)
+        return slides ? "attention_other_setting.num_attention_heads"
+                      : "num_attention_heads or num_attention_groups";
+    return "num_attention_heads or num_key_value_heads";
+}
+
+int cfg_check_heads(Cfg *c, HfArch *a) {
+    int own = 0, most = 0;
+    for (int l = 0; l < a->L; l++) own |= a->layer_heads[l] | a->layer_kv[l];
+    if (!own && a->H % a->Hkv)
+        return seterr(c->err, c->errlen,
+                      "%s: %d attention heads are not a multiple of %d key/value heads: change "
+                      "%s",
+                      c->path, a->H, a->Hkv, heads_keys(a, 0));
+    for (int l = 0; l < a->L; l++) {
+        if (!a->layer_heads[l]) a->layer_heads[l] = a->H;
+        if (a->layer_heads[l] % hf_layer_kv(a, l))
+            return seterr(c->err, c->errlen,
+                          "%s: layer %d's %d attention heads are not a multiple of %d "
+                          "key/value heads: change %s",
+                          c->path, l, a->layer_heads[l], hf_layer_kv(a, l), heads_keys(a, l));
+        if (a->layer_heads[l] > most) most = a->layer_heads[l];
+    }
+    if (most != a->H)
+        return seterr(c->err, c->errlen, "%s: the most heads a layer has is %d, not %d", c->path,
+                      most, a->H);
+    return 0;
 }
 
 int hf_layer_kv(const HfArch *a, int l) {

@@ -33,47 +33,39 @@ static json_t *per_layer(json_t *v, int l) {
     return json_array_get(v, (size_t)l < n ? (size_t)l : n - 1);
 }
 
-/* Which layers slide (slides[l]): layer_types, else (absent or null)
+/* Which layers slide, into a->layer_slides (slides_listed: any pattern
+ * reads, sliding_layers counts them): layer_types, else (absent or null)
  * every even layer where attention_other_setting and sliding_window are
- * both given, none otherwise; into sliding_period (every p-th layer full)
- * or sliding_layers (the last ones), the patterns gatelab masks. */
-static void step_layer_types(Cfg *c, HfArch *a, unsigned char *slides) {
+ * both given, none otherwise. */
+static void step_layer_types(Cfg *c, HfArch *a) {
     json_t *lt = json_object_get(c->root, "layer_types");
     json_t *other = json_object_get(c->root, "attention_other_setting");
     json_t *sw = json_object_get(c->root, "sliding_window");
     const int meta = other && !json_is_null(other) && sw && !json_is_null(sw);
-    int n = 0, period = 0;
+    int n = 0;
+    a->slides_listed = 1;
     for (int l = 0; l < a->L; l++) {
         const char *t = json_string_value(per_layer(lt, l));
         if (lt && !json_is_null(lt) &&
             !(t && (!strcmp(t, "sliding_attention") || !strcmp(t, "full_attention"))))
             return refuse(c, "layer_types (a non-empty list of \"sliding_attention\" or "
                              "\"full_attention\")");
-        slides[l] = lt && !json_is_null(lt) ? !strcmp(t, "sliding_attention") : meta && l % 2 == 0;
-        n += slides[l];
-        if (!slides[l] && !period) period = l + 1;
+        a->layer_slides[l] =
+            lt && !json_is_null(lt) ? !strcmp(t, "sliding_attention") : meta && l % 2 == 0;
+        n += a->layer_slides[l];
     }
     if (!n) return;
     if (!sw || json_is_null(sw))
         return refuse(c, "sliding_window (layer_types names sliding layers)");
     a->sliding_window = cfg_int(c, "sliding_window", 0, 1, 1 << 30);
     a->sliding_layers = n;
-    int last = 1, per = period > 1;
-    for (int l = 0; l < a->L; l++) {
-        last &= slides[l] == (l >= a->L - n);
-        per &= slides[l] == (period > 1 && (l + 1) % period != 0);
-    }
-    if (!last && per) a->sliding_period = period;
-    if (!last && !per)
-        refuse(c, "layer_types (gatelab masks sliding layers that are the last ones, or all "
-                  "but every p-th)");
 }
 
 /* The sliding layers' query heads from attention_other_setting, the
  * full layers' num_attention_heads, into layer_heads (cfg_heads: a->H
  * the largest); a head_dim or key/value head count of their own is
  * refused. */
-static void step_other_heads(Cfg *c, HfArch *a, const unsigned char *slides) {
+static void step_other_heads(Cfg *c, HfArch *a) {
     json_t *o = json_object_get(c->root, "attention_other_setting");
     if (!a->sliding_layers) return;
     if (!json_is_object(o))
@@ -89,7 +81,7 @@ static void step_other_heads(Cfg *c, HfArch *a, const unsigned char *slides) {
                   "head count for every layer)");
     if (c->failed) return;
     int heads[HF_MAX_LAYERS];
-    for (int l = 0; l < a->L; l++) heads[l] = slides[l] ? H : a->H;
+    for (int l = 0; l < a->L; l++) heads[l] = a->layer_slides[l] ? H : a->H;
     cfg_heads(a, heads);
 }
 
@@ -133,12 +125,12 @@ static int scaling_given(Cfg *c) {
  * (full: rope_theta, rotary_dim; sliding: rope_local_theta,
  * rotary_dim_local); the RoPE scaling cfg_llama_like read stays on the
  * full layers only where they take it; sliding layers turn by plain RoPE. */
-static void step_rope(Cfg *c, HfArch *a, const unsigned char *slides) {
+static void step_rope(Cfg *c, HfArch *a) {
     json_t *rp = json_object_get(c->root, "rope_parameters");
     int seen[2] = {0, 0};
     double th[2] = {0, 0}, fr[2] = {0, 0};
     for (int l = 0; l < a->L && !c->failed; l++) {
-        const int s = slides[l];
+        const int s = a->layer_slides[l];
         json_t *e = json_object_get(rp, s ? "sliding_attention" : "full_attention");
         double t, f;
         layer_rope(c, l, json_is_object(e) ? e : rp, &t, &f);
@@ -168,6 +160,19 @@ static void step_rope(Cfg *c, HfArch *a, const unsigned char *slides) {
     if (!seen[0]) a->rope_theta = th[1], a->rotary_dim = a->rotary_dim_local;
 }
 
+/* Layer v of moe_layers_enum sparse (sp[v]); one outside [0, L) refused. */
+static void moe_layer(Cfg *c, HfArch *a, long v, unsigned char *sp) {
+    char what[160];
+    if (v >= 0 && v < a->L) {
+        sp[v] = 1;
+        return;
+    }
+    snprintf(what, sizeof what,
+             "moe_layers_enum (it names layer %ld; the layers are 0 to %d, num_hidden_layers %d)",
+             v, a->L - 1, a->L);
+    refuse(c, what);
+}
+
 /* The sparse layers of mlp_layer_types, else of moe_layers_enum (a list
  * or a comma-separated string; absent: layer 3 on), into moe_from: the
  * dense layers first, then the sparse ones. */
@@ -186,18 +191,18 @@ static void step_mlp_types(Cfg *c, HfArch *a) {
     } else if (json_is_string(me)) {
         for (const char *p = json_string_value(me); *p && !c->failed;) {
             char *end;
-            long v = strtol(p, &end, 10);
-            if (end == p) refuse(c, "moe_layers_enum (layer numbers separated by commas)");
-            if (v >= 0 && v < a->L) sp[v] = 1;
-            p = *end == ',' ? end + 1 : end;
-            if (*end && *end != ',' && end != p) refuse(c, "moe_layers_enum (numbers, commas)");
+            const long v = strtol(p, &end, 10);
+            while (*end == ' ') end++;
+            if (end == p || (*end && *end != ','))
+                refuse(c, "moe_layers_enum (layer numbers separated by commas)");
+            else moe_layer(c, a, v, sp);
+            p = *end ? end + 1 : end;
         }
     } else if (json_is_array(me)) {
-        for (size_t i = 0; i < json_array_size(me); i++) {
-            json_int_t v = json_integer_value(json_array_get(me, i));
-            if (!json_is_integer(json_array_get(me, i)))
-                refuse(c, "moe_layers_enum (a list of layer numbers)");
-            else if (v >= 0 && v < a->L) sp[v] = 1;
+        for (size_t i = 0; i < json_array_size(me) && !c->failed; i++) {
+            json_t *e = json_array_get(me, i);
+            if (!json_is_integer(e)) refuse(c, "moe_layers_enum (a list of layer numbers)");
+            else moe_layer(c, a, (long)json_integer_value(e), sp);
         }
     } else
         for (int l = 3; l < a->L; l++) sp[l] = 1;
@@ -218,15 +223,17 @@ static void step_mlp_types(Cfg *c, HfArch *a) {
  * (Step3p7MLP, Step3p7MoEMLP) does. */
 static void step_limits(Cfg *c, HfArch *a) {
     static const char *const keys[] = {"swiglu_limits", "swiglu_limits_shared"};
+    char what[120];
     for (int k = 0; k < 2; k++) {
         json_t *v = json_object_get(c->root, keys[k]);
-        if (v && !json_is_null(v) && !json_is_array(v)) return refuse(c, keys[k]);
+        snprintf(what, sizeof what, "%s (a list of numbers >= 0 or null, one per layer)", keys[k]);
+        if (v && !json_is_null(v) && !json_is_array(v)) return refuse(c, what);
         for (int l = 0; l < a->L; l++) {
             json_t *e = per_layer(v, l);
             const double x = !e || json_is_null(e) ? 0.0
                              : json_is_number(e)   ? json_number_value(e)
                                                    : -1.0;
-            if (!(x >= 0 && x < 1e30)) return refuse(c, keys[k]);
+            if (!(x >= 0 && x < 1e30)) return refuse(c, what);
             if (k) a->swiglu_limit_shared[l] = (float)x;
             else a->swiglu_limit[l] = (float)x;
         }
@@ -265,12 +272,9 @@ void cfg_step3p5(Cfg *c, HfArch *a) {
     a->qkv_bias = a->o_bias = a->mlp_bias = 0;
     a->act = HF_ACT_SILU;
     a->norm_plus1 = 1, a->qk_norm = 1;
-    unsigned char *slides = calloc((size_t)a->L, 1);
-    if (!slides) return refuse(c, "nothing (out of memory)");
-    step_layer_types(c, a, slides);
-    step_other_heads(c, a, slides);
-    step_rope(c, a, slides);
-    free(slides);
+    step_layer_types(c, a);
+    step_other_heads(c, a);
+    step_rope(c, a);
     if (cfg_bool(c, "use_head_wise_attn_gate", 0)) {
         a->gate = HF_GATE_HEADWISE;
         snprintf(a->gate_proj, sizeof a->gate_proj, "g_proj");

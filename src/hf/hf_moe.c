@@ -11,7 +11,7 @@
  *     the gate clamped from above and the up projection both ways at
  *     swiglu_limit, ((up + 1) * gate * sigmoid(alpha * gate)) @
  *     down_proj[e] + bias;
- *   AFMoE and Laguna (their tensors per expert, or Laguna's stacked
+ *   AFMoE, Laguna and MiMo (their tensors per expert, or Laguna's stacked
  *     gate_up_proj [E, 2ff, d] and down_proj [E, d, ff]):
  *     down_proj(act(gate_proj(x)) * up_proj(x)), bias-free, the SwiGLU of
  *     the dense MLP, clamped where the layer has a limit

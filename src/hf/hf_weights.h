@@ -46,8 +46,9 @@ typedef enum {
                    * Laguna: mlp.gate.weight); an MoE layer is one that has it */
     W_ROUTER_B,   /* gpt-oss: mlp.router.bias [E] */
     W_EXP_GU,     /* mlp.experts.gate_up_proj [E, d, 2ff], [in, out] with the
-                   * gate and up columns interleaved (gate at even ones); Laguna's
-                   * stacked form [E, 2ff, d] (HfLayerSpec.stacked) */
+                   * gate and up columns interleaved (gate at even ones); the
+                   * stacked form of Laguna and Step-3.5 [E, 2ff, d]
+                   * (HfLayerSpec.stacked) */
     W_EXP_GU_B,   /* mlp.experts.gate_up_proj_bias [E, 2ff] */
     W_EXP_DOWN,   /* mlp.experts.down_proj [E, ff, d], [in, out] (gpt-oss;
                    * stacked: [E, d, ff]) */
@@ -57,9 +58,11 @@ typedef enum {
     W_EXP_BIAS,   /* AFMoE: mlp.expert_bias [E] (Laguna:
                    * mlp.gate.e_score_correction_bias, or where that is absent
                    * mlp.experts.e_score_correction_bias), added to the scores to choose */
-    W_EXP_GATE,   /* AFMoE, Laguna: mlp.experts.<e>.gate_proj.weight [moe_ff, d] and */
-    W_EXP_UP,     /* up_proj, one tensor per expert (HfLayerSpec.per_expert, with
-                   * its down_proj [d, moe_ff] as W_EXP_DOWN) */
+    W_EXP_GATE,   /* AFMoE, Laguna, MiMo: mlp.experts.<e>.gate_proj.weight [moe_ff, d] */
+    W_EXP_UP,     /* and up_proj, one tensor per expert (HfLayerSpec.per_expert, with
+                   * its down_proj [d, moe_ff] as W_EXP_DOWN); Step-3.5's legacy
+                   * moe.gate_proj.weight and moe.up_proj.weight, 3-D [E, moe_ff, d]
+                   * (with moe.down_proj.weight [E, d, moe_ff]) */
     W_N_ROLES
 } HfRole;
 
@@ -71,10 +74,12 @@ typedef struct {
     const StTensor *t[W_N_ROLES];
     const StTensor *scales[W_N_ROLES];
     const StTensor **per_expert; /* [E][3]: W_EXP_GATE, W_EXP_UP, W_EXP_DOWN of
-                                  * each expert (AFMoE's and Laguna's MoE layers), else NULL */
-    /* the routed experts as 3-D tensors [E, out, in] (Laguna's stacked
-     * form): W_EXP_GU [E, 2 moe_ff, d], the gate's rows then the up's, and
-     * W_EXP_DOWN [E, d, moe_ff]; 0: gpt-oss's [E, in, out], or none */
+                                  * each expert (the MoE layers of AFMoE, Laguna and
+                                  * MiMo), else NULL */
+    /* the routed experts as 3-D tensors [E, out, in] (the stacked form of
+     * Laguna and Step-3.5): W_EXP_GU [E, 2 moe_ff, d], the gate's rows then
+     * the up's, and W_EXP_DOWN [E, d, moe_ff]; 0: gpt-oss's [E, in, out],
+     * Step-3.5's legacy 3-D tensors, or none */
     int stacked;
 } HfLayerSpec;
 
@@ -103,9 +108,10 @@ void hf_weights_free(HfWeights *w);
  * the norms of a (1 + w) architecture (HfArch.norm_plus1) come as 1 + w. */
 int hf_weights_layer(HfWeights *w, int l, const float *out[W_N_ROLES], char *err, size_t errlen);
 /* Expert e's weights of role r in layer l: the slab of a 3-D expert
- * tensor (gpt-oss's W_EXP_GU, W_EXP_DOWN [in, out]; stacked ones
- * [out, in]), or the expert's own
- * tensor [out, in] (AFMoE's W_EXP_GATE, W_EXP_UP, W_EXP_DOWN): a view
+ * tensor (gpt-oss's W_EXP_GU, W_EXP_DOWN [in, out]; stacked ones and
+ * Step-3.5's legacy ones [out, in]), or the expert's own tensor
+ * [out, in] (the W_EXP_GATE, W_EXP_UP, W_EXP_DOWN of AFMoE, Laguna and
+ * MiMo): a view
  * into an F32 checkpoint, else converted (BF16, F16) or dequantized
  * (MXFP4, mxfp4_expert) into the scratch, valid until the next call for
  * role r or the next hf_weights_layer. So an MoE layer never holds more

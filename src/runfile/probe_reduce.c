@@ -411,27 +411,33 @@ static void acc_means(ProbeAcc *a) {
 
 /* The elements of an array of these dims whose head (H) index is one its
  * layer (L) lacks, or whose channel (C) index is one of those heads'
- * channels, set to NaN. */
+ * channels, set to NaN. The record arrays put L before H or C, so for
+ * each index of the dims before L, each layer and each index of the dims
+ * between, a layer's absent heads are one contiguous run: from its first
+ * absent H (or C) index to the end of that dim, times the dims after it. */
 static void absent_nan(const ProbeAcc *a, const char *dims, float *f, double *g) {
     const ProbeShape *s = &a->s;
-    const int nd = (int)strlen(dims);
-    size_t n = 1, idx[8] = {0}, size[8];
-    if (!a->layer_heads || (!f && !g) || !strchr(dims, 'L') || nd > 8) return;
-    for (int i = 0; i < nd; i++) n *= size[i] = (size_t)plan_dim(s, dims[i]);
-    for (size_t e = 0; e < n; e++) {
-        size_t r = e, l = 0, h = 0, c = 0;
-        for (int i = nd - 1; i >= 0; i--) idx[i] = r % size[i], r /= size[i];
-        for (int i = 0; i < nd; i++) {
-            if (dims[i] == 'L') l = idx[i];
-            if (dims[i] == 'H') h = idx[i] + 1;
-            if (dims[i] == 'C') c = idx[i] + 1;
+    const char *pl = strchr(dims, 'L'), *px = strpbrk(dims, "HC");
+    if (!a->layer_heads || (!f && !g) || !pl || !px || px < pl) return;
+    size_t outer = 1, mid = 1, inner = 1;
+    for (const char *c = dims; c < pl; c++) outer *= (size_t)plan_dim(s, *c);
+    for (const char *c = pl + 1; c < px; c++) mid *= (size_t)plan_dim(s, *c);
+    for (const char *c = px + 1; *c; c++) inner *= (size_t)plan_dim(s, *c);
+    const size_t L = (size_t)s->L, size = (size_t)plan_dim(s, *px);
+    const size_t per_head = *px == 'C' ? (size_t)(s->C / s->H) : 1;
+    for (size_t o = 0; o < outer; o++)
+        for (size_t l = 0; l < L; l++) {
+            const size_t first = per_head * (size_t)a->layer_heads[l];
+            if (first >= size) continue;
+            const size_t run = (size - first) * inner;
+            for (size_t m = 0; m < mid; m++) {
+                const size_t at = (((o * L + l) * mid + m) * size + first) * inner;
+                if (f)
+                    for (size_t e = 0; e < run; e++) f[at + e] = NAN;
+                else
+                    for (size_t e = 0; e < run; e++) g[at + e] = NAN;
+            }
         }
-        const int hl = a->layer_heads[l];
-        if ((h && (int)h > hl) || (c && (int)c > s->C / s->H * hl)) {
-            if (f) f[e] = NAN;
-            else g[e] = NAN;
-        }
-    }
 }
 
 /* Every per-head (and per-channel) record array's absent heads as NaN. */
