@@ -67,13 +67,8 @@ static double layer_count(const ProbeRecord *p, int l) {
     return c > 0.0 ? c : 1.0;
 }
 
-int rs_layer_channels(const ProbeRecord *p, int l) {
-    const int C = p->gate_channels;
-    return p->layer_heads && !p->gate_shared ? C / p->H * runread_layer_heads(p, l) : C;
-}
-
 static double channel_mean(const ProbeRecord *p, int l) {
-    int C = p->gate_channels, Cl = rs_layer_channels(p, l);
+    int C = p->gate_channels, Cl = runread_layer_channels(p, l);
     double s = 0.0;
     for (int c = 0; c < Cl; c++) s += p->gate_channel_mean[(size_t)l * C + c];
     return Cl ? s / Cl : 0.0;

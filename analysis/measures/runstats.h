@@ -23,9 +23,6 @@ double rs_head_alpha0(const ProbeRecord *p, int l, int h, int len);
 /* Gate mean over layer l (all layers when l < 0), weighting layers by their
  * score count. Needs has_gate. */
 double rs_gate_mean(const ProbeRecord *p, int l);
-/* Layer l's gate channels: all gate_channels, or with per-layer heads
- * (layer_heads) those of its own heads, the first ones (the others NaN). */
-int rs_layer_channels(const ProbeRecord *p, int l);
 /* Gate mean of gate-head g in layer l, from gate_channel_mean: the mean
  * of head g's channels, or for a head-shared gate (gate_shared) the mean of
  * every channel, the same for each head. */

@@ -402,7 +402,8 @@ static void acc_means(ProbeAcc *a) {
     head_means(a);
     for (int l = 0; s->C && l < s->L; l++) {
         double *st = a->gate_stats + l * RS_GATE_NSTATS, cnt = st[3] > 0 ? st[3] : 1.0;
-        double per_chan = cnt / (s->C / s->H * probe_layer_heads(a->layer_heads, s->H, l));
+        const int Cl = probe_layer_channels(a->layer_heads, s->H, s->C, s->gate_shared, l);
+        const double per_chan = Cl > 0 ? cnt / Cl : 1.0; /* scores per channel */
         for (int c = 0; c < s->C; c++) a->gate_channel_mean[(size_t)l * s->C + c] /= per_chan;
         for (int k = 0; k < RS_GATE_NBELOW; k++) a->gate_below[l * RS_GATE_NBELOW + k] /= cnt;
         st[0] /= cnt;
@@ -427,7 +428,8 @@ static void absent_nan(const ProbeAcc *a, const char *dims, float *f, double *g)
             if (dims[i] == 'C') c = idx[i] + 1;
         }
         const int hl = a->layer_heads[l];
-        if ((h && (int)h > hl) || (c && (int)c > s->C / s->H * hl)) {
+        if ((h && (int)h > hl) || (c && (int)c > probe_layer_channels(a->layer_heads, s->H, s->C,
+                                                                      s->gate_shared, (int)l))) {
             if (f) f[e] = NAN;
             else g[e] = NAN;
         }
@@ -446,6 +448,10 @@ static void absent_heads(ProbeAcc *a) {
 
 int probe_layer_heads(const int *layer_heads, int H, int l) {
     return layer_heads ? layer_heads[l] : H;
+}
+
+int probe_layer_channels(const int *layer_heads, int H, int C, int shared, int l) {
+    return layer_heads && !shared ? C / H * layer_heads[l] : C;
 }
 
 void probe_acc_finish(ProbeAcc *a, ProbeRecord *out) {
