@@ -6,8 +6,9 @@
  * the heads a layer lacks, the headline measures average over the
  * present heads only (recomputed here from the stored first columns),
  * the per-head tables list those heads only, a heatmap titles the absent
- * ones, head-zero refuses a head its layer lacks, and gates --vocab
- * averages over layer 0's own heads. */
+ * ones, head-zero refuses a head its layer lacks, gates --vocab averages
+ * over layer 0's own heads, and the uniform reference weighs each layer by
+ * its heads. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -21,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hf_inspect_fixture.h"
 #include "metrics.h" /* SINK_EPS */
 #include "runfile_read.h"
 #include "runstats.h"
@@ -200,9 +202,32 @@ static void test_vocab_gate(void **s) {
     json_decref(o);
 }
 
+/* The uniform reference weighs each layer by its heads, as F-Attn does
+ * (docs/metrics.md): layer l's u_l = (1/(T-1)) sum over t = 1..T-1 with
+ * t < W_l of 1/(t+1) (the fixture's sliding window 4 on layers 0 and 1,
+ * layer 2 full, no slots), the run's sum_l H_l u_l / sum_l H_l, which
+ * sinks --json (f_attn_uniform, per layer) and eval's uniform_share give
+ * at the probe's length 24. */
+static void test_uniform_by_heads(void **s) {
+    (void)s;
+    enum { T = 24 };
+    const int win[3] = {4, 4, T};
+    char run[1100], log[1100];
+    const char *dir = tu_tmpdir();
+    inspect(dir, run, sizeof run);
+    snprintf(log, sizeof log, "%s/out", dir);
+    double share[3], num = 0.0, den = 0.0;
+    for (int l = 0; l < 3; l++) {
+        share[l] = 0.0;
+        for (int t = 1; t < T && t < win[l]; t++) share[l] += 1.0 / (t + 1) / (T - 1);
+        num += HEADS[l] * share[l], den += HEADS[l];
+    }
+    hf_check_uniform(run, log, T, share, 3, num / den);
+}
+
 int main(void) {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_run_file),
-                                       cmocka_unit_test(test_commands),
-                                       cmocka_unit_test(test_vocab_gate)};
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_run_file), cmocka_unit_test(test_commands),
+        cmocka_unit_test(test_vocab_gate), cmocka_unit_test(test_uniform_by_heads)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -486,15 +486,16 @@ int *rs_uniform_layer_slots(RunReader *r, const ProbeRecord *p) {
 }
 
 /* Layer l's reference f at length T under its window and its slots, or
- * for l < 0 the mean over p's layers (metrics.h uniform_*_layers). */
-static double layer_reference(double (*f)(const int *, const int *, int, int), RunReader *r,
-                              const Config *cfg, const ProbeRecord *p, int T, int l) {
+ * for l < 0 the mean over p's layers, each weighted by its present heads
+ * (metrics.h uniform_*_layers). */
+static double layer_reference(double (*f)(const int *, const int *, const int *, int, int),
+                              RunReader *r, const Config *cfg, const ProbeRecord *p, int T, int l) {
     if (l >= 0) {
         const int W = rs_layer_window(r, cfg, l), s = rs_uniform_slots(r, p, l);
-        return f(&W, &s, 1, T);
+        return f(&W, &s, NULL, 1, T);
     }
     int *win = rs_layer_windows(r, cfg, p->L), *slots = rs_uniform_layer_slots(r, p);
-    double u = win && slots ? f(win, slots, p->L, T) : NAN;
+    double u = win && slots ? f(win, slots, p->layer_heads, p->L, T) : NAN;
     free(win), free(slots);
     return u;
 }

@@ -180,8 +180,9 @@ int *rs_uniform_layer_slots(RunReader *r, const ProbeRecord *p);
 /* The uniform first-token share of run r's own attention pattern at
  * probe p's length (docs/metrics.md): layer l's under its window
  * (rs_layer_window) with its slots (rs_uniform_slots), or for l < 0 the
- * mean over p's layers, each under its own window and slots (metrics.h
- * uniform_share_layers, as rs_share averages F-Attn over layers). Every
+ * mean over p's layers, each under its own window and slots and weighted
+ * by its present heads (metrics.h uniform_share_layers, as rs_share
+ * averages F-Attn over every present head). Every
  * uniform reference of the tools and the report is this. */
 double rs_uniform_share(RunReader *r, const Config *cfg, const ProbeRecord *p, int l);
 /* The same for uniform attention's alpha_0 over the first len queries
