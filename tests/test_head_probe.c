@@ -2,7 +2,8 @@
  * gate at position 0 and after, W_V W_O effective rank) of a trained model's
  * probe and a checkpoint's, against PyTorch
  * (tests/reference/make_head_probe_fixtures.py), and a run file without
- * them reading them as absent. */
+ * them reading them as absent; a g2-head run's per-head gate means through
+ * `gates`. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -10,6 +11,7 @@
 #include <cmocka.h>
 
 #include <hdf5.h>
+#include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -138,11 +140,51 @@ static void test_old_file_absent(void **st) {
     runread_close(r);
 }
 
+/* A g2-head run of tiny (one KV head: one gate channel for two query
+ * heads) probed on 2 sequences, so that its gate sample holds every
+ * score: `gates --json`'s per-layer mean of gate head 0 equals the mean
+ * of the sample's scores, summed here from the run file. */
+static void test_g2_head_means(void **st) {
+    (void)st;
+    char run[1200], log[1200], err[512];
+    snprintf(run, sizeof run, "%s/g2h.h5", tu_tiny_dir);
+    snprintf(log, sizeof log, "%s/g2h.out", tu_tiny_dir);
+    if (tu_run(log,
+               "train --config %s/experiments/tiny.ini --set variant=g2-head --set probe_n=2 "
+               "--quiet --out %s",
+               tu_src(), run) != 0)
+        fail_msg("train: %s", tu_slurp_ok(log, NULL));
+    RunReader *r = runread_open(run, err, sizeof err);
+    if (!r) fail_msg("%s", err);
+    ProbeRecord p;
+    assert_int_equal(runread_probe(r, -1, &p, err, sizeof err), 0);
+    runread_close(r);
+    assert_int_equal(p.gate_channels, 1);
+    assert_int_equal(p.H, 2);
+    assert_int_equal(p.gate_sample_n, p.N);
+    assert_int_equal(tu_run(log, "gates %s --json", run), 0);
+    json_error_t je;
+    json_t *o = json_load_file(log, 0, &je), *layers = json_object_get(o, "layers");
+    assert_int_equal(json_array_size(layers), p.L);
+    for (int l = 0; l < p.L; l++) {
+        double sum = 0.0;
+        for (size_t i = 0; i < (size_t)p.N * p.T; i++)
+            sum += p.gate_sample[(size_t)l * p.N * p.T + i];
+        json_t *hm = json_object_get(json_array_get(layers, (size_t)l), "head_mean");
+        const double got = json_number_value(json_array_get(hm, 0)), want = sum / (p.N * p.T);
+        if (!(want > 0.0) || fabs(got - want) > 1e-6)
+            fail_msg("layer %d: head 0's mean %g, its scores' mean %g", l, got, want);
+    }
+    json_decref(o);
+    runread_probe_free(&p);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_trained),
         cmocka_unit_test(test_checkpoints),
         cmocka_unit_test(test_old_file_absent),
+        cmocka_unit_test(test_g2_head_means),
     };
     return cmocka_run_group_tests(tests, tu_tiny_setup, tu_tiny_teardown);
 }

@@ -6,19 +6,23 @@
  * the heads a layer lacks, the headline measures average over the
  * present heads only (recomputed here from the stored first columns),
  * the per-head tables list those heads only, a heatmap titles the absent
- * ones, and head-zero refuses a head its layer lacks. */
+ * ones, head-zero refuses a head its layer lacks, gates --vocab averages
+ * over layer 0's own heads, and the uniform reference weighs each layer by
+ * its heads. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <hdf5.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "hf_inspect_fixture.h"
 #include "metrics.h" /* SINK_EPS */
 #include "runfile_read.h"
 #include "runstats.h"
@@ -161,8 +165,69 @@ static void test_commands(void **s) {
     assert_int_equal(tu_run(log, "intervene %s head-zero --heads 2.1 --no-write", run), 0);
 }
 
+/* gates --vocab: each token's mean over layer 0's own 4 heads' channels
+ * (one a head), finite for every token, and for the fixture's tokens
+ * the mean of PyTorch's layer-0 gate scores of those heads
+ * (expected.h5; under RoPE no position enters layer 0's gate). */
+static void test_vocab_gate(void **s) {
+    (void)s;
+    char run[1100], log[1100], path[1200];
+    const char *dir = tu_tmpdir();
+    inspect(dir, run, sizeof run);
+    snprintf(log, sizeof log, "%s/out", dir);
+    assert_int_equal(tu_run(log, "gates %s --vocab --json", run), 0);
+    json_error_t je;
+    json_t *o = json_load_file(log, 0, &je), *tm = json_object_get(o, "token_mean");
+    if (!o) fail_msg("gates --vocab --json: %s", je.text);
+    assert_int_equal(json_integer_value(json_object_get(o, "gate_channels")), HEADS[0]);
+    const size_t V = json_array_size(tm);
+    assert_int_equal(V, 128);
+    for (size_t v = 0; v < V; v++) assert_true(json_is_number(json_array_get(tm, v)));
+    snprintf(path, sizeof path, "%s/tests/reference/hf/laguna-heads-f32/expected.h5", tu_src());
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    assert_true(f >= 0);
+    size_t nt, ng;
+    int32_t *ids = tu_h5_read(f, "tokens", H5T_NATIVE_INT32, sizeof(int32_t), &nt);
+    float *g = tu_h5_read(f, "gates", H5T_NATIVE_FLOAT, sizeof(float), &ng); /* [L, T, 6] */
+    H5Fclose(f);
+    assert_int_equal(ng, 3 * nt * 6);
+    for (size_t t = 0; t < nt; t++) {
+        double want = 0.0;
+        for (int c = 0; c < HEADS[0]; c++) want += g[t * 6 + c] / HEADS[0];
+        const double got = json_number_value(json_array_get(tm, (size_t)ids[t]));
+        if (!(fabs(got - want) <= 1e-5 + 1e-5 * fabs(want)))
+            fail_msg("token %d: --vocab mean %.7g, PyTorch's %.7g", ids[t], got, want);
+    }
+    free(ids), free(g);
+    json_decref(o);
+}
+
+/* The uniform reference weighs each layer by its heads, as F-Attn does
+ * (docs/metrics.md): layer l's u_l = (1/(T-1)) sum over t = 1..T-1 with
+ * t < W_l of 1/(t+1) (the fixture's sliding window 4 on layers 0 and 1,
+ * layer 2 full, no slots), the run's sum_l H_l u_l / sum_l H_l, which
+ * sinks --json (f_attn_uniform, per layer) and eval's uniform_share give
+ * at the probe's length 24. */
+static void test_uniform_by_heads(void **s) {
+    (void)s;
+    enum { T = 24 };
+    const int win[3] = {4, 4, T};
+    char run[1100], log[1100];
+    const char *dir = tu_tmpdir();
+    inspect(dir, run, sizeof run);
+    snprintf(log, sizeof log, "%s/out", dir);
+    double share[3], num = 0.0, den = 0.0;
+    for (int l = 0; l < 3; l++) {
+        share[l] = 0.0;
+        for (int t = 1; t < T && t < win[l]; t++) share[l] += 1.0 / (t + 1) / (T - 1);
+        num += HEADS[l] * share[l], den += HEADS[l];
+    }
+    hf_check_uniform(run, log, T, share, 3, num / den);
+}
+
 int main(void) {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_run_file),
-                                       cmocka_unit_test(test_commands)};
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_run_file), cmocka_unit_test(test_commands),
+        cmocka_unit_test(test_vocab_gate), cmocka_unit_test(test_uniform_by_heads)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

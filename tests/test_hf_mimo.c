@@ -194,7 +194,8 @@ static double uniform_layer(int T, int W, int s) {
 /* mimo-f32 has sink logits on its sliding layers 1 and 2 only: the run
  * file keeps slots 1 with layer_slots {0, 1, 1}, the Forward counts each
  * layer's own, and the uniform reference of sinks and eval counts no slot
- * on the full layer 0 (the mean of uniform_layer over the layers). */
+ * on the full layer 0 (the mean of uniform_layer over the layers, each
+ * weighted by its query heads as F-Attn weighs it). */
 static void test_mimo_layer_slots(void **s) {
     (void)s;
     char fix[2048], path[2200], err[512];
@@ -212,9 +213,11 @@ static void test_mimo_layer_slots(void **s) {
     assert_int_equal(
         tu_run(log, "inspect %s --tokens %s --out %s -q", fix, tu_join(d, "ids.txt"), run), 0);
     enum { L = 3 };
-    const int win[L] = {0, 4, 4}, slots[L] = {0, 1, 1}; /* config.json's layers */
+    /* config.json's layers: the full layer's 4 heads, the sliding ones' 6 */
+    const int win[L] = {0, 4, 4}, slots[L] = {0, 1, 1}, heads[L] = {4, 6, 6};
     double share[L], mean = 0.0;
-    for (int l = 0; l < L; l++) mean += (share[l] = uniform_layer(LEN, win[l], slots[l])) / L;
+    for (int l = 0; l < L; l++)
+        mean += (share[l] = uniform_layer(LEN, win[l], slots[l])) * heads[l] / 16.0;
     RunReader *r = runread_open(run, err, sizeof err);
     if (!r) fail_msg("%s", err);
     ProbeRecord p;

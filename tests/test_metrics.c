@@ -105,21 +105,27 @@ static void test_uniform_share_slot(void **state) {
     const int win[3] = {W, 0, W}, one[3] = {1, 1, 1};
     double mean =
         (2 * uniform_first_share_window(TT, W, 1) + uniform_first_share_window(TT, 0, 1)) / 3;
-    assert_true(fabs(uniform_share_layers(win, one, 3, TT) - mean) < 1e-15);
-    assert_true(uniform_share_layers(NULL, NULL, 0, TT) == uniform_first_share(TT));
+    assert_true(fabs(uniform_share_layers(win, one, NULL, 3, TT) - mean) < 1e-15);
+    assert_true(uniform_share_layers(NULL, NULL, NULL, 0, TT) == uniform_first_share(TT));
     /* each layer its own slots, by hand: a windowed layer with one slot,
      * (1/3 + 1/4 + 1/5) / 11, and a full layer with none, (H_12 - 1) / 11 */
     const int mixed[2] = {1, 0};
     double hf = 0.0;
     for (int t = 2; t <= TT; t++) hf += 1.0 / t;
     mean = ((1.0 / 3 + 1.0 / 4 + 1.0 / 5) / 11 + hf / 11) / 2;
-    assert_true(fabs(uniform_share_layers(win, mixed, 2, TT) - mean) < 1e-12);
+    assert_true(fabs(uniform_share_layers(win, mixed, NULL, 2, TT) - mean) < 1e-12);
     /* alpha_0 over the first len = 6 queries: 1/2 + 1/3 + 1/4 + 1/5 under
      * the window with one slot, H_6 on the full layer without */
     double h6 = 0.0;
     for (int t = 1; t <= 6; t++) h6 += 1.0 / t;
     mean = ((1.0 / 2 + 1.0 / 3 + 1.0 / 4 + 1.0 / 5) / 6 + h6 / 6) / 2;
-    assert_true(fabs(uniform_alpha0_layers(win, mixed, 2, 6) - mean) < 1e-12);
+    assert_true(fabs(uniform_alpha0_layers(win, mixed, NULL, 2, 6) - mean) < 1e-12);
+    /* layers weighted by their query heads, 3 and 1: (3 a + b) / 4 */
+    const int heads[2] = {3, 1};
+    mean = (3 * (1.0 / 2 + 1.0 / 3 + 1.0 / 4 + 1.0 / 5) / 6 + h6 / 6) / 4;
+    assert_true(fabs(uniform_alpha0_layers(win, mixed, heads, 2, 6) - mean) < 1e-12);
+    mean = (3 * (1.0 / 3 + 1.0 / 4 + 1.0 / 5) / 11 + hf / 11) / 4;
+    assert_true(fabs(uniform_share_layers(win, mixed, heads, 2, TT) - mean) < 1e-12);
 }
 
 static void test_all_mass_on_first(void **state) {

@@ -185,9 +185,55 @@ static void test_absent_heads(void **state) {
     probe_acc_free(&a);
 }
 
+/* Gate channels that are no multiple of the query heads (C = 1 of one
+ * score per position, C = Hkv < H of a per-KV-head gate), every layer
+ * all C of them: each channel's mean is the mean of the scores fed to it,
+ * summed here over positions and sequences. */
+static void check_channel_means(int L, int H, int N, int T, int C) {
+    const ProbeShape s = {.L = L, .H = H, .N = N, .T = T, .M = T, .C = C, .d = 2, .threads = 1};
+    enum { MAXH = 4, MAXT = 4, MAXC = 2 };
+    assert_true(H <= MAXH && T <= MAXT && C <= MAXC);
+    float cols[MAXH * MAXT], maps[MAXH * MAXT * MAXT], gates[MAXT * MAXC], hidden[MAXT * 2];
+    for (int h = 0; h < H; h++)
+        for (int t = 0; t < T; t++) {
+            cols[h * T + t] = 1.0f / (float)(t + 1);
+            for (int j = 0; j < T; j++) maps[(h * T + t) * T + j] = j <= t ? 1.0f / (t + 1) : 0;
+        }
+    for (int i = 0; i < T * 2; i++) hidden[i] = 1.0f + (float)i;
+    double want[2 * MAXC] = {0};
+    ProbeAcc a;
+    assert_int_equal(probe_acc_init(&a, &s), 0);
+    for (int seq = 0; seq < N; seq++)
+        for (int l = 0; l < L; l++) {
+            for (int t = 0; t < T; t++)
+                for (int c = 0; c < C; c++) {
+                    gates[t * C + c] = 0.125f * (float)(1 + c + l) + 0.0625f * (float)(t + seq);
+                    want[l * C + c] += gates[t * C + c];
+                }
+            ProbeLayer pl = {.layer = l, .T = T, .H = H, .M = T, .C = C, .d = 2};
+            pl.first_col = cols, pl.maps = maps, pl.hidden = hidden;
+            pl.gates = gates, pl.gate_stride = C;
+            probe_acc_layer(&a, seq, &pl);
+        }
+    ProbeRecord r;
+    probe_acc_finish(&a, &r);
+    for (int i = 0; i < L * C; i++)
+        if (fabs(r.gate_channel_mean[i] - want[i] / (N * T)) > 1e-6)
+            fail_msg("C %d, H %d: gate_channel_mean[%d] %g, the scores' mean %g", C, H, i,
+                     r.gate_channel_mean[i], want[i] / (N * T));
+    runread_probe_free(&r);
+    probe_acc_free(&a);
+}
+
+static void test_channels_not_per_head(void **state) {
+    (void)state;
+    check_channel_means(2, 2, 2, 3, 1); /* one score, two heads */
+    check_channel_means(1, 4, 3, 4, 2); /* per KV head: Hkv = 2 of 4 heads */
+}
+
 int main(void) {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_bytes_match_plan),
-                                       cmocka_unit_test(test_every_array_has_accumulator),
-                                       cmocka_unit_test(test_absent_heads)};
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_bytes_match_plan), cmocka_unit_test(test_every_array_has_accumulator),
+        cmocka_unit_test(test_absent_heads), cmocka_unit_test(test_channels_not_per_head)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

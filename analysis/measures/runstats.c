@@ -67,13 +67,8 @@ static double layer_count(const ProbeRecord *p, int l) {
     return c > 0.0 ? c : 1.0;
 }
 
-int rs_layer_channels(const ProbeRecord *p, int l) {
-    const int C = p->gate_channels;
-    return p->layer_heads && !p->gate_shared ? C / p->H * runread_layer_heads(p, l) : C;
-}
-
 static double channel_mean(const ProbeRecord *p, int l) {
-    int C = p->gate_channels, Cl = rs_layer_channels(p, l);
+    int C = p->gate_channels, Cl = runread_layer_channels(p, l);
     double s = 0.0;
     for (int c = 0; c < Cl; c++) s += p->gate_channel_mean[(size_t)l * C + c];
     return Cl ? s / Cl : 0.0;
@@ -491,15 +486,16 @@ int *rs_uniform_layer_slots(RunReader *r, const ProbeRecord *p) {
 }
 
 /* Layer l's reference f at length T under its window and its slots, or
- * for l < 0 the mean over p's layers (metrics.h uniform_*_layers). */
-static double layer_reference(double (*f)(const int *, const int *, int, int), RunReader *r,
-                              const Config *cfg, const ProbeRecord *p, int T, int l) {
+ * for l < 0 the mean over p's layers, each weighted by its present heads
+ * (metrics.h uniform_*_layers). */
+static double layer_reference(double (*f)(const int *, const int *, const int *, int, int),
+                              RunReader *r, const Config *cfg, const ProbeRecord *p, int T, int l) {
     if (l >= 0) {
         const int W = rs_layer_window(r, cfg, l), s = rs_uniform_slots(r, p, l);
-        return f(&W, &s, 1, T);
+        return f(&W, &s, NULL, 1, T);
     }
     int *win = rs_layer_windows(r, cfg, p->L), *slots = rs_uniform_layer_slots(r, p);
-    double u = win && slots ? f(win, slots, p->L, T) : NAN;
+    double u = win && slots ? f(win, slots, p->layer_heads, p->L, T) : NAN;
     free(win), free(slots);
     return u;
 }

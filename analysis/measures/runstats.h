@@ -23,9 +23,6 @@ double rs_head_alpha0(const ProbeRecord *p, int l, int h, int len);
 /* Gate mean over layer l (all layers when l < 0), weighting layers by their
  * score count. Needs has_gate. */
 double rs_gate_mean(const ProbeRecord *p, int l);
-/* Layer l's gate channels: all gate_channels, or with per-layer heads
- * (layer_heads) those of its own heads, the first ones (the others NaN). */
-int rs_layer_channels(const ProbeRecord *p, int l);
 /* Gate mean of gate-head g in layer l, from gate_channel_mean: the mean
  * of head g's channels, or for a head-shared gate (gate_shared) the mean of
  * every channel, the same for each head. */
@@ -183,8 +180,9 @@ int *rs_uniform_layer_slots(RunReader *r, const ProbeRecord *p);
 /* The uniform first-token share of run r's own attention pattern at
  * probe p's length (docs/metrics.md): layer l's under its window
  * (rs_layer_window) with its slots (rs_uniform_slots), or for l < 0 the
- * mean over p's layers, each under its own window and slots (metrics.h
- * uniform_share_layers, as rs_share averages F-Attn over layers). Every
+ * mean over p's layers, each under its own window and slots and weighted
+ * by its present heads (metrics.h uniform_share_layers, as rs_share
+ * averages F-Attn over every present head). Every
  * uniform reference of the tools and the report is this. */
 double rs_uniform_share(RunReader *r, const Config *cfg, const ProbeRecord *p, int l);
 /* The same for uniform attention's alpha_0 over the first len queries

@@ -123,11 +123,11 @@ static double layer_sink_rate(const ProbeRecord *p, int l) {
 }
 
 /* Mean gate score at position t of layer l (over the layer's channels,
- * rs_layer_channels; the sampled sequence is the prompt), NaN without the
+ * runread_layer_channels; the sampled sequence is the prompt), NaN without the
  * scores. */
 static double gate_at(const ProbeRecord *p, int l, int t) {
     if (!p->has_gate || !p->gate_sample || p->gate_sample_n < 1 || p->gate_channels < 1) return NAN;
-    const int C = p->gate_channels, Cl = rs_layer_channels(p, l);
+    const int C = p->gate_channels, Cl = runread_layer_channels(p, l);
     const float *g = p->gate_sample + (((size_t)l * p->gate_sample_n) * p->T + t) * C;
     double s = 0;
     for (int c = 0; c < Cl; c++) s += g[c];

@@ -108,8 +108,8 @@ static void print_list(const char *title, const int *ids, const VocabGates *v, c
 static void print_text(const char *run, const Forward *f, const VocabGates *v, const TokText *t) {
     printf("run %s: variant %s, layer 0's gate, %d channels, over the vocabulary of %d tokens, "
            "each the first token of a one-token window\n",
-           run, f->info.variant, v->C, v->V);
-    printf("per token: the mean of its %d gate scores; tokens: %s\n", v->C, t->note);
+           run, f->info.variant, v->C0, v->V);
+    printf("per token: the mean of its %d gate scores; tokens: %s\n", v->C0, t->note);
     if (v->bounded)
         printf("shut (mean score < %g): %.4f of the vocabulary (%lld of %d tokens)\n",
                RS_GATE_SPARSE, v->shut, (long long)(v->shut * v->V + 0.5), v->V);
@@ -141,7 +141,7 @@ static int print_json(const char *run, const Forward *f, const VocabGates *v, co
     cj_set(o, "variant", cj_str(f->info.variant));
     cj_set(o, "layer", json_integer(0));
     cj_set(o, "vocab", json_integer(v->V));
-    cj_set(o, "gate_channels", json_integer(v->C));
+    cj_set(o, "gate_channels", json_integer(v->C0)); /* layer 0's own */
     cj_set(o, "gate_bounded", json_integer(v->bounded));
     cj_set(o, "threshold", cj_num(RS_GATE_SPARSE));
     cj_set(o, "shut_share", cj_num(v->shut));

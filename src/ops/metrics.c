@@ -56,21 +56,26 @@ double uniform_alpha0_window(int len, int W, int slots) {
 }
 
 /* The mean of f over the L layers, layer l under its window win[l] and its
- * slots slots[l] (either NULL: 0 on every layer). */
-static double layers_mean(double (*f)(int, int, int), const int *win, const int *slots, int L,
-                          int T) {
+ * slots slots[l] (either NULL: 0 on every layer), weighted by its query
+ * heads heads[l] (NULL: every layer the same weight). */
+static double layers_mean(double (*f)(int, int, int), const int *win, const int *slots,
+                          const int *heads, int L, int T) {
     if (L < 1) return f(T, 0, 0);
-    double s = 0.0;
-    for (int l = 0; l < L; l++) s += f(T, win ? win[l] : 0, slots ? slots[l] : 0);
-    return s / L;
+    double s = 0.0, w = 0.0;
+    for (int l = 0; l < L; l++) {
+        const double wl = heads ? heads[l] : 1.0;
+        s += wl * f(T, win ? win[l] : 0, slots ? slots[l] : 0);
+        w += wl;
+    }
+    return w > 0.0 ? s / w : NAN;
 }
 
-double uniform_share_layers(const int *win, const int *slots, int L, int T) {
-    return layers_mean(uniform_first_share_window, win, slots, L, T);
+double uniform_share_layers(const int *win, const int *slots, const int *heads, int L, int T) {
+    return layers_mean(uniform_first_share_window, win, slots, heads, L, T);
 }
 
-double uniform_alpha0_layers(const int *win, const int *slots, int L, int len) {
-    return layers_mean(uniform_alpha0_window, win, slots, L, len);
+double uniform_alpha0_layers(const int *win, const int *slots, const int *heads, int L, int len) {
+    return layers_mean(uniform_alpha0_window, win, slots, heads, L, len);
 }
 
 /* A[T,T] -> mean over t = 1..T-1 of A[t,0] */

@@ -26,13 +26,16 @@ double uniform_alpha0_window(int len, int W, int slots);
  * definition: every uniform reference takes its slots from it. */
 int uniform_slots(int slots, int proxy);
 /* The mean over L layers of uniform_first_share_window(T, win[l],
- * slots[l]) and of uniform_alpha0_window(len, win[l], slots[l]): the
- * uniform reference of a model whose layer l sees win[l] keys (0: all)
- * and slots[l] extra slots (each a uniform_slots count). win NULL: full
- * causal attention on every layer; slots NULL: no slots; L < 1: one
- * full causal layer without slots. */
-double uniform_share_layers(const int *win, const int *slots, int L, int T);
-double uniform_alpha0_layers(const int *win, const int *slots, int L, int len);
+ * slots[l]) and of uniform_alpha0_window(len, win[l], slots[l]), layer l
+ * weighted by its query heads heads[l]: the uniform reference of a model
+ * whose layer l sees win[l] keys (0: all) and slots[l] extra slots (each
+ * a uniform_slots count), weighted as F-Attn and the sink rate average
+ * over every present head. win NULL: full causal attention on every
+ * layer; slots NULL: no slots; heads NULL: every layer the same weight
+ * (the same heads); L < 1: one full causal layer without slots. NaN when
+ * the weights sum to 0. */
+double uniform_share_layers(const int *win, const int *slots, const int *heads, int L, int T);
+double uniform_alpha0_layers(const int *win, const int *slots, const int *heads, int L, int len);
 
 /* The mean loss over positions T..L-1 of a length-L evaluation, from its
  * per-bucket means bucket[n] (bucket k: positions k*T .. min((k+1)*T, L)-1),

@@ -4,6 +4,7 @@
 #include <limits.h>
 #include <stdlib.h>
 
+#include "probe_reduce.h" /* probe_layer_channels */
 #include "util.h"
 
 int forward_avail(Forward *f, int T) { return f->ops->avail ? f->ops->avail(f, T) : INT_MAX; }
@@ -18,6 +19,10 @@ void forward_close(Forward *f) {
 
 int forward_layer_heads(const ForwardInfo *fi, int l) {
     return fi->layer_heads ? fi->layer_heads[l] : fi->H;
+}
+
+int forward_layer_channels(const ForwardInfo *fi, int l) {
+    return probe_layer_channels(fi->layer_heads, fi->H, fi->gate_channels, 0, l);
 }
 
 int forward_check_memory(Forward *f, int B, int T, int M, int probe_n, const char *what, char *err,

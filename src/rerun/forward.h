@@ -53,6 +53,10 @@ typedef struct {
 
 /* Layer l's query heads (fi->layer_heads[l], or H). */
 int forward_layer_heads(const ForwardInfo *fi, int l);
+/* Layer l's own gate channels, the first of the gate_channels a window's
+ * scores hold (probe_layer_channels: all of them without layer_heads; a
+ * checkpoint's gate, the only one with layer_heads, is never head-shared). */
+int forward_layer_channels(const ForwardInfo *fi, int l);
 
 /* One probe pass's input: N windows of T tokens (T <= the prepared T). */
 typedef struct {

@@ -155,7 +155,8 @@ static int eval_length(Forward *f, const LcEvalOpts *o, int L, LcEvalResult *r, 
         for (int k = 0; k < r->n_buckets; k++)
             r->loss_by_bucket[k] = b.bcnt[k] ? b.bsum[k] / (double)b.bcnt[k] : NAN;
         r->first_share = a.share_n ? a.share_sum / (double)a.share_n : NAN;
-        r->uniform_share = uniform_share_layers(fi->layer_window, fi->layer_slots, fi->L, L);
+        r->uniform_share =
+            uniform_share_layers(fi->layer_window, fi->layer_slots, fi->layer_heads, fi->L, L);
         r->sink_rate = a.share_n ? a.sinks / (double)a.share_n : NAN;
     } else {
         lceval_result_free(r);

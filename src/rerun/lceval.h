@@ -36,7 +36,8 @@ typedef struct {
     double val_loss, ppl;
     double first_share;   /* mean over layers, heads, sequences */
     double uniform_share; /* uniform attention's share at len under each layer's window, with
-                             each layer's slots (metrics.h uniform_share_layers) */
+                             each layer's slots, each layer weighted by its query heads as
+                             first_share is (metrics.h uniform_share_layers) */
     double sink_rate;     /* metrics.h sink_rate: per sequence, layer and head */
     long long n_seqs;
     int n_buckets;                           /* ceil(len / train_len) */

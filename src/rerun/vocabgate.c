@@ -72,13 +72,13 @@ static int check_gate(const Forward *f, char *err, size_t errlen) {
 /* Tokens v0 .. v0 + n - 1 through the gate: their means into out->mean. */
 static int run_batch(Forward *f, VocabGates *out, int *ids, float *scores, int v0, int n, char *err,
                      size_t errlen) {
-    const int C = out->C;
+    const int C = out->C, C0 = out->C0;
     for (int b = 0; b < n; b++) ids[b] = v0 + b;
     if (f->ops->first_gates(f, ids, n, scores, err, errlen) != 0) return -1;
     for (int b = 0; b < n; b++) {
         double s = 0.0;
-        for (int c = 0; c < C; c++) s += scores[(size_t)b * C + c];
-        out->mean[v0 + b] = s / C;
+        for (int c = 0; c < C0; c++) s += scores[(size_t)b * C + c];
+        out->mean[v0 + b] = s / C0;
     }
     return 0;
 }
@@ -91,7 +91,8 @@ int vocab_gates_run(Forward *f, VocabGates *out, void (*progress)(int done, int 
     int B = V < VG_BATCH ? V : VG_BATCH;
     if ((size_t)B * V > VG_LOGIT_FLOATS) B = (int)(VG_LOGIT_FLOATS / (size_t)V);
     if (B < 1) B = 1;
-    out->V = V, out->C = C, out->bounded = f->info.gate_bounded;
+    out->V = V, out->C = C, out->C0 = forward_layer_channels(&f->info, 0);
+    out->bounded = f->info.gate_bounded;
     if (forward_check_memory(f, B, 1, 0, 0, f->run, err, errlen) != 0 ||
         f->ops->prepare(f, B, 1, 1.0, err, errlen) != 0)
         return -1;

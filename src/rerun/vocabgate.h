@@ -18,9 +18,11 @@
 #define VG_LOGIT_FLOATS ((size_t)1 << 26)
 
 typedef struct {
-    int V, C;                /* vocabulary, gate channels per token */
+    int V, C;                /* vocabulary, gate channels a token's scores hold */
+    int C0;                  /* layer 0's own channels (forward_layer_channels), the first
+                                C0 of the C: the others, of heads layer 0 lacks, are NaN */
     int bounded;             /* the scores lie in [0, 1] (else raw act(XW): no "shut" claim) */
-    double *mean;            /* [V]: token v's mean score over the C channels */
+    double *mean;            /* [V]: token v's mean score over the C0 channels */
     double shut;             /* share of tokens whose mean is below RS_GATE_SPARSE */
     double mean_all, median; /* of mean[] over the V tokens */
     int n_top;               /* min(VG_TOP, V) */

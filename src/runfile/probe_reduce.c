@@ -402,7 +402,8 @@ static void acc_means(ProbeAcc *a) {
     head_means(a);
     for (int l = 0; s->C && l < s->L; l++) {
         double *st = a->gate_stats + l * RS_GATE_NSTATS, cnt = st[3] > 0 ? st[3] : 1.0;
-        double per_chan = cnt / (s->C / s->H * probe_layer_heads(a->layer_heads, s->H, l));
+        const int Cl = probe_layer_channels(a->layer_heads, s->H, s->C, s->gate_shared, l);
+        const double per_chan = Cl > 0 ? cnt / Cl : 1.0; /* scores per channel */
         for (int c = 0; c < s->C; c++) a->gate_channel_mean[(size_t)l * s->C + c] /= per_chan;
         for (int k = 0; k < RS_GATE_NBELOW; k++) a->gate_below[l * RS_GATE_NBELOW + k] /= cnt;
         st[0] /= cnt;
@@ -424,10 +425,12 @@ static void absent_nan(const ProbeAcc *a, const char *dims, float *f, double *g)
     for (const char *c = pl + 1; c < px; c++) mid *= (size_t)plan_dim(s, *c);
     for (const char *c = px + 1; *c; c++) inner *= (size_t)plan_dim(s, *c);
     const size_t L = (size_t)s->L, size = (size_t)plan_dim(s, *px);
-    const size_t per_head = *px == 'C' ? (size_t)(s->C / s->H) : 1;
     for (size_t o = 0; o < outer; o++)
         for (size_t l = 0; l < L; l++) {
-            const size_t first = per_head * (size_t)a->layer_heads[l];
+            const size_t first =
+                (size_t)(*px == 'C' ? probe_layer_channels(a->layer_heads, s->H, s->C,
+                                                           s->gate_shared, (int)l)
+                                    : a->layer_heads[l]);
             if (first >= size) continue;
             const size_t run = (size - first) * inner;
             for (size_t m = 0; m < mid; m++) {
@@ -452,6 +455,10 @@ static void absent_heads(ProbeAcc *a) {
 
 int probe_layer_heads(const int *layer_heads, int H, int l) {
     return layer_heads ? layer_heads[l] : H;
+}
+
+int probe_layer_channels(const int *layer_heads, int H, int C, int shared, int l) {
+    return layer_heads && !shared ? C / H * layer_heads[l] : C;
 }
 
 void probe_acc_finish(ProbeAcc *a, ProbeRecord *out) {

@@ -51,6 +51,8 @@ typedef struct {
                                 (plain softmax), or 1 less the slot's weight
                                 (a sink logit in the softmax); 0: the
                                 mass is read from the maps (M = T) */
+    int gate_shared;         /* 1: one score vector gates every head (every layer C
+                                channels, whatever its heads) */
     int threads;             /* the per-layer reductions run side by side */
 } ProbeShape;
 
@@ -119,6 +121,13 @@ size_t probe_acc_bytes(const ProbeShape *s);
 /* Layer l's query heads: layer_heads[l] (a record's or shape's), H when
  * NULL. */
 int probe_layer_heads(const int *layer_heads, int H, int l);
+/* Layer l's own gate channels of a probe with C channels and H query
+ * heads: C when layer_heads is NULL (every layer has them all, whatever
+ * heads they serve: C = H per-head or C = Hkv per-KV-head gates, C = 1
+ * one score) or the gate is head-shared, else C / H for each of the
+ * layer's query heads. The reducer's and the reader's (runread_layer_channels)
+ * one definition. */
+int probe_layer_channels(const int *layer_heads, int H, int C, int shared, int l);
 
 /* probe_reduce_sinks.c, the measures beyond position 0 (metrics_sinks.h),
  * called by the reducer: add head h's key alphas of one sequence's layer,

@@ -107,6 +107,9 @@ void runread_probe_free(ProbeRecord *p);
  * them. Heads h >= this count are absent (NaN): a reader that loops over
  * heads loops to it, and a fraction of heads counts these only. */
 int runread_layer_heads(const ProbeRecord *p, int l);
+/* Layer l's own gate channels (probe_layer_channels): channels c >= this
+ * count of its row of gate_channel_mean are absent (NaN). */
+int runread_layer_channels(const ProbeRecord *p, int l);
 /* Layer l's extra slots: its layer_slots entry, else the record's slots
  * (-1 in a file written before probes recorded them). */
 int runread_layer_slots(const ProbeRecord *p, int l);

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "h5util.h"
-#include "probe_reduce.h" /* probe_layer_heads */
+#include "probe_reduce.h" /* probe_layer_heads, probe_layer_channels */
 #include "runschema.h"
 #include "runfile_check.h"
 #include "util.h"
@@ -375,6 +375,10 @@ int runread_intervention_names(RunReader *r, char ***names, char *err, size_t er
 
 int runread_layer_heads(const ProbeRecord *p, int l) {
     return probe_layer_heads(p->layer_heads, p->H, l);
+}
+
+int runread_layer_channels(const ProbeRecord *p, int l) {
+    return probe_layer_channels(p->layer_heads, p->H, p->gate_channels, p->gate_shared, l);
 }
 
 int runread_layer_slots(const ProbeRecord *p, int l) {

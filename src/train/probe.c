@@ -55,6 +55,7 @@ static ProbeShape probe_shape(const Model *m, int N, int T) {
                         .d = D->d,
                         .has_slot = config_attention_slots(&m->cfg) > 0,
                         .has_logits = 1, /* model_max_logit */
+                        .gate_shared = m->cfg.gate_shared,
                         .threads = 1};
 }
 
