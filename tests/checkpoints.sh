@@ -82,8 +82,13 @@ grep -q '^| laguna-f32 | pretrained:LagunaForCausalLM:[^|]*|[^|]*|[^|]*|[^|]*|[^
 # key of checkpoints' long names goes below the bars
 "$G" plot --out fs.png first-share runs/gptoss-f32.h5 runs/qwen3-f32.h5 >plot.log 2>&1 ||
     bad "plot first-share of two checkpoints failed: $(cat plot.log)"
-grep -q 'uniform (T=20, window 4 alternate, 1 sink slot)' fs.gp ||
-    bad "the uniform reference of gpt-oss does not name its window and slot: $(grep -o 'uniform ([^)]*)' fs.gp)"
+grep -q 'uniform 0\.[0-9]\{3\} (T=20, window 4 alternate, 1 sink slot)' fs.gp ||
+    bad "the uniform reference of gpt-oss does not name its value, window and slot: $(grep -o 'uniform [^)]*)' fs.gp)"
+# MiMo's sink logits sit on its sliding layers only: the reference says on how many
+"$G" plot --out fsm.png first-share runs/mimo-f32.h5 >plot.log 2>&1 ||
+    bad "plot first-share of mimo-f32 failed: $(cat plot.log)"
+grep -q 'uniform 0\.[0-9]\{3\} (T=20, window 4 on 2/3, 1 sink slot on 2/3)' fsm.gp ||
+    bad "the uniform reference of mimo-f32 does not say its slots are on 2 of 3 layers: $(grep -o 'uniform [^)]*)' fsm.gp)"
 grep -q '^set key below' fs.gp || bad "the key of long checkpoint names is not below the bars"
 # a prompt through it records the same: its scores are not bounded
 "$G" probe runs/laguna-f32.h5 --tokens 2,5,7,9 --name p --no-figure >probe.log 2>&1 ||

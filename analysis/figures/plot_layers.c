@@ -115,6 +115,22 @@ done:
     return rc;
 }
 
+/* ", k sink slot(s)" of probe p's uniform reference, with " on m/L" where
+ * only m of its L layers have them (a checkpoint's sinks on some layers);
+ * "" without slots. */
+static void slots_label(RunReader *r, const ProbeRecord *p, char *out, size_t n) {
+    int ns = 0, on = 0;
+    for (int l = 0; l < p->L; l++) {
+        const int k = rs_uniform_slots(r, p, l);
+        if (k > 0) on++, ns = k;
+    }
+    out[0] = 0;
+    if (!on) return;
+    int w = snprintf(out, n, ", %d sink slot%s", ns, ns > 1 ? "s" : "");
+    if (on < p->L && w > 0 && (size_t)w < n)
+        snprintf(out + w, n - (size_t)w, " on %d/%d", on, p->L);
+}
+
 /* (b) and (d): per-layer values from each run's last probe, one bar per
  * (layer, group); a group's bar is the mean over its runs, with min..max
  * error bars when a group has several. With with_uniform, a dashed
@@ -159,14 +175,13 @@ static int fig_layers(RunSet *rs, const char *png, LayerFn fn, int with_uniform,
             char v[RS_N_ARCH][RS_ARCH_LEN], e[RS_N_ARCH][RS_ARCH_LEN];
             rs_arch_values(rs->r[i], v); /* a checkpoint's per-layer windows included */
             rs_arch_effective((const char(*)[RS_ARCH_LEN])v, p.T, e);
-            const int ns = rs_uniform_slots(rs->r[i], &p, -1);
-            char slot[32] = "";
-            if (ns) snprintf(slot, sizeof slot, ", %d sink slot%s", ns, ns > 1 ? "s" : "");
+            char slot[48];
+            slots_label(rs->r[i], &p, slot, sizeof slot);
             if (strcmp(e[RS_ARCH_WINDOW], "0"))
-                snprintf(reflab[nref], sizeof reflab[nref], "uniform (T=%d, window %s%s%s)", p.T,
-                         e[RS_ARCH_WINDOW],
+                snprintf(reflab[nref], sizeof reflab[nref], "uniform %.3f (T=%d, window %s%s%s)", u,
+                         p.T, e[RS_ARCH_WINDOW],
                          strcmp(e[RS_ARCH_WINDOW_LAYERS], "alternate") ? "" : " alternate", slot);
-            else snprintf(reflab[nref], sizeof reflab[nref], "uniform (T=%d%s)", p.T, slot);
+            else snprintf(reflab[nref], sizeof reflab[nref], "uniform %.3f (T=%d%s)", u, p.T, slot);
             refp[nref] = reflab[nref];
             nref++;
         }
