@@ -81,6 +81,15 @@ static int llama_attn_specs(const HfArch *a, long long qr, Spec *s, int n) {
     return n;
 }
 
+/* llama_attn_specs with q_proj of H * dh rows, then q_norm / k_norm of
+ * one head's dh each (Gemma 3, AFMoE, Laguna, Step-3.5): the new count. */
+static int headnorm_attn_specs(const HfArch *a, Spec *s, int n) {
+    n = llama_attn_specs(a, (long long)a->H * a->dh, s, n);
+    ADD(W_QN, "self_attn.q_norm.weight", 1, a->dh, 0);
+    ADD(W_KN, "self_attn.k_norm.weight", 1, a->dh, 0);
+    return n;
+}
+
 /* The SwiGLU MLP of the Llama layout from s[n] on: returns the new count. */
 static int llama_mlp_specs(const HfArch *a, Spec *s, int n) {
     const long long d = a->d, ff = a->ff;
@@ -146,11 +155,8 @@ static int gemma_specs(const HfArch *a, Spec *s) {
     ADD(W_LN1_POST, "post_attention_layernorm.weight", 1, d, 0);
     ADD(W_LN2, "pre_feedforward_layernorm.weight", 1, d, 0);
     ADD(W_LN2_POST, "post_feedforward_layernorm.weight", 1, d, 0);
-    n = llama_attn_specs(a, (long long)a->H * a->dh, s, n);
-    if (a->qk_norm) {
-        ADD(W_QN, "self_attn.q_norm.weight", 1, a->dh, 0);
-        ADD(W_KN, "self_attn.k_norm.weight", 1, a->dh, 0);
-    }
+    n = a->qk_norm ? headnorm_attn_specs(a, s, n)
+                   : llama_attn_specs(a, (long long)a->H * a->dh, s, n);
     return llama_mlp_specs(a, s, n);
 }
 /* gpt-oss: Llama's norms and attention (with biases), the per-head sink
@@ -200,9 +206,7 @@ static int afmoe_specs(const HfArch *a, int l, Spec *s) {
     ADD(W_LN1_POST, "post_attention_layernorm.weight", 1, d, 0);
     ADD(W_LN2, "pre_mlp_layernorm.weight", 1, d, 0);
     ADD(W_LN2_POST, "post_mlp_layernorm.weight", 1, d, 0);
-    n = llama_attn_specs(a, (long long)a->H * a->dh, s, n);
-    ADD(W_QN, "self_attn.q_norm.weight", 1, a->dh, 0);
-    ADD(W_KN, "self_attn.k_norm.weight", 1, a->dh, 0);
+    n = headnorm_attn_specs(a, s, n);
     ADD(W_GPROJ, "self_attn.gate_proj.weight", 2, (long long)a->H * hf_gate_per_head(a), d);
     if (!a->n_experts || l < a->moe_from) return llama_mlp_specs(a, s, n);
     ADD(W_ROUTER, "mlp.router.gate.weight", 2, a->n_experts, d);
@@ -223,9 +227,7 @@ static int laguna_specs(const HfArch *a, int l, int stacked, Spec *s) {
     int n = 0;
     ADD(W_LN1, "input_layernorm.weight", 1, d, 0);
     ADD(W_LN2, "post_attention_layernorm.weight", 1, d, 0);
-    n = llama_attn_specs(a, (long long)a->H * a->dh, s, n);
-    ADD(W_QN, "self_attn.q_norm.weight", 1, a->dh, 0);
-    ADD(W_KN, "self_attn.k_norm.weight", 1, a->dh, 0);
+    n = headnorm_attn_specs(a, s, n);
     ADD(W_GPROJ, "self_attn.g_proj.weight", 2, (long long)a->H * hf_gate_per_head(a), d);
     if (!a->n_experts || l < a->moe_from) return llama_mlp_specs(a, s, n);
     ADD(W_ROUTER, "mlp.gate.weight", 2, a->n_experts, d);
@@ -252,9 +254,7 @@ static int step3p5_specs(const HfArch *a, int l, int stacked, Spec *s) {
     int n = 0;
     ADD(W_LN1, "input_layernorm.weight", 1, d, 0);
     ADD(W_LN2, "post_attention_layernorm.weight", 1, d, 0);
-    n = llama_attn_specs(a, (long long)a->H * a->dh, s, n);
-    ADD(W_QN, "self_attn.q_norm.weight", 1, a->dh, 0);
-    ADD(W_KN, "self_attn.k_norm.weight", 1, a->dh, 0);
+    n = headnorm_attn_specs(a, s, n);
     if (a->gate != HF_GATE_NONE) ADD(W_GPROJ, "self_attn.g_proj.weight", 2, (long long)a->H, d);
     if (!a->n_experts || l < a->moe_from) return llama_mlp_specs(a, s, n);
     ADD(W_ROUTER, "moe.gate.weight", 2, E, d);
