@@ -201,3 +201,14 @@ void hf_check_uniform(const char *run, const char *log, int len, const double *s
     assert_true(fabs(json_real_value(json_object_get(e, "uniform_share")) - mean) < 1e-9);
     json_decref(o);
 }
+
+/* Contracts in hf_inspect_fixture.h. */
+void hf_refusals(HfParse parse, const HfRefusal *c, size_t n) {
+    HfArch a;
+    char err[512];
+    for (size_t i = 0; i < n; i++) {
+        assert_int_equal(parse(&a, c[i].extra, err, sizeof err), -1);
+        if (!strstr(err, c[i].want)) fail_msg("%s: got \"%s\"", c[i].extra, err);
+        assert_null(strchr(err, '\n'));
+    }
+}

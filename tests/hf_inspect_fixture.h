@@ -32,6 +32,16 @@ void hf_check_fixture(const char *name);
  * with the extra keys `extra` (", ..." or ""). */
 int hf_parse_tiny(HfArch *a, const char *arch, const char *extra, char *err, size_t errlen);
 
+/* A config.json parse of a family's tiny config with extra keys (", ..."),
+ * as hf_parse_tiny; and one case it must refuse: the extra keys and a
+ * text the one-line refusal holds. */
+typedef int (*HfParse)(HfArch *a, const char *extra, char *err, size_t errlen);
+typedef struct {
+    const char *extra, *want;
+} HfRefusal;
+/* Each of the n cases refused by parse in one line holding its want. */
+void hf_refusals(HfParse parse, const HfRefusal *c, size_t n);
+
 /* inspect of the committed fixture tests/reference/hf/<name>/'s weights
  * under its config.json with each text `from` replaced by `to` (pairs of
  * strings, NULL-ended; each from must be there): cmocka-fails unless it

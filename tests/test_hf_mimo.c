@@ -133,9 +133,7 @@ static void test_mimo_pattern_diff(void **s) {
  * naming the key. */
 static void test_mimo_refusals(void **s) {
     (void)s;
-    static const struct {
-        const char *extra, *want;
-    } C[] = {
+    static const HfRefusal C[] = {
         {", \"hybrid_layer_pattern\": [1, 0, 1], \"sliding_window_size\": 4, \"swa_head_dim\": 16, "
          "\"v_head_dim\": 8, "
          "\"swa_v_head_dim\": 8",
@@ -161,13 +159,7 @@ static void test_mimo_refusals(void **s) {
          "num_experts_per_tok 3 must be at most n_routed_experts 2"},
         {", \"rope_scaling\": {\"rope_type\": \"linear\", \"factor\": 2.0}", "change rope_scaling"},
     };
-    HfArch a;
-    char err[512];
-    for (size_t i = 0; i < sizeof C / sizeof *C; i++) {
-        assert_int_equal(mimo_parse(&a, C[i].extra, err, sizeof err), -1);
-        if (!strstr(err, C[i].want)) fail_msg("%s: got \"%s\"", C[i].extra, err);
-        assert_null(strchr(err, '\n'));
-    }
+    hf_refusals(mimo_parse, C, sizeof C / sizeof *C);
 }
 
 /* Both tiny checkpoints within HF_TOL of the float64 reference, the

@@ -74,12 +74,18 @@ static void test_routers(void **s) {
     assert_true(a.router.score == HF_SCORE_SIGMOID && a.router.select_bias && !a.router.renorm);
 }
 
+static int afmoe_parse(HfArch *a, const char *extra, char *err, size_t errlen) {
+    return hf_parse_tiny(a, "AfmoeForCausalLM", extra, err, errlen);
+}
+
+static int laguna_parse(HfArch *a, const char *extra, char *err, size_t errlen) {
+    return hf_parse_tiny(a, "LagunaForCausalLM", extra, err, errlen);
+}
+
 /* What no AFMoE router runs, refused naming the key. */
 static void test_router_refusals(void **s) {
     (void)s;
-    static const struct {
-        const char *extra, *want;
-    } C[] = {
+    static const HfRefusal C[] = {
         {", \"score_func\": \"tanh\"", "change score_func (\"sigmoid\" or \"softmax\")"},
         {", \"score_func\": 1", "change score_func"},
         {", \"n_group\": 2, \"topk_group\": 1",
@@ -87,18 +93,13 @@ static void test_router_refusals(void **s) {
         {", \"num_experts\": 4, \"num_experts_per_tok\": 5",
          "num_experts_per_tok 5 must be at most num_experts 4"},
     };
+    hf_refusals(afmoe_parse, C, sizeof C / sizeof *C);
+    /* the same keys on a checkpoint whose every layer is dense: no router */
     HfArch a;
     char err[512];
-    for (size_t i = 0; i < sizeof C / sizeof *C; i++) {
-        assert_int_equal(hf_parse_tiny(&a, "AfmoeForCausalLM", C[i].extra, err, sizeof err), -1);
-        if (!strstr(err, C[i].want)) fail_msg("%s: got \"%s\"", C[i].extra, err);
-        assert_null(strchr(err, '\n'));
-    }
-    /* the same keys on a checkpoint whose every layer is dense: no router */
-    assert_int_equal(hf_parse_tiny(&a, "AfmoeForCausalLM",
-                                   ", \"num_dense_layers\": 3, \"score_func\": \"softmax\"", err,
-                                   sizeof err),
-                     0);
+    assert_int_equal(
+        afmoe_parse(&a, ", \"num_dense_layers\": 3, \"score_func\": \"softmax\"", err, sizeof err),
+        0);
 }
 
 /* The Trinity router's other forms against the float64 reference:
@@ -293,9 +294,7 @@ static void test_laguna_keys(void **s) {
  * does not hold, refused in one line naming the key. */
 static void test_laguna_refusals(void **s) {
     (void)s;
-    static const struct {
-        const char *extra, *want;
-    } C[] = {
+    static const HfRefusal C[] = {
         {", \"num_attention_heads_per_layer\": [4, 0, 4]",
          "change num_attention_heads_per_layer (each a count in [1, 4096])"},
         {", \"num_attention_heads_per_layer\": [4, 3, 4]",
@@ -311,13 +310,7 @@ static void test_laguna_refusals(void **s) {
         {", \"num_experts\": 4, \"num_experts_per_tok\": 5",
          "num_experts_per_tok 5 must be at most num_experts 4"},
     };
-    HfArch a;
-    char err[512];
-    for (size_t i = 0; i < sizeof C / sizeof *C; i++) {
-        assert_int_equal(hf_parse_tiny(&a, "LagunaForCausalLM", C[i].extra, err, sizeof err), -1);
-        if (!strstr(err, C[i].want)) fail_msg("%s: got \"%s\"", C[i].extra, err);
-        assert_null(strchr(err, '\n'));
-    }
+    hf_refusals(laguna_parse, C, sizeof C / sizeof *C);
 }
 
 /* laguna-f32's probe records: the softplus scores as gate scores of H

@@ -152,9 +152,7 @@ static void test_step3p5_layouts(void **s) {
 /* What the file defines and gatelab does not run, refused naming the key. */
 static void test_step3p5_refusals(void **s) {
     (void)s;
-    static const struct {
-        const char *extra, *want;
-    } C[] = {
+    static const HfRefusal C[] = {
         {", \"layer_types\": [\"sliding_attention\"], \"sliding_window\": 4, "
          "\"attention_other_setting\": {\"num_attention_heads\": 5, \"num_attention_groups\": 2}",
          "layer 0's 5 attention heads are not a multiple of 2 key/value heads: change "
@@ -191,13 +189,7 @@ static void test_step3p5_refusals(void **s) {
         {", \"moe_layers_enum\": [1, 2], \"moe_num_experts\": 4, \"moe_top_k\": 5",
          "moe_top_k 5 must be at most moe_num_experts 4"},
     };
-    HfArch a;
-    char err[512];
-    for (size_t i = 0; i < sizeof C / sizeof *C; i++) {
-        assert_int_equal(step_parse(&a, C[i].extra, err, sizeof err), -1);
-        if (!strstr(err, C[i].want)) fail_msg("%s: got \"%s\"", C[i].extra, err);
-        assert_null(strchr(err, '\n'));
-    }
+    hf_refusals(step_parse, C, sizeof C / sizeof *C);
 }
 
 /* The tiny checkpoints within HF_TOL of the float64 reference. */
