@@ -3,6 +3,8 @@
 
 #include <math.h>
 
+#include "simd.h"
+
 float lr_at_step(const Config *cfg, long long s) {
     if (cfg->warmup > 0 && s < cfg->warmup) return cfg->lr * (float)(s + 1) / (float)cfg->warmup;
     long long span = cfg->steps - cfg->warmup;
@@ -43,28 +45,47 @@ void adamw_update(float *params, const float *grads, float *m, float *v, const P
     adamw_update_range(params, grads, 1.0f, m, v, t, cfg, lr, step, 0, t->total);
 }
 
+/* The scalars of one tensor's update. */
+typedef struct {
+    float decay, gscale, b1, b2, eps, step_size, sqrt_bc2;
+} AdamwScalars;
+
+/* One tensor's elements: the same operations in the same order on every
+ * element as torch.optim.AdamW, so fixtures agree. Compiled three times
+ * (simd.h); this file is built with -fno-math-errno (meson.build), which
+ * changes no result (sqrtf is IEEE's correctly rounded root either way)
+ * but lets the loop use vector square roots instead of a call per element
+ * that may set errno. */
+SIMD_BODY void adamw_tensor_body(float *restrict p, const float *restrict g, float *restrict mm,
+                                 float *restrict vv, size_t n, const AdamwScalars *k) {
+    const float decay = k->decay, gscale = k->gscale, b1 = k->b1, b2 = k->b2, eps = k->eps;
+    const float step_size = k->step_size, sqrt_bc2 = k->sqrt_bc2;
+    for (size_t i = 0; i < n; i++) {
+        p[i] -= decay * p[i];
+        const float gi = g[i] * gscale;
+        mm[i] = b1 * mm[i] + (1.0f - b1) * gi;
+        vv[i] = b2 * vv[i] + (1.0f - b2) * gi * gi;
+        p[i] -= step_size * mm[i] / (sqrtf(vv[i]) / sqrt_bc2 + eps);
+    }
+}
+SIMD_KERNEL_STATIC(adamw_tensor,
+                   (float *restrict p, const float *restrict g, float *restrict mm,
+                    float *restrict vv, size_t n, const AdamwScalars *k),
+                   (p, g, mm, vv, n, k))
+
 void adamw_update_range(float *params, const float *grads, float gscale, float *m, float *v,
                         const ParamTable *t, const Config *cfg, float lr, long long step, size_t i0,
                         size_t i1) {
-    const float b1 = cfg->beta1, b2 = cfg->beta2, eps = cfg->adam_eps;
-    const float bc1 = 1.0f - powf(b1, (float)(step + 1));
-    const float bc2 = 1.0f - powf(b2, (float)(step + 1));
-    /* the same operation order as torch.optim.AdamW, so fixtures agree */
-    const float step_size = lr / bc1, sqrt_bc2 = sqrtf(bc2);
-    for (int k = 0; k < t->count; k++) {
-        const ParamInfo *pi = &t->info[k];
+    AdamwScalars k = {.gscale = gscale, .b1 = cfg->beta1, .b2 = cfg->beta2, .eps = cfg->adam_eps};
+    const float bc1 = 1.0f - powf(k.b1, (float)(step + 1));
+    const float bc2 = 1.0f - powf(k.b2, (float)(step + 1));
+    k.step_size = lr / bc1, k.sqrt_bc2 = sqrtf(bc2);
+    for (int j = 0; j < t->count; j++) {
+        const ParamInfo *pi = &t->info[j];
         size_t a = pi->offset > i0 ? pi->offset : i0;
         size_t b = pi->offset + pi->numel < i1 ? pi->offset + pi->numel : i1;
         if (a >= b) continue;
-        const float decay = pi->decay ? decay_factor(cfg, lr) : 0.0f;
-        float *p = params + a, *mm = m + a, *vv = v + a;
-        const float *g = grads + a;
-        for (size_t i = 0; i < b - a; i++) {
-            p[i] -= decay * p[i];
-            const float gi = g[i] * gscale;
-            mm[i] = b1 * mm[i] + (1.0f - b1) * gi;
-            vv[i] = b2 * vv[i] + (1.0f - b2) * gi * gi;
-            p[i] -= step_size * mm[i] / (sqrtf(vv[i]) / sqrt_bc2 + eps);
-        }
+        k.decay = pi->decay ? decay_factor(cfg, lr) : 0.0f;
+        adamw_tensor(params + a, grads + a, m + a, v + a, b - a, &k);
     }
 }
