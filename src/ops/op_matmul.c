@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "ops.h"
+#include "simd.h"
 
 /* out[M,N] = inp[M,K] @ w[N,K]^T (+ bias[N]) */
 void matmul_forward(float *out, const float *inp, const float *w, const float *bias, int M, int K,
@@ -59,3 +60,31 @@ void matmul_backward_set(float *dinp, float *dw, float *dbias, const float *dout
                          const float *w, int M, int K, int N) {
     matmul_backward_into(MM_SET_DINP, dinp, dw, dbias, dout, inp, w, M, K, N);
 }
+
+SIMD_BODY void cols_split_body(float *part, float *copy, const float *cat, size_t N, size_t P,
+                               size_t off, size_t r) {
+    for (size_t n = 0; n < N; n++) {
+        const float *c = cat + n * P + off;
+        float *p = part + n * r;
+        if (copy) {
+            float *q = copy + n * r;
+            for (size_t j = 0; j < r; j++) p[j] = q[j] = c[j];
+        } else {
+            for (size_t j = 0; j < r; j++) p[j] = c[j];
+        }
+    }
+}
+SIMD_KERNEL(cols_split,
+            (float *part, float *copy, const float *cat, size_t N, size_t P, size_t off, size_t r),
+            (part, copy, cat, N, P, off, r))
+
+SIMD_BODY void cols_gather_body(float *cat, const float *part, size_t N, size_t P, size_t off,
+                                size_t r) {
+    for (size_t n = 0; n < N; n++) {
+        float *c = cat + n * P + off;
+        const float *p = part + n * r;
+        for (size_t j = 0; j < r; j++) c[j] = p[j];
+    }
+}
+SIMD_KERNEL(cols_gather, (float *cat, const float *part, size_t N, size_t P, size_t off, size_t r),
+            (cat, part, N, P, off, r))
