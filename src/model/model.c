@@ -93,12 +93,11 @@ typedef struct {
     int n;
     int rows[4];
     float *part[4]; /* [N, rows] activations or their gradients */
-    float *copy[4]; /* a second buffer the split also writes, or NULL */
 } Fused;
 
 static Fused fused_parts(const Model *m, float *q, float *k, float *v, float *gz) {
     const Dims *D = &m->dims;
-    Fused f = {3, {D->qdim, D->kvdim, D->kvdim, 0}, {q, k, v, NULL}, {NULL}};
+    Fused f = {3, {D->qdim, D->kvdim, D->kvdim, 0}, {q, k, v, NULL}};
     if (model_gate_in_projection(&m->cfg)) {
         f.rows[3] = D->gate_channels, f.part[3] = gz;
         f.n = 4;
@@ -112,7 +111,7 @@ static void fused_rows(float *cat, const Fused *f, int N, int P, int to_cat) {
     for (int i = 0; i < f->n; i++) {
         const size_t r = (size_t)f->rows[i];
         if (to_cat) cols_gather(cat, f->part[i], (size_t)N, (size_t)P, off, r);
-        else cols_split(f->part[i], f->copy[i], cat, (size_t)N, (size_t)P, off, r);
+        else cols_split(f->part[i], cat, (size_t)N, (size_t)P, off, r);
         off += r;
     }
 }
@@ -123,9 +122,6 @@ static void fused_forward(const Model *m, RunState *s, LayerActs *a, const Layer
     Scratch *sc = s->sc;
     const int P = model_fused_cols(m), d = m->dims.d;
     Fused f = fused_parts(m, a->q, a->k, a->v, a->gz);
-    /* q and k that no gate or norm changes are what RoPE starts from */
-    f.copy[0] = a->qn == a->q ? a->qr : NULL;
-    f.copy[1] = a->kn == a->k ? a->kr : NULL;
     linear_forward(iv, sc->cat, a->n1, lw->w_q, N, d, P);
     fused_rows(sc->cat, &f, N, P, 0);
 }
@@ -175,8 +171,8 @@ static void attn_inputs_forward(const Model *m, RunState *s, int l, int B, int T
         rmsnorm_forward(a->qn, a->qrstd, a->qg, lw->q_norm, N * D->H, D->dh, c->norm_eps);
         rmsnorm_forward(a->kn, a->krstd, a->kg, lw->k_norm, N * D->Hkv, D->dh, c->norm_eps);
     }
-    if (a->qn != a->q) memcpy(a->qr, a->qn, Nq * sizeof(float)); /* else fused_forward's copy */
-    if (a->kn != a->k) memcpy(a->kr, a->kn, Nk * sizeof(float));
+    if (a->qr != a->qn) memcpy(a->qr, a->qn, Nq * sizeof(float)); /* else projected there */
+    if (a->kr != a->kn) memcpy(a->kr, a->kn, Nk * sizeof(float));
     if (c->pos == POS_ROPE) {
         const int sp = rope_split(m);
         rope_forward(a->qr, s->rope_cos, s->rope_sin, B, Ti, D->H * sp, D->dh / sp);

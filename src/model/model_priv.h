@@ -15,7 +15,7 @@ typedef struct GatedNormActs {
 struct LayerActs {
     float *x_in;                    /* [N,d] residual entering the layer */
     float *n1, *mean1, *rstd1;      /* attn_norm */
-    float *q, *k, *v;               /* projections */
+    float *q, *k, *v;               /* projections (q, k: qr, kr where unchanged before RoPE) */
     float *gz, *gs, *gbar;          /* gate: raw, activated, head-shared mean */
     float *qg, *kg, *vg;            /* after G4 / G3 / G2 (or aliases) */
     float *qn, *kn, *qrstd, *krstd; /* after QK-norm (or aliases) */

@@ -40,8 +40,12 @@ static void plan_layer(LayerActs *a, Plan *b, const Model *m, size_t N, int B, i
     a->n1 = take(b, N * D->d);
     a->mean1 = take(b, N);
     a->rstd1 = take(b, N);
-    a->q = take(b, N * D->qdim);
-    a->k = take(b, N * D->kvdim);
+    /* a q or k that no gate or norm changes is projected straight into the
+     * buffer RoPE rotates in place: nothing reads it before rotation */
+    a->qr = take(b, N * D->qdim);
+    a->kr = take(b, N * D->kvdim);
+    a->q = c->gate_pos != GATE_G4 && !c->qk_norm ? a->qr : take(b, N * D->qdim);
+    a->k = c->gate_pos != GATE_G3 && !c->qk_norm ? a->kr : take(b, N * D->kvdim);
     a->v = take(b, N * D->kvdim);
     if (c->gate_pos != GATE_NONE) {
         size_t per = c->gate_input == GIN_CONST ? 1 : N;
@@ -61,8 +65,6 @@ static void plan_layer(LayerActs *a, Plan *b, const Model *m, size_t N, int B, i
         a->qn = a->qg;
         a->kn = a->kg;
     }
-    a->qr = take(b, N * D->qdim);
-    a->kr = take(b, N * D->kvdim);
     a->att = take(b, att);
     a->preatt = take(b, att);
     if (c->normaliser == NORMZ_SINK_LOGIT || c->kv_bias) a->slot = take(b, (size_t)B * D->H * Ti);
