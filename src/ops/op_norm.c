@@ -12,54 +12,88 @@
 #include "simd.h"
 
 /* Row sums are sequential over i, one chain per row, as in a plain loop;
- * ROWS_N rows' chains run side by side in the lanes of a vector (rows.h),
+ * ROWS_WIDE_N rows' chains run side by side in the lanes of a vector (rows.h),
  * so the adds overlap instead of waiting on each other. The bits are those
  * of one row at a time. */
 
-/* ss[r] = sum_i x[r][i]^2 for the n <= ROWS_N rows at x (row stride c). */
+/* ss[r] = sum_i x[r][i]^2 for the n <= ROWS_WIDE_N rows at x (row stride c). */
 SIMD_BODY void sumsq_rows(float *ss, const float *x, int n, size_t c) {
-    RowVec acc = {0.0f}, v[ROWS_N];
-    for (size_t j = 0; j < c; j += ROWS_N) {
-        const int w = c - j < ROWS_N ? (int)(c - j) : ROWS_N;
-        for (int r = 0; r < ROWS_N; r++) {
-            if (r < n) rows_load(&v[r], x + (size_t)r * c + j, w);
-            else v[r] = (RowVec){0.0f};
+    RowWide acc = {0.0f}, v[ROWS_WIDE_N];
+    for (size_t j = 0; j < c; j += ROWS_WIDE_N) {
+        const int w = c - j < ROWS_WIDE_N ? (int)(c - j) : ROWS_WIDE_N;
+        if (n == ROWS_WIDE_N && w == ROWS_WIDE_N) { /* a whole block: fixed trip counts */
+            for (int r = 0; r < ROWS_WIDE_N; r++) {
+                memcpy(&v[r], x + (size_t)r * c + j, sizeof v[r]);
+                v[r] = v[r] * v[r];
+            }
+            rows_wide_colsum(&acc, v, ROWS_WIDE_N);
+            continue;
+        }
+        for (int r = 0; r < ROWS_WIDE_N; r++) {
+            if (r < n) rows_wide_load(&v[r], x + (size_t)r * c + j, w);
+            else v[r] = (RowWide){0.0f};
             v[r] = v[r] * v[r];
         }
-        rows_colsum(&acc, v, w);
+        rows_wide_colsum(&acc, v, w);
     }
-    rows_store(ss, &acc, n);
+    rows_wide_store(ss, &acc, n);
 }
 
 /* dot[r] = sum_i g[r][i] (* w[i]) * x[r][i], as the loop over i would. */
 SIMD_BODY void dot_rows(float *dot, const float *g, const float *w, const float *x, int n,
                         size_t c) {
-    RowVec acc = {0.0f}, v[ROWS_N];
-    for (size_t j = 0; j < c; j += ROWS_N) {
-        const int m = c - j < ROWS_N ? (int)(c - j) : ROWS_N;
-        RowVec wj, gr, xr;
-        if (w) rows_load(&wj, w + j, m);
-        for (int r = 0; r < ROWS_N; r++) {
+    RowWide acc = {0.0f}, v[ROWS_WIDE_N];
+    for (size_t j = 0; j < c; j += ROWS_WIDE_N) {
+        const int m = c - j < ROWS_WIDE_N ? (int)(c - j) : ROWS_WIDE_N;
+        RowWide wj, gr, xr;
+        if (w) rows_wide_load(&wj, w + j, m);
+        if (n == ROWS_WIDE_N && m == ROWS_WIDE_N) { /* a whole block: fixed trip counts */
+            for (int r = 0; r < ROWS_WIDE_N; r++) {
+                memcpy(&gr, g + (size_t)r * c + j, sizeof gr);
+                memcpy(&xr, x + (size_t)r * c + j, sizeof xr);
+                v[r] = w ? gr * wj * xr : gr * xr;
+            }
+            rows_wide_colsum(&acc, v, ROWS_WIDE_N);
+            continue;
+        }
+        for (int r = 0; r < ROWS_WIDE_N; r++) {
             if (r < n) {
-                rows_load(&gr, g + (size_t)r * c + j, m);
-                rows_load(&xr, x + (size_t)r * c + j, m);
+                rows_wide_load(&gr, g + (size_t)r * c + j, m);
+                rows_wide_load(&xr, x + (size_t)r * c + j, m);
                 v[r] = w ? gr * wj * xr : gr * xr;
             } else {
-                v[r] = (RowVec){0.0f};
+                v[r] = (RowWide){0.0f};
             }
         }
-        rows_colsum(&acc, v, m);
+        rows_wide_colsum(&acc, v, m);
     }
-    rows_store(dot, &acc, n);
+    rows_wide_store(dot, &acc, n);
+}
+
+/* dw[i] += g[r][i] * x[r][i] * rstd[r] for the n rows in order, dw held
+ * in a register over them, ROWS_WIDE_N elements at a time. */
+SIMD_BODY void dw_rows(float *dw, const float *g, const float *x, const float *rstd, int n,
+                       size_t c) {
+    for (size_t j = 0; j < c; j += ROWS_WIDE_N) {
+        const int m = c - j < ROWS_WIDE_N ? (int)(c - j) : ROWS_WIDE_N;
+        RowWide acc, gr, xr;
+        rows_wide_load(&acc, dw + j, m);
+        for (int r = 0; r < n; r++) {
+            rows_wide_load(&gr, g + (size_t)r * c + j, m);
+            rows_wide_load(&xr, x + (size_t)r * c + j, m);
+            acc += gr * xr * rstd[r];
+        }
+        rows_wide_store(dw + j, &acc, m);
+    }
 }
 
 /* out[M,C] = x * rstd * w, rstd = 1 / sqrt(mean(x^2) + eps) */
 SIMD_BODY void rmsnorm_forward_path_body(float *out, float *rstd, const float *inp, const float *w,
                                          int M, int C, float eps) {
     size_t c = (size_t)C;
-    for (size_t m0 = 0; m0 < (size_t)M; m0 += ROWS_N) {
-        int n = (size_t)M - m0 < ROWS_N ? (int)((size_t)M - m0) : ROWS_N;
-        float ss[ROWS_N];
+    for (size_t m0 = 0; m0 < (size_t)M; m0 += ROWS_WIDE_N) {
+        int n = (size_t)M - m0 < ROWS_WIDE_N ? (int)((size_t)M - m0) : ROWS_WIDE_N;
+        float ss[ROWS_WIDE_N];
         sumsq_rows(ss, inp + m0 * c, n, c);
         for (size_t m = m0; m < m0 + (size_t)n; m++) {
             const float *x = inp + m * c;
@@ -92,17 +126,16 @@ SIMD_BODY void rmsnorm_backward_path_body(float *dinp, float *dw, const float *d
                                           const float *inp, const float *w, const float *rstd,
                                           int M, int C, int set) {
     size_t c = (size_t)C;
-    for (size_t m0 = 0; m0 < (size_t)M; m0 += ROWS_N) {
-        int n = (size_t)M - m0 < ROWS_N ? (int)((size_t)M - m0) : ROWS_N;
-        float dot[ROWS_N];
+    for (size_t m0 = 0; m0 < (size_t)M; m0 += ROWS_WIDE_N) {
+        int n = (size_t)M - m0 < ROWS_WIDE_N ? (int)((size_t)M - m0) : ROWS_WIDE_N;
+        float dot[ROWS_WIDE_N];
         if (dinp) dot_rows(dot, dout + m0 * c, w, inp + m0 * c, n, c);
+        if (dw) dw_rows(dw, dout + m0 * c, inp + m0 * c, rstd + m0, n, c);
+        if (!dinp) continue;
         for (size_t m = m0; m < m0 + (size_t)n; m++) {
             const float *x = inp + m * c;
             const float *g = dout + m * c;
             float r = rstd[m];
-            if (dw)
-                for (size_t i = 0; i < c; i++) dw[i] += g[i] * x[i] * r;
-            if (!dinp) continue;
             float k = r * r * r * dot[m - m0] / (float)C;
             float *dx = dinp + m * c;
             if (set && w) {

@@ -39,13 +39,13 @@ SIMD_BODY void rows_store(float *p, const RowVec *v, int n) {
     memcpy(p, v, (size_t)n * sizeof(float));
 }
 
-/* One butterfly stage of the transpose: rows r and r + s (r & s == 0)
- * trade their off-diagonal s x s blocks. */
-#define ROWS_STAGE_(v, s, lo, hi)                                                                  \
+/* One butterfly stage of the transpose of nr rows: rows r and r + s
+ * (r & s == 0) trade their off-diagonal s x s blocks. */
+#define ROWS_STAGE_(v, nr, s, lo, hi)                                                              \
     do {                                                                                           \
-        for (int r = 0; r < ROWS_N; r++)                                                           \
+        for (int r = 0; r < (nr); r++)                                                             \
             if (!(r & (s))) {                                                                      \
-                RowVec a_ = (v)[r], b_ = (v)[r + (s)];                                             \
+                __typeof__((v)[0]) a_ = (v)[r], b_ = (v)[r + (s)];                                 \
                 (v)[r] = __builtin_shufflevector(a_, b_, lo);                                      \
                 (v)[r + (s)] = __builtin_shufflevector(a_, b_, hi);                                \
             }                                                                                      \
@@ -59,9 +59,9 @@ SIMD_BODY void rows_store(float *p, const RowVec *v, int n) {
 
 /* v[ROWS_N] in place: lane r of v[i] becomes lane i of v[r]. */
 SIMD_BODY void rows_transpose(RowVec *v) {
-    ROWS_STAGE_(v, 4, ROWS_LO4, ROWS_HI4);
-    ROWS_STAGE_(v, 2, ROWS_LO2, ROWS_HI2);
-    ROWS_STAGE_(v, 1, ROWS_LO1, ROWS_HI1);
+    ROWS_STAGE_(v, ROWS_N, 4, ROWS_LO4, ROWS_HI4);
+    ROWS_STAGE_(v, ROWS_N, 2, ROWS_LO2, ROWS_HI2);
+    ROWS_STAGE_(v, ROWS_N, 1, ROWS_LO1, ROWS_HI1);
 }
 
 /* v[r] holds elements [j, j + ROWS_N) of row r: lane r of *acc gains them
@@ -69,6 +69,47 @@ SIMD_BODY void rows_transpose(RowVec *v) {
  * left transposed. */
 SIMD_BODY void rows_colsum(RowVec *acc, RowVec *v, int n) {
     rows_transpose(v);
+    for (int i = 0; i < n; i++) *acc += v[i];
+}
+
+/* The same with ROWS_WIDE_N rows: a RowWide fills one AVX-512 register
+ * (two AVX2 ones), and twice the chains run side by side, for sums whose
+ * rows come in longer runs than attention's (RMSNorm's). */
+#define ROWS_WIDE_N 16
+
+typedef float RowWide __attribute__((vector_size(ROWS_WIDE_N * sizeof(float))));
+
+SIMD_BODY void rows_wide_load(RowWide *v, const float *p, int n) {
+    if (n == ROWS_WIDE_N) {
+        memcpy(v, p, sizeof *v);
+        return;
+    }
+    *v = (RowWide){0.0f};
+    memcpy(v, p, (size_t)n * sizeof(float));
+}
+
+SIMD_BODY void rows_wide_store(float *p, const RowWide *v, int n) {
+    memcpy(p, v, (size_t)n * sizeof(float));
+}
+
+#define ROWS_WIDE_LO8 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23
+#define ROWS_WIDE_HI8 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31
+#define ROWS_WIDE_LO4 0, 1, 2, 3, 16, 17, 18, 19, 8, 9, 10, 11, 24, 25, 26, 27
+#define ROWS_WIDE_HI4 4, 5, 6, 7, 20, 21, 22, 23, 12, 13, 14, 15, 28, 29, 30, 31
+#define ROWS_WIDE_LO2 0, 1, 16, 17, 4, 5, 20, 21, 8, 9, 24, 25, 12, 13, 28, 29
+#define ROWS_WIDE_HI2 2, 3, 18, 19, 6, 7, 22, 23, 10, 11, 26, 27, 14, 15, 30, 31
+#define ROWS_WIDE_LO1 0, 16, 2, 18, 4, 20, 6, 22, 8, 24, 10, 26, 12, 28, 14, 30
+#define ROWS_WIDE_HI1 1, 17, 3, 19, 5, 21, 7, 23, 9, 25, 11, 27, 13, 29, 15, 31
+
+SIMD_BODY void rows_wide_transpose(RowWide *v) {
+    ROWS_STAGE_(v, ROWS_WIDE_N, 8, ROWS_WIDE_LO8, ROWS_WIDE_HI8);
+    ROWS_STAGE_(v, ROWS_WIDE_N, 4, ROWS_WIDE_LO4, ROWS_WIDE_HI4);
+    ROWS_STAGE_(v, ROWS_WIDE_N, 2, ROWS_WIDE_LO2, ROWS_WIDE_HI2);
+    ROWS_STAGE_(v, ROWS_WIDE_N, 1, ROWS_WIDE_LO1, ROWS_WIDE_HI1);
+}
+
+SIMD_BODY void rows_wide_colsum(RowWide *acc, RowWide *v, int n) {
+    rows_wide_transpose(v);
     for (int i = 0; i < n; i++) *acc += v[i];
 }
 

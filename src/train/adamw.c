@@ -2,6 +2,7 @@
 #include "adamw.h"
 
 #include <math.h>
+#include <string.h>
 
 #include "simd.h"
 
@@ -19,6 +20,40 @@ double grad_sumsq(double s, const float *g, size_t i0, size_t i1) {
     for (size_t i = i0; i < i1; i++) s += (double)g[i] * (double)g[i];
     return s;
 }
+
+enum { SUM_BLOCK = 16 };
+typedef float SumVec __attribute__((vector_size(SUM_BLOCK * sizeof(float))));
+
+/* One block of SUM_BLOCK elements at a time, every shard's term added in
+ * shard order. The squares' chain is bound by the add's latency; the next
+ * block's sum, independent of it, runs in its shadow. */
+SIMD_BODY double grad_sum_shards_body(float *const *g, const float *w, int n, size_t i0, size_t i1,
+                                      int sumsq, double s) {
+    float *g0 = g[0];
+    size_t i = i0;
+    for (; i + SUM_BLOCK <= i1; i += SUM_BLOCK) {
+        SumVec x, y;
+        memcpy(&x, g0 + i, sizeof x);
+        x = x * w[0];
+        for (int j = 1; j < n; j++) {
+            memcpy(&y, g[j] + i, sizeof y);
+            x += w[j] * y;
+        }
+        memcpy(g0 + i, &x, sizeof x);
+        if (sumsq)
+            for (int k = 0; k < SUM_BLOCK; k++) s += (double)x[k] * (double)x[k];
+    }
+    for (; i < i1; i++) {
+        float x = g0[i] * w[0];
+        for (int j = 1; j < n; j++) x += w[j] * g[j][i];
+        g0[i] = x;
+        if (sumsq) s += (double)x * (double)x;
+    }
+    return s;
+}
+SIMD_KERNEL_RET(, double, grad_sum_shards,
+                (float *const *g, const float *w, int n, size_t i0, size_t i1, int sumsq, double s),
+                (g, w, n, i0, i1, sumsq, s))
 
 double grad_global_norm(const float *g, size_t n) { return sqrt(grad_sumsq(0.0, g, 0, n)); }
 

@@ -15,6 +15,14 @@ float lr_at_step(const Config *cfg, long long s);
  * continued from the first part's result has the bits of one pass. */
 double grad_sumsq(double s, const float *g, size_t i0, size_t i1);
 
+/* The shards' gradient sum over elements [i0, i1): g[0][i] = g[0][i] * w[0]
+ * + w[1] * g[1][i] + ... + w[n-1] * g[n-1][i], each element's operations
+ * in that order, those of one pass per shard (g[0] *= w[0], then
+ * g[0] += w[j] * g[j] for each j); with sumsq, returns s advanced by
+ * grad_sumsq over the summed elements, else s. On the widest SIMD path. */
+double grad_sum_shards(float *const *g, const float *w, int n, size_t i0, size_t i1, int sumsq,
+                       double s);
+
 /* Global L2 norm of n gradients (grad_sumsq over all of them, then sqrt). */
 double grad_global_norm(const float *g, size_t n);
 

@@ -20,7 +20,6 @@
 #include "fpmode.h"
 #include "opprof.h"
 #include "parallel.h"
-#include "simd.h"
 #include "trainer.h"
 #include "util.h"
 
@@ -152,43 +151,6 @@ typedef struct {
     double sumsq; /* that sum */
 } Reduce;
 
-enum { REDUCE_BLOCK = 16 };
-typedef float ReduceVec __attribute__((vector_size(REDUCE_BLOCK * sizeof(float))));
-
-/* g[0][i] = g[0][i] * w[0] + w[1] * g[1][i] + ... for i in [i0, i1), one
- * block of REDUCE_BLOCK elements at a time with every shard's term added
- * in shard order, each element's operations those of a pass per shard.
- * With sumsq, s gains each finished block's squares in element order and
- * is returned: that chain is bound by the add's latency, and the next
- * block's sum, independent of it, runs in its shadow. */
-SIMD_BODY double reduce_range_body(float *const *g, const float *w, int n, size_t i0, size_t i1,
-                                   int sumsq, double s) {
-    float *g0 = g[0];
-    size_t i = i0;
-    for (; i + REDUCE_BLOCK <= i1; i += REDUCE_BLOCK) {
-        ReduceVec x, y;
-        memcpy(&x, g0 + i, sizeof x);
-        x = x * w[0];
-        for (int j = 1; j < n; j++) {
-            memcpy(&y, g[j] + i, sizeof y);
-            x += w[j] * y;
-        }
-        memcpy(g0 + i, &x, sizeof x);
-        if (sumsq)
-            for (int k = 0; k < REDUCE_BLOCK; k++) s += (double)x[k] * (double)x[k];
-    }
-    for (; i < i1; i++) {
-        float x = g0[i] * w[0];
-        for (int j = 1; j < n; j++) x += w[j] * g[j][i];
-        g0[i] = x;
-        if (sumsq) s += (double)x * (double)x;
-    }
-    return s;
-}
-SIMD_KERNEL_RET(static, double, reduce_range,
-                (float *const *g, const float *w, int n, size_t i0, size_t i1, int sumsq, double s),
-                (g, w, n, i0, i1, sumsq, s))
-
 static void reduce_part(void *ctx, int t, int nt) {
     Reduce *r = ctx;
     size_t i0 = r->len * (size_t)t / (size_t)nt, i1 = r->len * (size_t)(t + 1) / (size_t)nt;
@@ -198,7 +160,7 @@ static void reduce_part(void *ctx, int t, int nt) {
         g[j] = r->jobs[j].s->grads;
         w[j] = (float)r->jobs[j].s->loss_count / (float)r->total;
     }
-    double s = reduce_range(g, w, r->n, i0, i1, t == 0, 0.0);
+    double s = grad_sum_shards(g, w, r->n, i0, i1, t == 0, 0.0);
     if (t == 0) r->split = i1, r->sumsq = s;
     opprof_leave(prof);
 }
