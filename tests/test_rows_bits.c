@@ -2,7 +2,8 @@
  * plain loops, bit for bit.
  *
  * RMSNorm (sixteen rows' chains side by side, dw held in registers over
- * the rows), the shards' gradient sum (element-major blocks with the
+ * the rows), cross-entropy (its row maxima in lanes, its sums side by
+ * side), the shards' gradient sum (element-major blocks with the
  * squares chained behind), AdamW (vectorised), the residual add and the
  * fused projection's column split must give the bits of the loops written
  * out below, one row or one pass at a time. Inputs mix ordinary values
@@ -131,6 +132,68 @@ static void test_rmsnorm(void **state) {
             }
 }
 
+/* ---- cross-entropy, one row at a time ---- */
+
+static float plain_ce(float *probs, float *losses, const float *logits, const int *targets, int N,
+                      int V, int *count) {
+    double total = 0.0;
+    int cnt = 0;
+    for (int n = 0; n < N; n++) {
+        const float *l = logits + (size_t)n * V;
+        float *p = probs + (size_t)n * V, mx = -INFINITY, sum = 0.0f;
+        for (int i = 0; i < V; i++) mx = l[i] > mx ? l[i] : mx;
+        for (int i = 0; i < V; i++) {
+            p[i] = expf(l[i] - mx);
+            sum += p[i];
+        }
+        float inv = 1.0f / sum;
+        for (int i = 0; i < V; i++) p[i] *= inv;
+        int tg = targets[n];
+        losses[n] = tg >= 0 && tg < V ? logf(sum) + mx - l[tg] : 0.0f;
+        if (tg >= 0 && tg < V) total += losses[n], cnt++;
+    }
+    *count = cnt;
+    return cnt > 0 ? (float)(total / cnt) : 0.0f;
+}
+
+static void ce_case(int N, int V, int edges) {
+    size_t n = (size_t)N * V;
+    float *l = vec(n, edges), *p1 = vec(n, 0), *p2 = vec(n, 0), *s1 = vec((size_t)N, 0);
+    float *s2 = vec((size_t)N, 0);
+    int *tg = malloc((size_t)N * sizeof *tg), c1 = -1, c2 = -2;
+    for (int r = 0; r < N; r++) { /* -1 and V: rows not scored */
+        val(0);
+        tg[r] = (int)((rng >> 9) % (unsigned)(V + 2)) - 1;
+    }
+    /* rows whose maximum is a zero: -0 before +0 (in a later lane of 16),
+     * +0 before -0, all -0 */
+    for (int r = 0; r < N && r < 3; r++)
+        for (int i = 0; i < V; i++) l[(size_t)r * V + i] = r == 2 ? -0.0f : -1.0f - (float)i;
+    const size_t lo = 5 % (size_t)V, hi = V > 16 ? 16 : (size_t)V - 1;
+    if (N > 1) {
+        l[lo] = -0.0f, l[hi] = 0.0f;
+        l[V + lo] = 0.0f, l[V + hi] = -0.0f;
+    }
+    float m1 = crossentropy_forward(p1, s1, l, tg, N, V, &c1);
+    float m2 = plain_ce(p2, s2, l, tg, N, V, &c2);
+    assert_same("crossentropy_forward probs", p1, p2, n);
+    assert_same("crossentropy_forward losses", s1, s2, (size_t)N);
+    assert_same("crossentropy_forward mean", &m1, &m2, 1);
+    assert_int_equal(c1, c2);
+    free(l), free(p1), free(p2), free(s1), free(s2), free(tg);
+}
+
+static void test_crossentropy(void **state) {
+    (void)state;
+    static const int Ns[] = {1, 3, 15, 16, 17, 40};
+    static const int Vs[] = {1, 2, 5, 16, 17, 65};
+    for (size_t a = 0; a < sizeof Ns / sizeof *Ns; a++)
+        for (size_t b = 0; b < sizeof Vs / sizeof *Vs; b++) {
+            ce_case(Ns[a], Vs[b], 0);
+            ce_case(Ns[a], Vs[b], 1);
+        }
+}
+
 /* ---- the shards' gradient sum: a pass per shard, then the squares ---- */
 
 static void test_grad_sum_shards(void **state) {
@@ -231,9 +294,8 @@ int main(void) {
         return 77;
     }
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_rmsnorm),
-        cmocka_unit_test(test_grad_sum_shards),
-        cmocka_unit_test(test_adamw),
+        cmocka_unit_test(test_rmsnorm),         cmocka_unit_test(test_crossentropy),
+        cmocka_unit_test(test_grad_sum_shards), cmocka_unit_test(test_adamw),
         cmocka_unit_test(test_copies),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -10,36 +10,75 @@
 
 #include "opprof.h"
 #include "ops.h"
+#include "rows.h"
+#include "simd.h"
 
 static inline int counted(int target, int V) { return target >= 0 && target < V; }
+
+/* The row's largest logit as the loop "m = l[i] > m ? l[i] : m" from -inf
+ * finds it (a NaN is never taken). That loop is one chain of compares, so
+ * ROWS_WIDE_N lanes each scan every ROWS_WIDE_N-th logit the same way and
+ * are then folded: any order finds the same largest value, and two floats
+ * compare equal with different bits only as +0 and -0, where the loop
+ * keeps the first in index order. So a zero maximum is found again by the
+ * loop itself. */
+SIMD_BODY float row_max(const float *l, size_t v) {
+    float best[ROWS_WIDE_N], m = -INFINITY;
+    for (int k = 0; k < ROWS_WIDE_N; k++) best[k] = -INFINITY;
+    size_t i = 0;
+    for (; i + ROWS_WIDE_N <= v; i += ROWS_WIDE_N)
+        for (int k = 0; k < ROWS_WIDE_N; k++) best[k] = l[i + k] > best[k] ? l[i + k] : best[k];
+    for (int k = 0; k < ROWS_WIDE_N; k++) m = best[k] > m ? best[k] : m;
+    for (; i < v; i++) m = l[i] > m ? l[i] : m;
+    if (m == 0.0f)
+        for (m = -INFINITY, i = 0; i < v; i++) m = l[i] > m ? l[i] : m;
+    return m;
+}
+
+/* ROWS_WIDE_N rows (n of them) from row n0: p = e^(l - max) through libm's
+ * expf, the rows' sums side by side (rows.h: each row's chain in index
+ * order), p scaled by 1 / sum, and each row's loss. A row's exponentials
+ * come first and its sum after them: summing between the calls would
+ * keep the sum in memory across each call, a store and a load on the
+ * chain. */
+SIMD_BODY void ce_block_body(float *probs, float *losses, const float *logits, const int *targets,
+                             size_t n0, int n, int V) {
+    const size_t v = (size_t)V;
+    float mx[ROWS_WIDE_N], sum[ROWS_WIDE_N];
+    for (int r = 0; r < n; r++) {
+        const float *l = logits + (n0 + (size_t)r) * v;
+        float *p = probs + (n0 + (size_t)r) * v, m = row_max(l, v);
+        mx[r] = m;
+        for (size_t i = 0; i < v; i++) p[i] = expf(l[i] - m);
+    }
+    rows_wide_sums(sum, probs + n0 * v, n, v, 0);
+    for (int r = 0; r < n; r++) {
+        const float *l = logits + (n0 + (size_t)r) * v;
+        float *p = probs + (n0 + (size_t)r) * v, inv = 1.0f / sum[r];
+        for (size_t i = 0; i < v; i++) p[i] *= inv;
+        int tg = targets[n0 + (size_t)r];
+        losses[n0 + (size_t)r] = counted(tg, V) ? logf(sum[r]) + mx[r] - l[tg] : 0.0f;
+    }
+}
+SIMD_KERNEL_STATIC(ce_block,
+                   (float *probs, float *losses, const float *logits, const int *targets, size_t n0,
+                    int n, int V),
+                   (probs, losses, logits, targets, n0, n, V))
 
 float crossentropy_forward(float *probs, float *losses, const float *logits, const int *targets,
                            int N, int V, int *count) {
     int prof = opprof_enter(OPPROF_LOSS);
-    size_t v = (size_t)V;
     double total = 0.0;
     int cnt = 0;
-    for (size_t n = 0; n < (size_t)N; n++) {
-        const float *l = logits + n * v;
-        float *p = probs + n * v;
-        float mx = -INFINITY;
-        for (size_t i = 0; i < v; i++) mx = l[i] > mx ? l[i] : mx;
-        float sum = 0.0f;
-        for (size_t i = 0; i < v; i++) {
-            p[i] = expf(l[i] - mx);
-            sum += p[i];
-        }
-        float inv = 1.0f / sum;
-        for (size_t i = 0; i < v; i++) p[i] *= inv;
-        int tg = targets[n];
-        if (counted(tg, V)) {
-            losses[n] = logf(sum) + mx - l[tg];
+    for (size_t n0 = 0; n0 < (size_t)N; n0 += ROWS_WIDE_N) {
+        const int n = (size_t)N - n0 < ROWS_WIDE_N ? (int)((size_t)N - n0) : ROWS_WIDE_N;
+        ce_block(probs, losses, logits, targets, n0, n, V);
+    }
+    for (size_t n = 0; n < (size_t)N; n++) /* the mean over counted rows, in row order */
+        if (counted(targets[n], V)) {
             total += losses[n];
             cnt++;
-        } else {
-            losses[n] = 0.0f;
         }
-    }
     if (count) *count = cnt;
     opprof_leave(prof);
     return cnt > 0 ? (float)(total / cnt) : 0.0f;

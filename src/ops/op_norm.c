@@ -16,29 +16,6 @@
  * so the adds overlap instead of waiting on each other. The bits are those
  * of one row at a time. */
 
-/* ss[r] = sum_i x[r][i]^2 for the n <= ROWS_WIDE_N rows at x (row stride c). */
-SIMD_BODY void sumsq_rows(float *ss, const float *x, int n, size_t c) {
-    RowWide acc = {0.0f}, v[ROWS_WIDE_N];
-    for (size_t j = 0; j < c; j += ROWS_WIDE_N) {
-        const int w = c - j < ROWS_WIDE_N ? (int)(c - j) : ROWS_WIDE_N;
-        if (n == ROWS_WIDE_N && w == ROWS_WIDE_N) { /* a whole block: fixed trip counts */
-            for (int r = 0; r < ROWS_WIDE_N; r++) {
-                memcpy(&v[r], x + (size_t)r * c + j, sizeof v[r]);
-                v[r] = v[r] * v[r];
-            }
-            rows_wide_colsum(&acc, v, ROWS_WIDE_N);
-            continue;
-        }
-        for (int r = 0; r < ROWS_WIDE_N; r++) {
-            if (r < n) rows_wide_load(&v[r], x + (size_t)r * c + j, w);
-            else v[r] = (RowWide){0.0f};
-            v[r] = v[r] * v[r];
-        }
-        rows_wide_colsum(&acc, v, w);
-    }
-    rows_wide_store(ss, &acc, n);
-}
-
 /* dot[r] = sum_i g[r][i] (* w[i]) * x[r][i], as the loop over i would. */
 SIMD_BODY void dot_rows(float *dot, const float *g, const float *w, const float *x, int n,
                         size_t c) {
@@ -94,7 +71,7 @@ SIMD_BODY void rmsnorm_forward_path_body(float *out, float *rstd, const float *i
     for (size_t m0 = 0; m0 < (size_t)M; m0 += ROWS_WIDE_N) {
         int n = (size_t)M - m0 < ROWS_WIDE_N ? (int)((size_t)M - m0) : ROWS_WIDE_N;
         float ss[ROWS_WIDE_N];
-        sumsq_rows(ss, inp + m0 * c, n, c);
+        rows_wide_sums(ss, inp + m0 * c, n, c, 1);
         for (size_t m = m0; m < m0 + (size_t)n; m++) {
             const float *x = inp + m * c;
             float *o = out + m * c;

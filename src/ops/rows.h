@@ -113,4 +113,30 @@ SIMD_BODY void rows_wide_colsum(RowWide *acc, RowWide *v, int n) {
     for (int i = 0; i < n; i++) *acc += v[i];
 }
 
+/* out[r] = sum_i x[r][i] (square: sum_i x[r][i]^2) for the n <=
+ * ROWS_WIDE_N rows at x (row stride c), each row's chain from +0 in index
+ * order. A whole block runs with fixed trip counts, so its pieces stay in
+ * registers. */
+SIMD_BODY void rows_wide_sums(float *out, const float *x, int n, size_t c, int square) {
+    RowWide acc = {0.0f}, v[ROWS_WIDE_N];
+    for (size_t j = 0; j < c; j += ROWS_WIDE_N) {
+        const int w = c - j < ROWS_WIDE_N ? (int)(c - j) : ROWS_WIDE_N;
+        if (n == ROWS_WIDE_N && w == ROWS_WIDE_N) {
+            for (int r = 0; r < ROWS_WIDE_N; r++) {
+                memcpy(&v[r], x + (size_t)r * c + j, sizeof v[r]);
+                if (square) v[r] = v[r] * v[r];
+            }
+            rows_wide_colsum(&acc, v, ROWS_WIDE_N);
+            continue;
+        }
+        for (int r = 0; r < ROWS_WIDE_N; r++) {
+            if (r < n) rows_wide_load(&v[r], x + (size_t)r * c + j, w);
+            else v[r] = (RowWide){0.0f};
+            if (square) v[r] = v[r] * v[r];
+        }
+        rows_wide_colsum(&acc, v, w);
+    }
+    rows_wide_store(out, &acc, n);
+}
+
 #endif
