@@ -371,6 +371,8 @@ SIMD_BODY float chunk_row_max(const float *s, int n, int width) {
  * zeros), then one at a time. */
 SIMD_BODY void chunk_exp_row(float *p, const float *s, float mx, int n, int width) {
     const float zero = chunk_zero;
+    Chunk zeros;
+    for (int k = 0; k < ROW_CHUNK; k++) zeros[k] = zero;
     int j = 0;
     for (; j + ROW_CHUNK <= width; j += ROW_CHUNK)
         if (j < n)
@@ -378,8 +380,7 @@ SIMD_BODY void chunk_exp_row(float *p, const float *s, float mx, int n, int widt
                 float e = fast_expf(s[j + k] - mx);
                 p[j + k] = j + k < n ? e : zero;
             }
-        else
-            for (int k = 0; k < ROW_CHUNK; k++) p[j + k] = zero;
+        else memcpy(p + j, &zeros, sizeof zeros);
     for (; j < n; j++) p[j] = fast_expf(s[j] - mx);
     for (; j < width; j++) p[j] = zero;
 }
