@@ -171,16 +171,17 @@ static void attn_inputs_forward(const Model *m, RunState *s, int l, int B, int T
         rmsnorm_forward(a->qn, a->qrstd, a->qg, lw->q_norm, N * D->H, D->dh, c->norm_eps);
         rmsnorm_forward(a->kn, a->krstd, a->kg, lw->k_norm, N * D->Hkv, D->dh, c->norm_eps);
     }
-    if (a->qr != a->qn) memcpy(a->qr, a->qn, Nq * sizeof(float)); /* else projected there */
-    if (a->kr != a->kn) memcpy(a->kr, a->kn, Nk * sizeof(float));
-    if (c->pos == POS_ROPE) {
+    if (c->pos == POS_ROPE) { /* rotated into qr, kr (in place where projected there) */
         const int sp = rope_split(m);
-        rope_forward(a->qr, s->rope_cos, s->rope_sin, B, Ti, D->H * sp, D->dh / sp);
-        rope_forward(a->kr, s->rope_cos, s->rope_sin, B, Ti, D->Hkv * sp, D->dh / sp);
+        rope_forward_to(a->qr, a->qn, s->rope_cos, s->rope_sin, B, Ti, D->H * sp, D->dh / sp);
+        rope_forward_to(a->kr, a->kn, s->rope_cos, s->rope_sin, B, Ti, D->Hkv * sp, D->dh / sp);
         if (s->rope_m != 1.0f) {
             scale_inplace(a->qr, Nq, s->rope_m);
             scale_inplace(a->kr, Nk, s->rope_m);
         }
+    } else { /* qr, kr are qn, kn where the projection wrote them there */
+        if (a->qr != a->qn) memcpy(a->qr, a->qn, Nq * sizeof(float));
+        if (a->kr != a->kn) memcpy(a->kr, a->kn, Nk * sizeof(float));
     }
     /* a KV cache's keys and values, as attention reads them */
     if (iv && iv->quant) fq_kv_cache(iv->quant, a->kr, a->vg, B, Ti, D->Hkv, D->dh, 0);

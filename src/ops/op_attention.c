@@ -286,64 +286,177 @@ static HeadView head_view(const Ctx *c, float *y, int b, int h) {
     return hv;
 }
 
-/* sum[i] += the keys [0, r1) of rows [0, m) of a block of weights a (row
- * i at i ld), one chain per row in key order, ROWS_N rows' chains side by
- * side (rows.h). Row i is read up to the end of its group's last row
- * (r0 + its group's end keys); the keys past a row's own diagonal are zeros
- * by then and leave its sum as it was. */
-SIMD_BODY void block_row_sums(float *sum, const float *a, int ld, int r0, int m) {
+/* sum[i] = the keys [0, r1) of rows [0, m) of a block of weights a (row
+ * i at i ld), one chain per row from +0 in key order, ROWS_N rows' chains
+ * side by side (rows.h). Row i is read up to the end of its group's last
+ * row (r0 + its group's end keys); the keys past a row's own diagonal are
+ * zeros by then and leave its sum as it was. A piece inside the width is
+ * read whole (its lanes past the group's end are not added). */
+SIMD_BODY void block_row_sums(float *sum, const float *a, int ld, int width, int r0, int m) {
     for (int i0 = 0; i0 < m; i0 += ROWS_N) {
         const int g = m - i0 < ROWS_N ? m - i0 : ROWS_N, n = r0 + i0 + g;
-        RowVec acc, v[ROWS_N];
-        rows_load(&acc, sum + i0, g);
+        RowVec acc = {0.0f}, v[ROWS_N];
         for (int j = 0; j < n; j += ROWS_N) {
             const int w = n - j < ROWS_N ? n - j : ROWS_N;
+            const int wl = j + ROWS_N <= width ? ROWS_N : w;
             for (int r = 0; r < ROWS_N; r++)
-                rows_load(&v[r], a + (size_t)(i0 + r) * ld + j, r < g ? w : 0);
+                if (r < g) rows_load(&v[r], a + (size_t)(i0 + r) * ld + j, wl);
+                else v[r] = (RowVec){0.0f};
             rows_colsum(&acc, v, w);
         }
         rows_store(sum + i0, &acc, g);
     }
 }
 
+/* Lanes per chunk of block_softmax's row loops: an AVX-512 vector. */
+#define ROW_CHUNK 16
+
+typedef float Chunk __attribute__((vector_size(ROW_CHUNK * sizeof(float))));
+typedef int ChunkMask __attribute__((vector_size(ROW_CHUNK * sizeof(int))));
+
+/* The lanes i < n of a chunk: all ones there, else zero. */
+SIMD_BODY void chunk_lanes_below(ChunkMask *keep, int n) {
+    const ChunkMask lane = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+    *keep = lane < n;
+}
+
+/* *x = y where keep is set: a choice of bits, no arithmetic. */
+SIMD_BODY void chunk_select(Chunk *x, ChunkMask keep, Chunk y) {
+    ChunkMask yb, xb;
+    memcpy(&yb, &y, sizeof yb);
+    memcpy(&xb, x, sizeof xb);
+    xb = (yb & keep) | (xb & ~keep);
+    memcpy(x, &xb, sizeof xb);
+}
+
+/* *m = y in the lanes where y > *m (a maximum's step). */
+SIMD_BODY void chunk_max(Chunk *m, Chunk y) { chunk_select(m, y > *m, y); }
+
+/* 0.0f read through a volatile, so the compiler cannot turn a loop storing
+ * it into a memset call (a call per row costs more than the stores). */
+static volatile float chunk_zero = 0.0f;
+
+/* max(-inf, s[0..n)) of row i of a block, ROW_CHUNK lanes at a time while
+ * a chunk stays inside the row's width (the lanes past n are left out),
+ * then one at a time. A maximum ignores the order and the NaNs as
+ * row_max does, so this is its value, but for the sign of a zero maximum,
+ * which no use of it can see: s - (+0) and s - (-0) differ only at s = +-0,
+ * where both give e^(+-0) = 1, and a comparison holds +0 == -0. */
+SIMD_BODY float chunk_row_max(const float *s, int n, int width) {
+    Chunk m, v, h;
+    ChunkMask keep;
+    int j = 0;
+    for (int k = 0; k < ROW_CHUNK; k++) m[k] = -INFINITY;
+    for (; j < n && j + ROW_CHUNK <= width; j += ROW_CHUNK) {
+        h = m;
+        memcpy(&v, s + j, sizeof v);
+        chunk_lanes_below(&keep, n - j);
+        chunk_select(&h, keep, v);
+        chunk_max(&m, h);
+    }
+    /* the lanes' maxima halved four times: lane i against lane i + 8, 4, 2, 1 */
+    chunk_max(&m,
+              __builtin_shufflevector(m, m, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7));
+    chunk_max(&m, __builtin_shufflevector(m, m, 4, 5, 6, 7, 0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3));
+    chunk_max(&m, __builtin_shufflevector(m, m, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1));
+    chunk_max(&m, __builtin_shufflevector(m, m, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0));
+    float mx = m[0];
+    for (; j < n; j++) mx = s[j] > mx ? s[j] : mx;
+    return mx;
+}
+
+/* p[0..n) = e^(s - mx) and p[n..width) = 0, in ROW_CHUNK-lane chunks while
+ * a chunk stays inside the width (the lanes past n are computed from
+ * whatever s holds there and replaced by 0; a chunk past n is a store of
+ * zeros), then one at a time. */
+SIMD_BODY void chunk_exp_row(float *p, const float *s, float mx, int n, int width) {
+    const float zero = chunk_zero;
+    Chunk zeros;
+    for (int k = 0; k < ROW_CHUNK; k++) zeros[k] = zero;
+    int j = 0;
+    for (; j + ROW_CHUNK <= width; j += ROW_CHUNK)
+        if (j < n)
+            for (int k = 0; k < ROW_CHUNK; k++) {
+                float e = fast_expf(s[j + k] - mx);
+                p[j + k] = j + k < n ? e : zero;
+            }
+        else memcpy(p + j, &zeros, sizeof zeros);
+    for (; j < n; j++) p[j] = fast_expf(s[j] - mx);
+    for (; j < width; j++) p[j] = zero;
+}
+
+/* p[0..n) *= inv, chunked as chunk_exp_row (p[n..) stays 0). */
+SIMD_BODY void chunk_scale_row(float *p, float inv, int n, int width) {
+    Chunk v;
+    ChunkMask keep;
+    int j = 0;
+    for (; j < n && j + ROW_CHUNK <= width; j += ROW_CHUNK) {
+        memcpy(&v, p + j, sizeof v);
+        chunk_lanes_below(&keep, n - j);
+        chunk_select(&v, keep, v * inv);
+        memcpy(p + j, &v, sizeof v);
+    }
+    for (; j < n; j++) p[j] *= inv;
+}
+
+/* Row i (query t) of block_softmax up to its sum: the max over the scores
+ * and the extra logits (into *mx), the exponentials into a's row. */
+SIMD_BODY void softmax_row_head(const Ctx *c, const HeadView *hv, const float *s, float *a,
+                                int width, int t, int extra, Extra *ex, float *mx) {
+    const Plan *pl = &c->pl;
+    const int n = t + 1;
+    float top = chunk_row_max(s, n, width);
+    if (extra) {
+        *ex = (Extra){{0.0f}, {0.0f}};
+        attn_extra_logits(ex, pl, hv->q + (size_t)t * c->ldq, hv->h, c->in->sink_logit,
+                          c->in->kvb_k, c->dh);
+        for (int x = 0; x < XS_N; x++)
+            if (pl->on[x] && ex->z[x] > top) top = ex->z[x];
+    }
+    *mx = top;
+    chunk_exp_row(a, s, top, n, width);
+}
+
 /* Plain softmax over rows [r0, r1) of a block (scores s, weights a, row t
  * at (t - r0) ld; a may alias s): row_forward's arithmetic row by row, the
  * slot weight into slot[t] when given and the kv weight into wkv. Each row's
  * sum is one chain over its keys in order, as in attn_row_softmax, but the
- * rows' chains advance side by side (block_row_sums). */
+ * chains of a group of ROWS_N rows advance side by side (block_row_sums);
+ * a group is done (max, exponentials, sums, scaling) before the next, while
+ * its rows are in cache. Without extra keys the extra logits are 0 and
+ * their weights unused (slot[t] = 0): a row is its max, exponentials, sum
+ * and one scaling. */
 SIMD_BODY void block_softmax_body(const Ctx *c, const HeadView *hv, const float *s, float *a,
                                   int ld, int width, float *slot, float *wkv, int r0, int r1) {
     const Plan *pl = &c->pl;
-    const int m = r1 - r0;
-    Extra ex[ATT_BLOCK];
-    float mx[ATT_BLOCK], sum[ATT_BLOCK];
-    for (int i = 0; i < m; i++) {
-        const int t = r0 + i, n = t + 1;
-        const size_t row = (size_t)i * ld;
-        ex[i] = (Extra){{0.0f}, {0.0f}};
-        attn_extra_logits(&ex[i], pl, hv->q + (size_t)t * c->ldq, hv->h, c->in->sink_logit,
-                          c->in->kvb_k, c->dh);
-        float top = row_max(s + row, n);
-        for (int x = 0; x < XS_N; x++)
-            if (pl->on[x] && ex[i].z[x] > top) top = ex[i].z[x];
-        mx[i] = top;
-        exp_rows_body(a + row, s + row, top, n);
-        for (int j = n; j < width; j++) a[row + j] = 0.0f;
-        sum[i] = 0.0f;
-    }
-    block_row_sums(sum, a, ld, r0, m);
-    for (int i = 0; i < m; i++) {
-        const int t = r0 + i, n = t + 1;
-        float *ar = a + (size_t)i * ld, su = sum[i];
-        for (int x = 0; x < XS_N; x++) {
-            ex[i].w[x] = pl->on[x] ? expf(ex[i].z[x] - mx[i]) : 0.0f;
-            su += ex[i].w[x];
+    const int m = r1 - r0, extra = pl->on[XS_NULL] || pl->on[XS_SINK] || pl->on[XS_KV];
+    Extra ex[ROWS_N];
+    float mx[ROWS_N], sum[ROWS_N];
+    for (int i0 = 0; i0 < m; i0 += ROWS_N) {
+        const int g = m - i0 < ROWS_N ? m - i0 : ROWS_N;
+        for (int r = 0; r < g; r++) {
+            const size_t row = (size_t)(i0 + r) * ld;
+            softmax_row_head(c, hv, s + row, a + row, width, r0 + i0 + r, extra, &ex[r], &mx[r]);
         }
-        float inv = 1.0f / su;
-        for (int j = 0; j < n; j++) ar[j] *= inv;
-        for (int x = 0; x < XS_N; x++) ex[i].w[x] *= inv;
-        if (slot) slot[t] = slot_weight(pl, &ex[i]);
-        wkv[i] = ex[i].w[XS_KV];
+        block_row_sums(sum, a + (size_t)i0 * ld, ld, width, r0 + i0, g);
+        for (int r = 0; r < g; r++) {
+            const int t = r0 + i0 + r;
+            float su = sum[r], *ar = a + (size_t)(i0 + r) * ld;
+            if (!extra) {
+                chunk_scale_row(ar, 1.0f / su, t + 1, width);
+                if (slot) slot[t] = 0.0f;
+                continue;
+            }
+            for (int x = 0; x < XS_N; x++) {
+                ex[r].w[x] = pl->on[x] ? expf(ex[r].z[x] - mx[r]) : 0.0f;
+                su += ex[r].w[x];
+            }
+            float inv = 1.0f / su;
+            chunk_scale_row(ar, inv, t + 1, width);
+            for (int x = 0; x < XS_N; x++) ex[r].w[x] *= inv;
+            if (slot) slot[t] = slot_weight(pl, &ex[r]);
+            wkv[t - r0] = ex[r].w[XS_KV];
+        }
     }
 }
 SIMD_KERNEL_STATIC(block_softmax,

@@ -231,36 +231,59 @@ static void bwd_rows(float *da, float *tmp, const AttnGrad *go, const Plan *pl, 
     }
 }
 
-/* bwd_rows for plain softmax (no extra key, no key bias): ds = a (da - S)
+/* Rows [i0, i0 + g) of bwd_rows_plain's block (g <= ROWS_N): ds = a (da - S)
  * with S_t = sum over the row's keys j <= t of a da, one chain per row in
- * key order as softmax_bwd adds, ROWS_N rows' chains side by side in the
- * lanes of a vector (rows.h); a row's lanes past its diagonal load as
- * zeros, whose product leaves its sum as it was. */
-SIMD_BODY void bwd_rows_plain_body(float *da, const float *att, int T, int r0, int r1) {
-    const int m = r1 - r0;
-    float S[ATT_BLOCK];
-    for (int i0 = 0; i0 < m; i0 += ROWS_N) {
-        const int g = m - i0 < ROWS_N ? m - i0 : ROWS_N, n = r0 + i0 + g;
-        RowVec acc = {0.0f}, v[ROWS_N], p;
-        for (int j = 0; j < n; j += ROWS_N) {
-            for (int r = 0; r < ROWS_N; r++) {
-                const int t = r0 + i0 + r, k = t + 1 - j;
-                const int w = r >= g || k <= 0 ? 0 : (k < ROWS_N ? k : ROWS_N);
-                rows_load(&p, att + (size_t)t * T + j, w);
-                rows_load(&v[r], da + (size_t)(i0 + r) * T + j, w);
-                v[r] = p * v[r];
+ * key order as softmax_bwd adds, the rows' chains side by side in the
+ * lanes of a vector (rows.h); a row's lanes past its diagonal hold zeros,
+ * which leave its sum as it was. A piece inside the row is read whole and
+ * its products past the diagonal masked to +0 (rows_keep). ds is written
+ * in ROWS_N-lane pieces while they stay inside the row, masked the same
+ * way, so the zeros right of the diagonal up to r1 are stores, not calls. */
+SIMD_BODY void bwd_rows_group(float *da, const float *att, int T, int r0, int r1, int i0, int g) {
+    const int n = r0 + i0 + g;
+    float S[ROWS_N];
+    RowVec acc = {0.0f}, v[ROWS_N], p;
+    for (int j = 0; j < n; j += ROWS_N) {
+        for (int r = 0; r < ROWS_N; r++) {
+            const int t = r0 + i0 + r, k = t + 1 - j;
+            const int w = r >= g || k <= 0 ? 0 : (k < ROWS_N ? k : ROWS_N);
+            if (w == 0) {
+                v[r] = (RowVec){0.0f};
+                continue;
             }
-            rows_colsum(&acc, v, n - j < ROWS_N ? n - j : ROWS_N);
+            const int wl = j + ROWS_N <= T ? ROWS_N : w;
+            rows_load(&p, att + (size_t)t * T + j, wl);
+            rows_load(&v[r], da + (size_t)(i0 + r) * T + j, wl);
+            v[r] = p * v[r];
+            rows_keep(&v[r], w);
         }
-        rows_store(S + i0, &acc, g);
+        rows_colsum(&acc, v, n - j < ROWS_N ? n - j : ROWS_N);
     }
-    for (int i = 0; i < m; i++) {
-        const int t = r0 + i;
-        const float *p = att + (size_t)t * T;
-        float *d = da + (size_t)i * T;
-        for (int j = 0; j <= t; j++) d[j] = p[j] * (d[j] - S[i]);
-        for (int j = t + 1; j < r1; j++) d[j] = 0.0f;
+    rows_store(S, &acc, g);
+    for (int r = 0; r < g; r++) {
+        const int t = r0 + i0 + r;
+        const float *pr = att + (size_t)t * T;
+        float *d = da + (size_t)(i0 + r) * T;
+        RowVec Si, pj, dj;
+        for (int k = 0; k < ROWS_N; k++) Si[k] = S[r];
+        int j = 0;
+        for (; j < r1 && j + ROWS_N <= T; j += ROWS_N) {
+            rows_load(&pj, pr + j, ROWS_N);
+            rows_load(&dj, d + j, ROWS_N);
+            dj = pj * (dj - Si);
+            rows_keep(&dj, t + 1 - j);
+            rows_store(d + j, &dj, ROWS_N);
+        }
+        for (; j <= t; j++) d[j] = pr[j] * (d[j] - S[r]);
+        for (; j < r1; j++) d[j] = 0.0f;
     }
+}
+
+/* bwd_rows for plain softmax (no extra key, no key bias), ROWS_N rows at a
+ * time (bwd_rows_group), each group done while its rows are in cache. */
+SIMD_BODY void bwd_rows_plain_body(float *da, const float *att, int T, int r0, int r1) {
+    for (int i0 = 0; i0 < r1 - r0; i0 += ROWS_N)
+        bwd_rows_group(da, att, T, r0, r1, i0, r1 - r0 - i0 < ROWS_N ? r1 - r0 - i0 : ROWS_N);
 }
 SIMD_KERNEL_STATIC(bwd_rows_plain, (float *da, const float *att, int T, int r0, int r1),
                    (da, att, T, r0, r1))

@@ -118,43 +118,64 @@ void rope_llama3_scale(float *inv_freq, int n, double factor, double low, double
 }
 
 /* One rotation per (b, t, head) of its first rd dims: (x1, x2) ->
- * (x1 c - x2 s, x2 c + x1 s). sign = -1 applies the inverse (transpose)
- * rotation. */
-static void rope_apply(float *x, const float *cos_t, const float *sin_t, int B, int T, int nh,
-                       int dh, int rd, float sign) {
-    int prof = opprof_enter(OPPROF_ATTENTION);
+ * (x1 c - x2 s, x2 c + x1 s), read from src and written to dst: the same
+ * array (in place), or one that does not overlap it (then rd = dh). sign
+ * = -1 applies the inverse (transpose) rotation. */
+static inline void rope_rows(float *dst, const float *src, const float *cos_t, const float *sin_t,
+                             int B, int T, int nh, int dh, int rd, float sign) {
     size_t half = (size_t)(rd / 2);
     for (size_t b = 0; b < (size_t)B; b++) {
         for (size_t t = 0; t < (size_t)T; t++) {
             const float *c = cos_t + t * half;
             const float *s = sin_t + t * half;
-            float *row = x + (b * (size_t)T + t) * (size_t)nh * (size_t)dh;
+            size_t row = (b * (size_t)T + t) * (size_t)nh * (size_t)dh;
             for (size_t h = 0; h < (size_t)nh; h++) {
-                float *x1 = row + h * (size_t)dh;
-                float *x2 = x1 + half;
+                float *y1 = dst + row + h * (size_t)dh, *y2 = y1 + half;
+                const float *x1 = src + row + h * (size_t)dh, *x2 = x1 + half;
                 for (size_t i = 0; i < half; i++) {
                     float a = x1[i], bb = x2[i], si = sign * s[i];
-                    x1[i] = a * c[i] - bb * si;
-                    x2[i] = bb * c[i] + a * si;
+                    y1[i] = a * c[i] - bb * si;
+                    y2[i] = bb * c[i] + a * si;
                 }
             }
         }
     }
+}
+
+/* rope_rows in place (x read and written) and from x into a y that does
+ * not overlap it: two instances, so each is compiled knowing which. */
+static void rope_in_place(float *x, const float *cos_t, const float *sin_t, int B, int T, int nh,
+                          int dh, int rd, float sign) {
+    int prof = opprof_enter(OPPROF_ATTENTION);
+    rope_rows(x, x, cos_t, sin_t, B, T, nh, dh, rd, sign);
     opprof_leave(prof);
+}
+
+static void rope_apart(float *restrict y, const float *restrict x, const float *cos_t,
+                       const float *sin_t, int B, int T, int nh, int dh) {
+    int prof = opprof_enter(OPPROF_ATTENTION);
+    rope_rows(y, x, cos_t, sin_t, B, T, nh, dh, dh, 1.0f);
+    opprof_leave(prof);
+}
+
+void rope_forward_to(float *y, const float *x, const float *cos_t, const float *sin_t, int B, int T,
+                     int nh, int dh) {
+    if (y == x) rope_in_place(y, cos_t, sin_t, B, T, nh, dh, dh, 1.0f);
+    else rope_apart(y, x, cos_t, sin_t, B, T, nh, dh);
 }
 
 /* x[B,T,nh,dh] in place */
 void rope_forward(float *x, const float *cos_t, const float *sin_t, int B, int T, int nh, int dh) {
-    rope_apply(x, cos_t, sin_t, B, T, nh, dh, dh, 1.0f);
+    rope_in_place(x, cos_t, sin_t, B, T, nh, dh, dh, 1.0f);
 }
 
 void rope_forward_part(float *x, const float *cos_t, const float *sin_t, int B, int T, int nh,
                        int dh, int rd) {
-    rope_apply(x, cos_t, sin_t, B, T, nh, dh, rd, 1.0f);
+    rope_in_place(x, cos_t, sin_t, B, T, nh, dh, rd, 1.0f);
 }
 
 /* dx[B,T,nh,dh] in place: the rotation is orthogonal, so R^T = R(-angle). */
 void rope_backward(float *dx, const float *cos_t, const float *sin_t, int B, int T, int nh,
                    int dh) {
-    rope_apply(dx, cos_t, sin_t, B, T, nh, dh, dh, -1.0f);
+    rope_in_place(dx, cos_t, sin_t, B, T, nh, dh, dh, -1.0f);
 }

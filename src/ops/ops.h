@@ -137,6 +137,9 @@ void rope_llama3_scale(float *inv_freq, int n, double factor, double low, double
  * x1 = x[..., :dh/2], x2 = x[..., dh/2:];
  * out1 = x1 cos - x2 sin; out2 = x2 cos + x1 sin. */
 void rope_forward(float *x, const float *cos_t, const float *sin_t, int B, int T, int nh, int dh);
+/* The same from x into y: y = R x (y is x, or does not overlap it). */
+void rope_forward_to(float *y, const float *x, const float *cos_t, const float *sin_t, int B, int T,
+                     int nh, int dh);
 /* The same on the first rd <= dh dims of each head only (partial rotary,
  * GPT-NeoX rotary_pct); tables [T, rd/2]. */
 void rope_forward_part(float *x, const float *cos_t, const float *sin_t, int B, int T, int nh,

@@ -139,4 +139,15 @@ SIMD_BODY void rows_wide_sums(float *out, const float *x, int n, size_t c, int s
     rows_wide_store(out, &acc, n);
 }
 
+/* *v with its lanes from n on set to +0 (n <= 0: all; n >= ROWS_N:
+ * none); the kept lanes keep their bits. */
+SIMD_BODY void rows_keep(RowVec *v, int n) {
+    typedef int RowMask __attribute__((vector_size(ROWS_N * sizeof(int))));
+    const RowMask lane = {0, 1, 2, 3, 4, 5, 6, 7};
+    RowMask bits;
+    memcpy(&bits, v, sizeof bits);
+    bits &= lane < n;
+    memcpy(v, &bits, sizeof bits);
+}
+
 #endif

@@ -1,0 +1,204 @@
+/* test_attn_paths.c: attention's fast row paths against its plain ones,
+ * bit for bit, on hand-built inputs (ops.h).
+ *
+ * The forward takes block_softmax (rows in vector chunks, groups of 8)
+ * without a window and the per-row normaliser (attn_row_softmax) under a
+ * window as long as the sequence, which hides nothing: the two must give
+ * the same att, slot and y. The backward takes bwd_rows_plain without a
+ * key-bias gradient and the per-row softmax_bwd with one (FoX's dkey_bias):
+ * the same dq, dk and dv. RoPE rotates in place or from a source into a
+ * destination: the same values. The inputs put -inf and huge scores (a key
+ * bias), tiny and subnormal scores, -0 and NaN where they can reach, on
+ * lengths that are not multiples of 8, 16 or 64. Run on every SIMD path
+ * (tests/meson.build). */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ops.h"
+
+/* A fixed pseudo-random float in [-1, 1). */
+static float rnd(unsigned *s) {
+    *s = *s * 1103515245u + 12345u;
+    return (float)((*s >> 8) & 0xffff) / 32768.0f - 1.0f;
+}
+
+static float *filled(size_t n, unsigned *s, float mag) {
+    float *p = malloc(n * sizeof *p);
+    assert_non_null(p);
+    for (size_t i = 0; i < n; i++) p[i] = mag * rnd(s);
+    return p;
+}
+
+static float *zeros(size_t n) {
+    float *p = calloc(n ? n : 1, sizeof *p);
+    assert_non_null(p);
+    return p;
+}
+
+static void assert_same_bits(const float *a, const float *b, size_t n, const char *what) {
+    for (size_t i = 0; i < n; i++)
+        if (memcmp(a + i, b + i, sizeof *a)) {
+            print_error("%s[%zu]: %a vs %a\n", what, i, (double)a[i], (double)b[i]);
+            fail();
+        }
+}
+
+/* One case: shapes, the extra keys and the inputs' extremes. */
+typedef struct {
+    int B, T, H, Hkv, dh;
+    AttnNormaliser nz;
+    int sink, kvb;
+    int edges; /* key bias with -inf, huge, subnormal and -0 entries; -0 in q, dy */
+} Case;
+
+typedef struct {
+    float *y, *att, *slot, *pre, *dq, *dk, *dv, *dsink, *dkk, *dkv;
+} Outs;
+
+static Outs outs_alloc(const Case *c) {
+    size_t nq = (size_t)c->B * c->T * c->H * c->dh, nk = (size_t)c->B * c->T * c->Hkv * c->dh;
+    size_t TT = (size_t)c->B * c->H * c->T * c->T;
+    Outs o = {zeros(nq),
+              zeros(TT),
+              zeros((size_t)c->B * c->H * c->T),
+              zeros(TT),
+              zeros(nq),
+              zeros(nk),
+              zeros(nk),
+              zeros((size_t)c->H),
+              zeros((size_t)c->H * c->dh),
+              zeros((size_t)c->H * c->dh)};
+    return o;
+}
+
+static void outs_free(Outs *o) {
+    float *p[] = {o->y, o->att, o->slot, o->pre, o->dq, o->dk, o->dv, o->dsink, o->dkk, o->dkv};
+    for (size_t i = 0; i < sizeof p / sizeof p[0]; i++) free(p[i]);
+}
+
+/* The forward and backward of case c, the forward with window w (0 or T)
+ * and the backward with the key-bias gradient into dkb when given. */
+static void run_case(const Case *c, const AttnIn *in, const float *kb, float *dkb, const float *dy,
+                     int w, Outs *o) {
+    AttnSpec sp = {0};
+    sp.normaliser = c->nz;
+    sp.has_sink_logit = c->sink;
+    sp.has_kv_bias = c->kvb;
+    sp.scale = 1.0f / sqrtf((float)c->dh);
+    sp.key_bias = kb;
+    sp.dkey_bias = dkb;
+    sp.window = w;
+    AttnShape sh = {c->B, c->T, c->H, c->Hkv, c->dh};
+    attention_forward(&(AttnOut){o->y, o->att, o->slot, o->pre}, in, &sp, &sh);
+    float *scratch = zeros(attention_backward_scratch(c->T));
+    AttnGrad g = {
+        o->dq, o->dk, o->dv, o->dsink, o->dkk, o->dkv, ATTN_SET_DQ | ATTN_SET_DK | ATTN_SET_DV};
+    sp.window = 0; /* the backward's fast path does not depend on it */
+    attention_backward(&g, dy, &(AttnSaved){o->att, o->slot, o->pre}, in, &sp, &sh, scratch);
+    free(scratch);
+}
+
+/* Key bias with the edge values on a few keys of each head. */
+static void put_edges(float *kb, const Case *c, float *q, float *dy) {
+    const size_t BHT = (size_t)c->B * c->H * c->T;
+    for (size_t i = 0; i < BHT; i++) {
+        const size_t j = i % (size_t)c->T;
+        if (j % 7 == 3) kb[i] = -INFINITY;
+        else if (j % 11 == 5) kb[i] = 1e30f;
+        else if (j % 13 == 6) kb[i] = 1e-39f; /* subnormal */
+        else if (j % 5 == 1) kb[i] = -0.0f;
+    }
+    const size_t nq = (size_t)c->B * c->T * c->H * c->dh;
+    for (size_t i = 0; i < nq; i += 9) q[i] = -0.0f, dy[i] = -0.0f;
+    for (size_t i = 4; i < nq; i += 17) q[i] = 1e-30f; /* tiny products */
+}
+
+static void check_case(const Case *c) {
+    unsigned s = 7u + (unsigned)(c->T * 31 + c->dh);
+    size_t nq = (size_t)c->B * c->T * c->H * c->dh, nk = (size_t)c->B * c->T * c->Hkv * c->dh;
+    float *q = filled(nq, &s, 2.0f), *k = filled(nk, &s, 2.0f), *v = filled(nk, &s, 1.0f);
+    float *dy = filled(nq, &s, 1.0f), *sink = filled((size_t)c->H, &s, 1.0f);
+    float *kvk = filled((size_t)c->H * c->dh, &s, 1.0f),
+          *kvv = filled((size_t)c->H * c->dh, &s, 1.0f);
+    float *kb = filled((size_t)c->B * c->H * c->T, &s, 0.5f);
+    float *dkb = zeros((size_t)c->B * c->H * c->T);
+    if (c->edges) put_edges(kb, c, q, dy);
+    AttnIn in = {q, k, v, 0, 0, c->sink ? sink : NULL, c->kvb ? kvk : NULL, c->kvb ? kvv : NULL};
+    Outs fast = outs_alloc(c), plain = outs_alloc(c);
+    run_case(c, &in, kb, NULL, dy, 0, &fast);
+    run_case(c, &in, kb, dkb, dy, c->T, &plain);
+    const size_t TT = (size_t)c->B * c->H * c->T * c->T;
+    assert_same_bits(fast.att, plain.att, TT, "att");
+    assert_same_bits(fast.y, plain.y, nq, "y");
+    if (c->sink || c->kvb || c->nz == NORMZ_SOFTMAX1)
+        assert_same_bits(fast.slot, plain.slot, (size_t)c->B * c->H * c->T, "slot");
+    assert_same_bits(fast.dq, plain.dq, nq, "dq");
+    assert_same_bits(fast.dk, plain.dk, nk, "dk");
+    assert_same_bits(fast.dv, plain.dv, nk, "dv");
+    outs_free(&fast);
+    outs_free(&plain);
+    float *p[] = {q, k, v, dy, sink, kvk, kvv, kb, dkb};
+    for (size_t i = 0; i < sizeof p / sizeof p[0]; i++) free(p[i]);
+}
+
+/* Softmax rows: lengths around the chunk (16), group (8) and block (64)
+ * edges, with and without the edge values. */
+static void test_softmax_rows(void **st) {
+    (void)st;
+    const int Ts[] = {1, 5, 8, 16, 17, 33, 64, 70, 129};
+    for (size_t i = 0; i < sizeof Ts / sizeof Ts[0]; i++)
+        for (int edges = 0; edges < 2; edges++) {
+            Case c = {2, Ts[i], 4, 2, 16, NORMZ_SOFTMAX, 0, 0, edges};
+            check_case(&c);
+        }
+}
+
+/* The extra keys (softmax1's null key, a sink logit, kv-bias) take the
+ * block path's per-row extra logits; the backward's general path then
+ * runs for both, so only the forward differs. */
+static void test_softmax_extra_keys(void **st) {
+    (void)st;
+    const Case cs[] = {
+        {2, 21, 2, 1, 8, NORMZ_SOFTMAX1, 0, 0, 1},
+        {1, 70, 2, 2, 8, NORMZ_SOFTMAX, 1, 0, 1},
+        {1, 40, 2, 1, 8, NORMZ_SOFTMAX, 0, 1, 0},
+        {1, 19, 2, 2, 8, NORMZ_SOFTMAX1, 1, 1, 1},
+    };
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) check_case(&cs[i]);
+}
+
+/* rope_forward_to against a copy rotated in place, on head sizes with and
+ * without a vector's worth of pairs, through -0, subnormals, inf and NaN. */
+static void test_rope_to(void **st) {
+    (void)st;
+    const int dhs[] = {2, 12, 16, 32, 40};
+    for (size_t d = 0; d < sizeof dhs / sizeof dhs[0]; d++) {
+        const int B = 2, T = 9, nh = 3, dh = dhs[d];
+        const size_t n = (size_t)B * T * nh * dh, half = (size_t)dh / 2;
+        unsigned s = 3u + (unsigned)dh;
+        float *x = filled(n, &s, 3.0f), *y = zeros(n), *ref = zeros(n);
+        float *cs = filled((size_t)T * half, &s, 1.0f), *sn = filled((size_t)T * half, &s, 1.0f);
+        x[0] = -0.0f, x[1] = 1e-40f, x[n / 2] = INFINITY, x[n - 1] = NAN;
+        memcpy(ref, x, n * sizeof *x);
+        rope_forward(ref, cs, sn, B, T, nh, dh);
+        rope_forward_to(y, x, cs, sn, B, T, nh, dh);
+        assert_same_bits(y, ref, n, "rope");
+        free(x), free(y), free(ref), free(cs), free(sn);
+    }
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_softmax_rows),
+        cmocka_unit_test(test_softmax_extra_keys),
+        cmocka_unit_test(test_rope_to),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
