@@ -271,9 +271,12 @@ SIMD_KERNEL_STATIC(bwd_rows_plain, (float *da, const float *att, int T, int r0, 
  * earlier block reached them. */
 static void bwd_key_product(int r0, int r1, int m, int dh, int T, float alpha, const float *x,
                             const float *y, int ldy, float *c, int ldc, int fresh) {
-    if (!fresh || r0 > 0) gemm(1, 0, fresh ? r0 : r1, dh, m, alpha, x, T, y, ldy, 1.0f, c, ldc);
+    if (!fresh || r0 > 0)
+        gemm_zeros(1, fresh ? r0 : r1, dh, m, alpha, x, T, y, ldy, 1.0f, c, ldc, GEMM_ZEROS_LEADING,
+                   r0);
     if (fresh)
-        gemm(1, 0, r1 - r0, dh, m, alpha, x + r0, T, y, ldy, 0.0f, c + (size_t)r0 * ldc, ldc);
+        gemm_zeros(1, r1 - r0, dh, m, alpha, x + r0, T, y, ldy, 0.0f, c + (size_t)r0 * ldc, ldc,
+                   GEMM_ZEROS_LEADING, 0);
 }
 
 /* Row block [r0, r1) of one head:
@@ -297,8 +300,8 @@ static void bwd_block(float *da, float *tmp, const AttnGrad *go, const Plan *pl,
         bwd_rows_plain(da, hv->a, T, r0, r1);
     else bwd_rows(da, tmp, go, pl, hv, r0, r1);
     if (go->dq)
-        gemm(0, 0, m, dh, r1, pl->scale, da, T, hv->k, ldk, go->set & ATTN_SET_DQ ? 0.0f : 1.0f,
-             go->dq + hv->boq + (size_t)r0 * ldq, ldq);
+        gemm_zeros(0, m, dh, r1, pl->scale, da, T, hv->k, ldk, go->set & ATTN_SET_DQ ? 0.0f : 1.0f,
+                   go->dq + hv->boq + (size_t)r0 * ldq, ldq, GEMM_ZEROS_TRAILING, r0);
     if (go->dk)
         bwd_key_product(r0, r1, m, dh, T, pl->scale, da, hv->q + (size_t)r0 * ldq, ldq,
                         go->dk + hv->bok, ldk, hv->kv_first && (go->set & ATTN_SET_DK));

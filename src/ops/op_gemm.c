@@ -50,6 +50,8 @@ typedef struct {
     float *C;
     int lower; /* C's entries (i, j) with j > i + diag are not needed */
     int diag;
+    int zeros; /* GEMM_ZEROS_*: op(A)'s structural zeros, which the tiles skip */
+    int zdiag;
 } Gemm;
 
 /* op(A)[i, k] sits at A + i * ai + k * ak. */
@@ -91,6 +93,8 @@ typedef struct {
     float alpha, beta;
     float *part;     /* NULL, or the tile's partial sums (row stride W) between k blocks */
     int first, last; /* this k block starts the chains from zero / finishes them */
+    int ext;         /* the k values after the K run, all of them zero terms: run them too (the
+                      * full chain) when a sum is -0, the one value a zero term can change */
 } Tile;
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
@@ -135,15 +139,25 @@ SIMD_V4 static inline __attribute__((always_inline)) void tile_v4(const Tile *t,
     const float *A = t->a, *B = t->b;
     const size_t ai = t->ai, ak = t->ak, ldb = t->ldb;
     const float alpha = t->alpha, beta = t->beta;
-    for (int k = 0, K = t->K; k < K; k++) {
-        const float *b = B + (size_t)k * ldb, *a = A + (size_t)k * ak, *a8 = a + 8 * ai;
-        __m512 b0 = _mm512_maskz_loadu_ps(m0, b);
-        __m512 b1 = V == 2 ? _mm512_maskz_loadu_ps(m1, b + 16) : b0;
-        _Pragma("GCC unroll 16") for (int r = 0; r < R; r++) {
-            __m512 av = _mm512_set1_ps(r < 8 ? a[(size_t)r * ai] : a8[(size_t)(r - 8) * ai]);
-            acc[r][0] = _mm512_fmadd_ps(av, b0, acc[r][0]);
-            if (V == 2) acc[r][1] = _mm512_fmadd_ps(av, b1, acc[r][1]);
+    for (int k = 0, K = t->K;;) {
+        for (; k < K; k++) {
+            const float *b = B + (size_t)k * ldb, *a = A + (size_t)k * ak, *a8 = a + 8 * ai;
+            __m512 b0 = _mm512_maskz_loadu_ps(m0, b);
+            __m512 b1 = V == 2 ? _mm512_maskz_loadu_ps(m1, b + 16) : b0;
+            _Pragma("GCC unroll 16") for (int r = 0; r < R; r++) {
+                __m512 av = _mm512_set1_ps(r < 8 ? a[(size_t)r * ai] : a8[(size_t)(r - 8) * ai]);
+                acc[r][0] = _mm512_fmadd_ps(av, b0, acc[r][0]);
+                if (V == 2) acc[r][1] = _mm512_fmadd_ps(av, b1, acc[r][1]);
+            }
         }
+        if (K != t->K || !t->ext) break;
+        __mmask16 z = 0; /* the lanes that hold -0 */
+        _Pragma("GCC unroll 16") for (int r = 0; r < R; r++) {
+            z |= _mm512_mask_fpclass_ps_mask(m0, acc[r][0], 0x04);
+            if (V == 2) z |= _mm512_mask_fpclass_ps_mask(m1, acc[r][1], 0x04);
+        }
+        if (!z) break;
+        K += t->ext;
     }
     if (t->part && !t->last) {
         _Pragma("GCC unroll 16") for (int r = 0; r < R; r++) {
@@ -275,14 +289,28 @@ SIMD_V3 static inline __attribute__((always_inline)) void tile_v3(const Tile *t,
     }
     const float *A = t->a, *B = t->b;
     const size_t ai = t->ai, ak = t->ak, ldb = t->ldb;
-    for (int k = 0, K = t->K; k < K; k++) {
-        const float *b = B + (size_t)k * ldb, *a = A + (size_t)k * ak;
-        __m256 b0 = ld8(b, m0, full), b1 = ld8(b + 8, m1, full);
-        _Pragma("GCC unroll 8") for (int r = 0; r < R; r++) {
-            __m256 av = _mm256_broadcast_ss(a + (size_t)r * ai);
-            acc[r][0] = _mm256_fmadd_ps(av, b0, acc[r][0]);
-            acc[r][1] = _mm256_fmadd_ps(av, b1, acc[r][1]);
+    for (int k = 0, K = t->K;;) {
+        for (; k < K; k++) {
+            const float *b = B + (size_t)k * ldb, *a = A + (size_t)k * ak;
+            __m256 b0 = ld8(b, m0, full), b1 = ld8(b + 8, m1, full);
+            _Pragma("GCC unroll 8") for (int r = 0; r < R; r++) {
+                __m256 av = _mm256_broadcast_ss(a + (size_t)r * ai);
+                acc[r][0] = _mm256_fmadd_ps(av, b0, acc[r][0]);
+                acc[r][1] = _mm256_fmadd_ps(av, b1, acc[r][1]);
+            }
         }
+        if (K != t->K || !t->ext) break;
+        __m256 z = _mm256_setzero_ps(); /* sign bits of the zero sums: -0 */
+        _Pragma("GCC unroll 8") for (int r = 0; r < R; r++) {
+            __m256 e0 = _mm256_cmp_ps(acc[r][0], _mm256_setzero_ps(), _CMP_EQ_OQ);
+            __m256 e1 = _mm256_cmp_ps(acc[r][1], _mm256_setzero_ps(), _CMP_EQ_OQ);
+            z = _mm256_or_ps(z,
+                             _mm256_and_ps(_mm256_and_ps(e0, _mm256_castsi256_ps(m0)), acc[r][0]));
+            z = _mm256_or_ps(z,
+                             _mm256_and_ps(_mm256_and_ps(e1, _mm256_castsi256_ps(m1)), acc[r][1]));
+        }
+        if (!_mm256_movemask_ps(z)) break;
+        K += t->ext;
     }
     if (t->part && !t->last) {
         _Pragma("GCC unroll 8") for (int r = 0; r < R; r++) {
@@ -370,36 +398,63 @@ static inline int tile_width(const Gemm *g, int ilast, int j0, int w) {
     return need < w ? need : w;
 }
 
+/* The k values [*lo, *hi) a tile of rows [i0, i0 + R) runs: all of them
+ * but op(A)'s structural zeros that every row of the tile has (those of
+ * its first row when they lead, of its last row when they trail); an
+ * empty range is [0, 0). */
+static inline void tile_k_range(const Gemm *g, int i0, int R, int *lo, int *hi) {
+    int l = 0, h = g->K;
+    if (g->zeros == GEMM_ZEROS_LEADING) l = i0 - g->zdiag;
+    if (g->zeros == GEMM_ZEROS_TRAILING) h = i0 + R + g->zdiag;
+    l = l < 0 ? 0 : l, h = h > g->K ? g->K : h;
+    *lo = l < h ? l : 0, *hi = l < h ? h : 0;
+}
+
+/* One tile of rows [i0, i0 + R) in the k block [k0, k1) of the panel t:
+ * the part of its k range in the block (none: nothing to do). The block
+ * that holds the range's start starts the chains, the one that holds its
+ * end finishes them (and, after trailing zeros, may run them to K). */
+static void tile_block(const Gemm *g, const Kernel *kn, const Tile *t, float *part, int i0, int R,
+                       int g0, int j0, int k0, int k1) {
+    size_t ai = a_row_step(g), ak = a_k_step(g);
+    int lo, hi;
+    tile_k_range(g, i0, R, &lo, &hi);
+    const int bf = lo / KBLOCK, bl = hi > lo ? (hi - 1) / KBLOCK : bf, cur = k0 / KBLOCK;
+    if (cur < bf || cur > bl) return;
+    const int s = lo > k0 ? lo : k0, e = hi < k1 ? hi : k1;
+    Tile u = *t;
+    if (g->lower && (u.w = tile_width(g, i0 + R - 1, j0, t->w)) <= 0) return;
+    u.first = cur == bf, u.last = cur == bl, u.K = e - s;
+    u.ext = u.last && g->zeros == GEMM_ZEROS_TRAILING ? g->K - hi : 0;
+    u.a = g->A + (size_t)i0 * ai + (size_t)s * ak;
+    u.b = t->b + (size_t)(s - k0) * t->ldb;
+    u.c = g->C + (size_t)i0 * g->ldc + j0;
+    u.part = bf == bl ? NULL : part + (size_t)(i0 - g0) * kn->W;
+    kn->rows(&u, R);
+}
+
 static void gemm_tiled(const Gemm *g, const Kernel *kn, float *pk, float *part) {
-    size_t ai = a_row_step(g), ak = a_k_step(g), K = (size_t)g->K;
-    const int W = kn->W;
+    const int W = kn->W, K = g->K;
     if (g->tb) pack_transposed(g, W, pk);
     for (int g0 = 0; g0 < g->M; g0 += GROUP) {
         int g1 = g->M - g0 < GROUP ? g->M : g0 + GROUP;
         for (int j0 = 0; j0 < g->N; j0 += W) {
-            const float *b = g->tb ? pk + (size_t)j0 * K : g->B + j0;
+            const float *b = g->tb ? pk + (size_t)j0 * (size_t)K : g->B + j0;
             size_t ldb = g->tb ? (size_t)W : g->ldb;
-            Tile t = {.ai = ai,
-                      .ak = ak,
+            Tile t = {.ai = a_row_step(g),
+                      .ak = a_k_step(g),
                       .ldb = ldb,
                       .ldc = g->ldc,
                       .w = g->N - j0 < W ? g->N - j0 : W,
                       .alpha = g->alpha,
                       .beta = g->beta};
-            for (size_t k0 = 0;; k0 += KBLOCK) {
-                size_t k1 = K - k0 < KBLOCK ? K : k0 + KBLOCK;
-                t.first = k0 == 0, t.last = k1 == K, t.K = (int)(k1 - k0);
-                t.b = b + k0 * ldb;
+            for (int k0 = 0;; k0 += KBLOCK) {
+                int k1 = K - k0 < KBLOCK ? K : k0 + KBLOCK;
+                t.b = b + (size_t)k0 * ldb;
                 const int rmax = t.w <= W / 2 ? kn->rnarrow : kn->rmax;
-                for (int i0 = g0; i0 < g1; i0 += rmax) {
-                    const int R = g1 - i0 < rmax ? g1 - i0 : rmax;
-                    Tile u = t;
-                    if (g->lower && (u.w = tile_width(g, i0 + R - 1, j0, t.w)) <= 0) continue;
-                    u.a = g->A + (size_t)i0 * ai + k0 * ak;
-                    u.c = g->C + (size_t)i0 * g->ldc + j0;
-                    u.part = t.first && t.last ? NULL : part + (size_t)(i0 - g0) * W;
-                    kn->rows(&u, R);
-                }
+                for (int i0 = g0; i0 < g1; i0 += rmax)
+                    tile_block(g, kn, &t, part, i0, g1 - i0 < rmax ? g1 - i0 : rmax, g0, j0, k0,
+                               k1);
                 if (k1 == K) break;
             }
         }
@@ -434,8 +489,39 @@ static __attribute__((noinline)) int gemm_packed(const Gemm *g, SimdPath path) {
     return 0;
 }
 
+/* Whether op(B)'s rows [0, K) (not transposed) hold only finite values:
+ * a zero term then adds a zero (0 * inf is NaN). */
+SIMD_V4 static int finite_v4(const Gemm *g) {
+    __mmask16 bad = 0;
+    for (int k = 0; k < g->K; k++)
+        for (int j = 0; j < g->N; j += 16) {
+            __mmask16 m = g->N - j >= 16 ? 0xffff : (__mmask16)((1u << (g->N - j)) - 1);
+            __m512 v = _mm512_maskz_loadu_ps(m, g->B + (size_t)k * g->ldb + j);
+            bad |= _mm512_fpclass_ps_mask(v, 0x99); /* NaN, +inf, -inf */
+        }
+    return bad == 0;
+}
+
+SIMD_V3 static int finite_v3(const Gemm *g) {
+    const __m256i exp = _mm256_set1_epi32(0x7f800000);
+    __m256i bad = _mm256_setzero_si256();
+    for (int k = 0; k < g->K; k++)
+        for (int j = 0; j < g->N; j += 8) {
+            __m256i v = _mm256_maskload_epi32((const int *)(g->B + (size_t)k * g->ldb + j),
+                                              mask8(g->N - j));
+            bad = _mm256_or_si256(bad, _mm256_cmpeq_epi32(_mm256_and_si256(v, exp), exp));
+        }
+    return _mm256_testz_si256(bad, bad);
+}
+
 static int gemm_simd(const Gemm *g, SimdPath path) {
     if (g->tb) return gemm_packed(g, path);
+    if (g->zeros && !(path == SIMD_AVX512 ? finite_v4(g) : finite_v3(g))) {
+        Gemm full = *g; /* the zero terms are not zero: run every chain whole */
+        full.zeros = 0;
+        gemm_run(&full, path, NULL);
+        return 0;
+    }
     gemm_run(g, path, NULL);
     return 0;
 }
@@ -471,16 +557,41 @@ static void gemm_call(const Gemm *g) {
     opprof_leave(prof);
 }
 
+/* The call's operands, in cblas_sgemm's order. */
+static Gemm gemm_args(int ta, int tb, int M, int N, int K, float alpha, const float *A, int lda,
+                      const float *B, int ldb, float beta, float *C, int ldc) {
+    return (Gemm){.ta = ta,
+                  .tb = tb,
+                  .M = M,
+                  .N = N,
+                  .K = K > 0 ? K : 0,
+                  .alpha = alpha,
+                  .beta = beta,
+                  .A = A,
+                  .B = B,
+                  .lda = (size_t)lda,
+                  .ldb = (size_t)ldb,
+                  .ldc = (size_t)ldc,
+                  .C = C};
+}
+
 void gemm(int ta, int tb, int M, int N, int K, float alpha, const float *A, int lda, const float *B,
           int ldb, float beta, float *C, int ldc) {
-    Gemm g = {ta,          tb, M, N, K > 0 ? K : 0, alpha, beta, A, B, (size_t)lda, (size_t)ldb,
-              (size_t)ldc, C,  0, 0};
+    Gemm g = gemm_args(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
     gemm_call(&g);
 }
 
 void gemm_lower(int ta, int tb, int M, int N, int K, float alpha, const float *A, int lda,
                 const float *B, int ldb, float beta, float *C, int ldc, int diag) {
-    Gemm g = {ta,          tb,          M, N, K > 0 ? K : 0, alpha, beta, A, B, (size_t)lda,
-              (size_t)ldb, (size_t)ldc, C, 1, diag};
+    Gemm g = gemm_args(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    g.lower = 1, g.diag = diag;
+    gemm_call(&g);
+}
+
+void gemm_zeros(int ta, int M, int N, int K, float alpha, const float *A, int lda, const float *B,
+                int ldb, float beta, float *C, int ldc, int zeros, int diag) {
+    Gemm g = gemm_args(ta, 0, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    if (zeros == GEMM_ZEROS_LEADING || zeros == GEMM_ZEROS_TRAILING)
+        g.zeros = zeros, g.zdiag = diag;
     gemm_call(&g);
 }
