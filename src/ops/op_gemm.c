@@ -95,7 +95,11 @@ typedef struct {
     int first, last; /* this k block starts the chains from zero / finishes them */
     int ext;         /* the k values after the K run, all of them zero terms: run them too (the
                       * full chain) when a sum is -0, the one value a zero term can change */
+    int pf;          /* prefetch the rows PF_AHEAD values of k on: op(B)'s, and a transposed A's */
 } Tile;
+
+/* How far ahead in k a tile with pf asks for its operands' lines. */
+enum { PF_AHEAD = 16 };
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 
@@ -119,8 +123,8 @@ finish16(__m512 acc, float alpha, float beta, const float *c, __mmask16 m) {
  * as rows 0 to 7, so sixteen rows keep their addresses in registers.
  * alpha and beta are read once into locals: C's stores cannot then make
  * the compiler read them again. */
-SIMD_V4 static inline __attribute__((always_inline)) void tile_v4(const Tile *t, const int R,
-                                                                  const int V, const int full) {
+SIMD_V4 static inline __attribute__((always_inline)) void
+tile_v4(const Tile *t, const int R, const int V, const int full, const int Z) {
     __mmask16 m0 = full || t->w >= 16 ? 0xffff : (__mmask16)((1u << t->w) - 1);
     __mmask16 m1 = full || t->w >= 32 ? 0xffff
                    : t->w <= 16       ? 0
@@ -144,13 +148,17 @@ SIMD_V4 static inline __attribute__((always_inline)) void tile_v4(const Tile *t,
             const float *b = B + (size_t)k * ldb, *a = A + (size_t)k * ak, *a8 = a + 8 * ai;
             __m512 b0 = _mm512_maskz_loadu_ps(m0, b);
             __m512 b1 = V == 2 ? _mm512_maskz_loadu_ps(m1, b + 16) : b0;
+            if (Z) {
+                _mm_prefetch((const char *)(b + PF_AHEAD * ldb), _MM_HINT_T0);
+                if (ak != 1) _mm_prefetch((const char *)(a + PF_AHEAD * ak), _MM_HINT_T0);
+            }
             _Pragma("GCC unroll 16") for (int r = 0; r < R; r++) {
                 __m512 av = _mm512_set1_ps(r < 8 ? a[(size_t)r * ai] : a8[(size_t)(r - 8) * ai]);
                 acc[r][0] = _mm512_fmadd_ps(av, b0, acc[r][0]);
                 if (V == 2) acc[r][1] = _mm512_fmadd_ps(av, b1, acc[r][1]);
             }
         }
-        if (K != t->K || !t->ext) break;
+        if (!Z || K != t->K || !t->ext) break;
         __mmask16 z = 0; /* the lanes that hold -0 */
         _Pragma("GCC unroll 16") for (int r = 0; r < R; r++) {
             z |= _mm512_mask_fpclass_ps_mask(m0, acc[r][0], 0x04);
@@ -175,38 +183,46 @@ SIMD_V4 static inline __attribute__((always_inline)) void tile_v4(const Tile *t,
 
 /* A panel of 16 or fewer columns takes tiles of up to 16 rows x 1 vector
  * (R up to 16), a wider one tiles of up to 8 rows x 2 vectors; the full
- * tiles, most of every product, take the unmasked instances. */
-SIMD_V4 static void tile_rows_v4(const Tile *t, int R) {
-    if (t->w == 32 && R == 8) tile_v4(t, 8, 2, 1);
-    else if (t->w == 16 && R == 16) tile_v4(t, 16, 1, 1);
+ * tiles, most of every product, take the unmasked instances. Z: the
+ * instances that skip op(A)'s zeros (Tile.ext, Tile.pf), apart so that the
+ * other products' tiles run no test for them. */
+SIMD_V4 static inline __attribute__((always_inline)) void tile_rows_z(const Tile *t, int R,
+                                                                      const int Z) {
+    if (t->w == 32 && R == 8) tile_v4(t, 8, 2, 1, Z);
+    else if (t->w == 16 && R == 16) tile_v4(t, 16, 1, 1, Z);
     else if (t->w <= 16) switch (R) {
-        case 16: tile_v4(t, 16, 1, 0); break;
-        case 15: tile_v4(t, 15, 1, 0); break;
-        case 14: tile_v4(t, 14, 1, 0); break;
-        case 13: tile_v4(t, 13, 1, 0); break;
-        case 12: tile_v4(t, 12, 1, 0); break;
-        case 11: tile_v4(t, 11, 1, 0); break;
-        case 10: tile_v4(t, 10, 1, 0); break;
-        case 9: tile_v4(t, 9, 1, 0); break;
-        case 8: tile_v4(t, 8, 1, 0); break;
-        case 7: tile_v4(t, 7, 1, 0); break;
-        case 6: tile_v4(t, 6, 1, 0); break;
-        case 5: tile_v4(t, 5, 1, 0); break;
-        case 4: tile_v4(t, 4, 1, 0); break;
-        case 3: tile_v4(t, 3, 1, 0); break;
-        case 2: tile_v4(t, 2, 1, 0); break;
-        default: tile_v4(t, 1, 1, 0); break;
+        case 16: tile_v4(t, 16, 1, 0, Z); break;
+        case 15: tile_v4(t, 15, 1, 0, Z); break;
+        case 14: tile_v4(t, 14, 1, 0, Z); break;
+        case 13: tile_v4(t, 13, 1, 0, Z); break;
+        case 12: tile_v4(t, 12, 1, 0, Z); break;
+        case 11: tile_v4(t, 11, 1, 0, Z); break;
+        case 10: tile_v4(t, 10, 1, 0, Z); break;
+        case 9: tile_v4(t, 9, 1, 0, Z); break;
+        case 8: tile_v4(t, 8, 1, 0, Z); break;
+        case 7: tile_v4(t, 7, 1, 0, Z); break;
+        case 6: tile_v4(t, 6, 1, 0, Z); break;
+        case 5: tile_v4(t, 5, 1, 0, Z); break;
+        case 4: tile_v4(t, 4, 1, 0, Z); break;
+        case 3: tile_v4(t, 3, 1, 0, Z); break;
+        case 2: tile_v4(t, 2, 1, 0, Z); break;
+        default: tile_v4(t, 1, 1, 0, Z); break;
         }
     else switch (R) {
-        case 8: tile_v4(t, 8, 2, 0); break;
-        case 7: tile_v4(t, 7, 2, 0); break;
-        case 6: tile_v4(t, 6, 2, 0); break;
-        case 5: tile_v4(t, 5, 2, 0); break;
-        case 4: tile_v4(t, 4, 2, 0); break;
-        case 3: tile_v4(t, 3, 2, 0); break;
-        case 2: tile_v4(t, 2, 2, 0); break;
-        default: tile_v4(t, 1, 2, 0); break;
+        case 8: tile_v4(t, 8, 2, 0, Z); break;
+        case 7: tile_v4(t, 7, 2, 0, Z); break;
+        case 6: tile_v4(t, 6, 2, 0, Z); break;
+        case 5: tile_v4(t, 5, 2, 0, Z); break;
+        case 4: tile_v4(t, 4, 2, 0, Z); break;
+        case 3: tile_v4(t, 3, 2, 0, Z); break;
+        case 2: tile_v4(t, 2, 2, 0, Z); break;
+        default: tile_v4(t, 1, 2, 0, Z); break;
         }
+}
+
+SIMD_V4 static void tile_rows_v4(const Tile *t, int R) {
+    if (t->pf) tile_rows_z(t, R, 1);
+    else tile_rows_z(t, R, 0);
 }
 
 /* Packs 16 rows of B (b, row step ldb) as 16 columns of the panel p (row
@@ -410,23 +426,22 @@ static inline void tile_k_range(const Gemm *g, int i0, int R, int *lo, int *hi) 
     *lo = l < h ? l : 0, *hi = l < h ? h : 0;
 }
 
-/* One tile of rows [i0, i0 + R) in the k block [k0, k1) of the panel t:
- * the part of its k range in the block (none: nothing to do). The block
- * that holds the range's start starts the chains, the one that holds its
- * end finishes them (and, after trailing zeros, may run them to K). */
-static void tile_block(const Gemm *g, const Kernel *kn, const Tile *t, float *part, int i0, int R,
+/* One tile of rows [i0, i0 + R) of a product with op(A)'s zeros (not a
+ * lower one), in the k block [k0, k1) of the panel t: the part of its k
+ * range in the block, if any. The block that holds the range's start
+ * starts the chains, the one that holds its end finishes them (and, after
+ * trailing zeros, may run them on to K). */
+static void tile_zeros(const Gemm *g, const Kernel *kn, const Tile *t, float *part, int i0, int R,
                        int g0, int j0, int k0, int k1) {
-    size_t ai = a_row_step(g), ak = a_k_step(g);
     int lo, hi;
     tile_k_range(g, i0, R, &lo, &hi);
     const int bf = lo / KBLOCK, bl = hi > lo ? (hi - 1) / KBLOCK : bf, cur = k0 / KBLOCK;
     if (cur < bf || cur > bl) return;
     const int s = lo > k0 ? lo : k0, e = hi < k1 ? hi : k1;
     Tile u = *t;
-    if (g->lower && (u.w = tile_width(g, i0 + R - 1, j0, t->w)) <= 0) return;
-    u.first = cur == bf, u.last = cur == bl, u.K = e - s;
+    u.first = cur == bf, u.last = cur == bl, u.K = e - s, u.pf = 1;
     u.ext = u.last && g->zeros == GEMM_ZEROS_TRAILING ? g->K - hi : 0;
-    u.a = g->A + (size_t)i0 * ai + (size_t)s * ak;
+    u.a = g->A + (size_t)i0 * t->ai + (size_t)s * t->ak;
     u.b = t->b + (size_t)(s - k0) * t->ldb;
     u.c = g->C + (size_t)i0 * g->ldc + j0;
     u.part = bf == bl ? NULL : part + (size_t)(i0 - g0) * kn->W;
@@ -434,27 +449,39 @@ static void tile_block(const Gemm *g, const Kernel *kn, const Tile *t, float *pa
 }
 
 static void gemm_tiled(const Gemm *g, const Kernel *kn, float *pk, float *part) {
-    const int W = kn->W, K = g->K;
+    size_t ai = a_row_step(g), ak = a_k_step(g), K = (size_t)g->K;
+    const int W = kn->W;
     if (g->tb) pack_transposed(g, W, pk);
     for (int g0 = 0; g0 < g->M; g0 += GROUP) {
         int g1 = g->M - g0 < GROUP ? g->M : g0 + GROUP;
         for (int j0 = 0; j0 < g->N; j0 += W) {
-            const float *b = g->tb ? pk + (size_t)j0 * (size_t)K : g->B + j0;
+            const float *b = g->tb ? pk + (size_t)j0 * K : g->B + j0;
             size_t ldb = g->tb ? (size_t)W : g->ldb;
-            Tile t = {.ai = a_row_step(g),
-                      .ak = a_k_step(g),
+            Tile t = {.ai = ai,
+                      .ak = ak,
                       .ldb = ldb,
                       .ldc = g->ldc,
                       .w = g->N - j0 < W ? g->N - j0 : W,
                       .alpha = g->alpha,
                       .beta = g->beta};
-            for (int k0 = 0;; k0 += KBLOCK) {
-                int k1 = K - k0 < KBLOCK ? K : k0 + KBLOCK;
-                t.b = b + (size_t)k0 * ldb;
+            for (size_t k0 = 0;; k0 += KBLOCK) {
+                size_t k1 = K - k0 < KBLOCK ? K : k0 + KBLOCK;
+                t.first = k0 == 0, t.last = k1 == K, t.K = (int)(k1 - k0);
+                t.b = b + k0 * ldb;
                 const int rmax = t.w <= W / 2 ? kn->rnarrow : kn->rmax;
-                for (int i0 = g0; i0 < g1; i0 += rmax)
-                    tile_block(g, kn, &t, part, i0, g1 - i0 < rmax ? g1 - i0 : rmax, g0, j0, k0,
-                               k1);
+                for (int i0 = g0; i0 < g1; i0 += rmax) {
+                    const int R = g1 - i0 < rmax ? g1 - i0 : rmax;
+                    if (g->zeros) {
+                        tile_zeros(g, kn, &t, part, i0, R, g0, j0, (int)k0, (int)k1);
+                        continue;
+                    }
+                    Tile u = t;
+                    if (g->lower && (u.w = tile_width(g, i0 + R - 1, j0, t.w)) <= 0) continue;
+                    u.a = g->A + (size_t)i0 * ai + k0 * ak;
+                    u.c = g->C + (size_t)i0 * g->ldc + j0;
+                    u.part = t.first && t.last ? NULL : part + (size_t)(i0 - g0) * W;
+                    kn->rows(&u, R);
+                }
                 if (k1 == K) break;
             }
         }
