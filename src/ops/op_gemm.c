@@ -23,7 +23,9 @@
  * rows of A and a panel's block of B stay in cache while they are used,
  * also for a weight gradient's k over thousands of positions. A transposed
  * B is packed with 16 x 16 transposes in registers on the AVX-512 path.
- * gemm_kernel_name says which blocking runs.
+ * gemm_kernel_name says which blocking runs. gemm_zeros's tiles run only
+ * the k values where one of their rows of op(A) is not a structural zero
+ * (ops.h), with their own instances, which prefetch ahead in k.
  *
  * With gemm_use_blas(1) every call goes to OpenBLAS's sgemm instead, for
  * `gatelab bench --blas` only: it times the same step on both products.

@@ -40,9 +40,9 @@ void gemm_lower(int ta, int tb, int M, int N, int K, float alpha, const float *A
  * k > i + diag (y = a v, dq = ds k); GEMM_ZEROS_LEADING, op(A)[i, k] = +-0
  * for k < i - diag (dv = a^T dy, dk = ds^T q). The result has gemm's bits:
  * a leading zero term leaves a chain's +0 as it was, and a trailing one
- * leaves every sum but -0 as it was, so the tiles skip them when B's rows
- * are all finite and run a tile's chains to K when one of its sums is -0;
- * otherwise (B holds an inf or NaN) every chain is run whole. */
+ * leaves every sum but -0 as it was, so the tiles skip them when the rows
+ * of B that only zero terms meet are finite, and run a tile again whole
+ * when one of its sums is -0; otherwise every chain is run whole. */
 enum { GEMM_ZEROS_LEADING = 1, GEMM_ZEROS_TRAILING = 2 };
 void gemm_zeros(int ta, int M, int N, int K, float alpha, const float *A, int lda, const float *B,
                 int ldb, float beta, float *C, int ldc, int zeros, int diag);
