@@ -279,6 +279,17 @@ static void bwd_key_product(int r0, int r1, int m, int dh, int T, float alpha, c
                    GEMM_ZEROS_LEADING, 0);
 }
 
+/* Asks for the weights that dv = a^T dy reads (rows [r0, r0 + m), keys up
+ * to each row's diagonal) before da's product runs: the forward wrote them
+ * long before, and dv's tiles read them one line per value of k. */
+static void prefetch_weights(const float *a, int T, int r0, int m) {
+    for (int t = r0; t < r0 + m; t++) {
+        const float *row = a + (size_t)t * T;
+        for (int j = 0; j <= t; j += 16) __builtin_prefetch(row + j, 0, 2);
+        __builtin_prefetch(row + t, 0, 2);
+    }
+}
+
 /* Row block [r0, r1) of one head:
  *   da = dy v^T;  dv += a^T dy;  ds = row_backward(da);
  *   dq += scale ds k;  dk += scale ds^T q
@@ -289,6 +300,7 @@ static void bwd_block(float *da, float *tmp, const AttnGrad *go, const Plan *pl,
     const BwdIn *in = hv->in;
     int m = r1 - r0, T = in->T, dh = in->dh, ldq = in->ldq, ldk = in->ldk;
     const float *dyr = hv->dy + (size_t)r0 * ldq;
+    if (go->dv) prefetch_weights(hv->a, T, r0, m);
     /* da[0:m, 0:r1] = dy[r0:r1] v[0:r1]^T on and left of the diagonal (bwd_rows
      * writes the zeros right of it) */
     gemm_lower(0, 1, m, r1, dh, 1.0f, dyr, ldq, hv->v, ldk, 0.0f, da, T, r0);
