@@ -149,6 +149,109 @@ static void test_lower(void **state) {
         }
 }
 
+/* gemm_zeros: op(A)'s structural zeros (of either sign) leading (k < i - d)
+ * or trailing (k > i + d); the result must be the contract's full chains
+ * bit for bit. fill 0: values of both signs, some subnormal; fill 1: tiny
+ * values whose products round to +-0, so many sums are -0 when the zeros
+ * begin (a trailing zero term turns -0 into +0); fill 2: B's rows that meet
+ * only zeros hold an inf and a NaN (0 * inf is NaN). */
+typedef struct {
+    int ta, M, N, K, pad;
+    float alpha, beta;
+} ZCase;
+
+static float zval(unsigned *s, int fill) {
+    float v = val(s);
+    if (fill == 1) return v < 0.0f ? -0x1p-80f : 0x1p-80f;
+    return (*s >> 3) % 17 == 0 ? v * 0x1p-130f : v; /* a subnormal now and then */
+}
+
+static int zero_at(int zeros, int i, int k, int d) {
+    return zeros == GEMM_ZEROS_LEADING ? k < i - d : k > i + d;
+}
+
+static size_t zeros_case(const ZCase *c, int zeros, int d, int fill) {
+    int lda = (c->ta ? c->M : c->K) + c->pad, ldb = c->N + c->pad, ldc = c->N + c->pad;
+    size_t na = (size_t)(c->ta ? c->K : c->M) * lda, nb = (size_t)c->K * ldb;
+    size_t nc = (size_t)c->M * ldc, bad = 0;
+    float *A = malloc(na * 4), *B = malloc(nb * 4), *C1 = malloc(nc * 4), *C2 = malloc(nc * 4);
+    assert_non_null(A), assert_non_null(B), assert_non_null(C1), assert_non_null(C2);
+    unsigned s = (unsigned)(c->M * 131 + c->K * 7 + d * 3 + zeros + fill * 1000);
+    for (int i = 0; i < c->M; i++)
+        for (int k = 0; k < c->K; k++) {
+            float *a = c->ta ? &A[(size_t)k * lda + i] : &A[(size_t)i * lda + k];
+            *a = zval(&s, fill);
+            if (zero_at(zeros, i, k, d)) *a = (s >> 9) & 1 ? -0.0f : 0.0f;
+        }
+    for (size_t i = 0; i < nb; i++) B[i] = zval(&s, fill);
+    if (fill == 2) { /* the rows only zeros meet, when the diagonal leaves some */
+        int r = zeros == GEMM_ZEROS_LEADING ? 0 : c->K - 1;
+        B[(size_t)r * ldb] = INFINITY, B[(size_t)r * ldb + (size_t)c->N - 1] = NAN;
+    }
+    for (size_t i = 0; i < nc; i++) C1[i] = C2[i] = val(&s);
+    gemm_zeros(c->ta, c->M, c->N, c->K, c->alpha, A, lda, B, ldb, c->beta, C1, ldc, zeros, d);
+    naive(c->ta, 0, c->M, c->N, c->K, c->alpha, A, lda, B, ldb, c->beta, C2, ldc);
+    for (size_t i = 0; i < nc; i++) bad += memcmp(&C1[i], &C2[i], 4) != 0;
+    free(A), free(B), free(C1), free(C2);
+    return bad;
+}
+
+/* Attention's shapes (T 64 and 256 in blocks of 64, dh 16 and 32) and
+ * partial tiles (T not a multiple of 16), over one k block and several,
+ * for diagonals that skip nothing, some tiles' terms, or all of them. */
+static void test_zeros(void **state) {
+    (void)state;
+    gemm_use_blas(0);
+    const ZCase cases[] = {
+        {0, 64, 16, 64, 0, 1.0f, 0.0f},   {1, 64, 16, 64, 48, 1.0f, 1.0f},
+        {0, 64, 32, 256, 0, 0.25f, 1.0f}, {1, 256, 32, 64, 96, 0.25f, 1.0f},
+        {0, 37, 16, 70, 3, 0.3f, 0.0f},   {1, 70, 20, 37, 1, 1.0f, 0.3f},
+        {0, 50, 33, 300, 2, 1.0f, 1.0f},  {1, 33, 17, 200, 5, 0.5f, 0.0f},
+    };
+    const int diags[] = {-300, -5, 0, 7, 64, 192};
+    const int kinds[] = {GEMM_ZEROS_LEADING, GEMM_ZEROS_TRAILING};
+    for (size_t ci = 0; ci < sizeof cases / sizeof *cases; ci++)
+        for (size_t di = 0; di < sizeof diags / sizeof *diags; di++)
+            for (int z = 0; z < 2; z++)
+                for (int fill = 0; fill < 3; fill++) {
+                    size_t bad = zeros_case(&cases[ci], kinds[z], diags[di], fill);
+                    if (bad)
+                        fail_msg("case %zu diag %d zeros %d fill %d: %zu entries differ on %s", ci,
+                                 diags[di], kinds[z], fill, bad, simd_path_name(simd_path()));
+                }
+}
+
+/* fill 1 makes -0 sums where trailing zeros begin, and fill 2 NaN from a
+ * skipped inf: both would differ if the kernels did not catch them. */
+static void test_zeros_edges_occur(void **state) {
+    (void)state;
+    const ZCase c = {0, 64, 16, 64, 0, 1.0f, 0.0f};
+    int lda = c.K, neg = 0;
+    float *A = malloc((size_t)c.M * lda * 4), *B = malloc((size_t)c.K * c.N * 4);
+    float *C = malloc((size_t)c.M * c.N * 4);
+    assert_non_null(A), assert_non_null(B), assert_non_null(C);
+    unsigned s = 5;
+    for (int i = 0; i < c.M; i++)
+        for (int k = 0; k < c.K; k++) A[i * lda + k] = k > i ? 0.0f : zval(&s, 1);
+    for (int i = 0; i < c.K * c.N; i++) B[i] = zval(&s, 1);
+    for (int i = 0; i < c.M; i++) /* the chains cut at the diagonal */
+        for (int j = 0; j < c.N; j++) {
+            float acc = 0.0f;
+            for (int k = 0; k <= i; k++) acc = fmaf(A[i * lda + k], B[k * c.N + j], acc);
+            neg += acc == 0.0f && signbit(acc);
+        }
+    assert_true(neg > 0);
+    gemm_zeros(0, c.M, c.N, c.K, 1.0f, A, lda, B, c.N, 0.0f, C, c.N, GEMM_ZEROS_TRAILING, 0);
+    for (int i = 0; i < c.M - 1; i++) /* every full chain ends on +0 * B, +0 from -0 */
+        for (int j = 0; j < c.N; j++)
+            assert_false(C[i * c.N + j] == 0.0f && signbit(C[i * c.N + j]) &&
+                         B[(c.K - 1) * c.N + j] > 0.0f);
+    B[(c.K - 1) * c.N] = INFINITY;
+    gemm_zeros(0, c.M, c.N, c.K, 1.0f, A, lda, B, c.N, 0.0f, C, c.N, GEMM_ZEROS_TRAILING, 0);
+    assert_true(isnan(C[0]));
+    free(A), free(B), free(C);
+}
+
 static void blas(int ta, int tb, int M, int N, int K, float alpha, const float *A, int lda,
                  const float *B, int ldb, float beta, float *C, int ldc) {
     cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, M, N,
@@ -181,9 +284,13 @@ int main(void) {
         return 77;
     }
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_contract), cmocka_unit_test(test_model_shapes),
-        cmocka_unit_test(test_lower),    cmocka_unit_test(test_blas_route),
+        cmocka_unit_test(test_contract),
+        cmocka_unit_test(test_model_shapes),
+        cmocka_unit_test(test_lower),
+        cmocka_unit_test(test_blas_route),
         cmocka_unit_test(test_empty_k),
+        cmocka_unit_test(test_zeros),
+        cmocka_unit_test(test_zeros_edges_occur),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -491,7 +491,8 @@ static void block_forward(const Ctx *c, const HeadView *hv, float *s, float *a, 
             if (slot) slot[t] = slot_weight(pl, &ex);
             wkv[t - r0] = ex.w[XS_KV];
         }
-    gemm(0, 0, m, dh, r1, 1.0f, a, ld, hv->v, c->ldk, 0.0f, hv->y + (size_t)r0 * c->ldy, c->ldy);
+    gemm_zeros(0, m, dh, r1, 1.0f, a, ld, hv->v, c->ldk, 0.0f, hv->y + (size_t)r0 * c->ldy, c->ldy,
+               GEMM_ZEROS_TRAILING, r0);
     if (!pl->on[XS_KV]) return;
     const float *vx = c->in->kvb_v + (size_t)hv->h * dh;
     for (int t = r0; t < r1; t++) {

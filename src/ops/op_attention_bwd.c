@@ -294,9 +294,23 @@ SIMD_KERNEL_STATIC(bwd_rows_plain, (float *da, const float *att, int T, int r0, 
  * earlier block reached them. */
 static void bwd_key_product(int r0, int r1, int m, int dh, int T, float alpha, const float *x,
                             const float *y, int ldy, float *c, int ldc, int fresh) {
-    if (!fresh || r0 > 0) gemm(1, 0, fresh ? r0 : r1, dh, m, alpha, x, T, y, ldy, 1.0f, c, ldc);
+    if (!fresh || r0 > 0)
+        gemm_zeros(1, fresh ? r0 : r1, dh, m, alpha, x, T, y, ldy, 1.0f, c, ldc, GEMM_ZEROS_LEADING,
+                   r0);
     if (fresh)
-        gemm(1, 0, r1 - r0, dh, m, alpha, x + r0, T, y, ldy, 0.0f, c + (size_t)r0 * ldc, ldc);
+        gemm_zeros(1, r1 - r0, dh, m, alpha, x + r0, T, y, ldy, 0.0f, c + (size_t)r0 * ldc, ldc,
+                   GEMM_ZEROS_LEADING, 0);
+}
+
+/* Asks for the weights that dv = a^T dy reads (rows [r0, r0 + m), keys up
+ * to each row's diagonal) before da's product runs: the forward wrote them
+ * long before, and dv's tiles read them one line per value of k. */
+static void prefetch_weights(const float *a, int T, int r0, int m) {
+    for (int t = r0; t < r0 + m; t++) {
+        const float *row = a + (size_t)t * T;
+        for (int j = 0; j <= t; j += 16) __builtin_prefetch(row + j, 0, 2);
+        __builtin_prefetch(row + t, 0, 2);
+    }
 }
 
 /* Row block [r0, r1) of one head:
@@ -309,6 +323,7 @@ static void bwd_block(float *da, float *tmp, const AttnGrad *go, const Plan *pl,
     const BwdIn *in = hv->in;
     int m = r1 - r0, T = in->T, dh = in->dh, ldq = in->ldq, ldk = in->ldk;
     const float *dyr = hv->dy + (size_t)r0 * ldq;
+    if (go->dv) prefetch_weights(hv->a, T, r0, m);
     /* da[0:m, 0:r1] = dy[r0:r1] v[0:r1]^T on and left of the diagonal (bwd_rows
      * writes the zeros right of it) */
     gemm_lower(0, 1, m, r1, dh, 1.0f, dyr, ldq, hv->v, ldk, 0.0f, da, T, r0);
@@ -320,8 +335,8 @@ static void bwd_block(float *da, float *tmp, const AttnGrad *go, const Plan *pl,
         bwd_rows_plain(da, hv->a, T, r0, r1);
     else bwd_rows(da, tmp, go, pl, hv, r0, r1);
     if (go->dq)
-        gemm(0, 0, m, dh, r1, pl->scale, da, T, hv->k, ldk, go->set & ATTN_SET_DQ ? 0.0f : 1.0f,
-             go->dq + hv->boq + (size_t)r0 * ldq, ldq);
+        gemm_zeros(0, m, dh, r1, pl->scale, da, T, hv->k, ldk, go->set & ATTN_SET_DQ ? 0.0f : 1.0f,
+                   go->dq + hv->boq + (size_t)r0 * ldq, ldq, GEMM_ZEROS_TRAILING, r0);
     if (go->dk)
         bwd_key_product(r0, r1, m, dh, T, pl->scale, da, hv->q + (size_t)r0 * ldq, ldq,
                         go->dk + hv->bok, ldk, hv->kv_first && (go->set & ATTN_SET_DK));

@@ -23,13 +23,16 @@
  * rows of A and a panel's block of B stay in cache while they are used,
  * also for a weight gradient's k over thousands of positions. A transposed
  * B is packed with 16 x 16 transposes in registers on the AVX-512 path.
- * gemm_kernel_name says which blocking runs.
+ * gemm_kernel_name says which blocking runs. gemm_zeros's tiles run only
+ * the k values where one of their rows of op(A) is not a structural zero
+ * (ops.h), with their own instances, which prefetch ahead in k.
  *
  * With gemm_use_blas(1) every call goes to OpenBLAS's sgemm instead, for
  * `gatelab bench --blas` only: it times the same step on both products.
  */
 #include <immintrin.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <cblas.h>
 
@@ -50,6 +53,8 @@ typedef struct {
     float *C;
     int lower; /* C's entries (i, j) with j > i + diag are not needed */
     int diag;
+    int zeros; /* GEMM_ZEROS_*: op(A)'s structural zeros, which the tiles skip */
+    int zdiag;
 } Gemm;
 
 /* op(A)[i, k] sits at A + i * ai + k * ak. */
@@ -91,7 +96,14 @@ typedef struct {
     float alpha, beta;
     float *part;     /* NULL, or the tile's partial sums (row stride W) between k blocks */
     int first, last; /* this k block starts the chains from zero / finishes them */
+    int ext;         /* trailing zero terms after the K run: when a sum is -0, the one value such a
+                      * term can change, the tile stores nothing and returns 1 (its caller runs
+                      * the whole chains) */
+    int pf;          /* prefetch the rows PF_AHEAD values of k on: op(B)'s, and a transposed A's */
 } Tile;
+
+/* How far ahead in k a tile with pf asks for its operands' lines. */
+enum { PF_AHEAD = 16 };
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 
@@ -115,8 +127,8 @@ finish16(__m512 acc, float alpha, float beta, const float *c, __mmask16 m) {
  * as rows 0 to 7, so sixteen rows keep their addresses in registers.
  * alpha and beta are read once into locals: C's stores cannot then make
  * the compiler read them again. */
-SIMD_V4 static inline __attribute__((always_inline)) void tile_v4(const Tile *t, const int R,
-                                                                  const int V, const int full) {
+SIMD_V4 static inline __attribute__((always_inline)) int
+tile_v4(const Tile *t, const int R, const int V, const int full, const int Z) {
     __mmask16 m0 = full || t->w >= 16 ? 0xffff : (__mmask16)((1u << t->w) - 1);
     __mmask16 m1 = full || t->w >= 32 ? 0xffff
                    : t->w <= 16       ? 0
@@ -139,60 +151,80 @@ SIMD_V4 static inline __attribute__((always_inline)) void tile_v4(const Tile *t,
         const float *b = B + (size_t)k * ldb, *a = A + (size_t)k * ak, *a8 = a + 8 * ai;
         __m512 b0 = _mm512_maskz_loadu_ps(m0, b);
         __m512 b1 = V == 2 ? _mm512_maskz_loadu_ps(m1, b + 16) : b0;
+        if (Z) {
+            _mm_prefetch((const char *)(b + PF_AHEAD * ldb), _MM_HINT_T0);
+            if (ak != 1) _mm_prefetch((const char *)(a + PF_AHEAD * ak), _MM_HINT_T0);
+        }
         _Pragma("GCC unroll 16") for (int r = 0; r < R; r++) {
             __m512 av = _mm512_set1_ps(r < 8 ? a[(size_t)r * ai] : a8[(size_t)(r - 8) * ai]);
             acc[r][0] = _mm512_fmadd_ps(av, b0, acc[r][0]);
             if (V == 2) acc[r][1] = _mm512_fmadd_ps(av, b1, acc[r][1]);
         }
     }
+    if (Z && t->ext) {
+        __mmask16 z = 0; /* the lanes that hold -0 */
+        _Pragma("GCC unroll 16") for (int r = 0; r < R; r++) {
+            z |= _mm512_mask_fpclass_ps_mask(m0, acc[r][0], 0x04);
+            if (V == 2) z |= _mm512_mask_fpclass_ps_mask(m1, acc[r][1], 0x04);
+        }
+        if (z) return 1;
+    }
     if (t->part && !t->last) {
         _Pragma("GCC unroll 16") for (int r = 0; r < R; r++) {
             _mm512_storeu_ps(t->part + r * 32, acc[r][0]);
             if (V == 2) _mm512_storeu_ps(t->part + r * 32 + 16, acc[r][1]);
         }
-        return;
+        return 0;
     }
     _Pragma("GCC unroll 16") for (int r = 0; r < R; r++) {
         float *c = t->c + (size_t)r * t->ldc;
         _mm512_mask_storeu_ps(c, m0, finish16(acc[r][0], alpha, beta, c, m0));
         if (V == 2) _mm512_mask_storeu_ps(c + 16, m1, finish16(acc[r][1], alpha, beta, c + 16, m1));
     }
+    return 0;
 }
 
 /* A panel of 16 or fewer columns takes tiles of up to 16 rows x 1 vector
  * (R up to 16), a wider one tiles of up to 8 rows x 2 vectors; the full
- * tiles, most of every product, take the unmasked instances. */
-SIMD_V4 static void tile_rows_v4(const Tile *t, int R) {
-    if (t->w == 32 && R == 8) tile_v4(t, 8, 2, 1);
-    else if (t->w == 16 && R == 16) tile_v4(t, 16, 1, 1);
+ * tiles, most of every product, take the unmasked instances. Z: the
+ * instances that skip op(A)'s zeros (Tile.ext, Tile.pf), apart so that the
+ * other products' tiles run no test for them. */
+SIMD_V4 static inline __attribute__((always_inline)) int tile_rows_z(const Tile *t, int R,
+                                                                     const int Z) {
+    if (t->w == 32 && R == 8) return tile_v4(t, 8, 2, 1, Z);
+    else if (t->w == 16 && R == 16) return tile_v4(t, 16, 1, 1, Z);
     else if (t->w <= 16) switch (R) {
-        case 16: tile_v4(t, 16, 1, 0); break;
-        case 15: tile_v4(t, 15, 1, 0); break;
-        case 14: tile_v4(t, 14, 1, 0); break;
-        case 13: tile_v4(t, 13, 1, 0); break;
-        case 12: tile_v4(t, 12, 1, 0); break;
-        case 11: tile_v4(t, 11, 1, 0); break;
-        case 10: tile_v4(t, 10, 1, 0); break;
-        case 9: tile_v4(t, 9, 1, 0); break;
-        case 8: tile_v4(t, 8, 1, 0); break;
-        case 7: tile_v4(t, 7, 1, 0); break;
-        case 6: tile_v4(t, 6, 1, 0); break;
-        case 5: tile_v4(t, 5, 1, 0); break;
-        case 4: tile_v4(t, 4, 1, 0); break;
-        case 3: tile_v4(t, 3, 1, 0); break;
-        case 2: tile_v4(t, 2, 1, 0); break;
-        default: tile_v4(t, 1, 1, 0); break;
+        case 16: return tile_v4(t, 16, 1, 0, Z);
+        case 15: return tile_v4(t, 15, 1, 0, Z);
+        case 14: return tile_v4(t, 14, 1, 0, Z);
+        case 13: return tile_v4(t, 13, 1, 0, Z);
+        case 12: return tile_v4(t, 12, 1, 0, Z);
+        case 11: return tile_v4(t, 11, 1, 0, Z);
+        case 10: return tile_v4(t, 10, 1, 0, Z);
+        case 9: return tile_v4(t, 9, 1, 0, Z);
+        case 8: return tile_v4(t, 8, 1, 0, Z);
+        case 7: return tile_v4(t, 7, 1, 0, Z);
+        case 6: return tile_v4(t, 6, 1, 0, Z);
+        case 5: return tile_v4(t, 5, 1, 0, Z);
+        case 4: return tile_v4(t, 4, 1, 0, Z);
+        case 3: return tile_v4(t, 3, 1, 0, Z);
+        case 2: return tile_v4(t, 2, 1, 0, Z);
+        default: return tile_v4(t, 1, 1, 0, Z);
         }
     else switch (R) {
-        case 8: tile_v4(t, 8, 2, 0); break;
-        case 7: tile_v4(t, 7, 2, 0); break;
-        case 6: tile_v4(t, 6, 2, 0); break;
-        case 5: tile_v4(t, 5, 2, 0); break;
-        case 4: tile_v4(t, 4, 2, 0); break;
-        case 3: tile_v4(t, 3, 2, 0); break;
-        case 2: tile_v4(t, 2, 2, 0); break;
-        default: tile_v4(t, 1, 2, 0); break;
+        case 8: return tile_v4(t, 8, 2, 0, Z);
+        case 7: return tile_v4(t, 7, 2, 0, Z);
+        case 6: return tile_v4(t, 6, 2, 0, Z);
+        case 5: return tile_v4(t, 5, 2, 0, Z);
+        case 4: return tile_v4(t, 4, 2, 0, Z);
+        case 3: return tile_v4(t, 3, 2, 0, Z);
+        case 2: return tile_v4(t, 2, 2, 0, Z);
+        default: return tile_v4(t, 1, 2, 0, Z);
         }
+}
+
+SIMD_V4 static int tile_rows_v4(const Tile *t, int R) {
+    return t->pf ? tile_rows_z(t, R, 1) : tile_rows_z(t, R, 0);
 }
 
 /* Packs 16 rows of B (b, row step ldb) as 16 columns of the panel p (row
@@ -260,8 +292,8 @@ finish8(__m256 acc, const Tile *t, const float *c, __m256i m, int full) {
     return _mm256_add_ps(old, v);
 }
 
-SIMD_V3 static inline __attribute__((always_inline)) void tile_v3(const Tile *t, const int R,
-                                                                  const int full) {
+SIMD_V3 static inline __attribute__((always_inline)) int tile_v3(const Tile *t, const int R,
+                                                                 const int full) {
     __m256i m0 = mask8(t->w), m1 = mask8(t->w - 8);
     __m256 acc[6][2];
     if (t->part && !t->first) {
@@ -284,40 +316,54 @@ SIMD_V3 static inline __attribute__((always_inline)) void tile_v3(const Tile *t,
             acc[r][1] = _mm256_fmadd_ps(av, b1, acc[r][1]);
         }
     }
+    if (t->ext) {
+        __m256 z = _mm256_setzero_ps(); /* sign bits of the zero sums: -0 */
+        _Pragma("GCC unroll 8") for (int r = 0; r < R; r++) {
+            __m256 e0 = _mm256_cmp_ps(acc[r][0], _mm256_setzero_ps(), _CMP_EQ_OQ);
+            __m256 e1 = _mm256_cmp_ps(acc[r][1], _mm256_setzero_ps(), _CMP_EQ_OQ);
+            z = _mm256_or_ps(z,
+                             _mm256_and_ps(_mm256_and_ps(e0, _mm256_castsi256_ps(m0)), acc[r][0]));
+            z = _mm256_or_ps(z,
+                             _mm256_and_ps(_mm256_and_ps(e1, _mm256_castsi256_ps(m1)), acc[r][1]));
+        }
+        if (_mm256_movemask_ps(z)) return 1;
+    }
     if (t->part && !t->last) {
         _Pragma("GCC unroll 8") for (int r = 0; r < R; r++) {
             _mm256_storeu_ps(t->part + r * 16, acc[r][0]);
             _mm256_storeu_ps(t->part + r * 16 + 8, acc[r][1]);
         }
-        return;
+        return 0;
     }
     _Pragma("GCC unroll 8") for (int r = 0; r < R; r++) {
         float *c = t->c + (size_t)r * t->ldc;
         st8(c, m0, finish8(acc[r][0], t, c, m0, full), full);
         st8(c + 8, m1, finish8(acc[r][1], t, c + 8, m1, full), full);
     }
+    return 0;
 }
 
-SIMD_V3 static void tile_rows_v3(const Tile *t, int R) {
-    if (t->w == 16 && R == 6) tile_v3(t, 6, 1);
+SIMD_V3 static int tile_rows_v3(const Tile *t, int R) {
+    if (t->w == 16 && R == 6) return tile_v3(t, 6, 1);
     else if (t->w == 16) switch (R) {
-        case 5: tile_v3(t, 5, 1); break;
-        case 4: tile_v3(t, 4, 1); break;
-        case 3: tile_v3(t, 3, 1); break;
-        case 2: tile_v3(t, 2, 1); break;
-        default: tile_v3(t, 1, 1); break;
+        case 5: return tile_v3(t, 5, 1);
+        case 4: return tile_v3(t, 4, 1);
+        case 3: return tile_v3(t, 3, 1);
+        case 2: return tile_v3(t, 2, 1);
+        default: return tile_v3(t, 1, 1);
         }
     else switch (R) {
-        case 6: tile_v3(t, 6, 0); break;
-        case 5: tile_v3(t, 5, 0); break;
-        case 4: tile_v3(t, 4, 0); break;
-        case 3: tile_v3(t, 3, 0); break;
-        case 2: tile_v3(t, 2, 0); break;
-        default: tile_v3(t, 1, 0); break;
+        case 6: return tile_v3(t, 6, 0);
+        case 5: return tile_v3(t, 5, 0);
+        case 4: return tile_v3(t, 4, 0);
+        case 3: return tile_v3(t, 3, 0);
+        case 2: return tile_v3(t, 2, 0);
+        default: return tile_v3(t, 1, 0);
         }
 }
 
-typedef void (*TileRows)(const Tile *t, int R);
+/* Runs a tile; 1 (C left as it was) when a tile with ext holds a -0 sum. */
+typedef int (*TileRows)(const Tile *t, int R);
 
 /* A path's register blocking: its tile function, panel width W, rows per
  * tile on a full panel and on a panel of W / 2 or fewer columns, and how
@@ -370,6 +416,45 @@ static inline int tile_width(const Gemm *g, int ilast, int j0, int w) {
     return need < w ? need : w;
 }
 
+/* The k values [*lo, *hi) a tile of rows [i0, i0 + R) runs: all of them
+ * but op(A)'s structural zeros that every row of the tile has (those of
+ * its first row when they lead, of its last row when they trail); an
+ * empty range is [0, 0). */
+static inline void tile_k_range(const Gemm *g, int i0, int R, int *lo, int *hi) {
+    int l = 0, h = g->K;
+    if (g->zeros == GEMM_ZEROS_LEADING) l = i0 - g->zdiag;
+    if (g->zeros == GEMM_ZEROS_TRAILING) h = i0 + R + g->zdiag;
+    l = l < 0 ? 0 : l, h = h > g->K ? g->K : h;
+    *lo = l < h ? l : 0, *hi = l < h ? h : 0;
+}
+
+/* One tile of rows [i0, i0 + R) of a product with op(A)'s zeros (not a
+ * lower one), in the k block [k0, k1) of the panel t: the part of its k
+ * range in the block, if any. The block that holds the range's start
+ * starts the chains, the one that holds its end finishes them (and, after
+ * trailing zeros, may run them on to K). */
+static void tile_zeros(const Gemm *g, const Kernel *kn, const Tile *t, float *part, int i0, int R,
+                       int g0, int j0, int k0, int k1) {
+    int lo, hi;
+    tile_k_range(g, i0, R, &lo, &hi);
+    const int bf = lo / KBLOCK, bl = hi > lo ? (hi - 1) / KBLOCK : bf, cur = k0 / KBLOCK;
+    if (cur < bf || cur > bl) return;
+    const int s = lo > k0 ? lo : k0, e = hi < k1 ? hi : k1;
+    Tile u = *t;
+    u.first = cur == bf, u.last = cur == bl, u.K = e - s, u.pf = 1;
+    u.ext = u.last && g->zeros == GEMM_ZEROS_TRAILING ? g->K - hi : 0;
+    u.a = g->A + (size_t)i0 * t->ai + (size_t)s * t->ak;
+    u.b = t->b + (size_t)(s - k0) * t->ldb;
+    u.c = g->C + (size_t)i0 * g->ldc + j0;
+    u.part = bf == bl ? NULL : part + (size_t)(i0 - g0) * kn->W;
+    if (!kn->rows(&u, R)) return;
+    u.first = u.last = 1, u.part = NULL, u.ext = 0; /* a -0 sum: the whole chains, in one run */
+    u.a = g->A + (size_t)i0 * t->ai + (size_t)lo * t->ak;
+    u.b = t->b + ((ptrdiff_t)lo - k0) * (ptrdiff_t)t->ldb;
+    u.K = g->K - lo;
+    kn->rows(&u, R);
+}
+
 static void gemm_tiled(const Gemm *g, const Kernel *kn, float *pk, float *part) {
     size_t ai = a_row_step(g), ak = a_k_step(g), K = (size_t)g->K;
     const int W = kn->W;
@@ -393,6 +478,10 @@ static void gemm_tiled(const Gemm *g, const Kernel *kn, float *pk, float *part) 
                 const int rmax = t.w <= W / 2 ? kn->rnarrow : kn->rmax;
                 for (int i0 = g0; i0 < g1; i0 += rmax) {
                     const int R = g1 - i0 < rmax ? g1 - i0 : rmax;
+                    if (g->zeros) {
+                        tile_zeros(g, kn, &t, part, i0, R, g0, j0, (int)k0, (int)k1);
+                        continue;
+                    }
                     Tile u = t;
                     if (g->lower && (u.w = tile_width(g, i0 + R - 1, j0, t.w)) <= 0) continue;
                     u.a = g->A + (size_t)i0 * ai + k0 * ak;
@@ -434,8 +523,54 @@ static __attribute__((noinline)) int gemm_packed(const Gemm *g, SimdPath path) {
     return 0;
 }
 
+/* The rows of op(B) (not transposed) that only zero terms may meet: those
+ * after row zdiag (trailing zeros), or before row M - 1 - zdiag (leading). */
+static void skipped_rows(const Gemm *g, int *k0, int *k1) {
+    int lo = 0, hi = g->K;
+    if (g->zeros == GEMM_ZEROS_TRAILING) lo = g->zdiag + 1;
+    else hi = g->M - 1 - g->zdiag;
+    *k0 = lo < 0 ? 0 : lo, *k1 = hi > g->K ? g->K : hi;
+}
+
+/* Whether op(B)'s rows [k0, k1) hold only finite values, so that a zero
+ * term adds a zero (0 * inf is NaN): no magnitude's bits reach inf's. */
+SIMD_V4 static int finite_v4(const Gemm *g, int k0, int k1) {
+    const __m512i mag = _mm512_set1_epi32(0x7fffffff);
+    __m512i top = _mm512_setzero_si512();
+    for (int j = 0; j < g->N; j += 16) {
+        __mmask16 m = g->N - j >= 16 ? 0xffff : (__mmask16)((1u << (g->N - j)) - 1);
+        for (int k = k0; k < k1; k++) {
+            __m512i v = _mm512_maskz_loadu_epi32(m, g->B + (size_t)k * g->ldb + j);
+            top = _mm512_max_epu32(top, _mm512_and_si512(v, mag));
+        }
+    }
+    return _mm512_reduce_max_epu32(top) < 0x7f800000u;
+}
+
+SIMD_V3 static int finite_v3(const Gemm *g, int k0, int k1) {
+    const __m256i mag = _mm256_set1_epi32(0x7fffffff), inf = _mm256_set1_epi32(0x7f800000);
+    __m256i top = _mm256_setzero_si256();
+    for (int j = 0; j < g->N; j += 8) {
+        __m256i m = mask8(g->N - j);
+        for (int k = k0; k < k1; k++) {
+            __m256i v = _mm256_maskload_epi32((const int *)(g->B + (size_t)k * g->ldb + j), m);
+            top = _mm256_max_epu32(top, _mm256_and_si256(v, mag));
+        }
+    }
+    __m256i bad = _mm256_cmpeq_epi32(_mm256_max_epu32(top, inf), top); /* top >= inf */
+    return _mm256_testz_si256(bad, bad);
+}
+
 static int gemm_simd(const Gemm *g, SimdPath path) {
     if (g->tb) return gemm_packed(g, path);
+    int k0 = 0, k1 = 0;
+    if (g->zeros) skipped_rows(g, &k0, &k1);
+    if (k0 < k1 && !(path == SIMD_AVX512 ? finite_v4(g, k0, k1) : finite_v3(g, k0, k1))) {
+        Gemm full = *g; /* the zero terms are not zero: run every chain whole */
+        full.zeros = 0;
+        gemm_run(&full, path, NULL);
+        return 0;
+    }
     gemm_run(g, path, NULL);
     return 0;
 }
@@ -471,16 +606,41 @@ static void gemm_call(const Gemm *g) {
     opprof_leave(prof);
 }
 
+/* The call's operands, in cblas_sgemm's order. */
+static Gemm gemm_args(int ta, int tb, int M, int N, int K, float alpha, const float *A, int lda,
+                      const float *B, int ldb, float beta, float *C, int ldc) {
+    return (Gemm){.ta = ta,
+                  .tb = tb,
+                  .M = M,
+                  .N = N,
+                  .K = K > 0 ? K : 0,
+                  .alpha = alpha,
+                  .beta = beta,
+                  .A = A,
+                  .B = B,
+                  .lda = (size_t)lda,
+                  .ldb = (size_t)ldb,
+                  .ldc = (size_t)ldc,
+                  .C = C};
+}
+
 void gemm(int ta, int tb, int M, int N, int K, float alpha, const float *A, int lda, const float *B,
           int ldb, float beta, float *C, int ldc) {
-    Gemm g = {ta,          tb, M, N, K > 0 ? K : 0, alpha, beta, A, B, (size_t)lda, (size_t)ldb,
-              (size_t)ldc, C,  0, 0};
+    Gemm g = gemm_args(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
     gemm_call(&g);
 }
 
 void gemm_lower(int ta, int tb, int M, int N, int K, float alpha, const float *A, int lda,
                 const float *B, int ldb, float beta, float *C, int ldc, int diag) {
-    Gemm g = {ta,          tb,          M, N, K > 0 ? K : 0, alpha, beta, A, B, (size_t)lda,
-              (size_t)ldb, (size_t)ldc, C, 1, diag};
+    Gemm g = gemm_args(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    g.lower = 1, g.diag = diag;
+    gemm_call(&g);
+}
+
+void gemm_zeros(int ta, int M, int N, int K, float alpha, const float *A, int lda, const float *B,
+                int ldb, float beta, float *C, int ldc, int zeros, int diag) {
+    Gemm g = gemm_args(ta, 0, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    if (zeros == GEMM_ZEROS_LEADING || zeros == GEMM_ZEROS_TRAILING)
+        g.zeros = zeros, g.zdiag = diag;
     gemm_call(&g);
 }

@@ -35,6 +35,17 @@ void gemm(int ta, int tb, int M, int N, int K, float alpha, const float *A, int 
  * entries computed have gemm's bits. */
 void gemm_lower(int ta, int tb, int M, int N, int K, float alpha, const float *A, int lda,
                 const float *B, int ldb, float beta, float *C, int ldc, int diag);
+/* gemm (op(B) = B) where op(A) has structural zeros, as a causal
+ * attention block's weights do: GEMM_ZEROS_TRAILING, op(A)[i, k] = +-0 for
+ * k > i + diag (y = a v, dq = ds k); GEMM_ZEROS_LEADING, op(A)[i, k] = +-0
+ * for k < i - diag (dv = a^T dy, dk = ds^T q). The result has gemm's bits:
+ * a leading zero term leaves a chain's +0 as it was, and a trailing one
+ * leaves every sum but -0 as it was, so the tiles skip them when the rows
+ * of B that only zero terms meet are finite, and run a tile again whole
+ * when one of its sums is -0; otherwise every chain is run whole. */
+enum { GEMM_ZEROS_LEADING = 1, GEMM_ZEROS_TRAILING = 2 };
+void gemm_zeros(int ta, int M, int N, int K, float alpha, const float *A, int lda, const float *B,
+                int ldb, float beta, float *C, int ldc, int zeros, int diag);
 /* Route every gemm of this process to OpenBLAS's sgemm (on = 1) or to the
  * kernels above (on = 0, the default). Only `gatelab bench --blas` sets it:
  * training and every pass over a run's weights use the kernels above. */
