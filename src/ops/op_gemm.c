@@ -118,6 +118,38 @@ finish16(__m512 acc, float alpha, float beta, const float *c, __mmask16 m) {
     return _mm512_add_ps(old, v);
 }
 
+/* Stores a tile's R x V vectors of sums into C's rows c, c + ldc, ...
+ * (finish16). The callers pass the common alpha and beta forms as
+ * constants, so each instance stores without a test per row. */
+SIMD_V4 static inline __attribute__((always_inline)) void
+store_v4(__m512 acc[16][2], float *C, const size_t ldc, const int R, const int V, __mmask16 m0,
+         __mmask16 m1, const float alpha, const float beta) {
+    _Pragma("GCC unroll 16") for (int r = 0; r < R; r++) {
+        float *c = C + (size_t)r * ldc;
+        _mm512_mask_storeu_ps(c, m0, finish16(acc[r][0], alpha, beta, c, m0));
+        if (V == 2) _mm512_mask_storeu_ps(c + 16, m1, finish16(acc[r][1], alpha, beta, c + 16, m1));
+    }
+}
+
+/* One value of k of a tile: op(B)'s row b, the R rows' entries of op(A)
+ * at a (rows 8 and up from a second base). */
+SIMD_V4 static inline __attribute__((always_inline)) void
+step_v4(__m512 acc[16][2], const float *a, const size_t ai, const size_t ak, const float *b,
+        const size_t ldb, __mmask16 m0, __mmask16 m1, const int R, const int V, const int Z) {
+    const float *a8 = a + 8 * ai;
+    __m512 b0 = _mm512_maskz_loadu_ps(m0, b);
+    __m512 b1 = V == 2 ? _mm512_maskz_loadu_ps(m1, b + 16) : b0;
+    if (Z) {
+        _mm_prefetch((const char *)(b + PF_AHEAD * ldb), _MM_HINT_T0);
+        if (ak != 1) _mm_prefetch((const char *)(a + PF_AHEAD * ak), _MM_HINT_T0);
+    }
+    _Pragma("GCC unroll 16") for (int r = 0; r < R; r++) {
+        __m512 av = _mm512_set1_ps(r < 8 ? a[(size_t)r * ai] : a8[(size_t)(r - 8) * ai]);
+        acc[r][0] = _mm512_fmadd_ps(av, b0, acc[r][0]);
+        if (V == 2) acc[r][1] = _mm512_fmadd_ps(av, b1, acc[r][1]);
+    }
+}
+
 /* V = 1 or 2 vectors of 16 columns, R <= 16 / V rows: 16 accumulators at
  * most. V = 1 skips the empty second vector of a panel of 16 or fewer
  * columns (a head's 16 in attention, a product's last columns) and runs up
@@ -147,19 +179,12 @@ tile_v4(const Tile *t, const int R, const int V, const int full, const int Z) {
     const float *A = t->a, *B = t->b;
     const size_t ai = t->ai, ak = t->ak, ldb = t->ldb;
     const float alpha = t->alpha, beta = t->beta;
-    for (int k = 0, K = t->K; k < K; k++) {
-        const float *b = B + (size_t)k * ldb, *a = A + (size_t)k * ak, *a8 = a + 8 * ai;
-        __m512 b0 = _mm512_maskz_loadu_ps(m0, b);
-        __m512 b1 = V == 2 ? _mm512_maskz_loadu_ps(m1, b + 16) : b0;
-        if (Z) {
-            _mm_prefetch((const char *)(b + PF_AHEAD * ldb), _MM_HINT_T0);
-            if (ak != 1) _mm_prefetch((const char *)(a + PF_AHEAD * ak), _MM_HINT_T0);
-        }
-        _Pragma("GCC unroll 16") for (int r = 0; r < R; r++) {
-            __m512 av = _mm512_set1_ps(r < 8 ? a[(size_t)r * ai] : a8[(size_t)(r - 8) * ai]);
-            acc[r][0] = _mm512_fmadd_ps(av, b0, acc[r][0]);
-            if (V == 2) acc[r][1] = _mm512_fmadd_ps(av, b1, acc[r][1]);
-        }
+    if (V == 2) {
+        _Pragma("GCC unroll 4") for (int k = 0, K = t->K; k < K; k++)
+            step_v4(acc, A + (size_t)k * ak, ai, ak, B + (size_t)k * ldb, ldb, m0, m1, R, V, Z);
+    } else {
+        for (int k = 0, K = t->K; k < K; k++)
+            step_v4(acc, A + (size_t)k * ak, ai, ak, B + (size_t)k * ldb, ldb, m0, m1, R, V, Z);
     }
     if (Z && t->ext) {
         __mmask16 z = 0; /* the lanes that hold -0 */
@@ -176,11 +201,9 @@ tile_v4(const Tile *t, const int R, const int V, const int full, const int Z) {
         }
         return 0;
     }
-    _Pragma("GCC unroll 16") for (int r = 0; r < R; r++) {
-        float *c = t->c + (size_t)r * t->ldc;
-        _mm512_mask_storeu_ps(c, m0, finish16(acc[r][0], alpha, beta, c, m0));
-        if (V == 2) _mm512_mask_storeu_ps(c + 16, m1, finish16(acc[r][1], alpha, beta, c + 16, m1));
-    }
+    if (alpha == 1.0f && beta == 0.0f) store_v4(acc, t->c, t->ldc, R, V, m0, m1, 1.0f, 0.0f);
+    else if (alpha == 1.0f && beta == 1.0f) store_v4(acc, t->c, t->ldc, R, V, m0, m1, 1.0f, 1.0f);
+    else store_v4(acc, t->c, t->ldc, R, V, m0, m1, alpha, beta);
     return 0;
 }
 
