@@ -136,7 +136,11 @@ store_v4(__m512 acc[16][2], float *C, const size_t ldc, const int R, const int V
 SIMD_V4 static inline __attribute__((always_inline)) void
 step_v4(__m512 acc[16][2], const float *a, const size_t ai, const size_t ak, const float *b,
         const size_t ldb, __mmask16 m0, __mmask16 m1, const int R, const int V, const int Z) {
-    const float *a8 = a + 8 * ai;
+    /* V = 1: rows 4q + s from base q at 0, ai, 2 ai, 3 ai (two scaled
+     * indexes and one register), so sixteen rows keep their addresses in
+     * registers; V = 2: eight rows from a at r ai */
+    const float *base[4] = {a, a + 4 * ai, a + 8 * ai, a + 12 * ai};
+    const size_t off[4] = {0, ai, 2 * ai, 3 * ai};
     __m512 b0 = _mm512_maskz_loadu_ps(m0, b);
     __m512 b1 = V == 2 ? _mm512_maskz_loadu_ps(m1, b + 16) : b0;
     if (Z) {
@@ -144,7 +148,7 @@ step_v4(__m512 acc[16][2], const float *a, const size_t ai, const size_t ak, con
         if (ak != 1) _mm_prefetch((const char *)(a + PF_AHEAD * ak), _MM_HINT_T0);
     }
     _Pragma("GCC unroll 16") for (int r = 0; r < R; r++) {
-        __m512 av = _mm512_set1_ps(r < 8 ? a[(size_t)r * ai] : a8[(size_t)(r - 8) * ai]);
+        __m512 av = _mm512_set1_ps(V == 1 ? base[r / 4][off[r % 4]] : a[(size_t)r * ai]);
         acc[r][0] = _mm512_fmadd_ps(av, b0, acc[r][0]);
         if (V == 2) acc[r][1] = _mm512_fmadd_ps(av, b1, acc[r][1]);
     }
