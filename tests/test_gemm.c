@@ -91,6 +91,80 @@ static void test_contract(void **state) {
     assert_true(n > 500);
 }
 
+/* An operand value, now and then one of the edge cases: -0, +0, a
+ * subnormal, +-inf, NaN. */
+static float special(unsigned *s) {
+    float v = val(s);
+    switch ((*s >> 4) % 40) {
+    case 0: return -0.0f;
+    case 1: return 0.0f;
+    case 2: return v * 0x1p-130f;
+    case 3: return (*s >> 12) & 1 ? INFINITY : -INFINITY;
+    case 4: return NAN;
+    default: return v;
+    }
+}
+
+/* Equal bits, or NaN on both sides (a NaN's payload is not part of the
+ * contract). */
+static int same(float x, float y) { return memcmp(&x, &y, 4) == 0 || (isnan(x) && isnan(y)); }
+
+/* One case with special operands and C; a few of op(A)'s rows all zero
+ * (of either sign), so that a negative alpha makes -0 results. seen
+ * counts the results that are -0, +-inf and NaN. */
+static size_t special_case(const Case *c, int seen[3]) {
+    int lda = (c->ta ? c->M : c->K) + c->pad, ldb = (c->tb ? c->K : c->N) + c->pad;
+    int ldc = c->N + c->pad;
+    size_t na = (size_t)(c->ta ? c->K : c->M) * lda, nb = (size_t)(c->tb ? c->N : c->K) * ldb;
+    size_t nc = (size_t)c->M * ldc, bad = 0;
+    float *A = malloc(na * 4), *B = malloc(nb * 4), *C1 = malloc(nc * 4), *C2 = malloc(nc * 4);
+    assert_non_null(A), assert_non_null(B), assert_non_null(C1), assert_non_null(C2);
+    unsigned s = (unsigned)(c->M * 31 + c->N * 977 + c->K * 7 + c->ta * 5 + c->tb * 3 + c->pad);
+    for (size_t i = 0; i < na; i++) A[i] = special(&s);
+    for (size_t i = 0; i < nb; i++) B[i] = special(&s);
+    for (size_t i = 0; i < nc; i++) C1[i] = C2[i] = special(&s);
+    for (int i = 1; i < c->M; i += 5)
+        for (int k = 0; k < c->K; k++)
+            A[c->ta ? (size_t)k * lda + i : (size_t)i * lda + k] = k & 1 ? -0.0f : 0.0f;
+    gemm(c->ta, c->tb, c->M, c->N, c->K, c->alpha, A, lda, B, ldb, c->beta, C1, ldc);
+    naive(c->ta, c->tb, c->M, c->N, c->K, c->alpha, A, lda, B, ldb, c->beta, C2, ldc);
+    for (size_t i = 0; i < nc; i++) {
+        bad += !same(C1[i], C2[i]);
+        seen[0] += C2[i] == 0.0f && signbit(C2[i]);
+        seen[1] += isinf(C2[i]), seen[2] += isnan(C2[i]);
+    }
+    free(A), free(B), free(C1), free(C2);
+    return bad;
+}
+
+/* Every row count of the one-vector tiles (1-17 rows on panels of 16 or
+ * fewer columns) and of the two-vector ones, full and masked panels, K
+ * not a multiple of the k loop's unrolling nor of the k block, each alpha
+ * and beta form (beta -0 is beta 0), on operands with -0, subnormals, inf
+ * and NaN: -0, inf and NaN results all occur. */
+static void test_special_values(void **state) {
+    (void)state;
+    gemm_use_blas(0);
+    const int ms[] = {1, 2, 3, 5, 7, 8, 9, 12, 15, 16, 17, 24, 33};
+    const int ns[] = {3, 16, 17, 32, 45}, ks[] = {1, 5, 130};
+    const float al[] = {1.0f, -0.5f}, be[] = {0.0f, 1.0f, 0.3f, -0.0f};
+    int n = 0, seen[3] = {0, 0, 0};
+    for (int t = 0; t < 4; t++)
+        for (size_t m = 0; m < sizeof ms / sizeof *ms; m++)
+            for (size_t j = 0; j < sizeof ns / sizeof *ns; j++)
+                for (size_t k = 0; k < sizeof ks / sizeof *ks; k++, n++) {
+                    Case c = {t & 1, t >> 1, ms[m], ns[j], ks[k], n % 3, al[n / 4 % 2], be[n % 4]};
+                    size_t bad = special_case(&c, seen);
+                    if (bad)
+                        fail_msg("ta %d tb %d M %d N %d K %d pad %d alpha %g beta %g: %zu "
+                                 "entries differ on %s",
+                                 c.ta, c.tb, c.M, c.N, c.K, c.pad, c.alpha, c.beta, bad,
+                                 simd_path_name(simd_path()));
+                }
+    assert_int_equal(n, 4 * 13 * 5 * 3);
+    assert_true(seen[0] > 0 && seen[1] > 0 && seen[2] > 0); /* the edges occur */
+}
+
 /* The model's own shapes: the long k chain of a weight gradient, the panel
  * buffer on the heap (a transposed B with K * 32 over the stack's share). */
 static void test_model_shapes(void **state) {
@@ -284,13 +358,10 @@ int main(void) {
         return 77;
     }
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_contract),
-        cmocka_unit_test(test_model_shapes),
-        cmocka_unit_test(test_lower),
-        cmocka_unit_test(test_blas_route),
-        cmocka_unit_test(test_empty_k),
-        cmocka_unit_test(test_zeros),
-        cmocka_unit_test(test_zeros_edges_occur),
+        cmocka_unit_test(test_contract),       cmocka_unit_test(test_model_shapes),
+        cmocka_unit_test(test_special_values), cmocka_unit_test(test_lower),
+        cmocka_unit_test(test_blas_route),     cmocka_unit_test(test_empty_k),
+        cmocka_unit_test(test_zeros),          cmocka_unit_test(test_zeros_edges_occur),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
