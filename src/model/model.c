@@ -202,6 +202,7 @@ static void attn_outputs_forward(const Model *m, RunState *s, int l, int B, int 
     attn_spec(&sp, m, Ti, l);
     if (iv && iv->window > 0 && (!sp.window || iv->window < sp.window))
         sp.window = iv->window, sp.keep = iv->keep; /* streaming evaluation */
+    sp.right_zeros = layer_right_zeros(a, B, Ti);
     if (s->rm)
         remedy_attention_forward(s->rm, m, l, a->y, a->att, a->slot, a->preatt, a->qr, a->kr, a->vg,
                                  a->n1, &sp, B, Ti);

@@ -159,6 +159,9 @@ void rope_forward_part(float *x, const float *cos_t, const float *sin_t, int B, 
 void rope_backward(float *dx, const float *cos_t, const float *sin_t, int B, int T, int nh, int dh);
 
 /* ---- causal attention with a choice of normaliser (op_attention.c) ---- */
+/* Query rows per block: block [r0, r1) needs only keys [0, r1). */
+#define ATT_BLOCK 64
+
 typedef struct {
     AttnNormaliser normaliser;
     int has_sink_logit; /* slot logit = sink_logit[h] (not scaled) */
@@ -188,6 +191,12 @@ typedef struct {
      * 0: off. Forward only (inference: attention_keep, attention_forward);
      * the backward does not read it. */
     float softcap;
+    /* attention_forward's maps right of each block of ATT_BLOCK queries
+     * (keys [r1, T) of rows [r0, r1)) already hold zeros, written by an
+     * earlier call at this T that nothing has written over since: the call
+     * leaves them as they are; 0: it writes them. Nothing but a reader of
+     * whole maps (a probe) reads them. */
+    int right_zeros;
 } AttnSpec;
 /* ALiBi's slope of query head h (0-based) of H: 2^(-8 (h + 1) / H). */
 float attention_alibi_slope(int h, int H);
