@@ -11,7 +11,9 @@
  * bias), tiny and subnormal scores, -0 and NaN where they can reach, on
  * lengths that are not multiples of 8, 16 or 64. Run on every SIMD path
  * (tests/meson.build). The forward that leaves the zeros right of each
- * query block (AttnSpec.right_zeros) against the one that writes them. */
+ * query block (AttnSpec.right_zeros) against the one that writes them, and
+ * the one that writes the scores over the weights (preatt = att) where the
+ * backward reads no scores against the one that keeps them. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -197,6 +199,34 @@ static void fill_blocks(float *map, const Case *c, float left, float right) {
         }
 }
 
+/* Where attention_backward_reads_scores says the backward does not read
+ * the scores, the forward that writes them over the weights (preatt =
+ * att) gives ref's weights, outputs and gradients bit for bit. */
+static void check_scores_over_weights(const Case *c, const AttnIn *in, const float *kb,
+                                      const float *dy, int w, const Outs *ref) {
+    AttnSpec sp = {0};
+    sp.normaliser = c->nz;
+    sp.has_sink_logit = c->sink;
+    sp.has_kv_bias = c->kvb;
+    if (attention_backward_reads_scores(&sp, 1)) return;
+    size_t nq = (size_t)c->B * c->T * c->H * c->dh, nk = (size_t)c->B * c->T * c->Hkv * c->dh;
+    Outs o = outs_alloc(c);
+    free(o.pre);
+    o.pre = o.att;
+    fill_blocks(o.att, c, NAN, NAN);
+    run_case_rz(c, in, kb, NULL, dy, w, 0, &o);
+    assert_same_bits(o.att, ref->att, (size_t)c->B * c->H * c->T * c->T, "att over scores");
+    assert_same_bits(o.y, ref->y, nq, "y");
+    assert_same_bits(o.slot, ref->slot, (size_t)c->B * c->H * c->T, "slot");
+    assert_same_bits(o.dq, ref->dq, nq, "dq");
+    assert_same_bits(o.dk, ref->dk, nk, "dk");
+    assert_same_bits(o.dv, ref->dv, nk, "dv");
+    assert_same_bits(o.dsink, ref->dsink, (size_t)c->H, "dsink");
+    assert_same_bits(o.dkv, ref->dkv, (size_t)c->H * c->dh, "dkv");
+    o.pre = NULL;
+    outs_free(&o);
+}
+
 /* Case c with AttnSpec.right_zeros against the forward that writes whole
  * maps (over maps of NaNs), window w: over maps whose keys [r1, T) hold
  * zeros and the rest NaN, the same att, y, slot and gradients bit for bit;
@@ -224,6 +254,7 @@ static void check_right_zeros(const Case *c, int w) {
     run_case_rz(c, &in, kb, NULL, dy, w, 1, &zs);
     run_case_rz(c, &in, kb, NULL, dy, w, 1, &sevens);
     assert_same_bits(zs.att, whole.att, TT, "att");
+    check_scores_over_weights(c, &in, kb, dy, w, &whole);
     fill_blocks(whole.att, c, 1.0f, 7.0f);
     for (size_t i = 0; i < TT; i++)
         if (whole.att[i] == 7.0f) assert_true(sevens.att[i] == 7.0f);

@@ -359,10 +359,13 @@ static void test_qk_norm_added(void **state) {
  * probe reads (model_attention) and the loss bit for bit those of a fresh RunState, whose first
  * forward writes whole maps; a training step's backward after it when train. A forward finds the
  * zeros right of each query block in place (AttnSpec.right_zeros) only where an earlier one at the
- * same length wrote them for as many rows. */
+ * same length wrote them for as many rows. s keeps the scores only where
+ * the backward reads them, f always (RunState.keep_scores): the same
+ * gradients bit for bit, and max_logit where s kept them. */
 static void maps_as_fresh(const Model *m, RunState *s, const int *tok, int Bc, int Tc, int train) {
     RunState f;
     assert_int_equal(runstate_init(&f, m, B, 2 * ATT_BLOCK + 2), 0);
+    f.keep_scores = 1;
     float got = model_forward(m, s, tok, tok + 1, Bc, Tc),
           want = model_forward(m, &f, tok, tok + 1, Bc, Tc);
     assert_memory_equal(&got, &want, sizeof got);
@@ -370,7 +373,13 @@ static void maps_as_fresh(const Model *m, RunState *s, const int *tok, int Bc, i
     const size_t n = (size_t)Bc * m->dims.H * Ti * Ti;
     for (int l = 0; l < m->dims.L; l++)
         assert_memory_equal(model_attention(s, l), model_attention(&f, l), n * sizeof(float));
-    if (train) model_backward(m, s);
+    const double ms = model_max_logit(s, m, 0, Bc), mf = model_max_logit(&f, m, 0, Bc);
+    assert_true(mf == mf && (ms == mf || (ms != ms && !s->scores_kept)));
+    if (train) {
+        model_backward(m, s);
+        model_backward(m, &f);
+        assert_memory_equal(s->grads, f.grads, m->table.total * sizeof(float));
+    }
     runstate_free(&f);
 }
 
@@ -380,7 +389,8 @@ static void maps_as_fresh(const Model *m, RunState *s, const int *tok, int Bc, i
  * and registers (extra positions). */
 static void test_maps_after_steps(void **state) {
     (void)state;
-    const char *ids[] = {NULL, "stickbreak", "diff-attn", "sink-logit", "registers"};
+    const char *ids[] = {NULL,      "stickbreak",   "diff-attn", "sink-logit",
+                         "kv-bias", "sigmoid-attn", "fox",       "registers"};
     const int TL = 2 * ATT_BLOCK + 2;
     for (size_t v = 0; v < sizeof ids / sizeof *ids; v++)
         for (int win = 0; win < 2; win++) {
@@ -406,6 +416,9 @@ static void test_maps_after_steps(void **state) {
             maps_as_fresh(&m, &s, tok, B, TL, 1);
             maps_as_fresh(&m, &s, tok + 1, 1, TL, 0);
             maps_as_fresh(&m, &s, tok + 2, B, TL, 0);
+            /* plain softmax writes its scores over its weights, stick-breaking keeps them */
+            if (!ids[v]) assert_false(s.scores_kept);
+            if (ids[v] && !strcmp(ids[v], "stickbreak")) assert_true(s.scores_kept);
             runstate_free(&s);
             model_free(&m);
         }

@@ -217,7 +217,8 @@ typedef struct {
  * att[B,H,T,T] the normalised weights a[t,j] (0 above the diagonal);
  * slot[B,H,T] the weight of the extra slot (sink logit or kv-bias) when the
  * spec has one, else it may be NULL; preatt[B,H,T,T] the scores before
- * normalising. */
+ * normalising (but for stick-breaking it may be att itself: the weights are
+ * then written over them, keys [0, r1) of each block's rows). */
 typedef struct {
     float *y, *att, *slot, *preatt;
 } AttnOut;
@@ -235,6 +236,12 @@ typedef struct {
 } AttnGrad;
 void attention_forward(const AttnOut *out, const AttnIn *in, const AttnSpec *spec,
                        const AttnShape *sh);
+/* Whether attention_backward under spec reads the forward's scores
+ * (AttnSaved.preatt) given the slot weights when has_slot: plain softmax
+ * with them (or without a sink or kv key) and sigmoid read only att, so
+ * their forward may write the scores into att's rows (AttnOut.preatt =
+ * att) where nothing else reads them. */
+int attention_backward_reads_scores(const AttnSpec *spec, int has_slot);
 /* Floats of scratch attention_backward needs at length T. */
 size_t attention_backward_scratch(int T);
 void attention_backward(const AttnGrad *g, const float *dy, const AttnSaved *saved,
