@@ -10,7 +10,10 @@
  * destination: the same values. The inputs put -inf and huge scores (a key
  * bias), tiny and subnormal scores, -0 and NaN where they can reach, on
  * lengths that are not multiples of 8, 16 or 64. Run on every SIMD path
- * (tests/meson.build). */
+ * (tests/meson.build). The forward that leaves the zeros right of each
+ * query block (AttnSpec.right_zeros) against the one that writes them, and
+ * the one that writes the scores over the weights (preatt = att) where the
+ * backward reads no scores against the one that keeps them. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -83,10 +86,10 @@ static void outs_free(Outs *o) {
     for (size_t i = 0; i < sizeof p / sizeof p[0]; i++) free(p[i]);
 }
 
-/* The forward and backward of case c, the forward with window w (0 or T)
- * and the backward with the key-bias gradient into dkb when given. */
-static void run_case(const Case *c, const AttnIn *in, const float *kb, float *dkb, const float *dy,
-                     int w, Outs *o) {
+/* The forward (window w, AttnSpec.right_zeros rz) and backward of case c,
+ * the backward with the key-bias gradient into dkb when given. */
+static void run_case_rz(const Case *c, const AttnIn *in, const float *kb, float *dkb,
+                        const float *dy, int w, int rz, Outs *o) {
     AttnSpec sp = {0};
     sp.normaliser = c->nz;
     sp.has_sink_logit = c->sink;
@@ -95,14 +98,24 @@ static void run_case(const Case *c, const AttnIn *in, const float *kb, float *dk
     sp.key_bias = kb;
     sp.dkey_bias = dkb;
     sp.window = w;
+    sp.right_zeros = rz;
+    sp.clip_gamma = -0.5f / (float)c->T;
     AttnShape sh = {c->B, c->T, c->H, c->Hkv, c->dh};
     attention_forward(&(AttnOut){o->y, o->att, o->slot, o->pre}, in, &sp, &sh);
     float *scratch = zeros(attention_backward_scratch(c->T));
     AttnGrad g = {
         o->dq, o->dk, o->dv, o->dsink, o->dkk, o->dkv, ATTN_SET_DQ | ATTN_SET_DK | ATTN_SET_DV};
-    sp.window = 0; /* the backward's fast path does not depend on it */
+    sp.window = w < c->T ? w : 0; /* a window of T hides nothing: the backward's
+                                   * fast path does not depend on it */
     attention_backward(&g, dy, &(AttnSaved){o->att, o->slot, o->pre}, in, &sp, &sh, scratch);
     free(scratch);
+}
+
+/* The forward and backward of case c, the forward with window w (0 or T)
+ * and the backward with the key-bias gradient into dkb when given. */
+static void run_case(const Case *c, const AttnIn *in, const float *kb, float *dkb, const float *dy,
+                     int w, Outs *o) {
+    run_case_rz(c, in, kb, dkb, dy, w, 0, o);
 }
 
 /* Key bias with the edge values on a few keys of each head. */
@@ -174,6 +187,109 @@ static void test_softmax_extra_keys(void **st) {
     for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) check_case(&cs[i]);
 }
 
+/* Fills the maps [B H, T, T]: keys [0, r1) of the rows of each block of
+ * ATT_BLOCK queries with left, keys [r1, T) with right. */
+static void fill_blocks(float *map, const Case *c, float left, float right) {
+    for (size_t bh = 0; bh < (size_t)c->B * c->H; bh++)
+        for (int t = 0; t < c->T; t++) {
+            const int r1 =
+                (t / ATT_BLOCK + 1) * ATT_BLOCK < c->T ? (t / ATT_BLOCK + 1) * ATT_BLOCK : c->T;
+            float *row = map + (bh * (size_t)c->T + (size_t)t) * (size_t)c->T;
+            for (int j = 0; j < c->T; j++) row[j] = j < r1 ? left : right;
+        }
+}
+
+/* Where attention_backward_reads_scores says the backward does not read
+ * the scores, the forward that writes them over the weights (preatt =
+ * att) gives ref's weights, outputs and gradients bit for bit. */
+static void check_scores_over_weights(const Case *c, const AttnIn *in, const float *kb,
+                                      const float *dy, int w, const Outs *ref) {
+    AttnSpec sp = {0};
+    sp.normaliser = c->nz;
+    sp.has_sink_logit = c->sink;
+    sp.has_kv_bias = c->kvb;
+    if (attention_backward_reads_scores(&sp, 1)) return;
+    size_t nq = (size_t)c->B * c->T * c->H * c->dh, nk = (size_t)c->B * c->T * c->Hkv * c->dh;
+    Outs o = outs_alloc(c);
+    free(o.pre);
+    o.pre = o.att;
+    fill_blocks(o.att, c, NAN, NAN);
+    run_case_rz(c, in, kb, NULL, dy, w, 0, &o);
+    assert_same_bits(o.att, ref->att, (size_t)c->B * c->H * c->T * c->T, "att over scores");
+    assert_same_bits(o.y, ref->y, nq, "y");
+    assert_same_bits(o.slot, ref->slot, (size_t)c->B * c->H * c->T, "slot");
+    assert_same_bits(o.dq, ref->dq, nq, "dq");
+    assert_same_bits(o.dk, ref->dk, nk, "dk");
+    assert_same_bits(o.dv, ref->dv, nk, "dv");
+    assert_same_bits(o.dsink, ref->dsink, (size_t)c->H, "dsink");
+    assert_same_bits(o.dkv, ref->dkv, (size_t)c->H * c->dh, "dkv");
+    o.pre = NULL;
+    outs_free(&o);
+}
+
+/* Case c with AttnSpec.right_zeros against the forward that writes whole
+ * maps (over maps of NaNs), window w: over maps whose keys [r1, T) hold
+ * zeros and the rest NaN, the same att, y, slot and gradients bit for bit;
+ * over maps whose keys [r1, T) hold 7, those 7s left as they were and the
+ * same y, slot and gradients (the products and the backward do not read
+ * them). */
+static void check_right_zeros(const Case *c, int w) {
+    unsigned s = 11u + (unsigned)(c->T * 7 + (int)c->nz);
+    size_t nq = (size_t)c->B * c->T * c->H * c->dh, nk = (size_t)c->B * c->T * c->Hkv * c->dh;
+    const size_t TT = (size_t)c->B * c->H * c->T * c->T, BHT = (size_t)c->B * c->H * c->T;
+    float *q = filled(nq, &s, 2.0f), *k = filled(nk, &s, 2.0f), *v = filled(nk, &s, 1.0f);
+    float *dy = filled(nq, &s, 1.0f), *sink = filled((size_t)c->H, &s, 1.0f);
+    float *kvk = filled((size_t)c->H * c->dh, &s, 1.0f),
+          *kvv = filled((size_t)c->H * c->dh, &s, 1.0f);
+    float *kb = filled(BHT, &s, 0.5f);
+    if (c->edges) put_edges(kb, c, q, dy);
+    AttnIn in = {q, k, v, 0, 0, c->sink ? sink : NULL, c->kvb ? kvk : NULL, c->kvb ? kvv : NULL};
+    Outs whole = outs_alloc(c), zs = outs_alloc(c), sevens = outs_alloc(c);
+    fill_blocks(whole.att, c, NAN, NAN);
+    fill_blocks(zs.att, c, NAN, 0.0f);
+    fill_blocks(sevens.att, c, NAN, 7.0f);
+    Outs *o[] = {&whole, &zs, &sevens};
+    for (int i = 0; i < 3; i++) fill_blocks(o[i]->pre, c, NAN, NAN);
+    run_case_rz(c, &in, kb, NULL, dy, w, 0, &whole);
+    run_case_rz(c, &in, kb, NULL, dy, w, 1, &zs);
+    run_case_rz(c, &in, kb, NULL, dy, w, 1, &sevens);
+    assert_same_bits(zs.att, whole.att, TT, "att");
+    check_scores_over_weights(c, &in, kb, dy, w, &whole);
+    fill_blocks(whole.att, c, 1.0f, 7.0f);
+    for (size_t i = 0; i < TT; i++)
+        if (whole.att[i] == 7.0f) assert_true(sevens.att[i] == 7.0f);
+    for (int i = 1; i < 3; i++) {
+        assert_same_bits(o[i]->y, whole.y, nq, "y");
+        assert_same_bits(o[i]->slot, whole.slot, BHT, "slot");
+        assert_same_bits(o[i]->dq, whole.dq, nq, "dq");
+        assert_same_bits(o[i]->dk, whole.dk, nk, "dk");
+        assert_same_bits(o[i]->dv, whole.dv, nk, "dv");
+        assert_same_bits(o[i]->dsink, whole.dsink, (size_t)c->H, "dsink");
+        assert_same_bits(o[i]->dkv, whole.dkv, (size_t)c->H * c->dh, "dkv");
+    }
+    for (int i = 0; i < 3; i++) outs_free(o[i]);
+    float *p[] = {q, k, v, dy, sink, kvk, kvv, kb};
+    for (size_t i = 0; i < sizeof p / sizeof p[0]; i++) free(p[i]);
+}
+
+/* Every normaliser, the extra keys and windows, on lengths of one, two
+ * and three blocks with partial ones. */
+static void test_right_zeros(void **st) {
+    (void)st;
+    const AttnNormaliser nz[] = {NORMZ_SOFTMAX, NORMZ_SOFTMAX1, NORMZ_SINK_LOGIT, NORMZ_CLIPPED,
+                                 NORMZ_SIGMOID, NORMZ_SOFTPICK, NORMZ_STICKBREAK};
+    const int Ts[] = {17, 64, 70, 129};
+    for (size_t i = 0; i < sizeof nz / sizeof nz[0]; i++)
+        for (size_t t = 0; t < sizeof Ts / sizeof Ts[0]; t++) {
+            const int extra = nz[i] != NORMZ_STICKBREAK;
+            Case c = {2, Ts[t], 2, 1, 8, nz[i], extra && nz[i] == NORMZ_SINK_LOGIT, 0, (int)t & 1};
+            check_right_zeros(&c, 0);
+            check_right_zeros(&c, 20);
+            c.kvb = extra;
+            check_right_zeros(&c, 0);
+        }
+}
+
 /* rope_forward_to against a copy rotated in place, on head sizes with and
  * without a vector's worth of pairs, through -0, subnormals, inf and NaN. */
 static void test_rope_to(void **st) {
@@ -198,6 +314,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_softmax_rows),
         cmocka_unit_test(test_softmax_extra_keys),
+        cmocka_unit_test(test_right_zeros),
         cmocka_unit_test(test_rope_to),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

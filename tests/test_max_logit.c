@@ -83,6 +83,7 @@ static void check_lengths(const char *name, const Model *m, RunState *s, const i
             memcpy(tok + (size_t)b * T, tok0 + (size_t)b * T0 + (T0 - T), (size_t)T * sizeof *tok);
         RunState exact;
         assert_int_equal(runstate_init(&exact, m, N, T), 0);
+        s->keep_scores = exact.keep_scores = 1;
         model_forward(m, s, tok, NULL, N, T);
         model_forward(m, &exact, tok, NULL, N, T);
         for (int l = 0; l < m->dims.L; l++) {

@@ -19,6 +19,7 @@
 
 #include "config.h"
 #include "model.h"
+#include "ops.h"
 #include "rng.h"
 
 #define B 2
@@ -354,6 +355,75 @@ static void test_qk_norm_added(void **state) {
     model_free(&m);
 }
 
+/* The forward of rows (Bc, Tc) on s (made for B rows of 2 ATT_BLOCK + 2): the maps every layer's
+ * probe reads (model_attention) and the loss bit for bit those of a fresh RunState, whose first
+ * forward writes whole maps; a training step's backward after it when train. A forward finds the
+ * zeros right of each query block in place (AttnSpec.right_zeros) only where an earlier one at the
+ * same length wrote them for as many rows. s keeps the scores only where
+ * the backward reads them, f always (RunState.keep_scores): the same
+ * gradients bit for bit, and max_logit where s kept them. */
+static void maps_as_fresh(const Model *m, RunState *s, const int *tok, int Bc, int Tc, int train) {
+    RunState f;
+    assert_int_equal(runstate_init(&f, m, B, 2 * ATT_BLOCK + 2), 0);
+    f.keep_scores = 1;
+    float got = model_forward(m, s, tok, tok + 1, Bc, Tc),
+          want = model_forward(m, &f, tok, tok + 1, Bc, Tc);
+    assert_memory_equal(&got, &want, sizeof got);
+    const int Ti = Tc + m->dims.extra_pos;
+    const size_t n = (size_t)Bc * m->dims.H * Ti * Ti;
+    for (int l = 0; l < m->dims.L; l++)
+        assert_memory_equal(model_attention(s, l), model_attention(&f, l), n * sizeof(float));
+    const double ms = model_max_logit(s, m, 0, Bc), mf = model_max_logit(&f, m, 0, Bc);
+    assert_true(mf == mf && (ms == mf || (ms != ms && !s->scores_kept)));
+    if (train) {
+        model_backward(m, s);
+        model_backward(m, &f);
+        assert_memory_equal(s->grads, f.grads, m->table.total * sizeof(float));
+    }
+    runstate_free(&f);
+}
+
+/* Training steps, then forwards at other lengths and batch rows, on one
+ * RunState, on variants whose maps differ in their writers: plain softmax,
+ * stick-breaking, diff_attn (its probe map combines two), a sliding window
+ * and registers (extra positions). */
+static void test_maps_after_steps(void **state) {
+    (void)state;
+    const char *ids[] = {NULL,      "stickbreak",   "diff-attn", "sink-logit",
+                         "kv-bias", "sigmoid-attn", "fox",       "registers"};
+    const int TL = 2 * ATT_BLOCK + 2;
+    for (size_t v = 0; v < sizeof ids / sizeof *ids; v++)
+        for (int win = 0; win < 2; win++) {
+            Config c;
+            Model m;
+            RunState s;
+            char err[256], set[64];
+            tiny_config(&c);
+            snprintf(set, sizeof set, "seq_len=%d", TL);
+            assert_int_equal(config_set(&c, set, err, sizeof err), 0);
+            if (win) assert_int_equal(config_set(&c, "window=40", err, sizeof err), 0);
+            if (ids[v]) assert_int_equal(config_apply_variant(&c, ids[v], err, sizeof err), 0);
+            config_resolve(&c);
+            if (config_validate(&c, err, sizeof err) != 0) continue; /* a window it refuses */
+            assert_int_equal(model_init(&m, &c, err, sizeof err), 0);
+            assert_int_equal(runstate_init(&s, &m, B, TL), 0);
+            int tok[B * (2 * ATT_BLOCK + 2) + 1];
+            for (int i = 0; i < B * TL + 1; i++) tok[i] = (i * 7 + i / 5) % c.vocab_size;
+            maps_as_fresh(&m, &s, tok, B, TL, 1);
+            maps_as_fresh(&m, &s, tok, B, TL, 1);
+            maps_as_fresh(&m, &s, tok + 3, 1, ATT_BLOCK + 6, 0);
+            maps_as_fresh(&m, &s, tok + 4, B, ATT_BLOCK + 6, 0);
+            maps_as_fresh(&m, &s, tok, B, TL, 1);
+            maps_as_fresh(&m, &s, tok + 1, 1, TL, 0);
+            maps_as_fresh(&m, &s, tok + 2, B, TL, 0);
+            /* plain softmax writes its scores over its weights, stick-breaking keeps them */
+            if (!ids[v]) assert_false(s.scores_kept);
+            if (ids[v] && !strcmp(ids[v], "stickbreak")) assert_true(s.scores_kept);
+            runstate_free(&s);
+            model_free(&m);
+        }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_checker_detects_error),
@@ -365,6 +435,7 @@ int main(void) {
         cmocka_unit_test(test_gate_keys),
         cmocka_unit_test(test_2sig_identity_at_init),
         cmocka_unit_test(test_norm_place),
+        cmocka_unit_test(test_maps_after_steps),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -202,12 +202,15 @@ static void attn_outputs_forward(const Model *m, RunState *s, int l, int B, int 
     attn_spec(&sp, m, Ti, l);
     if (iv && iv->window > 0 && (!sp.window || iv->window < sp.window))
         sp.window = iv->window, sp.keep = iv->keep; /* streaming evaluation */
+    sp.right_zeros = layer_right_zeros(a, B, Ti);
+    s->scores_kept = s->keep_scores || attention_backward_reads_scores(&sp, a->slot != NULL);
+    float *pre = s->scores_kept ? a->preatt : a->att;
     if (s->rm)
-        remedy_attention_forward(s->rm, m, l, a->y, a->att, a->slot, a->preatt, a->qr, a->kr, a->vg,
+        remedy_attention_forward(s->rm, m, l, a->y, a->att, a->slot, pre, a->qr, a->kr, a->vg,
                                  a->n1, &sp, B, Ti);
     else
         attention_forward(
-            &(AttnOut){a->y, a->att, a->slot, a->preatt},
+            &(AttnOut){a->y, a->att, a->slot, pre},
             &(AttnIn){a->qr, a->kr, a->vg, 0, 0, lw->sink_logit, lw->kv_bias_k, lw->kv_bias_v}, &sp,
             &(AttnShape){B, Ti, D->H, D->Hkv, D->dh});
     if (c->xsa) xsa_forward(a->yx, a->y, a->vg, N, D->H, D->Hkv, D->dh);
@@ -630,6 +633,7 @@ double model_max_logit(const RunState *s, const Model *m, int l, int B) {
     const size_t maps = (size_t)B * m->dims.H;
     const float *kb = remedy_fox_key_bias(s->rm, l);
     double mx = 0.0;
+    if (!s->scores_kept) return NAN;
     for (size_t bh = 0; bh < maps; bh++)
         for (int t = 0; t < Ti; t++) {
             const float *row = s->la[l].preatt + (bh * Ti + t) * Ti;

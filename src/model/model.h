@@ -134,6 +134,11 @@ typedef struct {
     float loss;
     int loss_count;
     struct RemedyState *rm; /* ssmax / fox / diff_attn state, or NULL */
+    /* keep_scores: the forwards keep attention's scores for
+     * model_max_logit (set it before such a forward); else a variant whose
+     * backward reads no scores (attention_backward_reads_scores) writes
+     * them over its weights. scores_kept: the last forward kept them. */
+    int keep_scores, scores_kept;
 } RunState;
 
 /* A gate that reads all of X through its own [C, d] matrix: that matrix is
@@ -208,7 +213,8 @@ const float *model_attention_slot(const RunState *s, int l);
 /* The largest |attention logit| of layer l in the last forward (its B
  * sequences of Ti = Tc + extra_pos rows): q.k/sqrt(dh) with the variant's
  * biases (ALiBi's distance bias, a key bias; FoX's whole c_t - c_j) before
- * the normaliser, over heads, queries t and the keys j <= t each sees. */
+ * the normaliser, over heads, queries t and the keys j <= t each sees.
+ * NaN when that forward did not keep the scores (RunState.keep_scores). */
 double model_max_logit(const RunState *s, const Model *m, int l, int B);
 const float *model_gate_scores(const RunState *s, int l);
 const float *model_block_output(const RunState *s, int l);

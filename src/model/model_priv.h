@@ -35,6 +35,10 @@ struct LayerActs {
      * post-norms' statistics. NULL under pre. */
     float *u1, *u2, *pmean1, *prstd1, *pmean2, *prstd2;
     GatedNormActs gn1, gn2; /* attn_norm's and mlp_norm's GatedNorm (gated_norm) */
+    /* att (and the remedies' maps written beside it) hold zeros right of
+     * each query block (AttnSpec.right_zeros) in the maps of batch rows
+     * [0, zero_B) laid out at length zero_Ti; 0, 0 before any forward */
+    int zero_Ti, zero_B;
 };
 
 struct Scratch {
@@ -48,6 +52,11 @@ struct Scratch {
     float *dgn_y, *dgn_u, *dgn_s, *dgn_h; /* GatedNorm's backward: [N,d], [N,d], [N,r], [N,r] */
     GatedNormActs gnf;                    /* the final norm's GatedNorm */
 };
+
+/* AttnSpec.right_zeros for a forward of layer a at B, Ti: 1 when an
+ * earlier forward left zeros right of every query block of the maps it
+ * will write, else 0, and a records that this forward writes them. */
+int layer_right_zeros(LayerActs *a, int B, int Ti);
 
 /* Rows of the fused input projection [W_q; W_k; W_v; W_gate]: P. */
 int model_fused_cols(const Model *m);

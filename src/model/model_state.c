@@ -201,6 +201,16 @@ void runstate_free(RunState *s) {
     memset(s, 0, sizeof *s);
 }
 
+/* The maps of batch row b start at b H Ti^2, so a forward at another Ti
+ * finds other data where its zeros belong, and one at more batch rows
+ * finds maps no forward at this Ti has written yet. */
+int layer_right_zeros(LayerActs *a, int B, int Ti) {
+    if (a->zero_Ti == Ti && B <= a->zero_B) return 1;
+    a->zero_Ti = Ti;
+    a->zero_B = B;
+    return 0;
+}
+
 /* ---- the gradients the backward writes ---- */
 
 typedef struct {

@@ -10,9 +10,6 @@
 
 #include "ops.h"
 
-/* Query rows per block: block [r0, r1) needs only keys [0, r1). */
-#define ATT_BLOCK 64
-
 enum { XS_NULL = 0, XS_SINK, XS_KV, XS_N };
 enum { BASE_SOFTMAX = 0, BASE_CLIPPED, BASE_SIGMOID, BASE_SOFTPICK, BASE_STICKBREAK };
 

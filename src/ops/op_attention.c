@@ -20,7 +20,10 @@
  * ALiBi adds a fixed bias -m_h (t - j) to the scores before any of this.
  *
  * Rows are processed in blocks of ATT_BLOCK queries; block [r0, r1) only
- * needs keys [0, r1), which skips most of the masked upper triangle.
+ * needs keys [0, r1), which skips most of the masked upper triangle. The
+ * zeros of a block's rows from key r1 on are written only when the call
+ * asks (AttnSpec.right_zeros 0): nothing but a reader of whole maps reads
+ * them, and a training step's forward finds them in place.
  * attention_forward keeps every map for the backward; attention_keep (the
  * inference of a pretrained model) runs the same blocks over threads and
  * keeps only the first column and the first M rows of each map. The
@@ -515,8 +518,8 @@ void attention_forward(const AttnOut *out, const AttnIn *in, const AttnSpec *spe
             float *slot = out->slot ? out->slot + hv.bh * T : NULL;
             for (int r0 = 0; r0 < T; r0 += ATT_BLOCK) {
                 int r1 = r0 + ATT_BLOCK < T ? r0 + ATT_BLOCK : T;
-                block_forward(&c, &hv, sb + (size_t)r0 * T, ab + (size_t)r0 * T, T, T, slot, r0,
-                              r1);
+                block_forward(&c, &hv, sb + (size_t)r0 * T, ab + (size_t)r0 * T, T,
+                              spec->right_zeros ? r1 : T, slot, r0, r1);
             }
         }
     opprof_leave(prof);

@@ -342,6 +342,17 @@ static void bwd_block(float *da, float *tmp, const AttnGrad *go, const Plan *pl,
                         go->dk + hv->bok, ldk, hv->kv_first && (go->set & ATTN_SET_DK));
 }
 
+/* row_backward's cases that read s: softmax's extra weights without the
+ * slot to take them from, and every normaliser but softmax and sigmoid. */
+int attention_backward_reads_scores(const AttnSpec *spec, int has_slot) {
+    Plan pl = attn_make_plan(spec, NULL, NULL, 1);
+    switch (pl.base) {
+    case BASE_SIGMOID: return 0;
+    case BASE_SOFTMAX: return (spec->has_kv_bias || pl.on[XS_SINK]) && !has_slot;
+    default: return 1;
+    }
+}
+
 size_t attention_backward_scratch(int T) {
     int blk = T < ATT_BLOCK ? T : ATT_BLOCK;
     return (size_t)blk * (size_t)T + 3 * (size_t)T;

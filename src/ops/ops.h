@@ -159,6 +159,9 @@ void rope_forward_part(float *x, const float *cos_t, const float *sin_t, int B, 
 void rope_backward(float *dx, const float *cos_t, const float *sin_t, int B, int T, int nh, int dh);
 
 /* ---- causal attention with a choice of normaliser (op_attention.c) ---- */
+/* Query rows per block: block [r0, r1) needs only keys [0, r1). */
+#define ATT_BLOCK 64
+
 typedef struct {
     AttnNormaliser normaliser;
     int has_sink_logit; /* slot logit = sink_logit[h] (not scaled) */
@@ -188,6 +191,12 @@ typedef struct {
      * 0: off. Forward only (inference: attention_keep, attention_forward);
      * the backward does not read it. */
     float softcap;
+    /* attention_forward's maps right of each block of ATT_BLOCK queries
+     * (keys [r1, T) of rows [r0, r1)) already hold zeros, written by an
+     * earlier call at this T that nothing has written over since: the call
+     * leaves them as they are; 0: it writes them. Nothing but a reader of
+     * whole maps (a probe) reads them. */
+    int right_zeros;
 } AttnSpec;
 /* ALiBi's slope of query head h (0-based) of H: 2^(-8 (h + 1) / H). */
 float attention_alibi_slope(int h, int H);
@@ -208,7 +217,8 @@ typedef struct {
  * att[B,H,T,T] the normalised weights a[t,j] (0 above the diagonal);
  * slot[B,H,T] the weight of the extra slot (sink logit or kv-bias) when the
  * spec has one, else it may be NULL; preatt[B,H,T,T] the scores before
- * normalising. */
+ * normalising (but for stick-breaking it may be att itself: the weights are
+ * then written over them, keys [0, r1) of each block's rows). */
 typedef struct {
     float *y, *att, *slot, *preatt;
 } AttnOut;
@@ -226,6 +236,12 @@ typedef struct {
 } AttnGrad;
 void attention_forward(const AttnOut *out, const AttnIn *in, const AttnSpec *spec,
                        const AttnShape *sh);
+/* Whether attention_backward under spec reads the forward's scores
+ * (AttnSaved.preatt) given the slot weights when has_slot: plain softmax
+ * with them (or without a sink or kv key) and sigmoid read only att, so
+ * their forward may write the scores into att's rows (AttnOut.preatt =
+ * att) where nothing else reads them. */
+int attention_backward_reads_scores(const AttnSpec *spec, int has_slot);
 /* Floats of scratch attention_backward needs at length T. */
 size_t attention_backward_scratch(int T);
 void attention_backward(const AttnGrad *g, const float *dy, const AttnSaved *saved,

@@ -169,7 +169,10 @@ static int acc_forward(Acc *a, const Model *m, RunState *s, const ProbeInput *in
         if (stop_requested()) return -1; /* Ctrl-C: the caller drops this probe */
         int Bc = in->N - seq0 < s->B ? in->N - seq0 : s->B;
         const int *tg = in->targets ? in->targets + (size_t)seq0 * T : NULL;
+        const int keep = s->keep_scores;
+        s->keep_scores = 1; /* model_max_logit reads them */
         model_forward_iv(m, s, in->tokens + (size_t)seq0 * T, tg, Bc, T, in->iv);
+        s->keep_scores = keep;
         if (tg) {
             a->loss_sum += (double)s->loss * s->loss_count;
             a->loss_n += s->loss_count;
