@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "ops.h"
+#include "testutil.h"
 
 /* A fixed pseudo-random float in [-1, 1). */
 static float rnd(unsigned *s) {
@@ -311,6 +312,8 @@ static void test_rope_to(void **st) {
 }
 
 int main(void) {
+    int skip = tu_simd_skip();
+    if (skip) return skip;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_softmax_rows),
         cmocka_unit_test(test_softmax_extra_keys),

@@ -18,6 +18,7 @@
 
 #include "ops.h"
 #include "simd.h"
+#include "testutil.h"
 
 static float val(unsigned *s) {
     *s = *s * 1664525u + 1013904223u;
@@ -352,11 +353,8 @@ static void test_empty_k(void **state) {
 }
 
 int main(void) {
-    const char *want = getenv("GATELAB_SIMD");
-    if (want && *want && strcmp(want, simd_path_name(simd_path())) != 0) {
-        printf("SKIP: this CPU has no %s path\n", want);
-        return 77;
-    }
+    int skip = tu_simd_skip();
+    if (skip) return skip;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_contract),       cmocka_unit_test(test_model_shapes),
         cmocka_unit_test(test_special_values), cmocka_unit_test(test_lower),

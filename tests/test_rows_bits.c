@@ -26,6 +26,7 @@
 #include "adamw.h"
 #include "ops.h"
 #include "simd.h"
+#include "testutil.h"
 
 static unsigned rng = 1;
 
@@ -288,11 +289,8 @@ static void test_copies(void **state) {
 }
 
 int main(void) {
-    const char *want = getenv("GATELAB_SIMD");
-    if (want && *want && strcmp(want, simd_path_name(simd_path())) != 0) {
-        printf("SKIP: this CPU has no %s path\n", want);
-        return 77;
-    }
+    int skip = tu_simd_skip();
+    if (skip) return skip;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_rmsnorm),         cmocka_unit_test(test_crossentropy),
         cmocka_unit_test(test_grad_sum_shards), cmocka_unit_test(test_adamw),

@@ -9,6 +9,7 @@
 #include "config_args.h"
 #include "runfile_read.h"
 #include "util.h"
+#include "simd.h"
 #include "config_args.h"
 
 #include <stdarg.h>
@@ -449,4 +450,11 @@ void tu_resolve_ok(Config *c, const char *what) {
         print_error("%s: %s\n", what, err);
         fail();
     }
+}
+
+int tu_simd_skip(void) {
+    const char *want = getenv("GATELAB_SIMD");
+    if (!want || !*want || strcmp(want, simd_path_name(simd_path())) == 0) return 0;
+    printf("SKIP: this CPU has no %s path\n", want);
+    return 77;
 }

@@ -44,6 +44,11 @@ int tu_run(const char *outfile, const char *fmt, ...) __attribute__((format(prin
 void tu_fault(const char *name, const char *value);
 void tu_fault_clear(void);
 
+/* 77 (meson's "skipped") after a line saying so when GATELAB_SIMD names
+ * a path this CPU lacks, else 0: a test run once per SIMD path returns it
+ * from main when it is not 0. */
+int tu_simd_skip(void);
+
 /* Whole file into a malloc'd NUL-terminated buffer (NULL if unreadable). */
 char *tu_slurp(const char *path, size_t *len);
 

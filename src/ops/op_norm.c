@@ -44,7 +44,7 @@ SIMD_BODY void dot_rows(float *dot, const float *g, const float *w, const float 
         }
         rows_wide_colsum(&acc, v, m);
     }
-    rows_wide_store(dot, &acc, n);
+    rows_store(dot, &acc, n);
 }
 
 /* dw[i] += g[r][i] * x[r][i] * rstd[r] for the n rows in order, dw held
@@ -60,7 +60,7 @@ SIMD_BODY void dw_rows(float *dw, const float *g, const float *x, const float *r
             rows_wide_load(&xr, x + (size_t)r * c + j, m);
             acc += gr * xr * rstd[r];
         }
-        rows_wide_store(dw + j, &acc, m);
+        rows_store(dw + j, &acc, m);
     }
 }
 

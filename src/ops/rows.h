@@ -24,18 +24,18 @@
 
 typedef float RowVec __attribute__((vector_size(ROWS_N * sizeof(float))));
 
-/* n <= ROWS_N floats of p into the low lanes of *v, zero above. */
-SIMD_BODY void rows_load(RowVec *v, const float *p, int n) {
-    if (n == ROWS_N) {
-        memcpy(v, p, sizeof *v);
-        return;
-    }
-    *v = (RowVec){0.0f};
+/* n <= lanes floats of p into the low lanes of the vector v (of lanes
+ * floats), +0 above; a whole vector is one copy. */
+SIMD_BODY void rows_fill(void *v, int lanes, const float *p, int n) {
+    if (n < lanes) memset(v, 0, (size_t)lanes * sizeof(float));
     memcpy(v, p, (size_t)n * sizeof(float));
 }
 
-/* The low n <= ROWS_N lanes of v into p. */
-SIMD_BODY void rows_store(float *p, const RowVec *v, int n) {
+/* n <= ROWS_N floats of p into the low lanes of *v, zero above. */
+SIMD_BODY void rows_load(RowVec *v, const float *p, int n) { rows_fill(v, ROWS_N, p, n); }
+
+/* The low n <= ROWS_N lanes of v into p (RowWide's too). */
+SIMD_BODY void rows_store(float *p, const void *v, int n) {
     memcpy(p, v, (size_t)n * sizeof(float));
 }
 
@@ -80,16 +80,7 @@ SIMD_BODY void rows_colsum(RowVec *acc, RowVec *v, int n) {
 typedef float RowWide __attribute__((vector_size(ROWS_WIDE_N * sizeof(float))));
 
 SIMD_BODY void rows_wide_load(RowWide *v, const float *p, int n) {
-    if (n == ROWS_WIDE_N) {
-        memcpy(v, p, sizeof *v);
-        return;
-    }
-    *v = (RowWide){0.0f};
-    memcpy(v, p, (size_t)n * sizeof(float));
-}
-
-SIMD_BODY void rows_wide_store(float *p, const RowWide *v, int n) {
-    memcpy(p, v, (size_t)n * sizeof(float));
+    rows_fill(v, ROWS_WIDE_N, p, n);
 }
 
 #define ROWS_WIDE_LO8 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23
@@ -136,7 +127,7 @@ SIMD_BODY void rows_wide_sums(float *out, const float *x, int n, size_t c, int s
         }
         rows_wide_colsum(&acc, v, w);
     }
-    rows_wide_store(out, &acc, n);
+    rows_store(out, &acc, n);
 }
 
 /* *v with its lanes from n on set to +0 (n <= 0: all; n >= ROWS_N:
