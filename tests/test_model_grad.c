@@ -407,8 +407,8 @@ static void test_maps_after_steps(void **state) {
             if (config_validate(&c, err, sizeof err) != 0) continue; /* a window it refuses */
             assert_int_equal(model_init(&m, &c, err, sizeof err), 0);
             assert_int_equal(runstate_init(&s, &m, B, TL), 0);
-            int tok[B * (2 * ATT_BLOCK + 2) + 1];
-            for (int i = 0; i < B * TL + 1; i++) tok[i] = (i * 7 + i / 5) % c.vocab_size;
+            int tok[B * (2 * ATT_BLOCK + 2) + 3]; /* targets of the forwards from tok + 2 */
+            for (int i = 0; i < B * TL + 3; i++) tok[i] = (i * 7 + i / 5) % c.vocab_size;
             maps_as_fresh(&m, &s, tok, B, TL, 1);
             maps_as_fresh(&m, &s, tok, B, TL, 1);
             maps_as_fresh(&m, &s, tok + 3, 1, ATT_BLOCK + 6, 0);
