@@ -92,21 +92,6 @@ SIMD_BODY float exp_shifted_body(float *p, const float *s, float mx, int n, int 
 SIMD_KERNEL_RET(static, float, exp_shifted, (float *p, const float *s, float mx, int n, int lanes),
                 (p, s, mx, n, lanes))
 
-/* max(-inf, s[0..n)) over MAX_LANES independent chains, so the loop is not
- * bound by one compare's latency; a maximum does not depend on the order,
- * so this is the sequential loop's value bit for bit. */
-SIMD_BODY float row_max(const float *s, int n) {
-    float m[MAX_LANES];
-    int j = 0;
-    for (int k = 0; k < MAX_LANES; k++) m[k] = -INFINITY;
-    for (; j + MAX_LANES <= n; j += MAX_LANES)
-        for (int k = 0; k < MAX_LANES; k++) m[k] = s[j + k] > m[k] ? s[j + k] : m[k];
-    for (; j < n; j++) m[0] = s[j] > m[0] ? s[j] : m[0];
-    float mx = m[0];
-    for (int k = 1; k < MAX_LANES; k++) mx = m[k] > mx ? m[k] : mx;
-    return mx;
-}
-
 /* p[0..n) and ex->w = softmax over the scores and the extra logits. */
 SIMD_BODY void attn_row_softmax_body(float *p, const float *s, int n, const Plan *pl, Extra *ex) {
     float mx = row_max(s, n);
@@ -409,8 +394,8 @@ SIMD_BODY void softmax_row_head(const Ctx *c, const HeadView *hv, const float *s
     const Plan *pl = &c->pl;
     const int n = t + 1;
     float top = chunk_row_max(s, n, width);
+    *ex = (Extra){{0.0f}, {0.0f}};
     if (extra) {
-        *ex = (Extra){{0.0f}, {0.0f}};
         attn_extra_logits(ex, pl, hv->q + (size_t)t * c->ldq, hv->h, c->in->sink_logit,
                           c->in->kvb_k, c->dh);
         for (int x = 0; x < XS_N; x++)
@@ -426,9 +411,7 @@ SIMD_BODY void softmax_row_head(const Ctx *c, const HeadView *hv, const float *s
  * sum is one chain over its keys in order, as in attn_row_softmax, but the
  * chains of a group of ROWS_N rows advance side by side (block_row_sums);
  * a group is done (max, exponentials, sums, scaling) before the next, while
- * its rows are in cache. Without extra keys the extra logits are 0 and
- * their weights unused (slot[t] = 0): a row is its max, exponentials, sum
- * and one scaling. */
+ * its rows are in cache. Without extra keys a row skips their logits. */
 SIMD_BODY void block_softmax_body(const Ctx *c, const HeadView *hv, const float *s, float *a,
                                   int ld, int width, float *slot, float *wkv, int r0, int r1) {
     const Plan *pl = &c->pl;
@@ -445,12 +428,7 @@ SIMD_BODY void block_softmax_body(const Ctx *c, const HeadView *hv, const float 
         for (int r = 0; r < g; r++) {
             const int t = r0 + i0 + r;
             float su = sum[r], *ar = a + (size_t)(i0 + r) * ld;
-            if (!extra) {
-                chunk_scale_row(ar, 1.0f / su, t + 1, width);
-                if (slot) slot[t] = 0.0f;
-                continue;
-            }
-            for (int x = 0; x < XS_N; x++) {
+            for (int x = 0; x < XS_N; x++) { /* no call where a key is off */
                 ex[r].w[x] = pl->on[x] ? expf(ex[r].z[x] - mx[r]) : 0.0f;
                 su += ex[r].w[x];
             }

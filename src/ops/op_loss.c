@@ -15,26 +15,6 @@
 
 static inline int counted(int target, int V) { return target >= 0 && target < V; }
 
-/* The row's largest logit as the loop "m = l[i] > m ? l[i] : m" from -inf
- * finds it (a NaN is never taken). That loop is one chain of compares, so
- * ROWS_WIDE_N lanes each scan every ROWS_WIDE_N-th logit the same way and
- * are then folded: any order finds the same largest value, and two floats
- * compare equal with different bits only as +0 and -0, where the loop
- * keeps the first in index order. So a zero maximum is found again by the
- * loop itself. */
-SIMD_BODY float row_max(const float *l, size_t v) {
-    float best[ROWS_WIDE_N], m = -INFINITY;
-    for (int k = 0; k < ROWS_WIDE_N; k++) best[k] = -INFINITY;
-    size_t i = 0;
-    for (; i + ROWS_WIDE_N <= v; i += ROWS_WIDE_N)
-        for (int k = 0; k < ROWS_WIDE_N; k++) best[k] = l[i + k] > best[k] ? l[i + k] : best[k];
-    for (int k = 0; k < ROWS_WIDE_N; k++) m = best[k] > m ? best[k] : m;
-    for (; i < v; i++) m = l[i] > m ? l[i] : m;
-    if (m == 0.0f)
-        for (m = -INFINITY, i = 0; i < v; i++) m = l[i] > m ? l[i] : m;
-    return m;
-}
-
 /* ROWS_WIDE_N rows (n of them) from row n0: p = e^(l - max) through libm's
  * expf, the rows' sums side by side (rows.h: each row's chain in index
  * order), p scaled by 1 / sum, and each row's loss. A row's exponentials

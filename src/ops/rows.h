@@ -16,6 +16,7 @@
 #ifndef GATELAB_ROWS_H
 #define GATELAB_ROWS_H
 
+#include <math.h>
 #include <string.h>
 
 #include "simd.h"
@@ -139,6 +140,26 @@ SIMD_BODY void rows_keep(RowVec *v, int n) {
     memcpy(&bits, v, sizeof bits);
     bits &= lane < n;
     memcpy(v, &bits, sizeof bits);
+}
+
+/* The largest of l[0..v) as the loop "m = l[i] > m ? l[i] : m" from -inf
+ * finds it (a NaN is never taken). That loop is one chain of compares, so
+ * ROWS_WIDE_N lanes each scan every ROWS_WIDE_N-th value the same way and
+ * are then folded: any order finds the same largest value, and two floats
+ * compare equal with different bits only as +0 and -0, where the loop
+ * keeps the first in index order. So a zero maximum is found again by the
+ * loop itself. */
+SIMD_BODY float row_max(const float *l, size_t v) {
+    float best[ROWS_WIDE_N], m = -INFINITY;
+    for (int k = 0; k < ROWS_WIDE_N; k++) best[k] = -INFINITY;
+    size_t i = 0;
+    for (; i + ROWS_WIDE_N <= v; i += ROWS_WIDE_N)
+        for (int k = 0; k < ROWS_WIDE_N; k++) best[k] = l[i + k] > best[k] ? l[i + k] : best[k];
+    for (int k = 0; k < ROWS_WIDE_N; k++) m = best[k] > m ? best[k] : m;
+    for (; i < v; i++) m = l[i] > m ? l[i] : m;
+    if (m == 0.0f)
+        for (m = -INFINITY, i = 0; i < v; i++) m = l[i] > m ? l[i] : m;
+    return m;
 }
 
 #endif
