@@ -26,9 +26,15 @@
 typedef float RowVec __attribute__((vector_size(ROWS_N * sizeof(float))));
 
 /* n <= lanes floats of p into the low lanes of the vector v (of lanes
- * floats), +0 above; a whole vector is one copy. */
+ * floats), +0 above. A whole vector is one copy of a size the compiler
+ * knows, so it is one vector load (a copy of n floats is a loop of scalar
+ * moves, and the vector read after it waits for them). */
 SIMD_BODY void rows_fill(void *v, int lanes, const float *p, int n) {
-    if (n < lanes) memset(v, 0, (size_t)lanes * sizeof(float));
+    if (n == lanes) {
+        memcpy(v, p, (size_t)lanes * sizeof(float));
+        return;
+    }
+    memset(v, 0, (size_t)lanes * sizeof(float));
     memcpy(v, p, (size_t)n * sizeof(float));
 }
 
