@@ -11,9 +11,11 @@
  * does both, YarnParams.ramp).
  */
 #include <math.h>
+#include <string.h>
 
 #include "opprof.h"
 #include "ops.h"
+#include "simd.h"
 
 /* r_i: the turns rotary pair i makes within orig_len positions. */
 static double pair_turns(double f, double orig_len) {
@@ -120,9 +122,16 @@ void rope_llama3_scale(float *inv_freq, int n, double factor, double low, double
 /* One rotation per (b, t, head) of its first rd dims: (x1, x2) ->
  * (x1 c - x2 s, x2 c + x1 s), read from src and written to dst: the same
  * array (in place), or one that does not overlap it (then rd = dh). sign
- * = -1 applies the inverse (transpose) rotation. */
-static inline void rope_rows(float *dst, const float *src, const float *cos_t, const float *sin_t,
-                             int B, int T, int nh, int dh, int rd, float sign) {
+ * = -1 applies the inverse (transpose) rotation. Pairs go ROPE_LANES at a
+ * time in vectors (each pair's values are read before its results are
+ * written, as in place needs), the rest one at a time; every pair does the
+ * same operations either way. Compiled three times (simd.h). */
+#define ROPE_LANES 8
+
+typedef float RopeVec __attribute__((vector_size(ROPE_LANES * sizeof(float))));
+
+SIMD_BODY void rope_rows_body(float *dst, const float *src, const float *cos_t, const float *sin_t,
+                              int B, int T, int nh, int dh, int rd, float sign) {
     size_t half = (size_t)(rd / 2);
     for (size_t b = 0; b < (size_t)B; b++) {
         for (size_t t = 0; t < (size_t)T; t++) {
@@ -132,7 +141,19 @@ static inline void rope_rows(float *dst, const float *src, const float *cos_t, c
             for (size_t h = 0; h < (size_t)nh; h++) {
                 float *y1 = dst + row + h * (size_t)dh, *y2 = y1 + half;
                 const float *x1 = src + row + h * (size_t)dh, *x2 = x1 + half;
-                for (size_t i = 0; i < half; i++) {
+                size_t i = 0;
+                for (; i + ROPE_LANES <= half; i += ROPE_LANES) {
+                    RopeVec a, bb, cv, si;
+                    memcpy(&a, x1 + i, sizeof a);
+                    memcpy(&bb, x2 + i, sizeof bb);
+                    memcpy(&cv, c + i, sizeof cv);
+                    memcpy(&si, s + i, sizeof si);
+                    si = sign * si;
+                    RopeVec o1 = a * cv - bb * si, o2 = bb * cv + a * si;
+                    memcpy(y1 + i, &o1, sizeof o1);
+                    memcpy(y2 + i, &o2, sizeof o2);
+                }
+                for (; i < half; i++) {
                     float a = x1[i], bb = x2[i], si = sign * s[i];
                     y1[i] = a * c[i] - bb * si;
                     y2[i] = bb * c[i] + a * si;
@@ -141,9 +162,13 @@ static inline void rope_rows(float *dst, const float *src, const float *cos_t, c
         }
     }
 }
+SIMD_KERNEL_STATIC(rope_rows,
+                   (float *dst, const float *src, const float *cos_t, const float *sin_t, int B,
+                    int T, int nh, int dh, int rd, float sign),
+                   (dst, src, cos_t, sin_t, B, T, nh, dh, rd, sign))
 
 /* rope_rows in place (x read and written) and from x into a y that does
- * not overlap it: two instances, so each is compiled knowing which. */
+ * not overlap it. */
 static void rope_in_place(float *x, const float *cos_t, const float *sin_t, int B, int T, int nh,
                           int dh, int rd, float sign) {
     int prof = opprof_enter(OPPROF_ATTENTION);
@@ -151,8 +176,8 @@ static void rope_in_place(float *x, const float *cos_t, const float *sin_t, int 
     opprof_leave(prof);
 }
 
-static void rope_apart(float *restrict y, const float *restrict x, const float *cos_t,
-                       const float *sin_t, int B, int T, int nh, int dh) {
+static void rope_apart(float *y, const float *x, const float *cos_t, const float *sin_t, int B,
+                       int T, int nh, int dh) {
     int prof = opprof_enter(OPPROF_ATTENTION);
     rope_rows(y, x, cos_t, sin_t, B, T, nh, dh, dh, 1.0f);
     opprof_leave(prof);
