@@ -324,23 +324,29 @@ SIMD_BODY void chunk_max(Chunk *m, Chunk y) { chunk_select(m, y > *m, y); }
  * it into a memset call (a call per row costs more than the stores). */
 static volatile float chunk_zero = 0.0f;
 
-/* max(-inf, s[0..n)) of row i of a block, ROW_CHUNK lanes at a time while
- * a chunk stays inside the row's width (the lanes past n are left out),
- * then one at a time. A maximum ignores the order and the NaNs as
- * row_max does, so this is its value, but for the sign of a zero maximum,
- * which no use of it can see: s - (+0) and s - (-0) differ only at s = +-0,
- * where both give e^(+-0) = 1, and a comparison holds +0 == -0. */
+/* max(-inf, s[0..n)) of row i of a block, ROW_CHUNK lanes at a time: the
+ * whole chunks inside the row as they are, a last one that ends past n but
+ * inside the row's width with its lanes past n left out, then one at a
+ * time. A maximum ignores the order and the NaNs as row_max does, so this
+ * is its value, but for the sign of a zero maximum, which no use of it can
+ * see: s - (+0) and s - (-0) differ only at s = +-0, where both give
+ * e^(+-0) = 1, and a comparison holds +0 == -0. */
 SIMD_BODY float chunk_row_max(const float *s, int n, int width) {
     Chunk m, v, h;
     ChunkMask keep;
     int j = 0;
     for (int k = 0; k < ROW_CHUNK; k++) m[k] = -INFINITY;
-    for (; j < n && j + ROW_CHUNK <= width; j += ROW_CHUNK) {
+    for (; j + ROW_CHUNK <= n; j += ROW_CHUNK) {
+        memcpy(&v, s + j, sizeof v);
+        chunk_max(&m, v);
+    }
+    if (j < n && j + ROW_CHUNK <= width) {
         h = m;
         memcpy(&v, s + j, sizeof v);
         chunk_lanes_below(&keep, n - j);
         chunk_select(&h, keep, v);
         chunk_max(&m, h);
+        j += ROW_CHUNK;
     }
     /* the lanes' maxima halved four times: lane i against lane i + 8, 4, 2, 1 */
     chunk_max(&m,
@@ -353,22 +359,27 @@ SIMD_BODY float chunk_row_max(const float *s, int n, int width) {
     return mx;
 }
 
-/* p[0..n) = e^(s - mx) and p[n..width) = 0, in ROW_CHUNK-lane chunks while
- * a chunk stays inside the width (the lanes past n are computed from
- * whatever s holds there and replaced by 0; a chunk past n is a store of
- * zeros), then one at a time. */
+/* p[0..n) = e^(s - mx) and p[n..width) = 0, ROW_CHUNK lanes at a time: the
+ * whole chunks inside the row, a last one that ends past n but inside the
+ * width (its lanes past n computed from whatever s holds there and
+ * replaced by 0), the chunks past n as stores of zeros, then one at a
+ * time. */
 SIMD_BODY void chunk_exp_row(float *p, const float *s, float mx, int n, int width) {
     const float zero = chunk_zero;
     Chunk zeros;
     for (int k = 0; k < ROW_CHUNK; k++) zeros[k] = zero;
     int j = 0;
-    for (; j + ROW_CHUNK <= width; j += ROW_CHUNK)
-        if (j < n)
-            for (int k = 0; k < ROW_CHUNK; k++) {
-                float e = fast_expf(s[j + k] - mx);
-                p[j + k] = j + k < n ? e : zero;
-            }
-        else memcpy(p + j, &zeros, sizeof zeros);
+    for (; j + ROW_CHUNK <= n; j += ROW_CHUNK)
+        for (int k = 0; k < ROW_CHUNK; k++) p[j + k] = fast_expf(s[j + k] - mx);
+    if (j < n && j + ROW_CHUNK <= width) {
+        for (int k = 0; k < ROW_CHUNK; k++) {
+            float e = fast_expf(s[j + k] - mx);
+            p[j + k] = j + k < n ? e : zero;
+        }
+        j += ROW_CHUNK;
+    }
+    if (j >= n)
+        for (; j + ROW_CHUNK <= width; j += ROW_CHUNK) memcpy(p + j, &zeros, sizeof zeros);
     for (; j < n; j++) p[j] = fast_expf(s[j] - mx);
     for (; j < width; j++) p[j] = zero;
 }
@@ -378,11 +389,17 @@ SIMD_BODY void chunk_scale_row(float *p, float inv, int n, int width) {
     Chunk v;
     ChunkMask keep;
     int j = 0;
-    for (; j < n && j + ROW_CHUNK <= width; j += ROW_CHUNK) {
+    for (; j + ROW_CHUNK <= n; j += ROW_CHUNK) {
+        memcpy(&v, p + j, sizeof v);
+        v *= inv;
+        memcpy(p + j, &v, sizeof v);
+    }
+    if (j < n && j + ROW_CHUNK <= width) {
         memcpy(&v, p + j, sizeof v);
         chunk_lanes_below(&keep, n - j);
         chunk_select(&v, keep, v * inv);
         memcpy(p + j, &v, sizeof v);
+        j += ROW_CHUNK;
     }
     for (; j < n; j++) p[j] *= inv;
 }
