@@ -359,16 +359,15 @@ SIMD_BODY float chunk_row_max(const float *s, int n, int width) {
     return mx;
 }
 
-/* p[0..n) = e^(s - mx) and p[n..width) = 0, ROW_CHUNK lanes at a time: the
- * whole chunks inside the row, a last one that ends past n but inside the
- * width (its lanes past n computed from whatever s holds there and
- * replaced by 0), the chunks past n as stores of zeros, then one at a
- * time. */
-SIMD_BODY void chunk_exp_row(float *p, const float *s, float mx, int n, int width) {
+/* p[j..n) = e^(s - mx) and p[n..width) = 0 for a j that starts a chunk,
+ * ROW_CHUNK lanes at a time: the whole chunks inside the row, a last one
+ * that ends past n but inside the width (its lanes past n computed from
+ * whatever s holds there and replaced by 0), the chunks past n as stores
+ * of zeros, then one at a time. */
+SIMD_BODY void chunk_exp_row(float *p, const float *s, float mx, int j, int n, int width) {
     const float zero = chunk_zero;
     Chunk zeros;
     for (int k = 0; k < ROW_CHUNK; k++) zeros[k] = zero;
-    int j = 0;
     for (; j + ROW_CHUNK <= n; j += ROW_CHUNK)
         for (int k = 0; k < ROW_CHUNK; k++) p[j + k] = fast_expf(s[j + k] - mx);
     if (j < n && j + ROW_CHUNK <= width) {
@@ -382,6 +381,21 @@ SIMD_BODY void chunk_exp_row(float *p, const float *s, float mx, int n, int widt
         for (; j + ROW_CHUNK <= width; j += ROW_CHUNK) memcpy(p + j, &zeros, sizeof zeros);
     for (; j < n; j++) p[j] = fast_expf(s[j] - mx);
     for (; j < width; j++) p[j] = zero;
+}
+
+/* The whole chunks [0, n) of two rows (p0 from s0 less mx0, p1 from s1
+ * less mx1) in one loop: two independent chains of exponentials side by
+ * side, each element's operations as chunk_exp_row's. Returns the end of
+ * the chunks done. */
+SIMD_BODY int chunk_exp_pair(float *p0, const float *s0, float mx0, float *p1, const float *s1,
+                             float mx1, int n) {
+    int j = 0;
+    for (; j + ROW_CHUNK <= n; j += ROW_CHUNK)
+        for (int k = 0; k < ROW_CHUNK; k++) {
+            p0[j + k] = fast_expf(s0[j + k] - mx0);
+            p1[j + k] = fast_expf(s1[j + k] - mx1);
+        }
+    return j;
 }
 
 /* p[0..n) *= inv, chunked as chunk_exp_row (p[n..) stays 0). */
@@ -404,13 +418,12 @@ SIMD_BODY void chunk_scale_row(float *p, float inv, int n, int width) {
     for (; j < n; j++) p[j] *= inv;
 }
 
-/* Row i (query t) of block_softmax up to its sum: the max over the scores
- * and the extra logits (into *mx), the exponentials into a's row. */
-SIMD_BODY void softmax_row_head(const Ctx *c, const HeadView *hv, const float *s, float *a,
-                                int width, int t, int extra, Extra *ex, float *mx) {
+/* Row i (query t) of block_softmax: the max over the scores and the extra
+ * logits (into *mx) and the extra logits (into *ex). */
+SIMD_BODY void softmax_row_max(const Ctx *c, const HeadView *hv, const float *s, int width, int t,
+                               int extra, Extra *ex, float *mx) {
     const Plan *pl = &c->pl;
-    const int n = t + 1;
-    float top = chunk_row_max(s, n, width);
+    float top = chunk_row_max(s, t + 1, width);
     *ex = (Extra){{0.0f}, {0.0f}};
     if (extra) {
         attn_extra_logits(ex, pl, hv->q + (size_t)t * c->ldq, hv->h, c->in->sink_logit,
@@ -419,7 +432,22 @@ SIMD_BODY void softmax_row_head(const Ctx *c, const HeadView *hv, const float *s
             if (pl->on[x] && ex->z[x] > top) top = ex->z[x];
     }
     *mx = top;
-    chunk_exp_row(a, s, top, n, width);
+}
+
+/* The exponentials of rows [0, g) of a group (row r: query t0 + r, at r
+ * ld of s and a, maximum mx[r]) into a, zero from each row's diagonal up
+ * to width: two rows at a time while their whole chunks last. */
+SIMD_BODY void softmax_group_exp(const float *s, float *a, int ld, int width, int t0, int g,
+                                 const float *mx) {
+    for (int r = 0; r < g; r += 2) {
+        const size_t r0 = (size_t)r * ld, r1 = r0 + (size_t)ld;
+        int j = 0;
+        if (r + 1 < g) {
+            j = chunk_exp_pair(a + r0, s + r0, mx[r], a + r1, s + r1, mx[r + 1], t0 + r + 1);
+            chunk_exp_row(a + r1, s + r1, mx[r + 1], j, t0 + r + 2, width);
+        }
+        chunk_exp_row(a + r0, s + r0, mx[r], j, t0 + r + 1, width);
+    }
 }
 
 /* Plain softmax over rows [r0, r1) of a block (scores s, weights a, row t
@@ -427,8 +455,9 @@ SIMD_BODY void softmax_row_head(const Ctx *c, const HeadView *hv, const float *s
  * slot weight into slot[t] when given and the kv weight into wkv. Each row's
  * sum is one chain over its keys in order, as in attn_row_softmax, but the
  * chains of a group of ROWS_N rows advance side by side (block_row_sums);
- * a group is done (max, exponentials, sums, scaling) before the next, while
- * its rows are in cache. Without extra keys a row skips their logits. */
+ * a group is done (maxima, exponentials two rows at a time, sums, scaling)
+ * before the next, while its rows are in cache. Without extra keys a row
+ * skips their logits. */
 SIMD_BODY void block_softmax_body(const Ctx *c, const HeadView *hv, const float *s, float *a,
                                   int ld, int width, float *slot, float *wkv, int r0, int r1) {
     const Plan *pl = &c->pl;
@@ -437,10 +466,10 @@ SIMD_BODY void block_softmax_body(const Ctx *c, const HeadView *hv, const float 
     float mx[ROWS_N], sum[ROWS_N];
     for (int i0 = 0; i0 < m; i0 += ROWS_N) {
         const int g = m - i0 < ROWS_N ? m - i0 : ROWS_N;
-        for (int r = 0; r < g; r++) {
-            const size_t row = (size_t)(i0 + r) * ld;
-            softmax_row_head(c, hv, s + row, a + row, width, r0 + i0 + r, extra, &ex[r], &mx[r]);
-        }
+        for (int r = 0; r < g; r++)
+            softmax_row_max(c, hv, s + (size_t)(i0 + r) * ld, width, r0 + i0 + r, extra, &ex[r],
+                            &mx[r]);
+        softmax_group_exp(s + (size_t)i0 * ld, a + (size_t)i0 * ld, ld, width, r0 + i0, g, mx);
         block_row_sums(sum, a + (size_t)i0 * ld, ld, width, r0 + i0, g);
         for (int r = 0; r < g; r++) {
             const int t = r0 + i0 + r;
