@@ -235,10 +235,12 @@ static void bwd_rows(float *da, float *tmp, const AttnGrad *go, const Plan *pl, 
  * with S_t = sum over the row's keys j <= t of a da, one chain per row in
  * key order as softmax_bwd adds, the rows' chains side by side in the
  * lanes of a vector (rows.h); a row's lanes past its diagonal hold zeros,
- * which leave its sum as it was. A piece inside the row is read whole and
- * its products past the diagonal masked to +0 (rows_keep). ds is written
- * in ROWS_N-lane pieces while they stay inside the row, masked the same
- * way, so the zeros right of the diagonal up to r1 are stores, not calls. */
+ * which leave its sum as it was. A piece inside the row is read whole; in
+ * the piece that holds the diagonal the products past it are masked to +0
+ * (rows_keep). ds is written in ROWS_N-lane pieces while they stay inside
+ * the row (the diagonal's piece masked the same way, the pieces past it
+ * stores of zeros), so the zeros right of the diagonal up to r1 are
+ * stores, not calls. */
 SIMD_BODY void bwd_rows_group(float *da, const float *att, int T, int r0, int r1, int i0, int g) {
     const int n = r0 + i0 + g;
     float S[ROWS_N];
@@ -255,7 +257,7 @@ SIMD_BODY void bwd_rows_group(float *da, const float *att, int T, int r0, int r1
             rows_load(&p, att + (size_t)t * T + j, wl);
             rows_load(&v[r], da + (size_t)(i0 + r) * T + j, wl);
             v[r] = p * v[r];
-            rows_keep(&v[r], w);
+            if (w < ROWS_N) rows_keep(&v[r], w);
         }
         rows_colsum(&acc, v, n - j < ROWS_N ? n - j : ROWS_N);
     }
@@ -264,16 +266,26 @@ SIMD_BODY void bwd_rows_group(float *da, const float *att, int T, int r0, int r1
         const int t = r0 + i0 + r;
         const float *pr = att + (size_t)t * T;
         float *d = da + (size_t)(i0 + r) * T;
+        const RowVec zero = {0.0f};
         RowVec Si, pj, dj;
         for (int k = 0; k < ROWS_N; k++) Si[k] = S[r];
         int j = 0;
-        for (; j < r1 && j + ROWS_N <= T; j += ROWS_N) {
+        for (; j + ROWS_N <= t + 1; j += ROWS_N) {
+            rows_load(&pj, pr + j, ROWS_N);
+            rows_load(&dj, d + j, ROWS_N);
+            dj = pj * (dj - Si);
+            rows_store(d + j, &dj, ROWS_N);
+        }
+        if (j <= t && j < r1 && j + ROWS_N <= T) {
             rows_load(&pj, pr + j, ROWS_N);
             rows_load(&dj, d + j, ROWS_N);
             dj = pj * (dj - Si);
             rows_keep(&dj, t + 1 - j);
             rows_store(d + j, &dj, ROWS_N);
+            j += ROWS_N;
         }
+        if (j > t)
+            for (; j < r1 && j + ROWS_N <= T; j += ROWS_N) rows_store(d + j, &zero, ROWS_N);
         for (; j <= t; j++) d[j] = pr[j] * (d[j] - S[r]);
         for (; j < r1; j++) d[j] = 0.0f;
     }

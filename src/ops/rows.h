@@ -76,6 +76,10 @@ SIMD_BODY void rows_transpose(RowVec *v) {
  * left transposed. */
 SIMD_BODY void rows_colsum(RowVec *acc, RowVec *v, int n) {
     rows_transpose(v);
+    if (n == ROWS_N) {
+        for (int i = 0; i < ROWS_N; i++) *acc += v[i];
+        return;
+    }
     for (int i = 0; i < n; i++) *acc += v[i];
 }
 
