@@ -13,12 +13,8 @@
 #include <stdint.h>
 #include <string.h>
 
-/* Loops that call it are compiled three times (simd.h): on a Sapphire
- * Rapids class Xeon under KVM the AVX2 path's compare-and-blend (the clamp
- * below) ran 13x slower per element than AVX-512's mask registers (swiglu:
- * 13.9 vs 1.1 ns), so the widest path the CPU has is the default. */
-static inline float fast_expf(float x) {
-    x = x < -87.0f ? -87.0f : (x > 88.0f ? 88.0f : x);
+/* fast_expf for an x already clamped to [-87, 88] (or NaN). */
+static inline float fast_expf_core(float x) {
     const float round_magic = 12582912.0f; /* 1.5 * 2^23: rounds to nearest */
     float t = x * 1.44269504088896341f + round_magic;
     float n = t - round_magic;
@@ -39,5 +35,18 @@ static inline float fast_expf(float x) {
     memcpy(&scale, &bits, sizeof scale);
     return p * scale;
 }
+
+/* Loops that call it are compiled three times (simd.h): on a Sapphire
+ * Rapids class Xeon under KVM the AVX2 path's compare-and-blend (the clamp
+ * below) ran 13x slower per element than AVX-512's mask registers (swiglu:
+ * 13.9 vs 1.1 ns), so the widest path the CPU has is the default. */
+static inline float fast_expf(float x) {
+    return fast_expf_core(x < -87.0f ? -87.0f : (x > 88.0f ? 88.0f : x));
+}
+
+/* fast_expf for an x that is not above 88 (or is NaN): there the upper
+ * clamp never binds, so it is left out and the result has fast_expf's
+ * bits. A softmax's shifted scores s - max s (never above 0) are such x. */
+static inline float fast_expf_le88(float x) { return fast_expf_core(x < -87.0f ? -87.0f : x); }
 
 #endif

@@ -369,17 +369,17 @@ SIMD_BODY void chunk_exp_row(float *p, const float *s, float mx, int j, int n, i
     Chunk zeros;
     for (int k = 0; k < ROW_CHUNK; k++) zeros[k] = zero;
     for (; j + ROW_CHUNK <= n; j += ROW_CHUNK)
-        for (int k = 0; k < ROW_CHUNK; k++) p[j + k] = fast_expf(s[j + k] - mx);
+        for (int k = 0; k < ROW_CHUNK; k++) p[j + k] = fast_expf_le88(s[j + k] - mx);
     if (j < n && j + ROW_CHUNK <= width) {
         for (int k = 0; k < ROW_CHUNK; k++) {
-            float e = fast_expf(s[j + k] - mx);
+            float e = fast_expf_le88(s[j + k] - mx);
             p[j + k] = j + k < n ? e : zero;
         }
         j += ROW_CHUNK;
     }
     if (j >= n)
         for (; j + ROW_CHUNK <= width; j += ROW_CHUNK) memcpy(p + j, &zeros, sizeof zeros);
-    for (; j < n; j++) p[j] = fast_expf(s[j] - mx);
+    for (; j < n; j++) p[j] = fast_expf_le88(s[j] - mx);
     for (; j < width; j++) p[j] = zero;
 }
 
@@ -392,8 +392,8 @@ SIMD_BODY int chunk_exp_pair(float *p0, const float *s0, float mx0, float *p1, c
     int j = 0;
     for (; j + ROW_CHUNK <= n; j += ROW_CHUNK)
         for (int k = 0; k < ROW_CHUNK; k++) {
-            p0[j + k] = fast_expf(s0[j + k] - mx0);
-            p1[j + k] = fast_expf(s1[j + k] - mx1);
+            p0[j + k] = fast_expf_le88(s0[j + k] - mx0);
+            p1[j + k] = fast_expf_le88(s1[j + k] - mx1);
         }
     return j;
 }
