@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fastexp.h"
 #include "ops.h"
 #include "testutil.h"
 
@@ -59,7 +60,9 @@ typedef struct {
     int B, T, H, Hkv, dh;
     AttnNormaliser nz;
     int sink, kvb;
-    int edges; /* key bias with -inf, huge, subnormal and -0 entries; -0 in q, dy */
+    int edges; /* 1: key bias with -inf, huge, subnormal and -0 entries; -0 in q,
+                * dy; 2: also -inf on a head's first keys and -1e30 on others,
+                * so its first rows see only -inf (NaN weights) */
 } Case;
 
 typedef struct {
@@ -132,6 +135,12 @@ static void put_edges(float *kb, const Case *c, float *q, float *dy) {
     const size_t nq = (size_t)c->B * c->T * c->H * c->dh;
     for (size_t i = 0; i < nq; i += 9) q[i] = -0.0f, dy[i] = -0.0f;
     for (size_t i = 4; i < nq; i += 17) q[i] = 1e-30f; /* tiny products */
+    if (c->edges < 2) return;
+    for (size_t i = 0; i < BHT; i++) {
+        const size_t j = i % (size_t)c->T;
+        if (j < 3) kb[i] = -INFINITY;
+        else if (j % 9 == 4) kb[i] = -1e30f;
+    }
 }
 
 static void check_case(const Case *c) {
@@ -166,9 +175,9 @@ static void check_case(const Case *c) {
  * edges, with and without the edge values. */
 static void test_softmax_rows(void **st) {
     (void)st;
-    const int Ts[] = {1, 5, 8, 16, 17, 33, 64, 70, 129};
+    const int Ts[] = {1, 5, 8, 16, 17, 33, 40, 64, 70, 100, 129, 200};
     for (size_t i = 0; i < sizeof Ts / sizeof Ts[0]; i++)
-        for (int edges = 0; edges < 2; edges++) {
+        for (int edges = 0; edges < 3; edges++) {
             Case c = {2, Ts[i], 4, 2, 16, NORMZ_SOFTMAX, 0, 0, edges};
             check_case(&c);
         }
@@ -291,6 +300,65 @@ static void test_right_zeros(void **st) {
         }
 }
 
+/* (x1, x2) -> (x1 c - x2 s', x2 c + x1 s') with s' = sign s, one pair at a
+ * time, on the first rd dims of each head of x [B, T, nh, dh]. */
+static void rope_plain(float *x, const float *cs, const float *sn, int B, int T, int nh, int dh,
+                       int rd, float sign) {
+    const int half = rd / 2;
+    for (int bt = 0; bt < B * T; bt++)
+        for (int h = 0; h < nh; h++) {
+            float *x1 = x + ((size_t)bt * nh + h) * dh, *x2 = x1 + half;
+            const float *c = cs + (size_t)(bt % T) * half, *s = sn + (size_t)(bt % T) * half;
+            for (int i = 0; i < half; i++) {
+                float a = x1[i], b = x2[i], si = sign * s[i];
+                x1[i] = a * c[i] - b * si;
+                x2[i] = b * c[i] + a * si;
+            }
+        }
+}
+
+/* rope_forward, rope_forward_part and rope_backward against rope_plain on
+ * head sizes with and without whole vectors of pairs, through -0,
+ * subnormals, huge values, inf and NaN. */
+static void test_rope_plain(void **st) {
+    (void)st;
+    const int dhs[] = {2, 12, 16, 20, 34, 40, 64};
+    for (size_t d = 0; d < sizeof dhs / sizeof dhs[0]; d++)
+        for (int kind = 0; kind < 3; kind++) {
+            const int B = 2, T = 7, nh = 3, dh = dhs[d], rd = kind == 1 ? dh / 2 & ~1 : dh;
+            const size_t n = (size_t)B * T * nh * dh, half = (size_t)rd / 2;
+            unsigned s = 5u + (unsigned)(dh * 3 + kind);
+            float *x = filled(n, &s, 3.0f), *ref = zeros(n);
+            float *cs = filled((size_t)T * (half ? half : 1), &s, 1.0f);
+            float *sn = filled((size_t)T * (half ? half : 1), &s, 1.0f);
+            for (size_t i = 0; i < n; i += 5) x[i] = i % 3 ? -0.0f : 1e-41f;
+            x[1] = 3e38f, x[n / 3] = -INFINITY, x[n / 2] = INFINITY, x[n - 1] = NAN;
+            memcpy(ref, x, n * sizeof *x);
+            rope_plain(ref, cs, sn, B, T, nh, dh, rd, kind == 2 ? -1.0f : 1.0f);
+            if (kind == 0) rope_forward(x, cs, sn, B, T, nh, dh);
+            else if (kind == 1) rope_forward_part(x, cs, sn, B, T, nh, dh, rd);
+            else rope_backward(x, cs, sn, B, T, nh, dh);
+            assert_same_bits(x, ref, n, "rope against plain");
+            free(x), free(ref), free(cs), free(sn);
+        }
+}
+
+/* fast_expf_le88 against fast_expf on x <= 88: a sweep of the clamp's
+ * range and past it, the clamp's edges, -0, subnormals, -inf and NaN. */
+static void test_expf_le88(void **st) {
+    (void)st;
+    const float edge[] = {0.0f,   -0.0f,    1e-45f, -1e-45f,   -1e-39f, -87.0f, -87.5f,     88.0f,
+                          -88.0f, 87.9999f, -1e30f, -INFINITY, NAN,     -3e38f, -86.99999f, 1e-30f};
+    for (size_t i = 0; i < sizeof edge / sizeof edge[0]; i++) {
+        const float a = fast_expf_le88(edge[i]), b = fast_expf(edge[i]);
+        assert_same_bits(&a, &b, 1, "expf edge");
+    }
+    for (int i = -2000000; i <= 880000; i += 3) {
+        const float x = (float)i * 1e-4f, a = fast_expf_le88(x), b = fast_expf(x);
+        assert_same_bits(&a, &b, 1, "expf sweep");
+    }
+}
+
 /* rope_forward_to against a copy rotated in place, on head sizes with and
  * without a vector's worth of pairs, through -0, subnormals, inf and NaN. */
 static void test_rope_to(void **st) {
@@ -315,10 +383,9 @@ int main(void) {
     int skip = tu_simd_skip();
     if (skip) return skip;
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_softmax_rows),
-        cmocka_unit_test(test_softmax_extra_keys),
-        cmocka_unit_test(test_right_zeros),
-        cmocka_unit_test(test_rope_to),
+        cmocka_unit_test(test_softmax_rows), cmocka_unit_test(test_softmax_extra_keys),
+        cmocka_unit_test(test_right_zeros),  cmocka_unit_test(test_rope_to),
+        cmocka_unit_test(test_rope_plain),   cmocka_unit_test(test_expf_le88),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
