@@ -166,6 +166,71 @@ static void test_special_values(void **state) {
     assert_true(seen[0] > 0 && seen[1] > 0 && seen[2] > 0); /* the edges occur */
 }
 
+/* gemm_tb_packed against gemm packing for itself, bit for bit, on one
+ * case with special operands (tb = 1). ps holds another operand ahead of B,
+ * and is filled by two threads' shares. Then B is written over: where the
+ * path packs (ps->W), the product still reads the old B's panels; a call
+ * whose N or ldb is not B's packed one packs the new B itself. */
+static size_t packed_case(const Case *c, GemmPacks *ps) {
+    int lda = (c->ta ? c->M : c->K) + c->pad, ldb = c->K + c->pad, ldc = c->N + c->pad;
+    size_t na = (size_t)(c->ta ? c->K : c->M) * lda, nb = (size_t)c->N * ldb;
+    size_t nc = (size_t)c->M * ldc, bad = 0;
+    float *A = malloc(na * 4), *B = malloc(nb * 4), *B0 = malloc(nb * 4), *C = malloc(nc * 4);
+    float *C1 = malloc(nc * 4), *C2 = malloc(nc * 4), *X = malloc((size_t)(c->K + 3) * 9 * 4);
+    assert_true(A && B && B0 && C && C1 && C2 && X);
+    unsigned s = (unsigned)(c->M * 13 + c->N * 577 + c->K * 11 + c->ta * 5 + c->pad);
+    for (size_t i = 0; i < na; i++) A[i] = special(&s);
+    for (size_t i = 0; i < nb; i++) B0[i] = B[i] = special(&s);
+    for (size_t i = 0; i < nc; i++) C[i] = special(&s);
+    for (size_t i = 0; i < (size_t)(c->K + 3) * 9; i++) X[i] = val(&s);
+    for (int i = 1; i < c->M; i += 5) /* rows of zeros: -0 results with alpha < 0 */
+        for (int k = 0; k < c->K; k++)
+            A[c->ta ? (size_t)k * lda + i : (size_t)i * lda + k] = k & 1 ? -0.0f : 0.0f;
+    gemm_packs_begin(ps);
+    assert_int_equal(gemm_packs_add(ps, X, 9, c->K, c->K + 3), 0);
+    assert_int_equal(gemm_packs_add(ps, B, c->N, c->K, ldb), 0);
+    assert_int_equal(gemm_packs_commit(ps), 0);
+    gemm_packs_fill(ps, 1, 2), gemm_packs_fill(ps, 0, 2);
+    for (int pass = 0; pass < 3; pass++) {
+        const int N = pass == 2 ? c->N - 1 : c->N; /* pass 2: not the packed N */
+        if (N == 0) break;
+        if (pass == 1)
+            for (size_t i = 0; i < nb; i++) B[i] = val(&s);
+        memcpy(C1, C, nc * 4), memcpy(C2, C, nc * 4);
+        gemm_tb_packed(ps, c->ta, c->M, N, c->K, c->alpha, A, lda, B, ldb, c->beta, C1, ldc);
+        const float *Bref = pass == 1 && ps->W ? B0 : B;
+        gemm(c->ta, 1, c->M, N, c->K, c->alpha, A, lda, Bref, ldb, c->beta, C2, ldc);
+        for (size_t i = 0; i < nc; i++) bad += !same(C1[i], C2[i]);
+    }
+    free(A), free(B), free(B0), free(C), free(C1), free(C2), free(X);
+    return bad;
+}
+
+/* Partial panels of both widths (N not a multiple of 16 or 32), a long k
+ * chain (K over the k block), the heap's panel buffer for the unpacked
+ * call (352 x 130), both layouts of A, -0, subnormals, inf and NaN. */
+static void test_packed_b(void **state) {
+    (void)state;
+    gemm_use_blas(0);
+    const int ms[] = {1, 7, 17, 33}, ns[] = {1, 15, 16, 17, 31, 32, 33, 65, 352},
+              ks[] = {1, 5, 130};
+    const float al[] = {1.0f, -0.5f}, be[] = {0.0f, 1.0f, 0.3f};
+    GemmPacks ps = {0};
+    int n = 0;
+    for (int ta = 0; ta < 2; ta++)
+        for (size_t m = 0; m < sizeof ms / sizeof *ms; m++)
+            for (size_t j = 0; j < sizeof ns / sizeof *ns; j++)
+                for (size_t k = 0; k < sizeof ks / sizeof *ks; k++, n++) {
+                    Case c = {ta, 1, ms[m], ns[j], ks[k], n % 3, al[n / 3 % 2], be[n % 3]};
+                    size_t bad = packed_case(&c, &ps);
+                    if (bad)
+                        fail_msg("ta %d M %d N %d K %d pad %d: %zu entries differ on %s", c.ta, c.M,
+                                 c.N, c.K, c.pad, bad, simd_path_name(simd_path()));
+                }
+    gemm_packs_free(&ps);
+    assert_int_equal(n, 2 * 4 * 9 * 3);
+}
+
 /* The model's own shapes: the long k chain of a weight gradient, the panel
  * buffer on the heap (a transposed B with K * 32 over the stack's share). */
 static void test_model_shapes(void **state) {
@@ -360,6 +425,7 @@ int main(void) {
         cmocka_unit_test(test_special_values), cmocka_unit_test(test_lower),
         cmocka_unit_test(test_blas_route),     cmocka_unit_test(test_empty_k),
         cmocka_unit_test(test_zeros),          cmocka_unit_test(test_zeros_edges_occur),
+        cmocka_unit_test(test_packed_b),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -57,6 +57,7 @@ typedef struct {
     int diag;
     int zeros; /* GEMM_ZEROS_*: op(A)'s structural zeros, which the tiles skip */
     int zdiag;
+    const float *panels; /* op(B) = B^T already packed (pack_transposed's layout), or NULL */
 } Gemm;
 
 /* op(A)[i, k] sits at A + i * ai + k * ak. */
@@ -181,10 +182,10 @@ static void tile_zeros(const Gemm *g, const Kernel *kn, const Tile *t, float *pa
     kn->rows(&u, R);
 }
 
-static void gemm_tiled(const Gemm *g, const Kernel *kn, float *pk, float *part) {
+/* pk: a transposed B's panels (pack_transposed), or NULL. */
+static void gemm_tiled(const Gemm *g, const Kernel *kn, const float *pk, float *part) {
     size_t ai = a_row_step(g), ak = a_k_step(g), K = (size_t)g->K;
     const int W = kn->W;
-    if (g->tb) pack_transposed(g, W, pk);
     for (int g0 = 0; g0 < g->M; g0 += GROUP) {
         int g1 = g->M - g0 < GROUP ? g->M : g0 + GROUP;
         for (int j0 = 0; j0 < g->N; j0 += W) {
@@ -223,12 +224,12 @@ static void gemm_tiled(const Gemm *g, const Kernel *kn, float *pk, float *part) 
 
 /* part: the partial sums of a group's tiles between k blocks (GROUP x W),
  * only for a k loop longer than a block. */
-static __attribute__((noinline)) void gemm_run_long(const Gemm *g, SimdPath path, float *pk) {
+static __attribute__((noinline)) void gemm_run_long(const Gemm *g, SimdPath path, const float *pk) {
     float part[GROUP * 32];
     gemm_tiled(g, path == SIMD_AVX512 ? &KERNEL_V4 : &KERNEL_V3, pk, part);
 }
 
-static void gemm_run(const Gemm *g, SimdPath path, float *pk) {
+static void gemm_run(const Gemm *g, SimdPath path, const float *pk) {
     if (g->K > KBLOCK) gemm_run_long(g, path, pk);
     else gemm_tiled(g, path == SIMD_AVX512 ? &KERNEL_V4 : &KERNEL_V3, pk, NULL);
 }
@@ -241,9 +242,10 @@ enum { PACK_STACK = 32 * 512 };
 
 static __attribute__((noinline)) int gemm_packed(const Gemm *g, SimdPath path) {
     float stack[PACK_STACK], *pk = stack;
-    size_t W = path == SIMD_AVX512 ? 32 : 16;
+    size_t W = (size_t)(path == SIMD_AVX512 ? KERNEL_V4.W : KERNEL_V3.W);
     size_t need = (size_t)g->K * (((size_t)g->N + W - 1) / W * W);
     if (need > PACK_STACK && !(pk = malloc(need * sizeof *pk))) return -1;
+    pack_transposed(g, (int)W, pk);
     gemm_run(g, path, pk);
     if (pk != stack) free(pk);
     return 0;
@@ -288,6 +290,10 @@ SIMD_V3 static int finite_v3(const Gemm *g, int k0, int k1) {
 }
 
 static int gemm_simd(const Gemm *g, SimdPath path) {
+    if (g->tb && g->panels) {
+        gemm_run(g, path, g->panels);
+        return 0;
+    }
     if (g->tb) return gemm_packed(g, path);
     int k0 = 0, k1 = 0;
     if (g->zeros) skipped_rows(g, &k0, &k1);
@@ -301,6 +307,17 @@ static int gemm_simd(const Gemm *g, SimdPath path) {
     return 0;
 }
 #endif
+
+/* The panel width gemm packs a transposed B to on the path now running; 0
+ * where it packs nothing (the plain path, OpenBLAS). */
+static int pack_width(void) {
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+    SimdPath p = simd_path();
+    if (!use_blas && p == SIMD_AVX512) return KERNEL_V4.W;
+    if (!use_blas && p == SIMD_AVX2) return KERNEL_V3.W;
+#endif
+    return 0;
+}
 
 const char *gemm_kernel_name(void) {
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
@@ -368,5 +385,72 @@ void gemm_zeros(int ta, int M, int N, int K, float alpha, const float *A, int ld
     Gemm g = gemm_args(ta, 0, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
     if (zeros == GEMM_ZEROS_LEADING || zeros == GEMM_ZEROS_TRAILING)
         g.zeros = zeros, g.zdiag = diag;
+    gemm_call(&g);
+}
+
+/* ---- transposed operands packed ahead ---- */
+
+void gemm_packs_begin(GemmPacks *ps) {
+    ps->n = 0, ps->used = 0;
+    ps->W = pack_width();
+}
+
+int gemm_packs_add(GemmPacks *ps, const float *B, int N, int K, int ldb) {
+    if (!ps->W || !B || N <= 0 || K <= 0) return 0;
+    if (ps->n == ps->cap) {
+        int cap = ps->cap ? 2 * ps->cap : 32;
+        GemmPack *p = realloc(ps->pack, (size_t)cap * sizeof *p);
+        if (!p) return ps->n = 0, ps->W = 0, -1;
+        ps->pack = p, ps->cap = cap;
+    }
+    const size_t W = (size_t)ps->W, cols = ((size_t)N + W - 1) / W * W;
+    ps->pack[ps->n++] = (GemmPack){B, N, K, ldb, ps->used};
+    ps->used += (size_t)K * cols;
+    return 0;
+}
+
+int gemm_packs_commit(GemmPacks *ps) {
+    if (ps->used <= ps->size) return 0;
+    free(ps->mem);
+    size_t bytes = (ps->used * sizeof(float) + 63) / 64 * 64;
+    if (!(ps->mem = aligned_alloc(64, bytes))) return ps->size = 0, ps->n = 0, ps->W = 0, -1;
+    ps->size = ps->used;
+    return 0;
+}
+
+void gemm_packs_fill(const GemmPacks *ps, int t, int nt) {
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+    int prof = opprof_enter(OPPROF_PRODUCTS);
+    for (int i = t; i < ps->n; i += nt) {
+        const GemmPack *p = &ps->pack[i];
+        Gemm g = {.tb = 1, .N = p->N, .K = p->K, .B = p->B, .ldb = (size_t)p->ldb};
+        pack_transposed(&g, ps->W, ps->mem + p->off);
+    }
+    opprof_leave(prof);
+#else
+    (void)ps, (void)t, (void)nt;
+#endif
+}
+
+void gemm_packs_free(GemmPacks *ps) {
+    free(ps->pack);
+    free(ps->mem);
+    *ps = (GemmPacks){0};
+}
+
+/* ps's panels of B[N, K] (row step ldb) for the path now running, or NULL. */
+static const float *packs_find(const GemmPacks *ps, const float *B, int N, int K, int ldb) {
+    if (!ps || !ps->W || ps->W != pack_width()) return NULL;
+    for (int i = 0; i < ps->n; i++) {
+        const GemmPack *p = &ps->pack[i];
+        if (p->B == B && p->N == N && p->K == K && p->ldb == ldb) return ps->mem + p->off;
+    }
+    return NULL;
+}
+
+void gemm_tb_packed(const GemmPacks *ps, int ta, int M, int N, int K, float alpha, const float *A,
+                    int lda, const float *B, int ldb, float beta, float *C, int ldc) {
+    Gemm g = gemm_args(ta, 1, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    g.panels = packs_find(ps, B, N, K, ldb);
     gemm_call(&g);
 }

@@ -46,6 +46,39 @@ void gemm_lower(int ta, int tb, int M, int N, int K, float alpha, const float *A
 enum { GEMM_ZEROS_LEADING = 1, GEMM_ZEROS_TRAILING = 2 };
 void gemm_zeros(int ta, int M, int N, int K, float alpha, const float *A, int lda, const float *B,
                 int ldb, float beta, float *C, int ldc, int zeros, int diag);
+/* Transposed operands packed ahead. gemm(ta, 1, ...) copies B^T into
+ * panels of the SIMD path's width on every call; a GemmPacks holds those
+ * panels for operands that many calls read unchanged (a step's forward
+ * projections, read by every shard). Use: gemm_packs_begin, gemm_packs_add
+ * for each operand, gemm_packs_commit, gemm_packs_fill over the threads
+ * (t = 0 .. nt - 1), then gemm_tb_packed while no operand changes. The
+ * panels are copies, so gemm_tb_packed has gemm's bits. */
+typedef struct {
+    const float *B; /* B[N, K], row step ldb */
+    int N, K, ldb;
+    size_t off; /* its panels, at mem + off */
+} GemmPack;
+typedef struct GemmPacks {
+    GemmPack *pack;
+    int n, cap;
+    int W; /* the panel width packed for (simd.h's path); 0: nothing is packed */
+    float *mem;
+    size_t used, size; /* floats */
+} GemmPacks;
+/* Empties the set (its memory is kept) for the SIMD path now running. */
+void gemm_packs_begin(GemmPacks *ps);
+/* Adds B[N, K] (row step ldb), read as B^T; -1 when out of memory (the
+ * set is then emptied: every product packs for itself). */
+int gemm_packs_add(GemmPacks *ps, const float *B, int N, int K, int ldb);
+/* Sizes the panels' memory after the last add; -1 as above. */
+int gemm_packs_commit(GemmPacks *ps);
+/* Packs the operands t, t + nt, t + 2 nt, ... */
+void gemm_packs_fill(const GemmPacks *ps, int t, int nt);
+void gemm_packs_free(GemmPacks *ps);
+/* gemm(ta, 1, ...), reading B^T's panels from ps when ps holds B with these
+ * N, K and ldb (ps may be NULL), else packing them as gemm does. */
+void gemm_tb_packed(const GemmPacks *ps, int ta, int M, int N, int K, float alpha, const float *A,
+                    int lda, const float *B, int ldb, float beta, float *C, int ldc);
 /* Route every gemm of this process to OpenBLAS's sgemm (on = 1) or to the
  * kernels above (on = 0, the default). Only `gatelab bench --blas` sets it:
  * training and every pass over a run's weights use the kernels above. */
@@ -59,6 +92,9 @@ const char *gemm_kernel_name(void);
 /* out[M,N] = inp[M,K] @ w[N,K]^T (+ bias[N]); w in [out, in] layout. */
 void matmul_forward(float *out, const float *inp, const float *w, const float *bias, int M, int K,
                     int N);
+/* matmul_forward with w's panels from ps when it holds them (gemm_tb_packed). */
+void matmul_forward_packed(const GemmPacks *ps, float *out, const float *inp, const float *w,
+                           const float *bias, int M, int K, int N);
 /* dinp[M,K] += dout @ w; dw[N,K] += dout^T @ inp; dbias[N] += sum_m dout */
 void matmul_backward(float *dinp, float *dw, float *dbias, const float *dout, const float *inp,
                      const float *w, int M, int K, int N);
