@@ -395,8 +395,14 @@ void gemm_packs_begin(GemmPacks *ps) {
     ps->W = pack_width();
 }
 
+void gemm_packs_over(GemmPacks *ps, GemmPack *pack, int cap, float *mem, size_t size) {
+    *ps = (GemmPacks){.pack = pack, .cap = cap, .mem = mem, .size = size, .fixed = 1};
+    gemm_packs_begin(ps);
+}
+
 int gemm_packs_add(GemmPacks *ps, const float *B, int N, int K, int ldb) {
     if (!ps->W || !B || N <= 0 || K <= 0) return 0;
+    if (ps->n == ps->cap && ps->fixed) return ps->n = 0, ps->W = 0, -1;
     if (ps->n == ps->cap) {
         int cap = ps->cap ? 2 * ps->cap : 32;
         GemmPack *p = realloc(ps->pack, (size_t)cap * sizeof *p);
@@ -411,6 +417,7 @@ int gemm_packs_add(GemmPacks *ps, const float *B, int N, int K, int ldb) {
 
 int gemm_packs_commit(GemmPacks *ps) {
     if (ps->used <= ps->size) return 0;
+    if (ps->fixed) return ps->n = 0, ps->W = 0, -1;
     free(ps->mem);
     size_t bytes = (ps->used * sizeof(float) + 63) / 64 * 64;
     if (!(ps->mem = aligned_alloc(64, bytes))) return ps->size = 0, ps->n = 0, ps->W = 0, -1;
@@ -433,17 +440,19 @@ void gemm_packs_fill(const GemmPacks *ps, int t, int nt) {
 }
 
 void gemm_packs_free(GemmPacks *ps) {
-    free(ps->pack);
-    free(ps->mem);
+    if (!ps->fixed) free(ps->pack), free(ps->mem);
     *ps = (GemmPacks){0};
 }
 
-/* ps's panels of B[N, K] (row step ldb) for the path now running, or NULL. */
+/* ps's panels of B[N, K] (row step ldb) for the path now running, or NULL:
+ * those of B's N rows, or of more rows when N fills its last panel (a
+ * prefix's panels, zero-padded nowhere, are the first ones of the whole). */
 static const float *packs_find(const GemmPacks *ps, const float *B, int N, int K, int ldb) {
     if (!ps || !ps->W || ps->W != pack_width()) return NULL;
     for (int i = 0; i < ps->n; i++) {
         const GemmPack *p = &ps->pack[i];
-        if (p->B == B && p->N == N && p->K == K && p->ldb == ldb) return ps->mem + p->off;
+        const int rows = p->N == N || (N < p->N && N % ps->W == 0);
+        if (p->B == B && rows && p->K == K && p->ldb == ldb) return ps->mem + p->off;
     }
     return NULL;
 }
@@ -451,6 +460,15 @@ static const float *packs_find(const GemmPacks *ps, const float *B, int N, int K
 void gemm_tb_packed(const GemmPacks *ps, int ta, int M, int N, int K, float alpha, const float *A,
                     int lda, const float *B, int ldb, float beta, float *C, int ldc) {
     Gemm g = gemm_args(ta, 1, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    g.panels = packs_find(ps, B, N, K, ldb);
+    gemm_call(&g);
+}
+
+void gemm_lower_packed(const GemmPacks *ps, int ta, int M, int N, int K, float alpha,
+                       const float *A, int lda, const float *B, int ldb, float beta, float *C,
+                       int ldc, int diag) {
+    Gemm g = gemm_args(ta, 1, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    g.lower = 1, g.diag = diag;
     g.panels = packs_find(ps, B, N, K, ldb);
     gemm_call(&g);
 }

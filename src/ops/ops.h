@@ -49,10 +49,11 @@ void gemm_zeros(int ta, int M, int N, int K, float alpha, const float *A, int ld
 /* Transposed operands packed ahead. gemm(ta, 1, ...) copies B^T into
  * panels of the SIMD path's width on every call; a GemmPacks holds those
  * panels for operands that many calls read unchanged (a step's forward
- * projections, read by every shard). Use: gemm_packs_begin, gemm_packs_add
+ * projections, read by every shard; a head's keys, read by each of its
+ * query blocks). Use: gemm_packs_begin (or gemm_packs_over), gemm_packs_add
  * for each operand, gemm_packs_commit, gemm_packs_fill over the threads
- * (t = 0 .. nt - 1), then gemm_tb_packed while no operand changes. The
- * panels are copies, so gemm_tb_packed has gemm's bits. */
+ * (t = 0 .. nt - 1), then gemm_tb_packed or gemm_lower_packed while no
+ * operand changes. The panels are copies, so those calls have gemm's bits. */
 typedef struct {
     const float *B; /* B[N, K], row step ldb */
     int N, K, ldb;
@@ -64,9 +65,14 @@ typedef struct GemmPacks {
     int W; /* the panel width packed for (simd.h's path); 0: nothing is packed */
     float *mem;
     size_t used, size; /* floats */
+    int fixed;         /* pack and mem are the caller's (gemm_packs_over) */
 } GemmPacks;
 /* Empties the set (its memory is kept) for the SIMD path now running. */
 void gemm_packs_begin(GemmPacks *ps);
+/* gemm_packs_begin on a set over the caller's memory (cap entries, size
+ * floats of 64-byte-aligned panels), which it never grows: what does not
+ * fit leaves the set empty. gemm_packs_free leaves that memory alone. */
+void gemm_packs_over(GemmPacks *ps, GemmPack *pack, int cap, float *mem, size_t size);
 /* Adds B[N, K] (row step ldb), read as B^T; -1 when out of memory (the
  * set is then emptied: every product packs for itself). */
 int gemm_packs_add(GemmPacks *ps, const float *B, int N, int K, int ldb);
@@ -75,10 +81,16 @@ int gemm_packs_commit(GemmPacks *ps);
 /* Packs the operands t, t + nt, t + 2 nt, ... */
 void gemm_packs_fill(const GemmPacks *ps, int t, int nt);
 void gemm_packs_free(GemmPacks *ps);
-/* gemm(ta, 1, ...), reading B^T's panels from ps when ps holds B with these
- * N, K and ldb (ps may be NULL), else packing them as gemm does. */
+/* gemm(ta, 1, ...), reading B^T's panels from ps (NULL: none) when ps
+ * holds B with this K and ldb, and with N rows, or more when N is a
+ * multiple of the panel width (B's first N rows are then its first
+ * panels); else packing them as gemm does. */
 void gemm_tb_packed(const GemmPacks *ps, int ta, int M, int N, int K, float alpha, const float *A,
                     int lda, const float *B, int ldb, float beta, float *C, int ldc);
+/* gemm_lower(ta, 1, ...) on ps's panels, as gemm_tb_packed. */
+void gemm_lower_packed(const GemmPacks *ps, int ta, int M, int N, int K, float alpha,
+                       const float *A, int lda, const float *B, int ldb, float beta, float *C,
+                       int ldc, int diag);
 /* Route every gemm of this process to OpenBLAS's sgemm (on = 1) or to the
  * kernels above (on = 0, the default). Only `gatelab bench --blas` sets it:
  * training and every pass over a run's weights use the kernels above. */
