@@ -439,6 +439,14 @@ void gemm_packs_fill(const GemmPacks *ps, int t, int nt) {
 #endif
 }
 
+void gemm_packs_only(GemmPacks *ps, const float *B, int N, int K, int ldb) {
+    const GemmPack *p = ps->pack;
+    if (ps->n == 1 && p->B == B && p->N == N && p->K == K && p->ldb == ldb) return;
+    gemm_packs_begin(ps);
+    if (gemm_packs_add(ps, B, N, K, ldb) == 0 && gemm_packs_commit(ps) == 0)
+        gemm_packs_fill(ps, 0, 1);
+}
+
 void gemm_packs_free(GemmPacks *ps) {
     if (!ps->fixed) free(ps->pack), free(ps->mem);
     *ps = (GemmPacks){0};

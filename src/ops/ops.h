@@ -78,6 +78,9 @@ void gemm_packs_over(GemmPacks *ps, GemmPack *pack, int cap, float *mem, size_t 
 int gemm_packs_add(GemmPacks *ps, const float *B, int N, int K, int ldb);
 /* Sizes the panels' memory after the last add; -1 as above. */
 int gemm_packs_commit(GemmPacks *ps);
+/* ps holding B[N, K] (row step ldb) alone, packed: a set already holding
+ * just that operand is kept as it is (its values must not have changed). */
+void gemm_packs_only(GemmPacks *ps, const float *B, int N, int K, int ldb);
 /* Packs the operands t, t + nt, t + 2 nt, ... */
 void gemm_packs_fill(const GemmPacks *ps, int t, int nt);
 void gemm_packs_free(GemmPacks *ps);
@@ -209,6 +212,10 @@ void rope_backward(float *dx, const float *cos_t, const float *sin_t, int B, int
 /* ---- causal attention with a choice of normaliser (op_attention.c) ---- */
 /* Query rows per block: block [r0, r1) needs only keys [0, r1). */
 #define ATT_BLOCK 64
+/* The floats of the stack buffer in which attention_forward and
+ * attention_backward pack one kv head's keys or values for the products
+ * of all its query blocks (a head longer than that packs per block). */
+#define ATT_PACK (32 * 512)
 
 typedef struct {
     AttnNormaliser normaliser;
