@@ -171,7 +171,8 @@ size_t model_added_params(const Model *m);
 
 /* Adds to ps (ops.h: gemm_packs_add) every weight that the forward reads
  * transposed through matmul_forward_packed (the projections in and out of
- * attention and the MLP, FoX's, the LM head); -1 when out of memory. */
+ * attention and the MLP, FoX's, GatedNorm's, the LM head); -1 when out of
+ * memory. */
 int model_pack_forward(const Model *m, struct GemmPacks *ps);
 
 int runstate_init(RunState *s, const Model *m, int B, int T);

@@ -259,6 +259,13 @@ void grads_zero_added(const Model *m, RunState *s) {
 
 /* ---- the forward's weights, packed for the products ---- */
 
+/* A GatedNorm site's W_down [r, d] and W_up [d, r] (none without gated_norm). */
+static int pack_gated_norm(GemmPacks *ps, const Model *m, const float *down, const float *up) {
+    const int r = m->cfg.gated_norm, d = m->dims.d;
+    if (!r) return 0;
+    return gemm_packs_add(ps, down, r, d, d) | gemm_packs_add(ps, up, d, r, r);
+}
+
 int model_pack_forward(const Model *m, GemmPacks *ps) {
     const Dims *D = &m->dims;
     int rc = 0;
@@ -270,7 +277,10 @@ int model_pack_forward(const Model *m, GemmPacks *ps) {
         rc |= gemm_packs_add(ps, lw->w_up, D->ff, D->d, D->d);
         rc |= gemm_packs_add(ps, lw->w_down, D->d, D->ff, D->ff);
         if (m->cfg.fox) rc |= gemm_packs_add(ps, lw->fox_w, D->H, D->d, D->d);
+        rc |= pack_gated_norm(ps, m, lw->attn_gn_down, lw->attn_gn_up);
+        rc |= pack_gated_norm(ps, m, lw->mlp_gn_down, lw->mlp_gn_up);
     }
+    rc |= pack_gated_norm(ps, m, m->w.final_gn_down, m->w.final_gn_up);
     rc |= gemm_packs_add(ps, m->w.lm_head, D->V, D->d, D->d);
     return rc ? -1 : 0;
 }

@@ -426,6 +426,11 @@ void xsa_backward(float *dy, float *dv, const float *dz, const float *y, const f
  * w_down [r,d], w_up [d,r]; h, s and u are kept for the backward. */
 void gated_norm_forward(float *out, float *h, float *s, float *u, const float *y,
                         const float *w_down, const float *w_up, int N, int d, int r);
+/* gated_norm_forward on the weights' panels from ps when it holds them
+ * (matmul_forward_packed). */
+void gated_norm_forward_packed(const GemmPacks *ps, float *out, float *h, float *s, float *u,
+                               const float *y, const float *w_down, const float *w_up, int N, int d,
+                               int r);
 /* dy += d(out)'s gradient through y (both paths); dw_down, dw_up +=; du
  * [N,d], ds and dh [N,r] are scratch. */
 void gated_norm_backward(float *dy, float *dw_down, float *dw_up, const float *dout, const float *y,
