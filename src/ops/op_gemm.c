@@ -28,6 +28,11 @@
  * the k values where one of their rows of op(A) is not a structural zero
  * (ops.h), with their own instances, which prefetch ahead in k.
  *
+ * A GemmPacks (ops.h) holds transposed operands packed ahead, in the same
+ * panels (pack_transposed), for the calls that read them many times:
+ * gemm_tb_packed and gemm_lower_packed run on those panels when the set
+ * holds their B, and pack for themselves otherwise.
+ *
  * With gemm_use_blas(1) every call goes to OpenBLAS's sgemm instead, for
  * `gatelab bench --blas` only: it times the same step on both products.
  */
@@ -111,9 +116,9 @@ static const Kernel KERNEL_V3 = {gemm_tile_rows_v3, 16, 6, 6,
  * down the group. A group's rows of op(A) and a panel's block of op(B) then
  * stay in cache while they are used, whatever the shape: a weight
  * gradient's k runs over thousands of rows, a projection's M too. A
- * transposed B is packed whole into pk first (panel after panel, each K x W,
- * zero past the edge). A k block of 128 keeps a full panel's block of B in
- * 16 KB of L1 beside the rows of A it meets (256 values took 32 KB, and the
+ * transposed B is read from pk, packed whole first (panel after panel, each
+ * K x W, zero past the edge) by the call or ahead (GemmPacks). A k block of 128 keeps a full
+ * panel's block of B in 16 KB of L1 beside the rows of A it meets (256 values took 32 KB, and the
  * weight gradients and the d_ff-wide products ran 5-10% slower). */
 enum { GROUP = 256, KBLOCK = 128 };
 
