@@ -70,7 +70,7 @@ typedef struct GemmPacks {
 /* Empties the set (its memory is kept) for the SIMD path now running. */
 void gemm_packs_begin(GemmPacks *ps);
 /* gemm_packs_begin on a set over the caller's memory (cap entries, size
- * floats of 64-byte-aligned panels), which it never grows: what does not
+ * floats of panels, best 64-byte aligned), which it never grows: what does not
  * fit leaves the set empty. gemm_packs_free leaves that memory alone. */
 void gemm_packs_over(GemmPacks *ps, GemmPack *pack, int cap, float *mem, size_t size);
 /* Adds B[N, K] (row step ldb), read as B^T; -1 when out of memory (the
