@@ -166,6 +166,117 @@ static void test_special_values(void **state) {
     assert_true(seen[0] > 0 && seen[1] > 0 && seen[2] > 0); /* the edges occur */
 }
 
+/* Entries (i, j) of C1 and C2 that differ, over the columns [0, N) and,
+ * with lower, only on or left of the diagonal j = i + diag. */
+static size_t count_bad(const float *C1, const float *C2, int M, int N, int ldc, int lower,
+                        int diag) {
+    size_t bad = 0;
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < N && (!lower || j <= i + diag); j++)
+            bad += !same(C1[(size_t)i * ldc + j], C2[(size_t)i * ldc + j]);
+    return bad;
+}
+
+/* gemm_tb_packed and gemm_lower_packed against gemm and gemm_lower packing
+ * for themselves, bit for bit, on one case with special operands (tb = 1).
+ * ps holds another operand ahead of B, and is filled by two threads'
+ * shares. Then B is written over: where the path packs (ps->W), a call with
+ * B's packed N, or fewer rows that fill whole panels, still reads the old
+ * B's panels; one with other N packs the new B itself. */
+static size_t packed_case(const Case *c, GemmPacks *ps) {
+    int lda = (c->ta ? c->M : c->K) + c->pad, ldb = c->K + c->pad, ldc = c->N + c->pad;
+    size_t na = (size_t)(c->ta ? c->K : c->M) * lda, nb = (size_t)c->N * ldb;
+    size_t nc = (size_t)c->M * ldc, bad = 0;
+    float *A = malloc(na * 4), *B = malloc(nb * 4), *B0 = malloc(nb * 4), *C = malloc(nc * 4);
+    float *C1 = malloc(nc * 4), *C2 = malloc(nc * 4), *X = malloc((size_t)(c->K + 3) * 9 * 4);
+    assert_true(A && B && B0 && C && C1 && C2 && X);
+    unsigned s = (unsigned)(c->M * 13 + c->N * 577 + c->K * 11 + c->ta * 5 + c->pad);
+    for (size_t i = 0; i < na; i++) A[i] = special(&s);
+    for (size_t i = 0; i < nb; i++) B0[i] = B[i] = special(&s);
+    for (size_t i = 0; i < nc; i++) C[i] = special(&s);
+    for (size_t i = 0; i < (size_t)(c->K + 3) * 9; i++) X[i] = val(&s);
+    for (int i = 1; i < c->M; i += 5) /* rows of zeros: -0 results with alpha < 0 */
+        for (int k = 0; k < c->K; k++)
+            A[c->ta ? (size_t)k * lda + i : (size_t)i * lda + k] = k & 1 ? -0.0f : 0.0f;
+    gemm_packs_begin(ps);
+    assert_int_equal(gemm_packs_add(ps, X, 9, c->K, c->K + 3), 0);
+    assert_int_equal(gemm_packs_add(ps, B, c->N, c->K, ldb), 0);
+    assert_int_equal(gemm_packs_commit(ps), 0);
+    gemm_packs_fill(ps, 1, 2), gemm_packs_fill(ps, 0, 2);
+    for (int pass = 0; pass < 6; pass++) {
+        const int N = pass < 2 || pass == 4 ? c->N : pass == 3 ? c->N / 16 * 16 : c->N - 1;
+        const int lower = pass >= 4;
+        if (N == 0) continue;
+        if (pass == 1)
+            for (size_t i = 0; i < nb; i++) B[i] = val(&s);
+        const int old = pass > 0 && ps->W && (N == c->N || N % ps->W == 0);
+        const float *Bref = old ? B0 : B;
+        memcpy(C1, C, nc * 4), memcpy(C2, C, nc * 4);
+        if (lower) {
+            gemm_lower_packed(ps, c->ta, c->M, N, c->K, c->alpha, A, lda, B, ldb, c->beta, C1, ldc,
+                              pass - 2);
+            gemm_lower(c->ta, 1, c->M, N, c->K, c->alpha, A, lda, Bref, ldb, c->beta, C2, ldc,
+                       pass - 2);
+        } else {
+            gemm_tb_packed(ps, c->ta, c->M, N, c->K, c->alpha, A, lda, B, ldb, c->beta, C1, ldc);
+            gemm(c->ta, 1, c->M, N, c->K, c->alpha, A, lda, Bref, ldb, c->beta, C2, ldc);
+        }
+        bad += count_bad(C1, C2, c->M, c->N, ldc, lower, pass - 2);
+    }
+    free(A), free(B), free(B0), free(C), free(C1), free(C2), free(X);
+    return bad;
+}
+
+/* Partial panels of both widths (N not a multiple of 16 or 32), a long k
+ * chain (K over the k block), the heap's panel buffer for the unpacked
+ * call (352 x 130), both layouts of A, -0, subnormals, inf and NaN. */
+static void test_packed_b(void **state) {
+    (void)state;
+    gemm_use_blas(0);
+    const int ms[] = {1, 7, 17, 33}, ns[] = {1, 15, 16, 17, 31, 32, 33, 65, 352},
+              ks[] = {1, 5, 130};
+    const float al[] = {1.0f, -0.5f}, be[] = {0.0f, 1.0f, 0.3f};
+    GemmPacks ps = {0};
+    int n = 0;
+    for (int ta = 0; ta < 2; ta++)
+        for (size_t m = 0; m < sizeof ms / sizeof *ms; m++)
+            for (size_t j = 0; j < sizeof ns / sizeof *ns; j++)
+                for (size_t k = 0; k < sizeof ks / sizeof *ks; k++, n++) {
+                    Case c = {ta, 1, ms[m], ns[j], ks[k], n % 3, al[n / 3 % 2], be[n % 3]};
+                    size_t bad = packed_case(&c, &ps);
+                    if (bad)
+                        fail_msg("ta %d M %d N %d K %d pad %d: %zu entries differ on %s", c.ta, c.M,
+                                 c.N, c.K, c.pad, bad, simd_path_name(simd_path()));
+                }
+    gemm_packs_free(&ps);
+    assert_int_equal(n, 2 * 4 * 9 * 3);
+}
+
+/* A set over the caller's memory packs what fits and never allocates: one
+ * entry too many, or panels past its size, leave it empty (and products
+ * then pack for themselves). */
+static void test_packs_over(void **state) {
+    (void)state;
+    gemm_use_blas(0);
+    static float mem[64 * 40], B[40 * 33];
+    GemmPack one[1];
+    GemmPacks ps;
+    for (int i = 0; i < 40 * 33; i++) B[i] = (float)i;
+    gemm_packs_over(&ps, one, 1, mem, 64 * 40);
+    assert_int_equal(gemm_packs_add(&ps, B, 33, 40, 40), 0);
+    assert_int_equal(gemm_packs_commit(&ps), 0);
+    assert_int_equal(ps.n, ps.W ? 1 : 0);
+    assert_int_equal(gemm_packs_add(&ps, B, 32, 40, 40), ps.W ? -1 : 0);
+    assert_int_equal(ps.n, 0);
+    const size_t need = ps.W ? 40 * (size_t)((33 + ps.W - 1) / ps.W * ps.W) : 1;
+    gemm_packs_over(&ps, one, 1, mem, need - 1);
+    assert_int_equal(gemm_packs_add(&ps, B, 33, 40, 40), 0);
+    assert_int_equal(gemm_packs_commit(&ps), ps.W ? -1 : 0);
+    assert_int_equal(ps.n, 0);
+    gemm_packs_free(&ps); /* leaves mem and one alone */
+    assert_true(ps.pack == NULL);
+}
+
 /* The model's own shapes: the long k chain of a weight gradient, the panel
  * buffer on the heap (a transposed B with K * 32 over the stack's share). */
 static void test_model_shapes(void **state) {
@@ -360,6 +471,7 @@ int main(void) {
         cmocka_unit_test(test_special_values), cmocka_unit_test(test_lower),
         cmocka_unit_test(test_blas_route),     cmocka_unit_test(test_empty_k),
         cmocka_unit_test(test_zeros),          cmocka_unit_test(test_zeros_edges_occur),
+        cmocka_unit_test(test_packed_b),       cmocka_unit_test(test_packs_over),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -91,7 +91,7 @@ void remedy_attention_forward(RemedyState *r, const Model *m, int l, float *y, f
         q = a->qs;
     }
     if (c->fox) {
-        matmul_forward(a->fz, xn, lw->fox_w, lw->fox_b, N, D->d, H);
+        matmul_forward_packed(m->packs, a->fz, xn, lw->fox_w, lw->fox_b, N, D->d, H);
         fox_bias_forward(a->kb, a->fz, B, Ti, H);
         sp.key_bias = a->kb;
     }

@@ -69,11 +69,12 @@ static void rope_prepare(const Model *m, RunState *s, int Ti) {
 /* ---- the linear layers' fake-quantization hook ---- */
 
 /* out[M,N] = in[M,K] w[N,K]^T, through the intervention's fake
- * quantization when it has one (fakequant.h); else the plain product. */
-static void linear_forward(const Intervention *iv, float *out, const float *in, const float *w,
-                           int M, int K, int N) {
+ * quantization when it has one (fakequant.h); else the plain product, on
+ * w's panels when m->packs holds them (a quantized copy of w it does not). */
+static void linear_forward(const Model *m, const Intervention *iv, float *out, const float *in,
+                           const float *w, int M, int K, int N) {
     if (iv && iv->quant) fq_linear(iv->quant, &in, (size_t)M, (size_t)K, &w, (size_t)N * K);
-    matmul_forward(out, in, w, NULL, M, K, N);
+    matmul_forward_packed(m->packs, out, in, w, NULL, M, K, N);
 }
 
 /* Sub-layer output y of kind k, B sequences of n values, to the
@@ -122,7 +123,7 @@ static void fused_forward(const Model *m, RunState *s, LayerActs *a, const Layer
     Scratch *sc = s->sc;
     const int P = model_fused_cols(m), d = m->dims.d;
     Fused f = fused_parts(m, a->q, a->k, a->v, a->gz);
-    linear_forward(iv, sc->cat, a->n1, lw->w_q, N, d, P);
+    linear_forward(m, iv, sc->cat, a->n1, lw->w_q, N, d, P);
     fused_rows(sc->cat, &f, N, P, 0);
 }
 
@@ -223,7 +224,7 @@ static void attn_outputs_forward(const Model *m, RunState *s, int l, int B, int 
     if (c->gate_pos == GATE_G1)
         gate_apply_forward(a->yg, a->ym, ga, gk, c->gate_form, N, D->H, D->dh);
     if (iv) iv_head_output(iv, l, a->yg, B, Ti, D->H, D->dh);
-    linear_forward(iv, a->o, a->yg, lw->w_o, N, D->qdim, D->d);
+    linear_forward(m, iv, a->o, a->yg, lw->w_o, N, D->qdim, D->d);
     if (c->gate_pos == GATE_G5) gate_apply_forward(a->og, a->o, ga, gk, c->gate_form, N, 1, D->d);
     linear_observe(iv, FQ_OUT_ATTN, a->og, B, (size_t)Ti * D->d);
     NormSite ns = post_site(m, lw, a, 0);
@@ -246,16 +247,16 @@ static void mlp_block_forward(const Model *m, RunState *s, int l, int N, float *
                    lw->mlp_norm_w, lw->mlp_norm_b, N);
     gated_norm_site_forward(m, a->n2, &a->gn2, lw->mlp_gn_down, lw->mlp_gn_up, N);
     if (m->cfg.mlp == MLP_SWIGLU) {
-        linear_forward(iv, a->h1, a->n2, lw->w_gate, N, D->d, D->ff);
-        linear_forward(iv, a->h3, a->n2, lw->w_up, N, D->d, D->ff);
+        linear_forward(m, iv, a->h1, a->n2, lw->w_gate, N, D->d, D->ff);
+        linear_forward(m, iv, a->h3, a->n2, lw->w_up, N, D->d, D->ff);
         swiglu_forward(a->hact, a->h1, a->h3, Nf);
     } else {
-        linear_forward(iv, a->h1, a->n2, lw->w_up, N, D->d, D->ff);
+        linear_forward(m, iv, a->h1, a->n2, lw->w_up, N, D->d, D->ff);
         gelu_forward(a->hact, a->h1, Nf);
     }
     /* sandwich keeps the MLP's output for its post-norm's backward */
     float *f = m->cfg.norm_place == NORMPLACE_SANDWICH ? a->u2 : s->sc->tmp;
-    linear_forward(iv, f, a->hact, lw->w_down, N, D->ff, D->d);
+    linear_forward(m, iv, f, a->hact, lw->w_down, N, D->ff, D->d);
     linear_observe(iv, FQ_OUT_FFN, f, s->Bc, (size_t)s->Ti * D->d);
     NormSite ns = post_site(m, lw, a, 1);
     residual_place(m, x_out, a->x_mid, f, a->u2, s->sc->tmp, &ns, N);
@@ -356,7 +357,7 @@ float model_forward_iv(const Model *m, RunState *s, const int *tokens, const int
                  m->w.final_norm_w, m->w.final_norm_b, N);
     gated_norm_site_forward(m, s->xfn, &s->sc->gnf, m->w.final_gn_down, m->w.final_gn_up, N);
     if (D->extra_pos) gather_real(s->xreal, s->xfn, B, T, D->extra_pos, D->d, 0);
-    matmul_forward(s->logits, s->xreal, m->w.lm_head, NULL, Nr, D->d, D->V);
+    matmul_forward_packed(m->packs, s->logits, s->xreal, m->w.lm_head, NULL, Nr, D->d, D->V);
     s->loss = 0.0f;
     s->loss_count = 0;
     if (targets)

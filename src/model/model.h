@@ -101,6 +101,10 @@ typedef struct {
     ParamTable table;
     float *params; /* the arena */
     Weights w;
+    /* The forward projections' weights packed for the products
+     * (model_pack_forward), set only while they hold the weights as they
+     * are; NULL: each product packs its own. */
+    const struct GemmPacks *packs;
 } Model;
 
 /* Per-layer activations kept for backward, and backward scratch; both are
@@ -164,6 +168,12 @@ int model_shape(Model *m, const Config *cfg, char *err, size_t errlen);
 void model_free(Model *m);
 /* Parameters the variant adds over its baseline architecture. */
 size_t model_added_params(const Model *m);
+
+/* Adds to ps (ops.h: gemm_packs_add) every weight that the forward reads
+ * transposed through matmul_forward_packed (the projections in and out of
+ * attention and the MLP, FoX's, GatedNorm's, the LM head); -1 when out of
+ * memory. */
+int model_pack_forward(const Model *m, struct GemmPacks *ps);
 
 int runstate_init(RunState *s, const Model *m, int B, int T);
 /* The bytes of runstate_init(s, m, B, T)'s arena (s->mem_bytes): the

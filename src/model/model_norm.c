@@ -64,7 +64,8 @@ float *gated_norm_target(const Model *m, float *out, const GatedNormActs *g) {
 void gated_norm_site_forward(const Model *m, float *out, GatedNormActs *g, const float *w_down,
                              const float *w_up, int N) {
     if (!m->cfg.gated_norm) return;
-    gated_norm_forward(out, g->h, g->s, g->u, g->y, w_down, w_up, N, m->dims.d, m->cfg.gated_norm);
+    gated_norm_forward_packed(m->packs, out, g->h, g->s, g->u, g->y, w_down, w_up, N, m->dims.d,
+                              m->cfg.gated_norm);
 }
 
 /* From d(out) to d(y), the norm's output: dout itself without gated_norm,

@@ -2,7 +2,8 @@
  * runstate_free): one plan (plan.h) lays out every activation and scratch
  * buffer of the passes in model.c, the gradients and the token rows in one
  * arena; its counting pass is runstate_bytes. Also which of the gradients
- * the backward zeroes before it adds into them (grads_zero_added). */
+ * the backward zeroes before it adds into them (grads_zero_added), and
+ * which weights the forward reads packed (model_pack_forward). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -254,4 +255,32 @@ void grads_zero_added(const Model *m, RunState *s) {
         if (w[i].p + w[i].n > at) at = w[i].p + w[i].n;
     }
     if (end > at) memset(at, 0, (size_t)(end - at) * sizeof *at);
+}
+
+/* ---- the forward's weights, packed for the products ---- */
+
+/* A GatedNorm site's W_down [r, d] and W_up [d, r] (none without gated_norm). */
+static int pack_gated_norm(GemmPacks *ps, const Model *m, const float *down, const float *up) {
+    const int r = m->cfg.gated_norm, d = m->dims.d;
+    if (!r) return 0;
+    return gemm_packs_add(ps, down, r, d, d) | gemm_packs_add(ps, up, d, r, r);
+}
+
+int model_pack_forward(const Model *m, GemmPacks *ps) {
+    const Dims *D = &m->dims;
+    int rc = 0;
+    for (int l = 0; l < D->L; l++) {
+        const LayerWeights *lw = &m->w.layer[l];
+        rc |= gemm_packs_add(ps, lw->w_q, model_fused_cols(m), D->d, D->d);
+        rc |= gemm_packs_add(ps, lw->w_o, D->d, D->qdim, D->qdim);
+        rc |= gemm_packs_add(ps, lw->w_gate, D->ff, D->d, D->d);
+        rc |= gemm_packs_add(ps, lw->w_up, D->ff, D->d, D->d);
+        rc |= gemm_packs_add(ps, lw->w_down, D->d, D->ff, D->ff);
+        if (m->cfg.fox) rc |= gemm_packs_add(ps, lw->fox_w, D->H, D->d, D->d);
+        rc |= pack_gated_norm(ps, m, lw->attn_gn_down, lw->attn_gn_up);
+        rc |= pack_gated_norm(ps, m, lw->mlp_gn_down, lw->mlp_gn_up);
+    }
+    rc |= pack_gated_norm(ps, m, m->w.final_gn_down, m->w.final_gn_up);
+    rc |= gemm_packs_add(ps, m->w.lm_head, D->V, D->d, D->d);
+    return rc ? -1 : 0;
 }

@@ -492,16 +492,16 @@ SIMD_KERNEL_STATIC(block_softmax,
                    (c, hv, s, a, ld, width, slot, wkv, r0, r1))
 
 /* Query rows [r0, r1) of one head: the scores s[r0:r1, 0:r1] = scale q k^T
- * (row t at s + (t - r0) ld), their weights into a (the same layout; a may
- * alias s but for stick-breaking), zero from key r1 up to width, the slot
- * weight of row t into slot[t] when slot is given, then y[r0:r1] = a v. */
-static void block_forward(const Ctx *c, const HeadView *hv, float *s, float *a, int ld, int width,
-                          float *slot, int r0, int r1) {
+ * (row t at s + (t - r0) ld; k's panels from kp when it holds them), their weights into a (the same
+ * layout; a may alias s but for stick-breaking), zero from key r1 up to width, the slot weight of
+ * row t into slot[t] when slot is given, then y[r0:r1] = a v. */
+static void block_forward(const Ctx *c, const HeadView *hv, const GemmPacks *kp, float *s, float *a,
+                          int ld, int width, float *slot, int r0, int r1) {
     const Plan *pl = &c->pl;
     const int m = r1 - r0, dh = c->dh, ldq = c->ldq;
     float wkv[ATT_BLOCK]; /* kv-bias weights of the block's rows */
-    gemm_lower(0, 1, m, r1, dh, pl->scale, hv->q + (size_t)r0 * ldq, ldq, hv->k, c->ldk, 0.0f, s,
-               ld, r0);
+    gemm_lower_packed(kp, 0, m, r1, dh, pl->scale, hv->q + (size_t)r0 * ldq, ldq, hv->k, c->ldk,
+                      0.0f, s, ld, r0);
     if (pl->softcap > 0) soft_cap(s, pl->softcap, ld, r0, r1);
     if (pl->kb) add_key_bias(s, pl->kb + hv->bh * c->T, ld, r0, r1);
     if (pl->alibi) add_alibi(s, attention_alibi_slope(hv->h, c->H), ld, r0, r1);
@@ -535,14 +535,19 @@ void attention_forward(const AttnOut *out, const AttnIn *in, const AttnSpec *spe
     Ctx c = make_ctx(in, spec, sh);
     const int T = c.T;
     const size_t TT = (size_t)T * (size_t)T;
+    _Alignas(64) float pk[ATT_PACK]; /* a kv head's keys, packed for its query blocks' scores */
+    GemmPack one;
+    GemmPacks kp;
+    gemm_packs_over(&kp, &one, 1, pk, ATT_PACK);
     for (int b = 0; b < sh->B; b++)
         for (int h = 0; h < c.H; h++) {
             HeadView hv = head_view(&c, out->y, b, h);
+            gemm_packs_only(&kp, hv.k, T, c.dh, c.ldk);
             float *sb = out->preatt + hv.bh * TT, *ab = out->att + hv.bh * TT;
             float *slot = out->slot ? out->slot + hv.bh * T : NULL;
             for (int r0 = 0; r0 < T; r0 += ATT_BLOCK) {
                 int r1 = r0 + ATT_BLOCK < T ? r0 + ATT_BLOCK : T;
-                block_forward(&c, &hv, sb + (size_t)r0 * T, ab + (size_t)r0 * T, T,
+                block_forward(&c, &hv, &kp, sb + (size_t)r0 * T, ab + (size_t)r0 * T, T,
                               spec->right_zeros ? r1 : T, slot, r0, r1);
             }
         }
@@ -592,7 +597,7 @@ static void keep_workers(void *ctx, size_t w0, size_t w1) {
             int r0 = blk * ATT_BLOCK, r1 = r0 + ATT_BLOCK < T ? r0 + ATT_BLOCK : T;
             HeadView hv = head_view(c, j->k->y, bh / c->H, bh % c->H);
             float *slot = j->k->slot ? j->k->slot + hv.bh * T : NULL;
-            block_forward(c, &hv, s, a, r1, r1, slot, r0, r1);
+            block_forward(c, &hv, NULL, s, a, r1, r1, slot, r0, r1);
             keep_rows(j, hv.bh, a, r1, r0, r1);
         }
     }

@@ -326,19 +326,19 @@ static void prefetch_weights(const float *a, int T, int r0, int m) {
 }
 
 /* Row block [r0, r1) of one head:
- *   da = dy v^T;  dv += a^T dy;  ds = row_backward(da);
+ *   da = dy v^T (v's panels from vp when it holds them);  dv += a^T dy;  ds = row_backward(da);
  *   dq += scale ds k;  dk += scale ds^T q
  * (go->set: dq's rows written; dk and dv's rows past r0 written by the kv
  * head's first query head, hv->kv_first). */
 static void bwd_block(float *da, float *tmp, const AttnGrad *go, const Plan *pl, const HeadBwd *hv,
-                      int r0, int r1) {
+                      const GemmPacks *vp, int r0, int r1) {
     const BwdIn *in = hv->in;
     int m = r1 - r0, T = in->T, dh = in->dh, ldq = in->ldq, ldk = in->ldk;
     const float *dyr = hv->dy + (size_t)r0 * ldq;
     if (go->dv) prefetch_weights(hv->a, T, r0, m);
     /* da[0:m, 0:r1] = dy[r0:r1] v[0:r1]^T on and left of the diagonal (bwd_rows
      * writes the zeros right of it) */
-    gemm_lower(0, 1, m, r1, dh, 1.0f, dyr, ldq, hv->v, ldk, 0.0f, da, T, r0);
+    gemm_lower_packed(vp, 0, m, r1, dh, 1.0f, dyr, ldq, hv->v, ldk, 0.0f, da, T, r0);
     if (go->dv)
         bwd_key_product(r0, r1, m, dh, T, 1.0f, hv->a + (size_t)r0 * T, dyr, ldq, go->dv + hv->bok,
                         ldk, hv->kv_first && (go->set & ATTN_SET_DV));
@@ -399,11 +399,16 @@ void attention_backward(const AttnGrad *g, const float *dy, const AttnSaved *sav
         memset(go.dq, 0, (size_t)sh->B * T * bin.ldq * sizeof(float));
         go.set &= ~(unsigned)ATTN_SET_DQ;
     }
+    _Alignas(64) float pk[ATT_PACK]; /* a kv head's values, packed for its blocks' da */
+    GemmPack one;
+    GemmPacks vp;
+    gemm_packs_over(&vp, &one, 1, pk, ATT_PACK);
     for (int b = 0; b < sh->B; b++)
         for (int h = 0; h < H; h++) {
             HeadBwd hv = head_bwd(&bin, &pl, b, h);
+            gemm_packs_only(&vp, hv.v, T, dh, bin.ldk);
             for (int r0 = 0; r0 < T; r0 += blk)
-                bwd_block(da, tmp, &go, &pl, &hv, r0, r0 + blk < T ? r0 + blk : T);
+                bwd_block(da, tmp, &go, &pl, &hv, &vp, r0, r0 + blk < T ? r0 + blk : T);
         }
     opprof_leave(prof);
 }

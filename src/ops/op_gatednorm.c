@@ -8,10 +8,16 @@
 
 void gated_norm_forward(float *out, float *h, float *s, float *u, const float *y,
                         const float *w_down, const float *w_up, int N, int d, int r) {
+    gated_norm_forward_packed(NULL, out, h, s, u, y, w_down, w_up, N, d, r);
+}
+
+void gated_norm_forward_packed(const GemmPacks *ps, float *out, float *h, float *s, float *u,
+                               const float *y, const float *w_down, const float *w_up, int N, int d,
+                               int r) {
     const size_t Nr = (size_t)N * r, Nd = (size_t)N * d;
-    matmul_forward(h, y, w_down, NULL, N, d, r);
+    matmul_forward_packed(ps, h, y, w_down, NULL, N, d, r);
     gate_act_forward(s, h, Nr, ACT_SILU);
-    matmul_forward(u, s, w_up, NULL, N, r, d);
+    matmul_forward_packed(ps, u, s, w_up, NULL, N, r, d);
     gate_act_forward(out, u, Nd, ACT_SIGMOID);
     for (size_t i = 0; i < Nd; i++) out[i] *= y[i];
 }

@@ -28,6 +28,11 @@
  * the k values where one of their rows of op(A) is not a structural zero
  * (ops.h), with their own instances, which prefetch ahead in k.
  *
+ * A GemmPacks (ops.h) holds transposed operands packed ahead, in the same
+ * panels (pack_transposed), for the calls that read them many times:
+ * gemm_tb_packed and gemm_lower_packed run on those panels when the set
+ * holds their B, and pack for themselves otherwise.
+ *
  * With gemm_use_blas(1) every call goes to OpenBLAS's sgemm instead, for
  * `gatelab bench --blas` only: it times the same step on both products.
  */
@@ -57,6 +62,7 @@ typedef struct {
     int diag;
     int zeros; /* GEMM_ZEROS_*: op(A)'s structural zeros, which the tiles skip */
     int zdiag;
+    const float *panels; /* op(B) = B^T already packed (pack_transposed's layout), or NULL */
 } Gemm;
 
 /* op(A)[i, k] sits at A + i * ai + k * ak. */
@@ -110,9 +116,9 @@ static const Kernel KERNEL_V3 = {gemm_tile_rows_v3, 16, 6, 6,
  * down the group. A group's rows of op(A) and a panel's block of op(B) then
  * stay in cache while they are used, whatever the shape: a weight
  * gradient's k runs over thousands of rows, a projection's M too. A
- * transposed B is packed whole into pk first (panel after panel, each K x W,
- * zero past the edge). A k block of 128 keeps a full panel's block of B in
- * 16 KB of L1 beside the rows of A it meets (256 values took 32 KB, and the
+ * transposed B is read from pk, packed whole first (panel after panel, each
+ * K x W, zero past the edge) by the call or ahead (GemmPacks). A k block of 128 keeps a full
+ * panel's block of B in 16 KB of L1 beside the rows of A it meets (256 values took 32 KB, and the
  * weight gradients and the d_ff-wide products ran 5-10% slower). */
 enum { GROUP = 256, KBLOCK = 128 };
 
@@ -181,10 +187,10 @@ static void tile_zeros(const Gemm *g, const Kernel *kn, const Tile *t, float *pa
     kn->rows(&u, R);
 }
 
-static void gemm_tiled(const Gemm *g, const Kernel *kn, float *pk, float *part) {
+/* pk: a transposed B's panels (pack_transposed), or NULL. */
+static void gemm_tiled(const Gemm *g, const Kernel *kn, const float *pk, float *part) {
     size_t ai = a_row_step(g), ak = a_k_step(g), K = (size_t)g->K;
     const int W = kn->W;
-    if (g->tb) pack_transposed(g, W, pk);
     for (int g0 = 0; g0 < g->M; g0 += GROUP) {
         int g1 = g->M - g0 < GROUP ? g->M : g0 + GROUP;
         for (int j0 = 0; j0 < g->N; j0 += W) {
@@ -223,12 +229,12 @@ static void gemm_tiled(const Gemm *g, const Kernel *kn, float *pk, float *part) 
 
 /* part: the partial sums of a group's tiles between k blocks (GROUP x W),
  * only for a k loop longer than a block. */
-static __attribute__((noinline)) void gemm_run_long(const Gemm *g, SimdPath path, float *pk) {
+static __attribute__((noinline)) void gemm_run_long(const Gemm *g, SimdPath path, const float *pk) {
     float part[GROUP * 32];
     gemm_tiled(g, path == SIMD_AVX512 ? &KERNEL_V4 : &KERNEL_V3, pk, part);
 }
 
-static void gemm_run(const Gemm *g, SimdPath path, float *pk) {
+static void gemm_run(const Gemm *g, SimdPath path, const float *pk) {
     if (g->K > KBLOCK) gemm_run_long(g, path, pk);
     else gemm_tiled(g, path == SIMD_AVX512 ? &KERNEL_V4 : &KERNEL_V3, pk, NULL);
 }
@@ -241,9 +247,10 @@ enum { PACK_STACK = 32 * 512 };
 
 static __attribute__((noinline)) int gemm_packed(const Gemm *g, SimdPath path) {
     float stack[PACK_STACK], *pk = stack;
-    size_t W = path == SIMD_AVX512 ? 32 : 16;
+    size_t W = (size_t)(path == SIMD_AVX512 ? KERNEL_V4.W : KERNEL_V3.W);
     size_t need = (size_t)g->K * (((size_t)g->N + W - 1) / W * W);
     if (need > PACK_STACK && !(pk = malloc(need * sizeof *pk))) return -1;
+    pack_transposed(g, (int)W, pk);
     gemm_run(g, path, pk);
     if (pk != stack) free(pk);
     return 0;
@@ -288,6 +295,10 @@ SIMD_V3 static int finite_v3(const Gemm *g, int k0, int k1) {
 }
 
 static int gemm_simd(const Gemm *g, SimdPath path) {
+    if (g->tb && g->panels) {
+        gemm_run(g, path, g->panels);
+        return 0;
+    }
     if (g->tb) return gemm_packed(g, path);
     int k0 = 0, k1 = 0;
     if (g->zeros) skipped_rows(g, &k0, &k1);
@@ -301,6 +312,17 @@ static int gemm_simd(const Gemm *g, SimdPath path) {
     return 0;
 }
 #endif
+
+/* The panel width gemm packs a transposed B to on the path now running; 0
+ * where it packs nothing (the plain path, OpenBLAS). */
+static int pack_width(void) {
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+    SimdPath p = simd_path();
+    if (!use_blas && p == SIMD_AVX512) return KERNEL_V4.W;
+    if (!use_blas && p == SIMD_AVX2) return KERNEL_V3.W;
+#endif
+    return 0;
+}
 
 const char *gemm_kernel_name(void) {
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
@@ -368,5 +390,98 @@ void gemm_zeros(int ta, int M, int N, int K, float alpha, const float *A, int ld
     Gemm g = gemm_args(ta, 0, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
     if (zeros == GEMM_ZEROS_LEADING || zeros == GEMM_ZEROS_TRAILING)
         g.zeros = zeros, g.zdiag = diag;
+    gemm_call(&g);
+}
+
+/* ---- transposed operands packed ahead ---- */
+
+void gemm_packs_begin(GemmPacks *ps) {
+    ps->n = 0, ps->used = 0;
+    ps->W = pack_width();
+}
+
+void gemm_packs_over(GemmPacks *ps, GemmPack *pack, int cap, float *mem, size_t size) {
+    *ps = (GemmPacks){.pack = pack, .cap = cap, .mem = mem, .size = size, .fixed = 1};
+    gemm_packs_begin(ps);
+}
+
+int gemm_packs_add(GemmPacks *ps, const float *B, int N, int K, int ldb) {
+    if (!ps->W || !B || N <= 0 || K <= 0) return 0;
+    if (ps->n == ps->cap && ps->fixed) return ps->n = 0, ps->W = 0, -1;
+    if (ps->n == ps->cap) {
+        int cap = ps->cap ? 2 * ps->cap : 32;
+        GemmPack *p = realloc(ps->pack, (size_t)cap * sizeof *p);
+        if (!p) return ps->n = 0, ps->W = 0, -1;
+        ps->pack = p, ps->cap = cap;
+    }
+    const size_t W = (size_t)ps->W, cols = ((size_t)N + W - 1) / W * W;
+    ps->pack[ps->n++] = (GemmPack){B, N, K, ldb, ps->used};
+    ps->used += (size_t)K * cols;
+    return 0;
+}
+
+int gemm_packs_commit(GemmPacks *ps) {
+    if (ps->used <= ps->size) return 0;
+    if (ps->fixed) return ps->n = 0, ps->W = 0, -1;
+    free(ps->mem);
+    size_t bytes = (ps->used * sizeof(float) + 63) / 64 * 64;
+    if (!(ps->mem = aligned_alloc(64, bytes))) return ps->size = 0, ps->n = 0, ps->W = 0, -1;
+    ps->size = ps->used;
+    return 0;
+}
+
+void gemm_packs_fill(const GemmPacks *ps, int t, int nt) {
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+    int prof = opprof_enter(OPPROF_PRODUCTS);
+    for (int i = t; i < ps->n; i += nt) {
+        const GemmPack *p = &ps->pack[i];
+        Gemm g = {.tb = 1, .N = p->N, .K = p->K, .B = p->B, .ldb = (size_t)p->ldb};
+        pack_transposed(&g, ps->W, ps->mem + p->off);
+    }
+    opprof_leave(prof);
+#else
+    (void)ps, (void)t, (void)nt;
+#endif
+}
+
+void gemm_packs_only(GemmPacks *ps, const float *B, int N, int K, int ldb) {
+    const GemmPack *p = ps->pack;
+    if (ps->n == 1 && p->B == B && p->N == N && p->K == K && p->ldb == ldb) return;
+    gemm_packs_begin(ps);
+    if (gemm_packs_add(ps, B, N, K, ldb) == 0 && gemm_packs_commit(ps) == 0)
+        gemm_packs_fill(ps, 0, 1);
+}
+
+void gemm_packs_free(GemmPacks *ps) {
+    if (!ps->fixed) free(ps->pack), free(ps->mem);
+    *ps = (GemmPacks){0};
+}
+
+/* ps's panels of B[N, K] (row step ldb) for the path now running, or NULL:
+ * those of B's N rows, or of more rows when N fills its last panel (a
+ * prefix's panels, zero-padded nowhere, are the first ones of the whole). */
+static const float *packs_find(const GemmPacks *ps, const float *B, int N, int K, int ldb) {
+    if (!ps || !ps->W || ps->W != pack_width()) return NULL;
+    for (int i = 0; i < ps->n; i++) {
+        const GemmPack *p = &ps->pack[i];
+        const int rows = p->N == N || (N < p->N && N % ps->W == 0);
+        if (p->B == B && rows && p->K == K && p->ldb == ldb) return ps->mem + p->off;
+    }
+    return NULL;
+}
+
+void gemm_tb_packed(const GemmPacks *ps, int ta, int M, int N, int K, float alpha, const float *A,
+                    int lda, const float *B, int ldb, float beta, float *C, int ldc) {
+    Gemm g = gemm_args(ta, 1, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    g.panels = packs_find(ps, B, N, K, ldb);
+    gemm_call(&g);
+}
+
+void gemm_lower_packed(const GemmPacks *ps, int ta, int M, int N, int K, float alpha,
+                       const float *A, int lda, const float *B, int ldb, float beta, float *C,
+                       int ldc, int diag) {
+    Gemm g = gemm_args(ta, 1, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    g.lower = 1, g.diag = diag;
+    g.panels = packs_find(ps, B, N, K, ldb);
     gemm_call(&g);
 }

@@ -11,6 +11,11 @@
 /* out[M,N] = inp[M,K] @ w[N,K]^T (+ bias[N]) */
 void matmul_forward(float *out, const float *inp, const float *w, const float *bias, int M, int K,
                     int N) {
+    matmul_forward_packed(NULL, out, inp, w, bias, M, K, N);
+}
+
+void matmul_forward_packed(const GemmPacks *ps, float *out, const float *inp, const float *w,
+                           const float *bias, int M, int K, int N) {
     if (M <= 0 || N <= 0) return;
     size_t n = (size_t)N;
     if (K <= 0) {
@@ -19,7 +24,7 @@ void matmul_forward(float *out, const float *inp, const float *w, const float *b
             for (size_t j = 0; j < n; j++) out[m * n + j] = bias ? bias[j] : 0.0f;
         return;
     }
-    gemm(0, 1, M, N, K, 1.0f, inp, K, w, K, 0.0f, out, N);
+    gemm_tb_packed(ps, 0, M, N, K, 1.0f, inp, K, w, K, 0.0f, out, N);
     if (!bias) return;
     for (size_t m = 0; m < (size_t)M; m++) {
         float *o = out + m * n;

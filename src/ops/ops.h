@@ -46,6 +46,54 @@ void gemm_lower(int ta, int tb, int M, int N, int K, float alpha, const float *A
 enum { GEMM_ZEROS_LEADING = 1, GEMM_ZEROS_TRAILING = 2 };
 void gemm_zeros(int ta, int M, int N, int K, float alpha, const float *A, int lda, const float *B,
                 int ldb, float beta, float *C, int ldc, int zeros, int diag);
+/* Transposed operands packed ahead. gemm(ta, 1, ...) copies B^T into
+ * panels of the SIMD path's width on every call; a GemmPacks holds those
+ * panels for operands that many calls read unchanged (a step's forward
+ * projections, read by every shard; a head's keys, read by each of its
+ * query blocks). Use: gemm_packs_begin (or gemm_packs_over), gemm_packs_add
+ * for each operand, gemm_packs_commit, gemm_packs_fill over the threads
+ * (t = 0 .. nt - 1), then gemm_tb_packed or gemm_lower_packed while no
+ * operand changes. The panels are copies, so those calls have gemm's bits. */
+typedef struct {
+    const float *B; /* B[N, K], row step ldb */
+    int N, K, ldb;
+    size_t off; /* its panels, at mem + off */
+} GemmPack;
+typedef struct GemmPacks {
+    GemmPack *pack;
+    int n, cap;
+    int W; /* the panel width packed for (simd.h's path); 0: nothing is packed */
+    float *mem;
+    size_t used, size; /* floats */
+    int fixed;         /* pack and mem are the caller's (gemm_packs_over) */
+} GemmPacks;
+/* Empties the set (its memory is kept) for the SIMD path now running. */
+void gemm_packs_begin(GemmPacks *ps);
+/* gemm_packs_begin on a set over the caller's memory (cap entries, size
+ * floats of panels, best 64-byte aligned), which it never grows: what does not
+ * fit leaves the set empty. gemm_packs_free leaves that memory alone. */
+void gemm_packs_over(GemmPacks *ps, GemmPack *pack, int cap, float *mem, size_t size);
+/* Adds B[N, K] (row step ldb), read as B^T; -1 when out of memory (the
+ * set is then emptied: every product packs for itself). */
+int gemm_packs_add(GemmPacks *ps, const float *B, int N, int K, int ldb);
+/* Sizes the panels' memory after the last add; -1 as above. */
+int gemm_packs_commit(GemmPacks *ps);
+/* ps holding B[N, K] (row step ldb) alone, packed: a set already holding
+ * just that operand is kept as it is (its values must not have changed). */
+void gemm_packs_only(GemmPacks *ps, const float *B, int N, int K, int ldb);
+/* Packs the operands t, t + nt, t + 2 nt, ... */
+void gemm_packs_fill(const GemmPacks *ps, int t, int nt);
+void gemm_packs_free(GemmPacks *ps);
+/* gemm(ta, 1, ...), reading B^T's panels from ps (NULL: none) when ps
+ * holds B with this K and ldb, and with N rows, or more when N is a
+ * multiple of the panel width (B's first N rows are then its first
+ * panels); else packing them as gemm does. */
+void gemm_tb_packed(const GemmPacks *ps, int ta, int M, int N, int K, float alpha, const float *A,
+                    int lda, const float *B, int ldb, float beta, float *C, int ldc);
+/* gemm_lower(ta, 1, ...) on ps's panels, as gemm_tb_packed. */
+void gemm_lower_packed(const GemmPacks *ps, int ta, int M, int N, int K, float alpha,
+                       const float *A, int lda, const float *B, int ldb, float beta, float *C,
+                       int ldc, int diag);
 /* Route every gemm of this process to OpenBLAS's sgemm (on = 1) or to the
  * kernels above (on = 0, the default). Only `gatelab bench --blas` sets it:
  * training and every pass over a run's weights use the kernels above. */
@@ -59,6 +107,9 @@ const char *gemm_kernel_name(void);
 /* out[M,N] = inp[M,K] @ w[N,K]^T (+ bias[N]); w in [out, in] layout. */
 void matmul_forward(float *out, const float *inp, const float *w, const float *bias, int M, int K,
                     int N);
+/* matmul_forward with w's panels from ps when it holds them (gemm_tb_packed). */
+void matmul_forward_packed(const GemmPacks *ps, float *out, const float *inp, const float *w,
+                           const float *bias, int M, int K, int N);
 /* dinp[M,K] += dout @ w; dw[N,K] += dout^T @ inp; dbias[N] += sum_m dout */
 void matmul_backward(float *dinp, float *dw, float *dbias, const float *dout, const float *inp,
                      const float *w, int M, int K, int N);
@@ -161,6 +212,10 @@ void rope_backward(float *dx, const float *cos_t, const float *sin_t, int B, int
 /* ---- causal attention with a choice of normaliser (op_attention.c) ---- */
 /* Query rows per block: block [r0, r1) needs only keys [0, r1). */
 #define ATT_BLOCK 64
+/* The floats of the stack buffer in which attention_forward and
+ * attention_backward pack one kv head's keys or values for the products
+ * of all its query blocks (a head longer than that packs per block). */
+#define ATT_PACK (32 * 512)
 
 typedef struct {
     AttnNormaliser normaliser;
@@ -371,6 +426,11 @@ void xsa_backward(float *dy, float *dv, const float *dz, const float *y, const f
  * w_down [r,d], w_up [d,r]; h, s and u are kept for the backward. */
 void gated_norm_forward(float *out, float *h, float *s, float *u, const float *y,
                         const float *w_down, const float *w_up, int N, int d, int r);
+/* gated_norm_forward on the weights' panels from ps when it holds them
+ * (matmul_forward_packed). */
+void gated_norm_forward_packed(const GemmPacks *ps, float *out, float *h, float *s, float *u,
+                               const float *y, const float *w_down, const float *w_up, int N, int d,
+                               int r);
 /* dy += d(out)'s gradient through y (both paths); dw_down, dw_up +=; du
  * [N,d], ds and dh [N,r] are scratch. */
 void gated_norm_backward(float *dy, float *dw_down, float *dw_up, const float *dout, const float *y,

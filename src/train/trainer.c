@@ -19,6 +19,7 @@
 #include "config_derive.h"
 #include "fpmode.h"
 #include "opprof.h"
+#include "ops.h"
 #include "parallel.h"
 #include "trainer.h"
 #include "util.h"
@@ -46,7 +47,9 @@ int trainer_init(Trainer *tr, const Config *cfg, char *err, size_t errlen) {
     tr->adam_v = falloc(n);
     tr->inputs = calloc(bt, sizeof(int));
     tr->targets = calloc(bt, sizeof(int));
-    if (!tr->shards || !tr->share || !tr->adam_m || !tr->adam_v || !tr->inputs || !tr->targets) {
+    tr->packs = calloc(1, sizeof *tr->packs);
+    if (!tr->packs || !tr->shards || !tr->share || !tr->adam_m || !tr->adam_v || !tr->inputs ||
+        !tr->targets) {
         trainer_free(tr);
         return seterr(err, errlen, "out of memory for the optimiser state");
     }
@@ -70,6 +73,8 @@ void trainer_free(Trainer *tr) {
     free(tr->adam_v);
     free(tr->inputs);
     free(tr->targets);
+    if (tr->packs) gemm_packs_free(tr->packs);
+    free(tr->packs);
     if (tr->model.params) model_free(&tr->model);
     memset(tr, 0, sizeof *tr);
 }
@@ -99,12 +104,26 @@ static void jobs_part(void *p, int t, int nt) {
     for (int i = js->n * t / nt; i < js->n * (t + 1) / nt; i++) job_run(&js->jobs[i]);
 }
 
-/* Run jobs[0..n) on up to `threads` threads (the caller is one). */
-static void run_jobs(Job *jobs, int n, int threads) {
-    int nt = threads < 1 ? 1 : threads > n ? n : threads;
+static void packs_part(void *p, int t, int nt) { gemm_packs_fill(p, t, nt); }
+
+/* Run jobs[0..n) on up to the trainer's threads (the caller is one). The
+ * forward's weights are packed first, over the same threads, and the jobs
+ * read them through tr->model.packs, which holds them only while the jobs
+ * run: the weights change between batches (the optimizer, a load). */
+static void run_jobs(Trainer *tr, Job *jobs, int n) {
+    int threads = tr->n_workers, nt = threads < 1 ? 1 : threads > n ? n : threads;
     if (nt < 1) return; /* no jobs */
+    GemmPacks *ps = tr->packs;
+    if (ps) {
+        gemm_packs_begin(ps);
+        if (model_pack_forward(&tr->model, ps) == 0 && gemm_packs_commit(ps) == 0 && ps->n > 0) {
+            parallel_team(nt < ps->n ? nt : ps->n, packs_part, ps);
+            tr->model.packs = ps;
+        }
+    }
     Jobs js = {jobs, n};
     parallel_team(nt, jobs_part, &js);
+    tr->model.packs = NULL;
 }
 
 /* Cut B sequences into the shards (capacity permitting): one job each. */
@@ -187,7 +206,7 @@ float trainer_step(Trainer *tr, const int *inputs, const int *targets, long long
                    double *grad_norm) {
     Job jobs[CONFIG_MAX_SHARDS];
     int n = make_jobs(tr, jobs, inputs, targets, tr->cfg.batch_size, tr->T, 1);
-    run_jobs(jobs, n, tr->n_workers);
+    run_jobs(tr, jobs, n);
     long long total = 0;
     float loss = jobs_loss(jobs, n, &total);
     if (total == 0) total = 1;
@@ -220,6 +239,6 @@ void trainer_extend_at(Trainer *tr, long long step) {
 float trainer_loss(Trainer *tr, const int *inputs, const int *targets, int B, int T) {
     Job jobs[CONFIG_MAX_SHARDS];
     int n = make_jobs(tr, jobs, inputs, targets, B, T, 0);
-    run_jobs(jobs, n, tr->n_workers);
+    run_jobs(tr, jobs, n);
     return jobs_loss(jobs, n, NULL);
 }

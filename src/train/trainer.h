@@ -18,9 +18,10 @@ typedef struct {
     RunState *shards;
     int *share; /* sequences per shard */
     float *adam_m, *adam_v;
-    int *inputs, *targets; /* [B, T] batch buffers, T up to config_max_len */
-    int T;                 /* the length a step trains at: seq_len, then extend_seq_len */
-    int poison_grad;       /* set only by testhook.c: the next step puts a NaN in one gradient */
+    int *inputs, *targets;   /* [B, T] batch buffers, T up to config_max_len */
+    int T;                   /* the length a step trains at: seq_len, then extend_seq_len */
+    int poison_grad;         /* set only by testhook.c: the next step puts a NaN in one gradient */
+    struct GemmPacks *packs; /* the forward's weights packed at the start of each batch's forward */
 } Trainer;
 
 int trainer_init(Trainer *tr, const Config *cfg, char *err, size_t errlen);
