@@ -10,6 +10,7 @@
 #include "opprof.h"
 #include "ops.h"
 #include "simd.h"
+#include "stream.h"
 
 /* An exported kernel NAME on the chosen SIMD path, its time counted as
  * activations by bench --profile (opprof.h). */
@@ -93,20 +94,31 @@ ACT_KERNEL(gate_act_backward,
            (float *dinp, const float *dout, const float *inp, size_t n, GateAct act),
            (dinp, dout, inp, n, act))
 
-/* out = silu(a) * b */
+/* out = silu(a) * b; out is hinted ahead (stream.h) */
 SIMD_BODY void swiglu_forward_body(float *out, const float *a, const float *b, size_t n) {
-    for (size_t i = 0; i < n; i++) out[i] = a[i] * sigmoidf(a[i]) * b[i];
+    for (size_t i0 = 0; i0 < n; i0 += STREAM_CHUNK) {
+        const size_t e = stream_end(i0, n);
+        stream_hint(out, i0, n, 1);
+        for (size_t i = i0; i < e; i++) out[i] = a[i] * sigmoidf(a[i]) * b[i];
+    }
 }
 ACT_KERNEL(swiglu_forward, (float *out, const float *a, const float *b, size_t n), (out, a, b, n))
 
-/* The NULL checks sit outside the loops so each loop vectorises. */
+/* The NULL checks sit outside the loops so each loop vectorises. The
+ * usual case runs one pass, one sigmoid per element, with a and b (the
+ * forward's, read back from far away) hinted ahead. */
 SIMD_BODY void swiglu_backward_body(float *da, float *db, const float *dout, const float *a,
                                     const float *b, size_t n) {
-    if (da && db) { /* the usual case: one pass, one sigmoid per element */
-        for (size_t i = 0; i < n; i++) {
-            float s = sigmoidf(a[i]);
-            da[i] = dout[i] * b[i] * s * (1.0f + a[i] * (1.0f - s));
-            db[i] = dout[i] * a[i] * s;
+    if (da && db) {
+        for (size_t i0 = 0; i0 < n; i0 += STREAM_CHUNK) {
+            const size_t e = stream_end(i0, n);
+            stream_hint(a, i0, n, 0);
+            stream_hint(b, i0, n, 0);
+            for (size_t i = i0; i < e; i++) {
+                float s = sigmoidf(a[i]);
+                da[i] = dout[i] * b[i] * s * (1.0f + a[i] * (1.0f - s));
+                db[i] = dout[i] * a[i] * s;
+            }
         }
         return;
     }
@@ -174,7 +186,12 @@ void silu_backward(float *dinp, const float *dout, const float *inp, size_t n) {
 
 /* Counted by bench --profile as "other", with the embeddings. */
 SIMD_BODY void residual_forward_body(float *out, const float *a, const float *b, size_t n) {
-    for (size_t i = 0; i < n; i++) out[i] = a[i] + b[i];
+    for (size_t i0 = 0; i0 < n; i0 += STREAM_CHUNK) {
+        const size_t e = stream_end(i0, n);
+        stream_hint(a, i0, n, 0);
+        stream_hint(out, i0, n, 1);
+        for (size_t i = i0; i < e; i++) out[i] = a[i] + b[i];
+    }
 }
 SIMD_KERNEL(residual_forward, (float *out, const float *a, const float *b, size_t n),
             (out, a, b, n))
