@@ -312,12 +312,18 @@ static void test_swiglu(void **state) {
             }
             swiglu_forward(o, a, b, n);
             assert_same("swiglu_forward", o, ro, n);
-            swiglu_backward(da, db, g, a, b, n);
+            swiglu_backward(da, db, NULL, g, a, b, n);
             assert_same("swiglu_backward da", da, rda, n);
             assert_same("swiglu_backward db", db, rdb, n);
-            memset(da, 0, n * sizeof *da);
-            swiglu_backward(da, NULL, g, a, b, n);
+            memset(da, 0, n * sizeof *da), memset(db, 0, n * sizeof *db), memset(o, 0, n * 4);
+            swiglu_backward(da, db, o, g, a, b, n); /* the forward's output again */
+            assert_same("swiglu_backward out", o, ro, n);
+            assert_same("swiglu_backward da with out", da, rda, n);
+            assert_same("swiglu_backward db with out", db, rdb, n);
+            memset(da, 0, n * sizeof *da), memset(o, 0, n * 4);
+            swiglu_backward(da, NULL, o, g, a, b, n);
             assert_same("swiglu_backward da alone", da, rda, n);
+            assert_same("swiglu_backward out, da alone", o, ro, n);
             free(a), free(b), free(g), free(o), free(da), free(db), free(ro), free(rda), free(rdb);
         }
 }
