@@ -12,22 +12,19 @@
 #include "ops.h"
 #include "rows.h"
 #include "simd.h"
-#include "stream.h"
 
 static inline int counted(int target, int V) { return target >= 0 && target < V; }
 
-/* ROWS_WIDE_N rows (n of them, of N) from row n0, the rows of p
- * STREAM_AHEAD floats on hinted (stream.h): p = e^(l - max) through libm's
+/* ROWS_WIDE_N rows (n of them) from row n0: p = e^(l - max) through libm's
  * expf, the rows' sums side by side (rows.h: each row's chain in index
  * order), p scaled by 1 / sum, and each row's loss. A row's exponentials
  * come first and its sum after them: summing between the calls would
  * keep the sum in memory across each call, a store and a load on the
  * chain. */
 SIMD_BODY void ce_block_body(float *probs, float *losses, const float *logits, const int *targets,
-                             size_t n0, int n, int N, int V) {
+                             size_t n0, int n, int V) {
     const size_t v = (size_t)V;
     float mx[ROWS_WIDE_N], sum[ROWS_WIDE_N];
-    stream_hint_len(probs, n0 * v, (size_t)n * v, (size_t)N * v, 1);
     for (int r = 0; r < n; r++) {
         const float *l = logits + (n0 + (size_t)r) * v;
         float *p = probs + (n0 + (size_t)r) * v, m = row_max(l, v);
@@ -45,8 +42,8 @@ SIMD_BODY void ce_block_body(float *probs, float *losses, const float *logits, c
 }
 SIMD_KERNEL_STATIC(ce_block,
                    (float *probs, float *losses, const float *logits, const int *targets, size_t n0,
-                    int n, int N, int V),
-                   (probs, losses, logits, targets, n0, n, N, V))
+                    int n, int V),
+                   (probs, losses, logits, targets, n0, n, V))
 
 float crossentropy_forward(float *probs, float *losses, const float *logits, const int *targets,
                            int N, int V, int *count) {
@@ -55,7 +52,7 @@ float crossentropy_forward(float *probs, float *losses, const float *logits, con
     int cnt = 0;
     for (size_t n0 = 0; n0 < (size_t)N; n0 += ROWS_WIDE_N) {
         const int n = (size_t)N - n0 < ROWS_WIDE_N ? (int)((size_t)N - n0) : ROWS_WIDE_N;
-        ce_block(probs, losses, logits, targets, n0, n, N, V);
+        ce_block(probs, losses, logits, targets, n0, n, V);
     }
     for (size_t n = 0; n < (size_t)N; n++) /* the mean over counted rows, in row order */
         if (counted(targets[n], V)) {
@@ -85,7 +82,6 @@ void crossentropy_backward(float *dlogits, const float *probs, const int *target
             continue;
         }
         const float *p = probs + n * v;
-        stream_hint_len(probs, n * v, v, (size_t)N * v, 0);
         for (size_t i = 0; i < v; i++) d[i] = p[i] * scale;
         d[tg] -= scale;
     }
