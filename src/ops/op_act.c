@@ -99,6 +99,7 @@ SIMD_BODY void swiglu_forward_body(float *out, const float *a, const float *b, s
     for (size_t i0 = 0; i0 < n; i0 += STREAM_CHUNK) {
         const size_t e = stream_end(i0, n);
         stream_hint(out, i0, n, 1);
+        stream_hint(a, i0, n, 0);
         for (size_t i = i0; i < e; i++) out[i] = a[i] * sigmoidf(a[i]) * b[i];
     }
 }
