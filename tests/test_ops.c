@@ -370,7 +370,7 @@ static void test_activations(void **st) {
         int writes = kind == 4 || kind == 5;
         float *da = filled(12, writes ? 1e6f : PREFILL), *db = filled(12, writes ? 1e6f : PREFILL);
         if (kind_is_gate(kind)) gate_act_backward(da, c.R, c.a, 12, kind_act(kind));
-        else if (kind == 4) swiglu_backward(da, db, c.R, c.a, c.b, 12);
+        else if (kind == 4) swiglu_backward(da, db, NULL, c.R, c.a, c.b, 12);
         else if (kind == 5) gelu_backward(da, c.R, c.a, 12);
         else silu_backward(da, c.R, c.a, 12);
         for (int i = 0; writes && i < 12; i++) da[i] += PREFILL, db[i] += PREFILL;

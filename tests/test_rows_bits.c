@@ -24,6 +24,7 @@
 #include <cmocka.h>
 
 #include "adamw.h"
+#include "fastexp.h"
 #include "ops.h"
 #include "simd.h"
 #include "testutil.h"
@@ -264,7 +265,7 @@ static void test_adamw(void **state) {
 
 static void test_copies(void **state) {
     (void)state;
-    const size_t N = 19, P = 41, off = 7, r = 23;
+    const size_t N = 190, P = 41, off = 7, r = 23; /* past the hints' reach (stream.h) */
     float *cat = vec(N * P, 1), *part = vec(N * r, 0), *back = vec(N * P, 0);
     cols_split(part, cat, N, P, off, r);
     for (size_t n = 0; n < N; n++) assert_same("cols_split", part + n * r, cat + n * P + off, r);
@@ -288,13 +289,52 @@ static void test_copies(void **state) {
     free(cat), free(part), free(back), free(a), free(out);
 }
 
+/* ---- SwiGLU, one element after the other ---- */
+
+static float plain_sig(float x) { return 1.0f / (1.0f + fast_expf(-x)); }
+
+static void test_swiglu(void **state) {
+    (void)state;
+    /* lengths across the kernels' chunks and their hints (stream.h) */
+    static const size_t lens[] = {1, 15, 17, 255, 257, 1283, 5003};
+    for (size_t t = 0; t < sizeof lens / sizeof *lens; t++)
+        for (int edges = 0; edges < 2; edges++) {
+            const size_t n = lens[t];
+            float *a = vec(n, edges), *b = vec(n, edges), *g = vec(n, edges);
+            float *o = vec(n, 0), *da = vec(n, 0), *db = vec(n, 0);
+            float *ro = malloc(n * sizeof *ro), *rda = malloc(n * sizeof *rda);
+            float *rdb = malloc(n * sizeof *rdb);
+            for (size_t i = 0; i < n; i++) {
+                const float s = plain_sig(a[i]);
+                ro[i] = a[i] * s * b[i];
+                rda[i] = g[i] * b[i] * s * (1.0f + a[i] * (1.0f - s));
+                rdb[i] = g[i] * a[i] * s;
+            }
+            swiglu_forward(o, a, b, n);
+            assert_same("swiglu_forward", o, ro, n);
+            swiglu_backward(da, db, NULL, g, a, b, n);
+            assert_same("swiglu_backward da", da, rda, n);
+            assert_same("swiglu_backward db", db, rdb, n);
+            memset(da, 0, n * sizeof *da), memset(db, 0, n * sizeof *db), memset(o, 0, n * 4);
+            swiglu_backward(da, db, o, g, a, b, n); /* the forward's output again */
+            assert_same("swiglu_backward out", o, ro, n);
+            assert_same("swiglu_backward da with out", da, rda, n);
+            assert_same("swiglu_backward db with out", db, rdb, n);
+            memset(da, 0, n * sizeof *da), memset(o, 0, n * 4);
+            swiglu_backward(da, NULL, o, g, a, b, n);
+            assert_same("swiglu_backward da alone", da, rda, n);
+            assert_same("swiglu_backward out, da alone", o, ro, n);
+            free(a), free(b), free(g), free(o), free(da), free(db), free(ro), free(rda), free(rdb);
+        }
+}
+
 int main(void) {
     int skip = tu_simd_skip();
     if (skip) return skip;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_rmsnorm),         cmocka_unit_test(test_crossentropy),
         cmocka_unit_test(test_grad_sum_shards), cmocka_unit_test(test_adamw),
-        cmocka_unit_test(test_copies),
+        cmocka_unit_test(test_copies),          cmocka_unit_test(test_swiglu),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

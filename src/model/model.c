@@ -386,10 +386,15 @@ static void mlp_block_backward(const Model *m, RunState *s, int l, int N, float 
     const size_t Nf = (size_t)N * D->ff;
     NormSite ns = post_site(m, lw, a, 1), gs = post_site(m, gw, a, 1);
     const float *df = residual_place_backward(m, dres, sc->dpost, a->u2, a->u2, &ns, &gs, N);
-    matmul_backward_into(MM_SET_BOTH, sc->dhact, gw->w_down, NULL, df, a->hact, lw->w_down, N,
-                         D->ff, D->d);
-    if (m->cfg.mlp == MLP_SWIGLU) { /* these two write dh1, dh3: no zeroing */
-        swiglu_backward(sc->dh1, sc->dh3, sc->dhact, a->h1, a->h3, Nf);
+    const int swiglu = m->cfg.mlp == MLP_SWIGLU;
+    /* SwiGLU's hact is the scratch's (the last forward's): its backward
+     * writes this layer's again before the product reads it */
+    matmul_backward_into(swiglu ? MM_SET_DINP : MM_SET_BOTH, sc->dhact, swiglu ? NULL : gw->w_down,
+                         NULL, df, a->hact, lw->w_down, N, D->ff, D->d);
+    if (swiglu) { /* these write dh1, dh3: no zeroing */
+        swiglu_backward(sc->dh1, sc->dh3, a->hact, sc->dhact, a->h1, a->h3, Nf);
+        matmul_backward_into(MM_SET_DW, NULL, gw->w_down, NULL, df, a->hact, lw->w_down, N, D->ff,
+                             D->d);
         matmul_backward_into(MM_SET_BOTH, sc->dn, gw->w_gate, NULL, sc->dh1, a->n2, lw->w_gate, N,
                              D->d, D->ff);
         matmul_backward_into(MM_SET_DW, sc->dn, gw->w_up, NULL, sc->dh3, a->n2, lw->w_up, N, D->d,

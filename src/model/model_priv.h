@@ -29,7 +29,7 @@ struct LayerActs {
     float *o, *og;                  /* W_o output, after G5 (or alias) */
     float *x_mid;                   /* [N,d] after the attention residual */
     float *n2, *mean2, *rstd2;      /* mlp_norm */
-    float *h1, *h3, *hact;          /* MLP hidden */
+    float *h1, *h3, *hact;          /* MLP hidden; SwiGLU's hact: the scratch's */
     /* norm_place post: u1 = x_in + og, u2 = x_mid + MLP (the sums the
      * norms read); sandwich: u2 = the MLP's output, pmean/prstd the
      * post-norms' statistics. NULL under pre. */
@@ -45,6 +45,7 @@ struct Scratch {
     float *dn, *dq, *dq2, *dk, *dk2, *dv, *dv2;
     float *dy, *dy2, *dres, *dga, *dgate, *dgz;
     float *dh1, *dh3, *dhact, *dxfn, *dlogits, *tmp;
+    float *hact; /* [N, ff] SwiGLU's output, every layer's: its backward writes it again */
     float *inv_freq;
     float *cat;   /* [N, P] the fused input projection's output or gradient */
     float *attn;  /* attention_backward's scratch */

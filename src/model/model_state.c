@@ -88,7 +88,7 @@ static void plan_layer(LayerActs *a, Plan *b, const Model *m, size_t N, int B, i
     a->rstd2 = take(b, N);
     a->h1 = take(b, N * D->ff);
     a->h3 = c->mlp == MLP_SWIGLU ? take(b, N * D->ff) : NULL;
-    a->hact = take(b, N * D->ff);
+    a->hact = c->mlp == MLP_SWIGLU ? NULL : take(b, N * D->ff); /* SwiGLU's: plan() */
     plan_gated_norm(&a->gn1, b, m, N);
     plan_gated_norm(&a->gn2, b, m, N);
     if (c->norm_place == NORMPLACE_PRE) return;
@@ -117,6 +117,7 @@ static void plan_scratch(Scratch *sc, Plan *b, const Model *m, size_t N, size_t 
     sc->dh1 = take(b, N * D->ff);
     sc->dh3 = take(b, N * D->ff);
     sc->dhact = take(b, N * D->ff);
+    sc->hact = m->cfg.mlp == MLP_SWIGLU ? take(b, N * D->ff) : NULL;
     sc->dxfn = take(b, N * D->d);
     sc->dlogits = take(b, Nr * D->V);
     sc->tmp = take(b, N * wide);
@@ -147,6 +148,8 @@ static void plan(Plan *b, void *ctx) {
     size_t N = (size_t)s->B * Ti, Nr = (size_t)s->B * s->T;
     for (int l = 0; l < D->L; l++) plan_layer(&s->la[l], b, m, N, s->B, Ti);
     plan_scratch(s->sc, b, m, N, Nr);
+    if (s->sc->hact) /* read only by the next product, and written again in the backward */
+        for (int l = 0; l < D->L; l++) s->la[l].hact = s->sc->hact;
     s->sc->attn = take(b, attention_backward_scratch(Ti));
     s->x_out = take(b, N * D->d);
     s->xfn = take(b, N * D->d);

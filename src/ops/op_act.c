@@ -10,6 +10,7 @@
 #include "opprof.h"
 #include "ops.h"
 #include "simd.h"
+#include "stream.h"
 
 /* An exported kernel NAME on the chosen SIMD path, its time counted as
  * activations by bench --profile (opprof.h). */
@@ -93,20 +94,51 @@ ACT_KERNEL(gate_act_backward,
            (float *dinp, const float *dout, const float *inp, size_t n, GateAct act),
            (dinp, dout, inp, n, act))
 
-/* out = silu(a) * b */
+/* out = silu(a) * b; out is hinted ahead (stream.h) */
 SIMD_BODY void swiglu_forward_body(float *out, const float *a, const float *b, size_t n) {
-    for (size_t i = 0; i < n; i++) out[i] = a[i] * sigmoidf(a[i]) * b[i];
+    for (size_t i0 = 0; i0 < n; i0 += STREAM_CHUNK) {
+        const size_t e = stream_end(i0, n);
+        stream_hint(out, i0, n, 1);
+        stream_hint(a, i0, n, 0);
+        for (size_t i = i0; i < e; i++) out[i] = a[i] * sigmoidf(a[i]) * b[i];
+    }
 }
 ACT_KERNEL(swiglu_forward, (float *out, const float *a, const float *b, size_t n), (out, a, b, n))
 
-/* The NULL checks sit outside the loops so each loop vectorises. */
-SIMD_BODY void swiglu_backward_body(float *da, float *db, const float *dout, const float *a,
-                                    const float *b, size_t n) {
-    if (da && db) { /* the usual case: one pass, one sigmoid per element */
-        for (size_t i = 0; i < n; i++) {
-            float s = sigmoidf(a[i]);
-            da[i] = dout[i] * b[i] * s * (1.0f + a[i] * (1.0f - s));
-            db[i] = dout[i] * a[i] * s;
+/* da, db and out of n elements, each buffer its own (restrict: three
+ * outputs and three inputs are more pairs than the vectoriser checks for
+ * overlap at run time). */
+SIMD_BODY void swiglu_back_out(float *restrict da, float *restrict db, float *restrict out,
+                               const float *restrict dout, const float *restrict a,
+                               const float *restrict b, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        float s = sigmoidf(a[i]);
+        out[i] = a[i] * s * b[i];
+        da[i] = dout[i] * b[i] * s * (1.0f + a[i] * (1.0f - s));
+        db[i] = dout[i] * a[i] * s;
+    }
+}
+
+/* The NULL checks sit outside the loops so each loop vectorises. The
+ * usual case runs one pass, one sigmoid per element, with a and b (the
+ * forward's, read back from far away) hinted ahead; with out it also
+ * writes the forward's a * s * b, each the forward's operations. */
+SIMD_BODY void swiglu_backward_body(float *da, float *db, float *out, const float *dout,
+                                    const float *a, const float *b, size_t n) {
+    if (da && db) {
+        for (size_t i0 = 0; i0 < n; i0 += STREAM_CHUNK) {
+            const size_t e = stream_end(i0, n);
+            stream_hint(a, i0, n, 0);
+            stream_hint(b, i0, n, 0);
+            if (out) {
+                swiglu_back_out(da + i0, db + i0, out + i0, dout + i0, a + i0, b + i0, e - i0);
+                continue;
+            }
+            for (size_t i = i0; i < e; i++) {
+                float s = sigmoidf(a[i]);
+                da[i] = dout[i] * b[i] * s * (1.0f + a[i] * (1.0f - s));
+                db[i] = dout[i] * a[i] * s;
+            }
         }
         return;
     }
@@ -117,10 +149,12 @@ SIMD_BODY void swiglu_backward_body(float *da, float *db, const float *dout, con
         }
     if (db)
         for (size_t i = 0; i < n; i++) db[i] = dout[i] * a[i] * sigmoidf(a[i]);
+    if (out) swiglu_forward_body(out, a, b, n);
 }
 ACT_KERNEL(swiglu_backward,
-           (float *da, float *db, const float *dout, const float *a, const float *b, size_t n),
-           (da, db, dout, a, b, n))
+           (float *da, float *db, float *out, const float *dout, const float *a, const float *b,
+            size_t n),
+           (da, db, out, dout, a, b, n))
 
 #define GELU_K 0.7978845608028654f /* sqrt(2 / pi) */
 #define GELU_C 0.044715f
@@ -174,7 +208,12 @@ void silu_backward(float *dinp, const float *dout, const float *inp, size_t n) {
 
 /* Counted by bench --profile as "other", with the embeddings. */
 SIMD_BODY void residual_forward_body(float *out, const float *a, const float *b, size_t n) {
-    for (size_t i = 0; i < n; i++) out[i] = a[i] + b[i];
+    for (size_t i0 = 0; i0 < n; i0 += STREAM_CHUNK) {
+        const size_t e = stream_end(i0, n);
+        stream_hint(a, i0, n, 0);
+        stream_hint(out, i0, n, 1);
+        for (size_t i = i0; i < e; i++) out[i] = a[i] + b[i];
+    }
 }
 SIMD_KERNEL(residual_forward, (float *out, const float *a, const float *b, size_t n),
             (out, a, b, n))

@@ -7,6 +7,7 @@
 
 #include "ops.h"
 #include "simd.h"
+#include "stream.h"
 
 /* out[M,N] = inp[M,K] @ w[N,K]^T (+ bias[N]) */
 void matmul_forward(float *out, const float *inp, const float *w, const float *bias, int M, int K,
@@ -71,6 +72,7 @@ SIMD_BODY void cols_split_body(float *part, const float *cat, size_t N, size_t P
     for (size_t n = 0; n < N; n++) {
         const float *c = cat + n * P + off;
         float *p = part + n * r;
+        stream_hint_len(part, n * r, r, N * r, 1);
         for (size_t j = 0; j < r; j++) p[j] = c[j];
     }
 }

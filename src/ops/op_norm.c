@@ -10,6 +10,7 @@
 #include "ops.h"
 #include "rows.h"
 #include "simd.h"
+#include "stream.h"
 
 /* Row sums are sequential over i, one chain per row, as in a plain loop;
  * ROWS_WIDE_N rows' chains run side by side in the lanes of a vector (rows.h),
@@ -55,10 +56,18 @@ SIMD_BODY void dw_rows(float *dw, const float *g, const float *x, const float *r
         const int m = c - j < ROWS_WIDE_N ? (int)(c - j) : ROWS_WIDE_N;
         RowWide acc, gr, xr;
         rows_wide_load(&acc, dw + j, m);
-        for (int r = 0; r < n; r++) {
-            rows_wide_load(&gr, g + (size_t)r * c + j, m);
-            rows_wide_load(&xr, x + (size_t)r * c + j, m);
-            acc += gr * xr * rstd[r];
+        if (m == ROWS_WIDE_N) { /* whole pieces: fixed-size loads, no copy calls */
+            for (int r = 0; r < n; r++) {
+                memcpy(&gr, g + (size_t)r * c + j, sizeof gr);
+                memcpy(&xr, x + (size_t)r * c + j, sizeof xr);
+                acc += gr * xr * rstd[r];
+            }
+        } else {
+            for (int r = 0; r < n; r++) {
+                rows_wide_load(&gr, g + (size_t)r * c + j, m);
+                rows_wide_load(&xr, x + (size_t)r * c + j, m);
+                acc += gr * xr * rstd[r];
+            }
         }
         rows_store(dw + j, &acc, m);
     }
@@ -71,6 +80,7 @@ SIMD_BODY void rmsnorm_forward_path_body(float *out, float *rstd, const float *i
     for (size_t m0 = 0; m0 < (size_t)M; m0 += ROWS_WIDE_N) {
         int n = (size_t)M - m0 < ROWS_WIDE_N ? (int)((size_t)M - m0) : ROWS_WIDE_N;
         float ss[ROWS_WIDE_N];
+        stream_hint_len(out, m0 * c, (size_t)n * c, (size_t)M * c, 1);
         rows_wide_sums(ss, inp + m0 * c, n, c, 1);
         for (size_t m = m0; m < m0 + (size_t)n; m++) {
             const float *x = inp + m * c;
@@ -106,6 +116,7 @@ SIMD_BODY void rmsnorm_backward_path_body(float *dinp, float *dw, const float *d
     for (size_t m0 = 0; m0 < (size_t)M; m0 += ROWS_WIDE_N) {
         int n = (size_t)M - m0 < ROWS_WIDE_N ? (int)((size_t)M - m0) : ROWS_WIDE_N;
         float dot[ROWS_WIDE_N];
+        stream_hint_len(inp, m0 * c, (size_t)n * c, (size_t)M * c, 0);
         if (dinp) dot_rows(dot, dout + m0 * c, w, inp + m0 * c, n, c);
         if (dw) dw_rows(dw, dout + m0 * c, inp + m0 * c, rstd + m0, n, c);
         if (!dinp) continue;

@@ -364,10 +364,13 @@ float diff_combine_backward(float *dx2, const float *dout, const float *x2, floa
 void gate_act_forward(float *out, const float *inp, size_t n, GateAct act);
 void gate_act_backward(float *dinp, const float *dout, const float *inp, size_t n, GateAct act);
 /* SwiGLU: out[M,F] = silu(a) * b, for a, b [M,F]. Its backward and GELU's
- * write da, db (dinp) rather than add to them: see op_act.c. */
+ * write da, db (dinp) rather than add to them: see op_act.c. The backward
+ * also writes the forward's out again into out (unless NULL), the same
+ * bits from the sigmoid it computes anyway; out, da and db are then
+ * buffers of their own, apart from each other and the inputs. */
 void swiglu_forward(float *out, const float *a, const float *b, size_t n);
-void swiglu_backward(float *da, float *db, const float *dout, const float *a, const float *b,
-                     size_t n);
+void swiglu_backward(float *da, float *db, float *out, const float *dout, const float *a,
+                     const float *b, size_t n);
 /* GELU, tanh approximation (torch approximate='tanh'). */
 void gelu_forward(float *out, const float *inp, size_t n);
 void gelu_backward(float *dinp, const float *dout, const float *inp, size_t n);
