@@ -59,6 +59,35 @@ static int backward_writes_all(const Model *m, RunState *s, const int *tok, cons
     return 1;
 }
 
+/* On another RunState's activations (runstate_lend), just after that one
+ * ran other tokens forward and backward, the loss and every gradient keep
+ * the bits of s's own arena (g); a state too small is not lent, and
+ * runstate_unlend gives s its own back. Returns 1 if not. */
+static int lent_same_bits(const Model *m, RunState *s, const int *tok, const int *tgt,
+                          const float *g, const char *label) {
+    RunState o;
+    RunActs own;
+    int other[B * T];
+    for (int i = 0; i < B * T; i++) other[i] = tgt[B * T - 1 - i];
+    assert_int_equal(runstate_init(&o, m, B, T), 0);
+    const double l0 = loss_at(m, s, tok, tgt);
+    loss_at(m, &o, other, tok);
+    model_backward(m, &o);
+    const LayerActs *mine = s->la;
+    int bad = runstate_lend(s, &o, B + 1, &own) != -1 || s->la != mine;
+    if (runstate_lend(s, &o, B, &own) != 0 || s->la == mine) bad = 1;
+    else {
+        const double l1 = loss_at(m, s, tok, tgt);
+        model_backward(m, s);
+        bad |= l1 != l0 || memcmp(g, s->grads, m->table.total * sizeof(float)) != 0;
+        runstate_unlend(s, &own);
+        bad |= s->la != mine;
+    }
+    if (bad) printf("  %s: a run on another state's activations differs from its own\n", label);
+    runstate_free(&o);
+    return bad;
+}
+
 /* Check every tensor of a model built from cfg; returns the failures. */
 static int check_model(const Config *cfg, const char *label) {
     Model m;
@@ -82,6 +111,7 @@ static int check_model(const Config *cfg, const char *label) {
     }
     float *g = malloc(m.table.total * sizeof(float));
     int failures = backward_writes_all(&m, &s, tok, tgt, g, label);
+    failures += lent_same_bits(&m, &s, tok, tgt, g, label);
     for (int k = 0; k < m.table.count; k++) {
         const ParamInfo *pi = &m.table.info[k];
         float *p = m.params + pi->offset;

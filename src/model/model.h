@@ -183,6 +183,24 @@ int runstate_init(RunState *s, const Model *m, int B, int T);
 size_t runstate_bytes(const Model *m, int B, int T);
 void runstate_free(RunState *s);
 
+/* A forward and its backward write every activation and scratch buffer
+ * before they read it (test_model_grad runs the backward over an arena of
+ * NaNs), so one RunState may run on another's: runstate_lend points s's
+ * activations, backward scratch and outputs (the pointers RunActs holds)
+ * at from's, keeping s's own in *own, when from holds at least B sequences
+ * of s's length; -1 (nothing changed) when it does not. runstate_unlend
+ * puts s's own back. s keeps its gradients, token rows, RoPE tables and
+ * remedy buffers. The trainer lends a thread's first shard to the shards
+ * that thread runs after it: each then writes memory the one before left
+ * in cache, and the bits are those of its own arena. */
+typedef struct {
+    LayerActs *la;
+    Scratch *sc;
+    float *x_out, *xfn, *fmean, *frstd, *xreal, *logits, *probs, *losses;
+} RunActs;
+int runstate_lend(RunState *s, const RunState *from, int B, RunActs *own);
+void runstate_unlend(RunState *s, const RunActs *own);
+
 /* Forward over tokens[B,T] (and targets[B,T] or NULL for no loss).
  * T may be any length <= the RunState capacity. With a sink token the
  * internal sequence is T+1 long; targets refer to the T real positions.

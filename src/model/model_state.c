@@ -3,7 +3,8 @@
  * buffer of the passes in model.c, the gradients and the token rows in one
  * arena; its counting pass is runstate_bytes. Also which of the gradients
  * the backward zeroes before it adds into them (grads_zero_added), and
- * which weights the forward reads packed (model_pack_forward). */
+ * which weights the forward reads packed (model_pack_forward), and the
+ * lending of one RunState's activations to another (runstate_lend). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -204,6 +205,28 @@ void runstate_free(RunState *s) {
     remedy_state_free(s->rm);
     memset(s, 0, sizeof *s);
 }
+
+static void acts_get(const RunState *s, RunActs *a) {
+    *a = (RunActs){s->la,    s->sc,    s->x_out,  s->xfn,   s->fmean,
+                   s->frstd, s->xreal, s->logits, s->probs, s->losses};
+}
+
+static void acts_set(RunState *s, const RunActs *a) {
+    s->la = a->la, s->sc = a->sc, s->x_out = a->x_out, s->xfn = a->xfn, s->fmean = a->fmean;
+    s->frstd = a->frstd, s->xreal = a->xreal, s->logits = a->logits, s->probs = a->probs;
+    s->losses = a->losses;
+}
+
+int runstate_lend(RunState *s, const RunState *from, int B, RunActs *own) {
+    if (from == s || !from->la || from->L != s->L || from->B < B || from->T < s->T) return -1;
+    RunActs lent;
+    acts_get(s, own);
+    acts_get(from, &lent);
+    acts_set(s, &lent);
+    return 0;
+}
+
+void runstate_unlend(RunState *s, const RunActs *own) { acts_set(s, own); }
 
 /* The maps of batch row b start at b H Ti^2, so a forward at another Ti
  * finds other data where its zeros belong, and one at more batch rows

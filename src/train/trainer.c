@@ -93,7 +93,9 @@ static void job_run(Job *j) {
     if (j->backward) model_backward(j->m, j->s); /* writes the shard's whole gradient */
 }
 
-/* Thread t of nt runs the t-th contiguous run of the jobs. */
+/* Thread t of nt runs the t-th contiguous run of the jobs, the later ones
+ * on the first one's activations (runstate_lend: each then finds the
+ * memory it writes in cache, where the one before left it). */
 typedef struct {
     Job *jobs;
     int n;
@@ -101,7 +103,14 @@ typedef struct {
 
 static void jobs_part(void *p, int t, int nt) {
     const Jobs *js = p;
-    for (int i = js->n * t / nt; i < js->n * (t + 1) / nt; i++) job_run(&js->jobs[i]);
+    const int i0 = js->n * t / nt, i1 = js->n * (t + 1) / nt;
+    for (int i = i0; i < i1; i++) {
+        Job *j = &js->jobs[i];
+        RunActs own;
+        int lent = i > i0 && runstate_lend(j->s, js->jobs[i0].s, j->B, &own) == 0;
+        job_run(j);
+        if (lent) runstate_unlend(j->s, &own);
+    }
 }
 
 static void packs_part(void *p, int t, int nt) { gemm_packs_fill(p, t, nt); }
