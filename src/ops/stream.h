@@ -1,9 +1,9 @@
 /* stream.h: software prefetch for the elementwise passes over activations.
  *
- * Each training shard has its own activations, so a pass of the step
- * mostly reads what was written long before (the backward reading the
- * forward's inputs) and writes where nothing was written since the last
- * step: both come from the last-level cache. The hardware's prefetch stops
+ * A pass of the step mostly reads what was written long before (the
+ * backward reading a layer's inputs after every later layer's work) and,
+ * at the larger presets (tens of MB of activations per shard), from the
+ * last-level cache. The hardware's prefetch stops
  * at each 4 KiB page; these hints run STREAM_AHEAD floats ahead of the
  * loop across pages. A loop runs in chunks of STREAM_CHUNK floats and
  * hints the chunk STREAM_AHEAD floats on at the top of each. A hint
