@@ -294,16 +294,19 @@ static void test_model_shapes(void **state) {
 
 /* gemm_lower: every entry on or left of the diagonal j = i + diag equals
  * the contract's, for diagonals that cut no tile, some, or all, over one k
- * block and several; on a SIMD path the tiles wholly right of it stay as
- * they were. */
+ * block (whose tiles run row tile by row tile) and several, on attention's
+ * score block among them (64 queries of the last block of 256 keys, dh
+ * 32: diag 192); on a SIMD path the tiles wholly right of it stay as they
+ * were. */
 static void test_lower(void **state) {
     (void)state;
     gemm_use_blas(0);
     const Case cases[] = {{0, 1, 64, 64, 16, 0, 0.25f, 0.0f},
                           {0, 1, 40, 70, 33, 3, 1.0f, 0.0f},
                           {0, 0, 64, 64, 300, 1, 0.5f, 1.0f},
-                          {1, 1, 17, 50, 9, 2, 1.0f, 0.3f}};
-    const int diags[] = {-20, -3, 0, 5, 31, 100};
+                          {1, 1, 17, 50, 9, 2, 1.0f, 0.3f},
+                          {0, 1, 64, 256, 32, 96, 0.1767767f, 0.0f}};
+    const int diags[] = {-20, -3, 0, 5, 31, 100, 192};
     for (size_t ci = 0; ci < sizeof cases / sizeof *cases; ci++)
         for (size_t di = 0; di < sizeof diags / sizeof *diags; di++) {
             const Case *c = &cases[ci];

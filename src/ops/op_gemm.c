@@ -23,6 +23,8 @@
  * rows of A and a panel's block of B stay in cache while they are used,
  * also for a weight gradient's k over thousands of positions. A transposed
  * B is packed with 16 x 16 transposes in registers on the AVX-512 path.
+ * A lower product of one k block runs its tiles row tile by row tile,
+ * across the panels (gemm_lower_rows), so that C is written row by row.
  * gemm_kernel_name says which blocking runs; the tiles are in
  * op_gemm_tiles.c. gemm_zeros's tiles run only
  * the k values where one of their rows of op(A) is not a structural zero
@@ -227,6 +229,40 @@ static void gemm_tiled(const Gemm *g, const Kernel *kn, const float *pk, float *
     }
 }
 
+/* A lower product of one k block (attention's scores, K = dh): the row
+ * tiles in turn, and each one's tiles left to right across the panels, up
+ * to its diagonal. C's rows are then written in order, as streams the
+ * hardware prefetches (the scores write a block of the attention map,
+ * which is cold: panel after panel, down the rows, ran its forward calls
+ * about 15% slower), while op(B)'s panels (K x N, 32 KB for T = 256
+ * keys) stay in cache for the next row tile. Each tile's sums are those
+ * of gemm_tiled's. */
+static void gemm_lower_rows(const Gemm *g, const Kernel *kn, const float *pk) {
+    const size_t ai = a_row_step(g), ak = a_k_step(g), K = (size_t)g->K;
+    const int W = kn->W;
+    Tile t = {.ai = ai,
+              .ak = ak,
+              .ldc = g->ldc,
+              .K = g->K,
+              .alpha = g->alpha,
+              .beta = g->beta,
+              .first = 1,
+              .last = 1};
+    for (int i0 = 0; i0 < g->M; i0 += kn->rmax) {
+        const int i1 = g->M - i0 < kn->rmax ? g->M : i0 + kn->rmax;
+        for (int j0 = 0; j0 < g->N; j0 += W) {
+            const int w = g->N - j0 < W ? g->N - j0 : W;
+            t.b = g->tb ? pk + (size_t)j0 * K : g->B + j0;
+            t.ldb = g->tb ? (size_t)W : g->ldb;
+            const int R = i1 - i0; /* rmax rows, or fewer at the bottom, on any panel */
+            if ((t.w = tile_width(g, i1 - 1, j0, w)) <= 0) break;
+            t.a = g->A + (size_t)i0 * ai;
+            t.c = g->C + (size_t)i0 * g->ldc + j0;
+            kn->rows(&t, R);
+        }
+    }
+}
+
 /* part: the partial sums of a group's tiles between k blocks (GROUP x W),
  * only for a k loop longer than a block. */
 static __attribute__((noinline)) void gemm_run_long(const Gemm *g, SimdPath path, const float *pk) {
@@ -235,7 +271,9 @@ static __attribute__((noinline)) void gemm_run_long(const Gemm *g, SimdPath path
 }
 
 static void gemm_run(const Gemm *g, SimdPath path, const float *pk) {
-    if (g->K > KBLOCK) gemm_run_long(g, path, pk);
+    if (g->lower && g->K <= KBLOCK)
+        gemm_lower_rows(g, path == SIMD_AVX512 ? &KERNEL_V4 : &KERNEL_V3, pk);
+    else if (g->K > KBLOCK) gemm_run_long(g, path, pk);
     else gemm_tiled(g, path == SIMD_AVX512 ? &KERNEL_V4 : &KERNEL_V3, pk, NULL);
 }
 
