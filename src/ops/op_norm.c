@@ -56,18 +56,10 @@ SIMD_BODY void dw_rows(float *dw, const float *g, const float *x, const float *r
         const int m = c - j < ROWS_WIDE_N ? (int)(c - j) : ROWS_WIDE_N;
         RowWide acc, gr, xr;
         rows_wide_load(&acc, dw + j, m);
-        if (m == ROWS_WIDE_N) { /* whole pieces: fixed-size loads, no copy calls */
-            for (int r = 0; r < n; r++) {
-                memcpy(&gr, g + (size_t)r * c + j, sizeof gr);
-                memcpy(&xr, x + (size_t)r * c + j, sizeof xr);
-                acc += gr * xr * rstd[r];
-            }
-        } else {
-            for (int r = 0; r < n; r++) {
-                rows_wide_load(&gr, g + (size_t)r * c + j, m);
-                rows_wide_load(&xr, x + (size_t)r * c + j, m);
-                acc += gr * xr * rstd[r];
-            }
+        for (int r = 0; r < n; r++) {
+            rows_wide_load(&gr, g + (size_t)r * c + j, m);
+            rows_wide_load(&xr, x + (size_t)r * c + j, m);
+            acc += gr * xr * rstd[r];
         }
         rows_store(dw + j, &acc, m);
     }
