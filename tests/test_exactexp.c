@@ -5,13 +5,12 @@
  * build), and the loss's exponentials are exact_expf_shifted: this test
  * holds the function to that library. The inputs: every 509th float bit
  * pattern (8.4 million, both signs, every exponent), and the edges: +-0,
- * subnormals, +-inf, quiet and signalling NaNs with payloads, the
- * overflow and underflow thresholds and the |x| = 88 boundary with their
- * float neighbours, x on each of the 32 table indexes and next to the
- * half-way points between them, over a span of exponents; each in the IEEE
- * mode and with subnormals flushed (fpmode.h), and the rows cut at every
- * length up to 40 (partial vectors). Runs on whichever SIMD path this
- * process takes (GATELAB_SIMD; meson runs it once per path). */
+ * subnormals, +-inf, quiet and signalling NaNs with payloads, the two
+ * floats where the fused r matters, the overflow and underflow thresholds and the |x| = 88 boundary
+ * with their float neighbours, x on each of the 32 table indexes and next to the half-way points
+ * between them, over a span of exponents; each in the IEEE mode and with subnormals flushed
+ * (fpmode.h), and the rows cut at every length up to 40 (partial vectors). Runs on whichever SIMD
+ * path this process takes (GATELAB_SIMD; meson runs it once per path). */
 #include <gnu/libc-version.h>
 #include <math.h>
 #include <setjmp.h>
@@ -78,6 +77,10 @@ static size_t edges(float *x) {
                            3.4028234663852886e38f,
                            -3.4028234663852886e38f};
     for (size_t i = 0; i < sizeof named / sizeof named[0]; i++) x[n++] = named[i];
+    /* the two floats whose e^x changes when r is a product and a difference
+     * rounded apart instead of one fused multiply-subtract (found by
+     * comparing such a variant with libm on all 2^32 floats) */
+    x[n++] = fbits(0x4202422f), x[n++] = fbits(0xc27c65d9);
     /* the thresholds and |x| = 88 (the first exponent glibc decides apart) */
     const float th[] = {EXACT_EXP_OFLOW, EXACT_EXP_UFLOW, EXACT_EXP_MAYUFLOW, 88.0f, -88.0f};
     for (size_t i = 0; i < sizeof th / sizeof th[0]; i++)
@@ -92,7 +95,7 @@ static size_t edges(float *x) {
             }
     return n;
 }
-#define EDGES_MAX (16 + 5 * 7 + 40 * 32 * 2 * 5)
+#define EDGES_MAX (16 + 2 + 5 * 7 + 40 * 32 * 2 * 5)
 
 static void both_modes(const float *x, size_t n, const char *what) {
     fp_flush_subnormals(0);
