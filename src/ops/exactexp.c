@@ -50,6 +50,8 @@ V4_INLINE __m256 main8_v4(__m256 x, const __m512i tab[4]) {
 V4_INLINE __m512 exp16_v4(__m512 x, const __m512i tab[4]) {
     __m512 y = _mm512_insertf32x8(_mm512_castps256_ps512(main8_v4(_mm512_castps512_ps256(x), tab)),
                                   main8_v4(_mm512_extractf32x8_ps(x, 1), tab), 1);
+    /* |x| below 88 in every lane (the loss's rows): nothing to decide apart */
+    if (!_mm512_cmp_ps_mask(_mm512_abs_ps(x), _mm512_set1_ps(88.0f), _CMP_NLT_UQ)) return y;
     __m512 tiny = _mm512_set1_ps(EXACT_EXP_TINY);
     __asm__("" : "+v"(tiny)); /* a product at run time: the mode flushes it or not */
     y = _mm512_mask_mov_ps(y, _mm512_cmp_ps_mask(x, _mm512_set1_ps(EXACT_EXP_MAYUFLOW), _CMP_LT_OQ),
@@ -96,6 +98,8 @@ V3_INLINE __m128 main4_v3(__m128 x) {
 V3_INLINE __m256 exp8_v3(__m256 x) {
     __m256 y =
         _mm256_set_m128(main4_v3(_mm256_extractf128_ps(x, 1)), main4_v3(_mm256_castps256_ps128(x)));
+    __m256 ax = _mm256_andnot_ps(_mm256_set1_ps(-0.0f), x);
+    if (!_mm256_movemask_ps(_mm256_cmp_ps(ax, _mm256_set1_ps(88.0f), _CMP_NLT_UQ))) return y;
     __m256 tiny = _mm256_set1_ps(EXACT_EXP_TINY);
     __asm__("" : "+x"(tiny)); /* a product at run time: the mode flushes it or not */
     y = _mm256_blendv_ps(y, _mm256_mul_ps(tiny, tiny),
