@@ -35,6 +35,7 @@
 #include <string.h>
 
 #include "attn_rows.h"
+#include "exactexp.h"
 #include "fastexp.h"
 #include "opprof.h"
 #include "ops.h"
@@ -119,8 +120,9 @@ float attn_row_softpick(float *a, const float *s, int n, const Plan *pl, Extra *
     for (int x = 0; x < XS_N; x++)
         if (pl->on[x] && ex->z[x] > m) m = ex->z[x];
     float em = expf(-m), den = 0.0f;
+    if (n > 0) exact_expf_shifted(a, s, m, (size_t)n); /* expf's bits, the row at once */
     for (int j = 0; j < n; j++) {
-        float u = expf(s[j] - m) - em;
+        float u = a[j] - em;
         a[j] = u;
         den += fabsf(u);
     }

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "attn_rows.h"
+#include "exactexp.h"
 #include "opprof.h"
 #include "ops.h"
 #include "rows.h"
@@ -99,10 +100,15 @@ static void row_backward(float *d, const float *a, const float *s, int n, const 
         float em = expf(-m), S = 0.0f;
         for (int j = 0; j < n; j++) S += tmp[j] * d[j];
         for (int x = 0; x < XS_N; x++) S += ex->w[x] * dpx[x];
-        for (int j = 0; j < n; j++) {
-            float e = expf(s[j] - m), u = e - em;
-            float sg = u > 0.0f ? 1.0f : (u < 0.0f ? -1.0f : 0.0f);
-            d[j] = e * inv * ((u > 0.0f ? d[j] : 0.0f) - sg * S);
+        float eb[64]; /* e^(s - m), expf's bits, 64 at a time */
+        for (int j0 = 0; j0 < n; j0 += 64) {
+            const int c = n - j0 < 64 ? n - j0 : 64;
+            exact_expf_shifted(eb, s + j0, m, (size_t)c);
+            for (int j = j0; j < j0 + c; j++) {
+                float e = eb[j - j0], u = e - em;
+                float sg = u > 0.0f ? 1.0f : (u < 0.0f ? -1.0f : 0.0f);
+                d[j] = e * inv * ((u > 0.0f ? d[j] : 0.0f) - sg * S);
+            }
         }
         for (int x = 0; x < XS_N; x++) {
             float u = ee[x] - em;

@@ -8,6 +8,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "exactexp.h"
 #include "opprof.h"
 #include "ops.h"
 #include "rows.h"
@@ -15,12 +16,10 @@
 
 static inline int counted(int target, int V) { return target >= 0 && target < V; }
 
-/* ROWS_WIDE_N rows (n of them) from row n0: p = e^(l - max) through libm's
- * expf, the rows' sums side by side (rows.h: each row's chain in index
- * order), p scaled by 1 / sum, and each row's loss. A row's exponentials
- * come first and its sum after them: summing between the calls would
- * keep the sum in memory across each call, a store and a load on the
- * chain. */
+/* ROWS_WIDE_N rows (n of them) from row n0: p = e^(l - max) a whole row
+ * at a time (exact_expf_shifted: libm's expf bits, vectorised), the rows'
+ * sums side by side (rows.h: each row's chain in index order), p scaled by
+ * 1 / sum, and each row's loss. */
 SIMD_BODY void ce_block_body(float *probs, float *losses, const float *logits, const int *targets,
                              size_t n0, int n, int V) {
     const size_t v = (size_t)V;
@@ -29,7 +28,7 @@ SIMD_BODY void ce_block_body(float *probs, float *losses, const float *logits, c
         const float *l = logits + (n0 + (size_t)r) * v;
         float *p = probs + (n0 + (size_t)r) * v, m = row_max(l, v);
         mx[r] = m;
-        for (size_t i = 0; i < v; i++) p[i] = expf(l[i] - m);
+        exact_expf_shifted(p, l, m, v);
     }
     rows_wide_sums(sum, probs + n0 * v, n, v, 0);
     for (int r = 0; r < n; r++) {
