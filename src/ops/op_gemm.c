@@ -124,14 +124,23 @@ static const Kernel KERNEL_V3 = {gemm_tile_rows_v3, 16, 6, 6,
  * weight gradients and the d_ff-wide products ran 5-10% slower). */
 enum { GROUP = 256, KBLOCK = 128 };
 
+/* Asks for B's rows [j, j + 16) (K values each), the next 16 rows that
+ * pack_transposed reads, while it transposes the 16 before them. */
+static inline void pack_ahead(const Gemm *g, int j, size_t K) {
+    for (int r = j; r < j + 16 && r < g->N; r++)
+        for (size_t k = 0; k < K; k += 16) __builtin_prefetch(g->B + (size_t)r * g->ldb + k, 0, 3);
+}
+
 static void pack_transposed(const Gemm *g, int W, float *pk) {
     size_t K = (size_t)g->K;
     for (int j0 = 0; j0 < g->N; j0 += W) {
         int w = g->N - j0 < W ? g->N - j0 : W, j = 0;
         float *p = pk + (size_t)j0 * K;
         if (W == 32) /* the AVX-512 path */
-            for (; j + 16 <= w; j += 16)
+            for (; j + 16 <= w; j += 16) {
+                pack_ahead(g, j0 + j + 16, K);
                 gemm_pack16_v4(g->B + (size_t)(j0 + j) * g->ldb, g->ldb, p + j, (size_t)W, K);
+            }
         for (; j < w; j++) { /* B's row j0 + j, read in order */
             const float *b = g->B + (size_t)(j0 + j) * g->ldb;
             for (size_t k = 0; k < K; k++) p[k * W + j] = b[k];
