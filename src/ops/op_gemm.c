@@ -22,7 +22,8 @@
  * column panels, then k blocks, then the tiles down the group: a group's
  * rows of A and a panel's block of B stay in cache while they are used,
  * also for a weight gradient's k over thousands of positions. A transposed
- * B is packed with 16 x 16 transposes in registers on the AVX-512 path.
+ * B is packed with 16 x 16 transposes in registers on the AVX-512 path,
+ * asking for the next 16 rows of B while it transposes the 16 before them.
  * A lower product of one k block runs its tiles row tile by row tile,
  * across the panels (gemm_lower_rows), so that C is written row by row.
  * gemm_kernel_name says which blocking runs; the tiles are in
