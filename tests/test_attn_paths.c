@@ -379,13 +379,75 @@ static void test_rope_to(void **st) {
     }
 }
 
+/* ---- a value that only zero weights meet ---- */
+
+/* Column c (rows [0, T), row step ld) of batch 1 against the chains' pattern
+ * for a non-finite value in row j: query block [r0, r1) (ATT_BLOCK rows)
+ * runs its products over keys [0, r1), and a zero weight times inf is NaN.
+ * lead 0 (y = a v, dq = ds k: row t's chain meets row j's zero weight when
+ * t < j): rows before j's block finite, rows of its block before j NaN,
+ * rows from j on not finite. lead 1 (dk = ds^T q, dv = a^T dy: key i meets
+ * query j's zero weight when i > j): keys to j not finite, keys past j in
+ * its block NaN, keys after it finite. Batch 0 is finite throughout. */
+static void check_reach(const float *x, int T, int ld, int c, int j, int lead, const char *what) {
+    const int r0 = j / ATT_BLOCK * ATT_BLOCK, r1 = r0 + ATT_BLOCK < T ? r0 + ATT_BLOCK : T;
+    for (int b = 0; b < 2; b++)
+        for (int i = 0; i < T; i++) {
+            float v = x[((size_t)b * T + i) * ld + c];
+            int want = 0; /* 0 finite, 1 NaN, 2 not finite */
+            if (b == 1 && !lead) want = i < r0 ? 0 : i < j ? 1 : 2;
+            if (b == 1 && lead) want = i <= j ? 2 : i < r1 ? 1 : 0;
+            if (want == 0 ? !isfinite(v) : want == 1 ? !isnan(v) : isfinite(v)) {
+                print_error("%s: batch %d row %d column %d: %g (non-finite row %d)\n", what, b, i,
+                            c, (double)v, j);
+                fail();
+            }
+        }
+}
+
+/* An inf in v, k, q or dy reaches, as 0 * inf = NaN, every chain the
+ * contract's products run: attention proves each head's operand finite
+ * once (gemm_finite) and its products run every chain whole when it is not.
+ * Two heads on one kv head, T 200 (a partial last block). */
+static void test_nonfinite_reach(void **st) {
+    (void)st;
+    enum { B = 2, T = 200, H = 2, dh = 16 };
+    const size_t nq = (size_t)B * T * H * dh, nk = (size_t)B * T * dh, TT = (size_t)B * H * T * T;
+    unsigned s = 77;
+    float *q = filled(nq, &s, 1.0f), *k = filled(nk, &s, 1.0f), *v = filled(nk, &s, 1.0f);
+    float *dy = filled(nq, &s, 1.0f), *y = zeros(nq), *att = zeros(TT), *scratch;
+    float *dq = zeros(nq), *dk = zeros(nk), *dv = zeros(nk);
+    scratch = zeros(attention_backward_scratch(T));
+    AttnSpec sp = {.normaliser = NORMZ_SOFTMAX, .scale = 0.25f};
+    AttnShape sh = {B, T, H, 1, dh};
+    const AttnIn in = {q, k, v, 0, 0, NULL, NULL, NULL};
+    const size_t b1 = (size_t)T; /* batch 1's first row */
+    v[(b1 + 150) * dh + 3] = INFINITY;
+    attention_forward(&(AttnOut){y, att, NULL, att}, &in, &sp, &sh);
+    for (int h = 0; h < H; h++) check_reach(y, T, H * dh, h * dh + 3, 150, 0, "y from v");
+    v[(b1 + 150) * dh + 3] = 0.5f;
+    k[(b1 + 150) * dh + 5] = INFINITY;
+    q[(b1 + 70) * H * dh + dh + 7] = INFINITY;
+    AttnGrad g = {dq, dk, dv, NULL, NULL, NULL, ATTN_SET_DQ | ATTN_SET_DK | ATTN_SET_DV};
+    attention_backward(&g, dy, &(AttnSaved){att, NULL, att}, &in, &sp, &sh, scratch);
+    for (int h = 0; h < H; h++) check_reach(dq, T, H * dh, h * dh + 5, 150, 0, "dq from k");
+    check_reach(dk, T, dh, 7, 70, 1, "dk from q");
+    k[(b1 + 150) * dh + 5] = 0.5f, q[(b1 + 70) * H * dh + dh + 7] = 0.5f;
+    dy[(b1 + 100) * H * dh + 2] = INFINITY;
+    attention_backward(&g, dy, &(AttnSaved){att, NULL, att}, &in, &sp, &sh, scratch);
+    check_reach(dv, T, dh, 2, 100, 1, "dv from dy");
+    float *p[] = {q, k, v, dy, y, att, dq, dk, dv, scratch};
+    for (size_t i = 0; i < sizeof p / sizeof *p; i++) free(p[i]);
+}
+
 int main(void) {
     int skip = tu_simd_skip();
     if (skip) return skip;
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_softmax_rows), cmocka_unit_test(test_softmax_extra_keys),
-        cmocka_unit_test(test_right_zeros),  cmocka_unit_test(test_rope_to),
-        cmocka_unit_test(test_rope_plain),   cmocka_unit_test(test_expf_le88),
+        cmocka_unit_test(test_softmax_rows),    cmocka_unit_test(test_softmax_extra_keys),
+        cmocka_unit_test(test_right_zeros),     cmocka_unit_test(test_rope_to),
+        cmocka_unit_test(test_rope_plain),      cmocka_unit_test(test_expf_le88),
+        cmocka_unit_test(test_nonfinite_reach),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -343,7 +343,10 @@ static void test_lower(void **state) {
  * bit for bit. fill 0: values of both signs, some subnormal; fill 1: tiny
  * values whose products round to +-0, so many sums are -0 when the zeros
  * begin (a trailing zero term turns -0 into +0); fill 2: B's rows that meet
- * only zeros hold an inf and a NaN (0 * inf is NaN). */
+ * only zeros hold an inf and a NaN (0 * inf is NaN); fill 3: values near
+ * 2^63, so that some sums overflow to inf with every value finite (the
+ * kernels' check of C's chain without zeros fails and every chain runs again
+ * whole, over the C the call was given). */
 typedef struct {
     int ta, M, N, K, pad;
     float alpha, beta;
@@ -352,6 +355,7 @@ typedef struct {
 static float zval(unsigned *s, int fill) {
     float v = val(s);
     if (fill == 1) return v < 0.0f ? -0x1p-80f : 0x1p-80f;
+    if (fill == 3) return v * 0x1p63f;
     return (*s >> 3) % 17 == 0 ? v * 0x1p-130f : v; /* a subnormal now and then */
 }
 
@@ -402,7 +406,7 @@ static void test_zeros(void **state) {
     for (size_t ci = 0; ci < sizeof cases / sizeof *cases; ci++)
         for (size_t di = 0; di < sizeof diags / sizeof *diags; di++)
             for (int z = 0; z < 2; z++)
-                for (int fill = 0; fill < 3; fill++) {
+                for (int fill = 0; fill < 4; fill++) {
                     size_t bad = zeros_case(&cases[ci], kinds[z], diags[di], fill);
                     if (bad)
                         fail_msg("case %zu diag %d zeros %d fill %d: %zu entries differ on %s", ci,

@@ -22,7 +22,8 @@
  * column panels, then k blocks, then the tiles down the group: a group's
  * rows of A and a panel's block of B stay in cache while they are used,
  * also for a weight gradient's k over thousands of positions. A transposed
- * B is packed with 16 x 16 transposes in registers on the AVX-512 path.
+ * B is packed with 16 x 16 transposes in registers on the AVX-512 path,
+ * asking for the next 16 rows of B while it transposes the 16 before them.
  * A lower product of one k block runs its tiles row tile by row tile,
  * across the panels (gemm_lower_rows), so that C is written row by row.
  * gemm_kernel_name says which blocking runs; the tiles are in
@@ -124,14 +125,23 @@ static const Kernel KERNEL_V3 = {gemm_tile_rows_v3, 16, 6, 6,
  * weight gradients and the d_ff-wide products ran 5-10% slower). */
 enum { GROUP = 256, KBLOCK = 128 };
 
+/* Asks for B's rows [j, j + 16) (K values each), the next 16 rows that
+ * pack_transposed reads, while it transposes the 16 before them. */
+static inline void pack_ahead(const Gemm *g, int j, size_t K) {
+    for (int r = j; r < j + 16 && r < g->N; r++)
+        for (size_t k = 0; k < K; k += 16) __builtin_prefetch(g->B + (size_t)r * g->ldb + k, 0, 3);
+}
+
 static void pack_transposed(const Gemm *g, int W, float *pk) {
     size_t K = (size_t)g->K;
     for (int j0 = 0; j0 < g->N; j0 += W) {
         int w = g->N - j0 < W ? g->N - j0 : W, j = 0;
         float *p = pk + (size_t)j0 * K;
         if (W == 32) /* the AVX-512 path */
-            for (; j + 16 <= w; j += 16)
+            for (; j + 16 <= w; j += 16) {
+                pack_ahead(g, j0 + j + 16, K);
                 gemm_pack16_v4(g->B + (size_t)(j0 + j) * g->ldb, g->ldb, p + j, (size_t)W, K);
+            }
         for (; j < w; j++) { /* B's row j0 + j, read in order */
             const float *b = g->B + (size_t)(j0 + j) * g->ldb;
             for (size_t k = 0; k < K; k++) p[k * W + j] = b[k];
@@ -303,33 +313,74 @@ static void skipped_rows(const Gemm *g, int *k0, int *k1) {
     *k0 = lo < 0 ? 0 : lo, *k1 = hi > g->K ? g->K : hi;
 }
 
-/* Whether op(B)'s rows [k0, k1) hold only finite values, so that a zero
- * term adds a zero (0 * inf is NaN): no magnitude's bits reach inf's. */
-SIMD_V4 static int finite_v4(const Gemm *g, int k0, int k1) {
+/* Whether rows [k0, k1) of B[., N] (row step ldb) hold only finite values,
+ * so that a zero term adds a zero (0 * inf is NaN): no magnitude's bits
+ * reach inf's. */
+SIMD_V4 static int finite_v4(const float *B, size_t ldb, int N, int k0, int k1) {
     const __m512i mag = _mm512_set1_epi32(0x7fffffff);
-    __m512i top = _mm512_setzero_si512();
-    for (int j = 0; j < g->N; j += 16) {
-        __mmask16 m = g->N - j >= 16 ? 0xffff : (__mmask16)((1u << (g->N - j)) - 1);
-        for (int k = k0; k < k1; k++) {
-            __m512i v = _mm512_maskz_loadu_epi32(m, g->B + (size_t)k * g->ldb + j);
+    __m512i top = _mm512_setzero_si512(), top2 = _mm512_setzero_si512();
+    for (int j = 0; j < N; j += 16) {
+        __mmask16 m = N - j >= 16 ? 0xffff : (__mmask16)((1u << (N - j)) - 1);
+        int k = k0;
+        for (; k + 1 < k1; k += 2) {
+            __m512i v = _mm512_maskz_loadu_epi32(m, B + (size_t)k * ldb + j);
+            __m512i u = _mm512_maskz_loadu_epi32(m, B + (size_t)(k + 1) * ldb + j);
+            top = _mm512_max_epu32(top, _mm512_and_si512(v, mag));
+            top2 = _mm512_max_epu32(top2, _mm512_and_si512(u, mag));
+        }
+        if (k < k1) {
+            __m512i v = _mm512_maskz_loadu_epi32(m, B + (size_t)k * ldb + j);
             top = _mm512_max_epu32(top, _mm512_and_si512(v, mag));
         }
     }
-    return _mm512_reduce_max_epu32(top) < 0x7f800000u;
+    return _mm512_reduce_max_epu32(_mm512_max_epu32(top, top2)) < 0x7f800000u;
 }
 
-SIMD_V3 static int finite_v3(const Gemm *g, int k0, int k1) {
+SIMD_V3 static int finite_v3(const float *B, size_t ldb, int N, int k0, int k1) {
     const __m256i mag = _mm256_set1_epi32(0x7fffffff), inf = _mm256_set1_epi32(0x7f800000);
     __m256i top = _mm256_setzero_si256();
-    for (int j = 0; j < g->N; j += 8) {
-        __m256i m = mask8(g->N - j);
+    for (int j = 0; j < N; j += 8) {
+        __m256i m = mask8(N - j);
         for (int k = k0; k < k1; k++) {
-            __m256i v = _mm256_maskload_epi32((const int *)(g->B + (size_t)k * g->ldb + j), m);
+            __m256i v = _mm256_maskload_epi32((const int *)(B + (size_t)k * ldb + j), m);
             top = _mm256_max_epu32(top, _mm256_and_si256(v, mag));
         }
     }
     __m256i bad = _mm256_cmpeq_epi32(_mm256_max_epu32(top, inf), top); /* top >= inf */
     return _mm256_testz_si256(bad, bad);
+}
+
+static int rows_finite(SimdPath path, const float *B, size_t ldb, int N, int k0, int k1) {
+    return path == SIMD_AVX512 ? finite_v4(B, ldb, N, k0, k1) : finite_v3(B, ldb, N, k0, k1);
+}
+
+/* A gemm_zeros call whose zero terms may skip op(B)'s rows [k0, k1). One
+ * row of C has no zero terms: the last with trailing zeros (its chain runs
+ * over k <= M - 1 + zdiag), the first with leading ones (k >= -zdiag). A
+ * chain that meets an inf or NaN of B ends inf or NaN (0 * inf is NaN, and
+ * neither leaves a sum, nor does alpha's product), so with beta 0, when
+ * that row of C is finite after the run, so are the rows of B its chain
+ * covers, and the skips were exact; when it is not, every chain is run
+ * again whole over C. The rows of [k0, k1) that chain does not cover, and
+ * with beta != 0 (C's old values are gone after a run) all of them, are
+ * checked before the run: when one holds an inf or NaN, every chain is run
+ * whole. */
+static void gemm_zeros_run(const Gemm *g, SimdPath path, int k0, int k1) {
+    const int trailing = g->zeros == GEMM_ZEROS_TRAILING;
+    int c0 = trailing ? 0 : -g->zdiag, c1 = trailing ? g->M + g->zdiag : g->K; /* covered */
+    int row = trailing ? g->M - 1 : 0, p0 = k0, p1 = k1; /* rows of B checked before */
+    const int after = g->beta == 0.0f && c0 < c1;
+    if (after && trailing) p0 = c1 > p0 ? c1 : p0;
+    if (after && !trailing) p1 = c0 < p1 ? c0 : p1;
+    Gemm full = *g;
+    full.zeros = 0;
+    if (p0 < p1 && !rows_finite(path, g->B, g->ldb, g->N, p0, p1)) {
+        gemm_run(&full, path, NULL);
+        return;
+    }
+    gemm_run(g, path, NULL);
+    if (after && !rows_finite(path, g->C + (size_t)row * g->ldc, g->ldc, g->N, 0, 1))
+        gemm_run(&full, path, NULL);
 }
 
 static int gemm_simd(const Gemm *g, SimdPath path) {
@@ -340,13 +391,8 @@ static int gemm_simd(const Gemm *g, SimdPath path) {
     if (g->tb) return gemm_packed(g, path);
     int k0 = 0, k1 = 0;
     if (g->zeros) skipped_rows(g, &k0, &k1);
-    if (k0 < k1 && !(path == SIMD_AVX512 ? finite_v4(g, k0, k1) : finite_v3(g, k0, k1))) {
-        Gemm full = *g; /* the zero terms are not zero: run every chain whole */
-        full.zeros = 0;
-        gemm_run(&full, path, NULL);
-        return 0;
-    }
-    gemm_run(g, path, NULL);
+    if (k0 < k1) gemm_zeros_run(g, path, k0, k1);
+    else gemm_run(g, path, NULL);
     return 0;
 }
 #endif
