@@ -85,8 +85,13 @@ V3_INLINE __m128 main4_v3(__m128 x) {
     __m256d xd = _mm256_cvtps_pd(x), kd0 = _mm256_fmadd_pd(invln2n, xd, shift);
     __m256i ki = _mm256_castpd_si256(kd0);
     __m256d kd = _mm256_sub_pd(kd0, shift), r = _mm256_fmsub_pd(invln2n, xd, kd);
-    __m256i t = _mm256_i64gather_epi64((const long long *)exact_exp_tab,
-                                       _mm256_and_si256(ki, _mm256_set1_epi64x(31)), 8);
+    /* T[ki & 31] lane by lane: under qemu 7.2's emulated Haswell (repro.sh) the AVX2 gather
+     * returned wrong entries */
+    uint64_t k[4];
+    _mm256_storeu_si256((__m256i *)k, ki);
+    __m256i t = _mm256_setr_epi64x(
+        (long long)exact_exp_tab[k[0] & 31], (long long)exact_exp_tab[k[1] & 31],
+        (long long)exact_exp_tab[k[2] & 31], (long long)exact_exp_tab[k[3] & 31]);
     __m256d s = _mm256_castsi256_pd(_mm256_add_epi64(t, _mm256_slli_epi64(ki, 47)));
     __m256d z = _mm256_fmadd_pd(_mm256_set1_pd(EXACT_EXP_C0), r, _mm256_set1_pd(EXACT_EXP_C1));
     __m256d r2 = _mm256_mul_pd(r, r);
