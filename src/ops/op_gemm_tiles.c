@@ -110,6 +110,8 @@ tile_v4(const Tile *t, const int R, const int V, const int full, const int Z) {
     }
     if (alpha == 1.0f && beta == 0.0f) store_v4(acc, t->c, t->ldc, R, V, m0, m1, 1.0f, 0.0f);
     else if (alpha == 1.0f && beta == 1.0f) store_v4(acc, t->c, t->ldc, R, V, m0, m1, 1.0f, 1.0f);
+    else if (beta == 0.0f) store_v4(acc, t->c, t->ldc, R, V, m0, m1, alpha, 0.0f);
+    else if (beta == 1.0f) store_v4(acc, t->c, t->ldc, R, V, m0, m1, alpha, 1.0f);
     else store_v4(acc, t->c, t->ldc, R, V, m0, m1, alpha, beta);
     return 0;
 }
