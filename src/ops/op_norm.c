@@ -65,16 +65,19 @@ SIMD_BODY void dw_rows(float *dw, const float *g, const float *x, const float *r
     }
 }
 
-/* out[M,C] = x * rstd * w, rstd = 1 / sqrt(mean(x^2) + eps) */
+/* out[M,C] = x * rstd * w, rstd = 1 / sqrt(mean(x^2) + eps). Each row
+ * hints the output STREAM_AHEAD floats on as it is written (stream.h): one
+ * row's few lines at a time, where a block's 16 rows of hints at once
+ * (128 lines at C 128) wait on each other for the core's line fills. */
 SIMD_BODY void rmsnorm_forward_path_body(float *out, float *rstd, const float *inp, const float *w,
                                          int M, int C, float eps) {
     size_t c = (size_t)C;
     for (size_t m0 = 0; m0 < (size_t)M; m0 += ROWS_WIDE_N) {
         int n = (size_t)M - m0 < ROWS_WIDE_N ? (int)((size_t)M - m0) : ROWS_WIDE_N;
         float ss[ROWS_WIDE_N];
-        stream_hint_len(out, m0 * c, (size_t)n * c, (size_t)M * c, 1);
         rows_wide_sums(ss, inp + m0 * c, n, c, 1);
         for (size_t m = m0; m < m0 + (size_t)n; m++) {
+            stream_hint_len(out, m * c, c, (size_t)M * c, 1);
             const float *x = inp + m * c;
             float *o = out + m * c;
             float r = 1.0f / sqrtf(ss[m - m0] / (float)C + eps);
@@ -100,7 +103,9 @@ void rmsnorm_forward(float *out, float *rstd, const float *inp, const float *w, 
 }
 
 /* With gw = dout * w:  dx = r * (gw - x * r^2 * mean(gw * x));
- * dw += dout * x * r. dx is written (set) or added to. */
+ * dw += dout * x * r. dx is written (set) or added to. The input rows
+ * (the forward's, long out of cache) are hinted a row at a time, as the
+ * forward's output is; without dx, a block at a time. */
 SIMD_BODY void rmsnorm_backward_path_body(float *dinp, float *dw, const float *dout,
                                           const float *inp, const float *w, const float *rstd,
                                           int M, int C, int set) {
@@ -108,11 +113,12 @@ SIMD_BODY void rmsnorm_backward_path_body(float *dinp, float *dw, const float *d
     for (size_t m0 = 0; m0 < (size_t)M; m0 += ROWS_WIDE_N) {
         int n = (size_t)M - m0 < ROWS_WIDE_N ? (int)((size_t)M - m0) : ROWS_WIDE_N;
         float dot[ROWS_WIDE_N];
-        stream_hint_len(inp, m0 * c, (size_t)n * c, (size_t)M * c, 0);
+        if (!dinp) stream_hint_len(inp, m0 * c, (size_t)n * c, (size_t)M * c, 0);
         if (dinp) dot_rows(dot, dout + m0 * c, w, inp + m0 * c, n, c);
         if (dw) dw_rows(dw, dout + m0 * c, inp + m0 * c, rstd + m0, n, c);
         if (!dinp) continue;
         for (size_t m = m0; m < m0 + (size_t)n; m++) {
+            stream_hint_len(inp, m * c, c, (size_t)M * c, 0);
             const float *x = inp + m * c;
             const float *g = dout + m * c;
             float r = rstd[m];
