@@ -18,6 +18,8 @@
 #include <string.h>
 
 #include "config.h"
+#include "fakequant.h"
+#include "intervention.h"
 #include "model.h"
 #include "ops.h"
 #include "rng.h"
@@ -454,6 +456,60 @@ static void test_maps_after_steps(void **state) {
         }
 }
 
+/* The fused input projection's forward, a product per part (on the
+ * parts' panels when packed), gives the bits of the one [N, P] product
+ * split into q, k, v and a FULL gate's z: that path runs under a float-mode
+ * fake quantization, which leaves every operand as it is. */
+static void test_fused_parts(void **state) {
+    (void)state;
+    static const char *const ids[] = {"baseline", "g1-elem"};
+    for (int v = 0; v < 2; v++)
+        for (int packed = 0; packed < 2; packed++) {
+            Config c;
+            Model m;
+            RunState s, w;
+            char err[256];
+            tiny_config(&c);
+            assert_int_equal(config_apply_variant(&c, ids[v], err, sizeof err), 0);
+            config_resolve(&c);
+            assert_int_equal(config_validate(&c, err, sizeof err), 0);
+            assert_int_equal(model_init(&m, &c, err, sizeof err), 0);
+            assert_int_equal(runstate_init(&s, &m, B, T), 0);
+            assert_int_equal(runstate_init(&w, &m, B, T), 0);
+            GemmPacks ps = {0};
+            if (packed) {
+                gemm_packs_begin(&ps);
+                assert_int_equal(model_pack_forward(&m, &ps), 0);
+                assert_int_equal(gemm_packs_commit(&ps), 0);
+                gemm_packs_fill(&ps, 0, 1);
+                m.packs = &ps;
+            }
+            FakeQuant q;
+            fq_init(&q, FQ_FLOAT);
+            Intervention iv = {0};
+            iv.quant = &q;
+            int tok[B * T];
+            for (int i = 0; i < B * T; i++) tok[i] = (i * 5 + 3) % m.dims.V;
+            const float l0 = model_forward(&m, &s, tok, tok, B, T);
+            const float l1 = model_forward_iv(&m, &w, tok, tok, B, T, &iv);
+            assert_memory_equal(&l0, &l1, sizeof l0);
+            /* q, k, v and z reach the block outputs, gate scores and logits */
+            const size_t rows = (size_t)B * s.Ti;
+            for (int l = 0; l < m.dims.L; l++) {
+                assert_memory_equal(model_block_output(&s, l), model_block_output(&w, l),
+                                    rows * m.dims.d * sizeof(float));
+                if (model_gate_in_projection(&c))
+                    assert_memory_equal(model_gate_scores(&s, l), model_gate_scores(&w, l),
+                                        rows * m.dims.gate_channels * sizeof(float));
+            }
+            assert_memory_equal(s.logits, w.logits, (size_t)B * T * m.dims.V * sizeof(float));
+            fq_free(&q);
+            m.packs = NULL;
+            if (packed) gemm_packs_free(&ps);
+            runstate_free(&s), runstate_free(&w), model_free(&m);
+        }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_checker_detects_error),
@@ -466,6 +522,7 @@ int main(void) {
         cmocka_unit_test(test_2sig_identity_at_init),
         cmocka_unit_test(test_norm_place),
         cmocka_unit_test(test_maps_after_steps),
+        cmocka_unit_test(test_fused_parts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -85,11 +85,11 @@ static void linear_observe(const Intervention *iv, FqOut k, const float *y, int 
 
 /* ---- the fused input projection ---- */
 
-/* One sgemm for q, k, v and a FULL gate's z: params.c stores W_q, W_k, W_v
- * and W_gate adjacent, so from lw->w_q on they are one [P, d] matrix (and
- * their gradients one [P, d] block of the gradient arena). The [N, P]
- * product in sc->cat is split into the activations every later stage
- * reads. */
+/* params.c stores W_q, W_k, W_v and a FULL gate's W_gate adjacent, so from
+ * lw->w_q on they are one [P, d] matrix (and their gradients one [P, d]
+ * block of the gradient arena). The forward runs a product per part; the
+ * backward gathers the parts' gradients into sc->cat [N, P] for one
+ * product. */
 typedef struct {
     int n;
     int rows[4];
@@ -117,14 +117,19 @@ static void fused_rows(float *cat, const Fused *f, int N, int P, int to_cat) {
     }
 }
 
-/* q, k, v (and a FULL gate's z) = n1 [W_q; W_k; W_v; W_gate]^T */
+/* q, k, v (and a FULL gate's z) = n1 [W_q; W_k; W_v; W_gate]^T, a product
+ * per part on its rows (packed apart); fake quantization's one product, split. */
 static void fused_forward(const Model *m, RunState *s, LayerActs *a, const LayerWeights *lw, int N,
                           const Intervention *iv) {
-    Scratch *sc = s->sc;
     const int P = model_fused_cols(m), d = m->dims.d;
     Fused f = fused_parts(m, a->q, a->k, a->v, a->gz);
-    linear_forward(m, iv, sc->cat, a->n1, lw->w_q, N, d, P);
-    fused_rows(sc->cat, &f, N, P, 0);
+    if (iv && iv->quant) {
+        linear_forward(m, iv, s->sc->cat, a->n1, lw->w_q, N, d, P);
+        fused_rows(s->sc->cat, &f, N, P, 0);
+        return;
+    }
+    for (int i = 0, off = 0; i < f.n; off += f.rows[i++])
+        linear_forward(m, NULL, f.part[i], a->n1, lw->w_q + (size_t)off * d, N, d, f.rows[i]);
 }
 
 /* dn += d(q, k, v, z) [W_q; W_k; W_v; W_gate] (dn_set: dn = instead);

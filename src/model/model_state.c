@@ -292,12 +292,24 @@ static int pack_gated_norm(GemmPacks *ps, const Model *m, const float *down, con
     return gemm_packs_add(ps, down, r, d, d) | gemm_packs_add(ps, up, d, r, r);
 }
 
+/* The fused input projection's parts, each apart (model.c: fused_forward):
+ * W_q, W_k, W_v and a FULL gate's W_gate, the rows of w_q on from it. */
+static int pack_fused(GemmPacks *ps, const Model *m, const float *w_q) {
+    const Dims *D = &m->dims;
+    const int rows[4] = {D->qdim, D->kvdim, D->kvdim,
+                         model_gate_in_projection(&m->cfg) ? D->gate_channels : 0};
+    int rc = 0;
+    for (int i = 0, off = 0; i < 4 && rows[i] > 0; off += rows[i++])
+        rc |= gemm_packs_add(ps, w_q + (size_t)off * D->d, rows[i], D->d, D->d);
+    return rc;
+}
+
 int model_pack_forward(const Model *m, GemmPacks *ps) {
     const Dims *D = &m->dims;
     int rc = 0;
     for (int l = 0; l < D->L; l++) {
         const LayerWeights *lw = &m->w.layer[l];
-        rc |= gemm_packs_add(ps, lw->w_q, model_fused_cols(m), D->d, D->d);
+        rc |= pack_fused(ps, m, lw->w_q);
         rc |= gemm_packs_add(ps, lw->w_o, D->d, D->qdim, D->qdim);
         rc |= gemm_packs_add(ps, lw->w_gate, D->ff, D->d, D->d);
         rc |= gemm_packs_add(ps, lw->w_up, D->ff, D->d, D->d);

@@ -12,6 +12,8 @@
  * depend on the shard count, as on any key.
  */
 #include <math.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -193,21 +195,56 @@ static void reduce_part(void *ctx, int t, int nt) {
     opprof_leave(prof);
 }
 
-/* AdamW over the arena, its elements split across the step's threads, each
- * gradient times the clip factor. */
+/* The gradient norm and AdamW in one region: thread 0 continues the norm's
+ * chain over the other threads' ranges (element order) and publishes the
+ * clip factor; every thread then updates its part of the arena, each
+ * gradient times that factor. The others wait for it inside the region,
+ * still running, so the update starts with no wake-up; only they wait,
+ * never thread 0, so a region whose parts run one after the other (a
+ * thread that could not be started) finishes too. */
 typedef struct {
     Trainer *tr;
     const float *g;
-    float gscale, lr;
+    const Reduce *r;
+    float loss, lr;
     long long step;
-} Update;
+    double norm;
+    float gscale;
+    int keep;         /* the loss or the norm is not finite: no update */
+    atomic_int ready; /* norm, gscale and keep are set */
+} Finish;
 
-static void update_range(void *ctx, size_t i0, size_t i1) {
-    const Update *u = ctx;
-    Trainer *tr = u->tr;
+static void finish_norm(Finish *f) {
     int prof = opprof_enter(OPPROF_OPTIMIZER);
-    adamw_update_range(tr->model.params, u->g, u->gscale, tr->adam_m, tr->adam_v, &tr->model.table,
-                       &tr->cfg, u->lr, u->step, i0, i1);
+    f->norm = sqrt(grad_sumsq(f->r->sumsq, f->g, f->r->split, f->r->len));
+    f->keep = !isfinite(f->loss) || !isfinite(f->norm);
+    f->gscale = grad_clip_scale(f->norm, f->tr->cfg.grad_clip);
+    opprof_leave(prof);
+    atomic_store_explicit(&f->ready, 1, memory_order_release);
+}
+
+static void finish_wait(Finish *f) {
+    int prof = opprof_enter(OPPROF_SYNC);
+    for (unsigned spins = 1; !atomic_load_explicit(&f->ready, memory_order_acquire); spins++) {
+        if (spins % 1024 == 0) sched_yield(); /* more threads than cores */
+#if defined(__x86_64__) || defined(__i386__)
+        else __builtin_ia32_pause();
+#endif
+    }
+    opprof_leave(prof);
+}
+
+static void finish_part(void *ctx, int t, int nt) {
+    Finish *f = ctx;
+    if (t == 0) finish_norm(f);
+    else finish_wait(f);
+    if (f->keep) return;
+    const size_t len = f->r->len, i0 = len * (size_t)t / (size_t)nt,
+                 i1 = len * (size_t)(t + 1) / (size_t)nt;
+    Trainer *tr = f->tr;
+    int prof = opprof_enter(OPPROF_OPTIMIZER);
+    adamw_update_range(tr->model.params, f->g, f->gscale, tr->adam_m, tr->adam_v, &tr->model.table,
+                       &tr->cfg, f->lr, f->step, i0, i1);
     opprof_leave(prof);
 }
 
@@ -226,13 +263,9 @@ float trainer_step(Trainer *tr, const int *inputs, const int *targets, long long
     float *g = jobs[0].s->grads;
     if (tr->poison_grad)
         g[0] = NAN, tr->poison_grad = 0, r.split = 0, r.sumsq = 0.0; /* testhook.h */
-    int prof = opprof_enter(OPPROF_OPTIMIZER);
-    double norm = sqrt(grad_sumsq(r.sumsq, g, r.split, len));
-    opprof_leave(prof);
-    if (grad_norm) *grad_norm = norm;
-    if (!isfinite(loss) || !isfinite(norm)) return loss; /* keep the weights */
-    Update u = {tr, g, grad_clip_scale(norm, tr->cfg.grad_clip), lr_at_step(&tr->cfg, step), step};
-    parallel_for(tr->n_workers, len, update_range, &u);
+    Finish f = {tr, g, &r, loss, lr_at_step(&tr->cfg, step), step, 0.0, 1.0f, 0, 0};
+    parallel_team(nt, finish_part, &f);
+    if (grad_norm) *grad_norm = f.norm;
     return loss;
 }
 
