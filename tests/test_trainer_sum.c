@@ -9,7 +9,13 @@
  *     the sum's elements split over the threads) leaves that sum in shard
  *     0's arena and reports the norm of grad_sumsq over it, for two steps
  *     in a row (the second on arenas the first wrote);
- *   - the weights after the steps are the same at every thread count. */
+ *   - the weights after the steps are the same at every thread count;
+ *   - only the first shard of each thread's run (shard 5 t / threads) has
+ *     activations, before and after the steps, and memplan_train counts
+ *     the arenas the shards hold, byte for byte;
+ *   - a forward over 3 sequences (jobs on shards 0, 1, 2: at 2 threads
+ *     shard 1 leads a run, but trainer_init gave it no activations) gives
+ *     the same loss at every thread count. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -24,6 +30,7 @@
 #include "adamw.h"
 #include "config.h"
 #include "config_derive.h"
+#include "memplan.h"
 #include "model.h"
 #include "rng.h"
 #include "trainer.h"
@@ -88,6 +95,27 @@ static void reference_sum(const Model *m, const int *tok, const int *tgt, float 
     for (int j = 0; j < NS; j++) free(g[j]);
 }
 
+/* The shards that hold activations are those that begin a thread's run,
+ * and the memory plan's activations are the bytes their arenas hold. */
+static void check_arenas(const Trainer *tr, const Config *cfg, int threads, const char *when) {
+    size_t held = 0;
+    for (int w = 0; w < NS; w++) {
+        int leads = 0;
+        for (int t = 0; t < threads; t++) leads |= NS * t / threads == w;
+        const RunState *s = &tr->shards[w];
+        if ((s->la != NULL) != leads || (s->acts_mem != NULL))
+            fail_msg("threads %d, %s: shard %d %s activations", threads, when, w,
+                     leads ? "has no" : "has its own");
+        held += s->mem_bytes + s->acts_bytes;
+    }
+    MemPlan p;
+    char err[256];
+    assert_int_equal(memplan_train(cfg, &p, err, sizeof err), 0);
+    if (p.activations != held)
+        fail_msg("threads %d: memplan_train counts %zu bytes of activations, the shards hold %zu",
+                 threads, p.activations, held);
+}
+
 static void test_step_sum(void **state) {
     (void)state;
     Config cfg;
@@ -98,11 +126,13 @@ static void test_step_sum(void **state) {
     const size_t len = m.table.total;
     float *ref = malloc(len * sizeof(float)), *params1 = malloc(len * sizeof(float));
     int tok[NB * T], tgt[NB * T];
+    float loss1 = 0.0f;
     for (int threads = 1; threads <= NS; threads++) {
         Trainer tr;
         small_config(&cfg, threads);
         assert_int_equal(trainer_init(&tr, &cfg, err, sizeof err), 0);
         assert_int_equal(tr.n_workers, threads);
+        check_arenas(&tr, &cfg, threads, "after trainer_init");
         for (int k = 0; k < 2; k++) {
             make_batch(k, m.dims.V, tok, tgt);
             memcpy(m.params, tr.model.params, len * sizeof(float));
@@ -115,9 +145,19 @@ static void test_step_sum(void **state) {
                          "shard-order sum (norm %.9g, want %.9g)",
                          threads, k, norm, want);
         }
-        if (threads == 1) memcpy(params1, tr.model.params, len * sizeof(float));
-        else if (memcmp(params1, tr.model.params, len * sizeof(float)) != 0)
-            fail_msg("threads %d: the weights after two steps differ from 1 thread's", threads);
+        check_arenas(&tr, &cfg, threads, "after two steps");
+        const float loss3 = trainer_loss(&tr, tok, tgt, 3, T);
+        if (threads == 2 && (!tr.shards[1].la || !tr.shards[1].acts_mem))
+            fail_msg("threads 2: shard 1 ran a forward without activations of its own");
+        if (threads == 1) {
+            memcpy(params1, tr.model.params, len * sizeof(float));
+            loss1 = loss3;
+        } else if (memcmp(params1, tr.model.params, len * sizeof(float)) != 0 ||
+                   memcmp(&loss1, &loss3, sizeof loss3) != 0 || !isfinite(loss3)) {
+            fail_msg("threads %d: the weights after two steps or the loss of 3 sequences "
+                     "(%.9g, 1 thread: %.9g) differ from 1 thread's",
+                     threads, loss3, loss1);
+        }
         trainer_free(&tr);
     }
     free(ref);

@@ -119,9 +119,14 @@ typedef struct {
     int Bc, Tc, Ti; /* current call; Ti = Tc + extra_pos */
     float *grads;   /* gradient arena (same layout as params) */
     Weights g;
-    float *mem;       /* one block (plan.h) for all activations, scratch, grads
-                         and token rows */
-    size_t mem_bytes; /* its size: runstate_bytes's count */
+    float *mem;        /* one block (plan.h) for all activations, scratch, grads
+                          and token rows (runstate_init_lent: all but the
+                          activations and scratch) */
+    size_t mem_bytes;  /* its size: runstate_bytes's count (runstate_init_lent:
+                          less runstate_acts_bytes's) */
+    float *acts_mem;   /* runstate_init_lent then runstate_acts: the activations'
+                          own block, else NULL */
+    size_t acts_bytes; /* its size */
     LayerActs *la;
     Scratch *sc;
     int *tok_int, *tgt_int;         /* internal [B, Ti] (sink rows: token 0, -1) */
@@ -181,6 +186,15 @@ int runstate_init(RunState *s, const Model *m, int B, int T);
  * PLAN_TOO_MUCH). Besides the arena runstate_init allocates only the
  * per-layer descriptors. m needs only its shape (model_shape). */
 size_t runstate_bytes(const Model *m, int B, int T);
+/* runstate_init without the activations, backward scratch and outputs (la
+ * and sc NULL): for a RunState that runs only on another's (runstate_lend)
+ * until runstate_acts gives it its own. Its arena is runstate_bytes less
+ * runstate_acts_bytes, the activations' share of it. */
+int runstate_init_lent(RunState *s, const Model *m, int B, int T);
+size_t runstate_acts_bytes(const Model *m, int B, int T);
+/* 0 when s has activations (its own, or lent), allocating its own when it
+ * has none (runstate_init_lent); -1 when out of memory. */
+int runstate_acts(RunState *s, const Model *m);
 void runstate_free(RunState *s);
 
 /* A forward and its backward write every activation and scratch buffer
@@ -191,13 +205,17 @@ void runstate_free(RunState *s);
  * of s's length; -1 (nothing changed) when it does not. runstate_unlend
  * puts s's own back. s keeps its gradients, token rows, RoPE tables and
  * remedy buffers. The trainer lends a thread's first shard to the shards
- * that thread runs after it: each then writes memory the one before left
- * in cache, and the bits are those of its own arena. */
+ * that thread runs after it, which have none of their own
+ * (runstate_init_lent): each then writes memory the one before left in
+ * cache, and the bits are those of its own arena. */
 typedef struct {
     LayerActs *la;
     Scratch *sc;
     float *x_out, *xfn, *fmean, *frstd, *xreal, *logits, *probs, *losses;
 } RunActs;
+/* 1 when runstate_lend(s, from, B, ...) lends: from has activations that
+ * hold B of s's sequences. */
+int runstate_lends(const RunState *from, const RunState *s, int B);
 int runstate_lend(RunState *s, const RunState *from, int B, RunActs *own);
 void runstate_unlend(RunState *s, const RunActs *own);
 

@@ -1,7 +1,8 @@
 /* model_state.c: a RunState's memory (runstate_init, runstate_bytes,
  * runstate_free): one plan (plan.h) lays out every activation and scratch
  * buffer of the passes in model.c, the gradients and the token rows in one
- * arena; its counting pass is runstate_bytes. Also which of the gradients
+ * arena (or, for a RunState that runs on lent activations, all but the
+ * activations); its counting pass is runstate_bytes. Also which of the gradients
  * the backward zeroes before it adds into them (grads_zero_added), and
  * which weights the forward reads packed (model_pack_forward), and the
  * lending of one RunState's activations to another (runstate_lend). */
@@ -133,17 +134,19 @@ static void plan_scratch(Scratch *sc, Plan *b, const Model *m, size_t N, size_t 
     plan_gated_norm(&sc->gnf, b, m, N);
 }
 
-/* The RunState's whole arena: every layer's activations, the backward
- * scratch, the remedies' buffers, the gradients and the token rows. */
+/* The RunState's arena in two parts: its activations (every layer's, the
+ * backward scratch and the outputs: what runstate_lend lends) and what is
+ * its own (the RoPE tables, the remedies' buffers, the gradients and the
+ * token rows). runstate_init lays both out in one block, activations
+ * first; runstate_init_lent the second only. */
+enum { PART_ACTS = 1, PART_OWN = 2 };
 typedef struct {
     RunState *s;
     const Model *m;
+    int parts;
 } StateLayout;
 
-static void plan(Plan *b, void *ctx) {
-    const StateLayout *y = ctx;
-    RunState *s = y->s;
-    const Model *m = y->m;
+static void plan_acts(Plan *b, RunState *s, const Model *m) {
     const Dims *D = &m->dims;
     int Ti = s->T + D->extra_pos;
     size_t N = (size_t)s->B * Ti, Nr = (size_t)s->B * s->T;
@@ -160,6 +163,17 @@ static void plan(Plan *b, void *ctx) {
     s->logits = take(b, Nr * D->V);
     s->probs = take(b, Nr * D->V);
     s->losses = take(b, Nr);
+}
+
+static void plan(Plan *b, void *ctx) {
+    const StateLayout *y = ctx;
+    RunState *s = y->s;
+    const Model *m = y->m;
+    const Dims *D = &m->dims;
+    int Ti = s->T + D->extra_pos;
+    size_t N = (size_t)s->B * Ti, Nr = (size_t)s->B * s->T;
+    if (y->parts & PART_ACTS) plan_acts(b, s, m);
+    if (!(y->parts & PART_OWN)) return;
     s->rope_cos = take(b, (size_t)Ti * (D->dh / 2 + 1));
     s->rope_sin = take(b, (size_t)Ti * (D->dh / 2 + 1));
     remedy_state_plan(s->rm, m, s->B, s->T, b);
@@ -169,16 +183,30 @@ static void plan(Plan *b, void *ctx) {
     s->tgt_real = plan_take(b, Nr, sizeof(int));
 }
 
-int runstate_init(RunState *s, const Model *m, int B, int T) {
+/* s's own activations in their own block (s->acts_mem), for a RunState
+ * that has none. */
+static int acts_alloc(RunState *s, const Model *m) {
+    s->la = calloc((size_t)m->dims.L, sizeof *s->la);
+    s->sc = calloc(1, sizeof *s->sc);
+    StateLayout y = {s, m, PART_ACTS};
+    if (s->la && s->sc && (s->acts_mem = plan_build(plan, &y, &s->acts_bytes))) return 0;
+    free(s->la), free(s->sc);
+    s->la = NULL, s->sc = NULL;
+    return -1;
+}
+
+static int state_init(RunState *s, const Model *m, int B, int T, int parts) {
     memset(s, 0, sizeof *s);
     s->B = B;
     s->T = T;
     s->L = m->dims.L;
-    s->la = calloc((size_t)m->dims.L, sizeof *s->la);
-    s->sc = calloc(1, sizeof *s->sc);
+    if (parts & PART_ACTS) {
+        s->la = calloc((size_t)m->dims.L, sizeof *s->la);
+        s->sc = calloc(1, sizeof *s->sc);
+    }
     if (remedy_active(&m->cfg)) s->rm = remedy_state_new(m);
-    StateLayout y = {s, m};
-    if (!s->la || !s->sc || (remedy_active(&m->cfg) && !s->rm) ||
+    StateLayout y = {s, m, parts};
+    if (((parts & PART_ACTS) && (!s->la || !s->sc)) || (remedy_active(&m->cfg) && !s->rm) ||
         !(s->mem = plan_build(plan, &y, &s->mem_bytes))) {
         runstate_free(s);
         return -1;
@@ -187,21 +215,38 @@ int runstate_init(RunState *s, const Model *m, int B, int T) {
     return 0;
 }
 
-size_t runstate_bytes(const Model *m, int B, int T) {
+int runstate_init(RunState *s, const Model *m, int B, int T) {
+    return state_init(s, m, B, T, PART_ACTS | PART_OWN);
+}
+
+int runstate_init_lent(RunState *s, const Model *m, int B, int T) {
+    return state_init(s, m, B, T, PART_OWN);
+}
+
+int runstate_acts(RunState *s, const Model *m) { return s->la ? 0 : acts_alloc(s, m); }
+
+static size_t state_bytes(const Model *m, int B, int T, int parts) {
     RunState s;
     memset(&s, 0, sizeof s);
     s.B = B, s.T = T, s.L = m->dims.L;
     LayerActs la[MAX_LAYERS];
     Scratch sc;
     s.la = la, s.sc = &sc;
-    StateLayout y = {&s, m};
+    StateLayout y = {&s, m, parts};
     return plan_count(plan, &y); /* the remedies count with s.rm NULL */
 }
+
+size_t runstate_bytes(const Model *m, int B, int T) {
+    return state_bytes(m, B, T, PART_ACTS | PART_OWN);
+}
+
+size_t runstate_acts_bytes(const Model *m, int B, int T) { return state_bytes(m, B, T, PART_ACTS); }
 
 void runstate_free(RunState *s) {
     free(s->la);
     free(s->sc);
     free(s->mem);
+    free(s->acts_mem);
     remedy_state_free(s->rm);
     memset(s, 0, sizeof *s);
 }
@@ -217,8 +262,12 @@ static void acts_set(RunState *s, const RunActs *a) {
     s->losses = a->losses;
 }
 
+int runstate_lends(const RunState *from, const RunState *s, int B) {
+    return from != s && from->la && from->L == s->L && from->B >= B && from->T >= s->T;
+}
+
 int runstate_lend(RunState *s, const RunState *from, int B, RunActs *own) {
-    if (from == s || !from->la || from->L != s->L || from->B < B || from->T < s->T) return -1;
+    if (!runstate_lends(from, s, B)) return -1;
     RunActs lent;
     acts_get(s, own);
     acts_get(from, &lent);

@@ -13,6 +13,7 @@
 #include "config_derive.h"
 #include "model.h"
 #include "probe.h"
+#include "trainer.h"
 #include "util.h"
 
 #define SAT (SIZE_MAX / 8) /* every sum saturates here: "too much", never wraps */
@@ -33,8 +34,11 @@ int memplan_train(const Config *cfg, MemPlan *p, char *err, size_t errlen) {
     const int T = config_max_len(cfg);
     p->optimiser = add(mul(2 * sizeof(float), n), mul(2 * sizeof(int), (size_t)B * T));
     p->activations = 0;
-    for (int w = 0; w < ns; w++) /* the trainer's shards of the batch */
-        p->activations = add(p->activations, runstate_bytes(&m, batch_share(B, ns, w), T));
+    for (int w = 0; w < ns; w++) { /* the trainer's shards; those that lead own activations */
+        const int b = batch_share(B, ns, w);
+        size_t all = runstate_bytes(&m, b, T), acts = runstate_acts_bytes(&m, b, T);
+        p->activations = add(p->activations, trainer_shard_leads(cfg, w) ? all : all - acts);
+    }
     /* the probe runs on the first shard's RunState */
     p->probe = probe_bytes(&m, cfg->probe_n, cfg->seq_len, batch_share(B, ns, 0));
     model_free(&m);

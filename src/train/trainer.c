@@ -30,6 +30,15 @@
  * cblas.h flavour is installed. */
 void openblas_set_num_threads(int n);
 
+int trainer_part(int n, int t, int nt) { return (int)((long long)n * t / nt); }
+
+int trainer_shard_leads(const Config *cfg, int w) {
+    const int ns = config_shards(cfg), nt = config_workers(cfg);
+    for (int t = 0; t < nt; t++)
+        if (trainer_part(ns, t, nt) == w) return 1;
+    return 0;
+}
+
 int trainer_init(Trainer *tr, const Config *cfg, char *err, size_t errlen) {
     memset(tr, 0, sizeof *tr);
     tr->cfg = *cfg;
@@ -57,7 +66,9 @@ int trainer_init(Trainer *tr, const Config *cfg, char *err, size_t errlen) {
     }
     for (int w = 0; w < ns; w++) {
         tr->share[w] = batch_share(cfg->batch_size, ns, w);
-        if (runstate_init(&tr->shards[w], &tr->model, tr->share[w], maxT) != 0) {
+        RunState *s = &tr->shards[w];
+        if ((trainer_shard_leads(cfg, w) ? runstate_init : runstate_init_lent)(
+                s, &tr->model, tr->share[w], maxT) != 0) {
             trainer_free(tr);
             return seterr(err, errlen, "out of memory for activations (batch %d x %d)",
                           cfg->batch_size, maxT);
@@ -105,7 +116,7 @@ typedef struct {
 
 static void jobs_part(void *p, int t, int nt) {
     const Jobs *js = p;
-    const int i0 = js->n * t / nt, i1 = js->n * (t + 1) / nt;
+    const int i0 = trainer_part(js->n, t, nt), i1 = trainer_part(js->n, t + 1, nt);
     for (int i = i0; i < i1; i++) {
         Job *j = &js->jobs[i];
         RunActs own;
@@ -117,13 +128,31 @@ static void jobs_part(void *p, int t, int nt) {
 
 static void packs_part(void *p, int t, int nt) { gemm_packs_fill(p, t, nt); }
 
+/* Gives activations of its own to each job that jobs_part cannot run on
+ * its thread's first job's: that first one and those it cannot hold (none
+ * in a training step, whose leads trainer_init gave them). 0, or -1 when
+ * out of memory. */
+static int jobs_acts(const Model *m, Job *jobs, int n, int nt) {
+    for (int t = 0; t < nt; t++) {
+        const int i0 = trainer_part(n, t, nt), i1 = trainer_part(n, t + 1, nt);
+        if (runstate_acts(jobs[i0].s, m) != 0) return -1;
+        for (int i = i0 + 1; i < i1; i++)
+            if (!runstate_lends(jobs[i0].s, jobs[i].s, jobs[i].B) &&
+                runstate_acts(jobs[i].s, m) != 0)
+                return -1;
+    }
+    return 0;
+}
+
 /* Run jobs[0..n) on up to the trainer's threads (the caller is one). The
  * forward's weights are packed first, over the same threads, and the jobs
  * read them through tr->model.packs, which holds them only while the jobs
- * run: the weights change between batches (the optimizer, a load). */
-static void run_jobs(Trainer *tr, Job *jobs, int n) {
+ * run: the weights change between batches (the optimizer, a load). 0, or
+ * -1 (nothing run) when a job's activations found no memory. */
+static int run_jobs(Trainer *tr, Job *jobs, int n) {
     int threads = tr->n_workers, nt = threads < 1 ? 1 : threads > n ? n : threads;
-    if (nt < 1) return; /* no jobs */
+    if (nt < 1) return 0; /* no jobs */
+    if (jobs_acts(&tr->model, jobs, n, nt) != 0) return -1;
     GemmPacks *ps = tr->packs;
     if (ps) {
         gemm_packs_begin(ps);
@@ -135,6 +164,7 @@ static void run_jobs(Trainer *tr, Job *jobs, int n) {
     Jobs js = {jobs, n};
     parallel_team(nt, jobs_part, &js);
     tr->model.packs = NULL;
+    return 0;
 }
 
 /* Cut B sequences into the shards (capacity permitting): one job each. */
@@ -252,7 +282,10 @@ float trainer_step(Trainer *tr, const int *inputs, const int *targets, long long
                    double *grad_norm) {
     Job jobs[CONFIG_MAX_SHARDS];
     int n = make_jobs(tr, jobs, inputs, targets, tr->cfg.batch_size, tr->T, 1);
-    run_jobs(tr, jobs, n);
+    if (run_jobs(tr, jobs, n) != 0) {
+        if (grad_norm) *grad_norm = NAN;
+        return NAN;
+    }
     long long total = 0;
     float loss = jobs_loss(jobs, n, &total);
     if (total == 0) total = 1;
@@ -281,6 +314,6 @@ void trainer_extend_at(Trainer *tr, long long step) {
 float trainer_loss(Trainer *tr, const int *inputs, const int *targets, int B, int T) {
     Job jobs[CONFIG_MAX_SHARDS];
     int n = make_jobs(tr, jobs, inputs, targets, B, T, 0);
-    run_jobs(tr, jobs, n);
+    if (run_jobs(tr, jobs, n) != 0) return NAN;
     return jobs_loss(jobs, n, NULL);
 }

@@ -8,8 +8,10 @@
 
 /* One optimiser's worth of state plus one RunState per shard. The batch
  * is cut into n_shards shards (config_shards); the n_workers threads run
- * the shards, each thread a contiguous run of them, and the shards'
- * gradients are summed into shards[0] in shard order. */
+ * the shards, each thread a contiguous run of them (trainer_part), and the
+ * shards' gradients are summed into shards[0] in shard order. Only the
+ * first shard of each run has activations (trainer_shard_leads); the
+ * others run on its (runstate_lend) and are runstate_init_lent. */
 typedef struct {
     Config cfg;
     Model model;
@@ -24,6 +26,12 @@ typedef struct {
     struct GemmPacks *packs; /* the forward's weights packed at the start of each batch's forward */
 } Trainer;
 
+/* Thread t of nt runs jobs [trainer_part(n, t, nt), trainer_part(n, t + 1, nt)). */
+int trainer_part(int n, int t, int nt);
+/* 1 when the training step's thread runs (config_workers) start at shard
+ * w: the shards that own activations (memplan_train counts them). */
+int trainer_shard_leads(const Config *cfg, int w);
+
 int trainer_init(Trainer *tr, const Config *cfg, char *err, size_t errlen);
 void trainer_free(Trainer *tr);
 
@@ -34,7 +42,8 @@ void trainer_extend_at(Trainer *tr, long long step);
 
 /* Forward + backward + clip + AdamW on inputs/targets [B, tr->T] at step s.
  * Returns the loss; *grad_norm gets the pre-clip norm. A non-finite loss
- * or norm skips the update (the caller marks the run diverged). */
+ * or norm skips the update (the caller marks the run diverged); so does
+ * a shard that needed its own activations and found no memory (NaN). */
 float trainer_step(Trainer *tr, const int *inputs, const int *targets, long long step,
                    double *grad_norm);
 
