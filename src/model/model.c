@@ -106,30 +106,28 @@ static Fused fused_parts(const Model *m, float *q, float *k, float *v, float *gz
     return f;
 }
 
-/* cat[N, P] <-> the parts' [N, rows] buffers (to_cat: gather, else split). */
-static void fused_rows(float *cat, const Fused *f, int N, int P, int to_cat) {
+/* cat[N, P] = the parts' [N, rows] buffers side by side. */
+static void fused_gather(float *cat, const Fused *f, int N, int P) {
     size_t off = 0;
     for (int i = 0; i < f->n; i++) {
-        const size_t r = (size_t)f->rows[i];
-        if (to_cat) cols_gather(cat, f->part[i], (size_t)N, (size_t)P, off, r);
-        else cols_split(f->part[i], cat, (size_t)N, (size_t)P, off, r);
-        off += r;
+        cols_gather(cat, f->part[i], (size_t)N, (size_t)P, off, (size_t)f->rows[i]);
+        off += (size_t)f->rows[i];
     }
 }
 
 /* q, k, v (and a FULL gate's z) = n1 [W_q; W_k; W_v; W_gate]^T, a product
- * per part on its rows (packed apart); fake quantization's one product, split. */
-static void fused_forward(const Model *m, RunState *s, LayerActs *a, const LayerWeights *lw, int N,
+ * per part on its rows (packed apart), straight into the parts. Fake
+ * quantization sees the layer as one product (its site: the whole [P, d]
+ * weight, one scale), so its copies are taken once and the parts read
+ * their rows of them. */
+static void fused_forward(const Model *m, LayerActs *a, const LayerWeights *lw, int N,
                           const Intervention *iv) {
     const int P = model_fused_cols(m), d = m->dims.d;
     Fused f = fused_parts(m, a->q, a->k, a->v, a->gz);
-    if (iv && iv->quant) {
-        linear_forward(m, iv, s->sc->cat, a->n1, lw->w_q, N, d, P);
-        fused_rows(s->sc->cat, &f, N, P, 0);
-        return;
-    }
+    const float *in = a->n1, *w = lw->w_q;
+    if (iv && iv->quant) fq_linear(iv->quant, &in, (size_t)N, (size_t)d, &w, (size_t)P * d);
     for (int i = 0, off = 0; i < f.n; off += f.rows[i++])
-        linear_forward(m, NULL, f.part[i], a->n1, lw->w_q + (size_t)off * d, N, d, f.rows[i]);
+        matmul_forward_packed(m->packs, f.part[i], in, w + (size_t)off * d, NULL, N, d, f.rows[i]);
 }
 
 /* dn += d(q, k, v, z) [W_q; W_k; W_v; W_gate] (dn_set: dn = instead);
@@ -140,7 +138,7 @@ static void fused_backward(const Model *m, RunState *s, const LayerActs *a, cons
     Scratch *sc = s->sc;
     const int P = model_fused_cols(m), d = m->dims.d;
     Fused f = fused_parts(m, dq, dk, dv, dgz);
-    fused_rows(sc->cat, &f, N, P, 1);
+    fused_gather(sc->cat, &f, N, P);
     matmul_backward_into((dn_set ? MM_SET_DINP : 0u) | MM_SET_DW, sc->dn, gw->w_q, NULL, sc->cat,
                          a->n1, lw->w_q, N, d, P);
 }
@@ -161,7 +159,7 @@ static void attn_inputs_forward(const Model *m, RunState *s, int l, int B, int T
     sublayer_input(m, gated_norm_target(m, a->n1, &a->gn1), a->mean1, a->rstd1, a->x_in,
                    lw->attn_norm_w, lw->attn_norm_b, N);
     gated_norm_site_forward(m, a->n1, &a->gn1, lw->attn_gn_down, lw->attn_gn_up, N);
-    fused_forward(m, s, a, lw, N, iv);
+    fused_forward(m, a, lw, N, iv);
     if (c->gate_pos != GATE_NONE) gate_scores_forward(m, a, lw, N);
     if (iv && c->gate_pos != GATE_NONE)
         iv_gate_scores(iv, l, (float *)gate_applied(a, c), c->gate_input != GIN_CONST, B, Ti,

@@ -67,18 +67,6 @@ void matmul_backward_set(float *dinp, float *dw, float *dbias, const float *dout
     matmul_backward_into(MM_SET_DINP, dinp, dw, dbias, dout, inp, w, M, K, N);
 }
 
-SIMD_BODY void cols_split_body(float *part, const float *cat, size_t N, size_t P, size_t off,
-                               size_t r) {
-    for (size_t n = 0; n < N; n++) {
-        const float *c = cat + n * P + off;
-        float *p = part + n * r;
-        stream_hint_len(part, n * r, r, N * r, 1);
-        for (size_t j = 0; j < r; j++) p[j] = c[j];
-    }
-}
-SIMD_KERNEL(cols_split, (float *part, const float *cat, size_t N, size_t P, size_t off, size_t r),
-            (part, cat, N, P, off, r))
-
 SIMD_BODY void cols_gather_body(float *cat, const float *part, size_t N, size_t P, size_t off,
                                 size_t r) {
     for (size_t n = 0; n < N; n++) {

@@ -122,10 +122,8 @@ void matmul_backward_set(float *dinp, float *dw, float *dbias, const float *dout
 enum { MM_SET_DINP = 1u, MM_SET_DW = 2u, MM_SET_BOTH = 3u };
 void matmul_backward_into(unsigned set, float *dinp, float *dw, float *dbias, const float *dout,
                           const float *inp, const float *w, int M, int K, int N);
-/* A fused product's [N, P] output cut into column blocks and back: part
- * [N, r] = columns [off, off + r) of cat, and the reverse. Copies on the
- * widest SIMD path (simd.h). */
-void cols_split(float *part, const float *cat, size_t N, size_t P, size_t off, size_t r);
+/* A fused product's [N, P] operand from its column blocks: columns [off,
+ * off + r) of cat = part [N, r]. A copy on the widest SIMD path (simd.h). */
 void cols_gather(float *cat, const float *part, size_t N, size_t P, size_t off, size_t r);
 
 /* ---- norms over the last dim C, for M rows (op_norm.c) ---- */
