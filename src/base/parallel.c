@@ -12,6 +12,7 @@
 #include "parallel.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 
 #include "fpmode.h"
@@ -168,6 +169,15 @@ void parallel_team(int threads, TeamFn fn, void *ctx) {
     pthread_mutex_unlock(&pool.busy);
 }
 
+size_t parallel_split(size_t n, int t, int nt) { return n * (size_t)t / (size_t)nt; }
+
+void parallel_wait_set(const atomic_int *flag) {
+    for (unsigned spins = 1; !atomic_load_explicit(flag, memory_order_acquire); spins++) {
+        if (spins % 1024 == 0) sched_yield();
+        else pause_once();
+    }
+}
+
 typedef struct {
     RangeFn fn;
     void *ctx;
@@ -176,8 +186,7 @@ typedef struct {
 
 static void for_part(void *p, int t, int nt) {
     const ForCtx *f = p;
-    size_t i0 = f->n * (size_t)t / (size_t)nt, i1 = f->n * (size_t)(t + 1) / (size_t)nt;
-    f->fn(f->ctx, i0, i1);
+    f->fn(f->ctx, parallel_split(f->n, t, nt), parallel_split(f->n, t + 1, nt));
 }
 
 void parallel_for(int threads, size_t n, RangeFn fn, void *ctx) {

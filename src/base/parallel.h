@@ -3,7 +3,13 @@
 #ifndef GATELAB_PARALLEL_H
 #define GATELAB_PARALLEL_H
 
+#include <stdatomic.h>
 #include <stddef.h>
+
+/* Where part t of nt parts of [0, n) starts (part t is [parallel_split(n,
+ * t, nt), parallel_split(n, t + 1, nt))): the one split of parallel_for,
+ * the trainer's shards over its threads and its element ranges. */
+size_t parallel_split(size_t n, int t, int nt);
 
 typedef void (*RangeFn)(void *ctx, size_t i0, size_t i1);
 /* fn over [0, n) on up to `threads` threads (the caller is one of them);
@@ -16,5 +22,11 @@ typedef void (*TeamFn)(void *ctx, int t, int nt);
  * come from a pool started once and compute in the caller's
  * floating-point mode (fpmode.h). */
 void parallel_team(int threads, TeamFn fn, void *ctx);
+
+/* Inside a region: waits until *flag is nonzero (acquire), spinning, with a
+ * yield now and then so that more threads than cores still finish. Only
+ * parts t > 0 may wait on what part 0 sets: part 0 runs first when a
+ * region's parts run one after another. */
+void parallel_wait_set(const atomic_int *flag);
 
 #endif

@@ -12,7 +12,6 @@
  * depend on the shard count, as on any key.
  */
 #include <math.h>
-#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,12 +29,10 @@
  * cblas.h flavour is installed. */
 void openblas_set_num_threads(int n);
 
-int trainer_part(int n, int t, int nt) { return (int)((long long)n * t / nt); }
-
 int trainer_shard_leads(const Config *cfg, int w) {
     const int ns = config_shards(cfg), nt = config_workers(cfg);
     for (int t = 0; t < nt; t++)
-        if (trainer_part(ns, t, nt) == w) return 1;
+        if ((int)parallel_split((size_t)ns, t, nt) == w) return 1;
     return 0;
 }
 
@@ -116,7 +113,8 @@ typedef struct {
 
 static void jobs_part(void *p, int t, int nt) {
     const Jobs *js = p;
-    const int i0 = trainer_part(js->n, t, nt), i1 = trainer_part(js->n, t + 1, nt);
+    const int i0 = (int)parallel_split((size_t)js->n, t, nt),
+              i1 = (int)parallel_split((size_t)js->n, t + 1, nt);
     for (int i = i0; i < i1; i++) {
         Job *j = &js->jobs[i];
         RunActs own;
@@ -134,7 +132,8 @@ static void packs_part(void *p, int t, int nt) { gemm_packs_fill(p, t, nt); }
  * out of memory. */
 static int jobs_acts(const Model *m, Job *jobs, int n, int nt) {
     for (int t = 0; t < nt; t++) {
-        const int i0 = trainer_part(n, t, nt), i1 = trainer_part(n, t + 1, nt);
+        const int i0 = (int)parallel_split((size_t)n, t, nt),
+                  i1 = (int)parallel_split((size_t)n, t + 1, nt);
         if (runstate_acts(jobs[i0].s, m) != 0) return -1;
         for (int i = i0 + 1; i < i1; i++)
             if (!runstate_lends(jobs[i0].s, jobs[i].s, jobs[i].B) &&
@@ -213,7 +212,7 @@ typedef struct {
 
 static void reduce_part(void *ctx, int t, int nt) {
     Reduce *r = ctx;
-    size_t i0 = r->len * (size_t)t / (size_t)nt, i1 = r->len * (size_t)(t + 1) / (size_t)nt;
+    size_t i0 = parallel_split(r->len, t, nt), i1 = parallel_split(r->len, t + 1, nt);
     int prof = opprof_enter(OPPROF_REDUCE);
     float *g[CONFIG_MAX_SHARDS], w[CONFIG_MAX_SHARDS];
     for (int j = 0; j < r->n; j++) {
@@ -255,12 +254,7 @@ static void finish_norm(Finish *f) {
 
 static void finish_wait(Finish *f) {
     int prof = opprof_enter(OPPROF_SYNC);
-    for (unsigned spins = 1; !atomic_load_explicit(&f->ready, memory_order_acquire); spins++) {
-        if (spins % 1024 == 0) sched_yield(); /* more threads than cores */
-#if defined(__x86_64__) || defined(__i386__)
-        else __builtin_ia32_pause();
-#endif
-    }
+    parallel_wait_set(&f->ready);
     opprof_leave(prof);
 }
 
@@ -269,8 +263,7 @@ static void finish_part(void *ctx, int t, int nt) {
     if (t == 0) finish_norm(f);
     else finish_wait(f);
     if (f->keep) return;
-    const size_t len = f->r->len, i0 = len * (size_t)t / (size_t)nt,
-                 i1 = len * (size_t)(t + 1) / (size_t)nt;
+    const size_t i0 = parallel_split(f->r->len, t, nt), i1 = parallel_split(f->r->len, t + 1, nt);
     Trainer *tr = f->tr;
     int prof = opprof_enter(OPPROF_OPTIMIZER);
     adamw_update_range(tr->model.params, f->g, f->gscale, tr->adam_m, tr->adam_v, &tr->model.table,

@@ -8,7 +8,7 @@
 
 /* One optimiser's worth of state plus one RunState per shard. The batch
  * is cut into n_shards shards (config_shards); the n_workers threads run
- * the shards, each thread a contiguous run of them (trainer_part), and the
+ * the shards, each thread a contiguous run of them (parallel_split), and the
  * shards' gradients are summed into shards[0] in shard order. Only the
  * first shard of each run has activations (trainer_shard_leads); the
  * others run on its (runstate_lend) and are runstate_init_lent. */
@@ -26,8 +26,6 @@ typedef struct {
     struct GemmPacks *packs; /* the forward's weights packed at the start of each batch's forward */
 } Trainer;
 
-/* Thread t of nt runs jobs [trainer_part(n, t, nt), trainer_part(n, t + 1, nt)). */
-int trainer_part(int n, int t, int nt);
 /* 1 when the training step's thread runs (config_workers) start at shard
  * w: the shards that own activations (memplan_train counts them). */
 int trainer_shard_leads(const Config *cfg, int w);
