@@ -392,6 +392,28 @@ static void hf_case(const char *name) {
     }
 }
 
+/* An arena of 2 MiB or more starts on a 2 MiB boundary (the huge-page
+ * hint's unit), still one allocation of exactly the planned bytes, zeroed. */
+static void test_big_arena(void **st) {
+    (void)st;
+    const size_t ns[] = {100000, 300000}; /* 2.8 and 8.4 MB */
+    for (size_t i = 0; i < sizeof ns / sizeof *ns; i++) {
+        Toy t = {.n = ns[i]};
+        const size_t want = plan_count(toy_plan, &t);
+        assert_true(want >= (size_t)2 << 20);
+        size_t bytes = 0;
+        track_begin();
+        unsigned char *block = plan_build(toy_plan, &t, &bytes);
+        const size_t got = track_end();
+        assert_non_null(block);
+        assert_int_equal(bytes, want);
+        assert_int_equal(got, want);
+        assert_int_equal((uintptr_t)block % ((size_t)2 << 20), 0);
+        for (size_t k = 0; k < 3 * t.n; k++) assert_true(t.c[k] == 0.0);
+        free(block);
+    }
+}
+
 static void test_hf_buffers(void **st) {
     (void)st;
     const char *names[] = {"llama-f32", "gpt2-f32",   "qwen3-headwise-f32",
@@ -401,10 +423,9 @@ static void test_hf_buffers(void **st) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_plan_passes),
-        cmocka_unit_test(test_runstate_bytes),
-        cmocka_unit_test(test_probe_bytes),
-        cmocka_unit_test(test_hf_buffers),
+        cmocka_unit_test(test_plan_passes), cmocka_unit_test(test_runstate_bytes),
+        cmocka_unit_test(test_probe_bytes), cmocka_unit_test(test_hf_buffers),
+        cmocka_unit_test(test_big_arena),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,5 +1,6 @@
 /* util.c: see util.h. */
 #define _POSIX_C_SOURCE 200809L
+#define _DEFAULT_SOURCE /* madvise's MADV_HUGEPAGE */
 #include "util.h"
 
 #include <ctype.h>
@@ -10,6 +11,7 @@
 #include <string.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <time.h>
@@ -37,11 +39,18 @@ float *falloc(size_t n) {
     return calloc(n, sizeof(float));
 }
 
+enum { HUGE_PAGE = 2 << 20 };
+
 void *zalloc_aligned(size_t bytes) {
     void *p = NULL;
     if (bytes == 0) bytes = 64;
     bytes = (bytes + 63) & ~(size_t)63;
-    if (posix_memalign(&p, 64, bytes) != 0) return NULL;
+    if (posix_memalign(&p, bytes >= HUGE_PAGE ? HUGE_PAGE : 64, bytes) != 0) return NULL;
+#ifdef MADV_HUGEPAGE
+    /* a hint before the first touch: a refusal (no THP, another kernel)
+     * leaves the block on small pages, as it would be without it */
+    if (bytes >= HUGE_PAGE) (void)madvise(p, bytes, MADV_HUGEPAGE);
+#endif
     memset(p, 0, bytes);
     return p;
 }

@@ -18,7 +18,13 @@ const char *err_shown(char *buf, size_t len, const char *s);
 
 /* calloc of n floats with an overflow check; NULL on failure. */
 float *falloc(size_t n);
-/* Aligned (64 B) zeroed allocation of bytes; NULL on failure. */
+/* Aligned (64 B) zeroed allocation of bytes; NULL on failure. A block of
+ * 2 MiB or more (an arena of activations or gradients, the parameters) is
+ * aligned to 2 MiB and asks the kernel for transparent huge pages
+ * (madvise: where the system's THP setting is "madvise", only such blocks
+ * get them; "never" leaves every block on 4 KiB pages): the products
+ * read their operands' rows thousands of bytes apart, and on 4 KiB pages
+ * each row is a TLB entry of its own. Free it with free(). */
 void *zalloc_aligned(size_t bytes);
 
 /* Monotonic wall clock in seconds. */
