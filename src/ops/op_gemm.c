@@ -24,8 +24,9 @@
  * also for a weight gradient's k over thousands of positions. A transposed
  * B is packed with 16 x 16 transposes in registers on the AVX-512 path,
  * asking for the next 16 rows of B while it transposes the 16 before them.
- * A lower product of one k block runs its tiles row tile by row tile,
- * across the panels (gemm_lower_rows), so that C is written row by row.
+ * A lower product of one k block, and a projection whose op(B) fits in
+ * L2, run their tiles row tile by row tile, across the panels, each over
+ * its whole k range (gemm_rows), so that C is written row by row.
  * gemm_kernel_name says which blocking runs; the tiles are in
  * op_gemm_tiles.c. gemm_zeros's tiles run only
  * the k values where one of their rows of op(A) is not a structural zero
@@ -239,15 +240,16 @@ static void gemm_tiled(const Gemm *g, const Kernel *kn, const float *pk, float *
     }
 }
 
-/* A lower product of one k block (attention's scores, K = dh): the row
- * tiles in turn, and each one's tiles left to right across the panels, up
- * to its diagonal. C's rows are then written in order, as streams the
- * hardware prefetches (the scores write a block of the attention map,
- * which is cold: panel after panel, down the rows, ran its forward calls
- * about 15% slower), while op(B)'s panels (K x N, 32 KB for T = 256
- * keys) stay in cache for the next row tile. Each tile's sums are those
- * of gemm_tiled's. */
-static void gemm_lower_rows(const Gemm *g, const Kernel *kn, const float *pk) {
+/* Row order: the row tiles in turn, each one's tiles left to right across
+ * the panels over its whole k range at once (no k blocks, no partial sums),
+ * up to the diagonal in a lower product. C's rows are then written in
+ * order, as streams the hardware prefetches, and a tile's rows of op(A)
+ * stay in L1 across the panels, while op(B) (small enough to stay in L2,
+ * gemm_run) streams past. Products that write a cold C run faster so: the
+ * attention scores (a block of the map: panel after panel, down the rows,
+ * ran their forward calls about 15% slower), the projections' outputs.
+ * Each tile's sums are those of gemm_tiled's. */
+static void gemm_rows(const Gemm *g, const Kernel *kn, const float *pk) {
     const size_t ai = a_row_step(g), ak = a_k_step(g), K = (size_t)g->K;
     const int W = kn->W;
     Tile t = {.ai = ai,
@@ -265,7 +267,8 @@ static void gemm_lower_rows(const Gemm *g, const Kernel *kn, const float *pk) {
             t.b = g->tb ? pk + (size_t)j0 * K : g->B + j0;
             t.ldb = g->tb ? (size_t)W : g->ldb;
             const int R = i1 - i0; /* rmax rows, or fewer at the bottom, on any panel */
-            if ((t.w = tile_width(g, i1 - 1, j0, w)) <= 0) break;
+            t.w = g->lower ? tile_width(g, i1 - 1, j0, w) : w;
+            if (t.w <= 0) break;
             t.a = g->A + (size_t)i0 * ai;
             t.c = g->C + (size_t)i0 * g->ldc + j0;
             kn->rows(&t, R);
@@ -280,11 +283,26 @@ static __attribute__((noinline)) void gemm_run_long(const Gemm *g, SimdPath path
     gemm_tiled(g, path == SIMD_AVX512 ? &KERNEL_V4 : &KERNEL_V3, pk, part);
 }
 
+/* Row order (gemm_rows) for a lower product of one k block, and for a
+ * plain product with op(A) not transposed, at least ROWS_MIN_M rows and
+ * op(B) of at most ROWS_MAX_B floats (512 KB: half a Zen 4 or 5 core's
+ * L2, a quarter of Sapphire Rapids'): the projections, forward and their
+ * input gradients. The weight gradients (op(A) transposed: each k a row
+ * of A, a tile's k range hundreds of lines) keep the blocked order, which
+ * measured faster for them. */
+enum { ROWS_MIN_M = 128, ROWS_MAX_B = 128 * 1024 };
+
+static int rows_order(const Gemm *g) {
+    if (g->lower) return g->K <= KBLOCK;
+    return !g->ta && !g->zeros && g->M >= ROWS_MIN_M &&
+           (size_t)g->K * (size_t)g->N <= (size_t)ROWS_MAX_B;
+}
+
 static void gemm_run(const Gemm *g, SimdPath path, const float *pk) {
-    if (g->lower && g->K <= KBLOCK)
-        gemm_lower_rows(g, path == SIMD_AVX512 ? &KERNEL_V4 : &KERNEL_V3, pk);
+    const Kernel *kn = path == SIMD_AVX512 ? &KERNEL_V4 : &KERNEL_V3;
+    if (rows_order(g)) gemm_rows(g, kn, pk);
     else if (g->K > KBLOCK) gemm_run_long(g, path, pk);
-    else gemm_tiled(g, path == SIMD_AVX512 ? &KERNEL_V4 : &KERNEL_V3, pk, NULL);
+    else gemm_tiled(g, kn, pk, NULL);
 }
 
 /* The panel buffer for a transposed B: on the stack up to PACK_STACK
