@@ -13,7 +13,9 @@
  * (tests/meson.build). The forward that leaves the zeros right of each
  * query block (AttnSpec.right_zeros) against the one that writes them, and
  * the one that writes the scores over the weights (preatt = att) where the
- * backward reads no scores against the one that keeps them. */
+ * backward reads no scores against the one that keeps them. Stick-breaking's
+ * rows (exact exponentials and sigmoids a chunk at a time) against one libm
+ * call per key. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -440,6 +442,72 @@ static void test_nonfinite_reach(void **st) {
     for (size_t i = 0; i < sizeof p / sizeof *p; i++) free(p[i]);
 }
 
+/* Stick-breaking's rows as one libm call per exponential, softplus and
+ * sigmoid, key by key (the rows' defining expressions, op_stickbreak.c). */
+static float sb_softplus(float x) { return x > 0.0f ? x + log1pf(expf(-x)) : log1pf(expf(x)); }
+
+static void sb_forward_ref(float *a, const float *s, int n) {
+    float acc = 0.0f;
+    for (int j = n - 1; j >= 0; j--) {
+        const float sj = s[j], sp = sb_softplus(-sj);
+        a[j] = expf(-sp - acc);
+        acc += sj + sp;
+    }
+}
+
+static void sb_backward_ref(float *d, const float *a, const float *s, int n) {
+    float prefix = 0.0f;
+    for (int m = 0; m < n; m++) {
+        float g = d[m] * a[m], sg = 1.0f / (1.0f + expf(-s[m]));
+        d[m] = g * (1.0f - sg) - sg * prefix;
+        prefix += g;
+    }
+}
+
+/* both rows of s[0..n) against the references, forward also into s itself */
+static void sb_check(const float *s, const float *d, int n, const char *what) {
+    float a[160], b[160], da[160], db[160];
+    assert_true(n <= 160);
+    stickbreak_row_forward(a, s, n);
+    sb_forward_ref(b, s, n);
+    assert_same_bits(a, b, (size_t)n, what);
+    memcpy(a, s, (size_t)n * sizeof *a);
+    stickbreak_row_forward(a, a, n);
+    assert_same_bits(a, b, (size_t)n, what);
+    memcpy(da, d, (size_t)n * sizeof *da);
+    memcpy(db, d, (size_t)n * sizeof *db);
+    stickbreak_row_backward(da, b, s, n);
+    sb_backward_ref(db, b, s, n);
+    assert_same_bits(da, db, (size_t)n, what);
+}
+
+/* Stick-breaking's chunked rows against the references: every 4099th float
+ * as a row of one (each key's softplus and sigmoid; a row's later keys see
+ * the sums of the earlier), and rows of every length up to 160 (chunks of
+ * 64 and the partial vectors) of scores in [-40, 40) with an edge value at
+ * key 0 and in the middle. */
+static void test_stickbreak_rows(void **st) {
+    (void)st;
+    const float one = 1.0f;
+    for (uint64_t b = 0; b <= UINT32_MAX; b += 4099) {
+        float x;
+        uint32_t u = (uint32_t)b;
+        memcpy(&x, &u, sizeof x);
+        sb_check(&x, &one, 1, "stickbreak float");
+    }
+    const float edge[] = {0.0f,  -0.0f,  INFINITY, -INFINITY, NAN,   1e-45f, -1e-40f,
+                          88.7f, -88.7f, 103.98f,  -103.98f,  3e38f, -3e38f};
+    const int ne = (int)(sizeof edge / sizeof edge[0]);
+    unsigned seed = 7;
+    float s[160], d[160];
+    for (int n = 0; n <= 160; n++)
+        for (int e = -1; e < ne; e++) {
+            for (int j = 0; j < n; j++) s[j] = 40.0f * rnd(&seed), d[j] = rnd(&seed);
+            if (e >= 0 && n > 0) s[0] = edge[e], s[n / 2] = edge[(e + n) % ne];
+            sb_check(s, d, n, "stickbreak rows");
+        }
+}
+
 int main(void) {
     int skip = tu_simd_skip();
     if (skip) return skip;
@@ -447,7 +515,7 @@ int main(void) {
         cmocka_unit_test(test_softmax_rows),    cmocka_unit_test(test_softmax_extra_keys),
         cmocka_unit_test(test_right_zeros),     cmocka_unit_test(test_rope_to),
         cmocka_unit_test(test_rope_plain),      cmocka_unit_test(test_expf_le88),
-        cmocka_unit_test(test_nonfinite_reach),
+        cmocka_unit_test(test_nonfinite_reach), cmocka_unit_test(test_stickbreak_rows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

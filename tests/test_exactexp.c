@@ -1,5 +1,6 @@
 /* test_exactexp.c: exact_expf and its row form exact_expf_shifted against
- * libm's expf, bit for bit, NaNs included.
+ * libm's expf, bit for bit, NaNs included; exact_sigmoid and its row form
+ * exact_sigmoid_shifted against libm's 1 / (1 + e^-(x - c)) the same way.
  *
  * The trained bits were made with glibc 2.36's expf (x86-64, its FMA
  * build), and the loss's exponentials are exact_expf_shifted: this test
@@ -8,9 +9,10 @@
  * subnormals, +-inf, quiet and signalling NaNs with payloads, the two
  * floats where the fused r matters, the overflow and underflow thresholds and the |x| = 88 boundary
  * with their float neighbours, x on each of the 32 table indexes and next to the half-way points
- * between them, over a span of exponents; each in the IEEE mode and with subnormals flushed
- * (fpmode.h), and the rows cut at every length up to 40 (partial vectors). Runs on whichever SIMD
- * path this process takes (GATELAB_SIMD; meson runs it once per path). */
+ * between them, over a span of exponents, each also negated; each in the IEEE mode and with
+ * subnormals flushed (fpmode.h), the sigmoid under three shifts c, and the rows cut at every length
+ * up to 40 (partial vectors). Runs on whichever SIMD path this process takes (GATELAB_SIMD; meson
+ * runs it once per path). */
 #include <gnu/libc-version.h>
 #include <math.h>
 #include <setjmp.h>
@@ -57,6 +59,30 @@ static void check(const float *x, size_t n, float m, const char *what) {
     free(got);
 }
 
+/* x[0 .. n) through exact_sigmoid_shifted (shifted by c) and exact_sigmoid
+ * against libm's 1 / (1 + e^-(x - c)), the expression attention's sigmoid
+ * rows had: every bit equal; and against 1 / (1 + e^(c - x)), the same
+ * value written without the negation, where x - c is not a NaN (a NaN's
+ * sign is the one bit the negation changes). */
+static void check_sigmoid(const float *x, size_t n, float c, const char *what) {
+    float *got = malloc(n * sizeof *got);
+    assert_non_null(got);
+    exact_sigmoid_shifted(got, x, c, n);
+    for (size_t i = 0; i < n; i++) {
+        float d = x[i] - c, want = 1.0f / (1.0f + expf(-d)), one = exact_sigmoid(d);
+        float flipped = 1.0f / (1.0f + expf(c - x[i]));
+        if (bitsf(got[i]) != bitsf(want) || bitsf(one) != bitsf(want) ||
+            (d == d && bitsf(flipped) != bitsf(want))) {
+            fail_msg("%s (%s, %s): sigmoid(%a - %a) (bits %08x): libm %08x (from c - x %08x), "
+                     "row form %08x, exact_sigmoid %08x (glibc %s in use)",
+                     what, simd_path_name(simd_path()), fp_mode_name(), (double)x[i], (double)c,
+                     bitsf(x[i]), bitsf(want), bitsf(flipped), bitsf(got[i]), bitsf(one),
+                     gnu_get_libc_version());
+        }
+    }
+    free(got);
+}
+
 /* the edges of the header's list; returns how many it wrote to x */
 static size_t edges(float *x) {
     size_t n = 0;
@@ -97,11 +123,16 @@ static size_t edges(float *x) {
 }
 #define EDGES_MAX (16 + 2 + 5 * 7 + 40 * 32 * 2 * 5)
 
+/* the sigmoid rows' shifts: none, attention's ln T at T = 256, a negative one */
+static const float sig_shift[] = {0.0f, 5.5451774444795623f, -3.25f};
+
 static void both_modes(const float *x, size_t n, const char *what) {
-    fp_flush_subnormals(0);
-    check(x, n, 0.0f, what);
-    fp_flush_subnormals(1);
-    check(x, n, 0.0f, what);
+    for (int flush = 0; flush < 2; flush++) {
+        fp_flush_subnormals(flush);
+        check(x, n, 0.0f, what);
+        for (size_t c = 0; c < sizeof sig_shift / sizeof sig_shift[0]; c++)
+            check_sigmoid(x, n, sig_shift[c], what);
+    }
     fp_flush_subnormals(0);
 }
 
@@ -111,6 +142,9 @@ static void test_edges(void **state) {
     size_t n = edges(x);
     assert_true(n <= EDGES_MAX);
     both_modes(x, n, "edges");
+    /* negated, so that the sigmoid's e^-x meets each edge too */
+    for (size_t i = 0; i < n; i++) x[i] = fbits(bitsf(x[i]) ^ 0x80000000u);
+    both_modes(x, n, "negated edges");
 }
 
 static void test_strided(void **state) {
@@ -133,7 +167,10 @@ static void test_rows(void **state) {
     for (int i = 0; i < 56; i++) x[i] = (float)((i * 37) % 56) * 0.75f - 20.0f;
     x[5] = NAN, x[11] = -INFINITY, x[23] = 1e-40f, x[31] = -0.0f;
     for (size_t off = 0; off < 16; off++)
-        for (size_t n = 0; n <= 40; n++) check(x + off, n, 21.25f, "rows");
+        for (size_t n = 0; n <= 40; n++) {
+            check(x + off, n, 21.25f, "rows");
+            check_sigmoid(x + off, n, 1.75f, "rows");
+        }
 }
 
 int main(void) {

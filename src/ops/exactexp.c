@@ -1,6 +1,9 @@
-/* exactexp.c: exactexp.h's table and its row form on the AVX-512 and AVX2
+/* exactexp.c: exactexp.h's table and its row forms on the AVX-512 and AVX2
  * paths: the same double operations as exact_expf, lane by lane, the
- * fused ones as FMA instructions and the others unfused. */
+ * fused ones as FMA instructions and the others unfused. One loop per
+ * path serves both row forms: ROW_EXP gives e^(l - m), ROW_SIGMOID
+ * 1 / (1 + e^-(l - m)), the negation, add and divide in float lanes as the
+ * scalar expression does them (each IEEE-exact per lane). */
 #include "exactexp.h"
 
 #include <immintrin.h>
@@ -18,8 +21,14 @@ const uint64_t exact_exp_tab[32] = {
     0x3fef5818dcfba487, 0x3fef7c97337b9b5f, 0x3fefa4afa2a490da, 0x3fefd0765b6e4540,
 };
 
-static void shifted_v1(float *p, const float *l, float m, size_t n) {
-    for (size_t i = 0; i < n; i++) p[i] = exact_expf(l[i] - m);
+enum { ROW_EXP, ROW_SIGMOID };
+
+static inline float row_one(float l, float m, int form) {
+    return form == ROW_SIGMOID ? exact_sigmoid(l - m) : exact_expf(l - m);
+}
+
+static void rows_v1(float *p, const float *l, float m, size_t n, int form) {
+    for (size_t i = 0; i < n; i++) p[i] = row_one(l[i], m, form);
 }
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
@@ -63,18 +72,33 @@ V4_INLINE __m512 exp16_v4(__m512 x, const __m512i tab[4]) {
     return _mm512_mask_add_ps(y, _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), x, x);
 }
 
-SIMD_V4 static void shifted_v4(float *p, const float *l, float m, size_t n) {
+/* the row form of 16 lanes of l */
+V4_INLINE __m512 row16_v4(__m512 l, __m512 m, const __m512i tab[4], int form) {
+    __m512 d = _mm512_sub_ps(l, m);
+    if (form == ROW_EXP) return exp16_v4(d, tab);
+    const __m512 one = _mm512_set1_ps(1.0f);
+    __m512 e = exp16_v4(_mm512_xor_ps(d, _mm512_set1_ps(-0.0f)), tab);
+    return _mm512_div_ps(one, _mm512_add_ps(one, e));
+}
+
+V4_INLINE void rows_v4(float *p, const float *l, float m, size_t n, int form) {
     __m512i tab[4];
     for (int q = 0; q < 4; q++) tab[q] = _mm512_loadu_si512(exact_exp_tab + 8 * q);
     const __m512 mv = _mm512_set1_ps(m);
     size_t i = 0;
     for (; i + 16 <= n; i += 16)
-        _mm512_storeu_ps(p + i, exp16_v4(_mm512_sub_ps(_mm512_loadu_ps(l + i), mv), tab));
+        _mm512_storeu_ps(p + i, row16_v4(_mm512_loadu_ps(l + i), mv, tab, form));
     if (i < n) {
         __mmask16 k = (__mmask16)((1u << (n - i)) - 1u);
-        _mm512_mask_storeu_ps(p + i, k,
-                              exp16_v4(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, l + i), mv), tab));
+        _mm512_mask_storeu_ps(p + i, k, row16_v4(_mm512_maskz_loadu_ps(k, l + i), mv, tab, form));
     }
+}
+
+SIMD_V4 static void shifted_v4(float *p, const float *l, float m, size_t n) {
+    rows_v4(p, l, m, n, ROW_EXP);
+}
+SIMD_V4 static void sigmoid_v4(float *p, const float *l, float m, size_t n) {
+    rows_v4(p, l, m, n, ROW_SIGMOID);
 }
 
 /* ---- AVX2: 8 floats, as two halves of 4 doubles ---- */
@@ -116,24 +140,52 @@ V3_INLINE __m256 exp8_v3(__m256 x) {
     return _mm256_blendv_ps(y, _mm256_add_ps(x, x), _mm256_cmp_ps(x, x, _CMP_UNORD_Q));
 }
 
-SIMD_V3 static void shifted_v3(float *p, const float *l, float m, size_t n) {
+/* the row form of 8 lanes of l */
+V3_INLINE __m256 row8_v3(__m256 l, __m256 m, int form) {
+    __m256 d = _mm256_sub_ps(l, m);
+    if (form == ROW_EXP) return exp8_v3(d);
+    const __m256 one = _mm256_set1_ps(1.0f);
+    __m256 e = exp8_v3(_mm256_xor_ps(d, _mm256_set1_ps(-0.0f)));
+    return _mm256_div_ps(one, _mm256_add_ps(one, e));
+}
+
+V3_INLINE void rows_v3(float *p, const float *l, float m, size_t n, int form) {
     const __m256 mv = _mm256_set1_ps(m);
     size_t i = 0;
-    for (; i + 8 <= n; i += 8)
-        _mm256_storeu_ps(p + i, exp8_v3(_mm256_sub_ps(_mm256_loadu_ps(l + i), mv)));
-    for (; i < n; i++) p[i] = exact_expf(l[i] - m);
+    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(p + i, row8_v3(_mm256_loadu_ps(l + i), mv, form));
+    for (; i < n; i++) p[i] = row_one(l[i], m, form);
+}
+
+SIMD_V3 static void shifted_v3(float *p, const float *l, float m, size_t n) {
+    rows_v3(p, l, m, n, ROW_EXP);
+}
+SIMD_V3 static void sigmoid_v3(float *p, const float *l, float m, size_t n) {
+    rows_v3(p, l, m, n, ROW_SIGMOID);
 }
 
 void exact_expf_shifted(float *p, const float *l, float m, size_t n) {
     switch (simd_path()) {
     case SIMD_AVX512: shifted_v4(p, l, m, n); break;
     case SIMD_AVX2: shifted_v3(p, l, m, n); break;
-    default: shifted_v1(p, l, m, n); break;
+    default: rows_v1(p, l, m, n, ROW_EXP); break;
+    }
+}
+
+void exact_sigmoid_shifted(float *a, const float *s, float c, size_t n) {
+    switch (simd_path()) {
+    case SIMD_AVX512: sigmoid_v4(a, s, c, n); break;
+    case SIMD_AVX2: sigmoid_v3(a, s, c, n); break;
+    default: rows_v1(a, s, c, n, ROW_SIGMOID); break;
     }
 }
 
 #else
 
-void exact_expf_shifted(float *p, const float *l, float m, size_t n) { shifted_v1(p, l, m, n); }
+void exact_expf_shifted(float *p, const float *l, float m, size_t n) {
+    rows_v1(p, l, m, n, ROW_EXP);
+}
+void exact_sigmoid_shifted(float *a, const float *s, float c, size_t n) {
+    rows_v1(a, s, c, n, ROW_SIGMOID);
+}
 
 #endif

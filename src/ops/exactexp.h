@@ -63,8 +63,16 @@ static inline float exact_expf(float x) {
     return exact_expf_main(x);
 }
 
+/* 1 / (1 + e^-x) with libm's bits: the float expression
+ * 1.0f / (1.0f + expf(-x)) with exact_expf for expf. */
+static inline float exact_sigmoid(float x) { return 1.0f / (1.0f + exact_expf(-x)); }
+
 /* p[i] = exact_expf(l[i] - m) for i < n (l[i] - m a float difference),
  * on the SIMD path in use (simd.h); every path gives the same bits. */
 void exact_expf_shifted(float *p, const float *l, float m, size_t n);
+
+/* a[i] = exact_sigmoid(s[i] - c) for i < n (s[i] - c a float difference;
+ * a may be s), on the SIMD path in use; every path gives the same bits. */
+void exact_sigmoid_shifted(float *a, const float *s, float c, size_t n);
 
 #endif
