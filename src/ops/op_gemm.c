@@ -111,9 +111,11 @@ typedef struct {
 
 static const Kernel KERNEL_V4 = {gemm_tile_rows_v4, 32, 8, 16,
                                  "avx512: tiles 8 x 32, 16 x 16 on panels of 16 columns or fewer; "
-                                 "k blocks of 128"};
+                                 "k blocks of 128, or row order over the whole k where op(B) "
+                                 "fits in L2"};
 static const Kernel KERNEL_V3 = {gemm_tile_rows_v3, 16, 6, 6,
-                                 "avx2: tiles 6 x 16; k blocks of 128"};
+                                 "avx2: tiles 6 x 16; k blocks of 128, or row order "
+                                 "over the whole k where op(B) fits in L2"};
 
 /* Loop order: groups of up to GROUP rows of C; in each, panels of W
  * columns; in each, blocks of up to KBLOCK values of k; in each, the tiles
