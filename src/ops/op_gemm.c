@@ -117,7 +117,8 @@ static const Kernel KERNEL_V3 = {gemm_tile_rows_v3, 16, 6, 6,
                                  "avx2: tiles 6 x 16; k blocks of 128, or row order "
                                  "over the whole k where op(B) fits in L2"};
 
-/* Loop order: groups of up to GROUP rows of C; in each, panels of W
+/* The blocked order (gemm_tiled; gemm_run chooses it or gemm_rows' row
+ * order): groups of up to GROUP rows of C; in each, panels of W
  * columns; in each, blocks of up to KBLOCK values of k; in each, the tiles
  * down the group. A group's rows of op(A) and a panel's block of op(B) then
  * stay in cache while they are used, whatever the shape: a weight
