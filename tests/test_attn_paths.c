@@ -465,8 +465,9 @@ static void sb_backward_ref(float *d, const float *a, const float *s, int n) {
 }
 
 /* a[i] and b[i] the same bits, or both NaN: C leaves the sign of a NaN that
- * arithmetic passes on to the compiler (a sanitized build computed the
- * references' -0 - NaN with the other sign), so a NaN is held to a NaN */
+ * arithmetic passes on to the compiler (in a sanitized build the rows gave
+ * a row [inf, NaN] a NaN of the other sign than the reference), so a NaN
+ * is held to a NaN */
 static void assert_same_or_nan(const float *a, const float *b, size_t n, const char *what) {
     for (size_t i = 0; i < n; i++)
         if (memcmp(a + i, b + i, sizeof *a) && !(isnan(a[i]) && isnan(b[i]))) {
