@@ -8,6 +8,7 @@
 
 #include <math.h>
 
+#include "exactexp.h"
 #include "ops.h"
 
 enum { XS_NULL = 0, XS_SINK, XS_KV, XS_N };
@@ -31,7 +32,6 @@ typedef struct {
     float w[XS_N];
 } Extra;
 
-static inline float sigm(float x) { return 1.0f / (1.0f + expf(-x)); }
 static inline float clamp01(float x) { return x < 0.0f ? 0.0f : (x > 1.0f ? 1.0f : x); }
 
 /* a . b over n floats, summed in index order. */

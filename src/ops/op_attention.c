@@ -154,7 +154,8 @@ static void row_forward(float *a, const float *s, int n, int T, const Plan *pl, 
     case BASE_SIGMOID:
         if (n > 0)
             exact_sigmoid_shifted(a, s, pl->lnT, (size_t)n); /* sigm's bits, the row at once */
-        for (int x = 0; x < XS_N; x++) ex->w[x] = pl->on[x] ? sigm(ex->z[x] - pl->lnT) : 0.0f;
+        for (int x = 0; x < XS_N; x++)
+            ex->w[x] = pl->on[x] ? exact_sigmoid(ex->z[x] - pl->lnT) : 0.0f;
         break;
     case BASE_SOFTPICK: attn_row_softpick(a, s, n, pl, ex, NULL); break;
     case BASE_STICKBREAK: /* no extra keys (config_validate) */

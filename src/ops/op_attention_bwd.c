@@ -43,7 +43,7 @@ static void softmax_extra_from_slot(Extra *ex, const Plan *pl, const float *a, i
         rest -= slotw;
         rest = rest < 0.0f ? 0.0f : rest;
         ex->w[XS_KV] = slotw;
-        ex->w[XS_SINK] = pl->on[XS_NULL] ? rest * sigm(ex->z[XS_SINK]) : rest;
+        ex->w[XS_SINK] = pl->on[XS_NULL] ? rest * exact_sigmoid(ex->z[XS_SINK]) : rest;
     } else {
         ex->w[XS_KV] = pl->on[XS_KV] ? slotw : 0.0f;
         ex->w[XS_SINK] = pl->on[XS_SINK] ? slotw : 0.0f;
@@ -85,7 +85,7 @@ static void row_backward(float *d, const float *a, const float *s, int n, const 
     case BASE_SIGMOID:
         for (int j = 0; j < n; j++) d[j] *= a[j] * (1.0f - a[j]);
         for (int x = 0; x < XS_N; x++) {
-            ex->w[x] = pl->on[x] ? sigm(ex->z[x] - pl->lnT) : 0.0f;
+            ex->w[x] = pl->on[x] ? exact_sigmoid(ex->z[x] - pl->lnT) : 0.0f;
             dsx[x] = dpx[x] * ex->w[x] * (1.0f - ex->w[x]);
         }
         break;

@@ -7,6 +7,7 @@
  */
 #include <math.h>
 
+#include "exactexp.h"
 #include "ops.h"
 
 /* log sigmoid(z) without overflow */
@@ -34,7 +35,7 @@ void fox_bias_backward(float *dz, const float *dkb, const float *z, int B, int T
             for (int t = T - 1; t >= 0; t--) {
                 size_t i = ((size_t)b * T + t) * H + h;
                 suffix += row[t];
-                float f = 1.0f / (1.0f + expf(-z[i]));
+                float f = exact_sigmoid(z[i]);
                 dz[i] += -suffix * (1.0f - f);
             }
         }
