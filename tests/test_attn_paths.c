@@ -464,10 +464,11 @@ static void sb_backward_ref(float *d, const float *a, const float *s, int n) {
     }
 }
 
-/* a[i] and b[i] the same bits, or both NaN: C leaves the sign of a NaN that
- * arithmetic passes on to the compiler (in a sanitized build the rows gave
- * a row [inf, NaN] a NaN of the other sign than the reference), so a NaN
- * is held to a NaN */
+/* a[i] and b[i] the same bits, or both NaN: IEEE 754 leaves which NaN an
+ * operation on two NaNs passes on, and the compiler may put a sum's
+ * operands either way round (in a sanitized build a key's NaN score plus
+ * its NaN softplus, of opposite signs, came out with the other sign than
+ * in the reference), so a NaN is held to a NaN */
 static void assert_same_or_nan(const float *a, const float *b, size_t n, const char *what) {
     for (size_t i = 0; i < n; i++)
         if (memcmp(a + i, b + i, sizeof *a) && !(isnan(a[i]) && isnan(b[i]))) {
