@@ -289,9 +289,10 @@ static void gemm_rows(const Gemm *g, const Kernel *kn, const float *pk) {
 
 /* part: the partial sums of a group's tiles between k blocks (GROUP x W),
  * only for a k loop longer than a block. */
-static __attribute__((noinline)) void gemm_run_long(const Gemm *g, SimdPath path, const float *pk) {
+static __attribute__((noinline)) void gemm_run_long(const Gemm *g, const Kernel *kn,
+                                                    const float *pk) {
     float part[GROUP * 32];
-    gemm_tiled(g, path == SIMD_AVX512 ? &KERNEL_V4 : &KERNEL_V3, pk, part);
+    gemm_tiled(g, kn, pk, part);
 }
 
 /* Row order (gemm_rows) for a lower product of one k block, and, on a
@@ -313,7 +314,7 @@ static int rows_order(const Gemm *g, const Kernel *kn) {
 static void gemm_run(const Gemm *g, SimdPath path, const float *pk) {
     const Kernel *kn = path == SIMD_AVX512 ? &KERNEL_V4 : &KERNEL_V3;
     if (rows_order(g, kn)) gemm_rows(g, kn, pk);
-    else if (g->K > KBLOCK) gemm_run_long(g, path, pk);
+    else if (g->K > KBLOCK) gemm_run_long(g, kn, pk);
     else gemm_tiled(g, kn, pk, NULL);
 }
 
