@@ -277,8 +277,11 @@ static void test_packs_over(void **state) {
     assert_true(ps.pack == NULL);
 }
 
-/* The model's own shapes: the long k chain of a weight gradient, the panel
- * buffer on the heap (a transposed B with K * 32 over the stack's share). */
+/* The model's own shapes: the long k chain of a weight gradient (written
+ * whole: alpha 1, beta 0, its sums between k blocks kept in C on the AVX2
+ * path, a narrow last panel among them, with and without padding columns,
+ * and over two groups of rows), the panel buffer on the heap (a transposed
+ * B with K * 32 over the stack's share). */
 static void test_model_shapes(void **state) {
     (void)state;
     gemm_use_blas(0);
@@ -287,6 +290,8 @@ static void test_model_shapes(void **state) {
         {1, 0, 192, 64, 2048, 0, 1.0f, 1.0f}, {0, 1, 64, 64, 16, 5, 0.25f, 0.0f},
         {0, 1, 40, 65, 700, 0, 1.0f, 0.0f},   {0, 1, 300, 352, 128, 1, 1.0f, 0.0f},
         {1, 0, 352, 100, 600, 2, 0.5f, 0.3f}, {0, 0, 520, 70, 300, 3, 1.0f, 1.0f},
+        {1, 0, 352, 100, 600, 2, 1.0f, 0.0f}, {1, 0, 300, 70, 520, 0, 1.0f, 0.0f},
+        {1, 0, 128, 128, 512, 0, 1.0f, 0.0f}, {1, 1, 40, 37, 300, 1, 1.0f, 0.0f},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
         assert_int_equal(run_case(&cases[i], naive), 0);

@@ -19,7 +19,9 @@ typedef struct {
     float *c;
     int K, w;
     float alpha, beta;
-    float *part;     /* NULL, or the tile's partial sums (row stride W) between k blocks */
+    float *part;     /* NULL, or the tile's partial sums between k blocks */
+    size_t ps;       /* part's row step: W in a buffer, or ldc where part is C itself (AVX2
+                      * only: its part loads and stores are masked like C's) */
     int first, last; /* this k block starts the chains from zero / finishes them */
     int ext;         /* trailing zero terms after the K run: when a sum is -0, the one value such a
                       * term can change, the tile stores nothing and returns 1 (its caller runs

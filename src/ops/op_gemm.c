@@ -26,7 +26,9 @@
  * asking for the next 16 rows of B while it transposes the 16 before them.
  * A lower product of one k block, and a projection whose op(B) fits in
  * L2, run their tiles row tile by row tile, across the panels, each over
- * its whole k range (gemm_rows), so that C is written row by row.
+ * its whole k range (gemm_rows), so that C is written row by row; on the
+ * AVX2 path a weight gradient written whole runs its k blocks outermost,
+ * each across the panels (gemm_kouter), so that its op(A) is read once.
  * gemm_kernel_name says which blocking runs; the tiles are in
  * op_gemm_tiles.c. gemm_zeros's tiles run only
  * the k values where one of their rows of op(A) is not a structural zero
@@ -102,28 +104,41 @@ typedef int (*TileRows)(const Tile *t, int R);
 
 /* A path's register blocking: its tile function, panel width W, rows per
  * tile on a full panel and on a panel of W / 2 or fewer columns, whether
- * the projections run in row order (gemm_run), and how gemm_kernel_name
- * states it. */
+ * the projections run in row order and the weight gradients k blocks
+ * outermost (gemm_run), and how gemm_kernel_name states it. */
 typedef struct {
     TileRows rows;
     int W, rmax, rnarrow;
-    int plain_rows;
+    int plain_rows, k_outer;
     const char *name;
 } Kernel;
 
 /* Row order for the projections: on AVX-512 1.03x at small.ini and
- * reference.ini; on AVX2 (6 x 16 tiles, the same Xeon) small.ini 0.93x,
- * reference.ini the same, so that path keeps the blocked order. */
+ * reference.ini (Sapphire Rapids). On AVX2, 1.06x at small.ini and 1.14x
+ * at reference.ini on a Zen 3 (32 KB L1, 512 KB L2), where the Xeon, with
+ * the AVX2 path forced, ran small.ini 0.93x: the CPUs that run this path
+ * are AMD's Zen 2 and 3 and Intel's before AVX-512. k blocks outermost for
+ * the weight gradients, on top of it: 1.08x at small.ini and 1.03x at
+ * reference.ini on the Zen 3 (6 interleaved rounds, a noisy host). Not
+ * measured on an AVX-512 CPU (whose tiles would have to mask the part's
+ * loads and stores), so that path keeps its k blocks inside the panels. */
 static const Kernel KERNEL_V4 = {gemm_tile_rows_v4,
                                  32,
                                  8,
                                  16,
                                  1,
+                                 0,
                                  "avx512: tiles 8 x 32, 16 x 16 on panels of 16 columns or fewer; "
                                  "k blocks of 128, or row order over the whole k where op(B) "
                                  "fits in L2"};
-static const Kernel KERNEL_V3 = {
-    gemm_tile_rows_v3, 16, 6, 6, 0, "avx2: tiles 6 x 16; k blocks of 128"};
+static const Kernel KERNEL_V3 = {gemm_tile_rows_v3,
+                                 16,
+                                 6,
+                                 6,
+                                 1,
+                                 1,
+                                 "avx2: tiles 6 x 16; k blocks of 128, outermost for a weight "
+                                 "gradient, or row order over the whole k where op(B) fits in L2"};
 
 /* The blocked order (gemm_tiled; gemm_run chooses it or gemm_rows' row
  * order): groups of up to GROUP rows of C; in each, panels of W
@@ -211,26 +226,36 @@ static void tile_zeros(const Gemm *g, const Kernel *kn, const Tile *t, float *pa
     kn->rows(&u, R);
 }
 
-/* pk: a transposed B's panels (pack_transposed), or NULL. */
+/* The tile of panel j0 (W columns, or fewer at the right edge) over the
+ * k values [k0, k1), its rows (a, c, part) left for the caller; a part,
+ * if any, W wide. pk: a transposed B's panels (pack_transposed), or NULL. */
+static Tile block_tile(const Gemm *g, const Kernel *kn, const float *pk, int j0, size_t k0,
+                       size_t k1) {
+    const size_t K = (size_t)g->K, W = (size_t)kn->W, ldb = g->tb ? W : g->ldb;
+    const float *b = g->tb ? pk + (size_t)j0 * K : g->B + j0;
+    return (Tile){.ai = a_row_step(g),
+                  .ak = a_k_step(g),
+                  .b = b + k0 * ldb,
+                  .ldb = ldb,
+                  .ldc = g->ldc,
+                  .K = (int)(k1 - k0),
+                  .w = g->N - j0 < (int)W ? g->N - j0 : (int)W,
+                  .alpha = g->alpha,
+                  .beta = g->beta,
+                  .ps = W,
+                  .first = k0 == 0,
+                  .last = k1 == K};
+}
+
 static void gemm_tiled(const Gemm *g, const Kernel *kn, const float *pk, float *part) {
     size_t ai = a_row_step(g), ak = a_k_step(g), K = (size_t)g->K;
     const int W = kn->W;
     for (int g0 = 0; g0 < g->M; g0 += GROUP) {
         int g1 = g->M - g0 < GROUP ? g->M : g0 + GROUP;
         for (int j0 = 0; j0 < g->N; j0 += W) {
-            const float *b = g->tb ? pk + (size_t)j0 * K : g->B + j0;
-            size_t ldb = g->tb ? (size_t)W : g->ldb;
-            Tile t = {.ai = ai,
-                      .ak = ak,
-                      .ldb = ldb,
-                      .ldc = g->ldc,
-                      .w = g->N - j0 < W ? g->N - j0 : W,
-                      .alpha = g->alpha,
-                      .beta = g->beta};
             for (size_t k0 = 0;; k0 += KBLOCK) {
                 size_t k1 = K - k0 < KBLOCK ? K : k0 + KBLOCK;
-                t.first = k0 == 0, t.last = k1 == K, t.K = (int)(k1 - k0);
-                t.b = b + k0 * ldb;
+                const Tile t = block_tile(g, kn, pk, j0, k0, k1);
                 const int rmax = t.w <= W / 2 ? kn->rnarrow : kn->rmax;
                 for (int i0 = g0; i0 < g1; i0 += rmax) {
                     const int R = g1 - i0 < rmax ? g1 - i0 : rmax;
@@ -287,6 +312,35 @@ static void gemm_rows(const Gemm *g, const Kernel *kn, const float *pk) {
     }
 }
 
+/* k blocks outermost, for a weight gradient (op(A) transposed, its k over
+ * every position of the shard) whose C is written whole (alpha 1, beta 0,
+ * k_outer): per group of rows, the k blocks in turn, each across the
+ * panels and down the group, a tile's sums waiting between blocks in C
+ * itself (exact floats; the tile masks them at the right edge). A block of
+ * op(A), GROUP x KBLOCK, is then read from memory once and from L2 by
+ * every panel, where gemm_tiled reads the group's whole k range again for
+ * each panel, more than a 512 KB L2 keeps beside op(B). Each tile's sums
+ * are gemm_tiled's. */
+static void gemm_kouter(const Gemm *g, const Kernel *kn, const float *pk) {
+    const size_t K = (size_t)g->K;
+    for (int g0 = 0; g0 < g->M; g0 += GROUP) {
+        const int g1 = g->M - g0 < GROUP ? g->M : g0 + GROUP;
+        for (size_t k0 = 0; k0 < K; k0 += KBLOCK) {
+            const size_t k1 = K - k0 < KBLOCK ? K : k0 + KBLOCK;
+            for (int j0 = 0; j0 < g->N; j0 += kn->W) {
+                Tile t = block_tile(g, kn, pk, j0, k0, k1);
+                const int rmax = t.w <= kn->W / 2 ? kn->rnarrow : kn->rmax;
+                t.ps = g->ldc;
+                for (int i0 = g0; i0 < g1; i0 += rmax) {
+                    t.a = g->A + (size_t)i0 * t.ai + k0 * t.ak;
+                    t.c = t.part = g->C + (size_t)i0 * g->ldc + j0;
+                    kn->rows(&t, g1 - i0 < rmax ? g1 - i0 : rmax);
+                }
+            }
+        }
+    }
+}
+
 /* part: the partial sums of a group's tiles between k blocks (GROUP x W),
  * only for a k loop longer than a block. */
 static __attribute__((noinline)) void gemm_run_long(const Gemm *g, const Kernel *kn,
@@ -299,10 +353,10 @@ static __attribute__((noinline)) void gemm_run_long(const Gemm *g, const Kernel 
  * path whose Kernel says plain_rows, for a plain product with op(A) not
  * transposed, at least ROWS_MIN_M rows and
  * op(B) of at most ROWS_MAX_B floats (512 KB: half a Zen 4 or 5 core's
- * L2, a quarter of Sapphire Rapids'): the projections, forward and their
+ * L2, a quarter of Sapphire Rapids', all of a Zen 3's): the projections, forward and their
  * input gradients. The weight gradients (op(A) transposed: each k a row
  * of A, a tile's k range hundreds of lines) keep the blocked order, which
- * measured faster for them. */
+ * measured faster for them, or on AVX2 run gemm_kouter's. */
 enum { ROWS_MIN_M = 128, ROWS_MAX_B = 128 * 1024 };
 
 static int rows_order(const Gemm *g, const Kernel *kn) {
@@ -311,9 +365,16 @@ static int rows_order(const Gemm *g, const Kernel *kn) {
            (size_t)g->K * (size_t)g->N <= (size_t)ROWS_MAX_B;
 }
 
+/* gemm_kouter's products, on a path whose Kernel says k_outer. */
+static int k_outer(const Gemm *g, const Kernel *kn) {
+    return kn->k_outer && g->ta && g->K > KBLOCK && g->alpha == 1.0f && g->beta == 0.0f &&
+           !g->zeros && !g->lower;
+}
+
 static void gemm_run(const Gemm *g, SimdPath path, const float *pk) {
     const Kernel *kn = path == SIMD_AVX512 ? &KERNEL_V4 : &KERNEL_V3;
     if (rows_order(g, kn)) gemm_rows(g, kn, pk);
+    else if (k_outer(g, kn)) gemm_kouter(g, kn, pk);
     else if (g->K > KBLOCK) gemm_run_long(g, kn, pk);
     else gemm_tiled(g, kn, pk, NULL);
 }

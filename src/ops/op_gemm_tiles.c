@@ -75,8 +75,8 @@ tile_v4(const Tile *t, const int R, const int V, const int full, const int Z) {
     __m512 acc[16][2];
     if (t->part && !t->first) {
         _Pragma("GCC unroll 16") for (int r = 0; r < R; r++) {
-            acc[r][0] = _mm512_loadu_ps(t->part + r * 32);
-            acc[r][1] = V == 2 ? _mm512_loadu_ps(t->part + r * 32 + 16) : acc[r][0];
+            acc[r][0] = _mm512_loadu_ps(t->part + r * t->ps);
+            acc[r][1] = V == 2 ? _mm512_loadu_ps(t->part + r * t->ps + 16) : acc[r][0];
         }
     } else {
         _Pragma("GCC unroll 16") for (int r = 0; r < R; r++) acc[r][0] = acc[r][1] =
@@ -103,8 +103,8 @@ tile_v4(const Tile *t, const int R, const int V, const int full, const int Z) {
     }
     if (t->part && !t->last) {
         _Pragma("GCC unroll 16") for (int r = 0; r < R; r++) {
-            _mm512_storeu_ps(t->part + r * 32, acc[r][0]);
-            if (V == 2) _mm512_storeu_ps(t->part + r * 32 + 16, acc[r][1]);
+            _mm512_storeu_ps(t->part + r * t->ps, acc[r][0]);
+            if (V == 2) _mm512_storeu_ps(t->part + r * t->ps + 16, acc[r][1]);
         }
         return 0;
     }
@@ -225,8 +225,8 @@ SIMD_V3 static inline __attribute__((always_inline)) int tile_v3(const Tile *t, 
     __m256 acc[6][2];
     if (t->part && !t->first) {
         _Pragma("GCC unroll 8") for (int r = 0; r < R; r++) {
-            acc[r][0] = _mm256_loadu_ps(t->part + r * 16);
-            acc[r][1] = _mm256_loadu_ps(t->part + r * 16 + 8);
+            acc[r][0] = ld8(t->part + r * t->ps, m0, full);
+            acc[r][1] = ld8(t->part + r * t->ps + 8, m1, full);
         }
     } else {
         _Pragma("GCC unroll 8") for (int r = 0; r < R; r++) acc[r][0] = acc[r][1] =
@@ -257,8 +257,8 @@ SIMD_V3 static inline __attribute__((always_inline)) int tile_v3(const Tile *t, 
     }
     if (t->part && !t->last) {
         _Pragma("GCC unroll 8") for (int r = 0; r < R; r++) {
-            _mm256_storeu_ps(t->part + r * 16, acc[r][0]);
-            _mm256_storeu_ps(t->part + r * 16 + 8, acc[r][1]);
+            st8(t->part + r * t->ps, m0, acc[r][0], full);
+            st8(t->part + r * t->ps + 8, m1, acc[r][1], full);
         }
         return 0;
     }
