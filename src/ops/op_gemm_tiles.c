@@ -211,12 +211,26 @@ SIMD_V3 static inline __attribute__((always_inline)) void st8(float *p, __m256i 
 }
 
 SIMD_V3 static inline __attribute__((always_inline)) __m256
-finish8(__m256 acc, const Tile *t, const float *c, __m256i m, int full) {
-    __m256 v = t->alpha == 1.0f ? acc : _mm256_mul_ps(_mm256_set1_ps(t->alpha), acc);
-    if (t->beta == 0.0f) return v;
+finish8(__m256 acc, const float alpha, const float beta, const float *c, __m256i m, int full) {
+    __m256 v = alpha == 1.0f ? acc : _mm256_mul_ps(_mm256_set1_ps(alpha), acc);
+    if (beta == 0.0f) return v;
     __m256 old = ld8(c, m, full);
-    if (t->beta != 1.0f) old = _mm256_mul_ps(_mm256_set1_ps(t->beta), old);
+    if (beta != 1.0f) old = _mm256_mul_ps(_mm256_set1_ps(beta), old);
     return _mm256_add_ps(old, v);
+}
+
+/* Stores a tile's R rows of sums into C's rows C, C + ldc, ... (finish8),
+ * as store_v4 does: alpha and beta come as values read once, the common
+ * forms as constants (C's stores could otherwise make the compiler read the
+ * Tile's again, row after row). */
+SIMD_V3 static inline __attribute__((always_inline)) void
+store_v3(__m256 acc[6][2], float *C, const size_t ldc, const int R, __m256i m0, __m256i m1,
+         const int full, const float alpha, const float beta) {
+    _Pragma("GCC unroll 8") for (int r = 0; r < R; r++) {
+        float *c = C + (size_t)r * ldc;
+        st8(c, m0, finish8(acc[r][0], alpha, beta, c, m0, full), full);
+        st8(c + 8, m1, finish8(acc[r][1], alpha, beta, c + 8, m1, full), full);
+    }
 }
 
 SIMD_V3 static inline __attribute__((always_inline)) int tile_v3(const Tile *t, const int R,
@@ -262,11 +276,11 @@ SIMD_V3 static inline __attribute__((always_inline)) int tile_v3(const Tile *t, 
         }
         return 0;
     }
-    _Pragma("GCC unroll 8") for (int r = 0; r < R; r++) {
-        float *c = t->c + (size_t)r * t->ldc;
-        st8(c, m0, finish8(acc[r][0], t, c, m0, full), full);
-        st8(c + 8, m1, finish8(acc[r][1], t, c + 8, m1, full), full);
-    }
+    const float alpha = t->alpha, beta = t->beta;
+    if (alpha == 1.0f && beta == 0.0f) store_v3(acc, t->c, t->ldc, R, m0, m1, full, 1.0f, 0.0f);
+    else if (alpha == 1.0f && beta == 1.0f)
+        store_v3(acc, t->c, t->ldc, R, m0, m1, full, 1.0f, 1.0f);
+    else store_v3(acc, t->c, t->ldc, R, m0, m1, full, alpha, beta);
     return 0;
 }
 
