@@ -17,22 +17,19 @@
  * or 16 x 16 on a panel of 16 columns or fewer; AVX2: 6 x 16) held in
  * registers over a block of up to KBLOCK values of k;
  * op(A)'s entries are broadcast one at a time, op(B)'s row k is read W
- * wide. Between k blocks a tile's sums wait in a buffer as exact floats, so
- * the chain is the same. Groups of GROUP rows are the outer loop, then
- * column panels, then k blocks, then the tiles down the group: a group's
- * rows of A and a panel's block of B stay in cache while they are used,
- * also for a weight gradient's k over thousands of positions. A transposed
- * B is packed with 16 x 16 transposes in registers on the AVX-512 path,
- * asking for the next 16 rows of B while it transposes the 16 before them.
- * A lower product of one k block, and a projection whose op(B) fits in
- * L2, run their tiles row tile by row tile, across the panels, each over
- * its whole k range (gemm_rows), so that C is written row by row; on the
- * AVX2 path a weight gradient written whole runs its k blocks outermost,
- * each across the panels (gemm_kouter), so that its op(A) is read once.
- * gemm_kernel_name says which blocking runs; the tiles are in
- * op_gemm_tiles.c. gemm_zeros's tiles run only
- * the k values where one of their rows of op(A) is not a structural zero
- * (ops.h), with their own instances, which prefetch ahead in k.
+ * wide. Between k blocks a tile's sums wait as exact floats in a buffer
+ * (gemm_kouter: in C itself), so the chain is the same. Groups of GROUP rows are the outer loop,
+ * then column panels, then k blocks, then the tiles down the group: a group's rows of A and a
+ * panel's block of B stay in cache while they are used, also for a weight gradient's k over
+ * thousands of positions. A transposed B is packed with 16 x 16 transposes in registers on the
+ * AVX-512 path, asking for the next 16 rows of B while it transposes the 16 before them. A lower
+ * product of one k block, and a projection whose op(B) fits in L2, run their tiles row tile by row
+ * tile, across the panels, each over its whole k range (gemm_rows), so that C is written row by
+ * row; on the AVX2 path a weight gradient written whole runs its k blocks outermost, each across
+ * the panels (gemm_kouter), so that its op(A) is read once. gemm_kernel_name says which blocking
+ * runs; the tiles are in op_gemm_tiles.c. gemm_zeros's tiles run only the k values where one of
+ * their rows of op(A) is not a structural zero (ops.h), with their own instances, which prefetch
+ * ahead in k.
  *
  * A GemmPacks (ops.h) holds transposed operands packed ahead, in the same
  * panels (pack_transposed), for the calls that read them many times:
