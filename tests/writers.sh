@@ -67,7 +67,11 @@ hold sw/baseline_s1.h5.lock
 for _ in $(seq 100); do flock -n sw/baseline_s1.h5.lock true 2>/dev/null || break; sleep 0.1; done
 printf '[sweep]\npreset = %s\nseeds = 1\nset = steps=8\n[run baseline]\nvariant = baseline\n' \
     "$S/experiments/tiny.ini" >one.sweep
-"$G" sweep one.sweep --out sw --jobs 1 --no-report >sweep.log 2>&1 && bad "a sweep wrote a locked run"
+# (the sweep waits 1 s, not 60, for the lock to go before it is refused)
+GATELAB_TEST_LOCK_WAIT=1 "$G" sweep one.sweep --out sw --jobs 1 --no-report >sweep.log 2>&1 &&
+    bad "a sweep wrote a locked run"
+grep -q "still being written by an earlier process; waiting" sweep.log ||
+    bad "the sweep did not say it waits for the lock: $(head -c 300 sweep.log)"
 grep -q "pid 4242" sw/logs/*.log || bad "the sweep's log does not name the holder"
 cmp -s sw/baseline_s1.h5 sw.orig || bad "the sweep changed a locked run file"
 

@@ -23,6 +23,7 @@ const EnvVar env_vars[] = {
     {"GATELAB_TEST_NAN_KIND", ENV_HOOK, "where that NaN goes: loss, grad or weight"},
     {"GATELAB_TEST_KILL_AT", ENV_HOOK, "SIGKILL the trainer after logging step S"},
     {"GATELAB_TEST_EXE", ENV_HOOK, "the binary a sweep runs its children with"},
+    {"GATELAB_TEST_LOCK_WAIT", ENV_HOOK, "seconds a sweep waits for an earlier writer's lock"},
     {"GATELAB_TEST_PROGRESS", ENV_HOOK, "report's progress lines when stderr is no terminal"},
     {"GATELAB_TEST_SPLIT_SECONDS", ENV_HOOK, "the tokenizer's time bound on splitting a text"},
     {"GATELAB_TEST_FINGERPRINT", ENV_HOOK, "the training fingerprint, not computed (fnv1a64:HEX)"},

@@ -142,13 +142,14 @@ static void nap(double s) {
 }
 
 /* A trainer of an earlier sweep that was killed may still be saving its
- * checkpoint (die_with_parent): wait for its lock, up to LOCK_WAIT seconds,
- * so the rerun resumes the run instead of being refused. */
+ * checkpoint (die_with_parent): wait for its lock, up to LOCK_WAIT seconds
+ * (testhook_lock_wait), so the rerun resumes the run instead of being
+ * refused. */
 #define LOCK_WAIT 60.0
 static void wait_for_lock(const char *out, const char *id) {
-    double t0 = now_seconds();
+    double t0 = now_seconds(), wait = testhook_lock_wait(LOCK_WAIT);
     int said = 0;
-    while (runlock_held(out) && now_seconds() - t0 < LOCK_WAIT && !stop_requested()) {
+    while (runlock_held(out) && now_seconds() - t0 < wait && !stop_requested()) {
         if (!said++)
             fprintf(stderr, "sweep: %s is still being written by an earlier process; waiting\n",
                     id);

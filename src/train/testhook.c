@@ -57,3 +57,12 @@ const char *testhook_exe(void) {
     const char *e = env_get("GATELAB_TEST_EXE");
     return e && *e ? e : NULL;
 }
+
+double testhook_lock_wait(double dflt) {
+    const char *s = env_get("GATELAB_TEST_LOCK_WAIT");
+    if (!s) return dflt;
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    return errno || end == s || *end || !(v >= 0) ? dflt : v;
+}

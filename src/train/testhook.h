@@ -8,6 +8,8 @@
  *                              before the forward (weight)
  *   GATELAB_TEST_KILL_AT=S     SIGKILL the trainer after logging step S
  *   GATELAB_TEST_EXE=PATH      the binary a sweep runs its children with
+ *   GATELAB_TEST_LOCK_WAIT=S   seconds a sweep waits for an earlier writer's
+ *                              lock on a run it would resume (default 60)
  * Unset variables inject nothing, and training is then exactly as without
  * this file. */
 #ifndef GATELAB_TESTHOOK_H
@@ -40,5 +42,9 @@ void testhook_after_step(const TestHooks *h, long long step);
 
 /* GATELAB_TEST_EXE, or NULL when unset or empty. */
 const char *testhook_exe(void);
+
+/* The seconds a sweep waits for an earlier writer's lock:
+ * GATELAB_TEST_LOCK_WAIT when it is a number >= 0, else dflt. */
+double testhook_lock_wait(double dflt);
 
 #endif
