@@ -12,7 +12,8 @@
 #include "row.h"
 
 /* fmt into buf[len] with every "%g" replaced by thr (kept when thr is NaN)
- * and every "{sink}" by SINK_EPS; truncated to fit. */
+ * and every "{sink}" by SINK_EPS; truncated to fit. Plain text is copied
+ * as it is: only the two placeholders go through snprintf. */
 static void with_threshold(const char *fmt, double thr, char *buf, size_t len) {
     size_t n = 0;
     if (len == 0) return;
@@ -21,7 +22,12 @@ static void with_threshold(const char *fmt, double thr, char *buf, size_t len) {
         int w;
         if (!strncmp(p, "%g", 2) && !isnan(thr)) w = snprintf(buf + n, len - n, "%g", thr), p += 2;
         else if (!strncmp(p, "{sink}", 6)) w = snprintf(buf + n, len - n, "%g", SINK_EPS), p += 6;
-        else w = snprintf(buf + n, len - n, "%c", *p++);
+        else {
+            size_t k = 1; /* the text up to the next possible placeholder */
+            while (p[k] && p[k] != '%' && p[k] != '{') k++;
+            if (k > len - 1 - n) k = len - 1 - n;
+            memcpy(buf + n, p, k), buf[n + k] = '\0', p += k, w = (int)k;
+        }
         n = w < 0 ? n : n + (size_t)w < len ? n + (size_t)w : len - 1;
     }
 }

@@ -197,12 +197,11 @@ static int csv_record(char **p, char **f) {
     return n;
 }
 
-/* Field v of column named col into row w; -1 when v does not parse as
- * that column's value or does not fit. Unknown columns are ignored (a
- * newer build's). */
-static int csv_put(Row *w, const char *col, const char *v) {
+/* Field v of column named col into row w; m is metric_find(col), looked
+ * up once per column. -1 when v does not parse as that column's value or
+ * does not fit. Unknown columns are ignored (a newer build's). */
+static int csv_put(Row *w, const char *col, const MetricCol *m, const char *v) {
     char *end = (char *)v;
-    const MetricCol *m = metric_find(col);
     if (m) {
         char *at = (char *)w + m->off;
         if (m->kind == MK_LL) *(long long *)at = strtoll(v, &end, 10);
@@ -252,6 +251,8 @@ int csv_read_rows(const char *dir, const char *path, Row **out, int *n, char *er
                       path),
                REPORT_BADINPUT;
     }
+    const MetricCol *hm[CSV_COLS];
+    for (int j = 0; j < nh; j++) hm[j] = metric_find(head[j]);
     for (const char *s = p; *s; s++) lines += *s == '\n';
     Row *rows = calloc((size_t)lines, sizeof *rows);
     int k = 0;
@@ -264,7 +265,7 @@ int csv_read_rows(const char *dir, const char *path, Row **out, int *n, char *er
         Row *w = &rows[k];
         row_blank(w);
         for (int j = 0; j < nh && rc == 0; j++)
-            if (csv_put(w, head[j], f[j]) != 0)
+            if (csv_put(w, head[j], hm[j], f[j]) != 0)
                 rc = seterr(err, errlen, "%s:%d: column %s: '%.80s' is not its kind of value", path,
                             line, head[j], f[j]);
         for (int q = 0; q < Q_NMODES; q++) /* a results.csv from before the flag */
