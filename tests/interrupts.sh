@@ -82,10 +82,11 @@ kids="$kids $!"
 interrupted "train" TERM $! long.h5.lock
 
 # start_sweep FILE OUT STEPS LOG: write a sweep of baseline and g1-elem at
-# STEPS steps to FILE, run it into OUT in the background and wait until
-# both trainers hold their locks; sets sp (the sweep) and tpids (trainers)
+# STEPS steps to FILE (an eval every 1000), run it into OUT in the
+# background and wait until both trainers hold their locks; sets sp (the
+# sweep) and tpids (trainers)
 start_sweep() {
-    printf '[sweep]\npreset = %s\nseeds = 1\nset = steps=%s\nset = ckpt_every=50\n' \
+    printf '[sweep]\npreset = %s\nseeds = 1\nset = steps=%s\nset = ckpt_every=50\nset = eval_every=1000\n' \
         "$S/experiments/tiny.ini" "$3" >"$1"
     printf '[run baseline]\nvariant = baseline\n[run g1-elem]\nvariant = g1-elem\n' >>"$1"
     "$G" sweep "$1" --out "$2" --jobs 2 --no-report >"$4" 2>&1 &
@@ -97,7 +98,7 @@ start_sweep() {
 }
 
 # a sweep SIGKILLed mid-way: its trainers stop too; the rerun picks them up
-start_sweep k.sweep sw 3000 sweep1.log
+start_sweep k.sweep sw 1000 sweep1.log
 kill -KILL $sp
 wait $sp 2>/dev/null
 for _ in $(seq 100); do

@@ -16,6 +16,7 @@ command -v git >/dev/null || { echo "pieces: SKIP (git is not installed: no repo
 
 study_repo 1-4 'paper = f_attn g1-elem < baseline'
 git add tiny.ini c.sweep && git commit -qm sweep
+pin_fingerprint
 
 # a seed the sweep lacks, and --only beside --seeds: refused in one line
 "$G" sweep c.sweep --out x --seeds 1,9 >x.log 2>&1

@@ -12,7 +12,8 @@
 # a cast of a floating value out of its target type's range too (GCC's
 # -fsanitize=undefined leaves that check out, so it is asked for by name).
 # It runs the whole meson suite, each test's timeout tripled; repro.sh runs
-# fewer settings when it sees ASAN_OPTIONS (the plain suite holds the bits).
+# fewer settings and claims_tiny.sh one study when they see ASAN_OPTIONS
+# (the plain suite holds the bits and every study's verdicts).
 set -eu
 cd "$(dirname "$0")/.."
 B=${1:-build-asan}

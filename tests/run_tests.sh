@@ -5,44 +5,48 @@
 # full-disk check (a tmpfs; skipped where it cannot be mounted), the
 # SIGKILL torture test and every fuzz target for GATELAB_FUZZ_SECONDS
 # (default 5) each; last the clang-format check (tests/check_format.sh).
-#   bash tests/run_tests.sh                  # everything (~7 min on 2 cores)
+#   bash tests/run_tests.sh                  # everything (~20 min on 2 cores)
 #   GATELAB_FAST=1 bash tests/run_tests.sh   # only the meson suite
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bash experiments/install-deps.sh test
 
-echo "== build"
+# stage NAME: the stage's heading, with the seconds since the start (CI
+# has 20 minutes on 2 cores: the headings show where they go)
+stage() { echo "== $1 (at ${SECONDS} s)"; }
+SECONDS=0
+stage build
 # a build directory the main job configured before the test packages were
 # installed is reconfigured, so that it finds them (OpenMPI: the two-rank
 # sweep test is defined only where mpi and mpirun are found)
 if [ -f build/build.ninja ]; then meson setup --reconfigure build >/dev/null
 else meson setup build >/dev/null; fi
 meson compile -C build >/dev/null
-echo "== test"
+stage test
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 meson test -C build --print-errorlogs | tee "$log"
 
 if [ "${GATELAB_FAST:-0}" != 1 ]; then
-    echo "== test under address,undefined sanitizers"
+    stage "test under address,undefined sanitizers"
     bash tests/run_sanitized.sh build-asan
-    echo "== full disk"
+    stage "full disk"
     bash tests/diskfull.sh build
-    echo "== torture: 20 SIGKILLs of a sweep"
+    stage "torture: 20 SIGKILLs of a sweep"
     bash tests/torture.sh build 20
-    echo "== fuzz: every target for ${GATELAB_FUZZ_SECONDS:-5} s (tests/fuzz/README.md)"
+    stage "fuzz: every target for ${GATELAB_FUZZ_SECONDS:-5} s (tests/fuzz/README.md)"
     sh tests/fuzz/run_fuzzers.sh "${GATELAB_FUZZ_SECONDS:-5}"
 fi
 # the code style (.clang-format); CI fails on unformatted code
-echo "== format"
+stage format
 bash tests/check_format.sh
 # the closing line CI reads: the meson suite's counts; the tests that
 # skipped (exit 77) are named on the line before it, each with the last
 # line it printed, its reason
 ok=$(awk '/^Ok:/ {print $2}' "$log"); bad=$(awk '/^Fail:/ {print $2}' "$log")
 skip=$(awk '/^Skipped:/ {print $2}' "$log")
-echo "== all tests passed"
+stage "all tests passed"
 if [ "${skip:-0}" != 0 ]; then
     /usr/bin/python3 - build/meson-logs/testlog.json <<'PY' || true
 import json, sys
