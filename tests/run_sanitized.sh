@@ -11,6 +11,8 @@
 # ProbeRecord (a test-only leak). Memory errors and undefined behaviour are all still fatal,
 # a cast of a floating value out of its target type's range too (GCC's
 # -fsanitize=undefined leaves that check out, so it is asked for by name).
+# Debug information is line tables only (-g1): the reports keep their
+# file:line frames, and the build takes a sixth less time than with -g.
 # It runs the whole meson suite, each test's timeout tripled; repro.sh runs
 # fewer settings and claims_tiny.sh one study when they see ASAN_OPTIONS
 # (the plain suite holds the bits and every study's verdicts).
@@ -19,7 +21,7 @@ cd "$(dirname "$0")/.."
 B=${1:-build-asan}
 if [ ! -d "$B" ]; then
     meson setup "$B" -Db_sanitize=address,undefined -Dbuildtype=debugoptimized \
-        -Db_lundef=false -Dc_args=-fsanitize=float-cast-overflow
+        -Db_lundef=false "-Dc_args=-fsanitize=float-cast-overflow -g1"
 fi
 meson compile -C "$B"
 ASAN_OPTIONS=halt_on_error=1:abort_on_error=1:detect_leaks=0:strict_string_checks=1
