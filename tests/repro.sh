@@ -36,9 +36,10 @@ ids=$(grep -rhoE '\{\s*\.id = "[^"]+"' "$src"/src --include='variants*.c' |
 # the settings of part 1 this CPU can run, each as "VAR=VALUE"
 settings=(GATELAB_SIMD=base OPENBLAS_CORETYPE=Sandybridge)
 if has avx2 && has fma; then settings+=(GATELAB_SIMD=avx2 OPENBLAS_CORETYPE=Haswell); fi
-if has avx512f && has avx512bw && has avx512vl && has avx512dq; then
-    settings+=(GATELAB_SIMD=avx512 OPENBLAS_CORETYPE=SkylakeX)
-fi
+# AVX-512 as gatelab's avx512 path needs it (F, BW, VL, DQ)
+avx512=0
+has avx512f && has avx512bw && has avx512vl && has avx512dq && avx512=1
+if [ $avx512 = 1 ]; then settings+=(GATELAB_SIMD=avx512 OPENBLAS_CORETYPE=SkylakeX); fi
 
 # train ID OUT [VAR=VALUE...]: a tiny run of ID into OUT under the settings
 train() {
@@ -85,7 +86,7 @@ echo "ok: $n runs over $(echo $ids | wc -w) ids bit-identical under ${settings[*
 if [ -n "${ASAN_OPTIONS:-}" ]; then
     # emulating an instrumented binary only adds minutes; the plain suite runs it
     echo "note: sanitizer build, qemu part skipped"
-elif ! has avx512f; then
+elif [ $avx512 = 0 ]; then
     echo "note: this CPU has no AVX-512: part 1 ran the AVX2-only case natively, the emulated part skipped"
 elif ! command -v qemu-x86_64 >/dev/null; then
     echo "note: no qemu-x86_64 (Debian qemu-user), the emulated part skipped"
