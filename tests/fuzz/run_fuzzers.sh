@@ -48,8 +48,11 @@ export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 # one shallow HDF5-internal crash (see README.md) cannot hide bugs of ours.
 # An input over rss_mb is replayed under a malloc limit of half of it.
 rss_mb=2048
-status=0
-for t in $targets; do
+# fuzz_one T: fuzz target T for secs, then name and classify its crashes;
+# its lines go to $out/fuzz_T.summary, and the file $out/fuzz_T.bad is
+# made for a crash in our code
+fuzz_one() {
+    t=$1
     bin=$out/tests/fuzz/fuzz_$t
     mkdir -p "$out/corpus/$t"
     rm -f "$out"/crash-$t-* "$out"/timeout-$t-* "$out"/oom-$t-*
@@ -77,8 +80,29 @@ for t in $targets; do
         case $f:$who in
             *:hdf5\ *) ;;  # inside HDF5 itself: an upstream bug (README.md)
             *-oom-*:none) ;;  # over -rss_limit_mb with no allocation to name: not counted
-            *) status=1 ;;
+            *) touch "$out/fuzz_$t.bad" ;;
         esac
     done
+}
+
+# The targets in as many lanes as there are cores (each libFuzzer runs one
+# child, -fork=1): lane l fuzzes targets l, l + lanes, ... one after
+# another. The summaries are printed in the targets' order.
+lanes=$(nproc 2>/dev/null || echo 1)
+for t in $targets; do rm -f "$out/fuzz_$t.summary" "$out/fuzz_$t.bad"; done
+l=0
+while [ $l -lt "$lanes" ]; do
+    (i=0
+     for t in $targets; do
+         [ $((i % lanes)) -eq $l ] && fuzz_one "$t" >"$out/fuzz_$t.summary"
+         i=$((i + 1))
+     done) &
+    l=$((l + 1))
+done
+wait
+status=0
+for t in $targets; do
+    cat "$out/fuzz_$t.summary"
+    [ -e "$out/fuzz_$t.bad" ] && status=1
 done
 exit $status
