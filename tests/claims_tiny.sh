@@ -32,7 +32,9 @@
 # sink-free claim), or (paper = a ~ b) equivalent / not shown equivalent;
 # whose pre-registration says declared before the runs; whose protocol.ini
 # lists every run with the seeds. `gatelab report` on a directory holding
-# only results.csv and protocol.ini then gives the same headline.
+# only results.csv and protocol.ini then gives the same headline. The
+# reports are written without figures (--no-figures; test_report and
+# test_plot draw them).
 # GATELAB_FAST=1 runs only the studies of at most 30 runs at 10 seeds,
 # about a minute; so does the sanitized suite (ASAN_OPTIONS set,
 # tests/run_sanitized.sh): the plain suite holds every study's verdicts,
@@ -94,9 +96,10 @@ headline() {
 
 for s in "${studies[@]}"; do
     start=$SECONDS
-    "$G" sweep "$s.sweep" --out "$s" --jobs 2 >"$s.log" 2>&1 || { bad "$s: sweep failed: $(tail -3 "$s.log")"; continue; }
+    "$G" sweep "$s.sweep" --no-figures --out "$s" --jobs 2 >"$s.log" 2>&1 || { bad "$s: sweep failed: $(tail -3 "$s.log")"; continue; }
     r=$s/REPORT.md
     [ -f "$r" ] || { bad "$s: no REPORT.md"; continue; }
+    [ -e "$s/figures" ] && bad "$s: sweep --no-figures made $s/figures"
     grep -q '^## Headline (confirmatory)' "$r" || bad "$s: no confirmatory headline"
     grep -q "$declared" "$r" || bad "$s: not declared before the runs: $(grep -m1 'The protocol of this' "$r")"
     headline "$r" >"$s.head"
@@ -126,7 +129,7 @@ for s in "${studies[@]}"; do
     done
     # the report from results.csv and protocol.ini alone: the same headline
     mkdir "$s.kept" && cp "$s/results.csv" "$s/protocol.ini" "$s.kept/"
-    "$G" report "$s.kept" >"$s.report.log" 2>&1 || { bad "$s: report from results.csv failed: $(tail -2 "$s.report.log")"; continue; }
+    "$G" report "$s.kept" --no-figures >"$s.report.log" 2>&1 || { bad "$s: report from results.csv failed: $(tail -2 "$s.report.log")"; continue; }
     headline "$s.kept/REPORT.md" | diff "$s.head" - >"$s.diff" ||
         bad "$s: the headline from results.csv differs: $(head -6 "$s.diff")"
     echo "claims_tiny: $s: $(wc -l <"$s.head") sentences, $(ls "$s"/*.h5 | wc -l) runs, $((SECONDS - start)) s"

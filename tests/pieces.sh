@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # pieces.sh: a confirmatory study run in pieces (`gatelab sweep --seeds`),
-# end to end in a temporary git repository (preset tiny, 4 steps). The
-# first piece's report states no test (interim) and names what is missing;
+# end to end in a temporary git repository (preset tiny, 4 steps; reports
+# without figures). The first piece's report states no test (interim) and names what is missing;
 # the second piece, run where only the first piece's committed results.csv
 # and protocol.ini are (a new machine), joins those rows to its run files,
 # and its headline equals the headline of the whole study run at once.
@@ -19,10 +19,10 @@ git add tiny.ini c.sweep && git commit -qm sweep
 pin_fingerprint
 
 # a seed the sweep lacks, and --only beside --seeds: refused in one line
-"$G" sweep c.sweep --out x --seeds 1,9 >x.log 2>&1
+"$G" sweep c.sweep --no-figures --out x --seeds 1,9 >x.log 2>&1
 rc=$?
 [ $rc -eq 2 ] && grep -q -- '--seeds: seed 9 is not a seed of' x.log || bad "a foreign seed: exit $rc: $(cat x.log)"
-"$G" sweep c.sweep --out x --seeds 1 --only 0 >x.log 2>&1
+"$G" sweep c.sweep --no-figures --out x --seeds 1 --only 0 >x.log 2>&1
 rc=$?
 [ $rc -eq 2 ] && grep -q -- 'does not go with --only' x.log || bad "--seeds with --only: exit $rc: $(cat x.log)"
 [ -e x/baseline_s1.h5 ] && bad "a refused piece trained"
@@ -30,7 +30,7 @@ rc=$?
 [ "$(grep -c '_s2' list.log)" -eq 2 ] && ! grep -q '_s1' list.log || bad "--list --seeds does not list the piece: $(cat list.log)"
 
 # piece 1: seeds 1-2; an interim report
-"$G" sweep c.sweep --out p1 --seeds 1-2 --jobs 2 >p1.log 2>&1 || bad "piece 1 failed: $(tail -3 p1.log)"
+"$G" sweep c.sweep --no-figures --out p1 --seeds 1-2 --jobs 2 >p1.log 2>&1 || bad "piece 1 failed: $(tail -3 p1.log)"
 grep -q -- '--seeds 1-2: 4 of the sweep.s 8 runs' p1.log || bad "piece 1 does not say its share: $(head -3 p1.log)"
 [ -e p1/baseline_s3.h5 ] && bad "piece 1 ran a seed outside it"
 [ "$(ls p1/*.h5 | wc -l)" -eq 4 ] || bad "piece 1 did not run its 4 runs"
@@ -46,7 +46,7 @@ grep -q "training fingerprint $fp" p1/REPORT.md || bad "the headline does not na
 # a build that trains otherwise cannot add a piece: refused, nothing changed
 cp p1/protocol.ini before.ini
 GATELAB_TEST_RUN=pieces GATELAB_TEST_FINGERPRINT=fnv1a64:0123456789abcdef \
-    "$G" sweep c.sweep --out p1 --seeds 3 >other.log 2>&1
+    "$G" sweep c.sweep --no-figures --out p1 --seeds 3 >other.log 2>&1
 rc=$?
 [ $rc -eq 2 ] && grep -q "pins the training fingerprint $fp, this build's is fnv1a64:0123456789abcdef" other.log ||
     bad "a build with another fingerprint: exit $rc: $(tail -2 other.log)"
@@ -55,7 +55,7 @@ cmp -s p1/protocol.ini before.ini || bad "a refused piece changed protocol.ini"
 
 # piece 2 on a new machine: the committed files of piece 1 only
 mkdir p2 && cp p1/results.csv p1/protocol.ini p2/
-"$G" sweep c.sweep --out p2 --seeds 3-4 --jobs 2 >p2.log 2>&1 || bad "piece 2 failed: $(tail -3 p2.log)"
+"$G" sweep c.sweep --no-figures --out p2 --seeds 3-4 --jobs 2 >p2.log 2>&1 || bad "piece 2 failed: $(tail -3 p2.log)"
 grep -q 'Run files in `.*p2`: 4 (4 readable, 0 unreadable), and 4 rows of `.*p2/results.csv` whose run files are not here' p2/REPORT.md ||
     bad "piece 2's report does not say what it joined: $(sed -n 3p p2/REPORT.md)"
 grep -q 'All 8 declared runs (names × seeds) are here: 4 run files, and 4 rows of results.csv' p2/REPORT.md ||
@@ -64,7 +64,7 @@ grep -q 'All 8 declared runs (names × seeds) are here: 4 run files, and 4 rows 
 grep -q 'Interim' p2/REPORT.md && bad "the last piece's report is interim"
 
 # the whole study at once: the same headline sentences and tests
-"$G" sweep c.sweep --out whole --jobs 2 >whole.log 2>&1 || bad "the whole sweep failed: $(tail -3 whole.log)"
+"$G" sweep c.sweep --no-figures --out whole --jobs 2 >whole.log 2>&1 || bad "the whole sweep failed: $(tail -3 whole.log)"
 claims() { grep -E '^- The paper:|^\| P[0-9]' "$1"; }
 [ -n "$(claims whole/REPORT.md)" ] || bad "the whole study states no claim"
 [ "$(claims p2/REPORT.md)" = "$(claims whole/REPORT.md)" ] ||
@@ -81,13 +81,13 @@ while IFS= read -r line; do
 done < <(measured p1/results.csv | tail -n +2)
 
 # a rerun of the last piece skips its runs and joins the same rows
-"$G" sweep c.sweep --out p2 --seeds 3-4 --jobs 2 >p2b.log 2>&1 || bad "rerunning piece 2 failed: $(tail -3 p2b.log)"
+"$G" sweep c.sweep --no-figures --out p2 --seeds 3-4 --jobs 2 >p2b.log 2>&1 || bad "rerunning piece 2 failed: $(tail -3 p2b.log)"
 [ "$(tail -n +2 p2/results.csv | wc -l)" -eq 8 ] || bad "a rerun lost joined rows"
 
 # a results.csv that cannot be read beside run files: refused, kept
 cp -r p2 bad && rm bad/baseline_s3.h5 && echo 'baseline_s9.h5,x' >>bad/results.csv
 cp bad/results.csv before.csv
-"$G" report bad >bad.log 2>&1
+"$G" report bad --no-figures >bad.log 2>&1
 rc=$?
 [ $rc -eq 2 ] && grep -q 'it may hold the rows of an earlier piece' bad.log || bad "an unreadable results.csv: exit $rc: $(cat bad.log)"
 cmp -s bad/results.csv before.csv || bad "an unreadable results.csv was replaced"

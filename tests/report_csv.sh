@@ -4,7 +4,8 @@
 # a directory gives the same tables: results.csv read back and written
 # again is the same bytes, and REPORT.md is the run files' report less its
 # title and the sections that read run files (figures, mechanism, ...); the
-# long-context section comes from the rows and is held equal too. Bad rows are one-line errors naming the
+# long-context section comes from the rows and is held equal too (both
+# without figures). Bad rows are one-line errors naming the
 # file and line.
 #   tests/report_csv.sh SRCDIR GATELAB
 . "$(dirname "$0")/shell_test.sh" report_csv "$@"
@@ -16,11 +17,11 @@ trap 'rm -rf "$W"' EXIT
     printf 'paper = f_attn g1-elem < baseline\npaper = val_loss g1-elem < baseline\n'
     printf '[run baseline]\nvariant = baseline\n[run g1-elem]\nvariant = g1-elem\n'
 } >t.sweep
-"$G" sweep t.sweep --out runs --jobs 2 --uncommitted >sweep.log 2>&1 ||
+"$G" sweep t.sweep --no-figures --out runs --jobs 2 --uncommitted >sweep.log 2>&1 ||
     bad "sweep failed: $(tail -3 sweep.log)"
 mkdir kept
 cp runs/results.csv runs/protocol.ini kept/
-"$G" report kept >report.log 2>&1 || bad "report from results.csv alone failed: $(cat report.log)"
+"$G" report kept --no-figures >report.log 2>&1 || bad "report from results.csv alone failed: $(cat report.log)"
 cmp -s runs/results.csv kept/results.csv || bad "results.csv read back and written differs"
 # the tables: every section but the figures and those that read run files
 tables() {
@@ -53,16 +54,16 @@ awk -F, -v s="$col" -v n="$dn" 'NR > 1 && $s + 0 > $n + 0 {exit 1}' kept/results
 mkdir bad
 cp runs/protocol.ini bad/
 { head -2 runs/results.csv; echo "x.h5,x,baseline"; } >bad/results.csv
-"$G" report bad >bad.log 2>&1
+"$G" report bad --no-figures >bad.log 2>&1
 rc=$?
 [ $rc = 2 ] || bad "a short row: exit $rc"
 grep -q "bad/results.csv:3: 3 fields where the header has" bad.log || bad "short row: $(cat bad.log)"
 [ -e bad/REPORT.md ] && bad "a report was written from a bad results.csv"
 sed '2s/^baseline_s9401.h5,/..\/evil.h5,/' runs/results.csv >bad/results.csv
-"$G" report bad >bad.log 2>&1 && bad "a file column that leaves the directory was accepted"
+"$G" report bad --no-figures >bad.log 2>&1 && bad "a file column that leaves the directory was accepted"
 grep -q "is not a run file's name" bad.log || bad "evil file name: $(cat bad.log)"
 rm bad/results.csv && mkdir bad/results.csv
-"$G" report bad >bad.log 2>&1 && bad "a directory as results.csv was accepted"
+"$G" report bad --no-figures >bad.log 2>&1 && bad "a directory as results.csv was accepted"
 grep -q "is a directory" bad.log || bad "directory results.csv: $(cat bad.log)"
 
 [ $fail -eq 0 ] && echo "report_csv: PASS" && exit 0

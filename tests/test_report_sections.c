@@ -1,6 +1,6 @@
 /* test_report_sections.c: REPORT.md's sections over run files built by
  * hand (report_fixture.h), each test in its own subdirectory: the
- * median-seed heatmap, baselines by fields, the proxy count in Settings,
+ * median-seed heatmap, a report without figures, baselines by fields, the proxy count in Settings,
  * the exploratory comparisons, the confirmatory headline from a
  * protocol.ini, the learning-rate section, and the metrics a protocol may
  * declare. */
@@ -50,10 +50,15 @@ static void test_median_seed_compare(void **state) {
         snprintf(path, sizeof path, "g1_s%d.h5", i + 1);
         make_run(path, "g1-elem", i + 1, 1.9, fg[i], 1, 0);
     }
+    report_set_figures(1);
     char *md = report_in_subdir(saved);
+    report_set_figures(0);
     assert_non_null(strstr(md, "**base seed 3 (top) vs g1 seed 2 (bottom), data bigram**"));
     assert_non_null(
         strstr(md, "median-F-Attn seed (F-Attn 0.400, the median of 3 seeds; 0.010, of 2)"));
+    snprintf(path, sizeof path, "%s/med/out/figures/heatmap_baseline_vs_g1-elem_bigram.png",
+             tu_scratch);
+    assert_int_equal(access(path, F_OK), 0);
     free(md);
 }
 
@@ -169,6 +174,34 @@ static void test_compare_section(void **state) {
         strstr(sec, "| same | base | bigram | [val_loss](#def-val-loss) | 5 / 5 | +0 |");
     assert_non_null(same);
     assert_non_null(strstr(same, " | no difference shown |\n| same | base | bigram | [F-Attn]"));
+    free(md);
+}
+
+/* Without figures (report_set_figures(0), `--no-figures`) the report says
+ * so where they would be and makes no figures/; its tables are those of a
+ * report with figures. */
+static void test_no_figures(void **state) {
+    (void)state;
+    char saved[256], path[500];
+    enter_subdir(saved, sizeof saved, "nofig");
+    make_base_and_g1();
+    char *md = report_in_subdir(saved);
+    assert_non_null(strstr(md, "## Figures\n\n- not drawn (`--no-figures`): `gatelab report DIR` "
+                               "draws them\n"));
+    assert_null(strstr(md, "](figures/"));
+    snprintf(path, sizeof path, "%s/nofig/out/figures", tu_scratch);
+    assert_int_equal(access(path, F_OK), -1);
+    const char *runs = strstr(md, "## Runs");
+    assert_non_null(runs);
+    report_set_figures(1);
+    enter_subdir(saved, sizeof saved, "withfig");
+    make_base_and_g1();
+    char *md2 = report_in_subdir(saved);
+    report_set_figures(0);
+    const char *runs2 = strstr(md2, "## Runs");
+    assert_non_null(runs2);
+    assert_memory_equal(runs, runs2, (size_t)(strstr(runs, "## Figures") - runs));
+    free(md2);
     free(md);
 }
 
@@ -553,6 +586,7 @@ static void test_protocol_metrics(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_median_seed_compare),
+        cmocka_unit_test(test_no_figures),
         cmocka_unit_test(test_gated_run_is_no_baseline),
         cmocka_unit_test(test_settings_proxy_count),
         cmocka_unit_test(test_compare_section),
@@ -565,5 +599,6 @@ int main(void) {
         cmocka_unit_test(test_lr_section),
         cmocka_unit_test(test_lr_arch),
     };
+    report_set_figures(0); /* drawn by the tests that look at them */
     return cmocka_run_group_tests(tests, tu_scratch_setup, tu_scratch_teardown);
 }

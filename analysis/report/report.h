@@ -17,4 +17,11 @@
 enum { REPORT_BADINPUT = -2 };
 int report_run(const char *dir, const char *outdir, char *err, size_t errlen);
 
+/* Whether report_run draws its figures: on (nonzero, the default), or off,
+ * when REPORT.md says in place of each figure that it was not drawn
+ * (`--no-figures`) and figures/ is neither made nor written: a quick
+ * report of a large study, the tables alone. For the whole process, as
+ * figstyle_set is. */
+void report_set_figures(int on);
+
 #endif

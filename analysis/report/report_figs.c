@@ -272,6 +272,10 @@ void md_figures(FILE *f, const char *outdir, const Row *rows, int n) {
     char figdir[1100];
     snprintf(figdir, sizeof figdir, "%s/figures", outdir);
     fprintf(f, "\n## Figures\n\n");
+    if (!report_figures_on()) {
+        fprintf(f, "- not drawn (`--no-figures`): `gatelab report DIR` draws them\n");
+        return;
+    }
     if (dir_make(figdir) != 0) {
         fprintf(f, "- no figures: cannot create %s: %s\n", figdir, strerror(errno));
         return;

@@ -165,6 +165,8 @@ void md_figures(FILE *f, const char *outdir, const Row *rows, int n);
 /* report_util.c (the long-context and stability sections) */
 #include "gnuplot.h"
 #include "runfile_read.h"
+/* report_set_figures's setting: 1 when the report draws figures. */
+int report_figures_on(void);
 void draw_figure(FILE *f, const char *figdir, const char *name, const char *alt, const PlotAxes *ax,
                  const PlotSeries *s, int ns);
 int group_names(const char *names, size_t stride, int n, int *grp);

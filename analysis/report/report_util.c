@@ -1,6 +1,7 @@
 /* report_util.c: what the long-context and stability sections share:
- * drawing a linked figure, grouping runs by name, "m ± s" cells, opening
- * a run's head, and plot.h's key-run rule over groups. */
+ * whether figures are drawn, drawing a linked figure, grouping runs by
+ * name, "m ± s" cells, opening a run's head, and plot.h's key-run rule
+ * over groups. */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -16,12 +17,20 @@
 #include "runschema.h"
 #include "util.h" /* dir_make */
 
+static int figures_on = 1; /* report_set_figures (report.h) */
+void report_set_figures(int on) { figures_on = on != 0; }
+int report_figures_on(void) { return figures_on; }
+
 /* Draw figdir/name (figdir created when missing) and link it from the
- * report; a figure that cannot be drawn is a line in the report, not a
- * failure. */
+ * report; a figure that cannot be drawn, or is not drawn (--no-figures),
+ * is a line in the report, not a failure. */
 void draw_figure(FILE *f, const char *figdir, const char *name, const char *alt, const PlotAxes *ax,
                  const PlotSeries *s, int ns) {
     char path[1200], err[512];
+    if (!figures_on) {
+        fprintf(f, "\n- figure %s not drawn (`--no-figures`)\n", name);
+        return;
+    }
     snprintf(path, sizeof path, "%s/%s", figdir, name);
     if (dir_make(figdir) != 0) {
         fprintf(f, "\n- figure %s not drawn: cannot create %s: %s\n", name, figdir,

@@ -13,14 +13,19 @@
 
 typedef struct {
     const char *out; /* NULL: DIR */
+    int no_figures;
 } ReportOpts;
-static const ReportOpts report_defaults = {NULL};
+static const ReportOpts report_defaults = {NULL, 0};
 
-static const OptRow report_rows[] = {{'o', "out", OPT_STR, "DIR2", 0, 0, "DIR",
-                                      "where REPORT.md, results.csv and figures/ go", 0, 0,
-                                      &report_defaults.out},
-                                     FIGSTYLE_OPT_ROWS,
-                                     {0}};
+enum { O_NOFIGURES = OPT_LONG };
+static const OptRow report_rows[] = {
+    {'o', "out", OPT_STR, "DIR2", 0, 0, "DIR", "where REPORT.md, results.csv and figures/ go", 0, 0,
+     &report_defaults.out},
+    {O_NOFIGURES, "no-figures", OPT_FLAG, NULL, 0, 0, NULL,
+     "the tables alone: draw no figure (a quick look\nat a large study)", 0, 0,
+     &report_defaults.no_figures},
+    FIGSTYLE_OPT_ROWS,
+    {0}};
 const OptTable report_options = {
     .cmd = "report",
     .operands = "DIR [options]",
@@ -42,6 +47,7 @@ int cmd_report(int argc, char **argv) {
     const char *out = o.out;
     char err[512] = "";
     figstyle_set(&fs);
+    report_set_figures(!o.no_figures);
     int opnd = op.optind;
     if (opnd != argc - 1) {
         fprintf(stderr, "gatelab report: want exactly one DIR "

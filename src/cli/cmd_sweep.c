@@ -44,11 +44,12 @@ static void print_run_list(const Sweep *sw, const SweepOptions *o) {
 
 typedef struct {
     const char *file, *out, *slurm, *seeds;
-    int jobs, only, list, dry, emit, no_report, uncommitted; /* jobs 0: the cores; only -1: all */
+    int jobs, only, list, dry, emit, no_report, no_figures,
+        uncommitted; /* jobs 0: the cores; only -1: all */
 } SweepArgs;
 static const SweepArgs sweep_defaults = {.only = -1};
 
-enum { O_ONLY = OPT_LONG, O_SEEDS, O_LIST, O_DRY, O_SLURM, O_NOREPORT, O_UNCOMMITTED };
+enum { O_ONLY = OPT_LONG, O_SEEDS, O_LIST, O_DRY, O_SLURM, O_NOREPORT, O_NOFIGURES, O_UNCOMMITTED };
 static const OptRow sweep_rows[] = {
     {'o', "out", OPT_STR, "DIR", 0, 0, NULL, "where run files, logs/ and sweep_status.tsv go", 0, 1,
      &sweep_defaults.out},
@@ -69,6 +70,9 @@ static const OptRow sweep_rows[] = {
      "write an sbatch job-array script and\nexit", 0, 0, OPT_SPECIAL},
     {O_NOREPORT, "no-report", OPT_FLAG, NULL, 0, 0, NULL, "do not write the report at the end", 0,
      0, &sweep_defaults.no_report},
+    {O_NOFIGURES, "no-figures", OPT_FLAG, NULL, 0, 0, NULL,
+     "write the report without its figures\n(gatelab report DIR draws them later)", 0, 0,
+     &sweep_defaults.no_figures},
     {O_UNCOMMITTED, "uncommitted", OPT_FLAG, NULL, 0, 0, NULL,
      "run a confirmatory sweep ([primary]) whose sweep file,\n"
      "includes or presets are uncommitted or edited since\n"
@@ -269,6 +273,7 @@ static int run_sweep(const Sweep *sw, const SweepArgs *a, const SweepOptions *pi
         rc == 0)
         rc = 1;
     int whole = a->only < 0 && !a->dry && rc != 2 && !a->no_report && !(r >= 0 && s.interrupted);
+    report_set_figures(!a->no_figures);
     if (whole && rank == 0 && write_report(a->out) && rc == 0) rc = 1;
     /* stopped by SIGINT/SIGTERM: the exit code says so (docs/failures.md) */
     if (r >= 0 && s.interrupted && rc != 2) rc = 130;
