@@ -36,9 +36,10 @@
 # reports are written without figures (--no-figures; test_report and
 # test_plot draw them).
 # GATELAB_FAST=1 runs only the studies of at most 30 runs at 10 seeds,
-# about a minute; so does the sanitized suite (ASAN_OPTIONS set,
-# tests/run_sanitized.sh): the plain suite holds every study's verdicts,
-# the instrumented one looks for memory errors on one study's whole path.
+# about a minute; the sanitized suite (ASAN_OPTIONS set,
+# tests/run_sanitized.sh) the first of them alone: the plain suite holds
+# every study's verdicts, the instrumented one looks for memory errors on
+# one study's whole path.
 #   tests/claims_tiny.sh SRCDIR GATELAB
 . "$(dirname "$0")/shell_test.sh" claims_tiny "$@"
 trap 'rm -rf "$W"' EXIT
@@ -83,6 +84,7 @@ for src in "$S"/experiments/claims-*.sweep; do
     if [ "${GATELAB_FAST:-0}" = 1 ] || [ -n "${ASAN_OPTIONS:-}" ]; then
         [ $((runs * nseeds)) -gt 30 ] && continue
     fi
+    [ -n "${ASAN_OPTIONS:-}" ] && [ ${#studies[@]} -gt 0 ] && continue
     studies+=("$s")
 done
 [ ${#studies[@]} -gt 0 ] || bad "no claims study found under $S/experiments"

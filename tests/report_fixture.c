@@ -32,7 +32,6 @@
 #include "report_fixture.h"
 
 /* the runfile_* calls' one-line reason */
-char rf_err[512];
 
 /* Every head: row 0 all on token 0; row t >= 1 gives `a` to token 0 and
  * spreads 1-a over keys 1..t. So F-Attn = a and alpha_0 over the 4

@@ -11,8 +11,8 @@
  * gate channels. */
 enum { L = 2, H = 2, N = 2, T = 4, C = 4 };
 
-/* the runfile_* calls' one-line reason */
-extern char rf_err[512];
+/* rf_err (testutil.h): the runfile_* calls' one-line reason */
+#include "testutil.h"
 
 /* Runs are written under testutil.h's tu_scratch (tu_scratch_setup makes
  * it; enter_subdir points it at a subdirectory). */

@@ -11,8 +11,6 @@
 
 #include "runfile_fixture.h"
 
-char rf_err[512];
-
 /* Contracts in runfile_fixture.h. */
 Config test_config(void) {
     Config c;

@@ -8,8 +8,8 @@
 #include "model.h"
 #include "runfile.h"
 
-/* the runfile_* calls' one-line reason */
-extern char rf_err[512];
+/* rf_err (testutil.h): the runfile_* calls' one-line reason */
+#include "testutil.h"
 
 /* The run's config: defaults, baseline, L = 2, H = 2 (the probe below),
  * seeds that must survive as u64. */

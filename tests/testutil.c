@@ -49,6 +49,7 @@ static int rm_entry(const char *p, const struct stat *st, int flag, struct FTW *
 int tu_rmtree(const char *dir) { return nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS); }
 
 char tu_tiny_dir[64], tu_tiny_run[1024];
+char rf_err[512];
 
 int tu_tiny_setup(void **st) {
     (void)st;

@@ -30,6 +30,10 @@ extern char tu_tiny_dir[64], tu_tiny_run[1024];
 int tu_tiny_setup(void **st);
 int tu_tiny_teardown(void **st);
 
+/* the fixtures' runfile_* calls' one-line reason (report_fixture.c,
+ * runfile_fixture.c) */
+extern char rf_err[512];
+
 /* Copy tests/reference/hf/FIXTURE/NAME into DIR/NAME. */
 void tu_hf_fixture(const char *dir, const char *fixture, const char *name);
 
