@@ -44,8 +44,8 @@ static void print_run_list(const Sweep *sw, const SweepOptions *o) {
 
 typedef struct {
     const char *file, *out, *slurm, *seeds;
-    int jobs, only, list, dry, emit, no_report, no_figures,
-        uncommitted; /* jobs 0: the cores; only -1: all */
+    /* jobs 0: the cores; only -1: all */
+    int jobs, only, list, dry, emit, no_report, no_figures, uncommitted;
 } SweepArgs;
 static const SweepArgs sweep_defaults = {.only = -1};
 
