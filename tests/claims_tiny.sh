@@ -83,8 +83,8 @@ for src in "$S"/experiments/claims-*.sweep; do
     runs=$(grep -c '^\[run ' "$s.sweep")
     if [ "${GATELAB_FAST:-0}" = 1 ] || [ -n "${ASAN_OPTIONS:-}" ]; then
         [ $((runs * nseeds)) -gt 30 ] && continue
+        [ -n "${ASAN_OPTIONS:-}" ] && [ ${#studies[@]} -gt 0 ] && continue
     fi
-    [ -n "${ASAN_OPTIONS:-}" ] && [ ${#studies[@]} -gt 0 ] && continue
     studies+=("$s")
 done
 [ ${#studies[@]} -gt 0 ] || bad "no claims study found under $S/experiments"

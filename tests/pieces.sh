@@ -19,10 +19,10 @@ git add tiny.ini c.sweep && git commit -qm sweep
 pin_fingerprint
 
 # a seed the sweep lacks, and --only beside --seeds: refused in one line
-"$G" sweep c.sweep --no-figures --out x --seeds 1,9 >x.log 2>&1
+"$G" sweep c.sweep --out x --seeds 1,9 >x.log 2>&1
 rc=$?
 [ $rc -eq 2 ] && grep -q -- '--seeds: seed 9 is not a seed of' x.log || bad "a foreign seed: exit $rc: $(cat x.log)"
-"$G" sweep c.sweep --no-figures --out x --seeds 1 --only 0 >x.log 2>&1
+"$G" sweep c.sweep --out x --seeds 1 --only 0 >x.log 2>&1
 rc=$?
 [ $rc -eq 2 ] && grep -q -- 'does not go with --only' x.log || bad "--seeds with --only: exit $rc: $(cat x.log)"
 [ -e x/baseline_s1.h5 ] && bad "a refused piece trained"
@@ -46,7 +46,7 @@ grep -q "training fingerprint $fp" p1/REPORT.md || bad "the headline does not na
 # a build that trains otherwise cannot add a piece: refused, nothing changed
 cp p1/protocol.ini before.ini
 GATELAB_TEST_RUN=pieces GATELAB_TEST_FINGERPRINT=fnv1a64:0123456789abcdef \
-    "$G" sweep c.sweep --no-figures --out p1 --seeds 3 >other.log 2>&1
+    "$G" sweep c.sweep --out p1 --seeds 3 >other.log 2>&1
 rc=$?
 [ $rc -eq 2 ] && grep -q "pins the training fingerprint $fp, this build's is fnv1a64:0123456789abcdef" other.log ||
     bad "a build with another fingerprint: exit $rc: $(tail -2 other.log)"
@@ -87,7 +87,7 @@ done < <(measured p1/results.csv | tail -n +2)
 # a results.csv that cannot be read beside run files: refused, kept
 cp -r p2 bad && rm bad/baseline_s3.h5 && echo 'baseline_s9.h5,x' >>bad/results.csv
 cp bad/results.csv before.csv
-"$G" report bad --no-figures >bad.log 2>&1
+"$G" report bad >bad.log 2>&1
 rc=$?
 [ $rc -eq 2 ] && grep -q 'it may hold the rows of an earlier piece' bad.log || bad "an unreadable results.csv: exit $rc: $(cat bad.log)"
 cmp -s bad/results.csv before.csv || bad "an unreadable results.csv was replaced"

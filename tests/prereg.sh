@@ -35,7 +35,7 @@ commit=$(git log -1 --format=%H -- c.sweep)
 
 # edited since its commit: refused in one line naming the file and the flag
 echo '; an edit' >>c.sweep
-"$G" sweep c.sweep --no-figures --out dirty >dirty.log 2>&1
+"$G" sweep c.sweep --out dirty >dirty.log 2>&1
 rc=$?
 refused dirty.log "an edited sweep file" "c.sweep: a confirmatory sweep.*c.sweep differs from its last commit.*--uncommitted"
 [ -e dirty/baseline_s1.h5 ] && bad "a refused sweep trained"
@@ -51,19 +51,19 @@ git checkout -q c.sweep
 
 # an edited preset, an edited include: refused like the sweep file
 sed -i 's/^steps = .*/steps = 3/' tiny.ini
-"$G" sweep c.sweep --no-figures --out preset >preset.log 2>&1
+"$G" sweep c.sweep --out preset >preset.log 2>&1
 rc=$?
 refused preset.log "an edited preset" "tiny.ini differs from its last commit"
 git checkout -q tiny.ini
 echo '; an edit' >>inc.sweep
-"$G" sweep i.sweep --no-figures --out inc >inc.log 2>&1
+"$G" sweep i.sweep --out inc >inc.log 2>&1
 rc=$?
 refused inc.log "an edited include" "inc.sweep differs from its last commit"
 git checkout -q inc.sweep
 
 # outside any repository, GIT_DIR and GIT_WORK_TREE do not make it committed
 mkdir ../outside && cp c.sweep tiny.ini ../outside/
-GIT_DIR=$PWD/.git GIT_WORK_TREE=$PWD "$G" sweep ../outside/c.sweep --no-figures --out ../outside/o >env.log 2>&1
+GIT_DIR=$PWD/.git GIT_WORK_TREE=$PWD "$G" sweep ../outside/c.sweep --out ../outside/o >env.log 2>&1
 rc=$?
 refused env.log "a sweep outside any repository under GIT_DIR" "not in a git repository"
 # a release archive or a copy without .git: with --uncommitted it runs, and
@@ -80,10 +80,10 @@ grep -q "\*\*run with --uncommitted\*\*" ../outside/o/REPORT.md || bad "the head
 cp c.sweep t.sweep && ln -s t.sweep link.sweep && ln -s ../outside/c.sweep away.sweep
 git add t.sweep link.sweep away.sweep && git commit -qm links
 echo '; an edit' >>t.sweep
-"$G" sweep link.sweep --no-figures --out link >link.log 2>&1
+"$G" sweep link.sweep --out link >link.log 2>&1
 rc=$?
 refused link.log "a link to an edited file" "t.sweep differs from its last commit"
-"$G" sweep away.sweep --no-figures --out away >away.log 2>&1
+"$G" sweep away.sweep --out away >away.log 2>&1
 rc=$?
 refused away.log "a link out of the repository" "leaves the repository"
 git checkout -q t.sweep
@@ -126,7 +126,7 @@ cp -r ok unread && sed -i 's/^file = .* tiny.ini$/file = garbage/' unread/protoc
 grep -q "\*\*the protocol's pins cannot be read\*\*" unread/REPORT.md || bad "unreadable pins are not said: $(grep -m3 '^- ' unread/REPORT.md)"
 grep -q "$declared" unread/REPORT.md && bad "unreadable pins read declared before the runs"
 # rerun into the same directory: its own protocol.ini is replaced, runs skipped
-"$G" sweep c.sweep --no-figures --out ok --jobs 2 --no-report >ok2.log 2>&1 || bad "a rerun into its own directory failed: $(tail -2 ok2.log)"
+"$G" sweep c.sweep --out ok --jobs 2 --no-report >ok2.log 2>&1 || bad "a rerun into its own directory failed: $(tail -2 ok2.log)"
 
 # a declared run deleted with its row of results.csv: named in the headline
 cp -r ok deleted && rm deleted/g1-elem_s2.h5 deleted/results.csv
@@ -173,12 +173,12 @@ grep -q "$declared" short/REPORT.md && bad "a shortened run list reads declared 
 
 # a protocol.ini the sweep did not write, or a link there: refused, kept
 mkdir foreign && printf '[primary]\nmetric = m_act\n' >foreign/protocol.ini
-"$G" sweep c.sweep --no-figures --out foreign >foreign.log 2>&1
+"$G" sweep c.sweep --out foreign >foreign.log 2>&1
 rc=$?
 refused foreign.log "a sweep over a user's protocol.ini" "foreign/protocol.ini was not written by gatelab sweep"
 [ "$(cat foreign/protocol.ini)" = "$(printf '[primary]\nmetric = m_act')" ] || bad "a user's protocol.ini was changed"
 mkdir linked && ln -s ../ok/protocol.ini linked/protocol.ini
-"$G" sweep c.sweep --no-figures --out linked >linked.log 2>&1
+"$G" sweep c.sweep --out linked >linked.log 2>&1
 rc=$?
 refused linked.log "a sweep over a linked protocol.ini" "linked/protocol.ini is a symbolic link"
 

@@ -54,16 +54,16 @@ awk -F, -v s="$col" -v n="$dn" 'NR > 1 && $s + 0 > $n + 0 {exit 1}' kept/results
 mkdir bad
 cp runs/protocol.ini bad/
 { head -2 runs/results.csv; echo "x.h5,x,baseline"; } >bad/results.csv
-"$G" report bad --no-figures >bad.log 2>&1
+"$G" report bad >bad.log 2>&1
 rc=$?
 [ $rc = 2 ] || bad "a short row: exit $rc"
 grep -q "bad/results.csv:3: 3 fields where the header has" bad.log || bad "short row: $(cat bad.log)"
 [ -e bad/REPORT.md ] && bad "a report was written from a bad results.csv"
 sed '2s/^baseline_s9401.h5,/..\/evil.h5,/' runs/results.csv >bad/results.csv
-"$G" report bad --no-figures >bad.log 2>&1 && bad "a file column that leaves the directory was accepted"
+"$G" report bad >bad.log 2>&1 && bad "a file column that leaves the directory was accepted"
 grep -q "is not a run file's name" bad.log || bad "evil file name: $(cat bad.log)"
 rm bad/results.csv && mkdir bad/results.csv
-"$G" report bad --no-figures >bad.log 2>&1 && bad "a directory as results.csv was accepted"
+"$G" report bad >bad.log 2>&1 && bad "a directory as results.csv was accepted"
 grep -q "is a directory" bad.log || bad "directory results.csv: $(cat bad.log)"
 
 [ $fail -eq 0 ] && echo "report_csv: PASS" && exit 0

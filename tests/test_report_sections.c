@@ -1,9 +1,9 @@
 /* test_report_sections.c: REPORT.md's sections over run files built by
  * hand (report_fixture.h), each test in its own subdirectory: the
- * median-seed heatmap, a report without figures, baselines by fields, the proxy count in Settings,
- * the exploratory comparisons, the confirmatory headline from a
- * protocol.ini, the learning-rate section, and the metrics a protocol may
- * declare. */
+ * median-seed heatmap, a report without figures, baselines by fields,
+ * the proxy count in Settings, the exploratory comparisons, the
+ * confirmatory headline from a protocol.ini, the learning-rate section,
+ * and the metrics a protocol may declare. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -471,6 +471,9 @@ static void test_lr_section(void **state) {
     assert_non_null(strstr(sec, "Exploratory: these tests are in no family of the protocol and "
                                 "state no claim of the paper"));
     assert_null(strstr(sec, "**supported**"));
+    /* this binary reports without figures (main): each figure's place says so */
+    assert_non_null(strstr(sec, "\n- figure lr_loss.png not drawn (`--no-figures`)\n"));
+    assert_non_null(strstr(sec, "\n- figure lr_max_logit.png not drawn (`--no-figures`)\n"));
     free(md);
 }
 
